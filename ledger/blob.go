@@ -1,0 +1,158 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+	bolt "go.etcd.io/bbolt"
+)
+
+// MaxBlobSize bounds a blob's uncompressed size when reading, so a hostile
+// frame cannot make a reader allocate without limit.
+const MaxBlobSize = 1 << 30
+
+var (
+	zstdOnce sync.Once
+	zstdEnc  *zstd.Encoder
+	zstdDec  *zstd.Decoder
+)
+
+// codecs returns the shared zstd encoder and decoder; EncodeAll and
+// DecodeAll are safe for concurrent use.
+func codecs() (*zstd.Encoder, *zstd.Decoder) {
+	zstdOnce.Do(func() {
+		var err error
+		zstdEnc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(true))
+		if err != nil {
+			panic(err) // only fails on invalid options
+		}
+		zstdDec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(MaxBlobSize))
+		if err != nil {
+			panic(err)
+		}
+	})
+	return zstdEnc, zstdDec
+}
+
+// prepareBlob hashes and compresses content; done by the caller, outside
+// the writer's lock, so blobs compress on all cores.
+func prepareBlob(content []byte) preparedBlob {
+	enc, _ := codecs()
+	return preparedBlob{hash: Sum(content), zst: enc.EncodeAll(content, nil)}
+}
+
+// decodeBlob decompresses a stored blob and checks it hashes to want.
+func decodeBlob(want Hash, zst []byte) ([]byte, error) {
+	_, dec := codecs()
+	content, err := dec.DecodeAll(zst, nil)
+	if err != nil {
+		return nil, &IntegrityError{Kind: KindBlobCorrupt, Detail: fmt.Sprintf("blob %s does not decompress: %v", want, err), Expected: want.String()}
+	}
+	if got := Sum(content); got != want {
+		return nil, &IntegrityError{Kind: KindBlobCorrupt, Detail: fmt.Sprintf("blob %s hashes to %s", want, got), Expected: want.String(), Found: got.String()}
+	}
+	return content, nil
+}
+
+// GetBlob returns a blob's content after checking its hash. A blob that
+// fails the check yields an error matching ErrBlobCorrupt.
+func (l *Ledger) GetBlob(h Hash) ([]byte, error) {
+	var zst []byte
+	err := l.view(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketBlobs).Get(h[:])
+		if v == nil {
+			return fmt.Errorf("blob %s: %w", h, ErrNotFound)
+		}
+		zst = append([]byte(nil), v...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return decodeBlob(h, zst)
+}
+
+// BlobInfo summarises a stored blob without decompressing it.
+type BlobInfo struct {
+	Hash           Hash
+	CompressedSize int
+	Size           int64 // uncompressed, from the zstd frame header; -1 if unknown
+}
+
+// StatBlob returns the stored and uncompressed sizes of a blob.
+func (l *Ledger) StatBlob(h Hash) (BlobInfo, error) {
+	info := BlobInfo{Hash: h, Size: -1}
+	err := l.view(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketBlobs).Get(h[:])
+		if v == nil {
+			return fmt.Errorf("blob %s: %w", h, ErrNotFound)
+		}
+		info.CompressedSize = len(v)
+		var fh zstd.Header
+		if fh.Decode(v) == nil && fh.HasFCS {
+			info.Size = int64(fh.FrameContentSize)
+		}
+		return nil
+	})
+	return info, err
+}
+
+// BlobRefs returns the blobs an entry's data names: every object member
+// whose key is "blob" or ends in "_blob" and whose value is a 64-hex
+// string. This is the format's convention for naming content, so verify
+// and export find blobs without knowing each entry type.
+func BlobRefs(data []byte) ([]Hash, error) {
+	if !bytes.Contains(data, []byte(`blob"`)) {
+		return nil, nil
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var refs []Hash
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if s, ok := t[k].(string); ok && (k == "blob" || strings.HasSuffix(k, "_blob")) {
+					if h, err := ParseHash(s); err == nil {
+						refs = append(refs, h)
+					}
+					continue
+				}
+				walk(t[k])
+			}
+		case []any:
+			for _, e := range t {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return refs, nil
+}
+
+// PrunedBlobs returns the blobs a chronicle.pruned entry's data lists in
+// its "blobs" array.
+func PrunedBlobs(data []byte) ([]Hash, error) {
+	var p struct {
+		Blobs []Hash `json:"blobs"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, err
+	}
+	return p.Blobs, nil
+}

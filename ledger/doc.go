@@ -1,0 +1,46 @@
+// Package ledger is opx's append-only, BLAKE3 hash-chained record, kept in
+// one bbolt file, with JSONL(.zst) export and import. It knows nothing of
+// agents: entry types and payloads are its callers' business.
+//
+// # Format (opx-ledger/1, normative)
+//
+// Bucket "entries" maps seq (8-byte big-endian) to the entry bytes, which
+// are exactly the bytes hashed. Bucket "meta" holds format, ledger_id,
+// head_seq (decimal ASCII) and head_hash (64 lowercase hex). Bucket "blobs"
+// maps the 32-byte BLAKE3-256 of a blob's uncompressed content to one zstd
+// frame of it. Buckets named "p.<name>" are disposable projections.
+//
+// An entry is one RFC 8785 (JCS) canonical JSON object:
+//
+//	{"data":{...},"prev":"<64 hex>","seq":N,"session":"...","ts":"...","type":"area.event"}
+//
+// # Invariants
+//
+//   - seq is 0 for the genesis entry and grows by one; it equals the key.
+//   - Each entry's prev equals the BLAKE3-256 of the previous entry's
+//     bytes; the genesis prev is 64 zeros. The head hash is the hash of
+//     the last entry, and meta head_seq/head_hash always name it: entries
+//     and head are written in the same transaction.
+//   - Entries hold integers only (no floats), at most 2^53-1 in magnitude,
+//     so independent JSON tools read them exactly.
+//   - An entry names content by a member "blob" (or "<x>_blob") whose value
+//     is the content's 64-hex hash; the blob is stored in the same
+//     transaction as the entry. Blobs are hash-checked on every read.
+//   - Nothing in this package rewrites or deletes an entry. Retention
+//     removes blobs only, after a chronicle.pruned entry lists them.
+//
+// # Writing
+//
+// One process holds the file (bbolt's lock). Append chains entries under a
+// mutex and a single committer goroutine writes each group of queued
+// entries in one transaction and one fsync (group commit), so many
+// concurrent Sync appenders share an fsync and order is preserved. A failed
+// commit makes the writer refuse every later append (ErrBroken).
+//
+// # Reading and verifying
+//
+// OpenReadOnly shares the file with other readers for offline review.
+// Verify checks every entry on all cores (each entry carries its prev, so
+// chunks are hashed independently and joined at their boundaries) and
+// reports every failure with its seq and kind, never only the first.
+package ledger

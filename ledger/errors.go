@@ -1,0 +1,87 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors when opening or creating a ledger.
+var (
+	// ErrExists is returned by Create when the file already exists.
+	ErrExists = errors.New("ledger already exists")
+	// ErrNotExist is returned by Open when the file does not exist.
+	ErrNotExist = errors.New("ledger does not exist")
+	// ErrNotLedger is returned when a file is not an opx ledger (not bbolt,
+	// or bbolt without the opx buckets and format).
+	ErrNotLedger = errors.New("not an opx ledger")
+	// ErrFormat is returned when the ledger's format is not opx-ledger/1.
+	ErrFormat = errors.New("unsupported ledger format")
+	// ErrLocked is returned when another process (normally the running
+	// engine) holds the file's lock.
+	ErrLocked = errors.New("ledger is locked by another process (is an engine running? ask it, or stop it)")
+	// ErrInconsistent is returned by Open for writing when the stored head
+	// does not match the last entry: appending would extend a broken chain.
+	ErrInconsistent = errors.New("ledger head does not match its last entry; run opx ledger verify")
+)
+
+// Errors when appending.
+var (
+	// ErrClosed is returned by Append after Close.
+	ErrClosed = errors.New("ledger is closed")
+	// ErrReadOnly is returned by Append on a ledger opened read-only.
+	ErrReadOnly = errors.New("ledger is open read-only")
+	// ErrBroken is returned by every Append after a commit failed. The
+	// ledger stays failed (sticky) until it is closed and reopened, so
+	// no entry is ever chained onto state that may not be on disk.
+	ErrBroken = errors.New("ledger writer failed earlier; refusing further appends")
+	// ErrInvalidRecord is returned for a record that cannot become an entry
+	// (empty type, data not a JSON object, floats in data, ...).
+	ErrInvalidRecord = errors.New("invalid record")
+)
+
+// Errors when reading.
+var (
+	// ErrNotFound is returned when an entry or blob is not stored.
+	ErrNotFound = errors.New("not found")
+	// ErrBlobCorrupt is returned when a stored blob does not decompress or
+	// does not hash to its key.
+	ErrBlobCorrupt = errors.New("blob corrupt")
+	// ErrIntegrity is returned (wrapped) when verification or import finds
+	// integrity failures; the report carries each one.
+	ErrIntegrity = errors.New("integrity failure")
+)
+
+// Kind names a class of integrity failure. The values are normative.
+type Kind string
+
+// The integrity failure kinds of opx-ledger/1.
+const (
+	KindHashMismatch Kind = "hash-mismatch"
+	KindGap          Kind = "gap"
+	KindSeqMismatch  Kind = "seq-mismatch"
+	KindNotCanonical Kind = "not-canonical"
+	KindHeadMismatch Kind = "head-mismatch"
+	KindMissingBlob  Kind = "missing-blob"
+	KindBlobCorrupt  Kind = "blob-corrupt"
+	KindUnreadable   Kind = "unreadable"
+)
+
+// IntegrityError is one integrity finding: where (Seq), what kind, and,
+// where a value was compared, what was expected and what was found.
+type IntegrityError struct {
+	Seq      uint64 `json:"seq"`
+	Kind     Kind   `json:"kind"`
+	Detail   string `json:"detail"`
+	Expected string `json:"-"`
+	Found    string `json:"-"`
+}
+
+func (e *IntegrityError) Error() string {
+	return fmt.Sprintf("seq %d: %s: %s", e.Seq, e.Kind, e.Detail)
+}
+
+// Is makes errors.Is(err, ErrIntegrity) true for every finding, and
+// errors.Is(err, ErrBlobCorrupt) true for blob findings.
+func (e *IntegrityError) Is(target error) bool {
+	return target == ErrIntegrity || (target == ErrBlobCorrupt && e.Kind == KindBlobCorrupt)
+}

@@ -1,0 +1,90 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// errStop ends an iteration early without an error.
+var errStop = errors.New("stop")
+
+// Get returns the committed entry with the given seq. Its Raw is a copy,
+// safe to keep.
+func (l *Ledger) Get(seq uint64) (Entry, error) {
+	var e Entry
+	err := l.view(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketEntries).Get(seqKey(seq))
+		if v == nil {
+			return fmt.Errorf("entry %d: %w", seq, ErrNotFound)
+		}
+		var err error
+		if e, err = ParseEntry(append([]byte(nil), v...)); err != nil {
+			return fmt.Errorf("entry %d: %w", seq, err)
+		}
+		return nil
+	})
+	return e, err
+}
+
+// Range calls fn for each committed entry with from <= seq <= to, in
+// order, stopping at the first error fn returns (returned as is). Entries
+// passed to fn own their bytes. An entry that does not parse stops the
+// range with an error naming its seq.
+func (l *Ledger) Range(from, to uint64, fn func(Entry) error) error {
+	return l.RangeRaw(from, to, func(seq uint64, raw []byte) error {
+		e, err := ParseEntry(append([]byte(nil), raw...))
+		if err != nil {
+			return fmt.Errorf("entry %d: %w", seq, err)
+		}
+		return fn(e)
+	})
+}
+
+// RangeRaw calls fn with the stored bytes of each committed entry with
+// from <= seq <= to. raw is only valid during the call: it points into
+// the memory-mapped file.
+func (l *Ledger) RangeRaw(from, to uint64, fn func(seq uint64, raw []byte) error) error {
+	err := l.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketEntries).Cursor()
+		for k, v := c.Seek(seqKey(from)); k != nil; k, v = c.Next() {
+			if len(k) != 8 {
+				return fmt.Errorf("entry key %x: %w", k, ErrNotLedger)
+			}
+			seq := binary.BigEndian.Uint64(k)
+			if seq > to {
+				return nil
+			}
+			if err := fn(seq, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	return err
+}
+
+// Tail returns up to n of the last committed entries, oldest first.
+func (l *Ledger) Tail(n int) ([]Entry, error) {
+	var out []Entry
+	err := l.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketEntries).Cursor()
+		for k, v := c.Last(); k != nil && len(out) < n; k, v = c.Prev() {
+			e, err := ParseEntry(append([]byte(nil), v...))
+			if err != nil {
+				return fmt.Errorf("entry %x: %w", k, err)
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, err
+}

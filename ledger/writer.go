@@ -1,0 +1,344 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Durability says when Append returns.
+type Durability int
+
+const (
+	// Sync returns after the entries are committed and fsynced.
+	Sync Durability = iota
+	// Async returns once the entries are queued (their seq and hash are
+	// final); they are committed by group commit within FlushInterval, or
+	// at the next Sync append or Sync call, in order.
+	Async
+)
+
+func (d Durability) String() string {
+	if d == Async {
+		return "async"
+	}
+	return "sync"
+}
+
+// Record is what a caller appends; the ledger adds seq, prev and ts.
+type Record struct {
+	Session string
+	Type    string
+	// Data is the payload: a json.RawMessage or []byte holding a JSON
+	// object (canonicalised here), or any value encoding/json turns into
+	// an object. Floats are rejected: entries hold integers only.
+	Data any
+	// Blobs are stored in the same transaction as the entry, so an entry
+	// never becomes durable before the content it names.
+	Blobs [][]byte
+}
+
+// Appended identifies a newly appended entry.
+type Appended struct {
+	Seq  uint64
+	Hash Hash
+}
+
+// batch is one group commit: the entries and blobs it will write, and
+// the channel closed once it is durable (or failed).
+type batch struct {
+	firstSeq uint64
+	entries  [][]byte
+	blobs    []preparedBlob
+	hasSync  bool
+	done     chan struct{}
+	err      error
+}
+
+type preparedBlob struct {
+	hash Hash
+	zst  []byte
+}
+
+// writer serialises appends: callers encode and chain entries under mu
+// (cheap: a copy and a hash), and one committer goroutine writes whole
+// batches, one bbolt transaction and one fsync each. Because entries are
+// chained in the order they are queued and batches are committed in the
+// same order, the on-disk order equals the chain order.
+type writer struct {
+	l *Ledger
+
+	mu     sync.Mutex
+	seq    uint64 // last assigned
+	prev   Hash   // hash of the last assigned entry
+	cur    *batch // being filled; nil when empty
+	failed error  // sticky: set after a failed commit
+	closed bool
+	buf    []byte
+
+	kick chan struct{} // capacity 1: "cur has something"
+	quit chan struct{}
+	wg   sync.WaitGroup
+}
+
+func newWriter(l *Ledger, seq uint64, prev Hash) *writer {
+	w := &writer{l: l, seq: seq, prev: prev, kick: make(chan struct{}, 1), quit: make(chan struct{})}
+	w.wg.Add(1)
+	go w.loop()
+	return w
+}
+
+// Append adds records as consecutive entries and returns their seqs and
+// hashes. With Sync it returns after they are durable; with Async after
+// they are queued. A record that cannot become an entry fails the whole
+// call before anything is queued (ErrInvalidRecord). A failed commit
+// breaks the ledger for good (ErrBroken); reopen it to see what is on
+// disk. If ctx ends while a Sync append waits, the entries stay queued
+// and the error says the wait, not the append, was abandoned.
+func (l *Ledger) Append(ctx context.Context, d Durability, recs ...Record) ([]Appended, error) {
+	if l.readOnly {
+		return nil, ErrReadOnly
+	}
+	datas := make([][]byte, len(recs))
+	var blobs []preparedBlob
+	for i, r := range recs {
+		if r.Type == "" {
+			return nil, fmt.Errorf("%w: record %d has no type", ErrInvalidRecord, i)
+		}
+		data, err := canonicalData(r.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%w: record %d (%s): %v", ErrInvalidRecord, i, r.Type, err)
+		}
+		datas[i] = data
+		for _, b := range r.Blobs {
+			blobs = append(blobs, prepareBlob(b))
+		}
+	}
+	return l.w.append(ctx, d, recs, datas, blobs)
+}
+
+// canonicalData turns a record's Data into canonical JSON object bytes.
+func canonicalData(v any) ([]byte, error) {
+	var out []byte
+	var err error
+	switch d := v.(type) {
+	case nil:
+		return []byte("{}"), nil
+	case json.RawMessage:
+		out, err = Canonicalize(d)
+	case []byte:
+		out, err = Canonicalize(d)
+	default:
+		out, err = MarshalCanonical(v)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 || out[0] != '{' {
+		return nil, fmt.Errorf("data is not a JSON object")
+	}
+	return out, nil
+}
+
+func (w *writer) append(ctx context.Context, d Durability, recs []Record, datas [][]byte, blobs []preparedBlob) ([]Appended, error) {
+	out := make([]Appended, len(recs))
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if w.failed != nil {
+		w.mu.Unlock()
+		return nil, fmt.Errorf("%w: %v", ErrBroken, w.failed)
+	}
+	if w.cur == nil {
+		w.cur = &batch{firstSeq: w.seq + 1, done: make(chan struct{})}
+	}
+	b := w.cur
+	now := w.l.opts.Now()
+	for i, r := range recs {
+		w.seq++
+		w.buf = encodeEntry(w.buf[:0], w.seq, w.prev, now, r.Session, r.Type, datas[i])
+		raw := append([]byte(nil), w.buf...)
+		w.prev = Sum(raw)
+		b.entries = append(b.entries, raw)
+		out[i] = Appended{Seq: w.seq, Hash: w.prev}
+	}
+	b.blobs = append(b.blobs, blobs...)
+	if d == Sync {
+		b.hasSync = true
+	}
+	w.mu.Unlock()
+	w.signal()
+	if d == Async {
+		return out, nil
+	}
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		// The entries stay queued and will be committed; the caller only
+		// stops waiting for it.
+		return out, fmt.Errorf("waiting for commit: %w", ctx.Err())
+	}
+	if b.err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBroken, b.err)
+	}
+	return out, nil
+}
+
+// PutBlob stores content durably and returns its hash. Prefer Record.Blobs,
+// which stores the blob in the same transaction as the entry naming it.
+func (l *Ledger) PutBlob(ctx context.Context, content []byte) (Hash, error) {
+	if l.readOnly {
+		return Hash{}, ErrReadOnly
+	}
+	pb := prepareBlob(content)
+	_, err := l.w.append(ctx, Sync, nil, nil, []preparedBlob{pb})
+	return pb.hash, err
+}
+
+func (w *writer) signal() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// sync waits until everything queued before the call is durable.
+func (w *writer) sync(ctx context.Context) error {
+	w.mu.Lock()
+	if w.failed != nil {
+		w.mu.Unlock()
+		return fmt.Errorf("%w: %v", ErrBroken, w.failed)
+	}
+	b := w.cur
+	if b != nil {
+		b.hasSync = true
+	}
+	w.mu.Unlock()
+	if b == nil {
+		return nil // everything earlier was committed, or is being committed
+	}
+	w.signal()
+	select {
+	case <-b.done:
+		if b.err != nil {
+			return fmt.Errorf("%w: %v", ErrBroken, b.err)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (w *writer) loop() {
+	defer w.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-w.kick:
+		case <-w.quit:
+			w.flush()
+			return
+		}
+		// Async-only batches wait up to FlushInterval to grow; a Sync
+		// append, a full batch or the deadline ends the wait.
+		timer.Reset(w.l.opts.FlushInterval)
+	wait:
+		for {
+			w.mu.Lock()
+			b := w.cur
+			ready := b == nil || b.hasSync || len(b.entries) >= w.l.opts.MaxBatch
+			w.mu.Unlock()
+			if ready {
+				break
+			}
+			select {
+			case <-w.kick:
+			case <-timer.C:
+				break wait
+			case <-w.quit:
+				break wait
+			}
+		}
+		timer.Stop()
+		w.flush()
+	}
+}
+
+// flush commits whatever is queued; used on close.
+func (w *writer) flush() {
+	w.mu.Lock()
+	b := w.cur
+	w.cur = nil
+	w.mu.Unlock()
+	if b != nil {
+		w.commit(b)
+	}
+}
+
+func (w *writer) commit(b *batch) {
+	err := w.l.db.Update(func(tx *bolt.Tx) error {
+		entries := tx.Bucket(bucketEntries)
+		entries.FillPercent = 1.0 // keys only ever grow: pack pages full
+		for i, raw := range b.entries {
+			if err := entries.Put(seqKey(b.firstSeq+uint64(i)), raw); err != nil {
+				return err
+			}
+		}
+		if len(b.blobs) > 0 {
+			blobs := tx.Bucket(bucketBlobs)
+			for _, pb := range b.blobs {
+				if blobs.Get(pb.hash[:]) != nil {
+					continue // content-addressed: already stored
+				}
+				if err := blobs.Put(pb.hash[:], pb.zst); err != nil {
+					return err
+				}
+			}
+		}
+		if n := len(b.entries); n > 0 {
+			return putHead(tx.Bucket(bucketMeta), b.firstSeq+uint64(n-1), Sum(b.entries[n-1]))
+		}
+		return nil
+	})
+	if err != nil {
+		w.mu.Lock()
+		if w.failed == nil {
+			w.failed = err
+		}
+		// Entries queued after this batch chain onto entries that are
+		// not on disk: fail them too.
+		if w.cur != nil {
+			w.cur.err = err
+			close(w.cur.done)
+			w.cur = nil
+		}
+		w.mu.Unlock()
+	}
+	b.err = err
+	close(b.done)
+}
+
+func (w *writer) close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.mu.Unlock()
+	close(w.quit)
+	w.wg.Wait()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed != nil {
+		return fmt.Errorf("%w: %v", ErrBroken, w.failed)
+	}
+	return nil
+}
