@@ -103,6 +103,20 @@ func DefaultPath(workspaceID string) (string, error) {
 	return filepath.Join(dir, "opx", workspaceID, "ledger.db"), nil
 }
 
+// WorkspaceID names a workspace in the state dir: the first 16 bytes of
+// the BLAKE3-256 of its absolute, symlink-resolved path, in hex.
+func WorkspaceID(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("workspace id: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	h := Sum([]byte(abs))
+	return hex.EncodeToString(h[:16]), nil
+}
+
 // Create makes a new ledger at path and writes its genesis entry. The
 // parent directory is created with mode 0700; the file gets 0600.
 func Create(path string, opts Options) (*Ledger, error) {
