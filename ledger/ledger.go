@@ -52,6 +52,9 @@ type Options struct {
 	Now func() time.Time
 	// NoSync skips fsync (tests and benchmarks of the CPU path only).
 	NoSync bool
+	// LedgerID, if set, is used by Create instead of a random id (32
+	// lowercase hex); only the fixture generator needs reproducible ids.
+	LedgerID string
 }
 
 func (o *Options) defaults() {
@@ -127,9 +130,14 @@ func Create(path string, opts Options) (*Ledger, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	id, err := newLedgerID()
-	if err != nil {
-		return nil, err
+	id := opts.LedgerID
+	if id == "" {
+		var err error
+		if id, err = newLedgerID(); err != nil {
+			return nil, err
+		}
+	} else if h, err := hex.DecodeString(id); err != nil || len(h) != 16 || hex.EncodeToString(h) != id {
+		return nil, fmt.Errorf("create %s: ledger id %q is not 32 lowercase hex", path, id)
 	}
 	db, err := openBolt(path, false, opts)
 	if err != nil {

@@ -224,11 +224,10 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 			l.key = prev.key + 1 // best guess until the entry tells
 		}
 		var e Entry
-		err := fmt.Errorf("%s", it.bad)
-		if it.bad == "" {
-			e, err = ParseEntry(it.raw)
-		}
-		if err != nil {
+		var err error
+		if it.bad != "" {
+			fail(l.key, KindUnreadable, it.bad)
+		} else if e, err = ParseEntry(it.raw); err != nil {
 			fail(l.key, KindUnreadable, "entry does not parse: "+err.Error())
 		} else {
 			l.ok, l.prev = true, e.Prev

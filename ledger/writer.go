@@ -76,6 +76,7 @@ type writer struct {
 	seq    uint64 // last assigned
 	prev   Hash   // hash of the last assigned entry
 	cur    *batch // being filled; nil when empty
+	flying *batch // taken by the committer, maybe not yet durable
 	failed error  // sticky: set after a failed commit
 	closed bool
 	buf    []byte
@@ -218,10 +219,14 @@ func (w *writer) sync(ctx context.Context) error {
 	b := w.cur
 	if b != nil {
 		b.hasSync = true
+	} else {
+		// Nothing queued; wait for the batch being committed, if any.
+		// Batches commit in order, so the newest one covers the rest.
+		b = w.flying
 	}
 	w.mu.Unlock()
 	if b == nil {
-		return nil // everything earlier was committed, or is being committed
+		return nil
 	}
 	w.signal()
 	select {
@@ -271,11 +276,14 @@ func (w *writer) loop() {
 	}
 }
 
-// flush commits whatever is queued; used on close.
+// flush takes the queued batch, if any, and commits it.
 func (w *writer) flush() {
 	w.mu.Lock()
 	b := w.cur
 	w.cur = nil
+	if b != nil {
+		w.flying = b
+	}
 	w.mu.Unlock()
 	if b != nil {
 		w.commit(b)
