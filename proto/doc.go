@@ -1,0 +1,21 @@
+// Package proto holds opx's gRPC API: the .proto sources under opx/v1 and
+// the Go code generated from them (package opxv1), committed so that
+// `go build` needs no protoc.
+//
+// # Regenerating
+//
+//	go generate ./proto/...
+//
+// runs protoc with the Go plugins. Versions used for the committed code:
+// protoc 3.21.12 (Debian bookworm's protobuf-compiler), protoc-gen-go
+// v1.36.12 and protoc-gen-go-grpc v1.6.2 (go install ...@version).
+//
+// # Services
+//
+//   - AgentService / SubAgentService: engine <-> sandboxed agent stream.
+//   - LLMGateway: the agent's only way to the model, through the engine.
+//   - ClientService: the CLI and other clients (client token required).
+//   - LedgerService: read-only ledger access while the engine holds it.
+package proto
+
+//go:generate protoc -I . --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative opx/v1/common.proto opx/v1/agent.proto opx/v1/llm.proto opx/v1/client.proto opx/v1/ledger.proto
