@@ -75,6 +75,9 @@ func (p *canonParser) errorf(format string, args ...any) error {
 }
 
 func (p *canonParser) skipSpace() {
+	if p.pos < len(p.b) && p.b[p.pos] > ' ' {
+		return // the common case: canonical input has no white space
+	}
 	for p.pos < len(p.b) {
 		switch p.b[p.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -98,11 +101,11 @@ func (p *canonParser) value(out []byte, depth int) ([]byte, error) {
 	case c == '[':
 		return p.array(out, depth)
 	case c == '"':
-		s, err := p.str()
+		s, err := p.strBytes()
 		if err != nil {
 			return nil, err
 		}
-		return appendCanonString(out, s), nil
+		return appendCanonBytes(out, s), nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number(out)
 	case c == 't':
@@ -192,8 +195,8 @@ func (p *canonParser) array(out []byte, depth int) ([]byte, error) {
 }
 
 type member struct {
-	key        string
-	start, end int // canonical "key":value within the output buffer
+	key        []byte // decoded; aliases the input when it had no escapes
+	start, end int    // canonical "key":value within the output buffer
 }
 
 func (p *canonParser) object(out []byte, depth int) ([]byte, error) {
@@ -205,13 +208,14 @@ func (p *canonParser) object(out []byte, depth int) ([]byte, error) {
 		p.pos++
 		return append(out, '}'), nil
 	}
-	var members []member
+	var stack [16]member // most objects are small: no allocation
+	members := stack[:0]
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.b) || p.b[p.pos] != '"' {
 			return nil, p.errorf("expected string key in object")
 		}
-		key, err := p.str()
+		key, err := p.strBytes()
 		if err != nil {
 			return nil, err
 		}
@@ -225,7 +229,7 @@ func (p *canonParser) object(out []byte, depth int) ([]byte, error) {
 			out = append(out, ',')
 		}
 		start := len(out)
-		out = appendCanonString(out, key)
+		out = appendCanonBytes(out, key)
 		out = append(out, ':')
 		if out, err = p.value(out, depth+1); err != nil {
 			return nil, err
@@ -245,25 +249,65 @@ func (p *canonParser) object(out []byte, depth int) ([]byte, error) {
 		p.pos++
 		break
 	}
-	less := func(i, j int) bool { return lessUTF16(members[i].key, members[j].key) }
-	if !sort.SliceIsSorted(members, less) {
+	sorted, dup := true, 0
+	for i := 1; i < len(members); i++ {
+		switch c := compareUTF16(members[i-1].key, members[i].key); {
+		case c == 0 && dup == 0:
+			dup = i
+		case c > 0:
+			sorted = false
+		}
+	}
+	if sorted && dup > 0 {
+		return nil, p.errorf("duplicate object key %q", members[dup].key)
+	}
+	if !sorted {
 		// Rare: rebuild the body from a copy in key order.
-		sort.SliceStable(members, less)
+		ms := append([]member(nil), members...)
+		sort.SliceStable(ms, func(i, j int) bool { return compareUTF16(ms[i].key, ms[j].key) < 0 })
+		for i := 1; i < len(ms); i++ {
+			if compareUTF16(ms[i-1].key, ms[i].key) == 0 {
+				return nil, p.errorf("duplicate object key %q", ms[i].key)
+			}
+		}
 		old := append([]byte(nil), out[body:]...)
 		out = out[:body]
-		for i, m := range members {
+		for i, m := range ms {
 			if i > 0 {
 				out = append(out, ',')
 			}
 			out = append(out, old[m.start-body:m.end-body]...)
 		}
 	}
-	for i := 1; i < len(members); i++ {
-		if members[i].key == members[i-1].key {
-			return nil, p.errorf("duplicate object key %q", members[i].key)
-		}
-	}
 	return append(out, '}'), nil
+}
+
+// compareUTF16 orders keys by their UTF-16 code units, as JCS requires.
+// Byte order agrees with it except between two non-ASCII runes, so only
+// then does it decode.
+func compareUTF16(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	switch {
+	case i == n:
+		return len(a) - len(b)
+	case a[i] < 0x80 || b[i] < 0x80:
+		return int(a[i]) - int(b[i])
+	}
+	for i > 0 && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	as, bs := string(a[i:]), string(b[i:])
+	switch {
+	case lessUTF16(as, bs):
+		return -1
+	case lessUTF16(bs, as):
+		return 1
+	}
+	return 0
 }
 
 // lessUTF16 orders strings by their UTF-16 code units, as JCS requires.
@@ -293,24 +337,32 @@ func utf16Units(r rune) [2]uint16 {
 
 // str parses a JSON string at p.pos and returns its decoded value.
 func (p *canonParser) str() (string, error) {
+	b, err := p.strBytes()
+	return string(b), err
+}
+
+// strBytes is str without the copy when the string has no escapes: the
+// result then aliases the input.
+func (p *canonParser) strBytes() ([]byte, error) {
 	p.pos++ // opening quote
 	start := p.pos
 	// Fast path: no escapes, ASCII or valid UTF-8.
+	p.pos = plainRun(p.b, p.pos)
 	for p.pos < len(p.b) {
 		c := p.b[p.pos]
 		if c == '"' {
 			s := p.b[start:p.pos]
 			if !utf8.Valid(s) {
-				return "", p.errorf("invalid UTF-8 in string")
+				return nil, p.errorf("invalid UTF-8 in string")
 			}
 			p.pos++
-			return string(s), nil
+			return s, nil
 		}
 		if c == '\\' {
 			break
 		}
 		if c < 0x20 {
-			return "", p.errorf("control character in string")
+			return nil, p.errorf("control character in string")
 		}
 		p.pos++
 	}
@@ -320,12 +372,12 @@ func (p *canonParser) str() (string, error) {
 		switch {
 		case c == '"':
 			if !utf8.Valid(buf) {
-				return "", p.errorf("invalid UTF-8 in string")
+				return nil, p.errorf("invalid UTF-8 in string")
 			}
 			p.pos++
-			return string(buf), nil
+			return buf, nil
 		case c < 0x20:
-			return "", p.errorf("control character in string")
+			return nil, p.errorf("control character in string")
 		case c != '\\':
 			buf = append(buf, c)
 			p.pos++
@@ -352,28 +404,28 @@ func (p *canonParser) str() (string, error) {
 		case 'u':
 			r, err := p.hex4()
 			if err != nil {
-				return "", err
+				return nil, err
 			}
 			if utf16.IsSurrogate(r) {
 				if r >= 0xDC00 || p.pos+1 >= len(p.b) || p.b[p.pos] != '\\' || p.b[p.pos+1] != 'u' {
-					return "", p.errorf("unpaired surrogate in string")
+					return nil, p.errorf("unpaired surrogate in string")
 				}
 				p.pos += 2
 				r2, err := p.hex4()
 				if err != nil {
-					return "", err
+					return nil, err
 				}
 				if r2 < 0xDC00 || r2 > 0xDFFF {
-					return "", p.errorf("unpaired surrogate in string")
+					return nil, p.errorf("unpaired surrogate in string")
 				}
 				r = utf16.DecodeRune(r, r2)
 			}
 			buf = utf8.AppendRune(buf, r)
 		default:
-			return "", p.errorf("invalid escape \\%c", esc)
+			return nil, p.errorf("invalid escape \\%c", esc)
 		}
 	}
-	return "", p.errorf("unterminated string")
+	return nil, p.errorf("unterminated string")
 }
 
 func (p *canonParser) hex4() (rune, error) {
@@ -427,4 +479,15 @@ func appendCanonString(out []byte, s string) []byte {
 		}
 	}
 	return append(out, '"')
+}
+
+// appendCanonBytes is appendCanonString for a byte slice; a string with
+// nothing to escape is copied as is.
+func appendCanonBytes(out, s []byte) []byte {
+	if plainRun(s, 0) == len(s) {
+		out = append(out, '"')
+		out = append(out, s...)
+		return append(out, '"')
+	}
+	return appendCanonString(out, string(s))
 }

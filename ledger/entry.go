@@ -48,26 +48,34 @@ func parseHashBytes(b []byte) (Hash, error) {
 	if len(b) != 64 {
 		return h, fmt.Errorf("hash %q: want 64 hex characters, got %d", truncate(string(b), 80), len(b))
 	}
+	// Table lookups, no branches per character: prev hashes are random
+	// hex, so a digit-or-letter branch mispredicts half the time.
+	var bad byte
 	for i := 0; i < 32; i++ {
-		hi, ok1 := unhexLower(b[2*i])
-		lo, ok2 := unhexLower(b[2*i+1])
-		if !ok1 || !ok2 {
-			return h, fmt.Errorf("hash %q: not lowercase hex", truncate(string(b), 80))
-		}
-		h[i] = hi<<4 | lo
+		hi, lo := unhexTable[b[2*i]], unhexTable[b[2*i+1]]
+		bad |= hi | lo
+		h[i] = hi<<4 | lo&0xf
+	}
+	if bad&0xf0 != 0 {
+		return h, fmt.Errorf("hash %q: not lowercase hex", truncate(string(b), 80))
 	}
 	return h, nil
 }
 
-func unhexLower(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
+// unhexTable maps a lowercase hex digit to its value and anything else
+// to 0xff.
+var unhexTable = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
 	}
-	return 0, false
-}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c - 'a' + 10)
+	}
+	return t
+}()
 
 // TimeLayout is the entry timestamp layout: RFC 3339 UTC with exactly nine
 // fractional digits, so timestamps have a fixed width.
@@ -138,7 +146,7 @@ func ParseEntry(raw []byte) (Entry, error) {
 	}
 	for {
 		s.space()
-		key, err := s.str()
+		key, err := s.keyBytes()
 		if err != nil {
 			return e, err
 		}
@@ -148,7 +156,7 @@ func ParseEntry(raw []byte) (Entry, error) {
 		}
 		s.space()
 		var bit uint8
-		switch key {
+		switch string(key) {
 		case "data":
 			bit = fData
 			start := s.pos
@@ -189,7 +197,7 @@ func ParseEntry(raw []byte) (Entry, error) {
 				return e, err
 			}
 		default:
-			return e, s.fail(fmt.Sprintf("unknown entry member %q", truncate(key, 40)))
+			return e, s.fail(fmt.Sprintf("unknown entry member %q", truncate(string(key), 40)))
 		}
 		if seen&bit != 0 {
 			return e, s.fail(fmt.Sprintf("duplicate entry member %q", key))

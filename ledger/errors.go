@@ -18,10 +18,10 @@ var (
 	ErrFormat = errors.New("unsupported ledger format")
 	// ErrLocked is returned when another process (normally the running
 	// engine) holds the file's lock.
-	ErrLocked = errors.New("ledger is locked by another process (is an engine running? ask it, or stop it)")
+	ErrLocked = errors.New("ledger is locked by another process")
 	// ErrInconsistent is returned by Open for writing when the stored head
 	// does not match the last entry: appending would extend a broken chain.
-	ErrInconsistent = errors.New("ledger head does not match its last entry; run opx ledger verify")
+	ErrInconsistent = errors.New("ledger head does not match its last entry")
 )
 
 // Errors when appending.

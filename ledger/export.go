@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -160,7 +162,6 @@ func (l *Ledger) Export(w io.Writer, blobs BlobSink, opts ExportOptions) (*Manif
 		}
 	}
 	total := m.ToSeq - m.FromSeq + 1
-	refs := map[Hash]bool{}
 	var refOrder []Hash
 	err = l.view(func(tx *bolt.Tx) error {
 		entries := tx.Bucket(bucketEntries)
@@ -173,46 +174,55 @@ func (l *Ledger) Export(w io.Writer, blobs BlobSink, opts ExportOptions) (*Manif
 			prev = Sum(v)
 		}
 		m.Prev = prev.String()
+		// The loop only copies bytes to w; parsing, hashing and the
+		// chain check run on all cores in the verifier's checker, and
+		// the export is refused (its temporary file dropped) if it
+		// finds anything.
+		chk := newChecker(VerifyOptions{Progress: opts.Progress}, false, total)
+		items := make([]item, 0, chunkSize)
+		idx := 0
 		c := entries.Cursor()
 		want := m.FromSeq
 		for k, v := c.Seek(seqKey(m.FromSeq)); k != nil && want <= m.ToSeq; k, v = c.Next() {
-			e, err := ParseEntry(v)
-			switch {
-			case len(k) != 8 || beUint64(k) != want:
+			if len(k) != 8 || beUint64(k) != want {
+				chk.finish(m.FromSeq, &prev)
 				return &IntegrityError{Seq: want, Kind: KindGap, Detail: fmt.Sprintf("expected entry %d, found key %x", want, k)}
-			case err != nil:
-				return &IntegrityError{Seq: want, Kind: KindUnreadable, Detail: err.Error()}
-			case e.Seq != want:
-				return &IntegrityError{Seq: want, Kind: KindSeqMismatch, Detail: fmt.Sprintf("entry says seq %d", e.Seq)}
-			case e.Prev != prev:
-				return &IntegrityError{Seq: want, Kind: KindHashMismatch, Detail: "prev does not match the previous entry", Expected: prev.String(), Found: e.Prev.String()}
 			}
 			if _, err := w.Write(v); err != nil {
+				chk.finish(m.FromSeq, &prev)
 				return err
 			}
 			if _, err := w.Write([]byte{'\n'}); err != nil {
+				chk.finish(m.FromSeq, &prev)
 				return err
 			}
-			prev = Sum(v)
-			hs, err := BlobRefs(e.Data)
-			if err != nil {
-				return &IntegrityError{Seq: want, Kind: KindUnreadable, Detail: err.Error()}
-			}
-			for _, h := range hs {
-				if !refs[h] {
-					refs[h] = true
-					refOrder = append(refOrder, h)
-				}
+			items = append(items, item{key: want, raw: v})
+			if len(items) == chunkSize {
+				chk.submit(chunk{idx: idx, items: items})
+				idx++
+				items = make([]item, 0, chunkSize)
 			}
 			m.Entries++
 			want++
-			if opts.Progress != nil && m.Entries%65536 == 0 {
-				opts.Progress(m.Entries, total)
-			}
 		}
+		if len(items) > 0 {
+			chk.submit(chunk{idx: idx, items: items})
+		}
+		rep, refs, _ := chk.finish(m.FromSeq, &prev)
 		if want <= m.ToSeq {
 			return &IntegrityError{Seq: want, Kind: KindGap, Detail: "ledger ends before its head"}
 		}
+		if rep.finish(); len(rep.Failures) > 0 {
+			return rep.Failures[0]
+		}
+		for h := range refs {
+			refOrder = append(refOrder, h)
+		}
+		sort.Slice(refOrder, func(i, j int) bool {
+			a, b := refs[refOrder[i]], refs[refOrder[j]]
+			return a < b || (a == b && bytes.Compare(refOrder[i][:], refOrder[j][:]) < 0)
+		})
+		prev, _ = ParseHash(rep.HeadHash)
 		m.LastHash = prev.String()
 		if blobs == nil {
 			return nil

@@ -17,7 +17,7 @@ const importBatch = 16384
 // write it into a temporary bbolt file, re-checking the chain as it goes
 // (the file could have changed since the first pass), fsync once, and
 // rename it into place.
-func writeImported(src, dst string, rep *Report) (err error) {
+func writeImported(src, dst string, rep *Report, progress func(done, total uint64)) (err error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return err
 	}
@@ -109,6 +109,9 @@ func writeImported(src, dst string, rep *Report) (err error) {
 				}
 				prev = Sum(line)
 				seq++
+			}
+			if progress != nil {
+				progress(seq, rep.Entries)
 			}
 			return nil
 		})

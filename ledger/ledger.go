@@ -188,24 +188,32 @@ func Create(path string, opts Options) (*Ledger, error) {
 }
 
 // Open opens an existing ledger for appending. It refuses a ledger whose
-// stored head does not match its last entry (ErrInconsistent).
+// stored head does not match its last entry (ErrInconsistent): appending
+// would extend a chain that verify will report as broken.
 func Open(path string, opts Options) (*Ledger, error) {
 	return open(path, false, opts)
 }
 
 // OpenReadOnly opens an existing ledger for review, sharing it with other
-// readers. It fails with ErrLocked while an engine holds the file.
+// readers. It fails with ErrLocked while an engine holds the file. It
+// accepts a ledger whose head is inconsistent, so Verify can report it.
 func OpenReadOnly(path string) (*Ledger, error) {
 	return open(path, true, Options{})
 }
 
 func open(path string, readOnly bool, opts Options) (l *Ledger, err error) {
 	opts.defaults()
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("open %s: %w", path, ErrNotExist)
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() || fi.Size() == 0 {
+		// bbolt would initialise an empty file: never write to a file
+		// that is not already a ledger.
+		return nil, fmt.Errorf("open %s: %w (empty or not a regular file)", path, ErrNotLedger)
 	}
 	db, err := openBolt(path, readOnly, opts)
 	if err != nil {
@@ -234,6 +242,9 @@ func open(path string, readOnly bool, opts Options) (l *Ledger, err error) {
 		var err error
 		if head, err = readHead(meta); err != nil {
 			return err
+		}
+		if readOnly {
+			return nil // review: verify reports a head that does not match
 		}
 		if k, v := entries.Cursor().Last(); k != nil {
 			last = append([]byte(nil), v...)

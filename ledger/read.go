@@ -21,10 +21,8 @@ func (l *Ledger) Get(seq uint64) (Entry, error) {
 			return fmt.Errorf("entry %d: %w", seq, ErrNotFound)
 		}
 		var err error
-		if e, err = ParseEntry(append([]byte(nil), v...)); err != nil {
-			return fmt.Errorf("entry %d: %w", seq, err)
-		}
-		return nil
+		e, err = parseStored(seq, append([]byte(nil), v...))
+		return err
 	})
 	return e, err
 }
@@ -35,9 +33,9 @@ func (l *Ledger) Get(seq uint64) (Entry, error) {
 // range with an error naming its seq.
 func (l *Ledger) Range(from, to uint64, fn func(Entry) error) error {
 	return l.RangeRaw(from, to, func(seq uint64, raw []byte) error {
-		e, err := ParseEntry(append([]byte(nil), raw...))
+		e, err := parseStored(seq, append([]byte(nil), raw...))
 		if err != nil {
-			return fmt.Errorf("entry %d: %w", seq, err)
+			return err
 		}
 		return fn(e)
 	})
@@ -75,9 +73,12 @@ func (l *Ledger) Tail(n int) ([]Entry, error) {
 	err := l.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketEntries).Cursor()
 		for k, v := c.Last(); k != nil && len(out) < n; k, v = c.Prev() {
-			e, err := ParseEntry(append([]byte(nil), v...))
+			if len(k) != 8 {
+				return &IntegrityError{Kind: KindUnreadable, Detail: fmt.Sprintf("entry key %x is not 8 bytes", k)}
+			}
+			e, err := parseStored(beUint64(k), append([]byte(nil), v...))
 			if err != nil {
-				return fmt.Errorf("entry %x: %w", k, err)
+				return err
 			}
 			out = append(out, e)
 		}
@@ -87,4 +88,18 @@ func (l *Ledger) Tail(n int) ([]Entry, error) {
 		out[i], out[j] = out[j], out[i]
 	}
 	return out, err
+}
+
+// parseStored parses the stored bytes of entry seq; a value that does not
+// parse, or names another seq, is an integrity finding, not a plain error.
+func parseStored(seq uint64, raw []byte) (Entry, error) {
+	e, err := ParseEntry(raw)
+	if err != nil {
+		return e, &IntegrityError{Seq: seq, Kind: KindUnreadable, Detail: "entry does not parse: " + err.Error()}
+	}
+	if e.Seq != seq {
+		return e, &IntegrityError{Seq: seq, Kind: KindSeqMismatch, Detail: fmt.Sprintf("entry stored under key %d says seq %d", seq, e.Seq),
+			Expected: fmt.Sprint(seq), Found: fmt.Sprint(e.Seq)}
+	}
+	return e, nil
 }

@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 )
 
@@ -31,12 +33,25 @@ func (s *scanner) str() (string, error) {
 	return s.p().str()
 }
 
+// keyBytes returns an object key's decoded bytes without allocating when
+// the key has no escapes (entry member names never do).
+func (s *scanner) keyBytes() ([]byte, error) {
+	start := s.pos
+	if raw, err := s.rawStr(); err == nil {
+		return raw, nil
+	}
+	s.pos = start
+	k, err := s.str()
+	return []byte(k), err
+}
+
 // rawStr returns the bytes between the quotes of a string without escapes.
 func (s *scanner) rawStr() ([]byte, error) {
 	if !s.eat('"') {
 		return nil, s.fail("expected string")
 	}
 	start := s.pos
+	s.pos = plainRun(s.b, s.pos)
 	for s.pos < len(s.b) {
 		switch c := s.b[s.pos]; {
 		case c == '"':
@@ -152,6 +167,7 @@ func (s *scanner) skipString() error {
 	if !s.eat('"') {
 		return s.fail("expected string")
 	}
+	s.pos = plainRun(s.b, s.pos)
 	for s.pos < len(s.b) {
 		c := s.b[s.pos]
 		switch {
@@ -180,4 +196,28 @@ func (s *scanner) skipString() error {
 		}
 	}
 	return s.fail("unterminated string")
+}
+
+// plainRun returns the index of the first byte at or after i that needs a
+// look in a JSON string (a quote, a backslash or a control character), or
+// len(b), examining eight bytes per step.
+func plainRun(b []byte, i int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(b); i += 8 {
+		v := binary.LittleEndian.Uint64(b[i:])
+		q := v ^ (lo * '"')
+		bs := v ^ (lo * '\\')
+		// Exact: a byte is flagged iff it is a quote, a backslash or
+		// below 0x20 (bytes >= 0x80 are never flagged).
+		t := ((q - lo) &^ q) | ((bs - lo) &^ bs) | ((v - lo*0x20) &^ v)
+		if t &= hi; t != 0 {
+			return i + bits.TrailingZeros64(t)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+	}
+	return i
 }

@@ -208,7 +208,11 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 
 // ImportOptions tune Import.
 type ImportOptions struct {
+	// Verify tunes the first pass; Strict is always on.
 	Verify VerifyOptions
+	// Progress, if set, is called during the second pass (writing) with
+	// entries written and the total.
+	Progress func(done, total uint64)
 }
 
 // Import reads an export (.jsonl or .jsonl.zst, with its blobs bundle),
@@ -232,7 +236,7 @@ func Import(src, dst string, opts ImportOptions) (*Report, error) {
 	if err := rep.Err(); err != nil {
 		return rep, fmt.Errorf("import refused: %w", err)
 	}
-	if err := writeImported(src, dst, rep); err != nil {
+	if err := writeImported(src, dst, rep, opts.Progress); err != nil {
 		return rep, fmt.Errorf("import: %w", err)
 	}
 	return rep, nil

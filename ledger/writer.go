@@ -81,6 +81,11 @@ type writer struct {
 	closed bool
 	buf    []byte
 
+	// cmu is held while a batch is taken and committed, by the committer
+	// goroutine or by a Sync appender that found it idle, so batches
+	// commit one at a time in the order they were filled.
+	cmu sync.Mutex
+
 	kick chan struct{} // capacity 1: "cur has something"
 	quit chan struct{}
 	wg   sync.WaitGroup
@@ -174,9 +179,19 @@ func (w *writer) append(ctx context.Context, d Durability, recs []Record, datas 
 		b.hasSync = true
 	}
 	w.mu.Unlock()
-	w.signal()
 	if d == Async {
+		w.signal()
 		return out, nil
+	}
+	// With no commit under way, commit here rather than wake the
+	// committer and wait for it: a lone Sync writer then pays for its
+	// fsync and nothing else. Otherwise the committer takes the batch
+	// when the running commit ends, with whatever joined it meanwhile.
+	if w.cmu.TryLock() {
+		w.flushLocked()
+		w.cmu.Unlock()
+	} else {
+		w.signal()
 	}
 	select {
 	case <-b.done:
@@ -278,6 +293,12 @@ func (w *writer) loop() {
 
 // flush takes the queued batch, if any, and commits it.
 func (w *writer) flush() {
+	w.cmu.Lock()
+	defer w.cmu.Unlock()
+	w.flushLocked()
+}
+
+func (w *writer) flushLocked() {
 	w.mu.Lock()
 	b := w.cur
 	w.cur = nil

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/urfave/cli/v2"
+)
+
+func ledgerHeadCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "head",
+		Usage: "print the ledger id and the head (last entry's seq and hash)",
+		Description: "Prints the head as the ledger records it; it does not verify the chain (use verify).\n\n" +
+			exitCodesHelp("integrity failure found: the stored head does not match the last entry"),
+		HideHelpCommand: true,
+		Flags:           append(locationFlags(), jsonFlag()),
+		Action:          runLedgerHead,
+	}
+}
+
+// headResult is the --json output of head.
+type headResult struct {
+	ledger.Head
+	Path string `json:"path"`
+}
+
+func runLedgerHead(c *cli.Context) error {
+	if _, err := wantArgs(c, 0, 0, ""); err != nil {
+		return err
+	}
+	l, err := openReview(c)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	h, err := l.Head()
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c, headResult{Head: h, Path: l.Path()})
+	}
+	fmt.Fprintf(c.App.Writer, "ledger_id  %s\nhead_seq   %d\nhead_hash  %s\npath       %s\n", h.LedgerID, h.Seq, h.Hash, l.Path())
+	return nil
+}

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/urfave/cli/v2"
+)
+
+func ledgerNoteCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "note",
+		Usage:     "append an investigator's note (a ledger.note entry)",
+		ArgsUsage: "TEXT",
+		Description: "Appends a ledger.note entry with the text and the author ($USER, else the uid), durable (fsynced)\n" +
+			"before the command returns. Creates the ledger if there is none at the path yet, and says so.\n" +
+			"Arguments are joined with spaces; put -- before text that starts with a dash.\n" +
+			"Opens the file for writing, so it fails while an engine holds it.\n\n" +
+			exitCodesHelp("integrity failure found: the stored head does not match the last entry, nothing appended"),
+		HideHelpCommand: true,
+		Flags: append(locationFlags(),
+			&cli.StringFlag{Name: "session", Usage: "attach the note to session `ID`"},
+			jsonFlag(),
+		),
+		Action: runLedgerNote,
+	}
+}
+
+// noteData is the payload of a ledger.note entry.
+type noteData struct {
+	Author string `json:"author"`
+	Text   string `json:"text"`
+}
+
+// noteResult is the --json output of note.
+type noteResult struct {
+	Seq     uint64 `json:"seq"`
+	Hash    string `json:"hash"`
+	Ledger  string `json:"ledger"`
+	Created bool   `json:"created"`
+}
+
+func runLedgerNote(c *cli.Context) error {
+	args, err := wantArgs(c, 1, -1, "TEXT")
+	if err != nil {
+		return err
+	}
+	text := strings.Join(args, " ")
+	if strings.TrimSpace(text) == "" {
+		return usagef(c, "TEXT is empty")
+	}
+	path, err := ledgerPath(c)
+	if err != nil {
+		return err
+	}
+	l, created, err := openOrCreate(path)
+	if err != nil {
+		return err
+	}
+	if created && !c.Bool("json") {
+		fmt.Fprintf(c.App.Writer, "created a new ledger at %s (ledger_id %s)\n", path, l.ID())
+	}
+	rec := ledger.Record{Session: c.String("session"), Type: ledger.TypeNote, Data: noteData{Author: author(), Text: text}}
+	app, err := l.Append(c.Context, ledger.Sync, rec)
+	if cerr := l.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("append note to %s: %w", path, err)
+	}
+	a := app[0]
+	if c.Bool("json") {
+		return writeJSON(c, noteResult{Seq: a.Seq, Hash: a.Hash.String(), Ledger: path, Created: created})
+	}
+	fmt.Fprintf(c.App.Writer, "noted: seq %d %s\n", a.Seq, a.Hash)
+	return nil
+}
+
+// openOrCreate opens the ledger at path for appending, creating it when
+// there is none yet.
+func openOrCreate(path string) (*ledger.Ledger, bool, error) {
+	if err := refuseEmpty(path); err != nil {
+		return nil, false, err
+	}
+	l, err := ledger.Open(path, ledger.Options{})
+	if errors.Is(err, ledger.ErrNotExist) {
+		l, err = ledger.Create(path, ledger.Options{})
+		if err != nil {
+			return nil, false, err
+		}
+		return l, true, nil
+	}
+	if errors.Is(err, ledger.ErrLocked) {
+		// Notes will go through the running engine once its API exists.
+		return nil, false, &explained{err: err, msg: fmt.Sprintf(
+			"an engine holds %s (another process has it open for writing); stop the engine to add a note", path)}
+	}
+	if err != nil {
+		return nil, false, explainOpen(path, err)
+	}
+	return l, false, nil
+}
+
+// author names who wrote a note: $USER, else the numeric uid.
+func author() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return fmt.Sprintf("uid %d", os.Getuid())
+}

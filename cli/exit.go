@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/urfave/cli/v2"
+)
+
+// The exit codes of every opx command (normative, see DESIGN.md).
+const (
+	ExitOK        = 0 // success
+	ExitError     = 1 // operational error: missing file, I/O, locked ledger, ...
+	ExitUsage     = 2 // usage error: bad flags or arguments
+	ExitIntegrity = 4 // integrity failure found
+)
+
+// ExitCode maps an error returned by App.Run to the process exit code. It
+// is the only place in opx where that mapping is made.
+func ExitCode(err error) int {
+	var ue *usageError
+	var ec cli.ExitCoder
+	switch {
+	case err == nil, errors.Is(err, errHelpShown):
+		return ExitOK
+	case errors.Is(err, ledger.ErrIntegrity), errors.Is(err, ledger.ErrInconsistent):
+		// ErrInconsistent: the stored head does not match the last entry,
+		// which is itself an integrity finding.
+		return ExitIntegrity
+	case errors.As(err, &ue):
+		return ExitUsage
+	case errors.As(err, &ec):
+		// urfave returns an ExitCoder only from its help command ("No help
+		// topic for 'x'"): a usage error, whatever code it asks for.
+		return ExitUsage
+	default:
+		return ExitError
+	}
+}
+
+// exitCodesHelp is the exit code section every command's help ends with;
+// integrity describes, for commands that can find one, what exit 4 means.
+func exitCodesHelp(integrity string) string {
+	s := "EXIT CODES:\n   0  success\n   1  operational error (no ledger, not a ledger, locked, I/O)\n   2  usage error"
+	if integrity != "" {
+		s += "\n   4  " + integrity
+	}
+	return s
+}
+
+// errHelpShown is returned by a command that printed its help because
+// --help came after its arguments; it exits 0 and prints nothing more.
+var errHelpShown = errors.New("help shown")
+
+// usageError is a bad flag, argument or command. It remembers the command
+// so the report can point to that command's help.
+type usageError struct {
+	cmd string // full command name, e.g. "opx ledger show"
+	err error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usagef returns a usage error of c's command.
+func usagef(c *cli.Context, format string, args ...any) error {
+	return &usageError{cmd: helpName(c), err: fmt.Errorf(format, args...)}
+}
+
+// onUsageError wraps urfave's flag parsing errors so they map to
+// ExitUsage; it is installed on the app and on every command.
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	return &usageError{cmd: helpName(c), err: err}
+}
+
+// reportError is the app's ExitErrHandler: it prints a failed command's
+// error on ErrWriter, once, and never exits the process (main does, with
+// ExitCode), so the app can run inside tests.
+func reportError(c *cli.Context, err error) {
+	if err == nil || errors.Is(err, errHelpShown) {
+		return
+	}
+	fmt.Fprintf(c.App.ErrWriter, "opx: %v\n", err)
+	var ue *usageError
+	if errors.As(err, &ue) && ue.cmd != "" {
+		fmt.Fprintf(c.App.ErrWriter, "Run '%s --help' for usage.\n", ue.cmd)
+	}
+}
+
+// helpName returns the full name of c's command, e.g. "opx ledger show".
+func helpName(c *cli.Context) string {
+	if c == nil || c.Command == nil {
+		return ""
+	}
+	if c.Command.HelpName != "" {
+		return c.Command.HelpName
+	}
+	return c.App.Name
+}

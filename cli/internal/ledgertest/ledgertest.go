@@ -1,0 +1,168 @@
+// Package ledgertest builds small ledgers for the CLI tests and damages
+// copies of them on disk, the way an attacker or a bad disk would: by
+// editing the bbolt file underneath the ledger package.
+//
+// # Invariants
+//
+// A ledger made by New verifies when it is made and is checked again when
+// the test ends (t.Cleanup), so a command that wrongly writes to a ledger
+// it should only read fails the test. Damage is only ever done to copies
+// (Copy), never to the ledger New made.
+package ledgertest
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/opx-dev/opx/ledger"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Sessions are the session ids New spreads its entries over, in turn; ""
+// is an entry outside any session.
+var Sessions = []string{"s1", "s2", ""}
+
+// Ledger describes a ledger New made.
+type Ledger struct {
+	Path    string
+	Head    ledger.Head
+	Entries int           // including genesis
+	Blobs   []ledger.Hash // every blob stored, in entry order
+}
+
+// New creates a ledger at path with genesis and n entries of type
+// "test.event", spread over Sessions; every fourth entry names a blob. It
+// fails the test on any error and checks the ledger when the test ends.
+func New(t testing.TB, path string, n int) Ledger {
+	t.Helper()
+	clock := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	l, err := ledger.Create(path, ledger.Options{NoSync: true, Now: func() time.Time {
+		clock = clock.Add(time.Millisecond)
+		return clock
+	}})
+	if err != nil {
+		t.Fatalf("create ledger: %v", err)
+	}
+	out := Ledger{Path: path, Entries: n + 1}
+	for i := 1; i <= n; i++ {
+		rec := ledger.Record{Session: Sessions[(i-1)%len(Sessions)], Type: "test.event"}
+		data := map[string]any{"i": i, "text": fmt.Sprintf("entry number %d", i)}
+		if i%4 == 0 {
+			// Text and 64 zero bytes: 89 bytes for entry 4.
+			content := []byte(fmt.Sprintf("blob content of entry %d, %s", i, make([]byte, 64)))
+			h := ledger.Sum(content)
+			data["blob"] = h.String()
+			rec.Blobs = [][]byte{content}
+			out.Blobs = append(out.Blobs, h)
+		}
+		rec.Data = data
+		if _, err := l.Append(context.Background(), ledger.Async, rec); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	if err := l.Sync(context.Background()); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	if out.Head, err = l.Head(); err != nil {
+		t.Fatalf("head: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	MustVerify(t, path)
+	t.Cleanup(func() {
+		if _, err := os.Stat(path); err == nil {
+			MustVerify(t, path)
+		}
+	})
+	return out
+}
+
+// MustVerify fails the test unless the ledger at path verifies strictly.
+func MustVerify(t testing.TB, path string) {
+	t.Helper()
+	l, err := ledger.OpenReadOnly(path)
+	if err != nil {
+		t.Errorf("verify %s: %v", path, err)
+		return
+	}
+	defer l.Close()
+	rep, err := l.Verify(ledger.VerifyOptions{Strict: true})
+	if err != nil {
+		t.Errorf("verify %s: %v", path, err)
+		return
+	}
+	if !rep.OK {
+		t.Errorf("verify %s: %v", path, rep.Err())
+	}
+}
+
+// Copy copies the file src to dst and returns dst.
+func Copy(t testing.TB, src, dst string) string {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// FlipEntryByte rewrites the stored bytes of each entry seqs names in the
+// bbolt file at path with one byte changed inside its data, keeping it
+// valid JSON, so verify must find the entry's hash no longer matching the
+// next entry's prev (hash-mismatch).
+func FlipEntryByte(t testing.TB, path string, seqs ...uint64) {
+	t.Helper()
+	Edit(t, path, func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("entries"))
+		for _, seq := range seqs {
+			var k [8]byte
+			binary.BigEndian.PutUint64(k[:], seq)
+			v := b.Get(k[:])
+			if v == nil {
+				return fmt.Errorf("no entry %d", seq)
+			}
+			mod := append([]byte(nil), v...)
+			// Byte 10 lies inside the data object, past `{"data":{"`:
+			// in a key or string, where a changed letter stays valid JSON.
+			mod[10] ^= 0x01
+			if err := b.Put(k[:], mod); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Edit runs fn in a read-write bbolt transaction on the file at path,
+// bypassing the ledger package.
+func Edit(t testing.TB, path string, fn func(tx *bolt.Tx) error) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("open bbolt %s: %v", path, err)
+	}
+	if err := db.Update(fn); err != nil {
+		db.Close()
+		t.Fatalf("edit %s: %v", path, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("close %s: %v", path, err)
+	}
+}

@@ -1,0 +1,12 @@
+// Command opx is the opx command line; see package cli for the commands.
+package main
+
+import (
+	"os"
+
+	"github.com/opx-dev/opx/cli"
+)
+
+func main() {
+	os.Exit(cli.ExitCode(cli.NewApp().Run(os.Args)))
+}
