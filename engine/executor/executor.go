@@ -1,0 +1,131 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// ToolDef describes a tool to the model and to the engine.
+type ToolDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+	Group       string          `json:"group"`
+	// Mutating tools change the workspace: Chronicle snapshots what
+	// they will touch before they run.
+	Mutating bool `json:"mutating"`
+}
+
+// Call is one allowed tool call.
+type Call struct {
+	ID   string
+	Tool string
+	Args json.RawMessage
+}
+
+// Result is what a tool call produced, for the model and the ledger.
+type Result struct {
+	Content string `json:"content"`
+	IsError bool   `json:"is_error"`
+	// Truncated says Content was cut at the output cap.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Errorf builds an error result.
+func Errorf(format string, args ...any) Result {
+	return Result{Content: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// Executor runs the tools it defines.
+type Executor interface {
+	Tools() []ToolDef
+	Execute(ctx context.Context, c Call) Result
+}
+
+// Registry maps tool names to executors.
+type Registry struct {
+	defs  map[string]ToolDef
+	execs map[string]Executor
+}
+
+// NewRegistry registers executors; a tool name defined twice is an error.
+func NewRegistry(execs ...Executor) (*Registry, error) {
+	r := &Registry{defs: map[string]ToolDef{}, execs: map[string]Executor{}}
+	for _, e := range execs {
+		for _, d := range e.Tools() {
+			if _, dup := r.defs[d.Name]; dup {
+				return nil, fmt.Errorf("tool %q defined twice", d.Name)
+			}
+			r.defs[d.Name], r.execs[d.Name] = d, e
+		}
+	}
+	return r, nil
+}
+
+// Def returns a tool's definition.
+func (r *Registry) Def(name string) (ToolDef, bool) {
+	d, ok := r.defs[name]
+	return d, ok
+}
+
+// Execute runs an allowed call. Unknown tools are an error result.
+func (r *Registry) Execute(ctx context.Context, c Call) Result {
+	e, ok := r.execs[c.Tool]
+	if !ok {
+		return Errorf("unknown tool %q", c.Tool)
+	}
+	return e.Execute(ctx, c)
+}
+
+// Groups returns the group names, sorted.
+func (r *Registry) Groups() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range r.defs {
+		if !seen[d.Group] {
+			seen[d.Group] = true
+			out = append(out, d.Group)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Group returns the definitions of the named groups, sorted by name, and
+// the names it does not know.
+func (r *Registry) Group(names ...string) (defs []ToolDef, unknown []string) {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	known := map[string]bool{}
+	for _, d := range r.defs {
+		if want[d.Group] {
+			defs = append(defs, d)
+			known[d.Group] = true
+		}
+	}
+	for _, n := range names {
+		if !known[n] {
+			unknown = append(unknown, n)
+		}
+	}
+	sort.Slice(defs, func(i, j int) bool { return defs[i].Name < defs[j].Name })
+	return defs, unknown
+}
+
+// decodeArgs decodes a call's JSON arguments strictly.
+func decodeArgs(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("invalid arguments: %v", err)
+	}
+	return nil
+}
