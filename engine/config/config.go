@@ -1,0 +1,182 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Dir is the workspace folder holding opx's configuration.
+const Dir = ".opx"
+
+// FileName is the configuration file inside Dir.
+const FileName = "config.yaml"
+
+// Provider kinds.
+const (
+	ProviderScripted  = "scripted"
+	ProviderOpenAI    = "openai"
+	ProviderAnthropic = "anthropic"
+)
+
+// ErrInvalid is returned (wrapped) for a configuration that cannot work.
+var ErrInvalid = errors.New("invalid configuration")
+
+// Config is a workspace's configuration.
+type Config struct {
+	Provider Provider `yaml:"provider"`
+	// Policy is the Shield policy file, relative to the workspace; empty
+	// means the built-in policy.
+	Policy  string  `yaml:"policy"`
+	Limits  Limits  `yaml:"limits"`
+	Sandbox Sandbox `yaml:"sandbox"`
+
+	// Path is the file the configuration came from ("" for defaults).
+	Path string `yaml:"-"`
+}
+
+// Provider selects and configures the model provider.
+type Provider struct {
+	Kind       string `yaml:"kind"`
+	Model      string `yaml:"model"`
+	BaseURL    string `yaml:"base_url"`
+	APIKeyEnv  string `yaml:"api_key_env"`
+	Transcript string `yaml:"transcript"`
+	MaxTokens  int64  `yaml:"max_tokens"`
+}
+
+// Limits bound what one message may cost.
+type Limits struct {
+	MaxToolCalls   int      `yaml:"max_tool_calls_per_message"`
+	LLMTimeout     Duration `yaml:"llm_timeout"`
+	MaxOutputBytes int64    `yaml:"max_output_bytes"`
+}
+
+// Sandbox states what the agent's sandbox must be.
+type Sandbox struct {
+	// Require refuses to run an agent without the kernel sandbox.
+	Require bool `yaml:"require"`
+}
+
+// Duration is a time.Duration written as "30s", "5m".
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v <= 0 {
+		return fmt.Errorf("line %d: %q is not a positive duration like 30s or 5m", n.Line, s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Default returns the offline configuration.
+func Default() Config {
+	return Config{
+		Provider: Provider{Kind: ProviderScripted},
+		Limits:   Limits{MaxToolCalls: 25, LLMTimeout: Duration(5 * time.Minute), MaxOutputBytes: 256 << 10},
+	}
+}
+
+// PathIn returns the configuration path of a workspace.
+func PathIn(workspace string) string { return filepath.Join(workspace, Dir, FileName) }
+
+// Load reads the workspace's configuration, or the defaults when the file
+// does not exist.
+func Load(workspace string) (Config, error) {
+	path := PathIn(workspace)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Default(), nil
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	c, err := Parse(b)
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	c.Path = path
+	return c, nil
+}
+
+// Parse decodes and validates configuration text over the defaults.
+func Parse(b []byte) (Config, error) {
+	c := Default()
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // EOF: empty file, defaults
+		return Config{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Validate checks the configuration is usable.
+func (c *Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+	}
+	p := c.Provider
+	switch p.Kind {
+	case ProviderScripted:
+	case ProviderOpenAI:
+		if p.Model == "" || p.BaseURL == "" {
+			return bad("provider openai needs model and base_url (e.g. https://api.openai.com/v1 or http://localhost:11434/v1 for Ollama)")
+		}
+	case ProviderAnthropic:
+		if p.Model == "" || p.APIKeyEnv == "" {
+			return bad("provider anthropic needs model and api_key_env")
+		}
+	default:
+		return bad("provider kind %q: want scripted, openai or anthropic", p.Kind)
+	}
+	if p.APIKeyEnv != "" && !isEnvName(p.APIKeyEnv) {
+		return bad("api_key_env %q is not an environment variable name (put the variable's name here, never the key)", p.APIKeyEnv)
+	}
+	if c.Limits.MaxToolCalls <= 0 || c.Limits.MaxToolCalls > 1000 {
+		return bad("limits.max_tool_calls_per_message must be 1..1000, got %d", c.Limits.MaxToolCalls)
+	}
+	if c.Limits.MaxOutputBytes < 1024 || c.Limits.MaxOutputBytes > 64<<20 {
+		return bad("limits.max_output_bytes must be 1024..67108864, got %d", c.Limits.MaxOutputBytes)
+	}
+	if filepath.IsAbs(c.Policy) {
+		return bad("policy %q must be relative to the workspace", c.Policy)
+	}
+	return nil
+}
+
+func isEnvName(s string) bool {
+	for i, r := range s {
+		ok := r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9')
+		if !ok {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// APIKey reads the provider's key from its environment variable.
+func (p Provider) APIKey() (string, error) {
+	if p.APIKeyEnv == "" {
+		return "", nil
+	}
+	k := os.Getenv(p.APIKeyEnv)
+	if k == "" {
+		return "", fmt.Errorf("%w: environment variable %s (provider.api_key_env) is empty", ErrInvalid, p.APIKeyEnv)
+	}
+	return k, nil
+}

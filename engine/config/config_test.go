@@ -1,0 +1,82 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/opx-dev/opx/engine/config"
+)
+
+func TestParse_TemplateIsTheDefault(t *testing.T) {
+	c, err := config.Parse([]byte(config.Template))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c != config.Default() {
+		t.Errorf("template parses to %+v, default is %+v", c, config.Default())
+	}
+}
+
+func TestParse_Valid(t *testing.T) {
+	c, err := config.Parse([]byte("provider:\n  kind: openai\n  model: llama3\n  base_url: http://localhost:11434/v1\nlimits:\n  llm_timeout: 30s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Provider.Kind != "openai" || time.Duration(c.Limits.LLMTimeout) != 30*time.Second || c.Limits.MaxToolCalls != 25 {
+		t.Errorf("got %+v", c)
+	}
+	if _, err := config.Parse(nil); err != nil {
+		t.Errorf("empty file: %v", err)
+	}
+}
+
+func TestParse_Invalid(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"provder:\n  kind: openai\n", "field provder not found"},
+		{"provider:\n  kind: gemini\n", `provider kind "gemini"`},
+		{"provider:\n  kind: openai\n  model: x\n", "needs model and base_url"},
+		{"provider:\n  kind: anthropic\n  model: x\n", "needs model and api_key_env"},
+		{"provider:\n  kind: anthropic\n  model: x\n  api_key_env: sk-ant-123\n", "never the key"},
+		{"limits:\n  llm_timeout: soon\n", "not a positive duration"},
+		{"limits:\n  max_tool_calls_per_message: 0\n", "must be 1..1000"},
+		{"policy: /etc/policy.yaml\n", "relative to the workspace"},
+		{"provider: [\n", "did not find expected"},
+	} {
+		_, err := config.Parse([]byte(tc.yaml))
+		if !errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want ErrInvalid containing %q", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+func TestLoad_MissingAndPresent(t *testing.T) {
+	ws := t.TempDir()
+	c, err := config.Load(ws)
+	if err != nil || c.Path != "" || c.Provider.Kind != config.ProviderScripted {
+		t.Fatalf("missing file: %+v %v", c, err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, config.Dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config.PathIn(ws), []byte("sandbox:\n  require: true\n  extra: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = config.Load(ws)
+	if err == nil || !strings.Contains(err.Error(), config.PathIn(ws)) || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("err = %v, want the path and line 3", err)
+	}
+}
+
+func TestProvider_APIKey(t *testing.T) {
+	t.Setenv("OPX_TEST_KEY", "k")
+	if k, err := (config.Provider{APIKeyEnv: "OPX_TEST_KEY"}).APIKey(); k != "k" || err != nil {
+		t.Errorf("got %q %v", k, err)
+	}
+	if _, err := (config.Provider{APIKeyEnv: "OPX_TEST_UNSET_KEY"}).APIKey(); !errors.Is(err, config.ErrInvalid) {
+		t.Errorf("unset variable: %v", err)
+	}
+}

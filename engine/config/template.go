@@ -1,0 +1,44 @@
+package config
+
+// Template is what `opx init` writes: every setting with its default and
+// a comment, so the file documents itself.
+const Template = `# opx configuration for this workspace (written by opx init).
+# The ledger is not kept here: it lives in your state directory
+# ($XDG_STATE_HOME/opx/<workspace-id>/ledger.db), out of the agent's reach.
+
+provider:
+  # scripted: an offline, deterministic model that follows a transcript.
+  # openai: any OpenAI-compatible chat completions API (OpenAI, Ollama,
+  #         vLLM, llama.cpp server). anthropic: the Anthropic Messages API.
+  kind: scripted
+  # Model name, e.g. gpt-4o or claude-sonnet-4-5 (scripted: unused).
+  model: ""
+  # openai only: the API base, e.g. https://api.openai.com/v1 or
+  # http://localhost:11434/v1 for Ollama.
+  base_url: ""
+  # The NAME of the environment variable holding the API key. Never put
+  # the key itself in this file.
+  api_key_env: ""
+  # scripted only: a transcript file relative to the workspace; empty uses
+  # the built-in one, which answers any message.
+  transcript: ""
+  # Most tokens per model answer (anthropic needs one; 0 = provider default).
+  max_tokens: 0
+
+# Shield policy file relative to the workspace; empty uses the built-in
+# policy (until the Shield arrives: read-only tools only).
+policy: ""
+
+limits:
+  # Tool calls the agent may make while answering one message.
+  max_tool_calls_per_message: 25
+  # Longest wait for one model call, stream included.
+  llm_timeout: 5m
+  # Largest tool output passed back to the model, in bytes.
+  max_output_bytes: 262144
+
+sandbox:
+  # true: refuse to start the agent where the kernel sandbox is unavailable
+  # (by default opx starts with a loud warning instead).
+  require: false
+`
