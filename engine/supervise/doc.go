@@ -1,0 +1,10 @@
+// Package supervise runs a child process and restarts it by the rules of
+// the process model: exit 0 is a clean stop; exit 75 asks for a restart
+// (respawn at once, not a crash); anything else is a crash, and after
+// MaxCrashes crashes inside Window the supervisor gives up. Between a
+// crash and the respawn it pauses. Stopping sends SIGTERM, then SIGKILL
+// after Grace.
+//
+// The process manager supervises the engine with it, and the engine
+// supervises its agent with its own, independent budget.
+package supervise
