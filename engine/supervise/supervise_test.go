@@ -3,6 +3,7 @@ package supervise_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -54,7 +55,15 @@ func child(mode string) {
 	os.Exit(99)
 }
 
-func spawner(t *testing.T, env ...string) supervise.Spawn {
+func spawner(env ...string) supervise.Spawn {
+	s, _ := readySpawner(env...)
+	return s
+}
+
+// readySpawner is spawner plus a channel that receives once a child has
+// printed "ready" (its signal handling is set up).
+func readySpawner(env ...string) (supervise.Spawn, <-chan struct{}) {
+	ready := make(chan struct{}, 16)
 	return func(ctx context.Context) (*exec.Cmd, error) {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), env...)
@@ -69,11 +78,13 @@ func spawner(t *testing.T, env ...string) supervise.Spawn {
 		pw.Close()
 		go func() { // wait for "ready" from children that print it
 			b := make([]byte, 6)
-			pr.Read(b)
+			if n, _ := io.ReadFull(pr, b); n == 6 {
+				ready <- struct{}{}
+			}
 			pr.Close()
 		}()
 		return cmd, nil
-	}
+	}, ready
 }
 
 type recorder struct {
@@ -103,7 +114,7 @@ func fast() supervise.Policy {
 
 func TestRun_CleanStop(t *testing.T) {
 	var r recorder
-	err := supervise.Run(context.Background(), fast(), spawner(t, "OPX_SUPERVISE_CHILD=exit", "OPX_EXIT=0"), r.on)
+	err := supervise.Run(context.Background(), fast(), spawner("OPX_SUPERVISE_CHILD=exit", "OPX_EXIT=0"), r.on)
 	if err != nil || len(r.events) != 2 || r.events[1].Kind != supervise.Stopped {
 		t.Fatalf("err %v events %+v", err, r.events)
 	}
@@ -111,7 +122,7 @@ func TestRun_CleanStop(t *testing.T) {
 
 func TestRun_GivesUpAfterFiveCrashes(t *testing.T) {
 	var r recorder
-	err := supervise.Run(context.Background(), fast(), spawner(t, "OPX_SUPERVISE_CHILD=exit", "OPX_EXIT=2"), r.on)
+	err := supervise.Run(context.Background(), fast(), spawner("OPX_SUPERVISE_CHILD=exit", "OPX_EXIT=2"), r.on)
 	if !errors.Is(err, supervise.ErrGaveUp) {
 		t.Fatalf("err = %v", err)
 	}
@@ -132,7 +143,7 @@ func TestRun_GivesUpAfterFiveCrashes(t *testing.T) {
 func TestRun_RestartIsNotACrash(t *testing.T) {
 	var r recorder
 	seq := t.TempDir() + "/seq"
-	err := supervise.Run(context.Background(), fast(), spawner(t, "OPX_SUPERVISE_CHILD=sequence", "OPX_SEQ="+seq), r.on)
+	err := supervise.Run(context.Background(), fast(), spawner("OPX_SUPERVISE_CHILD=sequence", "OPX_SEQ="+seq), r.on)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,14 +164,17 @@ func TestRun_RestartIsNotACrash(t *testing.T) {
 func TestRun_CancelSendsSIGTERM(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var r recorder
-	go func() { time.Sleep(300 * time.Millisecond); cancel() }()
+	spawn, ready := readySpawner("OPX_SUPERVISE_CHILD=graceful")
+	go func() { <-ready; cancel() }()
+	p := fast()
+	p.Grace = 5 * time.Second
 	start := time.Now()
-	err := supervise.Run(ctx, fast(), spawner(t, "OPX_SUPERVISE_CHILD=graceful"), r.on)
+	err := supervise.Run(ctx, p, spawn, r.on)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
 	last := r.events[len(r.events)-1]
-	if last.Kind != supervise.Stopped || last.ExitCode != 0 || time.Since(start) > 2*time.Second {
+	if last.Kind != supervise.Stopped || last.ExitCode != 0 || time.Since(start) > 4*time.Second {
 		t.Errorf("child did not stop gracefully: %+v after %s", last, time.Since(start))
 	}
 }
@@ -168,8 +182,9 @@ func TestRun_CancelSendsSIGTERM(t *testing.T) {
 func TestRun_CancelKillsAfterGrace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var r recorder
-	go func() { time.Sleep(300 * time.Millisecond); cancel() }()
-	err := supervise.Run(ctx, fast(), spawner(t, "OPX_SUPERVISE_CHILD=stubborn"), r.on)
+	spawn, ready := readySpawner("OPX_SUPERVISE_CHILD=stubborn")
+	go func() { <-ready; cancel() }()
+	err := supervise.Run(ctx, fast(), spawn, r.on)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
