@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
-	"github.com/opx-dev/opx/cli/internal/ledgertest"
+	"github.com/opx-dev/opx/ledger/ledgertest"
 	"github.com/opx-dev/opx/ledger"
 )
 

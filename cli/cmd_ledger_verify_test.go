@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
-	"github.com/opx-dev/opx/cli/internal/ledgertest"
+	"github.com/opx-dev/opx/ledger/ledgertest"
 	"github.com/opx-dev/opx/ledger"
 	bolt "go.etcd.io/bbolt"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
-	"github.com/opx-dev/opx/cli/internal/ledgertest"
+	"github.com/opx-dev/opx/ledger/ledgertest"
 )
 
 // result is what one in-process run of opx printed and how it exited.

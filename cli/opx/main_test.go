@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
-	"github.com/opx-dev/opx/cli/internal/ledgertest"
+	"github.com/opx-dev/opx/ledger/ledgertest"
 )
 
 // buildOpx builds the opx binary into a temporary directory. The tests

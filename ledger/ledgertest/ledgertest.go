@@ -1,4 +1,4 @@
-// Package ledgertest builds small ledgers for the CLI tests and damages
+// Package ledgertest builds small ledgers for tests and damages
 // copies of them on disk, the way an attacker or a bad disk would: by
 // editing the bbolt file underneath the ledger package.
 //
