@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
 	"github.com/urfave/cli/v2"
 )
 
@@ -48,7 +49,9 @@ func runLedgerImport(c *cli.Context) error {
 		return usagef(c, "missing --ledger PATH (the new ledger file to write)")
 	}
 	bar := newProgress(c, "import")
-	rep, err := ledger.Import(args[0], dst, ledger.ImportOptions{Verify: ledger.VerifyOptions{Progress: bar.update}})
+	verify := event.StrictOptions()
+	verify.Progress = bar.update
+	rep, err := ledger.Import(args[0], dst, ledger.ImportOptions{Verify: verify})
 	bar.finish()
 	if rep == nil || (err != nil && !errors.Is(err, ledger.ErrIntegrity)) {
 		// No report, or a refusal that is not about integrity (target

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
 	"github.com/urfave/cli/v2"
 )
 
@@ -29,12 +30,6 @@ func ledgerNoteCommand() *cli.Command {
 	}
 }
 
-// noteData is the payload of a ledger.note entry.
-type noteData struct {
-	Author string `json:"author"`
-	Text   string `json:"text"`
-}
-
 // noteResult is the --json output of note.
 type noteResult struct {
 	Seq     uint64 `json:"seq"`
@@ -52,6 +47,10 @@ func runLedgerNote(c *cli.Context) error {
 	if strings.TrimSpace(text) == "" {
 		return usagef(c, "TEXT is empty")
 	}
+	rec, err := event.Record(c.String("session"), &event.Note{Author: author(), Text: text})
+	if err != nil {
+		return usagef(c, "%v", err)
+	}
 	path, err := ledgerPath(c)
 	if err != nil {
 		return err
@@ -63,7 +62,6 @@ func runLedgerNote(c *cli.Context) error {
 	if created && !c.Bool("json") {
 		fmt.Fprintf(c.App.Writer, "created a new ledger at %s (ledger_id %s)\n", path, l.ID())
 	}
-	rec := ledger.Record{Session: c.String("session"), Type: ledger.TypeNote, Data: noteData{Author: author(), Text: text}}
 	app, err := l.Append(c.Context, ledger.Sync, rec)
 	if cerr := l.Close(); err == nil {
 		err = cerr

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
-	"github.com/opx-dev/opx/ledger/ledgertest"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/ledgertest"
 )
 
 func TestLedgerNote_CreatesLedger(t *testing.T) {

@@ -21,7 +21,7 @@ func TestLedgerShow(t *testing.T) {
 		out  []string
 	}{
 		{"genesis", "0", []string{"seq      0\n", "type     ledger.genesis", "session  -\n", "prev     " + strings.Repeat("0", 64), `"format": "opx-ledger/1"`}},
-		{"with blob", "4", []string{"seq      4\n", "type     test.event", "session  s1", `"text": "entry number 4"`, "blobs\n  " + blob + "  ", " bytes, "}},
+		{"with blob", "4", []string{"seq      4\n", "type     ledger.note", "session  s1", `"text": "entry number 4"`, "blobs\n  " + blob + "  ", " bytes, "}},
 		{"head", "8", []string{"seq      8\n", "hash     " + lg.Head.Hash.String()}},
 	}
 	for _, tt := range tests {

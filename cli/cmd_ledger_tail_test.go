@@ -35,8 +35,8 @@ func TestLedgerTail(t *testing.T) {
 			if f := strings.Fields(lines[0]); f[0] != tt.first {
 				t.Errorf("first line %q, want seq %s", lines[0], tt.first)
 			}
-			if f := strings.Fields(lines[len(lines)-1]); f[0] != "30" || f[2] != "test.event" || f[3] != "-" {
-				t.Errorf("last line %q, want seq 30, test.event, no session", lines[len(lines)-1])
+			if f := strings.Fields(lines[len(lines)-1]); f[0] != "30" || f[2] != "ledger.note" || f[3] != "-" {
+				t.Errorf("last line %q, want seq 30, ledger.note, no session", lines[len(lines)-1])
 			}
 		})
 	}
@@ -65,7 +65,7 @@ func TestLedgerTail_JSON(t *testing.T) {
 	if last["seq"].(jsonNumber).String() != "5" || last["hash"] != lg.Head.Hash.String() {
 		t.Errorf("last %v, want seq 5 %s", last, lg.Head.Hash)
 	}
-	if e := last["entry"].(map[string]any); e["type"] != "test.event" {
+	if e := last["entry"].(map[string]any); e["type"] != "ledger.note" {
 		t.Errorf("entry %v", e)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
 	"github.com/urfave/cli/v2"
 )
 
@@ -24,7 +25,7 @@ func ledgerVerifyCommand() *cli.Command {
 			exitCodesHelp("integrity failure found: the ledger or export does not verify"),
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),
-			&cli.BoolFlag{Name: "strict", Usage: "also check canonical form and the fields each entry type must have"},
+			&cli.BoolFlag{Name: "strict", Usage: "also check canonical form, each entry type's payload, and causal order (nothing ran without its verdict)"},
 			jsonFlag(),
 		),
 		Action: runLedgerVerify,
@@ -37,7 +38,11 @@ func runLedgerVerify(c *cli.Context) error {
 		return err
 	}
 	bar := newProgress(c, "verify")
-	opts := ledger.VerifyOptions{Strict: c.Bool("strict"), Progress: bar.update}
+	opts := ledger.VerifyOptions{Progress: bar.update}
+	if c.Bool("strict") {
+		opts = event.StrictOptions()
+		opts.Progress = bar.update
+	}
 	var rep *ledger.Report
 	var m *ledger.Manifest
 	var what string

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
-	"github.com/opx-dev/opx/ledger/ledgertest"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/ledgertest"
 )
 
 func TestLedgerPath_Resolution(t *testing.T) {

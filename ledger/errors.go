@@ -64,6 +64,10 @@ const (
 	KindMissingBlob  Kind = "missing-blob"
 	KindBlobCorrupt  Kind = "blob-corrupt"
 	KindUnreadable   Kind = "unreadable"
+	// KindCausality extends DESIGN's list: entries that are each intact but
+	// out of causal order (an execution without its allowing verdict),
+	// found by --strict through VerifyOptions.CheckOrder.
+	KindCausality Kind = "causality"
 )
 
 // IntegrityError is one integrity finding: where (Seq), what kind, and,

@@ -23,6 +23,11 @@ type VerifyOptions struct {
 	// CheckPayload, if set and Strict, is called for each entry and
 	// reports a payload that lacks its type's expected fields.
 	CheckPayload func(typ string, data []byte) error
+	// CheckOrder, if set and Strict, is called for every entry that
+	// parses, in seq order, on the reading goroutine; an error it returns
+	// is reported as KindCausality at that entry. It is where rules that
+	// span entries (nothing executes before its verdict) are checked.
+	CheckOrder func(e *Entry) error
 }
 
 // Report is the outcome of a verification. Its JSON form is normative
@@ -102,6 +107,7 @@ type checker struct {
 	wg      sync.WaitGroup
 	done    atomic.Uint64
 	total   uint64
+	ordered []*IntegrityError // CheckOrder findings, from the feeding goroutine
 }
 
 func newChecker(opts VerifyOptions, stream bool, total uint64) *checker {
@@ -117,6 +123,20 @@ func newChecker(opts VerifyOptions, stream bool, total uint64) *checker {
 }
 
 func (c *checker) submit(ch chunk) {
+	if c.opts.Strict && c.opts.CheckOrder != nil {
+		for _, it := range ch.items {
+			if it.bad != "" {
+				continue
+			}
+			e, err := ParseEntry(it.raw)
+			if err != nil {
+				continue // reported by the workers
+			}
+			if err := c.opts.CheckOrder(&e); err != nil {
+				c.ordered = append(c.ordered, &IntegrityError{Seq: e.Seq, Kind: KindCausality, Detail: err.Error()})
+			}
+		}
+	}
 	c.work <- ch
 }
 
@@ -165,6 +185,7 @@ func (c *checker) finish(from uint64, firstPrev *Hash) (*Report, map[Hash]uint64
 		r.HeadSeq = prev.key
 		r.HeadHash = prev.hash.String()
 	}
+	r.Failures = append(r.Failures, c.ordered...)
 	return r, refs, pruned
 }
 

@@ -35,8 +35,10 @@ type Ledger struct {
 	Blobs   []ledger.Hash // every blob stored, in entry order
 }
 
-// New creates a ledger at path with genesis and n entries of type
-// "test.event", spread over Sessions; every fourth entry names a blob. It
+// New creates a ledger at path with genesis and n ledger.note entries
+// ("entry number i"), spread over Sessions; every fourth has an attachment
+// blob. The payloads are valid event.Note payloads, so the ledger passes
+// `opx ledger verify --strict`. It
 // fails the test on any error and checks the ledger when the test ends.
 func New(t testing.TB, path string, n int) Ledger {
 	t.Helper()
@@ -50,12 +52,13 @@ func New(t testing.TB, path string, n int) Ledger {
 	}
 	out := Ledger{Path: path, Entries: n + 1}
 	for i := 1; i <= n; i++ {
-		rec := ledger.Record{Session: Sessions[(i-1)%len(Sessions)], Type: "test.event"}
-		data := map[string]any{"i": i, "text": fmt.Sprintf("entry number %d", i)}
+		rec := ledger.Record{Session: Sessions[(i-1)%len(Sessions)], Type: ledger.TypeNote}
+		data := map[string]any{"author": "ledgertest", "text": fmt.Sprintf("entry number %d", i)}
 		if i%4 == 0 {
 			// Text and 64 zero bytes: 89 bytes for entry 4.
 			content := []byte(fmt.Sprintf("blob content of entry %d, %s", i, make([]byte, 64)))
 			h := ledger.Sum(content)
+			data["attachment"] = fmt.Sprintf("entry-%d.bin", i)
 			data["blob"] = h.String()
 			rec.Blobs = [][]byte{content}
 			out.Blobs = append(out.Blobs, h)

@@ -1,0 +1,119 @@
+package event
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/opx-dev/opx/ledger"
+)
+
+// Causality checks, entry by entry in seq order, the rules that span
+// entries (DESIGN, "Entry types"): every exec.* follows a tool.proposed and
+// an allowing verdict (or an approval) for its call_id; a mutating tool's
+// chronicle.snapshot precedes its exec.started; no blocked call_id is ever
+// executed. Calls are told apart by session, sub-agent and call_id. The zero
+// value is not usable; call NewCausality. Use Check as
+// ledger.VerifyOptions.CheckOrder.
+type Causality struct {
+	calls map[callKey]*callState
+}
+
+type callKey struct{ session, subagent, callID string }
+
+type callState struct {
+	proposed uint64
+	mutating bool
+	verdict  string // the latest decision
+	blocked  bool   // any block, or an approval denied
+	approved bool
+	snapshot bool
+	started  bool
+}
+
+// NewCausality returns a checker with no calls seen.
+func NewCausality() *Causality { return &Causality{calls: map[callKey]*callState{}} }
+
+// callFields are the members the causality rules read.
+type callFields struct {
+	SubAgentID string `json:"subagent_id"`
+	CallID     string `json:"call_id"`
+	Mutating   bool   `json:"mutating"`
+	Decision   string `json:"decision"`
+	Approved   bool   `json:"approved"`
+}
+
+// Check observes one entry and reports a rule it breaks. Entries of other
+// types, and payloads that do not decode (Check reports those), are skipped.
+func (c *Causality) Check(e *ledger.Entry) error {
+	switch e.Type {
+	case TypeToolProposed, TypeShieldVerdict, TypeApprovalResolved, TypeSnapshot,
+		TypeExecStarted, TypeExecCompleted, TypeExecFailed:
+	default:
+		return nil
+	}
+	var f callFields
+	if err := json.Unmarshal(e.Data, &f); err != nil || f.CallID == "" {
+		return nil
+	}
+	k := callKey{e.Session, f.SubAgentID, f.CallID}
+	st := c.calls[k]
+	if e.Type == TypeToolProposed {
+		if st != nil && st.started {
+			// A finished call's id proposed again is a new call.
+			st = nil
+		}
+		if st != nil {
+			return fmt.Errorf("call %s proposed again (first at seq %d) before it was executed", f.CallID, st.proposed)
+		}
+		c.calls[k] = &callState{proposed: e.Seq, mutating: f.Mutating}
+		return nil
+	}
+	if st == nil {
+		if e.Type == TypeSnapshot {
+			return nil // rollbacks snapshot outside any tool call
+		}
+		return fmt.Errorf("%s for call %s, which was never proposed", e.Type, f.CallID)
+	}
+	switch e.Type {
+	case TypeShieldVerdict:
+		st.verdict = f.Decision
+		if f.Decision == Block {
+			st.blocked = true
+		}
+	case TypeApprovalResolved:
+		if st.verdict != Escalate {
+			return fmt.Errorf("approval for call %s, which was not escalated", f.CallID)
+		}
+		st.approved = f.Approved
+		st.blocked = st.blocked || !f.Approved
+	case TypeSnapshot:
+		st.snapshot = true
+	case TypeExecStarted:
+		switch {
+		case st.blocked:
+			return fmt.Errorf("call %s executed although it was blocked", f.CallID)
+		case st.verdict == "":
+			return fmt.Errorf("call %s executed without a verdict", f.CallID)
+		case st.verdict == Escalate && !st.approved:
+			return fmt.Errorf("call %s executed while its escalation was unresolved", f.CallID)
+		case st.verdict != Allow && st.verdict != Escalate:
+			return fmt.Errorf("call %s executed under verdict %q", f.CallID, st.verdict)
+		case st.mutating && !st.snapshot:
+			return fmt.Errorf("mutating call %s executed without a snapshot first", f.CallID)
+		case st.started:
+			return fmt.Errorf("call %s executed twice", f.CallID)
+		}
+		st.started = true
+	case TypeExecCompleted, TypeExecFailed:
+		if !st.started {
+			return fmt.Errorf("%s for call %s, which never started", e.Type, f.CallID)
+		}
+	}
+	return nil
+}
+
+// StrictOptions returns verify options that check everything this package
+// knows: canonical form, each payload, and causality in order.
+func StrictOptions() ledger.VerifyOptions {
+	return ledger.VerifyOptions{Strict: true, CheckPayload: Check, CheckOrder: NewCausality().Check}
+}

@@ -1,0 +1,28 @@
+// Package event names every entry type of the opx ledger and gives each one
+// a typed payload, so the engine writes, and review tools read, the same
+// fields under the same names.
+//
+// # Invariants
+//
+//   - Every type of the DESIGN taxonomy has a constant here and a payload
+//     struct whose Type method returns it; Types lists them all.
+//   - Payload fields are snake_case and hold no floats (the ledger holds
+//     integers only): durations are integer milliseconds, sizes bytes.
+//   - Large or binary content is never inlined: payloads name it with a
+//     "blob" or "<x>_blob" member holding its 64-hex BLAKE3, which the ledger
+//     stores in the same transaction (see Record).
+//   - Secrets are never recorded: agent.ready says whether the agent's token
+//     was valid, never the token.
+//   - Every payload about a tool call carries call_id; shield.verdict carries
+//     decision, tier and rule; approval.resolved carries call_id and
+//     approved; chronicle.snapshot carries call_id and files; exec.* carry
+//     call_id and tool. These names are normative: review tools read them.
+//
+// # Checking
+//
+// Check decodes a payload strictly (unknown members and wrong types are
+// errors) and validates it; it is what `opx ledger verify --strict` runs on
+// every entry. Causality checks, in seq order, that nothing was executed
+// without its proposal, an allowing verdict (or approval) and, for a
+// mutating tool, a snapshot first, and that no blocked call ran.
+package event

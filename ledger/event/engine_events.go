@@ -1,0 +1,165 @@
+package event
+
+import "errors"
+
+// Types of the engine area: its lifecycle and the directives it sends.
+const (
+	TypeEngineStarted  = "engine.started"
+	TypeEngineStopped  = "engine.stopped"
+	TypeEngineCrashed  = "engine.crashed"
+	TypeProcessRequest = "engine.process_request"
+	TypeToolResult     = "engine.tool_result"
+	TypeToolDefs       = "engine.tool_defs"
+	TypeShutdown       = "engine.shutdown"
+)
+
+func init() {
+	register(func() Payload { return &EngineStarted{} })
+	register(func() Payload { return &EngineStopped{} })
+	register(func() Payload { return &EngineCrashed{} })
+	register(func() Payload { return &ProcessRequest{} })
+	register(func() Payload { return &ToolResult{} })
+	register(func() Payload { return &ToolDefs{} })
+	register(func() Payload { return &Shutdown{} })
+}
+
+// EngineStarted is written when an engine opens the ledger. The hashes are
+// BLAKE3 of the config and policy files as read, so a later reader can tell
+// which rules were in force.
+type EngineStarted struct {
+	Version    string `json:"version"`
+	PID        int    `json:"pid"`
+	Workspace  string `json:"workspace"`
+	ConfigHash string `json:"config_hash"`
+	Policy     string `json:"policy"` // the policy's name or file
+	PolicyHash string `json:"policy_hash"`
+	Provider   string `json:"provider"`
+	Model      string `json:"model"`
+	Replay     bool   `json:"replay,omitempty"` // an engine in replay mode
+}
+
+func (*EngineStarted) Type() string { return TypeEngineStarted }
+
+func (e *EngineStarted) Validate() error {
+	if e.PID <= 0 {
+		return errors.New("pid must be positive")
+	}
+	return firstErr(need("version", e.Version, "workspace", e.Workspace, "policy", e.Policy, "provider", e.Provider),
+		needHash("config_hash", e.ConfigHash, false), needHash("policy_hash", e.PolicyHash, false))
+}
+
+// EngineStopped is the engine's last entry on an orderly stop.
+type EngineStopped struct {
+	Reason   string `json:"reason"`
+	UptimeMS int64  `json:"uptime_ms"`
+}
+
+func (*EngineStopped) Type() string { return TypeEngineStopped }
+
+func (e *EngineStopped) Validate() error { return need("reason", e.Reason) }
+
+// EngineCrashed is written by the next engine to open a ledger whose last
+// engine.started has no engine.stopped: the previous engine died.
+type EngineCrashed struct {
+	StartedSeq uint64 `json:"started_seq"` // the engine.started of the run that died
+	LastSeq    uint64 `json:"last_seq"`    // the last entry that run wrote
+	Detail     string `json:"detail"`
+}
+
+func (*EngineCrashed) Type() string { return TypeEngineCrashed }
+
+func (e *EngineCrashed) Validate() error {
+	if e.LastSeq < e.StartedSeq {
+		return errors.New("last_seq before started_seq")
+	}
+	return need("detail", e.Detail)
+}
+
+// ProcessRequest records the directive asking the agent to answer a user
+// message. The history sent is the session's projection up to the message,
+// so only its length is recorded.
+type ProcessRequest struct {
+	SubAgentID string   `json:"subagent_id,omitempty"`
+	MessageID  string   `json:"message_id"`
+	Content    string   `json:"content"`
+	Mode       string   `json:"mode"`
+	History    int      `json:"history"` // messages of history sent
+	Tools      []string `json:"tools"`   // tool names offered
+}
+
+func (*ProcessRequest) Type() string { return TypeProcessRequest }
+
+func (p *ProcessRequest) Validate() error {
+	if p.History < 0 {
+		return errors.New("history must not be negative")
+	}
+	return firstErr(need("message_id", p.MessageID), oneOf("mode", p.Mode, "normal", "otr"))
+}
+
+// ToolResult records the result delivered to the agent. Content above
+// InlineLimit is a blob.
+type ToolResult struct {
+	SubAgentID string `json:"subagent_id,omitempty"`
+	CallID     string `json:"call_id"`
+	Content    string `json:"content,omitempty"`
+	Blob       string `json:"blob,omitempty"`
+	Size       int64  `json:"size"`
+	IsError    bool   `json:"is_error"`
+}
+
+func (*ToolResult) Type() string { return TypeToolResult }
+
+func (r *ToolResult) Validate() error {
+	return firstErr(need("call_id", r.CallID), inlineOrBlob(r.Content, r.Blob, r.Size))
+}
+
+// ToolDefs records the tool definitions delivered for a load_tools call.
+type ToolDefs struct {
+	SubAgentID string   `json:"subagent_id,omitempty"`
+	CallID     string   `json:"call_id"`
+	Groups     []string `json:"groups"`
+	Tools      []string `json:"tools"`
+}
+
+func (*ToolDefs) Type() string { return TypeToolDefs }
+
+func (d *ToolDefs) Validate() error { return need("call_id", d.CallID) }
+
+// Shutdown records the directive telling the agent to stop.
+type Shutdown struct {
+	SubAgentID string `json:"subagent_id,omitempty"`
+	Reason     string `json:"reason"`
+}
+
+func (*Shutdown) Type() string { return TypeShutdown }
+
+func (s *Shutdown) Validate() error { return need("reason", s.Reason) }
+
+// InlineLimit is the largest text inlined in an entry; anything longer is
+// stored as a blob and named by hash.
+const InlineLimit = 4 << 10
+
+// Inline returns text as an (content, blob hash, blob) triple: inline when
+// short, else a blob to store with the entry.
+func Inline(text string) (content, blobHash string, blob []byte) {
+	if len(text) <= InlineLimit {
+		return text, "", nil
+	}
+	b := []byte(text)
+	return "", sum(b), b
+}
+
+// inlineOrBlob checks a content/blob pair: never both, and an inline
+// content's size must match.
+func inlineOrBlob(content, blob string, size int64) error {
+	if content != "" && blob != "" {
+		return errors.New("content and blob are exclusive")
+	}
+	if blob != "" {
+		return needHash("blob", blob, false)
+	}
+	if int64(len(content)) != size {
+		return errors.New("size does not match the inline content")
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package event
+
+import (
+	"errors"
+	"time"
+
+	"github.com/opx-dev/opx/ledger"
+)
+
+// Types of the ledger area.
+const (
+	TypeGenesis = ledger.TypeGenesis // ledger.genesis
+	TypeNote    = ledger.TypeNote    // ledger.note
+)
+
+func init() {
+	register(func() Payload { return &Genesis{} })
+	register(func() Payload { return &Note{} })
+}
+
+// Genesis is the first entry of every ledger; the ledger package writes it.
+type Genesis struct {
+	Format   string `json:"format"`
+	LedgerID string `json:"ledger_id"`
+	Created  string `json:"created"` // RFC 3339 UTC
+}
+
+func (*Genesis) Type() string { return TypeGenesis }
+
+func (g *Genesis) Validate() error {
+	if g.Format != ledger.Format {
+		return errors.New("format is not " + ledger.Format)
+	}
+	if len(g.LedgerID) != 32 {
+		return errors.New("ledger_id is not 32 hex characters")
+	}
+	if _, err := time.Parse(time.RFC3339Nano, g.Created); err != nil {
+		return errors.New("created is not RFC 3339")
+	}
+	return nil
+}
+
+// Note is an investigator's annotation (`opx ledger note`), optionally with
+// an attached file stored as a blob.
+type Note struct {
+	Author     string `json:"author"`
+	Text       string `json:"text"`
+	Attachment string `json:"attachment,omitempty"` // file name of the attachment
+	Blob       string `json:"blob,omitempty"`       // the attachment's content
+}
+
+func (*Note) Type() string { return TypeNote }
+
+func (n *Note) Validate() error {
+	if (n.Blob == "") != (n.Attachment == "") {
+		return errors.New("attachment and blob go together")
+	}
+	return firstErr(need("author", n.Author, "text", n.Text), needHash("blob", n.Blob, true))
+}

@@ -1,0 +1,106 @@
+package event
+
+import "errors"
+
+// Types of the security area.
+const (
+	TypeToolProposed      = "tool.proposed"
+	TypeShieldVerdict     = "shield.verdict"
+	TypeApprovalRequested = "approval.requested"
+	TypeApprovalResolved  = "approval.resolved"
+)
+
+func init() {
+	register(func() Payload { return &ToolProposed{} })
+	register(func() Payload { return &ShieldVerdict{} })
+	register(func() Payload { return &ApprovalRequested{} })
+	register(func() Payload { return &ApprovalResolved{} })
+}
+
+// Verdict decisions.
+const (
+	Allow    = "allow"
+	Block    = "block"
+	Escalate = "escalate"
+)
+
+// ToolProposed records a tool call the engine accepted for evaluation,
+// after parsing. ActionHash is BLAKE3 of the canonical action (tool and
+// canonical arguments); the engine re-checks it before executing. Mutating
+// says whether the tool changes the workspace, so verify can demand a
+// snapshot before it runs without knowing the tool.
+type ToolProposed struct {
+	SubAgentID string `json:"subagent_id,omitempty"`
+	MessageID  string `json:"message_id,omitempty"`
+	CallID     string `json:"call_id"`
+	Tool       string `json:"tool"`
+	Arguments  string `json:"arguments"` // canonical JSON text
+	ActionHash string `json:"action_hash"`
+	Mutating   bool   `json:"mutating"`
+}
+
+func (*ToolProposed) Type() string { return TypeToolProposed }
+
+func (p *ToolProposed) Validate() error {
+	return firstErr(need("call_id", p.CallID, "tool", p.Tool), needHash("action_hash", p.ActionHash, false))
+}
+
+// ShieldVerdict records one decision about a proposal: which tier decided,
+// by which rule, why, on which action and under which policy, so the
+// verdict can be re-derived later.
+type ShieldVerdict struct {
+	SubAgentID string `json:"subagent_id,omitempty"`
+	CallID     string `json:"call_id"`
+	Decision   string `json:"decision"`
+	Tier       int    `json:"tier"` // 0 policy, 1 heuristics, 2 LLM evaluator, 3 human; -1 hard-coded protection
+	Rule       string `json:"rule"`
+	Reason     string `json:"reason"`
+	ActionHash string `json:"action_hash"`
+	PolicyHash string `json:"policy_hash"`
+}
+
+func (*ShieldVerdict) Type() string { return TypeShieldVerdict }
+
+func (v *ShieldVerdict) Validate() error {
+	if v.Tier < -1 || v.Tier > 3 {
+		return errors.New("tier must be -1..3")
+	}
+	return firstErr(need("call_id", v.CallID, "rule", v.Rule), oneOf("decision", v.Decision, Allow, Block, Escalate),
+		needHash("action_hash", v.ActionHash, false), needHash("policy_hash", v.PolicyHash, false))
+}
+
+// ApprovalRequested records an escalation to a human.
+type ApprovalRequested struct {
+	ApprovalID string `json:"approval_id"`
+	CallID     string `json:"call_id"`
+	Tool       string `json:"tool"`
+	Reason     string `json:"reason"`
+	TimeoutMS  int64  `json:"timeout_ms"`
+}
+
+func (*ApprovalRequested) Type() string { return TypeApprovalRequested }
+
+func (a *ApprovalRequested) Validate() error {
+	if a.TimeoutMS <= 0 {
+		return errors.New("timeout_ms must be positive")
+	}
+	return need("approval_id", a.ApprovalID, "call_id", a.CallID, "tool", a.Tool)
+}
+
+// ApprovalResolved records the human's answer, or the timeout that denied.
+type ApprovalResolved struct {
+	ApprovalID string `json:"approval_id"`
+	CallID     string `json:"call_id"`
+	Approved   bool   `json:"approved"`
+	By         string `json:"by"` // who answered, or "timeout"
+	Reason     string `json:"reason,omitempty"`
+}
+
+func (*ApprovalResolved) Type() string { return TypeApprovalResolved }
+
+func (a *ApprovalResolved) Validate() error {
+	if a.By == "timeout" && a.Approved {
+		return errors.New("a timeout cannot approve")
+	}
+	return need("approval_id", a.ApprovalID, "call_id", a.CallID, "by", a.By)
+}

@@ -1,0 +1,49 @@
+package event
+
+// Types of the session area.
+const (
+	TypeSessionCreated = "session.created"
+	TypeSessionTitled  = "session.titled"
+	TypeClientMessage  = "client.message"
+)
+
+func init() {
+	register(func() Payload { return &SessionCreated{} })
+	register(func() Payload { return &SessionTitled{} })
+	register(func() Payload { return &ClientMessage{} })
+}
+
+// SessionCreated opens a session; the entry's session field is its id.
+// Sub-agent sessions name their parent.
+type SessionCreated struct {
+	Mode          string `json:"mode"` // normal or otr
+	Title         string `json:"title,omitempty"`
+	ParentSession string `json:"parent_session,omitempty"`
+	SubAgentID    string `json:"subagent_id,omitempty"`
+}
+
+func (*SessionCreated) Type() string { return TypeSessionCreated }
+
+func (s *SessionCreated) Validate() error { return oneOf("mode", s.Mode, "normal", "otr") }
+
+// SessionTitled sets or changes a session's title.
+type SessionTitled struct {
+	Title string `json:"title"`
+}
+
+func (*SessionTitled) Type() string { return TypeSessionTitled }
+
+func (s *SessionTitled) Validate() error { return need("title", s.Title) }
+
+// ClientMessage records a user message as a client sent it.
+type ClientMessage struct {
+	MessageID string `json:"message_id"`
+	Content   string `json:"content"`
+	Client    string `json:"client,omitempty"` // e.g. "opx send", "opx chat"
+}
+
+func (*ClientMessage) Type() string { return TypeClientMessage }
+
+func (m *ClientMessage) Validate() error {
+	return need("message_id", m.MessageID, "content", m.Content)
+}
