@@ -89,6 +89,9 @@ func (c *Causality) Check(e *ledger.Entry) error {
 	case TypeSnapshot:
 		st.snapshot = true
 	case TypeExecStarted:
+		// Marked started even when a rule is broken, so its completion is
+		// not reported a second time.
+		defer func() { st.started = true }()
 		switch {
 		case st.blocked:
 			return fmt.Errorf("call %s executed although it was blocked", f.CallID)
@@ -103,7 +106,6 @@ func (c *Causality) Check(e *ledger.Entry) error {
 		case st.started:
 			return fmt.Errorf("call %s executed twice", f.CallID)
 		}
-		st.started = true
 	case TypeExecCompleted, TypeExecFailed:
 		if !st.started {
 			return fmt.Errorf("%s for call %s, which never started", e.Type, f.CallID)
