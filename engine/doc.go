@@ -1,0 +1,18 @@
+// Package engine is opx's privileged process: the only ledger writer at run
+// time, the gRPC server the sandboxed agent and the clients talk to, the LLM
+// gateway, and the tool pipeline that judges, snapshots and executes what
+// the agent proposes.
+//
+// # Invariants
+//
+//   - Everything the engine learns or decides is recorded through the
+//     Recorder, in the order it happened: every AgentEvent received, every
+//     EngineDirective sent, every model exchange, verdict and execution.
+//   - Write-ahead: a tool's proposal and verdicts are durable (the Sync
+//     exec.started fsyncs them) before its executor runs, and its result is
+//     durable before the result is delivered.
+//   - A ledger failure stops the engine: nothing runs that could not be
+//     recorded.
+//   - What runs is exactly what was judged: the action hash over the tool
+//     and its canonical arguments is re-checked before execution.
+package engine

@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+)
+
+// Proposal is a parsed tool call as Shield sees it.
+type Proposal struct {
+	Session, SubAgentID, MessageID, CallID string
+	Tool                                   string
+	Args                                   json.RawMessage // canonical JSON object
+	ActionHash                             ledger.Hash
+	Def                                    executor.ToolDef
+	Known                                  bool // the tool exists in the registry
+}
+
+// Verdict is one tier's decision on a proposal.
+type Verdict struct {
+	Decision string // event.Allow, event.Block or event.Escalate
+	Tier     int
+	Rule     string
+	Reason   string
+}
+
+// Evaluator judges proposals. Shield implements it; until Shield exists the
+// engine runs ReadOnlyPolicy.
+type Evaluator interface {
+	// PolicyHash is the BLAKE3 of the policy in force, recorded with
+	// every verdict.
+	PolicyHash() ledger.Hash
+	// Evaluate returns the verdict of every tier consulted, in order; the
+	// last one decides, and any block blocks.
+	Evaluate(ctx context.Context, p Proposal) []Verdict
+}
+
+// ReadOnlyPolicy allows exactly the registered tools that do not change
+// the workspace and blocks everything else. It is the engine's policy until
+// Shield arrives, and every verdict says so.
+type ReadOnlyPolicy struct{}
+
+// readOnlyPolicyText is what the read-only policy's hash is taken of.
+const readOnlyPolicyText = "opx read-only policy v1: allow registered tools that do not change the workspace; block everything else\n"
+
+// PolicyHash implements Evaluator.
+func (ReadOnlyPolicy) PolicyHash() ledger.Hash { return ledger.Sum([]byte(readOnlyPolicyText)) }
+
+// Evaluate implements Evaluator.
+func (ReadOnlyPolicy) Evaluate(_ context.Context, p Proposal) []Verdict {
+	switch {
+	case !p.Known:
+		return []Verdict{{event.Block, 0, "read-only-policy:unknown-tool", fmt.Sprintf("no tool named %q", p.Tool)}}
+	case p.Def.Mutating:
+		return []Verdict{{event.Block, 0, "read-only-policy:mutating", p.Tool + " changes the workspace; the read-only policy allows only tools that do not"}}
+	default:
+		return []Verdict{{event.Allow, 0, "read-only-policy:read-only", p.Tool + " does not change the workspace"}}
+	}
+}
+
+// ToolOutcome is what the pipeline answers the agent.
+type ToolOutcome struct {
+	Content string
+	IsError bool
+}
+
+// Pipeline runs the seeds' handleToolProposal steps: parse, action hash,
+// record the proposal, evaluate, record the verdicts, re-check the action
+// hash, execute, record the result. Proposal and verdicts become durable
+// with the Sync exec.started before the executor runs, and the result is
+// durable before Handle returns (DESIGN's write-ahead rule).
+type Pipeline struct {
+	Recorder  *Recorder
+	Tools     *executor.Registry
+	Evaluator Evaluator
+	// Timeout bounds one execution; default 2 minutes.
+	Timeout time.Duration
+}
+
+// ActionHash is BLAKE3 of the tool name, a newline and the canonical
+// arguments: what Shield judged and what the executor must run.
+func ActionHash(tool string, canonicalArgs []byte) ledger.Hash {
+	b := make([]byte, 0, len(tool)+1+len(canonicalArgs))
+	b = append(append(append(b, tool...), '\n'), canonicalArgs...)
+	return ledger.Sum(b)
+}
+
+// Handle takes one proposed tool call through the pipeline. The error is
+// non-nil only when the ledger failed, in which case nothing was executed
+// after the failure and the engine must stop.
+func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, callID, tool, arguments string) (ToolOutcome, error) {
+	args, perr := parseArgs(arguments)
+	if perr != nil {
+		// Nothing to judge: the raw call is in agent.tool_call already.
+		return ToolOutcome{Content: "error: " + perr.Error(), IsError: true}, nil
+	}
+	def, known := p.Tools.Def(tool)
+	prop := Proposal{Session: session, SubAgentID: subagent, MessageID: messageID, CallID: callID, Tool: tool,
+		Args: args, ActionHash: ActionHash(tool, args), Def: def, Known: known}
+	if _, err := p.Recorder.Record(ctx, ledger.Async, session, &event.ToolProposed{SubAgentID: subagent, MessageID: messageID,
+		CallID: callID, Tool: tool, Arguments: string(args), ActionHash: prop.ActionHash.String(), Mutating: def.Mutating}); err != nil {
+		return ToolOutcome{}, err
+	}
+
+	verdicts := p.Evaluator.Evaluate(ctx, prop)
+	policy := p.Evaluator.PolicyHash().String()
+	decision, blocker := "", Verdict{}
+	for _, v := range verdicts {
+		if _, err := p.Recorder.Record(ctx, ledger.Async, session, &event.ShieldVerdict{SubAgentID: subagent, CallID: callID,
+			Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason, ActionHash: prop.ActionHash.String(), PolicyHash: policy}); err != nil {
+			return ToolOutcome{}, err
+		}
+		decision = v.Decision
+		if v.Decision == event.Block && blocker.Rule == "" {
+			blocker = v
+		}
+	}
+	switch {
+	case blocker.Rule != "":
+		return ToolOutcome{Content: fmt.Sprintf("blocked by Shield (%s): %s", blocker.Rule, blocker.Reason), IsError: true}, nil
+	case decision != event.Allow:
+		// No verdict, or an escalation with no one to ask yet: fail closed.
+		return ToolOutcome{Content: "blocked: no allowing verdict for " + tool, IsError: true}, nil
+	case def.Mutating:
+		// Mutating tools need a Chronicle snapshot first; the pipeline has
+		// none yet, so it refuses rather than run unrecoverable changes.
+		return ToolOutcome{Content: "blocked: " + tool + " changes the workspace and no snapshot can be taken yet", IsError: true}, nil
+	}
+	// Re-check: what runs is exactly what was judged. Evaluators hold
+	// the same args slice; one that altered it in place is caught here.
+	if ActionHash(tool, args) != prop.ActionHash {
+		return ToolOutcome{Content: "blocked: the action changed after it was judged", IsError: true}, nil
+	}
+	if _, err := p.Recorder.Record(ctx, ledger.Sync, session, &event.ExecStarted{SubAgentID: subagent, CallID: callID, Tool: tool,
+		ActionHash: prop.ActionHash.String()}); err != nil {
+		return ToolOutcome{}, err
+	}
+	timeout := p.Timeout
+	if timeout <= 0 {
+		timeout = 2 * time.Minute
+	}
+	xctx, cancel := context.WithTimeout(ctx, timeout)
+	start := time.Now()
+	res := p.Tools.Execute(xctx, executor.Call{ID: callID, Tool: tool, Args: args})
+	cancel()
+	dur := time.Since(start).Milliseconds()
+	content, blobHash, blob := event.Inline(res.Content)
+	var blobs [][]byte
+	if blob != nil {
+		blobs = append(blobs, blob)
+	}
+	exitCode := 0
+	if res.IsError {
+		exitCode = 1
+	}
+	if _, err := p.Recorder.Record(ctx, ledger.Sync, session, &event.ExecCompleted{SubAgentID: subagent, CallID: callID, Tool: tool,
+		Result: content, ResultBlob: blobHash, Size: int64(len(res.Content)), ExitCode: exitCode, DurationMS: dur, Post: []event.PostState{}}, blobs...); err != nil {
+		return ToolOutcome{}, err
+	}
+	return ToolOutcome{Content: res.Content, IsError: res.IsError}, nil
+}
+
+// parseArgs checks that arguments are one JSON object in the ledger's
+// profile (integers only) and returns its canonical form.
+func parseArgs(arguments string) (json.RawMessage, error) {
+	s := bytes.TrimSpace([]byte(arguments))
+	if len(s) == 0 {
+		s = []byte("{}")
+	}
+	if s[0] != '{' {
+		return nil, fmt.Errorf("tool arguments must be a JSON object")
+	}
+	c, err := ledger.Canonicalize(s)
+	if err != nil {
+		return nil, fmt.Errorf("tool arguments: %v", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+)
+
+// maxCoalesced bounds the text of one agent.tokens entry.
+const maxCoalesced = 4 << 10
+
+// Recorder is the engine's only way to write the ledger. It appends typed
+// payloads in the order they are recorded and coalesces streamed tokens.
+//
+// Order: every Record first flushes pending tokens, so the ledger shows
+// tokens and events in the order the engine saw them. Durability: Sync
+// returns only once the entry and everything recorded before it are
+// fsynced; the append itself happens under the lock as Async so a slow
+// fsync never blocks other sessions from recording.
+type Recorder struct {
+	l  *ledger.Ledger
+	mu sync.Mutex
+
+	pending struct {
+		session, subagent, messageID string
+		text                         strings.Builder
+		count                        int
+	}
+}
+
+// NewRecorder records into l.
+func NewRecorder(l *ledger.Ledger) *Recorder { return &Recorder{l: l} }
+
+// Ledger returns the ledger recorded into.
+func (r *Recorder) Ledger() *ledger.Ledger { return r.l }
+
+// Record appends p (and the blobs it names) and returns its seq.
+func (r *Recorder) Record(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) (uint64, error) {
+	rec, err := event.Record(session, p, blobs...)
+	if err != nil {
+		return 0, err
+	}
+	r.mu.Lock()
+	err = r.flushLocked(ctx)
+	var app []ledger.Appended
+	if err == nil {
+		app, err = r.l.Append(ctx, ledger.Async, rec)
+	}
+	r.mu.Unlock()
+	if err != nil {
+		return 0, fmt.Errorf("record %s: %w", p.Type(), err)
+	}
+	if d == ledger.Sync {
+		if err := r.l.Sync(ctx); err != nil {
+			return app[0].Seq, fmt.Errorf("record %s: %w", p.Type(), err)
+		}
+	}
+	return app[0].Seq, nil
+}
+
+// Token adds one streamed token to the pending agent.tokens entry of its
+// message, starting a new entry when the message changes or the text grows
+// past maxCoalesced.
+func (r *Recorder) Token(ctx context.Context, session, subagent, messageID, token string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := &r.pending
+	if p.count > 0 && (p.session != session || p.subagent != subagent || p.messageID != messageID || p.text.Len()+len(token) > maxCoalesced) {
+		if err := r.flushLocked(ctx); err != nil {
+			return err
+		}
+	}
+	p.session, p.subagent, p.messageID = session, subagent, messageID
+	p.text.WriteString(token)
+	p.count++
+	return nil
+}
+
+// Flush writes pending tokens (Async).
+func (r *Recorder) Flush(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.flushLocked(ctx)
+}
+
+func (r *Recorder) flushLocked(ctx context.Context) error {
+	p := &r.pending
+	if p.count == 0 {
+		return nil
+	}
+	rec, err := event.Record(p.session, &event.AgentTokens{SubAgentID: p.subagent, MessageID: p.messageID, Text: p.text.String(), Count: p.count})
+	p.text.Reset()
+	p.count = 0
+	if err != nil {
+		return err
+	}
+	if _, err := r.l.Append(ctx, ledger.Async, rec); err != nil {
+		return fmt.Errorf("record agent.tokens: %w", err)
+	}
+	return nil
+}
