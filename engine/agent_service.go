@@ -1,0 +1,334 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// readyTimeout bounds the wait for an agent's first message.
+const readyTimeout = 10 * time.Second
+
+// agentService serves AgentService.RunSession: the one stream between the
+// engine and its sandboxed agent.
+type agentService struct {
+	opxv1.UnimplementedAgentServiceServer
+	e *Engine
+}
+
+// agentConn is an accepted agent stream. Sends are serialized, and each
+// directive is recorded before it is sent, under the same lock, so the
+// ledger holds directives in the order the agent receives them.
+type agentConn struct {
+	id     string
+	stream opxv1.AgentService_RunSessionServer
+	mu     sync.Mutex
+}
+
+func (a *agentConn) send(ctx context.Context, e *Engine, session string, p event.Payload, d *opxv1.EngineDirective, blobs ...[]byte) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, err := e.rec.Record(context.WithoutCancel(ctx), ledger.Async, session, p, blobs...); err != nil {
+		e.fatal(err)
+		return err
+	}
+	return a.stream.Send(d)
+}
+
+// RunSession authenticates the agent by the token in its first message,
+// records its canary, and then records and handles every event it sends.
+func (s *agentService) RunSession(stream opxv1.AgentService_RunSessionServer) error {
+	e := s.e
+	ctx := stream.Context()
+	first, err := recvTimeout(stream, readyTimeout)
+	if err != nil {
+		return status.Errorf(codes.DeadlineExceeded, "no AgentReady: %v", err)
+	}
+	ready := first.GetAgentReady()
+	if ready == nil {
+		e.record(ctx, ledger.Sync, "", &event.AgentError{Code: "protocol", Message: fmt.Sprintf("first agent message was %T, not AgentReady; stream refused", first.GetEvent())})
+		return status.Error(codes.InvalidArgument, "the first message must be AgentReady")
+	}
+	agentID := clip(ready.AgentId, 64)
+	if agentID == "" {
+		agentID = "unnamed"
+	}
+	e.mu.Lock()
+	want := e.agentToken
+	e.mu.Unlock()
+	canary, canaryErr := parseCanary(ready.SandboxCanaryJson)
+	if !tokenEqual(ready.Token, want) {
+		e.record(ctx, ledger.Sync, "", &event.AgentReady{AgentID: agentID, TokenValid: false, CanaryStatus: canary.Status})
+		e.opts.Logf("engine: rejected an agent stream with a wrong token")
+		return status.Error(codes.PermissionDenied, "wrong agent token")
+	}
+	action, reason := "accepted", ""
+	switch {
+	case canaryErr != nil:
+		action, reason = "killed", canaryErr.Error()
+	case canary.Status == event.CanarySandboxed:
+	case canary.Status == event.CanaryUnavailable:
+		action, reason = "warned", "no sandbox on this system: the agent runs unconfined"
+		e.opts.Logf("engine: WARNING: the agent is NOT sandboxed (%s)", canary.Summary)
+	default:
+		action, reason = "killed", "canary status "+canary.Status+": the sandbox does not hold"
+	}
+	e.record(ctx, ledger.Async, "", &event.SandboxCanary{AgentID: agentID, Result: canary, Action: action, Reason: reason})
+	e.record(ctx, ledger.Sync, "", &event.AgentReady{AgentID: agentID, TokenValid: true, CanaryStatus: canary.Status})
+	if action == "killed" {
+		return status.Error(codes.PermissionDenied, reason)
+	}
+
+	conn := &agentConn{id: agentID, stream: stream}
+	e.mu.Lock()
+	if e.agent != nil {
+		e.mu.Unlock()
+		e.record(ctx, ledger.Sync, "", &event.AgentError{Code: "protocol", Message: "a second agent stream while one is connected; refused"})
+		return status.Error(codes.AlreadyExists, "an agent is already connected")
+	}
+	e.agent, e.canary = conn, &canary
+	close(e.agentReady)
+	e.mu.Unlock()
+	defer e.disconnect(conn)
+
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		e.handleAgentEvent(ctx, conn, ev)
+	}
+}
+
+// disconnect forgets conn if it is still the connected agent.
+func (e *Engine) disconnect(conn *agentConn) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.agent == conn {
+		e.agent = nil
+		e.agentReady = make(chan struct{})
+	}
+}
+
+// recvTimeout receives one event or gives up after d.
+func recvTimeout(stream opxv1.AgentService_RunSessionServer, d time.Duration) (*opxv1.AgentEvent, error) {
+	type res struct {
+		ev  *opxv1.AgentEvent
+		err error
+	}
+	c := make(chan res, 1)
+	go func() { ev, err := stream.Recv(); c <- res{ev, err} }()
+	select {
+	case r := <-c:
+		return r.ev, r.err
+	case <-time.After(d):
+		return nil, fmt.Errorf("timed out after %v", d)
+	}
+}
+
+// parseCanary decodes the agent's canary result. A result that is missing
+// or malformed counts as unsandboxed: the engine cannot vouch for it.
+func parseCanary(js string) (event.Canary, error) {
+	var c event.Canary
+	if err := json.Unmarshal([]byte(js), &c); err != nil {
+		return event.Canary{Status: event.CanaryUnsandboxed, Summary: "malformed canary result", Probes: []event.Probe{}}, fmt.Errorf("malformed canary result: %v", err)
+	}
+	if c.Probes == nil {
+		c.Probes = []event.Probe{}
+	}
+	if err := (&event.SandboxCanary{AgentID: "x", Action: "warned", Result: c}).Validate(); err != nil {
+		return event.Canary{Status: event.CanaryUnsandboxed, Summary: "inconsistent canary result", Probes: []event.Probe{}}, fmt.Errorf("inconsistent canary result: %v", err)
+	}
+	return c, nil
+}
+
+// clip bounds a string from the agent for the ledger and logs.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// recordFromAgent records a payload built from the agent's input. A
+// payload the agent made invalid (an empty call id, say) is recorded as an
+// agent.error describing it instead, so hostile input is on record but
+// cannot stop the engine.
+func (e *Engine) recordFromAgent(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) uint64 {
+	if err := p.Validate(); err != nil {
+		return e.record(ctx, d, session, &event.AgentError{Code: "malformed_event", Message: clip(fmt.Sprintf("%s from the agent refused: %v", p.Type(), err), 1024)})
+	}
+	return e.record(ctx, d, session, p, blobs...)
+}
+
+// handleAgentEvent records one event and acts on it.
+func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv1.AgentEvent) {
+	switch x := ev.Event.(type) {
+	case *opxv1.AgentEvent_LlmToken:
+		f := e.message(x.LlmToken.MessageId)
+		session := ""
+		if f != nil {
+			session = f.session
+		}
+		if err := e.rec.Token(ctx, session, "", clip(x.LlmToken.MessageId, 128), x.LlmToken.Token); err != nil {
+			e.fatal(err)
+			return
+		}
+		if f != nil {
+			e.publish(session, f.messageID, "token", 0, map[string]string{"text": x.LlmToken.Token})
+		}
+	case *opxv1.AgentEvent_ToolCall:
+		tc := x.ToolCall
+		f := e.message(tc.MessageId)
+		if f == nil {
+			e.recordFromAgent(ctx, ledger.Async, "", &event.AgentToolCall{MessageID: tc.MessageId, CallID: tc.CallId, Tool: tc.ToolName, Arguments: tc.ArgumentsJson})
+			e.reply(ctx, conn, "", tc.CallId, "error: no message in flight with id "+clip(tc.MessageId, 128), true)
+			return
+		}
+		seq := e.recordFromAgent(ctx, ledger.Async, f.session, &event.AgentToolCall{MessageID: tc.MessageId, CallID: tc.CallId, Tool: tc.ToolName, Arguments: tc.ArgumentsJson})
+		if tc.CallId == "" || tc.ToolName == "" {
+			e.reply(ctx, conn, f.session, tc.CallId, "error: a tool call needs a call id and a tool name", true)
+			return
+		}
+		e.mu.Lock()
+		f.toolCalls++
+		over := f.toolCalls > e.opts.MaxToolCalls
+		e.mu.Unlock()
+		if over {
+			e.reply(ctx, conn, f.session, tc.CallId, fmt.Sprintf("error: more than %d tool calls for one message", e.opts.MaxToolCalls), true)
+			return
+		}
+		e.publish(f.session, f.messageID, "tool_call", seq, map[string]string{"call_id": tc.CallId, "tool": tc.ToolName, "arguments": clip(tc.ArgumentsJson, 4096)})
+		go func() {
+			out, err := e.pipe.Handle(ctx, f.session, "", f.messageID, tc.CallId, tc.ToolName, tc.ArgumentsJson)
+			if err != nil {
+				e.fatal(err)
+				return
+			}
+			e.reply(ctx, conn, f.session, tc.CallId, out.Content, out.IsError)
+			e.publish(f.session, f.messageID, "tool_result", 0, map[string]any{"call_id": tc.CallId, "is_error": out.IsError, "content": clip(out.Content, 4096)})
+		}()
+	case *opxv1.AgentEvent_ToolDefsRequest:
+		r := x.ToolDefsRequest
+		e.recordFromAgent(ctx, ledger.Async, "", &event.ToolDefsRequest{CallID: r.CallId, Groups: nonNil(r.Groups)})
+		defs, _ := e.tools.Group(r.Groups...)
+		names := make([]string, 0, len(defs))
+		for _, d := range defs {
+			names = append(names, d.Name)
+		}
+		_ = conn.send(ctx, e, "", &event.ToolDefs{CallID: nonEmpty(r.CallId), Groups: nonNil(r.Groups), Tools: names},
+			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ToolDefs{ToolDefs: &opxv1.ToolDefsDelivery{CallId: r.CallId, Tools: protoDefs(defs)}}})
+	case *opxv1.AgentEvent_MemoryFlush:
+		content, h, blob := event.Inline(x.MemoryFlush.Content)
+		var blobs [][]byte
+		if blob != nil {
+			blobs = append(blobs, blob)
+		}
+		e.recordFromAgent(ctx, ledger.Async, "", &event.MemoryFlush{Content: content, Blob: h, Size: int64(len(x.MemoryFlush.Content))}, blobs...)
+	case *opxv1.AgentEvent_ResponseComplete:
+		rc := x.ResponseComplete
+		f := e.message(rc.MessageId)
+		session := ""
+		if f != nil {
+			session = f.session
+		}
+		p := &event.ResponseComplete{MessageID: rc.MessageId, Content: rc.Content, Thoughts: []event.Thought{}}
+		for _, t := range rc.Thoughts {
+			p.Thoughts = append(p.Thoughts, event.Thought{Stage: t.Stage, Summary: t.Summary, Detail: string(t.Detail)})
+		}
+		if u := rc.TokenUsage; u != nil {
+			p.Usage = event.Usage{InputTokens: max(u.InputTokens, 0), OutputTokens: max(u.OutputTokens, 0), TotalTokens: max(u.TotalTokens, 0)}
+		}
+		seq := e.recordFromAgent(ctx, ledger.Sync, session, p)
+		if f == nil {
+			return
+		}
+		e.mu.Lock()
+		if s := e.sessions[session]; s != nil {
+			now := time.Now()
+			s.history = append(s.history, assistantMessage(p, now))
+			s.updated = now
+		}
+		delete(e.inflight, f.messageID)
+		e.mu.Unlock()
+		e.publish(session, f.messageID, "response_complete", seq, map[string]any{"content": rc.Content, "usage": p.Usage})
+		f.finish()
+	case *opxv1.AgentEvent_Error:
+		ae := x.Error
+		f := e.message(ae.MessageId)
+		session := ""
+		if f != nil {
+			session = f.session
+		}
+		code := clip(ae.Code, 64)
+		if code == "" {
+			code = "unspecified"
+		}
+		msg := clip(ae.Message, 4096)
+		if msg == "" {
+			msg = "(no message)"
+		}
+		seq := e.record(ctx, ledger.Async, session, &event.AgentError{MessageID: ae.MessageId, Code: code, Message: msg})
+		if f != nil {
+			e.mu.Lock()
+			delete(e.inflight, f.messageID)
+			e.mu.Unlock()
+			e.publish(session, f.messageID, "error", seq, map[string]string{"code": code, "message": msg})
+			f.finish()
+		}
+	default:
+		e.record(ctx, ledger.Async, "", &event.AgentError{Code: "protocol", Message: fmt.Sprintf("unexpected agent message %T", ev.Event)})
+	}
+}
+
+// reply records and sends a tool result.
+func (e *Engine) reply(ctx context.Context, conn *agentConn, session, callID, content string, isError bool) {
+	inline, h, blob := event.Inline(content)
+	p := &event.ToolResult{CallID: nonEmpty(callID), Content: inline, Blob: h, Size: int64(len(content)), IsError: isError}
+	d := &opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ToolResult{ToolResult: &opxv1.ToolResultDelivery{CallId: callID, Content: content, IsError: isError}}}
+	var blobs [][]byte
+	if blob != nil {
+		blobs = append(blobs, blob)
+	}
+	if err := conn.send(ctx, e, session, p, d, blobs...); err != nil {
+		e.opts.Logf("engine: deliver tool result %s: %v", callID, err)
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// nonEmpty names a missing call id in the record.
+func nonEmpty(id string) string {
+	if strings.TrimSpace(id) == "" {
+		return "(none)"
+	}
+	return clip(id, 128)
+}
+
+func protoDefs(defs []executor.ToolDef) []*opxv1.ToolDef {
+	out := make([]*opxv1.ToolDef, 0, len(defs))
+	for _, d := range defs {
+		out = append(out, &opxv1.ToolDef{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema, Group: d.Group})
+	}
+	return out
+}

@@ -1,0 +1,240 @@
+package engine
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// MaxMessageBytes bounds a user message.
+const MaxMessageBytes = 256 << 10
+
+// agentWait bounds how long SendMessage waits for an agent to connect.
+const agentWait = 30 * time.Second
+
+// clientService serves ClientService to authenticated clients.
+type clientService struct {
+	opxv1.UnimplementedClientServiceServer
+	e *Engine
+}
+
+// SendMessage records the message, hands it to the agent and streams the
+// session's pipeline events until the agent answered it (or failed).
+func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv1.ClientService_SendMessageServer) error {
+	e := c.e
+	ctx := stream.Context()
+	switch {
+	case strings.TrimSpace(req.Content) == "":
+		return status.Error(codes.InvalidArgument, "empty message")
+	case len(req.Content) > MaxMessageBytes:
+		return status.Errorf(codes.InvalidArgument, "message of %d bytes is over the %d byte limit", len(req.Content), MaxMessageBytes)
+	case !utf8.ValidString(req.Content):
+		return status.Error(codes.InvalidArgument, "message is not valid UTF-8")
+	}
+	mode := req.Mode
+	if mode == "" {
+		mode = "normal"
+	}
+	if mode != "normal" && mode != "otr" {
+		return status.Errorf(codes.InvalidArgument, "mode %q is not normal or otr", clip(mode, 32))
+	}
+	agent, err := e.waitAgent(ctx, agentWait)
+	if err != nil {
+		return status.Errorf(codes.Unavailable, "%v", err)
+	}
+
+	sessionID := req.SessionId
+	e.mu.Lock()
+	s := e.sessions[sessionID]
+	e.mu.Unlock()
+	newSession := sessionID == ""
+	if newSession {
+		tok, err := newToken()
+		if err != nil {
+			return err
+		}
+		sessionID = "ses_" + tok[:16]
+	} else if s == nil {
+		return status.Errorf(codes.NotFound, "no session %q", clip(sessionID, 128))
+	}
+	tok, err := newToken()
+	if err != nil {
+		return err
+	}
+	msgID := "msg_" + tok[:16]
+	if req.MessageId != "" {
+		msgID = clip(req.MessageId, 128)
+	}
+	sub := e.bc.Subscribe(sessionID)
+	defer sub.Close()
+
+	if newSession {
+		title := titleOf(req.Content)
+		seq := e.record(ctx, ledger.Async, sessionID, &event.SessionCreated{Mode: mode, Title: title})
+		now := time.Now()
+		s = &session{id: sessionID, mode: mode, title: title, created: now, updated: now}
+		e.mu.Lock()
+		e.sessions[sessionID] = s
+		e.mu.Unlock()
+		e.publish(sessionID, msgID, "session_created", seq, map[string]string{"session_id": sessionID, "title": title})
+	}
+	f := &inflight{session: sessionID, messageID: msgID, done: make(chan struct{})}
+	e.mu.Lock()
+	if e.inflight[msgID] != nil {
+		e.mu.Unlock()
+		return status.Errorf(codes.AlreadyExists, "message %q is already in flight", msgID)
+	}
+	e.inflight[msgID] = f
+	history := append([]*opxv1.ChatMessage(nil), s.history...)
+	now := time.Now()
+	s.history = append(s.history, &opxv1.ChatMessage{Id: msgID, Role: "user", Content: req.Content, Timestamp: now.UnixNano()})
+	s.updated = now
+	e.mu.Unlock()
+
+	seq := e.record(ctx, ledger.Async, sessionID, &event.ClientMessage{MessageID: msgID, Content: req.Content, Client: clientName(ctx)})
+	e.publish(sessionID, msgID, "message", seq, map[string]string{"content": req.Content})
+	defs, _ := e.tools.Group(e.tools.Groups()...)
+	names := make([]string, 0, len(defs))
+	for _, d := range defs {
+		names = append(names, d.Name)
+	}
+	err = agent.send(ctx, e, sessionID, &event.ProcessRequest{MessageID: msgID, Content: req.Content, Mode: mode, History: len(history), Tools: names},
+		&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ProcessRequest{ProcessRequest: &opxv1.ProcessRequest{
+			SessionId: sessionID, MessageId: msgID, Content: req.Content, Mode: mode, History: history, Tools: protoDefs(defs)}}})
+	if err != nil {
+		e.mu.Lock()
+		delete(e.inflight, msgID)
+		e.mu.Unlock()
+		return status.Errorf(codes.Unavailable, "deliver the message to the agent: %v", err)
+	}
+	for {
+		select {
+		case ev, ok := <-sub.C:
+			if !ok {
+				return status.Error(codes.ResourceExhausted, "client fell too far behind; read the rest from the ledger")
+			}
+			if err := stream.Send(ev); err != nil {
+				return err
+			}
+			if ev.MessageId == msgID && (ev.Type == "response_complete" || ev.Type == "error") {
+				return nil
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// titleOf makes a session title from its first message.
+func titleOf(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= 60 {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:57]) + "..."
+}
+
+// clientName is what a client calls itself (metadata "opx-client").
+func clientName(ctx context.Context) string {
+	if v := metadataValue(ctx, "opx-client"); v != "" {
+		return clip(v, 64)
+	}
+	return "grpc"
+}
+
+// ListSessions lists sessions, most recently updated first.
+func (c *clientService) ListSessions(_ context.Context, req *opxv1.ListSessionsRequest) (*opxv1.ListSessionsResponse, error) {
+	e := c.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := &opxv1.ListSessionsResponse{}
+	for _, s := range e.sessions {
+		if s.mode == "otr" && !req.IncludeOtr {
+			continue
+		}
+		out.Sessions = append(out.Sessions, &opxv1.SessionInfo{Id: s.id, Title: s.title, Mode: s.mode,
+			CreatedAt: s.created.UnixNano(), UpdatedAt: s.updated.UnixNano(), MessageCount: int64(len(s.history))})
+	}
+	sort.Slice(out.Sessions, func(i, j int) bool {
+		a, b := out.Sessions[i], out.Sessions[j]
+		if a.UpdatedAt != b.UpdatedAt {
+			return a.UpdatedAt > b.UpdatedAt
+		}
+		return a.Id < b.Id
+	})
+	return out, nil
+}
+
+// GetHistory returns a session's messages, oldest first.
+func (c *clientService) GetHistory(_ context.Context, req *opxv1.GetHistoryRequest) (*opxv1.GetHistoryResponse, error) {
+	e := c.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.sessions[req.SessionId]
+	if s == nil {
+		return nil, status.Errorf(codes.NotFound, "no session %q", clip(req.SessionId, 128))
+	}
+	h := s.history
+	if req.Offset > 0 {
+		h = h[min(int(req.Offset), len(h)):]
+	}
+	if req.Limit > 0 && int(req.Limit) < len(h) {
+		h = h[:req.Limit]
+	}
+	return &opxv1.GetHistoryResponse{Messages: h}, nil
+}
+
+// ResolveApproval is not served until Shield can escalate.
+func (c *clientService) ResolveApproval(context.Context, *opxv1.ApprovalRequest) (*opxv1.ApprovalResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "approvals arrive with Shield: the read-only policy never escalates")
+}
+
+// GetStatus reports the processes, the sandbox and the ledger head.
+func (c *clientService) GetStatus(context.Context, *opxv1.StatusRequest) (*opxv1.StatusResponse, error) {
+	e := c.e
+	h, err := e.opts.Ledger.Head()
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "ledger head: %v", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := &opxv1.StatusResponse{Version: e.opts.Version, Workspace: e.opts.Workspace, ManagerPid: int64(e.opts.ManagerPID),
+		EnginePid: int64(pid), AgentPid: int64(e.agentPID), GrpcPort: int64(e.port),
+		LedgerHeadSeq: h.Seq, LedgerHeadHash: h.Hash.String(), LedgerPath: e.opts.Ledger.Path(), SandboxStatus: "no agent"}
+	if e.canary != nil && e.agent != nil {
+		st.SandboxStatus, st.SandboxSummary = e.canary.Status, e.canary.Summary
+	}
+	return st, nil
+}
+
+// Shutdown stops the engine cleanly (exit 0).
+func (c *clientService) Shutdown(_ context.Context, req *opxv1.ShutdownRequest) (*opxv1.ShutdownResponse, error) {
+	c.e.requestStop(errShutdown, req.Reason)
+	return &opxv1.ShutdownResponse{}, nil
+}
+
+// Restart stops the engine asking its manager for a restart (exit 75).
+func (c *clientService) Restart(_ context.Context, req *opxv1.RestartRequest) (*opxv1.RestartResponse, error) {
+	c.e.requestStop(ErrRestart, req.Reason)
+	return &opxv1.RestartResponse{}, nil
+}
+
+func (e *Engine) requestStop(cause error, reason string) {
+	e.opts.Logf("engine: %v (%s)", cause, clip(reason, 200))
+	e.mu.Lock()
+	stop := e.stop
+	e.mu.Unlock()
+	if stop != nil {
+		// After the reply is on its way.
+		go func() { time.Sleep(50 * time.Millisecond); stop(cause) }()
+	}
+}

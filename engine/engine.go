@@ -1,0 +1,338 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/llm"
+	"github.com/opx-dev/opx/engine/supervise"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/reflection"
+)
+
+// Options configure an engine.
+type Options struct {
+	Workspace string
+	Ledger    *ledger.Ledger // opened for writing by the caller, closed by it
+	Provider  llm.Provider
+	Retry     llm.RetryPolicy
+	Evaluator Evaluator
+	// ConfigHash and Policy/PolicyHash describe the configuration in force
+	// for engine.started.
+	ConfigHash ledger.Hash
+	Policy     string
+	Version    string
+	// ClientToken authenticates clients (gRPC metadata); required.
+	ClientToken string
+	// SpawnAgent starts the agent with the engine address and its token
+	// (which it must pass only through the environment). Nil runs no agent
+	// (tests that connect their own).
+	SpawnAgent func(ctx context.Context, addr, token string) (*exec.Cmd, error)
+	// AgentPolicy is the agent's crash budget; zero means the defaults.
+	AgentPolicy supervise.Policy
+	// MaxToolCalls bounds tool calls per message; default 50.
+	MaxToolCalls int
+	// Stdout receives the start-up protocol (PORT:, WEB_DISABLED).
+	Stdout io.Writer
+	// Logf reports what the engine does for its operator.
+	Logf func(format string, args ...any)
+	// ManagerPID is reported by GetStatus.
+	ManagerPID int
+}
+
+// Engine is a running engine.
+type Engine struct {
+	opts  Options
+	rec   *Recorder
+	pipe  *Pipeline
+	tools *executor.Registry
+	ws    *executor.Workspace
+	bc    *Broadcaster
+
+	mu         sync.Mutex
+	agentToken string // of the agent process last spawned
+	agent      *agentConn
+	agentPID   int
+	canary     *event.Canary
+	sessions   map[string]*session
+	inflight   map[string]*inflight // by message id
+	msgN       uint64
+	port       int
+	started    time.Time
+	stop       context.CancelCauseFunc
+	agentReady chan struct{} // closed when an agent is accepted; replaced when it goes
+}
+
+// ExitRestart is the engine's exit code when a client asked for a restart.
+const ExitRestart = supervise.ExitRestart
+
+// ErrRestart is returned by Run when a client asked for a restart.
+var ErrRestart = errors.New("restart requested")
+
+// New prepares an engine on an open ledger: it records engine.crashed if
+// the previous engine died, then engine.started, and loads the sessions.
+func New(opts Options) (*Engine, error) {
+	if opts.ClientToken == "" || opts.Ledger == nil || opts.Provider == nil {
+		return nil, errors.New("engine: ledger, provider and client token are required")
+	}
+	if opts.Evaluator == nil {
+		opts.Evaluator = ReadOnlyPolicy{}
+	}
+	if opts.MaxToolCalls <= 0 {
+		opts.MaxToolCalls = 50
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	if opts.Stdout == nil {
+		opts.Stdout = io.Discard
+	}
+	ws, err := executor.OpenWorkspace(opts.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := executor.NewRegistry(executor.NewFiles(ws))
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
+	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(),
+		sessions: map[string]*session{}, inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now()}
+	e.pipe = &Pipeline{Recorder: e.rec, Tools: tools, Evaluator: opts.Evaluator}
+	if err := e.load(); err != nil {
+		ws.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Run serves until ctx ends, a client asks for a shutdown (nil) or a
+// restart (ErrRestart), or the ledger fails.
+func (e *Engine) Run(ctx context.Context) error {
+	defer e.ws.Close()
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	e.mu.Lock()
+	e.stop = stop
+	e.mu.Unlock()
+
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	e.port = lis.Addr().(*net.TCPAddr).Port
+	auth := &clientAuth{token: e.opts.ClientToken}
+	srv := grpc.NewServer(
+		grpc.MaxRecvMsgSize(maxMessageBytes),
+		grpc.UnaryInterceptor(auth.unary), grpc.StreamInterceptor(auth.stream))
+	opxv1.RegisterAgentServiceServer(srv, &agentService{e: e})
+	opxv1.RegisterLLMGatewayServer(srv, &gateway{e: e})
+	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
+	opxv1.RegisterLedgerServiceServer(srv, &ledgerService{e: e})
+	reflection.Register(srv)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+	fmt.Fprintf(e.opts.Stdout, "PORT:%d\nWEB_DISABLED\n", e.port)
+	e.opts.Logf("engine: gRPC on 127.0.0.1:%d, ledger %s", e.port, e.opts.Ledger.Path())
+
+	agentDone := make(chan error, 1)
+	agentRunning := e.opts.SpawnAgent != nil
+	if agentRunning {
+		go func() { agentDone <- e.superviseAgent(ctx) }()
+	}
+
+	var result error
+	select {
+	case <-ctx.Done():
+		result = context.Cause(ctx)
+		if errors.Is(result, errShutdown) || errors.Is(result, context.Canceled) {
+			result = nil
+		}
+	case err := <-served:
+		result = fmt.Errorf("grpc server: %w", err)
+	case err := <-agentDone:
+		agentRunning = false
+		result = fmt.Errorf("agent: %w", err)
+	}
+	reason := "stopped"
+	switch {
+	case errors.Is(context.Cause(ctx), ErrRestart):
+		reason, result = "restart requested", ErrRestart
+	case result != nil:
+		reason = result.Error()
+	}
+	stop(errShutdown)
+	e.failInflight("engine stopping: " + reason)
+	e.shutdownAgent(reason)
+	if agentRunning {
+		// The supervisor stops the agent (SIGTERM, then SIGKILL) now that
+		// ctx is done; wait for it so no agent outlives its engine.
+		select {
+		case <-agentDone:
+		case <-time.After(10 * time.Second):
+		}
+	}
+	gracefulStop(srv, 2*time.Second)
+	if _, err := e.rec.Record(context.Background(), ledger.Sync, "", &event.EngineStopped{Reason: reason,
+		UptimeMS: time.Since(e.started).Milliseconds()}); err != nil && result == nil {
+		result = err
+	}
+	return result
+}
+
+var errShutdown = errors.New("shutdown requested")
+
+// maxMessageBytes bounds any gRPC message the engine accepts.
+const maxMessageBytes = 4 << 20
+
+func gracefulStop(srv *grpc.Server, d time.Duration) {
+	done := make(chan struct{})
+	go func() { srv.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		srv.Stop()
+	}
+}
+
+// fatal stops the engine because the ledger failed.
+func (e *Engine) fatal(err error) {
+	e.opts.Logf("engine: ledger failure, stopping: %v", err)
+	e.mu.Lock()
+	stop := e.stop
+	e.mu.Unlock()
+	if stop != nil {
+		stop(fmt.Errorf("ledger failure: %w", err))
+	}
+}
+
+// newToken returns 128 random bits in hex.
+func newToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// tokenEqual compares tokens in constant time.
+func tokenEqual(a, b string) bool {
+	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// superviseAgent spawns the agent with a fresh token each time and
+// restarts it within its own crash budget, recording each step.
+func (e *Engine) superviseAgent(ctx context.Context) error {
+	restarts := 0
+	spawn := func(ctx context.Context) (*exec.Cmd, error) {
+		tok, err := newToken()
+		if err != nil {
+			return nil, err
+		}
+		e.mu.Lock()
+		e.agentToken = tok
+		e.mu.Unlock()
+		return e.opts.SpawnAgent(ctx, fmt.Sprintf("127.0.0.1:%d", e.port), tok)
+	}
+	err := supervise.Run(ctx, e.opts.AgentPolicy, spawn, func(ev supervise.Event) {
+		agentID := fmt.Sprintf("agent-%d", restarts+1)
+		switch ev.Kind {
+		case supervise.Started:
+			e.mu.Lock()
+			e.agentPID = ev.Pid
+			e.mu.Unlock()
+			e.record(ctx, ledger.Async, "", &event.AgentSpawned{AgentID: agentID, PID: ev.Pid, Restart: restarts,
+				Sandbox: event.SandboxConfig{Mechanism: "none", ReadPaths: []string{}, WritePaths: []string{}, ConnectPort: e.port}})
+		case supervise.Stopped, supervise.Restarted:
+			e.agentGone()
+			e.record(ctx, ledger.Async, "", &event.AgentExited{AgentID: agentID, PID: ev.Pid, ExitCode: ev.ExitCode, Reason: string(ev.Kind)})
+			restarts++
+		case supervise.Crashed, supervise.GaveUp:
+			e.agentGone()
+			detail := fmt.Sprintf("agent exited with status %d", ev.ExitCode)
+			if ev.Signal != "" {
+				detail = "agent killed by signal " + ev.Signal
+			}
+			if ev.Kind == supervise.GaveUp {
+				detail += fmt.Sprintf("; %d crashes in the window, not respawning", ev.Crashes)
+			}
+			e.record(ctx, ledger.Sync, "", &event.AgentCrashed{AgentID: agentID, PID: ev.Pid, ExitCode: ev.ExitCode, Signal: ev.Signal,
+				Detail: detail, Respawn: ev.Kind == supervise.Crashed})
+			e.failInflight("agent crashed: " + detail)
+			restarts++
+		}
+	})
+	if errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// record records and stops the engine if the ledger failed.
+func (e *Engine) record(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) uint64 {
+	seq, err := e.rec.Record(context.WithoutCancel(ctx), d, session, p, blobs...)
+	if err != nil {
+		e.fatal(err)
+	}
+	return seq
+}
+
+// agentGone forgets the connected agent.
+func (e *Engine) agentGone() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.agent != nil {
+		e.agent = nil
+		e.agentReady = make(chan struct{})
+	}
+	e.agentPID = 0
+}
+
+// waitAgent returns the connected agent, waiting up to d for one.
+func (e *Engine) waitAgent(ctx context.Context, d time.Duration) (*agentConn, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		e.mu.Lock()
+		a, ready := e.agent, e.agentReady
+		e.mu.Unlock()
+		if a != nil {
+			return a, nil
+		}
+		select {
+		case <-ready:
+		case <-t.C:
+			return nil, errors.New("no agent connected")
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// shutdownAgent asks the connected agent to stop.
+func (e *Engine) shutdownAgent(reason string) {
+	e.mu.Lock()
+	a := e.agent
+	e.mu.Unlock()
+	if a != nil {
+		_ = a.send(context.Background(), e, "", &event.Shutdown{Reason: reason},
+			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_Shutdown{Shutdown: &opxv1.ShutdownDirective{Reason: reason}}})
+	}
+}
+
+// pid of this process, for status.
+var pid = os.Getpid()

@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/opx-dev/opx/engine/llm"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// gateway serves LLMGateway.Complete: the agent's only way to a model. The
+// engine records the exact request body before the call and the raw
+// response after it, and streams the parsed chunks to the agent as they
+// arrive.
+type gateway struct {
+	opxv1.UnimplementedLLMGatewayServer
+	e *Engine
+}
+
+// Complete serves a model call for a message in flight; a call for any
+// other message is refused, so only the agent working on a message can
+// spend model calls, and every call belongs to a recorded message.
+func (g *gateway) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
+	e := g.e
+	ctx := stream.Context()
+	f := e.message(req.MessageId)
+	if f == nil || f.session != req.SessionId {
+		return status.Errorf(codes.PermissionDenied, "no message %q in flight in session %q", clip(req.MessageId, 128), clip(req.SessionId, 128))
+	}
+	p := e.opts.Provider
+	lreq := &llm.Request{Model: p.Model(), MaxTokens: req.MaxTokens}
+	for _, m := range req.Messages {
+		msg := llm.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallId}
+		for _, tc := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: tc.CallId, Name: tc.ToolName, Arguments: tc.ArgumentsJson})
+		}
+		lreq.Messages = append(lreq.Messages, msg)
+	}
+	for _, t := range req.Tools {
+		lreq.Tools = append(lreq.Tools, llm.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+	}
+	body, err := p.Encode(lreq)
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "encode the model request: %v", err)
+	}
+	e.mu.Lock()
+	e.msgN++
+	reqID := fmt.Sprintf("req_%d", e.msgN)
+	e.mu.Unlock()
+	e.record(ctx, ledger.Async, f.session, &event.LLMRequest{RequestID: reqID, MessageID: req.MessageId, Provider: p.Name(),
+		Model: p.Model(), Blob: ledger.Sum(body).String(), Size: int64(len(body))}, body)
+
+	callCtx := context.WithoutCancel(ctx) // finish (and record) the call even if the agent goes away
+	x, callErr := llm.Complete(callCtx, p, lreq, e.opts.Retry, func(c llm.Chunk) error {
+		var out *opxv1.LLMChunk
+		switch {
+		case c.Text != "":
+			out = &opxv1.LLMChunk{Chunk: &opxv1.LLMChunk_Text{Text: c.Text}}
+		case c.ToolCall != nil:
+			out = &opxv1.LLMChunk{Chunk: &opxv1.LLMChunk_ToolCall{ToolCall: &opxv1.ToolCall{CallId: c.ToolCall.ID, ToolName: c.ToolCall.Name, ArgumentsJson: c.ToolCall.Arguments}}}
+		case c.Done != nil:
+			u := c.Done.Usage
+			out = &opxv1.LLMChunk{Chunk: &opxv1.LLMChunk_Done{Done: &opxv1.LLMDone{FinishReason: c.Done.FinishReason, Model: c.Done.Model,
+				Usage: &opxv1.TokenUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens}}}}
+		default:
+			return nil
+		}
+		if ctx.Err() != nil {
+			return nil // the agent left; keep reading so the record is whole
+		}
+		return stream.Send(out)
+	})
+	g.recordResponse(ctx, f.session, reqID, x, callErr)
+	if callErr != nil {
+		return status.Errorf(codes.Unavailable, "model call failed: %v", callErr)
+	}
+	return nil
+}
+
+func (g *gateway) recordResponse(ctx context.Context, session, reqID string, x *llm.Exchange, callErr error) {
+	e := g.e
+	p := e.opts.Provider
+	r := &event.LLMResponse{RequestID: reqID, Provider: p.Name(), Model: p.Model(), Attempts: 1, ToolCalls: []event.ToolCall{}}
+	var blobs [][]byte
+	if x != nil {
+		if len(x.ResponseBody) > 0 {
+			r.Blob, r.Size = ledger.Sum(x.ResponseBody).String(), int64(len(x.ResponseBody))
+			blobs = append(blobs, x.ResponseBody)
+		}
+		if n := len(x.Attempts); n > 0 {
+			r.Attempts, r.Status = n, x.Attempts[n-1].Status
+		}
+		r.LatencyMS = x.Latency.Milliseconds()
+		r.Text = x.Text
+		for _, tc := range x.ToolCalls {
+			r.ToolCalls = append(r.ToolCalls, event.ToolCall{CallID: nonEmpty(tc.ID), Tool: nonEmpty(tc.Name), Arguments: tc.Arguments})
+		}
+		if x.Done != nil {
+			r.FinishReason = x.Done.FinishReason
+			r.Usage = event.Usage{InputTokens: x.Done.Usage.InputTokens, OutputTokens: x.Done.Usage.OutputTokens,
+				TotalTokens: x.Done.Usage.InputTokens + x.Done.Usage.OutputTokens}
+		}
+	}
+	if callErr != nil {
+		r.Error = clip(callErr.Error(), 4096)
+	}
+	if r.Blob == "" && r.Error == "" {
+		r.Error = "empty response"
+	}
+	e.record(ctx, ledger.Async, session, r, blobs...)
+}
