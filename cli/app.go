@@ -21,7 +21,13 @@ func NewApp() *cli.App {
 		OnUsageError:   onUsageError,
 		ExitErrHandler: reportError,
 		Commands: []*cli.Command{
+			startCommand(),
+			stopCommand(),
+			restartCommand(),
+			statusCommand(),
+			sendCommand(),
 			ledgerCommand(),
+			internalEngineCommand(),
 		},
 	}
 	for _, cmd := range app.Commands {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -24,6 +25,8 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil, errors.Is(err, errHelpShown):
 		return ExitOK
+	case errors.Is(err, engine.ErrRestart):
+		return engine.ExitRestart
 	case errors.Is(err, ledger.ErrIntegrity), errors.Is(err, ledger.ErrInconsistent):
 		// ErrInconsistent: the stored head does not match the last entry,
 		// which is itself an integrity finding.

@@ -232,6 +232,9 @@ func (e *Engine) requestStop(cause error, reason string) {
 	e.opts.Logf("engine: %v (%s)", cause, clip(reason, 200))
 	e.mu.Lock()
 	stop := e.stop
+	if reason = strings.TrimSpace(clip(reason, 200)); reason != "" {
+		e.stopReason = reason
+	}
 	e.mu.Unlock()
 	if stop != nil {
 		// After the reply is on its way.

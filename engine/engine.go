@@ -74,6 +74,7 @@ type Engine struct {
 	port       int
 	started    time.Time
 	stop       context.CancelCauseFunc
+	stopReason string // what the client that stopped the engine said
 	agentReady chan struct{} // closed when an agent is accepted; replaced when it goes
 }
 
@@ -168,10 +169,15 @@ func (e *Engine) Run(ctx context.Context) error {
 		agentRunning = false
 		result = fmt.Errorf("agent: %w", err)
 	}
-	reason := "stopped"
+	e.mu.Lock()
+	reason := e.stopReason
+	e.mu.Unlock()
+	if reason == "" {
+		reason = "stopped"
+	}
 	switch {
 	case errors.Is(context.Cause(ctx), ErrRestart):
-		reason, result = "restart requested", ErrRestart
+		reason, result = "restart requested: "+reason, ErrRestart
 	case result != nil:
 		reason = result.Error()
 	}

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/config"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/urfave/cli/v2"
+)
+
+// Version is opx's version, recorded in engine.started.
+const Version = "0.1.0-dev"
+
+// internalEngineCommand is the engine process the manager starts.
+func internalEngineCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "internal-engine",
+		Usage:  "run the engine (started by opx start; not for direct use)",
+		Hidden: true,
+		Flags: append(locationFlags(),
+			&cli.StringFlag{Name: "token-file", Usage: "client token `FILE`", Required: true},
+			&cli.IntFlag{Name: "manager-pid", Usage: "the manager's `PID`, for status"},
+		),
+		Action: runInternalEngine,
+	}
+}
+
+func runInternalEngine(c *cli.Context) error {
+	ws, err := workspaceDir(c)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(ws)
+	if err != nil {
+		return err
+	}
+	provider, err := engine.NewProvider(cfg.Provider, ws)
+	if err != nil {
+		return err
+	}
+	tok, err := os.ReadFile(c.String("token-file"))
+	if err != nil {
+		return fmt.Errorf("client token: %w", err)
+	}
+	path, err := ledgerPath(c)
+	if err != nil {
+		return err
+	}
+	l, err := ledger.Open(path, ledger.Options{})
+	if errors.Is(err, ledger.ErrNotExist) {
+		l, err = ledger.Create(path, ledger.Options{})
+	}
+	if err != nil {
+		return fmt.Errorf("ledger %s: %w", path, err)
+	}
+	defer l.Close()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cfgHash := ledger.Sum(nil)
+	if cfg.Path != "" {
+		b, err := os.ReadFile(cfg.Path)
+		if err != nil {
+			return err
+		}
+		cfgHash = ledger.Sum(b)
+	}
+	errw := c.App.ErrWriter
+	e, err := engine.New(engine.Options{
+		Workspace: ws, Ledger: l, Provider: provider, ConfigHash: cfgHash, Policy: "read-only (built in until Shield)",
+		Version: Version, ClientToken: strings.TrimSpace(string(tok)), MaxToolCalls: cfg.Limits.MaxToolCalls,
+		ManagerPID: c.Int("manager-pid"), Stdout: c.App.Writer,
+		Logf: func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) },
+		SpawnAgent: func(ctx context.Context, addr, token string) (*exec.Cmd, error) {
+			cmd := exec.Command(self, "internal-agent", "--engine", addr)
+			// The token goes through the environment only, never argv or
+			// disk; the agent gets nothing else from ours.
+			cmd.Env = []string{"OPX_AGENT_TOKEN=" + token}
+			cmd.Stdout, cmd.Stderr = errw, errw
+			return cmd, cmd.Start()
+		},
+	})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return e.Run(ctx)
+}

@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/urfave/cli/v2"
+)
+
+func sendCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "send",
+		Usage:     "send one message to the agent and stream its answer",
+		UsageText: "opx send [--session ID] [--json] TEXT...",
+		Description: "Starts a new session unless --session names one. The answer streams to stdout as it is written;\n" +
+			"tool calls and their results are shown on stderr. With --json every pipeline event is printed\n" +
+			"as one JSON object per line instead.\n\n" + exitCodesHelp(""),
+		Flags: append(locationFlags(),
+			&cli.StringFlag{Name: "session", Usage: "continue session `ID`"},
+			&cli.BoolFlag{Name: "json", Usage: "print events as JSON lines"},
+		),
+		Action: runSend,
+	}
+}
+
+// eventJSON is one --json line of send.
+type eventJSON struct {
+	Type      string          `json:"type"`
+	SessionID string          `json:"session_id"`
+	MessageID string          `json:"message_id"`
+	Seq       uint64          `json:"seq,omitempty"`
+	Data      json.RawMessage `json:"data"`
+}
+
+func runSend(c *cli.Context) error {
+	args, err := wantArgs(c, 1, -1, "TEXT (the message)")
+	if err != nil {
+		return err
+	}
+	text := strings.Join(args, " ")
+	if strings.TrimSpace(text) == "" {
+		return usagef(c, "TEXT is empty")
+	}
+	ec, err := dialEngine(c)
+	if err != nil {
+		return err
+	}
+	defer ec.Close()
+	stream, err := ec.client.SendMessage(ec.ctx, &opxv1.ClientMessageRequest{SessionId: c.String("session"), Content: text})
+	if err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	return printEvents(c, stream, c.Bool("json"))
+}
+
+// printEvents prints a SendMessage stream until it ends.
+func printEvents(c *cli.Context, stream opxv1.ClientService_SendMessageClient, asJSON bool) error {
+	w, ew := c.App.Writer, c.App.ErrWriter
+	session := ""
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			if !asJSON && session != "" {
+				fmt.Fprintf(ew, "(session %s)\n", session)
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("send: %w", err)
+		}
+		session = ev.SessionId
+		if asJSON {
+			data := json.RawMessage(ev.Data)
+			if !json.Valid(data) {
+				data = json.RawMessage("null")
+			}
+			if err := writeJSON(c, eventJSON{Type: ev.Type, SessionID: ev.SessionId, MessageID: ev.MessageId, Seq: ev.Seq, Data: data}); err != nil {
+				return err
+			}
+			continue
+		}
+		var d map[string]any
+		_ = json.Unmarshal(ev.Data, &d)
+		str := func(k string) string { s, _ := d[k].(string); return s }
+		switch ev.Type {
+		case "token":
+			fmt.Fprint(w, str("text"))
+		case "tool_call":
+			fmt.Fprintf(ew, "\n→ %s %s\n", str("tool"), clip(str("arguments"), 120))
+		case "tool_result":
+			if isErr, _ := d["is_error"].(bool); isErr {
+				fmt.Fprintf(ew, "  %s %s\n", red(ew, "✗"), clip(firstLine(str("content")), 160))
+			} else {
+				fmt.Fprintf(ew, "  %s %d bytes\n", green(ew, "✓"), len(str("content")))
+			}
+		case "response_complete":
+			fmt.Fprintln(w)
+		case "error":
+			fmt.Fprintln(w)
+			return fmt.Errorf("the agent could not answer: %s: %s", str("code"), str("message"))
+		}
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

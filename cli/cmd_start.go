@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/opx-dev/opx/engine/config"
+	"github.com/opx-dev/opx/engine/manager"
+	"github.com/opx-dev/opx/engine/registry"
+	"github.com/urfave/cli/v2"
+)
+
+func startCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "start",
+		Usage:     "start the engine and its sandboxed agent for a workspace",
+		UsageText: "opx start [--workspace DIR] [--daemon]",
+		Description: "Runs the process manager: it refuses a second instance for the workspace, starts the engine\n" +
+			"(which starts the agent), restarts it after a crash (at most 5 crashes in 60 s) or when it asks\n" +
+			"to (exit 75), and stops it on SIGTERM/SIGINT (SIGKILL after 5 s). Without --daemon it stays in\n" +
+			"the foreground and logs to stderr; with --daemon it detaches, logs to engine.log in the state\n" +
+			"directory, and returns once the engine is up.\n\n" + exitCodesHelp(""),
+		Flags: append(locationFlags(),
+			&cli.BoolFlag{Name: "daemon", Usage: "run in the background"},
+		),
+		Action: runStart,
+	}
+}
+
+func runStart(c *cli.Context) error {
+	if _, err := wantArgs(c, 0, 0, ""); err != nil {
+		return err
+	}
+	ws, err := workspaceDir(c)
+	if err != nil {
+		return err
+	}
+	if _, err := config.Load(ws); err != nil {
+		return usagef(c, "%v", err)
+	}
+	dir, err := stateDir(ws)
+	if err != nil {
+		return err
+	}
+	path, err := ledgerPath(c)
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if c.Bool("daemon") {
+		return startDaemon(c, self, ws, dir, path)
+	}
+	errw := c.App.ErrWriter
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return manager.Run(ctx, manager.Options{
+		Workspace: ws, StateDir: dir, Ledger: path,
+		Engine: func(tokenFile string) *exec.Cmd {
+			cmd := exec.Command(self, "internal-engine", "--workspace", ws, "--ledger", path,
+				"--token-file", tokenFile, "--manager-pid", strconv.Itoa(os.Getpid()))
+			cmd.Stderr = errw
+			return cmd
+		},
+		Logf: func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) },
+		OnReady: func(e registry.Entry) {
+			fmt.Fprintf(c.App.Writer, "opx: engine running on %s (engine pid %d, manager pid %d)\n  workspace %s\n  ledger    %s\n",
+				e.Addr(), e.EnginePID, e.ManagerPID, e.Workspace, e.Ledger)
+		},
+	})
+}
+
+// startDaemon re-runs `opx start` detached (its own session, output to
+// engine.log) and waits until the engine is in the registry.
+func startDaemon(c *cli.Context, self, ws string, dir registry.Dir, path string) error {
+	if _, _, err := registry.Lookup(dir); err == nil {
+		return fmt.Errorf("%w", registry.ErrRunning)
+	}
+	if err := os.MkdirAll(string(dir), 0o700); err != nil {
+		return err
+	}
+	logPath := filepath.Join(string(dir), "engine.log")
+	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(self, "start", "--workspace", ws, "--ledger", path)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(35 * time.Second)
+	for {
+		if e, _, err := registry.Lookup(dir); err == nil {
+			fmt.Fprintf(c.App.Writer, "opx: engine running on %s (manager pid %d, in the background)\n  log %s\n", e.Addr(), e.ManagerPID, logPath)
+			return nil
+		}
+		select {
+		case err := <-exited:
+			return fmt.Errorf("opx start exited early (%v); see %s", err, logPath)
+		case <-deadline:
+			return errors.New("the engine did not come up within 35 s; see " + logPath)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

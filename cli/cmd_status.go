@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"fmt"
+
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/urfave/cli/v2"
+)
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "status",
+		Usage:     "show the workspace's manager, engine and agent, the sandbox and the ledger head",
+		UsageText: "opx status [--workspace DIR] [--json]",
+		Description: "Exits 1 when no engine runs for the workspace, so scripts can test it.\n\n" +
+			exitCodesHelp(""),
+		Flags:  append(locationFlags(), jsonFlag()),
+		Action: runStatus,
+	}
+}
+
+// statusJSON is the --json output of status.
+type statusJSON struct {
+	Running        bool   `json:"running"`
+	Workspace      string `json:"workspace"`
+	Version        string `json:"version,omitempty"`
+	ManagerPID     int64  `json:"manager_pid,omitempty"`
+	EnginePID      int64  `json:"engine_pid,omitempty"`
+	AgentPID       int64  `json:"agent_pid,omitempty"`
+	GRPCPort       int64  `json:"grpc_port,omitempty"`
+	SandboxStatus  string `json:"sandbox_status,omitempty"`
+	SandboxSummary string `json:"sandbox_summary,omitempty"`
+	LedgerPath     string `json:"ledger_path,omitempty"`
+	LedgerHeadSeq  uint64 `json:"ledger_head_seq"`
+	LedgerHeadHash string `json:"ledger_head_hash,omitempty"`
+}
+
+func runStatus(c *cli.Context) error {
+	if _, err := wantArgs(c, 0, 0, ""); err != nil {
+		return err
+	}
+	ws, err := workspaceDir(c)
+	if err != nil {
+		return err
+	}
+	ec, err := dialEngine(c)
+	if err != nil {
+		if c.Bool("json") {
+			writeJSON(c, statusJSON{Running: false, Workspace: ws})
+		}
+		return err
+	}
+	defer ec.Close()
+	st, err := ec.client.GetStatus(ec.ctx, &opxv1.StatusRequest{})
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	out := statusJSON{Running: true, Workspace: st.Workspace, Version: st.Version, ManagerPID: st.ManagerPid, EnginePID: st.EnginePid,
+		AgentPID: st.AgentPid, GRPCPort: st.GrpcPort, SandboxStatus: st.SandboxStatus, SandboxSummary: st.SandboxSummary,
+		LedgerPath: st.LedgerPath, LedgerHeadSeq: st.LedgerHeadSeq, LedgerHeadHash: st.LedgerHeadHash}
+	if c.Bool("json") {
+		return writeJSON(c, out)
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "running   opx %s for %s\n", out.Version, out.Workspace)
+	fmt.Fprintf(w, "manager   pid %d\nengine    pid %d, gRPC 127.0.0.1:%d\nagent     pid %d\n", out.ManagerPID, out.EnginePID, out.GRPCPort, out.AgentPID)
+	sandbox := out.SandboxStatus
+	if out.SandboxSummary != "" {
+		sandbox += " (" + out.SandboxSummary + ")"
+	}
+	if out.SandboxStatus != "sandboxed" {
+		sandbox = red(w, sandbox)
+	} else {
+		sandbox = green(w, sandbox)
+	}
+	fmt.Fprintf(w, "sandbox   %s\nledger    %s\n          head %d %s\n", sandbox, out.LedgerPath, out.LedgerHeadSeq, out.LedgerHeadHash)
+	return nil
+}

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/opx-dev/opx/engine/registry"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/urfave/cli/v2"
+)
+
+func stopCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "stop",
+		Usage:       "stop the workspace's engine and agent",
+		UsageText:   "opx stop [--workspace DIR]",
+		Description: "Asks the engine to shut down cleanly and waits until its manager has exited.\n\n" + exitCodesHelp(""),
+		Flags:       locationFlags(),
+		Action:      runStop,
+	}
+}
+
+func runStop(c *cli.Context) error {
+	if _, err := wantArgs(c, 0, 0, ""); err != nil {
+		return err
+	}
+	ec, err := dialEngine(c)
+	if err != nil {
+		return err
+	}
+	defer ec.Close()
+	if _, err := ec.client.Shutdown(ec.ctx, &opxv1.ShutdownRequest{Reason: "opx stop"}); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	ws, _ := workspaceDir(c)
+	dir, _ := stateDir(ws)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, _, err := registry.Lookup(dir); errors.Is(err, registry.ErrNotRunning) {
+			fmt.Fprintf(c.App.Writer, "opx: stopped (manager pid %d)\n", ec.entry.ManagerPID)
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("the engine was asked to stop but its manager (pid %d) is still running", ec.entry.ManagerPID)
+}

@@ -1,0 +1,51 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/opx-dev/opx/engine/config"
+	"github.com/opx-dev/opx/engine/llm"
+	"github.com/opx-dev/opx/fixtures"
+)
+
+// NewProvider builds the model provider a workspace's configuration names.
+// The scripted provider is the default: it follows the configured
+// transcript (relative to the workspace) or the built-in default one, so
+// everything works offline.
+func NewProvider(c config.Provider, workspace string) (llm.Provider, error) {
+	switch c.Kind {
+	case config.ProviderScripted, "":
+		b := fixtures.DefaultTranscript
+		if c.Transcript != "" {
+			path := c.Transcript
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(workspace, path)
+			}
+			var err error
+			if b, err = os.ReadFile(path); err != nil {
+				return nil, fmt.Errorf("provider.transcript: %w", err)
+			}
+		}
+		t, err := llm.ParseTranscript(b)
+		if err != nil {
+			return nil, fmt.Errorf("provider.transcript: %w", err)
+		}
+		return llm.NewScripted(t), nil
+	case config.ProviderOpenAI:
+		key, err := c.APIKey()
+		if err != nil {
+			return nil, err
+		}
+		return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: c.BaseURL, APIKey: key, Model: c.Model})
+	case config.ProviderAnthropic:
+		key, err := c.APIKey()
+		if err != nil {
+			return nil, err
+		}
+		return llm.NewAnthropic(llm.AnthropicConfig{BaseURL: c.BaseURL, APIKey: key, Model: c.Model, MaxTokens: c.MaxTokens})
+	default:
+		return nil, fmt.Errorf("provider kind %q: want scripted, openai or anthropic", c.Kind)
+	}
+}
