@@ -74,7 +74,7 @@ type Engine struct {
 	port       int
 	started    time.Time
 	stop       context.CancelCauseFunc
-	stopReason string // what the client that stopped the engine said
+	stopReason string        // what the client that stopped the engine said
 	agentReady chan struct{} // closed when an agent is accepted; replaced when it goes
 }
 
@@ -252,7 +252,15 @@ func (e *Engine) superviseAgent(ctx context.Context) error {
 		e.mu.Lock()
 		e.agentToken = tok
 		e.mu.Unlock()
-		return e.opts.SpawnAgent(ctx, fmt.Sprintf("127.0.0.1:%d", e.port), tok)
+		cmd, err := e.opts.SpawnAgent(ctx, fmt.Sprintf("127.0.0.1:%d", e.port), tok)
+		if err != nil {
+			return nil, err
+		}
+		// Recorded here rather than on the Started event, so it precedes
+		// anything the new agent sends.
+		e.record(ctx, ledger.Async, "", &event.AgentSpawned{AgentID: fmt.Sprintf("agent-%d", restarts+1), PID: cmd.Process.Pid, Restart: restarts,
+			Sandbox: event.SandboxConfig{Mechanism: "none", ReadPaths: []string{}, WritePaths: []string{}, ConnectPort: e.port}})
+		return cmd, nil
 	}
 	err := supervise.Run(ctx, e.opts.AgentPolicy, spawn, func(ev supervise.Event) {
 		agentID := fmt.Sprintf("agent-%d", restarts+1)
@@ -261,8 +269,6 @@ func (e *Engine) superviseAgent(ctx context.Context) error {
 			e.mu.Lock()
 			e.agentPID = ev.Pid
 			e.mu.Unlock()
-			e.record(ctx, ledger.Async, "", &event.AgentSpawned{AgentID: agentID, PID: ev.Pid, Restart: restarts,
-				Sandbox: event.SandboxConfig{Mechanism: "none", ReadPaths: []string{}, WritePaths: []string{}, ConnectPort: e.port}})
 		case supervise.Stopped, supervise.Restarted:
 			e.agentGone()
 			e.record(ctx, ledger.Async, "", &event.AgentExited{AgentID: agentID, PID: ev.Pid, ExitCode: ev.ExitCode, Reason: string(ev.Kind)})

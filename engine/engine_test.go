@@ -1,0 +1,332 @@
+package engine_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/llm"
+	"github.com/opx-dev/opx/fixtures"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+const clientToken = "0123456789abcdef0123456789abcdef"
+
+// running is an engine served over real gRPC on loopback, with a
+// placeholder agent process (sleep) whose token the test uses to connect
+// its own scripted agent.
+type running struct {
+	conn   *grpc.ClientConn
+	l      *ledger.Ledger
+	tokens chan string
+	ctx    context.Context // with the client token
+	done   chan error
+}
+
+func startEngine(t *testing.T) *running {
+	t.Helper()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# demo\nhello from the workspace\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l, err := ledger.Create(path, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := llm.ParseTranscript(fixtures.DefaultTranscript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &running{l: l, tokens: make(chan string, 8), done: make(chan error, 1)}
+	pr, pw := io.Pipe()
+	e, err := engine.New(engine.Options{Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
+		Version: "test", Policy: "read-only", Stdout: pw, Logf: t.Logf,
+		SpawnAgent: func(ctx context.Context, addr, token string) (*exec.Cmd, error) {
+			cmd := exec.Command("sleep", "60")
+			err := cmd.Start()
+			// The engine records agent.spawned when this returns; a
+			// real agent takes longer than that to connect.
+			go func() { time.Sleep(20 * time.Millisecond); r.tokens <- token }()
+			return cmd, err
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { r.done <- e.Run(ctx) }()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "PORT:") {
+		t.Fatalf("start-up line %q, %v", line, err)
+	}
+	go io.Copy(io.Discard, pr)
+	r.conn, err = grpc.NewClient("127.0.0.1:"+strings.TrimSpace(strings.TrimPrefix(line, "PORT:")), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ctx = metadata.AppendToOutgoingContext(context.Background(), engine.TokenHeader, clientToken)
+	t.Cleanup(func() {
+		cancel()
+		if err := <-r.done; err != nil {
+			t.Errorf("engine Run: %v", err)
+		}
+		r.conn.Close()
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+		ro, err := ledger.OpenReadOnly(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		if rep, err := ro.Verify(event.StrictOptions()); err != nil || !rep.OK {
+			t.Errorf("ledger after test: %v %v", err, rep.Err())
+		}
+	})
+	return r
+}
+
+const unavailableCanary = `{"verified":false,"status":"unavailable","platform":"linux","mechanism":"none","probes":[],"summary":"test agent","timestamp":"2026-11-22T10:00:00Z"}`
+
+// connectAgent opens the agent stream with token and sends AgentReady.
+func (r *running) connectAgent(t *testing.T, token string) opxv1.AgentService_RunSessionClient {
+	t.Helper()
+	s, err := opxv1.NewAgentServiceClient(r.conn).RunSession(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_AgentReady{AgentReady: &opxv1.AgentReady{
+		AgentId: "test-agent", Token: token, SandboxCanaryJson: unavailableCanary}}}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// types returns the types of all committed entries.
+func (r *running) types(t *testing.T) []string {
+	t.Helper()
+	if err := r.l.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := r.l.Head()
+	var out []string
+	r.l.Range(0, h.Seq, func(e ledger.Entry) error { out = append(out, e.Type); return nil })
+	return out
+}
+
+func TestEngine_WrongAgentTokenRejectedAndRecorded(t *testing.T) {
+	r := startEngine(t)
+	<-r.tokens
+	s := r.connectAgent(t, "not-the-token")
+	if _, err := s.Recv(); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("Recv = %v, want PermissionDenied", err)
+	}
+	got := strings.Join(r.types(t), " ")
+	if !strings.Contains(got, "agent.ready") {
+		t.Errorf("entries %s: want the refused agent.ready on record", got)
+	}
+	h, _ := r.l.Head()
+	e, _ := r.l.Get(h.Seq)
+	var ready event.AgentReady
+	json.Unmarshal(e.Data, &ready)
+	if e.Type != event.TypeAgentReady || ready.TokenValid {
+		t.Errorf("last entry %s %s, want agent.ready with token_valid false", e.Type, e.Data)
+	}
+}
+
+func TestEngine_ClientTokenRequired(t *testing.T) {
+	r := startEngine(t)
+	c := opxv1.NewClientServiceClient(r.conn)
+	for name, ctx := range map[string]context.Context{
+		"missing": context.Background(),
+		"wrong":   metadata.AppendToOutgoingContext(context.Background(), engine.TokenHeader, "wrong"),
+	} {
+		if _, err := c.GetStatus(ctx, &opxv1.StatusRequest{}); status.Code(err) != codes.Unauthenticated {
+			t.Errorf("%s token: GetStatus = %v, want Unauthenticated", name, err)
+		}
+		if _, err := opxv1.NewLedgerServiceClient(r.conn).Head(ctx, &opxv1.HeadRequest{}); status.Code(err) != codes.Unauthenticated {
+			t.Errorf("%s token: Head = %v, want Unauthenticated", name, err)
+		}
+	}
+	st, err := c.GetStatus(r.ctx, &opxv1.StatusRequest{})
+	if err != nil || st.EnginePid != int64(os.Getpid()) {
+		t.Errorf("GetStatus = %v, %v", st, err)
+	}
+}
+
+func TestEngine_BadMessagesRefused(t *testing.T) {
+	r := startEngine(t)
+	c := opxv1.NewClientServiceClient(r.conn)
+	for name, req := range map[string]*opxv1.ClientMessageRequest{
+		"empty":     {Content: "  "},
+		"oversized": {Content: strings.Repeat("x", engine.MaxMessageBytes+1)},
+		"bad mode":  {Content: "hi", Mode: "turbo"},
+	} {
+		s, err := c.SendMessage(r.ctx, &opxv1.ClientMessageRequest{Content: req.Content, Mode: req.Mode})
+		if err == nil {
+			_, err = s.Recv()
+		}
+		if status.Code(err) != codes.InvalidArgument {
+			t.Errorf("%s: %v, want InvalidArgument", name, err)
+		}
+	}
+	before := len(r.types(t))
+	if before != 3 { // genesis, engine.started, agent.spawned
+		t.Errorf("bad messages were recorded: %v", r.types(t))
+	}
+}
+
+// TestEngine_Conversation drives one message through the engine with a
+// scripted agent: the model (default transcript) reads README.md through a
+// tool call, Shield's read-only policy allows it, the executor reads the
+// file, and the answer streams to the client.
+func TestEngine_Conversation(t *testing.T) {
+	r := startEngine(t)
+	token := <-r.tokens
+	agent := r.connectAgent(t, token)
+	gw := opxv1.NewLLMGatewayClient(r.conn)
+
+	// The scripted agent, in the test's goroutine after the client sends.
+	agentErr := make(chan error, 1)
+	go func() { agentErr <- runScriptedAgent(agent, gw) }()
+
+	// A gateway call for a message nobody sent is refused.
+	if s, err := gw.Complete(context.Background(), &opxv1.LLMRequest{SessionId: "x", MessageId: "forged"}); err == nil {
+		if _, err := s.Recv(); status.Code(err) != codes.PermissionDenied {
+			t.Errorf("forged gateway call: %v, want PermissionDenied", err)
+		}
+	}
+
+	c := opxv1.NewClientServiceClient(r.conn)
+	s, err := c.SendMessage(r.ctx, &opxv1.ClientMessageRequest{Content: "please read README.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	var answer strings.Builder
+	session := ""
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		session = ev.SessionId
+		if len(types) == 0 || types[len(types)-1] != ev.Type {
+			types = append(types, ev.Type)
+		}
+		if ev.Type == "token" {
+			var d map[string]string
+			json.Unmarshal(ev.Data, &d)
+			answer.WriteString(d["text"])
+		}
+	}
+	want := "session_created message tool_call tool_result token response_complete"
+	if strings.Join(types, " ") != want {
+		t.Errorf("events %v, want %s", types, want)
+	}
+	if !strings.Contains(answer.String(), "hello from the workspace") {
+		t.Errorf("answer %q does not quote README.md", answer.String())
+	}
+	h, err := c.GetHistory(r.ctx, &opxv1.GetHistoryRequest{SessionId: session})
+	if err != nil || len(h.Messages) != 2 || h.Messages[0].Role != "user" || h.Messages[1].Role != "assistant" {
+		t.Errorf("history %v, %v", h, err)
+	}
+	ls, err := c.ListSessions(r.ctx, &opxv1.ListSessionsRequest{})
+	if err != nil || len(ls.Sessions) != 1 || ls.Sessions[0].Id != session || ls.Sessions[0].Title != "please read README.md" {
+		t.Errorf("sessions %v, %v", ls, err)
+	}
+	got := strings.Join(r.types(t), " ")
+	for _, w := range []string{
+		// The second model call streams its tokens to the agent while the
+		// gateway still reads the response, so agent.tokens and
+		// llm.response may interleave; the answer comes last.
+		"agent.spawned sandbox.canary agent.ready session.created client.message engine.process_request llm.request llm.response agent.tool_call tool.proposed shield.verdict exec.started exec.completed engine.tool_result llm.request ",
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("ledger:\n%s\nwant the sequence:\n%s", got, w)
+		}
+	}
+	if !strings.HasSuffix(got, "llm.response agent.tokens agent.response_complete") && !strings.HasSuffix(got, "agent.tokens llm.response agent.response_complete") {
+		t.Errorf("ledger ends %q, want the response, its tokens and the answer", got[max(0, len(got)-80):])
+	}
+	agent.CloseSend()
+	<-agentErr
+}
+
+// runScriptedAgent answers process requests the way the real agent does:
+// model call through the gateway, tool calls proposed and awaited, tokens
+// streamed, a final response.
+func runScriptedAgent(s opxv1.AgentService_RunSessionClient, gw opxv1.LLMGatewayClient) error {
+	for {
+		d, err := s.Recv()
+		if err != nil {
+			return err
+		}
+		pr := d.GetProcessRequest()
+		if pr == nil {
+			continue
+		}
+		msgs := append(pr.History, &opxv1.ChatMessage{Role: "user", Content: pr.Content})
+		for round := 0; round < 5; round++ {
+			cs, err := gw.Complete(context.Background(), &opxv1.LLMRequest{SessionId: pr.SessionId, MessageId: pr.MessageId, Messages: msgs, Tools: pr.Tools})
+			if err != nil {
+				return err
+			}
+			var text strings.Builder
+			var calls []*opxv1.ToolCall
+			for {
+				ch, err := cs.Recv()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					return err
+				}
+				if tx := ch.GetText(); tx != "" {
+					text.WriteString(tx)
+					s.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_LlmToken{LlmToken: &opxv1.LLMTokenEmitted{MessageId: pr.MessageId, Token: tx}}})
+				}
+				if tc := ch.GetToolCall(); tc != nil {
+					calls = append(calls, tc)
+				}
+			}
+			if len(calls) == 0 {
+				s.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ResponseComplete{ResponseComplete: &opxv1.AgentResponseComplete{MessageId: pr.MessageId, Content: text.String()}}})
+				break
+			}
+			msgs = append(msgs, &opxv1.ChatMessage{Role: "assistant", Content: text.String(), ToolCalls: calls})
+			for _, tc := range calls {
+				s.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ToolCall{ToolCall: &opxv1.ToolCallProposed{CallId: tc.CallId, ToolName: tc.ToolName, ArgumentsJson: tc.ArgumentsJson, MessageId: pr.MessageId}}})
+				for {
+					d, err := s.Recv()
+					if err != nil {
+						return err
+					}
+					if res := d.GetToolResult(); res != nil && res.CallId == tc.CallId {
+						msgs = append(msgs, &opxv1.ChatMessage{Role: "tool", Content: res.Content, ToolCallId: tc.CallId})
+						break
+					}
+				}
+			}
+		}
+	}
+}
