@@ -27,6 +27,7 @@ func NewApp() *cli.App {
 			restartCommand(),
 			statusCommand(),
 			sendCommand(),
+			chatCommand(),
 			ledgerCommand(),
 			internalEngineCommand(),
 		},

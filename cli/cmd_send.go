@@ -54,23 +54,25 @@ func runSend(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("send: %w", err)
 	}
-	return printEvents(c, stream, c.Bool("json"))
+	session, err := printEvents(c, stream, c.Bool("json"))
+	if err == nil && !c.Bool("json") && session != "" {
+		fmt.Fprintf(c.App.ErrWriter, "(session %s)\n", session)
+	}
+	return err
 }
 
-// printEvents prints a SendMessage stream until it ends.
-func printEvents(c *cli.Context, stream opxv1.ClientService_SendMessageClient, asJSON bool) error {
+// printEvents prints a SendMessage stream until it ends and returns the
+// session it belongs to.
+func printEvents(c *cli.Context, stream opxv1.ClientService_SendMessageClient, asJSON bool) (string, error) {
 	w, ew := c.App.Writer, c.App.ErrWriter
 	session := ""
 	for {
 		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			if !asJSON && session != "" {
-				fmt.Fprintf(ew, "(session %s)\n", session)
-			}
-			return nil
+			return session, nil
 		}
 		if err != nil {
-			return fmt.Errorf("send: %w", err)
+			return session, fmt.Errorf("send: %w", err)
 		}
 		session = ev.SessionId
 		if asJSON {
@@ -79,7 +81,7 @@ func printEvents(c *cli.Context, stream opxv1.ClientService_SendMessageClient, a
 				data = json.RawMessage("null")
 			}
 			if err := writeJSON(c, eventJSON{Type: ev.Type, SessionID: ev.SessionId, MessageID: ev.MessageId, Seq: ev.Seq, Data: data}); err != nil {
-				return err
+				return session, err
 			}
 			continue
 		}
@@ -91,6 +93,12 @@ func printEvents(c *cli.Context, stream opxv1.ClientService_SendMessageClient, a
 			fmt.Fprint(w, str("text"))
 		case "tool_call":
 			fmt.Fprintf(ew, "\n→ %s %s\n", str("tool"), clip(str("arguments"), 120))
+		case "verdict":
+			mark := green(ew, str("decision"))
+			if str("decision") != "allow" {
+				mark = red(ew, str("decision"))
+			}
+			fmt.Fprintf(ew, "  shield: %s (%s)\n", mark, str("rule"))
 		case "tool_result":
 			if isErr, _ := d["is_error"].(bool); isErr {
 				fmt.Fprintf(ew, "  %s %s\n", red(ew, "✗"), clip(firstLine(str("content")), 160))
@@ -101,7 +109,7 @@ func printEvents(c *cli.Context, stream opxv1.ClientService_SendMessageClient, a
 			fmt.Fprintln(w)
 		case "error":
 			fmt.Fprintln(w)
-			return fmt.Errorf("the agent could not answer: %s: %s", str("code"), str("message"))
+			return session, fmt.Errorf("the agent could not answer: %s: %s", str("code"), str("message"))
 		}
 	}
 }

@@ -113,7 +113,10 @@ func New(opts Options) (*Engine, error) {
 	}
 	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(),
 		sessions: map[string]*session{}, inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now()}
-	e.pipe = &Pipeline{Recorder: e.rec, Tools: tools, Evaluator: opts.Evaluator}
+	e.pipe = &Pipeline{Recorder: e.rec, Tools: tools, Evaluator: opts.Evaluator,
+		OnVerdict: func(session, messageID string, seq uint64, v *event.ShieldVerdict) {
+			e.publish(session, messageID, "verdict", seq, v)
+		}}
 	if err := e.load(); err != nil {
 		ws.Close()
 		return nil, err

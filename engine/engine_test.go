@@ -239,7 +239,7 @@ func TestEngine_Conversation(t *testing.T) {
 			answer.WriteString(d["text"])
 		}
 	}
-	want := "session_created message tool_call tool_result token response_complete"
+	want := "session_created message tool_call verdict tool_result token response_complete"
 	if strings.Join(types, " ") != want {
 		t.Errorf("events %v, want %s", types, want)
 	}

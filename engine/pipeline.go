@@ -81,6 +81,9 @@ type Pipeline struct {
 	Evaluator Evaluator
 	// Timeout bounds one execution; default 2 minutes.
 	Timeout time.Duration
+	// OnVerdict, if set, is told each verdict once it is recorded (the
+	// engine shows them to the session's clients).
+	OnVerdict func(session, messageID string, seq uint64, v *event.ShieldVerdict)
 }
 
 // ActionHash is BLAKE3 of the tool name, a newline and the canonical
@@ -112,9 +115,14 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	policy := p.Evaluator.PolicyHash().String()
 	decision, blocker := "", Verdict{}
 	for _, v := range verdicts {
-		if _, err := p.Recorder.Record(ctx, ledger.Async, session, &event.ShieldVerdict{SubAgentID: subagent, CallID: callID,
-			Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason, ActionHash: prop.ActionHash.String(), PolicyHash: policy}); err != nil {
+		sv := &event.ShieldVerdict{SubAgentID: subagent, CallID: callID, Decision: v.Decision, Tier: v.Tier, Rule: v.Rule,
+			Reason: v.Reason, ActionHash: prop.ActionHash.String(), PolicyHash: policy}
+		seq, err := p.Recorder.Record(ctx, ledger.Async, session, sv)
+		if err != nil {
 			return ToolOutcome{}, err
+		}
+		if p.OnVerdict != nil {
+			p.OnVerdict(session, messageID, seq, sv)
 		}
 		decision = v.Decision
 		if v.Decision == event.Block && blocker.Rule == "" {
