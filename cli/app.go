@@ -30,6 +30,7 @@ func NewApp() *cli.App {
 			chatCommand(),
 			ledgerCommand(),
 			internalEngineCommand(),
+			internalAgentCommand(),
 		},
 	}
 	for _, cmd := range app.Commands {
