@@ -21,6 +21,7 @@ func NewApp() *cli.App {
 		OnUsageError:   onUsageError,
 		ExitErrHandler: reportError,
 		Commands: []*cli.Command{
+			demoCommand(),
 			initCommand(),
 			startCommand(),
 			stopCommand(),

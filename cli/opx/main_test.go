@@ -3,27 +3,52 @@ package main_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
 	"github.com/opx-dev/opx/ledger/ledgertest"
 )
 
-// buildOpx builds the opx binary into a temporary directory. The tests
-// also import package cli (for the exit codes), which makes go test's
-// cache notice when the binary's source changes.
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+	buildDir  string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// buildOpx builds the opx binary once per test run. The tests also import
+// package cli (for the exit codes), which makes go test's cache notice
+// when the binary's source changes.
 func buildOpx(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "opx")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build opx: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		if buildDir, buildErr = os.MkdirTemp("", "opx-bin-"); buildErr != nil {
+			return
+		}
+		builtBin = filepath.Join(buildDir, "opx")
+		out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build opx: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return bin
+	return builtBin
 }
 
 // runOpx runs the built binary and returns its stdout, stderr and exit code.

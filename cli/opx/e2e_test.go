@@ -1,0 +1,326 @@
+package main_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+)
+
+// End-to-end tests: the real opx binary, real child processes (manager,
+// engine, agent), real gRPC over loopback, a real ledger file.
+
+// syncBuffer is a bytes.Buffer safe for a child's output and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// world is a workspace with its own state dir.
+type world struct {
+	t     *testing.T
+	bin   string
+	ws    string
+	state string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{t: t, bin: buildOpx(t), ws: t.TempDir(), state: t.TempDir()}
+	if err := os.WriteFile(filepath.Join(w.ws, "README.md"), []byte("# e2e\nthe workspace of an end-to-end test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *world) env() []string {
+	return append(os.Environ(), "NO_COLOR=1", "OPX_LEDGER=", "XDG_STATE_HOME="+w.state)
+}
+
+// run runs opx to completion in the world.
+func (w *world) run(args ...string) (string, string, int) {
+	w.t.Helper()
+	cmd := exec.Command(w.bin, append(args, "--workspace", w.ws)...)
+	cmd.Env = w.env()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			w.t.Fatalf("run opx %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return out.String(), errOut.String(), code
+}
+
+// manager is a running `opx start`. exited delivers its exit once; done
+// is closed when it has exited.
+type manager struct {
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	exited chan error
+	done   chan struct{}
+}
+
+// start runs `opx start` and waits until the agent is connected.
+func (w *world) start() *manager {
+	w.t.Helper()
+	m := &manager{cmd: exec.Command(w.bin, "start", "--workspace", w.ws), out: &syncBuffer{}, exited: make(chan error, 1), done: make(chan struct{})}
+	m.cmd.Env = w.env()
+	m.cmd.Stdout, m.cmd.Stderr = m.out, m.out
+	if err := m.cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	go func() { err := m.cmd.Wait(); close(m.done); m.exited <- err }()
+	w.t.Cleanup(func() {
+		select {
+		case <-m.done:
+		default:
+			m.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-m.done:
+			case <-time.After(15 * time.Second):
+				m.cmd.Process.Kill()
+			}
+		}
+	})
+	w.waitAgent(m, 0)
+	return m
+}
+
+type status struct {
+	Running       bool   `json:"running"`
+	ManagerPID    int    `json:"manager_pid"`
+	EnginePID     int    `json:"engine_pid"`
+	AgentPID      int    `json:"agent_pid"`
+	SandboxStatus string `json:"sandbox_status"`
+	LedgerPath    string `json:"ledger_path"`
+	LedgerHeadSeq uint64 `json:"ledger_head_seq"`
+}
+
+func (w *world) status() (status, int) {
+	w.t.Helper()
+	out, _, code := w.run("status", "--json")
+	var st status
+	json.Unmarshal([]byte(out), &st)
+	return st, code
+}
+
+// waitAgent waits until an agent other than notPID is connected.
+func (w *world) waitAgent(m *manager, notPID int) status {
+	w.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		st, code := w.status()
+		if code == 0 && st.AgentPID != 0 && st.AgentPID != notPID && st.SandboxStatus != "no agent" {
+			return st
+		}
+		select {
+		case err := <-m.exited:
+			w.t.Fatalf("opx start exited (%v):\n%s", err, m.out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	w.t.Fatalf("no agent came up:\n%s", m.out.String())
+	return status{}
+}
+
+// types returns the ledger's entry types in order, after verifying it
+// strictly (the engine must be stopped).
+func (w *world) types(path string) []string {
+	w.t.Helper()
+	l, err := ledger.OpenReadOnly(path)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer l.Close()
+	rep, err := l.Verify(event.StrictOptions())
+	if err != nil || !rep.OK {
+		w.t.Fatalf("ledger does not verify: %v %v", err, rep.Err())
+	}
+	var out []string
+	l.Range(0, rep.HeadSeq, func(e ledger.Entry) error { out = append(out, e.Type); return nil })
+	return out
+}
+
+func (w *world) stop(m *manager) {
+	w.t.Helper()
+	if out, errOut, code := w.run("stop"); code != 0 {
+		w.t.Fatalf("opx stop: %d\n%s%s", code, out, errOut)
+	}
+	select {
+	case err := <-m.exited:
+		if err != nil {
+			w.t.Fatalf("opx start exited with %v after opx stop:\n%s", err, m.out.String())
+		}
+	case <-time.After(20 * time.Second):
+		w.t.Fatal("opx start still running after opx stop")
+	}
+}
+
+func count(types []string, typ string) int {
+	n := 0
+	for _, t := range types {
+		if t == typ {
+			n++
+		}
+	}
+	return n
+}
+
+func TestE2E_Demo(t *testing.T) {
+	bin := buildOpx(t)
+	cmd := exec.Command(bin, "demo")
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "OPX_LEDGER=", "TMPDIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("opx demo: %v\n%s", err, out)
+	}
+	for _, want := range []string{"== opx start", "→ read_file", "shield: allow", "Here is the start of README.md", "== opx ledger verify --strict", "ok: "} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestE2E_StartSendStop(t *testing.T) {
+	w := newWorld(t)
+	m := w.start()
+	// A second instance for the same workspace is refused.
+	if _, errOut, code := w.run("start"); code != 1 || !strings.Contains(errOut, "already running") {
+		t.Errorf("second opx start: exit %d, %s", code, errOut)
+	}
+	out, errOut, code := w.run("send", "read README.md")
+	if code != 0 || !strings.Contains(out, "the workspace of an end-to-end test") || !strings.Contains(errOut, "→ read_file") {
+		t.Fatalf("opx send: %d\n%s\n%s", code, out, errOut)
+	}
+	session := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(errOut[strings.LastIndex(errOut, "(session "):]), "(session "), ")")
+	out, _, code = w.run("send", "--json", "--session", session, "list the files")
+	if code != 0 || !strings.Contains(out, `"type":"response_complete"`) || !strings.Contains(out, `"session_id":"`+session+`"`) {
+		t.Fatalf("opx send --json: %d\n%s", code, out)
+	}
+	st, _ := w.status()
+	w.stop(m)
+	if _, _, code := w.run("status"); code != 1 {
+		t.Errorf("status after stop: exit %d, want 1", code)
+	}
+	types := w.types(st.LedgerPath)
+	for typ, n := range map[string]int{"engine.started": 1, "engine.stopped": 1, "session.created": 1, "client.message": 2,
+		"agent.response_complete": 2, "exec.completed": 2, "llm.request": 4, "llm.response": 4, "sandbox.canary": 1} {
+		if got := count(types, typ); got != n {
+			t.Errorf("%d %s entries, want %d", got, typ, n)
+		}
+	}
+}
+
+// TestE2E_RestartIsNotACrash restarts the engine more times than the crash
+// budget allows: exit 75 respawns at once and is never counted.
+func TestE2E_RestartIsNotACrash(t *testing.T) {
+	w := newWorld(t)
+	m := w.start()
+	st := w.waitAgent(m, 0)
+	for i := 0; i < 6; i++ {
+		before := st.EnginePID
+		if _, errOut, code := w.run("restart"); code != 0 {
+			t.Fatalf("restart %d: %s", i, errOut)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for st.EnginePID == before && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+			st, _ = w.status()
+		}
+		st = w.waitAgent(m, 0)
+	}
+	if strings.Contains(m.out.String(), "crashed") {
+		t.Errorf("a restart was reported as a crash:\n%s", m.out.String())
+	}
+	w.stop(m)
+	types := w.types(st.LedgerPath)
+	if n := count(types, "engine.started"); n != 7 {
+		t.Errorf("%d engine.started, want 7", n)
+	}
+	if n := count(types, "engine.crashed"); n != 0 {
+		t.Errorf("%d engine.crashed after clean restarts", n)
+	}
+}
+
+// TestE2E_AgentKilledMidSession: the agent dies, the crash is recorded, a
+// new agent comes up and the session goes on.
+func TestE2E_AgentKilledMidSession(t *testing.T) {
+	w := newWorld(t)
+	m := w.start()
+	out, errOut, code := w.run("send", "read README.md")
+	if code != 0 {
+		t.Fatalf("send: %s %s", out, errOut)
+	}
+	session := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(errOut[strings.LastIndex(errOut, "(session "):]), "(session "), ")")
+	st, _ := w.status()
+	syscall.Kill(st.AgentPID, syscall.SIGKILL)
+	st2 := w.waitAgent(m, st.AgentPID)
+	if out, errOut, code := w.run("send", "--session", session, "read README.md"); code != 0 || !strings.Contains(out, "end-to-end") {
+		t.Fatalf("send after the agent was killed: %d\n%s\n%s", code, out, errOut)
+	}
+	w.stop(m)
+	types := w.types(st2.LedgerPath)
+	if count(types, "agent.crashed") != 1 || count(types, "agent.spawned") != 2 || count(types, "agent.response_complete") != 2 {
+		t.Errorf("ledger: %v", types)
+	}
+}
+
+// TestE2E_EngineCrashBudget kills the engine with SIGKILL until the manager
+// gives up: within six kills, with a clear message; the next engine start
+// records that the previous one crashed.
+func TestE2E_EngineCrashBudget(t *testing.T) {
+	w := newWorld(t)
+	m := w.start()
+	st, _ := w.status()
+	kills := 0
+	for kills < 6 {
+		syscall.Kill(st.EnginePID, syscall.SIGKILL)
+		kills++
+		deadline := time.Now().Add(20 * time.Second)
+		gaveUp := false
+		for time.Now().Before(deadline) {
+			select {
+			case err := <-m.exited:
+				if err == nil {
+					t.Fatal("manager exited 0 after repeated crashes")
+				}
+				gaveUp = true
+			case <-time.After(50 * time.Millisecond):
+			}
+			if gaveUp {
+				break
+			}
+			if s, code := w.status(); code == 0 && s.EnginePID != st.EnginePID && s.AgentPID != 0 {
+				st = s
+				break
+			}
+		}
+		if gaveUp {
+			break
+		}
+	}
+	if kills > 6 || !strings.Contains(m.out.String(), "giving up") || !strings.Contains(m.out.String(), "keeps crashing") {
+		t.Fatalf("after %d kills:\n%s", kills, m.out.String())
+	}
+	types := w.types(st.LedgerPath)
+	if n := count(types, "engine.crashed"); n != kills-1 {
+		t.Errorf("%d engine.crashed entries after %d kills (the last crash is recorded at the next start)", n, kills)
+	}
+}
