@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,7 +41,7 @@ type running struct {
 	done   chan error
 }
 
-func startEngine(t *testing.T) *running {
+func startEngine(t *testing.T, tune ...func(*engine.Options)) *running {
 	t.Helper()
 	ws := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# demo\nhello from the workspace\n"), 0o644); err != nil {
@@ -56,7 +58,7 @@ func startEngine(t *testing.T) *running {
 	}
 	r := &running{l: l, tokens: make(chan string, 8), done: make(chan error, 1)}
 	pr, pw := io.Pipe()
-	e, err := engine.New(engine.Options{Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
+	opts := engine.Options{Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "read-only", Stdout: pw, Logf: t.Logf,
 		SpawnAgent: func(ctx context.Context, addr, token string) (*exec.Cmd, error) {
 			cmd := exec.Command("sleep", "60")
@@ -65,7 +67,11 @@ func startEngine(t *testing.T) *running {
 			// real agent takes longer than that to connect.
 			go func() { time.Sleep(20 * time.Millisecond); r.tokens <- token }()
 			return cmd, err
-		}})
+		}}
+	for _, f := range tune {
+		f(&opts)
+	}
+	e, err := engine.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,4 +335,115 @@ func runScriptedAgent(s opxv1.AgentService_RunSessionClient, gw opxv1.LLMGateway
 			}
 		}
 	}
+}
+
+// TestEngine_ModelFailureRecorded: a provider that keeps failing is
+// retried, the failure is recorded with its status and attempts, and the
+// client hears about it.
+func TestEngine_ModelFailureRecorded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	p, err := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL, Model: "gpt-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startEngine(t, func(o *engine.Options) {
+		o.Provider = p
+		o.Retry = llm.RetryPolicy{MaxAttempts: 2, Sleep: func(context.Context, time.Duration) error { return nil }}
+	})
+	agent := r.connectAgent(t, <-r.tokens)
+	c := opxv1.NewClientServiceClient(r.conn)
+	s, err := c.SendMessage(r.ctx, &opxv1.ClientMessageRequest{Content: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := agent.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := d.GetProcessRequest()
+	cs, err := opxv1.NewLLMGatewayClient(r.conn).Complete(context.Background(), &opxv1.LLMRequest{SessionId: pr.SessionId, MessageId: pr.MessageId,
+		Messages: []*opxv1.ChatMessage{{Role: "user", Content: "hello"}}})
+	if err == nil {
+		_, err = cs.Recv()
+	}
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("gateway = %v, want Unavailable", err)
+	}
+	agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_Error{Error: &opxv1.AgentError{Code: "llm_error", Message: err.Error(), MessageId: pr.MessageId}}})
+	var last *opxv1.PipelineEvent
+	for {
+		ev, err := s.Recv()
+		if err != nil {
+			break
+		}
+		last = ev
+	}
+	if last == nil || last.Type != "error" {
+		t.Errorf("client's last event %v, want the error", last)
+	}
+	r.l.Sync(context.Background())
+	h, _ := r.l.Head()
+	var resp *event.LLMResponse
+	r.l.Range(0, h.Seq, func(e ledger.Entry) error {
+		if e.Type == event.TypeLLMResponse {
+			p, _ := event.Decode(e)
+			resp = p.(*event.LLMResponse)
+		}
+		return nil
+	})
+	if resp == nil || resp.Status != 503 || resp.Attempts != 2 || resp.Error == "" || resp.Provider != "openai" {
+		t.Errorf("recorded response %+v", resp)
+	}
+}
+
+// TestEngine_MalformedAgentEvents: hostile or broken events from the agent
+// are answered with errors and recorded, and change nothing else.
+func TestEngine_MalformedAgentEvents(t *testing.T) {
+	r := startEngine(t)
+	agent := r.connectAgent(t, <-r.tokens)
+	c := opxv1.NewClientServiceClient(r.conn)
+	s, err := c.SendMessage(r.ctx, &opxv1.ClientMessageRequest{Content: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := agent.Recv()
+	msg := d.GetProcessRequest().MessageId
+	// A tool call without an id or a tool, and one for a message not in flight.
+	agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ToolCall{ToolCall: &opxv1.ToolCallProposed{MessageId: msg}}})
+	if res := mustRecv(t, agent).GetToolResult(); res == nil || !res.IsError {
+		t.Errorf("empty tool call: %v", res)
+	}
+	agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ToolCall{ToolCall: &opxv1.ToolCallProposed{MessageId: "forged", CallId: "x", ToolName: "read_file", ArgumentsJson: "{}"}}})
+	if res := mustRecv(t, agent).GetToolResult(); res == nil || !res.IsError || !strings.Contains(res.Content, "no message in flight") {
+		t.Errorf("tool call for a forged message: %v", res)
+	}
+	// Hostile arguments: not an object, a path out of the workspace.
+	for _, args := range []string{`"x"`, `{"path":"../../etc/passwd"}`, `{"path":"/etc/passwd"}`} {
+		agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ToolCall{ToolCall: &opxv1.ToolCallProposed{MessageId: msg, CallId: "c-" + args, ToolName: "read_file", ArgumentsJson: args}}})
+		if res := mustRecv(t, agent).GetToolResult(); res == nil || !res.IsError {
+			t.Errorf("args %s: %v", args, res)
+		}
+	}
+	agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ResponseComplete{ResponseComplete: &opxv1.AgentResponseComplete{MessageId: msg, Content: "done"}}})
+	for {
+		if _, err := s.Recv(); err != nil {
+			break
+		}
+	}
+	got := strings.Join(r.types(t), " ")
+	if !strings.Contains(got, "agent.error") || strings.Count(got, "exec.started") != 2 {
+		t.Errorf("ledger %s: want the malformed call recorded as agent.error and the two path attempts executed (and refused by the workspace)", got)
+	}
+}
+
+func mustRecv(t *testing.T, s opxv1.AgentService_RunSessionClient) *opxv1.EngineDirective {
+	t.Helper()
+	d, err := s.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
