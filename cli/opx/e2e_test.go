@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -326,5 +327,46 @@ func TestE2E_EngineCrashBudget(t *testing.T) {
 	types := w.types(st.LedgerPath)
 	if n := count(types, "engine.crashed"); n != kills-1 {
 		t.Errorf("%d engine.crashed entries after %d kills (the last crash is recorded at the next start)", n, kills)
+	}
+}
+
+// TestE2E_Grpcurl: a standard tool lists the engine's services through
+// reflection and calls ClientService with the client token, and is refused
+// without it.
+func TestE2E_Grpcurl(t *testing.T) {
+	grpcurl, err := exec.LookPath("grpcurl")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("grpcurl is not installed (.ci/run installs it): %v", err)
+		}
+		t.Skip("grpcurl is not installed; .ci/run installs it")
+	}
+	w := newWorld(t)
+	m := w.start()
+	defer w.stop(m)
+	tokens, _ := filepath.Glob(filepath.Join(w.state, "opx", "*", "client.token"))
+	if len(tokens) != 1 {
+		t.Fatalf("client token files: %v", tokens)
+	}
+	tok, _ := os.ReadFile(tokens[0])
+	st, _ := w.status()
+	out, _, code := w.run("status")
+	addr := out[strings.Index(out, "gRPC ")+len("gRPC ") : strings.Index(out, "\nagent")]
+	if code != 0 || !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Fatalf("status: %q", out)
+	}
+	run := func(args ...string) (string, error) {
+		b, err := exec.Command(grpcurl, append([]string{"-plaintext"}, args...)...).CombinedOutput()
+		return string(b), err
+	}
+	if out, err := run(addr, "list"); err != nil || !strings.Contains(out, "opx.v1.ClientService") || !strings.Contains(out, "opx.v1.LedgerService") {
+		t.Errorf("grpcurl list: %v\n%s", err, out)
+	}
+	out, err = run("-H", "opx-client-token: "+strings.TrimSpace(string(tok)), addr, "opx.v1.ClientService/GetStatus")
+	if err != nil || !strings.Contains(out, fmt.Sprintf(`"enginePid": "%d"`, st.EnginePID)) {
+		t.Errorf("grpcurl GetStatus with the token: %v\n%s", err, out)
+	}
+	if out, err := run(addr, "opx.v1.ClientService/GetStatus"); err == nil || !strings.Contains(out, "Unauthenticated") {
+		t.Errorf("grpcurl GetStatus without the token: %v\n%s", err, out)
 	}
 }
