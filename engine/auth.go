@@ -19,7 +19,11 @@ const TokenHeader = "opx-client-token"
 // agent token in AgentReady, the gateway by the message in flight.
 // Reflection stays open so grpcurl can list services; calling any opx
 // client method still needs the token.
-type clientAuth struct{ token string }
+type clientAuth struct {
+	token string
+	// rejected, if set, is told about each refused call.
+	rejected func(ctx context.Context, method, reason string)
+}
 
 func (a *clientAuth) check(ctx context.Context, method string) error {
 	if !strings.HasPrefix(method, "/"+opxv1.ClientService_ServiceDesc.ServiceName+"/") &&
@@ -27,12 +31,20 @@ func (a *clientAuth) check(ctx context.Context, method string) error {
 		return nil
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get(TokenHeader) {
+	given := md.Get(TokenHeader)
+	for _, v := range given {
 		if tokenEqual(v, a.token) {
 			return nil
 		}
 	}
-	return status.Error(codes.Unauthenticated, "missing or wrong client token (metadata "+TokenHeader+")")
+	reason := "no client token"
+	if len(given) > 0 {
+		reason = "wrong client token"
+	}
+	if a.rejected != nil {
+		a.rejected(ctx, method, reason)
+	}
+	return status.Error(codes.Unauthenticated, reason+" (metadata "+TokenHeader+")")
 }
 
 func (a *clientAuth) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {

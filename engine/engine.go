@@ -21,6 +21,7 @@ import (
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
 )
 
@@ -76,6 +77,9 @@ type Engine struct {
 	stop       context.CancelCauseFunc
 	stopReason string        // what the client that stopped the engine said
 	agentReady chan struct{} // closed when an agent is accepted; replaced when it goes
+
+	rejectedAt         time.Time // last client.rejected recorded
+	rejectedSuppressed int       // refusals since then not recorded
 }
 
 // ExitRestart is the engine's exit code when a client asked for a restart.
@@ -139,7 +143,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	e.port = lis.Addr().(*net.TCPAddr).Port
-	auth := &clientAuth{token: e.opts.ClientToken}
+	auth := &clientAuth{token: e.opts.ClientToken, rejected: e.recordRejection}
 	srv := grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMessageBytes),
 		grpc.UnaryInterceptor(auth.unary), grpc.StreamInterceptor(auth.stream))
@@ -351,3 +355,24 @@ func (e *Engine) shutdownAgent(reason string) {
 
 // pid of this process, for status.
 var pid = os.Getpid()
+
+// recordRejection records a refused client call, at most one entry per
+// second so a local process hammering the port cannot grow the ledger
+// without bound; the next entry counts the refusals in between.
+func (e *Engine) recordRejection(ctx context.Context, method, reason string) {
+	e.mu.Lock()
+	now := time.Now()
+	if now.Sub(e.rejectedAt) < time.Second {
+		e.rejectedSuppressed++
+		e.mu.Unlock()
+		return
+	}
+	suppressed := e.rejectedSuppressed
+	e.rejectedAt, e.rejectedSuppressed = now, 0
+	e.mu.Unlock()
+	who := "unknown"
+	if p, ok := peer.FromContext(ctx); ok {
+		who = p.Addr.String()
+	}
+	e.record(ctx, ledger.Async, "", &event.ClientRejected{Method: clip(method, 256), Reason: reason, Peer: who, Suppressed: suppressed})
+}

@@ -174,6 +174,11 @@ func TestEngine_ClientTokenRequired(t *testing.T) {
 	if err != nil || st.EnginePid != int64(os.Getpid()) {
 		t.Errorf("GetStatus = %v, %v", st, err)
 	}
+	// Four refusals within a second: the first is recorded, the others
+	// are counted in the next entry rather than flooding the ledger.
+	if got := strings.Count(strings.Join(r.types(t), " "), "client.rejected"); got != 1 {
+		t.Errorf("%d client.rejected entries, want 1", got)
+	}
 }
 
 func TestEngine_BadMessagesRefused(t *testing.T) {

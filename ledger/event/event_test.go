@@ -26,6 +26,8 @@ var taxonomy = []string{
 	"tool.proposed", "shield.verdict", "approval.requested", "approval.resolved",
 	"chronicle.snapshot", "chronicle.rollback", "chronicle.pruned",
 	"exec.started", "exec.completed", "exec.failed",
+	// Extensions of the DESIGN table, each documented where it is defined.
+	"client.rejected",
 }
 
 var (
@@ -62,6 +64,7 @@ var samples = []event.Payload{
 	&event.SessionCreated{Mode: "normal"},
 	&event.SessionTitled{Title: "t"},
 	&event.ClientMessage{MessageID: "m1", Content: "hi", Client: "opx send"},
+	&event.ClientRejected{Method: "/opx.v1.ClientService/GetStatus", Reason: "wrong client token", Peer: "127.0.0.1:5000"},
 	&event.ToolProposed{CallID: "c1", Tool: "read_file", Arguments: `{"path":"a"}`, ActionHash: h1},
 	&event.ShieldVerdict{CallID: "c1", Decision: "allow", Tier: 0, Rule: "allow-read", Reason: "read-only", ActionHash: h1, PolicyHash: h2},
 	&event.ApprovalRequested{ApprovalID: "ap1", CallID: "c1", Tool: "write_file", Reason: "policy says verify", TimeoutMS: 60000},

@@ -1,16 +1,22 @@
 package event
 
+import "errors"
+
 // Types of the session area.
 const (
 	TypeSessionCreated = "session.created"
 	TypeSessionTitled  = "session.titled"
 	TypeClientMessage  = "client.message"
+	// TypeClientRejected extends the DESIGN taxonomy: a client call refused
+	// for a missing or wrong token is evidence too.
+	TypeClientRejected = "client.rejected"
 )
 
 func init() {
 	register(func() Payload { return &SessionCreated{} })
 	register(func() Payload { return &SessionTitled{} })
 	register(func() Payload { return &ClientMessage{} })
+	register(func() Payload { return &ClientRejected{} })
 }
 
 // SessionCreated opens a session; the entry's session field is its id.
@@ -46,4 +52,23 @@ func (*ClientMessage) Type() string { return TypeClientMessage }
 
 func (m *ClientMessage) Validate() error {
 	return need("message_id", m.MessageID, "content", m.Content)
+}
+
+// ClientRejected records client calls refused for their token. The engine
+// records at most one per second; Suppressed counts the refusals since the
+// last entry that were not recorded one by one.
+type ClientRejected struct {
+	Method     string `json:"method"`
+	Reason     string `json:"reason"`
+	Peer       string `json:"peer"`
+	Suppressed int    `json:"suppressed"`
+}
+
+func (*ClientRejected) Type() string { return TypeClientRejected }
+
+func (c *ClientRejected) Validate() error {
+	if c.Suppressed < 0 {
+		return errors.New("suppressed must not be negative")
+	}
+	return need("method", c.Method, "reason", c.Reason)
 }
