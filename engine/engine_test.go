@@ -41,7 +41,7 @@ type running struct {
 	done   chan error
 }
 
-func startEngine(t *testing.T, tune ...func(*engine.Options)) *running {
+func startEngine(t testing.TB, tune ...func(*engine.Options)) *running {
 	t.Helper()
 	ws := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# demo\nhello from the workspace\n"), 0o644); err != nil {
@@ -111,7 +111,7 @@ func startEngine(t *testing.T, tune ...func(*engine.Options)) *running {
 const unavailableCanary = `{"verified":false,"status":"unavailable","platform":"linux","mechanism":"none","probes":[],"summary":"test agent","timestamp":"2026-11-22T10:00:00Z"}`
 
 // connectAgent opens the agent stream with token and sends AgentReady.
-func (r *running) connectAgent(t *testing.T, token string) opxv1.AgentService_RunSessionClient {
+func (r *running) connectAgent(t testing.TB, token string) opxv1.AgentService_RunSessionClient {
 	t.Helper()
 	s, err := opxv1.NewAgentServiceClient(r.conn).RunSession(context.Background())
 	if err != nil {
@@ -125,7 +125,7 @@ func (r *running) connectAgent(t *testing.T, token string) opxv1.AgentService_Ru
 }
 
 // types returns the types of all committed entries.
-func (r *running) types(t *testing.T) []string {
+func (r *running) types(t testing.TB) []string {
 	t.Helper()
 	if err := r.l.Sync(context.Background()); err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 // buildOpx builds the opx binary once per test run. The tests also import
 // package cli (for the exit codes), which makes go test's cache notice
 // when the binary's source changes.
-func buildOpx(t *testing.T) string {
+func buildOpx(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		if buildDir, buildErr = os.MkdirTemp("", "opx-bin-"); buildErr != nil {
