@@ -370,3 +370,35 @@ func TestE2E_Grpcurl(t *testing.T) {
 		t.Errorf("grpcurl GetStatus without the token: %v\n%s", err, out)
 	}
 }
+
+// TestE2E_Daemon: --daemon returns once the engine is up, the manager runs
+// on in its own session, and opx stop ends it.
+func TestE2E_Daemon(t *testing.T) {
+	w := newWorld(t)
+	out, errOut, code := w.run("start", "--daemon")
+	if code != 0 || !strings.Contains(out, "in the background") {
+		t.Fatalf("opx start --daemon: %d\n%s%s", code, out, errOut)
+	}
+	st, code := w.status()
+	if code != 0 || !st.Running {
+		t.Fatalf("status after --daemon: %d %+v", code, st)
+	}
+	defer func() {
+		if _, c := w.status(); c == 0 {
+			syscall.Kill(st.ManagerPID, syscall.SIGTERM)
+		}
+	}()
+	if _, errOut, code := w.run("start", "--daemon"); code != 1 || !strings.Contains(errOut, "already running") {
+		t.Errorf("second --daemon: %d %s", code, errOut)
+	}
+	if out, errOut, code := w.run("stop"); code != 0 {
+		t.Fatalf("stop: %s%s", out, errOut)
+	}
+	if _, code := w.status(); code != 1 {
+		t.Errorf("status after stop: exit %d, want 1", code)
+	}
+	logs, _ := filepath.Glob(filepath.Join(w.state, "opx", "*", "engine.log"))
+	if len(logs) != 1 {
+		t.Errorf("engine.log: %v", logs)
+	}
+}
