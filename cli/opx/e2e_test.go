@@ -402,3 +402,27 @@ func TestE2E_Daemon(t *testing.T) {
 		t.Errorf("engine.log: %v", logs)
 	}
 }
+
+// TestE2E_Chat drives opx chat through its stdin: a message, the session
+// list, a new session, quit.
+func TestE2E_Chat(t *testing.T) {
+	w := newWorld(t)
+	m := w.start()
+	defer w.stop(m)
+	cmd := exec.Command(w.bin, "chat", "--workspace", w.ws)
+	cmd.Env = w.env()
+	cmd.Stdin = strings.NewReader("read README.md\n/sessions\n/bogus\n/new\nlist the files\n/sessions\n/quit\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("opx chat: %v\n%s", err, out)
+	}
+	s := string(out)
+	for _, want := range []string{"→ read_file", "shield: allow", "the workspace of an end-to-end test", "* ses_", "2 messages", "unknown command /bogus", "(the next message starts a new session)", "→ list_directory"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("chat output lacks %q:\n%s", want, s)
+		}
+	}
+	if n := strings.Count(s, "  ses_") + strings.Count(s, "* ses_"); n < 3 {
+		t.Errorf("want one session listed, then two:\n%s", s)
+	}
+}
