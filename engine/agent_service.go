@@ -215,7 +215,10 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 		}
 		e.publish(f.session, f.messageID, "tool_call", seq, map[string]string{"call_id": tc.CallId, "tool": tc.ToolName, "arguments": clip(tc.ArgumentsJson, 4096)})
 		go func() {
-			out, err := e.pipe.Handle(ctx, f.session, "", f.messageID, tc.CallId, tc.ToolName, tc.ArgumentsJson)
+			// Once proposed, a call goes through the pipeline to its recorded
+			// end even if the agent disconnects meanwhile: a half-recorded
+			// call would be worse evidence than a result nobody received.
+			out, err := e.pipe.Handle(context.WithoutCancel(ctx), f.session, "", f.messageID, tc.CallId, tc.ToolName, tc.ArgumentsJson)
 			if err != nil {
 				e.fatal(err)
 				return

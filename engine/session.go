@@ -104,8 +104,9 @@ func assistantMessage(p *event.ResponseComplete, ts time.Time) *opxv1.ChatMessag
 func (e *Engine) failInflight(reason string) {
 	e.mu.Lock()
 	fs := make([]*inflight, 0, len(e.inflight))
-	for _, f := range e.inflight {
+	for id, f := range e.inflight {
 		fs = append(fs, f)
+		delete(e.inflight, id)
 	}
 	e.mu.Unlock()
 	for _, f := range fs {
