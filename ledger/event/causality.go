@@ -22,6 +22,7 @@ type callKey struct{ session, subagent, callID string }
 
 type callState struct {
 	proposed uint64
+	action   string // the proposal's action hash
 	mutating bool
 	verdict  string // the latest decision
 	blocked  bool   // any block, or an approval denied
@@ -40,6 +41,7 @@ type callFields struct {
 	Mutating   bool   `json:"mutating"`
 	Decision   string `json:"decision"`
 	Approved   bool   `json:"approved"`
+	ActionHash string `json:"action_hash"`
 }
 
 // Check observes one entry and reports a rule it breaks. Entries of other
@@ -58,14 +60,9 @@ func (c *Causality) Check(e *ledger.Entry) error {
 	k := callKey{e.Session, f.SubAgentID, f.CallID}
 	st := c.calls[k]
 	if e.Type == TypeToolProposed {
-		if st != nil && st.started {
-			// A finished call's id proposed again is a new call.
-			st = nil
-		}
-		if st != nil {
-			return fmt.Errorf("call %s proposed again (first at seq %d) before it was executed", f.CallID, st.proposed)
-		}
-		c.calls[k] = &callState{proposed: e.Seq, mutating: f.Mutating}
+		// Models reuse call ids (per message, per round); the latest
+		// proposal of an id is the call the following entries are about.
+		c.calls[k] = &callState{proposed: e.Seq, mutating: f.Mutating, action: f.ActionHash}
 		return nil
 	}
 	if st == nil {
@@ -76,6 +73,9 @@ func (c *Causality) Check(e *ledger.Entry) error {
 	}
 	switch e.Type {
 	case TypeShieldVerdict:
+		if f.ActionHash != st.action {
+			return fmt.Errorf("verdict for call %s judged action %s, but the proposal at seq %d is %s", f.CallID, short(f.ActionHash), st.proposed, short(st.action))
+		}
 		st.verdict = f.Decision
 		if f.Decision == Block {
 			st.blocked = true
@@ -105,6 +105,8 @@ func (c *Causality) Check(e *ledger.Entry) error {
 			return fmt.Errorf("mutating call %s executed without a snapshot first", f.CallID)
 		case st.started:
 			return fmt.Errorf("call %s executed twice", f.CallID)
+		case f.ActionHash != st.action:
+			return fmt.Errorf("call %s executed action %s, but the proposal at seq %d is %s", f.CallID, short(f.ActionHash), st.proposed, short(st.action))
 		}
 	case TypeExecCompleted, TypeExecFailed:
 		if !st.started {
@@ -112,6 +114,13 @@ func (c *Causality) Check(e *ledger.Entry) error {
 		}
 	}
 	return nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }
 
 // StrictOptions returns verify options that check everything this package

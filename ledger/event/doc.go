@@ -24,5 +24,7 @@
 // errors) and validates it; it is what `opx ledger verify --strict` runs on
 // every entry. Causality checks, in seq order, that nothing was executed
 // without its proposal, an allowing verdict (or approval) and, for a
-// mutating tool, a snapshot first, and that no blocked call ran.
+// mutating tool, a snapshot first, that no blocked call ran, and that the
+// verdicts and the execution are about the action that was proposed (same
+// action hash).
 package event

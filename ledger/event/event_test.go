@@ -187,6 +187,7 @@ func TestCausality(t *testing.T) {
 		{"approved escalation", []step{{"s", proposed("c", false)}, {"s", verdict("c", "escalate")}, {"s", resolved("c", true)}, {"s", started("c")}}, -1, ""},
 		{"blocked stays unexecuted", []step{{"s", proposed("c", false)}, {"s", verdict("c", "block")}}, -1, ""},
 		{"same id in two sessions", []step{{"s", proposed("c", false)}, {"t", proposed("c", false)}, {"s", verdict("c", "allow")}, {"s", started("c")}}, -1, ""},
+		{"id reused after a block", []step{{"s", proposed("c", false)}, {"s", verdict("c", "block")}, {"s", proposed("c", false)}, {"s", verdict("c", "allow")}, {"s", started("c")}}, -1, ""},
 		{"id reused after execution", []step{{"s", proposed("c", false)}, {"s", verdict("c", "allow")}, {"s", started("c")}, {"s", proposed("c", false)}, {"s", verdict("c", "allow")}, {"s", started("c")}}, -1, ""},
 		{"executed without proposal", []step{{"s", started("c")}}, 0, "never proposed"},
 		{"executed without verdict", []step{{"s", proposed("c", false)}, {"s", started("c")}}, 1, "without a verdict"},
@@ -198,6 +199,8 @@ func TestCausality(t *testing.T) {
 		{"snapshot after start", []step{{"s", proposed("c", true)}, {"s", verdict("c", "allow")}, {"s", started("c")}, {"s", snapshot("c")}}, 2, "without a snapshot"},
 		{"verdict from another session", []step{{"s", proposed("c", false)}, {"t", verdict("c", "allow")}}, 1, "never proposed"},
 		{"completed without start", []step{{"s", proposed("c", false)}, {"s", verdict("c", "allow")}, {"s", completed("c")}}, 2, "never started"},
+		{"verdict on another action", []step{{"s", proposed("c", false)}, {"s", &event.ShieldVerdict{CallID: "c", Decision: "allow", Rule: "r", ActionHash: h2, PolicyHash: h2}}}, 1, "judged action"},
+		{"executed another action", []step{{"s", proposed("c", false)}, {"s", verdict("c", "allow")}, {"s", &event.ExecStarted{CallID: "c", Tool: "write_file", ActionHash: h2}}}, 2, "executed action"},
 		{"executed twice", []step{{"s", proposed("c", false)}, {"s", verdict("c", "allow")}, {"s", started("c")}, {"s", started("c")}}, 3, "twice"},
 	}
 	for _, tt := range tests {
