@@ -180,11 +180,7 @@ func (e *Engine) recordFromAgent(ctx context.Context, d ledger.Durability, sessi
 func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv1.AgentEvent) {
 	switch x := ev.Event.(type) {
 	case *opxv1.AgentEvent_LlmToken:
-		f := e.message(x.LlmToken.MessageId)
-		session := ""
-		if f != nil {
-			session = f.session
-		}
+		f, session := e.messageSession(x.LlmToken.MessageId)
 		if err := e.rec.Token(ctx, session, "", clip(x.LlmToken.MessageId, 128), x.LlmToken.Token); err != nil {
 			e.fatal(err)
 			return
@@ -245,11 +241,7 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 		e.recordFromAgent(ctx, ledger.Async, "", &event.MemoryFlush{Content: content, Blob: h, Size: int64(len(x.MemoryFlush.Content))}, blobs...)
 	case *opxv1.AgentEvent_ResponseComplete:
 		rc := x.ResponseComplete
-		f := e.message(rc.MessageId)
-		session := ""
-		if f != nil {
-			session = f.session
-		}
+		f, session := e.messageSession(rc.MessageId)
 		p := &event.ResponseComplete{MessageID: rc.MessageId, Content: rc.Content, Thoughts: []event.Thought{}}
 		for _, t := range rc.Thoughts {
 			p.Thoughts = append(p.Thoughts, event.Thought{Stage: t.Stage, Summary: t.Summary, Detail: string(t.Detail)})
@@ -273,11 +265,7 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 		f.finish()
 	case *opxv1.AgentEvent_Error:
 		ae := x.Error
-		f := e.message(ae.MessageId)
-		session := ""
-		if f != nil {
-			session = f.session
-		}
+		f, session := e.messageSession(ae.MessageId)
 		code := clip(ae.Code, 64)
 		if code == "" {
 			code = "unspecified"

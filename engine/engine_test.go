@@ -20,6 +20,7 @@ import (
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/ledger/ledgertest"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -96,14 +97,7 @@ func startEngine(t testing.TB, tune ...func(*engine.Options)) *running {
 		if err := l.Close(); err != nil {
 			t.Error(err)
 		}
-		ro, err := ledger.OpenReadOnly(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ro.Close()
-		if rep, err := ro.Verify(event.StrictOptions()); err != nil || !rep.OK {
-			t.Errorf("ledger after test: %v %v", err, rep.Err())
-		}
+		ledgertest.MustVerify(t, path, event.StrictOptions())
 	})
 	return r
 }

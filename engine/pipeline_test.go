@@ -12,6 +12,7 @@ import (
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/ledger/ledgertest"
 )
 
 // writeTool is a mutating tool the read-only policy must never let run.
@@ -56,14 +57,7 @@ func newFixture(t *testing.T) *fixture {
 		if err := l.Close(); err != nil {
 			t.Error(err)
 		}
-		ro, err := ledger.OpenReadOnly(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ro.Close()
-		if rep, err := ro.Verify(event.StrictOptions()); err != nil || !rep.OK {
-			t.Errorf("ledger after test: %v %v", err, rep.Err())
-		}
+		ledgertest.MustVerify(t, path, event.StrictOptions())
 	})
 	return &fixture{l: l, p: &engine.Pipeline{Recorder: engine.NewRecorder(l), Tools: reg, Evaluator: engine.ReadOnlyPolicy{}}, write: wt}
 }

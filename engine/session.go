@@ -122,6 +122,17 @@ func (e *Engine) message(id string) *inflight {
 	return e.inflight[id]
 }
 
+// messageSession returns the in-flight message with id and its session,
+// or nil and "" (entries about unknown messages are recorded outside any
+// session).
+func (e *Engine) messageSession(id string) (*inflight, string) {
+	f := e.message(id)
+	if f == nil {
+		return nil, ""
+	}
+	return f, f.session
+}
+
 // publish sends a pipeline event to the session's subscribers.
 func (e *Engine) publish(session, messageID, typ string, seq uint64, data any) {
 	b, _ := json.Marshal(data)

@@ -86,8 +86,10 @@ func New(t testing.TB, path string, n int) Ledger {
 	return out
 }
 
-// MustVerify fails the test unless the ledger at path verifies strictly.
-func MustVerify(t testing.TB, path string) {
+// MustVerify fails the test unless the ledger at path verifies strictly
+// (the ledger's own checks), or with opts when given (event.StrictOptions
+// for ledgers an engine wrote).
+func MustVerify(t testing.TB, path string, opts ...ledger.VerifyOptions) {
 	t.Helper()
 	l, err := ledger.OpenReadOnly(path)
 	if err != nil {
@@ -95,7 +97,11 @@ func MustVerify(t testing.TB, path string) {
 		return
 	}
 	defer l.Close()
-	rep, err := l.Verify(ledger.VerifyOptions{Strict: true})
+	o := ledger.VerifyOptions{Strict: true}
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	rep, err := l.Verify(o)
 	if err != nil {
 		t.Errorf("verify %s: %v", path, err)
 		return
