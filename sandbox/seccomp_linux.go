@@ -1,0 +1,193 @@
+package sandbox
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The seccomp filter denies what Landlock cannot: creating processes,
+// debugging or reading other processes, kernel attack surface the agent
+// never needs, and every socket but TCP over IPv4/IPv6. Everything else is
+// allowed (the Go runtime needs a great deal); Landlock confines files and
+// ports.
+//
+// Layout of struct seccomp_data: nr at 0, arch at 4, instruction pointer
+// at 8, args[i] at 16+8i (64-bit, low word first on little-endian).
+const (
+	offNr   = 0
+	offArch = 4
+	offArg0 = 16
+)
+
+func argLow(i int) uint32 { return uint32(offArg0 + 8*i) }
+
+// Return values of the filter.
+var (
+	retAllow  = uint32(unix.SECCOMP_RET_ALLOW)
+	retKill   = uint32(unix.SECCOMP_RET_KILL_PROCESS)
+	retEPERM  = uint32(unix.SECCOMP_RET_ERRNO) | uint32(unix.EPERM)
+	retENOSYS = uint32(unix.SECCOMP_RET_ERRNO) | uint32(unix.ENOSYS)
+)
+
+// Socket arguments the filter allows.
+const (
+	sockTypeMask = 0xf // SOCK_NONBLOCK and SOCK_CLOEXEC live above it
+	ipprotoTCP   = 6
+	tiocsti      = 0x5412
+)
+
+// program assembles BPF with symbolic jump targets.
+type program struct {
+	ins    []unix.SockFilter
+	labels map[string]int
+	fixups []fixup
+}
+
+type fixup struct {
+	at         int
+	jt, jf, ja string // labels; "" means fall through
+}
+
+func (p *program) stmt(code uint16, k uint32) {
+	p.ins = append(p.ins, unix.SockFilter{Code: code, K: k})
+}
+
+// jeq jumps to jt when A == k, else to jf ("" = next instruction).
+func (p *program) jeq(k uint32, jt, jf string) {
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, k, jt, jf)
+}
+
+// jset jumps to jt when A & k != 0, else to jf.
+func (p *program) jset(k uint32, jt, jf string) {
+	p.jump(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, k, jt, jf)
+}
+
+// jge jumps to jt when A >= k, else to jf.
+func (p *program) jge(k uint32, jt, jf string) {
+	p.jump(unix.BPF_JMP|unix.BPF_JGE|unix.BPF_K, k, jt, jf)
+}
+
+func (p *program) jump(code uint16, k uint32, jt, jf string) {
+	p.fixups = append(p.fixups, fixup{at: len(p.ins), jt: jt, jf: jf})
+	p.ins = append(p.ins, unix.SockFilter{Code: code, K: k})
+}
+
+func (p *program) load(off uint32) { p.stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, off) }
+func (p *program) ret(k uint32)    { p.stmt(unix.BPF_RET|unix.BPF_K, k) }
+func (p *program) and(k uint32)    { p.stmt(unix.BPF_ALU|unix.BPF_AND|unix.BPF_K, k) }
+func (p *program) label(name string) {
+	if p.labels == nil {
+		p.labels = map[string]int{}
+	}
+	p.labels[name] = len(p.ins)
+}
+
+// resolve fills in the jump offsets; BPF jumps are forward and at most
+// 255 instructions for conditional jumps.
+func (p *program) resolve() error {
+	off := func(from int, name string) (uint8, error) {
+		if name == "" {
+			return 0, nil
+		}
+		to, ok := p.labels[name]
+		if !ok || to <= from || to-from-1 > 255 {
+			return 0, fmt.Errorf("bad jump from %d to %q", from, name)
+		}
+		return uint8(to - from - 1), nil
+	}
+	for _, f := range p.fixups {
+		jt, err := off(f.at, f.jt)
+		if err != nil {
+			return err
+		}
+		jf, err := off(f.at, f.jf)
+		if err != nil {
+			return err
+		}
+		p.ins[f.at].Jt, p.ins[f.at].Jf = jt, jf
+	}
+	return nil
+}
+
+// filter builds the agent's seccomp program for this architecture.
+func filter() ([]unix.SockFilter, error) {
+	var p program
+	// Foreign architectures (and, on amd64, the x32 ABI, whose numbers
+	// alias the 64-bit ones) would bypass every number below: kill.
+	p.load(offArch)
+	p.jeq(auditArch, "", "kill")
+	p.load(offNr)
+	if x32Bit != 0 {
+		p.jge(x32Bit, "kill", "")
+	}
+	for _, nr := range deniedSyscalls {
+		p.jeq(uint32(nr), "eperm", "")
+	}
+	p.jeq(uint32(unix.SYS_CLONE3), "enosys", "") // runtimes fall back to clone
+	p.jeq(uint32(unix.SYS_CLONE), "clone", "")
+	p.jeq(uint32(unix.SYS_SOCKET), "socket", "")
+	p.jeq(uint32(unix.SYS_IOCTL), "ioctl", "")
+	p.ret(retAllow)
+
+	// clone: threads only (CLONE_THREAD), never a new process.
+	p.label("clone")
+	p.load(argLow(cloneFlagsArg))
+	p.jset(unix.CLONE_THREAD, "allow", "eperm")
+
+	// socket(domain, type, protocol): AF_INET or AF_INET6, SOCK_STREAM,
+	// protocol 0 or TCP. No unix, netlink, packet, vsock, UDP, raw, MPTCP.
+	p.label("socket")
+	p.load(argLow(0))
+	p.jeq(unix.AF_INET, "socket-type", "")
+	p.jeq(unix.AF_INET6, "socket-type", "eperm")
+	p.label("socket-type")
+	p.load(argLow(1))
+	p.and(sockTypeMask)
+	p.jeq(unix.SOCK_STREAM, "", "eperm")
+	p.load(argLow(2))
+	p.jeq(0, "allow", "")
+	p.jeq(ipprotoTCP, "allow", "eperm")
+
+	// ioctl: no TIOCSTI (pushing input into the controlling terminal).
+	p.label("ioctl")
+	p.load(argLow(1))
+	p.jeq(tiocsti, "eperm", "allow")
+
+	p.label("allow")
+	p.ret(retAllow)
+	p.label("eperm")
+	p.ret(retEPERM)
+	p.label("enosys")
+	p.ret(retENOSYS)
+	p.label("kill")
+	p.ret(retKill)
+	if err := p.resolve(); err != nil {
+		return nil, err
+	}
+	return p.ins, nil
+}
+
+// installSeccomp sets no_new_privs and installs the filter on every
+// thread of the process (SECCOMP_FILTER_FLAG_TSYNC).
+func installSeccomp() error {
+	ins, err := filter()
+	if err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	prog := unix.SockFprog{Len: uint16(len(ins)), Filter: &ins[0]}
+	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
+	if errno != 0 {
+		return errno
+	}
+	if r != 0 {
+		// With TSYNC a positive return is the id of a thread that could
+		// not be synchronised.
+		return fmt.Errorf("thread %d could not take the filter", r)
+	}
+	return nil
+}
