@@ -3,13 +3,14 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
-	"runtime"
+	"strconv"
 	"syscall"
-	"time"
 
 	"github.com/opx-dev/opx/agent"
+	"github.com/opx-dev/opx/sandbox"
 	"github.com/urfave/cli/v2"
 )
 
@@ -22,12 +23,40 @@ func internalAgentCommand() *cli.Command {
 		Name:   "internal-agent",
 		Usage:  "run the agent (started by the engine; not for direct use)",
 		Hidden: true,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "engine", Usage: "the engine's gRPC `ADDR`", Required: true},
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "engine", Usage: "the engine's gRPC `ADDR` (127.0.0.1:port)", Required: true},
 			&cli.StringFlag{Name: "agent-id", Value: "agent-1", Usage: "agent `ID`"},
-		},
+		}, canaryFlags()...),
 		Action: runInternalAgent,
 	}
+}
+
+// canaryFlags name the canary probes' targets the engine planted.
+func canaryFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "canary-file", Usage: "a readable `FILE` the sandbox must hide"},
+		&cli.StringFlag{Name: "canary-dir", Usage: "a writable `DIR` the sandbox must protect"},
+		&cli.StringFlag{Name: "canary-addr", Usage: "a listening `HOST:PORT` the sandbox must not reach"},
+	}
+}
+
+func canaryTargets(c *cli.Context) sandbox.CanaryTargets {
+	return sandbox.CanaryTargets{ReadFile: c.String("canary-file"), WriteDir: c.String("canary-dir"),
+		ConnectAddr: c.String("canary-addr"), SpawnPath: "/proc/self/exe", SpawnArgs: []string{"--help"}}
+}
+
+// sandboxSelf applies the agent's sandbox (nothing but TCP to port) and
+// runs the canary probes. Where no sandbox exists the result says
+// "unavailable"; the engine decides what to do with either.
+func sandboxSelf(port uint16, targets sandbox.CanaryTargets) sandbox.CanaryResult {
+	sb := sandbox.New()
+	if !sb.Available() {
+		return sb.UnavailableCanary(targets, "no kernel sandbox: "+sb.Probe().Detail)
+	}
+	if err := sb.ApplySelf(sandbox.Config{ConnectTCP: []uint16{port}}); err != nil {
+		return sb.UnavailableCanary(targets, "sandbox not applied: "+err.Error())
+	}
+	return sb.VerifyCanary(targets)
 }
 
 func runInternalAgent(c *cli.Context) error {
@@ -36,14 +65,14 @@ func runInternalAgent(c *cli.Context) error {
 	if token == "" {
 		return usagef(c, "no agent token in $%s (the engine starts the agent)", EnvAgentToken)
 	}
-	// Until the sandbox package exists the agent runs unconfined and says
-	// so: the engine records status "unavailable" and warns loudly. The
-	// sandbox issue applies Landlock and seccomp here and runs the probes.
-	canary, err := json.Marshal(map[string]any{
-		"verified": false, "status": "unavailable", "platform": runtime.GOOS, "mechanism": "none",
-		"probes": []any{}, "summary": "sandbox not applied: opx has no sandbox yet",
-		"timestamp": time.Now().UTC().Format(time.RFC3339Nano),
-	})
+	_, portText, err := net.SplitHostPort(c.String("engine"))
+	port, perr := strconv.ParseUint(portText, 10, 16)
+	if err != nil || perr != nil || port == 0 {
+		return usagef(c, "--engine %q is not HOST:PORT", c.String("engine"))
+	}
+	// First thing, before any connection or any other read: the sandbox.
+	result := sandboxSelf(uint16(port), canaryTargets(c))
+	canary, err := json.Marshal(result)
 	if err != nil {
 		return err
 	}

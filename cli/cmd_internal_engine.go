@@ -28,6 +28,7 @@ func internalEngineCommand() *cli.Command {
 		Flags: append(locationFlags(),
 			&cli.StringFlag{Name: "token-file", Usage: "client token `FILE`", Required: true},
 			&cli.IntFlag{Name: "manager-pid", Usage: "the manager's `PID`, for status"},
+			&cli.BoolFlag{Name: "require-sandbox", Usage: "refuse an agent that cannot be sandboxed"},
 		),
 		Action: runInternalEngine,
 	}
@@ -80,11 +81,13 @@ func runInternalEngine(c *cli.Context) error {
 		Version: Version, ClientToken: strings.TrimSpace(string(tok)), MaxToolCalls: cfg.Limits.MaxToolCalls,
 		ManagerPID: c.Int("manager-pid"), Stdout: c.App.Writer,
 		Logf: func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) },
-		SpawnAgent: func(ctx context.Context, addr, token string) (*exec.Cmd, error) {
-			cmd := exec.Command(self, "internal-agent", "--engine", addr)
+		RequireSandbox: cfg.Sandbox.Require || c.Bool("require-sandbox"),
+		SpawnAgent: func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
+			cmd := exec.Command(self, "internal-agent", "--engine", l.Addr,
+				"--canary-file", l.Canary.ReadFile, "--canary-dir", l.Canary.WriteDir, "--canary-addr", l.Canary.ConnectAddr)
 			// The token goes through the environment only, never argv or
 			// disk; the agent gets nothing else from ours.
-			cmd.Env = []string{"OPX_AGENT_TOKEN=" + token}
+			cmd.Env = []string{EnvAgentToken + "=" + l.Token}
 			cmd.Stdout, cmd.Stderr = errw, errw
 			return cmd, cmd.Start()
 		},

@@ -29,6 +29,7 @@ func startCommand() *cli.Command {
 			"directory, and returns once the engine is up.\n\n" + exitCodesHelp(""),
 		Flags: append(locationFlags(),
 			&cli.BoolFlag{Name: "daemon", Usage: "run in the background"},
+			&cli.BoolFlag{Name: "require-sandbox", Usage: "refuse to run the agent unsandboxed where the kernel has no sandbox (default: a loud warning)"},
 		),
 		Action: runStart,
 	}
@@ -66,8 +67,12 @@ func runStart(c *cli.Context) error {
 	return manager.Run(ctx, manager.Options{
 		Workspace: ws, StateDir: dir, Ledger: path,
 		Engine: func(tokenFile string) *exec.Cmd {
-			cmd := exec.Command(self, "internal-engine", "--workspace", ws, "--ledger", path,
-				"--token-file", tokenFile, "--manager-pid", strconv.Itoa(os.Getpid()))
+			args := []string{"internal-engine", "--workspace", ws, "--ledger", path,
+				"--token-file", tokenFile, "--manager-pid", strconv.Itoa(os.Getpid())}
+			if c.Bool("require-sandbox") {
+				args = append(args, "--require-sandbox")
+			}
+			cmd := exec.Command(self, args...)
 			cmd.Stderr = errw
 			return cmd
 		},
@@ -94,7 +99,11 @@ func startDaemon(c *cli.Context, self, ws string, dir registry.Dir, path string)
 		return err
 	}
 	defer log.Close()
-	cmd := exec.Command(self, "start", "--workspace", ws, "--ledger", path)
+	args := []string{"start", "--workspace", ws, "--ledger", path}
+	if c.Bool("require-sandbox") {
+		args = append(args, "--require-sandbox")
+	}
+	cmd := exec.Command(self, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

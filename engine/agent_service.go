@@ -79,11 +79,21 @@ func (s *agentService) RunSession(stream opxv1.AgentService_RunSessionServer) er
 	case canaryErr != nil:
 		action, reason = "killed", canaryErr.Error()
 	case canary.Status == event.CanarySandboxed:
+	case canary.Status == event.CanaryUnavailable && e.opts.RequireSandbox:
+		action, reason = "killed", "no sandbox on this system, and the sandbox is required"
 	case canary.Status == event.CanaryUnavailable:
 		action, reason = "warned", "no sandbox on this system: the agent runs unconfined"
 		e.opts.Logf("engine: WARNING: the agent is NOT sandboxed (%s)", canary.Summary)
 	default:
-		action, reason = "killed", "canary status "+canary.Status+": the sandbox does not hold"
+		action, reason = "killed", "canary status "+canary.Status+": the sandbox does not hold ("+canary.Summary+")"
+	}
+	if action == "killed" {
+		// Decided before anything is recorded, so the supervisor sees the
+		// refusal when this agent exits and does not start another.
+		e.mu.Lock()
+		e.agentRefused, e.canary = reason, &canary
+		e.mu.Unlock()
+		e.opts.Logf("engine: REFUSED the agent: %s", reason)
 	}
 	e.record(ctx, ledger.Async, "", &event.SandboxCanary{AgentID: agentID, Result: canary, Action: action, Reason: reason})
 	e.record(ctx, ledger.Sync, "", &event.AgentReady{AgentID: agentID, TokenValid: true, CanaryStatus: canary.Status})

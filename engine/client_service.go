@@ -46,6 +46,12 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 	if mode != "normal" && mode != "otr" {
 		return status.Errorf(codes.InvalidArgument, "mode %q is not normal or otr", clip(mode, 32))
 	}
+	e.mu.Lock()
+	refused := e.agentRefused
+	e.mu.Unlock()
+	if refused != "" {
+		return status.Errorf(codes.FailedPrecondition, "the agent was refused: %s", refused)
+	}
 	agent, err := e.waitAgent(ctx, agentWait)
 	if err != nil {
 		return status.Errorf(codes.Unavailable, "%v", err)
@@ -210,7 +216,10 @@ func (c *clientService) GetStatus(context.Context, *opxv1.StatusRequest) (*opxv1
 	st := &opxv1.StatusResponse{Version: e.opts.Version, Workspace: e.opts.Workspace, ManagerPid: int64(e.opts.ManagerPID),
 		EnginePid: int64(pid), AgentPid: int64(e.agentPID), GrpcPort: int64(e.port),
 		LedgerHeadSeq: h.Seq, LedgerHeadHash: h.Hash.String(), LedgerPath: e.opts.Ledger.Path(), SandboxStatus: "no agent"}
-	if e.canary != nil && e.agent != nil {
+	switch {
+	case e.agentRefused != "":
+		st.SandboxStatus, st.SandboxSummary = e.canary.Status, "agent refused: "+e.agentRefused
+	case e.canary != nil && e.agent != nil:
 		st.SandboxStatus, st.SandboxSummary = e.canary.Status, e.canary.Summary
 	}
 	return st, nil

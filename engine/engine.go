@@ -20,6 +20,7 @@ import (
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/opx-dev/opx/sandbox"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
@@ -39,10 +40,12 @@ type Options struct {
 	Version    string
 	// ClientToken authenticates clients (gRPC metadata); required.
 	ClientToken string
-	// SpawnAgent starts the agent with the engine address and its token
-	// (which it must pass only through the environment). Nil runs no agent
-	// (tests that connect their own).
-	SpawnAgent func(ctx context.Context, addr, token string) (*exec.Cmd, error)
+	// SpawnAgent starts the agent (its token must travel only through the
+	// environment). Nil runs no agent (tests that connect their own).
+	SpawnAgent func(ctx context.Context, l AgentLaunch) (*exec.Cmd, error)
+	// RequireSandbox refuses an agent whose sandbox is unavailable, not
+	// only one whose sandbox does not hold.
+	RequireSandbox bool
 	// AgentPolicy is the agent's crash budget; zero means the defaults.
 	AgentPolicy supervise.Policy
 	// MaxToolCalls bounds tool calls per message; default 50.
@@ -80,6 +83,19 @@ type Engine struct {
 
 	rejectedAt         time.Time // last client.rejected recorded
 	rejectedSuppressed int       // refusals since then not recorded
+
+	canaryTargets sandbox.CanaryTargets
+	// agentRefused is set when an agent was killed for its sandbox: the
+	// engine does not start another (a respawn would only fail again) and
+	// says why to every client.
+	agentRefused string
+}
+
+// AgentLaunch is what a new agent is started with.
+type AgentLaunch struct {
+	Addr   string // the engine's gRPC address
+	Token  string // 128 random bits, hex
+	Canary sandbox.CanaryTargets
 }
 
 // ExitRestart is the engine's exit code when a client asked for a restart.
@@ -160,6 +176,11 @@ func (e *Engine) Run(ctx context.Context) error {
 	agentDone := make(chan error, 1)
 	agentRunning := e.opts.SpawnAgent != nil
 	if agentRunning {
+		cleanup, err := e.plantCanary()
+		if err != nil {
+			return fmt.Errorf("canary targets: %w", err)
+		}
+		defer cleanup()
 		go func() { agentDone <- e.superviseAgent(ctx) }()
 	}
 
@@ -174,7 +195,21 @@ func (e *Engine) Run(ctx context.Context) error {
 		result = fmt.Errorf("grpc server: %w", err)
 	case err := <-agentDone:
 		agentRunning = false
-		result = fmt.Errorf("agent: %w", err)
+		if errors.Is(err, errAgentRefused) {
+			// Serve on without an agent: clients are told why, and the
+			// record is there to read. A respawn loop would prove nothing.
+			select {
+			case <-ctx.Done():
+				result = context.Cause(ctx)
+				if errors.Is(result, errShutdown) || errors.Is(result, context.Canceled) {
+					result = nil
+				}
+			case err := <-served:
+				result = fmt.Errorf("grpc server: %w", err)
+			}
+		} else {
+			result = fmt.Errorf("agent: %w", err)
+		}
 	}
 	e.mu.Lock()
 	reason := e.stopReason
@@ -259,7 +294,13 @@ func (e *Engine) superviseAgent(ctx context.Context) error {
 		e.mu.Lock()
 		e.agentToken = tok
 		e.mu.Unlock()
-		cmd, err := e.opts.SpawnAgent(ctx, fmt.Sprintf("127.0.0.1:%d", e.port), tok)
+		e.mu.Lock()
+		refused := e.agentRefused
+		e.mu.Unlock()
+		if refused != "" {
+			return nil, fmt.Errorf("%w: %s", errAgentRefused, refused)
+		}
+		cmd, err := e.opts.SpawnAgent(ctx, AgentLaunch{Addr: fmt.Sprintf("127.0.0.1:%d", e.port), Token: tok, Canary: e.canaryTargets})
 		if err != nil {
 			return nil, err
 		}
@@ -289,8 +330,14 @@ func (e *Engine) superviseAgent(ctx context.Context) error {
 			if ev.Kind == supervise.GaveUp {
 				detail += fmt.Sprintf("; %d crashes in the window, not respawning", ev.Crashes)
 			}
+			e.mu.Lock()
+			refused := e.agentRefused
+			e.mu.Unlock()
+			if refused != "" {
+				detail += "; not respawned: " + refused
+			}
 			e.record(ctx, ledger.Sync, "", &event.AgentCrashed{AgentID: agentID, PID: ev.Pid, ExitCode: ev.ExitCode, Signal: ev.Signal,
-				Detail: detail, Respawn: ev.Kind == supervise.Crashed})
+				Detail: detail, Respawn: ev.Kind == supervise.Crashed && refused == ""})
 			e.failInflight("agent crashed: " + detail)
 			restarts++
 		}
@@ -299,6 +346,41 @@ func (e *Engine) superviseAgent(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// errAgentRefused ends agent supervision after an agent was killed for its
+// sandbox.
+var errAgentRefused = errors.New("agent refused")
+
+// plantCanary creates what the agent's canary probes aim at, each
+// certainly usable without a sandbox: a readable file, a writable
+// directory, and a listener on a port the agent is not allowed.
+func (e *Engine) plantCanary() (cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "opx-canary-")
+	if err != nil {
+		return nil, err
+	}
+	file := dir + "/canary.txt"
+	if err := os.WriteFile(file, []byte("opx canary: reading this means the sandbox did not hold\n"), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	e.canaryTargets = sandbox.CanaryTargets{ReadFile: file, WriteDir: dir, ConnectAddr: l.Addr().String()}
+	return func() { l.Close(); os.RemoveAll(dir) }, nil
 }
 
 // record records and stops the engine if the ledger failed.

@@ -61,7 +61,8 @@ func startEngine(t testing.TB, tune ...func(*engine.Options)) *running {
 	pr, pw := io.Pipe()
 	opts := engine.Options{Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "read-only", Stdout: pw, Logf: t.Logf,
-		SpawnAgent: func(ctx context.Context, addr, token string) (*exec.Cmd, error) {
+		SpawnAgent: func(ctx context.Context, launch engine.AgentLaunch) (*exec.Cmd, error) {
+			token := launch.Token
 			cmd := exec.Command("sleep", "60")
 			err := cmd.Start()
 			// The engine records agent.spawned when this returns; a

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/opx-dev/opx/sandbox"
@@ -85,6 +86,15 @@ func socketErr(domain, typ, proto int) error {
 
 func escapeChild() int {
 	c := childConfig()
+	// Start the runtime's network poller first, as the real agent has by
+	// then: ApplySelf must leave it working (allowed_port below uses it).
+	r, w, err := os.Pipe()
+	if err != nil || r.SetReadDeadline(time.Now().Add(time.Hour)) != nil {
+		fmt.Fprintln(os.Stderr, "poller:", err)
+		return 5
+	}
+	r.Close()
+	w.Close()
 	if err := sandbox.New().ApplySelf(sandbox.Config{ConnectTCP: []uint16{uint16(c.AllowedPort)}}); err != nil {
 		fmt.Fprintln(os.Stderr, "ApplySelf:", err)
 		return 4

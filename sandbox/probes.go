@@ -64,3 +64,17 @@ func errnoName(e syscall.Errno) string {
 	}
 	return fmt.Sprintf("errno %d", int(e))
 }
+
+// UnavailableCanary is the result for a process that could not be
+// sandboxed: every probe skipped with the reason, so the status is
+// "unavailable" (not "unsandboxed", which means a sandbox that does not
+// hold).
+func (s *Sandbox) UnavailableCanary(t CanaryTargets, reason string) CanaryResult {
+	probes := []ProbeResult{
+		{Name: ProbeFileRead, Status: ProbeSkipped, Target: t.ReadFile, Error: reason},
+		{Name: ProbeFileWrite, Status: ProbeSkipped, Target: t.WriteDir, Error: reason},
+		{Name: ProbeNetwork, Status: ProbeSkipped, Target: t.ConnectAddr, Error: reason},
+		{Name: ProbeProcessSpawn, Status: ProbeSkipped, Target: t.SpawnPath, Error: reason},
+	}
+	return NewCanaryResult("none", s.caps.Platform, probes, time.Now())
+}

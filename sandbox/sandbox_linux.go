@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -91,22 +92,42 @@ func (s *Sandbox) ApplySelf(cfg Config) error {
 // for platforms where the parent must.
 func (s *Sandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error { return nil }
 
-// closeInheritedFDs closes every descriptor above 2. The Go runtime's own
-// descriptors (epoll, pipes) are recreated on demand; none is open before
-// the first network use, which is why ApplySelf runs first thing.
+// closeInheritedFDs closes every descriptor above 2 except the Go
+// runtime's own poller (an epoll instance and its eventfd, which the
+// runtime may have created before ApplySelf and cannot live without; an
+// inherited one of those would grant nothing). Everything else — files,
+// directories, sockets, pipes a parent left open — is closed, so no
+// capability survives into the sandbox.
 func closeInheritedFDs() error {
-	if err := unix.CloseRange(3, ^uint(0), 0); err == nil {
-		return nil
-	}
-	// Kernels before 5.9: walk /proc/self/fd.
-	ents, err := os.ReadDir("/proc/self/fd")
+	d, err := os.Open("/proc/self/fd")
 	if err != nil {
 		return err
 	}
-	for _, e := range ents {
-		var fd int
-		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd > 2 {
-			unix.Close(fd)
+	names, err := d.Readdirnames(-1)
+	self := int(d.Fd())
+	if err != nil {
+		d.Close()
+		return err
+	}
+	var toClose []int
+	for _, name := range names {
+		fd, err := strconv.Atoi(name)
+		if err != nil || fd <= 2 || fd == self {
+			continue
+		}
+		link, err := os.Readlink("/proc/self/fd/" + name)
+		if err != nil {
+			continue // closed meanwhile
+		}
+		if link == "anon_inode:[eventpoll]" || link == "anon_inode:[eventfd]" {
+			continue
+		}
+		toClose = append(toClose, fd)
+	}
+	d.Close()
+	for _, fd := range toClose {
+		if err := unix.Close(fd); err != nil && err != unix.EBADF {
+			return fmt.Errorf("close fd %d: %w", fd, err)
 		}
 	}
 	return nil
