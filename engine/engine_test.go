@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -446,4 +447,107 @@ func mustRecv(t *testing.T, s opxv1.AgentService_RunSessionClient) *opxv1.Engine
 		t.Fatal(err)
 	}
 	return d
+}
+
+// connectAgentWith opens the agent stream presenting canary.
+func (r *running) connectAgentWith(t testing.TB, token, canary string) opxv1.AgentService_RunSessionClient {
+	t.Helper()
+	s, err := opxv1.NewAgentServiceClient(r.conn).RunSession(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_AgentReady{AgentReady: &opxv1.AgentReady{
+		AgentId: "test-agent", Token: token, SandboxCanaryJson: canary}}}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+const partialCanary = `{"verified":false,"status":"partial","platform":"linux","mechanism":"landlock","probes":[` +
+	`{"name":"file_read","status":"blocked"},{"name":"network","status":"failed","error":"sandbox did not block outbound connection"}],` +
+	`"summary":"Sandbox verified: 1/2 probes blocked (file_read). Failed: network.","timestamp":"2026-11-22T10:00:00Z"}`
+
+// TestEngine_RefusesUnsandboxedAgent: an agent whose canary is partial, or
+// unavailable when the sandbox is required, is refused and recorded, is not
+// respawned, and clients are told why.
+func TestEngine_RefusesUnsandboxedAgent(t *testing.T) {
+	for _, tt := range []struct {
+		name, canary string
+		require      bool
+	}{
+		{"partial", partialCanary, false},
+		{"unavailable but required", unavailableCanary, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var placeholder *exec.Cmd
+			var spawns atomic.Int32
+			r := startEngine(t, func(o *engine.Options) {
+				o.RequireSandbox = tt.require
+				spawn := o.SpawnAgent
+				o.SpawnAgent = func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
+					spawns.Add(1)
+					if l.Canary.ReadFile == "" || l.Canary.WriteDir == "" || l.Canary.ConnectAddr == "" {
+						t.Errorf("no canary targets: %+v", l.Canary)
+					}
+					cmd, err := spawn(ctx, l)
+					placeholder = cmd
+					return cmd, err
+				}
+			})
+			s := r.connectAgentWith(t, <-r.tokens, tt.canary)
+			if _, err := s.Recv(); status.Code(err) != codes.PermissionDenied {
+				t.Fatalf("Recv = %v, want PermissionDenied", err)
+			}
+			// The refused agent exits; the engine must not start another.
+			placeholder.Process.Kill()
+			c := opxv1.NewClientServiceClient(r.conn)
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				st, err := c.GetStatus(r.ctx, &opxv1.StatusRequest{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(strings.Join(r.types(t), " "), "agent.crashed") {
+					if !strings.HasPrefix(st.SandboxSummary, "agent refused: ") {
+						t.Errorf("status %q %q", st.SandboxStatus, st.SandboxSummary)
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the refused agent's exit was not recorded")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			time.Sleep(1500 * time.Millisecond) // longer than the respawn pause
+			if n := spawns.Load(); n != 1 {
+				t.Errorf("%d spawns: a refused agent was respawned", n)
+			}
+			m, err := c.SendMessage(r.ctx, &opxv1.ClientMessageRequest{Content: "hello"})
+			if err == nil {
+				_, err = m.Recv()
+			}
+			if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "refused") {
+				t.Errorf("SendMessage = %v, want FailedPrecondition naming the refusal", err)
+			}
+			h, _ := r.l.Head()
+			var canary *event.SandboxCanary
+			var crashed *event.AgentCrashed
+			r.l.Range(0, h.Seq, func(e ledger.Entry) error {
+				p, err := event.Decode(e)
+				if err != nil {
+					return err
+				}
+				switch x := p.(type) {
+				case *event.SandboxCanary:
+					canary = x
+				case *event.AgentCrashed:
+					crashed = x
+				}
+				return nil
+			})
+			if canary == nil || canary.Action != "killed" || crashed == nil || crashed.Respawn {
+				t.Errorf("recorded canary %+v, crash %+v", canary, crashed)
+			}
+		})
+	}
 }
