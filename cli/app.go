@@ -32,6 +32,9 @@ func NewApp() *cli.App {
 			ledgerCommand(),
 			internalEngineCommand(),
 			internalAgentCommand(),
+			sandboxCommand(),
+			doctorCommand(),
+			internalSandboxProbeCommand(),
 		},
 	}
 	for _, cmd := range app.Commands {

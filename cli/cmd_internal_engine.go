@@ -80,7 +80,7 @@ func runInternalEngine(c *cli.Context) error {
 		Workspace: ws, Ledger: l, Provider: provider, ConfigHash: cfgHash, Policy: "read-only (built in until Shield)",
 		Version: Version, ClientToken: strings.TrimSpace(string(tok)), MaxToolCalls: cfg.Limits.MaxToolCalls,
 		ManagerPID: c.Int("manager-pid"), Stdout: c.App.Writer,
-		Logf: func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) },
+		Logf:           func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) },
 		RequireSandbox: cfg.Sandbox.Require || c.Bool("require-sandbox"),
 		SpawnAgent: func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
 			cmd := exec.Command(self, "internal-agent", "--engine", l.Addr,

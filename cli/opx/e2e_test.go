@@ -15,6 +15,8 @@ import (
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/ledger/ledgertest"
+	"github.com/opx-dev/opx/sandbox"
 )
 
 // End-to-end tests: the real opx binary, real child processes (manager,
@@ -424,5 +426,58 @@ func TestE2E_Chat(t *testing.T) {
 	}
 	if n := strings.Count(s, "  ses_") + strings.Count(s, "* ses_"); n < 3 {
 		t.Errorf("want one session listed, then two:\n%s", s)
+	}
+}
+
+// needSandbox skips where the kernel has no sandbox, except under CI=true.
+func needSandbox(t *testing.T) {
+	t.Helper()
+	if !sandbox.New().Available() {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the kernel sandbox is unavailable")
+		}
+		t.Skip("the kernel sandbox is unavailable")
+	}
+}
+
+// TestE2E_SandboxedAgent: the agent opx start runs is sandboxed, says so in
+// status, and the canary is on record.
+func TestE2E_SandboxedAgent(t *testing.T) {
+	needSandbox(t)
+	w := newWorld(t)
+	m := w.start()
+	st, _ := w.status()
+	if st.SandboxStatus != "sandboxed" {
+		t.Errorf("sandbox status %q, want sandboxed", st.SandboxStatus)
+	}
+	out, _, code := runOpx(t, w.bin, "sandbox", "probe", "--json")
+	var r sandbox.CanaryResult
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r.Status != "sandboxed" || r.Blocked() != 4 {
+		t.Errorf("opx sandbox probe: %d %s", code, out)
+	}
+	out, _, code = w.run("doctor", "--json")
+	var d struct {
+		OK     bool `json:"ok"`
+		Engine struct {
+			Running bool `json:"running"`
+		} `json:"engine"`
+		Ledger struct {
+			Verify struct {
+				OK bool `json:"ok"`
+			} `json:"verify"`
+		} `json:"ledger"`
+		Problems []string `json:"problems"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &d) != nil || !d.OK || !d.Engine.Running || !d.Ledger.Verify.OK {
+		t.Errorf("opx doctor with the engine running: %d %s", code, out)
+	}
+	w.stop(m)
+	// Offline, doctor verifies the file; a damaged ledger is a problem.
+	if out, _, code := w.run("doctor"); code != 0 || !strings.Contains(out, "verifies (strict)") {
+		t.Errorf("opx doctor offline: %d\n%s", code, out)
+	}
+	ledgertest.FlipEntryByte(t, st.LedgerPath, 3)
+	if out, _, code := w.run("doctor"); code != 1 || !strings.Contains(out, "ledger does not verify") {
+		t.Errorf("opx doctor on a damaged ledger: %d\n%s", code, out)
 	}
 }
