@@ -1,0 +1,43 @@
+package sandbox_test
+
+// What the sandbox and its canary add to an agent's start:
+//
+//	go test -run '^$' -bench SandboxStart -benchtime 30x ./sandbox/
+//
+// One iteration starts two children from this test binary: one that
+// applies the agent's sandbox and runs the four canary probes before
+// saying "ready", and the same start without them.
+
+import (
+	"sort"
+	"testing"
+	"time"
+)
+
+func BenchmarkSandboxStart(b *testing.B) {
+	if !newAvailable() {
+		b.Skip("no kernel sandbox")
+	}
+	c, _ := plant(b)
+	median := func(d []time.Duration) time.Duration {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		return d[len(d)/2]
+	}
+	run := func(mode string) time.Duration {
+		cmd := child(b, mode, c)
+		t0 := time.Now()
+		if out, err := cmd.Output(); err != nil || len(out) == 0 {
+			b.Fatalf("%s child: %v", mode, err)
+		}
+		return time.Since(t0)
+	}
+	var plain, sandboxed []time.Duration
+	for i := 0; i < b.N; i++ {
+		plain = append(plain, run("canary-skip"))
+		sandboxed = append(sandboxed, run("canary"))
+	}
+	p, s := median(plain), median(sandboxed)
+	b.ReportMetric(float64(p.Microseconds())/1000, "plain-ms")
+	b.ReportMetric(float64(s.Microseconds())/1000, "sandboxed-ms")
+	b.ReportMetric(float64((s-p).Microseconds())/1000, "added-ms")
+}
