@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -549,5 +550,88 @@ func TestEngine_RefusesUnsandboxedAgent(t *testing.T) {
 				t.Errorf("recorded canary %+v, crash %+v", canary, crashed)
 			}
 		})
+	}
+}
+
+// TestEngine_AgentGoneMidToolCall: the agent proposes a tool call and dies
+// before the result arrives. The call is still recorded to its end, the
+// crash is recorded, the client hears of it, and after the respawn the
+// session goes on.
+func TestEngine_AgentGoneMidToolCall(t *testing.T) {
+	var mu sync.Mutex
+	var procs []*exec.Cmd
+	r := startEngine(t, func(o *engine.Options) {
+		spawn := o.SpawnAgent
+		o.SpawnAgent = func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
+			cmd, err := spawn(ctx, l)
+			mu.Lock()
+			procs = append(procs, cmd)
+			mu.Unlock()
+			return cmd, err
+		}
+	})
+	actx, cancel := context.WithCancel(context.Background())
+	a1, err := opxv1.NewAgentServiceClient(r.conn).RunSession(actx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_AgentReady{AgentReady: &opxv1.AgentReady{AgentId: "a1", Token: <-r.tokens, SandboxCanaryJson: unavailableCanary}}})
+	c := opxv1.NewClientServiceClient(r.conn)
+	s1, err := c.SendMessage(r.ctx, &opxv1.ClientMessageRequest{Content: "read README.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := mustRecv(t, a1).GetProcessRequest()
+	a1.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ToolCall{ToolCall: &opxv1.ToolCallProposed{CallId: "c1", ToolName: "read_file", ArgumentsJson: `{"path":"README.md"}`, MessageId: pr.MessageId}}})
+	// The agent dies with the call in flight: once the engine has the
+	// proposal, before the result is back.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(strings.Join(r.types(t), " "), "tool.proposed"); {
+		if time.Now().After(deadline) {
+			t.Fatal("the proposal never reached the engine")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	mu.Lock()
+	procs[0].Process.Kill()
+	mu.Unlock()
+	var last *opxv1.PipelineEvent
+	for {
+		ev, err := s1.Recv()
+		if err != nil {
+			break
+		}
+		last = ev
+	}
+	if last == nil || last.Type != "error" || !strings.Contains(string(last.Data), "agent crashed") {
+		t.Errorf("the client's last event %v, want the crash", last)
+	}
+	// A new agent (new token) takes over; the session continues.
+	a2 := r.connectAgent(t, <-r.tokens)
+	s2, err := c.SendMessage(r.ctx, &opxv1.ClientMessageRequest{SessionId: pr.SessionId, Content: "again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr2 := mustRecv(t, a2).GetProcessRequest()
+	if pr2 == nil || pr2.SessionId != pr.SessionId || len(pr2.History) != 1 {
+		t.Fatalf("second request %v: want the same session, with the first message in its history", pr2)
+	}
+	a2.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ResponseComplete{ResponseComplete: &opxv1.AgentResponseComplete{MessageId: pr2.MessageId, Content: "done"}}})
+	for {
+		ev, err := s2.Recv()
+		if err != nil {
+			t.Fatalf("second message: %v", err)
+		}
+		if ev.Type == "response_complete" {
+			break
+		}
+	}
+	got := strings.Join(r.types(t), " ")
+	// The crash may land between the call's start and its completion: the
+	// call is recorded to its end either way.
+	for _, want := range []string{"tool.proposed shield.verdict exec.started", "exec.completed engine.tool_result", "agent.crashed", "agent.response_complete"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("ledger lacks %q:\n%s", want, got)
+		}
 	}
 }
