@@ -629,7 +629,7 @@ func TestEngine_AgentGoneMidToolCall(t *testing.T) {
 	got := strings.Join(r.types(t), " ")
 	// The crash may land between the call's start and its completion: the
 	// call is recorded to its end either way.
-	for _, want := range []string{"tool.proposed shield.verdict exec.started", "exec.completed engine.tool_result", "agent.crashed", "agent.response_complete"} {
+	for _, want := range []string{"tool.proposed shield.verdict exec.started", "exec.completed", "agent.crashed", "agent.response_complete"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("ledger lacks %q:\n%s", want, got)
 		}
