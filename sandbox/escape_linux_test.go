@@ -130,7 +130,13 @@ func escapeChild() int {
 	try("proc_parent_environ", readFile("/proc/"+ppid+"/environ"))
 	try("ptrace_parent", unix.PtraceAttach(c.Parent))
 	try("kill_parent", unix.Kill(c.Parent, 0))
-	try("unix_abstract", socketErr(unix.AF_UNIX, unix.SOCK_STREAM, 0))
+	try("unix_abstract", func() error {
+		c, err := net.Dial("unix", c.Abstract)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}())
 	try("unix_pathname", func() error {
 		c, err := net.Dial("unix", c.UnixPath)
 		if err == nil {
@@ -267,6 +273,12 @@ func plant(t testing.TB) (escapeConfig, *os.File) {
 		*port = l.Addr().(*net.TCPAddr).Port
 	}
 	c.Targets.ConnectAddr = "127.0.0.1:" + strconv.Itoa(c.DeniedPort)
+	c.Abstract = fmt.Sprintf("@opx-sandbox-test-%d", os.Getpid())
+	al, err := net.Listen("unix", c.Abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { al.Close() })
 	c.UnixPath = filepath.Join(root, "engine.sock")
 	ul, err := net.Listen("unix", c.UnixPath)
 	if err != nil {
