@@ -7,11 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/config"
+	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -75,9 +78,13 @@ func runInternalEngine(c *cli.Context) error {
 		}
 		cfgHash = ledger.Sum(b)
 	}
+	evaluator, policyName, err := newShield(ws, cfg, path)
+	if err != nil {
+		return err
+	}
 	errw := c.App.ErrWriter
 	e, err := engine.New(engine.Options{
-		Workspace: ws, Ledger: l, Provider: provider, ConfigHash: cfgHash, Policy: "read-only (built in until Shield)",
+		Workspace: ws, Ledger: l, Provider: provider, ConfigHash: cfgHash, Policy: policyName, Evaluator: evaluator,
 		Version: Version, ClientToken: strings.TrimSpace(string(tok)), MaxToolCalls: cfg.Limits.MaxToolCalls,
 		ManagerPID: c.Int("manager-pid"), Stdout: c.App.Writer,
 		Logf:           func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) },
@@ -98,4 +105,29 @@ func runInternalEngine(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	return e.Run(ctx)
+}
+
+// newShield loads the workspace's policy (config `policy:`, relative to the
+// workspace) or the built-in default, and protects opx's own state: the
+// ledger's directory.
+func newShield(ws string, cfg config.Config, ledgerPath string) (engine.Evaluator, string, error) {
+	text, name := fixtures.DefaultPolicy, "default (built in)"
+	if cfg.Policy != "" {
+		p := filepath.Join(ws, cfg.Policy)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, "", fmt.Errorf("policy: %w", err)
+		}
+		text, name = b, cfg.Policy
+	}
+	policy, err := shield.ParsePolicy(text)
+	if err != nil {
+		return nil, "", fmt.Errorf("policy %s: %w", name, err)
+	}
+	home, _ := os.UserHomeDir()
+	state, err := filepath.Abs(filepath.Dir(ledgerPath))
+	if err != nil {
+		return nil, "", err
+	}
+	return engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: home, Protected: []string{state}, Policy: policy})}, name, nil
 }

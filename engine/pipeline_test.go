@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
@@ -27,6 +30,7 @@ func (w *writeTool) Execute(context.Context, executor.Call) executor.Result {
 }
 
 type fixture struct {
+	ws    string
 	l     *ledger.Ledger
 	p     *engine.Pipeline
 	write *writeTool
@@ -59,7 +63,7 @@ func newFixture(t *testing.T) *fixture {
 		}
 		ledgertest.MustVerify(t, path, event.StrictOptions())
 	})
-	return &fixture{l: l, p: &engine.Pipeline{Recorder: engine.NewRecorder(l), Tools: reg, Evaluator: engine.ReadOnlyPolicy{}}, write: wt}
+	return &fixture{ws: ws, l: l, p: &engine.Pipeline{Recorder: engine.NewRecorder(l), Tools: reg, Evaluator: engine.ReadOnlyPolicy{}}, write: wt}
 }
 
 // types returns the types of the committed entries after seq from.
@@ -202,5 +206,44 @@ func TestRecorder_CoalescesTokensInOrder(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestPipeline_Shield: with Shield as the evaluator, every tier's verdict
+// is recorded, a tier 1 block wins over a tier 0 allow, and nothing
+// blocked runs.
+func TestPipeline_Shield(t *testing.T) {
+	f := newFixture(t)
+	policy, err := shield.ParsePolicy(fixtures.DefaultPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.p.Evaluator = engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: f.ws, Home: "/home/nobody", Policy: policy})}
+	ctx := context.Background()
+	out, err := f.p.Handle(ctx, "s1", "", "m1", "c1", "read_file", `{"path":"README.md"}`)
+	if err != nil || out.IsError {
+		t.Fatalf("allowed read: %+v %v", out, err)
+	}
+	out, err = f.p.Handle(ctx, "s1", "", "m1", "c2", "read_file", `{"path":"certs/server.pem"}`)
+	if err != nil || !out.IsError || !strings.Contains(out.Content, "credential-path") {
+		t.Fatalf("credential read: %+v %v", out, err)
+	}
+	f.l.Sync(ctx)
+	h, _ := f.l.Head()
+	var verdicts []string
+	f.l.Range(1, h.Seq, func(e ledger.Entry) error {
+		if e.Type == event.TypeShieldVerdict {
+			var v event.ShieldVerdict
+			json.Unmarshal(e.Data, &v)
+			verdicts = append(verdicts, fmt.Sprintf("%s:%s/%d/%s", v.CallID, v.Decision, v.Tier, v.Rule))
+			if v.PolicyHash != policy.Hash().String() {
+				t.Errorf("verdict policy hash %s, want %s", v.PolicyHash, policy.Hash())
+			}
+		}
+		return nil
+	})
+	want := "c1:allow/0/policy:workspace-reads c1:allow/1/heuristics:none c2:allow/0/policy:workspace-reads c2:block/1/credential-path"
+	if strings.Join(verdicts, " ") != want {
+		t.Errorf("verdicts %v\nwant %s", verdicts, want)
 	}
 }
