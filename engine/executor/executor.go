@@ -19,6 +19,16 @@ type ToolDef struct {
 	Mutating bool `json:"mutating"`
 }
 
+// MaxWriteBytes caps what write_file and edit_file may write.
+const MaxWriteBytes = 8 << 20
+
+// Toucher is implemented by executors that change the workspace: Touches
+// names the workspace-relative paths a call will change, so their state
+// can be recorded before it runs.
+type Toucher interface {
+	Touches(c Call) ([]string, error)
+}
+
 // Call is one allowed tool call.
 type Call struct {
 	ID   string

@@ -5,6 +5,8 @@ package executor
 import (
 	"errors"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // Workspace is unavailable off Linux: safe path resolution needs openat2.
@@ -26,3 +28,21 @@ func (w *Workspace) Close() error { return nil }
 func (w *Workspace) Open(rel string, flags int, mode uint32) (*os.File, error) {
 	return nil, ErrUnsupported
 }
+
+// Lstat is unsupported here.
+func (w *Workspace) Lstat(rel string) (unix.Stat_t, error) { return unix.Stat_t{}, ErrUnsupported }
+
+// Readlink is unsupported here.
+func (w *Workspace) Readlink(rel string) (string, error) { return "", ErrUnsupported }
+
+// WriteFile is unsupported here.
+func (w *Workspace) WriteFile(rel string, data []byte, mode uint32) error { return ErrUnsupported }
+
+// Remove is unsupported here.
+func (w *Workspace) Remove(rel string, dir bool) error { return ErrUnsupported }
+
+// Rename is unsupported here.
+func (w *Workspace) Rename(from, to string) error { return ErrUnsupported }
+
+// Mkdir is unsupported here.
+func (w *Workspace) Mkdir(rel string, mode uint32) error { return ErrUnsupported }
