@@ -126,14 +126,14 @@ func New(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools, err := executor.NewRegistry(executor.NewFiles(ws))
+	tools, err := executor.NewRegistry(executor.NewFiles(ws), executor.NewEdits(ws))
 	if err != nil {
 		ws.Close()
 		return nil, err
 	}
 	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(),
 		sessions: map[string]*session{}, inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now()}
-	e.pipe = &Pipeline{Recorder: e.rec, Tools: tools, Evaluator: opts.Evaluator,
+	e.pipe = &Pipeline{Recorder: e.rec, Tools: tools, Evaluator: opts.Evaluator, Chronicle: workspaceFS{ws},
 		OnVerdict: func(session, messageID string, seq uint64, v *event.ShieldVerdict) {
 			e.publish(session, messageID, "verdict", seq, v)
 		}}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -81,6 +82,9 @@ type Pipeline struct {
 	Evaluator Evaluator
 	// Timeout bounds one execution; default 2 minutes.
 	Timeout time.Duration
+	// Chronicle, if set, is the workspace as snapshots read it; without
+	// it, mutating tools are refused (nothing would make them undoable).
+	Chronicle chronicle.FS
 	// OnVerdict, if set, is told each verdict once it is recorded (the
 	// engine shows them to the session's clients).
 	OnVerdict func(session, messageID string, seq uint64, v *event.ShieldVerdict)
@@ -135,16 +139,38 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	case decision != event.Allow:
 		// No verdict, or an escalation with no one to ask yet: fail closed.
 		return ToolOutcome{Content: "blocked: no allowing verdict for " + tool, IsError: true}, nil
-	case def.Mutating:
-		// Mutating tools need a Chronicle snapshot first; the pipeline has
-		// none yet, so it refuses rather than run unrecoverable changes.
-		return ToolOutcome{Content: "blocked: " + tool + " changes the workspace and no snapshot can be taken yet", IsError: true}, nil
+	case def.Mutating && p.Chronicle == nil:
+		// Mutating tools need a Chronicle snapshot first; without one the
+		// pipeline refuses rather than run unrecoverable changes.
+		return ToolOutcome{Content: "blocked: " + tool + " changes the workspace and no snapshot can be taken", IsError: true}, nil
 	}
 	// Re-check: what runs is exactly what was judged. Evaluators hold
 	// the same args slice; one that altered it in place is caught here.
 	if ActionHash(tool, args) != prop.ActionHash {
 		return ToolOutcome{Content: "blocked: the action changed after it was judged", IsError: true}, nil
 	}
+	call := executor.Call{ID: callID, Tool: tool, Args: args}
+	var touched []string
+	if def.Mutating {
+		paths, ok, err := p.Tools.Touches(call)
+		switch {
+		case !ok:
+			return ToolOutcome{Content: "blocked: " + tool + " cannot say what it will change, so no snapshot can be taken", IsError: true}, nil
+		case err != nil:
+			return ToolOutcome{Content: "error: " + err.Error(), IsError: true}, nil
+		}
+		states, blobs, err := chronicle.Capture(p.Chronicle, paths)
+		if err != nil {
+			// Nothing runs that could not be undone.
+			return ToolOutcome{Content: "error: " + err.Error(), IsError: true}, nil
+		}
+		if _, err := p.Recorder.Record(ctx, ledger.Async, session, &event.Snapshot{CallID: callID, Tool: tool, Kind: "files", Files: states}, blobs...); err != nil {
+			return ToolOutcome{}, err
+		}
+		touched = paths
+	}
+	// Sync: the proposal, verdicts and snapshot are durable before the
+	// executor runs.
 	if _, err := p.Recorder.Record(ctx, ledger.Sync, session, &event.ExecStarted{SubAgentID: subagent, CallID: callID, Tool: tool,
 		ActionHash: prop.ActionHash.String()}); err != nil {
 		return ToolOutcome{}, err
@@ -155,8 +181,17 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	}
 	xctx, cancel := context.WithTimeout(ctx, timeout)
 	start := time.Now()
-	res := p.Tools.Execute(xctx, executor.Call{ID: callID, Tool: tool, Args: args})
+	res := p.Tools.Execute(xctx, call)
 	cancel()
+	post := []event.PostState{}
+	if touched != nil {
+		ps, err := chronicle.Post(p.Chronicle, touched)
+		if err != nil {
+			res.Content += "\n(opx: post-state not recorded: " + err.Error() + ")"
+		} else {
+			post = ps
+		}
+	}
 	dur := time.Since(start).Milliseconds()
 	content, blobHash, blob := event.Inline(res.Content)
 	var blobs [][]byte
@@ -168,7 +203,7 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		exitCode = 1
 	}
 	if _, err := p.Recorder.Record(ctx, ledger.Sync, session, &event.ExecCompleted{SubAgentID: subagent, CallID: callID, Tool: tool,
-		Result: content, ResultBlob: blobHash, Size: int64(len(res.Content)), ExitCode: exitCode, DurationMS: dur, Post: []event.PostState{}}, blobs...); err != nil {
+		Result: content, ResultBlob: blobHash, Size: int64(len(res.Content)), ExitCode: exitCode, DurationMS: dur, Post: post}, blobs...); err != nil {
 		return ToolOutcome{}, err
 	}
 	return ToolOutcome{Content: res.Content, IsError: res.IsError}, nil

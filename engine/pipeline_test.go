@@ -247,3 +247,67 @@ func TestPipeline_Shield(t *testing.T) {
 		t.Errorf("verdicts %v\nwant %s", verdicts, want)
 	}
 }
+
+// TestPipeline_SnapshotBeforeWrite: a mutating call is snapshotted before
+// it runs (pre-state content as a blob, or absent) and its post-state is
+// recorded after; the ledger passes the causality check.
+func TestPipeline_SnapshotBeforeWrite(t *testing.T) {
+	f := newFixture(t)
+	policy, _ := shield.ParsePolicy(fixtures.DefaultPolicy)
+	w, err := executor.OpenWorkspace(f.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	reg, _ := executor.NewRegistry(executor.NewFiles(w), executor.NewEdits(w))
+	f.p.Tools = reg
+	f.p.Evaluator = engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: f.ws, Home: "/home/nobody", Policy: policy})}
+	f.p.Chronicle = engine.WorkspaceFS(w)
+	ctx := context.Background()
+	for i, c := range []struct{ tool, args string }{
+		{"write_file", `{"path":"new.txt","content":"v1"}`},
+		{"edit_file", `{"path":"README.md","old":"hello","new":"bye"}`},
+	} {
+		out, err := f.p.Handle(ctx, "s1", "", "m1", fmt.Sprint("c", i), c.tool, c.args)
+		if err != nil || out.IsError {
+			t.Fatalf("%s: %+v %v", c.tool, out, err)
+		}
+	}
+	h, _ := f.l.Head()
+	var snaps []event.Snapshot
+	var posts [][]event.PostState
+	var types []string
+	f.l.Range(1, h.Seq, func(e ledger.Entry) error {
+		types = append(types, e.Type)
+		p, _ := event.Decode(e)
+		switch x := p.(type) {
+		case *event.Snapshot:
+			snaps = append(snaps, *x)
+		case *event.ExecCompleted:
+			posts = append(posts, x.Post)
+		}
+		return nil
+	})
+	if got := strings.Join(types, " "); !strings.Contains(got, "shield.verdict chronicle.snapshot exec.started exec.completed") {
+		t.Errorf("entries %s", got)
+	}
+	if len(snaps) != 2 || snaps[0].Files[0].State != event.StateAbsent || snaps[1].Files[0].State != event.StateFile {
+		t.Fatalf("snapshots %+v", snaps)
+	}
+	b, err := f.l.GetBlob(mustHash(t, snaps[1].Files[0].Blob))
+	if err != nil || string(b) != "# hello\n" {
+		t.Errorf("pre-state blob %q %v", b, err)
+	}
+	if len(posts) != 2 || posts[0][0].Hash != ledger.Sum([]byte("v1")).String() || posts[1][0].Hash != ledger.Sum([]byte("# bye\n")).String() {
+		t.Errorf("post states %+v", posts)
+	}
+}
+
+func mustHash(t *testing.T, s string) ledger.Hash {
+	t.Helper()
+	h, err := ledger.ParseHash(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}

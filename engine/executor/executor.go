@@ -81,6 +81,17 @@ func (r *Registry) Def(name string) (ToolDef, bool) {
 	return d, ok
 }
 
+// Touches names the paths a call will change, for tools whose executor
+// can say (Toucher); ok is false for tools that cannot.
+func (r *Registry) Touches(c Call) (paths []string, ok bool, err error) {
+	t, isToucher := r.execs[c.Tool].(Toucher)
+	if !isToucher {
+		return nil, false, nil
+	}
+	paths, err = t.Touches(c)
+	return paths, true, err
+}
+
 // Execute runs an allowed call. Unknown tools are an error result.
 func (r *Registry) Execute(ctx context.Context, c Call) Result {
 	e, ok := r.execs[c.Tool]

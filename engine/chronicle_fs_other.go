@@ -1,0 +1,20 @@
+//go:build !linux
+
+package engine
+
+import (
+	"io/fs"
+
+	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/engine/executor"
+)
+
+// workspaceFS is unavailable off Linux, like the executors.
+type workspaceFS struct{ ws *executor.Workspace }
+
+// WorkspaceFS gives Chronicle a workspace; unavailable off Linux.
+func WorkspaceFS(ws *executor.Workspace) chronicle.FS { return workspaceFS{ws} }
+
+func (w workspaceFS) Lstat(rel string) (fs.FileInfo, error) { return nil, executor.ErrUnsupported }
+func (w workspaceFS) ReadFile(rel string) ([]byte, error)   { return nil, executor.ErrUnsupported }
+func (w workspaceFS) Readlink(rel string) (string, error)   { return "", executor.ErrUnsupported }
