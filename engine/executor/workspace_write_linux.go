@@ -55,11 +55,7 @@ func (w *Workspace) Lstat(rel string) (unix.Stat_t, error) {
 		err := unix.Fstat(int(w.root.Fd()), &st)
 		return st, err
 	}
-	dir, base, err := splitRel(rel)
-	if err != nil {
-		return st, err
-	}
-	fd, err := w.dirFD(dir)
+	fd, base, err := w.parent(rel)
 	if err != nil {
 		return st, err
 	}
@@ -72,11 +68,7 @@ func (w *Workspace) Lstat(rel string) (unix.Stat_t, error) {
 
 // Readlink returns a symlink's target.
 func (w *Workspace) Readlink(rel string) (string, error) {
-	dir, base, err := splitRel(rel)
-	if err != nil {
-		return "", err
-	}
-	fd, err := w.dirFD(dir)
+	fd, base, err := w.parent(rel)
 	if err != nil {
 		return "", err
 	}
@@ -139,11 +131,7 @@ func (w *Workspace) WriteFile(rel string, data []byte, mode uint32) error {
 
 // Remove deletes a file or symlink (or, with dir, an empty directory).
 func (w *Workspace) Remove(rel string, dir bool) error {
-	d, base, err := splitRel(rel)
-	if err != nil {
-		return err
-	}
-	fd, err := w.dirFD(d)
+	fd, base, err := w.parent(rel)
 	if err != nil {
 		return err
 	}
@@ -177,6 +165,8 @@ func (w *Workspace) Rename(from, to string) error {
 	return nil
 }
 
+// parent opens rel's parent directory beneath the root and returns it with
+// rel's last component.
 func (w *Workspace) parent(rel string) (int, string, error) {
 	dir, base, err := splitRel(rel)
 	if err != nil {
