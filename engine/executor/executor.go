@@ -17,6 +17,12 @@ type ToolDef struct {
 	// Mutating tools change the workspace: Chronicle snapshots what
 	// they will touch before they run.
 	Mutating bool `json:"mutating"`
+	// WorkspaceWide tools (shell commands, git commit) may change any
+	// path in the workspace, so they cannot name what they touch:
+	// Chronicle takes an incremental snapshot of the whole workspace
+	// before they run and records the difference after. Only mutating
+	// tools are workspace-wide.
+	WorkspaceWide bool `json:"workspace_wide,omitempty"`
 }
 
 // MaxWriteBytes caps what write_file and edit_file may write.
@@ -42,6 +48,10 @@ type Result struct {
 	IsError bool   `json:"is_error"`
 	// Truncated says Content was cut at the output cap.
 	Truncated bool `json:"truncated,omitempty"`
+	// ExitCode is a process's exit status (shell commands, git); 0 for
+	// tools that run no process. A command killed by a signal or its
+	// timeout reports -1.
+	ExitCode int `json:"exit_code,omitempty"`
 }
 
 // Errorf builds an error result.

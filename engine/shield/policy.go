@@ -33,6 +33,10 @@ type Policy struct {
 // in a command or request as an exfiltration target.
 type Network struct {
 	AllowHosts []string `yaml:"allow_hosts"`
+	// Commands lets shell commands and git use the network (TCP connect).
+	// Off by default: the command sandbox then refuses every connection,
+	// whatever host a command names.
+	Commands bool `yaml:"commands"`
 }
 
 // Rule matches an action when every criterion it sets matches (each list
