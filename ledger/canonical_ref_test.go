@@ -17,63 +17,6 @@ import (
 	"github.com/opx-dev/opx/ledger"
 )
 
-func TestCanonicalize_KnownAnswers(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{`{"b":1,"a":2}`, `{"a":2,"b":1}`},
-		{` { "a" : [ 1 , 2 , { } , [ ] ] } `, `{"a":[1,2,{},[]]}`},
-		{`"\u00e9\/\u0041"`, `"é/A"`},
-		{`"\b\f\n\r\t\"\\"`, `"\b\f\n\r\t\"\\"`},
-		{`"\u0001\u001f\u007f"`, "\"\\u0001\\u001f\x7f\""},
-		{`"\u2028\u2029"`, "\"\u2028\u2029\""},
-		{`"\ud83d\ude00"`, `"😀"`},
-		// RFC 8785 sorts by UTF-16 code units: U+1F600 is D83D DE00, which
-		// sorts before U+FB33 although its UTF-8 bytes sort after.
-		{`{"\ufb33":1,"\ud83d\ude00":2,"a":3,"":4}`, "{\"\":4,\"a\":3,\"\U0001F600\":2,\"\uFB33\":1}"},
-		{`-9007199254740991`, `-9007199254740991`},
-		{`9007199254740991`, `9007199254740991`},
-		{`0`, `0`},
-		{`[true,false,null]`, `[true,false,null]`},
-		{`{"z":{"y":1,"x":[{"b":0,"a":0}]}}`, `{"z":{"x":[{"a":0,"b":0}],"y":1}}`},
-	}
-	for _, tt := range tests {
-		got, err := ledger.Canonicalize([]byte(tt.in))
-		if err != nil || string(got) != tt.want {
-			t.Errorf("Canonicalize(%s) = %s, %v; want %s", tt.in, got, err, tt.want)
-		}
-		if !ledger.IsCanonical([]byte(tt.want)) {
-			t.Errorf("IsCanonical(%s) = false", tt.want)
-		}
-		if tt.in != tt.want && ledger.IsCanonical([]byte(tt.in)) {
-			t.Errorf("IsCanonical(%s) = true for non-canonical input", tt.in)
-		}
-	}
-}
-
-func TestCanonicalize_Rejects(t *testing.T) {
-	for _, in := range []string{
-		`1.0`, `1e2`, `1E2`, `-0`, `0.5`, `9007199254740992`, `-9007199254740992`, `01`, `+1`,
-		`{"a":1,"a":2}`, `{"a":{"b":1,"b":1}}`, "\"\xff\"", `"\ud800"`, `"\udc00\ud800"`,
-		`{"a":1,}`, `[1,]`, `{`, `"abc`, `nul`, `{"a":1} x`, "\"a\x01\"", `NaN`, `Infinity`,
-	} {
-		if out, err := ledger.Canonicalize([]byte(in)); err == nil {
-			t.Errorf("Canonicalize(%q) = %s, want an error", in, out)
-		}
-	}
-}
-
-func TestMarshalCanonical_RejectsFloats(t *testing.T) {
-	if _, err := ledger.MarshalCanonical(map[string]any{"x": 0.5}); err == nil {
-		t.Error("MarshalCanonical accepted a float")
-	}
-	b, err := ledger.MarshalCanonical(struct {
-		B int    `json:"b"`
-		A string `json:"a"`
-	}{1, "<&>"})
-	if err != nil || string(b) != `{"a":"<&>","b":1}` {
-		t.Errorf("MarshalCanonical = %s, %v", b, err)
-	}
-}
-
 // TestCanonicalize_MatchesNaiveReference cross-checks the fast
 // canonicaliser against a deliberately naive one on random documents,
 // valid and broken.
@@ -346,4 +289,192 @@ func naiveString(out *bytes.Buffer, s string) {
 		}
 	}
 	out.WriteByte('"')
+}
+
+// TestCanonicalize_RandomRenderings builds random JSON trees, writes each
+// in many non-canonical ways (members shuffled, random white space,
+// characters escaped as \u sequences in either case, '/' escaped) and
+// checks that every rendering canonicalises to the one form written by the
+// naive reference serialiser (naiveWrite), that the form is canonical,
+// that it decodes back to the same tree, and that a rendering that differs
+// from it is never reported canonical.
+func TestCanonicalize_RandomRenderings(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8785, 2026))
+	docs := 500
+	if testing.Short() {
+		docs = 100
+	}
+	for i := 0; i < docs; i++ {
+		tree := randomTree(rng, 0)
+		var want bytes.Buffer
+		naiveWrite(&want, cloneTree(tree))
+		if !ledger.IsCanonical(want.Bytes()) {
+			t.Fatalf("reference output %s is not canonical", want.Bytes())
+		}
+		var back any
+		if err := json.Unmarshal(want.Bytes(), &back); err != nil {
+			t.Fatalf("reference output %s does not decode: %v", want.Bytes(), err)
+		}
+		for j := 0; j < 3; j++ {
+			var in bytes.Buffer
+			render(rng, &in, tree)
+			got, err := ledger.Canonicalize(in.Bytes())
+			if err != nil || !bytes.Equal(got, want.Bytes()) {
+				t.Fatalf("rendering %q\nCanonicalize %s, %v\nreference    %s", in.Bytes(), got, err, want.Bytes())
+			}
+			if !bytes.Equal(in.Bytes(), want.Bytes()) && ledger.IsCanonical(in.Bytes()) {
+				t.Fatalf("IsCanonical(%q) = true, canonical form is %s", in.Bytes(), want.Bytes())
+			}
+		}
+	}
+}
+
+var treeRunes = []rune{'a', 'b', 'z', 'A', '0', ' ', '"', '\\', '/', '\b', '\f', '\n', '\r', '\t', 0, 0x1f, 0x7f,
+	0xe9, 0xff, 0x100, 0x2028, 0xd7ff, 0xe000, 0xfb33, 0xfeff, 0xfffd, 0xffff, 0x10000, 0x1f600, 0x10ffff}
+
+func randomText(rng *rand.Rand) string {
+	var b strings.Builder
+	for n := rng.IntN(5); n > 0; n-- {
+		b.WriteRune(treeRunes[rng.IntN(len(treeRunes))])
+	}
+	return b.String()
+}
+
+// randomTree returns a tree of the reference's types: []naiveMember,
+// []any, string, int64, bool and nil, with unique keys.
+func randomTree(rng *rand.Rand, depth int) any {
+	k := rng.IntN(10)
+	if depth >= 4 {
+		k = 4 + rng.IntN(6)
+	}
+	switch k {
+	case 0, 1:
+		var ms []naiveMember
+		seen := map[string]bool{}
+		for n := rng.IntN(6); n > 0; n-- {
+			key := randomText(rng)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			ms = append(ms, naiveMember{key, randomTree(rng, depth+1)})
+		}
+		if ms == nil {
+			ms = []naiveMember{}
+		}
+		return ms
+	case 2, 3:
+		arr := []any{}
+		for n := rng.IntN(4); n > 0; n-- {
+			arr = append(arr, randomTree(rng, depth+1))
+		}
+		return arr
+	case 4, 5:
+		return randomText(rng)
+	case 6, 7:
+		switch rng.IntN(3) {
+		case 0:
+			return rng.Int64N(2*ledger.MaxSafeInteger+1) - ledger.MaxSafeInteger
+		case 1:
+			return []int64{0, 1, -1, ledger.MaxSafeInteger, -ledger.MaxSafeInteger}[rng.IntN(5)]
+		default:
+			return int64(rng.IntN(200) - 100)
+		}
+	default:
+		return []any{true, false, nil}[rng.IntN(3)]
+	}
+}
+
+// cloneTree copies the object member slices, which naiveWrite sorts in
+// place, so renderings keep their own order.
+func cloneTree(v any) any {
+	switch t := v.(type) {
+	case []naiveMember:
+		out := make([]naiveMember, len(t))
+		for i, m := range t {
+			out[i] = naiveMember{m.key, cloneTree(m.val)}
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = cloneTree(e)
+		}
+		return out
+	}
+	return v
+}
+
+func randomSpace(rng *rand.Rand) string {
+	return []string{"", "", "", " ", "\t", "\n", "\r\n", "  \n\t"}[rng.IntN(8)]
+}
+
+// render writes v as valid, usually non-canonical JSON.
+func render(rng *rand.Rand, b *bytes.Buffer, v any) {
+	b.WriteString(randomSpace(rng))
+	switch t := v.(type) {
+	case []naiveMember:
+		b.WriteByte('{')
+		for i, j := range rng.Perm(len(t)) {
+			if i > 0 {
+				b.WriteString(randomSpace(rng) + "," + randomSpace(rng))
+			}
+			renderString(rng, b, t[j].key)
+			b.WriteString(randomSpace(rng) + ":")
+			render(rng, b, t[j].val)
+		}
+		b.WriteString(randomSpace(rng) + "}")
+	case []any:
+		b.WriteByte('[')
+		for i, e := range t {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			render(rng, b, e)
+		}
+		b.WriteString(randomSpace(rng) + "]")
+	case string:
+		renderString(rng, b, t)
+	case int64:
+		b.WriteString(strconv.FormatInt(t, 10))
+	case bool:
+		b.WriteString(strconv.FormatBool(t))
+	case nil:
+		b.WriteString("null")
+	}
+	b.WriteString(randomSpace(rng))
+}
+
+func renderString(rng *rand.Rand, b *bytes.Buffer, s string) {
+	b.WriteByte('"')
+	for _, r := range s {
+		hexFmt := []string{`\u%04x`, `\u%04X`}[rng.IntN(2)]
+		switch {
+		case rng.IntN(4) == 0: // any character may be escaped
+			for _, u := range utf16.Encode([]rune{r}) {
+				fmt.Fprintf(b, hexFmt, u)
+			}
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '/' && rng.IntN(2) == 0:
+			b.WriteString(`\/`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20:
+			fmt.Fprintf(b, hexFmt, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
 }

@@ -165,6 +165,17 @@ func (l *Ledger) Export(w io.Writer, blobs BlobSink, opts ExportOptions) (*Manif
 	var refOrder []Hash
 	err = l.view(func(tx *bolt.Tx) error {
 		entries := tx.Bucket(bucketEntries)
+		// The head must name the last entry (read again here: appends may
+		// have committed since Head), else the export would silently end
+		// early or carry a manifest head the ledger does not have.
+		now, err := readHead(tx.Bucket(bucketMeta))
+		if err != nil {
+			return err
+		}
+		k, v := entries.Cursor().Last()
+		if k == nil || len(k) != 8 || beUint64(k) != now.Seq || Sum(v) != now.Hash || Sum(entries.Get(seqKey(head.Seq))) != head.Hash {
+			return &IntegrityError{Seq: now.Seq, Kind: KindHeadMismatch, Detail: fmt.Sprintf("meta head %d %s does not name the last entry", now.Seq, now.Hash)}
+		}
 		prev := ZeroHash
 		if m.FromSeq > 0 {
 			v := entries.Get(seqKey(m.FromSeq - 1))
@@ -228,12 +239,22 @@ func (l *Ledger) Export(w io.Writer, blobs BlobSink, opts ExportOptions) (*Manif
 			return nil
 		}
 		bb := tx.Bucket(bucketBlobs)
+		var pruned map[Hash]bool // loaded at the first absent blob
 		for _, h := range refOrder {
 			zst := bb.Get(h[:])
 			if zst == nil {
-				continue // pruned, or missing: verify reports which
+				if pruned == nil {
+					pruned = prunedIn(entries)
+				}
+				if pruned[h] {
+					continue
+				}
+				return &IntegrityError{Seq: refs[h], Kind: KindMissingBlob, Detail: fmt.Sprintf("blob %s named by entry %d is not stored", h, refs[h])}
 			}
 			if _, err := decodeBlob(h, zst); err != nil {
+				if ie, ok := err.(*IntegrityError); ok {
+					ie.Seq = refs[h]
+				}
 				return err
 			}
 			if err := blobs(h, zst); err != nil {
@@ -254,6 +275,25 @@ func (l *Ledger) Export(w io.Writer, blobs BlobSink, opts ExportOptions) (*Manif
 		opts.Progress(total, total)
 	}
 	return m, nil
+}
+
+// prunedIn returns every blob a chronicle.pruned entry anywhere in the
+// ledger lists: those may be absent without the ledger being damaged.
+func prunedIn(entries *bolt.Bucket) map[Hash]bool {
+	out := map[Hash]bool{}
+	c := entries.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if !bytes.Contains(v, []byte(TypePruned)) {
+			continue
+		}
+		if e, err := ParseEntry(v); err == nil && e.Type == TypePruned {
+			hs, _ := PrunedBlobs(e.Data)
+			for _, h := range hs {
+				out[h] = true
+			}
+		}
+	}
+	return out
 }
 
 // sessionSpan finds the first and last seq of a session's entries.

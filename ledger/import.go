@@ -74,7 +74,7 @@ func writeImported(src, dst string, rep *Report, progress func(done, total uint6
 				line, err := readLine(br)
 				if err == io.EOF && len(line) == 0 {
 					done = true
-					return nil
+					break // still report progress for the last batch
 				}
 				if err != nil {
 					return fmt.Errorf("entry %d changed since it was verified: %v", seq, err)

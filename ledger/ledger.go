@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -196,7 +197,8 @@ func Open(path string, opts Options) (*Ledger, error) {
 
 // OpenReadOnly opens an existing ledger for review, sharing it with other
 // readers. It fails with ErrLocked while an engine holds the file. It
-// accepts a ledger whose head is inconsistent, so Verify can report it.
+// accepts a ledger whose head is inconsistent or unreadable, so Verify
+// can report it.
 func OpenReadOnly(path string) (*Ledger, error) {
 	return open(path, true, Options{})
 }
@@ -241,6 +243,9 @@ func open(path string, readOnly bool, opts Options) (l *Ledger, err error) {
 		}
 		var err error
 		if head, err = readHead(meta); err != nil {
+			if readOnly {
+				return nil // review: verify reports the damaged head
+			}
 			return err
 		}
 		if readOnly {
@@ -286,7 +291,8 @@ func openBolt(path string, readOnly bool, opts Options) (db *bolt.DB, err error)
 	case errors.Is(err, bolterrors.ErrTimeout):
 		return nil, fmt.Errorf("open %s: %w", path, ErrLocked)
 	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch),
-		errors.Is(err, bolterrors.ErrChecksum):
+		errors.Is(err, bolterrors.ErrChecksum),
+		strings.HasPrefix(err.Error(), "file size too small"): // untyped in bbolt: a truncated file
 		return nil, fmt.Errorf("open %s: %w: %v", path, ErrNotLedger, err)
 	default:
 		return nil, fmt.Errorf("open %s: %w", path, err)

@@ -1,13 +1,13 @@
 package ledger_test
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,71 +38,194 @@ func note(i int) ledger.Record {
 	return ledger.Record{Session: "s", Type: "ledger.note", Data: map[string]any{"author": "t", "text": fmt.Sprint("n", i)}}
 }
 
+// TestLedger_Create pins the genesis entry byte for byte (a fixed clock in
+// another zone, written as UTC, and a fixed ledger id), the head, and the
+// modes of the file and of the directories Create makes.
 func TestLedger_Create(t *testing.T) {
-	l, path := mustCreate(t)
-	h, err := l.Head()
-	if err != nil || h.Seq != 0 || h.LedgerID != l.ID() || len(l.ID()) != 32 {
-		t.Fatalf("head %+v, %v", h, err)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("x", 3600))
+	path := filepath.Join(t.TempDir(), "a", "b", "ledger.db")
+	l, err := ledger.Create(path, ledger.Options{NoSync: true, LedgerID: "0123456789abcdef0123456789abcdef", Now: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer ledgertest.MustVerify(t, path)
+	defer l.Close()
 	g, err := l.Get(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var data struct{ Format, LedgerID, Created string }
-	json.Unmarshal(g.Data, &struct {
-		Format   *string `json:"format"`
-		LedgerID *string `json:"ledger_id"`
-		Created  *string `json:"created"`
-	}{&data.Format, &data.LedgerID, &data.Created})
-	if g.Type != ledger.TypeGenesis || g.Prev != ledger.ZeroHash || data.Format != ledger.Format || data.LedgerID != l.ID() || data.Created == "" {
-		t.Errorf("genesis %s", g.Raw)
+	want := `{"data":{"created":"2026-01-02T02:04:05.000000006Z","format":"opx-ledger/1","ledger_id":"0123456789abcdef0123456789abcdef"},` +
+		`"prev":"0000000000000000000000000000000000000000000000000000000000000000","seq":0,"session":"","ts":"2026-01-02T02:04:05.000000006Z","type":"ledger.genesis"}`
+	if string(g.Raw) != want {
+		t.Errorf("genesis\n got %s\nwant %s", g.Raw, want)
 	}
-	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
-		t.Errorf("file mode %v, want 0600", fi.Mode().Perm())
+	h, err := l.Head()
+	if err != nil || h != (ledger.Head{LedgerID: "0123456789abcdef0123456789abcdef", Seq: 0, Hash: ledger.Sum([]byte(want))}) {
+		t.Errorf("head %+v, %v", h, err)
 	}
-	if fi, _ := os.Stat(filepath.Dir(path)); fi.Mode().Perm() != 0o700 {
-		t.Errorf("dir mode %v, want 0700", fi.Mode().Perm())
+	if l.ID() != h.LedgerID || l.Path() != path || l.ReadOnly() {
+		t.Errorf("ID %q Path %q ReadOnly %v", l.ID(), l.Path(), l.ReadOnly())
 	}
-	if _, err := ledger.Create(path, ledger.Options{}); !errors.Is(err, ledger.ErrExists) {
-		t.Errorf("Create over an existing ledger = %v, want ErrExists", err)
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("file mode %v, %v; want 0600", fi.Mode().Perm(), err)
 	}
-}
-
-func TestLedger_Open_Errors(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := ledger.Open(filepath.Join(dir, "none.db"), ledger.Options{}); !errors.Is(err, ledger.ErrNotExist) {
-		t.Errorf("Open(missing) = %v, want ErrNotExist", err)
+	for _, p := range []string{filepath.Dir(path), filepath.Dir(filepath.Dir(path))} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: mode %v, %v; want 0700", p, fi.Mode().Perm(), err)
+		}
 	}
-	garbage := filepath.Join(dir, "garbage.db")
-	os.WriteFile(garbage, []byte("this is not a bbolt file, just some text that is long enough to look like a header"), 0o600)
-	empty := filepath.Join(dir, "empty.db")
-	os.WriteFile(empty, nil, 0o600)
-	plain := filepath.Join(dir, "plain.db")
-	db, err := bolt.Open(plain, 0o600, nil)
+	// A random ledger id is 32 lowercase hex.
+	r, err := ledger.Create(filepath.Join(t.TempDir(), "r.db"), ledger.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("other")); return err })
-	db.Close()
-	for _, p := range []string{garbage, empty, plain, dir} {
-		if _, err := ledger.Open(p, ledger.Options{}); !errors.Is(err, ledger.ErrNotLedger) {
-			t.Errorf("Open(%s) = %v, want ErrNotLedger", filepath.Base(p), err)
+	if id := r.ID(); len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
+		t.Errorf("random ledger id %q", id)
+	}
+	r.Close()
+}
+
+// TestLedger_Create_Refuses: a ledger id that is not 32 lowercase hex, and
+// anything already at the path (a ledger, open or not, a dangling symlink,
+// an empty file, a directory), is refused and left as it was.
+func TestLedger_Create_Refuses(t *testing.T) {
+	dir := t.TempDir()
+	for _, id := range []string{"short", strings.Repeat("A", 32), strings.Repeat("g", 32), strings.Repeat("0", 34)} {
+		p := filepath.Join(dir, id+".db")
+		if _, err := ledger.Create(p, ledger.Options{LedgerID: id}); err == nil {
+			t.Errorf("Create with ledger id %q succeeded", id)
 		}
-		if _, err := ledger.OpenReadOnly(p); !errors.Is(err, ledger.ErrNotLedger) {
-			t.Errorf("OpenReadOnly(%s) = %v, want ErrNotLedger", filepath.Base(p), err)
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("refused Create left %s", p)
 		}
 	}
-	// A ledger of another format.
-	l, path := mustCreate(t)
-	l.Close()
-	ledgertest.Edit(t, ledgertest.Copy(t, path, filepath.Join(dir, "v2.db")), func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("meta")).Put([]byte("format"), []byte("opx-ledger/2"))
-	})
-	if _, err := ledger.Open(filepath.Join(dir, "v2.db"), ledger.Options{}); !errors.Is(err, ledger.ErrFormat) {
-		t.Errorf("Open(format opx-ledger/2) = %v, want ErrFormat", err)
+	_, open := mustCreate(t)
+	link := filepath.Join(dir, "link.db")
+	os.Symlink(filepath.Join(dir, "nowhere"), link)
+	empty := filepath.Join(dir, "empty.db")
+	os.WriteFile(empty, nil, 0o600)
+	for _, p := range []string{open, link, empty, dir} {
+		if _, err := ledger.Create(p, ledger.Options{}); !errors.Is(err, ledger.ErrExists) {
+			t.Errorf("Create(%s) = %v, want ErrExists", p, err)
+		}
+	}
+	if fi, _ := os.Stat(empty); fi.Size() != 0 {
+		t.Error("Create wrote to an existing empty file")
 	}
 }
 
+// TestLedger_Open_Errors opens files that are not ledgers (or not of this
+// format), for writing and read-only: each is refused with the right
+// sentinel, without a panic, and left unchanged.
+func TestLedger_Open_Errors(t *testing.T) {
+	src := ledgertest.New(t, filepath.Join(t.TempDir(), "src.db"), 5)
+	good, err := os.ReadFile(src.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	raw := func(b []byte) func(string) {
+		return func(p string) {
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// boltWith makes a bbolt file holding only the named buckets (meta
+	// with the right format, when there is one).
+	boltWith := func(buckets ...string) func(string) {
+		return func(p string) {
+			db, err := bolt.Open(p, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			err = db.Update(func(tx *bolt.Tx) error {
+				for _, b := range buckets {
+					if _, err := tx.CreateBucket([]byte(b)); err != nil {
+						return err
+					}
+				}
+				if m := tx.Bucket([]byte("meta")); m != nil {
+					return m.Put([]byte("format"), []byte(ledger.Format))
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ledgerWith := func(edit func(tx *bolt.Tx) error) func(string) {
+		return func(p string) {
+			ledgertest.Copy(t, src.Path, p)
+			ledgertest.Edit(t, p, edit)
+		}
+	}
+	tests := []struct {
+		name string
+		make func(path string) // nil: nothing at the path
+		want error
+	}{
+		{"missing", nil, ledger.ErrNotExist},
+		{"directory", func(p string) { os.Mkdir(p, 0o700) }, ledger.ErrNotLedger},
+		{"empty", raw(nil), ledger.ErrNotLedger},
+		{"text", raw([]byte(strings.Repeat("not a ledger\n", 1000))), ledger.ErrNotLedger},
+		{"zeros 16k", raw(make([]byte, 16384)), ledger.ErrNotLedger},
+		{"first byte", raw(good[:1]), ledger.ErrNotLedger},
+		{"first page only", raw(good[:4096]), ledger.ErrNotLedger}, // bbolt: "file size too small"
+		{"meta pages zeroed", raw(append(make([]byte, 8192), good[8192:]...)), ledger.ErrNotLedger},
+		{"magics overwritten", raw(func() []byte {
+			b := bytes.Clone(good)
+			copy(b[16:], "XXXX") // both meta pages: bbolt falls back to the second
+			copy(b[4096+16:], "XXXX")
+			return b
+		}()), ledger.ErrNotLedger},
+		{"bbolt, other buckets", boltWith("other"), ledger.ErrNotLedger},
+		{"bbolt, only entries", boltWith("entries"), ledger.ErrNotLedger},
+		{"bbolt, no blobs", boltWith("entries", "meta"), ledger.ErrNotLedger},
+		{"bbolt, no entries", boltWith("meta", "blobs"), ledger.ErrNotLedger},
+		{"format opx-ledger/2", ledgerWith(func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("meta")).Put([]byte("format"), []byte("opx-ledger/2"))
+		}), ledger.ErrFormat},
+		{"no format", ledgerWith(func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Delete([]byte("format")) }), ledger.ErrFormat},
+	}
+	for i, tt := range tests {
+		p := filepath.Join(dir, fmt.Sprintf("%d.db", i))
+		if tt.make != nil {
+			tt.make(p)
+		}
+		before, _ := os.ReadFile(p)
+		for _, ro := range []bool{false, true} {
+			var l *ledger.Ledger
+			var err error
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("%s (read-only %v): open panicked: %v", tt.name, ro, r)
+					}
+				}()
+				if ro {
+					l, err = ledger.OpenReadOnly(p)
+				} else {
+					l, err = ledger.Open(p, ledger.Options{NoSync: true})
+				}
+			}()
+			if err == nil {
+				l.Close()
+				t.Errorf("%s (read-only %v): opened", tt.name, ro)
+			} else if !errors.Is(err, tt.want) {
+				t.Errorf("%s (read-only %v): %v, want %v", tt.name, ro, err, tt.want)
+			}
+		}
+		if after, _ := os.ReadFile(p); !bytes.Equal(after, before) {
+			t.Errorf("%s: a refused open changed the file", tt.name)
+		}
+	}
+}
+
+// TestLedger_Locking: one writer or any number of readers hold the file;
+// everyone else gets ErrLocked after the lock timeout.
 func TestLedger_Locking(t *testing.T) {
 	l, path := mustCreate(t)
 	start := time.Now()
@@ -115,199 +238,88 @@ func TestLedger_Locking(t *testing.T) {
 	if _, err := ledger.OpenReadOnly(path); !errors.Is(err, ledger.ErrLocked) {
 		t.Errorf("reader while a writer holds the file = %v, want ErrLocked", err)
 	}
-	l.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
 	r1, err := ledger.OpenReadOnly(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r1.Close()
 	r2, err := ledger.OpenReadOnly(path)
 	if err != nil {
 		t.Fatalf("two readers: %v", err)
 	}
-	defer r2.Close()
-	if _, err := r1.Append(context.Background(), ledger.Sync, note(1)); !errors.Is(err, ledger.ErrReadOnly) {
-		t.Errorf("Append on a reader = %v, want ErrReadOnly", err)
+	if _, err := ledger.Open(path, ledger.Options{LockTimeout: 20 * time.Millisecond}); !errors.Is(err, ledger.ErrLocked) {
+		t.Errorf("writer while readers hold the file = %v, want ErrLocked", err)
 	}
-	if !r1.ReadOnly() {
-		t.Error("ReadOnly() = false")
+	r1.Close()
+	r2.Close()
+	w, err := ledger.Open(path, ledger.Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("writer after the readers closed: %v", err)
 	}
+	w.Close()
 }
 
-func TestLedger_Append_Invalid(t *testing.T) {
-	l, _ := mustCreate(t)
-	ctx := context.Background()
-	for name, rec := range map[string]ledger.Record{
-		"empty type": {Type: "", Data: map[string]any{}},
-		"float":      {Type: "x.y", Data: map[string]any{"f": 1.5}},
-		"array":      {Type: "x.y", Data: []int{1}},
-		"raw array":  {Type: "x.y", Data: json.RawMessage(`[1]`)},
-		"bad json":   {Type: "x.y", Data: json.RawMessage(`{"a":`)},
-		"dup key":    {Type: "x.y", Data: json.RawMessage(`{"a":1,"a":2}`)},
-		"big int":    {Type: "x.y", Data: map[string]any{"n": uint64(1) << 60}},
-	} {
-		if _, err := l.Append(ctx, ledger.Sync, note(1), rec); !errors.Is(err, ledger.ErrInvalidRecord) {
-			t.Errorf("%s: Append = %v, want ErrInvalidRecord", name, err)
-		}
-	}
-	if h, _ := l.Head(); h.Seq != 0 {
-		t.Errorf("invalid appends left entries: head %d", h.Seq)
-	}
-}
-
-func TestLedger_AppendReadReopen(t *testing.T) {
-	l, path := mustCreate(t)
-	ctx := context.Background()
-	app, err := l.Append(ctx, ledger.Sync, note(1), note(2))
-	if err != nil || len(app) != 2 || app[0].Seq != 1 || app[1].Seq != 2 {
-		t.Fatalf("Append = %v, %v", app, err)
-	}
-	if _, err := l.Append(ctx, ledger.Async, note(3)); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	h, _ := l.Head()
-	e3, err := l.Get(3)
-	if err != nil || h.Seq != 3 || h.Hash != e3.Hash() {
-		t.Fatalf("head %+v, entry 3 %v", h, err)
-	}
-	e2, _ := l.Get(2)
-	if e3.Prev != e2.Hash() || e2.Prev != app[0].Hash || app[1].Hash != e2.Hash() {
-		t.Error("chain links do not match the appended hashes")
-	}
-	if _, err := l.Get(4); !errors.Is(err, ledger.ErrNotFound) {
-		t.Errorf("Get(4) = %v, want ErrNotFound", err)
-	}
-	var seqs []uint64
-	l.Range(1, 2, func(e ledger.Entry) error { seqs = append(seqs, e.Seq); return nil })
-	raw := 0
-	l.RangeRaw(0, 99, func(uint64, []byte) error { raw++; return nil })
-	tail, _ := l.Tail(2)
-	if fmt.Sprint(seqs) != "[1 2]" || raw != 4 || len(tail) != 2 || tail[1].Seq != 3 {
-		t.Errorf("Range %v, RangeRaw %d, Tail %v", seqs, raw, tail)
-	}
-	stop := errors.New("stop")
-	if err := l.Range(0, 3, func(ledger.Entry) error { return stop }); err != stop {
-		t.Errorf("Range passes the callback's error: %v", err)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.Append(ctx, ledger.Sync, note(4)); !errors.Is(err, ledger.ErrClosed) {
-		t.Errorf("Append after Close = %v, want ErrClosed", err)
-	}
-	l2, err := ledger.Open(path, ledger.Options{NoSync: true})
+// TestLedger_ReadOnly: a reader refuses every write and serves reads.
+func TestLedger_ReadOnly(t *testing.T) {
+	src := ledgertest.New(t, filepath.Join(t.TempDir(), "src.db"), 6)
+	l, err := ledger.OpenReadOnly(src.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l2.Close()
-	a, err := l2.Append(ctx, ledger.Sync, note(4))
-	if err != nil || a[0].Seq != 4 {
-		t.Fatalf("append after reopen: %v %v", a, err)
+	defer l.Close()
+	ctx := context.Background()
+	if !l.ReadOnly() || l.ID() != src.Head.LedgerID {
+		t.Errorf("ReadOnly %v ID %q", l.ReadOnly(), l.ID())
 	}
-	e4, _ := l2.Get(4)
-	if e4.Prev != h.Hash {
-		t.Error("reopened ledger does not continue the chain")
-	}
-}
-
-// TestLedger_ConcurrentAppenders appends from many goroutines with mixed
-// durability: seqs are unique and contiguous, each goroutine's entries are
-// in its own order, and the ledger verifies.
-func TestLedger_ConcurrentAppenders(t *testing.T) {
-	l, _ := mustCreate(t)
-	const workers, each = 32, 100
-	var wg sync.WaitGroup
-	got := make([][]uint64, workers)
-	errs := make(chan error, workers)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := 0; i < each; i++ {
-				d := ledger.Async
-				if (w+i)%3 == 0 {
-					d = ledger.Sync
-				}
-				rec := ledger.Record{Session: fmt.Sprint("w", w), Type: "ledger.note", Data: map[string]any{"author": "t", "text": fmt.Sprint(i)}}
-				if i%10 == 0 {
-					content := []byte(fmt.Sprintf("blob %d/%d", w, i))
-					rec.Data.(map[string]any)["blob"] = ledger.Sum(content).String()
-					rec.Blobs = [][]byte{content}
-				}
-				a, err := l.Append(context.Background(), d, rec)
-				if err != nil {
-					errs <- err
-					return
-				}
-				got[w] = append(got[w], a[0].Seq)
-			}
-		}(w)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	if err := l.Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	seen := map[uint64]bool{}
-	for w, seqs := range got {
-		for i, s := range seqs {
-			if seen[s] {
-				t.Fatalf("seq %d handed out twice", s)
-			}
-			seen[s] = true
-			if i > 0 && s <= seqs[i-1] {
-				t.Errorf("worker %d: seq %d after %d", w, s, seqs[i-1])
-			}
+	for _, d := range []ledger.Durability{ledger.Sync, ledger.Async} {
+		if _, err := l.Append(ctx, d, note(1)); !errors.Is(err, ledger.ErrReadOnly) {
+			t.Errorf("%v Append = %v, want ErrReadOnly", d, err)
 		}
 	}
-	h, _ := l.Head()
-	if h.Seq != workers*each || len(seen) != workers*each {
-		t.Errorf("head %d, %d distinct seqs, want %d", h.Seq, len(seen), workers*each)
+	if _, err := l.PutBlob(ctx, []byte("x")); !errors.Is(err, ledger.ErrReadOnly) {
+		t.Errorf("PutBlob = %v, want ErrReadOnly", err)
 	}
-	rep, err := l.Verify(ledger.VerifyOptions{Strict: true})
-	if err != nil || !rep.OK {
-		t.Errorf("verify: %v %v", err, rep.Err())
+	if err := l.Sync(ctx); err != nil {
+		t.Errorf("Sync on a reader = %v", err)
+	}
+	if h, err := l.Head(); err != nil || h != src.Head {
+		t.Errorf("Head = %+v, %v; want %+v", h, err, src.Head)
+	}
+	e, err := l.Get(4)
+	if err != nil || e.Seq != 4 || !strings.Contains(string(e.Data), `"text":"entry number 4"`) {
+		t.Errorf("Get(4) = %s, %v", e.Raw, err)
 	}
 }
 
-func TestLedger_Blobs(t *testing.T) {
-	l, _ := mustCreate(t)
-	ctx := context.Background()
-	content := []byte("file content\x00with binary\xff")
-	h, err := l.PutBlob(ctx, content)
-	if err != nil || h != ledger.Sum(content) {
-		t.Fatalf("PutBlob = %s, %v", h, err)
+func TestWorkspaceID_DefaultPath(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "ws")
+	os.Mkdir(real, 0o700)
+	link := filepath.Join(dir, "link")
+	os.Symlink(real, link)
+	a, err := ledger.WorkspaceID(real)
+	if err != nil || len(a) != 32 {
+		t.Fatalf("WorkspaceID = %q, %v", a, err)
 	}
-	if h2, _ := l.PutBlob(ctx, content); h2 != h {
-		t.Error("same content, different hash")
+	resolved, _ := filepath.EvalSymlinks(real)
+	if want := ledger.Sum([]byte(resolved)).String()[:32]; a != want {
+		t.Errorf("WorkspaceID = %s, want the first 16 bytes of BLAKE3(%q) = %s", a, resolved, want)
 	}
-	got, err := l.GetBlob(h)
-	if err != nil || string(got) != string(content) {
-		t.Errorf("GetBlob = %q, %v", got, err)
+	if b, _ := ledger.WorkspaceID(link); b != a {
+		t.Errorf("through a symlink: %s, want %s", b, a)
 	}
-	info, err := l.StatBlob(h)
-	if err != nil || info.Hash != h || info.CompressedSize <= 0 {
-		t.Errorf("StatBlob = %+v, %v", info, err)
+	if c, _ := ledger.WorkspaceID(real + "/."); c != a {
+		t.Errorf("unclean path: %s, want %s", c, a)
 	}
-	if _, err := l.GetBlob(ledger.Sum([]byte("absent"))); !errors.Is(err, ledger.ErrNotFound) {
-		t.Errorf("GetBlob(absent) = %v, want ErrNotFound", err)
+	t.Setenv("XDG_STATE_HOME", "/state")
+	if p, err := ledger.DefaultPath(a); err != nil || p != "/state/opx/"+a+"/ledger.db" {
+		t.Errorf("DefaultPath = %s, %v", p, err)
 	}
-	// Record.Blobs are stored in the entry's transaction.
-	big := make([]byte, 1<<20)
-	for i := range big {
-		big[i] = byte(i % 251)
-	}
-	bh := ledger.Sum(big)
-	if _, err := l.Append(ctx, ledger.Sync, ledger.Record{Type: "ledger.note", Data: map[string]any{"author": "t", "text": "x", "attachment": "big", "blob": bh.String()}, Blobs: [][]byte{big}}); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := l.GetBlob(bh); err != nil || len(got) != len(big) {
-		t.Errorf("1 MiB blob: %d bytes, %v", len(got), err)
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", "/home/u")
+	if p, err := ledger.DefaultPath("w"); err != nil || p != "/home/u/.local/state/opx/w/ledger.db" {
+		t.Errorf("DefaultPath without XDG_STATE_HOME = %s, %v", p, err)
 	}
 }

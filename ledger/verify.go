@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"sort"
@@ -329,7 +330,14 @@ func checkPayload(e *Entry, extra func(string, []byte) error) error {
 		if err := unmarshalStrict(e.Data, &g); err != nil {
 			return err
 		}
-		if g.Format != Format || len(g.LedgerID) != 32 || g.Created == "" {
+		// encoding/json matches member names case-insensitively ("FORMAT"
+		// would fill Format): the names must also be present exactly.
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(e.Data, &members); err != nil {
+			return err
+		}
+		if len(members) != 3 || members["format"] == nil || members["ledger_id"] == nil || members["created"] == nil ||
+			g.Format != Format || len(g.LedgerID) != 32 || strings.Trim(g.LedgerID, "0123456789abcdef") != "" || g.Created == "" {
 			return fmt.Errorf("genesis needs format %q, a 32-hex ledger_id and created", Format)
 		}
 	}
@@ -366,6 +374,12 @@ func (l *Ledger) Verify(opts VerifyOptions) (*Report, error) {
 	}
 	if readFailure != nil {
 		r.Failures = append(r.Failures, readFailure)
+	}
+	if r.Entries == 0 {
+		// Every ledger holds at least its genesis: an empty entries
+		// bucket is the whole chain deleted, not a clean ledger.
+		r.Failures = append(r.Failures, &IntegrityError{Seq: 0, Kind: KindGap,
+			Detail: fmt.Sprintf("no entries stored (meta head is %d)", metaHead.Seq)})
 	}
 	switch {
 	case metaErr != nil:
