@@ -176,6 +176,12 @@ func installSeccomp() error {
 	if err != nil {
 		return err
 	}
+	return installFilter(ins)
+}
+
+// installFilter sets no_new_privs and installs a seccomp program on every
+// thread of the process (SECCOMP_FILTER_FLAG_TSYNC).
+func installFilter(ins []unix.SockFilter) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}

@@ -1,0 +1,144 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// CommandPolicy is the sandbox of a process the engine starts on the
+// agent's behalf (a shell command, git). Unlike the agent's sandbox it
+// lets the process run programs and work on files, but only here:
+//
+//   - read, write, create, remove and rename beneath Workspace and
+//     Writable;
+//   - read and execute beneath the system directories (see
+//     commandSystemDirs) and ReadOnly; read a few kernel-wide /proc
+//     files and /proc/sys; use /dev/null, /dev/zero, /dev/urandom;
+//   - nothing else: $HOME, /tmp, the engine's state directory and the
+//     ledger are out of reach;
+//   - no TCP bind ever, and no TCP connect unless AllowNetwork;
+//   - no signals to, and no abstract unix sockets of, processes outside
+//     the sandbox (the engine, the agent);
+//   - no ptrace, mounts, namespaces, bpf, keyrings, io_uring, kernel
+//     modules, kexec, terminal injection, and no leaving the process
+//     group the engine kills when the command ends.
+//
+// The child applies it to itself (ExecSandboxed) just before it execs the
+// command, so the command and everything it starts inherit it and cannot
+// shed it.
+type CommandPolicy struct {
+	// Workspace is the directory the command may change.
+	Workspace string
+	// Writable are further read-write directories, e.g. a private
+	// directory for HOME, TMPDIR and build caches.
+	Writable []string
+	// ReadOnly are further read-and-execute directories, e.g. a Go
+	// toolchain outside /usr.
+	ReadOnly []string
+	// AllowNetwork lets the command connect (TCP, UDP, DNS); binding a
+	// TCP port stays refused either way.
+	AllowNetwork bool
+}
+
+// Errors of CommandPolicy and ExecSandboxed. A kernel without the needed
+// features is ErrUnavailable (see sandbox.go).
+var (
+	// ErrInvalidPolicy is returned when a CommandPolicy or the launcher's
+	// arguments are malformed: a missing or relative directory, no
+	// command.
+	ErrInvalidPolicy = errors.New("invalid command policy")
+)
+
+// CommandErrorPrefix starts every error ExecSandboxed returns, so that a
+// launcher's report ("opx: command sandbox: ...") can be told from the
+// command's own output.
+const CommandErrorPrefix = "command sandbox: "
+
+// Validate checks that every directory is absolute and clean and that
+// the workspace is given.
+func (p CommandPolicy) Validate() error {
+	if p.Workspace == "" {
+		return fmt.Errorf(CommandErrorPrefix+"%w: no workspace", ErrInvalidPolicy)
+	}
+	for _, d := range append(append([]string{p.Workspace}, p.Writable...), p.ReadOnly...) {
+		if !filepath.IsAbs(d) || filepath.Clean(d) != d {
+			return fmt.Errorf(CommandErrorPrefix+"%w: %q is not an absolute, clean path", ErrInvalidPolicy, d)
+		}
+		if strings.IndexByte(d, 0) >= 0 {
+			return fmt.Errorf(CommandErrorPrefix+"%w: %q contains a NUL byte", ErrInvalidPolicy, d)
+		}
+	}
+	return nil
+}
+
+// Args renders p as the flags of `opx internal-sandbox-exec`, without the
+// "--" that ends them; ParseCommandArgs reads them back. The engine's
+// launcher is [opx, internal-sandbox-exec, p.Args()...].
+func (p CommandPolicy) Args() []string {
+	args := []string{"--workspace", p.Workspace}
+	for _, d := range p.Writable {
+		args = append(args, "--writable", d)
+	}
+	for _, d := range p.ReadOnly {
+		args = append(args, "--read-only", d)
+	}
+	if p.AllowNetwork {
+		args = append(args, "--allow-network")
+	}
+	return args
+}
+
+// ParseCommandArgs reads the flags Args writes (also in the --flag=value
+// form), then "--" and the command's argv, which must not be empty.
+func ParseCommandArgs(args []string) (CommandPolicy, []string, error) {
+	var p CommandPolicy
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			argv := args[i+1:]
+			if len(argv) == 0 {
+				return p, nil, fmt.Errorf(CommandErrorPrefix+"%w: no command after --", ErrInvalidPolicy)
+			}
+			if err := p.Validate(); err != nil {
+				return p, nil, err
+			}
+			return p, argv, nil
+		}
+		name, value, inline := strings.Cut(a, "=")
+		if name == "--allow-network" {
+			if inline {
+				return p, nil, fmt.Errorf(CommandErrorPrefix+"%w: --allow-network takes no value", ErrInvalidPolicy)
+			}
+			p.AllowNetwork = true
+			continue
+		}
+		var dst *[]string
+		switch name {
+		case "--workspace":
+		case "--writable":
+			dst = &p.Writable
+		case "--read-only":
+			dst = &p.ReadOnly
+		default:
+			return p, nil, fmt.Errorf(CommandErrorPrefix+"%w: unknown flag %q (the command follows --)", ErrInvalidPolicy, a)
+		}
+		if !inline {
+			if i+1 >= len(args) {
+				return p, nil, fmt.Errorf(CommandErrorPrefix+"%w: %s needs a directory", ErrInvalidPolicy, name)
+			}
+			i++
+			value = args[i]
+		}
+		if dst == nil {
+			if p.Workspace != "" {
+				return p, nil, fmt.Errorf(CommandErrorPrefix+"%w: --workspace given twice", ErrInvalidPolicy)
+			}
+			p.Workspace = value
+		} else {
+			*dst = append(*dst, value)
+		}
+	}
+	return p, nil, fmt.Errorf(CommandErrorPrefix+"%w: missing -- before the command", ErrInvalidPolicy)
+}

@@ -1,0 +1,281 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// commandSystemDirs are readable and executable by every command: the
+// programs and libraries a shell, git or a compiler need. Missing ones are
+// skipped (usrmerge systems have /bin -> usr/bin, not every system has
+// /lib64 or /opt).
+//
+//   - /usr, /bin, /sbin: programs.
+//   - /lib, /lib32, /lib64, /libx32: the dynamic loader and libraries
+//     (the loader itself is opened for execution, so it needs the
+//     execute right too).
+//   - /etc: ld.so.cache, passwd/group for user names, resolv.conf and
+//     hosts for name lookups, CA certificates, locale settings. Secrets
+//     kept there (/etc/shadow) are left to their own modes, which is one
+//     more reason for the engine not to run as root.
+//   - /opt: toolchains installed outside /usr.
+var commandSystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
+
+// Device files a command may use: /dev/null, /dev/zero and /dev/full to
+// read and write (redirections, dd), /dev/urandom and /dev/random to
+// read. No terminal, no /dev/shm, no disks.
+var (
+	commandRWDevices = []string{"/dev/null", "/dev/zero", "/dev/full"}
+	commandRODevices = []string{"/dev/urandom", "/dev/random"}
+)
+
+// Of /proc, a command may read only kernel-wide information that build
+// tools and runtimes ask for: CPU and memory figures and sysctl values
+// (allocators read vm.overcommit_memory). Not /proc as a whole, and not
+// /proc/self: the kernel lets a Landlocked process read environ and maps
+// of a same-user process outside its domain (seen on 6.18; mem, fd and
+// cwd are refused), so a
+// readable /proc would hand the engine's environment to every command;
+// and a rule on /proc/self would name the launcher's /proc/<pid> only,
+// not that of the processes the command forks. /dev/fd and /dev/stdout
+// still work: opening a /proc/<pid>/fd magic link reaches the pipe or
+// file it names, which Landlock judges on its own.
+var commandProcFiles = []string{"/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/loadavg", "/proc/uptime",
+	"/proc/version", "/proc/filesystems"}
+
+const (
+	commandProcSys    = "/proc/sys"
+	commandProcAccess = llsys.AccessFSReadFile | llsys.AccessFSReadDir
+)
+
+// Ioctls a command may never issue: TIOCSTI pushes bytes into a
+// terminal's input queue, TIOCLINUX can read and write the Linux console.
+var commandDeniedIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
+
+// commandDeniedSyscalls fail with EPERM in every command. Commands may
+// fork, exec and use threads; these they never need:
+var commandDeniedSyscalls = []int{
+	// Reading or steering other processes.
+	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV,
+	unix.SYS_PIDFD_GETFD, unix.SYS_PROCESS_MADVISE,
+	// Mounts and root changes.
+	unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_FSOPEN, unix.SYS_FSMOUNT, unix.SYS_FSCONFIG,
+	unix.SYS_FSPICK, unix.SYS_MOVE_MOUNT, unix.SYS_OPEN_TREE, unix.SYS_MOUNT_SETATTR,
+	unix.SYS_PIVOT_ROOT, unix.SYS_CHROOT,
+	// New namespaces or entering others (clone with CLONE_NEW* flags is
+	// refused in the filter below; clone3 gets ENOSYS).
+	unix.SYS_UNSHARE, unix.SYS_SETNS,
+	// Kernel attack surface and kernel state.
+	unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN, unix.SYS_USERFAULTFD,
+	unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY,
+	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
+	unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD,
+	unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
+	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_SYSLOG, unix.SYS_ACCT, unix.SYS_SWAPON, unix.SYS_SWAPOFF,
+	unix.SYS_REBOOT, unix.SYS_QUOTACTL,
+	// Leaving the process group: the engine kills the command's group
+	// when it ends or times out, and a process in a new session or group
+	// would survive that (daemons, `setsid`). Programs that try anyway
+	// (timeout(1)) carry on in the group.
+	unix.SYS_SETSID, unix.SYS_SETPGID,
+}
+
+// cloneNamespaceFlags are the CLONE_NEW* flags clone(2) accepts in its
+// flags argument. CLONE_NEWTIME (0x80) is left out on purpose: clone(2)
+// takes it only through clone3, and in clone's flags those bits are the
+// exit signal.
+const cloneNamespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
+
+// ExecSandboxed applies p to the calling process and executes argv
+// (argv[0] looked up in env's PATH) with exactly env. It returns only on
+// failure, with an error starting with CommandErrorPrefix: ErrInvalidPolicy
+// for a malformed policy (nothing restricted yet), ErrUnavailable when the
+// kernel cannot enforce p (nothing restricted yet), else the failure of
+// a later step, after which the process is restricted and should exit.
+func ExecSandboxed(p CommandPolicy, argv []string, env []string) error {
+	if len(argv) == 0 {
+		return fmt.Errorf(CommandErrorPrefix+"%w: no command", ErrInvalidPolicy)
+	}
+	if err := ApplyCommandPolicy(p); err != nil {
+		return err
+	}
+	path, err := lookPath(argv[0], env)
+	if err != nil {
+		return fmt.Errorf(CommandErrorPrefix+"%w", err)
+	}
+	if err := unix.Exec(path, argv, env); err != nil {
+		return fmt.Errorf(CommandErrorPrefix+"exec %s: %w", path, err)
+	}
+	return nil // not reached
+}
+
+// ApplyCommandPolicy confines the calling process, all its threads and
+// everything it later starts by p, irreversibly: it closes inherited
+// descriptors above 2, sets no_new_privs, restricts with Landlock at the
+// kernel's own ABI and installs the commands' seccomp filter. It fails,
+// before restricting anything, with ErrUnavailable when the kernel lacks
+// Landlock or seccomp, or cannot restrict TCP (Landlock ABI < 4) while p
+// forbids the network.
+func ApplyCommandPolicy(p CommandPolicy) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	caps := probe()
+	switch {
+	case !caps.Filesystem || !caps.Seccomp:
+		return fmt.Errorf(CommandErrorPrefix+"%w: %s", ErrUnavailable, strings.TrimSpace(caps.Detail))
+	case !p.AllowNetwork && !caps.Network:
+		return fmt.Errorf(CommandErrorPrefix+"%w: Landlock ABI %d cannot restrict TCP (ABI 4 can), and the policy forbids the network", ErrUnavailable, caps.LandlockABI)
+	}
+	// Build the filter first: nothing is restricted if it cannot be.
+	ins, err := commandFilter(p.AllowNetwork, caps.LandlockABI)
+	if err != nil {
+		return fmt.Errorf(CommandErrorPrefix+"seccomp: %w", err)
+	}
+	if err := closeInheritedFDs(); err != nil {
+		return fmt.Errorf(CommandErrorPrefix+"close inherited descriptors: %w", err)
+	}
+	abi := min(caps.LandlockABI, len(landlockConfigs)-1)
+	cfg := landlockConfigs[abi]
+	if p.AllowNetwork && abi >= 4 {
+		// Connecting is not handled, so it is allowed; binding stays
+		// handled without a rule, so it is refused.
+		cfg.HandledAccessNet = llsys.AccessNetBindTCP
+	}
+	rw := landlock.RWDirs(append([]string{p.Workspace}, p.Writable...)...)
+	if abi >= 2 {
+		// Refer: renames and links between directories of the
+		// workspace (git moves objects into place that way). Landlock
+		// never lets them gain rights, and every rw directory has the
+		// same ones. ABI 1 cannot grant it (nor handle it).
+		rw = rw.WithRefer()
+	}
+	rules := []landlock.Rule{
+		rw,
+		landlock.RODirs(commandSystemDirs...).IgnoreIfMissing(),
+		landlock.ROFiles(commandProcFiles...).IgnoreIfMissing(),
+		landlock.PathAccess(commandProcAccess, commandProcSys),
+		landlock.RWFiles(commandRWDevices...).IgnoreIfMissing(),
+		landlock.ROFiles(commandRODevices...).IgnoreIfMissing(),
+	}
+	if len(p.ReadOnly) > 0 {
+		rules = append(rules, landlock.RODirs(p.ReadOnly...))
+	}
+	// Not BestEffort: the config is the kernel's own ABI, so all it can
+	// restrict is restricted (scoping of signals and abstract sockets
+	// from ABI 6), and a failure is an error.
+	if err := cfg.Restrict(rules...); err != nil {
+		return fmt.Errorf(CommandErrorPrefix+"landlock (ABI %d): %w", abi, err)
+	}
+	if err := installFilter(ins); err != nil {
+		return fmt.Errorf(CommandErrorPrefix+"seccomp: %w", err)
+	}
+	return nil
+}
+
+// commandFilter builds the commands' seccomp program for this
+// architecture. It is lighter than the agent's: processes, exec and
+// files are allowed (Landlock confines files), while what Landlock
+// cannot see is refused with EPERM. Sockets: unix sockets only where
+// Landlock (ABI >= 9) confines connecting to pathname ones (socketpair
+// always); without the network only TCP, whose connect and bind Landlock
+// refuses, so UDP, ICMP, raw and MPTCP cannot slip past it; with it any
+// IPv4 or IPv6 socket. No netlink, packet, vsock or other family.
+func commandFilter(allowNetwork bool, landlockABI int) ([]unix.SockFilter, error) {
+	if !seccompArch {
+		return nil, fmt.Errorf("%w: no seccomp filter for this architecture", ErrUnavailable)
+	}
+	var p program
+	// Foreign architectures (and, on amd64, the x32 ABI, whose numbers
+	// alias the 64-bit ones) would bypass every number below: kill.
+	p.load(offArch)
+	p.jeq(auditArch, "", "kill")
+	p.load(offNr)
+	if x32Bit != 0 {
+		p.jge(x32Bit, "kill", "")
+	}
+	for _, nr := range commandDeniedSyscalls {
+		p.jeq(uint32(nr), "eperm", "")
+	}
+	// clone3 passes its flags in memory the filter cannot read; libc
+	// falls back to clone, whose flags it can.
+	p.jeq(uint32(unix.SYS_CLONE3), "enosys", "")
+	p.jeq(uint32(unix.SYS_CLONE), "clone", "")
+	p.jeq(uint32(unix.SYS_SOCKET), "socket", "")
+	p.jeq(uint32(unix.SYS_IOCTL), "ioctl", "")
+	p.ret(retAllow)
+
+	p.label("clone")
+	p.load(argLow(cloneFlagsArg))
+	p.jset(cloneNamespaceFlags, "eperm", "allow")
+
+	p.label("socket")
+	p.load(argLow(0))
+	if landlockABI >= 9 {
+		p.jeq(unix.AF_UNIX, "allow", "")
+	}
+	p.jeq(unix.AF_INET, "inet", "")
+	p.jeq(unix.AF_INET6, "inet", "eperm")
+	p.label("inet")
+	if allowNetwork {
+		p.ret(retAllow)
+	} else {
+		p.load(argLow(1))
+		p.and(sockTypeMask)
+		p.jeq(unix.SOCK_STREAM, "", "eperm")
+		p.load(argLow(2))
+		p.jeq(0, "allow", "")
+		p.jeq(ipprotoTCP, "allow", "eperm")
+	}
+
+	p.label("ioctl")
+	p.load(argLow(1))
+	for _, req := range commandDeniedIoctls {
+		p.jeq(req, "eperm", "")
+	}
+	p.ret(retAllow)
+
+	p.label("allow")
+	p.ret(retAllow)
+	p.label("eperm")
+	p.ret(retEPERM)
+	p.label("enosys")
+	p.ret(retENOSYS)
+	p.label("kill")
+	p.ret(retKill)
+	if err := p.resolve(); err != nil {
+		return nil, err
+	}
+	return p.ins, nil
+}
+
+// lookPath finds name in env's PATH the way execvp does, without
+// consulting the launcher's own environment.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	pathList := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathList = v // the last one wins, as in getenv
+		}
+	}
+	for _, dir := range filepath.SplitList(pathList) {
+		if dir == "" {
+			dir = "."
+		}
+		candidate := filepath.Join(dir, name)
+		if st, err := os.Stat(candidate); err == nil && st.Mode().IsRegular() && unix.Access(candidate, unix.X_OK) == nil {
+			return candidate, nil
+		}
+	}
+	return "", fmt.Errorf("%s: command not found in PATH %q", name, pathList)
+}

@@ -1,0 +1,518 @@
+package sandbox_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"github.com/opx-dev/opx/sandbox"
+	"golang.org/x/sys/unix"
+)
+
+// The command sandbox is tested on the real kernel the way the engine
+// uses it: the test binary re-executes itself as the launcher
+// (cmdLaunchArg: ExecSandboxed, like `opx internal-sandbox-exec`), which
+// confines itself and execs the test binary once more as the command
+// (cmdProbeArg). The probe runs after the exec, as any command would, tries
+// what the policy allows and what it forbids, and reports each errno.
+// The modes are chosen in init, before TestMain, so this file needs no
+// change to the package's TestMain.
+
+const (
+	cmdLaunchArg = "-opx-command-launch"
+	cmdProbeArg  = "-opx-command-probe"
+)
+
+func init() {
+	if len(os.Args) < 2 {
+		return
+	}
+	switch os.Args[1] {
+	case cmdLaunchArg:
+		p, argv, err := sandbox.ParseCommandArgs(os.Args[2:])
+		if err == nil {
+			err = sandbox.ExecSandboxed(p, argv, os.Environ())
+		}
+		fmt.Fprintf(os.Stderr, "opx: %v\n", err)
+		syscall.Exit(1)
+	case cmdProbeArg:
+		// syscall.Exit, not os.Exit: the race runtime sleeps a second at
+		// exit, and a sandboxed child cannot turn that off (it reads
+		// GORACE from /proc/self/environ, which commands may not read).
+		syscall.Exit(commandProbe(os.Args[2]))
+	}
+}
+
+// probeConfig is what the parent planted, passed to the probe as JSON.
+type probeConfig struct {
+	Workspace, Writable, ReadOnly, Home, Sibling, Secret, Tmp string
+	Parent, Port                                              int
+	Abstract                                                  string
+}
+
+func rawErrno(_, _ uintptr, errno syscall.Errno) error {
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+func commandProbe(cfgJSON string) int {
+	// First, before the runtime opens anything: nothing the launcher
+	// inherited may survive (the parent put a file at descriptor 3).
+	var st unix.Stat_t
+	inherited := unix.Fstat(3, &st)
+	var c probeConfig
+	if err := json.Unmarshal([]byte(cfgJSON), &c); err != nil {
+		fmt.Fprintln(os.Stderr, "probe config:", err)
+		return 3
+	}
+	res := map[string]string{}
+	try := func(name string, err error) { res[name] = outcome(err) }
+	write := func(p string) error { return os.WriteFile(p, []byte("x"), 0o644) }
+	read := func(p string) error { _, err := os.ReadFile(p); return err }
+	sock := func(domain, typ, proto int) error {
+		fd, err := unix.Socket(domain, typ, proto)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}
+	ws := func(p string) string { return filepath.Join(c.Workspace, p) }
+
+	try("inherited_fd", inherited)
+	try("env_exact", func() error {
+		if os.Getenv("OPX_PROBE_MARK") != "1" || len(os.Environ()) != 2 {
+			return fmt.Errorf("environment %q", os.Environ())
+		}
+		return nil
+	}())
+	try("nnp_seccomp", func() error {
+		nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
+		if err != nil {
+			return err
+		}
+		mode, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0)
+		if err == nil && (nnp != 1 || mode != 2) {
+			err = fmt.Errorf("no_new_privs %d, seccomp mode %d", nnp, mode)
+		}
+		return err
+	}())
+
+	// The workspace and the writable directories: everything.
+	try("ws_create", write(ws("new.txt")))
+	try("ws_append", func() error {
+		f, err := os.OpenFile(ws("existing.txt"), os.O_WRONLY|os.O_APPEND, 0)
+		if err == nil {
+			_, err = f.WriteString("more")
+			f.Close()
+		}
+		return err
+	}())
+	try("ws_truncate", os.Truncate(ws("existing.txt"), 1))
+	try("ws_mkdir", os.Mkdir(ws("dir"), 0o755))
+	try("ws_rename_across_dirs", os.Rename(ws("new.txt"), ws("dir/new.txt")))
+	try("ws_symlink", os.Symlink("new.txt", ws("dir/link")))
+	try("ws_remove", os.Remove(ws("dir/new.txt")))
+	try("ws_rmdir", func() error { os.Remove(ws("dir/link")); return os.Remove(ws("dir")) }())
+	try("writable_create", write(filepath.Join(c.Writable, "cache")))
+	try("readonly_read", read(filepath.Join(c.ReadOnly, "tool.txt")))
+	try("readonly_write", write(filepath.Join(c.ReadOnly, "x")))
+	try("system_read", read("/etc/passwd"))
+	try("system_exec", exec.Command("/bin/true").Run())
+	try("dev_null_write", write("/dev/null"))
+	try("dev_urandom_read", func() error {
+		f, err := os.Open("/dev/urandom")
+		if err == nil {
+			_, err = f.Read(make([]byte, 8))
+			f.Close()
+		}
+		return err
+	}())
+	try("proc_cpuinfo_read", read("/proc/cpuinfo"))
+	try("proc_sys_read", read("/proc/sys/vm/overcommit_memory"))
+	try("dev_stderr_write", func() error {
+		f, err := os.OpenFile("/dev/stderr", os.O_WRONLY, 0)
+		if err == nil {
+			f.Close()
+		}
+		return err
+	}())
+
+	// Everything else: nothing.
+	try("home_read", read(filepath.Join(c.Home, ".ssh", "id_ed25519")))
+	try("home_write", write(filepath.Join(c.Home, "x")))
+	try("tmp_write", write(c.Tmp))
+	try("sibling_write", write(filepath.Join(c.Sibling, "x")))
+	try("secret_read", read(c.Secret))
+	try("symlink_out_read", read(ws("out")))
+	try("rename_out", os.Rename(ws("existing.txt"), filepath.Join(c.Sibling, "existing.txt")))
+	try("hardlink_in", os.Link(c.Secret, ws("hardlink")))
+	try("proc_self_status", read("/proc/self/status"))
+	try("proc_parent_environ", read("/proc/"+strconv.Itoa(c.Parent)+"/environ"))
+	try("proc_parent_maps", read("/proc/"+strconv.Itoa(c.Parent)+"/maps"))
+
+	// Network.
+	try("tcp_connect", func() error {
+		conn, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(c.Port))
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	}())
+	try("tcp_bind", func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
+	}())
+	try("udp_socket", sock(unix.AF_INET, unix.SOCK_DGRAM, 0))
+	try("mptcp_socket", sock(unix.AF_INET, unix.SOCK_STREAM, 262))
+	try("netlink_socket", sock(unix.AF_NETLINK, unix.SOCK_RAW, 0))
+	try("unix_socket", sock(unix.AF_UNIX, unix.SOCK_STREAM, 0))
+	try("socketpair", func() error {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err == nil {
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+		return err
+	}())
+	try("unix_abstract_connect", func() error {
+		conn, err := net.Dial("unix", c.Abstract)
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	}())
+
+	// Other processes, namespaces, kernel surface.
+	try("kill_parent", unix.Kill(c.Parent, 0))
+	try("ptrace_parent", unix.PtraceAttach(c.Parent))
+	try("ptrace_traceme", rawErrno(unix.RawSyscall(unix.SYS_PTRACE, unix.PTRACE_TRACEME, 0, 0)))
+	try("unshare_user", unix.Unshare(unix.CLONE_NEWUSER))
+	try("unshare_net", unix.Unshare(unix.CLONE_NEWNET))
+	try("setns", unix.Setns(0, 0))
+	try("clone_newuser", func() error {
+		r, _, errno := unix.RawSyscall(unix.SYS_CLONE, uintptr(unix.CLONE_NEWUSER|unix.SIGCHLD), 0, 0)
+		if errno == 0 && r == 0 {
+			unix.RawSyscall(unix.SYS_EXIT_GROUP, 0, 0, 0)
+		}
+		return rawErrno(r, 0, errno)
+	}())
+	try("clone_newpid", func() error {
+		r, _, errno := unix.RawSyscall(unix.SYS_CLONE, uintptr(unix.CLONE_NEWPID|unix.SIGCHLD), 0, 0)
+		if errno == 0 && r == 0 {
+			unix.RawSyscall(unix.SYS_EXIT_GROUP, 0, 0, 0)
+		}
+		return rawErrno(r, 0, errno)
+	}())
+	try("fork", func() error {
+		r, _, errno := unix.RawSyscall(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0)
+		if errno == 0 && r == 0 {
+			unix.RawSyscall(unix.SYS_EXIT_GROUP, 0, 0, 0)
+		}
+		if errno == 0 {
+			var ws unix.WaitStatus
+			unix.Wait4(int(r), &ws, 0, nil)
+		}
+		return rawErrno(r, 0, errno)
+	}())
+	try("clone3", func() error {
+		var args [88]byte
+		return rawErrno(unix.RawSyscall(unix.SYS_CLONE3, uintptr(unsafe.Pointer(&args[0])), uintptr(len(args)), 0))
+	}())
+	try("mount", unix.Mount("none", c.Workspace, "tmpfs", 0, ""))
+	try("bpf", rawErrno(unix.Syscall(unix.SYS_BPF, 0, 0, 0)))
+	try("keyctl", rawErrno(unix.Syscall(unix.SYS_KEYCTL, 0, 0, 0)))
+	try("io_uring_setup", func() error {
+		var params [120]byte
+		r, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
+		if errno == 0 {
+			unix.Close(int(r))
+		}
+		return rawErrno(r, 0, errno)
+	}())
+	try("userfaultfd", rawErrno(unix.Syscall(unix.SYS_USERFAULTFD, 0, 0, 0)))
+	try("perf_event_open", rawErrno(unix.Syscall6(unix.SYS_PERF_EVENT_OPEN, 0, 0, ^uintptr(0), ^uintptr(0), 0, 0)))
+	try("kexec_load", rawErrno(unix.Syscall6(unix.SYS_KEXEC_LOAD, 0, 0, 0, 0, 0, 0)))
+	try("init_module", rawErrno(unix.Syscall(unix.SYS_INIT_MODULE, 0, 0, 0)))
+	try("tiocsti", func() error {
+		b := byte('x')
+		return rawErrno(unix.Syscall(unix.SYS_IOCTL, 0, unix.TIOCSTI, uintptr(unsafe.Pointer(&b))))
+	}())
+	try("tioclinux", func() error {
+		b := byte(0)
+		return rawErrno(unix.Syscall(unix.SYS_IOCTL, 0, unix.TIOCLINUX, uintptr(unsafe.Pointer(&b))))
+	}())
+	try("setsid", func() error { _, err := unix.Setsid(); return err }())
+	try("setpgid", unix.Setpgid(0, 0))
+	json.NewEncoder(os.Stdout).Encode(res)
+	return 0
+}
+
+// needCommandSandbox skips when the kernel cannot enforce a command
+// policy without network, except under CI=true where that is a failure.
+func needCommandSandbox(t *testing.T) {
+	t.Helper()
+	needSandbox(t)
+	if c := sandbox.New().Probe(); !c.Network {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Landlock ABI %d cannot restrict TCP: %+v", c.LandlockABI, c)
+		}
+		t.Skipf("Landlock ABI %d cannot restrict TCP", c.LandlockABI)
+	}
+}
+
+// plantCommand builds a workspace and the things around it a command must
+// not reach, and a listener it may or may not connect to.
+func plantCommand(t *testing.T) (probeConfig, *os.File) {
+	t.Helper()
+	root := t.TempDir()
+	c := probeConfig{
+		Workspace: filepath.Join(root, "ws"), Writable: filepath.Join(root, "cache"), ReadOnly: filepath.Join(root, "tools"),
+		Home: filepath.Join(root, "home"), Sibling: filepath.Join(root, "sibling"), Secret: filepath.Join(root, "secret.txt"),
+		Tmp: filepath.Join("/tmp", fmt.Sprintf("opx-command-test-%d", os.Getpid())), Parent: os.Getpid(),
+		Abstract: fmt.Sprintf("@opx-command-test-%d", os.Getpid()),
+	}
+	for _, d := range []string{c.Workspace, c.Writable, c.ReadOnly, filepath.Join(c.Home, ".ssh"), c.Sibling} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, content := range map[string]string{filepath.Join(c.Workspace, "existing.txt"): "existing", c.Secret: "secret",
+		filepath.Join(c.ReadOnly, "tool.txt"): "tool", filepath.Join(c.Home, ".ssh", "id_ed25519"): "key"} {
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(c.Secret, filepath.Join(c.Workspace, "out")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(c.Tmp) })
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conn.Close()
+		}
+	}()
+	c.Port = l.Addr().(*net.TCPAddr).Port
+	al, err := net.Listen("unix", c.Abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { al.Close() })
+	secret, err := os.Open(c.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { secret.Close() })
+	return c, secret
+}
+
+// launch runs the probe through the launcher under p.
+func launch(t *testing.T, p sandbox.CommandPolicy, c probeConfig, extra *os.File) map[string]string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := json.Marshal(c)
+	args := append(append([]string{cmdLaunchArg}, p.Args()...), "--", exe, cmdProbeArg, string(cfg))
+	cmd := exec.Command(exe, args...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "OPX_PROBE_MARK=1"}
+	cmd.Dir = c.Workspace
+	cmd.ExtraFiles = []*os.File{extra}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, stderr.String())
+	}
+	var got map[string]string
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("probe said %q: %v\n%s", out, err, stderr.String())
+	}
+	return got
+}
+
+// TestExecSandboxed_Kernel runs the probe under a policy without and with
+// the network and checks every errno: EACCES where Landlock decides,
+// EPERM where the seccomp filter (or Landlock's scoping) does, ENOSYS for
+// clone3, which libc then retries as clone.
+func TestExecSandboxed_Kernel(t *testing.T) {
+	needCommandSandbox(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Unix sockets are allowed only where Landlock (ABI 9) confines
+	// connecting to pathname ones.
+	unixSocket := "EPERM"
+	if sandbox.New().Probe().LandlockABI >= 9 {
+		unixSocket = "ok"
+	}
+	common := map[string]string{
+		"inherited_fd": "EBADF", "env_exact": "ok", "nnp_seccomp": "ok",
+		"ws_create": "ok", "ws_append": "ok", "ws_truncate": "ok", "ws_mkdir": "ok", "ws_rename_across_dirs": "ok",
+		"ws_symlink": "ok", "ws_remove": "ok", "ws_rmdir": "ok", "writable_create": "ok",
+		"readonly_read": "ok", "readonly_write": "EACCES", "system_read": "ok", "system_exec": "ok",
+		"dev_null_write": "ok", "dev_urandom_read": "ok", "dev_stderr_write": "ok", "proc_cpuinfo_read": "ok", "proc_sys_read": "ok",
+		"home_read": "EACCES", "home_write": "EACCES", "tmp_write": "EACCES", "sibling_write": "EACCES",
+		"secret_read": "EACCES", "symlink_out_read": "EACCES", "rename_out": "EACCES",
+		// Linking in from outside is a "refer" Landlock refuses with EXDEV.
+		"hardlink_in":      "EXDEV",
+		"proc_self_status": "EACCES", "proc_parent_environ": "EACCES", "proc_parent_maps": "EACCES",
+		"tcp_bind": "EACCES", "netlink_socket": "EPERM", "unix_socket": unixSocket, "socketpair": "ok",
+		"unix_abstract_connect": "EPERM",
+		"kill_parent":           "EPERM", "ptrace_parent": "EPERM", "ptrace_traceme": "EPERM",
+		"unshare_user": "EPERM", "unshare_net": "EPERM", "setns": "EPERM",
+		"clone_newuser": "EPERM", "clone_newpid": "EPERM", "fork": "ok", "clone3": "ENOSYS",
+		"mount": "EPERM", "bpf": "EPERM", "keyctl": "EPERM", "io_uring_setup": "EPERM", "userfaultfd": "EPERM",
+		"perf_event_open": "EPERM", "kexec_load": "EPERM", "init_module": "EPERM",
+		"tiocsti": "EPERM", "tioclinux": "EPERM", "setsid": "EPERM", "setpgid": "EPERM",
+	}
+	tests := []struct {
+		name    string
+		network bool
+		want    map[string]string // on top of common
+	}{
+		{"NoNetwork", false, map[string]string{"tcp_connect": "EACCES", "udp_socket": "EPERM", "mptcp_socket": "EPERM"}},
+		// mptcp_socket depends on the kernel's MPTCP support: not checked.
+		{"Network", true, map[string]string{"tcp_connect": "ok", "udp_socket": "ok"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, secret := plantCommand(t)
+			p := sandbox.CommandPolicy{Workspace: c.Workspace, Writable: []string{c.Writable},
+				ReadOnly: []string{filepath.Dir(exe), c.ReadOnly}, AllowNetwork: tt.network}
+			got := launch(t, p, c, secret)
+			want := map[string]string{}
+			for k, v := range common {
+				want[k] = v
+			}
+			for k, v := range tt.want {
+				want[k] = v
+			}
+			for name, w := range want {
+				if got[name] != w {
+					t.Errorf("%s: %s, want %s", name, got[name], w)
+				}
+			}
+			for name := range got {
+				if _, ok := want[name]; !ok && name != "mptcp_socket" {
+					t.Errorf("unchecked probe %s: %s", name, got[name])
+				}
+			}
+			// What was refused left no trace.
+			for _, p := range []string{c.Tmp, filepath.Join(c.Home, "x"), filepath.Join(c.Sibling, "x"), filepath.Join(c.Sibling, "existing.txt"),
+				filepath.Join(c.ReadOnly, "x"), filepath.Join(c.Workspace, "hardlink")} {
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("%s exists: the command wrote it", p)
+				}
+			}
+			if b, err := os.ReadFile(filepath.Join(c.Writable, "cache")); err != nil || string(b) != "x" {
+				t.Errorf("writable dir: %q %v", b, err)
+			}
+		})
+	}
+}
+
+// TestExecSandboxed_Refused checks that the launcher reports, with
+// CommandErrorPrefix, a policy it cannot apply or a command it cannot
+// find, and runs nothing.
+func TestExecSandboxed_Refused(t *testing.T) {
+	needCommandSandbox(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	marker := filepath.Join(ws, "ran")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"RelativeWorkspace", []string{"--workspace", "ws", "--", "/bin/sh", "-c", "touch " + marker}, "invalid command policy"},
+		{"MissingWorkspace", []string{"--workspace", filepath.Join(ws, "nope"), "--", "/bin/sh", "-c", "touch " + marker}, "landlock"},
+		{"NoSuchCommand", []string{"--workspace", ws, "--", "opx-no-such-command"}, "command not found"},
+		{"NoDash", []string{"--workspace", ws, "/bin/true"}, "unknown flag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(exe, append([]string{cmdLaunchArg}, tt.args...)...)
+			cmd.Env = []string{"PATH=/usr/bin:/bin"}
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+				t.Fatalf("exit: %v\n%s", err, out)
+			}
+			if !strings.HasPrefix(string(out), "opx: "+sandbox.CommandErrorPrefix) || !strings.Contains(string(out), tt.want) {
+				t.Errorf("output %q, want the prefix and %q", out, tt.want)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("the command ran")
+			}
+		})
+	}
+}
+
+func TestParseCommandArgs_RoundTrip(t *testing.T) {
+	p := sandbox.CommandPolicy{Workspace: "/w,1", Writable: []string{"/tmp/a", "/c"}, ReadOnly: []string{"/go"}, AllowNetwork: true}
+	got, argv, err := sandbox.ParseCommandArgs(append(p.Args(), "--", "sh", "-c", "--workspace /x"))
+	if err != nil || !reflect.DeepEqual(got, p) || !reflect.DeepEqual(argv, []string{"sh", "-c", "--workspace /x"}) {
+		t.Errorf("got %+v %q %v", got, argv, err)
+	}
+	got, _, err = sandbox.ParseCommandArgs([]string{"--workspace=/w", "--read-only=/r", "--", "x"})
+	if err != nil || got.Workspace != "/w" || !reflect.DeepEqual(got.ReadOnly, []string{"/r"}) {
+		t.Errorf("--flag=value: %+v %v", got, err)
+	}
+}
+
+func TestParseCommandArgs_Invalid(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"Empty", nil},
+		{"NoCommand", []string{"--workspace", "/w", "--"}},
+		{"NoWorkspace", []string{"--", "sh"}},
+		{"RelativeWorkspace", []string{"--workspace", "w", "--", "sh"}},
+		{"UncleanWritable", []string{"--workspace", "/w", "--writable", "/a/../b", "--", "sh"}},
+		{"RelativeReadOnly", []string{"--workspace", "/w", "--read-only", "r", "--", "sh"}},
+		{"MissingValue", []string{"--workspace"}},
+		{"TwoWorkspaces", []string{"--workspace", "/a", "--workspace", "/b", "--", "sh"}},
+		{"UnknownFlag", []string{"--workspace", "/w", "--net", "--", "sh"}},
+		{"NetworkValue", []string{"--workspace", "/w", "--allow-network=no", "--", "sh"}},
+		{"CommandWithoutDash", []string{"--workspace", "/w", "sh"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := sandbox.ParseCommandArgs(tt.args)
+			if !errors.Is(err, sandbox.ErrInvalidPolicy) || !strings.HasPrefix(err.Error(), sandbox.CommandErrorPrefix) {
+				t.Errorf("err %v, want ErrInvalidPolicy with the prefix", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,20 @@
+//go:build !linux
+
+package sandbox
+
+import "fmt"
+
+// ExecSandboxed fails: this platform has no command sandbox yet, and a
+// command never runs unconfined.
+func ExecSandboxed(p CommandPolicy, argv []string, env []string) error {
+	return ApplyCommandPolicy(p)
+}
+
+// ApplyCommandPolicy fails with ErrUnavailable: this platform has no
+// command sandbox yet.
+func ApplyCommandPolicy(p CommandPolicy) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	return fmt.Errorf(CommandErrorPrefix+"%w: no command sandbox on this platform", ErrUnavailable)
+}
