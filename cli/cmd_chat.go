@@ -16,8 +16,10 @@ func chatCommand() *cli.Command {
 		Usage:     "talk with the agent interactively",
 		UsageText: "opx chat [--workspace DIR] [--session ID]",
 		Description: "Each line you type is a message; the answer streams back with tool calls, Shield's verdicts and\n" +
-			"results shown inline. Commands: /sessions (list), /session ID (switch), /new (new session),\n" +
-			"/restart (restart the engine), /quit.\n\n" + exitCodesHelp(""),
+			"results shown inline. When Shield asks a human, the request is shown and you answer y or n (a\n" +
+			"reason may follow: \"n not in prod\"). Commands: /sessions (list), /session ID (switch), /new (new\n" +
+			"session), /approvals (pending approvals), /approve ID [REASON], /deny ID [REASON], /restart\n" +
+			"(restart the engine), /quit.\n\n" + exitCodesHelp(""),
 		Flags: append(locationFlags(),
 			&cli.StringFlag{Name: "session", Usage: "continue session `ID`"},
 		),
@@ -39,6 +41,7 @@ func runChat(c *cli.Context) error {
 	fmt.Fprintf(w, "opx chat: engine on %s. /quit to leave, /sessions to list.\n", ec.entry.Addr())
 	in := bufio.NewScanner(c.App.Reader)
 	in.Buffer(make([]byte, 64<<10), 1<<20)
+	ask := func(a approvalRequest) { askApproval(c, ec, in, a) }
 	for {
 		fmt.Fprint(w, "> ")
 		if !in.Scan() {
@@ -76,15 +79,24 @@ func runChat(c *cli.Context) error {
 			}
 			fmt.Fprintln(w, "(engine restarting; reconnect with opx chat in a moment)")
 			return nil
+		case line == "/approvals":
+			ls, err := ec.client.ListApprovals(ec.ctx, &opxv1.ListApprovalsRequest{})
+			if err != nil {
+				fmt.Fprintf(c.App.ErrWriter, "approvals: %v\n", err)
+				continue
+			}
+			printPending(w, ls.Approvals)
+		case strings.HasPrefix(line, "/approve ") || strings.HasPrefix(line, "/deny "):
+			chatResolve(c, ec, line)
 		case strings.HasPrefix(line, "/"):
-			fmt.Fprintf(c.App.ErrWriter, "unknown command %s (try /sessions, /session ID, /new, /restart, /quit)\n", line)
+			fmt.Fprintf(c.App.ErrWriter, "unknown command %s (try /sessions, /session ID, /new, /approvals, /approve ID, /deny ID, /restart, /quit)\n", line)
 		default:
 			stream, err := ec.client.SendMessage(ec.ctx, &opxv1.ClientMessageRequest{SessionId: session, Content: line})
 			if err != nil {
 				fmt.Fprintf(c.App.ErrWriter, "send: %v\n", err)
 				continue
 			}
-			sid, err := printEvents(c, stream, false)
+			sid, err := printEventsAsk(c, stream, false, ask)
 			if sid != "" {
 				session = sid
 			}
@@ -93,4 +105,57 @@ func runChat(c *cli.Context) error {
 			}
 		}
 	}
+}
+
+// askApproval asks the chat's user to answer an approval request the
+// stream showed: y or n, optionally followed by a reason, or a /approve or
+// /deny command. At the end of input the request is left pending.
+func askApproval(c *cli.Context, ec *engineClient, in *bufio.Scanner, a approvalRequest) {
+	w := c.App.Writer
+	for {
+		fmt.Fprintf(w, "approve %s? [y/n] ", a.ID)
+		if !in.Scan() {
+			fmt.Fprintf(w, "\n(left pending: opx approve %s or opx deny %s)\n", a.ID, a.ID)
+			return
+		}
+		line := strings.TrimSpace(in.Text())
+		word, reason, _ := strings.Cut(line, " ")
+		switch strings.ToLower(word) {
+		case "y", "yes":
+			chatAnswer(c, ec, a.ID, true, strings.TrimSpace(reason))
+			return
+		case "n", "no":
+			chatAnswer(c, ec, a.ID, false, strings.TrimSpace(reason))
+			return
+		case "/approve", "/deny":
+			chatResolve(c, ec, line)
+			if id, _, _ := strings.Cut(strings.TrimSpace(reason), " "); id == a.ID {
+				return
+			}
+		default:
+			fmt.Fprintln(c.App.ErrWriter, "answer y or n (a reason may follow), or /approve ID, /deny ID")
+		}
+	}
+}
+
+// chatResolve runs "/approve ID [REASON]" or "/deny ID [REASON]" and
+// reports whether it answered.
+func chatResolve(c *cli.Context, ec *engineClient, line string) bool {
+	cmd, rest, _ := strings.Cut(line, " ")
+	id, reason, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	if id == "" {
+		fmt.Fprintf(c.App.ErrWriter, "usage: %s ID [REASON]\n", cmd)
+		return false
+	}
+	return chatAnswer(c, ec, id, cmd == "/approve", strings.TrimSpace(reason))
+}
+
+func chatAnswer(c *cli.Context, ec *engineClient, id string, approve bool, reason string) bool {
+	res, err := resolveApproval(ec.ctx, ec.client, id, approve, reason)
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "%v\n", err)
+		return false
+	}
+	printResolved(c.App.Writer, id, res)
+	return true
 }

@@ -7,15 +7,20 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/config"
+	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/sandbox"
 	"github.com/urfave/cli/v2"
 )
 
@@ -78,9 +83,22 @@ func runInternalEngine(c *cli.Context) error {
 		}
 		cfgHash = ledger.Sum(b)
 	}
-	evaluator, policyName, err := newShield(ws, cfg, path)
+	evaluator, policy, policyName, err := newShield(ws, cfg, path)
 	if err != nil {
 		return err
+	}
+	shell, git, err := commandTools(self, ws, policy)
+	if err != nil {
+		return err
+	}
+	var tier2 llm.Provider
+	if cfg.Shield.Tier2Enabled {
+		tier2 = provider
+		if cfg.Shield.Tier2Provider.Kind != "" {
+			if tier2, err = engine.NewProvider(cfg.Shield.Tier2Provider, ws); err != nil {
+				return fmt.Errorf("shield.tier2_provider: %w", err)
+			}
+		}
 	}
 	errw := c.App.ErrWriter
 	e, err := engine.New(engine.Options{
@@ -89,6 +107,10 @@ func runInternalEngine(c *cli.Context) error {
 		ManagerPID: c.Int("manager-pid"), Stdout: c.App.Writer,
 		Logf:           func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) },
 		RequireSandbox: cfg.Sandbox.Require || c.Bool("require-sandbox"),
+		Tier2Provider:  tier2, Tier2DailyBudget: cfg.Shield.Tier2DailyBudget,
+		ApprovalTimeout: time.Duration(cfg.Shield.ApprovalTimeout),
+		Shell:           shell, Git: git,
+		HTTP: &executor.HTTPConfig{AllowHost: allowHosts(policy)},
 		SpawnAgent: func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
 			cmd := exec.Command(self, "internal-agent", "--engine", l.Addr,
 				"--canary-file", l.Canary.ReadFile, "--canary-dir", l.Canary.WriteDir, "--canary-addr", l.Canary.ConnectAddr)
@@ -110,24 +132,76 @@ func runInternalEngine(c *cli.Context) error {
 // newShield loads the workspace's policy (config `policy:`, relative to the
 // workspace) or the built-in default, and protects opx's own state: the
 // ledger's directory.
-func newShield(ws string, cfg config.Config, ledgerPath string) (engine.Evaluator, string, error) {
+func newShield(ws string, cfg config.Config, ledgerPath string) (engine.Evaluator, *shield.Policy, string, error) {
 	text, name := fixtures.DefaultPolicy, "default (built in)"
 	if cfg.Policy != "" {
 		p := filepath.Join(ws, cfg.Policy)
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return nil, "", fmt.Errorf("policy: %w", err)
+			return nil, nil, "", fmt.Errorf("policy: %w", err)
 		}
 		text, name = b, cfg.Policy
 	}
 	policy, err := shield.ParsePolicy(text)
 	if err != nil {
-		return nil, "", fmt.Errorf("policy %s: %w", name, err)
+		return nil, nil, "", fmt.Errorf("policy %s: %w", name, err)
 	}
 	home, _ := os.UserHomeDir()
 	state, err := filepath.Abs(filepath.Dir(ledgerPath))
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
-	return engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: home, Protected: []string{state}, Policy: policy})}, name, nil
+	return engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: home, Protected: []string{state}, Policy: policy})}, policy, name, nil
+}
+
+// commandTools configures execute_command and the git tools: each command
+// runs through `opx internal-sandbox-exec` (Landlock read-write in the
+// workspace and a private home only, no network unless the policy's
+// network.commands allows it). The private home lives in the user's cache
+// directory, outside both the workspace and opx's state.
+func commandTools(self, ws string, policy *shield.Policy) (*executor.ShellConfig, *executor.GitConfig, error) {
+	id, err := ledger.WorkspaceID(ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return nil, nil, fmt.Errorf("command home: %w", err)
+	}
+	home := filepath.Join(cache, "opx", id, "cmd-home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("command home: %w", err)
+	}
+	p := sandbox.CommandPolicy{Workspace: ws, Writable: []string{home}, AllowNetwork: policy.Network.Commands}
+	env := []string{"GOTOOLCHAIN=local", "GOTELEMETRY=off"}
+	// A Go toolchain outside the system directories (~/sdk/go, say) is
+	// made readable, and its bin put on the command's PATH.
+	if goBin, err := exec.LookPath("go"); err == nil {
+		if real, err := filepath.EvalSymlinks(goBin); err == nil {
+			root := filepath.Dir(filepath.Dir(real))
+			if !strings.HasPrefix(root, "/usr/") && !strings.HasPrefix(root, "/opt/") {
+				p.ReadOnly = append(p.ReadOnly, root)
+				env = append(env, "PATH="+filepath.Join(root, "bin")+":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+			}
+		}
+	}
+	launcher := append([]string{self, "internal-sandbox-exec"}, p.Args()...)
+	gitPolicy := p
+	gitPolicy.AllowNetwork = false
+	gitLauncher := append([]string{self, "internal-sandbox-exec"}, gitPolicy.Args()...)
+	return &executor.ShellConfig{Launcher: launcher, TempDir: home, Env: env}, &executor.GitConfig{Launcher: gitLauncher}, nil
+}
+
+// allowHosts is the policy's network.allow_hosts as a check: the HTTP
+// executor's defence in depth behind Shield, and the only check a
+// redirect's host gets.
+func allowHosts(policy *shield.Policy) func(string) bool {
+	return func(host string) bool {
+		for _, g := range policy.Network.AllowHosts {
+			if ok, _ := path.Match(g, host); ok {
+				return true
+			}
+		}
+		return false
+	}
 }

@@ -17,8 +17,10 @@ func sendCommand() *cli.Command {
 		Usage:     "send one message to the agent and stream its answer",
 		UsageText: "opx send [--session ID] [--json] TEXT...",
 		Description: "Starts a new session unless --session names one. The answer streams to stdout as it is written;\n" +
-			"tool calls and their results are shown on stderr. With --json every pipeline event is printed\n" +
-			"as one JSON object per line instead.\n\n" + exitCodesHelp(""),
+			"tool calls and their results are shown on stderr. When Shield asks a human, the request is shown\n" +
+			"with its ID and the commands that answer it (opx approve ID, opx deny ID, from another terminal);\n" +
+			"the answer waits meanwhile. With --json every pipeline event is printed as one JSON object per\n" +
+			"line instead.\n\n" + exitCodesHelp(""),
 		Flags: append(locationFlags(),
 			&cli.StringFlag{Name: "session", Usage: "continue session `ID`"},
 			&cli.BoolFlag{Name: "json", Usage: "print events as JSON lines"},
@@ -62,8 +64,15 @@ func runSend(c *cli.Context) error {
 }
 
 // printEvents prints a SendMessage stream until it ends and returns the
-// session it belongs to.
+// session it belongs to. Approval requests are shown with the commands
+// that answer them.
 func printEvents(c *cli.Context, stream opxv1.ClientService_SendMessageClient, asJSON bool) (string, error) {
+	return printEventsAsk(c, stream, asJSON, nil)
+}
+
+// printEventsAsk is printEvents that hands each approval request to ask
+// (opx chat asks its user), if set, once it is shown.
+func printEventsAsk(c *cli.Context, stream opxv1.ClientService_SendMessageClient, asJSON bool, ask func(approvalRequest)) (string, error) {
 	w, ew := c.App.Writer, c.App.ErrWriter
 	session := ""
 	for {
@@ -98,10 +107,27 @@ func printEvents(c *cli.Context, stream opxv1.ClientService_SendMessageClient, a
 			if str("decision") != "allow" {
 				mark = red(ew, str("decision"))
 			}
-			fmt.Fprintf(ew, "  shield: %s (%s)\n", mark, str("rule"))
+			if tier, ok := d["tier"].(float64); ok && str("decision") != "allow" && tier >= 2 {
+				fmt.Fprintf(ew, "  shield: %s (%s, tier %d)\n", mark, str("rule"), int(tier))
+			} else {
+				fmt.Fprintf(ew, "  shield: %s (%s)\n", mark, str("rule"))
+			}
+		case "approval_requested":
+			if a, ok := parseApprovalRequest(ev.Data); ok {
+				printApprovalRequest(ew, a, ask == nil)
+				if ask != nil {
+					ask(a)
+				}
+			}
+		case "approval_resolved":
+			verdict := green(ew, "approved")
+			if ok, _ := d["approved"].(bool); !ok {
+				verdict = red(ew, "denied")
+			}
+			fmt.Fprintf(ew, "  approval %s: %s by %s\n", str("approval_id"), verdict, str("by"))
 		case "tool_result":
 			if isErr, _ := d["is_error"].(bool); isErr {
-				fmt.Fprintf(ew, "  %s %s\n", red(ew, "✗"), clip(firstLine(str("content")), 160))
+				fmt.Fprintf(ew, "  %s %s\n", red(ew, "✗"), clip(summaryLine(str("content")), 160))
 			} else {
 				fmt.Fprintf(ew, "  %s %d bytes\n", green(ew, "✓"), len(str("content")))
 			}
@@ -112,6 +138,16 @@ func printEvents(c *cli.Context, stream opxv1.ClientService_SendMessageClient, a
 			return session, fmt.Errorf("the agent could not answer: %s: %s", str("code"), str("message"))
 		}
 	}
+}
+
+// summaryLine is the line that says most about a failed tool result: a
+// command's closing "[exit status N]" or "[killed: ...]", else the first.
+func summaryLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if last := lines[len(lines)-1]; len(lines) > 1 && (strings.HasPrefix(last, "[exit status") || strings.HasPrefix(last, "[killed")) {
+		return firstLine(s) + " ... " + last
+	}
+	return firstLine(s)
 }
 
 func firstLine(s string) string {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
@@ -27,9 +28,11 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.Is(err, engine.ErrRestart):
 		return engine.ExitRestart
-	case errors.Is(err, ledger.ErrIntegrity), errors.Is(err, ledger.ErrInconsistent):
+	case errors.Is(err, ledger.ErrIntegrity), errors.Is(err, ledger.ErrInconsistent), errors.Is(err, chronicle.ErrConflict):
 		// ErrInconsistent: the stored head does not match the last entry,
-		// which is itself an integrity finding.
+		// which is itself an integrity finding. ErrConflict: a rollback
+		// refused because the workspace no longer matches the recorded
+		// hashes.
 		return ExitIntegrity
 	case errors.As(err, &ue):
 		return ExitUsage

@@ -7,17 +7,19 @@ import (
 
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 )
 
 // workspaceFS gives Chronicle the workspace, resolved beneath its root.
 type workspaceFS struct{ ws *executor.Workspace }
 
-var _ chronicle.FS = workspaceFS{}
+var _ chronicle.Workspace = workspaceFS{}
 
-// WorkspaceFS gives Chronicle a workspace (tests and tools outside the
-// engine use it too).
-func WorkspaceFS(ws *executor.Workspace) chronicle.FS { return workspaceFS{ws} }
+// WorkspaceFS gives Chronicle a workspace (tests and offline rollbacks use
+// it too).
+func WorkspaceFS(ws *executor.Workspace) chronicle.Workspace { return workspaceFS{ws} }
 
 type statInfo struct {
 	name string
@@ -29,9 +31,11 @@ func (i statInfo) Size() int64        { return i.st.Size }
 func (i statInfo) ModTime() time.Time { return time.Unix(i.st.Mtim.Unix()) }
 func (i statInfo) IsDir() bool        { return i.st.Mode&unix.S_IFMT == unix.S_IFDIR }
 func (i statInfo) Sys() any           { return &i.st }
-func (i statInfo) Mode() fs.FileMode {
-	m := fs.FileMode(i.st.Mode & 0o777)
-	switch i.st.Mode & unix.S_IFMT {
+func (i statInfo) Mode() fs.FileMode  { return fileMode(&i.st) }
+
+func fileMode(st *unix.Stat_t) fs.FileMode {
+	m := fs.FileMode(st.Mode & 0o777)
+	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		m |= fs.ModeDir
 	case unix.S_IFLNK:
@@ -52,7 +56,7 @@ func (w workspaceFS) Lstat(rel string) (fs.FileInfo, error) {
 }
 
 func (w workspaceFS) ReadFile(rel string) ([]byte, error) {
-	f, err := w.ws.Open(rel, unix.O_RDONLY|unix.O_NOFOLLOW, 0)
+	f, err := w.ws.Open(rel, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -60,4 +64,52 @@ func (w workspaceFS) ReadFile(rel string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, chronicle.MaxFileBytes+1))
 }
 
+// HashFile hashes a file without holding it in memory (files over the
+// snapshot limit).
+func (w workspaceFS) HashFile(rel string) (ledger.Hash, error) {
+	f, err := w.ws.Open(rel, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return ledger.Hash{}, err
+	}
+	defer f.Close()
+	h := blake3.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ledger.Hash{}, err
+	}
+	var out ledger.Hash
+	copy(out[:], h.Sum(nil))
+	return out, nil
+}
+
 func (w workspaceFS) Readlink(rel string) (string, error) { return w.ws.Readlink(rel) }
+
+func (w workspaceFS) ReadDirStat(rel string) ([]chronicle.Stat, error) {
+	ents, err := w.ws.ReadDirStat(rel)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]chronicle.Stat, len(ents))
+	for i := range ents {
+		st := &ents[i].Stat
+		out[i] = chronicle.Stat{Name: ents[i].Name, Mode: fileMode(st), Size: st.Size, Dev: st.Dev, Ino: st.Ino,
+			Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}
+	}
+	return out, nil
+}
+
+func (w workspaceFS) WriteFile(rel string, data []byte, mode uint32) error {
+	return w.ws.WriteFile(rel, data, mode)
+}
+func (w workspaceFS) Symlink(target, rel string) error { return w.ws.Symlink(target, rel) }
+
+// WriteFiles implements chronicle.BatchWriter: one flush for many files.
+func (w workspaceFS) WriteFiles(files []chronicle.FileWrite) (int, error) {
+	batch := make([]executor.FileWrite, len(files))
+	for i, f := range files {
+		batch[i] = executor.FileWrite{Rel: f.Path, Data: f.Data, Mode: f.Mode}
+	}
+	return w.ws.WriteFiles(batch)
+}
+func (w workspaceFS) Remove(rel string, dir bool) error   { return w.ws.Remove(rel, dir) }
+func (w workspaceFS) Mkdir(rel string, mode uint32) error { return w.ws.Mkdir(rel, mode) }
+func (w workspaceFS) Chmod(rel string, mode uint32) error { return w.ws.Chmod(rel, mode) }

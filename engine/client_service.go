@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strings"
 	"time"
@@ -199,9 +200,38 @@ func (c *clientService) GetHistory(_ context.Context, req *opxv1.GetHistoryReque
 	return &opxv1.GetHistoryResponse{Messages: h}, nil
 }
 
-// ResolveApproval is not served until Shield can escalate.
-func (c *clientService) ResolveApproval(context.Context, *opxv1.ApprovalRequest) (*opxv1.ApprovalResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "approvals arrive with Shield: the read-only policy never escalates")
+// ResolveApproval answers an escalation waiting for a human. The answer is
+// durable (approval.resolved, by the client's name) when this returns; the
+// call then runs, or the agent hears it was denied.
+func (c *clientService) ResolveApproval(ctx context.Context, req *opxv1.ApprovalRequest) (*opxv1.ApprovalResponse, error) {
+	if strings.TrimSpace(req.ApprovalId) == "" {
+		return nil, status.Error(codes.InvalidArgument, "no approval id")
+	}
+	by := clientName(ctx)
+	if by == "timeout" || by == "engine" {
+		// Reserved for the engine's own denials.
+		by = "client " + by
+	}
+	out, err := c.e.approvals.Resolve(req.ApprovalId, req.Approved, by, clipText(strings.TrimSpace(req.Reason), 1024))
+	switch {
+	case errors.Is(err, ErrUnknownApproval):
+		return nil, status.Errorf(codes.NotFound, "no pending approval %q (unknown, or already resolved)", clipText(req.ApprovalId, 128))
+	case err != nil:
+		c.e.fatal(err)
+		return nil, status.Errorf(codes.Internal, "record the answer: %v", err)
+	}
+	return &opxv1.ApprovalResponse{Resolved: true, Seq: out.Seq, CallId: out.CallID, Tool: out.Tool, Approved: out.Approved, By: out.By}, nil
+}
+
+// ListApprovals lists the escalations waiting for a human, oldest first.
+func (c *clientService) ListApprovals(_ context.Context, req *opxv1.ListApprovalsRequest) (*opxv1.ListApprovalsResponse, error) {
+	out := &opxv1.ListApprovalsResponse{}
+	for _, a := range c.e.approvals.Pending(req.SessionId) {
+		out.Approvals = append(out.Approvals, &opxv1.PendingApproval{ApprovalId: a.ID, SessionId: a.Session, MessageId: a.MessageID,
+			CallId: a.CallID, Tool: a.Tool, Arguments: a.Arguments, Reason: a.Reason, RequestedAt: a.Requested.UnixNano(),
+			TimeoutMs: a.Timeout.Milliseconds(), ExpiresAt: a.Requested.Add(a.Timeout).UnixNano(), Seq: a.RequestSeq})
+	}
+	return out, nil
 }
 
 // GetStatus reports the processes, the sandbox and the ledger head.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/supervise"
@@ -56,6 +58,26 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// ManagerPID is reported by GetStatus.
 	ManagerPID int
+	// Retention bounds what snapshots keep; zero means keep everything.
+	Retention chronicle.Retention
+	// SnapshotExclude overrides DefaultExclude for workspace snapshots.
+	SnapshotExclude []string
+	// Shell offers execute_command with this configuration (its Launcher
+	// sandboxes each command); nil offers no shell.
+	Shell *executor.ShellConfig
+	// Git offers the git tools; nil offers none.
+	Git *executor.GitConfig
+	// HTTP offers http_request; nil offers none.
+	HTTP *executor.HTTPConfig
+	// Tier2Provider, if set, is the model asked about escalations to
+	// tier 2 (it may be Provider itself); without it they go to a human.
+	Tier2Provider llm.Provider
+	// Tier2DailyBudget bounds tier 2 model calls per UTC day; default
+	// DefaultTier2DailyBudget.
+	Tier2DailyBudget int
+	// ApprovalTimeout is how long an escalation waits for a human before
+	// it is denied; default DefaultApprovalTimeout.
+	ApprovalTimeout time.Duration
 }
 
 // Engine is a running engine.
@@ -63,9 +85,12 @@ type Engine struct {
 	opts  Options
 	rec   *Recorder
 	pipe  *Pipeline
+	chron *Chronicle
 	tools *executor.Registry
-	ws    *executor.Workspace
-	bc    *Broadcaster
+	// approvals are the escalations waiting for a human.
+	approvals *Approvals
+	ws        *executor.Workspace
+	bc        *Broadcaster
 
 	mu         sync.Mutex
 	agentToken string // of the agent process last spawned
@@ -126,17 +151,46 @@ func New(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools, err := executor.NewRegistry(executor.NewFiles(ws), executor.NewEdits(ws))
+	execs := []executor.Executor{executor.NewFiles(ws), executor.NewEdits(ws), executor.NewSearch(ws), executor.NewMemory(ws)}
+	timeout := 2 * time.Minute
+	if opts.Shell != nil {
+		execs = append(execs, executor.NewShell(ws, *opts.Shell))
+		// The pipeline's bound must not cut a command short of the
+		// timeout it may ask for.
+		timeout = max(timeout, cmp.Or(opts.Shell.MaxTimeout, executor.DefaultShellMaxTimeout)+30*time.Second)
+	}
+	if opts.Git != nil {
+		execs = append(execs, executor.NewGit(ws, *opts.Git))
+	}
+	if opts.HTTP != nil {
+		execs = append(execs, executor.NewHTTP(*opts.HTTP))
+	}
+	tools, err := executor.NewRegistry(execs...)
 	if err != nil {
 		ws.Close()
 		return nil, err
 	}
 	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(),
 		sessions: map[string]*session{}, inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now()}
-	e.pipe = &Pipeline{Recorder: e.rec, Tools: tools, Evaluator: opts.Evaluator, Chronicle: workspaceFS{ws},
+	e.approvals = NewApprovals(e.rec, opts.ApprovalTimeout, e.publish)
+	e.chron = NewChronicle(WorkspaceFS(ws), e.rec, opts.Retention)
+	e.chron.logf = opts.Logf
+	if opts.SnapshotExclude != nil {
+		e.chron.SetExclude(opts.SnapshotExclude)
+	}
+	e.pipe = &Pipeline{Recorder: e.rec, Tools: tools, Evaluator: opts.Evaluator, Chronicle: e.chron, Timeout: timeout,
 		OnVerdict: func(session, messageID string, seq uint64, v *event.ShieldVerdict) {
 			e.publish(session, messageID, "verdict", seq, v)
-		}}
+		}, Approvals: e.approvals}
+	if opts.Tier2Provider != nil {
+		t2, err := NewLLMEvaluator(LLMEvaluatorConfig{Recorder: e.rec, Provider: opts.Tier2Provider, Retry: opts.Retry,
+			Budget: opts.Tier2DailyBudget, Workspace: opts.Workspace})
+		if err != nil {
+			ws.Close()
+			return nil, err
+		}
+		e.pipe.Tier2 = t2
+	}
 	if err := e.load(); err != nil {
 		ws.Close()
 		return nil, err
@@ -167,6 +221,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	opxv1.RegisterLLMGatewayServer(srv, &gateway{e: e})
 	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
 	opxv1.RegisterLedgerServiceServer(srv, &ledgerService{e: e})
+	opxv1.RegisterChronicleServiceServer(srv, &chronicleService{e: e})
 	reflection.Register(srv)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
@@ -224,6 +279,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		reason = result.Error()
 	}
 	stop(errShutdown)
+	// Before anything else stops: the denials and their verdicts are
+	// recorded before engine.stopped.
+	e.approvals.DenyAll("the engine stopped before anyone answered ("+reason+")", 5*time.Second)
 	e.failInflight("engine stopping: " + reason)
 	e.shutdownAgent(reason)
 	if agentRunning {

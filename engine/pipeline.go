@@ -21,6 +21,9 @@ type Proposal struct {
 	ActionHash                             ledger.Hash
 	Def                                    executor.ToolDef
 	Known                                  bool // the tool exists in the registry
+	// Paths are workspace paths the call acts on that its arguments do
+	// not name (executor.Pather), for Shield to judge.
+	Paths []string
 }
 
 // Verdict is one tier's decision on a proposal.
@@ -31,20 +34,21 @@ type Verdict struct {
 	Reason   string
 }
 
-// Evaluator judges proposals. Shield implements it; until Shield exists the
-// engine runs ReadOnlyPolicy.
+// Evaluator judges proposals. Shield implements it (ShieldEvaluator);
+// ReadOnlyPolicy is the engine's fallback when none is given.
 type Evaluator interface {
 	// PolicyHash is the BLAKE3 of the policy in force, recorded with
 	// every verdict.
 	PolicyHash() ledger.Hash
-	// Evaluate returns the verdict of every tier consulted, in order; the
-	// last one decides, and any block blocks.
+	// Evaluate returns the verdict of every tier consulted, in order;
+	// Decide combines them (any block blocks, else an escalation asks).
 	Evaluate(ctx context.Context, p Proposal) []Verdict
 }
 
 // ReadOnlyPolicy allows exactly the registered tools that do not change
-// the workspace and blocks everything else. It is the engine's policy until
-// Shield arrives, and every verdict says so.
+// the workspace and blocks everything else. It is the engine's policy when
+// no Evaluator is configured (tests that need no Shield), and every
+// verdict says so.
 type ReadOnlyPolicy struct{}
 
 // readOnlyPolicyText is what the read-only policy's hash is taken of.
@@ -82,12 +86,18 @@ type Pipeline struct {
 	Evaluator Evaluator
 	// Timeout bounds one execution; default 2 minutes.
 	Timeout time.Duration
-	// Chronicle, if set, is the workspace as snapshots read it; without
-	// it, mutating tools are refused (nothing would make them undoable).
-	Chronicle chronicle.FS
+	// Chronicle, if set, snapshots before mutating tools; without it,
+	// mutating tools are refused (nothing would make them undoable).
+	Chronicle *Chronicle
 	// OnVerdict, if set, is told each verdict once it is recorded (the
 	// engine shows them to the session's clients).
 	OnVerdict func(session, messageID string, seq uint64, v *event.ShieldVerdict)
+	// Tier2, if set, answers escalations to tier 2 (the LLM evaluator);
+	// without it they go to a human, and the verdict says so.
+	Tier2 Tier2
+	// Approvals, if set, asks a human about escalations to tier 3 and
+	// waits for the answer; without it such escalations block.
+	Approvals *Approvals
 }
 
 // ActionHash is BLAKE3 of the tool name, a newline and the canonical
@@ -108,8 +118,9 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		return ToolOutcome{Content: "error: " + perr.Error(), IsError: true}, nil
 	}
 	def, known := p.Tools.Def(tool)
+	call := executor.Call{ID: callID, Tool: tool, Args: args}
 	prop := Proposal{Session: session, SubAgentID: subagent, MessageID: messageID, CallID: callID, Tool: tool,
-		Args: args, ActionHash: ActionHash(tool, args), Def: def, Known: known}
+		Args: args, ActionHash: ActionHash(tool, args), Def: def, Known: known, Paths: p.Tools.Paths(call)}
 	if _, err := p.Recorder.Record(ctx, ledger.Async, session, &event.ToolProposed{SubAgentID: subagent, MessageID: messageID,
 		CallID: callID, Tool: tool, Arguments: string(args), ActionHash: prop.ActionHash.String(), Mutating: def.Mutating}); err != nil {
 		return ToolOutcome{}, err
@@ -117,27 +128,38 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 
 	verdicts := p.Evaluator.Evaluate(ctx, prop)
 	policy := p.Evaluator.PolicyHash().String()
-	decision, blocker := "", Verdict{}
-	for _, v := range verdicts {
+	record := func(v Verdict) error {
 		sv := &event.ShieldVerdict{SubAgentID: subagent, CallID: callID, Decision: v.Decision, Tier: v.Tier, Rule: v.Rule,
 			Reason: v.Reason, ActionHash: prop.ActionHash.String(), PolicyHash: policy}
 		seq, err := p.Recorder.Record(ctx, ledger.Async, session, sv)
 		if err != nil {
-			return ToolOutcome{}, err
+			return err
 		}
 		if p.OnVerdict != nil {
 			p.OnVerdict(session, messageID, seq, sv)
 		}
-		decision = v.Decision
-		if v.Decision == event.Block && blocker.Rule == "" {
-			blocker = v
+		return nil
+	}
+	for _, v := range verdicts {
+		if err := record(v); err != nil {
+			return ToolOutcome{}, err
 		}
 	}
+	final := Decide(verdicts)
+	if final.Decision == event.Escalate {
+		// Tier 2 or a human answers, each answer recorded as a verdict
+		// (and a human's as approval.resolved first).
+		v, err := p.escalate(ctx, prop, final, record)
+		if err != nil {
+			return ToolOutcome{}, err
+		}
+		final = v
+	}
 	switch {
-	case blocker.Rule != "":
-		return ToolOutcome{Content: fmt.Sprintf("blocked by Shield (%s): %s", blocker.Rule, blocker.Reason), IsError: true}, nil
-	case decision != event.Allow:
-		// No verdict, or an escalation with no one to ask yet: fail closed.
+	case final.Decision == event.Block:
+		return ToolOutcome{Content: fmt.Sprintf("blocked by Shield (%s): %s", final.Rule, final.Reason), IsError: true}, nil
+	case final.Decision != event.Allow:
+		// No verdict at all: fail closed.
 		return ToolOutcome{Content: "blocked: no allowing verdict for " + tool, IsError: true}, nil
 	case def.Mutating && p.Chronicle == nil:
 		// Mutating tools need a Chronicle snapshot first; without one the
@@ -149,25 +171,37 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	if ActionHash(tool, args) != prop.ActionHash {
 		return ToolOutcome{Content: "blocked: the action changed after it was judged", IsError: true}, nil
 	}
-	call := executor.Call{ID: callID, Tool: tool, Args: args}
-	var touched []string
+	var (
+		touched []string        // files snapshots: the paths named
+		before  *chronicle.Tree // workspace snapshots: the tree to diff
+	)
 	if def.Mutating {
-		paths, ok, err := p.Tools.Touches(call)
-		switch {
-		case !ok:
-			return ToolOutcome{Content: "blocked: " + tool + " cannot say what it will change, so no snapshot can be taken", IsError: true}, nil
-		case err != nil:
-			return ToolOutcome{Content: "error: " + err.Error(), IsError: true}, nil
+		// One mutation at a time: a workspace diff then holds this
+		// call's changes only, and no rollback runs under it.
+		p.Chronicle.Lock()
+		defer p.Chronicle.Unlock()
+		var refusal string
+		var err error
+		if def.WorkspaceWide {
+			before, refusal, err = p.Chronicle.SnapshotWorkspace(ctx, session, callID, tool)
+		} else {
+			paths, ok, terr := p.Tools.Touches(call)
+			switch {
+			case !ok:
+				return ToolOutcome{Content: "blocked: " + tool + " cannot say what it will change, so no snapshot can be taken", IsError: true}, nil
+			case terr != nil:
+				return ToolOutcome{Content: "error: " + terr.Error(), IsError: true}, nil
+			}
+			refusal, err = p.Chronicle.SnapshotFiles(ctx, session, callID, tool, paths)
+			touched = paths
 		}
-		states, blobs, err := chronicle.Capture(p.Chronicle, paths)
 		if err != nil {
-			// Nothing runs that could not be undone.
-			return ToolOutcome{Content: "error: " + err.Error(), IsError: true}, nil
-		}
-		if _, err := p.Recorder.Record(ctx, ledger.Async, session, &event.Snapshot{CallID: callID, Tool: tool, Kind: "files", Files: states}, blobs...); err != nil {
 			return ToolOutcome{}, err
 		}
-		touched = paths
+		if refusal != "" {
+			// Nothing runs that could not be undone.
+			return ToolOutcome{Content: "error: no snapshot could be taken, so " + tool + " did not run: " + refusal, IsError: true}, nil
+		}
 	}
 	// Sync: the proposal, verdicts and snapshot are durable before the
 	// executor runs.
@@ -183,28 +217,40 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	start := time.Now()
 	res := p.Tools.Execute(xctx, call)
 	cancel()
+	dur := time.Since(start).Milliseconds()
+	var pre []event.FileState
 	post := []event.PostState{}
-	if touched != nil {
-		ps, err := chronicle.Post(p.Chronicle, touched)
+	switch {
+	case before != nil:
+		pr, ps, err := p.Chronicle.Diff(before)
+		if err != nil {
+			res.Content += "\n(opx: the changes were not recorded: " + err.Error() + ")"
+		} else {
+			pre, post = pr, ps
+		}
+	case touched != nil:
+		ps, err := chronicle.Post(p.Chronicle.FS(), touched)
 		if err != nil {
 			res.Content += "\n(opx: post-state not recorded: " + err.Error() + ")"
 		} else {
 			post = ps
 		}
 	}
-	dur := time.Since(start).Milliseconds()
 	content, blobHash, blob := event.Inline(res.Content)
 	var blobs [][]byte
 	if blob != nil {
 		blobs = append(blobs, blob)
 	}
-	exitCode := 0
-	if res.IsError {
+	exitCode := res.ExitCode
+	if exitCode == 0 && res.IsError {
 		exitCode = 1
 	}
 	if _, err := p.Recorder.Record(ctx, ledger.Sync, session, &event.ExecCompleted{SubAgentID: subagent, CallID: callID, Tool: tool,
-		Result: content, ResultBlob: blobHash, Size: int64(len(res.Content)), ExitCode: exitCode, DurationMS: dur, Post: post}, blobs...); err != nil {
+		Result: content, ResultBlob: blobHash, Size: int64(len(res.Content)), ExitCode: exitCode, DurationMS: dur, Post: post, Pre: pre}, blobs...); err != nil {
 		return ToolOutcome{}, err
+	}
+	if def.Mutating {
+		p.Chronicle.Retain(ctx)
 	}
 	return ToolOutcome{Content: res.Content, IsError: res.IsError}, nil
 }

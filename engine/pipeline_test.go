@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/shield"
@@ -262,7 +263,7 @@ func TestPipeline_SnapshotBeforeWrite(t *testing.T) {
 	reg, _ := executor.NewRegistry(executor.NewFiles(w), executor.NewEdits(w))
 	f.p.Tools = reg
 	f.p.Evaluator = engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: f.ws, Home: "/home/nobody", Policy: policy})}
-	f.p.Chronicle = engine.WorkspaceFS(w)
+	f.p.Chronicle = engine.NewChronicle(engine.WorkspaceFS(w), f.p.Recorder, chronicle.Retention{})
 	ctx := context.Background()
 	for i, c := range []struct{ tool, args string }{
 		{"write_file", `{"path":"new.txt","content":"v1"}`},

@@ -103,3 +103,17 @@ func (r *Recorder) flushLocked(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Prune records a chronicle.pruned entry and removes its blobs
+// (ledger.PruneBlobs), in order with everything else recorded.
+func (r *Recorder) Prune(ctx context.Context, rec ledger.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.flushLocked(ctx); err != nil {
+		return err
+	}
+	if _, err := r.l.PruneBlobs(ctx, rec); err != nil {
+		return fmt.Errorf("record %s: %w", rec.Type, err)
+	}
+	return nil
+}

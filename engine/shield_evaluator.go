@@ -33,6 +33,9 @@ func (e ShieldEvaluator) Evaluate(ctx context.Context, p Proposal) []Verdict {
 			a.Paths = append(a.Paths, e.S.ResolvePath(s))
 		}
 	}
+	for _, rel := range p.Paths {
+		a.Paths = append(a.Paths, e.S.ResolvePath(rel))
+	}
 	if list, ok := args["paths"].([]any); ok {
 		for _, v := range list {
 			if s, ok := v.(string); ok {

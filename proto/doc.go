@@ -16,6 +16,7 @@
 //   - LLMGateway: the agent's only way to the model, through the engine.
 //   - ClientService: the CLI and other clients (client token required).
 //   - LedgerService: read-only ledger access while the engine holds it.
+//   - ChronicleService: rollbacks, run by the engine that holds the ledger.
 package proto
 
-//go:generate protoc -I . --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative opx/v1/common.proto opx/v1/agent.proto opx/v1/llm.proto opx/v1/client.proto opx/v1/ledger.proto
+//go:generate protoc -I . --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative opx/v1/common.proto opx/v1/agent.proto opx/v1/llm.proto opx/v1/client.proto opx/v1/ledger.proto opx/v1/chronicle.proto

@@ -190,6 +190,11 @@ func count(types []string, typ string) int {
 	return n
 }
 
+// TestE2E_Demo runs `opx demo` as a newcomer would and checks the story
+// it tells against the ledger it leaves: the README's prompt injection
+// is proposed and blocked by Shield (three calls, none executed), the
+// agent's edit is snapshotted, the tests run through the sandboxed shell,
+// and the session's rollback restores the file and is recorded.
 func TestE2E_Demo(t *testing.T) {
 	bin := buildOpx(t)
 	cmd := exec.Command(bin, "demo")
@@ -198,10 +203,52 @@ func TestE2E_Demo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("opx demo: %v\n%s", err, out)
 	}
-	for _, want := range []string{"== opx start", "→ read_file", "shield: allow", "Here is the start of README.md", "== opx ledger verify --strict", "ok: "} {
+	for _, want := range []string{"== opx start", "→ read_file", "shield: allow",
+		"shield: block (credential-path)", "shield: block (pipe-to-shell)", "[exit status 1]", "refund.csv = 700",
+		"== opx snapshots", "== opx diff", "+awk -F, '{ total += $2 }", "rolled back: 1 path restored",
+		"invoice.sh is back as it was: \"awk -F, '$2 > 0", "== opx ledger verify --strict", "ok: "} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+	path := ""
+	for _, line := range strings.Split(string(out), "\n") {
+		if p, ok := strings.CutPrefix(line, "ledger    "); ok {
+			path = p
+		}
+	}
+	l, err := ledger.OpenReadOnly(path)
+	if err != nil {
+		t.Fatalf("the demo's ledger %q: %v", path, err)
+	}
+	defer l.Close()
+	rep, err := l.Verify(event.StrictOptions())
+	if err != nil || !rep.OK {
+		t.Fatalf("the demo's ledger does not verify: %v %v", err, rep.Err())
+	}
+	blocked := map[string]bool{}
+	var rollbacks, workspaceSnaps int
+	l.Range(0, rep.HeadSeq, func(e ledger.Entry) error {
+		p, err := event.Decode(e)
+		if err != nil {
+			return err
+		}
+		switch x := p.(type) {
+		case *event.ShieldVerdict:
+			if x.Decision == event.Block {
+				blocked[x.Rule] = true
+			}
+		case *event.Rollback:
+			rollbacks++
+		case *event.Snapshot:
+			if x.Kind == event.KindWorkspace {
+				workspaceSnaps++
+			}
+		}
+		return nil
+	})
+	if !blocked["credential-path"] || !blocked["pipe-to-shell"] || rollbacks != 1 || workspaceSnaps != 2 {
+		t.Errorf("ledger: blocks %v, %d rollbacks, %d workspace snapshots (want credential-path and pipe-to-shell, 1, 2)", blocked, rollbacks, workspaceSnaps)
 	}
 }
 

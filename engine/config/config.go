@@ -36,6 +36,7 @@ type Config struct {
 	Policy  string  `yaml:"policy"`
 	Limits  Limits  `yaml:"limits"`
 	Sandbox Sandbox `yaml:"sandbox"`
+	Shield  Shield  `yaml:"shield"`
 
 	// Path is the file the configuration came from ("" for defaults).
 	Path string `yaml:"-"`
@@ -64,6 +65,22 @@ type Sandbox struct {
 	Require bool `yaml:"require"`
 }
 
+// Shield configures who answers the policy's escalations.
+type Shield struct {
+	// Tier2Enabled asks a model about escalations to tier 2 (verify rules
+	// with tier: 2). Off, they go to a human (tier 3).
+	Tier2Enabled bool `yaml:"tier2_enabled"`
+	// Tier2Provider is the model tier 2 asks; an empty kind means the
+	// engine's provider.
+	Tier2Provider Provider `yaml:"tier2_provider"`
+	// Tier2DailyBudget bounds tier 2 model calls per UTC day; over it,
+	// tier 2 escalations are blocked.
+	Tier2DailyBudget int `yaml:"tier2_daily_budget"`
+	// ApprovalTimeout is how long an escalation waits for a human before
+	// it is denied.
+	ApprovalTimeout Duration `yaml:"approval_timeout"`
+}
+
 // Duration is a time.Duration written as "30s", "5m".
 type Duration time.Duration
 
@@ -86,6 +103,7 @@ func Default() Config {
 	return Config{
 		Provider: Provider{Kind: ProviderScripted},
 		Limits:   Limits{MaxToolCalls: 25, LLMTimeout: Duration(5 * time.Minute), MaxOutputBytes: 256 << 10},
+		Shield:   Shield{Tier2DailyBudget: 100, ApprovalTimeout: Duration(5 * time.Minute)},
 	}
 }
 
@@ -130,22 +148,22 @@ func (c *Config) Validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 	}
-	p := c.Provider
-	switch p.Kind {
-	case ProviderScripted:
-	case ProviderOpenAI:
-		if p.Model == "" || p.BaseURL == "" {
-			return bad("provider openai needs model and base_url (e.g. https://api.openai.com/v1 or http://localhost:11434/v1 for Ollama)")
-		}
-	case ProviderAnthropic:
-		if p.Model == "" || p.APIKeyEnv == "" {
-			return bad("provider anthropic needs model and api_key_env")
-		}
-	default:
-		return bad("provider kind %q: want scripted, openai or anthropic", p.Kind)
+	if err := validateProvider("provider", c.Provider); err != nil {
+		return err
 	}
-	if p.APIKeyEnv != "" && !isEnvName(p.APIKeyEnv) {
-		return bad("api_key_env %q is not an environment variable name (put the variable's name here, never the key)", p.APIKeyEnv)
+	if t2 := c.Shield.Tier2Provider; t2 != (Provider{}) {
+		if t2.Kind == "" {
+			return bad("shield.tier2_provider sets fields but no kind (leave it empty to use the engine's provider)")
+		}
+		if err := validateProvider("shield.tier2_provider", t2); err != nil {
+			return err
+		}
+	}
+	if b := c.Shield.Tier2DailyBudget; b < 1 || b > 1000000 {
+		return bad("shield.tier2_daily_budget must be 1..1000000, got %d", b)
+	}
+	if t := time.Duration(c.Shield.ApprovalTimeout); t < time.Second || t > 24*time.Hour {
+		return bad("shield.approval_timeout must be between 1s and 24h, got %s", t)
 	}
 	if c.Limits.MaxToolCalls <= 0 || c.Limits.MaxToolCalls > 1000 {
 		return bad("limits.max_tool_calls_per_message must be 1..1000, got %d", c.Limits.MaxToolCalls)
@@ -155,6 +173,30 @@ func (c *Config) Validate() error {
 	}
 	if filepath.IsAbs(c.Policy) {
 		return bad("policy %q must be relative to the workspace", c.Policy)
+	}
+	return nil
+}
+
+// validateProvider checks one provider section; name is its key.
+func validateProvider(name string, p Provider) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+	}
+	switch p.Kind {
+	case ProviderScripted:
+	case ProviderOpenAI:
+		if p.Model == "" || p.BaseURL == "" {
+			return bad("%s openai needs model and base_url (e.g. https://api.openai.com/v1 or http://localhost:11434/v1 for Ollama)", name)
+		}
+	case ProviderAnthropic:
+		if p.Model == "" || p.APIKeyEnv == "" {
+			return bad("%s anthropic needs model and api_key_env", name)
+		}
+	default:
+		return bad("%s kind %q: want scripted, openai or anthropic", name, p.Kind)
+	}
+	if p.APIKeyEnv != "" && !isEnvName(p.APIKeyEnv) {
+		return bad("%s.api_key_env %q is not an environment variable name (put the variable's name here, never the key)", name, p.APIKeyEnv)
 	}
 	return nil
 }

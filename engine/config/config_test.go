@@ -45,11 +45,31 @@ func TestParse_Invalid(t *testing.T) {
 		{"limits:\n  max_tool_calls_per_message: 0\n", "must be 1..1000"},
 		{"policy: /etc/policy.yaml\n", "relative to the workspace"},
 		{"provider: [\n", "did not find expected"},
+		{"shield:\n  tier2_daily_budget: 0\n", "tier2_daily_budget must be"},
+		{"shield:\n  approval_timeout: 10ms\n", "approval_timeout must be"},
+		{"shield:\n  tier2_provider:\n    model: x\n", "no kind"},
+		{"shield:\n  tier2_provider:\n    kind: openai\n", "shield.tier2_provider openai needs model"},
 	} {
 		_, err := config.Parse([]byte(tc.yaml))
 		if !errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: err = %v, want ErrInvalid containing %q", tc.yaml, err, tc.want)
 		}
+	}
+}
+
+func TestParse_Shield(t *testing.T) {
+	d := config.Default().Shield
+	if d.Tier2Enabled || d.Tier2DailyBudget != 100 || time.Duration(d.ApprovalTimeout) != 5*time.Minute {
+		t.Errorf("defaults %+v", d)
+	}
+	c, err := config.Parse([]byte("shield:\n  tier2_enabled: true\n  tier2_provider:\n    kind: openai\n    model: m\n    base_url: http://localhost:1/v1\n" +
+		"  tier2_daily_budget: 7\n  approval_timeout: 90s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Shield
+	if !s.Tier2Enabled || s.Tier2Provider.Kind != "openai" || s.Tier2DailyBudget != 7 || time.Duration(s.ApprovalTimeout) != 90*time.Second {
+		t.Errorf("got %+v", s)
 	}
 }
 

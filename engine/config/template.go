@@ -41,4 +41,20 @@ sandbox:
   # true: refuse to start the agent where the kernel sandbox is unavailable
   # (by default opx starts with a loud warning instead).
   require: false
+
+shield:
+  # Tier 2: ask a model whether an action a policy verify rule with
+  # "tier: 2" escalated is safe. It answers allow or block; a failed or
+  # malformed answer blocks. Off: those escalations go to a human (tier 3).
+  tier2_enabled: false
+  # The model tier 2 asks, with the same fields as provider above; an
+  # empty kind uses the engine's provider.
+  tier2_provider:
+    kind: ""
+  # Most tier 2 model calls per day (UTC), counted from the ledger so a
+  # restart does not refill it. Over it, tier 2 escalations are blocked.
+  tier2_daily_budget: 100
+  # How long an escalation waits for a human (opx approve / opx deny, or
+  # y/n in opx chat) before it is denied.
+  approval_timeout: 5m
 `

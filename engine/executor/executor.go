@@ -35,6 +35,13 @@ type Toucher interface {
 	Touches(c Call) ([]string, error)
 }
 
+// Pather is implemented by executors whose tools act on workspace paths
+// their arguments do not name (the memory tools on MEMORY.md), so that
+// Shield judges those paths too.
+type Pather interface {
+	Paths(c Call) []string
+}
+
 // Call is one allowed tool call.
 type Call struct {
 	ID   string
@@ -100,6 +107,15 @@ func (r *Registry) Touches(c Call) (paths []string, ok bool, err error) {
 	}
 	paths, err = t.Touches(c)
 	return paths, true, err
+}
+
+// Paths names the workspace paths a call acts on beyond those in its
+// arguments (Pather), or nil.
+func (r *Registry) Paths(c Call) []string {
+	if p, ok := r.execs[c.Tool].(Pather); ok {
+		return p.Paths(c)
+	}
+	return nil
 }
 
 // Execute runs an allowed call. Unknown tools are an error result.

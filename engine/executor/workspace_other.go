@@ -46,3 +46,28 @@ func (w *Workspace) Rename(from, to string) error { return ErrUnsupported }
 
 // Mkdir is unsupported here.
 func (w *Workspace) Mkdir(rel string, mode uint32) error { return ErrUnsupported }
+
+// DirStat is one directory entry with its lstat.
+type DirStat struct {
+	Name string
+	Stat unix.Stat_t
+}
+
+// ReadDirStat is unsupported here.
+func (w *Workspace) ReadDirStat(rel string) ([]DirStat, error) { return nil, ErrUnsupported }
+
+// Chmod is unsupported here.
+func (w *Workspace) Chmod(rel string, mode uint32) error { return ErrUnsupported }
+
+// Symlink is unsupported here.
+func (w *Workspace) Symlink(target, rel string) error { return ErrUnsupported }
+
+// FileWrite is one file of a WriteFiles batch.
+type FileWrite struct {
+	Rel  string
+	Data []byte
+	Mode uint32
+}
+
+// WriteFiles is unsupported here.
+func (w *Workspace) WriteFiles(files []FileWrite) (int, error) { return 0, ErrUnsupported }

@@ -16,6 +16,10 @@
 //     outside any sandbox, prompt-injection markers. A tier 1 block
 //     overrides a tier 0 allow; the policy can trust a host, not silence
 //     a rule.
+//   - Tiers 2 and 3 answer escalations, and live in the engine, which
+//     records their exchanges: tier 2 asks a model, tier 3 a human. An
+//     escalation's Tier names who must answer; a tier 2 escalation with no
+//     evaluator configured goes to a human.
 //
 // # Invariants
 //

@@ -28,44 +28,92 @@ const (
 	StateAbsent  = "absent"
 )
 
-// FileState is one path's pre-state: a file's content blob and mode, a
-// directory, a symlink's target, or absent.
+// FileState is one path's state: a file's content blob and mode, a
+// directory, a symlink's target, or absent. A file whose content was not
+// kept (larger than the snapshot limit) has Hash and Omitted instead of a
+// blob: its state is known, but a rollback cannot restore it.
 type FileState struct {
-	Path   string `json:"path"` // relative to the workspace, slash-separated
-	State  string `json:"state"`
-	Mode   uint32 `json:"mode,omitempty"` // permission bits
-	Size   int64  `json:"size,omitempty"`
-	Blob   string `json:"blob,omitempty"`
-	Target string `json:"target,omitempty"` // symlinks
+	Path    string `json:"path"` // relative to the workspace, slash-separated
+	State   string `json:"state"`
+	Mode    uint32 `json:"mode,omitempty"` // permission bits
+	Size    int64  `json:"size,omitempty"`
+	Blob    string `json:"blob,omitempty"`
+	Hash    string `json:"hash,omitempty"`    // content hash when the blob was omitted
+	Omitted string `json:"omitted,omitempty"` // why the content was not kept
+	Target  string `json:"target,omitempty"`  // symlinks
+}
+
+// ContentHash is the BLAKE3 of a file's content, whether kept or not.
+func (f FileState) ContentHash() string {
+	if f.Blob != "" {
+		return f.Blob
+	}
+	return f.Hash
 }
 
 func (f FileState) validate() error {
 	if err := firstErr(need("path", f.Path), oneOf("state", f.State, StateFile, StateDir, StateSymlink, StateAbsent)); err != nil {
 		return err
 	}
-	if (f.State == StateFile) != (f.Blob != "") {
-		return fmt.Errorf("%s: a file, and only a file, has a blob", f.Path)
+	isFile := f.State == StateFile
+	switch {
+	case isFile && f.Blob == "" && (f.Omitted == "" || f.Hash == ""):
+		return fmt.Errorf("%s: a file has a blob, or a hash and the reason its content was omitted", f.Path)
+	case isFile && f.Blob != "" && (f.Omitted != "" || f.Hash != ""):
+		return fmt.Errorf("%s: a file with a blob has no omitted content", f.Path)
+	case !isFile && (f.Blob != "" || f.Hash != "" || f.Omitted != ""):
+		return fmt.Errorf("%s: only a file has content", f.Path)
 	}
-	return needHash("blob", f.Blob, true)
+	return firstErr(needHash("blob", f.Blob, true), needHash("hash", f.Hash, true))
 }
+
+// Snapshot kinds.
+const (
+	// KindFiles snapshots the paths a tool names: Files holds each one's
+	// pre-state.
+	KindFiles = "files"
+	// KindWorkspace snapshots the whole workspace before a tool that may
+	// change any of it (a shell command): ManifestBlob holds every path's
+	// state (one canonical JSON FileState per line, sorted by path), and
+	// Files the entries whose content this snapshot stored because the
+	// ledger did not hold it yet, so every content blob is named by an
+	// entry. What the tool changed is recorded after it, in
+	// exec.completed's pre and post.
+	KindWorkspace = "workspace"
+)
 
 // Snapshot records the pre-state of every path an action will change,
 // before it runs. Its seq is the snapshot id users type.
 type Snapshot struct {
-	CallID string      `json:"call_id"`
-	Tool   string      `json:"tool"`
-	Kind   string      `json:"kind"` // "files" (named paths) or "workspace" (before a shell command)
-	Files  []FileState `json:"files"`
+	CallID       string      `json:"call_id"`
+	Tool         string      `json:"tool"`
+	Kind         string      `json:"kind"`
+	Files        []FileState `json:"files"`
+	ManifestBlob string      `json:"manifest_blob,omitempty"` // workspace snapshots
+	Entries      int64       `json:"entries,omitempty"`       // workspace snapshots: paths in the manifest
+	// Unrecorded names paths a workspace snapshot could not record
+	// (names that are not UTF-8, sockets, fifos, devices), quoted.
+	Unrecorded []string `json:"unrecorded,omitempty"`
+	// Excluded lists the path patterns a workspace snapshot leaves out
+	// by configuration (by default .git/objects, which git never changes
+	// in place).
+	Excluded []string `json:"excluded,omitempty"`
 }
 
 func (*Snapshot) Type() string { return TypeSnapshot }
 
 func (s *Snapshot) Validate() error {
-	if err := firstErr(need("call_id", s.CallID, "tool", s.Tool), oneOf("kind", s.Kind, "files", "workspace")); err != nil {
+	if err := firstErr(need("call_id", s.CallID, "tool", s.Tool), oneOf("kind", s.Kind, KindFiles, KindWorkspace)); err != nil {
 		return err
 	}
 	if s.Files == nil {
 		return errors.New("files is required")
+	}
+	if (s.Kind == KindWorkspace) != (s.ManifestBlob != "") {
+		return errors.New("a workspace snapshot, and only one, has a manifest_blob")
+	}
+	if err := needHash("manifest_blob", s.ManifestBlob, true); err != nil {
+		return err
 	}
 	for _, f := range s.Files {
 		if err := f.validate(); err != nil {
@@ -84,6 +132,12 @@ type Rollback struct {
 	Files       []string `json:"files"`
 	PreSnapshot uint64   `json:"pre_snapshot"` // chronicle.snapshot of the state overwritten
 	Forced      bool     `json:"forced"`
+	// Post is each restored path's state after the rollback, so that the
+	// rollback can itself be rolled back with conflict detection.
+	Post []PostState `json:"post,omitempty"`
+	// Error says why the rollback stopped part way; Files then lists
+	// only what it restored.
+	Error string `json:"error,omitempty"`
 }
 
 func (*Rollback) Type() string { return TypeRollback }
@@ -95,11 +149,13 @@ func (r *Rollback) Validate() error {
 	if r.PreSnapshot == 0 {
 		return errors.New("pre_snapshot is required")
 	}
-	return nil
+	return validatePost(r.Post)
 }
 
 // Pruned records blobs removed by retention. Verify accepts exactly these
-// blobs as missing after this entry.
+// blobs as missing after this entry. Snapshots lists the snapshots
+// retired; Blobs may be empty when everything they hold is shared with
+// snapshots that are kept (nothing is removed, they only stop counting).
 type Pruned struct {
 	Blobs     []string `json:"blobs"`
 	Snapshots []uint64 `json:"snapshots"` // snapshots whose content is gone
@@ -109,8 +165,11 @@ type Pruned struct {
 func (*Pruned) Type() string { return TypePruned }
 
 func (p *Pruned) Validate() error {
-	if len(p.Blobs) == 0 {
-		return errors.New("blobs is required")
+	if len(p.Blobs) == 0 && len(p.Snapshots) == 0 {
+		return errors.New("blobs or snapshots is required")
+	}
+	if p.Blobs == nil {
+		return errors.New("blobs is required (empty when the retired snapshots' content is all shared)")
 	}
 	for _, b := range p.Blobs {
 		if err := needHash("blobs[]", b, false); err != nil {

@@ -51,6 +51,10 @@ type ExecCompleted struct {
 	ExitCode   int         `json:"exit_code"`
 	DurationMS int64       `json:"duration_ms"`
 	Post       []PostState `json:"post"`
+	// Pre is, for a workspace-wide tool (a shell command), the pre-state
+	// of each path it changed, from the workspace snapshot taken before
+	// it: what a rollback restores. Post then lists the same paths.
+	Pre []FileState `json:"pre,omitempty"`
 }
 
 func (*ExecCompleted) Type() string { return TypeExecCompleted }
@@ -59,7 +63,19 @@ func (e *ExecCompleted) Validate() error {
 	if e.DurationMS < 0 {
 		return errors.New("duration_ms must not be negative")
 	}
-	for _, p := range e.Post {
+	if err := validatePost(e.Post); err != nil {
+		return err
+	}
+	for _, f := range e.Pre {
+		if err := f.validate(); err != nil {
+			return err
+		}
+	}
+	return firstErr(need("call_id", e.CallID, "tool", e.Tool), inlineOrBlob(e.Result, e.ResultBlob, e.Size))
+}
+
+func validatePost(post []PostState) error {
+	for _, p := range post {
 		if p.Path == "" || p.Absent == (p.Hash != "") {
 			return errors.New("each post path has exactly one of hash and absent")
 		}
@@ -67,7 +83,7 @@ func (e *ExecCompleted) Validate() error {
 			return err
 		}
 	}
-	return firstErr(need("call_id", e.CallID, "tool", e.Tool), inlineOrBlob(e.Result, e.ResultBlob, e.Size))
+	return nil
 }
 
 // ExecFailed records an executor that could not do its work (bad path,

@@ -453,9 +453,9 @@ func (x *GetHistoryResponse) GetMessages() []*ChatMessage {
 
 type ApprovalRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	ApprovalId    string                 `protobuf:"bytes,1,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"` // the call_id awaiting approval
+	ApprovalId    string                 `protobuf:"bytes,1,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"` // from the approval_requested event or ListApprovals ("apr_...")
 	Approved      bool                   `protobuf:"varint,2,opt,name=approved,proto3" json:"approved,omitempty"`
-	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"` // optional, recorded with the answer
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -515,6 +515,10 @@ type ApprovalResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Resolved      bool                   `protobuf:"varint,1,opt,name=resolved,proto3" json:"resolved,omitempty"`
 	Seq           uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"` // ledger seq of approval.resolved
+	CallId        string                 `protobuf:"bytes,3,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Tool          string                 `protobuf:"bytes,4,opt,name=tool,proto3" json:"tool,omitempty"`
+	Approved      bool                   `protobuf:"varint,5,opt,name=approved,proto3" json:"approved,omitempty"`
+	By            string                 `protobuf:"bytes,6,opt,name=by,proto3" json:"by,omitempty"` // the client's name, as recorded
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -563,6 +567,247 @@ func (x *ApprovalResponse) GetSeq() uint64 {
 	return 0
 }
 
+func (x *ApprovalResponse) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *ApprovalResponse) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *ApprovalResponse) GetApproved() bool {
+	if x != nil {
+		return x.Approved
+	}
+	return false
+}
+
+func (x *ApprovalResponse) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+type ListApprovalsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"` // empty: every session
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalsRequest) Reset() {
+	*x = ListApprovalsRequest{}
+	mi := &file_opx_v1_client_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalsRequest) ProtoMessage() {}
+
+func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_client_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
+func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ListApprovalsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+type ListApprovalsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Approvals     []*PendingApproval     `protobuf:"bytes,1,rep,name=approvals,proto3" json:"approvals,omitempty"` // oldest first
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalsResponse) Reset() {
+	*x = ListApprovalsResponse{}
+	mi := &file_opx_v1_client_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalsResponse) ProtoMessage() {}
+
+func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_client_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
+func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ListApprovalsResponse) GetApprovals() []*PendingApproval {
+	if x != nil {
+		return x.Approvals
+	}
+	return nil
+}
+
+// PendingApproval is an escalation waiting for a human.
+type PendingApproval struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ApprovalId    string                 `protobuf:"bytes,1,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
+	SessionId     string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	MessageId     string                 `protobuf:"bytes,3,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	CallId        string                 `protobuf:"bytes,4,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Tool          string                 `protobuf:"bytes,5,opt,name=tool,proto3" json:"tool,omitempty"`
+	Arguments     string                 `protobuf:"bytes,6,opt,name=arguments,proto3" json:"arguments,omitempty"`                         // canonical JSON
+	Reason        string                 `protobuf:"bytes,7,opt,name=reason,proto3" json:"reason,omitempty"`                               // why it was escalated
+	RequestedAt   int64                  `protobuf:"varint,8,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"` // Unix nanoseconds
+	TimeoutMs     int64                  `protobuf:"varint,9,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	ExpiresAt     int64                  `protobuf:"varint,10,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"` // Unix nanoseconds: denied by the timeout then
+	Seq           uint64                 `protobuf:"varint,11,opt,name=seq,proto3" json:"seq,omitempty"`                              // ledger seq of approval.requested
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PendingApproval) Reset() {
+	*x = PendingApproval{}
+	mi := &file_opx_v1_client_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PendingApproval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PendingApproval) ProtoMessage() {}
+
+func (x *PendingApproval) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_client_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PendingApproval.ProtoReflect.Descriptor instead.
+func (*PendingApproval) Descriptor() ([]byte, []int) {
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *PendingApproval) GetApprovalId() string {
+	if x != nil {
+		return x.ApprovalId
+	}
+	return ""
+}
+
+func (x *PendingApproval) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *PendingApproval) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+func (x *PendingApproval) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *PendingApproval) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *PendingApproval) GetArguments() string {
+	if x != nil {
+		return x.Arguments
+	}
+	return ""
+}
+
+func (x *PendingApproval) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *PendingApproval) GetRequestedAt() int64 {
+	if x != nil {
+		return x.RequestedAt
+	}
+	return 0
+}
+
+func (x *PendingApproval) GetTimeoutMs() int64 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
+func (x *PendingApproval) GetExpiresAt() int64 {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return 0
+}
+
+func (x *PendingApproval) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 type StatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -571,7 +816,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_opx_v1_client_proto_msgTypes[9]
+	mi := &file_opx_v1_client_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -583,7 +828,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[9]
+	mi := &file_opx_v1_client_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -596,7 +841,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{9}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{12}
 }
 
 type StatusResponse struct {
@@ -618,7 +863,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_opx_v1_client_proto_msgTypes[10]
+	mi := &file_opx_v1_client_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -630,7 +875,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[10]
+	mi := &file_opx_v1_client_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -643,7 +888,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{10}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StatusResponse) GetVersion() string {
@@ -732,7 +977,7 @@ type ShutdownRequest struct {
 
 func (x *ShutdownRequest) Reset() {
 	*x = ShutdownRequest{}
-	mi := &file_opx_v1_client_proto_msgTypes[11]
+	mi := &file_opx_v1_client_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -744,7 +989,7 @@ func (x *ShutdownRequest) String() string {
 func (*ShutdownRequest) ProtoMessage() {}
 
 func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[11]
+	mi := &file_opx_v1_client_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -757,7 +1002,7 @@ func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownRequest.ProtoReflect.Descriptor instead.
 func (*ShutdownRequest) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{11}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ShutdownRequest) GetReason() string {
@@ -775,7 +1020,7 @@ type ShutdownResponse struct {
 
 func (x *ShutdownResponse) Reset() {
 	*x = ShutdownResponse{}
-	mi := &file_opx_v1_client_proto_msgTypes[12]
+	mi := &file_opx_v1_client_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -787,7 +1032,7 @@ func (x *ShutdownResponse) String() string {
 func (*ShutdownResponse) ProtoMessage() {}
 
 func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[12]
+	mi := &file_opx_v1_client_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -800,7 +1045,7 @@ func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownResponse.ProtoReflect.Descriptor instead.
 func (*ShutdownResponse) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{12}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{15}
 }
 
 type RestartRequest struct {
@@ -812,7 +1057,7 @@ type RestartRequest struct {
 
 func (x *RestartRequest) Reset() {
 	*x = RestartRequest{}
-	mi := &file_opx_v1_client_proto_msgTypes[13]
+	mi := &file_opx_v1_client_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -824,7 +1069,7 @@ func (x *RestartRequest) String() string {
 func (*RestartRequest) ProtoMessage() {}
 
 func (x *RestartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[13]
+	mi := &file_opx_v1_client_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -837,7 +1082,7 @@ func (x *RestartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartRequest.ProtoReflect.Descriptor instead.
 func (*RestartRequest) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{13}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RestartRequest) GetReason() string {
@@ -855,7 +1100,7 @@ type RestartResponse struct {
 
 func (x *RestartResponse) Reset() {
 	*x = RestartResponse{}
-	mi := &file_opx_v1_client_proto_msgTypes[14]
+	mi := &file_opx_v1_client_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -867,7 +1112,7 @@ func (x *RestartResponse) String() string {
 func (*RestartResponse) ProtoMessage() {}
 
 func (x *RestartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[14]
+	mi := &file_opx_v1_client_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -880,7 +1125,7 @@ func (x *RestartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartResponse.ProtoReflect.Descriptor instead.
 func (*RestartResponse) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{14}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{17}
 }
 
 var File_opx_v1_client_proto protoreflect.FileDescriptor
@@ -929,10 +1174,37 @@ const file_opx_v1_client_proto_rawDesc = "" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12\x1a\n" +
 	"\bapproved\x18\x02 \x01(\bR\bapproved\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"@\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x99\x01\n" +
 	"\x10ApprovalResponse\x12\x1a\n" +
 	"\bresolved\x18\x01 \x01(\bR\bresolved\x12\x10\n" +
-	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\x0f\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x17\n" +
+	"\acall_id\x18\x03 \x01(\tR\x06callId\x12\x12\n" +
+	"\x04tool\x18\x04 \x01(\tR\x04tool\x12\x1a\n" +
+	"\bapproved\x18\x05 \x01(\bR\bapproved\x12\x0e\n" +
+	"\x02by\x18\x06 \x01(\tR\x02by\"5\n" +
+	"\x14ListApprovalsRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"N\n" +
+	"\x15ListApprovalsResponse\x125\n" +
+	"\tapprovals\x18\x01 \x03(\v2\x17.opx.v1.PendingApprovalR\tapprovals\"\xc6\x02\n" +
+	"\x0fPendingApproval\x12\x1f\n" +
+	"\vapproval_id\x18\x01 \x01(\tR\n" +
+	"approvalId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x03 \x01(\tR\tmessageId\x12\x17\n" +
+	"\acall_id\x18\x04 \x01(\tR\x06callId\x12\x12\n" +
+	"\x04tool\x18\x05 \x01(\tR\x04tool\x12\x1c\n" +
+	"\targuments\x18\x06 \x01(\tR\targuments\x12\x16\n" +
+	"\x06reason\x18\a \x01(\tR\x06reason\x12!\n" +
+	"\frequested_at\x18\b \x01(\x03R\vrequestedAt\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\t \x01(\x03R\ttimeoutMs\x12\x1d\n" +
+	"\n" +
+	"expires_at\x18\n" +
+	" \x01(\x03R\texpiresAt\x12\x10\n" +
+	"\x03seq\x18\v \x01(\x04R\x03seq\"\x0f\n" +
 	"\rStatusRequest\"\x85\x03\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x1c\n" +
@@ -955,13 +1227,14 @@ const file_opx_v1_client_proto_rawDesc = "" +
 	"\x10ShutdownResponse\"(\n" +
 	"\x0eRestartRequest\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x11\n" +
-	"\x0fRestartResponse2\xe2\x03\n" +
+	"\x0fRestartResponse2\xb0\x04\n" +
 	"\rClientService\x12D\n" +
 	"\vSendMessage\x12\x1c.opx.v1.ClientMessageRequest\x1a\x15.opx.v1.PipelineEvent0\x01\x12I\n" +
 	"\fListSessions\x12\x1b.opx.v1.ListSessionsRequest\x1a\x1c.opx.v1.ListSessionsResponse\x12C\n" +
 	"\n" +
 	"GetHistory\x12\x19.opx.v1.GetHistoryRequest\x1a\x1a.opx.v1.GetHistoryResponse\x12D\n" +
-	"\x0fResolveApproval\x12\x17.opx.v1.ApprovalRequest\x1a\x18.opx.v1.ApprovalResponse\x12:\n" +
+	"\x0fResolveApproval\x12\x17.opx.v1.ApprovalRequest\x1a\x18.opx.v1.ApprovalResponse\x12L\n" +
+	"\rListApprovals\x12\x1c.opx.v1.ListApprovalsRequest\x1a\x1d.opx.v1.ListApprovalsResponse\x12:\n" +
 	"\tGetStatus\x12\x15.opx.v1.StatusRequest\x1a\x16.opx.v1.StatusResponse\x12=\n" +
 	"\bShutdown\x12\x17.opx.v1.ShutdownRequest\x1a\x18.opx.v1.ShutdownResponse\x12:\n" +
 	"\aRestart\x12\x16.opx.v1.RestartRequest\x1a\x17.opx.v1.RestartResponseB+Z)github.com/opx-dev/opx/proto/opx/v1;opxv1b\x06proto3"
@@ -978,47 +1251,53 @@ func file_opx_v1_client_proto_rawDescGZIP() []byte {
 	return file_opx_v1_client_proto_rawDescData
 }
 
-var file_opx_v1_client_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_opx_v1_client_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_opx_v1_client_proto_goTypes = []any{
-	(*ClientMessageRequest)(nil), // 0: opx.v1.ClientMessageRequest
-	(*PipelineEvent)(nil),        // 1: opx.v1.PipelineEvent
-	(*ListSessionsRequest)(nil),  // 2: opx.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil), // 3: opx.v1.ListSessionsResponse
-	(*SessionInfo)(nil),          // 4: opx.v1.SessionInfo
-	(*GetHistoryRequest)(nil),    // 5: opx.v1.GetHistoryRequest
-	(*GetHistoryResponse)(nil),   // 6: opx.v1.GetHistoryResponse
-	(*ApprovalRequest)(nil),      // 7: opx.v1.ApprovalRequest
-	(*ApprovalResponse)(nil),     // 8: opx.v1.ApprovalResponse
-	(*StatusRequest)(nil),        // 9: opx.v1.StatusRequest
-	(*StatusResponse)(nil),       // 10: opx.v1.StatusResponse
-	(*ShutdownRequest)(nil),      // 11: opx.v1.ShutdownRequest
-	(*ShutdownResponse)(nil),     // 12: opx.v1.ShutdownResponse
-	(*RestartRequest)(nil),       // 13: opx.v1.RestartRequest
-	(*RestartResponse)(nil),      // 14: opx.v1.RestartResponse
-	(*ChatMessage)(nil),          // 15: opx.v1.ChatMessage
+	(*ClientMessageRequest)(nil),  // 0: opx.v1.ClientMessageRequest
+	(*PipelineEvent)(nil),         // 1: opx.v1.PipelineEvent
+	(*ListSessionsRequest)(nil),   // 2: opx.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),  // 3: opx.v1.ListSessionsResponse
+	(*SessionInfo)(nil),           // 4: opx.v1.SessionInfo
+	(*GetHistoryRequest)(nil),     // 5: opx.v1.GetHistoryRequest
+	(*GetHistoryResponse)(nil),    // 6: opx.v1.GetHistoryResponse
+	(*ApprovalRequest)(nil),       // 7: opx.v1.ApprovalRequest
+	(*ApprovalResponse)(nil),      // 8: opx.v1.ApprovalResponse
+	(*ListApprovalsRequest)(nil),  // 9: opx.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil), // 10: opx.v1.ListApprovalsResponse
+	(*PendingApproval)(nil),       // 11: opx.v1.PendingApproval
+	(*StatusRequest)(nil),         // 12: opx.v1.StatusRequest
+	(*StatusResponse)(nil),        // 13: opx.v1.StatusResponse
+	(*ShutdownRequest)(nil),       // 14: opx.v1.ShutdownRequest
+	(*ShutdownResponse)(nil),      // 15: opx.v1.ShutdownResponse
+	(*RestartRequest)(nil),        // 16: opx.v1.RestartRequest
+	(*RestartResponse)(nil),       // 17: opx.v1.RestartResponse
+	(*ChatMessage)(nil),           // 18: opx.v1.ChatMessage
 }
 var file_opx_v1_client_proto_depIdxs = []int32{
 	4,  // 0: opx.v1.ListSessionsResponse.sessions:type_name -> opx.v1.SessionInfo
-	15, // 1: opx.v1.GetHistoryResponse.messages:type_name -> opx.v1.ChatMessage
-	0,  // 2: opx.v1.ClientService.SendMessage:input_type -> opx.v1.ClientMessageRequest
-	2,  // 3: opx.v1.ClientService.ListSessions:input_type -> opx.v1.ListSessionsRequest
-	5,  // 4: opx.v1.ClientService.GetHistory:input_type -> opx.v1.GetHistoryRequest
-	7,  // 5: opx.v1.ClientService.ResolveApproval:input_type -> opx.v1.ApprovalRequest
-	9,  // 6: opx.v1.ClientService.GetStatus:input_type -> opx.v1.StatusRequest
-	11, // 7: opx.v1.ClientService.Shutdown:input_type -> opx.v1.ShutdownRequest
-	13, // 8: opx.v1.ClientService.Restart:input_type -> opx.v1.RestartRequest
-	1,  // 9: opx.v1.ClientService.SendMessage:output_type -> opx.v1.PipelineEvent
-	3,  // 10: opx.v1.ClientService.ListSessions:output_type -> opx.v1.ListSessionsResponse
-	6,  // 11: opx.v1.ClientService.GetHistory:output_type -> opx.v1.GetHistoryResponse
-	8,  // 12: opx.v1.ClientService.ResolveApproval:output_type -> opx.v1.ApprovalResponse
-	10, // 13: opx.v1.ClientService.GetStatus:output_type -> opx.v1.StatusResponse
-	12, // 14: opx.v1.ClientService.Shutdown:output_type -> opx.v1.ShutdownResponse
-	14, // 15: opx.v1.ClientService.Restart:output_type -> opx.v1.RestartResponse
-	9,  // [9:16] is the sub-list for method output_type
-	2,  // [2:9] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	18, // 1: opx.v1.GetHistoryResponse.messages:type_name -> opx.v1.ChatMessage
+	11, // 2: opx.v1.ListApprovalsResponse.approvals:type_name -> opx.v1.PendingApproval
+	0,  // 3: opx.v1.ClientService.SendMessage:input_type -> opx.v1.ClientMessageRequest
+	2,  // 4: opx.v1.ClientService.ListSessions:input_type -> opx.v1.ListSessionsRequest
+	5,  // 5: opx.v1.ClientService.GetHistory:input_type -> opx.v1.GetHistoryRequest
+	7,  // 6: opx.v1.ClientService.ResolveApproval:input_type -> opx.v1.ApprovalRequest
+	9,  // 7: opx.v1.ClientService.ListApprovals:input_type -> opx.v1.ListApprovalsRequest
+	12, // 8: opx.v1.ClientService.GetStatus:input_type -> opx.v1.StatusRequest
+	14, // 9: opx.v1.ClientService.Shutdown:input_type -> opx.v1.ShutdownRequest
+	16, // 10: opx.v1.ClientService.Restart:input_type -> opx.v1.RestartRequest
+	1,  // 11: opx.v1.ClientService.SendMessage:output_type -> opx.v1.PipelineEvent
+	3,  // 12: opx.v1.ClientService.ListSessions:output_type -> opx.v1.ListSessionsResponse
+	6,  // 13: opx.v1.ClientService.GetHistory:output_type -> opx.v1.GetHistoryResponse
+	8,  // 14: opx.v1.ClientService.ResolveApproval:output_type -> opx.v1.ApprovalResponse
+	10, // 15: opx.v1.ClientService.ListApprovals:output_type -> opx.v1.ListApprovalsResponse
+	13, // 16: opx.v1.ClientService.GetStatus:output_type -> opx.v1.StatusResponse
+	15, // 17: opx.v1.ClientService.Shutdown:output_type -> opx.v1.ShutdownResponse
+	17, // 18: opx.v1.ClientService.Restart:output_type -> opx.v1.RestartResponse
+	11, // [11:19] is the sub-list for method output_type
+	3,  // [3:11] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_opx_v1_client_proto_init() }
@@ -1033,7 +1312,7 @@ func file_opx_v1_client_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opx_v1_client_proto_rawDesc), len(file_opx_v1_client_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

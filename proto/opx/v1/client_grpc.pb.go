@@ -23,6 +23,7 @@ const (
 	ClientService_ListSessions_FullMethodName    = "/opx.v1.ClientService/ListSessions"
 	ClientService_GetHistory_FullMethodName      = "/opx.v1.ClientService/GetHistory"
 	ClientService_ResolveApproval_FullMethodName = "/opx.v1.ClientService/ResolveApproval"
+	ClientService_ListApprovals_FullMethodName   = "/opx.v1.ClientService/ListApprovals"
 	ClientService_GetStatus_FullMethodName       = "/opx.v1.ClientService/GetStatus"
 	ClientService_Shutdown_FullMethodName        = "/opx.v1.ClientService/Shutdown"
 	ClientService_Restart_FullMethodName         = "/opx.v1.ClientService/Restart"
@@ -38,7 +39,12 @@ type ClientServiceClient interface {
 	SendMessage(ctx context.Context, in *ClientMessageRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[PipelineEvent], error)
 	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
 	GetHistory(ctx context.Context, in *GetHistoryRequest, opts ...grpc.CallOption) (*GetHistoryResponse, error)
+	// ResolveApproval answers an escalation waiting for a human (tier 3).
+	// NOT_FOUND for an id that is not pending (unknown, or already
+	// resolved by a client, the timeout or the engine stopping).
 	ResolveApproval(ctx context.Context, in *ApprovalRequest, opts ...grpc.CallOption) (*ApprovalResponse, error)
+	// ListApprovals lists the escalations waiting for a human.
+	ListApprovals(ctx context.Context, in *ListApprovalsRequest, opts ...grpc.CallOption) (*ListApprovalsResponse, error)
 	GetStatus(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 	Shutdown(ctx context.Context, in *ShutdownRequest, opts ...grpc.CallOption) (*ShutdownResponse, error)
 	Restart(ctx context.Context, in *RestartRequest, opts ...grpc.CallOption) (*RestartResponse, error)
@@ -101,6 +107,16 @@ func (c *clientServiceClient) ResolveApproval(ctx context.Context, in *ApprovalR
 	return out, nil
 }
 
+func (c *clientServiceClient) ListApprovals(ctx context.Context, in *ListApprovalsRequest, opts ...grpc.CallOption) (*ListApprovalsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListApprovalsResponse)
+	err := c.cc.Invoke(ctx, ClientService_ListApprovals_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *clientServiceClient) GetStatus(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StatusResponse)
@@ -141,7 +157,12 @@ type ClientServiceServer interface {
 	SendMessage(*ClientMessageRequest, grpc.ServerStreamingServer[PipelineEvent]) error
 	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
 	GetHistory(context.Context, *GetHistoryRequest) (*GetHistoryResponse, error)
+	// ResolveApproval answers an escalation waiting for a human (tier 3).
+	// NOT_FOUND for an id that is not pending (unknown, or already
+	// resolved by a client, the timeout or the engine stopping).
 	ResolveApproval(context.Context, *ApprovalRequest) (*ApprovalResponse, error)
+	// ListApprovals lists the escalations waiting for a human.
+	ListApprovals(context.Context, *ListApprovalsRequest) (*ListApprovalsResponse, error)
 	GetStatus(context.Context, *StatusRequest) (*StatusResponse, error)
 	Shutdown(context.Context, *ShutdownRequest) (*ShutdownResponse, error)
 	Restart(context.Context, *RestartRequest) (*RestartResponse, error)
@@ -166,6 +187,9 @@ func (UnimplementedClientServiceServer) GetHistory(context.Context, *GetHistoryR
 }
 func (UnimplementedClientServiceServer) ResolveApproval(context.Context, *ApprovalRequest) (*ApprovalResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ResolveApproval not implemented")
+}
+func (UnimplementedClientServiceServer) ListApprovals(context.Context, *ListApprovalsRequest) (*ListApprovalsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListApprovals not implemented")
 }
 func (UnimplementedClientServiceServer) GetStatus(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetStatus not implemented")
@@ -262,6 +286,24 @@ func _ClientService_ResolveApproval_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClientService_ListApprovals_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListApprovalsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientServiceServer).ListApprovals(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientService_ListApprovals_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientServiceServer).ListApprovals(ctx, req.(*ListApprovalsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ClientService_GetStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(StatusRequest)
 	if err := dec(in); err != nil {
@@ -334,6 +376,10 @@ var ClientService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ResolveApproval",
 			Handler:    _ClientService_ResolveApproval_Handler,
+		},
+		{
+			MethodName: "ListApprovals",
+			Handler:    _ClientService_ListApprovals_Handler,
 		},
 		{
 			MethodName: "GetStatus",

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/urfave/cli/v2"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// review is a ledger opened for the snapshot commands: the file itself
+// (offline), or the running engine's LedgerService when the engine holds
+// the file. Index holds every snapshot and what became of it; Workspace is
+// the workspace the last engine.started names ("" if none).
+type review struct {
+	src       chronicle.Source
+	index     *chronicle.Index
+	workspace string
+	path      string // the ledger file, for messages
+	live      bool   // read through a running engine
+	close     func() error
+}
+
+func (r *review) Close() error { return r.close() }
+
+// openChronicleReview opens c's ledger for reading and folds its
+// snapshots. An explicit --ledger is always read offline.
+func openChronicleReview(c *cli.Context) (*review, error) {
+	r := &review{}
+	path, err := ledgerPath(c)
+	if err != nil {
+		return nil, err
+	}
+	r.path = path
+	l, err := openReview(c)
+	switch {
+	case err == nil:
+		r.src, r.close = l, l.Close
+	case errors.Is(err, ledger.ErrLocked):
+		if _, explicit := flagGiven(c, "ledger"); explicit {
+			return nil, err
+		}
+		ec, derr := dialEngine(c)
+		if derr != nil {
+			return nil, err // the file is locked and no engine answers: say so
+		}
+		r.src, r.close, r.live = &engineSource{ec: ec}, ec.Close, true
+	default:
+		return nil, err
+	}
+	r.index = chronicle.NewIndex()
+	err = r.src.Range(0, ^uint64(0), func(e ledger.Entry) error {
+		if e.Type == event.TypeEngineStarted {
+			if p, err := event.Decode(e); err == nil {
+				r.workspace = p.(*event.EngineStarted).Workspace
+			}
+		}
+		return r.index.Apply(e)
+	})
+	if err != nil {
+		r.close()
+		return nil, fmt.Errorf("read snapshots from %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// engineSource reads the ledger through a running engine. Entries and
+// blobs are hash-checked here too: the engine is trusted, the wire and
+// this client's copy are checked anyway.
+type engineSource struct{ ec *engineClient }
+
+func (s *engineSource) Range(from, to uint64, fn func(ledger.Entry) error) error {
+	if to == ^uint64(0) {
+		to = 0 // the service's "to the head"
+	}
+	stream, err := s.ec.ledger.StreamEntries(s.ec.ctx, &opxv1.StreamEntriesRequest{FromSeq: from, ToSeq: to})
+	if err != nil {
+		return err
+	}
+	for {
+		m, err := stream.Recv()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		e, err := ledger.ParseEntry(m.Raw)
+		if err != nil {
+			return &ledger.IntegrityError{Seq: m.Seq, Kind: ledger.KindUnreadable, Detail: err.Error()}
+		}
+		if e.Seq != m.Seq {
+			return &ledger.IntegrityError{Seq: m.Seq, Kind: ledger.KindSeqMismatch, Detail: fmt.Sprintf("entry says seq %d", e.Seq)}
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *engineSource) GetBlob(h ledger.Hash) ([]byte, error) {
+	resp, err := s.ec.ledger.GetBlob(s.ec.ctx, &opxv1.GetBlobRequest{Hash: h.String()})
+	switch status.Code(err) {
+	case codes.OK:
+	case codes.NotFound:
+		return nil, fmt.Errorf("blob %s: %w", h, ledger.ErrNotFound)
+	case codes.DataLoss:
+		return nil, &ledger.IntegrityError{Kind: ledger.KindBlobCorrupt, Detail: status.Convert(err).Message()}
+	default:
+		return nil, err
+	}
+	if got := ledger.Sum(resp.Content); got != h {
+		return nil, &ledger.IntegrityError{Kind: ledger.KindBlobCorrupt, Detail: fmt.Sprintf("blob %s hashes to %s", h, got),
+			Expected: h.String(), Found: got.String()}
+	}
+	return resp.Content, nil
+}

@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/registry"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/urfave/cli/v2"
+)
+
+func rollbackCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "rollback",
+		Usage:     "restore what a snapshot recorded, or everything a session changed",
+		UsageText: "opx rollback ID [--dry-run] [--force] [--json]\n   opx rollback --session ID [--dry-run] [--force] [--json]",
+		Description: "Restores each path the snapshot's tool changed to its recorded pre-state: content (checked against\n" +
+			"its BLAKE3 hash first), mode, or absence. Each file is replaced atomically. Before it changes\n" +
+			"anything the rollback snapshots what it will overwrite and records a chronicle.rollback entry after,\n" +
+			"so a rollback is itself undoable (opx rollback <its pre_snapshot>). A path that changed since opx\n" +
+			"changed it is a conflict: the rollback is refused and the conflicts listed, unless --force.\n" +
+			"With --session, restores every path the session changed to its state before the session first\n" +
+			"changed it. While the engine runs, the engine carries the rollback out between tool calls;\n" +
+			"otherwise opx opens the ledger itself (the workspace is --workspace, else the one the ledger's\n" +
+			"last engine.started names).\n\n" +
+			exitCodesHelp("refused: a path changed since it was recorded (a conflict), or stored content fails its hash"),
+		HideHelpCommand: true,
+		Flags: append(locationFlags(),
+			&cli.StringFlag{Name: "session", Usage: "roll back everything session `ID` changed"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "show what would change and the conflicts; change nothing"},
+			&cli.BoolFlag{Name: "force", Usage: "overwrite paths that changed since opx changed them"},
+			jsonFlag(),
+		),
+		Action: runRollback,
+	}
+}
+
+func runRollback(c *cli.Context) error {
+	args, err := wantArgs(c, 0, 1, "ID") // applies flags given after the ID
+	if err != nil {
+		return err
+	}
+	req := engine.RollbackRequest{Session: c.String("session"), DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
+	switch {
+	case req.Session != "" && len(args) > 0:
+		return usagef(c, "give a snapshot ID or --session, not both")
+	case req.Session == "" && len(args) == 0:
+		return usagef(c, "missing ID (or --session)")
+	case req.Session == "":
+		if req.Snapshot, err = parseSnapshotID(c, args[0]); err != nil {
+			return err
+		}
+	}
+	rep, err := rollbackSomewhere(c, req)
+	if rep == nil {
+		return err
+	}
+	if c.Bool("json") {
+		if jerr := writeJSON(c, rep); jerr != nil {
+			return jerr
+		}
+	} else {
+		printRollback(c.App.Writer, rep)
+	}
+	return err
+}
+
+// rollbackSomewhere asks the workspace's running engine to roll back, or,
+// when none runs (or --ledger names a file), does it here.
+func rollbackSomewhere(c *cli.Context, req engine.RollbackRequest) (*engine.RollbackReport, error) {
+	if _, explicit := flagGiven(c, "ledger"); !explicit {
+		ec, err := dialEngine(c)
+		if err == nil {
+			defer ec.Close()
+			resp, err := opxv1.NewChronicleServiceClient(ec.conn).Rollback(ec.ctx, &opxv1.RollbackRequest{
+				Snapshot: req.Snapshot, Session: req.Session, DryRun: req.DryRun, Force: req.Force})
+			if err != nil {
+				return nil, fmt.Errorf("rollback through the engine: %w", err)
+			}
+			var rep engine.RollbackReport
+			if err := json.Unmarshal(resp.ReportJson, &rep); err != nil {
+				return nil, fmt.Errorf("rollback report: %w", err)
+			}
+			return &rep, rep.ReportError()
+		}
+		if !errors.Is(err, registry.ErrNotRunning) {
+			return nil, err
+		}
+	}
+	path, err := ledgerPath(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := refuseEmpty(path); err != nil {
+		return nil, err
+	}
+	var l *ledger.Ledger
+	if req.DryRun {
+		l, err = ledger.OpenReadOnly(path)
+	} else {
+		l, err = ledger.Open(path, ledger.Options{})
+	}
+	if err != nil {
+		return nil, explainOpen(path, err)
+	}
+	defer l.Close()
+	ws, err := rollbackWorkspace(c, l)
+	if err != nil {
+		return nil, err
+	}
+	w, err := executor.OpenWorkspace(ws)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	chron := engine.NewChronicle(engine.WorkspaceFS(w), engine.NewRecorder(l), chronicle.Retention{})
+	return chron.Rollback(c.Context, req)
+}
+
+// rollbackWorkspace is the workspace an offline rollback restores into:
+// --workspace, else the one the ledger's last engine.started names.
+func rollbackWorkspace(c *cli.Context, l *ledger.Ledger) (string, error) {
+	if _, given := flagGiven(c, "workspace"); given {
+		return workspaceDir(c)
+	}
+	ws := ""
+	err := l.Range(0, ^uint64(0), func(e ledger.Entry) error {
+		if e.Type == event.TypeEngineStarted {
+			if p, err := event.Decode(e); err == nil {
+				ws = p.(*event.EngineStarted).Workspace
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if ws == "" {
+		return workspaceDir(c)
+	}
+	if _, err := os.Stat(ws); err != nil {
+		return "", fmt.Errorf("the ledger's workspace %s: %w; name where it is now with --workspace", ws, err)
+	}
+	return ws, nil
+}
+
+// printRollback prints a rollback report for people.
+func printRollback(w io.Writer, rep *engine.RollbackReport) {
+	what := fmt.Sprintf("snapshot %d", rep.Snapshot)
+	if rep.Session != "" {
+		what = "session " + rep.Session
+	}
+	verb := "rollback of"
+	if rep.DryRun {
+		verb = "dry run: rollback of"
+	}
+	fmt.Fprintf(w, "%s %s\n", verb, what)
+	for _, s := range rep.Steps {
+		action := "restore"
+		switch {
+		case s.To.State == event.StateAbsent:
+			action = "delete"
+		case s.Now.State == event.StateAbsent:
+			action = "recreate"
+		}
+		line := fmt.Sprintf("  %-8s %s  (%s; now %s)", action, s.Path, describeState(s.To, nil), describeState(s.Now, nil))
+		if s.Conflict != "" {
+			line = red(w, fmt.Sprintf("  CONFLICT %s: %s", s.Path, s.Conflict)) + "\n" + line
+		}
+		fmt.Fprintln(w, line)
+	}
+	if n := len(rep.Unchanged); n > 0 {
+		fmt.Fprintf(w, "  %s already in the recorded state\n", plural(uint64(n), "path", "paths"))
+	}
+	switch {
+	case rep.Error != "":
+		fmt.Fprintf(w, "%s\n", red(w, "not rolled back"))
+	case len(rep.Steps) == 0:
+		fmt.Fprintln(w, "nothing to do: every path is already in its recorded state")
+	case rep.DryRun:
+		fmt.Fprintf(w, "dry run: nothing changed (%s would change)\n", plural(uint64(len(rep.Steps)), "path", "paths"))
+	default:
+		fmt.Fprintf(w, "%s: %s restored; recorded as entry %d (undo with: opx rollback %d)\n", green(w, "rolled back"),
+			plural(uint64(len(rep.Restored)), "path", "paths"), rep.Rollback, rep.PreSnapshot)
+	}
+}

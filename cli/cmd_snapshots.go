@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/ledger/event"
+	"github.com/urfave/cli/v2"
+)
+
+func snapshotsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "snapshots",
+		Usage:     "list the snapshots Chronicle took before the agent changed files",
+		UsageText: "opx snapshots [--session ID] [--path P] [--json]",
+		Description: "Each snapshot is the recorded pre-state of what one tool call was about to change, taken before it ran;\n" +
+			"its ID is the seq of its chronicle.snapshot entry. `opx snapshot show ID` shows one, `opx diff ID`\n" +
+			"compares it with the workspace now and `opx rollback ID` restores it. Reads the ledger file, or the\n" +
+			"running engine's ledger service while an engine holds it.\n\n" +
+			exitCodesHelp("integrity failure found: an entry does not parse"),
+		HideHelpCommand: true,
+		Flags: append(locationFlags(),
+			&cli.StringFlag{Name: "session", Usage: "only the snapshots of session `ID`"},
+			&cli.StringFlag{Name: "path", Usage: "only the snapshots that recorded workspace path `P`"},
+			jsonFlag(),
+		),
+		Action: runSnapshots,
+	}
+}
+
+// snapshotSummary is one snapshot in listings and --json output.
+type snapshotSummary struct {
+	ID         uint64   `json:"id"`
+	TS         string   `json:"ts"`
+	Session    string   `json:"session"`
+	CallID     string   `json:"call_id"`
+	Tool       string   `json:"tool"`
+	Kind       string   `json:"kind"`
+	Paths      []string `json:"paths"` // what a rollback restores (for a workspace snapshot: what the command changed)
+	Status     string   `json:"status"`
+	RestoredBy []uint64 `json:"restored_by"`
+	PrunedBy   uint64   `json:"pruned_by,omitempty"`
+}
+
+func summarise(s *chronicle.Snapshot) snapshotSummary {
+	out := snapshotSummary{ID: s.Seq, TS: s.TS, Session: s.Session, CallID: s.CallID, Tool: s.Tool, Kind: s.Kind,
+		Paths: s.Paths(), Status: snapshotStatus(s), RestoredBy: s.RestoredBy, PrunedBy: s.Pruned}
+	if out.Paths == nil {
+		out.Paths = []string{}
+	}
+	if out.RestoredBy == nil {
+		out.RestoredBy = []uint64{}
+	}
+	return out
+}
+
+// snapshotStatus says in a word what became of the snapshot's call.
+func snapshotStatus(s *chronicle.Snapshot) string {
+	switch {
+	case s.TakenBy != nil:
+		return fmt.Sprintf("taken by rollback %d", s.TakenBy.Seq)
+	case s.Exec == nil:
+		return "no result recorded"
+	case s.Exec.Failed != "":
+		return "tool failed"
+	default:
+		return "completed"
+	}
+}
+
+func runSnapshots(c *cli.Context) error {
+	if _, err := wantArgs(c, 0, 0, ""); err != nil {
+		return err
+	}
+	r, err := openChronicleReview(c)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	session, path := c.String("session"), c.String("path")
+	list := []snapshotSummary{}
+	for _, s := range r.index.Snapshots() {
+		if session != "" && s.Session != session {
+			continue
+		}
+		if path != "" && !s.Touches(path) {
+			continue
+		}
+		list = append(list, summarise(s))
+	}
+	if c.Bool("json") {
+		return writeJSON(c, struct {
+			Snapshots []snapshotSummary `json:"snapshots"`
+		}{list})
+	}
+	w := c.App.Writer
+	if len(list) == 0 {
+		fmt.Fprintln(w, "no snapshots"+filterNote(session, path))
+		return nil
+	}
+	fmt.Fprintf(w, "%-7s  %-19s  %-20s  %-15s  %s\n", "ID", "TIME", "SESSION", "TOOL", "CHANGES")
+	for _, s := range list {
+		fmt.Fprintf(w, "%-7d  %-19s  %-20s  %-15s  %s\n", s.ID, shortTime(s.TS), orDash(s.Session), s.Tool, describeChanges(w, s))
+	}
+	return nil
+}
+
+func filterNote(session, path string) string {
+	var f []string
+	if session != "" {
+		f = append(f, "session "+session)
+	}
+	if path != "" {
+		f = append(f, "path "+path)
+	}
+	if len(f) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(f, ", ") + ")"
+}
+
+// describeChanges is the listing's last column: the paths (a few), and
+// what became of the snapshot.
+func describeChanges(w io.Writer, s snapshotSummary) string {
+	var b strings.Builder
+	switch {
+	case len(s.Paths) == 0 && s.Kind == event.KindWorkspace && s.Status == "completed":
+		b.WriteString("(workspace; nothing changed)")
+	case len(s.Paths) == 0 && s.Kind == event.KindWorkspace:
+		b.WriteString("(workspace; changes not recorded)")
+	case len(s.Paths) == 0:
+		b.WriteString("(nothing)")
+	default:
+		b.WriteString(strings.Join(s.Paths[:min(3, len(s.Paths))], " "))
+		if len(s.Paths) > 3 {
+			fmt.Fprintf(&b, " (+%d more)", len(s.Paths)-3)
+		}
+	}
+	if s.Status != "completed" {
+		b.WriteString("  [" + s.Status + "]")
+	}
+	for _, r := range s.RestoredBy {
+		b.WriteString(paint(w, "33", fmt.Sprintf("  [restored by %d]", r)))
+	}
+	if s.PrunedBy != 0 {
+		b.WriteString(paint(w, "2", fmt.Sprintf("  [pruned by %d]", s.PrunedBy)))
+	}
+	return b.String()
+}
+
+// shortTime shows an RFC 3339 timestamp to the second.
+func shortTime(ts string) string {
+	if len(ts) >= 19 {
+		return strings.Replace(ts[:19], "T", " ", 1)
+	}
+	return ts
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

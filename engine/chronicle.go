@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sync"
+
+	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+)
+
+// Chronicle is the engine's side of Chronicle: it snapshots before every
+// mutating call, diffs the workspace after workspace-wide ones, applies
+// retention and runs rollbacks. Mutations are serialised (Lock), so a
+// workspace diff only ever holds one call's changes and a rollback never
+// races a tool.
+type Chronicle struct {
+	fs        chronicle.Workspace
+	rec       *Recorder
+	scanner   *chronicle.Scanner
+	retention chronicle.Retention
+	exclude   []string
+	logf      func(string, ...any)
+
+	mu     sync.Mutex // held across snapshot, execution and post-state
+	index  *chronicle.Index
+	knownM sync.Mutex
+	known  map[ledger.Hash]bool // blobs known to be stored
+}
+
+// DefaultExclude is what workspace snapshots leave out unless configured
+// otherwise: git's object store, which git only ever adds to (objects are
+// content-addressed and immutable), and which can be far larger than the
+// workspace. Refs, the index, config and hooks are snapshotted.
+var DefaultExclude = []string{".git/objects"}
+
+// NewChronicle returns the engine's Chronicle over a workspace, recording
+// with rec. Its index is built lazily from the ledger. Workspace
+// snapshots leave out DefaultExclude; SetExclude changes that.
+func NewChronicle(fsys chronicle.Workspace, rec *Recorder, r chronicle.Retention) *Chronicle {
+	c := &Chronicle{fs: fsys, rec: rec, scanner: chronicle.NewScanner(fsys), retention: r, index: chronicle.NewIndex(),
+		known: map[ledger.Hash]bool{}, logf: func(string, ...any) {}}
+	c.SetExclude(DefaultExclude)
+	return c
+}
+
+// SetExclude sets the path patterns (path.Match syntax, matched against
+// workspace-relative paths; a matching directory is left out whole) that
+// workspace snapshots leave out. Each snapshot records them.
+func (c *Chronicle) SetExclude(patterns []string) {
+	c.exclude = append([]string(nil), patterns...)
+	c.scanner.Skip = func(rel string, _ bool) bool {
+		for _, p := range c.exclude {
+			if ok, _ := path.Match(p, rel); ok {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// Lock serialises a mutating call (snapshot, execution, post-state) or a
+// rollback against every other.
+func (c *Chronicle) Lock()   { c.mu.Lock() }
+func (c *Chronicle) Unlock() { c.mu.Unlock() }
+
+// FS returns the workspace as Chronicle sees it.
+func (c *Chronicle) FS() chronicle.Workspace { return c.fs }
+
+// SnapshotFiles records the pre-state of the paths a call names. The
+// error result is for the agent (the call does not run); err is a ledger
+// failure.
+func (c *Chronicle) SnapshotFiles(ctx context.Context, session, callID, tool string, paths []string) (refusal string, err error) {
+	states, blobs, cerr := chronicle.Capture(c.fs, paths)
+	if cerr != nil {
+		return cerr.Error(), nil // nothing runs that could not be undone
+	}
+	_, err = c.rec.Record(ctx, ledger.Async, session, &event.Snapshot{CallID: callID, Tool: tool, Kind: event.KindFiles, Files: states}, blobs...)
+	return "", err
+}
+
+// SnapshotWorkspace records an incremental snapshot of the whole
+// workspace before a workspace-wide call: a manifest of every path, and
+// the content of every file the ledger does not hold yet (stored ahead,
+// named by the entry). It returns the tree to diff against afterwards.
+func (c *Chronicle) SnapshotWorkspace(ctx context.Context, session, callID, tool string) (tree *chronicle.Tree, refusal string, err error) {
+	st := &blobStore{c: c, ctx: ctx, stored: map[ledger.Hash]bool{}}
+	res, serr := c.scanner.Scan(st)
+	if st.err != nil {
+		return nil, "", st.err
+	}
+	if serr != nil {
+		return nil, serr.Error(), nil
+	}
+	files := []event.FileState{}
+	for _, f := range res.Tree.Items {
+		if h, err := ledger.ParseHash(f.Blob); err == nil && st.stored[h] {
+			files = append(files, f)
+			st.stored[h] = false // name each new blob once
+		}
+	}
+	manifest := res.Tree.Encode()
+	mh := ledger.Sum(manifest)
+	var blobs [][]byte
+	if c.missing(mh) {
+		blobs = append(blobs, manifest)
+	}
+	snap := &event.Snapshot{CallID: callID, Tool: tool, Kind: event.KindWorkspace, Files: files,
+		ManifestBlob: mh.String(), Entries: int64(len(res.Tree.Items)), Unrecorded: clipList(res.Unrecorded, 20), Excluded: c.exclude}
+	if _, err := c.rec.Record(ctx, ledger.Async, session, snap, blobs...); err != nil {
+		return nil, "", err
+	}
+	c.markKnown(mh)
+	return res.Tree, "", nil
+}
+
+// Diff scans the workspace after a workspace-wide call and returns what
+// it changed: each path's state before (from the snapshot's tree) and
+// after.
+func (c *Chronicle) Diff(before *chronicle.Tree) ([]event.FileState, []event.PostState, error) {
+	res, err := c.scanner.Scan(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	pre, post := chronicle.Diff(before, res.Tree)
+	return pre, post, nil
+}
+
+// blobStore stores content a scan finds missing, asynchronously: the
+// snapshot entry appended after it is what makes it durable.
+type blobStore struct {
+	c      *Chronicle
+	ctx    context.Context
+	mu     sync.Mutex
+	stored map[ledger.Hash]bool // stored by this scan
+	err    error                // a ledger failure
+}
+
+func (s *blobStore) Missing(h ledger.Hash) bool {
+	s.mu.Lock()
+	done := s.stored[h]
+	s.mu.Unlock()
+	return !done && s.c.missing(h)
+}
+
+func (s *blobStore) Put(h ledger.Hash, content []byte) error {
+	s.mu.Lock()
+	if s.stored[h] {
+		s.mu.Unlock()
+		return nil
+	}
+	s.stored[h] = true
+	s.mu.Unlock()
+	if _, err := s.c.rec.Ledger().PutBlobs(s.ctx, ledger.Async, content); err != nil {
+		s.mu.Lock()
+		s.err = err
+		s.mu.Unlock()
+		return err
+	}
+	s.c.markKnown(h)
+	return nil
+}
+
+// missing reports whether the ledger lacks blob h.
+func (c *Chronicle) missing(h ledger.Hash) bool {
+	c.knownM.Lock()
+	k := c.known[h]
+	c.knownM.Unlock()
+	if k {
+		return false
+	}
+	if _, err := c.rec.Ledger().StatBlob(h); err == nil {
+		c.markKnown(h)
+		return false
+	}
+	return true
+}
+
+func (c *Chronicle) markKnown(h ledger.Hash) {
+	c.knownM.Lock()
+	c.known[h] = true
+	c.knownM.Unlock()
+}
+
+// catchUp folds the entries recorded since the index last looked. The
+// caller holds the lock; everything it waits on is committed (Sync).
+func (c *Chronicle) catchUp(ctx context.Context) error {
+	l := c.rec.Ledger()
+	if !l.ReadOnly() {
+		if err := l.Sync(ctx); err != nil {
+			return err
+		}
+	}
+	return l.Range(c.index.Next(), ^uint64(0), c.index.Apply)
+}
+
+// Retain applies retention after a snapshot: the oldest snapshots beyond
+// the bounds lose the content no kept snapshot shares, recorded as
+// chronicle.pruned. The caller holds the lock. A failure is reported and
+// retried after the next snapshot: retention never blocks a tool.
+func (c *Chronicle) Retain(ctx context.Context) {
+	if c.retention == (chronicle.Retention{}) {
+		return
+	}
+	if err := c.retain(ctx); err != nil {
+		c.logf("engine: retention: %v", err)
+	}
+}
+
+func (c *Chronicle) retain(ctx context.Context) error {
+	if err := c.catchUp(ctx); err != nil {
+		return err
+	}
+	plan, err := c.index.Prune(c.retention, c.rec.Ledger())
+	if err != nil || plan == nil {
+		return err
+	}
+	if len(plan.Blobs) == 0 {
+		// Everything the oldest snapshots hold is shared with kept ones:
+		// record that they are retired, so they stop counting.
+		_, err = c.rec.Record(ctx, ledger.Sync, "", plan.Record())
+		return err
+	}
+	rec, err := event.Record("", plan.Record())
+	if err != nil {
+		return err
+	}
+	if err := c.rec.Prune(ctx, rec); err != nil {
+		return err
+	}
+	c.knownM.Lock()
+	for _, h := range plan.Blobs {
+		delete(c.known, h)
+	}
+	c.knownM.Unlock()
+	// The scanner's cache may vouch for content that is gone now.
+	c.scanner.Forget()
+	return nil
+}
+
+func clipList(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(append([]string(nil), s[:n]...), fmt.Sprintf("... and %d more", len(s)-n))
+}
