@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/executor"
@@ -110,7 +111,9 @@ func runInternalEngine(c *cli.Context) error {
 		Tier2Provider:  tier2, Tier2DailyBudget: cfg.Shield.Tier2DailyBudget,
 		ApprovalTimeout: time.Duration(cfg.Shield.ApprovalTimeout),
 		Shell:           shell, Git: git,
-		HTTP: &executor.HTTPConfig{AllowHost: allowHosts(policy)},
+		Retention:       chronicle.Retention{MaxSnapshots: cfg.Chronicle.MaxSnapshots, MaxBytes: cfg.Chronicle.MaxBytes},
+		SnapshotExclude: cfg.Chronicle.Exclude,
+		HTTP:            &executor.HTTPConfig{AllowHost: allowHosts(policy)},
 		SpawnAgent: func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
 			cmd := exec.Command(self, "internal-agent", "--engine", l.Addr,
 				"--canary-file", l.Canary.ReadFile, "--canary-dir", l.Canary.WriteDir, "--canary-addr", l.Canary.ConnectAddr)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -394,5 +396,47 @@ func TestChronicle_Rollback_Session(t *testing.T) {
 	}
 	if _, err := f.rollback(t, engine.RollbackRequest{Session: "nope"}); !errors.Is(err, chronicle.ErrNothingToRestore) {
 		t.Errorf("unknown session: %v", err)
+	}
+}
+
+// TestChronicle_SymlinkRace swaps a workspace directory for a symlink to
+// the outside, over and over, while the agent writes into it and while
+// the writes are rolled back: no snapshot ever holds the outside file's
+// content, and nothing is written outside.
+func TestChronicle_SymlinkRace(t *testing.T) {
+	f := newChronFixture(t, map[string]string{"d/f": "inside\n"}, chronicle.Retention{})
+	outside := t.TempDir()
+	secret := "outside secret\n"
+	os.WriteFile(filepath.Join(outside, "f"), []byte(secret), 0o644)
+	dir := filepath.Join(f.ws, "d")
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			os.Rename(dir, dir+".real")
+			os.Symlink(outside, dir)
+			os.Remove(dir)
+			os.Rename(dir+".real", dir)
+		}
+	}()
+	for i := 0; i < 200; i++ {
+		f.n++
+		f.p.Handle(context.Background(), "s1", "", "m1", fmt.Sprint("c", f.n), "write_file", fmt.Sprintf(`{"path":"d/f","content":"v%d\n"}`, i))
+		if i%10 == 9 {
+			f.chron.Rollback(context.Background(), engine.RollbackRequest{Session: "s1", Force: true})
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	if b, _ := os.ReadFile(filepath.Join(outside, "f")); string(b) != secret {
+		t.Errorf("the outside file was written: %q", b)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 1 {
+		t.Errorf("files appeared outside: %v", ents)
+	}
+	if _, err := f.l.GetBlob(ledger.Sum([]byte(secret))); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("a snapshot stored the outside file's content: %v", err)
 	}
 }

@@ -53,7 +53,7 @@ func newWorld(t *testing.T) *world {
 }
 
 func (w *world) env() []string {
-	return append(os.Environ(), "NO_COLOR=1", "OPX_LEDGER=", "XDG_STATE_HOME="+w.state)
+	return append(os.Environ(), "NO_COLOR=1", "OPX_LEDGER=", "XDG_STATE_HOME="+w.state, "XDG_CACHE_HOME="+filepath.Join(w.state, "cache"))
 }
 
 // run runs opx to completion in the world.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -33,10 +34,11 @@ type Config struct {
 	Provider Provider `yaml:"provider"`
 	// Policy is the Shield policy file, relative to the workspace; empty
 	// means the built-in policy.
-	Policy  string  `yaml:"policy"`
-	Limits  Limits  `yaml:"limits"`
-	Sandbox Sandbox `yaml:"sandbox"`
-	Shield  Shield  `yaml:"shield"`
+	Policy    string    `yaml:"policy"`
+	Limits    Limits    `yaml:"limits"`
+	Sandbox   Sandbox   `yaml:"sandbox"`
+	Shield    Shield    `yaml:"shield"`
+	Chronicle Chronicle `yaml:"chronicle"`
 
 	// Path is the file the configuration came from ("" for defaults).
 	Path string `yaml:"-"`
@@ -81,6 +83,20 @@ type Shield struct {
 	ApprovalTimeout Duration `yaml:"approval_timeout"`
 }
 
+// Chronicle configures snapshots and their retention.
+type Chronicle struct {
+	// MaxSnapshots is how many snapshots keep their content; older ones
+	// lose what no kept snapshot shares (0: no bound).
+	MaxSnapshots int `yaml:"max_snapshots"`
+	// MaxBytes bounds the content the kept snapshots stored (0: no
+	// bound).
+	MaxBytes int64 `yaml:"max_bytes"`
+	// Exclude are path patterns (relative to the workspace, path.Match
+	// syntax; a matching directory is left out whole) that workspace
+	// snapshots leave out. Nil means the default, .git/objects.
+	Exclude []string `yaml:"exclude"`
+}
+
 // Duration is a time.Duration written as "30s", "5m".
 type Duration time.Duration
 
@@ -101,9 +117,10 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // Default returns the offline configuration.
 func Default() Config {
 	return Config{
-		Provider: Provider{Kind: ProviderScripted},
-		Limits:   Limits{MaxToolCalls: 25, LLMTimeout: Duration(5 * time.Minute), MaxOutputBytes: 256 << 10},
-		Shield:   Shield{Tier2DailyBudget: 100, ApprovalTimeout: Duration(5 * time.Minute)},
+		Provider:  Provider{Kind: ProviderScripted},
+		Limits:    Limits{MaxToolCalls: 25, LLMTimeout: Duration(5 * time.Minute), MaxOutputBytes: 256 << 10},
+		Shield:    Shield{Tier2DailyBudget: 100, ApprovalTimeout: Duration(5 * time.Minute)},
+		Chronicle: Chronicle{MaxSnapshots: 1000, MaxBytes: 4 << 30},
 	}
 }
 
@@ -173,6 +190,14 @@ func (c *Config) Validate() error {
 	}
 	if filepath.IsAbs(c.Policy) {
 		return bad("policy %q must be relative to the workspace", c.Policy)
+	}
+	if c.Chronicle.MaxSnapshots < 0 || c.Chronicle.MaxBytes < 0 {
+		return bad("chronicle.max_snapshots and chronicle.max_bytes must not be negative (0: no bound)")
+	}
+	for _, p := range c.Chronicle.Exclude {
+		if _, err := path.Match(p, ""); err != nil || p == "" || path.IsAbs(p) {
+			return bad("chronicle.exclude %q is not a relative path pattern", p)
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ func TestParse_TemplateIsTheDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c != config.Default() {
+	if !reflect.DeepEqual(c, config.Default()) {
 		t.Errorf("template parses to %+v, default is %+v", c, config.Default())
 	}
 }
@@ -36,6 +37,9 @@ func TestParse_Valid(t *testing.T) {
 
 func TestParse_Invalid(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
+		{"chronicle:\n  max_snapshots: -1\n", "must not be negative"},
+		{"chronicle:\n  exclude: [/etc]\n", "not a relative path pattern"},
+		{"chronicle:\n  exclude: ['[']\n", "not a relative path pattern"},
 		{"provder:\n  kind: openai\n", "field provder not found"},
 		{"provider:\n  kind: gemini\n", `provider kind "gemini"`},
 		{"provider:\n  kind: openai\n  model: x\n", "needs model and base_url"},

@@ -26,7 +26,7 @@ provider:
   max_tokens: 0
 
 # Shield policy file relative to the workspace; empty uses the built-in
-# policy (until the Shield arrives: read-only tools only).
+# policy (fixtures/policies/default.yaml in opx's source, commented).
 policy: ""
 
 limits:
@@ -57,4 +57,16 @@ shield:
   # How long an escalation waits for a human (opx approve / opx deny, or
   # y/n in opx chat) before it is denied.
   approval_timeout: 5m
+
+chronicle:
+  # Retention: how many snapshots keep their content, and how many bytes
+  # of content they may hold. Older snapshots lose only the content no
+  # kept snapshot shares; the ledger records what was pruned and stays
+  # verifiable. 0 means no bound.
+  max_snapshots: 1000
+  max_bytes: 4294967296
+  # Paths workspace snapshots (before shell commands and git commit) leave
+  # out, as path patterns relative to the workspace; a matching directory
+  # is left out whole. Unset: just .git/objects, which git only adds to.
+  # exclude: [.git/objects, node_modules]
 `
