@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -44,6 +46,7 @@ type Scanner struct {
 }
 
 type cacheEntry struct {
+	path               string
 	dev, ino           uint64
 	size, mtime, ctime int64
 	mode               fs.FileMode
@@ -115,6 +118,9 @@ func (s *Scanner) Scan(store Store) (*ScanResult, error) {
 		if c != nil && !c.racy && c.dev == it.st.Dev && c.ino == it.st.Ino && c.size == it.st.Size &&
 			c.mtime == it.st.Mtime && c.ctime == it.st.Ctime && c.mode == it.st.Mode {
 			c.gen = s.gen
+			// The cache's copy of the path: an unchanged tree then
+			// compares equal to the last one by pointer (sameTree).
+			it.state.Path = c.path
 			s.fillHex(&it.state, c.hex, it.st.Size, limit)
 			if store == nil || it.state.Blob == "" || !store.Missing(c.hash) {
 				continue
@@ -135,7 +141,7 @@ func (s *Scanner) Scan(store Store) (*ScanResult, error) {
 			continue // it changed into something else while read
 		}
 		st := it.st
-		s.cache[it.state.Path] = &cacheEntry{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtime, ctime: st.Ctime,
+		s.cache[it.state.Path] = &cacheEntry{path: it.state.Path, dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtime, ctime: st.Ctime,
 			mode: st.Mode, hash: it.hash, hex: it.hash.String(), gen: s.gen,
 			racy: st.Mtime >= trustBefore || st.Ctime >= trustBefore}
 	}
@@ -145,18 +151,30 @@ func (s *Scanner) Scan(store Store) (*ScanResult, error) {
 		}
 	}
 
-	tree := &Tree{Items: make([]event.FileState, len(order))}
-	for k, i := range order {
-		tree.Items[k] = items[i].state
-	}
 	// An unchanged workspace gives the very same tree: keep the last one,
-	// whose manifest is already encoded and hashed.
-	if s.last != nil && sameTree(s.last, tree) {
-		tree = s.last
+	// whose manifest is already encoded and hashed, and copy nothing.
+	if s.last == nil || !sameItems(s.last.Items, items, order) {
+		tree := &Tree{Items: make([]event.FileState, len(order))}
+		for k, i := range order {
+			tree.Items[k] = items[i].state
+		}
+		s.last = tree
 	}
-	s.last = tree
-	res.Tree = tree
+	res.Tree = s.last
 	return res, nil
+}
+
+// sameItems reports whether items, in order, are exactly last.
+func sameItems(last []event.FileState, items []scanItem, order []int32) bool {
+	if len(last) != len(order) {
+		return false
+	}
+	for k, i := range order {
+		if last[k] != items[i].state {
+			return false
+		}
+	}
+	return true
 }
 
 // readAll reads the files jobs names, in parallel.
@@ -195,18 +213,6 @@ func (s *Scanner) readAll(items []scanItem, jobs []int, limit int64, store Store
 	close(next)
 	wg.Wait()
 	return firstErr
-}
-
-func sameTree(a, b *Tree) bool {
-	if len(a.Items) != len(b.Items) {
-		return false
-	}
-	for i := range a.Items {
-		if a.Items[i] != b.Items[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Forget drops the cache, so the next scan reads every file (after
@@ -268,6 +274,7 @@ func (s *Scanner) read(it *scanItem, limit int64, store Store) (ledger.Hash, err
 // indexes items by path.
 func (s *Scanner) walk() (items []scanItem, order []int32, unrecorded []string, err error) {
 	var (
+		chunks   [][]scanItem // one per directory, joined once at the end
 		mu       sync.Mutex
 		firstErr error
 		wg       sync.WaitGroup
@@ -335,7 +342,7 @@ func (s *Scanner) walk() (items []scanItem, order []int32, unrecorded []string, 
 			}
 		}
 		mu.Lock()
-		items = append(items, local...)
+		chunks = append(chunks, local)
 		unrecorded = append(unrecorded, skipped...)
 		mu.Unlock()
 	}
@@ -344,6 +351,14 @@ func (s *Scanner) walk() (items []scanItem, order []int32, unrecorded []string, 
 	wg.Wait()
 	if firstErr != nil {
 		return nil, nil, nil, firstErr
+	}
+	n := 0
+	for _, c := range chunks {
+		n += len(c)
+	}
+	items = make([]scanItem, 0, n)
+	for _, c := range chunks {
+		items = append(items, c...)
 	}
 	if len(vanished) > 0 {
 		kept := items[:0]
@@ -358,7 +373,7 @@ func (s *Scanner) walk() (items []scanItem, order []int32, unrecorded []string, 
 	for i := range order {
 		order[i] = int32(i)
 	}
-	sort.Slice(order, func(i, j int) bool { return items[order[i]].state.Path < items[order[j]].state.Path })
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(items[a].state.Path, items[b].state.Path) })
 	sort.Strings(unrecorded)
 	return items, order, unrecorded, nil
 }

@@ -20,6 +20,7 @@ type Tree struct {
 	Items []event.FileState
 
 	manifest []byte
+	hash     ledger.Hash
 }
 
 // Encode returns the manifest: one canonical JSON FileState per line, in
@@ -168,7 +169,12 @@ func (t *Tree) Get(path string) event.FileState {
 }
 
 // Hash is the BLAKE3 of the manifest.
-func (t *Tree) Hash() ledger.Hash { return ledger.Sum(t.Encode()) }
+func (t *Tree) Hash() ledger.Hash {
+	if t.hash == (ledger.Hash{}) {
+		t.hash = ledger.Sum(t.Encode())
+	}
+	return t.hash
+}
 
 // Diff returns every path whose state differs between before and after:
 // its state before (absent if it is new) and after. Both lists are in

@@ -95,14 +95,14 @@ func (c *Chronicle) SnapshotWorkspace(ctx context.Context, session, callID, tool
 		return nil, serr.Error(), nil
 	}
 	files := []event.FileState{}
-	for _, f := range res.Tree.Items {
+	for i := 0; i < len(res.Tree.Items) && len(st.stored) > 0; i++ {
+		f := res.Tree.Items[i]
 		if h, err := ledger.ParseHash(f.Blob); err == nil && st.stored[h] {
 			files = append(files, f)
-			st.stored[h] = false // name each new blob once
+			delete(st.stored, h) // name each new blob once
 		}
 	}
-	manifest := res.Tree.Encode()
-	mh := ledger.Sum(manifest)
+	manifest, mh := res.Tree.Encode(), res.Tree.Hash()
 	var blobs [][]byte
 	if c.missing(mh) {
 		blobs = append(blobs, manifest)

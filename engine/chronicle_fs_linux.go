@@ -61,7 +61,27 @@ func (w workspaceFS) ReadFile(rel string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, chronicle.MaxFileBytes+1))
+	// Sized from the file, as os.ReadFile does: growing a buffer for a
+	// large file would copy it several times over.
+	size := int64(512)
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		size = min(fi.Size(), chronicle.MaxFileBytes) + 1
+	}
+	data := make([]byte, 0, size)
+	for int64(len(data)) <= chronicle.MaxFileBytes {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // the file grew: let append pick
+		}
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return data, err
+		}
+	}
+	return data, nil
 }
 
 // HashFile hashes a file without holding it in memory (files over the
@@ -83,18 +103,24 @@ func (w workspaceFS) HashFile(rel string) (ledger.Hash, error) {
 
 func (w workspaceFS) Readlink(rel string) (string, error) { return w.ws.Readlink(rel) }
 
+// ReadDirStat implements chronicle.TreeFS. The names of one directory
+// share one string (a workspace snapshot lists every directory).
 func (w workspaceFS) ReadDirStat(rel string) ([]chronicle.Stat, error) {
-	ents, err := w.ws.ReadDirStat(rel)
-	if err != nil {
-		return nil, err
+	out := make([]chronicle.Stat, 0, 32)
+	var names []byte
+	var ends []int
+	err := w.ws.ReadDirStatFunc(rel, func(name []byte, st *unix.Stat_t) {
+		names = append(names, name...)
+		ends = append(ends, len(names))
+		out = append(out, chronicle.Stat{Mode: fileMode(st), Size: st.Size, Dev: st.Dev, Ino: st.Ino,
+			Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()})
+	})
+	all, start := string(names), 0
+	for i := range out {
+		out[i].Name = all[start:ends[i]]
+		start = ends[i]
 	}
-	out := make([]chronicle.Stat, len(ents))
-	for i := range ents {
-		st := &ents[i].Stat
-		out[i] = chronicle.Stat{Name: ents[i].Name, Mode: fileMode(st), Size: st.Size, Dev: st.Dev, Ino: st.Ino,
-			Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}
-	}
-	return out, nil
+	return out, err
 }
 
 func (w workspaceFS) WriteFile(rel string, data []byte, mode uint32) error {

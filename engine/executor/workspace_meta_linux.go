@@ -1,9 +1,12 @@
 package executor
 
 import (
+	"bytes"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,29 +21,73 @@ type DirStat struct {
 // ReadDirStat lists a directory beneath the root with each entry's lstat.
 // Entries that vanish between the listing and the stat are left out.
 func (w *Workspace) ReadDirStat(rel string) ([]DirStat, error) {
-	f, err := w.Open(rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
+	var out []DirStat
+	err := w.ReadDirStatFunc(rel, func(name []byte, st *unix.Stat_t) {
+		out = append(out, DirStat{Name: string(name), Stat: *st})
+	})
+	return out, err
+}
+
+// ReadDirStatFunc is ReadDirStat calling fn for each entry instead of
+// building a list; name and st are valid only during the call. It reads
+// the directory with getdents into a pooled buffer and stats each name in
+// place: a workspace snapshot lists every directory, so this is on its
+// hot path.
+func (w *Workspace) ReadDirStatFunc(rel string, fn func(name []byte, st *unix.Stat_t)) error {
+	if err := checkRel(rel); err != nil {
+		return err
 	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, pathError(rel, err)
+	how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: resolveFlags}
+	fd, err := unix.Openat2(int(w.root.Fd()), rel, &how)
+	for err == unix.EINTR || err == unix.EAGAIN {
+		fd, err = unix.Openat2(int(w.root.Fd()), rel, &how)
 	}
-	fd := int(f.Fd())
-	out := make([]DirStat, 0, len(names))
-	for _, n := range names {
-		var st unix.Stat_t
-		if err := unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			if err == unix.ENOENT {
+	if err != nil {
+		return pathError(rel, err)
+	}
+	defer unix.Close(fd)
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
+	var st unix.Stat_t
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return pathError(rel, err)
+		}
+		if n <= 0 {
+			return nil
+		}
+		for off := 0; off < n; {
+			// struct linux_dirent64: ino u64, off s64, reclen u16,
+			// type u8, name NUL-terminated.
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			nameZ := buf[off+19 : off+reclen]
+			off += reclen
+			i := bytes.IndexByte(nameZ, 0)
+			if i < 0 {
+				return pathError(rel, unix.EINVAL) // the kernel always terminates names
+			}
+			name := nameZ[:i]
+			if len(name) == 0 || (name[0] == '.' && (len(name) == 1 || (len(name) == 2 && name[1] == '.'))) {
 				continue
 			}
-			return nil, pathError(rel+"/"+n, err)
+			if err := fstatatZ(fd, nameZ[:i+1], &st); err != nil {
+				if err == unix.ENOENT {
+					continue
+				}
+				return pathError(rel+"/"+string(name), err)
+			}
+			fn(name, &st)
 		}
-		out = append(out, DirStat{Name: n, Stat: st})
 	}
-	return out, nil
 }
+
+// direntBufs are getdents buffers, reused across directories and scans.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // Chmod sets the permission bits of rel, which must not be a symlink.
 // The last component is opened O_PATH without following it and changed
