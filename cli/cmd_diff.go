@@ -41,23 +41,12 @@ type fileDiff struct {
 }
 
 func runDiff(c *cli.Context) error {
-	args, err := wantArgs(c, 1, 1, "ID")
-	if err != nil {
-		return err
-	}
-	id, err := parseSnapshotID(c, args[0])
-	if err != nil {
-		return err
-	}
-	r, err := openChronicleReview(c)
+	r, s, err := openSnapshotArg(c)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	s, err := r.index.Get(id)
-	if err != nil {
-		return err
-	}
+	id := s.Seq
 	ws := r.workspace
 	if _, given := flagGiven(c, "workspace"); given || ws == "" {
 		if ws, err = workspaceDir(c); err != nil {

@@ -64,24 +64,35 @@ func parseSnapshotID(c *cli.Context, s string) (uint64, error) {
 	return id, nil
 }
 
-func runSnapshotShow(c *cli.Context) error {
+// openSnapshotArg reads the command's one argument, a snapshot id, and
+// opens the ledger's snapshots with it found. The caller closes r.
+func openSnapshotArg(c *cli.Context) (*review, *chronicle.Snapshot, error) {
 	args, err := wantArgs(c, 1, 1, "ID")
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	id, err := parseSnapshotID(c, args[0])
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	r, err := openChronicleReview(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := r.index.Get(id)
+	if err != nil {
+		r.Close()
+		return nil, nil, err
+	}
+	return r, s, nil
+}
+
+func runSnapshotShow(c *cli.Context) error {
+	r, s, err := openSnapshotArg(c)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	s, err := r.index.Get(id)
-	if err != nil {
-		return err
-	}
 	d := detail(r, s)
 	if c.Bool("json") {
 		return writeJSON(c, d)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/ledger"
@@ -168,11 +169,17 @@ func parseCanary(js string) (event.Canary, error) {
 }
 
 // clip bounds a string from the agent for the ledger and logs.
+// clip cuts s to at most n bytes on a character boundary: what it keeps
+// of client or agent input goes into entries and protobuf messages, which
+// must be valid UTF-8.
 func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // recordFromAgent records a payload built from the agent's input. A

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -128,7 +127,7 @@ func (a *Approvals) Ask(ctx context.Context, p Proposal, reason string, then fun
 		_, _ = a.Resolve(ap.ID, false, "engine", closed)
 	} else if a.publish != nil {
 		a.publish(p.Session, p.MessageID, "approval_requested", seq, map[string]any{"approval_id": ap.ID, "call_id": p.CallID,
-			"tool": p.Tool, "arguments": clipText(string(p.Args), 4096), "reason": reason, "timeout_ms": a.timeout.Milliseconds(),
+			"tool": p.Tool, "arguments": clip(string(p.Args), 4096), "reason": reason, "timeout_ms": a.timeout.Milliseconds(),
 			"expires_at": ap.Requested.Add(a.timeout).UnixNano()})
 	}
 	var ans approvalAnswer
@@ -160,7 +159,7 @@ func (a *Approvals) Resolve(id string, approved bool, by, reason string) (Approv
 	ap := a.pending[id]
 	if ap == nil {
 		a.mu.Unlock()
-		return ApprovalOutcome{}, fmt.Errorf("%w: %q", ErrUnknownApproval, clipText(id, 128))
+		return ApprovalOutcome{}, fmt.Errorf("%w: %q", ErrUnknownApproval, clip(id, 128))
 	}
 	delete(a.pending, id)
 	if ap.timer != nil {
@@ -251,16 +250,4 @@ func tier3Verdict(o ApprovalOutcome) Verdict {
 		}
 		return Verdict{event.Block, 3, "tier3:denied", r}
 	}
-}
-
-// clipText bounds s to at most n bytes without splitting a character, so
-// text from clients stays valid UTF-8 in the ledger.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

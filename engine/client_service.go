@@ -212,10 +212,10 @@ func (c *clientService) ResolveApproval(ctx context.Context, req *opxv1.Approval
 		// Reserved for the engine's own denials.
 		by = "client " + by
 	}
-	out, err := c.e.approvals.Resolve(req.ApprovalId, req.Approved, by, clipText(strings.TrimSpace(req.Reason), 1024))
+	out, err := c.e.approvals.Resolve(req.ApprovalId, req.Approved, by, clip(strings.TrimSpace(req.Reason), 1024))
 	switch {
 	case errors.Is(err, ErrUnknownApproval):
-		return nil, status.Errorf(codes.NotFound, "no pending approval %q (unknown, or already resolved)", clipText(req.ApprovalId, 128))
+		return nil, status.Errorf(codes.NotFound, "no pending approval %q (unknown, or already resolved)", clip(req.ApprovalId, 128))
 	case err != nil:
 		c.e.fatal(err)
 		return nil, status.Errorf(codes.Internal, "record the answer: %v", err)

@@ -635,3 +635,32 @@ func TestEngine_AgentGoneMidToolCall(t *testing.T) {
 		}
 	}
 }
+
+// TestEngine_LongMultibyteIDsClipped: client-chosen ids longer than the
+// engine keeps are clipped on a character boundary, so a multibyte
+// character at the cut cannot put invalid UTF-8 into an entry (which the
+// ledger would refuse, stopping the engine).
+func TestEngine_LongMultibyteIDsClipped(t *testing.T) {
+	r := startEngine(t)
+	agent := r.connectAgent(t, <-r.tokens)
+	c := opxv1.NewClientServiceClient(r.conn)
+	id := strings.Repeat("a", 127) + "é"
+	s, err := c.SendMessage(r.ctx, &opxv1.ClientMessageRequest{Content: "hello", MessageId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := mustRecv(t, agent)
+	msg := d.GetProcessRequest().GetMessageId()
+	if msg != strings.Repeat("a", 127) {
+		t.Errorf("message id %q, want it clipped before the é", msg)
+	}
+	agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ResponseComplete{ResponseComplete: &opxv1.AgentResponseComplete{MessageId: msg, Content: "done"}}})
+	for {
+		if _, err := s.Recv(); err != nil {
+			break
+		}
+	}
+	if got := strings.Join(r.types(t), " "); !strings.Contains(got, "client.message") || !strings.Contains(got, "agent.response_complete") {
+		t.Errorf("ledger %s", got)
+	}
+}

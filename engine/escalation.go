@@ -29,7 +29,7 @@ func Decide(vs []Verdict) Verdict {
 			last = v
 		default:
 			// An evaluator that says something else has not allowed.
-			return Verdict{event.Block, v.Tier, "pipeline:unknown-decision", "a verdict with decision " + clipText(v.Decision, 32) + " blocks"}
+			return Verdict{event.Block, v.Tier, "pipeline:unknown-decision", "a verdict with decision " + clip(v.Decision, 32) + " blocks"}
 		}
 	}
 	if esc.Decision != "" {
@@ -54,7 +54,7 @@ func (p *Pipeline) escalate(ctx context.Context, prop Proposal, esc Verdict, rec
 				return Verdict{}, err
 			}
 			if v.Decision != event.Allow && v.Decision != event.Block {
-				v = Verdict{event.Block, 2, "tier2:malformed", "the tier 2 evaluator decided " + clipText(v.Decision, 32) + "; only allow or block answer an escalation"}
+				v = Verdict{event.Block, 2, "tier2:malformed", "the tier 2 evaluator decided " + clip(v.Decision, 32) + "; only allow or block answer an escalation"}
 			}
 			v.Tier = 2
 			return v, record(v)

@@ -82,9 +82,15 @@ func (g *gateway) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_Comple
 }
 
 func (g *gateway) recordResponse(ctx context.Context, session, reqID string, x *llm.Exchange, callErr error) {
-	e := g.e
-	p := e.opts.Provider
-	r := &event.LLMResponse{RequestID: reqID, Provider: p.Name(), Model: p.Model(), Attempts: 1, ToolCalls: []event.ToolCall{}}
+	r, blobs := llmResponse(g.e.opts.Provider, "", reqID, x, callErr)
+	g.e.record(ctx, ledger.Async, session, r, blobs...)
+}
+
+// llmResponse is the llm.response entry of one exchange, with the raw
+// response body as its blob: what the model answered, or why it did not.
+// The gateway and the tier 2 evaluator record their calls the same way.
+func llmResponse(p llm.Provider, subagent, reqID string, x *llm.Exchange, callErr error) (*event.LLMResponse, [][]byte) {
+	r := &event.LLMResponse{SubAgentID: subagent, RequestID: reqID, Provider: p.Name(), Model: p.Model(), Attempts: 1, ToolCalls: []event.ToolCall{}}
 	var blobs [][]byte
 	if x != nil {
 		if len(x.ResponseBody) > 0 {
@@ -111,5 +117,5 @@ func (g *gateway) recordResponse(ctx context.Context, session, reqID string, x *
 	if r.Blob == "" && r.Error == "" {
 		r.Error = "empty response"
 	}
-	e.record(ctx, ledger.Async, session, r, blobs...)
+	return r, blobs
 }

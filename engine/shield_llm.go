@@ -230,7 +230,7 @@ func (e *LLMEvaluator) Judge(ctx context.Context, p Proposal, esc Verdict) (Verd
 		return Verdict{}, err
 	}
 	if callErr != nil {
-		return Verdict{event.Block, 2, "tier2:error", "the tier 2 evaluator failed, so the action is blocked: " + clipText(callErr.Error(), 500)}, nil
+		return Verdict{event.Block, 2, "tier2:error", "the tier 2 evaluator failed, so the action is blocked: " + clip(callErr.Error(), 500)}, nil
 	}
 	ans, err := parseTier2Answer(x)
 	if err != nil {
@@ -254,18 +254,18 @@ func parseTier2Answer(x *llm.Exchange) (tier2Answer, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
-		return a, fmt.Errorf("not one JSON object {\"decision\",\"reason\"}: %s (answer %q)", err, clipText(s, 200))
+		return a, fmt.Errorf("not one JSON object {\"decision\",\"reason\"}: %s (answer %q)", err, clip(s, 200))
 	}
 	if dec.More() {
-		return a, fmt.Errorf("more than one JSON value (answer %q)", clipText(s, 200))
+		return a, fmt.Errorf("more than one JSON value (answer %q)", clip(s, 200))
 	}
 	if a.Decision != event.Allow && a.Decision != event.Block {
-		return a, fmt.Errorf("decision %q is not allow or block", clipText(a.Decision, 40))
+		return a, fmt.Errorf("decision %q is not allow or block", clip(a.Decision, 40))
 	}
 	if a.Reason = strings.TrimSpace(a.Reason); a.Reason == "" {
 		return a, errors.New("no reason given")
 	}
-	a.Reason = clipText(a.Reason, 1000)
+	a.Reason = clip(a.Reason, 1000)
 	return a, nil
 }
 
@@ -301,36 +301,9 @@ func (e *LLMEvaluator) paths(args json.RawMessage) []string {
 	return out
 }
 
-// recordResponse records the exchange's outcome like the gateway does.
+// recordResponse records the exchange's outcome as the gateway does.
 func (e *LLMEvaluator) recordResponse(ctx context.Context, p Proposal, reqID string, x *llm.Exchange, callErr error) error {
-	r := &event.LLMResponse{SubAgentID: p.SubAgentID, RequestID: reqID, Provider: e.provider.Name(), Model: e.provider.Model(), Attempts: 1,
-		ToolCalls: []event.ToolCall{}}
-	var blobs [][]byte
-	if x != nil {
-		if len(x.ResponseBody) > 0 {
-			r.Blob, r.Size = ledger.Sum(x.ResponseBody).String(), int64(len(x.ResponseBody))
-			blobs = append(blobs, x.ResponseBody)
-		}
-		if n := len(x.Attempts); n > 0 {
-			r.Attempts, r.Status = n, x.Attempts[n-1].Status
-		}
-		r.LatencyMS = x.Latency.Milliseconds()
-		r.Text = x.Text
-		for _, tc := range x.ToolCalls {
-			r.ToolCalls = append(r.ToolCalls, event.ToolCall{CallID: nonEmpty(tc.ID), Tool: nonEmpty(tc.Name), Arguments: tc.Arguments})
-		}
-		if x.Done != nil {
-			r.FinishReason = x.Done.FinishReason
-			r.Usage = event.Usage{InputTokens: x.Done.Usage.InputTokens, OutputTokens: x.Done.Usage.OutputTokens,
-				TotalTokens: x.Done.Usage.InputTokens + x.Done.Usage.OutputTokens}
-		}
-	}
-	if callErr != nil {
-		r.Error = clipText(callErr.Error(), 4096)
-	}
-	if r.Blob == "" && r.Error == "" {
-		r.Error = "empty response"
-	}
+	r, blobs := llmResponse(e.provider, p.SubAgentID, reqID, x, callErr)
 	_, err := e.rec.Record(ctx, ledger.Async, p.Session, r, blobs...)
 	return err
 }
