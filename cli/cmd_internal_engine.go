@@ -113,6 +113,7 @@ func runInternalEngine(c *cli.Context) error {
 		Shell:           shell, Git: git,
 		Retention:       chronicle.Retention{MaxSnapshots: cfg.Chronicle.MaxSnapshots, MaxBytes: cfg.Chronicle.MaxBytes},
 		SnapshotExclude: cfg.Chronicle.Exclude,
+		Protected:       protectedPaths(cfg),
 		HTTP:            &executor.HTTPConfig{AllowHost: allowHosts(policy)},
 		SpawnAgent: func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
 			cmd := exec.Command(self, "internal-agent", "--engine", l.Addr,
@@ -154,7 +155,12 @@ func newShield(ws string, cfg config.Config, ledgerPath string) (engine.Evaluato
 	if err != nil {
 		return nil, nil, "", err
 	}
-	return engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: home, Protected: []string{state}, Policy: policy})}, policy, name, nil
+	var readOnly []string
+	if cfg.Policy != "" {
+		readOnly = append(readOnly, filepath.Join(ws, cfg.Policy))
+	}
+	return engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: home, Protected: []string{state},
+		ReadOnly: readOnly, Policy: policy})}, policy, name, nil
 }
 
 // commandTools configures execute_command and the git tools: each command
@@ -207,4 +213,14 @@ func allowHosts(policy *shield.Policy) func(string) bool {
 		}
 		return false
 	}
+}
+
+// protectedPaths are the workspace paths no tool may change: opx's
+// configuration directory and the policy file, wherever it is.
+func protectedPaths(cfg config.Config) []string {
+	out := []string{config.Dir}
+	if cfg.Policy != "" {
+		out = append(out, filepath.ToSlash(filepath.Clean(cfg.Policy)))
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"strings"
 	"sync"
 
 	"github.com/opx-dev/opx/chronicle"
@@ -22,6 +23,7 @@ type Chronicle struct {
 	scanner   *chronicle.Scanner
 	retention chronicle.Retention
 	exclude   []string
+	protected []string
 	logf      func(string, ...any)
 
 	mu     sync.Mutex // held across snapshot, execution and post-state
@@ -43,6 +45,7 @@ func NewChronicle(fsys chronicle.Workspace, rec *Recorder, r chronicle.Retention
 	c := &Chronicle{fs: fsys, rec: rec, scanner: chronicle.NewScanner(fsys), retention: r, index: chronicle.NewIndex(),
 		known: map[ledger.Hash]bool{}, logf: func(string, ...any) {}}
 	c.SetExclude(DefaultExclude)
+	c.SetProtected([]string{".opx"})
 	return c
 }
 
@@ -81,11 +84,18 @@ func (c *Chronicle) SnapshotFiles(ctx context.Context, session, callID, tool str
 	return "", err
 }
 
+// WorkspaceSnapshot is a snapshot of the whole workspace taken before a
+// workspace-wide call: its entry's seq and the tree to diff against.
+type WorkspaceSnapshot struct {
+	Seq  uint64
+	Tree *chronicle.Tree
+}
+
 // SnapshotWorkspace records an incremental snapshot of the whole
 // workspace before a workspace-wide call: a manifest of every path, and
 // the content of every file the ledger does not hold yet (stored ahead,
-// named by the entry). It returns the tree to diff against afterwards.
-func (c *Chronicle) SnapshotWorkspace(ctx context.Context, session, callID, tool string) (tree *chronicle.Tree, refusal string, err error) {
+// named by the entry).
+func (c *Chronicle) SnapshotWorkspace(ctx context.Context, session, callID, tool string) (snap *WorkspaceSnapshot, refusal string, err error) {
 	st := &blobStore{c: c, ctx: ctx, stored: map[ledger.Hash]bool{}}
 	res, serr := c.scanner.Scan(st)
 	if st.err != nil {
@@ -107,24 +117,71 @@ func (c *Chronicle) SnapshotWorkspace(ctx context.Context, session, callID, tool
 	if c.missing(mh) {
 		blobs = append(blobs, manifest)
 	}
-	snap := &event.Snapshot{CallID: callID, Tool: tool, Kind: event.KindWorkspace, Files: files,
+	entry := &event.Snapshot{CallID: callID, Tool: tool, Kind: event.KindWorkspace, Files: files,
 		ManifestBlob: mh.String(), Entries: int64(len(res.Tree.Items)), Unrecorded: clipList(res.Unrecorded, 20), Excluded: c.exclude}
-	if _, err := c.rec.Record(ctx, ledger.Async, session, snap, blobs...); err != nil {
+	seq, err := c.rec.Record(ctx, ledger.Async, session, entry, blobs...)
+	if err != nil {
 		return nil, "", err
 	}
 	c.markKnown(mh)
-	return res.Tree, "", nil
+	return &WorkspaceSnapshot{Seq: seq, Tree: res.Tree}, "", nil
+}
+
+// SetProtected names workspace paths no tool may change (opx's own
+// configuration, the policy file); a path protects everything beneath it.
+// File tools are refused them by Shield; a shell command that changes one
+// anyway (the command sandbox can only grant the workspace whole) has the
+// change undone by RestoreProtected.
+func (c *Chronicle) SetProtected(paths []string) { c.protected = append([]string(nil), paths...) }
+
+func (c *Chronicle) isProtected(p string) bool {
+	for _, q := range c.protected {
+		if p == q || strings.HasPrefix(p, q+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// RestoreProtected undoes, at once, what a workspace-wide call changed
+// among the protected paths: each returns to its state in the snapshot,
+// recorded as a chronicle.rollback of it (so it is on record, and itself
+// undoable). It returns a note for the agent, "" when nothing protected
+// changed. The caller holds the lock.
+func (c *Chronicle) RestoreProtected(ctx context.Context, snap *WorkspaceSnapshot, pre []event.FileState) (string, error) {
+	var steps []chronicle.Step
+	var paths []string
+	for _, f := range pre {
+		if !c.isProtected(f.Path) {
+			continue
+		}
+		now, _, err := chronicle.Read(c.fs, f.Path)
+		if err != nil {
+			return "", err
+		}
+		steps = append(steps, chronicle.Step{Path: f.Path, To: f, Now: now})
+		paths = append(paths, f.Path)
+	}
+	if len(steps) == 0 {
+		return "", nil
+	}
+	out, err := c.index.Restore(ctx, &chronicle.Plan{Snapshot: snap.Seq, Steps: steps}, c.rec.Ledger(), c.fs, c.rec, true)
+	if err != nil {
+		return "", fmt.Errorf("restore opx's protected files %s: %w", strings.Join(paths, ", "), err)
+	}
+	return fmt.Sprintf("opx restored what the command changed in its own configuration (%s): tools may not change it; recorded as entry %d",
+		strings.Join(out.Restored, ", "), out.Rollback), nil
 }
 
 // Diff scans the workspace after a workspace-wide call and returns what
 // it changed: each path's state before (from the snapshot's tree) and
 // after.
-func (c *Chronicle) Diff(before *chronicle.Tree) ([]event.FileState, []event.PostState, error) {
+func (c *Chronicle) Diff(before *WorkspaceSnapshot) ([]event.FileState, []event.PostState, error) {
 	res, err := c.scanner.Scan(nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	pre, post := chronicle.Diff(before, res.Tree)
+	pre, post := chronicle.Diff(before.Tree, res.Tree)
 	return pre, post, nil
 }
 

@@ -77,8 +77,8 @@ func BenchmarkWorkspaceSnapshot_Unchanged10k(b *testing.B) {
 	snapshot := func(i int) {
 		chron.Lock()
 		defer chron.Unlock()
-		tree, refusal, err := chron.SnapshotWorkspace(ctx, "s", fmt.Sprint("c", i), "execute_command")
-		if err != nil || refusal != "" || len(tree.Items) < 10100 {
+		snap, refusal, err := chron.SnapshotWorkspace(ctx, "s", fmt.Sprint("c", i), "execute_command")
+		if err != nil || refusal != "" || len(snap.Tree.Items) < 10100 {
 			b.Fatalf("snapshot: %v %s", err, refusal)
 		}
 	}

@@ -62,6 +62,10 @@ type Options struct {
 	Retention chronicle.Retention
 	// SnapshotExclude overrides DefaultExclude for workspace snapshots.
 	SnapshotExclude []string
+	// Protected are workspace-relative paths no tool may change (opx's
+	// configuration, the policy file); nil means just ".opx". A command
+	// that changes one has the change undone at once.
+	Protected []string
 	// Shell offers execute_command with this configuration (its Launcher
 	// sandboxes each command); nil offers no shell.
 	Shell *executor.ShellConfig
@@ -177,6 +181,9 @@ func New(opts Options) (*Engine, error) {
 	e.chron.logf = opts.Logf
 	if opts.SnapshotExclude != nil {
 		e.chron.SetExclude(opts.SnapshotExclude)
+	}
+	if opts.Protected != nil {
+		e.chron.SetProtected(opts.Protected)
 	}
 	e.pipe = &Pipeline{Recorder: e.rec, Tools: tools, Evaluator: opts.Evaluator, Chronicle: e.chron, Timeout: timeout,
 		OnVerdict: func(session, messageID string, seq uint64, v *event.ShieldVerdict) {

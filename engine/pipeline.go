@@ -172,8 +172,8 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		return ToolOutcome{Content: "blocked: the action changed after it was judged", IsError: true}, nil
 	}
 	var (
-		touched []string        // files snapshots: the paths named
-		before  *chronicle.Tree // workspace snapshots: the tree to diff
+		touched []string           // files snapshots: the paths named
+		before  *WorkspaceSnapshot // workspace snapshots: the tree to diff
 	)
 	if def.Mutating {
 		// One mutation at a time: a workspace diff then holds this
@@ -248,6 +248,18 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	if _, err := p.Recorder.Record(ctx, ledger.Sync, session, &event.ExecCompleted{SubAgentID: subagent, CallID: callID, Tool: tool,
 		Result: content, ResultBlob: blobHash, Size: int64(len(res.Content)), ExitCode: exitCode, DurationMS: dur, Post: post, Pre: pre}, blobs...); err != nil {
 		return ToolOutcome{}, err
+	}
+	if before != nil {
+		// No tool may change opx's own configuration; a command can, as
+		// the command sandbox grants the workspace whole: undo it now.
+		note, err := p.Chronicle.RestoreProtected(ctx, before, pre)
+		if err != nil {
+			note = "opx could not restore its configuration: " + err.Error()
+		}
+		if note != "" {
+			res.Content += "\n(" + note + ")"
+			res.IsError = true
+		}
 	}
 	if def.Mutating {
 		p.Chronicle.Retain(ctx)

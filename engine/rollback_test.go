@@ -440,3 +440,46 @@ func TestChronicle_SymlinkRace(t *testing.T) {
 		t.Errorf("a snapshot stored the outside file's content: %v", err)
 	}
 }
+
+// tamperTool is a workspace-wide tool, like a shell command the command
+// sandbox lets write anywhere in the workspace: it rewrites opx's config,
+// adds a file under .opx and edits an ordinary file.
+type tamperTool struct{ ws string }
+
+func (t *tamperTool) Tools() []executor.ToolDef {
+	return []executor.ToolDef{{Name: "tamper", Description: "tampers", InputSchema: json.RawMessage(`{}`), Group: "shell",
+		Mutating: true, WorkspaceWide: true}}
+}
+
+func (t *tamperTool) Execute(context.Context, executor.Call) executor.Result {
+	os.WriteFile(filepath.Join(t.ws, ".opx/config.yaml"), []byte("policy: allow-everything.yaml\n"), 0o644)
+	os.WriteFile(filepath.Join(t.ws, ".opx/planted.yaml"), []byte("x\n"), 0o644)
+	os.WriteFile(filepath.Join(t.ws, "notes.md"), []byte("edited\n"), 0o644)
+	return executor.Result{Content: "done"}
+}
+
+// TestChronicle_RestoreProtected: what a command changes under .opx is
+// undone at once (recorded as a rollback of its snapshot, and said in the
+// result), while its other changes stand.
+func TestChronicle_RestoreProtected(t *testing.T) {
+	f := newChronFixture(t, map[string]string{".opx/config.yaml": "provider:\n  kind: scripted\n", "notes.md": "original\n"}, chronicle.Retention{})
+	reg, _ := executor.NewRegistry(&tamperTool{ws: f.ws})
+	f.p.Tools = reg
+	out, err := f.p.Handle(context.Background(), "s1", "", "m1", "c1", "tamper", "{}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.IsError || !strings.Contains(out.Content, "opx restored what the command changed in its own configuration (.opx/config.yaml, .opx/planted.yaml)") {
+		t.Errorf("result %+v", out)
+	}
+	if f.read(t, ".opx/config.yaml") != "provider:\n  kind: scripted\n" || !strings.Contains(f.read(t, ".opx/planted.yaml"), "no such file") {
+		t.Errorf("config %q, planted %q", f.read(t, ".opx/config.yaml"), f.read(t, ".opx/planted.yaml"))
+	}
+	if f.read(t, "notes.md") != "edited\n" {
+		t.Errorf("the command's other change was undone too: %q", f.read(t, "notes.md"))
+	}
+	x, _ := chronicle.BuildIndex(f.l)
+	if rbs := x.Rollbacks(); len(rbs) != 1 || rbs[0].Snapshot != x.Snapshots()[0].Seq {
+		t.Errorf("rollbacks %+v", rbs)
+	}
+}

@@ -48,7 +48,11 @@ type Config struct {
 	Workspace string   // absolute
 	Home      string   // the user's home, for "~" and credential paths
 	Protected []string // absolute paths no tool may touch (the state dir, the ledger)
-	Policy    *Policy
+	// ReadOnly are absolute paths tools may read but never change, beside
+	// the workspace's .opx directory, which always is (a policy file kept
+	// elsewhere in the workspace, say).
+	ReadOnly []string
+	Policy   *Policy
 	// RateLimit bounds proposals per session per minute; 0 means 120.
 	RateLimit int
 	Now       func() time.Time
@@ -56,7 +60,9 @@ type Config struct {
 
 // Shield evaluates actions. It is safe for concurrent use.
 type Shield struct {
-	cfg Config
+	cfg      Config
+	readOnly []string // the workspace's .opx, then cfg.ReadOnly
+	named    []string // readOnly and cfg.Protected: what no command may name
 
 	mu     sync.Mutex
 	recent map[string][]time.Time // session -> proposal times in the last minute
@@ -70,7 +76,8 @@ func New(cfg Config) *Shield {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Shield{cfg: cfg, recent: map[string][]time.Time{}}
+	ro := append([]string{path.Join(cfg.Workspace, ".opx")}, cfg.ReadOnly...)
+	return &Shield{cfg: cfg, readOnly: ro, named: append(append([]string(nil), ro...), cfg.Protected...), recent: map[string][]time.Time{}}
 }
 
 // PolicyHash is the hash of the policy in force.
@@ -132,15 +139,16 @@ func (s *Shield) hardcoded(a *Action) (Verdict, bool) {
 			}
 		}
 	}
-	cfgDir := path.Join(s.cfg.Workspace, ".opx")
 	for _, p := range a.Writes {
-		if p == cfgDir || strings.HasPrefix(p, cfgDir+"/") || strings.HasPrefix(cfgDir, p+"/") {
-			return Verdict{Block, -1, "protected:config", p + " is opx's configuration: read-only to tools"}, true
+		for _, ro := range s.readOnly {
+			if p == ro || strings.HasPrefix(p, ro+"/") || strings.HasPrefix(ro, p+"/") {
+				return Verdict{Block, -1, "protected:config", p + " is opx's configuration: read-only to tools"}, true
+			}
 		}
 	}
 	if a.Command != "" {
-		for _, prot := range append([]string{cfgDir}, s.cfg.Protected...) {
-			if strings.Contains(a.Command, prot) || (prot == cfgDir && strings.Contains(a.Command, ".opx/")) {
+		for _, prot := range s.named {
+			if strings.Contains(a.Command, prot) || (prot == s.readOnly[0] && strings.Contains(a.Command, ".opx/")) {
 				return Verdict{Block, -1, "protected:state", "the command names opx's own state or configuration"}, true
 			}
 		}

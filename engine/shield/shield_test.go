@@ -235,3 +235,28 @@ func BenchmarkEvaluate(b *testing.B) {
 }
 
 func sortDurations(d []time.Duration) { sort.Slice(d, func(i, j int) bool { return d[i] < d[j] }) }
+
+// TestShield_ReadOnlyPolicyFile: a policy file kept outside .opx is as
+// read-only to tools as .opx itself: readable, never written, moved,
+// deleted or named by a command.
+func TestShield_ReadOnlyPolicyFile(t *testing.T) {
+	p, _ := shield.ParsePolicy(fixtures.DefaultPolicy)
+	s := shield.New(shield.Config{Workspace: ws, Home: home, ReadOnly: []string{ws + "/security/policy.yaml"}, Policy: p})
+	for _, c := range []struct {
+		name   string
+		a      shield.Action
+		want   string
+		ruleIs string
+	}{
+		{"read it", file(s, "read_file", false, "security/policy.yaml"), "allow", ""},
+		{"write it", file(s, "write_file", true, "security/policy.yaml"), "block", "protected:config"},
+		{"delete its directory", file(s, "delete_file", true, "security"), "block", "protected:config"},
+		{"move it away", file(s, "move_file", true, "security/policy.yaml", "old.yaml"), "block", "protected:config"},
+		{"a command naming it", command("cp /dev/null " + ws + "/security/policy.yaml"), "block", "protected:state"},
+	} {
+		v := final(s.Evaluate(context.Background(), c.a))
+		if v.Decision != c.want || (c.ruleIs != "" && v.Rule != c.ruleIs) {
+			t.Errorf("%s: %s (%s), want %s %s", c.name, v.Decision, v.Rule, c.want, c.ruleIs)
+		}
+	}
+}
