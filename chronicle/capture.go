@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"syscall"
+	"unicode/utf8"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -16,8 +18,20 @@ import (
 const MaxFileBytes = 256 << 20
 
 // Capture returns the pre-state of each path, and the contents to store as
-// blobs with the snapshot entry.
+// blobs with the snapshot entry. A file over the snapshot limit is
+// refused (ErrTooLarge): a tool that names it does not run.
 func Capture(fsys FS, paths []string) ([]event.FileState, [][]byte, error) {
+	return captureAll(fsys, paths, false)
+}
+
+// CaptureOmitting is Capture recording a file over the snapshot limit by
+// its hash, without its content (event.FileState.Omitted): what a rollback
+// overwrites must be recorded even when it cannot all be kept.
+func CaptureOmitting(fsys FS, paths []string) ([]event.FileState, [][]byte, error) {
+	return captureAll(fsys, paths, true)
+}
+
+func captureAll(fsys FS, paths []string, omitLarge bool) ([]event.FileState, [][]byte, error) {
 	paths = uniqueSorted(paths)
 	states := make([]event.FileState, 0, len(paths))
 	var blobs [][]byte
@@ -26,7 +40,7 @@ func Capture(fsys FS, paths []string) ([]event.FileState, [][]byte, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if st.State == event.StateFile && st.Blob == "" {
+		if st.State == event.StateFile && st.Blob == "" && !omitLarge {
 			return nil, nil, fmt.Errorf("snapshot %s: %w (%d bytes, limit %d)", p, ErrTooLarge, st.Size, MaxFileBytes)
 		}
 		states = append(states, st)
@@ -43,12 +57,14 @@ func Capture(fsys FS, paths []string) ([]event.FileState, [][]byte, error) {
 func capture(fsys FS, p string, limit int64, keep bool) (event.FileState, []byte, error) {
 	fi, err := fsys.Lstat(p)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ELOOP):
+		// ENOTDIR: a directory above it is a file now; ELOOP: a symlink
+		// (which Chronicle never follows): the path itself is absent.
 		return event.FileState{Path: p, State: event.StateAbsent}, nil, nil
 	case err != nil:
 		return event.FileState{}, nil, fmt.Errorf("snapshot %s: %w", p, err)
 	}
-	mode := uint32(fi.Mode().Perm())
+	mode := ModeBits(fi.Mode())
 	switch {
 	case fi.Mode().IsRegular():
 		if fi.Size() > limit {
@@ -75,6 +91,11 @@ func capture(fsys FS, p string, limit int64, keep bool) (event.FileState, []byte
 		if err != nil {
 			return event.FileState{}, nil, fmt.Errorf("snapshot %s: %w", p, err)
 		}
+		if !utf8.ValidString(target) {
+			// A ledger entry is UTF-8: such a target could only be
+			// recorded altered, and restored wrong.
+			return event.FileState{}, nil, fmt.Errorf("snapshot %s: %w (a symlink whose target is not valid UTF-8)", p, ErrNotSnapshottable)
+		}
 		return event.FileState{Path: p, State: event.StateSymlink, Target: target}, nil, nil
 	default:
 		return event.FileState{}, nil, fmt.Errorf("snapshot %s: %w (%v)", p, ErrNotSnapshottable, fi.Mode().Type())
@@ -85,6 +106,22 @@ func capture(fsys FS, p string, limit int64, keep bool) (event.FileState, []byte
 // snapshot limit, its content.
 func Read(fsys FS, p string) (event.FileState, []byte, error) {
 	return capture(fsys, p, MaxFileBytes, true)
+}
+
+// ModeBits are the permission bits a snapshot records and a rollback
+// restores: rwx for all, and setuid, setgid and sticky.
+func ModeBits(m fs.FileMode) uint32 {
+	b := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		b |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		b |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		b |= 0o1000
+	}
+	return b
 }
 
 // hashFile hashes a file too large to keep. FS has no streaming read, so

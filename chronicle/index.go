@@ -1,6 +1,7 @@
 package chronicle
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -38,12 +39,17 @@ type Snapshot struct {
 
 // Execution is the end of a snapshotted call.
 type Execution struct {
-	Seq      uint64
-	Failed   string // exec.failed's error; "" for exec.completed
-	ExitCode int
-	Pre      []event.FileState // workspace-wide tools: what changed, before
-	Post     []event.PostState
+	Seq       uint64
+	Failed    string // exec.failed's error; "" for exec.completed
+	ExitCode  int
+	Pre       []event.FileState // workspace-wide tools: what changed, before
+	Post      []event.PostState
+	DiffError string // workspace-wide tools: why the changes are unknown
 }
+
+// Unknown reports whether the call's changes are not on record: it
+// failed, or the scan after a workspace-wide call did.
+func (ex *Execution) Unknown() bool { return ex == nil || ex.Failed != "" || ex.DiffError != "" }
 
 // Rollback is a chronicle.rollback entry.
 type Rollback struct {
@@ -105,6 +111,17 @@ func (x *Index) Apply(e ledger.Entry) error {
 		x.bySeq[e.Seq] = s
 		x.open[callKey{e.Session, "", p.CallID}] = s
 		return nil
+	case event.TypeToolProposed:
+		// A new proposal of a call id supersedes any earlier call of it
+		// still open (one whose end never came: the engine died), so
+		// the new call's end is never taken for the old snapshot's.
+		var p struct {
+			CallID string `json:"call_id"`
+		}
+		if json.Unmarshal(e.Data, &p) == nil {
+			delete(x.open, callKey{e.Session, "", p.CallID})
+		}
+		return nil
 	case event.TypeExecCompleted, event.TypeExecFailed:
 		pl, err := event.Decode(e)
 		if err != nil {
@@ -114,7 +131,7 @@ func (x *Index) Apply(e ledger.Entry) error {
 		var key callKey
 		switch p := pl.(type) {
 		case *event.ExecCompleted:
-			ex = Execution{Seq: e.Seq, ExitCode: p.ExitCode, Pre: p.Pre, Post: p.Post}
+			ex = Execution{Seq: e.Seq, ExitCode: p.ExitCode, Pre: p.Pre, Post: p.Post, DiffError: p.DiffError}
 			key = callKey{e.Session, p.SubAgentID, p.CallID}
 			x.noteForeign(p.ResultBlob)
 		case *event.ExecFailed:
@@ -248,7 +265,7 @@ func (x *Index) PrunedBy(h ledger.Hash) (*Prune, bool) {
 func (s *Snapshot) Paths() []string {
 	var out []string
 	switch {
-	case s.Kind == event.KindWorkspace && s.Exec != nil:
+	case s.Kind == event.KindWorkspace && !s.Exec.Unknown():
 		for _, f := range s.Exec.Pre {
 			out = append(out, f.Path)
 		}

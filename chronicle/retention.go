@@ -33,8 +33,8 @@ func (p *PrunePlan) Record() *event.Pruned {
 	return out
 }
 
-// Prune works out what retention r removes now, or nil. The newest
-// snapshot is always kept. A blob is removed only if no kept snapshot
+// Prune works out what retention r removes now, or nil. Past a bound it
+// prunes down to 90% of it; the newest snapshot is always kept. A blob is removed only if no kept snapshot
 // (its files, its diff or its manifest's content) and no other entry
 // (model bodies, tool output) names it, so every kept snapshot stays
 // restorable. Manifests are read through src.
@@ -47,13 +47,19 @@ func (x *Index) Prune(r Retention, src Source) (*PrunePlan, error) {
 			bytes += s.storedBytes()
 		}
 	}
+	over := func(count int, b int64, frac int64) bool {
+		return (r.MaxSnapshots > 0 && int64(count)*10 > int64(r.MaxSnapshots)*frac) || (r.MaxBytes > 0 && b*10 > r.MaxBytes*frac)
+	}
+	if !over(len(live), bytes, 10) {
+		return nil, nil
+	}
+	// Over a bound: prune down to 90% of it, so that the work of
+	// planning (reading the kept manifests) is done once per tenth of
+	// the bound, not at every snapshot.
 	n := 0
-	for len(live)-n > 1 && ((r.MaxSnapshots > 0 && len(live)-n > r.MaxSnapshots) || (r.MaxBytes > 0 && bytes > r.MaxBytes)) {
+	for len(live)-n > 1 && over(len(live)-n, bytes, 9) {
 		bytes -= live[n].storedBytes()
 		n++
-	}
-	if n == 0 {
-		return nil, nil
 	}
 	drop, keep := live[:n], live[n:]
 	kept := map[ledger.Hash]bool{}
@@ -127,9 +133,10 @@ func (s *Snapshot) ownStates() []event.FileState {
 	return out
 }
 
-// storedBytes is the content s stored when it was taken.
+// storedBytes is the content s stored when it was taken: new file
+// content, and a new manifest.
 func (s *Snapshot) storedBytes() int64 {
-	var n int64
+	n := s.ManifestSize
 	for _, f := range s.Files {
 		if f.Blob != "" {
 			n += f.Size

@@ -20,32 +20,29 @@ type Target struct {
 	Expect *event.PostState
 }
 
+// NowFunc scans the workspace as it is now, leaving out the paths the
+// excluded patterns match (a snapshot's own exclusions, so that what it
+// did not record does not look created).
+type NowFunc func(excluded []string) (*Tree, error)
+
 // Targets returns what rolling back snapshot s restores. A workspace
-// snapshot whose command never finished has no recorded diff: Targets
-// then compares its manifest with the workspace now (every difference,
-// with no expected state).
-func (x *Index) Targets(s *Snapshot, src Source, now func() (*Tree, error)) ([]Target, error) {
+// snapshot whose changes are not on record (the command failed to be
+// diffed, or the engine died under it) is compared with the workspace
+// now instead: every difference, with no expected state.
+func (x *Index) Targets(s *Snapshot, src Source, now NowFunc) ([]Target, error) {
 	var out []Target
 	switch {
-	case s.Kind == event.KindWorkspace && s.Exec != nil && s.Exec.Failed == "":
+	case s.Kind == event.KindWorkspace && !s.Exec.Unknown():
 		post := postByPath(s.Exec.Post)
 		for _, f := range s.Exec.Pre {
 			out = append(out, Target{Pre: f, Expect: post[f.Path]})
 		}
 	case s.Kind == event.KindWorkspace:
-		h, err := ledger.ParseHash(s.ManifestBlob)
-		if err != nil {
-			return nil, fmt.Errorf("snapshot %d: manifest: %w", s.Seq, err)
-		}
-		b, err := x.Blob(src, h, fmt.Sprintf("snapshot %d manifest", s.Seq))
+		before, err := x.Manifest(s, src)
 		if err != nil {
 			return nil, err
 		}
-		before, err := DecodeTree(b)
-		if err != nil {
-			return nil, fmt.Errorf("snapshot %d: %w", s.Seq, err)
-		}
-		after, err := now()
+		after, err := now(s.Excluded)
 		if err != nil {
 			return nil, err
 		}
@@ -58,7 +55,7 @@ func (x *Index) Targets(s *Snapshot, src Source, now func() (*Tree, error)) ([]T
 		switch {
 		case s.TakenBy != nil:
 			post = postByPath(s.TakenBy.Post)
-		case s.Exec != nil && s.Exec.Failed == "":
+		case !s.Exec.Unknown():
 			post = postByPath(s.Exec.Post)
 		}
 		for _, f := range s.Files {
@@ -68,24 +65,64 @@ func (x *Index) Targets(s *Snapshot, src Source, now func() (*Tree, error)) ([]T
 	return out, nil
 }
 
+// Manifest returns a workspace snapshot's tree, hash-checked.
+func (x *Index) Manifest(s *Snapshot, src Source) (*Tree, error) {
+	h, err := ledger.ParseHash(s.ManifestBlob)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %d: manifest: %w", s.Seq, err)
+	}
+	b, err := x.Blob(src, h, fmt.Sprintf("snapshot %d manifest", s.Seq))
+	if err != nil {
+		return nil, err
+	}
+	t, err := DecodeTree(b)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %d: %w", s.Seq, err)
+	}
+	return t, nil
+}
+
 // SessionTargets returns what rolling back everything a session changed
 // restores: for each path, its state before the session first changed it,
-// expecting the state after the session last changed it.
-func (x *Index) SessionTargets(session string, src Source, now func() (*Tree, error)) ([]Target, error) {
+// expecting the state opx last left it in — after the session's last
+// change to it, or after a later rollback that restored it.
+func (x *Index) SessionTargets(session string, src Source, now NowFunc) ([]Target, error) {
 	snaps := x.Session(session)
 	if len(snaps) == 0 {
 		return nil, fmt.Errorf("%w: session %q has no snapshots", ErrNothingToRestore, session)
 	}
+	// Every rollback after the session's first snapshot may have left a
+	// path the session changed in another state (a rollback of one of
+	// its snapshots, or of such a rollback): opx left it so.
+	var rbs []*Rollback
+	for _, r := range x.rollbacks {
+		if r.Seq > snaps[0].Seq {
+			rbs = append(rbs, r)
+		}
+	}
 	byPath := map[string]*Target{}
 	var order []string
-	for _, s := range snaps {
-		ts, err := x.Targets(s, src, now)
+	// Snapshots and rollbacks in seq order: the last one to touch a path
+	// says what opx left there.
+	for len(snaps) > 0 || len(rbs) > 0 {
+		if len(rbs) > 0 && (len(snaps) == 0 || rbs[0].Seq < snaps[0].Seq) {
+			post := rbs[0].Post
+			for i := range post {
+				if t := byPath[post[i].Path]; t != nil {
+					t.Expect = &post[i]
+				}
+			}
+			rbs = rbs[1:]
+			continue
+		}
+		ts, err := x.Targets(snaps[0], src, now)
 		if err != nil {
 			return nil, err
 		}
+		snaps = snaps[1:]
 		for _, t := range ts {
 			if cur, ok := byPath[t.Pre.Path]; ok {
-				cur.Expect = t.Expect // the last change governs what we expect
+				cur.Expect = t.Expect
 				continue
 			}
 			tt := t
@@ -269,8 +306,11 @@ func (x *Index) Restore(ctx context.Context, p *Plan, src Source, wfs WriteFS, r
 	for i, s := range p.Steps {
 		paths[i] = s.Path
 	}
-	// What the rollback overwrites, durable before it does.
-	states, blobs, err := Capture(wfs, paths)
+	// What the rollback overwrites, durable before it does. A file too
+	// large to keep is recorded by hash: the rollback still runs (it may
+	// be what removes that file), and undoing it says why that file
+	// cannot come back.
+	states, blobs, err := CaptureOmitting(wfs, paths)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot what the rollback overwrites: %w", err)
 	}
@@ -324,9 +364,11 @@ func (x *Index) Blob(src Source, h ledger.Hash, what string) ([]byte, error) {
 	return nil, fmt.Errorf("%s: %w", what, err)
 }
 
-// restore applies steps in an order that works: deletions deepest first,
-// then directories shallowest first, then files and symlinks. It stops at
-// the first failure and returns what it restored.
+// restore applies steps in an order that works: deletions deepest first;
+// then directories shallowest first, created writable; then files and
+// symlinks; then the directories' recorded modes, deepest first (a
+// read-only directory is made read-only only once its content is back).
+// It stops at the first failure and returns what it restored.
 func restore(w WriteFS, steps []Step, contents map[string][]byte) ([]string, error) {
 	var done []string
 	byDepthDesc := append([]Step(nil), steps...)
@@ -347,20 +389,21 @@ func restore(w WriteFS, steps []Step, contents map[string][]byte) ([]string, err
 	}
 	byDepth := append([]Step(nil), steps...)
 	sort.SliceStable(byDepth, func(i, j int) bool { return depth(byDepth[i].Path) < depth(byDepth[j].Path) })
-	// 2. Directories.
+	// 2. Directories, writable by their owner until step 4.
 	for _, s := range byDepth {
 		if s.To.State != event.StateDir {
 			continue
 		}
+		var err error
 		if s.Now.State != event.StateDir {
-			if err := w.Mkdir(s.Path, s.To.Mode); err != nil {
-				return done, fmt.Errorf("create %s: %w", s.Path, err)
-			}
+			err = w.Mkdir(s.Path, s.To.Mode|0o700)
 		}
-		if err := w.Chmod(s.Path, s.To.Mode); err != nil {
-			return done, fmt.Errorf("chmod %s: %w", s.Path, err)
+		if err == nil {
+			err = w.Chmod(s.Path, s.To.Mode|0o700)
 		}
-		done = append(done, s.Path)
+		if err != nil {
+			return done, fmt.Errorf("restore directory %s: %w", s.Path, err)
+		}
 	}
 	// 3. Files and symlinks, each atomically, parents created if a
 	// directory they were in is gone. Files go in one batch when the
@@ -398,8 +441,22 @@ func restore(w WriteFS, steps []Step, contents map[string][]byte) ([]string, err
 			done = append(done, f.Path)
 		}
 		if err != nil {
-			return done, fmt.Errorf("restore %s: %w", batch[n].Path, err)
+			failed := "the batch"
+			if n < len(batch) {
+				failed = batch[n].Path
+			}
+			return done, fmt.Errorf("restore %s: %w", failed, err)
 		}
+	}
+	// 4. The directories' own modes.
+	for _, s := range byDepthDesc {
+		if s.To.State != event.StateDir {
+			continue
+		}
+		if err := w.Chmod(s.Path, s.To.Mode); err != nil {
+			return done, fmt.Errorf("chmod %s: %w", s.Path, err)
+		}
+		done = append(done, s.Path)
 	}
 	sort.Strings(done)
 	return done, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"runtime"
 	"slices"
 	"sort"
@@ -60,6 +61,74 @@ type cacheEntry struct {
 // stat to be trusted. Filesystems with coarse timestamps need it; ext4,
 // xfs, btrfs and tmpfs stamp with the kernel's tick. A variable for tests.
 var racyWindow = time.Second
+
+// Excluder returns a Skip that leaves out the paths matching any of the
+// patterns (path.Match syntax, against workspace-relative paths).
+func Excluder(patterns []string) func(rel string, dir bool) bool {
+	return func(rel string, _ bool) bool {
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, rel); ok {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// ScanOnce scans fsys as it is now, without a cache, leaving out what the
+// excluded patterns match.
+func ScanOnce(fsys TreeFS, excluded []string) (*Tree, error) {
+	sc := NewScanner(fsys)
+	sc.Skip = Excluder(excluded)
+	res, err := sc.Scan(nil)
+	if err != nil {
+		return nil, err
+	}
+	return res.Tree, nil
+}
+
+// ScanSubtree records one path and, if it is a directory, everything
+// beneath it, without a cache; an absent root gives an empty tree. For
+// small subtrees (opx's configuration) when a whole scan is not possible.
+func ScanSubtree(fsys TreeFS, root string) (*Tree, error) {
+	t := &Tree{}
+	var visit func(p string) error
+	visit = func(p string) error {
+		st, _, err := capture(fsys, p, MaxFileBytes, false)
+		if err != nil {
+			return err
+		}
+		if st.State == event.StateAbsent {
+			return nil
+		}
+		t.Items = append(t.Items, st)
+		if st.State != event.StateDir {
+			return nil
+		}
+		ents, err := fsys.ReadDirStat(p)
+		if err != nil {
+			return fmt.Errorf("snapshot %s: %w", p, err)
+		}
+		for _, e := range ents {
+			if q := p + "/" + e.Name; utf8.ValidString(q) && len(q) <= maxPath { // as Scan, which names them unrecorded
+				if err := visit(q); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := visit(root); err != nil {
+		return nil, err
+	}
+	sort.Slice(t.Items, func(i, j int) bool { return t.Items[i].Path < t.Items[j].Path })
+	return t, nil
+}
+
+// maxPath is the longest workspace-relative path a snapshot records; a
+// deeper one is named as unrecorded rather than failing every scan (tools
+// resolve at most PATH_MAX bytes).
+const maxPath = 4000
 
 // NewScanner returns a scanner of fsys with an empty cache.
 func NewScanner(fsys TreeFS) *Scanner {
@@ -318,7 +387,11 @@ func (s *Scanner) walk() (items []scanItem, order []int32, unrecorded []string, 
 				skipped = append(skipped, strconv.Quote(rel)+": name is not valid UTF-8")
 				continue
 			}
-			mode := uint32(e.Mode.Perm())
+			if len(rel) > maxPath {
+				skipped = append(skipped, strconv.Quote(rel[:64])+"...: path longer than opx records")
+				continue
+			}
+			mode := ModeBits(e.Mode)
 			switch {
 			case e.Mode.IsRegular():
 				local = append(local, scanItem{state: event.FileState{Path: rel, State: event.StateFile, Mode: mode, Size: e.Size}, st: e})

@@ -59,12 +59,8 @@ func runDiff(c *cli.Context) error {
 	}
 	defer w.Close()
 	fsys := engine.WorkspaceFS(w)
-	targets, err := r.index.Targets(s, r.src, func() (*chronicle.Tree, error) {
-		res, err := chronicle.NewScanner(fsys).Scan(nil)
-		if err != nil {
-			return nil, err
-		}
-		return res.Tree, nil
+	targets, err := r.index.Targets(s, r.src, func(excluded []string) (*chronicle.Tree, error) {
+		return chronicle.ScanOnce(fsys, excluded)
 	})
 	if err != nil {
 		return err

@@ -181,6 +181,9 @@ func printRollback(w io.Writer, rep *engine.RollbackReport) {
 		fmt.Fprintf(w, "  %s already in the recorded state\n", plural(uint64(n), "path", "paths"))
 	}
 	switch {
+	case rep.Error != "" && rep.Rollback != 0:
+		fmt.Fprintf(w, "%s: %s restored before it stopped; recorded as entry %d (undo with: opx rollback %d)\n",
+			red(w, "rolled back in part"), plural(uint64(len(rep.Restored)), "path", "paths"), rep.Rollback, rep.PreSnapshot)
 	case rep.Error != "":
 		fmt.Fprintf(w, "%s\n", red(w, "not rolled back"))
 	case len(rep.Steps) == 0:

@@ -65,6 +65,8 @@ func snapshotStatus(s *chronicle.Snapshot) string {
 		return "no result recorded"
 	case s.Exec.Failed != "":
 		return "tool failed"
+	case s.Exec.DiffError != "":
+		return "changes not worked out"
 	default:
 		return "completed"
 	}

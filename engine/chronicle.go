@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
-	"path"
+	"sort"
 	"strings"
 	"sync"
 
@@ -54,14 +54,7 @@ func NewChronicle(fsys chronicle.Workspace, rec *Recorder, r chronicle.Retention
 // workspace snapshots leave out. Each snapshot records them.
 func (c *Chronicle) SetExclude(patterns []string) {
 	c.exclude = append([]string(nil), patterns...)
-	c.scanner.Skip = func(rel string, _ bool) bool {
-		for _, p := range c.exclude {
-			if ok, _ := path.Match(p, rel); ok {
-				return true
-			}
-		}
-		return false
-	}
+	c.scanner.Skip = chronicle.Excluder(c.exclude)
 }
 
 // Lock serialises a mutating call (snapshot, execution, post-state) or a
@@ -113,12 +106,13 @@ func (c *Chronicle) SnapshotWorkspace(ctx context.Context, session, callID, tool
 		}
 	}
 	manifest, mh := res.Tree.Encode(), res.Tree.Hash()
+	entry := &event.Snapshot{CallID: callID, Tool: tool, Kind: event.KindWorkspace, Files: files,
+		ManifestBlob: mh.String(), Entries: int64(len(res.Tree.Items)), Unrecorded: clipList(res.Unrecorded, 20), Excluded: c.exclude}
 	var blobs [][]byte
 	if c.missing(mh) {
 		blobs = append(blobs, manifest)
+		entry.ManifestSize = int64(len(manifest))
 	}
-	entry := &event.Snapshot{CallID: callID, Tool: tool, Kind: event.KindWorkspace, Files: files,
-		ManifestBlob: mh.String(), Entries: int64(len(res.Tree.Items)), Unrecorded: clipList(res.Unrecorded, 20), Excluded: c.exclude}
 	seq, err := c.rec.Record(ctx, ledger.Async, session, entry, blobs...)
 	if err != nil {
 		return nil, "", err
@@ -146,9 +140,17 @@ func (c *Chronicle) isProtected(p string) bool {
 // RestoreProtected undoes, at once, what a workspace-wide call changed
 // among the protected paths: each returns to its state in the snapshot,
 // recorded as a chronicle.rollback of it (so it is on record, and itself
-// undoable). It returns a note for the agent, "" when nothing protected
-// changed. The caller holds the lock.
-func (c *Chronicle) RestoreProtected(ctx context.Context, snap *WorkspaceSnapshot, pre []event.FileState) (string, error) {
+// undoable). pre is the call's diff; when the diff failed (unknown), the
+// protected paths are compared with the snapshot's tree directly. It
+// returns a note for the agent, "" when nothing protected changed. The
+// caller holds the lock.
+func (c *Chronicle) RestoreProtected(ctx context.Context, snap *WorkspaceSnapshot, pre []event.FileState, unknown bool) (string, error) {
+	if unknown {
+		var err error
+		if pre, err = c.protectedDiff(snap.Tree); err != nil {
+			return "", err
+		}
+	}
 	var steps []chronicle.Step
 	var paths []string
 	for _, f := range pre {
@@ -171,6 +173,28 @@ func (c *Chronicle) RestoreProtected(ctx context.Context, snap *WorkspaceSnapsho
 	}
 	return fmt.Sprintf("opx restored what the command changed in its own configuration (%s): tools may not change it; recorded as entry %d",
 		strings.Join(out.Restored, ", "), out.Rollback), nil
+}
+
+// protectedDiff compares the protected paths with their state in before,
+// scanning only them (when a scan of the whole workspace failed).
+func (c *Chronicle) protectedDiff(before *chronicle.Tree) ([]event.FileState, error) {
+	was := &chronicle.Tree{}
+	for _, f := range before.Items {
+		if c.isProtected(f.Path) {
+			was.Items = append(was.Items, f)
+		}
+	}
+	now := &chronicle.Tree{}
+	for _, root := range c.protected {
+		sub, err := chronicle.ScanSubtree(c.fs, root)
+		if err != nil {
+			return nil, err
+		}
+		now.Items = append(now.Items, sub.Items...)
+	}
+	sort.Slice(now.Items, func(i, j int) bool { return now.Items[i].Path < now.Items[j].Path })
+	pre, _ := chronicle.Diff(was, now)
+	return pre, nil
 }
 
 // Diff scans the workspace after a workspace-wide call and returns what
@@ -284,7 +308,9 @@ func (c *Chronicle) retain(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := c.rec.Prune(ctx, rec); err != nil {
+	// Entries recorded since the index last looked (another session's,
+	// say) may name a planned blob: the ledger keeps those.
+	if err := c.rec.Prune(ctx, rec, c.index.Next()); err != nil {
 		return err
 	}
 	c.knownM.Lock()

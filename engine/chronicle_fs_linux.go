@@ -18,8 +18,9 @@ type workspaceFS struct{ ws *executor.Workspace }
 var _ chronicle.Workspace = workspaceFS{}
 
 // WorkspaceFS gives Chronicle a workspace (tests and offline rollbacks use
-// it too).
-func WorkspaceFS(ws *executor.Workspace) chronicle.Workspace { return workspaceFS{ws} }
+// it too): a strict view, so that no symlink is followed on the way to
+// anything Chronicle records or restores.
+func WorkspaceFS(ws *executor.Workspace) chronicle.Workspace { return workspaceFS{ws.Strict()} }
 
 type statInfo struct {
 	name string
@@ -35,6 +36,15 @@ func (i statInfo) Mode() fs.FileMode  { return fileMode(&i.st) }
 
 func fileMode(st *unix.Stat_t) fs.FileMode {
 	m := fs.FileMode(st.Mode & 0o777)
+	if st.Mode&unix.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if st.Mode&unix.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if st.Mode&unix.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		m |= fs.ModeDir

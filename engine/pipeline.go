@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/opx-dev/opx/chronicle"
@@ -98,6 +99,33 @@ type Pipeline struct {
 	// Approvals, if set, asks a human about escalations to tier 3 and
 	// waits for the answer; without it such escalations block.
 	Approvals *Approvals
+
+	flightMu sync.Mutex
+	inFlight map[flightKey]bool // calls between their proposal and their end
+}
+
+type flightKey struct{ session, subagent, callID string }
+
+// begin marks a call in flight; false when one with the same id already
+// is (the ledger ties a call's entries together by its id, so two at once
+// would be indistinguishable).
+func (p *Pipeline) begin(k flightKey) bool {
+	p.flightMu.Lock()
+	defer p.flightMu.Unlock()
+	if p.inFlight == nil {
+		p.inFlight = map[flightKey]bool{}
+	}
+	if p.inFlight[k] {
+		return false
+	}
+	p.inFlight[k] = true
+	return true
+}
+
+func (p *Pipeline) end(k flightKey) {
+	p.flightMu.Lock()
+	delete(p.inFlight, k)
+	p.flightMu.Unlock()
 }
 
 // ActionHash is BLAKE3 of the tool name, a newline and the canonical
@@ -117,6 +145,12 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		// Nothing to judge: the raw call is in agent.tool_call already.
 		return ToolOutcome{Content: "error: " + perr.Error(), IsError: true}, nil
 	}
+	fk := flightKey{session, subagent, callID}
+	if !p.begin(fk) {
+		// The raw call is in agent.tool_call already.
+		return ToolOutcome{Content: fmt.Sprintf("error: call id %q is already in flight in this session; use a new id for each call", callID), IsError: true}, nil
+	}
+	defer p.end(fk)
 	def, known := p.Tools.Def(tool)
 	call := executor.Call{ID: callID, Tool: tool, Args: args}
 	prop := Proposal{Session: session, SubAgentID: subagent, MessageID: messageID, CallID: callID, Tool: tool,
@@ -219,12 +253,17 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	cancel()
 	dur := time.Since(start).Milliseconds()
 	var pre []event.FileState
+	var diffErr string
 	post := []event.PostState{}
 	switch {
 	case before != nil:
 		pr, ps, err := p.Chronicle.Diff(before)
 		if err != nil {
-			res.Content += "\n(opx: the changes were not recorded: " + err.Error() + ")"
+			// Recorded as such: a rollback then compares the snapshot's
+			// manifest with the workspace instead.
+			diffErr = clip(err.Error(), 1024)
+			res.Content += "\n(opx: what the command changed could not be worked out: " + diffErr + ")"
+			res.IsError = true
 		} else {
 			pre, post = pr, ps
 		}
@@ -246,13 +285,13 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		exitCode = 1
 	}
 	if _, err := p.Recorder.Record(ctx, ledger.Sync, session, &event.ExecCompleted{SubAgentID: subagent, CallID: callID, Tool: tool,
-		Result: content, ResultBlob: blobHash, Size: int64(len(res.Content)), ExitCode: exitCode, DurationMS: dur, Post: post, Pre: pre}, blobs...); err != nil {
+		Result: content, ResultBlob: blobHash, Size: int64(len(res.Content)), ExitCode: exitCode, DurationMS: dur, Post: post, Pre: pre, DiffError: diffErr}, blobs...); err != nil {
 		return ToolOutcome{}, err
 	}
 	if before != nil {
 		// No tool may change opx's own configuration; a command can, as
 		// the command sandbox grants the workspace whole: undo it now.
-		note, err := p.Chronicle.RestoreProtected(ctx, before, pre)
+		note, err := p.Chronicle.RestoreProtected(ctx, before, pre, diffErr != "")
 		if err != nil {
 			note = "opx could not restore its configuration: " + err.Error()
 		}

@@ -105,14 +105,15 @@ func (r *Recorder) flushLocked(ctx context.Context) error {
 }
 
 // Prune records a chronicle.pruned entry and removes its blobs
-// (ledger.PruneBlobs), in order with everything else recorded.
-func (r *Recorder) Prune(ctx context.Context, rec ledger.Record) error {
+// (ledger.PruneBlobsKeeping), in order with everything else recorded;
+// blobs that entries from keepFrom on name are kept.
+func (r *Recorder) Prune(ctx context.Context, rec ledger.Record, keepFrom uint64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.flushLocked(ctx); err != nil {
 		return err
 	}
-	if _, err := r.l.PruneBlobs(ctx, rec); err != nil {
+	if _, err := r.l.PruneBlobsKeeping(ctx, rec, keepFrom); err != nil {
 		return fmt.Errorf("record %s: %w", rec.Type, err)
 	}
 	return nil

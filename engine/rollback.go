@@ -69,13 +69,7 @@ func (c *Chronicle) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 		return rep, fail(rep, RollbackFailed, err)
 	}
 	l := c.rec.Ledger()
-	now := func() (*chronicle.Tree, error) {
-		res, err := c.scanner.Scan(nil)
-		if err != nil {
-			return nil, err
-		}
-		return res.Tree, nil
-	}
+	now := func(excluded []string) (*chronicle.Tree, error) { return chronicle.ScanOnce(c.fs, excluded) }
 	var targets []chronicle.Target
 	var err error
 	if req.Session != "" {

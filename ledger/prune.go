@@ -17,6 +17,14 @@ import (
 // also accepts. A blob that an entry appended after rec names again (the
 // same content recorded anew) is kept.
 func (l *Ledger) PruneBlobs(ctx context.Context, rec Record) (Appended, error) {
+	return l.PruneBlobsKeeping(ctx, rec, ^uint64(0))
+}
+
+// PruneBlobsKeeping is PruneBlobs for a caller that planned from the
+// entries before keepFrom: a blob that any entry from keepFrom on names
+// (one appended while the caller planned) is kept too, not only those
+// named after rec.
+func (l *Ledger) PruneBlobsKeeping(ctx context.Context, rec Record, keepFrom uint64) (Appended, error) {
 	if l.readOnly {
 		return Appended{}, ErrReadOnly
 	}
@@ -39,7 +47,7 @@ func (l *Ledger) PruneBlobs(ctx context.Context, rec Record) (Appended, error) {
 	err = l.db.Update(func(tx *bolt.Tx) error {
 		keep := map[Hash]bool{}
 		c := tx.Bucket(bucketEntries).Cursor()
-		for k, v := c.Seek(seqKey(a.Seq + 1)); k != nil; k, v = c.Next() {
+		for k, v := c.Seek(seqKey(min(keepFrom, a.Seq+1))); k != nil; k, v = c.Next() {
 			e, err := ParseEntry(v)
 			if err != nil {
 				continue

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -63,7 +64,19 @@ func (e *Edits) Touches(c Call) ([]string, error) {
 	}
 	switch c.Tool {
 	case "move_file":
-		return []string{path.Clean(a.From), path.Clean(a.To)}, nil
+		// A directory moves with everything in it: each path beneath it
+		// is snapshotted where it was, and where it goes (absent), so
+		// the move can be undone path by path.
+		from, to := path.Clean(a.From), path.Clean(a.To)
+		below, err := e.subtree(from)
+		if err != nil {
+			return nil, err
+		}
+		out := []string{from, to}
+		for _, p := range below {
+			out = append(out, p, to+strings.TrimPrefix(p, from))
+		}
+		return out, nil
 	case "make_dir":
 		// Every missing parent is created too.
 		var out []string
@@ -74,6 +87,46 @@ func (e *Edits) Touches(c Call) ([]string, error) {
 	default:
 		return []string{path.Clean(a.Path)}, nil
 	}
+}
+
+// maxMoveEntries bounds what one move_file may carry: each path is
+// snapshotted before the move.
+const maxMoveEntries = 100000
+
+// subtree lists the paths beneath rel if it is a directory (not following
+// symlinks), nil otherwise.
+func (e *Edits) subtree(rel string) ([]string, error) {
+	strict := e.ws.Strict()
+	st, err := strict.Lstat(rel)
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil, nil // not a directory (or absent): the move says why
+	}
+	var out []string
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		var dirs []string
+		err := strict.ReadDirStatFunc(dir, func(name []byte, st *unix.Stat_t) {
+			p := dir + "/" + string(name)
+			out = append(out, p)
+			if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+				dirs = append(dirs, p)
+			}
+		})
+		for _, d := range dirs {
+			if err != nil || len(out) > maxMoveEntries {
+				break
+			}
+			err = walk(d)
+		}
+		return err
+	}
+	if err := walk(rel); err != nil {
+		return nil, err
+	}
+	if len(out) > maxMoveEntries {
+		return nil, fmt.Errorf("%s holds more than %d paths: too many to move with move_file", rel, maxMoveEntries)
+	}
+	return out, nil
 }
 
 // Execute implements Executor.

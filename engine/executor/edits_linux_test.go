@@ -74,16 +74,16 @@ func TestEdits_Refusals(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"write_file", map[string]any{"path": "out/escaped", "content": "x"}, "outside the workspace"},
+		{"write_file", map[string]any{"path": "out/escaped", "content": "x"}, "a symlink on the way"},
 		{"write_file", map[string]any{"path": "../escaped", "content": "x"}, "not a file path inside the workspace"},
 		{"write_file", map[string]any{"path": "/tmp/escaped", "content": "x"}, "absolute paths are not allowed"},
 		{"edit_file", map[string]any{"path": "link", "old": "outside", "new": "pwned"}, ""},
 		{"edit_file", map[string]any{"path": "twice.txt", "old": "a", "new": "b"}, "occurs 2 times"},
 		{"edit_file", map[string]any{"path": "twice.txt", "old": "zzz", "new": "b"}, "does not occur"},
-		{"move_file", map[string]any{"from": "twice.txt", "to": "out/moved"}, "outside the workspace"},
+		{"move_file", map[string]any{"from": "twice.txt", "to": "out/moved"}, "a symlink on the way"},
 		{"move_file", map[string]any{"from": "twice.txt", "to": "exists.txt"}, "exists"},
 		{"delete_file", map[string]any{"path": "out/target"}, "outside the workspace"},
-		{"make_dir", map[string]any{"path": "out/newdir"}, "outside the workspace"},
+		{"make_dir", map[string]any{"path": "out/newdir"}, "a symlink on the way"},
 		{"write_file", map[string]any{"path": "big", "content": strings.Repeat("x", executor.MaxWriteBytes+1)}, "limit"},
 	}
 	for _, tt := range tests {

@@ -14,6 +14,8 @@ import (
 type Workspace struct {
 	root *os.File // O_PATH|O_DIRECTORY
 	path string
+	// strict views (Strict) follow no symlink on any lookup.
+	strict bool
 }
 
 // OpenWorkspace opens dir as a workspace root.
@@ -32,12 +34,34 @@ func OpenWorkspace(dir string) (*Workspace, error) {
 // Path returns the workspace's absolute path.
 func (w *Workspace) Path() string { return w.path }
 
-// Close releases the root descriptor.
-func (w *Workspace) Close() error { return w.root.Close() }
+// Close releases the root descriptor; closing a Strict view does nothing.
+func (w *Workspace) Close() error {
+	if w.strict {
+		return nil
+	}
+	return w.root.Close()
+}
 
 // resolveFlags are used for every lookup: stay beneath the root, and no
 // /proc magic links.
 const resolveFlags = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS
+
+// Strict returns a view of the workspace that follows no symlink on any
+// lookup, reads included: what Chronicle records and restores is the
+// workspace's real tree, never a path through a link. The view shares the
+// root descriptor: close the Workspace, not the view.
+func (w *Workspace) Strict() *Workspace {
+	v := *w
+	v.strict = true
+	return &v
+}
+
+func (w *Workspace) resolve() uint64 {
+	if w.strict {
+		return resolveFlags | unix.RESOLVE_NO_SYMLINKS
+	}
+	return resolveFlags
+}
 
 // Open opens rel beneath the workspace. flags are open(2) flags; O_CLOEXEC
 // is always added.
@@ -45,7 +69,7 @@ func (w *Workspace) Open(rel string, flags int, mode uint32) (*os.File, error) {
 	if err := checkRel(rel); err != nil {
 		return nil, err
 	}
-	how := unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Mode: uint64(mode), Resolve: resolveFlags}
+	how := unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Mode: uint64(mode), Resolve: w.resolve()}
 	for {
 		fd, err := unix.Openat2(int(w.root.Fd()), rel, &how)
 		if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
@@ -104,7 +128,7 @@ func pathError(rel string, err error) error {
 	case unix.EXDEV:
 		reason = "resolves outside the workspace (absolute symlink, .. or a link pointing out)"
 	case unix.ELOOP:
-		reason = "too many symbolic links, or a /proc magic link"
+		reason = "a symlink on the way (changes go only through real directories), a symlink loop, or a /proc magic link"
 	case unix.ENOENT:
 		reason = "no such file or directory"
 	case unix.ENOTDIR:

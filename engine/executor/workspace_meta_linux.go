@@ -37,7 +37,7 @@ func (w *Workspace) ReadDirStatFunc(rel string, fn func(name []byte, st *unix.St
 	if err := checkRel(rel); err != nil {
 		return err
 	}
-	how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: resolveFlags}
+	how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: w.resolve()}
 	fd, err := unix.Openat2(int(w.root.Fd()), rel, &how)
 	for err == unix.EINTR || err == unix.EAGAIN {
 		fd, err = unix.Openat2(int(w.root.Fd()), rel, &how)
@@ -93,7 +93,7 @@ var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &
 // The last component is opened O_PATH without following it and changed
 // through /proc/self/fd, since fchmodat cannot refuse a symlink.
 func (w *Workspace) Chmod(rel string, mode uint32) error {
-	fd, base, err := w.parent(rel)
+	fd, base, err := w.writeParent(rel)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func (w *Workspace) Chmod(rel string, mode uint32) error {
 // made under a temporary name in the same directory and renamed over rel.
 // A directory at rel is not replaced.
 func (w *Workspace) Symlink(target, rel string) error {
-	fd, base, err := w.parent(rel)
+	fd, base, err := w.writeParent(rel)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func (w *Workspace) WriteFiles(files []FileWrite) (int, error) {
 		}
 		dfd, ok := dirs[dir]
 		if !ok {
-			pfd, err := w.dirFD(dir)
+			pfd, err := w.dirFD(dir, true)
 			if err != nil {
 				cleanup()
 				return 0, err

@@ -71,3 +71,6 @@ type FileWrite struct {
 
 // WriteFiles is unsupported here.
 func (w *Workspace) WriteFiles(files []FileWrite) (int, error) { return 0, ErrUnsupported }
+
+// Strict returns the workspace itself here.
+func (w *Workspace) Strict() *Workspace { return w }

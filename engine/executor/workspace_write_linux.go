@@ -33,9 +33,16 @@ func splitRel(rel string) (dir, base string, err error) {
 	return dir, base, nil
 }
 
-// dirFD opens a directory beneath the root as an O_PATH descriptor.
-func (w *Workspace) dirFD(dir string) (int, error) {
-	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: resolveFlags}
+// dirFD opens a directory beneath the root as an O_PATH descriptor. For a
+// change (write), no symlink is followed on the way, even one that stays
+// inside the workspace: Shield judges the path as written, so a link
+// (d -> .opx) must not carry a change somewhere else.
+func (w *Workspace) dirFD(dir string, write bool) (int, error) {
+	resolve := w.resolve()
+	if write {
+		resolve |= unix.RESOLVE_NO_SYMLINKS
+	}
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: resolve}
 	for {
 		fd, err := unix.Openat2(int(w.root.Fd()), dir, &how)
 		if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
@@ -89,7 +96,7 @@ func (w *Workspace) WriteFile(rel string, data []byte, mode uint32) error {
 	if err != nil {
 		return err
 	}
-	dfd, err := w.dirFD(dir)
+	dfd, err := w.dirFD(dir, true)
 	if err != nil {
 		return err
 	}
@@ -131,7 +138,7 @@ func (w *Workspace) WriteFile(rel string, data []byte, mode uint32) error {
 
 // Remove deletes a file or symlink (or, with dir, an empty directory).
 func (w *Workspace) Remove(rel string, dir bool) error {
-	fd, base, err := w.parent(rel)
+	fd, base, err := w.writeParent(rel)
 	if err != nil {
 		return err
 	}
@@ -149,12 +156,12 @@ func (w *Workspace) Remove(rel string, dir bool) error {
 // Rename moves from to to, both inside the workspace, refusing to replace
 // an existing target.
 func (w *Workspace) Rename(from, to string) error {
-	fd1, b1, err := w.parent(from)
+	fd1, b1, err := w.writeParent(from)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd1)
-	fd2, b2, err := w.parent(to)
+	fd2, b2, err := w.writeParent(to)
 	if err != nil {
 		return err
 	}
@@ -165,14 +172,19 @@ func (w *Workspace) Rename(from, to string) error {
 	return nil
 }
 
-// parent opens rel's parent directory beneath the root and returns it with
-// rel's last component.
-func (w *Workspace) parent(rel string) (int, string, error) {
+// parent opens rel's parent directory beneath the root, to look at rel,
+// and returns it with rel's last component.
+func (w *Workspace) parent(rel string) (int, string, error) { return w.openParent(rel, false) }
+
+// writeParent is parent for a change to rel: no symlink is followed.
+func (w *Workspace) writeParent(rel string) (int, string, error) { return w.openParent(rel, true) }
+
+func (w *Workspace) openParent(rel string, write bool) (int, string, error) {
 	dir, base, err := splitRel(rel)
 	if err != nil {
 		return -1, "", err
 	}
-	fd, err := w.dirFD(dir)
+	fd, err := w.dirFD(dir, write)
 	return fd, base, err
 }
 
@@ -190,7 +202,7 @@ func (w *Workspace) Mkdir(rel string, mode uint32) error {
 		if err != nil {
 			return err
 		}
-		fd, err := w.dirFD(dir)
+		fd, err := w.dirFD(dir, true)
 		if err != nil {
 			return err
 		}

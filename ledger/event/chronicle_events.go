@@ -91,6 +91,10 @@ type Snapshot struct {
 	Files        []FileState `json:"files"`
 	ManifestBlob string      `json:"manifest_blob,omitempty"` // workspace snapshots
 	Entries      int64       `json:"entries,omitempty"`       // workspace snapshots: paths in the manifest
+	// ManifestSize is the manifest's size when this snapshot stored it
+	// (0 when an earlier snapshot had: the same tree), for retention's
+	// byte count.
+	ManifestSize int64 `json:"manifest_size,omitempty"`
 	// Unrecorded names paths a workspace snapshot could not record
 	// (names that are not UTF-8, sockets, fifos, devices), quoted.
 	Unrecorded []string `json:"unrecorded,omitempty"`

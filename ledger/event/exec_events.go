@@ -55,6 +55,10 @@ type ExecCompleted struct {
 	// of each path it changed, from the workspace snapshot taken before
 	// it: what a rollback restores. Post then lists the same paths.
 	Pre []FileState `json:"pre,omitempty"`
+	// DiffError says why a workspace-wide tool's changes could not be
+	// worked out (the scan after it failed): Pre and Post are then empty,
+	// and a rollback compares the snapshot's manifest with the workspace.
+	DiffError string `json:"diff_error,omitempty"`
 }
 
 func (*ExecCompleted) Type() string { return TypeExecCompleted }
