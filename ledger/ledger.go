@@ -56,6 +56,10 @@ type Options struct {
 	// LedgerID, if set, is used by Create instead of a random id (32
 	// lowercase hex); only the fixture generator needs reproducible ids.
 	LedgerID string
+	// Projections are folded into p.<name> buckets in the transaction
+	// of every append, and built or caught up on Create and Open (for
+	// writing). A read-only open reads what the file holds.
+	Projections []Projection
 }
 
 func (o *Options) defaults() {
@@ -125,6 +129,9 @@ func WorkspaceID(dir string) (string, error) {
 // parent directory is created with mode 0700; the file gets 0600.
 func Create(path string, opts Options) (*Ledger, error) {
 	opts.defaults()
+	if err := checkProjections(opts.Projections); err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
 	if _, err := os.Lstat(path); err == nil {
 		return nil, fmt.Errorf("create %s: %w", path, ErrExists)
 	}
@@ -184,6 +191,11 @@ func Create(path string, opts Options) (*Ledger, error) {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
 	l := &Ledger{db: db, path: path, id: id, opts: opts}
+	if err := l.prepareProjections(0); err != nil {
+		db.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
 	l.w = newWriter(l, 0, Sum(raw))
 	return l, nil
 }
@@ -205,6 +217,9 @@ func OpenReadOnly(path string) (*Ledger, error) {
 
 func open(path string, readOnly bool, opts Options) (l *Ledger, err error) {
 	opts.defaults()
+	if err := checkProjections(opts.Projections); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -268,6 +283,9 @@ func open(path string, readOnly bool, opts Options) (l *Ledger, err error) {
 	}
 	if last == nil || Sum(last) != head.Hash {
 		return nil, fmt.Errorf("open %s: %w (meta head_hash %s)", path, ErrInconsistent, head.Hash)
+	}
+	if err := l.prepareProjections(head.Seq); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	l.w = newWriter(l, head.Seq, head.Hash)
 	return l, nil

@@ -320,6 +320,10 @@ func (w *writer) commit(b *batch) {
 				return err
 			}
 		}
+		// The projections see the entries in the same transaction.
+		if err := applyProjections(tx, w.l.opts.Projections, b.firstSeq, b.entries); err != nil {
+			return err
+		}
 		if len(b.blobs) > 0 {
 			blobs := tx.Bucket(bucketBlobs)
 			for _, pb := range b.blobs {

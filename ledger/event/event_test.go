@@ -27,7 +27,7 @@ var taxonomy = []string{
 	"chronicle.snapshot", "chronicle.rollback", "chronicle.pruned",
 	"exec.started", "exec.completed", "exec.failed",
 	// Extensions of the DESIGN table, each documented where it is defined.
-	"client.rejected",
+	"client.rejected", "ledger.checkpoint",
 }
 
 var (
@@ -75,6 +75,7 @@ var samples = []event.Payload{
 	&event.ExecStarted{CallID: "c1", Tool: "read_file", ActionHash: h1},
 	&event.ExecCompleted{CallID: "c1", Tool: "write_file", Result: "ok", Size: 2, DurationMS: 1, Post: []event.PostState{{Path: "a", Hash: h2}, {Path: "b", Absent: true}}},
 	&event.ExecFailed{CallID: "c1", Tool: "read_file", Error: "no such file", DurationMS: 1},
+	&event.Checkpoint{Projections: []ledger.CheckpointRoot{{Name: "sessions", Version: "1", Through: 9, Root: h1}}},
 }
 
 func TestTypes_MatchTaxonomy(t *testing.T) {

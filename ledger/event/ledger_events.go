@@ -57,3 +57,30 @@ func (n *Note) Validate() error {
 	}
 	return firstErr(need("author", n.Author, "text", n.Text), needHash("blob", n.Blob, true))
 }
+
+// TypeCheckpoint records projections' state roots (ledger.checkpoint).
+const TypeCheckpoint = ledger.TypeCheckpoint
+
+func init() { register(func() Payload { return &Checkpoint{} }) }
+
+// Checkpoint is the state root of each projection as the engine had it,
+// folded through an entry: `opx ledger rebuild` folds the entries again
+// and must reach the same roots. The ledger package writes it
+// (Ledger.Checkpoint).
+type Checkpoint struct {
+	Projections []ledger.CheckpointRoot `json:"projections"`
+}
+
+func (*Checkpoint) Type() string { return TypeCheckpoint }
+
+func (c *Checkpoint) Validate() error {
+	if len(c.Projections) == 0 {
+		return errors.New("projections is required")
+	}
+	for _, r := range c.Projections {
+		if err := firstErr(need("name", r.Name, "version", r.Version), needHash("root", r.Root, false)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,578 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/zeebo/blake3"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Projection is a pure fold of entries into state of its own: the bucket
+// p.<Name>. A ledger opened with projections applies every entry to each
+// of them in the transaction that appends it, so entries and projections
+// never disagree, and rebuilds them from the entries alone when they are
+// missing, behind, or of another Version.
+//
+// Apply must depend only on the bucket's contents and the entry (no clock,
+// no randomness, no map iteration order), so that dropping every p.*
+// bucket and folding again gives byte-identical buckets.
+type Projection interface {
+	// Name names the bucket: lowercase letters, digits, '-' and '_'.
+	Name() string
+	// Version changes whenever Apply changes what it writes: a stored
+	// projection of another version is rebuilt on open.
+	Version() string
+	// Apply folds one entry, reading and writing by key (no cursors:
+	// folds may run concurrently). An error marks the projection broken
+	// (its bucket is emptied and reads fail with ErrProjectionBroken
+	// until a rebuild); it never fails the append.
+	Apply(b Bucket, e *Entry) error
+}
+
+// Bucket is a projection's sorted key-value state inside one transaction.
+// Values returned by Get and by cursors are valid only during the call
+// that receives the bucket.
+type Bucket interface {
+	Get(key []byte) []byte
+	Put(key, value []byte) error
+	Delete(key []byte) error
+	Cursor() Cursor
+}
+
+// Cursor walks a bucket in key order. Each method returns a nil key when
+// there is nothing more.
+type Cursor interface {
+	First() (key, value []byte)
+	Last() (key, value []byte)
+	Next() (key, value []byte)
+	Prev() (key, value []byte)
+	Seek(seek []byte) (key, value []byte)
+}
+
+// Errors of projections.
+var (
+	// ErrNoProjection is returned when a ledger holds no projection of
+	// that name (it was not opened with it, or it was never built).
+	ErrNoProjection = errors.New("no such projection")
+	// ErrProjectionStale is returned by reads of a projection that is
+	// behind the ledger's head or of another version, on a ledger opened
+	// read-only (which cannot rebuild it): fold it in memory instead.
+	ErrProjectionStale = errors.New("projection is not up to date")
+	// ErrProjectionBroken is returned by reads of a projection whose
+	// Apply failed; a rebuild clears it.
+	ErrProjectionBroken = errors.New("projection broken")
+)
+
+// TypeCheckpoint is the entry type that records projections' state roots
+// (see Checkpoint), so a rebuild can prove it reproduces what the engine
+// had.
+const TypeCheckpoint = "ledger.checkpoint"
+
+var (
+	bucketProjState = []byte("p._state") // name -> seq(8) | root(32) | broken(1) | version
+	projName        = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
+)
+
+// projBucketName is a projection's bucket.
+func projBucketName(name string) []byte { return []byte("p." + name) }
+
+// projState is what p._state records of one projection.
+type projState struct {
+	through uint64 // the last entry applied
+	root    Root
+	broken  bool
+	version string
+}
+
+func (s projState) encode() []byte {
+	b := make([]byte, 0, 41+len(s.version))
+	b = binary.BigEndian.AppendUint64(b, s.through)
+	b = append(b, s.root[:]...)
+	if s.broken {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	return append(b, s.version...)
+}
+
+func decodeProjState(v []byte) (projState, bool) {
+	if len(v) < 41 {
+		return projState{}, false
+	}
+	var s projState
+	s.through = binary.BigEndian.Uint64(v)
+	copy(s.root[:], v[8:40])
+	s.broken = v[40] == 1
+	s.version = string(v[41:])
+	return s, true
+}
+
+// Root is a projection's state root: a digest of its whole bucket, the sum
+// (mod 2^256, in four 64-bit lanes) of BLAKE3(len(key) | key | value) over
+// every pair. It is kept up to date with each Put and Delete at no extra
+// reads, and equal for equal contents however they were reached. It
+// guards against bugs (a fold that skipped an entry), not against an
+// adversary: the hash chain does that.
+type Root [32]byte
+
+func (r Root) String() string { return Hash(r).String() }
+
+func pairDigest(key, value []byte) [4]uint64 {
+	h := blake3.New()
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(key)))
+	h.Write(n[:])
+	h.Write(key)
+	h.Write(value)
+	var sum [32]byte
+	h.Sum(sum[:0])
+	var out [4]uint64
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(sum[i*8:])
+	}
+	return out
+}
+
+func (r *Root) add(d [4]uint64, sign int) {
+	var lanes [4]uint64
+	for i := range lanes {
+		lanes[i] = binary.LittleEndian.Uint64(r[i*8:])
+	}
+	var carry uint64
+	for i := range lanes {
+		x := d[i]
+		if sign < 0 {
+			x = ^x // two's complement: subtract by adding ~d + 1
+		}
+		s := lanes[i] + x
+		c1 := uint64(0)
+		if s < lanes[i] {
+			c1 = 1
+		}
+		s2 := s + carry
+		if s2 < s {
+			c1++
+		}
+		if sign < 0 && i == 0 {
+			s3 := s2 + 1
+			if s3 < s2 {
+				c1++
+			}
+			s2 = s3
+		}
+		lanes[i], carry = s2, c1
+	}
+	for i := range lanes {
+		binary.LittleEndian.PutUint64(r[i*8:], lanes[i])
+	}
+}
+
+// trackedBucket is a bolt bucket that keeps its root as it changes. It
+// holds changes in memory until flush (at the end of a batch, or before a
+// cursor reads the bucket): a projection that updates the same counters
+// for every entry then writes each once per batch, and its root is
+// updated once per key.
+type trackedBucket struct {
+	b     *bolt.Bucket
+	root  *Root
+	dirty map[string][]byte // pending value, or nil for a delete
+	// noCursor is set while folds run concurrently: a cursor would need a
+	// flush, a write to the shared transaction. Asking for one marks the
+	// bucket misused (the fold fails) and returns an empty cursor.
+	noCursor, misused bool
+}
+
+func newTracked(b *bolt.Bucket, root *Root) *trackedBucket {
+	return &trackedBucket{b: b, root: root, dirty: map[string][]byte{}}
+}
+
+func (t *trackedBucket) Get(key []byte) []byte {
+	if v, ok := t.dirty[string(key)]; ok {
+		return v
+	}
+	return t.b.Get(key)
+}
+
+func (t *trackedBucket) Put(key, value []byte) error {
+	t.dirty[string(key)] = append(make([]byte, 0, len(value)), value...)
+	return nil
+}
+
+func (t *trackedBucket) Delete(key []byte) error {
+	t.dirty[string(key)] = nil
+	return nil
+}
+
+func (t *trackedBucket) Cursor() Cursor {
+	if t.noCursor {
+		t.misused = true
+		return errCursor{}
+	}
+	if err := t.flush(); err != nil {
+		return errCursor{}
+	}
+	return t.b.Cursor()
+}
+
+// flush writes the pending changes, in key order, and updates the root.
+func (t *trackedBucket) flush() error {
+	if len(t.dirty) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(t.dirty))
+	for k := range t.dirty {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		key, v := []byte(k), t.dirty[k]
+		old := t.b.Get(key)
+		switch {
+		case v == nil && old == nil:
+		case v == nil:
+			t.root.add(pairDigest(key, old), -1)
+			if err := t.b.Delete(key); err != nil {
+				return err
+			}
+		case bytes.Equal(old, v):
+		default:
+			if old != nil {
+				t.root.add(pairDigest(key, old), -1)
+			}
+			if err := t.b.Put(key, v); err != nil {
+				return err
+			}
+			t.root.add(pairDigest(key, v), +1)
+		}
+	}
+	clear(t.dirty)
+	return nil
+}
+
+// errCursor is an empty cursor, for a bucket that could not be flushed
+// (the transaction has failed; the commit reports it).
+type errCursor struct{}
+
+func (errCursor) First() ([]byte, []byte)      { return nil, nil }
+func (errCursor) Last() ([]byte, []byte)       { return nil, nil }
+func (errCursor) Next() ([]byte, []byte)       { return nil, nil }
+func (errCursor) Prev() ([]byte, []byte)       { return nil, nil }
+func (errCursor) Seek([]byte) ([]byte, []byte) { return nil, nil }
+
+// readBucket is a bolt bucket in a read-only transaction.
+type readBucket struct{ b *bolt.Bucket }
+
+func (r readBucket) Get(key []byte) []byte  { return r.b.Get(key) }
+func (readBucket) Put([]byte, []byte) error { return ErrReadOnly }
+func (readBucket) Delete([]byte) error      { return ErrReadOnly }
+func (r readBucket) Cursor() Cursor         { return r.b.Cursor() }
+
+// checkProjections refuses projections with bad or duplicate names.
+func checkProjections(ps []Projection) error {
+	seen := map[string]bool{}
+	for _, p := range ps {
+		n := p.Name()
+		if !projName.MatchString(n) || n[0] == '_' {
+			return fmt.Errorf("projection name %q: want 1-64 of [a-z0-9_-], not starting with _", n)
+		}
+		if seen[n] {
+			return fmt.Errorf("projection %q given twice", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+// parallelFold is the batch size from which projections fold on all
+// cores, one goroutine per projection (catch-up and rebuild batches; a
+// commit's few entries fold in line).
+const parallelFold = 256
+
+// applyProjections folds raw entries (consecutive, from first) into the
+// projections ps, inside tx. A projection whose Apply fails is emptied and
+// marked broken; the append goes on.
+//
+// Apply reads and writes through a trackedBucket that holds writes in
+// memory, so for a large batch the projections fold concurrently: they
+// only read the transaction (each its own bucket) until every fold is
+// done, and the writes are flushed one projection after another.
+func applyProjections(tx *bolt.Tx, ps []Projection, first uint64, raws [][]byte) error {
+	if len(ps) == 0 || len(raws) == 0 {
+		return nil
+	}
+	entries, err := parseEntries(first, raws)
+	if err != nil {
+		return err
+	}
+	st := tx.Bucket(bucketProjState)
+	type fold struct {
+		p      Projection
+		s      projState
+		next   uint64
+		tb     *trackedBucket
+		failed error
+		at     uint64
+	}
+	folds := make([]*fold, 0, len(ps))
+	for _, p := range ps {
+		s, ok := decodeProjState(st.Get([]byte(p.Name())))
+		if s.broken {
+			continue
+		}
+		f := &fold{p: p, s: s}
+		if ok {
+			f.next = s.through + 1 // the first entry it has not seen
+		}
+		if entries[0].Seq > f.next {
+			// Behind (cannot happen once opened): never fold with a gap.
+			if err := markBroken(tx, p.Name(), entries[0].Seq, p.Version(), fmt.Errorf("behind: next entry %d", f.next)); err != nil {
+				return err
+			}
+			continue
+		}
+		f.tb = newTracked(tx.Bucket(projBucketName(p.Name())), &f.s.root)
+		folds = append(folds, f)
+	}
+	run := func(f *fold) {
+		for i := range entries {
+			if entries[i].Seq < f.next {
+				continue // applied already
+			}
+			if err := f.p.Apply(f.tb, &entries[i]); err != nil {
+				f.failed, f.at = err, entries[i].Seq
+				return
+			}
+			if f.tb.misused {
+				f.failed, f.at = errors.New("Apply used a cursor: folds read and write by key"), entries[i].Seq
+				return
+			}
+			f.s.through = entries[i].Seq
+		}
+	}
+	if len(entries) >= parallelFold && len(folds) > 1 {
+		var wg sync.WaitGroup
+		for _, f := range folds {
+			f.tb.noCursor = true
+			wg.Add(1)
+			go func() { defer wg.Done(); run(f) }()
+		}
+		wg.Wait()
+	} else {
+		for _, f := range folds {
+			run(f)
+		}
+	}
+	for _, f := range folds {
+		if f.failed != nil {
+			if err := markBroken(tx, f.p.Name(), f.at, f.p.Version(), f.failed); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := f.tb.flush(); err != nil {
+			return err
+		}
+		f.s.version = f.p.Version()
+		if err := st.Put([]byte(f.p.Name()), f.s.encode()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseEntries parses raw entries, on all cores for a large batch.
+func parseEntries(first uint64, raws [][]byte) ([]Entry, error) {
+	entries := make([]Entry, len(raws))
+	parse := func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			e, err := ParseEntry(raws[i])
+			if err != nil {
+				return fmt.Errorf("entry %d: %w", first+uint64(i), err)
+			}
+			entries[i] = e
+		}
+		return nil
+	}
+	if len(raws) < parallelFold {
+		return entries, parse(0, len(raws))
+	}
+	n := runtime.GOMAXPROCS(0)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for w := 0; w < n; w++ {
+		lo, hi := len(raws)*w/n, len(raws)*(w+1)/n
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[w] = parse(lo, hi) }()
+	}
+	wg.Wait()
+	return entries, errors.Join(errs...)
+}
+
+// markBroken empties a projection whose fold failed and records why (the
+// error goes to the state's version field after a NUL, for the message).
+func markBroken(tx *bolt.Tx, name string, seq uint64, version string, cause error) error {
+	if err := tx.DeleteBucket(projBucketName(name)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+		return err
+	}
+	if _, err := tx.CreateBucket(projBucketName(name)); err != nil {
+		return err
+	}
+	s := projState{through: seq, broken: true, version: version + "\x00" + fmt.Sprintf("entry %d: %v", seq, cause)}
+	return tx.Bucket(bucketProjState).Put([]byte(name), s.encode())
+}
+
+// prepareProjections, on a ledger opened for writing, creates the
+// projections' buckets and brings each up to the head: folded from the
+// start when missing, of another version, or broken; caught up when
+// behind. Buckets of projections no longer given are left as they are.
+func (l *Ledger) prepareProjections(head uint64) error {
+	if len(l.opts.Projections) == 0 {
+		return nil
+	}
+	var stale []Projection
+	err := l.db.Update(func(tx *bolt.Tx) error {
+		st, err := tx.CreateBucketIfNotExists(bucketProjState)
+		if err != nil {
+			return err
+		}
+		for _, p := range l.opts.Projections {
+			s, ok := decodeProjState(st.Get([]byte(p.Name())))
+			b := tx.Bucket(projBucketName(p.Name()))
+			if !ok || b == nil || s.broken || s.version != p.Version() {
+				if err := resetProjection(tx, p); err != nil {
+					return err
+				}
+				stale = append(stale, p)
+			} else if s.through < head {
+				stale = append(stale, p)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(stale) == 0 {
+		return err
+	}
+	return l.foldProjections(stale, head, nil, nil)
+}
+
+// resetProjection empties a projection's bucket and state.
+func resetProjection(tx *bolt.Tx, p Projection) error {
+	if err := tx.DeleteBucket(projBucketName(p.Name())); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+		return err
+	}
+	if _, err := tx.CreateBucket(projBucketName(p.Name())); err != nil {
+		return err
+	}
+	st, err := tx.CreateBucketIfNotExists(bucketProjState)
+	if err != nil {
+		return err
+	}
+	return st.Delete([]byte(p.Name()))
+}
+
+// foldBatch is how many entries one catch-up or rebuild transaction folds.
+const foldBatch = 65536
+
+// foldProjections folds the committed entries each projection of ps has
+// not seen, up to head, in transactions of foldBatch entries. check, if
+// set, is called with the roots right after each entry whose seq is in at.
+func (l *Ledger) foldProjections(ps []Projection, head uint64, at map[uint64]bool, check func(seq uint64, roots map[string]Root)) error {
+	from := head + 1
+	err := l.db.View(func(tx *bolt.Tx) error {
+		st := tx.Bucket(bucketProjState)
+		for _, p := range ps {
+			start := uint64(0)
+			if s, ok := decodeProjState(st.Get([]byte(p.Name()))); ok {
+				start = s.through + 1
+			}
+			from = min(from, start)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for seq := from; seq <= head; {
+		end := min(head, seq+foldBatch-1)
+		err := l.db.Update(func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucketEntries).Cursor()
+			var raws [][]byte
+			first := seq
+			for k, v := c.Seek(seqKey(seq)); k != nil && beUint64(k) <= end; k, v = c.Next() {
+				if beUint64(k) != seq {
+					return fmt.Errorf("entry %d: %w: missing", seq, ErrNotFound)
+				}
+				raws = append(raws, v)
+				if at[seq] {
+					if err := applyProjections(tx, ps, first, raws); err != nil {
+						return err
+					}
+					raws, first = raws[:0], seq+1
+					check(seq, projectionRoots(tx, ps))
+				}
+				seq++
+			}
+			if seq <= end {
+				return fmt.Errorf("entry %d: %w: missing", seq, ErrNotFound)
+			}
+			return applyProjections(tx, ps, first, raws)
+		})
+		if err != nil {
+			return fmt.Errorf("fold projections: %w", err)
+		}
+	}
+	return nil
+}
+
+// projectionRoots returns the roots of ps as tx sees them.
+func projectionRoots(tx *bolt.Tx, ps []Projection) map[string]Root {
+	st := tx.Bucket(bucketProjState)
+	out := make(map[string]Root, len(ps))
+	for _, p := range ps {
+		s, _ := decodeProjState(st.Get([]byte(p.Name())))
+		out[p.Name()] = s.root
+	}
+	return out
+}
+
+// ProjectionState is what the ledger says of one projection.
+type ProjectionState struct {
+	Name    string
+	Version string
+	Through uint64 // the last entry folded into it
+	Root    Root
+	Broken  string // why its fold failed, "" if it did not
+}
+
+// Projections returns the state of every projection the file holds.
+func (l *Ledger) Projections() ([]ProjectionState, error) {
+	var out []ProjectionState
+	err := l.view(func(tx *bolt.Tx) error {
+		st := tx.Bucket(bucketProjState)
+		if st == nil {
+			return nil
+		}
+		return st.ForEach(func(k, v []byte) error {
+			s, ok := decodeProjState(v)
+			if !ok {
+				return nil
+			}
+			ps := ProjectionState{Name: string(k), Version: s.version, Through: s.through, Root: s.root}
+			if s.broken {
+				ps.Version, ps.Broken, _ = strings.Cut(s.version, "\x00") // version NUL reason
+			}
+			out = append(out, ps)
+			return nil
+		})
+	})
+	return out, err
+}

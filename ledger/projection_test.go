@@ -1,0 +1,293 @@
+package ledger_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/opx-dev/opx/ledger"
+)
+
+// countByType counts entries per type and remembers each session's last
+// seq: a small projection with puts that overwrite and keys that vanish
+// (a session whose data says "end" is deleted).
+type countByType struct {
+	version string
+	skip    string // a type it (wrongly) ignores, to simulate a bug
+	failOn  string // a type whose Apply fails
+}
+
+func (p *countByType) Name() string    { return "counts" }
+func (p *countByType) Version() string { return p.version }
+func (p *countByType) Apply(b ledger.Bucket, e *ledger.Entry) error {
+	if e.Type == p.failOn {
+		return errors.New("boom")
+	}
+	if e.Type == p.skip {
+		return nil
+	}
+	k := []byte("type/" + e.Type)
+	n, _ := strconv.Atoi(string(b.Get(k)))
+	if err := b.Put(k, []byte(strconv.Itoa(n+1))); err != nil {
+		return err
+	}
+	if e.Session != "" {
+		sk := []byte("session/" + e.Session)
+		if bytes.Contains(e.Data, []byte(`"end"`)) {
+			return b.Delete(sk)
+		}
+		return b.Put(sk, []byte(strconv.FormatUint(e.Seq, 10)))
+	}
+	return nil
+}
+
+func appendSome(t *testing.T, l *ledger.Ledger, n int, tag string) {
+	t.Helper()
+	ctx := context.Background()
+	for i := 0; i < n; i++ {
+		typ := []string{"agent.tokens", "tool.proposed", "ledger.note"}[i%3]
+		data := map[string]any{"i": i, "tag": tag}
+		if i%7 == 6 {
+			data["end"] = true
+		}
+		d := ledger.Async
+		if i == n-1 {
+			d = ledger.Sync
+		}
+		if _, err := l.Append(ctx, d, ledger.Record{Session: fmt.Sprintf("s%d", i%4), Type: typ, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// dump lists a bucket's pairs in order.
+func dump(t *testing.T, b ledger.Bucket) []string {
+	t.Helper()
+	var out []string
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		out = append(out, string(k)+"="+string(v))
+	}
+	return out
+}
+
+func stored(t *testing.T, l *ledger.Ledger, p ledger.Projection) []string {
+	t.Helper()
+	var out []string
+	if err := l.ViewProjection(p, func(b ledger.Bucket) error { out = dump(t, b); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func equal(a, b []string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+
+// TestProjection_AppendMatchesFold: the bucket kept at append time is
+// exactly the fold of the entries, and so is its root; rebuilding gives
+// the same bucket and root.
+func TestProjection_AppendMatchesFold(t *testing.T) {
+	p := &countByType{version: "1"}
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l, err := ledger.Create(path, ledger.Options{Projections: []ledger.Projection{p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	appendSome(t, l, 500, "a")
+	live := stored(t, l, p)
+	fold, err := ledger.FoldProjection(l, p, ^uint64(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equal(live, dump(t, fold)) {
+		t.Fatalf("stored projection differs from the fold:\n%v\n%v", live, dump(t, fold))
+	}
+	before, _ := l.Projections()
+	rep, err := l.RebuildProjections()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equal(stored(t, l, p), live) || rep.Projections[0].Root != before[0].Root || rep.Entries != 501 {
+		t.Errorf("rebuild changed the projection: root %s -> %s", before[0].Root, rep.Projections[0].Root)
+	}
+	if before[0].Through != 500 {
+		t.Errorf("through %d, want 500", before[0].Through)
+	}
+}
+
+// TestProjection_RootIsContent: equal contents have equal roots however
+// they were reached (here: a key written, deleted and written again).
+func TestProjection_RootIsContent(t *testing.T) {
+	a := &countByType{version: "1"}
+	b := &countByType{version: "2"} // same fold, other version: folded afresh
+	dir := t.TempDir()
+	la, _ := ledger.Create(filepath.Join(dir, "a.db"), ledger.Options{Projections: []ledger.Projection{a}})
+	appendSome(t, la, 100, "x")
+	la.Close()
+	lb, err := ledger.Open(filepath.Join(dir, "a.db"), ledger.Options{Projections: []ledger.Projection{b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lb.Close()
+	sa, _ := lb.Projections()
+	// The rebuilt-on-open version has the same content, so the same root.
+	la2, _ := ledger.Create(filepath.Join(dir, "b.db"), ledger.Options{Projections: []ledger.Projection{a}})
+	appendSome(t, la2, 100, "x")
+	sb, _ := la2.Projections()
+	la2.Close()
+	if sa[0].Root != sb[0].Root || sa[0].Version != "2" {
+		t.Errorf("roots %s and %s (versions %s, %s)", sa[0].Root, sb[0].Root, sa[0].Version, sb[0].Version)
+	}
+}
+
+// TestProjection_BuiltOnOpen: a ledger written without projections gets
+// them on the first open that names them; a read-only open of a ledger
+// without them folds in memory.
+func TestProjection_BuiltOnOpen(t *testing.T) {
+	p := &countByType{version: "1"}
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l, _ := ledger.Create(path, ledger.Options{})
+	appendSome(t, l, 50, "y")
+	l.Close()
+
+	ro, _ := ledger.OpenReadOnly(path)
+	if err := ro.ViewProjection(p, func(ledger.Bucket) error { return nil }); !errors.Is(err, ledger.ErrNoProjection) {
+		t.Errorf("view of a missing projection: %v", err)
+	}
+	var mem []string
+	if err := ro.ReadProjection(p, func(b ledger.Bucket) error { mem = dump(t, b); return nil }); err != nil || len(mem) == 0 {
+		t.Fatalf("read in memory: %v %v", mem, err)
+	}
+	ro.Close()
+
+	l, err := ledger.Open(path, ledger.Options{Projections: []ledger.Projection{p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(t, l, p); !equal(got, mem) {
+		t.Errorf("built on open %v, in memory %v", got, mem)
+	}
+	// Appends while closed without the projection are caught up too.
+	appendSome(t, l, 10, "z")
+	fold, _ := ledger.FoldProjection(l, p, ^uint64(0))
+	if got := stored(t, l, p); !equal(got, dump(t, fold)) {
+		t.Errorf("after more appends: stored %v, fold %v", got, dump(t, fold))
+	}
+	l.Close()
+}
+
+// TestProjection_BrokenFoldNeverFailsAppend: a projection whose Apply
+// fails is emptied and marked broken; appends go on; a rebuild with a
+// fixed fold repairs it.
+func TestProjection_BrokenFoldNeverFailsAppend(t *testing.T) {
+	p := &countByType{version: "1", failOn: "ledger.note"}
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l, _ := ledger.Create(path, ledger.Options{Projections: []ledger.Projection{p}})
+	appendSome(t, l, 20, "b")
+	if h, _ := l.Head(); h.Seq != 20 {
+		t.Fatalf("head %d", h.Seq)
+	}
+	if err := l.ViewProjection(p, func(ledger.Bucket) error { return nil }); !errors.Is(err, ledger.ErrProjectionBroken) {
+		t.Errorf("view of a broken projection: %v", err)
+	}
+	st, _ := l.Projections()
+	if st[0].Broken == "" {
+		t.Errorf("state %+v", st[0])
+	}
+	p.failOn = ""
+	if _, err := l.RebuildProjections(); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(t, l, p); len(got) == 0 {
+		t.Error("rebuild did not repair the projection")
+	}
+	l.Close()
+}
+
+// TestProjection_CheckpointCatchesSkippedEvent: a checkpoint records the
+// roots; a rebuild by the same fold reproduces them; a fold that skips an
+// event (a bug) is caught at the checkpoint.
+func TestProjection_CheckpointCatchesSkippedEvent(t *testing.T) {
+	p := &countByType{version: "1"}
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l, _ := ledger.Create(path, ledger.Options{Projections: []ledger.Projection{p}})
+	appendSome(t, l, 30, "c")
+	cp, err := l.Checkpoint(context.Background(), ledger.Sync)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendSome(t, l, 5, "d")
+	rep, err := l.RebuildProjections()
+	if err != nil || rep.Checked != 1 || len(rep.Mismatches) != 0 {
+		t.Fatalf("rebuild: %+v %v", rep, err)
+	}
+	l.Close()
+
+	bug := &countByType{version: "1", skip: "tool.proposed"}
+	l, err = ledger.Open(path, ledger.Options{Projections: []ledger.Projection{bug}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rep, err = l.RebuildProjections()
+	if err != nil || len(rep.Mismatches) != 1 || rep.Mismatches[0].Seq != cp.Seq || rep.Mismatches[0].Through != 30 {
+		t.Errorf("rebuild with a fold that skips events: %+v %v", rep, err)
+	}
+}
+
+// TestMemBucket_Cursor walks, seeks and deletes in key order.
+func TestMemBucket_Cursor(t *testing.T) {
+	m := ledger.NewMemBucket()
+	for _, k := range []string{"b", "a", "d", "c"} {
+		m.Put([]byte(k), []byte("v"+k))
+	}
+	m.Delete([]byte("c"))
+	c := m.Cursor()
+	var got []string
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		got = append(got, string(k))
+	}
+	if fmt.Sprint(got) != "[a b d]" {
+		t.Errorf("keys %v", got)
+	}
+	if k, v := m.Cursor().Seek([]byte("bb")); string(k) != "d" || string(v) != "vd" {
+		t.Errorf("seek bb: %s %s", k, v)
+	}
+	if k, _ := m.Cursor().Last(); string(k) != "d" {
+		t.Errorf("last %s", k)
+	}
+}
+
+func TestField(t *testing.T) {
+	data := []byte(`{"a":"x\"y","b":12,"c":{"d":[1,{"e":2}],"f":"\u00e9"},"g":true,"h":-3}`)
+	for name, want := range map[string]string{"a": `"x\"y"`, "b": "12", "c": `{"d":[1,{"e":2}],"f":"\u00e9"}`, "g": "true", "h": "-3"} {
+		if got, ok := ledger.Field(data, name); !ok || string(got) != want {
+			t.Errorf("Field %s = %s %v, want %s", name, got, ok, want)
+		}
+	}
+	if _, ok := ledger.Field(data, "d"); ok {
+		t.Error("a nested member found at the top")
+	}
+	if s, ok := ledger.FieldString(data, "a"); !ok || s != `x"y` {
+		t.Errorf("FieldString a = %q", s)
+	}
+	c, _ := ledger.Field(data, "c")
+	if s, _ := ledger.FieldString(c, "f"); s != "é" {
+		t.Errorf("nested f = %q", s)
+	}
+	if n, ok := ledger.FieldInt(data, "h"); !ok || n != -3 {
+		t.Errorf("FieldInt h = %d", n)
+	}
+	if b, ok := ledger.FieldBool(data, "g"); !ok || !b {
+		t.Errorf("FieldBool g")
+	}
+	for _, bad := range []string{``, `[]`, `{`, `{"a":}`, `{"b":1,}`} {
+		if _, ok := ledger.Field([]byte(bad), "a"); ok {
+			t.Errorf("Field on %q found a", bad)
+		}
+	}
+}
