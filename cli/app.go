@@ -32,10 +32,14 @@ func NewApp() *cli.App {
 			approveCommand(),
 			denyCommand(),
 			ledgerCommand(),
+			sessionsCommand(),
+			historyCommand(),
 			snapshotsCommand(),
 			snapshotCommand(),
 			diffCommand(),
 			rollbackCommand(),
+			replayCommand(),
+			reportCommand(),
 			internalEngineCommand(),
 			internalAgentCommand(),
 			sandboxCommand(),
@@ -69,6 +73,7 @@ func ledgerCommand() *cli.Command {
 			ledgerShowCommand(),
 			ledgerTailCommand(),
 			ledgerNoteCommand(),
+			ledgerRebuildCommand(),
 		},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -21,6 +22,7 @@ import (
 	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/sandbox"
 	"github.com/urfave/cli/v2"
 )
@@ -64,9 +66,9 @@ func runInternalEngine(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := ledger.Open(path, ledger.Options{})
+	l, err := ledger.Open(path, writeOptions())
 	if errors.Is(err, ledger.ErrNotExist) {
-		l, err = ledger.Create(path, ledger.Options{})
+		l, err = ledger.Create(path, writeOptions())
 	}
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", path, err)
@@ -84,11 +86,11 @@ func runInternalEngine(c *cli.Context) error {
 		}
 		cfgHash = ledger.Sum(b)
 	}
-	evaluator, policy, policyName, err := newShield(ws, cfg, path)
+	sh, err := newShield(ws, cfg, path)
 	if err != nil {
 		return err
 	}
-	shell, git, err := commandTools(self, ws, policy)
+	shell, git, err := commandTools(self, ws, sh.policy)
 	if err != nil {
 		return err
 	}
@@ -103,7 +105,8 @@ func runInternalEngine(c *cli.Context) error {
 	}
 	errw := c.App.ErrWriter
 	e, err := engine.New(engine.Options{
-		Workspace: ws, Ledger: l, Provider: provider, ConfigHash: cfgHash, Policy: policyName, Evaluator: evaluator,
+		Workspace: ws, Ledger: l, Provider: provider, ConfigHash: cfgHash, Policy: sh.name, Evaluator: sh.evaluator,
+		PolicyText: sh.text, ShieldEnv: sh.env, ProviderMaxTokens: cfg.Provider.MaxTokens,
 		Version: Version, ClientToken: strings.TrimSpace(string(tok)), MaxToolCalls: cfg.Limits.MaxToolCalls,
 		ManagerPID: c.Int("manager-pid"), Stdout: c.App.Writer,
 		Logf:           func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) },
@@ -114,16 +117,8 @@ func runInternalEngine(c *cli.Context) error {
 		Retention:       chronicle.Retention{MaxSnapshots: cfg.Chronicle.MaxSnapshots, MaxBytes: cfg.Chronicle.MaxBytes},
 		SnapshotExclude: cfg.Chronicle.Exclude,
 		Protected:       protectedPaths(cfg),
-		HTTP:            &executor.HTTPConfig{AllowHost: allowHosts(policy)},
-		SpawnAgent: func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
-			cmd := exec.Command(self, "internal-agent", "--engine", l.Addr,
-				"--canary-file", l.Canary.ReadFile, "--canary-dir", l.Canary.WriteDir, "--canary-addr", l.Canary.ConnectAddr)
-			// The token goes through the environment only, never argv or
-			// disk; the agent gets nothing else from ours.
-			cmd.Env = []string{EnvAgentToken + "=" + l.Token}
-			cmd.Stdout, cmd.Stderr = errw, errw
-			return cmd, cmd.Start()
-		},
+		HTTP:            &executor.HTTPConfig{AllowHost: allowHosts(sh.policy)},
+		SpawnAgent:      agentSpawner(self, errw),
 	})
 	if err != nil {
 		return err
@@ -133,34 +128,59 @@ func runInternalEngine(c *cli.Context) error {
 	return e.Run(ctx)
 }
 
+// agentSpawner starts the sandboxed agent, `opx internal-agent`, for a
+// live engine or a rerun.
+func agentSpawner(self string, errw io.Writer) func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
+	return func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
+		cmd := exec.Command(self, "internal-agent", "--engine", l.Addr,
+			"--canary-file", l.Canary.ReadFile, "--canary-dir", l.Canary.WriteDir, "--canary-addr", l.Canary.ConnectAddr)
+		// The token goes through the environment only, never argv or
+		// disk; the agent gets nothing else from ours.
+		cmd.Env = []string{EnvAgentToken + "=" + l.Token}
+		cmd.Stdout, cmd.Stderr = errw, errw
+		return cmd, cmd.Start()
+	}
+}
+
+// shieldSetup is Shield as newShield configured it, with what
+// engine.started records of it for reruns.
+type shieldSetup struct {
+	evaluator engine.Evaluator
+	policy    *shield.Policy
+	name      string
+	text      []byte
+	env       *event.ShieldEnv
+}
+
 // newShield loads the workspace's policy (config `policy:`, relative to the
 // workspace) or the built-in default, and protects opx's own state: the
 // ledger's directory.
-func newShield(ws string, cfg config.Config, ledgerPath string) (engine.Evaluator, *shield.Policy, string, error) {
+func newShield(ws string, cfg config.Config, ledgerPath string) (shieldSetup, error) {
 	text, name := fixtures.DefaultPolicy, "default (built in)"
 	if cfg.Policy != "" {
 		p := filepath.Join(ws, cfg.Policy)
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return nil, nil, "", fmt.Errorf("policy: %w", err)
+			return shieldSetup{}, fmt.Errorf("policy: %w", err)
 		}
 		text, name = b, cfg.Policy
 	}
 	policy, err := shield.ParsePolicy(text)
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("policy %s: %w", name, err)
+		return shieldSetup{}, fmt.Errorf("policy %s: %w", name, err)
 	}
 	home, _ := os.UserHomeDir()
 	state, err := filepath.Abs(filepath.Dir(ledgerPath))
 	if err != nil {
-		return nil, nil, "", err
+		return shieldSetup{}, err
 	}
-	var readOnly []string
+	readOnly := []string{}
 	if cfg.Policy != "" {
 		readOnly = append(readOnly, filepath.Join(ws, cfg.Policy))
 	}
-	return engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: home, Protected: []string{state},
-		ReadOnly: readOnly, Policy: policy})}, policy, name, nil
+	env := &event.ShieldEnv{Home: home, Protected: []string{state}, ReadOnly: readOnly}
+	return shieldSetup{evaluator: engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: home, Protected: env.Protected,
+		ReadOnly: readOnly, Policy: policy})}, policy: policy, name: name, text: text, env: env}, nil
 }
 
 // commandTools configures execute_command and the git tools: each command

@@ -71,5 +71,11 @@ func runLedgerImport(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w; nothing was written to %s", err, dst)
 	}
-	return nil
+	// The projections, folded from the imported entries now, so the
+	// ledger reads like one an engine wrote.
+	l, err := ledger.Open(dst, writeOptions())
+	if err != nil {
+		return fmt.Errorf("build the projections of %s: %w", dst, err)
+	}
+	return l.Close()
 }

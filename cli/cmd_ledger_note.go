@@ -83,9 +83,9 @@ func openOrCreate(path string) (*ledger.Ledger, bool, error) {
 	if err := refuseEmpty(path); err != nil {
 		return nil, false, err
 	}
-	l, err := ledger.Open(path, ledger.Options{})
+	l, err := ledger.Open(path, writeOptions())
 	if errors.Is(err, ledger.ErrNotExist) {
-		l, err = ledger.Create(path, ledger.Options{})
+		l, err = ledger.Create(path, writeOptions())
 		if err != nil {
 			return nil, false, err
 		}

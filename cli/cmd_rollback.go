@@ -106,7 +106,7 @@ func rollbackSomewhere(c *cli.Context, req engine.RollbackRequest) (*engine.Roll
 	if req.DryRun {
 		l, err = ledger.OpenReadOnly(path)
 	} else {
-		l, err = ledger.Open(path, ledger.Options{})
+		l, err = ledger.Open(path, writeOptions())
 	}
 	if err != nil {
 		return nil, explainOpen(path, err)

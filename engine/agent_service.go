@@ -271,11 +271,6 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 			return
 		}
 		e.mu.Lock()
-		if s := e.sessions[session]; s != nil {
-			now := time.Now()
-			s.history = append(s.history, assistantMessage(p, now))
-			s.updated = now
-		}
 		delete(e.inflight, f.messageID)
 		e.mu.Unlock()
 		e.publish(session, f.messageID, "response_complete", seq, map[string]any{"content": rc.Content, "usage": p.Usage})

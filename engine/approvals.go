@@ -39,6 +39,9 @@ type Approvals struct {
 	// publish, if set, tells the session's clients (approval_requested,
 	// approval_resolved).
 	publish func(session, messageID, typ string, seq uint64, data any)
+	// id, if set, names a new approval instead of a random "apr_" id (an
+	// engine in replay mode reuses the recorded ids: replay.go).
+	id func(p Proposal) string
 
 	mu      sync.Mutex
 	pending map[string]*approval
@@ -103,7 +106,11 @@ func (a *Approvals) Ask(ctx context.Context, p Proposal, reason string, then fun
 	if err != nil {
 		return ApprovalOutcome{}, err
 	}
-	ap := &approval{PendingApproval: PendingApproval{ID: "apr_" + tok[:16], Session: p.Session, MessageID: p.MessageID, CallID: p.CallID,
+	id := "apr_" + tok[:16]
+	if a.id != nil {
+		id = a.id(p)
+	}
+	ap := &approval{PendingApproval: PendingApproval{ID: id, Session: p.Session, MessageID: p.MessageID, CallID: p.CallID,
 		Tool: p.Tool, Arguments: string(p.Args), Reason: reason, Requested: time.Now(), Timeout: a.timeout},
 		answer: make(chan approvalAnswer, 1), done: make(chan struct{})}
 	defer close(ap.done)

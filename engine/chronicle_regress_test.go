@@ -270,7 +270,6 @@ func TestChronicleRegress_SymlinkTargetNotUTF8(t *testing.T) {
 	}
 }
 
-
 // R10: retention's plan is made from the index at catchUp; an entry that
 // another session records before the chronicle.pruned entry (e.g. a
 // read_file result > 4 KiB with the same content) is neither "foreign" in

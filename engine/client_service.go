@@ -11,6 +11,7 @@ import (
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/opx-dev/opx/replay/projection"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -59,18 +60,26 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 	}
 
 	sessionID := req.SessionId
-	e.mu.Lock()
-	s := e.sessions[sessionID]
-	e.mu.Unlock()
 	newSession := sessionID == ""
+	var history []*opxv1.ChatMessage
 	if newSession {
 		tok, err := newToken()
 		if err != nil {
 			return err
 		}
 		sessionID = "ses_" + tok[:16]
-	} else if s == nil {
-		return status.Errorf(codes.NotFound, "no session %q", clip(sessionID, 128))
+	} else {
+		s, ok, err := e.readSession(ctx, sessionID)
+		switch {
+		case err != nil:
+			return status.Errorf(codes.Internal, "sessions: %v", err)
+		case !ok:
+			return status.Errorf(codes.NotFound, "no session %q", clip(sessionID, 128))
+		}
+		mode = s.Mode
+		if history, err = e.readHistory(sessionID, 0, 0); err != nil {
+			return status.Errorf(codes.Internal, "history: %v", err)
+		}
 	}
 	tok, err := newToken()
 	if err != nil {
@@ -83,16 +92,6 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 	sub := e.bc.Subscribe(sessionID)
 	defer sub.Close()
 
-	if newSession {
-		title := titleOf(req.Content)
-		seq := e.record(ctx, ledger.Async, sessionID, &event.SessionCreated{Mode: mode, Title: title})
-		now := time.Now()
-		s = &session{id: sessionID, mode: mode, title: title, created: now, updated: now}
-		e.mu.Lock()
-		e.sessions[sessionID] = s
-		e.mu.Unlock()
-		e.publish(sessionID, msgID, "session_created", seq, map[string]string{"session_id": sessionID, "title": title})
-	}
 	f := &inflight{session: sessionID, messageID: msgID, done: make(chan struct{})}
 	e.mu.Lock()
 	if e.inflight[msgID] != nil {
@@ -100,11 +99,12 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 		return status.Errorf(codes.AlreadyExists, "message %q is already in flight", msgID)
 	}
 	e.inflight[msgID] = f
-	history := append([]*opxv1.ChatMessage(nil), s.history...)
-	now := time.Now()
-	s.history = append(s.history, &opxv1.ChatMessage{Id: msgID, Role: "user", Content: req.Content, Timestamp: now.UnixNano()})
-	s.updated = now
 	e.mu.Unlock()
+	if newSession {
+		title := titleOf(req.Content)
+		seq := e.record(ctx, ledger.Async, sessionID, &event.SessionCreated{Mode: mode, Title: title})
+		e.publish(sessionID, msgID, "session_created", seq, map[string]string{"session_id": sessionID, "title": title})
+	}
 
 	seq := e.record(ctx, ledger.Async, sessionID, &event.ClientMessage{MessageID: msgID, Content: req.Content, Client: clientName(ctx)})
 	e.publish(sessionID, msgID, "message", seq, map[string]string{"content": req.Content})
@@ -158,18 +158,22 @@ func clientName(ctx context.Context) string {
 	return "grpc"
 }
 
-// ListSessions lists sessions, most recently updated first.
+// ListSessions lists sessions, most recently updated first, from the
+// sessions projection.
 func (c *clientService) ListSessions(_ context.Context, req *opxv1.ListSessionsRequest) (*opxv1.ListSessionsResponse, error) {
-	e := c.e
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	out := &opxv1.ListSessionsResponse{}
-	for _, s := range e.sessions {
-		if s.mode == "otr" && !req.IncludeOtr {
-			continue
+	err := c.e.opts.Ledger.ReadProjection(projection.Sessions{}, func(b ledger.Bucket) error {
+		for _, s := range projection.ReadSessions(b) {
+			if s.Mode == "otr" && !req.IncludeOtr {
+				continue
+			}
+			out.Sessions = append(out.Sessions, &opxv1.SessionInfo{Id: s.ID, Title: s.Title, Mode: s.Mode,
+				CreatedAt: unixNano(s.Created), UpdatedAt: unixNano(s.Updated), MessageCount: int64(s.Messages)})
 		}
-		out.Sessions = append(out.Sessions, &opxv1.SessionInfo{Id: s.id, Title: s.title, Mode: s.mode,
-			CreatedAt: s.created.UnixNano(), UpdatedAt: s.updated.UnixNano(), MessageCount: int64(len(s.history))})
+		return nil
+	})
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "sessions: %v", err)
 	}
 	sort.Slice(out.Sessions, func(i, j int) bool {
 		a, b := out.Sessions[i], out.Sessions[j]
@@ -181,21 +185,17 @@ func (c *clientService) ListSessions(_ context.Context, req *opxv1.ListSessionsR
 	return out, nil
 }
 
-// GetHistory returns a session's messages, oldest first.
-func (c *clientService) GetHistory(_ context.Context, req *opxv1.GetHistoryRequest) (*opxv1.GetHistoryResponse, error) {
-	e := c.e
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s := e.sessions[req.SessionId]
-	if s == nil {
+// GetHistory returns a session's messages, oldest first, from the history
+// projection.
+func (c *clientService) GetHistory(ctx context.Context, req *opxv1.GetHistoryRequest) (*opxv1.GetHistoryResponse, error) {
+	if _, ok, err := c.e.readSession(ctx, req.SessionId); err != nil {
+		return nil, status.Errorf(codes.Internal, "sessions: %v", err)
+	} else if !ok {
 		return nil, status.Errorf(codes.NotFound, "no session %q", clip(req.SessionId, 128))
 	}
-	h := s.history
-	if req.Offset > 0 {
-		h = h[min(int(req.Offset), len(h)):]
-	}
-	if req.Limit > 0 && int(req.Limit) < len(h) {
-		h = h[:req.Limit]
+	h, err := c.e.readHistory(req.SessionId, int(max(req.Offset, 0)), int(max(req.Limit, 0)))
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "history: %v", err)
 	}
 	return &opxv1.GetHistoryResponse{Messages: h}, nil
 }

@@ -82,6 +82,22 @@ type Options struct {
 	// ApprovalTimeout is how long an escalation waits for a human before
 	// it is denied; default DefaultApprovalTimeout.
 	ApprovalTimeout time.Duration
+
+	// PolicyText is the policy's text, recorded as a blob with
+	// engine.started so a rerun re-evaluates under it; its BLAKE3 must be
+	// the Evaluator's PolicyHash. Nil records no text (ReadOnlyPolicy's
+	// is known).
+	PolicyText []byte
+	// ShieldEnv is what Shield resolves and protects paths with beside
+	// the policy, recorded with engine.started for reruns.
+	ShieldEnv *event.ShieldEnv
+	// ProviderMaxTokens is the provider's configured default max_tokens,
+	// recorded with engine.started (it is part of Anthropic request
+	// bodies).
+	ProviderMaxTokens int64
+	// replay, set by Rerun only, runs the engine in replay mode
+	// (replay.go): it re-drives a recorded session and stops when done.
+	replay *replayState
 }
 
 // Engine is a running engine.
@@ -101,7 +117,6 @@ type Engine struct {
 	agent      *agentConn
 	agentPID   int
 	canary     *event.Canary
-	sessions   map[string]*session
 	inflight   map[string]*inflight // by message id
 	msgN       uint64
 	port       int
@@ -151,6 +166,9 @@ func New(opts Options) (*Engine, error) {
 	if opts.Stdout == nil {
 		opts.Stdout = io.Discard
 	}
+	if err := checkPolicyText(opts); err != nil {
+		return nil, err
+	}
 	ws, err := executor.OpenWorkspace(opts.Workspace)
 	if err != nil {
 		return nil, err
@@ -175,7 +193,7 @@ func New(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(),
-		sessions: map[string]*session{}, inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now()}
+		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now()}
 	e.approvals = NewApprovals(e.rec, opts.ApprovalTimeout, e.publish)
 	e.chron = NewChronicle(WorkspaceFS(ws), e.rec, opts.Retention)
 	e.chron.logf = opts.Logf
@@ -197,6 +215,10 @@ func New(opts Options) (*Engine, error) {
 			return nil, err
 		}
 		e.pipe.Tier2 = t2
+	}
+	// Replay mode (replay.go).
+	if opts.replay != nil {
+		e.setupReplay()
 	}
 	if err := e.load(); err != nil {
 		ws.Close()
@@ -245,6 +267,10 @@ func (e *Engine) Run(ctx context.Context) error {
 		defer cleanup()
 		go func() { agentDone <- e.superviseAgent(ctx) }()
 	}
+	if e.opts.replay != nil {
+		go e.driveReplay(ctx) // feeds the recorded messages, then stops the engine
+	}
+	go e.checkpointEvery(ctx, time.Minute, checkpointEntries)
 
 	var result error
 	select {
@@ -300,6 +326,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 	}
 	gracefulStop(srv, 2*time.Second)
+	e.checkpoint()
 	if _, err := e.rec.Record(context.Background(), ledger.Sync, "", &event.EngineStopped{Reason: reason,
 		UptimeMS: time.Since(e.started).Milliseconds()}); err != nil && result == nil {
 		result = err

@@ -100,6 +100,10 @@ type Pipeline struct {
 	// waits for the answer; without it such escalations block.
 	Approvals *Approvals
 
+	// replay, set in replay mode, stands in for Chronicle and the
+	// executors with what was recorded (replay_pipeline.go).
+	replay *replayState
+
 	flightMu sync.Mutex
 	inFlight map[flightKey]bool // calls between their proposal and their end
 }
@@ -204,6 +208,11 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	// the same args slice; one that altered it in place is caught here.
 	if ActionHash(tool, args) != prop.ActionHash {
 		return ToolOutcome{Content: "blocked: the action changed after it was judged", IsError: true}, nil
+	}
+	if p.replay != nil {
+		// Replay mode: the recorded snapshot and result stand in; nothing
+		// touches a workspace.
+		return p.replay.execute(ctx, p, prop, call, def)
 	}
 	var (
 		touched []string           // files snapshots: the paths named

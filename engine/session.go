@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -10,16 +12,8 @@ import (
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/opx-dev/opx/replay/projection"
 )
-
-// session is a session's state, folded from the ledger at start and kept
-// up to date as entries are recorded. (The projections issue moves this
-// into p.* buckets written in the append transaction.)
-type session struct {
-	id, title, mode  string
-	created, updated time.Time
-	history          []*opxv1.ChatMessage
-}
 
 // inflight is a user message the agent is answering.
 type inflight struct {
@@ -31,9 +25,10 @@ type inflight struct {
 
 func (f *inflight) finish() { f.once.Do(func() { close(f.done) }) }
 
-// load folds the ledger into sessions, records engine.crashed when the last
-// engine.started has no engine.stopped after it, and records this engine's
-// engine.started.
+// load records engine.crashed when the last engine.started has no
+// engine.stopped after it, then this engine's engine.started. Sessions and
+// their history are not loaded: they are projections of the ledger, read
+// when asked (readSession, readHistory).
 func (e *Engine) load() error {
 	l := e.opts.Ledger
 	h, err := l.Head()
@@ -42,41 +37,18 @@ func (e *Engine) load() error {
 	}
 	var lastStart, lastSeq uint64
 	running := false
-	err = l.Range(0, h.Seq, func(en ledger.Entry) error {
-		lastSeq = en.Seq
-		ts, _ := en.Time()
-		switch en.Type {
-		case event.TypeEngineStarted:
-			lastStart, running = en.Seq, true
-		case event.TypeEngineStopped:
+	err = l.RangeRaw(0, h.Seq, func(seq uint64, raw []byte) error {
+		lastSeq = seq
+		switch {
+		case bytes.Contains(raw, []byte(`"type":"`+event.TypeEngineStarted+`"`)):
+			lastStart, running = seq, true
+		case bytes.Contains(raw, []byte(`"type":"`+event.TypeEngineStopped+`"`)):
 			running = false
-		case event.TypeSessionCreated:
-			var p event.SessionCreated
-			if json.Unmarshal(en.Data, &p) == nil {
-				e.sessions[en.Session] = &session{id: en.Session, mode: p.Mode, title: p.Title, created: ts, updated: ts}
-			}
-		case event.TypeSessionTitled:
-			var p event.SessionTitled
-			if s := e.sessions[en.Session]; s != nil && json.Unmarshal(en.Data, &p) == nil {
-				s.title = p.Title
-			}
-		case event.TypeClientMessage:
-			var p event.ClientMessage
-			if s := e.sessions[en.Session]; s != nil && json.Unmarshal(en.Data, &p) == nil {
-				s.history = append(s.history, &opxv1.ChatMessage{Id: p.MessageID, Role: "user", Content: p.Content, Timestamp: ts.UnixNano()})
-				s.updated = ts
-			}
-		case event.TypeResponseComplete:
-			var p event.ResponseComplete
-			if s := e.sessions[en.Session]; s != nil && json.Unmarshal(en.Data, &p) == nil {
-				s.history = append(s.history, assistantMessage(&p, ts))
-				s.updated = ts
-			}
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("load sessions: %w", err)
+		return fmt.Errorf("load: %w", err)
 	}
 	ctx := context.Background()
 	if running {
@@ -85,19 +57,113 @@ func (e *Engine) load() error {
 			return err
 		}
 	}
-	_, err = e.rec.Record(ctx, ledger.Sync, "", &event.EngineStarted{Version: e.opts.Version, PID: pid, Workspace: e.opts.Workspace,
+	started := &event.EngineStarted{Version: e.opts.Version, PID: pid, Workspace: e.opts.Workspace,
 		ConfigHash: e.opts.ConfigHash.String(), Policy: e.opts.Policy, PolicyHash: e.opts.Evaluator.PolicyHash().String(),
-		Provider: e.opts.Provider.Name(), Model: e.opts.Provider.Model()})
+		Provider: e.opts.Provider.Name(), Model: e.opts.Provider.Model()}
+	// With what a rerun needs to rebuild this configuration (the policy
+	// text as a blob, Shield's paths, limits): replay_config.go.
+	blobs := e.completeStarted(started)
+	_, err = e.rec.Record(ctx, ledger.Sync, "", started, blobs...)
+	if err == nil {
+		e.checkpoint()
+	}
 	return err
 }
 
-func assistantMessage(p *event.ResponseComplete, ts time.Time) *opxv1.ChatMessage {
-	m := &opxv1.ChatMessage{Id: p.MessageID + "/answer", Role: "assistant", Content: p.Content, Timestamp: ts.UnixNano(),
-		TokenUsage: &opxv1.TokenUsage{InputTokens: p.Usage.InputTokens, OutputTokens: p.Usage.OutputTokens, TotalTokens: p.Usage.TotalTokens}}
-	for _, t := range p.Thoughts {
-		m.Thoughts = append(m.Thoughts, &opxv1.Thought{Stage: t.Stage, Summary: t.Summary, Detail: []byte(t.Detail)})
+// checkpointEntries is how many entries pass between periodic
+// checkpoints of the projections' state roots.
+const checkpointEntries = 1000
+
+// checkpoint records the projections' state roots (ledger.checkpoint), so
+// `opx ledger rebuild` can prove the entries fold to the state the engine
+// had. A ledger opened without projections (tests) has none to record.
+func (e *Engine) checkpoint() {
+	if err := e.rec.Flush(context.Background()); err != nil {
+		e.fatal(err)
+		return
 	}
-	return m
+	if _, err := e.opts.Ledger.Checkpoint(context.Background(), ledger.Async); err != nil && !errors.Is(err, ledger.ErrNoProjection) {
+		e.fatal(err)
+	}
+}
+
+// checkpointEvery records a checkpoint every period while at least n
+// entries were appended since the last one, until ctx ends.
+func (e *Engine) checkpointEvery(ctx context.Context, period time.Duration, n uint64) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	last := uint64(0)
+	if h, err := e.opts.Ledger.Head(); err == nil {
+		last = h.Seq
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			h, err := e.opts.Ledger.Head()
+			if err != nil || h.Seq < last+n {
+				continue
+			}
+			e.checkpoint()
+			last = h.Seq
+		}
+	}
+}
+
+// readSession returns a session from the sessions projection. A session
+// not found is looked for again after the ledger syncs: it may have been
+// created by an entry still being committed.
+func (e *Engine) readSession(ctx context.Context, id string) (projection.Session, bool, error) {
+	read := func() (projection.Session, bool, error) {
+		var s projection.Session
+		var ok bool
+		err := e.opts.Ledger.ReadProjection(projection.Sessions{}, func(b ledger.Bucket) error {
+			s, ok = projection.ReadSession(b, id)
+			return nil
+		})
+		return s, ok, err
+	}
+	s, ok, err := read()
+	if err == nil && !ok && id != "" {
+		if err := e.opts.Ledger.Sync(ctx); err != nil {
+			return s, false, err
+		}
+		s, ok, err = read()
+	}
+	return s, ok, err
+}
+
+// readHistory returns a session's messages from the history projection.
+func (e *Engine) readHistory(session string, offset, limit int) ([]*opxv1.ChatMessage, error) {
+	var out []*opxv1.ChatMessage
+	err := e.opts.Ledger.ReadProjection(projection.History{}, func(b ledger.Bucket) error {
+		for _, m := range projection.ReadHistory(b, session, offset, limit) {
+			out = append(out, chatMessage(m))
+		}
+		return nil
+	})
+	return out, err
+}
+
+func chatMessage(m projection.Message) *opxv1.ChatMessage {
+	c := &opxv1.ChatMessage{Id: m.ID, Role: m.Role, Content: m.Content, Timestamp: unixNano(m.TS)}
+	if m.Role == "assistant" {
+		c.TokenUsage = &opxv1.TokenUsage{InputTokens: m.Usage.InputTokens, OutputTokens: m.Usage.OutputTokens, TotalTokens: m.Usage.TotalTokens}
+		for _, t := range m.Thoughts {
+			c.Thoughts = append(c.Thoughts, &opxv1.Thought{Stage: t.Stage, Summary: t.Summary, Detail: []byte(t.Detail)})
+		}
+	}
+	return c
+}
+
+// unixNano parses an entry timestamp; 0 if it does not parse.
+func unixNano(ts string) int64 {
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return 0
+	}
+	return t.UnixNano()
 }
 
 // failInflight ends every message in flight with an error event.

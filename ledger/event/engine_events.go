@@ -36,6 +36,37 @@ type EngineStarted struct {
 	Provider   string `json:"provider"`
 	Model      string `json:"model"`
 	Replay     bool   `json:"replay,omitempty"` // an engine in replay mode
+
+	// What `opx replay --rerun` needs to rebuild the engine's
+	// configuration; optional, so ledgers written before still verify.
+
+	// PolicyBlob is the policy's text as a blob; it equals PolicyHash,
+	// so a rerun re-evaluates under exactly the text that was in force.
+	PolicyBlob string `json:"policy_blob,omitempty"`
+	// Shield is what Shield judged paths against beside the policy.
+	Shield *ShieldEnv `json:"shield,omitempty"`
+	// MaxToolCalls bounds tool calls per message.
+	MaxToolCalls int `json:"max_tool_calls,omitempty"`
+	// ApprovalTimeoutMS is how long an escalation waited for a human.
+	ApprovalTimeoutMS int64 `json:"approval_timeout_ms,omitempty"`
+	// ProviderMaxTokens is the provider's default max_tokens where it
+	// goes into every request body (Anthropic); 0 for the default.
+	ProviderMaxTokens int64 `json:"provider_max_tokens,omitempty"`
+	// Tier2Provider and Tier2Model name the tier 2 evaluator's model
+	// when one was configured; Tier2DailyBudget is its daily budget.
+	Tier2Provider    string `json:"tier2_provider,omitempty"`
+	Tier2Model       string `json:"tier2_model,omitempty"`
+	Tier2DailyBudget int    `json:"tier2_daily_budget,omitempty"`
+}
+
+// ShieldEnv is what Shield resolves and protects paths with, beside the
+// policy: the user's home ("~" and credential paths), the paths no tool
+// may reach (opx's state) and the paths tools may only read (a policy
+// file kept in the workspace). Verdict reasons name these paths.
+type ShieldEnv struct {
+	Home      string   `json:"home"`
+	Protected []string `json:"protected"`
+	ReadOnly  []string `json:"read_only"`
 }
 
 func (*EngineStarted) Type() string { return TypeEngineStarted }
@@ -44,8 +75,18 @@ func (e *EngineStarted) Validate() error {
 	if e.PID <= 0 {
 		return errors.New("pid must be positive")
 	}
+	if e.PolicyBlob != "" && e.PolicyBlob != e.PolicyHash {
+		return errors.New("policy_blob must be the policy's hash, policy_hash")
+	}
+	if e.MaxToolCalls < 0 || e.ApprovalTimeoutMS < 0 || e.ProviderMaxTokens < 0 || e.Tier2DailyBudget < 0 {
+		return errors.New("limits must not be negative")
+	}
+	if e.Tier2Model != "" && e.Tier2Provider == "" {
+		return errors.New("tier2_model needs tier2_provider")
+	}
 	return firstErr(need("version", e.Version, "workspace", e.Workspace, "policy", e.Policy, "provider", e.Provider),
-		needHash("config_hash", e.ConfigHash, false), needHash("policy_hash", e.PolicyHash, false))
+		needHash("config_hash", e.ConfigHash, false), needHash("policy_hash", e.PolicyHash, false),
+		needHash("policy_blob", e.PolicyBlob, true))
 }
 
 // EngineStopped is the engine's last entry on an orderly stop.

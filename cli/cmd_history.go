@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/opx-dev/opx/ledger"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/opx-dev/opx/replay/projection"
+	"github.com/urfave/cli/v2"
+)
+
+func historyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "history",
+		Usage:     "print a session's conversation: the user's messages and the agent's answers",
+		ArgsUsage: "SESSION",
+		Description: "Reads the history projection (the file, or the running engine while it holds the file). For what\n" +
+			"happened between the messages — model calls, tool calls, verdicts, snapshots — use opx replay SESSION.\n\n" +
+			exitCodesHelp("integrity failure found: an entry does not parse"),
+		HideHelpCommand: true,
+		Flags:           append(locationFlags(), jsonFlag()),
+		Action:          runHistory,
+	}
+}
+
+// messageJSON is one message in `opx history --json`.
+type messageJSON struct {
+	ID           string `json:"id"`
+	Role         string `json:"role"`
+	Content      string `json:"content"`
+	TS           string `json:"ts"`
+	InputTokens  int64  `json:"input_tokens,omitempty"`
+	OutputTokens int64  `json:"output_tokens,omitempty"`
+	Thoughts     int    `json:"thoughts,omitempty"`
+}
+
+func runHistory(c *cli.Context) error {
+	args, err := wantArgs(c, 1, 1, "SESSION")
+	if err != nil {
+		return err
+	}
+	msgs, err := readSessionHistory(c, args[0])
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c, struct {
+			Session  string        `json:"session"`
+			Messages []messageJSON `json:"messages"`
+		}{args[0], msgs})
+	}
+	w := c.App.Writer
+	for _, m := range msgs {
+		who := paint(w, "1", "you")
+		if m.Role == "assistant" {
+			who = paint(w, "36", "agent")
+		}
+		fmt.Fprintf(w, "%s  %s", shortTime(m.TS), who)
+		if m.Role == "assistant" && m.InputTokens+m.OutputTokens > 0 {
+			fmt.Fprintf(w, "  (%d in, %d out tokens)", m.InputTokens, m.OutputTokens)
+		}
+		fmt.Fprintf(w, "\n%s\n\n", indent(strings.TrimRight(m.Content, "\n"), "  "))
+	}
+	return nil
+}
+
+// errNoSession is returned for a session the ledger does not hold.
+var errNoSession = errors.New("no such session")
+
+// readSessionHistory reads a session's messages from the file or the
+// engine that holds it.
+func readSessionHistory(c *cli.Context, session string) ([]messageJSON, error) {
+	out := []messageJSON{}
+	l, err := openReview(c)
+	if errors.Is(err, ledger.ErrLocked) {
+		if _, explicit := flagGiven(c, "ledger"); !explicit {
+			if ec, derr := dialEngine(c); derr == nil {
+				defer ec.Close()
+				resp, err := ec.client.GetHistory(ec.ctx, &opxv1.GetHistoryRequest{SessionId: session})
+				if err != nil {
+					return nil, fmt.Errorf("history of %s: %w (opx sessions lists them)", session, err)
+				}
+				for _, m := range resp.Messages {
+					mj := messageJSON{ID: m.Id, Role: m.Role, Content: m.Content, TS: nanoTime(m.Timestamp), Thoughts: len(m.Thoughts)}
+					if u := m.TokenUsage; u != nil {
+						mj.InputTokens, mj.OutputTokens = u.InputTokens, u.OutputTokens
+					}
+					out = append(out, mj)
+				}
+				return out, nil
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	found := false
+	if err := l.ReadProjection(projection.Sessions{}, func(b ledger.Bucket) error {
+		_, found = projection.ReadSession(b, session)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("%w %q in %s (opx sessions lists them)", errNoSession, session, l.Path())
+	}
+	err = l.ReadProjection(projection.History{}, func(b ledger.Bucket) error {
+		for _, m := range projection.ReadHistory(b, session, 0, 0) {
+			out = append(out, messageJSON{ID: m.ID, Role: m.Role, Content: m.Content, TS: m.TS,
+				InputTokens: m.Usage.InputTokens, OutputTokens: m.Usage.OutputTokens, Thoughts: len(m.Thoughts)})
+		}
+		return nil
+	})
+	return out, err
+}
+
+func indent(s, by string) string { return by + strings.ReplaceAll(s, "\n", "\n"+by) }

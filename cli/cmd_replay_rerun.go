@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/replay/rerun"
+	"github.com/urfave/cli/v2"
+)
+
+// rerunFlags are the flags of `opx replay` that re-drive a session:
+// --rerun (deterministic replay with the real sandboxed agent) and
+// --policy FILE (what-if under another policy).
+func rerunFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "rerun", Usage: "re-drive the session with the real sandboxed agent against recorded model answers and tool results, and compare every event"},
+		&cli.StringFlag{Name: "policy", Usage: "re-evaluate every recorded proposal under the policy `FILE` and list the verdicts that would change", TakesFile: true},
+	}
+}
+
+// rerunOutput is `opx replay SESSION --rerun --json`.
+type rerunOutput struct {
+	LedgerID     string         `json:"ledger_id"`
+	Verification *ledger.Report `json:"verification"`
+	*engine.RerunReport
+	RerunMS    int64 `json:"rerun_ms,omitempty"`
+	RecordedMS int64 `json:"recorded_ms,omitempty"`
+}
+
+// runRerun is `opx replay SESSION --rerun`: verify the ledger, re-drive
+// the session with a fresh engine in replay mode (in this process, on an
+// empty temporary workspace and ledger) and the real sandboxed agent, and
+// compare. A divergence exits 4 (rerun.ErrDiverged is an integrity
+// finding). Needs only the ledger file: the recorded workspace is never
+// read, and need not exist.
+func runRerun(c *cli.Context, session string) error {
+	l, rep, err := openVerified(c)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	w, asJSON := c.App.Writer, c.Bool("json")
+	out := rerunOutput{LedgerID: l.ID(), Verification: jsonReport(rep)}
+	if !rep.OK {
+		return refuseUnverified(c, l, rep, out)
+	}
+	rec, err := loadSession(l, session)
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if !asJSON {
+		fmt.Fprintf(w, "rerun of session %s: %d recorded events, %d model calls, %d proposals, %d client messages\n",
+			session, len(rec.Entries), len(rec.Calls)+len(rec.Tier2), len(rec.Proposals), len(rec.Messages))
+	}
+	// Interrupted, the replay engine stops its agent and removes its
+	// temporary workspace and ledger before the command ends.
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	res, err := engine.Rerun(ctx, engine.RerunConfig{Recording: rec, SpawnAgent: agentSpawner(self, c.App.ErrWriter), Version: Version})
+	if err != nil {
+		return fmt.Errorf("rerun session %s: %w", session, err)
+	}
+	out.RerunReport, out.RerunMS, out.RecordedMS = res, res.Elapsed.Milliseconds(), res.Recorded.Milliseconds()
+	if asJSON {
+		if err := writeJSON(c, out); err != nil {
+			return err
+		}
+	} else {
+		printRerun(w, res)
+	}
+	if d := res.Divergence; d != nil {
+		return fmt.Errorf("session %s at seq %d (%s): %w", session, divergenceSeq(d), divergenceType(d), rerun.ErrDiverged)
+	}
+	return nil
+}
+
+// printRerun prints a rerun's outcome for a terminal.
+func printRerun(w io.Writer, r *engine.RerunReport) {
+	agent := r.Agent
+	if r.AgentSummary != "" {
+		agent += " (" + r.AgentSummary + ")"
+	}
+	fmt.Fprintf(w, "agent: %s\n", agent)
+	timing := fmt.Sprintf("rerun %s, recorded %s", r.Elapsed.Round(1e6), r.Recorded.Round(1e6))
+	if r.Identical {
+		fmt.Fprintf(w, "%s: %d events (%s)\n", green(w, "identical"), r.Events, timing)
+		return
+	}
+	d := r.Divergence
+	what := map[string]string{
+		rerun.KindPayload: "the rerun produced the same type with another payload",
+		rerun.KindType:    "the rerun produced " + d.ProducedType + " here",
+		rerun.KindMissing: "the rerun ended before this entry",
+		rerun.KindExtra:   fmt.Sprintf("the rerun produced %s after the record's last entry (seq %d)", d.ProducedType, d.AfterSeq),
+	}[d.Kind]
+	fmt.Fprintf(w, "%s at seq %d (%s): %s\n", red(w, "divergence"), divergenceSeq(d), divergenceType(d), what)
+	fmt.Fprint(w, d.Diff)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "replay: %s\n", n)
+	}
+	fmt.Fprintf(w, "%d of %d recorded events matched before it (%s)\n", r.Matched, r.Events, timing)
+}
+
+func divergenceSeq(d *rerun.Divergence) uint64 {
+	if d.Kind == rerun.KindExtra {
+		return d.ProducedSeq
+	}
+	return d.Seq
+}
+
+func divergenceType(d *rerun.Divergence) string {
+	if d.Kind == rerun.KindExtra {
+		return d.ProducedType + ", produced"
+	}
+	return d.Type
+}
+
+// whatIfOutput is `opx replay SESSION --policy FILE --json`.
+type whatIfOutput struct {
+	LedgerID     string         `json:"ledger_id"`
+	Verification *ledger.Report `json:"verification"`
+	Policy       string         `json:"policy"`
+	*engine.WhatIfReport
+}
+
+// runWhatIf is `opx replay SESSION --policy FILE`: every recorded proposal
+// re-evaluated by Shield as it was configured, under the policy FILE, and
+// each decision that would change listed. A report, not a finding: it
+// exits 0 whatever changes. A policy file that cannot be read is an
+// operational error (1, like any missing file); one that is not a valid
+// policy is a usage error (2): the value given to --policy is wrong.
+func runWhatIf(c *cli.Context, session, policyFile string) error {
+	if policyFile == "" {
+		return usagef(c, "--policy needs a policy FILE")
+	}
+	text, err := os.ReadFile(policyFile)
+	if err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	policy, err := shield.ParsePolicy(text)
+	if err != nil {
+		return usagef(c, "--policy %s: %v", policyFile, err)
+	}
+	l, rep, err := openVerified(c)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	out := whatIfOutput{LedgerID: l.ID(), Verification: jsonReport(rep), Policy: policyFile}
+	if !rep.OK {
+		return refuseUnverified(c, l, rep, out)
+	}
+	rec, err := loadSession(l, session)
+	if err != nil {
+		return err
+	}
+	wi, err := engine.WhatIf(rec, policy)
+	if err != nil {
+		return err
+	}
+	out.WhatIfReport = wi
+	if c.Bool("json") {
+		return writeJSON(c, out)
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "what-if: %d proposals of session %s re-evaluated under %s (policy %s); %s would change\n",
+		wi.Proposals, session, policyFile, wi.PolicyHash[:16], plural(uint64(len(wi.Changes)), "decision", "decisions"))
+	for _, ch := range wi.Changes {
+		fmt.Fprintf(w, "seq %-6d %s %s\n", ch.Seq, ch.Tool, clip(oneLine(ch.Arguments), 72))
+		fmt.Fprintf(w, "           %s  ->  %s\n", verdictText(ch.Old), verdictText(ch.New))
+		if ch.Answered != nil {
+			fmt.Fprintf(w, "           (recorded: the escalation was answered %s)\n", verdictText(*ch.Answered))
+		}
+	}
+	return nil
+}
+
+func verdictText(v engine.WhatIfVerdict) string {
+	return fmt.Sprintf("%s tier %d %s", v.Decision, v.Tier, v.Rule)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// openVerified opens c's ledger for offline review and verifies it
+// strictly, printing the verification line unless --json.
+func openVerified(c *cli.Context) (*ledger.Ledger, *ledger.Report, error) {
+	l, err := openReview(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, err := l.Verify(event.StrictOptions())
+	if err != nil {
+		l.Close()
+		return nil, nil, err
+	}
+	if !c.Bool("json") {
+		printReport(c.App.Writer, rep)
+	}
+	return l, rep, nil
+}
+
+// refuseUnverified ends a command whose ledger does not verify: nothing
+// is replayed from a record that may not be what was recorded (exit 4).
+func refuseUnverified(c *cli.Context, l *ledger.Ledger, rep *ledger.Report, out any) error {
+	if c.Bool("json") {
+		if err := writeJSON(c, out); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(c.App.Writer, "nothing replayed: the record does not verify")
+	}
+	return fmt.Errorf("verify %s: %w", l.Path(), rep.Err())
+}
+
+// loadSession reads a session for a rerun or a what-if.
+func loadSession(l *ledger.Ledger, session string) (*rerun.Recording, error) {
+	rec, err := rerun.Load(l, session)
+	if errors.Is(err, rerun.ErrNoSession) {
+		return nil, &explained{err: err, msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions", err, l.Path())}
+	}
+	return rec, err
+}

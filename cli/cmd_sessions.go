@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/opx-dev/opx/ledger"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/opx-dev/opx/replay/projection"
+	"github.com/urfave/cli/v2"
+)
+
+func sessionsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "sessions",
+		Usage:     "list the sessions in the ledger, most recent first",
+		UsageText: "opx sessions [--all] [--json]",
+		Description: "Reads the sessions projection of the ledger file (folded from the entries when the file was written\n" +
+			"without it), or asks the running engine while it holds the file. Off-the-record sessions are left\n" +
+			"out unless --all.\n\n" + exitCodesHelp("integrity failure found: an entry does not parse"),
+		HideHelpCommand: true,
+		Flags: append(locationFlags(),
+			&cli.BoolFlag{Name: "all", Usage: "include off-the-record sessions"},
+			jsonFlag(),
+		),
+		Action: runSessions,
+	}
+}
+
+// sessionJSON is one session in `opx sessions --json`.
+type sessionJSON struct {
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	Mode     string `json:"mode"`
+	Created  string `json:"created"`
+	Updated  string `json:"updated"`
+	Messages int64  `json:"messages"`
+}
+
+func runSessions(c *cli.Context) error {
+	if _, err := wantArgs(c, 0, 0, ""); err != nil {
+		return err
+	}
+	list, err := listSessions(c, c.Bool("all"))
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c, struct {
+			Sessions []sessionJSON `json:"sessions"`
+		}{list})
+	}
+	w := c.App.Writer
+	if len(list) == 0 {
+		fmt.Fprintln(w, "no sessions")
+		return nil
+	}
+	fmt.Fprintf(w, "%-22s  %-19s  %8s  %-6s  %s\n", "SESSION", "UPDATED", "MESSAGES", "MODE", "TITLE")
+	for _, s := range list {
+		fmt.Fprintf(w, "%-22s  %-19s  %8d  %-6s  %s\n", s.ID, shortTime(s.Updated), s.Messages, s.Mode, clip(s.Title, 60))
+	}
+	return nil
+}
+
+// listSessions reads the sessions, most recently updated first: from the
+// file, or from the engine that holds it.
+func listSessions(c *cli.Context, all bool) ([]sessionJSON, error) {
+	out := []sessionJSON{}
+	l, err := openReview(c)
+	if errors.Is(err, ledger.ErrLocked) {
+		if _, explicit := flagGiven(c, "ledger"); !explicit {
+			if ec, derr := dialEngine(c); derr == nil {
+				defer ec.Close()
+				resp, err := ec.client.ListSessions(ec.ctx, &opxv1.ListSessionsRequest{IncludeOtr: all})
+				if err != nil {
+					return nil, fmt.Errorf("sessions: %w", err)
+				}
+				for _, s := range resp.Sessions {
+					out = append(out, sessionJSON{ID: s.Id, Title: s.Title, Mode: s.Mode, Created: nanoTime(s.CreatedAt),
+						Updated: nanoTime(s.UpdatedAt), Messages: s.MessageCount})
+				}
+				return out, nil
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	err = l.ReadProjection(projection.Sessions{}, func(b ledger.Bucket) error {
+		for _, s := range projection.ReadSessions(b) {
+			if s.Mode == "otr" && !all {
+				continue
+			}
+			out = append(out, sessionJSON{ID: s.ID, Title: s.Title, Mode: s.Mode, Created: s.Created, Updated: s.Updated, Messages: int64(s.Messages)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sessions of %s: %w", l.Path(), err)
+	}
+	sortSessions(out)
+	return out, nil
+}
+
+// sortSessions orders sessions most recently updated first (RFC 3339 UTC
+// timestamps sort as strings), then by id.
+func sortSessions(s []sessionJSON) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && (s[j].Updated > s[j-1].Updated || (s[j].Updated == s[j-1].Updated && s[j].ID < s[j-1].ID)); j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// nanoTime formats Unix nanoseconds as an entry timestamp.
+func nanoTime(ns int64) string {
+	if ns == 0 {
+		return ""
+	}
+	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
+}

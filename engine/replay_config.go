@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"time"
+
+	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/fixtures"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/replay/rerun"
+)
+
+// What engine.started records so that a rerun can rebuild the engine's
+// configuration, and how a rerun rebuilds it.
+
+// checkPolicyText refuses a policy text that is not the evaluator's
+// policy: engine.started would name one policy and hold another.
+func checkPolicyText(opts Options) error {
+	if opts.PolicyText == nil {
+		return nil
+	}
+	if got, want := ledger.Sum(opts.PolicyText), opts.Evaluator.PolicyHash(); got != want {
+		return fmt.Errorf("engine: the policy text hashes to %s, the evaluator's policy to %s", got, want)
+	}
+	return nil
+}
+
+// completeStarted adds to engine.started what a rerun needs beside the
+// hashes, and returns the blobs it names (the policy text).
+func (e *Engine) completeStarted(s *event.EngineStarted) [][]byte {
+	var blobs [][]byte
+	text := e.opts.PolicyText
+	if _, ok := e.opts.Evaluator.(ReadOnlyPolicy); ok && text == nil {
+		text = []byte(readOnlyPolicyText)
+	}
+	if text != nil && ledger.Sum(text).String() == s.PolicyHash {
+		s.PolicyBlob = s.PolicyHash
+		blobs = append(blobs, text)
+	}
+	s.Shield = e.opts.ShieldEnv
+	s.MaxToolCalls = e.opts.MaxToolCalls
+	s.ApprovalTimeoutMS = e.approvals.timeout.Milliseconds()
+	s.ProviderMaxTokens = e.opts.ProviderMaxTokens
+	if t2 := e.opts.Tier2Provider; t2 != nil {
+		s.Tier2Provider, s.Tier2Model = t2.Name(), t2.Model()
+		s.Tier2DailyBudget = cmp.Or(e.opts.Tier2DailyBudget, DefaultTier2DailyBudget)
+	}
+	s.Replay = e.opts.replay != nil
+	return blobs
+}
+
+// policyText returns the text of the policy an engine run recorded. For
+// ledgers written before engine.started held it, the built-in policies
+// are recognised by their hash.
+func policyText(en *rerun.Engine) ([]byte, error) {
+	if en.PolicyText != nil {
+		return en.PolicyText, nil
+	}
+	switch en.Started.PolicyHash {
+	case ledger.Sum([]byte(readOnlyPolicyText)).String():
+		return []byte(readOnlyPolicyText), nil
+	case ledger.Sum(fixtures.DefaultPolicy).String():
+		return fixtures.DefaultPolicy, nil
+	}
+	return nil, fmt.Errorf("%w: the engine started at entry %d ran policy %q (%s) but did not record its text",
+		rerun.ErrNotReplayable, en.Seq, en.Started.Policy, en.Started.PolicyHash)
+}
+
+// NewRecordedShield returns Shield as an engine run had it: its workspace,
+// home, protected and read-only paths as recorded, judging by policy
+// (the recorded one for a rerun, another for a what-if), with now as its
+// clock for the rate limit.
+func NewRecordedShield(en *rerun.Engine, policy *shield.Policy, now func() time.Time) Evaluator {
+	env := event.ShieldEnv{}
+	if en.Started.Shield != nil {
+		env = *en.Started.Shield
+	}
+	return ShieldEvaluator{S: shield.New(shield.Config{Workspace: en.Started.Workspace, Home: env.Home,
+		Protected: env.Protected, ReadOnly: env.ReadOnly, Policy: policy, Now: now})}
+}
+
+// evaluatorFor returns (building once) the evaluator of an engine run:
+// Shield under its recorded policy, or the read-only policy.
+func (s *replayState) evaluatorFor(en *rerun.Engine) (Evaluator, error) {
+	s.mu.Lock()
+	ev := s.evaluators[en]
+	s.mu.Unlock()
+	if ev != nil {
+		return ev, nil
+	}
+	text, err := policyText(en)
+	if err != nil {
+		return nil, err
+	}
+	if string(text) == readOnlyPolicyText {
+		ev = ReadOnlyPolicy{}
+	} else {
+		p, err := shield.ParsePolicy(text)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the policy recorded at entry %d: %v", rerun.ErrNotReplayable, en.Seq, err)
+		}
+		ev = NewRecordedShield(en, p, s.now)
+	}
+	s.mu.Lock()
+	s.evaluators[en] = ev
+	s.mu.Unlock()
+	return ev, nil
+}
+
+// now is the replay's clock for Shield's rate limit: the recorded time of
+// the proposal being judged.
+func (s *replayState) now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clock
+}

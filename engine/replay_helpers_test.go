@@ -1,0 +1,186 @@
+package engine_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/opx-dev/opx/agent"
+	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/llm"
+	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/fixtures"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/ledger/ledgertest"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/opx-dev/opx/replay/projection"
+	"github.com/opx-dev/opx/replay/rerun"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+)
+
+// inProcessAgent spawns a placeholder process and runs the real agent loop
+// in this process with the launch's token: the engine sees an agent whose
+// sandbox is unavailable (the CLI's e2e tests re-drive the sandboxed one).
+// The loop ends with the supervisor's context, as the agent process ends
+// when the supervisor stops it.
+func inProcessAgent(t testing.TB) func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
+	return func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
+		cmd := exec.Command("sleep", "60")
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		go func() {
+			_ = agent.Run(ctx, agent.Config{Addr: l.Addr, Token: l.Token, CanaryJSON: []byte(unavailableCanary)})
+		}()
+		return cmd, nil
+	}
+}
+
+// recordSpec describes a live session to record.
+type recordSpec struct {
+	transcript string            // JSON
+	policy     string            // YAML; "" for the default policy
+	files      map[string]string // the workspace
+	messages   []string          // sent in order, in one session
+	approve    bool              // how escalations to a human are answered
+	fsync      bool              // the ledger fsyncs, as a live engine's does
+	tier2      string            // a transcript for a tier 2 evaluator; "" for none
+}
+
+// recorded is a live session's ledger.
+type recorded struct {
+	path, session string
+}
+
+// recordSession runs a live engine (Shield, the in-process agent, real
+// executors on a temporary workspace) through spec's messages and returns
+// its closed ledger.
+func recordSession(t testing.TB, spec recordSpec) recorded {
+	t.Helper()
+	ws := t.TempDir()
+	for name, content := range spec.files {
+		p := filepath.Join(ws, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := t.TempDir()
+	path := filepath.Join(state, "ledger.db")
+	l, err := ledger.Create(path, ledger.Options{NoSync: !spec.fsync, Projections: projection.All()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := llm.ParseTranscript([]byte(spec.transcript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := fixtures.DefaultPolicy
+	if spec.policy != "" {
+		text = []byte(spec.policy)
+	}
+	pol, err := shield.ParsePolicy(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &event.ShieldEnv{Home: "/home/tester", Protected: []string{state}, ReadOnly: []string{}}
+	ev := engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: env.Home, Protected: env.Protected, Policy: pol})}
+	var tier2 llm.Provider
+	if spec.tier2 != "" {
+		t2, err := llm.ParseTranscript([]byte(spec.tier2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tier2 = llm.NewScripted(t2)
+	}
+	pr, pw := io.Pipe()
+	e, err := engine.New(engine.Options{Tier2Provider: tier2, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
+		Version: "test", Policy: "test policy", Evaluator: ev, PolicyText: text, ShieldEnv: env, Stdout: pw,
+		HTTP: &executor.HTTPConfig{AllowHost: func(string) bool { return false }}, SpawnAgent: inProcessAgent(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "PORT:") {
+		t.Fatalf("start-up line %q, %v", line, err)
+	}
+	go io.Copy(io.Discard, pr)
+	conn, err := grpc.NewClient("127.0.0.1:"+strings.TrimSpace(strings.TrimPrefix(line, "PORT:")), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	cctx := metadata.AppendToOutgoingContext(context.Background(), engine.TokenHeader, clientToken, "opx-client", "replay test")
+	c := opxv1.NewClientServiceClient(conn)
+	session := ""
+	for _, msg := range spec.messages {
+		s, err := c.SendMessage(cctx, &opxv1.ClientMessageRequest{SessionId: session, Content: msg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			ev, err := s.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("send %q: %v", msg, err)
+			}
+			session = ev.SessionId
+			if ev.Type == "approval_requested" {
+				var a struct {
+					ID string `json:"approval_id"`
+				}
+				json.Unmarshal(ev.Data, &a)
+				if _, err := c.ResolveApproval(cctx, &opxv1.ApprovalRequest{ApprovalId: a.ID, Approved: spec.approve, Reason: "as the test says"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ledgertest.MustVerify(t, path, event.StrictOptions())
+	return recorded{path: path, session: session}
+}
+
+// rerunSession reruns a recorded session with the in-process agent.
+func rerunSession(t testing.TB, path, session string) *engine.RerunReport {
+	t.Helper()
+	l, err := ledger.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rec, err := rerun.Load(l, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "rerun.db")
+	rep, err := engine.Rerun(context.Background(), engine.RerunConfig{Recording: rec, SpawnAgent: inProcessAgent(t), TempDir: t.TempDir(), LedgerPath: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledgertest.MustVerify(t, out, event.StrictOptions())
+	return rep
+}

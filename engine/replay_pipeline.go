@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/replay/rerun"
+)
+
+// replayEvaluator is Shield in replay mode: each proposal is judged by the
+// evaluator of the engine run that judged it (its recorded policy, home
+// and protected paths), at the time it was recorded, and the verdicts are
+// checked against the recorded ones as they come.
+type replayEvaluator struct{ s *replayState }
+
+// PolicyHash implements Evaluator: the policy of the last evaluation (the
+// pipeline asks after Evaluate), at first that of the first engine run.
+func (r *replayEvaluator) PolicyHash() ledger.Hash {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	return r.s.policy
+}
+
+// Evaluate implements Evaluator.
+func (r *replayEvaluator) Evaluate(ctx context.Context, p Proposal) []Verdict {
+	s := r.s
+	rp := s.take(p)
+	en := s.current()
+	s.mu.Lock()
+	if rp != nil {
+		s.clock = rp.TS
+		if rp.Engine != nil {
+			en = rp.Engine
+		}
+	}
+	s.mu.Unlock()
+	ev, err := s.evaluatorFor(en)
+	if err != nil { // checked for every engine run before the replay began
+		s.offRecordf("call %s: %v", p.CallID, err)
+		return []Verdict{{event.Block, 0, "replay:no-policy", err.Error()}}
+	}
+	vs := ev.Evaluate(ctx, p)
+	s.mu.Lock()
+	s.policy = ev.PolicyHash()
+	s.mu.Unlock()
+	if rp != nil {
+		for i, v := range vs {
+			if i >= len(rp.Verdicts) || !sameVerdict(v, rp.Verdicts[i]) {
+				s.offRecordf("call %s: Shield now decides %s (tier %d, %s) where the record has %s", p.CallID, v.Decision, v.Tier, v.Rule, recordedVerdict(rp, i))
+				break
+			}
+		}
+	}
+	return vs
+}
+
+func sameVerdict(v Verdict, r rerun.Verdict) bool {
+	return v.Decision == r.Decision && v.Tier == r.Tier && v.Rule == r.Rule && v.Reason == r.Reason
+}
+
+func recordedVerdict(rp *rerun.Proposal, i int) string {
+	if i >= len(rp.Verdicts) {
+		return "no further verdict"
+	}
+	v := rp.Verdicts[i]
+	return fmt.Sprintf("%s (tier %d, %s) at entry %d", v.Decision, v.Tier, v.Rule, v.Seq)
+}
+
+// take finds the recorded proposal a produced one replays: the next
+// recorded one with its message and call id, if it proposes the same
+// action. It is kept for the execution step.
+func (s *replayState) take(p Proposal) *rerun.Proposal {
+	k := callKey(p.MessageID, p.CallID)
+	s.mu.Lock()
+	q := s.pending[k]
+	var rp *rerun.Proposal
+	if len(q) > 0 {
+		rp, s.pending[k] = q[0], q[1:]
+	}
+	s.mu.Unlock()
+	switch {
+	case rp == nil:
+		s.offRecordf("call %s of message %s: not proposed in the record", p.CallID, p.MessageID)
+		return nil
+	case rp.Tool != p.Tool || rp.Arguments != string(p.Args):
+		s.offRecordf("call %s: proposes %s %s where the record (entry %d) has %s %s", p.CallID, p.Tool, p.Args, rp.Seq, rp.Tool, rp.Arguments)
+		return nil
+	}
+	s.mu.Lock()
+	s.judged[k] = rp
+	s.mu.Unlock()
+	return rp
+}
+
+// execute stands in for the snapshot and the executor of an allowed call
+// (Pipeline.Handle calls it in replay mode): it records again what the
+// live engine recorded for the call (its snapshot, exec.started and
+// result) and answers the agent as the live engine did. No workspace is
+// read or written.
+func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, call executor.Call, def executor.ToolDef) (ToolOutcome, error) {
+	k := callKey(prop.MessageID, prop.CallID)
+	s.mu.Lock()
+	rp := s.judged[k]
+	delete(s.judged, k)
+	s.mu.Unlock()
+	offRecord := func(why string) (ToolOutcome, error) {
+		s.offRecordf("call %s: %s", prop.CallID, why)
+		return ToolOutcome{Content: "error: opx replay: " + why, IsError: true}, nil
+	}
+	if rp == nil {
+		return offRecord("the record holds no execution of this call")
+	}
+	if def.Mutating && !def.WorkspaceWide {
+		// As Handle: a tool that cannot name what it changes, or bad
+		// arguments, never reach a snapshot.
+		_, ok, terr := p.Tools.Touches(call)
+		switch {
+		case !ok:
+			return ToolOutcome{Content: "blocked: " + prop.Tool + " cannot say what it will change, so no snapshot can be taken", IsError: true}, nil
+		case terr != nil:
+			return ToolOutcome{Content: "error: " + terr.Error(), IsError: true}, nil
+		}
+	}
+	if !rp.Started {
+		// Allowed but not run in the record: its snapshot was refused.
+		// The answer is the recorded one.
+		if rp.Result == nil {
+			return offRecord("the record neither ran nor answered this call")
+		}
+		return ToolOutcome{Content: rp.ResultContent, IsError: rp.Result.IsError}, nil
+	}
+	if def.Mutating {
+		if rp.Snapshot == nil {
+			return offRecord("the record ran this call without a snapshot")
+		}
+		snap := *rp.Snapshot
+		if _, err := p.Recorder.Record(ctx, ledger.Async, prop.Session, &snap, s.blobs(snapshotBlobs(&snap)...)...); err != nil {
+			return ToolOutcome{}, err
+		}
+	}
+	if _, err := p.Recorder.Record(ctx, ledger.Sync, prop.Session, &event.ExecStarted{SubAgentID: prop.SubAgentID, CallID: prop.CallID,
+		Tool: prop.Tool, ActionHash: prop.ActionHash.String()}); err != nil {
+		return ToolOutcome{}, err
+	}
+	start := time.Now()
+	switch {
+	case rp.Failed != nil:
+		f := *rp.Failed
+		f.DurationMS = time.Since(start).Milliseconds()
+		if _, err := p.Recorder.Record(ctx, ledger.Sync, prop.Session, &f); err != nil {
+			return ToolOutcome{}, err
+		}
+	case rp.Completed != nil:
+		c := *rp.Completed
+		c.DurationMS = time.Since(start).Milliseconds()
+		names := []string{c.ResultBlob}
+		for _, f := range c.Pre {
+			names = append(names, f.Blob)
+		}
+		if _, err := p.Recorder.Record(ctx, ledger.Sync, prop.Session, &c, s.blobs(names...)...); err != nil {
+			return ToolOutcome{}, err
+		}
+	default:
+		return offRecord("the record started this call but holds no result")
+	}
+	if rp.Result == nil {
+		return offRecord("the record holds no answer to this call")
+	}
+	return ToolOutcome{Content: rp.ResultContent, IsError: rp.Result.IsError}, nil
+}
+
+// snapshotBlobs names the blobs a snapshot entry names.
+func snapshotBlobs(s *event.Snapshot) []string {
+	names := []string{s.ManifestBlob}
+	for _, f := range s.Files {
+		names = append(names, f.Blob)
+	}
+	return names
+}
+
+// blobs reads the named blobs from the record, to be stored again with
+// the entry that names them. A blob the record no longer holds (pruned)
+// is left out: the rerun's ledger is scratch.
+func (s *replayState) blobs(names ...string) [][]byte {
+	var out [][]byte
+	seen := map[string]bool{}
+	for _, n := range names {
+		if n == "" || seen[n] {
+			continue
+		}
+		seen[n] = true
+		if b, err := s.rec.Blob(n); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/replay/rerun"
+)
+
+// WhatIfVerdict is a decision as `opx replay --policy` shows it.
+type WhatIfVerdict struct {
+	Decision string `json:"decision"`
+	Tier     int    `json:"tier"`
+	Rule     string `json:"rule"`
+	Reason   string `json:"reason"`
+}
+
+// WhatIfChange is a recorded proposal Shield would judge otherwise under
+// another policy. Old and New are Shield's combined decision (governing:
+// any block blocks, else an escalation stands, else the first allow);
+// the per-tier verdicts are in OldVerdicts and NewVerdicts.
+type WhatIfChange struct {
+	// Seq is the recorded verdict that decided (the proposal's seq when
+	// none was recorded); ProposalSeq the tool.proposed entry.
+	Seq         uint64          `json:"seq"`
+	ProposalSeq uint64          `json:"proposal_seq"`
+	CallID      string          `json:"call_id"`
+	Tool        string          `json:"tool"`
+	Arguments   string          `json:"arguments"`
+	Old         WhatIfVerdict   `json:"old"`
+	New         WhatIfVerdict   `json:"new"`
+	OldVerdicts []WhatIfVerdict `json:"old_verdicts"`
+	NewVerdicts []WhatIfVerdict `json:"new_verdicts"`
+	// Answered is how the recorded escalation was answered (tier 2 or a
+	// human), when Old escalated.
+	Answered *WhatIfVerdict `json:"answered,omitempty"`
+}
+
+// WhatIfReport is every verdict of a session that would change.
+type WhatIfReport struct {
+	Session    string         `json:"session"`
+	PolicyHash string         `json:"policy_hash"`
+	Proposals  int            `json:"proposals"`
+	Changes    []WhatIfChange `json:"changes"`
+}
+
+// WhatIf re-evaluates every recorded proposal of a session under policy:
+// Shield as each engine run had it (its workspace, home, protected and
+// read-only paths as recorded), at the time each proposal was recorded
+// (for the rate limit), with the policy replaced. Only Shield's own tiers
+// are re-derived: who answered an escalation (tier 2, a human) cannot be
+// known for a decision that was never asked, so an escalation is
+// reported as such.
+func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) {
+	rep := &WhatIfReport{Session: rec.Session, PolicyHash: policy.Hash().String(), Proposals: len(rec.Proposals), Changes: []WhatIfChange{}}
+	tools, err := executor.NewRegistry(executor.NewMemory(nil)) // the only tools that act on paths their arguments do not name
+	if err != nil {
+		return nil, err
+	}
+	var clock time.Time
+	now := func() time.Time { return clock }
+	shields := map[*rerun.Engine]Evaluator{}
+	fallback := &rerun.Engine{}
+	if es := rec.Engines(); len(es) > 0 {
+		fallback = es[0]
+	}
+	for _, p := range rec.Proposals {
+		en := p.Engine
+		if en == nil {
+			en = fallback
+		}
+		ev := shields[en]
+		if ev == nil {
+			ev = NewRecordedShield(en, policy, now)
+			shields[en] = ev
+		}
+		clock = p.TS
+		args := json.RawMessage(p.Arguments)
+		call := executor.Call{ID: p.CallID, Tool: p.Tool, Args: args}
+		prop := Proposal{Session: rec.Session, MessageID: p.MessageID, CallID: p.CallID, Tool: p.Tool, Args: args,
+			ActionHash: ActionHash(p.Tool, args), Def: executor.ToolDef{Name: p.Tool, Mutating: p.Mutating}, Known: true, Paths: tools.Paths(call)}
+		newVs := ev.Evaluate(context.Background(), prop)
+		var oldVs []Verdict
+		var oldSeqs []uint64
+		var answered *WhatIfVerdict
+		for _, v := range p.Verdicts {
+			if strings.HasPrefix(v.Rule, "tier2:") || strings.HasPrefix(v.Rule, "tier3:") {
+				// An escalation's hand-over or answer, not Shield's.
+				if v.Decision != event.Escalate {
+					a := whatIfVerdict(Verdict{v.Decision, v.Tier, v.Rule, v.Reason})
+					answered = &a
+				}
+				continue
+			}
+			oldVs = append(oldVs, Verdict{v.Decision, v.Tier, v.Rule, v.Reason})
+			oldSeqs = append(oldSeqs, v.Seq)
+		}
+		was, is := governing(oldVs), governing(newVs)
+		if was.Decision == is.Decision && was.Tier == is.Tier && was.Rule == is.Rule {
+			continue
+		}
+		c := WhatIfChange{Seq: p.Seq, ProposalSeq: p.Seq, CallID: p.CallID, Tool: p.Tool, Arguments: p.Arguments,
+			Old: whatIfVerdict(was), New: whatIfVerdict(is), OldVerdicts: whatIfVerdicts(oldVs), NewVerdicts: whatIfVerdicts(newVs)}
+		for i, v := range oldVs {
+			if v == was {
+				c.Seq = oldSeqs[i]
+				break
+			}
+		}
+		if was.Decision == event.Escalate {
+			c.Answered = answered
+		}
+		rep.Changes = append(rep.Changes, c)
+	}
+	return rep, nil
+}
+
+// governing is the verdict that decides among Shield's tiers, as Decide
+// combines them, except that an allow is shown by the first tier that
+// allowed (the policy's rule, rather than tier 1's "no heuristic
+// matched").
+func governing(vs []Verdict) Verdict {
+	d := Decide(vs)
+	if d.Decision == event.Allow {
+		for _, v := range vs {
+			if v.Decision == event.Allow {
+				return v
+			}
+		}
+	}
+	return d
+}
+
+func whatIfVerdict(v Verdict) WhatIfVerdict {
+	return WhatIfVerdict{Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason}
+}
+
+func whatIfVerdicts(vs []Verdict) []WhatIfVerdict {
+	out := make([]WhatIfVerdict, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, whatIfVerdict(v))
+	}
+	return out
+}

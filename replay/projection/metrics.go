@@ -1,0 +1,104 @@
+package projection
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strconv"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+)
+
+// Metrics counts, each under a key of NUL-separated parts and as an
+// 8-byte big-endian number:
+//
+//	verdict tier rule decision         shield verdicts
+//	llm model calls|errors|latency_ms|max_latency_ms|input_tokens|output_tokens
+//	tool name calls|failed|duration_ms
+type Metrics struct{}
+
+func (Metrics) Name() string    { return "metrics" }
+func (Metrics) Version() string { return "1" }
+
+func (Metrics) Apply(b ledger.Bucket, e *ledger.Entry) error {
+	switch e.Type {
+	case event.TypeShieldVerdict:
+		return add(b, 1, "verdict", strconv.FormatInt(num(e.Data, "tier"), 10), str(e, "rule"), str(e, "decision"))
+	case event.TypeLLMResponse:
+		m := str(e, "model")
+		if err := add(b, 1, "llm", m, "calls"); err != nil {
+			return err
+		}
+		if str(e, "error") != "" {
+			if err := add(b, 1, "llm", m, "errors"); err != nil {
+				return err
+			}
+		}
+		latency := num(e.Data, "latency_ms")
+		if err := maxOf(b, uint64(max(latency, 0)), "llm", m, "max_latency_ms"); err != nil {
+			return err
+		}
+		in, out, _ := usage(e)
+		for _, kv := range []struct {
+			n    int64
+			name string
+		}{{latency, "latency_ms"}, {in, "input_tokens"}, {out, "output_tokens"}} {
+			if err := add(b, uint64(max(kv.n, 0)), "llm", m, kv.name); err != nil {
+				return err
+			}
+		}
+	case event.TypeExecCompleted:
+		tool := str(e, "tool")
+		if err := add(b, 1, "tool", tool, "calls"); err != nil {
+			return err
+		}
+		return add(b, uint64(max(num(e.Data, "duration_ms"), 0)), "tool", tool, "duration_ms")
+	case event.TypeExecFailed:
+		tool := str(e, "tool")
+		if err := add(b, 1, "tool", tool, "calls"); err != nil {
+			return err
+		}
+		return add(b, 1, "tool", tool, "failed")
+	}
+	return nil
+}
+
+func add(b ledger.Bucket, n uint64, parts ...string) error {
+	k := key(parts...)
+	var cur uint64
+	if v := b.Get(k); len(v) == 8 {
+		cur = binary.BigEndian.Uint64(v)
+	}
+	return b.Put(k, binary.BigEndian.AppendUint64(nil, cur+n))
+}
+
+func maxOf(b ledger.Bucket, n uint64, parts ...string) error {
+	k := key(parts...)
+	if v := b.Get(k); len(v) == 8 && binary.BigEndian.Uint64(v) >= n {
+		return nil
+	}
+	return b.Put(k, binary.BigEndian.AppendUint64(nil, n))
+}
+
+// Counter is one metric.
+type Counter struct {
+	Key   []string `json:"key"`
+	Value uint64   `json:"value"`
+}
+
+// ReadMetrics returns every counter, in key order.
+func ReadMetrics(b ledger.Bucket) []Counter {
+	var out []Counter
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if len(v) != 8 {
+			continue
+		}
+		var parts []string
+		for _, p := range bytes.Split(k, []byte{0}) {
+			parts = append(parts, string(p))
+		}
+		out = append(out, Counter{Key: parts, Value: binary.BigEndian.Uint64(v)})
+	}
+	return out
+}

@@ -1,0 +1,183 @@
+package rerun_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/replay/rerun"
+)
+
+// en builds a session entry; seq and ts are set by entries.
+func en(typ, data string) ledger.Entry {
+	return ledger.Entry{Session: "ses_1", Type: typ, Data: []byte(data)}
+}
+
+// entries numbers es from first, one timestamp per list.
+func entries(first uint64, ts string, es ...ledger.Entry) []ledger.Entry {
+	out := make([]ledger.Entry, len(es))
+	for i, e := range es {
+		e.Seq, e.TS = first+uint64(i), ts
+		out[i] = e
+	}
+	return out
+}
+
+const (
+	blobA = "1111111111111111111111111111111111111111111111111111111111111111"
+	blobB = "2222222222222222222222222222222222222222222222222222222222222222"
+)
+
+// session is a small recorded session: a model call (its response and
+// tokens given), a tool call and its result.
+func session(duration, reqID string, tokens ...ledger.Entry) []ledger.Entry {
+	es := []ledger.Entry{
+		en("client.message", `{"client":"t","content":"hi","message_id":"m1"}`),
+		en("llm.request", `{"blob":"`+blobA+`","message_id":"m1","model":"x","provider":"scripted","request_id":"`+reqID+`","size":10}`),
+	}
+	es = append(es, tokens...)
+	es = append(es,
+		en("tool.proposed", `{"action_hash":"`+blobA+`","arguments":"{}","call_id":"c1","message_id":"m1","mutating":false,"tool":"list_directory"}`),
+		en("shield.verdict", `{"action_hash":"`+blobA+`","call_id":"c1","decision":"allow","policy_hash":"`+blobB+`","reason":"ok","rule":"policy:r","tier":0}`),
+		en("exec.completed", `{"call_id":"c1","duration_ms":`+duration+`,"exit_code":0,"post":[],"result":"a\nb","size":3,"tool":"list_directory"}`),
+		en("engine.tool_result", `{"call_id":"c1","content":"a\nb","is_error":false,"size":3}`),
+	)
+	return es
+}
+
+func response(latency, reqID string) ledger.Entry {
+	return en("llm.response", `{"attempts":1,"blob":"`+blobB+`","latency_ms":`+latency+`,"model":"x","provider":"scripted","request_id":"`+reqID+`","size":5,"status":200,"text":"hello world","tool_calls":[],"usage":{"input_tokens":1,"output_tokens":2,"total_tokens":3}}`)
+}
+
+func tokens(text string, count int) ledger.Entry {
+	return en("agent.tokens", `{"count":`+strconv.Itoa(count)+`,"message_id":"m1","text":"`+text+`"}`)
+}
+
+// TestCompare_VolatileIgnored: timestamps, seqs, latencies, durations,
+// request ids (renamed consistently) and how tokens were coalesced and
+// interleaved with the response may differ; the lists are identical.
+func TestCompare_VolatileIgnored(t *testing.T) {
+	rec := entries(10, "2026-01-01T00:00:00Z", session("40", "req_7", tokens("hello ", 1), response("12", "req_7"), tokens("world", 1))...)
+	pro := entries(3, "2027-06-01T00:00:00.5Z", session("0", "req_1", response("1", "req_1"), tokens("hello world", 2))...)
+	res, err := rerun.Compare(rec, pro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Identical || res.Divergence != nil || res.Events != len(rec) || res.Matched != len(rec) {
+		t.Fatalf("Compare = %+v, %+v; want identical", res, res.Divergence)
+	}
+}
+
+// TestCompare_EverythingElseCompared: any other difference is the first
+// divergence, at the recorded entry's seq, with a diff naming the member.
+func TestCompare_EverythingElseCompared(t *testing.T) {
+	base := func() []ledger.Entry {
+		return entries(10, "2026-01-01T00:00:00Z", session("40", "req_7", response("12", "req_7"), tokens("hello world", 2))...)
+	}
+	for _, tc := range []struct {
+		name    string
+		mutate  func([]ledger.Entry) []ledger.Entry
+		seq     uint64
+		kind    string
+		member  string
+		typ     string
+		matched int
+	}{
+		{"request body", func(es []ledger.Entry) []ledger.Entry {
+			es[1].Data = []byte(strings.Replace(string(es[1].Data), blobA, blobB, 1))
+			return es
+		}, 11, rerun.KindPayload, `"blob"`, "llm.request", 1},
+		{"response text", func(es []ledger.Entry) []ledger.Entry {
+			es[2].Data = []byte(strings.Replace(string(es[2].Data), "hello world", "hello there", 1))
+			return es
+		}, 12, rerun.KindPayload, `"text"`, "llm.response", 2},
+		{"token text", func(es []ledger.Entry) []ledger.Entry {
+			es[3].Data = []byte(strings.Replace(string(es[3].Data), "hello world", "hello", 1))
+			return es
+		}, 13, rerun.KindPayload, `"text"`, "agent.tokens", 3},
+		{"token count", func(es []ledger.Entry) []ledger.Entry {
+			es[3].Data = []byte(strings.Replace(string(es[3].Data), `"count":2`, `"count":3`, 1))
+			return es
+		}, 13, rerun.KindPayload, `"count"`, "agent.tokens", 3},
+		{"verdict reason", func(es []ledger.Entry) []ledger.Entry {
+			es[5].Data = []byte(strings.Replace(string(es[5].Data), `"reason":"ok"`, `"reason":"fine"`, 1))
+			return es
+		}, 15, rerun.KindPayload, `"reason"`, "shield.verdict", 5},
+		{"exit code", func(es []ledger.Entry) []ledger.Entry {
+			es[6].Data = []byte(strings.Replace(string(es[6].Data), `"exit_code":0`, `"exit_code":1`, 1))
+			return es
+		}, 16, rerun.KindPayload, `"exit_code"`, "exec.completed", 6},
+		{"another type", func(es []ledger.Entry) []ledger.Entry {
+			es[4].Type = "agent.error"
+			return es
+		}, 14, rerun.KindType, "", "tool.proposed", 4},
+		{"one entry short", func(es []ledger.Entry) []ledger.Entry { return es[:len(es)-1] }, 17, rerun.KindMissing, "", "engine.tool_result", 7},
+		{"one entry more", func(es []ledger.Entry) []ledger.Entry {
+			return append(es, en("agent.error", `{"code":"x","message":"y"}`))
+		}, 0, rerun.KindExtra, "", "", 8},
+		{"inconsistent request ids", func(es []ledger.Entry) []ledger.Entry {
+			es[2].Data = []byte(strings.Replace(string(es[2].Data), "req_7", "req_9", 1))
+			return es
+		}, 12, rerun.KindPayload, `"request_id"`, "llm.response", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := base()
+			pro := tc.mutate(base())
+			for i := range pro {
+				pro[i].Data = []byte(strings.Replace(string(pro[i].Data), "req_7", "req_1", -1))
+			}
+			if tc.name == "inconsistent request ids" {
+				pro[2].Data = []byte(strings.Replace(string(pro[2].Data), "req_9", "req_2", 1))
+			}
+			res, err := rerun.Compare(rec, pro)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := res.Divergence
+			if res.Identical || d == nil {
+				t.Fatalf("Compare found no divergence")
+			}
+			if d.Seq != tc.seq || d.Kind != tc.kind || d.Type != tc.typ || res.Matched != tc.matched {
+				t.Errorf("divergence at seq %d (%s, %s), %d matched; want seq %d (%s, %s), %d matched", d.Seq, d.Type, d.Kind, res.Matched, tc.seq, tc.typ, tc.kind, tc.matched)
+			}
+			if tc.member != "" && !strings.Contains(d.Diff, "-  "+tc.member) {
+				t.Errorf("diff does not show %s changing:\n%s", tc.member, d.Diff)
+			}
+			if !strings.HasPrefix(d.Diff, "--- ") {
+				t.Errorf("not a unified diff:\n%s", d.Diff)
+			}
+		})
+	}
+}
+
+// TestCompare_DivergedIsIntegrity: a divergence maps to exit 4.
+func TestCompare_DivergedIsIntegrity(t *testing.T) {
+	if !errors.Is(rerun.ErrDiverged, ledger.ErrIntegrity) {
+		t.Error("ErrDiverged is not an integrity finding")
+	}
+}
+
+// TestLoad_NoSession: a session the ledger never opened is refused.
+func TestLoad_NoSession(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l, err := ledger.Create(path, ledger.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.Append(context.Background(), ledger.Sync, event.MustRecord("ses_2", &event.SessionCreated{Mode: "normal"})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rerun.Load(l, "ses_1"); !errors.Is(err, rerun.ErrNoSession) {
+		t.Errorf("Load of an unknown session: %v, want ErrNoSession", err)
+	}
+	rec, err := rerun.Load(l, "ses_2")
+	if err != nil || rec.Mode != "normal" || len(rec.Entries) != 1 {
+		t.Errorf("Load = %+v, %v", rec, err)
+	}
+}

@@ -1,0 +1,285 @@
+package rerun
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+)
+
+// Recording is one session as the ledger holds it, with what a rerun
+// needs to re-drive it. Lists are in seq order.
+type Recording struct {
+	Session string
+	Mode    string // session.created's mode
+	Title   string
+	// Entries are the session's entries: what a rerun is compared with.
+	Entries []ledger.Entry
+	// Messages are the client messages, to be fed as recorded.
+	Messages []*Message
+	// Calls are the agent's model calls through the gateway; Tier2 the
+	// tier 2 evaluator's.
+	Calls, Tier2 []*ModelCall
+	// Proposals are the tool calls the engine judged.
+	Proposals []*Proposal
+	// Approvals are the escalations to a human and their answers.
+	Approvals []*Approval
+	// Start and End are the timestamps of the session's first and last
+	// entries: its recorded wall time.
+	Start, End time.Time
+
+	l *ledger.Ledger
+}
+
+// Engine is the configuration of one engine run, from its engine.started.
+type Engine struct {
+	Seq     uint64
+	Started event.EngineStarted
+	// PolicyText is the policy recorded as policy_blob; nil for a ledger
+	// written before engines recorded it.
+	PolicyText []byte
+}
+
+// Message is a client message and the directive that handed it over.
+type Message struct {
+	Seq                       uint64
+	ID, Content, Client, Mode string
+	Tools                     []string // offered in engine.process_request
+	Engine                    *Engine  // in force when it arrived
+}
+
+// ModelCall is one model call: the exact request body and the raw
+// response body (nil when none arrived), with how it went.
+type ModelCall struct {
+	RequestSeq, ResponseSeq uint64 // ResponseSeq 0: no llm.response recorded
+	RequestID, MessageID    string
+	Provider, Model         string
+	Request, Response       []byte
+	Attempts, Status        int
+	Error                   string
+	Engine                  *Engine
+}
+
+// Proposal is one judged tool call and everything recorded about it.
+type Proposal struct {
+	Seq                                uint64
+	TS                                 time.Time
+	MessageID, CallID, Tool, Arguments string
+	Mutating                           bool
+	Engine                             *Engine
+	Verdicts                           []Verdict
+	Snapshot                           *event.Snapshot // nil: none taken
+	Started                            bool            // exec.started recorded
+	Completed                          *event.ExecCompleted
+	Failed                             *event.ExecFailed
+	// Result is what the agent was answered (engine.tool_result), with
+	// its full content; nil when no answer was recorded.
+	Result        *event.ToolResult
+	ResultContent string
+}
+
+// Verdict is one recorded shield.verdict.
+type Verdict struct {
+	Seq uint64
+	event.ShieldVerdict
+}
+
+// Approval is an escalation to a human and its answer (nil if none).
+type Approval struct {
+	Seq       uint64
+	Requested event.ApprovalRequested
+	Resolved  *event.ApprovalResolved
+}
+
+// Tier2Prefix starts the request id of every tier 2 model call.
+const Tier2Prefix = "tier2_"
+
+// Load reads session from l: one pass over the ledger, keeping the
+// session's entries and the engine runs in force for them, and reading
+// (hash-checked) the blobs a rerun serves. l must stay open while the
+// Recording is used (Blob reads from it).
+func Load(l *ledger.Ledger, session string) (*Recording, error) {
+	h, err := l.Head()
+	if err != nil {
+		return nil, err
+	}
+	r := &Recording{Session: session, l: l}
+	var (
+		engine    *Engine
+		created   bool
+		calls     = map[string]*ModelCall{}
+		proposals = map[string]*Proposal{}
+		messages  = map[string]*Message{}
+		approvals = map[string]*Approval{}
+	)
+	err = l.Range(0, h.Seq, func(en ledger.Entry) error {
+		if en.Type == event.TypeEngineStarted {
+			p, err := event.Decode(en)
+			if err != nil {
+				return err
+			}
+			engine = &Engine{Seq: en.Seq, Started: *p.(*event.EngineStarted)}
+			if b := engine.Started.PolicyBlob; b != "" {
+				if engine.PolicyText, err = r.blob(b); err != nil {
+					return fmt.Errorf("entry %d: policy_blob: %w", en.Seq, err)
+				}
+			}
+			return nil
+		}
+		if en.Session != session || en.Type == event.TypeNote || en.Type == event.TypeCheckpoint {
+			return nil
+		}
+		r.Entries = append(r.Entries, en)
+		p, err := event.Decode(en)
+		if errors.Is(err, event.ErrUnknownType) {
+			return nil // compared, but nothing a rerun serves
+		}
+		if err != nil {
+			return err
+		}
+		return r.add(en, p, engine, &created, calls, proposals, messages, approvals)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read session %s: %w", session, err)
+	}
+	if !created {
+		return nil, fmt.Errorf("%w: %q", ErrNoSession, session)
+	}
+	first, last := r.Entries[0], r.Entries[len(r.Entries)-1]
+	r.Start, _ = first.Time()
+	r.End, _ = last.Time()
+	return r, nil
+}
+
+// add files one entry of the session.
+func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, created *bool,
+	calls map[string]*ModelCall, proposals map[string]*Proposal, messages map[string]*Message, approvals map[string]*Approval) error {
+	var err error
+	switch x := p.(type) {
+	case *event.SessionCreated:
+		*created = true
+		r.Mode, r.Title = x.Mode, x.Title
+	case *event.ClientMessage:
+		m := &Message{Seq: en.Seq, ID: x.MessageID, Content: x.Content, Client: x.Client, Mode: r.Mode, Engine: engine}
+		r.Messages = append(r.Messages, m)
+		messages[x.MessageID] = m
+	case *event.ProcessRequest:
+		if m := messages[x.MessageID]; m != nil {
+			m.Mode, m.Tools = x.Mode, x.Tools
+		}
+	case *event.LLMRequest:
+		c := &ModelCall{RequestSeq: en.Seq, RequestID: x.RequestID, MessageID: x.MessageID, Provider: x.Provider, Model: x.Model, Engine: engine}
+		if c.Request, err = r.blob(x.Blob); err != nil {
+			return fmt.Errorf("entry %d: %w", en.Seq, err)
+		}
+		calls[x.RequestID] = c
+		if strings.HasPrefix(x.RequestID, Tier2Prefix) {
+			r.Tier2 = append(r.Tier2, c)
+		} else {
+			r.Calls = append(r.Calls, c)
+		}
+	case *event.LLMResponse:
+		c := calls[x.RequestID]
+		if c == nil || c.ResponseSeq != 0 {
+			return nil // a response to no request of this session: compared, not served
+		}
+		c.ResponseSeq, c.Attempts, c.Status, c.Error = en.Seq, x.Attempts, x.Status, x.Error
+		if x.Blob != "" {
+			if c.Response, err = r.blob(x.Blob); err != nil {
+				return fmt.Errorf("entry %d: %w", en.Seq, err)
+			}
+		}
+	case *event.ToolProposed:
+		ts, _ := en.Time()
+		pr := &Proposal{Seq: en.Seq, TS: ts, MessageID: x.MessageID, CallID: x.CallID, Tool: x.Tool, Arguments: x.Arguments,
+			Mutating: x.Mutating, Engine: engine}
+		r.Proposals = append(r.Proposals, pr)
+		proposals[x.CallID] = pr
+	case *event.ShieldVerdict:
+		if pr := proposals[x.CallID]; pr != nil {
+			pr.Verdicts = append(pr.Verdicts, Verdict{Seq: en.Seq, ShieldVerdict: *x})
+		}
+	case *event.Snapshot:
+		if pr := proposals[x.CallID]; pr != nil && !pr.Started {
+			pr.Snapshot = x
+		}
+	case *event.ExecStarted:
+		if pr := proposals[x.CallID]; pr != nil {
+			pr.Started = true
+		}
+	case *event.ExecCompleted:
+		if pr := proposals[x.CallID]; pr != nil {
+			pr.Completed = x
+		}
+	case *event.ExecFailed:
+		if pr := proposals[x.CallID]; pr != nil {
+			pr.Failed = x
+		}
+	case *event.ToolResult:
+		// Calls refused before their proposal (bad arguments, too many
+		// calls) are answered too; they have no proposal waiting.
+		if pr := proposals[x.CallID]; pr != nil && pr.Result == nil {
+			pr.Result, pr.ResultContent = x, x.Content
+			if x.Blob != "" {
+				b, err := r.blob(x.Blob)
+				if err != nil {
+					return fmt.Errorf("entry %d: %w", en.Seq, err)
+				}
+				pr.ResultContent = string(b)
+			}
+		}
+	case *event.ApprovalRequested:
+		a := &Approval{Seq: en.Seq, Requested: *x}
+		r.Approvals = append(r.Approvals, a)
+		approvals[x.ApprovalID] = a
+	case *event.ApprovalResolved:
+		if a := approvals[x.ApprovalID]; a != nil && a.Resolved == nil {
+			a.Resolved = x
+		}
+	}
+	return nil
+}
+
+// Blob returns a blob of the recorded ledger, hash-checked.
+func (r *Recording) Blob(hash string) ([]byte, error) { return r.blob(hash) }
+
+func (r *Recording) blob(hash string) ([]byte, error) {
+	h, err := ledger.ParseHash(hash)
+	if err != nil {
+		return nil, err
+	}
+	b, err := r.l.GetBlob(h)
+	if err != nil {
+		return nil, err
+	}
+	if ledger.Sum(b) != h { // GetBlob checks too; a rerun serves nothing unchecked
+		return nil, fmt.Errorf("blob %s does not hash to its name", hash)
+	}
+	return b, nil
+}
+
+// Engines returns the engine runs the session's messages arrived under,
+// in order, each once.
+func (r *Recording) Engines() []*Engine {
+	var out []*Engine
+	seen := map[*Engine]bool{}
+	for _, m := range r.Messages {
+		if m.Engine != nil && !seen[m.Engine] {
+			seen[m.Engine] = true
+			out = append(out, m.Engine)
+		}
+	}
+	return out
+}
+
+// Result returns the full ExecCompleted result text of a proposal.
+func (r *Recording) Result(c *event.ExecCompleted) (string, error) {
+	if c.ResultBlob == "" {
+		return c.Result, nil
+	}
+	b, err := r.blob(c.ResultBlob)
+	return string(b), err
+}

@@ -1,0 +1,443 @@
+package replay
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+)
+
+// evaluatorRequestPrefix starts the request_id of Shield's tier 2
+// evaluator calls (engine/shield_llm.go), told apart from the agent's own.
+const evaluatorRequestPrefix = "tier2_"
+
+// errFound ends a Range early once an entry was found.
+var errFound = errors.New("found")
+
+// Build returns the timeline of session, read from src up to opts.At (or
+// the head). It reads every entry up to there once, in seq order: the
+// engine run in force and the rollbacks of the session can sit anywhere.
+// It returns an error wrapping ErrUnknownSession when the session has no
+// entry in that range.
+func Build(src Source, session string, opts Options) (*Timeline, error) {
+	if session == "" {
+		return nil, fmt.Errorf("%w: empty session id", ErrUnknownSession)
+	}
+	to := ^uint64(0)
+	if opts.At != 0 {
+		to = opts.At
+	}
+	b := newBuilder(session)
+	if err := src.Range(0, to, b.apply); err != nil {
+		return nil, fmt.Errorf("read session %s: %w", session, err)
+	}
+	if !b.seen {
+		if opts.At != 0 {
+			// Say whether the session exists later, so "--at too early"
+			// is not mistaken for a wrong id.
+			var first uint64
+			err := src.Range(opts.At+1, ^uint64(0), func(e ledger.Entry) error {
+				if e.Session == session {
+					first = e.Seq
+					return errFound
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, errFound) {
+				return nil, fmt.Errorf("read session %s: %w", session, err)
+			}
+			if first != 0 {
+				return nil, fmt.Errorf("%w %q at seq %d: its first entry is seq %d", ErrUnknownSession, session, opts.At, first)
+			}
+		}
+		return nil, fmt.Errorf("%w %q: no entry of the ledger belongs to it", ErrUnknownSession, session)
+	}
+	t := b.finish()
+	if opts.At != 0 {
+		t.At = opts.At
+	}
+	return t, nil
+}
+
+type turnKey struct{ subagent, messageID string }
+type callKey struct{ subagent, callID string }
+
+// candidate is an engine-wide entry kept if it turns out to fall inside
+// the session's span (known only at the end). lo..hi is the seq range it
+// is about: its own seq, or for engine.crashed the run that died.
+type candidate struct {
+	ev     *Event
+	lo, hi uint64
+}
+
+// builder folds entries into a Timeline.
+type builder struct {
+	session string
+	t       *Timeline
+	seen    bool // an entry of the session was read
+	spanned bool // FirstSeq is set
+
+	turns     map[turnKey]*Turn
+	cur       *Turn // the latest turn started
+	requests  map[string]*ModelCall
+	asked     map[callKey]*ModelCall // latest response naming a call id
+	calls     map[callKey]*ToolCall  // latest call of a (sub-agent, call id)
+	byCallID  map[string]*ToolCall   // latest call of an id, any sub-agent
+	agentOnly map[callKey]*ToolCall  // agent.tool_call not proposed yet
+	snaps     map[uint64]*Snapshot   // the session's snapshots
+	related   map[uint64]bool        // snapshots whose rollback concerns the session
+	floating  []*Event               // placed into turns by seq at the end
+	cands     []candidate
+}
+
+func newBuilder(session string) *builder {
+	return &builder{
+		session: session,
+		t: &Timeline{Session: session, Turns: []*Turn{}, Events: []*Event{}, Snapshots: []*Snapshot{},
+			Problems: []string{}, pruned: map[string]uint64{}},
+		turns: map[turnKey]*Turn{}, requests: map[string]*ModelCall{}, asked: map[callKey]*ModelCall{},
+		calls: map[callKey]*ToolCall{}, byCallID: map[string]*ToolCall{}, agentOnly: map[callKey]*ToolCall{},
+		snaps: map[uint64]*Snapshot{}, related: map[uint64]bool{},
+	}
+}
+
+// engineWide are the types of entries outside any session kept when they
+// fall in the session's span.
+var engineWide = map[string]bool{
+	event.TypeAgentCrashed: true, event.TypeAgentSpawned: true, event.TypeSandboxCanary: true, event.TypeAgentReady: true,
+	event.TypeAgentExited: true, event.TypeAgentError: true, event.TypeEngineStarted: true, event.TypeEngineStopped: true,
+	event.TypeShutdown: true,
+}
+
+func (b *builder) apply(e ledger.Entry) error {
+	if e.Session != b.session {
+		// Decode only what can concern the session: most of a large
+		// ledger is other sessions' entries.
+		switch e.Type {
+		case event.TypeEngineStarted, event.TypeEngineCrashed, event.TypeRollback, event.TypePruned:
+		default:
+			if e.Session != "" || !b.spanned || !engineWide[e.Type] {
+				return nil
+			}
+		}
+	}
+	p, derr := event.Decode(e)
+	switch {
+	case e.Session == b.session:
+		b.own(e, p, derr)
+	case derr != nil:
+		// Another session's or an engine-wide entry that does not decode:
+		// nothing of this session can be read from it.
+	default:
+		b.other(e, p)
+	}
+	return nil
+}
+
+// own folds an entry of the session.
+func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
+	b.seen = true
+	if e.Type != event.TypeNote {
+		if !b.spanned {
+			b.t.FirstSeq, b.t.Start, b.spanned = e.Seq, e.TS, true
+		}
+		b.t.LastSeq, b.t.End = e.Seq, e.TS
+	}
+	if derr != nil {
+		b.problem(e, derr.Error())
+		b.float(e, "unreadable payload: "+derr.Error())
+		return
+	}
+	switch p := p.(type) {
+	case *event.SessionCreated:
+		b.t.Mode, b.t.ParentSession, b.t.SubAgentID, b.t.CreatedSeq = p.Mode, p.ParentSession, p.SubAgentID, e.Seq
+		if p.Title != "" {
+			b.t.Title = p.Title
+		}
+		b.float(e, summarise(e, p))
+	case *event.SessionTitled:
+		b.t.Title = p.Title
+		b.float(e, summarise(e, p))
+	case *event.ClientMessage:
+		b.newTurn(e, "", p.MessageID, p.Content, p.Client)
+	case *event.ProcessRequest:
+		t := b.turns[turnKey{p.SubAgentID, p.MessageID}]
+		if t == nil || t.ProcessSeq != 0 {
+			t = b.newTurn(e, p.SubAgentID, p.MessageID, p.Content, "")
+		}
+		t.ProcessSeq, t.History, t.ToolsOffered = e.Seq, p.History, nonNil(p.Tools)
+	case *event.LLMRequest:
+		mc := &ModelCall{RequestSeq: e.Seq, TS: e.TS, RequestID: p.RequestID, SubAgentID: p.SubAgentID,
+			Evaluator: strings.HasPrefix(p.RequestID, evaluatorRequestPrefix), Provider: p.Provider, Model: p.Model,
+			RequestBlob: p.Blob, RequestSize: p.Size, ToolCalls: []event.ToolCall{}}
+		b.requests[p.RequestID] = mc
+		if t := b.turn(e, p.SubAgentID, p.MessageID); t != nil {
+			t.ModelCalls = append(t.ModelCalls, mc)
+		}
+	case *event.LLMResponse:
+		mc := b.requests[p.RequestID]
+		if mc == nil {
+			// A response whose request is not in the session: keep it,
+			// in the turn running.
+			mc = &ModelCall{TS: e.TS, RequestID: p.RequestID, SubAgentID: p.SubAgentID,
+				Evaluator: strings.HasPrefix(p.RequestID, evaluatorRequestPrefix)}
+			b.requests[p.RequestID] = mc
+			b.problem(e, fmt.Sprintf("llm.response for request %s, which has no llm.request in the session", p.RequestID))
+			if t := b.turn(e, p.SubAgentID, ""); t != nil {
+				t.ModelCalls = append(t.ModelCalls, mc)
+			}
+		}
+		mc.ResponseSeq, mc.Provider, mc.Model = e.Seq, p.Provider, p.Model
+		mc.ResponseBlob, mc.ResponseSize, mc.Status, mc.Attempts = p.Blob, p.Size, p.Status, p.Attempts
+		mc.LatencyMS, mc.FinishReason, mc.Usage, mc.Error, mc.Text = p.LatencyMS, p.FinishReason, p.Usage, p.Error, p.Text
+		mc.ToolCalls = nonNil(p.ToolCalls)
+		for _, c := range p.ToolCalls {
+			b.asked[callKey{p.SubAgentID, c.CallID}] = mc
+		}
+	case *event.AgentTokens:
+		if t := b.turn(e, p.SubAgentID, p.MessageID); t != nil {
+			t.Streamed.Entries++
+			t.Streamed.Tokens += p.Count
+			t.Streamed.text = append(t.Streamed.text, p.Text...)
+		}
+	case *event.AgentToolCall:
+		k := callKey{p.SubAgentID, p.CallID}
+		tc := &ToolCall{CallID: p.CallID, SubAgentID: p.SubAgentID, Tool: p.Tool, TS: e.TS,
+			AgentSeq: e.Seq, AgentArguments: p.Arguments}
+		b.addCall(e, k, p.MessageID, tc)
+		b.agentOnly[k] = tc
+	case *event.ToolProposed:
+		k := callKey{p.SubAgentID, p.CallID}
+		tc := b.agentOnly[k]
+		delete(b.agentOnly, k)
+		if tc == nil {
+			tc = &ToolCall{CallID: p.CallID, SubAgentID: p.SubAgentID}
+			b.addCall(e, k, p.MessageID, tc)
+		}
+		tc.Seq, tc.TS, tc.Tool, tc.Arguments, tc.ActionHash, tc.Mutating = e.Seq, e.TS, p.Tool, p.Arguments, p.ActionHash, p.Mutating
+	case *event.ShieldVerdict:
+		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
+			tc.Verdicts = append(tc.Verdicts, &Verdict{Seq: e.Seq, Decision: p.Decision, Tier: p.Tier, Rule: p.Rule,
+				Reason: p.Reason, PolicyHash: p.PolicyHash})
+		}
+	case *event.ApprovalRequested:
+		if tc := b.call(e, "", p.CallID); tc != nil {
+			tc.Approval = &Approval{ApprovalID: p.ApprovalID, RequestedSeq: e.Seq, Reason: p.Reason, TimeoutMS: p.TimeoutMS,
+				requestedTS: e.TS}
+		}
+	case *event.ApprovalResolved:
+		if tc := b.call(e, "", p.CallID); tc != nil {
+			if tc.Approval == nil {
+				tc.Approval = &Approval{ApprovalID: p.ApprovalID}
+			}
+			a := tc.Approval
+			a.ResolvedSeq, a.Approved, a.By, a.ResolveReason = e.Seq, p.Approved, p.By, p.Reason
+			if a.requestedTS != "" {
+				a.WaitedMS = msBetween(a.requestedTS, e.TS)
+			}
+		}
+	case *event.Snapshot:
+		s := &Snapshot{Seq: e.Seq, TS: e.TS, CallID: p.CallID, Tool: p.Tool, Kind: p.Kind, Files: nonNil(p.Files),
+			ManifestBlob: p.ManifestBlob, Entries: p.Entries, RestoredBy: []uint64{}}
+		if p.Kind == event.KindFiles {
+			for _, f := range p.Files {
+				s.Paths = append(s.Paths, f.Path)
+			}
+		}
+		b.t.Snapshots = append(b.t.Snapshots, s)
+		b.snaps[e.Seq], b.related[e.Seq] = s, true
+		if tc := b.byCallID[p.CallID]; tc != nil && tc.Seq != 0 {
+			tc.Snapshot = s
+		} else {
+			b.float(e, summarise(e, p))
+		}
+	case *event.ExecStarted:
+		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
+			tc.Exec = &Execution{StartedSeq: e.Seq, Status: "running", Post: []event.PostState{}}
+		}
+	case *event.ExecCompleted:
+		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
+			x := b.exec(tc)
+			x.EndSeq, x.Status, x.Result, x.ResultBlob, x.Size = e.Seq, "completed", p.Result, p.ResultBlob, p.Size
+			x.ExitCode, x.DurationMS, x.Pre, x.Post, x.DiffError = p.ExitCode, p.DurationMS, p.Pre, nonNil(p.Post), p.DiffError
+			if s := tc.Snapshot; s != nil && s.Kind == event.KindWorkspace {
+				for _, f := range p.Pre {
+					s.Paths = append(s.Paths, f.Path)
+				}
+			}
+		}
+	case *event.ExecFailed:
+		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
+			x := b.exec(tc)
+			x.EndSeq, x.Status, x.Error, x.DurationMS = e.Seq, "failed", p.Error, p.DurationMS
+		}
+	case *event.ToolResult:
+		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
+			tc.Result = &Delivery{Seq: e.Seq, Content: p.Content, Blob: p.Blob, Size: p.Size, IsError: p.IsError}
+		}
+	case *event.ResponseComplete:
+		if t := b.turn(e, p.SubAgentID, p.MessageID); t != nil && t.Response == nil {
+			t.Response = &Response{Seq: e.Seq, TS: e.TS, Content: p.Content, Thoughts: nonNil(p.Thoughts), Usage: p.Usage}
+			t.EndSeq, t.EndTS = e.Seq, e.TS // the answer ends a turn, even after an error
+		}
+	case *event.AgentError:
+		// The agent's error about a message ends its turn; the engine's
+		// note of an event it refused names no message and ends nothing.
+		t := b.turns[turnKey{p.SubAgentID, p.MessageID}]
+		if p.MessageID == "" && b.cur != nil && b.cur.EndSeq == 0 {
+			t = b.cur
+		}
+		if t == nil {
+			b.float(e, summarise(e, p))
+			return
+		}
+		t.Errors = append(t.Errors, &AgentErr{Seq: e.Seq, TS: e.TS, Code: p.Code, Message: p.Message})
+		if t.EndSeq == 0 && p.MessageID != "" {
+			t.EndSeq, t.EndTS = e.Seq, e.TS
+		}
+	case *event.Rollback:
+		b.rollback(e, p)
+	case *event.Pruned:
+		b.pruned(e, p, true)
+	default:
+		b.float(e, summarise(e, p))
+	}
+}
+
+// other folds an entry of another session or of none: engine-wide events
+// kept if they fall in the session's span, rollbacks and prunes of its
+// snapshots, and the engine run in force.
+func (b *builder) other(e ledger.Entry, p event.Payload) {
+	switch p := p.(type) {
+	case *event.EngineStarted:
+		if !b.spanned {
+			b.t.Engine = &EngineRun{Seq: e.Seq, TS: e.TS, EngineStarted: *p}
+		}
+	case *event.Rollback:
+		b.rollback(e, p)
+		return
+	case *event.Pruned:
+		b.pruned(e, p, false)
+		return
+	case *event.EngineCrashed:
+		b.cands = append(b.cands, candidate{ev: b.event(e, summarise(e, p)), lo: p.StartedSeq, hi: p.LastSeq})
+		return
+	}
+	if e.Session == "" && b.spanned && engineWide[e.Type] {
+		b.cands = append(b.cands, candidate{ev: b.event(e, summarise(e, p)), lo: e.Seq, hi: e.Seq})
+	}
+}
+
+// rollback keeps a rollback of the session, of one of its snapshots, or of
+// a snapshot such a rollback took.
+func (b *builder) rollback(e ledger.Entry, p *event.Rollback) {
+	if p.Session != b.session && !b.related[p.Snapshot] {
+		return
+	}
+	b.related[p.PreSnapshot] = true
+	for _, s := range b.t.Snapshots {
+		if s.Seq == p.Snapshot || p.Session == b.session {
+			s.RestoredBy = append(s.RestoredBy, e.Seq)
+		}
+	}
+	b.float(e, summarise(e, p))
+}
+
+// pruned records removed blobs (Changes explains missing content with
+// them) and keeps the entry when it retired the session's content.
+func (b *builder) pruned(e ledger.Entry, p *event.Pruned, own bool) {
+	for _, h := range p.Blobs {
+		b.t.pruned[h] = e.Seq
+	}
+	hit := own
+	for _, seq := range p.Snapshots {
+		if s := b.snaps[seq]; s != nil {
+			hit = true
+			if s.PrunedBy == 0 {
+				s.PrunedBy = e.Seq
+			}
+		}
+	}
+	for _, s := range b.t.Snapshots {
+		for _, f := range s.Files {
+			if _, gone := b.t.pruned[f.Blob]; gone && f.Blob != "" && s.PrunedBy == 0 {
+				s.PrunedBy, hit = e.Seq, true
+			}
+		}
+	}
+	if hit {
+		b.float(e, summarise(e, p))
+	}
+}
+
+func (b *builder) newTurn(e ledger.Entry, subagent, messageID, content, client string) *Turn {
+	t := &Turn{MessageID: messageID, SubAgentID: subagent, Seq: e.Seq, TS: e.TS, Client: client, Content: content,
+		ToolsOffered: []string{}, ModelCalls: []*ModelCall{}, ToolCalls: []*ToolCall{}, Errors: []*AgentErr{}, Events: []*Event{}}
+	b.t.Turns = append(b.t.Turns, t)
+	t.N = len(b.t.Turns)
+	b.turns[turnKey{subagent, messageID}] = t
+	b.cur = t
+	return t
+}
+
+// turn finds the turn of a message, or, for an entry naming none, the
+// turn running. It records a problem when there is neither.
+func (b *builder) turn(e ledger.Entry, subagent, messageID string) *Turn {
+	if messageID != "" {
+		if t := b.turns[turnKey{subagent, messageID}]; t != nil {
+			return t
+		}
+	}
+	if b.cur != nil {
+		return b.cur
+	}
+	b.problem(e, fmt.Sprintf("%s before any message of the session", e.Type))
+	return nil
+}
+
+func (b *builder) addCall(e ledger.Entry, k callKey, messageID string, tc *ToolCall) {
+	if mc := b.asked[k]; mc != nil {
+		tc.AskedBy = mc.ResponseSeq
+	}
+	tc.Verdicts = []*Verdict{}
+	b.calls[k], b.byCallID[k.callID] = tc, tc
+	if t := b.turn(e, k.subagent, messageID); t != nil {
+		t.ToolCalls = append(t.ToolCalls, tc)
+	}
+}
+
+// call finds the tool call an entry is about: by sub-agent and id, then by
+// id alone (approvals and snapshots carry no sub-agent id).
+func (b *builder) call(e ledger.Entry, subagent, callID string) *ToolCall {
+	if tc := b.calls[callKey{subagent, callID}]; tc != nil {
+		return tc
+	}
+	if tc := b.byCallID[callID]; tc != nil {
+		return tc
+	}
+	b.problem(e, fmt.Sprintf("%s for call %s, which was never proposed in the session", e.Type, callID))
+	b.float(e, fmt.Sprintf("%s for unknown call %s", e.Type, callID))
+	return nil
+}
+
+func (b *builder) exec(tc *ToolCall) *Execution {
+	if tc.Exec == nil {
+		tc.Exec = &Execution{Post: []event.PostState{}}
+	}
+	return tc.Exec
+}
+
+func (b *builder) event(e ledger.Entry, summary string) *Event {
+	return &Event{Seq: e.Seq, TS: e.TS, Type: e.Type, Session: e.Session, Summary: summary, Data: json.RawMessage(e.Data)}
+}
+
+func (b *builder) float(e ledger.Entry, summary string) {
+	b.floating = append(b.floating, b.event(e, summary))
+}
+
+func (b *builder) problem(e ledger.Entry, msg string) {
+	b.t.Problems = append(b.t.Problems, fmt.Sprintf("seq %d: %s", e.Seq, msg))
+}

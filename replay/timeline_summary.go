@@ -1,0 +1,132 @@
+package replay
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+)
+
+// summaryLimit caps the free text quoted in an event summary; the whole
+// payload is in Event.Data.
+const summaryLimit = 200
+
+// summarise says in one line what an event entry records.
+func summarise(e ledger.Entry, p event.Payload) string {
+	switch p := p.(type) {
+	case *event.SessionCreated:
+		s := "session created (mode " + p.Mode + ")"
+		if p.Title != "" {
+			s += ", title " + quote(p.Title)
+		}
+		if p.ParentSession != "" {
+			s += ", sub-agent " + p.SubAgentID + " of session " + p.ParentSession
+		}
+		return s
+	case *event.SessionTitled:
+		return "titled " + quote(p.Title)
+	case *event.MemoryFlush:
+		if p.Blob != "" {
+			return fmt.Sprintf("agent kept memory: %d bytes (blob %s)", p.Size, short(p.Blob))
+		}
+		return "agent kept memory: " + quote(p.Content)
+	case *event.ToolDefsRequest:
+		return fmt.Sprintf("agent asked for tool groups %s (call %s)", list(p.Groups), p.CallID)
+	case *event.ToolDefs:
+		return fmt.Sprintf("engine delivered tools %s (call %s)", list(p.Tools), p.CallID)
+	case *event.Note:
+		s := "note by " + p.Author + ": " + quote(p.Text)
+		if p.Attachment != "" {
+			s += fmt.Sprintf(" (attachment %s, blob %s)", p.Attachment, short(p.Blob))
+		}
+		return s
+	case *event.AgentCrashed:
+		s := fmt.Sprintf("agent %s (pid %d) crashed: %s", p.AgentID, p.PID, clip(p.Detail))
+		if p.Respawn {
+			return s + "; the engine started another"
+		}
+		return s + "; not respawned"
+	case *event.AgentSpawned:
+		return fmt.Sprintf("agent %s started (pid %d, restart %d, sandbox %s, Landlock ABI %d, seccomp %v)",
+			p.AgentID, p.PID, p.Restart, p.Sandbox.Mechanism, p.Sandbox.LandlockABI, p.Sandbox.Seccomp)
+	case *event.SandboxCanary:
+		s := fmt.Sprintf("sandbox canary of agent %s: %s, %s", p.AgentID, p.Result.Status, p.Action)
+		if p.Reason != "" {
+			s += " (" + clip(p.Reason) + ")"
+		}
+		return s
+	case *event.AgentReady:
+		return fmt.Sprintf("agent %s ready (canary %s, token valid %v)", p.AgentID, p.CanaryStatus, p.TokenValid)
+	case *event.AgentExited:
+		return fmt.Sprintf("agent %s (pid %d) exited with status %d: %s", p.AgentID, p.PID, p.ExitCode, clip(p.Reason))
+	case *event.EngineStarted:
+		return fmt.Sprintf("engine %s started (pid %d, policy %s %s, %s/%s)", p.Version, p.PID, p.Policy, short(p.PolicyHash), p.Provider, p.Model)
+	case *event.EngineStopped:
+		return "engine stopped: " + clip(p.Reason)
+	case *event.Shutdown:
+		return "engine told the agent to stop: " + clip(p.Reason)
+	case *event.EngineCrashed:
+		return fmt.Sprintf("the engine run that started at seq %d died (its last entry is seq %d): %s", p.StartedSeq, p.LastSeq, clip(p.Detail))
+	case *event.Rollback:
+		what := fmt.Sprintf("snapshot %d", p.Snapshot)
+		if p.Session != "" {
+			what = "session " + p.Session
+		}
+		s := fmt.Sprintf("rollback of %s: restored %d path(s)", what, len(p.Files))
+		if len(p.Files) > 0 {
+			s += " " + list(p.Files)
+		}
+		s += fmt.Sprintf("; what it overwrote is snapshot %d", p.PreSnapshot)
+		if p.Forced {
+			s += "; forced"
+		}
+		if p.Error != "" {
+			s += "; stopped: " + clip(p.Error)
+		}
+		return s
+	case *event.Pruned:
+		return fmt.Sprintf("retention removed %d blob(s) of snapshot(s) %v: %s", len(p.Blobs), p.Snapshots, clip(p.Reason))
+	case *event.Snapshot:
+		var paths []string
+		for _, f := range p.Files {
+			paths = append(paths, f.Path)
+		}
+		return fmt.Sprintf("%s snapshot %d for %s (call %s): %s", p.Kind, e.Seq, p.Tool, p.CallID, list(paths))
+	case *event.AgentError:
+		return "agent error " + p.Code + ": " + clip(p.Message)
+	case *event.ClientRejected:
+		return fmt.Sprintf("client call %s refused (%s) from %s", p.Method, p.Reason, p.Peer)
+	}
+	return e.Type
+}
+
+// list joins names, at most five, saying how many more.
+func list(names []string) string {
+	if len(names) == 0 {
+		return "(none)"
+	}
+	if len(names) > 5 {
+		return strings.Join(names[:5], ", ") + fmt.Sprintf(" (+%d more)", len(names)-5)
+	}
+	return strings.Join(names, ", ")
+}
+
+func quote(s string) string { return fmt.Sprintf("%q", clip(s)) }
+
+// clip shortens s to summaryLimit runes, marking the cut.
+func clip(s string) string {
+	if utf8.RuneCountInString(s) <= summaryLimit {
+		return s
+	}
+	return string([]rune(s)[:summaryLimit-3]) + "..."
+}
+
+// short abbreviates a hash for a summary.
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
