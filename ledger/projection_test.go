@@ -291,3 +291,17 @@ func TestField(t *testing.T) {
 		}
 	}
 }
+
+func TestFields(t *testing.T) {
+	data := []byte(`{"a":"x","b":{"c":1},"d":[2],"e":5}`)
+	f := ledger.Fields(data, "e", "a", "zz", "b")
+	if string(f[0]) != "5" || string(f[1]) != `"x"` || f[2] != nil || string(f[3]) != `{"c":1}` {
+		t.Errorf("Fields = %q", f)
+	}
+	if ledger.RawString(f[1]) != "x" || ledger.RawInt(f[0]) != 5 || ledger.RawString(f[0]) != "" {
+		t.Error("RawString/RawInt")
+	}
+	if f := ledger.Fields([]byte("nope"), "a"); f[0] != nil {
+		t.Error("Fields on a non-object")
+	}
+}

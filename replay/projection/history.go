@@ -34,13 +34,15 @@ func (History) Apply(b ledger.Bucket, e *ledger.Entry) error {
 	var m Message
 	switch e.Type {
 	case event.TypeClientMessage:
-		m = Message{ID: str(e, "message_id"), Role: "user", Content: str(e, "content"), Client: str(e, "client")}
+		f := ledger.Fields(e.Data, "client", "content", "message_id")
+		m = Message{ID: ledger.RawString(f[2]), Role: "user", Content: ledger.RawString(f[1]), Client: ledger.RawString(f[0])}
 	case event.TypeResponseComplete:
-		in, out, total := usage(e)
-		m = Message{ID: str(e, "message_id") + "/answer", Role: "assistant", Content: str(e, "content"),
-			Usage: event.Usage{InputTokens: in, OutputTokens: out, TotalTokens: total}}
-		if raw, ok := ledger.Field(e.Data, "thoughts"); ok && len(raw) > 2 {
-			if err := json.Unmarshal(raw, &m.Thoughts); err != nil {
+		f := ledger.Fields(e.Data, "content", "message_id", "thoughts", "usage")
+		u := ledger.Fields(f[3], "input_tokens", "output_tokens", "total_tokens")
+		m = Message{ID: ledger.RawString(f[1]) + "/answer", Role: "assistant", Content: ledger.RawString(f[0]),
+			Usage: event.Usage{InputTokens: ledger.RawInt(u[0]), OutputTokens: ledger.RawInt(u[1]), TotalTokens: ledger.RawInt(u[2])}}
+		if len(f[2]) > 2 {
+			if err := json.Unmarshal(f[2], &m.Thoughts); err != nil {
 				return nil
 			}
 		}

@@ -23,36 +23,39 @@ func (Metrics) Version() string { return "1" }
 func (Metrics) Apply(b ledger.Bucket, e *ledger.Entry) error {
 	switch e.Type {
 	case event.TypeShieldVerdict:
-		return add(b, 1, "verdict", strconv.FormatInt(num(e.Data, "tier"), 10), str(e, "rule"), str(e, "decision"))
+		f := ledger.Fields(e.Data, "decision", "rule", "tier")
+		return add(b, 1, "verdict", strconv.FormatInt(ledger.RawInt(f[2]), 10), ledger.RawString(f[1]), ledger.RawString(f[0]))
 	case event.TypeLLMResponse:
-		m := str(e, "model")
+		f := ledger.Fields(e.Data, "error", "latency_ms", "model", "usage")
+		m := ledger.RawString(f[2])
 		if err := add(b, 1, "llm", m, "calls"); err != nil {
 			return err
 		}
-		if str(e, "error") != "" {
+		if f[0] != nil && ledger.RawString(f[0]) != "" {
 			if err := add(b, 1, "llm", m, "errors"); err != nil {
 				return err
 			}
 		}
-		latency := num(e.Data, "latency_ms")
+		latency := ledger.RawInt(f[1])
 		if err := maxOf(b, uint64(max(latency, 0)), "llm", m, "max_latency_ms"); err != nil {
 			return err
 		}
-		in, out, _ := usage(e)
+		u := ledger.Fields(f[3], "input_tokens", "output_tokens")
 		for _, kv := range []struct {
 			n    int64
 			name string
-		}{{latency, "latency_ms"}, {in, "input_tokens"}, {out, "output_tokens"}} {
+		}{{latency, "latency_ms"}, {ledger.RawInt(u[0]), "input_tokens"}, {ledger.RawInt(u[1]), "output_tokens"}} {
 			if err := add(b, uint64(max(kv.n, 0)), "llm", m, kv.name); err != nil {
 				return err
 			}
 		}
 	case event.TypeExecCompleted:
-		tool := str(e, "tool")
+		f := ledger.Fields(e.Data, "duration_ms", "tool")
+		tool := ledger.RawString(f[1])
 		if err := add(b, 1, "tool", tool, "calls"); err != nil {
 			return err
 		}
-		return add(b, uint64(max(num(e.Data, "duration_ms"), 0)), "tool", tool, "duration_ms")
+		return add(b, uint64(max(ledger.RawInt(f[0]), 0)), "tool", tool, "duration_ms")
 	case event.TypeExecFailed:
 		tool := str(e, "tool")
 		if err := add(b, 1, "tool", tool, "calls"); err != nil {
