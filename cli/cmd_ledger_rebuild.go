@@ -13,8 +13,9 @@ func ledgerRebuildCommand() *cli.Command {
 		Usage: "drop the projections and fold them again from the entries",
 		Description: "The projections (p.* buckets: sessions, history, snapshots, approvals, metrics) are disposable:\n" +
 			"rebuild deletes them and folds every entry again, which gives byte-identical buckets. As it passes\n" +
-			"each ledger.checkpoint entry it compares the state roots the engine recorded there with the ones it\n" +
-			"folded: a difference means the state the engine served was not what its entries say (exit 4).\n" +
+			"each ledger.checkpoint entry it compares the state roots the engine recorded there (through the entry\n" +
+			"before it) with the ones it folded: a difference means the state the engine served was not what its\n" +
+			"entries say (exit 4).\n" +
 			"The engine must be stopped (it holds the file).\n\n" + exitCodesHelp("a checkpoint's state root was not reproduced"),
 		HideHelpCommand: true,
 		Flags:           append(locationFlags(), jsonFlag()),
@@ -27,6 +28,7 @@ type rebuildJSON struct {
 	Ok          bool                        `json:"ok"`
 	Entries     uint64                      `json:"entries"`
 	Checked     int                         `json:"checkpoint_roots_checked"`
+	Unchecked   int                         `json:"checkpoint_roots_unchecked"`
 	Projections []projectionJSON            `json:"projections"`
 	Mismatches  []ledger.CheckpointMismatch `json:"mismatches"`
 }
@@ -58,7 +60,7 @@ func runLedgerRebuild(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("rebuild %s: %w", path, err)
 	}
-	out := rebuildJSON{Ok: len(rep.Mismatches) == 0, Entries: rep.Entries, Checked: rep.Checked, Mismatches: rep.Mismatches}
+	out := rebuildJSON{Ok: len(rep.Mismatches) == 0, Entries: rep.Entries, Checked: rep.Checked, Unchecked: rep.Unchecked, Mismatches: rep.Mismatches}
 	if out.Mismatches == nil {
 		out.Mismatches = []ledger.CheckpointMismatch{}
 	}
@@ -77,6 +79,10 @@ func runLedgerRebuild(c *cli.Context) error {
 		}
 		for _, m := range rep.Mismatches {
 			fmt.Fprintf(w, "  %s %s\n", red(w, "MISMATCH"), m.Error())
+		}
+		if rep.Unchecked > 0 {
+			fmt.Fprintf(w, "%s could not be compared (another projection version, or not taken at the entry before its checkpoint)\n",
+				plural(uint64(rep.Unchecked), "checkpoint root", "checkpoint roots"))
 		}
 		switch {
 		case len(rep.Mismatches) > 0:

@@ -126,15 +126,14 @@ type Root [32]byte
 
 func (r Root) String() string { return Hash(r).String() }
 
-func pairDigest(key, value []byte) [4]uint64 {
-	h := blake3.New()
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(key)))
-	h.Write(n[:])
-	h.Write(key)
-	h.Write(value)
-	var sum [32]byte
-	h.Sum(sum[:0])
+// pairDigest is BLAKE3(len(key) | key | value) as four lanes. buf is
+// scratch space, kept by the caller across calls: one pair is hashed in
+// one call, without a streaming hasher's 8 KiB state.
+func pairDigest(buf *[]byte, key, value []byte) [4]uint64 {
+	b := binary.BigEndian.AppendUint64((*buf)[:0], uint64(len(key)))
+	b = append(append(b, key...), value...)
+	*buf = b
+	sum := blake3.Sum256(b)
 	var out [4]uint64
 	for i := range out {
 		out[i] = binary.LittleEndian.Uint64(sum[i*8:])
@@ -223,8 +222,15 @@ func (t *trackedBucket) Cursor() Cursor {
 	return t.b.Cursor()
 }
 
-// flush writes the pending changes, in key order, and updates the root.
-func (t *trackedBucket) flush() error {
+// pairOp is one pending change, ready to write.
+type pairOp struct {
+	key, value []byte // value nil: delete
+}
+
+// prepare turns the pending changes into writes, in key order, and
+// updates the root. It only reads the transaction, so projections
+// prepare concurrently; write then applies the result.
+func (t *trackedBucket) prepare() []pairOp {
 	if len(t.dirty) == 0 {
 		return nil
 	}
@@ -233,30 +239,46 @@ func (t *trackedBucket) flush() error {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	ops := make([]pairOp, 0, len(keys))
+	var buf []byte
 	for _, k := range keys {
 		key, v := []byte(k), t.dirty[k]
 		old := t.b.Get(key)
 		switch {
-		case v == nil && old == nil:
+		case v == nil && old == nil, v != nil && old != nil && bytes.Equal(old, v):
+			continue // nothing to delete, or the same value
 		case v == nil:
-			t.root.add(pairDigest(key, old), -1)
-			if err := t.b.Delete(key); err != nil {
-				return err
-			}
-		case bytes.Equal(old, v):
+			t.root.add(pairDigest(&buf, key, old), -1)
 		default:
 			if old != nil {
-				t.root.add(pairDigest(key, old), -1)
+				t.root.add(pairDigest(&buf, key, old), -1)
 			}
-			if err := t.b.Put(key, v); err != nil {
-				return err
-			}
-			t.root.add(pairDigest(key, v), +1)
+			t.root.add(pairDigest(&buf, key, v), +1)
 		}
+		ops = append(ops, pairOp{key, v})
 	}
 	clear(t.dirty)
+	return ops
+}
+
+// write applies prepared changes.
+func (t *trackedBucket) write(ops []pairOp) error {
+	for _, op := range ops {
+		var err error
+		if op.value == nil {
+			err = t.b.Delete(op.key)
+		} else {
+			err = t.b.Put(op.key, op.value)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// flush writes the pending changes and updates the root.
+func (t *trackedBucket) flush() error { return t.write(t.prepare()) }
 
 // errCursor is an empty cursor, for a bucket that could not be flushed
 // (the transaction has failed; the commit reports it).
@@ -297,21 +319,18 @@ func checkProjections(ps []Projection) error {
 // commit's few entries fold in line).
 const parallelFold = 256
 
-// applyProjections folds raw entries (consecutive, from first) into the
+// applyProjections folds parsed entries (consecutive) into the
 // projections ps, inside tx. A projection whose Apply fails is emptied and
 // marked broken; the append goes on.
 //
 // Apply reads and writes through a trackedBucket that holds writes in
 // memory, so for a large batch the projections fold concurrently: they
 // only read the transaction (each its own bucket) until every fold is
-// done, and the writes are flushed one projection after another.
-func applyProjections(tx *bolt.Tx, ps []Projection, first uint64, raws [][]byte) error {
-	if len(ps) == 0 || len(raws) == 0 {
+// done, each preparing its writes (and root) as its fold ends, and the
+// writes are made one projection after another.
+func applyProjections(tx *bolt.Tx, ps []Projection, entries []Entry) error {
+	if len(ps) == 0 || len(entries) == 0 {
 		return nil
-	}
-	entries, err := parseEntries(first, raws)
-	if err != nil {
-		return err
 	}
 	st := tx.Bucket(bucketProjState)
 	type fold struct {
@@ -321,6 +340,7 @@ func applyProjections(tx *bolt.Tx, ps []Projection, first uint64, raws [][]byte)
 		tb     *trackedBucket
 		failed error
 		at     uint64
+		ops    []pairOp // prepared writes, when folded concurrently
 	}
 	folds := make([]*fold, 0, len(ps))
 	for _, p := range ps {
@@ -363,7 +383,12 @@ func applyProjections(tx *bolt.Tx, ps []Projection, first uint64, raws [][]byte)
 		for _, f := range folds {
 			f.tb.noCursor = true
 			wg.Add(1)
-			go func() { defer wg.Done(); run(f) }()
+			go func() {
+				defer wg.Done()
+				if run(f); f.failed == nil {
+					f.ops = f.tb.prepare()
+				}
+			}()
 		}
 		wg.Wait()
 	} else {
@@ -378,7 +403,10 @@ func applyProjections(tx *bolt.Tx, ps []Projection, first uint64, raws [][]byte)
 			}
 			continue
 		}
-		if err := f.tb.flush(); err != nil {
+		if f.ops == nil {
+			f.ops = f.tb.prepare()
+		}
+		if err := f.tb.write(f.ops); err != nil {
 			return err
 		}
 		f.s.version = f.p.Version()
@@ -389,14 +417,21 @@ func applyProjections(tx *bolt.Tx, ps []Projection, first uint64, raws [][]byte)
 	return nil
 }
 
-// parseEntries parses raw entries, on all cores for a large batch.
+// parseEntries parses raw entries for the folds (parseForFold), on all
+// cores for a large batch.
 func parseEntries(first uint64, raws [][]byte) ([]Entry, error) {
 	entries := make([]Entry, len(raws))
 	parse := func(lo, hi int) error {
+		in := newInterner()
 		for i := lo; i < hi; i++ {
-			e, err := ParseEntry(raws[i])
+			seq := first + uint64(i)
+			e, err := parseForFold(raws[i], in)
 			if err != nil {
-				return fmt.Errorf("entry %d: %w", first+uint64(i), err)
+				return &IntegrityError{Seq: seq, Kind: KindUnreadable, Detail: "entry does not parse: " + err.Error()}
+			}
+			if e.Seq != seq {
+				return &IntegrityError{Seq: seq, Kind: KindSeqMismatch, Detail: fmt.Sprintf("entry stored under key %d says seq %d", seq, e.Seq),
+					Expected: fmt.Sprint(seq), Found: fmt.Sprint(e.Seq)}
 			}
 			entries[i] = e
 		}
@@ -461,7 +496,7 @@ func (l *Ledger) prepareProjections(head uint64) error {
 	if err != nil || len(stale) == 0 {
 		return err
 	}
-	return l.foldProjections(stale, head, nil, nil)
+	return l.foldProjections(stale, head, nil)
 }
 
 // resetProjection empties a projection's bucket and state.
@@ -483,11 +518,14 @@ func resetProjection(tx *bolt.Tx, p Projection) error {
 const foldBatch = 65536
 
 // foldProjections folds the committed entries each projection of ps has
-// not seen, up to head, in transactions of foldBatch entries. check, if
-// set, is called with the roots right after each entry whose seq is in at.
-func (l *Ledger) foldProjections(ps []Projection, head uint64, at map[uint64]bool, check func(seq uint64, roots map[string]Root)) error {
+// not seen, up to head, in transactions of foldBatch entries. While one
+// batch folds, the next is read (in a read transaction of its own, copied
+// out of the memory map) and parsed. check, if set, is called at each
+// ledger.checkpoint entry with the roots of ps folded through the entry
+// before it.
+func (l *Ledger) foldProjections(ps []Projection, head uint64, check func(cp *Entry, roots map[string]Root)) error {
 	from := head + 1
-	err := l.db.View(func(tx *bolt.Tx) error {
+	err := l.view(func(tx *bolt.Tx) error {
 		st := tx.Bucket(bucketProjState)
 		for _, p := range ps {
 			start := uint64(0)
@@ -498,39 +536,84 @@ func (l *Ledger) foldProjections(ps []Projection, head uint64, at map[uint64]boo
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil || from > head {
 		return err
 	}
-	for seq := from; seq <= head; {
-		end := min(head, seq+foldBatch-1)
+	type chunk struct {
+		entries []Entry
+		err     error
+	}
+	chunks := make(chan chunk, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(chunks)
+		for seq := from; seq <= head; seq = min(head, seq+foldBatch-1) + 1 {
+			entries, err := l.readForFold(seq, min(head, seq+foldBatch-1))
+			select {
+			case chunks <- chunk{entries, err}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for c := range chunks {
+		if c.err != nil {
+			return fmt.Errorf("fold projections: %w", c.err)
+		}
 		err := l.db.Update(func(tx *bolt.Tx) error {
-			c := tx.Bucket(bucketEntries).Cursor()
-			var raws [][]byte
-			first := seq
-			for k, v := c.Seek(seqKey(seq)); k != nil && beUint64(k) <= end; k, v = c.Next() {
-				if beUint64(k) != seq {
-					return fmt.Errorf("entry %d: %w: missing", seq, ErrNotFound)
-				}
-				raws = append(raws, v)
-				if at[seq] {
-					if err := applyProjections(tx, ps, first, raws); err != nil {
+			es, lo := c.entries, 0
+			for j := range es {
+				if check != nil && es[j].Type == TypeCheckpoint {
+					if err := applyProjections(tx, ps, es[lo:j]); err != nil {
 						return err
 					}
-					raws, first = raws[:0], seq+1
-					check(seq, projectionRoots(tx, ps))
+					check(&es[j], projectionRoots(tx, ps))
+					lo = j
 				}
-				seq++
 			}
-			if seq <= end {
-				return fmt.Errorf("entry %d: %w: missing", seq, ErrNotFound)
-			}
-			return applyProjections(tx, ps, first, raws)
+			return applyProjections(tx, ps, es[lo:])
 		})
 		if err != nil {
 			return fmt.Errorf("fold projections: %w", err)
 		}
 	}
 	return nil
+}
+
+// readForFold reads and parses the entries from..to, copied out of the
+// memory map in one allocation: the read transaction ends before they
+// fold, so a write can grow (and remap) the file meanwhile.
+func (l *Ledger) readForFold(from, to uint64) ([]Entry, error) {
+	var raws [][]byte
+	err := l.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketEntries).Cursor()
+		size, seq := 0, from
+		for k, v := c.Seek(seqKey(from)); k != nil && len(k) == 8 && beUint64(k) <= to; k, v = c.Next() {
+			if beUint64(k) != seq {
+				break
+			}
+			raws = append(raws, v)
+			size += len(v)
+			seq++
+		}
+		if seq <= to {
+			return fmt.Errorf("entry %d: %w: missing", seq, ErrNotFound)
+		}
+		arena := make([]byte, 0, size)
+		for i, v := range raws {
+			arena = append(arena, v...)
+			raws[i] = arena[len(arena)-len(v):]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return parseEntries(from, raws)
 }
 
 // projectionRoots returns the roots of ps as tx sees them.

@@ -3,10 +3,13 @@ package ledger_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/opx-dev/opx/ledger"
@@ -236,6 +239,133 @@ func TestProjection_CheckpointCatchesSkippedEvent(t *testing.T) {
 	rep, err = l.RebuildProjections()
 	if err != nil || len(rep.Mismatches) != 1 || rep.Mismatches[0].Seq != cp.Seq || rep.Mismatches[0].Through != 30 {
 		t.Errorf("rebuild with a fold that skips events: %+v %v", rep, err)
+	}
+}
+
+// TestProjection_CheckpointIsExact: with appends racing from several
+// goroutines, each checkpoint's roots are through the entry just before
+// it, so a rebuild compares every one of them.
+func TestProjection_CheckpointIsExact(t *testing.T) {
+	p := &countByType{version: "1"}
+	l, err := ledger.Create(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{Projections: []ledger.Projection{p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := l.Append(ctx, ledger.Async, ledger.Record{Session: fmt.Sprint("s", g), Type: "ledger.note", Data: map[string]any{"i": i}}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	var cps []ledger.Appended
+	for i := 0; i < 40; i++ {
+		d := ledger.Async
+		if i%2 == 0 {
+			d = ledger.Sync
+		}
+		cp, err := l.Checkpoint(ctx, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cps = append(cps, cp)
+	}
+	close(stop)
+	wg.Wait()
+	if err := l.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, cp := range cps {
+		e, err := l.Get(cp.Seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c ledger.CheckpointPayload
+		if err := json.Unmarshal(e.Data, &c); err != nil || len(c.Projections) != 1 || c.Projections[0].Through != cp.Seq-1 {
+			t.Fatalf("checkpoint %d: %s", cp.Seq, e.Data)
+		}
+	}
+	rep, err := l.RebuildProjections()
+	if err != nil || rep.Checked != len(cps) || rep.Unchecked != 0 || len(rep.Mismatches) != 0 {
+		t.Fatalf("rebuild: %+v %v", rep, err)
+	}
+	// A checkpoint not taken at the entry before it (as an older opx
+	// wrote them) cannot be compared, and says so.
+	h, _ := l.Head()
+	old := ledger.CheckpointPayload{Projections: []ledger.CheckpointRoot{{Name: "counts", Version: "1", Through: h.Seq - 2, Root: strings.Repeat("ab", 32)}}}
+	if _, err := l.Append(ctx, ledger.Sync, ledger.Record{Type: ledger.TypeCheckpoint, Data: old}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = l.RebuildProjections()
+	if err != nil || rep.Checked != len(cps) || rep.Unchecked != 1 || len(rep.Mismatches) != 0 {
+		t.Fatalf("rebuild with an old checkpoint: %+v %v", rep, err)
+	}
+}
+
+// TestProjection_RebuildAcrossBatches: a rebuild longer than one fold
+// transaction (read ahead while the last one folds) gives the bucket the
+// appends kept, and checks a checkpoint that falls on the first entry of
+// a batch (its roots are the previous batch's end) and one just after.
+func TestProjection_RebuildAcrossBatches(t *testing.T) {
+	p := &countByType{version: "1"}
+	l, err := ledger.Create(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{Projections: []ledger.Projection{p}, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+	const batch = 65536 // foldBatch
+	var recs []ledger.Record
+	flush := func() {
+		if _, err := l.Append(ctx, ledger.Async, recs...); err != nil {
+			t.Fatal(err)
+		}
+		recs = recs[:0]
+	}
+	for seq := 1; seq < 2*batch+100; seq++ {
+		if seq == batch || seq == batch+2 {
+			flush()
+			if cp, err := l.Checkpoint(ctx, ledger.Async); err != nil || (cp.Seq != batch && cp.Seq != batch+2) {
+				t.Fatalf("checkpoint at %d: %v", cp.Seq, err)
+			}
+			continue
+		}
+		typ := []string{"agent.tokens", "tool.proposed", "ledger.note"}[seq%3]
+		data := map[string]any{"i": seq}
+		if seq%7 == 6 {
+			data["end"] = true
+		}
+		recs = append(recs, ledger.Record{Session: fmt.Sprint("s", seq%97), Type: typ, Data: data})
+		if len(recs) == 4096 {
+			flush()
+		}
+	}
+	flush()
+	if err := l.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	live := stored(t, l, p)
+	before, _ := l.Projections()
+	rep, err := l.RebuildProjections()
+	if err != nil || rep.Checked != 2 || rep.Unchecked != 0 || len(rep.Mismatches) != 0 || rep.Entries != 2*batch+100 {
+		t.Fatalf("rebuild: %+v %v", rep, err)
+	}
+	if !equal(stored(t, l, p), live) || rep.Projections[0].Root != before[0].Root {
+		t.Errorf("rebuild changed the projection: root %s -> %s", before[0].Root, rep.Projections[0].Root)
 	}
 }
 

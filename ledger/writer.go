@@ -151,32 +151,11 @@ func canonicalData(v any) ([]byte, error) {
 }
 
 func (w *writer) append(ctx context.Context, d Durability, recs []Record, datas [][]byte, blobs []preparedBlob) ([]Appended, error) {
-	out := make([]Appended, len(recs))
 	w.mu.Lock()
-	if w.closed {
+	b, out, err := w.enqueueLocked(d, recs, datas, blobs)
+	if err != nil {
 		w.mu.Unlock()
-		return nil, ErrClosed
-	}
-	if w.failed != nil {
-		w.mu.Unlock()
-		return nil, fmt.Errorf("%w: %v", ErrBroken, w.failed)
-	}
-	if w.cur == nil {
-		w.cur = &batch{firstSeq: w.seq + 1, done: make(chan struct{})}
-	}
-	b := w.cur
-	now := w.l.opts.Now()
-	for i, r := range recs {
-		w.seq++
-		w.buf = encodeEntry(w.buf[:0], w.seq, w.prev, now, r.Session, r.Type, datas[i])
-		raw := append([]byte(nil), w.buf...)
-		w.prev = Sum(raw)
-		b.entries = append(b.entries, raw)
-		out[i] = Appended{Seq: w.seq, Hash: w.prev}
-	}
-	b.blobs = append(b.blobs, blobs...)
-	if d == Sync {
-		b.hasSync = true
+		return nil, err
 	}
 	w.mu.Unlock()
 	if d == Async {
@@ -204,6 +183,79 @@ func (w *writer) append(ctx context.Context, d Durability, recs []Record, datas 
 		return nil, fmt.Errorf("%w: %v", ErrBroken, b.err)
 	}
 	return out, nil
+}
+
+// enqueueLocked chains records onto the queued batch; w.mu is held.
+func (w *writer) enqueueLocked(d Durability, recs []Record, datas [][]byte, blobs []preparedBlob) (*batch, []Appended, error) {
+	if w.closed {
+		return nil, nil, ErrClosed
+	}
+	if w.failed != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrBroken, w.failed)
+	}
+	if w.cur == nil {
+		w.cur = &batch{firstSeq: w.seq + 1, done: make(chan struct{})}
+	}
+	b := w.cur
+	now := w.l.opts.Now()
+	out := make([]Appended, len(recs))
+	for i, r := range recs {
+		w.seq++
+		w.buf = encodeEntry(w.buf[:0], w.seq, w.prev, now, r.Session, r.Type, datas[i])
+		raw := append([]byte(nil), w.buf...)
+		w.prev = Sum(raw)
+		b.entries = append(b.entries, raw)
+		out[i] = Appended{Seq: w.seq, Hash: w.prev}
+	}
+	b.blobs = append(b.blobs, blobs...)
+	if d == Sync {
+		b.hasSync = true
+	}
+	return b, out, nil
+}
+
+// appendAtHead appends the record build returns, built from the
+// committed state with nothing queued: what was queued is committed
+// first, and appends wait meanwhile, so no entry comes between the state
+// build saw and the new entry.
+func (w *writer) appendAtHead(d Durability, build func() (Record, error)) (Appended, error) {
+	w.cmu.Lock()
+	defer w.cmu.Unlock()
+	w.mu.Lock()
+	if b := w.cur; b != nil && w.failed == nil {
+		w.cur, w.flying = nil, b
+		w.finishLocked(b, w.commitTx(b))
+	}
+	if w.failed != nil {
+		w.mu.Unlock()
+		return Appended{}, fmt.Errorf("%w: %v", ErrBroken, w.failed)
+	}
+	r, err := build()
+	var data []byte
+	if err == nil {
+		if data, err = canonicalData(r.Data); err != nil {
+			err = fmt.Errorf("%w: %s: %v", ErrInvalidRecord, r.Type, err)
+		}
+	}
+	if err != nil {
+		w.mu.Unlock()
+		return Appended{}, err
+	}
+	b, out, err := w.enqueueLocked(d, []Record{r}, [][]byte{data}, nil)
+	w.mu.Unlock()
+	if err != nil {
+		return Appended{}, err
+	}
+	if d == Async {
+		w.signal()
+		return out[0], nil
+	}
+	w.flushLocked()
+	<-b.done
+	if b.err != nil {
+		return Appended{}, fmt.Errorf("%w: %v", ErrBroken, b.err)
+	}
+	return out[0], nil
 }
 
 // PutBlob stores content durably and returns its hash. Prefer Record.Blobs,
@@ -312,16 +364,31 @@ func (w *writer) flushLocked() {
 }
 
 func (w *writer) commit(b *batch) {
-	err := w.l.db.Update(func(tx *bolt.Tx) error {
-		entries := tx.Bucket(bucketEntries)
-		entries.FillPercent = 1.0 // keys only ever grow: pack pages full
+	err := w.commitTx(b)
+	w.mu.Lock()
+	w.finishLocked(b, err)
+	w.mu.Unlock()
+}
+
+// commitTx writes a batch in one transaction.
+func (w *writer) commitTx(b *batch) error {
+	var entries []Entry
+	if len(w.l.opts.Projections) > 0 {
+		var err error
+		if entries, err = parseEntries(b.firstSeq, b.entries); err != nil {
+			return err
+		}
+	}
+	return w.l.db.Update(func(tx *bolt.Tx) error {
+		bucket := tx.Bucket(bucketEntries)
+		bucket.FillPercent = 1.0 // keys only ever grow: pack pages full
 		for i, raw := range b.entries {
-			if err := entries.Put(seqKey(b.firstSeq+uint64(i)), raw); err != nil {
+			if err := bucket.Put(seqKey(b.firstSeq+uint64(i)), raw); err != nil {
 				return err
 			}
 		}
 		// The projections see the entries in the same transaction.
-		if err := applyProjections(tx, w.l.opts.Projections, b.firstSeq, b.entries); err != nil {
+		if err := applyProjections(tx, w.l.opts.Projections, entries); err != nil {
 			return err
 		}
 		if len(b.blobs) > 0 {
@@ -340,19 +407,21 @@ func (w *writer) commit(b *batch) {
 		}
 		return nil
 	})
+}
+
+// finishLocked ends a batch's commit; w.mu is held. A failed commit
+// breaks the writer: entries queued after the batch chain onto entries
+// that are not on disk, so they fail too.
+func (w *writer) finishLocked(b *batch, err error) {
 	if err != nil {
-		w.mu.Lock()
 		if w.failed == nil {
 			w.failed = err
 		}
-		// Entries queued after this batch chain onto entries that are
-		// not on disk: fail them too.
 		if w.cur != nil {
 			w.cur.err = err
 			close(w.cur.done)
 			w.cur = nil
 		}
-		w.mu.Unlock()
 	}
 	b.err = err
 	close(b.done)
