@@ -16,10 +16,12 @@ import (
 
 // review is a ledger opened for the snapshot commands: the file itself
 // (offline), or the running engine's LedgerService when the engine holds
-// the file. Index holds every snapshot and what became of it; Workspace is
-// the workspace the last engine.started names ("" if none).
+// the file. Index (openChronicleReview) holds every snapshot and what
+// became of it; Workspace is the workspace the last engine.started names
+// ("" if none).
 type review struct {
 	src       chronicle.Source
+	file      *ledger.Ledger // the file, when read offline
 	index     *chronicle.Index
 	workspace string
 	path      string // the ledger file, for messages
@@ -32,26 +34,8 @@ func (r *review) Close() error { return r.close() }
 // openChronicleReview opens c's ledger for reading and folds its
 // snapshots. An explicit --ledger is always read offline.
 func openChronicleReview(c *cli.Context) (*review, error) {
-	r := &review{}
-	path, err := ledgerPath(c)
+	r, err := openReviewSource(c)
 	if err != nil {
-		return nil, err
-	}
-	r.path = path
-	l, err := openReview(c)
-	switch {
-	case err == nil:
-		r.src, r.close = l, l.Close
-	case errors.Is(err, ledger.ErrLocked):
-		if _, explicit := flagGiven(c, "ledger"); explicit {
-			return nil, err
-		}
-		ec, derr := dialEngine(c)
-		if derr != nil {
-			return nil, err // the file is locked and no engine answers: say so
-		}
-		r.src, r.close, r.live = &engineSource{ec: ec}, ec.Close, true
-	default:
 		return nil, err
 	}
 	r.index = chronicle.NewIndex()
@@ -65,9 +49,52 @@ func openChronicleReview(c *cli.Context) (*review, error) {
 	})
 	if err != nil {
 		r.close()
-		return nil, fmt.Errorf("read snapshots from %s: %w", path, err)
+		return nil, fmt.Errorf("read snapshots from %s: %w", r.path, err)
 	}
 	return r, nil
+}
+
+// openReviewSource opens c's ledger for reading: the file, or the running
+// engine's LedgerService while the engine holds it (unless --ledger names
+// the file: then always the file).
+func openReviewSource(c *cli.Context) (*review, error) {
+	r := &review{}
+	path, err := ledgerPath(c)
+	if err != nil {
+		return nil, err
+	}
+	r.path = path
+	l, err := openReview(c)
+	switch {
+	case err == nil:
+		r.src, r.file, r.close = l, l, l.Close
+	case errors.Is(err, ledger.ErrLocked):
+		if _, explicit := flagGiven(c, "ledger"); explicit {
+			return nil, err
+		}
+		ec, derr := dialEngine(c)
+		if derr != nil {
+			return nil, err // the file is locked and no engine answers: say so
+		}
+		r.src, r.close, r.live = &engineSource{ec: ec}, ec.Close, true
+	default:
+		return nil, err
+	}
+	return r, nil
+}
+
+// readProjection calls fn with projection p of the review's ledger: the
+// file's (folded in memory if the file's is missing or stale), or, read
+// through a running engine, a fold of the entries it streams.
+func (r *review) readProjection(p ledger.Projection, fn func(ledger.Bucket) error) error {
+	if r.file != nil {
+		return r.file.ReadProjection(p, fn)
+	}
+	m, err := ledger.FoldProjection(r.src.(ledger.Ranger), p, ^uint64(0))
+	if err != nil {
+		return err
+	}
+	return fn(m)
 }
 
 // engineSource reads the ledger through a running engine. Entries and

@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/replay/projection"
 	"github.com/urfave/cli/v2"
 )
 
@@ -17,8 +19,8 @@ func snapshotsCommand() *cli.Command {
 		UsageText: "opx snapshots [--session ID] [--path P] [--json]",
 		Description: "Each snapshot is the recorded pre-state of what one tool call was about to change, taken before it ran;\n" +
 			"its ID is the seq of its chronicle.snapshot entry. `opx snapshot show ID` shows one, `opx diff ID`\n" +
-			"compares it with the workspace now and `opx rollback ID` restores it. Reads the ledger file, or the\n" +
-			"running engine's ledger service while an engine holds it.\n\n" +
+			"compares it with the workspace now and `opx rollback ID` restores it. Reads the snapshots projection of\n" +
+			"the ledger file, or folds it from the running engine's ledger service while an engine holds it.\n\n" +
 			exitCodesHelp("integrity failure found: an entry does not parse"),
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),
@@ -45,8 +47,20 @@ type snapshotSummary struct {
 }
 
 func summarise(s *chronicle.Snapshot) snapshotSummary {
+	info := projection.SnapshotInfo{Seq: s.Seq, TS: s.TS, Session: s.Session, CallID: s.CallID, Tool: s.Tool, Kind: s.Kind,
+		Paths: s.Paths(), RestoredBy: s.RestoredBy, PrunedBy: s.Pruned}
+	if s.TakenBy != nil {
+		info.TakenBy = s.TakenBy.Seq
+	}
+	if s.Exec != nil {
+		info.ExecSeq, info.Failed, info.DiffError = s.Exec.Seq, s.Exec.Failed, s.Exec.DiffError
+	}
+	return summariseInfo(info)
+}
+
+func summariseInfo(s projection.SnapshotInfo) snapshotSummary {
 	out := snapshotSummary{ID: s.Seq, TS: s.TS, Session: s.Session, CallID: s.CallID, Tool: s.Tool, Kind: s.Kind,
-		Paths: s.Paths(), Status: snapshotStatus(s), RestoredBy: s.RestoredBy, PrunedBy: s.Pruned}
+		Paths: s.Paths, Status: s.Status(), RestoredBy: s.RestoredBy, PrunedBy: s.PrunedBy}
 	if out.Paths == nil {
 		out.Paths = []string{}
 	}
@@ -56,41 +70,26 @@ func summarise(s *chronicle.Snapshot) snapshotSummary {
 	return out
 }
 
-// snapshotStatus says in a word what became of the snapshot's call.
-func snapshotStatus(s *chronicle.Snapshot) string {
-	switch {
-	case s.TakenBy != nil:
-		return fmt.Sprintf("taken by rollback %d", s.TakenBy.Seq)
-	case s.Exec == nil:
-		return "no result recorded"
-	case s.Exec.Failed != "":
-		return "tool failed"
-	case s.Exec.DiffError != "":
-		return "changes not worked out"
-	default:
-		return "completed"
-	}
-}
-
+// runSnapshots lists from the snapshots projection.
 func runSnapshots(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	r, err := openChronicleReview(c)
+	r, err := openReviewSource(c)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	session, path := c.String("session"), c.String("path")
 	list := []snapshotSummary{}
-	for _, s := range r.index.Snapshots() {
-		if session != "" && s.Session != session {
-			continue
+	err = r.readProjection(projection.Snapshots{}, func(b ledger.Bucket) error {
+		for _, s := range projection.ReadSnapshots(b, session, path) {
+			list = append(list, summariseInfo(s))
 		}
-		if path != "" && !s.Touches(path) {
-			continue
-		}
-		list = append(list, summarise(s))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read snapshots from %s: %w", r.path, err)
 	}
 	if c.Bool("json") {
 		return writeJSON(c, struct {

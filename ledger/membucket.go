@@ -26,7 +26,7 @@ func (b *MemBucket) Put(key, value []byte) error {
 	if _, ok := b.m[k]; !ok {
 		b.sorted = false
 	}
-	b.m[k] = append([]byte(nil), value...)
+	b.m[k] = append([]byte{}, value...) // an empty value is not a missing key
 	return nil
 }
 

@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"testing"
 
+	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
@@ -121,11 +123,14 @@ func TestAll_SampleContent(t *testing.T) {
 	})
 	l.ViewProjection(projection.Snapshots{}, func(b ledger.Bucket) error {
 		for id, n := range snaps {
-			if got := projection.ReadSnapshots(b, "session", id); len(got) != n {
+			if id == "" {
+				continue // "" selects every session
+			}
+			if got := projection.ReadSnapshots(b, id, ""); len(got) != n {
 				t.Errorf("snapshots of %q: %d, want %d", id, len(got), n)
 			}
 		}
-		if got := projection.ReadSnapshots(b, "path", "billing/totals.go"); len(got) < 2 {
+		if got := projection.ReadSnapshots(b, "", "billing/totals.go"); len(got) < 2 {
 			t.Errorf("snapshots of billing/totals.go: %v", got)
 		}
 		return nil
@@ -148,4 +153,71 @@ func TestAll_SampleContent(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestSnapshots_MatchChronicleIndex: the snapshots projection says of
+// every snapshot what chronicle.Index (the fold rollback works from) says
+// (how its call ended, rollbacks, retention), for all of them and
+// filtered by session and by path. The sample holds files and workspace
+// snapshots, a rollback (and the snapshot it took) and a prune.
+func TestSnapshots_MatchChronicleIndex(t *testing.T) {
+	l := sample(t)
+	x, err := chronicle.BuildIndex(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(s *chronicle.Snapshot) projection.SnapshotInfo {
+		w := projection.SnapshotInfo{Seq: s.Seq, TS: s.TS, Session: s.Session, CallID: s.CallID, Tool: s.Tool, Kind: s.Kind,
+			Paths: s.Paths(), RestoredBy: s.RestoredBy, PrunedBy: s.Pruned}
+		if s.TakenBy != nil {
+			w.TakenBy = s.TakenBy.Seq
+		}
+		if s.Exec != nil {
+			w.ExecSeq, w.Failed, w.DiffError = s.Exec.Seq, s.Exec.Failed, s.Exec.DiffError
+		}
+		return w
+	}
+	var kinds, statuses = map[string]int{}, map[string]int{}
+	var restored, pruned int
+	err = l.ViewProjection(projection.Snapshots{}, func(b ledger.Bucket) error {
+		got := projection.ReadSnapshots(b, "", "")
+		if len(got) != len(x.Snapshots()) {
+			t.Fatalf("%d snapshots, the index has %d", len(got), len(x.Snapshots()))
+		}
+		for i, s := range x.Snapshots() {
+			if w := want(s); !reflect.DeepEqual(got[i], w) {
+				t.Errorf("snapshot %d:\nprojection %+v\nindex      %+v", s.Seq, got[i], w)
+			}
+			kinds[s.Kind]++
+			statuses[got[i].Status()]++
+			restored += len(got[i].RestoredBy)
+			if got[i].PrunedBy != 0 {
+				pruned++
+			}
+			for _, p := range s.Paths() {
+				var n int
+				for _, o := range x.Snapshots() {
+					if o.Touches(p) {
+						n++
+					}
+				}
+				if g := projection.ReadSnapshots(b, "", p); len(g) != n {
+					t.Errorf("path %s: %d snapshots, the index %d", p, len(g), n)
+				}
+				if g := projection.ReadSnapshots(b, s.Session, p); len(g) == 0 || g[len(g)-1].Session != s.Session {
+					t.Errorf("session %s and path %s: %v", s.Session, p, g)
+				}
+			}
+			if g := projection.ReadSnapshots(b, s.Session, ""); s.Session != "" && len(g) != len(x.Session(s.Session)) {
+				t.Errorf("session %s: %d snapshots, the index %d", s.Session, len(g), len(x.Session(s.Session)))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kinds["files"] == 0 || kinds["workspace"] == 0 || restored == 0 || pruned == 0 || statuses["completed"] == 0 || len(statuses) < 2 {
+		t.Errorf("the sample no longer covers every case: kinds %v, statuses %v, %d restored, %d pruned", kinds, statuses, restored, pruned)
+	}
 }

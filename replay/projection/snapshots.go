@@ -3,29 +3,71 @@ package projection
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"slices"
+	"sort"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
 
-// SnapshotRef is one snapshot as the snapshots projection lists it.
-type SnapshotRef struct {
+// SnapshotInfo is one snapshot as `opx snapshots` lists it: the
+// chronicle.snapshot entry and what later entries say of it (how its call
+// ended, the rollbacks that restored it or took it, retention). It is
+// what chronicle.Index knows of a snapshot, without the file states.
+type SnapshotInfo struct {
 	Seq     uint64 `json:"seq"`
+	TS      string `json:"ts"`
 	Session string `json:"session"`
 	CallID  string `json:"call_id"`
 	Tool    string `json:"tool"`
 	Kind    string `json:"kind"`
+	// Paths are what a rollback restores, sorted: the recorded files, or
+	// for a workspace snapshot what its command changed (known once the
+	// command ended without a failure or a failed scan).
+	Paths []string `json:"paths"`
+	// ExecSeq is the exec.completed or exec.failed of its call (0: none
+	// recorded); Failed is exec.failed's error, DiffError why the changes
+	// of a workspace-wide call are unknown.
+	ExecSeq   uint64 `json:"exec_seq,omitempty"`
+	Failed    string `json:"failed,omitempty"`
+	DiffError string `json:"diff_error,omitempty"`
+	// TakenBy is the rollback this snapshot recorded the overwritten state
+	// for; RestoredBy the rollbacks that restored it (by id, or its whole
+	// session); PrunedBy the chronicle.pruned entry that removed content.
+	TakenBy    uint64   `json:"taken_by,omitempty"`
+	RestoredBy []uint64 `json:"restored_by,omitempty"`
+	PrunedBy   uint64   `json:"pruned_by,omitempty"`
 }
 
-// Snapshots indexes chronicle.snapshot entries by session ("s" NUL
-// session NUL seq) and by every path they record ("p" NUL path NUL seq).
-// A workspace snapshot's paths are what its command changed, known at
-// its exec.completed: until then it waits under "o" NUL session NUL
-// call id.
+// Status says in a word what became of the snapshot's call.
+func (s *SnapshotInfo) Status() string {
+	switch {
+	case s.TakenBy != 0:
+		return fmt.Sprintf("taken by rollback %d", s.TakenBy)
+	case s.ExecSeq == 0:
+		return "no result recorded"
+	case s.Failed != "":
+		return "tool failed"
+	case s.DiffError != "":
+		return "changes not worked out"
+	default:
+		return "completed"
+	}
+}
+
+// Snapshots keeps every snapshot (key "n" NUL seq: its SnapshotInfo) and
+// indexes them by session ("s" NUL session NUL seq) and by every path they
+// record ("p" NUL path NUL seq). A snapshot whose call has not ended waits
+// under "o" NUL session NUL call id; the rollbacks of a whole session are
+// listed under "r" NUL session (8-byte seqs) and merged into RestoredBy
+// when read, as they restore every snapshot of the session before them.
 type Snapshots struct{}
 
 func (Snapshots) Name() string    { return "snapshots" }
-func (Snapshots) Version() string { return "1" }
+func (Snapshots) Version() string { return "2" }
+
+func snapKey(seq uint64) []byte { return seqKey(seq, "n") }
 
 func (Snapshots) Apply(b ledger.Bucket, e *ledger.Entry) error {
 	switch e.Type {
@@ -34,43 +76,94 @@ func (Snapshots) Apply(b ledger.Bucket, e *ledger.Entry) error {
 		if !decode(e, &p) {
 			return nil
 		}
-		ref := SnapshotRef{Seq: e.Seq, Session: e.Session, CallID: p.CallID, Tool: p.Tool, Kind: p.Kind}
-		if err := putJSON(b, seqKey(e.Seq, "s", e.Session), &ref); err != nil {
-			return err
-		}
-		if p.Kind == event.KindWorkspace {
-			return b.Put(key("o", e.Session, p.CallID), binary.BigEndian.AppendUint64(nil, e.Seq))
-		}
-		for _, f := range p.Files {
-			if err := putJSON(b, seqKey(e.Seq, "p", f.Path), &ref); err != nil {
+		s := SnapshotInfo{Seq: e.Seq, TS: e.TS, Session: e.Session, CallID: p.CallID, Tool: p.Tool, Kind: p.Kind}
+		if p.Kind == event.KindFiles {
+			for _, f := range p.Files {
+				s.Paths = append(s.Paths, f.Path)
+			}
+			sort.Strings(s.Paths)
+			if err := indexPaths(b, e.Seq, s.Paths); err != nil {
 				return err
 			}
 		}
-	case event.TypeToolProposed, event.TypeExecFailed:
-		// A new call of the id, or a call that changed nothing on record.
+		if err := putJSON(b, snapKey(e.Seq), &s); err != nil {
+			return err
+		}
+		if err := b.Put(seqKey(e.Seq, "s", e.Session), nil); err != nil {
+			return err
+		}
+		return b.Put(key("o", e.Session, p.CallID), binary.BigEndian.AppendUint64(nil, e.Seq))
+	case event.TypeToolProposed:
+		// A new call of the id: an earlier one still open never ended
+		// (the engine died), and must not take the new call's end.
 		if ok := key("o", e.Session, str(e, "call_id")); b.Get(ok) != nil {
 			return b.Delete(ok)
 		}
-	case event.TypeExecCompleted:
+	case event.TypeExecCompleted, event.TypeExecFailed:
+		// Snapshots carry no sub-agent id; a sub-agent's call ids are the
+		// session's, as chronicle.Index takes them.
 		ok := key("o", e.Session, str(e, "call_id"))
 		v := b.Get(ok)
-		if v == nil {
-			return nil // not a workspace snapshot's call (most are not)
-		}
-		var p event.ExecCompleted
-		if !decode(e, &p) {
-			return nil
+		if len(v) != 8 {
+			return nil // not a snapshotted call (most are not)
 		}
 		seq := binary.BigEndian.Uint64(v)
 		if err := b.Delete(ok); err != nil {
 			return err
 		}
-		var ref SnapshotRef
-		if !getJSON(b, seqKey(seq, "s", e.Session), &ref) {
+		var s SnapshotInfo
+		if !getJSON(b, snapKey(seq), &s) {
 			return nil
 		}
-		for _, f := range p.Pre {
-			if err := putJSON(b, seqKey(seq, "p", f.Path), &ref); err != nil {
+		s.ExecSeq = e.Seq
+		if e.Type == event.TypeExecFailed {
+			s.Failed = str(e, "error")
+		} else {
+			var p event.ExecCompleted
+			if !decode(e, &p) {
+				return nil
+			}
+			s.DiffError = p.DiffError
+			if s.Kind == event.KindWorkspace && p.DiffError == "" {
+				for _, f := range p.Pre {
+					s.Paths = append(s.Paths, f.Path)
+				}
+				sort.Strings(s.Paths)
+				if err := indexPaths(b, seq, s.Paths); err != nil {
+					return err
+				}
+			}
+		}
+		return putJSON(b, snapKey(seq), &s)
+	case event.TypeRollback:
+		var p event.Rollback
+		if !decode(e, &p) {
+			return nil
+		}
+		if err := updateSnap(b, p.PreSnapshot, func(s *SnapshotInfo) { s.TakenBy = e.Seq }); err != nil {
+			return err
+		}
+		if p.Snapshot != 0 {
+			if err := updateSnap(b, p.Snapshot, func(s *SnapshotInfo) { s.RestoredBy = append(s.RestoredBy, e.Seq) }); err != nil {
+				return err
+			}
+		}
+		if p.Session != "" {
+			k := key("r", p.Session)
+			return b.Put(k, binary.BigEndian.AppendUint64(bytes.Clone(b.Get(k)), e.Seq))
+		}
+	case event.TypePruned:
+		var p event.Pruned
+		if !decode(e, &p) {
+			return nil
+		}
+		for _, seq := range p.Snapshots {
+			err := updateSnap(b, seq, func(s *SnapshotInfo) {
+				if s.PrunedBy == 0 {
+					s.PrunedBy = e.Seq
+				}
+			})
+			if err != nil {
 				return err
 			}
 		}
@@ -78,24 +171,68 @@ func (Snapshots) Apply(b ledger.Bucket, e *ledger.Entry) error {
 	return nil
 }
 
-// ReadSnapshots returns the snapshots of a session, or of a path, oldest
-// first (by is "session" or "path").
-func ReadSnapshots(b ledger.Bucket, by, value string) []SnapshotRef {
-	tag := "s"
-	if by == "path" {
-		tag = "p"
+func indexPaths(b ledger.Bucket, seq uint64, paths []string) error {
+	for _, p := range paths {
+		if err := b.Put(seqKey(seq, "p", p), nil); err != nil {
+			return err
+		}
 	}
-	prefix := append(key(tag, value), 0)
-	var out []SnapshotRef
+	return nil
+}
+
+// updateSnap changes the snapshot recorded at seq, if there is one.
+func updateSnap(b ledger.Bucket, seq uint64, f func(*SnapshotInfo)) error {
+	var s SnapshotInfo
+	if seq == 0 || !getJSON(b, snapKey(seq), &s) {
+		return nil
+	}
+	f(&s)
+	return putJSON(b, snapKey(seq), &s)
+}
+
+// ReadSnapshots returns the snapshots, oldest first: all of them, or
+// those of a session, of a path, or both ("" selects any; a rollback's
+// own snapshot outside sessions is listed only then).
+func ReadSnapshots(b ledger.Bucket, session, path string) []SnapshotInfo {
+	var seqs []uint64
 	c := b.Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if len(k) != len(prefix)+8 {
+	collect := func(prefix []byte) {
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if len(k) == len(prefix)+8 {
+				seqs = append(seqs, binary.BigEndian.Uint64(k[len(prefix):]))
+			}
+		}
+	}
+	switch {
+	case path != "":
+		collect(append(key("p", path), 0))
+	case session != "":
+		collect(append(key("s", session), 0))
+	default:
+		collect(append(key("n"), 0))
+	}
+	sessionRollbacks := map[string][]uint64{}
+	out := []SnapshotInfo{}
+	for _, seq := range seqs {
+		var s SnapshotInfo
+		if !getJSON(b, snapKey(seq), &s) || (session != "" && s.Session != session) {
 			continue
 		}
-		var r SnapshotRef
-		if jsonUnmarshal(v, &r) == nil {
-			out = append(out, r)
+		rs, ok := sessionRollbacks[s.Session]
+		if !ok {
+			v := b.Get(key("r", s.Session))
+			for i := 0; i+8 <= len(v); i += 8 {
+				rs = append(rs, binary.BigEndian.Uint64(v[i:]))
+			}
+			sessionRollbacks[s.Session] = rs
 		}
+		for _, r := range rs {
+			if r > s.Seq {
+				s.RestoredBy = append(s.RestoredBy, r)
+			}
+		}
+		slices.Sort(s.RestoredBy)
+		out = append(out, s)
 	}
 	return out
 }
