@@ -114,8 +114,8 @@ func (a *Approvals) Ask(ctx context.Context, p Proposal, reason string, then fun
 		Tool: p.Tool, Arguments: string(p.Args), Reason: reason, Requested: time.Now(), Timeout: a.timeout},
 		answer: make(chan approvalAnswer, 1), done: make(chan struct{})}
 	defer close(ap.done)
-	seq, err := a.rec.Record(context.WithoutCancel(ctx), ledger.Sync, p.Session, &event.ApprovalRequested{ApprovalID: ap.ID, CallID: p.CallID,
-		Tool: p.Tool, Reason: reason, TimeoutMS: a.timeout.Milliseconds()})
+	seq, err := a.rec.Record(context.WithoutCancel(ctx), ledger.Sync, p.Session, &event.ApprovalRequested{ApprovalID: ap.ID, MessageID: p.MessageID,
+		CallID: p.CallID, Tool: p.Tool, Arguments: string(p.Args), Reason: reason, TimeoutMS: a.timeout.Milliseconds()})
 	if err != nil {
 		return ApprovalOutcome{}, err
 	}
@@ -189,25 +189,6 @@ func (a *Approvals) Resolve(id string, approved bool, by, reason string) (Approv
 			"tool": ap.Tool, "approved": approved, "by": by, "reason": reason})
 	}
 	return out, nil
-}
-
-// Pending lists the approvals waiting, oldest first; session "" lists all.
-func (a *Approvals) Pending(session string) []PendingApproval {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := make([]PendingApproval, 0, len(a.pending))
-	for _, ap := range a.pending {
-		if session == "" || ap.Session == session {
-			out = append(out, ap.PendingApproval)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].Requested.Equal(out[j].Requested) {
-			return out[i].Requested.Before(out[j].Requested)
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out
 }
 
 // DenyAll denies every pending approval (by "engine", with reason) and

@@ -267,8 +267,13 @@ func TestApproval_Approved(t *testing.T) {
 		t.Fatalf("approval_requested %v", d)
 	}
 	ls, err := h.client.ListApprovals(h.ctx, &opxv1.ListApprovalsRequest{})
-	if err != nil || len(ls.Approvals) != 1 || ls.Approvals[0].ApprovalId != id || ls.Approvals[0].CallId != "c1" || ls.Approvals[0].Seq != ev.Seq {
+	if err != nil || len(ls.Approvals) != 1 || ls.Approvals[0].ApprovalId != id || ls.Approvals[0].CallId != "c1" || ls.Approvals[0].Seq != ev.Seq ||
+		ls.Approvals[0].MessageId != h.msg || ls.Approvals[0].Arguments != `{"path":"t3/a.md"}` || ls.Approvals[0].Tool != "read_file" ||
+		ls.Approvals[0].ExpiresAt-ls.Approvals[0].RequestedAt != int64(time.Minute) {
 		t.Fatalf("ListApprovals = %v, %v", ls, err)
+	}
+	if ls, err := h.client.ListApprovals(h.ctx, &opxv1.ListApprovalsRequest{SessionId: "ses_other"}); err != nil || len(ls.Approvals) != 0 {
+		t.Errorf("ListApprovals of another session = %v, %v", ls, err)
 	}
 	res, err := h.client.ResolveApproval(h.ctx, &opxv1.ApprovalRequest{ApprovalId: id, Approved: true, Reason: "fine"})
 	if err != nil || !res.Resolved || !res.Approved || res.By != "test" || res.CallId != "c1" || res.Seq <= ev.Seq {
@@ -371,6 +376,42 @@ func TestApproval_PendingAtStopDenied(t *testing.T) {
 	got := story(h.entries("c1"))
 	if !strings.Contains(got, "approval.requested approval.resolved:denied/engine shield.verdict:block/3/tier3:unanswered") ||
 		!strings.HasSuffix(got, "engine.stopped") || strings.Contains(got, "exec.") {
+		t.Errorf("ledger: %s", got)
+	}
+}
+
+// TestApproval_OrphanDeniedAtStart: an approval left pending by an engine
+// that crashed is denied (by "engine") when the next engine starts, so
+// ListApprovals, which reads the approvals projection, does not offer
+// an answer no one waits for.
+func TestApproval_OrphanDeniedAtStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l, err := ledger.Create(path, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(context.Background(), ledger.Sync,
+		event.MustRecord("", &event.EngineStarted{Version: "old", PID: 1, Workspace: "/w", ConfigHash: strings.Repeat("0", 64),
+			Policy: "p", PolicyHash: strings.Repeat("0", 64), Provider: "scripted", Model: "m"}),
+		event.MustRecord("ses_old", &event.ToolProposed{MessageID: "m1", CallID: "c9", Tool: "read_file", Arguments: `{"path":"x"}`,
+			ActionHash: strings.Repeat("0", 64)}),
+		event.MustRecord("ses_old", &event.ShieldVerdict{CallID: "c9", Decision: event.Escalate, Tier: 0, Rule: "policy:human-reads",
+			Reason: "asks a human", ActionHash: strings.Repeat("0", 64), PolicyHash: strings.Repeat("0", 64)}),
+		event.MustRecord("ses_old", &event.ApprovalRequested{ApprovalID: "apr_orphan", MessageID: "m1", CallID: "c9", Tool: "read_file",
+			Arguments: `{"path":"x"}`, Reason: "policy:human-reads", TimeoutMS: 60000})); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	h := startHarness(t, "", path)
+	ls, err := h.client.ListApprovals(h.ctx, &opxv1.ListApprovalsRequest{})
+	if err != nil || len(ls.Approvals) != 0 {
+		t.Fatalf("ListApprovals = %v, %v", ls, err)
+	}
+	if _, err := h.client.ResolveApproval(h.ctx, &opxv1.ApprovalRequest{ApprovalId: "apr_orphan", Approved: true}); status.Code(err) != codes.NotFound {
+		t.Errorf("answering the orphan: %v, want NotFound", err)
+	}
+	got := story(h.entries("c9"))
+	if !strings.HasSuffix(got, "approval.requested approval.resolved:denied/engine") {
 		t.Errorf("ledger: %s", got)
 	}
 }

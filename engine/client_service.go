@@ -223,13 +223,23 @@ func (c *clientService) ResolveApproval(ctx context.Context, req *opxv1.Approval
 	return &opxv1.ApprovalResponse{Resolved: true, Seq: out.Seq, CallId: out.CallID, Tool: out.Tool, Approved: out.Approved, By: out.By}, nil
 }
 
-// ListApprovals lists the escalations waiting for a human, oldest first.
+// ListApprovals lists the escalations waiting for a human, oldest first,
+// from the approvals projection: every approval.requested without an
+// approval.resolved. (An approval is recorded before its waiter is
+// registered: one listed in that instant is not yet found by
+// ResolveApproval, which says so; asking again finds it.)
 func (c *clientService) ListApprovals(_ context.Context, req *opxv1.ListApprovalsRequest) (*opxv1.ListApprovalsResponse, error) {
 	out := &opxv1.ListApprovalsResponse{}
-	for _, a := range c.e.approvals.Pending(req.SessionId) {
-		out.Approvals = append(out.Approvals, &opxv1.PendingApproval{ApprovalId: a.ID, SessionId: a.Session, MessageId: a.MessageID,
-			CallId: a.CallID, Tool: a.Tool, Arguments: a.Arguments, Reason: a.Reason, RequestedAt: a.Requested.UnixNano(),
-			TimeoutMs: a.Timeout.Milliseconds(), ExpiresAt: a.Requested.Add(a.Timeout).UnixNano(), Seq: a.RequestSeq})
+	err := c.e.opts.Ledger.ReadProjection(projection.Approvals{}, func(b ledger.Bucket) error {
+		for _, a := range projection.ReadApprovals(b, req.SessionId, true) {
+			out.Approvals = append(out.Approvals, &opxv1.PendingApproval{ApprovalId: a.ID, SessionId: a.Session, MessageId: a.MessageID,
+				CallId: a.CallID, Tool: a.Tool, Arguments: a.Arguments, Reason: a.Reason, RequestedAt: unixNano(a.RequestedTS),
+				TimeoutMs: a.TimeoutMS, ExpiresAt: a.Expires().UnixNano(), Seq: a.RequestedSeq})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "approvals: %v", err)
 	}
 	return out, nil
 }

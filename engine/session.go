@@ -57,6 +57,9 @@ func (e *Engine) load() error {
 			return err
 		}
 	}
+	if err := e.denyOrphanedApprovals(ctx); err != nil {
+		return err
+	}
 	started := &event.EngineStarted{Version: e.opts.Version, PID: pid, Workspace: e.opts.Workspace,
 		ConfigHash: e.opts.ConfigHash.String(), Policy: e.opts.Policy, PolicyHash: e.opts.Evaluator.PolicyHash().String(),
 		Provider: e.opts.Provider.Name(), Model: e.opts.Provider.Model()}
@@ -132,6 +135,29 @@ func (e *Engine) readSession(ctx context.Context, id string) (projection.Session
 		s, ok, err = read()
 	}
 	return s, ok, err
+}
+
+// denyOrphanedApprovals records a denial of each approval still pending
+// in the ledger: the engine that asked is gone (it crashed; a stopping
+// engine denies its own), and no one waits for the answer. Without it the
+// approvals projection, which ListApprovals reads, would list them as
+// waiting for ever.
+func (e *Engine) denyOrphanedApprovals(ctx context.Context) error {
+	var orphans []projection.Approval
+	err := e.opts.Ledger.ReadProjection(projection.Approvals{}, func(b ledger.Bucket) error {
+		orphans = projection.ReadApprovals(b, "", true)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load approvals: %w", err)
+	}
+	for _, a := range orphans {
+		if _, err := e.rec.Record(ctx, ledger.Async, a.Session, &event.ApprovalResolved{ApprovalID: a.ID, CallID: a.CallID, Approved: false,
+			By: "engine", Reason: "the engine that asked ended before anyone answered"}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readHistory returns a session's messages from the history projection.

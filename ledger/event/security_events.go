@@ -69,11 +69,16 @@ func (v *ShieldVerdict) Validate() error {
 		needHash("action_hash", v.ActionHash, false), needHash("policy_hash", v.PolicyHash, false))
 }
 
-// ApprovalRequested records an escalation to a human.
+// ApprovalRequested records an escalation to a human, with what the human
+// is shown: the call's message, tool and arguments, and why it was
+// escalated. (Ledgers written before message_id and arguments were
+// recorded lack them: the call's tool.proposed has them.)
 type ApprovalRequested struct {
 	ApprovalID string `json:"approval_id"`
+	MessageID  string `json:"message_id,omitempty"`
 	CallID     string `json:"call_id"`
 	Tool       string `json:"tool"`
+	Arguments  string `json:"arguments,omitempty"` // canonical JSON, as in tool.proposed
 	Reason     string `json:"reason"`
 	TimeoutMS  int64  `json:"timeout_ms"`
 }

@@ -136,7 +136,7 @@ func TestAll_SampleContent(t *testing.T) {
 		return nil
 	})
 	l.ViewProjection(projection.Approvals{}, func(b ledger.Bucket) error {
-		if got := projection.ReadApprovals(b, false); len(got) != approvals || approvals == 0 {
+		if got := projection.ReadApprovals(b, "", false); len(got) != approvals || approvals == 0 {
 			t.Errorf("%d approvals, entries %d", len(got), approvals)
 		}
 		return nil
