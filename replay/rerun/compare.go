@@ -90,6 +90,7 @@ func Compare(recorded, produced []ledger.Entry) (*Result, error) {
 			d = divergence(KindType, &rec[i], &pro[i])
 		default:
 			ids.apply(rec[i], pro[i])
+			dropAdded(rec[i], pro[i])
 			if !bytes.Equal(canonical(rec[i].data), canonical(pro[i].data)) {
 				d = divergence(KindPayload, &rec[i], &pro[i])
 			}
@@ -167,6 +168,22 @@ var volatile = map[string][]string{
 	event.TypeLLMResponse:   {"latency_ms"},
 	event.TypeExecCompleted: {"duration_ms"},
 	event.TypeExecFailed:    {"duration_ms"},
+}
+
+// added are members a payload gained after ledgers were recorded without
+// them: compared only when the recorded entry has them.
+var added = map[string][]string{
+	event.TypeApprovalRequested: {"message_id", "arguments"},
+}
+
+// dropAdded removes from the produced payload the added members the
+// recorded one lacks.
+func dropAdded(rec, pro item) {
+	for _, k := range added[rec.typ] {
+		if _, ok := rec.data[k]; !ok {
+			delete(pro.data, k)
+		}
+	}
 }
 
 func decodeItem(en ledger.Entry) (item, error) {

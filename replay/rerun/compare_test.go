@@ -181,3 +181,25 @@ func TestLoad_NoSession(t *testing.T) {
 		t.Errorf("Load = %+v, %v", rec, err)
 	}
 }
+
+// TestCompare_AddedMembers: a member a payload gained later is compared
+// when the record has it, and ignored when the record predates it.
+func TestCompare_AddedMembers(t *testing.T) {
+	old := `{"approval_id":"apr_1","call_id":"c1","reason":"r","timeout_ms":1000,"tool":"read_file"}`
+	now := `{"approval_id":"apr_1","arguments":"{}","call_id":"c1","message_id":"m1","reason":"r","timeout_ms":1000,"tool":"read_file"}`
+	other := strings.Replace(now, `"m1"`, `"m2"`, 1)
+	for _, tc := range []struct {
+		name, rec, pro string
+		identical      bool
+	}{
+		{"recorded before the members", old, now, true},
+		{"recorded with them", now, now, true},
+		{"recorded with other values", now, other, false},
+		{"missing from the rerun", now, old, false},
+	} {
+		res, err := rerun.Compare(entries(1, "t", en("approval.requested", tc.rec)), entries(1, "t", en("approval.requested", tc.pro)))
+		if err != nil || res.Identical != tc.identical {
+			t.Errorf("%s: %+v %v", tc.name, res, err)
+		}
+	}
+}

@@ -44,6 +44,9 @@
 //     compared; order is compared by position).
 //   - llm.response latency_ms, exec.completed duration_ms and
 //     exec.failed duration_ms: wall-clock measurements.
+//   - Members a payload gained after a ledger was recorded, when the
+//     recorded entry lacks them: approval.requested message_id and
+//     arguments (recorded since 2026-11-23).
 //   - agent.tokens coalescing: the engine coalesces streamed tokens into
 //     entries as they arrive, and the gateway records llm.response while
 //     the agent is still forwarding the same call's tokens, so how a
