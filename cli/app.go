@@ -36,6 +36,7 @@ func NewApp() *cli.App {
 			historyCommand(),
 			snapshotsCommand(),
 			snapshotCommand(),
+			metricsCommand(),
 			diffCommand(),
 			rollbackCommand(),
 			replayCommand(),

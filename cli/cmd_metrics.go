@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/replay/projection"
+	"github.com/urfave/cli/v2"
+)
+
+func metricsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "metrics",
+		Usage:     "Shield's verdicts by tier and rule, model calls and tokens by model, tool calls and durations",
+		UsageText: "opx metrics [--json]",
+		Description: "Counts over the whole ledger, from the metrics projection of the file (folded from the entries when\n" +
+			"the file was written without it), or folded from the running engine's ledger service while an engine\n" +
+			"holds the file. Per-session figures are in `opx replay SESSION` and `opx report`.\n\n" +
+			exitCodesHelp("integrity failure found: an entry does not parse"),
+		HideHelpCommand: true,
+		Flags:           append(locationFlags(), jsonFlag()),
+		Action:          runMetrics,
+	}
+}
+
+// metricsJSON is `opx metrics --json`.
+type metricsJSON struct {
+	Verdicts []verdictCount `json:"verdicts"`
+	Models   []modelMetrics `json:"models"`
+	Tools    []toolMetrics  `json:"tools"`
+}
+
+type verdictCount struct {
+	Tier     int64  `json:"tier"`
+	Rule     string `json:"rule"`
+	Decision string `json:"decision"`
+	Count    uint64 `json:"count"`
+}
+
+type modelMetrics struct {
+	Model        string `json:"model"`
+	Calls        uint64 `json:"calls"`
+	Errors       uint64 `json:"errors"`
+	InputTokens  uint64 `json:"input_tokens"`
+	OutputTokens uint64 `json:"output_tokens"`
+	LatencyMS    uint64 `json:"latency_ms"` // summed over the calls
+	MaxLatencyMS uint64 `json:"max_latency_ms"`
+}
+
+type toolMetrics struct {
+	Tool       string `json:"tool"`
+	Calls      uint64 `json:"calls"`
+	Failed     uint64 `json:"failed"`
+	DurationMS uint64 `json:"duration_ms"` // summed over the calls
+}
+
+// collectMetrics turns the projection's counters into the three tables.
+func collectMetrics(counters []projection.Counter) metricsJSON {
+	out := metricsJSON{Verdicts: []verdictCount{}, Models: []modelMetrics{}, Tools: []toolMetrics{}}
+	models, tools := map[string]*modelMetrics{}, map[string]*toolMetrics{}
+	for _, c := range counters {
+		k := c.Key
+		switch {
+		case len(k) == 4 && k[0] == "verdict":
+			tier, err := strconv.ParseInt(k[1], 10, 64)
+			if err != nil {
+				continue
+			}
+			out.Verdicts = append(out.Verdicts, verdictCount{Tier: tier, Rule: k[2], Decision: k[3], Count: c.Value})
+		case len(k) == 3 && k[0] == "llm":
+			m := models[k[1]]
+			if m == nil {
+				m = &modelMetrics{Model: k[1]}
+				models[k[1]] = m
+			}
+			switch k[2] {
+			case "calls":
+				m.Calls = c.Value
+			case "errors":
+				m.Errors = c.Value
+			case "input_tokens":
+				m.InputTokens = c.Value
+			case "output_tokens":
+				m.OutputTokens = c.Value
+			case "latency_ms":
+				m.LatencyMS = c.Value
+			case "max_latency_ms":
+				m.MaxLatencyMS = c.Value
+			}
+		case len(k) == 3 && k[0] == "tool":
+			t := tools[k[1]]
+			if t == nil {
+				t = &toolMetrics{Tool: k[1]}
+				tools[k[1]] = t
+			}
+			switch k[2] {
+			case "calls":
+				t.Calls = c.Value
+			case "failed":
+				t.Failed = c.Value
+			case "duration_ms":
+				t.DurationMS = c.Value
+			}
+		}
+	}
+	sort.SliceStable(out.Verdicts, func(i, j int) bool { return out.Verdicts[i].Tier < out.Verdicts[j].Tier })
+	for _, m := range models {
+		out.Models = append(out.Models, *m)
+	}
+	sort.Slice(out.Models, func(i, j int) bool { return out.Models[i].Model < out.Models[j].Model })
+	for _, t := range tools {
+		out.Tools = append(out.Tools, *t)
+	}
+	sort.Slice(out.Tools, func(i, j int) bool { return out.Tools[i].Tool < out.Tools[j].Tool })
+	return out
+}
+
+func runMetrics(c *cli.Context) error {
+	if _, err := wantArgs(c, 0, 0, ""); err != nil {
+		return err
+	}
+	r, err := openReviewSource(c)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var out metricsJSON
+	err = r.readProjection(projection.Metrics{}, func(b ledger.Bucket) error {
+		out = collectMetrics(projection.ReadMetrics(b))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read metrics from %s: %w", r.path, err)
+	}
+	if c.Bool("json") {
+		return writeJSON(c, out)
+	}
+	w := c.App.Writer
+	if len(out.Verdicts)+len(out.Models)+len(out.Tools) == 0 {
+		fmt.Fprintln(w, "no verdicts, model calls or tool calls recorded")
+		return nil
+	}
+	if len(out.Verdicts) > 0 {
+		fmt.Fprintf(w, "SHIELD VERDICTS\n%-4s  %-40s  %-8s  %8s\n", "TIER", "RULE", "DECISION", "COUNT")
+		for _, v := range out.Verdicts {
+			fmt.Fprintf(w, "%-4d  %-40s  %s  %8d\n", v.Tier, clip(v.Rule, 40), verdictWord(w, v.Decision), v.Count)
+		}
+	}
+	if len(out.Models) > 0 {
+		fmt.Fprintf(w, "\nMODEL CALLS\n%-24s  %6s  %6s  %12s  %12s  %10s  %10s\n", "MODEL", "CALLS", "ERRORS", "INPUT TOK", "OUTPUT TOK", "AVG MS", "MAX MS")
+		for _, m := range out.Models {
+			fmt.Fprintf(w, "%-24s  %6d  %6d  %12d  %12d  %10d  %10d\n", clip(orDash(m.Model), 24), m.Calls, m.Errors, m.InputTokens, m.OutputTokens,
+				avg(m.LatencyMS, m.Calls), m.MaxLatencyMS)
+		}
+	}
+	if len(out.Tools) > 0 {
+		fmt.Fprintf(w, "\nTOOL CALLS\n%-24s  %6s  %6s  %10s\n", "TOOL", "CALLS", "FAILED", "AVG MS")
+		for _, t := range out.Tools {
+			fmt.Fprintf(w, "%-24s  %6d  %6d  %10d\n", clip(t.Tool, 24), t.Calls, t.Failed, avg(t.DurationMS, t.Calls))
+		}
+	}
+	return nil
+}
+
+// verdictWord is a decision padded to its column, red for block, yellow
+// for escalate on a terminal.
+func verdictWord(w io.Writer, d string) string {
+	s := fmt.Sprintf("%-8s", d)
+	switch d {
+	case "block":
+		return red(w, s)
+	case "escalate":
+		return paint(w, "33", s)
+	}
+	return s
+}
+
+func avg(sum, n uint64) uint64 {
+	if n == 0 {
+		return 0
+	}
+	return sum / n
+}
