@@ -141,3 +141,34 @@ func FieldBool(data []byte, name string) (bool, bool) {
 	}
 	return false, false
 }
+
+// Elements calls fn with the raw JSON text of each element of the JSON
+// array raw, in order, until fn returns false. It reports false when raw
+// is not a well-formed array (after calling fn for the elements before
+// the fault).
+func Elements(raw []byte, fn func(elem []byte) bool) bool {
+	s := &scanner{b: raw}
+	s.space()
+	if !s.eat('[') {
+		return false
+	}
+	s.space()
+	if s.eat(']') {
+		return true
+	}
+	for {
+		s.space()
+		start := s.pos
+		if err := s.skipValue(0); err != nil {
+			return false
+		}
+		if !fn(raw[start:s.pos]) {
+			return true
+		}
+		s.space()
+		if s.eat(',') {
+			continue
+		}
+		return s.eat(']')
+	}
+}

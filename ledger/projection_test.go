@@ -435,3 +435,29 @@ func TestFields(t *testing.T) {
 		t.Error("Fields on a non-object")
 	}
 }
+
+func TestElements(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		stop int // stop after this many (0: never)
+		want string
+		ok   bool
+	}{
+		{`[]`, 0, "", true},
+		{` [ {"path":"a"} , "s", [1,[2]], 3 ] `, 0, `{"path":"a"}|"s"|[1,[2]]|3`, true},
+		{`[1,2,3]`, 2, `1|2`, true},
+		{`[1,2,]`, 0, `1|2`, false},
+		{`[1,2`, 0, `1|2`, false},
+		{`{"a":1}`, 0, "", false},
+		{`null`, 0, "", false},
+	} {
+		var got []string
+		ok := ledger.Elements([]byte(tc.in), func(e []byte) bool {
+			got = append(got, string(e))
+			return tc.stop == 0 || len(got) < tc.stop
+		})
+		if strings.Join(got, "|") != tc.want || ok != tc.ok {
+			t.Errorf("Elements(%s) = %q %v, want %q %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}

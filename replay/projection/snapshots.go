@@ -72,16 +72,11 @@ func snapKey(seq uint64) []byte { return seqKey(seq, "n") }
 func (Snapshots) Apply(b ledger.Bucket, e *ledger.Entry) error {
 	switch e.Type {
 	case event.TypeSnapshot:
-		var p event.Snapshot
-		if !decode(e, &p) {
-			return nil
-		}
-		s := SnapshotInfo{Seq: e.Seq, TS: e.TS, Session: e.Session, CallID: p.CallID, Tool: p.Tool, Kind: p.Kind}
-		if p.Kind == event.KindFiles {
-			for _, f := range p.Files {
-				s.Paths = append(s.Paths, f.Path)
-			}
-			sort.Strings(s.Paths)
+		f := ledger.Fields(e.Data, "call_id", "files", "kind", "tool")
+		s := SnapshotInfo{Seq: e.Seq, TS: e.TS, Session: e.Session, CallID: ledger.RawString(f[0]), Tool: ledger.RawString(f[3]),
+			Kind: ledger.RawString(f[2])}
+		if s.Kind == event.KindFiles {
+			s.Paths = paths(f[1])
 			if err := indexPaths(b, e.Seq, s.Paths); err != nil {
 				return err
 			}
@@ -92,7 +87,7 @@ func (Snapshots) Apply(b ledger.Bucket, e *ledger.Entry) error {
 		if err := b.Put(seqKey(e.Seq, "s", e.Session), nil); err != nil {
 			return err
 		}
-		return b.Put(key("o", e.Session, p.CallID), binary.BigEndian.AppendUint64(nil, e.Seq))
+		return b.Put(key("o", e.Session, s.CallID), binary.BigEndian.AppendUint64(nil, e.Seq))
 	case event.TypeToolProposed:
 		// A new call of the id: an earlier one still open never ended
 		// (the engine died), and must not take the new call's end.
@@ -119,16 +114,10 @@ func (Snapshots) Apply(b ledger.Bucket, e *ledger.Entry) error {
 		if e.Type == event.TypeExecFailed {
 			s.Failed = str(e, "error")
 		} else {
-			var p event.ExecCompleted
-			if !decode(e, &p) {
-				return nil
-			}
-			s.DiffError = p.DiffError
-			if s.Kind == event.KindWorkspace && p.DiffError == "" {
-				for _, f := range p.Pre {
-					s.Paths = append(s.Paths, f.Path)
-				}
-				sort.Strings(s.Paths)
+			f := ledger.Fields(e.Data, "diff_error", "pre")
+			s.DiffError = ledger.RawString(f[0])
+			if s.Kind == event.KindWorkspace && s.DiffError == "" {
+				s.Paths = paths(f[1])
 				if err := indexPaths(b, seq, s.Paths); err != nil {
 					return err
 				}
@@ -169,6 +158,19 @@ func (Snapshots) Apply(b ledger.Bucket, e *ledger.Entry) error {
 		}
 	}
 	return nil
+}
+
+// paths returns the "path" member of each object of a JSON array (a
+// snapshot's files, an execution's pre-states), sorted.
+func paths(files []byte) []string {
+	var out []string
+	ledger.Elements(files, func(f []byte) bool {
+		p, _ := ledger.FieldString(f, "path")
+		out = append(out, p)
+		return true
+	})
+	sort.Strings(out)
+	return out
 }
 
 func indexPaths(b ledger.Bucket, seq uint64, paths []string) error {
