@@ -43,4 +43,17 @@
 // Verify checks every entry on all cores (each entry carries its prev, so
 // chunks are hashed independently and joined at their boundaries) and
 // reports every failure with its seq and kind, never only the first.
+//
+// # Projections
+//
+// A ledger opened with Projections folds each committed entry into their
+// p.<name> buckets in the transaction that appends it; p._state records
+// how far each is folded, its version and its state root (a digest of the
+// bucket kept as it changes). Checkpoint appends a ledger.checkpoint entry
+// holding the roots, taken through the entry just before it (what was
+// queued commits first and nothing comes between). RebuildProjections
+// drops the buckets and folds every entry again in one pass, reading the
+// next batch while one folds, and compares the roots at each checkpoint:
+// the buckets come out byte-identical, and a fold that differs from the
+// one the engine ran is caught where it first differs.
 package ledger
