@@ -15,6 +15,7 @@ import (
 func TestMetrics(t *testing.T) {
 	path := importedSample(t)
 	verdicts, calls, tokens, execs := map[[3]string]uint64{}, map[string]uint64{}, map[string]uint64{}, map[string]uint64{}
+	durations := map[string]uint64{} // failed calls' too
 	l, err := ledger.OpenReadOnly(path)
 	if err != nil {
 		t.Fatal(err)
@@ -33,8 +34,10 @@ func TestMetrics(t *testing.T) {
 			tokens[p.Model] += uint64(p.Usage.InputTokens)
 		case *event.ExecCompleted:
 			execs[p.Tool]++
+			durations[p.Tool] += uint64(p.DurationMS)
 		case *event.ExecFailed:
 			execs[p.Tool]++
+			durations[p.Tool] += uint64(p.DurationMS)
 		}
 		return nil
 	})
@@ -56,8 +59,9 @@ func TestMetrics(t *testing.T) {
 			InputTokens uint64 `json:"input_tokens"`
 		}
 		Tools []struct {
-			Tool  string
-			Calls uint64
+			Tool       string
+			Calls      uint64
+			DurationMS uint64 `json:"duration_ms"`
 		}
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
@@ -77,7 +81,7 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	for _, tl := range out.Tools {
-		if tl.Calls != execs[tl.Tool] {
+		if tl.Calls != execs[tl.Tool] || tl.DurationMS != durations[tl.Tool] {
 			t.Errorf("tool %+v: the entries have %d", tl, execs[tl.Tool])
 		}
 	}

@@ -416,6 +416,50 @@ func TestApproval_OrphanDeniedAtStart(t *testing.T) {
 	}
 }
 
+// TestApproval_OldOrphansLeftAlone: an approval left pending by an engine
+// before the last one (written by an older opx, which denied nothing at
+// start) and one whose call was proposed again are not denied: the
+// answer would be taken for another call. Neither is listed.
+func TestApproval_OldOrphansLeftAlone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l, err := ledger.Create(path, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := strings.Repeat("0", 64)
+	started := event.MustRecord("", &event.EngineStarted{Version: "old", PID: 1, Workspace: "/w", ConfigHash: z, Policy: "p",
+		PolicyHash: z, Provider: "scripted", Model: "m"})
+	ask := func(call, id, args string) []ledger.Record {
+		return []ledger.Record{
+			event.MustRecord("ses_old", &event.ToolProposed{MessageID: "m1", CallID: call, Tool: "read_file", Arguments: args, ActionHash: z}),
+			event.MustRecord("ses_old", &event.ShieldVerdict{CallID: call, Decision: event.Escalate, Tier: 0, Rule: "policy:human-reads",
+				Reason: "asks a human", ActionHash: z, PolicyHash: z}),
+			event.MustRecord("ses_old", &event.ApprovalRequested{ApprovalID: id, CallID: call, Tool: "read_file", Reason: "r", TimeoutMS: 60000}),
+		}
+	}
+	recs := []ledger.Record{started}
+	recs = append(recs, ask("c1", "apr_ancient", `{"path":"a"}`)...) // its engine crashed; the next denied nothing
+	recs = append(recs, started)
+	recs = append(recs, ask("c2", "apr_reused", `{"path":"b"}`)...)
+	recs = append(recs, event.MustRecord("ses_old", &event.ToolProposed{MessageID: "m2", CallID: "c2", Tool: "read_file",
+		Arguments: `{"path":"c"}`, ActionHash: z}), // the same call id again, then a crash
+		event.MustRecord("ses_old", &event.ShieldVerdict{CallID: "c2", Decision: event.Allow, Tier: 0, Rule: "reads", Reason: "ok",
+			ActionHash: z, PolicyHash: z}))
+	if _, err := l.Append(context.Background(), ledger.Sync, recs...); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	h := startHarness(t, "", path) // verifies strictly when it stops
+	if ls, err := h.client.ListApprovals(h.ctx, &opxv1.ListApprovalsRequest{}); err != nil || len(ls.Approvals) != 0 {
+		t.Fatalf("ListApprovals = %v, %v", ls, err)
+	}
+	for _, call := range []string{"c1", "c2"} {
+		if got := story(h.entries(call)); strings.Contains(got, "approval.resolved") {
+			t.Errorf("%s: %s", call, got)
+		}
+	}
+}
+
 // TestApproval_ConflictingRules: with a verify rule and an allow rule both
 // matching, the call waits for a human (verify beats allow: the trailing
 // tier 1 allow does not answer the escalation); with a deny rule matching

@@ -224,17 +224,25 @@ func (c *clientService) ResolveApproval(ctx context.Context, req *opxv1.Approval
 }
 
 // ListApprovals lists the escalations waiting for a human, oldest first,
-// from the approvals projection: every approval.requested without an
-// approval.resolved. (An approval is recorded before its waiter is
-// registered: one listed in that instant is not yet found by
-// ResolveApproval, which says so; asking again finds it.)
+// from the approvals projection: every approval.requested of this engine
+// without an approval.resolved. (An approval is recorded before its
+// waiter is registered, and its waiter is removed before the answer is
+// recorded: in those instants the list and ResolveApproval disagree, and
+// ResolveApproval says so.)
 func (c *clientService) ListApprovals(_ context.Context, req *opxv1.ListApprovalsRequest) (*opxv1.ListApprovalsResponse, error) {
 	out := &opxv1.ListApprovalsResponse{}
 	err := c.e.opts.Ledger.ReadProjection(projection.Approvals{}, func(b ledger.Bucket) error {
 		for _, a := range projection.ReadApprovals(b, req.SessionId, true) {
+			if a.RequestedSeq <= c.e.startedSeq {
+				continue // an engine before this one asked: no one waits for the answer
+			}
+			var expires int64
+			if t := a.Expires(); !t.IsZero() {
+				expires = t.UnixNano()
+			}
 			out.Approvals = append(out.Approvals, &opxv1.PendingApproval{ApprovalId: a.ID, SessionId: a.Session, MessageId: a.MessageID,
 				CallId: a.CallID, Tool: a.Tool, Arguments: a.Arguments, Reason: a.Reason, RequestedAt: unixNano(a.RequestedTS),
-				TimeoutMs: a.TimeoutMS, ExpiresAt: a.Expires().UnixNano(), Seq: a.RequestedSeq})
+				TimeoutMs: a.TimeoutMS, ExpiresAt: expires, Seq: a.RequestedSeq})
 		}
 		return nil
 	})

@@ -109,8 +109,10 @@ type Engine struct {
 	tools *executor.Registry
 	// approvals are the escalations waiting for a human.
 	approvals *Approvals
-	ws        *executor.Workspace
-	bc        *Broadcaster
+	// startedSeq is this engine's engine.started entry.
+	startedSeq uint64
+	ws         *executor.Workspace
+	bc         *Broadcaster
 
 	mu         sync.Mutex
 	agentToken string // of the agent process last spawned

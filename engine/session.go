@@ -56,9 +56,9 @@ func (e *Engine) load() error {
 			Detail: fmt.Sprintf("the engine started at entry %d ended without engine.stopped", lastStart)}); err != nil {
 			return err
 		}
-	}
-	if err := e.denyOrphanedApprovals(ctx); err != nil {
-		return err
+		if err := e.denyOrphanedApprovals(ctx, lastStart); err != nil {
+			return err
+		}
 	}
 	started := &event.EngineStarted{Version: e.opts.Version, PID: pid, Workspace: e.opts.Workspace,
 		ConfigHash: e.opts.ConfigHash.String(), Policy: e.opts.Policy, PolicyHash: e.opts.Evaluator.PolicyHash().String(),
@@ -66,8 +66,9 @@ func (e *Engine) load() error {
 	// With what a rerun needs to rebuild this configuration (the policy
 	// text as a blob, Shield's paths, limits): replay_config.go.
 	blobs := e.completeStarted(started)
-	_, err = e.rec.Record(ctx, ledger.Sync, "", started, blobs...)
+	seq, err := e.rec.Record(ctx, ledger.Sync, "", started, blobs...)
 	if err == nil {
+		e.startedSeq = seq
 		e.checkpoint()
 	}
 	return err
@@ -137,21 +138,50 @@ func (e *Engine) readSession(ctx context.Context, id string) (projection.Session
 	return s, ok, err
 }
 
-// denyOrphanedApprovals records a denial of each approval still pending
-// in the ledger: the engine that asked is gone (it crashed; a stopping
-// engine denies its own), and no one waits for the answer. Without it the
-// approvals projection, which ListApprovals reads, would list them as
-// waiting for ever.
-func (e *Engine) denyOrphanedApprovals(ctx context.Context) error {
+// denyOrphanedApprovals records a denial of each approval the crashed
+// engine started at entry since left pending: no one waits for the
+// answer any more (a stopping engine denies its own). An approval whose
+// call was proposed again after it is left alone: the answer would be
+// taken for the later call's. (ListApprovals lists only this engine's
+// approvals either way.)
+func (e *Engine) denyOrphanedApprovals(ctx context.Context, since uint64) error {
+	l := e.opts.Ledger
 	var orphans []projection.Approval
-	err := e.opts.Ledger.ReadProjection(projection.Approvals{}, func(b ledger.Bucket) error {
-		orphans = projection.ReadApprovals(b, "", true)
+	err := l.ReadProjection(projection.Approvals{}, func(b ledger.Bucket) error {
+		for _, a := range projection.ReadApprovals(b, "", true) {
+			if a.RequestedSeq > since {
+				orphans = append(orphans, a)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(orphans) == 0 {
+		return err
+	}
+	h, err := l.Head()
+	if err != nil {
+		return err
+	}
+	proposed := map[[2]string]uint64{} // session, call -> last tool.proposed
+	err = l.RangeRaw(orphans[0].RequestedSeq, h.Seq, func(seq uint64, raw []byte) error {
+		if !bytes.Contains(raw, []byte(`"type":"`+event.TypeToolProposed+`"`)) {
+			return nil
+		}
+		en, err := ledger.ParseEntry(raw)
+		if err != nil || en.Type != event.TypeToolProposed {
+			return nil
+		}
+		call, _ := ledger.FieldString(en.Data, "call_id")
+		proposed[[2]string{en.Session, call}] = seq
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("load approvals: %w", err)
 	}
 	for _, a := range orphans {
+		if proposed[[2]string{a.Session, a.CallID}] > a.RequestedSeq {
+			continue
+		}
 		if _, err := e.rec.Record(ctx, ledger.Async, a.Session, &event.ApprovalResolved{ApprovalID: a.ID, CallID: a.CallID, Approved: false,
 			By: "engine", Reason: "the engine that asked ended before anyone answered"}); err != nil {
 			return err

@@ -191,12 +191,13 @@ func Create(path string, opts Options) (*Ledger, error) {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
 	l := &Ledger{db: db, path: path, id: id, opts: opts}
-	if err := l.prepareProjections(0); err != nil {
+	states, err := l.prepareProjections(0)
+	if err != nil {
 		db.Close()
 		os.Remove(path)
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	l.w = newWriter(l, 0, Sum(raw))
+	l.w = newWriter(l, 0, Sum(raw), states)
 	return l, nil
 }
 
@@ -284,10 +285,11 @@ func open(path string, readOnly bool, opts Options) (l *Ledger, err error) {
 	if last == nil || Sum(last) != head.Hash {
 		return nil, fmt.Errorf("open %s: %w (meta head_hash %s)", path, ErrInconsistent, head.Hash)
 	}
-	if err := l.prepareProjections(head.Seq); err != nil {
+	states, err := l.prepareProjections(head.Seq)
+	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	l.w = newWriter(l, head.Seq, head.Hash)
+	l.w = newWriter(l, head.Seq, head.Hash, states)
 	return l, nil
 }
 

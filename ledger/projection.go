@@ -324,25 +324,59 @@ const parallelFold = 256
 // marked broken; the append goes on.
 //
 // Apply reads and writes through a trackedBucket that holds writes in
-// memory, so for a large batch the projections fold concurrently: they
-// only read the transaction (each its own bucket) until every fold is
-// done, each preparing its writes (and root) as its fold ends, and the
-// writes are made one projection after another.
+// memory, so for a large batch the projections fold concurrently
+// (runFolds): they only read the transaction (each its own bucket) until
+// every fold is done, each preparing its writes (and root) as its fold
+// ends, and the writes are made one projection after another.
 func applyProjections(tx *bolt.Tx, ps []Projection, entries []Entry) error {
 	if len(ps) == 0 || len(entries) == 0 {
 		return nil
 	}
-	st := tx.Bucket(bucketProjState)
-	type fold struct {
-		p      Projection
-		s      projState
-		next   uint64
-		tb     *trackedBucket
-		failed error
-		at     uint64
-		ops    []pairOp // prepared writes, when folded concurrently
+	folds, behind := runFolds(tx, ps, entries, false)
+	for _, f := range behind {
+		// Cannot happen once opened: never fold with a gap.
+		if err := markBroken(tx, f.p.Name(), entries[0].Seq, f.p.Version(), fmt.Errorf("behind: next entry %d", f.next)); err != nil {
+			return err
+		}
 	}
-	folds := make([]*fold, 0, len(ps))
+	st := tx.Bucket(bucketProjState)
+	for _, f := range folds {
+		if f.failed != nil {
+			if err := markBroken(tx, f.p.Name(), f.at, f.p.Version(), f.failed); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := f.tb.write(f.ops); err != nil {
+			return err
+		}
+		f.s.version = f.p.Version()
+		if err := st.Put([]byte(f.p.Name()), f.s.encode()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fold is one projection's fold of a batch.
+type fold struct {
+	p      Projection
+	s      projState
+	next   uint64 // the first entry it has not seen
+	tb     *trackedBucket
+	failed error
+	at     uint64
+	ops    []pairOp // its writes, prepared (and its root updated)
+}
+
+// runFolds folds entries into each projection of ps that is not broken,
+// reading tx but not writing it: each fold's writes are prepared (ops)
+// and its state (through, root) updated in memory. Projections whose
+// state is behind the first entry are returned apart, unfolded. The
+// projections fold concurrently for a large batch (dry folds always do:
+// a cursor would need a write).
+func runFolds(tx *bolt.Tx, ps []Projection, entries []Entry, dry bool) (folds, behind []*fold) {
+	st := tx.Bucket(bucketProjState)
 	for _, p := range ps {
 		s, ok := decodeProjState(st.Get([]byte(p.Name())))
 		if s.broken {
@@ -350,16 +384,14 @@ func applyProjections(tx *bolt.Tx, ps []Projection, entries []Entry) error {
 		}
 		f := &fold{p: p, s: s}
 		if ok {
-			f.next = s.through + 1 // the first entry it has not seen
+			f.next = s.through + 1
 		}
 		if entries[0].Seq > f.next {
-			// Behind (cannot happen once opened): never fold with a gap.
-			if err := markBroken(tx, p.Name(), entries[0].Seq, p.Version(), fmt.Errorf("behind: next entry %d", f.next)); err != nil {
-				return err
-			}
+			behind = append(behind, f)
 			continue
 		}
 		f.tb = newTracked(tx.Bucket(projBucketName(p.Name())), &f.s.root)
+		f.tb.noCursor = dry
 		folds = append(folds, f)
 	}
 	run := func(f *fold) {
@@ -377,18 +409,14 @@ func applyProjections(tx *bolt.Tx, ps []Projection, entries []Entry) error {
 			}
 			f.s.through = entries[i].Seq
 		}
+		f.ops = f.tb.prepare()
 	}
 	if len(entries) >= parallelFold && len(folds) > 1 {
 		var wg sync.WaitGroup
 		for _, f := range folds {
 			f.tb.noCursor = true
 			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if run(f); f.failed == nil {
-					f.ops = f.tb.prepare()
-				}
-			}()
+			go func() { defer wg.Done(); run(f) }()
 		}
 		wg.Wait()
 	} else {
@@ -396,25 +424,23 @@ func applyProjections(tx *bolt.Tx, ps []Projection, entries []Entry) error {
 			run(f)
 		}
 	}
+	return folds, behind
+}
+
+// foldedStates returns the states ps would have once entries (the next
+// after the committed head) were committed, without writing: a fold in
+// memory over tx, a read transaction. A fold that fails, or a projection
+// broken or behind, is left out.
+func foldedStates(tx *bolt.Tx, ps []Projection, entries []Entry) []ProjectionState {
+	folds, _ := runFolds(tx, ps, entries, true)
+	var out []ProjectionState
 	for _, f := range folds {
-		if f.failed != nil {
-			if err := markBroken(tx, f.p.Name(), f.at, f.p.Version(), f.failed); err != nil {
-				return err
-			}
-			continue
-		}
-		if f.ops == nil {
-			f.ops = f.tb.prepare()
-		}
-		if err := f.tb.write(f.ops); err != nil {
-			return err
-		}
-		f.s.version = f.p.Version()
-		if err := st.Put([]byte(f.p.Name()), f.s.encode()); err != nil {
-			return err
+		if f.failed == nil {
+			out = append(out, ProjectionState{Name: f.p.Name(), Version: f.p.Version(), Through: f.s.through, Root: f.s.root})
 		}
 	}
-	return nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // parseEntries parses raw entries for the folds (parseForFold), on all
@@ -469,9 +495,10 @@ func markBroken(tx *bolt.Tx, name string, seq uint64, version string, cause erro
 // projections' buckets and brings each up to the head: folded from the
 // start when missing, of another version, or broken; caught up when
 // behind. Buckets of projections no longer given are left as they are.
-func (l *Ledger) prepareProjections(head uint64) error {
+// It returns the states of the projections the file holds.
+func (l *Ledger) prepareProjections(head uint64) ([]ProjectionState, error) {
 	if len(l.opts.Projections) == 0 {
-		return nil
+		return nil, nil
 	}
 	var stale []Projection
 	err := l.db.Update(func(tx *bolt.Tx) error {
@@ -493,10 +520,13 @@ func (l *Ledger) prepareProjections(head uint64) error {
 		}
 		return nil
 	})
-	if err != nil || len(stale) == 0 {
-		return err
+	if err == nil && len(stale) > 0 {
+		err = l.foldProjections(stale, head, nil)
 	}
-	return l.foldProjections(stale, head, nil)
+	if err != nil {
+		return nil, err
+	}
+	return l.Projections()
 }
 
 // resetProjection empties a projection's bucket and state.
@@ -549,6 +579,11 @@ func (l *Ledger) foldProjections(ps []Projection, head uint64, check func(cp *En
 	go func() {
 		defer close(chunks)
 		for seq := from; seq <= head; seq = min(head, seq+foldBatch-1) + 1 {
+			select {
+			case <-stop:
+				return // the fold failed: read no further
+			default:
+			}
 			entries, err := l.readForFold(seq, min(head, seq+foldBatch-1))
 			select {
 			case chunks <- chunk{entries, err}:
@@ -606,7 +641,7 @@ func (l *Ledger) readForFold(from, to uint64) ([]Entry, error) {
 		arena := make([]byte, 0, size)
 		for i, v := range raws {
 			arena = append(arena, v...)
-			raws[i] = arena[len(arena)-len(v):]
+			raws[i] = arena[len(arena)-len(v) : len(arena) : len(arena)] // an append to one cannot overwrite the next
 		}
 		return nil
 	})
@@ -640,22 +675,30 @@ type ProjectionState struct {
 func (l *Ledger) Projections() ([]ProjectionState, error) {
 	var out []ProjectionState
 	err := l.view(func(tx *bolt.Tx) error {
-		st := tx.Bucket(bucketProjState)
-		if st == nil {
-			return nil
-		}
-		return st.ForEach(func(k, v []byte) error {
-			s, ok := decodeProjState(v)
-			if !ok {
-				return nil
-			}
-			ps := ProjectionState{Name: string(k), Version: s.version, Through: s.through, Root: s.root}
-			if s.broken {
-				ps.Version, ps.Broken, _ = strings.Cut(s.version, "\x00") // version NUL reason
-			}
-			out = append(out, ps)
-			return nil
-		})
+		out = projectionStates(tx)
+		return nil
 	})
 	return out, err
+}
+
+// projectionStates returns what p._state records, in name order.
+func projectionStates(tx *bolt.Tx) []ProjectionState {
+	st := tx.Bucket(bucketProjState)
+	if st == nil {
+		return nil
+	}
+	var out []ProjectionState
+	st.ForEach(func(k, v []byte) error {
+		s, ok := decodeProjState(v)
+		if !ok {
+			return nil
+		}
+		ps := ProjectionState{Name: string(k), Version: s.version, Through: s.through, Root: s.root}
+		if s.broken {
+			ps.Version, ps.Broken, _ = strings.Cut(s.version, "\x00") // version NUL reason
+		}
+		out = append(out, ps)
+		return nil
+	})
+	return out
 }

@@ -94,8 +94,10 @@ type CheckpointRoot struct {
 // ledger.checkpoint entry, so that a rebuild can prove it folds to the
 // same state. What is queued commits first and no entry comes between
 // that state and the checkpoint: each root is through the entry just
-// before it, where a rebuild compares it as it passes. The ledger must be
-// open for writing.
+// before it, where a rebuild compares it as it passes (unless appends
+// never pause: see appendAtHead). It waits for a rebuild under way, and
+// ctx is checked only before it starts. The ledger must be open for
+// writing.
 func (l *Ledger) Checkpoint(ctx context.Context, d Durability) (Appended, error) {
 	if l.readOnly {
 		return Appended{}, ErrReadOnly
@@ -107,11 +109,7 @@ func (l *Ledger) Checkpoint(ctx context.Context, d Durability) (Appended, error)
 	for _, p := range l.opts.Projections {
 		in[p.Name()] = true
 	}
-	return l.w.appendAtHead(d, func() (Record, error) {
-		states, err := l.Projections()
-		if err != nil {
-			return Record{}, err
-		}
+	return l.w.appendAtHead(d, func(states []ProjectionState) (Record, error) {
 		var c CheckpointPayload
 		for _, s := range states {
 			if in[s.Name] && s.Broken == "" {
@@ -210,5 +208,8 @@ func (l *Ledger) RebuildProjections() (*RebuildReport, error) {
 		return nil, err
 	}
 	rep.Projections, err = l.Projections()
+	if err == nil {
+		l.w.states = rep.Projections // cmu is held
+	}
 	return rep, err
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/opx-dev/opx/ledger"
 )
@@ -459,5 +460,88 @@ func TestElements(t *testing.T) {
 		if strings.Join(got, "|") != tc.want || ok != tc.ok {
 			t.Errorf("Elements(%s) = %q %v, want %q %v", tc.in, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// checkpointLedger has a 4 MiB entry queued and not committed, so the
+// commit that writes it must grow the memory map, which bbolt does only
+// once no read transaction is open.
+func checkpointLedger(t *testing.T) *ledger.Ledger {
+	t.Helper()
+	l, err := ledger.Create(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{NoSync: true, FlushInterval: time.Hour, MaxBatch: 1 << 20,
+		Projections: []ledger.Projection{&countByType{version: "1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	if _, err := l.Append(context.Background(), ledger.Async, ledger.Record{Type: "ledger.note", Data: map[string]any{"big": strings.Repeat("x", 4<<20)}}); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestCheckpoint_AppendsGoOnBehindALongRead: while a read transaction is
+// open (a slow client streaming the ledger), a checkpoint of queued
+// entries neither waits for it nor stops Async appends.
+func TestCheckpoint_AppendsGoOnBehindALongRead(t *testing.T) {
+	l := checkpointLedger(t)
+	inTx, release := make(chan struct{}), make(chan struct{})
+	go l.RangeRaw(0, 0, func(uint64, []byte) error { close(inTx); <-release; return nil })
+	<-inTx
+	defer close(release)
+	done := make(chan error, 1)
+	go func() {
+		if _, err := l.Checkpoint(context.Background(), ledger.Async); err != nil {
+			done <- err
+			return
+		}
+		_, err := l.Append(context.Background(), ledger.Async, ledger.Record{Type: "ledger.note", Data: map[string]any{"x": 1}})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a checkpoint and an Async append waited for a read transaction")
+	}
+}
+
+// TestCheckpoint_NoDeadlockWithAppendInsideARead: a reader that appends
+// inside its read transaction while a checkpoint is taken (and the commit
+// after it must remap) finishes.
+func TestCheckpoint_NoDeadlockWithAppendInsideARead(t *testing.T) {
+	l := checkpointLedger(t)
+	ctx := context.Background()
+	started := make(chan struct{})
+	readerDone := make(chan error, 1)
+	go func() {
+		readerDone <- l.RangeRaw(0, 0, func(uint64, []byte) error {
+			<-started
+			time.Sleep(100 * time.Millisecond) // the checkpoint's Sync commit is waiting to remap
+			_, err := l.Append(ctx, ledger.Async, ledger.Record{Type: "ledger.note", Data: map[string]any{"x": 1}})
+			return err
+		})
+	}()
+	cpDone := make(chan error, 1)
+	go func() {
+		close(started)
+		_, err := l.Checkpoint(ctx, ledger.Sync)
+		cpDone <- err
+	}()
+	for _, ch := range []chan error{readerDone, cpDone} {
+		select {
+		case err := <-ch:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("deadlock: an append inside a read transaction and a checkpoint")
+		}
+	}
+	rep, err := l.RebuildProjections()
+	if err != nil || rep.Checked != 1 || rep.Unchecked != 0 || len(rep.Mismatches) != 0 {
+		t.Fatalf("rebuild: %+v %v", rep, err)
 	}
 }

@@ -44,6 +44,9 @@ func (l *Ledger) PruneBlobsKeeping(ctx context.Context, rec Record, keepFrom uin
 		return Appended{}, err
 	}
 	a := app[0]
+	// Every write transaction runs under cmu (see appendAtHead).
+	l.w.cmu.Lock()
+	defer l.w.cmu.Unlock()
 	err = l.db.Update(func(tx *bolt.Tx) error {
 		keep := map[Hash]bool{}
 		c := tx.Bucket(bucketEntries).Cursor()

@@ -85,14 +85,17 @@ type writer struct {
 	// goroutine or by a Sync appender that found it idle, so batches
 	// commit one at a time in the order they were filled.
 	cmu sync.Mutex
+	// states are the projections' states as of the last commit (guarded
+	// by cmu), for checkpoints.
+	states []ProjectionState
 
 	kick chan struct{} // capacity 1: "cur has something"
 	quit chan struct{}
 	wg   sync.WaitGroup
 }
 
-func newWriter(l *Ledger, seq uint64, prev Hash) *writer {
-	w := &writer{l: l, seq: seq, prev: prev, kick: make(chan struct{}, 1), quit: make(chan struct{})}
+func newWriter(l *Ledger, seq uint64, prev Hash, states []ProjectionState) *writer {
+	w := &writer{l: l, seq: seq, prev: prev, states: states, kick: make(chan struct{}, 1), quit: make(chan struct{})}
 	w.wg.Add(1)
 	go w.loop()
 	return w
@@ -214,23 +217,36 @@ func (w *writer) enqueueLocked(d Durability, recs []Record, datas [][]byte, blob
 	return b, out, nil
 }
 
-// appendAtHead appends the record build returns, built from the
-// committed state with nothing queued: what was queued is committed
-// first, and appends wait meanwhile, so no entry comes between the state
-// build saw and the new entry.
-func (w *writer) appendAtHead(d Durability, build func() (Record, error)) (Appended, error) {
+// appendAtHead appends the record build makes from the projections'
+// states as of the entry before it. No commit runs meanwhile (cmu), and
+// appends wait (w.mu) only while the entries queued since the last commit
+// are folded in memory, in a read transaction, to give those states: no
+// commit and no wait for one happens under w.mu, and no write transaction
+// can be under way (every write runs under cmu), so the read transaction
+// cannot wait for a remap.
+func (w *writer) appendAtHead(d Durability, build func(states []ProjectionState) (Record, error)) (Appended, error) {
 	w.cmu.Lock()
 	defer w.cmu.Unlock()
 	w.mu.Lock()
-	if b := w.cur; b != nil && w.failed == nil {
-		w.cur, w.flying = nil, b
-		w.finishLocked(b, w.commitTx(b))
-	}
 	if w.failed != nil {
 		w.mu.Unlock()
 		return Appended{}, fmt.Errorf("%w: %v", ErrBroken, w.failed)
 	}
-	r, err := build()
+	states := w.states
+	var err error
+	if b := w.cur; b != nil && len(w.l.opts.Projections) > 0 {
+		var entries []Entry
+		if entries, err = parseEntries(b.firstSeq, b.entries); err == nil {
+			err = w.l.view(func(tx *bolt.Tx) error {
+				states = foldedStates(tx, w.l.opts.Projections, entries)
+				return nil
+			})
+		}
+	}
+	var r Record
+	if err == nil {
+		r, err = build(states)
+	}
 	var data []byte
 	if err == nil {
 		if data, err = canonicalData(r.Data); err != nil {
@@ -379,7 +395,8 @@ func (w *writer) commitTx(b *batch) error {
 			return err
 		}
 	}
-	return w.l.db.Update(func(tx *bolt.Tx) error {
+	var states []ProjectionState
+	err := w.l.db.Update(func(tx *bolt.Tx) error {
 		bucket := tx.Bucket(bucketEntries)
 		bucket.FillPercent = 1.0 // keys only ever grow: pack pages full
 		for i, raw := range b.entries {
@@ -402,11 +419,18 @@ func (w *writer) commitTx(b *batch) error {
 				}
 			}
 		}
+		if len(w.l.opts.Projections) > 0 {
+			states = projectionStates(tx)
+		}
 		if n := len(b.entries); n > 0 {
 			return putHead(tx.Bucket(bucketMeta), b.firstSeq+uint64(n-1), Sum(b.entries[n-1]))
 		}
 		return nil
 	})
+	if err == nil && states != nil {
+		w.states = states
+	}
+	return err
 }
 
 // finishLocked ends a batch's commit; w.mu is held. A failed commit

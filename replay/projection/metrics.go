@@ -14,11 +14,11 @@ import (
 //
 //	verdict tier rule decision         shield verdicts
 //	llm model calls|errors|latency_ms|max_latency_ms|input_tokens|output_tokens
-//	tool name calls|failed|duration_ms
+//	tool name calls|failed|duration_ms (failed calls included)
 type Metrics struct{}
 
 func (Metrics) Name() string    { return "metrics" }
-func (Metrics) Version() string { return "1" }
+func (Metrics) Version() string { return "2" }
 
 func (Metrics) Apply(b ledger.Bucket, e *ledger.Entry) error {
 	switch e.Type {
@@ -57,11 +57,15 @@ func (Metrics) Apply(b ledger.Bucket, e *ledger.Entry) error {
 		}
 		return add(b, uint64(max(ledger.RawInt(f[0]), 0)), "tool", tool, "duration_ms")
 	case event.TypeExecFailed:
-		tool := str(e, "tool")
+		f := ledger.Fields(e.Data, "duration_ms", "tool")
+		tool := ledger.RawString(f[1])
 		if err := add(b, 1, "tool", tool, "calls"); err != nil {
 			return err
 		}
-		return add(b, 1, "tool", tool, "failed")
+		if err := add(b, 1, "tool", tool, "failed"); err != nil {
+			return err
+		}
+		return add(b, uint64(max(ledger.RawInt(f[0]), 0)), "tool", tool, "duration_ms")
 	}
 	return nil
 }
