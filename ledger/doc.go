@@ -50,8 +50,9 @@
 // p.<name> buckets in the transaction that appends it; p._state records
 // how far each is folded, its version and its state root (a digest of the
 // bucket kept as it changes). Checkpoint appends a ledger.checkpoint entry
-// holding the roots, taken through the entry just before it (what was
-// queued commits first and nothing comes between). RebuildProjections
+// holding the roots, taken through the entry just before it (the last
+// commit's, with what is queued since folded in memory; nothing comes
+// between). RebuildProjections
 // drops the buckets and folds every entry again in one pass, reading the
 // next batch while one folds, and compares the roots at each checkpoint:
 // the buckets come out byte-identical, and a fold that differs from the

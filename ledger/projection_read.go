@@ -92,12 +92,11 @@ type CheckpointRoot struct {
 
 // Checkpoint records the state roots of the ledger's projections in a
 // ledger.checkpoint entry, so that a rebuild can prove it folds to the
-// same state. What is queued commits first and no entry comes between
-// that state and the checkpoint: each root is through the entry just
-// before it, where a rebuild compares it as it passes (unless appends
-// never pause: see appendAtHead). It waits for a rebuild under way, and
-// ctx is checked only before it starts. The ledger must be open for
-// writing.
+// same state. Each root is through the entry just before the checkpoint
+// (the last commit's, with what is queued since folded in memory: see
+// appendAtHead), where a rebuild compares it as it passes. It waits for a
+// commit or rebuild under way, and ctx is checked only before it starts.
+// The ledger must be open for writing.
 func (l *Ledger) Checkpoint(ctx context.Context, d Durability) (Appended, error) {
 	if l.readOnly {
 		return Appended{}, ErrReadOnly
