@@ -35,17 +35,19 @@ func (e *Engine) load() error {
 	if err != nil {
 		return err
 	}
-	var lastStart, lastSeq uint64
-	running := false
-	err = l.RangeRaw(0, h.Seq, func(seq uint64, raw []byte) error {
-		lastSeq = seq
+	// From the head back to the last engine.started or engine.stopped:
+	// after a clean stop that is the last entry or close to it.
+	var lastStart uint64
+	lastSeq, running := h.Seq, false
+	err = l.Backward(func(seq uint64, raw []byte) (bool, error) {
 		switch {
-		case bytes.Contains(raw, []byte(`"type":"`+event.TypeEngineStarted+`"`)):
+		case bytes.HasSuffix(raw, []byte(`"type":"`+event.TypeEngineStopped+`"}`)):
+			return false, nil
+		case bytes.HasSuffix(raw, []byte(`"type":"`+event.TypeEngineStarted+`"}`)):
 			lastStart, running = seq, true
-		case bytes.Contains(raw, []byte(`"type":"`+event.TypeEngineStopped+`"`)):
-			running = false
+			return false, nil
 		}
-		return nil
+		return true, nil
 	})
 	if err != nil {
 		return fmt.Errorf("load: %w", err)

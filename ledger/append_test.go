@@ -134,6 +134,19 @@ func TestLedger_Read_Bounds(t *testing.T) {
 			t.Errorf("Tail(%d) = %s, %v; want %s", n, seqs(got), err, w)
 		}
 	}
+	for stopAt, w := range map[uint64]string{7: "9,8,7", 0: "9,8,7,6,5,4,3,2,1,0", 100: "9,8,7,6,5,4,3,2,1,0"} {
+		var got []string
+		err := l.Backward(func(seq uint64, b []byte) (bool, error) {
+			if e, _ := l.Get(seq); string(e.Raw) != string(b) {
+				t.Errorf("Backward %d bytes differ from Get", seq)
+			}
+			got = append(got, fmt.Sprint(seq))
+			return seq != stopAt, nil
+		})
+		if err != nil || strings.Join(got, ",") != w {
+			t.Errorf("Backward to %d = %v, %v; want %s", stopAt, got, err, w)
+		}
+	}
 	rng := func(from, to uint64) string {
 		var got []ledger.Entry
 		if err := l.Range(from, to, func(e ledger.Entry) error { got = append(got, e); return nil }); err != nil {

@@ -67,6 +67,25 @@ func (l *Ledger) RangeRaw(from, to uint64, fn func(seq uint64, raw []byte) error
 	return err
 }
 
+// Backward calls fn with the stored bytes of each committed entry from the
+// head down, until fn returns false or an error (returned as is). raw is
+// only valid during the call.
+func (l *Ledger) Backward(fn func(seq uint64, raw []byte) (bool, error)) error {
+	return l.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketEntries).Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			if len(k) != 8 {
+				return fmt.Errorf("entry key %x: %w", k, ErrNotLedger)
+			}
+			more, err := fn(binary.BigEndian.Uint64(k), v)
+			if err != nil || !more {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // Tail returns up to n of the last committed entries, oldest first.
 func (l *Ledger) Tail(n int) ([]Entry, error) {
 	var out []Entry
