@@ -30,8 +30,9 @@ type Projection interface {
 	// Version changes whenever Apply changes what it writes: a stored
 	// projection of another version is rebuilt on open.
 	Version() string
-	// Apply folds one entry, reading and writing by key (no cursors:
-	// folds may run concurrently). An error marks the projection broken
+	// Apply folds one entry, reading and writing by key (folds run
+	// concurrently and ahead of commits: asking for a cursor fails the
+	// fold; only readers use cursors). An error marks the projection broken
 	// (its bucket is emptied and reads fail with ErrProjectionBroken
 	// until a rebuild); it never fails the append.
 	Apply(b Bucket, e *Entry) error
@@ -176,18 +177,18 @@ func (r *Root) add(d [4]uint64, sign int) {
 }
 
 // trackedBucket is a bolt bucket that keeps its root as it changes. It
-// holds changes in memory until flush (at the end of a batch, or before a
-// cursor reads the bucket): a projection that updates the same counters
-// for every entry then writes each once per batch, and its root is
-// updated once per key.
+// holds changes in memory until the batch ends (prepare, write): a
+// projection that updates the same counters for every entry then writes
+// each once per batch, and its root is updated once per key. It has no
+// cursor: folds run concurrently, and in memory ahead of a commit
+// (foldedStates), where a cursor would need the pending writes made.
+// Asking for one marks the bucket misused (the fold fails, so the
+// projection is broken however it is folded) and returns an empty cursor.
 type trackedBucket struct {
-	b     *bolt.Bucket
-	root  *Root
-	dirty map[string][]byte // pending value, or nil for a delete
-	// noCursor is set while folds run concurrently: a cursor would need a
-	// flush, a write to the shared transaction. Asking for one marks the
-	// bucket misused (the fold fails) and returns an empty cursor.
-	noCursor, misused bool
+	b       *bolt.Bucket
+	root    *Root
+	dirty   map[string][]byte // pending value, or nil for a delete
+	misused bool
 }
 
 func newTracked(b *bolt.Bucket, root *Root) *trackedBucket {
@@ -212,14 +213,8 @@ func (t *trackedBucket) Delete(key []byte) error {
 }
 
 func (t *trackedBucket) Cursor() Cursor {
-	if t.noCursor {
-		t.misused = true
-		return errCursor{}
-	}
-	if err := t.flush(); err != nil {
-		return errCursor{}
-	}
-	return t.b.Cursor()
+	t.misused = true
+	return errCursor{}
 }
 
 // pairOp is one pending change, ready to write.
@@ -277,11 +272,7 @@ func (t *trackedBucket) write(ops []pairOp) error {
 	return nil
 }
 
-// flush writes the pending changes and updates the root.
-func (t *trackedBucket) flush() error { return t.write(t.prepare()) }
-
-// errCursor is an empty cursor, for a bucket that could not be flushed
-// (the transaction has failed; the commit reports it).
+// errCursor is the empty cursor of a misused trackedBucket.
 type errCursor struct{}
 
 func (errCursor) First() ([]byte, []byte)      { return nil, nil }
@@ -332,7 +323,7 @@ func applyProjections(tx *bolt.Tx, ps []Projection, entries []Entry) error {
 	if len(ps) == 0 || len(entries) == 0 {
 		return nil
 	}
-	folds, behind := runFolds(tx, ps, entries, false)
+	folds, behind := runFolds(tx, ps, entries)
 	for _, f := range behind {
 		// Cannot happen once opened: never fold with a gap.
 		if err := markBroken(tx, f.p.Name(), entries[0].Seq, f.p.Version(), fmt.Errorf("behind: next entry %d", f.next)); err != nil {
@@ -373,9 +364,11 @@ type fold struct {
 // reading tx but not writing it: each fold's writes are prepared (ops)
 // and its state (through, root) updated in memory. Projections whose
 // state is behind the first entry are returned apart, unfolded. The
-// projections fold concurrently for a large batch (dry folds always do:
-// a cursor would need a write).
-func runFolds(tx *bolt.Tx, ps []Projection, entries []Entry, dry bool) (folds, behind []*fold) {
+// projections fold concurrently for a large batch.
+func runFolds(tx *bolt.Tx, ps []Projection, entries []Entry) (folds, behind []*fold) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
 	st := tx.Bucket(bucketProjState)
 	for _, p := range ps {
 		s, ok := decodeProjState(st.Get([]byte(p.Name())))
@@ -391,7 +384,6 @@ func runFolds(tx *bolt.Tx, ps []Projection, entries []Entry, dry bool) (folds, b
 			continue
 		}
 		f.tb = newTracked(tx.Bucket(projBucketName(p.Name())), &f.s.root)
-		f.tb.noCursor = dry
 		folds = append(folds, f)
 	}
 	run := func(f *fold) {
@@ -414,7 +406,6 @@ func runFolds(tx *bolt.Tx, ps []Projection, entries []Entry, dry bool) (folds, b
 	if len(entries) >= parallelFold && len(folds) > 1 {
 		var wg sync.WaitGroup
 		for _, f := range folds {
-			f.tb.noCursor = true
 			wg.Add(1)
 			go func() { defer wg.Done(); run(f) }()
 		}
@@ -432,7 +423,7 @@ func runFolds(tx *bolt.Tx, ps []Projection, entries []Entry, dry bool) (folds, b
 // memory over tx, a read transaction. A fold that fails, or a projection
 // broken or behind, is left out.
 func foldedStates(tx *bolt.Tx, ps []Projection, entries []Entry) []ProjectionState {
-	folds, _ := runFolds(tx, ps, entries, true)
+	folds, _ := runFolds(tx, ps, entries)
 	var out []ProjectionState
 	for _, f := range folds {
 		if f.failed == nil {

@@ -184,6 +184,13 @@ func (l *Ledger) RebuildProjections() (*RebuildReport, error) {
 	}); err != nil {
 		return nil, err
 	}
+	// Whatever happens now, checkpoints must see what the file holds.
+	defer func() {
+		l.w.states = nil // Checkpoint refuses rather than record roots the file lost
+		if states, err := l.Projections(); err == nil {
+			l.w.states = states
+		}
+	}()
 	rep := &RebuildReport{Entries: head.Seq + 1}
 	err = l.foldProjections(ps, head.Seq, func(cp *Entry, roots map[string]Root) {
 		var c CheckpointPayload
@@ -207,8 +214,5 @@ func (l *Ledger) RebuildProjections() (*RebuildReport, error) {
 		return nil, err
 	}
 	rep.Projections, err = l.Projections()
-	if err == nil {
-		l.w.states = rep.Projections // cmu is held
-	}
 	return rep, err
 }

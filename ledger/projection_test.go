@@ -545,3 +545,51 @@ func TestCheckpoint_NoDeadlockWithAppendInsideARead(t *testing.T) {
 		t.Fatalf("rebuild: %+v %v", rep, err)
 	}
 }
+
+// TestCheckpoint_AfterBlobsOnly: a checkpoint while the queue holds only
+// blobs (the chronicle stores snapshot content ahead of its entry).
+func TestCheckpoint_AfterBlobsOnly(t *testing.T) {
+	p := &countByType{version: "1"}
+	l, err := ledger.Create(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{Projections: []ledger.Projection{p}, FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+	appendSome(t, l, 10, "a")
+	if _, err := l.PutBlobs(ctx, ledger.Async, []byte("content")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Checkpoint(ctx, ledger.Sync); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := l.RebuildProjections()
+	if err != nil || rep.Checked != 1 || len(rep.Mismatches) != 0 {
+		t.Fatalf("rebuild: %+v %v", rep, err)
+	}
+}
+
+// cursorUser asks for a cursor: a fold may not, whatever the batch.
+type cursorUser struct{}
+
+func (cursorUser) Name() string    { return "cursor" }
+func (cursorUser) Version() string { return "1" }
+func (cursorUser) Apply(b ledger.Bucket, e *ledger.Entry) error {
+	if k, _ := b.Cursor().First(); k == nil {
+		return b.Put([]byte("first"), []byte(fmt.Sprint(e.Seq)))
+	}
+	return nil
+}
+
+func TestProjection_CursorFailsTheFold(t *testing.T) {
+	l, err := ledger.Create(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{Projections: []ledger.Projection{cursorUser{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	appendSome(t, l, 3, "a") // small commits, folded one projection at a time
+	st, _ := l.Projections()
+	if len(st) != 1 || !strings.Contains(st[0].Broken, "cursor") {
+		t.Errorf("state %+v", st)
+	}
+}

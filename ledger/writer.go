@@ -234,7 +234,7 @@ func (w *writer) appendAtHead(d Durability, build func(states []ProjectionState)
 	}
 	states := w.states
 	var err error
-	if b := w.cur; b != nil && len(w.l.opts.Projections) > 0 {
+	if b := w.cur; b != nil && len(b.entries) > 0 && len(w.l.opts.Projections) > 0 { // a batch may hold only blobs
 		var entries []Entry
 		if entries, err = parseEntries(b.firstSeq, b.entries); err == nil {
 			err = w.l.view(func(tx *bolt.Tx) error {
