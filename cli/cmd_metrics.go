@@ -18,7 +18,8 @@ func metricsCommand() *cli.Command {
 		UsageText: "opx metrics [--json]",
 		Description: "Counts over the whole ledger, from the metrics projection of the file (folded from the entries when\n" +
 			"the file was written without it), or folded from the running engine's ledger service while an engine\n" +
-			"holds the file. Per-session figures are in `opx replay SESSION` and `opx report`.\n\n" +
+			"holds the file. An escalation's tier is the tier it asks (2: the model evaluator, 3: a human).\n" +
+			"Per-session figures are in `opx replay SESSION` and `opx report`.\n\n" +
 			exitCodesHelp("integrity failure found: an entry does not parse"),
 		HideHelpCommand: true,
 		Flags:           append(locationFlags(), jsonFlag()),

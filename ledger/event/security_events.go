@@ -52,7 +52,11 @@ type ShieldVerdict struct {
 	SubAgentID string `json:"subagent_id,omitempty"`
 	CallID     string `json:"call_id"`
 	Decision   string `json:"decision"`
-	Tier       int    `json:"tier"` // 0 policy, 1 heuristics, 2 LLM evaluator, 3 human; -1 hard-coded protection
+	// Tier is the tier that decided: 0 policy, 1 heuristics, 2 LLM
+	// evaluator, 3 human; -1 hard-coded protection. An escalation names
+	// the tier it asks instead (2 or 3): a policy rule that wants a human
+	// records escalate with tier 3.
+	Tier       int    `json:"tier"`
 	Rule       string `json:"rule"`
 	Reason     string `json:"reason"`
 	ActionHash string `json:"action_hash"`
