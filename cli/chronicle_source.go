@@ -97,6 +97,20 @@ func (r *review) readProjection(p ledger.Projection, fn func(ledger.Bucket) erro
 	return fn(m)
 }
 
+// readReviewProjection opens c's ledger for reading (openReviewSource)
+// and calls fn with its projection p.
+func readReviewProjection(c *cli.Context, p ledger.Projection, fn func(ledger.Bucket) error) error {
+	r, err := openReviewSource(c)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := r.readProjection(p, fn); err != nil {
+		return fmt.Errorf("read %s from %s: %w", p.Name(), r.path, err)
+	}
+	return nil
+}
+
 // engineSource reads the ledger through a running engine. Entries and
 // blobs are hash-checked here too: the engine is trusted, the wire and
 // this client's copy are checked anyway.

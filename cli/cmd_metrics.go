@@ -123,18 +123,13 @@ func runMetrics(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	r, err := openReviewSource(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	var out metricsJSON
-	err = r.readProjection(projection.Metrics{}, func(b ledger.Bucket) error {
+	err := readReviewProjection(c, projection.Metrics{}, func(b ledger.Bucket) error {
 		out = collectMetrics(projection.ReadMetrics(b))
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("read metrics from %s: %w", r.path, err)
+		return err
 	}
 	if c.Bool("json") {
 		return writeJSON(c, out)

@@ -121,32 +121,26 @@ func buildTimeline(c *cli.Context, ss *sessionSource, session string) (*replay.T
 	return t, err
 }
 
-// sessionSource is a ledger opened for session review: the file itself
-// (offline), or the running engine's LedgerService when the engine holds
-// it. Unlike openChronicleReview it folds nothing, so a ledger whose
-// entries do not parse can still be verified and reported on.
+// sessionSource is a ledger opened for session review (openReviewSource:
+// the file, or the running engine's LedgerService when the engine holds
+// it) with its id and a strict verification. Unlike openChronicleReview
+// it folds nothing, so a ledger whose entries do not parse can still be
+// verified and reported on.
 type sessionSource struct {
-	src    replay.Source
+	*review
 	id     string // ledger id
-	path   string
-	live   bool
 	verify func() (*ledger.Report, error)
-	close  func() error
 }
-
-func (s *sessionSource) Close() error { return s.close() }
 
 // openSessionSource opens c's ledger; an explicit --ledger is always read
 // offline. Verification is strict and shows a progress bar on a terminal.
 func openSessionSource(c *cli.Context) (*sessionSource, error) {
-	path, err := ledgerPath(c)
+	r, err := openReviewSource(c)
 	if err != nil {
 		return nil, err
 	}
-	l, err := openReview(c)
-	switch {
-	case err == nil:
-		return &sessionSource{src: l, id: l.ID(), path: path, close: l.Close, verify: func() (*ledger.Report, error) {
+	if l := r.file; l != nil {
+		return &sessionSource{review: r, id: l.ID(), verify: func() (*ledger.Report, error) {
 			bar := newProgress(c, "verify")
 			opts := event.StrictOptions()
 			opts.Progress = bar.update
@@ -154,34 +148,24 @@ func openSessionSource(c *cli.Context) (*sessionSource, error) {
 			bar.finish()
 			return rep, err
 		}}, nil
-	case errors.Is(err, ledger.ErrLocked):
-		if _, explicit := flagGiven(c, "ledger"); explicit {
-			return nil, err
-		}
-		ec, derr := dialEngine(c)
-		if derr != nil {
-			return nil, err // the file is locked and no engine answers: say so
-		}
-		head, herr := ec.ledger.Head(ec.ctx, &opxv1.HeadRequest{})
-		if herr != nil {
-			ec.Close()
-			return nil, fmt.Errorf("ask the engine for the ledger head: %w", herr)
-		}
-		return &sessionSource{src: &engineSource{ec: ec}, id: head.LedgerId, path: path, live: true, close: ec.Close,
-			verify: func() (*ledger.Report, error) {
-				resp, err := ec.ledger.Verify(ec.ctx, &opxv1.VerifyRequest{Strict: true})
-				if err != nil {
-					return nil, fmt.Errorf("verify through the engine: %w", err)
-				}
-				var rep ledger.Report
-				if err := json.Unmarshal(resp.ReportJson, &rep); err != nil {
-					return nil, fmt.Errorf("verify through the engine: report: %w", err)
-				}
-				return &rep, nil
-			}}, nil
-	default:
-		return nil, err
 	}
+	ec := r.src.(*engineSource).ec
+	head, err := ec.ledger.Head(ec.ctx, &opxv1.HeadRequest{})
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("ask the engine for the ledger head: %w", err)
+	}
+	return &sessionSource{review: r, id: head.LedgerId, verify: func() (*ledger.Report, error) {
+		resp, err := ec.ledger.Verify(ec.ctx, &opxv1.VerifyRequest{Strict: true})
+		if err != nil {
+			return nil, fmt.Errorf("verify through the engine: %w", err)
+		}
+		var rep ledger.Report
+		if err := json.Unmarshal(resp.ReportJson, &rep); err != nil {
+			return nil, fmt.Errorf("verify through the engine: report: %w", err)
+		}
+		return &rep, nil
+	}}, nil
 }
 
 // printTimeline prints a timeline for people: a header, the turns as

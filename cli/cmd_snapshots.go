@@ -75,21 +75,16 @@ func runSnapshots(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	r, err := openReviewSource(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	session, path := c.String("session"), c.String("path")
 	list := []snapshotSummary{}
-	err = r.readProjection(projection.Snapshots{}, func(b ledger.Bucket) error {
+	err := readReviewProjection(c, projection.Snapshots{}, func(b ledger.Bucket) error {
 		for _, s := range projection.ReadSnapshots(b, session, path) {
 			list = append(list, summariseInfo(s))
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("read snapshots from %s: %w", r.path, err)
+		return err
 	}
 	if c.Bool("json") {
 		return writeJSON(c, struct {

@@ -10,39 +10,13 @@ import (
 // payloads would cost rebuilds several times over. ok is false when data
 // is not an object or has no such member.
 func Field(data []byte, name string) (raw []byte, ok bool) {
-	s := &scanner{b: data}
-	s.space()
-	if !s.eat('{') {
-		return nil, false
-	}
-	s.space()
-	if s.eat('}') {
-		return nil, false
-	}
-	for {
-		s.space()
-		k, err := s.keyBytes()
-		if err != nil {
-			return nil, false
-		}
-		s.space()
-		if !s.eat(':') {
-			return nil, false
-		}
-		s.space()
-		start := s.pos
-		if err := s.skipValue(0); err != nil {
-			return nil, false
-		}
+	members(data, func(k, v []byte) bool {
 		if string(k) == name {
-			return data[start:s.pos], true
+			raw, ok = v, true
 		}
-		s.space()
-		if s.eat(',') {
-			continue
-		}
-		return nil, false
-	}
+		return !ok
+	})
+	return raw, ok
 }
 
 // Fields returns the raw JSON text of several top-level members in one
@@ -51,43 +25,55 @@ func Field(data []byte, name string) (raw []byte, ok bool) {
 func Fields(data []byte, names ...string) [][]byte {
 	out := make([][]byte, len(names))
 	left := len(names)
-	s := &scanner{b: data}
-	s.space()
-	if !s.eat('{') {
-		return out
-	}
-	s.space()
-	if s.eat('}') {
-		return out
-	}
-	for left > 0 {
-		s.space()
-		k, err := s.keyBytes()
-		if err != nil {
-			return out
-		}
-		s.space()
-		if !s.eat(':') {
-			return out
-		}
-		s.space()
-		start := s.pos
-		if err := s.skipValue(0); err != nil {
-			return out
-		}
+	members(data, func(k, v []byte) bool {
 		for i, n := range names {
 			if out[i] == nil && string(k) == n {
-				out[i] = data[start:s.pos]
+				out[i] = v
 				left--
 				break
 			}
 		}
+		return left > 0
+	})
+	return out
+}
+
+// members calls fn with each top-level member's key (undecoded when it
+// has no escapes) and raw value, in order, until fn returns false or the
+// object ends or is malformed.
+func members(data []byte, fn func(key, raw []byte) bool) {
+	s := &scanner{b: data}
+	s.space()
+	if !s.eat('{') {
+		return
+	}
+	s.space()
+	if s.eat('}') {
+		return
+	}
+	for {
+		s.space()
+		k, err := s.keyBytes()
+		if err != nil {
+			return
+		}
+		s.space()
+		if !s.eat(':') {
+			return
+		}
+		s.space()
+		start := s.pos
+		if err := s.skipValue(0); err != nil {
+			return
+		}
+		if !fn(k, data[start:s.pos]) {
+			return
+		}
 		s.space()
 		if !s.eat(',') {
-			return out
+			return
 		}
 	}
-	return out
 }
 
 // RawString unescapes a raw JSON string (as Field returns it); "" when it

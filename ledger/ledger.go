@@ -191,13 +191,12 @@ func Create(path string, opts Options) (*Ledger, error) {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
 	l := &Ledger{db: db, path: path, id: id, opts: opts}
-	states, err := l.prepareProjections(0)
-	if err != nil {
+	if err := l.prepareProjections(0); err != nil {
 		db.Close()
 		os.Remove(path)
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	l.w = newWriter(l, 0, Sum(raw), states)
+	l.w = newWriter(l, 0, Sum(raw))
 	return l, nil
 }
 
@@ -285,11 +284,10 @@ func open(path string, readOnly bool, opts Options) (l *Ledger, err error) {
 	if last == nil || Sum(last) != head.Hash {
 		return nil, fmt.Errorf("open %s: %w (meta head_hash %s)", path, ErrInconsistent, head.Hash)
 	}
-	states, err := l.prepareProjections(head.Seq)
-	if err != nil {
+	if err := l.prepareProjections(head.Seq); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	l.w = newWriter(l, head.Seq, head.Hash, states)
+	l.w = newWriter(l, head.Seq, head.Hash)
 	return l, nil
 }
 

@@ -486,10 +486,9 @@ func markBroken(tx *bolt.Tx, name string, seq uint64, version string, cause erro
 // projections' buckets and brings each up to the head: folded from the
 // start when missing, of another version, or broken; caught up when
 // behind. Buckets of projections no longer given are left as they are.
-// It returns the states of the projections the file holds.
-func (l *Ledger) prepareProjections(head uint64) ([]ProjectionState, error) {
+func (l *Ledger) prepareProjections(head uint64) error {
 	if len(l.opts.Projections) == 0 {
-		return nil, nil
+		return nil
 	}
 	var stale []Projection
 	err := l.db.Update(func(tx *bolt.Tx) error {
@@ -511,13 +510,10 @@ func (l *Ledger) prepareProjections(head uint64) ([]ProjectionState, error) {
 		}
 		return nil
 	})
-	if err == nil && len(stale) > 0 {
-		err = l.foldProjections(stale, head, nil)
+	if err != nil || len(stale) == 0 {
+		return err
 	}
-	if err != nil {
-		return nil, err
-	}
-	return l.Projections()
+	return l.foldProjections(stale, head, nil)
 }
 
 // resetProjection empties a projection's bucket and state.

@@ -93,7 +93,7 @@ type CheckpointRoot struct {
 // Checkpoint records the state roots of the ledger's projections in a
 // ledger.checkpoint entry, so that a rebuild can prove it folds to the
 // same state. Each root is through the entry just before the checkpoint
-// (the last commit's, with what is queued since folded in memory: see
+// (the file's, with what is queued since folded in memory: see
 // appendAtHead), where a rebuild compares it as it passes. It waits for a
 // commit or rebuild under way, and ctx is checked only before it starts.
 // The ledger must be open for writing.
@@ -184,13 +184,6 @@ func (l *Ledger) RebuildProjections() (*RebuildReport, error) {
 	}); err != nil {
 		return nil, err
 	}
-	// Whatever happens now, checkpoints must see what the file holds.
-	defer func() {
-		l.w.states = nil // Checkpoint refuses rather than record roots the file lost
-		if states, err := l.Projections(); err == nil {
-			l.w.states = states
-		}
-	}()
 	rep := &RebuildReport{Entries: head.Seq + 1}
 	err = l.foldProjections(ps, head.Seq, func(cp *Entry, roots map[string]Root) {
 		var c CheckpointPayload

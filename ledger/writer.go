@@ -83,19 +83,17 @@ type writer struct {
 
 	// cmu is held while a batch is taken and committed, by the committer
 	// goroutine or by a Sync appender that found it idle, so batches
-	// commit one at a time in the order they were filled.
+	// commit one at a time in the order they were filled. Every write
+	// transaction runs under it.
 	cmu sync.Mutex
-	// states are the projections' states as of the last commit (guarded
-	// by cmu), for checkpoints.
-	states []ProjectionState
 
 	kick chan struct{} // capacity 1: "cur has something"
 	quit chan struct{}
 	wg   sync.WaitGroup
 }
 
-func newWriter(l *Ledger, seq uint64, prev Hash, states []ProjectionState) *writer {
-	w := &writer{l: l, seq: seq, prev: prev, states: states, kick: make(chan struct{}, 1), quit: make(chan struct{})}
+func newWriter(l *Ledger, seq uint64, prev Hash) *writer {
+	w := &writer{l: l, seq: seq, prev: prev, kick: make(chan struct{}, 1), quit: make(chan struct{})}
 	w.wg.Add(1)
 	go w.loop()
 	return w
@@ -219,8 +217,8 @@ func (w *writer) enqueueLocked(d Durability, recs []Record, datas [][]byte, blob
 
 // appendAtHead appends the record build makes from the projections'
 // states as of the entry before it. No commit runs meanwhile (cmu), and
-// appends wait (w.mu) only while the entries queued since the last commit
-// are folded in memory, in a read transaction, to give those states: no
+// appends wait (w.mu) only while those states are read, with the entries
+// queued since the last commit folded in memory, in a read transaction: no
 // commit and no wait for one happens under w.mu, and no write transaction
 // can be under way (every write runs under cmu), so the read transaction
 // cannot wait for a remap.
@@ -232,16 +230,21 @@ func (w *writer) appendAtHead(d Durability, build func(states []ProjectionState)
 		w.mu.Unlock()
 		return Appended{}, fmt.Errorf("%w: %v", ErrBroken, w.failed)
 	}
-	states := w.states
+	var states []ProjectionState
+	var entries []Entry
 	var err error
-	if b := w.cur; b != nil && len(b.entries) > 0 && len(w.l.opts.Projections) > 0 { // a batch may hold only blobs
-		var entries []Entry
-		if entries, err = parseEntries(b.firstSeq, b.entries); err == nil {
-			err = w.l.view(func(tx *bolt.Tx) error {
+	if b := w.cur; b != nil && len(w.l.opts.Projections) > 0 {
+		entries, err = parseEntries(b.firstSeq, b.entries) // none when it holds only blobs
+	}
+	if err == nil {
+		err = w.l.view(func(tx *bolt.Tx) error {
+			if len(entries) > 0 {
 				states = foldedStates(tx, w.l.opts.Projections, entries)
-				return nil
-			})
-		}
+			} else {
+				states = projectionStates(tx)
+			}
+			return nil
+		})
 	}
 	var r Record
 	if err == nil {
@@ -395,8 +398,7 @@ func (w *writer) commitTx(b *batch) error {
 			return err
 		}
 	}
-	var states []ProjectionState
-	err := w.l.db.Update(func(tx *bolt.Tx) error {
+	return w.l.db.Update(func(tx *bolt.Tx) error {
 		bucket := tx.Bucket(bucketEntries)
 		bucket.FillPercent = 1.0 // keys only ever grow: pack pages full
 		for i, raw := range b.entries {
@@ -419,18 +421,11 @@ func (w *writer) commitTx(b *batch) error {
 				}
 			}
 		}
-		if len(w.l.opts.Projections) > 0 {
-			states = projectionStates(tx)
-		}
 		if n := len(b.entries); n > 0 {
 			return putHead(tx.Bucket(bucketMeta), b.firstSeq+uint64(n-1), Sum(b.entries[n-1]))
 		}
 		return nil
 	})
-	if err == nil && states != nil {
-		w.states = states
-	}
-	return err
 }
 
 // finishLocked ends a batch's commit; w.mu is held. A failed commit

@@ -193,14 +193,7 @@ func commandFilter(allowNetwork bool, landlockABI int) ([]unix.SockFilter, error
 		return nil, fmt.Errorf("%w: no seccomp filter for this architecture", ErrUnavailable)
 	}
 	var p program
-	// Foreign architectures (and, on amd64, the x32 ABI, whose numbers
-	// alias the 64-bit ones) would bypass every number below: kill.
-	p.load(offArch)
-	p.jeq(auditArch, "", "kill")
-	p.load(offNr)
-	if x32Bit != 0 {
-		p.jge(x32Bit, "kill", "")
-	}
+	p.syscallNr()
 	for _, nr := range commandDeniedSyscalls {
 		p.jeq(uint32(nr), "eperm", "")
 	}
@@ -242,18 +235,7 @@ func commandFilter(allowNetwork bool, landlockABI int) ([]unix.SockFilter, error
 	}
 	p.ret(retAllow)
 
-	p.label("allow")
-	p.ret(retAllow)
-	p.label("eperm")
-	p.ret(retEPERM)
-	p.label("enosys")
-	p.ret(retENOSYS)
-	p.label("kill")
-	p.ret(retKill)
-	if err := p.resolve(); err != nil {
-		return nil, err
-	}
-	return p.ins, nil
+	return p.finish()
 }
 
 // lookPath finds name in env's PATH the way execvp does, without

@@ -81,13 +81,6 @@ func commandProbe(cfgJSON string) int {
 	try := func(name string, err error) { res[name] = outcome(err) }
 	write := func(p string) error { return os.WriteFile(p, []byte("x"), 0o644) }
 	read := func(p string) error { _, err := os.ReadFile(p); return err }
-	sock := func(domain, typ, proto int) error {
-		fd, err := unix.Socket(domain, typ, proto)
-		if err == nil {
-			unix.Close(fd)
-		}
-		return err
-	}
 	ws := func(p string) string { return filepath.Join(c.Workspace, p) }
 
 	try("inherited_fd", inherited)
@@ -163,25 +156,12 @@ func commandProbe(cfgJSON string) int {
 	try("proc_parent_maps", read("/proc/"+strconv.Itoa(c.Parent)+"/maps"))
 
 	// Network.
-	try("tcp_connect", func() error {
-		conn, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(c.Port))
-		if err == nil {
-			conn.Close()
-		}
-		return err
-	}())
-	try("tcp_bind", func() error {
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(fd)
-		return unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
-	}())
-	try("udp_socket", sock(unix.AF_INET, unix.SOCK_DGRAM, 0))
-	try("mptcp_socket", sock(unix.AF_INET, unix.SOCK_STREAM, 262))
-	try("netlink_socket", sock(unix.AF_NETLINK, unix.SOCK_RAW, 0))
-	try("unix_socket", sock(unix.AF_UNIX, unix.SOCK_STREAM, 0))
+	try("tcp_connect", dialErr("tcp", "127.0.0.1:"+strconv.Itoa(c.Port)))
+	try("tcp_bind", bindLoopbackTCPErr())
+	try("udp_socket", socketErr(unix.AF_INET, unix.SOCK_DGRAM, 0))
+	try("mptcp_socket", socketErr(unix.AF_INET, unix.SOCK_STREAM, 262))
+	try("netlink_socket", socketErr(unix.AF_NETLINK, unix.SOCK_RAW, 0))
+	try("unix_socket", socketErr(unix.AF_UNIX, unix.SOCK_STREAM, 0))
 	try("socketpair", func() error {
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 		if err == nil {
@@ -190,13 +170,7 @@ func commandProbe(cfgJSON string) int {
 		}
 		return err
 	}())
-	try("unix_abstract_connect", func() error {
-		conn, err := net.Dial("unix", c.Abstract)
-		if err == nil {
-			conn.Close()
-		}
-		return err
-	}())
+	try("unix_abstract_connect", dialErr("unix", c.Abstract))
 
 	// Other processes, namespaces, kernel surface.
 	try("kill_parent", unix.Kill(c.Parent, 0))

@@ -88,6 +88,25 @@ func socketErr(domain, typ, proto int) error {
 	return err
 }
 
+// dialErr connects and closes at once: the error is the probe's result.
+func dialErr(network, addr string) error {
+	conn, err := net.Dial(network, addr)
+	if err == nil {
+		conn.Close()
+	}
+	return err
+}
+
+// bindLoopbackTCPErr binds a TCP socket to 127.0.0.1 (any port).
+func bindLoopbackTCPErr() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
+}
+
 func escapeChild() int {
 	c := childConfig()
 	// Start the runtime's network poller first, as the real agent has by
@@ -130,35 +149,10 @@ func escapeChild() int {
 	try("proc_parent_environ", readFile("/proc/"+ppid+"/environ"))
 	try("ptrace_parent", unix.PtraceAttach(c.Parent))
 	try("kill_parent", unix.Kill(c.Parent, 0))
-	try("unix_abstract", func() error {
-		c, err := net.Dial("unix", c.Abstract)
-		if err == nil {
-			c.Close()
-		}
-		return err
-	}())
-	try("unix_pathname", func() error {
-		c, err := net.Dial("unix", c.UnixPath)
-		if err == nil {
-			c.Close()
-		}
-		return err
-	}())
-	try("tcp_denied_port", func() error {
-		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(c.DeniedPort))
-		if err == nil {
-			c.Close()
-		}
-		return err
-	}())
-	try("tcp_bind", func() error {
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(fd)
-		return unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
-	}())
+	try("unix_abstract", dialErr("unix", c.Abstract))
+	try("unix_pathname", dialErr("unix", c.UnixPath))
+	try("tcp_denied_port", dialErr("tcp", "127.0.0.1:"+strconv.Itoa(c.DeniedPort)))
+	try("tcp_bind", bindLoopbackTCPErr())
 	try("mptcp", socketErr(unix.AF_INET, unix.SOCK_STREAM, 262))
 	try("udp", socketErr(unix.AF_INET, unix.SOCK_DGRAM, 0))
 	try("raw", socketErr(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP))
@@ -197,13 +191,7 @@ func escapeChild() int {
 		return rawErr(r, 0, errno)
 	}())
 	try("inherited_fd", func() error { var b [1]byte; _, err := unix.Read(3, b[:]); return err }())
-	try("allowed_port", func() error {
-		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(c.AllowedPort))
-		if err == nil {
-			c.Close()
-		}
-		return err
-	}())
+	try("allowed_port", dialErr("tcp", "127.0.0.1:"+strconv.Itoa(c.AllowedPort)))
 	json.NewEncoder(os.Stdout).Encode(res)
 	return 0
 }

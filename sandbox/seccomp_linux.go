@@ -111,17 +111,39 @@ func (p *program) resolve() error {
 	return nil
 }
 
-// filter builds the agent's seccomp program for this architecture.
-func filter() ([]unix.SockFilter, error) {
-	var p program
-	// Foreign architectures (and, on amd64, the x32 ABI, whose numbers
-	// alias the 64-bit ones) would bypass every number below: kill.
+// syscallNr starts a program: it kills foreign architectures (and, on
+// amd64, the x32 ABI, whose numbers alias the 64-bit ones), which would
+// bypass every syscall number after it, and loads the syscall number.
+func (p *program) syscallNr() {
 	p.load(offArch)
 	p.jeq(auditArch, "", "kill")
 	p.load(offNr)
 	if x32Bit != 0 {
 		p.jge(x32Bit, "kill", "")
 	}
+}
+
+// finish ends a program with the returns its jumps name (allow, eperm,
+// enosys, kill) and resolves the jumps.
+func (p *program) finish() ([]unix.SockFilter, error) {
+	p.label("allow")
+	p.ret(retAllow)
+	p.label("eperm")
+	p.ret(retEPERM)
+	p.label("enosys")
+	p.ret(retENOSYS)
+	p.label("kill")
+	p.ret(retKill)
+	if err := p.resolve(); err != nil {
+		return nil, err
+	}
+	return p.ins, nil
+}
+
+// filter builds the agent's seccomp program for this architecture.
+func filter() ([]unix.SockFilter, error) {
+	var p program
+	p.syscallNr()
 	for _, nr := range deniedSyscalls {
 		p.jeq(uint32(nr), "eperm", "")
 	}
@@ -155,18 +177,7 @@ func filter() ([]unix.SockFilter, error) {
 	p.load(argLow(1))
 	p.jeq(tiocsti, "eperm", "allow")
 
-	p.label("allow")
-	p.ret(retAllow)
-	p.label("eperm")
-	p.ret(retEPERM)
-	p.label("enosys")
-	p.ret(retENOSYS)
-	p.label("kill")
-	p.ret(retKill)
-	if err := p.resolve(); err != nil {
-		return nil, err
-	}
-	return p.ins, nil
+	return p.finish()
 }
 
 // installSeccomp sets no_new_privs and installs the filter on every
