@@ -129,9 +129,14 @@ func rollbackSomewhere(c *cli.Context, req engine.RollbackRequest) (*engine.Roll
 			return nil, err
 		}
 	}
-	chron := engine.NewChronicle(engine.WorkspaceFS(w), rec, chronicle.Retention{})
+	chron := engine.NewChronicle(rollbackFS(w), rec, chronicle.Retention{})
+	chron.SetDir(w.Path())
 	return chron.Rollback(c.Context, req)
 }
+
+// rollbackFS gives an offline rollback its workspace. Crash tests wrap it
+// to stop a rollback part way (export_test.go).
+var rollbackFS = engine.WorkspaceFS
 
 // recoverRollbacks records, as the engine does when it starts, how any
 // rollback that was interrupted left the workspace (engine.RecoverRollbacks),
