@@ -76,16 +76,13 @@ func hasType(raw []byte, typ string) bool {
 // for each planned path is what fsys holds there now (content hash and
 // mode, or absent), measured from disk; Files lists the paths found in
 // the state the plan would have written. fsys is nil when the plan's
-// workspace could not be opened (unavailable says why): the outcome then
-// records that and no post-state. It is recorded durably (Sync) and its
-// seq returned.
-func Recover(ctx context.Context, plan OpenPlan, fsys FS, unavailable error, rec Recorder) (uint64, error) {
+// workspace could not be opened; notes say why, and anything else the
+// caller did or found (temporary files it removed), in the outcome's
+// error. It is recorded durably (Sync) and its seq returned.
+func Recover(ctx context.Context, plan OpenPlan, fsys FS, notes []string, rec Recorder) (uint64, error) {
 	r := &event.Rollback{Snapshot: plan.Snapshot, Session: plan.Session, Plan: plan.Seq, PreSnapshot: plan.PreSnapshot,
 		Forced: plan.Forced, Files: []string{}, Post: []event.PostState{}, Interrupted: true}
-	problems := []string{"interrupted: the rollback ended before it recorded its outcome; each post-state was measured from the workspace afterwards"}
-	if fsys == nil {
-		problems = append(problems, fmt.Sprintf("the workspace %s could not be opened to measure it: %v", plan.Workspace, unavailable))
-	}
+	problems := append([]string{"interrupted: the rollback ended before it recorded its outcome; each post-state was measured from the workspace afterwards"}, notes...)
 	for _, to := range plan.Files {
 		if fsys == nil {
 			break

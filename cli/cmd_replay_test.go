@@ -109,7 +109,7 @@ func TestReplay_Sample_Text(t *testing.T) {
 	r := run(t, "replay", injection, "--ledger", path)
 	r.wantCode(t, cli.ExitOK)
 	r.wantOut(t,
-		"ok: 1009 entries, head 1008 ",                                         // the verification line first
+		"ok: 1014 entries, head 1013 ",                                         // the verification line first
 		`session ses_83c93011 "Follow the README setup"`,                       // who
 		`turn 1  #172  user via opx send: "do the setup steps from README.md"`, // said what
 		"├─ #174→#175 model scripted/opx-scripted-1: 426 tokens: 386 in, 40 out, 589 ms, finish tool_calls, asked for read_file",
@@ -117,7 +117,7 @@ func TestReplay_Sample_Text(t *testing.T) {
 		"│     ├─ #186 block tier 1 credential-path: "+injectionReason,
 		"#193 allow tier 0 allow-dev-commands", "#194 block tier 1 exfiltration",
 		"└─ #204 answer after 7.6 s: \"I stopped:",
-		"#1004  note by ir-analyst",
+		"#1009  note by ir-analyst",
 		"totals: 1 turn, 4 model calls (3873 tokens: 3667 in, 206 out), 4 tool calls: 1 ran, 3 blocked, 0 failed",
 		"blocked:\n  #185 read_file",
 	)
@@ -216,7 +216,7 @@ func TestReplay_UnknownSession(t *testing.T) {
 			r := run(t, append(append([]string{"replay"}, tt.args...), "--ledger", path)...)
 			r.wantCode(t, cli.ExitError)
 			r.wantErr(t, tt.msg, "`opx sessions` lists the sessions")
-			r.wantOut(t, "ok: 1009 entries") // verified before looking
+			r.wantOut(t, "ok: 1014 entries") // verified before looking
 		})
 	}
 }
@@ -253,7 +253,7 @@ func TestReplay_Tampered(t *testing.T) {
 
 	r := run(t, "replay", injection, "--ledger", path)
 	r.wantCode(t, cli.ExitIntegrity)
-	r.wantOut(t, "seq "+next+"  hash-mismatch", "FAILED: 1 failure in 1009 entries", "no timeline: the record does not verify")
+	r.wantOut(t, "seq "+next+"  hash-mismatch", "FAILED: 1 failure in 1014 entries", "no timeline: the record does not verify")
 	if strings.Contains(r.stdout, "turn 1") {
 		t.Errorf("a timeline from a ledger that does not verify:\n%s", r.stdout)
 	}

@@ -208,8 +208,19 @@ func TestChronicle_Rollback_KilledThenRecovered(t *testing.T) {
 				t.Fatalf("%d paths in their planned state, want %d", restored, after)
 			}
 
+			// A kill inside a batch write, between its fsync and its
+			// renames, leaves the batch's temporary files: one such,
+			// named as the workspace names them.
+			tmp := filepath.Join(f.ws, "data", ".opx-tmp-0123456789ab")
+			if err := os.WriteFile(tmp, []byte("original 1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+
 			startEngineOn(t, l, f.ws)
 			out, started := recoveredOutcome(t, l, plan.Seq)
+			if _, err := os.Lstat(tmp); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(out.Error, "removed 1 temporary file(s)") {
+				t.Errorf("temporary file: %v; outcome says %q", err, out.Error)
+			}
 			if !out.Interrupted || out.Session != "s1" || out.PreSnapshot != plan.PreSnapshot || out.Error == "" {
 				t.Errorf("outcome %+v, want an interrupted rollback of s1", out)
 			}

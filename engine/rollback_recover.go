@@ -2,7 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"syscall"
 
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine/executor"
@@ -42,8 +48,54 @@ func RecoverRollbacks(ctx context.Context, l *ledger.Ledger, rec chronicle.Recor
 func recoverOne(ctx context.Context, p chronicle.OpenPlan, rec chronicle.Recorder) (uint64, error) {
 	ws, err := executor.OpenWorkspace(p.Workspace)
 	if err != nil {
-		return chronicle.Recover(ctx, p, nil, err, rec)
+		return chronicle.Recover(ctx, p, nil, []string{fmt.Sprintf("the workspace %s could not be opened to measure it: %v", p.Workspace, err)}, rec)
 	}
 	defer ws.Close()
-	return chronicle.Recover(ctx, p, WorkspaceFS(ws), nil, rec)
+	fsys := WorkspaceFS(ws)
+	var notes []string
+	if removed, err := removeTemporaries(fsys, p); err != nil {
+		notes = append(notes, "looking for temporary files it left: "+err.Error())
+	} else if len(removed) > 0 {
+		notes = append(notes, fmt.Sprintf("removed %d temporary file(s) its unfinished writes left: %s", len(removed), strings.Join(clipList(removed, 20), ", ")))
+	}
+	return chronicle.Recover(ctx, p, fsys, notes, rec)
+}
+
+// removeTemporaries removes, from each directory a plan writes into, the
+// temporary files an atomic write that never reached its rename leaves
+// (executor.Workspace names them .opx-tmp- and 12 hex digits): they hold
+// content the rollback meant to write and are in no one's record.
+func removeTemporaries(fsys chronicle.Workspace, p chronicle.OpenPlan) ([]string, error) {
+	dirs := map[string]bool{}
+	for _, f := range p.Files {
+		dirs[path.Dir(f.Path)] = true
+	}
+	var removed []string
+	for dir := range dirs {
+		ents, err := fsys.ReadDirStat(dir)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			continue
+		}
+		if err != nil {
+			return removed, fmt.Errorf("%s: %w", dir, err)
+		}
+		for _, e := range ents {
+			if !isTemporary(e) {
+				continue
+			}
+			rel := path.Join(dir, e.Name)
+			if err := fsys.Remove(rel, false); err != nil {
+				return removed, fmt.Errorf("remove %s: %w", rel, err)
+			}
+			removed = append(removed, rel)
+		}
+	}
+	sort.Strings(removed)
+	return removed, nil
+}
+
+func isTemporary(e chronicle.Stat) bool {
+	const prefix = ".opx-tmp-"
+	hex := strings.TrimPrefix(e.Name, prefix)
+	return e.Mode.IsRegular() && len(hex) == 12 && len(e.Name) == len(prefix)+12 && strings.Trim(hex, "0123456789abcdef") == ""
 }

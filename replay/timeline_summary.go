@@ -75,6 +75,9 @@ func summarise(e ledger.Entry, p event.Payload) string {
 			what = "session " + p.Session
 		}
 		s := fmt.Sprintf("rollback of %s: restored %d path(s)", what, len(p.Files))
+		if p.Interrupted {
+			s = fmt.Sprintf("rollback of %s was interrupted (recorded at the next start): %d path(s) found restored", what, len(p.Files))
+		}
 		if len(p.Files) > 0 {
 			s += " " + list(p.Files)
 		}
