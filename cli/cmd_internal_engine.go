@@ -27,9 +27,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Version is opx's version, recorded in engine.started.
-const Version = "0.1.0-dev"
-
 // internalEngineCommand is the engine process the manager starts.
 func internalEngineCommand() *cli.Command {
 	return &cli.Command{
