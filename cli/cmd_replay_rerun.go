@@ -11,6 +11,7 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
@@ -146,7 +147,7 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 	if policyFile == "" {
 		return usagef(c, "--policy needs a policy FILE")
 	}
-	text, err := os.ReadFile(policyFile)
+	text, err := regularfile.Read(policyFile, shield.MaxPolicyBytes)
 	if err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
