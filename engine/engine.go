@@ -113,6 +113,7 @@ type Engine struct {
 	startedSeq uint64
 	ws         *executor.Workspace
 	bc         *Broadcaster
+	srv        *grpc.Server // set by Run
 
 	mu         sync.Mutex
 	agentToken string // of the agent process last spawned
@@ -244,16 +245,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	e.port = lis.Addr().(*net.TCPAddr).Port
-	auth := &clientAuth{token: e.opts.ClientToken, rejected: e.recordRejection}
-	srv := grpc.NewServer(
-		grpc.MaxRecvMsgSize(maxMessageBytes),
-		grpc.UnaryInterceptor(auth.unary), grpc.StreamInterceptor(auth.stream))
-	opxv1.RegisterAgentServiceServer(srv, &agentService{e: e})
-	opxv1.RegisterLLMGatewayServer(srv, &gateway{e: e})
-	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
-	opxv1.RegisterLedgerServiceServer(srv, &ledgerService{e: e})
-	opxv1.RegisterChronicleServiceServer(srv, &chronicleService{e: e})
-	reflection.Register(srv)
+	srv := e.newServer()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 	fmt.Fprintf(e.opts.Stdout, "PORT:%d\nWEB_DISABLED\n", e.port)
@@ -338,8 +330,38 @@ func (e *Engine) Run(ctx context.Context) error {
 
 var errShutdown = errors.New("shutdown requested")
 
-// maxMessageBytes bounds any gRPC message the engine accepts.
-const maxMessageBytes = 4 << 20
+// Bounds on what any caller may send, checked by gRPC before a handler or
+// the authenticator runs.
+const (
+	// maxMessageBytes bounds any gRPC message the engine accepts.
+	maxMessageBytes = 4 << 20
+	// maxHeaderBytes bounds a call's metadata (gRPC's default is 16 MiB;
+	// opx's headers are a token and a client name).
+	maxHeaderBytes = 16 << 10
+)
+
+// newServer builds the gRPC server with every service on the engine's
+// port behind one authenticator (auth.go).
+func (e *Engine) newServer() *grpc.Server {
+	auth := &authenticator{client: e.opts.ClientToken, rejected: e.recordRejection, agent: func() string {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.agentToken
+	}}
+	srv := grpc.NewServer(
+		grpc.MaxRecvMsgSize(maxMessageBytes), grpc.MaxHeaderListSize(maxHeaderBytes),
+		grpc.UnaryInterceptor(auth.unary), grpc.StreamInterceptor(auth.stream))
+	opxv1.RegisterAgentServiceServer(srv, &agentService{e: e})
+	opxv1.RegisterLLMGatewayServer(srv, &gateway{e: e})
+	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
+	opxv1.RegisterLedgerServiceServer(srv, &ledgerService{e: e})
+	opxv1.RegisterChronicleServiceServer(srv, &chronicleService{e: e})
+	reflection.Register(srv)
+	e.mu.Lock()
+	e.srv = srv
+	e.mu.Unlock()
+	return srv
+}
 
 func gracefulStop(srv *grpc.Server, d time.Duration) {
 	done := make(chan struct{})
