@@ -195,7 +195,7 @@ func New(opts Options) (*Engine, error) {
 		ws.Close()
 		return nil, err
 	}
-	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(),
+	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(opts.Ledger),
 		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now()}
 	e.approvals = NewApprovals(e.rec, opts.ApprovalTimeout, e.publish)
 	e.chron = NewChronicle(WorkspaceFS(ws), e.rec, opts.Retention)
@@ -234,6 +234,7 @@ func New(opts Options) (*Engine, error) {
 // restart (ErrRestart), or the ledger fails.
 func (e *Engine) Run(ctx context.Context) error {
 	defer e.ws.Close()
+	defer e.bc.Close()
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	e.mu.Lock()
@@ -554,7 +555,7 @@ func (e *Engine) shutdownAgent(reason string) {
 // pid of this process, for status.
 var pid = os.Getpid()
 
-// recordRejection records a refused client call, at most one entry per
+// recordRejection records a refused call, at most one entry per
 // second so a local process hammering the port cannot grow the ledger
 // without bound; the next entry counts the refusals in between.
 func (e *Engine) recordRejection(ctx context.Context, method, reason string) {
