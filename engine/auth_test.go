@@ -187,3 +187,22 @@ func TestEngine_RollbackNeedsClientToken(t *testing.T) {
 		t.Errorf("dry run with the token: %s %v; want made.txt in the plan", rep.ReportJson, err)
 	}
 }
+
+// TestEngine_OversizedCallsRefused: gRPC bounds what any caller sends
+// before the authenticator or a handler runs: a message over 4 MiB and
+// metadata over 16 KiB are refused, and the engine serves on.
+func TestEngine_OversizedCallsRefused(t *testing.T) {
+	r := startEngine(t)
+	c := opxv1.NewClientServiceClient(r.conn)
+	big := strings.Repeat("x", 5<<20)
+	if _, err := c.ResolveApproval(r.ctx, &opxv1.ApprovalRequest{ApprovalId: big}); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("a 5 MiB message: %v; want ResourceExhausted", err)
+	}
+	ctx := metadata.AppendToOutgoingContext(r.ctx, "opx-client", strings.Repeat("y", 32<<10))
+	if _, err := c.GetStatus(ctx, &opxv1.StatusRequest{}); err == nil {
+		t.Error("32 KiB of metadata accepted")
+	}
+	if _, err := c.GetStatus(r.ctx, &opxv1.StatusRequest{}); err != nil {
+		t.Errorf("GetStatus after the refusals: %v", err)
+	}
+}
