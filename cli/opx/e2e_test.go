@@ -380,8 +380,8 @@ func TestE2E_EngineCrashBudget(t *testing.T) {
 }
 
 // TestE2E_Grpcurl: a standard tool lists the engine's services through
-// reflection and calls ClientService with the client token, and is refused
-// without it.
+// reflection and calls ClientService with the client token (grpcurl's -H
+// goes with reflection requests too), and is refused both without it.
 func TestE2E_Grpcurl(t *testing.T) {
 	grpcurl, err := exec.LookPath("grpcurl")
 	if err != nil {
@@ -408,10 +408,14 @@ func TestE2E_Grpcurl(t *testing.T) {
 		b, err := exec.Command(grpcurl, append([]string{"-plaintext"}, args...)...).CombinedOutput()
 		return string(b), err
 	}
-	if out, err := run(addr, "list"); err != nil || !strings.Contains(out, "opx.v1.ClientService") || !strings.Contains(out, "opx.v1.LedgerService") {
+	header := "opx-client-token: " + strings.TrimSpace(string(tok))
+	if out, err := run("-H", header, addr, "list"); err != nil || !strings.Contains(out, "opx.v1.ClientService") || !strings.Contains(out, "opx.v1.LedgerService") {
 		t.Errorf("grpcurl list: %v\n%s", err, out)
 	}
-	out, err = run("-H", "opx-client-token: "+strings.TrimSpace(string(tok)), addr, "opx.v1.ClientService/GetStatus")
+	if out, err := run(addr, "list"); err == nil || !strings.Contains(out, "Unauthenticated") {
+		t.Errorf("grpcurl list without the token: %v\n%s", err, out)
+	}
+	out, err = run("-H", header, addr, "opx.v1.ClientService/GetStatus")
 	if err != nil || !strings.Contains(out, fmt.Sprintf(`"enginePid": "%d"`, st.EnginePID)) {
 		t.Errorf("grpcurl GetStatus with the token: %v\n%s", err, out)
 	}
