@@ -93,9 +93,11 @@ func outcome(tc *ToolCall) (string, *Verdict) {
 		return OutcomeNotProposed, nil
 	case a != nil && a.ResolvedSeq != 0 && !a.Approved:
 		return OutcomeDenied, nil
-	case tc.Exec != nil && tc.Exec.Status == "completed":
+	case tc.Exec != nil && tc.Exec.Status == event.ExecOK:
 		return OutcomeCompleted, nil
-	case tc.Exec != nil && tc.Exec.Status == "failed":
+	case tc.Exec != nil && tc.Exec.Status == event.ExecExited:
+		return OutcomeExited, nil
+	case tc.Exec != nil && tc.Exec.Status == event.ExecError:
 		return OutcomeFailed, nil
 	case tc.Exec != nil:
 		return OutcomeRunning, nil
