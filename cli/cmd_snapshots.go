@@ -34,13 +34,13 @@ func snapshotsCommand() *cli.Command {
 
 // snapshotSummary is one snapshot in listings and --json output.
 type snapshotSummary struct {
-	ID         uint64   `json:"id"`
-	TS         string   `json:"ts"`
-	Session    string   `json:"session"`
-	CallID     string   `json:"call_id"`
-	Tool       string   `json:"tool"`
-	Kind       string   `json:"kind"`
-	Paths      []string `json:"paths"` // what a rollback restores (for a workspace snapshot: what the command changed)
+	ID      uint64   `json:"id"`
+	TS      string   `json:"ts"`
+	Session string   `json:"session"`
+	CallID  string   `json:"call_id"`
+	Tool    string   `json:"tool"`
+	Kind    string   `json:"kind"`
+	Paths   []string `json:"paths"` // what a rollback restores (for a workspace snapshot: what the command changed)
 	// Changed is what the call changed (paths whose post-state differs
 	// from the pre-state), known once it ended with post-states recorded.
 	Changed      []string `json:"changed"`
