@@ -314,7 +314,7 @@ func TestE2E_FailuresAgreeAcrossViews(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 		for outcome, n := range count {
-			if got := len(regexp.MustCompile(`→ <span class="o-[a-z]+">` + outcome + `</span>`).FindAllString(html, -1)); got != n {
+			if got := len(regexp.MustCompile(`→ <span class="o-[a-z]+">`+outcome+`</span>`).FindAllString(html, -1)); got != n {
 				t.Errorf("report shows %d calls %s, raw %d", got, outcome, n)
 			}
 		}
