@@ -478,6 +478,16 @@ func printTotals(w io.Writer, t *replay.Timeline) {
 			fmt.Fprintf(w, "  #%d %s %s — %s\n", tc.Seq, clean(tc.Tool, 60), clean(tc.Arguments, 160), why)
 		}
 	}
+	if failed := t.Failed(); len(failed) > 0 {
+		fmt.Fprintln(w, red(w, "failed:"))
+		for _, tc := range failed {
+			why := tc.Exec.Error // exec.failed
+			if why == "" {
+				why = resultText(tc.Exec.Result, tc.Exec.ResultBlob, tc.Exec.Size)
+			}
+			fmt.Fprintf(w, "  #%d %s %s — %s\n", tc.Seq, clean(tc.Tool, 60), clean(tc.Arguments, 160), clean(why, 300))
+		}
+	}
 	for _, p := range t.Problems {
 		fmt.Fprintf(w, "%s %s\n", red(w, "problem:"), clean(p, 300))
 	}

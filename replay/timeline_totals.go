@@ -92,6 +92,18 @@ func (t *Timeline) Blocked() []*ToolCall {
 	return out
 }
 
+// Failed returns the tool calls whose tool failed (event.ExecOutcome), in
+// order.
+func (t *Timeline) Failed() []*ToolCall {
+	var out []*ToolCall
+	for _, tc := range t.ToolCalls() {
+		if tc.Outcome == OutcomeFailed {
+			out = append(out, tc)
+		}
+	}
+	return out
+}
+
 // Models returns the distinct models the session called, as
 // "provider/model", in the order first called.
 func (t *Timeline) Models() []string {

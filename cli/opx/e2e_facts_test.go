@@ -293,6 +293,9 @@ func TestE2E_FailuresAgreeAcrossViews(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("totals lack %q:\n%s", want, lineWith(out, "totals:"))
 		}
+		if got := strings.Count(out[strings.Index(out, "\ntotals:"):], " — "); got != count["failed"]+count["blocked"]+count["denied"] {
+			t.Errorf("the blocked and failed lists after the totals hold %d calls, raw %d blocked or denied and %d failed", got, count["blocked"]+count["denied"], count["failed"])
+		}
 		if regexp.MustCompile(`ran \d+ ms, exit 1: "(read_file|edit_file|write_file)`).MatchString(out) {
 			t.Errorf("a failed file tool is shown as ran:\n%s", out)
 		}

@@ -135,7 +135,7 @@ func (Snapshots) Apply(b ledger.Bucket, e *ledger.Entry) error {
 		}
 		s.ExecSeq = e.Seq
 		var pre []event.PostState
-		getJSON(b, seqKey(seq, "f"), &pre)
+		hasPre := getJSON(b, seqKey(seq, "f"), &pre)
 		if err := b.Delete(seqKey(seq, "f")); err != nil {
 			return err
 		}
@@ -156,7 +156,7 @@ func (Snapshots) Apply(b ledger.Bucket, e *ledger.Entry) error {
 			}
 		default:
 			var post []event.PostState
-			if len(f[3]) > 0 && json.Unmarshal(f[3], &post) != nil {
+			if !hasPre || len(f[3]) > 0 && json.Unmarshal(f[3], &post) != nil {
 				break // verify reports it; the changes stay unknown
 			}
 			s.Changed, s.ChangesKnown = chronicle.ChangedPaths(pre, post), true
