@@ -174,6 +174,10 @@ func (x *Index) Apply(e ledger.Entry) error {
 			}
 		}
 		return nil
+	case event.TypeRollbackStarted:
+		// Its blobs are the content of the snapshots it restores, not
+		// foreign to them: retention treats them as those snapshots'.
+		return nil
 	case event.TypePruned:
 		var p event.Pruned
 		if err := decodeInto(e, &p); err != nil {
