@@ -10,6 +10,7 @@ import (
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 )
 
 // DefaultSystemPrompt is the system message of every model call.
@@ -49,6 +50,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("dial the engine: %w", err)
 	}
 	defer conn.Close()
+	// The token goes with every call (the engine's interceptor checks it)
+	// and in AgentReady (the agent stream checks it again).
+	ctx = metadata.AppendToOutgoingContext(ctx, opxv1.AgentTokenHeader, cfg.Token)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := opxv1.NewAgentServiceClient(conn).RunSession(ctx)

@@ -122,11 +122,12 @@ func startLiveEngine(t *testing.T) *liveEngine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent, err := opxv1.NewAgentServiceClient(conn).RunSession(context.Background())
+	agentToken := <-agentTokens
+	agent, err := opxv1.NewAgentServiceClient(conn).RunSession(metadata.AppendToOutgoingContext(context.Background(), opxv1.AgentTokenHeader, agentToken))
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_AgentReady{AgentReady: &opxv1.AgentReady{AgentId: "test-agent", Token: <-agentTokens,
+	agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_AgentReady{AgentReady: &opxv1.AgentReady{AgentId: "test-agent", Token: agentToken,
 		SandboxCanaryJson: `{"verified":false,"status":"unavailable","platform":"linux","mechanism":"none","probes":[],"summary":"test agent","timestamp":"2026-11-22T10:00:00Z"}`}}})
 	go guardedReader(agent)
 	t.Cleanup(func() {

@@ -131,12 +131,13 @@ func startHarness(t *testing.T, ws, path string, tune ...func(*engine.Options)) 
 	t.Cleanup(h.stop)
 	h.ctx = metadata.AppendToOutgoingContext(context.Background(), engine.TokenHeader, clientToken, "opx-client", "test")
 	h.client = opxv1.NewClientServiceClient(h.conn)
-	h.agent, err = opxv1.NewAgentServiceClient(h.conn).RunSession(context.Background())
+	tok := <-tokens
+	h.agent, err = opxv1.NewAgentServiceClient(h.conn).RunSession(agentCtx(tok))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := h.agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_AgentReady{AgentReady: &opxv1.AgentReady{
-		AgentId: "test-agent", Token: <-tokens, SandboxCanaryJson: unavailableCanary}}}); err != nil {
+		AgentId: "test-agent", Token: tok, SandboxCanaryJson: unavailableCanary}}}); err != nil {
 		t.Fatal(err)
 	}
 	if h.events, err = h.client.SendMessage(h.ctx, &opxv1.ClientMessageRequest{Content: "hello"}); err != nil {

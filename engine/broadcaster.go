@@ -3,6 +3,7 @@ package engine
 import (
 	"sync"
 
+	"github.com/opx-dev/opx/ledger"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
 
@@ -12,11 +13,30 @@ import (
 const subscriberBuffer = 1024
 
 // Broadcaster fans pipeline events out to every client subscribed to a
-// session. Publishing never blocks: a subscriber whose buffer is full is
-// dropped (its channel closed) rather than stall the engine.
+// session. It is the one place that decides when a client may hear of an
+// event: only once every entry appended before it was published is
+// durable (the ledger's watermark), so no seq, session id or message id
+// reaches a client before its entry could survive a crash. Events wait in
+// publication order and are released as the group commit makes them
+// durable; an event whose entries are durable already goes out at once.
+//
+// Publishing never blocks: a subscriber whose buffer is full is dropped
+// (its channel closed) rather than stall the engine.
 type Broadcaster struct {
-	mu   sync.Mutex
-	subs map[string]map[*Subscription]struct{}
+	l *ledger.Ledger
+
+	mu      sync.Mutex
+	subs    map[string]map[*Subscription]struct{}
+	pending []heldEvent // in publication order
+	waiting bool        // a release goroutine waits on the watermark
+	quit    chan struct{}
+	closed  bool
+}
+
+// heldEvent is an event waiting until the ledger is durable up to after.
+type heldEvent struct {
+	ev    *opxv1.PipelineEvent
+	after uint64
 }
 
 // Subscription receives one session's events on C until Close, or until it
@@ -29,9 +49,10 @@ type Subscription struct {
 	once    sync.Once
 }
 
-// NewBroadcaster returns a broadcaster with no subscribers.
-func NewBroadcaster() *Broadcaster {
-	return &Broadcaster{subs: map[string]map[*Subscription]struct{}{}}
+// NewBroadcaster returns a broadcaster with no subscribers that publishes
+// what l makes durable.
+func NewBroadcaster(l *ledger.Ledger) *Broadcaster {
+	return &Broadcaster{l: l, subs: map[string]map[*Subscription]struct{}{}, quit: make(chan struct{})}
 }
 
 // Subscribe starts receiving a session's events.
@@ -64,16 +85,75 @@ func (s *Subscription) closeLocked() {
 	})
 }
 
-// Publish sends ev to every subscriber of its session.
+// Publish sends ev to every subscriber of its session once every entry
+// appended so far (and so ev.Seq, and the entries that named its session
+// and message) is durable. An event published after the ledger failed is
+// never sent: nothing after the failure is durable.
 func (b *Broadcaster) Publish(ev *opxv1.PipelineEvent) {
+	w, err := b.l.Watermark()
+	if err != nil {
+		return
+	}
+	after := max(ev.Seq, w.Queued)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	if len(b.pending) == 0 && after <= w.Durable {
+		b.sendLocked(ev)
+		return
+	}
+	b.pending = append(b.pending, heldEvent{ev: ev, after: after})
+	if !b.waiting {
+		b.waiting = true
+		go b.release()
+	}
+}
+
+// release sends held events, in order, as the watermark passes them, and
+// ends when none is left.
+func (b *Broadcaster) release() {
+	for {
+		w, err := b.l.Watermark()
+		b.mu.Lock()
+		n := 0
+		for ; n < len(b.pending) && b.pending[n].after <= w.Durable; n++ {
+			b.sendLocked(b.pending[n].ev)
+			b.pending[n] = heldEvent{}
+		}
+		b.pending = b.pending[n:]
+		if len(b.pending) == 0 || err != nil || b.closed {
+			b.pending, b.waiting = nil, false
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		select {
+		case <-w.Advanced:
+		case <-b.quit:
+		}
+	}
+}
+
+func (b *Broadcaster) sendLocked(ev *opxv1.PipelineEvent) {
 	for s := range b.subs[ev.SessionId] {
 		select {
 		case s.c <- ev:
 		default:
 			s.closeLocked()
 		}
+	}
+}
+
+// Close drops the events still held (their entries never became durable)
+// and publishes nothing more.
+func (b *Broadcaster) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.closed {
+		b.closed = true
+		close(b.quit)
 	}
 }
 

@@ -1,14 +1,43 @@
 package engine_test
 
 import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/ledgertest"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
 
+// broadcastLedger is a real ledger for a broadcaster; flush is its group
+// commit interval.
+func broadcastLedger(t *testing.T, flush time.Duration) *ledger.Ledger {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l, err := ledger.Create(path, ledger.Options{FlushInterval: flush})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+		ledgertest.MustVerify(t, path)
+	})
+	return l
+}
+
+func noteRecord(i int) ledger.Record {
+	return ledger.Record{Type: "ledger.note", Data: map[string]any{"author": "t", "text": fmt.Sprint("n", i)}}
+}
+
 func TestBroadcaster_FanOut(t *testing.T) {
-	b := engine.NewBroadcaster()
+	b := engine.NewBroadcaster(broadcastLedger(t, 0))
 	s1, s2, other := b.Subscribe("s"), b.Subscribe("s"), b.Subscribe("t")
 	b.Publish(&opxv1.PipelineEvent{SessionId: "s", Type: "token"})
 	for i, s := range []*engine.Subscription{s1, s2} {
@@ -34,7 +63,7 @@ func TestBroadcaster_FanOut(t *testing.T) {
 // TestBroadcaster_SlowSubscriberDropped: a client that stops reading is cut
 // off instead of stalling the engine.
 func TestBroadcaster_SlowSubscriberDropped(t *testing.T) {
-	b := engine.NewBroadcaster()
+	b := engine.NewBroadcaster(broadcastLedger(t, 0))
 	slow, fast := b.Subscribe("s"), b.Subscribe("s")
 	for i := 0; i < 5000; i++ {
 		b.Publish(&opxv1.PipelineEvent{SessionId: "s", Type: "token"})
@@ -52,5 +81,85 @@ func TestBroadcaster_SlowSubscriberDropped(t *testing.T) {
 	}
 	if b.Subscribers("s") != 1 {
 		t.Errorf("the slow subscriber is still registered")
+	}
+}
+
+// TestBroadcaster_HoldsUntilDurable: an event about an entry appended
+// Async, and any event published after it (a token names no entry but
+// its session and message), reaches no subscriber until the entry is
+// durable; then all arrive in publication order. The group commit is held
+// back (an hour), so only the Sync commits.
+func TestBroadcaster_HoldsUntilDurable(t *testing.T) {
+	l := broadcastLedger(t, time.Hour)
+	b := engine.NewBroadcaster(l)
+	defer b.Close()
+	sub := b.Subscribe("s")
+	a, err := l.Append(context.Background(), ledger.Async, noteRecord(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Publish(&opxv1.PipelineEvent{SessionId: "s", Type: "message", Seq: a[0].Seq})
+	b.Publish(&opxv1.PipelineEvent{SessionId: "s", Type: "token"})
+	select {
+	case ev := <-sub.C:
+		t.Fatalf("got %s (seq %d) before entry %d was durable", ev.Type, ev.Seq, a[0].Seq)
+	default:
+	}
+	if err := l.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"message", "token"} {
+		ev := <-sub.C
+		if ev.Type != want {
+			t.Fatalf("got %s, want %s (publication order)", ev.Type, want)
+		}
+		if w, _ := l.Watermark(); w.Durable < a[0].Seq {
+			t.Fatalf("%s delivered with durable %d < %d", ev.Type, w.Durable, a[0].Seq)
+		}
+	}
+	// Once durable, an event goes out at once.
+	b.Publish(&opxv1.PipelineEvent{SessionId: "s", Type: "late", Seq: a[0].Seq})
+	if ev := <-sub.C; ev.Type != "late" {
+		t.Fatalf("got %v", ev)
+	}
+}
+
+// TestBroadcaster_NeverAheadOfDurable: appenders record Async and publish
+// each entry's seq, as the engine does, while the group commit runs on its
+// own; a subscriber never receives a seq above the durable watermark, and
+// receives every event.
+func TestBroadcaster_NeverAheadOfDurable(t *testing.T) {
+	l := broadcastLedger(t, time.Millisecond)
+	b := engine.NewBroadcaster(l)
+	defer b.Close()
+	sub := b.Subscribe("s")
+	const writers, each = 4, 200
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				a, err := l.Append(context.Background(), ledger.Async, noteRecord(i))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				b.Publish(&opxv1.PipelineEvent{SessionId: "s", Type: "message", Seq: a[0].Seq})
+			}
+		}()
+	}
+	ahead := 0
+	for n := 0; n < writers*each; n++ {
+		ev := <-sub.C
+		if w, _ := l.Watermark(); ev.Seq > w.Durable {
+			if ahead++; ahead == 1 {
+				t.Errorf("received seq %d with durable %d", ev.Seq, w.Durable)
+			}
+		}
+	}
+	wg.Wait()
+	if ahead > 0 {
+		t.Errorf("%d of %d events arrived before their entry was durable", ahead, writers*each)
 	}
 }

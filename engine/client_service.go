@@ -255,7 +255,7 @@ func (c *clientService) ListApprovals(_ context.Context, req *opxv1.ListApproval
 // GetStatus reports the processes, the sandbox and the ledger head.
 func (c *clientService) GetStatus(context.Context, *opxv1.StatusRequest) (*opxv1.StatusResponse, error) {
 	e := c.e
-	h, err := e.opts.Ledger.Head()
+	h, err := durableHead(e.opts.Ledger)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "ledger head: %v", err)
 	}

@@ -15,4 +15,13 @@
 //     recorded.
 //   - What runs is exactly what was judged: the action hash over the tool
 //     and its canonical arguments is re-checked before execution.
+//   - One way in: every RPC on the engine's port passes one authenticator
+//     (auth.go) whose table names the credential each service requires
+//     (the client token, or the agent's token); a service missing from
+//     the table is refused to every caller.
+//   - Clients hear only of durable entries: the Broadcaster releases an
+//     event once the ledger's durable watermark passes every entry
+//     appended before it, and the ledger service and GetStatus stop at
+//     the durable head, so no seq, session id or message id reaches a
+//     client before its entry could survive a crash.
 package engine

@@ -113,6 +113,7 @@ type Engine struct {
 	startedSeq uint64
 	ws         *executor.Workspace
 	bc         *Broadcaster
+	srv        *grpc.Server // set by Run
 
 	mu         sync.Mutex
 	agentToken string // of the agent process last spawned
@@ -194,7 +195,7 @@ func New(opts Options) (*Engine, error) {
 		ws.Close()
 		return nil, err
 	}
-	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(),
+	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(opts.Ledger),
 		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now()}
 	e.approvals = NewApprovals(e.rec, opts.ApprovalTimeout, e.publish)
 	e.chron = NewChronicle(WorkspaceFS(ws), e.rec, opts.Retention)
@@ -233,6 +234,7 @@ func New(opts Options) (*Engine, error) {
 // restart (ErrRestart), or the ledger fails.
 func (e *Engine) Run(ctx context.Context) error {
 	defer e.ws.Close()
+	defer e.bc.Close()
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	e.mu.Lock()
@@ -244,16 +246,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	e.port = lis.Addr().(*net.TCPAddr).Port
-	auth := &clientAuth{token: e.opts.ClientToken, rejected: e.recordRejection}
-	srv := grpc.NewServer(
-		grpc.MaxRecvMsgSize(maxMessageBytes),
-		grpc.UnaryInterceptor(auth.unary), grpc.StreamInterceptor(auth.stream))
-	opxv1.RegisterAgentServiceServer(srv, &agentService{e: e})
-	opxv1.RegisterLLMGatewayServer(srv, &gateway{e: e})
-	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
-	opxv1.RegisterLedgerServiceServer(srv, &ledgerService{e: e})
-	opxv1.RegisterChronicleServiceServer(srv, &chronicleService{e: e})
-	reflection.Register(srv)
+	srv := e.newServer()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 	fmt.Fprintf(e.opts.Stdout, "PORT:%d\nWEB_DISABLED\n", e.port)
@@ -338,8 +331,38 @@ func (e *Engine) Run(ctx context.Context) error {
 
 var errShutdown = errors.New("shutdown requested")
 
-// maxMessageBytes bounds any gRPC message the engine accepts.
-const maxMessageBytes = 4 << 20
+// Bounds on what any caller may send, checked by gRPC before a handler or
+// the authenticator runs.
+const (
+	// maxMessageBytes bounds any gRPC message the engine accepts.
+	maxMessageBytes = 4 << 20
+	// maxHeaderBytes bounds a call's metadata (gRPC's default is 16 MiB;
+	// opx's headers are a token and a client name).
+	maxHeaderBytes = 16 << 10
+)
+
+// newServer builds the gRPC server with every service on the engine's
+// port behind one authenticator (auth.go).
+func (e *Engine) newServer() *grpc.Server {
+	auth := &authenticator{client: e.opts.ClientToken, rejected: e.recordRejection, agent: func() string {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.agentToken
+	}}
+	srv := grpc.NewServer(
+		grpc.MaxRecvMsgSize(maxMessageBytes), grpc.MaxHeaderListSize(maxHeaderBytes),
+		grpc.UnaryInterceptor(auth.unary), grpc.StreamInterceptor(auth.stream))
+	opxv1.RegisterAgentServiceServer(srv, &agentService{e: e})
+	opxv1.RegisterLLMGatewayServer(srv, &gateway{e: e})
+	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
+	opxv1.RegisterLedgerServiceServer(srv, &ledgerService{e: e})
+	opxv1.RegisterChronicleServiceServer(srv, &chronicleService{e: e})
+	reflection.Register(srv)
+	e.mu.Lock()
+	e.srv = srv
+	e.mu.Unlock()
+	return srv
+}
 
 func gracefulStop(srv *grpc.Server, d time.Duration) {
 	done := make(chan struct{})
@@ -532,7 +555,7 @@ func (e *Engine) shutdownAgent(reason string) {
 // pid of this process, for status.
 var pid = os.Getpid()
 
-// recordRejection records a refused client call, at most one entry per
+// recordRejection records a refused call, at most one entry per
 // second so a local process hammering the port cannot grow the ledger
 // without bound; the next entry counts the refusals in between.
 func (e *Engine) recordRejection(ctx context.Context, method, reason string) {

@@ -42,6 +42,14 @@ type running struct {
 	tokens chan string
 	ctx    context.Context // with the client token
 	done   chan error
+	e      *engine.Engine
+	// agentCtx carries the token of the agent last connected.
+	agentCtx context.Context
+}
+
+// agentCtx returns a context that carries an agent token.
+func agentCtx(token string) context.Context {
+	return metadata.AppendToOutgoingContext(context.Background(), opxv1.AgentTokenHeader, token)
 }
 
 func startEngine(t testing.TB, tune ...func(*engine.Options)) *running {
@@ -79,6 +87,7 @@ func startEngine(t testing.TB, tune ...func(*engine.Options)) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.e = e
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { r.done <- e.Run(ctx) }()
 	line, err := bufio.NewReader(pr).ReadString('\n')
@@ -110,7 +119,8 @@ const unavailableCanary = `{"verified":false,"status":"unavailable","platform":"
 // connectAgent opens the agent stream with token and sends AgentReady.
 func (r *running) connectAgent(t testing.TB, token string) opxv1.AgentService_RunSessionClient {
 	t.Helper()
-	s, err := opxv1.NewAgentServiceClient(r.conn).RunSession(context.Background())
+	r.agentCtx = agentCtx(token)
+	s, err := opxv1.NewAgentServiceClient(r.conn).RunSession(r.agentCtx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,10 +143,19 @@ func (r *running) types(t testing.TB) []string {
 	return out
 }
 
+// TestEngine_WrongAgentTokenRejectedAndRecorded: an agent stream that
+// passes the interceptor (the token in its metadata) but presents another
+// token in AgentReady is refused by the stream's own check, on record.
 func TestEngine_WrongAgentTokenRejectedAndRecorded(t *testing.T) {
 	r := startEngine(t)
-	<-r.tokens
-	s := r.connectAgent(t, "not-the-token")
+	s, err := opxv1.NewAgentServiceClient(r.conn).RunSession(agentCtx(<-r.tokens))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_AgentReady{AgentReady: &opxv1.AgentReady{
+		AgentId: "test-agent", Token: "not-the-token", SandboxCanaryJson: unavailableCanary}}}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Recv(); status.Code(err) != codes.PermissionDenied {
 		t.Fatalf("Recv = %v, want PermissionDenied", err)
 	}
@@ -219,7 +238,7 @@ func TestEngine_Conversation(t *testing.T) {
 	go func() { agentErr <- runScriptedAgent(agent, gw) }()
 
 	// A gateway call for a message nobody sent is refused.
-	if s, err := gw.Complete(context.Background(), &opxv1.LLMRequest{SessionId: "x", MessageId: "forged"}); err == nil {
+	if s, err := gw.Complete(r.agentCtx, &opxv1.LLMRequest{SessionId: "x", MessageId: "forged"}); err == nil {
 		if _, err := s.Recv(); status.Code(err) != codes.PermissionDenied {
 			t.Errorf("forged gateway call: %v, want PermissionDenied", err)
 		}
@@ -299,7 +318,8 @@ func runScriptedAgent(s opxv1.AgentService_RunSessionClient, gw opxv1.LLMGateway
 		}
 		msgs := append(pr.History, &opxv1.ChatMessage{Role: "user", Content: pr.Content})
 		for round := 0; round < 5; round++ {
-			cs, err := gw.Complete(context.Background(), &opxv1.LLMRequest{SessionId: pr.SessionId, MessageId: pr.MessageId, Messages: msgs, Tools: pr.Tools})
+			// The agent stream's context carries the agent token.
+			cs, err := gw.Complete(s.Context(), &opxv1.LLMRequest{SessionId: pr.SessionId, MessageId: pr.MessageId, Messages: msgs, Tools: pr.Tools})
 			if err != nil {
 				return err
 			}
@@ -370,7 +390,7 @@ func TestEngine_ModelFailureRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	pr := d.GetProcessRequest()
-	cs, err := opxv1.NewLLMGatewayClient(r.conn).Complete(context.Background(), &opxv1.LLMRequest{SessionId: pr.SessionId, MessageId: pr.MessageId,
+	cs, err := opxv1.NewLLMGatewayClient(r.conn).Complete(r.agentCtx, &opxv1.LLMRequest{SessionId: pr.SessionId, MessageId: pr.MessageId,
 		Messages: []*opxv1.ChatMessage{{Role: "user", Content: "hello"}}})
 	if err == nil {
 		_, err = cs.Recv()
@@ -457,7 +477,8 @@ func mustRecv(t *testing.T, s opxv1.AgentService_RunSessionClient) *opxv1.Engine
 // connectAgentWith opens the agent stream presenting canary.
 func (r *running) connectAgentWith(t testing.TB, token, canary string) opxv1.AgentService_RunSessionClient {
 	t.Helper()
-	s, err := opxv1.NewAgentServiceClient(r.conn).RunSession(context.Background())
+	r.agentCtx = agentCtx(token)
+	s, err := opxv1.NewAgentServiceClient(r.conn).RunSession(r.agentCtx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -574,12 +595,13 @@ func TestEngine_AgentGoneMidToolCall(t *testing.T) {
 			return cmd, err
 		}
 	})
-	actx, cancel := context.WithCancel(context.Background())
+	tok1 := <-r.tokens
+	actx, cancel := context.WithCancel(agentCtx(tok1))
 	a1, err := opxv1.NewAgentServiceClient(r.conn).RunSession(actx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a1.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_AgentReady{AgentReady: &opxv1.AgentReady{AgentId: "a1", Token: <-r.tokens, SandboxCanaryJson: unavailableCanary}}})
+	a1.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_AgentReady{AgentReady: &opxv1.AgentReady{AgentId: "a1", Token: tok1, SandboxCanaryJson: unavailableCanary}}})
 	c := opxv1.NewClientServiceClient(r.conn)
 	s1, err := c.SendMessage(r.ctx, &opxv1.ClientMessageRequest{Content: "read README.md"})
 	if err != nil {

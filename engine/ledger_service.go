@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -23,9 +22,29 @@ type ledgerService struct {
 
 func (s *ledgerService) l() *ledger.Ledger { return s.e.opts.Ledger }
 
-// Head returns the committed head.
+// durableHead is the head a client may be told of: the committed head,
+// but never past the writer's durable watermark (a commit's head is
+// readable a moment before its fsync returns).
+func durableHead(l *ledger.Ledger) (ledger.Head, error) {
+	h, err := l.Head()
+	if err != nil {
+		return h, err
+	}
+	w, err := l.Watermark()
+	if err != nil || w.Durable >= h.Seq {
+		return h, err
+	}
+	en, err := l.Get(w.Durable)
+	if err != nil {
+		return h, err
+	}
+	h.Seq, h.Hash = en.Seq, en.Hash()
+	return h, nil
+}
+
+// Head returns the durable head.
 func (s *ledgerService) Head(context.Context, *opxv1.HeadRequest) (*opxv1.HeadResponse, error) {
-	h, err := s.l().Head()
+	h, err := durableHead(s.l())
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
@@ -49,10 +68,10 @@ func (s *ledgerService) Verify(_ context.Context, req *opxv1.VerifyRequest) (*op
 	return &opxv1.VerifyResponse{ReportJson: b}, nil
 }
 
-// StreamEntries streams committed entries in a range, optionally of one
+// StreamEntries streams durable entries in a range, optionally of one
 // session.
 func (s *ledgerService) StreamEntries(req *opxv1.StreamEntriesRequest, stream opxv1.LedgerService_StreamEntriesServer) error {
-	h, err := s.l().Head()
+	h, err := durableHead(s.l())
 	if err != nil {
 		return status.Errorf(codes.Internal, "%v", err)
 	}
@@ -71,19 +90,17 @@ func (s *ledgerService) StreamEntries(req *opxv1.StreamEntriesRequest, stream op
 	})
 }
 
-// Follow streams entries from a seq on, then new ones as they are
-// committed, until the client leaves.
+// Follow streams entries from a seq on, then new ones as they become
+// durable (the writer's watermark), until the client leaves.
 func (s *ledgerService) Follow(req *opxv1.FollowRequest, stream opxv1.LedgerService_FollowServer) error {
 	next := req.FromSeq
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
 	for {
-		h, err := s.l().Head()
+		w, err := s.l().Watermark()
 		if err != nil {
 			return status.Errorf(codes.Internal, "%v", err)
 		}
-		if next <= h.Seq {
-			err := s.l().Range(next, h.Seq, func(en ledger.Entry) error {
+		if next <= w.Durable {
+			err := s.l().Range(next, w.Durable, func(en ledger.Entry) error {
 				next = en.Seq + 1
 				return stream.Send(&opxv1.LedgerEntry{Seq: en.Seq, Raw: en.Raw})
 			})
@@ -94,7 +111,7 @@ func (s *ledgerService) Follow(req *opxv1.FollowRequest, stream opxv1.LedgerServ
 		select {
 		case <-stream.Context().Done():
 			return nil
-		case <-tick.C:
+		case <-w.Advanced:
 		}
 	}
 }

@@ -79,7 +79,11 @@ type writer struct {
 	flying *batch // taken by the committer, maybe not yet durable
 	failed error  // sticky: set after a failed commit
 	closed bool
-	buf    []byte
+	// durable is the seq of the last entry committed and fsynced;
+	// advanced is closed (and replaced) each time it moves.
+	durable  uint64
+	advanced chan struct{}
+	buf      []byte
 
 	// cmu is held while a batch is taken and committed, by the committer
 	// goroutine or by a Sync appender that found it idle, so batches
@@ -93,7 +97,8 @@ type writer struct {
 }
 
 func newWriter(l *Ledger, seq uint64, prev Hash) *writer {
-	w := &writer{l: l, seq: seq, prev: prev, kick: make(chan struct{}, 1), quit: make(chan struct{})}
+	w := &writer{l: l, seq: seq, prev: prev, durable: seq, advanced: make(chan struct{}),
+		kick: make(chan struct{}, 1), quit: make(chan struct{})}
 	w.wg.Add(1)
 	go w.loop()
 	return w
@@ -441,9 +446,36 @@ func (w *writer) finishLocked(b *batch, err error) {
 			close(w.cur.done)
 			w.cur = nil
 		}
+	} else if n := len(b.entries); n > 0 {
+		w.durable = b.firstSeq + uint64(n-1)
+		close(w.advanced)
+		w.advanced = make(chan struct{})
 	}
 	b.err = err
 	close(b.done)
+}
+
+// Watermark is where the writer stands: Queued is the seq of the last
+// entry appended (its seq and hash are final, but it may not be on disk
+// yet), Durable the seq of the last entry committed and fsynced. Advanced
+// is closed when Durable next moves; after a failed commit it never does.
+type Watermark struct {
+	Queued, Durable uint64
+	Advanced        <-chan struct{}
+}
+
+// Watermark returns the writer's watermark: what a caller may announce
+// about the ledger is what is at or below Durable. A ledger opened
+// read-only has no writer: both marks are its head, and Advanced is nil.
+func (l *Ledger) Watermark() (Watermark, error) {
+	if l.w == nil {
+		h, err := l.Head()
+		return Watermark{Queued: h.Seq, Durable: h.Seq}, err
+	}
+	w := l.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return Watermark{Queued: w.seq, Durable: w.durable, Advanced: w.advanced}, nil
 }
 
 func (w *writer) close() error {

@@ -17,6 +17,13 @@
 //   - ClientService: the CLI and other clients (client token required).
 //   - LedgerService: read-only ledger access while the engine holds it.
 //   - ChronicleService: rollbacks, run by the engine that holds the ledger.
+//
+// # Credentials
+//
+// Every call carries a token in its metadata (headers.go): the client
+// token (ClientTokenHeader) for ClientService, LedgerService,
+// ChronicleService and server reflection; the agent's token
+// (AgentTokenHeader) for AgentService and LLMGateway.
 package proto
 
 //go:generate protoc -I . --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative opx/v1/common.proto opx/v1/agent.proto opx/v1/llm.proto opx/v1/client.proto opx/v1/ledger.proto opx/v1/chronicle.proto

@@ -380,8 +380,8 @@ func TestE2E_EngineCrashBudget(t *testing.T) {
 }
 
 // TestE2E_Grpcurl: a standard tool lists the engine's services through
-// reflection and calls ClientService with the client token, and is refused
-// without it.
+// reflection and calls ClientService with the client token (grpcurl's -H
+// goes with reflection requests too), and is refused both without it.
 func TestE2E_Grpcurl(t *testing.T) {
 	grpcurl, err := exec.LookPath("grpcurl")
 	if err != nil {
@@ -408,10 +408,14 @@ func TestE2E_Grpcurl(t *testing.T) {
 		b, err := exec.Command(grpcurl, append([]string{"-plaintext"}, args...)...).CombinedOutput()
 		return string(b), err
 	}
-	if out, err := run(addr, "list"); err != nil || !strings.Contains(out, "opx.v1.ClientService") || !strings.Contains(out, "opx.v1.LedgerService") {
+	header := "opx-client-token: " + strings.TrimSpace(string(tok))
+	if out, err := run("-H", header, addr, "list"); err != nil || !strings.Contains(out, "opx.v1.ClientService") || !strings.Contains(out, "opx.v1.LedgerService") {
 		t.Errorf("grpcurl list: %v\n%s", err, out)
 	}
-	out, err = run("-H", "opx-client-token: "+strings.TrimSpace(string(tok)), addr, "opx.v1.ClientService/GetStatus")
+	if out, err := run(addr, "list"); err == nil || !strings.Contains(out, "Unauthenticated") {
+		t.Errorf("grpcurl list without the token: %v\n%s", err, out)
+	}
+	out, err = run("-H", header, addr, "opx.v1.ClientService/GetStatus")
 	if err != nil || !strings.Contains(out, fmt.Sprintf(`"enginePid": "%d"`, st.EnginePID)) {
 		t.Errorf("grpcurl GetStatus with the token: %v\n%s", err, out)
 	}
@@ -526,5 +530,36 @@ func TestE2E_SandboxedAgent(t *testing.T) {
 	ledgertest.FlipEntryByte(t, st.LedgerPath, 3)
 	if out, _, code := w.run("doctor"); code != 1 || !strings.Contains(out, "ledger does not verify") {
 		t.Errorf("opx doctor on a damaged ledger: %d\n%s", code, out)
+	}
+}
+
+// TestE2E_Demo_PlainWorkspace runs `opx demo --workspace DIR` on a
+// workspace of the user's own, whose README holds no injection and whose
+// tests pass: the story says what happened there, not the demo's usual
+// one (no blocks, no fix, no rollback of an edit that never was).
+func TestE2E_Demo_PlainWorkspace(t *testing.T) {
+	bin := buildOpx(t)
+	ws, state := t.TempDir(), t.TempDir()
+	for name, content := range map[string]string{"README.md": "# my project\n\nRun make.\n", "test.sh": "#!/bin/sh\necho all good\n"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "demo", "--workspace", ws)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "OPX_LEDGER=", "TMPDIR="+t.TempDir(), "XDG_STATE_HOME="+state, "XDG_CACHE_HOME="+filepath.Join(state, "cache"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("opx demo: %v\n%s", err, out)
+	}
+	for _, want := range []string{"README.md gives me no setup steps to run, so I did nothing", "The tests pass, so there is nothing to fix",
+		"all good", "verdict (0 blocks above among them)", "== opx ledger verify --strict"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, not := range []string{"refused each one", "tests pass now", "invoice.sh is back", "the three blocks", "and the rollback", "== opx diff"} {
+		if strings.Contains(string(out), not) {
+			t.Errorf("demo output says %q:\n%s", not, out)
+		}
 	}
 }
