@@ -124,10 +124,17 @@ func rollbackSomewhere(c *cli.Context, req engine.RollbackRequest) (*engine.Roll
 	}
 	defer w.Close()
 	rec := engine.NewRecorder(l)
-	if !req.DryRun {
-		if err := recoverRollbacks(c, l, rec); err != nil {
-			return nil, err
+	if req.DryRun {
+		// Read-only: an interrupted rollback stays unrecorded, and what
+		// it left looks like later changes. Say so.
+		if plans, err := chronicle.OpenPlans(l); err == nil {
+			for _, p := range plans {
+				fmt.Fprintf(c.App.ErrWriter, "opx: the rollback planned at entry %d was interrupted and what it left is not recorded yet "+
+					"(the next opx rollback without --dry-run, or the engine's start, records it); conflicts below may be its doing\n", p.Seq)
+			}
 		}
+	} else if err := recoverRollbacks(c, l, rec); err != nil {
+		return nil, err
 	}
 	chron := engine.NewChronicle(rollbackFS(w), rec, chronicle.Retention{})
 	chron.SetDir(w.Path())

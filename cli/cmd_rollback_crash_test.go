@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -120,6 +121,11 @@ func offlineKilledThenRecovered(t *testing.T, byNote bool) {
 	r.wantCode(t, cli.ExitIntegrity)
 	r.wantOut(t, fmt.Sprintf("seq %d", plan.Seq), "causality", "no outcome")
 
+	if byNote {
+		r = run(t, append(args, "--dry-run")...)
+		r.wantErr(t, fmt.Sprintf("the rollback planned at entry %d was interrupted and what it left is not recorded yet", plan.Seq))
+	}
+
 	want := map[string]event.PostState{}
 	for _, f := range plan.Files {
 		want[f.Path] = diskState(t, w.ws, f.Path)
@@ -188,4 +194,41 @@ func diskState(t *testing.T, ws, rel string) event.PostState {
 		t.Fatal(err)
 	}
 	return event.PostState{Path: rel, Hash: ledger.Sum(b).String(), Mode: uint32(fi.Mode().Perm())}
+}
+
+// TestImport_RefusesOpenRollbackPlan: an export whose last rollback plan
+// has no outcome (here one naming /etc, as a hostile export could, so
+// that a later engine start would go and measure there) is refused by
+// import as an integrity failure, before anything is written.
+func TestImport_RefusesOpenRollbackPlan(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.db")
+	l, err := ledger.Create(src, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := func(p event.Payload) uint64 {
+		t.Helper()
+		a, err := l.Append(context.Background(), ledger.Sync, event.MustRecord("", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a[0].Seq
+	}
+	pre := app(&event.Snapshot{CallID: "rollback-session-s", Tool: "rollback", Kind: event.KindFiles, Files: []event.FileState{{Path: "passwd", State: event.StateAbsent}}})
+	plan := app(&event.RollbackStarted{Session: "s", Workspace: "/etc", PreSnapshot: pre, Files: []event.FileState{{Path: "passwd", State: event.StateAbsent}}})
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "open.jsonl")
+	run(t, "ledger", "export", "--ledger", src, "-o", out).wantCode(t, cli.ExitOK)
+	dst := filepath.Join(dir, "imported.db")
+	r := run(t, "ledger", "import", out, "--ledger", dst)
+	r.wantCode(t, cli.ExitIntegrity)
+	if !strings.Contains(r.stdout+r.stderr, fmt.Sprintf("seq %d", plan)) || !strings.Contains(r.stdout+r.stderr, "no outcome") {
+		t.Errorf("import output does not name the open plan at %d:\n%s\n%s", plan, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("import wrote %s: %v", dst, err)
+	}
 }

@@ -157,6 +157,7 @@ func TestChronicle_Rollback_KilledThenRecovered(t *testing.T) {
 			f := newChronFixture(t, files, chronicle.Retention{})
 			before := f.tree(t)
 			f.call(t, "rewrite_all", `{}`)
+			rewritten := f.tree(t)
 			dry, err := f.rollback(t, engine.RollbackRequest{Session: "s1", DryRun: true})
 			if err != nil || len(dry.Steps) != nFiles+3 {
 				t.Fatalf("dry run: %d steps, %v", len(dry.Steps), err)
@@ -215,6 +216,11 @@ func TestChronicle_Rollback_KilledThenRecovered(t *testing.T) {
 			if err := os.WriteFile(tmp, []byte("original 1\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			// A file of the user's that only looks like one stays.
+			decoy := filepath.Join(f.ws, "data", ".opx-tmp-notes")
+			if err := os.WriteFile(decoy, []byte("mine\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 
 			startEngineOn(t, l, f.ws)
 			out, started := recoveredOutcome(t, l, plan.Seq)
@@ -241,21 +247,29 @@ func TestChronicle_Rollback_KilledThenRecovered(t *testing.T) {
 			if rep, err := l.Verify(event.StrictOptions()); err != nil || !rep.OK {
 				t.Fatalf("after recovery: %v %v", err, rep.Failures)
 			}
+			if err := os.Remove(decoy); err != nil {
+				t.Errorf("the user's .opx-tmp-notes: %v", err)
+			}
 
-			// The session rolls back the rest, with no conflict: the
-			// recovered post-states are what opx left.
+			// With no conflict (the recovered post-states are what opx
+			// left), the session rolls back the rest; or, part way, the
+			// interrupted rollback is undone through its pre-snapshot.
 			w, err := executor.OpenWorkspace(f.ws)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer w.Close()
 			chron := engine.NewChronicle(engine.WorkspaceFS(w), engine.NewRecorder(l), chronicle.Retention{})
-			again, err := chron.Rollback(context.Background(), engine.RollbackRequest{Session: "s1"})
-			if err != nil {
-				t.Fatalf("rollback after recovery: %v (%s)", err, again.ErrorKind)
+			req, wantTree := engine.RollbackRequest{Session: "s1"}, before
+			if tc.name == "part way" {
+				req, wantTree = engine.RollbackRequest{Snapshot: plan.PreSnapshot}, rewritten
 			}
-			if got := f.tree(t); got != before {
-				t.Errorf("workspace after the second rollback differs from before the tool")
+			again, err := chron.Rollback(context.Background(), req)
+			if err != nil {
+				t.Fatalf("rollback %+v after recovery: %v (%s)", req, err, again.ErrorKind)
+			}
+			if got := f.tree(t); got != wantTree {
+				t.Errorf("workspace after rollback %+v is not the state it restores", req)
 			}
 		})
 	}
