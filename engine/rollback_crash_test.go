@@ -70,8 +70,16 @@ func TestRollbackCrashChild(t *testing.T) {
 // then kills it with SIGKILL.
 func runRollbackChild(t *testing.T, ledgerPath, ws string, after int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRollbackCrashChild$")
-	cmd.Env = append(os.Environ(), rbChildLedger+"="+ledgerPath, rbChildWS+"="+ws, rbChildAfter+"="+strconv.Itoa(after))
+	runPausingChild(t, "TestRollbackCrashChild", []string{rbChildLedger + "=" + ledgerPath, rbChildWS + "=" + ws, rbChildAfter + "=" + strconv.Itoa(after)}, nil)
+}
+
+// runPausingChild runs this test binary as the child test name with env
+// added, hands each line it prints to onLine until it prints "paused",
+// then kills it with SIGKILL and waits for it.
+func runPausingChild(t *testing.T, name string, env []string, onLine func(string)) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$")
+	cmd.Env = append(os.Environ(), env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +99,9 @@ func runRollbackChild(t *testing.T, ledgerPath, ws string, after int) {
 		if sc.Text() == "paused" {
 			paused = true
 			break
+		}
+		if onLine != nil {
+			onLine(sc.Text())
 		}
 	}
 	cmd.Process.Kill()
