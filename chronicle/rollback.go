@@ -161,6 +161,10 @@ type Plan struct {
 	Snapshot  uint64 // or
 	Session   string
 	Workspace string // the directory the rollback writes into, recorded with its plan
+	// Planned, if set, is called with the seq of the plan's
+	// chronicle.rollback_started once it is durable, before any path
+	// changes.
+	Planned   func(seq uint64)
 	Steps     []Step
 	Unchanged []string // paths already in their recorded pre-state
 }
@@ -339,6 +343,9 @@ func (x *Index) Restore(ctx context.Context, p *Plan, src Source, wfs WriteFS, r
 		Workspace: p.Workspace, PreSnapshot: pre, Forced: forced, Files: to})
 	if err != nil {
 		return nil, err
+	}
+	if p.Planned != nil {
+		p.Planned(planSeq)
 	}
 
 	restored, applyErr := restore(wfs, p.Steps, contents)

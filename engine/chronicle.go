@@ -29,6 +29,11 @@ type Chronicle struct {
 
 	mu     sync.Mutex // held across snapshot, execution and post-state
 	index  *chronicle.Index
+	plansM sync.Mutex
+	// plans are the rollback plans this Chronicle recorded: true while
+	// running or once its outcome is recorded, false when recording the
+	// outcome failed (OwnPlan).
+	plans  map[uint64]bool
 	knownM sync.Mutex
 	known  map[ledger.Hash]bool // blobs known to be stored
 }
@@ -44,7 +49,7 @@ var DefaultExclude = []string{".git/objects"}
 // snapshots leave out DefaultExclude; SetExclude changes that.
 func NewChronicle(fsys chronicle.Workspace, rec *Recorder, r chronicle.Retention) *Chronicle {
 	c := &Chronicle{fs: fsys, rec: rec, scanner: chronicle.NewScanner(fsys), retention: r, index: chronicle.NewIndex(),
-		known: map[ledger.Hash]bool{}, logf: func(string, ...any) {}}
+		known: map[ledger.Hash]bool{}, plans: map[uint64]bool{}, logf: func(string, ...any) {}}
 	c.SetExclude(DefaultExclude)
 	c.SetProtected([]string{".opx"})
 	if d, ok := fsys.(interface{ Dir() string }); ok {
@@ -176,7 +181,7 @@ func (c *Chronicle) RestoreProtected(ctx context.Context, snap *WorkspaceSnapsho
 	if len(steps) == 0 {
 		return "", nil
 	}
-	out, err := c.index.Restore(ctx, &chronicle.Plan{Snapshot: snap.Seq, Workspace: c.dir, Steps: steps}, c.rec.Ledger(), c.fs, c.rec, true)
+	out, err := c.restore(ctx, &chronicle.Plan{Snapshot: snap.Seq, Workspace: c.dir, Steps: steps}, true)
 	if err != nil {
 		return "", fmt.Errorf("restore opx's protected files %s: %w", strings.Join(paths, ", "), err)
 	}

@@ -56,6 +56,18 @@ func (s *ledgerService) Verify(_ context.Context, req *opxv1.VerifyRequest) (*op
 	opts := ledger.VerifyOptions{}
 	if req.Strict {
 		opts = event.StrictOptions()
+		// A rollback this engine is carrying out has its plan on record
+		// and its outcome still to come: it is not an interrupted one.
+		end := opts.CheckEnd
+		opts.CheckEnd = func() []*ledger.IntegrityError {
+			var out []*ledger.IntegrityError
+			for _, f := range end() {
+				if !s.e.chron.OwnPlan(f.Seq) {
+					out = append(out, f)
+				}
+			}
+			return out
+		}
 	}
 	rep, err := s.l().Verify(opts)
 	if err != nil {

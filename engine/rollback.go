@@ -98,7 +98,7 @@ func (c *Chronicle) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 		}
 		return rep, nil
 	}
-	out, err := c.index.Restore(ctx, plan, l, c.fs, c.rec, req.Force)
+	out, err := c.restore(ctx, plan, req.Force)
 	if out != nil {
 		rep.Rollback, rep.PreSnapshot = out.Rollback, out.PreSnapshot
 		rep.Restored = append(rep.Restored, out.Restored...)
@@ -107,6 +107,37 @@ func (c *Chronicle) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 		return rep, fail(rep, kindOf(err), err)
 	}
 	return rep, nil
+}
+
+// restore carries out a plan (chronicle.Index.Restore), remembering its
+// plan's seq for OwnPlan. The caller holds the lock.
+func (c *Chronicle) restore(ctx context.Context, plan *chronicle.Plan, force bool) (*chronicle.Outcome, error) {
+	var seq uint64
+	plan.Planned = func(s uint64) {
+		seq = s
+		c.plansM.Lock()
+		c.plans[s] = true
+		c.plansM.Unlock()
+	}
+	out, err := c.index.Restore(ctx, plan, c.rec.Ledger(), c.fs, c.rec, force)
+	if seq != 0 && out == nil {
+		// Planned, but its outcome was not recorded: it is as good as
+		// interrupted, and verification must say so.
+		c.plansM.Lock()
+		c.plans[seq] = false
+		c.plansM.Unlock()
+	}
+	return out, err
+}
+
+// OwnPlan reports whether the rollback plan at seq is one this Chronicle
+// recorded and is carrying out, or has recorded the outcome of. A
+// verification that read the ledger while it ran found the plan without
+// its outcome: that rollback was running, not interrupted.
+func (c *Chronicle) OwnPlan(seq uint64) bool {
+	c.plansM.Lock()
+	defer c.plansM.Unlock()
+	return c.plans[seq]
 }
 
 func fail(rep *RollbackReport, kind string, err error) error {
