@@ -25,7 +25,7 @@ func ledgerVerifyCommand() *cli.Command {
 			exitCodesHelp("integrity failure found: the ledger or export does not verify"),
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),
-			&cli.BoolFlag{Name: "strict", Usage: "also check canonical form, each entry type's payload, and causal order (nothing ran without its verdict)"},
+			&cli.BoolFlag{Name: "strict", Usage: "also check canonical form, each entry type's payload, and causal order (nothing ran without its verdict; every rollback has its plan first and its outcome after)"},
 			jsonFlag(),
 		),
 		Action: runLedgerVerify,
