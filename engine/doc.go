@@ -10,7 +10,10 @@
 //     EngineDirective sent, every model exchange, verdict and execution.
 //   - Write-ahead: a tool's proposal and verdicts are durable (the Sync
 //     exec.started fsyncs them) before its executor runs, and its result is
-//     durable before the result is delivered.
+//     durable before the result is delivered. A rollback's plan (every
+//     path and the state it will write) is durable before its first path
+//     changes; at start, before engine.started, the engine records how any
+//     interrupted rollback left the workspace (RecoverRollbacks).
 //   - A ledger failure stops the engine: nothing runs that could not be
 //     recorded.
 //   - What runs is exactly what was judged: the action hash over the tool
