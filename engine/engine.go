@@ -351,7 +351,7 @@ func (e *Engine) newServer() *grpc.Server {
 	}}
 	srv := grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMessageBytes), grpc.MaxHeaderListSize(maxHeaderBytes),
-		grpc.UnaryInterceptor(auth.unary), grpc.StreamInterceptor(auth.stream))
+		grpc.ChainUnaryInterceptor(auth.unary, e.durableAnswer), grpc.StreamInterceptor(auth.stream))
 	opxv1.RegisterAgentServiceServer(srv, &agentService{e: e})
 	opxv1.RegisterLLMGatewayServer(srv, &gateway{e: e})
 	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
