@@ -12,6 +12,14 @@ var (
 	ErrNotSnapshottable = errors.New("not a file, directory or symlink")
 )
 
+// Errors of reading what a snapshot recorded.
+var (
+	// ErrManifest is returned when a workspace snapshot's manifest blob
+	// does not parse, is not in canonical form, or lists paths out of
+	// order.
+	ErrManifest = errors.New("malformed manifest")
+)
+
 // Errors of rollback.
 var (
 	// ErrNoSnapshot is returned when the id given is not a snapshot's seq.

@@ -39,7 +39,10 @@ type Snapshot struct {
 
 // Execution is the end of a snapshotted call.
 type Execution struct {
-	Seq       uint64
+	Seq uint64
+	// Outcome is event.ExecOK, ExecExited or ExecError: the ledger's one
+	// definition of a failed call (event.ExecOutcome).
+	Outcome   string
 	Failed    string // exec.failed's error; "" for exec.completed
 	ExitCode  int
 	Pre       []event.FileState // workspace-wide tools: what changed, before
@@ -131,11 +134,11 @@ func (x *Index) Apply(e ledger.Entry) error {
 		var key callKey
 		switch p := pl.(type) {
 		case *event.ExecCompleted:
-			ex = Execution{Seq: e.Seq, ExitCode: p.ExitCode, Pre: p.Pre, Post: p.Post, DiffError: p.DiffError}
+			ex = Execution{Seq: e.Seq, Outcome: p.Outcome(), ExitCode: p.ExitCode, Pre: p.Pre, Post: p.Post, DiffError: p.DiffError}
 			key = callKey{e.Session, p.SubAgentID, p.CallID}
 			x.noteForeign(p.ResultBlob)
 		case *event.ExecFailed:
-			ex = Execution{Seq: e.Seq, Failed: p.Error}
+			ex = Execution{Seq: e.Seq, Outcome: event.ExecError, Failed: p.Error}
 			key = callKey{e.Session, p.SubAgentID, p.CallID}
 		}
 		// Snapshots carry no sub-agent id; a sub-agent's call ids are
@@ -170,6 +173,10 @@ func (x *Index) Apply(e ledger.Entry) error {
 				}
 			}
 		}
+		return nil
+	case event.TypeRollbackStarted:
+		// Its blobs are the content of the snapshots it restores, not
+		// foreign to them: retention treats them as those snapshots'.
 		return nil
 	case event.TypePruned:
 		var p event.Pruned
@@ -272,6 +279,42 @@ func (s *Snapshot) Paths() []string {
 	case s.Kind == event.KindFiles:
 		for _, f := range s.Files {
 			out = append(out, f.Path)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Changed returns the paths s's call changed, sorted, and whether that is
+// on record: for a files snapshot, the recorded paths whose post-state
+// differs from the pre-state (a path with no post-state recorded counts
+// as changed); for a workspace snapshot, what the command's diff found.
+// It is not known while the call has not ended, after an exec.failed (no
+// post-states), or when the diff failed.
+func (s *Snapshot) Changed() ([]string, bool) {
+	switch {
+	case s.Exec.Unknown():
+		return nil, false
+	case s.Kind == event.KindWorkspace:
+		return s.Paths(), true
+	}
+	pre := make([]event.PostState, 0, len(s.Files))
+	for _, f := range s.Files {
+		pre = append(pre, PostOf(f))
+	}
+	return ChangedPaths(pre, s.Exec.Post), true
+}
+
+// ChangedPaths returns the paths of before (pre-states in post-state form,
+// PostOf) whose state in after differs or is not recorded, sorted; nil
+// when none does.
+func ChangedPaths(before, after []event.PostState) []string {
+	byPath := postByPath(after)
+	var out []string
+	for _, b := range before {
+		a := byPath[b.Path]
+		if a == nil || a.Absent != b.Absent || a.Hash != b.Hash || a.Mode != b.Mode {
+			out = append(out, b.Path)
 		}
 	}
 	sort.Strings(out)

@@ -160,6 +160,7 @@ type Step struct {
 type Plan struct {
 	Snapshot  uint64 // or
 	Session   string
+	Workspace string // the directory the rollback writes into, recorded with its plan
 	Steps     []Step
 	Unchanged []string // paths already in their recorded pre-state
 }
@@ -266,16 +267,21 @@ func (r LedgerRecorder) Record(ctx context.Context, d ledger.Durability, session
 // Outcome is a rollback that ran.
 type Outcome struct {
 	Rollback    uint64 // seq of its chronicle.rollback entry
+	Plan        uint64 // seq of its chronicle.rollback_started entry
 	PreSnapshot uint64 // seq of the snapshot of what it overwrote
 	Restored    []string
 }
 
 // Restore carries out a plan: it checks every blob it needs against its
 // hash first (a mismatch refuses the whole rollback, matching
-// ledger.ErrIntegrity), snapshots what it will overwrite (durably, so the
-// rollback can be undone), restores each path atomically, and records a
-// chronicle.rollback entry with the state it left. Conflicts refuse the
-// rollback unless force.
+// ledger.ErrIntegrity), records what it will overwrite (a
+// chronicle.snapshot, so the rollback can be undone) and its plan (a
+// chronicle.rollback_started naming every path and the state it will
+// write), both durable before the first path changes; then it restores
+// each path atomically and records a chronicle.rollback naming the plan,
+// with the state it left. A process that dies in between leaves a plan
+// with no outcome, which Recover completes. Conflicts refuse the rollback
+// unless force.
 func (x *Index) Restore(ctx context.Context, p *Plan, src Source, wfs WriteFS, rec Recorder, force bool) (*Outcome, error) {
 	if c := p.Conflicts(); len(c) > 0 && !force {
 		return nil, &ConflictError{Conflicts: c}
@@ -303,9 +309,13 @@ func (x *Index) Restore(ctx context.Context, p *Plan, src Source, wfs WriteFS, r
 	}
 
 	paths := make([]string, len(p.Steps))
+	to := make([]event.FileState, len(p.Steps))
 	for i, s := range p.Steps {
 		paths[i] = s.Path
+		to[i] = s.To
+		to[i].Path = s.Path
 	}
+	sort.Slice(to, func(i, j int) bool { return to[i].Path < to[j].Path })
 	// What the rollback overwrites, durable before it does. A file too
 	// large to keep is recorded by hash: the rollback still runs (it may
 	// be what removes that file), and undoing it says why that file
@@ -318,7 +328,15 @@ func (x *Index) Restore(ctx context.Context, p *Plan, src Source, wfs WriteFS, r
 	if p.Session == "" {
 		callID = fmt.Sprintf("rollback-%d", p.Snapshot)
 	}
-	pre, err := rec.Record(ctx, ledger.Sync, "", &event.Snapshot{CallID: callID, Tool: "rollback", Kind: event.KindFiles, Files: states}, blobs...)
+	forced := force && len(p.Conflicts()) > 0
+	// The snapshot is queued and the plan appended after it with Sync:
+	// one fsync makes both durable, in order, before anything changes.
+	pre, err := rec.Record(ctx, ledger.Async, "", &event.Snapshot{CallID: callID, Tool: "rollback", Kind: event.KindFiles, Files: states}, blobs...)
+	if err != nil {
+		return nil, err
+	}
+	planSeq, err := rec.Record(ctx, ledger.Sync, "", &event.RollbackStarted{Snapshot: p.Snapshot, Session: p.Session,
+		Workspace: p.Workspace, PreSnapshot: pre, Forced: forced, Files: to})
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +346,7 @@ func (x *Index) Restore(ctx context.Context, p *Plan, src Source, wfs WriteFS, r
 	if perr != nil && applyErr == nil {
 		applyErr = perr
 	}
-	r := &event.Rollback{Snapshot: p.Snapshot, Session: p.Session, Files: restored, PreSnapshot: pre, Forced: force && len(p.Conflicts()) > 0, Post: post}
+	r := &event.Rollback{Snapshot: p.Snapshot, Session: p.Session, Plan: planSeq, Files: restored, PreSnapshot: pre, Forced: forced, Post: post}
 	if r.Files == nil {
 		r.Files = []string{}
 	}
@@ -339,7 +357,7 @@ func (x *Index) Restore(ctx context.Context, p *Plan, src Source, wfs WriteFS, r
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Rollback: seq, PreSnapshot: pre, Restored: restored}
+	out := &Outcome{Rollback: seq, Plan: planSeq, PreSnapshot: pre, Restored: restored}
 	if applyErr != nil {
 		return out, fmt.Errorf("rollback stopped after %d of %d path(s) (recorded at %d; undo it with opx rollback %d): %w",
 			len(restored), len(p.Steps), seq, pre, applyErr)

@@ -1,7 +1,6 @@
 package chronicle
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -126,28 +125,38 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// DecodeTree parses a manifest, checking each line and the order.
+// DecodeTree parses a manifest, checking each line and the order. Each
+// line must be exactly as Encode writes it (encoding/json alone would take
+// "PATH" for "path", a duplicate member, spaces or a missing final
+// newline), so one manifest has one reading, and its blob hash stands for
+// exactly one tree.
 func DecodeTree(manifest []byte) (*Tree, error) {
 	t := &Tree{}
-	sc := bufio.NewScanner(bytes.NewReader(manifest))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
+	if len(manifest) > 0 && manifest[len(manifest)-1] != '\n' {
+		return nil, fmt.Errorf("manifest: %w: last line has no newline", ErrManifest)
+	}
+	var canon []byte
+	rest := manifest
+	for n := 1; len(rest) > 0; n++ {
+		i := bytes.IndexByte(rest, '\n') // found: the manifest ends in one
+		line := rest[:i]
+		rest = rest[i+1:]
 		var f event.FileState
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&f); err != nil {
-			return nil, fmt.Errorf("manifest line %d: %w", n, err)
+			return nil, fmt.Errorf("manifest line %d: %w: %v", n, ErrManifest, err)
+		}
+		if canon = appendState(canon[:0], &f); !bytes.Equal(canon, line) {
+			return nil, fmt.Errorf("manifest line %d: %w: not in canonical form", n, ErrManifest)
 		}
 		if err := validState(f); err != nil {
-			return nil, fmt.Errorf("manifest line %d: %w", n, err)
+			return nil, fmt.Errorf("manifest line %d: %w: %v", n, ErrManifest, err)
 		}
 		if k := len(t.Items); k > 0 && t.Items[k-1].Path >= f.Path {
-			return nil, fmt.Errorf("manifest line %d: %q is out of order", n, f.Path)
+			return nil, fmt.Errorf("manifest line %d: %w: %q is out of order", n, ErrManifest, f.Path)
 		}
 		t.Items = append(t.Items, f)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("manifest: %w", err)
 	}
 	return t, nil
 }

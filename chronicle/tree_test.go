@@ -2,6 +2,7 @@ package chronicle_test
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -100,5 +101,29 @@ func TestDiff(t *testing.T) {
 	}
 	if post[1].Mode != 0o755 || post[4].Hash != ledger.Sum([]byte("hi")).String() {
 		t.Errorf("post states %+v", post)
+	}
+}
+
+// TestDecodeTree_OneReading: a manifest is read only in the form Encode
+// writes; encoding/json alone would accept each of these as the same tree.
+func TestDecodeTree_OneReading(t *testing.T) {
+	good := string((&chronicle.Tree{Items: []event.FileState{file("a", "x", 0o644)}}).Encode())
+	line := strings.TrimSuffix(good, "\n")
+	for name, m := range map[string]string{
+		"key in another case": strings.Replace(good, `"path"`, `"PATH"`, 1),
+		"duplicate member":    strings.Replace(good, `"path":"a"`, `"path":"b","path":"a"`, 1),
+		"spaces":              strings.Replace(good, `,`, `, `, 1),
+		"no final newline":    line,
+		"blank line":          good + "\n",
+		"crlf":                line + "\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := chronicle.DecodeTree([]byte(m)); !errors.Is(err, chronicle.ErrManifest) {
+				t.Errorf("DecodeTree(%q) = %v, want ErrManifest", m, err)
+			}
+		})
+	}
+	if _, err := chronicle.DecodeTree([]byte(good)); err != nil {
+		t.Fatal(err)
 	}
 }

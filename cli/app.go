@@ -15,7 +15,7 @@ func NewApp() *cli.App {
 		HelpName:       "opx",
 		Usage:          "run an AI agent so that what it did can be trusted afterwards",
 		UsageText:      "opx [--ledger PATH | --workspace DIR] COMMAND [options] [arguments]",
-		HideVersion:    true,
+		Version:        Version,
 		Flags:          locationFlags(),
 		Action:         unknownCommand,
 		OnUsageError:   onUsageError,
@@ -45,12 +45,14 @@ func NewApp() *cli.App {
 			internalAgentCommand(),
 			sandboxCommand(),
 			doctorCommand(),
+			versionCommand(),
 			internalSandboxProbeCommand(),
 			internalSandboxExecCommand(),
 		},
 	}
 	for _, cmd := range app.Commands {
 		setUsageHandler(cmd)
+		requireOwnLedgerFlag(cmd)
 	}
 	return app
 }

@@ -31,7 +31,7 @@ func approvalCommand(name string, approve bool) *cli.Command {
 			"human): " + effect + ".\nThe answer is recorded in the ledger (approval.resolved) before anything runs. Without ID,\n" +
 			"lists the approvals waiting. An ID that is not pending (unknown, or already answered, timed out\n" +
 			"or denied by an engine stop) exits 1.\n\n" + exitCodesHelp(""),
-		Flags: append(locationFlags(),
+		Flags: append(workspaceFlags(),
 			&cli.StringFlag{Name: "reason", Usage: "`TEXT` saying why, recorded with the answer"},
 			jsonFlag(),
 		),

@@ -20,7 +20,7 @@ func chatCommand() *cli.Command {
 			"reason may follow: \"n not in prod\"). Commands: /sessions (list), /session ID (switch), /new (new\n" +
 			"session), /approvals (pending approvals), /approve ID [REASON], /deny ID [REASON], /restart\n" +
 			"(restart the engine), /quit.\n\n" + exitCodesHelp(""),
-		Flags: append(locationFlags(),
+		Flags: append(workspaceFlags(),
 			&cli.StringFlag{Name: "session", Usage: "continue session `ID`"},
 		),
 		Action: runChat,

@@ -177,9 +177,10 @@ func runDemo(c *cli.Context) error {
 	if session != "" {
 		// What the agent changed, reviewed and undone while the engine
 		// runs: the commands go through its ledger and chronicle services.
+		edit := editSnapshot(c, self, ws, session)
 		for _, args := range [][]string{
 			{"snapshots", "--session", session},
-			{"diff", editSnapshot(c, self, ws, session)},
+			{"diff", edit},
 			{"rollback", "--session", session},
 		} {
 			if args[len(args)-1] == "" {
@@ -192,7 +193,11 @@ func runDemo(c *cli.Context) error {
 				return fmt.Errorf("opx %s: %w", strings.Join(args, " "), err)
 			}
 		}
-		fmt.Fprintf(w, "\ninvoice.sh is back as it was: %q\n", lineOf(filepath.Join(ws, "invoice.sh"), "awk"))
+		if edit != "" {
+			// Only when the agent did edit it (a user's workspace may
+			// have nothing to fix, or no invoice.sh).
+			fmt.Fprintf(w, "\ninvoice.sh is back as it was: %q\n", lineOf(filepath.Join(ws, "invoice.sh"), "awk"))
+		}
 	}
 
 	fmt.Fprintf(w, "\n== opx stop\n")
@@ -223,20 +228,56 @@ func runDemo(c *cli.Context) error {
 	if !rep.OK {
 		return fmt.Errorf("verify %s: %w", ledgerFile, rep.Err())
 	}
-	fmt.Fprintf(w, "\nEvery model call, proposal, verdict (the three blocks above among them), snapshot, execution and\n"+
-		"the rollback are in that ledger. Try:\n"+
-		"  opx ledger tail -n 30 --ledger %[1]s\n"+
-		"  opx snapshots --ledger %[1]s --workspace %[2]s\n"+
-		"  opx ledger export -o /tmp/demo.jsonl.zst --ledger %[1]s\n"+
-		"  opx start --workspace %[2]s    (then opx chat --workspace %[2]s)\n", ledgerFile, ws)
+	blocks, rollbacks, err := demoCounts(ledgerFile, session)
+	if err != nil {
+		return err
+	}
+	// Say only what the ledger holds: on a workspace of the user's the
+	// story can differ (no injected README, no bug to fix).
+	undo := ""
+	if rollbacks > 0 {
+		undo = " and the rollback"
+	}
+	fmt.Fprintf(w, "\nEvery model call, proposal, verdict (%[1]s above among them), snapshot, execution%[2]s\n"+
+		"are in that ledger. Try:\n"+
+		"  opx ledger tail -n 30 --ledger %[3]s\n"+
+		"  opx snapshots --ledger %[3]s --workspace %[4]s\n"+
+		"  opx ledger export -o /tmp/demo.jsonl.zst --ledger %[3]s\n"+
+		"  opx start --workspace %[4]s    (then opx chat --workspace %[4]s)\n", plural(uint64(blocks), "block", "blocks"),
+		undo, ledgerFile, ws)
 	if session != "" {
 		fmt.Fprintf(w, "  opx ledger export --session %s -o /tmp/demo-session.jsonl --ledger %s\n", session, ledgerFile)
 	}
 	return nil
 }
 
+// demoCounts reads, from the demo's ledger, how many of the session's
+// calls Shield or a human blocked and how many rollbacks were recorded.
+func demoCounts(path, session string) (blocks, rollbacks int, err error) {
+	l, err := ledger.OpenReadOnly(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer l.Close()
+	blocked := map[string]bool{}
+	err = l.Range(0, ^uint64(0), func(e ledger.Entry) error {
+		p, derr := event.Decode(e)
+		switch x := p.(type) {
+		case *event.ShieldVerdict:
+			if derr == nil && e.Session == session && x.Decision == event.Block {
+				blocked[x.SubAgentID+"\x00"+x.CallID] = true
+			}
+		case *event.Rollback:
+			rollbacks++
+		}
+		return nil
+	})
+	return len(blocked), rollbacks, err
+}
+
 // editSnapshot returns the id of the session's snapshot of invoice.sh
-// (the agent's edit), or "" when there is none.
+// taken for an edit that changed it (the agent's fix), or "" when there
+// is none.
 func editSnapshot(c *cli.Context, self, ws, session string) string {
 	out, err := exec.Command(self, "snapshots", "--json", "--session", session, "--path", "invoice.sh", "--workspace", ws).Output()
 	if err != nil {
@@ -249,7 +290,8 @@ func editSnapshot(c *cli.Context, self, ws, session string) string {
 		return ""
 	}
 	for _, s := range list.Snapshots {
-		if s.Tool == "edit_file" {
+		if s.Tool == "edit_file" && len(s.Changed) > 0 { // an edit that failed changed nothing
+
 			return fmt.Sprint(s.ID)
 		}
 	}

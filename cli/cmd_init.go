@@ -19,7 +19,7 @@ func initCommand() *cli.Command {
 			"ledger does not live here but in the state directory ($XDG_STATE_HOME/opx/<workspace-id>/),\n" +
 			"outside anything the agent could be allowed to touch. An existing file is kept unless --force.\n\n" +
 			exitCodesHelp(""),
-		Flags: append(locationFlags(),
+		Flags: append(workspaceFlags(),
 			&cli.BoolFlag{Name: "force", Usage: "overwrite an existing config.yaml"},
 		),
 		Action: runInit,

@@ -21,14 +21,12 @@ import (
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/fixtures"
+	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/sandbox"
 	"github.com/urfave/cli/v2"
 )
-
-// Version is opx's version, recorded in engine.started.
-const Version = "0.1.0-dev"
 
 // internalEngineCommand is the engine process the manager starts.
 func internalEngineCommand() *cli.Command {
@@ -58,7 +56,7 @@ func runInternalEngine(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	tok, err := os.ReadFile(c.String("token-file"))
+	tok, err := regularfile.Read(c.String("token-file"), 4096)
 	if err != nil {
 		return fmt.Errorf("client token: %w", err)
 	}
@@ -80,7 +78,7 @@ func runInternalEngine(c *cli.Context) error {
 	}
 	cfgHash := ledger.Sum(nil)
 	if cfg.Path != "" {
-		b, err := os.ReadFile(cfg.Path)
+		b, err := regularfile.Read(cfg.Path, config.MaxBytes)
 		if err != nil {
 			return err
 		}
@@ -159,7 +157,7 @@ func newShield(ws string, cfg config.Config, ledgerPath string) (shieldSetup, er
 	text, name := fixtures.DefaultPolicy, "default (built in)"
 	if cfg.Policy != "" {
 		p := filepath.Join(ws, cfg.Policy)
-		b, err := os.ReadFile(p)
+		b, err := regularfile.Read(p, shield.MaxPolicyBytes)
 		if err != nil {
 			return shieldSetup{}, fmt.Errorf("policy: %w", err)
 		}

@@ -9,8 +9,9 @@ import (
 
 func ledgerExportCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "export",
-		Usage: "write the ledger, or one session's segment, as JSONL with its blobs",
+		Name:      "export",
+		Usage:     "write the ledger, or one session's segment, as JSONL with its blobs",
+		UsageText: "opx ledger export -o FILE [--session ID] [--json] [--ledger PATH | --workspace DIR]",
 		Description: "Writes one entry per line, the stored bytes verbatim (zstd-compressed when FILE ends in .zst),\n" +
 			"and the blobs the entries name plus a manifest to the bundle NAME.blobs/ beside it. Nothing is\n" +
 			"overwritten. The chain is checked while exporting: a damaged ledger is not exported.\n" +
@@ -20,7 +21,7 @@ func ledgerExportCommand() *cli.Command {
 			exitCodesHelp("integrity failure found: the ledger is damaged, nothing was exported"),
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "export `FILE` (.jsonl or .jsonl.zst)", TakesFile: true},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "export `FILE` (.jsonl or .jsonl.zst; required)", TakesFile: true},
 			&cli.StringFlag{Name: "session", Usage: "export only the segment covering session `ID`"},
 			jsonFlag(),
 		),

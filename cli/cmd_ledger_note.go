@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/urfave/cli/v2"
@@ -57,6 +58,11 @@ func runLedgerNote(c *cli.Context) error {
 	}
 	l, created, err := openOrCreate(path)
 	if err != nil {
+		return err
+	}
+	// Opened for writing: an interrupted rollback is recorded first.
+	if err := recoverRollbacks(c, l, engine.NewRecorder(l)); err != nil {
+		l.Close()
 		return err
 	}
 	if created && !c.Bool("json") {

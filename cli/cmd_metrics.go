@@ -51,10 +51,14 @@ type modelMetrics struct {
 	MaxLatencyMS uint64 `json:"max_latency_ms"`
 }
 
+// toolMetrics counts a tool's executions; failed and exited are as
+// event.ExecOutcome defines them (the tool failed; a command it ran exited
+// non-zero or was killed).
 type toolMetrics struct {
 	Tool       string `json:"tool"`
 	Calls      uint64 `json:"calls"`
 	Failed     uint64 `json:"failed"`
+	Exited     uint64 `json:"exited"`
 	DurationMS uint64 `json:"duration_ms"` // summed over the calls
 }
 
@@ -102,6 +106,8 @@ func collectMetrics(counters []projection.Counter) metricsJSON {
 				t.Calls = c.Value
 			case "failed":
 				t.Failed = c.Value
+			case "exited":
+				t.Exited = c.Value
 			case "duration_ms":
 				t.DurationMS = c.Value
 			}
@@ -153,9 +159,10 @@ func runMetrics(c *cli.Context) error {
 		}
 	}
 	if len(out.Tools) > 0 {
-		fmt.Fprintf(w, "\nTOOL CALLS\n%-24s  %6s  %6s  %10s\n", "TOOL", "CALLS", "FAILED", "AVG MS")
+		fmt.Fprintf(w, "\nTOOL CALLS (executed; FAILED: the tool failed, EXIT≠0: a command it ran exited non-zero)\n%-24s  %6s  %6s  %6s  %10s\n",
+			"TOOL", "CALLS", "FAILED", "EXIT≠0", "AVG MS")
 		for _, t := range out.Tools {
-			fmt.Fprintf(w, "%-24s  %6d  %6d  %10d\n", clip(t.Tool, 24), t.Calls, t.Failed, avg(t.DurationMS, t.Calls))
+			fmt.Fprintf(w, "%-24s  %6d  %6d  %6d  %10d\n", clip(t.Tool, 24), t.Calls, t.Failed, t.Exited, avg(t.DurationMS, t.Calls))
 		}
 	}
 	return nil

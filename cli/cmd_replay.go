@@ -309,6 +309,8 @@ func outcomeWord(w io.Writer, tc *replay.ToolCall) string {
 		return green(w, tc.Outcome)
 	case replay.OutcomeFailed, replay.OutcomeNotProposed:
 		return red(w, tc.Outcome)
+	case replay.OutcomeExited:
+		return paint(w, "33", fmt.Sprintf("ran, exit %d", tc.Exec.ExitCode))
 	default:
 		return paint(w, "33", tc.Outcome)
 	}
@@ -369,17 +371,31 @@ func sameJSON(agent, canonical string) bool {
 	return err == nil && string(c) == canonical
 }
 
+// execLine is an execution in one line, as event.ExecOutcome defines how
+// it ended: "failed" (the tool failed), "ran, exit N" (a command it ran
+// exited non-zero) or "ran"; and the paths it changed.
 func execLine(w io.Writer, x *replay.Execution) string {
+	var l string
 	switch x.Status {
 	case "running":
 		return fmt.Sprintf("#%d started; %s", x.StartedSeq, paint(w, "33", "no end recorded"))
-	case "failed":
-		return fmt.Sprintf("#%d→#%d %s after %s: %s", x.StartedSeq, x.EndSeq, red(w, "failed"), ms(x.DurationMS), clean(x.Error, 300))
+	case event.ExecError:
+		why := x.Error // exec.failed
+		if why == "" {
+			why = resultText(x.Result, x.ResultBlob, x.Size)
+		} else {
+			why = clean(why, 300)
+		}
+		l = fmt.Sprintf("#%d→#%d %s after %s: %s", x.StartedSeq, x.EndSeq, red(w, "failed"), ms(x.DurationMS), why)
+	case event.ExecExited:
+		l = fmt.Sprintf("#%d→#%d ran %s, %s: %s", x.StartedSeq, x.EndSeq, ms(x.DurationMS), paint(w, "33", fmt.Sprintf("exit %d", x.ExitCode)),
+			resultText(x.Result, x.ResultBlob, x.Size))
+	default:
+		l = fmt.Sprintf("#%d→#%d ran %s, exit %d: %s", x.StartedSeq, x.EndSeq, ms(x.DurationMS), x.ExitCode, resultText(x.Result, x.ResultBlob, x.Size))
 	}
-	l := fmt.Sprintf("#%d→#%d ran %s, exit %d: %s", x.StartedSeq, x.EndSeq, ms(x.DurationMS), x.ExitCode, resultText(x.Result, x.ResultBlob, x.Size))
 	var changed []string
-	for _, p := range x.Post {
-		changed = append(changed, clean(p.Path, 80))
+	for _, p := range x.Changed {
+		changed = append(changed, clean(p, 80))
 	}
 	switch {
 	case x.DiffError != "":
@@ -443,10 +459,14 @@ func decision(w io.Writer, d string) string {
 
 func printTotals(w io.Writer, t *replay.Timeline) {
 	tt := t.Totals
-	fmt.Fprintf(w, "\ntotals: %s, %s (%s), %s: %d ran, %s, %d failed; %s, %s, %s, %s; %s\n",
+	exited := ""
+	if tt.Exited > 0 {
+		exited = fmt.Sprintf(" (%d exited non-zero)", tt.Exited)
+	}
+	fmt.Fprintf(w, "\ntotals: %s, %s (%s), %s: %d ran%s, %s, %s; %s, %s, %s, %s; %s\n",
 		plural(uint64(tt.Turns), "turn", "turns"), plural(uint64(tt.ModelCalls), "model call", "model calls"), tokens(tt.Usage),
-		plural(uint64(tt.ToolCalls), "tool call", "tool calls"), tt.Executed, paintIf(w, tt.Blocked > 0, "31", fmt.Sprintf("%d blocked", tt.Blocked)),
-		tt.Failed, plural(uint64(tt.Snapshots), "snapshot", "snapshots"), plural(uint64(tt.Rollbacks), "rollback", "rollbacks"),
+		plural(uint64(tt.ToolCalls), "tool call", "tool calls"), tt.Executed, exited, paintIf(w, tt.Blocked > 0, "31", fmt.Sprintf("%d blocked", tt.Blocked)),
+		paintIf(w, tt.Failed > 0, "31", fmt.Sprintf("%d failed", tt.Failed)), plural(uint64(tt.Snapshots), "snapshot", "snapshots"), plural(uint64(tt.Rollbacks), "rollback", "rollbacks"),
 		plural(uint64(tt.AgentErrors+tt.ModelErrors), "error", "errors"), plural(uint64(tt.Crashes), "crash", "crashes"), duration(tt.DurationMS))
 	if blocked := t.Blocked(); len(blocked) > 0 {
 		fmt.Fprintln(w, red(w, "blocked:"))
@@ -456,6 +476,16 @@ func printTotals(w io.Writer, t *replay.Timeline) {
 				why = fmt.Sprintf("tier %d %s: %s", v.Tier, clean(v.Rule, 60), clean(v.Reason, 300))
 			}
 			fmt.Fprintf(w, "  #%d %s %s — %s\n", tc.Seq, clean(tc.Tool, 60), clean(tc.Arguments, 160), why)
+		}
+	}
+	if failed := t.Failed(); len(failed) > 0 {
+		fmt.Fprintln(w, red(w, "failed:"))
+		for _, tc := range failed {
+			why := tc.Exec.Error // exec.failed
+			if why == "" {
+				why = resultText(tc.Exec.Result, tc.Exec.ResultBlob, tc.Exec.Size)
+			}
+			fmt.Fprintf(w, "  #%d %s %s — %s\n", tc.Seq, clean(tc.Tool, 60), clean(tc.Arguments, 160), clean(why, 300))
 		}
 	}
 	for _, p := range t.Problems {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
@@ -146,7 +147,7 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 	if policyFile == "" {
 		return usagef(c, "--policy needs a policy FILE")
 	}
-	text, err := os.ReadFile(policyFile)
+	text, err := regularfile.Read(policyFile, shield.MaxPolicyBytes)
 	if err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
@@ -176,13 +177,23 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 		return writeJSON(c, out)
 	}
 	w := c.App.Writer
-	fmt.Fprintf(w, "what-if: %d proposals of session %s re-evaluated under %s (policy %s); %s would change\n",
-		wi.Proposals, session, policyFile, wi.PolicyHash[:16], plural(uint64(len(wi.Changes)), "decision", "decisions"))
+	fmt.Fprintf(w, "what-if: %d proposals of session %s re-evaluated under %s (policy %s): %s would change; %s would reach the same decision by another rule\n",
+		wi.Proposals, session, policyFile, wi.PolicyHash[:16], plural(uint64(wi.DecisionChanges), "decision", "decisions"),
+		plural(uint64(wi.RuleChanges), "verdict", "verdicts"))
+	kind := ""
 	for _, ch := range wi.Changes {
-		fmt.Fprintf(w, "seq %-6d %s %s\n", ch.Seq, ch.Tool, clip(oneLine(ch.Arguments), 72))
-		fmt.Fprintf(w, "           %s  ->  %s\n", verdictText(ch.Old), verdictText(ch.New))
+		if ch.Kind != kind {
+			kind = ch.Kind
+			if kind == engine.WhatIfDecision {
+				fmt.Fprintln(w, "decisions that would change:")
+			} else {
+				fmt.Fprintln(w, "same decision, another rule:")
+			}
+		}
+		fmt.Fprintf(w, "  seq %-6d %s %s\n", ch.Seq, ch.Tool, clip(oneLine(ch.Arguments), 72))
+		fmt.Fprintf(w, "             %s  ->  %s\n", verdictText(ch.Old), verdictText(ch.New))
 		if ch.Answered != nil {
-			fmt.Fprintf(w, "           (recorded: the escalation was answered %s)\n", verdictText(*ch.Answered))
+			fmt.Fprintf(w, "             (recorded: the escalation was answered %s)\n", verdictText(*ch.Answered))
 		}
 	}
 	return nil

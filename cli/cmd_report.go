@@ -48,7 +48,7 @@ func reportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "write one self-contained HTML file reviewing a session, with the ledger's verification status",
-		ArgsUsage: "SESSION",
+		UsageText: "opx report -o FILE [--force] [--at SEQ] [--no-workspace] [--ledger PATH | --workspace DIR] SESSION",
 		Description: "Verifies the whole ledger strictly, then writes FILE: the verification status (ok, or every failure)\n" +
 			"with the ledger id and head hash; a summary with the blocked actions first; the timeline (user messages,\n" +
 			"model calls, tool calls with each verdict's tier, rule and reason, approvals, executions, errors); the\n" +
@@ -60,7 +60,7 @@ func reportCommand() *cli.Command {
 			exitCodesHelp("integrity failure found: the ledger does not verify (the report is written and says so)"),
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` (- for stdout)", TakesFile: true},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` (- for stdout; required)", TakesFile: true},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite FILE if it exists"},
 			&cli.Uint64Flag{Name: "at", Usage: "stop at entry `SEQ`: the session as the ledger knew it then"},
 			&cli.BoolFlag{Name: "no-workspace", Usage: "never read the workspace: post-state content comes from the ledger only"},

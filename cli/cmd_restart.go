@@ -13,7 +13,7 @@ func restartCommand() *cli.Command {
 		Usage:       "restart the workspace's engine (its manager respawns it at once)",
 		UsageText:   "opx restart [--workspace DIR]",
 		Description: "The engine exits with 75, which its manager treats as a restart, not a crash.\n\n" + exitCodesHelp(""),
-		Flags:       locationFlags(),
+		Flags:       workspaceFlags(),
 		Action: func(c *cli.Context) error {
 			if _, err := wantArgs(c, 0, 0, ""); err != nil {
 				return err

@@ -30,7 +30,9 @@ func rollbackCommand() *cli.Command {
 			"With --session, restores every path the session changed to its state before the session first\n" +
 			"changed it. While the engine runs, the engine carries the rollback out between tool calls;\n" +
 			"otherwise opx opens the ledger itself (the workspace is --workspace, else the one the ledger's\n" +
-			"last engine.started names).\n\n" +
+			"last engine.started names). The plan (every path and the state it will write) is durable before\n" +
+			"the first file changes; a rollback that was killed part way is recorded (what each path holds,\n" +
+			"measured from disk, marked interrupted) by the engine's next start or the next opx rollback.\n\n" +
 			exitCodesHelp("refused: a path changed since it was recorded (a conflict), or stored content fails its hash"),
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),
@@ -121,8 +123,31 @@ func rollbackSomewhere(c *cli.Context, req engine.RollbackRequest) (*engine.Roll
 		return nil, err
 	}
 	defer w.Close()
-	chron := engine.NewChronicle(engine.WorkspaceFS(w), engine.NewRecorder(l), chronicle.Retention{})
+	rec := engine.NewRecorder(l)
+	if !req.DryRun {
+		if err := recoverRollbacks(c, l, rec); err != nil {
+			return nil, err
+		}
+	}
+	chron := engine.NewChronicle(rollbackFS(w), rec, chronicle.Retention{})
+	chron.SetDir(w.Path())
 	return chron.Rollback(c.Context, req)
+}
+
+// rollbackFS gives an offline rollback its workspace. Crash tests wrap it
+// to stop a rollback part way (export_test.go).
+var rollbackFS = engine.WorkspaceFS
+
+// recoverRollbacks records, as the engine does when it starts, how any
+// rollback that was interrupted left the workspace (engine.RecoverRollbacks),
+// before this command appends anything, and says so on stderr.
+func recoverRollbacks(c *cli.Context, l *ledger.Ledger, rec chronicle.Recorder) error {
+	recovered, err := engine.RecoverRollbacks(c.Context, l, rec)
+	for _, r := range recovered {
+		fmt.Fprintf(c.App.ErrWriter, "opx: the rollback planned at entry %d was interrupted; recorded what it left as entry %d (opx ledger show %d)\n",
+			r.Plan, r.Rollback, r.Rollback)
+	}
+	return err
 }
 
 // rollbackWorkspace is the workspace an offline rollback restores into:

@@ -21,7 +21,7 @@ func sendCommand() *cli.Command {
 			"with its ID and the commands that answer it (opx approve ID, opx deny ID, from another terminal);\n" +
 			"the answer waits meanwhile. With --json every pipeline event is printed as one JSON object per\n" +
 			"line instead.\n\n" + exitCodesHelp(""),
-		Flags: append(locationFlags(),
+		Flags: append(workspaceFlags(),
 			&cli.StringFlag{Name: "session", Usage: "continue session `ID`"},
 			&cli.BoolFlag{Name: "json", Usage: "print events as JSON lines"},
 		),

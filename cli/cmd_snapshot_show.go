@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/ledger"
@@ -50,8 +51,10 @@ type fileDetail struct {
 }
 
 type execDetail struct {
-	Seq      uint64 `json:"seq"`
-	Failed   string `json:"failed,omitempty"`
+	Seq uint64 `json:"seq"`
+	// Outcome is event.ExecOutcome's: completed, exited or failed.
+	Outcome  string `json:"outcome"`
+	Failed   string `json:"failed,omitempty"` // exec.failed's error
 	ExitCode int    `json:"exit_code"`
 }
 
@@ -104,6 +107,12 @@ func runSnapshotShow(c *cli.Context) error {
 		fmt.Fprintf(w, " (%d paths in the manifest, %d stored new)", s.Entries, len(s.Files))
 	}
 	fmt.Fprintf(w, "\nstatus    %s\n", d.Status)
+	switch {
+	case d.ChangesKnown && len(d.Changed) == 0:
+		fmt.Fprintf(w, "changed   nothing\n")
+	case d.ChangesKnown:
+		fmt.Fprintf(w, "changed   %s\n", strings.Join(d.Changed, " "))
+	}
 	for _, rb := range d.RestoredBy {
 		fmt.Fprintf(w, "restored  by rollback %d\n", rb)
 	}
@@ -124,9 +133,9 @@ func runSnapshotShow(c *cli.Context) error {
 		case f.Post == nil:
 			fmt.Fprintf(w, "  after   (not recorded)\n")
 		case f.Post.Absent:
-			fmt.Fprintf(w, "  after   absent\n")
+			fmt.Fprintf(w, "  after   absent%s\n", unchanged(f))
 		default:
-			fmt.Fprintf(w, "  after   %s mode %#o\n", f.Post.Hash[:16], f.Post.Mode)
+			fmt.Fprintf(w, "  after   %s mode %#o%s\n", f.Post.Hash[:16], f.Post.Mode, unchanged(f))
 		}
 	}
 	return nil
@@ -144,7 +153,7 @@ func detail(r *review, s *chronicle.Snapshot) snapshotDetail {
 		post = s.TakenBy.Post
 	case s.Exec != nil:
 		post = s.Exec.Post
-		d.Exec = &execDetail{Seq: s.Exec.Seq, Failed: s.Exec.Failed, ExitCode: s.Exec.ExitCode}
+		d.Exec = &execDetail{Seq: s.Exec.Seq, Outcome: s.Exec.Outcome, Failed: s.Exec.Failed, ExitCode: s.Exec.ExitCode}
 	}
 	pre := s.Files
 	if s.Kind == event.KindWorkspace {
@@ -202,4 +211,12 @@ func describeState(f event.FileState, present *bool) string {
 		s += " blob " + f.Blob[:16]
 	}
 	return s
+}
+
+// unchanged is " (unchanged)" when a path's post-state is its pre-state.
+func unchanged(f fileDetail) string {
+	if f.Post != nil && len(chronicle.ChangedPaths([]event.PostState{chronicle.PostOf(f.Pre)}, []event.PostState{*f.Post})) == 0 {
+		return " (unchanged)"
+	}
+	return ""
 }

@@ -34,13 +34,19 @@ func snapshotsCommand() *cli.Command {
 
 // snapshotSummary is one snapshot in listings and --json output.
 type snapshotSummary struct {
-	ID         uint64   `json:"id"`
-	TS         string   `json:"ts"`
-	Session    string   `json:"session"`
-	CallID     string   `json:"call_id"`
-	Tool       string   `json:"tool"`
-	Kind       string   `json:"kind"`
-	Paths      []string `json:"paths"` // what a rollback restores (for a workspace snapshot: what the command changed)
+	ID      uint64   `json:"id"`
+	TS      string   `json:"ts"`
+	Session string   `json:"session"`
+	CallID  string   `json:"call_id"`
+	Tool    string   `json:"tool"`
+	Kind    string   `json:"kind"`
+	Paths   []string `json:"paths"` // what a rollback restores (for a workspace snapshot: what the command changed)
+	// Changed is what the call changed (paths whose post-state differs
+	// from the pre-state), known once it ended with post-states recorded.
+	Changed      []string `json:"changed"`
+	ChangesKnown bool     `json:"changes_known"`
+	// Status is how the call ended: "completed", "ran, exit N", "failed"
+	// (event.ExecOutcome), or what else became of the snapshot.
 	Status     string   `json:"status"`
 	RestoredBy []uint64 `json:"restored_by"`
 	PrunedBy   uint64   `json:"pruned_by,omitempty"`
@@ -52,17 +58,21 @@ func summarise(s *chronicle.Snapshot) snapshotSummary {
 	if s.TakenBy != nil {
 		info.TakenBy = s.TakenBy.Seq
 	}
-	if s.Exec != nil {
-		info.ExecSeq, info.Failed, info.DiffError = s.Exec.Seq, s.Exec.Failed, s.Exec.DiffError
+	if x := s.Exec; x != nil {
+		info.ExecSeq, info.Outcome, info.ExitCode, info.Failed, info.DiffError = x.Seq, x.Outcome, int64(x.ExitCode), x.Failed, x.DiffError
 	}
+	info.Changed, info.ChangesKnown = s.Changed()
 	return summariseInfo(info)
 }
 
 func summariseInfo(s projection.SnapshotInfo) snapshotSummary {
 	out := snapshotSummary{ID: s.Seq, TS: s.TS, Session: s.Session, CallID: s.CallID, Tool: s.Tool, Kind: s.Kind,
-		Paths: s.Paths, Status: s.Status(), RestoredBy: s.RestoredBy, PrunedBy: s.PrunedBy}
+		Paths: s.Paths, Changed: s.Changed, ChangesKnown: s.ChangesKnown, Status: s.Status(), RestoredBy: s.RestoredBy, PrunedBy: s.PrunedBy}
 	if out.Paths == nil {
 		out.Paths = []string{}
+	}
+	if out.Changed == nil {
+		out.Changed = []string{}
 	}
 	if out.RestoredBy == nil {
 		out.RestoredBy = []uint64{}
@@ -117,24 +127,35 @@ func filterNote(session, path string) string {
 	return " (" + strings.Join(f, ", ") + ")"
 }
 
-// describeChanges is the listing's last column: the paths (a few), and
-// what became of the snapshot.
+// describeChanges is the listing's last column: the paths the call
+// changed (a few), or what a rollback would restore when that is not on
+// record, and what became of the snapshot.
 func describeChanges(w io.Writer, s snapshotSummary) string {
 	var b strings.Builder
+	paths := s.Changed
 	switch {
-	case len(s.Paths) == 0 && s.Kind == event.KindWorkspace && s.Status == "completed":
+	case s.ChangesKnown && len(s.Changed) == 0 && s.Kind == event.KindWorkspace:
 		b.WriteString("(workspace; nothing changed)")
-	case len(s.Paths) == 0 && s.Kind == event.KindWorkspace:
+	case s.ChangesKnown && len(s.Changed) == 0:
+		b.WriteString("(nothing changed)")
+	case !s.ChangesKnown && s.Kind == event.KindWorkspace:
 		b.WriteString("(workspace; changes not recorded)")
-	case len(s.Paths) == 0:
+	case !s.ChangesKnown && len(s.Paths) == 0:
 		b.WriteString("(nothing)")
-	default:
-		b.WriteString(strings.Join(s.Paths[:min(3, len(s.Paths))], " "))
-		if len(s.Paths) > 3 {
-			fmt.Fprintf(&b, " (+%d more)", len(s.Paths)-3)
+	case !s.ChangesKnown:
+		b.WriteString("changes not recorded: ")
+		paths = s.Paths
+	}
+	if len(paths) > 0 {
+		b.WriteString(strings.Join(paths[:min(3, len(paths))], " "))
+		if len(paths) > 3 {
+			fmt.Fprintf(&b, " (+%d more)", len(paths)-3)
 		}
 	}
-	if s.Status != "completed" {
+	switch {
+	case s.Status == event.ExecError:
+		b.WriteString(red(w, "  [failed]"))
+	case s.Status != event.ExecOK:
 		b.WriteString("  [" + s.Status + "]")
 	}
 	for _, r := range s.RestoredBy {

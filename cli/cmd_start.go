@@ -27,7 +27,7 @@ func startCommand() *cli.Command {
 			"to (exit 75), and stops it on SIGTERM/SIGINT (SIGKILL after 5 s). Without --daemon it stays in\n" +
 			"the foreground and logs to stderr; with --daemon it detaches, logs to engine.log in the state\n" +
 			"directory, and returns once the engine is up.\n\n" + exitCodesHelp(""),
-		Flags: append(locationFlags(),
+		Flags: append(workspaceFlags(),
 			&cli.BoolFlag{Name: "daemon", Usage: "run in the background"},
 			&cli.BoolFlag{Name: "require-sandbox", Usage: "refuse to run the agent unsandboxed where the kernel has no sandbox (default: a loud warning)"},
 		),
@@ -50,7 +50,7 @@ func runStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	path, err := ledgerPath(c)
+	path, err := workspaceLedger(ws) // the engine keeps the workspace's own ledger
 	if err != nil {
 		return err
 	}

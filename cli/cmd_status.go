@@ -14,7 +14,7 @@ func statusCommand() *cli.Command {
 		UsageText: "opx status [--workspace DIR] [--json]",
 		Description: "Exits 1 when no engine runs for the workspace, so scripts can test it.\n\n" +
 			exitCodesHelp(""),
-		Flags:  append(locationFlags(), jsonFlag()),
+		Flags:  append(workspaceFlags(), jsonFlag()),
 		Action: runStatus,
 	}
 }

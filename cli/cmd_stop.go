@@ -16,7 +16,7 @@ func stopCommand() *cli.Command {
 		Usage:       "stop the workspace's engine and agent",
 		UsageText:   "opx stop [--workspace DIR]",
 		Description: "Asks the engine to shut down cleanly and waits until its manager has exited.\n\n" + exitCodesHelp(""),
-		Flags:       locationFlags(),
+		Flags:       workspaceFlags(),
 		Action:      runStop,
 	}
 }

@@ -26,8 +26,13 @@
 //
 // # Which ledger
 //
-// Commands find their ledger with --ledger PATH (on the command or before
-// it), else $OPX_LEDGER, else the default path of the workspace given by
-// --workspace DIR (default: the current directory). Review commands open
-// the file read-only; while an engine holds it they say so and stop.
+// Review commands find their ledger with --ledger PATH (on the command or
+// before it), else the ledger of --workspace DIR, else $OPX_LEDGER, else
+// the current directory's workspace ledger: flags beat the environment,
+// and --ledger and --workspace naming different ledgers is a usage error
+// (except for rollback, diff and report, whose --workspace says where the
+// files are). Review commands open the file read-only; while an engine
+// holds it they say so and stop, or ask the engine. Commands that work on
+// a workspace's engine (init, start, stop, status, send, ...) take only
+// --workspace: the engine keeps the workspace's own ledger.
 package cli

@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
 
 // EnvLedger names the environment variable that overrides the default
-// ledger path (but not an explicit --ledger).
+// ledger path of review commands. An explicit --ledger or --workspace
+// beats it: flags say what this command should do, the environment only
+// what is usual.
 const EnvLedger = "OPX_LEDGER"
 
 // locationFlags returns fresh --ledger and --workspace flags. They are
@@ -21,7 +24,7 @@ func locationFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{
 			Name:      "ledger",
-			Usage:     "ledger file `PATH` (default: $" + EnvLedger + ", else the workspace's ledger in the state dir)",
+			Usage:     "ledger file `PATH` (default: the ledger of --workspace, else $" + EnvLedger + ", else the current directory's)",
 			TakesFile: true,
 		},
 		&cli.StringFlag{
@@ -30,6 +33,31 @@ func locationFlags() []cli.Flag {
 			TakesFile: true,
 		},
 	}
+}
+
+// workspaceFlags returns a fresh --workspace flag for the commands that
+// work on a workspace's engine (init, start, stop, status, send, ...):
+// the engine always keeps the workspace's own ledger in the state dir, so
+// these commands take no --ledger (refuseLedgerFlag refuses one given
+// before the command).
+func workspaceFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{
+			Name:      "workspace",
+			Usage:     "workspace `DIR` (default: current directory)",
+			TakesFile: true,
+		},
+	}
+}
+
+// refuseLedgerFlag is the Before of every command without a --ledger of
+// its own: a --ledger given before such a command (opx --ledger X start)
+// would otherwise be ignored without a word.
+func refuseLedgerFlag(c *cli.Context) error {
+	if _, ok := flagGiven(c, "ledger"); ok {
+		return usagef(c, "--ledger does not apply to %s: it works on the workspace's engine and its ledger (use --workspace DIR)", helpName(c))
+	}
+	return nil
 }
 
 // flagGiven returns the value of the innermost explicitly given flag
@@ -48,23 +76,52 @@ func flagGiven(c *cli.Context, name string) (string, bool) {
 	return "", false
 }
 
-// ledgerPath resolves the ledger file c works on: --ledger, else
-// $OPX_LEDGER, else ledger.DefaultPath of the workspace's id, where the
-// workspace is --workspace or the current directory.
+// ledgerPath resolves the ledger file c works on: --ledger, else the
+// ledger of --workspace, else $OPX_LEDGER, else the current directory's
+// workspace ledger. --ledger and --workspace naming different ledgers is
+// a usage error (one of them would be ignored), except for the commands
+// in filesWorkspace.
 func ledgerPath(c *cli.Context) (string, error) {
-	if p, ok := flagGiven(c, "ledger"); ok {
-		if p == "" {
-			return "", usagef(c, "--ledger needs a path")
+	return resolveLedger(c, c.Command == nil || !filesWorkspace[c.Command.Name])
+}
+
+// filesWorkspace lists the commands whose --workspace names where files
+// are rather than which ledger to read: an investigator restores or
+// compares (or reports on) an imported ledger's files in a directory of their choosing
+// (opx rollback --ledger copy.db --workspace DIR), so for them --ledger
+// wins over --workspace.
+var filesWorkspace = map[string]bool{"rollback": true, "diff": true, "report": true}
+
+func resolveLedger(c *cli.Context, workspaceNamesLedger bool) (string, error) {
+	lp, ledgerGiven := flagGiven(c, "ledger")
+	if ledgerGiven && lp == "" {
+		return "", usagef(c, "--ledger needs a path")
+	}
+	ws, wsGiven := flagGiven(c, "workspace")
+	if wsGiven && ws == "" {
+		return "", usagef(c, "--workspace needs a directory")
+	}
+	if ledgerGiven && !(wsGiven && workspaceNamesLedger) {
+		return lp, nil
+	}
+	if !wsGiven {
+		if p := os.Getenv(EnvLedger); p != "" {
+			return p, nil
 		}
-		return p, nil
-	}
-	if p := os.Getenv(EnvLedger); p != "" {
-		return p, nil
-	}
-	ws, ok := flagGiven(c, "workspace")
-	if !ok || ws == "" {
 		ws = "."
 	}
+	def, err := workspaceLedger(ws)
+	if err != nil {
+		return "", err
+	}
+	if ledgerGiven && !samePath(lp, def) {
+		return "", usagef(c, "--ledger %s and --workspace %s name different ledgers (the workspace's is %s); give one of them", lp, ws, def)
+	}
+	return def, nil
+}
+
+// workspaceLedger is the default ledger path of workspace ws.
+func workspaceLedger(ws string) (string, error) {
 	if _, err := os.Stat(ws); err != nil {
 		return "", fmt.Errorf("workspace: %w", err)
 	}
@@ -73,6 +130,19 @@ func ledgerPath(c *cli.Context) (string, error) {
 		return "", err
 	}
 	return ledger.DefaultPath(id)
+}
+
+// samePath reports whether a and b name the same file: the same cleaned
+// absolute path, or, when both exist, the same inode.
+func samePath(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	if err1 == nil && err2 == nil && aa == bb {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // openReview opens c's ledger read-only for offline review and turns the

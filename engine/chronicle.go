@@ -19,6 +19,7 @@ import (
 // races a tool.
 type Chronicle struct {
 	fs        chronicle.Workspace
+	dir       string // the workspace's path, recorded with each rollback plan
 	rec       *Recorder
 	scanner   *chronicle.Scanner
 	retention chronicle.Retention
@@ -46,8 +47,16 @@ func NewChronicle(fsys chronicle.Workspace, rec *Recorder, r chronicle.Retention
 		known: map[ledger.Hash]bool{}, logf: func(string, ...any) {}}
 	c.SetExclude(DefaultExclude)
 	c.SetProtected([]string{".opx"})
+	if d, ok := fsys.(interface{ Dir() string }); ok {
+		c.dir = d.Dir()
+	}
 	return c
 }
+
+// SetDir names the workspace's directory, which each rollback's plan
+// records (so that a rollback interrupted by a crash can be measured
+// where it wrote); NewChronicle takes it from a WorkspaceFS.
+func (c *Chronicle) SetDir(dir string) { c.dir = dir }
 
 // SetExclude sets the path patterns (path.Match syntax, matched against
 // workspace-relative paths; a matching directory is left out whole) that
@@ -167,7 +176,7 @@ func (c *Chronicle) RestoreProtected(ctx context.Context, snap *WorkspaceSnapsho
 	if len(steps) == 0 {
 		return "", nil
 	}
-	out, err := c.index.Restore(ctx, &chronicle.Plan{Snapshot: snap.Seq, Steps: steps}, c.rec.Ledger(), c.fs, c.rec, true)
+	out, err := c.index.Restore(ctx, &chronicle.Plan{Snapshot: snap.Seq, Workspace: c.dir, Steps: steps}, c.rec.Ledger(), c.fs, c.rec, true)
 	if err != nil {
 		return "", fmt.Errorf("restore opx's protected files %s: %w", strings.Join(paths, ", "), err)
 	}

@@ -146,6 +146,10 @@ func (w workspaceFS) WriteFiles(files []chronicle.FileWrite) (int, error) {
 	}
 	return w.ws.WriteFiles(batch)
 }
+
+// Dir returns the workspace's path.
+func (w workspaceFS) Dir() string { return w.ws.Path() }
+
 func (w workspaceFS) Remove(rel string, dir bool) error   { return w.ws.Remove(rel, dir) }
 func (w workspaceFS) Mkdir(rel string, mode uint32) error { return w.ws.Mkdir(rel, mode) }
 func (w workspaceFS) Chmod(rel string, mode uint32) error { return w.ws.Chmod(rel, mode) }

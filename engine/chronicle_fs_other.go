@@ -28,3 +28,6 @@ func (w workspaceFS) Symlink(target, rel string) error    { return executor.ErrU
 func (w workspaceFS) Remove(rel string, dir bool) error   { return executor.ErrUnsupported }
 func (w workspaceFS) Mkdir(rel string, mode uint32) error { return executor.ErrUnsupported }
 func (w workspaceFS) Chmod(rel string, mode uint32) error { return executor.ErrUnsupported }
+
+// Dir returns the workspace's path.
+func (w workspaceFS) Dir() string { return w.ws.Path() }

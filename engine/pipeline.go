@@ -261,6 +261,10 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	res := p.Tools.Execute(xctx, call)
 	cancel()
 	dur := time.Since(start).Milliseconds()
+	// The tool failed when it says so without a process's exit status
+	// (executor.Result): a command that ran and exited non-zero did not
+	// fail as a tool. Decided before opx adds its own notes below.
+	failed := res.IsError && res.ExitCode == 0
 	var pre []event.FileState
 	var diffErr string
 	post := []event.PostState{}
@@ -294,7 +298,7 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		exitCode = 1
 	}
 	if _, err := p.Recorder.Record(ctx, ledger.Sync, session, &event.ExecCompleted{SubAgentID: subagent, CallID: callID, Tool: tool,
-		Result: content, ResultBlob: blobHash, Size: int64(len(res.Content)), ExitCode: exitCode, DurationMS: dur, Post: post, Pre: pre, DiffError: diffErr}, blobs...); err != nil {
+		Result: content, ResultBlob: blobHash, Size: int64(len(res.Content)), ExitCode: exitCode, Failed: failed, DurationMS: dur, Post: post, Pre: pre, DiffError: diffErr}, blobs...); err != nil {
 		return ToolOutcome{}, err
 	}
 	if before != nil {

@@ -2,13 +2,17 @@ package engine
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/fixtures"
+	"github.com/opx-dev/opx/internal/regularfile"
 )
+
+// maxTranscriptBytes bounds a scripted transcript file read from the
+// workspace's configuration.
+const maxTranscriptBytes = 16 << 20
 
 // NewProvider builds the model provider a workspace's configuration names.
 // The scripted provider is the default: it follows the configured
@@ -24,7 +28,7 @@ func NewProvider(c config.Provider, workspace string) (llm.Provider, error) {
 				path = filepath.Join(workspace, path)
 			}
 			var err error
-			if b, err = os.ReadFile(path); err != nil {
+			if b, err = regularfile.Read(path, maxTranscriptBytes); err != nil {
 				return nil, fmt.Errorf("provider.transcript: %w", err)
 			}
 		}

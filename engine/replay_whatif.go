@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"sort"
 	"strings"
 	"time"
 
@@ -20,6 +21,13 @@ type WhatIfVerdict struct {
 	Reason   string `json:"reason"`
 }
 
+// Kinds of WhatIfChange: a different decision (allow, block, escalate),
+// or the same decision reached by another tier or rule.
+const (
+	WhatIfDecision = "decision"
+	WhatIfRule     = "rule"
+)
+
 // WhatIfChange is a recorded proposal Shield would judge otherwise under
 // another policy. Old and New are Shield's combined decision (governing:
 // any block blocks, else an escalation stands, else the first allow);
@@ -27,11 +35,14 @@ type WhatIfVerdict struct {
 type WhatIfChange struct {
 	// Seq is the recorded verdict that decided (the proposal's seq when
 	// none was recorded); ProposalSeq the tool.proposed entry.
-	Seq         uint64          `json:"seq"`
-	ProposalSeq uint64          `json:"proposal_seq"`
-	CallID      string          `json:"call_id"`
-	Tool        string          `json:"tool"`
-	Arguments   string          `json:"arguments"`
+	Seq         uint64 `json:"seq"`
+	ProposalSeq uint64 `json:"proposal_seq"`
+	CallID      string `json:"call_id"`
+	Tool        string `json:"tool"`
+	Arguments   string `json:"arguments"`
+	// Kind is WhatIfDecision when the decision itself would change, and
+	// WhatIfRule when only the tier or rule that reaches it would.
+	Kind        string          `json:"kind"`
 	Old         WhatIfVerdict   `json:"old"`
 	New         WhatIfVerdict   `json:"new"`
 	OldVerdicts []WhatIfVerdict `json:"old_verdicts"`
@@ -41,12 +52,16 @@ type WhatIfChange struct {
 	Answered *WhatIfVerdict `json:"answered,omitempty"`
 }
 
-// WhatIfReport is every verdict of a session that would change.
+// WhatIfReport is every verdict of a session that would change: the
+// decision changes first, then those where only the rule would.
 type WhatIfReport struct {
-	Session    string         `json:"session"`
-	PolicyHash string         `json:"policy_hash"`
-	Proposals  int            `json:"proposals"`
-	Changes    []WhatIfChange `json:"changes"`
+	Session    string `json:"session"`
+	PolicyHash string `json:"policy_hash"`
+	Proposals  int    `json:"proposals"`
+	// DecisionChanges and RuleChanges count Changes by Kind.
+	DecisionChanges int            `json:"decision_changes"`
+	RuleChanges     int            `json:"rule_changes"`
+	Changes         []WhatIfChange `json:"changes"`
 }
 
 // WhatIf re-evaluates every recorded proposal of a session under policy:
@@ -104,7 +119,11 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 		if was.Decision == is.Decision && was.Tier == is.Tier && was.Rule == is.Rule {
 			continue
 		}
-		c := WhatIfChange{Seq: p.Seq, ProposalSeq: p.Seq, CallID: p.CallID, Tool: p.Tool, Arguments: p.Arguments,
+		kind := WhatIfRule
+		if was.Decision != is.Decision {
+			kind = WhatIfDecision
+		}
+		c := WhatIfChange{Seq: p.Seq, ProposalSeq: p.Seq, CallID: p.CallID, Tool: p.Tool, Arguments: p.Arguments, Kind: kind,
 			Old: whatIfVerdict(was), New: whatIfVerdict(is), OldVerdicts: whatIfVerdicts(oldVs), NewVerdicts: whatIfVerdicts(newVs)}
 		for i, v := range oldVs {
 			if v == was {
@@ -116,6 +135,17 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 			c.Answered = answered
 		}
 		rep.Changes = append(rep.Changes, c)
+	}
+	// Decision changes first, each kind in the ledger's order.
+	sort.SliceStable(rep.Changes, func(i, j int) bool {
+		return rep.Changes[i].Kind == WhatIfDecision && rep.Changes[j].Kind != WhatIfDecision
+	})
+	for _, c := range rep.Changes {
+		if c.Kind == WhatIfDecision {
+			rep.DecisionChanges++
+		} else {
+			rep.RuleChanges++
+		}
 	}
 	return rep, nil
 }

@@ -87,7 +87,7 @@ func (c *Chronicle) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 	if err != nil {
 		return rep, fail(rep, RollbackFailed, err)
 	}
-	plan.Snapshot, plan.Session = req.Snapshot, req.Session
+	plan.Snapshot, plan.Session, plan.Workspace = req.Snapshot, req.Session, c.dir
 	for _, s := range plan.Steps {
 		rep.Steps = append(rep.Steps, RollbackStep{Path: s.Path, To: s.To, Now: s.Now, Conflict: s.Conflict})
 	}

@@ -26,7 +26,8 @@ type inflight struct {
 func (f *inflight) finish() { f.once.Do(func() { close(f.done) }) }
 
 // load records engine.crashed when the last engine.started has no
-// engine.stopped after it, then this engine's engine.started. Sessions and
+// engine.stopped after it, the outcome of any interrupted rollback
+// (RecoverRollbacks), then this engine's engine.started. Sessions and
 // their history are not loaded: they are projections of the ledger, read
 // when asked (readSession, readHistory).
 func (e *Engine) load() error {
@@ -61,6 +62,16 @@ func (e *Engine) load() error {
 		if err := e.denyOrphanedApprovals(ctx, lastStart); err != nil {
 			return err
 		}
+	}
+	// A rollback this or another process was carrying out when it died
+	// is recorded (what it left, measured from disk) before anything is
+	// served.
+	recovered, err := RecoverRollbacks(ctx, l, e.rec)
+	if err != nil {
+		return err
+	}
+	for _, r := range recovered {
+		e.opts.Logf("engine: the rollback planned at entry %d was interrupted; recorded what it left as entry %d", r.Plan, r.Rollback)
 	}
 	started := &event.EngineStarted{Version: e.opts.Version, PID: pid, Workspace: e.opts.Workspace,
 		ConfigHash: e.opts.ConfigHash.String(), Policy: e.opts.Policy, PolicyHash: e.opts.Evaluator.PolicyHash().String(),

@@ -29,6 +29,11 @@ type VerifyOptions struct {
 	// is reported as KindCausality at that entry. It is where rules that
 	// span entries (nothing executes before its verdict) are checked.
 	CheckOrder func(e *Entry) error
+	// CheckEnd, if set and Strict (with CheckOrder), is called once after
+	// the last entry CheckOrder saw, for rules whose second half never
+	// came (a rollback plan with no outcome). Its findings are reported
+	// as given.
+	CheckEnd func() []*IntegrityError
 }
 
 // Report is the outcome of a verification. Its JSON form is normative
@@ -185,6 +190,9 @@ func (c *checker) finish(from uint64, firstPrev *Hash) (*Report, map[Hash]uint64
 	if prev != nil {
 		r.HeadSeq = prev.key
 		r.HeadHash = prev.hash.String()
+	}
+	if c.opts.Strict && c.opts.CheckOrder != nil && c.opts.CheckEnd != nil {
+		c.ordered = append(c.ordered, c.opts.CheckEnd()...)
 	}
 	r.Failures = append(r.Failures, c.ordered...)
 	return r, refs, pruned

@@ -19,6 +19,33 @@
 //   - chronicle.rollback of the session, of one of its snapshots, or of the
 //     snapshot a rollback of it took (undoing the undo), wherever it is.
 //
+// # How an execution ended: one definition for every view
+//
+// A call that ran ends in exec.completed or exec.failed, and every view
+// of the ledger (opx replay and its --json, opx report, opx metrics, opx
+// snapshots, opx snapshot show) says how it ended with
+// event.ExecOutcome, never with its own reading of the fields:
+//
+//   - failed: the tool could not do its work (a path that is not there,
+//     arguments it refused, a connection refused, a command that could
+//     not be started). That is every exec.failed, and every exec.completed
+//     whose failed field is true. A ledger written before that field
+//     recorded a tool's error as exit_code 1, so an exec.completed with a
+//     non-zero exit_code for a tool that runs no process is failed too.
+//   - exited ("ran, exit N"): a process the tool ran (execute_command,
+//     git_*) exited non-zero or was killed. The tool worked; the command's
+//     result is the news, and it may have changed files. (In a ledger
+//     written before the failed field, a command that could not start is
+//     shown so too: nothing there tells them apart.)
+//   - completed: everything else that ended.
+//
+// Blocked (a block verdict) and denied (an approval resolved with no,
+// although the engine records that as a tier 3 block too) are outcomes of
+// calls that never ran. What a call changed is the paths whose recorded
+// post-state differs from its snapshot's pre-state (a workspace snapshot:
+// what the diff after the command found), so a failed call that changed
+// nothing is never shown as a change.
+//
 // # Invariants
 //
 //   - A timeline is a pure function of the entries read: the same ledger,

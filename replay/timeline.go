@@ -178,8 +178,9 @@ const (
 	OutcomeDenied      = "denied"       // a human (or the timeout) said no
 	OutcomeAllowed     = "allowed"      // allowed, not executed (yet)
 	OutcomeRunning     = "running"      // exec.started, no end recorded
-	OutcomeCompleted   = "completed"    // exec.completed
-	OutcomeFailed      = "failed"       // exec.failed
+	OutcomeCompleted   = "completed"    // ran and did what was asked (event.ExecOK)
+	OutcomeExited      = "exited"       // a command it ran exited non-zero or was killed (event.ExecExited)
+	OutcomeFailed      = "failed"       // the tool failed (event.ExecError)
 )
 
 // Verdict is a shield.verdict.
@@ -232,8 +233,10 @@ type Snapshot struct {
 type Execution struct {
 	StartedSeq uint64 `json:"started_seq"`
 	// EndSeq is the completion or failure, 0 while running.
-	EndSeq     uint64            `json:"end_seq,omitempty"`
-	Status     string            `json:"status"` // running, completed or failed
+	EndSeq uint64 `json:"end_seq,omitempty"`
+	// Status is "running", or how it ended as event.ExecOutcome says:
+	// "completed", "exited" (ran, exit N) or "failed".
+	Status     string            `json:"status"`
 	Result     string            `json:"result,omitempty"`
 	ResultBlob string            `json:"result_blob,omitempty"`
 	Size       int64             `json:"size"`
@@ -243,6 +246,11 @@ type Execution struct {
 	Pre        []event.FileState `json:"pre,omitempty"`
 	Post       []event.PostState `json:"post"`
 	DiffError  string            `json:"diff_error,omitempty"`
+	// Changed are the paths the call changed, sorted: for a files
+	// snapshot those whose post-state differs from the snapshot's
+	// pre-state, for a workspace snapshot what the diff found; empty for
+	// a call without a snapshot or whose changes are not on record.
+	Changed []string `json:"changed"`
 }
 
 // Delivery is the engine.tool_result the agent received.

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
+	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
@@ -256,13 +258,14 @@ func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
 		}
 	case *event.ExecStarted:
 		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
-			tc.Exec = &Execution{StartedSeq: e.Seq, Status: "running", Post: []event.PostState{}}
+			tc.Exec = &Execution{StartedSeq: e.Seq, Status: "running", Post: []event.PostState{}, Changed: []string{}}
 		}
 	case *event.ExecCompleted:
 		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
 			x := b.exec(tc)
-			x.EndSeq, x.Status, x.Result, x.ResultBlob, x.Size = e.Seq, "completed", p.Result, p.ResultBlob, p.Size
+			x.EndSeq, x.Status, x.Result, x.ResultBlob, x.Size = e.Seq, p.Outcome(), p.Result, p.ResultBlob, p.Size
 			x.ExitCode, x.DurationMS, x.Pre, x.Post, x.DiffError = p.ExitCode, p.DurationMS, p.Pre, nonNil(p.Post), p.DiffError
+			x.Changed = changed(tc.Snapshot, p)
 			if s := tc.Snapshot; s != nil && s.Kind == event.KindWorkspace {
 				for _, f := range p.Pre {
 					s.Paths = append(s.Paths, f.Path)
@@ -272,7 +275,7 @@ func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
 	case *event.ExecFailed:
 		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
 			x := b.exec(tc)
-			x.EndSeq, x.Status, x.Error, x.DurationMS = e.Seq, "failed", p.Error, p.DurationMS
+			x.EndSeq, x.Status, x.Error, x.DurationMS = e.Seq, event.ExecError, p.Error, p.DurationMS
 		}
 	case *event.ToolResult:
 		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
@@ -425,9 +428,32 @@ func (b *builder) call(e ledger.Entry, subagent, callID string) *ToolCall {
 
 func (b *builder) exec(tc *ToolCall) *Execution {
 	if tc.Exec == nil {
-		tc.Exec = &Execution{Post: []event.PostState{}}
+		tc.Exec = &Execution{Post: []event.PostState{}, Changed: []string{}}
 	}
 	return tc.Exec
+}
+
+// changed returns the paths a call changed, as chronicle.Snapshot.Changed
+// tells them: for a files snapshot the recorded paths whose post-state
+// differs from their pre-state, for a workspace snapshot what the diff
+// found. A call without a snapshot changed nothing on record.
+func changed(s *Snapshot, p *event.ExecCompleted) []string {
+	switch {
+	case s == nil || p.DiffError != "":
+		return []string{}
+	case s.Kind == event.KindWorkspace:
+		out := []string{}
+		for _, f := range p.Pre {
+			out = append(out, f.Path)
+		}
+		sort.Strings(out)
+		return out
+	}
+	pre := make([]event.PostState, 0, len(s.Files))
+	for _, f := range s.Files {
+		pre = append(pre, chronicle.PostOf(f))
+	}
+	return nonNil(chronicle.ChangedPaths(pre, p.Post))
 }
 
 func (b *builder) event(e ledger.Entry, summary string) *Event {

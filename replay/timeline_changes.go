@@ -78,18 +78,21 @@ func Changes(src Source, t *Timeline, now WorkspaceReader) ([]FileChange, error)
 			x = tc.Exec
 		}
 		base := FileChange{Snapshot: s.Seq, CallID: s.CallID, Tool: s.Tool, Notes: []string{}}
-		if x != nil && x.Status == "completed" {
+		completed := x != nil && x.EndSeq != 0 && x.Error == "" // an exec.completed (exec.failed has an error)
+		if completed {
 			base.ExecSeq = x.EndSeq
 		}
 		switch {
 		case x == nil || x.Status == "running":
 			out = append(out, unknown(base, s, "no result recorded for the call: what it changed is not known")...)
-		case x.Status == "failed":
+		case !completed:
 			out = append(out, unknown(base, s, "the tool failed ("+x.Error+"): no post-state recorded")...)
 		case s.Kind == event.KindWorkspace && x.DiffError != "":
 			out = append(out, unknown(base, s, "the command's changes were not worked out: "+x.DiffError)...)
-		case s.Kind == event.KindWorkspace && len(x.Pre) == 0:
-			out = append(out, unknown(base, s, "the command changed no file")...)
+		case len(x.Changed) == 0:
+			fc := base
+			fc.Basis, fc.Notes = BasisNone, []string{nothingChanged(s, x)}
+			out = append(out, fc)
 		case s.Kind == event.KindWorkspace:
 			post := postByPath(x.Post)
 			for _, f := range x.Pre {
@@ -97,12 +100,33 @@ func Changes(src Source, t *Timeline, now WorkspaceReader) ([]FileChange, error)
 			}
 		default:
 			post := postByPath(x.Post)
+			changed := map[string]bool{}
+			for _, p := range x.Changed {
+				changed[p] = true
+			}
 			for _, f := range s.Files {
-				out = append(out, change(src, t, now, base, f, post[f.Path]))
+				if changed[f.Path] {
+					out = append(out, change(src, t, now, base, f, post[f.Path]))
+				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// nothingChanged says why a call whose changes are on record shows none.
+func nothingChanged(s *Snapshot, x *Execution) string {
+	what := "the call changed nothing"
+	if s.Kind == event.KindWorkspace {
+		what = "the command changed no file"
+	}
+	switch x.Status {
+	case event.ExecError:
+		return "the tool failed; " + what
+	case event.ExecExited:
+		return fmt.Sprintf("exit %d; %s", x.ExitCode, what)
+	}
+	return what
 }
 
 // unknown is a snapshot with no diff to show: one FileChange per path it

@@ -78,24 +78,29 @@ func finishTurn(tn *Turn) {
 	}
 }
 
-// outcome says what became of a call. A block wins over everything: if a
-// blocked call shows an execution too, the ledger says both (and strict
-// verify reports the causality failure).
+// outcome says what became of a call. A human's (or the timeout's) no
+// makes it denied, although the engine records the denial as a tier 3
+// block verdict too; otherwise a block wins over everything: if a blocked
+// call shows an execution too, the ledger says both (and strict verify
+// reports the causality failure).
 func outcome(tc *ToolCall) (string, *Verdict) {
+	a := tc.Approval
+	if tc.Seq != 0 && a != nil && a.ResolvedSeq != 0 && !a.Approved {
+		return OutcomeDenied, nil
+	}
 	for _, v := range tc.Verdicts {
 		if v.Decision == event.Block {
 			return OutcomeBlocked, v
 		}
 	}
-	a := tc.Approval
 	switch {
 	case tc.Seq == 0:
 		return OutcomeNotProposed, nil
-	case a != nil && a.ResolvedSeq != 0 && !a.Approved:
-		return OutcomeDenied, nil
-	case tc.Exec != nil && tc.Exec.Status == "completed":
+	case tc.Exec != nil && tc.Exec.Status == event.ExecOK:
 		return OutcomeCompleted, nil
-	case tc.Exec != nil && tc.Exec.Status == "failed":
+	case tc.Exec != nil && tc.Exec.Status == event.ExecExited:
+		return OutcomeExited, nil
+	case tc.Exec != nil && tc.Exec.Status == event.ExecError:
 		return OutcomeFailed, nil
 	case tc.Exec != nil:
 		return OutcomeRunning, nil

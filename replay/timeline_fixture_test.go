@@ -237,7 +237,11 @@ func buildScene(t *testing.T) *scene {
 	// post-state content is in the ledger.
 	pre := r.add("rollback.pre", "", &event.Snapshot{CallID: "rollback-c1", Tool: "rollback", Kind: event.KindFiles,
 		Files: []event.FileState{{Path: "a.txt", State: event.StateFile, Mode: 0o644, Size: int64(len(aNew)), Blob: hashOf(aNew)}}}, []byte(aNew))
-	r.add("rollback", "", &event.Rollback{Snapshot: r.seq["c1.snapshot"], Files: []string{"a.txt"}, PreSnapshot: pre,
+	// Its plan (durable before a.txt changed) is not shown on its own:
+	// the timeline shows a rollback by its outcome, which names the plan.
+	plan := r.add("rollback.plan", "", &event.RollbackStarted{Snapshot: r.seq["c1.snapshot"], Workspace: "/nonexistent/ws", PreSnapshot: pre,
+		Files: []event.FileState{{Path: "a.txt", State: event.StateFile, Mode: 0o644, Size: int64(len(aOld)), Blob: hashOf(aOld)}}})
+	r.add("rollback", "", &event.Rollback{Snapshot: r.seq["c1.snapshot"], Plan: plan, Files: []string{"a.txt"}, PreSnapshot: pre,
 		Post: []event.PostState{{Path: "a.txt", Hash: hashOf(aOld), Mode: 0o644}}})
 	r.add("unrelated.rollback.pre", "", &event.Snapshot{CallID: "rollback-x", Tool: "rollback", Kind: event.KindFiles, Files: []event.FileState{}})
 	if _, err := l.PruneBlobs(ctx, event.MustRecord("", &event.Pruned{Blobs: []string{hashOf(keepK)}, Snapshots: []uint64{r.seq["c3.snapshot"]},

@@ -17,9 +17,12 @@ type Totals struct {
 	LatencyMS      int64        `json:"latency_ms"` // sum over model calls
 	ByModel        []ModelUsage `json:"by_model"`
 
-	ToolCalls   int         `json:"tool_calls"`
-	Executed    int         `json:"executed"` // exec.started
+	ToolCalls int `json:"tool_calls"`
+	Executed  int `json:"executed"` // exec.started
+	// Completed, Exited and Failed count the executions that ended so,
+	// as event.ExecOutcome defines it.
 	Completed   int         `json:"completed"`
+	Exited      int         `json:"exited"`
 	Failed      int         `json:"failed"`
 	Blocked     int         `json:"blocked"`
 	Escalations int         `json:"escalations"` // calls that went to a human
@@ -53,6 +56,7 @@ type ToolUsage struct {
 	Calls    int    `json:"calls"`
 	Executed int    `json:"executed"`
 	Blocked  int    `json:"blocked"`
+	Exited   int    `json:"exited"`
 	Failed   int    `json:"failed"`
 	TotalMS  int64  `json:"total_ms"`
 	MaxMS    int64  `json:"max_ms"`
@@ -82,6 +86,18 @@ func (t *Timeline) Blocked() []*ToolCall {
 	var out []*ToolCall
 	for _, tc := range t.ToolCalls() {
 		if tc.Outcome == OutcomeBlocked || tc.Outcome == OutcomeDenied {
+			out = append(out, tc)
+		}
+	}
+	return out
+}
+
+// Failed returns the tool calls whose tool failed (event.ExecOutcome), in
+// order.
+func (t *Timeline) Failed() []*ToolCall {
+	var out []*ToolCall
+	for _, tc := range t.ToolCalls() {
+		if tc.Outcome == OutcomeFailed {
 			out = append(out, tc)
 		}
 	}
@@ -172,9 +188,12 @@ func totals(t *Timeline) Totals {
 					tu.Executed++
 				}
 				switch x.Status {
-				case "completed":
+				case event.ExecOK:
 					tt.Completed++
-				case "failed":
+				case event.ExecExited:
+					tt.Exited++
+					tu.Exited++
+				case event.ExecError:
 					tt.Failed++
 					tu.Failed++
 				}

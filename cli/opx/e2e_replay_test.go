@@ -191,8 +191,11 @@ func TestE2E_WhatIf(t *testing.T) {
 
 	out, errOut, code := runOpx(t, bin, "replay", d.session, "--policy", "../../fixtures/policies/default.yaml", "--json", "--ledger", d.ledger)
 	var wi struct {
-		Proposals int `json:"proposals"`
-		Changes   []struct {
+		Proposals       int `json:"proposals"`
+		DecisionChanges int `json:"decision_changes"`
+		RuleChanges     int `json:"rule_changes"`
+		Changes         []struct {
+			Kind     string `json:"kind"`
 			Seq      uint64 `json:"seq"`
 			Tool     string `json:"tool"`
 			Args     string `json:"arguments"`
@@ -206,10 +209,13 @@ func TestE2E_WhatIf(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &wi); code != 0 || err != nil {
 		t.Fatalf("opx replay --policy --json: exit %d, %v\n%s%s", code, err, out, errOut)
 	}
-	if len(wi.Changes) != 2 || wi.Proposals < 8 {
+	if len(wi.Changes) != 2 || wi.Proposals < 8 || wi.DecisionChanges != 2 || wi.RuleChanges != 0 {
 		t.Fatalf("%d of %d proposals would change, want the 2 scripts:\n%s", len(wi.Changes), wi.Proposals, out)
 	}
 	for _, ch := range wi.Changes {
+		if ch.Kind != "decision" {
+			t.Errorf("change %+v: kind %q, want decision", ch, ch.Kind)
+		}
 		if ch.Tool != "execute_command" || !strings.Contains(ch.Args, "sh test.sh") ||
 			ch.Old.Decision != "block" || ch.Old.Rule != "policy:no-scripts" || ch.New.Decision != "allow" || ch.New.Rule != "policy:workspace-scripts" {
 			t.Errorf("change %+v, want execute_command sh test.sh: block policy:no-scripts -> allow policy:workspace-scripts", ch)
@@ -227,6 +233,19 @@ func TestE2E_WhatIf(t *testing.T) {
 	text, _, code := runOpx(t, bin, "replay", d.session, "--policy", "../../fixtures/policies/default.yaml", "--ledger", d.ledger)
 	if code != 0 || !strings.Contains(text, "block tier 0 policy:no-scripts  ->  allow tier 0 policy:workspace-scripts") {
 		t.Errorf("opx replay --policy: exit %d\n%s", code, text)
+	}
+	// The same policy with the rule renamed changes no decision: the two
+	// verdicts are listed apart, as reached by another rule.
+	renamed := filepath.Join(t.TempDir(), "renamed.yaml")
+	os.WriteFile(renamed, []byte(strings.Replace(strict, "name: no-scripts", "name: no-shell-scripts", 1)), 0o644)
+	out, _, code = runOpx(t, bin, "replay", d.session, "--policy", renamed, "--json", "--ledger", d.ledger)
+	wi.Changes = nil
+	if err := json.Unmarshal([]byte(out), &wi); code != 0 || err != nil || wi.DecisionChanges != 0 || wi.RuleChanges != 2 || len(wi.Changes) != 2 || wi.Changes[0].Kind != "rule" {
+		t.Errorf("renamed rule: exit %d, %v, %d decision and %d rule changes, want 0 and 2\n%s", code, err, wi.DecisionChanges, wi.RuleChanges, out)
+	}
+	text, _, _ = runOpx(t, bin, "replay", d.session, "--policy", renamed, "--ledger", d.ledger)
+	if !strings.Contains(text, "0 decisions would change; 2 verdicts would reach the same decision by another rule") {
+		t.Errorf("renamed rule, text:\n%s", text)
 	}
 	// A bad policy file is a usage error; a missing one an operational one.
 	bad := filepath.Join(t.TempDir(), "bad.yaml")

@@ -532,3 +532,34 @@ func TestE2E_SandboxedAgent(t *testing.T) {
 		t.Errorf("opx doctor on a damaged ledger: %d\n%s", code, out)
 	}
 }
+
+// TestE2E_Demo_PlainWorkspace runs `opx demo --workspace DIR` on a
+// workspace of the user's own, whose README holds no injection and whose
+// tests pass: the story says what happened there, not the demo's usual
+// one (no blocks, no fix, no rollback of an edit that never was).
+func TestE2E_Demo_PlainWorkspace(t *testing.T) {
+	bin := buildOpx(t)
+	ws, state := t.TempDir(), t.TempDir()
+	for name, content := range map[string]string{"README.md": "# my project\n\nRun make.\n", "test.sh": "#!/bin/sh\necho all good\n"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "demo", "--workspace", ws)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "OPX_LEDGER=", "TMPDIR="+t.TempDir(), "XDG_STATE_HOME="+state, "XDG_CACHE_HOME="+filepath.Join(state, "cache"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("opx demo: %v\n%s", err, out)
+	}
+	for _, want := range []string{"README.md gives me no setup steps to run, so I did nothing", "The tests pass, so there is nothing to fix",
+		"all good", "verdict (0 blocks above among them)", "== opx ledger verify --strict"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, not := range []string{"refused each one", "tests pass now", "invoice.sh is back", "the three blocks", "and the rollback", "== opx diff"} {
+		if strings.Contains(string(out), not) {
+			t.Errorf("demo output says %q:\n%s", not, out)
+		}
+	}
+}

@@ -54,7 +54,14 @@ func buildOpx(t testing.TB) string {
 // runOpx runs the built binary and returns its stdout, stderr and exit code.
 func runOpx(t *testing.T, bin string, args ...string) (string, string, int) {
 	t.Helper()
+	return runOpxIn(t, bin, "", args...)
+}
+
+// runOpxIn is runOpx in directory dir ("" for the test's own).
+func runOpxIn(t *testing.T, bin, dir string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "OPX_LEDGER=")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/opx-dev/opx/internal/regularfile"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -127,11 +128,15 @@ func Default() Config {
 // PathIn returns the configuration path of a workspace.
 func PathIn(workspace string) string { return filepath.Join(workspace, Dir, FileName) }
 
+// MaxBytes bounds a configuration file: a larger one (or anything that is
+// not a regular file) is refused before it is parsed.
+const MaxBytes = 1 << 20
+
 // Load reads the workspace's configuration, or the defaults when the file
 // does not exist.
 func Load(workspace string) (Config, error) {
 	path := PathIn(workspace)
-	b, err := os.ReadFile(path)
+	b, err := regularfile.Read(path, MaxBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return Default(), nil
 	}

@@ -56,8 +56,10 @@ type Result struct {
 	// Truncated says Content was cut at the output cap.
 	Truncated bool `json:"truncated,omitempty"`
 	// ExitCode is a process's exit status (shell commands, git); 0 for
-	// tools that run no process. A command killed by a signal or its
-	// timeout reports -1.
+	// tools that run no process and for a command that could not be
+	// started. A command killed by a signal or its timeout reports -1.
+	// An error result with ExitCode 0 is a failure of the tool itself;
+	// with another, the process ran and that is how it ended.
 	ExitCode int `json:"exit_code,omitempty"`
 }
 

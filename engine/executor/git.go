@@ -248,7 +248,8 @@ func (g *Git) Execute(ctx context.Context, c Call) Result {
 	for _, cmd := range args {
 		r := g.run(ctx, overrides, cmd)
 		if r.failed != "" {
-			return Result{Content: c.Tool + ": " + r.failed, IsError: true, ExitCode: r.exitCode}
+			// git did not run: no exit status, a failure of the tool.
+			return Result{Content: c.Tool + ": " + r.failed, IsError: true}
 		}
 		out.WriteString(r.output)
 		truncated = truncated || r.truncated

@@ -175,7 +175,8 @@ func (s *Shell) Execute(ctx context.Context, c Call) Result {
 	}
 	r := runSandboxed(ctx, s.cfg.Launcher, []string{"/bin/sh", "-c", a.Command}, dir, s.env, timeout, s.cfg.OutputCap)
 	if r.failed != "" {
-		return Result{Content: "execute_command: " + r.failed, IsError: true, ExitCode: r.exitCode}
+		// It did not run: no exit status, a failure of the tool.
+		return Result{Content: "execute_command: " + r.failed, IsError: true}
 	}
 	content := r.output
 	if content != "" && !strings.HasSuffix(content, "\n") {

@@ -463,6 +463,11 @@ func TestShell_Execute_FailClosed(t *testing.T) {
 			if !r.IsError || !strings.HasPrefix(r.Content, "execute_command: "+tt.want) {
 				t.Errorf("%+v, want an error starting %q", r, tt.want)
 			}
+			if r.ExitCode != 0 {
+				// No command ran: an exit status would make the engine
+				// record a command that exited, not a tool that failed.
+				t.Errorf("exit code %d for a command that did not run, want 0", r.ExitCode)
+			}
 			if _, err := os.Stat(marker); err == nil {
 				t.Errorf("the command ran")
 			}

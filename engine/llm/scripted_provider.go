@@ -17,6 +17,14 @@ import (
 // after that user message is the step; the step's tool calls or text is
 // the answer. Past the last step the last step is repeated, so the
 // model always answers. Text is a text/template over StepData.
+//
+// # Its words follow the tool results
+//
+// The scripted model must never claim what the tool results do not show:
+// a step can have a condition (If) on the results so far, and answers
+// Else instead when it does not hold, which ends the turn; texts see each
+// result with whether it was an error or refused (StepData.Results). The
+// answer is a pure function of the request, so a replay gets the same.
 type Transcript struct {
 	Model string `json:"model"`
 	Turns []Turn `json:"turns"`
@@ -30,10 +38,17 @@ type Turn struct {
 }
 
 // Step is one model answer: tool calls, or text (maybe with tool calls).
+// If, when set, is a template over StepData: when it renders empty or
+// "false" the step answers Else (a text template) instead, with no tool
+// calls, which ends the turn.
 type Step struct {
+	If        string         `json:"if,omitempty"`
+	Else      string         `json:"else,omitempty"`
 	Text      string         `json:"text,omitempty"`
 	ToolCalls []ScriptedCall `json:"tool_calls,omitempty"`
 	tmpl      *template.Template
+	cond      *template.Template
+	elseTmpl  *template.Template
 }
 
 // ScriptedCall is one tool call of a step. Arguments is JSON text that is
@@ -51,6 +66,35 @@ type StepData struct {
 	ToolResults []string // tool results since that message, in order
 	LastResult  string   // the last of them, or ""
 	Step        int
+	// Results are ToolResults with the calls they answer.
+	Results []Result
+	// Errors counts the results that were errors, Refused those of calls
+	// Shield or a human refused; OK is true when no result was an error.
+	Errors, Refused int
+	OK              bool
+}
+
+// Result is one tool result the model was given, with its call. The agent
+// gives an error result as "error: " and the text; the engine's answer to
+// a call Shield or a human refused starts "blocked".
+type Result struct {
+	Tool      string
+	Arguments string
+	Content   string // without the "error: " mark
+	Error     bool   // the tool failed, a command exited non-zero, or the call was refused
+	Refused   bool   // Shield or a human refused the call: it did not run
+}
+
+// errorMark starts the content of an error result (agent/loop.go).
+const errorMark = "error: "
+
+func newResult(tool, args, content string) Result {
+	r := Result{Tool: tool, Arguments: args, Content: content}
+	if rest, ok := strings.CutPrefix(content, errorMark); ok {
+		r.Content, r.Error = rest, true
+		r.Refused = strings.HasPrefix(rest, "blocked")
+	}
+	return r
 }
 
 // templateFuncs are available in step templates.
@@ -65,6 +109,11 @@ var templateFuncs = template.FuncMap{
 		}
 		return strings.Count(s, "\n") + 1
 	},
+	"contains": strings.Contains,
+	// isError and refused read a raw tool result (ToolResults, LastResult)
+	// as Result does.
+	"isError": func(s string) bool { return newResult("", "", s).Error },
+	"refused": func(s string) bool { return newResult("", "", s).Refused },
 	"head": func(n int, s string) string {
 		parts := strings.SplitAfter(s, "\n")
 		if len(parts) > n {
@@ -97,11 +146,22 @@ func ParseTranscript(b []byte) (*Transcript, error) {
 		}
 		for j := range turn.Steps {
 			st := &turn.Steps[j]
-			if st.Text == "" && len(st.ToolCalls) == 0 {
+			switch {
+			case st.Text == "" && len(st.ToolCalls) == 0:
 				return nil, fmt.Errorf("%w: turn %d step %d is empty", ErrConfig, i, j)
+			case (st.If == "") != (st.Else == ""):
+				return nil, fmt.Errorf("%w: turn %d step %d: if and else go together", ErrConfig, i, j)
 			}
 			if st.tmpl, err = newTemplate(st.Text); err != nil {
 				return nil, fmt.Errorf("%w: turn %d step %d: %v", ErrConfig, i, j, err)
+			}
+			if st.If != "" {
+				if st.cond, err = newTemplate(st.If); err != nil {
+					return nil, fmt.Errorf("%w: turn %d step %d if: %v", ErrConfig, i, j, err)
+				}
+				if st.elseTmpl, err = newTemplate(st.Else); err != nil {
+					return nil, fmt.Errorf("%w: turn %d step %d else: %v", ErrConfig, i, j, err)
+				}
 			}
 			for k := range st.ToolCalls {
 				c := &st.ToolCalls[k]
@@ -154,12 +214,22 @@ func (p *ScriptedProvider) Send(ctx context.Context, body []byte) (io.ReadCloser
 		return nil, err
 	}
 	step := turn.Steps[min(data.Step, len(turn.Steps)-1)]
-	text, err := render(step.tmpl, data)
+	textTmpl, scripted := step.tmpl, step.ToolCalls
+	if step.cond != nil {
+		holds, err := render(step.cond, data)
+		if err != nil {
+			return nil, fmt.Errorf("%w: step condition: %v", ErrConfig, err)
+		}
+		if h := strings.TrimSpace(holds); h == "" || h == "false" {
+			textTmpl, scripted = step.elseTmpl, nil
+		}
+	}
+	text, err := render(textTmpl, data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: step text: %v", ErrConfig, err)
 	}
-	calls := make([]ToolCall, len(step.ToolCalls))
-	for i, c := range step.ToolCalls {
+	calls := make([]ToolCall, len(scripted))
+	for i, c := range scripted {
 		args, err := render(c.tmpl, data)
 		if err != nil || !json.Valid([]byte(args)) {
 			return nil, fmt.Errorf("%w: arguments of scripted call %s are not JSON after templating: %q (%v)", ErrConfig, c.Name, args, err)
@@ -181,14 +251,28 @@ func (p *ScriptedProvider) locate(msgs []oaiMessage) (StepData, *Turn, error) {
 		return StepData{}, nil, fmt.Errorf("%w: no user message", ErrNoScript)
 	}
 	d := StepData{User: deref(msgs[last].Content)}
+	asked := map[string]oaiToolCall{}
 	for _, m := range msgs[last+1:] {
 		switch m.Role {
 		case RoleAssistant:
 			d.Step++
+			for _, c := range m.ToolCalls {
+				asked[c.ID] = c
+			}
 		case RoleTool:
-			d.ToolResults = append(d.ToolResults, deref(m.Content))
+			content := deref(m.Content)
+			c := asked[m.ToolCallID]
+			r := newResult(c.Function.Name, c.Function.Arguments, content)
+			d.ToolResults, d.Results = append(d.ToolResults, content), append(d.Results, r)
+			if r.Error {
+				d.Errors++
+			}
+			if r.Refused {
+				d.Refused++
+			}
 		}
 	}
+	d.OK = d.Errors == 0
 	if n := len(d.ToolResults); n > 0 {
 		d.LastResult = d.ToolResults[n-1]
 	}

@@ -57,6 +57,10 @@ type Rule struct {
 	commands []*regexp.Regexp
 }
 
+// MaxPolicyBytes bounds a policy file: readers refuse a larger one (with
+// regularfile.Read) before it is parsed.
+const MaxPolicyBytes = 1 << 20
+
 // ParsePolicy parses a policy strictly (unknown fields are errors).
 func ParsePolicy(b []byte) (*Policy, error) {
 	var p Policy

@@ -11,11 +11,20 @@ import (
 // entries (DESIGN, "Entry types"): every exec.* follows a tool.proposed and
 // an allowing verdict (or an approval) for its call_id; a mutating tool's
 // chronicle.snapshot precedes its exec.started; no blocked call_id is ever
-// executed. Calls are told apart by session, sub-agent and call_id. The zero
-// value is not usable; call NewCausality. Use Check as
-// ledger.VerifyOptions.CheckOrder.
+// executed. Calls are told apart by session, sub-agent and call_id.
+//
+// Rollbacks follow the write-ahead rule too: every chronicle.rollback names
+// its chronicle.rollback_started (the plan, recorded before any path
+// changed), with the same target and pre-snapshot and only planned paths;
+// an engine does not start while a plan has no outcome (its recovery
+// records one first); and a plan still without an outcome at the end is
+// reported by End.
+//
+// The zero value is not usable; call NewCausality. Use Check as
+// ledger.VerifyOptions.CheckOrder and End as CheckEnd.
 type Causality struct {
 	calls map[callKey]*callState
+	plans map[uint64]*RollbackStarted // rollback plans with no outcome yet, by seq
 }
 
 type callKey struct{ session, subagent, callID string }
@@ -32,7 +41,9 @@ type callState struct {
 }
 
 // NewCausality returns a checker with no calls seen.
-func NewCausality() *Causality { return &Causality{calls: map[callKey]*callState{}} }
+func NewCausality() *Causality {
+	return &Causality{calls: map[callKey]*callState{}, plans: map[uint64]*RollbackStarted{}}
+}
 
 // callFields are the members the causality rules read.
 type callFields struct {
@@ -48,6 +59,8 @@ type callFields struct {
 // types, and payloads that do not decode (Check reports those), are skipped.
 func (c *Causality) Check(e *ledger.Entry) error {
 	switch e.Type {
+	case TypeRollbackStarted, TypeRollback, TypeEngineStarted:
+		return c.checkRollback(e)
 	case TypeToolProposed, TypeShieldVerdict, TypeApprovalResolved, TypeSnapshot,
 		TypeExecStarted, TypeExecCompleted, TypeExecFailed:
 	default:
@@ -124,7 +137,9 @@ func short(h string) string {
 }
 
 // StrictOptions returns verify options that check everything this package
-// knows: canonical form, each payload, and causality in order.
+// knows: canonical form, each payload, and causality in order and at the
+// end.
 func StrictOptions() ledger.VerifyOptions {
-	return ledger.VerifyOptions{Strict: true, CheckPayload: Check, CheckOrder: NewCausality().Check}
+	c := NewCausality()
+	return ledger.VerifyOptions{Strict: true, CheckPayload: Check, CheckOrder: c.Check, CheckEnd: c.End}
 }

@@ -11,12 +11,16 @@ import (
 const (
 	TypeSnapshot = "chronicle.snapshot"
 	TypeRollback = "chronicle.rollback"
-	TypePruned   = ledger.TypePruned // chronicle.pruned
+	// TypeRollbackStarted is a rollback's plan (an extension of DESIGN's
+	// taxonomy: the write-ahead rule applied to rollbacks).
+	TypeRollbackStarted = "chronicle.rollback_started"
+	TypePruned          = ledger.TypePruned // chronicle.pruned
 )
 
 func init() {
 	register(func() Payload { return &Snapshot{} })
 	register(func() Payload { return &Rollback{} })
+	register(func() Payload { return &RollbackStarted{} })
 	register(func() Payload { return &Pruned{} })
 }
 
@@ -127,21 +131,84 @@ func (s *Snapshot) Validate() error {
 	return nil
 }
 
-// Rollback records a rollback: which snapshot (or session) was restored,
-// which paths, and the snapshot taken of what it overwrote, so the rollback
-// can itself be undone.
+// RollbackStarted is a rollback's plan, recorded durably (Sync) before
+// the first path changes, after the snapshot of what the rollback will
+// overwrite (PreSnapshot): every path it will change and the state it
+// will write there (a file's content blob and mode, a directory and its
+// mode, a symlink's target, or absent). Its chronicle.rollback names it
+// (Plan) and says how it ended. A plan with no outcome is a rollback that
+// was interrupted: whoever next opens the ledger for writing (the engine
+// at start, or opx rollback) records what the workspace holds at each
+// path (chronicle.rollback with Interrupted), and strict verification
+// reports a plan still without an outcome.
+//
+// The plan is its own entry rather than a member of the pre-snapshot so
+// that a chronicle.snapshot keeps one meaning (what a change overwrites)
+// and the plan and its outcome pair up by seq as exec.started and
+// exec.completed do; both are made durable by one fsync.
+type RollbackStarted struct {
+	Snapshot    uint64 `json:"snapshot,omitempty"` // snapshot seq restored
+	Session     string `json:"session,omitempty"`  // or: everything a session changed
+	Workspace   string `json:"workspace"`          // the directory it writes into
+	PreSnapshot uint64 `json:"pre_snapshot"`       // chronicle.snapshot of what it overwrites
+	Forced      bool   `json:"forced"`
+	// Files is each path the rollback changes and the state it writes,
+	// sorted by path.
+	Files []FileState `json:"files"`
+}
+
+func (*RollbackStarted) Type() string { return TypeRollbackStarted }
+
+func (r *RollbackStarted) Validate() error {
+	if (r.Snapshot == 0) == (r.Session == "") {
+		return errors.New("exactly one of snapshot and session")
+	}
+	if r.PreSnapshot == 0 {
+		return errors.New("pre_snapshot is required")
+	}
+	if err := need("workspace", r.Workspace); err != nil {
+		return err
+	}
+	if len(r.Files) == 0 {
+		return errors.New("files is required: a plan changes at least one path")
+	}
+	for i, f := range r.Files {
+		if err := f.validate(); err != nil {
+			return err
+		}
+		if f.State == StateFile && f.Blob == "" {
+			return fmt.Errorf("%s: a rollback writes only content it holds (a blob)", f.Path)
+		}
+		if i > 0 && f.Path <= r.Files[i-1].Path {
+			return fmt.Errorf("files are not sorted by path without duplicates at %q", f.Path)
+		}
+	}
+	return nil
+}
+
+// Rollback records how a rollback ended: which snapshot (or session) was
+// restored, which paths, the state it left, and the snapshot taken of
+// what it overwrote, so the rollback can itself be undone. Plan names its
+// chronicle.rollback_started.
 type Rollback struct {
 	Snapshot    uint64   `json:"snapshot,omitempty"` // snapshot seq restored
 	Session     string   `json:"session,omitempty"`  // or: everything a session changed
+	Plan        uint64   `json:"plan,omitempty"`     // its chronicle.rollback_started
 	Files       []string `json:"files"`
 	PreSnapshot uint64   `json:"pre_snapshot"` // chronicle.snapshot of the state overwritten
 	Forced      bool     `json:"forced"`
-	// Post is each restored path's state after the rollback, so that the
+	// Post is each planned path's state after the rollback, so that the
 	// rollback can itself be rolled back with conflict detection.
 	Post []PostState `json:"post,omitempty"`
 	// Error says why the rollback stopped part way; Files then lists
 	// only what it restored.
 	Error string `json:"error,omitempty"`
+	// Interrupted says the process carrying the rollback out died before
+	// recording how it ended: this entry was recorded later, by recovery,
+	// and Post is what the workspace held at each planned path then
+	// (measured from disk; Files lists the paths found in their planned
+	// state).
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 func (*Rollback) Type() string { return TypeRollback }
@@ -152,6 +219,9 @@ func (r *Rollback) Validate() error {
 	}
 	if r.PreSnapshot == 0 {
 		return errors.New("pre_snapshot is required")
+	}
+	if r.Interrupted && r.Plan == 0 {
+		return errors.New("an interrupted rollback names its plan")
 	}
 	return validatePost(r.Post)
 }

@@ -27,7 +27,7 @@ var taxonomy = []string{
 	"chronicle.snapshot", "chronicle.rollback", "chronicle.pruned",
 	"exec.started", "exec.completed", "exec.failed",
 	// Extensions of the DESIGN table, each documented where it is defined.
-	"client.rejected", "ledger.checkpoint",
+	"client.rejected", "ledger.checkpoint", "chronicle.rollback_started",
 }
 
 var (
@@ -70,7 +70,8 @@ var samples = []event.Payload{
 	&event.ApprovalRequested{ApprovalID: "ap1", CallID: "c1", Tool: "write_file", Reason: "policy says verify", TimeoutMS: 60000},
 	&event.ApprovalResolved{ApprovalID: "ap1", CallID: "c1", Approved: true, By: "alice"},
 	&event.Snapshot{CallID: "c1", Tool: "write_file", Kind: "files", Files: []event.FileState{{Path: "a", State: "file", Mode: 0o644, Size: 3, Blob: h1}, {Path: "b", State: "absent"}}},
-	&event.Rollback{Snapshot: 12, Files: []string{"a"}, PreSnapshot: 40},
+	&event.RollbackStarted{Snapshot: 12, Workspace: "/w", PreSnapshot: 40, Files: []event.FileState{{Path: "a", State: "file", Mode: 0o644, Blob: h1}, {Path: "b", State: "absent"}}},
+	&event.Rollback{Snapshot: 12, Plan: 41, Files: []string{"a"}, PreSnapshot: 40},
 	&event.Pruned{Blobs: []string{h1}, Snapshots: []uint64{12}, Reason: "retention: max_bytes"},
 	&event.ExecStarted{CallID: "c1", Tool: "read_file", ActionHash: h1},
 	&event.ExecCompleted{CallID: "c1", Tool: "write_file", Result: "ok", Size: 2, DurationMS: 1, Post: []event.PostState{{Path: "a", Hash: h2}, {Path: "b", Absent: true}}},

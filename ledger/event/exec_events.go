@@ -1,6 +1,9 @@
 package event
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Types of the execution area.
 const (
@@ -40,15 +43,23 @@ type PostState struct {
 }
 
 // ExecCompleted records a tool's result. Output above InlineLimit is a
-// blob. ExitCode is a shell command's, 0 for other tools.
+// blob. ExitCode is the status of the process a tool ran (execute_command,
+// git_*; -1 when it was killed); for a failed tool that ran no process the
+// engine records 1, for other tools 0. Outcome says how the call ended.
 type ExecCompleted struct {
-	SubAgentID string      `json:"subagent_id,omitempty"`
-	CallID     string      `json:"call_id"`
-	Tool       string      `json:"tool"`
-	Result     string      `json:"result,omitempty"`
-	ResultBlob string      `json:"result_blob,omitempty"`
-	Size       int64       `json:"size"`
-	ExitCode   int         `json:"exit_code"`
+	SubAgentID string `json:"subagent_id,omitempty"`
+	CallID     string `json:"call_id"`
+	Tool       string `json:"tool"`
+	Result     string `json:"result,omitempty"`
+	ResultBlob string `json:"result_blob,omitempty"`
+	Size       int64  `json:"size"`
+	ExitCode   int    `json:"exit_code"`
+	// Failed is true when the tool could not do its work (arguments or a
+	// path it refused, a file that is not there, a connection refused, a
+	// command that could not be started), as opposed to a process that
+	// ran and exited non-zero. Ledgers written before the field existed
+	// leave it out; Outcome reads them too.
+	Failed     bool        `json:"failed,omitempty"`
 	DurationMS int64       `json:"duration_ms"`
 	Post       []PostState `json:"post"`
 	// Pre is, for a workspace-wide tool (a shell command), the pre-state
@@ -63,9 +74,56 @@ type ExecCompleted struct {
 
 func (*ExecCompleted) Type() string { return TypeExecCompleted }
 
+// Outcome is how the call ended: ExecOK, ExecExited or ExecError (see
+// ExecOutcome).
+func (e *ExecCompleted) Outcome() string { return ExecOutcome(e.Tool, int64(e.ExitCode), e.Failed) }
+
+// Execution outcomes: the one definition of "failed" that every view of
+// the ledger (opx replay, report, metrics, snapshots, snapshot show)
+// uses.
+const (
+	// ExecOK: the tool did what was asked (a process exited 0).
+	ExecOK = "completed"
+	// ExecExited: a process (execute_command, git_*) ran and exited
+	// non-zero or was killed. The tool worked; the command's own result
+	// is the news ("ran, exit N"), and it may have changed files.
+	ExecExited = "exited"
+	// ExecError: the tool failed, it could not do its work: every
+	// exec.failed, and every exec.completed that says failed, or that
+	// records a non-zero exit for a tool that runs no process (the engine
+	// recorded a tool's error that way before the failed field existed).
+	ExecError = "failed"
+)
+
+// ProcessTool reports whether tool runs a process whose exit status
+// exec.completed records: execute_command and the git tools.
+func ProcessTool(tool string) bool {
+	return tool == "execute_command" || strings.HasPrefix(tool, "git_")
+}
+
+// ExecOutcome says how an execution recorded as exec.completed ended, from
+// its tool, exit_code and failed fields (an exec.failed is ExecError). It
+// needs no more than those three, so folds can read them without decoding
+// the payload. In a ledger written before the failed field, a process
+// tool that could not start shows as ExecExited: nothing else tells them
+// apart there.
+func ExecOutcome(tool string, exitCode int64, failed bool) string {
+	switch {
+	case failed, exitCode != 0 && !ProcessTool(tool):
+		return ExecError
+	case exitCode != 0:
+		return ExecExited
+	default:
+		return ExecOK
+	}
+}
+
 func (e *ExecCompleted) Validate() error {
 	if e.DurationMS < 0 {
 		return errors.New("duration_ms must not be negative")
+	}
+	if e.Failed && e.ExitCode == 0 {
+		return errors.New("a failed execution records a non-zero exit_code")
 	}
 	if err := validatePost(e.Post); err != nil {
 		return err

@@ -14,11 +14,14 @@ import (
 //
 //	verdict tier rule decision         shield verdicts
 //	llm model calls|errors|latency_ms|max_latency_ms|input_tokens|output_tokens
-//	tool name calls|failed|duration_ms (failed calls included)
+//	tool name calls|failed|exited|duration_ms (failed calls included)
+//
+// A call counts as failed or exited as event.ExecOutcome says: the one
+// definition every view of the ledger uses.
 type Metrics struct{}
 
 func (Metrics) Name() string    { return "metrics" }
-func (Metrics) Version() string { return "2" }
+func (Metrics) Version() string { return "3" }
 
 func (Metrics) Apply(b ledger.Bucket, e *ledger.Entry) error {
 	switch e.Type {
@@ -49,21 +52,25 @@ func (Metrics) Apply(b ledger.Bucket, e *ledger.Entry) error {
 				return err
 			}
 		}
-	case event.TypeExecCompleted:
-		f := ledger.Fields(e.Data, "duration_ms", "tool")
-		tool := ledger.RawString(f[1])
+	case event.TypeExecCompleted, event.TypeExecFailed:
+		f := ledger.Fields(e.Data, "duration_ms", "exit_code", "failed", "tool")
+		tool := ledger.RawString(f[3])
+		outcome := event.ExecError
+		if e.Type == event.TypeExecCompleted {
+			outcome = event.ExecOutcome(tool, ledger.RawInt(f[1]), string(f[2]) == "true")
+		}
 		if err := add(b, 1, "tool", tool, "calls"); err != nil {
 			return err
 		}
-		return add(b, uint64(max(ledger.RawInt(f[0]), 0)), "tool", tool, "duration_ms")
-	case event.TypeExecFailed:
-		f := ledger.Fields(e.Data, "duration_ms", "tool")
-		tool := ledger.RawString(f[1])
-		if err := add(b, 1, "tool", tool, "calls"); err != nil {
-			return err
-		}
-		if err := add(b, 1, "tool", tool, "failed"); err != nil {
-			return err
+		switch outcome {
+		case event.ExecError:
+			if err := add(b, 1, "tool", tool, "failed"); err != nil {
+				return err
+			}
+		case event.ExecExited:
+			if err := add(b, 1, "tool", tool, "exited"); err != nil {
+				return err
+			}
 		}
 		return add(b, uint64(max(ledger.RawInt(f[0]), 0)), "tool", tool, "duration_ms")
 	}

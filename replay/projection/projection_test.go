@@ -172,9 +172,10 @@ func TestSnapshots_MatchChronicleIndex(t *testing.T) {
 		if s.TakenBy != nil {
 			w.TakenBy = s.TakenBy.Seq
 		}
-		if s.Exec != nil {
-			w.ExecSeq, w.Failed, w.DiffError = s.Exec.Seq, s.Exec.Failed, s.Exec.DiffError
+		if x := s.Exec; x != nil {
+			w.ExecSeq, w.Outcome, w.ExitCode, w.Failed, w.DiffError = x.Seq, x.Outcome, int64(x.ExitCode), x.Failed, x.DiffError
 		}
+		w.Changed, w.ChangesKnown = s.Changed()
 		return w
 	}
 	var kinds, statuses = map[string]int{}, map[string]int{}

@@ -3,10 +3,12 @@ package projection
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 
+	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
@@ -27,11 +29,19 @@ type SnapshotInfo struct {
 	// command ended without a failure or a failed scan).
 	Paths []string `json:"paths"`
 	// ExecSeq is the exec.completed or exec.failed of its call (0: none
-	// recorded); Failed is exec.failed's error, DiffError why the changes
-	// of a workspace-wide call are unknown.
+	// recorded); Outcome how it ended (event.ExecOutcome: completed,
+	// exited or failed) and ExitCode its exit_code; Failed is
+	// exec.failed's error, DiffError why the changes of a workspace-wide
+	// call are unknown.
 	ExecSeq   uint64 `json:"exec_seq,omitempty"`
+	Outcome   string `json:"outcome,omitempty"`
+	ExitCode  int64  `json:"exit_code,omitempty"`
 	Failed    string `json:"failed,omitempty"`
 	DiffError string `json:"diff_error,omitempty"`
+	// Changed are the paths the call changed (chronicle.Snapshot.Changed),
+	// sorted; nil while that is not on record (ChangesKnown false).
+	Changed      []string `json:"changed,omitempty"`
+	ChangesKnown bool     `json:"changes_known,omitempty"`
 	// TakenBy is the rollback this snapshot recorded the overwritten state
 	// for; RestoredBy the rollbacks that restored it (by id, or its whole
 	// session); PrunedBy the chronicle.pruned entry that removed content.
@@ -47,25 +57,28 @@ func (s *SnapshotInfo) Status() string {
 		return fmt.Sprintf("taken by rollback %d", s.TakenBy)
 	case s.ExecSeq == 0:
 		return "no result recorded"
-	case s.Failed != "":
-		return "tool failed"
+	case s.Outcome == event.ExecError || s.Failed != "":
+		return event.ExecError
 	case s.DiffError != "":
 		return "changes not worked out"
+	case s.Outcome == event.ExecExited:
+		return fmt.Sprintf("ran, exit %d", s.ExitCode)
 	default:
-		return "completed"
+		return event.ExecOK
 	}
 }
 
 // Snapshots keeps every snapshot (key "n" NUL seq: its SnapshotInfo) and
 // indexes them by session ("s" NUL session NUL seq) and by every path they
 // record ("p" NUL path NUL seq). A snapshot whose call has not ended waits
-// under "o" NUL session NUL call id; the rollbacks of a whole session are
+// under "o" NUL session NUL call id, a files snapshot's pre-states (in
+// post-state form, to tell what its call changed) under "f" NUL seq; the rollbacks of a whole session are
 // listed under "r" NUL session (8-byte seqs) and merged into RestoredBy
 // when read, as they restore every snapshot of the session before them.
 type Snapshots struct{}
 
 func (Snapshots) Name() string    { return "snapshots" }
-func (Snapshots) Version() string { return "2" }
+func (Snapshots) Version() string { return "3" }
 
 func snapKey(seq uint64) []byte { return seqKey(seq, "n") }
 
@@ -79,6 +92,16 @@ func (Snapshots) Apply(b ledger.Bucket, e *ledger.Entry) error {
 			s.Paths = paths(f[1])
 			if err := indexPaths(b, e.Seq, s.Paths); err != nil {
 				return err
+			}
+			var files []event.FileState
+			if json.Unmarshal(f[1], &files) == nil {
+				pre := make([]event.PostState, 0, len(files))
+				for _, fs := range files {
+					pre = append(pre, chronicle.PostOf(fs))
+				}
+				if err := putJSON(b, seqKey(e.Seq, "f"), pre); err != nil {
+					return err
+				}
 			}
 		}
 		if err := putJSON(b, snapKey(e.Seq), &s); err != nil {
@@ -111,17 +134,32 @@ func (Snapshots) Apply(b ledger.Bucket, e *ledger.Entry) error {
 			return nil
 		}
 		s.ExecSeq = e.Seq
+		var pre []event.PostState
+		hasPre := getJSON(b, seqKey(seq, "f"), &pre)
+		if err := b.Delete(seqKey(seq, "f")); err != nil {
+			return err
+		}
 		if e.Type == event.TypeExecFailed {
-			s.Failed = str(e, "error")
-		} else {
-			f := ledger.Fields(e.Data, "diff_error", "pre")
-			s.DiffError = ledger.RawString(f[0])
-			if s.Kind == event.KindWorkspace && s.DiffError == "" {
-				s.Paths = paths(f[1])
-				if err := indexPaths(b, seq, s.Paths); err != nil {
-					return err
-				}
+			s.Outcome, s.Failed = event.ExecError, str(e, "error")
+			return putJSON(b, snapKey(seq), &s)
+		}
+		f := ledger.Fields(e.Data, "diff_error", "exit_code", "failed", "post", "pre", "tool")
+		s.DiffError, s.ExitCode = ledger.RawString(f[0]), ledger.RawInt(f[1])
+		s.Outcome = event.ExecOutcome(ledger.RawString(f[5]), s.ExitCode, string(f[2]) == "true")
+		switch {
+		case s.DiffError != "":
+		case s.Kind == event.KindWorkspace:
+			s.Paths = paths(f[4])
+			s.Changed, s.ChangesKnown = s.Paths, true
+			if err := indexPaths(b, seq, s.Paths); err != nil {
+				return err
 			}
+		default:
+			var post []event.PostState
+			if !hasPre || len(f[3]) > 0 && json.Unmarshal(f[3], &post) != nil {
+				break // verify reports it; the changes stay unknown
+			}
+			s.Changed, s.ChangesKnown = chronicle.ChangedPaths(pre, post), true
 		}
 		return putJSON(b, snapKey(seq), &s)
 	case event.TypeRollback:

@@ -1,0 +1,137 @@
+package main_test
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestREADME_SampleCommands runs every command the README shows on the
+// committed sample and broken ledgers, in the README's order, with the
+// built binary: each must exit as its comment says (4 where it says "exit
+// 4", else 0). Paths under /tmp become the test's own, SESSION the
+// README's example session, L the imported sample, other.yaml the default
+// policy. A README command that stops working on the committed fixtures
+// (a regenerated sample, a renamed flag) fails here.
+func TestREADME_SampleCommands(t *testing.T) {
+	bin := buildOpx(t)
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	lines := readmeCommands(t, filepath.Join(root, "README.md"))
+	session := ""
+	for _, l := range lines {
+		if m := regexp.MustCompile(`\b(ses_[0-9a-f]{8,})\b`).FindString(l); m != "" {
+			session = m
+			break
+		}
+	}
+	if session == "" || len(lines) < 10 {
+		t.Fatalf("found %d sample commands and session %q in the README", len(lines), session)
+	}
+	repl := strings.NewReplacer(
+		"/tmp/opx-sample.db", filepath.Join(tmp, "sample.db"),
+		"/tmp/report.html", filepath.Join(tmp, "report.html"),
+		"/tmp/opx-sample-2.jsonl", filepath.Join(tmp, "export.jsonl"),
+		"--ledger L", "--ledger "+filepath.Join(tmp, "sample.db"),
+		"SESSION", session,
+		"other.yaml", filepath.Join(root, "fixtures", "policies", "default.yaml"),
+	)
+	for _, line := range lines {
+		cmdline, comment, _ := strings.Cut(line, "  #")
+		want := 0
+		if strings.HasPrefix(strings.TrimSpace(comment), "exit 4") {
+			want = 4
+		}
+		args := shellWords(t, repl.Replace(cmdline))
+		if args[0] == "go" { // go run ./cli/opx ...
+			args = args[3:]
+		} else {
+			args = args[1:]
+		}
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			if strings.Contains(line, "--rerun") && !sandboxRequired() {
+				t.Skip("a rerun needs the agent's sandbox")
+			}
+			out, errOut, code := runOpxIn(t, bin, root, args...)
+			if code != want {
+				t.Fatalf("README: %s\nexit %d, want %d\n%s%s", line, code, want, clipOutput(out), errOut)
+			}
+		})
+	}
+}
+
+// readmeCommands returns the README's shell lines that run opx on the
+// committed fixtures or on the imported sample.
+func readmeCommands(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	inBlock := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := sc.Text()
+		if strings.HasPrefix(l, "```") {
+			inBlock = !inBlock
+			continue
+		}
+		if !inBlock || !(strings.HasPrefix(l, "opx ") || strings.HasPrefix(l, "go run ./cli/opx ")) {
+			continue
+		}
+		if strings.Contains(l, "fixtures/ledgers/") || strings.Contains(l, "/tmp/opx-sample") || strings.Contains(l, "--ledger L") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// shellWords splits a README command line as sh would, for the quoting
+// the README uses (double and single quotes, no escapes or expansions).
+func shellWords(t *testing.T, s string) []string {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	for _, r := range s {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteRune(r)
+		case r == '"' || r == '\'':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case r == '$' || r == '`' || r == '\\' || r == '|' || r == ';' || r == '&':
+			t.Fatalf("README line %q needs a real shell (%q)", s, r)
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+func clipOutput(s string) string {
+	if len(s) > 4000 {
+		return s[:2000] + "\n...\n" + s[len(s)-2000:]
+	}
+	return s
+}
