@@ -77,7 +77,7 @@ func readmeCommands(t *testing.T, path string) []string {
 		if !inBlock || !(strings.HasPrefix(l, "opx ") || strings.HasPrefix(l, "go run ./cli/opx ")) {
 			continue
 		}
-		if strings.Contains(l, "fixtures/ledgers/") || strings.Contains(l, "/tmp/opx-sample") || strings.Contains(l, "/tmp/opx-demo") {
+		if strings.Contains(l, "fixtures/ledgers/") || strings.Contains(l, "fixtures/recorded/") || strings.Contains(l, "/tmp/opx-sample") || strings.Contains(l, "/tmp/opx-demo") {
 			out = append(out, l)
 		}
 	}
