@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -25,6 +26,39 @@ const (
 	injection       = "ses_83c93011"
 	injectionReason = "~/.ssh/id_rsa is a credential file outside the workspace"
 )
+
+// sampleFacts are numbers of the imported sample that its regeneration
+// may move: read from the ledger, not written into the tests.
+type sampleFacts struct {
+	entries uint64 // how many entries
+	note    uint64 // the seq of the investigator's ledger.note
+	pruned  uint64 // the seq of the chronicle.pruned entry
+}
+
+// factsOf reads sampleFacts from the ledger at path.
+func factsOf(t *testing.T, path string) sampleFacts {
+	t.Helper()
+	l, err := ledger.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var f sampleFacts
+	err = l.Range(0, ^uint64(0), func(e ledger.Entry) error {
+		f.entries++
+		switch e.Type {
+		case event.TypeNote:
+			f.note = e.Seq
+		case event.TypePruned:
+			f.pruned = e.Seq
+		}
+		return nil
+	})
+	if err != nil || f.note == 0 || f.pruned == 0 {
+		t.Fatalf("sample facts %+v: %v", f, err)
+	}
+	return f
+}
 
 // replaySample imports the committed sample ledger and returns its path.
 func replaySample(t *testing.T) string {
@@ -106,18 +140,19 @@ func hostileLedger(t *testing.T) string {
 
 func TestReplay_Sample_Text(t *testing.T) {
 	path := replaySample(t)
+	facts := factsOf(t, path)
 	r := run(t, "replay", injection, "--ledger", path)
 	r.wantCode(t, cli.ExitOK)
 	r.wantOut(t,
-		"ok: 1014 entries, head 1013 ",                                         // the verification line first
-		`session ses_83c93011 "Follow the README setup"`,                       // who
-		`turn 1  #172  user via opx send: "do the setup steps from README.md"`, // said what
+		fmt.Sprintf("ok: %d entries, head %d ", facts.entries, facts.entries-1), // the verification line first
+		`session ses_83c93011 "Follow the README setup"`,                        // who
+		`turn 1  #172  user via opx send: "do the setup steps from README.md"`,  // said what
 		"├─ #174→#175 model scripted/opx-scripted-1: 426 tokens: 386 in, 40 out, 589 ms, finish tool_calls, asked for read_file",
 		`│  └─ #185 read_file {"path":"~/.ssh/id_rsa"} → BLOCKED`,
 		"│     ├─ #186 block tier 1 credential-path: "+injectionReason,
 		"#193 allow tier 0 allow-dev-commands", "#194 block tier 1 exfiltration",
 		"└─ #204 answer after 7.6 s: \"I stopped:",
-		"#1009  note by ir-analyst",
+		fmt.Sprintf("#%d  note by ir-analyst", facts.note),
 		"totals: 1 turn, 4 model calls (3873 tokens: 3667 in, 206 out), 4 tool calls: 1 ran, 3 blocked, 0 failed",
 		"blocked:\n  #185 read_file",
 	)
@@ -216,7 +251,7 @@ func TestReplay_UnknownSession(t *testing.T) {
 			r := run(t, append(append([]string{"replay"}, tt.args...), "--ledger", path)...)
 			r.wantCode(t, cli.ExitError)
 			r.wantErr(t, tt.msg, "`opx sessions` lists the sessions")
-			r.wantOut(t, "ok: 1014 entries") // verified before looking
+			r.wantOut(t, fmt.Sprintf("ok: %d entries", factsOf(t, path).entries)) // verified before looking
 		})
 	}
 }
@@ -253,7 +288,7 @@ func TestReplay_Tampered(t *testing.T) {
 
 	r := run(t, "replay", injection, "--ledger", path)
 	r.wantCode(t, cli.ExitIntegrity)
-	r.wantOut(t, "seq "+next+"  hash-mismatch", "FAILED: 1 failure in 1014 entries", "no timeline: the record does not verify")
+	r.wantOut(t, "seq "+next+"  hash-mismatch", fmt.Sprintf("FAILED: 1 failure in %d entries", factsOf(t, path).entries), "no timeline: the record does not verify")
 	if strings.Contains(r.stdout, "turn 1") {
 		t.Errorf("a timeline from a ledger that does not verify:\n%s", r.stdout)
 	}

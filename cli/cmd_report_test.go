@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,7 +59,7 @@ func TestReport_Sample(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report.html")
 	r := run(t, "report", injection, "-o", out, "--ledger", path)
 	r.wantCode(t, cli.ExitOK)
-	r.wantOut(t, "ok: 1014 entries", "wrote "+out+": session "+injection+", 1 turn, 4 tool calls, 3 blocked")
+	r.wantOut(t, fmt.Sprintf("ok: %d entries", factsOf(t, path).entries), "wrote "+out+": session "+injection+", 1 turn, 4 tool calls, 3 blocked")
 	html := readReport(t, out)
 	for _, want := range []string{
 		"Verification: ok", headHash(t, path), sampleLedgerID,
@@ -91,7 +92,7 @@ func TestReport_Changes(t *testing.T) {
 		`--- /dev/null</span><span class="hdr">&#43;&#43;&#43; b/billing/totals_test.go</span>`,
 		`&#43;&#43;&#43; b/billing/coverage.out</span><span class="hunk">@@ -0,0 &#43;1 @@</span><span class="add">&#43;mode: set</span>`,
 		"basis: pre-state and post-state content both from the ledger",
-		"pre-state content pruned by retention (entry 1008)",
+		fmt.Sprintf("pre-state content pruned by retention (entry %d)", factsOf(t, path).pruned),
 		"the command changed no file",
 		"The workspace was not read (--no-workspace)",
 		"approved</span> by alice", "denied</span> by timeout",

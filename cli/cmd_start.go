@@ -99,7 +99,7 @@ func startDaemon(c *cli.Context, self, ws string, dir registry.Dir, path string)
 		return err
 	}
 	defer log.Close()
-	args := []string{"start", "--workspace", ws, "--ledger", path}
+	args := []string{"start", "--workspace", ws}
 	if c.Bool("require-sandbox") {
 		args = append(args, "--require-sandbox")
 	}

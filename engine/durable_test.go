@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -120,4 +121,39 @@ func TestEngine_ClientsToldOnlyDurable(t *testing.T) {
 	}
 	agent.CloseSend()
 	<-agentErr
+}
+
+// TestEngine_UnaryAnswersAfterDurable: a client's unary answer leaves only
+// once what was appended before it is durable. The group commit is held
+// back (an hour), so an entry queued Async stays queued unless the answer
+// waits for it.
+func TestEngine_UnaryAnswersAfterDurable(t *testing.T) {
+	r := startEngineWith(t, ledger.Options{FlushInterval: time.Hour})
+	c := opxv1.NewClientServiceClient(r.conn)
+	for name, call := range map[string]func() error{
+		"GetStatus": func() error { _, err := c.GetStatus(r.ctx, &opxv1.StatusRequest{}); return err },
+		"ListSessions": func() error {
+			_, err := c.ListSessions(r.ctx, &opxv1.ListSessionsRequest{})
+			return err
+		},
+		"Rollback (refused)": func() error {
+			_, err := opxv1.NewChronicleServiceClient(r.conn).Rollback(r.ctx, &opxv1.RollbackRequest{})
+			return err
+		},
+	} {
+		rec, err := event.Record("", &event.Note{Author: "test", Text: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := r.l.Append(context.Background(), ledger.Async, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := call(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if w, _ := r.l.Watermark(); w.Durable < a[0].Seq {
+			t.Errorf("%s answered with entry %d queued; durable %d", name, a[0].Seq, w.Durable)
+		}
+	}
 }

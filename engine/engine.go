@@ -113,10 +113,10 @@ type Engine struct {
 	startedSeq uint64
 	ws         *executor.Workspace
 	bc         *Broadcaster
-	srv        *grpc.Server // set by Run
 
 	mu         sync.Mutex
-	agentToken string // of the agent process last spawned
+	srv        *grpc.Server // set by Run
+	agentToken string       // of the agent process last spawned
 	agent      *agentConn
 	agentPID   int
 	canary     *event.Canary
@@ -342,7 +342,8 @@ const (
 )
 
 // newServer builds the gRPC server with every service on the engine's
-// port behind one authenticator (auth.go).
+// port behind one authenticator (auth.go); a client's unary answer then
+// waits until what it may name is durable (durable.go).
 func (e *Engine) newServer() *grpc.Server {
 	auth := &authenticator{client: e.opts.ClientToken, rejected: e.recordRejection, agent: func() string {
 		e.mu.Lock()
@@ -351,7 +352,7 @@ func (e *Engine) newServer() *grpc.Server {
 	}}
 	srv := grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMessageBytes), grpc.MaxHeaderListSize(maxHeaderBytes),
-		grpc.UnaryInterceptor(auth.unary), grpc.StreamInterceptor(auth.stream))
+		grpc.ChainUnaryInterceptor(auth.unary, e.durableAnswer), grpc.StreamInterceptor(auth.stream))
 	opxv1.RegisterAgentServiceServer(srv, &agentService{e: e})
 	opxv1.RegisterLLMGatewayServer(srv, &gateway{e: e})
 	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})

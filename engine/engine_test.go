@@ -54,12 +54,18 @@ func agentCtx(token string) context.Context {
 
 func startEngine(t testing.TB, tune ...func(*engine.Options)) *running {
 	t.Helper()
+	return startEngineWith(t, ledger.Options{}, tune...)
+}
+
+// startEngineWith is startEngine on a ledger created with lopts.
+func startEngineWith(t testing.TB, lopts ledger.Options, tune ...func(*engine.Options)) *running {
+	t.Helper()
 	ws := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# demo\nhello from the workspace\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	l, err := ledger.Create(path, ledger.Options{})
+	l, err := ledger.Create(path, lopts)
 	if err != nil {
 		t.Fatal(err)
 	}

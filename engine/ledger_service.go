@@ -22,26 +22,6 @@ type ledgerService struct {
 
 func (s *ledgerService) l() *ledger.Ledger { return s.e.opts.Ledger }
 
-// durableHead is the head a client may be told of: the committed head,
-// but never past the writer's durable watermark (a commit's head is
-// readable a moment before its fsync returns).
-func durableHead(l *ledger.Ledger) (ledger.Head, error) {
-	h, err := l.Head()
-	if err != nil {
-		return h, err
-	}
-	w, err := l.Watermark()
-	if err != nil || w.Durable >= h.Seq {
-		return h, err
-	}
-	en, err := l.Get(w.Durable)
-	if err != nil {
-		return h, err
-	}
-	h.Seq, h.Hash = en.Seq, en.Hash()
-	return h, nil
-}
-
 // Head returns the durable head.
 func (s *ledgerService) Head(context.Context, *opxv1.HeadRequest) (*opxv1.HeadResponse, error) {
 	h, err := durableHead(s.l())

@@ -443,3 +443,46 @@ func lineWith(out, s string) string {
 	}
 	return ""
 }
+
+// TestE2E_TestsTurn_NoInvoice is the reported case: "run the tests and fix
+// what fails" in a workspace without invoice.sh. The read of invoice.sh
+// fails and every view says so; the model edits nothing and says the
+// tests fail, never that they pass.
+func TestE2E_TestsTurn_NoInvoice(t *testing.T) {
+	w := newWorld(t)
+	if err := os.WriteFile(filepath.Join(w.ws, "test.sh"), []byte("#!/bin/sh\necho 'FAIL invoice.sh is missing'\nexit 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := w.start()
+	out, errOut, code := w.run("send", "run the tests and fix what fails")
+	if code != 0 {
+		t.Fatalf("opx send: exit %d\n%s%s", code, out, errOut)
+	}
+	session := regexp.MustCompile(`ses_[0-9a-f]{16}`).FindString(errOut)
+	w.stop(m)
+	for _, want := range []string{"The tests fail", "FAIL invoice.sh is missing", "I could not read invoice.sh either", "so I changed nothing"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the answer lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "pass") {
+		t.Errorf("the answer claims a pass:\n%s", out)
+	}
+	rep, _, code := w.run("replay", session)
+	if code != 0 {
+		t.Fatalf("replay: exit %d", code)
+	}
+	for _, want := range []string{`execute_command {"command":"sh test.sh"} → ran, exit 1`, `read_file {"path":"invoice.sh"} → failed`,
+		"2 ran (1 exited non-zero), 0 blocked, 1 failed;"} {
+		if !strings.Contains(rep, want) {
+			t.Errorf("replay lacks %q:\n%s", want, rep)
+		}
+	}
+	if strings.Contains(rep, "edit_file") {
+		t.Errorf("the model edited a file it could not read:\n%s", rep)
+	}
+	met, _, _ := w.run("metrics")
+	if line := lineWith(met, "read_file "); !regexp.MustCompile(`read_file\s+1\s+1\s+0\s`).MatchString(line) {
+		t.Errorf("metrics: %q, want read_file with 1 call, 1 failed", line)
+	}
+}

@@ -4,18 +4,17 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
 
 // TestREADME_SampleCommands runs every command the README shows on the
-// committed sample and broken ledgers, in the README's order, with the
-// built binary: each must exit as its comment says (4 where it says "exit
-// 4", else 0). Paths under /tmp become the test's own, SESSION the
-// README's example session, L the imported sample, other.yaml the default
-// policy. A README command that stops working on the committed fixtures
-// (a regenerated sample, a renamed flag) fails here.
+// committed ledgers (the generated sample, the broken ones, the recorded
+// demo), in the README's order, with the built binary: each must exit as
+// its comment says (4 where it begins "exit 4", else 0). Paths under /tmp
+// become the test's own. A README command that stops working on the
+// committed fixtures (a regenerated sample, a renamed flag, a rerun that
+// no longer matches the recorded demo) fails here.
 func TestREADME_SampleCommands(t *testing.T) {
 	bin := buildOpx(t)
 	root, err := filepath.Abs("../..")
@@ -24,23 +23,14 @@ func TestREADME_SampleCommands(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	lines := readmeCommands(t, filepath.Join(root, "README.md"))
-	session := ""
-	for _, l := range lines {
-		if m := regexp.MustCompile(`\b(ses_[0-9a-f]{8,})\b`).FindString(l); m != "" {
-			session = m
-			break
-		}
-	}
-	if session == "" || len(lines) < 10 {
-		t.Fatalf("found %d sample commands and session %q in the README", len(lines), session)
+	if len(lines) < 10 {
+		t.Fatalf("found %d fixture commands in the README", len(lines))
 	}
 	repl := strings.NewReplacer(
 		"/tmp/opx-sample.db", filepath.Join(tmp, "sample.db"),
+		"/tmp/opx-demo.db", filepath.Join(tmp, "demo.db"),
 		"/tmp/report.html", filepath.Join(tmp, "report.html"),
 		"/tmp/opx-sample-2.jsonl", filepath.Join(tmp, "export.jsonl"),
-		"--ledger L", "--ledger "+filepath.Join(tmp, "sample.db"),
-		"SESSION", session,
-		"other.yaml", filepath.Join(root, "fixtures", "policies", "default.yaml"),
 	)
 	for _, line := range lines {
 		cmdline, comment, _ := strings.Cut(line, "  #")
@@ -87,7 +77,7 @@ func readmeCommands(t *testing.T, path string) []string {
 		if !inBlock || !(strings.HasPrefix(l, "opx ") || strings.HasPrefix(l, "go run ./cli/opx ")) {
 			continue
 		}
-		if strings.Contains(l, "fixtures/ledgers/") || strings.Contains(l, "/tmp/opx-sample") || strings.Contains(l, "--ledger L") {
+		if strings.Contains(l, "fixtures/ledgers/") || strings.Contains(l, "fixtures/recorded/") || strings.Contains(l, "/tmp/opx-sample") || strings.Contains(l, "/tmp/opx-demo") {
 			out = append(out, l)
 		}
 	}
