@@ -14,14 +14,14 @@ import (
 // pgid, the high-water pgid, the txid and an FNV-64a checksum of the meta
 // bytes before it.
 const (
-	boltPageHeader   = 16
-	boltMetaSize     = 64
-	boltMetaSumAt    = 56 // offset of the checksum inside the meta
-	boltMagic        = 0xED0CDAED
-	boltVersion      = 2
-	boltNoFreelist   = ^uint64(0)
-	boltMinPageSize  = 1 << 10
-	boltMaxPageSize  = 1 << 24
+	boltPageHeader  = 16
+	boltMetaSize    = 64
+	boltMetaSumAt   = 56 // offset of the checksum inside the meta
+	boltMagic       = 0xED0CDAED
+	boltVersion     = 2
+	boltNoFreelist  = ^uint64(0)
+	boltMinPageSize = 1 << 10
+	boltMaxPageSize = 1 << 24
 )
 
 type boltMeta struct {
