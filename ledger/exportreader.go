@@ -175,8 +175,7 @@ func (r *exportReader) next() (exportLine, error) {
 		switch {
 		case err == nil:
 			r.number++
-			ln.raw = line
-			ln.bad = lineProblem(line, n, true)
+			ln.raw, ln.bad = judgeLine(line, n, true)
 			return ln, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
@@ -187,8 +186,7 @@ func (r *exportReader) next() (exportLine, error) {
 			}
 			r.number++
 			r.err = io.EOF
-			ln.raw = line
-			ln.bad = lineProblem(line, n, false)
+			ln.raw, ln.bad = judgeLine(line, n, false)
 			return ln, nil
 		default:
 			r.err = fmt.Errorf("line %d, byte %d: stream does not read: %w", ln.number, r.offset, err)
@@ -197,12 +195,20 @@ func (r *exportReader) next() (exportLine, error) {
 	}
 }
 
-// lineProblem says why a line of n bytes (line holds them, or a prefix
-// when n is over MaxLineSize) cannot be an entry, or "".
+// judgeLine returns the line to pass on and why a line of n bytes (line
+// holds them, or a prefix when n is over MaxLineSize) cannot be an entry,
+// or "". Of a line too long, only its first bytes are kept.
+func judgeLine(line []byte, n int64, newline bool) ([]byte, string) {
+	if n > MaxLineSize {
+		line = line[:min(len(line), maxBadPrefix)]
+		return line, fmt.Sprintf("line of %d bytes is longer than the maximum entry size (%d bytes), starting %q", n, MaxLineSize, line)
+	}
+	return line, lineProblem(line, n, newline)
+}
+
+// lineProblem says why a line of n bytes cannot be an entry, or "".
 func lineProblem(line []byte, n int64, newline bool) string {
 	switch {
-	case n > MaxLineSize:
-		return fmt.Sprintf("line of %d bytes is longer than the maximum entry size (%d bytes), starting %q", n, MaxLineSize, line)
 	case !newline:
 		return "last line has no newline (cut stream?)"
 	case n == 0:
