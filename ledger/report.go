@@ -7,7 +7,7 @@ import (
 )
 
 // MaxListedFailures is how many failures a Report lists in full: the first
-// ones by seq (then kind). Every failure found beyond them is still
+// ones found, by seq (then kind). Every failure found beyond them is still
 // counted, in FailuresOmitted and in FailureCounts by kind, so a hostile
 // input of millions of broken lines costs a bounded report, not memory in
 // proportion to the input.
@@ -50,6 +50,15 @@ func (r *Report) add(f *IntegrityError) {
 		r.kept[0] = f
 		heap.Fix(&r.kept, 0)
 	}
+}
+
+// count records n failures of kind that are not listed.
+func (r *Report) count(kind Kind, n uint64) {
+	if r.FailureCounts == nil {
+		r.FailureCounts = map[Kind]uint64{}
+	}
+	r.FailureCounts[kind] += n
+	r.FailuresOmitted += n
 }
 
 // Total returns the number of failures found, listed or not.

@@ -150,10 +150,7 @@ func feedStream(er *exportReader, from uint64, c *checker) *IntegrityError {
 		if err != nil {
 			return &IntegrityError{Seq: pos, Kind: KindUnreadable, Detail: err.Error()}
 		}
-		it := item{key: pos, raw: ln.raw}
-		if ln.bad != "" {
-			it.bad = fmt.Sprintf("line %d: %s", ln.number, ln.bad)
-		}
+		it := item{key: pos, raw: ln.raw, bad: ln.bad, line: ln.number}
 		items = append(items, it)
 		size += len(ln.raw)
 		pos++

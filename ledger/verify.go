@@ -38,7 +38,8 @@ const chunkSize = 4096
 type item struct {
 	key uint64
 	raw []byte
-	bad string // set by the feeder for input it already knows is broken
+	bad  string // set by the feeder for input it already knows is broken
+	line uint64 // stream: the line number, for bad's detail
 }
 
 type chunk struct {
@@ -58,9 +59,31 @@ type link struct {
 type chunkResult struct {
 	n           int
 	first, last link
-	failures    []*IntegrityError
+	failures    []*IntegrityError // the first MaxListedFailures found
+	more        map[Kind]uint64   // counts of those found beyond them
 	refs        map[Hash]uint64
 	pruned      []Hash
+}
+
+// full reports whether the chunk already lists as many failures as a
+// report can; if so it counts one more of kind instead. A chunk of junk
+// (millions of empty lines) thus costs a count, not a failure each.
+func (r *chunkResult) full(kind Kind) bool {
+	if len(r.failures) < MaxListedFailures {
+		return false
+	}
+	if r.more == nil {
+		r.more = map[Kind]uint64{}
+	}
+	r.more[kind]++
+	return true
+}
+
+// push records a failure, or counts it when the chunk is full.
+func (r *chunkResult) push(f *IntegrityError) {
+	if !r.full(f.Kind) {
+		r.failures = append(r.failures, f)
+	}
 }
 
 // Stream verification holds at most streamInflight bytes of lines queued
@@ -177,6 +200,9 @@ func (c *checker) join(idx int, res *chunkResult) {
 		r := c.rep
 		for _, f := range res.failures {
 			r.add(f)
+		}
+		for k, n := range res.more {
+			r.count(k, n)
 		}
 		if c.prev == nil {
 			if res.first.key != c.from {
@@ -306,7 +332,7 @@ func (c *checker) safeCheckChunk(ch chunk) (res *chunkResult) {
 func (c *checker) checkChunk(ch chunk) *chunkResult {
 	res := &chunkResult{n: len(ch.items)}
 	fail := func(seq uint64, kind Kind, detail string) {
-		res.failures = append(res.failures, &IntegrityError{Seq: seq, Kind: kind, Detail: detail})
+		res.push(&IntegrityError{Seq: seq, Kind: kind, Detail: detail})
 	}
 	var prev link
 	for i, it := range ch.items {
@@ -317,15 +343,19 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 		var e Entry
 		var err error
 		if it.bad != "" {
-			fail(l.key, KindUnreadable, it.bad)
+			if !res.full(KindUnreadable) {
+				fail(l.key, KindUnreadable, fmt.Sprintf("line %d: %s", it.line, it.bad))
+			}
 		} else if e, err = ParseEntry(it.raw); err != nil {
-			fail(l.key, KindUnreadable, "entry does not parse: "+err.Error())
+			if !res.full(KindUnreadable) {
+				fail(l.key, KindUnreadable, "entry does not parse: "+err.Error())
+			}
 		} else {
 			l.ok, l.prev = true, e.Prev
 			if c.stream {
 				l.key = e.Seq
 			} else if e.Seq != it.key {
-				res.failures = append(res.failures, &IntegrityError{Seq: it.key, Kind: KindSeqMismatch,
+				res.push(&IntegrityError{Seq: it.key, Kind: KindSeqMismatch,
 					Detail:   fmt.Sprintf("entry stored under key %d says seq %d", it.key, e.Seq),
 					Expected: fmt.Sprint(it.key), Found: fmt.Sprint(e.Seq)})
 			}
@@ -334,7 +364,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 		if i == 0 {
 			res.first = l
 		} else if f := checkLink(prev, l); f != nil {
-			res.failures = append(res.failures, f)
+			res.push(f)
 		}
 		prev = l
 	}
@@ -345,7 +375,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 // checkEntry runs the checks that need only the entry itself.
 func (c *checker) checkEntry(e *Entry, seq uint64, res *chunkResult, fail func(uint64, Kind, string)) {
 	if e.Seq == 0 && !e.Prev.IsZero() {
-		res.failures = append(res.failures, &IntegrityError{Seq: 0, Kind: KindHashMismatch,
+		res.push(&IntegrityError{Seq: 0, Kind: KindHashMismatch,
 			Detail: "genesis prev is not all zeros", Expected: ZeroHash.String(), Found: e.Prev.String()})
 	}
 	if c.opts.Strict {
