@@ -146,3 +146,22 @@ func pagesEnd(b []byte) int {
 	ps := int(binary.LittleEndian.Uint32(b[16+8:]))
 	return int(binary.LittleEndian.Uint64(b[16+40:])) * ps
 }
+
+// TestLedgerVerify_CappedFailures: an export of 3000 empty lines has 3000
+// failures; --json lists the first ledger.MaxListedFailures and counts
+// all of them by kind, and the text output lists 100 and the counts.
+func TestLedgerVerify_CappedFailures(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "junk.jsonl")
+	os.WriteFile(path, bytes.Repeat([]byte("\n"), 3000), 0o600)
+	r := run(t, "ledger", "verify", "--json", path)
+	r.wantCode(t, cli.ExitIntegrity)
+	m := r.jsonObject(t)
+	fs, _ := m["failures"].([]any)
+	counts, _ := m["failure_counts"].(map[string]any)
+	if len(fs) != ledger.MaxListedFailures || m["failures_omitted"] != jsonNumber("2000") || counts["unreadable"] != jsonNumber("3000") {
+		t.Errorf("failures %d, omitted %v, counts %v", len(fs), m["failures_omitted"], counts)
+	}
+	r = run(t, "ledger", "verify", path)
+	r.wantCode(t, cli.ExitIntegrity)
+	r.wantOut(t, "... and 2900 more", "failures by kind: unreadable 3000", "FAILED: 3000 failures in 3000 entries")
+}

@@ -90,3 +90,24 @@ func TestExportReader_LongLine(t *testing.T) {
 		t.Fatalf("lines %d: %q %q / %q", len(got), got[0].raw, got[1].bad, got[2].raw)
 	}
 }
+
+// TestCheckBlobFrame_Window: a blob frame that asks for a window larger
+// than MaxStreamWindow is refused before the decoder allocates it; one
+// within it hashes as a stream.
+func TestCheckBlobFrame_Window(t *testing.T) {
+	content := bytes.Repeat([]byte("0123456789abcdef"), 3<<20) // 48 MiB
+	var big bytes.Buffer
+	zw, _ := zstd.NewWriter(&big, zstd.WithWindowSize(64<<20), zstd.WithEncoderConcurrency(1))
+	zw.Write(content)
+	zw.Close()
+	dec := newBlobDecoder()
+	defer dec.Close()
+	f := checkBlobFrame(dec, Sum(content), bytes.NewReader(big.Bytes()))
+	if f == nil || f.Kind != KindBlobCorrupt {
+		t.Fatalf("a 64 MiB window: %v, want blob-corrupt", f)
+	}
+	ok := prepareBlob(content)
+	if f := checkBlobFrame(dec, ok.hash, bytes.NewReader(ok.zst)); f != nil {
+		t.Fatalf("a blob as opx stores it: %v", f)
+	}
+}

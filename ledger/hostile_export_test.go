@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -423,4 +424,33 @@ func firstBlob(t *testing.T, bundle string) string {
 		t.Fatalf("no blobs in %s", bundle)
 	}
 	return ents[0]
+}
+
+// TestImport_Interrupted: an import whose context is cancelled (the
+// command's SIGINT or SIGTERM) stops, and leaves neither the ledger nor
+// its temporary file, whether it is cancelled while verifying or while
+// writing.
+func TestImport_Interrupted(t *testing.T) {
+	lines, bundle := hostileBase(t)
+	src := filepath.Join(t.TempDir(), "x.jsonl")
+	os.WriteFile(src, append(bytes.Join(lines, []byte("\n")), '\n'), 0o600)
+	copyBundle(t, bundle, ledger.BundlePath(src))
+	for _, when := range []string{"verifying", "writing"} {
+		t.Run(when, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			opts := ledger.ImportOptions{Context: ctx, Progress: func(done, total uint64) { cancel() }}
+			if when == "verifying" {
+				cancel()
+			}
+			dir := t.TempDir()
+			_, err := ledger.Import(src, filepath.Join(dir, "ledger.db"), opts)
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("Import = %v, want context.Canceled", err)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("interrupted import left %v", ents)
+			}
+		})
+	}
 }

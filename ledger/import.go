@@ -37,8 +37,9 @@ func writeImported(ctx context.Context, src, dst string, rep *Report, progress f
 	tmpPath := tmp.Name()
 	tmp.Close()
 	os.Remove(tmpPath) // bbolt creates it
+	renamed := false
 	defer func() {
-		if err != nil {
+		if !renamed { // every failure, a panic included
 			os.Remove(tmpPath)
 		}
 	}()
@@ -171,6 +172,7 @@ func writeImported(ctx context.Context, src, dst string, rep *Report, progress f
 	if err := os.Rename(tmpPath, dst); err != nil {
 		return err
 	}
+	renamed = true
 	return syncDir(filepath.Dir(dst))
 }
 

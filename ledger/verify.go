@@ -36,8 +36,8 @@ const chunkSize = 4096
 // stream it is the position-derived guess, replaced by the entry's own seq
 // when it parses.
 type item struct {
-	key uint64
-	raw []byte
+	key  uint64
+	raw  []byte
 	bad  string // set by the feeder for input it already knows is broken
 	line uint64 // stream: the line number, for bad's detail
 }
