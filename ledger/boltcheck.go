@@ -68,11 +68,14 @@ func parseBoltMeta(buf []byte) (boltMeta, error) {
 // magic, version and checksum, but not that the file holds the pages.
 func checkBoltFile(f *os.File, size int64) error {
 	var first [boltPageHeader + boltMetaSize]byte
-	if _, err := f.ReadAt(first[:], 0); err != nil {
-		if err == io.EOF {
+	if n, err := f.ReadAt(first[:], 0); err != nil {
+		if err != io.EOF {
+			return err
+		}
+		if n >= boltPageHeader+4 && le32(first[boltPageHeader:]) == boltMagic {
 			return fmt.Errorf("%w: the file is %d bytes, too short for a ledger", ErrUnreadable, size)
 		}
-		return err
+		return fmt.Errorf("%w: the file is %d bytes, too short to be a bbolt file", ErrNotLedger, size)
 	}
 	m0, err0 := parseBoltMeta(first[:])
 	if err0 != nil && le32(first[boltPageHeader:]) != boltMagic {
