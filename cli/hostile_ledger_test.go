@@ -27,10 +27,10 @@ func TestHostileLedgerFile(t *testing.T) {
 	}
 	const ps = 4096
 	files := map[string]func(p string){
-		"cut to half plus 1234":         func(p string) { os.WriteFile(p, good[:len(good)/2+1234], 0o600) },
-		"cut a byte short of its pages": func(p string) { os.WriteFile(p, good[:pagesEnd(good)-1], 0o600) },
-		"cut after the metas":           func(p string) { os.WriteFile(p, good[:2*ps+10], 0o600) },
-		"cut to 3000 bytes":             func(p string) { os.WriteFile(p, good[:3000], 0o600) },
+		"cut to half its pages plus 1234": func(p string) { os.WriteFile(p, good[:pagesEnd(good)/2+1234], 0o600) },
+		"cut a byte short of its pages":   func(p string) { os.WriteFile(p, good[:pagesEnd(good)-1], 0o600) },
+		"cut after the metas":             func(p string) { os.WriteFile(p, good[:2*ps+10], 0o600) },
+		"cut to 3000 bytes":               func(p string) { os.WriteFile(p, good[:3000], 0o600) },
 		"meta checksums flipped": func(p string) {
 			b := bytes.Clone(good)
 			b[16+56] ^= 1
@@ -76,7 +76,7 @@ func TestHostileLedgerFile_EngineOpen(t *testing.T) {
 	lg := newLedger(t, 400)
 	good, _ := os.ReadFile(lg.Path)
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	os.WriteFile(path, good[:len(good)/2+1234], 0o600)
+	os.WriteFile(path, good[:pagesEnd(good)/2+1234], 0o600)
 	_, err := ledger.Open(path, cli.WriteOptionsForTest())
 	if err == nil || !strings.Contains(err.Error(), "not a readable ledger") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("Open = %v, want one line saying not a readable ledger", err)

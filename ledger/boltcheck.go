@@ -112,6 +112,7 @@ func checkBoltMetas(f *os.File, size, ps int64) error {
 	}
 	valid := 0
 	var problems []string
+	var best boltMeta
 	for i := int64(0); i < 2; i++ {
 		var buf [boltPageHeader + boltMetaSize]byte
 		if _, err := f.ReadAt(buf[:], i*ps); err != nil {
@@ -134,9 +135,22 @@ func checkBoltMetas(f *os.File, size, ps int64) error {
 			return fmt.Errorf("%w: meta page %d names freelist page %d outside the file's %d pages", ErrUnreadable, i, m.freelist, m.pgid)
 		}
 		valid++
+		if m.txid >= best.txid {
+			best = m // the meta bbolt will use
+		}
 	}
 	if valid == 0 {
 		return fmt.Errorf("%w: no valid meta page (%v)", ErrUnreadable, problems)
+	}
+	// Only the meta bbolt uses (the newest valid one) names live pages:
+	// the older meta's freelist and tree may since have been reused.
+	if best.freelist != boltNoFreelist {
+		if err := checkBoltFreelist(f, best, ps); err != nil {
+			return fmt.Errorf("%w: %v", ErrUnreadable, err)
+		}
+	}
+	if err := checkBoltTree(f, int64(best.pgid)*ps, uint64(ps), best.pgid, best.root); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnreadable, err)
 	}
 	return nil
 }
@@ -153,4 +167,39 @@ func checkBoltPath(path string) error {
 		return err
 	}
 	return checkBoltFile(f, fi.Size())
+}
+
+// checkBoltFreelist checks the freelist page a meta names: a freelist page
+// whose ids fit in its pages, all of them inside the file. bbolt reads it
+// when it opens a file for writing and trusts its count: a damaged count
+// made it read past its map or allocate without bound.
+func checkBoltFreelist(f *os.File, m boltMeta, ps int64) error {
+	const freelistFlag = 0x10
+	var hdr [boltPageHeader + 8]byte
+	if _, err := f.ReadAt(hdr[:], int64(m.freelist)*ps); err != nil {
+		return fmt.Errorf("freelist page %d does not read: %v", m.freelist, err)
+	}
+	le := binary.LittleEndian
+	flags, count, overflow := le.Uint16(hdr[8:]), uint64(le.Uint16(hdr[10:])), uint64(le.Uint32(hdr[12:]))
+	if flags != freelistFlag {
+		return fmt.Errorf("page %d is not a freelist page (flags %#x)", m.freelist, flags)
+	}
+	first := uint64(0)
+	if count == 0xFFFF {
+		count, first = le.Uint64(hdr[boltPageHeader:]), 1
+	}
+	room := (overflow + 1) * uint64(ps)
+	if m.freelist+overflow+1 > m.pgid || count > room/8 || boltPageHeader+(first+count)*8 > room {
+		return fmt.Errorf("freelist page %d (%d ids, %d overflow pages) does not fit in the file's %d pages", m.freelist, count, overflow, m.pgid)
+	}
+	ids := make([]byte, count*8)
+	if _, err := f.ReadAt(ids, int64(m.freelist)*ps+boltPageHeader+int64(first)*8); err != nil {
+		return fmt.Errorf("freelist page %d does not read: %v", m.freelist, err)
+	}
+	for i := 0; i < len(ids); i += 8 {
+		if id := le.Uint64(ids[i:]); id < 2 || id >= m.pgid {
+			return fmt.Errorf("freelist page %d lists page %d outside the file's %d pages", m.freelist, id, m.pgid)
+		}
+	}
+	return nil
 }
