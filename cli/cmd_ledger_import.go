@@ -3,6 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -51,7 +54,12 @@ func runLedgerImport(c *cli.Context) error {
 	bar := newProgress(c, "import")
 	verify := event.StrictOptions()
 	verify.Progress = bar.update
-	rep, err := ledger.Import(args[0], dst, ledger.ImportOptions{Verify: verify})
+	// SIGINT or SIGTERM stops the import cleanly: the temporary ledger
+	// file is removed and nothing is left at PATH. A second signal kills.
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	go func() { <-ctx.Done(); stop() }()
+	rep, err := ledger.Import(args[0], dst, ledger.ImportOptions{Verify: verify, Context: ctx})
+	stop()
 	bar.finish()
 	if rep == nil || (err != nil && !errors.Is(err, ledger.ErrIntegrity)) {
 		// No report, or a refusal that is not about integrity (target

@@ -10,7 +10,7 @@ import (
 )
 
 // maxHumanFailures caps the failures listed in human output; --json
-// always lists them all.
+// lists up to ledger.MaxListedFailures, then counts the rest by kind.
 const maxHumanFailures = 100
 
 func ledgerVerifyCommand() *cli.Command {
@@ -115,11 +115,32 @@ func printReport(w io.Writer, r *ledger.Report) {
 	}
 	for i, f := range r.Failures {
 		if i == maxHumanFailures {
-			fmt.Fprintf(w, "... and %d more (use --json)\n", len(r.Failures)-i)
+			fmt.Fprintf(w, "... and %d more (use --json)\n", r.Total()-uint64(i))
 			break
 		}
 		fmt.Fprintf(w, "seq %d  %s  %s\n", f.Seq, f.Kind, f.Detail)
 	}
+	if r.FailuresOmitted > 0 {
+		fmt.Fprintf(w, "failures by kind:")
+		for _, k := range r.Kinds() {
+			fmt.Fprintf(w, " %s %d", k, kindCount(r, k))
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "%s: %s in %s, head %d %s\n", red(w, "FAILED"),
-		plural(uint64(len(r.Failures)), "failure", "failures"), plural(r.Entries, "entry", "entries"), r.HeadSeq, r.HeadHash)
+		plural(r.Total(), "failure", "failures"), plural(r.Entries, "entry", "entries"), r.HeadSeq, r.HeadHash)
+}
+
+// kindCount is how many failures of kind k the report found.
+func kindCount(r *ledger.Report, k ledger.Kind) uint64 {
+	if r.FailureCounts != nil {
+		return r.FailureCounts[k]
+	}
+	var n uint64
+	for _, f := range r.Failures {
+		if f.Kind == k {
+			n++
+		}
+	}
+	return n
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
@@ -188,6 +189,9 @@ func explainOpen(path string, err error) error {
 	case errors.Is(err, ledger.ErrInconsistent):
 		return &explained{err: err, msg: fmt.Sprintf(
 			"%s is damaged: its stored head does not match its last entry (%v)", path, err)}
+	case errors.Is(err, ledger.ErrUnreadable):
+		// A damaged file: the error says what is wrong with it.
+		return &explained{err: err, msg: fmt.Sprintf("%s: %s", path, strings.TrimPrefix(err.Error(), "open "+path+": "))}
 	case errors.Is(err, ledger.ErrNotLedger), errors.Is(err, ledger.ErrFormat):
 		return &explained{err: err, msg: fmt.Sprintf(
 			"%s is not a readable opx ledger (wrong file, or damaged beyond reading): %v", path, err)}

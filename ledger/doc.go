@@ -44,6 +44,39 @@
 // chunks are hashed independently and joined at their boundaries) and
 // reports every failure with its seq and kind, never only the first.
 //
+// # Reading outside input
+//
+// An export, its bundle and a ledger file may come from anywhere, so every
+// reader of them runs in bounded memory and turns damage into a finding
+// or an error, never a crash or a hang:
+//
+//   - One export reader turns any .jsonl or .jsonl.zst into lines and
+//     accounts for every byte: a line over MaxLineSize (16 MiB, the
+//     maximum entry size), an empty line, a CR, a NUL, a final line
+//     without "\n" or bytes that do not decompress are failures at their
+//     position, never skipped. It reads regular files only (a directory,
+//     FIFO or device is ErrNotRegular), so nothing blocks or reads without
+//     end. zstd windows are capped at MaxStreamWindow (16 MiB).
+//   - Stream verification holds at most 48 MiB of lines in flight plus one
+//     chunk (4 MiB and a line), lists the first MaxListedFailures failures
+//     and counts the rest by kind, and hashes each blob as a stream (at
+//     most four at once, each within one zstd window), refusing a blob
+//     over MaxBlobSize. Import commits every 64 MiB of entries and blobs,
+//     so it holds at most a few blob frames at once.
+//   - The one term that grows with the input is the set of distinct blob
+//     hashes the entries name (about 100 bytes each), for which an input
+//     must spend at least 32 bytes of incompressible data each.
+//
+// Measured on the hostile-input table (hostile_export_test.go), the whole
+// process peaks under 140 MiB; the tests hold it under 320 MiB.
+//
+// Open checks the bbolt meta pages before bbolt maps the file: a file cut
+// short (its meta names pages it does not hold), or without a valid meta
+// page, is ErrUnreadable ("not a readable ledger"). A page damaged in a
+// way that check cannot see faults or panics when read; every read of the
+// map runs with the fault turned into a panic (debug.SetPanicOnFault) and
+// recovered into ErrUnreadable or an unreadable finding.
+//
 // # Projections
 //
 // A ledger opened with Projections folds each committed entry into their

@@ -14,6 +14,13 @@ var (
 	// ErrNotLedger is returned when a file is not an opx ledger (not bbolt,
 	// or bbolt without the opx buckets and format).
 	ErrNotLedger = errors.New("not an opx ledger")
+	// ErrUnreadable is returned by Open and OpenReadOnly for a bbolt file
+	// that is damaged: cut short (its meta pages name pages the file does
+	// not hold), meta pages that do not validate, or a page that faults or
+	// panics when read. Reading such a file through its memory map would
+	// crash the process (SIGBUS), so it is refused before bbolt maps it.
+	// errors.Is(ErrUnreadable, ErrNotLedger) is true.
+	ErrUnreadable error = unreadableError{}
 	// ErrFormat is returned when the ledger's format is not opx-ledger/1.
 	ErrFormat = errors.New("unsupported ledger format")
 	// ErrLocked is returned when another process (normally the running
@@ -89,3 +96,9 @@ func (e *IntegrityError) Error() string {
 func (e *IntegrityError) Is(target error) bool {
 	return target == ErrIntegrity || (target == ErrBlobCorrupt && e.Kind == KindBlobCorrupt)
 }
+
+// unreadableError is ErrUnreadable: a kind of ErrNotLedger.
+type unreadableError struct{}
+
+func (unreadableError) Error() string        { return "not a readable ledger" }
+func (unreadableError) Is(target error) bool { return target == ErrNotLedger }

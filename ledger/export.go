@@ -189,22 +189,22 @@ func (l *Ledger) Export(w io.Writer, blobs BlobSink, opts ExportOptions) (*Manif
 		// chain check run on all cores in the verifier's checker, and
 		// the export is refused (its temporary file dropped) if it
 		// finds anything.
-		chk := newChecker(VerifyOptions{Progress: opts.Progress}, false, total)
+		chk := newChecker(VerifyOptions{Progress: opts.Progress}, false, total, m.FromSeq, &prev)
 		items := make([]item, 0, chunkSize)
 		idx := 0
 		c := entries.Cursor()
 		want := m.FromSeq
 		for k, v := c.Seek(seqKey(m.FromSeq)); k != nil && want <= m.ToSeq; k, v = c.Next() {
 			if len(k) != 8 || beUint64(k) != want {
-				chk.finish(m.FromSeq, &prev)
+				chk.finish()
 				return &IntegrityError{Seq: want, Kind: KindGap, Detail: fmt.Sprintf("expected entry %d, found key %x", want, k)}
 			}
 			if _, err := w.Write(v); err != nil {
-				chk.finish(m.FromSeq, &prev)
+				chk.finish()
 				return err
 			}
 			if _, err := w.Write([]byte{'\n'}); err != nil {
-				chk.finish(m.FromSeq, &prev)
+				chk.finish()
 				return err
 			}
 			items = append(items, item{key: want, raw: v})
@@ -219,7 +219,7 @@ func (l *Ledger) Export(w io.Writer, blobs BlobSink, opts ExportOptions) (*Manif
 		if len(items) > 0 {
 			chk.submit(chunk{idx: idx, items: items})
 		}
-		rep, refs, _ := chk.finish(m.FromSeq, &prev)
+		rep, refs, _ := chk.finish()
 		if want <= m.ToSeq {
 			return &IntegrityError{Seq: want, Kind: KindGap, Detail: "ledger ends before its head"}
 		}
@@ -239,6 +239,8 @@ func (l *Ledger) Export(w io.Writer, blobs BlobSink, opts ExportOptions) (*Manif
 			return nil
 		}
 		bb := tx.Bucket(bucketBlobs)
+		dec := newBlobDecoder()
+		defer dec.Close()
 		var pruned map[Hash]bool // loaded at the first absent blob
 		for _, h := range refOrder {
 			zst := bb.Get(h[:])
@@ -251,11 +253,9 @@ func (l *Ledger) Export(w io.Writer, blobs BlobSink, opts ExportOptions) (*Manif
 				}
 				return &IntegrityError{Seq: refs[h], Kind: KindMissingBlob, Detail: fmt.Sprintf("blob %s named by entry %d is not stored", h, refs[h])}
 			}
-			if _, err := decodeBlob(h, zst); err != nil {
-				if ie, ok := err.(*IntegrityError); ok {
-					ie.Seq = refs[h]
-				}
-				return err
+			if f := checkBlobFrame(dec, h, bytes.NewReader(zst)); f != nil {
+				f.Seq = refs[h]
+				return f
 			}
 			if err := blobs(h, zst); err != nil {
 				return err

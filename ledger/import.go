@@ -1,7 +1,9 @@
 package ledger
 
 import (
-	"bufio"
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,14 +12,21 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// importBatch is how many entries one import transaction writes.
-const importBatch = 16384
+// An import transaction writes at most importBatch entries, and is
+// committed early once the entries and blobs it holds reach
+// importBatchBytes: bbolt keeps every value put until the commit, so this
+// bounds the memory of the write pass whatever the export holds.
+const (
+	importBatch      = 16384
+	importBatchBytes = 64 << 20
+)
 
 // writeImported is the second pass of Import: the stream has verified, so
 // write it into a temporary bbolt file, re-checking the chain as it goes
 // (the file could have changed since the first pass), fsync once, and
-// rename it into place.
-func writeImported(src, dst string, rep *Report, progress func(done, total uint64)) (err error) {
+// rename it into place. The temporary file is removed on every failure,
+// and when ctx is cancelled (the command's SIGINT or SIGTERM).
+func writeImported(ctx context.Context, src, dst string, rep *Report, progress func(done, total uint64)) (err error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return err
 	}
@@ -28,8 +37,9 @@ func writeImported(src, dst string, rep *Report, progress func(done, total uint6
 	tmpPath := tmp.Name()
 	tmp.Close()
 	os.Remove(tmpPath) // bbolt creates it
+	renamed := false
 	defer func() {
-		if err != nil {
+		if !renamed { // every failure, a panic included
 			os.Remove(tmpPath)
 		}
 	}()
@@ -43,12 +53,14 @@ func writeImported(src, dst string, rep *Report, progress func(done, total uint6
 			db.Close()
 		}
 	}()
-	r, closeFn, err := openStream(src)
+	er, err := openExport(src)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer er.Close()
 	blobs := DirBlobSource(BundlePath(src))
+	dec := newBlobDecoder()
+	defer dec.Close()
 
 	if err := db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketEntries, bucketMeta, bucketBlobs} {
@@ -61,24 +73,28 @@ func writeImported(src, dst string, rep *Report, progress func(done, total uint6
 		return err
 	}
 
-	br := bufio.NewReaderSize(r, 1<<20)
 	var seq uint64
 	prev := ZeroHash
 	var ledgerID string
 	for done := false; !done; {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted: %w", err)
+		}
 		err := db.Update(func(tx *bolt.Tx) error {
 			entries := tx.Bucket(bucketEntries)
 			entries.FillPercent = 1.0
 			bb := tx.Bucket(bucketBlobs)
-			for n := 0; n < importBatch; n++ {
-				line, err := readLine(br)
-				if err == io.EOF && len(line) == 0 {
+			var size int
+			for n := 0; n < importBatch && size < importBatchBytes; n++ {
+				ln, err := er.next()
+				if err == io.EOF {
 					done = true
 					break // still report progress for the last batch
 				}
-				if err != nil {
-					return fmt.Errorf("entry %d changed since it was verified: %v", seq, err)
+				if err != nil || ln.bad != "" {
+					return fmt.Errorf("entry %d changed since it was verified: %v%s", seq, err, ln.bad)
 				}
+				line := ln.raw
 				e, err := ParseEntry(line)
 				if err != nil || e.Seq != seq || e.Prev != prev {
 					return fmt.Errorf("entry %d changed since it was verified", seq)
@@ -91,21 +107,27 @@ func writeImported(src, dst string, rep *Report, progress func(done, total uint6
 				if err := entries.Put(seqKey(seq), line); err != nil {
 					return err
 				}
+				size += len(line)
 				refs, _ := BlobRefs(e.Data)
 				for _, h := range refs {
 					if bb.Get(h[:]) != nil {
 						continue
 					}
-					zst := blobs(h)
-					if zst == nil {
+					zst, err := readBlobFrame(blobs, h)
+					if errors.Is(err, ErrNotFound) {
 						continue // pruned before export (verify accepted it)
 					}
-					if _, err := decodeBlob(h, zst); err != nil {
+					if err != nil {
 						return err
+					}
+					if f := checkBlobFrame(dec, h, bytes.NewReader(zst)); f != nil {
+						f.Seq = seq
+						return fmt.Errorf("changed since it was verified: %w", f)
 					}
 					if err := bb.Put(h[:], zst); err != nil {
 						return err
 					}
+					size += len(zst)
 				}
 				prev = Sum(line)
 				seq++
@@ -141,11 +163,33 @@ func writeImported(src, dst string, rep *Report, progress func(done, total uint6
 	if err := db.Close(); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted: %w", err)
+	}
 	if _, err := os.Lstat(dst); err == nil {
 		return fmt.Errorf("%s: %w", dst, ErrExists)
 	}
 	if err := os.Rename(tmpPath, dst); err != nil {
 		return err
 	}
+	renamed = true
 	return syncDir(filepath.Dir(dst))
+}
+
+// readBlobFrame reads a blob's whole frame (bounded by maxBlobFrame) to
+// store it.
+func readBlobFrame(src BlobSource, h Hash) ([]byte, error) {
+	rc, err := src(h)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, maxBlobFrame+1))
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", h, err)
+	}
+	if len(b) > maxBlobFrame {
+		return nil, fmt.Errorf("blob %s: frame larger than %d bytes", h, int64(maxBlobFrame))
+	}
+	return b, nil
 }

@@ -232,13 +232,19 @@ func open(path string, readOnly bool, opts Options) (l *Ledger, err error) {
 		// that is not already a ledger.
 		return nil, fmt.Errorf("open %s: %w (empty or not a regular file)", path, ErrNotLedger)
 	}
+	if err := checkBoltPath(path); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	// A page that is damaged in a way the meta check cannot see faults or
+	// panics when bbolt reads it: an error, not a crash.
+	defer catchFaults()()
 	db, err := openBolt(path, readOnly, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("open %s: %w: corrupt file (%v)", path, ErrNotLedger, r)
+			err = fmt.Errorf("open %s: %w: a page does not read (%v)", path, ErrUnreadable, r)
 		}
 		if err != nil {
 			db.Close()
@@ -294,7 +300,7 @@ func open(path string, readOnly bool, opts Options) (l *Ledger, err error) {
 func openBolt(path string, readOnly bool, opts Options) (db *bolt.DB, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			db, err = nil, fmt.Errorf("open %s: %w: corrupt file (%v)", path, ErrNotLedger, r)
+			db, err = nil, fmt.Errorf("open %s: %w: a page does not read (%v)", path, ErrUnreadable, r)
 		}
 	}()
 	db, err = bolt.Open(path, 0o600, &bolt.Options{
@@ -362,9 +368,10 @@ func (l *Ledger) Sync(ctx context.Context) error {
 // view runs fn in a read transaction, turning a bbolt panic on a corrupt
 // page into an error instead of a crash.
 func (l *Ledger) view(fn func(tx *bolt.Tx) error) (err error) {
+	defer catchFaults()()
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("read %s: %w: corrupt page (%v)", l.path, ErrNotLedger, r)
+			err = fmt.Errorf("read %s: %w: a page does not read (%v)", l.path, ErrUnreadable, r)
 		}
 	}()
 	return l.db.View(fn)

@@ -463,7 +463,10 @@ func parseEntries(first uint64, raws [][]byte) ([]Entry, error) {
 	for w := 0; w < n; w++ {
 		lo, hi := len(raws)*w/n, len(raws)*(w+1)/n
 		wg.Add(1)
-		go func() { defer wg.Done(); errs[w] = parse(lo, hi) }()
+		go func() {
+			defer wg.Done()
+			errs[w] = faultless(func() error { return parse(lo, hi) })
+		}()
 	}
 	wg.Wait()
 	return entries, errors.Join(errs...)

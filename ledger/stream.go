@@ -1,53 +1,37 @@
 package ledger
 
 import (
-	"bufio"
-	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-
-	"github.com/klauspost/compress/zstd"
 )
 
-// MaxLineSize bounds one JSONL line (one entry). Entries inline only small
-// payloads; anything large is a blob, so a longer line is hostile or broken.
-const MaxLineSize = 16 << 20
-
-var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
-
-// openStream opens a .jsonl or .jsonl.zst file, telling them apart by the
-// zstd magic number rather than the name.
-func openStream(path string) (io.Reader, func(), error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	br := bufio.NewReaderSize(f, 1<<20)
-	magic, _ := br.Peek(4)
-	if bytes.Equal(magic, zstdMagic) {
-		zr, err := zstd.NewReader(br, zstd.WithDecoderMaxMemory(1<<30))
-		if err != nil {
-			f.Close()
-			return nil, nil, err
-		}
-		return zr, func() { zr.Close(); f.Close() }, nil
-	}
-	return br, func() { f.Close() }, nil
-}
+// maxManifestSize bounds the manifest file: a few hundred bytes in
+// practice.
+const maxManifestSize = 1 << 20
 
 // ReadManifest reads the manifest in an export's blobs bundle. It returns
 // (nil, nil) when the export has no bundle or no manifest.
 func ReadManifest(exportPath string) (*Manifest, error) {
-	b, err := os.ReadFile(filepath.Join(BundlePath(exportPath), ManifestName))
+	path := filepath.Join(BundlePath(exportPath), ManifestName)
+	f, err := openRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxManifestSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", path, err)
+	}
+	if len(b) > maxManifestSize {
+		return nil, fmt.Errorf("manifest %s is larger than %d bytes: not a manifest opx wrote", path, maxManifestSize)
 	}
 	var m Manifest
 	if err := unmarshalStrict(b, &m); err != nil {
@@ -65,41 +49,44 @@ func ReadManifest(exportPath string) (*Manifest, error) {
 // a tail cut at a line boundary is caught too. It returns the report and
 // the manifest (nil when there is none).
 func VerifyExport(path string, opts VerifyOptions) (*Report, *Manifest, error) {
+	return verifyExport(context.Background(), path, opts)
+}
+
+// verifyExport is VerifyExport, stopped with an error when ctx (if not
+// nil) is cancelled.
+func verifyExport(ctx context.Context, path string, opts VerifyOptions) (*Report, *Manifest, error) {
 	m, err := ReadManifest(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, closeFn, err := openStream(path)
+	er, err := openExport(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("verify %s: %w", path, err)
 	}
-	defer closeFn()
-	rep, err := VerifyStream(r, m, DirBlobSource(BundlePath(path)), opts)
+	defer er.Close()
+	er.ctx = ctx
+	rep, err := verifyLines(er, m, DirBlobSource(BundlePath(path)), opts)
 	if err != nil {
 		return nil, m, fmt.Errorf("verify %s: %w", path, err)
 	}
 	return rep, m, nil
 }
 
-// BlobSource returns a stored zstd frame by hash, or nil when absent.
-type BlobSource func(Hash) []byte
-
-// DirBlobSource reads blobs from an export bundle directory.
-func DirBlobSource(dir string) BlobSource {
-	return func(h Hash) []byte {
-		b, err := os.ReadFile(filepath.Join(dir, h.String()+".zst"))
-		if err != nil {
-			return nil
-		}
-		return b
-	}
-}
-
-// VerifyStream verifies a JSONL stream. Without a manifest the stream must
-// start at genesis (seq 0, prev zeros); with one it must match the
-// manifest's boundaries. Every line must end in "\n". Strictness follows
+// VerifyStream verifies a JSONL stream (plain, or zstd told apart by its
+// magic number). Without a manifest the stream must start at genesis (seq
+// 0, prev zeros); with one it must match the manifest's boundaries. Every
+// line must end in "\n"; every byte is accounted for. Strictness follows
 // opts.
 func VerifyStream(r io.Reader, m *Manifest, blobs BlobSource, opts VerifyOptions) (*Report, error) {
+	er, err := newExportReader(r)
+	if err != nil {
+		return nil, err
+	}
+	defer er.Close()
+	return verifyLines(er, m, blobs, opts)
+}
+
+func verifyLines(er *exportReader, m *Manifest, blobs BlobSource, opts VerifyOptions) (*Report, error) {
 	from, prev := uint64(0), ZeroHash
 	total := uint64(0)
 	if m != nil {
@@ -109,99 +96,66 @@ func VerifyStream(r io.Reader, m *Manifest, blobs BlobSource, opts VerifyOptions
 			return nil, fmt.Errorf("manifest prev: %w", err)
 		}
 	}
-	c := newChecker(opts, true, total)
-	readErr := feedStream(r, from, c)
-	rep, refs, pruned := c.finish(from, &prev)
+	c := newChecker(opts, true, total, from, &prev)
+	readErr := feedStream(er, from, c)
+	rep, refs, pruned := c.finish()
+	if er.ctx != nil && er.ctx.Err() != nil {
+		return nil, er.err
+	}
 	if readErr != nil {
-		rep.Failures = append(rep.Failures, readErr)
+		rep.add(readErr)
 	}
 	if m != nil && rep.Entries > 0 && (rep.HeadSeq != m.ToSeq || rep.HeadHash != m.LastHash) {
-		rep.Failures = append(rep.Failures, &IntegrityError{Seq: rep.HeadSeq, Kind: KindHeadMismatch,
+		rep.add(&IntegrityError{Seq: rep.HeadSeq, Kind: KindHeadMismatch,
 			Detail:   fmt.Sprintf("manifest says the export ends at %d %s, the stream ends at %d %s", m.ToSeq, m.LastHash, rep.HeadSeq, rep.HeadHash),
 			Expected: m.LastHash, Found: rep.HeadHash})
 	}
 	if rep.Entries == 0 {
-		rep.Failures = append(rep.Failures, &IntegrityError{Seq: from, Kind: KindUnreadable, Detail: "stream holds no entries"})
+		rep.add(&IntegrityError{Seq: from, Kind: KindUnreadable, Detail: "stream holds no entries"})
 	}
 	if blobs == nil {
-		blobs = func(Hash) []byte { return nil }
+		blobs = func(h Hash) (io.ReadCloser, error) { return nil, fmt.Errorf("blob %s: %w", h, ErrNotFound) }
 	}
-	rep.Failures = append(rep.Failures, checkBlobs(opts.Workers, refs, pruned, blobs)...)
+	for _, f := range checkBlobs(opts.Workers, refs, pruned, blobs) {
+		rep.add(f)
+	}
 	rep.finish()
 	return rep, nil
 }
 
-// feedStream splits the stream into lines and hands chunks to the
-// checker. A line without its "\n" (a cut tail) or over MaxLineSize is
-// passed on marked bad, so it is reported where it is.
-func feedStream(r io.Reader, from uint64, c *checker) *IntegrityError {
-	br := bufio.NewReaderSize(r, 1<<20)
+// feedStream hands the export's lines to the checker in chunks of at most
+// chunkSize lines and about streamChunkBytes bytes. A line that cannot be
+// an entry (too long, no final newline, empty, a carriage return or a NUL)
+// is passed on marked bad, so it is reported where it is; an error that
+// stops the reading is returned as a failure at the next position.
+func feedStream(er *exportReader, from uint64, c *checker) *IntegrityError {
 	idx := 0
 	pos := from
+	var size int
 	items := make([]item, 0, chunkSize)
 	flush := func() {
 		if len(items) > 0 {
 			c.submit(chunk{idx: idx, items: items})
 			idx++
 			items = make([]item, 0, chunkSize)
+			size = 0
 		}
 	}
 	defer flush()
 	for {
-		line, err := readLine(br)
-		if len(line) > 0 || (err == nil) {
-			it := item{key: pos, raw: line}
-			switch {
-			case errors.Is(err, errLineTooLong):
-				it.bad = fmt.Sprintf("line longer than %d bytes", MaxLineSize)
-			case err == io.EOF:
-				it.bad = "last line has no newline (truncated stream?)"
-			case len(line) == 0:
-				it.bad = "empty line"
-			}
-			items = append(items, it)
-			pos++
-			if len(items) == chunkSize {
-				flush()
-			}
-		}
-		switch {
-		case err == nil, errors.Is(err, errLineTooLong):
-			continue
-		case err == io.EOF:
+		ln, err := er.next()
+		if err == io.EOF {
 			return nil
-		default:
-			return &IntegrityError{Seq: pos, Kind: KindUnreadable, Detail: "reading stream: " + err.Error()}
 		}
-	}
-}
-
-var errLineTooLong = errors.New("line too long")
-
-// readLine returns the next line without its "\n". At the end it returns
-// io.EOF, with any bytes of a final line that lacked its newline. A line
-// over MaxLineSize is skipped to its end and reported as errLineTooLong.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := br.ReadSlice('\n')
-		if len(line)+len(frag) > MaxLineSize {
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
-			}
-			if err != nil && err != io.EOF {
-				return nil, err
-			}
-			return []byte{}, errLineTooLong
+		if err != nil {
+			return &IntegrityError{Seq: pos, Kind: KindUnreadable, Detail: err.Error()}
 		}
-		line = append(line, frag...)
-		switch {
-		case err == nil:
-			return line[:len(line)-1], nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		default:
-			return line, err
+		it := item{key: pos, raw: ln.raw, bad: ln.bad, line: ln.number}
+		items = append(items, it)
+		size += len(ln.raw)
+		pos++
+		if len(items) == chunkSize || size >= streamChunkBytes {
+			flush()
 		}
 	}
 }
@@ -213,6 +167,9 @@ type ImportOptions struct {
 	// Progress, if set, is called during the second pass (writing) with
 	// entries written and the total.
 	Progress func(done, total uint64)
+	// Context, if set, interrupts the import when cancelled: nothing is
+	// written and the temporary file is removed.
+	Context context.Context
 }
 
 // Import reads an export (.jsonl or .jsonl.zst, with its blobs bundle),
@@ -226,7 +183,11 @@ func Import(src, dst string, opts ImportOptions) (*Report, error) {
 		return nil, fmt.Errorf("import: %s: %w", dst, ErrExists)
 	}
 	opts.Verify.Strict = true
-	rep, m, err := VerifyExport(src, opts.Verify)
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	rep, m, err := verifyExport(ctx, src, opts.Verify)
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
@@ -236,7 +197,7 @@ func Import(src, dst string, opts ImportOptions) (*Report, error) {
 	if err := rep.Err(); err != nil {
 		return rep, fmt.Errorf("import refused: %w", err)
 	}
-	if err := writeImported(src, dst, rep, opts.Progress); err != nil {
+	if err := writeImported(ctx, src, dst, rep, opts.Progress); err != nil {
 		return rep, fmt.Errorf("import: %w", err)
 	}
 	return rep, nil

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,53 +35,22 @@ type VerifyOptions struct {
 	CheckEnd func() []*IntegrityError
 }
 
-// Report is the outcome of a verification. Its JSON form is normative
-// (`opx ledger verify --json`).
-type Report struct {
-	OK       bool              `json:"ok"`
-	Entries  uint64            `json:"entries"`
-	HeadSeq  uint64            `json:"head_seq"`
-	HeadHash string            `json:"head_hash"`
-	Failures []*IntegrityError `json:"failures"`
-}
-
-// Err returns nil for a clean report, else an error wrapping ErrIntegrity
-// that names the first failure and the count.
-func (r *Report) Err() error {
-	if len(r.Failures) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: %d failure(s), first: %v", ErrIntegrity, len(r.Failures), r.Failures[0])
-}
-
-// Kinds returns the distinct failure kinds in the report, sorted.
-func (r *Report) Kinds() []Kind {
-	seen := map[Kind]bool{}
-	var out []Kind
-	for _, f := range r.Failures {
-		if !seen[f.Kind] {
-			seen[f.Kind] = true
-			out = append(out, f.Kind)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
-
 const chunkSize = 4096
 
 // item is one entry to check. In a store, key is the bucket key; in a
 // stream it is the position-derived guess, replaced by the entry's own seq
 // when it parses.
 type item struct {
-	key uint64
-	raw []byte
-	bad string // set by the feeder for input it already knows is broken
+	key  uint64
+	raw  []byte
+	bad  string // set by the feeder for input it already knows is broken
+	line uint64 // stream: the line number, for bad's detail
 }
 
 type chunk struct {
-	idx   int
-	items []item
+	idx    int
+	items  []item
+	weight int64 // bytes held from the checker's budget (stream mode)
 }
 
 // link is what a chunk exposes to its neighbours for the chain check.
@@ -96,31 +64,77 @@ type link struct {
 type chunkResult struct {
 	n           int
 	first, last link
-	failures    []*IntegrityError
+	failures    []*IntegrityError // the first MaxListedFailures found
+	more        map[Kind]uint64   // counts of those found beyond them
 	refs        map[Hash]uint64
 	pruned      []Hash
 }
 
-// checker runs the per-entry checks on all cores and joins the chain
-// across chunk boundaries. Every entry carries its prev, so each chunk is
-// checked independently and only the boundary links are joined in order.
-type checker struct {
-	opts    VerifyOptions
-	stream  bool // keys come from the entries themselves
-	results []*chunkResult
-	mu      sync.Mutex
-	work    chan chunk
-	wg      sync.WaitGroup
-	done    atomic.Uint64
-	total   uint64
-	ordered []*IntegrityError // CheckOrder findings, from the feeding goroutine
+// full reports whether the chunk already lists as many failures as a
+// report can; if so it counts one more of kind instead. A chunk of junk
+// (millions of empty lines) thus costs a count, not a failure each.
+func (r *chunkResult) full(kind Kind) bool {
+	if len(r.failures) < MaxListedFailures {
+		return false
+	}
+	if r.more == nil {
+		r.more = map[Kind]uint64{}
+	}
+	r.more[kind]++
+	return true
 }
 
-func newChecker(opts VerifyOptions, stream bool, total uint64) *checker {
+// push records a failure, or counts it when the chunk is full.
+func (r *chunkResult) push(f *IntegrityError) {
+	if !r.full(f.Kind) {
+		r.failures = append(r.failures, f)
+	}
+}
+
+// Stream verification holds at most streamInflight bytes of lines queued
+// for or inside the workers (plus the chunk being filled, at most
+// streamChunkBytes plus one line), so memory does not grow with the
+// input, however long or short its lines.
+const (
+	streamChunkBytes = 4 << 20
+	streamInflight   = 48 << 20
+)
+
+// checker runs the per-entry checks on all cores and joins the chain
+// across chunk boundaries. Every entry carries its prev, so each chunk is
+// checked independently and only the boundary links are joined, in order,
+// as soon as a chunk's predecessors are joined: a chunk's result is
+// dropped once joined, so memory stays bounded by what is in flight.
+type checker struct {
+	opts   VerifyOptions
+	stream bool // keys come from the entries themselves
+	work   chan chunk
+	wg     sync.WaitGroup
+	done   atomic.Uint64
+	total  uint64
+	budget *byteBudget // stream mode only
+
+	mu        sync.Mutex // guards everything below
+	pending   map[int]*chunkResult
+	nextJoin  int
+	from      uint64
+	firstPrev *Hash
+	prev      *link
+	rep       *Report
+	refs      map[Hash]uint64
+	pruned    map[Hash]bool
+}
+
+func newChecker(opts VerifyOptions, stream bool, total uint64, from uint64, firstPrev *Hash) *checker {
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
-	c := &checker{opts: opts, stream: stream, total: total, work: make(chan chunk, opts.Workers*2)}
+	c := &checker{opts: opts, stream: stream, total: total, work: make(chan chunk, opts.Workers*2),
+		pending: map[int]*chunkResult{}, from: from, firstPrev: firstPrev,
+		rep: &Report{Failures: []*IntegrityError{}}, refs: map[Hash]uint64{}, pruned: map[Hash]bool{}}
+	if stream {
+		c.budget = newByteBudget(streamInflight)
+	}
 	for i := 0; i < opts.Workers; i++ {
 		c.wg.Add(1)
 		go c.worker()
@@ -139,63 +153,129 @@ func (c *checker) submit(ch chunk) {
 				continue // reported by the workers
 			}
 			if err := c.opts.CheckOrder(&e); err != nil {
-				c.ordered = append(c.ordered, &IntegrityError{Seq: e.Seq, Kind: KindCausality, Detail: err.Error()})
+				c.addFailure(&IntegrityError{Seq: e.Seq, Kind: KindCausality, Detail: err.Error()})
 			}
 		}
+	}
+	if c.budget != nil {
+		var n int64
+		for _, it := range ch.items {
+			n += int64(len(it.raw))
+		}
+		ch.weight = c.budget.acquire(n)
 	}
 	c.work <- ch
 }
 
-// finish waits for the workers and joins the chunks into a report.
-func (c *checker) finish(from uint64, firstPrev *Hash) (*Report, map[Hash]uint64, map[Hash]bool) {
+// addFailure records a failure found outside the workers.
+func (c *checker) addFailure(f *IntegrityError) {
+	c.mu.Lock()
+	c.rep.add(f)
+	c.mu.Unlock()
+}
+
+// finish waits for the workers and returns the report (not yet finished:
+// the caller adds what it checks beyond the entries, then calls
+// Report.finish), the blobs the entries name (each with the first seq
+// naming it) and the blobs pruned entries list.
+func (c *checker) finish() (*Report, map[Hash]uint64, map[Hash]bool) {
 	close(c.work)
 	c.wg.Wait()
-	r := &Report{Failures: []*IntegrityError{}}
-	refs := map[Hash]uint64{}
-	pruned := map[Hash]bool{}
-	var prev *link
-	for _, res := range c.results {
-		if res == nil || res.n == 0 {
+	if c.opts.Strict && c.opts.CheckOrder != nil && c.opts.CheckEnd != nil {
+		for _, f := range c.opts.CheckEnd() {
+			c.rep.add(f)
+		}
+	}
+	if c.prev != nil {
+		c.rep.HeadSeq = c.prev.key
+		c.rep.HeadHash = c.prev.hash.String()
+	}
+	return c.rep, c.refs, c.pruned
+}
+
+// join folds the results of chunk idx and of every following chunk that
+// is ready into the report, in chunk order. Called with c.mu held.
+func (c *checker) join(idx int, res *chunkResult) {
+	c.pending[idx] = res
+	for {
+		res, ok := c.pending[c.nextJoin]
+		if !ok {
+			return
+		}
+		delete(c.pending, c.nextJoin)
+		c.nextJoin++
+		if res.n == 0 {
 			continue
 		}
-		r.Failures = append(r.Failures, res.failures...)
-		if prev == nil {
-			if res.first.key != from {
-				if res.first.key > from {
-					r.Failures = append(r.Failures, gapFailure(from, res.first.key))
+		r := c.rep
+		for _, f := range res.failures {
+			r.add(f)
+		}
+		for k, n := range res.more {
+			r.count(k, n)
+		}
+		if c.prev == nil {
+			if res.first.key != c.from {
+				if res.first.key > c.from {
+					r.add(gapFailure(c.from, res.first.key))
 				} else {
-					r.Failures = append(r.Failures, &IntegrityError{Seq: res.first.key, Kind: KindSeqMismatch,
-						Detail: fmt.Sprintf("first entry has seq %d, expected %d", res.first.key, from)})
+					r.add(&IntegrityError{Seq: res.first.key, Kind: KindSeqMismatch,
+						Detail: fmt.Sprintf("first entry has seq %d, expected %d", res.first.key, c.from)})
 				}
-			} else if res.first.ok && firstPrev != nil && res.first.prev != *firstPrev {
-				r.Failures = append(r.Failures, &IntegrityError{Seq: res.first.key, Kind: KindHashMismatch,
-					Detail:   fmt.Sprintf("prev is %s, expected %s", res.first.prev, *firstPrev),
-					Expected: firstPrev.String(), Found: res.first.prev.String()})
+			} else if res.first.ok && c.firstPrev != nil && res.first.prev != *c.firstPrev {
+				r.add(&IntegrityError{Seq: res.first.key, Kind: KindHashMismatch,
+					Detail:   fmt.Sprintf("prev is %s, expected %s", res.first.prev, *c.firstPrev),
+					Expected: c.firstPrev.String(), Found: res.first.prev.String()})
 			}
-		} else if f := checkLink(*prev, res.first); f != nil {
-			r.Failures = append(r.Failures, f)
+		} else if f := checkLink(*c.prev, res.first); f != nil {
+			r.add(f)
 		}
 		last := res.last
-		prev = &last
+		c.prev = &last
 		r.Entries += uint64(res.n)
 		for h, seq := range res.refs {
-			if old, ok := refs[h]; !ok || seq < old {
-				refs[h] = seq
+			if old, ok := c.refs[h]; !ok || seq < old {
+				c.refs[h] = seq
 			}
 		}
 		for _, h := range res.pruned {
-			pruned[h] = true
+			c.pruned[h] = true
 		}
 	}
-	if prev != nil {
-		r.HeadSeq = prev.key
-		r.HeadHash = prev.hash.String()
+}
+
+// byteBudget is a counting semaphore of bytes.
+type byteBudget struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	free int64
+	max  int64
+}
+
+func newByteBudget(n int64) *byteBudget {
+	b := &byteBudget{free: n, max: n}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// acquire takes n bytes (at most the whole budget, so one chunk larger
+// than the budget still goes through, alone) and returns what it took.
+func (b *byteBudget) acquire(n int64) int64 {
+	n = min(n, b.max)
+	b.mu.Lock()
+	for b.free < n {
+		b.cond.Wait()
 	}
-	if c.opts.Strict && c.opts.CheckOrder != nil && c.opts.CheckEnd != nil {
-		c.ordered = append(c.ordered, c.opts.CheckEnd()...)
-	}
-	r.Failures = append(r.Failures, c.ordered...)
-	return r, refs, pruned
+	b.free -= n
+	b.mu.Unlock()
+	return n
+}
+
+func (b *byteBudget) release(n int64) {
+	b.mu.Lock()
+	b.free += n
+	b.cond.Broadcast()
+	b.mu.Unlock()
 }
 
 func gapFailure(from, next uint64) *IntegrityError {
@@ -227,25 +307,42 @@ func checkLink(a, b link) *IntegrityError {
 
 func (c *checker) worker() {
 	defer c.wg.Done()
+	// Store items point into the file's map: a damaged file faults here.
+	defer catchFaults()()
 	for ch := range c.work {
-		res := c.checkChunk(ch)
-		c.mu.Lock()
-		for len(c.results) <= ch.idx {
-			c.results = append(c.results, nil)
+		res := c.safeCheckChunk(ch)
+		ch.items = nil
+		if c.budget != nil {
+			c.budget.release(ch.weight)
 		}
-		c.results[ch.idx] = res
+		c.mu.Lock()
+		c.join(ch.idx, res)
 		c.mu.Unlock()
-		done := c.done.Add(uint64(len(ch.items)))
+		done := c.done.Add(uint64(res.n))
 		if c.opts.Progress != nil {
 			c.opts.Progress(done, c.total)
 		}
 	}
 }
 
+// safeCheckChunk is checkChunk with a fault or panic on a damaged file
+// reported as the chunk being unreadable.
+func (c *checker) safeCheckChunk(ch chunk) (res *chunkResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			first, last := ch.items[0].key, ch.items[len(ch.items)-1].key
+			res = &chunkResult{n: len(ch.items), first: link{key: first}, last: link{key: last},
+				failures: []*IntegrityError{{Seq: first, Kind: KindUnreadable,
+					Detail: fmt.Sprintf("entries %d..%d do not read (the file is damaged): %v", first, last, r)}}}
+		}
+	}()
+	return c.checkChunk(ch)
+}
+
 func (c *checker) checkChunk(ch chunk) *chunkResult {
 	res := &chunkResult{n: len(ch.items)}
 	fail := func(seq uint64, kind Kind, detail string) {
-		res.failures = append(res.failures, &IntegrityError{Seq: seq, Kind: kind, Detail: detail})
+		res.push(&IntegrityError{Seq: seq, Kind: kind, Detail: detail})
 	}
 	var prev link
 	for i, it := range ch.items {
@@ -256,15 +353,19 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 		var e Entry
 		var err error
 		if it.bad != "" {
-			fail(l.key, KindUnreadable, it.bad)
+			if !res.full(KindUnreadable) {
+				fail(l.key, KindUnreadable, fmt.Sprintf("line %d: %s", it.line, it.bad))
+			}
 		} else if e, err = ParseEntry(it.raw); err != nil {
-			fail(l.key, KindUnreadable, "entry does not parse: "+err.Error())
+			if !res.full(KindUnreadable) {
+				fail(l.key, KindUnreadable, "entry does not parse: "+err.Error())
+			}
 		} else {
 			l.ok, l.prev = true, e.Prev
 			if c.stream {
 				l.key = e.Seq
 			} else if e.Seq != it.key {
-				res.failures = append(res.failures, &IntegrityError{Seq: it.key, Kind: KindSeqMismatch,
+				res.push(&IntegrityError{Seq: it.key, Kind: KindSeqMismatch,
 					Detail:   fmt.Sprintf("entry stored under key %d says seq %d", it.key, e.Seq),
 					Expected: fmt.Sprint(it.key), Found: fmt.Sprint(e.Seq)})
 			}
@@ -273,7 +374,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 		if i == 0 {
 			res.first = l
 		} else if f := checkLink(prev, l); f != nil {
-			res.failures = append(res.failures, f)
+			res.push(f)
 		}
 		prev = l
 	}
@@ -284,7 +385,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 // checkEntry runs the checks that need only the entry itself.
 func (c *checker) checkEntry(e *Entry, seq uint64, res *chunkResult, fail func(uint64, Kind, string)) {
 	if e.Seq == 0 && !e.Prev.IsZero() {
-		res.failures = append(res.failures, &IntegrityError{Seq: 0, Kind: KindHashMismatch,
+		res.push(&IntegrityError{Seq: 0, Kind: KindHashMismatch,
 			Detail: "genesis prev is not all zeros", Expected: ZeroHash.String(), Found: e.Prev.String()})
 	}
 	if c.opts.Strict {
@@ -369,12 +470,16 @@ func (l *Ledger) Verify(opts VerifyOptions) (*Report, error) {
 	err := l.view(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		metaHead, metaErr = readHead(meta)
-		c := newChecker(opts, false, metaHead.Seq+1)
+		c := newChecker(opts, false, metaHead.Seq+1, 0, nil)
 		readFailure = feedStore(tx, c)
-		r, refs, pruned = c.finish(0, nil)
-		blobFailures = checkBlobs(opts.Workers, refs, pruned, func(h Hash) []byte {
-			return tx.Bucket(bucketBlobs).Get(h[:])
-		})
+		r, refs, pruned = c.finish()
+		blobs := tx.Bucket(bucketBlobs)
+		blobFailures = checkBlobs(opts.Workers, refs, pruned, memBlobSource(func(h Hash) []byte {
+			if blobs == nil {
+				return nil
+			}
+			return blobs.Get(h[:])
+		}))
 		return nil
 	})
 	if err != nil {
@@ -443,65 +548,4 @@ func feedStore(tx *bolt.Tx, c *checker) (failure *IntegrityError) {
 func beUint64(b []byte) uint64 {
 	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
 		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
-}
-
-// checkBlobs checks every named blob in parallel: present (or pruned) and
-// hashing to its key. get returns the stored zstd frame or nil.
-func checkBlobs(workers int, refs map[Hash]uint64, pruned map[Hash]bool, get func(Hash) []byte) []*IntegrityError {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	hashes := make([]Hash, 0, len(refs))
-	for h := range refs {
-		hashes = append(hashes, h)
-	}
-	var mu sync.Mutex
-	var out []*IntegrityError
-	var wg sync.WaitGroup
-	next := atomic.Int64{}
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(hashes) {
-					return
-				}
-				h := hashes[i]
-				var f *IntegrityError
-				zst := get(h)
-				switch {
-				case zst == nil && pruned[h]:
-				case zst == nil:
-					f = &IntegrityError{Seq: refs[h], Kind: KindMissingBlob,
-						Detail: fmt.Sprintf("blob %s named by entry %d is not stored", h, refs[h]), Expected: h.String()}
-				default:
-					if _, err := decodeBlob(h, zst); err != nil {
-						f = err.(*IntegrityError)
-						f.Seq = refs[h]
-					}
-				}
-				if f != nil {
-					mu.Lock()
-					out = append(out, f)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return out
-}
-
-// finish sorts failures (by seq, then kind) and sets OK.
-func (r *Report) finish() {
-	sort.SliceStable(r.Failures, func(i, j int) bool {
-		a, b := r.Failures[i], r.Failures[j]
-		if a.Seq != b.Seq {
-			return a.Seq < b.Seq
-		}
-		return a.Kind < b.Kind
-	})
-	r.OK = len(r.Failures) == 0
 }
