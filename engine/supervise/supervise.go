@@ -20,7 +20,6 @@ const (
 	ExitRefused = 78
 )
 
-
 // Policy is the restart policy. The zero value means the process model's
 // defaults: 5 crashes in 60 s, 1 s pause, 5 s grace.
 type Policy struct {
