@@ -10,3 +10,4 @@ func CloseWithoutCleanup(t *testing.T, l *Lock) {
 		t.Fatal(err)
 	}
 }
+
