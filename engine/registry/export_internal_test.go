@@ -10,4 +10,3 @@ func CloseWithoutCleanup(t *testing.T, l *Lock) {
 		t.Fatal(err)
 	}
 }
-

@@ -1,8 +1,8 @@
 package registry_test
 
 import (
-	"fmt"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"

@@ -2,8 +2,8 @@ package registry
 
 import (
 	"errors"
-	"io/fs"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
