@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -66,9 +67,9 @@ func runStart(c *cli.Context) error {
 	defer stop()
 	return manager.Run(ctx, manager.Options{
 		Workspace: ws, StateDir: dir, Ledger: path,
-		Engine: func(tokenFile string) *exec.Cmd {
+		Engine: func(spec manager.EngineSpec) *exec.Cmd {
 			args := []string{"internal-engine", "--workspace", ws, "--ledger", path,
-				"--token-file", tokenFile, "--manager-pid", strconv.Itoa(os.Getpid())}
+				"--token-file", spec.TokenFile, "--manager-pid", strconv.Itoa(os.Getpid()), "--manager-fd", strconv.Itoa(spec.LivenessFD)}
 			if c.Bool("require-sandbox") {
 				args = append(args, "--require-sandbox")
 			}
@@ -119,10 +120,32 @@ func startDaemon(c *cli.Context, self, ws string, dir registry.Dir, path string)
 		}
 		select {
 		case err := <-exited:
+			if last := lastLine(logPath); last != "" {
+				return fmt.Errorf("opx start exited early (%v): %s (see %s)", err, strings.TrimPrefix(last, "opx: "), logPath)
+			}
 			return fmt.Errorf("opx start exited early (%v); see %s", err, logPath)
 		case <-deadline:
 			return errors.New("the engine did not come up within 35 s; see " + logPath)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// lastLine returns the last non-empty line of the file at path, from its
+// last 4 KiB.
+func lastLine(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(fi.Size()-4096, 0)
+	b := make([]byte, fi.Size()-off)
+	n, _ := f.ReadAt(b, off)
+	lines := strings.Split(strings.TrimRight(string(b[:n]), "\n"), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }

@@ -10,7 +10,26 @@
 //   - An engine that does not complete the stdout protocol (PORT:, then
 //     WEB_*) within StartTimeout is killed, which counts as a crash.
 //   - The registry names an engine only while it is up; the entry is
-//     rewritten with the new port after every restart.
+//     removed when it exits and rewritten with the new port after every
+//     restart.
+//   - No engine outlives its manager. Each engine inherits the read end
+//     of a liveness pipe whose write end only the manager holds: when the
+//     manager dies, however it dies, the engine reads EOF and stops
+//     (recording engine.stopped, cause manager-gone). It is also started
+//     with SIGTERM as its parent-death signal, from a thread that lives
+//     as long as the manager (supervise.StartTied).
+//   - An engine left running by a manager that died before this
+//     safeguard existed, or that did not follow it, is stopped before the
+//     new engine starts (the registry names it with its start time).
+//
+// # Exit codes of the engine
+//
+// 0 is a clean stop, 75 (supervise.ExitRestart) asks for a restart,
+// 78 (supervise.ExitRefused) says the engine refused to start for a
+// reason a retry cannot cure (its ledger is locked or unreadable, its
+// configuration is bad): the manager gives up at once and reports the
+// reason the engine gave on its stdout (REFUSED:<reason>). Anything else
+// is a crash, restarted within the crash budget.
 package manager
 
 import (
@@ -23,6 +42,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/opx-dev/opx/engine/registry"
@@ -34,9 +55,10 @@ type Options struct {
 	Workspace string
 	StateDir  registry.Dir
 	Ledger    string
-	// Engine returns the engine command (not started) given the client
-	// token file.
-	Engine       func(tokenFile string) *exec.Cmd
+	// Engine returns the engine command (not started). The manager adds
+	// the liveness pipe as the child's descriptor spec.LivenessFD, so the
+	// command must not set ExtraFiles.
+	Engine       func(spec EngineSpec) *exec.Cmd
 	Policy       supervise.Policy
 	StartTimeout time.Duration // default 30 s
 	Logf         func(format string, args ...any)
@@ -44,9 +66,17 @@ type Options struct {
 	OnReady func(registry.Entry)
 }
 
-// ErrStartTimeout is reported when an engine does not announce its port
-// in time.
-var ErrStartTimeout = errors.New("engine did not complete its start-up protocol in time")
+// EngineSpec is what an engine command is built with.
+type EngineSpec struct {
+	TokenFile string // the client token file
+	// LivenessFD is the engine's descriptor of the liveness pipe: it
+	// reads EOF from it when the manager is gone.
+	LivenessFD int
+}
+
+// livenessFD is the liveness pipe's number in the engine: the first of
+// ExtraFiles.
+const livenessFD = 3
 
 // Run manages the engine until ctx ends (the engine is stopped: nil), the
 // engine stops cleanly (nil), or it crashes too often (supervise.ErrGaveUp).
@@ -62,22 +92,44 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer lock.Release()
+	if e, ok := lock.Stale(); ok {
+		o.Logf("opx: the engine (pid %d) of a manager that is gone (pid %d) still runs; stopping it", e.EnginePID, e.ManagerPID)
+		if err := registry.Stop(e, o.Policy.Grace+5*time.Second); err != nil {
+			return fmt.Errorf("stop the engine left running: %w", err)
+		}
+		lock.Unpublish()
+	}
 	if _, err := lock.NewToken(); err != nil {
 		return fmt.Errorf("client token: %w", err)
 	}
 	tokenFile := string(o.StateDir) + "/client.token"
+	// The liveness pipe: every engine gets the read end; the write end
+	// stays here, never written, until this process ends.
+	alive, keep, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("liveness pipe: %w", err)
+	}
+	defer alive.Close()
+	defer keep.Close()
 
+	var refusal refusalNote
 	spawn := func(ctx context.Context) (*exec.Cmd, error) {
-		cmd := o.Engine(tokenFile)
+		cmd := o.Engine(EngineSpec{TokenFile: tokenFile, LivenessFD: livenessFD})
+		cmd.ExtraFiles = []*os.File{alive}
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			return nil, err
 		}
-		if err := cmd.Start(); err != nil {
+		if err := supervise.StartTied(cmd, syscall.SIGTERM); err != nil {
 			return nil, err
 		}
 		go func() {
-			port, err := readProtocol(out, o.StartTimeout)
+			port, refused, err := readProtocol(out, o.StartTimeout)
+			if refused != "" {
+				refusal.set(cmd.Process.Pid, refused) // it exits 78 by itself
+				io.Copy(io.Discard, out)
+				return
+			}
 			if err != nil {
 				o.Logf("opx: engine (pid %d): %v; killing it", cmd.Process.Pid, err)
 				cmd.Process.Kill()
@@ -96,6 +148,9 @@ func Run(ctx context.Context, o Options) error {
 		return cmd, nil
 	}
 	err = supervise.Run(ctx, o.Policy, spawn, func(ev supervise.Event) {
+		if ev.Kind != supervise.Started {
+			lock.Unpublish() // the engine it names has exited
+		}
 		switch ev.Kind {
 		case supervise.Crashed:
 			o.Logf("opx: engine (pid %d) crashed (exit %d%s); %d crash(es) in the last window; restarting", ev.Pid, ev.ExitCode, sig(ev.Signal), ev.Crashes)
@@ -107,6 +162,9 @@ func Run(ctx context.Context, o Options) error {
 	})
 	if errors.Is(err, context.Canceled) {
 		return nil
+	}
+	if errors.Is(err, supervise.ErrRefused) {
+		return fmt.Errorf("%w: %s", ErrEngineRefused, refusal.get())
 	}
 	if errors.Is(err, supervise.ErrGaveUp) {
 		return fmt.Errorf("the engine keeps crashing: %w (see the messages above and opx ledger tail)", err)
@@ -121,12 +179,39 @@ func sig(s string) string {
 	return ", signal " + s
 }
 
+// refusalNote is the reason the last engine gave for refusing to start.
+type refusalNote struct {
+	mu     sync.Mutex
+	pid    int
+	reason string
+}
+
+func (n *refusalNote) set(pid int, reason string) {
+	n.mu.Lock()
+	n.pid, n.reason = pid, reason
+	n.mu.Unlock()
+}
+
+func (n *refusalNote) get() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.reason == "" {
+		return "it gave no reason (exit code 78)"
+	}
+	return n.reason
+}
+
+// maxRefusal bounds the reason the manager repeats from a REFUSED: line.
+const maxRefusal = 1000
+
 // readProtocol reads the engine's start-up lines: PORT:<port>, then one of
-// WEB:<port>, WEB_FAILED:<port>:<error> or WEB_DISABLED.
-func readProtocol(r io.Reader, timeout time.Duration) (int, error) {
+// WEB:<port>, WEB_FAILED:<port>:<error> or WEB_DISABLED; or, instead,
+// REFUSED:<reason> from an engine that will not start (and exits 78).
+func readProtocol(r io.Reader, timeout time.Duration) (port int, refused string, err error) {
 	type res struct {
-		port int
-		err  error
+		port    int
+		refused string
+		err     error
 	}
 	done := make(chan res, 1)
 	go func() {
@@ -135,28 +220,35 @@ func readProtocol(r io.Reader, timeout time.Duration) (int, error) {
 		for sc.Scan() {
 			line := strings.TrimSpace(sc.Text())
 			switch {
+			case strings.HasPrefix(line, "REFUSED:"):
+				reason := strings.TrimSpace(strings.TrimPrefix(line, "REFUSED:"))
+				if len(reason) > maxRefusal {
+					reason = reason[:maxRefusal] + "..."
+				}
+				done <- res{0, strings.ToValidUTF8(reason, "?"), ErrEngineRefused}
+				return
 			case strings.HasPrefix(line, "PORT:"):
 				p, err := strconv.Atoi(strings.TrimPrefix(line, "PORT:"))
 				if err != nil || p <= 0 || p > 65535 {
-					done <- res{0, fmt.Errorf("bad start-up line %q", line)}
+					done <- res{0, "", fmt.Errorf("bad start-up line %q", line)}
 					return
 				}
 				port = p
 			case line == "WEB_DISABLED", strings.HasPrefix(line, "WEB:"), strings.HasPrefix(line, "WEB_FAILED:"):
 				if port == 0 {
-					done <- res{0, fmt.Errorf("%q before PORT:", line)}
+					done <- res{0, "", fmt.Errorf("%q before PORT:", line)}
 					return
 				}
-				done <- res{port, nil}
+				done <- res{port, "", nil}
 				return
 			}
 		}
-		done <- res{0, fmt.Errorf("engine closed its stdout before the start-up protocol ended")}
+		done <- res{0, "", fmt.Errorf("engine closed its stdout before the start-up protocol ended")}
 	}()
 	select {
 	case r := <-done:
-		return r.port, r.err
+		return r.port, r.refused, r.err
 	case <-time.After(timeout):
-		return 0, fmt.Errorf("%w (%v)", ErrStartTimeout, timeout)
+		return 0, "", fmt.Errorf("%w (%v)", ErrStartTimeout, timeout)
 	}
 }
