@@ -12,14 +12,14 @@ import (
 
 func stopCommand() *cli.Command {
 	return &cli.Command{
-		Name:        "stop",
-		Usage:       "stop the workspace's engine and agent",
-		UsageText:   "opx stop [--workspace DIR]",
+		Name:      "stop",
+		Usage:     "stop the workspace's engine and agent",
+		UsageText: "opx stop [--workspace DIR]",
 		Description: "Asks the engine to shut down cleanly and waits until its manager has exited. An engine whose\n" +
 			"manager is gone is sent SIGTERM (SIGKILL after 10 s), once its pid is checked to still be that\n" +
 			"engine's.\n\n" + exitCodesHelp(""),
-		Flags:       locationFlags(),
-		Action:      runStop,
+		Flags:  locationFlags(),
+		Action: runStop,
 	}
 }
 
