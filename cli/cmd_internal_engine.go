@@ -18,6 +18,7 @@ import (
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/manager"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/engine/supervise"
@@ -54,8 +55,12 @@ func runInternalEngine(c *cli.Context) error {
 	// First, so a manager that dies while the engine starts is noticed.
 	ctx, cancel := context.WithCancelCause(c.Context)
 	defer cancel(nil)
-	watchManager(c, cancel)
-	e, closeAll, err := newEngine(c)
+	var e *engine.Engine
+	var closeAll func()
+	err := watchManager(c, cancel)
+	if err == nil {
+		e, closeAll, err = newEngine(c)
+	}
 	if err != nil {
 		fmt.Fprintf(c.App.Writer, "REFUSED:%s\n", oneLine(err.Error()))
 		return &refusedError{err: err}
@@ -65,13 +70,18 @@ func runInternalEngine(c *cli.Context) error {
 }
 
 // watchManager cancels ctx with engine.ErrManagerGone when the manager
-// dies (its liveness pipe, --manager-fd, reads EOF; or the parent-death
-// signal, SIGTERM, arrives after it is gone), and with
-// engine.ErrSignalled on SIGTERM or SIGINT from a live manager.
-func watchManager(c *cli.Context, cancel context.CancelCauseFunc) {
+// dies (its liveness pipe, --manager-fd, reads EOF, or the parent-death
+// signal, manager.DeathSignal, arrives), and with engine.ErrSignalled on
+// SIGTERM or SIGINT.
+func watchManager(c *cli.Context, cancel context.CancelCauseFunc) error {
 	mpid := c.Int("manager-pid")
 	gone := fmt.Errorf("%w (pid %d)", engine.ErrManagerGone, mpid)
-	if fd := c.Int("manager-fd"); fd > 2 {
+	if c.IsSet("manager-fd") {
+		fd := c.Int("manager-fd")
+		var st syscall.Stat_t
+		if err := syscall.Fstat(fd, &st); fd < 3 || err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+			return fmt.Errorf("--manager-fd %d is not the manager's liveness pipe (%v)", fd, err)
+		}
 		syscall.CloseOnExec(fd) // for this process only: not the agent's, not a command's
 		pipe := os.NewFile(uintptr(fd), "manager-liveness")
 		go func() {
@@ -85,17 +95,16 @@ func watchManager(c *cli.Context, cancel context.CancelCauseFunc) {
 		}()
 	}
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, manager.DeathSignal)
 	go func() {
 		sig := <-sigs
-		if mpid > 0 && os.Getppid() != mpid {
-			// The parent-death signal: the kernel reparents the engine
-			// before it sends it.
+		if sig == manager.DeathSignal || (mpid > 0 && os.Getppid() != mpid) {
 			cancel(gone)
 			return
 		}
 		cancel(fmt.Errorf("%w: %v", engine.ErrSignalled, sig))
 	}()
+	return nil
 }
 
 // refusedError is an engine's refusal to start: exit 78

@@ -16,8 +16,8 @@
 //     of a liveness pipe whose write end only the manager holds: when the
 //     manager dies, however it dies, the engine reads EOF and stops
 //     (recording engine.stopped, cause manager-gone). It is also started
-//     with SIGTERM as its parent-death signal, from a thread that lives
-//     as long as the manager (supervise.StartTied).
+//     with DeathSignal as its parent-death signal, from a thread that
+//     lives as long as the manager (supervise.StartTied).
 //   - An engine left running by a manager that died before this
 //     safeguard existed, or that did not follow it, is stopped before the
 //     new engine starts (the registry names it with its start time).
@@ -78,6 +78,13 @@ type EngineSpec struct {
 // ExtraFiles.
 const livenessFD = 3
 
+// DeathSignal is the engine's parent-death signal. It is not SIGTERM
+// because the kernel sends it as the manager's threads exit, while
+// getppid() may still name the dying manager: the engine could not tell
+// it from a SIGTERM sent by a live manager, and it must record that its
+// manager is gone.
+const DeathSignal = syscall.SIGUSR1
+
 // Run manages the engine until ctx ends (the engine is stopped: nil), the
 // engine stops cleanly (nil), or it crashes too often (supervise.ErrGaveUp).
 func Run(ctx context.Context, o Options) error {
@@ -120,7 +127,7 @@ func Run(ctx context.Context, o Options) error {
 		if err != nil {
 			return nil, err
 		}
-		if err := supervise.StartTied(cmd, syscall.SIGTERM); err != nil {
+		if err := supervise.StartTied(cmd, DeathSignal); err != nil {
 			return nil, err
 		}
 		go func() {
