@@ -102,8 +102,17 @@ func TestProcess_ManagerKilled(t *testing.T) {
 	w := newWorld(t)
 	m := w.start()
 	st, _ := w.status()
+	t.Cleanup(func() { // should the engine not follow, do not leave it running
+		for _, pid := range []int{st.EnginePID, st.AgentPID} {
+			if !gone(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
 	syscall.Kill(st.ManagerPID, syscall.SIGKILL)
-	<-m.done
+	// Not <-m.done: an engine left running would hold the manager's
+	// output pipe open, and the test would hang instead of failing.
+	waitFor(t, "the manager to die", func() bool { return gone(st.ManagerPID) })
 	waitFor(t, "the engine to follow its manager", func() bool { return gone(st.EnginePID) })
 	waitFor(t, "the agent to follow its engine", func() bool { return gone(st.AgentPID) })
 	if s := w.strays(); len(s) != 0 {
@@ -122,6 +131,7 @@ func TestProcess_ManagerKilled(t *testing.T) {
 	if len(canaries) != 0 {
 		t.Errorf("canary dirs left: %v", canaries)
 	}
+	<-m.done
 	m = w.start()
 	w.stop(m)
 	types := w.types(st.LedgerPath)
