@@ -120,36 +120,46 @@ func Run(ctx context.Context, o Options) error {
 	defer keep.Close()
 
 	var refusal refusalNote
+	// protocolRead is closed when the last engine's start-up lines are
+	// read. spawn and the code after supervise.Run run in this goroutine.
+	var protocolRead chan struct{}
 	spawn := func(ctx context.Context) (*exec.Cmd, error) {
 		cmd := o.Engine(EngineSpec{TokenFile: tokenFile, LivenessFD: livenessFD})
 		cmd.ExtraFiles = []*os.File{alive}
-		out, err := cmd.StdoutPipe()
+		// Our own pipe, not StdoutPipe: Wait closes that one when the
+		// engine exits, possibly before its last line is read.
+		out, w, err := os.Pipe()
 		if err != nil {
 			return nil, err
 		}
-		if err := supervise.StartTied(cmd, DeathSignal); err != nil {
+		cmd.Stdout = w
+		err = supervise.StartTied(cmd, DeathSignal)
+		w.Close()
+		if err != nil {
+			out.Close()
 			return nil, err
 		}
+		done := make(chan struct{})
+		protocolRead = done
 		go func() {
+			defer out.Close()
 			port, refused, err := readProtocol(out, o.StartTimeout)
-			if refused != "" {
-				refusal.set(cmd.Process.Pid, refused) // it exits 78 by itself
-				io.Copy(io.Discard, out)
-				return
-			}
-			if err != nil {
+			switch {
+			case refused != "":
+				refusal.set(refused) // it exits 78 by itself
+			case err != nil:
 				o.Logf("opx: engine (pid %d): %v; killing it", cmd.Process.Pid, err)
 				cmd.Process.Kill()
-				io.Copy(io.Discard, out)
-				return
+			default:
+				e := registry.Entry{Workspace: o.Workspace, ManagerPID: os.Getpid(), EnginePID: cmd.Process.Pid, Port: port, Ledger: o.Ledger}
+				if err := lock.Publish(e); err != nil {
+					o.Logf("opx: publish the engine in the registry: %v", err)
+				}
+				if o.OnReady != nil {
+					o.OnReady(e)
+				}
 			}
-			e := registry.Entry{Workspace: o.Workspace, ManagerPID: os.Getpid(), EnginePID: cmd.Process.Pid, Port: port, Ledger: o.Ledger}
-			if err := lock.Publish(e); err != nil {
-				o.Logf("opx: publish the engine in the registry: %v", err)
-			}
-			if o.OnReady != nil {
-				o.OnReady(e)
-			}
+			close(done)
 			io.Copy(io.Discard, out)
 		}()
 		return cmd, nil
@@ -171,6 +181,7 @@ func Run(ctx context.Context, o Options) error {
 		return nil
 	}
 	if errors.Is(err, supervise.ErrRefused) {
+		<-protocolRead // the engine has exited: its stdout is at EOF, or the timeout comes
 		return fmt.Errorf("%w: %s", ErrEngineRefused, refusal.get())
 	}
 	if errors.Is(err, supervise.ErrGaveUp) {
@@ -189,13 +200,12 @@ func sig(s string) string {
 // refusalNote is the reason the last engine gave for refusing to start.
 type refusalNote struct {
 	mu     sync.Mutex
-	pid    int
 	reason string
 }
 
-func (n *refusalNote) set(pid int, reason string) {
+func (n *refusalNote) set(reason string) {
 	n.mu.Lock()
-	n.pid, n.reason = pid, reason
+	n.reason = reason
 	n.mu.Unlock()
 }
 
