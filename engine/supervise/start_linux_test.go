@@ -28,7 +28,8 @@ func tieParent() {
 	runtime.LockOSThread()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "OPX_SUPERVISE_CHILD=echo")
-	cmd.Stdin, cmd.Stdout = os.NewFile(3, "in"), os.NewFile(4, "out")
+	in, out := os.NewFile(3, "in"), os.NewFile(4, "out")
+	cmd.Stdin, cmd.Stdout = in, out
 	type started struct {
 		tid int
 		err error
@@ -50,6 +51,10 @@ func tieParent() {
 		fmt.Println("error", s.err)
 		os.Exit(1)
 	}
+	// Only the grandchild may hold the pipes: once it is gone the test
+	// must read EOF, not wait for an echo that cannot come.
+	in.Close()
+	out.Close()
 	for {
 		if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", s.tid)); os.IsNotExist(err) {
 			break // the thread has exited, and any signal tied to it is sent
