@@ -274,3 +274,26 @@ func TestProcess_EngineRefusesOnce(t *testing.T) {
 		t.Errorf("registry lock still held: %v", err)
 	}
 }
+
+// TestProcess_EngineBadLivenessFD: an engine told to watch a descriptor
+// that is not a pipe refuses to start rather than take the first read
+// error for its manager's death.
+func TestProcess_EngineBadLivenessFD(t *testing.T) {
+	w := newWorld(t)
+	tok := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tok, []byte("x\n"), 0o600)
+	for _, fd := range []string{"0", "3", "9"} {
+		cmd := exec.Command(w.bin, "internal-engine", "--workspace", w.ws, "--token-file", tok, "--manager-fd", fd)
+		cmd.Env = w.env()
+		if fd == "3" {
+			f, _ := os.Open(tok) // a regular file, not a pipe
+			defer f.Close()
+			cmd.ExtraFiles = []*os.File{f}
+		}
+		out, err := cmd.Output()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 78 || !strings.HasPrefix(string(out), "REFUSED:--manager-fd "+fd+" is not the manager's liveness pipe") {
+			t.Errorf("--manager-fd %s: %v, stdout %q", fd, err, out)
+		}
+	}
+}
