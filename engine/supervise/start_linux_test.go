@@ -3,6 +3,7 @@ package supervise_test
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -62,7 +63,8 @@ func tieParent() {
 		time.Sleep(5 * time.Millisecond) // polling a condition, not a timing assumption
 	}
 	fmt.Println("ready", cmd.Process.Pid)
-	select {}
+	io.Copy(io.Discard, os.Stdin) // until the test is gone: never outlive it
+	os.Exit(0)
 }
 
 func echo() {
@@ -86,12 +88,13 @@ func tiedFamily(t *testing.T, plain bool) (*exec.Cmd, int, *os.File, *bufio.Read
 	}
 	cmd.ExtraFiles = []*os.File{inR, outW}
 	stdout, _ := cmd.StdoutPipe()
+	stdin, _ := cmd.StdinPipe() // held open until the test ends
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	inR.Close()
 	outW.Close()
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); inW.Close(); outR.Close() })
+	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait(); inW.Close(); outR.Close() })
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	pid, perr := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(line), "ready "))
 	if err != nil || perr != nil {
