@@ -25,7 +25,10 @@ func startCommand() *cli.Command {
 		UsageText: "opx start [--workspace DIR] [--daemon]",
 		Description: "Runs the process manager: it refuses a second instance for the workspace, starts the engine\n" +
 			"(which starts the agent), restarts it after a crash (at most 5 crashes in 60 s) or when it asks\n" +
-			"to (exit 75), and stops it on SIGTERM/SIGINT (SIGKILL after 5 s). Without --daemon it stays in\n" +
+			"to (exit 75), and stops it on SIGTERM/SIGINT (SIGKILL after 5 s). An engine that refuses to start\n" +
+			"(its ledger locked or unreadable, its configuration bad) is not retried: opx start says why, once,\n" +
+			"and exits 1. The engine and agent never outlive the manager, however it dies; an engine left\n" +
+			"running by an older manager is stopped first. Without --daemon it stays in\n" +
 			"the foreground and logs to stderr; with --daemon it detaches, logs to engine.log in the state\n" +
 			"directory, and returns once the engine is up.\n\n" + exitCodesHelp(""),
 		Flags: append(locationFlags(),

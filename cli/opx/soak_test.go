@@ -102,6 +102,9 @@ func TestSoak_ProcessTree(t *testing.T) {
 		t.Logf("round %d: SIGKILL the %s (pid %d) after %d acknowledged sends", round, victim, pid, ackedN())
 		syscall.Kill(pid, syscall.SIGKILL)
 		waitFor(t, "the "+victim+" to die", func() bool { return gone(pid) })
+		if victim == "engine" {
+			waitFor(t, "the agent to follow its engine", func() bool { return gone(up.AgentPID) })
+		}
 		if victim == "manager" {
 			waitFor(t, "the engine and agent to follow the manager", func() bool { return gone(up.EnginePID) && gone(up.AgentPID) })
 			<-m.done
