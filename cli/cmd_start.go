@@ -28,9 +28,9 @@ func startCommand() *cli.Command {
 			"to (exit 75), and stops it on SIGTERM/SIGINT (SIGKILL after 5 s). An engine that refuses to start\n" +
 			"(its ledger locked or unreadable, its configuration bad) is not retried: opx start says why, once,\n" +
 			"and exits 1. The engine and agent never outlive the manager, however it dies; an engine left\n" +
-			"running by an older manager is stopped first. Without --daemon it stays in\n" +
-			"the foreground and logs to stderr; with --daemon it detaches, logs to engine.log in the state\n" +
-			"directory, and returns once the engine is up.\n\n" + exitCodesHelp(""),
+			"running by an older manager is stopped first.\n\n" +
+			"Without --daemon it stays in the foreground and logs to stderr; with --daemon it detaches, logs\n" +
+			"to engine.log in the state directory, and returns once the engine is up.\n\n" + exitCodesHelp(""),
 		Flags: append(locationFlags(),
 			&cli.BoolFlag{Name: "daemon", Usage: "run in the background"},
 			&cli.BoolFlag{Name: "require-sandbox", Usage: "refuse to run the agent unsandboxed where the kernel has no sandbox (default: a loud warning)"},
