@@ -25,7 +25,8 @@ func demoCommand() *cli.Command {
 		Description: "Starts the real engine and agent (opx start) on a small project workspace — a temporary one,\n" +
 			"with its ledger in a temporary state directory, unless --workspace is given — sends a few\n" +
 			"messages to the scripted model, stops the engine, verifies the ledger strictly and shows\n" +
-			"what to try next. Needs no network and no API key.\n\n" + exitCodesHelp("the demo's ledger does not verify"),
+			"what to try next. A temporary directory is kept for you to explore; the demo names it at the\n" +
+			"end. Needs no network and no API key.\n\n" + exitCodesHelp("the demo's ledger does not verify"),
 		Flags:  []cli.Flag{&cli.StringFlag{Name: "workspace", Usage: "use workspace `DIR` (created if missing) instead of a temporary one"}},
 		Action: runDemo,
 	}
@@ -61,15 +62,20 @@ var demoMessages = []string{
 	"run the tests and fix what fails",
 }
 
-func runDemo(c *cli.Context) error {
+func runDemo(c *cli.Context) (err error) {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
 	w := c.App.Writer
 	ws := c.String("workspace")
+	tmp := ""
+	defer func() {
+		if tmp != "" && err != nil {
+			err = fmt.Errorf("%w (the demo's files stay in %s)", err, tmp)
+		}
+	}()
 	if ws == "" {
-		tmp, err := os.MkdirTemp("", "opx-demo-")
-		if err != nil {
+		if tmp, err = os.MkdirTemp("", "opx-demo-"); err != nil {
 			return err
 		}
 		ws = filepath.Join(tmp, "workspace")
@@ -97,7 +103,7 @@ func runDemo(c *cli.Context) error {
 	if err := c.Set("workspace", ws); err != nil {
 		return err
 	}
-	ws, err := workspaceDir(c)
+	ws, err = workspaceDir(c)
 	if err != nil {
 		return err
 	}
@@ -247,6 +253,9 @@ func runDemo(c *cli.Context) error {
 		undo, ledgerFile, ws)
 	if session != "" {
 		fmt.Fprintf(w, "  opx ledger export --session %s -o /tmp/demo-session.jsonl --ledger %s\n", session, ledgerFile)
+	}
+	if tmp != "" {
+		fmt.Fprintf(w, "\nThe demo's workspace and ledger stay in %[1]s for that; remove them with: rm -rf %[1]s\n", tmp)
 	}
 	return nil
 }

@@ -19,7 +19,9 @@ import (
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/llm"
+	"github.com/opx-dev/opx/engine/manager"
 	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
@@ -37,76 +39,159 @@ func internalEngineCommand() *cli.Command {
 		Flags: append(locationFlags(),
 			&cli.StringFlag{Name: "token-file", Usage: "client token `FILE`", Required: true},
 			&cli.IntFlag{Name: "manager-pid", Usage: "the manager's `PID`, for status"},
+			&cli.IntFlag{Name: "manager-fd", Usage: "the liveness pipe from the manager, as descriptor `FD`: EOF means the manager is gone"},
 			&cli.BoolFlag{Name: "require-sandbox", Usage: "refuse an agent that cannot be sandboxed"},
 		),
 		Action: runInternalEngine,
 	}
 }
 
+// runInternalEngine runs the engine. Whatever keeps it from starting is a
+// refusal (exit 78, the reason on stdout for the manager): a retry would
+// meet the same locked or unreadable ledger, the same bad configuration.
 func runInternalEngine(c *cli.Context) error {
+	// First, so a manager that dies while the engine starts is noticed.
+	ctx, cancel := context.WithCancelCause(c.Context)
+	defer cancel(nil)
+	var e *engine.Engine
+	var closeAll func()
+	err := watchManager(c, cancel)
+	if err == nil {
+		e, closeAll, err = newEngine(c)
+	}
+	if err != nil {
+		fmt.Fprintf(c.App.Writer, "REFUSED:%s\n", oneLine(err.Error()))
+		return &refusedError{err: err}
+	}
+	defer closeAll()
+	return e.Run(ctx)
+}
+
+// watchManager cancels ctx with engine.ErrManagerGone when the manager
+// dies (its liveness pipe, --manager-fd, reads EOF, or the parent-death
+// signal, manager.DeathSignal, arrives), and with engine.ErrSignalled on
+// SIGTERM or SIGINT.
+func watchManager(c *cli.Context, cancel context.CancelCauseFunc) error {
+	mpid := c.Int("manager-pid")
+	gone := fmt.Errorf("%w (pid %d)", engine.ErrManagerGone, mpid)
+	if c.IsSet("manager-fd") {
+		fd := c.Int("manager-fd")
+		var st syscall.Stat_t
+		if err := syscall.Fstat(fd, &st); fd < 3 || err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+			return fmt.Errorf("--manager-fd %d is not the manager's liveness pipe (%v)", fd, err)
+		}
+		syscall.CloseOnExec(fd) // for this process only: not the agent's, not a command's
+		pipe := os.NewFile(uintptr(fd), "manager-liveness")
+		go func() {
+			var b [1]byte
+			for {
+				if _, err := pipe.Read(b[:]); err != nil {
+					cancel(gone) // EOF: the write end's only holder is gone
+					return
+				}
+			}
+		}()
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, manager.DeathSignal)
+	go func() {
+		sig := <-sigs
+		if sig == manager.DeathSignal || (mpid > 0 && os.Getppid() != mpid) {
+			cancel(gone)
+			return
+		}
+		cancel(fmt.Errorf("%w: %v", engine.ErrSignalled, sig))
+	}()
+	return nil
+}
+
+// refusedError is an engine's refusal to start: exit 78
+// (supervise.ExitRefused), reported on stdout only, since its manager
+// repeats it.
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string { return e.err.Error() }
+func (e *refusedError) Unwrap() error { return e.err }
+
+// newEngine builds the engine from the flags and the workspace's
+// configuration; closeAll closes what it opened.
+func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 	ws, err := workspaceDir(c)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	cfg, err := config.Load(ws)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	provider, err := engine.NewProvider(cfg.Provider, ws)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	tok, err := regularfile.Read(c.String("token-file"), 4096)
 	if err != nil {
-		return fmt.Errorf("client token: %w", err)
+		return nil, nil, fmt.Errorf("client token: %w", err)
 	}
 	path, err := ledgerPath(c)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	l, err := ledger.Open(path, writeOptions())
+	opts := writeOptions()
+	// A reader that holds the file for a moment (an offline verify) is
+	// waited for; an engine that holds it is not (the manager stopped
+	// any engine it knew of before starting this one).
+	opts.LockTimeout = 5 * time.Second
+	l, err := ledger.Open(path, opts)
 	if errors.Is(err, ledger.ErrNotExist) {
-		l, err = ledger.Create(path, writeOptions())
+		l, err = ledger.Create(path, opts)
 	}
 	if err != nil {
-		return fmt.Errorf("ledger %s: %w", path, err)
+		return nil, nil, fmt.Errorf("ledger %s: %w", path, err)
 	}
-	defer l.Close()
+	defer func() {
+		if err != nil {
+			l.Close()
+		}
+	}()
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	cfgHash := ledger.Sum(nil)
 	if cfg.Path != "" {
 		b, err := regularfile.Read(cfg.Path, config.MaxBytes)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		cfgHash = ledger.Sum(b)
 	}
 	sh, err := newShield(ws, cfg, path)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	shell, git, err := commandTools(self, ws, sh.policy)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	var tier2 llm.Provider
 	if cfg.Shield.Tier2Enabled {
 		tier2 = provider
 		if cfg.Shield.Tier2Provider.Kind != "" {
 			if tier2, err = engine.NewProvider(cfg.Shield.Tier2Provider, ws); err != nil {
-				return fmt.Errorf("shield.tier2_provider: %w", err)
+				return nil, nil, fmt.Errorf("shield.tier2_provider: %w", err)
 			}
 		}
 	}
 	errw := c.App.ErrWriter
-	e, err := engine.New(engine.Options{
+	state, err := stateDir(ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err = engine.New(engine.Options{
 		Workspace: ws, Ledger: l, Provider: provider, ConfigHash: cfgHash, Policy: sh.name, Evaluator: sh.evaluator,
 		PolicyText: sh.text, ShieldEnv: sh.env, ProviderMaxTokens: cfg.Provider.MaxTokens,
 		Version: Version, ClientToken: strings.TrimSpace(string(tok)), MaxToolCalls: cfg.Limits.MaxToolCalls,
-		ManagerPID: c.Int("manager-pid"), Stdout: c.App.Writer,
+		ManagerPID: c.Int("manager-pid"), Stdout: c.App.Writer, RunDir: filepath.Join(string(state), "run"),
 		Logf:           func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) },
 		RequireSandbox: cfg.Sandbox.Require || c.Bool("require-sandbox"),
 		Tier2Provider:  tier2, Tier2DailyBudget: cfg.Shield.Tier2DailyBudget,
@@ -119,11 +204,9 @@ func runInternalEngine(c *cli.Context) error {
 		SpawnAgent:      agentSpawner(self, errw),
 	})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	return e.Run(ctx)
+	return e, func() { l.Close() }, nil
 }
 
 // agentSpawner starts the sandboxed agent, `opx internal-agent`, for a
@@ -136,7 +219,9 @@ func agentSpawner(self string, errw io.Writer) func(ctx context.Context, l engin
 		// disk; the agent gets nothing else from ours.
 		cmd.Env = []string{EnvAgentToken + "=" + l.Token}
 		cmd.Stdout, cmd.Stderr = errw, errw
-		return cmd, cmd.Start()
+		// SIGKILL when the engine dies, however it dies: no agent outlives
+		// its engine.
+		return cmd, supervise.StartTied(cmd, syscall.SIGKILL)
 	}
 }
 

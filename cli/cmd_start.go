@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,9 +25,12 @@ func startCommand() *cli.Command {
 		UsageText: "opx start [--workspace DIR] [--daemon]",
 		Description: "Runs the process manager: it refuses a second instance for the workspace, starts the engine\n" +
 			"(which starts the agent), restarts it after a crash (at most 5 crashes in 60 s) or when it asks\n" +
-			"to (exit 75), and stops it on SIGTERM/SIGINT (SIGKILL after 5 s). Without --daemon it stays in\n" +
-			"the foreground and logs to stderr; with --daemon it detaches, logs to engine.log in the state\n" +
-			"directory, and returns once the engine is up.\n\n" + exitCodesHelp(""),
+			"to (exit 75), and stops it on SIGTERM/SIGINT (SIGKILL after 5 s). An engine that refuses to start\n" +
+			"(its ledger locked or unreadable, its configuration bad) is not retried: opx start says why, once,\n" +
+			"and exits 1. The engine and agent never outlive the manager, however it dies; an engine left\n" +
+			"running by an older manager is stopped first.\n\n" +
+			"Without --daemon it stays in the foreground and logs to stderr; with --daemon it detaches, logs\n" +
+			"to engine.log in the state directory, and returns once the engine is up.\n\n" + exitCodesHelp(""),
 		Flags: append(workspaceFlags(),
 			&cli.BoolFlag{Name: "daemon", Usage: "run in the background"},
 			&cli.BoolFlag{Name: "require-sandbox", Usage: "refuse to run the agent unsandboxed where the kernel has no sandbox (default: a loud warning)"},
@@ -66,9 +70,9 @@ func runStart(c *cli.Context) error {
 	defer stop()
 	return manager.Run(ctx, manager.Options{
 		Workspace: ws, StateDir: dir, Ledger: path,
-		Engine: func(tokenFile string) *exec.Cmd {
+		Engine: func(spec manager.EngineSpec) *exec.Cmd {
 			args := []string{"internal-engine", "--workspace", ws, "--ledger", path,
-				"--token-file", tokenFile, "--manager-pid", strconv.Itoa(os.Getpid())}
+				"--token-file", spec.TokenFile, "--manager-pid", strconv.Itoa(os.Getpid()), "--manager-fd", strconv.Itoa(spec.LivenessFD)}
 			if c.Bool("require-sandbox") {
 				args = append(args, "--require-sandbox")
 			}
@@ -119,10 +123,32 @@ func startDaemon(c *cli.Context, self, ws string, dir registry.Dir, path string)
 		}
 		select {
 		case err := <-exited:
+			if last := lastLine(logPath); last != "" {
+				return fmt.Errorf("opx start exited early (%v): %s (see %s)", err, strings.TrimPrefix(last, "opx: "), logPath)
+			}
 			return fmt.Errorf("opx start exited early (%v); see %s", err, logPath)
 		case <-deadline:
 			return errors.New("the engine did not come up within 35 s; see " + logPath)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// lastLine returns the last non-empty line of the file at path, from its
+// last 4 KiB.
+func lastLine(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(fi.Size()-4096, 0)
+	b := make([]byte, fi.Size()-off)
+	n, _ := f.ReadAt(b, off)
+	lines := strings.Split(strings.TrimRight(string(b[:n]), "\n"), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }

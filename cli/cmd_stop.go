@@ -12,12 +12,14 @@ import (
 
 func stopCommand() *cli.Command {
 	return &cli.Command{
-		Name:        "stop",
-		Usage:       "stop the workspace's engine and agent",
-		UsageText:   "opx stop [--workspace DIR]",
-		Description: "Asks the engine to shut down cleanly and waits until its manager has exited.\n\n" + exitCodesHelp(""),
-		Flags:       workspaceFlags(),
-		Action:      runStop,
+		Name:      "stop",
+		Usage:     "stop the workspace's engine and agent",
+		UsageText: "opx stop [--workspace DIR]",
+		Description: "Asks the engine to shut down cleanly and waits until its manager has exited. An engine whose\n" +
+			"manager is gone is sent SIGTERM (SIGKILL after 10 s), once its pid is checked to still be that\n" +
+			"engine's.\n\n" + exitCodesHelp(""),
+		Flags:  workspaceFlags(),
+		Action: runStop,
 	}
 }
 
@@ -26,6 +28,9 @@ func runStop(c *cli.Context) error {
 		return err
 	}
 	ec, err := dialEngine(c)
+	if errors.Is(err, registry.ErrNotRunning) {
+		return stopOrphan(c, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -44,4 +49,27 @@ func runStop(c *cli.Context) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("the engine was asked to stop but its manager (pid %d) is still running", ec.entry.ManagerPID)
+}
+
+// stopOrphan stops the workspace's engine if it runs without its manager,
+// or returns notRunning.
+func stopOrphan(c *cli.Context, notRunning error) error {
+	ws, err := workspaceDir(c)
+	if err != nil {
+		return err
+	}
+	dir, err := stateDir(ws)
+	if err != nil {
+		return err
+	}
+	e, err := registry.Orphan(dir)
+	if err != nil {
+		return notRunning
+	}
+	if err := registry.Stop(e, 10*time.Second); err != nil {
+		return err
+	}
+	registry.Orphan(dir) // removes the stale entry now that its engine is gone
+	fmt.Fprintf(c.App.Writer, "opx: stopped the engine (pid %d) that ran without its manager (pid %d)\n", e.EnginePID, e.ManagerPID)
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -26,6 +27,10 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil, errors.Is(err, errHelpShown):
 		return ExitOK
+	case errors.As(err, new(*refusedError)):
+		// The engine refused to start (internal-engine only): its
+		// manager must not retry.
+		return supervise.ExitRefused
 	case errors.Is(err, engine.ErrRestart):
 		return engine.ExitRestart
 	case errors.Is(err, ledger.ErrIntegrity), errors.Is(err, ledger.ErrInconsistent), errors.Is(err, chronicle.ErrConflict):
@@ -84,8 +89,8 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 // error on ErrWriter, once, and never exits the process (main does, with
 // ExitCode), so the app can run inside tests.
 func reportError(c *cli.Context, err error) {
-	if err == nil || errors.Is(err, errHelpShown) {
-		return
+	if err == nil || errors.Is(err, errHelpShown) || errors.As(err, new(*refusedError)) {
+		return // a refusal went to the manager, which reports it once
 	}
 	fmt.Fprintf(c.App.ErrWriter, "opx: %v\n", err)
 	var ue *usageError

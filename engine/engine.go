@@ -58,6 +58,10 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// ManagerPID is reported by GetStatus.
 	ManagerPID int
+	// RunDir holds the engine's run-time files (the canary targets); the
+	// engine removes its own on every orderly exit and, at start, those of
+	// engines that died. Default os.TempDir().
+	RunDir string
 	// Retention bounds what snapshots keep; zero means keep everything.
 	Retention chronicle.Retention
 	// SnapshotExclude overrides DefaultExclude for workspace snapshots.
@@ -270,10 +274,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	var result error
 	select {
 	case <-ctx.Done():
-		result = context.Cause(ctx)
-		if errors.Is(result, errShutdown) || errors.Is(result, context.Canceled) {
-			result = nil
-		}
+		result = stopResult(ctx)
 	case err := <-served:
 		result = fmt.Errorf("grpc server: %w", err)
 	case err := <-agentDone:
@@ -283,10 +284,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			// record is there to read. A respawn loop would prove nothing.
 			select {
 			case <-ctx.Done():
-				result = context.Cause(ctx)
-				if errors.Is(result, errShutdown) || errors.Is(result, context.Canceled) {
-					result = nil
-				}
+				result = stopResult(ctx)
 			case err := <-served:
 				result = fmt.Errorf("grpc server: %w", err)
 			}
@@ -300,11 +298,16 @@ func (e *Engine) Run(ctx context.Context) error {
 	if reason == "" {
 		reason = "stopped"
 	}
-	switch {
-	case errors.Is(context.Cause(ctx), ErrRestart):
-		reason, result = "restart requested: "+reason, ErrRestart
+	cause := event.StopShutdown
+	switch c := context.Cause(ctx); {
+	case errors.Is(c, ErrRestart):
+		reason, result, cause = "restart requested: "+reason, ErrRestart, event.StopRestart
 	case result != nil:
-		reason = result.Error()
+		reason, cause = result.Error(), event.StopError
+	case errors.Is(c, ErrManagerGone):
+		reason, cause = c.Error(), event.StopManagerGone
+	case errors.Is(c, ErrSignalled):
+		reason, cause = c.Error(), event.StopSignal
 	}
 	stop(errShutdown)
 	// Before anything else stops: the denials and their verdicts are
@@ -322,7 +325,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	gracefulStop(srv, 2*time.Second)
 	e.checkpoint()
-	if _, err := e.rec.Record(context.Background(), ledger.Sync, "", &event.EngineStopped{Reason: reason,
+	if _, err := e.rec.Record(context.Background(), ledger.Sync, "", &event.EngineStopped{Reason: reason, Cause: cause,
 		UptimeMS: time.Since(e.started).Milliseconds()}); err != nil && result == nil {
 		result = err
 	}
@@ -330,6 +333,19 @@ func (e *Engine) Run(ctx context.Context) error {
 }
 
 var errShutdown = errors.New("shutdown requested")
+
+// stopResult is what Run returns for a ctx that ended: nil for the
+// orderly causes (a client's shutdown, a plain cancel, a signal, the
+// manager's death), the cause otherwise (a restart, a ledger failure).
+func stopResult(ctx context.Context) error {
+	c := context.Cause(ctx)
+	for _, orderly := range []error{errShutdown, context.Canceled, ErrManagerGone, ErrSignalled} {
+		if errors.Is(c, orderly) {
+			return nil
+		}
+	}
+	return c
+}
 
 // Bounds on what any caller may send, checked by gRPC before a handler or
 // the authenticator runs.
@@ -474,7 +490,7 @@ var errAgentRefused = errors.New("agent refused")
 // certainly usable without a sandbox: a readable file, a writable
 // directory, and a listener on a port the agent is not allowed.
 func (e *Engine) plantCanary() (cleanup func(), err error) {
-	dir, err := os.MkdirTemp("", "opx-canary-")
+	dir, err := makeCanaryDir(e.opts.RunDir, e.opts.Logf)
 	if err != nil {
 		return nil, err
 	}

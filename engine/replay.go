@@ -132,6 +132,7 @@ func Rerun(ctx context.Context, cfg RerunConfig) (*RerunReport, error) {
 		return nil, err
 	}
 	opts.SpawnAgent, opts.RequireSandbox, opts.Version, opts.Logf = cfg.SpawnAgent, cfg.RequireSandbox, cfg.Version, cfg.Logf
+	opts.RunDir = dir // the canary goes with the rerun's other files
 	if opts.Version == "" {
 		opts.Version = "rerun"
 	}

@@ -206,7 +206,7 @@ func TestE2E_Demo(t *testing.T) {
 	for _, want := range []string{"== opx start", "→ read_file", "shield: allow",
 		"shield: block (credential-path)", "shield: block (pipe-to-shell)", "[exit status 1]", "refund.csv = 700",
 		"== opx snapshots", "== opx diff", "+awk -F, '{ total += $2 }", "rolled back: 1 path restored",
-		"invoice.sh is back as it was: \"awk -F, '$2 > 0", "== opx ledger verify --strict", "ok: "} {
+		"invoice.sh is back as it was: \"awk -F, '$2 > 0", "== opx ledger verify --strict", "ok: ", "The demo's workspace and ledger stay in "} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/opx-dev/opx/engine/supervise"
 	"golang.org/x/sys/unix"
 )
 
@@ -45,9 +46,10 @@ func runProcess(ctx context.Context, argv []string, dir string, env []string, ti
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, pw, pw
-	// Pdeathsig: if the engine dies, its direct child goes too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	err = cmd.Start()
+	// If the engine dies, its direct child goes too (StartTied: the
+	// signal must not fire when the goroutine's thread happens to end).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = supervise.StartTied(cmd, syscall.SIGKILL)
 	pw.Close()
 	if err != nil {
 		return runResult{exitCode: -1, failed: "cannot start the command launcher: " + err.Error()}

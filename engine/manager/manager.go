@@ -10,7 +10,26 @@
 //   - An engine that does not complete the stdout protocol (PORT:, then
 //     WEB_*) within StartTimeout is killed, which counts as a crash.
 //   - The registry names an engine only while it is up; the entry is
-//     rewritten with the new port after every restart.
+//     removed when it exits and rewritten with the new port after every
+//     restart.
+//   - No engine outlives its manager. Each engine inherits the read end
+//     of a liveness pipe whose write end only the manager holds: when the
+//     manager dies, however it dies, the engine reads EOF and stops
+//     (recording engine.stopped, cause manager-gone). It is also started
+//     with DeathSignal as its parent-death signal, from a thread that
+//     lives as long as the manager (supervise.StartTied).
+//   - An engine left running by a manager that died before this
+//     safeguard existed, or that did not follow it, is stopped before the
+//     new engine starts (the registry names it with its start time).
+//
+// # Exit codes of the engine
+//
+// 0 is a clean stop, 75 (supervise.ExitRestart) asks for a restart,
+// 78 (supervise.ExitRefused) says the engine refused to start for a
+// reason a retry cannot cure (its ledger is locked or unreadable, its
+// configuration is bad): the manager gives up at once and reports the
+// reason the engine gave on its stdout (REFUSED:<reason>). Anything else
+// is a crash, restarted within the crash budget.
 package manager
 
 import (
@@ -23,6 +42,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/opx-dev/opx/engine/registry"
@@ -34,9 +55,10 @@ type Options struct {
 	Workspace string
 	StateDir  registry.Dir
 	Ledger    string
-	// Engine returns the engine command (not started) given the client
-	// token file.
-	Engine       func(tokenFile string) *exec.Cmd
+	// Engine returns the engine command (not started). The manager adds
+	// the liveness pipe as the child's descriptor spec.LivenessFD, so the
+	// command must not set ExtraFiles.
+	Engine       func(spec EngineSpec) *exec.Cmd
 	Policy       supervise.Policy
 	StartTimeout time.Duration // default 30 s
 	Logf         func(format string, args ...any)
@@ -44,9 +66,24 @@ type Options struct {
 	OnReady func(registry.Entry)
 }
 
-// ErrStartTimeout is reported when an engine does not announce its port
-// in time.
-var ErrStartTimeout = errors.New("engine did not complete its start-up protocol in time")
+// EngineSpec is what an engine command is built with.
+type EngineSpec struct {
+	TokenFile string // the client token file
+	// LivenessFD is the engine's descriptor of the liveness pipe: it
+	// reads EOF from it when the manager is gone.
+	LivenessFD int
+}
+
+// livenessFD is the liveness pipe's number in the engine: the first of
+// ExtraFiles.
+const livenessFD = 3
+
+// DeathSignal is the engine's parent-death signal. It is not SIGTERM
+// because the kernel sends it as the manager's threads exit, while
+// getppid() may still name the dying manager: the engine could not tell
+// it from a SIGTERM sent by a live manager, and it must record that its
+// manager is gone.
+const DeathSignal = syscall.SIGUSR1
 
 // Run manages the engine until ctx ends (the engine is stopped: nil), the
 // engine stops cleanly (nil), or it crashes too often (supervise.ErrGaveUp).
@@ -62,40 +99,75 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer lock.Release()
+	if e, ok := lock.Stale(); ok {
+		o.Logf("opx: the engine (pid %d) of a manager that is gone (pid %d) still runs; stopping it", e.EnginePID, e.ManagerPID)
+		if err := registry.Stop(e, o.Policy.Grace+5*time.Second); err != nil {
+			return fmt.Errorf("stop the engine left running: %w", err)
+		}
+		lock.Unpublish()
+	}
 	if _, err := lock.NewToken(); err != nil {
 		return fmt.Errorf("client token: %w", err)
 	}
 	tokenFile := string(o.StateDir) + "/client.token"
+	// The liveness pipe: every engine gets the read end; the write end
+	// stays here, never written, until this process ends.
+	alive, keep, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("liveness pipe: %w", err)
+	}
+	defer alive.Close()
+	defer keep.Close()
 
+	var refusal refusalNote
+	// protocolRead is closed when the last engine's start-up lines are
+	// read. spawn and the code after supervise.Run run in this goroutine.
+	var protocolRead chan struct{}
 	spawn := func(ctx context.Context) (*exec.Cmd, error) {
-		cmd := o.Engine(tokenFile)
-		out, err := cmd.StdoutPipe()
+		cmd := o.Engine(EngineSpec{TokenFile: tokenFile, LivenessFD: livenessFD})
+		cmd.ExtraFiles = []*os.File{alive}
+		// Our own pipe, not StdoutPipe: Wait closes that one when the
+		// engine exits, possibly before its last line is read.
+		out, w, err := os.Pipe()
 		if err != nil {
 			return nil, err
 		}
-		if err := cmd.Start(); err != nil {
+		cmd.Stdout = w
+		err = supervise.StartTied(cmd, DeathSignal)
+		w.Close()
+		if err != nil {
+			out.Close()
 			return nil, err
 		}
+		done := make(chan struct{})
+		protocolRead = done
 		go func() {
-			port, err := readProtocol(out, o.StartTimeout)
-			if err != nil {
+			defer out.Close()
+			port, refused, err := readProtocol(out, o.StartTimeout)
+			switch {
+			case refused != "":
+				refusal.set(refused) // it exits 78 by itself
+			case err != nil:
 				o.Logf("opx: engine (pid %d): %v; killing it", cmd.Process.Pid, err)
 				cmd.Process.Kill()
-				io.Copy(io.Discard, out)
-				return
+			default:
+				e := registry.Entry{Workspace: o.Workspace, ManagerPID: os.Getpid(), EnginePID: cmd.Process.Pid, Port: port, Ledger: o.Ledger}
+				if err := lock.Publish(e); err != nil {
+					o.Logf("opx: publish the engine in the registry: %v", err)
+				}
+				if o.OnReady != nil {
+					o.OnReady(e)
+				}
 			}
-			e := registry.Entry{Workspace: o.Workspace, ManagerPID: os.Getpid(), EnginePID: cmd.Process.Pid, Port: port, Ledger: o.Ledger}
-			if err := lock.Publish(e); err != nil {
-				o.Logf("opx: publish the engine in the registry: %v", err)
-			}
-			if o.OnReady != nil {
-				o.OnReady(e)
-			}
+			close(done)
 			io.Copy(io.Discard, out)
 		}()
 		return cmd, nil
 	}
 	err = supervise.Run(ctx, o.Policy, spawn, func(ev supervise.Event) {
+		if ev.Kind != supervise.Started {
+			lock.Unpublish() // the engine it names has exited
+		}
 		switch ev.Kind {
 		case supervise.Crashed:
 			o.Logf("opx: engine (pid %d) crashed (exit %d%s); %d crash(es) in the last window; restarting", ev.Pid, ev.ExitCode, sig(ev.Signal), ev.Crashes)
@@ -107,6 +179,10 @@ func Run(ctx context.Context, o Options) error {
 	})
 	if errors.Is(err, context.Canceled) {
 		return nil
+	}
+	if errors.Is(err, supervise.ErrRefused) {
+		<-protocolRead // the engine has exited: its stdout is at EOF, or the timeout comes
+		return fmt.Errorf("%w: %s", ErrEngineRefused, refusal.get())
 	}
 	if errors.Is(err, supervise.ErrGaveUp) {
 		return fmt.Errorf("the engine keeps crashing: %w (see the messages above and opx ledger tail)", err)
@@ -121,12 +197,38 @@ func sig(s string) string {
 	return ", signal " + s
 }
 
+// refusalNote is the reason the last engine gave for refusing to start.
+type refusalNote struct {
+	mu     sync.Mutex
+	reason string
+}
+
+func (n *refusalNote) set(reason string) {
+	n.mu.Lock()
+	n.reason = reason
+	n.mu.Unlock()
+}
+
+func (n *refusalNote) get() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.reason == "" {
+		return "it gave no reason (exit code 78)"
+	}
+	return n.reason
+}
+
+// maxRefusal bounds the reason the manager repeats from a REFUSED: line.
+const maxRefusal = 1000
+
 // readProtocol reads the engine's start-up lines: PORT:<port>, then one of
-// WEB:<port>, WEB_FAILED:<port>:<error> or WEB_DISABLED.
-func readProtocol(r io.Reader, timeout time.Duration) (int, error) {
+// WEB:<port>, WEB_FAILED:<port>:<error> or WEB_DISABLED; or, instead,
+// REFUSED:<reason> from an engine that will not start (and exits 78).
+func readProtocol(r io.Reader, timeout time.Duration) (port int, refused string, err error) {
 	type res struct {
-		port int
-		err  error
+		port    int
+		refused string
+		err     error
 	}
 	done := make(chan res, 1)
 	go func() {
@@ -135,28 +237,35 @@ func readProtocol(r io.Reader, timeout time.Duration) (int, error) {
 		for sc.Scan() {
 			line := strings.TrimSpace(sc.Text())
 			switch {
+			case strings.HasPrefix(line, "REFUSED:"):
+				reason := strings.TrimSpace(strings.TrimPrefix(line, "REFUSED:"))
+				if len(reason) > maxRefusal {
+					reason = reason[:maxRefusal] + "..."
+				}
+				done <- res{0, strings.ToValidUTF8(reason, "?"), ErrEngineRefused}
+				return
 			case strings.HasPrefix(line, "PORT:"):
 				p, err := strconv.Atoi(strings.TrimPrefix(line, "PORT:"))
 				if err != nil || p <= 0 || p > 65535 {
-					done <- res{0, fmt.Errorf("bad start-up line %q", line)}
+					done <- res{0, "", fmt.Errorf("bad start-up line %q", line)}
 					return
 				}
 				port = p
 			case line == "WEB_DISABLED", strings.HasPrefix(line, "WEB:"), strings.HasPrefix(line, "WEB_FAILED:"):
 				if port == 0 {
-					done <- res{0, fmt.Errorf("%q before PORT:", line)}
+					done <- res{0, "", fmt.Errorf("%q before PORT:", line)}
 					return
 				}
-				done <- res{port, nil}
+				done <- res{port, "", nil}
 				return
 			}
 		}
-		done <- res{0, fmt.Errorf("engine closed its stdout before the start-up protocol ended")}
+		done <- res{0, "", fmt.Errorf("engine closed its stdout before the start-up protocol ended")}
 	}()
 	select {
 	case r := <-done:
-		return r.port, r.err
+		return r.port, r.refused, r.err
 	case <-time.After(timeout):
-		return 0, fmt.Errorf("%w (%v)", ErrStartTimeout, timeout)
+		return 0, "", fmt.Errorf("%w (%v)", ErrStartTimeout, timeout)
 	}
 }

@@ -23,15 +23,24 @@ func TestReadProtocol(t *testing.T) {
 		{"PORT:1\n", 0, true},
 	}
 	for _, tt := range tests {
-		port, err := readProtocol(strings.NewReader(tt.in), time.Second)
-		if (err != nil) != tt.bad || port != tt.port {
-			t.Errorf("readProtocol(%q) = %d, %v", tt.in, port, err)
+		port, refused, err := readProtocol(strings.NewReader(tt.in), time.Second)
+		if (err != nil) != tt.bad || port != tt.port || refused != "" {
+			t.Errorf("readProtocol(%q) = %d, %q, %v", tt.in, port, refused, err)
 		}
+	}
+	// An engine that will not start says why, in one line.
+	_, refused, err := readProtocol(strings.NewReader("REFUSED: ledger x: ledger is locked by another process\n"), time.Second)
+	if !errors.Is(err, ErrEngineRefused) || refused != "ledger x: ledger is locked by another process" {
+		t.Errorf("REFUSED: = %q, %v", refused, err)
+	}
+	_, refused, _ = readProtocol(strings.NewReader("REFUSED:"+strings.Repeat("x", 5000)+"\xff\n"), time.Second)
+	if len(refused) > maxRefusal+3 || !strings.HasSuffix(refused, "...") {
+		t.Errorf("an over-long reason is not cut: %d bytes", len(refused))
 	}
 	r, w := io.Pipe()
 	defer w.Close()
 	go w.Write([]byte("PORT:5\n"))
-	if _, err := readProtocol(r, 50*time.Millisecond); !errors.Is(err, ErrStartTimeout) {
+	if _, _, err := readProtocol(r, 50*time.Millisecond); !errors.Is(err, ErrStartTimeout) {
 		t.Errorf("silent engine: %v, want ErrStartTimeout", err)
 	}
 }

@@ -5,16 +5,22 @@
 //
 // Under <state dir>/opx/<workspace-id>/ (beside the ledger): "engine.lock"
 // (held with flock by the process manager for as long as it runs),
-// "engine.json" (manager pid, engine pid, gRPC port, workspace) and
-// "client.token" (the per-engine client token, mode 0600).
+// "engine.json" (manager and engine pids with their start times, gRPC
+// port, workspace) and "client.token" (the per-engine client token, mode
+// 0600).
 //
 // # Invariants
 //
 //   - At most one manager per workspace: the lock is taken before anything
 //     else is written, and the kernel drops it when the manager dies, so a
 //     crashed manager never blocks the next start.
-//   - A stale engine.json (its manager gone) is never trusted: Lookup
-//     checks the lock.
+//   - A process named by an entry is the one that was registered: a pid is
+//     trusted only with the start time recorded beside it (a reused pid
+//     has another), and an exited process is gone even as a zombie.
+//   - A stale engine.json (its manager gone) is never reported as running.
+//     Its engine, if it still runs (an orphan), can be found with Orphan
+//     and stopped with Stop; once its engine is gone too, the files are
+//     removed by whoever next looks.
 //   - The token file is created 0600 in a 0700 directory and is rewritten
 //     at every start.
 package registry
@@ -27,17 +33,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
-)
-
-// Errors of the registry.
-var (
-	// ErrRunning is returned by Acquire when a manager already runs for
-	// the workspace.
-	ErrRunning = errors.New("opx is already running for this workspace")
-	// ErrNotRunning is returned by Lookup when no manager runs.
-	ErrNotRunning = errors.New("opx is not running for this workspace (start it with opx start)")
 )
 
 // Entry describes a running engine.
@@ -47,10 +46,25 @@ type Entry struct {
 	EnginePID  int    `json:"engine_pid"`
 	Port       int    `json:"port"`
 	Ledger     string `json:"ledger"`
+	// ManagerStart and EngineStart are the processes' start times
+	// (StartTime), so a reused pid is never taken for them.
+	ManagerStart uint64 `json:"manager_start"`
+	EngineStart  uint64 `json:"engine_start"`
 }
 
 // Addr is the engine's gRPC address.
 func (e Entry) Addr() string { return fmt.Sprintf("127.0.0.1:%d", e.Port) }
+
+// EngineAlive reports whether the entry's engine still runs.
+func (e Entry) EngineAlive() bool { return alive(e.EnginePID, e.EngineStart) }
+
+// ManagerAlive reports whether the entry's manager still runs.
+func (e Entry) ManagerAlive() bool { return alive(e.ManagerPID, e.ManagerStart) }
+
+func alive(pid int, start uint64) bool {
+	st, err := StartTime(pid)
+	return err == nil && start != 0 && st == start
+}
 
 // Dir is a workspace's state directory (the ledger's directory).
 type Dir string
@@ -86,6 +100,21 @@ func Acquire(dir Dir) (*Lock, error) {
 	return &Lock{f: f, dir: dir}, nil
 }
 
+// Stale returns the entry a manager that died left behind, if its engine
+// still runs (an orphan the new manager must stop before it starts its
+// own), and removes the entry when its engine is gone.
+func (l *Lock) Stale() (Entry, bool) {
+	e, err := read(l.dir)
+	if err != nil {
+		return Entry{}, false
+	}
+	if e.EngineAlive() {
+		return e, true
+	}
+	l.Unpublish()
+	return Entry{}, false
+}
+
 // NewToken writes a fresh client token (128 random bits, hex) to the token
 // file, 0600, and returns it.
 func (l *Lock) NewToken() (string, error) {
@@ -100,13 +129,26 @@ func (l *Lock) NewToken() (string, error) {
 	return tok, nil
 }
 
-// Publish writes the engine entry.
+// Publish writes the engine entry, with the start times of the processes
+// it names when they are not set.
 func (l *Lock) Publish(e Entry) error {
+	if e.ManagerStart == 0 {
+		e.ManagerStart, _ = StartTime(e.ManagerPID)
+	}
+	if e.EngineStart == 0 {
+		e.EngineStart, _ = StartTime(e.EnginePID)
+	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
 	return writeFile(l.dir.path("engine.json"), append(b, '\n'))
+}
+
+// Unpublish removes the engine entry (its engine has exited; the manager
+// may start another).
+func (l *Lock) Unpublish() {
+	os.Remove(l.dir.path("engine.json"))
 }
 
 // Release removes the entry and token and drops the lock.
@@ -116,8 +158,9 @@ func (l *Lock) Release() error {
 	return l.f.Close() // closing drops the flock
 }
 
-// Lookup returns the running engine and the client token, or
-// ErrNotRunning.
+// Lookup returns the running engine and the client token. It fails with
+// ErrNotRunning when no manager runs (noting an orphaned engine, if one
+// runs), and with ErrStarting while the manager's engine is not up.
 func Lookup(dir Dir) (Entry, string, error) {
 	f, err := os.OpenFile(dir.path("engine.lock"), os.O_RDONLY, 0)
 	if err != nil {
@@ -126,18 +169,75 @@ func Lookup(dir Dir) (Entry, string, error) {
 	defer f.Close()
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
 		// Nobody holds it: whatever engine.json says is stale.
-		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		if e, ok := orphan(dir); ok {
+			return Entry{}, "", fmt.Errorf("%w; but its engine (pid %d) still runs without its manager: opx stop stops it", ErrNotRunning, e.EnginePID)
+		}
 		return Entry{}, "", ErrNotRunning
 	}
 	e, err := read(dir)
-	if err != nil || e.Port == 0 {
-		return Entry{}, "", fmt.Errorf("opx is starting for this workspace; try again in a moment")
+	if err != nil || e.Port == 0 || !e.EngineAlive() {
+		return Entry{}, "", ErrStarting
 	}
 	tok, err := os.ReadFile(dir.path("client.token"))
 	if err != nil {
 		return Entry{}, "", fmt.Errorf("read client token: %w", err)
 	}
 	return e, string(trimNL(tok)), nil
+}
+
+// Orphan returns the engine that runs for the workspace without its
+// manager (the manager died and the engine did not follow), or
+// ErrNotRunning.
+func Orphan(dir Dir) (Entry, error) {
+	f, err := os.OpenFile(dir.path("engine.lock"), os.O_RDONLY, 0)
+	if err != nil {
+		return Entry{}, ErrNotRunning
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		return Entry{}, ErrNotRunning // a manager holds it: not an orphan
+	}
+	defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	if e, ok := orphan(dir); ok {
+		return e, nil
+	}
+	return Entry{}, ErrNotRunning
+}
+
+// orphan reads engine.json while no manager can take the lock (the caller
+// holds it shared or exclusive) and returns its engine if it still runs;
+// an entry whose engine is gone is removed with its token.
+func orphan(dir Dir) (Entry, bool) {
+	e, err := read(dir)
+	if err != nil {
+		return Entry{}, false
+	}
+	if e.EngineAlive() {
+		return e, true
+	}
+	os.Remove(dir.path("engine.json"))
+	os.Remove(dir.path("client.token"))
+	return Entry{}, false
+}
+
+// Stop stops an entry's engine: SIGTERM, then SIGKILL after grace, each
+// only if the pid still names the process registered. It returns once
+// the engine is gone, or fails after another grace.
+func Stop(e Entry, grace time.Duration) error {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		if err := signal(e.EnginePID, e.EngineStart, sig); errors.Is(err, ErrGone) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if !e.EngineAlive() {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("engine pid %d did not exit after SIGKILL", e.EnginePID)
 }
 
 func read(dir Dir) (Entry, error) {

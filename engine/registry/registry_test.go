@@ -29,10 +29,15 @@ func TestRegistry_Lifecycle(t *testing.T) {
 	if fi, err := os.Stat(string(dir)); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("dir mode %v, %v; want 0700", fi.Mode(), err)
 	}
-	want := registry.Entry{Workspace: "/w", ManagerPID: os.Getpid(), EnginePID: 42, Port: 4242, Ledger: "/l"}
+	want := registry.Entry{Workspace: "/w", ManagerPID: os.Getpid(), EnginePID: os.Getpid(), Port: 4242, Ledger: "/l"}
 	if err := l.Publish(want); err != nil {
 		t.Fatal(err)
 	}
+	self, err := registry.StartTime(os.Getpid())
+	if err != nil || self == 0 {
+		t.Fatalf("StartTime(self) = %d, %v", self, err)
+	}
+	want.ManagerStart, want.EngineStart = self, self
 	// A second manager is refused, naming the first.
 	if _, err := registry.Acquire(dir); !errors.Is(err, registry.ErrRunning) {
 		t.Errorf("second Acquire = %v, want ErrRunning", err)

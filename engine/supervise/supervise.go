@@ -2,18 +2,23 @@ package supervise
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"syscall"
 	"time"
 )
 
-// ExitRestart is the exit code that asks for a restart.
-const ExitRestart = 75
-
-// ErrGaveUp is returned when the crash budget is spent.
-var ErrGaveUp = errors.New("crashed too often, giving up")
+// The exit codes a supervised child may use beside a crash.
+const (
+	// ExitRestart (EX_TEMPFAIL) asks for a restart: respawn at once, not a
+	// crash.
+	ExitRestart = 75
+	// ExitRefused (EX_CONFIG) says the child refused to start for a reason
+	// a retry cannot cure (its ledger is locked or unreadable, its
+	// configuration is bad): the supervisor gives up at once instead of
+	// spending its crash budget on it.
+	ExitRefused = 78
+)
 
 // Policy is the restart policy. The zero value means the process model's
 // defaults: 5 crashes in 60 s, 1 s pause, 5 s grace.
@@ -81,6 +86,7 @@ const (
 	Started   EventKind = "started"
 	Stopped   EventKind = "stopped"   // exit 0
 	Restarted EventKind = "restarted" // exit 75
+	Refused   EventKind = "refused"   // exit 78: not respawned
 	Crashed   EventKind = "crashed"
 	GaveUp    EventKind = "gave-up"
 )
@@ -100,7 +106,8 @@ type Event struct {
 type Spawn func(ctx context.Context) (*exec.Cmd, error)
 
 // Run supervises until the child stops cleanly (nil), ctx ends (the child
-// is stopped; ctx.Err()), the budget is spent (ErrGaveUp) or Spawn fails.
+// is stopped; ctx.Err()), the child refuses to start (ErrRefused), the
+// budget is spent (ErrGaveUp) or Spawn fails.
 // onEvent, if set, is called for every event, synchronously.
 func Run(ctx context.Context, p Policy, spawn Spawn, onEvent func(Event)) error {
 	p.defaults()
@@ -133,6 +140,10 @@ func Run(ctx context.Context, p Policy, spawn Spawn, onEvent func(Event)) error 
 			ev.Kind = Restarted
 			emit(ev)
 			continue
+		case code == ExitRefused:
+			ev.Kind = Refused
+			emit(ev)
+			return fmt.Errorf("%w (exit code %d)", ErrRefused, code)
 		}
 		spent := budget.Crash(time.Now())
 		ev.Kind, ev.Crashes = Crashed, budget.Recent(time.Now())

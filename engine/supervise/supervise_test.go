@@ -45,6 +45,10 @@ func child(mode string) {
 		signal.Ignore(syscall.SIGTERM)
 		os.Stdout.WriteString("ready\n")
 		time.Sleep(time.Minute)
+	case "tie-parent":
+		tieParent()
+	case "echo":
+		echo()
 	case "graceful":
 		c := make(chan os.Signal, 1)
 		signal.Notify(c, syscall.SIGTERM)
@@ -191,6 +195,20 @@ func TestRun_CancelKillsAfterGrace(t *testing.T) {
 	last := r.events[len(r.events)-1]
 	if last.Signal != "killed" {
 		t.Errorf("stubborn child not SIGKILLed: %+v", last)
+	}
+}
+
+// TestRun_RefusedGivesUpAtOnce: exit 78 is not retried and spends no
+// budget.
+func TestRun_RefusedGivesUpAtOnce(t *testing.T) {
+	var r recorder
+	err := supervise.Run(context.Background(), fast(), spawner("OPX_SUPERVISE_CHILD=exit", "OPX_EXIT=78"), r.on)
+	if !errors.Is(err, supervise.ErrRefused) {
+		t.Fatalf("err = %v, want ErrRefused", err)
+	}
+	want := []supervise.EventKind{supervise.Started, supervise.Refused}
+	if got := r.kinds(); len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("events %v, want %v", got, want)
 	}
 }
 

@@ -1,6 +1,9 @@
 package event
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Types of the engine area: its lifecycle and the directives it sends.
 const (
@@ -89,15 +92,34 @@ func (e *EngineStarted) Validate() error {
 		needHash("policy_blob", e.PolicyBlob, true))
 }
 
-// EngineStopped is the engine's last entry on an orderly stop.
+// EngineStopped is the engine's last entry on an orderly stop. Reason is
+// free text; Cause says why in one of the Stop* words (absent in entries
+// written before it existed).
 type EngineStopped struct {
 	Reason   string `json:"reason"`
+	Cause    string `json:"cause,omitempty"`
 	UptimeMS int64  `json:"uptime_ms"`
 }
 
+// The causes of engine.stopped.
+const (
+	StopShutdown    = "shutdown"     // a client asked (opx stop)
+	StopRestart     = "restart"      // a client asked for a restart (exit 75)
+	StopSignal      = "signal"       // SIGTERM or SIGINT, normally from its manager
+	StopManagerGone = "manager-gone" // its manager died (the liveness pipe closed)
+	StopError       = "error"        // the engine failed (the ledger, its gRPC server, the agent)
+)
+
 func (*EngineStopped) Type() string { return TypeEngineStopped }
 
-func (e *EngineStopped) Validate() error { return need("reason", e.Reason) }
+func (e *EngineStopped) Validate() error {
+	switch e.Cause {
+	case "", StopShutdown, StopRestart, StopSignal, StopManagerGone, StopError:
+	default:
+		return fmt.Errorf("unknown cause %q", e.Cause)
+	}
+	return need("reason", e.Reason)
+}
 
 // EngineCrashed is written by the next engine to open a ledger whose last
 // engine.started has no engine.stopped: the previous engine died.

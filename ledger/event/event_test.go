@@ -41,6 +41,7 @@ var samples = []event.Payload{
 	&event.Note{Author: "ir", Text: "looked at this", Attachment: "notes.txt", Blob: h1},
 	&event.EngineStarted{Version: "0.1.0", PID: 42, Workspace: "/w", ConfigHash: h1, Policy: "default", PolicyHash: h2, Provider: "scripted", Model: "m"},
 	&event.EngineStopped{Reason: "opx stop", UptimeMS: 5},
+	&event.EngineStopped{Reason: "manager gone (pid 7)", Cause: event.StopManagerGone, UptimeMS: 5},
 	&event.EngineCrashed{StartedSeq: 3, LastSeq: 9, Detail: "no engine.stopped"},
 	&event.AgentSpawned{AgentID: "a1", PID: 7, Sandbox: event.SandboxConfig{Mechanism: "landlock", LandlockABI: 7, Seccomp: true, ConnectPort: 4000}},
 	&event.AgentExited{AgentID: "a1", PID: 7, Reason: "shutdown"},
@@ -123,6 +124,7 @@ func TestCheck_Rejects(t *testing.T) {
 		{"timeout approves", "approval.resolved", `{"approval_id":"a","call_id":"c","approved":true,"by":"timeout"}`, event.ErrInvalidPayload},
 		{"inline and blob", "engine.tool_result", `{"call_id":"c","content":"x","blob":"` + h1 + `","size":1,"is_error":false}`, event.ErrInvalidPayload},
 		{"not an object", "session.titled", `["t"]`, event.ErrInvalidPayload},
+		{"unknown stop cause", "engine.stopped", `{"reason":"r","cause":"bored","uptime_ms":1}`, event.ErrInvalidPayload},
 		{"trailing data", "session.titled", `{"title":"t"}{}`, event.ErrInvalidPayload},
 	}
 	for _, tt := range tests {
