@@ -70,9 +70,13 @@
 // Measured on the hostile-input table (hostile_export_test.go), the whole
 // process peaks under 140 MiB; the tests hold it under 320 MiB.
 //
-// Open checks the bbolt meta pages before bbolt maps the file: a file cut
-// short (its meta names pages it does not hold), or without a valid meta
-// page, is ErrUnreadable ("not a readable ledger"). A page damaged in a
+// Open checks the file before bbolt maps it: the meta pages (a file cut
+// short, whose meta names pages it does not hold, or without a valid
+// meta), the freelist page of the meta bbolt will use, and the shape of
+// its page tree (no page named twice, so no loop; branches not empty, in
+// the file, at most 64 deep). A file that fails is ErrUnreadable ("not a
+// readable ledger"). The walk reads branch pages and the root bucket
+// only, about two pages in a hundred. A page damaged in a
 // way that check cannot see faults or panics when read; every read of the
 // map runs with the fault turned into a panic (debug.SetPanicOnFault) and
 // recovered into ErrUnreadable or an unreadable finding.
