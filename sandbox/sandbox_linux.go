@@ -51,10 +51,11 @@ func seccompAvailable() bool {
 }
 
 // ApplySelf confines the whole process, irreversibly: it closes every
-// descriptor but 0, 1 and 2, restricts all threads with Landlock at the
+// descriptor but 0, 1 and 2, drops every capability on every thread (see
+// dropPrivileges), restricts all threads with Landlock at the
 // kernel's ABI (filesystem: only cfg's paths; TCP: connect to cfg's ports,
 // bind nowhere; scoping of abstract unix sockets and signals), and
-// installs the seccomp filter on all threads. It fails with ErrUnavailable
+// installs the agent's seccomp allow-list on all threads. It fails with ErrUnavailable
 // when the kernel lacks Landlock or seccomp, without restricting anything.
 func (s *Sandbox) ApplySelf(cfg Config) error {
 	if !s.Available() {
@@ -62,6 +63,9 @@ func (s *Sandbox) ApplySelf(cfg Config) error {
 	}
 	if err := closeInheritedFDs(); err != nil {
 		return fmt.Errorf("close inherited descriptors: %w", err)
+	}
+	if err := dropPrivileges(); err != nil {
+		return fmt.Errorf("drop privileges: %w", err)
 	}
 	abi := min(s.caps.LandlockABI, len(landlockConfigs)-1)
 	var rules []landlock.Rule

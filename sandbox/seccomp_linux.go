@@ -7,11 +7,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The seccomp filter denies what Landlock cannot: creating processes,
-// debugging or reading other processes, kernel attack surface the agent
-// never needs, and every socket but TCP over IPv4/IPv6. Everything else is
-// allowed (the Go runtime needs a great deal); Landlock confines files and
-// ports.
+// The agent's seccomp filter allows what the Go runtime and the agent
+// need and nothing else: no processes, no debugging or reading of other
+// processes, no kernel attack surface, no socket but TCP over IPv4/IPv6,
+// no stat; Landlock confines files and ports. The commands' filter (see
+// commandFilter) is a deny-list, because a shell needs nearly everything.
 //
 // Layout of struct seccomp_data: nr at 0, arch at 4, instruction pointer
 // at 8, args[i] at 16+8i (64-bit, low word first on little-endian).
@@ -21,7 +21,8 @@ const (
 	offArg0 = 16
 )
 
-func argLow(i int) uint32 { return uint32(offArg0 + 8*i) }
+func argLow(i int) uint32  { return uint32(offArg0 + 8*i) }
+func argHigh(i int) uint32 { return argLow(i) + 4 }
 
 // Return values of the filter.
 var (
@@ -52,6 +53,13 @@ type fixup struct {
 
 func (p *program) stmt(code uint16, k uint32) {
 	p.ins = append(p.ins, unix.SockFilter{Code: code, K: k})
+}
+
+// retIf returns ret when A == k and else goes on: two instructions and a
+// jump of one, so a list of any length needs no long jumps.
+func (p *program) retIf(k, ret uint32) {
+	p.ins = append(p.ins, unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: k, Jt: 0, Jf: 1},
+		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: ret})
 }
 
 // jeq jumps to jt when A == k, else to jf ("" = next instruction).
@@ -116,10 +124,12 @@ func (p *program) resolve() error {
 // bypass every syscall number after it, and loads the syscall number.
 func (p *program) syscallNr() {
 	p.load(offArch)
-	p.jeq(auditArch, "", "kill")
+	p.ins = append(p.ins, unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: auditArch, Jt: 1, Jf: 0},
+		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: retKill})
 	p.load(offNr)
 	if x32Bit != 0 {
-		p.jge(x32Bit, "kill", "")
+		p.ins = append(p.ins, unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, K: x32Bit, Jt: 0, Jf: 1},
+			unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: retKill})
 	}
 }
 
@@ -140,18 +150,34 @@ func (p *program) finish() ([]unix.SockFilter, error) {
 	return p.ins, nil
 }
 
-// filter builds the agent's seccomp program for this architecture.
+// filter builds the agent's seccomp program for this architecture, an
+// allow-list: the syscalls the Go runtime and a gRPC client over TCP need
+// (agentAllowed), some of them only with safe arguments (see the labels
+// below). What the sandbox refuses by name (agentRefused: what an escape
+// would try) fails with EPERM, as the kernel answers an unprivileged
+// caller; every other number, including ones newer than this list, fails
+// with ENOSYS, so that a library probing for a newer call (clone3,
+// openat2, epoll_pwait2) falls back to an older one as on an older
+// kernel.
 func filter() ([]unix.SockFilter, error) {
+	if !seccompArch {
+		return nil, fmt.Errorf("%w: no seccomp filter for this architecture", ErrUnavailable)
+	}
+	pid := uint32(unix.Getpid())
 	var p program
 	p.syscallNr()
-	for _, nr := range deniedSyscalls {
-		p.jeq(uint32(nr), "eperm", "")
+	for _, nr := range agentAllowed {
+		p.retIf(uint32(nr), retAllow)
 	}
-	p.jeq(uint32(unix.SYS_CLONE3), "enosys", "") // runtimes fall back to clone
+	for _, nr := range agentRefused {
+		p.retIf(uint32(nr), retEPERM)
+	}
 	p.jeq(uint32(unix.SYS_CLONE), "clone", "")
 	p.jeq(uint32(unix.SYS_SOCKET), "socket", "")
-	p.jeq(uint32(unix.SYS_IOCTL), "ioctl", "")
-	p.ret(retAllow)
+	p.jeq(uint32(unix.SYS_OPENAT), "openat", "")
+	p.jeq(uint32(unix.SYS_KILL), "self", "")
+	p.jeq(uint32(unix.SYS_TGKILL), "self", "")
+	p.ret(retENOSYS)
 
 	// clone: threads only (CLONE_THREAD), never a new process.
 	p.label("clone")
@@ -172,13 +198,26 @@ func filter() ([]unix.SockFilter, error) {
 	p.jeq(0, "allow", "")
 	p.jeq(ipprotoTCP, "allow", "eperm")
 
-	// ioctl: no TIOCSTI (pushing input into the controlling terminal).
-	p.label("ioctl")
-	p.load(argLow(1))
-	p.jeq(tiocsti, "eperm", "allow")
+	// openat: Landlock decides, except for O_PATH, which Landlock does
+	// not check and which would hand out descriptors to anything.
+	p.label("openat")
+	p.load(argLow(2))
+	p.jset(unix.O_PATH, "eperm", "allow")
+
+	// kill and tgkill: this process only (the runtime signals its own
+	// threads); Landlock's scoping stops the rest too.
+	p.label("self")
+	p.load(argHigh(0))
+	p.jeq(0, "", "eperm")
+	p.load(argLow(0))
+	p.jeq(pid, "allow", "eperm")
 
 	return p.finish()
 }
+
+// agentConditional are the syscalls the agent's filter allows with some
+// arguments only: clone, socket, openat, kill and tgkill.
+var agentConditional = []int{unix.SYS_CLONE, unix.SYS_SOCKET, unix.SYS_OPENAT, unix.SYS_KILL, unix.SYS_TGKILL}
 
 // installSeccomp sets no_new_privs and installs the filter on every
 // thread of the process (SECCOMP_FILTER_FLAG_TSYNC).

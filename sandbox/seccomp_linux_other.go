@@ -11,4 +11,4 @@ const (
 	cloneFlagsArg = 0
 )
 
-var deniedSyscalls []int
+var agentAllowed, agentRefused []int

@@ -1,0 +1,8 @@
+package sandbox
+
+// The agent filter's lists, for the test that walks every syscall number.
+var (
+	AgentAllowed     = agentAllowed
+	AgentConditional = agentConditional
+	AgentRefused     = agentRefused
+)
