@@ -21,9 +21,9 @@ import (
 //     (the loader itself is opened for execution, so it needs the
 //     execute right too).
 //   - /etc: ld.so.cache, passwd/group for user names, resolv.conf and
-//     hosts for name lookups, CA certificates, locale settings. Secrets
-//     kept there (/etc/shadow) are left to their own modes, which is one
-//     more reason for the engine not to run as root.
+//     hosts for name lookups, CA certificates, locale settings; not the
+//     secrets kept there (commandSecrets), which a command run by a root
+//     engine would otherwise read as their owner.
 //   - /opt: toolchains installed outside /usr.
 var commandSystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
 
@@ -58,8 +58,12 @@ const (
 // terminal's input queue, TIOCLINUX can read and write the Linux console.
 var commandDeniedIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
 
-// commandDeniedSyscalls fail with EPERM in every command. Commands may
-// fork, exec and use threads; these they never need:
+// commandDeniedSyscalls fail with EPERM in every command. A shell, make,
+// git and compilers need most of the kernel (files, processes, signals,
+// pipes, sockets), so an allow-list like the agent's would break commands
+// nobody listed; this is a deny-list of what they never need. It is one
+// layer of three: the command holds no capability (most of these would
+// fail with EPERM anyway) and Landlock confines its files and ports.
 var commandDeniedSyscalls = []int{
 	// Reading or steering other processes.
 	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV,
@@ -77,8 +81,12 @@ var commandDeniedSyscalls = []int{
 	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
 	unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD,
 	unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
-	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_SYSLOG, unix.SYS_ACCT, unix.SYS_SWAPON, unix.SYS_SWAPOFF,
-	unix.SYS_REBOOT, unix.SYS_QUOTACTL,
+	unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_SYSLOG, unix.SYS_ACCT, unix.SYS_SWAPON, unix.SYS_SWAPOFF,
+	unix.SYS_REBOOT, unix.SYS_QUOTACTL, unix.SYS_FANOTIFY_INIT, unix.SYS_VHANGUP,
+	unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME, unix.SYS_ADJTIMEX, unix.SYS_CLOCK_ADJTIME,
+	unix.SYS_SETHOSTNAME, unix.SYS_SETDOMAINNAME,
+	// Other processes of the same uid (the engine's, when it is root).
+	unix.SYS_KCMP, unix.SYS_MIGRATE_PAGES, unix.SYS_MOVE_PAGES, unix.SYS_PROCESS_MRELEASE,
 	// Leaving the process group: the engine kills the command's group
 	// when it ends or times out, and a process in a new session or group
 	// would survive that (daemons, `setsid`). Programs that try anyway
@@ -118,7 +126,10 @@ func ExecSandboxed(p CommandPolicy, argv []string, env []string) error {
 
 // ApplyCommandPolicy confines the calling process, all its threads and
 // everything it later starts by p, irreversibly: it closes inherited
-// descriptors above 2, sets no_new_privs, restricts with Landlock at the
+// descriptors above 2, drops every capability (see dropPrivileges: the
+// command keeps the engine's uid, and with it the workspace the engine's
+// user owns, but none of root's powers, and the locked securebits keep
+// exec from granting them again), sets no_new_privs, restricts with Landlock at the
 // kernel's own ABI and installs the commands' seccomp filter. It fails,
 // before restricting anything, with ErrUnavailable when the kernel lacks
 // Landlock or seccomp, or cannot restrict TCP (Landlock ABI < 4) while p
@@ -157,14 +168,20 @@ func ApplyCommandPolicy(p CommandPolicy) error {
 		// same ones. ABI 1 cannot grant it (nor handle it).
 		rw = rw.WithRefer()
 	}
-	rules := []landlock.Rule{
+	system, err := systemRules(commandSystemDirs, commandSecrets)
+	if err != nil {
+		return fmt.Errorf(CommandErrorPrefix+"%w", err)
+	}
+	if err := dropPrivileges(); err != nil {
+		return fmt.Errorf(CommandErrorPrefix+"drop privileges: %w", err)
+	}
+	rules := append(system,
 		rw,
-		landlock.RODirs(commandSystemDirs...).IgnoreIfMissing(),
 		landlock.ROFiles(commandProcFiles...).IgnoreIfMissing(),
 		landlock.PathAccess(commandProcAccess, commandProcSys),
 		landlock.RWFiles(commandRWDevices...).IgnoreIfMissing(),
 		landlock.ROFiles(commandRODevices...).IgnoreIfMissing(),
-	}
+	)
 	if len(p.ReadOnly) > 0 {
 		rules = append(rules, landlock.RODirs(p.ReadOnly...))
 	}

@@ -231,6 +231,54 @@ func commandProbe(cfgJSON string) int {
 		b := byte(0)
 		return rawErrno(unix.Syscall(unix.SYS_IOCTL, 0, unix.TIOCLINUX, uintptr(unsafe.Pointer(&b))))
 	}())
+	// Root's powers: none, after exec too (the probe was exec'd).
+	try("caps_zero", func() error {
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &data[0]); err != nil {
+			return err
+		}
+		if data != [2]unix.CapUserData{} {
+			return fmt.Errorf("capabilities %+v", data)
+		}
+		amb, err := unix.PrctlRetInt(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_IS_SET, unix.CAP_SYS_ADMIN, 0, 0)
+		if err != nil || amb != 0 {
+			return fmt.Errorf("ambient CAP_SYS_ADMIN: %d %v", amb, err)
+		}
+		return nil
+	}())
+	try("bounding_empty", func() error {
+		for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+			if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil || in != 0 {
+				return fmt.Errorf("capability %d in the bounding set: %d %v", c, in, err)
+			}
+		}
+		return nil
+	}())
+	try("securebits_locked", func() error {
+		bits, err := unix.PrctlRetInt(unix.PR_GET_SECUREBITS, 0, 0, 0, 0)
+		if err == nil && bits&0x3 != 0x3 {
+			err = fmt.Errorf("securebits %#x: NOROOT not locked", bits)
+		}
+		return err
+	}())
+	try("reboot", rawErrno(unix.Syscall6(unix.SYS_REBOOT, 0, 0, 0, 0, 0, 0)))
+	try("syslog_read", func() error {
+		buf := make([]byte, 4096)
+		return rawErrno(unix.Syscall(unix.SYS_SYSLOG, unix.SYSLOG_ACTION_READ_ALL, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))
+	}())
+	try("chroot", unix.Chroot(c.Workspace))
+	try("name_to_handle_at", func() error { _, _, err := unix.NameToHandleAt(unix.AT_FDCWD, "/etc/passwd", 0); return err }())
+	try("open_by_handle_at", rawErrno(unix.Syscall(unix.SYS_OPEN_BY_HANDLE_AT, ^uintptr(0), 0, unix.O_RDONLY)))
+	try("finit_module", rawErrno(unix.Syscall(unix.SYS_FINIT_MODULE, ^uintptr(0), 0, 0)))
+	try("swapon", rawErrno(unix.Syscall(unix.SYS_SWAPON, 0, 0, 0)))
+	try("sethostname", unix.Sethostname([]byte("opx-escaped")))
+	try("settimeofday", rawErrno(unix.Syscall(unix.SYS_SETTIMEOFDAY, 0, 0, 0)))
+	try("kcmp_parent", rawErrno(unix.Syscall6(unix.SYS_KCMP, uintptr(os.Getpid()), uintptr(c.Parent), 0, 0, 0, 0)))
+	try("shadow_read", read("/etc/shadow"))
+	try("gshadow_read", read("/etc/gshadow"))
+	try("etc_hosts_read", read("/etc/hosts"))
+	try("setuid_root", rawErrno(unix.RawSyscall(unix.SYS_SETUID, 0, 0, 0)))
 	try("setsid", func() error { _, err := unix.Setsid(); return err }())
 	try("setpgid", unix.Setpgid(0, 0))
 	json.NewEncoder(os.Stdout).Encode(res)
@@ -346,6 +394,17 @@ func TestExecSandboxed_Kernel(t *testing.T) {
 	if sandbox.New().Probe().LandlockABI >= 9 {
 		unixSocket = "ok"
 	}
+	// The bounding set and the securebits can be changed only by a holder
+	// of CAP_SETPCAP, as root is; /etc/shadow is unreadable to others by
+	// its mode, to root because it is not granted; setuid(0) is a no-op
+	// for root.
+	bounding, securebits, secret, setuid := "ok", "ok", "EACCES", "ok"
+	if ownCapabilities(t, "CapEff")&(1<<unix.CAP_SETPCAP) == 0 {
+		bounding, securebits = "error: capability 0 in the bounding set: 1 <nil>", "error: securebits 0x0: NOROOT not locked"
+	}
+	if os.Geteuid() != 0 {
+		setuid = "EPERM"
+	}
 	common := map[string]string{
 		"inherited_fd": "EBADF", "env_exact": "ok", "nnp_seccomp": "ok",
 		"ws_create": "ok", "ws_append": "ok", "ws_truncate": "ok", "ws_mkdir": "ok", "ws_rename_across_dirs": "ok",
@@ -365,6 +424,11 @@ func TestExecSandboxed_Kernel(t *testing.T) {
 		"mount": "EPERM", "bpf": "EPERM", "keyctl": "EPERM", "io_uring_setup": "EPERM", "userfaultfd": "EPERM",
 		"perf_event_open": "EPERM", "kexec_load": "EPERM", "init_module": "EPERM",
 		"tiocsti": "EPERM", "tioclinux": "EPERM", "setsid": "EPERM", "setpgid": "EPERM",
+		"caps_zero": "ok", "bounding_empty": bounding, "securebits_locked": securebits,
+		"reboot": "EPERM", "syslog_read": "EPERM", "chroot": "EPERM", "name_to_handle_at": "EPERM",
+		"open_by_handle_at": "EPERM", "finit_module": "EPERM", "swapon": "EPERM", "sethostname": "EPERM",
+		"settimeofday": "EPERM", "kcmp_parent": "EPERM",
+		"shadow_read": secret, "gshadow_read": secret, "etc_hosts_read": "ok", "setuid_root": setuid,
 	}
 	tests := []struct {
 		name    string
