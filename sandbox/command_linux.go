@@ -220,8 +220,16 @@ func commandFilter(allowNetwork bool, landlockABI int) ([]unix.SockFilter, error
 	p.jeq(uint32(unix.SYS_CLONE), "clone", "")
 	p.jeq(uint32(unix.SYS_SOCKET), "socket", "")
 	p.jeq(uint32(unix.SYS_IOCTL), "ioctl", "")
+	if !allowNetwork {
+		p.jeq(uint32(unix.SYS_SENDTO), "sendto", "")
+		p.jeq(uint32(unix.SYS_SENDMSG), "sendmsg", "")
+		p.jeq(uint32(unix.SYS_SENDMMSG), "sendmmsg", "")
+	}
 	p.ret(retAllow)
 
+	if !allowNetwork {
+		p.fastOpen() // it would connect past Landlock
+	}
 	p.label("clone")
 	p.load(argLow(cloneFlagsArg))
 	p.jset(cloneNamespaceFlags, "eperm", "allow")

@@ -158,6 +158,7 @@ func commandProbe(cfgJSON string) int {
 	// Network.
 	try("tcp_connect", dialErr("tcp", "127.0.0.1:"+strconv.Itoa(c.Port)))
 	try("tcp_bind", bindLoopbackTCPErr())
+	try("tcp_fastopen", fastOpenErr(c.Port))
 	try("udp_socket", socketErr(unix.AF_INET, unix.SOCK_DGRAM, 0))
 	try("mptcp_socket", socketErr(unix.AF_INET, unix.SOCK_STREAM, 262))
 	try("netlink_socket", socketErr(unix.AF_NETLINK, unix.SOCK_RAW, 0))
@@ -435,9 +436,9 @@ func TestExecSandboxed_Kernel(t *testing.T) {
 		network bool
 		want    map[string]string // on top of common
 	}{
-		{"NoNetwork", false, map[string]string{"tcp_connect": "EACCES", "udp_socket": "EPERM", "mptcp_socket": "EPERM"}},
+		{"NoNetwork", false, map[string]string{"tcp_connect": "EACCES", "tcp_fastopen": "EPERM", "udp_socket": "EPERM", "mptcp_socket": "EPERM"}},
 		// mptcp_socket depends on the kernel's MPTCP support: not checked.
-		{"Network", true, map[string]string{"tcp_connect": "ok", "udp_socket": "ok"}},
+		{"Network", true, map[string]string{"tcp_connect": "ok", "tcp_fastopen": "ok", "udp_socket": "ok"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

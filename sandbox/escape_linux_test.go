@@ -195,7 +195,7 @@ func escapeChild() int {
 		return rawErr(r, 0, errno)
 	}())
 	try("inherited_fd", func() error { var b [1]byte; _, err := unix.Read(3, b[:]); return err }())
-	privilegeProbes(try)
+	privilegeProbes(try, c.DeniedPort)
 	try("allowed_port", dialErr("tcp", "127.0.0.1:"+strconv.Itoa(c.AllowedPort)))
 	json.NewEncoder(os.Stdout).Encode(res)
 	return 0

@@ -23,7 +23,7 @@ import (
 // none would get far anyway: the sandbox drops every capability first.
 
 // privilegeProbes adds to res the attempts at root's powers.
-func privilegeProbes(try func(string, error)) {
+func privilegeProbes(try func(string, error), deniedPort int) {
 	cstr := func(s string) uintptr { b := append([]byte(s), 0); return uintptr(unsafe.Pointer(&b[0])) }
 	// A bad magic number: were the call reachable with CAP_SYS_BOOT, the
 	// kernel would answer EINVAL, and a good one would restart the machine.
@@ -86,6 +86,7 @@ func privilegeProbes(try func(string, error)) {
 	try("tgkill_parent", rawErr(unix.RawSyscall(unix.SYS_TGKILL, uintptr(os.Getppid()), uintptr(os.Getppid()), 0)))
 	try("kill_all", rawErr(unix.RawSyscall(unix.SYS_KILL, ^uintptr(0), 0, 0)))
 	try("kill_self", unix.Kill(os.Getpid(), 0))
+	try("tcp_fastopen_denied_port", fastOpenErr(deniedPort))
 	try("capget_zero", func() error {
 		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 		var data [2]unix.CapUserData
@@ -99,6 +100,18 @@ func privilegeProbes(try func(string, error)) {
 	}())
 }
 
+// fastOpenErr connects to 127.0.0.1:port the way TCP Fast Open does, by
+// sendto with MSG_FASTOPEN and a destination, which does not pass through
+// connect(2) and so not through Landlock's check of it.
+func fastOpenErr(port int) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Sendto(fd, []byte("x"), unix.MSG_FASTOPEN, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
+}
+
 // privilegeWant is what privilegeProbes must find.
 var privilegeWant = map[string]string{
 	"reboot": "EPERM", "syslog_read": "EPERM", "userfaultfd": "EPERM", "chroot": "EPERM",
@@ -108,6 +121,7 @@ var privilegeWant = map[string]string{
 	"access_shadow": "EPERM", "readlink_exe": "EPERM", "open_path_root": "EPERM", "openat2": "ENOSYS",
 	"setuid": "EPERM", "capset": "EPERM", "prctl_capbset_read": "EPERM",
 	"tgkill_parent": "EPERM", "kill_all": "EPERM", "kill_self": "ok", "capget_zero": "ok",
+	"tcp_fastopen_denied_port": "EPERM",
 }
 
 // checkNoCapabilities fails t unless every thread of pid holds no

@@ -177,6 +177,8 @@ func filter() ([]unix.SockFilter, error) {
 	p.jeq(uint32(unix.SYS_OPENAT), "openat", "")
 	p.jeq(uint32(unix.SYS_KILL), "self", "")
 	p.jeq(uint32(unix.SYS_TGKILL), "self", "")
+	p.jeq(uint32(unix.SYS_SENDTO), "sendto", "")
+	p.jeq(uint32(unix.SYS_SENDMSG), "sendmsg", "")
 	p.ret(retENOSYS)
 
 	// clone: threads only (CLONE_THREAD), never a new process.
@@ -212,12 +214,29 @@ func filter() ([]unix.SockFilter, error) {
 	p.load(argLow(0))
 	p.jeq(pid, "allow", "eperm")
 
+	p.fastOpen()
 	return p.finish()
 }
 
+// fastOpen adds the labels sendto, sendmsg and sendmmsg, which refuse
+// MSG_FASTOPEN (TCP Fast Open): a send with it connects without
+// connect(2), past Landlock's check of the port (seen on 6.18).
+func (p *program) fastOpen() {
+	p.label("sendto")
+	p.load(argLow(3))
+	p.jset(unix.MSG_FASTOPEN, "eperm", "allow")
+	p.label("sendmsg")
+	p.load(argLow(2))
+	p.jset(unix.MSG_FASTOPEN, "eperm", "allow")
+	p.label("sendmmsg")
+	p.load(argLow(3))
+	p.jset(unix.MSG_FASTOPEN, "eperm", "allow")
+}
+
 // agentConditional are the syscalls the agent's filter allows with some
-// arguments only: clone, socket, openat, kill and tgkill.
-var agentConditional = []int{unix.SYS_CLONE, unix.SYS_SOCKET, unix.SYS_OPENAT, unix.SYS_KILL, unix.SYS_TGKILL}
+// arguments only: clone, socket, openat, kill, tgkill, sendto and sendmsg.
+var agentConditional = []int{unix.SYS_CLONE, unix.SYS_SOCKET, unix.SYS_OPENAT, unix.SYS_KILL, unix.SYS_TGKILL,
+	unix.SYS_SENDTO, unix.SYS_SENDMSG}
 
 // installSeccomp sets no_new_privs and installs the filter on every
 // thread of the process (SECCOMP_FILTER_FLAG_TSYNC).

@@ -14,8 +14,8 @@ const (
 // agentAllowed are the syscalls the agent may make with any arguments:
 // the Go runtime's (memory, threads, signals, time, the network poller),
 // descriptors it already holds, and TCP (socket and connect are checked
-// by the filter and by Landlock). clone, socket, openat, kill and tgkill
-// are allowed with some arguments only (see filter).
+// by the filter and by Landlock). clone, socket, openat, kill, tgkill,
+// sendto and sendmsg are allowed with some arguments only (see filter).
 var agentAllowed = []int{
 	// Memory.
 	unix.SYS_MMAP, unix.SYS_MUNMAP, unix.SYS_MPROTECT, unix.SYS_MADVISE, unix.SYS_MREMAP, unix.SYS_BRK,
@@ -33,7 +33,7 @@ var agentAllowed = []int{
 	unix.SYS_EPOLL_CREATE1, unix.SYS_EPOLL_CTL, unix.SYS_EPOLL_PWAIT, unix.SYS_EVENTFD2, unix.SYS_PIPE2,
 	// TCP to the engine.
 	unix.SYS_CONNECT, unix.SYS_GETSOCKOPT, unix.SYS_SETSOCKOPT, unix.SYS_GETSOCKNAME, unix.SYS_GETPEERNAME,
-	unix.SYS_SENDTO, unix.SYS_RECVFROM, unix.SYS_SENDMSG, unix.SYS_RECVMSG, unix.SYS_SHUTDOWN,
+	unix.SYS_RECVFROM, unix.SYS_RECVMSG, unix.SYS_SHUTDOWN,
 	// Facts about itself.
 	unix.SYS_GETRANDOM, unix.SYS_UNAME, unix.SYS_CAPGET,
 	unix.SYS_GETUID, unix.SYS_GETEUID, unix.SYS_GETGID, unix.SYS_GETEGID,
