@@ -87,6 +87,12 @@ var commandDeniedSyscalls = []int{
 	unix.SYS_SETHOSTNAME, unix.SYS_SETDOMAINNAME,
 	// Other processes of the same uid (the engine's, when it is root).
 	unix.SYS_KCMP, unix.SYS_MIGRATE_PAGES, unix.SYS_MOVE_PAGES, unix.SYS_PROCESS_MRELEASE,
+	// Listening: listen(2) on a TCP socket never bound binds it to an
+	// ephemeral port without bind(2), past Landlock's refusal of every
+	// TCP bind, and would open a port to the network (seen on 6.18). The
+	// filter cannot tell a unix socket's listen from a TCP one's, so
+	// commands serve on neither; binding was never theirs anyway.
+	unix.SYS_LISTEN,
 	// Leaving the process group: the engine kills the command's group
 	// when it ends or times out, and a process in a new session or group
 	// would survive that (daemons, `setsid`). Programs that try anyway

@@ -159,6 +159,7 @@ func commandProbe(cfgJSON string) int {
 	try("tcp_connect", dialErr("tcp", "127.0.0.1:"+strconv.Itoa(c.Port)))
 	try("tcp_bind", bindLoopbackTCPErr())
 	try("tcp_fastopen", fastOpenErr(c.Port))
+	try("tcp_listen_autobind", listenAutobindErr())
 	try("udp_socket", socketErr(unix.AF_INET, unix.SOCK_DGRAM, 0))
 	try("mptcp_socket", socketErr(unix.AF_INET, unix.SOCK_STREAM, 262))
 	try("netlink_socket", socketErr(unix.AF_NETLINK, unix.SOCK_RAW, 0))
@@ -417,7 +418,7 @@ func TestExecSandboxed_Kernel(t *testing.T) {
 		// Linking in from outside is a "refer" Landlock refuses with EXDEV.
 		"hardlink_in":      "EXDEV",
 		"proc_self_status": "EACCES", "proc_parent_environ": "EACCES", "proc_parent_maps": "EACCES",
-		"tcp_bind": "EACCES", "netlink_socket": "EPERM", "unix_socket": unixSocket, "socketpair": "ok",
+		"tcp_bind": "EACCES", "tcp_listen_autobind": "EPERM", "netlink_socket": "EPERM", "unix_socket": unixSocket, "socketpair": "ok",
 		"unix_abstract_connect": "EPERM",
 		"kill_parent":           "EPERM", "ptrace_parent": "EPERM", "ptrace_traceme": "EPERM",
 		"unshare_user": "EPERM", "unshare_net": "EPERM", "setns": "EPERM",

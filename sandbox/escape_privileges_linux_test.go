@@ -87,6 +87,7 @@ func privilegeProbes(try func(string, error), deniedPort int) {
 	try("kill_all", rawErr(unix.RawSyscall(unix.SYS_KILL, ^uintptr(0), 0, 0)))
 	try("kill_self", unix.Kill(os.Getpid(), 0))
 	try("tcp_fastopen_denied_port", fastOpenErr(deniedPort))
+	try("tcp_listen_autobind", listenAutobindErr())
 	try("capget_zero", func() error {
 		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 		var data [2]unix.CapUserData
@@ -112,6 +113,17 @@ func fastOpenErr(port int) error {
 	return unix.Sendto(fd, []byte("x"), unix.MSG_FASTOPEN, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
 }
 
+// listenAutobindErr listens on a TCP socket it never bound, which makes
+// the kernel bind it to an ephemeral port without bind(2).
+func listenAutobindErr() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Listen(fd, 1)
+}
+
 // privilegeWant is what privilegeProbes must find.
 var privilegeWant = map[string]string{
 	"reboot": "EPERM", "syslog_read": "EPERM", "userfaultfd": "EPERM", "chroot": "EPERM",
@@ -121,7 +133,7 @@ var privilegeWant = map[string]string{
 	"access_shadow": "EPERM", "readlink_exe": "EPERM", "open_path_root": "EPERM", "openat2": "ENOSYS",
 	"setuid": "EPERM", "capset": "EPERM", "prctl_capbset_read": "EPERM",
 	"tgkill_parent": "EPERM", "kill_all": "EPERM", "kill_self": "ok", "capget_zero": "ok",
-	"tcp_fastopen_denied_port": "EPERM",
+	"tcp_fastopen_denied_port": "EPERM", "tcp_listen_autobind": "EPERM",
 }
 
 // checkNoCapabilities fails t unless every thread of pid holds no
