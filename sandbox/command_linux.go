@@ -85,8 +85,14 @@ var commandDeniedSyscalls = []int{
 	unix.SYS_REBOOT, unix.SYS_QUOTACTL, unix.SYS_FANOTIFY_INIT, unix.SYS_VHANGUP,
 	unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME, unix.SYS_ADJTIMEX, unix.SYS_CLOCK_ADJTIME,
 	unix.SYS_SETHOSTNAME, unix.SYS_SETDOMAINNAME,
-	// Other processes of the same uid (the engine's, when it is root).
-	unix.SYS_KCMP, unix.SYS_MIGRATE_PAGES, unix.SYS_MOVE_PAGES, unix.SYS_PROCESS_MRELEASE,
+	// Other processes of the same uid (the engine's, when it is root);
+	// see also commandSelfOnly.
+	unix.SYS_KCMP, unix.SYS_MIGRATE_PAGES, unix.SYS_MOVE_PAGES, unix.SYS_PROCESS_MRELEASE, unix.SYS_GET_ROBUST_LIST,
+	// System V IPC: its objects are the IPC namespace's, keyed by
+	// number, and uid 0 owns those of every root process. Commands have
+	// no /dev/shm either.
+	unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMCTL, unix.SYS_MSGGET, unix.SYS_MSGSND, unix.SYS_MSGRCV, unix.SYS_MSGCTL,
+	unix.SYS_SEMGET, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP, unix.SYS_SEMCTL,
 	// Listening: listen(2) on a TCP socket never bound binds it to an
 	// ephemeral port without bind(2), past Landlock's refusal of every
 	// TCP bind, and would open a port to the network (seen on 6.18). The
@@ -99,6 +105,21 @@ var commandDeniedSyscalls = []int{
 	// (timeout(1)) carry on in the group.
 	unix.SYS_SETSID, unix.SYS_SETPGID,
 }
+
+// commandSelfOnly take a pid as their first argument, and a process may
+// use them on another of its uid: a command could lower the engine's
+// limits (RLIMIT_FSIZE 0 kills it at its next write) or its scheduling.
+// Commands may use them on themselves only (pid 0), as setrlimit, nice,
+// taskset and chrt do when they start a program.
+var commandSelfOnly = []int{unix.SYS_PRLIMIT64, unix.SYS_SCHED_SETAFFINITY, unix.SYS_SCHED_SETSCHEDULER,
+	unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETATTR}
+
+// setpriority(2) and ioprio_set(2) take (which, who): who must be 0 (this
+// process or its group), and which not a whole user.
+const (
+	prioUser      = 2 // PRIO_USER
+	ioprioWhoUser = 3 // IOPRIO_WHO_USER
+)
 
 // cloneNamespaceFlags are the CLONE_NEW* flags clone(2) accepts in its
 // flags argument. CLONE_NEWTIME (0x80) is left out on purpose: clone(2)
@@ -226,6 +247,11 @@ func commandFilter(allowNetwork bool, landlockABI int) ([]unix.SockFilter, error
 	p.jeq(uint32(unix.SYS_CLONE), "clone", "")
 	p.jeq(uint32(unix.SYS_SOCKET), "socket", "")
 	p.jeq(uint32(unix.SYS_IOCTL), "ioctl", "")
+	for _, nr := range commandSelfOnly {
+		p.jeq(uint32(nr), "self-only", "")
+	}
+	p.jeq(uint32(unix.SYS_SETPRIORITY), "setpriority", "")
+	p.jeq(uint32(unix.SYS_IOPRIO_SET), "ioprio", "")
 	if !allowNetwork {
 		p.jeq(uint32(unix.SYS_SENDTO), "sendto", "")
 		p.jeq(uint32(unix.SYS_SENDMSG), "sendmsg", "")
@@ -239,6 +265,19 @@ func commandFilter(allowNetwork bool, landlockABI int) ([]unix.SockFilter, error
 	p.label("clone")
 	p.load(argLow(cloneFlagsArg))
 	p.jset(cloneNamespaceFlags, "eperm", "allow")
+
+	// (pid, ...) with pid 0; (which, who, ...) with who 0 and which not
+	// a user.
+	p.label("self-only")
+	p.argZero(0, "allow")
+	p.label("setpriority")
+	p.argZero(1, "")
+	p.load(argLow(0))
+	p.jeq(prioUser, "eperm", "allow")
+	p.label("ioprio")
+	p.argZero(1, "")
+	p.load(argLow(0))
+	p.jeq(ioprioWhoUser, "eperm", "allow")
 
 	p.label("socket")
 	p.load(argLow(0))

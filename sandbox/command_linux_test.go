@@ -281,6 +281,43 @@ func commandProbe(cfgJSON string) int {
 	try("gshadow_read", read("/etc/gshadow"))
 	try("etc_hosts_read", read("/etc/hosts"))
 	try("setuid_root", rawErrno(unix.RawSyscall(unix.SYS_SETUID, 0, 0, 0)))
+	// The engine's process, same uid: its limits, priority, CPUs.
+	try("prlimit_parent", func() error {
+		var old unix.Rlimit
+		if err := unix.Prlimit(c.Parent, unix.RLIMIT_CORE, nil, &old); err != nil {
+			return err
+		}
+		return unix.Prlimit(c.Parent, unix.RLIMIT_CORE, &old, nil) // unchanged
+	}())
+	try("prlimit_self", func() error {
+		var old unix.Rlimit
+		return unix.Prlimit(0, unix.RLIMIT_CORE, nil, &old)
+	}())
+	try("setpriority_parent", func() error {
+		prio, err := unix.Getpriority(unix.PRIO_PROCESS, c.Parent)
+		if err != nil {
+			return err
+		}
+		return unix.Setpriority(unix.PRIO_PROCESS, c.Parent, 20-prio) // unchanged
+	}())
+	try("setpriority_user", unix.Setpriority(unix.PRIO_USER, 0, 0))
+	try("setpriority_self", unix.Setpriority(unix.PRIO_PROCESS, 0, 0))
+	try("sched_setaffinity_parent", func() error {
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(c.Parent, &set); err != nil {
+			return err
+		}
+		return unix.SchedSetaffinity(c.Parent, &set) // unchanged
+	}())
+	try("sched_setaffinity_self", func() error {
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &set); err != nil {
+			return err
+		}
+		return unix.SchedSetaffinity(0, &set)
+	}())
+	try("ioprio_set_parent", rawErrno(unix.Syscall(unix.SYS_IOPRIO_SET, 1, uintptr(c.Parent), 0)))
+	try("sysv_shmget", rawErrno(unix.Syscall(unix.SYS_SHMGET, unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)))
 	try("setsid", func() error { _, err := unix.Setsid(); return err }())
 	try("setpgid", unix.Setpgid(0, 0))
 	json.NewEncoder(os.Stdout).Encode(res)
@@ -431,6 +468,9 @@ func TestExecSandboxed_Kernel(t *testing.T) {
 		"open_by_handle_at": "EPERM", "finit_module": "EPERM", "swapon": "EPERM", "sethostname": "EPERM",
 		"settimeofday": "EPERM", "kcmp_parent": "EPERM",
 		"shadow_read": secret, "gshadow_read": secret, "etc_hosts_read": "ok", "setuid_root": setuid,
+		"prlimit_parent": "EPERM", "prlimit_self": "ok", "setpriority_parent": "EPERM", "setpriority_user": "EPERM",
+		"setpriority_self": "ok", "sched_setaffinity_parent": "EPERM", "sched_setaffinity_self": "ok",
+		"ioprio_set_parent": "EPERM", "sysv_shmget": "EPERM",
 	}
 	tests := []struct {
 		name    string

@@ -62,6 +62,15 @@ func (p *program) retIf(k, ret uint32) {
 		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: ret})
 }
 
+// argZero goes to then ("" = the next instruction) when the 64-bit
+// argument i is 0, else to eperm.
+func (p *program) argZero(i int, then string) {
+	p.load(argHigh(i))
+	p.jeq(0, "", "eperm")
+	p.load(argLow(i))
+	p.jeq(0, then, "eperm")
+}
+
 // jeq jumps to jt when A == k, else to jf ("" = next instruction).
 func (p *program) jeq(k uint32, jt, jf string) {
 	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, k, jt, jf)
