@@ -318,6 +318,20 @@ func commandProbe(cfgJSON string) int {
 	}())
 	try("ioprio_set_parent", rawErrno(unix.Syscall(unix.SYS_IOPRIO_SET, 1, uintptr(c.Parent), 0)))
 	try("sysv_shmget", rawErrno(unix.Syscall(unix.SYS_SHMGET, unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)))
+	// Every syscall of the deny-list, with an invalid descriptor or pid
+	// and null pointers: refused before it runs.
+	try("denied_all", func() error {
+		var wrong []string
+		for _, nr := range sandbox.CommandDenied {
+			if _, _, errno := unix.RawSyscall6(uintptr(nr), ^uintptr(0), 0, 0, 0, 0, 0); errno != unix.EPERM {
+				wrong = append(wrong, fmt.Sprintf("%d: %s", nr, unix.ErrnoName(errno)))
+			}
+		}
+		if wrong != nil {
+			return fmt.Errorf("not refused: %s", strings.Join(wrong, ", "))
+		}
+		return nil
+	}())
 	try("setsid", func() error { _, err := unix.Setsid(); return err }())
 	try("setpgid", unix.Setpgid(0, 0))
 	json.NewEncoder(os.Stdout).Encode(res)
@@ -470,7 +484,7 @@ func TestExecSandboxed_Kernel(t *testing.T) {
 		"shadow_read": secret, "gshadow_read": secret, "etc_hosts_read": "ok", "setuid_root": setuid,
 		"prlimit_parent": "EPERM", "prlimit_self": "ok", "setpriority_parent": "EPERM", "setpriority_user": "EPERM",
 		"setpriority_self": "ok", "sched_setaffinity_parent": "EPERM", "sched_setaffinity_self": "ok",
-		"ioprio_set_parent": "EPERM", "sysv_shmget": "EPERM",
+		"ioprio_set_parent": "EPERM", "sysv_shmget": "EPERM", "denied_all": "ok",
 	}
 	tests := []struct {
 		name    string

@@ -6,3 +6,6 @@ var (
 	AgentConditional = agentConditional
 	AgentRefused     = agentRefused
 )
+
+// CommandDenied is the commands' deny-list.
+var CommandDenied = commandDeniedSyscalls
