@@ -52,11 +52,12 @@ func seccompAvailable() bool {
 
 // ApplySelf confines the whole process, irreversibly: it closes every
 // descriptor but 0, 1 and 2, drops every capability on every thread (see
-// dropPrivileges), restricts all threads with Landlock at the
-// kernel's ABI (filesystem: only cfg's paths; TCP: connect to cfg's ports,
-// bind nowhere; scoping of abstract unix sockets and signals), and
-// installs the agent's seccomp allow-list on all threads. It fails with ErrUnavailable
-// when the kernel lacks Landlock or seccomp, without restricting anything.
+// dropPrivileges), restricts all threads with Landlock at the kernel's ABI
+// (filesystem: only cfg's paths; TCP: connect to cfg's ports, bind
+// nowhere; scoping of abstract unix sockets and signals), and installs
+// the agent's seccomp allow-list on all threads. It fails with
+// ErrUnavailable when the kernel lacks Landlock or seccomp, without
+// restricting anything.
 func (s *Sandbox) ApplySelf(cfg Config) error {
 	if !s.Available() {
 		return fmt.Errorf("%w: %s", ErrUnavailable, s.caps.Detail)

@@ -36,7 +36,6 @@ var (
 const (
 	sockTypeMask = 0xf // SOCK_NONBLOCK and SOCK_CLOEXEC live above it
 	ipprotoTCP   = 6
-	tiocsti      = 0x5412
 )
 
 // program assembles BPF with symbolic jump targets.
@@ -57,8 +56,16 @@ func (p *program) stmt(code uint16, k uint32) {
 
 // retIf returns ret when A == k and else goes on: two instructions and a
 // jump of one, so a list of any length needs no long jumps.
-func (p *program) retIf(k, ret uint32) {
-	p.ins = append(p.ins, unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: k, Jt: 0, Jf: 1},
+func (p *program) retIf(k, ret uint32) { p.retOn(unix.BPF_JEQ, k, true, ret) }
+
+// retOn returns ret when the comparison op of A with k is when, and else
+// goes on.
+func (p *program) retOn(op uint16, k uint32, when bool, ret uint32) {
+	jt, jf := uint8(0), uint8(1)
+	if !when {
+		jt, jf = 1, 0
+	}
+	p.ins = append(p.ins, unix.SockFilter{Code: unix.BPF_JMP | op | unix.BPF_K, K: k, Jt: jt, Jf: jf},
 		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: ret})
 }
 
@@ -79,11 +86,6 @@ func (p *program) jeq(k uint32, jt, jf string) {
 // jset jumps to jt when A & k != 0, else to jf.
 func (p *program) jset(k uint32, jt, jf string) {
 	p.jump(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, k, jt, jf)
-}
-
-// jge jumps to jt when A >= k, else to jf.
-func (p *program) jge(k uint32, jt, jf string) {
-	p.jump(unix.BPF_JMP|unix.BPF_JGE|unix.BPF_K, k, jt, jf)
 }
 
 func (p *program) jump(code uint16, k uint32, jt, jf string) {
@@ -133,12 +135,10 @@ func (p *program) resolve() error {
 // bypass every syscall number after it, and loads the syscall number.
 func (p *program) syscallNr() {
 	p.load(offArch)
-	p.ins = append(p.ins, unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: auditArch, Jt: 1, Jf: 0},
-		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: retKill})
+	p.retOn(unix.BPF_JEQ, auditArch, false, retKill)
 	p.load(offNr)
 	if x32Bit != 0 {
-		p.ins = append(p.ins, unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, K: x32Bit, Jt: 0, Jf: 1},
-			unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: retKill})
+		p.retOn(unix.BPF_JGE, x32Bit, true, retKill)
 	}
 }
 
