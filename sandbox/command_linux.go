@@ -2,8 +2,11 @@ package sandbox
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -239,7 +242,7 @@ func commandFilter(allowNetwork bool, landlockABI int) ([]unix.SockFilter, error
 	var p program
 	p.syscallNr()
 	for _, nr := range commandDeniedSyscalls {
-		p.jeq(uint32(nr), "eperm", "")
+		p.retIf(uint32(nr), retEPERM)
 	}
 	// clone3 passes its flags in memory the filter cannot read; libc
 	// falls back to clone, whose flags it can.
@@ -250,6 +253,12 @@ func commandFilter(allowNetwork bool, landlockABI int) ([]unix.SockFilter, error
 	for _, nr := range commandSelfOnly {
 		p.jeq(uint32(nr), "self-only", "")
 	}
+	for _, nr := range slices.Sorted(maps.Keys(commandModeArgs)) {
+		p.jeq(uint32(nr), "mode-"+strconv.Itoa(commandModeArgs[nr]), "")
+	}
+	// openat2 passes its mode in memory the filter cannot read; libc
+	// and Go use openat.
+	p.jeq(uint32(unix.SYS_OPENAT2), "enosys", "")
 	p.jeq(uint32(unix.SYS_SETPRIORITY), "setpriority", "")
 	p.jeq(uint32(unix.SYS_IOPRIO_SET), "ioprio", "")
 	if !allowNetwork {
@@ -265,6 +274,16 @@ func commandFilter(allowNetwork bool, landlockABI int) ([]unix.SockFilter, error
 	p.label("clone")
 	p.load(argLow(cloneFlagsArg))
 	p.jset(cloneNamespaceFlags, "eperm", "allow")
+
+	// A mode with the set-user-ID or set-group-ID bit: a command of a root
+	// engine would leave a setuid-root program in the workspace, for
+	// whoever runs it later outside the sandbox (a host user of a
+	// bind-mounted workspace).
+	for i := 1; i <= 3; i++ {
+		p.label("mode-" + strconv.Itoa(i))
+		p.load(argLow(i))
+		p.jset(unix.S_ISUID|unix.S_ISGID, "eperm", "allow")
+	}
 
 	// (pid, ...) with pid 0; (which, who, ...) with who 0 and which not
 	// a user.

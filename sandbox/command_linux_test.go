@@ -233,6 +233,27 @@ func commandProbe(cfgJSON string) int {
 		b := byte(0)
 		return rawErrno(unix.Syscall(unix.SYS_IOCTL, 0, unix.TIOCLINUX, uintptr(unsafe.Pointer(&b))))
 	}())
+	// No set-user-ID or set-group-ID program, however the mode is set.
+	try("chmod_setuid", unix.Chmod(ws("existing.txt"), 0o4755))
+	try("chmod_setgid", unix.Fchmodat(unix.AT_FDCWD, ws("existing.txt"), 0o2755, 0))
+	try("create_setuid", func() error {
+		fd, err := unix.Open(ws("suid"), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o4755)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}())
+	try("mkdir_setgid", unix.Mkdir(ws("sgid"), 0o2755))
+	try("mknod_setuid", unix.Mknod(ws("suid-node"), unix.S_IFREG|0o4755, 0))
+	try("openat2", func() error {
+		fd, err := unix.Openat2(unix.AT_FDCWD, ws("o2"), &unix.OpenHow{Flags: unix.O_CREAT | unix.O_WRONLY, Mode: 0o4755})
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}())
+	try("chmod_plain", os.Chmod(ws("existing.txt"), 0o755))
+
 	// Root's powers: none, after exec too (the probe was exec'd).
 	try("caps_zero", func() error {
 		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
@@ -488,6 +509,8 @@ func TestExecSandboxed_Kernel(t *testing.T) {
 		"prlimit_parent": "EPERM", "prlimit_self": "ok", "setpriority_parent": "EPERM", "setpriority_user": "EPERM",
 		"setpriority_self": "ok", "sched_setaffinity_parent": "EPERM", "sched_setaffinity_self": "ok",
 		"ioprio_set_parent": "EPERM", "sysv_shmget": "EPERM", "denied_all": "ok",
+		"chmod_setuid": "EPERM", "chmod_setgid": "EPERM", "create_setuid": "EPERM", "mkdir_setgid": "EPERM",
+		"mknod_setuid": "EPERM", "openat2": "ENOSYS", "chmod_plain": "ok",
 	}
 	tests := []struct {
 		name    string
@@ -522,7 +545,8 @@ func TestExecSandboxed_Kernel(t *testing.T) {
 				}
 			}
 			// What was refused left no trace.
-			for _, p := range []string{c.Tmp, filepath.Join(c.Home, "x"), filepath.Join(c.Sibling, "x"), filepath.Join(c.Sibling, "existing.txt"),
+			for _, p := range []string{filepath.Join(c.Workspace, "suid"), filepath.Join(c.Workspace, "sgid"),
+				filepath.Join(c.Workspace, "suid-node"), filepath.Join(c.Workspace, "o2"), c.Tmp, filepath.Join(c.Home, "x"), filepath.Join(c.Sibling, "x"), filepath.Join(c.Sibling, "existing.txt"),
 				filepath.Join(c.ReadOnly, "x"), filepath.Join(c.Workspace, "hardlink")} {
 				if _, err := os.Lstat(p); err == nil {
 					t.Errorf("%s exists: the command wrote it", p)

@@ -69,3 +69,11 @@ var agentRefused = []int{
 	// Sockets but TCP.
 	unix.SYS_SOCKETPAIR, unix.SYS_BIND, unix.SYS_LISTEN, unix.SYS_ACCEPT, unix.SYS_ACCEPT4,
 }
+
+// commandModeArgs maps the syscalls that set a file's mode to the index
+// of their mode argument (see commandFilter).
+var commandModeArgs = map[int]int{
+	unix.SYS_CHMOD: 1, unix.SYS_FCHMOD: 1, unix.SYS_FCHMODAT: 2, unix.SYS_FCHMODAT2: 2,
+	unix.SYS_OPEN: 2, unix.SYS_OPENAT: 3, unix.SYS_CREAT: 1,
+	unix.SYS_MKDIR: 1, unix.SYS_MKDIRAT: 2, unix.SYS_MKNOD: 1, unix.SYS_MKNODAT: 2,
+}

@@ -12,3 +12,5 @@ const (
 )
 
 var agentAllowed, agentRefused []int
+
+var commandModeArgs map[int]int
