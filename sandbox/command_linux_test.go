@@ -433,6 +433,7 @@ func launch(t *testing.T, p sandbox.CommandPolicy, c probeConfig, extra *os.File
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer sandbox.PinCommandPaths()() // as the engine does
 	cfg, _ := json.Marshal(c)
 	args := append(append([]string{cmdLaunchArg}, p.Args()...), "--", exe, cmdProbeArg, string(cfg))
 	cmd := exec.Command(exe, args...)
