@@ -45,6 +45,7 @@ const (
 	secbitNorootLocked            = 1 << 1
 	secbitNoSetuidFixup           = 1 << 2
 	secbitNoSetuidFixupLocked     = 1 << 3
+	secbitKeepCaps                = 1 << 4
 	secbitKeepCapsLocked          = 1 << 5
 	secbitNoCapAmbientRaise       = 1 << 6
 	secbitNoCapAmbientRaiseLocked = 1 << 7
@@ -86,8 +87,14 @@ func dropPrivileges() error {
 		if err := capsetAll(); err != nil {
 			return err
 		}
-		if err := prctlAll(unix.PR_SET_SECUREBITS, secureBits, 0); err != nil {
-			return fmt.Errorf("securebits: %w", err)
+		// A parent may have locked some bits the other way already; then
+		// they stay so. The securebits guard exec, and with an empty
+		// bounding and ambient set exec grants nothing anyway: what must
+		// succeed is below.
+		if bits, err := unix.PrctlRetInt(unix.PR_GET_SECUREBITS, 0, 0, 0, 0); err == nil && bits&^secbitKeepCaps|secureBits != bits {
+			if err := prctlAll(unix.PR_SET_SECUREBITS, uintptr(bits&^secbitKeepCaps|secureBits), 0); err != nil && err != unix.EPERM {
+				return fmt.Errorf("securebits: %w", err)
+			}
 		}
 		last, err := lastCap()
 		if err != nil {
