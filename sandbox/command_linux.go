@@ -24,9 +24,9 @@ import (
 //     (the loader itself is opened for execution, so it needs the
 //     execute right too).
 //   - /etc: ld.so.cache, passwd/group for user names, resolv.conf and
-//     hosts for name lookups, CA certificates, locale settings; not the
-//     secrets kept there (commandSecrets), which a command run by a root
-//     engine would otherwise read as their owner.
+//     hosts for name lookups, CA certificates, locale settings; only what
+//     every user may read (see commandWalkedDirs), so not the secrets a
+//     command of a root engine would otherwise read as their owner.
 //   - /opt: toolchains installed outside /usr.
 var commandSystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
 
@@ -39,8 +39,11 @@ var (
 )
 
 // Of /proc, a command may read only kernel-wide information that build
-// tools and runtimes ask for: CPU and memory figures and sysctl values
-// (allocators read vm.overcommit_memory). Not /proc as a whole, and not
+// tools and runtimes ask for: CPU and memory figures and the sysctl values
+// they read (allocators read vm.overcommit_memory, libcap
+// kernel.cap_last_cap), each readable by every user. Not /proc/sys as a
+// whole: root alone may read some of it (net.ipv4.tcp_fastopen_key). Not
+// /proc as a whole, and not
 // /proc/self: the kernel lets a Landlocked process read environ and maps
 // of a same-user process outside its domain (seen on 6.18; mem, fd and
 // cwd are refused), so a
@@ -50,12 +53,12 @@ var (
 // still work: opening a /proc/<pid>/fd magic link reaches the pipe or
 // file it names, which Landlock judges on its own.
 var commandProcFiles = []string{"/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/loadavg", "/proc/uptime",
-	"/proc/version", "/proc/filesystems"}
-
-const (
-	commandProcSys    = "/proc/sys"
-	commandProcAccess = llsys.AccessFSReadFile | llsys.AccessFSReadDir
-)
+	"/proc/version", "/proc/filesystems",
+	"/proc/sys/vm/overcommit_memory", "/proc/sys/vm/max_map_count", "/proc/sys/kernel/pid_max",
+	"/proc/sys/kernel/threads-max", "/proc/sys/kernel/ngroups_max", "/proc/sys/kernel/cap_last_cap",
+	"/proc/sys/kernel/osrelease", "/proc/sys/kernel/ostype", "/proc/sys/kernel/hostname",
+	"/proc/sys/kernel/random/uuid", "/proc/sys/kernel/random/boot_id", "/proc/sys/fs/file-max", "/proc/sys/fs/nr_open",
+	"/proc/sys/fs/inotify/max_user_watches", "/proc/sys/fs/inotify/max_user_instances", "/proc/sys/net/core/somaxconn"}
 
 // Ioctls a command may never issue: TIOCSTI pushes bytes into a
 // terminal's input queue, TIOCLINUX can read and write the Linux console.
@@ -198,7 +201,7 @@ func ApplyCommandPolicy(p CommandPolicy) error {
 		// same ones. ABI 1 cannot grant it (nor handle it).
 		rw = rw.WithRefer()
 	}
-	system, err := systemRules(commandSystemDirs, commandSecrets)
+	system, err := systemRules(commandSystemDirs, commandWalkedDirs, commandSecrets)
 	if err != nil {
 		return fmt.Errorf(CommandErrorPrefix+"%w", err)
 	}
@@ -208,7 +211,6 @@ func ApplyCommandPolicy(p CommandPolicy) error {
 	rules := append(system,
 		rw,
 		landlock.ROFiles(commandProcFiles...).IgnoreIfMissing(),
-		landlock.PathAccess(commandProcAccess, commandProcSys),
 		landlock.RWFiles(commandRWDevices...).IgnoreIfMissing(),
 		landlock.ROFiles(commandRODevices...).IgnoreIfMissing(),
 	)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -58,6 +59,7 @@ type probeConfig struct {
 	Workspace, Writable, ReadOnly, Home, Sibling, Secret, Tmp string
 	Parent, Port                                              int
 	Abstract                                                  string
+	RootOnly                                                  []string // files beneath /etc others may not read
 }
 
 func rawErrno(_, _ uintptr, errno syscall.Errno) error {
@@ -301,6 +303,16 @@ func commandProbe(cfgJSON string) int {
 	try("shadow_read", read("/etc/shadow"))
 	try("gshadow_read", read("/etc/gshadow"))
 	try("etc_hosts_read", read("/etc/hosts"))
+	try("etc_ssl_certs_read", func() error { _, err := os.ReadDir("/etc/ssl/certs"); return err }())
+	try("etc_root_only", func() error {
+		for _, p := range c.RootOnly {
+			if err := read(p); !errors.Is(err, unix.EACCES) {
+				return fmt.Errorf("%s: %v", p, err)
+			}
+		}
+		return nil
+	}())
+	try("proc_sys_fastopen_key", read("/proc/sys/net/ipv4/tcp_fastopen_key"))
 	try("setuid_root", rawErrno(unix.RawSyscall(unix.SYS_SETUID, 0, 0, 0)))
 	// The engine's process, same uid: its limits, priority, CPUs.
 	try("prlimit_parent", func() error {
@@ -398,6 +410,12 @@ func plantCommand(t *testing.T) (probeConfig, *os.File) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(c.Tmp) })
+	filepath.WalkDir("/etc", func(p string, d fs.DirEntry, err error) error {
+		if info, ierr := os.Lstat(p); err == nil && ierr == nil && info.Mode().IsRegular() && info.Mode().Perm()&0o004 == 0 {
+			c.RootOnly = append(c.RootOnly, p)
+		}
+		return nil
+	})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -507,6 +525,7 @@ func TestExecSandboxed_Kernel(t *testing.T) {
 		"open_by_handle_at": "EPERM", "finit_module": "EPERM", "swapon": "EPERM", "sethostname": "EPERM",
 		"settimeofday": "EPERM", "kcmp_parent": "EPERM",
 		"shadow_read": secret, "gshadow_read": secret, "etc_hosts_read": "ok", "setuid_root": setuid,
+		"etc_ssl_certs_read": "ok", "etc_root_only": "ok", "proc_sys_fastopen_key": "EACCES",
 		"prlimit_parent": "EPERM", "prlimit_self": "ok", "setpriority_parent": "EPERM", "setpriority_user": "EPERM",
 		"setpriority_self": "ok", "sched_setaffinity_parent": "EPERM", "sched_setaffinity_self": "ok",
 		"ioprio_set_parent": "EPERM", "sysv_shmget": "EPERM", "denied_all": "ok",

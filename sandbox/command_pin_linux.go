@@ -9,15 +9,15 @@ import "golang.org/x/sys/unix"
 // process that starts commands keeps those dentries, and so the inodes
 // the rules name, alive while a command runs, by holding them open.
 
-// PinCommandPaths opens (O_PATH) the procfs files and directories a
-// command policy grants, so that the rules the launcher makes for them
+// PinCommandPaths opens (O_PATH) the procfs files a command policy
+// grants, so that the rules the launcher makes for them
 // keep naming the inodes a command will find. The caller holds the pins
 // from before it starts the launcher until the command has ended, then
 // calls release. Paths that are missing are skipped; pinning is best
 // effort and never fails a command.
 func PinCommandPaths() (release func()) {
 	var fds []int
-	for _, p := range append(append([]string(nil), commandProcFiles...), commandProcSys) {
+	for _, p := range commandProcFiles {
 		if fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0); err == nil {
 			fds = append(fds, fd)
 		}
