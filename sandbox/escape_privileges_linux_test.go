@@ -76,6 +76,10 @@ func privilegeProbes(try func(string, error), deniedPort int) {
 		}
 		return err
 	}())
+	try("ioctl_tiocsti", func() error {
+		b := byte('x')
+		return rawErr(unix.Syscall(unix.SYS_IOCTL, 0, unix.TIOCSTI, uintptr(unsafe.Pointer(&b))))
+	}())
 	try("setuid", rawErr(unix.RawSyscall(unix.SYS_SETUID, 0, 0, 0)))
 	try("capset", func() error {
 		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
@@ -130,7 +134,7 @@ var privilegeWant = map[string]string{
 	"name_to_handle_at": "EPERM", "open_by_handle_at": "EPERM", "init_module": "EPERM", "finit_module": "EPERM",
 	"kexec_load": "EPERM", "swapon": "EPERM", "mount": "EPERM",
 	"stat_root": "EPERM", "stat_shadow": "EPERM", "lstat_shadow": "EPERM", "statx_shadow": "EPERM",
-	"access_shadow": "EPERM", "readlink_exe": "EPERM", "open_path_root": "EPERM", "openat2": "ENOSYS",
+	"access_shadow": "EPERM", "readlink_exe": "EPERM", "open_path_root": "EPERM", "openat2": "ENOSYS", "ioctl_tiocsti": "ENOSYS",
 	"setuid": "EPERM", "capset": "EPERM", "prctl_capbset_read": "EPERM",
 	"tgkill_parent": "EPERM", "kill_all": "EPERM", "kill_self": "ok", "capget_zero": "ok",
 	"tcp_fastopen_denied_port": "EPERM", "tcp_listen_autobind": "EPERM",
