@@ -236,7 +236,11 @@ func ApplyCommandPolicy(p CommandPolicy) error {
 // Landlock (ABI >= 9) confines connecting to pathname ones (socketpair
 // always); without the network only TCP, whose connect and bind Landlock
 // refuses, so UDP, ICMP, raw and MPTCP cannot slip past it; with it any
-// IPv4 or IPv6 socket. No netlink, packet, vsock or other family.
+// IPv4 or IPv6 socket. No netlink, packet, vsock or other family. Some
+// calls are allowed with safe arguments only: clone without namespaces,
+// modes without the set-user-ID or set-group-ID bit, limits and
+// scheduling of the caller only, sends without TCP Fast Open when the
+// network is forbidden, ioctl but commandDeniedIoctls.
 func commandFilter(allowNetwork bool, landlockABI int) ([]unix.SockFilter, error) {
 	if !seccompArch {
 		return nil, fmt.Errorf("%w: no seccomp filter for this architecture", ErrUnavailable)
