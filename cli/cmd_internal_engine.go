@@ -138,7 +138,9 @@ func agentSpawner(self string, errw io.Writer) func(ctx context.Context, l engin
 		// disk; the agent gets nothing else from ours.
 		cmd.Env = []string{EnvAgentToken + "=" + l.Token}
 		cmd.Stdout, cmd.Stderr = errw, errw
-		return cmd, cmd.Start()
+		// Without any capability from its start, even when the engine
+		// is root: its sandbox then has nothing left to drop.
+		return cmd, sandbox.StartUnprivileged(cmd)
 	}
 }
 

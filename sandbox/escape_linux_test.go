@@ -45,6 +45,8 @@ func TestMain(m *testing.M) {
 		os.Exit(walkChild(os.Getenv(childEnv) == "walk"))
 	case "x32":
 		os.Exit(x32Child())
+	case "caps":
+		os.Exit(capsChild())
 	case "canary", "canary-unsandboxed":
 		os.Exit(canaryChild(os.Getenv(childEnv) == "canary"))
 	case "canary-skip":
