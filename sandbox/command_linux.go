@@ -220,7 +220,12 @@ func ApplyCommandPolicy(p CommandPolicy) error {
 	// Not BestEffort: the config is the kernel's own ABI, so all it can
 	// restrict is restricted (scoping of signals and abstract sockets
 	// from ABI 6), and a failure is an error.
-	if err := cfg.Restrict(rules...); err != nil {
+	task, unpin, err := taskDirRule(abi)
+	if err != nil {
+		return fmt.Errorf(CommandErrorPrefix+"%w", err)
+	}
+	defer unpin()
+	if err := cfg.Restrict(append(rules, task...)...); err != nil {
 		return fmt.Errorf(CommandErrorPrefix+"landlock (ABI %d): %w", abi, err)
 	}
 	if err := installFilter(ins); err != nil {

@@ -83,7 +83,12 @@ func (s *Sandbox) ApplySelf(cfg Config) error {
 	}
 	// Not BestEffort: the config is the kernel's own ABI, so everything
 	// it can restrict is restricted, and a failure is an error.
-	if err := landlockConfigs[abi].Restrict(rules...); err != nil {
+	task, unpin, err := taskDirRule(abi)
+	if err != nil {
+		return err
+	}
+	defer unpin()
+	if err := landlockConfigs[abi].Restrict(append(rules, task...)...); err != nil {
 		return fmt.Errorf("landlock (ABI %d): %w", abi, err)
 	}
 	if err := installSeccomp(); err != nil {
