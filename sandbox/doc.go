@@ -15,6 +15,9 @@
 //     Landlock through go-landlock at the kernel's own ABI (checked here,
 //     never best-effort: a kernel without Landlock is an error, not a
 //     silent no-op), seccomp with SECCOMP_FILTER_FLAG_TSYNC, no_new_privs.
+//   - The engine starts the agent with StartUnprivileged, so that it holds
+//     no capability from its first instruction; ApplySelf then finds
+//     nothing to drop and only checks.
 //   - The agent's seccomp filter is an allow-list: a syscall not on it
 //     fails with EPERM when it is one an escape would try (agentRefused),
 //     with ENOSYS otherwise; foreign architectures and x32 are killed.
