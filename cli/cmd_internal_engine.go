@@ -219,9 +219,13 @@ func agentSpawner(self string, errw io.Writer) func(ctx context.Context, l engin
 		// disk; the agent gets nothing else from ours.
 		cmd.Env = []string{EnvAgentToken + "=" + l.Token}
 		cmd.Stdout, cmd.Stderr = errw, errw
-		// SIGKILL when the engine dies, however it dies: no agent outlives
-		// its engine.
-		return cmd, supervise.StartTied(cmd, syscall.SIGKILL)
+		// Without any capability from its start, even when the engine is
+		// root (its sandbox then has nothing left to drop), and SIGKILLed
+		// when the engine dies, however it dies: StartUnprivileged forks
+		// from a thread it keeps until the agent exits, so the
+		// parent-death signal fires only with the engine itself.
+		supervise.ArmDeathSignal(cmd, syscall.SIGKILL)
+		return cmd, sandbox.StartUnprivileged(cmd)
 	}
 }
 

@@ -18,9 +18,9 @@ func internalSandboxExecCommand() *cli.Command {
 		Name:      "internal-sandbox-exec",
 		Usage:     "run a command in the command sandbox (started by the engine's executors; not for direct use)",
 		UsageText: "opx internal-sandbox-exec --workspace DIR [--writable DIR]... [--read-only DIR]... [--allow-network] -- ARGV...",
-		Description: "Confines itself (Landlock: read-write beneath --workspace and --writable, read and execute beneath the\n" +
-			"system directories and --read-only, TCP connect only with --allow-network, never bind; seccomp;\n" +
-			"no_new_privs), then executes ARGV, looked up in the PATH of the environment it was given, with that\n" +
+		Description: "Confines itself (no capability, even as root; Landlock: read-write beneath --workspace and --writable,\n" +
+			"read and execute beneath the system directories but their secrets and --read-only, TCP connect only with\n" +
+			"--allow-network, never bind or listen; seccomp; no_new_privs), then executes ARGV, looked up in the PATH of the environment it was given, with that\n" +
 			"environment unchanged. It never runs ARGV unconfined: if the kernel cannot enforce the policy it fails.\n\n" +
 			exitCodesHelp("") + "\n   otherwise the command's own exit status",
 		Hidden:          true,

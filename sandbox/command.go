@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -41,15 +40,6 @@ type CommandPolicy struct {
 	// TCP port stays refused either way.
 	AllowNetwork bool
 }
-
-// Errors of CommandPolicy and ExecSandboxed. A kernel without the needed
-// features is ErrUnavailable (see sandbox.go).
-var (
-	// ErrInvalidPolicy is returned when a CommandPolicy or the launcher's
-	// arguments are malformed: a missing or relative directory, no
-	// command.
-	ErrInvalidPolicy = errors.New("invalid command policy")
-)
 
 // CommandErrorPrefix starts every error ExecSandboxed returns, so that a
 // launcher's report ("opx: command sandbox: ...") can be told from the

@@ -2,8 +2,11 @@ package sandbox
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -21,9 +24,9 @@ import (
 //     (the loader itself is opened for execution, so it needs the
 //     execute right too).
 //   - /etc: ld.so.cache, passwd/group for user names, resolv.conf and
-//     hosts for name lookups, CA certificates, locale settings. Secrets
-//     kept there (/etc/shadow) are left to their own modes, which is one
-//     more reason for the engine not to run as root.
+//     hosts for name lookups, CA certificates, locale settings; only what
+//     every user may read (see commandWalkedDirs), so not the secrets a
+//     command of a root engine would otherwise read as their owner.
 //   - /opt: toolchains installed outside /usr.
 var commandSystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
 
@@ -36,8 +39,11 @@ var (
 )
 
 // Of /proc, a command may read only kernel-wide information that build
-// tools and runtimes ask for: CPU and memory figures and sysctl values
-// (allocators read vm.overcommit_memory). Not /proc as a whole, and not
+// tools and runtimes ask for: CPU and memory figures and the sysctl values
+// they read (allocators read vm.overcommit_memory, libcap
+// kernel.cap_last_cap), each readable by every user. Not /proc/sys as a
+// whole: root alone may read some of it (net.ipv4.tcp_fastopen_key). Not
+// /proc as a whole, and not
 // /proc/self: the kernel lets a Landlocked process read environ and maps
 // of a same-user process outside its domain (seen on 6.18; mem, fd and
 // cwd are refused), so a
@@ -47,19 +53,23 @@ var (
 // still work: opening a /proc/<pid>/fd magic link reaches the pipe or
 // file it names, which Landlock judges on its own.
 var commandProcFiles = []string{"/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/loadavg", "/proc/uptime",
-	"/proc/version", "/proc/filesystems"}
-
-const (
-	commandProcSys    = "/proc/sys"
-	commandProcAccess = llsys.AccessFSReadFile | llsys.AccessFSReadDir
-)
+	"/proc/version", "/proc/filesystems",
+	"/proc/sys/vm/overcommit_memory", "/proc/sys/vm/max_map_count", "/proc/sys/kernel/pid_max",
+	"/proc/sys/kernel/threads-max", "/proc/sys/kernel/ngroups_max", "/proc/sys/kernel/cap_last_cap",
+	"/proc/sys/kernel/osrelease", "/proc/sys/kernel/ostype", "/proc/sys/kernel/hostname",
+	"/proc/sys/kernel/random/uuid", "/proc/sys/kernel/random/boot_id", "/proc/sys/fs/file-max", "/proc/sys/fs/nr_open",
+	"/proc/sys/fs/inotify/max_user_watches", "/proc/sys/fs/inotify/max_user_instances", "/proc/sys/net/core/somaxconn"}
 
 // Ioctls a command may never issue: TIOCSTI pushes bytes into a
 // terminal's input queue, TIOCLINUX can read and write the Linux console.
 var commandDeniedIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
 
-// commandDeniedSyscalls fail with EPERM in every command. Commands may
-// fork, exec and use threads; these they never need:
+// commandDeniedSyscalls fail with EPERM in every command. A shell, make,
+// git and compilers need most of the kernel (files, processes, signals,
+// pipes, sockets), so an allow-list like the agent's would break commands
+// nobody listed; this is a deny-list of what they never need. It is one
+// layer of three: the command holds no capability (most of these would
+// fail with EPERM anyway) and Landlock confines its files and ports.
 var commandDeniedSyscalls = []int{
 	// Reading or steering other processes.
 	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV,
@@ -77,14 +87,45 @@ var commandDeniedSyscalls = []int{
 	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
 	unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD,
 	unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
-	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_SYSLOG, unix.SYS_ACCT, unix.SYS_SWAPON, unix.SYS_SWAPOFF,
-	unix.SYS_REBOOT, unix.SYS_QUOTACTL,
+	unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_SYSLOG, unix.SYS_ACCT, unix.SYS_SWAPON, unix.SYS_SWAPOFF,
+	unix.SYS_REBOOT, unix.SYS_QUOTACTL, unix.SYS_FANOTIFY_INIT, unix.SYS_VHANGUP,
+	unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME, unix.SYS_ADJTIMEX, unix.SYS_CLOCK_ADJTIME,
+	unix.SYS_SETHOSTNAME, unix.SYS_SETDOMAINNAME,
+	// Other processes of the same uid (the engine's, when it is root);
+	// see also commandSelfOnly.
+	unix.SYS_KCMP, unix.SYS_MIGRATE_PAGES, unix.SYS_MOVE_PAGES, unix.SYS_PROCESS_MRELEASE, unix.SYS_GET_ROBUST_LIST,
+	// System V IPC: its objects are the IPC namespace's, keyed by
+	// number, and uid 0 owns those of every root process. Commands have
+	// no /dev/shm either.
+	unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMCTL, unix.SYS_MSGGET, unix.SYS_MSGSND, unix.SYS_MSGRCV, unix.SYS_MSGCTL,
+	unix.SYS_SEMGET, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP, unix.SYS_SEMCTL,
+	// Listening: listen(2) on a TCP socket never bound binds it to an
+	// ephemeral port without bind(2), past Landlock's refusal of every
+	// TCP bind, and would open a port to the network (seen on 6.18). The
+	// filter cannot tell a unix socket's listen from a TCP one's, so
+	// commands serve on neither; binding was never theirs anyway.
+	unix.SYS_LISTEN,
 	// Leaving the process group: the engine kills the command's group
 	// when it ends or times out, and a process in a new session or group
 	// would survive that (daemons, `setsid`). Programs that try anyway
 	// (timeout(1)) carry on in the group.
 	unix.SYS_SETSID, unix.SYS_SETPGID,
 }
+
+// commandSelfOnly take a pid as their first argument, and a process may
+// use them on another of its uid: a command could lower the engine's
+// limits (RLIMIT_FSIZE 0 kills it at its next write) or its scheduling.
+// Commands may use them on themselves only (pid 0), as setrlimit, nice,
+// taskset and chrt do when they start a program.
+var commandSelfOnly = []int{unix.SYS_PRLIMIT64, unix.SYS_SCHED_SETAFFINITY, unix.SYS_SCHED_SETSCHEDULER,
+	unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETATTR}
+
+// setpriority(2) and ioprio_set(2) take (which, who): who must be 0 (this
+// process or its group), and which not a whole user.
+const (
+	prioUser      = 2 // PRIO_USER
+	ioprioWhoUser = 3 // IOPRIO_WHO_USER
+)
 
 // cloneNamespaceFlags are the CLONE_NEW* flags clone(2) accepts in its
 // flags argument. CLONE_NEWTIME (0x80) is left out on purpose: clone(2)
@@ -118,7 +159,10 @@ func ExecSandboxed(p CommandPolicy, argv []string, env []string) error {
 
 // ApplyCommandPolicy confines the calling process, all its threads and
 // everything it later starts by p, irreversibly: it closes inherited
-// descriptors above 2, sets no_new_privs, restricts with Landlock at the
+// descriptors above 2, drops every capability (see dropPrivileges: the
+// command keeps the engine's uid, and with it the workspace the engine's
+// user owns, but none of root's powers, and the locked securebits keep
+// exec from granting them again), sets no_new_privs, restricts with Landlock at the
 // kernel's own ABI and installs the commands' seccomp filter. It fails,
 // before restricting anything, with ErrUnavailable when the kernel lacks
 // Landlock or seccomp, or cannot restrict TCP (Landlock ABI < 4) while p
@@ -157,21 +201,31 @@ func ApplyCommandPolicy(p CommandPolicy) error {
 		// same ones. ABI 1 cannot grant it (nor handle it).
 		rw = rw.WithRefer()
 	}
-	rules := []landlock.Rule{
+	system, err := systemRules(commandSystemDirs, commandWalkedDirs, commandSecrets)
+	if err != nil {
+		return fmt.Errorf(CommandErrorPrefix+"%w", err)
+	}
+	if err := dropPrivileges(); err != nil {
+		return fmt.Errorf(CommandErrorPrefix+"drop privileges: %w", err)
+	}
+	rules := append(system,
 		rw,
-		landlock.RODirs(commandSystemDirs...).IgnoreIfMissing(),
 		landlock.ROFiles(commandProcFiles...).IgnoreIfMissing(),
-		landlock.PathAccess(commandProcAccess, commandProcSys),
 		landlock.RWFiles(commandRWDevices...).IgnoreIfMissing(),
 		landlock.ROFiles(commandRODevices...).IgnoreIfMissing(),
-	}
+	)
 	if len(p.ReadOnly) > 0 {
 		rules = append(rules, landlock.RODirs(p.ReadOnly...))
 	}
 	// Not BestEffort: the config is the kernel's own ABI, so all it can
 	// restrict is restricted (scoping of signals and abstract sockets
 	// from ABI 6), and a failure is an error.
-	if err := cfg.Restrict(rules...); err != nil {
+	task, unpin, err := taskDirRule(abi)
+	if err != nil {
+		return fmt.Errorf(CommandErrorPrefix+"%w", err)
+	}
+	defer unpin()
+	if err := cfg.Restrict(append(rules, task...)...); err != nil {
 		return fmt.Errorf(CommandErrorPrefix+"landlock (ABI %d): %w", abi, err)
 	}
 	if err := installFilter(ins); err != nil {
@@ -187,7 +241,11 @@ func ApplyCommandPolicy(p CommandPolicy) error {
 // Landlock (ABI >= 9) confines connecting to pathname ones (socketpair
 // always); without the network only TCP, whose connect and bind Landlock
 // refuses, so UDP, ICMP, raw and MPTCP cannot slip past it; with it any
-// IPv4 or IPv6 socket. No netlink, packet, vsock or other family.
+// IPv4 or IPv6 socket. No netlink, packet, vsock or other family. Some
+// calls are allowed with safe arguments only: clone without namespaces,
+// modes without the set-user-ID or set-group-ID bit, limits and
+// scheduling of the caller only, sends without TCP Fast Open when the
+// network is forbidden, ioctl but commandDeniedIoctls.
 func commandFilter(allowNetwork bool, landlockABI int) ([]unix.SockFilter, error) {
 	if !seccompArch {
 		return nil, fmt.Errorf("%w: no seccomp filter for this architecture", ErrUnavailable)
@@ -195,7 +253,7 @@ func commandFilter(allowNetwork bool, landlockABI int) ([]unix.SockFilter, error
 	var p program
 	p.syscallNr()
 	for _, nr := range commandDeniedSyscalls {
-		p.jeq(uint32(nr), "eperm", "")
+		p.retIf(uint32(nr), retEPERM)
 	}
 	// clone3 passes its flags in memory the filter cannot read; libc
 	// falls back to clone, whose flags it can.
@@ -203,11 +261,53 @@ func commandFilter(allowNetwork bool, landlockABI int) ([]unix.SockFilter, error
 	p.jeq(uint32(unix.SYS_CLONE), "clone", "")
 	p.jeq(uint32(unix.SYS_SOCKET), "socket", "")
 	p.jeq(uint32(unix.SYS_IOCTL), "ioctl", "")
+	for _, nr := range commandSelfOnly {
+		p.jeq(uint32(nr), "self-only", "")
+	}
+	for _, nr := range slices.Sorted(maps.Keys(commandModeArgs)) {
+		p.jeq(uint32(nr), "mode-"+strconv.Itoa(commandModeArgs[nr]), "")
+	}
+	// openat2 passes its mode in memory the filter cannot read; libc
+	// and Go use openat.
+	p.jeq(uint32(unix.SYS_OPENAT2), "enosys", "")
+	p.jeq(uint32(unix.SYS_SETPRIORITY), "setpriority", "")
+	p.jeq(uint32(unix.SYS_IOPRIO_SET), "ioprio", "")
+	if !allowNetwork {
+		p.jeq(uint32(unix.SYS_SENDTO), "sendto", "")
+		p.jeq(uint32(unix.SYS_SENDMSG), "sendmsg", "")
+		p.jeq(uint32(unix.SYS_SENDMMSG), "sendmmsg", "")
+	}
 	p.ret(retAllow)
 
+	if !allowNetwork {
+		p.fastOpen() // it would connect past Landlock
+	}
 	p.label("clone")
 	p.load(argLow(cloneFlagsArg))
 	p.jset(cloneNamespaceFlags, "eperm", "allow")
+
+	// A mode with the set-user-ID or set-group-ID bit: a command of a root
+	// engine would leave a setuid-root program in the workspace, for
+	// whoever runs it later outside the sandbox (a host user of a
+	// bind-mounted workspace).
+	for i := 1; i <= 3; i++ {
+		p.label("mode-" + strconv.Itoa(i))
+		p.load(argLow(i))
+		p.jset(unix.S_ISUID|unix.S_ISGID, "eperm", "allow")
+	}
+
+	// (pid, ...) with pid 0; (which, who, ...) with who 0 and which not
+	// a user.
+	p.label("self-only")
+	p.argZero(0, "allow")
+	p.label("setpriority")
+	p.argZero(1, "")
+	p.load(argLow(0))
+	p.jeq(prioUser, "eperm", "allow")
+	p.label("ioprio")
+	p.argZero(1, "")
+	p.load(argLow(0))
+	p.jeq(ioprioWhoUser, "eperm", "allow")
 
 	p.label("socket")
 	p.load(argLow(0))

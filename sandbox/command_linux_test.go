@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -58,6 +59,7 @@ type probeConfig struct {
 	Workspace, Writable, ReadOnly, Home, Sibling, Secret, Tmp string
 	Parent, Port                                              int
 	Abstract                                                  string
+	RootOnly                                                  []string // files beneath /etc others may not read
 }
 
 func rawErrno(_, _ uintptr, errno syscall.Errno) error {
@@ -158,6 +160,8 @@ func commandProbe(cfgJSON string) int {
 	// Network.
 	try("tcp_connect", dialErr("tcp", "127.0.0.1:"+strconv.Itoa(c.Port)))
 	try("tcp_bind", bindLoopbackTCPErr())
+	try("tcp_fastopen", fastOpenErr(c.Port))
+	try("tcp_listen_autobind", listenAutobindErr())
 	try("udp_socket", socketErr(unix.AF_INET, unix.SOCK_DGRAM, 0))
 	try("mptcp_socket", socketErr(unix.AF_INET, unix.SOCK_STREAM, 262))
 	try("netlink_socket", socketErr(unix.AF_NETLINK, unix.SOCK_RAW, 0))
@@ -231,6 +235,136 @@ func commandProbe(cfgJSON string) int {
 		b := byte(0)
 		return rawErrno(unix.Syscall(unix.SYS_IOCTL, 0, unix.TIOCLINUX, uintptr(unsafe.Pointer(&b))))
 	}())
+	// No set-user-ID or set-group-ID program, however the mode is set.
+	try("chmod_setuid", unix.Chmod(ws("existing.txt"), 0o4755))
+	try("chmod_setgid", unix.Fchmodat(unix.AT_FDCWD, ws("existing.txt"), 0o2755, 0))
+	try("create_setuid", func() error {
+		fd, err := unix.Open(ws("suid"), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o4755)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}())
+	try("mkdir_setgid", unix.Mkdir(ws("sgid"), 0o2755))
+	try("mknod_setuid", unix.Mknod(ws("suid-node"), unix.S_IFREG|0o4755, 0))
+	try("openat2", func() error {
+		fd, err := unix.Openat2(unix.AT_FDCWD, ws("o2"), &unix.OpenHow{Flags: unix.O_CREAT | unix.O_WRONLY, Mode: 0o4755})
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}())
+	try("chmod_plain", os.Chmod(ws("existing.txt"), 0o755))
+
+	// Root's powers: none, after exec too (the probe was exec'd).
+	try("caps_zero", func() error {
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &data[0]); err != nil {
+			return err
+		}
+		if data != [2]unix.CapUserData{} {
+			return fmt.Errorf("capabilities %+v", data)
+		}
+		amb, err := unix.PrctlRetInt(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_IS_SET, unix.CAP_SYS_ADMIN, 0, 0)
+		if err != nil || amb != 0 {
+			return fmt.Errorf("ambient CAP_SYS_ADMIN: %d %v", amb, err)
+		}
+		return nil
+	}())
+	try("bounding_empty", func() error {
+		for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+			if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil || in != 0 {
+				return fmt.Errorf("capability %d in the bounding set: %d %v", c, in, err)
+			}
+		}
+		return nil
+	}())
+	try("securebits_locked", func() error {
+		bits, err := unix.PrctlRetInt(unix.PR_GET_SECUREBITS, 0, 0, 0, 0)
+		if err == nil && bits&0x3 != 0x3 {
+			err = fmt.Errorf("securebits %#x: NOROOT not locked", bits)
+		}
+		return err
+	}())
+	try("reboot", rawErrno(unix.Syscall6(unix.SYS_REBOOT, 0, 0, 0, 0, 0, 0)))
+	try("syslog_read", func() error {
+		buf := make([]byte, 4096)
+		return rawErrno(unix.Syscall(unix.SYS_SYSLOG, unix.SYSLOG_ACTION_READ_ALL, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))
+	}())
+	try("chroot", unix.Chroot(c.Workspace))
+	try("name_to_handle_at", func() error { _, _, err := unix.NameToHandleAt(unix.AT_FDCWD, "/etc/passwd", 0); return err }())
+	try("open_by_handle_at", rawErrno(unix.Syscall(unix.SYS_OPEN_BY_HANDLE_AT, ^uintptr(0), 0, unix.O_RDONLY)))
+	try("finit_module", rawErrno(unix.Syscall(unix.SYS_FINIT_MODULE, ^uintptr(0), 0, 0)))
+	try("swapon", rawErrno(unix.Syscall(unix.SYS_SWAPON, 0, 0, 0)))
+	try("sethostname", unix.Sethostname([]byte("opx-escaped")))
+	try("settimeofday", rawErrno(unix.Syscall(unix.SYS_SETTIMEOFDAY, 0, 0, 0)))
+	try("kcmp_parent", rawErrno(unix.Syscall6(unix.SYS_KCMP, uintptr(os.Getpid()), uintptr(c.Parent), 0, 0, 0, 0)))
+	try("shadow_read", read("/etc/shadow"))
+	try("gshadow_read", read("/etc/gshadow"))
+	try("etc_hosts_read", read("/etc/hosts"))
+	try("etc_ssl_certs_read", func() error { _, err := os.ReadDir("/etc/ssl/certs"); return err }())
+	try("etc_root_only", func() error {
+		for _, p := range c.RootOnly {
+			if err := read(p); !errors.Is(err, unix.EACCES) {
+				return fmt.Errorf("%s: %v", p, err)
+			}
+		}
+		return nil
+	}())
+	try("proc_sys_fastopen_key", read("/proc/sys/net/ipv4/tcp_fastopen_key"))
+	try("setuid_root", rawErrno(unix.RawSyscall(unix.SYS_SETUID, 0, 0, 0)))
+	// The engine's process, same uid: its limits, priority, CPUs.
+	try("prlimit_parent", func() error {
+		var old unix.Rlimit
+		if err := unix.Prlimit(c.Parent, unix.RLIMIT_CORE, nil, &old); err != nil {
+			return err
+		}
+		return unix.Prlimit(c.Parent, unix.RLIMIT_CORE, &old, nil) // unchanged
+	}())
+	try("prlimit_self", func() error {
+		var old unix.Rlimit
+		return unix.Prlimit(0, unix.RLIMIT_CORE, nil, &old)
+	}())
+	try("setpriority_parent", func() error {
+		prio, err := unix.Getpriority(unix.PRIO_PROCESS, c.Parent)
+		if err != nil {
+			return err
+		}
+		return unix.Setpriority(unix.PRIO_PROCESS, c.Parent, 20-prio) // unchanged
+	}())
+	try("setpriority_user", unix.Setpriority(unix.PRIO_USER, 0, 0))
+	try("setpriority_self", unix.Setpriority(unix.PRIO_PROCESS, 0, 0))
+	try("sched_setaffinity_parent", func() error {
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(c.Parent, &set); err != nil {
+			return err
+		}
+		return unix.SchedSetaffinity(c.Parent, &set) // unchanged
+	}())
+	try("sched_setaffinity_self", func() error {
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &set); err != nil {
+			return err
+		}
+		return unix.SchedSetaffinity(0, &set)
+	}())
+	try("ioprio_set_parent", rawErrno(unix.Syscall(unix.SYS_IOPRIO_SET, 1, uintptr(c.Parent), 0)))
+	try("sysv_shmget", rawErrno(unix.Syscall(unix.SYS_SHMGET, unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)))
+	// Every syscall of the deny-list, with an invalid descriptor or pid
+	// and null pointers: refused before it runs.
+	try("denied_all", func() error {
+		var wrong []string
+		for _, nr := range sandbox.CommandDenied {
+			if _, _, errno := unix.RawSyscall6(uintptr(nr), ^uintptr(0), 0, 0, 0, 0, 0); errno != unix.EPERM {
+				wrong = append(wrong, fmt.Sprintf("%d: %s", nr, unix.ErrnoName(errno)))
+			}
+		}
+		if wrong != nil {
+			return fmt.Errorf("not refused: %s", strings.Join(wrong, ", "))
+		}
+		return nil
+	}())
 	try("setsid", func() error { _, err := unix.Setsid(); return err }())
 	try("setpgid", unix.Setpgid(0, 0))
 	json.NewEncoder(os.Stdout).Encode(res)
@@ -276,6 +410,12 @@ func plantCommand(t *testing.T) (probeConfig, *os.File) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(c.Tmp) })
+	filepath.WalkDir("/etc", func(p string, d fs.DirEntry, err error) error {
+		if info, ierr := os.Lstat(p); err == nil && ierr == nil && info.Mode().IsRegular() && info.Mode().Perm()&0o004 == 0 {
+			c.RootOnly = append(c.RootOnly, p)
+		}
+		return nil
+	})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -311,6 +451,7 @@ func launch(t *testing.T, p sandbox.CommandPolicy, c probeConfig, extra *os.File
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer sandbox.PinCommandPaths()() // as the engine does
 	cfg, _ := json.Marshal(c)
 	args := append(append([]string{cmdLaunchArg}, p.Args()...), "--", exe, cmdProbeArg, string(cfg))
 	cmd := exec.Command(exe, args...)
@@ -346,6 +487,24 @@ func TestExecSandboxed_Kernel(t *testing.T) {
 	if sandbox.New().Probe().LandlockABI >= 9 {
 		unixSocket = "ok"
 	}
+	// The bounding set and the securebits can be changed only by a holder
+	// of CAP_SETPCAP, as root is; /etc/shadow is unreadable to others by
+	// its mode, to root because it is not granted; setuid(0) is a no-op
+	// for root.
+	bounding, securebits, secret, setuid := "ok", "ok", "EACCES", "ok"
+	if ownCapabilities(t, "CapEff")&(1<<unix.CAP_SETPCAP) == 0 {
+		securebits = "error: securebits 0x0: NOROOT not locked"
+		if ownCapabilities(t, "CapBnd") != 0 {
+			bounding = "error: capability 0 in the bounding set: 1 <nil>"
+		}
+	}
+	if os.Geteuid() != 0 {
+		setuid = "EPERM"
+	}
+	certs := "ok" // CA certificates: world-readable, so granted whole
+	if _, err := os.Stat("/etc/ssl/certs"); err != nil {
+		certs = "ENOENT"
+	}
 	common := map[string]string{
 		"inherited_fd": "EBADF", "env_exact": "ok", "nnp_seccomp": "ok",
 		"ws_create": "ok", "ws_append": "ok", "ws_truncate": "ok", "ws_mkdir": "ok", "ws_rename_across_dirs": "ok",
@@ -357,7 +516,7 @@ func TestExecSandboxed_Kernel(t *testing.T) {
 		// Linking in from outside is a "refer" Landlock refuses with EXDEV.
 		"hardlink_in":      "EXDEV",
 		"proc_self_status": "EACCES", "proc_parent_environ": "EACCES", "proc_parent_maps": "EACCES",
-		"tcp_bind": "EACCES", "netlink_socket": "EPERM", "unix_socket": unixSocket, "socketpair": "ok",
+		"tcp_bind": "EACCES", "tcp_listen_autobind": "EPERM", "netlink_socket": "EPERM", "unix_socket": unixSocket, "socketpair": "ok",
 		"unix_abstract_connect": "EPERM",
 		"kill_parent":           "EPERM", "ptrace_parent": "EPERM", "ptrace_traceme": "EPERM",
 		"unshare_user": "EPERM", "unshare_net": "EPERM", "setns": "EPERM",
@@ -365,15 +524,26 @@ func TestExecSandboxed_Kernel(t *testing.T) {
 		"mount": "EPERM", "bpf": "EPERM", "keyctl": "EPERM", "io_uring_setup": "EPERM", "userfaultfd": "EPERM",
 		"perf_event_open": "EPERM", "kexec_load": "EPERM", "init_module": "EPERM",
 		"tiocsti": "EPERM", "tioclinux": "EPERM", "setsid": "EPERM", "setpgid": "EPERM",
+		"caps_zero": "ok", "bounding_empty": bounding, "securebits_locked": securebits,
+		"reboot": "EPERM", "syslog_read": "EPERM", "chroot": "EPERM", "name_to_handle_at": "EPERM",
+		"open_by_handle_at": "EPERM", "finit_module": "EPERM", "swapon": "EPERM", "sethostname": "EPERM",
+		"settimeofday": "EPERM", "kcmp_parent": "EPERM",
+		"shadow_read": secret, "gshadow_read": secret, "etc_hosts_read": "ok", "setuid_root": setuid,
+		"etc_ssl_certs_read": certs, "etc_root_only": "ok", "proc_sys_fastopen_key": "EACCES",
+		"prlimit_parent": "EPERM", "prlimit_self": "ok", "setpriority_parent": "EPERM", "setpriority_user": "EPERM",
+		"setpriority_self": "ok", "sched_setaffinity_parent": "EPERM", "sched_setaffinity_self": "ok",
+		"ioprio_set_parent": "EPERM", "sysv_shmget": "EPERM", "denied_all": "ok",
+		"chmod_setuid": "EPERM", "chmod_setgid": "EPERM", "create_setuid": "EPERM", "mkdir_setgid": "EPERM",
+		"mknod_setuid": "EPERM", "openat2": "ENOSYS", "chmod_plain": "ok",
 	}
 	tests := []struct {
 		name    string
 		network bool
 		want    map[string]string // on top of common
 	}{
-		{"NoNetwork", false, map[string]string{"tcp_connect": "EACCES", "udp_socket": "EPERM", "mptcp_socket": "EPERM"}},
+		{"NoNetwork", false, map[string]string{"tcp_connect": "EACCES", "tcp_fastopen": "EPERM", "udp_socket": "EPERM", "mptcp_socket": "EPERM"}},
 		// mptcp_socket depends on the kernel's MPTCP support: not checked.
-		{"Network", true, map[string]string{"tcp_connect": "ok", "udp_socket": "ok"}},
+		{"Network", true, map[string]string{"tcp_connect": "ok", "tcp_fastopen": "ok", "udp_socket": "ok"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -399,7 +569,8 @@ func TestExecSandboxed_Kernel(t *testing.T) {
 				}
 			}
 			// What was refused left no trace.
-			for _, p := range []string{c.Tmp, filepath.Join(c.Home, "x"), filepath.Join(c.Sibling, "x"), filepath.Join(c.Sibling, "existing.txt"),
+			for _, p := range []string{filepath.Join(c.Workspace, "suid"), filepath.Join(c.Workspace, "sgid"),
+				filepath.Join(c.Workspace, "suid-node"), filepath.Join(c.Workspace, "o2"), c.Tmp, filepath.Join(c.Home, "x"), filepath.Join(c.Sibling, "x"), filepath.Join(c.Sibling, "existing.txt"),
 				filepath.Join(c.ReadOnly, "x"), filepath.Join(c.Workspace, "hardlink")} {
 				if _, err := os.Lstat(p); err == nil {
 					t.Errorf("%s exists: the command wrote it", p)

@@ -18,3 +18,6 @@ func ApplyCommandPolicy(p CommandPolicy) error {
 	}
 	return fmt.Errorf(CommandErrorPrefix+"%w: no command sandbox on this platform", ErrUnavailable)
 }
+
+// PinCommandPaths does nothing: there is no command sandbox here.
+func PinCommandPaths() (release func()) { return func() {} }

@@ -1,7 +1,5 @@
 package sandbox
 
-import "errors"
-
 // Config says what a sandboxed process may still do. The agent's is
 // empty but for the engine's port: no paths at all.
 type Config struct {
@@ -24,13 +22,6 @@ type Capabilities struct {
 	Seccomp     bool   `json:"seccomp"`    // seccomp filters with TSYNC
 	Detail      string `json:"detail,omitempty"`
 }
-
-// Errors of ApplySelf.
-var (
-	// ErrUnavailable is returned when the kernel has no Landlock or no
-	// seccomp filter support: the sandbox cannot be applied.
-	ErrUnavailable = errors.New("kernel sandbox unavailable")
-)
 
 // Sandbox applies the kernel sandbox of this platform.
 type Sandbox struct {

@@ -51,17 +51,22 @@ func seccompAvailable() bool {
 }
 
 // ApplySelf confines the whole process, irreversibly: it closes every
-// descriptor but 0, 1 and 2, restricts all threads with Landlock at the
-// kernel's ABI (filesystem: only cfg's paths; TCP: connect to cfg's ports,
-// bind nowhere; scoping of abstract unix sockets and signals), and
-// installs the seccomp filter on all threads. It fails with ErrUnavailable
-// when the kernel lacks Landlock or seccomp, without restricting anything.
+// descriptor but 0, 1 and 2, drops every capability on every thread (see
+// dropPrivileges), restricts all threads with Landlock at the kernel's ABI
+// (filesystem: only cfg's paths; TCP: connect to cfg's ports, bind
+// nowhere; scoping of abstract unix sockets and signals), and installs
+// the agent's seccomp allow-list on all threads. It fails with
+// ErrUnavailable when the kernel lacks Landlock or seccomp, without
+// restricting anything.
 func (s *Sandbox) ApplySelf(cfg Config) error {
 	if !s.Available() {
 		return fmt.Errorf("%w: %s", ErrUnavailable, s.caps.Detail)
 	}
 	if err := closeInheritedFDs(); err != nil {
 		return fmt.Errorf("close inherited descriptors: %w", err)
+	}
+	if err := dropPrivileges(); err != nil {
+		return fmt.Errorf("drop privileges: %w", err)
 	}
 	abi := min(s.caps.LandlockABI, len(landlockConfigs)-1)
 	var rules []landlock.Rule
@@ -78,7 +83,12 @@ func (s *Sandbox) ApplySelf(cfg Config) error {
 	}
 	// Not BestEffort: the config is the kernel's own ABI, so everything
 	// it can restrict is restricted, and a failure is an error.
-	if err := landlockConfigs[abi].Restrict(rules...); err != nil {
+	task, unpin, err := taskDirRule(abi)
+	if err != nil {
+		return err
+	}
+	defer unpin()
+	if err := landlockConfigs[abi].Restrict(append(rules, task...)...); err != nil {
 		return fmt.Errorf("landlock (ABI %d): %w", abi, err)
 	}
 	if err := installSeccomp(); err != nil {

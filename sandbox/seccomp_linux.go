@@ -7,11 +7,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The seccomp filter denies what Landlock cannot: creating processes,
-// debugging or reading other processes, kernel attack surface the agent
-// never needs, and every socket but TCP over IPv4/IPv6. Everything else is
-// allowed (the Go runtime needs a great deal); Landlock confines files and
-// ports.
+// The agent's seccomp filter allows what the Go runtime and the agent
+// need and nothing else: no processes, no debugging or reading of other
+// processes, no kernel attack surface, no socket but TCP over IPv4/IPv6,
+// no stat; Landlock confines files and ports. The commands' filter (see
+// commandFilter) is a deny-list, because a shell needs nearly everything.
 //
 // Layout of struct seccomp_data: nr at 0, arch at 4, instruction pointer
 // at 8, args[i] at 16+8i (64-bit, low word first on little-endian).
@@ -21,7 +21,8 @@ const (
 	offArg0 = 16
 )
 
-func argLow(i int) uint32 { return uint32(offArg0 + 8*i) }
+func argLow(i int) uint32  { return uint32(offArg0 + 8*i) }
+func argHigh(i int) uint32 { return argLow(i) + 4 }
 
 // Return values of the filter.
 var (
@@ -35,7 +36,6 @@ var (
 const (
 	sockTypeMask = 0xf // SOCK_NONBLOCK and SOCK_CLOEXEC live above it
 	ipprotoTCP   = 6
-	tiocsti      = 0x5412
 )
 
 // program assembles BPF with symbolic jump targets.
@@ -54,6 +54,30 @@ func (p *program) stmt(code uint16, k uint32) {
 	p.ins = append(p.ins, unix.SockFilter{Code: code, K: k})
 }
 
+// retIf returns ret when A == k and else goes on: two instructions and a
+// jump of one, so a list of any length needs no long jumps.
+func (p *program) retIf(k, ret uint32) { p.retOn(unix.BPF_JEQ, k, true, ret) }
+
+// retOn returns ret when the comparison op of A with k is when, and else
+// goes on.
+func (p *program) retOn(op uint16, k uint32, when bool, ret uint32) {
+	jt, jf := uint8(0), uint8(1)
+	if !when {
+		jt, jf = 1, 0
+	}
+	p.ins = append(p.ins, unix.SockFilter{Code: unix.BPF_JMP | op | unix.BPF_K, K: k, Jt: jt, Jf: jf},
+		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: ret})
+}
+
+// argZero goes to then ("" = the next instruction) when the 64-bit
+// argument i is 0, else to eperm.
+func (p *program) argZero(i int, then string) {
+	p.load(argHigh(i))
+	p.jeq(0, "", "eperm")
+	p.load(argLow(i))
+	p.jeq(0, then, "eperm")
+}
+
 // jeq jumps to jt when A == k, else to jf ("" = next instruction).
 func (p *program) jeq(k uint32, jt, jf string) {
 	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, k, jt, jf)
@@ -62,11 +86,6 @@ func (p *program) jeq(k uint32, jt, jf string) {
 // jset jumps to jt when A & k != 0, else to jf.
 func (p *program) jset(k uint32, jt, jf string) {
 	p.jump(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, k, jt, jf)
-}
-
-// jge jumps to jt when A >= k, else to jf.
-func (p *program) jge(k uint32, jt, jf string) {
-	p.jump(unix.BPF_JMP|unix.BPF_JGE|unix.BPF_K, k, jt, jf)
 }
 
 func (p *program) jump(code uint16, k uint32, jt, jf string) {
@@ -116,10 +135,10 @@ func (p *program) resolve() error {
 // bypass every syscall number after it, and loads the syscall number.
 func (p *program) syscallNr() {
 	p.load(offArch)
-	p.jeq(auditArch, "", "kill")
+	p.retOn(unix.BPF_JEQ, auditArch, false, retKill)
 	p.load(offNr)
 	if x32Bit != 0 {
-		p.jge(x32Bit, "kill", "")
+		p.retOn(unix.BPF_JGE, x32Bit, true, retKill)
 	}
 }
 
@@ -140,18 +159,36 @@ func (p *program) finish() ([]unix.SockFilter, error) {
 	return p.ins, nil
 }
 
-// filter builds the agent's seccomp program for this architecture.
+// filter builds the agent's seccomp program for this architecture, an
+// allow-list: the syscalls the Go runtime and a gRPC client over TCP need
+// (agentAllowed), some of them only with safe arguments (see the labels
+// below). What the sandbox refuses by name (agentRefused: what an escape
+// would try) fails with EPERM, as the kernel answers an unprivileged
+// caller; every other number, including ones newer than this list, fails
+// with ENOSYS, so that a library probing for a newer call (clone3,
+// openat2, epoll_pwait2) falls back to an older one as on an older
+// kernel.
 func filter() ([]unix.SockFilter, error) {
+	if !seccompArch {
+		return nil, fmt.Errorf("%w: no seccomp filter for this architecture", ErrUnavailable)
+	}
+	pid := uint32(unix.Getpid())
 	var p program
 	p.syscallNr()
-	for _, nr := range deniedSyscalls {
-		p.jeq(uint32(nr), "eperm", "")
+	for _, nr := range agentAllowed {
+		p.retIf(uint32(nr), retAllow)
 	}
-	p.jeq(uint32(unix.SYS_CLONE3), "enosys", "") // runtimes fall back to clone
+	for _, nr := range agentRefused {
+		p.retIf(uint32(nr), retEPERM)
+	}
 	p.jeq(uint32(unix.SYS_CLONE), "clone", "")
 	p.jeq(uint32(unix.SYS_SOCKET), "socket", "")
-	p.jeq(uint32(unix.SYS_IOCTL), "ioctl", "")
-	p.ret(retAllow)
+	p.jeq(uint32(unix.SYS_OPENAT), "openat", "")
+	p.jeq(uint32(unix.SYS_KILL), "self", "")
+	p.jeq(uint32(unix.SYS_TGKILL), "self", "")
+	p.jeq(uint32(unix.SYS_SENDTO), "sendto", "")
+	p.jeq(uint32(unix.SYS_SENDMSG), "sendmsg", "")
+	p.ret(retENOSYS)
 
 	// clone: threads only (CLONE_THREAD), never a new process.
 	p.label("clone")
@@ -172,13 +209,43 @@ func filter() ([]unix.SockFilter, error) {
 	p.jeq(0, "allow", "")
 	p.jeq(ipprotoTCP, "allow", "eperm")
 
-	// ioctl: no TIOCSTI (pushing input into the controlling terminal).
-	p.label("ioctl")
-	p.load(argLow(1))
-	p.jeq(tiocsti, "eperm", "allow")
+	// openat: Landlock decides, except for O_PATH, which Landlock does
+	// not check and which would hand out descriptors to anything.
+	p.label("openat")
+	p.load(argLow(2))
+	p.jset(unix.O_PATH, "eperm", "allow")
 
+	// kill and tgkill: this process only (the runtime signals its own
+	// threads); Landlock's scoping stops the rest too.
+	p.label("self")
+	p.load(argHigh(0))
+	p.jeq(0, "", "eperm")
+	p.load(argLow(0))
+	p.jeq(pid, "allow", "eperm")
+
+	p.fastOpen()
 	return p.finish()
 }
+
+// fastOpen adds the labels sendto, sendmsg and sendmmsg, which refuse
+// MSG_FASTOPEN (TCP Fast Open): a send with it connects without
+// connect(2), past Landlock's check of the port (seen on 6.18).
+func (p *program) fastOpen() {
+	p.label("sendto")
+	p.load(argLow(3))
+	p.jset(unix.MSG_FASTOPEN, "eperm", "allow")
+	p.label("sendmsg")
+	p.load(argLow(2))
+	p.jset(unix.MSG_FASTOPEN, "eperm", "allow")
+	p.label("sendmmsg")
+	p.load(argLow(3))
+	p.jset(unix.MSG_FASTOPEN, "eperm", "allow")
+}
+
+// agentConditional are the syscalls the agent's filter allows with some
+// arguments only: clone, socket, openat, kill, tgkill, sendto and sendmsg.
+var agentConditional = []int{unix.SYS_CLONE, unix.SYS_SOCKET, unix.SYS_OPENAT, unix.SYS_KILL, unix.SYS_TGKILL,
+	unix.SYS_SENDTO, unix.SYS_SENDMSG}
 
 // installSeccomp sets no_new_privs and installs the filter on every
 // thread of the process (SECCOMP_FILTER_FLAG_TSYNC).

@@ -11,4 +11,6 @@ const (
 	cloneFlagsArg = 0
 )
 
-var deniedSyscalls []int
+var agentAllowed, agentRefused []int
+
+var commandModeArgs map[int]int

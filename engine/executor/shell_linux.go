@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/supervise"
+	"github.com/opx-dev/opx/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,6 +44,10 @@ func runProcess(ctx context.Context, argv []string, dir string, env []string, ti
 		return runResult{exitCode: -1, failed: err.Error()}
 	}
 	defer pr.Close()
+	// The launcher's Landlock rules for /proc name inodes that hold only
+	// while their dentries live: keep them open until the command ends.
+	release := sandbox.PinCommandPaths()
+	defer release()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, pw, pw

@@ -34,11 +34,18 @@ func init() {
 // too. Note that a child that changes its user or group ids loses the
 // signal (prctl(2)); such a child must arm it again itself.
 func StartTied(cmd *exec.Cmd, sig syscall.Signal) error {
+	ArmDeathSignal(cmd, sig)
+	done := make(chan error, 1)
+	spawnRequests <- spawnRequest{cmd: cmd, done: done}
+	return <-done
+}
+
+// ArmDeathSignal sets cmd's parent-death signal to sig without starting
+// it, for a caller that forks from a thread of its own which outlives the
+// child (sandbox.StartUnprivileged): the signal is tied to that thread.
+func ArmDeathSignal(cmd *exec.Cmd, sig syscall.Signal) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Pdeathsig = sig
-	done := make(chan error, 1)
-	spawnRequests <- spawnRequest{cmd: cmd, done: done}
-	return <-done
 }
