@@ -196,7 +196,7 @@ func printDoctor(c *cli.Context, rep doctorReport) {
 	case rep.Ledger.Head != nil && rep.Ledger.Verify != nil:
 		verdict := green(w, "verifies (strict)")
 		if !rep.Ledger.Verify.OK {
-			verdict = red(w, fmt.Sprintf("%d failure(s)", len(rep.Ledger.Verify.Failures)))
+			verdict = red(w, fmt.Sprintf("%d failure(s)", rep.Ledger.Verify.Total()))
 		}
 		fmt.Fprintf(w, "ledger    %s\n          head %d %s, %s\n", filepath.Clean(rep.Ledger.Path), rep.Ledger.Head.Seq, rep.Ledger.Head.Hash, verdict)
 	default:
