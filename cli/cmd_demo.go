@@ -244,15 +244,22 @@ func runDemo(c *cli.Context) (err error) {
 	if rollbacks > 0 {
 		undo = " and the rollback"
 	}
+	// A temporary demo keeps its ledger in a state directory of its own:
+	// an engine started on its workspace must be told, or it would start
+	// a new ledger in the user's state directory.
+	env := ""
+	if tmp != "" {
+		env = "XDG_STATE_HOME=" + filepath.Join(tmp, "state") + " "
+	}
 	fmt.Fprintf(w, "\nEvery model call, proposal, verdict (%[1]s above among them), snapshot, execution%[2]s\n"+
 		"are in that ledger. Try:\n"+
 		"  opx ledger tail -n 30 --ledger %[3]s\n"+
-		"  opx snapshots --ledger %[3]s --workspace %[4]s\n"+
+		"  opx snapshots --ledger %[3]s\n"+
 		"  opx ledger export -o /tmp/demo.jsonl.zst --ledger %[3]s\n"+
-		"  opx start --workspace %[4]s    (then opx chat --workspace %[4]s)\n", plural(uint64(blocks), "block", "blocks"),
-		undo, ledgerFile, ws)
+		"  %[5]sopx start --workspace %[4]s    (then %[5]sopx chat --workspace %[4]s)\n", plural(uint64(blocks), "block", "blocks"),
+		undo, ledgerFile, ws, env)
 	if session != "" {
-		fmt.Fprintf(w, "  opx ledger export --session %s -o /tmp/demo-session.jsonl --ledger %s\n", session, ledgerFile)
+		fmt.Fprintf(w, "  opx replay %[1]s --ledger %[2]s\n  opx ledger export --session %[1]s -o /tmp/demo-session.jsonl --ledger %[2]s\n", session, ledgerFile)
 	}
 	if tmp != "" {
 		fmt.Fprintf(w, "\nThe demo's workspace and ledger stay in %[1]s for that; remove them with: rm -rf %[1]s\n", tmp)

@@ -217,6 +217,25 @@ func TestE2E_Demo(t *testing.T) {
 			path = p
 		}
 	}
+	// Every command the demo suggests works as printed (start and chat
+	// aside: they would start an engine), writing into the test's dir.
+	hints := 0
+	tmp := t.TempDir()
+	for _, line := range strings.Split(string(out), "\n") {
+		hint, ok := strings.CutPrefix(line, "  opx ")
+		if !ok || strings.HasPrefix(hint, "start ") {
+			continue
+		}
+		hints++
+		hint = strings.NewReplacer("/tmp/demo.jsonl.zst", filepath.Join(tmp, "demo.jsonl.zst"),
+			"/tmp/demo-session.jsonl", filepath.Join(tmp, "demo-session.jsonl")).Replace(hint)
+		if o, e, code := runOpx(t, bin, strings.Fields(hint)...); code != 0 {
+			t.Errorf("the demo suggests `opx %s`: exit %d\n%s%s", hint, code, o, e)
+		}
+	}
+	if hints < 5 || !strings.Contains(string(out), "XDG_STATE_HOME=") {
+		t.Errorf("the demo suggests %d commands (want 5), or starts an engine without its state dir:\n%s", hints, out)
+	}
 	l, err := ledger.OpenReadOnly(path)
 	if err != nil {
 		t.Fatalf("the demo's ledger %q: %v", path, err)
