@@ -27,6 +27,9 @@ var (
 	// ErrConflict is returned (wrapped in a *ConflictError) when paths
 	// changed since the recorded post-state and --force was not given.
 	ErrConflict = errors.New("rollback conflicts with later changes")
+	// ErrRollbackTooLarge is returned when a rollback names more paths
+	// than its plan can record in one entry: nothing is changed.
+	ErrRollbackTooLarge = errors.New("rollback too large to record")
 	// ErrPruned is returned when content a rollback needs was removed by
 	// retention (recorded in a chronicle.pruned entry).
 	ErrPruned = errors.New("snapshot content pruned by retention")

@@ -82,7 +82,11 @@ func hasType(raw []byte, typ string) bool {
 func Recover(ctx context.Context, plan OpenPlan, fsys FS, notes []string, rec Recorder) (uint64, error) {
 	r := &event.Rollback{Snapshot: plan.Snapshot, Session: plan.Session, Plan: plan.Seq, PreSnapshot: plan.PreSnapshot,
 		Forced: plan.Forced, Files: []string{}, Post: []event.PostState{}, Interrupted: true}
-	problems := append([]string{"interrupted: the rollback ended before it recorded its outcome; each post-state was measured from the workspace afterwards"}, notes...)
+	lead := "interrupted: the rollback ended before it recorded its outcome; each post-state was measured from the workspace afterwards"
+	if fsys == nil {
+		lead = "interrupted: the rollback ended before it recorded its outcome; what it left could not be measured"
+	}
+	problems := append([]string{lead}, notes...)
 	for _, to := range plan.Files {
 		if fsys == nil {
 			break

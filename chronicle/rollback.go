@@ -2,6 +2,7 @@ package chronicle
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -320,6 +321,12 @@ func (x *Index) Restore(ctx context.Context, p *Plan, src Source, wfs WriteFS, r
 		to[i].Path = s.Path
 	}
 	sort.Slice(to, func(i, j int) bool { return to[i].Path < to[j].Path })
+	// The plan, the snapshot of what it overwrites and the outcome each
+	// name every path; one entry holds at most ledger.MaxLineSize.
+	if n := planSize(to); n > maxPlanBytes {
+		return nil, fmt.Errorf("%w: it changes %d paths (%d bytes of plan, at most %d in one entry); roll back its snapshots one by one",
+			ErrRollbackTooLarge, len(to), n, maxPlanBytes)
+	}
 	// What the rollback overwrites, durable before it does. A file too
 	// large to keep is recorded by hash: the rollback still runs (it may
 	// be what removes that file), and undoing it says why that file
@@ -492,4 +499,15 @@ func depth(p string) int { return strings.Count(p, "/") }
 func isBatch(w WriteFS) bool {
 	_, ok := w.(BatchWriter)
 	return ok
+}
+
+// maxPlanBytes bounds a rollback plan's list of paths: a third of the
+// maximum entry size, as the pre-snapshot and the outcome list the same
+// paths again (each in its own entry, with a little more per path).
+const maxPlanBytes = ledger.MaxLineSize / 3
+
+// planSize is the size of a plan's files as JSON.
+func planSize(to []event.FileState) int {
+	b, _ := json.Marshal(to)
+	return len(b)
 }

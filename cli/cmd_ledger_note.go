@@ -60,8 +60,11 @@ func runLedgerNote(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// Opened for writing: an interrupted rollback is recorded first.
-	if err := recoverRollbacks(c, l, engine.NewRecorder(l)); err != nil {
+	// Opened for writing: an interrupted rollback is recorded first, as
+	// measured in the workspace the ledger's engine last worked on (or
+	// --workspace); none known, it is left for opx rollback or the engine.
+	ws, _ := rollbackWorkspace(c, l)
+	if err := recoverRollbacks(c, l, engine.NewRecorder(l), ws); err != nil {
 		l.Close()
 		return err
 	}

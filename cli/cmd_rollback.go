@@ -133,7 +133,7 @@ func rollbackSomewhere(c *cli.Context, req engine.RollbackRequest) (*engine.Roll
 					"(the next opx rollback without --dry-run, or the engine's start, records it); conflicts below may be its doing\n", p.Seq)
 			}
 		}
-	} else if err := recoverRollbacks(c, l, rec); err != nil {
+	} else if err := recoverRollbacks(c, l, rec, w.Path()); err != nil {
 		return nil, err
 	}
 	chron := engine.NewChronicle(rollbackFS(w), rec, chronicle.Retention{})
@@ -148,8 +148,8 @@ var rollbackFS = engine.WorkspaceFS
 // recoverRollbacks records, as the engine does when it starts, how any
 // rollback that was interrupted left the workspace (engine.RecoverRollbacks),
 // before this command appends anything, and says so on stderr.
-func recoverRollbacks(c *cli.Context, l *ledger.Ledger, rec chronicle.Recorder) error {
-	recovered, err := engine.RecoverRollbacks(c.Context, l, rec)
+func recoverRollbacks(c *cli.Context, l *ledger.Ledger, rec chronicle.Recorder, workspace string) error {
+	recovered, err := engine.RecoverRollbacks(c.Context, l, rec, workspace)
 	for _, r := range recovered {
 		fmt.Fprintf(c.App.ErrWriter, "opx: the rollback planned at entry %d was interrupted; recorded what it left as entry %d (opx ledger show %d)\n",
 			r.Plan, r.Rollback, r.Rollback)

@@ -277,6 +277,12 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 			diffErr = clip(err.Error(), 1024)
 			res.Content += "\n(opx: what the command changed could not be worked out: " + diffErr + ")"
 			res.IsError = true
+		} else if n := inlineSize(pr, ps); n > maxInlineChanges {
+			// One entry cannot carry them (ledger.MaxLineSize): recorded as
+			// a diff that could not be kept, which rollbacks already handle
+			// by comparing the snapshot's manifest with the workspace.
+			diffErr = fmt.Sprintf("the command changed %d paths: %d bytes of pre- and post-states, more than one entry records (%d)", len(ps), n, maxInlineChanges)
+			res.Content += "\n(opx: " + diffErr + ")"
 		} else {
 			pre, post = pr, ps
 		}
@@ -334,4 +340,16 @@ func parseArgs(arguments string) (json.RawMessage, error) {
 		return nil, fmt.Errorf("tool arguments: %v", err)
 	}
 	return c, nil
+}
+
+// maxInlineChanges bounds the pre- and post-states an exec.completed
+// carries inline: half the maximum entry size, the rest for the result
+// and the envelope.
+const maxInlineChanges = ledger.MaxLineSize / 2
+
+// inlineSize is the size of pre and post as JSON.
+func inlineSize(pre []event.FileState, post []event.PostState) int {
+	a, _ := json.Marshal(pre)
+	b, _ := json.Marshal(post)
+	return len(a) + len(b)
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -25,18 +27,28 @@ type RecoveredRollback struct {
 // RecoverRollbacks records how every interrupted rollback left the
 // workspace: for each rollback plan with no outcome (the engine or opx
 // rollback died while carrying it out), a chronicle.rollback marked
-// interrupted whose post-states are measured from the plan's workspace
-// now (chronicle.Recover). The engine runs it at start, before
-// engine.started, and opx rollback before it changes anything, so that
-// no rollback's effects stay off the record. It returns what it recorded.
-func RecoverRollbacks(ctx context.Context, l *ledger.Ledger, rec chronicle.Recorder) ([]RecoveredRollback, error) {
+// interrupted whose post-states are measured from disk now
+// (chronicle.Recover). The engine runs it at start, before engine.started,
+// and opx rollback before it changes anything, so that no rollback's
+// effects stay off the record. It returns what it recorded.
+//
+// Only workspace, the directory the caller works on, is ever read or
+// changed: a plan's workspace comes from the ledger, which may have been
+// imported from elsewhere or name a directory that has moved. A plan for
+// another directory is recorded as interrupted and not measured; with
+// workspace "" (no workspace in use) plans are left open for a process
+// that has one.
+func RecoverRollbacks(ctx context.Context, l *ledger.Ledger, rec chronicle.Recorder, workspace string) ([]RecoveredRollback, error) {
 	plans, err := chronicle.OpenPlans(l)
 	if err != nil {
 		return nil, fmt.Errorf("find interrupted rollbacks: %w", err)
 	}
 	var out []RecoveredRollback
 	for _, p := range plans {
-		seq, err := recoverOne(ctx, p, rec)
+		if workspace == "" {
+			continue
+		}
+		seq, err := recoverOne(ctx, p, rec, workspace)
 		if err != nil {
 			return out, fmt.Errorf("record the interrupted rollback planned at %d: %w", p.Seq, err)
 		}
@@ -45,8 +57,12 @@ func RecoverRollbacks(ctx context.Context, l *ledger.Ledger, rec chronicle.Recor
 	return out, nil
 }
 
-func recoverOne(ctx context.Context, p chronicle.OpenPlan, rec chronicle.Recorder) (uint64, error) {
-	ws, err := executor.OpenWorkspace(p.Workspace)
+func recoverOne(ctx context.Context, p chronicle.OpenPlan, rec chronicle.Recorder, workspace string) (uint64, error) {
+	if !sameDir(p.Workspace, workspace) {
+		return chronicle.Recover(ctx, p, nil, []string{fmt.Sprintf(
+			"not measured: the plan names the workspace %s and this process works on %s; nothing there was read or removed", p.Workspace, workspace)}, rec)
+	}
+	ws, err := executor.OpenWorkspace(workspace)
 	if err != nil {
 		return chronicle.Recover(ctx, p, nil, []string{fmt.Sprintf("the workspace %s could not be opened to measure it: %v", p.Workspace, err)}, rec)
 	}
@@ -98,4 +114,18 @@ func isTemporary(e chronicle.Stat) bool {
 	const prefix = ".opx-tmp-"
 	hex := strings.TrimPrefix(e.Name, prefix)
 	return e.Mode.IsRegular() && len(hex) == 12 && len(e.Name) == len(prefix)+12 && strings.Trim(hex, "0123456789abcdef") == ""
+}
+
+// sameDir reports whether a and b name the same directory: the same
+// cleaned path, or, when both exist, the same inode.
+func sameDir(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && fa.IsDir() && os.SameFile(fa, fb)
 }

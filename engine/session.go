@@ -66,7 +66,7 @@ func (e *Engine) load() error {
 	// A rollback this or another process was carrying out when it died
 	// is recorded (what it left, measured from disk) before anything is
 	// served.
-	recovered, err := RecoverRollbacks(ctx, l, e.rec)
+	recovered, err := RecoverRollbacks(ctx, l, e.rec, e.opts.Workspace)
 	if err != nil {
 		return err
 	}

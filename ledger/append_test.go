@@ -441,3 +441,23 @@ func TestLedger_Blobs(t *testing.T) {
 		t.Errorf("blobs bucket %v, want %v", stored, want)
 	}
 }
+
+// TestAppend_RefusesOverMaxEntrySize: the store never holds an entry its
+// export reader would refuse as over-long; the ledger is unchanged and
+// goes on.
+func TestAppend_RefusesOverMaxEntrySize(t *testing.T) {
+	lg := ledgertest.New(t, filepath.Join(t.TempDir(), "ledger.db"), 1)
+	l, err := ledger.Open(lg.Path, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	big := map[string]string{"text": strings.Repeat("a", ledger.MaxLineSize)}
+	if _, err := l.Append(context.Background(), ledger.Sync, ledger.Record{Type: "ledger.note", Data: big}); !errors.Is(err, ledger.ErrInvalidRecord) {
+		t.Fatalf("append of an over-long entry: %v, want ErrInvalidRecord", err)
+	}
+	fits := map[string]string{"text": strings.Repeat("a", ledger.MaxLineSize-1024)}
+	if _, err := l.Append(context.Background(), ledger.Sync, ledger.Record{Type: "ledger.note", Data: fits}); err != nil {
+		t.Fatalf("append of an entry just under the limit: %v", err)
+	}
+}

@@ -125,12 +125,25 @@ func (l *Ledger) Append(ctx context.Context, d Durability, recs ...Record) ([]Ap
 		if err != nil {
 			return nil, fmt.Errorf("%w: record %d (%s): %v", ErrInvalidRecord, i, r.Type, err)
 		}
+		if n := maxEntrySize(r, data); n > MaxLineSize {
+			return nil, fmt.Errorf("%w: record %d (%s): an entry of up to %d bytes is over the maximum entry size (%d bytes), which no export reader accepts",
+				ErrInvalidRecord, i, r.Type, n, MaxLineSize)
+		}
 		datas[i] = data
 		for _, b := range r.Blobs {
 			blobs = append(blobs, prepareBlob(b))
 		}
 	}
 	return l.w.append(ctx, d, recs, datas, blobs)
+}
+
+// maxEntrySize bounds the size of the entry r would become: its data,
+// its session and type escaped at worst (\u00XX per byte), and the fixed
+// members (prev, seq, ts and the keys). Append refuses a record whose
+// entry could exceed MaxLineSize: the store never holds an entry that its
+// own export could not carry.
+func maxEntrySize(r Record, data []byte) int {
+	return len(data) + 6*(len(r.Session)+len(r.Type)) + 256
 }
 
 // canonicalData turns a record's Data into canonical JSON object bytes.

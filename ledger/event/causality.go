@@ -25,6 +25,10 @@ import (
 type Causality struct {
 	calls map[callKey]*callState
 	plans map[uint64]*RollbackStarted // rollback plans with no outcome yet, by seq
+	// planned is set by the first rollback plan: from there on, every
+	// rollback must name its plan (before it, rollbacks were recorded by
+	// engines that wrote no plans).
+	planned bool
 }
 
 type callKey struct{ session, subagent, callID string }

@@ -19,6 +19,7 @@ func (c *Causality) checkRollback(e *ledger.Entry) error {
 		}
 		plan := p.(*RollbackStarted)
 		c.plans[e.Seq] = plan
+		c.planned = true
 		if plan.PreSnapshot >= e.Seq {
 			return fmt.Errorf("rollback plan names pre_snapshot %d, which does not precede it", plan.PreSnapshot)
 		}
@@ -36,8 +37,15 @@ func (c *Causality) checkRollback(e *ledger.Entry) error {
 	return nil
 }
 
-// outcome checks a chronicle.rollback against its plan and closes it.
+// outcome checks a chronicle.rollback against its plan and closes it. A
+// rollback with no plan before the ledger's first plan was written by an
+// engine that predates plans (same format, opx-ledger/1): it is accepted
+// as such, since nothing then could have recorded one; after a plan has
+// appeared, a rollback without one is a failure.
 func (c *Causality) outcome(r *Rollback) error {
+	if r.Plan == 0 && !r.Interrupted && !c.planned {
+		return nil
+	}
 	if r.Plan == 0 {
 		return fmt.Errorf("rollback has no plan: nothing durable named what it would change before it changed files")
 	}
