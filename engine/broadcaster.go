@@ -31,6 +31,9 @@ type Broadcaster struct {
 	waiting bool        // a release goroutine waits on the watermark
 	quit    chan struct{}
 	closed  bool
+	// broken is set once the ledger failed: nothing more becomes
+	// durable, so every subscription is closed and none is taken.
+	broken bool
 }
 
 // heldEvent is an event waiting until the ledger is durable up to after.
@@ -55,12 +58,17 @@ func NewBroadcaster(l *ledger.Ledger) *Broadcaster {
 	return &Broadcaster{l: l, subs: map[string]map[*Subscription]struct{}{}, quit: make(chan struct{})}
 }
 
-// Subscribe starts receiving a session's events.
+// Subscribe starts receiving a session's events. After the ledger failed,
+// the subscription's C is closed at once.
 func (b *Broadcaster) Subscribe(session string) *Subscription {
 	c := make(chan *opxv1.PipelineEvent, subscriberBuffer)
 	s := &Subscription{C: c, c: c, session: session, b: b}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.broken {
+		s.once.Do(func() { close(s.c) })
+		return s
+	}
 	if b.subs[session] == nil {
 		b.subs[session] = map[*Subscription]struct{}{}
 	}
@@ -91,12 +99,13 @@ func (s *Subscription) closeLocked() {
 // never sent: nothing after the failure is durable.
 func (b *Broadcaster) Publish(ev *opxv1.PipelineEvent) {
 	w, err := b.l.Watermark()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if err != nil {
+		b.breakLocked()
 		return
 	}
 	after := max(ev.Seq, w.Queued)
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.closed {
 		return
 	}
@@ -123,6 +132,9 @@ func (b *Broadcaster) release() {
 			b.pending[n] = heldEvent{}
 		}
 		b.pending = b.pending[n:]
+		if err != nil {
+			b.breakLocked()
+		}
 		if len(b.pending) == 0 || err != nil || b.closed {
 			b.pending, b.waiting = nil, false
 			b.mu.Unlock()
@@ -155,6 +167,27 @@ func (b *Broadcaster) Close() {
 		b.closed = true
 		close(b.quit)
 	}
+}
+
+// breakLocked closes every subscription and drops what waits: the ledger
+// failed, so no held event will ever be durable and a client waiting for
+// one would wait for ever. b.mu is held.
+func (b *Broadcaster) breakLocked() {
+	b.broken = true
+	b.pending = nil
+	for _, subs := range b.subs {
+		for s := range subs {
+			s.closeLocked()
+		}
+	}
+}
+
+// Broken reports whether the ledger failed under the broadcaster (its
+// subscriptions were closed for that, not for falling behind).
+func (b *Broadcaster) Broken() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.broken
 }
 
 // Subscribers returns how many clients follow a session.

@@ -126,6 +126,9 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 		select {
 		case ev, ok := <-sub.C:
 			if !ok {
+				if e.bc.Broken() {
+					return status.Error(codes.Unavailable, "the ledger failed: nothing more is recorded (see the engine's log)")
+				}
 				return status.Error(codes.ResourceExhausted, "client fell too far behind; read the rest from the ledger")
 			}
 			if err := stream.Send(ev); err != nil {

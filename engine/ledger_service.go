@@ -89,7 +89,7 @@ func (s *ledgerService) Follow(req *opxv1.FollowRequest, stream opxv1.LedgerServ
 	for {
 		w, err := s.l().Watermark()
 		if err != nil {
-			return status.Errorf(codes.Internal, "%v", err)
+			return status.Errorf(codes.Unavailable, "%v", err)
 		}
 		if next <= w.Durable {
 			err := s.l().Range(next, w.Durable, func(en ledger.Entry) error {

@@ -453,13 +453,16 @@ func (w *writer) finishLocked(b *batch, err error) {
 	if err != nil {
 		if w.failed == nil {
 			w.failed = err
+			// Durable will never move again: wake every waiter, so that
+			// it sees the failure (Watermark) instead of waiting for ever.
+			close(w.advanced)
 		}
 		if w.cur != nil {
 			w.cur.err = err
 			close(w.cur.done)
 			w.cur = nil
 		}
-	} else if n := len(b.entries); n > 0 {
+	} else if n := len(b.entries); n > 0 && w.failed == nil {
 		w.durable = b.firstSeq + uint64(n-1)
 		close(w.advanced)
 		w.advanced = make(chan struct{})
@@ -471,7 +474,8 @@ func (w *writer) finishLocked(b *batch, err error) {
 // Watermark is where the writer stands: Queued is the seq of the last
 // entry appended (its seq and hash are final, but it may not be on disk
 // yet), Durable the seq of the last entry committed and fsynced. Advanced
-// is closed when Durable next moves; after a failed commit it never does.
+// is closed when Durable next moves, or when a commit fails (Durable then
+// never moves again, and Watermark returns ErrBroken).
 type Watermark struct {
 	Queued, Durable uint64
 	Advanced        <-chan struct{}
@@ -488,7 +492,11 @@ func (l *Ledger) Watermark() (Watermark, error) {
 	w := l.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return Watermark{Queued: w.seq, Durable: w.durable, Advanced: w.advanced}, nil
+	wm := Watermark{Queued: w.seq, Durable: w.durable, Advanced: w.advanced}
+	if w.failed != nil {
+		return wm, fmt.Errorf("%w: %v", ErrBroken, w.failed)
+	}
+	return wm, nil
 }
 
 func (w *writer) close() error {
