@@ -122,7 +122,9 @@ func newExportReader(r io.Reader) (*exportReader, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	er := &exportReader{}
 	if magic, _ := br.Peek(4); bytes.Equal(magic, zstdMagic) {
-		zr, err := zstd.NewReader(br, zstd.WithDecoderMaxMemory(MaxStreamWindow),
+		// The guard walks the frames the decoder reads, so that a
+		// skippable frame (which the decoder would pass over) fails.
+		zr, err := zstd.NewReader(newFrameGuard(br), zstd.WithDecoderMaxMemory(MaxStreamWindow),
 			zstd.WithDecoderMaxWindow(MaxStreamWindow), zstd.WithDecoderConcurrency(2))
 		if err != nil {
 			return nil, err
