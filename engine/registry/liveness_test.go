@@ -158,3 +158,51 @@ func TestLookup_ManagerUpEngineGone(t *testing.T) {
 		t.Errorf("Lookup with the engine gone = %v, want ErrStarting", err)
 	}
 }
+
+// TestOrphan_LegacyEntry: an entry written before entries carried start
+// times (an older manager, SIGKILLed) still leads to its engine, which its
+// command line identifies (internal-engine for this workspace), so opx
+// stop and opx start can stop it; a process at that pid running anything
+// else is not taken for it.
+func TestOrphan_LegacyEntry(t *testing.T) {
+	ws := t.TempDir()
+	engine := exec.Command("sh", "-c", "read x", "internal-engine", "--workspace", ws)
+	stdin, err := engine.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := engine.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); engine.Process.Kill(); engine.Wait() })
+	other := sleeper(t)
+	for _, tt := range []struct {
+		name string
+		pid  int
+		want bool
+	}{{"its engine", engine.Process.Pid, true}, {"another program at the pid", other.Process.Pid, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := crashedManager(t, registry.Entry{Workspace: ws, ManagerPID: 1 << 22, EnginePID: tt.pid, Port: 4242, Ledger: "/l"})
+			legacy := fmt.Sprintf(`{"workspace":%q,"manager_pid":%d,"engine_pid":%d,"port":4242,"ledger":"/l"}`, ws, 1<<22, tt.pid)
+			if err := os.WriteFile(filepath.Join(string(dir), "engine.json"), []byte(legacy), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := registry.Orphan(dir)
+			if !tt.want {
+				if err == nil {
+					t.Fatalf("Orphan = %+v: a process that is not the engine taken for it", got)
+				}
+				return
+			}
+			if err != nil || got.EnginePID != tt.pid || got.EngineStart != start(t, tt.pid) {
+				t.Fatalf("Orphan = %+v, %v", got, err)
+			}
+			if err := registry.Stop(got, 5*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if got.EngineAlive() {
+				t.Error("the legacy engine is alive after Stop")
+			}
+		})
+	}
+}

@@ -36,6 +36,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/opx-dev/opx/internal/regularfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -240,13 +241,23 @@ func Stop(e Entry, grace time.Duration) error {
 	return fmt.Errorf("engine pid %d did not exit after SIGKILL", e.EnginePID)
 }
 
+// read reads engine.json (a small file of opx's own: at most 64 KiB
+// read). An entry written before entries carried start times has its
+// engine recognised by its command line (legacyEngineStart), so that an
+// engine such a manager left running is still found and stopped.
 func read(dir Dir) (Entry, error) {
 	var e Entry
-	b, err := os.ReadFile(dir.path("engine.json"))
+	b, err := regularfile.Read(dir.path("engine.json"), 64<<10)
 	if err != nil {
 		return e, err
 	}
-	return e, json.Unmarshal(b, &e)
+	if err := json.Unmarshal(b, &e); err != nil {
+		return e, err
+	}
+	if e.EngineStart == 0 {
+		e.EngineStart = legacyEngineStart(e.EnginePID, e.Workspace)
+	}
+	return e, nil
 }
 
 // writeFile writes atomically (temp file, rename), 0600.
