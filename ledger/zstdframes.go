@@ -25,10 +25,10 @@ type frameGuard struct {
 }
 
 const (
-	fgMagic = iota // 4 bytes: a frame's magic number
-	fgFHD          // 1 byte: the frame header descriptor
-	fgHeader       // the rest of the frame header
-	fgBlock        // 3 bytes: a block header
+	fgMagic  = iota // 4 bytes: a frame's magic number
+	fgFHD           // 1 byte: the frame header descriptor
+	fgHeader        // the rest of the frame header
+	fgBlock         // 3 bytes: a block header
 )
 
 func newFrameGuard(r io.Reader) *frameGuard { return &frameGuard{r: r, need: 4} }
