@@ -1,13 +1,11 @@
 package cli_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -76,35 +74,8 @@ func offlineKilledThenRecovered(t *testing.T, byNote bool) {
 	w := newSnapWorld(t, files, calls...)
 	args := []string{"rollback", "--session", "ses_1", "--ledger", w.ledger, "--workspace", w.ws}
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRollbackCrashChild_Offline$")
-	cmd.Env = append(os.Environ(), offlineChildArgs+"="+strings.Join(args, "\n"), offlineChildAfter+"=15", "OPX_LEDGER=")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	paused := false
-	for sc := bufio.NewScanner(stdout); sc.Scan(); {
-		if sc.Text() == "paused" {
-			paused = true
-			break
-		}
-	}
-	cmd.Process.Kill()
-	werr := cmd.Wait()
-	var exit *exec.ExitError
-	if !paused || !errors.As(werr, &exit) || exit.ProcessState.String() != "signal: killed" {
-		t.Fatalf("child: paused %v, %v:\n%s", paused, werr, stderr.String())
-	}
+	chronicletest.RunPausingChild(t, "TestRollbackCrashChild_Offline",
+		[]string{offlineChildArgs + "=" + strings.Join(args, "\n"), offlineChildAfter + "=15", "OPX_LEDGER="}, nil)
 
 	// The plan is on record, with no outcome; strict verify says so.
 	ro, err := ledger.OpenReadOnly(w.ledger)
@@ -128,7 +99,7 @@ func offlineKilledThenRecovered(t *testing.T, byNote bool) {
 
 	want := map[string]event.PostState{}
 	for _, f := range plan.Files {
-		want[f.Path] = diskState(t, w.ws, f.Path)
+		want[f.Path] = chronicletest.Measured(t, w.ws, f.Path)
 	}
 	recovery := args
 	if byNote {
@@ -175,25 +146,6 @@ func offlineKilledThenRecovered(t *testing.T, byNote bool) {
 	if got := w.read("new.txt"); got != "<absent>" {
 		t.Errorf("new.txt = %q, want absent", got)
 	}
-}
-
-// diskState is what the workspace holds at a regular file's path (or its
-// absence), hashed by the test itself.
-func diskState(t *testing.T, ws, rel string) event.PostState {
-	t.Helper()
-	full := filepath.Join(ws, filepath.FromSlash(rel))
-	b, err := os.ReadFile(full)
-	if errors.Is(err, os.ErrNotExist) {
-		return event.PostState{Path: rel, Absent: true}
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Lstat(full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return event.PostState{Path: rel, Hash: ledger.Sum(b).String(), Mode: uint32(fi.Mode().Perm())}
 }
 
 // TestImport_RefusesOpenRollbackPlan: an export whose last rollback plan

@@ -84,7 +84,7 @@ func TestChronicleService_Rollback_KilledThenRecovered(t *testing.T) {
 			conn.Close()
 		}
 	}()
-	runPausingChild(t, "TestRollbackCrashChild_Engine", []string{rbEngineChild + "=1", rbChildLedger + "=" + f.path, rbChildWS + "=" + f.ws,
+	chronicletest.RunPausingChild(t, "TestRollbackCrashChild_Engine", []string{rbEngineChild + "=1", rbChildLedger + "=" + f.path, rbChildWS + "=" + f.ws,
 		rbChildAfter + "=" + strconv.Itoa(len(dry.Steps)/3)}, func(line string) {
 		port, ok := strings.CutPrefix(line, "PORT:")
 		if !ok {
@@ -117,7 +117,7 @@ func TestChronicleService_Rollback_KilledThenRecovered(t *testing.T) {
 	}
 	want := map[string]event.PostState{}
 	for _, s := range dry.Steps {
-		want[s.Path] = measured(t, f.ws, s.Path)
+		want[s.Path] = chronicletest.Measured(t, f.ws, s.Path)
 	}
 	startEngineOn(t, l, f.ws)
 	out, _ := recoveredOutcome(t, l, plans[0].Seq)

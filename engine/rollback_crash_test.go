@@ -1,14 +1,11 @@
 package engine_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,76 +67,7 @@ func TestRollbackCrashChild(t *testing.T) {
 // then kills it with SIGKILL.
 func runRollbackChild(t *testing.T, ledgerPath, ws string, after int) {
 	t.Helper()
-	runPausingChild(t, "TestRollbackCrashChild", []string{rbChildLedger + "=" + ledgerPath, rbChildWS + "=" + ws, rbChildAfter + "=" + strconv.Itoa(after)}, nil)
-}
-
-// runPausingChild runs this test binary as the child test name with env
-// added, hands each line it prints to onLine until it prints "paused",
-// then kills it with SIGKILL and waits for it.
-func runPausingChild(t *testing.T, name string, env []string, onLine func(string)) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$")
-	cmd.Env = append(os.Environ(), env...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	paused := false
-	for sc := bufio.NewScanner(stdout); sc.Scan(); {
-		if sc.Text() == "paused" {
-			paused = true
-			break
-		}
-		if onLine != nil {
-			onLine(sc.Text())
-		}
-	}
-	cmd.Process.Kill()
-	werr := cmd.Wait()
-	if !paused {
-		t.Fatalf("the child ended without pausing (%v):\n%s", werr, stderr.String())
-	}
-	var exit *exec.ExitError
-	if !errors.As(werr, &exit) || exit.ProcessState.String() != "signal: killed" {
-		t.Fatalf("child: %v, want killed by SIGKILL", werr)
-	}
-}
-
-// measured is what the workspace holds at a path now, hashed by the test
-// itself: the post-state recovery must record.
-func measured(t *testing.T, ws, rel string) event.PostState {
-	t.Helper()
-	full := filepath.Join(ws, filepath.FromSlash(rel))
-	fi, err := os.Lstat(full)
-	if errors.Is(err, fs.ErrNotExist) {
-		return event.PostState{Path: rel, Absent: true}
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	mode := uint32(fi.Mode().Perm())
-	switch {
-	case fi.IsDir():
-		return event.PostState{Path: rel, Hash: ledger.Sum([]byte("dir")).String(), Mode: mode}
-	case fi.Mode()&fs.ModeSymlink != 0:
-		target, _ := os.Readlink(full)
-		return event.PostState{Path: rel, Hash: ledger.Sum([]byte("symlink:" + target)).String()}
-	}
-	b, err := os.ReadFile(full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return event.PostState{Path: rel, Hash: ledger.Sum(b).String(), Mode: mode}
+	chronicletest.RunPausingChild(t, "TestRollbackCrashChild", []string{rbChildLedger + "=" + ledgerPath, rbChildWS + "=" + ws, rbChildAfter + "=" + strconv.Itoa(after)}, nil)
 }
 
 // TestChronicle_Rollback_KilledThenRecovered kills a session rollback of
@@ -210,7 +138,7 @@ func TestChronicle_Rollback_KilledThenRecovered(t *testing.T) {
 			want := map[string]event.PostState{}
 			restored := 0
 			for _, s := range dry.Steps {
-				want[s.Path] = measured(t, f.ws, s.Path)
+				want[s.Path] = chronicletest.Measured(t, f.ws, s.Path)
 				if want[s.Path] == chronicle.PostOf(event.FileState{Path: s.Path, State: s.To.State, Mode: s.To.Mode, Blob: s.To.Blob, Target: s.To.Target}) {
 					restored++
 				}
