@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/opx-dev/opx/internal/regularfile"
 )
 
 // MaxLineSize is the maximum entry size: the longest JSONL line (one entry,
@@ -65,39 +65,14 @@ type exportReader struct {
 // ErrNotRegular is returned when an input that must be a regular file (an
 // export, a manifest, a blob in a bundle) is a directory, a FIFO, a device
 // or a socket: opx reads none of those, so /dev/zero or a pipe cannot make
-// it hang or read without end.
-var ErrNotRegular = errors.New("not a regular file")
+// it hang or read without end. It is regularfile.ErrNotRegular, the one
+// sentinel of every reader of outside files.
+var ErrNotRegular = regularfile.ErrNotRegular
 
-// openRegular opens path for reading only if it is a regular file. The
-// open does not block on a FIFO (O_NONBLOCK), and the check is made on the
-// opened file, so nothing can be swapped in between.
-func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		what := "a special file"
-		switch {
-		case fi.IsDir():
-			what = "a directory"
-		case fi.Mode()&os.ModeNamedPipe != 0:
-			what = "a FIFO"
-		case fi.Mode()&os.ModeDevice != 0:
-			what = "a device"
-		case fi.Mode()&os.ModeSocket != 0:
-			what = "a socket"
-		}
-		return nil, fmt.Errorf("%s is %s: %w", path, what, ErrNotRegular)
-	}
-	return f, nil
-}
+// openRegular opens path for reading only if it is a regular file
+// (regularfile.Open: without blocking on a FIFO, checked on the opened
+// file).
+func openRegular(path string) (*os.File, error) { return regularfile.Open(path) }
 
 // openExport opens an export file for reading. Errors here are
 // operational (no such file, not a regular file); what the file holds is

@@ -10,6 +10,9 @@ import (
 // Open opens path for reading if it is a regular file, without blocking
 // on a FIFO or a device's open.
 func Open(path string) (*os.File, error) {
+	// O_NONBLOCK: a FIFO with no writer is refused below, not waited for.
+	// The check is made on the opened file, so nothing can be swapped in
+	// between.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, err
@@ -21,7 +24,7 @@ func Open(path string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kind(fi.Mode()))
+		return nil, fmt.Errorf("%s is %s: %w", path, kind(fi.Mode()), ErrNotRegular)
 	}
 	return f, nil
 }
@@ -59,13 +62,11 @@ func kind(m os.FileMode) string {
 		return "a directory"
 	case m&os.ModeNamedPipe != 0:
 		return "a FIFO"
+	case m&os.ModeDevice != 0:
+		return "a device"
 	case m&os.ModeSocket != 0:
 		return "a socket"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a block device"
 	default:
-		return "mode " + m.String()
+		return "a special file"
 	}
 }
