@@ -36,11 +36,7 @@ func OpenPlans(l Backwarder) ([]OpenPlan, error) {
 		case hasType(raw, event.TypeEngineStarted):
 			return false, nil
 		case hasType(raw, event.TypeRollback):
-			e, err := ledger.ParseEntry(raw)
-			if err != nil {
-				return false, fmt.Errorf("entry %d: %w", seq, err)
-			}
-			p, err := event.Decode(e)
+			p, err := decodeRaw(seq, raw)
 			if err != nil {
 				return false, err
 			}
@@ -49,11 +45,7 @@ func OpenPlans(l Backwarder) ([]OpenPlan, error) {
 			if closed[seq] {
 				return true, nil
 			}
-			e, err := ledger.ParseEntry(raw)
-			if err != nil {
-				return false, fmt.Errorf("entry %d: %w", seq, err)
-			}
-			p, err := event.Decode(e)
+			p, err := decodeRaw(seq, raw)
 			if err != nil {
 				return false, err
 			}
@@ -63,6 +55,15 @@ func OpenPlans(l Backwarder) ([]OpenPlan, error) {
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
 	return out, err
+}
+
+// decodeRaw parses the stored entry seq and decodes its payload.
+func decodeRaw(seq uint64, raw []byte) (event.Payload, error) {
+	e, err := ledger.ParseEntry(raw)
+	if err != nil {
+		return nil, fmt.Errorf("entry %d: %w", seq, err)
+	}
+	return event.Decode(e)
 }
 
 // hasType reports whether a stored entry's type is typ: the entry is
