@@ -125,8 +125,11 @@ type Engine struct {
 	approvals *Approvals
 	// startedSeq is this engine's engine.started entry.
 	startedSeq uint64
-	ws         *executor.Workspace
-	bc         *Broadcaster
+	// lastCheckpoint is the checkpoint load recorded (0: none), where
+	// checkpointEvery counts from.
+	lastCheckpoint uint64
+	ws             *executor.Workspace
+	bc             *Broadcaster
 
 	mu         sync.Mutex
 	srv        *grpc.Server // set by Run
