@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/zeebo/blake3"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -168,36 +169,48 @@ func (l *Ledger) BlobFramePart(h Hash, off int64, p []byte) (n int, size int64, 
 	return n, size, err
 }
 
-// StatBlobFrame summarises a stored frame as StatBlob does: its size and
-// the content size its header records (-1 when it records none).
-func StatBlobFrame(h Hash, zst []byte) BlobInfo {
-	info := BlobInfo{Hash: h, Size: -1, CompressedSize: len(zst)}
+// StatBlobFrame summarises a stored frame as StatBlob does, from its
+// size and its first bytes (at least zstd.HeaderMaxSize of them when the
+// frame is that long): the content size its header records, -1 when it
+// records none.
+func StatBlobFrame(h Hash, head []byte, storedSize int) BlobInfo {
+	info := BlobInfo{Hash: h, Size: -1, CompressedSize: storedSize}
 	var fh zstd.Header
-	if fh.Decode(zst) == nil && fh.HasFCS {
+	if fh.Decode(head) == nil && fh.HasFCS {
 		info.Size = int64(fh.FrameContentSize)
 	}
 	return info
 }
 
-// BlobFrameSize decompresses a stored frame as a stream, in bounded
-// memory, and returns its content size once the content hashes to want;
-// else the finding.
-func BlobFrameSize(want Hash, zst []byte) (int64, error) {
+// BlobFrameSize decompresses a stored frame read from r as a stream, in
+// bounded memory (one zstd window), and returns its content size once the
+// content hashes to want; else an IntegrityError (blob-corrupt).
+func BlobFrameSize(want Hash, r io.Reader) (int64, error) {
 	dec := newBlobDecoder()
 	defer dec.Close()
-	cr := &countWriter{}
-	if f := checkBlobFrame(dec, want, io.TeeReader(bytes.NewReader(zst), io.Discard)); f != nil {
-		return 0, f
+	corrupt := func(format string, args ...any) error {
+		return &IntegrityError{Kind: KindBlobCorrupt, Detail: fmt.Sprintf("blob %s ", want) + fmt.Sprintf(format, args...), Expected: want.String()}
 	}
-	if err := dec.Reset(bytes.NewReader(zst)); err != nil {
-		return 0, err
+	if err := dec.Reset(r); err != nil {
+		return 0, corrupt("does not decompress: %v", err)
 	}
-	if _, err := io.Copy(cr, io.LimitReader(dec, MaxBlobSize+1)); err != nil {
-		return 0, err
+	h := blake3.New()
+	n, err := io.Copy(h, io.LimitReader(dec, MaxBlobSize+1))
+	switch {
+	case err != nil:
+		return 0, corrupt("does not decompress: %v", err)
+	case n > MaxBlobSize:
+		return 0, corrupt("is larger than the maximum blob size (%d bytes)", MaxBlobSize)
 	}
-	return cr.n, nil
+	var got Hash
+	h.Sum(got[:0])
+	if got != want {
+		return 0, corrupt("hashes to %s", got)
+	}
+	return n, nil
 }
 
-type countWriter struct{ n int64 }
-
-func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+// ParseStored parses the stored bytes of entry seq as the ledger's own
+// reads do: a value that does not parse, or names another seq, is an
+// IntegrityError.
+func ParseStored(seq uint64, raw []byte) (Entry, error) { return parseStored(seq, raw) }
