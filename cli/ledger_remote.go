@@ -222,7 +222,8 @@ func (f *frameReader) Close() error { f.cancel(); return nil }
 // (re)starting, or one just went away, it tries both again for a few
 // seconds. Exactly one of the results is set.
 func openEngineOrFile(c *cli.Context, path string) (*ledger.Ledger, *remoteLedger, error) {
-	deadline := time.Now().Add(engineWait)
+	start := time.Now()
+	deadline := start.Add(engineWait)
 	for {
 		l, err := ledger.OpenReadOnly(path)
 		if !errors.Is(err, ledger.ErrLocked) {
@@ -234,6 +235,11 @@ func openEngineOrFile(c *cli.Context, path string) (*ledger.Ledger, *remoteLedge
 		r, rerr := dialLedgerEngine(c, path)
 		if rerr == nil {
 			return nil, r, nil
+		}
+		if errors.Is(rerr, registry.ErrNotRunning) && time.Now().After(start.Add(lockWait)) {
+			// No manager runs for this ledger: whatever holds the file
+			// (an orphaned engine, an offline writer) is not serving it.
+			deadline = time.Now()
 		}
 		if time.Now().After(deadline) || c.Context.Err() != nil {
 			return nil, nil, &explained{err: err, msg: fmt.Sprintf(
@@ -247,5 +253,65 @@ func openEngineOrFile(c *cli.Context, path string) (*ledger.Ledger, *remoteLedge
 }
 
 // engineWait is how long a review command waits for an engine that is
-// starting (or for the file, once an engine went away).
-const engineWait = 10 * time.Second
+// starting (or for the file, once an engine went away);
+// lockWait is how long it waits for a file that something other than a
+// registered engine holds (an offline writer, for a moment).
+const (
+	engineWait = 10 * time.Second
+	lockWait   = time.Second
+)
+
+// remoteGet is Ledger.Get through the engine: the stored entry seq, parsed
+// and checked to be entry seq, or an error wrapping ErrNotFound.
+func remoteGet(r *remoteLedger, seq uint64) (ledger.Entry, error) {
+	var e ledger.Entry
+	found := false
+	if seq <= r.head.Seq {
+		err := r.Entries(seq, seq, func(_ uint64, raw []byte) error {
+			var err error
+			e, err = ledger.ParseStored(seq, raw)
+			found = err == nil
+			return err
+		})
+		if err != nil {
+			return e, err
+		}
+	}
+	if !found {
+		return e, fmt.Errorf("entry %d: %w", seq, ledger.ErrNotFound)
+	}
+	return e, nil
+}
+
+// remoteStater summarises blobs through the engine for show, from the
+// stored frames it streams, checked here.
+type remoteStater struct{ r *remoteLedger }
+
+// StatBlob reads the frame (without holding it) for its size and header.
+func (s remoteStater) StatBlob(h ledger.Hash) (ledger.BlobInfo, error) {
+	rc, err := s.r.Blob(h)
+	if err != nil {
+		return ledger.BlobInfo{}, err
+	}
+	defer rc.Close()
+	head := make([]byte, 64)
+	n, err := io.ReadFull(rc, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return ledger.BlobInfo{}, err
+	}
+	rest, err := io.Copy(io.Discard, rc)
+	if err != nil {
+		return ledger.BlobInfo{}, err
+	}
+	return ledger.StatBlobFrame(h, head[:n], n+int(rest)), nil
+}
+
+// ContentSize decompresses the frame as it streams, checking its hash.
+func (s remoteStater) ContentSize(h ledger.Hash) (int64, error) {
+	rc, err := s.r.Blob(h)
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	return ledger.BlobFrameSize(h, rc)
+}
