@@ -136,7 +136,9 @@ func liveCases(t *testing.T) map[string]func(dir string) string {
 		},
 		"corrupt-blob": func(dir string) string {
 			p := cp(dir)
-			ledgertest.Edit(t, p, func(tx *bolt.Tx) error { return tx.Bucket([]byte("blobs")).Put(lg.Blobs[1][:], []byte("not a zstd frame")) })
+			ledgertest.Edit(t, p, func(tx *bolt.Tx) error {
+				return tx.Bucket([]byte("blobs")).Put(lg.Blobs[1][:], []byte("not a zstd frame"))
+			})
 			return p
 		},
 	}
