@@ -109,6 +109,9 @@ func (s *ledgerService) StreamEntries(req *opxv1.StreamEntriesRequest, stream op
 // follower never holds a read transaction open.
 func (s *ledgerService) Follow(req *opxv1.FollowRequest, stream opxv1.LedgerService_FollowServer) error {
 	next := req.FromSeq
+	s.e.mu.Lock()
+	stopping := s.e.running.Done()
+	s.e.mu.Unlock()
 	for {
 		w, err := s.l().Watermark()
 		if err != nil {
@@ -132,6 +135,10 @@ func (s *ledgerService) Follow(req *opxv1.FollowRequest, stream opxv1.LedgerServ
 		select {
 		case <-stream.Context().Done():
 			return nil
+		case <-stopping:
+			// A follower must not hold up the engine's stop: it
+			// reconnects to the next engine.
+			return status.Error(codes.Unavailable, "the engine is stopping")
 		case <-w.Advanced:
 		}
 	}
