@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/opx-dev/opx/ledger"
@@ -78,6 +80,10 @@ func runLedgerFollow(c *cli.Context) error {
 	if err := refuseEmpty(path); err != nil {
 		return err
 	}
+	// Ctrl-C (or SIGTERM) ends follow: exit 0, as after any stop.
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c.Context = ctx
 	f := &follower{c: c, path: path, w: c.App.Writer, json: c.Bool("json"), fromSet: c.IsSet("from"), from: c.Uint64("from")}
 	if ts := c.StringSlice("type"); len(ts) > 0 {
 		f.types = map[string]bool{}
