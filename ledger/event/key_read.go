@@ -45,6 +45,10 @@ func KeyAt(l *ledger.Ledger, before uint64) (k RecordedKey, ok bool, err error) 
 	return k, ok, err
 }
 
+// ParseKeyEntry decodes and checks the stored bytes of a ledger.key
+// entry (read through the engine, say).
+func ParseKeyEntry(seq uint64, raw []byte) (RecordedKey, error) { return parseKey(seq, raw) }
+
 // parseKey decodes and checks a stored ledger.key entry.
 func parseKey(seq uint64, raw []byte) (RecordedKey, error) {
 	e, err := ledger.ParseEntry(append([]byte(nil), raw...))
