@@ -79,7 +79,7 @@ func (f *lyingEngine) Follow(req *opxv1.FollowRequest, s opxv1.LedgerService_Fol
 }
 
 // serveLying publishes f for the ledger at path (held open by f.l).
-func serveLying(t *testing.T, path string, f *lyingEngine) {
+func serveLying(t *testing.T, path string, f opxv1.LedgerServiceServer) {
 	t.Helper()
 	lock, err := registry.Acquire(registry.Dir(filepath.Dir(path)))
 	if err != nil {
