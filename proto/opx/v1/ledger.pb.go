@@ -803,6 +803,163 @@ func (x *RebuildResponse) GetReportJson() []byte {
 	return nil
 }
 
+// GetBlobFramesRequest names at most 1024 blobs.
+type GetBlobFramesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hashes        []string               `protobuf:"bytes,1,rep,name=hashes,proto3" json:"hashes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBlobFramesRequest) Reset() {
+	*x = GetBlobFramesRequest{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBlobFramesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBlobFramesRequest) ProtoMessage() {}
+
+func (x *GetBlobFramesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBlobFramesRequest.ProtoReflect.Descriptor instead.
+func (*GetBlobFramesRequest) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *GetBlobFramesRequest) GetHashes() []string {
+	if x != nil {
+		return x.Hashes
+	}
+	return nil
+}
+
+type BlobFrames struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Frames        []*BlobFrame           `protobuf:"bytes,1,rep,name=frames,proto3" json:"frames,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlobFrames) Reset() {
+	*x = BlobFrames{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlobFrames) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlobFrames) ProtoMessage() {}
+
+func (x *BlobFrames) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlobFrames.ProtoReflect.Descriptor instead.
+func (*BlobFrames) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *BlobFrames) GetFrames() []*BlobFrame {
+	if x != nil {
+		return x.Frames
+	}
+	return nil
+}
+
+type BlobFrame struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Index         uint32                 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`     // into the request's hashes
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`        // the whole stored frame, unless missing or large
+	Missing       bool                   `protobuf:"varint,3,opt,name=missing,proto3" json:"missing,omitempty"` // not stored
+	Large         bool                   `protobuf:"varint,4,opt,name=large,proto3" json:"large,omitempty"`     // over 1 MiB: fetch it with GetBlobFrame
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlobFrame) Reset() {
+	*x = BlobFrame{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlobFrame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlobFrame) ProtoMessage() {}
+
+func (x *BlobFrame) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlobFrame.ProtoReflect.Descriptor instead.
+func (*BlobFrame) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *BlobFrame) GetIndex() uint32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *BlobFrame) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *BlobFrame) GetMissing() bool {
+	if x != nil {
+		return x.Missing
+	}
+	return false
+}
+
+func (x *BlobFrame) GetLarge() bool {
+	if x != nil {
+		return x.Large
+	}
+	return false
+}
+
 var File_opx_v1_ledger_proto protoreflect.FileDescriptor
 
 const file_opx_v1_ledger_proto_rawDesc = "" +
@@ -852,7 +1009,17 @@ const file_opx_v1_ledger_proto_rawDesc = "" +
 	"\x0eRebuildRequest\"2\n" +
 	"\x0fRebuildResponse\x12\x1f\n" +
 	"\vreport_json\x18\x01 \x01(\fR\n" +
-	"reportJson2\xb9\x04\n" +
+	"reportJson\".\n" +
+	"\x14GetBlobFramesRequest\x12\x16\n" +
+	"\x06hashes\x18\x01 \x03(\tR\x06hashes\"7\n" +
+	"\n" +
+	"BlobFrames\x12)\n" +
+	"\x06frames\x18\x01 \x03(\v2\x11.opx.v1.BlobFrameR\x06frames\"e\n" +
+	"\tBlobFrame\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\rR\x05index\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x18\n" +
+	"\amissing\x18\x03 \x01(\bR\amissing\x12\x14\n" +
+	"\x05large\x18\x04 \x01(\bR\x05large2\xfe\x04\n" +
 	"\rLedgerService\x121\n" +
 	"\x04Head\x12\x13.opx.v1.HeadRequest\x1a\x14.opx.v1.HeadResponse\x127\n" +
 	"\x06Verify\x12\x15.opx.v1.VerifyRequest\x1a\x16.opx.v1.VerifyResponse\x12D\n" +
@@ -863,7 +1030,8 @@ const file_opx_v1_ledger_proto_rawDesc = "" +
 	"\fGetBlobFrame\x12\x16.opx.v1.GetBlobRequest\x1a\x16.opx.v1.BlobFrameChunk0\x01\x12C\n" +
 	"\n" +
 	"AppendNote\x12\x19.opx.v1.AppendNoteRequest\x1a\x1a.opx.v1.AppendNoteResponse\x12:\n" +
-	"\aRebuild\x12\x16.opx.v1.RebuildRequest\x1a\x17.opx.v1.RebuildResponseB+Z)github.com/opx-dev/opx/proto/opx/v1;opxv1b\x06proto3"
+	"\aRebuild\x12\x16.opx.v1.RebuildRequest\x1a\x17.opx.v1.RebuildResponse\x12C\n" +
+	"\rGetBlobFrames\x12\x1c.opx.v1.GetBlobFramesRequest\x1a\x12.opx.v1.BlobFrames0\x01B+Z)github.com/opx-dev/opx/proto/opx/v1;opxv1b\x06proto3"
 
 var (
 	file_opx_v1_ledger_proto_rawDescOnce sync.Once
@@ -877,7 +1045,7 @@ func file_opx_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_opx_v1_ledger_proto_rawDescData
 }
 
-var file_opx_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_opx_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_opx_v1_ledger_proto_goTypes = []any{
 	(*HeadRequest)(nil),          // 0: opx.v1.HeadRequest
 	(*HeadResponse)(nil),         // 1: opx.v1.HeadResponse
@@ -895,32 +1063,38 @@ var file_opx_v1_ledger_proto_goTypes = []any{
 	(*AppendNoteResponse)(nil),   // 13: opx.v1.AppendNoteResponse
 	(*RebuildRequest)(nil),       // 14: opx.v1.RebuildRequest
 	(*RebuildResponse)(nil),      // 15: opx.v1.RebuildResponse
+	(*GetBlobFramesRequest)(nil), // 16: opx.v1.GetBlobFramesRequest
+	(*BlobFrames)(nil),           // 17: opx.v1.BlobFrames
+	(*BlobFrame)(nil),            // 18: opx.v1.BlobFrame
 }
 var file_opx_v1_ledger_proto_depIdxs = []int32{
 	6,  // 0: opx.v1.EntryBatch.entries:type_name -> opx.v1.LedgerEntry
-	0,  // 1: opx.v1.LedgerService.Head:input_type -> opx.v1.HeadRequest
-	2,  // 2: opx.v1.LedgerService.Verify:input_type -> opx.v1.VerifyRequest
-	4,  // 3: opx.v1.LedgerService.StreamEntries:input_type -> opx.v1.StreamEntriesRequest
-	5,  // 4: opx.v1.LedgerService.Follow:input_type -> opx.v1.FollowRequest
-	7,  // 5: opx.v1.LedgerService.GetBlob:input_type -> opx.v1.GetBlobRequest
-	9,  // 6: opx.v1.LedgerService.ReadEntries:input_type -> opx.v1.ReadEntriesRequest
-	7,  // 7: opx.v1.LedgerService.GetBlobFrame:input_type -> opx.v1.GetBlobRequest
-	12, // 8: opx.v1.LedgerService.AppendNote:input_type -> opx.v1.AppendNoteRequest
-	14, // 9: opx.v1.LedgerService.Rebuild:input_type -> opx.v1.RebuildRequest
-	1,  // 10: opx.v1.LedgerService.Head:output_type -> opx.v1.HeadResponse
-	3,  // 11: opx.v1.LedgerService.Verify:output_type -> opx.v1.VerifyResponse
-	6,  // 12: opx.v1.LedgerService.StreamEntries:output_type -> opx.v1.LedgerEntry
-	6,  // 13: opx.v1.LedgerService.Follow:output_type -> opx.v1.LedgerEntry
-	8,  // 14: opx.v1.LedgerService.GetBlob:output_type -> opx.v1.GetBlobResponse
-	10, // 15: opx.v1.LedgerService.ReadEntries:output_type -> opx.v1.EntryBatch
-	11, // 16: opx.v1.LedgerService.GetBlobFrame:output_type -> opx.v1.BlobFrameChunk
-	13, // 17: opx.v1.LedgerService.AppendNote:output_type -> opx.v1.AppendNoteResponse
-	15, // 18: opx.v1.LedgerService.Rebuild:output_type -> opx.v1.RebuildResponse
-	10, // [10:19] is the sub-list for method output_type
-	1,  // [1:10] is the sub-list for method input_type
-	1,  // [1:1] is the sub-list for extension type_name
-	1,  // [1:1] is the sub-list for extension extendee
-	0,  // [0:1] is the sub-list for field type_name
+	18, // 1: opx.v1.BlobFrames.frames:type_name -> opx.v1.BlobFrame
+	0,  // 2: opx.v1.LedgerService.Head:input_type -> opx.v1.HeadRequest
+	2,  // 3: opx.v1.LedgerService.Verify:input_type -> opx.v1.VerifyRequest
+	4,  // 4: opx.v1.LedgerService.StreamEntries:input_type -> opx.v1.StreamEntriesRequest
+	5,  // 5: opx.v1.LedgerService.Follow:input_type -> opx.v1.FollowRequest
+	7,  // 6: opx.v1.LedgerService.GetBlob:input_type -> opx.v1.GetBlobRequest
+	9,  // 7: opx.v1.LedgerService.ReadEntries:input_type -> opx.v1.ReadEntriesRequest
+	7,  // 8: opx.v1.LedgerService.GetBlobFrame:input_type -> opx.v1.GetBlobRequest
+	12, // 9: opx.v1.LedgerService.AppendNote:input_type -> opx.v1.AppendNoteRequest
+	14, // 10: opx.v1.LedgerService.Rebuild:input_type -> opx.v1.RebuildRequest
+	16, // 11: opx.v1.LedgerService.GetBlobFrames:input_type -> opx.v1.GetBlobFramesRequest
+	1,  // 12: opx.v1.LedgerService.Head:output_type -> opx.v1.HeadResponse
+	3,  // 13: opx.v1.LedgerService.Verify:output_type -> opx.v1.VerifyResponse
+	6,  // 14: opx.v1.LedgerService.StreamEntries:output_type -> opx.v1.LedgerEntry
+	6,  // 15: opx.v1.LedgerService.Follow:output_type -> opx.v1.LedgerEntry
+	8,  // 16: opx.v1.LedgerService.GetBlob:output_type -> opx.v1.GetBlobResponse
+	10, // 17: opx.v1.LedgerService.ReadEntries:output_type -> opx.v1.EntryBatch
+	11, // 18: opx.v1.LedgerService.GetBlobFrame:output_type -> opx.v1.BlobFrameChunk
+	13, // 19: opx.v1.LedgerService.AppendNote:output_type -> opx.v1.AppendNoteResponse
+	15, // 20: opx.v1.LedgerService.Rebuild:output_type -> opx.v1.RebuildResponse
+	17, // 21: opx.v1.LedgerService.GetBlobFrames:output_type -> opx.v1.BlobFrames
+	12, // [12:22] is the sub-list for method output_type
+	2,  // [2:12] is the sub-list for method input_type
+	2,  // [2:2] is the sub-list for extension type_name
+	2,  // [2:2] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_opx_v1_ledger_proto_init() }
@@ -934,7 +1108,7 @@ func file_opx_v1_ledger_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opx_v1_ledger_proto_rawDesc), len(file_opx_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,7 @@ const (
 	LedgerService_GetBlobFrame_FullMethodName  = "/opx.v1.LedgerService/GetBlobFrame"
 	LedgerService_AppendNote_FullMethodName    = "/opx.v1.LedgerService/AppendNote"
 	LedgerService_Rebuild_FullMethodName       = "/opx.v1.LedgerService/Rebuild"
+	LedgerService_GetBlobFrames_FullMethodName = "/opx.v1.LedgerService/GetBlobFrames"
 )
 
 // LedgerServiceClient is the client API for LedgerService service.
@@ -60,6 +61,10 @@ type LedgerServiceClient interface {
 	AppendNote(ctx context.Context, in *AppendNoteRequest, opts ...grpc.CallOption) (*AppendNoteResponse, error)
 	// Rebuild drops the projections and folds them again (appends wait).
 	Rebuild(ctx context.Context, in *RebuildRequest, opts ...grpc.CallOption) (*RebuildResponse, error)
+	// GetBlobFrames streams the stored frames of many blobs, in the order
+	// asked, several to a message; a frame over 1 MiB is marked large and
+	// left to GetBlobFrame.
+	GetBlobFrames(ctx context.Context, in *GetBlobFramesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BlobFrames], error)
 }
 
 type ledgerServiceClient struct {
@@ -196,6 +201,25 @@ func (c *ledgerServiceClient) Rebuild(ctx context.Context, in *RebuildRequest, o
 	return out, nil
 }
 
+func (c *ledgerServiceClient) GetBlobFrames(ctx context.Context, in *GetBlobFramesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BlobFrames], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &LedgerService_ServiceDesc.Streams[4], LedgerService_GetBlobFrames_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[GetBlobFramesRequest, BlobFrames]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type LedgerService_GetBlobFramesClient = grpc.ServerStreamingClient[BlobFrames]
+
 // LedgerServiceServer is the server API for LedgerService service.
 // All implementations must embed UnimplementedLedgerServiceServer
 // for forward compatibility.
@@ -226,6 +250,10 @@ type LedgerServiceServer interface {
 	AppendNote(context.Context, *AppendNoteRequest) (*AppendNoteResponse, error)
 	// Rebuild drops the projections and folds them again (appends wait).
 	Rebuild(context.Context, *RebuildRequest) (*RebuildResponse, error)
+	// GetBlobFrames streams the stored frames of many blobs, in the order
+	// asked, several to a message; a frame over 1 MiB is marked large and
+	// left to GetBlobFrame.
+	GetBlobFrames(*GetBlobFramesRequest, grpc.ServerStreamingServer[BlobFrames]) error
 	mustEmbedUnimplementedLedgerServiceServer()
 }
 
@@ -262,6 +290,9 @@ func (UnimplementedLedgerServiceServer) AppendNote(context.Context, *AppendNoteR
 }
 func (UnimplementedLedgerServiceServer) Rebuild(context.Context, *RebuildRequest) (*RebuildResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Rebuild not implemented")
+}
+func (UnimplementedLedgerServiceServer) GetBlobFrames(*GetBlobFramesRequest, grpc.ServerStreamingServer[BlobFrames]) error {
+	return status.Error(codes.Unimplemented, "method GetBlobFrames not implemented")
 }
 func (UnimplementedLedgerServiceServer) mustEmbedUnimplementedLedgerServiceServer() {}
 func (UnimplementedLedgerServiceServer) testEmbeddedByValue()                       {}
@@ -418,6 +449,17 @@ func _LedgerService_Rebuild_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LedgerService_GetBlobFrames_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(GetBlobFramesRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(LedgerServiceServer).GetBlobFrames(m, &grpc.GenericServerStream[GetBlobFramesRequest, BlobFrames]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type LedgerService_GetBlobFramesServer = grpc.ServerStreamingServer[BlobFrames]
+
 // LedgerService_ServiceDesc is the grpc.ServiceDesc for LedgerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -465,6 +507,11 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "GetBlobFrame",
 			Handler:       _LedgerService_GetBlobFrame_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "GetBlobFrames",
+			Handler:       _LedgerService_GetBlobFrames_Handler,
 			ServerStreams: true,
 		},
 	},
