@@ -76,6 +76,9 @@ func VerifySource(src Source, opts VerifyOptions) (*Report, error) {
 	} else {
 		blobFailures = checkBlobs(opts.Workers, refs, pruned, src.Blob)
 	}
+	if blobFailures, err = excusePrunedSince(src, metaHead, blobFailures); err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
 	if r.Entries == 0 {
 		r.Failures = append(r.Failures, &IntegrityError{Seq: 0, Kind: KindGap,
 			Detail: fmt.Sprintf("no entries stored (meta head is %d)", metaHead.Seq)})
@@ -108,6 +111,11 @@ func (s localSource) Head() (Head, error) { return s.head, nil }
 const localBatch = 4096
 
 func (s localSource) Entries(from, to uint64, fn func(seq uint64, raw []byte) error) error {
+	now, err := s.l.Head()
+	if err != nil {
+		return err
+	}
+	to = min(to, now.Seq) // nothing is stored past the head
 	for from <= to {
 		var batch []item
 		end := min(to, from+localBatch-1)

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -84,4 +85,60 @@ func checkBlobsBatched(workers int, refs map[Hash]uint64, pruned map[Hash]bool, 
 	close(jobs)
 	wg.Wait()
 	return out, err
+}
+
+// prunedSince returns the blobs that chronicle.pruned entries after head
+// list, reading on from head as far as src holds now. Retention removes
+// a blob in the transaction that appends its chronicle.pruned entry, so a
+// reader that fetches blobs after reading the entries up to head may find
+// one gone that was there at head. Only entries that chain onto head
+// count: a source cannot excuse a missing blob with an entry that does
+// not follow the head it named.
+func prunedSince(src Source, head Head) (map[Hash]bool, error) {
+	out := map[Hash]bool{}
+	prev := head.Hash
+	next := head.Seq + 1
+	err := src.Entries(head.Seq+1, ^uint64(0), func(seq uint64, raw []byte) error {
+		e, err := ParseEntry(raw)
+		if err != nil || seq != next || e.Seq != seq || e.Prev != prev {
+			return errStop // the chain does not continue: stop reading
+		}
+		prev, next = Sum(raw), seq+1
+		if e.Type == TypePruned {
+			hs, _ := PrunedBlobs(e.Data)
+			for _, h := range hs {
+				out[h] = true
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	return out, err
+}
+
+// excusePrunedSince drops the missing-blob failures of blobs pruned after
+// head (prunedSince): at head they were there, and the ledger says why
+// they are not now.
+func excusePrunedSince(src Source, head Head, fs []*IntegrityError) ([]*IntegrityError, error) {
+	missing := false
+	for _, f := range fs {
+		missing = missing || f.Kind == KindMissingBlob
+	}
+	if !missing {
+		return fs, nil
+	}
+	later, err := prunedSince(src, head)
+	if err != nil {
+		return nil, err
+	}
+	out := fs[:0]
+	for _, f := range fs {
+		if h, perr := ParseHash(f.Expected); f.Kind == KindMissingBlob && perr == nil && later[h] {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
