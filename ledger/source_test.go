@@ -3,11 +3,11 @@ package ledger_test
 import (
 	"bytes"
 	"context"
-	"errors"
-	"strings"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/opx-dev/opx/ledger"
