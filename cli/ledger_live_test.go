@@ -38,14 +38,14 @@ type servedLedger struct {
 // serveLedger starts an engine on the ledger at path and returns once the
 // entries it appends at start are durable: with no agent connecting, it
 // appends nothing more until the test stops it (stop, or at the end).
-func serveLedger(t *testing.T, path string) *servedLedger {
+func serveLedger(t testing.TB, path string) *servedLedger {
 	t.Helper()
 	return serveLedgerWith(t, path, nil)
 }
 
 // serveLedgerWith is serveLedger with the engine signing checkpoints
 // with k's key, as opx start's engine does (nil: none).
-func serveLedgerWith(t *testing.T, path string, k *checkpoint.Keeper) *servedLedger {
+func serveLedgerWith(t testing.TB, path string, k *checkpoint.Keeper) *servedLedger {
 	t.Helper()
 	lock, err := registry.Acquire(registry.Dir(filepath.Dir(path)))
 	if err != nil {
