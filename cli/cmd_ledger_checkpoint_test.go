@@ -80,9 +80,21 @@ func TestLedgerCheckpoint_OtherKey(t *testing.T) {
 	r.wantErr(t, "not signed by the key")
 	r = run(t, "ledger", "verify", "--strict", "--json", "--ledger", path)
 	r.wantCode(t, cli.ExitIntegrity)
+	offline := r.stdout
 	m := r.jsonObject(t)
 	fs, _ := m["failures"].([]any)
-	if len(fs) != 1 || fs[0].(map[string]any)["seq"] != jsonNumber(utoa(app.Seq)) {
+	if len(fs) != 1 || fs[0].(map[string]any)["seq"] != jsonNumber(utoa(app.Seq)) || fs[0].(map[string]any)["kind"] != "checkpoint" {
 		t.Errorf("strict verify: %v", m)
 	}
+	// The same through an engine that holds the ledger.
+	serveLedger(t, path)
+	r = run(t, "ledger", "verify", "--strict", "--json", "--ledger", path)
+	r.wantCode(t, cli.ExitIntegrity)
+	m = r.jsonObject(t)
+	fs, _ = m["failures"].([]any)
+	if len(fs) != 1 || fs[0].(map[string]any)["seq"] != jsonNumber(utoa(app.Seq)) || fs[0].(map[string]any)["kind"] != "checkpoint" {
+		t.Errorf("strict verify through the engine: %v\noffline: %s", m, offline)
+	}
+	r = run(t, "ledger", "checkpoint", "--ledger", path)
+	r.wantCode(t, cli.ExitIntegrity)
 }

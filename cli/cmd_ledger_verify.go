@@ -85,6 +85,15 @@ func runLedgerVerify(c *cli.Context) error {
 			}
 			rep, err = rv.local.Verify(opts)
 		} else {
+			if c.Bool("strict") {
+				// The keys the ledger records, read through the engine
+				// first (one more pass), for the signed checkpoints.
+				var w *treeWalk
+				if w, err = walkTree(rv.remote, 0); err != nil {
+					return err
+				}
+				opts.CheckCheckpoint = event.CheckCheckpoints(rv.remote.head.LedgerID, w.keys)
+			}
 			// The engine is a pipe here: its entries and blob frames are
 			// checked by the same code as the file's, up to its head.
 			rep, err = ledger.VerifySource(rv.remote, opts)

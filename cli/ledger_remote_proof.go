@@ -12,9 +12,10 @@ import (
 // openRemoteNote checks a note read through the engine (or given by
 // the user) with --key when given, else with the engine's signing key as
 // the state directory beside the ledger holds it (read here, not asked of
-// the engine), else with every key the ledger records (read through the
-// engine, checked here). The engine is only a pipe.
-func openRemoteNote(r *remoteLedger, path string, note []byte, given *tlog.Verifier) (tlog.Checkpoint, tlog.Verifier, error) {
+// the engine), else with the keys the ledger records (read through the
+// engine, checked here): for the latest checkpoint, the key recorded
+// last; for one saved earlier, any of them. The engine is only a pipe.
+func openRemoteNote(r *remoteLedger, path string, note []byte, given *tlog.Verifier, latest bool) (tlog.Checkpoint, tlog.Verifier, error) {
 	if given != nil {
 		return openWith(note, []tlog.Verifier{*given})
 	}
@@ -33,6 +34,11 @@ func openRemoteNote(r *remoteLedger, path string, note []byte, given *tlog.Verif
 	var keys []tlog.Verifier
 	for i := len(w.keys) - 1; i >= 0; i-- {
 		keys = append(keys, w.keys[i].Verifier)
+		if latest {
+			// The latest checkpoint is signed by the key recorded last
+			// (the engine records its key, then signs at once).
+			break
+		}
 	}
 	return openWith(note, keys)
 }
@@ -59,13 +65,13 @@ func openWith(note []byte, keys []tlog.Verifier) (tlog.Checkpoint, tlog.Verifier
 func remoteProve(r *remoteLedger, path string, seq uint64, note []byte, given *tlog.Verifier) (*tlog.Proof, signedCheckpoint, error) {
 	var sc signedCheckpoint
 	req := &opxv1.ProveRequest{Seq: seq}
-	keyOf := func(note []byte) (err error) {
-		sc.CP, sc.Key, err = openRemoteNote(r, path, note, given)
+	keyOf := func(note []byte, latest bool) (err error) {
+		sc.CP, sc.Key, err = openRemoteNote(r, path, note, given, latest)
 		sc.Note = string(note)
 		return err
 	}
 	if note != nil {
-		if err := keyOf(note); err != nil {
+		if err := keyOf(note, false); err != nil {
 			return nil, sc, err
 		}
 		if sc.CP.Origin != tlog.Origin(r.head.LedgerID) {
@@ -84,7 +90,7 @@ func remoteProve(r *remoteLedger, path string, seq uint64, note []byte, given *t
 		if len(resp.Note) > tlog.MaxNoteBytes {
 			return nil, sc, fmt.Errorf("the engine's checkpoint: %w: %d bytes", tlog.ErrMalformed, len(resp.Note))
 		}
-		if err := keyOf([]byte(resp.Note)); err != nil {
+		if err := keyOf([]byte(resp.Note), true); err != nil {
 			return nil, sc, fmt.Errorf("the engine's latest checkpoint: %w", err)
 		}
 	}
