@@ -71,7 +71,9 @@ func TestLedgerProve_LyingEngine(t *testing.T) {
 		says  string
 	}{
 		{"honest", nil, nil, cli.ExitOK, "proved: entry 5"},
-		{"entry changed", func(r *opxv1.ProveResponse) { r.Entry = []byte(strings.Replace(string(r.Entry), "note 4", "note 7", 1)) }, nil, cli.ExitIntegrity, "is not in tree"},
+		{"entry changed", func(r *opxv1.ProveResponse) {
+			r.Entry = []byte(strings.Replace(string(r.Entry), "note 4", "note 7", 1))
+		}, nil, cli.ExitIntegrity, "is not in tree"},
 		{"hash changed", func(r *opxv1.ProveResponse) { r.Hashes[1][0] ^= 1 }, nil, cli.ExitIntegrity, "does not verify"},
 		{"hash dropped", func(r *opxv1.ProveResponse) { r.Hashes = r.Hashes[1:] }, nil, cli.ExitIntegrity, "does not verify"},
 		{"another tree", func(r *opxv1.ProveResponse) { r.TreeSize-- }, nil, cli.ExitIntegrity, "the engine answered for tree"},
