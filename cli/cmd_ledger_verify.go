@@ -77,11 +77,10 @@ func runLedgerVerify(c *cli.Context) error {
 		if rv.local != nil {
 			if c.Bool("strict") {
 				// Each signed checkpoint against the key recorded before it.
-				keys, err := event.Keys(rv.local)
-				if err != nil {
+				if opts, err = event.StrictOptionsFor(rv.local); err != nil {
 					return err
 				}
-				opts.CheckCheckpoint = event.CheckCheckpoints(rv.local.ID(), keys)
+				opts.Progress = bar.update
 			}
 			rep, err = rv.local.Verify(opts)
 		} else {

@@ -43,3 +43,16 @@ func CheckCheckpoints(ledgerID string, keys []RecordedKey) func(seq uint64, th l
 		return nil
 	}
 }
+
+// StrictOptionsFor is StrictOptions for the ledger l, with each signed
+// checkpoint checked against the key l records before it
+// (CheckCheckpoints). Finding the keys reads the whole ledger once.
+func StrictOptionsFor(l *ledger.Ledger) (ledger.VerifyOptions, error) {
+	opts := StrictOptions()
+	keys, err := Keys(l)
+	if err != nil {
+		return opts, err
+	}
+	opts.CheckCheckpoint = CheckCheckpoints(l.ID(), keys)
+	return opts, nil
+}
