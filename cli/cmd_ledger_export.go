@@ -17,7 +17,9 @@ func ledgerExportCommand() *cli.Command {
 			"overwritten. The chain is checked while exporting: a damaged ledger is not exported.\n" +
 			"With --session, the export is the contiguous segment from the session's first entry to its last,\n" +
 			"including other sessions' entries in between (the chain runs through them); the manifest names\n" +
-			"the hashes at both ends so the segment can be tied to the full ledger.\n\n" +
+			"the hashes at both ends so the segment can be tied to the full ledger.\n" +
+			"While an engine holds the ledger, export reads it through the engine up to its durable head when\n" +
+			"export starts, checking every entry and blob here: the files are the same as an offline export of that head.\n\n" +
 			exitCodesHelp("integrity failure found: the ledger is damaged, nothing was exported"),
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),
@@ -37,13 +39,22 @@ func runLedgerExport(c *cli.Context) error {
 	if out == "" {
 		return usagef(c, "missing -o FILE")
 	}
-	l, err := openReview(c)
+	rv, err := openReviewOrEngine(c)
 	if err != nil {
 		return err
 	}
-	defer l.Close()
+	defer rv.Close()
 	bar := newProgress(c, "export")
-	m, err := l.ExportFile(out, ledger.ExportOptions{Session: c.String("session"), Progress: bar.update})
+	opts := ledger.ExportOptions{Session: c.String("session"), Progress: bar.update}
+	var m *ledger.Manifest
+	if rv.local != nil {
+		m, err = rv.local.ExportFile(out, opts)
+	} else {
+		// Through the engine, up to its durable head when export
+		// starts: the same files an offline export of that head writes,
+		// every entry and blob checked here.
+		m, err = ledger.ExportSourceFile(rv.remote, out, opts)
+	}
 	bar.finish()
 	if err != nil {
 		return err

@@ -21,13 +21,21 @@ func ledgerVerifyCommand() *cli.Command {
 		Description: "Without EXPORT, verifies the ledger file: keys contiguous from 0, each entry's seq and prev,\n" +
 			"the stored head, and every blob an entry names. With EXPORT (a .jsonl or .jsonl.zst file),\n" +
 			"verifies the export on its own, with the blobs and manifest in its bundle (NAME.blobs/).\n" +
-			"Every failure is reported with its seq and kind, not just the first.\n\n" +
+			"Every failure is reported with its seq and kind, not just the first.\n" +
+			"While an engine holds the ledger, verify reads it through the engine, up to the engine's durable head\n" +
+			"when verify starts, and checks every entry and blob itself, exactly as offline: it takes nothing on the\n" +
+			"engine's word but that head (which the entries must reach).\n\n" +
+			"With --since FILE (a checkpoint saved earlier with opx ledger checkpoint), also proves that the\n" +
+			"ledger is an append-only extension of it: the checkpoint's signature is checked (--key, else the\n" +
+			"keys the ledger records), the tree is recomputed from the entries, and an RFC 6962 consistency\n" +
+			"proof must lead from the checkpoint's root to it. A ledger rewritten, truncated or forked since\n" +
+			"fails with kind not-extension, however consistent its hash chain is.\n\n" +
 			exitCodesHelp("integrity failure found: the ledger or export does not verify"),
 		HideHelpCommand: true,
-		Flags: append(locationFlags(),
+		Flags: append(append(locationFlags(),
 			&cli.BoolFlag{Name: "strict", Usage: "also check canonical form, each entry type's payload, and causal order (nothing ran without its verdict; every rollback has its plan first and its outcome after)"},
 			jsonFlag(),
-		),
+		), sinceFlags()...),
 		Action: runLedgerVerify,
 	}
 }
@@ -46,26 +54,68 @@ func runLedgerVerify(c *cli.Context) error {
 	var rep *ledger.Report
 	var m *ledger.Manifest
 	var what string
+	var since *sinceResult
+	if c.String("key") != "" && c.String("since") == "" {
+		return usagef(c, "--key goes with --since FILE")
+	}
 	if len(args) == 1 {
 		if _, given := flagGiven(c, "ledger"); given {
 			return usagef(c, "give either --ledger or an EXPORT file, not both")
 		}
+		if c.String("since") != "" {
+			return usagef(c, "--since checks the ledger, not an export: give --ledger (or nothing) instead of EXPORT")
+		}
 		what = args[0]
 		rep, m, err = ledger.VerifyExport(what, opts)
 	} else {
-		var l *ledger.Ledger
-		if l, err = openReview(c); err != nil {
+		var rv *ledgerReview
+		if rv, err = openReviewOrEngine(c); err != nil {
 			return err
 		}
-		defer l.Close()
-		what = l.Path()
-		rep, err = l.Verify(opts)
+		defer rv.Close()
+		what = rv.path
+		if rv.local != nil {
+			if c.Bool("strict") {
+				// Each signed checkpoint against the key recorded before it.
+				if opts, err = event.StrictOptionsFor(rv.local); err != nil {
+					return err
+				}
+				opts.Progress = bar.update
+			}
+			rep, err = rv.local.Verify(opts)
+		} else {
+			if c.Bool("strict") {
+				// The keys the ledger records, read through the engine
+				// first (one more pass), for the signed checkpoints.
+				var w *treeWalk
+				if w, err = walkTree(rv.remote, 0); err != nil {
+					return err
+				}
+				opts.CheckCheckpoint = event.CheckCheckpoints(rv.remote.head.LedgerID, w.keys)
+			}
+			// The engine is a pipe here: its entries and blob frames are
+			// checked by the same code as the file's, up to its head.
+			if opts.CheckEnd != nil {
+				opts.CheckEnd = settleRunningPlans(rv.remote, rv.remote.head, opts.CheckEnd)
+			}
+			rep, err = ledger.VerifySource(rv.remote, opts)
+		}
+		if err == nil && c.String("since") != "" {
+			since, err = checkSince(c, rv, rep)
+		}
 	}
 	bar.finish()
 	if err != nil {
 		return err
 	}
 	switch {
+	case c.Bool("json") && since != nil:
+		if err := writeJSON(c, struct {
+			*ledger.Report
+			Since *sinceResult `json:"since"`
+		}{jsonReport(rep), since}); err != nil {
+			return err
+		}
 	case c.Bool("json"):
 		if err := writeJSON(c, jsonReport(rep)); err != nil {
 			return err
@@ -74,6 +124,9 @@ func runLedgerVerify(c *cli.Context) error {
 		describeExport(c.App.Writer, what, m)
 		printReport(c.App.Writer, rep)
 	default:
+		if since != nil {
+			printSince(c.App.Writer, since)
+		}
 		printReport(c.App.Writer, rep)
 	}
 	if !rep.OK {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/supervise"
@@ -99,6 +100,15 @@ type Options struct {
 	// recorded with engine.started (it is part of Anthropic request
 	// bodies).
 	ProviderMaxTokens int64
+	// Checkpoints keeps the ledger's signing key (the ledger must be
+	// opened with its Sign as Options.SignCheckpoint); nil signs nothing
+	// (tests, reruns).
+	Checkpoints *checkpoint.Keeper
+	// CheckpointEntries and CheckpointInterval: a checkpoint is recorded
+	// (and signed) once that many entries were appended since the last,
+	// or that long after it when anything was; defaults 1000 and 10 s.
+	CheckpointEntries  uint64
+	CheckpointInterval time.Duration
 	// replay, set by Rerun only, runs the engine in replay mode
 	// (replay.go): it re-drives a recorded session and stops when done.
 	replay *replayState
@@ -115,8 +125,11 @@ type Engine struct {
 	approvals *Approvals
 	// startedSeq is this engine's engine.started entry.
 	startedSeq uint64
-	ws         *executor.Workspace
-	bc         *Broadcaster
+	// lastCheckpoint is the checkpoint load recorded (0: none), where
+	// checkpointEvery counts from.
+	lastCheckpoint uint64
+	ws             *executor.Workspace
+	bc             *Broadcaster
 
 	mu         sync.Mutex
 	srv        *grpc.Server // set by Run
@@ -129,8 +142,9 @@ type Engine struct {
 	port       int
 	started    time.Time
 	stop       context.CancelCauseFunc
-	stopReason string        // what the client that stopped the engine said
-	agentReady chan struct{} // closed when an agent is accepted; replaced when it goes
+	running    context.Context // Run's context: done once the engine stops
+	stopReason string          // what the client that stopped the engine said
+	agentReady chan struct{}   // closed when an agent is accepted; replaced when it goes
 
 	rejectedAt         time.Time // last client.rejected recorded
 	rejectedSuppressed int       // refusals since then not recorded
@@ -172,6 +186,12 @@ func New(opts Options) (*Engine, error) {
 	}
 	if opts.Stdout == nil {
 		opts.Stdout = io.Discard
+	}
+	if opts.CheckpointEntries == 0 {
+		opts.CheckpointEntries = 1000
+	}
+	if opts.CheckpointInterval <= 0 {
+		opts.CheckpointInterval = 10 * time.Second
 	}
 	if err := checkPolicyText(opts); err != nil {
 		return nil, err
@@ -242,7 +262,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	e.mu.Lock()
-	e.stop = stop
+	e.stop, e.running = stop, ctx
 	e.mu.Unlock()
 
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -269,7 +289,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if e.opts.replay != nil {
 		go e.driveReplay(ctx) // feeds the recorded messages, then stops the engine
 	}
-	go e.checkpointEvery(ctx, time.Minute, checkpointEntries)
+	go e.checkpointEvery(ctx, e.opts.CheckpointInterval, e.opts.CheckpointEntries)
 
 	var result error
 	select {

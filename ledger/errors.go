@@ -84,6 +84,13 @@ const (
 	// is right but which VerifyOptions.CheckCheckpoint refused (its
 	// signed note does not verify, or names another tree).
 	KindCheckpoint Kind = "checkpoint"
+	// KindNotExtension extends DESIGN's list: the ledger is not an
+	// append-only extension of a checkpoint saved earlier (verify
+	// --since): its tree does not contain that checkpoint's tree, by a
+	// consistency proof checked against the root recomputed from the
+	// entries, so it was rewritten, truncated or forked since, however
+	// consistent its chain is with itself.
+	KindNotExtension Kind = "not-extension"
 )
 
 // IntegrityError is one integrity finding: where (Seq), what kind, and,

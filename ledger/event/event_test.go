@@ -27,7 +27,7 @@ var taxonomy = []string{
 	"chronicle.snapshot", "chronicle.rollback", "chronicle.pruned",
 	"exec.started", "exec.completed", "exec.failed",
 	// Extensions of the DESIGN table, each documented where it is defined.
-	"client.rejected", "ledger.checkpoint", "chronicle.rollback_started", "ledger.tree_built",
+	"client.rejected", "ledger.checkpoint", "chronicle.rollback_started", "ledger.tree_built", "ledger.key",
 }
 
 var (
@@ -80,7 +80,11 @@ var samples = []event.Payload{
 	&event.Checkpoint{Projections: []ledger.CheckpointRoot{{Name: "sessions", Version: "1", Through: 9, Root: h1}}},
 	&event.Checkpoint{TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=", Note: "opx.local/ledger/x\n10\n...\n"},
 	&event.TreeBuilt{TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="},
+	&event.Key{VKey: vkey, Reason: event.KeyCreated},
 }
+
+// vkey is a verifier key of an opx ledger (tlog.GenerateKey).
+const vkey = "opx.local/ledger/0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f+e1277b64+ARHRJJIaz4QTagtSjguOBYNDK6oMECQlJ37K1+UPdbOG"
 
 func TestTypes_MatchTaxonomy(t *testing.T) {
 	want := slices.Clone(taxonomy)
@@ -134,6 +138,9 @@ func TestCheck_Rejects(t *testing.T) {
 		{"checkpoint note without tree", "ledger.checkpoint", `{"projections":[{"name":"s","version":"1","through":1,"root":"` + h1 + `"}],"note":"x"}`, event.ErrInvalidPayload},
 		{"tree built short root", "ledger.tree_built", `{"tree_size":3,"tree_root":"AAAA"}`, event.ErrInvalidPayload},
 		{"tree built unpadded root", "ledger.tree_built", `{"tree_size":3,"tree_root":"47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU"}`, event.ErrInvalidPayload},
+		{"key not a verifier key", "ledger.key", `{"vkey":"k","reason":"created"}`, event.ErrInvalidPayload},
+		{"key of no opx ledger", "ledger.key", `{"vkey":"` + strings.Replace(vkey, "opx.local/ledger/", "x/", 1) + `","reason":"created"}`, event.ErrInvalidPayload},
+		{"key without reason", "ledger.key", `{"vkey":"` + vkey + `","reason":""}`, event.ErrInvalidPayload},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
