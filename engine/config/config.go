@@ -40,6 +40,7 @@ type Config struct {
 	Sandbox   Sandbox   `yaml:"sandbox"`
 	Shield    Shield    `yaml:"shield"`
 	Chronicle Chronicle `yaml:"chronicle"`
+	Ledger    Ledger    `yaml:"ledger"`
 
 	// Path is the file the configuration came from ("" for defaults).
 	Path string `yaml:"-"`
@@ -98,6 +99,16 @@ type Chronicle struct {
 	Exclude []string `yaml:"exclude"`
 }
 
+// Ledger configures the engine's signed checkpoints of the ledger.
+type Ledger struct {
+	// CheckpointEntries: a checkpoint is signed once this many entries
+	// were appended since the last one.
+	CheckpointEntries int `yaml:"checkpoint_entries"`
+	// CheckpointInterval: a checkpoint is signed this long after the last
+	// one when anything was appended since.
+	CheckpointInterval Duration `yaml:"checkpoint_interval"`
+}
+
 // Duration is a time.Duration written as "30s", "5m".
 type Duration time.Duration
 
@@ -122,6 +133,7 @@ func Default() Config {
 		Limits:    Limits{MaxToolCalls: 25, LLMTimeout: Duration(5 * time.Minute), MaxOutputBytes: 256 << 10},
 		Shield:    Shield{Tier2DailyBudget: 100, ApprovalTimeout: Duration(5 * time.Minute)},
 		Chronicle: Chronicle{MaxSnapshots: 1000, MaxBytes: 4 << 30},
+		Ledger:    Ledger{CheckpointEntries: 1000, CheckpointInterval: Duration(10 * time.Second)},
 	}
 }
 
@@ -198,6 +210,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Chronicle.MaxSnapshots < 0 || c.Chronicle.MaxBytes < 0 {
 		return bad("chronicle.max_snapshots and chronicle.max_bytes must not be negative (0: no bound)")
+	}
+	if n := c.Ledger.CheckpointEntries; n < 1 || n > 10000000 {
+		return bad("ledger.checkpoint_entries must be 1..10000000, got %d", n)
+	}
+	if t := time.Duration(c.Ledger.CheckpointInterval); t < time.Second || t > 24*time.Hour {
+		return bad("ledger.checkpoint_interval must be between 1s and 24h, got %s", t)
 	}
 	for _, p := range c.Chronicle.Exclude {
 		if _, err := path.Match(p, ""); err != nil || p == "" || path.IsAbs(p) {

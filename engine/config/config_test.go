@@ -38,6 +38,8 @@ func TestParse_Valid(t *testing.T) {
 func TestParse_Invalid(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"chronicle:\n  max_snapshots: -1\n", "must not be negative"},
+		{"ledger:\n  checkpoint_entries: 0\n", "checkpoint_entries must be 1..10000000"},
+		{"ledger:\n  checkpoint_interval: 100ms\n", "checkpoint_interval must be between 1s and 24h"},
 		{"chronicle:\n  exclude: [/etc]\n", "not a relative path pattern"},
 		{"chronicle:\n  exclude: ['[']\n", "not a relative path pattern"},
 		{"provder:\n  kind: openai\n", "field provder not found"},

@@ -69,4 +69,13 @@ chronicle:
   # out, as path patterns relative to the workspace; a matching directory
   # is left out whole. Unset: just .git/objects, which git only adds to.
   # exclude: [.git/objects, node_modules]
+
+ledger:
+  # The engine signs a checkpoint of the ledger (its Merkle tree size and
+  # root, as a C2SP signed note; opx ledger checkpoint prints the latest)
+  # once this many entries were appended since the last one, or this long
+  # after it when anything was, and at stop. Save one elsewhere and
+  # opx ledger verify --since proves the ledger only grew since.
+  checkpoint_entries: 1000
+  checkpoint_interval: 10s
 `

@@ -27,7 +27,7 @@ var taxonomy = []string{
 	"chronicle.snapshot", "chronicle.rollback", "chronicle.pruned",
 	"exec.started", "exec.completed", "exec.failed",
 	// Extensions of the DESIGN table, each documented where it is defined.
-	"client.rejected", "ledger.checkpoint", "chronicle.rollback_started",
+	"client.rejected", "ledger.checkpoint", "chronicle.rollback_started", "ledger.key",
 }
 
 var (
@@ -78,7 +78,11 @@ var samples = []event.Payload{
 	&event.ExecCompleted{CallID: "c1", Tool: "write_file", Result: "ok", Size: 2, DurationMS: 1, Post: []event.PostState{{Path: "a", Hash: h2}, {Path: "b", Absent: true}}},
 	&event.ExecFailed{CallID: "c1", Tool: "read_file", Error: "no such file", DurationMS: 1},
 	&event.Checkpoint{Projections: []ledger.CheckpointRoot{{Name: "sessions", Version: "1", Through: 9, Root: h1}}},
+	&event.Key{VKey: vkey, Reason: event.KeyCreated},
 }
+
+// vkey is a verifier key of an opx ledger (tlog.GenerateKey).
+const vkey = "opx.local/ledger/0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f+e1277b64+ARHRJJIaz4QTagtSjguOBYNDK6oMECQlJ37K1+UPdbOG"
 
 func TestTypes_MatchTaxonomy(t *testing.T) {
 	want := slices.Clone(taxonomy)
@@ -126,6 +130,9 @@ func TestCheck_Rejects(t *testing.T) {
 		{"not an object", "session.titled", `["t"]`, event.ErrInvalidPayload},
 		{"unknown stop cause", "engine.stopped", `{"reason":"r","cause":"bored","uptime_ms":1}`, event.ErrInvalidPayload},
 		{"trailing data", "session.titled", `{"title":"t"}{}`, event.ErrInvalidPayload},
+		{"key not a verifier key", "ledger.key", `{"vkey":"k","reason":"created"}`, event.ErrInvalidPayload},
+		{"key of no opx ledger", "ledger.key", `{"vkey":"` + strings.Replace(vkey, "opx.local/ledger/", "x/", 1) + `","reason":"created"}`, event.ErrInvalidPayload},
+		{"key without reason", "ledger.key", `{"vkey":"` + vkey + `","reason":""}`, event.ErrInvalidPayload},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
