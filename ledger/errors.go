@@ -75,6 +75,13 @@ const (
 	// out of causal order (an execution without its allowing verdict),
 	// found by --strict through VerifyOptions.CheckOrder.
 	KindCausality Kind = "causality"
+	// KindNotExtension extends DESIGN's list: the ledger is not an
+	// append-only extension of a checkpoint saved earlier (verify
+	// --since): its tree does not contain that checkpoint's tree, by a
+	// consistency proof checked against the root recomputed from the
+	// entries, so it was rewritten, truncated or forked since, however
+	// consistent its chain is with itself.
+	KindNotExtension Kind = "not-extension"
 )
 
 // IntegrityError is one integrity finding: where (Seq), what kind, and,

@@ -144,3 +144,22 @@ func (h *failureHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// AddFailure adds a finding made beside Verify, on a finished report
+// (verify --since's not-extension): listed in order, counted, and the
+// report no longer OK.
+func (r *Report) AddFailure(f *IntegrityError) {
+	if r.FailuresOmitted == 0 {
+		r.Failures = append(r.Failures, f)
+		r.finish()
+		return
+	}
+	r.FailureCounts[f.Kind]++
+	r.Failures = append(r.Failures, f)
+	sort.SliceStable(r.Failures, func(i, j int) bool { return failureLess(r.Failures[i], r.Failures[j]) })
+	if len(r.Failures) > MaxListedFailures {
+		r.Failures = r.Failures[:MaxListedFailures]
+		r.FailuresOmitted++
+	}
+	r.OK = false
+}

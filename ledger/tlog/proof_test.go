@@ -180,3 +180,19 @@ func TestParseProof_Hostile(t *testing.T) {
 		}
 	}
 }
+
+// TestRootBuilder: the root recomputed entry by entry is the reference
+// tree's at every size.
+func TestRootBuilder(t *testing.T) {
+	tt := newTestTree(t, 70)
+	b := tlog.NewRootBuilder()
+	if r := b.Root(); string(r[:]) != string(tt.tree.HashAt(0)) {
+		t.Fatalf("empty root %x", r)
+	}
+	for i, e := range tt.entries {
+		b.Append(e)
+		if r := b.Root(); b.Size() != uint64(i+1) || string(r[:]) != string(tt.tree.HashAt(uint64(i+1))) {
+			t.Fatalf("size %d: root %x, want %x", i+1, r, tt.tree.HashAt(uint64(i+1)))
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package event
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/tlog"
+)
+
+// RecordedKey is a ledger.key entry: the key that signs the ledger's
+// checkpoints from Seq on.
+type RecordedKey struct {
+	Seq      uint64
+	Key      Key
+	Verifier tlog.Verifier
+}
+
+// KeyAt returns the last ledger.key entry with seq below before (the key
+// that signed a checkpoint recorded at before), reading the ledger
+// backward from its head; ok is false when there is none.
+func KeyAt(l *ledger.Ledger, before uint64) (k RecordedKey, ok bool, err error) {
+	suffix := []byte(`"type":"` + TypeKey + `"}`)
+	err = l.Backward(func(seq uint64, raw []byte) (bool, error) {
+		if seq >= before || !bytes.HasSuffix(raw, suffix) {
+			return true, nil
+		}
+		k, err = parseKey(seq, raw)
+		ok = err == nil
+		return false, err
+	})
+	return k, ok, err
+}
+
+// parseKey decodes and checks a stored ledger.key entry.
+func parseKey(seq uint64, raw []byte) (RecordedKey, error) {
+	e, err := ledger.ParseEntry(append([]byte(nil), raw...))
+	if err != nil {
+		return RecordedKey{}, fmt.Errorf("entry %d: %w", seq, err)
+	}
+	if e.Type != TypeKey {
+		return RecordedKey{}, fmt.Errorf("entry %d: %w: type %q, not %s", seq, ErrInvalidPayload, e.Type, TypeKey)
+	}
+	p, err := Decode(e)
+	if err != nil {
+		return RecordedKey{}, err
+	}
+	k := *p.(*Key)
+	v, err := tlog.ParseVerifierKey(k.VKey)
+	if err != nil {
+		return RecordedKey{}, fmt.Errorf("entry %d: %w", seq, err)
+	}
+	return RecordedKey{Seq: seq, Key: k, Verifier: v}, nil
+}
+
+// Keys returns every ledger.key entry of l, in seq order. It reads the
+// whole ledger.
+func Keys(l *ledger.Ledger) ([]RecordedKey, error) {
+	h, err := l.Head()
+	if err != nil {
+		return nil, err
+	}
+	suffix := []byte(`"type":"` + TypeKey + `"}`)
+	var out []RecordedKey
+	err = l.RangeRaw(0, h.Seq, func(seq uint64, raw []byte) error {
+		if !bytes.HasSuffix(raw, suffix) {
+			return nil
+		}
+		k, err := parseKey(seq, raw)
+		if err != nil {
+			return err
+		}
+		out = append(out, k)
+		return nil
+	})
+	return out, err
+}
