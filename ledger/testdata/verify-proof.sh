@@ -22,8 +22,9 @@ b64hex() { base64 -d | hex; }         # base64 on stdin -> hex
 sha() { sha256sum | cut -c1-64; }     # stdin bytes -> hex SHA-256
 
 # The key.
-IFS=+ read -r name khash kb64 rest <<< "$key"
-[ -n "$name" ] && [ -n "$kb64" ] && [ -z "${rest:-}" ] || fail "key is not NAME+HASH+KEY"
+# The key's base64 may hold '+': split at the first two only.
+name=${key%%+*}; rest=${key#*+}; khash=${rest%%+*}; kb64=${rest#*+}
+[ -n "$name" ] && [ "$name" != "$key" ] && [ "$khash" != "$rest" ] && [ -n "$kb64" ] || fail "key is not NAME+HASH+KEY"
 khex=$(printf '%s' "$kb64" | b64hex 2>/dev/null) || fail "key is not base64"
 [ ${#khex} = 66 ] && [ "${khex:0:2}" = 01 ] || fail "key is not an Ed25519 verifier key"
 want=$( { printf '%s\n' "$name"; printf '%s' "$khex" | unhex; } | sha | cut -c1-8)

@@ -136,7 +136,7 @@ func check(key, path string) (string, error) {
 
 // parseKey parses a C2SP signed-note verifier key and checks its key hash.
 func parseKey(key string) (name string, pub ed25519.PublicKey, kh []byte, err error) {
-	parts := strings.Split(key, "+")
+	parts := strings.SplitN(key, "+", 3) // the key's base64 may hold a "+"
 	if len(parts) != 3 || parts[0] == "" {
 		return "", nil, nil, errors.New("key is not NAME+HASH+KEY")
 	}
