@@ -77,6 +77,10 @@ func ledgerCommand() *cli.Command {
 			ledgerTailCommand(),
 			ledgerNoteCommand(),
 			ledgerRebuildCommand(),
+			ledgerKeyCommand(),
+			ledgerCheckpointCommand(),
+			ledgerProveCommand(),
+			ledgerVerifyProofCommand(),
 		},
 	}
 }

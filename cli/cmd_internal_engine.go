@@ -16,6 +16,7 @@ import (
 
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/llm"
@@ -141,6 +142,11 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 	// waited for; an engine that holds it is not (the manager stopped
 	// any engine it knew of before starting this one).
 	opts.LockTimeout = 5 * time.Second
+	// The signing key lives beside the ledger, in the state directory;
+	// the engine loads (or creates) and records it once the ledger is
+	// open, and signs every checkpoint with it from then on.
+	keeper := checkpoint.ForLedger(path)
+	opts.SignCheckpoint = keeper.Sign
 	l, err := ledger.Open(path, opts)
 	if errors.Is(err, ledger.ErrNotExist) {
 		l, err = ledger.Create(path, opts)
@@ -202,6 +208,8 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 		Protected:       protectedPaths(cfg),
 		HTTP:            &executor.HTTPConfig{AllowHost: allowHosts(sh.policy)},
 		SpawnAgent:      agentSpawner(self, errw),
+		Checkpoints:     keeper, CheckpointEntries: uint64(cfg.Ledger.CheckpointEntries),
+		CheckpointInterval: time.Duration(cfg.Ledger.CheckpointInterval),
 	})
 	if err != nil {
 		return nil, nil, err

@@ -22,12 +22,17 @@ func ledgerVerifyCommand() *cli.Command {
 			"the stored head, and every blob an entry names. With EXPORT (a .jsonl or .jsonl.zst file),\n" +
 			"verifies the export on its own, with the blobs and manifest in its bundle (NAME.blobs/).\n" +
 			"Every failure is reported with its seq and kind, not just the first.\n\n" +
+			"With --since FILE (a checkpoint saved earlier with opx ledger checkpoint), also proves that the\n" +
+			"ledger is an append-only extension of it: the checkpoint's signature is checked (--key, else the\n" +
+			"keys the ledger records), the tree is recomputed from the entries, and an RFC 6962 consistency\n" +
+			"proof must lead from the checkpoint's root to it. A ledger rewritten, truncated or forked since\n" +
+			"fails with kind not-extension, however consistent its hash chain is.\n\n" +
 			exitCodesHelp("integrity failure found: the ledger or export does not verify"),
 		HideHelpCommand: true,
-		Flags: append(locationFlags(),
+		Flags: append(append(locationFlags(),
 			&cli.BoolFlag{Name: "strict", Usage: "also check canonical form, each entry type's payload, and causal order (nothing ran without its verdict; every rollback has its plan first and its outcome after)"},
 			jsonFlag(),
-		),
+		), sinceFlags()...),
 		Action: runLedgerVerify,
 	}
 }
@@ -46,9 +51,16 @@ func runLedgerVerify(c *cli.Context) error {
 	var rep *ledger.Report
 	var m *ledger.Manifest
 	var what string
+	var since *sinceResult
+	if c.String("key") != "" && c.String("since") == "" {
+		return usagef(c, "--key goes with --since FILE")
+	}
 	if len(args) == 1 {
 		if _, given := flagGiven(c, "ledger"); given {
 			return usagef(c, "give either --ledger or an EXPORT file, not both")
+		}
+		if c.String("since") != "" {
+			return usagef(c, "--since checks the ledger, not an export: give --ledger (or nothing) instead of EXPORT")
 		}
 		what = args[0]
 		rep, m, err = ledger.VerifyExport(what, opts)
@@ -59,13 +71,31 @@ func runLedgerVerify(c *cli.Context) error {
 		}
 		defer l.Close()
 		what = l.Path()
+		if c.Bool("strict") {
+			// Each signed checkpoint against the key recorded before it.
+			keys, err := event.Keys(l)
+			if err != nil {
+				return err
+			}
+			opts.CheckCheckpoint = event.CheckCheckpoints(l.ID(), keys)
+		}
 		rep, err = l.Verify(opts)
+		if err == nil && c.String("since") != "" {
+			since, err = checkSince(c, l, rep)
+		}
 	}
 	bar.finish()
 	if err != nil {
 		return err
 	}
 	switch {
+	case c.Bool("json") && since != nil:
+		if err := writeJSON(c, struct {
+			*ledger.Report
+			Since *sinceResult `json:"since"`
+		}{jsonReport(rep), since}); err != nil {
+			return err
+		}
 	case c.Bool("json"):
 		if err := writeJSON(c, jsonReport(rep)); err != nil {
 			return err
@@ -74,6 +104,9 @@ func runLedgerVerify(c *cli.Context) error {
 		describeExport(c.App.Writer, what, m)
 		printReport(c.App.Writer, rep)
 	default:
+		if since != nil {
+			printSince(c.App.Writer, since)
+		}
 		printReport(c.App.Writer, rep)
 	}
 	if !rep.OK {

@@ -8,6 +8,7 @@ import (
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/tlog"
 	"github.com/urfave/cli/v2"
 )
 
@@ -41,6 +42,10 @@ func ExitCode(err error) int {
 		return ExitIntegrity
 	case errors.As(err, &ue):
 		return ExitUsage
+	case errors.Is(err, tlog.ErrMalformed), errors.Is(err, tlog.ErrUnsigned), errors.Is(err, tlog.ErrProof):
+		// A checkpoint or proof that does not verify (a bad --key is a
+		// usage error, above).
+		return ExitIntegrity
 	case errors.As(err, &ec):
 		// urfave returns an ExitCoder only from its help command ("No help
 		// topic for 'x'"): a usage error, whatever code it asks for.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/supervise"
@@ -99,6 +100,15 @@ type Options struct {
 	// recorded with engine.started (it is part of Anthropic request
 	// bodies).
 	ProviderMaxTokens int64
+	// Checkpoints keeps the ledger's signing key (the ledger must be
+	// opened with its Sign as Options.SignCheckpoint); nil signs nothing
+	// (tests, reruns).
+	Checkpoints *checkpoint.Keeper
+	// CheckpointEntries and CheckpointInterval: a checkpoint is recorded
+	// (and signed) once that many entries were appended since the last,
+	// or that long after it when anything was; defaults 1000 and 10 s.
+	CheckpointEntries  uint64
+	CheckpointInterval time.Duration
 	// replay, set by Rerun only, runs the engine in replay mode
 	// (replay.go): it re-drives a recorded session and stops when done.
 	replay *replayState
@@ -172,6 +182,12 @@ func New(opts Options) (*Engine, error) {
 	}
 	if opts.Stdout == nil {
 		opts.Stdout = io.Discard
+	}
+	if opts.CheckpointEntries == 0 {
+		opts.CheckpointEntries = 1000
+	}
+	if opts.CheckpointInterval <= 0 {
+		opts.CheckpointInterval = 10 * time.Second
 	}
 	if err := checkPolicyText(opts); err != nil {
 		return nil, err
@@ -269,7 +285,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if e.opts.replay != nil {
 		go e.driveReplay(ctx) // feeds the recorded messages, then stops the engine
 	}
-	go e.checkpointEvery(ctx, time.Minute, checkpointEntries)
+	go e.checkpointEvery(ctx, e.opts.CheckpointInterval, e.opts.CheckpointEntries)
 
 	var result error
 	select {

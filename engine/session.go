@@ -70,6 +70,15 @@ func (e *Engine) load() error {
 	if err != nil {
 		return err
 	}
+	// The signing key is recorded before anything it signs.
+	if e.opts.Checkpoints != nil {
+		if err := e.rec.Flush(ctx); err != nil {
+			return err
+		}
+		if err := e.opts.Checkpoints.Setup(ctx, l); err != nil {
+			return err
+		}
+	}
 	for _, r := range recovered {
 		e.opts.Logf("engine: the rollback planned at entry %d was interrupted; recorded what it left as entry %d", r.Plan, r.Rollback)
 	}
@@ -87,29 +96,44 @@ func (e *Engine) load() error {
 	return err
 }
 
-// checkpointEntries is how many entries pass between periodic
-// checkpoints of the projections' state roots.
-const checkpointEntries = 1000
-
-// checkpoint records the projections' state roots (ledger.checkpoint), so
-// `opx ledger rebuild` can prove the entries fold to the state the engine
-// had. A ledger opened without projections (tests) has none to record.
-func (e *Engine) checkpoint() {
-	if err := e.rec.Flush(context.Background()); err != nil {
+// checkpoint records the projections' state roots and the Merkle tree of
+// the entries (ledger.checkpoint), so `opx ledger rebuild` can prove the
+// entries fold to the state the engine had and verify that the tree was
+// the same, signed when the engine has a key; then it publishes the note
+// once the entry is durable. A ledger opened without projections (tests)
+// records the tree alone; ErrNoProjection (nothing at all to record) is
+// not an engine failure. It returns the checkpoint's seq.
+func (e *Engine) checkpoint() (uint64, bool) {
+	ctx := context.Background()
+	if err := e.rec.Flush(ctx); err != nil {
 		e.fatal(err)
-		return
+		return 0, false
 	}
-	if _, err := e.opts.Ledger.Checkpoint(context.Background(), ledger.Async); err != nil && !errors.Is(err, ledger.ErrNoProjection) {
-		e.fatal(err)
+	app, err := e.opts.Ledger.Checkpoint(ctx, ledger.Async)
+	if err != nil {
+		if !errors.Is(err, ledger.ErrNoProjection) {
+			e.fatal(err)
+		}
+		return 0, false
 	}
+	if e.opts.Checkpoints != nil {
+		if err := e.opts.Checkpoints.Publish(ctx, e.opts.Ledger, app.Seq); err != nil {
+			// The signed note is in the ledger; only the copy in the
+			// state directory is behind.
+			e.opts.Logf("engine: checkpoint %d: %v", app.Seq, err)
+		}
+	}
+	return app.Seq, true
 }
 
-// checkpointEvery records a checkpoint every period while at least n
-// entries were appended since the last one, until ctx ends.
+// checkpointEvery records a checkpoint once n entries were appended
+// since the last one, or period after it when any was, until ctx ends.
+// It looks at the head every second at most, so n entries are noticed
+// within a second.
 func (e *Engine) checkpointEvery(ctx context.Context, period time.Duration, n uint64) {
-	t := time.NewTicker(period)
+	t := time.NewTicker(min(period, time.Second))
 	defer t.Stop()
-	last := uint64(0)
+	last, lastAt := uint64(0), time.Now()
 	if h, err := e.opts.Ledger.Head(); err == nil {
 		last = h.Seq
 	}
@@ -117,13 +141,15 @@ func (e *Engine) checkpointEvery(ctx context.Context, period time.Duration, n ui
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case now := <-t.C:
 			h, err := e.opts.Ledger.Head()
-			if err != nil || h.Seq < last+n {
+			if err != nil || h.Seq <= last || (h.Seq < last+n && now.Sub(lastAt) < period) {
 				continue
 			}
-			e.checkpoint()
-			last = h.Seq
+			if seq, ok := e.checkpoint(); ok {
+				last = seq
+			}
+			lastAt = now
 		}
 	}
 }

@@ -23,6 +23,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(envOpenProbe); path != "" {
+		openProbe(path) // a child this test binary started in a sandbox
+	}
 	code := m.Run()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)

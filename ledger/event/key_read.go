@@ -53,8 +53,9 @@ func parseKey(seq uint64, raw []byte) (RecordedKey, error) {
 	return RecordedKey{Seq: seq, Key: k, Verifier: v}, nil
 }
 
-// Keys returns every ledger.key entry of l, in seq order. It reads the
-// whole ledger.
+// Keys returns every ledger.key entry of l that parses, in seq order. It
+// reads the whole ledger. One that does not parse is left out: strict
+// verify reports it, and no checkpoint verifies with it.
 func Keys(l *ledger.Ledger) ([]RecordedKey, error) {
 	h, err := l.Head()
 	if err != nil {
@@ -66,11 +67,9 @@ func Keys(l *ledger.Ledger) ([]RecordedKey, error) {
 		if !bytes.HasSuffix(raw, suffix) {
 			return nil
 		}
-		k, err := parseKey(seq, raw)
-		if err != nil {
-			return err
+		if k, err := parseKey(seq, raw); err == nil {
+			out = append(out, k)
 		}
-		out = append(out, k)
 		return nil
 	})
 	return out, err

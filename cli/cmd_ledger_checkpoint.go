@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"io"
+
+	"github.com/urfave/cli/v2"
+)
+
+func ledgerCheckpointCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "checkpoint",
+		Usage: "print the ledger's latest signed checkpoint, exactly as stored, to save elsewhere",
+		Description: "Prints the latest signed checkpoint the ledger records: a C2SP tlog-checkpoint (origin\n" +
+			"opx.local/ledger/<ledger id>, tree size, base64 root hash) signed as a C2SP signed-note, byte\n" +
+			"for byte, so it can be saved anywhere (another machine, a git repository, a ticket):\n\n" +
+			"   opx ledger checkpoint > ledger.checkpoint\n\n" +
+			"Later, opx ledger verify --since ledger.checkpoint proves the ledger only grew since, and\n" +
+			"opx ledger prove SEQ --checkpoint ledger.checkpoint proves an entry against it. Before\n" +
+			"printing, it checks the note: signed by the key the ledger records before it, naming the tree\n" +
+			"the ledger holds at that size.\n\n" +
+			exitCodesHelp("the latest checkpoint does not verify against the ledger's key or tree"),
+		HideHelpCommand: true,
+		Flags:           append(locationFlags(), jsonFlag()),
+		Action:          runLedgerCheckpoint,
+	}
+}
+
+// checkpointResult is the --json output of checkpoint.
+type checkpointResult struct {
+	Seq      uint64 `json:"seq"` // the ledger.checkpoint entry
+	Origin   string `json:"origin"`
+	TreeSize uint64 `json:"tree_size"`
+	RootHash string `json:"root_hash"`
+	VKey     string `json:"vkey"`
+	Note     string `json:"note"`
+}
+
+func runLedgerCheckpoint(c *cli.Context) error {
+	if _, err := wantArgs(c, 0, 0, ""); err != nil {
+		return err
+	}
+	l, err := openReview(c)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	sc, err := latestSigned(l)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c, checkpointResult{Seq: sc.Seq, Origin: sc.CP.Origin, TreeSize: sc.CP.Size,
+			RootHash: sc.CP.RootString(), VKey: sc.Key.String(), Note: sc.Note})
+	}
+	_, err = io.WriteString(c.App.Writer, sc.Note)
+	return err
+}

@@ -1,0 +1,21 @@
+// Package checkpoint is the engine's side of the ledger's signed
+// checkpoints: it keeps the ledger's signing key, records its verifier key
+// in the ledger, signs each ledger.checkpoint's tree (through
+// ledger.Options.SignCheckpoint) and publishes the latest note.
+//
+// # Invariants
+//
+//   - The key is created with the ledger, or on the first writable open
+//     of a ledger that has none, in the state directory beside ledger.db
+//     (tlog.KeyFile, 0600); never in the workspace. The agent and the
+//     commands it runs cannot reach it: the agent has no filesystem at
+//     all, and commands are sandboxed to the workspace (see
+//     engine/executor's sandbox test of the key file).
+//   - Every key that signs is recorded in the ledger (ledger.key) before
+//     the first checkpoint it signs; a key found different from the one
+//     recorded last (the key file was lost or replaced) is recorded as
+//     "replaced", so investigators see it.
+//   - The note file (tlog.NoteFile) is written only after the checkpoint
+//     entry holding the note is durable, atomically, so it never names a
+//     tree the ledger does not hold.
+package checkpoint

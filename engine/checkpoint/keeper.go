@@ -1,0 +1,135 @@
+package checkpoint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/ledger/tlog"
+)
+
+// Keeper holds a ledger's signing key. Its Sign is the ledger's
+// Options.SignCheckpoint; Setup loads (or creates) the key once the
+// ledger is open and records it.
+type Keeper struct {
+	dir string
+
+	mu sync.Mutex
+	s  *tlog.Signer
+}
+
+// NewKeeper returns a keeper of the key in dir, the ledger's state
+// directory (the directory of ledger.db). It reads nothing until Setup.
+func NewKeeper(dir string) *Keeper { return &Keeper{dir: dir} }
+
+// ForLedger returns the keeper of the ledger file at path: its key lives
+// beside it.
+func ForLedger(path string) *Keeper { return NewKeeper(filepath.Dir(path)) }
+
+// Dir is the directory holding the key and the note file.
+func (k *Keeper) Dir() string { return k.dir }
+
+// Sign signs the tree th as a checkpoint note. Before Setup (a ledger
+// that builds its tree while it opens records that checkpoint unsigned)
+// it returns no note and no error.
+func (k *Keeper) Sign(th ledger.TreeHead) (string, error) {
+	k.mu.Lock()
+	s := k.s
+	k.mu.Unlock()
+	if s == nil {
+		return "", nil
+	}
+	return s.Sign(th.Size, th.Root)
+}
+
+// Verifier is the verifier of the key, after Setup.
+func (k *Keeper) Verifier() (tlog.Verifier, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.s == nil {
+		return tlog.Verifier{}, false
+	}
+	return k.s.Verifier(), true
+}
+
+// Setup loads the signing key of l (opened for writing), creating it when
+// the state directory holds none, and records its verifier key in l
+// (ledger.key, durable) unless the last recorded key is that one. A key
+// file that is not private, or that signs for another ledger, is an error
+// that says what to do: it is never used, replaced or deleted.
+func (k *Keeper) Setup(ctx context.Context, l *ledger.Ledger) error {
+	origin := tlog.Origin(l.ID())
+	s, err := tlog.LoadKey(k.dir)
+	created := false
+	if errors.Is(err, tlog.ErrNoKey) {
+		s, err = tlog.CreateKey(k.dir, origin)
+		created = err == nil
+	}
+	if err != nil {
+		return err
+	}
+	if s.Origin() != origin {
+		return fmt.Errorf("%s signs for %s, not for this ledger (%s): move it away and a new key is created and recorded",
+			filepath.Join(k.dir, tlog.KeyFile), s.Origin(), origin)
+	}
+	h, err := l.Head()
+	if err != nil {
+		return err
+	}
+	last, ok, err := event.KeyAt(l, h.Seq+1)
+	if err != nil {
+		return fmt.Errorf("checkpoint key: the recorded key: %w", err)
+	}
+	vkey := s.Verifier().String()
+	var rec *event.Key
+	switch {
+	case !ok:
+		rec = &event.Key{VKey: vkey, Reason: event.KeyCreated}
+	case last.Key.VKey != vkey:
+		what := "holds another key"
+		if created {
+			what = "was missing"
+		}
+		rec = &event.Key{VKey: vkey, Reason: event.KeyReplaced, Detail: fmt.Sprintf(
+			"the key file %s %s; the key recorded at entry %d (%s) no longer signs", tlog.KeyFile, what, last.Seq, last.Key.VKey)}
+	}
+	if rec != nil {
+		r, err := event.Record("", rec)
+		if err == nil {
+			_, err = l.Append(ctx, ledger.Sync, r)
+		}
+		if err != nil {
+			return fmt.Errorf("record the checkpoint key: %w", err)
+		}
+	}
+	k.mu.Lock()
+	k.s = s
+	k.mu.Unlock()
+	return nil
+}
+
+// Publish writes the note of the ledger.checkpoint entry seq to the note
+// file, once that entry is durable (it syncs l first). A checkpoint
+// without a note (recorded before Setup) publishes nothing.
+func (k *Keeper) Publish(ctx context.Context, l *ledger.Ledger, seq uint64) error {
+	if err := l.Sync(ctx); err != nil {
+		return err
+	}
+	e, err := l.Get(seq)
+	if err != nil {
+		return err
+	}
+	var c ledger.CheckpointPayload
+	if e.Type != ledger.TypeCheckpoint || json.Unmarshal(e.Data, &c) != nil {
+		return fmt.Errorf("publish checkpoint: entry %d is not a ledger.checkpoint", seq)
+	}
+	if c.Note == "" {
+		return nil
+	}
+	return tlog.WriteNote(k.dir, c.Note)
+}

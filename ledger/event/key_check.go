@@ -1,0 +1,43 @@
+package event
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/tlog"
+)
+
+// CheckCheckpoints returns the check of the signed notes of a ledger's
+// ledger.checkpoint entries (ledger.VerifyOptions.CheckCheckpoint), given
+// the ledger's recorded keys (Keys): each note must be a checkpoint of
+// the ledger's origin signed by the key recorded last before it, and name
+// the tree the verifier computed from the entries. A checkpoint without a
+// note (recorded before the ledger had a key) passes.
+func CheckCheckpoints(ledgerID string, keys []RecordedKey) func(seq uint64, th ledger.TreeHead, note string) error {
+	keys = append([]RecordedKey(nil), keys...)
+	sort.Slice(keys, func(i, j int) bool { return keys[i].Seq < keys[j].Seq })
+	origin := tlog.Origin(ledgerID)
+	return func(seq uint64, th ledger.TreeHead, note string) error {
+		if note == "" {
+			return nil
+		}
+		i := sort.Search(len(keys), func(i int) bool { return keys[i].Seq >= seq })
+		if i == 0 {
+			return fmt.Errorf("signed note: %w: no ledger.key is recorded before it", tlog.ErrUnsigned)
+		}
+		k := keys[i-1]
+		cp, err := tlog.Open([]byte(note), k.Verifier)
+		if err != nil {
+			return fmt.Errorf("signed note (key of entry %d): %w", k.Seq, err)
+		}
+		if cp.Origin != origin {
+			return fmt.Errorf("signed note: origin %s, the ledger's is %s", cp.Origin, origin)
+		}
+		if cp.Size != th.Size || cp.Root != th.Root {
+			return fmt.Errorf("signed note names tree %d %s, the entries make tree %d %s",
+				cp.Size, cp.RootString(), th.Size, tlog.Checkpoint{Root: th.Root}.RootString())
+		}
+		return nil
+	}
+}
