@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -52,8 +53,8 @@ func runLedgerVerify(c *cli.Context) error {
 	var m *ledger.Manifest
 	var what string
 	var since *sinceResult
-	if c.String("key") != "" && c.String("since") == "" {
-		return usagef(c, "--key goes with --since FILE")
+	if c.String("key") != "" && c.String("since") == "" && len(args) == 0 {
+		return usagef(c, "--key goes with --since FILE, or with an EXPORT whose bundled checkpoint it checks")
 	}
 	if len(args) == 1 {
 		if _, given := flagGiven(c, "ledger"); given {
@@ -63,6 +64,13 @@ func runLedgerVerify(c *cli.Context) error {
 			return usagef(c, "--since checks the ledger, not an export: give --ledger (or nothing) instead of EXPORT")
 		}
 		what = args[0]
+		if c.String("key") != "" {
+			v, err := verifierFlag(c)
+			if err != nil {
+				return err
+			}
+			opts.CheckpointKey = v.String()
+		}
 		rep, m, err = ledger.VerifyExport(what, opts)
 	} else {
 		var l *ledger.Ledger
@@ -102,6 +110,7 @@ func runLedgerVerify(c *cli.Context) error {
 		}
 	case len(args) == 1:
 		describeExport(c.App.Writer, what, m)
+		describeProved(c.App.Writer, m, rep.Proved)
 		printReport(c.App.Writer, rep)
 	default:
 		if since != nil {
@@ -137,6 +146,33 @@ func describeExport(w io.Writer, path string, m *ledger.Manifest) {
 	default:
 		fmt.Fprintf(w, "%s: full export of ledger %s: entries %d..%d\n", path, m.LedgerID, m.FromSeq, m.ToSeq)
 	}
+}
+
+// describeProved says in one line what an export's bundled signed
+// checkpoint proved, and with which key.
+func describeProved(w io.Writer, m *ledger.Manifest, p *ledger.ExportProved) {
+	switch {
+	case p == nil && m != nil && m.Checkpoint == "":
+		fmt.Fprintln(w, "  no signed checkpoint in the bundle: the export proves its own chain only")
+	case p == nil:
+	case p.KeyPinned:
+		fmt.Fprintf(w, "  signed checkpoint: tree %d root %s, signed by %s (the key given with --key); entries %s proved in it by inclusion, the rest up to there by the chain\n",
+			p.TreeSize, p.Root, p.Key, joinSeqs(p.Entries))
+	default:
+		fmt.Fprintf(w, "  signed checkpoint: tree %d root %s, signed by %s, the key bundled with the export: this shows only that the export agrees with its own bundle; pin the ledger's key from elsewhere with --key (`opx ledger key` prints it); entries %s proved in it by inclusion\n",
+			p.TreeSize, p.Root, p.Key, joinSeqs(p.Entries))
+	}
+}
+
+func joinSeqs(seqs []uint64) string {
+	if len(seqs) == 0 {
+		return "(none)"
+	}
+	s := make([]string, len(seqs))
+	for i, q := range seqs {
+		s[i] = fmt.Sprint(q)
+	}
+	return strings.Join(s, " and ")
 }
 
 // printReport prints a verification report for people: one line when it

@@ -205,7 +205,7 @@ func TestExport_Manifests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if *m != tt.want {
+			if !reflect.DeepEqual(*m, tt.want) {
 				t.Errorf("manifest\n%+v\nwant\n%+v", *m, tt.want)
 			}
 			b, err := os.ReadFile(filepath.Join(ledger.BundlePath(out), ledger.ManifestName))
@@ -223,7 +223,7 @@ func TestExport_Manifests(t *testing.T) {
 				t.Errorf("manifest.json keys %v, want %s", keys, tt.keys)
 			}
 			onDisk, err := ledger.ReadManifest(out)
-			if err != nil || *onDisk != tt.want {
+			if err != nil || !reflect.DeepEqual(*onDisk, tt.want) {
 				t.Errorf("ReadManifest = %+v, %v", onDisk, err)
 			}
 			lines := readLines(t, out)
@@ -231,7 +231,7 @@ func TestExport_Manifests(t *testing.T) {
 				t.Errorf("%d lines, want %d", len(lines), tt.want.Entries)
 			}
 			rep, vm, err := ledger.VerifyExport(out, ledger.VerifyOptions{Strict: true})
-			if err != nil || !rep.OK || *vm != tt.want || rep.HeadSeq != tt.want.ToSeq || rep.HeadHash != tt.want.LastHash {
+			if err != nil || !rep.OK || !reflect.DeepEqual(*vm, tt.want) || rep.HeadSeq != tt.want.ToSeq || rep.HeadHash != tt.want.LastHash {
 				t.Errorf("VerifyExport = %+v, %v", rep, err)
 			}
 			dst := filepath.Join(dir, "new", "ledger.db")

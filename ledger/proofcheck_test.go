@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/tlog"
 	"github.com/transparency-dev/merkle/rfc6962"
 	"github.com/transparency-dev/merkle/testonly"
 	sumnote "golang.org/x/mod/sumdb/note"
@@ -107,7 +109,7 @@ func tamperProofCases(otherKey string) []struct {
 	}{
 		{"one path hash changed", func(p *outsideProof) string { p.Hashes[0] = flip(p.Hashes[0]); return "" }, "the path leads to root"},
 		{"a path hash dropped", func(p *outsideProof) string { p.Hashes = p.Hashes[1:]; return "" }, "inclusion path is too short"},
-		{"entry changed", func(p *outsideProof) string { p.Entry = strings.Replace(p.Entry, `"n":`, `"m":`, 1); return "" }, "the path leads to root"},
+		{"entry changed", func(p *outsideProof) string { p.Entry = strings.Replace(p.Entry, `"seq":`, `"seq": `, 1); return "" }, "the path leads to root"},
 		{"entry of another seq", func(p *outsideProof) string { p.Index++; return "" }, "entry has seq"},
 		{"root claimed differently", func(p *outsideProof) string { p.RootHash = flip(p.RootHash); return "" }, "the signed checkpoint has root"},
 		{"bigger tree claimed", func(p *outsideProof) string { p.TreeSize++; return "" }, "the signed checkpoint is tree"},
@@ -141,9 +143,14 @@ func signNote(t *testing.T, skey, origin string, size uint64, root []byte) strin
 func TestProofCheck_Standalone(t *testing.T) {
 	checkers := proofCheckers(t)
 	origin := "opx.local/ledger/0123456789abcdef0123456789abcdef"
-	skey, vkey, err := sumnote.GenerateKey(rand.Reader, origin)
-	if err != nil {
-		t.Fatal(err)
+	// A key whose base64 holds a "+", which a naive split of
+	// NAME+HASH+KEY gets wrong.
+	var skey, vkey string
+	for !strings.Contains(strings.TrimPrefix(vkey, origin+"+"), "+") || strings.Count(vkey, "+") < 3 {
+		var err error
+		if skey, vkey, err = sumnote.GenerateKey(rand.Reader, origin); err != nil {
+			t.Fatal(err)
+		}
 	}
 	_, otherKey, _ := sumnote.GenerateKey(rand.Reader, origin)
 	var entries []string
@@ -188,7 +195,7 @@ func mustB64(s string) []byte {
 // from transparency-dev/merkle's reference tree.
 func refProof(t *testing.T, entries []string, index uint64) outsideProof {
 	t.Helper()
-	tree := refTree(entries)
+	tree := refTreeOf(entries)
 	hs, err := tree.InclusionProof(index, tree.Size())
 	if err != nil {
 		t.Fatal(err)
@@ -204,11 +211,65 @@ func refProof(t *testing.T, entries []string, index uint64) outsideProof {
 	return p
 }
 
-// refTree is transparency-dev/merkle's reference RFC 6962 tree of entries.
-func refTree(entries []string) *testonly.Tree {
+// refTreeOf is transparency-dev/merkle's reference RFC 6962 tree of entries.
+func refTreeOf(entries []string) *testonly.Tree {
 	tree := testonly.New(rfc6962.DefaultHasher)
 	for _, e := range entries {
 		tree.AppendData([]byte(e))
 	}
 	return tree
+}
+
+// TestProofCheck_LedgerProof runs the outside checkers on an inclusion
+// proof of a real signing ledger, in the JSON of `opx ledger prove --json`
+// (tlog.Proof, built from the ledger's stored tree and its latest signed
+// checkpoint), for entries at both ends and in the middle, and on the
+// same proofs tampered with.
+func TestProofCheck_LedgerProof(t *testing.T) {
+	checkers := proofCheckers(t)
+	sl := newSignedLedger(t, 40)
+	e, err := sl.l.Tail(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c ledger.CheckpointPayload
+	if err := json.Unmarshal(e[0].Data, &c); err != nil || c.Note == "" {
+		t.Fatalf("last entry is not a signed checkpoint: %s %v", e[0].Raw, err)
+	}
+	cp, err := tlog.Open([]byte(c.Note), sl.signer.Verifier())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var good []byte
+	for _, seq := range []uint64{0, 1, cp.Size / 2, cp.Size - 1} {
+		entry, err := sl.l.Get(seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs, err := sl.l.InclusionProof(seq, cp.Size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := tlog.NewProof(seq, entry.Raw, cp, c.Note, hs).Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkOutside(t, checkers, b, sl.vkey, "")
+		if seq == cp.Size/2 {
+			good = b
+		}
+	}
+	_, otherKey, _ := tlog.GenerateKey(tlog.Origin(sl.l.ID()))
+	for _, tc := range tamperProofCases(otherKey) {
+		t.Run(tc.name, func(t *testing.T) {
+			var p outsideProof
+			json.Unmarshal(good, &p)
+			key := tc.mut(&p)
+			if key == "" {
+				key = sl.vkey
+			}
+			b, _ := json.Marshal(p)
+			checkOutside(t, checkers, b, key, tc.want)
+		})
+	}
 }

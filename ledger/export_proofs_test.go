@@ -1,0 +1,237 @@
+package ledger_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/tlog"
+)
+
+// signedLedger is a ledger that signs its checkpoints, as the engine
+// makes one: a ledger.key entry with the verifier key, then entries, with
+// signed ledger.checkpoint entries among them.
+type signedLedger struct {
+	l      *ledger.Ledger
+	path   string
+	signer *tlog.Signer
+	vkey   string
+}
+
+// newSignedLedger creates a ledger in a temporary directory with a
+// signing key, n notes of session "s" between notes of session "o", a
+// signed checkpoint after every 7 entries, and one at the end.
+func newSignedLedger(t *testing.T, n int) *signedLedger {
+	t.Helper()
+	dir := t.TempDir()
+	sl := &signedLedger{path: filepath.Join(dir, "ledger.db")}
+	var err error
+	opts := ledger.Options{NoSync: true, SignCheckpoint: func(th ledger.TreeHead) (string, error) {
+		return sl.signer.Sign(th.Size, th.Root)
+	}}
+	if sl.l, err = ledger.Create(sl.path, opts); err != nil {
+		t.Fatal(err)
+	}
+	if sl.signer, err = tlog.CreateKey(dir, tlog.Origin(sl.l.ID())); err != nil {
+		t.Fatal(err)
+	}
+	sl.vkey = sl.signer.Verifier().String()
+	ctx := context.Background()
+	if _, err := sl.l.Append(ctx, ledger.Sync, ledger.Record{Type: "ledger.key", Data: map[string]any{"vkey": sl.vkey, "reason": "created"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		r := note(i)
+		if i%3 == 2 {
+			r.Session = "o"
+		}
+		if _, err := sl.l.Append(ctx, ledger.Sync, r); err != nil {
+			t.Fatal(err)
+		}
+		if i%7 == 6 {
+			if _, err := sl.l.Checkpoint(ctx, ledger.Sync); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := sl.l.Checkpoint(ctx, ledger.Sync); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sl.l.Close() })
+	return sl
+}
+
+func (sl *signedLedger) export(t *testing.T, opts ledger.ExportOptions) (string, *ledger.Manifest) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "x.jsonl.zst")
+	m, err := sl.l.ExportFile(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, m
+}
+
+// rewriteManifest changes an export's manifest in place.
+func rewriteManifest(t *testing.T, export string, mut func(m map[string]any)) {
+	t.Helper()
+	p := filepath.Join(ledger.BundlePath(export), ledger.ManifestName)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	mut(m)
+	b, _ = json.Marshal(m)
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyExport(t *testing.T, export string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), filepath.Base(export))
+	b, err := os.ReadFile(export)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p, b, 0o600)
+	copyDir(t, ledger.BundlePath(export), ledger.BundlePath(p))
+	return p
+}
+
+// TestExport_CarriesCheckpointProofs checks that full and session exports
+// of a signing ledger carry its latest signed checkpoint, the recorded
+// key, the range hashes and the inclusion proofs, that they verify with
+// the bundled key and with the key pinned, and not with another key.
+func TestExport_CarriesCheckpointProofs(t *testing.T) {
+	sl := newSignedLedger(t, 20)
+	_, otherKey, _ := tlog.GenerateKey(tlog.Origin(sl.l.ID()))
+	for _, session := range []string{"", "s", "o"} {
+		p, m := sl.export(t, ledger.ExportOptions{Session: session})
+		if m.Checkpoint == "" || m.VerifierKey != sl.vkey || len(m.Proofs) == 0 {
+			t.Fatalf("session %q: manifest without proof material: %+v", session, m)
+		}
+		if session != "" && (m.FromSeq == 0 || m.TreeRange == "") {
+			t.Fatalf("session %q: segment from %d with tree range %q", session, m.FromSeq, m.TreeRange)
+		}
+		for _, key := range []string{"", sl.vkey} {
+			rep, _, err := ledger.VerifyExport(p, ledger.VerifyOptions{CheckpointKey: key})
+			if err != nil || !rep.OK || rep.Proved == nil || rep.Proved.KeyPinned != (key != "") || len(rep.Proved.Entries) == 0 {
+				t.Fatalf("session %q key %q: %v %+v %+v", session, key, err, rep, rep.Proved)
+			}
+			if rep.Proved.Entries[0] != m.FromSeq {
+				t.Errorf("session %q: proved %v, want the first entry %d first", session, rep.Proved.Entries, m.FromSeq)
+			}
+		}
+		rep, _, err := ledger.VerifyExport(p, ledger.VerifyOptions{CheckpointKey: otherKey})
+		if err != nil || rep.OK || rep.Kinds()[0] != ledger.KindCheckpoint {
+			t.Errorf("session %q: verified with another key: %v %+v", session, err, rep)
+		}
+	}
+}
+
+// TestExport_HostileProofMaterial tampers with every new field of a
+// segment's manifest, and swaps in another ledger's checkpoint and
+// proofs: each is a failure of its kind (exit 4 in the CLI), never a
+// crash, and the stream itself still verifies.
+func TestExport_HostileProofMaterial(t *testing.T) {
+	sl := newSignedLedger(t, 20)
+	other := newSignedLedger(t, 20)
+	seg, m := sl.export(t, ledger.ExportOptions{Session: "s"})
+	_, om := other.export(t, ledger.ExportOptions{Session: "s"})
+	junk := strings.Repeat("A", 100<<10)
+	hashes := func(n int) []any {
+		var out []any
+		for i := 0; i < n; i++ {
+			out = append(out, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+		}
+		return out
+	}
+	proofs := func(mm map[string]any) []any { return mm["proofs"].([]any) }
+	first := func(mm map[string]any) map[string]any { return proofs(mm)[0].(map[string]any) }
+	tests := []struct {
+		name string
+		mut  func(mm map[string]any)
+		key  string
+		want ledger.Kind
+	}{
+		{"checkpoint and key of another ledger", func(mm map[string]any) { mm["checkpoint"], mm["verifier_key"] = om.Checkpoint, om.VerifierKey }, "", ledger.KindCheckpoint},
+		{"checkpoint of another ledger, key pinned", func(mm map[string]any) { mm["checkpoint"] = om.Checkpoint }, sl.vkey, ledger.KindCheckpoint},
+		{"proofs of another ledger", func(mm map[string]any) {
+			for i, p := range proofs(mm) {
+				p.(map[string]any)["hashes"] = om.Proofs[min(i, len(om.Proofs)-1)].Hashes
+			}
+		}, "", ledger.KindTreeMismatch},
+		{"a proof claiming a bigger tree", func(mm map[string]any) { first(mm)["tree_size"] = float64(m.Proofs[0].TreeSize + 1) }, "", ledger.KindCheckpoint},
+		{"the note claiming a bigger tree", func(mm map[string]any) {
+			mm["checkpoint"] = strings.Replace(m.Checkpoint, "\n"+itoa(m.Proofs[0].TreeSize)+"\n", "\n"+itoa(m.Proofs[0].TreeSize+1000)+"\n", 1)
+		}, "", ledger.KindCheckpoint},
+		{"one proof hash changed", func(mm map[string]any) {
+			hs := first(mm)["hashes"].([]any)
+			hs[0] = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+		}, "", ledger.KindTreeMismatch},
+		{"first entry's proof dropped", func(mm map[string]any) { mm["proofs"] = proofs(mm)[1:] }, "", ledger.KindCheckpoint},
+		{"proof of an entry outside the export", func(mm map[string]any) { first(mm)["index"] = float64(m.ToSeq + 1) }, "", ledger.KindCheckpoint},
+		{"checkpoint junk", func(mm map[string]any) { mm["checkpoint"] = "junk\n" }, "", ledger.KindCheckpoint},
+		{"checkpoint of 100 KiB", func(mm map[string]any) { mm["checkpoint"] = junk }, "", ledger.KindCheckpoint},
+		{"verifier key junk", func(mm map[string]any) { mm["verifier_key"] = "junk" }, "", ledger.KindCheckpoint},
+		{"verifier key of 100 KiB", func(mm map[string]any) { mm["verifier_key"] = junk }, "", ledger.KindCheckpoint},
+		{"proof hashes too many", func(mm map[string]any) { first(mm)["hashes"] = hashes(65) }, "", ledger.KindCheckpoint},
+		{"proof hashes not base64", func(mm map[string]any) { first(mm)["hashes"] = []any{"!!"} }, "", ledger.KindCheckpoint},
+		{"three proofs", func(mm map[string]any) { mm["proofs"] = append(proofs(mm), proofs(mm)[0]) }, "", ledger.KindCheckpoint},
+		{"proof material stripped, key pinned", func(mm map[string]any) {
+			delete(mm, "checkpoint")
+			delete(mm, "verifier_key")
+			delete(mm, "proofs")
+		}, sl.vkey, ledger.KindCheckpoint},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := copyExport(t, seg)
+			rewriteManifest(t, p, tt.mut)
+			rep, _, err := ledger.VerifyExport(p, ledger.VerifyOptions{CheckpointKey: tt.key})
+			if err != nil {
+				t.Fatalf("verify: %v", err)
+			}
+			if rep.OK || !hasKind(rep, tt.want) {
+				t.Errorf("report %+v, want a %s failure", rep.Failures, tt.want)
+			}
+			for _, f := range rep.Failures {
+				if f.Kind != ledger.KindCheckpoint && f.Kind != ledger.KindTreeMismatch {
+					t.Errorf("the stream itself was reported: %v", f)
+				}
+			}
+		})
+	}
+	// A tree range of the wrong tree: the roots recorded in the segment
+	// do not match it.
+	p := copyExport(t, seg)
+	rewriteManifest(t, p, func(mm map[string]any) { mm["tree_range"] = om.TreeRange })
+	if rep, _, err := ledger.VerifyExport(p, ledger.VerifyOptions{}); err != nil || rep.OK || !hasKind(rep, ledger.KindTreeMismatch) {
+		t.Errorf("tree range of another ledger: %v %+v", err, rep)
+	}
+	// Stripped without a pinned key: an export like an older one.
+	p = copyExport(t, seg)
+	rewriteManifest(t, p, tests[len(tests)-1].mut)
+	if rep, _, err := ledger.VerifyExport(p, ledger.VerifyOptions{}); err != nil || !rep.OK || rep.Proved != nil {
+		t.Errorf("stripped export without --key: %v %+v", err, rep)
+	}
+}
+
+func hasKind(r *ledger.Report, k ledger.Kind) bool {
+	for _, f := range r.Failures {
+		if f.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+func itoa(n uint64) string { b, _ := json.Marshal(n); return string(b) }
