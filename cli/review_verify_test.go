@@ -168,6 +168,9 @@ func TestReplay_CheckpointTamper(t *testing.T) {
 		{"entry after the checkpoint rewritten", sr.edit(t, sr.seq["b.after"], false, func(b []byte) []byte {
 			return bytes.Replace(b, []byte(`"content":"hi"`), []byte(`"content":"ho"`), 1)
 		}), nil, "hash-mismatch"},
+		{"entry after the checkpoint rewritten, chain and head re-linked", sr.edit(t, sr.seq["b.after"], true, func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"content":"hi"`), []byte(`"content":"ho"`), 1)
+		}), nil, "tree-mismatch"},
 		{"checkpoint checked with another key", sr.path, []string{"--key", other}, "checkpoint"},
 	}
 	for _, tt := range tests {

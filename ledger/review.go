@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -403,13 +404,31 @@ func (rv *reviewRun) after(before []byte) error {
 	prev := Sum(before)
 	o := rv.opts.Verify
 	o.CheckOrder, o.CheckEnd = nil, nil
+	// The tree after the checkpoint is recomputed from the signed tree,
+	// whose compact range the stored tiles must give, and compared with
+	// the stored tiles, as Verify does.
+	hs, err := rv.r.l.RangeHashesAt(cp.Size)
+	switch {
+	case err == nil && rootOf(hs) != cp.Root:
+		rv.fail(cp.Size-1, KindTreeMismatch, "the stored tree of %d entries has root %s, the signed checkpoint %s",
+			cp.Size, EncodeTreeRoot(rootOf(hs)), cp.RootString())
+	case err == nil:
+		o.TreeRange = hs
+	case !errors.Is(err, ErrTreeDamaged) && !errors.Is(err, ErrNoTree):
+		return err
+	default:
+		rv.fail(cp.Size-1, KindTreeMismatch, "%v", err)
+	}
 	var r *Report
 	var refs map[Hash]uint64
 	var pruned map[Hash]bool
 	var blobFailures []*IntegrityError
 	var readFailure *IntegrityError
-	err := rv.r.l.view(func(tx *bolt.Tx) error {
+	err = rv.r.l.view(func(tx *bolt.Tx) error {
 		c := newChecker(o, false, rv.head.Seq+1-cp.Size, cp.Size, &prev)
+		if o.TreeRange != nil {
+			c.useStoreTiles(tx)
+		}
 		readFailure = feedStoreFrom(tx, c, cp.Size)
 		r, refs, pruned = c.finish()
 		for h := range rv.r.prunedBlobs() {
