@@ -41,9 +41,6 @@ func rangeFor(src Source, session string, to uint64, fn func(ledger.Entry) error
 	})
 }
 
-// readAnywhere are the types the builder reads whatever their session.
-var readAnywhere = []string{event.TypeEngineStarted, event.TypeEngineCrashed, event.TypeRollback, event.TypePruned}
-
 // skip reports whether a stored entry certainly does not concern the
 // session whose JSON string is sj: its canonical tail
 // `,"session":"S","ts":"T","type":"Y"}` names another, non-empty session
@@ -63,10 +60,9 @@ func skip(raw, sj []byte) bool {
 	if !ok || bytes.Equal(sess, sj) || len(sess) == 2 {
 		return false
 	}
-	for _, t := range readAnywhere {
-		if len(typ) == len(t)+2 && string(typ[1:len(typ)-1]) == t {
-			return false
-		}
+	switch string(typ[1 : len(typ)-1]) {
+	case event.TypeEngineStarted, event.TypeEngineCrashed, event.TypeRollback, event.TypePruned:
+		return false // read whatever their session
 	}
 	return true
 }
@@ -78,8 +74,13 @@ func lastMember(b []byte, name string) (value, rest []byte, ok bool) {
 	if len(b) < 2 || b[len(b)-1] != '"' {
 		return nil, nil, false
 	}
-	q := bytes.LastIndexByte(b[:len(b)-1], '"')
-	if q < 0 || bytes.IndexByte(b[q:], '\\') >= 0 || !bytes.HasSuffix(b[:q], []byte(name)) {
+	q := len(b) - 2
+	for ; q >= 0 && b[q] != '"'; q-- {
+		if b[q] == '\\' {
+			return nil, nil, false
+		}
+	}
+	if q < len(name) || string(b[q-len(name):q]) != name {
 		return nil, nil, false
 	}
 	return b[q:], b[:q-len(name)], true
