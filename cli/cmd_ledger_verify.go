@@ -23,6 +23,11 @@ func ledgerVerifyCommand() *cli.Command {
 			"the stored head, and every blob an entry names. With EXPORT (a .jsonl or .jsonl.zst file),\n" +
 			"verifies the export on its own, with the blobs and manifest in its bundle (NAME.blobs/).\n" +
 			"Every failure is reported with its seq and kind, not just the first.\n\n" +
+			"An export of a ledger that signs checkpoints carries its latest signed checkpoint, the verifier key\n" +
+			"the ledger recorded and inclusion proofs of its first entry and of the last one the checkpoint\n" +
+			"covers: verify checks the signature and the proofs (kinds checkpoint, tree-mismatch), so a session\n" +
+			"segment proves its place in the full ledger. The bundled key proves only that the export agrees with\n" +
+			"itself: pin the key from elsewhere with --key KEY (`opx ledger key` prints it); the output says which.\n\n" +
 			"With --since FILE (a checkpoint saved earlier with opx ledger checkpoint), also proves that the\n" +
 			"ledger is an append-only extension of it: the checkpoint's signature is checked (--key, else the\n" +
 			"keys the ledger records), the tree is recomputed from the entries, and an RFC 6962 consistency\n" +

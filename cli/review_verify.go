@@ -90,7 +90,10 @@ func verifySession(c *cli.Context, ss *sessionSource, session string, buildAnywa
 // checkpointSummary says in one line how a review was verified against
 // a checkpoint.
 func checkpointSummary(h *ledger.ReviewVerification, shown int) string {
-	whose := "the key the ledger recorded (pin one from elsewhere with --key)"
+	whose := fmt.Sprintf("the key the ledger recorded at seq %d (pin one from elsewhere with --key)", h.KeySeq)
+	if h.KeysRecorded > 1 {
+		whose = fmt.Sprintf("the last of the %d keys the ledger recorded, at seq %d: the signing key was replaced (pin one from elsewhere with --key)", h.KeysRecorded, h.KeySeq)
+	}
 	if h.KeyPinned {
 		whose = "the key given with --key"
 	}

@@ -81,6 +81,9 @@ func newSignedReview(t *testing.T, breakRule bool) *signedReview {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
+	if !breakRule {
+		t.Cleanup(func() { ledgertest.MustVerify(t, sr.path, event.StrictOptions()) })
+	}
 	return sr
 }
 
@@ -135,6 +138,16 @@ func TestReplay_ProvesAgainstCheckpoint(t *testing.T) {
 	if vb["mode"] != "checkpoint" || vb["summary"] == "" {
 		t.Errorf("verified_by %v", vb)
 	}
+	// ses_b runs across the checkpoint: its span is proved up to it and
+	// checked in full after it.
+	r = run(t, "replay", "ses_b", "--ledger", sr.path)
+	r.wantCode(t, cli.ExitOK)
+	r.wantOut(t, "verified: checkpoint at seq", "3 entries after it checked in full")
+	r = run(t, "replay", "ses_b", "--ledger", sr.edit(t, sr.seq["b.msg"], true, func(b []byte) []byte {
+		return bytes.Replace(b, []byte(`"content":"hello"`), []byte(`"content":"HELLO"`), 1)
+	}))
+	r.wantCode(t, cli.ExitIntegrity)
+	r.wantOut(t, "tree-mismatch")
 	r = run(t, "replay", "ses_a", "--ledger", sr.path, "--full-verify")
 	r.wantCode(t, cli.ExitOK)
 	r.wantOut(t, "verified: every entry of the ledger verified strictly")

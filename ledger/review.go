@@ -123,6 +123,11 @@ type ReviewVerification struct {
 	Root          string `json:"root,omitempty"`
 	Key           string `json:"key,omitempty"`
 	KeyPinned     bool   `json:"key_pinned,omitempty"`
+	// KeySeq is the ledger.key entry of the recorded key used (0 when
+	// pinned); KeysRecorded counts the ledger's ledger.key entries: more
+	// than one means the signing key was replaced.
+	KeySeq       uint64 `json:"key_seq,omitempty"`
+	KeysRecorded int    `json:"keys_recorded"`
 	// Proved counts the entries proved against the checkpoint: by
 	// inclusion proof, or by the chain from a proved entry.
 	Proved uint64 `json:"proved,omitempty"`
@@ -199,7 +204,7 @@ func (rv *reviewRun) run(shown []uint64) error {
 		rv.fail(sc.seq, KindCheckpoint, "signed checkpoint does not parse: %v", err)
 		return nil
 	}
-	key, pinned := rv.opts.Key, rv.opts.Key != ""
+	key, pinned, keySeq := rv.opts.Key, rv.opts.Key != "", uint64(0)
 	if !pinned {
 		for _, k := range r.keys {
 			if k.seq < sc.seq {
@@ -207,12 +212,13 @@ func (rv *reviewRun) run(shown []uint64) error {
 					VKey string `json:"vkey"`
 				}
 				if ke, err := ParseEntry(k.raw); err == nil && json.Unmarshal(ke.Data, &kd) == nil {
-					key = kd.VKey
+					key, keySeq = kd.VKey, k.seq
 				}
 			}
 		}
 	}
-	rv.how = &ReviewVerification{Mode: "checkpoint", CheckpointSeq: sc.seq, Key: key, KeyPinned: pinned}
+	rv.how = &ReviewVerification{Mode: "checkpoint", CheckpointSeq: sc.seq, Key: key, KeyPinned: pinned,
+		KeySeq: keySeq, KeysRecorded: len(r.keys)}
 	v, err := tlog.ParseVerifierKey(key)
 	if err != nil {
 		rv.fail(sc.seq, KindCheckpoint, "no usable verifier key for the checkpoint at %d: %v", sc.seq, err)
