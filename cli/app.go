@@ -66,7 +66,8 @@ func ledgerCommand() *cli.Command {
 		Flags:     locationFlags(),
 		Action:    unknownCommand,
 		Description: "The ledger is the append-only, BLAKE3 hash-chained record of everything the engine did.\n" +
-			"These commands read the file directly (offline review); while an engine holds it they say so.\n\n" +
+			"These commands read the file directly (offline review); while an engine holds it they go through the\n" +
+			"engine and check what it sends themselves: same output, same exit codes.\n\n" +
 			exitCodesHelp("integrity failure found"),
 		Subcommands: []*cli.Command{
 			ledgerVerifyCommand(),
@@ -75,6 +76,7 @@ func ledgerCommand() *cli.Command {
 			ledgerHeadCommand(),
 			ledgerShowCommand(),
 			ledgerTailCommand(),
+			ledgerFollowCommand(),
 			ledgerNoteCommand(),
 			ledgerRebuildCommand(),
 			ledgerKeyCommand(),

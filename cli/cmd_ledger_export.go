@@ -18,10 +18,12 @@ func ledgerExportCommand() *cli.Command {
 			"With --session, the export is the contiguous segment from the session's first entry to its last,\n" +
 			"including other sessions' entries in between (the chain runs through them); the manifest names\n" +
 			"the hashes at both ends so the segment can be tied to the full ledger.\n" +
+			"While an engine holds the ledger, export reads it through the engine up to its durable head when\n" +
+			"export starts, checking every entry and blob here: the files are the same as an offline export of that head.\n" +
 			"When the ledger signs checkpoints, the manifest also carries the latest signed checkpoint, the\n" +
 			"verifier key recorded before it, and inclusion proofs of the export's first entry and of the last\n" +
 			"one the checkpoint covers, so that `opx ledger verify EXPORT --key KEY` proves the export's place\n" +
-			"in the full ledger.\n\n" +
+			"in the full ledger (an export through a running engine carries none yet).\n\n" +
 			"With --tiles DIR, writes instead the tree of the latest signed checkpoint as a static C2SP\n" +
 			"tlog-tiles tree in DIR (which must not exist): checkpoint, tile/<L>/<N>[.p/<W>] and the entry\n" +
 			"bundles tile/entries/<N>[.p/<W>], for any tlog client to fetch and verify. An entry bundle\n" +
@@ -53,13 +55,22 @@ func runLedgerExport(c *cli.Context) error {
 	if out == "" {
 		return usagef(c, "missing -o FILE")
 	}
-	l, err := openReview(c)
+	rv, err := openReviewOrEngine(c)
 	if err != nil {
 		return err
 	}
-	defer l.Close()
+	defer rv.Close()
 	bar := newProgress(c, "export")
-	m, err := l.ExportFile(out, ledger.ExportOptions{Session: c.String("session"), Progress: bar.update})
+	opts := ledger.ExportOptions{Session: c.String("session"), Progress: bar.update}
+	var m *ledger.Manifest
+	if rv.local != nil {
+		m, err = rv.local.ExportFile(out, opts)
+	} else {
+		// Through the engine, up to its durable head when export
+		// starts: the same files an offline export of that head writes,
+		// every entry and blob checked here.
+		m, err = ledger.ExportSourceFile(rv.remote, out, opts)
+	}
 	bar.finish()
 	if err != nil {
 		return err

@@ -11,7 +11,8 @@ func ledgerHeadCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "head",
 		Usage: "print the ledger id and the head (last entry's seq and hash)",
-		Description: "Prints the head as the ledger records it; it does not verify the chain (use verify).\n\n" +
+		Description: "Prints the head as the ledger records it; it does not verify the chain (use verify).\n" +
+			"While an engine holds the ledger, prints the engine's durable head (what it has fsynced).\n\n" +
 			exitCodesHelp("integrity failure found: the stored head does not match the last entry"),
 		HideHelpCommand: true,
 		Flags:           append(locationFlags(), jsonFlag()),
@@ -29,18 +30,23 @@ func runLedgerHead(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	l, err := openReview(c)
+	rv, err := openReviewOrEngine(c)
 	if err != nil {
 		return err
 	}
-	defer l.Close()
-	h, err := l.Head()
+	defer rv.Close()
+	var h ledger.Head
+	if rv.local != nil {
+		h, err = rv.local.Head()
+	} else {
+		h, err = rv.remote.Head()
+	}
 	if err != nil {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(c, headResult{Head: h, Path: l.Path()})
+		return writeJSON(c, headResult{Head: h, Path: rv.path})
 	}
-	fmt.Fprintf(c.App.Writer, "ledger_id  %s\nhead_seq   %d\nhead_hash  %s\npath       %s\n", h.LedgerID, h.Seq, h.Hash, l.Path())
+	fmt.Fprintf(c.App.Writer, "ledger_id  %s\nhead_seq   %d\nhead_hash  %s\npath       %s\n", h.LedgerID, h.Seq, h.Hash, rv.path)
 	return nil
 }

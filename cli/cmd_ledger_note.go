@@ -9,6 +9,7 @@ import (
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
 )
 
@@ -20,7 +21,8 @@ func ledgerNoteCommand() *cli.Command {
 		Description: "Appends a ledger.note entry with the text and the author ($USER, else the uid), durable (fsynced)\n" +
 			"before the command returns. Creates the ledger if there is none at the path yet, and says so.\n" +
 			"Arguments are joined with spaces; put -- before text that starts with a dash.\n" +
-			"Opens the file for writing, so it fails while an engine holds it.\n\n" +
+			"While an engine holds the ledger, the engine appends the note (recording this client's name beside the\n" +
+			"author) and answers once it is durable.\n\n" +
 			exitCodesHelp("integrity failure found: the stored head does not match the last entry, nothing appended"),
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),
@@ -57,6 +59,9 @@ func runLedgerNote(c *cli.Context) error {
 		return err
 	}
 	l, created, err := openOrCreate(path)
+	if errors.Is(err, ledger.ErrLocked) {
+		return noteByEngine(c, path, err, text)
+	}
 	if err != nil {
 		return err
 	}
@@ -100,11 +105,6 @@ func openOrCreate(path string) (*ledger.Ledger, bool, error) {
 		}
 		return l, true, nil
 	}
-	if errors.Is(err, ledger.ErrLocked) {
-		// Notes will go through the running engine once its API exists.
-		return nil, false, &explained{err: err, msg: fmt.Sprintf(
-			"an engine holds %s (another process has it open for writing); stop the engine to add a note", path)}
-	}
 	if err != nil {
 		return nil, false, explainOpen(path, err)
 	}
@@ -117,4 +117,26 @@ func author() string {
 		return u
 	}
 	return fmt.Sprintf("uid %d", os.Getuid())
+}
+
+// noteByEngine asks the engine that holds the ledger to append the note.
+func noteByEngine(c *cli.Context, path string, locked error, text string) error {
+	r, err := dialLedgerEngine(c, path)
+	if err != nil {
+		return &explained{err: locked, msg: fmt.Sprintf("an engine holds %s, and no engine registered for it answers (%v)", path, err)}
+	}
+	defer r.Close()
+	resp, err := r.client.AppendNote(r.ctx, &opxv1.AppendNoteRequest{Session: c.String("session"), Author: author(), Text: text})
+	if err != nil {
+		return fmt.Errorf("append note to %s: %w", path, engineErr(err))
+	}
+	h, err := ledger.ParseHash(resp.Hash)
+	if err != nil {
+		return fmt.Errorf("append note to %s: the engine's answer: %w", path, err)
+	}
+	if c.Bool("json") {
+		return writeJSON(c, noteResult{Seq: resp.Seq, Hash: h.String(), Ledger: path})
+	}
+	fmt.Fprintf(c.App.Writer, "noted: seq %d %s\n", resp.Seq, h)
+	return nil
 }

@@ -100,23 +100,30 @@ func prove(c *cli.Context, l *ledger.Ledger, seq uint64) (*tlog.Proof, signedChe
 	if err != nil {
 		return nil, sc, err
 	}
+	p, err := buildProof(l, seq, sc)
+	return p, sc, err
+}
+
+// buildProof builds and checks the inclusion proof of entry seq against
+// the checked checkpoint sc.
+func buildProof(l *ledger.Ledger, seq uint64, sc signedCheckpoint) (*tlog.Proof, error) {
 	if seq >= sc.CP.Size {
-		return nil, sc, fmt.Errorf("entry %d is not in the checkpoint's tree of %s (entries 0..%d); a later checkpoint covers it",
+		return nil, fmt.Errorf("entry %d is not in the checkpoint's tree of %s (entries 0..%d); a later checkpoint covers it",
 			seq, plural(sc.CP.Size, "entry", "entries"), sc.CP.Size-1)
 	}
 	e, err := l.Get(seq)
 	if err != nil {
-		return nil, sc, err
+		return nil, err
 	}
 	hashes, err := l.InclusionProof(seq, sc.CP.Size)
 	if err != nil {
-		return nil, sc, err
+		return nil, err
 	}
 	p := tlog.NewProof(seq, e.Raw, sc.CP, sc.Note, hashes)
 	// What a third party will check, checked here first: a stored tile
 	// that does not match the entries would give a proof that fails.
 	if _, err := p.Verify(sc.Key); err != nil {
-		return nil, sc, fmt.Errorf("the ledger's proof of entry %d: %w", seq, err)
+		return nil, fmt.Errorf("the ledger's proof of entry %d: %w", seq, err)
 	}
-	return p, sc, nil
+	return p, nil
 }

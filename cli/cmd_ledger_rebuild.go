@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/opx-dev/opx/ledger"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
 )
 
@@ -16,7 +19,7 @@ func ledgerRebuildCommand() *cli.Command {
 			"each ledger.checkpoint entry it compares the state roots the engine recorded there (through the entry\n" +
 			"before it) with the ones it folded: a difference means the state the engine served was not what its\n" +
 			"entries say (exit 4).\n" +
-			"The engine must be stopped (it holds the file).\n\n" + exitCodesHelp("a checkpoint's state root was not reproduced"),
+			"While an engine holds the ledger, the engine rebuilds (its appends wait until the rebuild is through).\n\n" + exitCodesHelp("a checkpoint's state root was not reproduced"),
 		HideHelpCommand: true,
 		Flags:           append(locationFlags(), jsonFlag()),
 		Action:          runLedgerRebuild,
@@ -51,14 +54,9 @@ func runLedgerRebuild(c *cli.Context) error {
 	if err := refuseEmpty(path); err != nil {
 		return err
 	}
-	l, err := ledger.Open(path, writeOptions()) // builds missing or stale projections first
+	rep, err := rebuild(c, path)
 	if err != nil {
-		return explainOpen(path, err)
-	}
-	defer l.Close()
-	rep, err := l.RebuildProjections()
-	if err != nil {
-		return fmt.Errorf("rebuild %s: %w", path, err)
+		return err
 	}
 	out := rebuildJSON{Ok: len(rep.Mismatches) == 0, Entries: rep.Entries, Checked: rep.Checked, Unchecked: rep.Unchecked, Mismatches: rep.Mismatches}
 	if out.Mismatches == nil {
@@ -96,4 +94,42 @@ func runLedgerRebuild(c *cli.Context) error {
 		return fmt.Errorf("%w: %d checkpoint root(s) not reproduced by the entries", ledger.ErrIntegrity, len(rep.Mismatches))
 	}
 	return nil
+}
+
+// rebuild rebuilds the projections of the ledger at path: here, or by the
+// engine that holds it.
+func rebuild(c *cli.Context, path string) (*ledger.RebuildReport, error) {
+	l, err := ledger.Open(path, writeOptions()) // builds missing or stale projections first
+	if errors.Is(err, ledger.ErrLocked) {
+		return rebuildByEngine(c, path, err)
+	}
+	if err != nil {
+		return nil, explainOpen(path, err)
+	}
+	defer l.Close()
+	rep, err := l.RebuildProjections()
+	if err != nil {
+		return nil, fmt.Errorf("rebuild %s: %w", path, err)
+	}
+	return rep, nil
+}
+
+// rebuildByEngine asks the engine that holds the ledger to rebuild. Its
+// report is the engine's word (the engine holds the buckets); it is only
+// checked for shape.
+func rebuildByEngine(c *cli.Context, path string, locked error) (*ledger.RebuildReport, error) {
+	r, err := dialLedgerEngine(c, path)
+	if err != nil {
+		return nil, &explained{err: locked, msg: fmt.Sprintf("an engine holds %s, and no engine registered for it answers (%v)", path, err)}
+	}
+	defer r.Close()
+	resp, err := r.client.Rebuild(r.ctx, &opxv1.RebuildRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("rebuild %s: %w", path, engineErr(err))
+	}
+	var rep ledger.RebuildReport
+	if err := json.Unmarshal(resp.ReportJson, &rep); err != nil {
+		return nil, fmt.Errorf("rebuild %s: the engine's report: %w", path, err)
+	}
+	return &rep, nil
 }

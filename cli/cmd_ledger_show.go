@@ -55,22 +55,39 @@ func runLedgerShow(c *cli.Context) error {
 	if err != nil {
 		return usagef(c, "SEQ %q is not a non-negative integer", args[0])
 	}
-	l, err := openReview(c)
+	rv, err := openReviewOrEngine(c)
 	if err != nil {
 		return err
 	}
-	defer l.Close()
-	e, err := l.Get(seq)
+	defer rv.Close()
+	var e ledger.Entry
+	var st blobStater
+	if rv.local != nil {
+		e, err = rv.local.Get(seq)
+		st = localStater{rv.local}
+	} else {
+		e, err = remoteGet(rv.remote, seq)
+		st = remoteStater{rv.remote}
+	}
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
-		if h, herr := l.Head(); herr == nil {
-			return fmt.Errorf("no entry %d in %s (head is %d)", seq, l.Path(), h.Seq)
+		var h ledger.Head
+		var herr error
+		if rv.local != nil {
+			h, herr = rv.local.Head()
+		} else {
+			h, herr = rv.remote.Head()
+		}
+		if herr == nil {
+			return fmt.Errorf("no entry %d in %s (head is %d)", seq, rv.path, h.Seq)
 		}
 		return err
+	case rv.remote != nil && err != nil && !errors.As(err, new(*ledger.IntegrityError)):
+		return err // the engine went away, or sent what no ledger holds
 	case err != nil:
 		return &ledger.IntegrityError{Seq: seq, Kind: ledger.KindUnreadable, Detail: err.Error()}
 	}
-	blobs, err := summariseBlobs(l, e.Data)
+	blobs, err := summariseBlobs(st, e.Data)
 	if err != nil {
 		return err
 	}
@@ -81,8 +98,27 @@ func runLedgerShow(c *cli.Context) error {
 	return nil
 }
 
+// blobStater is what show needs of a ledger: a *ledger.Ledger, or the
+// engine's ledger (remoteStater).
+type blobStater interface {
+	StatBlob(h ledger.Hash) (ledger.BlobInfo, error)
+	// ContentSize decompresses the blob to count its bytes, checking
+	// its hash on the way.
+	ContentSize(h ledger.Hash) (int64, error)
+}
+
+// localStater is a ledger file's blobStater.
+type localStater struct{ l *ledger.Ledger }
+
+func (s localStater) StatBlob(h ledger.Hash) (ledger.BlobInfo, error) { return s.l.StatBlob(h) }
+
+func (s localStater) ContentSize(h ledger.Hash) (int64, error) {
+	content, err := s.l.GetBlob(h)
+	return int64(len(content)), err
+}
+
 // summariseBlobs stats every blob the entry's data names.
-func summariseBlobs(l *ledger.Ledger, data []byte) ([]blobSummary, error) {
+func summariseBlobs(l blobStater, data []byte) ([]blobSummary, error) {
 	refs, err := ledger.BlobRefs(data)
 	if err != nil {
 		return nil, fmt.Errorf("blob references: %w", err)
@@ -102,8 +138,8 @@ func summariseBlobs(l *ledger.Ledger, data []byte) ([]blobSummary, error) {
 				// The frame header does not record the size (zstd leaves
 				// it out of small frames): decompress to count, which
 				// also checks the hash. A blob that fails keeps size null.
-				if content, err := l.GetBlob(h); err == nil {
-					size = int64(len(content))
+				if n, err := l.ContentSize(h); err == nil {
+					size = n
 				}
 			}
 			if size >= 0 {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/opx-dev/opx/ledger"
@@ -43,16 +44,21 @@ func runLedgerTail(c *cli.Context) error {
 	if n <= 0 {
 		return usagef(c, "-n %d: want a positive number of entries", n)
 	}
-	l, err := openReview(c)
+	rv, err := openReviewOrEngine(c)
 	if err != nil {
 		return err
 	}
-	defer l.Close()
-	entries, err := l.Tail(n)
+	defer rv.Close()
+	var entries []ledger.Entry
+	if rv.local != nil {
+		entries, err = rv.local.Tail(n)
+	} else if entries, err = remoteTail(rv.remote, n); err != nil && !errors.As(err, new(*ledger.IntegrityError)) {
+		return err // the engine went away, or sent what no ledger holds
+	}
 	if err != nil {
 		// Tail fails only on an entry that does not parse or a page
 		// bbolt cannot read: damage either way.
-		return fmt.Errorf("tail %s: %w: %v; run opx ledger verify for the full report", l.Path(), ledger.ErrIntegrity, err)
+		return fmt.Errorf("tail %s: %w: %v; run opx ledger verify for the full report", rv.path, ledger.ErrIntegrity, err)
 	}
 	if c.Bool("json") {
 		out := struct {
@@ -76,4 +82,24 @@ func tailLine(e ledger.Entry) string {
 		session = "-"
 	}
 	return fmt.Sprintf("%6d  %s  %-22s  %s  %s", e.Seq, e.TS, e.Type, session, clip(string(e.Data), tailSummaryWidth))
+}
+
+// remoteTail is Ledger.Tail through the engine: the last n entries up to
+// its durable head, oldest first.
+func remoteTail(r *remoteLedger, n int) ([]ledger.Entry, error) {
+	h, _ := r.Head()
+	from := uint64(0)
+	if h.Seq >= uint64(n) {
+		from = h.Seq - uint64(n) + 1
+	}
+	var out []ledger.Entry
+	err := r.Entries(from, h.Seq, func(seq uint64, raw []byte) error {
+		e, err := ledger.ParseStored(seq, raw)
+		if err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	return out, err
 }

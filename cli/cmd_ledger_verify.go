@@ -22,7 +22,10 @@ func ledgerVerifyCommand() *cli.Command {
 		Description: "Without EXPORT, verifies the ledger file: keys contiguous from 0, each entry's seq and prev,\n" +
 			"the stored head, and every blob an entry names. With EXPORT (a .jsonl or .jsonl.zst file),\n" +
 			"verifies the export on its own, with the blobs and manifest in its bundle (NAME.blobs/).\n" +
-			"Every failure is reported with its seq and kind, not just the first.\n\n" +
+			"Every failure is reported with its seq and kind, not just the first.\n" +
+			"While an engine holds the ledger, verify reads it through the engine, up to the engine's durable head\n" +
+			"when verify starts, and checks every entry and blob itself, exactly as offline: it takes nothing on the\n" +
+			"engine's word but that head (which the entries must reach).\n\n" +
 			"An export of a ledger that signs checkpoints carries its latest signed checkpoint, the verifier key\n" +
 			"the ledger recorded and inclusion proofs of its first entry and of the last one the checkpoint\n" +
 			"covers: verify checks the signature and the proofs (kinds checkpoint, tree-mismatch), so a session\n" +
@@ -78,23 +81,29 @@ func runLedgerVerify(c *cli.Context) error {
 		}
 		rep, m, err = ledger.VerifyExport(what, opts)
 	} else {
-		var l *ledger.Ledger
-		if l, err = openReview(c); err != nil {
+		var rv *ledgerReview
+		if rv, err = openReviewOrEngine(c); err != nil {
 			return err
 		}
-		defer l.Close()
-		what = l.Path()
-		if c.Bool("strict") {
-			// Each signed checkpoint against the key recorded before it.
-			keys, err := event.Keys(l)
-			if err != nil {
-				return err
+		defer rv.Close()
+		what = rv.path
+		if rv.local != nil {
+			if c.Bool("strict") {
+				// Each signed checkpoint against the key recorded before it.
+				keys, err := event.Keys(rv.local)
+				if err != nil {
+					return err
+				}
+				opts.CheckCheckpoint = event.CheckCheckpoints(rv.local.ID(), keys)
 			}
-			opts.CheckCheckpoint = event.CheckCheckpoints(l.ID(), keys)
+			rep, err = rv.local.Verify(opts)
+		} else {
+			// The engine is a pipe here: its entries and blob frames are
+			// checked by the same code as the file's, up to its head.
+			rep, err = ledger.VerifySource(rv.remote, opts)
 		}
-		rep, err = l.Verify(opts)
 		if err == nil && c.String("since") != "" {
-			since, err = checkSince(c, l, rep)
+			since, err = checkSince(c, rv, rep)
 		}
 	}
 	bar.finish()

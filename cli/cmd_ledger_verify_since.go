@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/tlog"
+	"github.com/transparency-dev/formats/log"
 	"github.com/urfave/cli/v2"
 )
 
@@ -35,65 +37,82 @@ type sinceResult struct {
 // is an append-only extension of the checkpoint in --since FILE. A ledger
 // that is not (rewritten, truncated, forked, another ledger) gets a
 // not-extension failure in rep, however consistent its chain is. A
-// checkpoint that does not verify (signature, key) is an error.
-func checkSince(c *cli.Context, l *ledger.Ledger, rep *ledger.Report) (*sinceResult, error) {
+// checkpoint that does not verify (signature, key) is an error. Through
+// the engine, the entries and the proof come from it and are checked
+// here alike.
+func checkSince(c *cli.Context, rv *ledgerReview, rep *ledger.Report) (*sinceResult, error) {
 	file := c.String("since")
-	sc, err := openNoteFile(c, l, file)
+	note, err := tlog.ReadNote(file)
 	if err != nil {
 		return nil, err
 	}
-	res := &sinceResult{File: file, TreeSize: sc.CP.Size, RootHash: sc.CP.RootString(), VKey: sc.Key.String()}
-	// The verifier's own tree: every entry's stored bytes, hashed here.
-	b := tlog.NewRootBuilder()
-	var root1 [32]byte
-	h, err := l.Head()
+	var given *tlog.Verifier
+	if c.String("key") != "" {
+		v, err := verifierFlag(c)
+		if err != nil {
+			return nil, err
+		}
+		given = &v
+	}
+	src := sinceSourceOf(rv)
+	h, err := src.Head()
 	if err != nil {
 		return nil, err
 	}
-	if sc.CP.Size == 0 {
-		root1 = b.Root()
-	}
-	err = l.RangeRaw(0, h.Seq, func(seq uint64, raw []byte) error {
-		if seq != b.Size() {
-			return fmt.Errorf("entry %d after %d entries: %w", seq, b.Size(), ledger.ErrIntegrity)
-		}
-		b.Append(raw)
-		if b.Size() == sc.CP.Size {
-			root1 = b.Root()
-		}
-		return nil
-	})
+	// One pass: the verifier's own tree (every entry's stored bytes,
+	// hashed here), its root at the size the note claims (checked once
+	// the signature is), and the keys the ledger records.
+	w, err := walkTree(src, peekSize(note))
 	if err != nil {
 		return nil, fmt.Errorf("--since: recompute the tree: %w", err)
 	}
-	res.Size, res.Root = b.Size(), tlog.Checkpoint{Root: b.Root()}.RootString()
+	sc, err := openNote(file, note, given, w.keys)
+	if err != nil {
+		return nil, err
+	}
+	size2, root2 := w.tree.Size(), w.tree.Root()
+	res := &sinceResult{File: file, TreeSize: sc.CP.Size, RootHash: sc.CP.RootString(), VKey: sc.Key.String(),
+		Size: size2, Root: tlog.Checkpoint{Root: root2}.RootString()}
 	fail := func(seq uint64, format string, args ...any) (*sinceResult, error) {
 		rep.AddFailure(&ledger.IntegrityError{Seq: seq, Kind: ledger.KindNotExtension, Detail: fmt.Sprintf(format, args...)})
 		return res, nil
 	}
+	origin := tlog.Origin(h.LedgerID)
 	switch {
-	case sc.CP.Origin != tlog.Origin(l.ID()):
-		return fail(0, "%s is a checkpoint of %s; this ledger is %s", file, sc.CP.Origin, tlog.Origin(l.ID()))
-	case sc.CP.Size > b.Size():
-		return fail(b.Size(), "%s covers %s; the ledger holds %s: entries were removed (truncated)",
-			file, plural(sc.CP.Size, "entry", "entries"), plural(b.Size(), "entry", "entries"))
+	case sc.CP.Origin != origin:
+		return fail(0, "%s is a checkpoint of %s; this ledger is %s", file, sc.CP.Origin, origin)
+	case sc.CP.Size > size2:
+		return fail(size2, "%s covers %s; the ledger holds %s: entries were removed (truncated)",
+			file, plural(sc.CP.Size, "entry", "entries"), plural(size2, "entry", "entries"))
 	}
-	proof, err := l.ConsistencyProof(sc.CP.Size, b.Size())
+	proof, err := src.ConsistencyProof(sc.CP.Size, size2)
 	if err != nil {
-		return fail(sc.CP.Size-1, "no consistency proof from the checkpoint's %d entries to the ledger's %d: %v", sc.CP.Size, b.Size(), err)
+		return fail(sc.CP.Size-1, "no consistency proof from the checkpoint's %d entries to the ledger's %d: %v", sc.CP.Size, size2, err)
 	}
-	if err := tlog.VerifyConsistency(sc.CP.Size, b.Size(), proof, sc.CP.Root, b.Root()); err != nil {
+	if err := tlog.VerifyConsistency(sc.CP.Size, size2, proof, sc.CP.Root, root2); err != nil {
 		return fail(sc.CP.Size-1, "the ledger's first %s are not those %s signed (the entries hash to root %s, the checkpoint says %s): rewritten or forked since: %v",
-			plural(sc.CP.Size, "entry", "entries"), file, tlog.Checkpoint{Root: root1}.RootString(), sc.CP.RootString(), err)
+			plural(sc.CP.Size, "entry", "entries"), file, tlog.Checkpoint{Root: w.rootAt}.RootString(), sc.CP.RootString(), err)
 	}
-	if root1 != sc.CP.Root {
+	if w.at != sc.CP.Size || w.rootAt != sc.CP.Root {
 		// A consistency proof that checks out against both roots makes
 		// this impossible; said plainly should it ever happen.
 		return fail(sc.CP.Size-1, "the ledger's first %d entries hash to root %s, the checkpoint says %s",
-			sc.CP.Size, tlog.Checkpoint{Root: root1}.RootString(), sc.CP.RootString())
+			sc.CP.Size, tlog.Checkpoint{Root: w.rootAt}.RootString(), sc.CP.RootString())
 	}
 	res.Extended = true
 	return res, nil
+}
+
+// peekSize is the tree size a note's body claims, read before its
+// signature is checked only to know which root to keep on the way (0 when
+// it does not parse: the signature check then says why).
+func peekSize(note []byte) uint64 {
+	body, _, _ := bytes.Cut(note, []byte("\n\n"))
+	var cp log.Checkpoint
+	if _, err := cp.Unmarshal(append(body, '\n')); err != nil {
+		return 0
+	}
+	return cp.Size
 }
 
 // printSince says what --since proved.

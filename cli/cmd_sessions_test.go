@@ -95,7 +95,7 @@ func TestLedgerRebuild(t *testing.T) {
 	r := run(t, "ledger", "rebuild", "--json", "--ledger", path)
 	r.wantCode(t, cli.ExitOK)
 	m := r.jsonObject(t)
-	if m["ok"] != true || len(m["projections"].([]any)) != 5 {
+	if m["ok"] != true || len(m["projections"].([]any)) != 6 {
 		t.Errorf("rebuild: %v", m)
 	}
 	// A checkpoint, then a forged one naming a root no fold gives.

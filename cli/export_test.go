@@ -5,6 +5,7 @@ import (
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/tlog"
 )
 
 // WriteOptionsForTest are the options opx opens ledgers for writing with.
@@ -13,4 +14,15 @@ func WriteOptionsForTest() ledger.Options { return writeOptions() }
 // SetRollbackFSForTest wraps the workspace offline rollbacks write into.
 func SetRollbackFSForTest(wrap func(chronicle.Workspace) chronicle.Workspace) {
 	rollbackFS = func(w *executor.Workspace) chronicle.Workspace { return wrap(engine.WorkspaceFS(w)) }
+}
+
+// ProveLatestForTest is `opx ledger prove SEQ` on an open ledger: the
+// latest signed checkpoint found and checked, the proof built and
+// checked.
+func ProveLatestForTest(l *ledger.Ledger, seq uint64) (*tlog.Proof, error) {
+	sc, err := latestSigned(l)
+	if err != nil {
+		return nil, err
+	}
+	return buildProof(l, seq, sc)
 }

@@ -136,18 +136,30 @@ func openNoteFile(c *cli.Context, l *ledger.Ledger, path string) (signedCheckpoi
 	if err != nil {
 		return signedCheckpoint{}, err
 	}
-	var keys []tlog.Verifier
+	var given *tlog.Verifier
 	if c.String("key") != "" {
 		v, err := verifierFlag(c)
 		if err != nil {
 			return signedCheckpoint{}, err
 		}
-		keys = []tlog.Verifier{v}
-	} else {
-		recorded, err := event.Keys(l)
-		if err != nil {
+		given = &v
+	}
+	var recorded []event.RecordedKey
+	if given == nil {
+		if recorded, err = event.Keys(l); err != nil {
 			return signedCheckpoint{}, err
 		}
+	}
+	return openNote(path, note, given, recorded)
+}
+
+// openNote checks a note's signature with the given key, else with any of
+// the recorded keys.
+func openNote(path string, note []byte, given *tlog.Verifier, recorded []event.RecordedKey) (signedCheckpoint, error) {
+	var keys []tlog.Verifier
+	if given != nil {
+		keys = []tlog.Verifier{*given}
+	} else {
 		if len(recorded) == 0 {
 			return signedCheckpoint{}, fmt.Errorf("%s: %w; give the key with --key", path, errNoKey)
 		}

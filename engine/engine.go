@@ -125,8 +125,11 @@ type Engine struct {
 	approvals *Approvals
 	// startedSeq is this engine's engine.started entry.
 	startedSeq uint64
-	ws         *executor.Workspace
-	bc         *Broadcaster
+	// lastCheckpoint is the checkpoint load recorded (0: none), where
+	// checkpointEvery counts from.
+	lastCheckpoint uint64
+	ws             *executor.Workspace
+	bc             *Broadcaster
 
 	mu         sync.Mutex
 	srv        *grpc.Server // set by Run
@@ -139,8 +142,9 @@ type Engine struct {
 	port       int
 	started    time.Time
 	stop       context.CancelCauseFunc
-	stopReason string        // what the client that stopped the engine said
-	agentReady chan struct{} // closed when an agent is accepted; replaced when it goes
+	running    context.Context // Run's context: done once the engine stops
+	stopReason string          // what the client that stopped the engine said
+	agentReady chan struct{}   // closed when an agent is accepted; replaced when it goes
 
 	rejectedAt         time.Time // last client.rejected recorded
 	rejectedSuppressed int       // refusals since then not recorded
@@ -258,7 +262,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	e.mu.Lock()
-	e.stop = stop
+	e.stop, e.running = stop, ctx
 	e.mu.Unlock()
 
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

@@ -74,38 +74,198 @@ func (s *ledgerService) StreamEntries(req *opxv1.StreamEntriesRequest, stream op
 	if req.FromSeq > to {
 		return nil
 	}
-	return s.l().Range(req.FromSeq, to, func(en ledger.Entry) error {
-		if req.Session != "" && en.Session != req.Session {
+	for from := req.FromSeq; from <= to; {
+		batch, err := readBatch(s.l(), from, to)
+		if err != nil {
+			return status.Errorf(codes.DataLoss, "%v", err)
+		}
+		if len(batch) == 0 {
 			return nil
 		}
-		return stream.Send(&opxv1.LedgerEntry{Seq: en.Seq, Raw: en.Raw})
-	})
+		for _, en := range batch {
+			if req.Session != "" {
+				e, err := ledger.ParseEntry(en.Raw)
+				if err != nil {
+					return status.Errorf(codes.DataLoss, "entry %d: %v", en.Seq, err)
+				}
+				if e.Session != req.Session {
+					continue
+				}
+			}
+			if err := stream.Send(en); err != nil {
+				return err
+			}
+		}
+		if from = batch[len(batch)-1].Seq + 1; from == 0 {
+			return nil
+		}
+	}
+	return nil
 }
 
 // Follow streams entries from a seq on, then new ones as they become
-// durable (the writer's watermark), until the client leaves.
+// durable (the writer's watermark), until the client leaves. Entries are
+// read in short transactions (readBatch) and sent outside them, so a slow
+// follower never holds a read transaction open.
 func (s *ledgerService) Follow(req *opxv1.FollowRequest, stream opxv1.LedgerService_FollowServer) error {
 	next := req.FromSeq
+	s.e.mu.Lock()
+	stopping := s.e.running.Done()
+	s.e.mu.Unlock()
 	for {
 		w, err := s.l().Watermark()
 		if err != nil {
 			return status.Errorf(codes.Unavailable, "%v", err)
 		}
-		if next <= w.Durable {
-			err := s.l().Range(next, w.Durable, func(en ledger.Entry) error {
-				next = en.Seq + 1
-				return stream.Send(&opxv1.LedgerEntry{Seq: en.Seq, Raw: en.Raw})
-			})
+		for next <= w.Durable {
+			batch, err := readBatch(s.l(), next, w.Durable)
 			if err != nil {
-				return err
+				return status.Errorf(codes.DataLoss, "%v", err)
 			}
+			if len(batch) == 0 {
+				break
+			}
+			for _, en := range batch {
+				if err := stream.Send(en); err != nil {
+					return err
+				}
+			}
+			next = batch[len(batch)-1].Seq + 1
 		}
 		select {
 		case <-stream.Context().Done():
 			return nil
+		case <-stopping:
+			// A follower must not hold up the engine's stop: it
+			// reconnects to the next engine.
+			return status.Error(codes.Unavailable, "the engine is stopping")
 		case <-w.Advanced:
 		}
 	}
+}
+
+// Entries are read for a client in batches of at most batchEntries
+// entries and batchBytes bytes (or one entry, when it alone is larger),
+// each batch in its own read transaction: a long read transaction would
+// hold up bbolt's remap and with it every commit of the tool path.
+const (
+	batchEntries = 4096
+	batchBytes   = 1 << 20
+)
+
+var errBatchFull = errors.New("batch full")
+
+// readBatch reads the stored entries from..to, up to a batch, in one
+// short read transaction.
+func readBatch(l *ledger.Ledger, from, to uint64) ([]*opxv1.LedgerEntry, error) {
+	var out []*opxv1.LedgerEntry
+	size := 0
+	err := l.RangeRaw(from, to, func(seq uint64, raw []byte) error {
+		if len(out) > 0 && (len(out) == batchEntries || size+len(raw) > batchBytes) {
+			return errBatchFull
+		}
+		out = append(out, &opxv1.LedgerEntry{Seq: seq, Raw: append([]byte(nil), raw...)})
+		size += len(raw)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errBatchFull) {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReadEntries streams the stored entries from_seq..to_seq, never past the
+// durable head, many to a message.
+func (s *ledgerService) ReadEntries(req *opxv1.ReadEntriesRequest, stream opxv1.LedgerService_ReadEntriesServer) error {
+	h, err := durableHead(s.l())
+	if err != nil {
+		return status.Errorf(codes.Internal, "%v", err)
+	}
+	to := min(req.ToSeq, h.Seq)
+	for from := req.FromSeq; from <= to; {
+		batch, err := readBatch(s.l(), from, to)
+		if err != nil {
+			return status.Errorf(codes.DataLoss, "%v", err)
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := stream.Send(&opxv1.EntryBatch{Entries: batch}); err != nil {
+			return err
+		}
+		from = batch[len(batch)-1].Seq + 1
+		if from == 0 {
+			return nil // wrapped past the largest seq
+		}
+	}
+	return nil
+}
+
+// blobPiece is the most of a blob frame one message carries.
+const blobPiece = 1 << 20
+
+// GetBlobFrame streams a blob's stored frame as stored, a piece per
+// message, each piece read in its own short transaction. It is not
+// checked here: the client checks it, since it trusts no engine's word.
+func (s *ledgerService) GetBlobFrame(req *opxv1.GetBlobRequest, stream opxv1.LedgerService_GetBlobFrameServer) error {
+	h, err := ledger.ParseHash(req.Hash)
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	buf := make([]byte, blobPiece)
+	for off := int64(0); ; {
+		n, size, err := s.l().BlobFramePart(h, off, buf)
+		switch {
+		case isNotFound(err):
+			return status.Errorf(codes.NotFound, "%v", err)
+		case err != nil:
+			return status.Errorf(codes.DataLoss, "%v", err)
+		}
+		msg := &opxv1.BlobFrameChunk{Data: buf[:n]}
+		if off == 0 {
+			msg.FrameSize = uint64(size)
+		}
+		if err := stream.Send(msg); err != nil {
+			return err
+		}
+		off += int64(n)
+		if off >= size {
+			return nil
+		}
+	}
+}
+
+// AppendNote appends an investigator's note for a client (`opx ledger
+// note` while the engine holds the ledger): the author the client names
+// (its user), the client's name as other client calls record it. It
+// answers once the note is durable.
+func (s *ledgerService) AppendNote(ctx context.Context, req *opxv1.AppendNoteRequest) (*opxv1.AppendNoteResponse, error) {
+	rec, err := event.Record(req.Session, &event.Note{Author: clip(req.Author, 256), Text: req.Text, Client: clientName(ctx)})
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	app, err := s.l().Append(ctx, ledger.Sync, rec)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "append note: %v", err)
+	}
+	return &opxv1.AppendNoteResponse{Seq: app[0].Seq, Hash: app[0].Hash.String()}, nil
+}
+
+// Rebuild drops the projections and folds them again from the entries
+// (`opx ledger rebuild` while the engine holds the ledger). Appends queue
+// meanwhile and commit after it (ledger.RebuildProjections holds the
+// commit lock), so no entry is folded twice or missed; readers of a
+// projection fold it in memory until the rebuild is through.
+func (s *ledgerService) Rebuild(context.Context, *opxv1.RebuildRequest) (*opxv1.RebuildResponse, error) {
+	rep, err := s.l().RebuildProjections()
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	return &opxv1.RebuildResponse{ReportJson: b}, nil
 }
 
 // GetBlob returns a blob, hash-checked.

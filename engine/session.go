@@ -91,7 +91,7 @@ func (e *Engine) load() error {
 	seq, err := e.rec.Record(ctx, ledger.Sync, "", started, blobs...)
 	if err == nil {
 		e.startedSeq = seq
-		e.checkpoint()
+		e.lastCheckpoint, _ = e.checkpoint()
 	}
 	return err
 }
@@ -133,10 +133,9 @@ func (e *Engine) checkpoint() (uint64, bool) {
 func (e *Engine) checkpointEvery(ctx context.Context, period time.Duration, n uint64) {
 	t := time.NewTicker(min(period, time.Second))
 	defer t.Stop()
-	last, lastAt := uint64(0), time.Now()
-	if h, err := e.opts.Ledger.Head(); err == nil {
-		last = h.Seq
-	}
+	// From the checkpoint load recorded: entries appended before this
+	// goroutine runs count too.
+	last, lastAt := e.lastCheckpoint, time.Now()
 	for {
 		select {
 		case <-ctx.Done():

@@ -83,6 +83,12 @@ func BundlePath(exportPath string) string {
 // chain is re-checked while exporting (every entry hashed, every blob
 // hash-checked): a broken ledger is not exported.
 func (l *Ledger) ExportFile(path string, opts ExportOptions) (*Manifest, error) {
+	return exportFile(path, func(w io.Writer, blobs BlobSink) (*Manifest, error) { return l.Export(w, blobs, opts) })
+}
+
+// exportFile writes an export to path and its bundle (temporary files,
+// then renamed into place): export writes the JSONL stream and the blobs.
+func exportFile(path string, export func(io.Writer, BlobSink) (*Manifest, error)) (*Manifest, error) {
 	bundle := BundlePath(path)
 	for _, p := range []string{path, bundle} {
 		if _, err := os.Lstat(p); err == nil {
@@ -119,7 +125,7 @@ func (l *Ledger) ExportFile(path string, opts ExportOptions) (*Manifest, error) 
 		}
 		w = zw
 	}
-	m, err := l.Export(w, dirBlobSink(tmpBundle), opts)
+	m, err := export(w, dirBlobSink(tmpBundle))
 	if err != nil {
 		return nil, err
 	}

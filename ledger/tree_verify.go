@@ -121,21 +121,22 @@ func (c *checker) attachTiles(ch *chunk) {
 }
 
 // treeChunk computes the chunk's part of the tree; it runs in a worker.
-// leaves are the chunk's leaf hashes; types and datas those of its
-// entries ("" and nil where an entry does not parse).
-func (c *checker) treeChunk(ch chunk, leaves [][32]byte, types []string, datas [][]byte, res *chunkResult) {
+// leaves are the chunk's leaf hashes; types, datas and seqs those of its
+// entries ("", nil and 0 where an entry does not parse).
+func (c *checker) treeChunk(ch chunk, leaves [][32]byte, types []string, datas [][]byte, seqs []uint64, res *chunkResult) {
 	if c.tree == nil || len(ch.items) == 0 {
 		return
 	}
 	begin := ch.items[0].key
 	ct := &chunkTree{rng: treeFactory.NewEmptyRange(begin)}
 	res.tree = ct
-	if !c.stream {
-		for i, it := range ch.items {
-			if it.key != begin+uint64(i) {
-				ct.gap = true // the chain check reports the gap
-				return
-			}
+	// Leaf i is the entry at position i: where keys (a store) or the
+	// entries' own seqs (a stream, where a line may be missing) say
+	// otherwise, the tree stops; the chain check reports why.
+	for i, it := range ch.items {
+		if it.key != begin+uint64(i) || (c.stream && types[i] != "" && seqs[i] != begin+uint64(i)) {
+			ct.gap = true
+			return
 		}
 	}
 	var visit compact.VisitFn
@@ -327,8 +328,8 @@ func (c *checker) finishStoreTree(b, meta *bolt.Bucket) []*IntegrityError {
 		}
 		nodes := size >> (uint(lvl) * tileHeight)
 		want := min(tileWidth, nodes-min(nodes, idx*tileWidth))
-		if idx > next[lvl] {
-			fail(at(lvl, next[lvl]*tileWidth), fmt.Sprintf("tiles %d/%d..%d/%d are missing", lvl, next[lvl], lvl, idx-1))
+		if n := min(idx, (nodes+tileWidth-1)/tileWidth); n > next[lvl] {
+			fail(at(lvl, next[lvl]*tileWidth), fmt.Sprintf("tiles %d/%d..%d/%d are missing", lvl, next[lvl], lvl, n-1))
 		}
 		next[lvl] = idx + 1
 		switch {

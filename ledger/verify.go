@@ -382,6 +382,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 	leaves := make([][32]byte, len(ch.items))
 	types := make([]string, len(ch.items))
 	datas := make([][]byte, len(ch.items))
+	seqs := make([]uint64, len(ch.items))
 	for i, it := range ch.items {
 		l := link{key: it.key, hash: Sum(it.raw)}
 		leaves[i] = lh.sum(it.raw)
@@ -408,7 +409,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 					Expected: fmt.Sprint(it.key), Found: fmt.Sprint(e.Seq)})
 			}
 			c.checkEntry(&e, l.key, res, fail)
-			types[i], datas[i] = e.Type, e.Data
+			types[i], datas[i], seqs[i] = e.Type, e.Data, e.Seq
 		}
 		if i == 0 {
 			res.first = l
@@ -418,7 +419,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 		prev = l
 	}
 	res.last = prev
-	c.treeChunk(ch, leaves, types, datas, res)
+	c.treeChunk(ch, leaves, types, datas, seqs, res)
 	return res
 }
 

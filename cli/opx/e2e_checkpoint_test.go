@@ -102,7 +102,7 @@ func TestE2E_CheckpointKey(t *testing.T) {
 	}
 	// Signed at stop: the checkpoint covers everything before engine.stopped.
 	types := w.types(st.LedgerPath)
-	if cp.Size != uint64(len(types)-1) || types[len(types)-2] != ledger.TypeCheckpoint {
+	if cp.Size != uint64(len(types)-2) || types[len(types)-2] != ledger.TypeCheckpoint {
 		t.Errorf("the last checkpoint covers %d of %d entries (%v)", cp.Size, len(types), types[len(types)-3:])
 	}
 	saved := filepath.Join(t.TempDir(), "saved.checkpoint")

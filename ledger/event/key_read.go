@@ -17,9 +17,22 @@ type RecordedKey struct {
 }
 
 // KeyAt returns the last ledger.key entry with seq below before (the key
-// that signed a checkpoint recorded at before), reading the ledger
-// backward from its head; ok is false when there is none.
+// that signed a checkpoint recorded at before); ok is false when there is
+// none. It finds it with the keys projection when the file holds it up
+// to date (one seek), else by reading the ledger backward from its head;
+// either way the entry itself is read and checked.
 func KeyAt(l *ledger.Ledger, before uint64) (k RecordedKey, ok bool, err error) {
+	if seq, found, perr := keySeqBefore(l, before); perr == nil {
+		if !found {
+			return k, false, nil
+		}
+		e, err := l.Get(seq)
+		if err != nil {
+			return k, false, err
+		}
+		k, err = parseKey(seq, e.Raw)
+		return k, err == nil, err
+	}
 	suffix := []byte(`"type":"` + TypeKey + `"}`)
 	err = l.Backward(func(seq uint64, raw []byte) (bool, error) {
 		if seq >= before || !bytes.HasSuffix(raw, suffix) {
@@ -31,6 +44,10 @@ func KeyAt(l *ledger.Ledger, before uint64) (k RecordedKey, ok bool, err error) 
 	})
 	return k, ok, err
 }
+
+// ParseKeyEntry decodes and checks the stored bytes of a ledger.key
+// entry (read through the engine, say).
+func ParseKeyEntry(seq uint64, raw []byte) (RecordedKey, error) { return parseKey(seq, raw) }
 
 // parseKey decodes and checks a stored ledger.key entry.
 func parseKey(seq uint64, raw []byte) (RecordedKey, error) {

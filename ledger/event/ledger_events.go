@@ -47,6 +47,9 @@ type Note struct {
 	Text       string `json:"text"`
 	Attachment string `json:"attachment,omitempty"` // file name of the attachment
 	Blob       string `json:"blob,omitempty"`       // the attachment's content
+	// Client names the client that asked the engine to append the note
+	// (as client.message does), when the engine appended it.
+	Client string `json:"client,omitempty"`
 }
 
 func (*Note) Type() string { return TypeNote }

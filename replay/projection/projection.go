@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
 )
 
 // All returns every projection the engine keeps, in a fixed order.
 func All() []ledger.Projection {
-	return []ledger.Projection{Sessions{}, History{}, Snapshots{}, Approvals{}, Metrics{}}
+	return []ledger.Projection{Sessions{}, History{}, Snapshots{}, Approvals{}, Metrics{}, event.KeysProjection{}}
 }
 
 // key joins parts with NUL, which no id, path or name contains.

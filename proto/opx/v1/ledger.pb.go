@@ -459,6 +459,566 @@ func (x *GetBlobResponse) GetContent() []byte {
 	return nil
 }
 
+type ReadEntriesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	FromSeq       uint64                 `protobuf:"varint,1,opt,name=from_seq,json=fromSeq,proto3" json:"from_seq,omitempty"`
+	ToSeq         uint64                 `protobuf:"varint,2,opt,name=to_seq,json=toSeq,proto3" json:"to_seq,omitempty"` // inclusive; capped at the durable head
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadEntriesRequest) Reset() {
+	*x = ReadEntriesRequest{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadEntriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadEntriesRequest) ProtoMessage() {}
+
+func (x *ReadEntriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadEntriesRequest.ProtoReflect.Descriptor instead.
+func (*ReadEntriesRequest) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ReadEntriesRequest) GetFromSeq() uint64 {
+	if x != nil {
+		return x.FromSeq
+	}
+	return 0
+}
+
+func (x *ReadEntriesRequest) GetToSeq() uint64 {
+	if x != nil {
+		return x.ToSeq
+	}
+	return 0
+}
+
+// EntryBatch is consecutive stored entries in seq order: at most about
+// 1 MiB of entry bytes, or one entry when it alone is larger.
+type EntryBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Entries       []*LedgerEntry         `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EntryBatch) Reset() {
+	*x = EntryBatch{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EntryBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EntryBatch) ProtoMessage() {}
+
+func (x *EntryBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EntryBatch.ProtoReflect.Descriptor instead.
+func (*EntryBatch) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *EntryBatch) GetEntries() []*LedgerEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+type BlobFrameChunk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`                             // the next piece of the stored zstd frame
+	FrameSize     uint64                 `protobuf:"varint,2,opt,name=frame_size,json=frameSize,proto3" json:"frame_size,omitempty"` // the whole frame's size, in the first piece
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlobFrameChunk) Reset() {
+	*x = BlobFrameChunk{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlobFrameChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlobFrameChunk) ProtoMessage() {}
+
+func (x *BlobFrameChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlobFrameChunk.ProtoReflect.Descriptor instead.
+func (*BlobFrameChunk) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *BlobFrameChunk) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *BlobFrameChunk) GetFrameSize() uint64 {
+	if x != nil {
+		return x.FrameSize
+	}
+	return 0
+}
+
+type AppendNoteRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Session       string                 `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	Author        string                 `protobuf:"bytes,2,opt,name=author,proto3" json:"author,omitempty"` // the client's user
+	Text          string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppendNoteRequest) Reset() {
+	*x = AppendNoteRequest{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppendNoteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppendNoteRequest) ProtoMessage() {}
+
+func (x *AppendNoteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppendNoteRequest.ProtoReflect.Descriptor instead.
+func (*AppendNoteRequest) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *AppendNoteRequest) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
+func (x *AppendNoteRequest) GetAuthor() string {
+	if x != nil {
+		return x.Author
+	}
+	return ""
+}
+
+func (x *AppendNoteRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type AppendNoteResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Hash          string                 `protobuf:"bytes,2,opt,name=hash,proto3" json:"hash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppendNoteResponse) Reset() {
+	*x = AppendNoteResponse{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppendNoteResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppendNoteResponse) ProtoMessage() {}
+
+func (x *AppendNoteResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppendNoteResponse.ProtoReflect.Descriptor instead.
+func (*AppendNoteResponse) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *AppendNoteResponse) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *AppendNoteResponse) GetHash() string {
+	if x != nil {
+		return x.Hash
+	}
+	return ""
+}
+
+type RebuildRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RebuildRequest) Reset() {
+	*x = RebuildRequest{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RebuildRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RebuildRequest) ProtoMessage() {}
+
+func (x *RebuildRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RebuildRequest.ProtoReflect.Descriptor instead.
+func (*RebuildRequest) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{14}
+}
+
+// RebuildResponse is ledger.RebuildReport as JSON (opx prints it as the
+// offline rebuild does).
+type RebuildResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ReportJson    []byte                 `protobuf:"bytes,1,opt,name=report_json,json=reportJson,proto3" json:"report_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RebuildResponse) Reset() {
+	*x = RebuildResponse{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RebuildResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RebuildResponse) ProtoMessage() {}
+
+func (x *RebuildResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RebuildResponse.ProtoReflect.Descriptor instead.
+func (*RebuildResponse) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *RebuildResponse) GetReportJson() []byte {
+	if x != nil {
+		return x.ReportJson
+	}
+	return nil
+}
+
+type ProveRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	TreeSize      uint64                 `protobuf:"varint,2,opt,name=tree_size,json=treeSize,proto3" json:"tree_size,omitempty"` // 0: the latest signed checkpoint's tree
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProveRequest) Reset() {
+	*x = ProveRequest{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProveRequest) ProtoMessage() {}
+
+func (x *ProveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProveRequest.ProtoReflect.Descriptor instead.
+func (*ProveRequest) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ProveRequest) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *ProveRequest) GetTreeSize() uint64 {
+	if x != nil {
+		return x.TreeSize
+	}
+	return 0
+}
+
+type ProveResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Entry         []byte                 `protobuf:"bytes,1,opt,name=entry,proto3" json:"entry,omitempty"`   // the entry's stored bytes
+	Hashes        [][]byte               `protobuf:"bytes,2,rep,name=hashes,proto3" json:"hashes,omitempty"` // RFC 6962 order
+	TreeSize      uint64                 `protobuf:"varint,3,opt,name=tree_size,json=treeSize,proto3" json:"tree_size,omitempty"`
+	Note          string                 `protobuf:"bytes,4,opt,name=note,proto3" json:"note,omitempty"` // the latest signed checkpoint's note, when tree_size was 0
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProveResponse) Reset() {
+	*x = ProveResponse{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProveResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProveResponse) ProtoMessage() {}
+
+func (x *ProveResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProveResponse.ProtoReflect.Descriptor instead.
+func (*ProveResponse) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ProveResponse) GetEntry() []byte {
+	if x != nil {
+		return x.Entry
+	}
+	return nil
+}
+
+func (x *ProveResponse) GetHashes() [][]byte {
+	if x != nil {
+		return x.Hashes
+	}
+	return nil
+}
+
+func (x *ProveResponse) GetTreeSize() uint64 {
+	if x != nil {
+		return x.TreeSize
+	}
+	return 0
+}
+
+func (x *ProveResponse) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+type ConsistencyProofRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Size1         uint64                 `protobuf:"varint,1,opt,name=size1,proto3" json:"size1,omitempty"`
+	Size2         uint64                 `protobuf:"varint,2,opt,name=size2,proto3" json:"size2,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsistencyProofRequest) Reset() {
+	*x = ConsistencyProofRequest{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsistencyProofRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsistencyProofRequest) ProtoMessage() {}
+
+func (x *ConsistencyProofRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsistencyProofRequest.ProtoReflect.Descriptor instead.
+func (*ConsistencyProofRequest) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ConsistencyProofRequest) GetSize1() uint64 {
+	if x != nil {
+		return x.Size1
+	}
+	return 0
+}
+
+func (x *ConsistencyProofRequest) GetSize2() uint64 {
+	if x != nil {
+		return x.Size2
+	}
+	return 0
+}
+
+type ConsistencyProofResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hashes        [][]byte               `protobuf:"bytes,1,rep,name=hashes,proto3" json:"hashes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsistencyProofResponse) Reset() {
+	*x = ConsistencyProofResponse{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsistencyProofResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsistencyProofResponse) ProtoMessage() {}
+
+func (x *ConsistencyProofResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsistencyProofResponse.ProtoReflect.Descriptor instead.
+func (*ConsistencyProofResponse) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ConsistencyProofResponse) GetHashes() [][]byte {
+	if x != nil {
+		return x.Hashes
+	}
+	return nil
+}
+
 var File_opx_v1_ledger_proto protoreflect.FileDescriptor
 
 const file_opx_v1_ledger_proto_rawDesc = "" +
@@ -487,13 +1047,54 @@ const file_opx_v1_ledger_proto_rawDesc = "" +
 	"\x0eGetBlobRequest\x12\x12\n" +
 	"\x04hash\x18\x01 \x01(\tR\x04hash\"+\n" +
 	"\x0fGetBlobResponse\x12\x18\n" +
-	"\acontent\x18\x01 \x01(\fR\acontent2\xb5\x02\n" +
+	"\acontent\x18\x01 \x01(\fR\acontent\"F\n" +
+	"\x12ReadEntriesRequest\x12\x19\n" +
+	"\bfrom_seq\x18\x01 \x01(\x04R\afromSeq\x12\x15\n" +
+	"\x06to_seq\x18\x02 \x01(\x04R\x05toSeq\";\n" +
+	"\n" +
+	"EntryBatch\x12-\n" +
+	"\aentries\x18\x01 \x03(\v2\x13.opx.v1.LedgerEntryR\aentries\"C\n" +
+	"\x0eBlobFrameChunk\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\x12\x1d\n" +
+	"\n" +
+	"frame_size\x18\x02 \x01(\x04R\tframeSize\"Y\n" +
+	"\x11AppendNoteRequest\x12\x18\n" +
+	"\asession\x18\x01 \x01(\tR\asession\x12\x16\n" +
+	"\x06author\x18\x02 \x01(\tR\x06author\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\":\n" +
+	"\x12AppendNoteResponse\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x12\n" +
+	"\x04hash\x18\x02 \x01(\tR\x04hash\"\x10\n" +
+	"\x0eRebuildRequest\"2\n" +
+	"\x0fRebuildResponse\x12\x1f\n" +
+	"\vreport_json\x18\x01 \x01(\fR\n" +
+	"reportJson\"=\n" +
+	"\fProveRequest\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1b\n" +
+	"\ttree_size\x18\x02 \x01(\x04R\btreeSize\"n\n" +
+	"\rProveResponse\x12\x14\n" +
+	"\x05entry\x18\x01 \x01(\fR\x05entry\x12\x16\n" +
+	"\x06hashes\x18\x02 \x03(\fR\x06hashes\x12\x1b\n" +
+	"\ttree_size\x18\x03 \x01(\x04R\btreeSize\x12\x12\n" +
+	"\x04note\x18\x04 \x01(\tR\x04note\"E\n" +
+	"\x17ConsistencyProofRequest\x12\x14\n" +
+	"\x05size1\x18\x01 \x01(\x04R\x05size1\x12\x14\n" +
+	"\x05size2\x18\x02 \x01(\x04R\x05size2\"2\n" +
+	"\x18ConsistencyProofResponse\x12\x16\n" +
+	"\x06hashes\x18\x01 \x03(\fR\x06hashes2\xc6\x05\n" +
 	"\rLedgerService\x121\n" +
 	"\x04Head\x12\x13.opx.v1.HeadRequest\x1a\x14.opx.v1.HeadResponse\x127\n" +
 	"\x06Verify\x12\x15.opx.v1.VerifyRequest\x1a\x16.opx.v1.VerifyResponse\x12D\n" +
 	"\rStreamEntries\x12\x1c.opx.v1.StreamEntriesRequest\x1a\x13.opx.v1.LedgerEntry0\x01\x126\n" +
 	"\x06Follow\x12\x15.opx.v1.FollowRequest\x1a\x13.opx.v1.LedgerEntry0\x01\x12:\n" +
-	"\aGetBlob\x12\x16.opx.v1.GetBlobRequest\x1a\x17.opx.v1.GetBlobResponseB+Z)github.com/opx-dev/opx/proto/opx/v1;opxv1b\x06proto3"
+	"\aGetBlob\x12\x16.opx.v1.GetBlobRequest\x1a\x17.opx.v1.GetBlobResponse\x12?\n" +
+	"\vReadEntries\x12\x1a.opx.v1.ReadEntriesRequest\x1a\x12.opx.v1.EntryBatch0\x01\x12@\n" +
+	"\fGetBlobFrame\x12\x16.opx.v1.GetBlobRequest\x1a\x16.opx.v1.BlobFrameChunk0\x01\x12C\n" +
+	"\n" +
+	"AppendNote\x12\x19.opx.v1.AppendNoteRequest\x1a\x1a.opx.v1.AppendNoteResponse\x12:\n" +
+	"\aRebuild\x12\x16.opx.v1.RebuildRequest\x1a\x17.opx.v1.RebuildResponse\x124\n" +
+	"\x05Prove\x12\x14.opx.v1.ProveRequest\x1a\x15.opx.v1.ProveResponse\x12U\n" +
+	"\x10ConsistencyProof\x12\x1f.opx.v1.ConsistencyProofRequest\x1a .opx.v1.ConsistencyProofResponseB+Z)github.com/opx-dev/opx/proto/opx/v1;opxv1b\x06proto3"
 
 var (
 	file_opx_v1_ledger_proto_rawDescOnce sync.Once
@@ -507,34 +1108,58 @@ func file_opx_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_opx_v1_ledger_proto_rawDescData
 }
 
-var file_opx_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_opx_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_opx_v1_ledger_proto_goTypes = []any{
-	(*HeadRequest)(nil),          // 0: opx.v1.HeadRequest
-	(*HeadResponse)(nil),         // 1: opx.v1.HeadResponse
-	(*VerifyRequest)(nil),        // 2: opx.v1.VerifyRequest
-	(*VerifyResponse)(nil),       // 3: opx.v1.VerifyResponse
-	(*StreamEntriesRequest)(nil), // 4: opx.v1.StreamEntriesRequest
-	(*FollowRequest)(nil),        // 5: opx.v1.FollowRequest
-	(*LedgerEntry)(nil),          // 6: opx.v1.LedgerEntry
-	(*GetBlobRequest)(nil),       // 7: opx.v1.GetBlobRequest
-	(*GetBlobResponse)(nil),      // 8: opx.v1.GetBlobResponse
+	(*HeadRequest)(nil),              // 0: opx.v1.HeadRequest
+	(*HeadResponse)(nil),             // 1: opx.v1.HeadResponse
+	(*VerifyRequest)(nil),            // 2: opx.v1.VerifyRequest
+	(*VerifyResponse)(nil),           // 3: opx.v1.VerifyResponse
+	(*StreamEntriesRequest)(nil),     // 4: opx.v1.StreamEntriesRequest
+	(*FollowRequest)(nil),            // 5: opx.v1.FollowRequest
+	(*LedgerEntry)(nil),              // 6: opx.v1.LedgerEntry
+	(*GetBlobRequest)(nil),           // 7: opx.v1.GetBlobRequest
+	(*GetBlobResponse)(nil),          // 8: opx.v1.GetBlobResponse
+	(*ReadEntriesRequest)(nil),       // 9: opx.v1.ReadEntriesRequest
+	(*EntryBatch)(nil),               // 10: opx.v1.EntryBatch
+	(*BlobFrameChunk)(nil),           // 11: opx.v1.BlobFrameChunk
+	(*AppendNoteRequest)(nil),        // 12: opx.v1.AppendNoteRequest
+	(*AppendNoteResponse)(nil),       // 13: opx.v1.AppendNoteResponse
+	(*RebuildRequest)(nil),           // 14: opx.v1.RebuildRequest
+	(*RebuildResponse)(nil),          // 15: opx.v1.RebuildResponse
+	(*ProveRequest)(nil),             // 16: opx.v1.ProveRequest
+	(*ProveResponse)(nil),            // 17: opx.v1.ProveResponse
+	(*ConsistencyProofRequest)(nil),  // 18: opx.v1.ConsistencyProofRequest
+	(*ConsistencyProofResponse)(nil), // 19: opx.v1.ConsistencyProofResponse
 }
 var file_opx_v1_ledger_proto_depIdxs = []int32{
-	0, // 0: opx.v1.LedgerService.Head:input_type -> opx.v1.HeadRequest
-	2, // 1: opx.v1.LedgerService.Verify:input_type -> opx.v1.VerifyRequest
-	4, // 2: opx.v1.LedgerService.StreamEntries:input_type -> opx.v1.StreamEntriesRequest
-	5, // 3: opx.v1.LedgerService.Follow:input_type -> opx.v1.FollowRequest
-	7, // 4: opx.v1.LedgerService.GetBlob:input_type -> opx.v1.GetBlobRequest
-	1, // 5: opx.v1.LedgerService.Head:output_type -> opx.v1.HeadResponse
-	3, // 6: opx.v1.LedgerService.Verify:output_type -> opx.v1.VerifyResponse
-	6, // 7: opx.v1.LedgerService.StreamEntries:output_type -> opx.v1.LedgerEntry
-	6, // 8: opx.v1.LedgerService.Follow:output_type -> opx.v1.LedgerEntry
-	8, // 9: opx.v1.LedgerService.GetBlob:output_type -> opx.v1.GetBlobResponse
-	5, // [5:10] is the sub-list for method output_type
-	0, // [0:5] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	6,  // 0: opx.v1.EntryBatch.entries:type_name -> opx.v1.LedgerEntry
+	0,  // 1: opx.v1.LedgerService.Head:input_type -> opx.v1.HeadRequest
+	2,  // 2: opx.v1.LedgerService.Verify:input_type -> opx.v1.VerifyRequest
+	4,  // 3: opx.v1.LedgerService.StreamEntries:input_type -> opx.v1.StreamEntriesRequest
+	5,  // 4: opx.v1.LedgerService.Follow:input_type -> opx.v1.FollowRequest
+	7,  // 5: opx.v1.LedgerService.GetBlob:input_type -> opx.v1.GetBlobRequest
+	9,  // 6: opx.v1.LedgerService.ReadEntries:input_type -> opx.v1.ReadEntriesRequest
+	7,  // 7: opx.v1.LedgerService.GetBlobFrame:input_type -> opx.v1.GetBlobRequest
+	12, // 8: opx.v1.LedgerService.AppendNote:input_type -> opx.v1.AppendNoteRequest
+	14, // 9: opx.v1.LedgerService.Rebuild:input_type -> opx.v1.RebuildRequest
+	16, // 10: opx.v1.LedgerService.Prove:input_type -> opx.v1.ProveRequest
+	18, // 11: opx.v1.LedgerService.ConsistencyProof:input_type -> opx.v1.ConsistencyProofRequest
+	1,  // 12: opx.v1.LedgerService.Head:output_type -> opx.v1.HeadResponse
+	3,  // 13: opx.v1.LedgerService.Verify:output_type -> opx.v1.VerifyResponse
+	6,  // 14: opx.v1.LedgerService.StreamEntries:output_type -> opx.v1.LedgerEntry
+	6,  // 15: opx.v1.LedgerService.Follow:output_type -> opx.v1.LedgerEntry
+	8,  // 16: opx.v1.LedgerService.GetBlob:output_type -> opx.v1.GetBlobResponse
+	10, // 17: opx.v1.LedgerService.ReadEntries:output_type -> opx.v1.EntryBatch
+	11, // 18: opx.v1.LedgerService.GetBlobFrame:output_type -> opx.v1.BlobFrameChunk
+	13, // 19: opx.v1.LedgerService.AppendNote:output_type -> opx.v1.AppendNoteResponse
+	15, // 20: opx.v1.LedgerService.Rebuild:output_type -> opx.v1.RebuildResponse
+	17, // 21: opx.v1.LedgerService.Prove:output_type -> opx.v1.ProveResponse
+	19, // 22: opx.v1.LedgerService.ConsistencyProof:output_type -> opx.v1.ConsistencyProofResponse
+	12, // [12:23] is the sub-list for method output_type
+	1,  // [1:12] is the sub-list for method input_type
+	1,  // [1:1] is the sub-list for extension type_name
+	1,  // [1:1] is the sub-list for extension extendee
+	0,  // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_opx_v1_ledger_proto_init() }
@@ -548,7 +1173,7 @@ func file_opx_v1_ledger_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opx_v1_ledger_proto_rawDesc), len(file_opx_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

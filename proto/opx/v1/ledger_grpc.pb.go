@@ -19,26 +19,58 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	LedgerService_Head_FullMethodName          = "/opx.v1.LedgerService/Head"
-	LedgerService_Verify_FullMethodName        = "/opx.v1.LedgerService/Verify"
-	LedgerService_StreamEntries_FullMethodName = "/opx.v1.LedgerService/StreamEntries"
-	LedgerService_Follow_FullMethodName        = "/opx.v1.LedgerService/Follow"
-	LedgerService_GetBlob_FullMethodName       = "/opx.v1.LedgerService/GetBlob"
+	LedgerService_Head_FullMethodName             = "/opx.v1.LedgerService/Head"
+	LedgerService_Verify_FullMethodName           = "/opx.v1.LedgerService/Verify"
+	LedgerService_StreamEntries_FullMethodName    = "/opx.v1.LedgerService/StreamEntries"
+	LedgerService_Follow_FullMethodName           = "/opx.v1.LedgerService/Follow"
+	LedgerService_GetBlob_FullMethodName          = "/opx.v1.LedgerService/GetBlob"
+	LedgerService_ReadEntries_FullMethodName      = "/opx.v1.LedgerService/ReadEntries"
+	LedgerService_GetBlobFrame_FullMethodName     = "/opx.v1.LedgerService/GetBlobFrame"
+	LedgerService_AppendNote_FullMethodName       = "/opx.v1.LedgerService/AppendNote"
+	LedgerService_Rebuild_FullMethodName          = "/opx.v1.LedgerService/Rebuild"
+	LedgerService_Prove_FullMethodName            = "/opx.v1.LedgerService/Prove"
+	LedgerService_ConsistencyProof_FullMethodName = "/opx.v1.LedgerService/ConsistencyProof"
 )
 
 // LedgerServiceClient is the client API for LedgerService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// LedgerService is a read-only view of the running engine's ledger, for
-// clients while the engine holds the bbolt file. Entries travel as their
-// stored bytes, so a client can re-hash them itself.
+// LedgerService is the running engine's ledger, for clients while the
+// engine holds the bbolt file. Entries and blobs travel as their stored
+// bytes, so a client checks them itself: opx treats the engine as an
+// untrusted pipe here and never takes its word for integrity. Nothing is
+// named before it is durable. AppendNote and Rebuild are the two calls
+// that write; the rest only read, each in short read transactions so a
+// reader never holds up the engine's commits.
 type LedgerServiceClient interface {
 	Head(ctx context.Context, in *HeadRequest, opts ...grpc.CallOption) (*HeadResponse, error)
+	// Verify is the engine's own verdict (it knows which rollbacks it is
+	// carrying out). opx does not use it: `opx ledger verify` streams the
+	// entries and blobs (ReadEntries, GetBlobFrame) and checks them itself.
 	Verify(ctx context.Context, in *VerifyRequest, opts ...grpc.CallOption) (*VerifyResponse, error)
 	StreamEntries(ctx context.Context, in *StreamEntriesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LedgerEntry], error)
 	Follow(ctx context.Context, in *FollowRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LedgerEntry], error)
 	GetBlob(ctx context.Context, in *GetBlobRequest, opts ...grpc.CallOption) (*GetBlobResponse, error)
+	// ReadEntries streams the stored bytes of entries from_seq..to_seq
+	// (capped at the durable head), many per message.
+	ReadEntries(ctx context.Context, in *ReadEntriesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[EntryBatch], error)
+	// GetBlobFrame streams a blob's stored zstd frame as it is stored, in
+	// pieces; NOT_FOUND when the blob is not stored.
+	GetBlobFrame(ctx context.Context, in *GetBlobRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BlobFrameChunk], error)
+	// AppendNote appends a ledger.note (Sync) and answers once it is durable.
+	AppendNote(ctx context.Context, in *AppendNoteRequest, opts ...grpc.CallOption) (*AppendNoteResponse, error)
+	// Rebuild drops the projections and folds them again (appends wait).
+	Rebuild(ctx context.Context, in *RebuildRequest, opts ...grpc.CallOption) (*RebuildResponse, error)
+	// Prove returns the RFC 6962 inclusion proof of entry seq in the tree
+	// of tree_size entries, with the entry's stored bytes; tree_size 0
+	// means the tree of the latest signed checkpoint, whose note comes with
+	// it. The client checks it against a signed note itself (opx ledger
+	// prove): the engine is an untrusted pipe.
+	Prove(ctx context.Context, in *ProveRequest, opts ...grpc.CallOption) (*ProveResponse, error)
+	// ConsistencyProof returns the RFC 6962 consistency proof from the tree
+	// of size1 entries to that of size2 (both at most the durable head).
+	ConsistencyProof(ctx context.Context, in *ConsistencyProofRequest, opts ...grpc.CallOption) (*ConsistencyProofResponse, error)
 }
 
 type ledgerServiceClient struct {
@@ -117,19 +149,123 @@ func (c *ledgerServiceClient) GetBlob(ctx context.Context, in *GetBlobRequest, o
 	return out, nil
 }
 
+func (c *ledgerServiceClient) ReadEntries(ctx context.Context, in *ReadEntriesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[EntryBatch], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &LedgerService_ServiceDesc.Streams[2], LedgerService_ReadEntries_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ReadEntriesRequest, EntryBatch]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type LedgerService_ReadEntriesClient = grpc.ServerStreamingClient[EntryBatch]
+
+func (c *ledgerServiceClient) GetBlobFrame(ctx context.Context, in *GetBlobRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BlobFrameChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &LedgerService_ServiceDesc.Streams[3], LedgerService_GetBlobFrame_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[GetBlobRequest, BlobFrameChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type LedgerService_GetBlobFrameClient = grpc.ServerStreamingClient[BlobFrameChunk]
+
+func (c *ledgerServiceClient) AppendNote(ctx context.Context, in *AppendNoteRequest, opts ...grpc.CallOption) (*AppendNoteResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppendNoteResponse)
+	err := c.cc.Invoke(ctx, LedgerService_AppendNote_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) Rebuild(ctx context.Context, in *RebuildRequest, opts ...grpc.CallOption) (*RebuildResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RebuildResponse)
+	err := c.cc.Invoke(ctx, LedgerService_Rebuild_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) Prove(ctx context.Context, in *ProveRequest, opts ...grpc.CallOption) (*ProveResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProveResponse)
+	err := c.cc.Invoke(ctx, LedgerService_Prove_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) ConsistencyProof(ctx context.Context, in *ConsistencyProofRequest, opts ...grpc.CallOption) (*ConsistencyProofResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ConsistencyProofResponse)
+	err := c.cc.Invoke(ctx, LedgerService_ConsistencyProof_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LedgerServiceServer is the server API for LedgerService service.
 // All implementations must embed UnimplementedLedgerServiceServer
 // for forward compatibility.
 //
-// LedgerService is a read-only view of the running engine's ledger, for
-// clients while the engine holds the bbolt file. Entries travel as their
-// stored bytes, so a client can re-hash them itself.
+// LedgerService is the running engine's ledger, for clients while the
+// engine holds the bbolt file. Entries and blobs travel as their stored
+// bytes, so a client checks them itself: opx treats the engine as an
+// untrusted pipe here and never takes its word for integrity. Nothing is
+// named before it is durable. AppendNote and Rebuild are the two calls
+// that write; the rest only read, each in short read transactions so a
+// reader never holds up the engine's commits.
 type LedgerServiceServer interface {
 	Head(context.Context, *HeadRequest) (*HeadResponse, error)
+	// Verify is the engine's own verdict (it knows which rollbacks it is
+	// carrying out). opx does not use it: `opx ledger verify` streams the
+	// entries and blobs (ReadEntries, GetBlobFrame) and checks them itself.
 	Verify(context.Context, *VerifyRequest) (*VerifyResponse, error)
 	StreamEntries(*StreamEntriesRequest, grpc.ServerStreamingServer[LedgerEntry]) error
 	Follow(*FollowRequest, grpc.ServerStreamingServer[LedgerEntry]) error
 	GetBlob(context.Context, *GetBlobRequest) (*GetBlobResponse, error)
+	// ReadEntries streams the stored bytes of entries from_seq..to_seq
+	// (capped at the durable head), many per message.
+	ReadEntries(*ReadEntriesRequest, grpc.ServerStreamingServer[EntryBatch]) error
+	// GetBlobFrame streams a blob's stored zstd frame as it is stored, in
+	// pieces; NOT_FOUND when the blob is not stored.
+	GetBlobFrame(*GetBlobRequest, grpc.ServerStreamingServer[BlobFrameChunk]) error
+	// AppendNote appends a ledger.note (Sync) and answers once it is durable.
+	AppendNote(context.Context, *AppendNoteRequest) (*AppendNoteResponse, error)
+	// Rebuild drops the projections and folds them again (appends wait).
+	Rebuild(context.Context, *RebuildRequest) (*RebuildResponse, error)
+	// Prove returns the RFC 6962 inclusion proof of entry seq in the tree
+	// of tree_size entries, with the entry's stored bytes; tree_size 0
+	// means the tree of the latest signed checkpoint, whose note comes with
+	// it. The client checks it against a signed note itself (opx ledger
+	// prove): the engine is an untrusted pipe.
+	Prove(context.Context, *ProveRequest) (*ProveResponse, error)
+	// ConsistencyProof returns the RFC 6962 consistency proof from the tree
+	// of size1 entries to that of size2 (both at most the durable head).
+	ConsistencyProof(context.Context, *ConsistencyProofRequest) (*ConsistencyProofResponse, error)
 	mustEmbedUnimplementedLedgerServiceServer()
 }
 
@@ -154,6 +290,24 @@ func (UnimplementedLedgerServiceServer) Follow(*FollowRequest, grpc.ServerStream
 }
 func (UnimplementedLedgerServiceServer) GetBlob(context.Context, *GetBlobRequest) (*GetBlobResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetBlob not implemented")
+}
+func (UnimplementedLedgerServiceServer) ReadEntries(*ReadEntriesRequest, grpc.ServerStreamingServer[EntryBatch]) error {
+	return status.Error(codes.Unimplemented, "method ReadEntries not implemented")
+}
+func (UnimplementedLedgerServiceServer) GetBlobFrame(*GetBlobRequest, grpc.ServerStreamingServer[BlobFrameChunk]) error {
+	return status.Error(codes.Unimplemented, "method GetBlobFrame not implemented")
+}
+func (UnimplementedLedgerServiceServer) AppendNote(context.Context, *AppendNoteRequest) (*AppendNoteResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AppendNote not implemented")
+}
+func (UnimplementedLedgerServiceServer) Rebuild(context.Context, *RebuildRequest) (*RebuildResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Rebuild not implemented")
+}
+func (UnimplementedLedgerServiceServer) Prove(context.Context, *ProveRequest) (*ProveResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Prove not implemented")
+}
+func (UnimplementedLedgerServiceServer) ConsistencyProof(context.Context, *ConsistencyProofRequest) (*ConsistencyProofResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ConsistencyProof not implemented")
 }
 func (UnimplementedLedgerServiceServer) mustEmbedUnimplementedLedgerServiceServer() {}
 func (UnimplementedLedgerServiceServer) testEmbeddedByValue()                       {}
@@ -252,6 +406,100 @@ func _LedgerService_GetBlob_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LedgerService_ReadEntries_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ReadEntriesRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(LedgerServiceServer).ReadEntries(m, &grpc.GenericServerStream[ReadEntriesRequest, EntryBatch]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type LedgerService_ReadEntriesServer = grpc.ServerStreamingServer[EntryBatch]
+
+func _LedgerService_GetBlobFrame_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(GetBlobRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(LedgerServiceServer).GetBlobFrame(m, &grpc.GenericServerStream[GetBlobRequest, BlobFrameChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type LedgerService_GetBlobFrameServer = grpc.ServerStreamingServer[BlobFrameChunk]
+
+func _LedgerService_AppendNote_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AppendNoteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).AppendNote(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_AppendNote_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).AppendNote(ctx, req.(*AppendNoteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_Rebuild_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RebuildRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).Rebuild(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_Rebuild_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).Rebuild(ctx, req.(*RebuildRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_Prove_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ProveRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).Prove(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_Prove_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).Prove(ctx, req.(*ProveRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_ConsistencyProof_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConsistencyProofRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).ConsistencyProof(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_ConsistencyProof_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).ConsistencyProof(ctx, req.(*ConsistencyProofRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LedgerService_ServiceDesc is the grpc.ServiceDesc for LedgerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -271,6 +519,22 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "GetBlob",
 			Handler:    _LedgerService_GetBlob_Handler,
 		},
+		{
+			MethodName: "AppendNote",
+			Handler:    _LedgerService_AppendNote_Handler,
+		},
+		{
+			MethodName: "Rebuild",
+			Handler:    _LedgerService_Rebuild_Handler,
+		},
+		{
+			MethodName: "Prove",
+			Handler:    _LedgerService_Prove_Handler,
+		},
+		{
+			MethodName: "ConsistencyProof",
+			Handler:    _LedgerService_ConsistencyProof_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -281,6 +545,16 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Follow",
 			Handler:       _LedgerService_Follow_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "ReadEntries",
+			Handler:       _LedgerService_ReadEntries_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "GetBlobFrame",
+			Handler:       _LedgerService_GetBlobFrame_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -1,0 +1,310 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/opx-dev/opx/ledger"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/urfave/cli/v2"
+)
+
+// followBacklog is how many entries follow prints first without --from,
+// as tail does.
+const followBacklog = 10
+
+// followPoll is how often follow looks for an engine (and at the file)
+// while none serves the ledger.
+const followPoll = 100 * time.Millisecond
+
+// followFileBatch bounds what follow reads from the file in one open:
+// it prints with the file closed, and lets a starting engine in between.
+const followFileBatch = 4 << 20
+
+func ledgerFollowCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "follow",
+		Usage: "print entries as they become durable, each checked against the one before it",
+		Description: "Prints the last 10 entries (or from --from SEQ), then each new entry once the engine has made it durable,\n" +
+			"one line each as tail prints them (--json: one object per line). Every entry is checked before it is\n" +
+			"printed: its seq is the next one and its prev is the hash of the entry before it, so what follow prints\n" +
+			"is one unbroken chain; an engine cannot slip in a forged, missing or repeated entry. The first entry is\n" +
+			"anchored to entry SEQ-1 as the ledger holds it when follow starts (entry 0 to the genesis rule, prev all\n" +
+			"zeros); follow does not check the chain below it (use verify).\n" +
+			"Follow survives an engine restart: it reconnects when the engine is back and goes on from the next entry,\n" +
+			"after checking that the ledger still holds the last entry it printed. Without an engine it prints what\n" +
+			"the file holds (opening it only for a moment each time) and waits for one.\n" +
+			"--type filters what is printed; every entry is still checked. Stop it with Ctrl-C.\n\n" +
+			exitCodesHelp("the chain followed does not continue: an entry does not follow the last one printed, or the ledger was replaced"),
+		HideHelpCommand: true,
+		Flags: append(locationFlags(),
+			&cli.Uint64Flag{Name: "from", Usage: "start at entry `SEQ` (default: the last 10 entries)"},
+			&cli.StringSliceFlag{Name: "type", Usage: "print only entries of type `T` (repeatable)"},
+			jsonFlag(),
+		),
+		Action: runLedgerFollow,
+	}
+}
+
+// follower is the state of a follow: the last entry printed (or the
+// anchor) and the ledger it belongs to.
+type follower struct {
+	c        *cli.Context
+	path     string
+	w        io.Writer
+	json     bool
+	types    map[string]bool
+	fromSet  bool
+	from     uint64
+	anchored bool        // next and prev are set
+	next     uint64      // the seq of the next entry to accept
+	prev     ledger.Hash // the hash of entry next-1 (zeros when next is 0)
+	id       string      // the ledger id, once seen
+	fileSeen time.Time   // the file's mtime when last read offline
+}
+
+func runLedgerFollow(c *cli.Context) error {
+	if _, err := wantArgs(c, 0, 0, ""); err != nil {
+		return err
+	}
+	path, err := ledgerPath(c)
+	if err != nil {
+		return err
+	}
+	if err := refuseEmpty(path); err != nil {
+		return err
+	}
+	// Ctrl-C (or SIGTERM) ends follow: exit 0, as after any stop.
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c.Context = ctx
+	f := &follower{c: c, path: path, w: c.App.Writer, json: c.Bool("json"), fromSet: c.IsSet("from"), from: c.Uint64("from")}
+	if ts := c.StringSlice("type"); len(ts) > 0 {
+		f.types = map[string]bool{}
+		for _, t := range ts {
+			f.types[t] = true
+		}
+	}
+	err = f.run()
+	if c.Context.Err() != nil && !errors.Is(err, ledger.ErrIntegrity) {
+		return nil // stopped (Ctrl-C)
+	}
+	return err
+}
+
+// run alternates between the engine and the file until the context ends
+// or the chain breaks.
+func (f *follower) run() error {
+	for f.c.Context.Err() == nil {
+		r, err := dialLedgerEngine(f.c, f.path)
+		if err == nil {
+			err = f.fromEngine(r)
+			r.Close()
+			if !errors.Is(err, errEngineGone) && f.c.Context.Err() == nil {
+				return err // the chain broke, or the engine sent what no ledger holds
+			}
+			continue // the engine went away: the next one, or the file
+		}
+		switch err := f.fromFile(); {
+		case err == nil, errors.Is(err, ledger.ErrLocked):
+		default:
+			return err
+		}
+		select {
+		case <-f.c.Context.Done():
+		case <-time.After(followPoll):
+		}
+	}
+	return nil
+}
+
+// broken is follow's integrity failure: the chain it followed does not
+// continue.
+func broken(format string, args ...any) error {
+	return fmt.Errorf("%w: the chain followed does not continue: %s", ledger.ErrIntegrity, fmt.Sprintf(format, args...))
+}
+
+// attach checks a source (the engine, or the file) against what follow
+// has printed: the same ledger, and still holding the last entry printed.
+// Before the first entry it sets the anchor. get returns the stored bytes
+// of an entry, nil when the source does not hold it.
+func (f *follower) attach(h ledger.Head, get func(seq uint64) ([]byte, error)) error {
+	if f.id == "" {
+		f.id = h.LedgerID
+	} else if h.LedgerID != f.id {
+		return broken("the ledger is now %s, it was %s", h.LedgerID, f.id)
+	}
+	if !f.anchored {
+		if !f.fromSet {
+			f.from = 0
+			if h.Seq >= followBacklog {
+				f.from = h.Seq - followBacklog + 1
+			}
+		}
+		if f.from == 0 {
+			f.anchored = true // entry 0's prev is all zeros
+			return nil
+		}
+		raw, err := get(f.from - 1)
+		if err != nil || raw == nil {
+			return err // not there yet: anchor later
+		}
+		f.anchored, f.next, f.prev = true, f.from, ledger.Sum(raw)
+		return nil
+	}
+	if f.next == 0 {
+		return nil
+	}
+	if h.Seq+1 < f.next {
+		return broken("the ledger's head is %d, behind entry %d printed", h.Seq, f.next-1)
+	}
+	raw, err := get(f.next - 1)
+	if err != nil {
+		return err
+	}
+	if raw == nil || ledger.Sum(raw) != f.prev {
+		return broken("entry %d is no longer the one printed (hash %s)", f.next-1, f.prev)
+	}
+	return nil
+}
+
+// accept checks that raw is entry f.next and follows f.prev, then prints it.
+func (f *follower) accept(seq uint64, raw []byte) error {
+	if seq != f.next {
+		return broken("entry %d came where entry %d was due", seq, f.next)
+	}
+	if len(raw) > ledger.MaxLineSize {
+		return broken("entry %d is %d bytes, over the maximum entry size", seq, len(raw))
+	}
+	e, err := ledger.ParseStored(seq, raw)
+	if err != nil {
+		return broken("entry %d: %v", seq, err)
+	}
+	if e.Prev != f.prev {
+		return broken("entry %d has prev %s, but entry %d hashes to %s", seq, e.Prev, seq-1, f.prev)
+	}
+	f.next, f.prev = seq+1, e.Hash()
+	if f.types != nil && !f.types[e.Type] {
+		return nil
+	}
+	if f.json {
+		b, err := json.Marshal(tailEntry{Seq: e.Seq, Hash: e.Hash().String(), Entry: e.Raw})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(f.w, "%s\n", b)
+		return err
+	}
+	_, err = fmt.Fprintln(f.w, tailLine(e))
+	return err
+}
+
+// fromEngine follows the engine's Follow stream until it ends.
+func (f *follower) fromEngine(r *remoteLedger) error {
+	get := func(seq uint64) ([]byte, error) {
+		var out []byte
+		if seq > r.head.Seq {
+			return nil, nil
+		}
+		err := r.Entries(seq, seq, func(_ uint64, raw []byte) error { out = raw; return nil })
+		return out, err
+	}
+	if err := f.attach(r.head, get); err != nil {
+		return err
+	}
+	start := f.next
+	if !f.anchored {
+		start = f.from - 1 // the anchor comes first
+	}
+	s, err := r.client.Follow(r.ctx, &opxv1.FollowRequest{FromSeq: start})
+	if err != nil {
+		return engineErr(err)
+	}
+	for {
+		en, err := s.Recv()
+		if err != nil {
+			return engineErr(err)
+		}
+		if !f.anchored {
+			if en.Seq != f.from-1 || len(en.Raw) > ledger.MaxLineSize {
+				return broken("the anchor, entry %d, came as entry %d", f.from-1, en.Seq)
+			}
+			f.anchored, f.next, f.prev = true, f.from, ledger.Sum(en.Raw)
+			continue
+		}
+		if err := f.accept(en.Seq, en.Raw); err != nil {
+			return err
+		}
+	}
+}
+
+// fromFile prints what the file holds beyond the last entry printed, when
+// it changed since follow last looked. The file is open only while a
+// batch is read, never while printing or waiting, so an engine that
+// starts meanwhile gets it (it waits a few seconds for readers).
+func (f *follower) fromFile() error {
+	fi, err := os.Stat(f.path)
+	if err == nil && f.anchored && fi.ModTime().Equal(f.fileSeen) {
+		return nil
+	}
+	for {
+		l, err := ledger.OpenReadOnly(f.path)
+		if err != nil {
+			if errors.Is(err, ledger.ErrLocked) {
+				return err
+			}
+			return explainOpen(f.path, err)
+		}
+		if fi != nil {
+			f.fileSeen = fi.ModTime()
+		}
+		var batch []stored
+		h, err := l.Head()
+		if err == nil {
+			err = f.attach(h, func(seq uint64) ([]byte, error) {
+				var out []byte
+				err := l.RangeRaw(seq, seq, func(_ uint64, raw []byte) error { out = append([]byte(nil), raw...); return nil })
+				return out, err
+			})
+		}
+		if err == nil && f.anchored && f.next <= h.Seq {
+			size := 0
+			err = l.RangeRaw(f.next, h.Seq, func(seq uint64, raw []byte) error {
+				batch = append(batch, stored{seq, append([]byte(nil), raw...)})
+				if size += len(raw); size >= followFileBatch {
+					return errFollowBatch
+				}
+				return nil
+			})
+			if errors.Is(err, errFollowBatch) {
+				err = nil
+			}
+		}
+		l.Close()
+		if err != nil {
+			return err
+		}
+		for _, en := range batch {
+			if err := f.accept(en.seq, en.raw); err != nil {
+				return err
+			}
+		}
+		if len(batch) == 0 || f.next > h.Seq || f.c.Context.Err() != nil {
+			return nil
+		}
+	}
+}
+
+var errFollowBatch = errors.New("batch full")
+
+// stored is an entry's seq and stored bytes.
+type stored struct {
+	seq uint64
+	raw []byte
+}

@@ -1,0 +1,137 @@
+package ledger_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/ledgertest"
+	bolt "go.etcd.io/bbolt"
+)
+
+// damaged returns copies of a fresh ledger, each damaged in a way an
+// engine still opens (the stored head names the last entry).
+func damaged(t *testing.T) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	lt := ledgertest.New(t, filepath.Join(dir, "clean.db"), 40)
+	out := map[string]string{"clean": lt.Path}
+	out["flipped"] = ledgertest.Copy(t, lt.Path, filepath.Join(dir, "flipped.db"))
+	ledgertest.FlipEntryByte(t, out["flipped"], 7, 20)
+	out["missing-blob"] = ledgertest.Copy(t, lt.Path, filepath.Join(dir, "missing.db"))
+	ledgertest.Edit(t, out["missing-blob"], func(tx *bolt.Tx) error { return tx.Bucket([]byte("blobs")).Delete(lt.Blobs[2][:]) })
+	out["corrupt-blob"] = ledgertest.Copy(t, lt.Path, filepath.Join(dir, "corrupt.db"))
+	ledgertest.Edit(t, out["corrupt-blob"], func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("blobs")).Put(lt.Blobs[1][:], []byte("not a zstd frame"))
+	})
+	return out
+}
+
+func reportJSON(t *testing.T, r *ledger.Report) string {
+	t.Helper()
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestVerifySource_SameAsVerify: the checks a client runs on entries
+// and blobs streamed from an engine give the very report Verify gives on
+// the file, clean or damaged, strict or not.
+func TestVerifySource_SameAsVerify(t *testing.T) {
+	for name, path := range damaged(t) {
+		for _, strict := range []bool{false, true} {
+			l, err := ledger.OpenReadOnly(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := ledger.VerifyOptions{Strict: strict}
+			want, err := l.Verify(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := l.Head()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ledger.VerifySource(l.LocalSource(h), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Close()
+			if reportJSON(t, got) != reportJSON(t, want) {
+				t.Errorf("%s strict=%v:\nVerifySource %s\nVerify       %s", name, strict, reportJSON(t, got), reportJSON(t, want))
+			}
+			if (name == "clean") != want.OK {
+				t.Errorf("%s: ok=%v", name, want.OK)
+			}
+		}
+	}
+}
+
+// TestExportSource_SameFiles: an export through a Source writes the same
+// files, byte for byte, as ExportFile, and refuses the same damage.
+func TestExportSource_SameFiles(t *testing.T) {
+	for name, path := range damaged(t) {
+		for _, tc := range []struct{ file, session string }{{"full.jsonl", ""}, {"full.jsonl.zst", ""}, {"s2.jsonl", "s2"}, {"none.jsonl", "nosuch"}} {
+			l, err := ledger.OpenReadOnly(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := l.Head()
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, b := filepath.Join(t.TempDir(), tc.file), filepath.Join(t.TempDir(), tc.file)
+			m1, err1 := l.ExportFile(a, ledger.ExportOptions{Session: tc.session})
+			m2, err2 := ledger.ExportSourceFile(l.LocalSource(h), b, ledger.ExportOptions{Session: tc.session})
+			l.Close()
+			if (err1 == nil) != (err2 == nil) || (err1 != nil && err1.Error() != err2.Error()) {
+				t.Errorf("%s %s: ExportFile %v, ExportSourceFile %v", name, tc.file, err1, err2)
+				continue
+			}
+			if err1 != nil {
+				continue
+			}
+			j1, _ := json.Marshal(m1)
+			j2, _ := json.Marshal(m2)
+			if !bytes.Equal(j1, j2) {
+				t.Errorf("%s %s: manifests differ:\n%s\n%s", name, tc.file, j1, j2)
+			}
+			sameTree(t, filepath.Dir(a), filepath.Dir(b))
+		}
+	}
+}
+
+// sameTree fails unless directories a and b hold the same files with the
+// same bytes.
+func sameTree(t *testing.T, a, b string) {
+	t.Helper()
+	files := map[string][]byte{}
+	filepath.WalkDir(a, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(a, p)
+			files[rel], _ = os.ReadFile(p)
+		}
+		return nil
+	})
+	n := 0
+	filepath.WalkDir(b, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+			rel, _ := filepath.Rel(b, p)
+			got, _ := os.ReadFile(p)
+			if want, ok := files[rel]; !ok || !bytes.Equal(got, want) {
+				t.Errorf("%s differs from %s", p, filepath.Join(a, rel))
+			}
+		}
+		return nil
+	})
+	if n != len(files) || n == 0 {
+		t.Errorf("%s holds %d files, %s %d", b, n, a, len(files))
+	}
+}
