@@ -2,9 +2,11 @@ package ledger
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/transparency-dev/merkle/compact"
 	bolt "go.etcd.io/bbolt"
@@ -55,6 +57,26 @@ type chunkTree struct {
 	rng   *compact.Range
 	nodes []treeNode // to compare at the end (tiles not handed to the worker)
 	marks []treeMark
+	dirty dirtySet
+}
+
+// dirtySet marks, for each stored hash found wrong, the nodes above it
+// in the tile levels above: those differ as a consequence, and are not
+// reported again (a flipped entry is one finding, not one per level).
+type dirtySet map[[2]uint64]bool
+
+func (d *dirtySet) mark(id compact.NodeID) {
+	if *d == nil {
+		*d = dirtySet{}
+	}
+	lvl := uint64(id.Level / tileHeight)
+	for up := lvl + 1; up < maxTileLvl; up++ {
+		(*d)[[2]uint64{up, id.Index >> ((up - lvl) * tileHeight)}] = true
+	}
+}
+
+func (d dirtySet) has(id compact.NodeID) bool {
+	return d[[2]uint64{uint64(id.Level / tileHeight), id.Index}]
 }
 
 // treeCheck is the checker's state of the tree, guarded by checker.mu.
@@ -62,6 +84,7 @@ type treeCheck struct {
 	rng       *compact.Range // the tree so far; nil once it cannot be computed
 	tiles     *tileStore     // a store's tiles, read by the feeder; nil for a stream
 	nodes     []treeNode     // completed across chunks, to compare at the end
+	dirty     dirtySet       // nodes above a wrong stored hash
 	recorded  bool           // an entry recorded a tree
 	unchecked uint64         // recorded roots that could not be checked
 }
@@ -167,7 +190,10 @@ func (c *checker) visitTile(tiles *chunkTiles, ct *chunkTree, id compact.NodeID,
 			tile, off := tiles.tiles[lvl][j], id.Index%tileWidth
 			if uint64(len(tile)) >= (off+1)*hashSize { // a short tile is reported by the shape check
 				if got := tile[off*hashSize : (off+1)*hashSize]; !bytes.Equal(got, h) {
-					res.push(tileFailure(id, got, h))
+					if !ct.dirty.has(id) {
+						res.push(tileFailure(id, got, h))
+					}
+					ct.dirty.mark(id)
 				}
 			}
 			return
@@ -223,6 +249,12 @@ func (c *checker) joinTree(ct *chunkTree) {
 		return
 	}
 	t.nodes = append(t.nodes, ct.nodes...)
+	for k := range ct.dirty {
+		if t.dirty == nil {
+			t.dirty = dirtySet{}
+		}
+		t.dirty[k] = true
+	}
 	var visit compact.VisitFn
 	if t.tiles != nil {
 		visit = func(id compact.NodeID, h []byte) {
@@ -307,13 +339,18 @@ func (c *checker) finishStoreTree(b, meta *bolt.Bucket) []*IntegrityError {
 		}
 		return seq
 	}
+	// Lowest first, so that a wrong hash hides the ones above it.
+	slices.SortFunc(t.nodes, func(a, b treeNode) int { return cmp.Compare(a.id.Level, b.id.Level) })
 	for _, n := range t.nodes {
 		lvl := n.id.Level / tileHeight
 		tile := b.Get(tileKey(uint8(lvl), n.id.Index/tileWidth))
 		off := n.id.Index % tileWidth
 		if uint64(len(tile)) >= (off+1)*hashSize {
 			if got := tile[off*hashSize : (off+1)*hashSize]; !bytes.Equal(got, n.hash) {
-				out = append(out, tileFailure(n.id, got, n.hash))
+				if !t.dirty.has(n.id) {
+					out = append(out, tileFailure(n.id, got, n.hash))
+				}
+				t.dirty.mark(n.id)
 			}
 		}
 	}
