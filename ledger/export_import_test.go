@@ -179,6 +179,14 @@ func TestExport_Manifests(t *testing.T) {
 	}
 	defer l.Close()
 	hash := func(seq uint64) string { e, _ := l.Get(seq); return e.Hash().String() }
+	// A segment names the tree's compact range at its start.
+	treeRange := func(seq uint64) string {
+		hs, err := l.RangeHashesAt(seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ledger.EncodeTreeRange(hs)
+	}
 	zeros := strings.Repeat("0", 64)
 	// Sessions cycle s1, s2, "": s1 holds entries 1, 4, 7 and 10; its
 	// segment runs from 1 to 10 and names the blobs of entries 4 and 8.
@@ -191,11 +199,11 @@ func TestExport_Manifests(t *testing.T) {
 			LastHash: src.Head.Hash.String(), HeadSeq: 12, HeadHash: src.Head.Hash.String(), Blobs: 3},
 			"blobs entries format from_seq head_hash head_seq last_hash ledger_id prev to_seq"},
 		{"s1", ledger.Manifest{Format: ledger.Format, LedgerID: src.Head.LedgerID, Session: "s1", FromSeq: 1, ToSeq: 10, Entries: 10, Prev: hash(0),
-			LastHash: hash(10), HeadSeq: 12, HeadHash: src.Head.Hash.String(), Blobs: 2},
-			"blobs entries format from_seq head_hash head_seq last_hash ledger_id prev session to_seq"},
+			LastHash: hash(10), HeadSeq: 12, HeadHash: src.Head.Hash.String(), Blobs: 2, TreeRange: treeRange(1)},
+			"blobs entries format from_seq head_hash head_seq last_hash ledger_id prev session to_seq tree_range"},
 		{"s2", ledger.Manifest{Format: ledger.Format, LedgerID: src.Head.LedgerID, Session: "s2", FromSeq: 2, ToSeq: 11, Entries: 10, Prev: hash(1),
-			LastHash: hash(11), HeadSeq: 12, HeadHash: src.Head.Hash.String(), Blobs: 2},
-			"blobs entries format from_seq head_hash head_seq last_hash ledger_id prev session to_seq"},
+			LastHash: hash(11), HeadSeq: 12, HeadHash: src.Head.Hash.String(), Blobs: 2, TreeRange: treeRange(2)},
+			"blobs entries format from_seq head_hash head_seq last_hash ledger_id prev session to_seq tree_range"},
 	}
 	for _, tt := range tests {
 		t.Run("session "+tt.session, func(t *testing.T) {

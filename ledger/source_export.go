@@ -29,7 +29,11 @@ func ExportSource(src Source, w io.Writer, blobs BlobSink, opts ExportOptions) (
 			return nil, err
 		}
 	}
-	if err := exportSource(src, head, m, w, blobs, opts); err != nil {
+	err = exportSource(src, head, m, w, blobs, opts)
+	if ps, ok := src.(proofSource); ok && err == nil {
+		err = ps.addProofs(m)
+	}
+	if err != nil {
 		var ie *IntegrityError
 		if errors.As(err, &ie) {
 			return nil, fmt.Errorf("export refused, ledger is damaged: %w", err)
@@ -37,6 +41,21 @@ func ExportSource(src Source, w io.Writer, blobs BlobSink, opts ExportOptions) (
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	return m, nil
+}
+
+// proofSource is a Source that can give an export the tree's proof
+// material (Manifest.TreeRange, Checkpoint, VerifierKey, Proofs), as
+// Export adds it: a ledger file's. A running engine's source does not
+// yet: its exports carry none and verify as older exports do.
+type proofSource interface {
+	addProofs(m *Manifest) error
+}
+
+func (s localSource) addProofs(m *Manifest) error {
+	if err := s.l.addTreeRange(m); err != nil {
+		return err
+	}
+	return s.l.addExportProofs(m)
 }
 
 func exportSource(src Source, head Head, m *Manifest, w io.Writer, blobs BlobSink, opts ExportOptions) error {
