@@ -23,7 +23,7 @@ func ledgerExportCommand() *cli.Command {
 			"When the ledger signs checkpoints, the manifest also carries the latest signed checkpoint, the\n" +
 			"verifier key recorded before it, and inclusion proofs of the export's first entry and of the last\n" +
 			"one the checkpoint covers, so that `opx ledger verify EXPORT --key KEY` proves the export's place\n" +
-			"in the full ledger (an export through a running engine carries none yet).\n\n" +
+			"in the full ledger (through a running engine, the same material is computed here from the entries).\n\n" +
 			"With --tiles DIR, writes instead the tree of the latest signed checkpoint as a static C2SP\n" +
 			"tlog-tiles tree in DIR (which must not exist): checkpoint, tile/<L>/<N>[.p/<W>] and the entry\n" +
 			"bundles tile/entries/<N>[.p/<W>], for any tlog client to fetch and verify. An entry bundle\n" +

@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -235,3 +236,59 @@ func hasKind(r *ledger.Report, k ledger.Kind) bool {
 }
 
 func itoa(n uint64) string { b, _ := json.Marshal(n); return string(b) }
+
+// plainSource hides a ledger's own source's tiles: ExportSource then
+// computes the proof material from the entries, as through an engine.
+type plainSource struct{ ledger.Source }
+
+// TestExportSource_ProofsFromEntries checks that an export through a
+// Source that is not the file (an engine's) carries the same tree range,
+// checkpoint, key and proofs, byte for byte, computed from the entries,
+// and that a source whose entries do not hash to the signed root is
+// refused.
+func TestExportSource_ProofsFromEntries(t *testing.T) {
+	sl := newSignedLedger(t, 40)
+	h, err := sl.l.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, session := range []string{"", "s", "o"} {
+		a, b := filepath.Join(t.TempDir(), "x.jsonl"), filepath.Join(t.TempDir(), "x.jsonl")
+		m1, err := sl.l.ExportFile(a, ledger.ExportOptions{Session: session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m2, err := ledger.ExportSourceFile(plainSource{sl.l.LocalSource(h)}, b, ledger.ExportOptions{Session: session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j1, _ := json.Marshal(m1)
+		j2, _ := json.Marshal(m2)
+		if string(j1) != string(j2) || len(m2.Proofs) == 0 {
+			t.Errorf("session %q: manifests differ:\n%s\n%s", session, j1, j2)
+		}
+	}
+	// An engine that hands over an entry other than the one signed,
+	// before the segment (so the segment's chain does not see it): the
+	// entries do not hash to the signed root.
+	liar := lyingSource{plainSource{sl.l.LocalSource(h)}, 2}
+	_, err = ledger.ExportSourceFile(liar, filepath.Join(t.TempDir(), "y.jsonl"), ledger.ExportOptions{Session: "o"})
+	if !errors.Is(err, ledger.ErrIntegrity) || !strings.Contains(err.Error(), "the entries hash to") {
+		t.Errorf("export from a lying source: %v", err)
+	}
+}
+
+// lyingSource changes entry seq's bytes in Entries.
+type lyingSource struct {
+	ledger.Source
+	seq uint64
+}
+
+func (s lyingSource) Entries(from, to uint64, fn func(uint64, []byte) error) error {
+	return s.Source.Entries(from, to, func(seq uint64, raw []byte) error {
+		if seq == s.seq {
+			raw = []byte(strings.Replace(string(raw), `"text":"n`, `"text":"N`, 1))
+		}
+		return fn(seq, raw)
+	})
+}

@@ -32,6 +32,8 @@ func ExportSource(src Source, w io.Writer, blobs BlobSink, opts ExportOptions) (
 	err = exportSource(src, head, m, w, blobs, opts)
 	if ps, ok := src.(proofSource); ok && err == nil {
 		err = ps.addProofs(m)
+	} else if err == nil {
+		err = addSourceProofs(src, head, m)
 	}
 	if err != nil {
 		var ie *IntegrityError
@@ -43,10 +45,10 @@ func ExportSource(src Source, w io.Writer, blobs BlobSink, opts ExportOptions) (
 	return m, nil
 }
 
-// proofSource is a Source that can give an export the tree's proof
-// material (Manifest.TreeRange, Checkpoint, VerifierKey, Proofs), as
-// Export adds it: a ledger file's. A running engine's source does not
-// yet: its exports carry none and verify as older exports do.
+// proofSource is a Source that gives an export the tree's proof
+// material (Manifest.TreeRange, Checkpoint, VerifierKey, Proofs) from its
+// stored tiles, as Export does: a ledger file's. For any other source (a
+// running engine's) addSourceProofs computes the same from the entries.
 type proofSource interface {
 	addProofs(m *Manifest) error
 }
