@@ -97,9 +97,10 @@ func checkpointSummary(h *ledger.ReviewVerification, shown int) string {
 	if h.KeyPinned {
 		whose = "the key given with --key"
 	}
-	return fmt.Sprintf("checkpoint at seq %d (tree %d) signed by %s, %s; %d entries shown and the session's span proved against it "+
-		"(%d in all) and checked strictly; %d entries after it checked in full; the rest of the ledger was not read "+
-		"(opx ledger verify, or --full-verify, checks it all)", h.CheckpointSeq, h.TreeSize, h.Key, whose, shown, h.Proved, h.After)
+	return fmt.Sprintf("checkpoint at seq %d (tree %d) signed by %s, %s; %s shown and the session's span proved against it "+
+		"(%d in all) and checked strictly; %s after it checked in full; the rest of the ledger was not read "+
+		"(opx ledger verify, or --full-verify, checks it all)", h.CheckpointSeq, h.TreeSize, h.Key, whose,
+		plural(uint64(shown), "entry", "entries"), h.Proved, plural(h.After, "entry", "entries"))
 }
 
 // printVerifiedBy prints how the ledger was verified, in one line.
