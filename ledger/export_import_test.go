@@ -22,7 +22,7 @@ import (
 )
 
 // readLines returns an export's lines (decompressed), without newlines.
-func readLines(t *testing.T, path string) [][]byte {
+func readLines(t testing.TB, path string) [][]byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
