@@ -3,11 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
-	"github.com/opx-dev/opx/ledger/tlog"
 	"github.com/opx-dev/opx/replay"
 	"github.com/urfave/cli/v2"
 )
@@ -15,8 +13,8 @@ import (
 // reviewFlags are the verification flags of opx replay and opx report.
 func reviewFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "full-verify", Usage: "verify every entry of the ledger strictly, as `opx ledger verify --strict` does, rather than prove the session against the latest signed checkpoint"},
-		&cli.StringFlag{Name: "key", Usage: "check the signed checkpoint with verifier key `KEY` (saved elsewhere) rather than the key the ledger recorded"},
+		&cli.BoolFlag{Name: "full-verify", Usage: "verify every entry of the ledger strictly, as opx ledger verify --strict does, rather than prove the session against the latest signed checkpoint"},
+		keyFlag("check the signed checkpoint with verifier `KEY` (or a file holding it, saved elsewhere) rather than the key the ledger recorded"),
 	}
 }
 
@@ -45,11 +43,13 @@ type verifiedSession struct {
 // timeline. build says whether to build the timeline even when the
 // ledger does not verify in full first (replay without --force does not).
 func verifySession(c *cli.Context, ss *sessionSource, session string, buildAnyway bool) (*verifiedSession, error) {
-	key := strings.TrimSpace(c.String("key"))
-	if c.IsSet("key") {
-		if _, err := tlog.ParseVerifierKey(key); err != nil {
-			return nil, usagef(c, "--key: %v", err)
+	key := ""
+	if c.String("key") != "" {
+		v, err := verifierFlag(c)
+		if err != nil {
+			return nil, err
 		}
+		key = v.String()
 	}
 	if l := ss.file; l != nil && !c.Bool("full-verify") {
 		rv := l.NewReview()
