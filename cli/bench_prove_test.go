@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
@@ -16,55 +14,43 @@ import (
 	"github.com/opx-dev/opx/ledger/event"
 )
 
-var (
-	bigOnce sync.Once
-	bigPath string
-	bigErr  error
-)
-
-// bigSignedLedger is a signed ledger of about n entries, made once per
-// process: genesis, the key (entry 1), notes, and a signed checkpoint
-// every 1000 entries, as the engine leaves one.
+// bigSignedLedger makes a signed ledger of about n entries in a
+// temporary directory removed when the benchmark ends: genesis, the key
+// (entry 1), notes, and a signed checkpoint every 1000 entries, as the
+// engine leaves one.
 func bigSignedLedger(b *testing.B, n int) string {
-	bigOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "opx-bench-prove-")
-		if err != nil {
-			bigErr = err
-			return
-		}
-		bigPath = filepath.Join(dir, "ledger.db")
-		ctx := context.Background()
-		k := checkpoint.NewKeeper(dir)
-		// The engine opens its ledger with projection.All(); of them, the
-		// keys projection is the one prove reads.
-		l, err := ledger.Create(bigPath, ledger.Options{NoSync: true, SignCheckpoint: k.Sign, Projections: []ledger.Projection{event.KeysProjection{}}})
-		if err != nil {
-			bigErr = err
-			return
-		}
-		defer l.Close()
-		if bigErr = k.Setup(ctx, l); bigErr != nil {
-			return
-		}
-		recs := make([]ledger.Record, 0, 999)
-		for i := 2; i < n; i += 1000 {
-			recs = recs[:0]
-			for j := 0; j < 999; j++ {
-				recs = append(recs, event.MustRecord("s1", &event.Note{Author: "bench", Text: fmt.Sprintf("note %d, some text of the usual length for an entry", i+j)}))
-			}
-			if _, bigErr = l.Append(ctx, ledger.Async, recs...); bigErr != nil {
-				return
-			}
-			if _, bigErr = l.Checkpoint(ctx, ledger.Async); bigErr != nil {
-				return
-			}
-		}
-		bigErr = l.Sync(ctx)
-	})
-	if bigErr != nil {
-		b.Fatal(bigErr)
+	b.Helper()
+	dir := b.TempDir()
+	path := filepath.Join(dir, "ledger.db")
+	ctx := context.Background()
+	k := checkpoint.NewKeeper(dir)
+	// The engine opens its ledger with projection.All(); of them, the
+	// keys projection is the one prove reads.
+	l, err := ledger.Create(path, ledger.Options{NoSync: true, SignCheckpoint: k.Sign, Projections: []ledger.Projection{event.KeysProjection{}}})
+	if err != nil {
+		b.Fatal(err)
 	}
-	return bigPath
+	defer l.Close()
+	if err := k.Setup(ctx, l); err != nil {
+		b.Fatal(err)
+	}
+	recs := make([]ledger.Record, 0, 999)
+	for i := 2; i < n; i += 1000 {
+		recs = recs[:0]
+		for j := 0; j < 999; j++ {
+			recs = append(recs, event.MustRecord("s1", &event.Note{Author: "bench", Text: fmt.Sprintf("note %d, some text of the usual length for an entry", i+j)}))
+		}
+		if _, err := l.Append(ctx, ledger.Async, recs...); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := l.Checkpoint(ctx, ledger.Async); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := l.Sync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return path
 }
 
 // BenchmarkLedgerProve: `opx ledger prove SEQ --json` on a 1M-entry

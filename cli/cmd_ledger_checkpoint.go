@@ -39,12 +39,19 @@ func runLedgerCheckpoint(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	l, err := openReview(c)
+	rv, err := openReviewOrEngine(c)
 	if err != nil {
 		return err
 	}
-	defer l.Close()
-	sc, err := latestSigned(l)
+	defer rv.Close()
+	var sc signedCheckpoint
+	if rv.local != nil {
+		sc, err = latestSigned(rv.local)
+	} else {
+		// The engine's latest note, with a proof of entry 0 that ties it
+		// to the ledger's tree: both checked here.
+		_, sc, err = remoteProve(rv.remote, rv.path, 0, nil, nil)
+	}
 	if err != nil {
 		return err
 	}

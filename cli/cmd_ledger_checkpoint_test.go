@@ -80,9 +80,27 @@ func TestLedgerCheckpoint_OtherKey(t *testing.T) {
 	r.wantErr(t, "not signed by the key")
 	r = run(t, "ledger", "verify", "--strict", "--json", "--ledger", path)
 	r.wantCode(t, cli.ExitIntegrity)
+	offline := r.stdout
 	m := r.jsonObject(t)
 	fs, _ := m["failures"].([]any)
-	if len(fs) != 1 || fs[0].(map[string]any)["seq"] != jsonNumber(utoa(app.Seq)) {
+	if len(fs) != 1 || fs[0].(map[string]any)["seq"] != jsonNumber(utoa(app.Seq)) || fs[0].(map[string]any)["kind"] != "checkpoint" {
 		t.Errorf("strict verify: %v", m)
+	}
+	// The same through an engine that holds the ledger (and signs its own
+	// checkpoint at start with the key beside it, as opx start's does).
+	serveLedgerWith(t, path, checkpoint.NewKeeper(dir))
+	r = run(t, "ledger", "verify", "--strict", "--json", "--ledger", path)
+	r.wantCode(t, cli.ExitIntegrity)
+	m = r.jsonObject(t)
+	fs, _ = m["failures"].([]any)
+	if len(fs) != 1 || fs[0].(map[string]any)["seq"] != jsonNumber(utoa(app.Seq)) || fs[0].(map[string]any)["kind"] != "checkpoint" {
+		t.Errorf("strict verify through the engine: %v\noffline: %s", m, offline)
+	}
+	// The latest checkpoint is now the engine's own, signed by the key it
+	// found recorded last.
+	r = run(t, "ledger", "checkpoint", "--ledger", path)
+	r.wantCode(t, cli.ExitOK)
+	if _, err := tlog.Open([]byte(r.stdout), vk); err != nil {
+		t.Errorf("the engine's checkpoint: %v", err)
 	}
 }

@@ -40,7 +40,7 @@ type following struct {
 	err         error
 }
 
-func startFollow(t *testing.T, args ...string) *following {
+func startFollow(t testing.TB, args ...string) *following {
 	t.Helper()
 	f := &following{out: &lockedBuffer{}, errOut: &lockedBuffer{}, done: make(chan error, 1)}
 	app := cli.NewApp()

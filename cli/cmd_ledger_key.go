@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/urfave/cli/v2"
 )
@@ -36,16 +37,26 @@ func runLedgerKey(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	l, err := openReview(c)
+	rv, err := openReviewOrEngine(c)
 	if err != nil {
 		return err
 	}
-	defer l.Close()
-	h, err := l.Head()
-	if err != nil {
-		return err
+	defer rv.Close()
+	var k event.RecordedKey
+	var ok bool
+	if rv.local != nil {
+		var h ledger.Head
+		if h, err = rv.local.Head(); err == nil {
+			k, ok, err = event.KeyAt(rv.local, h.Seq+1)
+		}
+	} else {
+		// Read through the engine; each ledger.key entry is parsed and
+		// checked here (opx ledger verify checks the chain under it).
+		var w *treeWalk
+		if w, err = walkTree(rv.remote, 0); err == nil && len(w.keys) > 0 {
+			k, ok = w.keys[len(w.keys)-1], true
+		}
 	}
-	k, ok, err := event.KeyAt(l, h.Seq+1)
 	if err != nil {
 		return err
 	}

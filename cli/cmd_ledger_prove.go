@@ -44,12 +44,18 @@ func runLedgerProve(c *cli.Context) error {
 	if c.String("key") != "" && c.String("checkpoint") == "" {
 		return usagef(c, "--key goes with --checkpoint FILE (the latest checkpoint is checked with the key the ledger records)")
 	}
-	l, err := openReview(c)
+	rv, err := openReviewOrEngine(c)
 	if err != nil {
 		return err
 	}
-	defer l.Close()
-	p, sc, err := prove(c, l, seq)
+	defer rv.Close()
+	var p *tlog.Proof
+	var sc signedCheckpoint
+	if rv.local != nil {
+		p, sc, err = prove(c, rv.local, seq)
+	} else {
+		p, sc, err = proveThroughEngine(c, rv, seq)
+	}
 	if err != nil {
 		return err
 	}
@@ -72,6 +78,9 @@ func runLedgerProve(c *cli.Context) error {
 	fmt.Fprintf(w, "  leaf hash   %x  (SHA-256 of 0x00 and the entry's %d stored bytes)\n", leaf, len(p.Entry))
 	fmt.Fprintf(w, "  root hash   %s  (%s)\n", sc.CP.RootString(), plural(uint64(len(p.Hashes)), "proof hash", "proof hashes"))
 	where := "the latest checkpoint"
+	if rv.remote != nil {
+		where = "the engine's latest checkpoint, checked here"
+	}
 	if sc.Seq != 0 {
 		where = fmt.Sprintf("the checkpoint of entry %d", sc.Seq)
 	} else if c.String("checkpoint") != "" {
@@ -126,4 +135,25 @@ func buildProof(l *ledger.Ledger, seq uint64, sc signedCheckpoint) (*tlog.Proof,
 		return nil, fmt.Errorf("the ledger's proof of entry %d: %w", seq, err)
 	}
 	return p, nil
+}
+
+// proveThroughEngine is prove while an engine holds the ledger: the proof
+// comes from the engine (LedgerService.Prove) and is checked here.
+func proveThroughEngine(c *cli.Context, rv *ledgerReview, seq uint64) (*tlog.Proof, signedCheckpoint, error) {
+	var given *tlog.Verifier
+	if c.String("key") != "" {
+		v, err := verifierFlag(c)
+		if err != nil {
+			return nil, signedCheckpoint{}, err
+		}
+		given = &v
+	}
+	var note []byte
+	if f := c.String("checkpoint"); f != "" {
+		var err error
+		if note, err = tlog.ReadNote(f); err != nil {
+			return nil, signedCheckpoint{}, err
+		}
+	}
+	return remoteProve(rv.remote, rv.path, seq, note, given)
 }

@@ -115,3 +115,15 @@ func TestLedgerProve_Tampered(t *testing.T) {
 		})
 	}
 }
+
+// TestLedgerProve_CheckpointBeyondLedger: a checkpoint that covers more
+// entries than the ledger holds (the ledger was cut since) is an
+// integrity failure, not an error of use.
+func TestLedgerProve_CheckpointBeyondLedger(t *testing.T) {
+	s := signedLedger(t, 20, 10, 20)
+	saved := saveNote(t, s.Notes[23])
+	cut := forge(t, s, func(es []map[string]any) []map[string]any { return es[:15] })
+	r := run(t, "ledger", "prove", "3", "--checkpoint", saved, "--ledger", cut)
+	r.wantCode(t, cli.ExitIntegrity)
+	r.wantErr(t, "the checkpoint covers 23 entries, more than the ledger holds")
+}

@@ -19,7 +19,8 @@ func ledgerShowCommand() *cli.Command {
 		ArgsUsage: "SEQ",
 		Description: "Prints the entry's header (seq, type, session, ts, prev, hash) and its data as indented JSON.\n" +
 			"For each blob the data names, prints its size, or that it is missing; never its content.\n" +
-			"The hash is computed from the stored bytes; show does not verify the chain (use verify).\n\n" +
+			"The hash is computed from the stored bytes; show does not verify the chain (use verify).\n" +
+			"While an engine holds the ledger, show reads the entry and the blob frames through the engine.\n\n" +
 			exitCodesHelp("integrity failure found: the stored entry does not parse"),
 		HideHelpCommand: true,
 		Flags:           append(locationFlags(), jsonFlag()),

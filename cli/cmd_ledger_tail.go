@@ -17,7 +17,8 @@ func ledgerTailCommand() *cli.Command {
 		Name:  "tail",
 		Usage: "print the last entries, one line each",
 		Description: "Prints seq, ts, type, session and the start of the data of the last N entries, oldest first.\n" +
-			"Use show SEQ for a whole entry.\n\n" +
+			"Use show SEQ for a whole entry, follow to go on printing new ones. While an engine holds the ledger,\n" +
+			"tail reads it through the engine, up to its durable head.\n\n" +
 			exitCodesHelp("integrity failure found: an entry does not parse"),
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),

@@ -90,14 +90,22 @@ func runLedgerVerify(c *cli.Context) error {
 		if rv.local != nil {
 			if c.Bool("strict") {
 				// Each signed checkpoint against the key recorded before it.
-				keys, err := event.Keys(rv.local)
-				if err != nil {
+				if opts, err = event.StrictOptionsFor(rv.local); err != nil {
 					return err
 				}
-				opts.CheckCheckpoint = event.CheckCheckpoints(rv.local.ID(), keys)
+				opts.Progress = bar.update
 			}
 			rep, err = rv.local.Verify(opts)
 		} else {
+			if c.Bool("strict") {
+				// The keys the ledger records, read through the engine
+				// first (one more pass), for the signed checkpoints.
+				var w *treeWalk
+				if w, err = walkTree(rv.remote, 0); err != nil {
+					return err
+				}
+				opts.CheckCheckpoint = event.CheckCheckpoints(rv.remote.head.LedgerID, w.keys)
+			}
 			// The engine is a pipe here: its entries and blob frames are
 			// checked by the same code as the file's, up to its head.
 			rep, err = ledger.VerifySource(rv.remote, opts)

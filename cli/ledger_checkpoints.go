@@ -118,6 +118,9 @@ func matchTree(l *ledger.Ledger, cp tlog.Checkpoint) error {
 		return fmt.Errorf("%w: the checkpoint is of %s, this ledger is %s", ledger.ErrIntegrity, cp.Origin, tlog.Origin(l.ID()))
 	}
 	th, err := l.TreeHeadAt(cp.Size)
+	if errors.Is(err, ledger.ErrTreeSize) {
+		return fmt.Errorf("%w: the checkpoint covers %d entries, more than the ledger holds (%v): truncated since?", ledger.ErrIntegrity, cp.Size, err)
+	}
 	if err != nil {
 		return fmt.Errorf("the ledger's tree at size %d: %w", cp.Size, err)
 	}

@@ -29,6 +29,8 @@ type lyingEngine struct {
 	l *ledger.Ledger
 	// batch, if set, replaces what ReadEntries sends (given the request).
 	batch func(req *opxv1.ReadEntriesRequest, send func(*opxv1.EntryBatch) error) error
+	// reorderFrames swaps the first two blob frames of a batch.
+	reorderFrames bool
 	// follow, if set, replaces what Follow sends.
 	follow func(send func(*opxv1.LedgerEntry) error) error
 }
@@ -67,6 +69,19 @@ func (f *lyingEngine) GetBlobFrame(req *opxv1.GetBlobRequest, s opxv1.LedgerServ
 	return s.Send(&opxv1.BlobFrameChunk{Data: zst, FrameSize: uint64(len(zst))})
 }
 
+func (f *lyingEngine) GetBlobFrames(req *opxv1.GetBlobFramesRequest, s opxv1.LedgerService_GetBlobFramesServer) error {
+	out := &opxv1.BlobFrames{}
+	for i, hs := range req.Hashes {
+		h, _ := ledger.ParseHash(hs)
+		zst, err := f.l.BlobFrame(h)
+		out.Frames = append(out.Frames, &opxv1.BlobFrame{Index: uint32(i), Data: zst, Missing: err != nil})
+	}
+	if f.reorderFrames && len(out.Frames) > 1 {
+		out.Frames[0], out.Frames[1] = out.Frames[1], out.Frames[0]
+	}
+	return s.Send(out)
+}
+
 func (f *lyingEngine) Follow(req *opxv1.FollowRequest, s opxv1.LedgerService_FollowServer) error {
 	if f.follow != nil {
 		if err := f.follow(s.Send); err != nil {
@@ -79,7 +94,7 @@ func (f *lyingEngine) Follow(req *opxv1.FollowRequest, s opxv1.LedgerService_Fol
 }
 
 // serveLying publishes f for the ledger at path (held open by f.l).
-func serveLying(t *testing.T, path string, f *lyingEngine) {
+func serveLying(t *testing.T, path string, f opxv1.LedgerServiceServer) {
 	t.Helper()
 	lock, err := registry.Acquire(registry.Dir(filepath.Dir(path)))
 	if err != nil {
@@ -171,6 +186,7 @@ func TestLedgerLive_LyingEngine(t *testing.T) {
 				}
 			}
 		}, cli.ExitError, "out of order"},
+		{"blob frames out of order", nil, cli.ExitError, "the engine sent blob 1 of a batch where 0 was due"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,8 +196,10 @@ func TestLedgerLive_LyingEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			f := &lyingEngine{l: l}
-			f.batch = tc.batch(entriesOf(t, l))
+			f := &lyingEngine{l: l, reorderFrames: tc.batch == nil}
+			if tc.batch != nil {
+				f.batch = tc.batch(entriesOf(t, l))
+			}
 			serveLying(t, path, f)
 			r := run(t, "ledger", "verify", "--ledger", path)
 			r.wantCode(t, tc.code)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/opx-dev/opx/cli"
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/registry"
 	"github.com/opx-dev/opx/fixtures"
@@ -37,7 +38,14 @@ type servedLedger struct {
 // serveLedger starts an engine on the ledger at path and returns once the
 // entries it appends at start are durable: with no agent connecting, it
 // appends nothing more until the test stops it (stop, or at the end).
-func serveLedger(t *testing.T, path string) *servedLedger {
+func serveLedger(t testing.TB, path string) *servedLedger {
+	t.Helper()
+	return serveLedgerWith(t, path, nil)
+}
+
+// serveLedgerWith is serveLedger with the engine signing checkpoints
+// with k's key, as opx start's engine does (nil: none).
+func serveLedgerWith(t testing.TB, path string, k *checkpoint.Keeper) *servedLedger {
 	t.Helper()
 	lock, err := registry.Acquire(registry.Dir(filepath.Dir(path)))
 	if err != nil {
@@ -47,7 +55,11 @@ func serveLedger(t *testing.T, path string) *servedLedger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := ledger.Open(path, cli.WriteOptionsForTest())
+	lopts := cli.WriteOptionsForTest()
+	if k != nil {
+		lopts.SignCheckpoint = k.Sign
+	}
+	l, err := ledger.Open(path, lopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +76,7 @@ func serveLedger(t *testing.T, path string) *servedLedger {
 			err := cmd.Start()
 			spawned <- cmd
 			return cmd, err
-		}})
+		}, Checkpoints: k})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -315,3 +315,49 @@ func (s remoteStater) ContentSize(h ledger.Hash) (int64, error) {
 	defer rc.Close()
 	return ledger.BlobFrameSize(h, rc)
 }
+
+// BlobBatch fetches small frames many to a request (ledger.BlobBatchSource).
+// Each frame is one the engine sends whole, within one message
+// (maxEngineMessage); the caller checks it.
+func (r *remoteLedger) BlobBatch(hashes []ledger.Hash, fn func(i int, zst []byte, found bool) error) error {
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	req := &opxv1.GetBlobFramesRequest{Hashes: make([]string, len(hashes))}
+	for i, h := range hashes {
+		req.Hashes[i] = h.String()
+	}
+	s, err := r.client.GetBlobFrames(ctx, req)
+	if err != nil {
+		return engineErr(err)
+	}
+	next := 0
+	for {
+		m, err := s.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return engineErr(err)
+		}
+		for _, f := range m.Frames {
+			if int(f.Index) != next {
+				return fmt.Errorf("the engine sent blob %d of a batch where %d was due", f.Index, next)
+			}
+			var zst []byte
+			if !f.Large && !f.Missing {
+				zst = f.Data
+				if zst == nil {
+					zst = []byte{} // an empty frame: found, and not large
+				}
+			}
+			if err := fn(next, zst, !f.Missing); err != nil {
+				return err
+			}
+			next++
+		}
+	}
+	if next != len(hashes) {
+		return fmt.Errorf("the engine sent %d of %d blobs asked for", next, len(hashes))
+	}
+	return nil
+}

@@ -222,9 +222,7 @@ func TestEngine_BadMessagesRefused(t *testing.T) {
 	<-r.tokens // the agent was spawned (agent.spawned may come after the messages)
 	for _, typ := range r.types(t) {
 		switch typ {
-		// ledger.checkpoint: the tree, recorded at start even without
-		// projections.
-		case event.TypeGenesis, event.TypeEngineStarted, event.TypeAgentSpawned, event.TypeCheckpoint:
+		case event.TypeGenesis, event.TypeEngineStarted, event.TypeCheckpoint, event.TypeAgentSpawned:
 		default:
 			t.Fatalf("bad messages were recorded: %v", r.types(t))
 		}

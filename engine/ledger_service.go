@@ -212,27 +212,68 @@ func (s *ledgerService) GetBlobFrame(req *opxv1.GetBlobRequest, stream opxv1.Led
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "%v", err)
 	}
-	buf := make([]byte, blobPiece)
 	for off := int64(0); ; {
-		n, size, err := s.l().BlobFramePart(h, off, buf)
+		part, size, err := s.l().BlobFramePart(h, off, blobPiece)
 		switch {
 		case isNotFound(err):
 			return status.Errorf(codes.NotFound, "%v", err)
 		case err != nil:
 			return status.Errorf(codes.DataLoss, "%v", err)
 		}
-		msg := &opxv1.BlobFrameChunk{Data: buf[:n]}
+		msg := &opxv1.BlobFrameChunk{Data: part}
 		if off == 0 {
 			msg.FrameSize = uint64(size)
 		}
 		if err := stream.Send(msg); err != nil {
 			return err
 		}
-		off += int64(n)
+		off += int64(len(part))
 		if off >= size {
 			return nil
 		}
 	}
+}
+
+// maxFramesAsked bounds the hashes of one GetBlobFrames request.
+const maxFramesAsked = 1024
+
+// GetBlobFrames streams many small stored frames, several to a message
+// (about blobPiece bytes), each read in its own short transaction.
+func (s *ledgerService) GetBlobFrames(req *opxv1.GetBlobFramesRequest, stream opxv1.LedgerService_GetBlobFramesServer) error {
+	if len(req.Hashes) > maxFramesAsked {
+		return status.Errorf(codes.InvalidArgument, "%d blobs asked, at most %d", len(req.Hashes), maxFramesAsked)
+	}
+	msg, size := &opxv1.BlobFrames{}, 0
+	for i, hs := range req.Hashes {
+		h, err := ledger.ParseHash(hs)
+		if err != nil {
+			return status.Errorf(codes.InvalidArgument, "%v", err)
+		}
+		f := &opxv1.BlobFrame{Index: uint32(i)}
+		part, full, err := s.l().BlobFramePart(h, 0, blobPiece)
+		switch {
+		case isNotFound(err):
+			f.Missing = true
+		case err != nil:
+			return status.Errorf(codes.DataLoss, "%v", err)
+		case full > int64(len(part)):
+			f.Large = true
+		default:
+			f.Data = part
+		}
+		if size+len(f.Data) > blobPiece && len(msg.Frames) > 0 {
+			if err := stream.Send(msg); err != nil {
+				return err
+			}
+			msg, size = &opxv1.BlobFrames{}, 0
+		}
+		msg.Frames = append(msg.Frames, f)
+		size += len(f.Data)
+	}
+	if len(msg.Frames) > 0 {
+		return stream.Send(msg)
+	}
+	return nil
 }
 
 // AppendNote appends an investigator's note for a client (`opx ledger

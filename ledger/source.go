@@ -68,7 +68,17 @@ func VerifySource(src Source, opts VerifyOptions) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
-	blobFailures := checkBlobs(opts.Workers, refs, pruned, src.Blob)
+	var blobFailures []*IntegrityError
+	if bs, ok := src.(BlobBatchSource); ok {
+		if blobFailures, err = checkBlobsBatched(opts.Workers, refs, pruned, bs); err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
+	} else {
+		blobFailures = checkBlobs(opts.Workers, refs, pruned, src.Blob)
+	}
+	if blobFailures, err = excusePrunedSince(src, metaHead, blobFailures); err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
 	if r.Entries == 0 {
 		r.Failures = append(r.Failures, &IntegrityError{Seq: 0, Kind: KindGap,
 			Detail: fmt.Sprintf("no entries stored (meta head is %d)", metaHead.Seq)})
@@ -101,6 +111,11 @@ func (s localSource) Head() (Head, error) { return s.head, nil }
 const localBatch = 4096
 
 func (s localSource) Entries(from, to uint64, fn func(seq uint64, raw []byte) error) error {
+	now, err := s.l.Head()
+	if err != nil {
+		return err
+	}
+	to = min(to, now.Seq) // nothing is stored past the head
 	for from <= to {
 		var batch []item
 		end := min(to, from+localBatch-1)
@@ -148,12 +163,12 @@ func (l *Ledger) BlobFrame(h Hash) ([]byte, error) {
 	return zst, err
 }
 
-// BlobFramePart returns len(p) bytes of a blob's stored frame from off
-// (fewer at its end) and the frame's size, in one short read transaction:
-// a server streams a large frame in pieces without holding it whole or a
+// BlobFramePart returns at most max bytes of a blob's stored frame from
+// off, and the frame's size, in one short read transaction: a server
+// streams a large frame in pieces without holding it whole or a
 // transaction open. Stored frames never change; a blob pruned between two
 // pieces is ErrNotFound.
-func (l *Ledger) BlobFramePart(h Hash, off int64, p []byte) (n int, size int64, err error) {
+func (l *Ledger) BlobFramePart(h Hash, off int64, max int) (part []byte, size int64, err error) {
 	err = l.view(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketBlobs).Get(h[:])
 		if v == nil {
@@ -163,10 +178,10 @@ func (l *Ledger) BlobFramePart(h Hash, off int64, p []byte) (n int, size int64, 
 		if off > size {
 			return fmt.Errorf("blob %s: offset %d past its %d bytes", h, off, size)
 		}
-		n = copy(p, v[off:])
+		part = append([]byte(nil), v[off:off+min(int64(max), size-off)]...)
 		return nil
 	})
-	return n, size, err
+	return part, size, err
 }
 
 // StatBlobFrame summarises a stored frame as StatBlob does, from its

@@ -147,6 +147,9 @@ func exportSource(src Source, head Head, m *Manifest, w io.Writer, blobs BlobSin
 			if pruned[h] {
 				continue
 			}
+			if later, err := prunedSince(src, head); err == nil && later[h] {
+				return fmt.Errorf("blob %s (named by entry %d) was pruned while exporting; export again", h, refs[h])
+			}
 			return &IntegrityError{Seq: refs[h], Kind: KindMissingBlob, Detail: fmt.Sprintf("blob %s named by entry %d is not stored", h, refs[h])}
 		}
 		if err != nil {

@@ -2,9 +2,12 @@ package ledger_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/opx-dev/opx/ledger"
@@ -133,5 +136,31 @@ func sameTree(t *testing.T, a, b string) {
 	})
 	if n != len(files) || n == 0 {
 		t.Errorf("%s holds %d files, %s %d", b, n, a, len(files))
+	}
+}
+
+// TestVerifySource_PrunedWhileReading: a blob retention removes after the
+// head a reader fixed (while it reads) is not reported missing by verify:
+// the entries after the head, chained onto it, say it was pruned. Export
+// says to run again rather than write a bundle without it.
+func TestVerifySource_PrunedWhileReading(t *testing.T) {
+	lt := ledgertest.New(t, filepath.Join(t.TempDir(), "ledger.db"), 12)
+	l, err := ledger.Open(lt.Path, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	head, _ := l.Head()
+	rec := ledger.Record{Type: ledger.TypePruned, Data: map[string]any{"blobs": []string{lt.Blobs[0].String()}}}
+	if _, err := l.PruneBlobs(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := ledger.VerifySource(l.LocalSource(head), ledger.VerifyOptions{})
+	if err != nil || !rep.OK || rep.HeadSeq != head.Seq {
+		t.Fatalf("verify at the head before the prune: %v %s", err, reportJSON(t, rep))
+	}
+	_, err = ledger.ExportSourceFile(l.LocalSource(head), filepath.Join(t.TempDir(), "x.jsonl"), ledger.ExportOptions{})
+	if err == nil || !strings.Contains(err.Error(), "was pruned while exporting") || errors.Is(err, ledger.ErrIntegrity) {
+		t.Errorf("export at the head before the prune: %v", err)
 	}
 }

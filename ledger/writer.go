@@ -88,8 +88,10 @@ type writer struct {
 	buf      []byte
 	lh       leafHasher
 	// tree is the compact range of the committed entries (nil when the
-	// ledger keeps no tree); only commits change it, under cmu.
-	tree *compact.Range
+	// ledger keeps no tree); only commits change it, under cmu. hasTree
+	// says, without cmu, whether there is one (it never changes).
+	tree    *compact.Range
+	hasTree bool
 
 	// cmu is held while a batch is taken and committed, by the committer
 	// goroutine or by a Sync appender that found it idle, so batches
@@ -103,7 +105,7 @@ type writer struct {
 }
 
 func newWriter(l *Ledger, seq uint64, prev Hash, tree *compact.Range) *writer {
-	w := &writer{l: l, seq: seq, prev: prev, tree: tree, durable: seq, advanced: make(chan struct{}),
+	w := &writer{l: l, seq: seq, prev: prev, tree: tree, hasTree: tree != nil, durable: seq, advanced: make(chan struct{}),
 		kick: make(chan struct{}, 1), quit: make(chan struct{})}
 	w.wg.Add(1)
 	go w.loop()
@@ -230,7 +232,7 @@ func (w *writer) enqueueLocked(d Durability, recs []Record, datas [][]byte, blob
 		raw := append([]byte(nil), w.buf...)
 		w.prev = Sum(raw)
 		b.entries = append(b.entries, raw)
-		if w.tree != nil {
+		if w.hasTree {
 			// Hashed here, by the appender, like the chain hash: the
 			// committer only joins them into the tree.
 			b.leaves = append(b.leaves, w.lh.sum(raw))

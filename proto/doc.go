@@ -15,7 +15,10 @@
 //   - AgentService / SubAgentService: engine <-> sandboxed agent stream.
 //   - LLMGateway: the agent's only way to the model, through the engine.
 //   - ClientService: the CLI and other clients (client token required).
-//   - LedgerService: read-only ledger access while the engine holds it.
+//   - LedgerService: the ledger while the engine holds it: entries and
+//     blob frames as stored (ReadEntries, GetBlobFrame(s), Follow), for
+//     clients that check them themselves; AppendNote and Rebuild, which
+//     the engine runs for a client.
 //   - ChronicleService: rollbacks, run by the engine that holds the ledger.
 //
 // # Credentials

@@ -18,6 +18,7 @@ import (
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
+	"github.com/opx-dev/opx/ledger/tlog"
 	"github.com/opx-dev/opx/sandbox"
 )
 
@@ -140,7 +141,7 @@ func TestE2E_Rerun(t *testing.T) {
 			t.Fatalf("rerun of the imported copy: exit %d\n%s", code, out)
 		}
 
-		seq := alterFirstAnswer(t, export, d.session)
+		seq := alterFirstAnswer(t, export, d.session, filepath.Dir(d.ledger))
 		altered := filepath.Join(dir, "altered.db")
 		if out, errOut, code := runOpx(t, bin, "ledger", "import", export, "--ledger", altered); code != 0 {
 			t.Fatalf("import of the altered export: %d\n%s%s", code, out, errOut)
@@ -300,7 +301,7 @@ func treeDigest(t *testing.T, dir string) string {
 // BLAKE3 of the previous line, a checkpoint's tree root that of the lines
 // before it), so the export verifies as a whole. It
 // returns the altered entry's seq.
-func alterFirstAnswer(t *testing.T, export, session string) uint64 {
+func alterFirstAnswer(t *testing.T, export, session, keyDir string) uint64 {
 	t.Helper()
 	raw, err := os.ReadFile(export)
 	if err != nil {
@@ -342,10 +343,13 @@ func alterFirstAnswer(t *testing.T, export, session string) uint64 {
 	if at < 0 {
 		t.Fatal("no model response with text in the session")
 	}
-	// Re-chained, and the Merkle roots later checkpoints record recomputed.
+	// Re-chained, and the Merkle roots later checkpoints record recomputed
+	// and re-signed with the key in the state directory, as a forger who
+	// owns the machine would.
 	if err := ledgertest.Relink(lines, at+1); err != nil {
 		t.Fatal(err)
 	}
+	resign(t, lines, at+1, keyDir)
 	if err := os.WriteFile(export, append(bytes.Join(lines, []byte("\n")), '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -424,5 +428,41 @@ func writeBundleBlob(t *testing.T, bundle, hash string, content []byte) {
 	defer enc.Close()
 	if err := os.WriteFile(filepath.Join(bundle, hash+".zst"), enc.EncodeAll(content, nil), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// resign signs again, with the key in keyDir, the note of every
+// ledger.checkpoint from index from on (its tree already recomputed by
+// ledgertest.Relink), re-chaining the lines after each.
+func resign(t *testing.T, lines [][]byte, from int, keyDir string) {
+	t.Helper()
+	signer, err := tlog.LoadKey(keyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := from; i < len(lines); i++ {
+		en := decodeLine(t, lines[i])
+		if en["type"] != ledger.TypeCheckpoint {
+			continue
+		}
+		data := en["data"].(map[string]any)
+		if _, ok := data["note"]; !ok {
+			continue
+		}
+		size, err := data["tree_size"].(json.Number).Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		root, err := ledger.DecodeTreeRoot(data["tree_root"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if data["note"], err = signer.Sign(uint64(size), root); err != nil {
+			t.Fatal(err)
+		}
+		lines[i] = encodeLine(t, en)
+		if err := ledgertest.Relink(lines, i+1); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

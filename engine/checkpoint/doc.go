@@ -9,8 +9,10 @@
 //     of a ledger that has none, in the state directory beside ledger.db
 //     (tlog.KeyFile, 0600); never in the workspace. The agent and the
 //     commands it runs cannot reach it: the agent has no filesystem at
-//     all, and commands are sandboxed to the workspace (see
-//     engine/executor's sandbox test of the key file).
+//     all, commands are sandboxed to the workspace and a private home
+//     (Landlock: the state directory is out of reach, EACCES; see
+//     TestE2E_CheckpointKey in cli/opx), and Shield blocks every tool
+//     path inside the state directory.
 //   - Every key that signs is recorded in the ledger (ledger.key) before
 //     the first checkpoint it signs; a key found different from the one
 //     recorded last (the key file was lost or replaced) is recorded as

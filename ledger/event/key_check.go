@@ -19,11 +19,13 @@ func CheckCheckpoints(ledgerID string, keys []RecordedKey) func(seq uint64, th l
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Seq < keys[j].Seq })
 	origin := tlog.Origin(ledgerID)
 	return func(seq uint64, th ledger.TreeHead, note string) error {
-		if note == "" {
-			return nil
-		}
 		i := sort.Search(len(keys), func(i int) bool { return keys[i].Seq >= seq })
-		if i == 0 {
+		switch {
+		case note == "" && i == 0:
+			return nil
+		case note == "":
+			return fmt.Errorf("no signed note, though the key of entry %d signs this ledger's checkpoints (stripped?)", keys[i-1].Seq)
+		case i == 0:
 			return fmt.Errorf("signed note: %w: no ledger.key is recorded before it", tlog.ErrUnsigned)
 		}
 		k := keys[i-1]
@@ -40,4 +42,17 @@ func CheckCheckpoints(ledgerID string, keys []RecordedKey) func(seq uint64, th l
 		}
 		return nil
 	}
+}
+
+// StrictOptionsFor is StrictOptions for the ledger l, with each signed
+// checkpoint checked against the key l records before it
+// (CheckCheckpoints). Finding the keys reads the whole ledger once.
+func StrictOptionsFor(l *ledger.Ledger) (ledger.VerifyOptions, error) {
+	opts := StrictOptions()
+	keys, err := Keys(l)
+	if err != nil {
+		return opts, err
+	}
+	opts.CheckCheckpoint = CheckCheckpoints(l.ID(), keys)
+	return opts, nil
 }

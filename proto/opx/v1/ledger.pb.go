@@ -803,6 +803,163 @@ func (x *RebuildResponse) GetReportJson() []byte {
 	return nil
 }
 
+// GetBlobFramesRequest names at most 1024 blobs.
+type GetBlobFramesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hashes        []string               `protobuf:"bytes,1,rep,name=hashes,proto3" json:"hashes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBlobFramesRequest) Reset() {
+	*x = GetBlobFramesRequest{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBlobFramesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBlobFramesRequest) ProtoMessage() {}
+
+func (x *GetBlobFramesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBlobFramesRequest.ProtoReflect.Descriptor instead.
+func (*GetBlobFramesRequest) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *GetBlobFramesRequest) GetHashes() []string {
+	if x != nil {
+		return x.Hashes
+	}
+	return nil
+}
+
+type BlobFrames struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Frames        []*BlobFrame           `protobuf:"bytes,1,rep,name=frames,proto3" json:"frames,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlobFrames) Reset() {
+	*x = BlobFrames{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlobFrames) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlobFrames) ProtoMessage() {}
+
+func (x *BlobFrames) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlobFrames.ProtoReflect.Descriptor instead.
+func (*BlobFrames) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *BlobFrames) GetFrames() []*BlobFrame {
+	if x != nil {
+		return x.Frames
+	}
+	return nil
+}
+
+type BlobFrame struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Index         uint32                 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`     // into the request's hashes
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`        // the whole stored frame, unless missing or large
+	Missing       bool                   `protobuf:"varint,3,opt,name=missing,proto3" json:"missing,omitempty"` // not stored
+	Large         bool                   `protobuf:"varint,4,opt,name=large,proto3" json:"large,omitempty"`     // over 1 MiB: fetch it with GetBlobFrame
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlobFrame) Reset() {
+	*x = BlobFrame{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlobFrame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlobFrame) ProtoMessage() {}
+
+func (x *BlobFrame) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlobFrame.ProtoReflect.Descriptor instead.
+func (*BlobFrame) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *BlobFrame) GetIndex() uint32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *BlobFrame) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *BlobFrame) GetMissing() bool {
+	if x != nil {
+		return x.Missing
+	}
+	return false
+}
+
+func (x *BlobFrame) GetLarge() bool {
+	if x != nil {
+		return x.Large
+	}
+	return false
+}
+
 type ProveRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
@@ -813,7 +970,7 @@ type ProveRequest struct {
 
 func (x *ProveRequest) Reset() {
 	*x = ProveRequest{}
-	mi := &file_opx_v1_ledger_proto_msgTypes[16]
+	mi := &file_opx_v1_ledger_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -825,7 +982,7 @@ func (x *ProveRequest) String() string {
 func (*ProveRequest) ProtoMessage() {}
 
 func (x *ProveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_ledger_proto_msgTypes[16]
+	mi := &file_opx_v1_ledger_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -838,7 +995,7 @@ func (x *ProveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProveRequest.ProtoReflect.Descriptor instead.
 func (*ProveRequest) Descriptor() ([]byte, []int) {
-	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{16}
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ProveRequest) GetSeq() uint64 {
@@ -867,7 +1024,7 @@ type ProveResponse struct {
 
 func (x *ProveResponse) Reset() {
 	*x = ProveResponse{}
-	mi := &file_opx_v1_ledger_proto_msgTypes[17]
+	mi := &file_opx_v1_ledger_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -879,7 +1036,7 @@ func (x *ProveResponse) String() string {
 func (*ProveResponse) ProtoMessage() {}
 
 func (x *ProveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_ledger_proto_msgTypes[17]
+	mi := &file_opx_v1_ledger_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -892,7 +1049,7 @@ func (x *ProveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProveResponse.ProtoReflect.Descriptor instead.
 func (*ProveResponse) Descriptor() ([]byte, []int) {
-	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{17}
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ProveResponse) GetEntry() []byte {
@@ -933,7 +1090,7 @@ type ConsistencyProofRequest struct {
 
 func (x *ConsistencyProofRequest) Reset() {
 	*x = ConsistencyProofRequest{}
-	mi := &file_opx_v1_ledger_proto_msgTypes[18]
+	mi := &file_opx_v1_ledger_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -945,7 +1102,7 @@ func (x *ConsistencyProofRequest) String() string {
 func (*ConsistencyProofRequest) ProtoMessage() {}
 
 func (x *ConsistencyProofRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_ledger_proto_msgTypes[18]
+	mi := &file_opx_v1_ledger_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -958,7 +1115,7 @@ func (x *ConsistencyProofRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsistencyProofRequest.ProtoReflect.Descriptor instead.
 func (*ConsistencyProofRequest) Descriptor() ([]byte, []int) {
-	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{18}
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ConsistencyProofRequest) GetSize1() uint64 {
@@ -984,7 +1141,7 @@ type ConsistencyProofResponse struct {
 
 func (x *ConsistencyProofResponse) Reset() {
 	*x = ConsistencyProofResponse{}
-	mi := &file_opx_v1_ledger_proto_msgTypes[19]
+	mi := &file_opx_v1_ledger_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -996,7 +1153,7 @@ func (x *ConsistencyProofResponse) String() string {
 func (*ConsistencyProofResponse) ProtoMessage() {}
 
 func (x *ConsistencyProofResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_ledger_proto_msgTypes[19]
+	mi := &file_opx_v1_ledger_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1009,7 +1166,7 @@ func (x *ConsistencyProofResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsistencyProofResponse.ProtoReflect.Descriptor instead.
 func (*ConsistencyProofResponse) Descriptor() ([]byte, []int) {
-	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{19}
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ConsistencyProofResponse) GetHashes() [][]byte {
@@ -1068,7 +1225,17 @@ const file_opx_v1_ledger_proto_rawDesc = "" +
 	"\x0eRebuildRequest\"2\n" +
 	"\x0fRebuildResponse\x12\x1f\n" +
 	"\vreport_json\x18\x01 \x01(\fR\n" +
-	"reportJson\"=\n" +
+	"reportJson\".\n" +
+	"\x14GetBlobFramesRequest\x12\x16\n" +
+	"\x06hashes\x18\x01 \x03(\tR\x06hashes\"7\n" +
+	"\n" +
+	"BlobFrames\x12)\n" +
+	"\x06frames\x18\x01 \x03(\v2\x11.opx.v1.BlobFrameR\x06frames\"e\n" +
+	"\tBlobFrame\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\rR\x05index\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x18\n" +
+	"\amissing\x18\x03 \x01(\bR\amissing\x12\x14\n" +
+	"\x05large\x18\x04 \x01(\bR\x05large\"=\n" +
 	"\fProveRequest\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1b\n" +
 	"\ttree_size\x18\x02 \x01(\x04R\btreeSize\"n\n" +
@@ -1081,7 +1248,7 @@ const file_opx_v1_ledger_proto_rawDesc = "" +
 	"\x05size1\x18\x01 \x01(\x04R\x05size1\x12\x14\n" +
 	"\x05size2\x18\x02 \x01(\x04R\x05size2\"2\n" +
 	"\x18ConsistencyProofResponse\x12\x16\n" +
-	"\x06hashes\x18\x01 \x03(\fR\x06hashes2\xc6\x05\n" +
+	"\x06hashes\x18\x01 \x03(\fR\x06hashes2\x8b\x06\n" +
 	"\rLedgerService\x121\n" +
 	"\x04Head\x12\x13.opx.v1.HeadRequest\x1a\x14.opx.v1.HeadResponse\x127\n" +
 	"\x06Verify\x12\x15.opx.v1.VerifyRequest\x1a\x16.opx.v1.VerifyResponse\x12D\n" +
@@ -1092,7 +1259,8 @@ const file_opx_v1_ledger_proto_rawDesc = "" +
 	"\fGetBlobFrame\x12\x16.opx.v1.GetBlobRequest\x1a\x16.opx.v1.BlobFrameChunk0\x01\x12C\n" +
 	"\n" +
 	"AppendNote\x12\x19.opx.v1.AppendNoteRequest\x1a\x1a.opx.v1.AppendNoteResponse\x12:\n" +
-	"\aRebuild\x12\x16.opx.v1.RebuildRequest\x1a\x17.opx.v1.RebuildResponse\x124\n" +
+	"\aRebuild\x12\x16.opx.v1.RebuildRequest\x1a\x17.opx.v1.RebuildResponse\x12C\n" +
+	"\rGetBlobFrames\x12\x1c.opx.v1.GetBlobFramesRequest\x1a\x12.opx.v1.BlobFrames0\x01\x124\n" +
 	"\x05Prove\x12\x14.opx.v1.ProveRequest\x1a\x15.opx.v1.ProveResponse\x12U\n" +
 	"\x10ConsistencyProof\x12\x1f.opx.v1.ConsistencyProofRequest\x1a .opx.v1.ConsistencyProofResponseB+Z)github.com/opx-dev/opx/proto/opx/v1;opxv1b\x06proto3"
 
@@ -1108,7 +1276,7 @@ func file_opx_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_opx_v1_ledger_proto_rawDescData
 }
 
-var file_opx_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_opx_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_opx_v1_ledger_proto_goTypes = []any{
 	(*HeadRequest)(nil),              // 0: opx.v1.HeadRequest
 	(*HeadResponse)(nil),             // 1: opx.v1.HeadResponse
@@ -1126,40 +1294,46 @@ var file_opx_v1_ledger_proto_goTypes = []any{
 	(*AppendNoteResponse)(nil),       // 13: opx.v1.AppendNoteResponse
 	(*RebuildRequest)(nil),           // 14: opx.v1.RebuildRequest
 	(*RebuildResponse)(nil),          // 15: opx.v1.RebuildResponse
-	(*ProveRequest)(nil),             // 16: opx.v1.ProveRequest
-	(*ProveResponse)(nil),            // 17: opx.v1.ProveResponse
-	(*ConsistencyProofRequest)(nil),  // 18: opx.v1.ConsistencyProofRequest
-	(*ConsistencyProofResponse)(nil), // 19: opx.v1.ConsistencyProofResponse
+	(*GetBlobFramesRequest)(nil),     // 16: opx.v1.GetBlobFramesRequest
+	(*BlobFrames)(nil),               // 17: opx.v1.BlobFrames
+	(*BlobFrame)(nil),                // 18: opx.v1.BlobFrame
+	(*ProveRequest)(nil),             // 19: opx.v1.ProveRequest
+	(*ProveResponse)(nil),            // 20: opx.v1.ProveResponse
+	(*ConsistencyProofRequest)(nil),  // 21: opx.v1.ConsistencyProofRequest
+	(*ConsistencyProofResponse)(nil), // 22: opx.v1.ConsistencyProofResponse
 }
 var file_opx_v1_ledger_proto_depIdxs = []int32{
 	6,  // 0: opx.v1.EntryBatch.entries:type_name -> opx.v1.LedgerEntry
-	0,  // 1: opx.v1.LedgerService.Head:input_type -> opx.v1.HeadRequest
-	2,  // 2: opx.v1.LedgerService.Verify:input_type -> opx.v1.VerifyRequest
-	4,  // 3: opx.v1.LedgerService.StreamEntries:input_type -> opx.v1.StreamEntriesRequest
-	5,  // 4: opx.v1.LedgerService.Follow:input_type -> opx.v1.FollowRequest
-	7,  // 5: opx.v1.LedgerService.GetBlob:input_type -> opx.v1.GetBlobRequest
-	9,  // 6: opx.v1.LedgerService.ReadEntries:input_type -> opx.v1.ReadEntriesRequest
-	7,  // 7: opx.v1.LedgerService.GetBlobFrame:input_type -> opx.v1.GetBlobRequest
-	12, // 8: opx.v1.LedgerService.AppendNote:input_type -> opx.v1.AppendNoteRequest
-	14, // 9: opx.v1.LedgerService.Rebuild:input_type -> opx.v1.RebuildRequest
-	16, // 10: opx.v1.LedgerService.Prove:input_type -> opx.v1.ProveRequest
-	18, // 11: opx.v1.LedgerService.ConsistencyProof:input_type -> opx.v1.ConsistencyProofRequest
-	1,  // 12: opx.v1.LedgerService.Head:output_type -> opx.v1.HeadResponse
-	3,  // 13: opx.v1.LedgerService.Verify:output_type -> opx.v1.VerifyResponse
-	6,  // 14: opx.v1.LedgerService.StreamEntries:output_type -> opx.v1.LedgerEntry
-	6,  // 15: opx.v1.LedgerService.Follow:output_type -> opx.v1.LedgerEntry
-	8,  // 16: opx.v1.LedgerService.GetBlob:output_type -> opx.v1.GetBlobResponse
-	10, // 17: opx.v1.LedgerService.ReadEntries:output_type -> opx.v1.EntryBatch
-	11, // 18: opx.v1.LedgerService.GetBlobFrame:output_type -> opx.v1.BlobFrameChunk
-	13, // 19: opx.v1.LedgerService.AppendNote:output_type -> opx.v1.AppendNoteResponse
-	15, // 20: opx.v1.LedgerService.Rebuild:output_type -> opx.v1.RebuildResponse
-	17, // 21: opx.v1.LedgerService.Prove:output_type -> opx.v1.ProveResponse
-	19, // 22: opx.v1.LedgerService.ConsistencyProof:output_type -> opx.v1.ConsistencyProofResponse
-	12, // [12:23] is the sub-list for method output_type
-	1,  // [1:12] is the sub-list for method input_type
-	1,  // [1:1] is the sub-list for extension type_name
-	1,  // [1:1] is the sub-list for extension extendee
-	0,  // [0:1] is the sub-list for field type_name
+	18, // 1: opx.v1.BlobFrames.frames:type_name -> opx.v1.BlobFrame
+	0,  // 2: opx.v1.LedgerService.Head:input_type -> opx.v1.HeadRequest
+	2,  // 3: opx.v1.LedgerService.Verify:input_type -> opx.v1.VerifyRequest
+	4,  // 4: opx.v1.LedgerService.StreamEntries:input_type -> opx.v1.StreamEntriesRequest
+	5,  // 5: opx.v1.LedgerService.Follow:input_type -> opx.v1.FollowRequest
+	7,  // 6: opx.v1.LedgerService.GetBlob:input_type -> opx.v1.GetBlobRequest
+	9,  // 7: opx.v1.LedgerService.ReadEntries:input_type -> opx.v1.ReadEntriesRequest
+	7,  // 8: opx.v1.LedgerService.GetBlobFrame:input_type -> opx.v1.GetBlobRequest
+	12, // 9: opx.v1.LedgerService.AppendNote:input_type -> opx.v1.AppendNoteRequest
+	14, // 10: opx.v1.LedgerService.Rebuild:input_type -> opx.v1.RebuildRequest
+	16, // 11: opx.v1.LedgerService.GetBlobFrames:input_type -> opx.v1.GetBlobFramesRequest
+	19, // 12: opx.v1.LedgerService.Prove:input_type -> opx.v1.ProveRequest
+	21, // 13: opx.v1.LedgerService.ConsistencyProof:input_type -> opx.v1.ConsistencyProofRequest
+	1,  // 14: opx.v1.LedgerService.Head:output_type -> opx.v1.HeadResponse
+	3,  // 15: opx.v1.LedgerService.Verify:output_type -> opx.v1.VerifyResponse
+	6,  // 16: opx.v1.LedgerService.StreamEntries:output_type -> opx.v1.LedgerEntry
+	6,  // 17: opx.v1.LedgerService.Follow:output_type -> opx.v1.LedgerEntry
+	8,  // 18: opx.v1.LedgerService.GetBlob:output_type -> opx.v1.GetBlobResponse
+	10, // 19: opx.v1.LedgerService.ReadEntries:output_type -> opx.v1.EntryBatch
+	11, // 20: opx.v1.LedgerService.GetBlobFrame:output_type -> opx.v1.BlobFrameChunk
+	13, // 21: opx.v1.LedgerService.AppendNote:output_type -> opx.v1.AppendNoteResponse
+	15, // 22: opx.v1.LedgerService.Rebuild:output_type -> opx.v1.RebuildResponse
+	17, // 23: opx.v1.LedgerService.GetBlobFrames:output_type -> opx.v1.BlobFrames
+	20, // 24: opx.v1.LedgerService.Prove:output_type -> opx.v1.ProveResponse
+	22, // 25: opx.v1.LedgerService.ConsistencyProof:output_type -> opx.v1.ConsistencyProofResponse
+	14, // [14:26] is the sub-list for method output_type
+	2,  // [2:14] is the sub-list for method input_type
+	2,  // [2:2] is the sub-list for extension type_name
+	2,  // [2:2] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_opx_v1_ledger_proto_init() }
@@ -1173,7 +1347,7 @@ func file_opx_v1_ledger_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opx_v1_ledger_proto_rawDesc), len(file_opx_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,7 @@ const (
 	LedgerService_GetBlobFrame_FullMethodName     = "/opx.v1.LedgerService/GetBlobFrame"
 	LedgerService_AppendNote_FullMethodName       = "/opx.v1.LedgerService/AppendNote"
 	LedgerService_Rebuild_FullMethodName          = "/opx.v1.LedgerService/Rebuild"
+	LedgerService_GetBlobFrames_FullMethodName    = "/opx.v1.LedgerService/GetBlobFrames"
 	LedgerService_Prove_FullMethodName            = "/opx.v1.LedgerService/Prove"
 	LedgerService_ConsistencyProof_FullMethodName = "/opx.v1.LedgerService/ConsistencyProof"
 )
@@ -62,6 +63,10 @@ type LedgerServiceClient interface {
 	AppendNote(ctx context.Context, in *AppendNoteRequest, opts ...grpc.CallOption) (*AppendNoteResponse, error)
 	// Rebuild drops the projections and folds them again (appends wait).
 	Rebuild(ctx context.Context, in *RebuildRequest, opts ...grpc.CallOption) (*RebuildResponse, error)
+	// GetBlobFrames streams the stored frames of many blobs, in the order
+	// asked, several to a message; a frame over 1 MiB is marked large and
+	// left to GetBlobFrame.
+	GetBlobFrames(ctx context.Context, in *GetBlobFramesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BlobFrames], error)
 	// Prove returns the RFC 6962 inclusion proof of entry seq in the tree
 	// of tree_size entries, with the entry's stored bytes; tree_size 0
 	// means the tree of the latest signed checkpoint, whose note comes with
@@ -207,6 +212,25 @@ func (c *ledgerServiceClient) Rebuild(ctx context.Context, in *RebuildRequest, o
 	return out, nil
 }
 
+func (c *ledgerServiceClient) GetBlobFrames(ctx context.Context, in *GetBlobFramesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BlobFrames], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &LedgerService_ServiceDesc.Streams[4], LedgerService_GetBlobFrames_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[GetBlobFramesRequest, BlobFrames]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type LedgerService_GetBlobFramesClient = grpc.ServerStreamingClient[BlobFrames]
+
 func (c *ledgerServiceClient) Prove(ctx context.Context, in *ProveRequest, opts ...grpc.CallOption) (*ProveResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ProveResponse)
@@ -257,6 +281,10 @@ type LedgerServiceServer interface {
 	AppendNote(context.Context, *AppendNoteRequest) (*AppendNoteResponse, error)
 	// Rebuild drops the projections and folds them again (appends wait).
 	Rebuild(context.Context, *RebuildRequest) (*RebuildResponse, error)
+	// GetBlobFrames streams the stored frames of many blobs, in the order
+	// asked, several to a message; a frame over 1 MiB is marked large and
+	// left to GetBlobFrame.
+	GetBlobFrames(*GetBlobFramesRequest, grpc.ServerStreamingServer[BlobFrames]) error
 	// Prove returns the RFC 6962 inclusion proof of entry seq in the tree
 	// of tree_size entries, with the entry's stored bytes; tree_size 0
 	// means the tree of the latest signed checkpoint, whose note comes with
@@ -302,6 +330,9 @@ func (UnimplementedLedgerServiceServer) AppendNote(context.Context, *AppendNoteR
 }
 func (UnimplementedLedgerServiceServer) Rebuild(context.Context, *RebuildRequest) (*RebuildResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Rebuild not implemented")
+}
+func (UnimplementedLedgerServiceServer) GetBlobFrames(*GetBlobFramesRequest, grpc.ServerStreamingServer[BlobFrames]) error {
+	return status.Error(codes.Unimplemented, "method GetBlobFrames not implemented")
 }
 func (UnimplementedLedgerServiceServer) Prove(context.Context, *ProveRequest) (*ProveResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Prove not implemented")
@@ -464,6 +495,17 @@ func _LedgerService_Rebuild_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LedgerService_GetBlobFrames_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(GetBlobFramesRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(LedgerServiceServer).GetBlobFrames(m, &grpc.GenericServerStream[GetBlobFramesRequest, BlobFrames]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type LedgerService_GetBlobFramesServer = grpc.ServerStreamingServer[BlobFrames]
+
 func _LedgerService_Prove_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ProveRequest)
 	if err := dec(in); err != nil {
@@ -555,6 +597,11 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "GetBlobFrame",
 			Handler:       _LedgerService_GetBlobFrame_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "GetBlobFrames",
+			Handler:       _LedgerService_GetBlobFrames_Handler,
 			ServerStreams: true,
 		},
 	},
