@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
 	"github.com/zeebo/blake3"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/opx-dev/opx/ledger"
 )
@@ -282,4 +284,112 @@ func BenchmarkProof(b *testing.B) {
 		b.ReportMetric(float64(opxT.Nanoseconds())/float64(b.N*proofs), "ns/op")
 		b.ReportMetric(opxT.Seconds()*1000/float64(b.N*proofs), "ms/proof")
 	})
+}
+
+// BenchmarkTreeBuild: the first writable Open of a ledger older than the
+// tree (the large ledger with its tree bucket and meta "tree" removed)
+// builds the tree in batches, against the baseline of reading every
+// entry and hashing it as a leaf (RangeRaw + LeafHash, one goroutine, as
+// the build does). Reports the peak Go heap during the build, which must
+// not grow with the ledger (the build holds one batch's tiles).
+func BenchmarkTreeBuild(b *testing.B) {
+	s := benchLarge(b)
+	var buildT, baseT time.Duration
+	var peak uint64
+	for r := 0; r < b.N; r++ {
+		path := filepath.Join(b.TempDir(), "older.db")
+		if err := benchCopyFile(s.db, path); err != nil {
+			b.Fatal(err)
+		}
+		db, err := bolt.Open(path, 0o600, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		err = db.Update(func(tx *bolt.Tx) error {
+			if err := tx.DeleteBucket([]byte("tree")); err != nil {
+				return err
+			}
+			return tx.Bucket([]byte("meta")).Delete([]byte("tree"))
+		})
+		db.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+
+		ro, err := ledger.OpenReadOnly(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		n := 0
+		err = ro.RangeRaw(0, ^uint64(0), func(_ uint64, raw []byte) error {
+			ledger.LeafHash(raw)
+			n++
+			return nil
+		})
+		baseT += time.Since(start)
+		ro.Close()
+		if err != nil || n != s.entries {
+			b.Fatalf("read %d entries: %v", n, err)
+		}
+
+		runtime.GC()
+		stop := make(chan struct{})
+		peaked := make(chan uint64)
+		go func() {
+			var max uint64
+			var ms runtime.MemStats
+			t := time.NewTicker(5 * time.Millisecond)
+			defer t.Stop()
+			for {
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > max {
+					max = ms.HeapInuse
+				}
+				select {
+				case <-stop:
+					peaked <- max
+					return
+				case <-t.C:
+				}
+			}
+		}()
+		start = time.Now()
+		l, err := ledger.Open(path, ledger.Options{NoSync: true})
+		buildT += time.Since(start)
+		close(stop)
+		peak = max(peak, <-peaked)
+		if err != nil {
+			b.Fatal(err)
+		}
+		th, err := l.TreeHead()
+		l.Close()
+		if err != nil || th.Size != uint64(s.entries)+1 { // and ledger.tree_built
+			b.Fatalf("tree head %d, %v", th.Size, err)
+		}
+		os.Remove(path)
+	}
+	total := s.entries * b.N
+	b.ReportMetric(float64(buildT.Nanoseconds())/float64(total), "ns/op")
+	b.ReportMetric(benchRate(total, buildT), "build-entries/s")
+	b.ReportMetric(benchRate(total, baseT), "read+leafhash-entries/s")
+	b.ReportMetric(buildT.Seconds()/baseT.Seconds(), "ratio")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+}
+
+func benchCopyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

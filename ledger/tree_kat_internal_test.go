@@ -204,3 +204,29 @@ func TestTree_NodeHasher(t *testing.T) {
 		t.Errorf("HashChildren = %x, want %x", got, want)
 	}
 }
+
+// FuzzDecodeTreeRange: a manifest's tree_range is outside input; it
+// decodes to at most 64 hashes of 32 bytes, or an error, and what
+// decodes encodes back to the same text.
+func FuzzDecodeTreeRange(f *testing.F) {
+	f.Add("")
+	f.Add("%%%")
+	f.Add(EncodeTreeRange([][]byte{make([]byte, 32), bytes.Repeat([]byte{7}, 32)}))
+	f.Fuzz(func(t *testing.T, s string) {
+		hs, err := decodeTreeRange(s)
+		if err != nil {
+			return
+		}
+		if len(hs) > 64 {
+			t.Fatalf("%d hashes", len(hs))
+		}
+		for _, h := range hs {
+			if len(h) != hashSize {
+				t.Fatalf("a hash of %d bytes", len(h))
+			}
+		}
+		if got := EncodeTreeRange(hs); got != s {
+			t.Fatalf("decoded %q, encodes to %q", s, got)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -69,9 +70,12 @@ func TestVerifyExport_SegmentTree(t *testing.T) {
 		{"tree range given", func(*ledger.Manifest) {}, []finding{}, 0, ""},
 		{"no tree range", func(m *ledger.Manifest) { m.TreeRange = "" }, []finding{}, 1, ""},
 		{"tree range forged", func(m *ledger.Manifest) {
-			b := []byte(m.TreeRange)
-			b[0] ^= 1 // one letter of the base64: another first hash
-			m.TreeRange = string(b)
+			b, err := base64.StdEncoding.DecodeString(m.TreeRange)
+			if err != nil {
+				panic(err)
+			}
+			b[0] ^= 1 // another first hash
+			m.TreeRange = base64.StdEncoding.EncodeToString(b)
 		}, []finding{{150, ledger.KindTreeMismatch}}, 0, ""},
 		{"tree range one hash short", func(m *ledger.Manifest) {
 			m.TreeRange = ledger.EncodeTreeRange([][]byte{make([]byte, 32)})

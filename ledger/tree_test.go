@@ -296,3 +296,57 @@ func TestTree_OpenDamaged(t *testing.T) {
 		})
 	}
 }
+
+// TestTree_CheckpointRacingAppends: with Async appends racing from
+// several goroutines, each checkpoint records the tree of exactly the
+// entries before it (verify checks every one), and the Sync ones as well.
+func TestTree_CheckpointRacingAppends(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l, err := ledger.Create(path, ledger.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for i := 0; i < 500; i++ {
+				if _, err := l.Append(ctx, ledger.Async, noteRec(g*1000+i)); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for i := 0; i < 20; i++ {
+		d := ledger.Async
+		if i%2 == 0 {
+			d = ledger.Sync
+		}
+		if _, err := l.Checkpoint(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := ledger.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	checked := 0
+	rep, err := ro.Verify(ledger.VerifyOptions{Strict: true, CheckCheckpoint: func(uint64, ledger.TreeHead, string) error {
+		checked++
+		return nil
+	}})
+	if err != nil || !rep.OK || rep.TreeUnchecked != 0 || checked != 20 {
+		t.Fatalf("verify: %v, ok %v, unchecked %d, checked %d: %v", err, rep.OK, rep.TreeUnchecked, checked, rep.Failures)
+	}
+}

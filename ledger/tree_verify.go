@@ -400,8 +400,9 @@ func decodeTreeRange(s string) ([][]byte, error) {
 	if len(s) > base64.StdEncoding.EncodedLen(64*hashSize) {
 		return nil, fmt.Errorf("%d characters: a compact range holds at most 64 hashes", len(s))
 	}
+	// Strict still skips CR and LF: only the exact encoding is taken.
 	b, err := base64.StdEncoding.Strict().DecodeString(s)
-	if err != nil || len(b)%hashSize != 0 {
+	if err != nil || len(b)%hashSize != 0 || base64.StdEncoding.EncodeToString(b) != s {
 		return nil, fmt.Errorf("not the standard base64 of 32-byte hashes")
 	}
 	out := make([][]byte, len(b)/hashSize)
