@@ -151,8 +151,13 @@ func openSessionSource(c *cli.Context) (*sessionSource, error) {
 	}
 	if l := r.file; l != nil {
 		return &sessionSource{review: r, id: l.ID(), verify: func() (*ledger.Report, error) {
+			// Each signed checkpoint against the key recorded before it,
+			// as verify --strict checks it.
+			opts, err := event.StrictOptionsFor(l)
+			if err != nil {
+				return nil, err
+			}
 			bar := newProgress(c, "verify")
-			opts := event.StrictOptions()
 			opts.Progress = bar.update
 			rep, err := l.Verify(opts)
 			bar.finish()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/ledger/tlog"
 	"github.com/opx-dev/opx/replay"
 	"github.com/urfave/cli/v2"
 )
@@ -56,6 +57,16 @@ func verifySession(c *cli.Context, ss *sessionSource, session string, buildAnywa
 		t, err := buildTimelineFrom(c, ss, rv, session)
 		if err == nil {
 			opts := event.StrictOptions()
+			// The checkpoints after the signed one are checked against
+			// the keys recorded before them, as verify --strict does.
+			var keys []event.RecordedKey
+			seqs, vkeys := rv.RecordedKeys()
+			for i := range seqs {
+				if v, err := tlog.ParseVerifierKey(vkeys[i]); err == nil {
+					keys = append(keys, event.RecordedKey{Seq: seqs[i], Key: event.Key{VKey: vkeys[i]}, Verifier: v})
+				}
+			}
+			opts.CheckCheckpoint = event.CheckCheckpoints(l.ID(), keys)
 			rep, how, err := rv.Verify(t.Read(), ledger.ReviewOptions{Verify: opts, Span: [2]uint64{t.FirstSeq, t.LastSeq}, Key: key})
 			if err != nil {
 				return nil, err

@@ -200,6 +200,30 @@ func TestReplay_CheckpointTamper(t *testing.T) {
 	}
 }
 
+// TestReplay_UnsignedCheckpointAfter: a checkpoint without a signed note
+// appended after the signed one, in a ledger that records a key (a note
+// stripped, or a writer without the key), is a checkpoint finding in the
+// checkpoint path as in the full check.
+func TestReplay_UnsignedCheckpointAfter(t *testing.T) {
+	sr := newSignedReview(t, false)
+	p := ledgertest.Copy(t, sr.path, filepath.Join(t.TempDir(), "unsigned.db"))
+	l, err := ledger.Open(p, ledger.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Checkpoint(context.Background(), ledger.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{nil, {"--full-verify"}} {
+		r := run(t, append([]string{"replay", "ses_a", "--ledger", p}, args...)...)
+		r.wantCode(t, cli.ExitIntegrity)
+		r.wantOut(t, "checkpoint", "no signed note")
+	}
+}
+
 // TestReplay_CheckpointCausality: a rule that spans entries (a blocked
 // call executed), recorded in a ledger whose every byte is genuine, is
 // found by the checkpoint path as by the full check.

@@ -112,6 +112,20 @@ func tailType(raw []byte) []byte {
 	return nil
 }
 
+// RecordedKeys returns the ledger.key entries read so far: their seqs and
+// verifier keys (as recorded; not checked here), in seq order.
+func (r *Review) RecordedKeys() (seqs []uint64, vkeys []string) {
+	for _, k := range r.keys {
+		var kd struct {
+			VKey string `json:"vkey"`
+		}
+		if e, err := ParseEntry(k.raw); err == nil && json.Unmarshal(e.Data, &kd) == nil {
+			seqs, vkeys = append(seqs, k.seq), append(vkeys, kd.VKey)
+		}
+	}
+	return seqs, vkeys
+}
+
 // ReviewVerification says how a review was verified: Mode "checkpoint"
 // (the shown entries proved against the signed checkpoint, the entries
 // after it checked in full) or "full" (every entry); Summary says it in
