@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,11 +14,6 @@ import (
 // MaxBundledEntry is the largest entry a tlog-tiles entry bundle can hold:
 // each entry is prefixed with its length as a big-endian uint16.
 const MaxBundledEntry = 1<<16 - 1
-
-// ErrEntryTooLarge is returned by ExportTiles when an entry of the tree is
-// over MaxBundledEntry bytes: no entry bundle can hold it, and a static
-// tree without it would not be one that clients can read in full.
-var ErrEntryTooLarge = errors.New("entry too large for a tlog-tiles entry bundle")
 
 // TilesExport is what ExportTiles wrote.
 type TilesExport struct {
