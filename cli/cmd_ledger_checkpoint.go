@@ -17,7 +17,8 @@ func ledgerCheckpointCommand() *cli.Command {
 			"Later, opx ledger verify --since ledger.checkpoint proves the ledger only grew since, and\n" +
 			"opx ledger prove SEQ --checkpoint ledger.checkpoint proves an entry against it. Before\n" +
 			"printing, it checks the note: signed by the key the ledger records before it, naming the tree\n" +
-			"the ledger holds at that size.\n\n" +
+			"the ledger holds at that size. While an engine holds the ledger, the note comes from the engine\n" +
+			"and is checked here (signed by the key recorded last; a proof ties it to the entries).\n\n" +
 			exitCodesHelp("the latest checkpoint does not verify against the ledger's key or tree"),
 		HideHelpCommand: true,
 		Flags:           append(locationFlags(), jsonFlag()),

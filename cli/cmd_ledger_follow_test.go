@@ -216,3 +216,38 @@ func TestLedgerFollow_ChainDoesNotContinue(t *testing.T) {
 		})
 	}
 }
+
+// TestLedgerFollow_Offline: without an engine, follow prints what the
+// file holds, as tail prints it (the last 10 entries by default), then
+// waits; --type filters what is printed.
+func TestLedgerFollow_Offline(t *testing.T) {
+	t.Setenv("OPX_LEDGER", "")
+	lg := newLedger(t, 30)
+	tail := run(t, "ledger", "tail", "--ledger", lg.Path)
+	tail.wantCode(t, cli.ExitOK)
+	f := startFollow(t, "--ledger", lg.Path)
+	waitFor(t, func() bool { return f.out.String() == tail.stdout })
+	run(t, "ledger", "note", "--ledger", lg.Path, "one more").wantCode(t, cli.ExitOK)
+	waitFor(t, func() bool { return strings.Count(f.out.String(), "\n") == 11 })
+	if err := f.stop(); err != nil {
+		t.Errorf("follow: %v", err)
+	}
+
+	g := startFollow(t, "--ledger", lg.Path, "--from", "0", "--type", "ledger.genesis", "--json")
+	waitFor(t, func() bool { return strings.Count(g.out.String(), "\n") == 1 })
+	if ls := g.lines(t); ls[0].Seq != 0 || !strings.Contains(string(ls[0].Entry), `"type":"ledger.genesis"`) {
+		t.Errorf("follow --type ledger.genesis: %s", g.out.String())
+	}
+}
+
+// waitFor polls cond until it holds, failing after a generous bound.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

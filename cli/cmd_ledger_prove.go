@@ -20,7 +20,8 @@ func ledgerProveCommand() *cli.Command {
 			"the proof as one object, {index, tree_size, root_hash, hashes, entry, checkpoint}, that\n" +
 			"anyone checks without the ledger: opx ledger verify-proof PROOF.json --key KEY, or any RFC 6962\n" +
 			"verifier. Before printing, prove checks the checkpoint (signed by the ledger's key, or --key;\n" +
-			"the tree the ledger holds) and the proof itself.\n\n" +
+			"the tree the ledger holds) and the proof itself. While an engine holds the ledger, the proof\n" +
+			"comes from the engine and is checked here the same way, with the key in the state directory.\n\n" +
 			exitCodesHelp("the checkpoint does not verify (signature, another key, not this ledger's tree) or the proof does not"),
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),

@@ -108,6 +108,9 @@ func runLedgerVerify(c *cli.Context) error {
 			}
 			// The engine is a pipe here: its entries and blob frames are
 			// checked by the same code as the file's, up to its head.
+			if opts.CheckEnd != nil {
+				opts.CheckEnd = settleRunningPlans(rv.remote, rv.remote.head, opts.CheckEnd)
+			}
 			rep, err = ledger.VerifySource(rv.remote, opts)
 		}
 		if err == nil && c.String("since") != "" {

@@ -292,3 +292,22 @@ func TestLedgerLive_NoteAndRebuild(t *testing.T) {
 	srv.stop()
 	ledgertest.MustVerify(t, path, event.StrictOptions())
 }
+
+// TestLedgerLive_OtherFileInEngineDir: a locked ledger beside the one the
+// engine serves is not read through that engine (it would print the
+// engine's ledger under the other file's name).
+func TestLedgerLive_OtherFileInEngineDir(t *testing.T) {
+	t.Setenv("OPX_LEDGER", "")
+	dir := t.TempDir()
+	lg := newLedger(t, 4)
+	serveLedger(t, ledgertest.Copy(t, lg.Path, filepath.Join(dir, "ledger.db")))
+	other := ledgertest.Copy(t, lg.Path, filepath.Join(dir, "other.db"))
+	l, err := ledger.Open(other, ledger.Options{}) // held, as by another writer
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	r := run(t, "ledger", "head", "--ledger", other)
+	r.wantCode(t, cli.ExitError)
+	r.wantErr(t, "serves "+filepath.Join(dir, "ledger.db")+", not "+other)
+}

@@ -50,6 +50,11 @@ func dialLedgerEngine(c *cli.Context, path string) (*remoteLedger, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !samePath(abs, e.Ledger) {
+		// Another file in the engine's directory: what the engine serves
+		// is not this ledger.
+		return nil, fmt.Errorf("%w: the engine registered in %s serves %s, not %s", errOtherLedger, filepath.Dir(abs), e.Ledger, path)
+	}
 	conn, err := grpc.NewClient(e.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxEngineMessage)))
 	if err != nil {
@@ -82,6 +87,10 @@ func headFrom(h *opxv1.HeadResponse) (ledger.Head, error) {
 	}
 	return ledger.Head{LedgerID: h.LedgerId, Seq: h.Seq, Hash: hash}, nil
 }
+
+// errOtherLedger is returned for a ledger file that the engine registered
+// in its directory does not serve.
+var errOtherLedger = errors.New("not the engine's ledger")
 
 // errEngineGone is wrapped by the error of a command whose engine stopped
 // answering while it read through it.
@@ -235,6 +244,9 @@ func openEngineOrFile(c *cli.Context, path string) (*ledger.Ledger, *remoteLedge
 		r, rerr := dialLedgerEngine(c, path)
 		if rerr == nil {
 			return nil, r, nil
+		}
+		if errors.Is(rerr, errOtherLedger) {
+			deadline = time.Now() // no engine serves this file: waiting will not change that
 		}
 		if errors.Is(rerr, registry.ErrNotRunning) && time.Now().After(start.Add(lockWait)) {
 			// No manager runs for this ledger: whatever holds the file

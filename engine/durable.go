@@ -17,8 +17,8 @@ import (
 //   - unary answers (sessions, history, approvals, status, rollback
 //     reports) leave only after the ledger synced what was appended
 //     before the handler returned (durableAnswer);
-//   - the ledger service's head, StreamEntries and Follow stop at the
-//     durable head (durableHead, ledger.Watermark).
+//   - the ledger service's head, ReadEntries, StreamEntries and Follow
+//     stop at the durable head (durableHead, ledger.Watermark).
 
 // durableAnswer holds a client's unary answer until every entry appended
 // before its handler returned is durable, whatever the handler read or

@@ -40,6 +40,23 @@
 // was: every later state must be an append-only extension of it, which a
 // consistency proof shows and a rewrite cannot fake.
 //
+// # Proofs
+//
+// `opx ledger prove SEQ --json` writes one JSON object (Proof):
+//
+//	{"index":N,"tree_size":S,"root_hash":"<base64>","hashes":["<base64>",...],
+//	 "entry":"<the entry's stored bytes>","checkpoint":"<the signed note>"}
+//
+// A verifier with the ledger's verifier key checks, without the ledger
+// and without opx (Proof.Verify; ledger/testdata has a checker that
+// imports nothing of opx): the note carries a valid Ed25519 signature of
+// the key and its body is origin, tree_size, root_hash; the leaf hash
+// SHA-256(0x00 || entry) and the hashes (RFC 6962 order, from the leaf
+// up) lead to root_hash at index in a tree of tree_size leaves
+// (transparency-dev/merkle's proof.VerifyInclusion); and the entry's
+// "seq" is index. VerifyConsistency checks that one tree extends another
+// (verify --since), against roots the caller trusts.
+//
 // # Reading outside input
 //
 // A note, a proof file and a key string may come from anywhere. Each is
