@@ -30,7 +30,9 @@ type signedReview struct {
 	seq  map[string]uint64
 }
 
-func newSignedReview(t *testing.T, breakRule bool) *signedReview { return newSignedReviewN(t, breakRule, 0) }
+func newSignedReview(t *testing.T, breakRule bool) *signedReview {
+	return newSignedReviewN(t, breakRule, 0)
+}
 
 // newSignedReviewN is newSignedReview with filler notes of session
 // ses_c before the sessions, so that the entries under review are past
