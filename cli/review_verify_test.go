@@ -30,6 +30,8 @@ type signedReview struct {
 	seq  map[string]uint64
 }
 
+// newSignedReview builds the review ledger; with breakRule, the blocked
+// call is recorded as executed.
 func newSignedReview(t *testing.T, breakRule bool) *signedReview {
 	return newSignedReviewN(t, breakRule, 0)
 }
