@@ -86,7 +86,7 @@ func (lh *leafHasher) sum(entry []byte) [32]byte {
 	return out
 }
 
-// EmptyTreeRoot is the root of the tree of no entries: SHA-256 of nothing.
+// emptyTreeRoot is the root of the tree of no entries: SHA-256 of nothing.
 func emptyTreeRoot() [32]byte { return sha256.Sum256(nil) }
 
 func tileKey(level uint8, index uint64) []byte {

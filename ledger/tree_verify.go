@@ -295,9 +295,13 @@ func (c *checker) checkMark(m treeMark) {
 	}
 	th := TreeHead{Size: m.size, Root: rootOf(r.Hashes())}
 	if want := EncodeTreeRoot(th.Root); m.root != want {
+		found := m.root
+		if len(found) > 64 {
+			found = found[:64] + "…" // outside input: quote a bounded part
+		}
 		c.rep.add(&IntegrityError{Seq: m.leaf, Kind: KindTreeMismatch,
-			Detail:   fmt.Sprintf("%s records tree root %s for %d entries, the entries give %s", m.typ, m.root, m.size, want),
-			Expected: want, Found: m.root})
+			Detail:   fmt.Sprintf("%s records tree root %q for %d entries, the entries give %s", m.typ, found, m.size, want),
+			Expected: want, Found: found})
 		return
 	}
 	if m.typ == TypeCheckpoint && c.opts.CheckCheckpoint != nil {

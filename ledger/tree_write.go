@@ -27,6 +27,9 @@ func EncodeTreeRoot(root [32]byte) string { return base64.StdEncoding.EncodeToSt
 func DecodeTreeRoot(s string) ([32]byte, error) {
 	b, err := base64.StdEncoding.Strict().DecodeString(s)
 	if err != nil || len(b) != 32 || base64.StdEncoding.EncodeToString(b) != s {
+		if len(s) > 64 {
+			s = s[:64] + "…" // outside input: quote a bounded part
+		}
 		return [32]byte{}, fmt.Errorf("tree root %q is not the base64 of 32 bytes", s)
 	}
 	return [32]byte(b), nil
