@@ -11,7 +11,7 @@ func ledgerExportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write the ledger, or one session's segment, as JSONL with its blobs",
-		UsageText: "opx ledger export -o FILE [--session ID] [--json] [--ledger PATH | --workspace DIR]",
+		UsageText: "opx ledger export (-o FILE [--session ID] | --tiles DIR) [--json] [--ledger PATH | --workspace DIR]",
 		Description: "Writes one entry per line, the stored bytes verbatim (zstd-compressed when FILE ends in .zst),\n" +
 			"and the blobs the entries name plus a manifest to the bundle NAME.blobs/ beside it. Nothing is\n" +
 			"overwritten. The chain is checked while exporting: a damaged ledger is not exported.\n" +
@@ -19,12 +19,22 @@ func ledgerExportCommand() *cli.Command {
 			"including other sessions' entries in between (the chain runs through them); the manifest names\n" +
 			"the hashes at both ends so the segment can be tied to the full ledger.\n" +
 			"While an engine holds the ledger, export reads it through the engine up to its durable head when\n" +
-			"export starts, checking every entry and blob here: the files are the same as an offline export of that head.\n\n" +
+			"export starts, checking every entry and blob here: the files are the same as an offline export of that head.\n" +
+			"When the ledger signs checkpoints, the manifest also carries the latest signed checkpoint, the\n" +
+			"verifier key recorded before it, and inclusion proofs of the export's first entry and of the last\n" +
+			"one the checkpoint covers, so that `opx ledger verify EXPORT --key KEY` proves the export's place\n" +
+			"in the full ledger (through a running engine, the same material is computed here from the entries).\n\n" +
+			"With --tiles DIR, writes instead the tree of the latest signed checkpoint as a static C2SP\n" +
+			"tlog-tiles tree in DIR (which must not exist): checkpoint, tile/<L>/<N>[.p/<W>] and the entry\n" +
+			"bundles tile/entries/<N>[.p/<W>], for any tlog client to fetch and verify. An entry bundle\n" +
+			"prefixes each entry with a 16-bit length: a tree holding an entry over 65535 bytes is refused\n" +
+			"(exit 1, nothing written; a JSONL export holds it). Files are 0600: make them readable to serve them.\n\n" +
 			exitCodesHelp("integrity failure found: the ledger is damaged, nothing was exported"),
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "export `FILE` (.jsonl or .jsonl.zst; required)", TakesFile: true},
 			&cli.StringFlag{Name: "session", Usage: "export only the segment covering session `ID`"},
+			&cli.StringFlag{Name: "tiles", Usage: "write the tree of the latest signed checkpoint as a static tlog-tiles tree in `DIR`", TakesFile: true},
 			jsonFlag(),
 		),
 		Action: runLedgerExport,
@@ -36,6 +46,12 @@ func runLedgerExport(c *cli.Context) error {
 		return err
 	}
 	out := c.String("output")
+	if c.IsSet("tiles") {
+		if out != "" || c.IsSet("session") {
+			return usagef(c, "--tiles writes the whole tree; give neither -o nor --session with it")
+		}
+		return runExportTiles(c, c.String("tiles"))
+	}
 	if out == "" {
 		return usagef(c, "missing -o FILE")
 	}
@@ -77,5 +93,24 @@ func runLedgerExport(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "wrote %s: %s and %s\n", ledger.BundlePath(out), plural(uint64(m.Blobs), "blob", "blobs"), ledger.ManifestName)
 	fmt.Fprintf(w, "ledger %s, head %d %s\n", m.LedgerID, m.HeadSeq, m.HeadHash)
+	return nil
+}
+
+// runExportTiles is `opx ledger export --tiles DIR`.
+func runExportTiles(c *cli.Context, dir string) error {
+	l, err := openReview(c)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	te, err := l.ExportTiles(dir)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c, map[string]any{"dir": dir, "tree_size": te.TreeSize, "root_hash": te.Root, "tiles": te.Tiles, "entry_bundles": te.Bundles})
+	}
+	fmt.Fprintf(c.App.Writer, "wrote %s: tree %d root %s (%s, %s) and its signed checkpoint\n", dir, te.TreeSize, te.Root,
+		plural(uint64(te.Tiles), "tile", "tiles"), plural(uint64(te.Bundles), "entry bundle", "entry bundles"))
 	return nil
 }

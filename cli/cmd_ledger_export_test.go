@@ -52,7 +52,9 @@ func TestLedgerExport_JSON(t *testing.T) {
 	r := run(t, "ledger", "export", "--json", "--ledger", lg.Path, "-o", out, "--session", "s2")
 	r.wantCode(t, cli.ExitOK)
 	m := r.jsonObject(t)
-	want := []string{"blobs", "entries", "format", "from_seq", "head_hash", "head_seq", "last_hash", "ledger_id", "prev", "session", "to_seq"}
+	// A segment carries the tree's compact range at its start; this
+	// ledger signs no checkpoints, so no checkpoint, key or proofs.
+	want := []string{"blobs", "entries", "format", "from_seq", "head_hash", "head_seq", "last_hash", "ledger_id", "prev", "session", "to_seq", "tree_range"}
 	if got := keys(m); !reflect.DeepEqual(got, want) {
 		t.Errorf("manifest keys %v, want %v", got, want)
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -25,6 +26,11 @@ func ledgerVerifyCommand() *cli.Command {
 			"While an engine holds the ledger, verify reads it through the engine, up to the engine's durable head\n" +
 			"when verify starts, and checks every entry and blob itself, exactly as offline: it takes nothing on the\n" +
 			"engine's word but that head (which the entries must reach).\n\n" +
+			"An export of a ledger that signs checkpoints carries its latest signed checkpoint, the verifier key\n" +
+			"the ledger recorded and inclusion proofs of its first entry and of the last one the checkpoint\n" +
+			"covers: verify checks the signature and the proofs (kinds checkpoint, tree-mismatch), so a session\n" +
+			"segment proves its place in the full ledger. The bundled key proves only that the export agrees with\n" +
+			"itself: pin the key from elsewhere with --key KEY (`opx ledger key` prints it); the output says which.\n\n" +
 			"With --since FILE (a checkpoint saved earlier with opx ledger checkpoint), also proves that the\n" +
 			"ledger is an append-only extension of it: the checkpoint's signature is checked (--key, else the\n" +
 			"keys the ledger records), the tree is recomputed from the entries, and an RFC 6962 consistency\n" +
@@ -55,8 +61,8 @@ func runLedgerVerify(c *cli.Context) error {
 	var m *ledger.Manifest
 	var what string
 	var since *sinceResult
-	if c.String("key") != "" && c.String("since") == "" {
-		return usagef(c, "--key goes with --since FILE")
+	if c.String("key") != "" && c.String("since") == "" && len(args) == 0 {
+		return usagef(c, "--key goes with --since FILE, or with an EXPORT whose bundled checkpoint it checks")
 	}
 	if len(args) == 1 {
 		if _, given := flagGiven(c, "ledger"); given {
@@ -66,6 +72,13 @@ func runLedgerVerify(c *cli.Context) error {
 			return usagef(c, "--since checks the ledger, not an export: give --ledger (or nothing) instead of EXPORT")
 		}
 		what = args[0]
+		if c.String("key") != "" {
+			v, err := verifierFlag(c)
+			if err != nil {
+				return err
+			}
+			opts.CheckpointKey = v.String()
+		}
 		rep, m, err = ledger.VerifyExport(what, opts)
 	} else {
 		var rv *ledgerReview
@@ -122,6 +135,7 @@ func runLedgerVerify(c *cli.Context) error {
 		}
 	case len(args) == 1:
 		describeExport(c.App.Writer, what, m)
+		describeProved(c.App.Writer, m, rep.Proved)
 		printReport(c.App.Writer, rep)
 	default:
 		if since != nil {
@@ -157,6 +171,33 @@ func describeExport(w io.Writer, path string, m *ledger.Manifest) {
 	default:
 		fmt.Fprintf(w, "%s: full export of ledger %s: entries %d..%d\n", path, m.LedgerID, m.FromSeq, m.ToSeq)
 	}
+}
+
+// describeProved says in one line what an export's bundled signed
+// checkpoint proved, and with which key.
+func describeProved(w io.Writer, m *ledger.Manifest, p *ledger.ExportProved) {
+	switch {
+	case p == nil && m != nil && m.Checkpoint == "":
+		fmt.Fprintln(w, "  no signed checkpoint in the bundle: the export proves its own chain only")
+	case p == nil:
+	case p.KeyPinned:
+		fmt.Fprintf(w, "  signed checkpoint: tree %d root %s, signed by %s (the key given with --key); entries %s proved in it by inclusion, the rest up to there by the chain\n",
+			p.TreeSize, p.Root, p.Key, joinSeqs(p.Entries))
+	default:
+		fmt.Fprintf(w, "  signed checkpoint: tree %d root %s, signed by %s, the key bundled with the export: this shows only that the export agrees with its own bundle; pin the ledger's key from elsewhere with --key (`opx ledger key` prints it); entries %s proved in it by inclusion\n",
+			p.TreeSize, p.Root, p.Key, joinSeqs(p.Entries))
+	}
+}
+
+func joinSeqs(seqs []uint64) string {
+	if len(seqs) == 0 {
+		return "(none)"
+	}
+	s := make([]string, len(seqs))
+	for i, q := range seqs {
+		s[i] = fmt.Sprint(q)
+	}
+	return strings.Join(s, " and ")
 }
 
 // printReport prints a verification report for people: one line when it

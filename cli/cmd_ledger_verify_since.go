@@ -16,7 +16,7 @@ import (
 func sinceFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "since", Usage: "also prove the ledger is an append-only extension of the checkpoint note in `FILE` (saved earlier with opx ledger checkpoint)", TakesFile: true},
-		keyFlag("verifier `KEY` (or a file holding it) the --since checkpoint must be signed by (default: the keys the ledger records)"),
+		keyFlag("verifier `KEY` (or a file holding it) the --since checkpoint, or an EXPORT's bundled checkpoint, must be signed by (default: the keys the ledger records; for an EXPORT the key bundled with it, which proves only that the export agrees with itself)"),
 	}
 }
 

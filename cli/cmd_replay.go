@@ -19,8 +19,8 @@ func replayCommand() *cli.Command {
 		Name:      "replay",
 		Usage:     "show a session as a timeline, after verifying the chain under it",
 		ArgsUsage: "SESSION",
-		Description: "First verifies the whole ledger strictly (chain, head, blobs, canonical form, payloads, causal order)\n" +
-			"and prints the result. Then prints the session turn by turn: what the user said, each model call\n" +
+		Description: "First verifies what it shows (see Verification below) and prints the result and how it verified.\n" +
+			"Then prints the session turn by turn: what the user said, each model call\n" +
 			"(model, tokens, latency), the tool calls it asked for with every Shield verdict (tier, rule, reason),\n" +
 			"approvals, snapshots, what ran and what it changed, errors, crashes and rollbacks; then totals.\n" +
 			"Each line starts with the seq of its entry (#N): `opx ledger show N` prints it. A ledger that does\n" +
@@ -28,9 +28,10 @@ func replayCommand() *cli.Command {
 			"exiting 4. `opx sessions` lists the sessions. Reads the ledger file, or the running engine's ledger\n" +
 			"service while an engine holds it.\n\n" +
 			"--rerun re-drives the session with the real sandboxed agent; --policy FILE re-evaluates its proposals.\n\n" +
+			reviewVerifyHelp +
 			exitCodesHelp("integrity failure found: the ledger does not verify (or a rerun diverged)"),
 		HideHelpCommand: true,
-		Flags: append(append(locationFlags(),
+		Flags: append(append(append(locationFlags(), reviewFlags()...),
 			jsonFlag(),
 			&cli.Uint64Flag{Name: "at", Usage: "stop at entry `SEQ`: the session as the ledger knew it then"},
 			&cli.BoolFlag{Name: "force", Usage: "print the timeline even when the ledger does not verify (still exits 4)"},
@@ -43,9 +44,12 @@ func replayCommand() *cli.Command {
 // normative `opx ledger verify --json` object) and the timeline, null when
 // verification failed without --force.
 type replayOutput struct {
-	LedgerID     string           `json:"ledger_id"`
-	Verification *ledger.Report   `json:"verification"`
-	Timeline     *replay.Timeline `json:"timeline"`
+	LedgerID     string         `json:"ledger_id"`
+	Verification *ledger.Report `json:"verification"`
+	// VerifiedBy says how: every entry, or the session proved against
+	// the latest signed checkpoint and the entries after it.
+	VerifiedBy *ledger.ReviewVerification `json:"verified_by"`
+	Timeline   *replay.Timeline           `json:"timeline"`
 }
 
 func runReplay(c *cli.Context) error {
@@ -70,18 +74,23 @@ func runReplay(c *cli.Context) error {
 		return err
 	}
 	defer ss.Close()
-	rep, err := ss.verify()
+	vs, err := verifySession(c, ss, session, c.Bool("force"))
 	if err != nil {
 		return err
 	}
+	rep, t := vs.rep, vs.t
 	w := c.App.Writer
 	asJSON := c.Bool("json")
 	if !asJSON {
 		printReport(w, rep)
+		printVerifiedBy(w, vs.how)
+	}
+	if vs.buildErr != nil {
+		return vs.buildErr
 	}
 	if !rep.OK && !c.Bool("force") {
 		if asJSON {
-			if err := writeJSON(c, replayOutput{LedgerID: ss.id, Verification: jsonReport(rep)}); err != nil {
+			if err := writeJSON(c, replayOutput{LedgerID: ss.id, Verification: jsonReport(rep), VerifiedBy: vs.how}); err != nil {
 				return err
 			}
 		} else {
@@ -89,12 +98,8 @@ func runReplay(c *cli.Context) error {
 		}
 		return fmt.Errorf("verify %s: %w", ss.path, rep.Err())
 	}
-	t, err := buildTimeline(c, ss, session)
-	if err != nil {
-		return err
-	}
 	if asJSON {
-		err = writeJSON(c, replayOutput{LedgerID: ss.id, Verification: jsonReport(rep), Timeline: t})
+		err = writeJSON(c, replayOutput{LedgerID: ss.id, Verification: jsonReport(rep), VerifiedBy: vs.how, Timeline: t})
 	} else {
 		if !rep.OK {
 			fmt.Fprintln(w, red(w, "WARNING: the ledger does not verify; this timeline may not be what was recorded"))
@@ -113,7 +118,12 @@ func runReplay(c *cli.Context) error {
 // buildTimeline builds session's timeline up to --at, saying how to find
 // sessions when the id is unknown.
 func buildTimeline(c *cli.Context, ss *sessionSource, session string) (*replay.Timeline, error) {
-	t, err := replay.Build(ss.src, session, replay.Options{At: c.Uint64("at")})
+	return buildTimelineFrom(c, ss, ss.src, session)
+}
+
+// buildTimelineFrom is buildTimeline reading from src.
+func buildTimelineFrom(c *cli.Context, ss *sessionSource, src replay.Source, session string) (*replay.Timeline, error) {
+	t, err := replay.Build(src, session, replay.Options{At: c.Uint64("at")})
 	if errors.Is(err, replay.ErrUnknownSession) {
 		return nil, &explained{err: err, msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions, "+
 			"`opx ledger tail` shows recent entries with theirs", err, ss.path)}
@@ -141,8 +151,13 @@ func openSessionSource(c *cli.Context) (*sessionSource, error) {
 	}
 	if l := r.file; l != nil {
 		return &sessionSource{review: r, id: l.ID(), verify: func() (*ledger.Report, error) {
+			// Each signed checkpoint against the key recorded before it,
+			// as verify --strict checks it.
+			opts, err := event.StrictOptionsFor(l)
+			if err != nil {
+				return nil, err
+			}
 			bar := newProgress(c, "verify")
-			opts := event.StrictOptions()
 			opts.Progress = bar.update
 			rep, err := l.Verify(opts)
 			bar.finish()

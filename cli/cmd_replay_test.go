@@ -193,8 +193,12 @@ func TestReplay_JSON(t *testing.T) {
 	r := run(t, "replay", injection, "--json", "--ledger", path)
 	r.wantCode(t, cli.ExitOK)
 	m := r.jsonObject(t)
-	if got, want := keys(m), []string{"ledger_id", "timeline", "verification"}; !reflect.DeepEqual(got, want) {
+	if got, want := keys(m), []string{"ledger_id", "timeline", "verification", "verified_by"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("keys %v, want %v", got, want)
+	}
+	// The sample signs no checkpoints: every entry is verified.
+	if vb := m["verified_by"].(map[string]any); vb["mode"] != "full" || !strings.Contains(vb["summary"].(string), "no signed checkpoint") {
+		t.Errorf("verified_by %v", vb)
 	}
 	v := m["verification"].(map[string]any)
 	if got, want := keys(v), []string{"entries", "failures", "head_hash", "head_seq", "ok"}; !reflect.DeepEqual(got, want) || v["ok"] != true {

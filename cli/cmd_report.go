@@ -49,7 +49,7 @@ func reportCommand() *cli.Command {
 		Name:      "report",
 		Usage:     "write one self-contained HTML file reviewing a session, with the ledger's verification status",
 		UsageText: "opx report -o FILE [--force] [--at SEQ] [--no-workspace] [--ledger PATH | --workspace DIR] SESSION",
-		Description: "Verifies the whole ledger strictly, then writes FILE: the verification status (ok, or every failure)\n" +
+		Description: "Verifies what the report shows (see Verification below), then writes FILE: the verification status (ok, or every failure)\n" +
 			"with the ledger id and head hash; a summary with the blocked actions first; the timeline (user messages,\n" +
 			"model calls, tool calls with each verdict's tier, rule and reason, approvals, executions, errors); the\n" +
 			"file changes reconstructed from the session's snapshots; and metrics. The file loads nothing from the\n" +
@@ -57,9 +57,10 @@ func reportCommand() *cli.Command {
 			"looked up in the workspace (--workspace, else the one the engine recorded), and labelled as such,\n" +
 			"unless --no-workspace. A ledger that does not verify still gets its report, and the command exits 4.\n" +
 			"An existing FILE is kept unless --force. `opx sessions` lists the sessions.\n\n" +
+			reviewVerifyHelp +
 			exitCodesHelp("integrity failure found: the ledger does not verify (the report is written and says so)"),
 		HideHelpCommand: true,
-		Flags: append(locationFlags(),
+		Flags: append(append(locationFlags(), reviewFlags()...),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` (- for stdout; required)", TakesFile: true},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite FILE if it exists"},
 			&cli.Uint64Flag{Name: "at", Usage: "stop at entry `SEQ`: the session as the ledger knew it then"},
@@ -94,20 +95,20 @@ func runReport(c *cli.Context) error {
 		return err
 	}
 	defer ss.Close()
-	rep, err := ss.verify()
+	vs, err := verifySession(c, ss, args[0], true)
 	if err != nil {
 		return err
 	}
-	t, err := buildTimeline(c, ss, args[0])
-	if err != nil {
-		return err
+	if vs.buildErr != nil {
+		return vs.buildErr
 	}
+	rep, t := vs.rep, vs.t
 	now, wsNote := reportWorkspace(c, t)
 	changes, err := replay.Changes(ss.src, t, now)
 	if err != nil {
 		return err
 	}
-	html, err := renderReport(ss, rep, t, changes, wsNote)
+	html, err := renderReport(ss, rep, vs.how, t, changes, wsNote)
 	if err != nil {
 		return err
 	}
@@ -121,6 +122,7 @@ func runReport(c *cli.Context) error {
 		}
 		w := c.App.Writer
 		printReport(w, rep)
+		printVerifiedBy(w, vs.how)
 		fmt.Fprintf(w, "wrote %s: session %s, %s, %s, %s\n", out, t.Session, plural(uint64(t.Totals.Turns), "turn", "turns"),
 			plural(uint64(t.Totals.ToolCalls), "tool call", "tool calls"), paintIf(w, t.Totals.Blocked > 0, "31", fmt.Sprintf("%d blocked", t.Totals.Blocked)))
 	}
@@ -178,6 +180,7 @@ type reportView struct {
 	LedgerID      string
 	LedgerPath    string
 	Verify        *ledger.Report
+	VerifiedBy    *ledger.ReviewVerification
 	T             *replay.Timeline
 	Blocked       []*replay.ToolCall
 	Models        []string
@@ -187,12 +190,12 @@ type reportView struct {
 	CSS           template.CSS
 }
 
-func renderReport(ss *sessionSource, rep *ledger.Report, t *replay.Timeline, changes []replay.FileChange, wsNote string) ([]byte, error) {
+func renderReport(ss *sessionSource, rep *ledger.Report, how *ledger.ReviewVerification, t *replay.Timeline, changes []replay.FileChange, wsNote string) ([]byte, error) {
 	css, err := reportFiles.ReadFile("report/report.css")
 	if err != nil {
 		return nil, err
 	}
-	v := reportView{Generated: time.Now().UTC().Format(time.RFC3339), LedgerID: ss.id, LedgerPath: ss.path, Verify: rep,
+	v := reportView{Generated: time.Now().UTC().Format(time.RFC3339), LedgerID: ss.id, LedgerPath: ss.path, Verify: rep, VerifiedBy: how,
 		T: t, Blocked: t.Blocked(), Models: t.Models(), WorkspaceNote: wsNote, CSS: template.CSS(css)}
 	for _, tc := range t.ToolCalls() {
 		for _, vd := range tc.Verdicts {

@@ -179,4 +179,37 @@
 // next batch while one folds, and compares the roots at each checkpoint:
 // the buckets come out byte-identical, and a fold that differs from the
 // one the engine ran is caught where it first differs.
+//
+// # Exports and their proofs
+//
+// A segment's manifest carries tree_range, the compact range of the tree
+// before its first entry, so the roots recorded inside it are recomputed.
+// When the ledger signs checkpoints, every export's manifest also carries
+// the latest signed checkpoint note, the verifier key recorded before it
+// (ledger.key), and RFC 6962 inclusion proofs of the first exported entry
+// and of the last one the checkpoint covers. With the chain between them
+// they prove each exported entry up to there to be the entry at its seq
+// in the signed tree: a segment proves its place in the full ledger.
+// Verification takes the bundled key unless the verifier pins one
+// (VerifyOptions.CheckpointKey); the bundled key proves only that the
+// export agrees with its own bundle. An export through a Source that is
+// not the file computes the same material from the entries it is handed
+// and refuses entries that do not hash to the signed root. ExportTiles
+// writes the signed tree as a static C2SP tlog-tiles directory.
+//
+// # Reviewing without reading everything
+//
+// A Review (opx replay, opx report) reads the ledger once for the view it
+// builds, noting the signed checkpoints, the keys and the entries the
+// cross-entry rules read from every session. Verify then checks the
+// latest signed checkpoint (signature by the key recorded before it, or a
+// pinned one; its recorded tree fields), proves every shown entry and
+// every entry of the session's span against it (the span by the chain
+// down from its last entry, whose inclusion is proved; the others each by
+// an inclusion proof), runs the strict checks on them (the causality
+// rules on the shown entries and the noted rule entries, which are all
+// the context those rules read), and checks every entry after the
+// checkpoint in full (chain from the proved entry before it, head,
+// stored tiles, payloads, blobs). The entries it neither shows nor needs
+// are not read; Verify reads them all.
 package ledger

@@ -46,6 +46,15 @@ var (
 	ErrInvalidRecord = errors.New("invalid record")
 )
 
+// Errors when exporting.
+var (
+	// ErrEntryTooLarge is returned by ExportTiles when an entry of the
+	// tree is over MaxBundledEntry bytes: no entry bundle can hold it, and
+	// a static tree without it would not be one that clients can read in
+	// full.
+	ErrEntryTooLarge = errors.New("entry too large for a tlog-tiles entry bundle")
+)
+
 // Errors when reading.
 var (
 	// ErrNotFound is returned when an entry or blob is not stored.

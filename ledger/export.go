@@ -46,6 +46,19 @@ type Manifest struct {
 	// can compute the tree from FromSeq on and check the roots its
 	// checkpoints record. Absent in a full export.
 	TreeRange string `json:"tree_range,omitempty"`
+
+	// The tree's proof material (absent from exports of ledgers that
+	// sign no checkpoints, and from older exports, which verify as
+	// before). Checkpoint is the ledger's latest signed checkpoint note
+	// covering the export's first entry, VerifierKey the key recorded
+	// before it (an investigator should pin one from elsewhere: opx
+	// ledger verify --key), and Proofs the inclusion proofs of the first exported
+	// entry and of the last one the checkpoint covers: with the chain
+	// between them, they prove every exported entry up to there to be
+	// in the signed tree, that is, in its place in the full ledger.
+	Checkpoint  string          `json:"checkpoint,omitempty"`
+	VerifierKey string          `json:"verifier_key,omitempty"`
+	Proofs      []ManifestProof `json:"proofs,omitempty"`
 }
 
 // ExportOptions select what Export writes.
@@ -277,6 +290,16 @@ func (l *Ledger) Export(w io.Writer, blobs BlobSink, opts ExportOptions) (*Manif
 		return nil
 	})
 	if err != nil {
+		var ie *IntegrityError
+		if errors.As(err, &ie) {
+			return nil, fmt.Errorf("export refused, ledger is damaged: %w", err)
+		}
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	if err := l.addTreeRange(m); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	if err := l.addExportProofs(m); err != nil {
 		var ie *IntegrityError
 		if errors.As(err, &ie) {
 			return nil, fmt.Errorf("export refused, ledger is damaged: %w", err)

@@ -22,7 +22,7 @@ import (
 )
 
 // readLines returns an export's lines (decompressed), without newlines.
-func readLines(t *testing.T, path string) [][]byte {
+func readLines(t testing.TB, path string) [][]byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -179,6 +179,14 @@ func TestExport_Manifests(t *testing.T) {
 	}
 	defer l.Close()
 	hash := func(seq uint64) string { e, _ := l.Get(seq); return e.Hash().String() }
+	// A segment names the tree's compact range at its start.
+	treeRange := func(seq uint64) string {
+		hs, err := l.RangeHashesAt(seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ledger.EncodeTreeRange(hs)
+	}
 	zeros := strings.Repeat("0", 64)
 	// Sessions cycle s1, s2, "": s1 holds entries 1, 4, 7 and 10; its
 	// segment runs from 1 to 10 and names the blobs of entries 4 and 8.
@@ -191,11 +199,11 @@ func TestExport_Manifests(t *testing.T) {
 			LastHash: src.Head.Hash.String(), HeadSeq: 12, HeadHash: src.Head.Hash.String(), Blobs: 3},
 			"blobs entries format from_seq head_hash head_seq last_hash ledger_id prev to_seq"},
 		{"s1", ledger.Manifest{Format: ledger.Format, LedgerID: src.Head.LedgerID, Session: "s1", FromSeq: 1, ToSeq: 10, Entries: 10, Prev: hash(0),
-			LastHash: hash(10), HeadSeq: 12, HeadHash: src.Head.Hash.String(), Blobs: 2},
-			"blobs entries format from_seq head_hash head_seq last_hash ledger_id prev session to_seq"},
+			LastHash: hash(10), HeadSeq: 12, HeadHash: src.Head.Hash.String(), Blobs: 2, TreeRange: treeRange(1)},
+			"blobs entries format from_seq head_hash head_seq last_hash ledger_id prev session to_seq tree_range"},
 		{"s2", ledger.Manifest{Format: ledger.Format, LedgerID: src.Head.LedgerID, Session: "s2", FromSeq: 2, ToSeq: 11, Entries: 10, Prev: hash(1),
-			LastHash: hash(11), HeadSeq: 12, HeadHash: src.Head.Hash.String(), Blobs: 2},
-			"blobs entries format from_seq head_hash head_seq last_hash ledger_id prev session to_seq"},
+			LastHash: hash(11), HeadSeq: 12, HeadHash: src.Head.Hash.String(), Blobs: 2, TreeRange: treeRange(2)},
+			"blobs entries format from_seq head_hash head_seq last_hash ledger_id prev session to_seq tree_range"},
 	}
 	for _, tt := range tests {
 		t.Run("session "+tt.session, func(t *testing.T) {
@@ -205,7 +213,7 @@ func TestExport_Manifests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if *m != tt.want {
+			if !reflect.DeepEqual(*m, tt.want) {
 				t.Errorf("manifest\n%+v\nwant\n%+v", *m, tt.want)
 			}
 			b, err := os.ReadFile(filepath.Join(ledger.BundlePath(out), ledger.ManifestName))
@@ -223,7 +231,7 @@ func TestExport_Manifests(t *testing.T) {
 				t.Errorf("manifest.json keys %v, want %s", keys, tt.keys)
 			}
 			onDisk, err := ledger.ReadManifest(out)
-			if err != nil || *onDisk != tt.want {
+			if err != nil || !reflect.DeepEqual(*onDisk, tt.want) {
 				t.Errorf("ReadManifest = %+v, %v", onDisk, err)
 			}
 			lines := readLines(t, out)
@@ -231,7 +239,7 @@ func TestExport_Manifests(t *testing.T) {
 				t.Errorf("%d lines, want %d", len(lines), tt.want.Entries)
 			}
 			rep, vm, err := ledger.VerifyExport(out, ledger.VerifyOptions{Strict: true})
-			if err != nil || !rep.OK || *vm != tt.want || rep.HeadSeq != tt.want.ToSeq || rep.HeadHash != tt.want.LastHash {
+			if err != nil || !rep.OK || !reflect.DeepEqual(*vm, tt.want) || rep.HeadSeq != tt.want.ToSeq || rep.HeadHash != tt.want.LastHash {
 				t.Errorf("VerifyExport = %+v, %v", rep, err)
 			}
 			dst := filepath.Join(dir, "new", "ledger.db")

@@ -33,6 +33,9 @@ type Report struct {
 	// TreeUnchecked counts recorded tree roots that could not be compared:
 	// in a segment given no tree range for its start, or after a gap.
 	TreeUnchecked uint64 `json:"tree_unchecked,omitempty"`
+	// Proved says what an export's bundled signed checkpoint proved
+	// (verify of an export that carries one); absent otherwise.
+	Proved *ExportProved `json:"proved,omitempty"`
 
 	kept failureHeap // the smallest failures so far, while collecting
 }

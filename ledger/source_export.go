@@ -29,7 +29,13 @@ func ExportSource(src Source, w io.Writer, blobs BlobSink, opts ExportOptions) (
 			return nil, err
 		}
 	}
-	if err := exportSource(src, head, m, w, blobs, opts); err != nil {
+	err = exportSource(src, head, m, w, blobs, opts)
+	if ps, ok := src.(proofSource); ok && err == nil {
+		err = ps.addProofs(m)
+	} else if err == nil {
+		err = addSourceProofs(src, head, m)
+	}
+	if err != nil {
 		var ie *IntegrityError
 		if errors.As(err, &ie) {
 			return nil, fmt.Errorf("export refused, ledger is damaged: %w", err)
@@ -37,6 +43,21 @@ func ExportSource(src Source, w io.Writer, blobs BlobSink, opts ExportOptions) (
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	return m, nil
+}
+
+// proofSource is a Source that gives an export the tree's proof
+// material (Manifest.TreeRange, Checkpoint, VerifierKey, Proofs) from its
+// stored tiles, as Export does: a ledger file's. For any other source (a
+// running engine's) addSourceProofs computes the same from the entries.
+type proofSource interface {
+	addProofs(m *Manifest) error
+}
+
+func (s localSource) addProofs(m *Manifest) error {
+	if err := s.l.addTreeRange(m); err != nil {
+		return err
+	}
+	return s.l.addExportProofs(m)
 }
 
 func exportSource(src Source, head Head, m *Manifest, w io.Writer, blobs BlobSink, opts ExportOptions) error {

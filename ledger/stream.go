@@ -101,9 +101,15 @@ func verifyLines(er *exportReader, m *Manifest, blobs BlobSource, opts VerifyOpt
 			}
 		}
 	}
+	keep := m.wantedEntries()
 	c := newChecker(opts, true, total, from, &prev)
-	readErr := feedStream(er, from, c)
+	readErr := feedStream(er, from, c, keep)
 	rep, refs, pruned := c.finish()
+	proved, fails := checkManifestProofs(m, keep, opts.CheckpointKey)
+	for _, f := range fails {
+		rep.add(f)
+	}
+	rep.Proved = proved
 	if er.ctx != nil && er.ctx.Err() != nil {
 		return nil, er.err
 	}
@@ -129,11 +135,12 @@ func verifyLines(er *exportReader, m *Manifest, blobs BlobSource, opts VerifyOpt
 }
 
 // feedStream hands the export's lines to the checker in chunks of at most
-// chunkSize lines and about streamChunkBytes bytes. A line that cannot be
+// chunkSize lines and about streamChunkBytes bytes, and copies into keep
+// the line at each position keep names (at most maxManifestProofs). A line that cannot be
 // an entry (too long, no final newline, empty, a carriage return or a NUL)
 // is passed on marked bad, so it is reported where it is; an error that
 // stops the reading is returned as a failure at the next position.
-func feedStream(er *exportReader, from uint64, c *checker) *IntegrityError {
+func feedStream(er *exportReader, from uint64, c *checker, keep map[uint64][]byte) *IntegrityError {
 	idx := 0
 	pos := from
 	var size int
@@ -156,6 +163,9 @@ func feedStream(er *exportReader, from uint64, c *checker) *IntegrityError {
 			return &IntegrityError{Seq: pos, Kind: KindUnreadable, Detail: err.Error()}
 		}
 		it := item{key: pos, raw: ln.raw, bad: ln.bad, line: ln.number}
+		if _, ok := keep[pos]; ok && ln.bad == "" {
+			keep[pos] = append([]byte(nil), ln.raw...)
+		}
 		items = append(items, it)
 		size += len(ln.raw)
 		pos++

@@ -42,6 +42,11 @@ type VerifyOptions struct {
 	// for a stream that starts at seq from > 0, so that the roots it
 	// records can be checked; without it they are not (Report.TreeUnchecked).
 	TreeRange [][]byte
+	// CheckpointKey, if set, is the verifier key (note format) an
+	// export's bundled checkpoint must be signed by, pinned by whoever
+	// verifies; without it the key bundled beside the checkpoint is used,
+	// which proves only that the export agrees with its own bundle.
+	CheckpointKey string
 }
 
 const chunkSize = 4096
@@ -548,8 +553,11 @@ func (l *Ledger) Verify(opts VerifyOptions) (*Report, error) {
 // item bytes point into the mmap, valid until the transaction ends, which
 // is after the checker finishes. A panic from a corrupt page becomes an
 // unreadable finding.
-func feedStore(tx *bolt.Tx, c *checker) (failure *IntegrityError) {
-	var next uint64
+func feedStore(tx *bolt.Tx, c *checker) *IntegrityError { return feedStoreFrom(tx, c, 0) }
+
+// feedStoreFrom is feedStore from seq from on.
+func feedStoreFrom(tx *bolt.Tx, c *checker, from uint64) (failure *IntegrityError) {
+	next := from
 	idx := 0
 	items := make([]item, 0, chunkSize)
 	defer func() {
@@ -565,7 +573,11 @@ func feedStore(tx *bolt.Tx, c *checker) (failure *IntegrityError) {
 		return &IntegrityError{Kind: KindUnreadable, Detail: "no entries bucket"}
 	}
 	cur := b.Cursor()
-	for k, v := cur.First(); k != nil; k, v = cur.Next() {
+	k, v := cur.First() // from 0: a stray key below seq 0 is reported too
+	if from > 0 {
+		k, v = cur.Seek(seqKey(from))
+	}
+	for ; k != nil; k, v = cur.Next() {
 		if len(k) != 8 {
 			failure = &IntegrityError{Seq: next, Kind: KindUnreadable, Detail: fmt.Sprintf("entry key %x is not 8 bytes", k)}
 			continue

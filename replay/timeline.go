@@ -51,7 +51,15 @@ type Timeline struct {
 	Problems []string `json:"problems"`
 
 	pruned map[string]uint64 // blob hash -> chronicle.pruned seq
+	read   []uint64          // see Read
 }
+
+// Read returns the seqs of the entries the timeline was built from, in
+// ascending order: every entry of the session, the engine run in force,
+// and the engine-wide, rollback and retention entries that concern it.
+// A review that proves these entries proves everything the timeline
+// shows (opx replay's checkpoint verification).
+func (t *Timeline) Read() []uint64 { return t.read }
 
 // EngineRun is an engine.started entry.
 type EngineRun struct {

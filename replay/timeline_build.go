@@ -33,7 +33,7 @@ func Build(src Source, session string, opts Options) (*Timeline, error) {
 		to = opts.At
 	}
 	b := newBuilder(session)
-	if err := src.Range(0, to, b.apply); err != nil {
+	if err := rangeFor(src, session, to, b.apply); err != nil {
 		return nil, fmt.Errorf("read session %s: %w", session, err)
 	}
 	if !b.seen {
@@ -142,6 +142,7 @@ func (b *builder) apply(e ledger.Entry) error {
 // own folds an entry of the session.
 func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
 	b.seen = true
+	b.t.read = append(b.t.read, e.Seq)
 	if e.Type != event.TypeNote {
 		if !b.spanned {
 			b.t.FirstSeq, b.t.Start, b.spanned = e.Seq, e.TS, true
@@ -340,6 +341,9 @@ func (b *builder) rollback(e ledger.Entry, p *event.Rollback) {
 	if p.Session != b.session && !b.related[p.Snapshot] {
 		return
 	}
+	if e.Session != b.session {
+		b.t.read = append(b.t.read, e.Seq)
+	}
 	b.related[p.PreSnapshot] = true
 	for _, s := range b.t.Snapshots {
 		if s.Seq == p.Snapshot || p.Session == b.session {
@@ -352,6 +356,9 @@ func (b *builder) rollback(e ledger.Entry, p *event.Rollback) {
 // pruned records removed blobs (Changes explains missing content with
 // them) and keeps the entry when it retired the session's content.
 func (b *builder) pruned(e ledger.Entry, p *event.Pruned, own bool) {
+	if !own {
+		b.t.read = append(b.t.read, e.Seq) // its blobs explain missing content
+	}
 	for _, h := range p.Blobs {
 		b.t.pruned[h] = e.Seq
 	}

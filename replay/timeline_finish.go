@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -13,8 +14,14 @@ func (b *builder) finish() *Timeline {
 	for _, c := range b.cands {
 		if c.lo <= t.LastSeq && c.hi >= t.FirstSeq {
 			b.floating = append(b.floating, c.ev)
+			t.read = append(t.read, c.ev.Seq)
 		}
 	}
+	if t.Engine != nil {
+		t.read = append(t.read, t.Engine.Seq)
+	}
+	slices.Sort(t.read)
+	t.read = slices.Compact(t.read)
 	sort.SliceStable(b.floating, func(i, j int) bool { return b.floating[i].Seq < b.floating[j].Seq })
 	for _, ev := range b.floating {
 		if tn := b.turnAt(ev.Seq); tn != nil {

@@ -365,6 +365,11 @@ func alterFirstAnswer(t *testing.T, export, session, keyDir string) uint64 {
 	}
 	m.LastHash = ledger.Sum(lines[len(lines)-1]).String()
 	m.HeadHash = m.LastHash
+	// The bundled checkpoint and its inclusion proofs no longer match: the
+	// forger drops them, and the export passes for one of a ledger that
+	// signed nothing (only a key or a checkpoint saved elsewhere, verify
+	// --key or --since, tells).
+	m.Checkpoint, m.VerifierKey, m.Proofs = "", "", nil
 	if mb, err = json.MarshalIndent(m, "", "  "); err != nil {
 		t.Fatal(err)
 	}
