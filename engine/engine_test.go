@@ -222,7 +222,7 @@ func TestEngine_BadMessagesRefused(t *testing.T) {
 	<-r.tokens // the agent was spawned (agent.spawned may come after the messages)
 	for _, typ := range r.types(t) {
 		switch typ {
-		case event.TypeGenesis, event.TypeEngineStarted, event.TypeAgentSpawned:
+		case event.TypeGenesis, event.TypeEngineStarted, event.TypeCheckpoint, event.TypeAgentSpawned:
 		default:
 			t.Fatalf("bad messages were recorded: %v", r.types(t))
 		}

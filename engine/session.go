@@ -91,9 +91,11 @@ func (e *Engine) load() error {
 // checkpoints of the projections' state roots.
 const checkpointEntries = 1000
 
-// checkpoint records the projections' state roots (ledger.checkpoint), so
-// `opx ledger rebuild` can prove the entries fold to the state the engine
-// had. A ledger opened without projections (tests) has none to record.
+// checkpoint records the projections' state roots and the Merkle tree
+// (ledger.checkpoint), so `opx ledger rebuild` can prove the entries fold
+// to the state the engine had and verify that the tree was the same. A
+// ledger opened without projections (tests) records the tree alone;
+// ErrNoProjection (nothing at all to record) is not an engine failure.
 func (e *Engine) checkpoint() {
 	if err := e.rec.Flush(context.Background()); err != nil {
 		e.fatal(err)

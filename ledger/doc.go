@@ -14,6 +14,83 @@
 //
 //	{"data":{...},"prev":"<64 hex>","seq":N,"session":"...","ts":"...","type":"area.event"}
 //
+// # Merkle tree (an extension of opx-ledger/1)
+//
+// Beside the BLAKE3 chain (unchanged, still what the format rests on),
+// the ledger keeps an RFC 6962 Merkle tree over its entries: SHA-256,
+// leaf i is the stored bytes of entry seq i, so its leaf hash is
+// SHA-256(0x00 || entry bytes) and an interior node SHA-256(0x01 || left
+// || right). Its tree head at size n is the root over entries 0..n-1;
+// inclusion and consistency proofs are RFC 6962's (in
+// github.com/transparency-dev/merkle's node order), so any RFC 6962
+// verifier checks them. A reader that does not know the tree ignores it:
+// the extension adds a bucket, a meta key and entry fields, and changes
+// nothing an older reader checks.
+//
+// Bucket "tree" holds the tree in the C2SP tlog-tiles layout. The tile at
+// level L and index N holds the hashes of the nodes at height 8L with
+// indices 256N..256N+255 (level 0: the leaf hashes), concatenated, 32
+// bytes each: its width is len/32, 256 for a full tile. The key is the
+// level (one byte) then N (8 bytes big-endian). Full tiles are written
+// once and never again; the partial tile at the right edge of each level
+// is rewritten as it grows, and only ever grows, so a tile at width w is
+// the first w hashes of the stored one (Tile), and a tree below the head
+// can be served from the same tiles. A node at a height that is not a
+// multiple of 8 is hashed up from the at most 128 hashes under it in the
+// tile below. For a tree of n entries, level L holds floor(n/256^(L+1))
+// full tiles and, if (n/256^L) mod 256 > 0, one partial tile of that
+// width, and nothing else. Meta key "tree" holds "rfc6962-sha256/tlog-tiles"
+// once the bucket holds the whole tree.
+//
+// The tree is written in the transaction that writes the entries (the
+// same bbolt commit as the entries, blobs, projections and head), so it
+// always covers exactly entries 0..head_seq. Appenders hash the leaves
+// (as they hash the chain); the committer joins them into the compact
+// range it keeps in memory (the roots of the perfect subtrees of the tree
+// so far, at most 64 hashes, rebuilt from the right-edge tiles on Open)
+// and writes the tiles those nodes complete. A proof or a root at any
+// size is a handful of tile reads.
+//
+// A ledger older than the tree has no meta "tree". Its first writable
+// Open builds the tree from the entries, 65536 entries a transaction
+// (bounded memory; a build cut short leaves no meta "tree" and starts
+// again), sets meta "tree" with the last batch and appends a
+// ledger.tree_built entry {tree_size, tree_root}: the tree of the entries
+// before it. A read-only open of an older ledger has no tree (ErrNoTree)
+// and verifies as before. A ledger with meta "tree" but no bucket, or
+// with tiles that do not fit its size, is damage (ErrTreeDamaged, a kind
+// of ErrInconsistent): Open for writing refuses it.
+//
+// ledger.checkpoint gains tree_size, tree_root and note: the tree of the
+// entries before the checkpoint (tree_size is the checkpoint's own seq;
+// the queued entries are folded in memory, as for the projections),
+// tree_root in standard base64 as in a C2SP checkpoint, and, with
+// Options.SignCheckpoint, the C2SP signed note of that tree. A ledger
+// opened without projections still records the tree in its checkpoints.
+//
+// Verify recomputes the tree from the entries, the leaves hashed in the
+// chunk workers beside the chain, and reports as tree-mismatch: a stored
+// hash that differs from the entries' (once: the tiles above a wrong hash
+// differ as a consequence and are not reported again), a tile missing,
+// cut short, too long or beyond the tree, an unknown key in the bucket,
+// and a recorded tree (ledger.checkpoint, ledger.tree_built) whose size is
+// not its seq or whose root is not the entries'; a ledger.tree_built
+// after the tree was already recorded (the tree was lost), and a bucket or
+// meta "tree" gone though entries record the tree. An export carries no
+// tiles, but its recorded roots are checked the same way; a segment that
+// starts at seq s > 0 needs the compact range [0,s) (Manifest.TreeRange,
+// from RangeHashesAt) to compute them, and counts them as unchecked
+// (Report.TreeUnchecked) without it. Where the entries are not
+// contiguous the tree stops (the chain check says why). For each
+// checkpoint whose tree is right, VerifyOptions.CheckCheckpoint may check
+// its note (a signature); its refusal is a checkpoint failure.
+//
+// The tree proves what the chain cannot: that the ledger today extends
+// one a third party saw (a consistency proof from a saved checkpoint) and
+// that an entry is in it (an inclusion proof). A forger who owns the file
+// can rewrite entries, chain, tiles and the roots checkpoints record
+// alike; only a checkpoint kept or signed elsewhere stops them.
+//
 // # Invariants
 //
 //   - seq is 0 for the genesis entry and grows by one; it equals the key.
@@ -28,6 +105,9 @@
 //     transaction as the entry. Blobs are hash-checked on every read.
 //   - Nothing in this package rewrites or deletes an entry. Retention
 //     removes blobs only, after a chronicle.pruned entry lists them.
+//   - The tree bucket holds exactly the tiles of the tree of entries
+//     0..head_seq (when meta "tree" is set); entries and tiles are
+//     written in the same transaction.
 //
 // # Writing
 //

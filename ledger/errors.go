@@ -75,6 +75,15 @@ const (
 	// out of causal order (an execution without its allowing verdict),
 	// found by --strict through VerifyOptions.CheckOrder.
 	KindCausality Kind = "causality"
+	// KindTreeMismatch extends DESIGN's list: the Merkle tree the entries
+	// give differs from what the ledger holds: a stored tile (a hash
+	// changed, a tile missing, cut short or extra) or a recorded root
+	// (ledger.checkpoint tree_size/tree_root, ledger.tree_built).
+	KindTreeMismatch Kind = "tree-mismatch"
+	// KindCheckpoint extends DESIGN's list: a ledger.checkpoint whose tree
+	// is right but which VerifyOptions.CheckCheckpoint refused (its
+	// signed note does not verify, or names another tree).
+	KindCheckpoint Kind = "checkpoint"
 )
 
 // IntegrityError is one integrity finding: where (Seq), what kind, and,

@@ -40,6 +40,12 @@ type Manifest struct {
 	HeadSeq  uint64 `json:"head_seq"`
 	HeadHash string `json:"head_hash"`
 	Blobs    int    `json:"blobs"`
+	// TreeRange is the compact range [0,FromSeq) of the ledger's Merkle
+	// tree (Ledger.RangeHashesAt): its hashes left to right, concatenated,
+	// in standard base64 (EncodeTreeRange), so that a segment's verifier
+	// can compute the tree from FromSeq on and check the roots its
+	// checkpoints record. Absent in a full export.
+	TreeRange string `json:"tree_range,omitempty"`
 }
 
 // ExportOptions select what Export writes.

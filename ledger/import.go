@@ -63,7 +63,7 @@ func writeImported(ctx context.Context, src, dst string, rep *Report, progress f
 	defer dec.Close()
 
 	if err := db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketEntries, bucketMeta, bucketBlobs} {
+		for _, b := range [][]byte{bucketEntries, bucketMeta, bucketBlobs, bucketTree} {
 			if _, err := tx.CreateBucket(b); err != nil {
 				return err
 			}
@@ -76,6 +76,7 @@ func writeImported(ctx context.Context, src, dst string, rep *Report, progress f
 	var seq uint64
 	prev := ZeroHash
 	var ledgerID string
+	tree := treeFactory.NewEmptyRange(0) // the tree is built as the entries go in
 	for done := false; !done; {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted: %w", err)
@@ -85,6 +86,8 @@ func writeImported(ctx context.Context, src, dst string, rep *Report, progress f
 			entries.FillPercent = 1.0
 			bb := tx.Bucket(bucketBlobs)
 			var size int
+			var tw tileWriter
+			var lh leafHasher
 			for n := 0; n < importBatch && size < importBatchBytes; n++ {
 				ln, err := er.next()
 				if err == io.EOF {
@@ -105,6 +108,10 @@ func writeImported(ctx context.Context, src, dst string, rep *Report, progress f
 					}
 				}
 				if err := entries.Put(seqKey(seq), line); err != nil {
+					return err
+				}
+				leaf := lh.sum(line)
+				if err := tree.Append(leaf[:], tw.visit); err != nil {
 					return err
 				}
 				size += len(line)
@@ -135,7 +142,7 @@ func writeImported(ctx context.Context, src, dst string, rep *Report, progress f
 			if progress != nil {
 				progress(seq, rep.Entries)
 			}
-			return nil
+			return tw.flush(tx.Bucket(bucketTree))
 		})
 		if err != nil {
 			return err
@@ -150,6 +157,9 @@ func writeImported(ctx context.Context, src, dst string, rep *Report, progress f
 			return err
 		}
 		if err := meta.Put(metaLedgerID, []byte(ledgerID)); err != nil {
+			return err
+		}
+		if err := meta.Put(metaTree, []byte(TreeLayout)); err != nil {
 			return err
 		}
 		return putHead(meta, seq-1, prev)

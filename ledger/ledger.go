@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/transparency-dev/merkle/compact"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -60,6 +61,16 @@ type Options struct {
 	// of every append, and built or caught up on Create and Open (for
 	// writing). A read-only open reads what the file holds.
 	Projections []Projection
+
+	// SignCheckpoint, if set, is called inside Checkpoint with the tree
+	// as of the entry before the checkpoint; the note it returns (a C2SP
+	// signed note of that tree) is recorded in the checkpoint. Its error
+	// fails the Checkpoint, which then appends nothing.
+	SignCheckpoint func(TreeHead) (note string, err error)
+
+	// noTree keeps no Merkle tree: the baseline of the append benchmarks
+	// only. Checkpoints then record no tree.
+	noTree bool
 }
 
 func (o *Options) defaults() {
@@ -162,6 +173,7 @@ func Create(path string, opts Options) (*Ledger, error) {
 		return nil, err
 	}
 	raw := encodeEntry(nil, 0, ZeroHash, now, "", TypeGenesis, genesis)
+	var tree *compact.Range
 	err = db.Update(func(tx *bolt.Tx) error {
 		entries, err := tx.CreateBucket(bucketEntries)
 		if err != nil {
@@ -183,6 +195,11 @@ func Create(path string, opts Options) (*Ledger, error) {
 		if err := meta.Put(metaLedgerID, []byte(id)); err != nil {
 			return err
 		}
+		if !opts.noTree {
+			if tree, err = createTree(tx, raw); err != nil {
+				return err
+			}
+		}
 		return putHead(meta, 0, Sum(raw))
 	})
 	if err != nil {
@@ -196,7 +213,7 @@ func Create(path string, opts Options) (*Ledger, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	l.w = newWriter(l, 0, Sum(raw))
+	l.w = newWriter(l, 0, Sum(raw), tree)
 	return l, nil
 }
 
@@ -293,7 +310,17 @@ func open(path string, readOnly bool, opts Options) (l *Ledger, err error) {
 	if err := l.prepareProjections(head.Seq); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	l.w = newWriter(l, head.Seq, head.Hash)
+	tree, built, err := l.prepareTree(head.Seq)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	l.w = newWriter(l, head.Seq, head.Hash, tree)
+	if built {
+		if err := l.recordTreeBuilt(); err != nil {
+			l.w.close()
+			return nil, fmt.Errorf("open %s: record the tree built: %w", path, err)
+		}
+	}
 	return l, nil
 }
 

@@ -77,9 +77,16 @@ func FoldProjection(src Ranger, p Projection, to uint64) (*MemBucket, error) {
 }
 
 // CheckpointPayload is the data of a ledger.checkpoint entry: the state
-// root of each projection, folded through the entry just before it.
+// root of each projection, folded through the entry just before it, and
+// the Merkle tree of the entries before it (TreeSize is the checkpoint's
+// own seq), with the signed note of that tree when the ledger signs its
+// checkpoints. A checkpoint written before the tree has only projections;
+// one of a ledger without projections has only the tree.
 type CheckpointPayload struct {
-	Projections []CheckpointRoot `json:"projections"`
+	Projections []CheckpointRoot `json:"projections,omitempty"`
+	TreeSize    uint64           `json:"tree_size,omitempty"`
+	TreeRoot    string           `json:"tree_root,omitempty"` // base64 (std), as in a C2SP note
+	Note        string           `json:"note,omitempty"`      // the C2SP signed note of the tree
 }
 
 // CheckpointRoot is one projection's root in a checkpoint.
@@ -90,13 +97,17 @@ type CheckpointRoot struct {
 	Root    string `json:"root"`
 }
 
-// Checkpoint records the state roots of the ledger's projections in a
-// ledger.checkpoint entry, so that a rebuild can prove it folds to the
-// same state. Each root is through the entry just before the checkpoint
-// (the file's, with what is queued since folded in memory: see
-// appendAtHead), where a rebuild compares it as it passes. It waits for a
-// commit or rebuild under way, and ctx is checked only before it starts.
-// The ledger must be open for writing.
+// Checkpoint records the state roots of the ledger's projections and the
+// Merkle tree in a ledger.checkpoint entry, so that a rebuild can prove it
+// folds to the same state and verify that the tree was the same. Each
+// root, and the tree, is as of the entry just before the checkpoint (the
+// file's, with what is queued since folded in memory: see appendAtHead),
+// where a rebuild or verify compares it as it passes. With
+// Options.SignCheckpoint, the tree's signed note is recorded too. It
+// waits for a commit or rebuild under way, and ctx is checked only before
+// it starts. The ledger must be open for writing. It fails with
+// ErrNoProjection only when there is nothing to record: no projections
+// and no tree.
 func (l *Ledger) Checkpoint(ctx context.Context, d Durability) (Appended, error) {
 	if l.readOnly {
 		return Appended{}, ErrReadOnly
@@ -108,14 +119,24 @@ func (l *Ledger) Checkpoint(ctx context.Context, d Durability) (Appended, error)
 	for _, p := range l.opts.Projections {
 		in[p.Name()] = true
 	}
-	return l.w.appendAtHead(d, func(states []ProjectionState) (Record, error) {
+	return l.w.appendAtHead(d, func(at atHead) (Record, error) {
 		var c CheckpointPayload
-		for _, s := range states {
+		for _, s := range at.states {
 			if in[s.Name] && s.Broken == "" {
 				c.Projections = append(c.Projections, CheckpointRoot{Name: s.Name, Version: s.Version, Through: s.Through, Root: s.Root.String()})
 			}
 		}
-		if len(c.Projections) == 0 {
+		if at.tree != nil {
+			c.TreeSize, c.TreeRoot = at.tree.Size, EncodeTreeRoot(at.tree.Root)
+			if l.opts.SignCheckpoint != nil {
+				note, err := l.opts.SignCheckpoint(*at.tree)
+				if err != nil {
+					return Record{}, fmt.Errorf("checkpoint: sign: %w", err)
+				}
+				c.Note = note
+			}
+		}
+		if len(c.Projections) == 0 && at.tree == nil {
 			return Record{}, fmt.Errorf("checkpoint: %w: the ledger was opened without projections", ErrNoProjection)
 		}
 		return Record{Type: TypeCheckpoint, Data: c}, nil

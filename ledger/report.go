@@ -30,6 +30,9 @@ type Report struct {
 	// FailureCounts counts every failure found, listed or not, by kind;
 	// present only when some are omitted (else Failures has them all).
 	FailureCounts map[Kind]uint64 `json:"failure_counts,omitempty"`
+	// TreeUnchecked counts recorded tree roots that could not be compared:
+	// in a segment given no tree range for its start, or after a gap.
+	TreeUnchecked uint64 `json:"tree_unchecked,omitempty"`
 
 	kept failureHeap // the smallest failures so far, while collecting
 }

@@ -95,6 +95,11 @@ func verifyLines(er *exportReader, m *Manifest, blobs BlobSource, opts VerifyOpt
 		if prev, err = ParseHash(m.Prev); err != nil {
 			return nil, fmt.Errorf("manifest prev: %w", err)
 		}
+		if opts.TreeRange == nil && m.TreeRange != "" {
+			if opts.TreeRange, err = decodeTreeRange(m.TreeRange); err != nil {
+				return nil, fmt.Errorf("manifest tree_range: %w", err)
+			}
+		}
 	}
 	c := newChecker(opts, true, total, from, &prev)
 	readErr := feedStream(er, from, c)

@@ -33,6 +33,15 @@ type VerifyOptions struct {
 	// came (a rollback plan with no outcome). Its findings are reported
 	// as given.
 	CheckEnd func() []*IntegrityError
+	// CheckCheckpoint, if set, is called (Strict or not) for each
+	// ledger.checkpoint entry whose tree fields match the tree computed
+	// from the entries, with its seq, that tree and its note ("" when it
+	// has none); an error it returns is a failure at seq (KindCheckpoint).
+	CheckCheckpoint func(seq uint64, th TreeHead, note string) error
+	// TreeRange is the compact range [0,from) of the tree (RangeHashesAt)
+	// for a stream that starts at seq from > 0, so that the roots it
+	// records can be checked; without it they are not (Report.TreeUnchecked).
+	TreeRange [][]byte
 }
 
 const chunkSize = 4096
@@ -50,7 +59,8 @@ type item struct {
 type chunk struct {
 	idx    int
 	items  []item
-	weight int64 // bytes held from the checker's budget (stream mode)
+	weight int64       // bytes held from the checker's budget (stream mode)
+	tiles  *chunkTiles // a store's tiles covering the chunk (tree_verify.go)
 }
 
 // link is what a chunk exposes to its neighbours for the chain check.
@@ -68,6 +78,7 @@ type chunkResult struct {
 	more        map[Kind]uint64   // counts of those found beyond them
 	refs        map[Hash]uint64
 	pruned      []Hash
+	tree        *chunkTree
 }
 
 // full reports whether the chunk already lists as many failures as a
@@ -113,6 +124,10 @@ type checker struct {
 	done   atomic.Uint64
 	total  uint64
 	budget *byteBudget // stream mode only
+	// tree is the Merkle tree being recomputed (tree_verify.go); treeEnd,
+	// if set, checks what only the end can (a store's tiles).
+	tree    *treeCheck
+	treeEnd func() []*IntegrityError
 
 	mu        sync.Mutex // guards everything below
 	pending   map[int]*chunkResult
@@ -134,6 +149,11 @@ func newChecker(opts VerifyOptions, stream bool, total uint64, from uint64, firs
 		rep: &Report{Failures: []*IntegrityError{}}, refs: map[Hash]uint64{}, pruned: map[Hash]bool{}}
 	if stream {
 		c.budget = newByteBudget(streamInflight)
+	}
+	var err error
+	if c.tree, err = newTreeCheck(from, opts.TreeRange); err != nil {
+		c.tree = &treeCheck{}
+		c.rep.add(&IntegrityError{Seq: from, Kind: KindTreeMismatch, Detail: "the tree range given for the start: " + err.Error()})
 	}
 	for i := 0; i < opts.Workers; i++ {
 		c.wg.Add(1)
@@ -164,6 +184,7 @@ func (c *checker) submit(ch chunk) {
 		}
 		ch.weight = c.budget.acquire(n)
 	}
+	c.attachTiles(&ch)
 	c.work <- ch
 }
 
@@ -186,6 +207,12 @@ func (c *checker) finish() (*Report, map[Hash]uint64, map[Hash]bool) {
 			c.rep.add(f)
 		}
 	}
+	if c.treeEnd != nil {
+		for _, f := range c.treeEnd() {
+			c.rep.add(f)
+		}
+	}
+	c.rep.TreeUnchecked = c.tree.unchecked
 	if c.prev != nil {
 		c.rep.HeadSeq = c.prev.key
 		c.rep.HeadHash = c.prev.hash.String()
@@ -233,6 +260,7 @@ func (c *checker) join(idx int, res *chunkResult) {
 		last := res.last
 		c.prev = &last
 		r.Entries += uint64(res.n)
+		c.joinTree(res.tree)
 		for h, seq := range res.refs {
 			if old, ok := c.refs[h]; !ok || seq < old {
 				c.refs[h] = seq
@@ -345,8 +373,14 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 		res.push(&IntegrityError{Seq: seq, Kind: kind, Detail: detail})
 	}
 	var prev link
+	var lh leafHasher
+	leaves := make([][32]byte, len(ch.items))
+	types := make([]string, len(ch.items))
+	datas := make([][]byte, len(ch.items))
+	seqs := make([]uint64, len(ch.items))
 	for i, it := range ch.items {
 		l := link{key: it.key, hash: Sum(it.raw)}
+		leaves[i] = lh.sum(it.raw)
 		if c.stream && i > 0 {
 			l.key = prev.key + 1 // best guess until the entry tells
 		}
@@ -370,6 +404,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 					Expected: fmt.Sprint(it.key), Found: fmt.Sprint(e.Seq)})
 			}
 			c.checkEntry(&e, l.key, res, fail)
+			types[i], datas[i], seqs[i] = e.Type, e.Data, e.Seq
 		}
 		if i == 0 {
 			res.first = l
@@ -379,6 +414,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 		prev = l
 	}
 	res.last = prev
+	c.treeChunk(ch, leaves, types, datas, seqs, res)
 	return res
 }
 
@@ -471,6 +507,7 @@ func (l *Ledger) Verify(opts VerifyOptions) (*Report, error) {
 		meta := tx.Bucket(bucketMeta)
 		metaHead, metaErr = readHead(meta)
 		c := newChecker(opts, false, metaHead.Seq+1, 0, nil)
+		c.useStoreTiles(tx)
 		readFailure = feedStore(tx, c)
 		r, refs, pruned = c.finish()
 		blobs := tx.Bucket(bucketBlobs)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/transparency-dev/merkle/compact"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -53,6 +54,7 @@ type Appended struct {
 type batch struct {
 	firstSeq uint64
 	entries  [][]byte
+	leaves   [][32]byte // the entries' tree leaf hashes (none when no tree)
 	blobs    []preparedBlob
 	hasSync  bool
 	done     chan struct{}
@@ -84,6 +86,12 @@ type writer struct {
 	durable  uint64
 	advanced chan struct{}
 	buf      []byte
+	lh       leafHasher
+	// tree is the compact range of the committed entries (nil when the
+	// ledger keeps no tree); only commits change it, under cmu. hasTree
+	// says, without cmu, whether there is one (it never changes).
+	tree    *compact.Range
+	hasTree bool
 
 	// cmu is held while a batch is taken and committed, by the committer
 	// goroutine or by a Sync appender that found it idle, so batches
@@ -96,8 +104,8 @@ type writer struct {
 	wg   sync.WaitGroup
 }
 
-func newWriter(l *Ledger, seq uint64, prev Hash) *writer {
-	w := &writer{l: l, seq: seq, prev: prev, durable: seq, advanced: make(chan struct{}),
+func newWriter(l *Ledger, seq uint64, prev Hash, tree *compact.Range) *writer {
+	w := &writer{l: l, seq: seq, prev: prev, tree: tree, hasTree: tree != nil, durable: seq, advanced: make(chan struct{}),
 		kick: make(chan struct{}, 1), quit: make(chan struct{})}
 	w.wg.Add(1)
 	go w.loop()
@@ -224,6 +232,11 @@ func (w *writer) enqueueLocked(d Durability, recs []Record, datas [][]byte, blob
 		raw := append([]byte(nil), w.buf...)
 		w.prev = Sum(raw)
 		b.entries = append(b.entries, raw)
+		if w.hasTree {
+			// Hashed here, by the appender, like the chain hash: the
+			// committer only joins them into the tree.
+			b.leaves = append(b.leaves, w.lh.sum(raw))
+		}
 		out[i] = Appended{Seq: w.seq, Hash: w.prev}
 	}
 	b.blobs = append(b.blobs, blobs...)
@@ -233,14 +246,21 @@ func (w *writer) enqueueLocked(d Durability, recs []Record, datas [][]byte, blob
 	return b, out, nil
 }
 
-// appendAtHead appends the record build makes from the projections'
-// states as of the entry before it. No commit runs meanwhile (cmu), and
-// appends wait (w.mu) only while those states are read, with the entries
-// queued since the last commit folded in memory, in a read transaction: no
-// commit and no wait for one happens under w.mu, and no write transaction
-// can be under way (every write runs under cmu), so the read transaction
-// cannot wait for a remap.
-func (w *writer) appendAtHead(d Durability, build func(states []ProjectionState) (Record, error)) (Appended, error) {
+// atHead is the ledger as of the entry before the one appendAtHead adds:
+// the projections' states and the tree (nil when it keeps none).
+type atHead struct {
+	states []ProjectionState
+	tree   *TreeHead
+}
+
+// appendAtHead appends the record build makes from the ledger as of the
+// entry before it: the projections' states and the tree. No commit runs
+// meanwhile (cmu), and appends wait (w.mu) only while those are read, with
+// the entries queued since the last commit folded in memory, in a read
+// transaction: no commit and no wait for one happens under w.mu, and no
+// write transaction can be under way (every write runs under cmu), so the
+// read transaction cannot wait for a remap.
+func (w *writer) appendAtHead(d Durability, build func(at atHead) (Record, error)) (Appended, error) {
 	w.cmu.Lock()
 	defer w.cmu.Unlock()
 	w.mu.Lock()
@@ -248,25 +268,33 @@ func (w *writer) appendAtHead(d Durability, build func(states []ProjectionState)
 		w.mu.Unlock()
 		return Appended{}, fmt.Errorf("%w: %v", ErrBroken, w.failed)
 	}
-	var states []ProjectionState
+	var at atHead
 	var entries []Entry
 	var err error
 	if b := w.cur; b != nil && len(w.l.opts.Projections) > 0 {
 		entries, err = parseEntries(b.firstSeq, b.entries) // none when it holds only blobs
 	}
+	if w.tree != nil {
+		var queued [][32]byte
+		if w.cur != nil {
+			queued = w.cur.leaves
+		}
+		th := treeAfter(w.tree, queued)
+		at.tree = &th
+	}
 	if err == nil {
 		err = w.l.view(func(tx *bolt.Tx) error {
 			if len(entries) > 0 {
-				states = foldedStates(tx, w.l.opts.Projections, entries)
+				at.states = foldedStates(tx, w.l.opts.Projections, entries)
 			} else {
-				states = projectionStates(tx)
+				at.states = projectionStates(tx)
 			}
 			return nil
 		})
 	}
 	var r Record
 	if err == nil {
-		r, err = build(states)
+		r, err = build(at)
 	}
 	var data []byte
 	if err == nil {
@@ -401,26 +429,35 @@ func (w *writer) flushLocked() {
 }
 
 func (w *writer) commit(b *batch) {
-	err := w.commitTx(b)
+	tree, err := w.commitTx(b)
+	if err == nil && tree != nil {
+		w.tree = tree // under cmu, as every commit
+	}
 	w.mu.Lock()
 	w.finishLocked(b, err)
 	w.mu.Unlock()
 }
 
-// commitTx writes a batch in one transaction.
-func (w *writer) commitTx(b *batch) error {
+// commitTx writes a batch in one transaction: its entries, the tree grown
+// by them (returned, to replace w.tree once durable), the projections,
+// the blobs and the head.
+func (w *writer) commitTx(b *batch) (tree *compact.Range, err error) {
 	var entries []Entry
 	if len(w.l.opts.Projections) > 0 {
-		var err error
 		if entries, err = parseEntries(b.firstSeq, b.entries); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return w.l.db.Update(func(tx *bolt.Tx) error {
+	err = w.l.db.Update(func(tx *bolt.Tx) error {
 		bucket := tx.Bucket(bucketEntries)
 		bucket.FillPercent = 1.0 // keys only ever grow: pack pages full
 		for i, raw := range b.entries {
 			if err := bucket.Put(seqKey(b.firstSeq+uint64(i)), raw); err != nil {
+				return err
+			}
+		}
+		if w.tree != nil && len(b.entries) > 0 {
+			if tree, err = appendTree(tx, w.tree, b.leaves); err != nil {
 				return err
 			}
 		}
@@ -444,6 +481,7 @@ func (w *writer) commitTx(b *batch) error {
 		}
 		return nil
 	})
+	return tree, err
 }
 
 // finishLocked ends a batch's commit; w.mu is held. A failed commit

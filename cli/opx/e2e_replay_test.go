@@ -297,7 +297,8 @@ func treeDigest(t *testing.T, dir string) string {
 // raw body of the session's first model response that carries text: its
 // first text chunk gets "ALTERED " in front. The entry names the new blob
 // (hash and size), and every entry from it on is re-chained (prev is the
-// BLAKE3 of the previous line), so the export verifies as a whole. It
+// BLAKE3 of the previous line, a checkpoint's tree root that of the lines
+// before it), so the export verifies as a whole. It
 // returns the altered entry's seq.
 func alterFirstAnswer(t *testing.T, export, session string) uint64 {
 	t.Helper()
@@ -341,10 +342,9 @@ func alterFirstAnswer(t *testing.T, export, session string) uint64 {
 	if at < 0 {
 		t.Fatal("no model response with text in the session")
 	}
-	for i := at + 1; i < len(lines); i++ {
-		en := decodeLine(t, lines[i])
-		en["prev"] = ledger.Sum(lines[i-1]).String()
-		lines[i] = encodeLine(t, en)
+	// Re-chained, and the Merkle roots later checkpoints record recomputed.
+	if err := ledgertest.Relink(lines, at+1); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(export, append(bytes.Join(lines, []byte("\n")), '\n'), 0o644); err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ var taxonomy = []string{
 	"chronicle.snapshot", "chronicle.rollback", "chronicle.pruned",
 	"exec.started", "exec.completed", "exec.failed",
 	// Extensions of the DESIGN table, each documented where it is defined.
-	"client.rejected", "ledger.checkpoint", "chronicle.rollback_started",
+	"client.rejected", "ledger.checkpoint", "chronicle.rollback_started", "ledger.tree_built",
 }
 
 var (
@@ -78,6 +78,8 @@ var samples = []event.Payload{
 	&event.ExecCompleted{CallID: "c1", Tool: "write_file", Result: "ok", Size: 2, DurationMS: 1, Post: []event.PostState{{Path: "a", Hash: h2}, {Path: "b", Absent: true}}},
 	&event.ExecFailed{CallID: "c1", Tool: "read_file", Error: "no such file", DurationMS: 1},
 	&event.Checkpoint{Projections: []ledger.CheckpointRoot{{Name: "sessions", Version: "1", Through: 9, Root: h1}}},
+	&event.Checkpoint{TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=", Note: "opx.local/ledger/x\n10\n...\n"},
+	&event.TreeBuilt{TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="},
 }
 
 func TestTypes_MatchTaxonomy(t *testing.T) {
@@ -126,6 +128,12 @@ func TestCheck_Rejects(t *testing.T) {
 		{"not an object", "session.titled", `["t"]`, event.ErrInvalidPayload},
 		{"unknown stop cause", "engine.stopped", `{"reason":"r","cause":"bored","uptime_ms":1}`, event.ErrInvalidPayload},
 		{"trailing data", "session.titled", `{"title":"t"}{}`, event.ErrInvalidPayload},
+		{"checkpoint empty", "ledger.checkpoint", `{}`, event.ErrInvalidPayload},
+		{"checkpoint tree root hex", "ledger.checkpoint", `{"tree_size":3,"tree_root":"` + h1 + `"}`, event.ErrInvalidPayload},
+		{"checkpoint tree size 0", "ledger.checkpoint", `{"tree_size":0,"tree_root":"47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="}`, event.ErrInvalidPayload},
+		{"checkpoint note without tree", "ledger.checkpoint", `{"projections":[{"name":"s","version":"1","through":1,"root":"` + h1 + `"}],"note":"x"}`, event.ErrInvalidPayload},
+		{"tree built short root", "ledger.tree_built", `{"tree_size":3,"tree_root":"AAAA"}`, event.ErrInvalidPayload},
+		{"tree built unpadded root", "ledger.tree_built", `{"tree_size":3,"tree_root":"47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU"}`, event.ErrInvalidPayload},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,29 +61,72 @@ func (n *Note) Validate() error {
 	return firstErr(need("author", n.Author, "text", n.Text), needHash("blob", n.Blob, true))
 }
 
-// TypeCheckpoint records projections' state roots (ledger.checkpoint).
+// TypeCheckpoint records projections' state roots and the Merkle tree
+// (ledger.checkpoint).
 const TypeCheckpoint = ledger.TypeCheckpoint
 
 func init() { register(func() Payload { return &Checkpoint{} }) }
 
 // Checkpoint is the state root of each projection as the engine had it,
 // folded through an entry: `opx ledger rebuild` folds the entries again
-// and must reach the same roots. The ledger package writes it
-// (Ledger.Checkpoint).
+// and must reach the same roots. Since the tree, it also holds the RFC
+// 6962 tree of the entries before it (tree_size is the checkpoint's own
+// seq, which verify checks) and, when the ledger signs checkpoints, the
+// C2SP signed note of that tree. A ledger without projections records
+// only the tree; one written before the tree only projections. The ledger
+// package writes it (Ledger.Checkpoint).
 type Checkpoint struct {
-	Projections []ledger.CheckpointRoot `json:"projections"`
+	Projections []ledger.CheckpointRoot `json:"projections,omitempty"`
+	TreeSize    uint64                  `json:"tree_size,omitempty"`
+	TreeRoot    string                  `json:"tree_root,omitempty"`
+	Note        string                  `json:"note,omitempty"`
 }
 
 func (*Checkpoint) Type() string { return TypeCheckpoint }
 
 func (c *Checkpoint) Validate() error {
-	if len(c.Projections) == 0 {
-		return errors.New("projections is required")
+	if len(c.Projections) == 0 && c.TreeRoot == "" {
+		return errors.New("projections or tree_root is required")
 	}
 	for _, r := range c.Projections {
 		if err := firstErr(need("name", r.Name, "version", r.Version), needHash("root", r.Root, false)); err != nil {
 			return err
 		}
+	}
+	if c.TreeRoot == "" {
+		if c.TreeSize != 0 || c.Note != "" {
+			return errors.New("tree_size and note need tree_root")
+		}
+		return nil
+	}
+	return needTree(c.TreeSize, c.TreeRoot)
+}
+
+// TypeTreeBuilt records the Merkle tree built for a ledger older than the
+// tree (ledger.tree_built), on its first writable open.
+const TypeTreeBuilt = ledger.TypeTreeBuilt
+
+func init() { register(func() Payload { return &TreeBuilt{} }) }
+
+// TreeBuilt is the tree of the entries before it (tree_size is its own
+// seq), built from them when an older ledger was first opened for writing.
+type TreeBuilt struct {
+	TreeSize uint64 `json:"tree_size"`
+	TreeRoot string `json:"tree_root"`
+}
+
+func (*TreeBuilt) Type() string { return TypeTreeBuilt }
+
+func (t *TreeBuilt) Validate() error { return needTree(t.TreeSize, t.TreeRoot) }
+
+// needTree reports a tree that covers no entry or whose root is not the
+// standard base64 of 32 bytes.
+func needTree(size uint64, root string) error {
+	if size == 0 {
+		return errors.New("tree_size is required (a tree covers at least genesis)")
+	}
+	if _, err := ledger.DecodeTreeRoot(root); err != nil {
+		return err
 	}
 	return nil
 }
