@@ -63,6 +63,8 @@ type HeadResponse struct {
 	Seq           uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
 	Hash          string                 `protobuf:"bytes,3,opt,name=hash,proto3" json:"hash,omitempty"`
 	Format        string                 `protobuf:"bytes,4,opt,name=format,proto3" json:"format,omitempty"`
+	TreeLayout    string                 `protobuf:"bytes,5,opt,name=tree_layout,json=treeLayout,proto3" json:"tree_layout,omitempty"`  // meta "tree": the Merkle tree's layout, "" for none
+	TreeBucket    bool                   `protobuf:"varint,6,opt,name=tree_bucket,json=treeBucket,proto3" json:"tree_bucket,omitempty"` // the ledger holds a tree bucket
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -123,6 +125,20 @@ func (x *HeadResponse) GetFormat() string {
 		return x.Format
 	}
 	return ""
+}
+
+func (x *HeadResponse) GetTreeLayout() string {
+	if x != nil {
+		return x.TreeLayout
+	}
+	return ""
+}
+
+func (x *HeadResponse) GetTreeBucket() bool {
+	if x != nil {
+		return x.TreeBucket
+	}
+	return false
 }
 
 type VerifyRequest struct {
@@ -960,17 +976,161 @@ func (x *BlobFrame) GetLarge() bool {
 	return false
 }
 
+type ReadTilesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Size          uint64                 `protobuf:"varint,1,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadTilesRequest) Reset() {
+	*x = ReadTilesRequest{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadTilesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadTilesRequest) ProtoMessage() {}
+
+func (x *ReadTilesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadTilesRequest.ProtoReflect.Descriptor instead.
+func (*ReadTilesRequest) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ReadTilesRequest) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+type TileBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tiles         []*Tile                `protobuf:"bytes,1,rep,name=tiles,proto3" json:"tiles,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TileBatch) Reset() {
+	*x = TileBatch{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TileBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TileBatch) ProtoMessage() {}
+
+func (x *TileBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TileBatch.ProtoReflect.Descriptor instead.
+func (*TileBatch) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *TileBatch) GetTiles() []*Tile {
+	if x != nil {
+		return x.Tiles
+	}
+	return nil
+}
+
+type Tile struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           []byte                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`   // the tree bucket's key
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"` // the tile, cut to the width the tree of size entries needs
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Tile) Reset() {
+	*x = Tile{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Tile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Tile) ProtoMessage() {}
+
+func (x *Tile) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Tile.ProtoReflect.Descriptor instead.
+func (*Tile) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *Tile) GetKey() []byte {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *Tile) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 var File_opx_v1_ledger_proto protoreflect.FileDescriptor
 
 const file_opx_v1_ledger_proto_rawDesc = "" +
 	"\n" +
 	"\x13opx/v1/ledger.proto\x12\x06opx.v1\"\r\n" +
-	"\vHeadRequest\"i\n" +
+	"\vHeadRequest\"\xab\x01\n" +
 	"\fHeadResponse\x12\x1b\n" +
 	"\tledger_id\x18\x01 \x01(\tR\bledgerId\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x12\n" +
 	"\x04hash\x18\x03 \x01(\tR\x04hash\x12\x16\n" +
-	"\x06format\x18\x04 \x01(\tR\x06format\"'\n" +
+	"\x06format\x18\x04 \x01(\tR\x06format\x12\x1f\n" +
+	"\vtree_layout\x18\x05 \x01(\tR\n" +
+	"treeLayout\x12\x1f\n" +
+	"\vtree_bucket\x18\x06 \x01(\bR\n" +
+	"treeBucket\"'\n" +
 	"\rVerifyRequest\x12\x16\n" +
 	"\x06strict\x18\x01 \x01(\bR\x06strict\"1\n" +
 	"\x0eVerifyResponse\x12\x1f\n" +
@@ -1019,7 +1179,14 @@ const file_opx_v1_ledger_proto_rawDesc = "" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x18\n" +
 	"\amissing\x18\x03 \x01(\bR\amissing\x12\x14\n" +
-	"\x05large\x18\x04 \x01(\bR\x05large2\xfe\x04\n" +
+	"\x05large\x18\x04 \x01(\bR\x05large\"&\n" +
+	"\x10ReadTilesRequest\x12\x12\n" +
+	"\x04size\x18\x01 \x01(\x04R\x04size\"/\n" +
+	"\tTileBatch\x12\"\n" +
+	"\x05tiles\x18\x01 \x03(\v2\f.opx.v1.TileR\x05tiles\",\n" +
+	"\x04Tile\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\fR\x03key\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data2\xba\x05\n" +
 	"\rLedgerService\x121\n" +
 	"\x04Head\x12\x13.opx.v1.HeadRequest\x1a\x14.opx.v1.HeadResponse\x127\n" +
 	"\x06Verify\x12\x15.opx.v1.VerifyRequest\x1a\x16.opx.v1.VerifyResponse\x12D\n" +
@@ -1031,7 +1198,8 @@ const file_opx_v1_ledger_proto_rawDesc = "" +
 	"\n" +
 	"AppendNote\x12\x19.opx.v1.AppendNoteRequest\x1a\x1a.opx.v1.AppendNoteResponse\x12:\n" +
 	"\aRebuild\x12\x16.opx.v1.RebuildRequest\x1a\x17.opx.v1.RebuildResponse\x12C\n" +
-	"\rGetBlobFrames\x12\x1c.opx.v1.GetBlobFramesRequest\x1a\x12.opx.v1.BlobFrames0\x01B+Z)github.com/opx-dev/opx/proto/opx/v1;opxv1b\x06proto3"
+	"\rGetBlobFrames\x12\x1c.opx.v1.GetBlobFramesRequest\x1a\x12.opx.v1.BlobFrames0\x01\x12:\n" +
+	"\tReadTiles\x12\x18.opx.v1.ReadTilesRequest\x1a\x11.opx.v1.TileBatch0\x01B+Z)github.com/opx-dev/opx/proto/opx/v1;opxv1b\x06proto3"
 
 var (
 	file_opx_v1_ledger_proto_rawDescOnce sync.Once
@@ -1045,7 +1213,7 @@ func file_opx_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_opx_v1_ledger_proto_rawDescData
 }
 
-var file_opx_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_opx_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_opx_v1_ledger_proto_goTypes = []any{
 	(*HeadRequest)(nil),          // 0: opx.v1.HeadRequest
 	(*HeadResponse)(nil),         // 1: opx.v1.HeadResponse
@@ -1066,35 +1234,41 @@ var file_opx_v1_ledger_proto_goTypes = []any{
 	(*GetBlobFramesRequest)(nil), // 16: opx.v1.GetBlobFramesRequest
 	(*BlobFrames)(nil),           // 17: opx.v1.BlobFrames
 	(*BlobFrame)(nil),            // 18: opx.v1.BlobFrame
+	(*ReadTilesRequest)(nil),     // 19: opx.v1.ReadTilesRequest
+	(*TileBatch)(nil),            // 20: opx.v1.TileBatch
+	(*Tile)(nil),                 // 21: opx.v1.Tile
 }
 var file_opx_v1_ledger_proto_depIdxs = []int32{
 	6,  // 0: opx.v1.EntryBatch.entries:type_name -> opx.v1.LedgerEntry
 	18, // 1: opx.v1.BlobFrames.frames:type_name -> opx.v1.BlobFrame
-	0,  // 2: opx.v1.LedgerService.Head:input_type -> opx.v1.HeadRequest
-	2,  // 3: opx.v1.LedgerService.Verify:input_type -> opx.v1.VerifyRequest
-	4,  // 4: opx.v1.LedgerService.StreamEntries:input_type -> opx.v1.StreamEntriesRequest
-	5,  // 5: opx.v1.LedgerService.Follow:input_type -> opx.v1.FollowRequest
-	7,  // 6: opx.v1.LedgerService.GetBlob:input_type -> opx.v1.GetBlobRequest
-	9,  // 7: opx.v1.LedgerService.ReadEntries:input_type -> opx.v1.ReadEntriesRequest
-	7,  // 8: opx.v1.LedgerService.GetBlobFrame:input_type -> opx.v1.GetBlobRequest
-	12, // 9: opx.v1.LedgerService.AppendNote:input_type -> opx.v1.AppendNoteRequest
-	14, // 10: opx.v1.LedgerService.Rebuild:input_type -> opx.v1.RebuildRequest
-	16, // 11: opx.v1.LedgerService.GetBlobFrames:input_type -> opx.v1.GetBlobFramesRequest
-	1,  // 12: opx.v1.LedgerService.Head:output_type -> opx.v1.HeadResponse
-	3,  // 13: opx.v1.LedgerService.Verify:output_type -> opx.v1.VerifyResponse
-	6,  // 14: opx.v1.LedgerService.StreamEntries:output_type -> opx.v1.LedgerEntry
-	6,  // 15: opx.v1.LedgerService.Follow:output_type -> opx.v1.LedgerEntry
-	8,  // 16: opx.v1.LedgerService.GetBlob:output_type -> opx.v1.GetBlobResponse
-	10, // 17: opx.v1.LedgerService.ReadEntries:output_type -> opx.v1.EntryBatch
-	11, // 18: opx.v1.LedgerService.GetBlobFrame:output_type -> opx.v1.BlobFrameChunk
-	13, // 19: opx.v1.LedgerService.AppendNote:output_type -> opx.v1.AppendNoteResponse
-	15, // 20: opx.v1.LedgerService.Rebuild:output_type -> opx.v1.RebuildResponse
-	17, // 21: opx.v1.LedgerService.GetBlobFrames:output_type -> opx.v1.BlobFrames
-	12, // [12:22] is the sub-list for method output_type
-	2,  // [2:12] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	21, // 2: opx.v1.TileBatch.tiles:type_name -> opx.v1.Tile
+	0,  // 3: opx.v1.LedgerService.Head:input_type -> opx.v1.HeadRequest
+	2,  // 4: opx.v1.LedgerService.Verify:input_type -> opx.v1.VerifyRequest
+	4,  // 5: opx.v1.LedgerService.StreamEntries:input_type -> opx.v1.StreamEntriesRequest
+	5,  // 6: opx.v1.LedgerService.Follow:input_type -> opx.v1.FollowRequest
+	7,  // 7: opx.v1.LedgerService.GetBlob:input_type -> opx.v1.GetBlobRequest
+	9,  // 8: opx.v1.LedgerService.ReadEntries:input_type -> opx.v1.ReadEntriesRequest
+	7,  // 9: opx.v1.LedgerService.GetBlobFrame:input_type -> opx.v1.GetBlobRequest
+	12, // 10: opx.v1.LedgerService.AppendNote:input_type -> opx.v1.AppendNoteRequest
+	14, // 11: opx.v1.LedgerService.Rebuild:input_type -> opx.v1.RebuildRequest
+	16, // 12: opx.v1.LedgerService.GetBlobFrames:input_type -> opx.v1.GetBlobFramesRequest
+	19, // 13: opx.v1.LedgerService.ReadTiles:input_type -> opx.v1.ReadTilesRequest
+	1,  // 14: opx.v1.LedgerService.Head:output_type -> opx.v1.HeadResponse
+	3,  // 15: opx.v1.LedgerService.Verify:output_type -> opx.v1.VerifyResponse
+	6,  // 16: opx.v1.LedgerService.StreamEntries:output_type -> opx.v1.LedgerEntry
+	6,  // 17: opx.v1.LedgerService.Follow:output_type -> opx.v1.LedgerEntry
+	8,  // 18: opx.v1.LedgerService.GetBlob:output_type -> opx.v1.GetBlobResponse
+	10, // 19: opx.v1.LedgerService.ReadEntries:output_type -> opx.v1.EntryBatch
+	11, // 20: opx.v1.LedgerService.GetBlobFrame:output_type -> opx.v1.BlobFrameChunk
+	13, // 21: opx.v1.LedgerService.AppendNote:output_type -> opx.v1.AppendNoteResponse
+	15, // 22: opx.v1.LedgerService.Rebuild:output_type -> opx.v1.RebuildResponse
+	17, // 23: opx.v1.LedgerService.GetBlobFrames:output_type -> opx.v1.BlobFrames
+	20, // 24: opx.v1.LedgerService.ReadTiles:output_type -> opx.v1.TileBatch
+	14, // [14:25] is the sub-list for method output_type
+	3,  // [3:14] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_opx_v1_ledger_proto_init() }
@@ -1108,7 +1282,7 @@ func file_opx_v1_ledger_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opx_v1_ledger_proto_rawDesc), len(file_opx_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,6 +29,7 @@ const (
 	LedgerService_AppendNote_FullMethodName    = "/opx.v1.LedgerService/AppendNote"
 	LedgerService_Rebuild_FullMethodName       = "/opx.v1.LedgerService/Rebuild"
 	LedgerService_GetBlobFrames_FullMethodName = "/opx.v1.LedgerService/GetBlobFrames"
+	LedgerService_ReadTiles_FullMethodName     = "/opx.v1.LedgerService/ReadTiles"
 )
 
 // LedgerServiceClient is the client API for LedgerService service.
@@ -65,6 +66,9 @@ type LedgerServiceClient interface {
 	// asked, several to a message; a frame over 1 MiB is marked large and
 	// left to GetBlobFrame.
 	GetBlobFrames(ctx context.Context, in *GetBlobFramesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BlobFrames], error)
+	// ReadTiles streams the stored Merkle tree tiles of the tree of size
+	// entries (ledger.TileSource), many to a message.
+	ReadTiles(ctx context.Context, in *ReadTilesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TileBatch], error)
 }
 
 type ledgerServiceClient struct {
@@ -220,6 +224,25 @@ func (c *ledgerServiceClient) GetBlobFrames(ctx context.Context, in *GetBlobFram
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type LedgerService_GetBlobFramesClient = grpc.ServerStreamingClient[BlobFrames]
 
+func (c *ledgerServiceClient) ReadTiles(ctx context.Context, in *ReadTilesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TileBatch], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &LedgerService_ServiceDesc.Streams[5], LedgerService_ReadTiles_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ReadTilesRequest, TileBatch]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type LedgerService_ReadTilesClient = grpc.ServerStreamingClient[TileBatch]
+
 // LedgerServiceServer is the server API for LedgerService service.
 // All implementations must embed UnimplementedLedgerServiceServer
 // for forward compatibility.
@@ -254,6 +277,9 @@ type LedgerServiceServer interface {
 	// asked, several to a message; a frame over 1 MiB is marked large and
 	// left to GetBlobFrame.
 	GetBlobFrames(*GetBlobFramesRequest, grpc.ServerStreamingServer[BlobFrames]) error
+	// ReadTiles streams the stored Merkle tree tiles of the tree of size
+	// entries (ledger.TileSource), many to a message.
+	ReadTiles(*ReadTilesRequest, grpc.ServerStreamingServer[TileBatch]) error
 	mustEmbedUnimplementedLedgerServiceServer()
 }
 
@@ -293,6 +319,9 @@ func (UnimplementedLedgerServiceServer) Rebuild(context.Context, *RebuildRequest
 }
 func (UnimplementedLedgerServiceServer) GetBlobFrames(*GetBlobFramesRequest, grpc.ServerStreamingServer[BlobFrames]) error {
 	return status.Error(codes.Unimplemented, "method GetBlobFrames not implemented")
+}
+func (UnimplementedLedgerServiceServer) ReadTiles(*ReadTilesRequest, grpc.ServerStreamingServer[TileBatch]) error {
+	return status.Error(codes.Unimplemented, "method ReadTiles not implemented")
 }
 func (UnimplementedLedgerServiceServer) mustEmbedUnimplementedLedgerServiceServer() {}
 func (UnimplementedLedgerServiceServer) testEmbeddedByValue()                       {}
@@ -460,6 +489,17 @@ func _LedgerService_GetBlobFrames_Handler(srv interface{}, stream grpc.ServerStr
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type LedgerService_GetBlobFramesServer = grpc.ServerStreamingServer[BlobFrames]
 
+func _LedgerService_ReadTiles_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ReadTilesRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(LedgerServiceServer).ReadTiles(m, &grpc.GenericServerStream[ReadTilesRequest, TileBatch]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type LedgerService_ReadTilesServer = grpc.ServerStreamingServer[TileBatch]
+
 // LedgerService_ServiceDesc is the grpc.ServiceDesc for LedgerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -512,6 +552,11 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "GetBlobFrames",
 			Handler:       _LedgerService_GetBlobFrames_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "ReadTiles",
+			Handler:       _LedgerService_ReadTiles_Handler,
 			ServerStreams: true,
 		},
 	},
