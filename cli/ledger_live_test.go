@@ -134,6 +134,17 @@ func liveCases(t *testing.T) map[string]func(dir string) string {
 			ledgertest.Edit(t, p, func(tx *bolt.Tx) error { return tx.Bucket([]byte("blobs")).Delete(lg.Blobs[2][:]) })
 			return p
 		},
+		"tile": func(dir string) string {
+			p := cp(dir)
+			ledgertest.Edit(t, p, func(tx *bolt.Tx) error {
+				b := tx.Bucket([]byte("tree"))
+				k, v := b.Cursor().First()
+				mod := append([]byte(nil), v...)
+				mod[40] ^= 1 // the second leaf hash of the first tile
+				return b.Put(append([]byte(nil), k...), mod)
+			})
+			return p
+		},
 		"corrupt-blob": func(dir string) string {
 			p := cp(dir)
 			ledgertest.Edit(t, p, func(tx *bolt.Tx) error {

@@ -30,6 +30,14 @@ func damaged(t *testing.T) map[string]string {
 	ledgertest.Edit(t, out["corrupt-blob"], func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte("blobs")).Put(lt.Blobs[1][:], []byte("not a zstd frame"))
 	})
+	out["tile"] = ledgertest.Copy(t, lt.Path, filepath.Join(dir, "tile.db"))
+	ledgertest.Edit(t, out["tile"], func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("tree"))
+		k, v := b.Cursor().First()
+		mod := append([]byte(nil), v...)
+		mod[40] ^= 1 // the second leaf hash of the first tile
+		return b.Put(append([]byte(nil), k...), mod)
+	})
 	return out
 }
 
