@@ -74,28 +74,21 @@ func TestLedgerVerify_FlippedByte(t *testing.T) {
 			r := run(t, args...)
 			r.wantCode(t, cli.ExitIntegrity)
 			r.wantErr(t, "integrity failure")
-			// The entry no longer hashes to the next prev (the chain), nor
-			// to its leaf in the Merkle tree's tiles.
 			if !tt.json {
-				r.wantOut(t, "seq 4  tree-mismatch  ", "seq 5  hash-mismatch  ", "FAILED: 2 failures in 11 entries")
+				r.wantOut(t, "seq 5  hash-mismatch  ", "FAILED: 1 failure in 11 entries")
 				return
 			}
 			m := r.jsonObject(t)
 			fs := m["failures"].([]any)
-			if m["ok"] != false || len(fs) != 2 {
-				t.Fatalf("report %v, want not ok with two failures", m)
+			if m["ok"] != false || len(fs) != 1 {
+				t.Fatalf("report %v, want not ok with one failure", m)
 			}
-			for i, want := range []struct {
-				kind ledger.Kind
-				seq  string
-			}{{ledger.KindTreeMismatch, "4"}, {ledger.KindHashMismatch, "5"}} {
-				f := fs[i].(map[string]any)
-				if got := keys(f); !reflect.DeepEqual(got, []string{"detail", "kind", "seq"}) {
-					t.Errorf("failure keys %v", got)
-				}
-				if f["kind"] != string(want.kind) || f["seq"].(jsonNumber).String() != want.seq {
-					t.Errorf("failure %v, want %s at seq %s", f, want.kind, want.seq)
-				}
+			f := fs[0].(map[string]any)
+			if got := keys(f); !reflect.DeepEqual(got, []string{"detail", "kind", "seq"}) {
+				t.Errorf("failure keys %v", got)
+			}
+			if f["kind"] != string(ledger.KindHashMismatch) || f["seq"].(jsonNumber).String() != "5" {
+				t.Errorf("failure %v, want hash-mismatch at seq 5", f)
 			}
 		})
 	}
@@ -117,8 +110,8 @@ func TestLedgerVerify_Strict(t *testing.T) {
 		args  []string
 		kinds string
 	}{
-		{"lenient", nil, "head-mismatch tree-mismatch"},
-		{"strict", []string{"--strict"}, "head-mismatch not-canonical tree-mismatch"},
+		{"lenient", nil, "head-mismatch"},
+		{"strict", []string{"--strict"}, "head-mismatch not-canonical"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,17 +135,16 @@ func TestLedgerVerify_ManyFailures(t *testing.T) {
 		seqs = append(seqs, s)
 	}
 	bad := tampered(t, lg.Path, seqs...)
-	// Each flipped entry is two failures: the chain's and the tree's.
 	r := run(t, "ledger", "verify", "--ledger", bad)
 	r.wantCode(t, cli.ExitIntegrity)
-	r.wantOut(t, "... and 140 more (use --json)", "FAILED: 240 failures")
-	if n := strings.Count(r.stdout, "hash-mismatch") + strings.Count(r.stdout, "tree-mismatch"); n != 100 {
+	r.wantOut(t, "... and 20 more (use --json)", "FAILED: 120 failures")
+	if n := strings.Count(r.stdout, "hash-mismatch"); n != 100 {
 		t.Errorf("%d failure lines, want 100", n)
 	}
 	r = run(t, "ledger", "verify", "--ledger", bad, "--json")
 	r.wantCode(t, cli.ExitIntegrity)
-	if n := len(r.jsonObject(t)["failures"].([]any)); n != 240 {
-		t.Errorf("--json lists %d failures, want 240", n)
+	if n := len(r.jsonObject(t)["failures"].([]any)); n != 120 {
+		t.Errorf("--json lists %d failures, want 120", n)
 	}
 }
 

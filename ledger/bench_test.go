@@ -18,7 +18,7 @@ package ledger_test
 //	-ledgerbench.baseline=false    skip baselines (for -cpuprofile)
 //
 // The large ledger (and the JSONL files beside it) is built once and kept
-// in DIR/opx-ledger-bench-v2-<n>/ across runs (v2: with the Merkle tree) (about 1.5 GB for 1M
+// in DIR/opx-ledger-bench-v3-<n>/ across runs (v3: with the Merkle tree) (about 1.5 GB for 1M
 // entries); delete that directory to rebuild it.
 
 import (
@@ -496,7 +496,7 @@ func benchLarge(b *testing.B) *benchLargeSet {
 	if root == "" {
 		root = os.TempDir()
 	}
-	dir := filepath.Join(root, fmt.Sprintf("opx-ledger-bench-v2-%d", n))
+	dir := filepath.Join(root, fmt.Sprintf("opx-ledger-bench-v3-%d", n))
 	if _, err := os.Stat(filepath.Join(dir, "complete")); err != nil {
 		start := time.Now()
 		tmp, err := os.MkdirTemp(root, "opx-ledger-bench-build-")

@@ -33,23 +33,27 @@
 // bytes each: its width is len/32, 256 for a full tile. The key is the
 // level (one byte) then N (8 bytes big-endian). Full tiles are written
 // once and never again; the partial tile at the right edge of each level
-// is rewritten as it grows, and only ever grows, so a tile at width w is
-// the first w hashes of the stored one (Tile), and a tree below the head
-// can be served from the same tiles. A node at a height that is not a
-// multiple of 8 is hashed up from the at most 128 hashes under it in the
-// tile below. For a tree of n entries, level L holds floor(n/256^(L+1))
-// full tiles and, if (n/256^L) mod 256 > 0, one partial tile of that
-// width, and nothing else. Meta key "tree" holds "rfc6962-sha256/tlog-tiles"
+// above 0 is rewritten as it grows, and only ever grows. The partial tile
+// at the right edge of level 0 is not stored: it is the leaf hashes of
+// the last n mod 256 entries, which a reader hashes from the entries (at
+// most 255), so a commit of a few entries writes no tile at all (one in
+// 256 entries completes a level-0 tile). A tile at width w is the first
+// w hashes of the tile (Tile), so a tree below the head is served from
+// the same tiles. A node at a height that is not a multiple of 8 is
+// hashed up from the at most 128 hashes under it in the tile below. For a
+// tree of n entries, level L holds floor(n/256^(L+1)) full tiles and,
+// for L > 0 and (n/256^L) mod 256 > 0, one partial tile of that width,
+// and nothing else. Meta key "tree" holds "rfc6962-sha256/tlog-tiles"
 // once the bucket holds the whole tree.
 //
 // The tree is written in the transaction that writes the entries (the
 // same bbolt commit as the entries, blobs, projections and head), so it
-// always covers exactly entries 0..head_seq. Appenders hash the leaves
-// (as they hash the chain); the committer joins them into the compact
-// range it keeps in memory (the roots of the perfect subtrees of the tree
-// so far, at most 64 hashes, rebuilt from the right-edge tiles on Open)
-// and writes the tiles those nodes complete. A proof or a root at any
-// size is a handful of tile reads.
+// always covers exactly entries 0..head_seq. The committer hashes the
+// leaves before its transaction and joins them into the compact range it
+// keeps in memory (the roots of the perfect subtrees of the tree so far,
+// at most 64 hashes, and the level-0 edge, rebuilt from the right-edge
+// tiles and the last entries on Open), and writes the tiles those nodes
+// complete. A proof or a root at any size is a handful of tile reads.
 //
 // A ledger older than the tree has no meta "tree". Its first writable
 // Open builds the tree from the entries, 65536 entries a transaction
@@ -72,7 +76,8 @@
 // chunk workers beside the chain, and reports as tree-mismatch: a stored
 // hash that differs from the entries' (once: the tiles above a wrong hash
 // differ as a consequence and are not reported again), a tile missing,
-// cut short, too long or beyond the tree, an unknown key in the bucket,
+// cut short, too long or beyond the tree (a stored level-0 edge tile
+// too), an unknown key in the bucket,
 // and a recorded tree (ledger.checkpoint, ledger.tree_built) whose size is
 // not its seq or whose root is not the entries'; a ledger.tree_built
 // after the tree was already recorded (the tree was lost), and a bucket or
@@ -105,9 +110,9 @@
 //     transaction as the entry. Blobs are hash-checked on every read.
 //   - Nothing in this package rewrites or deletes an entry. Retention
 //     removes blobs only, after a chronicle.pruned entry lists them.
-//   - The tree bucket holds exactly the tiles of the tree of entries
-//     0..head_seq (when meta "tree" is set); entries and tiles are
-//     written in the same transaction.
+//   - The tree bucket holds exactly the stored tiles of the tree of
+//     entries 0..head_seq (when meta "tree" is set); entries and tiles
+//     are written in the same transaction.
 //
 // # Writing
 //

@@ -77,6 +77,7 @@ func writeImported(ctx context.Context, src, dst string, rep *Report, progress f
 	prev := ZeroHash
 	var ledgerID string
 	tree := treeFactory.NewEmptyRange(0) // the tree is built as the entries go in
+	var tw tileWriter                    // carries the level-0 edge across batches
 	for done := false; !done; {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted: %w", err)
@@ -86,7 +87,6 @@ func writeImported(ctx context.Context, src, dst string, rep *Report, progress f
 			entries.FillPercent = 1.0
 			bb := tx.Bucket(bucketBlobs)
 			var size int
-			var tw tileWriter
 			var lh leafHasher
 			for n := 0; n < importBatch && size < importBatchBytes; n++ {
 				ln, err := er.next()

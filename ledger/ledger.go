@@ -174,6 +174,7 @@ func Create(path string, opts Options) (*Ledger, error) {
 	}
 	raw := encodeEntry(nil, 0, ZeroHash, now, "", TypeGenesis, genesis)
 	var tree *compact.Range
+	var edge0 []byte
 	err = db.Update(func(tx *bolt.Tx) error {
 		entries, err := tx.CreateBucket(bucketEntries)
 		if err != nil {
@@ -196,7 +197,7 @@ func Create(path string, opts Options) (*Ledger, error) {
 			return err
 		}
 		if !opts.noTree {
-			if tree, err = createTree(tx, raw); err != nil {
+			if tree, edge0, err = createTree(tx, raw); err != nil {
 				return err
 			}
 		}
@@ -213,7 +214,7 @@ func Create(path string, opts Options) (*Ledger, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	l.w = newWriter(l, 0, Sum(raw), tree)
+	l.w = newWriter(l, 0, Sum(raw), tree, edge0)
 	return l, nil
 }
 
@@ -310,11 +311,11 @@ func open(path string, readOnly bool, opts Options) (l *Ledger, err error) {
 	if err := l.prepareProjections(head.Seq); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	tree, built, err := l.prepareTree(head.Seq)
+	tree, edge0, built, err := l.prepareTree(head.Seq)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	l.w = newWriter(l, head.Seq, head.Hash, tree)
+	l.w = newWriter(l, head.Seq, head.Hash, tree, edge0)
 	if built {
 		if err := l.recordTreeBuilt(); err != nil {
 			l.w.close()

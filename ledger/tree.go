@@ -17,7 +17,9 @@ import (
 // The Merkle tree (see doc.go, "Merkle tree"): bucket "tree" holds the
 // C2SP tlog-tiles of the RFC 6962 tree over the entries, keyed by a level
 // byte and the tile index (8 bytes big-endian); a value is width
-// concatenated 32-byte hashes. Meta key "tree" names the layout once the
+// concatenated 32-byte hashes. Every tile is stored but the partial one
+// at the right edge of level 0, which is the leaf hashes of the last
+// entries: a commit of a few entries then writes no tile at all. Meta key "tree" names the layout once the
 // bucket holds the whole tree: a ledger without it is older than the tree.
 var (
 	bucketTree = []byte("tree")
@@ -84,7 +86,7 @@ func (lh *leafHasher) sum(entry []byte) [32]byte {
 	return out
 }
 
-// EmptyTreeRoot is the root of the tree of no entries: SHA-256 of nothing.
+// emptyTreeRoot is the root of the tree of no entries: SHA-256 of nothing.
 func emptyTreeRoot() [32]byte { return sha256.Sum256(nil) }
 
 func tileKey(level uint8, index uint64) []byte {
@@ -121,8 +123,34 @@ type treeDamagedError struct{}
 func (treeDamagedError) Error() string        { return "merkle tree tiles damaged" }
 func (treeDamagedError) Is(target error) bool { return target == ErrInconsistent }
 
-// tileStore reads tree nodes from the tiles of one transaction.
-type tileStore struct{ b *bolt.Bucket }
+// tileStore reads tree nodes from the tiles of one transaction. The
+// partial tile at the right edge of level 0 is not stored: it is the leaf
+// hashes of the last size mod 256 entries, hashed from entries when read
+// (at most 255 of them).
+type tileStore struct {
+	b       *bolt.Bucket
+	entries *bolt.Bucket // nil: no level-0 edge tile (verify compares stored tiles only)
+	size    uint64
+}
+
+// tile returns tile lvl/idx: stored, or for the level-0 edge, hashed
+// from the entries.
+func (t tileStore) tile(lvl uint8, idx uint64) []byte {
+	if v := t.b.Get(tileKey(lvl, idx)); v != nil || lvl != 0 || t.entries == nil || idx != t.size/tileWidth {
+		return v
+	}
+	var lh leafHasher
+	var out []byte
+	for seq := idx * tileWidth; seq < t.size; seq++ {
+		raw := t.entries.Get(seqKey(seq))
+		if raw == nil {
+			break // short: the caller says the tree is damaged
+		}
+		h := lh.sum(raw)
+		out = append(out, h[:]...)
+	}
+	return out
+}
 
 // nodeHash returns the hash of node id: read from its tile when its
 // height is a multiple of 8, else hashed up from the at most 128 hashes
@@ -131,7 +159,7 @@ func (t tileStore) nodeHash(id compact.NodeID) ([]byte, error) {
 	lvl, r := id.Level/tileHeight, id.Level%tileHeight
 	lo := id.Index << r
 	n := uint64(1) << r
-	tile := t.b.Get(tileKey(uint8(lvl), lo/tileWidth))
+	tile := t.tile(uint8(lvl), lo/tileWidth)
 	off := lo % tileWidth
 	if uint64(len(tile)) < (off+n)*hashSize {
 		return nil, fmt.Errorf("%w: node %d/%d needs tile %d/%d to hold %d hashes, it holds %d bytes",
@@ -216,7 +244,7 @@ func (l *Ledger) viewTree(fn func(t tileStore, size uint64) error) error {
 		if err != nil {
 			return err
 		}
-		return fn(tileStore{b}, h.Seq+1)
+		return fn(tileStore{b: b, entries: tx.Bucket(bucketEntries), size: h.Seq + 1}, h.Seq+1)
 	})
 }
 
@@ -325,7 +353,7 @@ func (l *Ledger) Tile(level uint8, index uint64, width int) ([]byte, error) {
 	}
 	var out []byte
 	err := l.viewTree(func(t tileStore, _ uint64) error {
-		v := t.b.Get(tileKey(level, index))
+		v := t.tile(level, index)
 		if len(v)%hashSize != 0 || len(v) > fullTileSz {
 			return fmt.Errorf("%w: tile %d/%d holds %d bytes", ErrTreeDamaged, level, index, len(v))
 		}

@@ -14,8 +14,9 @@ import (
 )
 
 // tileDB grows a tree bucket in a bare bbolt file with appendTree, one
-// commit per batch, the way the writer does, and returns the db and the
-// range after each commit.
+// commit per batch, the way the writer does (the leaves go in an entries
+// bucket, from which the level-0 edge tile is read), and returns the db
+// and the range after the last commit.
 func tileDB(t *testing.T, leaves [][]byte, batch int) (*bolt.DB, *compact.Range) {
 	t.Helper()
 	db, err := bolt.Open(filepath.Join(t.TempDir(), "t.db"), 0o600, &bolt.Options{NoSync: true})
@@ -24,22 +25,36 @@ func tileDB(t *testing.T, leaves [][]byte, batch int) (*bolt.DB, *compact.Range)
 	}
 	t.Cleanup(func() { db.Close() })
 	r := treeFactory.NewEmptyRange(0)
-	for len(leaves) > 0 {
-		n := min(batch, len(leaves))
+	var edge0 []byte
+	for seq := 0; seq < len(leaves); {
+		n := min(batch, len(leaves)-seq)
 		err := db.Update(func(tx *bolt.Tx) error {
 			if _, err := tx.CreateBucketIfNotExists(bucketTree); err != nil {
 				return err
 			}
-			var err error
-			r, err = appendTree(tx, r, leafHashes(leaves[:n]))
+			entries, err := tx.CreateBucketIfNotExists(bucketEntries)
+			if err != nil {
+				return err
+			}
+			for i := seq; i < seq+n; i++ {
+				if err := entries.Put(seqKey(uint64(i)), leaves[i]); err != nil {
+					return err
+				}
+			}
+			r, edge0, err = appendTree(tx, r, edge0, leafHashes(leaves[seq:seq+n]))
 			return err
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		leaves = leaves[n:]
+		seq += n
 	}
 	return db, r
+}
+
+// tiles is the tile store of a tileDB of size leaves.
+func tiles(tx *bolt.Tx, size int) tileStore {
+	return tileStore{b: tx.Bucket(bucketTree), entries: tx.Bucket(bucketEntries), size: uint64(size)}
 }
 
 // TestTree_KnownAnswers checks leaf hashes, every node of every complete
@@ -62,7 +77,7 @@ func TestTree_KnownAnswers(t *testing.T) {
 	for _, batch := range []int{1, 3, 8} {
 		db, _ := tileDB(t, leaves, batch)
 		err := db.View(func(tx *bolt.Tx) error {
-			ts := tileStore{tx.Bucket(bucketTree)}
+			ts := tiles(tx, len(leaves))
 			for lvl, row := range testonly.NodeHashes() {
 				for i, want := range row {
 					got, err := ts.nodeHash(compact.NewNodeID(uint(lvl), uint64(i)))
@@ -133,7 +148,7 @@ func TestTree_TilesAcrossBoundaries(t *testing.T) {
 		t.Fatalf("writer range root = %x, want %x", got, ref.Hash())
 	}
 	err := db.View(func(tx *bolt.Tx) error {
-		ts := tileStore{tx.Bucket(bucketTree)}
+		ts := tiles(tx, len(leaves))
 		want := treeFactory.NewEmptyRange(0)
 		for s := uint64(1); s <= 600; s++ {
 			lh := LeafHash(leaves[s-1])
@@ -143,19 +158,22 @@ func TestTree_TilesAcrossBoundaries(t *testing.T) {
 				t.Fatalf("range(%d) = %x, %v; want %x", s, hs, err, want.Hashes())
 			}
 		}
-		// Tile widths: level 0 holds 2 full tiles and 88 hashes; level 1
-		// holds the 2 nodes at height 8.
+		// Stored tiles: level 0 holds 2 full tiles (its edge, 88 hashes,
+		// is read from the entries); level 1 the 2 nodes at height 8.
 		for _, tc := range []struct {
 			lvl   uint8
 			idx   uint64
 			width int
-		}{{0, 0, 256}, {0, 1, 256}, {0, 2, 88}, {1, 0, 2}} {
+		}{{0, 0, 256}, {0, 1, 256}, {0, 2, 0}, {1, 0, 2}} {
 			if got := len(tx.Bucket(bucketTree).Get(tileKey(tc.lvl, tc.idx))); got != tc.width*hashSize {
 				t.Errorf("tile %d/%d holds %d bytes, want %d", tc.lvl, tc.idx, got, tc.width*hashSize)
 			}
 		}
-		if n := tx.Bucket(bucketTree).Stats().KeyN; n != 4 {
-			t.Errorf("tree bucket holds %d tiles, want 4", n)
+		if got := len(ts.tile(0, 2)); got != 88*hashSize {
+			t.Errorf("edge tile 0/2 reads %d bytes, want %d", got, 88*hashSize)
+		}
+		if n := tx.Bucket(bucketTree).Stats().KeyN; n != 3 {
+			t.Errorf("tree bucket holds %d tiles, want 3", n)
 		}
 		for _, s := range []uint64{1, 255, 256, 257, 511, 512, 513, 600} {
 			for _, i := range []uint64{0, s / 2, s - 1} {
@@ -187,14 +205,6 @@ func TestTree_TilesAcrossBoundaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-func leafHashes(raws [][]byte) [][32]byte {
-	out := make([][32]byte, len(raws))
-	for i, r := range raws {
-		out[i] = LeafHash(r)
-	}
-	return out
 }
 
 // TestTree_NodeHasher holds our node hash equal to rfc6962's.

@@ -75,12 +75,16 @@ func TestVerify_TreeTamper(t *testing.T) {
 		edit func(tx *bolt.Tx) error
 		want []finding
 	}{
-		{"leaf hash byte changed", editTile(0, 1, flipAt(32*7+5)), []finding{{263, tm}}},
+		{"leaf hash byte changed", editTile(0, 0, flipAt(32*7+5)), []finding{{7, tm}}},
 		{"level-1 hash byte changed", editTile(1, 0, flipAt(0)), []finding{{0, tm}}},
 		{"full tile deleted", func(tx *bolt.Tx) error { return treeBucket(tx).Delete(append([]byte{0}, key(0)...)) },
 			[]finding{{0, tm}}},
-		{"edge tile cut short", editTile(0, 1, func(v []byte) []byte { return v[:len(v)-32] }), []finding{{300, tm}}},
-		{"edge tile one hash too many", editTile(0, 1, func(v []byte) []byte { return append(v, v[:32]...) }), []finding{{300, tm}}},
+		// Level 1 holds one node (over 0..255) in its edge tile; level 0's
+		// edge tile (256..300) is not stored: it is the entries' leaves.
+		{"edge tile cut short", editTile(1, 0, func(v []byte) []byte { return v[:len(v)-32] }), []finding{{0, tm}}},
+		{"edge tile one hash too many", editTile(1, 0, func(v []byte) []byte { return append(v, v[:32]...) }), []finding{{256, tm}}},
+		{"level-0 edge tile stored", func(tx *bolt.Tx) error { return treeBucket(tx).Put(append([]byte{0}, key(1)...), make([]byte, 45*32)) },
+			[]finding{{256, tm}}},
 		{"tile beyond the tree", func(tx *bolt.Tx) error { return treeBucket(tx).Put(append([]byte{0}, key(5)...), make([]byte, 32)) },
 			[]finding{{300, tm}}},
 		{"not a tile key", func(tx *bolt.Tx) error { return treeBucket(tx).Put([]byte("junk"), []byte("x")) }, []finding{{300, tm}}},
@@ -101,7 +105,7 @@ func TestVerify_TreeTamper(t *testing.T) {
 				return err
 			}
 			return rechain(tx, 150)
-		}, append([]finding{{150, tm}}, leafFindings(150, 300)...)}, // 1/0 is above them: not reported again
+		}, append([]finding{{150, tm}}, leafFindings(150, 255)...)}, // 1/0 is above them: not reported again
 		{"checkpoint tree size changed, chain re-hashed", func(tx *bolt.Tx) error {
 			err := rewrite(tx, 150, func(v []byte) []byte {
 				return bytes.Replace(v, []byte(`"tree_size":150`), []byte(`"tree_size":149`), 1)
@@ -110,7 +114,7 @@ func TestVerify_TreeTamper(t *testing.T) {
 				return err
 			}
 			return rechain(tx, 150)
-		}, append([]finding{{150, tm}}, leafFindings(150, 300)...)},
+		}, append([]finding{{150, tm}}, leafFindings(150, 255)...)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,7 +129,7 @@ func TestVerify_TreeTamper(t *testing.T) {
 }
 
 // leafFindings are the level-0 tile findings of entries from..to
-// rewritten (by a re-hashed chain) while their tiles were not.
+// rewritten (by a re-hashed chain) while their (full) tiles were not.
 func leafFindings(from, to uint64) []finding {
 	var out []finding
 	for s := from; s <= to; s++ {

@@ -272,11 +272,15 @@ func TestTree_OpenDamaged(t *testing.T) {
 	src := ledgertest.New(t, filepath.Join(t.TempDir(), "ledger.db"), 300)
 	for name, edit := range map[string]func(tx *bolt.Tx) error{
 		"bucket deleted": func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("tree")) },
+		// Level 1's edge tile 1/0 (level 0's is not stored).
 		"edge tile deleted": func(tx *bolt.Tx) error {
-			return tx.Bucket([]byte("tree")).Delete([]byte{0, 0, 0, 0, 0, 0, 0, 0, 1})
+			return tx.Bucket([]byte("tree")).Delete([]byte{1, 0, 0, 0, 0, 0, 0, 0, 0})
+		},
+		"level-0 edge tile stored": func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("tree")).Put([]byte{0, 0, 0, 0, 0, 0, 0, 0, 1}, make([]byte, 32))
 		},
 		"edge tile short": func(tx *bolt.Tx) error {
-			k := []byte{0, 0, 0, 0, 0, 0, 0, 0, 1}
+			k := []byte{1, 0, 0, 0, 0, 0, 0, 0, 0}
 			v := tx.Bucket([]byte("tree")).Get(k)
 			return tx.Bucket([]byte("tree")).Put(k, append([]byte(nil), v[:len(v)-32]...))
 		},

@@ -117,7 +117,8 @@ func (c *checker) useStoreTiles(tx *bolt.Tx) {
 	meta := tx.Bucket(bucketMeta)
 	c.treeEnd = func() []*IntegrityError { return c.finishStoreTree(b, meta) }
 	if b != nil && meta != nil && string(meta.Get(metaTree)) == TreeLayout {
-		c.tree.tiles = &tileStore{b}
+		c.tree.tiles = &tileStore{b: b} // stored tiles only: the level-0 edge is the entries'
+
 	}
 }
 
@@ -137,7 +138,11 @@ func (c *checker) attachTiles(ch *chunk) {
 		lo, hi := (first>>shift)/tileWidth, (last>>shift)/tileWidth
 		ct.base[lvl] = lo
 		for ti := lo; ti <= hi; ti++ {
-			ct.tiles[lvl] = append(ct.tiles[lvl], c.tree.tiles.b.Get(tileKey(uint8(lvl), ti)))
+			tile := c.tree.tiles.b.Get(tileKey(uint8(lvl), ti))
+			if lvl == 0 && len(tile) != fullTileSz {
+				tile = nil // level 0 stores full tiles only: the shape check reports another
+			}
+			ct.tiles[lvl] = append(ct.tiles[lvl], tile)
 		}
 	}
 	ch.tiles = ct
@@ -290,9 +295,13 @@ func (c *checker) checkMark(m treeMark) {
 	}
 	th := TreeHead{Size: m.size, Root: rootOf(r.Hashes())}
 	if want := EncodeTreeRoot(th.Root); m.root != want {
+		found := m.root
+		if len(found) > 64 {
+			found = found[:64] + "…" // outside input: quote a bounded part
+		}
 		c.rep.add(&IntegrityError{Seq: m.leaf, Kind: KindTreeMismatch,
-			Detail:   fmt.Sprintf("%s records tree root %s for %d entries, the entries give %s", m.typ, m.root, m.size, want),
-			Expected: want, Found: m.root})
+			Detail:   fmt.Sprintf("%s records tree root %q for %d entries, the entries give %s", m.typ, found, m.size, want),
+			Expected: want, Found: found})
 		return
 	}
 	if m.typ == TypeCheckpoint && c.opts.CheckCheckpoint != nil {
@@ -365,7 +374,10 @@ func (c *checker) finishStoreTree(b, meta *bolt.Bucket) []*IntegrityError {
 		}
 		nodes := size >> (uint(lvl) * tileHeight)
 		want := min(tileWidth, nodes-min(nodes, idx*tileWidth))
-		if n := min(idx, (nodes+tileWidth-1)/tileWidth); n > next[lvl] {
+		if lvl == 0 && want < tileWidth {
+			want = 0 // the level-0 edge tile is the entries' leaf hashes: never stored
+		}
+		if n := min(idx, storedTiles(lvl, size)); n > next[lvl] {
 			fail(at(lvl, next[lvl]*tileWidth), fmt.Sprintf("tiles %d/%d..%d/%d are missing", lvl, next[lvl], lvl, n-1))
 		}
 		next[lvl] = idx + 1
@@ -380,8 +392,7 @@ func (c *checker) finishStoreTree(b, meta *bolt.Bucket) []*IntegrityError {
 		}
 	}
 	for lvl := range next {
-		nodes := size >> (uint(lvl) * tileHeight)
-		if n := (nodes + tileWidth - 1) / tileWidth; next[lvl] < n {
+		if n := storedTiles(uint8(lvl), size); next[lvl] < n {
 			fail(at(uint8(lvl), next[lvl]*tileWidth), fmt.Sprintf("tiles %d/%d..%d/%d are missing", lvl, next[lvl], lvl, n-1))
 		}
 	}
@@ -410,4 +421,14 @@ func decodeTreeRange(s string) ([][]byte, error) {
 		out[i] = b[i*hashSize : (i+1)*hashSize]
 	}
 	return out, nil
+}
+
+// storedTiles is how many tiles level lvl of a tree of size entries
+// stores: its full tiles, and above level 0 the partial one at the edge.
+func storedTiles(lvl uint8, size uint64) uint64 {
+	nodes := size >> (uint(lvl) * tileHeight)
+	if lvl == 0 {
+		return nodes / tileWidth
+	}
+	return (nodes + tileWidth - 1) / tileWidth
 }

@@ -54,7 +54,6 @@ type Appended struct {
 type batch struct {
 	firstSeq uint64
 	entries  [][]byte
-	leaves   [][32]byte // the entries' tree leaf hashes (none when no tree)
 	blobs    []preparedBlob
 	hasSync  bool
 	done     chan struct{}
@@ -86,11 +85,11 @@ type writer struct {
 	durable  uint64
 	advanced chan struct{}
 	buf      []byte
-	lh       leafHasher
 	// tree is the compact range of the committed entries (nil when the
 	// ledger keeps no tree); only commits change it, under cmu. hasTree
 	// says, without cmu, whether there is one (it never changes).
 	tree    *compact.Range
+	edge0   []byte // the level-0 hashes of the tree's partial edge tile (not stored)
 	hasTree bool
 
 	// cmu is held while a batch is taken and committed, by the committer
@@ -104,8 +103,8 @@ type writer struct {
 	wg   sync.WaitGroup
 }
 
-func newWriter(l *Ledger, seq uint64, prev Hash, tree *compact.Range) *writer {
-	w := &writer{l: l, seq: seq, prev: prev, tree: tree, hasTree: tree != nil, durable: seq, advanced: make(chan struct{}),
+func newWriter(l *Ledger, seq uint64, prev Hash, tree *compact.Range, edge0 []byte) *writer {
+	w := &writer{l: l, seq: seq, prev: prev, tree: tree, edge0: edge0, hasTree: tree != nil, durable: seq, advanced: make(chan struct{}),
 		kick: make(chan struct{}, 1), quit: make(chan struct{})}
 	w.wg.Add(1)
 	go w.loop()
@@ -232,11 +231,6 @@ func (w *writer) enqueueLocked(d Durability, recs []Record, datas [][]byte, blob
 		raw := append([]byte(nil), w.buf...)
 		w.prev = Sum(raw)
 		b.entries = append(b.entries, raw)
-		if w.hasTree {
-			// Hashed here, by the appender, like the chain hash: the
-			// committer only joins them into the tree.
-			b.leaves = append(b.leaves, w.lh.sum(raw))
-		}
 		out[i] = Appended{Seq: w.seq, Hash: w.prev}
 	}
 	b.blobs = append(b.blobs, blobs...)
@@ -277,7 +271,7 @@ func (w *writer) appendAtHead(d Durability, build func(at atHead) (Record, error
 	if w.tree != nil {
 		var queued [][32]byte
 		if w.cur != nil {
-			queued = w.cur.leaves
+			queued = leafHashes(w.cur.entries)
 		}
 		th := treeAfter(w.tree, queued)
 		at.tree = &th
@@ -429,9 +423,9 @@ func (w *writer) flushLocked() {
 }
 
 func (w *writer) commit(b *batch) {
-	tree, err := w.commitTx(b)
+	tree, edge0, err := w.commitTx(b)
 	if err == nil && tree != nil {
-		w.tree = tree // under cmu, as every commit
+		w.tree, w.edge0 = tree, edge0 // under cmu, as every commit
 	}
 	w.mu.Lock()
 	w.finishLocked(b, err)
@@ -439,14 +433,20 @@ func (w *writer) commit(b *batch) {
 }
 
 // commitTx writes a batch in one transaction: its entries, the tree grown
-// by them (returned, to replace w.tree once durable), the projections,
-// the blobs and the head.
-func (w *writer) commitTx(b *batch) (tree *compact.Range, err error) {
+// by them (returned, to replace w.tree and w.edge0 once durable), the
+// projections, the blobs and the head.
+func (w *writer) commitTx(b *batch) (tree *compact.Range, edge0 []byte, err error) {
 	var entries []Entry
 	if len(w.l.opts.Projections) > 0 {
 		if entries, err = parseEntries(b.firstSeq, b.entries); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+	}
+	// The leaves are hashed by the committer, before its transaction:
+	// off the appenders' path, and off the write lock.
+	var leaves [][32]byte
+	if w.tree != nil {
+		leaves = leafHashes(b.entries)
 	}
 	err = w.l.db.Update(func(tx *bolt.Tx) error {
 		bucket := tx.Bucket(bucketEntries)
@@ -457,7 +457,7 @@ func (w *writer) commitTx(b *batch) (tree *compact.Range, err error) {
 			}
 		}
 		if w.tree != nil && len(b.entries) > 0 {
-			if tree, err = appendTree(tx, w.tree, b.leaves); err != nil {
+			if tree, edge0, err = appendTree(tx, w.tree, w.edge0, leaves); err != nil {
 				return err
 			}
 		}
@@ -481,7 +481,7 @@ func (w *writer) commitTx(b *batch) (tree *compact.Range, err error) {
 		}
 		return nil
 	})
-	return tree, err
+	return tree, edge0, err
 }
 
 // finishLocked ends a batch's commit; w.mu is held. A failed commit
