@@ -121,6 +121,7 @@ func serveLedger(t testing.TB, path string) *servedLedger {
 // damaged in the middle in ways only verify sees.
 func liveCases(t *testing.T) map[string]func(dir string) string {
 	lg := newLedger(t, 40)
+	big := newLedger(t, 300)
 	cp := func(dir string) string { return ledgertest.Copy(t, lg.Path, filepath.Join(dir, "ledger.db")) }
 	return map[string]func(string) string{
 		"clean": cp,
@@ -135,7 +136,8 @@ func liveCases(t *testing.T) map[string]func(dir string) string {
 			return p
 		},
 		"tile": func(dir string) string {
-			p := cp(dir)
+			// A full level-0 tile is stored from 256 entries on.
+			p := ledgertest.Copy(t, big.Path, filepath.Join(dir, "ledger.db"))
 			ledgertest.Edit(t, p, func(tx *bolt.Tx) error {
 				b := tx.Bucket([]byte("tree"))
 				k, v := b.Cursor().First()

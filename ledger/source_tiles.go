@@ -34,6 +34,9 @@ func cutTile(size uint64, key, v []byte) (tile []byte, ok bool) {
 	}
 	nodes := size >> (uint(lvl) * tileHeight)
 	want := min(tileWidth, nodes-min(nodes, idx*tileWidth))
+	if lvl == 0 && want < tileWidth {
+		want = 0 // the level-0 edge tile is never stored: it is the entries' leaf hashes
+	}
 	if want == 0 {
 		return nil, false
 	}
