@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"net"
 	"os"
@@ -29,6 +30,8 @@ type lyingEngine struct {
 	l *ledger.Ledger
 	// batch, if set, replaces what ReadEntries sends (given the request).
 	batch func(req *opxv1.ReadEntriesRequest, send func(*opxv1.EntryBatch) error) error
+	// endlessTiles makes the engine claim a tree and send tiles for ever.
+	endlessTiles bool
 	// reorderFrames swaps the first two blob frames of a batch.
 	reorderFrames bool
 	// follow, if set, replaces what Follow sends.
@@ -37,7 +40,23 @@ type lyingEngine struct {
 
 func (f *lyingEngine) Head(context.Context, *opxv1.HeadRequest) (*opxv1.HeadResponse, error) {
 	h, err := f.l.Head()
-	return &opxv1.HeadResponse{LedgerId: h.LedgerID, Seq: h.Seq, Hash: h.Hash.String(), Format: ledger.Format}, err
+	resp := &opxv1.HeadResponse{LedgerId: h.LedgerID, Seq: h.Seq, Hash: h.Hash.String(), Format: ledger.Format}
+	if f.endlessTiles {
+		resp.TreeLayout, resp.TreeBucket = ledger.TreeLayout, true
+	}
+	return resp, err
+}
+
+// ReadTiles sends tiles without end when endlessTiles is set.
+func (f *lyingEngine) ReadTiles(req *opxv1.ReadTilesRequest, s opxv1.LedgerService_ReadTilesServer) error {
+	for i := uint64(0); f.endlessTiles; i++ {
+		key := append([]byte{0}, make([]byte, 8)...)
+		binary.BigEndian.PutUint64(key[1:], i)
+		if err := s.Send(&opxv1.TileBatch{Tiles: []*opxv1.Tile{{Key: key, Data: make([]byte, 32)}}}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Verify says ok, whatever the ledger holds: opx must not ask.
@@ -187,6 +206,7 @@ func TestLedgerLive_LyingEngine(t *testing.T) {
 			}
 		}, cli.ExitError, "out of order"},
 		{"blob frames out of order", nil, cli.ExitError, "the engine sent blob 1 of a batch where 0 was due"},
+		{"endless tiles", nil, cli.ExitError, "more than 66 tree tiles for a tree of 9 entries"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -196,7 +216,7 @@ func TestLedgerLive_LyingEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			f := &lyingEngine{l: l, reorderFrames: tc.batch == nil}
+			f := &lyingEngine{l: l, reorderFrames: tc.name == "blob frames out of order", endlessTiles: tc.name == "endless tiles"}
 			if tc.batch != nil {
 				f.batch = tc.batch(entriesOf(t, l))
 			}

@@ -133,6 +133,7 @@ func serveLedgerWith(t testing.TB, path string, k *checkpoint.Keeper) *servedLed
 // damaged in the middle in ways only verify sees.
 func liveCases(t *testing.T) map[string]func(dir string) string {
 	lg := newLedger(t, 40)
+	big := newLedger(t, 300)
 	cp := func(dir string) string { return ledgertest.Copy(t, lg.Path, filepath.Join(dir, "ledger.db")) }
 	return map[string]func(string) string{
 		"clean": cp,
@@ -144,6 +145,18 @@ func liveCases(t *testing.T) map[string]func(dir string) string {
 		"missing-blob": func(dir string) string {
 			p := cp(dir)
 			ledgertest.Edit(t, p, func(tx *bolt.Tx) error { return tx.Bucket([]byte("blobs")).Delete(lg.Blobs[2][:]) })
+			return p
+		},
+		"tile": func(dir string) string {
+			// A full level-0 tile is stored from 256 entries on.
+			p := ledgertest.Copy(t, big.Path, filepath.Join(dir, "ledger.db"))
+			ledgertest.Edit(t, p, func(tx *bolt.Tx) error {
+				b := tx.Bucket([]byte("tree"))
+				k, v := b.Cursor().First()
+				mod := append([]byte(nil), v...)
+				mod[40] ^= 1 // the second leaf hash of the first tile
+				return b.Put(append([]byte(nil), k...), mod)
+			})
 			return p
 		},
 		"corrupt-blob": func(dir string) string {

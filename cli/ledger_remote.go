@@ -35,6 +35,10 @@ type remoteLedger struct {
 	client opxv1.LedgerServiceClient
 	ctx    context.Context // carries the client token
 	head   ledger.Head
+	// layout and bucket are the engine's tree layout and whether it
+	// holds a tree bucket (ledger.TileSource).
+	layout string
+	bucket bool
 }
 
 // dialLedgerEngine connects to the engine registered for the state
@@ -69,6 +73,7 @@ func dialLedgerEngine(c *cli.Context, path string) (*remoteLedger, error) {
 	h, err := r.client.Head(r.ctx, &opxv1.HeadRequest{})
 	if err == nil {
 		r.head, err = headFrom(h)
+		r.layout, r.bucket = h.TreeLayout, h.TreeBucket
 	}
 	if err != nil {
 		conn.Close()
@@ -372,4 +377,31 @@ func (r *remoteLedger) BlobBatch(hashes []ledger.Hash, fn func(i int, zst []byte
 		return fmt.Errorf("the engine sent %d of %d blobs asked for", next, len(hashes))
 	}
 	return nil
+}
+
+// TreeLayout is the engine's tree layout, as its head said.
+func (r *remoteLedger) TreeLayout() (string, bool, error) { return r.layout, r.bucket, nil }
+
+// Tiles streams the engine's stored tiles of the tree of size entries.
+func (r *remoteLedger) Tiles(size uint64, fn func(key, tile []byte) error) error {
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	s, err := r.client.ReadTiles(ctx, &opxv1.ReadTilesRequest{Size: size})
+	if err != nil {
+		return engineErr(err)
+	}
+	for {
+		m, err := s.Recv()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return engineErr(err)
+		}
+		for _, t := range m.Tiles {
+			if err := fn(t.Key, t.Data); err != nil {
+				return err
+			}
+		}
+	}
 }

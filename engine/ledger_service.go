@@ -28,7 +28,40 @@ func (s *ledgerService) Head(context.Context, *opxv1.HeadRequest) (*opxv1.HeadRe
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
-	return &opxv1.HeadResponse{LedgerId: h.LedgerID, Seq: h.Seq, Hash: h.Hash.String(), Format: ledger.Format}, nil
+	layout, bucket, err := s.l().LocalSource(h).(ledger.TileSource).TreeLayout()
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	return &opxv1.HeadResponse{LedgerId: h.LedgerID, Seq: h.Seq, Hash: h.Hash.String(), Format: ledger.Format,
+		TreeLayout: layout, TreeBucket: bucket}, nil
+}
+
+// ReadTiles streams the stored tiles of the tree of size entries, never
+// past the durable head, each batch read in its own short transaction.
+func (s *ledgerService) ReadTiles(req *opxv1.ReadTilesRequest, stream opxv1.LedgerService_ReadTilesServer) error {
+	h, err := durableHead(s.l())
+	if err != nil {
+		return status.Errorf(codes.Internal, "%v", err)
+	}
+	size := min(req.Size, h.Seq+1)
+	msg, n := &opxv1.TileBatch{}, 0
+	err = s.l().LocalSource(h).(ledger.TileSource).Tiles(size, func(key, tile []byte) error {
+		msg.Tiles = append(msg.Tiles, &opxv1.Tile{Key: key, Data: tile})
+		if n += len(key) + len(tile); n >= batchBytes {
+			if err := stream.Send(msg); err != nil {
+				return err
+			}
+			msg, n = &opxv1.TileBatch{}, 0
+		}
+		return nil
+	})
+	if err != nil {
+		return status.Errorf(codes.DataLoss, "%v", err)
+	}
+	if len(msg.Tiles) > 0 {
+		return stream.Send(msg)
+	}
+	return nil
 }
 
 // Verify verifies the ledger as `opx ledger verify` does.

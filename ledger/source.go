@@ -49,6 +49,15 @@ func VerifySource(src Source, opts VerifyOptions) (*Report, error) {
 	}
 	c := newChecker(opts, false, metaHead.Seq+1, 0, nil)
 	c.budget = newByteBudget(streamInflight)
+	if ts, ok := src.(TileSource); ok {
+		tiles, err := newTileCopy(ts, metaHead.Seq+1)
+		if err != nil {
+			c.finish()
+			return nil, fmt.Errorf("verify: %w", err)
+		}
+		defer tiles.close()
+		c.useStoreTiles(tiles.tx)
+	}
 	idx, size := 0, 0
 	items := make([]item, 0, chunkSize)
 	err = src.Entries(0, metaHead.Seq, func(seq uint64, raw []byte) error {
@@ -98,6 +107,8 @@ func VerifySource(src Source, opts VerifyOptions) (*Report, error) {
 // transaction open across a slow consumer: a long read transaction would
 // block bbolt's remap and with it every commit.
 func (l *Ledger) LocalSource(head Head) Source { return localSource{l: l, head: head} }
+
+var _ TileSource = localSource{}
 
 type localSource struct {
 	l    *Ledger

@@ -30,6 +30,16 @@ func damaged(t *testing.T) map[string]string {
 	ledgertest.Edit(t, out["corrupt-blob"], func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte("blobs")).Put(lt.Blobs[1][:], []byte("not a zstd frame"))
 	})
+	// A full level-0 tile is stored from 256 entries on.
+	big := ledgertest.New(t, filepath.Join(t.TempDir(), "big.db"), 300)
+	out["tile"] = ledgertest.Copy(t, big.Path, filepath.Join(dir, "tile.db"))
+	ledgertest.Edit(t, out["tile"], func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("tree"))
+		k, v := b.Cursor().First()
+		mod := append([]byte(nil), v...)
+		mod[40] ^= 1 // the second leaf hash of the first tile
+		return b.Put(append([]byte(nil), k...), mod)
+	})
 	return out
 }
 
@@ -162,5 +172,31 @@ func TestVerifySource_PrunedWhileReading(t *testing.T) {
 	_, err = ledger.ExportSourceFile(l.LocalSource(head), filepath.Join(t.TempDir(), "x.jsonl"), ledger.ExportOptions{})
 	if err == nil || !strings.Contains(err.Error(), "was pruned while exporting") || errors.Is(err, ledger.ErrIntegrity) {
 		t.Errorf("export at the head before the prune: %v", err)
+	}
+}
+
+// TestVerifySource_GrownSinceHead: tiles read after the ledger grew past
+// the head a reader fixed are taken as the tree of that head has them
+// (an edge tile then is full now, or a level-0 one stored now): the
+// verify of that head is clean.
+func TestVerifySource_GrownSinceHead(t *testing.T) {
+	lt := ledgertest.New(t, filepath.Join(t.TempDir(), "ledger.db"), 300)
+	l, err := ledger.Open(lt.Path, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	head, _ := l.Head()
+	for i := 0; i < 300; i++ {
+		if _, err := l.Append(context.Background(), ledger.Async, ledger.Record{Type: ledger.TypeNote, Data: map[string]any{"author": "t", "text": "more"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := ledger.VerifySource(l.LocalSource(head), ledger.VerifyOptions{Strict: true})
+	if err != nil || !rep.OK || rep.HeadSeq != head.Seq {
+		t.Fatalf("verify at the head before 300 more entries: %v %s", err, reportJSON(t, rep))
 	}
 }

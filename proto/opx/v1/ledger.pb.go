@@ -63,6 +63,8 @@ type HeadResponse struct {
 	Seq           uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
 	Hash          string                 `protobuf:"bytes,3,opt,name=hash,proto3" json:"hash,omitempty"`
 	Format        string                 `protobuf:"bytes,4,opt,name=format,proto3" json:"format,omitempty"`
+	TreeLayout    string                 `protobuf:"bytes,5,opt,name=tree_layout,json=treeLayout,proto3" json:"tree_layout,omitempty"`  // meta "tree": the Merkle tree's layout, "" for none
+	TreeBucket    bool                   `protobuf:"varint,6,opt,name=tree_bucket,json=treeBucket,proto3" json:"tree_bucket,omitempty"` // the ledger holds a tree bucket
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -123,6 +125,20 @@ func (x *HeadResponse) GetFormat() string {
 		return x.Format
 	}
 	return ""
+}
+
+func (x *HeadResponse) GetTreeLayout() string {
+	if x != nil {
+		return x.TreeLayout
+	}
+	return ""
+}
+
+func (x *HeadResponse) GetTreeBucket() bool {
+	if x != nil {
+		return x.TreeBucket
+	}
+	return false
 }
 
 type VerifyRequest struct {
@@ -1176,17 +1192,161 @@ func (x *ConsistencyProofResponse) GetHashes() [][]byte {
 	return nil
 }
 
+type ReadTilesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Size          uint64                 `protobuf:"varint,1,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadTilesRequest) Reset() {
+	*x = ReadTilesRequest{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadTilesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadTilesRequest) ProtoMessage() {}
+
+func (x *ReadTilesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadTilesRequest.ProtoReflect.Descriptor instead.
+func (*ReadTilesRequest) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ReadTilesRequest) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+type TileBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tiles         []*Tile                `protobuf:"bytes,1,rep,name=tiles,proto3" json:"tiles,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TileBatch) Reset() {
+	*x = TileBatch{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TileBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TileBatch) ProtoMessage() {}
+
+func (x *TileBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TileBatch.ProtoReflect.Descriptor instead.
+func (*TileBatch) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *TileBatch) GetTiles() []*Tile {
+	if x != nil {
+		return x.Tiles
+	}
+	return nil
+}
+
+type Tile struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           []byte                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`   // the tree bucket's key
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"` // the tile, cut to the width the tree of size entries needs
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Tile) Reset() {
+	*x = Tile{}
+	mi := &file_opx_v1_ledger_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Tile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Tile) ProtoMessage() {}
+
+func (x *Tile) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_ledger_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Tile.ProtoReflect.Descriptor instead.
+func (*Tile) Descriptor() ([]byte, []int) {
+	return file_opx_v1_ledger_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *Tile) GetKey() []byte {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *Tile) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 var File_opx_v1_ledger_proto protoreflect.FileDescriptor
 
 const file_opx_v1_ledger_proto_rawDesc = "" +
 	"\n" +
 	"\x13opx/v1/ledger.proto\x12\x06opx.v1\"\r\n" +
-	"\vHeadRequest\"i\n" +
+	"\vHeadRequest\"\xab\x01\n" +
 	"\fHeadResponse\x12\x1b\n" +
 	"\tledger_id\x18\x01 \x01(\tR\bledgerId\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x12\n" +
 	"\x04hash\x18\x03 \x01(\tR\x04hash\x12\x16\n" +
-	"\x06format\x18\x04 \x01(\tR\x06format\"'\n" +
+	"\x06format\x18\x04 \x01(\tR\x06format\x12\x1f\n" +
+	"\vtree_layout\x18\x05 \x01(\tR\n" +
+	"treeLayout\x12\x1f\n" +
+	"\vtree_bucket\x18\x06 \x01(\bR\n" +
+	"treeBucket\"'\n" +
 	"\rVerifyRequest\x12\x16\n" +
 	"\x06strict\x18\x01 \x01(\bR\x06strict\"1\n" +
 	"\x0eVerifyResponse\x12\x1f\n" +
@@ -1248,7 +1408,14 @@ const file_opx_v1_ledger_proto_rawDesc = "" +
 	"\x05size1\x18\x01 \x01(\x04R\x05size1\x12\x14\n" +
 	"\x05size2\x18\x02 \x01(\x04R\x05size2\"2\n" +
 	"\x18ConsistencyProofResponse\x12\x16\n" +
-	"\x06hashes\x18\x01 \x03(\fR\x06hashes2\x8b\x06\n" +
+	"\x06hashes\x18\x01 \x03(\fR\x06hashes\"&\n" +
+	"\x10ReadTilesRequest\x12\x12\n" +
+	"\x04size\x18\x01 \x01(\x04R\x04size\"/\n" +
+	"\tTileBatch\x12\"\n" +
+	"\x05tiles\x18\x01 \x03(\v2\f.opx.v1.TileR\x05tiles\",\n" +
+	"\x04Tile\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\fR\x03key\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data2\xc7\x06\n" +
 	"\rLedgerService\x121\n" +
 	"\x04Head\x12\x13.opx.v1.HeadRequest\x1a\x14.opx.v1.HeadResponse\x127\n" +
 	"\x06Verify\x12\x15.opx.v1.VerifyRequest\x1a\x16.opx.v1.VerifyResponse\x12D\n" +
@@ -1262,7 +1429,8 @@ const file_opx_v1_ledger_proto_rawDesc = "" +
 	"\aRebuild\x12\x16.opx.v1.RebuildRequest\x1a\x17.opx.v1.RebuildResponse\x12C\n" +
 	"\rGetBlobFrames\x12\x1c.opx.v1.GetBlobFramesRequest\x1a\x12.opx.v1.BlobFrames0\x01\x124\n" +
 	"\x05Prove\x12\x14.opx.v1.ProveRequest\x1a\x15.opx.v1.ProveResponse\x12U\n" +
-	"\x10ConsistencyProof\x12\x1f.opx.v1.ConsistencyProofRequest\x1a .opx.v1.ConsistencyProofResponseB+Z)github.com/opx-dev/opx/proto/opx/v1;opxv1b\x06proto3"
+	"\x10ConsistencyProof\x12\x1f.opx.v1.ConsistencyProofRequest\x1a .opx.v1.ConsistencyProofResponse\x12:\n" +
+	"\tReadTiles\x12\x18.opx.v1.ReadTilesRequest\x1a\x11.opx.v1.TileBatch0\x01B+Z)github.com/opx-dev/opx/proto/opx/v1;opxv1b\x06proto3"
 
 var (
 	file_opx_v1_ledger_proto_rawDescOnce sync.Once
@@ -1276,7 +1444,7 @@ func file_opx_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_opx_v1_ledger_proto_rawDescData
 }
 
-var file_opx_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_opx_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_opx_v1_ledger_proto_goTypes = []any{
 	(*HeadRequest)(nil),              // 0: opx.v1.HeadRequest
 	(*HeadResponse)(nil),             // 1: opx.v1.HeadResponse
@@ -1301,39 +1469,45 @@ var file_opx_v1_ledger_proto_goTypes = []any{
 	(*ProveResponse)(nil),            // 20: opx.v1.ProveResponse
 	(*ConsistencyProofRequest)(nil),  // 21: opx.v1.ConsistencyProofRequest
 	(*ConsistencyProofResponse)(nil), // 22: opx.v1.ConsistencyProofResponse
+	(*ReadTilesRequest)(nil),         // 23: opx.v1.ReadTilesRequest
+	(*TileBatch)(nil),                // 24: opx.v1.TileBatch
+	(*Tile)(nil),                     // 25: opx.v1.Tile
 }
 var file_opx_v1_ledger_proto_depIdxs = []int32{
 	6,  // 0: opx.v1.EntryBatch.entries:type_name -> opx.v1.LedgerEntry
 	18, // 1: opx.v1.BlobFrames.frames:type_name -> opx.v1.BlobFrame
-	0,  // 2: opx.v1.LedgerService.Head:input_type -> opx.v1.HeadRequest
-	2,  // 3: opx.v1.LedgerService.Verify:input_type -> opx.v1.VerifyRequest
-	4,  // 4: opx.v1.LedgerService.StreamEntries:input_type -> opx.v1.StreamEntriesRequest
-	5,  // 5: opx.v1.LedgerService.Follow:input_type -> opx.v1.FollowRequest
-	7,  // 6: opx.v1.LedgerService.GetBlob:input_type -> opx.v1.GetBlobRequest
-	9,  // 7: opx.v1.LedgerService.ReadEntries:input_type -> opx.v1.ReadEntriesRequest
-	7,  // 8: opx.v1.LedgerService.GetBlobFrame:input_type -> opx.v1.GetBlobRequest
-	12, // 9: opx.v1.LedgerService.AppendNote:input_type -> opx.v1.AppendNoteRequest
-	14, // 10: opx.v1.LedgerService.Rebuild:input_type -> opx.v1.RebuildRequest
-	16, // 11: opx.v1.LedgerService.GetBlobFrames:input_type -> opx.v1.GetBlobFramesRequest
-	19, // 12: opx.v1.LedgerService.Prove:input_type -> opx.v1.ProveRequest
-	21, // 13: opx.v1.LedgerService.ConsistencyProof:input_type -> opx.v1.ConsistencyProofRequest
-	1,  // 14: opx.v1.LedgerService.Head:output_type -> opx.v1.HeadResponse
-	3,  // 15: opx.v1.LedgerService.Verify:output_type -> opx.v1.VerifyResponse
-	6,  // 16: opx.v1.LedgerService.StreamEntries:output_type -> opx.v1.LedgerEntry
-	6,  // 17: opx.v1.LedgerService.Follow:output_type -> opx.v1.LedgerEntry
-	8,  // 18: opx.v1.LedgerService.GetBlob:output_type -> opx.v1.GetBlobResponse
-	10, // 19: opx.v1.LedgerService.ReadEntries:output_type -> opx.v1.EntryBatch
-	11, // 20: opx.v1.LedgerService.GetBlobFrame:output_type -> opx.v1.BlobFrameChunk
-	13, // 21: opx.v1.LedgerService.AppendNote:output_type -> opx.v1.AppendNoteResponse
-	15, // 22: opx.v1.LedgerService.Rebuild:output_type -> opx.v1.RebuildResponse
-	17, // 23: opx.v1.LedgerService.GetBlobFrames:output_type -> opx.v1.BlobFrames
-	20, // 24: opx.v1.LedgerService.Prove:output_type -> opx.v1.ProveResponse
-	22, // 25: opx.v1.LedgerService.ConsistencyProof:output_type -> opx.v1.ConsistencyProofResponse
-	14, // [14:26] is the sub-list for method output_type
-	2,  // [2:14] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	25, // 2: opx.v1.TileBatch.tiles:type_name -> opx.v1.Tile
+	0,  // 3: opx.v1.LedgerService.Head:input_type -> opx.v1.HeadRequest
+	2,  // 4: opx.v1.LedgerService.Verify:input_type -> opx.v1.VerifyRequest
+	4,  // 5: opx.v1.LedgerService.StreamEntries:input_type -> opx.v1.StreamEntriesRequest
+	5,  // 6: opx.v1.LedgerService.Follow:input_type -> opx.v1.FollowRequest
+	7,  // 7: opx.v1.LedgerService.GetBlob:input_type -> opx.v1.GetBlobRequest
+	9,  // 8: opx.v1.LedgerService.ReadEntries:input_type -> opx.v1.ReadEntriesRequest
+	7,  // 9: opx.v1.LedgerService.GetBlobFrame:input_type -> opx.v1.GetBlobRequest
+	12, // 10: opx.v1.LedgerService.AppendNote:input_type -> opx.v1.AppendNoteRequest
+	14, // 11: opx.v1.LedgerService.Rebuild:input_type -> opx.v1.RebuildRequest
+	16, // 12: opx.v1.LedgerService.GetBlobFrames:input_type -> opx.v1.GetBlobFramesRequest
+	19, // 13: opx.v1.LedgerService.Prove:input_type -> opx.v1.ProveRequest
+	21, // 14: opx.v1.LedgerService.ConsistencyProof:input_type -> opx.v1.ConsistencyProofRequest
+	23, // 15: opx.v1.LedgerService.ReadTiles:input_type -> opx.v1.ReadTilesRequest
+	1,  // 16: opx.v1.LedgerService.Head:output_type -> opx.v1.HeadResponse
+	3,  // 17: opx.v1.LedgerService.Verify:output_type -> opx.v1.VerifyResponse
+	6,  // 18: opx.v1.LedgerService.StreamEntries:output_type -> opx.v1.LedgerEntry
+	6,  // 19: opx.v1.LedgerService.Follow:output_type -> opx.v1.LedgerEntry
+	8,  // 20: opx.v1.LedgerService.GetBlob:output_type -> opx.v1.GetBlobResponse
+	10, // 21: opx.v1.LedgerService.ReadEntries:output_type -> opx.v1.EntryBatch
+	11, // 22: opx.v1.LedgerService.GetBlobFrame:output_type -> opx.v1.BlobFrameChunk
+	13, // 23: opx.v1.LedgerService.AppendNote:output_type -> opx.v1.AppendNoteResponse
+	15, // 24: opx.v1.LedgerService.Rebuild:output_type -> opx.v1.RebuildResponse
+	17, // 25: opx.v1.LedgerService.GetBlobFrames:output_type -> opx.v1.BlobFrames
+	20, // 26: opx.v1.LedgerService.Prove:output_type -> opx.v1.ProveResponse
+	22, // 27: opx.v1.LedgerService.ConsistencyProof:output_type -> opx.v1.ConsistencyProofResponse
+	24, // 28: opx.v1.LedgerService.ReadTiles:output_type -> opx.v1.TileBatch
+	16, // [16:29] is the sub-list for method output_type
+	3,  // [3:16] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_opx_v1_ledger_proto_init() }
@@ -1347,7 +1521,7 @@ func file_opx_v1_ledger_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opx_v1_ledger_proto_rawDesc), len(file_opx_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -31,6 +31,7 @@ const (
 	LedgerService_GetBlobFrames_FullMethodName    = "/opx.v1.LedgerService/GetBlobFrames"
 	LedgerService_Prove_FullMethodName            = "/opx.v1.LedgerService/Prove"
 	LedgerService_ConsistencyProof_FullMethodName = "/opx.v1.LedgerService/ConsistencyProof"
+	LedgerService_ReadTiles_FullMethodName        = "/opx.v1.LedgerService/ReadTiles"
 )
 
 // LedgerServiceClient is the client API for LedgerService service.
@@ -76,6 +77,9 @@ type LedgerServiceClient interface {
 	// ConsistencyProof returns the RFC 6962 consistency proof from the tree
 	// of size1 entries to that of size2 (both at most the durable head).
 	ConsistencyProof(ctx context.Context, in *ConsistencyProofRequest, opts ...grpc.CallOption) (*ConsistencyProofResponse, error)
+	// ReadTiles streams the stored Merkle tree tiles of the tree of size
+	// entries (ledger.TileSource), many to a message.
+	ReadTiles(ctx context.Context, in *ReadTilesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TileBatch], error)
 }
 
 type ledgerServiceClient struct {
@@ -251,6 +255,25 @@ func (c *ledgerServiceClient) ConsistencyProof(ctx context.Context, in *Consiste
 	return out, nil
 }
 
+func (c *ledgerServiceClient) ReadTiles(ctx context.Context, in *ReadTilesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TileBatch], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &LedgerService_ServiceDesc.Streams[5], LedgerService_ReadTiles_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ReadTilesRequest, TileBatch]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type LedgerService_ReadTilesClient = grpc.ServerStreamingClient[TileBatch]
+
 // LedgerServiceServer is the server API for LedgerService service.
 // All implementations must embed UnimplementedLedgerServiceServer
 // for forward compatibility.
@@ -294,6 +317,9 @@ type LedgerServiceServer interface {
 	// ConsistencyProof returns the RFC 6962 consistency proof from the tree
 	// of size1 entries to that of size2 (both at most the durable head).
 	ConsistencyProof(context.Context, *ConsistencyProofRequest) (*ConsistencyProofResponse, error)
+	// ReadTiles streams the stored Merkle tree tiles of the tree of size
+	// entries (ledger.TileSource), many to a message.
+	ReadTiles(*ReadTilesRequest, grpc.ServerStreamingServer[TileBatch]) error
 	mustEmbedUnimplementedLedgerServiceServer()
 }
 
@@ -339,6 +365,9 @@ func (UnimplementedLedgerServiceServer) Prove(context.Context, *ProveRequest) (*
 }
 func (UnimplementedLedgerServiceServer) ConsistencyProof(context.Context, *ConsistencyProofRequest) (*ConsistencyProofResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ConsistencyProof not implemented")
+}
+func (UnimplementedLedgerServiceServer) ReadTiles(*ReadTilesRequest, grpc.ServerStreamingServer[TileBatch]) error {
+	return status.Error(codes.Unimplemented, "method ReadTiles not implemented")
 }
 func (UnimplementedLedgerServiceServer) mustEmbedUnimplementedLedgerServiceServer() {}
 func (UnimplementedLedgerServiceServer) testEmbeddedByValue()                       {}
@@ -542,6 +571,17 @@ func _LedgerService_ConsistencyProof_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LedgerService_ReadTiles_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ReadTilesRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(LedgerServiceServer).ReadTiles(m, &grpc.GenericServerStream[ReadTilesRequest, TileBatch]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type LedgerService_ReadTilesServer = grpc.ServerStreamingServer[TileBatch]
+
 // LedgerService_ServiceDesc is the grpc.ServiceDesc for LedgerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -602,6 +642,11 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "GetBlobFrames",
 			Handler:       _LedgerService_GetBlobFrames_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "ReadTiles",
+			Handler:       _LedgerService_ReadTiles_Handler,
 			ServerStreams: true,
 		},
 	},
