@@ -16,6 +16,7 @@ import (
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
+	"github.com/opx-dev/opx/ledger/tlog"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	bolt "go.etcd.io/bbolt"
 )
@@ -258,6 +259,27 @@ func TestReplay_UnknownSession(t *testing.T) {
 			r.wantOut(t, fmt.Sprintf("ok: %d entries", factsOf(t, path).entries)) // verified before looking
 		})
 	}
+}
+
+// TestReplay_KeyWithoutSignedCheckpoint: --key pins the key that must have
+// signed the ledger's checkpoints; a ledger with none (never signed, or its
+// notes and keys stripped) fails (exit 4) rather than pass with the key
+// unused.
+func TestReplay_KeyWithoutSignedCheckpoint(t *testing.T) {
+	_, key, err := tlog.GenerateKey(tlog.Origin("00000000000000000000000000000000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "unsigned.db")
+	run(t, "ledger", "note", "--session", "ses_u", "an unsigned ledger", "--ledger", path).wantCode(t, cli.ExitOK)
+
+	r := run(t, "replay", "ses_u", "--key", key, "--ledger", path)
+	r.wantCode(t, cli.ExitIntegrity)
+	r.wantOut(t, "checkpoint  --key was given, but the ledger holds no signed checkpoint", "so --key checked nothing")
+
+	r = run(t, "replay", "ses_u", "--ledger", path)
+	r.wantCode(t, cli.ExitOK)
+	r.wantOut(t, "the ledger has no signed checkpoint to prove the session against")
 }
 
 func TestReplay_Usage(t *testing.T) {

@@ -52,6 +52,7 @@ func verifySession(c *cli.Context, ss *sessionSource, session string, buildAnywa
 		}
 		key = v.String()
 	}
+	unsigned := false // the timeline was built, but no signed checkpoint proves it
 	if l := ss.file; l != nil && !c.Bool("full-verify") {
 		rv := l.NewReview()
 		t, err := buildTimelineFrom(c, ss, rv, session)
@@ -75,6 +76,7 @@ func verifySession(c *cli.Context, ss *sessionSource, session string, buildAnywa
 				how.Summary = checkpointSummary(how, len(t.Read()))
 				return &verifiedSession{rep: rep, how: how, t: t}, nil
 			}
+			unsigned = true
 		}
 		// No signed checkpoint, or a timeline that cannot be built (an
 		// unknown session, a ledger that does not read): the full check
@@ -88,7 +90,14 @@ func verifySession(c *cli.Context, ss *sessionSource, session string, buildAnywa
 		return nil, err
 	}
 	how := &ledger.ReviewVerification{Mode: "full", Summary: "every entry of the ledger verified strictly (chain, head, blobs, canonical form, payloads, causal order)"}
-	if ss.file != nil && !c.Bool("full-verify") {
+	switch {
+	case unsigned && key != "":
+		// A pinned key that signed nothing here proves nothing: the
+		// notes (and the keys recorded) may have been stripped.
+		rep.AddFailure(&ledger.IntegrityError{Seq: rep.HeadSeq, Kind: ledger.KindCheckpoint,
+			Detail: "--key was given, but the ledger holds no signed checkpoint to check with it"})
+		how.Summary += "; the ledger has no signed checkpoint, so --key checked nothing"
+	case unsigned:
 		how.Summary += "; the ledger has no signed checkpoint to prove the session against"
 	}
 	vs := &verifiedSession{rep: rep, how: how}

@@ -296,10 +296,7 @@ func (l *Ledger) Export(w io.Writer, blobs BlobSink, opts ExportOptions) (*Manif
 		}
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	if err := l.addTreeRange(m); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
-	}
-	if err := l.addExportProofs(m); err != nil {
+	if err := l.addProofs(m); err != nil {
 		var ie *IntegrityError
 		if errors.As(err, &ie) {
 			return nil, fmt.Errorf("export refused, ledger is damaged: %w", err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/opx-dev/opx/ledger/tlog"
@@ -91,66 +90,20 @@ func (l *Ledger) latestSignedCheckpoint() (sc signedCheckpoint, ok bool, err err
 	return sc, ok, err
 }
 
-// addExportProofs adds to m the proof material of the ledger's latest
-// signed checkpoint, when it covers the export's first entry: the note,
-// the verifier key recorded before it, and inclusion proofs of the first exported entry and of
-// the last one the checkpoint covers. The note must verify with that key
-// and name the tree the ledger holds, or the export is refused.
-func (l *Ledger) addExportProofs(m *Manifest) error {
-	sc, ok, err := l.latestSignedCheckpoint()
-	if err != nil || !ok || sc.data.TreeSize <= m.FromSeq {
-		return err
-	}
-	fail := func(format string, args ...any) error {
-		return &IntegrityError{Seq: sc.seq, Kind: KindCheckpoint, Detail: fmt.Sprintf(format, args...)}
-	}
-	if sc.key == "" {
-		return fail("signed checkpoint with no ledger.key entry before it")
-	}
-	v, err := tlog.ParseVerifierKey(sc.key)
+// addProofs adds to m the tree range and proof material of an export,
+// computed from the entries' own bytes (addSourceProofs), as for an export
+// through a running engine, not read from the stored tiles: tiles are
+// derived data, and a damaged one must not put a wrong tree range or proof
+// into every export of the ledger (verify reports the damage where it is,
+// in the ledger). It reads the entries up to the latest signed checkpoint
+// once, in short transactions.
+func (l *Ledger) addProofs(m *Manifest) error {
+	h, err := ParseHash(m.HeadHash)
 	if err != nil {
-		return fail("recorded verifier key: %v", err)
+		return fmt.Errorf("manifest head: %w", err)
 	}
-	cp, err := tlog.Open([]byte(sc.data.Note), v)
-	if err != nil {
-		return fail("%v", err)
-	}
-	th, err := l.TreeHeadAt(cp.Size)
-	if err != nil {
-		return fmt.Errorf("tree at %d: %w", cp.Size, err)
-	}
-	if cp.Size != sc.data.TreeSize || th.Root != cp.Root {
-		return fail("signed checkpoint says tree %d %s, the ledger's tree is %d %s",
-			cp.Size, cp.RootString(), th.Size, EncodeTreeRoot(th.Root))
-	}
-	m.Checkpoint, m.VerifierKey = sc.data.Note, v.String()
-	for _, idx := range proofIndexes(m.FromSeq, m.ToSeq, cp.Size) {
-		hs, err := l.InclusionProof(idx, cp.Size)
-		if err != nil {
-			return fmt.Errorf("inclusion proof of %d in %d: %w", idx, cp.Size, err)
-		}
-		m.Proofs = append(m.Proofs, ManifestProof{Index: idx, TreeSize: cp.Size, Hashes: tlog.EncodeHashes(hs)})
-	}
-	return nil
-}
-
-// addTreeRange records in a segment's manifest the compact range of the
-// tree before it, so that its verifier can recompute the roots recorded
-// inside the segment. A ledger without a tree (an older one opened
-// read-only) has none to record.
-func (l *Ledger) addTreeRange(m *Manifest) error {
-	if m.FromSeq == 0 {
-		return nil
-	}
-	hs, err := l.RangeHashesAt(m.FromSeq)
-	if errors.Is(err, ErrNoTree) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	m.TreeRange = EncodeTreeRange(hs)
-	return nil
+	head := Head{LedgerID: m.LedgerID, Seq: m.HeadSeq, Hash: h}
+	return addSourceProofs(l.LocalSource(head), head, m)
 }
 
 // proofIndexes are the entries an export proves against a checkpoint of

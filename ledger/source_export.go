@@ -53,12 +53,7 @@ type proofSource interface {
 	addProofs(m *Manifest) error
 }
 
-func (s localSource) addProofs(m *Manifest) error {
-	if err := s.l.addTreeRange(m); err != nil {
-		return err
-	}
-	return s.l.addExportProofs(m)
-}
+func (s localSource) addProofs(m *Manifest) error { return s.l.addProofs(m) }
 
 func exportSource(src Source, head Head, m *Manifest, w io.Writer, blobs BlobSink, opts ExportOptions) error {
 	total := m.ToSeq - m.FromSeq + 1
