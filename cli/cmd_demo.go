@@ -252,10 +252,13 @@ func runDemo(c *cli.Context) (err error) {
 		env = "XDG_STATE_HOME=" + filepath.Join(tmp, "state") + " "
 	}
 	fmt.Fprintf(w, "\nEvery model call, proposal, verdict (%[1]s above among them), snapshot, execution%[2]s\n"+
-		"are in that ledger. Try:\n"+
+		"are in that ledger, under checkpoints the engine signed (save one elsewhere: then\n"+
+		"opx ledger verify --since FILE proves the ledger only grew since). Try:\n"+
 		"  opx ledger tail -n 30 --ledger %[3]s\n"+
 		"  opx snapshots --ledger %[3]s\n"+
 		"  opx ledger export -o /tmp/demo.jsonl.zst --ledger %[3]s\n"+
+		"  opx ledger checkpoint --ledger %[3]s\n"+
+		"  opx ledger prove 2 --ledger %[3]s\n"+
 		"  %[5]sopx start --workspace %[4]s    (then %[5]sopx chat --workspace %[4]s)\n", plural(uint64(blocks), "block", "blocks"),
 		undo, ledgerFile, ws, env)
 	if session != "" {
