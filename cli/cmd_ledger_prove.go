@@ -79,9 +79,6 @@ func runLedgerProve(c *cli.Context) error {
 	fmt.Fprintf(w, "  leaf hash   %x  (SHA-256 of 0x00 and the entry's %d stored bytes)\n", leaf, len(p.Entry))
 	fmt.Fprintf(w, "  root hash   %s  (%s)\n", sc.CP.RootString(), plural(uint64(len(p.Hashes)), "proof hash", "proof hashes"))
 	where := "the latest checkpoint"
-	if rv.remote != nil {
-		where = "the engine's latest checkpoint, checked here"
-	}
 	if sc.Seq != 0 {
 		where = fmt.Sprintf("the checkpoint of entry %d", sc.Seq)
 	} else if c.String("checkpoint") != "" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/ledger/tlog"
 	"github.com/urfave/cli/v2"
 )
 
@@ -61,6 +62,13 @@ func runLedgerVerify(c *cli.Context) error {
 	var m *ledger.Manifest
 	var what string
 	var since *sinceResult
+	var tee *teeSource
+	sinceSize := uint64(0) // the tree size the --since note claims: its root is kept on the way
+	if f := c.String("since"); f != "" {
+		if note, err := tlog.ReadNote(f); err == nil {
+			sinceSize = peekSize(note)
+		}
+	}
 	if c.String("key") != "" && c.String("since") == "" && len(args) == 0 {
 		return usagef(c, "--key goes with --since FILE, or with an EXPORT whose bundled checkpoint it checks")
 	}
@@ -97,24 +105,26 @@ func runLedgerVerify(c *cli.Context) error {
 			}
 			rep, err = rv.local.Verify(opts)
 		} else {
-			if c.Bool("strict") {
-				// The keys the ledger records, read through the engine
-				// first (one more pass), for the signed checkpoints.
-				var w *treeWalk
-				if w, err = walkTree(rv.remote, 0); err != nil {
-					return err
-				}
-				opts.CheckCheckpoint = event.CheckCheckpoints(rv.remote.head.LedgerID, w.keys)
-			}
 			// The engine is a pipe here: its entries and blob frames are
-			// checked by the same code as the file's, up to its head.
+			// checked by the same code as the file's, up to its head, in
+			// one pass that also folds what --since and the signed
+			// checkpoints need (the tree, the keys recorded): a second
+			// read could be answered with other bytes.
+			tee = newTeeSource(rv.remote, sinceSize, false)
+			if c.Bool("strict") {
+				opts.CheckCheckpoint = tee.checkCheckpoint()
+			}
 			if opts.CheckEnd != nil {
 				opts.CheckEnd = settleRunningPlans(rv.remote, rv.remote.head, opts.CheckEnd)
 			}
-			rep, err = ledger.VerifySource(rv.remote, opts)
+			rep, err = ledger.VerifySource(tee, opts)
 		}
 		if err == nil && c.String("since") != "" {
-			since, err = checkSince(c, rv, rep)
+			var w *treeWalk
+			if tee != nil {
+				w = tee.walk
+			}
+			since, err = checkSince(c, rv, rep, w)
 		}
 	}
 	bar.finish()

@@ -40,7 +40,10 @@ type sinceResult struct {
 // checkpoint that does not verify (signature, key) is an error. Through
 // the engine, the entries and the proof come from it and are checked
 // here alike.
-func checkSince(c *cli.Context, rv *ledgerReview, rep *ledger.Report) (*sinceResult, error) {
+//
+// w, when not nil, is the walk folded in the verify pass (through an
+// engine); else the file is read once more here.
+func checkSince(c *cli.Context, rv *ledgerReview, rep *ledger.Report, w *treeWalk) (*sinceResult, error) {
 	file := c.String("since")
 	note, err := tlog.ReadNote(file)
 	if err != nil {
@@ -62,8 +65,11 @@ func checkSince(c *cli.Context, rv *ledgerReview, rep *ledger.Report) (*sinceRes
 	// One pass: the verifier's own tree (every entry's stored bytes,
 	// hashed here), its root at the size the note claims (checked once
 	// the signature is), and the keys the ledger records.
-	w, err := walkTree(src, peekSize(note))
-	if err != nil {
+	if w == nil {
+		if w, err = walkTree(src, peekSize(note)); err != nil {
+			return nil, fmt.Errorf("--since: recompute the tree: %w", err)
+		}
+	} else if err := w.done(); err != nil {
 		return nil, fmt.Errorf("--since: recompute the tree: %w", err)
 	}
 	sc, err := openNote(file, note, given, w.keys)

@@ -10,35 +10,40 @@ import (
 )
 
 // openRemoteNote checks a note read through the engine (or given by
-// the user) with --key when given, else with the engine's signing key as
+// the user) with --key when given; else with the engine's signing key as
 // the state directory beside the ledger holds it (read here, not asked of
-// the engine), else with the keys the ledger records (read through the
-// engine, checked here): for the latest checkpoint, the key recorded
-// last; for one saved earlier, any of them. The engine is only a pipe.
+// the engine), and for a note saved earlier also with every key the ledger
+// records; else with the keys the ledger records: for the latest
+// checkpoint the key recorded last, for one saved earlier any of them.
+// Recorded keys are read through the engine over a chain checked here
+// from genesis to its head (walkTree). The engine is only a pipe: a key it
+// makes up in an entry it forges is never used while the key file is
+// there, and can only be used otherwise by forging the whole chain, as
+// rewriting the file offline would.
 func openRemoteNote(r *remoteLedger, path string, note []byte, given *tlog.Verifier, latest bool) (tlog.Checkpoint, tlog.Verifier, error) {
 	if given != nil {
 		return openWith(note, []tlog.Verifier{*given})
 	}
-	if s, err := tlog.LoadKey(filepath.Dir(path)); err == nil {
-		if cp, v, err := openWith(note, []tlog.Verifier{s.Verifier()}); err == nil {
-			return cp, v, nil
-		}
-	}
-	w, err := walkTree(r, 0)
-	if err != nil {
-		return tlog.Checkpoint{}, tlog.Verifier{}, err
-	}
-	if len(w.keys) == 0 {
-		return tlog.Checkpoint{}, tlog.Verifier{}, errNoKey
-	}
 	var keys []tlog.Verifier
-	for i := len(w.keys) - 1; i >= 0; i-- {
-		keys = append(keys, w.keys[i].Verifier)
-		if latest {
-			// The latest checkpoint is signed by the key recorded last
-			// (the engine records its key, then signs at once).
-			break
+	if s, err := tlog.LoadKey(filepath.Dir(path)); err == nil {
+		keys = append(keys, s.Verifier())
+	}
+	if !latest || len(keys) == 0 {
+		w, err := walkTree(r, 0)
+		if err != nil {
+			return tlog.Checkpoint{}, tlog.Verifier{}, err
 		}
+		for i := len(w.keys) - 1; i >= 0; i-- {
+			keys = append(keys, w.keys[i].Verifier)
+			if latest {
+				// The latest checkpoint is signed by the key recorded
+				// last (the engine records its key, then signs at once).
+				break
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return tlog.Checkpoint{}, tlog.Verifier{}, errNoKey
 	}
 	return openWith(note, keys)
 }
@@ -93,6 +98,12 @@ func remoteProve(r *remoteLedger, path string, seq uint64, note []byte, given *t
 		if err := keyOf([]byte(resp.Note), true); err != nil {
 			return nil, sc, fmt.Errorf("the engine's latest checkpoint: %w", err)
 		}
+		if sc.CP.Origin != tlog.Origin(r.head.LedgerID) {
+			return nil, sc, fmt.Errorf("the engine's latest checkpoint: %w: it is of %s, this ledger is %s", tlog.ErrProof, sc.CP.Origin, tlog.Origin(r.head.LedgerID))
+		}
+		// A checkpoint of tree n is recorded by entry n (the entry just
+		// after the tree it covers), as offline.
+		sc.Seq = sc.CP.Size
 	}
 	if resp.TreeSize != sc.CP.Size || len(resp.Hashes) > tlog.MaxProofHashes || len(resp.Entry) > tlog.MaxEntryBytes {
 		return nil, sc, fmt.Errorf("%w: the engine answered for tree %d with %d hashes, the checkpoint is of tree %d",

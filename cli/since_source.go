@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -48,47 +50,137 @@ func (r *remoteLedger) ConsistencyProof(size1, size2 uint64) ([][]byte, error) {
 	return resp.Hashes, nil
 }
 
-// treeWalk is what one pass over the entries gives --since: the tree
-// recomputed from them, its root at one size, and the keys recorded.
+// treeWalk is what one pass over the entries gives --since, prove and
+// key: the tree recomputed from them, its root at one size, and the keys
+// recorded, over a chain checked link by link from genesis to the head
+// the source names. Through an engine it is folded in the verify pass
+// itself (teeSource), so that nothing a command concludes comes from a
+// second read the engine could answer differently.
 type treeWalk struct {
 	tree   *tlog.RootBuilder
 	rootAt [32]byte // the root at size at
 	at     uint64
 	keys   []event.RecordedKey
+	prev   ledger.Hash // the hash of the last entry folded
+	head   ledger.Head // the head to reach
+	err    error       // the first break: the walk stops there
 }
 
-// walkTree reads every entry up to the head once, hashing each into the
-// tree and collecting the ledger.key entries.
+func newTreeWalk(head ledger.Head, at uint64) *treeWalk {
+	w := &treeWalk{tree: tlog.NewRootBuilder(), at: at, head: head}
+	if at == 0 {
+		w.rootAt = w.tree.Root()
+	}
+	return w
+}
+
+var keySuffix = []byte(`"type":"` + event.TypeKey + `"}`)
+
+// add folds entry seq; entries past the head are not part of the walk.
+// A break in the chain stops the walk for good (w.err).
+func (w *treeWalk) add(seq uint64, raw []byte) {
+	if w.err != nil || seq > w.head.Seq {
+		return
+	}
+	if seq != w.tree.Size() {
+		w.err = fmt.Errorf("entry %d after %d entries: %w", seq, w.tree.Size(), ledger.ErrIntegrity)
+		return
+	}
+	e, err := ledger.ParseStored(seq, raw)
+	switch {
+	case err != nil:
+		w.err = fmt.Errorf("entry %d: %w: %v", seq, ledger.ErrIntegrity, err)
+		return
+	case e.Prev != w.prev:
+		w.err = fmt.Errorf("entry %d: %w: its prev is not the hash of entry %d", seq, ledger.ErrIntegrity, int64(seq)-1)
+		return
+	}
+	w.prev = ledger.Sum(raw)
+	w.tree.Append(raw)
+	if w.tree.Size() == w.at {
+		w.rootAt = w.tree.Root()
+	}
+	if bytes.HasSuffix(raw, keySuffix) {
+		if k, err := event.ParseKeyEntry(seq, raw); err == nil {
+			w.keys = append(w.keys, k)
+		}
+	}
+}
+
+// done says whether the walk reached the head it was given, chained.
+func (w *treeWalk) done() error {
+	switch {
+	case w.err != nil:
+		return w.err
+	case w.tree.Size() != w.head.Seq+1:
+		return fmt.Errorf("%w: %d entries read, the head is %d", ledger.ErrIntegrity, w.tree.Size(), w.head.Seq)
+	case w.prev != w.head.Hash:
+		return fmt.Errorf("%w: the last entry hashes to %s, the head is %s", ledger.ErrIntegrity, w.prev, w.head.Hash)
+	}
+	return nil
+}
+
+// walkTree reads every entry up to the head once, checking the chain,
+// hashing each into the tree and collecting the ledger.key entries.
 func walkTree(src sinceSource, at uint64) (*treeWalk, error) {
 	h, err := src.Head()
 	if err != nil {
 		return nil, err
 	}
-	w := &treeWalk{tree: tlog.NewRootBuilder(), at: at}
-	if at == 0 {
-		w.rootAt = w.tree.Root()
-	}
-	suffix := []byte(`"type":"` + event.TypeKey + `"}`)
+	w := newTreeWalk(h, at)
 	err = src.Entries(0, h.Seq, func(seq uint64, raw []byte) error {
-		if seq != w.tree.Size() {
-			return fmt.Errorf("entry %d after %d entries: %w", seq, w.tree.Size(), ledger.ErrIntegrity)
-		}
-		w.tree.Append(raw)
-		if w.tree.Size() == at {
-			w.rootAt = w.tree.Root()
-		}
-		if bytes.HasSuffix(raw, suffix) {
-			if k, err := event.ParseKeyEntry(seq, raw); err == nil {
-				w.keys = append(w.keys, k)
-			}
-		}
-		return nil
+		w.add(seq, raw)
+		return w.err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if w.tree.Size() != h.Seq+1 {
-		return nil, fmt.Errorf("%w: %d entries read, the head is %d", ledger.ErrIntegrity, w.tree.Size(), h.Seq)
+	return w, w.done()
+}
+
+// teeSource is the engine's ledger as a Source whose entries, as they
+// pass to the checker, are also folded into a treeWalk and, with
+// keepHashes, hashed one by one: what a command needs besides the verify
+// pass (the tree and its roots for --since, the recorded keys for the
+// signed checkpoints, the entries a timeline is built from) is then tied
+// to the bytes that pass checked.
+type teeSource struct {
+	*remoteLedger
+	mu         sync.Mutex
+	walk       *treeWalk
+	keepHashes bool
+	hashes     []ledger.Hash // hashes[seq], when keepHashes
+}
+
+func newTeeSource(r *remoteLedger, at uint64, keepHashes bool) *teeSource {
+	return &teeSource{remoteLedger: r, walk: newTreeWalk(r.head, at), keepHashes: keepHashes}
+}
+
+func (t *teeSource) Entries(from, to uint64, fn func(seq uint64, raw []byte) error) error {
+	return t.remoteLedger.Entries(from, to, func(seq uint64, raw []byte) error {
+		t.mu.Lock()
+		before := t.walk.tree.Size()
+		t.walk.add(seq, raw)
+		if t.keepHashes && t.walk.tree.Size() > before {
+			t.hashes = append(t.hashes, t.walk.prev)
+		}
+		t.mu.Unlock()
+		return fn(seq, raw)
+	})
+}
+
+// keys returns the keys recorded in the entries folded so far.
+func (t *teeSource) keys() []event.RecordedKey {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.walk.keys)
+}
+
+// checkCheckpoint checks a signed checkpoint against the keys recorded
+// before it, as read in this same pass: the checker calls it only once
+// the entries up to the checkpoint have passed through Entries.
+func (t *teeSource) checkCheckpoint() func(seq uint64, th ledger.TreeHead, note string) error {
+	return func(seq uint64, th ledger.TreeHead, note string) error {
+		return event.CheckCheckpoints(t.head.LedgerID, t.keys())(seq, th, note)
 	}
-	return w, nil
 }
