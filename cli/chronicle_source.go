@@ -111,12 +111,32 @@ func readReviewProjection(c *cli.Context, p ledger.Projection, fn func(ledger.Bu
 	return nil
 }
 
-// engineSource reads the ledger through a running engine. Entries and
-// blobs are hash-checked here too: the engine is trusted, the wire and
-// this client's copy are checked anyway.
-type engineSource struct{ ec *engineClient }
+// engineSource reads the ledger through a running engine. Blobs are
+// hash-checked here. Once verified holds the hashes of the entries a
+// verification checked (replay and report verify first), Range reads no
+// further than they go and refuses an entry whose bytes are not the ones
+// checked: the engine is only a pipe, and a second read must not be
+// answered with other bytes than the first.
+type engineSource struct {
+	ec       *engineClient
+	verified []ledger.Hash // verified[seq]; nil: not verified (snapshots, diff)
+}
 
 func (s *engineSource) Range(from, to uint64, fn func(ledger.Entry) error) error {
+	if s.verified != nil {
+		if from >= uint64(len(s.verified)) {
+			return nil
+		}
+		to = min(to, uint64(len(s.verified))-1)
+		inner := fn
+		fn = func(e ledger.Entry) error {
+			if e.Seq >= uint64(len(s.verified)) || ledger.Sum(e.Raw) != s.verified[e.Seq] {
+				return &ledger.IntegrityError{Seq: e.Seq, Kind: ledger.KindHashMismatch,
+					Detail: "the engine sent this entry with other bytes than it sent to be verified"}
+			}
+			return inner(e)
+		}
+	}
 	if to == ^uint64(0) {
 		to = 0 // the service's "to the head"
 	}
