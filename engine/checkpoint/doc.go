@@ -19,5 +19,7 @@
 //     "replaced", so investigators see it.
 //   - The note file (tlog.NoteFile) is written only after the checkpoint
 //     entry holding the note is durable, atomically, so it never names a
-//     tree the ledger does not hold.
+//     tree the ledger does not hold; and only forward: Keeper.Publish is
+//     serialised and never writes a checkpoint at or below the last one
+//     it wrote, so the file holds the newest note published.
 package checkpoint
