@@ -5,14 +5,18 @@
 //
 // # Invariants
 //
-//   - The key is created with the ledger, or on the first writable open
-//     of a ledger that has none, in the state directory beside ledger.db
-//     (tlog.KeyFile, 0600); never in the workspace. The agent and the
-//     commands it runs cannot reach it: the agent has no filesystem at
-//     all, commands are sandboxed to the workspace and a private home
-//     (Landlock: the state directory is out of reach, EACCES; see
-//     TestE2E_CheckpointKey in cli/opx), and Shield blocks every tool
-//     path inside the state directory.
+//   - The key is created only by Keeper.Setup, which the engine runs at
+//     each start, once the ledger is open for writing and before anything
+//     it signs: the first engine start on a ledger whose state directory
+//     holds no key creates one. Other writers (offline `opx ledger note`,
+//     `opx ledger import`) neither create nor use it; a checkpoint they
+//     record carries no note. It lives in the state directory beside
+//     ledger.db (tlog.KeyFile, 0600), never in the workspace. The agent
+//     and the commands it runs cannot reach it: the agent has no
+//     filesystem at all, commands are sandboxed to the workspace and a
+//     private home (Landlock: the state directory is out of reach,
+//     EACCES; see TestE2E_CheckpointKey in cli/opx), and Shield blocks
+//     every tool path inside the state directory.
 //   - Every key that signs is recorded in the ledger (ledger.key) before
 //     the first checkpoint it signs; a key found different from the one
 //     recorded last (the key file was lost or replaced) is recorded as
