@@ -289,7 +289,11 @@ func (e *Engine) Run(ctx context.Context) error {
 	if e.opts.replay != nil {
 		go e.driveReplay(ctx) // feeds the recorded messages, then stops the engine
 	}
-	go e.checkpointEvery(ctx, e.opts.CheckpointInterval, e.opts.CheckpointEntries)
+	everyDone := make(chan struct{})
+	go func() {
+		defer close(everyDone)
+		e.checkpointEvery(ctx, e.opts.CheckpointInterval, e.opts.CheckpointEntries)
+	}()
 
 	var result error
 	select {
@@ -344,6 +348,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 	}
 	gracefulStop(srv, 2*time.Second)
+	// ctx is done: once the periodic checkpoint (if one was under way) is
+	// over, the checkpoint at stop is the last one recorded and published.
+	<-everyDone
 	e.checkpoint()
 	if _, err := e.rec.Record(context.Background(), ledger.Sync, "", &event.EngineStopped{Reason: reason, Cause: cause,
 		UptimeMS: time.Since(e.started).Milliseconds()}); err != nil && result == nil {

@@ -211,5 +211,7 @@
 // the context those rules read), and checks every entry after the
 // checkpoint in full (chain from the proved entry before it, head,
 // stored tiles, payloads, blobs). The entries it neither shows nor needs
-// are not read; Verify reads them all.
+// are read (the one pass that builds the view and notes what Verify needs
+// goes through every entry) but not checked; Ledger.Verify checks them
+// all.
 package ledger

@@ -118,6 +118,25 @@ func tamperProofCases(otherKey string) []struct {
 			return ""
 		}, "does not verify"},
 		{"signed by another key", func(p *outsideProof) string { return otherKey }, "carries no signature by"},
+		{"re-signed by a key named otherwise", func(p *outsideProof) string {
+			// A valid signature by a key that signs for another log: the
+			// origin is not the key's name, so it vouches for nothing here.
+			skey, vkey, err := sumnote.GenerateKey(rand.Reader, "opx.local/ledger/ffffffffffffffffffffffffffffffff")
+			if err != nil {
+				panic(err)
+			}
+			s, err := sumnote.NewSigner(skey)
+			if err != nil {
+				panic(err)
+			}
+			body, _, _ := strings.Cut(p.Checkpoint, "\n\n")
+			msg, err := sumnote.Sign(&sumnote.Note{Text: body + "\n"}, s)
+			if err != nil {
+				panic(err)
+			}
+			p.Checkpoint = string(msg)
+			return vkey
+		}, "is not the key's name"},
 	}
 }
 

@@ -5,19 +5,25 @@
 //
 // # Invariants
 //
-//   - The key is created with the ledger, or on the first writable open
-//     of a ledger that has none, in the state directory beside ledger.db
-//     (tlog.KeyFile, 0600); never in the workspace. The agent and the
-//     commands it runs cannot reach it: the agent has no filesystem at
-//     all, commands are sandboxed to the workspace and a private home
-//     (Landlock: the state directory is out of reach, EACCES; see
-//     TestE2E_CheckpointKey in cli/opx), and Shield blocks every tool
-//     path inside the state directory.
+//   - The key is created only by Keeper.Setup, which the engine runs at
+//     each start, once the ledger is open for writing and before anything
+//     it signs: the first engine start on a ledger whose state directory
+//     holds no key creates one. Other writers (offline `opx ledger note`,
+//     `opx ledger import`) neither create nor use it; a checkpoint they
+//     record carries no note. It lives in the state directory beside
+//     ledger.db (tlog.KeyFile, 0600), never in the workspace. The agent
+//     and the commands it runs cannot reach it: the agent has no
+//     filesystem at all, commands are sandboxed to the workspace and a
+//     private home (Landlock: the state directory is out of reach,
+//     EACCES; see TestE2E_CheckpointKey in cli/opx), and Shield blocks
+//     every tool path inside the state directory.
 //   - Every key that signs is recorded in the ledger (ledger.key) before
 //     the first checkpoint it signs; a key found different from the one
 //     recorded last (the key file was lost or replaced) is recorded as
 //     "replaced", so investigators see it.
 //   - The note file (tlog.NoteFile) is written only after the checkpoint
 //     entry holding the note is durable, atomically, so it never names a
-//     tree the ledger does not hold.
+//     tree the ledger does not hold; and only forward: Keeper.Publish is
+//     serialised and never writes a checkpoint at or below the last one
+//     it wrote, so the file holds the newest note published.
 package checkpoint

@@ -21,6 +21,12 @@ type Keeper struct {
 
 	mu sync.Mutex
 	s  *tlog.Signer
+
+	// pub orders Publish calls (the periodic checkpoint and the one at
+	// stop may race); published is the seq of the last checkpoint whose
+	// note was written, so an older one never replaces it.
+	pub       sync.Mutex
+	published uint64
 }
 
 // NewKeeper returns a keeper of the key in dir, the ledger's state
@@ -115,8 +121,16 @@ func (k *Keeper) Setup(ctx context.Context, l *ledger.Ledger) error {
 
 // Publish writes the note of the ledger.checkpoint entry seq to the note
 // file, once that entry is durable (it syncs l first). A checkpoint
-// without a note (recorded before Setup) publishes nothing.
+// without a note (recorded before Setup) publishes nothing. Calls are
+// serialised, and a checkpoint at or below the last one this keeper
+// published is not written: the note file only ever moves forward, even
+// when a late caller publishes an older checkpoint.
 func (k *Keeper) Publish(ctx context.Context, l *ledger.Ledger, seq uint64) error {
+	k.pub.Lock()
+	defer k.pub.Unlock()
+	if k.published != 0 && seq <= k.published {
+		return nil
+	}
 	if err := l.Sync(ctx); err != nil {
 		return err
 	}
@@ -131,5 +145,9 @@ func (k *Keeper) Publish(ctx context.Context, l *ledger.Ledger, seq uint64) erro
 	if c.Note == "" {
 		return nil
 	}
-	return tlog.WriteNote(k.dir, c.Note)
+	if err := tlog.WriteNote(k.dir, c.Note); err != nil {
+		return err
+	}
+	k.published = seq
+	return nil
 }

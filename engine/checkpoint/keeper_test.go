@@ -141,3 +141,50 @@ func TestKeeper_SignBeforeSetup(t *testing.T) {
 		t.Fatalf("Sign before Setup: %q %v", note, err)
 	}
 }
+
+// TestKeeper_Publish_Older: publishing an older checkpoint after a newer
+// one (the periodic checkpoint finishing after the one at stop) leaves
+// the newer note in the note file; the same one again changes nothing.
+func TestKeeper_Publish_Older(t *testing.T) {
+	dir := t.TempDir()
+	l, k, err := open(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var seqs []uint64
+	for i := 0; i < 2; i++ {
+		if _, err := l.Append(ctx, ledger.Async, event.MustRecord("", &event.Note{Author: "test", Text: "note"})); err != nil {
+			t.Fatal(err)
+		}
+		app, err := l.Checkpoint(ctx, ledger.Async)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, app.Seq)
+	}
+	v, _ := k.Verifier()
+	published := func() uint64 {
+		t.Helper()
+		b, err := tlog.ReadNote(filepath.Join(dir, tlog.NoteFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp, err := tlog.Open(b, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cp.Size
+	}
+	older, newer := seqs[0], seqs[1]
+	for _, seq := range []uint64{newer, older, newer} {
+		if err := k.Publish(ctx, l, seq); err != nil {
+			t.Fatal(err)
+		}
+		if got := published(); got != newer {
+			t.Fatalf("after publishing checkpoint %d: the note file holds tree %d, want %d (the newest published)", seq, got, newer)
+		}
+	}
+	l.Close()
+	ledgertest.MustVerify(t, filepath.Join(dir, "ledger.db"), event.StrictOptions())
+}

@@ -6,6 +6,7 @@
 #     C2SP signed-note format, HASH = first 4 bytes of SHA-256(NAME "\n" 0x01 pubkey);
 #   - the checkpoint note carries a signature line "— NAME base64(keyhash || sig)" whose
 #     Ed25519 signature over the note text verifies with openssl;
+#   - the checkpoint's origin is the key's NAME (a key signs only for the log it names);
 #   - the checkpoint's tree size and root are the proof's tree_size and root_hash;
 #   - the entry's seq is the proof's index, and its leaf hash is SHA-256(0x00 || entry);
 #   - the RFC 6962 inclusion path (RFC 9162 section 2.1.3.2) leads from the leaf to the root.
@@ -49,6 +50,7 @@ openssl pkeyutl -verify -pubin -keyform DER -inkey "$tmp/key.der" -rawin -in "$t
 
 # The checkpoint body against the proof.
 origin=$(sed -n 1p "$tmp/text"); size=$(sed -n 2p "$tmp/text"); root=$(sed -n 3p "$tmp/text")
+[ "$origin" = "$name" ] || fail "the checkpoint's origin \"$origin\" is not the key's name \"$name\""
 [ "$size" = "$(jq -r .tree_size "$proof")" ] || fail "the signed checkpoint is tree $size, the proof claims $(jq -r .tree_size "$proof")"
 [ "$root" = "$(jq -r .root_hash "$proof")" ] || fail "the signed checkpoint has root $root, the proof claims $(jq -r .root_hash "$proof")"
 roothex=$(printf '%s' "$root" | b64hex)

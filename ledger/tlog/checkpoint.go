@@ -69,7 +69,9 @@ func (v Verifier) String() string { return v.key }
 // says. The note must carry a valid signature of v (other signatures, a
 // witness's cosignature, are allowed and ignored) and its origin must be
 // v's name. Parsing and the signature check are
-// transparency-dev/formats/log.ParseCheckpoint's.
+// transparency-dev/formats/log.ParseCheckpoint's. A checkpoint of tree
+// size 0 is malformed: opx never signs the empty tree, and every tree
+// extends it, so such a note would pin nothing.
 func Open(text []byte, v Verifier) (Checkpoint, error) {
 	if v.v == nil {
 		return Checkpoint{}, errors.New("open checkpoint: no verifier key")
@@ -83,6 +85,9 @@ func Open(text []byte, v Verifier) (Checkpoint, error) {
 	}
 	if len(cp.Hash) != 32 {
 		return Checkpoint{}, fmt.Errorf("checkpoint: %w: root hash of %d bytes, want 32", ErrMalformed, len(cp.Hash))
+	}
+	if cp.Size == 0 {
+		return Checkpoint{}, fmt.Errorf("checkpoint: %w: tree size 0 (opx never signs the empty tree; a checkpoint of it pins nothing)", ErrMalformed)
 	}
 	c := Checkpoint{Origin: cp.Origin, Size: cp.Size}
 	copy(c.Root[:], cp.Hash)

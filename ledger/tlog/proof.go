@@ -92,8 +92,8 @@ func ReadProof(path string) (*Proof, error) {
 
 // ParseProof parses a proof. Every field must be there and nothing else:
 // unknown fields, trailing data, hashes that are not 32 bytes of base64,
-// more than MaxProofHashes of them, an index outside the tree or an
-// oversized entry or note are ErrMalformed. It does not check the proof:
+// more than MaxProofHashes of them, a tree_size of 0, an index outside
+// the tree or an oversized entry or note are ErrMalformed. It does not check the proof:
 // Verify does.
 func ParseProof(b []byte) (*Proof, error) {
 	if len(b) > MaxProofBytes {
@@ -136,6 +136,8 @@ func ParseProof(b []byte) (*Proof, error) {
 	p := &Proof{Index: *raw.Index, TreeSize: *raw.TreeSize, RootHash: *raw.RootHash, Hashes: *raw.Hashes,
 		Entry: *raw.Entry, Checkpoint: *raw.Checkpoint}
 	switch {
+	case p.TreeSize == 0:
+		return nil, fmt.Errorf("proof: %w: tree_size 0 (opx never signs the empty tree, and no entry is in it)", ErrMalformed)
 	case p.Index >= p.TreeSize:
 		return nil, fmt.Errorf("proof: %w: index %d is outside a tree of %d entries", ErrMalformed, p.Index, p.TreeSize)
 	case len(p.Hashes) > MaxProofHashes:

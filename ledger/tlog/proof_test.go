@@ -144,6 +144,7 @@ func TestParseProof_Hostile(t *testing.T) {
 		"trailing data":      string(good) + "{}",
 		"unknown field":      strings.Replace(string(good), `"index"`, `"extra":1,"index"`, 1),
 		"missing checkpoint": `{"index":0,"tree_size":1,"root_hash":"` + h + `","hashes":[],"entry":"{}"}`,
+		"tree size 0":        `{"index":0,"tree_size":0,"root_hash":"` + h + `","hashes":[],"entry":"{}","checkpoint":""}`,
 		"index outside":      `{"index":1,"tree_size":1,"root_hash":"` + h + `","hashes":[],"entry":"{}","checkpoint":""}`,
 		"negative index":     `{"index":-1,"tree_size":1,"root_hash":"` + h + `","hashes":[],"entry":"{}","checkpoint":""}`,
 		"float size":         `{"index":0,"tree_size":1.5,"root_hash":"` + h + `","hashes":[],"entry":"{}","checkpoint":""}`,
@@ -160,6 +161,9 @@ func TestParseProof_Hostile(t *testing.T) {
 				t.Fatalf("ParseProof = %+v, %v; want ErrMalformed", p, err)
 			}
 		})
+	}
+	if _, err := tlog.ParseProof([]byte(tests["tree size 0"])); err == nil || !strings.Contains(err.Error(), "tree_size 0") {
+		t.Errorf("ParseProof of tree_size 0: %v, want it to say tree_size 0", err)
 	}
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.json")

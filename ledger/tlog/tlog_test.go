@@ -87,6 +87,7 @@ func TestOpen_Refusals(t *testing.T) {
 	changedBody := strings.Replace(good, "\n7\n", "\n8\n", 1)
 	signerOtherOrigin := newSigner(t, tlog.Origin("ffffffffffffffffffffffffffffffff"))
 	otherOrigin, _ := signerOtherOrigin.Sign(7, root)
+	empty, _ := s.Sign(0, root)
 	tests := []struct {
 		name string
 		text string
@@ -96,6 +97,7 @@ func TestOpen_Refusals(t *testing.T) {
 		{"signature byte changed", flippedSig, tlog.ErrUnsigned},
 		{"size changed after signing", changedBody, tlog.ErrUnsigned},
 		{"another ledger's checkpoint", otherOrigin, tlog.ErrUnsigned},
+		{"tree size 0", empty, tlog.ErrMalformed},
 		{"signature lines removed", body + "\n\n", tlog.ErrMalformed},
 		{"empty", "", tlog.ErrMalformed},
 		{"garbage", "\x00\xff not a note", tlog.ErrMalformed},
@@ -108,6 +110,9 @@ func TestOpen_Refusals(t *testing.T) {
 				t.Fatalf("Open = %+v, %v; want %v", cp, err, tt.want)
 			}
 		})
+	}
+	if _, err := tlog.Open([]byte(empty), s.Verifier()); err == nil || !strings.Contains(err.Error(), "tree size 0") {
+		t.Errorf("Open of a checkpoint of size 0: %v, want it to say tree size 0", err)
 	}
 	// Signed by the key, but not a checkpoint body.
 	skey, _, err := tlog.GenerateKey(origin)

@@ -13,7 +13,9 @@
 //   - the note's Ed25519 signature by that key over the note text (a
 //     signature line "— NAME base64(keyhash || signature)");
 //   - the checkpoint body (C2SP tlog-checkpoint: origin, tree size, base64
-//     root hash) against the proof's tree_size and root_hash;
+//     root hash): its origin must be the key's name (a key signs for the
+//     log its name says, and only for it), its size and root the proof's
+//     tree_size and root_hash;
 //   - the leaf: SHA-256(0x00 || entry bytes), the entry's "seq" being the
 //     proof's index;
 //   - the RFC 6962 (RFC 9162 section 2.1.3.2) inclusion path from that leaf
@@ -99,6 +101,9 @@ func check(key, path string) (string, error) {
 	origin, size, root, err := parseCheckpoint(text)
 	if err != nil {
 		return "", err
+	}
+	if origin != name {
+		return "", fmt.Errorf("the checkpoint's origin %q is not the key's name %q", origin, name)
 	}
 	if size != p.TreeSize {
 		return "", fmt.Errorf("the signed checkpoint is tree %d, the proof claims %d", size, p.TreeSize)
