@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -18,6 +19,9 @@ import (
 type ledgerService struct {
 	opxv1.UnimplementedLedgerServiceServer
 	e *Engine
+	// latest is the last signed checkpoint Prove found, and how far it
+	// read: each prove reads only what was appended since.
+	latest checkpoint.Latest
 }
 
 func (s *ledgerService) l() *ledger.Ledger { return s.e.opts.Ledger }
