@@ -109,19 +109,28 @@ func (f *follower) run() error {
 			if !errors.Is(err, errEngineGone) && f.c.Context.Err() == nil {
 				return err // the chain broke, or the engine sent what no ledger holds
 			}
-			continue // the engine went away: the next one, or the file
+			// The engine went away: the next one, or the file. The pause
+			// keeps an engine that ends every stream at once from making
+			// follow spin.
+			f.pause()
+			continue
 		}
 		switch err := f.fromFile(); {
 		case err == nil, errors.Is(err, ledger.ErrLocked):
 		default:
 			return err
 		}
-		select {
-		case <-f.c.Context.Done():
-		case <-time.After(followPoll):
-		}
+		f.pause()
 	}
 	return nil
+}
+
+// pause waits followPoll, or until the context ends.
+func (f *follower) pause() {
+	select {
+	case <-f.c.Context.Done():
+	case <-time.After(followPoll):
+	}
 }
 
 // broken is follow's integrity failure: the chain it followed does not
@@ -228,6 +237,12 @@ func (f *follower) fromEngine(r *remoteLedger) error {
 	}
 	for {
 		en, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			// A stream the engine ends cleanly is treated as a restart:
+			// reconnect, and check again that the ledger holds the last
+			// entry printed, before going on.
+			return fmt.Errorf("%w (it ended the follow stream)", errEngineGone)
+		}
 		if err != nil {
 			return engineErr(err)
 		}

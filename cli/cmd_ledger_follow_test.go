@@ -105,6 +105,7 @@ func (f *following) waitThrough(t *testing.T, seq uint64) {
 		}
 		select {
 		case err := <-f.done:
+			f.once.Do(func() { f.err = err }) // so that stop does not wait for it again
 			t.Fatalf("follow exited (%v) before entry %d:\n%s%s", err, seq, f.out.String(), f.errOut.String())
 		case <-time.After(10 * time.Millisecond):
 		}
