@@ -34,9 +34,12 @@ func ledgerFollowCommand() *cli.Command {
 		Description: "Prints the last 10 entries (or from --from SEQ), then each new entry once the engine has made it durable,\n" +
 			"one line each as tail prints them (--json: one object per line). Every entry is checked before it is\n" +
 			"printed: its seq is the next one and its prev is the hash of the entry before it, so what follow prints\n" +
-			"is one unbroken chain; an engine cannot slip in a forged, missing or repeated entry. The first entry is\n" +
-			"anchored to entry SEQ-1 as the ledger holds it when follow starts (entry 0 to the genesis rule, prev all\n" +
-			"zeros); follow does not check the chain below it (use verify).\n" +
+			"is one unbroken chain from the anchor: no entry missing, repeated or out of order. An entry's content is\n" +
+			"confirmed by the next one (whose prev must be its hash), or on a reconnect (the ledger must still hold\n" +
+			"it): the last entry printed is not confirmed yet, so an engine could still show it altered, and follow\n" +
+			"would then stop at its successor (exit 4). The first entry is anchored to entry SEQ-1 as the ledger holds\n" +
+			"it when follow starts (entry 0 to the genesis rule, prev all zeros); follow does not check the chain\n" +
+			"below it, nor signed checkpoints (use verify).\n" +
 			"Follow survives an engine restart: it reconnects when the engine is back and goes on from the next entry,\n" +
 			"after checking that the ledger still holds the last entry it printed. Without an engine it prints what\n" +
 			"the file holds (opening it only for a moment each time) and waits for one.\n" +

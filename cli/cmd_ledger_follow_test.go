@@ -252,3 +252,19 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestLedgerFollow_Help: the help promises what follow checks, no more:
+// one unbroken chain from the anchor, the last entry printed confirmed
+// only by the next one or on a reconnect.
+func TestLedgerFollow_Help(t *testing.T) {
+	r := run(t, "ledger", "follow", "--help")
+	help := strings.Join(strings.Fields(r.stdout), " ")
+	for _, want := range []string{"one unbroken chain from the anchor", "confirmed by the next one", "the last entry printed is not confirmed yet"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("follow --help does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(help, "cannot slip in") {
+		t.Errorf("follow --help promises more than follow checks:\n%s", r.stdout)
+	}
+}
