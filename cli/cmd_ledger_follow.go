@@ -1,16 +1,19 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/tlog"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
 )
@@ -34,9 +37,14 @@ func ledgerFollowCommand() *cli.Command {
 		Description: "Prints the last 10 entries (or from --from SEQ), then each new entry once the engine has made it durable,\n" +
 			"one line each as tail prints them (--json: one object per line). Every entry is checked before it is\n" +
 			"printed: its seq is the next one and its prev is the hash of the entry before it, so what follow prints\n" +
-			"is one unbroken chain; an engine cannot slip in a forged, missing or repeated entry. The first entry is\n" +
-			"anchored to entry SEQ-1 as the ledger holds it when follow starts (entry 0 to the genesis rule, prev all\n" +
-			"zeros); follow does not check the chain below it (use verify).\n" +
+			"is one unbroken chain from the anchor: no entry missing, repeated or out of order. An entry's content is\n" +
+			"confirmed by the next one (whose prev must be its hash), or on a reconnect (the ledger must still hold\n" +
+			"it): the last entry printed is not confirmed yet, so an engine could still show it altered, and follow\n" +
+			"would then stop at its successor (exit 4). The first entry is anchored to entry SEQ-1 as the ledger holds\n" +
+			"it when follow starts (entry 0 to the genesis rule, prev all zeros); follow does not check the chain\n" +
+			"below it (use verify). When a signed checkpoint arrives through the engine and the state directory beside\n" +
+			"the ledger holds the key, follow checks it with that key and the engine's proof of the entry before it,\n" +
+			"and says on stderr \"confirmed through N\": every entry printed up to N is the one the key signed.\n" +
 			"Follow survives an engine restart: it reconnects when the engine is back and goes on from the next entry,\n" +
 			"after checking that the ledger still holds the last entry it printed. Without an engine it prints what\n" +
 			"the file holds (opening it only for a moment each time) and waits for one.\n" +
@@ -109,19 +117,28 @@ func (f *follower) run() error {
 			if !errors.Is(err, errEngineGone) && f.c.Context.Err() == nil {
 				return err // the chain broke, or the engine sent what no ledger holds
 			}
-			continue // the engine went away: the next one, or the file
+			// The engine went away: the next one, or the file. The pause
+			// keeps an engine that ends every stream at once from making
+			// follow spin.
+			f.pause()
+			continue
 		}
 		switch err := f.fromFile(); {
 		case err == nil, errors.Is(err, ledger.ErrLocked):
 		default:
 			return err
 		}
-		select {
-		case <-f.c.Context.Done():
-		case <-time.After(followPoll):
-		}
+		f.pause()
 	}
 	return nil
+}
+
+// pause waits followPoll, or until the context ends.
+func (f *follower) pause() {
+	select {
+	case <-f.c.Context.Done():
+	case <-time.After(followPoll):
+	}
 }
 
 // broken is follow's integrity failure: the chain it followed does not
@@ -228,6 +245,12 @@ func (f *follower) fromEngine(r *remoteLedger) error {
 	}
 	for {
 		en, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			// A stream the engine ends cleanly is treated as a restart:
+			// reconnect, and check again that the ledger holds the last
+			// entry printed, before going on.
+			return fmt.Errorf("%w (it ended the follow stream)", errEngineGone)
+		}
 		if err != nil {
 			return engineErr(err)
 		}
@@ -238,10 +261,52 @@ func (f *follower) fromEngine(r *remoteLedger) error {
 			f.anchored, f.next, f.prev = true, f.from, ledger.Sum(en.Raw)
 			continue
 		}
+		prev := f.prev
 		if err := f.accept(en.Seq, en.Raw); err != nil {
 			return err
 		}
+		if err := f.confirm(r, en.Seq, en.Raw, prev); err != nil {
+			return err
+		}
 	}
+}
+
+// confirm checks a signed checkpoint follow just printed (entry seq,
+// whose prev is prev) with the key in the state directory beside the
+// ledger, read here, not asked of the engine: the engine's proof that
+// entry seq-1 is in the signed tree of seq entries confirms the content
+// of every entry printed up to it, through the chain. Without a key
+// there, or for a checkpoint of another tree, it says nothing.
+func (f *follower) confirm(r *remoteLedger, seq uint64, raw []byte, prev ledger.Hash) error {
+	if seq == 0 || !bytes.HasSuffix(raw, []byte(`"type":"`+ledger.TypeCheckpoint+`"}`)) {
+		return nil
+	}
+	e, err := ledger.ParseStored(seq, raw)
+	var c ledger.CheckpointPayload
+	if err != nil || json.Unmarshal(e.Data, &c) != nil || c.Note == "" {
+		return nil
+	}
+	dir := filepath.Dir(f.path)
+	s, err := tlog.LoadKey(dir)
+	if err != nil {
+		return nil
+	}
+	v := s.Verifier()
+	if cp, err := tlog.Open([]byte(c.Note), v); err != nil {
+		fmt.Fprintf(f.c.App.ErrWriter, "checkpoint %d: not confirmed: %v\n", seq, err)
+		return nil
+	} else if cp.Size != seq {
+		return nil
+	}
+	p, _, err := remoteProve(r, f.path, seq-1, []byte(c.Note), &v)
+	if err != nil {
+		return err
+	}
+	if ledger.Sum([]byte(p.Entry)) != prev {
+		return broken("the signed checkpoint %d holds another entry %d than the one printed", seq, seq-1)
+	}
+	fmt.Fprintf(f.c.App.ErrWriter, "confirmed through %d: checkpoint %d is signed by the key in %s\n", seq-1, seq, dir)
+	return nil
 }
 
 // fromFile prints what the file holds beyond the last entry printed, when

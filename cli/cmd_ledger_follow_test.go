@@ -13,8 +13,11 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/cli"
+	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/ledgertest"
+	"github.com/opx-dev/opx/ledger/tlog"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
 
 // lockedBuffer is a bytes.Buffer safe for a running command and the test.
@@ -105,6 +108,7 @@ func (f *following) waitThrough(t *testing.T, seq uint64) {
 		}
 		select {
 		case err := <-f.done:
+			f.once.Do(func() { f.err = err }) // so that stop does not wait for it again
 			t.Fatalf("follow exited (%v) before entry %d:\n%s%s", err, seq, f.out.String(), f.errOut.String())
 		case <-time.After(10 * time.Millisecond):
 		}
@@ -249,5 +253,100 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("timed out")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestLedgerFollow_Help: the help promises what follow checks, no more:
+// one unbroken chain from the anchor, the last entry printed confirmed
+// only by the next one or on a reconnect.
+func TestLedgerFollow_Help(t *testing.T) {
+	r := run(t, "ledger", "follow", "--help")
+	help := strings.Join(strings.Fields(r.stdout), " ")
+	for _, want := range []string{"one unbroken chain from the anchor", "confirmed by the next one", "the last entry printed is not confirmed yet"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("follow --help does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(help, "cannot slip in") {
+		t.Errorf("follow --help promises more than follow checks:\n%s", r.stdout)
+	}
+}
+
+// TestLedgerFollow_ConfirmsSignedCheckpoint: a signed checkpoint that
+// arrives through follow is checked with the key in the state directory
+// and the engine's proof of the entry before it: follow says the entries
+// it printed are confirmed through that entry.
+func TestLedgerFollow_ConfirmsSignedCheckpoint(t *testing.T) {
+	t.Setenv("OPX_LEDGER", "")
+	s := signedLedger(t, 20, 10)
+	serveLedgerWith(t, s.Path, checkpoint.NewKeeper(s.Dir))
+	fw := startFollow(t, "--ledger", s.Path, "--json")
+	r := run(t, "ledger", "checkpoint", "--ledger", s.Path)
+	r.wantCode(t, cli.ExitOK)
+	cp, err := tlog.Open([]byte(r.stdout), s.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The checkpoint of the tree of N entries is entry N.
+	want := fmt.Sprintf("confirmed through %d: checkpoint %d is signed by the key in %s", cp.Size-1, cp.Size, s.Dir)
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(fw.errOut.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("follow did not say %q:\n%s%s", want, fw.out.String(), fw.errOut.String())
+		}
+		select {
+		case err := <-fw.done:
+			fw.once.Do(func() { fw.err = err })
+			t.Fatalf("follow exited (%v):\n%s%s", err, fw.out.String(), fw.errOut.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := fw.stop(); err != nil {
+		t.Fatalf("follow: %v\n%s", err, fw.errOut.String())
+	}
+}
+
+// TestLedgerFollow_CheckpointLyingProver: the confirmation of a signed
+// checkpoint follow prints rests on a proof checked here: an engine whose
+// proof of the entry before it is forged is caught (exit 4), an honest one
+// confirms the entries through it.
+func TestLedgerFollow_CheckpointLyingProver(t *testing.T) {
+	t.Setenv("OPX_LEDGER", "")
+	for _, lie := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lie=%v", lie), func(t *testing.T) {
+			s := signedLedger(t, 20, 10) // the checkpoint of the tree of 12 entries is entry 12
+			l, err := ledger.Open(s.Path, ledger.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			es := entriesOf(t, l)
+			f := &lyingProver{lyingEngine: &lyingEngine{l: l, follow: func(send func(*opxv1.LedgerEntry) error) error {
+				for _, e := range es {
+					if err := send(e); err != nil {
+						return err
+					}
+				}
+				return nil
+			}}}
+			if lie {
+				f.prove = func(r *opxv1.ProveResponse) { r.Hashes[0][0] ^= 1 }
+			}
+			serveLying(t, s.Path, f)
+			fw := startFollow(t, "--ledger", s.Path, "--from", "0", "--json")
+			if lie {
+				if code := cli.ExitCode(fw.exited(t)); code != cli.ExitIntegrity {
+					t.Fatalf("follow exited %d, want %d:\n%s", code, cli.ExitIntegrity, fw.errOut.String())
+				}
+				return
+			}
+			fw.waitThrough(t, es[len(es)-1].Seq)
+			if err := fw.stop(); err != nil {
+				t.Fatal(err)
+			}
+			if want := "confirmed through 11: checkpoint 12 is signed"; !strings.Contains(fw.errOut.String(), want) {
+				t.Errorf("follow said %q, want %q", fw.errOut.String(), want)
+			}
+		})
 	}
 }

@@ -24,7 +24,7 @@ func (f *lyingProver) Prove(_ context.Context, req *opxv1.ProveRequest) (*opxv1.
 	r := &opxv1.ProveResponse{TreeSize: req.TreeSize}
 	if req.TreeSize == 0 {
 		h, _ := l.Head()
-		_, c, _, err := checkpoint.Latest(l, h.Seq)
+		_, c, _, err := new(checkpoint.Latest).Find(l, h.Seq)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
@@ -36,6 +37,9 @@ type lyingEngine struct {
 	reorderFrames bool
 	// follow, if set, replaces what Follow sends.
 	follow func(send func(*opxv1.LedgerEntry) error) error
+	// followEnds, if set, is Follow: the stream ends (cleanly, io.EOF
+	// for the client) when it returns nil.
+	followEnds func(ctx context.Context, req *opxv1.FollowRequest, send func(*opxv1.LedgerEntry) error) error
 }
 
 func (f *lyingEngine) Head(context.Context, *opxv1.HeadRequest) (*opxv1.HeadResponse, error) {
@@ -102,6 +106,9 @@ func (f *lyingEngine) GetBlobFrames(req *opxv1.GetBlobFramesRequest, s opxv1.Led
 }
 
 func (f *lyingEngine) Follow(req *opxv1.FollowRequest, s opxv1.LedgerService_FollowServer) error {
+	if f.followEnds != nil {
+		return f.followEnds(s.Context(), req, s.Send)
+	}
 	if f.follow != nil {
 		if err := f.follow(s.Send); err != nil {
 			return err
@@ -289,4 +296,70 @@ func TestLedgerFollow_LyingEngine(t *testing.T) {
 // forgeData returns e with a changed letter in its data.
 func forgeData(e *opxv1.LedgerEntry) *opxv1.LedgerEntry {
 	return &opxv1.LedgerEntry{Seq: e.Seq, Raw: []byte(strings.Replace(string(e.Raw), "entry number", "entry numbeR", 1))}
+}
+
+// TestLedgerFollow_StreamEnds: an engine that ends the Follow stream
+// cleanly (io.EOF) is treated as one that restarted: follow reconnects,
+// checks that the ledger still holds the last entry printed, and goes on.
+// Ending it after every few entries still prints each entry once; ending
+// it after an altered entry is caught on reconnect (exit 4).
+func TestLedgerFollow_StreamEnds(t *testing.T) {
+	t.Setenv("OPX_LEDGER", "")
+	for _, altered := range []bool{false, true} {
+		t.Run(fmt.Sprintf("altered=%v", altered), func(t *testing.T) {
+			path := ledgertest.Copy(t, newLedger(t, 12).Path, filepath.Join(t.TempDir(), "ledger.db"))
+			l, err := ledger.Open(path, ledger.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			es := entriesOf(t, l)
+			head := es[len(es)-1].Seq
+			var mu sync.Mutex
+			lied := false
+			f := &lyingEngine{l: l}
+			f.followEnds = func(ctx context.Context, req *opxv1.FollowRequest, send func(*opxv1.LedgerEntry) error) error {
+				if req.FromSeq > head {
+					<-ctx.Done() // nothing more: the stream stays open
+					return nil
+				}
+				mu.Lock()
+				lie := altered && !lied
+				lied = lied || lie
+				mu.Unlock()
+				for seq := req.FromSeq; seq <= min(req.FromSeq+2, head); seq++ {
+					e := es[seq]
+					if lie && seq == req.FromSeq+2 {
+						e = forgeData(e)
+					}
+					if err := send(e); err != nil {
+						return err
+					}
+				}
+				return nil // io.EOF for the client
+			}
+			serveLying(t, path, f)
+			fw := startFollow(t, "--ledger", path, "--from", "0", "--json")
+			if altered {
+				err := fw.exited(t)
+				if code := cli.ExitCode(err); code != cli.ExitIntegrity || !strings.Contains(err.Error(), "is no longer the one printed") {
+					t.Fatalf("follow exited %d (%v), want %d:\n%s", code, err, cli.ExitIntegrity, fw.out.String())
+				}
+				return
+			}
+			fw.waitThrough(t, head)
+			if err := fw.stop(); err != nil {
+				t.Fatalf("follow: %v\n%s", err, fw.errOut.String())
+			}
+			lines := fw.lines(t)
+			if len(lines) != len(es) {
+				t.Fatalf("follow printed %d entries, want %d", len(lines), len(es))
+			}
+			for i, ln := range lines {
+				if ln.Seq != es[i].Seq || string(ln.Entry) != string(es[i].Raw) {
+					t.Fatalf("line %d is entry %d, want %d", i, ln.Seq, es[i].Seq)
+				}
+			}
+		})
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/ledger"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"google.golang.org/grpc/codes"
@@ -22,7 +21,7 @@ func (s *ledgerService) Prove(_ context.Context, req *opxv1.ProveRequest) (*opxv
 	}
 	resp := &opxv1.ProveResponse{TreeSize: req.TreeSize}
 	if req.TreeSize == 0 {
-		_, c, ok, err := checkpoint.Latest(l, h.Seq)
+		_, c, ok, err := s.latest.Find(l, h.Seq)
 		switch {
 		case err != nil:
 			return nil, status.Errorf(codes.DataLoss, "%v", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -18,6 +19,9 @@ import (
 type ledgerService struct {
 	opxv1.UnimplementedLedgerServiceServer
 	e *Engine
+	// latest is the last signed checkpoint Prove found, and how far it
+	// read: each prove reads only what was appended since.
+	latest checkpoint.Latest
 }
 
 func (s *ledgerService) l() *ledger.Ledger { return s.e.opts.Ledger }
@@ -64,11 +68,23 @@ func (s *ledgerService) ReadTiles(req *opxv1.ReadTilesRequest, stream opxv1.Ledg
 	return nil
 }
 
-// Verify verifies the ledger as `opx ledger verify` does.
+// Verify verifies the ledger up to its durable head as `opx ledger
+// verify` does offline, strict options and signed checkpoints included.
+// It reads through LocalSource, each batch in its own short read
+// transaction: one transaction across the whole file would block bbolt's
+// remap, and with it every commit of the engine, for as long as it ran.
 func (s *ledgerService) Verify(_ context.Context, req *opxv1.VerifyRequest) (*opxv1.VerifyResponse, error) {
+	h, err := durableHead(s.l())
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	src := s.l().LocalSource(h)
 	opts := ledger.VerifyOptions{}
 	if req.Strict {
-		opts = event.StrictOptions()
+		// Each signed checkpoint against the key recorded before it.
+		if opts, err = event.StrictOptionsForSource(src); err != nil {
+			return nil, status.Errorf(codes.Internal, "%v", err)
+		}
 		// A rollback this engine is carrying out has its plan on record
 		// and its outcome still to come: it is not an interrupted one.
 		end := opts.CheckEnd
@@ -82,7 +98,7 @@ func (s *ledgerService) Verify(_ context.Context, req *opxv1.VerifyRequest) (*op
 			return out
 		}
 	}
-	rep, err := s.l().Verify(opts)
+	rep, err := ledger.VerifySource(src, opts)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}

@@ -121,10 +121,40 @@ func maxTreeKeys(size uint64) uint64 {
 	return 2*n + 64
 }
 
+// strayTileBytes is what a TileSource may hand over beyond the bytes the
+// tree needs: room for a few stray or damaged keys for the checker to
+// report.
+const strayTileBytes = 64 * fullTileSz
+
+// maxTreeBytes bounds the tile bytes a TileSource may hand over for a tree
+// of size entries: exactly what that tree's stored tiles hold (full
+// level-0 tiles, every node of the higher levels, 32 bytes a hash: about
+// 32 bytes an entry), and strayTileBytes. Tiles cut to the tree never
+// exceed it, so only a source that sends junk is refused.
+func maxTreeBytes(size uint64) uint64 {
+	n := size / tileWidth * fullTileSz
+	for lvl := 1; lvl < maxTileLvl; lvl++ {
+		n += size >> (uint(lvl) * tileHeight) * hashSize
+	}
+	return n + strayTileBytes
+}
+
+// tileCopyBatch and tileCopyBatchBytes bound the tiles one transaction of
+// a tileCopy writes: bbolt keeps a transaction's dirty pages in memory
+// until it commits, so the copy commits at whichever comes first.
+const (
+	tileCopyBatch      = 512
+	tileCopyBatchBytes = 4 << 20
+)
+
 // tileCopy holds a TileSource's tiles for one verify in a temporary bbolt
 // file (the checker reads tiles by key as the entries go by, and walks
-// them all at the end, as it does in the ledger's own file). It costs
-// disk, not memory: about 1/256 of the entries' hashes per level.
+// them all at the end, as it does in the ledger's own file). It is
+// written in transactions of at most tileCopyBatch tiles or
+// tileCopyBatchBytes, so its memory stays bounded whatever the source
+// sends; its disk is bounded by maxTreeBytes of the head the source
+// names, about 32 bytes an entry, and the source must then deliver those
+// entries or the verify fails.
 type tileCopy struct {
 	db   *bolt.DB
 	tx   *bolt.Tx
@@ -160,25 +190,14 @@ func newTileCopy(src TileSource, size uint64) (_ *tileCopy, err error) {
 				return err
 			}
 		}
-		if !bucket {
-			return nil
+		if bucket {
+			_, err = tx.CreateBucket(bucketTree)
 		}
-		b, err := tx.CreateBucket(bucketTree)
-		if err != nil {
-			return err
-		}
-		var n uint64
-		limit := maxTreeKeys(size)
-		return src.Tiles(size, func(key, tile []byte) error {
-			if n++; n > limit {
-				return fmt.Errorf("more than %d tree tiles for a tree of %d entries", limit, size)
-			}
-			if len(key) == 0 || len(key) > tileKeyLen*4 || len(tile) > fullTileSz {
-				return fmt.Errorf("a tree tile of %d bytes under a key of %d bytes: not a tile", len(tile), len(key))
-			}
-			return b.Put(key, tile)
-		})
+		return err
 	})
+	if err == nil && bucket {
+		err = t.copyTiles(src, size)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("tree tiles: %w", err)
 	}
@@ -186,6 +205,55 @@ func newTileCopy(src TileSource, size uint64) (_ *tileCopy, err error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// copyTiles writes src's tiles of the tree of size entries into the
+// copy's tree bucket, a batch a transaction, refusing a source that hands
+// over more keys than maxTreeKeys or more bytes than maxTreeBytes.
+func (t *tileCopy) copyTiles(src TileSource, size uint64) error {
+	type kv struct{ k, v []byte }
+	var (
+		batch      []kv
+		batchBytes int
+		n, total   uint64
+	)
+	keys, limit := maxTreeKeys(size), maxTreeBytes(size)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := t.db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketTree)
+			for _, e := range batch {
+				if err := b.Put(e.k, e.v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		batch, batchBytes = batch[:0], 0
+		return err
+	}
+	err := src.Tiles(size, func(key, tile []byte) error {
+		if n++; n > keys {
+			return fmt.Errorf("more than %d tree tiles for a tree of %d entries", keys, size)
+		}
+		if len(key) == 0 || len(key) > tileKeyLen*4 || len(tile) > fullTileSz {
+			return fmt.Errorf("a tree tile of %d bytes under a key of %d bytes: not a tile", len(tile), len(key))
+		}
+		if total += uint64(len(tile)); total > limit {
+			return fmt.Errorf("more than %d bytes of tree tiles for a tree of %d entries", limit, size)
+		}
+		batch = append(batch, kv{bytes.Clone(key), bytes.Clone(tile)})
+		if batchBytes += len(key) + len(tile); len(batch) >= tileCopyBatch || batchBytes >= tileCopyBatchBytes {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
 }
 
 func (t *tileCopy) close() {

@@ -56,3 +56,21 @@ func StrictOptionsFor(l *ledger.Ledger) (ledger.VerifyOptions, error) {
 	opts.CheckCheckpoint = CheckCheckpoints(l.ID(), keys)
 	return opts, nil
 }
+
+// StrictOptionsForSource is StrictOptionsFor for a ledger read through
+// src (each batch of a LocalSource in its own short read transaction, so
+// a reader inside the engine never blocks its commits): the keys are
+// read from src's entries up to its head, in one pass before the verify.
+func StrictOptionsForSource(src ledger.Source) (ledger.VerifyOptions, error) {
+	opts := StrictOptions()
+	h, err := src.Head()
+	if err != nil {
+		return opts, err
+	}
+	keys, err := SourceKeys(src, h.Seq)
+	if err != nil {
+		return opts, err
+	}
+	opts.CheckCheckpoint = CheckCheckpoints(h.LedgerID, keys)
+	return opts, nil
+}

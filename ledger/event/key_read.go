@@ -91,3 +91,19 @@ func Keys(l *ledger.Ledger) ([]RecordedKey, error) {
 	})
 	return out, err
 }
+
+// SourceKeys is Keys for a ledger read through src, up to entry to.
+func SourceKeys(src ledger.Source, to uint64) ([]RecordedKey, error) {
+	suffix := []byte(`"type":"` + TypeKey + `"}`)
+	var out []RecordedKey
+	err := src.Entries(0, to, func(seq uint64, raw []byte) error {
+		if !bytes.HasSuffix(raw, suffix) {
+			return nil
+		}
+		if k, err := parseKey(seq, raw); err == nil {
+			out = append(out, k)
+		}
+		return nil
+	})
+	return out, err
+}
