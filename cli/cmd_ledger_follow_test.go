@@ -245,7 +245,7 @@ func TestLedgerFollow_Offline(t *testing.T) {
 }
 
 // waitFor polls cond until it holds, failing after a generous bound.
-func waitFor(t *testing.T, cond func() bool) {
+func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {

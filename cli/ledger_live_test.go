@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/opx-dev/opx/cli"
 	"github.com/opx-dev/opx/engine"
@@ -96,17 +96,19 @@ func serveLedgerWith(t testing.TB, path string, k *checkpoint.Keeper) *servedLed
 		t.Fatal(err)
 	}
 	agent := <-spawned
-	// agent.spawned is recorded when SpawnAgent returns: wait for it.
-	for {
+	// agent.spawned is recorded when SpawnAgent returns: wait for it (not
+	// for it to be the last entry: something may follow it).
+	waitFor(t, func() bool {
 		if err := l.Sync(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		tail, err := l.Tail(1)
-		if err == nil && len(tail) == 1 && tail[0].Type == event.TypeAgentSpawned {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		found := false
+		l.Backward(func(_ uint64, raw []byte) (bool, error) {
+			found = bytes.HasSuffix(raw, []byte(`"type":"`+event.TypeAgentSpawned+`"}`))
+			return !found, nil
+		})
+		return found
+	})
 	s := &servedLedger{l: l}
 	stopped := false
 	s.stop = func() {
