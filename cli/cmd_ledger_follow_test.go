@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	urfave "github.com/urfave/cli/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,9 +51,45 @@ func startFollow(t testing.TB, args ...string) *following {
 	app.Writer, app.ErrWriter = f.out, f.errOut
 	ctx, cancel := context.WithCancel(context.Background())
 	f.cancel = cancel
+	// Hold appMu until follow's action starts (its setup is done) or it
+	// exits before that, so no other in-process run is set up meanwhile.
+	started := make(chan struct{})
+	follow := findCommand(t, app, "ledger", "follow")
+	action := follow.Action
+	follow.Action = func(c *urfave.Context) error {
+		close(started)
+		return action(c)
+	}
+	appMu.Lock()
 	go func() { f.done <- app.RunContext(ctx, append([]string{"opx", "ledger", "follow"}, args...)) }()
+	select {
+	case <-started:
+	case err := <-f.done:
+		f.once.Do(func() { f.err = err })
+	}
+	appMu.Unlock()
 	t.Cleanup(func() { f.stop() })
 	return f
+}
+
+// findCommand returns the command at path in app's command tree.
+func findCommand(t testing.TB, app *urfave.App, path ...string) *urfave.Command {
+	t.Helper()
+	cmds := app.Commands
+	var found *urfave.Command
+	for _, name := range path {
+		found = nil
+		for _, c := range cmds {
+			if c.Name == name {
+				found = c
+			}
+		}
+		if found == nil {
+			t.Fatalf("no command %v", path)
+		}
+		cmds = found.Subcommands
+	}
+	return found
 }
 
 // stop stops follow as Ctrl-C does and returns what it returned.
@@ -280,13 +317,16 @@ func TestLedgerFollow_ConfirmsSignedCheckpoint(t *testing.T) {
 	t.Setenv("OPX_LEDGER", "")
 	s := signedLedger(t, 20, 10)
 	serveLedgerWith(t, s.Path, checkpoint.NewKeeper(s.Dir))
-	fw := startFollow(t, "--ledger", s.Path, "--json")
+	// The engine's latest checkpoint, asked before follow starts: two
+	// apps must not run at once in one process (urfave/cli's flags are
+	// shared), and follow reads from genesis, so it sees this one too.
 	r := run(t, "ledger", "checkpoint", "--ledger", s.Path)
 	r.wantCode(t, cli.ExitOK)
 	cp, err := tlog.Open([]byte(r.stdout), s.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
+	fw := startFollow(t, "--ledger", s.Path, "--json")
 	// The checkpoint of the tree of N entries is entry N.
 	want := fmt.Sprintf("confirmed through %d: checkpoint %d is signed by the key in %s", cp.Size-1, cp.Size, s.Dir)
 	deadline := time.Now().Add(30 * time.Second)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
@@ -19,6 +20,12 @@ type result struct {
 	err            error
 }
 
+// appMu serialises the in-process runs of the app: urfave/cli's setup
+// writes to package globals (its help command and help flag), so two
+// apps must not be set up at once. A long-running command started in the
+// background (startFollow) holds it only until its action starts.
+var appMu sync.Mutex
+
 // run runs opx with args in-process, capturing its output, and maps the
 // error to an exit code the way the binary does.
 func run(t *testing.T, args ...string) result {
@@ -26,7 +33,9 @@ func run(t *testing.T, args ...string) result {
 	app := cli.NewApp()
 	var out, errOut bytes.Buffer
 	app.Writer, app.ErrWriter = &out, &errOut
+	appMu.Lock()
 	err := app.Run(append([]string{"opx"}, args...))
+	appMu.Unlock()
 	return result{stdout: out.String(), stderr: errOut.String(), code: cli.ExitCode(err), err: err}
 }
 
