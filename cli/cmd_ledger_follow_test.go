@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	urfave "github.com/urfave/cli/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,45 +50,14 @@ func startFollow(t testing.TB, args ...string) *following {
 	app.Writer, app.ErrWriter = f.out, f.errOut
 	ctx, cancel := context.WithCancel(context.Background())
 	f.cancel = cancel
-	// Hold appMu until follow's action starts (its setup is done) or it
-	// exits before that, so no other in-process run is set up meanwhile.
-	started := make(chan struct{})
-	follow := findCommand(t, app, "ledger", "follow")
-	action := follow.Action
-	follow.Action = func(c *urfave.Context) error {
-		close(started)
-		return action(c)
-	}
-	appMu.Lock()
-	go func() { f.done <- app.RunContext(ctx, append([]string{"opx", "ledger", "follow"}, args...)) }()
-	select {
-	case <-started:
-	case err := <-f.done:
-		f.once.Do(func() { f.err = err })
-	}
-	appMu.Unlock()
+	release := lockSetup(app) // until follow's action starts
+	go func() {
+		err := app.RunContext(ctx, append([]string{"opx", "ledger", "follow"}, args...))
+		release()
+		f.done <- err
+	}()
 	t.Cleanup(func() { f.stop() })
 	return f
-}
-
-// findCommand returns the command at path in app's command tree.
-func findCommand(t testing.TB, app *urfave.App, path ...string) *urfave.Command {
-	t.Helper()
-	cmds := app.Commands
-	var found *urfave.Command
-	for _, name := range path {
-		found = nil
-		for _, c := range cmds {
-			if c.Name == name {
-				found = c
-			}
-		}
-		if found == nil {
-			t.Fatalf("no command %v", path)
-		}
-		cmds = found.Subcommands
-	}
-	return found
 }
 
 // stop stops follow as Ctrl-C does and returns what it returned.

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	urfave "github.com/urfave/cli/v2"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -20,11 +21,40 @@ type result struct {
 	err            error
 }
 
-// appMu serialises the in-process runs of the app: urfave/cli's setup
-// writes to package globals (its help command and help flag), so two
-// apps must not be set up at once. A long-running command started in the
-// background (startFollow) holds it only until its action starts.
+// appMu serialises the set-up of in-process runs of the app: urfave/cli's
+// setup writes to package globals (its help command and help flag), so
+// two apps must not be set up at once. A run holds it until its command's
+// action starts (lockSetup), so runs still overlap (a send waiting for an
+// approval while approve runs).
 var appMu sync.Mutex
+
+// lockSetup takes appMu and wraps every action of app to release it when
+// the action starts; the returned func releases it too (for a run that
+// ends before any action: help, a usage error).
+func lockSetup(app *urfave.App) (release func()) {
+	var once sync.Once
+	release = func() { once.Do(appMu.Unlock) }
+	wrap := func(a urfave.ActionFunc) urfave.ActionFunc {
+		if a == nil {
+			return nil
+		}
+		return func(c *urfave.Context) error {
+			release()
+			return a(c)
+		}
+	}
+	var walk func([]*urfave.Command)
+	walk = func(cmds []*urfave.Command) {
+		for _, c := range cmds {
+			c.Action = wrap(c.Action)
+			walk(c.Subcommands)
+		}
+	}
+	walk(app.Commands)
+	app.Action = wrap(app.Action)
+	appMu.Lock()
+	return release
+}
 
 // run runs opx with args in-process, capturing its output, and maps the
 // error to an exit code the way the binary does.
@@ -33,9 +63,9 @@ func run(t *testing.T, args ...string) result {
 	app := cli.NewApp()
 	var out, errOut bytes.Buffer
 	app.Writer, app.ErrWriter = &out, &errOut
-	appMu.Lock()
+	release := lockSetup(app)
 	err := app.Run(append([]string{"opx"}, args...))
-	appMu.Unlock()
+	release()
 	return result{stdout: out.String(), stderr: errOut.String(), code: cli.ExitCode(err), err: err}
 }
 
