@@ -1,11 +1,14 @@
 package cli_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	urfave "github.com/urfave/cli/v2"
+	"io"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -140,3 +143,20 @@ func tampered(t *testing.T, path string, seqs ...uint64) string {
 
 // jsonNumber is how numbers decode in jsonObject.
 type jsonNumber = json.Number
+
+// enginePort reads the "PORT:N" line an engine writes to its stdout when
+// it listens, and discards the rest of its output.
+func enginePort(t testing.TB, stdout io.Reader) int {
+	t.Helper()
+	br := bufio.NewReader(stdout)
+	line, err := br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "PORT:") {
+		t.Fatalf("start-up line %q, %v", line, err)
+	}
+	go io.Copy(io.Discard, br)
+	port, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(line), "PORT:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}

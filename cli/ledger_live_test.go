@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -83,15 +82,7 @@ func serveLedgerWith(t testing.TB, path string, k *checkpoint.Keeper) *servedLed
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "PORT:") {
-		t.Fatalf("start-up line %q, %v", line, err)
-	}
-	go io.Copy(io.Discard, pr)
-	port, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(line), "PORT:"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	port := enginePort(t, pr)
 	if err := lock.Publish(registry.Entry{Workspace: t.TempDir(), ManagerPID: os.Getpid(), EnginePID: os.Getpid(), Port: port, Ledger: path}); err != nil {
 		t.Fatal(err)
 	}

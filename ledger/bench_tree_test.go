@@ -203,16 +203,7 @@ func BenchmarkVerifyTree(b *testing.B) {
 		}
 		return d
 	}
-	var opxT, floorT time.Duration
-	for r := 0; r < b.N; r++ {
-		if r%2 == 0 {
-			opxT += opx()
-			floorT += floor()
-		} else {
-			floorT += floor()
-			opxT += opx()
-		}
-	}
+	opxT, floorT := alternate(b.N, opx, floor)
 	total := s.entries * b.N
 	b.ReportMetric(float64(opxT.Nanoseconds())/float64(total), "ns/op")
 	b.ReportMetric(benchRate(total, opxT), "opx-entries/s")

@@ -315,23 +315,36 @@ func prunedIn(entries *bolt.Bucket) map[Hash]bool {
 	out := map[Hash]bool{}
 	c := entries.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if !bytes.Contains(v, []byte(TypePruned)) {
-			continue
-		}
-		if e, err := ParseEntry(v); err == nil && e.Type == TypePruned {
-			hs, _ := PrunedBlobs(e.Data)
-			for _, h := range hs {
-				out[h] = true
-			}
-		}
+		addPruned(out, v)
 	}
 	return out
 }
 
+// addPruned adds to out the blobs entry raw lists, if it is a
+// chronicle.pruned entry.
+func addPruned(out map[Hash]bool, raw []byte) {
+	if !bytes.Contains(raw, []byte(TypePruned)) {
+		return
+	}
+	if e, err := ParseEntry(raw); err == nil && e.Type == TypePruned {
+		hs, _ := PrunedBlobs(e.Data)
+		for _, h := range hs {
+			out[h] = true
+		}
+	}
+}
+
 // sessionSpan finds the first and last seq of a session's entries.
 func (l *Ledger) sessionSpan(session string, head uint64) (first, last uint64, err error) {
+	return sessionSpanIn(l.RangeRaw, session, head)
+}
+
+// sessionSpanIn finds the first and last seq of a session's entries up
+// to head, reading the stored entries with entries (a ledger's RangeRaw,
+// a Source's Entries).
+func sessionSpanIn(entries func(from, to uint64, fn func(seq uint64, raw []byte) error) error, session string, head uint64) (first, last uint64, err error) {
 	found := false
-	err = l.RangeRaw(0, head, func(seq uint64, raw []byte) error {
+	err = entries(0, head, func(seq uint64, raw []byte) error {
 		e, err := ParseEntry(raw)
 		if err != nil {
 			return fmt.Errorf("entry %d: %w", seq, err)

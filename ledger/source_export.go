@@ -25,7 +25,7 @@ func ExportSource(src Source, w io.Writer, blobs BlobSink, opts ExportOptions) (
 	}
 	m := &Manifest{Format: Format, LedgerID: head.LedgerID, Session: opts.Session, HeadSeq: head.Seq, HeadHash: head.Hash.String(), ToSeq: head.Seq}
 	if opts.Session != "" {
-		if m.FromSeq, m.ToSeq, err = sourceSessionSpan(src, opts.Session, head.Seq); err != nil {
+		if m.FromSeq, m.ToSeq, err = sessionSpanIn(src.Entries, opts.Session, head.Seq); err != nil {
 			return nil, err
 		}
 	}
@@ -183,41 +183,11 @@ func readFrame(src Source, h Hash) ([]byte, error) {
 	return zst, nil
 }
 
-// sourceSessionSpan is sessionSpan over a Source.
-func sourceSessionSpan(src Source, session string, head uint64) (first, last uint64, err error) {
-	found := false
-	err = src.Entries(0, head, func(seq uint64, raw []byte) error {
-		e, err := ParseEntry(raw)
-		if err != nil {
-			return fmt.Errorf("entry %d: %w", seq, err)
-		}
-		if e.Session == session {
-			if !found {
-				first, found = seq, true
-			}
-			last = seq
-		}
-		return nil
-	})
-	if err == nil && !found {
-		err = fmt.Errorf("export: session %q: %w", session, ErrNotFound)
-	}
-	return first, last, err
-}
-
 // sourcePruned is prunedIn over a Source, up to head.
 func sourcePruned(src Source, head uint64) (map[Hash]bool, error) {
 	out := map[Hash]bool{}
-	err := src.Entries(0, head, func(_ uint64, v []byte) error {
-		if !bytes.Contains(v, []byte(TypePruned)) {
-			return nil
-		}
-		if e, err := ParseEntry(v); err == nil && e.Type == TypePruned {
-			hs, _ := PrunedBlobs(e.Data)
-			for _, h := range hs {
-				out[h] = true
-			}
-		}
+	err := src.Entries(0, head, func(_ uint64, raw []byte) error {
+		addPruned(out, raw)
 		return nil
 	})
 	return out, err
