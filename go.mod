@@ -16,6 +16,7 @@ require (
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 	kernel.org/pub/linux/libs/security/libcap/psx v1.2.77
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

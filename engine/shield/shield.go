@@ -33,6 +33,9 @@ type Action struct {
 	Command string
 	Hosts   []string
 	Content string
+	// Facts are what the action does in detail (see Facts); a Command's
+	// are added by Evaluate (CommandFacts).
+	Facts Facts
 }
 
 // Verdict is one tier's decision.

@@ -1,0 +1,70 @@
+package shield
+
+// Facts are what an action does, as the tiers judge it: derived from a
+// tool's arguments (engine.ShieldEvaluator), or from every simple command
+// of a parsed shell line (Shield.CommandFacts). Every path is absolute and
+// cleaned (ResolvePath), so the rules never see "~", ".." or a relative
+// path.
+type Facts struct {
+	Reads    []Ref
+	Writes   []Ref // created, changed, truncated, moved to, permissions changed
+	Deletes  []Ref // removed, moved away
+	Requests []Request
+	// Runs are the programs the action runs: each simple command of a
+	// shell line (nested ones included), or the program a tool runs.
+	Runs []Run
+	// Texts are text the action passes along or carries: file content,
+	// memory entries, request bodies, interpreter string literals,
+	// decoded payloads.
+	Texts []Text
+	// Unknown are reasons the action cannot be fully understood (a line
+	// that does not parse, a command whose name is computed, a write to
+	// a path that cannot be known): each is a reason to ask.
+	Unknown []string
+}
+
+// Ref is a path an action touches.
+type Ref struct {
+	// Path is absolute and cleaned; with Glob it is a pattern (path.Match
+	// syntax per segment) naming every path it matches.
+	Path string
+	Glob bool
+	// Tree says the action touches everything beneath Path too
+	// (recursive reads, copies and deletes).
+	Tree bool
+	// By names the command or tool that touches it, for reasons.
+	By string
+}
+
+// Request is a network request or connection an action makes.
+type Request struct {
+	Host   string // lower case, without port or brackets; "" when it cannot be known
+	Method string // upper case for HTTP ("GET", "POST", ...); "" for raw connections or when unknown
+	// Data says the request carries data beyond a plain URL: a body, an
+	// upload, standard input, form fields, or a URL with parts computed
+	// at run time.
+	Data bool
+	// Files are the absolute paths whose content it sends.
+	Files []string
+	By    string
+}
+
+// Run is one program an action runs.
+type Run struct {
+	// Name is the program's base name ("" when computed at run time);
+	// Argv its arguments as far as they are known (Argv[0] as written).
+	Name string
+	Argv []string
+	// Line is the simple command as written, for reasons and policy
+	// regular expressions.
+	Line string
+	// Via says what it is nested in (shellx.Command.Via): "" at the top
+	// level.
+	Via string
+}
+
+// Text is text an action carries.
+type Text struct {
+	Source string // "content", "memory", "body", "python -c", "base64", ...
+	Body   string
+}
