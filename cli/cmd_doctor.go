@@ -23,8 +23,10 @@ func doctorCommand() *cli.Command {
 		Usage:     "check the kernel sandbox, a live canary, the engine and the ledger",
 		UsageText: "opx doctor [--workspace DIR] [--json]",
 		Description: "Reports the kernel, the Landlock ABI and what it restricts, seccomp, a live canary run in a\n" +
-			"sandboxed child, whether an engine runs for the workspace, and the ledger's head and a strict\n" +
-			"verify of it (through the engine when it runs, from the file otherwise).\n\n" +
+			"sandboxed child, what commands run in the command sandbox cannot read (it tries, as the engine\n" +
+			"would run them: /etc/shadow, your home and ~/.ssh, opx's state directory), whether an engine runs\n" +
+			"for the workspace, and the ledger's head and a strict verify of it (through the engine when it\n" +
+			"runs, from the file otherwise).\n\n" +
 			"EXIT CODES:\n   0  everything is in order\n   1  something is wrong (listed under problems)\n   2  usage error",
 		Flags:  append(locationFlags(), jsonFlag()),
 		Action: runDoctor,
@@ -39,6 +41,7 @@ type doctorReport struct {
 	Canary   sandbox.CanaryResult `json:"canary"`
 	Engine   doctorEngine         `json:"engine"`
 	Ledger   doctorLedger         `json:"ledger"`
+	Commands *doctorCommands      `json:"commands"`
 	Problems []string             `json:"problems"`
 }
 
@@ -94,6 +97,7 @@ func runDoctor(c *cli.Context) error {
 	if rep.Ledger.Path, err = ledgerPath(c); err != nil {
 		return err
 	}
+	rep.Commands = checkCommandSandbox(ws, string(dir), problem)
 	if e, _, err := registry.Lookup(dir); err == nil {
 		rep.Engine = doctorEngine{Running: true, Addr: e.Addr(), EnginePID: e.EnginePID}
 		doctorLedgerViaEngine(c, &rep, problem)
@@ -185,6 +189,7 @@ func printDoctor(c *cli.Context, rep doctorReport) {
 	fmt.Fprintf(w, "seccomp   %s\n", yesNo(c, s.Seccomp))
 	fmt.Fprintf(w, "canary    ")
 	printCanary(w, rep.Canary)
+	printDoctorCommands(w, rep.Commands)
 	if rep.Engine.Running {
 		fmt.Fprintf(w, "engine    running on %s (pid %d)\n", rep.Engine.Addr, rep.Engine.EnginePID)
 	} else {

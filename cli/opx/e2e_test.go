@@ -536,10 +536,32 @@ func TestE2E_SandboxedAgent(t *testing.T) {
 				OK bool `json:"ok"`
 			} `json:"verify"`
 		} `json:"ledger"`
+		Commands struct {
+			Checks []struct {
+				Path     string `json:"path"`
+				Readable bool   `json:"readable"`
+				Detail   string `json:"detail"`
+			} `json:"checks"`
+		} `json:"commands"`
 		Problems []string `json:"problems"`
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &d) != nil || !d.OK || !d.Engine.Running || !d.Ledger.Verify.OK {
 		t.Errorf("opx doctor with the engine running: %d %s", code, out)
+	}
+	// Doctor tried, through the engine's own command sandbox, to read the
+	// state directory (and /etc/shadow, where there is one): denied.
+	want := map[string]bool{filepath.Dir(st.LedgerPath): true}
+	if _, err := os.Stat("/etc/shadow"); err == nil {
+		want["/etc/shadow"] = true
+	}
+	for _, c := range d.Commands.Checks {
+		if c.Readable || c.Detail != "permission denied" {
+			t.Errorf("doctor: a sandboxed command reading %s: %+v", c.Path, c)
+		}
+		delete(want, c.Path)
+	}
+	if len(want) > 0 {
+		t.Errorf("doctor did not check %v: %+v", want, d.Commands.Checks)
 	}
 	w.stop(m)
 	// Offline, doctor verifies the file; a damaged ledger is a problem.
