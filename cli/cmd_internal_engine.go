@@ -273,7 +273,7 @@ func newShield(ws string, cfg config.Config, ledgerPath string) (shieldSetup, er
 	if cfg.Policy != "" {
 		readOnly = append(readOnly, filepath.Join(ws, cfg.Policy))
 	}
-	env := &event.ShieldEnv{Home: home, Protected: []string{state}, ReadOnly: readOnly}
+	env := &event.ShieldEnv{Home: home, Protected: []string{state}, ReadOnly: readOnly, Rules: shield.RulesVersion}
 	return shieldSetup{evaluator: engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: home, Protected: env.Protected,
 		ReadOnly: readOnly, Policy: policy})}, policy: policy, name: name, text: text, env: env}, nil
 }

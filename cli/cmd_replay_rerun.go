@@ -180,6 +180,10 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 	fmt.Fprintf(w, "what-if: %d proposals of session %s re-evaluated under %s (policy %s): %s would change; %s would reach the same decision by another rule\n",
 		wi.Proposals, session, policyFile, wi.PolicyHash[:16], plural(uint64(wi.DecisionChanges), "decision", "decisions"),
 		plural(uint64(wi.RuleChanges), "verdict", "verdicts"))
+	if len(wi.RecordedRules) > 0 {
+		fmt.Fprintf(w, "note: the session was judged by Shield rules version %s; this opx has version %s, so a change may come from the rules as well as the policy\n",
+			strings.Join(wi.RecordedRules, ", "), wi.Rules)
+	}
 	kind := ""
 	for _, ch := range wi.Changes {
 		if ch.Kind != kind {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
@@ -50,12 +51,29 @@ func (r *replayEvaluator) Evaluate(ctx context.Context, p Proposal) []Verdict {
 	if rp != nil {
 		for i, v := range vs {
 			if i >= len(rp.Verdicts) || !sameVerdict(v, rp.Verdicts[i]) {
-				s.offRecordf("call %s: Shield now decides %s (tier %d, %s) where the record has %s", p.CallID, v.Decision, v.Tier, v.Rule, recordedVerdict(rp, i))
+				s.offRecordf("call %s: Shield now decides %s (tier %d, %s) where the record has %s%s", p.CallID, v.Decision, v.Tier, v.Rule, recordedVerdict(rp, i), rulesNote(en))
 				break
 			}
 		}
 	}
 	return vs
+}
+
+// rulesNote says, when an engine run was judged by other Shield rules than
+// this opx's, that a changed verdict may come from the rules.
+func rulesNote(en *rerun.Engine) string {
+	if rec := recordedRules(en); rec != shield.RulesVersion {
+		return fmt.Sprintf(" (the record was judged by Shield rules version %s, this opx has version %s: the rules changed since)", rec, shield.RulesVersion)
+	}
+	return ""
+}
+
+// recordedRules is the Shield rules version an engine run recorded.
+func recordedRules(en *rerun.Engine) string {
+	if en == nil || en.Started.Shield == nil {
+		return shield.RecordedRules("")
+	}
+	return shield.RecordedRules(en.Started.Shield.Rules)
 }
 
 func sameVerdict(v Verdict, r rerun.Verdict) bool {

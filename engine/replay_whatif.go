@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -59,6 +60,11 @@ type WhatIfReport struct {
 	PolicyHash string `json:"policy_hash"`
 	Proposals  int    `json:"proposals"`
 	// DecisionChanges and RuleChanges count Changes by Kind.
+	// RecordedRules are the Shield rules versions the session's engine
+	// runs were judged by, where they differ from this opx's (Rules): a
+	// change may then come from the rules as well as from the policy.
+	RecordedRules   []string       `json:"recorded_rules,omitempty"`
+	Rules           string         `json:"rules"`
 	DecisionChanges int            `json:"decision_changes"`
 	RuleChanges     int            `json:"rule_changes"`
 	Changes         []WhatIfChange `json:"changes"`
@@ -84,6 +90,7 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 	if es := rec.Engines(); len(es) > 0 {
 		fallback = es[0]
 	}
+	rep.Rules = shield.RulesVersion
 	for _, p := range rec.Proposals {
 		en := p.Engine
 		if en == nil {
@@ -93,6 +100,9 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 		if ev == nil {
 			ev = NewRecordedShield(en, policy, now)
 			shields[en] = ev
+			if r := recordedRules(en); r != shield.RulesVersion && !slices.Contains(rep.RecordedRules, r) {
+				rep.RecordedRules = append(rep.RecordedRules, r)
+			}
 		}
 		clock = p.TS
 		args := json.RawMessage(p.Arguments)

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
@@ -192,9 +193,11 @@ func TestE2E_WhatIf(t *testing.T) {
 
 	out, errOut, code := runOpx(t, bin, "replay", d.session, "--policy", "../../fixtures/policies/default.yaml", "--json", "--ledger", d.ledger)
 	var wi struct {
-		Proposals       int `json:"proposals"`
-		DecisionChanges int `json:"decision_changes"`
-		RuleChanges     int `json:"rule_changes"`
+		Proposals       int      `json:"proposals"`
+		RecordedRules   []string `json:"recorded_rules"`
+		Rules           string   `json:"rules"`
+		DecisionChanges int      `json:"decision_changes"`
+		RuleChanges     int      `json:"rule_changes"`
 		Changes         []struct {
 			Kind     string `json:"kind"`
 			Seq      uint64 `json:"seq"`
@@ -209,6 +212,9 @@ func TestE2E_WhatIf(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &wi); code != 0 || err != nil {
 		t.Fatalf("opx replay --policy --json: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	if wi.Rules != shield.RulesVersion || len(wi.RecordedRules) != 0 {
+		t.Errorf("rules %q, recorded under other rules %v: want %s and none (recorded by this opx)", wi.Rules, wi.RecordedRules, shield.RulesVersion)
 	}
 	if len(wi.Changes) != 2 || wi.Proposals < 8 || wi.DecisionChanges != 2 || wi.RuleChanges != 0 {
 		t.Fatalf("%d of %d proposals would change, want the 2 scripts:\n%s", len(wi.Changes), wi.Proposals, out)

@@ -70,6 +70,9 @@ type ShieldEnv struct {
 	Home      string   `json:"home"`
 	Protected []string `json:"protected"`
 	ReadOnly  []string `json:"read_only"`
+	// Rules is the version of Shield's rules that judged (shield.RulesVersion);
+	// absent in records made before it was recorded (version 1).
+	Rules string `json:"rules,omitempty"`
 }
 
 func (*EngineStarted) Type() string { return TypeEngineStarted }

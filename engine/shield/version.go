@@ -1,0 +1,20 @@
+package shield
+
+// RulesVersion names the Shield code's rules: the tiers' semantics and tier
+// 1's rule set. The engine records it with every run (event.ShieldEnv), so
+// that a replay on another opx can tell a verdict that changed because the
+// rules did from one that changed because the record is not what happened.
+// Bump it with every change that can change a verdict.
+//
+//	1 (absent from records): pattern-matched command lines, until issue 14.
+//	2: parsed commands (shellx), Facts, the tier 1 rule set of docs/shield-rules.md.
+const RulesVersion = "2"
+
+// RecordedRules is the rules version a record names ("" before versions
+// were recorded, which is version 1).
+func RecordedRules(v string) string {
+	if v == "" {
+		return "1"
+	}
+	return v
+}
