@@ -14,12 +14,6 @@
 // line's size or shape (Limits).
 package shellx
 
-import (
-	"errors"
-
-	"mvdan.cc/sh/v3/syntax"
-)
-
 // Word is one shell word after quote removal.
 type Word struct {
 	// Text is the word's value: quotes removed, escapes and $'...'
@@ -107,8 +101,3 @@ const (
 	MaxLiterals  = 4096    // literals listed
 )
 
-// Parse reads line. See Analysis.
-func Parse(line string) Analysis {
-	_ = syntax.LangBash
-	return Analysis{Err: errors.New("shellx: not implemented yet")}
-}
