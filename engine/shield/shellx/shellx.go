@@ -100,4 +100,3 @@ const (
 	MaxCommands  = 4096    // simple commands listed
 	MaxLiterals  = 4096    // literals listed
 )
-
