@@ -16,6 +16,9 @@ const (
 	// in one text before it is refused without parsing: the syntax
 	// parser recurses once per level.
 	maxNesting = 256
+	// maxOperators caps the | and & in one text: pipelines and && lists
+	// nest one level per operator in the syntax tree.
+	maxOperators = 2 * MaxCommands
 	// maxWork is the budget of work units (AST nodes visited, bytes of
 	// payload parsed, words built) for one Parse.
 	maxWork = 4 << 20
@@ -162,6 +165,10 @@ func (p *parser) shell(text string, c *ctx, what string) {
 	}
 	if n := nesting(text); n > maxNesting {
 		p.fail(fmt.Errorf("%w: %sparentheses, braces or quotes nested %d deep, more than %d", ErrTooDeep, errWhere(what), n, maxNesting))
+		return
+	}
+	if n := strings.Count(text, "|") + strings.Count(text, "&"); n > maxOperators {
+		p.fail(fmt.Errorf("%w: %s%d | and & operators, more than %d", ErrTooDeep, errWhere(what), n, maxOperators))
 		return
 	}
 	c.src = text

@@ -30,6 +30,12 @@ func (p *parser) collect(n syntax.Node) {
 			return false
 		}
 		switch x := n.(type) {
+		case *syntax.BraceExp:
+			// syntax.Walk does not know brace expansions.
+			for _, e := range x.Elems {
+				p.collect(e)
+			}
+			return false
 		case *syntax.CmdSubst:
 			label := "$()"
 			if x.Backquotes {
