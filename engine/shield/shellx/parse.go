@@ -157,7 +157,7 @@ func (p *parser) shell(text string, c *ctx, what string) {
 		return
 	}
 	if c.depth > MaxDepth {
-		p.fail(fmt.Errorf("%w: payloads nested deeper than %d (%s)", ErrTooDeep, MaxDepth, c.via))
+		p.fail(errTooDeep(c.via, ""))
 		return
 	}
 	if !p.spend(len(text) + 1) {
