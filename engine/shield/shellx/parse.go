@@ -35,13 +35,21 @@ const (
 )
 
 // Parse reads line. See Analysis.
-func Parse(line string) Analysis {
+func Parse(line string) (a Analysis) {
 	p := &parser{work: maxWork}
 	if len(line) > MaxLineBytes {
 		p.fail(fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLong, len(line), MaxLineBytes))
 		return p.a
 	}
-	p.shell(line, &ctx{sc: newScope()}, "")
+	defer func() {
+		// A bug here must not let a line through: it is an Err, and
+		// Shield escalates.
+		if r := recover(); r != nil {
+			p.a.Err = fmt.Errorf("%w: %v", ErrInternal, r)
+			a = p.a
+		}
+	}()
+	p.shell(line, &ctx{sc: newScope(), mult: 1}, "")
 	return p.a
 }
 
@@ -174,10 +182,20 @@ func (p *parser) shell(text string, c *ctx, what string) {
 	c.src = text
 	sp := parsers.Get().(*syntax.Parser)
 	defer parsers.Put(sp)
-	err := sp.Stmts(strings.NewReader(text), func(s *syntax.Stmt) bool {
-		p.stmt(s, c)
-		return !p.stop
-	})
+	// The iterator is read to its end: syntax.Parser.Stmts panics when
+	// its callback stops it at a statement that comes with an error.
+	var err error
+	for s, serr := range sp.StmtsSeq(strings.NewReader(text)) {
+		if serr != nil {
+			if err == nil {
+				err = serr
+			}
+			continue
+		}
+		if err == nil && !p.stop {
+			p.stmt(s, c)
+		}
+	}
 	if err != nil {
 		p.fail(fmt.Errorf("%w: %s%s", ErrSyntax, errWhere(what), describeSyntaxErr(err)))
 	}
