@@ -265,6 +265,10 @@ func (p *parser) add(cmd Command) int {
 		p.fail(fmt.Errorf("%w: more than %d commands", ErrTooMany, MaxCommands))
 		return -1
 	}
+	if p.a.Commands == nil {
+		p.a.Commands = make([]Command, 0, 4)
+		p.out = make([]staticOut, 0, 4)
+	}
 	p.a.Commands = append(p.a.Commands, cmd)
 	p.out = append(p.out, staticOut{})
 	return len(p.a.Commands) - 1

@@ -256,7 +256,12 @@ func (p *parser) call(s *syntax.Stmt, ce *syntax.CallExpr, c *ctx) int {
 	for _, a := range ce.Assigns {
 		cmd.Assigns = append(cmd.Assigns, p.assign(a, c))
 	}
+	cmd.Args = make([]Word, 0, len(ce.Args))
 	for _, w := range ce.Args {
+		if t, ok := plainWord(w); ok {
+			cmd.Args = append(cmd.Args, Word{Text: t})
+			continue
+		}
 		cmd.Args = append(cmd.Args, p.words(w, c)...)
 	}
 	cmd.Redirects = p.redirects(s.Redirs, c)
@@ -278,6 +283,19 @@ func (p *parser) call(s *syntax.Stmt, ce *syntax.CallExpr, c *ctx) int {
 		p.payloads(i, c)
 	}
 	return i
+}
+
+// plainWord is the text of a word that is one literal with nothing to
+// expand or unquote (the common case, read without a wordBuilder).
+func plainWord(w *syntax.Word) (string, bool) {
+	if len(w.Parts) != 1 {
+		return "", false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	if !ok || strings.ContainsAny(l.Value, "\\*?[{~") || len(l.Value) > maxWordBytes {
+		return "", false
+	}
+	return l.Value, true
 }
 
 // setVar records an assignment in the scope.
