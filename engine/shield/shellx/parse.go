@@ -35,6 +35,113 @@ const (
 )
 
 // Parse reads line. See Analysis.
+//
+// # What is listed
+//
+// Every simple command, wherever it is: pipelines, && || ; & lists,
+// subshells, { } blocks, if/while/until/for/select/case (conditions and
+// bodies), coproc, time, ! and background commands (listed as the command
+// they hold). A command of assignments only (X=1) is listed with no Args.
+// declare, export, local, readonly, typeset and nameref are listed as
+// commands: Args holds the builtin and its flags, Assigns its NAME=value
+// operands. A compound command's redirections ({ ...; } > f, while ...
+// done < f) are listed as a command of redirections only, before what it
+// holds. [[ ]], (( )) and let list no command, only their substitutions.
+// A function body is listed once, where it is defined, Via "function
+// NAME"; a call of the function is listed as the command NAME (the body
+// is not listed again).
+//
+// PipeIn: the first simple command of a pipe's right side reads from the
+// last simple command of its left side.
+//
+// # Words
+//
+// Quotes are removed, $'...' decoded, variables assigned a literal value
+// earlier in the line substituted (export/declare/local/readonly too).
+// An assignment made inside a branch (if, loops, case, && ||, subshells,
+// pipelines, functions, substitutions) is seen in the branch and unknown
+// after it. An unquoted expansion of a known value is split into fields
+// (X="rm -rf"; $X / lists rm -rf /), unless the line sets IFS (then one
+// Dynamic word). $HOME, ${HOME} and a leading ~ or ~/ are written "~";
+// ~user, ~+ and ~- are kept as written, Dynamic. ${X:-default},
+// ${X:=default}: X's value when known, else the default, Dynamic (the
+// environment may set X). ${X:+alt}, ${X#p}, ${X%p} (literal p), ${X^^}
+// and ${X,,} are computed for a known X; every other expansion ($UNKNOWN,
+// $1, ${#X}, ${X/a/b}, $(...), `...`, $((...)), <(...)) is kept as
+// written, Dynamic. Brace expansion makes several words (at most
+// maxBraceWords, else one Dynamic word as written). Glob is set by an
+// unquoted *, ? or [...] (a URL with ? is a Glob word, as the shell
+// sees it) and by an extglob.
+//
+// A for (or select) loop over literal words lists its body once per word
+// with the variable set to it, while the unrolled total (nested loops
+// multiply) stays within maxUnroll; a glob item sets the variable to the
+// pattern and words using it are Glob; otherwise the body is listed once
+// with the variable unknown. A C-style for loop lists its body once.
+//
+// # Nested commands and payloads
+//
+// Command and process substitutions are listed after their command, Via
+// "$()", "“", "<()", ">()", at the same Depth. Shell payloads are
+// parsed one Depth deeper (beyond MaxDepth: ErrTooDeep), with their own
+// Line offsets, and a fresh set of variables unless they run in the same
+// shell (eval, alias, trap, source):
+//   - NAME -c (NAME: sh bash dash zsh ksh ash mksh...; flags combined as
+//     -lc, -ec; -o OPT skipped): Via "NAME -c". A Dynamic payload is
+//     parsed as written (its unknown parts stay Dynamic words), unless it
+//     is a substitution whose output is known (sh -c "$(echo ...|base64
+//     -d)"), which is parsed instead.
+//   - eval ARGS (joined with spaces): Via "eval"; su/runuser -c: "su -c",
+//     "runuser -c"; script -c: "script -c"; flock -c: "flock -c"; watch
+//     CMD...: "watch"; parallel CMD ::: ...: "parallel"; ssh HOST CMD...:
+//     "ssh HOST"; alias NAME='...': "alias"; trap 'CMD' SIG: "trap";
+//     source/. <(...) with a known output: "source".
+//   - The wrappers nohup, timeout, nice, env (incl. -S), sudo, doas, exec,
+//     command, stdbuf, setsid, time, ionice, chroot DIR, taskset, xargs,
+//     flock FILE, busybox, runuser -- are peeled to find a shell or an
+//     interpreter; the wrapper command itself is listed as written (the
+//     caller peels wrappers for its own judgement). docker|podman|nerdctl
+//     and kubectl|oc: the shell from their arguments (kubectl: after --),
+//     Via "docker > sh -c", "kubectl > sh -c".
+//   - find -exec|-execdir|-ok|-okdir CMD ... ; or +: CMD is listed as a
+//     command, Via "find -exec", same Depth, Line the find command's; what
+//     CMD runs (sh -c ...) is read like any command.
+//   - A shell reading its script on stdin (no -c and no script operand,
+//     or -s) when that input is known: a here-document or here-string
+//     (Via "sh <<"), < <(...) with a known output (Via "sh <<"), a pipe
+//     from a known producer (Via "| sh"), or a script operand <(...) with
+//     a known output (Via "sh <()"). Known producers: echo (-n, -e),
+//     printf (format applied to its operands), cat of its stdin, and one
+//     decoder per pipe stage: base64 -d/--decode/-D, openssl base64 -d,
+//     openssl enc -base64 -d, xxd -r -p, rev, tr ROT13. Each decoder
+//     names itself in Via: "base64 > | sh", "hex > | sh". An unknown
+//     producer (curl URL | sh) adds nothing: PipeIn shows the pipe.
+//   - Interpreters (python, node, deno, bun, perl, ruby, php, osascript,
+//     awk): see interp.go. Their code's string literals are Literals
+//     (Source "python -c", "node -e", "perl -e", "ruby -e", "php -r",
+//     "bun -e", "deno eval", "osascript -e", "awk"; code read from stdin:
+//     "python <<" or "| python"); the commands they run are listed Via
+//     the same name, one Depth deeper.
+//
+// # Encoded data
+//
+// A word or literal of at least 16 characters that is base64 (standard or
+// URL alphabet, padded or not) or hex (even length) decoding to printable
+// text adds a Literal (Source "base64" or "hex") with the decoded text;
+// so do the decoders above (Source "base64", "hex", "rev", "rot13") and
+// echo -e or printf with character codes (\x63, \143, \u0063: Source
+// "printf"). Decoded text that is run (piped into a shell, eval'ed, run by
+// an interpreter's exec call) is parsed as well.
+//
+// # Limits
+//
+// Err is set, and what was read before kept, on a syntax error (the first
+// statement in error and those after it are not listed), a line over
+// MaxLineBytes (nothing listed), payloads deeper than MaxDepth, more than
+// MaxCommands commands or MaxLiterals literals, brackets nested deeper
+// than maxNesting or more than maxOperators | and & in one text (refused
+// before parsing: the syntax parser recurses per level), or more than
+// maxWork units of work. Several errors are joined (at most maxErrs).
 func Parse(line string) (a Analysis) {
 	p := &parser{work: maxWork}
 	if len(line) > MaxLineBytes {
