@@ -219,6 +219,10 @@ func (p *parser) code(lang, label, code string, c *ctx) {
 	}
 	fam := langFamily(lang)
 	toks := lex(fam, code)
+	saved := p.procModule
+	defer func() { p.procModule = saved }()
+	p.procModule = strings.Contains(code, "subprocess") || strings.Contains(code, "child_process") ||
+		strings.Contains(code, "Open3") || strings.Contains(code, "execa") || strings.Contains(code, "import os")
 	execAny := false
 	for i, t := range toks {
 		if t.kind == tExec || t.kind == tIdent && p.isExecCall(fam, toks, i) {
@@ -308,6 +312,11 @@ func (p *parser) isExecCall(fam string, toks []token, i int) bool {
 		return false
 	}
 	if weakExec[name] {
+		if t.text != name && p.procModule {
+			// s.call(...) where the code imports a process module
+			// (import subprocess as s).
+			return isCallStart(fam, toks, i)
+		}
 		q := strings.ToLower(t.text)
 		qualified := strings.Contains(q, "subprocess") || strings.Contains(q, "child_process") ||
 			strings.Contains(q, "process") || strings.HasPrefix(q, "os.") || strings.HasPrefix(q, "cp.") ||
@@ -319,7 +328,12 @@ func (p *parser) isExecCall(fam string, toks []token, i int) bool {
 			return false
 		}
 	}
-	// A call: followed by "(" or (perl, ruby, awk) directly by an argument.
+	return isCallStart(fam, toks, i)
+}
+
+// isCallStart says toks[i] is followed by "(" or (perl, ruby, awk)
+// directly by an argument.
+func isCallStart(fam string, toks []token, i int) bool {
 	if i+1 >= len(toks) {
 		return false
 	}

@@ -181,6 +181,9 @@ type parser struct {
 	// quiet > 0 drops substitutions instead of listing them (words
 	// evaluated twice, or only to compute a static output).
 	quiet int
+	// procModule: the interpreter code being read imports a process
+	// module, so a weak exec name called on any module counts.
+	procModule bool
 	// stop is set once a limit is reached: nothing more is listed.
 	stop bool
 }
