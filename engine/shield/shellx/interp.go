@@ -255,8 +255,12 @@ func (p *parser) code(lang, label, code string, c *ctx) {
 		case tIdent:
 			name := lastSegment(t.text)
 			if codeExec[fam][name] && i+1 < len(toks) && toks[i+1].text == "(" {
-				if arg, ok := stringArg(toks, i+2); ok {
-					p.code(lang, label, arg, c.deeper())
+				args := callArgs(toks, i+2, true)
+				if len(args) > 0 && args[0].str {
+					for k := args[0].from; k < args[0].to; k++ {
+						used[k] = true
+					}
+					p.code(lang, label, strings.ReplaceAll(args[0].text, dynPlaceholder, ""), c.deeper())
 				}
 				continue
 			}
@@ -312,9 +316,10 @@ func (p *parser) isExecCall(fam string, toks []token, i int) bool {
 		return false
 	}
 	if weakExec[name] {
-		if t.text != name && p.procModule {
-			// s.call(...) where the code imports a process module
-			// (import subprocess as s).
+		if p.procModule {
+			// s.call(...), run(...) where the code imports a process
+			// module (import subprocess as s; from subprocess import
+			// run). Python's bare exec is code, read as code above.
 			return isCallStart(fam, toks, i)
 		}
 		q := strings.ToLower(t.text)
@@ -602,14 +607,4 @@ func listLiteral(toks []token, j int) ([]Word, int, bool) {
 		}
 	}
 	return nil, j, false
-}
-
-// stringArg is the literal text of a call's first argument when it is
-// one string.
-func stringArg(toks []token, j int) (string, bool) {
-	args := callArgs(toks, j, true)
-	if len(args) == 0 || !args[0].str {
-		return "", false
-	}
-	return strings.ReplaceAll(args[0].text, dynPlaceholder, ""), true
 }

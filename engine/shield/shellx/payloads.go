@@ -32,6 +32,12 @@ func (p *parser) payloads(i int, c *ctx) {
 	for _, a := range cmd.Assigns {
 		p.encodedWord(a.Value)
 	}
+	for _, r := range cmd.Redirects {
+		if (r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<") && !r.Target.Dynamic && len(r.Target.Text) <= 2*maxStatic {
+			// Here-documents hold base64 over several lines.
+			p.encodedWord(Word{Text: strings.Join(strings.Fields(r.Target.Text), "")})
+		}
+	}
 	p.exec(cmd, cmd.Args, c, input{out: in, pipe: fromPipe}, 0)
 }
 
