@@ -202,6 +202,23 @@ func (m *model) dir(via string) *viaDir {
 	return &m.cwds[len(m.cwds)-1]
 }
 
+// elsewhere reports whether a Via runs its commands on another machine
+// or in a container (shellx: "ssh HOST", "docker", "kubectl", "oc").
+func elsewhere(via string) bool {
+	for via != "" {
+		part := via
+		if k := strings.Index(via, " > "); k >= 0 {
+			part, via = via[:k], via[k+3:]
+		} else {
+			via = ""
+		}
+		if strings.HasPrefix(part, "ssh ") || part == "docker" || part == "kubectl" || part == "oc" {
+			return true
+		}
+	}
+	return false
+}
+
 // lastVia is the innermost part of a Via.
 func lastVia(via string) string {
 	if k := strings.LastIndex(via, " > "); k >= 0 {
@@ -225,6 +242,18 @@ func (m *model) command(i int) {
 		// The xargs and find -exec handlers judge these with what
 		// they act on.
 		m.at[i] = m.dir(c.Via).dir
+		return
+	}
+	if elsewhere(c.Via) {
+		// Run on another machine or in a container (ssh HOST CMD,
+		// docker exec): its paths are not this machine's.
+		if len(c.Args) > 0 {
+			name := ""
+			if !c.Args[0].Dynamic {
+				name = progName(c.Args[0].Text)
+			}
+			m.f.Runs = append(m.f.Runs, Run{Name: name, Argv: wordTexts(c.Args), Line: c.Line, Via: c.Via})
+		}
 		return
 	}
 	x := &call{m: m, i: i, c: c, cwd: m.dir(c.Via).dir, via: c.Via, name: "redirect"}
@@ -327,7 +356,7 @@ func (m *model) dispatch(x *call, argv []shellx.Word) {
 			continue
 		}
 		x.name, x.argv, x.args = name, argv, argv[1:]
-		if strings.Contains(w.Text, "/") {
+		if strings.Contains(w.Text, "/") && !systemBin(w.Text) {
 			// ./x.sh, /tmp/payload: the program itself is a file read.
 			x.ref(kRead, shellx.Word{Text: w.Text, Glob: w.Glob}, false)
 			x.runsFile(w.Text)
@@ -340,6 +369,17 @@ func (m *model) dispatch(x *call, argv []shellx.Word) {
 		}
 		return
 	}
+}
+
+// systemBin reports whether a program path is in a system directory of
+// programs (/usr/bin/curl is curl, not a script of the workspace).
+func systemBin(p string) bool {
+	for _, d := range []string{"/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/", "/opt/homebrew/bin/"} {
+		if strings.HasPrefix(p, d) && !strings.Contains(p[len(d):], "/") {
+			return true
+		}
+	}
+	return false
 }
 
 // generic is the model of a program not in the table: its path-looking
@@ -397,7 +437,11 @@ func (x *call) abs(t string) (string, bool) {
 func resolveIn(s *Shield, cwd, t string) (string, bool) {
 	switch {
 	case t == "~" || strings.HasPrefix(t, "~/"):
-		return path.Clean(s.cfg.Home + "/" + t[1:]), true
+		home := "/"
+		if s != nil {
+			home = s.cfg.Home
+		}
+		return path.Clean("/" + home + "/" + t[1:]), true
 	case strings.HasPrefix(t, "~"):
 		// ~user: root's home is /root, others' /home/user.
 		user, rest, _ := strings.Cut(t[1:], "/")

@@ -102,8 +102,8 @@ var interpSpecs = map[string]struct {
 }{
 	"python":    {"-c", posixSpec("-c -m -W -X -Q")},
 	"node":      {"-e --eval -p --print", posixSpec("-e --eval -p --print -r --require --import --loader --env-file --input-type --conditions -C --title --inspect-port")},
-	"perl":      {"-e -E", posixSpec("-e -E -M -m -I -F -i -x -C -l -0 -d -D")},
-	"ruby":      {"-e", posixSpec("-e -r -I -C -E -F -i -x -T -W --encoding")},
+	"perl":      {"-e -E", posixSpec("-e -E")},
+	"ruby":      {"-e", posixSpec("-e -r -I -C -E --encoding")},
 	"php":       {"-r -R -B -E", posixSpec("-r -R -B -E -S -t -c -d -f -F -z")},
 	"lua":       {"-e", posixSpec("-e -l")},
 	"deno":      {"", posixSpec("")},

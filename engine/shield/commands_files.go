@@ -474,10 +474,7 @@ func findH(x *call) {
 			}
 			inner := make([]shellx.Word, 0, j-i-1)
 			for _, w := range args[i+1 : j] {
-				if strings.Contains(w.Text, "{}") {
-					w = word(inputWord)
-				}
-				inner = append(inner, w)
+				inner = append(inner, replaced(w, "{}"))
 			}
 			x.nested(inner, "find "+t, roots, true)
 			i = j

@@ -232,15 +232,25 @@ func unwrapXargs(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 	inner := make([]shellx.Word, 0, len(ops)+1)
 	if ok && repl.Text != "" {
 		for _, w := range ops {
-			if strings.Contains(w.Text, repl.Text) {
-				w = word(inputWord)
-			}
-			inner = append(inner, w)
+			inner = append(inner, replaced(w, repl.Text))
 		}
 		return inner, false
 	}
 	inner = append(append(inner, ops...), word(inputWord))
 	return inner, false
+}
+
+// replaced is w with the string xargs -I or find -exec replace by their
+// input: the input itself when w starts with it, else a pattern
+// ("/backup/{}.bak" is "/backup/*.bak").
+func replaced(w shellx.Word, repl string) shellx.Word {
+	switch {
+	case !strings.Contains(w.Text, repl):
+		return w
+	case strings.HasPrefix(w.Text, repl):
+		return word(inputWord)
+	}
+	return shellx.Word{Text: strings.ReplaceAll(w.Text, repl, "*"), Dynamic: w.Dynamic, Glob: true}
 }
 
 // payload judges text as a shell line run by the current command (su -c,
