@@ -231,6 +231,9 @@ func joinVia(a, b string) string {
 	if a == "" {
 		return b
 	}
+	if b == "" {
+		return a
+	}
 	return a + " > " + b
 }
 
@@ -471,7 +474,8 @@ func (x *call) ref(k int, w shellx.Word, tree bool) {
 		}
 		return
 	}
-	if w.Dynamic {
+	if w.Dynamic && !(strings.HasPrefix(w.Text, "~") && !strings.ContainsAny(w.Text, "$`")) {
+		// (~user is Dynamic to shellx: its home is /home/user here.)
 		x.dynamicRef(k, w, tree)
 		return
 	}

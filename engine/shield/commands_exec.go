@@ -24,7 +24,7 @@ func shellH(x *call) {
 	for ; i < len(args); i++ {
 		t := args[i].Text
 		if t == "--" || t == "-" {
-			stdin = t == "-"
+			stdin = stdin || t == "-"
 			i++
 			break
 		}
@@ -384,7 +384,7 @@ func (m *model) literals() {
 			if !strings.ContainsAny(t, " \t") {
 				urls = append(urls, urlLit{lang, t})
 			}
-		case literalPath(t):
+		case literalPath(t) && !systemBin(t):
 			k := pathUse(codes[lang], t)
 			x.ref(k, shellx.Word{Text: t, Glob: strings.ContainsAny(t, "*?[")}, false)
 			if k == kRead {

@@ -772,6 +772,9 @@ func patchH(x *call) {
 
 // environH reads the environment (env, printenv, set, export -p).
 func environH(x *call) {
+	if len(x.c.Assigns) > 0 {
+		return // export X=1
+	}
 	if x.name == "export" || x.name == "declare" || x.name == "typeset" || x.name == "set" {
 		for _, w := range x.args {
 			if !strings.HasPrefix(w.Text, "-") {
