@@ -107,8 +107,23 @@ import (
 //     paths (absolute, ~, ./, ../ or containing a slash) Reads: it may read
 //     them; what it writes is for the tiers that judge unknown programs.
 func (s *Shield) CommandFacts(line string) Facts {
-	a := shellx.Parse(line)
+	a, ok := parseLine(line)
+	if !ok {
+		return Facts{Unknown: []string{"the command cannot be parsed: the parser failed on it"}}
+	}
 	return s.analysisFacts(&a, s.cfg.Workspace, 0)
+}
+
+// parseLine is shellx.Parse, with a parser failure (a panic, as the fuzz
+// test found in the syntax package on some malformed input) reported as
+// a line that cannot be understood instead of taking the engine down.
+func parseLine(line string) (a shellx.Analysis, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return shellx.Parse(line), true
 }
 
 // analysisFacts is CommandFacts of a parsed line whose commands start in
