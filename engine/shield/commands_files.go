@@ -459,12 +459,13 @@ func findH(x *call) {
 		r.By, r.Tree = "find", false
 		x.add(kRead, r)
 	}
+	selected := findSelected(x.m.s, x.cwd, args)
 	for i := 0; i < len(args); i++ {
 		t := args[i].Text
 		switch {
 		case t == "-delete":
-			for _, r := range roots {
-				r.By, r.Tree = "find -delete", true
+			for _, r := range selected {
+				r.By = "find -delete"
 				x.add(kDelete, r)
 			}
 		case t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir":
@@ -476,7 +477,7 @@ func findH(x *call) {
 			for _, w := range args[i+1 : j] {
 				inner = append(inner, replaced(w, "{}"))
 			}
-			x.nested(inner, "find "+t, roots, true)
+			x.nested(inner, "find "+t, selected, true)
 			i = j
 		case t == "-fprint" || t == "-fprint0" || t == "-fls" || t == "-fprintf":
 			if i+1 < len(args) {
