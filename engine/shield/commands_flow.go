@@ -416,6 +416,28 @@ func (x *call) runsFile(p string) {
 	}
 }
 
+// runsHere notes that the current command runs code from its working
+// directory (make, npm install, pip install .): a tree a network tool
+// fetched earlier in the line is remote code.
+func (x *call) runsHere() {
+	if x.cwd == "" {
+		return
+	}
+	for _, f := range x.m.fetched {
+		if f.tree && (x.cwd == f.path || strings.HasPrefix(x.cwd, f.path+"/")) {
+			x.m.f.Execs = append(x.m.f.Execs, Exec{Runner: x.name, From: f.by, Remote: true, Line: x.c.Line})
+			return
+		}
+	}
+}
+
+// remoteCode notes that the current command installs and runs code
+// from host, which is not its registry's (pip install --index-url
+// https://evil.example, pip install git+https://...).
+func (x *call) remoteCode(host string) {
+	x.m.f.Execs = append(x.m.f.Execs, Exec{Runner: x.name, From: host, Remote: true, Line: x.c.Line})
+}
+
 type fetchedPath struct {
 	path, by string
 	tree     bool
