@@ -41,3 +41,200 @@ func matchSegments(pat, name []string) bool {
 	}
 	return len(name) == 0
 }
+
+// splitPath splits an absolute, cleaned path into segments: "/a/b" is
+// ["", "a", "b"] and "/" is [""], so that every path's segments begin
+// with those of its ancestors.
+func splitPath(p string) []string {
+	if p == "/" {
+		return []string{""}
+	}
+	segs := strings.Split(p, "/")
+	// Collapse runs of "**": they mean the same as one, and a run would
+	// only make overlap slower.
+	out := segs[:0]
+	for i, s := range segs {
+		if s == "**" && i > 0 && segs[i-1] == "**" {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// hasMeta reports whether a segment holds a glob metacharacter.
+func hasMeta(s string) bool { return strings.ContainsAny(s, `*?[\`) }
+
+// literalAffixes returns the literal text of a segment before its first
+// metacharacter and after its last.
+func literalAffixes(s string) (prefix, suffix string) {
+	i := strings.IndexAny(s, `*?[\`)
+	j := strings.LastIndexAny(s, `*?]\`)
+	return s[:i], s[j+1:]
+}
+
+// segOverlap reports whether some name could match both segments: ref is
+// a segment of a path an action names (a shell glob), rule one of a
+// rule's pattern. Two patterns are compared by their literal prefixes
+// and suffixes, which over-approximates (conservative: "could match").
+// The shell's dot rule applies to ref: a segment not starting with "."
+// never matches a name that does (sh without dotglob), so "~/*" does not
+// reach ~/.ssh.
+func segOverlap(ref, rule string) bool {
+	rm, pm := hasMeta(ref), hasMeta(rule)
+	switch {
+	case !rm && !pm:
+		return ref == rule
+	case !rm:
+		ok, err := path.Match(rule, ref)
+		return ok || err != nil
+	case strings.HasPrefix(rule, ".") && !strings.HasPrefix(ref, "."):
+		return false
+	case !pm:
+		ok, err := path.Match(ref, rule)
+		return ok || err != nil
+	}
+	rp, rs := literalAffixes(ref)
+	pp, ps := literalAffixes(rule)
+	return (strings.HasPrefix(rp, pp) || strings.HasPrefix(pp, rp)) &&
+		(strings.HasSuffix(rs, ps) || strings.HasSuffix(ps, rs))
+}
+
+// overlapBudget bounds the steps overlap takes on one pair of patterns;
+// past it the answer is "they could overlap" (conservative).
+const overlapBudget = 4096
+
+// overlap reports whether some path could match both segment lists, each
+// of which may hold "**" (any number of segments) and per-segment globs;
+// a is the action's side, b the rule's (see segOverlap).
+func overlap(a, b []string) bool {
+	budget := overlapBudget
+	return overlapSteps(a, b, &budget)
+}
+
+func overlapSteps(a, b []string, budget *int) bool {
+	*budget--
+	if *budget < 0 {
+		return true
+	}
+	switch {
+	case len(a) > 0 && a[0] == "**":
+		return overlapSteps(a[1:], b, budget) || (len(b) > 0 && overlapSteps(a, b[1:], budget))
+	case len(b) > 0 && b[0] == "**":
+		return overlapSteps(a, b[1:], budget) || (len(a) > 0 && overlapSteps(a[1:], b, budget))
+	case len(a) == 0 || len(b) == 0:
+		return len(a) == len(b)
+	}
+	return segOverlap(a[0], b[0]) && overlapSteps(a[1:], b[1:], budget)
+}
+
+// pureWildcard reports whether a segment matches any name at all ("*",
+// "?*", "**"): such a segment names nothing in particular.
+func pureWildcard(s string) bool {
+	return strings.Trim(s, "*?") == ""
+}
+
+// within reports whether p is base or beneath it (both absolute, cleaned).
+func within(p, base string) bool {
+	return p == base || base == "/" || strings.HasPrefix(p, base+"/")
+}
+
+// globPrefix is the literal directory a glob pattern starts with (its
+// segments before the first one with a metacharacter): every path the
+// pattern matches is beneath it.
+func globPrefix(p string) string {
+	segs := splitPath(p)
+	i := 0
+	for i < len(segs) && !hasMeta(segs[i]) {
+		i++
+	}
+	if i <= 1 {
+		return "/"
+	}
+	return strings.Join(segs[:i], "/")
+}
+
+// pathPattern is a path glob compiled once (in New or ParsePolicy) and
+// matched against every Ref: either absolute (segments, "**" spanning
+// directories) or a base-name pattern ("*.pem", ".env") that matches the
+// last segment of any path.
+type pathPattern struct {
+	src  string   // as written, for reasons
+	segs []string // absolute pattern; nil for a base-name pattern
+	base string   // base-name pattern
+	// anywhere: segs begin with "**" ("**/.git/hooks/**"): like a
+	// base-name pattern, it does not reach into a Tree.
+	anywhere bool
+}
+
+// compilePattern compiles an absolute pattern or a base-name pattern
+// (one without a slash). "**/x" is the base-name pattern "x".
+func compilePattern(src, abs string) pathPattern {
+	if b, ok := strings.CutPrefix(abs, "**/"); ok && !strings.Contains(b, "/") {
+		abs = b
+	}
+	if !strings.Contains(abs, "/") {
+		return pathPattern{src: src, base: abs}
+	}
+	segs := splitPath(abs)
+	return pathPattern{src: src, segs: segs, anywhere: segs[0] == "**"}
+}
+
+// matchPath reports whether the pattern matches the literal path p.
+func (pp *pathPattern) matchPath(p string) bool {
+	if pp.segs == nil {
+		ok, _ := path.Match(pp.base, path.Base(p))
+		return ok
+	}
+	return matchSegments(pp.segs, splitPath(p))
+}
+
+// matchRef reports whether the pattern could match a path r touches: the
+// path itself, or for a Tree anything beneath it, or for a Glob anything
+// the glob could match (see segOverlap). A base-name pattern reaches into
+// a Tree or a Glob only through a glob's last segment that names
+// something in particular ("*.env" does, "*" does not): a recursive read
+// of the workspace is not a read of every .env it may hold, or every
+// `grep -r` would be.
+func (pp *pathPattern) matchRef(r *Ref) bool {
+	if pp.segs == nil {
+		if !r.Glob {
+			return pp.matchPath(r.Path)
+		}
+		b := path.Base(r.Path)
+		return !pureWildcard(b) && segOverlap(b, pp.base)
+	}
+	if !r.Glob && !r.Tree {
+		return pp.matchPath(r.Path)
+	}
+	segs := splitPath(r.Path)
+	if r.Tree && !pp.anywhere {
+		segs = append(segs, "**")
+	}
+	if !r.Glob && pp.matchPath(r.Path) {
+		return true
+	}
+	return overlap(segs, pp.segs)
+}
+
+// reaches reports how a Ref relates to a protected path t (absolute,
+// cleaned): at says r could touch t or something beneath it, above says
+// r could touch a strict ancestor of t.
+func reaches(r *Ref, t string) (at, above bool) {
+	if !r.Glob {
+		at = within(r.Path, t) || (r.Tree && within(t, r.Path))
+		above = r.Path != t && within(t, r.Path)
+		return at, above
+	}
+	rs := splitPath(r.Path)
+	ts := splitPath(t)
+	tree := append(append(make([]string, 0, len(ts)+1), ts...), "**")
+	at = overlap(rs, tree)
+	if r.Tree && !at {
+		at = overlap(append(rs, "**"), tree)
+	}
+	for k := 1; k < len(ts) && !above; k++ {
+		above = overlap(rs, ts[:k])
+	}
+	return at, above
+}
