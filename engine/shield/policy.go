@@ -2,12 +2,12 @@ package shield
 
 import (
 	"bytes"
-	"slices"
 	"errors"
 	"fmt"
 	"io"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/opx-dev/opx/ledger"
@@ -43,9 +43,9 @@ type Network struct {
 // Rule matches an action when every criterion it sets matches (each list
 // matches when any of its items does).
 type Rule struct {
-	Name     string   `yaml:"name"`
-	Tools    []string `yaml:"tools"`    // tool name globs
-	Paths    []string `yaml:"paths"`    // path globs: relative to the workspace, "~/" for home, or absolute
+	Name  string   `yaml:"name"`
+	Tools []string `yaml:"tools"` // tool name globs
+	Paths []string `yaml:"paths"` // path globs: relative to the workspace, "~/" for home, or absolute
 	// Commands are regular expressions over each program a command line
 	// runs (Run.Line, and Run.Name): see Shield.tier0 for how deny, verify
 	// and allow lists use them.

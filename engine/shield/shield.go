@@ -64,10 +64,10 @@ type Config struct {
 // Shield evaluates actions. It is safe for concurrent use.
 type Shield struct {
 	cfg      Config
-	readOnly []string // the workspace's .opx, then cfg.ReadOnly
-	named    []string // readOnly and cfg.Protected: what no command may name
-	literals []string // cfg.Protected as a command may write them ("~/...")
-	rules    *ruleSet // tier 1, compiled for this workspace and home
+	readOnly []string                // the workspace's .opx, then cfg.ReadOnly
+	named    []string                // readOnly and cfg.Protected: what no command may name
+	literals []string                // cfg.Protected as a command may write them ("~/...")
+	rules    *ruleSet                // tier 1, compiled for this workspace and home
 	paths    map[*Rule][]pathPattern // the policy's path globs, compiled
 
 	mu     sync.Mutex
@@ -289,4 +289,3 @@ func (s *Shield) rateLimit(session string) (Verdict, bool) {
 	s.recent[session] = append(times, now)
 	return Verdict{}, false
 }
-
