@@ -119,7 +119,9 @@ func overlapSteps(a, b []string, budget *int) bool {
 	}
 	switch {
 	case len(a) > 0 && a[0] == "**":
-		return overlapSteps(a[1:], b, budget) || (len(b) > 0 && overlapSteps(a, b[1:], budget))
+		// The action's "**" is the shell's (globstar): it does not
+		// descend into dot directories either.
+		return overlapSteps(a[1:], b, budget) || (len(b) > 0 && !strings.HasPrefix(b[0], ".") && overlapSteps(a, b[1:], budget))
 	case len(b) > 0 && b[0] == "**":
 		return overlapSteps(a, b[1:], budget) || (len(a) > 0 && overlapSteps(a[1:], b, budget))
 	case len(a) == 0 || len(b) == 0:

@@ -253,7 +253,7 @@ func (s *Shield) tier0(a *Action, f *Facts) Verdict {
 		}
 	}
 	runs := policyRuns(f.Runs)
-	if a.Command != "" && len(runs) > 0 {
+	if len(runs) > 0 {
 		var first *Rule
 		all := true
 		for k := range runs {

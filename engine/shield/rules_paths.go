@@ -345,13 +345,10 @@ func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
 		r := &f.Writes[i]
 		for k := range s.rules.later {
 			l := &s.rules.later[k]
-			// A recursive change of the workspace (gofmt -w ., chmod -R)
-			// is not a write of its CI files or editor settings.
-			if l.ask && r.Tree && s.inWorkspace(r.Path) {
-				if direct := (Ref{Path: r.Path, Glob: r.Glob}); !l.matchRef(&direct) {
-					continue
-				}
-			} else if !l.matchRef(r) {
+			// A recursive change (gofmt -w ., chmod -R) is judged by the
+			// directory it starts at: it rewrites what is there, it does
+			// not plant a CI workflow or a unit file beneath it.
+			if direct := (Ref{Path: r.Path, Glob: r.Glob}); !l.matchRef(&direct) {
 				continue
 			}
 			if r.By == "git" && strings.HasSuffix(l.src, ".git/config") {
