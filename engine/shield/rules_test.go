@@ -75,7 +75,7 @@ func (b fb) text(src, body string) fb {
 	return b
 }
 func (b fb) content(p, body string) fb { return b.write(p).text("content:"+b.s.ResolvePath(p), body) }
-func (b fb) unknown(why string) fb  { b.a.Facts.Unknown = append(b.a.Facts.Unknown, why); return b }
+func (b fb) unknown(why string) fb     { b.a.Facts.Unknown = append(b.a.Facts.Unknown, why); return b }
 
 // cmd makes the action a command (its line is not parsed by these
 // tests: the facts are given).
