@@ -167,6 +167,25 @@ type pathPattern struct {
 	// anywhere: segs begin with "**" ("**/.git/hooks/**"): like a
 	// base-name pattern, it does not reach into a Tree.
 	anywhere bool
+	meta     []bool // meta[i]: segs[i] holds a metacharacter (else compared as a string)
+	// A base-name pattern of one of the simple shapes "x", "x*" and
+	// "*x" is matched without path.Match: prefix and suffix are its
+	// literal parts, and simple says it has that shape.
+	simple         bool
+	prefix, suffix string
+	star           bool
+}
+
+// matchBase matches a literal base name against a base-name pattern.
+func (pp *pathPattern) matchBase(name string) bool {
+	if !pp.simple {
+		ok, _ := path.Match(pp.base, name)
+		return ok
+	}
+	if !pp.star {
+		return name == pp.base
+	}
+	return strings.HasPrefix(name, pp.prefix) && strings.HasSuffix(name, pp.suffix) && len(name) >= len(pp.prefix)+len(pp.suffix)
 }
 
 // compilePattern compiles an absolute pattern or a base-name pattern
@@ -176,19 +195,64 @@ func compilePattern(src, abs string) pathPattern {
 		abs = b
 	}
 	if !strings.Contains(abs, "/") {
-		return pathPattern{src: src, base: abs}
+		pp := pathPattern{src: src, base: abs}
+		switch i := strings.IndexByte(abs, '*'); {
+		case !hasMeta(abs):
+			pp.simple = true
+		case strings.Count(abs, "*") == 1 && !strings.ContainsAny(abs, `?[\`):
+			pp.simple, pp.star, pp.prefix, pp.suffix = true, true, abs[:i], abs[i+1:]
+		}
+		return pp
 	}
 	segs := splitPath(abs)
-	return pathPattern{src: src, segs: segs, anywhere: segs[0] == "**"}
+	meta := make([]bool, len(segs))
+	for i, s := range segs {
+		meta[i] = hasMeta(s)
+	}
+	return pathPattern{src: src, segs: segs, anywhere: segs[0] == "**", meta: meta}
+}
+
+// match matches a split literal path against the pattern (matchSegments,
+// with literal segments compared as strings).
+func (pp *pathPattern) match(name []string) bool {
+	return matchCompiled(pp.segs, pp.meta, name)
+}
+
+func matchCompiled(pat []string, meta []bool, name []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			pat, meta = pat[1:], meta[1:]
+			if len(pat) == 0 {
+				return true
+			}
+			for i := 0; i <= len(name); i++ {
+				if matchCompiled(pat, meta, name[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(name) == 0 {
+			return false
+		}
+		if meta[0] {
+			if ok, _ := path.Match(pat[0], name[0]); !ok {
+				return false
+			}
+		} else if pat[0] != name[0] {
+			return false
+		}
+		pat, meta, name = pat[1:], meta[1:], name[1:]
+	}
+	return len(name) == 0
 }
 
 // matchPath reports whether the pattern matches the literal path p.
 func (pp *pathPattern) matchPath(p string) bool {
 	if pp.segs == nil {
-		ok, _ := path.Match(pp.base, path.Base(p))
-		return ok
+		return pp.matchBase(path.Base(p))
 	}
-	return matchSegments(pp.segs, splitPath(p))
+	return pp.match(splitPath(p))
 }
 
 // matchRef reports whether the pattern could match a path r touches: the
@@ -198,23 +262,26 @@ func (pp *pathPattern) matchPath(p string) bool {
 // something in particular ("*.env" does, "*" does not): a recursive read
 // of the workspace is not a read of every .env it may hold, or every
 // `grep -r` would be.
-func (pp *pathPattern) matchRef(r *Ref) bool {
+func (pp *pathPattern) matchRef(r *Ref) bool { return pp.matchSplit(r, splitPath(r.Path)) }
+
+// matchSplit is matchRef with r.Path already split (splitPath), for
+// callers that match one Ref against many patterns.
+func (pp *pathPattern) matchSplit(r *Ref, segs []string) bool {
+	base := segs[len(segs)-1]
 	if pp.segs == nil {
 		if !r.Glob {
-			return pp.matchPath(r.Path)
+			return pp.matchBase(base)
 		}
-		b := path.Base(r.Path)
-		return !pureWildcard(b) && segOverlap(b, pp.base)
+		return !pureWildcard(base) && segOverlap(base, pp.base)
+	}
+	if !r.Glob && pp.match(segs) {
+		return true
 	}
 	if !r.Glob && !r.Tree {
-		return pp.matchPath(r.Path)
+		return false
 	}
-	segs := splitPath(r.Path)
 	if r.Tree && !pp.anywhere {
-		segs = append(segs, "**")
-	}
-	if !r.Glob && pp.matchPath(r.Path) {
-		return true
+		segs = append(segs[:len(segs):len(segs)], "**")
 	}
 	return overlap(segs, pp.segs)
 }

@@ -100,7 +100,13 @@ func (s *Shield) unknown(_ *Action, f *Facts, j *judgement) {
 
 // ruleSet is tier 1 compiled for one workspace and home.
 type ruleSet struct {
-	creds     []credPattern
+	creds []credPattern
+	// credsBy indexes creds by the first segment of an absolute pattern
+	// when it is literal ("etc", "home"); credsAny are the rest (base-name
+	// patterns, a first segment with a metacharacter). A Ref whose first
+	// segment is literal is matched against credsBy[it] and credsAny only.
+	credsBy   map[string][]int
+	credsAny  []int
 	later     []laterPattern
 	devices   []pathPattern
 	hostsMeta []string
@@ -165,6 +171,14 @@ func compileRules(cfg Config) *ruleSet {
 			rs.creds = append(rs.creds, credPattern{p, env})
 		}
 	}
+	rs.credsBy = map[string][]int{}
+	for i, c := range rs.creds {
+		if c.segs != nil && len(c.segs) > 1 && !c.meta[1] && c.segs[0] == "" {
+			rs.credsBy[c.segs[1]] = append(rs.credsBy[c.segs[1]], i)
+		} else {
+			rs.credsAny = append(rs.credsAny, i)
+		}
+	}
 	for _, l := range laterGlobs {
 		for _, p := range expand(l.glob, cfg.Workspace, cfg.Home) {
 			rs.later = append(rs.later, laterPattern{p, l.rule, l.ask})
@@ -189,17 +203,33 @@ func isTemplate(base string) bool {
 
 // credential returns the credential pattern r could touch, or "".
 func (s *Shield) credential(r *Ref) string {
-	base := path.Base(r.Path)
-	for i := range s.rules.creds {
-		c := &s.rules.creds[i]
-		if c.env && isTemplate(base) {
-			continue
+	segs := splitPath(r.Path)
+	template := isTemplate(segs[len(segs)-1])
+	try := func(idx []int) string {
+		for _, i := range idx {
+			c := &s.rules.creds[i]
+			if c.env && template {
+				continue
+			}
+			if c.matchSplit(r, segs) {
+				return c.src
+			}
 		}
-		if c.matchRef(r) {
-			return c.src
-		}
+		return ""
 	}
-	return ""
+	if len(segs) < 2 || hasMeta(segs[1]) || segs[1] == "**" {
+		// "/", "/*", "/e*/x": every pattern, in order.
+		for i := range s.rules.creds {
+			if g := try([]int{i}); g != "" {
+				return g
+			}
+		}
+		return ""
+	}
+	if g := try(s.rules.credsBy[segs[1]]); g != "" {
+		return g
+	}
+	return try(s.rules.credsAny)
 }
 
 func clip(s string, n int) string {

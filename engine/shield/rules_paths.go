@@ -343,12 +343,14 @@ func harmlessDevice(p string) bool {
 func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
 	for i := range f.Writes {
 		r := &f.Writes[i]
+		// A recursive change (gofmt -w ., chmod -R) is judged by the
+		// directory it starts at: it rewrites what is there, it does not
+		// plant a CI workflow or a unit file beneath it.
+		direct := Ref{Path: r.Path, Glob: r.Glob}
+		segs := splitPath(r.Path)
 		for k := range s.rules.later {
 			l := &s.rules.later[k]
-			// A recursive change (gofmt -w ., chmod -R) is judged by the
-			// directory it starts at: it rewrites what is there, it does
-			// not plant a CI workflow or a unit file beneath it.
-			if direct := (Ref{Path: r.Path, Glob: r.Glob}); !l.matchRef(&direct) {
+			if !l.matchSplit(&direct, segs) {
 				continue
 			}
 			if r.By == "git" && strings.HasSuffix(l.src, ".git/config") {
