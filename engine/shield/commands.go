@@ -1,11 +1,651 @@
 package shield
 
+import (
+	"path"
+	"strings"
+
+	"github.com/opx-dev/opx/engine/shield/shellx"
+)
+
 // CommandFacts reads a shell command line (shellx.Parse) and returns what
 // it does: the paths every simple command in it reads, writes and
 // deletes, the requests it makes, the programs it runs, the literals its
-// interpreter payloads carry, and what cannot be known. Paths are resolved
-// as ResolvePath does, relative to the workspace (the directory commands
-// start in).
+// interpreter payloads carry, the code it runs that is not written in it,
+// and what cannot be known. It judges nothing: the tiers do.
+//
+// It is pure (nothing on disk or in the environment is consulted) and
+// bounded by shellx's limits; the model's own work is linear in the
+// number of words, with short bounded look-ups around nested commands.
+//
+// # Paths
+//
+// Every path is absolute and cleaned as ResolvePath does: "~" is home, a
+// relative path is under the working directory, which starts at the
+// workspace and follows cd, pushd, popd, "cd -" and the -C/--prefix/
+// --chdir options of git, make, tar, npm and env, separately in each
+// nesting (a cd inside $(...) or bash -c does not leave it; a cd inside a
+// function body makes the directory of what follows unknown). Subshells
+// are not scoped: a cd in "(cd x; ...)" is taken to last, which can only
+// make later relative paths resolve elsewhere than the shell would put
+// them, never hide an absolute one. `cd "$(git rev-parse --show-toplevel)"`
+// is the workspace.
+//
+// A word with Glob stays a pattern (Ref.Glob; cleaned, metacharacters
+// kept, ".." applied lexically). Recursive actions (rm -r, cp -r, grep -r,
+// chmod -R, find -delete, a copy's or move's destination, which may be a
+// directory) carry Tree. Listing (ls, find without actions, stat, du) is
+// a Read of the named path without Tree; reading content beneath it
+// (grep -r, tar c, cp -r) is a Read with Tree.
+//
+// # What cannot be known
+//
+// A path computed at run time (a Dynamic word) or relative to a working
+// directory computed at run time gives an Unknown reason, whether it is
+// read, written or deleted, plus, when the word starts with a known
+// directory (/etc/$X, ~/.ssh/$K), a Ref for everything beneath it
+// (Glob "/etc/*", Tree) so the rules can still block what it could name.
+// Two computed forms are understood instead: a word that is exactly a
+// command substitution whose output is a list of paths from a known
+// lister (find ROOTS, ls, git ls-files, grep -l, fd, echo/printf of
+// literal paths, through filters such as head, sort and grep), and the
+// arguments xargs and find -exec pass, which name what the producer lists:
+// both become Refs for the lister's roots, with Tree (so
+// `find / -name x | xargs rm -f` deletes "/" Tree and `cat $(ls)` reads
+// the working directory, Tree). A process substitution (<(...), >(...))
+// used as a file is a pipe, not a path: the commands inside carry their
+// own facts. A program name computed at run time, a line that does not
+// parse, or a limit reached gives an Unknown.
+//
+// # Requests
+//
+// Hosts are lower case without port; a remote named by a git remote name
+// (origin), a kubectl or docker context, or a computed URL has Host "".
+// Method is the HTTP method; other kinds are "PUSH" (git push), "DNS"
+// (dig, nslookup, host), "ICMP" (ping, traceroute), "" for raw
+// connections (nc, ssh, telnet, scp), and "LISTEN" for a server that
+// other machines can reach (python -m http.server, nc -l, socat
+// TCP-LISTEN, php -S): its Host is the bind address ("0.0.0.0" unless
+// given) and its Files the directory it serves. Package managers' installs
+// are GET Requests to their registry (registry.npmjs.org, pypi.org,
+// proxy.golang.org, crates.io, the docker registry, deb.debian.org);
+// system package managers (apt, dnf, apk...) also write /usr, Tree.
+// Data is set for bodies, uploads, standard input, computed URLs,
+// headers or names (dig $(cat x).evil.com), and Files names what a
+// request sends: @file arguments, files read by the commands feeding its
+// standard input or computing its arguments, the sources of scp and rsync
+// uploads, literal paths an interpreter payload that also posts opens.
+//
+// # Other conventions
+//
+//   - The environment is a Read of /proc/self/environ (env, printenv, set,
+//     export -p, declare -p).
+//   - System changes are Writes of pseudo paths: kernel parameters and
+//     firewall or routing tables under /proc/sys (sysctl -w, iptables,
+//     nft, ip route add), kernel modules /sys/module (modprobe, insmod),
+//     power state /proc/sysrq-trigger (shutdown, reboot, halt, poweroff,
+//     init 0/6), devices (mkfs, dd of=/dev/sda, wipefs) as themselves.
+//   - Persistence: crontab writes /var/spool/cron/crontabs (Tree), at and
+//     batch /var/spool/cron/atjobs, systemctl enable /etc/systemd/system
+//     (--user: ~/.config/systemd/user), user management /etc/passwd,
+//     /etc/shadow, /etc/group, visudo /etc/sudoers, git config --global
+//     ~/.gitconfig. A git config value that runs a command later
+//     (core.hooksPath, core.sshCommand, core.pager, core.fsmonitor,
+//     alias.X = !cmd, filter and diff drivers, credential.helper) is also
+//     a Text with Source "git config KEY".
+//   - Privilege wrappers (sudo, doas, su, pkexec, runuser, chroot) give a
+//     Run of their own and the inner command is judged as usual; harmless
+//     wrappers (env, nice, nohup, timeout, time, xargs, find -exec, ...)
+//     give only the inner command's Run, whose Via names the wrapper.
+//     docker run with --privileged, host namespaces or the docker socket
+//     gives an Unknown (the container reaches the whole host).
+//   - Text a command writes to a file (a here-document or here-string fed
+//     to cat > f, tee f, dd of=f, crontab; echo/printf > f) is a Text with
+//     Source "content:" + the path written; other here-document bodies are
+//     Texts with Source "stdin". Interpreter string literals are Texts
+//     with their shellx Source ("python -c"), awk programs "awk".
+//   - An unknown program gives a Run, and its arguments that look like
+//     paths (absolute, ~, ./, ../ or containing a slash) Reads: it may read
+//     them; what it writes is for the tiers that judge unknown programs.
 func (s *Shield) CommandFacts(line string) Facts {
-	return Facts{Unknown: []string{"command parsing is not implemented yet"}}
+	a := shellx.Parse(line)
+	return s.analysisFacts(&a, s.cfg.Workspace, 0)
+}
+
+// analysisFacts is CommandFacts of a parsed line whose commands start in
+// cwd, depth payloads deep.
+func (s *Shield) analysisFacts(a *shellx.Analysis, cwd string, depth int) Facts {
+	var f Facts
+	m := newModel(s, a, &f, cwd, depth)
+	m.run()
+	return f
+}
+
+// model turns one Analysis into Facts.
+type model struct {
+	s     *Shield
+	a     *shellx.Analysis
+	f     *Facts
+	depth int
+	cur   int    // the command being judged
+	start string // the working directory the line starts in; "" unknown
+
+	cwds  []viaDir   // the working directory of each nesting (Via) seen
+	at    []string   // the working directory each command ran in
+	reads [][]string // the paths each command reads, for the requests it feeds
+	// fetched are paths network tools wrote in this line (curl -o x.sh):
+	// running one runs remote code.
+	fetched []fetchedPath
+	pend    []pendingFiles
+	// payloads are the interpreter payloads (python -c ...) by Source,
+	// for the literals they hold.
+	payloads []payload
+	reqVia   []reqOrigin
+}
+
+type viaDir struct{ via, dir, old string }
+
+// pendingFiles is a request whose arguments hold command substitutions:
+// its Files are the reads of the commands inside them, which are listed
+// after the command holding them.
+type pendingFiles struct {
+	req  int // index in Facts.Requests
+	cmd  int // the command making the request
+	text string
+}
+
+func newModel(s *Shield, a *shellx.Analysis, f *Facts, cwd string, depth int) *model {
+	n := len(a.Commands)
+	return &model{s: s, a: a, f: f, depth: depth, start: cwd, at: make([]string, n), reads: make([][]string, n)}
+}
+
+func (m *model) run() {
+	if m.a.Err != nil {
+		m.unknown("the command cannot be parsed: " + m.a.Err.Error())
+	}
+	for i := range m.a.Commands {
+		m.cur = i
+		m.command(i)
+	}
+	m.cur = len(m.a.Commands)
+	for _, p := range m.pend {
+		m.fillFiles(p)
+	}
+	m.literals()
+}
+
+func (m *model) unknown(reason string) {
+	for _, u := range m.f.Unknown {
+		if u == reason {
+			return
+		}
+	}
+	m.f.Unknown = append(m.f.Unknown, reason)
+}
+
+// dir returns the working directory of the nesting via ("" unknown),
+// inheriting its parent's the first time it is seen.
+func (m *model) dir(via string) *viaDir {
+	for i := range m.cwds {
+		if m.cwds[i].via == via {
+			return &m.cwds[i]
+		}
+	}
+	d := m.start
+	if via != "" {
+		parent := ""
+		if k := strings.LastIndex(via, " > "); k >= 0 {
+			parent = via[:k]
+		}
+		d = m.dir(parent).dir
+	}
+	m.cwds = append(m.cwds, viaDir{via: via, dir: d, old: d})
+	return &m.cwds[len(m.cwds)-1]
+}
+
+// elsewhere reports whether a Via runs its commands on another machine
+// or in a container (shellx: "ssh HOST", "docker", "kubectl", "oc").
+func elsewhere(via string) bool {
+	for via != "" {
+		part := via
+		if k := strings.Index(via, " > "); k >= 0 {
+			part, via = via[:k], via[k+3:]
+		} else {
+			via = ""
+		}
+		if strings.HasPrefix(part, "ssh ") || part == "docker" || part == "kubectl" || part == "oc" {
+			return true
+		}
+	}
+	return false
+}
+
+// lastVia is the innermost part of a Via.
+func lastVia(via string) string {
+	if k := strings.LastIndex(via, " > "); k >= 0 {
+		return via[k+3:]
+	}
+	return via
+}
+
+func joinVia(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return a + " > " + b
+}
+
+// command adds the facts of command i.
+func (m *model) command(i int) {
+	c := &m.a.Commands[i]
+	switch v := lastVia(c.Via); {
+	case v == "xargs" || strings.HasPrefix(v, "find -"):
+		// The xargs and find -exec handlers judge these with what
+		// they act on.
+		m.at[i] = m.dir(c.Via).dir
+		return
+	}
+	if elsewhere(c.Via) {
+		// Run on another machine or in a container (ssh HOST CMD,
+		// docker exec): its paths are not this machine's.
+		if len(c.Args) > 0 {
+			name := ""
+			if !c.Args[0].Dynamic {
+				name = progName(c.Args[0].Text)
+			}
+			m.f.Runs = append(m.f.Runs, Run{Name: name, Argv: wordTexts(c.Args), Line: c.Line, Via: c.Via})
+		}
+		return
+	}
+	x := &call{m: m, i: i, c: c, cwd: m.dir(c.Via).dir, via: c.Via, name: "redirect"}
+	m.at[i] = x.cwd
+	x.redirectRefs()
+	if len(c.Args) > 0 {
+		m.dispatch(x, c.Args)
+	}
+	x.redirectTexts()
+	if x.chdir != nil {
+		d := m.dir(c.Via)
+		if strings.HasPrefix(lastVia(c.Via), "function ") {
+			// The body runs wherever the function is called:
+			// what follows the call is in an unknown directory.
+			m.dir("").dir = ""
+		}
+		d.old, d.dir = d.dir, *x.chdir
+	}
+}
+
+// call is one simple command being judged.
+type call struct {
+	m    *model
+	i    int
+	c    *shellx.Command
+	cwd  string // "" unknown
+	via  string
+	name string        // the program's base name
+	argv []shellx.Word // argv of the program, after wrappers
+	args []shellx.Word // argv[1:]
+	// input are what the arguments marked inputWord name (xargs' and
+	// find -exec's), and inputKnown whether they are known.
+	input      []Ref
+	inputKnown bool
+	// sinks are paths the command writes its input or arguments to,
+	// for the Texts of here-documents and echo.
+	sinks []string
+	chdir *string // set by cd: the new working directory ("" unknown)
+}
+
+// inputWord stands for the paths xargs or find -exec pass to a command.
+const inputWord = "\x00input"
+
+// run adds the Run of the current program.
+func (x *call) run() {
+	x.m.f.Runs = append(x.m.f.Runs, Run{Name: x.name, Argv: wordTexts(x.argv), Line: x.c.Line, Via: x.via})
+}
+
+func wordTexts(ws []shellx.Word) []string {
+	out := make([]string, len(ws))
+	for i := range ws {
+		if ws[i].Text == inputWord {
+			out[i] = "{}"
+			continue
+		}
+		out[i] = ws[i].Text
+	}
+	return out
+}
+
+// progName is the base name of a program as written ("/usr/bin/curl" and
+// "\curl" are curl).
+func progName(t string) string {
+	t = strings.TrimLeft(t, `\`)
+	if t == "" {
+		return ""
+	}
+	if k := strings.LastIndexByte(t, '/'); k >= 0 {
+		t = t[k+1:]
+	}
+	return t
+}
+
+// dispatch judges argv: peels wrappers, adds the Run and the program's
+// facts.
+func (m *model) dispatch(x *call, argv []shellx.Word) {
+	for n := 0; len(argv) > 0 && n < 16; n++ {
+		w := argv[0]
+		if w.Dynamic {
+			x.name, x.argv, x.args = "", argv, argv[1:]
+			x.run()
+			m.unknown("the program's name is computed at run time: " + w.Text)
+			return
+		}
+		name := progName(w.Text)
+		if u := wrappers[name]; u != nil {
+			inner, priv := u(x, argv[1:])
+			if priv || len(inner) == 0 || inner[0].Text == inputWord {
+				x.name, x.argv, x.args = name, argv, argv[1:]
+				x.run()
+			}
+			if len(inner) == 0 {
+				if h := table[name]; h != nil {
+					h(x)
+				}
+				return
+			}
+			x.via = joinVia(x.via, name)
+			argv = inner
+			continue
+		}
+		x.name, x.argv, x.args = name, argv, argv[1:]
+		if strings.Contains(w.Text, "/") && !systemBin(w.Text) {
+			// ./x.sh, /tmp/payload: the program itself is a file read.
+			x.ref(kRead, shellx.Word{Text: w.Text, Glob: w.Glob}, false)
+			x.runsFile(w.Text)
+		}
+		x.run()
+		if h := table[name]; h != nil {
+			h(x)
+		} else {
+			x.generic()
+		}
+		return
+	}
+}
+
+// systemBin reports whether a program path is in a system directory of
+// programs (/usr/bin/curl is curl, not a script of the workspace).
+func systemBin(p string) bool {
+	for _, d := range []string{"/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/", "/opt/homebrew/bin/"} {
+		if strings.HasPrefix(p, d) && !strings.Contains(p[len(d):], "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// generic is the model of a program not in the table: its path-looking
+// arguments are Reads. That is sound for what the rules judge strictly
+// (a credential or protected path named by any program is named, a read
+// of anything else is allowed); what an unknown program writes or sends
+// cannot be known from its words, and unknown programs are for tier 0.
+func (x *call) generic() {
+	for _, w := range x.args {
+		if w.Text == inputWord {
+			x.ref(kRead, w, true)
+			continue
+		}
+		t := w.Text
+		if v, ok := strings.CutPrefix(t, "--"); ok {
+			// --config=~/.aws/credentials
+			if _, val, eq := strings.Cut(v, "="); eq {
+				t = val
+			} else {
+				continue
+			}
+		} else if strings.HasPrefix(t, "-") {
+			continue
+		}
+		if looksLikePath(t) {
+			x.ref(kRead, shellx.Word{Text: t, Dynamic: w.Dynamic, Glob: w.Glob}, false)
+		}
+	}
+}
+
+// looksLikePath reports whether an argument of an unknown program names a
+// file: absolute, ~, ./, ../ or holding a slash, and not a URL.
+func looksLikePath(t string) bool {
+	if t == "" || strings.Contains(t, "://") || strings.ContainsAny(t, "\n=") || len(t) > 4096 {
+		return false
+	}
+	return t[0] == '/' || t[0] == '~' || t == "." || t == ".." || strings.HasPrefix(t, "./") || strings.HasPrefix(t, "../") || strings.Contains(t, "/")
+}
+
+// Kinds of access.
+const (
+	kRead = iota
+	kWrite
+	kDelete
+)
+
+var kindVerb = [...]string{"reads", "writes", "deletes"}
+
+// abs resolves a path as written against the working directory; ok is
+// false when it is relative to an unknown directory.
+func (x *call) abs(t string) (string, bool) {
+	return resolveIn(x.m.s, x.cwd, t)
+}
+
+func resolveIn(s *Shield, cwd, t string) (string, bool) {
+	switch {
+	case t == "~" || strings.HasPrefix(t, "~/"):
+		home := "/"
+		if s != nil {
+			home = s.cfg.Home
+		}
+		return path.Clean("/" + home + "/" + t[1:]), true
+	case strings.HasPrefix(t, "~"):
+		// ~user: root's home is /root, others' /home/user.
+		user, rest, _ := strings.Cut(t[1:], "/")
+		home := "/home/" + user
+		if user == "root" {
+			home = "/root"
+		}
+		return path.Clean(home + "/" + rest), true
+	case path.IsAbs(t):
+		return path.Clean(t), true
+	case cwd == "":
+		return "", false
+	default:
+		return path.Join(cwd, t), true
+	}
+}
+
+// ref adds a Read, Write or Delete of the path w names.
+func (x *call) ref(k int, w shellx.Word, tree bool) {
+	if w.Text == inputWord {
+		for _, r := range x.input {
+			r.By = x.name
+			x.add(k, r)
+		}
+		if !x.inputKnown {
+			x.m.unknown(x.name + " " + kindVerb[k] + " paths read from its input at run time (" + x.via + ")")
+		}
+		return
+	}
+	if w.Dynamic && !(strings.HasPrefix(w.Text, "~") && !strings.ContainsAny(w.Text, "$`")) {
+		// (~user is Dynamic to shellx: its home is /home/user here.)
+		x.dynamicRef(k, w, tree)
+		return
+	}
+	if w.Text == "" {
+		return
+	}
+	p, ok := x.abs(w.Text)
+	if !ok {
+		x.m.unknown(x.name + " " + kindVerb[k] + " " + w.Text + " in a directory computed at run time")
+		return
+	}
+	x.add(k, Ref{Path: p, Glob: w.Glob, Tree: tree, By: x.name})
+}
+
+// refPath adds a Ref for a path known statically.
+func (x *call) refPath(k int, p string, tree bool) {
+	if q, ok := x.abs(p); ok {
+		x.add(k, Ref{Path: q, Tree: tree, By: x.name})
+	}
+}
+
+func (x *call) add(k int, r Ref) {
+	switch k {
+	case kRead:
+		x.m.f.Reads = append(x.m.f.Reads, r)
+		if x.i >= 0 && x.i < len(x.m.reads) {
+			x.m.reads[x.i] = append(x.m.reads[x.i], r.Path)
+		}
+	case kWrite:
+		x.m.f.Writes = append(x.m.f.Writes, r)
+	case kDelete:
+		x.m.f.Deletes = append(x.m.f.Deletes, r)
+	}
+}
+
+// dynamicRef judges a path computed at run time (see CommandFacts).
+func (x *call) dynamicRef(k int, w shellx.Word, tree bool) {
+	if refs, ok := x.m.substRefs(x.i, w.Text); ok {
+		for _, r := range refs {
+			r.By = x.name
+			x.add(k, r)
+		}
+		return
+	}
+	t := w.Text
+	if d := strings.IndexAny(t, "$`"); d >= 0 {
+		if s := strings.LastIndexByte(t[:d], '/'); s >= 0 {
+			if p, ok := x.abs(t[:s+1]); ok {
+				x.add(k, Ref{Path: path.Join(p, "*"), Glob: true, Tree: true, By: x.name})
+			}
+		}
+	}
+	x.m.unknown(x.name + " " + kindVerb[k] + " a path computed at run time: " + clipText(t, 120))
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// fillFiles adds to a request the reads of the commands computing its
+// arguments.
+func (m *model) fillFiles(p pendingFiles) {
+	c := &m.a.Commands[p.cmd]
+	end := min(len(m.a.Commands), p.cmd+256)
+	for j := p.cmd + 1; j < end; j++ {
+		d := &m.a.Commands[j]
+		if d.Depth < c.Depth || !strings.HasPrefix(d.Via, c.Via) || d.Via == c.Via {
+			if d.Depth <= c.Depth && d.Via == c.Via {
+				break
+			}
+			continue
+		}
+		if strings.Contains(p.text, d.Line) {
+			r := &m.f.Requests[p.req]
+			r.Files = appendNew(r.Files, m.reads[j]...)
+			r.Data = true
+		}
+	}
+}
+
+func appendNew(list []string, add ...string) []string {
+next:
+	for _, a := range add {
+		for _, l := range list {
+			if l == a {
+				continue next
+			}
+		}
+		list = append(list, a)
+	}
+	return list
+}
+
+// redirectRefs adds the paths the command's redirections read and
+// write (before the program's own facts, so that a request's Files
+// include what is redirected into it).
+func (x *call) redirectRefs() {
+	for i := range x.c.Redirects {
+		r := &x.c.Redirects[i]
+		t := r.Target.Text
+		switch r.Op {
+		case "<<", "<<-", "<<<":
+			continue
+		case ">&", "<&":
+			if isFd(t) {
+				continue
+			}
+		}
+		switch {
+		case r.Write:
+			if quietDevice(t) || isFd(t) || strings.HasPrefix(t, ">(") {
+				continue
+			}
+			x.ref(kWrite, r.Target, false)
+			x.sink(r.Target)
+		case r.Read:
+			if strings.HasPrefix(t, "<(") || quietDevice(t) {
+				continue
+			}
+			x.ref(kRead, r.Target, false)
+			if len(x.c.Args) > 0 && shells[progName(x.c.Args[0].Text)] {
+				x.runsFile(t)
+			}
+		}
+	}
+}
+
+// redirectTexts adds the text here-documents and echo carry: the content
+// of the files the command writes, or "stdin".
+func (x *call) redirectTexts() {
+	var docs []string
+	for i := range x.c.Redirects {
+		if r := &x.c.Redirects[i]; r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<" {
+			docs = append(docs, r.Target.Text)
+		}
+	}
+	if (x.name == "echo" || x.name == "printf") && len(x.sinks) > 0 && len(x.args) > 0 {
+		docs = append(docs, strings.Join(wordTexts(x.args), " "))
+	}
+	for _, d := range docs {
+		if len(x.sinks) == 0 {
+			x.m.f.Texts = append(x.m.f.Texts, Text{Source: "stdin", Body: d})
+			continue
+		}
+		for _, p := range x.sinks {
+			x.m.f.Texts = append(x.m.f.Texts, Text{Source: "content:" + p, Body: d})
+		}
+	}
+}
+
+func isFd(t string) bool {
+	if t == "-" {
+		return true
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '9' {
+			return false
+		}
+	}
+	return t != ""
+}
+
+// quietDevice reports whether writing t changes nothing on disk.
+func quietDevice(t string) bool {
+	switch t {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/stdin", "/dev/zero", "/dev/random", "/dev/urandom":
+		return true
+	}
+	return strings.HasPrefix(t, "/dev/fd/") || strings.HasPrefix(t, "/proc/self/fd/")
 }

@@ -17,6 +17,14 @@ type Facts struct {
 	// memory entries, request bodies, interpreter string literals,
 	// decoded payloads.
 	Texts []Text
+	// Execs are code an action runs that is not written in the action
+	// itself but fetched or produced at run time: a shell or interpreter
+	// reading a pipeline fed by a network tool (curl URL | sh), a
+	// process or command substitution (bash <(curl URL), eval
+	// "$(wget -qO- URL)"), a script the same line downloaded (curl -o
+	// x.sh URL && sh x.sh), decoded data (base64 -d | sh), a reverse
+	// shell (nc -e /bin/sh HOST PORT). Added by Shield.CommandFacts.
+	Execs []Exec
 	// Unknown are reasons the action cannot be fully understood (a line
 	// that does not parse, a command whose name is computed, a write to
 	// a path that cannot be known): each is a reason to ask.
@@ -61,6 +69,16 @@ type Run struct {
 	// Via says what it is nested in (shellx.Command.Via): "" at the top
 	// level.
 	Via string
+}
+
+// Exec is code run that is not written in the action (see Facts.Execs).
+type Exec struct {
+	Runner string // the program that runs it: "sh", "python3", "eval", "source"
+	From   string // the program that produced it: "curl", "wget", "base64", "cat"
+	// Remote says From fetched it from the network (or a network peer
+	// drives it, as with nc -e): remote code run on this machine.
+	Remote bool
+	Line   string // the runner's simple command as written
 }
 
 // Text is text an action carries.

@@ -14,12 +14,6 @@
 // line's size or shape (Limits).
 package shellx
 
-import (
-	"errors"
-
-	"mvdan.cc/sh/v3/syntax"
-)
-
 // Word is one shell word after quote removal.
 type Word struct {
 	// Text is the word's value: quotes removed, escapes and $'...'
@@ -106,9 +100,3 @@ const (
 	MaxCommands  = 4096    // simple commands listed
 	MaxLiterals  = 4096    // literals listed
 )
-
-// Parse reads line. See Analysis.
-func Parse(line string) Analysis {
-	_ = syntax.LangBash
-	return Analysis{Err: errors.New("shellx: not implemented yet")}
-}

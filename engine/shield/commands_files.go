@@ -1,0 +1,823 @@
+package shield
+
+import (
+	"strings"
+
+	"github.com/opx-dev/opx/engine/shield/shellx"
+)
+
+// The programs that read, write and delete files.
+
+// handler adds the facts of one program's arguments (x.args).
+type handler func(x *call)
+
+// readAll reads every operand.
+func readAll(sp *spec) handler {
+	return func(x *call) {
+		_, ops := sp.parse(x.args)
+		for _, w := range ops {
+			x.ref(kRead, w, false)
+		}
+	}
+}
+
+// listAll lists every operand (names and metadata, not content), or the
+// working directory.
+func listAll(sp *spec) handler {
+	return func(x *call) {
+		_, ops := sp.parse(x.args)
+		for _, w := range ops {
+			x.ref(kRead, w, false)
+		}
+	}
+}
+
+// editAll reads and writes every operand.
+func editAll(sp *spec) handler {
+	return func(x *call) {
+		_, ops := sp.parse(x.args)
+		for _, w := range ops {
+			if strings.HasPrefix(w.Text, "+") {
+				continue
+			}
+			x.ref(kRead, w, false)
+			x.ref(kWrite, w, false)
+		}
+	}
+}
+
+// writeAll writes every operand.
+func writeAll(sp *spec) handler {
+	return func(x *call) {
+		_, ops := sp.parse(x.args)
+		for _, w := range ops {
+			x.ref(kWrite, w, false)
+		}
+	}
+}
+
+// runOnly is a program whose arguments name no files.
+func runOnly(*call) {}
+
+// grepLike reads grep, rg, ag and ack: the pattern first (unless -e or
+// -f), then files; recursive searches read Tree.
+func grepLike(recursiveByDefault bool, sp *spec) handler {
+	return func(x *call) {
+		opts, ops := sp.parse(x.args)
+		for _, w := range vals(opts, "-f", "--file") {
+			x.ref(kRead, w, false)
+		}
+		if !has(opts, "-e", "--regexp", "-f", "--file") && len(ops) > 0 {
+			ops = ops[1:]
+		}
+		tree := recursiveByDefault || has(opts, "-r", "-R", "--recursive", "--dereference-recursive")
+		if d, ok := val(opts, "-d", "--directories"); ok && d.Text == "recurse" {
+			tree = true
+		}
+		for _, w := range ops {
+			x.ref(kRead, w, tree)
+		}
+		if len(ops) == 0 && tree && (recursiveByDefault || x.c.PipeIn < 0) {
+			x.refPath(kRead, ".", true)
+		}
+	}
+}
+
+var sedSpec = newSpec("-e -f -l --expression --file --line-length")
+
+func sedH(x *call) {
+	opts, ops := sedSpec.parse(x.args)
+	inPlace := has(opts, "-i", "--in-place")
+	for _, w := range vals(opts, "-f", "--file") {
+		x.ref(kRead, w, false)
+	}
+	if inPlace && len(ops) > 0 && ops[0].Text == "" {
+		ops = ops[1:] // BSD sed -i ''
+	}
+	if !has(opts, "-e", "--expression", "-f", "--file") && len(ops) > 0 {
+		x.m.f.Texts = append(x.m.f.Texts, Text{Source: "sed", Body: ops[0].Text})
+		ops = ops[1:]
+	}
+	for _, w := range ops {
+		x.ref(kRead, w, false)
+		if inPlace {
+			x.ref(kWrite, w, false)
+		}
+	}
+}
+
+var awkSpec = newSpec("-f -v -F -i -l -E --file --assign --field-separator --include --load --exec")
+
+func awkH(x *call) {
+	opts, ops := awkSpec.parse(x.args)
+	for _, w := range vals(opts, "-f", "--file", "-E", "--exec") {
+		x.ref(kRead, w, false)
+	}
+	inPlace := false
+	for _, w := range vals(opts, "-i", "--include") {
+		inPlace = inPlace || w.Text == "inplace"
+	}
+	if !has(opts, "-f", "--file", "-E", "--exec") && len(ops) > 0 {
+		prog := ops[0].Text
+		x.m.f.Texts = append(x.m.f.Texts, Text{Source: "awk", Body: prog})
+		ops = ops[1:]
+	}
+	for _, w := range ops {
+		if isAssign(w.Text) {
+			continue
+		}
+		x.ref(kRead, w, false)
+		if inPlace {
+			x.ref(kWrite, w, false)
+		}
+	}
+}
+
+var jqSpec = newSpec("-f -L --from-file --indent --tab --args --jsonargs")
+
+// jqH reads jq and yq: the filter first, then files.
+func jqH(x *call) {
+	args := x.args
+	var rest []shellx.Word
+	for i := 0; i < len(args); i++ {
+		switch t := args[i].Text; t {
+		case "--arg", "--argjson":
+			i += 2
+		case "--slurpfile", "--rawfile":
+			if i+2 < len(args) {
+				x.ref(kRead, args[i+2], false)
+			}
+			i += 2
+		default:
+			rest = append(rest, args[i])
+		}
+	}
+	opts, ops := jqSpec.parse(rest)
+	for _, w := range vals(opts, "-f", "--from-file") {
+		x.ref(kRead, w, false)
+	}
+	if !has(opts, "-f", "--from-file") && len(ops) > 0 {
+		ops = ops[1:]
+	}
+	inPlace := x.name == "yq" && has(opts, "-i", "--inplace")
+	for _, w := range ops {
+		x.ref(kRead, w, false)
+		if inPlace {
+			x.ref(kWrite, w, false)
+		}
+	}
+}
+
+// readWithOutput reads operands and writes the values of outs.
+func readWithOutput(sp *spec, outs ...string) handler {
+	return func(x *call) {
+		opts, ops := sp.parse(x.args)
+		for _, w := range vals(opts, outs...) {
+			x.ref(kWrite, w, false)
+		}
+		tree := has(opts, "-r", "--recursive")
+		for _, w := range ops {
+			x.ref(kRead, w, tree)
+		}
+	}
+}
+
+// readThenWrite reads the first operand and writes the second (uniq IN
+// OUT, xxd IN OUT).
+func readThenWrite(sp *spec) handler {
+	return func(x *call) {
+		_, ops := sp.parse(x.args)
+		for k, w := range ops {
+			if k == 1 {
+				x.ref(kWrite, w, false)
+				x.sink(w)
+				continue
+			}
+			x.ref(kRead, w, false)
+		}
+	}
+}
+
+var teeSpec = newSpec("")
+
+// teeH writes its input to every operand.
+func teeH(x *call) {
+	_, ops := teeSpec.parse(x.args)
+	for _, w := range ops {
+		x.ref(kWrite, w, false)
+		x.sink(w)
+	}
+	x.pipedText()
+}
+
+// sink notes that the command writes its input or text to w.
+func (x *call) sink(w shellx.Word) {
+	if w.Dynamic || quietDevice(w.Text) {
+		return
+	}
+	if p, ok := x.abs(w.Text); ok {
+		x.sinks = append(x.sinks, p)
+	}
+}
+
+// pipedText adds the text an echo, printf or here-document feeding the
+// command carries as the content of its sinks.
+func (x *call) pipedText() {
+	j := x.c.PipeIn
+	if j < 0 || j >= x.i || len(x.sinks) == 0 {
+		return
+	}
+	c := &x.m.a.Commands[j]
+	name, args := peelName(c)
+	var body string
+	switch name {
+	case "echo", "printf":
+		body = strings.Join(wordTexts(args), " ")
+	default:
+		for _, r := range c.Redirects {
+			if r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<" {
+				body = r.Target.Text
+			}
+		}
+	}
+	if body == "" {
+		return
+	}
+	for _, p := range x.sinks {
+		x.m.f.Texts = append(x.m.f.Texts, Text{Source: "content:" + p, Body: body})
+	}
+}
+
+var copySpec = newSpec("-t -S --target-directory --suffix")
+
+// copyH reads cp, mv, install and ln: sources then a destination, which
+// is written with Tree (it may be a directory the sources land in).
+func copyH(x *call) {
+	opts, ops := copySpec.parse(x.args)
+	if x.name == "install" && has(opts, "-d", "--directory") {
+		for _, w := range ops {
+			x.ref(kWrite, w, true)
+		}
+		return
+	}
+	recursive := x.name == "mv" || has(opts, "-r", "-R", "-a", "--recursive", "--archive")
+	dest, ok := val(opts, "-t", "--target-directory")
+	srcs := ops
+	if !ok {
+		if len(ops) == 0 {
+			return
+		}
+		if len(ops) == 1 && x.name == "ln" {
+			dest, srcs = word("."), ops
+		} else {
+			dest, srcs = ops[len(ops)-1], ops[:len(ops)-1]
+		}
+	}
+	for _, w := range srcs {
+		if x.name == "ln" && has(opts, "-s", "--symbolic") && !w.Dynamic && !strings.HasPrefix(w.Text, "/") && !strings.HasPrefix(w.Text, "~") {
+			// A relative symlink target is relative to the link's
+			// directory, not the working directory.
+			if d, ok := x.abs(dest.Text); ok && !dest.Dynamic {
+				if !strings.HasSuffix(dest.Text, "/") && len(srcs) == 1 {
+					d = parentDir(d)
+				}
+				x.add(kRead, Ref{Path: joinClean(d, w.Text), Glob: w.Glob, By: x.name})
+				continue
+			}
+		}
+		x.ref(kRead, w, recursive)
+		if x.name == "mv" {
+			x.ref(kDelete, w, true)
+		}
+		if w.Text == "/dev/stdin" || w.Text == "-" {
+			x.sink(dest)
+		}
+	}
+	x.ref(kWrite, dest, true)
+	x.pipedText()
+}
+
+func parentDir(p string) string {
+	if k := strings.LastIndexByte(p, '/'); k > 0 {
+		return p[:k]
+	}
+	return "/"
+}
+
+func joinClean(dir, rel string) string {
+	p, _ := resolveIn(nil, dir, rel)
+	return p
+}
+
+var touchSpec = newSpec("-d -r -t --date --reference -m --mode -s --size --context -Z")
+
+// touchH reads touch, mkdir and truncate: operands written; a reference
+// file read.
+func touchH(x *call) {
+	opts, ops := touchSpec.parse(x.args)
+	for _, w := range vals(opts, "-r", "--reference") {
+		x.ref(kRead, w, false)
+	}
+	for _, w := range ops {
+		x.ref(kWrite, w, false)
+	}
+}
+
+// ddH reads dd's if= and writes its of=.
+func ddH(x *call) {
+	for _, w := range x.args {
+		k, v, ok := strings.Cut(w.Text, "=")
+		if !ok {
+			continue
+		}
+		vw := shellx.Word{Text: v, Dynamic: w.Dynamic, Glob: w.Glob}
+		switch k {
+		case "if":
+			if !quietDevice(v) {
+				x.ref(kRead, vw, false)
+			}
+		case "of":
+			if !quietDevice(v) {
+				x.ref(kWrite, vw, false)
+				x.sink(vw)
+			}
+		}
+	}
+	x.pipedText()
+}
+
+// permsH reads chmod, chown, chgrp, chattr and setfacl: the mode, owner
+// or attributes first (not a path), then the paths, written (Tree with
+// -R).
+func permsH(x *call) {
+	tree, ref := false, false
+	var ops []shellx.Word
+	args := x.args
+	for i := 0; i < len(args); i++ {
+		t := args[i].Text
+		switch {
+		case t == "-R" || t == "--recursive":
+			tree = true
+		case strings.HasPrefix(t, "--reference"):
+			ref = true
+			if v, ok := strings.CutPrefix(t, "--reference="); ok {
+				x.ref(kRead, word(v), false)
+			}
+		case x.name == "setfacl" && (t == "-m" || t == "-x" || t == "-M" || t == "-X" || t == "--set" || t == "--modify" || t == "--remove" || t == "--set-file" || t == "--modify-file"):
+			i++
+		case x.name == "chattr" && t == "-v":
+			i++
+		case len(t) > 1 && t[0] == '-' && isFlagWord(t, x.name):
+			if strings.ContainsRune(t, 'R') && !strings.ContainsAny(t, "+=") {
+				tree = true
+			}
+		default:
+			ops = append(ops, args[i])
+		}
+	}
+	if !ref && x.name != "setfacl" && len(ops) > 0 {
+		// chmod 755, chown user:group, chattr +i
+		ops = ops[1:]
+	}
+	for _, w := range ops {
+		x.ref(kWrite, w, tree)
+	}
+}
+
+// isFlagWord tells an option of chmod and friends from a mode ("-x",
+// "-w" are modes of chmod; "-R", "-f", "-v", "-h" are options).
+func isFlagWord(t, name string) bool {
+	if strings.HasPrefix(t, "--") {
+		return true
+	}
+	if name == "chattr" {
+		return strings.Trim(t[1:], "RVf") == ""
+	}
+	if name == "chmod" {
+		return strings.Trim(t[1:], "RfvcH") == "" && !strings.ContainsAny(t[1:], "rwxXst")
+	}
+	return true
+}
+
+// deviceH writes every operand that names a device or file (mkfs,
+// wipefs, fdisk, parted...).
+func deviceH(x *call) {
+	for _, w := range x.args {
+		if strings.HasPrefix(w.Text, "-") {
+			continue
+		}
+		if w.Dynamic || strings.HasPrefix(w.Text, "/") || strings.HasPrefix(w.Text, "~") || strings.HasPrefix(w.Text, ".") {
+			x.ref(kWrite, w, false)
+		}
+	}
+}
+
+var rmSpec = newSpec("")
+
+// deleteH deletes operands: Tree when recursive (rm -r) or always
+// (trash, srm of directories).
+func deleteH(alwaysTree bool) handler {
+	return func(x *call) {
+		opts, ops := rmSpec.parse(x.args)
+		tree := alwaysTree || has(opts, "-r", "-R", "--recursive")
+		for _, w := range ops {
+			x.ref(kDelete, w, tree)
+		}
+	}
+}
+
+var shredSpec = newSpec("-n -s --iterations --size --random-source")
+
+func shredH(x *call) {
+	_, ops := shredSpec.parse(x.args)
+	for _, w := range ops {
+		x.ref(kWrite, w, false)
+		x.ref(kDelete, w, false)
+	}
+}
+
+// findH reads find: its roots are listed (Reads without Tree); -delete
+// deletes them (Tree); -exec and friends run a command on them.
+func findH(x *call) {
+	args := x.args
+	roots := findRoots(x.m.s, x.cwd, args)
+	if x.cwd == "" {
+		for _, w := range args {
+			if !strings.HasPrefix(w.Text, "-") && !strings.HasPrefix(w.Text, "/") && !strings.HasPrefix(w.Text, "~") {
+				x.m.unknown("find walks " + w.Text + " in a directory computed at run time")
+				break
+			}
+			if strings.HasPrefix(w.Text, "-") {
+				break
+			}
+		}
+	}
+	for _, r := range roots {
+		if r.Path == "/" && r.Tree && len(args) > 0 && args[0].Dynamic {
+			x.m.unknown("find walks a path computed at run time: " + args[0].Text)
+		}
+		r.By, r.Tree = "find", false
+		x.add(kRead, r)
+	}
+	for i := 0; i < len(args); i++ {
+		t := args[i].Text
+		switch {
+		case t == "-delete":
+			for _, r := range roots {
+				r.By, r.Tree = "find -delete", true
+				x.add(kDelete, r)
+			}
+		case t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir":
+			j := i + 1
+			for j < len(args) && args[j].Text != ";" && args[j].Text != "+" {
+				j++
+			}
+			inner := make([]shellx.Word, 0, j-i-1)
+			for _, w := range args[i+1 : j] {
+				inner = append(inner, replaced(w, "{}"))
+			}
+			x.nested(inner, "find "+t, roots, true)
+			i = j
+		case t == "-fprint" || t == "-fprint0" || t == "-fls" || t == "-fprintf":
+			if i+1 < len(args) {
+				x.ref(kWrite, args[i+1], false)
+			}
+			i++
+			if t == "-fprintf" {
+				i++
+			}
+		case t == "-newer" || t == "-anewer" || t == "-cnewer" || t == "-samefile" || t == "-files0-from":
+			if i+1 < len(args) {
+				x.ref(kRead, args[i+1], false)
+			}
+			i++
+		case findValued[t]:
+			i++
+		}
+	}
+}
+
+// nested judges argv run by the current command on input (find -exec,
+// and xargs through the wrapper table).
+func (x *call) nested(argv []shellx.Word, via string, input []Ref, known bool) {
+	if len(argv) == 0 {
+		return
+	}
+	y := &call{m: x.m, i: x.i, c: x.c, cwd: x.cwd, via: joinVia(x.via, via), input: input, inputKnown: known}
+	x.m.dispatch(y, argv)
+}
+
+// cdH changes the working directory of what follows (cd, pushd, popd).
+func cdH(x *call) {
+	var ops []shellx.Word
+	for _, w := range x.args {
+		if len(w.Text) > 1 && w.Text[0] == '-' || w.Text == "--" {
+			continue
+		}
+		ops = append(ops, w)
+	}
+	d := x.m.dir(x.c.Via)
+	dir := ""
+	switch {
+	case x.name == "popd":
+		dir = d.old
+	case len(ops) == 0 && x.name == "cd":
+		dir = x.m.s.cfg.Home
+	case len(ops) == 0:
+		dir = d.old
+	case ops[0].Text == "-" && !ops[0].Dynamic:
+		dir = d.old
+	default:
+		y := *x
+		y.cd(ops[0])
+		dir = y.cwd
+	}
+	x.chdir = &dir
+}
+
+// tarH reads tar: c creates -f from its operands (read, Tree), x
+// extracts into -C or the working directory (written, Tree), t lists.
+func tarH(x *call) {
+	args := x.args
+	mode := byte(0)
+	var archive shellx.Word
+	hasArchive := false
+	dir := x.cwd
+	var ops []shellx.Word
+	take := func(i *int) (shellx.Word, bool) {
+		if *i+1 < len(args) {
+			*i++
+			return args[*i], true
+		}
+		return shellx.Word{}, false
+	}
+	setMode := func(c byte) {
+		switch c {
+		case 'c', 'r', 'u', 'A':
+			mode = 'c'
+		case 'x':
+			mode = 'x'
+		case 't', 'd':
+			if mode == 0 {
+				mode = 't'
+			}
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		t := args[i].Text
+		switch {
+		case strings.HasPrefix(t, "--"):
+			name, v, eq := strings.Cut(t, "=")
+			switch name {
+			case "--create", "--append", "--update":
+				mode = 'c'
+			case "--extract", "--get":
+				mode = 'x'
+			case "--list", "--diff", "--compare":
+				setMode('t')
+			case "--file", "--directory", "--files-from", "--exclude-from", "--exclude", "--transform", "--owner", "--group", "--mode", "--use-compress-program", "--to-command", "--checkpoint-action", "--index-file":
+				w := word(v)
+				if !eq {
+					w, _ = take(&i)
+				}
+				switch name {
+				case "--file":
+					archive, hasArchive = w, true
+				case "--directory":
+					dir = x.dirFrom(dir, w)
+				case "--files-from", "--exclude-from":
+					x.ref(kRead, w, false)
+				case "--use-compress-program", "--to-command", "--checkpoint-action":
+					x.payload(w, "tar "+name)
+				}
+			}
+		case len(t) > 1 && t[0] == '-' || i == 0 && t != "" && !args[i].Dynamic && strings.Trim(t, "cxtrudAvzjJaf0123456789pPSkmhOwlBiGgWMRoTCXbLNK") == "":
+			letters := strings.TrimPrefix(t, "-")
+			for k := 0; k < len(letters); k++ {
+				c := letters[k]
+				setMode(c)
+				switch c {
+				case 'f', 'C', 'T', 'X', 'b', 'N', 'K', 'L', 'g', 'H', 'I', 'V':
+					var w shellx.Word
+					if t[0] == '-' && k+1 < len(letters) {
+						w = word(letters[k+1:])
+						k = len(letters)
+					} else if v, ok := take(&i); ok {
+						w = v
+					}
+					switch c {
+					case 'f':
+						archive, hasArchive = w, true
+					case 'C':
+						dir = x.dirFrom(dir, w)
+					case 'T', 'X', 'g':
+						x.ref(kRead, w, false)
+					case 'I':
+						x.payload(w, "tar -I")
+					}
+				}
+			}
+		default:
+			if mode == 'c' {
+				y := *x
+				y.cwd = dir
+				y.ref(kRead, args[i], true)
+			}
+			ops = append(ops, args[i])
+		}
+	}
+	switch mode {
+	case 'c':
+		if hasArchive && archive.Text != "-" {
+			x.ref(kWrite, archive, false)
+		}
+	case 'x':
+		if hasArchive && archive.Text != "-" {
+			x.ref(kRead, archive, false)
+		}
+		y := *x
+		y.cwd = dir
+		if len(ops) == 0 {
+			y.refPath(kWrite, ".", true)
+		}
+		for _, w := range ops {
+			y.ref(kWrite, w, true)
+		}
+		if dir == "" {
+			x.m.unknown("tar extracts into a directory computed at run time")
+		}
+	default:
+		if hasArchive && archive.Text != "-" {
+			x.ref(kRead, archive, false)
+		}
+	}
+}
+
+// dirFrom resolves a -C DIR given while in dir.
+func (x *call) dirFrom(dir string, w shellx.Word) string {
+	y := *x
+	y.cwd = dir
+	y.cd(w)
+	return y.cwd
+}
+
+var zipSpec = newSpec("-b -n -t -tt -x -i -P --password -O -I -F -s")
+
+// zipH reads zip ARCHIVE FILES and 7z a/x.
+func zipH(x *call) {
+	opts, ops := zipSpec.parse(x.args)
+	if x.name == "7z" || x.name == "7za" || x.name == "7zz" {
+		if len(ops) < 2 {
+			return
+		}
+		switch ops[0].Text {
+		case "a", "u":
+			x.ref(kWrite, ops[1], false)
+			for _, w := range ops[2:] {
+				x.ref(kRead, w, true)
+			}
+		case "x", "e":
+			x.ref(kRead, ops[1], false)
+			out := word(".")
+			for _, o := range opts {
+				if strings.HasPrefix(o.name, "-o") {
+					out = word(o.name[2:])
+				}
+			}
+			x.ref(kWrite, out, true)
+		default:
+			x.ref(kRead, ops[1], false)
+		}
+		return
+	}
+	if len(ops) == 0 {
+		return
+	}
+	x.ref(kWrite, ops[0], false)
+	tree := has(opts, "-r", "--recurse-paths")
+	for _, w := range ops[1:] {
+		x.ref(kRead, w, tree)
+	}
+	if has(opts, "-m", "--move") {
+		for _, w := range ops[1:] {
+			x.ref(kDelete, w, tree)
+		}
+	}
+}
+
+var unzipSpec = newSpec("-d -x -P")
+
+func unzipH(x *call) {
+	opts, ops := unzipSpec.parse(x.args)
+	if len(ops) > 0 {
+		x.ref(kRead, ops[0], false)
+	}
+	if has(opts, "-l", "-t", "-v", "-p", "-Z") {
+		return
+	}
+	out, ok := val(opts, "-d")
+	if !ok {
+		out = word(".")
+	}
+	x.ref(kWrite, out, true)
+}
+
+var compressSpec = newSpec("-S --suffix -b -T --threads -L --level")
+
+// compressH reads gzip and friends: each operand replaced in place by its
+// (de)compressed form unless -c or -k.
+func compressH(x *call) {
+	opts, ops := compressSpec.parse(x.args)
+	toStdout := has(opts, "-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test")
+	keep := has(opts, "-k", "--keep")
+	for _, w := range ops {
+		x.ref(kRead, w, has(opts, "-r", "--recursive"))
+		if toStdout {
+			continue
+		}
+		x.ref(kWrite, w, false)
+		if !keep {
+			x.ref(kDelete, w, false)
+		}
+	}
+}
+
+var patchSpec = newSpec("-p -i -d -o -r -B -z -F -D -V -Y --strip --input --directory --output --reject-file --backup-prefix --suffix --fuzz --prefix --basename-prefix")
+
+func patchH(x *call) {
+	opts, ops := patchSpec.parse(x.args)
+	if d, ok := val(opts, "-d", "--directory"); ok {
+		x.cd(d)
+	}
+	for _, w := range vals(opts, "-i", "--input") {
+		x.ref(kRead, w, false)
+	}
+	for _, w := range vals(opts, "-o", "--output") {
+		x.ref(kWrite, w, false)
+	}
+	if has(opts, "--dry-run") {
+		return
+	}
+	if len(ops) == 0 {
+		x.refPath(kWrite, ".", true)
+	}
+	for k, w := range ops {
+		if k == 0 {
+			x.ref(kWrite, w, false)
+		} else {
+			x.ref(kRead, w, false)
+		}
+	}
+}
+
+// environH reads the environment (env, printenv, set, export -p).
+func environH(x *call) {
+	if len(x.c.Assigns) > 0 {
+		return // export X=1
+	}
+	if x.name == "export" || x.name == "declare" || x.name == "typeset" || x.name == "set" {
+		for _, w := range x.args {
+			if !strings.HasPrefix(w.Text, "-") {
+				return // export X=1, set -e: not a dump
+			}
+		}
+		if x.name == "set" && len(x.args) > 0 {
+			return
+		}
+	}
+	if x.name == "printenv" && len(x.args) > 0 {
+		// printenv NAME prints one variable: still the environment.
+	}
+	x.add(kRead, Ref{Path: "/proc/self/environ", By: x.name})
+}
+
+// historyH reads the shell history; -c and -w change it.
+func historyH(x *call) {
+	hist := x.m.s.cfg.Home + "/.bash_history"
+	for _, w := range x.args {
+		if w.Text == "-c" || w.Text == "-w" || w.Text == "-d" {
+			x.add(kWrite, Ref{Path: cleanAbs(hist), By: "history"})
+			return
+		}
+	}
+	x.add(kRead, Ref{Path: cleanAbs(hist), By: "history"})
+}
+
+func cleanAbs(p string) string {
+	q, _ := resolveIn(nil, "/", p)
+	return q
+}
+
+// sourceH reads source/. FILE: the script is read and run in this shell.
+func sourceH(x *call) {
+	if len(x.args) == 0 {
+		return
+	}
+	w := x.args[0]
+	if _, kind := substitution(w.Text); kind != "" {
+		x.dynamicCode(w, x.name)
+		return
+	}
+	x.ref(kRead, w, false)
+	x.runsFile(w.Text)
+}

@@ -1,0 +1,400 @@
+package shield
+
+import (
+	"strings"
+
+	"github.com/opx-dev/opx/engine/shield/shellx"
+)
+
+// What flows between commands: the paths a producer lists (for xargs,
+// find -exec and command substitutions used as paths), the code a shell
+// runs from a pipe or a substitution (Execs), and the files a request
+// sends.
+
+// netTools fetch from or send to the network.
+var netTools = map[string]bool{
+	"curl": true, "wget": true, "fetch": true, "http": true, "https": true, "xh": true, "aria2c": true,
+	"nc": true, "ncat": true, "netcat": true, "socat": true, "telnet": true, "ssh": true, "scp": true,
+	"sftp": true, "ftp": true, "tftp": true, "lftp": true, "lynx": true, "w3m": true, "links": true,
+	"openssl": true, "git": false, "iwr": true, "httpie": true,
+}
+
+// peelName returns the program a command runs and its arguments, past
+// wrappers, without judging anything.
+func peelName(c *shellx.Command) (string, []shellx.Word) {
+	args := c.Args
+	for n := 0; len(args) > 0 && n < 8; n++ {
+		if args[0].Dynamic {
+			return "", nil
+		}
+		name := progName(args[0].Text)
+		if wrappers[name] == nil || name == "xargs" {
+			return name, args[1:]
+		}
+		args = args[1:]
+		skip := 0
+		if name == "timeout" || name == "chrt" || name == "taskset" {
+			skip = 1
+		}
+		for len(args) > 0 && (strings.HasPrefix(args[0].Text, "-") || isAssign(args[0].Text)) {
+			args = args[1:]
+		}
+		for ; skip > 0 && len(args) > 0; skip-- {
+			args = args[1:]
+		}
+	}
+	return "", nil
+}
+
+// cwdOf is the working directory command j runs in.
+func (m *model) cwdOf(j int) string {
+	if j < m.cur {
+		return m.at[j]
+	}
+	return m.dir(m.a.Commands[j].Via).dir
+}
+
+// listFilters pass on a subset or reordering of the lines they read.
+var listFilters = map[string]bool{
+	"head": true, "tail": true, "sort": true, "uniq": true, "shuf": true, "tac": true, "tee": true, "cat": true,
+	"grep": true, "egrep": true, "fgrep": true, "rg": true,
+}
+
+var (
+	grepSpec   = newSpec("-e -f -m -A -B -C -d -D --include --exclude --exclude-dir --regexp --file --max-count --context --after-context --before-context --label --devices --directories --binary-files --color --colour")
+	rgSpec     = newSpec("-e -f -g -t -T -m -A -B -C -j -M -r -E --regexp --file --glob --iglob --type --type-not --type-add --max-count --max-depth --maxdepth --context --after-context --before-context --threads --max-columns --replace --encoding --sort --sortr --color --colors --pre --pre-glob --ignore-file --path-separator --max-filesize")
+	findValued = map[string]bool{
+		"-name": true, "-iname": true, "-path": true, "-ipath": true, "-wholename": true, "-iwholename": true, "-regex": true, "-iregex": true,
+		"-type": true, "-xtype": true, "-size": true, "-mtime": true, "-atime": true, "-ctime": true, "-mmin": true, "-amin": true, "-cmin": true,
+		"-newer": true, "-anewer": true, "-cnewer": true, "-user": true, "-group": true, "-perm": true, "-maxdepth": true, "-mindepth": true,
+		"-printf": true, "-lname": true, "-ilname": true, "-samefile": true, "-links": true, "-inum": true, "-uid": true, "-gid": true,
+		"-fstype": true, "-context": true, "-regextype": true, "-used": true, "-newermt": true, "-newerct": true, "-newerat": true, "-files0-from": true,
+	}
+)
+
+// listed returns the paths command j writes to its standard output, as
+// far as they can be known (see CommandFacts): Refs with Tree for what a
+// lister walks.
+func (m *model) listed(j int) ([]Ref, bool) {
+	for hops := 0; j >= 0 && j < len(m.a.Commands) && hops < 16; hops++ {
+		c := &m.a.Commands[j]
+		name, args := peelName(c)
+		cwd := m.cwdOf(j)
+		switch name {
+		case "find":
+			return findRoots(m.s, cwd, args), true
+		case "ls", "exa", "eza", "lsd", "tree", "fd", "fdfind", "du":
+			var refs []Ref
+			for _, w := range args {
+				if strings.HasPrefix(w.Text, "-") || name == "fd" && len(refs) == 0 && !strings.Contains(w.Text, "/") {
+					continue
+				}
+				if r, ok := staticRef(m.s, cwd, w, true); ok {
+					refs = append(refs, r)
+				} else {
+					return nil, false
+				}
+			}
+			if cwd == "" {
+				return refs, false
+			}
+			return append(refs, Ref{Path: cwd, Tree: true}), true
+		case "git":
+			sub, _, _ := subcommand(gitSpec, args)
+			switch sub {
+			case "ls-files", "ls-tree", "diff", "status", "show", "log", "grep":
+				if cwd == "" {
+					return nil, false
+				}
+				return []Ref{{Path: cwd, Tree: true}}, true
+			}
+			return nil, false
+		case "echo", "printf":
+			var refs []Ref
+			for k, w := range args {
+				if name == "printf" && k == 0 || strings.HasPrefix(w.Text, "-") && k == 0 {
+					continue
+				}
+				if w.Dynamic {
+					return nil, false
+				}
+				for _, f := range strings.Fields(w.Text) {
+					if r, ok := staticRef(m.s, cwd, shellx.Word{Text: f, Glob: w.Glob}, false); ok {
+						refs = append(refs, r)
+					} else {
+						return nil, false
+					}
+				}
+			}
+			return refs, true
+		case "locate", "plocate", "mlocate", "slocate":
+			return []Ref{{Path: "/", Tree: true}}, true
+		case "grep", "egrep", "fgrep", "rg", "ag", "ack":
+			sp := grepSpec
+			if name == "rg" || name == "ag" || name == "ack" {
+				sp = rgSpec
+			}
+			opts, ops := sp.parse(args)
+			if !has(opts, "-e", "--regexp", "-f", "--file") && len(ops) > 0 {
+				ops = ops[1:]
+			}
+			lists := has(opts, "-l", "-L", "--files-with-matches", "--files-without-match", "--files")
+			if !lists && len(ops) == 0 && c.PipeIn >= 0 {
+				j = c.PipeIn
+				continue
+			}
+			if !lists {
+				return nil, false
+			}
+			var refs []Ref
+			for _, w := range ops {
+				r, ok := staticRef(m.s, cwd, w, true)
+				if !ok {
+					return nil, false
+				}
+				refs = append(refs, r)
+			}
+			if len(ops) == 0 {
+				if cwd == "" {
+					return nil, false
+				}
+				refs = append(refs, Ref{Path: cwd, Tree: true})
+			}
+			return refs, true
+		}
+		if listFilters[name] && c.PipeIn >= 0 {
+			for _, w := range args {
+				if !strings.HasPrefix(w.Text, "-") && name != "grep" && name != "egrep" && name != "fgrep" && name != "rg" && name != "head" && name != "tail" {
+					return nil, false
+				}
+			}
+			j = c.PipeIn
+			continue
+		}
+		return nil, false
+	}
+	return nil, false
+}
+
+// staticRef resolves a word known statically.
+func staticRef(s *Shield, cwd string, w shellx.Word, tree bool) (Ref, bool) {
+	if w.Dynamic || w.Text == "" {
+		return Ref{}, false
+	}
+	p, ok := resolveIn(s, cwd, w.Text)
+	if !ok {
+		return Ref{}, false
+	}
+	return Ref{Path: p, Glob: w.Glob, Tree: tree}, true
+}
+
+// findRoots are the starting points of find args (after the program).
+func findRoots(s *Shield, cwd string, args []shellx.Word) []Ref {
+	var refs []Ref
+	for _, w := range args {
+		t := w.Text
+		if t == "-H" || t == "-L" || t == "-P" || strings.HasPrefix(t, "-O") || t == "-D" {
+			continue
+		}
+		if strings.HasPrefix(t, "-") || t == "(" || t == "!" || t == ")" || t == "," {
+			break
+		}
+		if r, ok := staticRef(s, cwd, w, true); ok {
+			refs = append(refs, r)
+		} else {
+			refs = append(refs, Ref{Path: "/", Tree: true})
+		}
+	}
+	if len(refs) == 0 {
+		if cwd == "" {
+			return []Ref{{Path: "/", Tree: true}}
+		}
+		refs = append(refs, Ref{Path: cwd, Tree: true})
+	}
+	return refs
+}
+
+// substitution returns the inner text and Via kind of a word that is
+// exactly one command or process substitution.
+func substitution(t string) (inner, kind string) {
+	switch {
+	case len(t) > 3 && (strings.HasPrefix(t, "<(") || strings.HasPrefix(t, ">(")) && t[len(t)-1] == ')':
+		return t[2 : len(t)-1], t[:1] + "()"
+	case len(t) > 3 && strings.HasPrefix(t, "$(") && !strings.HasPrefix(t, "$((") && t[len(t)-1] == ')':
+		return t[2 : len(t)-1], "$()"
+	case len(t) > 2 && t[0] == '`' && t[len(t)-1] == '`':
+		return t[1 : len(t)-1], "``"
+	}
+	return "", ""
+}
+
+// substRefs returns the paths a word that is exactly a command
+// substitution expands to, when the commands inside list paths; a process
+// substitution used as a path names a pipe, which is no path at all.
+func (m *model) substRefs(i int, t string) ([]Ref, bool) {
+	inner, kind := substitution(t)
+	switch kind {
+	case "":
+		return nil, false
+	case "<()", ">()":
+		return nil, true
+	}
+	if strings.Contains(inner, ")$(") || strings.Contains(inner, "` `") {
+		return nil, false
+	}
+	j := m.lastInside(i, kind, inner)
+	if j < 0 {
+		return nil, false
+	}
+	name, args := peelName(&m.a.Commands[j])
+	if name == "git" && len(args) >= 2 && args[0].Text == "rev-parse" && args[1].Text == "--show-toplevel" {
+		return []Ref{{Path: m.s.cfg.Workspace, Tree: true}}, true
+	}
+	return m.listed(j)
+}
+
+// lastInside returns the index of the last command of the substitution
+// inner (of kind "$()", "“", "<()") in the arguments of command i, or -1.
+func (m *model) lastInside(i int, kind, inner string) int {
+	c := &m.a.Commands[i]
+	via := joinVia(c.Via, kind)
+	inner = strings.TrimRight(strings.TrimSpace(inner), ";")
+	last := -1
+	for j := i + 1; j < len(m.a.Commands) && j < i+256; j++ {
+		d := &m.a.Commands[j]
+		if d.Via == via && d.Line != "" && strings.HasSuffix(inner, d.Line) {
+			last = j
+		}
+	}
+	return last
+}
+
+// producers returns the names of the commands inside the substitutions of
+// text in command i's arguments (every one, nested included).
+func (m *model) inside(i int, text string) []int {
+	c := &m.a.Commands[i]
+	var out []int
+	for j := i + 1; j < len(m.a.Commands) && j < i+256; j++ {
+		d := &m.a.Commands[j]
+		if d.Depth < c.Depth || d.Via == c.Via || !strings.HasPrefix(d.Via, c.Via) {
+			if d.Via == c.Via && d.Depth == c.Depth {
+				break
+			}
+			continue
+		}
+		if d.Line != "" && strings.Contains(text, d.Line) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// fetcherIn returns the name of the first network tool among commands js,
+// or the last command's name.
+func (m *model) fetcherIn(js []int) (string, bool) {
+	from := ""
+	for _, j := range js {
+		name, _ := peelName(&m.a.Commands[j])
+		if netTools[name] {
+			return name, true
+		}
+		from = name
+	}
+	return from, false
+}
+
+// stdinFrom walks the pipeline feeding command i: the network tool in it,
+// or the program right before i.
+func (m *model) stdinFrom(i int) (string, bool) {
+	from := ""
+	for j, n := m.a.Commands[i].PipeIn, 0; j >= 0 && j < len(m.a.Commands) && n < 64; j, n = m.a.Commands[j].PipeIn, n+1 {
+		name, _ := peelName(&m.a.Commands[j])
+		if from == "" {
+			from = name
+		}
+		if netTools[name] {
+			return name, true
+		}
+		if name == "" && from == "" {
+			from = "?"
+		}
+	}
+	return from, false
+}
+
+// stdinReads are the paths the pipeline feeding command i reads.
+func (m *model) stdinReads(i int) []string {
+	var out []string
+	for j, n := m.a.Commands[i].PipeIn, 0; j >= 0 && j < i && n < 64; j, n = m.a.Commands[j].PipeIn, n+1 {
+		out = appendNew(out, m.reads[j]...)
+	}
+	return out
+}
+
+// dynamicCode judges code computed at run time that the current command
+// runs (sh -c "$(curl URL)", eval "$X", bash <(wget -O- URL)).
+func (x *call) dynamicCode(w shellx.Word, via string) {
+	js := x.m.inside(x.i, w.Text)
+	if len(js) == 0 {
+		x.m.unknown(x.name + " runs code computed at run time: " + clipText(w.Text, 120))
+		x.m.f.Execs = append(x.m.f.Execs, Exec{Runner: x.name, From: "", Line: x.c.Line})
+		return
+	}
+	from, remote := x.m.fetcherIn(js)
+	x.m.f.Execs = append(x.m.f.Execs, Exec{Runner: x.name, From: from, Remote: remote, Line: x.c.Line})
+}
+
+// stdinCode judges a shell or interpreter reading its program from
+// standard input.
+func (x *call) stdinCode() {
+	if x.c.PipeIn < 0 {
+		return
+	}
+	from, remote := x.m.stdinFrom(x.i)
+	x.m.f.Execs = append(x.m.f.Execs, Exec{Runner: x.name, From: from, Remote: remote, Line: x.c.Line})
+}
+
+// runsFile notes that the current command runs the script at p: one a
+// network tool wrote earlier in the line is remote code.
+func (x *call) runsFile(p string) {
+	q, ok := x.abs(p)
+	if !ok {
+		return
+	}
+	for _, f := range x.m.fetched {
+		if f.path == q || f.tree && strings.HasPrefix(q, f.path+"/") {
+			x.m.f.Execs = append(x.m.f.Execs, Exec{Runner: x.name, From: f.by, Remote: true, Line: x.c.Line})
+			return
+		}
+	}
+}
+
+type fetchedPath struct {
+	path, by string
+	tree     bool
+}
+
+// fetch notes a path a network tool writes.
+func (x *call) fetch(p string, tree bool) {
+	if q, ok := x.abs(p); ok {
+		x.m.fetched = append(x.m.fetched, fetchedPath{path: q, by: x.name, tree: tree})
+	}
+}
+
+// cd sets the working directory for the rest of the current command
+// (sudo -D, env -C, git -C, make -C).
+func (x *call) cd(w shellx.Word) {
+	if w.Dynamic {
+		if refs, ok := x.m.substRefs(x.i, w.Text); ok && len(refs) == 1 && !refs[0].Glob {
+			x.cwd = refs[0].Path
+			return
+		}
+		x.cwd = ""
+		return
+	}
+	if p, ok := x.abs(w.Text); ok {
+		x.cwd = p
+	} else {
+		x.cwd = ""
+	}
+}

@@ -1,0 +1,105 @@
+package shield
+
+import (
+	"path"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// checkFacts fails t unless every path in f is absolute and clean.
+func checkFacts(t *testing.T, line string, f Facts) {
+	t.Helper()
+	ok := func(p string) bool { return path.IsAbs(p) && path.Clean(p) == p }
+	for _, refs := range [][]Ref{f.Reads, f.Writes, f.Deletes} {
+		for _, r := range refs {
+			if !ok(r.Path) {
+				t.Errorf("%q: path %q is not absolute and clean", line, r.Path)
+			}
+		}
+	}
+	for _, r := range f.Requests {
+		for _, p := range r.Files {
+			if !ok(p) {
+				t.Errorf("%q: request file %q is not absolute and clean", line, p)
+			}
+		}
+		if r.Host != strings.ToLower(r.Host) {
+			t.Errorf("%q: host %q is not lower case", line, r.Host)
+		}
+	}
+}
+
+// FuzzCommandFacts: CommandFacts never panics, its paths are absolute and
+// clean, and it is deterministic.
+func FuzzCommandFacts(f *testing.F) {
+	for _, c := range commandCases {
+		f.Add(c.line)
+	}
+	for _, seed := range []string{
+		"", " ", ";;", "$(", "`", "<<", "cd", "cd ''", "rm ''", "cat ~", "cat ~x/../..", "find", "find -exec", "xargs",
+		"tar", "tar -C", "curl -d", "curl @", "git -C", "sudo", "env -C", "dd of=", "chmod", "ln -s", "cp a", "python3 -c",
+		"socat", "nc -l", "ssh", "scp a", "rsync a", "docker run -v", "sed -i", "awk", "jq --arg", "http", "dig @",
+		"cat $(ls $(ls $(ls)))", "x=$(curl a); $x", "a | b | c | d | xargs -I% cp % %/%",
+	} {
+		f.Add(seed)
+	}
+	s := testShield()
+	f.Fuzz(func(t *testing.T, line string) {
+		if len(line) > 1<<14 {
+			return
+		}
+		a := s.CommandFacts(line)
+		checkFacts(t, line, a)
+		if b := s.CommandFacts(line); !reflect.DeepEqual(a, b) {
+			t.Errorf("%q: not deterministic", line)
+		}
+	})
+}
+
+// TestCommandFacts_Bounded: hostile shapes finish and stay small.
+func TestCommandFacts_Bounded(t *testing.T) {
+	s := testShield()
+	for _, line := range []string{
+		strings.Repeat("$(", 10000),
+		strings.Repeat("a ", 100000),
+		strings.Repeat("cat x | ", 5000) + "sh",
+		strings.Repeat("cd a && ", 5000) + "rm -rf b",
+		"cat " + strings.Repeat("../", 20000) + "etc/passwd",
+		strings.Repeat("echo a; ", 20000),
+		"curl " + strings.Repeat("-d @x ", 20000) + "https://x.io",
+	} {
+		f := s.CommandFacts(line)
+		checkFacts(t, line[:min(len(line), 40)], f)
+		if n := len(f.Reads) + len(f.Writes) + len(f.Deletes) + len(f.Runs) + len(f.Requests); n > 200000 {
+			t.Errorf("%.40q: %d facts", line, n)
+		}
+	}
+}
+
+// benchLines are typical developer commands.
+var benchLines = []string{
+	"go test ./...",
+	"gofmt -w .",
+	"git status",
+	"git diff HEAD~1 -- src/main.go",
+	"ps aux | grep node",
+	"cd frontend && npm ci && npm run build",
+	"curl -s http://localhost:3100/api/status | jq .",
+	"find . -name '*.go' -not -path './vendor/*' | xargs grep -n TODO",
+	"docker compose up -d",
+	"git add -A && git commit -m 'fix: handle empty input' && git push origin feature/x",
+	"cat README.md | head -50",
+	"python3 -m pytest -q tests/ 2>&1 | tail -20",
+	"tar czf dist.tgz dist && ls -la dist.tgz",
+	"sed -i 's/v1.2.3/v1.2.4/' version.go",
+	"kubectl get pods -n prod -o wide",
+}
+
+func BenchmarkCommandFacts(b *testing.B) {
+	s := testShield()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		s.CommandFacts(benchLines[i%len(benchLines)])
+	}
+}

@@ -1,0 +1,63 @@
+package shellx
+
+// scope holds the variables a line assigns, as far as they are known.
+//
+// A variable is known when it was last assigned a literal value on a path
+// every run takes (sequential statements). An assignment made in a branch
+// (if, while, case, ||, &&, a subshell, a pipeline, a function body) is
+// seen inside the branch, and after it the variable is unknown: the branch
+// may or may not have run. A variable never assigned is unknown (it comes
+// from the environment), except HOME, which is "~".
+type scope struct {
+	vars map[string]value
+	// log lists the names assigned, in order, so branches can forget
+	// what they assigned.
+	log []string
+}
+
+// value is a variable's value; known false means it cannot be known.
+type value struct {
+	text  string
+	known bool
+	// glob: the value is a pattern (a for loop over a glob): the
+	// variable names the paths it matches.
+	glob bool
+}
+
+// maxAssigns caps the assignments a scope logs.
+const maxAssigns = 1 << 16
+
+func newScope() *scope { return &scope{vars: map[string]value{}} }
+
+func (s *scope) get(name string) value {
+	if v, ok := s.vars[name]; ok {
+		return v
+	}
+	if name == "HOME" {
+		return value{text: "~", known: true}
+	}
+	return value{}
+}
+
+func (s *scope) set(name string, v value) {
+	if len(v.text) > maxWordBytes || len(s.log) >= maxAssigns {
+		// Too long to carry, or too many to forget reliably: unknown.
+		v = value{}
+	}
+	s.vars[name] = v
+	if len(s.log) < maxAssigns {
+		s.log = append(s.log, name)
+	}
+}
+
+// branch runs fn, then forgets every variable fn assigned.
+func (s *scope) branch(fn func()) {
+	mark := len(s.log)
+	fn()
+	if mark > len(s.log) {
+		mark = len(s.log)
+	}
+	for _, name := range s.log[mark:] {
+		s.vars[name] = value{}
+	}
+}
