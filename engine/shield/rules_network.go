@@ -12,9 +12,9 @@ import (
 // machine's cloud credentials to whoever asks.
 var metadataHosts = []string{"169.254.169.254", "metadata.google.internal", "metadata", "fd00:ec2::254", "100.100.100.200", "169.254.170.2"}
 
-// shells are programs that run code they read: from a file argument,
+// codeRunners are programs that run code they read: from a file argument,
 // -c, or standard input.
-var shells = []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox", "python", "python2", "python3",
+var codeRunners = []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox", "python", "python2", "python3",
 	"perl", "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "pwsh", "source", "."}
 
 // pipeIntoShell is the shape of a download piped into an interpreter, a
@@ -49,7 +49,7 @@ func (s *Shield) pipeToShell(a *Action, f *Facts, j *judgement) {
 	}
 	for i := range f.Runs {
 		r := &f.Runs[i]
-		if !slices.Contains(shells, r.Name) || literalVia(r.Via) {
+		if !slices.Contains(codeRunners, r.Name) || literalVia(r.Via) {
 			continue
 		}
 		script, fromStdin := shellScript(r)
