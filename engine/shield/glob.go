@@ -100,6 +100,10 @@ func segOverlap(ref, rule string) bool {
 		(strings.HasSuffix(rs, ps) || strings.HasSuffix(ps, rs))
 }
 
+// beneath ends the segments of a Tree Ref: it stands for everything
+// beneath the path, dot files included (unlike a glob's "**").
+const beneath = "\x00**"
+
 // overlapBudget bounds the steps overlap takes on one pair of patterns;
 // past it the answer is "they could overlap" (conservative).
 const overlapBudget = 4096
@@ -118,10 +122,10 @@ func overlapSteps(a, b []string, budget *int) bool {
 		return true
 	}
 	switch {
-	case len(a) > 0 && a[0] == "**":
+	case len(a) > 0 && (a[0] == "**" || a[0] == beneath):
 		// The action's "**" is the shell's (globstar): it does not
-		// descend into dot directories either.
-		return overlapSteps(a[1:], b, budget) || (len(b) > 0 && !strings.HasPrefix(b[0], ".") && overlapSteps(a, b[1:], budget))
+		// descend into dot directories either; a Tree's reaches all.
+		return overlapSteps(a[1:], b, budget) || (len(b) > 0 && (a[0] == beneath || !strings.HasPrefix(b[0], ".")) && overlapSteps(a, b[1:], budget))
 	case len(b) > 0 && b[0] == "**":
 		return overlapSteps(a, b[1:], budget) || (len(a) > 0 && overlapSteps(a[1:], b, budget))
 	case len(a) == 0 || len(b) == 0:
@@ -174,6 +178,23 @@ type pathPattern struct {
 	simple         bool
 	prefix, suffix string
 	star           bool
+}
+
+// namedBy reports whether a glob's base segment names what the base-name
+// pattern does: it could match the same name, and it says so with the
+// pattern's literal parts ("*.env" for "*.env", "id_*" for "id_rsa*"),
+// not merely by leaving them open ("*.go" could be called "id_rsa.go",
+// but it names Go files).
+func (pp *pathPattern) namedBy(g string) bool {
+	if !segOverlap(g, pp.base) {
+		return false
+	}
+	if !hasMeta(pp.base) || !hasMeta(g) {
+		return true
+	}
+	gp, gs := literalAffixes(g)
+	pp0, ps := literalAffixes(pp.base)
+	return (pp0 == "" || gp != "") && (ps == "" || gs != "")
 }
 
 // matchBase matches a literal base name against a base-name pattern.
@@ -272,7 +293,7 @@ func (pp *pathPattern) matchSplit(r *Ref, segs []string) bool {
 		if !r.Glob {
 			return pp.matchBase(base)
 		}
-		return !pureWildcard(base) && segOverlap(base, pp.base)
+		return !pureWildcard(base) && pp.namedBy(base)
 	}
 	if !r.Glob && pp.match(segs) {
 		return true
@@ -281,7 +302,7 @@ func (pp *pathPattern) matchSplit(r *Ref, segs []string) bool {
 		return false
 	}
 	if r.Tree && !pp.anywhere {
-		segs = append(segs[:len(segs):len(segs)], "**")
+		segs = append(segs[:len(segs):len(segs)], beneath)
 	}
 	return overlap(segs, pp.segs)
 }
@@ -300,7 +321,7 @@ func reaches(r *Ref, t string) (at, above bool) {
 	tree := append(append(make([]string, 0, len(ts)+1), ts...), "**")
 	at = overlap(rs, tree)
 	if r.Tree && !at {
-		at = overlap(append(rs, "**"), tree)
+		at = overlap(append(rs, beneath), tree)
 	}
 	for k := 1; k < len(ts) && !above; k++ {
 		above = overlap(rs, ts[:k])

@@ -44,6 +44,12 @@ func localHost(host string) bool {
 // (curl … | sh, bash <(curl …), sh -c "$(curl …)", a download then run
 // in the same line). It runs whatever the server sends, now or later.
 func (s *Shield) pipeToShell(a *Action, f *Facts, j *judgement) {
+	for _, x := range f.Execs {
+		if x.Remote {
+			j.block("pipe-to-shell", "%s runs code %s fetches from the network: %s", x.Runner, x.From, quote(x.Line))
+			return
+		}
+	}
 	if len(f.Requests) == 0 {
 		return
 	}
@@ -117,7 +123,7 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 		if host != "" && (s.hostAllowed(host) || localHost(host)) {
 			continue
 		}
-		if q.By == "git" {
+		if q.By == "git" && (q.Method == "PUSH" || q.Data) {
 			where := host
 			if where == "" {
 				where = "a remote"
@@ -148,8 +154,9 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 			return
 		case q.Data:
 			j.escalate("exfiltration:data", "%s sends data to %s", q.By, target)
-		case host == "":
-			j.escalate("network:unknown-host", "%s reaches %s", q.By, target)
+		case host == "" && q.Method != "":
+			// A tool's configured endpoint (kubectl, git fetch): nothing
+			// of the line's goes with it.
 		case q.Method == "":
 			j.escalate("network:raw", "%s opens a connection to %s", q.By, target)
 		case q.Method != "GET" && q.Method != "HEAD":

@@ -22,7 +22,7 @@ var credentialGlobs = []string{
 	// The system's secrets.
 	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d/**", "/etc/security/opasswd",
 	"/etc/ssh/ssh_host_*_key", "/etc/ssl/private/**", "/etc/pki/tls/private/**", "/etc/kubernetes/**/*.conf", "/etc/kubernetes/pki/**",
-	"/proc/*/environ", "/run/secrets/**", "/var/run/secrets/**", "/var/lib/docker/**",
+	"/proc/[0-9]*/environ", "/run/secrets/**", "/var/run/secrets/**", "/var/lib/docker/**",
 	// Anywhere: key material, env files, Terraform state.
 	"*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
 	"**/.env", "*.env", ".env.*", "*.tfstate", "*.tfstate.backup", "credentials.json", "service-account*.json", ".htpasswd",
@@ -120,8 +120,8 @@ var scratchDirs = []string{"/tmp", "/var/tmp", "/dev/shm"}
 var harmlessDevices = []string{"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/**", "/dev/full", "/dev/random", "/dev/urandom"}
 
 // credentials is `credential-path`: reading a path that holds secrets
-// blocks (as does sending one); writing or deleting one escalates in the
-// workspace (a project's own .env) and blocks outside it.
+// blocks (as does sending one, or writing or deleting one outside the
+// workspace).
 func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 	for i := range f.Reads {
 		r := &f.Reads[i]
@@ -142,22 +142,22 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 	}
+	// A write or delete of one outside the workspace blocks; in the
+	// workspace it passes (cp .env.example .env is setup, and Chronicle
+	// can undo it).
 	for _, refs := range []struct {
 		verb string
 		refs []Ref
 	}{{"writes", f.Writes}, {"deletes", f.Deletes}} {
 		for i := range refs.refs {
 			r := &refs.refs[i]
-			g := s.credential(r)
-			if g == "" {
+			if s.inWorkspace(r.Path) {
 				continue
 			}
-			if s.inWorkspace(r.Path) && !r.Glob {
-				j.escalate("credential-path", "%s %s %s, which holds credentials (%s)", by(r), refs.verb, r.Path, g)
-				continue
+			if g := s.credential(r); g != "" {
+				j.block("credential-path", "%s %s %s, which holds credentials (%s)", by(r), refs.verb, r.Path, g)
+				return
 			}
-			j.block("credential-path", "%s %s %s, which holds credentials (%s)", by(r), refs.verb, r.Path, g)
-			return
 		}
 	}
 }

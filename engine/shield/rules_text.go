@@ -87,6 +87,12 @@ func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 // command that would be blocked. Encoding is how a payload hides from
 // the other rules; decoded, it is judged as if written plainly.
 func (s *Shield) encodedPayload(_ *Action, f *Facts, j *judgement) {
+	for _, x := range f.Execs {
+		if decodedVia(x.From) {
+			j.block("encoded-payload", "%s runs data %s decodes: %s", x.Runner, x.From, quote(x.Line))
+			return
+		}
+	}
 	for i := range f.Runs {
 		r := &f.Runs[i]
 		if decodedVia(r.Via) {

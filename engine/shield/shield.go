@@ -152,6 +152,7 @@ func (s *Shield) facts(a *Action) Facts {
 		Requests: append([]Request(nil), a.Facts.Requests...),
 		Runs:     append([]Run(nil), a.Facts.Runs...),
 		Texts:    append([]Text(nil), a.Facts.Texts...),
+		Execs:    append([]Exec(nil), a.Facts.Execs...),
 		Unknown:  append([]string(nil), a.Facts.Unknown...),
 	}
 	written := map[string]bool{}
@@ -182,6 +183,7 @@ func (s *Shield) facts(a *Action) Facts {
 		f.Requests = append(f.Requests, c.Requests...)
 		f.Runs = append(f.Runs, c.Runs...)
 		f.Texts = append(f.Texts, c.Texts...)
+		f.Execs = append(f.Execs, c.Execs...)
 		f.Unknown = append(f.Unknown, c.Unknown...)
 	}
 	// Paths named in interpreter payloads and decoded data are judged as
