@@ -22,15 +22,24 @@ type judgement struct {
 	// inner: judging a line nested in something being judged; nested
 	// lines are not judged again.
 	inner bool
+	// keep, if set, says which rules count (the others' findings are
+	// dropped).
+	keep func(rule string) bool
 }
 
 func (j *judgement) block(rule, format string, args ...any) {
+	if j.keep != nil && !j.keep(rule) {
+		return
+	}
 	if !j.blocked() {
 		j.v, j.set = Verdict{Block, 1, rule, clip(fmt.Sprintf(format, args...), 300)}, true
 	}
 }
 
 func (j *judgement) escalate(rule, format string, args ...any) {
+	if j.keep != nil && !j.keep(rule) {
+		return
+	}
 	if !j.set {
 		j.v, j.set = Verdict{Escalate, 3, rule, clip(fmt.Sprintf(format, args...), 300)}, true
 	}
@@ -73,14 +82,15 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 
 // judgeLine judges a shell line found inside something else (a script
 // being written, decoded data) as tiers -1 and 1 would judge it as a
-// command, without judging what it nests in turn.
-func (s *Shield) judgeLine(line string) (Verdict, bool) {
+// command, without judging what it nests in turn. With keep, only the
+// tier 1 rules it keeps count (and tier -1 does not).
+func (s *Shield) judgeLine(line string, keep func(rule string) bool) (Verdict, bool) {
 	a := Action{Tool: "execute_command", Command: line}
 	f := s.facts(&a)
-	if v, ok := s.hardcoded(&a, &f); ok {
+	if v, ok := s.hardcoded(&a, &f); ok && keep == nil {
 		return v, true
 	}
-	j := judgement{inner: true}
+	j := judgement{inner: true, keep: keep}
 	s.runRules(&a, &f, &j)
 	return j.v, j.set
 }

@@ -169,6 +169,14 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 // snapshots before every mutating tool and command, so they can be
 // rolled back.
 func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
+	// Programs first: what a line runs says more than the paths it writes
+	// (shutdown writes /proc/sysrq-trigger; it is a shutdown).
+	for i := range f.Runs {
+		s.destructiveRun(&f.Runs[i], f, j)
+		if j.blocked() {
+			return
+		}
+	}
 	ws := s.cfg.Workspace
 	git := path.Join(ws, ".git")
 	for i := range f.Deletes {
@@ -220,12 +228,6 @@ func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 		j.escalate("destructive:write-outside", "%s writes %s, outside the workspace", by(r), r.Path)
-	}
-	for i := range f.Runs {
-		s.destructiveRun(&f.Runs[i], f, j)
-		if j.blocked() {
-			return
-		}
 	}
 }
 

@@ -121,7 +121,7 @@ func (s *Shield) encodedPayload(_ *Action, f *Facts, j *judgement) {
 		if j.inner {
 			continue
 		}
-		if v, ok := s.judgeLine(body); ok && v.Decision == Block {
+		if v, ok := s.judgeLine(body, nil); ok && v.Decision == Block {
 			j.block("encoded-payload", "%s-decoded data would run: %s", t.Source, v.Reason)
 			return
 		}
@@ -158,7 +158,14 @@ func (s *Shield) scriptContent(_ *Action, f *Facts, j *judgement) {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		v, ok := s.judgeLine(line)
+		var keep func(string) bool
+		if containerFile(p) {
+			// RUN lines act on the image being built, inside the
+			// container: its /usr, its /etc, its installers. What leaves
+			// the machine is what matters.
+			keep = leavesMachine
+		}
+		v, ok := s.judgeLine(line, keep)
 		switch {
 		case !ok || v.Rule == "shell:unknown":
 		case v.Decision == Block:
@@ -220,6 +227,19 @@ func scriptLines(p, body string) string {
 		return body
 	}
 	return ""
+}
+
+// containerFile reports whether p is a container build file, whose
+// commands run inside the container being built.
+func containerFile(p string) bool {
+	base := path.Base(p)
+	return strings.HasPrefix(base, "Dockerfile") || strings.HasPrefix(base, "Containerfile") || path.Ext(base) == ".dockerfile"
+}
+
+// leavesMachine reports whether a rule is about data leaving the
+// machine.
+func leavesMachine(rule string) bool {
+	return strings.HasPrefix(rule, "exfiltration:") || rule == "encoded-payload" || rule == "credential-metadata"
 }
 
 func firstLine(s string) string {
