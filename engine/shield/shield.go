@@ -176,7 +176,7 @@ func (s *Shield) facts(a *Action) Facts {
 		f.Texts = append(f.Texts, Text{Source: "content", Body: a.Content})
 	}
 	if a.Command != "" {
-		c := s.CommandFacts(a.Command)
+		c := s.safeCommandFacts(a.Command)
 		f.Reads = append(f.Reads, c.Reads...)
 		f.Writes = append(f.Writes, c.Writes...)
 		f.Deletes = append(f.Deletes, c.Deletes...)
@@ -197,6 +197,18 @@ func (s *Shield) facts(a *Action) Facts {
 		}
 	}
 	return f
+}
+
+// safeCommandFacts is CommandFacts that cannot take Shield down: a panic
+// in parsing a hostile line becomes a fact that it cannot be understood
+// (which escalates), not a crash of the engine.
+func (s *Shield) safeCommandFacts(line string) (f Facts) {
+	defer func() {
+		if r := recover(); r != nil {
+			f = Facts{Unknown: []string{fmt.Sprintf("the command line could not be read (parser failure: %v)", r)}}
+		}
+	}()
+	return s.CommandFacts(line)
 }
 
 // hardcoded is tier -1: what no policy can allow. opx's state (the
