@@ -69,13 +69,26 @@ func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 // to hide things from the user.
 func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
-		if t.Source != "memory" {
+		res := []*regexp.Regexp{memoryOverride, memoryExfil, memoryDirective}
+		what := "the memory note"
+		if p, ok := strings.CutPrefix(t.Source, "content:"); ok {
+			switch path.Base(p) {
+			case "MEMORY.md":
+				what = "the memory file"
+			case "AGENTS.md", "CLAUDE.md", "GEMINI.md", ".cursorrules", ".windsurfrules", "copilot-instructions.md":
+				// Instructions for agents are what these files are for:
+				// only overrides and secret handling are judged.
+				res, what = res[:2], "the agent instructions in "+path.Base(p)
+			default:
+				continue
+			}
+		} else if t.Source != "memory" {
 			continue
 		}
 		body := clip(t.Body, maxTextJudged)
-		for _, re := range []*regexp.Regexp{memoryOverride, memoryExfil, memoryDirective} {
+		for _, re := range res {
 			if m := re.FindString(body); m != "" {
-				j.block("memory:instruction", "the memory note instructs rather than records: %s", quote(m))
+				j.block("memory:instruction", "%s instructs a later agent rather than records: %s", what, quote(m))
 				return
 			}
 		}

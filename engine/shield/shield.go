@@ -193,6 +193,12 @@ func (s *Shield) facts(a *Action) Facts {
 			for _, p := range literalPaths(t.Body) {
 				r := s.ResolvePath(p)
 				f.Reads = append(f.Reads, Ref{Path: r, Glob: hasMeta(r), By: t.Source})
+				if strings.HasPrefix(r, "/.") && s.cfg.Home != "" {
+					// A literal like '/.npmrc' is the tail of a path built
+					// at run time, most often from the home directory
+					// (process.env.HOME + '/.npmrc'): judged as that too.
+					f.Reads = append(f.Reads, Ref{Path: s.cfg.Home + r, Glob: hasMeta(r), By: t.Source})
+				}
 			}
 		}
 	}
