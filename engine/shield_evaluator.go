@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
+	"path"
 	"strings"
 
+	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
 )
@@ -16,58 +18,169 @@ type ShieldEvaluator struct{ S *shield.Shield }
 // PolicyHash implements Evaluator.
 func (e ShieldEvaluator) PolicyHash() ledger.Hash { return e.S.PolicyHash() }
 
-// pathArgs are the argument names tools use for paths.
-var pathArgs = []string{"path", "from", "to", "source", "destination", "dir"}
-
-// contentArgs are the argument names that carry text the agent passes on.
-var contentArgs = []string{"content", "new", "body", "text", "message"}
-
-// Evaluate implements Evaluator: it reads what the tool's arguments touch
-// and says, and asks Shield.
+// Evaluate implements Evaluator: it turns the tool's arguments into the
+// facts Shield judges (what the call reads, writes, deletes, reaches and
+// carries; a command line is Shield's to read) and asks Shield.
 func (e ShieldEvaluator) Evaluate(ctx context.Context, p Proposal) []Verdict {
-	var args map[string]any
-	_ = json.Unmarshal(p.Args, &args) // canonical JSON object: cannot fail
-	a := shield.Action{Session: p.Session, Tool: p.Tool, Mutating: p.Def.Mutating}
-	for _, k := range pathArgs {
-		if s, ok := args[k].(string); ok && s != "" {
-			a.Paths = append(a.Paths, e.S.ResolvePath(s))
-		}
-	}
-	for _, rel := range p.Paths {
-		a.Paths = append(a.Paths, e.S.ResolvePath(rel))
-	}
-	if list, ok := args["paths"].([]any); ok {
-		for _, v := range list {
-			if s, ok := v.(string); ok {
-				a.Paths = append(a.Paths, e.S.ResolvePath(s))
-			}
-		}
-	}
-	if p.Def.Mutating {
-		a.Writes = a.Paths
-	}
-	if c, ok := args["command"].(string); ok {
-		a.Command = c
-	}
-	if u, ok := args["url"].(string); ok {
-		if parsed, err := url.Parse(u); err == nil && parsed.Hostname() != "" {
-			a.Hosts = append(a.Hosts, strings.ToLower(parsed.Hostname()))
-		}
-	}
-	var content []string
-	for _, k := range contentArgs {
-		if s, ok := args[k].(string); ok {
-			content = append(content, s)
-		}
-	}
-	if a.Command != "" {
-		content = append(content, a.Command)
-	}
-	a.Content = strings.Join(content, "\n")
+	a := e.Action(p)
 	vs := e.S.Evaluate(ctx, a)
 	out := make([]Verdict, len(vs))
 	for i, v := range vs {
 		out[i] = Verdict{Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason}
 	}
 	return out
+}
+
+// Action is the shield.Action a proposal is judged as: its facts derived
+// from the tool's arguments, as the executors would act on them. A tool
+// Shield does not know is judged by the paths its arguments name (reads,
+// or writes for a mutating tool) and the text it carries.
+func (e ShieldEvaluator) Action(p Proposal) shield.Action {
+	var args map[string]any
+	_ = json.Unmarshal(p.Args, &args) // canonical JSON object: cannot fail
+	str := func(k string) string { s, _ := args[k].(string); return s }
+	a := shield.Action{Session: p.Session, Tool: p.Tool, Mutating: p.Def.Mutating}
+	f := &a.Facts
+	// Tools take paths literally (no glob expansion): a "*" in one is
+	// a file name character.
+	ref := func(rel string, tree bool) shield.Ref {
+		return shield.Ref{Path: e.S.ResolvePath(rel), Tree: tree, By: p.Tool}
+	}
+	ws := e.S.ResolvePath(".")
+	for _, rel := range p.Paths {
+		// What the call acts on beside its arguments (executor.Pather):
+		// MEMORY.md for the memory tools.
+		if p.Def.Mutating {
+			f.Writes = append(f.Writes, ref(rel, false))
+		} else {
+			f.Reads = append(f.Reads, ref(rel, false))
+		}
+	}
+	switch p.Tool {
+	case "read_file", "list_directory":
+		f.Reads = append(f.Reads, ref(orDot(str("path")), false))
+	case "search_files":
+		// Every file under path whose base name matches glob.
+		dir := orDot(str("path"))
+		if g := str("glob"); g != "" {
+			r := ref(path.Join(dir, "**", g), false)
+			r.Glob = true
+			f.Reads = append(f.Reads, r)
+		} else {
+			f.Reads = append(f.Reads, ref(dir, true))
+		}
+	case "git_status", "git_diff", "git_log":
+		// Reads never need a path: without one, the whole repository.
+		if s := str("path"); s != "" {
+			f.Reads = append(f.Reads, ref(s, true))
+		} else {
+			f.Reads = append(f.Reads, shield.Ref{Path: ws, Tree: true, By: p.Tool})
+		}
+	case "git_commit":
+		f.Writes = append(f.Writes, ref(".git", false))
+		f.Texts = append(f.Texts, shield.Text{Source: "commit message", Body: str("message")})
+	case "write_file":
+		r := ref(str("path"), false)
+		f.Writes = append(f.Writes, r)
+		f.Texts = append(f.Texts, shield.Text{Source: "content:" + r.Path, Body: str("content")})
+	case "edit_file":
+		r := ref(str("path"), false)
+		f.Writes = append(f.Writes, r)
+		f.Texts = append(f.Texts, shield.Text{Source: "content:" + r.Path, Body: str("new")})
+	case "delete_file":
+		f.Deletes = append(f.Deletes, ref(str("path"), false))
+	case "move_file":
+		f.Deletes = append(f.Deletes, ref(str("from"), false))
+		f.Writes = append(f.Writes, ref(str("to"), false))
+	case "make_dir":
+		f.Writes = append(f.Writes, ref(str("path"), false))
+	case "memory_append":
+		if len(p.Paths) == 0 {
+			f.Writes = append(f.Writes, ref(executor.MemoryFile, false))
+		}
+		f.Texts = append(f.Texts, shield.Text{Source: "memory", Body: str("text")})
+	case "memory_read", "memory_search":
+		if len(p.Paths) == 0 {
+			f.Reads = append(f.Reads, ref(executor.MemoryFile, false))
+		}
+	case "http_request":
+		f.Requests = append(f.Requests, httpRequest(args))
+		if b := str("body"); b != "" {
+			f.Texts = append(f.Texts, shield.Text{Source: "body", Body: b})
+		}
+	case "execute_command":
+		a.Command = str("command")
+		if cwd := str("cwd"); cwd != "" {
+			c := e.S.ResolvePath(cwd)
+			if c != ws && !strings.HasPrefix(c, ws+"/") {
+				f.Unknown = append(f.Unknown, "the command runs in "+c+", outside the workspace, where its relative paths cannot be judged")
+			}
+		}
+	default:
+		for _, k := range pathArgs {
+			if s := str(k); s != "" {
+				if p.Def.Mutating {
+					f.Writes = append(f.Writes, ref(s, false))
+				} else {
+					f.Reads = append(f.Reads, ref(s, false))
+				}
+			}
+		}
+		for _, k := range []string{"content", "new", "body", "text", "message"} {
+			if s := str(k); s != "" {
+				f.Texts = append(f.Texts, shield.Text{Source: k, Body: s})
+			}
+		}
+		if u := str("url"); u != "" {
+			f.Requests = append(f.Requests, httpRequest(args))
+		}
+	}
+	return a
+}
+
+// pathArgs are the argument names tools use for paths (the tier 2
+// evaluator shows them too).
+var pathArgs = []string{"path", "from", "to", "source", "destination", "dir"}
+
+func orDot(p string) string {
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+// plainHeaders are request headers that carry no data of the agent's.
+var plainHeaders = map[string]bool{"accept": true, "accept-language": true, "accept-encoding": true, "content-type": true,
+	"if-none-match": true, "if-modified-since": true, "cache-control": true, "range": true, "x-github-api-version": true}
+
+// maxPlainQuery is the longest query string a request may carry and
+// still be judged a plain read: a longer one can carry data out.
+const maxPlainQuery = 256
+
+// httpRequest is what an http_request call sends: its host, method, and
+// whether it carries data (a body, a method that sends one, headers
+// beyond the plain ones, a long query or user info in the URL).
+func httpRequest(args map[string]any) shield.Request {
+	q := shield.Request{By: "http_request", Method: "GET"}
+	if m, _ := args["method"].(string); m != "" {
+		q.Method = strings.ToUpper(m)
+	}
+	raw, _ := args["url"].(string)
+	if u, err := url.Parse(raw); err == nil {
+		q.Host = strings.ToLower(u.Hostname())
+		if len(u.RawQuery) > maxPlainQuery || u.User != nil {
+			q.Data = true
+		}
+	}
+	if b, _ := args["body"].(string); b != "" || (q.Method != "GET" && q.Method != "HEAD") {
+		q.Data = true
+	}
+	if h, ok := args["headers"].(map[string]any); ok {
+		for k := range h {
+			if !plainHeaders[strings.ToLower(k)] {
+				q.Data = true
+			}
+		}
+	}
+	return q
 }

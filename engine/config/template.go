@@ -26,7 +26,10 @@ provider:
   max_tokens: 0
 
 # Shield policy file relative to the workspace; empty uses the built-in
-# policy (fixtures/policies/default.yaml in opx's source, commented).
+# policy (fixtures/policies/default.yaml in opx's source, commented). Tools
+# can neither read nor write it. Whatever it allows, Shield's built-in rules
+# (docs/shield-rules.md) still judge every action; try a policy with
+# opx shield eval --policy FILE.
 policy: ""
 
 limits:

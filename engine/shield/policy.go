@@ -7,6 +7,7 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/opx-dev/opx/ledger"
@@ -42,11 +43,17 @@ type Network struct {
 // Rule matches an action when every criterion it sets matches (each list
 // matches when any of its items does).
 type Rule struct {
-	Name     string   `yaml:"name"`
-	Tools    []string `yaml:"tools"`    // tool name globs
-	Paths    []string `yaml:"paths"`    // path globs: relative to the workspace, "~/" for home, or absolute
-	Commands []string `yaml:"commands"` // regular expressions over the command line
-	Hosts    []string `yaml:"hosts"`    // host globs
+	Name  string   `yaml:"name"`
+	Tools []string `yaml:"tools"` // tool name globs
+	Paths []string `yaml:"paths"` // path globs: relative to the workspace, "~/" for home, or absolute
+	// Commands are regular expressions over each program a command line
+	// runs (Run.Line, and Run.Name): see Shield.tier0 for how deny, verify
+	// and allow lists use them.
+	Commands []string `yaml:"commands"`
+	Hosts    []string `yaml:"hosts"` // host globs, over every request's host
+	// Methods are HTTP methods (GET, HEAD, POST, PUT, PATCH, DELETE), over
+	// every request's method.
+	Methods []string `yaml:"methods"`
 	// OutsideWorkspace matches actions touching any path outside the
 	// workspace.
 	OutsideWorkspace bool `yaml:"outside_workspace"`
@@ -55,6 +62,7 @@ type Rule struct {
 	Tier int `yaml:"tier"`
 
 	commands []*regexp.Regexp
+	paths    []string // Paths resolved against the workspace and home (see resolvePattern)
 }
 
 // MaxPolicyBytes bounds a policy file: readers refuse a larger one (with
@@ -85,8 +93,16 @@ func ParsePolicy(b []byte) (*Policy, error) {
 			if r.Name == "" {
 				return nil, fmt.Errorf("%w: %s rule %d has no name", ErrPolicy, list, i+1)
 			}
-			if len(r.Tools)+len(r.Paths)+len(r.Commands)+len(r.Hosts) == 0 && !r.OutsideWorkspace {
-				return nil, fmt.Errorf("%w: %s rule %q matches nothing (set tools, paths, commands, hosts or outside_workspace)", ErrPolicy, list, r.Name)
+			if len(r.Tools)+len(r.Paths)+len(r.Commands)+len(r.Hosts)+len(r.Methods) == 0 && !r.OutsideWorkspace {
+				return nil, fmt.Errorf("%w: %s rule %q matches nothing (set tools, paths, commands, hosts, methods or outside_workspace)", ErrPolicy, list, r.Name)
+			}
+			for j, m := range r.Methods {
+				switch u := strings.ToUpper(m); u {
+				case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE":
+					r.Methods[j] = u
+				default:
+					return nil, fmt.Errorf("%w: rule %q: method %q (want GET, HEAD, POST, PUT, PATCH or DELETE)", ErrPolicy, r.Name, m)
+				}
 			}
 			if list == "verify" && r.Tier == 0 {
 				r.Tier = 3
@@ -101,7 +117,7 @@ func ParsePolicy(b []byte) (*Policy, error) {
 				}
 				r.commands = append(r.commands, re)
 			}
-			for _, g := range append(append([]string{}, r.Tools...), r.Hosts...) {
+			for _, g := range append(append(append([]string{}, r.Tools...), r.Hosts...), r.Paths...) {
 				if _, err := path.Match(g, ""); err != nil {
 					return nil, fmt.Errorf("%w: rule %q: pattern %q: %v", ErrPolicy, r.Name, g, err)
 				}
@@ -115,65 +131,232 @@ func ParsePolicy(b []byte) (*Policy, error) {
 // Hash is the BLAKE3 of the policy text, recorded with every verdict.
 func (p *Policy) Hash() ledger.Hash { return p.hash }
 
-// matches reports whether r matches a, with path globs resolved against
-// the workspace and home.
-func (r *Rule) matches(a *Action, ws, home string) bool {
+// matches reports whether r matches the action, a rule from a deny or
+// verify list (any = true) or an allow list (any = false). A deny or
+// verify rule matches when any path, host, method or program the action
+// has matches (a deny rule for secrets/** covers a move out of secrets/);
+// an allow rule when every one does (an allow rule for src/** does not
+// cover a move from src/ to ~/). Commands are matched per program
+// elsewhere (Shield.tier0); here run, if non-nil, is the one program
+// they are matched against.
+func (r *Rule) matches(a *Action, f *Facts, pats []pathPattern, ws string, any bool, run *Run) bool {
 	if len(r.Tools) > 0 && !anyGlob(r.Tools, a.Tool) {
 		return false
 	}
-	if r.OutsideWorkspace {
-		outside := false
-		for _, p := range a.Paths {
-			if p != ws && !strings.HasPrefix(p, ws+"/") {
-				outside = true
-			}
-		}
-		if !outside {
-			return false
-		}
+	if r.OutsideWorkspace && !touchesOutside(f, ws) {
+		return false
 	}
-	if len(r.Paths) > 0 {
-		if len(a.Paths) == 0 {
-			return false
-		}
-		// Every path the action touches must match: an allow rule for
-		// src/** does not cover a move from src/ to ~/.
-		for _, p := range a.Paths {
-			ok := false
-			for _, g := range r.Paths {
-				if matchGlob(resolvePattern(g, ws, home), p) {
-					ok = true
-					break
-				}
-			}
-			if !ok {
-				return false
-			}
-		}
+	if len(r.Paths) > 0 && !matchPaths(pats, f, any) {
+		return false
 	}
 	if len(r.commands) > 0 {
-		ok := false
-		for _, re := range r.commands {
-			if a.Command != "" && re.MatchString(a.Command) {
-				ok = true
-				break
-			}
+		if run == nil {
+			return false
 		}
-		if !ok {
+		if !r.matchRun(run) {
 			return false
 		}
 	}
-	if len(r.Hosts) > 0 {
-		if len(a.Hosts) == 0 {
+	if len(r.Hosts) > 0 || len(r.Methods) > 0 {
+		if len(f.Requests) == 0 {
 			return false
 		}
-		for _, h := range a.Hosts {
-			if !anyGlob(r.Hosts, h) {
-				return false
+		n := 0
+		for i := range f.Requests {
+			q := &f.Requests[i]
+			ok := (len(r.Hosts) == 0 || (q.Host != "" && anyGlob(r.Hosts, q.Host))) &&
+				(len(r.Methods) == 0 || slices.Contains(r.Methods, q.Method))
+			if ok {
+				n++
 			}
+		}
+		if (any && n == 0) || (!any && n < len(f.Requests)) {
+			return false
 		}
 	}
 	return true
+}
+
+// matchRun reports whether one of r's command expressions matches run.
+func (r *Rule) matchRun(run *Run) bool {
+	for _, re := range r.commands {
+		if re.MatchString(run.Line) || (run.Name != "" && re.MatchString(run.Name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchPaths matches a rule's path globs over every Ref of f: any of
+// them (a glob Ref when it could match) or all of them (a glob Ref when
+// its pattern, read as a path, does; a Tree when the glob covers what is
+// beneath it).
+func matchPaths(pats []pathPattern, f *Facts, any bool) bool {
+	n, total := 0, 0
+	for _, refs := range [][]Ref{f.Reads, f.Writes, f.Deletes} {
+		for i := range refs {
+			ref := &refs[i]
+			total++
+			for j := range pats {
+				pp := &pats[j]
+				var ok bool
+				if any {
+					ok = pp.matchRef(ref)
+				} else {
+					ok = pp.matchPath(ref.Path) && (!ref.Tree || strings.HasSuffix(pp.src, "**"))
+				}
+				if ok {
+					n++
+					break
+				}
+			}
+		}
+	}
+	if any {
+		return n > 0
+	}
+	return total > 0 && n == total
+}
+
+// compilePaths resolves and compiles the path globs of every rule of p
+// for one workspace and home.
+func compilePaths(p *Policy, ws, home string) map[*Rule][]pathPattern {
+	out := map[*Rule][]pathPattern{}
+	for _, list := range [][]Rule{p.Deny, p.Verify, p.Allow} {
+		for i := range list {
+			r := &list[i]
+			for _, g := range r.Paths {
+				out[r] = append(out[r], compilePattern(g, resolvePattern(g, ws, home)))
+			}
+		}
+	}
+	return out
+}
+
+// tier0 applies the policy: deny, then verify, then allow, then default.
+// A deny or verify rule with commands matches when any program the line
+// runs matches it. The allow list allows a command line only when every
+// program it runs (but those found in interpreter payloads and decoded
+// data, which are tier 1's to judge) is allowed by some allow rule; the
+// rule recorded is the first program's.
+func (s *Shield) tier0(a *Action, f *Facts) Verdict {
+	p := s.cfg.Policy
+	ws := s.cfg.Workspace
+	for i := range p.Deny {
+		if r := &p.Deny[i]; s.anyMatch(r, a, f) {
+			return Verdict{Block, 0, "policy:" + r.Name, "denied by policy rule " + r.Name}
+		}
+	}
+	for i := range p.Verify {
+		if r := &p.Verify[i]; s.anyMatch(r, a, f) {
+			return Verdict{Escalate, r.Tier, "policy:" + r.Name, fmt.Sprintf("policy rule %s asks for verification (tier %d)", r.Name, r.Tier)}
+		}
+	}
+	runs := policyRuns(f.Runs)
+	if len(runs) > 0 {
+		var first *Rule
+		all := true
+		for k := range runs {
+			var found *Rule
+			for i := range p.Allow {
+				if r := &p.Allow[i]; r.matches(a, f, s.paths[r], ws, false, &runs[k]) || (len(r.commands) == 0 && r.matches(a, f, s.paths[r], ws, false, nil)) {
+					found = r
+					break
+				}
+			}
+			if found == nil {
+				all = false
+				break
+			}
+			if first == nil {
+				first = found
+			}
+		}
+		if all {
+			return Verdict{Allow, 0, "policy:" + first.Name, "allowed by policy rule " + first.Name}
+		}
+	} else {
+		for i := range p.Allow {
+			if r := &p.Allow[i]; r.matches(a, f, s.paths[r], ws, false, nil) {
+				return Verdict{Allow, 0, "policy:" + r.Name, "allowed by policy rule " + r.Name}
+			}
+		}
+	}
+	switch p.Default {
+	case "allow":
+		return Verdict{Allow, 0, "policy:default", "no rule matched; the policy's default allows"}
+	case "deny":
+		return Verdict{Block, 0, "policy:default", "no rule matched; the policy's default denies"}
+	default:
+		return Verdict{Escalate, 3, "policy:default", "no rule matched; the policy's default asks a human"}
+	}
+}
+
+// anyMatch reports whether a deny or verify rule matches: with commands,
+// when any program run matches (the raw line too, for a line whose
+// programs could not all be listed).
+func (s *Shield) anyMatch(r *Rule, a *Action, f *Facts) bool {
+	pats, ws := s.paths[r], s.cfg.Workspace
+	if len(r.commands) == 0 {
+		return r.matches(a, f, pats, ws, true, nil)
+	}
+	for k := range f.Runs {
+		if r.matches(a, f, pats, ws, true, &f.Runs[k]) {
+			return true
+		}
+	}
+	if a.Command != "" && len(f.Unknown) > 0 {
+		return r.matches(a, f, pats, ws, true, &Run{Line: a.Command})
+	}
+	return false
+}
+
+// policyRuns are the runs the allow list must cover: all but those found
+// in interpreter payloads and decoded data.
+func policyRuns(runs []Run) []Run {
+	out := runs[:0:0]
+	for _, r := range runs {
+		if !literalVia(r.Via) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// literalVia reports whether a run was found in an interpreter payload's
+// string literals or in decoded data rather than parsed as shell.
+func literalVia(via string) bool {
+	for _, s := range literalSources {
+		if strings.Contains(via, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// literalSources are the Text sources (and Run.Via parts) of interpreter
+// payloads and decoded data.
+var literalSources = []string{"python -c", "python3 -c", "node -e", "perl -e", "ruby -e", "base64", "hex", "printf"}
+
+// literalSource reports whether a Text comes from an interpreter payload
+// or decoded data (rather than being content the action writes).
+func literalSource(src string) bool { return literalVia(src) }
+
+// touchesOutside reports whether f touches a path outside ws (for a
+// glob, one it could match).
+func touchesOutside(f *Facts, ws string) bool {
+	for _, refs := range [][]Ref{f.Reads, f.Writes, f.Deletes} {
+		for _, r := range refs {
+			p := r.Path
+			if r.Glob {
+				p = globPrefix(p)
+			}
+			if !within(p, ws) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func anyGlob(globs []string, s string) bool {

@@ -64,14 +64,18 @@ type Config struct {
 // Shield evaluates actions. It is safe for concurrent use.
 type Shield struct {
 	cfg      Config
-	readOnly []string // the workspace's .opx, then cfg.ReadOnly
-	named    []string // readOnly and cfg.Protected: what no command may name
+	readOnly []string                // the workspace's .opx, then cfg.ReadOnly
+	named    []string                // readOnly and cfg.Protected: what no command may name
+	literals []string                // cfg.Protected as a command may write them ("~/...")
+	rules    *ruleSet                // tier 1, compiled for this workspace and home
+	paths    map[*Rule][]pathPattern // the policy's path globs, compiled
 
 	mu     sync.Mutex
 	recent map[string][]time.Time // session -> proposal times in the last minute
 }
 
-// New returns a Shield for cfg.
+// New returns a Shield for cfg. Everything the tiers match with is
+// compiled here (and in ParsePolicy), never per call.
 func New(cfg Config) *Shield {
 	if cfg.RateLimit <= 0 {
 		cfg.RateLimit = 120
@@ -80,7 +84,18 @@ func New(cfg Config) *Shield {
 		cfg.Now = time.Now
 	}
 	ro := append([]string{path.Join(cfg.Workspace, ".opx")}, cfg.ReadOnly...)
-	return &Shield{cfg: cfg, readOnly: ro, named: append(append([]string(nil), ro...), cfg.Protected...), recent: map[string][]time.Time{}}
+	s := &Shield{cfg: cfg, readOnly: ro, named: append(append([]string(nil), ro...), cfg.Protected...), recent: map[string][]time.Time{}}
+	for _, p := range cfg.Protected {
+		s.literals = append(s.literals, p)
+		if rel, ok := strings.CutPrefix(p, cfg.Home+"/"); ok && cfg.Home != "" {
+			s.literals = append(s.literals, "~/"+rel, "$HOME/"+rel, "${HOME}/"+rel)
+		}
+	}
+	s.rules = compileRules(cfg)
+	if cfg.Policy != nil {
+		s.paths = compilePaths(cfg.Policy, cfg.Workspace, cfg.Home)
+	}
+	return s
 }
 
 // PolicyHash is the hash of the policy in force.
@@ -94,6 +109,8 @@ func (s *Shield) ResolvePath(p string) string {
 	switch {
 	case p == "~" || strings.HasPrefix(p, "~/"):
 		return path.Clean(s.cfg.Home + p[1:])
+	case p == "$HOME" || strings.HasPrefix(p, "$HOME/"):
+		return path.Clean(s.cfg.Home + p[5:])
 	case path.IsAbs(p):
 		return path.Clean(p)
 	default:
@@ -102,21 +119,20 @@ func (s *Shield) ResolvePath(p string) string {
 }
 
 // inWorkspace reports whether an absolute path is the workspace or under it.
-func (s *Shield) inWorkspace(p string) bool {
-	return p == s.cfg.Workspace || strings.HasPrefix(p, s.cfg.Workspace+"/")
-}
+func (s *Shield) inWorkspace(p string) bool { return within(p, s.cfg.Workspace) }
 
 // Evaluate judges a. It returns the verdict of every tier consulted; any
 // block blocks, and an escalation names who must answer (its tier).
 func (s *Shield) Evaluate(_ context.Context, a Action) []Verdict {
-	if v, ok := s.hardcoded(&a); ok {
+	f := s.facts(&a)
+	if v, ok := s.hardcoded(&a, &f); ok {
 		return []Verdict{v}
 	}
 	if v, ok := s.rateLimit(a.Session); ok {
 		return []Verdict{v}
 	}
-	out := []Verdict{s.tier0(&a)}
-	if v, ok := s.tier1(&a); ok {
+	out := []Verdict{s.tier0(&a, &f)}
+	if v, ok := s.tier1(&a, &f); ok {
 		out = append(out, v)
 	} else {
 		out = append(out, Verdict{Allow, 1, "heuristics:none", "no heuristic matched"})
@@ -124,39 +140,154 @@ func (s *Shield) Evaluate(_ context.Context, a Action) []Verdict {
 	return out
 }
 
-// hardcoded is tier -1: what no policy can allow.
-func (s *Shield) hardcoded(a *Action) (Verdict, bool) {
+// facts are everything the tiers judge a by: a.Facts, what the fields
+// that predate Facts say (Paths, Writes, Hosts, Content), the facts of
+// a.Command, and the paths interpreter payloads and decoded data name.
+// a.Facts itself is not changed (callers may share its slices).
+func (s *Shield) facts(a *Action) Facts {
+	f := Facts{
+		Reads:    append([]Ref(nil), a.Facts.Reads...),
+		Writes:   append([]Ref(nil), a.Facts.Writes...),
+		Deletes:  append([]Ref(nil), a.Facts.Deletes...),
+		Requests: append([]Request(nil), a.Facts.Requests...),
+		Runs:     append([]Run(nil), a.Facts.Runs...),
+		Texts:    append([]Text(nil), a.Facts.Texts...),
+		Execs:    append([]Exec(nil), a.Facts.Execs...),
+		Unknown:  append([]string(nil), a.Facts.Unknown...),
+	}
+	written := map[string]bool{}
+	for _, p := range a.Writes {
+		written[p] = true
+		if a.Tool == "delete_file" {
+			f.Deletes = append(f.Deletes, Ref{Path: p, By: a.Tool})
+		} else {
+			f.Writes = append(f.Writes, Ref{Path: p, By: a.Tool})
+		}
+	}
 	for _, p := range a.Paths {
-		for _, prot := range s.cfg.Protected {
-			if p == prot || strings.HasPrefix(p, prot+"/") {
-				return Verdict{Block, -1, "protected:state", fmt.Sprintf("%s is inside opx's own state (%s): no tool may reach it", p, prot)}, true
-			}
+		if !written[p] {
+			f.Reads = append(f.Reads, Ref{Path: p, By: a.Tool})
 		}
 	}
-	// Changing a directory that holds the state (moving or deleting a
-	// parent) would take the state with it.
-	for _, p := range a.Writes {
-		for _, prot := range s.cfg.Protected {
-			if strings.HasPrefix(prot, p+"/") {
-				return Verdict{Block, -1, "protected:state", fmt.Sprintf("%s contains opx's own state (%s): no tool may change it", p, prot)}, true
-			}
-		}
+	for _, h := range a.Hosts {
+		f.Requests = append(f.Requests, Request{Host: h, By: a.Tool})
 	}
-	for _, p := range a.Writes {
-		for _, ro := range s.readOnly {
-			if p == ro || strings.HasPrefix(p, ro+"/") || strings.HasPrefix(ro, p+"/") {
-				return Verdict{Block, -1, "protected:config", p + " is opx's configuration: read-only to tools"}, true
-			}
-		}
+	if a.Content != "" && a.Content != a.Command {
+		f.Texts = append(f.Texts, Text{Source: "content", Body: a.Content})
 	}
 	if a.Command != "" {
-		for _, prot := range s.named {
-			if strings.Contains(a.Command, prot) || (prot == s.readOnly[0] && strings.Contains(a.Command, ".opx/")) {
-				return Verdict{Block, -1, "protected:state", "the command names opx's own state or configuration"}, true
+		c := s.safeCommandFacts(a.Command)
+		f.Reads = append(f.Reads, c.Reads...)
+		f.Writes = append(f.Writes, c.Writes...)
+		f.Deletes = append(f.Deletes, c.Deletes...)
+		f.Requests = append(f.Requests, c.Requests...)
+		f.Runs = append(f.Runs, c.Runs...)
+		f.Texts = append(f.Texts, c.Texts...)
+		f.Execs = append(f.Execs, c.Execs...)
+		f.Unknown = append(f.Unknown, c.Unknown...)
+	}
+	// Paths named in interpreter payloads and decoded data are judged as
+	// reads: `python3 -c "open('/etc/shadow')"` reads /etc/shadow.
+	for _, t := range f.Texts {
+		if literalSource(t.Source) {
+			for _, p := range literalPaths(t.Body) {
+				r := s.ResolvePath(p)
+				f.Reads = append(f.Reads, Ref{Path: r, Glob: hasMeta(r), By: t.Source})
+				if strings.HasPrefix(r, "/.") && s.cfg.Home != "" {
+					// A literal like '/.npmrc' is the tail of a path built
+					// at run time, most often from the home directory
+					// (process.env.HOME + '/.npmrc'): judged as that too.
+					f.Reads = append(f.Reads, Ref{Path: s.cfg.Home + r, Glob: hasMeta(r), By: t.Source})
+				}
+			}
+		}
+	}
+	return f
+}
+
+// safeCommandFacts is CommandFacts that cannot take Shield down: a panic
+// in parsing a hostile line becomes a fact that it cannot be understood
+// (which escalates), not a crash of the engine.
+func (s *Shield) safeCommandFacts(line string) (f Facts) {
+	defer func() {
+		if r := recover(); r != nil {
+			f = Facts{Unknown: []string{fmt.Sprintf("the command line could not be read (parser failure: %v)", r)}}
+		}
+	}()
+	return s.CommandFacts(line)
+}
+
+// hardcoded is tier -1: what no policy can allow. opx's state (the
+// ledger, the keys: cfg.Protected) is unreachable: no read, write or
+// delete of it or beneath it, no recursive read, recursive change or
+// delete of a directory holding it, and no glob that could match any of
+// these. opx's configuration (the workspace's .opx and cfg.ReadOnly) is
+// neither written nor read directly (reading the policy is how an agent
+// learns what it may get away with); a recursive read of the workspace
+// still sees it, as it sees everything there.
+func (s *Shield) hardcoded(a *Action, f *Facts) (Verdict, bool) {
+	type kind struct {
+		refs []Ref
+		verb string
+		// ancestorOK says when touching a directory above the state
+		// passes: a plain listing or a single write (a timestamp, a
+		// mode) does; a recursive one or a delete does not.
+		ancestorOK func(r *Ref) bool
+	}
+	kinds := []kind{
+		{f.Reads, "reads", func(r *Ref) bool { return !r.Tree }},
+		{f.Writes, "writes", func(r *Ref) bool { return !r.Tree }},
+		{f.Deletes, "deletes", func(*Ref) bool { return false }},
+	}
+	for _, k := range kinds {
+		for i := range k.refs {
+			r := &k.refs[i]
+			for _, prot := range s.cfg.Protected {
+				at, above := reaches(r, prot)
+				if at || (above && !k.ancestorOK(r)) {
+					return Verdict{Block, -1, "protected:state", fmt.Sprintf("%s %s %s, which holds or is opx's own state (%s): no tool may reach it", by(r), k.verb, r.Path, prot)}, true
+				}
+			}
+			for _, ro := range s.readOnly {
+				// Reads and writes of the configuration itself block; a
+				// recursive read or change of the workspace (grep -r,
+				// gofmt -w .) reaches it too but passes (Chronicle puts
+				// the configuration back after every command); a delete
+				// of a directory holding it does not.
+				direct := *r
+				direct.Tree = false
+				at, _ := reaches(&direct, ro)
+				if !at && k.verb == "deletes" {
+					treeAt, above := reaches(r, ro)
+					at = treeAt || above
+				}
+				if at {
+					return Verdict{Block, -1, "protected:config", fmt.Sprintf("%s %s %s: opx's configuration (%s) is not for tools to %s", by(r), k.verb, r.Path, ro, strings.TrimSuffix(k.verb, "s"))}, true
+				}
+			}
+		}
+	}
+	// A cheap literal backstop for what the facts may have missed: the
+	// state's path as the command or a payload writes it.
+	for _, lit := range s.literals {
+		if a.Command != "" && strings.Contains(a.Command, lit) {
+			return Verdict{Block, -1, "protected:state", "the command names opx's own state (" + lit + ")"}, true
+		}
+		for _, t := range f.Texts {
+			if literalSource(t.Source) && strings.Contains(t.Body, lit) {
+				return Verdict{Block, -1, "protected:state", "a " + t.Source + " payload names opx's own state (" + lit + ")"}, true
 			}
 		}
 	}
 	return Verdict{}, false
+}
+
+// by names who touches r, for reasons.
+func by(r *Ref) string {
+	if r.By == "" {
+		return "the action"
+	}
+	return r.By
 }
 
 // rateLimit blocks a session proposing faster than the limit.
@@ -177,32 +308,4 @@ func (s *Shield) rateLimit(session string) (Verdict, bool) {
 	}
 	s.recent[session] = append(times, now)
 	return Verdict{}, false
-}
-
-// tier0 applies the policy: deny, then verify, then allow, then default.
-func (s *Shield) tier0(a *Action) Verdict {
-	p := s.cfg.Policy
-	for i := range p.Deny {
-		if r := &p.Deny[i]; r.matches(a, s.cfg.Workspace, s.cfg.Home) {
-			return Verdict{Block, 0, "policy:" + r.Name, "denied by policy rule " + r.Name}
-		}
-	}
-	for i := range p.Verify {
-		if r := &p.Verify[i]; r.matches(a, s.cfg.Workspace, s.cfg.Home) {
-			return Verdict{Escalate, r.Tier, "policy:" + r.Name, fmt.Sprintf("policy rule %s asks for verification (tier %d)", r.Name, r.Tier)}
-		}
-	}
-	for i := range p.Allow {
-		if r := &p.Allow[i]; r.matches(a, s.cfg.Workspace, s.cfg.Home) {
-			return Verdict{Allow, 0, "policy:" + r.Name, "allowed by policy rule " + r.Name}
-		}
-	}
-	switch p.Default {
-	case "allow":
-		return Verdict{Allow, 0, "policy:default", "no rule matched; the policy's default allows"}
-	case "deny":
-		return Verdict{Block, 0, "policy:default", "no rule matched; the policy's default denies"}
-	default:
-		return Verdict{Escalate, 3, "policy:default", "no rule matched; the policy's default asks a human"}
-	}
 }

@@ -1,0 +1,253 @@
+package shield
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Tier 1: built-in rules, each with a stable name recorded as the
+// verdict's rule (docs/shield-rules.md lists them all). They judge the
+// facts of an action (what it reads, writes, deletes, reaches, runs and
+// carries), not the text it is written in. A rule blocks what is harmful
+// whatever the intent, and escalates (to a human, tier 3) what is
+// suspicious but plausibly benign. The policy cannot silence a rule: it
+// can trust a host (network.allow_hosts), not unsee a credential.
+
+// judgement collects the rules' findings: the first block wins, else the
+// first escalation.
+type judgement struct {
+	v   Verdict
+	set bool
+	// inner: judging a line nested in something being judged; nested
+	// lines are not judged again.
+	inner bool
+	// keep, if set, says which rules count (the others' findings are
+	// dropped).
+	keep func(rule string) bool
+}
+
+func (j *judgement) block(rule, format string, args ...any) {
+	if j.keep != nil && !j.keep(rule) {
+		return
+	}
+	if !j.blocked() {
+		j.v, j.set = Verdict{Block, 1, rule, clip(fmt.Sprintf(format, args...), 300)}, true
+	}
+}
+
+func (j *judgement) escalate(rule, format string, args ...any) {
+	if j.keep != nil && !j.keep(rule) {
+		return
+	}
+	if !j.set {
+		j.v, j.set = Verdict{Escalate, 3, rule, clip(fmt.Sprintf(format, args...), 300)}, true
+	}
+}
+
+func (j *judgement) blocked() bool { return j.set && j.v.Decision == Block }
+
+// ruleFunc is one family of tier 1 rules.
+type ruleFunc func(s *Shield, a *Action, f *Facts, j *judgement)
+
+// tier1 returns the verdict of the first rule that blocks, else of the
+// first that escalates; false when none has anything to say.
+func (s *Shield) tier1(a *Action, f *Facts) (Verdict, bool) {
+	var j judgement
+	s.runRules(a, f, &j)
+	return j.v, j.set
+}
+
+// runRules runs the tier 1 rules in order until one blocks.
+func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
+	rules := [...]ruleFunc{
+		(*Shield).pipeToShell,
+		(*Shield).encodedPayload,
+		(*Shield).credentials,
+		(*Shield).runsLater,
+		(*Shield).destructive,
+		(*Shield).network,
+		(*Shield).scriptContent,
+		(*Shield).memoryInstruction,
+		(*Shield).promptInjection,
+		(*Shield).unknown,
+	}
+	for _, r := range rules {
+		r(s, a, f, j)
+		if j.blocked() {
+			return
+		}
+	}
+}
+
+// judgeLine judges a shell line found inside something else (a script
+// being written, decoded data) as tiers -1 and 1 would judge it as a
+// command, without judging what it nests in turn. With keep, only the
+// tier 1 rules it keeps count (and tier -1 does not).
+func (s *Shield) judgeLine(line string, keep func(rule string) bool) (Verdict, bool) {
+	a := Action{Tool: "execute_command", Command: line}
+	f := s.facts(&a)
+	if v, ok := s.hardcoded(&a, &f); ok && keep == nil {
+		return v, true
+	}
+	j := judgement{inner: true, keep: keep}
+	s.runRules(&a, &f, &j)
+	return j.v, j.set
+}
+
+// unknown escalates what cannot be understood: a line that does not
+// parse, a computed command name or target. Never allowed unseen.
+func (s *Shield) unknown(_ *Action, f *Facts, j *judgement) {
+	if len(f.Unknown) == 0 {
+		return
+	}
+	more := ""
+	if n := len(f.Unknown); n > 1 {
+		more = fmt.Sprintf(" (and %d more)", n-1)
+	}
+	j.escalate("shell:unknown", "what the action does cannot be fully known: %s%s", f.Unknown[0], more)
+}
+
+// ruleSet is tier 1 compiled for one workspace and home.
+type ruleSet struct {
+	creds []credPattern
+	// credsBy indexes creds by the first segment of an absolute pattern
+	// when it is literal ("etc", "home"); credsAny are the rest (base-name
+	// patterns, a first segment with a metacharacter). A Ref whose first
+	// segment is literal is matched against credsBy[it] and credsAny only.
+	credsBy   map[string][]int
+	credsAny  []int
+	later     []laterPattern
+	devices   []pathPattern
+	hostsMeta []string
+}
+
+// credPattern is a path that holds secrets.
+type credPattern struct {
+	pathPattern
+	// env patterns spare templates (.env.example and the like).
+	env bool
+}
+
+// laterPattern is a path whose content another program runs later,
+// outside any sandbox.
+type laterPattern struct {
+	pathPattern
+	rule string
+	// ask: a write in the workspace escalates rather than blocks (CI
+	// workflows, hook managers, editor settings are edited by benign
+	// work too; their content is judged by script-content).
+	ask bool
+}
+
+// homes are the homes a "~/" pattern is instantiated for: the user's,
+// root's and every other user's (reading /root/.ssh or
+// /home/bob/.aws is no better than reading ~/.ssh).
+func homes(home string) []string {
+	var out []string
+	if home != "" && !(strings.HasPrefix(home, "/home/") && strings.Count(home, "/") == 2) {
+		out = append(out, home) // /home/* covers /home/<user>
+	}
+	if home != "/root" {
+		out = append(out, "/root")
+	}
+	return append(out, "/home/*")
+}
+
+// expand compiles a rule glob: "~/x" for every home, "/x" as is, "x"
+// (no slash) or "**/x" as a base-name pattern, "w:x" relative to the
+// workspace.
+func expand(g, ws, home string) []pathPattern {
+	switch {
+	case strings.HasPrefix(g, "~/"):
+		var out []pathPattern
+		for _, h := range homes(home) {
+			out = append(out, compilePattern(g, path.Join(h, g[2:])))
+		}
+		return out
+	case strings.HasPrefix(g, "w:"):
+		return []pathPattern{compilePattern(g[2:], path.Join(ws, g[2:]))}
+	default:
+		return []pathPattern{compilePattern(g, g)}
+	}
+}
+
+// compileRules compiles the tier 1 path patterns for cfg.
+func compileRules(cfg Config) *ruleSet {
+	rs := &ruleSet{hostsMeta: metadataHosts}
+	for _, g := range credentialGlobs {
+		env := strings.Contains(g, ".env")
+		for _, p := range expand(g, cfg.Workspace, cfg.Home) {
+			rs.creds = append(rs.creds, credPattern{p, env})
+		}
+	}
+	rs.credsBy = map[string][]int{}
+	for i, c := range rs.creds {
+		if c.segs != nil && len(c.segs) > 1 && !c.meta[1] && c.segs[0] == "" {
+			rs.credsBy[c.segs[1]] = append(rs.credsBy[c.segs[1]], i)
+		} else {
+			rs.credsAny = append(rs.credsAny, i)
+		}
+	}
+	for _, l := range laterGlobs {
+		for _, p := range expand(l.glob, cfg.Workspace, cfg.Home) {
+			rs.later = append(rs.later, laterPattern{p, l.rule, l.ask})
+		}
+	}
+	for _, g := range deviceGlobs {
+		rs.devices = append(rs.devices, compilePattern(g, g))
+	}
+	return rs
+}
+
+// isTemplate reports whether a base name is a template of an env file,
+// which by convention holds no secrets (.env.example, prod.env.sample).
+func isTemplate(base string) bool {
+	for _, suf := range []string{".example", ".sample", ".template", ".dist", ".tmpl", ".tpl", ".defaults", ".schema"} {
+		if strings.HasSuffix(base, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// credential returns the credential pattern r could touch, or "".
+func (s *Shield) credential(r *Ref) string {
+	segs := splitPath(r.Path)
+	template := isTemplate(segs[len(segs)-1])
+	try := func(idx []int) string {
+		for _, i := range idx {
+			c := &s.rules.creds[i]
+			if c.env && template {
+				continue
+			}
+			if c.matchSplit(r, segs) {
+				return c.src
+			}
+		}
+		return ""
+	}
+	if len(segs) < 2 || hasMeta(segs[1]) || segs[1] == "**" {
+		// "/", "/*", "/e*/x": every pattern, in order.
+		for i := range s.rules.creds {
+			if g := try([]int{i}); g != "" {
+				return g
+			}
+		}
+		return ""
+	}
+	if g := try(s.rules.credsBy[segs[1]]); g != "" {
+		return g
+	}
+	return try(s.rules.credsAny)
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// quote shortens a command line or text for a reason.
+func quote(s string) string { return fmt.Sprintf("%q", clip(s, 120)) }

@@ -1,0 +1,414 @@
+package shield
+
+import (
+	"path"
+	"slices"
+	"strings"
+)
+
+// credentialGlobs are paths that hold secrets: "~/" for every home (see
+// homes), absolute, or base names anywhere ("*.pem", "**/.env").
+var credentialGlobs = []string{
+	// Keys and tokens of the usual tools.
+	"~/.ssh/**", "~/.aws/**", "~/.config/gcloud/**", "~/.azure/**", "~/.kube/config", "~/.kube/**/config", "**/kubeconfig",
+	"~/.docker/config.json", "~/.netrc", "~/.npmrc", "~/.yarnrc.yml", "~/.pypirc", "~/.git-credentials", "~/.config/git/credentials",
+	"~/.config/gh/hosts.yml", "~/.gnupg/**", "~/.vault-token", "~/.terraform.d/credentials.tfrc.json", "~/.cargo/credentials*",
+	"~/.config/hub", "~/.pgpass", "~/.my.cnf", "~/.m2/settings*.xml", "~/.gradle/gradle.properties",
+	// Keychains and password stores.
+	"~/Library/Keychains/**", "~/.local/share/keyrings/**", "~/.password-store/**",
+	// Browser credential stores.
+	"~/.mozilla/firefox/**", "~/.config/google-chrome/**", "~/.config/chromium/**", "~/.config/BraveSoftware/**",
+	"~/Library/Application Support/Google/Chrome/**", "~/Library/Application Support/Firefox/**",
+	// The system's secrets.
+	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d/**", "/etc/security/opasswd",
+	"/etc/ssh/ssh_host_*_key", "/etc/ssl/private/**", "/etc/pki/tls/private/**", "/etc/kubernetes/**/*.conf", "/etc/kubernetes/pki/**",
+	"/proc/[0-9]*/environ", "/run/secrets/**", "/var/run/secrets/**", "/var/lib/docker/**",
+	// Anywhere: key material, env files, Terraform state.
+	"*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+	"**/.env", "*.env", ".env.*", "*.tfstate", "*.tfstate.backup", "credentials.json", "service-account*.json", ".htpasswd",
+}
+
+// laterGlob is a path whose content another program runs later, outside
+// any sandbox.
+type laterGlob struct {
+	glob, rule string
+	ask        bool // in the workspace: escalate (content judged), else block
+}
+
+var laterGlobs = []laterGlob{
+	{"**/.git/hooks/**", "runs-later:git-hook", false},
+	{"**/.git/config", "runs-later:git-hook", false},
+	{"~/.gitconfig", "runs-later:git-hook", false},
+	{"~/.config/git/config", "runs-later:git-hook", false},
+	{"w:.husky/**", "runs-later:git-hook", true},
+	{"**/.pre-commit-config.yaml", "runs-later:git-hook", true},
+	{"**/lefthook.yml", "runs-later:git-hook", true},
+	{"w:.github/workflows/**", "runs-later:ci-workflow", true},
+	{"w:.github/actions/**", "runs-later:ci-workflow", true},
+	{"**/.gitlab-ci.yml", "runs-later:ci-workflow", true},
+	{"w:.circleci/**", "runs-later:ci-workflow", true},
+	{"**/Jenkinsfile", "runs-later:ci-workflow", true},
+	{"**/azure-pipelines.yml", "runs-later:ci-workflow", true},
+	{"**/.travis.yml", "runs-later:ci-workflow", true},
+	{"**/bitbucket-pipelines.yml", "runs-later:ci-workflow", true},
+	{"w:.buildkite/**", "runs-later:ci-workflow", true},
+	{"**/.drone.yml", "runs-later:ci-workflow", true},
+	{"/etc/cron*", "runs-later:cron", false},
+	{"/etc/cron*/**", "runs-later:cron", false},
+	{"/etc/anacrontab", "runs-later:cron", false},
+	{"/var/spool/cron/**", "runs-later:cron", false},
+	{"/etc/systemd/**", "runs-later:systemd", false},
+	{"/lib/systemd/**", "runs-later:systemd", false},
+	{"/usr/lib/systemd/**", "runs-later:systemd", false},
+	{"~/.config/systemd/**", "runs-later:systemd", false},
+	{"/etc/init.d/**", "runs-later:systemd", false},
+	{"/etc/rc.local", "runs-later:systemd", false},
+	{"~/.bashrc", "runs-later:shell-rc", false},
+	{"~/.bash_profile", "runs-later:shell-rc", false},
+	{"~/.bash_login", "runs-later:shell-rc", false},
+	{"~/.bash_logout", "runs-later:shell-rc", false},
+	{"~/.profile", "runs-later:shell-rc", false},
+	{"~/.zshrc", "runs-later:shell-rc", false},
+	{"~/.zshenv", "runs-later:shell-rc", false},
+	{"~/.zprofile", "runs-later:shell-rc", false},
+	{"~/.zlogin", "runs-later:shell-rc", false},
+	{"~/.config/fish/**", "runs-later:shell-rc", false},
+	{"/etc/profile", "runs-later:shell-rc", false},
+	{"/etc/profile.d/**", "runs-later:shell-rc", false},
+	{"/etc/bash.bashrc", "runs-later:shell-rc", false},
+	{"/etc/zsh/**", "runs-later:shell-rc", false},
+	{"/etc/environment", "runs-later:shell-rc", false},
+	{"/etc/ld.so.preload", "runs-later:shell-rc", false},
+	{"**/.envrc", "runs-later:direnv", true},
+	{"**/.vscode/**", "runs-later:editor", true},
+	{"**/.idea/**", "runs-later:editor", true},
+	{"~/.vimrc", "runs-later:editor", false},
+	{"~/.config/nvim/**", "runs-later:editor", false},
+	{"~/.emacs", "runs-later:editor", false},
+	{"~/.emacs.d/**", "runs-later:editor", false},
+	{"~/.config/autostart/**", "runs-later:autostart", false},
+	{"/etc/xdg/autostart/**", "runs-later:autostart", false},
+	{"~/Library/LaunchAgents/**", "runs-later:autostart", false},
+	{"/Library/LaunchAgents/**", "runs-later:autostart", false},
+	{"/Library/LaunchDaemons/**", "runs-later:autostart", false},
+	{"~/.ssh/authorized_keys*", "runs-later:ssh", false},
+	{"~/.ssh/rc", "runs-later:ssh", false},
+	{"~/.ssh/config", "runs-later:ssh", false},
+	{"~/.ssh/environment", "runs-later:ssh", false},
+	{"/etc/ssh/**", "runs-later:ssh", false},
+	{"/etc/sudoers", "runs-later:sudoers", false},
+	{"/etc/sudoers.d/**", "runs-later:sudoers", false},
+}
+
+// deviceGlobs are block devices and memory: writing them destroys data
+// below any file system.
+var deviceGlobs = []string{
+	"/dev/sd*", "/dev/hd*", "/dev/vd*", "/dev/xvd*", "/dev/nvme*", "/dev/mmcblk*", "/dev/disk/**", "/dev/mapper/**",
+	"/dev/dm-*", "/dev/md*", "/dev/loop*", "/dev/sr*", "/dev/mem", "/dev/kmem", "/dev/port", "/dev/root",
+}
+
+// systemDirs are directories of the system, outside any home: writing
+// beneath them changes the machine, not the project.
+var systemDirs = []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/opt", "/srv",
+	"/var", "/sys", "/proc", "/dev", "/root", "/snap", "/Library", "/System", "/Applications"}
+
+// scratchDirs may be written and deleted in freely: nothing there is
+// anyone's but a program's scratch.
+var scratchDirs = []string{"/tmp", "/var/tmp", "/dev/shm"}
+
+// harmlessDevices are the devices a redirection may write.
+var harmlessDevices = []string{"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/**", "/dev/full", "/dev/random", "/dev/urandom"}
+
+// credentials is `credential-path`: reading a path that holds secrets
+// blocks (as does sending one, or writing or deleting one outside the
+// workspace).
+func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
+	for i := range f.Reads {
+		r := &f.Reads[i]
+		if g := s.credential(r); g != "" {
+			what := r.Path
+			if r.Tree {
+				what = "everything under " + r.Path
+			}
+			j.block("credential-path", "%s reads %s, which holds credentials (%s)", by(r), what, g)
+			return
+		}
+	}
+	for _, q := range f.Requests {
+		for _, p := range q.Files {
+			if g := s.credential(&Ref{Path: p}); g != "" {
+				j.block("credential-path", "%s sends %s, which holds credentials (%s)", q.By, p, g)
+				return
+			}
+		}
+	}
+	// A write or delete of one outside the workspace blocks; in the
+	// workspace it passes (cp .env.example .env is setup, and Chronicle
+	// can undo it).
+	for _, refs := range []struct {
+		verb string
+		refs []Ref
+	}{{"writes", f.Writes}, {"deletes", f.Deletes}} {
+		for i := range refs.refs {
+			r := &refs.refs[i]
+			if s.inWorkspace(r.Path) {
+				continue
+			}
+			if g := s.credential(r); g != "" {
+				j.block("credential-path", "%s %s %s, which holds credentials (%s)", by(r), refs.verb, r.Path, g)
+				return
+			}
+		}
+	}
+}
+
+// destructive is `destructive:*`: deleting outside the workspace, the
+// workspace itself or its history; writing devices or the system;
+// changing a whole tree above the workspace; stopping the machine or the
+// engine. Inside the workspace deletes and rewrites pass: Chronicle
+// snapshots before every mutating tool and command, so they can be
+// rolled back.
+func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
+	// Programs first: what a line runs says more than the paths it writes
+	// (shutdown writes /proc/sysrq-trigger; it is a shutdown).
+	for i := range f.Runs {
+		s.destructiveRun(&f.Runs[i], f, j)
+		if j.blocked() {
+			return
+		}
+	}
+	ws := s.cfg.Workspace
+	git := path.Join(ws, ".git")
+	for i := range f.Deletes {
+		r := &f.Deletes[i]
+		if _, above := reaches(r, ws); above {
+			j.block("destructive:delete-workspace", "%s deletes %s, which holds the workspace", by(r), r.Path)
+			return
+		}
+		rs := splitPath(r.Path)
+		if r.Path == ws || r.Glob && overlap(rs, splitPath(ws)) {
+			j.block("destructive:delete-workspace", "%s deletes the whole workspace (%s)", by(r), r.Path)
+			return
+		}
+		if r.Path == git || within(r.Path, path.Join(git, "objects")) || within(r.Path, path.Join(git, "refs")) || r.Glob && overlap(rs, splitPath(git)) {
+			j.block("destructive:delete-workspace", "%s deletes the workspace's git history (%s)", by(r), r.Path)
+			return
+		}
+		p := r.Path
+		if r.Glob {
+			p = globPrefix(p)
+		}
+		if s.inWorkspace(p) || inScratch(r.Path) && !slices.Contains(scratchDirs, r.Path) {
+			continue
+		}
+		j.block("destructive:delete-outside", "%s deletes %s, outside the workspace", by(r), r.Path)
+		return
+	}
+	for i := range f.Writes {
+		r := &f.Writes[i]
+		p := r.Path
+		if r.Glob {
+			p = globPrefix(p)
+		}
+		for k := range s.rules.devices {
+			if d := &s.rules.devices[k]; d.matchRef(r) && !harmlessDevice(r.Path) {
+				j.block("destructive:device", "%s writes %s, a device: that destroys data below any file system", by(r), r.Path)
+				return
+			}
+		}
+		if r.Tree && (within(ws, p) || (s.cfg.Home != "" && within(s.cfg.Home, p)) || p == "/") && !s.inWorkspace(p) {
+			j.block("destructive:tree-write", "%s changes everything under %s", by(r), r.Path)
+			return
+		}
+		if s.inWorkspace(p) || harmlessDevice(r.Path) || (inScratch(p) && !r.Glob) {
+			continue
+		}
+		if system(p) {
+			j.block("destructive:system-write", "%s writes %s, a system path outside the workspace", by(r), r.Path)
+			return
+		}
+		j.escalate("destructive:write-outside", "%s writes %s, outside the workspace", by(r), r.Path)
+	}
+}
+
+// destructiveRun judges programs that destroy by what they are.
+func (s *Shield) destructiveRun(r *Run, f *Facts, j *judgement) {
+	args := r.Argv
+	if len(args) > 0 {
+		args = args[1:]
+	}
+	switch r.Name {
+	case "shutdown", "reboot", "halt", "poweroff", "kexec", "telinit":
+		j.block("destructive:system-control", "%s stops or restarts the machine", quote(r.Line))
+	case "init":
+		if len(args) > 0 && strings.Trim(args[0], "0123456sS") == "" {
+			j.block("destructive:system-control", "%s changes the machine's run level", quote(r.Line))
+		}
+	case "systemctl":
+		for _, a := range args {
+			switch a {
+			case "poweroff", "reboot", "halt", "kexec", "emergency", "rescue", "isolate", "suspend", "hibernate":
+				j.block("destructive:system-control", "%s stops or restarts the machine", quote(r.Line))
+				return
+			}
+		}
+	case "kill":
+		pids := args
+		if len(pids) > 0 && strings.HasPrefix(pids[0], "-") && pids[0] != "--" {
+			pids = pids[1:] // the signal
+			if len(args) > 1 && (args[0] == "-s" || args[0] == "-n") {
+				pids = pids[1:]
+			}
+		}
+		for _, a := range pids {
+			if a == "1" || a == "-1" {
+				j.block("destructive:kill", "%s kills init or every process", quote(r.Line))
+				return
+			}
+		}
+		for _, o := range f.Runs {
+			if (o.Name == "pgrep" || o.Name == "pidof") && mentionsOpx(o.Argv) {
+				j.block("destructive:kill", "%s kills opx's own processes", quote(r.Line))
+				return
+			}
+		}
+	case "pkill", "killall":
+		if mentionsOpx(r.Argv) {
+			j.block("destructive:kill", "%s kills opx's own processes", quote(r.Line))
+		}
+	case "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "sgdisk", "gdisk", "mkswap", "blkdiscard", "cryptsetup":
+		j.block("destructive:disk", "%s changes disks or partitions", quote(r.Line))
+	case "dd":
+		for _, a := range args {
+			if o, ok := strings.CutPrefix(a, "of="); ok && strings.HasPrefix(s.ResolvePath(o), "/dev/") && !harmlessDevice(s.ResolvePath(o)) {
+				j.block("destructive:device", "%s writes the device %s", quote(r.Line), o)
+				return
+			}
+		}
+	default:
+		if strings.HasPrefix(r.Name, "mkfs") {
+			for _, a := range args {
+				if !strings.HasPrefix(a, "-") && !s.inWorkspace(s.ResolvePath(a)) {
+					j.block("destructive:disk", "%s makes a file system on %s", quote(r.Line), a)
+					return
+				}
+			}
+		}
+	}
+}
+
+func mentionsOpx(argv []string) bool {
+	for _, a := range argv[min(1, len(argv)):] {
+		if strings.Contains(a, "opx") {
+			return true
+		}
+	}
+	return false
+}
+
+func inScratch(p string) bool {
+	for _, d := range scratchDirs {
+		if within(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+func system(p string) bool {
+	if p == "/" {
+		return true
+	}
+	for _, d := range systemDirs {
+		if within(p, d) && !inScratch(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func harmlessDevice(p string) bool {
+	for _, d := range harmlessDevices {
+		if matchGlob(d, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// runsLater is `runs-later:*`: writing what another program runs later,
+// outside any sandbox (CI, git hooks, cron, systemd, shell start-up
+// files, editor tasks, autostart, ssh, sudoers). Outside the workspace
+// it blocks; for the workspace's own CI, hook managers, .envrc and
+// editor settings it escalates (benign work edits them too), and their
+// content is judged by script-content.
+func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
+	for i := range f.Writes {
+		r := &f.Writes[i]
+		// A recursive change (gofmt -w ., chmod -R) is judged by the
+		// directory it starts at: it rewrites what is there, it does not
+		// plant a CI workflow or a unit file beneath it.
+		direct := Ref{Path: r.Path, Glob: r.Glob}
+		segs := splitPath(r.Path)
+		for k := range s.rules.later {
+			l := &s.rules.later[k]
+			if !l.matchSplit(&direct, segs) {
+				continue
+			}
+			if r.By == "git" && strings.HasSuffix(l.src, ".git/config") {
+				continue // git config: judged by the key it sets (below)
+			}
+			if l.ask && s.inWorkspace(r.Path) {
+				j.escalate(l.rule, "%s writes %s, which runs later outside any sandbox (%s)", by(r), r.Path, l.src)
+				break
+			}
+			j.block(l.rule, "%s writes %s, which runs later outside any sandbox (%s)", by(r), r.Path, l.src)
+			return
+		}
+	}
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		switch r.Name {
+		case "git":
+			if k := gitConfigKey(r.Argv); k != "" {
+				j.block("runs-later:git-hook", "%s sets %s, which makes git run a program later", quote(r.Line), k)
+				return
+			}
+		case "crontab":
+			if len(r.Argv) > 1 && !slices.Contains(r.Argv[1:], "-l") {
+				j.block("runs-later:cron", "%s changes the crontab", quote(r.Line))
+				return
+			}
+		case "systemctl":
+			for _, a := range r.Argv {
+				if a == "enable" || a == "link" || a == "edit" {
+					j.block("runs-later:systemd", "%s makes systemd run a unit later", quote(r.Line))
+					return
+				}
+			}
+		case "at", "batch":
+			j.block("runs-later:cron", "%s schedules a command", quote(r.Line))
+			return
+		}
+	}
+}
+
+// gitConfigKey returns the key a `git config` run sets when that key
+// makes git run a program (hooks, aliases to shell, ssh, editors,
+// filters), or "".
+func gitConfigKey(argv []string) string {
+	i := slices.Index(argv, "config")
+	if i < 0 {
+		return ""
+	}
+	for _, a := range argv[i+1:] {
+		k := strings.ToLower(a)
+		for _, bad := range []string{"core.hookspath", "core.sshcommand", "core.editor", "core.pager", "core.fsmonitor", "core.gitproxy",
+			"sequence.editor", "diff.external", "gpg.program", "credential.helper", "alias.", "filter.", "merge.", "diff.", "url.", "include.path", "includeif."} {
+			if strings.HasPrefix(k, bad) && (strings.HasSuffix(bad, ".") || k == bad || strings.HasPrefix(k, bad+".")) {
+				return a
+			}
+		}
+	}
+	return ""
+}

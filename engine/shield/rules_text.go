@@ -1,0 +1,401 @@
+package shield
+
+import (
+	"encoding/json"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Rules over the text an action carries: what a script it writes would
+// run, what it tells a later agent (memory), instructions aimed at an
+// agent, and encoded payloads.
+
+var (
+	// injection marks text written to steer an AI agent.
+	injection = regexp.MustCompile(`(?i)\bignore (?:all |any |the )?(?:previous|prior|above|earlier) (?:instructions|directions|rules|guidelines)|` +
+		`\bdisregard (?:all |any |the |your )?(?:previous|prior|above|system)\b|\bAI (?:agents?|assistants?)\s*:|` +
+		`<!--\s*(?:AI|assistant|LLM|agent)\b|\bdo not (?:mention|tell|reveal) (?:this|the user)\b|` +
+		`\byou are now (?:in )?(?:developer|DAN|jailbreak|god) mode|\bsystem prompt\s*:|<\|im_start\|>|\[/?INST\]|</?system>|` +
+		`\bnew instructions\s*:|\bIMPORTANT(?: NOTE)?\s*(?:for|to) (?:the )?(?:AI|assistant|agent|LLM)s?\b`)
+	// memoryOverride is a note that tells a later agent (or Shield's
+	// evaluator) to let things through.
+	memoryOverride = regexp.MustCompile(`(?i)\b(?:shield|evaluator|policy|guardrails?|safety|security|approvals?|verifier|reviewer|sandbox)\b[^.\n]{0,80}?\b(?:override|overridden|bypass|disabled?|turn(?:ed)? off|skip|always (?:return|answer|respond|say|approve|allow)|returns? "?allow|auto-?approve|whitelist|allowlist)` +
+		`|\b(?:override|bypass|disable|turn off|skip)\b[^.\n]{0,40}?\b(?:shield|evaluator|guardrails?|safety checks?|security checks?|approvals?|sandbox)\b` +
+		`|\balways (?:return|answer|respond(?: with)?|output|say) "?(?:allow|approved?|yes)\b`)
+	// memoryExfil is a note that tells a later agent to handle secrets.
+	memoryExfil = regexp.MustCompile(`(?i)\b(?:always|every time|whenever|each time|from now on|in every)\b[^.\n]{0,60}?\b(?:include|send|read|attach|upload|post|cat|copy|print|paste|append|forward|share)\b[^.\n]{0,80}?(?:credential|secret|token|password|passwd|api[_ -]?key|private key|\.ssh|\.aws|\.env\b|id_rsa|id_ed25519|\.npmrc|\.netrc|kubeconfig|/etc/shadow|git-credentials|\.pem\b)`)
+	// memoryDirective is a note that instructs rather than records.
+	memoryDirective = regexp.MustCompile(`(?i)\bignore (?:all |any |the )?(?:previous|prior|above|earlier|other) (?:instructions|rules|directions|guidelines)|` +
+		`\bfrom now on,? you\b|\byou must always\b|\bdo not (?:tell|inform|mention (?:this )?to|notify|alert) the user\b|` +
+		`\b(?:don't|never) (?:tell|inform|ask|notify) the user\b|\bwithout (?:asking|telling|notifying|informing) the user\b|` +
+		`\bdisregard (?:all |any |the )?(?:previous|prior|system)\b`)
+	urlHost = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?)://(?:[^/\s@'"]*@)?(\[[0-9a-f:]+\]|[a-z0-9.\-]+)`)
+	// ghExpr is a GitHub Actions expression, ${{ … }}: replaced before a
+	// run: line is parsed as shell.
+	ghExpr = regexp.MustCompile(`\$\{\{[^}]*\}\}`)
+	// jenkinsSh is a Jenkinsfile sh step's script.
+	jenkinsSh = []*regexp.Regexp{
+		regexp.MustCompile(`(?s)\bsh\s*\(?\s*(?:script:\s*)?'''(.*?)'''`),
+		regexp.MustCompile(`(?s)\bsh\s*\(?\s*(?:script:\s*)?"""(.*?)"""`),
+		regexp.MustCompile(`\bsh\s*\(?\s*(?:script:\s*)?'([^'\n]*)'`),
+		regexp.MustCompile(`\bsh\s*\(?\s*(?:script:\s*)?"([^"\n]*)"`),
+	}
+)
+
+// maxTextJudged bounds the text of one Text that rules search and parse.
+const maxTextJudged = 1 << 20
+
+// promptInjection is `prompt-injection`: text the agent writes, sends or
+// runs that carries instructions aimed at an AI agent.
+func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
+	for _, t := range f.Texts {
+		if m := injection.FindString(clip(t.Body, maxTextJudged)); m != "" {
+			j.block("prompt-injection", "the %s carries instructions aimed at an AI agent: %s", textName(t.Source), quote(m))
+			return
+		}
+	}
+	if m := injection.FindString(clip(a.Command, maxTextJudged)); m != "" {
+		j.block("prompt-injection", "the command carries instructions aimed at an AI agent: %s", quote(m))
+	}
+}
+
+// memoryInstruction is `memory:instruction`: a memory note that
+// instructs the agent that reads it later (or Shield's evaluator) rather
+// than records a fact: to override or bypass checks, to handle secrets,
+// to hide things from the user.
+func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
+	for _, t := range f.Texts {
+		res := []*regexp.Regexp{memoryOverride, memoryExfil, memoryDirective}
+		what := "the memory note"
+		if p, ok := strings.CutPrefix(t.Source, "content:"); ok {
+			switch path.Base(p) {
+			case "MEMORY.md":
+				what = "the memory file"
+			case "AGENTS.md", "CLAUDE.md", "GEMINI.md", ".cursorrules", ".windsurfrules", "copilot-instructions.md":
+				// Instructions for agents are what these files are for:
+				// only overrides and secret handling are judged.
+				res, what = res[:2], "the agent instructions in "+path.Base(p)
+			default:
+				continue
+			}
+		} else if t.Source != "memory" {
+			continue
+		}
+		body := clip(t.Body, maxTextJudged)
+		for _, re := range res {
+			if m := re.FindString(body); m != "" {
+				j.block("memory:instruction", "%s instructs a later agent rather than records: %s", what, quote(m))
+				return
+			}
+		}
+	}
+}
+
+// encodedPayload is `encoded-payload`: data decoded one level (base64,
+// hex, printf escapes) and run, or that names a credential, a host or a
+// command that would be blocked. Encoding is how a payload hides from
+// the other rules; decoded, it is judged as if written plainly.
+func (s *Shield) encodedPayload(_ *Action, f *Facts, j *judgement) {
+	for _, x := range f.Execs {
+		if decodedVia(x.From) {
+			j.block("encoded-payload", "%s runs data %s decodes: %s", x.Runner, x.From, quote(x.Line))
+			return
+		}
+	}
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if decodedVia(r.Via) {
+			j.block("encoded-payload", "runs decoded data: %s (via %s)", quote(r.Line), r.Via)
+			return
+		}
+	}
+	for _, t := range f.Texts {
+		if !decodedVia(t.Source) {
+			continue
+		}
+		body := clip(t.Body, maxTextJudged)
+		for _, p := range literalPaths(body) {
+			if g := s.credential(&Ref{Path: s.ResolvePath(p), Glob: hasMeta(p)}); g != "" {
+				j.block("encoded-payload", "%s-decoded data names %s, which holds credentials (%s)", t.Source, p, g)
+				return
+			}
+		}
+		for _, m := range urlHost.FindAllStringSubmatch(body, 16) {
+			h := strings.Trim(strings.ToLower(m[1]), "[]")
+			if !s.hostAllowed(h) && !localHost(h) {
+				j.block("encoded-payload", "%s-decoded data names the host %s", t.Source, h)
+				return
+			}
+		}
+		if j.inner {
+			continue
+		}
+		if v, ok := s.judgeLine(body, nil); ok && v.Decision == Block {
+			j.block("encoded-payload", "%s-decoded data would run: %s", t.Source, v.Reason)
+			return
+		}
+	}
+}
+
+// decodedVia reports whether a Via or a Text source is decoded data.
+func decodedVia(via string) bool {
+	for _, part := range strings.Split(via, " > ") {
+		for _, d := range []string{"base64", "hex", "printf", "xxd"} {
+			if strings.HasPrefix(part, d) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// scriptContent is `script-content:<rule>`: a script written to the
+// workspace (a shell script, Makefile recipes, package.json scripts,
+// Dockerfile RUN lines, a justfile, CI workflow steps, hooks) is judged
+// by what it would run, as tiers -1 and 1 judge a command: Shield cannot
+// read it when `make` or `npm test` runs it later and stay pure.
+func (s *Shield) scriptContent(_ *Action, f *Facts, j *judgement) {
+	if j.inner {
+		return
+	}
+	for _, t := range f.Texts {
+		p, ok := strings.CutPrefix(t.Source, "content:")
+		if !ok {
+			continue
+		}
+		line := scriptLines(p, clip(t.Body, maxTextJudged))
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var keep func(string) bool
+		if containerFile(p) {
+			// RUN lines act on the image being built, inside the
+			// container: its /usr, its /etc, its installers. What leaves
+			// the machine is what matters.
+			keep = leavesMachine
+		}
+		v, ok := s.judgeLine(line, keep)
+		switch {
+		case !ok || v.Rule == "shell:unknown":
+		case v.Decision == Block:
+			j.block("script-content:"+v.Rule, "%s would run what Shield blocks: %s", path.Base(p), v.Reason)
+			return
+		default:
+			j.escalate("script-content:"+v.Rule, "%s would run what Shield asks about: %s", path.Base(p), v.Reason)
+		}
+	}
+}
+
+// scriptLines returns the shell that a file at p with content body would
+// run, or "" for a file that is not a script Shield knows.
+func scriptLines(p, body string) string {
+	base := path.Base(p)
+	ext := path.Ext(base)
+	switch {
+	case base == "package.json":
+		var pkg struct {
+			Scripts map[string]string `json:"scripts"`
+		}
+		if json.Unmarshal([]byte(body), &pkg) != nil {
+			return ""
+		}
+		keys := make([]string, 0, len(pkg.Scripts))
+		for k := range pkg.Scripts {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var b strings.Builder
+		for _, k := range keys {
+			b.WriteString(pkg.Scripts[k])
+			b.WriteByte('\n')
+		}
+		return b.String()
+	case base == "Makefile" || base == "makefile" || base == "GNUmakefile" || ext == ".mk":
+		return recipeLines(body, "\t", "@-+")
+	case base == "justfile" || base == "Justfile" || base == ".justfile" || ext == ".just":
+		return recipeLines(body, " \t", "@-")
+	case strings.HasPrefix(base, "Dockerfile") || strings.HasPrefix(base, "Containerfile") || ext == ".dockerfile":
+		return dockerRuns(body)
+	case base == "Jenkinsfile":
+		var b strings.Builder
+		for _, re := range jenkinsSh {
+			for _, m := range re.FindAllStringSubmatch(body, 256) {
+				b.WriteString(m[1])
+				b.WriteByte('\n')
+			}
+		}
+		return b.String()
+	case ext == ".yml" || ext == ".yaml":
+		if !ciYAML(p) {
+			return ""
+		}
+		return yamlRuns(body)
+	case ext == ".sh" || ext == ".bash" || ext == ".zsh" || ext == ".ksh" || ext == ".command" || base == ".envrc",
+		strings.Contains(p, "/.husky/") || strings.Contains(p, "/.git/hooks/"),
+		strings.HasPrefix(body, "#!") && strings.Contains(firstLine(body), "sh"):
+		return body
+	}
+	return ""
+}
+
+// containerFile reports whether p is a container build file, whose
+// commands run inside the container being built.
+func containerFile(p string) bool {
+	base := path.Base(p)
+	return strings.HasPrefix(base, "Dockerfile") || strings.HasPrefix(base, "Containerfile") || path.Ext(base) == ".dockerfile"
+}
+
+// leavesMachine reports whether a rule is about data leaving the
+// machine.
+func leavesMachine(rule string) bool {
+	return strings.HasPrefix(rule, "exfiltration:") || rule == "encoded-payload" || rule == "credential-metadata"
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// recipeLines returns the recipe lines of a Makefile or justfile: those
+// indented with one of indent, without the prefix characters that only
+// steer make (@ - +), with make's $$ as the shell's $.
+func recipeLines(body, indent, prefixes string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(body, "\n") {
+		if l == "" || !strings.ContainsRune(indent, rune(l[0])) {
+			continue
+		}
+		l = strings.TrimLeft(strings.TrimSpace(l), prefixes)
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
+		b.WriteString(strings.ReplaceAll(l, "$$", "$"))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// dockerRuns returns a Dockerfile's RUN commands (continuations joined;
+// the exec form's words joined by spaces).
+func dockerRuns(body string) string {
+	var b strings.Builder
+	body = strings.ReplaceAll(body, "\\\n", " ")
+	for _, l := range strings.Split(body, "\n") {
+		l = strings.TrimSpace(l)
+		if len(l) < 4 || !strings.EqualFold(l[:4], "RUN ") {
+			continue
+		}
+		l = strings.TrimSpace(l[4:])
+		for strings.HasPrefix(l, "--") {
+			i := strings.IndexByte(l, ' ')
+			if i < 0 {
+				l = ""
+				break
+			}
+			l = strings.TrimSpace(l[i:])
+		}
+		if strings.HasPrefix(l, "[") {
+			var words []string
+			if json.Unmarshal([]byte(l), &words) == nil {
+				l = strings.Join(words, " ")
+			}
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// ciYAML reports whether a YAML file's steps run commands: CI workflows,
+// task runners, hook managers.
+func ciYAML(p string) bool {
+	base := path.Base(p)
+	switch strings.TrimSuffix(strings.TrimSuffix(base, ".yml"), ".yaml") {
+	case ".gitlab-ci", "azure-pipelines", ".travis", "bitbucket-pipelines", ".drone", "Taskfile", "taskfile", ".pre-commit-config", "lefthook", "action":
+		return true
+	}
+	return strings.Contains(p, "/.github/workflows/") || strings.Contains(p, "/.circleci/") || strings.Contains(p, "/.buildkite/")
+}
+
+// runKeys are the YAML keys whose string values CI systems and task
+// runners run as shell.
+var runKeys = map[string]bool{"run": true, "script": true, "scripts": true, "before_script": true, "after_script": true, "command": true,
+	"commands": true, "cmds": true, "cmd": true, "entry": true, "install": true, "before_install": true, "after_success": true, "steps": false}
+
+// yamlRuns returns the shell a CI or task YAML file runs: every string
+// under a run-like key, GitHub expressions replaced by a placeholder.
+func yamlRuns(body string) string {
+	var doc yaml.Node
+	if yaml.Unmarshal([]byte(body), &doc) != nil {
+		return ""
+	}
+	var b strings.Builder
+	budget := 100000
+	var walk func(n *yaml.Node, run bool)
+	walk = func(n *yaml.Node, run bool) {
+		if budget--; budget < 0 || n == nil {
+			return
+		}
+		switch n.Kind {
+		case yaml.ScalarNode:
+			if run && n.Tag == "!!str" {
+				b.WriteString(ghExpr.ReplaceAllString(n.Value, "EXPR"))
+				b.WriteByte('\n')
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1], runKeys[n.Content[i].Value])
+			}
+		case yaml.SequenceNode, yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, run)
+			}
+		}
+	}
+	walk(&doc, false)
+	return b.String()
+}
+
+// literalPaths returns the words of an interpreter payload's literal or
+// of decoded data that look like paths: absolute, from home, relative
+// with a slash, or a dot file.
+func literalPaths(body string) []string {
+	var out []string
+	words := strings.FieldsFunc(clip(body, maxTextJudged), func(r rune) bool {
+		return r <= ' ' || strings.ContainsRune("'\"`,;()[]{}=+<>|&:", r)
+	})
+	for _, w := range words {
+		if len(out) >= 256 {
+			break
+		}
+		w = strings.TrimPrefix(w, "@")
+		if len(w) < 2 || len(w) > 4096 || strings.Contains(w, "//") {
+			continue
+		}
+		if strings.HasPrefix(w, "/") || strings.HasPrefix(w, "~/") || strings.HasPrefix(w, "$HOME/") || strings.Contains(w, "/") || strings.HasPrefix(w, ".") {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// textName says what a Text is, for reasons.
+func textName(src string) string {
+	switch {
+	case strings.HasPrefix(src, "content:"):
+		return "content of " + strings.TrimPrefix(src, "content:")
+	case src == "body":
+		return "request body"
+	case src == "memory":
+		return "memory note"
+	case src == "":
+		return "text"
+	}
+	return src + " text"
+}
