@@ -103,6 +103,8 @@ type shieldEval struct {
 	eval  engine.Evaluator
 	tools *executor.Registry
 	ws    *executor.Workspace // held (O_PATH) for the tools' definitions; nothing runs in it
+	// maxLine bounds a line; 0 means maxEvalLine.
+	maxLine int
 }
 
 // newShieldEval configures Shield as `opx start` would for the workspace,
@@ -127,6 +129,12 @@ func newShieldEval(c *cli.Context) (*shieldEval, error) {
 		}
 		policyName = p
 	}
+	return evalFor(ws, policyFile, policyName)
+}
+
+// evalFor is newShieldEval for a resolved workspace and policy file
+// ("" for the built-in default).
+func evalFor(ws, policyFile, policyName string) (*shieldEval, error) {
 	lp, err := workspaceLedger(ws)
 	if err != nil {
 		return nil, err
@@ -196,7 +204,11 @@ type evalError struct {
 func (e *shieldEval) run(in io.Reader, out io.Writer) (bad int, err error) {
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	lr := lineReader{r: bufio.NewReaderSize(in, 64<<10), max: maxEvalLine}
+	max := e.maxLine
+	if max <= 0 {
+		max = maxEvalLine
+	}
+	lr := lineReader{r: bufio.NewReaderSize(in, 64<<10), max: max}
 	for n := 1; ; n++ {
 		line, tooLong, err := lr.next()
 		if errors.Is(err, io.EOF) {
@@ -208,7 +220,7 @@ func (e *shieldEval) run(in io.Reader, out io.Writer) (bad int, err error) {
 		var v any
 		switch {
 		case tooLong:
-			v = evalError{Line: n, Error: fmt.Sprintf("line is longer than %d bytes", maxEvalLine)}
+			v = evalError{Line: n, Error: fmt.Sprintf("line is longer than %d bytes", max)}
 		case len(bytes.TrimSpace(line)) == 0:
 			continue // blank lines separate nothing and ask nothing
 		default:
