@@ -61,3 +61,12 @@ func (s *scope) branch(fn func()) {
 		s.vars[name] = value{}
 	}
 }
+
+// forget makes every variable unknown, HOME included (after source of a
+// file: it may set any of them).
+func (s *scope) forget() {
+	for name := range s.vars {
+		s.vars[name] = value{}
+	}
+	s.vars["HOME"] = value{}
+}
