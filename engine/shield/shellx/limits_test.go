@@ -115,6 +115,9 @@ var worstCases = []struct {
 			}
 		},
 	},
+	{name: "200k substitutions in one command", line: "echo " + strings.Repeat("$(a) ", 200000), err: shellx.ErrTooMany},
+	{name: "200k arithmetic words", line: "echo " + strings.Repeat("$((a+1)) ", 100000)},
+	{name: "long python", line: "python3 -c '" + strings.Repeat(`os.system("x");`, 60000) + "'", err: shellx.ErrTooMany},
 	{name: "400k words", line: "echo " + strings.Repeat("w ", 400000)},
 	{name: "10k heredocs", line: strings.Repeat("cat <<E\n", 10000) + "x\n" + strings.Repeat("E\n", 10000), err: shellx.ErrTooMany},
 	{name: "nested loops", line: strings.Repeat("for a in 1 2 3 4; do ", 100) + "echo $a" + strings.Repeat("; done", 100)},

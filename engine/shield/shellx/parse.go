@@ -169,6 +169,10 @@ type parser struct {
 	// building a command's words; the command walks them after it is
 	// listed (nested commands come after the one holding them).
 	pending []pending
+	// pushed holds the substitutions in pending (by first statement).
+	pushed map[*syntax.Stmt]bool
+	// literals holds the literals listed, by source and text.
+	literals map[[2]string]bool
 	// pipeFrom is the index of the command whose output the next simple
 	// command listed reads (-1: none).
 	pipeFrom int
@@ -289,26 +293,60 @@ func (p *parser) shell(text string, c *ctx, what string) {
 		p.fail(fmt.Errorf("%w: %s%d | and & operators, more than %d", ErrTooDeep, errWhere(what), n, maxOperators))
 		return
 	}
-	c.src = text
-	sp := parsers.Get().(*syntax.Parser)
-	defer parsers.Put(sp)
-	// The iterator is read to its end: syntax.Parser.Stmts panics when
-	// its callback stops it at a statement that comes with an error.
-	var err error
-	for s, serr := range sp.StmtsSeq(strings.NewReader(text)) {
-		if serr != nil {
-			if err == nil {
-				err = serr
-			}
-			continue
-		}
-		if err == nil && !p.stop {
-			p.stmt(s, c)
-		}
+	if n := substitutions(text); n > MaxCommands {
+		// Each lists a command at least: refused before parsing.
+		p.stop = true
+		p.fail(fmt.Errorf("%w: %s%d command substitutions, more than %d", ErrTooMany, errWhere(what), n, MaxCommands))
+		return
 	}
-	if err != nil {
+	c.src = text
+	if err := p.parseStmts(text, func(s *syntax.Stmt) bool {
+		p.stmt(s, c)
+		return !p.stop
+	}); err != nil {
 		p.fail(fmt.Errorf("%w: %s%s", ErrSyntax, errWhere(what), describeSyntaxErr(err)))
 	}
+}
+
+// parseStmts parses text and calls fn with each statement until it
+// returns false or a syntax error is met (returned).
+//
+// syntax.Parser's statement iterator yields once more after being told
+// to stop when an error is pending (a runtime panic in the range loop):
+// that panic is recovered here, and the parser dropped rather than
+// reused.
+func (p *parser) parseStmts(text string, fn func(*syntax.Stmt) bool) (err error) {
+	sp := parsers.Get().(*syntax.Parser)
+	stopped := false
+	defer func() {
+		if r := recover(); r != nil {
+			if !stopped {
+				panic(r)
+			}
+			return
+		}
+		parsers.Put(sp)
+	}()
+	for s, serr := range sp.StmtsSeq(strings.NewReader(text)) {
+		if serr != nil {
+			err = serr
+			stopped = true
+			break
+		}
+		if !fn(s) {
+			stopped = true
+			break
+		}
+	}
+	return err
+}
+
+// substitutions counts the command and process substitutions text may
+// hold ($(, backquote pairs, <(, >(), an over-estimate.
+func substitutions(text string) int {
+	n := strings.Count(text, "$(") - strings.Count(text, "$((") +
+		strings.Count(text, "<(") + strings.Count(text, ">(")
+	return n + strings.Count(text, "`")/2
 }
 
 func errWhere(what string) string {
@@ -397,11 +435,14 @@ func (p *parser) literal(source, text string) {
 	if !p.spend(len(text)) {
 		return
 	}
-	for _, l := range p.a.Literals {
-		if l.Source == source && l.Text == text {
-			return
-		}
+	key := [2]string{source, text}
+	if p.literals[key] {
+		return
 	}
+	if p.literals == nil {
+		p.literals = map[[2]string]bool{}
+	}
+	p.literals[key] = true
 	p.a.Literals = append(p.a.Literals, Literal{Source: source, Text: text})
 }
 

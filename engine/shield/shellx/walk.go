@@ -12,11 +12,13 @@ func (p *parser) push(stmts []*syntax.Stmt, label string) {
 	if p.quiet > 0 || len(stmts) == 0 {
 		return
 	}
-	for _, pd := range p.pending {
-		if len(pd.stmts) > 0 && pd.stmts[0] == stmts[0] {
-			return // the same substitution, met again through brace expansion
-		}
+	if p.pushed[stmts[0]] {
+		return // the same substitution, met again through brace expansion
 	}
+	if p.pushed == nil {
+		p.pushed = map[*syntax.Stmt]bool{}
+	}
+	p.pushed[stmts[0]] = true
 	p.pending = append(p.pending, pending{stmts: stmts, label: label})
 }
 
@@ -62,6 +64,10 @@ func (p *parser) drain(mark int, c *ctx) {
 	}
 	pend := append([]pending(nil), p.pending[mark:]...)
 	p.pending = p.pending[:mark]
+	for _, pd := range pend {
+		// Walked now; met again (an unrolled loop), listed again.
+		delete(p.pushed, pd.stmts[0])
+	}
 	// What a substitution holds reads no pipe of the command holding it.
 	hasPipe := p.hasPipe
 	p.hasPipe = false
