@@ -64,6 +64,15 @@ func isInterpreter(name string) string {
 // interpreter finds the code an interpreter command runs and reads it.
 func (p *parser) interpreter(lang string, args []Word, c *ctx, in input) {
 	code, flag, found, stdin := interpCode(lang, args[1:])
+	// One name per language: "node -e" for -e, -p and --eval alike.
+	switch lang {
+	case "python":
+		flag = "-c"
+	case "node", "bun", "perl", "ruby", "osascript":
+		flag = "-e"
+	case "php":
+		flag = "-r"
+	}
 	label := strings.TrimSpace(lang + " " + flag)
 	switch {
 	case found:

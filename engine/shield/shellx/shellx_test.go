@@ -1003,7 +1003,7 @@ var parseCases = []parseCase{
 		cmds: []string{
 			"node -p `a${b}c`",
 		},
-		lits: []string{"node -p: ac"},
+		lits: []string{"node -e: ac"},
 	},
 	{line: "perl -e 'system \"rm -rf /\"'",
 		cmds: []string{
