@@ -453,7 +453,7 @@ func (p *parser) codeShell(text string, dyn bool, c *ctx, label string) {
 	in := *c
 	in.via = joinVia(c.via, label)
 	in.depth = c.depth + 1
-	in.sc = newScope()
+	in.sc = c.sc.child(nil)
 	in.dyn = dyn
 	p.shell(text, &in, label)
 }

@@ -84,8 +84,10 @@ const (
 // Command and process substitutions are listed after their command, Via
 // "$()", "“", "<()", ">()", at the same Depth. Shell payloads are
 // parsed one Depth deeper (beyond MaxDepth: ErrTooDeep), with their own
-// Line offsets, and a fresh set of variables unless they run in the same
-// shell (eval, alias, trap, source):
+// Line offsets. eval, alias, trap and source run in the line's shell and
+// see all its variables; a new process (sh -c, an interpreter) sees the
+// exported ones (export, declare -x) and its command's NAME=value
+// prefixes; ssh and docker/kubectl payloads see none.
 //   - NAME -c (NAME: sh bash dash zsh ksh ash mksh...; flags combined as
 //     -lc, -ec; -o OPT skipped): Via "NAME -c". A Dynamic payload is
 //     parsed as written (its unknown parts stay Dynamic words), unless it
@@ -185,6 +187,9 @@ type parser struct {
 	// quiet > 0 drops substitutions instead of listing them (words
 	// evaluated twice, or only to compute a static output).
 	quiet int
+	// env holds the NAME=value prefixes of the command whose payloads are
+	// being read: the environment of the process it starts.
+	env []Assign
 	// procModule: the interpreter code being read imports a process
 	// module, so a weak exec name called on any module counts.
 	procModule bool
@@ -215,6 +220,9 @@ type ctx struct {
 	sc    *scope
 	// mult is how many times the enclosing loops are already unrolled.
 	mult int
+	// remote: a shell payload read from here runs on another machine or
+	// in a container (ssh, docker exec): it sees none of our variables.
+	remote bool
 	// dyn marks a text built from an interpreter's string concatenation:
 	// dynPlaceholder in it stands for the unknown parts.
 	dyn bool

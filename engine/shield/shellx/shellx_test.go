@@ -1374,6 +1374,46 @@ var parseCases = []parseCase{
 			"xargs -0 rm -f <list",
 		},
 	},
+	{line: "export X=/etc; bash -c 'cat $X/shadow'",
+		cmds: []string{
+			"X=/etc export",
+			"bash -c \"cat $X/shadow\"",
+			"{bash -c}@1 cat /etc/shadow",
+		},
+	},
+	{line: "Y=/root sh -c 'ls $Y'",
+		cmds: []string{
+			"Y=/root sh -c \"ls $Y\"",
+			"{sh -c}@1 ls /root",
+		},
+	},
+	{line: "Z=1; sh -c 'echo $Z'",
+		cmds: []string{
+			"Z=1",
+			"sh -c \"echo $Z\"",
+			"{sh -c}@1 echo D:$Z",
+		},
+	},
+	{line: "declare -x W=/etc; ssh h 'cat $W/passwd'",
+		cmds: []string{
+			"W=/etc declare -x",
+			"ssh h \"cat $W/passwd\"",
+			"{ssh h}@1 cat D:$W/passwd",
+		},
+	},
+	{line: "node -p 'require(\"fs\").readFileSync(\"/etc/passwd\", \"utf8\")'",
+		cmds: []string{
+			"node -p \"require(\\\"fs\\\").readFileSync(\\\"/etc/passwd\\\", \\\"utf8\\\")\"",
+		},
+		lits: []string{"node -e: fs", "node -e: /etc/passwd", "node -e: utf8"},
+	},
+	{line: "perl -E 'say `id`'",
+		cmds: []string{
+			"perl -E \"say `id`\"",
+			"{perl -e}@1 id",
+		},
+		lits: []string{"perl -e: id"},
+	},
 }
 
 func TestParse_Lines(t *testing.T) {

@@ -426,8 +426,17 @@ func (p *parser) decl(s *syntax.Stmt, x *syntax.DeclClause, c *ctx) int {
 	}
 	cmd.Redirects = p.redirects(s.Redirs, c)
 	cmd.Line = p.stmtLine(s, c)
+	export := x.Variant.Value == "export"
+	for _, w := range cmd.Args[1:] {
+		if strings.HasPrefix(w.Text, "-") && strings.Contains(w.Text, "x") {
+			export = true
+		}
+	}
 	for i, a := range named {
 		p.setVar(a, cmd.Assigns[i], c)
+		if export && a.Name != nil {
+			c.sc.export(a.Name.Value)
+		}
 	}
 	if p.hasPipe {
 		cmd.PipeIn = p.pipeFrom
