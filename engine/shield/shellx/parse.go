@@ -82,7 +82,8 @@ const (
 // # Nested commands and payloads
 //
 // Command and process substitutions are listed after their command, Via
-// "$()", "“", "<()", ">()", at the same Depth. Shell payloads are
+// "$()", "<()", ">()" (backquotes: two backquote characters), at the
+// same Depth. Shell payloads are
 // parsed one Depth deeper (beyond MaxDepth: ErrTooDeep), with their own
 // Line offsets. eval, alias, trap and source run in the line's shell and
 // see all its variables; a new process (sh -c, an interpreter) sees the
