@@ -175,6 +175,9 @@ func (p *parser) payload(text string, c *ctx, via string, fresh bool) {
 		in.sc = newScope() // another machine or container: none of ours
 		in.remote = false
 	case fresh:
+		if !p.spend(len(c.sc.exported) + len(p.env)) {
+			return
+		}
 		in.sc = c.sc.child(p.env)
 	}
 	p.shell(text, &in, via)

@@ -26,6 +26,10 @@ type value struct {
 	glob bool
 }
 
+// maxExported caps the exported variables a new process is given; past
+// it, none are (they are unknown there).
+const maxExported = 256
+
 // maxAssigns caps the assignments a scope logs.
 const maxAssigns = 1 << 16
 
@@ -87,6 +91,10 @@ func (s *scope) export(name string) {
 // variables (HOME always) and env, the command's NAME=value prefixes.
 func (s *scope) child(env []Assign) *scope {
 	c := newScope()
+	if len(s.exported) > maxExported {
+		// Too many to copy into every process: unknown there.
+		return c
+	}
 	for name := range s.exported {
 		if v, ok := s.vars[name]; ok {
 			c.vars[name] = v

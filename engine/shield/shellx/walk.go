@@ -316,11 +316,15 @@ func (p *parser) assigned(args []Word, c *ctx) {
 			}
 		}
 	case "source", ".":
-		c.sc.forget()
+		if p.spend(len(c.sc.vars)) {
+			c.sc.forget()
+		}
 	case "eval":
 		for _, a := range args[1:] {
 			if a.Dynamic {
-				c.sc.forget()
+				if p.spend(len(c.sc.vars)) {
+					c.sc.forget()
+				}
 				return
 			}
 		}
