@@ -33,9 +33,7 @@ const maxExported = 256
 // maxAssigns caps the assignments a scope logs.
 const maxAssigns = 1 << 16
 
-func newScope() *scope {
-	return &scope{vars: map[string]value{}, exported: map[string]bool{}}
-}
+func newScope() *scope { return &scope{} }
 
 func (s *scope) get(name string) value {
 	if v, ok := s.vars[name]; ok {
@@ -51,6 +49,9 @@ func (s *scope) set(name string, v value) {
 	if len(v.text) > maxWordBytes || len(s.log) >= maxAssigns {
 		// Too long to carry, or too many to forget reliably: unknown.
 		v = value{}
+	}
+	if s.vars == nil {
+		s.vars = map[string]value{}
 	}
 	s.vars[name] = v
 	if len(s.log) < maxAssigns {
@@ -76,6 +77,9 @@ func (s *scope) forget() {
 	for name := range s.vars {
 		s.vars[name] = value{}
 	}
+	if s.vars == nil {
+		s.vars = map[string]value{}
+	}
 	s.vars["HOME"] = value{}
 }
 
@@ -97,16 +101,24 @@ func (s *scope) child(env []Assign) *scope {
 	}
 	for name := range s.exported {
 		if v, ok := s.vars[name]; ok {
-			c.vars[name] = v
-			c.exported[name] = true
+			c.put(name, v)
+			c.export(name)
 		}
 	}
 	if v, ok := s.vars["HOME"]; ok {
-		c.vars["HOME"] = v
+		c.put("HOME", v)
 	}
 	for _, a := range env {
-		c.vars[a.Name] = value{text: a.Value.Text, known: !a.Value.Dynamic}
+		c.put(a.Name, value{text: a.Value.Text, known: !a.Value.Dynamic})
 		c.export(a.Name)
 	}
 	return c
+}
+
+// put sets a variable without logging it (a new scope's starting values).
+func (s *scope) put(name string, v value) {
+	if s.vars == nil {
+		s.vars = map[string]value{}
+	}
+	s.vars[name] = v
 }
