@@ -1414,6 +1414,13 @@ var parseCases = []parseCase{
 		},
 		lits: []string{"perl -e: id"},
 	},
+	{line: "python3 -c \"import subprocess; print('hello world'); subprocess.run(['ls'])\"",
+		cmds: []string{
+			"python3 -c \"import subprocess; print('hello world'); subprocess.run(['ls'])\"",
+			"{python -c}@1 ls",
+		},
+		lits: []string{"python -c: hello world", "python -c: ls"},
+	},
 }
 
 func TestParse_Lines(t *testing.T) {
