@@ -162,6 +162,7 @@ func Parse(line string) (a Analysis) {
 			a = p.a
 		}
 	}()
+	p.hint = commandsHint(line)
 	p.shell(line, &ctx{sc: newScope(), mult: 1}, "")
 	return p.a
 }
@@ -197,6 +198,8 @@ type parser struct {
 	// procModule: the interpreter code being read imports a process
 	// module, so a weak exec name called on any module counts.
 	procModule bool
+	// hint is the capacity Commands starts with.
+	hint int
 	// stop is set once a limit is reached: nothing more is listed.
 	stop bool
 }
@@ -426,8 +429,8 @@ func (p *parser) add(cmd Command) int {
 		return -1
 	}
 	if p.a.Commands == nil {
-		p.a.Commands = make([]Command, 0, 4)
-		p.out = make([]staticOut, 0, 4)
+		p.a.Commands = make([]Command, 0, p.hint)
+		p.out = make([]staticOut, 0, p.hint)
 	}
 	p.a.Commands = append(p.a.Commands, cmd)
 	p.out = append(p.out, staticOut{})
@@ -465,3 +468,16 @@ const (
 	dynName        = "__shellx_dynamic__"
 	dynPlaceholder = "${" + dynName + "}"
 )
+
+// commandsHint guesses how many commands line lists (one, plus one per
+// operator or opening parenthesis), to size Commands once.
+func commandsHint(line string) int {
+	n := 1
+	for i := 0; i < len(line) && n < 64; i++ {
+		switch line[i] {
+		case '|', ';', '&', '\n', '(', '`':
+			n++
+		}
+	}
+	return n
+}
