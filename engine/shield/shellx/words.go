@@ -249,10 +249,18 @@ func (b *wordBuilder) tilde(v string) {
 	if i := strings.IndexByte(v, '/'); i >= 0 {
 		prefix = v[:i]
 	}
-	if prefix != "~" {
+	switch home, set := b.c.sc.vars["HOME"]; {
+	case prefix != "~":
 		b.dyn = true
+		b.lit(prefix)
+	case set && home.known:
+		// HOME=/etc; cat ~/shadow reads /etc/shadow.
+		b.lit(home.text)
+	case set:
+		b.dynamic(prefix)
+	default:
+		b.lit(prefix)
 	}
-	b.lit(prefix)
 	b.unquoted(v[len(prefix):])
 }
 
