@@ -360,6 +360,12 @@ func (m *model) dispatch(x *call, argv []shellx.Word) {
 	argv = splitIFS(argv)
 	for n := 0; len(argv) > 0 && n < 16; n++ {
 		w := argv[0]
+		if w.Glob && !w.Dynamic {
+			x.name, x.argv, x.args = progName(w.Text), argv, argv[1:]
+			x.run()
+			m.unknown("the program is a pattern the shell expands at run time: " + w.Text)
+			return
+		}
 		if w.Dynamic {
 			x.name, x.argv, x.args = "", argv, argv[1:]
 			x.run()

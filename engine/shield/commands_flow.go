@@ -399,6 +399,14 @@ func (x *call) stdinCode() {
 	}
 	from, remote := x.m.stdinFrom(x.i)
 	x.m.f.Execs = append(x.m.f.Execs, Exec{Runner: x.name, From: from, Remote: remote, Line: x.c.Line})
+	// shellx lists the code when the pipe's text is known statically
+	// (echo ... | base64 -d | sh): else what runs cannot be known.
+	for j := x.i + 1; j < len(x.m.a.Commands) && j < x.i+16; j++ {
+		if strings.Contains(x.m.a.Commands[j].Via, "| ") {
+			return
+		}
+	}
+	x.m.unknown(x.name + " runs code " + from + " produces at run time")
 }
 
 // runsFile notes that the current command runs the script at p: one a

@@ -48,6 +48,12 @@ func init() {
 		"watch":            unwrapWatch,
 		"flock":            unwrapFlock,
 		"xargs":            unwrapXargs,
+		"nsenter":          privileged(posixSpec("-t --target -m -u -i -n -p -U -C -T -r -w -S -G --mount --uts --ipc --net --pid --user --cgroup --time --root --wd --setuid --setgid")),
+		"unshare":          privileged(posixSpec("--map-user --map-group --propagation --setgroups -S -G -R -w --setuid --setgid --root --wd")),
+		"setpriv":          privileged(posixSpec("--reuid --regid --groups --inh-caps --ambient-caps --bounding-set --securebits --selinux-label --apparmor-profile")),
+		"capsh":            unwrapCapsh,
+		"systemd-run":      unwrapSystemdRun,
+		"sg":               unwrapSg,
 	}
 }
 
@@ -238,6 +244,50 @@ func unwrapXargs(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 	}
 	inner = append(append(inner, ops...), word(inputWord))
 	return inner, false
+}
+
+// unwrapCapsh reads capsh [opts] -- ARGS: a shell with the given
+// capabilities runs ARGS (capsh -- -c CMD).
+func unwrapCapsh(x *call, args []shellx.Word) ([]shellx.Word, bool) {
+	for i, w := range args {
+		if w.Text == "--" {
+			return append([]shellx.Word{word("bash")}, args[i+1:]...), true
+		}
+	}
+	return nil, true
+}
+
+// unwrapSg reads sg GROUP [-c] CMD.
+func unwrapSg(x *call, args []shellx.Word) ([]shellx.Word, bool) {
+	if len(args) < 2 {
+		return nil, true
+	}
+	if args[1].Text == "-c" && len(args) > 2 {
+		x.payload(args[2], "sg -c")
+		return nil, true
+	}
+	x.payload(args[1], "sg")
+	return nil, true
+}
+
+var systemdRunSpec = posixSpec("-u --unit -p --property -M --machine -H --host --description --slice -E --setenv --working-directory -d --uid --gid --nice --on-active --on-boot --on-startup --on-unit-active --on-unit-inactive --on-calendar --timer-property --path-property --socket-property")
+
+// unwrapSystemdRun reads systemd-run: the command runs as a service,
+// outside any sandbox; with a timer (--on-*) it runs later, persistently.
+func unwrapSystemdRun(x *call, args []shellx.Word) ([]shellx.Word, bool) {
+	opts, ops := systemdRunSpec.parse(args)
+	for _, o := range opts {
+		if strings.HasPrefix(o.name, "--on-") {
+			dir := "/etc/systemd/system"
+			if has(opts, "--user") {
+				dir = "~/.config/systemd/user"
+			}
+			x.name = "systemd-run"
+			x.refPath(kWrite, dir, true)
+			break
+		}
+	}
+	return ops, true
 }
 
 // replaced is w with the string xargs -I or find -exec replace by their
