@@ -272,11 +272,20 @@ func (m *model) command(i int) {
 		outer := m.f
 		var tmp Facts
 		m.f = &tmp
+		nVia, nPend := len(m.reqVia), len(m.pend)
 		x := &call{m: m, i: i, c: c, cwd: "/", via: c.Via, name: "redirect"}
 		if len(c.Args) > 0 {
 			m.dispatch(x, c.Args)
 		}
 		m.f = outer
+		// Requests move to the outer facts: so do their indices.
+		base := len(m.f.Requests)
+		for k := nVia; k < len(m.reqVia); k++ {
+			m.reqVia[k].req += base
+		}
+		for k := nPend; k < len(m.pend); k++ {
+			m.pend[k].req += base
+		}
 		m.f.Runs = append(m.f.Runs, tmp.Runs...)
 		m.f.Requests = append(m.f.Requests, tmp.Requests...)
 		m.f.Execs = append(m.f.Execs, tmp.Execs...)
@@ -291,12 +300,12 @@ func (m *model) command(i int) {
 	}
 	x.redirectTexts()
 	if x.chdir != nil {
-		d := m.dir(c.Via)
 		if strings.HasPrefix(lastVia(c.Via), "function ") {
 			// The body runs wherever the function is called:
 			// what follows the call is in an unknown directory.
 			m.dir("").dir = ""
 		}
+		d := m.dir(c.Via) // (after any append m.dir does above)
 		d.old, d.dir = d.dir, *x.chdir
 	}
 }

