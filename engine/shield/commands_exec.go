@@ -546,7 +546,7 @@ func tmuxH(x *call) {
 // buildH reads build tools and test runners: they run workspace code
 // (the Run is for the tiers); -C DIR and -f FILE are honoured.
 func buildH(x *call) {
-	opts, _ := newSpec("-C -f --file --makefile --directory -j --jobs -l -o -W -I --include-dir").parse(x.args)
+	opts, _ := cachedSpec(0, "-C -f --file --makefile --directory -j --jobs -l -o -W -I --include-dir").parse(x.args)
 	if d, ok := val(opts, "-C", "--directory"); ok {
 		x.cd(d)
 	}
@@ -617,7 +617,7 @@ func formatter(sp *spec, writeFlags, checkFlags []string, dirDefault bool) handl
 // terraformH reads terraform and tofu: fmt writes, init fetches
 // providers, plan reads the cloud, apply, destroy and import change it.
 func terraformH(x *call) {
-	_, ops := newSpec("-chdir -var -var-file -target -out -state -backend-config").parse(x.args)
+	_, ops := cachedSpec(0, "-chdir -var -var-file -target -out -state -backend-config").parse(x.args)
 	for _, w := range x.args {
 		if d, ok := strings.CutPrefix(w.Text, "-chdir="); ok {
 			x.cd(word(d))

@@ -137,7 +137,7 @@ func unwrapSu(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 }
 
 func unwrapChroot(x *call, args []shellx.Word) ([]shellx.Word, bool) {
-	_, ops := posixSpec("--userspec --groups").parse(args)
+	_, ops := cachedSpec(1, "--userspec --groups").parse(args)
 	if len(ops) == 0 {
 		return nil, true
 	}
@@ -162,7 +162,7 @@ func unwrapEnv(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 }
 
 func unwrapCommand(x *call, args []shellx.Word) ([]shellx.Word, bool) {
-	opts, ops := posixSpec("").parse(args)
+	opts, ops := cachedSpec(1, "").parse(args)
 	if has(opts, "-v", "-V") {
 		return nil, false
 	}
@@ -170,7 +170,7 @@ func unwrapCommand(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 }
 
 func unwrapTime(x *call, args []shellx.Word) ([]shellx.Word, bool) {
-	opts, ops := posixSpec("-f -o --format --output").parse(args)
+	opts, ops := cachedSpec(1, "-f -o --format --output").parse(args)
 	for _, w := range vals(opts, "-o", "--output") {
 		x.name = "time"
 		x.ref(kWrite, w, false)
@@ -179,7 +179,7 @@ func unwrapTime(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 }
 
 func unwrapTrace(x *call, args []shellx.Word) ([]shellx.Word, bool) {
-	opts, ops := posixSpec("-o -e -p -s -a -b -E -I -O -P -S -u -X -U -A -l -L -n -F").parse(args)
+	opts, ops := cachedSpec(1, "-o -e -p -s -a -b -E -I -O -P -S -u -X -U -A -l -L -n -F").parse(args)
 	for _, w := range vals(opts, "-o") {
 		x.name = "strace"
 		x.ref(kWrite, w, false)
@@ -188,7 +188,7 @@ func unwrapTrace(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 }
 
 func unwrapWatch(x *call, args []shellx.Word) ([]shellx.Word, bool) {
-	opts, ops := posixSpec("-n -d --interval --differences -q --equexit -e -g").parse(args)
+	opts, ops := cachedSpec(1, "-n -d --interval --differences -q --equexit -e -g").parse(args)
 	if len(ops) == 1 && !has(opts, "-x", "--exec") && strings.ContainsAny(ops[0].Text, " ;|&") {
 		// watch runs a single argument with sh -c.
 		x.payload(ops[0], "watch")
@@ -198,7 +198,7 @@ func unwrapWatch(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 }
 
 func unwrapFlock(x *call, args []shellx.Word) ([]shellx.Word, bool) {
-	opts, ops := posixSpec("-w -E --timeout --conflict-exit-code").parse(args)
+	opts, ops := cachedSpec(1, "-w -E --timeout --conflict-exit-code").parse(args)
 	if c, ok := val(opts, "-c", "--command"); ok {
 		x.payload(c, "flock")
 		return nil, false
