@@ -181,6 +181,9 @@ type model struct {
 	// remotes are git remotes the line adds (git remote add NAME URL):
 	// name to host.
 	remotes map[string]string
+	// pendStdin are the requests of the current command's /dev/tcp
+	// redirections, whose Files are what the command reads.
+	pendStdin []int
 }
 
 type viaDir struct{ via, dir, old string }
@@ -321,6 +324,11 @@ func (m *model) command(i int) {
 	if len(c.Args) > 0 {
 		m.dispatch(x, c.Args)
 	}
+	x.assigns()
+	for _, k := range m.pendStdin {
+		x.fromStdin(k)
+	}
+	m.pendStdin = m.pendStdin[:0]
 	x.redirectTexts()
 	if x.chdir != nil {
 		if strings.HasPrefix(lastVia(c.Via), "function ") {
@@ -665,6 +673,32 @@ next:
 	return list
 }
 
+// assigns judges the variables a command sets that make programs load or
+// run code: LD_PRELOAD and LD_AUDIT load a library into every program
+// (Unknown: what it does cannot be known), BASH_ENV and ENV name a script
+// shells run, and the *_COMMAND, pager, editor and askpass variables
+// hold a command line.
+func (x *call) assigns() {
+	for _, a := range x.c.Assigns {
+		v := a.Value
+		switch a.Name {
+		case "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES":
+			for _, p := range strings.FieldsFunc(v.Text, func(r rune) bool { return r == ':' || r == ' ' }) {
+				x.ref(kRead, shellx.Word{Text: p, Dynamic: v.Dynamic}, false)
+			}
+			x.m.unknown(a.Name + " loads " + clipText(v.Text, 80) + " into the programs the command runs")
+		case "BASH_ENV", "ENV":
+			x.ref(kRead, v, false)
+			x.runsFile(v.Text)
+		case "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
+			"GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "PROMPT_COMMAND", "GIT_PROXY_COMMAND", "LESSOPEN", "LESSCLOSE":
+			if v.Text != "" {
+				x.payload(v, a.Name+"=")
+			}
+		}
+	}
+}
+
 // redirectRefs adds the paths the command's redirections read and
 // write (before the program's own facts, so that a request's Files
 // include what is redirected into it).
@@ -679,6 +713,12 @@ func (x *call) redirectRefs() {
 			if isFd(t) {
 				continue
 			}
+		}
+		if host, ok := devNet(t); ok {
+			// bash's /dev/tcp/HOST/PORT: a connection, carrying what
+			// the command reads and writes.
+			x.netRedirect(host, r.Target)
+			continue
 		}
 		switch {
 		case r.Write:
@@ -733,6 +773,32 @@ func echoText(name string, args []shellx.Word) string {
 		parts = append(parts, unescape(w.Text))
 	}
 	return strings.Join(parts, " ")
+}
+
+// devNet returns the host of bash's /dev/tcp/HOST/PORT or
+// /dev/udp/HOST/PORT.
+func devNet(t string) (string, bool) {
+	rest, ok := strings.CutPrefix(t, "/dev/tcp/")
+	if !ok {
+		rest, ok = strings.CutPrefix(t, "/dev/udp/")
+	}
+	if !ok {
+		return "", false
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	return hostOf(host), true
+}
+
+// netRedirect adds the connection a /dev/tcp redirection opens: its
+// Files are what the command reads; a shell whose input or output is the
+// connection is a remote shell.
+func (x *call) netRedirect(host string, w shellx.Word) {
+	k := x.request(Request{Host: host, Data: true})
+	x.computed(k, w)
+	x.m.pendStdin = append(x.m.pendStdin, k)
+	if len(x.c.Args) > 0 && !x.c.Args[0].Dynamic && shells[progName(x.c.Args[0].Text)] {
+		x.m.f.Execs = append(x.m.f.Execs, Exec{Runner: progName(x.c.Args[0].Text), From: "/dev/tcp", Remote: true, Line: x.c.Line})
+	}
 }
 
 func isFd(t string) bool {

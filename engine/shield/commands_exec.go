@@ -102,7 +102,7 @@ var interpSpecs = map[string]struct {
 }{
 	"python":    {"-c", posixSpec("-c -m -W -X -Q")},
 	"node":      {"-e --eval -p --print", posixSpec("-e --eval -p --print -r --require --import --loader --env-file --input-type --conditions -C --title --inspect-port")},
-	"perl":      {"-e -E", posixSpec("-e -E")},
+	"perl":      {"-e -E", posixSpec("-e -E -M -m -I")},
 	"ruby":      {"-e", posixSpec("-e -r -I -C -E --encoding")},
 	"php":       {"-r -R -B -E", posixSpec("-r -R -B -E -S -t -c -d -f -F -z")},
 	"lua":       {"-e", posixSpec("-e -l")},
@@ -311,7 +311,7 @@ var (
 	readMarkers  = []string{"open(", "readFile", "read_text", "read_bytes", "File.read", "File.open", "IO.read", "slurp", "file_get_contents", "fs.read", "os.environ", "getenv", "process.env", "ENV[", "$ENV{", "readlines", "fopen(", "Path(", "glob(", "listdir(", "walk("}
 	buildMarkers = []string{"+", "f'", `f"`, "${", "%s", ".format(", "`", ".", "join("}
 	sockMarkers  = []string{"socket", "connect(", "TCPSocket", "IO::Socket", "fsockopen", "net.connect", "net.Socket", "createConnection", "/dev/tcp/"}
-	shMarkers    = []string{"dup2", "pty.spawn", "/bin/sh", "/bin/bash", "subprocess.call", "exec(", "spawn("}
+	shMarkers    = []string{"dup2", "pty.spawn", "/bin/sh", "/bin/bash", "subprocess", "exec(", "spawn(", "popen", "system(", "execSync", "`"}
 )
 
 func containsAny(s string, subs []string) bool {

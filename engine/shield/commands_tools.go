@@ -258,6 +258,11 @@ func (sp *spec) parse2(args []shellx.Word) []opt {
 func (x *call) gitRemote(w shellx.Word, method string, data bool) {
 	t := w.Text
 	host := ""
+	if cmd, ok := strings.CutPrefix(t, "ext::"); ok {
+		// The ext transport runs a command ("% " is a space).
+		x.payload(shellx.Word{Text: strings.ReplaceAll(cmd, "% ", " "), Dynamic: w.Dynamic}, "git ext::")
+		return
+	}
 	switch {
 	case strings.Contains(t, "://"):
 		if strings.HasPrefix(t, "file://") {
