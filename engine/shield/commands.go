@@ -181,12 +181,21 @@ type model struct {
 	// remotes are git remotes the line adds (git remote add NAME URL):
 	// name to host.
 	remotes map[string]string
+	// vars are variables the line assigns a computed value
+	// (F=$(mktemp)): what "$F" names is what that computes.
+	vars []assigned
 	// pendStdin are the requests of the current command's /dev/tcp
 	// redirections, whose Files are what the command reads.
 	pendStdin []int
 }
 
 type viaDir struct{ via, dir, old string }
+
+type assigned struct {
+	name string
+	val  shellx.Word
+	cmd  int // the command that assigns it
+}
 
 // pendingFiles is a request whose arguments hold command substitutions:
 // its Files are the reads of the commands inside them, which are listed
@@ -325,6 +334,13 @@ func (m *model) command(i int) {
 		m.dispatch(x, c.Args)
 	}
 	x.assigns()
+	if len(c.Args) == 0 || isDecl(c.Args[0].Text) {
+		for _, a := range c.Assigns {
+			if a.Value.Dynamic {
+				m.vars = append(m.vars, assigned{name: a.Name, val: a.Value, cmd: i})
+			}
+		}
+	}
 	for _, k := range m.pendStdin {
 		x.fromStdin(k)
 	}
@@ -614,7 +630,11 @@ func (x *call) add(k int, r Ref) {
 
 // dynamicRef judges a path computed at run time (see CommandFacts).
 func (x *call) dynamicRef(k int, w shellx.Word, tree bool) {
-	if refs, ok := x.m.substRefs(x.i, w.Text); ok {
+	refs, ok := x.m.substRefs(x.i, w.Text)
+	if !ok {
+		refs, ok = x.m.varRefs(w.Text)
+	}
+	if ok {
 		for _, r := range refs {
 			r.By = x.name
 			x.add(k, r)
@@ -671,6 +691,33 @@ next:
 		list = append(list, a)
 	}
 	return list
+}
+
+func isDecl(t string) bool {
+	switch t {
+	case "export", "local", "declare", "typeset", "readonly":
+		return true
+	}
+	return false
+}
+
+// varRefs returns what a word that is exactly "$NAME" or "${NAME}" names
+// when the line assigned NAME a command substitution whose output is
+// known (see substRefs).
+func (m *model) varRefs(t string) ([]Ref, bool) {
+	name := strings.TrimPrefix(t, "$")
+	if name == t {
+		return nil, false
+	}
+	if strings.HasPrefix(name, "{") && strings.HasSuffix(name, "}") {
+		name = name[1 : len(name)-1]
+	}
+	for k := len(m.vars) - 1; k >= 0; k-- {
+		if v := m.vars[k]; v.name == name {
+			return m.substRefs(v.cmd, v.val.Text)
+		}
+	}
+	return nil, false
 }
 
 // assigns judges the variables a command sets that make programs load or

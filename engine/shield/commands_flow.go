@@ -128,6 +128,21 @@ func (m *model) listed(j int) ([]Ref, bool) {
 				}
 			}
 			return refs, true
+		case "mktemp":
+			// A new name in the temporary directory (or -p DIR).
+			dir := "/tmp"
+			for k, w := range args {
+				if (w.Text == "-p" || w.Text == "--tmpdir") && k+1 < len(args) {
+					if r, ok := staticRef(m.s, cwd, args[k+1], false); ok {
+						dir = r.Path
+					}
+				} else if d, ok := strings.CutPrefix(w.Text, "--tmpdir="); ok {
+					if r, ok := staticRef(m.s, cwd, word(d), false); ok {
+						dir = r.Path
+					}
+				}
+			}
+			return []Ref{{Path: path.Join(dir, "*"), Glob: true, Tree: true}}, true
 		case "locate", "plocate", "mlocate", "slocate":
 			return []Ref{{Path: "/", Tree: true}}, true
 		case "grep", "egrep", "fgrep", "rg", "ag", "ack":
@@ -311,6 +326,16 @@ func (m *model) lastInside(i int, kind, inner string) int {
 		d := &m.a.Commands[j]
 		if d.Via == via && d.Line != "" && strings.HasSuffix(inner, d.Line) {
 			last = j
+		}
+	}
+	if last < 0 {
+		// A loop variable over a substitution (for f in $(ls)) is
+		// listed before the loop's body.
+		for j := i - 1; j >= 0 && j > i-64; j-- {
+			d := &m.a.Commands[j]
+			if d.Via == via && d.Line != "" && strings.HasSuffix(inner, d.Line) {
+				return j
+			}
 		}
 	}
 	return last

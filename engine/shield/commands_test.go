@@ -446,6 +446,11 @@ var commandCases = []struct {
 
 	{"grep -rl oldName src | xargs sed -i 's/oldName/newName/g'", []string{"W /ws/src T", "R /ws/src T", "!U"}},
 
+	{`f=$(mktemp) && echo hi > "$f" && cat "$f"`, []string{"W /tmp/* T G", "R /tmp/* T G", "!U"}},
+	{`TMP=$(mktemp -d); cp -r src "$TMP"; rm -rf "$TMP"`, []string{"D /tmp/* T G", "!U"}},
+	{`D=$(cat dirs.txt); rm -rf $D`, []string{"U", "!D"}},
+	{`FILES=$(git ls-files); wc -l $FILES`, []string{"R /ws T", "!U"}},
+
 	// What cannot be known.
 	{"/???/c?t /e*c/sh*", []string{"U"}},
 	{"$CMD -rf /", []string{"U", "X "}},
