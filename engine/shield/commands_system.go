@@ -227,6 +227,27 @@ func powerH(x *call) {
 	x.refPath(kWrite, powerState, false)
 }
 
+// killH reads kill, pkill, killall and killall5: signalling one's own
+// servers is everyday work (a Run); killing every process (kill -1,
+// kill 1, killall5, pkill or killall by user or with a match-all pattern)
+// takes the session and its tools down: an Unknown, for a human.
+func killH(x *call) {
+	all := x.name == "killall5"
+	for k, w := range x.args {
+		t := w.Text
+		switch x.name {
+		case "kill":
+			all = all || t == "-1" && k > 0 && strings.HasPrefix(x.args[k-1].Text, "-") || t == "1" || t == "--" && k+1 < len(x.args) && x.args[k+1].Text == "-1"
+			all = all || t == "-1" && k == len(x.args)-1
+		default:
+			all = all || t == "-u" || t == "-U" || t == "--uid" || t == "--user" || strings.HasPrefix(t, "--uid=") || strings.HasPrefix(t, "--user=") || t == "." || t == ".*"
+		}
+	}
+	if all {
+		x.m.unknown(x.name + " signals every process (of a user, or all of them): " + clipText(x.c.Line, 80))
+	}
+}
+
 // hostnameH reads hostname and hostnamectl: a new name is a system
 // change.
 func hostnameH(x *call) {
