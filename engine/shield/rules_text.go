@@ -49,16 +49,42 @@ var (
 // maxTextJudged bounds the text of one Text that rules search and parse.
 const maxTextJudged = 1 << 20
 
+// Keywords one of which a text must hold (in lower case) for the
+// expression to be run over it: a cheap scan spares most texts the
+// regular expressions, which cost far more per byte.
+var (
+	injectionWords = []string{"ignore", "disregard", "ai ", "ai:", "agent", "assistant", "<!--", "do not", "you are now", "system", "im_start", "inst]", "instructions", "important"}
+	overrideWords  = []string{"shield", "evaluator", "policy", "guardrail", "safety", "security", "approv", "verifier", "reviewer", "sandbox", "always"}
+	exfilWords     = []string{"always", "every time", "whenever", "each time", "from now on", "in every"}
+	directiveWords = []string{"ignore", "from now on", "you must always", "do not", "don't", "never", "without", "disregard"}
+)
+
+// find returns the first match of re in text when text holds one of
+// words (lower is text in lower case), else "".
+func find(re *regexp.Regexp, text, lower string, words []string) string {
+	for _, w := range words {
+		if strings.Contains(lower, w) {
+			return re.FindString(text)
+		}
+	}
+	return ""
+}
+
 // promptInjection is `prompt-injection`: text the agent writes, sends or
 // runs that carries instructions aimed at an AI agent.
 func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
-		if m := injection.FindString(clip(t.Body, maxTextJudged)); m != "" {
+		body := clip(t.Body, maxTextJudged)
+		if m := find(injection, body, strings.ToLower(body), injectionWords); m != "" {
 			j.block("prompt-injection", "the %s carries instructions aimed at an AI agent: %s", textName(t.Source), quote(m))
 			return
 		}
 	}
-	if m := injection.FindString(clip(a.Command, maxTextJudged)); m != "" {
+	if j.inner {
+		return // the text holding the line was searched already
+	}
+	line := clip(a.Command, maxTextJudged)
+	if m := find(injection, line, strings.ToLower(line), injectionWords); m != "" {
 		j.block("prompt-injection", "the command carries instructions aimed at an AI agent: %s", quote(m))
 	}
 }
@@ -70,6 +96,7 @@ func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
 		res := []*regexp.Regexp{memoryOverride, memoryExfil, memoryDirective}
+		words := [][]string{overrideWords, exfilWords, directiveWords}
 		what := "the memory note"
 		if p, ok := strings.CutPrefix(t.Source, "content:"); ok {
 			switch path.Base(p) {
@@ -86,8 +113,9 @@ func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 			continue
 		}
 		body := clip(t.Body, maxTextJudged)
-		for _, re := range res {
-			if m := re.FindString(body); m != "" {
+		lower := strings.ToLower(body)
+		for i, re := range res {
+			if m := find(re, body, lower, words[i]); m != "" {
 				j.block("memory:instruction", "%s instructs a later agent rather than records: %s", what, quote(m))
 				return
 			}

@@ -234,8 +234,15 @@ func (s *Shield) hardcoded(a *Action, f *Facts) (Verdict, bool) {
 		// mode) does; a recursive one or a delete does not.
 		ancestorOK func(r *Ref) bool
 	}
+	var sent []Ref
+	for _, q := range f.Requests {
+		for _, p := range q.Files {
+			sent = append(sent, Ref{Path: p, By: q.By})
+		}
+	}
 	kinds := []kind{
 		{f.Reads, "reads", func(r *Ref) bool { return !r.Tree }},
+		{sent, "sends", func(r *Ref) bool { return true }},
 		{f.Writes, "writes", func(r *Ref) bool { return !r.Tree }},
 		{f.Deletes, "deletes", func(*Ref) bool { return false }},
 	}

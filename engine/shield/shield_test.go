@@ -171,6 +171,9 @@ func TestParsePolicy_Errors(t *testing.T) {
 		"version: 1\ndeny:\n  - {name: x, commands: ['(']}\n",
 		"version: 1\nallow:\n  - {name: x, toolz: [a]}\n",
 		"version: 1\nallow:\n  - {name: x, tools: ['[']}\n",
+		"version: 1\nallow:\n  - {name: x, methods: [FETCH]}\n",
+		"version: 1\nallow:\n  - {name: x, paths: ['[']}\n",
+		"version: 1\nallow:\n  - {name: x, method: [GET]}\n",
 	} {
 		if _, err := shield.ParsePolicy([]byte(bad)); !errors.Is(err, shield.ErrPolicy) {
 			t.Errorf("ParsePolicy(%q) = %v, want ErrPolicy", bad, err)
