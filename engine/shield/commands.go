@@ -107,8 +107,23 @@ import (
 //     paths (absolute, ~, ./, ../ or containing a slash) Reads: it may read
 //     them; what it writes is for the tiers that judge unknown programs.
 func (s *Shield) CommandFacts(line string) Facts {
-	a := shellx.Parse(line)
+	a, ok := parseLine(line)
+	if !ok {
+		return Facts{Unknown: []string{"the command cannot be parsed: the parser failed on it"}}
+	}
 	return s.analysisFacts(&a, s.cfg.Workspace, 0)
+}
+
+// parseLine is shellx.Parse, with a parser failure (a panic, as the fuzz
+// test found in the syntax package on some malformed input) reported as
+// a line that cannot be understood instead of taking the engine down.
+func parseLine(line string) (a shellx.Analysis, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return shellx.Parse(line), true
 }
 
 // analysisFacts is CommandFacts of a parsed line whose commands start in
@@ -140,6 +155,9 @@ type model struct {
 	// for the literals they hold.
 	payloads []payload
 	reqVia   []reqOrigin
+	// remotes are git remotes the line adds (git remote add NAME URL):
+	// name to host.
+	remotes map[string]string
 }
 
 type viaDir struct{ via, dir, old string }
@@ -249,14 +267,20 @@ func (m *model) command(i int) {
 	}
 	if elsewhere(c.Via) {
 		// Run on another machine or in a container (ssh HOST CMD,
-		// docker exec): its paths are not this machine's.
+		// docker exec): its paths are not this machine's, but what it
+		// sends and runs still leaves or enters from here.
+		outer := m.f
+		var tmp Facts
+		m.f = &tmp
+		x := &call{m: m, i: i, c: c, cwd: "/", via: c.Via, name: "redirect"}
 		if len(c.Args) > 0 {
-			name := ""
-			if !c.Args[0].Dynamic {
-				name = progName(c.Args[0].Text)
-			}
-			m.f.Runs = append(m.f.Runs, Run{Name: name, Argv: wordTexts(c.Args), Line: c.Line, Via: c.Via})
+			m.dispatch(x, c.Args)
 		}
+		m.f = outer
+		m.f.Runs = append(m.f.Runs, tmp.Runs...)
+		m.f.Requests = append(m.f.Requests, tmp.Requests...)
+		m.f.Execs = append(m.f.Execs, tmp.Execs...)
+		m.f.Texts = append(m.f.Texts, tmp.Texts...)
 		return
 	}
 	x := &call{m: m, i: i, c: c, cwd: m.dir(c.Via).dir, via: c.Via, name: "redirect"}
@@ -333,6 +357,7 @@ func progName(t string) string {
 // dispatch judges argv: peels wrappers, adds the Run and the program's
 // facts.
 func (m *model) dispatch(x *call, argv []shellx.Word) {
+	argv = splitIFS(argv)
 	for n := 0; len(argv) > 0 && n < 16; n++ {
 		w := argv[0]
 		if w.Dynamic {
@@ -383,6 +408,33 @@ func systemBin(p string) bool {
 		}
 	}
 	return false
+}
+
+// splitIFS splits words that hold $IFS or ${IFS} and nothing else
+// computed where the shell would (cat${IFS}/etc/shadow is cat
+// /etc/shadow): IFS is whitespace unless the line sets it.
+func splitIFS(argv []shellx.Word) []shellx.Word {
+	found := false
+	for _, w := range argv {
+		if w.Dynamic && strings.Contains(w.Text, "IFS") {
+			found = true
+		}
+	}
+	if !found {
+		return argv
+	}
+	out := make([]shellx.Word, 0, len(argv)+2)
+	for _, w := range argv {
+		t := strings.ReplaceAll(strings.ReplaceAll(w.Text, "${IFS}", " "), "$IFS", " ")
+		if !w.Dynamic || t == w.Text || strings.ContainsAny(t, "$`") {
+			out = append(out, w)
+			continue
+		}
+		for _, f := range strings.Fields(t) {
+			out = append(out, shellx.Word{Text: f, Glob: w.Glob && strings.ContainsAny(f, "*?[")})
+		}
+	}
+	return out
 }
 
 // generic is the model of a program not in the table: its path-looking
@@ -616,7 +668,7 @@ func (x *call) redirectTexts() {
 		}
 	}
 	if (x.name == "echo" || x.name == "printf") && len(x.sinks) > 0 && len(x.args) > 0 {
-		docs = append(docs, strings.Join(wordTexts(x.args), " "))
+		docs = append(docs, echoText(x.name, x.args))
 	}
 	for _, d := range docs {
 		if len(x.sinks) == 0 {
@@ -627,6 +679,19 @@ func (x *call) redirectTexts() {
 			x.m.f.Texts = append(x.m.f.Texts, Text{Source: "content:" + p, Body: d})
 		}
 	}
+}
+
+// echoText is the text echo or printf writes, escapes decoded (dash's
+// echo decodes them too; a script's content is judged as it may land).
+func echoText(name string, args []shellx.Word) string {
+	parts := make([]string, 0, len(args))
+	for k, w := range args {
+		if name == "echo" && k == 0 && (w.Text == "-e" || w.Text == "-n" || w.Text == "-ne" || w.Text == "-en") {
+			continue
+		}
+		parts = append(parts, unescape(w.Text))
+	}
+	return strings.Join(parts, " ")
 }
 
 func isFd(t string) bool {

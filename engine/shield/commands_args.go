@@ -13,6 +13,9 @@ type spec struct {
 	// posix stops option parsing at the first operand (wrappers, ssh,
 	// xargs: what follows is another program's argv).
 	posix bool
+	// long says single-dash words are whole options (Go's flag
+	// package: -exec, -run).
+	long bool
 }
 
 func newSpec(valued string) *spec {
@@ -20,6 +23,13 @@ func newSpec(valued string) *spec {
 	for _, v := range strings.Fields(valued) {
 		sp.valued[v] = true
 	}
+	return sp
+}
+
+// goSpec is a spec for Go-style flags (-name, -name=value, -name value).
+func goSpec(valued string) *spec {
+	sp := newSpec(valued)
+	sp.long = true
 	return sp
 }
 
@@ -62,7 +72,7 @@ func (sp *spec) parse(args []shellx.Word) (opts []opt, ops []shellx.Word) {
 			done = true
 			continue
 		}
-		if strings.HasPrefix(t, "--") {
+		if strings.HasPrefix(t, "--") || sp.long {
 			name, val, eq := strings.Cut(t, "=")
 			switch {
 			case eq:

@@ -370,7 +370,7 @@ func (m *model) literals() {
 			lang = lang[:k]
 		}
 		lang = strings.TrimPrefix(lang, "| ")
-		t := strings.TrimSpace(l.Text)
+		t := homeLiteral(strings.TrimSpace(l.Text))
 		if t == "" || len(t) > 2048 || strings.ContainsAny(t, "\n") {
 			continue
 		}
@@ -385,7 +385,7 @@ func (m *model) literals() {
 				urls = append(urls, urlLit{lang, t})
 			}
 		case literalPath(t) && !systemBin(t):
-			k := pathUse(codes[lang], t)
+			k := pathUse(codes[lang], strings.TrimSpace(l.Text))
 			x.ref(k, shellx.Word{Text: t, Glob: strings.ContainsAny(t, "*?[")}, false)
 			if k == kRead {
 				if p, ok := x.abs(t); ok {
@@ -442,6 +442,18 @@ func (m *model) literals() {
 	}
 }
 
+// homeLiteral writes the home directory an interpreter string names
+// through the environment ("$ENV{HOME}/.ssh", "${HOME}/x") as "~".
+func homeLiteral(t string) string {
+	for _, h := range []string{"$ENV{HOME}", "$ENV{'HOME'}", `$ENV{"HOME"}`, "${HOME}", "$HOME", "#{ENV['HOME']}", `#{ENV["HOME"]}`, "%USERPROFILE%",
+		"{HOME}", "{'HOME'}", `{"HOME"}`} { // (shellx drops perl's "$ENV" and keeps the key)
+		if rest, ok := strings.CutPrefix(t, h); ok && (rest == "" || rest[0] == '/') {
+			return "~" + rest
+		}
+	}
+	return t
+}
+
 // literalPath reports whether an interpreter string literal names a file.
 func literalPath(t string) bool {
 	if strings.ContainsAny(t, " \t\"'<>|;(){}$\\") || len(t) > 512 {
@@ -477,7 +489,7 @@ func pathUse(code, lit string) int {
 	if len(after) > 12 {
 		after = after[:12]
 	}
-	for _, d := range []string{"rmtree(", "remove(", "unlink(", "rmSync(", "rmdirSync(", "unlinkSync(", "rmdir(", "rm_rf", "rm(", "File.delete(", "FileUtils.rm"} {
+	for _, d := range []string{"rmtree", "remove(", "unlink", "rmSync", "rmdir", "rm_rf", "rm(", "File.delete", "FileUtils.rm", "rimraf", "shred"} {
 		if strings.Contains(before, d) {
 			return kDelete
 		}
@@ -496,6 +508,41 @@ func pathUse(code, lit string) int {
 	return kRead
 }
 
+// tmuxH reads tmux send-keys and screen -X stuff: the keys typed into
+// another shell are a command line it runs.
+func tmuxH(x *call) {
+	args := x.args
+	var keys []string
+	for i := 0; i < len(args); i++ {
+		t := args[i].Text
+		if x.name == "screen" {
+			if t == "stuff" && i+1 < len(args) {
+				keys = append(keys, unescape(args[i+1].Text))
+			}
+			continue
+		}
+		if t != "send-keys" && t != "send" {
+			continue
+		}
+		for j := i + 1; j < len(args); j++ {
+			k := args[j].Text
+			switch {
+			case k == "-t" || k == "-N" || k == "-c":
+				j++
+			case strings.HasPrefix(k, "-") && len(k) > 1:
+			case k == "Enter" || k == "C-m" || k == "KPEnter" || k == "Escape" || k == "C-c" || k == "Space":
+				keys = append(keys, "\n")
+			default:
+				keys = append(keys, k)
+			}
+		}
+		break
+	}
+	if len(keys) > 0 {
+		x.payload(word(strings.Join(keys, "")), x.name+" keys")
+	}
+}
+
 // buildH reads build tools and test runners: they run workspace code
 // (the Run is for the tiers); -C DIR and -f FILE are honoured.
 func buildH(x *call) {
@@ -504,7 +551,31 @@ func buildH(x *call) {
 		x.cd(d)
 	}
 	for _, w := range vals(opts, "-f", "--file", "--makefile") {
+		if w.Text == "-" || w.Text == "/dev/stdin" {
+			// The makefile is the here-document: its recipes run.
+			for _, r := range x.c.Redirects {
+				if r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<" {
+					x.recipes(r.Target.Text)
+				}
+			}
+			continue
+		}
 		x.ref(kRead, w, false)
+	}
+	x.runsHere()
+}
+
+// recipes judges the recipe lines of a makefile given inline.
+func (x *call) recipes(text string) {
+	for n, l := range strings.Split(text, "\n") {
+		if n > 256 {
+			break
+		}
+		if strings.HasPrefix(l, "\t") {
+			l = strings.TrimLeft(l[1:], "@-+ ")
+			l = strings.ReplaceAll(strings.ReplaceAll(l, "$$", "$"), "$(HOME)", "$HOME")
+			x.payload(word(l), "make recipe")
+		}
 	}
 }
 

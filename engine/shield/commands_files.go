@@ -46,6 +46,35 @@ func editAll(sp *spec) handler {
 	}
 }
 
+var editorSpec = newSpec("-c -S -u -U -i -T -w -W --cmd")
+
+// editorH reads vim and friends: files read and written; an ex command
+// given with -c, --cmd or +CMD that starts with ! runs a shell command.
+func editorH(x *call) {
+	opts, ops := editorSpec.parse(x.args)
+	cmds := vals(opts, "-c", "--cmd")
+	for _, w := range ops {
+		if strings.HasPrefix(w.Text, "+") {
+			cmds = append(cmds, shellx.Word{Text: w.Text[1:], Dynamic: w.Dynamic})
+			continue
+		}
+		x.ref(kRead, w, false)
+		x.ref(kWrite, w, false)
+	}
+	for _, w := range vals(opts, "-S", "-u") {
+		x.ref(kRead, w, false)
+	}
+	for _, c := range cmds {
+		t := strings.TrimLeft(c.Text, ": ")
+		t = strings.TrimLeft(strings.TrimPrefix(t, "silent"), " ")
+		if rest, ok := strings.CutPrefix(t, "!"); ok {
+			x.payload(shellx.Word{Text: rest, Dynamic: c.Dynamic}, x.name+" !")
+		} else if f, ok := strings.CutPrefix(t, "w "); ok {
+			x.ref(kWrite, word(strings.TrimSpace(f)), false)
+		}
+	}
+}
+
 // writeAll writes every operand.
 func writeAll(sp *spec) handler {
 	return func(x *call) {
@@ -94,16 +123,86 @@ func sedH(x *call) {
 	if inPlace && len(ops) > 0 && ops[0].Text == "" {
 		ops = ops[1:] // BSD sed -i ''
 	}
+	scripts := vals(opts, "-e", "--expression")
 	if !has(opts, "-e", "--expression", "-f", "--file") && len(ops) > 0 {
-		x.m.f.Texts = append(x.m.f.Texts, Text{Source: "sed", Body: ops[0].Text})
+		scripts = append(scripts, ops[0])
 		ops = ops[1:]
+	}
+	for _, sc := range scripts {
+		x.m.f.Texts = append(x.m.f.Texts, Text{Source: "sed", Body: sc.Text})
 	}
 	for _, w := range ops {
 		x.ref(kRead, w, false)
-		if inPlace {
-			x.ref(kWrite, w, false)
+		if !inPlace {
+			continue
+		}
+		x.ref(kWrite, w, false)
+		// What the edit writes into the file, for the rules that
+		// judge a file's content by its kind (a Makefile recipe, a
+		// workflow step).
+		if p, ok := x.abs(w.Text); ok && !w.Dynamic {
+			for _, sc := range scripts {
+				x.m.f.Texts = append(x.m.f.Texts, Text{Source: "content:" + p, Body: unescape(sc.Text)})
+			}
 		}
 	}
+}
+
+// unescape decodes the backslash escapes of printf, echo -e and sed
+// replacement text (\n, \t, \\, \xHH, \NNN octal).
+func unescape(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case '\\':
+			b.WriteByte('\\')
+		case 'x':
+			v, n := 0, 0
+			for n < 2 && i+1 < len(s) && strings.IndexByte("0123456789abcdefABCDEF", s[i+1]) >= 0 {
+				i++
+				v = v*16 + hexVal(s[i])
+				n++
+			}
+			b.WriteByte(byte(v))
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			v, n := int(s[i]-'0'), 1
+			for n < 3 && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '7' {
+				i++
+				v = v*8 + int(s[i]-'0')
+				n++
+			}
+			b.WriteByte(byte(v))
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+func hexVal(c byte) int {
+	switch {
+	case c >= 'a':
+		return int(c-'a') + 10
+	case c >= 'A':
+		return int(c-'A') + 10
+	}
+	return int(c - '0')
 }
 
 var awkSpec = newSpec("-f -v -F -i -l -E --file --assign --field-separator --include --load --exec")
@@ -232,7 +331,7 @@ func (x *call) pipedText() {
 	var body string
 	switch name {
 	case "echo", "printf":
-		body = strings.Join(wordTexts(args), " ")
+		body = echoText(name, args)
 	default:
 		for _, r := range c.Redirects {
 			if r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<" {
@@ -459,12 +558,13 @@ func findH(x *call) {
 		r.By, r.Tree = "find", false
 		x.add(kRead, r)
 	}
+	selected := findSelected(x.m.s, x.cwd, args)
 	for i := 0; i < len(args); i++ {
 		t := args[i].Text
 		switch {
 		case t == "-delete":
-			for _, r := range roots {
-				r.By, r.Tree = "find -delete", true
+			for _, r := range selected {
+				r.By = "find -delete"
 				x.add(kDelete, r)
 			}
 		case t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir":
@@ -476,7 +576,7 @@ func findH(x *call) {
 			for _, w := range args[i+1 : j] {
 				inner = append(inner, replaced(w, "{}"))
 			}
-			x.nested(inner, "find "+t, roots, true)
+			x.nested(inner, "find "+t, selected, true)
 			i = j
 		case t == "-fprint" || t == "-fprint0" || t == "-fls" || t == "-fprintf":
 			if i+1 < len(args) {

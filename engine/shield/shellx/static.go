@@ -83,7 +83,7 @@ func (p *parser) staticStmts(stmts []*syntax.Stmt, c *ctx) staticOut {
 			args = append(args, p.words(w, c)...)
 		}
 		rs := p.redirects(s.Redirs, c)
-		out = p.produce(args, stdinOf(out, rs))
+		out = p.produce(args, p.stdinOf(out, rs))
 		if !out.known {
 			return out
 		}
@@ -93,7 +93,7 @@ func (p *parser) staticStmts(stmts []*syntax.Stmt, c *ctx) staticOut {
 
 // stdinOf is what a command reads: its here-document or here-string, else
 // what is piped into it.
-func stdinOf(piped staticOut, rs []Redirect) staticOut {
+func (p *parser) stdinOf(piped staticOut, rs []Redirect) staticOut {
 	for _, r := range rs {
 		if r.Fd != "" && r.Fd != "0" {
 			continue
@@ -104,6 +104,10 @@ func stdinOf(piped staticOut, rs []Redirect) staticOut {
 		case "<<<":
 			return staticOut{text: r.Target.Text + "\n", known: !r.Target.Dynamic}
 		case "<", "<>":
+			// < <(echo ...): a process substitution with a known output.
+			if text, chain, static := p.resolve(r.Target); static && r.Target.Dynamic {
+				return staticOut{text: text, known: true, chain: chain}
+			}
 			return staticOut{}
 		}
 	}
@@ -247,8 +251,11 @@ func (p *parser) echo(args []Word) staticOut {
 	}
 	text := s.String()
 	if escapes && strings.Contains(text, "\\") {
+		encoded := encodedEscapes(text)
 		text, _ = decodeEcho(text)
-		p.literal("printf", text)
+		if encoded {
+			p.literal("printf", text)
+		}
 	}
 	if newline {
 		text += "\n"
@@ -316,7 +323,7 @@ func (p *parser) printf(args []Word) staticOut {
 	}
 	format, ops := args[0].Text, args[1:]
 	var s strings.Builder
-	escaped := strings.Contains(format, "\\")
+	escaped := encodedEscapes(format)
 	for round := 0; round < 64; round++ {
 		used := 0
 		for i := 0; i < len(format); i++ {
@@ -367,7 +374,7 @@ func (p *parser) printf(args []Word) staticOut {
 			switch conv {
 			case 'b':
 				d, _ := decodeEcho(op)
-				escaped = escaped || d != op
+				escaped = escaped || encodedEscapes(op)
 				s.WriteString(d)
 			case 'c':
 				if op != "" {
@@ -396,6 +403,20 @@ func (p *parser) printf(args []Word) staticOut {
 		p.literal("printf", text)
 	}
 	return staticOut{text: text, known: len(text) <= maxStatic}
+}
+
+// encodedEscapes says s writes characters as codes (\x63, \143, \u0063):
+// text hidden from a reader, listed as a Literal once decoded.
+func encodedEscapes(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '\\' {
+			if e := s[i+1]; e == 'x' || e == 'u' || e == 'U' || e >= '0' && e <= '7' {
+				return true
+			}
+			i++
+		}
+	}
+	return false
 }
 
 func base(path string) string {
