@@ -45,6 +45,7 @@ func NewApp() *cli.App {
 			internalAgentCommand(),
 			sandboxCommand(),
 			doctorCommand(),
+			shieldCommand(),
 			versionCommand(),
 			internalSandboxProbeCommand(),
 			internalSandboxExecCommand(),

@@ -241,6 +241,7 @@ func agentSpawner(self string, errw io.Writer) func(ctx context.Context, l engin
 // engine.started records of it for reruns.
 type shieldSetup struct {
 	evaluator engine.Evaluator
+	config    shield.Config // what evaluator's Shield was built from (opx shield eval builds its own)
 	policy    *shield.Policy
 	name      string
 	text      []byte
@@ -251,14 +252,24 @@ type shieldSetup struct {
 // workspace) or the built-in default, and protects opx's own state: the
 // ledger's directory.
 func newShield(ws string, cfg config.Config, ledgerPath string) (shieldSetup, error) {
-	text, name := fixtures.DefaultPolicy, "default (built in)"
+	policyFile := ""
 	if cfg.Policy != "" {
-		p := filepath.Join(ws, cfg.Policy)
-		b, err := regularfile.Read(p, shield.MaxPolicyBytes)
+		policyFile = filepath.Join(ws, cfg.Policy)
+	}
+	return loadShield(ws, policyFile, cfg.Policy, ledgerPath)
+}
+
+// loadShield is newShield with the policy file given as a path (absolute,
+// or "" for the built-in default) and the name it is recorded under.
+// The policy file is read-only to tools.
+func loadShield(ws, policyFile, policyName, ledgerPath string) (shieldSetup, error) {
+	text, name := fixtures.DefaultPolicy, "default (built in)"
+	if policyFile != "" {
+		b, err := regularfile.Read(policyFile, shield.MaxPolicyBytes)
 		if err != nil {
 			return shieldSetup{}, fmt.Errorf("policy: %w", err)
 		}
-		text, name = b, cfg.Policy
+		text, name = b, policyName
 	}
 	policy, err := shield.ParsePolicy(text)
 	if err != nil {
@@ -270,12 +281,12 @@ func newShield(ws string, cfg config.Config, ledgerPath string) (shieldSetup, er
 		return shieldSetup{}, err
 	}
 	readOnly := []string{}
-	if cfg.Policy != "" {
-		readOnly = append(readOnly, filepath.Join(ws, cfg.Policy))
+	if policyFile != "" {
+		readOnly = append(readOnly, policyFile)
 	}
 	env := &event.ShieldEnv{Home: home, Protected: []string{state}, ReadOnly: readOnly}
-	return shieldSetup{evaluator: engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: home, Protected: env.Protected,
-		ReadOnly: readOnly, Policy: policy})}, policy: policy, name: name, text: text, env: env}, nil
+	sc := shield.Config{Workspace: ws, Home: home, Protected: env.Protected, ReadOnly: readOnly, Policy: policy}
+	return shieldSetup{evaluator: engine.ShieldEvaluator{S: shield.New(sc)}, config: sc, policy: policy, name: name, text: text, env: env}, nil
 }
 
 // commandTools configures execute_command and the git tools: each command
