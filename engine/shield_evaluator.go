@@ -109,6 +109,7 @@ func (e ShieldEvaluator) Action(p Proposal) shield.Action {
 		if q.Host == "" {
 			f.Unknown = append(f.Unknown, "the request's URL names no host Shield can read")
 		}
+		f.Texts = append(f.Texts, shield.Text{Source: "url", Body: str("url")})
 		if b := str("body"); b != "" {
 			f.Texts = append(f.Texts, shield.Text{Source: "body", Body: b})
 		}

@@ -67,6 +67,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).runsLater,
 		(*Shield).destructive,
 		(*Shield).network,
+		(*Shield).secrets,
 		(*Shield).scriptContent,
 		(*Shield).memoryInstruction,
 		(*Shield).promptInjection,
@@ -119,6 +120,7 @@ type ruleSet struct {
 	credsAny  []int
 	later     []laterPattern
 	devices   []pathPattern
+	history   []pathPattern
 	hostsMeta []string
 }
 
@@ -193,6 +195,9 @@ func compileRules(cfg Config) *ruleSet {
 		for _, p := range expand(l.glob, cfg.Workspace, cfg.Home) {
 			rs.later = append(rs.later, laterPattern{p, l.rule, l.ask})
 		}
+	}
+	for _, g := range historyGlobs {
+		rs.history = append(rs.history, expand(g, cfg.Workspace, cfg.Home)...)
 	}
 	for _, g := range deviceGlobs {
 		rs.devices = append(rs.devices, compilePattern(g, g))

@@ -124,6 +124,13 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 			continue
 		}
 		if q.By == "git" && (q.Method == "PUSH" || q.Data) {
+			if host != "" && !forge(host) {
+				// The line itself says where the code goes (a remote
+				// added or set in it, a URL): a host off the list that is
+				// not a code forge is exfiltration of the repository.
+				j.block("exfiltration:git-push", "git sends the repository to %s, which is neither on the policy's list nor a code forge", host)
+				return
+			}
 			where := host
 			if where == "" {
 				where = "a remote"
@@ -163,6 +170,19 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 			j.escalate("network:method", "%s sends a %s request to %s", q.By, q.Method, target)
 		}
 	}
+}
+
+// forges are the public code forges: pushing there is how work is
+// shared (and tier 0 asks first).
+var forges = []string{"github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "git.sr.ht", "dev.azure.com", "ssh.dev.azure.com", "vs-ssh.visualstudio.com", "gitee.com"}
+
+func forge(host string) bool {
+	for _, f := range forges {
+		if host == f || strings.HasSuffix(host, "."+f) {
+			return true
+		}
+	}
+	return false
 }
 
 func dnsTool(name string) bool {

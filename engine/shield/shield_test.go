@@ -69,7 +69,7 @@ func TestShield_DefaultPolicy(t *testing.T) {
 	}{
 		// Tier -1.
 		{"read the ledger", file(s, "read_file", false, "/home/dev/.local/state/opx/abc/ledger.db"), "block", "protected:state"},
-		{"list the state dir's parent", file(s, "list_directory", false, "/home/dev/.local/state/opx"), "escalate", "policy:default"},
+		{"list above the state", file(s, "list_directory", false, "/home/dev/.local/state"), "escalate", "policy:default"},
 		{"delete the state dir's parent", file(s, "delete_file", true, "/home/dev/.local/state"), "block", "protected:state"},
 		{"write the config", file(s, "write_file", true, ".opx/config.yaml"), "block", "protected:config"},
 		{"move into .opx", file(s, "move_file", true, "notes.md", ".opx/policy.yaml"), "block", "protected:config"},
