@@ -42,7 +42,7 @@ var (
 		`\bdisregard (?:all |any |the )?(?:previous|prior|system)\b`)
 	// jsonPair is a "key": "string" pair of a JSON fragment.
 	jsonPair = regexp.MustCompile(`"([^"\\]{1,200})"\s*:\s*"((?:[^"\\]|\\.)*)"`)
-	urlHost = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?)://(?:[^/\s@'"]*@)?(\[[0-9a-f:]+\]|[a-z0-9.\-]+)`)
+	urlHost  = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?)://(?:[^/\s@'"]*@)?(\[[0-9a-f:]+\]|[a-z0-9.\-]+)`)
 	// ghExpr is a GitHub Actions expression, ${{ … }}: replaced before a
 	// run: line is parsed as shell.
 	ghExpr = regexp.MustCompile(`\$\{\{[^}]*\}\}`)
