@@ -153,6 +153,11 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 		switch {
+		case q.Data && serviceClient(q.By):
+			// A service's own client (docker login, aws, gh) sends what
+			// it sends to where it is configured to: asked about, not
+			// judged as a covert channel.
+			j.escalate("exfiltration:data", "%s sends data to %s", q.By, target)
 		case q.Data && (computed(f) || readsData(f)):
 			j.block("exfiltration:data", "%s sends data the line reads or computes to %s", q.By, target)
 			return
@@ -181,6 +186,16 @@ func forge(host string) bool {
 		if host == f || strings.HasSuffix(host, "."+f) {
 			return true
 		}
+	}
+	return false
+}
+
+// serviceClient reports whether a program is the client of a service
+// (registries, clouds, forges) rather than a general network tool.
+func serviceClient(name string) bool {
+	switch name {
+	case "docker", "podman", "helm", "npm", "pnpm", "yarn", "pip", "pip3", "twine", "gh", "glab", "aws", "gcloud", "gsutil", "az", "kubectl", "terraform", "cargo", "gem", "poetry", "mvn", "gradle":
+		return true
 	}
 	return false
 }
