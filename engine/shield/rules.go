@@ -85,15 +85,15 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 // being written, decoded data) as tiers -1 and 1 would judge it as a
 // command, without judging what it nests in turn. With keep, only the
 // tier 1 rules it keeps count (and tier -1 does not).
-func (s *Shield) judgeLine(line string, keep func(rule string) bool) (Verdict, bool) {
+func (s *Shield) judgeLine(line string, keep func(rule string) bool) (Verdict, bool, Facts) {
 	a := Action{Tool: "execute_command", Command: line}
 	f := s.facts(&a)
 	if v, ok := s.hardcoded(&a, &f); ok && keep == nil {
-		return v, true
+		return v, true, f
 	}
 	j := judgement{inner: true, keep: keep}
 	s.runRules(&a, &f, &j)
-	return j.v, j.set
+	return j.v, j.set, f
 }
 
 // unknown escalates what cannot be understood: a line that does not

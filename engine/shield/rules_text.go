@@ -24,7 +24,7 @@ var (
 		// Text addressed to an agent, a reviewer bot or Shield's evaluator.
 		`\bnotes? (?:to|for) (?:the |all |any )?(?:other )?(?:ai |llm |coding |security |safety )?(?:agents?|assistants?|evaluators?|checkers?|validators?|shield|bots?|sub-?agents?)\b|` +
 		`(?m:^[\W_]{0,6}(?:system note(?: to [\w ]{1,40})?|sub-?agents?|orchestrator(?: instruction)?|review(?:er)? bot|ai (?:agents?|assistants?))\s*:)|` +
-		`(?-i:(?m:^[\W_]{0,6}SYSTEM\s*:))|(?:respond|answer|reply)\s+(?:with\s+)?["']?(?-i:ALLOW)\b|` +
+		`(?-i:(?m:^[\W_]{0,6}SYSTEM\s*:))[^\n]{0,120}\b(?:run|execute|ignore|approve|disable|bypass|without|maintenance mode|override)\b|(?:respond|answer|reply)\s+(?:with\s+)?["']?(?-i:ALLOW)\b|` +
 		`\bapprove (?:this|the) (?:PR|pull request|merge request|change) automatically\b|\bdisable branch protection\b`)
 	// memoryOverride is a note that tells a later agent (or Shield's
 	// evaluator) to let things through.
@@ -38,7 +38,8 @@ var (
 	memoryDirective = regexp.MustCompile(`(?i)\bignore (?:all |any |the )?(?:previous|prior|above|earlier|other) (?:instructions|rules|directions|guidelines)|` +
 		`\bfrom now on,? you\b|\byou must always\b|\bdo not (?:tell|inform|mention (?:this )?to|notify|alert) the user\b|` +
 		`\b(?:don't|never) (?:tell|inform|ask|notify) the user\b|\bwithout (?:asking|telling|notifying|informing) the user\b|` +
-		`\bnever ask (?:for |the user for )?(?:approval|permission|confirmation)\b|\bwithout (?:asking|confirmation|approval|permission)\b|\bpre-?approved\b|` +
+		`\bnever ask (?:for |the user for )?(?:approval|permission|confirmation)\b|\bpre-?approved\b|` +
+		`\brun (?:all|every|any) (?:commands?|actions?|tools?|things?)[^.\n]{0,20} without (?:asking|confirmation|approval|permission)\b|` +
 		`\bdisregard (?:all |any |the )?(?:previous|prior|system)\b`)
 	// jsonPair is a "key": "string" pair of a JSON fragment.
 	jsonPair = regexp.MustCompile(`"([^"\\]{1,200})"\s*:\s*"((?:[^"\\]|\\.)*)"`)
@@ -136,7 +137,7 @@ func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 		// Commands a note tells later agents to run are judged as
 		// commands; a note naming a credential is asked about.
 		if code := codeSpans(body); code != "" && !j.inner {
-			if v, ok := s.judgeLine(code, nil); ok && v.Decision == Block && v.Rule != "shell:unknown" {
+			if v, ok, _ := s.judgeLine(code, nil); ok && v.Decision == Block && v.Rule != "shell:unknown" {
 				j.block("memory:instruction", "%s tells later agents to run what Shield blocks: %s", what, v.Reason)
 				return
 			}
@@ -189,7 +190,7 @@ func (s *Shield) encodedPayload(_ *Action, f *Facts, j *judgement) {
 		if j.inner {
 			continue
 		}
-		if v, ok := s.judgeLine(body, nil); ok && v.Decision == Block {
+		if v, ok, _ := s.judgeLine(body, nil); ok && v.Decision == Block {
 			j.block("encoded-payload", "%s-decoded data would run: %s", t.Source, v.Reason)
 			return
 		}
@@ -239,7 +240,17 @@ func (s *Shield) scriptContent(_ *Action, f *Facts, j *judgement) {
 			// them is not the finding; sending them somewhere is.
 			keep = func(rule string) bool { return rule != "credential-path" }
 		}
-		v, ok := s.judgeLine(line, keep)
+		v, ok, inner := s.judgeLine(line, keep)
+		if ok && strings.HasPrefix(v.Rule, "exfiltration:") && v.Rule != "exfiltration:secret" && !s.sendsSecrets(&inner) {
+			// Code that calls an API or uploads a build is what scripts
+			// and programs are for: asked about in a script (its run is
+			// not seen later), left to run in source code; sending a
+			// credential or opx's state is what blocks.
+			if interpreters[path.Ext(p)] != "" {
+				continue
+			}
+			v.Decision = Escalate
+		}
 		switch {
 		case !ok || v.Rule == "shell:unknown":
 		case v.Decision == Block:
@@ -318,6 +329,24 @@ func scriptLines(p, body string) string {
 		return body
 	}
 	return ""
+}
+
+// sendsSecrets reports whether facts read or send a credential (beside
+// the files a request sends, what the line reads is what it may send).
+func (s *Shield) sendsSecrets(f *Facts) bool {
+	for i := range f.Reads {
+		if s.credential(&f.Reads[i]) != "" {
+			return true
+		}
+	}
+	for _, q := range f.Requests {
+		for _, p := range q.Files {
+			if s.credential(&Ref{Path: p}) != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // containerFile reports whether p is a container build file, whose
