@@ -319,6 +319,13 @@ func (s *Shield) destructiveRun(r *Run, f *Facts, j *judgement) {
 	case "pkill", "killall":
 		if mentionsOpx(r.Argv) {
 			j.block("destructive:kill", "%s kills opx's own processes", quote(r.Line))
+			return
+		}
+		for _, a := range args {
+			if a == "-u" || a == "-U" || a == "--user" || strings.HasPrefix(a, "--user=") || a == "." || a == ".*" || a == "" {
+				j.block("destructive:kill", "%s kills every process of a user (opx's among them)", quote(r.Line))
+				return
+			}
 		}
 	case "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "sgdisk", "gdisk", "mkswap", "blkdiscard", "cryptsetup":
 		j.block("destructive:disk", "%s changes disks or partitions", quote(r.Line))

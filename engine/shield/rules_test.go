@@ -261,6 +261,8 @@ func TestRules_Destructive(t *testing.T) {
 		{"kill init", facts(s, "").run("kill -9 1").cmd(), "block destructive:kill"},
 		{"kill everything", facts(s, "").run("kill -9 -1").cmd(), "block destructive:kill"},
 		{"pkill the engine", facts(s, "").run("pkill -f opx").cmd(), "block destructive:kill"},
+		{"pkill a user", facts(s, "").run("pkill -9 -u dev").cmd(), "block destructive:kill"},
+		{"pkill a server", facts(s, "").run("pkill -f node-server").cmd(), none},
 		{"kill the engine by pgrep", facts(s, "").run("kill -9 x").runVia("pgrep opx", "$()").cmd(), "block destructive:kill"},
 		{"write home", facts(s, "").write("~/notes.txt").run("cp notes.txt ~/notes.txt").cmd(), "escalate destructive:write-outside"},
 		// Benign neighbours.
