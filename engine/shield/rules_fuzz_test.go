@@ -22,7 +22,9 @@ func FuzzEvaluate(f *testing.F) {
 		f.Add(seed.line, seed.path, seed.text)
 	}
 	p, _ := shield.ParsePolicy(fixtures.DefaultPolicy)
-	s := shield.New(shield.Config{Workspace: ws, Home: home, Protected: []string{home + "/.local/state/opx/abc"}, Policy: p, RateLimit: 1 << 30})
+	cfg := shield.Config{Workspace: ws, Home: home, Protected: []string{home + "/.local/state/opx/abc"}, Policy: p, RateLimit: 1 << 30}
+	// Two Shields: a replay judges with a new one.
+	s, s2 := shield.New(cfg), shield.New(cfg)
 	f.Fuzz(func(t *testing.T, line, p, text string) {
 		r := s.ResolvePath(p)
 		actions := []shield.Action{
@@ -33,7 +35,7 @@ func FuzzEvaluate(f *testing.F) {
 		}
 		for _, a := range actions {
 			v1 := s.Evaluate(context.Background(), a)
-			v2 := s.Evaluate(context.Background(), a)
+			v2 := s2.Evaluate(context.Background(), a)
 			if !reflect.DeepEqual(v1, v2) || len(v1) == 0 {
 				t.Fatalf("%+v: %+v then %+v", a, v1, v2)
 			}

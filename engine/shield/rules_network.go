@@ -124,6 +124,13 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 			continue
 		}
 		if q.By == "git" && (q.Method == "PUSH" || q.Data) {
+			if host != "" && !forge(host) {
+				// The line itself says where the code goes (a remote
+				// added or set in it, a URL): a host off the list that is
+				// not a code forge is exfiltration of the repository.
+				j.block("exfiltration:git-push", "git sends the repository to %s, which is neither on the policy's list nor a code forge", host)
+				return
+			}
 			where := host
 			if where == "" {
 				where = "a remote"
@@ -146,6 +153,11 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 		switch {
+		case q.Data && serviceClient(q.By):
+			// A service's own client (docker login, aws, gh) sends what
+			// it sends to where it is configured to: asked about, not
+			// judged as a covert channel.
+			j.escalate("exfiltration:data", "%s sends data to %s", q.By, target)
 		case q.Data && (computed(f) || readsData(f)):
 			j.block("exfiltration:data", "%s sends data the line reads or computes to %s", q.By, target)
 			return
@@ -163,6 +175,29 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 			j.escalate("network:method", "%s sends a %s request to %s", q.By, q.Method, target)
 		}
 	}
+}
+
+// forges are the public code forges: pushing there is how work is
+// shared (and tier 0 asks first).
+var forges = []string{"github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "git.sr.ht", "dev.azure.com", "ssh.dev.azure.com", "vs-ssh.visualstudio.com", "gitee.com"}
+
+func forge(host string) bool {
+	for _, f := range forges {
+		if host == f || strings.HasSuffix(host, "."+f) {
+			return true
+		}
+	}
+	return false
+}
+
+// serviceClient reports whether a program is the client of a service
+// (registries, clouds, forges) rather than a general network tool.
+func serviceClient(name string) bool {
+	switch name {
+	case "docker", "podman", "helm", "npm", "pnpm", "yarn", "pip", "pip3", "twine", "gh", "glab", "aws", "gcloud", "gsutil", "az", "kubectl", "terraform", "cargo", "gem", "poetry", "mvn", "gradle":
+		return true
+	}
+	return false
 }
 
 func dnsTool(name string) bool {

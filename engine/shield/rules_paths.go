@@ -25,7 +25,8 @@ var credentialGlobs = []string{
 	"/proc/[0-9]*/environ", "/run/secrets/**", "/var/run/secrets/**", "/var/lib/docker/**",
 	// Anywhere: key material, env files, Terraform state.
 	"*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
-	"**/.env", "*.env", ".env.*", "*.tfstate", "*.tfstate.backup", "credentials.json", "service-account*.json", ".htpasswd",
+	"**/.env", "*.env", ".env.*", "*.tfstate", "*.tfstate.backup", "credentials.json", "*service-account*.json", "*service_account*.json",
+	"client_secret*.json", "*.keytab", ".htpasswd",
 }
 
 // laterGlob is a path whose content another program runs later, outside
@@ -98,7 +99,28 @@ var laterGlobs = []laterGlob{
 	{"/etc/ssh/**", "runs-later:ssh", false},
 	{"/etc/sudoers", "runs-later:sudoers", false},
 	{"/etc/sudoers.d/**", "runs-later:sudoers", false},
+	// Other agents' settings, instructions and tool servers: what they
+	// hold runs, or is obeyed, when that agent starts.
+	{"~/.claude/**", "runs-later:agent-config", false},
+	{"~/.claude.json", "runs-later:agent-config", false},
+	{"~/.codex/**", "runs-later:agent-config", false},
+	{"~/.cursor/**", "runs-later:agent-config", false},
+	{"~/.gemini/**", "runs-later:agent-config", false},
+	{"~/.continue/**", "runs-later:agent-config", false},
+	{"~/.config/opencode/**", "runs-later:agent-config", false},
+	{"~/.config/github-copilot/**", "runs-later:agent-config", false},
+	{"~/.aider*", "runs-later:agent-config", false},
+	{"**/.mcp.json", "runs-later:agent-config", true},
+	{"**/.claude/**", "runs-later:agent-config", true},
+	{"**/.cursor/**", "runs-later:agent-config", true},
+	{"**/.gemini/**", "runs-later:agent-config", true},
+	{"**/.codex/**", "runs-later:agent-config", true},
 }
+
+// historyGlobs are the user's shell and tool histories: changing them
+// covers tracks.
+var historyGlobs = []string{"~/.bash_history", "~/.zsh_history", "~/.history", "~/.sh_history", "~/.local/share/fish/fish_history",
+	"~/.python_history", "~/.node_repl_history", "~/.mysql_history", "~/.psql_history", "~/.lesshst", "~/.viminfo", "/var/log/**"}
 
 // deviceGlobs are block devices and memory: writing them destroys data
 // below any file system.
@@ -169,6 +191,14 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 // snapshots before every mutating tool and command, so they can be
 // rolled back.
 func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
+	for _, refs := range [][]Ref{f.Writes, f.Deletes} {
+		for i := range refs {
+			if h := s.history(&refs[i]); h != "" {
+				j.block("destructive:history", "%s changes %s, a history or log (%s): that covers tracks", by(&refs[i]), refs[i].Path, h)
+				return
+			}
+		}
+	}
 	// Programs first: what a line runs says more than the paths it writes
 	// (shutdown writes /proc/sysrq-trigger; it is a shutdown).
 	for i := range f.Runs {
@@ -198,7 +228,7 @@ func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
 		if r.Glob {
 			p = globPrefix(p)
 		}
-		if s.inWorkspace(p) || inScratch(r.Path) && !slices.Contains(scratchDirs, r.Path) {
+		if s.inWorkspace(p) || !r.Tree && !r.Glob && s.scratch(r.Path) {
 			continue
 		}
 		j.block("destructive:delete-outside", "%s deletes %s, outside the workspace", by(r), r.Path)
@@ -220,7 +250,7 @@ func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
 			j.block("destructive:tree-write", "%s changes everything under %s", by(r), r.Path)
 			return
 		}
-		if s.inWorkspace(p) || harmlessDevice(r.Path) || (inScratch(p) && !r.Glob) {
+		if s.inWorkspace(p) || harmlessDevice(r.Path) || (s.scratch(p) && !r.Glob) {
 			continue
 		}
 		if system(p) {
@@ -272,9 +302,30 @@ func (s *Shield) destructiveRun(r *Run, f *Facts, j *judgement) {
 				return
 			}
 		}
+	case "history":
+		if slices.Contains(r.Argv, "-c") || slices.Contains(r.Argv, "-w") {
+			j.block("destructive:history", "%s clears the shell's history", quote(r.Line))
+		}
+	case "opx":
+		// The agent driving opx itself: approving its own escalations,
+		// rolling back, stopping the engine.
+		for _, a := range args {
+			switch a {
+			case "approve", "deny", "rollback", "stop", "start", "restart", "policy", "config", "init", "daemon", "internal-engine", "chat", "send":
+				j.block("destructive:opx-control", "%s drives opx itself; the agent may not approve, deny, roll back or restart its own run", quote(r.Line))
+				return
+			}
+		}
 	case "pkill", "killall":
 		if mentionsOpx(r.Argv) {
 			j.block("destructive:kill", "%s kills opx's own processes", quote(r.Line))
+			return
+		}
+		for _, a := range args {
+			if a == "-u" || a == "-U" || a == "--user" || strings.HasPrefix(a, "--user=") || a == "." || a == ".*" || a == "" {
+				j.block("destructive:kill", "%s kills every process of a user (opx's among them)", quote(r.Line))
+				return
+			}
 		}
 	case "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "sgdisk", "gdisk", "mkswap", "blkdiscard", "cryptsetup":
 		j.block("destructive:disk", "%s changes disks or partitions", quote(r.Line))
@@ -297,6 +348,16 @@ func (s *Shield) destructiveRun(r *Run, f *Facts, j *judgement) {
 	}
 }
 
+// history returns the history pattern r touches, or "".
+func (s *Shield) history(r *Ref) string {
+	for i := range s.rules.history {
+		if h := &s.rules.history[i]; h.matchRef(r) {
+			return h.src
+		}
+	}
+	return ""
+}
+
 func mentionsOpx(argv []string) bool {
 	for _, a := range argv[min(1, len(argv)):] {
 		if strings.Contains(a, "opx") {
@@ -304,6 +365,13 @@ func mentionsOpx(argv []string) bool {
 		}
 	}
 	return false
+}
+
+// scratch reports whether p is a scratch path (beneath /tmp and the
+// like, not a scratch directory itself), and not beside the workspace:
+// when the workspace lives in /tmp, its neighbours are someone's work.
+func (s *Shield) scratch(p string) bool {
+	return inScratch(p) && !slices.Contains(scratchDirs, p) && !within(p, path.Dir(s.cfg.Workspace))
 }
 
 func inScratch(p string) bool {

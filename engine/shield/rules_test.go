@@ -131,7 +131,9 @@ func TestRules_Protected(t *testing.T) {
 		{"glob at the ledger", facts(s, "").read("~/.local/state/opx/*/ledger.db").run("cat ~/.local/state/opx/*/ledger.db").cmd(), "block protected:state"},
 		{"glob above the state", facts(s, "").read("~/.local/*/opx/abc").run("ls ~/.local/*/opx/abc").cmd(), "block protected:state"},
 		{"listing / is not reading the state", facts(s, "").read("/*").run("ls /*").cmd(), none},
-		{"listing the state's parent", facts(s, "list_directory").read("~/.local/state/opx").act(), none},
+		{"listing above the state", facts(s, "list_directory").read("~/.local/state").act(), none},
+		{"listing every workspace's state", facts(s, "list_directory").read("~/.local/state/opx").act(), "block protected:state"},
+		{"a glob at the state root", facts(s, "").read("~/.local/state/op?").run("ls -la ~/.local/state/op?").cmd(), "block protected:state"},
 		{"recursive read of home", facts(s, "").readTree("~").run("tar czf x.tgz ~").write("x.tgz").cmd(), "block protected:state"},
 		{"recursive read beside the state", facts(s, "").readTree("~/.cache/go-build").run("grep -r x ~/.cache/go-build").cmd(), none},
 		{"delete the state's parent", facts(s, "delete_file").del("~/.local/state").act(), "block protected:state"},
@@ -237,7 +239,11 @@ func TestRules_Credentials(t *testing.T) {
 func TestRules_Destructive(t *testing.T) {
 	s := defaultShield(t)
 	runRuleCases(t, s, []ruleCase{
-		{"find / -delete", facts(s, "").delTree("/var/log").run("find /var/log -name *.log -delete").cmd(), "block destructive:delete-outside"},
+		{"find / -delete", facts(s, "").delTree("/opt/data").run("find /opt/data -name *.log -delete").cmd(), "block destructive:delete-outside"},
+		{"clear a log", facts(s, "").delTree("/var/log").run("find /var/log -delete").cmd(), "block destructive:history"},
+		{"truncate history", facts(s, "").write("~/.bash_history").run("truncate -s 0 ~/.bash_history").cmd(), "block destructive:history"},
+		{"history -c", facts(s, "").run("history -c").cmd(), "block destructive:history"},
+		{"rm a sibling in /tmp", facts(s, "").delTree("/tmp/x").run("rm -rf /tmp/x").cmd(), "block destructive:delete-outside"},
 		{"rm -rf a sibling project", facts(s, "").delTree("~/projects/other").run("rm -rf ~/projects/other").cmd(), "block destructive:delete-outside"},
 		{"rm a file outside", facts(s, "").del("/opt/app/config").run("rm /opt/app/config").cmd(), "block destructive:delete-outside"},
 		{"rm the git history", facts(s, "").delTree(".git").run("rm -rf .git").cmd(), "block destructive:delete-workspace"},
@@ -247,7 +253,7 @@ func TestRules_Destructive(t *testing.T) {
 		{"mkfs", facts(s, "").run("mkfs.ext4 /dev/sdb1").cmd(), "block destructive:disk"},
 		{"wipefs", facts(s, "").run("wipefs -a /dev/sdb").cmd(), "block destructive:disk"},
 		{"overwrite /etc", facts(s, "").write("/etc/hosts").run("tee /etc/hosts").cmd(), "block destructive:system-write"},
-		{"truncate a log", facts(s, "").write("/var/log/syslog").run("truncate -s0 /var/log/syslog").cmd(), "block destructive:system-write"},
+		{"truncate a log", facts(s, "").write("/var/log/syslog").run("truncate -s0 /var/log/syslog").cmd(), "block destructive:history"},
 		{"chmod -R /usr", facts(s, "").writeTree("/usr").run("chmod -R 777 /usr").cmd(), "block destructive:system-write"},
 		{"chown -R home", facts(s, "").writeTree("/home/dev/src").run("chown -R nobody /home/dev/src").cmd(), "block destructive:tree-write"},
 		{"shutdown", facts(s, "").run("shutdown -h now").cmd(), "block destructive:system-control"},
@@ -255,6 +261,8 @@ func TestRules_Destructive(t *testing.T) {
 		{"kill init", facts(s, "").run("kill -9 1").cmd(), "block destructive:kill"},
 		{"kill everything", facts(s, "").run("kill -9 -1").cmd(), "block destructive:kill"},
 		{"pkill the engine", facts(s, "").run("pkill -f opx").cmd(), "block destructive:kill"},
+		{"pkill a user", facts(s, "").run("pkill -9 -u dev").cmd(), "block destructive:kill"},
+		{"pkill a server", facts(s, "").run("pkill -f node-server").cmd(), none},
 		{"kill the engine by pgrep", facts(s, "").run("kill -9 x").runVia("pgrep opx", "$()").cmd(), "block destructive:kill"},
 		{"write home", facts(s, "").write("~/notes.txt").run("cp notes.txt ~/notes.txt").cmd(), "escalate destructive:write-outside"},
 		// Benign neighbours.

@@ -20,10 +20,16 @@ var (
 		`\bdisregard (?:all |any |the |your )?(?:previous|prior|above|system)\b|\bAI (?:agents?|assistants?)\s*:|` +
 		`<!--\s*(?:AI|assistant|LLM|agent)\b|\bdo not (?:mention|tell|reveal) (?:this|the user)\b|` +
 		`\byou are now (?:in )?(?:developer|DAN|jailbreak|god) mode|\bsystem prompt\s*:|<\|im_start\|>|\[/?INST\]|</?system>|` +
-		`\bnew instructions\s*:|\bIMPORTANT(?: NOTE)?\s*(?:for|to) (?:the )?(?:AI|assistant|agent|LLM)s?\b`)
+		`\bnew instructions\s*:|\bIMPORTANT(?: NOTE)?\s*(?:for|to) (?:the )?(?:AI|assistant|agent|LLM)s?\b|` +
+		// Text addressed to an agent, a reviewer bot or Shield's evaluator.
+		`\bnotes? (?:to|for) (?:the |all |any )?(?:other )?(?:ai |llm |coding |security |safety )?(?:agents?|assistants?|evaluators?|checkers?|validators?|shield|bots?|sub-?agents?)\b|` +
+		`(?m:^[\W_]{0,6}(?:system note(?: to [\w ]{1,40})?|sub-?agents?|orchestrator(?: instruction)?|review(?:er)? bot|ai (?:agents?|assistants?))\s*:)|` +
+		`(?-i:(?m:^[\W_]{0,6}SYSTEM\s*:))[^\n]{0,120}\b(?:run|execute|ignore|approve|disable|bypass|without|maintenance mode|override)\b|(?:respond|answer|reply)\s+(?:with\s+)?["']?(?-i:ALLOW)\b|` +
+		`\bapprove (?:this|the) (?:PR|pull request|merge request|change) automatically\b|\bdisable branch protection\b`)
 	// memoryOverride is a note that tells a later agent (or Shield's
 	// evaluator) to let things through.
 	memoryOverride = regexp.MustCompile(`(?i)\b(?:shield|evaluator|policy|guardrails?|safety|security|approvals?|verifier|reviewer|sandbox)\b[^.\n]{0,80}?\b(?:override|overridden|bypass|disabled?|turn(?:ed)? off|skip|always (?:return|answer|respond|say|approve|allow)|returns? "?allow|auto-?approve|whitelist|allowlist)` +
+		`|\b(?:shield|evaluator|policy|guardrails?|safety|security|sandbox|filter)\b[^.\n]{0,80}?\b(?:pre-?approved|exempt(?:ed)?|whitelisted|gets? past|gets? around|circumvent|evade|sneak past|work around)` +
 		`|\b(?:override|bypass|disable|turn off|skip)\b[^.\n]{0,40}?\b(?:shield|evaluator|guardrails?|safety checks?|security checks?|approvals?|sandbox)\b` +
 		`|\balways (?:return|answer|respond(?: with)?|output|say) "?(?:allow|approved?|yes)\b`)
 	// memoryExfil is a note that tells a later agent to handle secrets.
@@ -32,8 +38,12 @@ var (
 	memoryDirective = regexp.MustCompile(`(?i)\bignore (?:all |any |the )?(?:previous|prior|above|earlier|other) (?:instructions|rules|directions|guidelines)|` +
 		`\bfrom now on,? you\b|\byou must always\b|\bdo not (?:tell|inform|mention (?:this )?to|notify|alert) the user\b|` +
 		`\b(?:don't|never) (?:tell|inform|ask|notify) the user\b|\bwithout (?:asking|telling|notifying|informing) the user\b|` +
+		`\bnever ask (?:for |the user for )?(?:approval|permission|confirmation)\b|\bpre-?approved\b|` +
+		`\brun (?:all|every|any) (?:commands?|actions?|tools?|things?)[^.\n]{0,20} without (?:asking|confirmation|approval|permission)\b|` +
 		`\bdisregard (?:all |any |the )?(?:previous|prior|system)\b`)
-	urlHost = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?)://(?:[^/\s@'"]*@)?(\[[0-9a-f:]+\]|[a-z0-9.\-]+)`)
+	// jsonPair is a "key": "string" pair of a JSON fragment.
+	jsonPair = regexp.MustCompile(`"([^"\\]{1,200})"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+	urlHost  = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?)://(?:[^/\s@'"]*@)?(\[[0-9a-f:]+\]|[a-z0-9.\-]+)`)
 	// ghExpr is a GitHub Actions expression, ${{ … }}: replaced before a
 	// run: line is parsed as shell.
 	ghExpr = regexp.MustCompile(`\$\{\{[^}]*\}\}`)
@@ -49,16 +59,43 @@ var (
 // maxTextJudged bounds the text of one Text that rules search and parse.
 const maxTextJudged = 1 << 20
 
+// Keywords one of which a text must hold (in lower case) for the
+// expression to be run over it: a cheap scan spares most texts the
+// regular expressions, which cost far more per byte.
+var (
+	injectionWords = []string{"ignore", "disregard", "ai ", "ai:", "agent", "assistant", "<!--", "do not", "you are now", "system", "im_start", "inst]", "instructions", "important",
+		"note", "orchestrator", "bot", "allow", "approve", "branch protection"}
+	overrideWords  = []string{"shield", "evaluator", "policy", "guardrail", "safety", "security", "approv", "verifier", "reviewer", "sandbox", "always", "filter"}
+	exfilWords     = []string{"always", "every time", "whenever", "each time", "from now on", "in every"}
+	directiveWords = []string{"ignore", "from now on", "you must always", "do not", "don't", "never", "without", "disregard", "approved"}
+)
+
+// find returns the first match of re in text when text holds one of
+// words (lower is text in lower case), else "".
+func find(re *regexp.Regexp, text, lower string, words []string) string {
+	for _, w := range words {
+		if strings.Contains(lower, w) {
+			return re.FindString(text)
+		}
+	}
+	return ""
+}
+
 // promptInjection is `prompt-injection`: text the agent writes, sends or
 // runs that carries instructions aimed at an AI agent.
 func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
-		if m := injection.FindString(clip(t.Body, maxTextJudged)); m != "" {
+		body := clip(t.Body, maxTextJudged)
+		if m := find(injection, body, strings.ToLower(body), injectionWords); m != "" {
 			j.block("prompt-injection", "the %s carries instructions aimed at an AI agent: %s", textName(t.Source), quote(m))
 			return
 		}
 	}
-	if m := injection.FindString(clip(a.Command, maxTextJudged)); m != "" {
+	if j.inner {
+		return // the text holding the line was searched already
+	}
+	line := clip(a.Command, maxTextJudged)
+	if m := find(injection, line, strings.ToLower(line), injectionWords); m != "" {
 		j.block("prompt-injection", "the command carries instructions aimed at an AI agent: %s", quote(m))
 	}
 }
@@ -70,6 +107,7 @@ func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
 		res := []*regexp.Regexp{memoryOverride, memoryExfil, memoryDirective}
+		words := [][]string{overrideWords, exfilWords, directiveWords}
 		what := "the memory note"
 		if p, ok := strings.CutPrefix(t.Source, "content:"); ok {
 			switch path.Base(p) {
@@ -86,10 +124,28 @@ func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 			continue
 		}
 		body := clip(t.Body, maxTextJudged)
-		for _, re := range res {
-			if m := re.FindString(body); m != "" {
+		lower := strings.ToLower(body)
+		for i, re := range res {
+			if m := find(re, body, lower, words[i]); m != "" {
 				j.block("memory:instruction", "%s instructs a later agent rather than records: %s", what, quote(m))
 				return
+			}
+		}
+		if t.Source != "memory" && what != "the memory file" {
+			continue // agent files: their code is script-content's
+		}
+		// Commands a note tells later agents to run are judged as
+		// commands; a note naming a credential is asked about.
+		if code := codeSpans(body); code != "" && !j.inner {
+			if v, ok, _ := s.judgeLine(code, nil); ok && v.Decision == Block && v.Rule != "shell:unknown" {
+				j.block("memory:instruction", "%s tells later agents to run what Shield blocks: %s", what, v.Reason)
+				return
+			}
+		}
+		for _, p := range literalPaths(body) {
+			if g := s.credential(&Ref{Path: s.ResolvePath(p), Glob: hasMeta(p)}); g != "" {
+				j.escalate("memory:instruction", "%s names %s, which holds credentials (%s)", what, p, g)
+				break
 			}
 		}
 	}
@@ -134,7 +190,7 @@ func (s *Shield) encodedPayload(_ *Action, f *Facts, j *judgement) {
 		if j.inner {
 			continue
 		}
-		if v, ok := s.judgeLine(body, nil); ok && v.Decision == Block {
+		if v, ok, _ := s.judgeLine(body, nil); ok && v.Decision == Block {
 			j.block("encoded-payload", "%s-decoded data would run: %s", t.Source, v.Reason)
 			return
 		}
@@ -172,13 +228,29 @@ func (s *Shield) scriptContent(_ *Action, f *Facts, j *judgement) {
 			continue
 		}
 		var keep func(string) bool
-		if containerFile(p) {
+		switch {
+		case containerFile(p):
 			// RUN lines act on the image being built, inside the
 			// container: its /usr, its /etc, its installers. What leaves
 			// the machine is what matters.
 			keep = leavesMachine
+		case ciYAML(p) || interpreters[path.Ext(p)] != "":
+			// A CI runner's paths are the runner's, and source code
+			// names key files it serves (a server's cert.pem): reading
+			// them is not the finding; sending them somewhere is.
+			keep = func(rule string) bool { return rule != "credential-path" }
 		}
-		v, ok := s.judgeLine(line, keep)
+		v, ok, inner := s.judgeLine(line, keep)
+		if ok && strings.HasPrefix(v.Rule, "exfiltration:") && v.Rule != "exfiltration:secret" && !s.sendsSecrets(&inner) {
+			// Code that calls an API or uploads a build is what scripts
+			// and programs are for: asked about in a script (its run is
+			// not seen later), left to run in source code; sending a
+			// credential or opx's state is what blocks.
+			if interpreters[path.Ext(p)] != "" {
+				continue
+			}
+			v.Decision = Escalate
+		}
 		switch {
 		case !ok || v.Rule == "shell:unknown":
 		case v.Decision == Block:
@@ -201,7 +273,16 @@ func scriptLines(p, body string) string {
 			Scripts map[string]string `json:"scripts"`
 		}
 		if json.Unmarshal([]byte(body), &pkg) != nil {
-			return ""
+			// An edit's fragment: its "name": "command" pairs.
+			var b strings.Builder
+			for _, m := range jsonPair.FindAllStringSubmatch(body, 1024) {
+				var v string
+				if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) == nil {
+					b.WriteString(v)
+					b.WriteByte('\n')
+				}
+			}
+			return b.String()
 		}
 		keys := make([]string, 0, len(pkg.Scripts))
 		for k := range pkg.Scripts {
@@ -234,12 +315,38 @@ func scriptLines(p, body string) string {
 			return ""
 		}
 		return yamlRuns(body)
+	case base == ".mcp.json" || base == "mcp.json" || strings.Contains(p, "/.claude/") && ext == ".json" || strings.Contains(p, "/.cursor/") && ext == ".json" || strings.Contains(p, "/.gemini/") && ext == ".json":
+		return jsonRuns(body)
+	case agentFiles[base]:
+		return codeSpans(body)
+	case interpreters[ext] != "":
+		// Code for an interpreter, judged as its -c/-e payload would be:
+		// the strings it runs as commands, the URLs and paths it names.
+		return interpreters[ext] + " " + shellQuote(body)
 	case ext == ".sh" || ext == ".bash" || ext == ".zsh" || ext == ".ksh" || ext == ".command" || base == ".envrc",
 		strings.Contains(p, "/.husky/") || strings.Contains(p, "/.git/hooks/"),
 		strings.HasPrefix(body, "#!") && strings.Contains(firstLine(body), "sh"):
 		return body
 	}
 	return ""
+}
+
+// sendsSecrets reports whether facts read or send a credential (beside
+// the files a request sends, what the line reads is what it may send).
+func (s *Shield) sendsSecrets(f *Facts) bool {
+	for i := range f.Reads {
+		if s.credential(&f.Reads[i]) != "" {
+			return true
+		}
+	}
+	for _, q := range f.Requests {
+		for _, p := range q.Files {
+			if s.credential(&Ref{Path: p}) != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // containerFile reports whether p is a container build file, whose
@@ -255,6 +362,76 @@ func leavesMachine(rule string) bool {
 	return strings.HasPrefix(rule, "exfiltration:") || rule == "encoded-payload" || rule == "credential-metadata"
 }
 
+// interpreters are the -c/-e forms a source file's code is read as.
+var interpreters = map[string]string{".py": "python3 -c", ".js": "node -e", ".mjs": "node -e", ".cjs": "node -e", ".ts": "node -e",
+	".rb": "ruby -e", ".pl": "perl -e"}
+
+// agentFiles are instructions written for agents.
+var agentFiles = map[string]bool{"AGENTS.md": true, "CLAUDE.md": true, "GEMINI.md": true, ".cursorrules": true, ".windsurfrules": true, "copilot-instructions.md": true}
+
+// shellQuote quotes s as one shell word.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// jsonRuns returns the commands a JSON settings file defines: every
+// object with a "command" string, with its "args" (agents' tool servers
+// and hooks).
+func jsonRuns(body string) string {
+	var doc any
+	if json.Unmarshal([]byte(body), &doc) != nil {
+		return ""
+	}
+	var b strings.Builder
+	budget := 100000
+	var walk func(v any)
+	walk = func(v any) {
+		if budget--; budget < 0 {
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if c, ok := x["command"].(string); ok {
+				b.WriteString(c)
+				if args, ok := x["args"].([]any); ok {
+					for _, a := range args {
+						if s, ok := a.(string); ok {
+							b.WriteString(" " + shellQuote(s))
+						}
+					}
+				}
+				b.WriteByte('\n')
+			}
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(x[k])
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+	return b.String()
+}
+
+// codeSpan is Markdown code: a fenced block's body or an inline span.
+var codeSpan = regexp.MustCompile("(?s)```[a-z]*\n(.*?)```|`([^`\n]+)`")
+
+// codeSpans returns the code of a Markdown file, one span a line: the
+// commands instructions for agents tell them to run.
+func codeSpans(body string) string {
+	var b strings.Builder
+	for _, m := range codeSpan.FindAllStringSubmatch(body, 1024) {
+		b.WriteString(m[1] + m[2])
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
@@ -262,9 +439,14 @@ func firstLine(s string) string {
 	return s
 }
 
+// makeVar is a make variable reference, $(NAME) or ${NAME}: in a recipe
+// it stands for the variable's value, which for the environment's
+// variables (HOME, PWD ...) is the shell's $NAME.
+var makeVar = regexp.MustCompile(`\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]`)
+
 // recipeLines returns the recipe lines of a Makefile or justfile: those
 // indented with one of indent, without the prefix characters that only
-// steer make (@ - +), with make's $$ as the shell's $.
+// steer make (@ - +), with make's $$ as the shell's $ and $(NAME) as $NAME.
 func recipeLines(body, indent, prefixes string) string {
 	var b strings.Builder
 	for _, l := range strings.Split(body, "\n") {
@@ -275,6 +457,7 @@ func recipeLines(body, indent, prefixes string) string {
 		if strings.HasPrefix(l, "#") {
 			continue
 		}
+		l = makeVar.ReplaceAllString(l, "$$$1")
 		b.WriteString(strings.ReplaceAll(l, "$$", "$"))
 		b.WriteByte('\n')
 	}
@@ -328,6 +511,16 @@ func ciYAML(p string) bool {
 var runKeys = map[string]bool{"run": true, "script": true, "scripts": true, "before_script": true, "after_script": true, "command": true,
 	"commands": true, "cmds": true, "cmd": true, "entry": true, "install": true, "before_install": true, "after_success": true, "steps": false}
 
+// ghValue stands in for a GitHub expression: a secret is data read at
+// run time (so sending it is judged as sending what the line read), any
+// other expression a plain word.
+func ghValue(expr string) string {
+	if strings.Contains(expr, "secrets.") {
+		return "$(cat /run/secrets/ci)"
+	}
+	return "EXPR"
+}
+
 // yamlRuns returns the shell a CI or task YAML file runs: every string
 // under a run-like key, GitHub expressions replaced by a placeholder.
 func yamlRuns(body string) string {
@@ -345,7 +538,7 @@ func yamlRuns(body string) string {
 		switch n.Kind {
 		case yaml.ScalarNode:
 			if run && n.Tag == "!!str" {
-				b.WriteString(ghExpr.ReplaceAllString(n.Value, "EXPR"))
+				b.WriteString(ghExpr.ReplaceAllStringFunc(n.Value, ghValue))
 				b.WriteByte('\n')
 			}
 		case yaml.MappingNode:

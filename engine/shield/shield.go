@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,11 +65,15 @@ type Config struct {
 // Shield evaluates actions. It is safe for concurrent use.
 type Shield struct {
 	cfg      Config
-	readOnly []string                // the workspace's .opx, then cfg.ReadOnly
-	named    []string                // readOnly and cfg.Protected: what no command may name
-	literals []string                // cfg.Protected as a command may write them ("~/...")
-	rules    *ruleSet                // tier 1, compiled for this workspace and home
-	paths    map[*Rule][]pathPattern // the policy's path globs, compiled
+	readOnly []string // the workspace's .opx, then cfg.ReadOnly
+	named    []string // readOnly and cfg.Protected: what no command may name
+	literals []string // cfg.Protected as a command may write them ("~/...")
+	// protected are cfg.Protected and, for a state directory of opx's
+	// (…/opx/<workspace id>), the directory of every workspace's state.
+	protected  []string
+	memoryFile string                  // the workspace's MEMORY.md
+	rules      *ruleSet                // tier 1, compiled for this workspace and home
+	paths      map[*Rule][]pathPattern // the policy's path globs, compiled
 
 	mu     sync.Mutex
 	recent map[string][]time.Time // session -> proposal times in the last minute
@@ -85,7 +90,14 @@ func New(cfg Config) *Shield {
 	}
 	ro := append([]string{path.Join(cfg.Workspace, ".opx")}, cfg.ReadOnly...)
 	s := &Shield{cfg: cfg, readOnly: ro, named: append(append([]string(nil), ro...), cfg.Protected...), recent: map[string][]time.Time{}}
+	s.memoryFile = path.Join(cfg.Workspace, "MEMORY.md")
 	for _, p := range cfg.Protected {
+		s.protected = append(s.protected, p)
+		if d := path.Dir(p); path.Base(d) == "opx" && !slices.Contains(cfg.Protected, d) {
+			s.protected = append(s.protected, d)
+		}
+	}
+	for _, p := range s.protected {
 		s.literals = append(s.literals, p)
 		if rel, ok := strings.CutPrefix(p, cfg.Home+"/"); ok && cfg.Home != "" {
 			s.literals = append(s.literals, "~/"+rel, "$HOME/"+rel, "${HOME}/"+rel)
@@ -234,15 +246,22 @@ func (s *Shield) hardcoded(a *Action, f *Facts) (Verdict, bool) {
 		// mode) does; a recursive one or a delete does not.
 		ancestorOK func(r *Ref) bool
 	}
+	var sent []Ref
+	for _, q := range f.Requests {
+		for _, p := range q.Files {
+			sent = append(sent, Ref{Path: p, By: q.By})
+		}
+	}
 	kinds := []kind{
 		{f.Reads, "reads", func(r *Ref) bool { return !r.Tree }},
+		{sent, "sends", func(r *Ref) bool { return true }},
 		{f.Writes, "writes", func(r *Ref) bool { return !r.Tree }},
 		{f.Deletes, "deletes", func(*Ref) bool { return false }},
 	}
 	for _, k := range kinds {
 		for i := range k.refs {
 			r := &k.refs[i]
-			for _, prot := range s.cfg.Protected {
+			for _, prot := range s.protected {
 				at, above := reaches(r, prot)
 				if at || (above && !k.ancestorOK(r)) {
 					return Verdict{Block, -1, "protected:state", fmt.Sprintf("%s %s %s, which holds or is opx's own state (%s): no tool may reach it", by(r), k.verb, r.Path, prot)}, true

@@ -69,7 +69,7 @@ func TestShield_DefaultPolicy(t *testing.T) {
 	}{
 		// Tier -1.
 		{"read the ledger", file(s, "read_file", false, "/home/dev/.local/state/opx/abc/ledger.db"), "block", "protected:state"},
-		{"list the state dir's parent", file(s, "list_directory", false, "/home/dev/.local/state/opx"), "escalate", "policy:default"},
+		{"list above the state", file(s, "list_directory", false, "/home/dev/.local/state"), "escalate", "policy:default"},
 		{"delete the state dir's parent", file(s, "delete_file", true, "/home/dev/.local/state"), "block", "protected:state"},
 		{"write the config", file(s, "write_file", true, ".opx/config.yaml"), "block", "protected:config"},
 		{"move into .opx", file(s, "move_file", true, "notes.md", ".opx/policy.yaml"), "block", "protected:config"},
@@ -171,6 +171,9 @@ func TestParsePolicy_Errors(t *testing.T) {
 		"version: 1\ndeny:\n  - {name: x, commands: ['(']}\n",
 		"version: 1\nallow:\n  - {name: x, toolz: [a]}\n",
 		"version: 1\nallow:\n  - {name: x, tools: ['[']}\n",
+		"version: 1\nallow:\n  - {name: x, methods: [FETCH]}\n",
+		"version: 1\nallow:\n  - {name: x, paths: ['[']}\n",
+		"version: 1\nallow:\n  - {name: x, method: [GET]}\n",
 	} {
 		if _, err := shield.ParsePolicy([]byte(bad)); !errors.Is(err, shield.ErrPolicy) {
 			t.Errorf("ParsePolicy(%q) = %v, want ErrPolicy", bad, err)

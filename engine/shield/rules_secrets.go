@@ -1,0 +1,76 @@
+package shield
+
+import (
+	"regexp"
+	"strings"
+)
+
+// secretShapes are what secrets look like in text, each named for
+// reasons. They are specific on purpose (a key's prefix and length, an
+// assignment to an upper-case name that says it is a secret): prose about
+// passwords is not a password.
+var secretShapes = []struct {
+	name string
+	re   *regexp.Regexp
+}{
+	{"a private key", regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----`)},
+	{"an AWS access key id", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
+	{"an AWS secret key", regexp.MustCompile(`(?i)aws_?secret_?access_?key["']?\s*[=:]\s*["']?[A-Za-z0-9/+]{8,}`)},
+	{"a GitHub token", regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}`)},
+	{"a GitLab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)},
+	{"a Slack token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`)},
+	{"a Stripe key", regexp.MustCompile(`\b[sr]k_live_[A-Za-z0-9]{6,}`)},
+	{"an API key", regexp.MustCompile(`\bsk-(?:live-|proj-|ant-)?[A-Za-z0-9_-]{20,}`)},
+	{"a Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},
+	{"a password in a URL", regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://[^/\s:@'"]+:[^/\s@'"$]{3,}@`)},
+	{"a secret assignment", regexp.MustCompile(`\b[A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY)[A-Z0-9_]*["']?\s*[=:]\s*["']?[^\s"'$<{}]{6,}`)},
+}
+
+// maxSecretScan bounds the text searched for secrets.
+const maxSecretScan = 64 << 10
+
+// secretIn returns what kind of secret text holds, or "".
+func secretIn(text string) string {
+	text = clip(text, maxSecretScan)
+	for _, s := range secretShapes {
+		if s.re.MatchString(text) {
+			return s.name
+		}
+	}
+	return ""
+}
+
+// secrets is `exfiltration:secret` and `memory:secret`: a secret written
+// out in what a request to an untrusted host carries (its body, its URL,
+// the command's data), or in a memory note every later agent reads.
+func (s *Shield) secrets(a *Action, f *Facts, j *judgement) {
+	untrusted := ""
+	for _, q := range f.Requests {
+		if q.Host == "" || !(s.hostAllowed(q.Host) || localHost(q.Host)) {
+			untrusted = q.Host
+			if untrusted == "" {
+				untrusted = "a host that cannot be known"
+			}
+			break
+		}
+	}
+	for _, t := range f.Texts {
+		memory := t.Source == "memory" || t.Source == "content:"+s.memoryFile
+		if !memory && (untrusted == "" || strings.HasPrefix(t.Source, "content:")) {
+			continue
+		}
+		if k := secretIn(t.Body); k != "" {
+			if memory {
+				j.block("memory:secret", "the memory note holds %s, which every later agent would read", k)
+			} else {
+				j.block("exfiltration:secret", "the %s sent to %s holds %s", textName(t.Source), untrusted, k)
+			}
+			return
+		}
+	}
+	if untrusted != "" && a.Command != "" {
+		if k := secretIn(a.Command); k != "" {
+			j.block("exfiltration:secret", "the command sends %s to %s", k, untrusted)
+		}
+	}
+}
