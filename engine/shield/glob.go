@@ -239,6 +239,37 @@ func (pp *pathPattern) match(name []string) bool {
 	return matchCompiled(pp.segs, pp.meta, name)
 }
 
+// matchPrefix reports whether some path beneath (or at) the split path
+// name could match the pattern: the pattern matches name's segments and
+// may go on.
+func matchPrefix(pat []string, meta []bool, name []string) bool {
+	for len(name) > 0 {
+		if len(pat) == 0 {
+			return false
+		}
+		if pat[0] == "**" {
+			return true
+		}
+		if !segMatch(pat[0], meta[0], name[0]) {
+			return false
+		}
+		pat, meta, name = pat[1:], meta[1:], name[1:]
+	}
+	return true
+}
+
+// segMatch matches one segment of a compiled pattern.
+func segMatch(pat string, meta bool, name string) bool {
+	switch {
+	case !meta:
+		return pat == name
+	case pat == "*":
+		return name != ""
+	}
+	ok, _ := path.Match(pat, name)
+	return ok
+}
+
 func matchCompiled(pat []string, meta []bool, name []string) bool {
 	for len(pat) > 0 {
 		if pat[0] == "**" {
@@ -256,11 +287,7 @@ func matchCompiled(pat []string, meta []bool, name []string) bool {
 		if len(name) == 0 {
 			return false
 		}
-		if meta[0] {
-			if ok, _ := path.Match(pat[0], name[0]); !ok {
-				return false
-			}
-		} else if pat[0] != name[0] {
+		if !segMatch(pat[0], meta[0], name[0]) {
 			return false
 		}
 		pat, meta, name = pat[1:], meta[1:], name[1:]
@@ -300,6 +327,11 @@ func (pp *pathPattern) matchSplit(r *Ref, segs []string) bool {
 	}
 	if !r.Glob && !r.Tree {
 		return false
+	}
+	if !r.Glob && !pp.anywhere {
+		// A literal tree: the pattern reaches beneath it when it matches
+		// the tree's path as a prefix.
+		return matchPrefix(pp.segs, pp.meta, segs)
 	}
 	if r.Tree && !pp.anywhere {
 		segs = append(segs[:len(segs):len(segs)], beneath)

@@ -350,8 +350,9 @@ func (s *Shield) destructiveRun(r *Run, f *Facts, j *judgement) {
 
 // history returns the history pattern r touches, or "".
 func (s *Shield) history(r *Ref) string {
+	segs := splitPath(r.Path)
 	for i := range s.rules.history {
-		if h := &s.rules.history[i]; h.matchRef(r) {
+		if h := &s.rules.history[i]; h.matchSplit(r, segs) {
 			return h.src
 		}
 	}
