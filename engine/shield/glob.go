@@ -360,3 +360,53 @@ func reaches(r *Ref, t string) (at, above bool) {
 	}
 	return at, above
 }
+
+// patternIndex indexes patterns by the first segment of an absolute
+// pattern when it is literal ("etc", "home"); the rest (base-name
+// patterns, a first segment with a metacharacter, "**/...") are in any.
+// A Ref whose first segment is literal is matched against by[it] and
+// any only, in the patterns' order.
+type patternIndex struct {
+	by  map[string][]int
+	any []int
+	all []int
+}
+
+func indexPatterns(pats []pathPattern) patternIndex {
+	ix := patternIndex{by: map[string][]int{}}
+	for i := range pats {
+		p := &pats[i]
+		ix.all = append(ix.all, i)
+		if p.segs != nil && len(p.segs) > 1 && p.segs[0] == "" && !p.meta[1] {
+			ix.by[p.segs[1]] = append(ix.by[p.segs[1]], i)
+		} else {
+			ix.any = append(ix.any, i)
+		}
+	}
+	return ix
+}
+
+// each calls f with the index of every pattern that could match a Ref
+// with the split path segs, in order, until f returns true.
+func (ix *patternIndex) each(segs []string, f func(i int) bool) {
+	if len(segs) < 2 || hasMeta(segs[1]) || segs[1] == "**" {
+		for _, i := range ix.all {
+			if f(i) {
+				return
+			}
+		}
+		return
+	}
+	a, b := ix.by[segs[1]], ix.any
+	for len(a) > 0 || len(b) > 0 {
+		var i int
+		if len(b) == 0 || (len(a) > 0 && a[0] < b[0]) {
+			i, a = a[0], a[1:]
+		} else {
+			i, b = b[0], b[1:]
+		}
+		if f(i) {
+			return
+		}
+	}
+}

@@ -335,6 +335,9 @@ func policyRuns(runs []Run) []Run {
 // literalVia reports whether a run was found in an interpreter payload's
 // string literals or in decoded data rather than parsed as shell.
 func literalVia(via string) bool {
+	if via == "" || via == "memory" || via == "body" || via == "url" || strings.HasPrefix(via, "content:") {
+		return false
+	}
 	for _, s := range literalSources {
 		if strings.Contains(via, s) {
 			return true
