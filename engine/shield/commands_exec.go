@@ -102,7 +102,7 @@ var interpSpecs = map[string]struct {
 }{
 	"python":    {"-c", posixSpec("-c -m -W -X -Q")},
 	"node":      {"-e --eval -p --print", posixSpec("-e --eval -p --print -r --require --import --loader --env-file --input-type --conditions -C --title --inspect-port")},
-	"perl":      {"-e -E", posixSpec("-e -E")},
+	"perl":      {"-e -E", posixSpec("-e -E -M -m -I")},
 	"ruby":      {"-e", posixSpec("-e -r -I -C -E --encoding")},
 	"php":       {"-r -R -B -E", posixSpec("-r -R -B -E -S -t -c -d -f -F -z")},
 	"lua":       {"-e", posixSpec("-e -l")},
@@ -311,7 +311,7 @@ var (
 	readMarkers  = []string{"open(", "readFile", "read_text", "read_bytes", "File.read", "File.open", "IO.read", "slurp", "file_get_contents", "fs.read", "os.environ", "getenv", "process.env", "ENV[", "$ENV{", "readlines", "fopen(", "Path(", "glob(", "listdir(", "walk("}
 	buildMarkers = []string{"+", "f'", `f"`, "${", "%s", ".format(", "`", ".", "join("}
 	sockMarkers  = []string{"socket", "connect(", "TCPSocket", "IO::Socket", "fsockopen", "net.connect", "net.Socket", "createConnection", "/dev/tcp/"}
-	shMarkers    = []string{"dup2", "pty.spawn", "/bin/sh", "/bin/bash", "subprocess.call", "exec(", "spawn("}
+	shMarkers    = []string{"dup2", "pty.spawn", "/bin/sh", "/bin/bash", "subprocess", "exec(", "spawn(", "popen", "system(", "execSync", "`"}
 )
 
 func containsAny(s string, subs []string) bool {
@@ -546,7 +546,7 @@ func tmuxH(x *call) {
 // buildH reads build tools and test runners: they run workspace code
 // (the Run is for the tiers); -C DIR and -f FILE are honoured.
 func buildH(x *call) {
-	opts, _ := newSpec("-C -f --file --makefile --directory -j --jobs -l -o -W -I --include-dir").parse(x.args)
+	opts, _ := cachedSpec(0, "-C -f --file --makefile --directory -j --jobs -l -o -W -I --include-dir").parse(x.args)
 	if d, ok := val(opts, "-C", "--directory"); ok {
 		x.cd(d)
 	}
@@ -617,7 +617,7 @@ func formatter(sp *spec, writeFlags, checkFlags []string, dirDefault bool) handl
 // terraformH reads terraform and tofu: fmt writes, init fetches
 // providers, plan reads the cloud, apply, destroy and import change it.
 func terraformH(x *call) {
-	_, ops := newSpec("-chdir -var -var-file -target -out -state -backend-config").parse(x.args)
+	_, ops := cachedSpec(0, "-chdir -var -var-file -target -out -state -backend-config").parse(x.args)
 	for _, w := range x.args {
 		if d, ok := strings.CutPrefix(w.Text, "-chdir="); ok {
 			x.cd(word(d))

@@ -793,7 +793,9 @@ func zipH(x *call) {
 	if len(ops) == 0 {
 		return
 	}
-	x.ref(kWrite, ops[0], false)
+	if ops[0].Text != "-" {
+		x.ref(kWrite, ops[0], false)
+	}
 	tree := has(opts, "-r", "--recurse-paths")
 	for _, w := range ops[1:] {
 		x.ref(kRead, w, tree)

@@ -128,6 +128,21 @@ func (m *model) listed(j int) ([]Ref, bool) {
 				}
 			}
 			return refs, true
+		case "mktemp":
+			// A new name in the temporary directory (or -p DIR).
+			dir := "/tmp"
+			for k, w := range args {
+				if (w.Text == "-p" || w.Text == "--tmpdir") && k+1 < len(args) {
+					if r, ok := staticRef(m.s, cwd, args[k+1], false); ok {
+						dir = r.Path
+					}
+				} else if d, ok := strings.CutPrefix(w.Text, "--tmpdir="); ok {
+					if r, ok := staticRef(m.s, cwd, word(d), false); ok {
+						dir = r.Path
+					}
+				}
+			}
+			return []Ref{{Path: path.Join(dir, "*"), Glob: true, Tree: true}}, true
 		case "locate", "plocate", "mlocate", "slocate":
 			return []Ref{{Path: "/", Tree: true}}, true
 		case "grep", "egrep", "fgrep", "rg", "ag", "ack":
@@ -313,6 +328,16 @@ func (m *model) lastInside(i int, kind, inner string) int {
 			last = j
 		}
 	}
+	if last < 0 {
+		// A loop variable over a substitution (for f in $(ls)) is
+		// listed before the loop's body.
+		for j := i - 1; j >= 0 && j > i-64; j-- {
+			d := &m.a.Commands[j]
+			if d.Via == via && d.Line != "" && strings.HasSuffix(inner, d.Line) {
+				return j
+			}
+		}
+	}
 	return last
 }
 
@@ -399,6 +424,14 @@ func (x *call) stdinCode() {
 	}
 	from, remote := x.m.stdinFrom(x.i)
 	x.m.f.Execs = append(x.m.f.Execs, Exec{Runner: x.name, From: from, Remote: remote, Line: x.c.Line})
+	// shellx lists the code when the pipe's text is known statically
+	// (echo ... | base64 -d | sh): else what runs cannot be known.
+	for j := x.i + 1; j < len(x.m.a.Commands) && j < x.i+16; j++ {
+		if strings.Contains(x.m.a.Commands[j].Via, "| ") {
+			return
+		}
+	}
+	x.m.unknown(x.name + " runs code " + from + " produces at run time")
 }
 
 // runsFile notes that the current command runs the script at p: one a

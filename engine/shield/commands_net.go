@@ -598,7 +598,7 @@ func socatH(x *call) {
 
 // telnetH reads telnet HOST [PORT] and the like: a raw connection.
 func rawH(x *call) {
-	_, ops := newSpec("-l -e -b -n -p -P -u -o -s -T").parse(x.args)
+	_, ops := cachedSpec(0, "-l -e -b -n -p -P -u -o -s -T").parse(x.args)
 	if len(ops) == 0 {
 		return
 	}
@@ -714,7 +714,7 @@ var rsyncSpec = newSpec("-e --rsh --exclude --include --exclude-from --include-f
 // sessionH reads sftp, ftp, tftp, lftp, ssh-copy-id, telnet: a session
 // with a host.
 func sessionH(x *call) {
-	opts, ops := newSpec("-P -i -o -F -b -c -l -S -J -D -B -R -s -p -u -e").parse(x.args)
+	opts, ops := cachedSpec(0, "-P -i -o -F -b -c -l -S -J -D -B -R -s -p -u -e").parse(x.args)
 	for _, w := range vals(opts, "-b") {
 		x.ref(kRead, w, false)
 	}
@@ -733,7 +733,7 @@ func sessionH(x *call) {
 // looked up or probed; a name computed at run time carries data.
 func lookupH(x *call) {
 	method := "DNS"
-	sp := newSpec("-t -c -p -q -x -b -f -k -y -i -w -W -s -I -m -Q -l -M -S -T -N -z -g -h --host -r -a -A -F")
+	sp := cachedSpec(0, "-t -c -p -q -x -b -f -k -y -i -w -W -s -I -m -Q -l -M -S -T -N -z -g -h --host -r -a -A -F")
 	switch x.name {
 	case "ping", "ping6", "traceroute", "traceroute6", "tracepath", "mtr", "arping", "fping", "hping3", "tcptraceroute":
 		method = "ICMP"

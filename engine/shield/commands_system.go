@@ -22,7 +22,7 @@ const (
 // crontab (a Write of the crontabs directory, Tree) with a file or
 // standard input.
 func crontabH(x *call) {
-	opts, ops := newSpec("-u").parse(x.args)
+	opts, ops := cachedSpec(0, "-u").parse(x.args)
 	if has(opts, "-l") {
 		x.refPath(kRead, cronDir, true)
 		return
@@ -39,7 +39,7 @@ func crontabH(x *call) {
 
 // atH reads at and batch: the job (standard input or -f FILE) runs later.
 func atH(x *call) {
-	opts, _ := newSpec("-f -q -t").parse(x.args)
+	opts, _ := cachedSpec(0, "-f -q -t").parse(x.args)
 	if has(opts, "-l", "-d", "-r", "-c") || x.name == "atq" {
 		return
 	}
@@ -54,7 +54,7 @@ func atH(x *call) {
 // systemctlH reads systemctl: enabling, linking or editing units writes
 // the unit directory; power verbs change the power state.
 func systemctlH(x *call) {
-	opts, ops := newSpec("-H --host -M --machine -t --type -p --property --root -s --signal -n --lines -o --output").parse(x.args)
+	opts, ops := cachedSpec(0, "-H --host -M --machine -t --type -p --property --root -s --signal -n --lines -o --output").parse(x.args)
 	if len(ops) == 0 {
 		return
 	}
@@ -96,12 +96,12 @@ func launchctlH(x *call) {
 func usersH(x *call) {
 	switch x.name {
 	case "passwd", "chpasswd", "chage", "pwconv":
-		if has(newSpec("").parse2(x.args), "-S", "--status") {
+		if has(cachedSpec(0, "").parse2(x.args), "-S", "--status") {
 			return
 		}
 		x.refPath(kWrite, "/etc/shadow", false)
 	case "visudo":
-		opts, _ := newSpec("-f --file").parse(x.args)
+		opts, _ := cachedSpec(0, "-f --file").parse(x.args)
 		if has(opts, "-c", "--check") {
 			return
 		}
@@ -158,7 +158,7 @@ func netConfH(x *call) {
 
 // mountH reads mount, umount, swapon, swapoff: the mount points change.
 func mountH(x *call) {
-	opts, ops := newSpec("-t -o -O -L -U --types --options --source --target -B --bind").parse(x.args)
+	opts, ops := cachedSpec(0, "-t -o -O -L -U --types --options --source --target -B --bind").parse(x.args)
 	if x.name == "mount" && len(ops) == 0 && !has(opts, "-a", "--all") {
 		return
 	}
@@ -177,7 +177,7 @@ func mountH(x *call) {
 // moduleH reads modprobe, insmod, rmmod: kernel code is loaded or
 // removed.
 func moduleH(x *call) {
-	opts, ops := newSpec("-C --config -d --dirname -S --set-version").parse(x.args)
+	opts, ops := cachedSpec(0, "-C --config -d --dirname -S --set-version").parse(x.args)
 	if has(opts, "-n", "--dry-run", "--show-depends", "-c", "--showconfig") {
 		return
 	}
@@ -190,7 +190,7 @@ func moduleH(x *call) {
 // sysctlH reads sysctl: -w NAME=VALUE, NAME=VALUE and -p write kernel
 // parameters; NAME and -a read them.
 func sysctlH(x *call) {
-	opts, ops := newSpec("-p --load").parse(x.args)
+	opts, ops := cachedSpec(0, "-p --load").parse(x.args)
 	if f, ok := val(opts, "-p", "--load"); ok {
 		x.ref(kRead, f, false)
 		x.refPath(kWrite, sysctlDir, true)
@@ -221,10 +221,31 @@ func powerH(x *call) {
 			return
 		}
 	}
-	if x.name == "shutdown" && has(newSpec("").parse2(x.args), "-c") {
+	if x.name == "shutdown" && has(cachedSpec(0, "").parse2(x.args), "-c") {
 		return
 	}
 	x.refPath(kWrite, powerState, false)
+}
+
+// killH reads kill, pkill, killall and killall5: signalling one's own
+// servers is everyday work (a Run); killing every process (kill -1,
+// kill 1, killall5, pkill or killall by user or with a match-all pattern)
+// takes the session and its tools down: an Unknown, for a human.
+func killH(x *call) {
+	all := x.name == "killall5"
+	for k, w := range x.args {
+		t := w.Text
+		switch x.name {
+		case "kill":
+			all = all || t == "-1" && k > 0 && strings.HasPrefix(x.args[k-1].Text, "-") || t == "1" || t == "--" && k+1 < len(x.args) && x.args[k+1].Text == "-1"
+			all = all || t == "-1" && k == len(x.args)-1
+		default:
+			all = all || t == "-u" || t == "-U" || t == "--uid" || t == "--user" || strings.HasPrefix(t, "--uid=") || strings.HasPrefix(t, "--user=") || t == "." || t == ".*"
+		}
+	}
+	if all {
+		x.m.unknown(x.name + " signals every process (of a user, or all of them): " + clipText(x.c.Line, 80))
+	}
 }
 
 // hostnameH reads hostname and hostnamectl: a new name is a system
@@ -355,7 +376,7 @@ func gpgH(x *call) {
 // sshKeygenH reads ssh-keygen: generating writes the key pair; -y, -l
 // and -e read a key; -R edits known_hosts.
 func sshKeygenH(x *call) {
-	opts, _ := newSpec("-f -t -b -C -N -P -E -I -n -O -V -z -a -Z -R -F -D -s -r -w -Y").parse(x.args)
+	opts, _ := cachedSpec(0, "-f -t -b -C -N -P -E -I -n -O -V -z -a -Z -R -F -D -s -r -w -Y").parse(x.args)
 	f, hasF := val(opts, "-f")
 	switch {
 	case has(opts, "-R"):
@@ -411,8 +432,8 @@ func secretStoreH(x *call) {
 			x.refPath(kWrite, "~/.password-store", true)
 		}
 	case "ssh-add":
-		_, ops := newSpec("-t -E -S -H -h").parse(x.args)
-		if len(ops) == 0 && !has(newSpec("").parse2(x.args), "-l", "-L", "-D", "-d") {
+		_, ops := cachedSpec(0, "-t -E -S -H -h").parse(x.args)
+		if len(ops) == 0 && !has(cachedSpec(0, "").parse2(x.args), "-l", "-L", "-D", "-d") {
 			x.add(kRead, Ref{Path: cleanAbs(x.m.s.cfg.Home + "/.ssh/id_*"), Glob: true, By: x.name})
 		}
 		for _, w := range ops {
@@ -449,7 +470,7 @@ func cloudH(x *call) {
 	switch {
 	case strings.Contains(line, "configure export-credentials") || strings.Contains(line, "configure get") ||
 		strings.Contains(line, "print-access-token") || strings.Contains(line, "print-identity-token") || strings.Contains(line, "auth token") ||
-		strings.Contains(line, "get-access-token") || strings.Contains(line, "auth status") && has(newSpec("").parse2(x.args), "--show-token", "-t"):
+		strings.Contains(line, "get-access-token") || strings.Contains(line, "auth status") && has(cachedSpec(0, "").parse2(x.args), "--show-token", "-t"):
 		x.refPath(kRead, creds, true)
 		return
 	case strings.HasPrefix(line, "configure") || strings.Contains(line, "auth login") || strings.HasPrefix(line, "login") || strings.Contains(line, "config set"):
@@ -499,7 +520,7 @@ func cloudH(x *call) {
 		}
 	}
 	if x.name == "gh" && len(words) > 0 && words[0].Text == "api" {
-		opts, _ := newSpec("-X --method -f --raw-field -F --field --input -H --header -q --jq -t --template --hostname").parse(x.args)
+		opts, _ := cachedSpec(0, "-X --method -f --raw-field -F --field --input -H --header -q --jq -t --template --hostname").parse(x.args)
 		if m, ok := val(opts, "-X", "--method"); ok {
 			method = strings.ToUpper(m.Text)
 			data = method != "GET"
@@ -510,7 +531,7 @@ func cloudH(x *call) {
 		}
 	}
 	k := x.request(Request{Host: api, Method: method, Data: data})
-	for _, o := range newSpec("--body-file -F --body --input --cli-input-json --cli-input-yaml").parse2(x.args) {
+	for _, o := range cachedSpec(0, "--body-file -F --body --input --cli-input-json --cli-input-yaml").parse2(x.args) {
 		if o.name == "--body-file" || o.name == "--input" || o.name == "-F" && strings.Contains(o.val.Text, "=@") {
 			f := o.val.Text
 			if k2 := strings.Index(f, "=@"); k2 >= 0 {

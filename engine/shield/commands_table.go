@@ -45,7 +45,7 @@ func init() {
 		"df", "free", "vmstat", "iostat", "mpstat", "sar", "ps", "pstree", "pgrep", "pidof", "top", "htop", "btop", "atop", "lsof", "ss",
 		"netstat", "uptime", "nproc", "lscpu", "lsblk", "lsusb", "lspci", "lsmod", "dmesg", "which", "type", "whereis", "hash", "tput",
 		"clear", "reset", "stty", "tty", "umask", "ulimit", "exit", "return", "shift", "break", "continue", "local", "readonly", "unset",
-		"kill", "pkill", "killall", "trap", "alias", "unalias", "shopt", "getconf", "locale", "tr", "basename", "dirname", "mktemp",
+		"trap", "alias", "unalias", "shopt", "getconf", "locale", "tr", "basename", "dirname", "mktemp",
 		"uuidgen", "factor", "numfmt", "nvidia-smi", "journalctl", "getent", "whatis", "apropos", "man", "info", "help",
 		"mkfifo-no", "sync", "systemd-analyze", "loginctl", "timedatectl", "localectl", "renice",
 		"envsubst", "xdg-open", "open", "notify-send", "say", "beep", "cowsay", "figlet", "lolcat", "pbcopy", "xclip", "xsel", "wl-copy")
@@ -137,6 +137,7 @@ func init() {
 	set(sysctlH, "sysctl")
 	set(powerH, "shutdown", "reboot", "halt", "poweroff", "init", "telinit")
 	set(hostnameH, "hostname", "hostnamectl")
+	set(killH, "kill", "pkill", "killall", "killall5")
 	set(opensslH, "openssl")
 	set(gpgH, "gpg", "gpg2")
 	set(sshKeygenH, "ssh-keygen")

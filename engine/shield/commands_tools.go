@@ -88,7 +88,7 @@ func gitH(x *call) {
 	sub, rest := args[i].Text, args[i+1:]
 	switch sub {
 	case "clone":
-		opts, ops := newSpec("-b --branch -o --origin -c --config --depth --reference -u --upload-pack --template --separate-git-dir -j --jobs --filter --shallow-since --shallow-exclude --server-option --bundle-uri").parse(rest)
+		opts, ops := cachedSpec(0, "-b --branch -o --origin -c --config --depth --reference -u --upload-pack --template --separate-git-dir -j --jobs --filter --shallow-since --shallow-exclude --server-option --bundle-uri").parse(rest)
 		for _, c := range vals(opts, "-c", "--config") {
 			k, v, _ := strings.Cut(c.Text, "=")
 			x.gitConfigText(k, v)
@@ -115,7 +115,7 @@ func gitH(x *call) {
 			x.fetch(d, true)
 		}
 	case "fetch", "pull", "ls-remote", "remote", "submodule":
-		_, ops := newSpec("--upload-pack --depth --deepen --shallow-since --refmap -j --jobs -o --server-option --recurse-submodules-default").parse(rest)
+		_, ops := cachedSpec(0, "--upload-pack --depth --deepen --shallow-since --refmap -j --jobs -o --server-option --recurse-submodules-default").parse(rest)
 		switch sub {
 		case "remote":
 			if len(ops) >= 3 && (ops[0].Text == "add" || ops[0].Text == "set-url") {
@@ -150,14 +150,14 @@ func gitH(x *call) {
 			x.refPath(kWrite, ".", true)
 		}
 	case "push":
-		_, ops := newSpec("-o --push-option --repo --receive-pack --exec --signed --force-with-lease").parse(rest)
+		_, ops := cachedSpec(0, "-o --push-option --repo --receive-pack --exec --signed --force-with-lease").parse(rest)
 		if len(ops) > 0 {
 			x.gitRemote(ops[0], "PUSH", true)
 		} else {
 			x.request(Request{Method: "PUSH", Data: true})
 		}
 	case "clean":
-		opts, ops := newSpec("-e --exclude").parse(rest)
+		opts, ops := cachedSpec(0, "-e --exclude").parse(rest)
 		if !has(opts, "-f", "--force") || has(opts, "-n", "--dry-run") {
 			return
 		}
@@ -168,7 +168,7 @@ func gitH(x *call) {
 			x.ref(kDelete, w, true)
 		}
 	case "reset":
-		opts, _ := newSpec("").parse(rest)
+		opts, _ := cachedSpec(0, "").parse(rest)
 		if has(opts, "--hard", "--merge", "--keep") {
 			x.refPath(kWrite, ".", true)
 		}
@@ -179,7 +179,7 @@ func gitH(x *call) {
 				return
 			}
 		}
-		if sub == "apply" && has(newSpec("").parse2(rest), "--check", "--stat", "--numstat") {
+		if sub == "apply" && has(cachedSpec(0, "").parse2(rest), "--check", "--stat", "--numstat") {
 			return
 		}
 		if sub == "checkout" || sub == "restore" {
@@ -193,7 +193,7 @@ func gitH(x *call) {
 				}
 			}
 			if paths == nil && sub == "restore" {
-				_, paths = newSpec("-s --source --pathspec-from-file").parse(rest)
+				_, paths = cachedSpec(0, "-s --source --pathspec-from-file").parse(rest)
 			}
 			if len(paths) > 0 {
 				for _, w := range paths {
@@ -204,7 +204,7 @@ func gitH(x *call) {
 		}
 		x.refPath(kWrite, ".", true)
 	case "rm":
-		opts, ops := newSpec("").parse(rest)
+		opts, ops := cachedSpec(0, "").parse(rest)
 		if has(opts, "--cached", "-n", "--dry-run") {
 			return
 		}
@@ -214,7 +214,7 @@ func gitH(x *call) {
 	case "config":
 		x.gitConfig(rest)
 	case "archive", "format-patch", "bundle", "diff":
-		opts, ops := newSpec("-o --output --output-directory --format --prefix --remote --exec").parse(rest)
+		opts, ops := cachedSpec(0, "-o --output --output-directory --format --prefix --remote --exec").parse(rest)
 		for _, w := range vals(opts, "-o", "--output", "--output-directory") {
 			x.ref(kWrite, w, sub == "format-patch")
 		}
@@ -228,7 +228,7 @@ func gitH(x *call) {
 			x.refPath(kRead, ".", false)
 		}
 	case "send-email":
-		_, ops := newSpec("--to --cc --bcc --from --smtp-server --subject --in-reply-to").parse(rest)
+		_, ops := cachedSpec(0, "--to --cc --bcc --from --smtp-server --subject --in-reply-to").parse(rest)
 		k := x.request(Request{Method: "", Data: true})
 		for _, w := range ops {
 			x.ref(kRead, w, false)
@@ -258,6 +258,11 @@ func (sp *spec) parse2(args []shellx.Word) []opt {
 func (x *call) gitRemote(w shellx.Word, method string, data bool) {
 	t := w.Text
 	host := ""
+	if cmd, ok := strings.CutPrefix(t, "ext::"); ok {
+		// The ext transport runs a command ("% " is a space).
+		x.payload(shellx.Word{Text: strings.ReplaceAll(cmd, "% ", " "), Dynamic: w.Dynamic}, "git ext::")
+		return
+	}
 	switch {
 	case strings.Contains(t, "://"):
 		if strings.HasPrefix(t, "file://") {
@@ -283,7 +288,7 @@ func (x *call) gitRemote(w shellx.Word, method string, data bool) {
 // (--global: ~/.gitconfig; --system: /etc/gitconfig; --file F; else the
 // repository's, which is a Write only for keys that run later).
 func (x *call) gitConfig(rest []shellx.Word) {
-	opts, ops := newSpec("-f --file --blob --type --default --comment").parse(rest)
+	opts, ops := cachedSpec(0, "-f --file --blob --type --default --comment").parse(rest)
 	if has(opts, "-l", "--list", "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--show-origin", "--show-scope") || len(ops) < 2 && !has(opts, "--unset", "--unset-all", "-e", "--edit", "--remove-section", "--rename-section") {
 		return
 	}
@@ -502,7 +507,7 @@ func goH(x *call) {
 		return
 	}
 	sub, rest := x.args[0].Text, x.args[1:]
-	opts, ops := goSpec("-o -C -run -bench -tags -ldflags -gcflags -p -timeout -count -cpu -coverprofile -exec -mod -modfile -overlay -pkgdir -toolexec -vet -fuzz -fuzztime -benchtime -parallel -outputdir -memprofile -cpuprofile -blockprofile -mutexprofile -trace -covermode -coverpkg -asmflags -buildmode -compiler -installsuffix -o -shuffle -list -skip").parse(rest)
+	opts, ops := cachedSpec(2, "-o -C -run -bench -tags -ldflags -gcflags -p -timeout -count -cpu -coverprofile -exec -mod -modfile -overlay -pkgdir -toolexec -vet -fuzz -fuzztime -benchtime -parallel -outputdir -memprofile -cpuprofile -blockprofile -mutexprofile -trace -covermode -coverpkg -asmflags -buildmode -compiler -installsuffix -o -shuffle -list -skip").parse(rest)
 	if d, ok := val(opts, "-C"); ok {
 		x.cd(d)
 	}
@@ -553,7 +558,7 @@ func goH(x *call) {
 
 // cargoH reads cargo and rustup.
 func cargoH(x *call) {
-	opts, ops := newSpec("--manifest-path -p --package --target --target-dir --features -j --jobs --bin --example --test --bench --index --registry --git --branch --tag --rev --path --root -Z --config").parse(x.args)
+	opts, ops := cachedSpec(0, "--manifest-path -p --package --target --target-dir --features -j --jobs --bin --example --test --bench --index --registry --git --branch --tag --rev --path --root -Z --config").parse(x.args)
 	if len(ops) == 0 {
 		return
 	}
@@ -631,7 +636,7 @@ func dockerH(x *call) {
 	case "compose":
 		x.compose(rest)
 	case "pull", "push":
-		_, ops := newSpec("--platform -a").parse(rest)
+		_, ops := cachedSpec(0, "--platform -a").parse(rest)
 		for _, w := range ops {
 			if sub == "push" {
 				x.request(Request{Host: registryOf(w.Text), Method: "PUT", Data: true})
@@ -640,7 +645,7 @@ func dockerH(x *call) {
 			}
 		}
 	case "login":
-		_, ops := newSpec("-u --username -p --password").parse(rest)
+		_, ops := cachedSpec(0, "-u --username -p --password").parse(rest)
 		host := "registry-1.docker.io"
 		if len(ops) > 0 {
 			host = hostOf(ops[0].Text)
@@ -654,7 +659,7 @@ func dockerH(x *call) {
 		if sub == "buildx" && len(rest) > 0 {
 			rest = rest[1:]
 		}
-		opts, ops := newSpec("-f --file -t --tag --build-arg --target --platform --secret --ssh --cache-from --cache-to -o --output --progress --label --network --iidfile --build-context").parse(rest)
+		opts, ops := cachedSpec(0, "-f --file -t --tag --build-arg --target --platform --secret --ssh --cache-from --cache-to -o --output --progress --label --network --iidfile --build-context").parse(rest)
 		for _, w := range vals(opts, "-f", "--file") {
 			x.ref(kRead, w, false)
 		}
@@ -677,7 +682,7 @@ func dockerH(x *call) {
 			x.request(Request{Method: "PUT", Data: true})
 		}
 	case "cp":
-		_, ops := newSpec("").parse(rest)
+		_, ops := cachedSpec(0, "").parse(rest)
 		if len(ops) != 2 {
 			return
 		}
@@ -689,12 +694,12 @@ func dockerH(x *call) {
 			x.ref(kWrite, dst, true)
 		}
 	case "save", "export":
-		opts, _ := newSpec("-o --output").parse(rest)
+		opts, _ := cachedSpec(0, "-o --output").parse(rest)
 		for _, w := range vals(opts, "-o", "--output") {
 			x.ref(kWrite, w, false)
 		}
 	case "load", "import":
-		opts, ops := newSpec("-i --input").parse(rest)
+		opts, ops := cachedSpec(0, "-i --input").parse(rest)
 		for _, w := range append(vals(opts, "-i", "--input"), ops...) {
 			if strings.Contains(w.Text, "://") {
 				x.request(Request{Host: hostOf(w.Text), Method: "GET"})
@@ -788,7 +793,7 @@ func (x *call) hostMount(w shellx.Word, ro bool) {
 // compose reads docker compose: it builds and starts the services its
 // file declares (Runs; the file is judged when written), pulling images.
 func (x *call) compose(rest []shellx.Word) {
-	opts, ops := newSpec("-f --file -p --project-name --project-directory --env-file --profile --ansi --progress").parse(rest)
+	opts, ops := cachedSpec(0, "-f --file -p --project-name --project-directory --env-file --profile --ansi --progress").parse(rest)
 	for _, w := range vals(opts, "-f", "--file", "--env-file") {
 		x.ref(kRead, w, false)
 	}
@@ -867,7 +872,7 @@ func kubeH(x *call) {
 // sysPkgH reads apt, apt-get, dnf, yum, apk, zypper, pacman, snap:
 // installs fetch from the distribution's mirrors and change /usr.
 func sysPkgH(x *call) {
-	_, ops := newSpec("-o -c -t --option --config-file --target-release --repo --enablerepo --disablerepo --root --installroot -X --repository").parse(x.args)
+	_, ops := cachedSpec(0, "-o -c -t --option --config-file --target-release --repo --enablerepo --disablerepo --root --installroot -X --repository").parse(x.args)
 	mirror := map[string]string{"apt": "deb.debian.org", "apt-get": "deb.debian.org", "aptitude": "deb.debian.org", "dnf": "mirrors.fedoraproject.org", "yum": "mirrors.fedoraproject.org", "apk": "dl-cdn.alpinelinux.org", "zypper": "download.opensuse.org", "pacman": "geo.mirror.pkgbuild.com", "snap": "api.snapcraft.io"}[x.name]
 	sub := ""
 	if len(ops) > 0 {

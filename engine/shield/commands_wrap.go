@@ -48,6 +48,12 @@ func init() {
 		"watch":            unwrapWatch,
 		"flock":            unwrapFlock,
 		"xargs":            unwrapXargs,
+		"nsenter":          privileged(posixSpec("-t --target -m -u -i -n -p -U -C -T -r -w -S -G --mount --uts --ipc --net --pid --user --cgroup --time --root --wd --setuid --setgid")),
+		"unshare":          privileged(posixSpec("--map-user --map-group --propagation --setgroups -S -G -R -w --setuid --setgid --root --wd")),
+		"setpriv":          privileged(posixSpec("--reuid --regid --groups --inh-caps --ambient-caps --bounding-set --securebits --selinux-label --apparmor-profile")),
+		"capsh":            unwrapCapsh,
+		"systemd-run":      unwrapSystemdRun,
+		"sg":               unwrapSg,
 	}
 }
 
@@ -131,7 +137,7 @@ func unwrapSu(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 }
 
 func unwrapChroot(x *call, args []shellx.Word) ([]shellx.Word, bool) {
-	_, ops := posixSpec("--userspec --groups").parse(args)
+	_, ops := cachedSpec(1, "--userspec --groups").parse(args)
 	if len(ops) == 0 {
 		return nil, true
 	}
@@ -156,7 +162,7 @@ func unwrapEnv(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 }
 
 func unwrapCommand(x *call, args []shellx.Word) ([]shellx.Word, bool) {
-	opts, ops := posixSpec("").parse(args)
+	opts, ops := cachedSpec(1, "").parse(args)
 	if has(opts, "-v", "-V") {
 		return nil, false
 	}
@@ -164,7 +170,7 @@ func unwrapCommand(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 }
 
 func unwrapTime(x *call, args []shellx.Word) ([]shellx.Word, bool) {
-	opts, ops := posixSpec("-f -o --format --output").parse(args)
+	opts, ops := cachedSpec(1, "-f -o --format --output").parse(args)
 	for _, w := range vals(opts, "-o", "--output") {
 		x.name = "time"
 		x.ref(kWrite, w, false)
@@ -173,7 +179,7 @@ func unwrapTime(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 }
 
 func unwrapTrace(x *call, args []shellx.Word) ([]shellx.Word, bool) {
-	opts, ops := posixSpec("-o -e -p -s -a -b -E -I -O -P -S -u -X -U -A -l -L -n -F").parse(args)
+	opts, ops := cachedSpec(1, "-o -e -p -s -a -b -E -I -O -P -S -u -X -U -A -l -L -n -F").parse(args)
 	for _, w := range vals(opts, "-o") {
 		x.name = "strace"
 		x.ref(kWrite, w, false)
@@ -182,7 +188,7 @@ func unwrapTrace(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 }
 
 func unwrapWatch(x *call, args []shellx.Word) ([]shellx.Word, bool) {
-	opts, ops := posixSpec("-n -d --interval --differences -q --equexit -e -g").parse(args)
+	opts, ops := cachedSpec(1, "-n -d --interval --differences -q --equexit -e -g").parse(args)
 	if len(ops) == 1 && !has(opts, "-x", "--exec") && strings.ContainsAny(ops[0].Text, " ;|&") {
 		// watch runs a single argument with sh -c.
 		x.payload(ops[0], "watch")
@@ -192,7 +198,7 @@ func unwrapWatch(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 }
 
 func unwrapFlock(x *call, args []shellx.Word) ([]shellx.Word, bool) {
-	opts, ops := posixSpec("-w -E --timeout --conflict-exit-code").parse(args)
+	opts, ops := cachedSpec(1, "-w -E --timeout --conflict-exit-code").parse(args)
 	if c, ok := val(opts, "-c", "--command"); ok {
 		x.payload(c, "flock")
 		return nil, false
@@ -238,6 +244,50 @@ func unwrapXargs(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 	}
 	inner = append(append(inner, ops...), word(inputWord))
 	return inner, false
+}
+
+// unwrapCapsh reads capsh [opts] -- ARGS: a shell with the given
+// capabilities runs ARGS (capsh -- -c CMD).
+func unwrapCapsh(x *call, args []shellx.Word) ([]shellx.Word, bool) {
+	for i, w := range args {
+		if w.Text == "--" {
+			return append([]shellx.Word{word("bash")}, args[i+1:]...), true
+		}
+	}
+	return nil, true
+}
+
+// unwrapSg reads sg GROUP [-c] CMD.
+func unwrapSg(x *call, args []shellx.Word) ([]shellx.Word, bool) {
+	if len(args) < 2 {
+		return nil, true
+	}
+	if args[1].Text == "-c" && len(args) > 2 {
+		x.payload(args[2], "sg -c")
+		return nil, true
+	}
+	x.payload(args[1], "sg")
+	return nil, true
+}
+
+var systemdRunSpec = posixSpec("-u --unit -p --property -M --machine -H --host --description --slice -E --setenv --working-directory -d --uid --gid --nice --on-active --on-boot --on-startup --on-unit-active --on-unit-inactive --on-calendar --timer-property --path-property --socket-property")
+
+// unwrapSystemdRun reads systemd-run: the command runs as a service,
+// outside any sandbox; with a timer (--on-*) it runs later, persistently.
+func unwrapSystemdRun(x *call, args []shellx.Word) ([]shellx.Word, bool) {
+	opts, ops := systemdRunSpec.parse(args)
+	for _, o := range opts {
+		if strings.HasPrefix(o.name, "--on-") {
+			dir := "/etc/systemd/system"
+			if has(opts, "--user") {
+				dir = "~/.config/systemd/user"
+			}
+			x.name = "systemd-run"
+			x.refPath(kWrite, dir, true)
+			break
+		}
+	}
+	return ops, true
 }
 
 // replaced is w with the string xargs -I or find -exec replace by their

@@ -64,6 +64,15 @@ func isInterpreter(name string) string {
 // interpreter finds the code an interpreter command runs and reads it.
 func (p *parser) interpreter(lang string, args []Word, c *ctx, in input) {
 	code, flag, found, stdin := interpCode(lang, args[1:])
+	// One name per language: "node -e" for -e, -p and --eval alike.
+	switch lang {
+	case "python":
+		flag = "-c"
+	case "node", "bun", "perl", "ruby", "osascript":
+		flag = "-e"
+	case "php":
+		flag = "-r"
+	}
 	label := strings.TrimSpace(lang + " " + flag)
 	switch {
 	case found:
@@ -219,6 +228,10 @@ func (p *parser) code(lang, label, code string, c *ctx) {
 	}
 	fam := langFamily(lang)
 	toks := lex(fam, code)
+	saved := p.procModule
+	defer func() { p.procModule = saved }()
+	p.procModule = strings.Contains(code, "subprocess") || strings.Contains(code, "child_process") ||
+		strings.Contains(code, "Open3") || strings.Contains(code, "execa") || strings.Contains(code, "import os")
 	execAny := false
 	for i, t := range toks {
 		if t.kind == tExec || t.kind == tIdent && p.isExecCall(fam, toks, i) {
@@ -251,8 +264,12 @@ func (p *parser) code(lang, label, code string, c *ctx) {
 		case tIdent:
 			name := lastSegment(t.text)
 			if codeExec[fam][name] && i+1 < len(toks) && toks[i+1].text == "(" {
-				if arg, ok := stringArg(toks, i+2); ok {
-					p.code(lang, label, arg, c.deeper())
+				args := callArgs(toks, i+2, true)
+				if len(args) > 0 && args[0].str {
+					for k := args[0].from; k < args[0].to; k++ {
+						used[k] = true
+					}
+					p.code(lang, label, strings.ReplaceAll(args[0].text, dynPlaceholder, ""), c.deeper())
 				}
 				continue
 			}
@@ -308,6 +325,12 @@ func (p *parser) isExecCall(fam string, toks []token, i int) bool {
 		return false
 	}
 	if weakExec[name] {
+		if p.procModule {
+			// s.call(...), run(...) where the code imports a process
+			// module (import subprocess as s; from subprocess import
+			// run). Python's bare exec is code, read as code above.
+			return isCallStart(fam, toks, i)
+		}
 		q := strings.ToLower(t.text)
 		qualified := strings.Contains(q, "subprocess") || strings.Contains(q, "child_process") ||
 			strings.Contains(q, "process") || strings.HasPrefix(q, "os.") || strings.HasPrefix(q, "cp.") ||
@@ -319,7 +342,12 @@ func (p *parser) isExecCall(fam string, toks []token, i int) bool {
 			return false
 		}
 	}
-	// A call: followed by "(" or (perl, ruby, awk) directly by an argument.
+	return isCallStart(fam, toks, i)
+}
+
+// isCallStart says toks[i] is followed by "(" or (perl, ruby, awk)
+// directly by an argument.
+func isCallStart(fam string, toks []token, i int) bool {
 	if i+1 >= len(toks) {
 		return false
 	}
@@ -425,7 +453,7 @@ func (p *parser) codeShell(text string, dyn bool, c *ctx, label string) {
 	in := *c
 	in.via = joinVia(c.via, label)
 	in.depth = c.depth + 1
-	in.sc = newScope()
+	in.sc = c.sc.child(nil)
 	in.dyn = dyn
 	p.shell(text, &in, label)
 }
@@ -588,14 +616,4 @@ func listLiteral(toks []token, j int) ([]Word, int, bool) {
 		}
 	}
 	return nil, j, false
-}
-
-// stringArg is the literal text of a call's first argument when it is
-// one string.
-func stringArg(toks []token, j int) (string, bool) {
-	args := callArgs(toks, j, true)
-	if len(args) == 0 || !args[0].str {
-		return "", false
-	}
-	return strings.ReplaceAll(args[0].text, dynPlaceholder, ""), true
 }

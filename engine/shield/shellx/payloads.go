@@ -32,6 +32,12 @@ func (p *parser) payloads(i int, c *ctx) {
 	for _, a := range cmd.Assigns {
 		p.encodedWord(a.Value)
 	}
+	for _, r := range cmd.Redirects {
+		if (r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<") && !r.Target.Dynamic && len(r.Target.Text) <= 2*maxStatic {
+			// Here-documents hold base64 over several lines.
+			p.encodedWord(Word{Text: strings.Join(strings.Fields(r.Target.Text), "")})
+		}
+	}
 	p.exec(cmd, cmd.Args, c, input{out: in, pipe: fromPipe}, 0)
 }
 
@@ -52,6 +58,11 @@ func (p *parser) exec(cmd Command, args []Word, c *ctx, in input, peeled int) {
 	if len(args) == 0 || args[0].Dynamic || peeled > maxPeel || p.stop {
 		return
 	}
+	// A new process started here sees the exported variables and the
+	// command's own NAME=value prefixes.
+	env := p.env
+	p.env = cmd.Assigns
+	defer func() { p.env = env }()
 	name := base(args[0].Text)
 	switch {
 	case isShell(name):
@@ -159,8 +170,12 @@ func (p *parser) payload(text string, c *ctx, via string, fresh bool) {
 	in.via = joinVia(c.via, via)
 	in.depth = c.depth + 1
 	in.dyn = false
-	if fresh {
-		in.sc = newScope()
+	switch {
+	case fresh && c.remote:
+		in.sc = newScope() // another machine or container: none of ours
+		in.remote = false
+	case fresh:
+		in.sc = c.sc.child(p.env)
 	}
 	p.shell(text, &in, via)
 }
@@ -447,7 +462,9 @@ func (p *parser) ssh(args []Word, c *ctx) {
 		return
 	}
 	text, chain, _ := p.resolveAll(rest[1:])
-	p.payload(text, c, joinVia(chain, "ssh "+rest[0].Text), true)
+	in := *c
+	in.remote = true
+	p.payload(text, &in, joinVia(chain, "ssh "+rest[0].Text), true)
 }
 
 // container lists the shell payload of docker|podman|kubectl exec|run:
@@ -461,6 +478,7 @@ func (p *parser) container(cmd Command, name string, args []Word, c *ctx, peeled
 		label = "docker"
 	}
 	in := c.with(label)
+	in.remote = true
 	if inner := afterDashDash(args); inner != nil && (name == "kubectl" || name == "oc") {
 		p.exec(cmd, inner, in, input{}, peeled+1)
 		return

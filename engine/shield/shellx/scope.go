@@ -10,6 +10,8 @@ package shellx
 // from the environment), except HOME, which is "~".
 type scope struct {
 	vars map[string]value
+	// exported are the names marked for export (export X, declare -x).
+	exported map[string]bool
 	// log lists the names assigned, in order, so branches can forget
 	// what they assigned.
 	log []string
@@ -27,7 +29,9 @@ type value struct {
 // maxAssigns caps the assignments a scope logs.
 const maxAssigns = 1 << 16
 
-func newScope() *scope { return &scope{vars: map[string]value{}} }
+func newScope() *scope {
+	return &scope{vars: map[string]value{}, exported: map[string]bool{}}
+}
 
 func (s *scope) get(name string) value {
 	if v, ok := s.vars[name]; ok {
@@ -60,4 +64,41 @@ func (s *scope) branch(fn func()) {
 	for _, name := range s.log[mark:] {
 		s.vars[name] = value{}
 	}
+}
+
+// forget makes every variable unknown, HOME included (after source of a
+// file: it may set any of them).
+func (s *scope) forget() {
+	for name := range s.vars {
+		s.vars[name] = value{}
+	}
+	s.vars["HOME"] = value{}
+}
+
+// export marks name for export: a process the line starts sees it.
+func (s *scope) export(name string) {
+	if s.exported == nil {
+		s.exported = map[string]bool{}
+	}
+	s.exported[name] = true
+}
+
+// child is the scope of a new process started from s: its exported
+// variables (HOME always) and env, the command's NAME=value prefixes.
+func (s *scope) child(env []Assign) *scope {
+	c := newScope()
+	for name := range s.exported {
+		if v, ok := s.vars[name]; ok {
+			c.vars[name] = v
+			c.exported[name] = true
+		}
+	}
+	if v, ok := s.vars["HOME"]; ok {
+		c.vars["HOME"] = v
+	}
+	for _, a := range env {
+		c.vars[a.Name] = value{text: a.Value.Text, known: !a.Value.Dynamic}
+		c.export(a.Name)
+	}
+	return c
 }

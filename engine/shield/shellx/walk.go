@@ -12,11 +12,13 @@ func (p *parser) push(stmts []*syntax.Stmt, label string) {
 	if p.quiet > 0 || len(stmts) == 0 {
 		return
 	}
-	for _, pd := range p.pending {
-		if len(pd.stmts) > 0 && pd.stmts[0] == stmts[0] {
-			return // the same substitution, met again through brace expansion
-		}
+	if p.pushed[stmts[0]] {
+		return // the same substitution, met again through brace expansion
 	}
+	if p.pushed == nil {
+		p.pushed = map[*syntax.Stmt]bool{}
+	}
+	p.pushed[stmts[0]] = true
 	p.pending = append(p.pending, pending{stmts: stmts, label: label})
 }
 
@@ -62,6 +64,10 @@ func (p *parser) drain(mark int, c *ctx) {
 	}
 	pend := append([]pending(nil), p.pending[mark:]...)
 	p.pending = p.pending[:mark]
+	for _, pd := range pend {
+		// Walked now; met again (an unrolled loop), listed again.
+		delete(p.pushed, pd.stmts[0])
+	}
 	// What a substitution holds reads no pipe of the command holding it.
 	hasPipe := p.hasPipe
 	p.hasPipe = false
@@ -179,11 +185,13 @@ func (p *parser) stmt(s *syntax.Stmt, c *ctx) (first, last int) {
 		sc.branch(func() { p.stmt(x.Body, in) })
 	case *syntax.ArithmCmd:
 		p.walkNested(x, c)
+		p.forgetArithm(x, c)
 	case *syntax.TestClause:
 		p.walkNested(x, c)
 	case *syntax.LetClause:
 		for _, e := range x.Exprs {
 			p.walkNested(e, c)
+			p.forgetArithm(e, c)
 		}
 	case *syntax.DeclClause:
 		i := p.decl(s, x, c)
@@ -256,11 +264,19 @@ func (p *parser) call(s *syntax.Stmt, ce *syntax.CallExpr, c *ctx) int {
 	for _, a := range ce.Assigns {
 		cmd.Assigns = append(cmd.Assigns, p.assign(a, c))
 	}
+	cmd.Args = make([]Word, 0, len(ce.Args))
 	for _, w := range ce.Args {
+		if t, ok := plainWord(w); ok {
+			cmd.Args = append(cmd.Args, Word{Text: t})
+			continue
+		}
 		cmd.Args = append(cmd.Args, p.words(w, c)...)
 	}
 	cmd.Redirects = p.redirects(s.Redirs, c)
 	cmd.Line = p.stmtLine(s, c)
+	if c.dyn {
+		cmd.Line = strings.ReplaceAll(cmd.Line, dynPlaceholder, "…")
+	}
 	if len(ce.Args) == 0 {
 		// NAME=value alone sets a shell variable; before a command it
 		// is only that command's environment.
@@ -276,8 +292,83 @@ func (p *parser) call(s *syntax.Stmt, ce *syntax.CallExpr, c *ctx) int {
 	p.drain(mark, c)
 	if i >= 0 {
 		p.payloads(i, c)
+		p.promptCommand(cmd, c)
+		p.assigned(cmd.Args, c)
 	}
 	return i
+}
+
+// assigned forgets the variables a builtin sets (read X, mapfile A,
+// getopts o X, printf -v X, unset X) and, after source or . of a file,
+// every variable: their values cannot be known.
+func (p *parser) assigned(args []Word, c *ctx) {
+	if len(args) == 0 || args[0].Dynamic {
+		return
+	}
+	switch name := args[0].Text; name {
+	case "read", "mapfile", "readarray", "getopts", "unset", "printf":
+		if name == "read" {
+			c.sc.set("REPLY", value{})
+		}
+		for k, a := range args[1:] {
+			if isName(a.Text) && (name != "printf" || k > 0 && args[k].Text == "-v") {
+				c.sc.set(a.Text, value{})
+			}
+		}
+	case "source", ".":
+		c.sc.forget()
+	case "eval":
+		for _, a := range args[1:] {
+			if a.Dynamic {
+				c.sc.forget()
+				return
+			}
+		}
+	}
+}
+
+// forgetArithm forgets the variables an arithmetic expression names (it
+// may assign any of them).
+func (p *parser) forgetArithm(n syntax.Node, c *ctx) {
+	syntax.Walk(n, func(n syntax.Node) bool {
+		if !p.spend(1) {
+			return false
+		}
+		switch x := n.(type) {
+		case *syntax.Word:
+			if t := x.Lit(); isName(t) {
+				c.sc.set(t, value{})
+			}
+		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.BraceExp:
+			return false
+		}
+		return true
+	})
+}
+
+func isName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// plainWord is the text of a word that is one literal with nothing to
+// expand or unquote (the common case, read without a wordBuilder).
+func plainWord(w *syntax.Word) (string, bool) {
+	if len(w.Parts) != 1 {
+		return "", false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	if !ok || strings.ContainsAny(l.Value, "\\*?[{~") || len(l.Value) > maxWordBytes {
+		return "", false
+	}
+	return l.Value, true
 }
 
 // setVar records an assignment in the scope.
@@ -338,8 +429,17 @@ func (p *parser) decl(s *syntax.Stmt, x *syntax.DeclClause, c *ctx) int {
 	}
 	cmd.Redirects = p.redirects(s.Redirs, c)
 	cmd.Line = p.stmtLine(s, c)
+	export := x.Variant.Value == "export"
+	for _, w := range cmd.Args[1:] {
+		if strings.HasPrefix(w.Text, "-") && strings.Contains(w.Text, "x") {
+			export = true
+		}
+	}
 	for i, a := range named {
 		p.setVar(a, cmd.Assigns[i], c)
+		if export && a.Name != nil {
+			c.sc.export(a.Name.Value)
+		}
 	}
 	if p.hasPipe {
 		cmd.PipeIn = p.pipeFrom
@@ -347,7 +447,19 @@ func (p *parser) decl(s *syntax.Stmt, x *syntax.DeclClause, c *ctx) int {
 	}
 	i := p.add(cmd)
 	p.drain(mark, c)
+	p.promptCommand(cmd, c)
 	return i
+}
+
+// promptCommand parses the shell code an assignment to PROMPT_COMMAND
+// holds (run before every prompt of an interactive shell that inherits
+// it), Via "PROMPT_COMMAND".
+func (p *parser) promptCommand(cmd Command, c *ctx) {
+	for _, a := range cmd.Assigns {
+		if a.Name == "PROMPT_COMMAND" && a.Value.Text != "" {
+			p.payload(a.Value.Text, c, "PROMPT_COMMAND", true)
+		}
+	}
 }
 
 // redirects builds a statement's redirections.

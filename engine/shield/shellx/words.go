@@ -17,15 +17,20 @@ func (p *parser) words(w *syntax.Word, c *ctx) []Word {
 		return []Word{{Text: p.written(w, c), Dynamic: true}}
 	}
 	asWritten := p.written(w, c)
-	syntax.SplitBraces(w)
 	variants := [][]syntax.WordPart{w.Parts}
-	if hasBraceExp(w.Parts) {
+	// SplitBraces rewrites the word it is given; the syntax tree is
+	// kept intact (positions of brace expansions can panic).
+	split := &syntax.Word{Parts: w.Parts}
+	if syntax.SplitBraces(split) && hasBraceExp(split.Parts) {
 		var ok bool
-		variants, ok = expandBraces(w.Parts, maxBraceWords)
+		variants, ok = expandBraces(split.Parts, maxBraceWords)
 		if !ok {
 			p.collect(w)
 			return []Word{{Text: asWritten, Dynamic: true, Glob: strings.ContainsAny(asWritten, "*?[")}}
 		}
+	}
+	if len(variants) > 1 && !p.spend(len(variants)) {
+		return []Word{{Text: asWritten, Dynamic: true}}
 	}
 	var out []Word
 	for _, parts := range variants {
@@ -85,6 +90,12 @@ type wordBuilder struct {
 
 func (b *wordBuilder) lit(s string) {
 	b.started = true
+	if len(s) > 64 && !b.p.spend(len(s)/16) {
+		// Values copied over and over (X=$X$X...; echo $X $X ...)
+		// are paid for by the byte.
+		b.dyn = true
+		return
+	}
 	if b.cur.Len()+len(s) > maxWordBytes {
 		s = s[:max(0, maxWordBytes-b.cur.Len())]
 		b.dyn = true
@@ -115,6 +126,12 @@ func (b *wordBuilder) finish() []Word {
 func (b *wordBuilder) expanded(v string, quoted bool) {
 	if quoted || !b.split {
 		b.lit(v)
+		return
+	}
+	if ifs, ok := b.c.sc.vars["IFS"]; ok && (!ifs.known || ifs.text != " \t\n") {
+		// A line that sets IFS splits on other characters: the
+		// fields cannot be told, the value stays one Dynamic word.
+		b.dynamic(v)
 		return
 	}
 	if strings.ContainsAny(v, "*?[") {
@@ -183,6 +200,10 @@ func (b *wordBuilder) parts(parts []syntax.WordPart, quoted, first bool) {
 				b.glob = true
 			}
 			b.lit(b.p.written(x, b.c))
+		case *syntax.BraceExp:
+			// Not expanded (words expands them all): unknown.
+			b.p.collect(x)
+			b.dynamic("{...}")
 		default:
 			b.p.collect(x)
 			b.dynamic(b.p.written(x, b.c))
@@ -228,10 +249,18 @@ func (b *wordBuilder) tilde(v string) {
 	if i := strings.IndexByte(v, '/'); i >= 0 {
 		prefix = v[:i]
 	}
-	if prefix != "~" {
+	switch home, set := b.c.sc.vars["HOME"]; {
+	case prefix != "~":
 		b.dyn = true
+		b.lit(prefix)
+	case set && home.known:
+		// HOME=/etc; cat ~/shadow reads /etc/shadow.
+		b.lit(home.text)
+	case set:
+		b.dynamic(prefix)
+	default:
+		b.lit(prefix)
 	}
-	b.lit(prefix)
 	b.unquoted(v[len(prefix):])
 }
 
