@@ -105,6 +105,9 @@ func (e ShieldEvaluator) Action(p Proposal) shield.Action {
 	case "delete_file":
 		f.Deletes = append(f.Deletes, ref(str("path"), false))
 	case "move_file":
+		// A move carries the file's content to where it can be read
+		// under another name: a read of it too.
+		f.Reads = append(f.Reads, ref(str("from"), false))
 		f.Deletes = append(f.Deletes, ref(str("from"), false))
 		f.Writes = append(f.Writes, ref(str("to"), false))
 	case "make_dir":
