@@ -36,8 +36,23 @@ func (e ShieldEvaluator) Evaluate(ctx context.Context, p Proposal) []Verdict {
 // Shield does not know is judged by the paths its arguments name (reads,
 // or writes for a mutating tool) and the text it carries.
 func (e ShieldEvaluator) Action(p Proposal) shield.Action {
-	var args map[string]any
-	_ = json.Unmarshal(p.Args, &args) // canonical JSON object: cannot fail
+	// The arguments the known tools take, decoded at once; a tool Shield
+	// does not know is read as a map (below).
+	var known struct {
+		Path, From, To, Content, New, Text, Message, URL, Method, Body, Command, Cwd, Glob string
+		Headers                                                                            map[string]any
+	}
+	_ = json.Unmarshal(p.Args, &known) // canonical JSON object: cannot fail (a field of another type stays empty)
+	args := map[string]any{"path": known.Path, "from": known.From, "to": known.To, "content": known.Content, "new": known.New,
+		"text": known.Text, "message": known.Message, "url": known.URL, "method": known.Method, "body": known.Body,
+		"command": known.Command, "cwd": known.Cwd, "glob": known.Glob}
+	if known.Headers != nil {
+		args["headers"] = known.Headers
+	}
+	if !knownTools[p.Tool] {
+		args = nil
+		_ = json.Unmarshal(p.Args, &args)
+	}
 	str := func(k string) string { s, _ := args[k].(string); return s }
 	a := shield.Action{Session: p.Session, Tool: p.Tool, Mutating: p.Def.Mutating}
 	f := &a.Facts
@@ -90,6 +105,9 @@ func (e ShieldEvaluator) Action(p Proposal) shield.Action {
 	case "delete_file":
 		f.Deletes = append(f.Deletes, ref(str("path"), false))
 	case "move_file":
+		// A move carries the file's content to where it can be read
+		// under another name: a read of it too.
+		f.Reads = append(f.Reads, ref(str("from"), false))
 		f.Deletes = append(f.Deletes, ref(str("from"), false))
 		f.Writes = append(f.Writes, ref(str("to"), false))
 	case "make_dir":
@@ -142,6 +160,11 @@ func (e ShieldEvaluator) Action(p Proposal) shield.Action {
 	}
 	return a
 }
+
+// knownTools are the tools whose arguments Action reads by name.
+var knownTools = map[string]bool{"read_file": true, "list_directory": true, "search_files": true, "git_status": true, "git_diff": true,
+	"git_log": true, "git_commit": true, "write_file": true, "edit_file": true, "delete_file": true, "move_file": true, "make_dir": true,
+	"memory_append": true, "memory_read": true, "memory_search": true, "http_request": true, "execute_command": true}
 
 // pathArgs are the argument names tools use for paths (the tier 2
 // evaluator shows them too).

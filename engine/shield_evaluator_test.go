@@ -84,6 +84,7 @@ func TestShieldEvaluator_Tools(t *testing.T) {
 		{"edit a source file", "edit_file", `{"path":"src/a.go","old":"a","new":"b"}`, "allow policy:workspace-edits"},
 		{"delete a file", "delete_file", `{"path":"old.txt"}`, "allow policy:workspace-edits"},
 		{"move a file", "move_file", `{"from":"a.txt","to":"b.txt"}`, "allow policy:workspace-edits"},
+		{"move a credential to read it", "move_file", `{"from":".env","to":"notes.txt"}`, "block credential-path"},
 		{"move out", "move_file", `{"from":"a.txt","to":"../b.txt"}`, "block policy:outside-workspace-writes"},
 		{"make a dir", "make_dir", `{"path":"build/out"}`, "allow policy:workspace-edits"},
 		{"commit", "git_commit", `{"message":"fix: the bug"}`, "allow policy:git-commit"},

@@ -239,6 +239,37 @@ func (pp *pathPattern) match(name []string) bool {
 	return matchCompiled(pp.segs, pp.meta, name)
 }
 
+// matchPrefix reports whether some path beneath (or at) the split path
+// name could match the pattern: the pattern matches name's segments and
+// may go on.
+func matchPrefix(pat []string, meta []bool, name []string) bool {
+	for len(name) > 0 {
+		if len(pat) == 0 {
+			return false
+		}
+		if pat[0] == "**" {
+			return true
+		}
+		if !segMatch(pat[0], meta[0], name[0]) {
+			return false
+		}
+		pat, meta, name = pat[1:], meta[1:], name[1:]
+	}
+	return true
+}
+
+// segMatch matches one segment of a compiled pattern.
+func segMatch(pat string, meta bool, name string) bool {
+	switch {
+	case !meta:
+		return pat == name
+	case pat == "*":
+		return name != ""
+	}
+	ok, _ := path.Match(pat, name)
+	return ok
+}
+
 func matchCompiled(pat []string, meta []bool, name []string) bool {
 	for len(pat) > 0 {
 		if pat[0] == "**" {
@@ -256,11 +287,7 @@ func matchCompiled(pat []string, meta []bool, name []string) bool {
 		if len(name) == 0 {
 			return false
 		}
-		if meta[0] {
-			if ok, _ := path.Match(pat[0], name[0]); !ok {
-				return false
-			}
-		} else if pat[0] != name[0] {
+		if !segMatch(pat[0], meta[0], name[0]) {
 			return false
 		}
 		pat, meta, name = pat[1:], meta[1:], name[1:]
@@ -301,6 +328,11 @@ func (pp *pathPattern) matchSplit(r *Ref, segs []string) bool {
 	if !r.Glob && !r.Tree {
 		return false
 	}
+	if !r.Glob && !pp.anywhere {
+		// A literal tree: the pattern reaches beneath it when it matches
+		// the tree's path as a prefix.
+		return matchPrefix(pp.segs, pp.meta, segs)
+	}
 	if r.Tree && !pp.anywhere {
 		segs = append(segs[:len(segs):len(segs)], beneath)
 	}
@@ -327,4 +359,54 @@ func reaches(r *Ref, t string) (at, above bool) {
 		above = overlap(rs, ts[:k])
 	}
 	return at, above
+}
+
+// patternIndex indexes patterns by the first segment of an absolute
+// pattern when it is literal ("etc", "home"); the rest (base-name
+// patterns, a first segment with a metacharacter, "**/...") are in any.
+// A Ref whose first segment is literal is matched against by[it] and
+// any only, in the patterns' order.
+type patternIndex struct {
+	by  map[string][]int
+	any []int
+	all []int
+}
+
+func indexPatterns(pats []pathPattern) patternIndex {
+	ix := patternIndex{by: map[string][]int{}}
+	for i := range pats {
+		p := &pats[i]
+		ix.all = append(ix.all, i)
+		if p.segs != nil && len(p.segs) > 1 && p.segs[0] == "" && !p.meta[1] {
+			ix.by[p.segs[1]] = append(ix.by[p.segs[1]], i)
+		} else {
+			ix.any = append(ix.any, i)
+		}
+	}
+	return ix
+}
+
+// each calls f with the index of every pattern that could match a Ref
+// with the split path segs, in order, until f returns true.
+func (ix *patternIndex) each(segs []string, f func(i int) bool) {
+	if len(segs) < 2 || hasMeta(segs[1]) || segs[1] == "**" {
+		for _, i := range ix.all {
+			if f(i) {
+				return
+			}
+		}
+		return
+	}
+	a, b := ix.by[segs[1]], ix.any
+	for len(a) > 0 || len(b) > 0 {
+		var i int
+		if len(b) == 0 || (len(a) > 0 && a[0] < b[0]) {
+			i, a = a[0], a[1:]
+		} else {
+			i, b = b[0], b[1:]
+		}
+		if f(i) {
+			return
+		}
+	}
 }

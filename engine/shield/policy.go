@@ -61,8 +61,9 @@ type Rule struct {
 	// evaluator) or 3 (a human, the default).
 	Tier int `yaml:"tier"`
 
-	commands []*regexp.Regexp
-	paths    []string // Paths resolved against the workspace and home (see resolvePattern)
+	commands  []*regexp.Regexp
+	tools     map[string]bool // the literal tool names of Tools
+	toolGlobs bool            // Tools holds a pattern
 }
 
 // MaxPolicyBytes bounds a policy file: readers refuse a larger one (with
@@ -110,6 +111,14 @@ func ParsePolicy(b []byte) (*Policy, error) {
 			if r.Tier != 0 && (list != "verify" || r.Tier < 2 || r.Tier > 3) {
 				return nil, fmt.Errorf("%w: rule %q: tier is for verify rules, 2 or 3", ErrPolicy, r.Name)
 			}
+			r.tools = map[string]bool{}
+			for _, t := range r.Tools {
+				if strings.ContainsAny(t, `*?[\`) {
+					r.toolGlobs = true
+				} else {
+					r.tools[t] = true
+				}
+			}
 			for _, c := range r.Commands {
 				re, err := regexp.Compile(c)
 				if err != nil {
@@ -140,7 +149,7 @@ func (p *Policy) Hash() ledger.Hash { return p.hash }
 // elsewhere (Shield.tier0); here run, if non-nil, is the one program
 // they are matched against.
 func (r *Rule) matches(a *Action, f *Facts, pats []pathPattern, ws string, any bool, run *Run) bool {
-	if len(r.Tools) > 0 && !anyGlob(r.Tools, a.Tool) {
+	if len(r.Tools) > 0 && !r.tools[a.Tool] && (!r.toolGlobs || !anyGlob(r.Tools, a.Tool)) {
 		return false
 	}
 	if r.OutsideWorkspace && !touchesOutside(f, ws) {
@@ -326,6 +335,9 @@ func policyRuns(runs []Run) []Run {
 // literalVia reports whether a run was found in an interpreter payload's
 // string literals or in decoded data rather than parsed as shell.
 func literalVia(via string) bool {
+	if via == "" || via == "memory" || via == "body" || via == "url" || strings.HasPrefix(via, "content:") {
+		return false
+	}
 	for _, s := range literalSources {
 		if strings.Contains(via, s) {
 			return true

@@ -112,16 +112,13 @@ func (s *Shield) unknown(_ *Action, f *Facts, j *judgement) {
 // ruleSet is tier 1 compiled for one workspace and home.
 type ruleSet struct {
 	creds []credPattern
-	// credsBy indexes creds by the first segment of an absolute pattern
-	// when it is literal ("etc", "home"); credsAny are the rest (base-name
-	// patterns, a first segment with a metacharacter). A Ref whose first
-	// segment is literal is matched against credsBy[it] and credsAny only.
-	credsBy   map[string][]int
-	credsAny  []int
-	later     []laterPattern
-	devices   []pathPattern
-	history   []pathPattern
-	hostsMeta []string
+	// credIx, laterIx, devIx and histIx index the patterns (see
+	// patternIndex).
+	credIx, laterIx, devIx, histIx patternIndex
+	later                          []laterPattern
+	devices                        []pathPattern
+	history                        []pathPattern
+	hostsMeta                      []string
 }
 
 // credPattern is a path that holds secrets.
@@ -183,14 +180,11 @@ func compileRules(cfg Config) *ruleSet {
 			rs.creds = append(rs.creds, credPattern{p, env})
 		}
 	}
-	rs.credsBy = map[string][]int{}
-	for i, c := range rs.creds {
-		if c.segs != nil && len(c.segs) > 1 && !c.meta[1] && c.segs[0] == "" {
-			rs.credsBy[c.segs[1]] = append(rs.credsBy[c.segs[1]], i)
-		} else {
-			rs.credsAny = append(rs.credsAny, i)
-		}
+	pats := make([]pathPattern, len(rs.creds))
+	for i := range rs.creds {
+		pats[i] = rs.creds[i].pathPattern
 	}
+	rs.credIx = indexPatterns(pats)
 	for _, l := range laterGlobs {
 		for _, p := range expand(l.glob, cfg.Workspace, cfg.Home) {
 			rs.later = append(rs.later, laterPattern{p, l.rule, l.ask})
@@ -202,6 +196,11 @@ func compileRules(cfg Config) *ruleSet {
 	for _, g := range deviceGlobs {
 		rs.devices = append(rs.devices, compilePattern(g, g))
 	}
+	later := make([]pathPattern, len(rs.later))
+	for i := range rs.later {
+		later[i] = rs.later[i].pathPattern
+	}
+	rs.laterIx, rs.devIx, rs.histIx = indexPatterns(later), indexPatterns(rs.devices), indexPatterns(rs.history)
 	return rs
 }
 
@@ -220,31 +219,16 @@ func isTemplate(base string) bool {
 func (s *Shield) credential(r *Ref) string {
 	segs := splitPath(r.Path)
 	template := isTemplate(segs[len(segs)-1])
-	try := func(idx []int) string {
-		for _, i := range idx {
-			c := &s.rules.creds[i]
-			if c.env && template {
-				continue
-			}
-			if c.matchSplit(r, segs) {
-				return c.src
-			}
+	found := ""
+	s.rules.credIx.each(segs, func(i int) bool {
+		c := &s.rules.creds[i]
+		if (!c.env || !template) && c.matchSplit(r, segs) {
+			found = c.src
+			return true
 		}
-		return ""
-	}
-	if len(segs) < 2 || hasMeta(segs[1]) || segs[1] == "**" {
-		// "/", "/*", "/e*/x": every pattern, in order.
-		for i := range s.rules.creds {
-			if g := try([]int{i}); g != "" {
-				return g
-			}
-		}
-		return ""
-	}
-	if g := try(s.rules.credsBy[segs[1]]); g != "" {
-		return g
-	}
-	return try(s.rules.credsAny)
+		return false
+	})
+	return found
 }
 
 func clip(s string, n int) string {

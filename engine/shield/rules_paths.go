@@ -240,11 +240,15 @@ func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
 		if r.Glob {
 			p = globPrefix(p)
 		}
-		for k := range s.rules.devices {
-			if d := &s.rules.devices[k]; d.matchRef(r) && !harmlessDevice(r.Path) {
-				j.block("destructive:device", "%s writes %s, a device: that destroys data below any file system", by(r), r.Path)
-				return
-			}
+		device := false
+		segs := splitPath(r.Path)
+		s.rules.devIx.each(segs, func(k int) bool {
+			device = s.rules.devices[k].matchSplit(r, segs)
+			return device
+		})
+		if device && !harmlessDevice(r.Path) {
+			j.block("destructive:device", "%s writes %s, a device: that destroys data below any file system", by(r), r.Path)
+			return
 		}
 		if r.Tree && (within(ws, p) || (s.cfg.Home != "" && within(s.cfg.Home, p)) || p == "/") && !s.inWorkspace(p) {
 			j.block("destructive:tree-write", "%s changes everything under %s", by(r), r.Path)
@@ -350,12 +354,15 @@ func (s *Shield) destructiveRun(r *Run, f *Facts, j *judgement) {
 
 // history returns the history pattern r touches, or "".
 func (s *Shield) history(r *Ref) string {
-	for i := range s.rules.history {
-		if h := &s.rules.history[i]; h.matchRef(r) {
-			return h.src
+	segs := splitPath(r.Path)
+	found := ""
+	s.rules.histIx.each(segs, func(i int) bool {
+		if h := &s.rules.history[i]; h.matchSplit(r, segs) {
+			found = h.src
 		}
-	}
-	return ""
+		return found != ""
+	})
+	return found
 }
 
 func mentionsOpx(argv []string) bool {
@@ -418,19 +425,22 @@ func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
 		// plant a CI workflow or a unit file beneath it.
 		direct := Ref{Path: r.Path, Glob: r.Glob}
 		segs := splitPath(r.Path)
-		for k := range s.rules.later {
+		s.rules.laterIx.each(segs, func(k int) bool {
 			l := &s.rules.later[k]
 			if !l.matchSplit(&direct, segs) {
-				continue
+				return false
 			}
 			if r.By == "git" && strings.HasSuffix(l.src, ".git/config") {
-				continue // git config: judged by the key it sets (below)
+				return false // git config: judged by the key it sets (below)
 			}
 			if l.ask && s.inWorkspace(r.Path) {
 				j.escalate(l.rule, "%s writes %s, which runs later outside any sandbox (%s)", by(r), r.Path, l.src)
-				break
+			} else {
+				j.block(l.rule, "%s writes %s, which runs later outside any sandbox (%s)", by(r), r.Path, l.src)
 			}
-			j.block(l.rule, "%s writes %s, which runs later outside any sandbox (%s)", by(r), r.Path, l.src)
+			return true
+		})
+		if j.blocked() {
 			return
 		}
 	}

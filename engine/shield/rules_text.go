@@ -15,32 +15,6 @@ import (
 // agent, and encoded payloads.
 
 var (
-	// injection marks text written to steer an AI agent.
-	injection = regexp.MustCompile(`(?i)\bignore (?:all |any |the )?(?:previous|prior|above|earlier) (?:instructions|directions|rules|guidelines)|` +
-		`\bdisregard (?:all |any |the |your )?(?:previous|prior|above|system)\b|\bAI (?:agents?|assistants?)\s*:|` +
-		`<!--\s*(?:AI|assistant|LLM|agent)\b|\bdo not (?:mention|tell|reveal) (?:this|the user)\b|` +
-		`\byou are now (?:in )?(?:developer|DAN|jailbreak|god) mode|\bsystem prompt\s*:|<\|im_start\|>|\[/?INST\]|</?system>|` +
-		`\bnew instructions\s*:|\bIMPORTANT(?: NOTE)?\s*(?:for|to) (?:the )?(?:AI|assistant|agent|LLM)s?\b|` +
-		// Text addressed to an agent, a reviewer bot or Shield's evaluator.
-		`\bnotes? (?:to|for) (?:the |all |any )?(?:other )?(?:ai |llm |coding |security |safety )?(?:agents?|assistants?|evaluators?|checkers?|validators?|shield|bots?|sub-?agents?)\b|` +
-		`(?m:^[\W_]{0,6}(?:system note(?: to [\w ]{1,40})?|sub-?agents?|orchestrator(?: instruction)?|review(?:er)? bot|ai (?:agents?|assistants?))\s*:)|` +
-		`(?-i:(?m:^[\W_]{0,6}SYSTEM\s*:))[^\n]{0,120}\b(?:run|execute|ignore|approve|disable|bypass|without|maintenance mode|override)\b|(?:respond|answer|reply)\s+(?:with\s+)?["']?(?-i:ALLOW)\b|` +
-		`\bapprove (?:this|the) (?:PR|pull request|merge request|change) automatically\b|\bdisable branch protection\b`)
-	// memoryOverride is a note that tells a later agent (or Shield's
-	// evaluator) to let things through.
-	memoryOverride = regexp.MustCompile(`(?i)\b(?:shield|evaluator|policy|guardrails?|safety|security|approvals?|verifier|reviewer|sandbox)\b[^.\n]{0,80}?\b(?:override|overridden|bypass|disabled?|turn(?:ed)? off|skip|always (?:return|answer|respond|say|approve|allow)|returns? "?allow|auto-?approve|whitelist|allowlist)` +
-		`|\b(?:shield|evaluator|policy|guardrails?|safety|security|sandbox|filter)\b[^.\n]{0,80}?\b(?:pre-?approved|exempt(?:ed)?|whitelisted|gets? past|gets? around|circumvent|evade|sneak past|work around)` +
-		`|\b(?:override|bypass|disable|turn off|skip)\b[^.\n]{0,40}?\b(?:shield|evaluator|guardrails?|safety checks?|security checks?|approvals?|sandbox)\b` +
-		`|\balways (?:return|answer|respond(?: with)?|output|say) "?(?:allow|approved?|yes)\b`)
-	// memoryExfil is a note that tells a later agent to handle secrets.
-	memoryExfil = regexp.MustCompile(`(?i)\b(?:always|every time|whenever|each time|from now on|in every)\b[^.\n]{0,60}?\b(?:include|send|read|attach|upload|post|cat|copy|print|paste|append|forward|share)\b[^.\n]{0,80}?(?:credential|secret|token|password|passwd|api[_ -]?key|private key|\.ssh|\.aws|\.env\b|id_rsa|id_ed25519|\.npmrc|\.netrc|kubeconfig|/etc/shadow|git-credentials|\.pem\b)`)
-	// memoryDirective is a note that instructs rather than records.
-	memoryDirective = regexp.MustCompile(`(?i)\bignore (?:all |any |the )?(?:previous|prior|above|earlier|other) (?:instructions|rules|directions|guidelines)|` +
-		`\bfrom now on,? you\b|\byou must always\b|\bdo not (?:tell|inform|mention (?:this )?to|notify|alert) the user\b|` +
-		`\b(?:don't|never) (?:tell|inform|ask|notify) the user\b|\bwithout (?:asking|telling|notifying|informing) the user\b|` +
-		`\bnever ask (?:for |the user for )?(?:approval|permission|confirmation)\b|\bpre-?approved\b|` +
-		`\brun (?:all|every|any) (?:commands?|actions?|tools?|things?)[^.\n]{0,20} without (?:asking|confirmation|approval|permission)\b|` +
-		`\bdisregard (?:all |any |the )?(?:previous|prior|system)\b`)
 	// jsonPair is a "key": "string" pair of a JSON fragment.
 	jsonPair = regexp.MustCompile(`"([^"\\]{1,200})"\s*:\s*"((?:[^"\\]|\\.)*)"`)
 	urlHost  = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?)://(?:[^/\s@'"]*@)?(\[[0-9a-f:]+\]|[a-z0-9.\-]+)`)
@@ -59,26 +33,118 @@ var (
 // maxTextJudged bounds the text of one Text that rules search and parse.
 const maxTextJudged = 1 << 20
 
-// Keywords one of which a text must hold (in lower case) for the
-// expression to be run over it: a cheap scan spares most texts the
-// regular expressions, which cost far more per byte.
+// textRule is a regular expression with the keywords one of which a
+// text must hold (in lower case) for it to be run: a cheap scan spares
+// most texts the expressions, which cost far more per byte. Each rule is
+// one small expression, so that a text runs only those it could match.
+type textRule struct {
+	words []string
+	re    *regexp.Regexp
+}
+
+func tr(words string, re string) textRule {
+	return textRule{strings.Split(words, "|"), regexp.MustCompile(re)}
+}
+
 var (
-	injectionWords = []string{"ignore", "disregard", "ai ", "ai:", "agent", "assistant", "<!--", "do not", "you are now", "system", "im_start", "inst]", "instructions", "important",
-		"note", "orchestrator", "bot", "allow", "approve", "branch protection"}
-	overrideWords  = []string{"shield", "evaluator", "policy", "guardrail", "safety", "security", "approv", "verifier", "reviewer", "sandbox", "always", "filter"}
-	exfilWords     = []string{"always", "every time", "whenever", "each time", "from now on", "in every"}
-	directiveWords = []string{"ignore", "from now on", "you must always", "do not", "don't", "never", "without", "disregard", "approved"}
+	// injection marks text written to steer an AI agent, a reviewing bot
+	// or Shield's evaluator.
+	injection = []textRule{
+		tr("ignore", `(?i)\bignore (?:all |any |the )?(?:previous|prior|above|earlier) (?:instructions|directions|rules|guidelines)`),
+		tr("disregard", `(?i)\bdisregard (?:all |any |the |your )?(?:previous|prior|above|system)\b`),
+		tr("ai agent|ai assistant", `(?i)\bAI (?:agents?|assistants?)\s*:`),
+		tr("<!--", `(?i)<!--\s*(?:AI|assistant|LLM|agent)\b`),
+		tr("do not", `(?i)\bdo not (?:mention|tell|reveal) (?:this|the user)\b`),
+		tr("you are now", `(?i)\byou are now (?:in )?(?:developer|DAN|jailbreak|god) mode`),
+		tr("system prompt|im_start|inst]|system>|new instructions", `(?i)\bsystem prompt\s*:|<\|im_start\|>|\[/?INST\]|</?system>|\bnew instructions\s*:`),
+		tr("important", `(?i)\bIMPORTANT(?: NOTE)?\s*(?:for|to) (?:the )?(?:AI|assistant|agent|LLM)s?\b`),
+		tr("note", `(?i)\bnotes? (?:to|for) (?:the |all |any )?(?:other )?(?:ai |llm |coding |security |safety )?(?:agents?|assistants?|evaluators?|checkers?|validators?|shield|bots?|sub-?agents?)\b`),
+		tr("system note|agent|orchestrator|bot", `(?im)^[\W_]{0,6}(?:system note(?: to [\w ]{1,40})?|sub-?agents?|orchestrator(?: instruction)?|review(?:er)? bot|ai (?:agents?|assistants?))\s*:`),
+		tr("system", `(?m)^[\W_]{0,6}SYSTEM\s*:[^\n]{0,120}\b(?i:run|execute|ignore|approve|disable|bypass|without|maintenance mode|override)\b`),
+		tr("allow", `(?i:respond|answer|reply)\s+(?i:with\s+)?["']?ALLOW\b`),
+		tr("automatically|branch protection", `(?i)\bapprove (?:this|the) (?:PR|pull request|merge request|change) automatically\b|\bdisable branch protection\b`),
+	}
+	// memoryOverride is a note that tells a later agent (or Shield's
+	// evaluator) to let things through.
+	memoryOverride = []textRule{
+		tr("shield|evaluator|policy|guardrail|safety|security|approval|verifier|reviewer|sandbox",
+			`(?i)\b(?:shield|evaluator|policy|guardrails?|safety|security|approvals?|verifier|reviewer|sandbox)\b[^.\n]{0,80}?\b(?:override|overridden|bypass|disabled?|turn(?:ed)? off|skip|always (?:return|answer|respond|say|approve|allow)|returns? "?allow|auto-?approve|whitelist|allowlist)`),
+		tr("shield|evaluator|policy|guardrail|safety|security|sandbox|filter",
+			`(?i)\b(?:shield|evaluator|policy|guardrails?|safety|security|sandbox|filter)\b[^.\n]{0,80}?\b(?:pre-?approved|exempt(?:ed)?|whitelisted|gets? past|gets? around|circumvent|evade|sneak past|work around)`),
+		tr("override|bypass|disable|turn off|skip",
+			`(?i)\b(?:override|bypass|disable|turn off|skip)\b[^.\n]{0,40}?\b(?:shield|evaluator|guardrails?|safety checks?|security checks?|approvals?|sandbox)\b`),
+		tr("always", `(?i)\balways (?:return|answer|respond(?: with)?|output|say) "?(?:allow|approved?|yes)\b`),
+	}
+	// memoryExfil is a note that tells a later agent to handle secrets.
+	memoryExfil = []textRule{
+		tr("always|every time|whenever|each time|from now on|in every",
+			`(?i)\b(?:always|every time|whenever|each time|from now on|in every)\b[^.\n]{0,60}?\b(?:include|send|read|attach|upload|post|cat|copy|print|paste|append|forward|share)\b[^.\n]{0,80}?(?:credential|secret|token|password|passwd|api[_ -]?key|private key|\.ssh|\.aws|\.env\b|id_rsa|id_ed25519|\.npmrc|\.netrc|kubeconfig|/etc/shadow|git-credentials|\.pem\b)`),
+	}
+	// memoryDirective is a note that instructs rather than records.
+	memoryDirective = []textRule{
+		tr("ignore", `(?i)\bignore (?:all |any |the )?(?:previous|prior|above|earlier|other) (?:instructions|rules|directions|guidelines)`),
+		tr("from now on|you must always", `(?i)\bfrom now on,? you\b|\byou must always\b`),
+		tr("do not|don't|never|without", `(?i)\bdo not (?:tell|inform|mention (?:this )?to|notify|alert) the user\b|\b(?:don't|never) (?:tell|inform|ask|notify) the user\b|\bwithout (?:asking|telling|notifying|informing) the user\b`),
+		tr("never ask|approved", `(?i)\bnever ask (?:for |the user for )?(?:approval|permission|confirmation)\b|\bpre-?approved\b`),
+		tr("without", `(?i)\brun (?:all|every|any) (?:commands?|actions?|tools?|things?)[^.\n]{0,20} without (?:asking|confirmation|approval|permission)\b`),
+		tr("disregard", `(?i)\bdisregard (?:all |any |the )?(?:previous|prior|system)\b`),
+	}
 )
 
-// find returns the first match of re in text when text holds one of
-// words (lower is text in lower case), else "".
-func find(re *regexp.Regexp, text, lower string, words []string) string {
-	for _, w := range words {
-		if strings.Contains(lower, w) {
-			return re.FindString(text)
+// find returns the first match in text of a rule whose keywords it holds
+// (lower is text in lower case, byte for byte the same length), else "".
+// Each expression runs over a window around each keyword it needs (every
+// match is shorter than the window's margins), not over the whole text.
+func find(rules []textRule, text, lower string) string {
+	if len(lower) != len(text) {
+		lower = asciiLower(text)
+	}
+	for i := range rules {
+		for _, w := range rules[i].words {
+			if m := findNear(rules[i].re, text, lower, w); m != "" {
+				return m
+			}
 		}
 	}
 	return ""
+}
+
+// Window margins around a keyword, and how many windows are tried before
+// the whole text is searched at once.
+const (
+	windowBefore = 200
+	windowAfter  = 320
+	maxWindows   = 32
+)
+
+func findNear(re *regexp.Regexp, text, lower, word string) string {
+	from := 0
+	for n := 0; ; n++ {
+		k := strings.Index(lower[from:], word)
+		if k < 0 {
+			return ""
+		}
+		k += from
+		if n == maxWindows {
+			return re.FindString(text[max(0, k-windowBefore):])
+		}
+		if m := re.FindString(text[max(0, k-windowBefore):min(len(text), k+len(word)+windowAfter)]); m != "" {
+			return m
+		}
+		from = k + len(word)
+	}
+}
+
+// asciiLower lower-cases ASCII letters only, so that offsets in the result
+// are offsets in s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // promptInjection is `prompt-injection`: text the agent writes, sends or
@@ -86,7 +152,7 @@ func find(re *regexp.Regexp, text, lower string, words []string) string {
 func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
 		body := clip(t.Body, maxTextJudged)
-		if m := find(injection, body, strings.ToLower(body), injectionWords); m != "" {
+		if m := find(injection, body, asciiLower(body)); m != "" {
 			j.block("prompt-injection", "the %s carries instructions aimed at an AI agent: %s", textName(t.Source), quote(m))
 			return
 		}
@@ -95,7 +161,7 @@ func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 		return // the text holding the line was searched already
 	}
 	line := clip(a.Command, maxTextJudged)
-	if m := find(injection, line, strings.ToLower(line), injectionWords); m != "" {
+	if m := find(injection, line, asciiLower(line)); m != "" {
 		j.block("prompt-injection", "the command carries instructions aimed at an AI agent: %s", quote(m))
 	}
 }
@@ -106,8 +172,7 @@ func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 // to hide things from the user.
 func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
-		res := []*regexp.Regexp{memoryOverride, memoryExfil, memoryDirective}
-		words := [][]string{overrideWords, exfilWords, directiveWords}
+		res := [][]textRule{memoryOverride, memoryExfil, memoryDirective}
 		what := "the memory note"
 		if p, ok := strings.CutPrefix(t.Source, "content:"); ok {
 			switch path.Base(p) {
@@ -124,9 +189,9 @@ func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 			continue
 		}
 		body := clip(t.Body, maxTextJudged)
-		lower := strings.ToLower(body)
-		for i, re := range res {
-			if m := find(re, body, lower, words[i]); m != "" {
+		lower := asciiLower(body)
+		for _, rules := range res {
+			if m := find(rules, body, lower); m != "" {
 				j.block("memory:instruction", "%s instructs a later agent rather than records: %s", what, quote(m))
 				return
 			}

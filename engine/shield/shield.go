@@ -52,9 +52,9 @@ type Config struct {
 	Workspace string   // absolute
 	Home      string   // the user's home, for "~" and credential paths
 	Protected []string // absolute paths no tool may touch (the state dir, the ledger)
-	// ReadOnly are absolute paths tools may read but never change, beside
-	// the workspace's .opx directory, which always is (a policy file kept
-	// elsewhere in the workspace, say).
+	// ReadOnly are absolute paths of opx's configuration kept outside the
+	// workspace's .opx directory (a policy file elsewhere in the
+	// workspace, say): like .opx, tools neither read nor change them.
 	ReadOnly []string
 	Policy   *Policy
 	// RateLimit bounds proposals per session per minute; 0 means 120.
@@ -66,7 +66,6 @@ type Config struct {
 type Shield struct {
 	cfg      Config
 	readOnly []string // the workspace's .opx, then cfg.ReadOnly
-	named    []string // readOnly and cfg.Protected: what no command may name
 	literals []string // cfg.Protected as a command may write them ("~/...")
 	// protected are cfg.Protected and, for a state directory of opx's
 	// (…/opx/<workspace id>), the directory of every workspace's state.
@@ -89,7 +88,7 @@ func New(cfg Config) *Shield {
 		cfg.Now = time.Now
 	}
 	ro := append([]string{path.Join(cfg.Workspace, ".opx")}, cfg.ReadOnly...)
-	s := &Shield{cfg: cfg, readOnly: ro, named: append(append([]string(nil), ro...), cfg.Protected...), recent: map[string][]time.Time{}}
+	s := &Shield{cfg: cfg, readOnly: ro, recent: map[string][]time.Time{}}
 	s.memoryFile = path.Join(cfg.Workspace, "MEMORY.md")
 	for _, p := range cfg.Protected {
 		s.protected = append(s.protected, p)
