@@ -132,8 +132,8 @@ func (e ShieldEvaluator) Action(p Proposal) shield.Action {
 			f.Texts = append(f.Texts, shield.Text{Source: "body", Body: b})
 		}
 	case "execute_command":
-		a.Command = str("command")
-		if cwd := str("cwd"); cwd != "" {
+		a.Command, a.Cwd = str("command"), str("cwd")
+		if cwd := a.Cwd; cwd != "" {
 			c := e.S.ResolvePath(cwd)
 			if c != ws && !strings.HasPrefix(c, ws+"/") {
 				f.Unknown = append(f.Unknown, "the command runs in "+c+", outside the workspace, where its relative paths cannot be judged")

@@ -129,24 +129,19 @@ import (
 //   - An unknown program gives a Run, and its arguments that look like
 //     paths (absolute, ~, ./, ../ or containing a slash) Reads: it may read
 //     them; what it writes is for the tiers that judge unknown programs.
-func (s *Shield) CommandFacts(line string) Facts {
-	a, ok := parseLine(line)
-	if !ok {
-		return Facts{Unknown: []string{"the command cannot be parsed: the parser failed on it"}}
-	}
-	return s.analysisFacts(&a, s.cfg.Workspace, 0)
-}
+func (s *Shield) CommandFacts(line string) Facts { return s.CommandFactsIn(line, "") }
 
-// parseLine is shellx.Parse, with a parser failure (a panic, as the fuzz
-// test found in the syntax package on some malformed input) reported as
-// a line that cannot be understood instead of taking the engine down.
-func parseLine(line string) (a shellx.Analysis, ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	return shellx.Parse(line), true
+// CommandFactsIn is CommandFacts of a line that starts in the directory
+// cwd, as a tool gives it (relative to the workspace, "~", or absolute;
+// "" is the workspace). shellx.Parse reports a parser failure as an
+// error of the Analysis, which becomes an Unknown.
+func (s *Shield) CommandFactsIn(line, cwd string) Facts {
+	dir := s.cfg.Workspace
+	if cwd != "" {
+		dir = s.ResolvePath(cwd)
+	}
+	a := shellx.Parse(line)
+	return s.analysisFacts(&a, dir, 0)
 }
 
 // analysisFacts is CommandFacts of a parsed line whose commands start in

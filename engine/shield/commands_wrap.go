@@ -322,11 +322,7 @@ func (x *call) payload(w shellx.Word, via string) {
 		m.unknown("payloads nested deeper than " + itoa(shellx.MaxDepth) + " are not read")
 		return
 	}
-	sub, ok := parseLine(w.Text)
-	if !ok {
-		m.unknown("the command cannot be parsed: the parser failed on a payload")
-		return
-	}
+	sub := shellx.Parse(w.Text) // a parser failure is sub.Err, judged by run
 	for k := range sub.Commands {
 		sub.Commands[k].Via = joinVia(full, sub.Commands[k].Via)
 	}

@@ -32,6 +32,9 @@ type Action struct {
 	// request names; Content is text the agent passes along (file
 	// content, a request body, a command).
 	Command string
+	// Cwd is the directory Command starts in, as given (relative to the
+	// workspace, "~", or absolute); "" is the workspace.
+	Cwd     string
 	Hosts   []string
 	Content string
 	// Facts are what the action does in detail (see Facts); a Command's
@@ -187,7 +190,7 @@ func (s *Shield) facts(a *Action) Facts {
 		f.Texts = append(f.Texts, Text{Source: "content", Body: a.Content})
 	}
 	if a.Command != "" {
-		c := s.safeCommandFacts(a.Command)
+		c := s.safeCommandFacts(a.Command, a.Cwd)
 		f.Reads = append(f.Reads, c.Reads...)
 		f.Writes = append(f.Writes, c.Writes...)
 		f.Deletes = append(f.Deletes, c.Deletes...)
@@ -219,13 +222,13 @@ func (s *Shield) facts(a *Action) Facts {
 // safeCommandFacts is CommandFacts that cannot take Shield down: a panic
 // in parsing a hostile line becomes a fact that it cannot be understood
 // (which escalates), not a crash of the engine.
-func (s *Shield) safeCommandFacts(line string) (f Facts) {
+func (s *Shield) safeCommandFacts(line, cwd string) (f Facts) {
 	defer func() {
 		if r := recover(); r != nil {
 			f = Facts{Unknown: []string{fmt.Sprintf("the command line could not be read (parser failure: %v)", r)}}
 		}
 	}()
-	return s.CommandFacts(line)
+	return s.CommandFactsIn(line, cwd)
 }
 
 // hardcoded is tier -1: what no policy can allow. opx's state (the
