@@ -179,6 +179,9 @@ type model struct {
 	// vars are variables the line assigns a computed value
 	// (F=$(mktemp)): what "$F" names is what that computes.
 	vars []assigned
+	// links are the links the line made (ln -s T L): later paths
+	// reach through them (commands_links.go).
+	links []link
 	// pendStdin are the requests of the current command's /dev/tcp
 	// redirections, whose Files are what the command reads.
 	pendStdin []int
@@ -610,6 +613,7 @@ func (x *call) refPath(k int, p string, tree bool) {
 }
 
 func (x *call) add(k int, r Ref) {
+	r = x.followLinks(k, r)
 	switch k {
 	case kRead:
 		x.m.f.Reads = append(x.m.f.Reads, r)

@@ -32,20 +32,6 @@ func listAll(sp *spec) handler {
 	}
 }
 
-// editAll reads and writes every operand.
-func editAll(sp *spec) handler {
-	return func(x *call) {
-		_, ops := sp.parse(x.args)
-		for _, w := range ops {
-			if strings.HasPrefix(w.Text, "+") {
-				continue
-			}
-			x.ref(kRead, w, false)
-			x.ref(kWrite, w, false)
-		}
-	}
-}
-
 var editorSpec = newSpec("-c -S -u -U -i -T -w -W --cmd")
 
 // editorH reads vim and friends: files read and written; an ex command
@@ -75,16 +61,6 @@ func editorH(x *call) {
 	}
 }
 
-// writeAll writes every operand.
-func writeAll(sp *spec) handler {
-	return func(x *call) {
-		_, ops := sp.parse(x.args)
-		for _, w := range ops {
-			x.ref(kWrite, w, false)
-		}
-	}
-}
-
 // runOnly is a program whose arguments name no files.
 func runOnly(*call) {}
 
@@ -108,42 +84,6 @@ func grepLike(recursiveByDefault bool, sp *spec) handler {
 		}
 		if len(ops) == 0 && tree && (recursiveByDefault || x.c.PipeIn < 0) {
 			x.refPath(kRead, ".", true)
-		}
-	}
-}
-
-var sedSpec = newSpec("-e -f -l --expression --file --line-length")
-
-func sedH(x *call) {
-	opts, ops := sedSpec.parse(x.args)
-	inPlace := has(opts, "-i", "--in-place")
-	for _, w := range vals(opts, "-f", "--file") {
-		x.ref(kRead, w, false)
-	}
-	if inPlace && len(ops) > 0 && ops[0].Text == "" {
-		ops = ops[1:] // BSD sed -i ''
-	}
-	scripts := vals(opts, "-e", "--expression")
-	if !has(opts, "-e", "--expression", "-f", "--file") && len(ops) > 0 {
-		scripts = append(scripts, ops[0])
-		ops = ops[1:]
-	}
-	for _, sc := range scripts {
-		x.m.f.Texts = append(x.m.f.Texts, Text{Source: "sed", Body: sc.Text})
-	}
-	for _, w := range ops {
-		x.ref(kRead, w, false)
-		if !inPlace {
-			continue
-		}
-		x.ref(kWrite, w, false)
-		// What the edit writes into the file, for the rules that
-		// judge a file's content by its kind (a Makefile recipe, a
-		// workflow step).
-		if p, ok := x.abs(w.Text); ok && !w.Dynamic {
-			for _, sc := range scripts {
-				x.m.f.Texts = append(x.m.f.Texts, Text{Source: "content:" + p, Body: unescape(sc.Text)})
-			}
 		}
 	}
 }
@@ -203,33 +143,6 @@ func hexVal(c byte) int {
 		return int(c-'A') + 10
 	}
 	return int(c - '0')
-}
-
-var awkSpec = newSpec("-f -v -F -i -l -E --file --assign --field-separator --include --load --exec")
-
-func awkH(x *call) {
-	opts, ops := awkSpec.parse(x.args)
-	for _, w := range vals(opts, "-f", "--file", "-E", "--exec") {
-		x.ref(kRead, w, false)
-	}
-	inPlace := false
-	for _, w := range vals(opts, "-i", "--include") {
-		inPlace = inPlace || w.Text == "inplace"
-	}
-	if !has(opts, "-f", "--file", "-E", "--exec") && len(ops) > 0 {
-		prog := ops[0].Text
-		x.m.f.Texts = append(x.m.f.Texts, Text{Source: "awk", Body: prog})
-		ops = ops[1:]
-	}
-	for _, w := range ops {
-		if isAssign(w.Text) {
-			continue
-		}
-		x.ref(kRead, w, false)
-		if inPlace {
-			x.ref(kWrite, w, false)
-		}
-	}
 }
 
 var jqSpec = newSpec("-f -L --from-file --indent --tab --args --jsonargs")
@@ -350,7 +263,9 @@ func (x *call) pipedText() {
 var copySpec = newSpec("-t -S --target-directory --suffix")
 
 // copyH reads cp, mv, install and ln: sources then a destination, which
-// is written with Tree (it may be a directory the sources land in).
+// is written with Tree (it may be a directory the sources land in). Links
+// (ln, cp -s, cp -l) are followed by what comes later in the line (see
+// linked).
 func copyH(x *call) {
 	opts, ops := copySpec.parse(x.args)
 	if x.name == "install" && has(opts, "-d", "--directory") {
@@ -361,38 +276,36 @@ func copyH(x *call) {
 	}
 	recursive := x.name == "mv" || has(opts, "-r", "-R", "-a", "--recursive", "--archive")
 	dest, ok := val(opts, "-t", "--target-directory")
+	intoDir := ok
 	srcs := ops
 	if !ok {
 		if len(ops) == 0 {
 			return
 		}
 		if len(ops) == 1 && x.name == "ln" {
-			dest, srcs = word("."), ops
+			dest, srcs, intoDir = word("."), ops, true
 		} else {
 			dest, srcs = ops[len(ops)-1], ops[:len(ops)-1]
+			intoDir = len(srcs) > 1 || strings.HasSuffix(dest.Text, "/")
 		}
 	}
-	for _, w := range srcs {
-		if x.name == "ln" && has(opts, "-s", "--symbolic") && !w.Dynamic && !strings.HasPrefix(w.Text, "/") && !strings.HasPrefix(w.Text, "~") {
-			// A relative symlink target is relative to the link's
-			// directory, not the working directory.
-			if d, ok := x.abs(dest.Text); ok && !dest.Dynamic {
-				if !strings.HasSuffix(dest.Text, "/") && len(srcs) == 1 {
-					d = parentDir(d)
-				}
-				x.add(kRead, Ref{Path: joinClean(d, w.Text), Glob: w.Glob, By: x.name})
-				continue
+	links := x.name == "ln" || (x.name == "cp" || x.name == "gcp") && has(opts, "-s", "--symbolic-link", "-l", "--link")
+	symbolic := x.name == "ln" && has(opts, "-s", "--symbolic") || x.name != "ln" && has(opts, "-s", "--symbolic-link")
+	if !links {
+		for _, w := range srcs {
+			x.ref(kRead, w, recursive)
+			if x.name == "mv" {
+				x.ref(kDelete, w, true)
 			}
-		}
-		x.ref(kRead, w, recursive)
-		if x.name == "mv" {
-			x.ref(kDelete, w, true)
-		}
-		if w.Text == "/dev/stdin" || w.Text == "-" {
-			x.sink(dest)
+			if w.Text == "/dev/stdin" || w.Text == "-" {
+				x.sink(dest)
+			}
 		}
 	}
 	x.ref(kWrite, dest, true)
+	if links {
+		x.linked(srcs, dest, intoDir, symbolic)
+	}
 	x.pipedText()
 }
 
@@ -627,6 +540,13 @@ func cdH(x *call) {
 		dir = d.old
 	case ops[0].Text == "-" && !ops[0].Dynamic:
 		dir = d.old
+	case x.name != "popd" && x.lineSets("CDPATH") && !ops[0].Dynamic && !strings.HasPrefix(ops[0].Text, "/") &&
+		!strings.HasPrefix(ops[0].Text, "~") && ops[0].Text != "." && ops[0].Text != ".." &&
+		!strings.HasPrefix(ops[0].Text, "./") && !strings.HasPrefix(ops[0].Text, "../"):
+		// CDPATH set in the line: a relative name is looked up in
+		// its directories first.
+		x.m.unknown(x.name + " " + ops[0].Text + " is looked up in CDPATH, set in the line")
+		dir = ""
 	default:
 		y := *x
 		y.cd(ops[0])
@@ -644,6 +564,7 @@ func tarH(x *call) {
 	hasArchive := false
 	dir := x.cwd
 	var ops []shellx.Word
+	absolute := false // -P: members keep their absolute names
 	take := func(i *int) (shellx.Word, bool) {
 		if *i+1 < len(args) {
 			*i++
@@ -687,15 +608,27 @@ func tarH(x *call) {
 					dir = x.dirFrom(dir, w)
 				case "--files-from", "--exclude-from":
 					x.ref(kRead, w, false)
-				case "--use-compress-program", "--to-command", "--checkpoint-action":
+				case "--use-compress-program", "--to-command":
 					x.payload(w, "tar "+name)
+				case "--checkpoint-action":
+					// exec=CMD runs CMD; other actions print.
+					if c, ok := strings.CutPrefix(w.Text, "exec="); ok {
+						x.payload(shellx.Word{Text: c, Dynamic: w.Dynamic}, "tar "+name)
+					} else if w.Dynamic {
+						x.payload(w, "tar "+name)
+					}
 				}
+			case "--absolute-names":
+				absolute = true
 			}
 		case len(t) > 1 && t[0] == '-' || i == 0 && t != "" && !args[i].Dynamic && strings.Trim(t, "cxtrudAvzjJaf0123456789pPSkmhOwlBiGgWMRoTCXbLNK") == "":
 			letters := strings.TrimPrefix(t, "-")
 			for k := 0; k < len(letters); k++ {
 				c := letters[k]
 				setMode(c)
+				if c == 'P' {
+					absolute = true
+				}
 				switch c {
 				case 'f', 'C', 'T', 'X', 'b', 'N', 'K', 'L', 'g', 'H', 'I', 'V':
 					var w shellx.Word
@@ -746,6 +679,9 @@ func tarH(x *call) {
 		if dir == "" {
 			x.m.unknown("tar extracts into a directory computed at run time")
 		}
+		if absolute {
+			x.m.unknown("tar -P extracts members wherever their absolute names say")
+		}
 	default:
 		if hasArchive && archive.Text != "-" {
 			x.ref(kRead, archive, false)
@@ -761,11 +697,25 @@ func (x *call) dirFrom(dir string, w shellx.Word) string {
 	return y.cwd
 }
 
-var zipSpec = newSpec("-b -n -t -tt -x -i -P --password -O -I -F -s")
+var zipSpec = newSpec("-b -n -t -tt -x -i -P --password -O -I -F -s --unzip-command")
 
 // zipH reads zip ARCHIVE FILES and 7z a/x.
 func zipH(x *call) {
-	opts, ops := zipSpec.parse(x.args)
+	args := x.args
+	if x.name == "zip" {
+		// zip -TT CMD (--unzip-command) tests the archive by running
+		// CMD; -TT is one option, not -T twice.
+		args = nil
+		for i := 0; i < len(x.args); i++ {
+			if x.args[i].Text == "-TT" && i+1 < len(x.args) {
+				x.payload(x.args[i+1], x.name+" -TT")
+				i++
+				continue
+			}
+			args = append(args, x.args[i])
+		}
+	}
+	opts, ops := zipSpec.parse(args)
 	if x.name == "7z" || x.name == "7za" || x.name == "7zz" {
 		if len(ops) < 2 {
 			return
@@ -789,6 +739,10 @@ func zipH(x *call) {
 			x.ref(kRead, ops[1], false)
 		}
 		return
+	}
+	for _, w := range vals(opts, "--unzip-command") {
+		// zip -T tests the archive with this command.
+		x.payload(w, x.name+" -TT")
 	}
 	if len(ops) == 0 {
 		return

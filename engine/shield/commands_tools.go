@@ -226,6 +226,15 @@ func gitH(x *call) {
 		}
 		if sub == "diff" {
 			x.refPath(kRead, ".", false)
+			// --no-index (implied when a path lies outside the
+			// repository) compares any two files: operands that
+			// look like paths are read.
+			noIndex := has(opts, "--no-index")
+			for _, w := range ops {
+				if noIndex || looksLikePath(w.Text) || w.Dynamic {
+					x.ref(kRead, w, noIndex)
+				}
+			}
 		}
 	case "send-email":
 		_, ops := cachedSpec(0, "--to --cc --bcc --from --smtp-server --subject --in-reply-to").parse(rest)
@@ -330,7 +339,7 @@ var pkgRegistry = map[string]string{
 	"deno": "jsr.io",
 }
 
-var jsSpec = newSpec("--registry --prefix -C --cwd --dir --filter -w --workspace --cache --userconfig --globalconfig --otp --tag --access --scope")
+var jsSpec = newSpec("-c --call -p --package --registry --prefix -C --cwd --dir --filter -w --workspace --cache --userconfig --globalconfig --otp --tag --access --scope")
 
 // jsH reads npm, yarn, pnpm, bun and npx.
 func jsH(x *call) {
@@ -348,6 +357,7 @@ func jsH(x *call) {
 	}
 	if x.name == "npx" || x.name == "pnpx" || x.name == "bunx" {
 		x.request(Request{Host: host, Method: "GET"})
+		x.npmExec(opts, append([]shellx.Word{{Text: sub}}, ops...), sub != "")
 		return
 	}
 	if x.name == "yarn" && sub == "" {
@@ -360,10 +370,11 @@ func jsH(x *call) {
 			x.refPath(kWrite, "package.json", false)
 			return
 		}
-		if sub == "exec" || sub == "x" {
+		if sub == "exec" || sub == "x" || sub == "dlx" {
 			if x.name == "npm" || x.name == "pnpm" {
 				x.request(Request{Host: host, Method: "GET"})
 			}
+			x.npmExec(opts, ops, true)
 			return
 		}
 		x.runsHere()
@@ -404,6 +415,28 @@ func jsH(x *call) {
 		} else if len(ops) > 0 && (ops[0].Text == "list" || ops[0].Text == "get" || ops[0].Text == "ls") {
 			x.refPath(kRead, "~/.npmrc", false)
 		}
+	}
+}
+
+// npmExec judges what npx and npm exec run: -c/--call CMD is a shell
+// line; the operands (after any --) are a command, judged as one when its
+// program is a plain program (a package's bin that happens to share a
+// system program's name is judged as that program).
+func (x *call) npmExec(opts []opt, ops []shellx.Word, hasOps bool) {
+	for _, w := range vals(opts, "-c", "--call") {
+		x.payload(w, x.name+" -c")
+	}
+	if !hasOps || len(ops) == 0 || ops[0].Text == "" {
+		return
+	}
+	if len(ops) > 0 && ops[0].Text == "--" {
+		ops = ops[1:]
+	}
+	if len(ops) == 0 {
+		return
+	}
+	if table[progName(ops[0].Text)] != nil {
+		x.nested(ops, x.name+" exec", nil, true)
 	}
 }
 
