@@ -32,35 +32,6 @@ func listAll(sp *spec) handler {
 	}
 }
 
-var editorSpec = newSpec("-c -S -u -U -i -T -w -W --cmd")
-
-// editorH reads vim and friends: files read and written; an ex command
-// given with -c, --cmd or +CMD that starts with ! runs a shell command.
-func editorH(x *call) {
-	opts, ops := editorSpec.parse(x.args)
-	cmds := vals(opts, "-c", "--cmd")
-	for _, w := range ops {
-		if strings.HasPrefix(w.Text, "+") {
-			cmds = append(cmds, shellx.Word{Text: w.Text[1:], Dynamic: w.Dynamic})
-			continue
-		}
-		x.ref(kRead, w, false)
-		x.ref(kWrite, w, false)
-	}
-	for _, w := range vals(opts, "-S", "-u") {
-		x.ref(kRead, w, false)
-	}
-	for _, c := range cmds {
-		t := strings.TrimLeft(c.Text, ": ")
-		t = strings.TrimLeft(strings.TrimPrefix(t, "silent"), " ")
-		if rest, ok := strings.CutPrefix(t, "!"); ok {
-			x.payload(shellx.Word{Text: rest, Dynamic: c.Dynamic}, x.name+" !")
-		} else if f, ok := strings.CutPrefix(t, "w "); ok {
-			x.ref(kWrite, word(strings.TrimSpace(f)), false)
-		}
-	}
-}
-
 // runOnly is a program whose arguments name no files.
 func runOnly(*call) {}
 

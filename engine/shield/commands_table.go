@@ -37,6 +37,7 @@ func init() {
 	set(sqliteH, "sqlite3")
 	set(lessH, "less", "more", "most")
 	set(manH, "man")
+	set(makeH, "make", "gmake")
 	set(awkH, "awk", "gawk", "mawk", "nawk")
 	set(jqH, "jq", "yq", "gojq", "jaq")
 	set(editorH, "vim", "vi", "nvim", "nano", "emacs", "micro", "ed", "ex", "pico", "joe", "mcedit", "code", "subl", "gedit", "kate")
@@ -108,7 +109,7 @@ func init() {
 	set(evalH, "eval")
 	set(interpH, "python", "python2", "python3", "pypy", "pypy3", "python3.8", "python3.9", "python3.10", "python3.11", "python3.12", "python3.13",
 		"node", "nodejs", "perl", "ruby", "php", "lua", "luajit", "deno", "bun", "osascript", "Rscript")
-	set(buildH, "make", "gmake", "ninja", "cmake", "mvn", "gradle", "gradlew", "mvnw", "ant", "sbt", "bazel", "bazelisk", "meson", "scons",
+	set(buildH, "ninja", "cmake", "mvn", "gradle", "gradlew", "mvnw", "ant", "sbt", "bazel", "bazelisk", "meson", "scons",
 		"pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "karma", "playwright", "cypress", "tsc", "webpack", "vite", "rollup",
 		"esbuild", "swc", "babel", "turbo", "nx", "lerna", "just", "task", "rake", "dotnet", "msbuild", "javac", "java", "kotlinc", "scalac",
 		"gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "ghc", "cabal", "stack", "mix", "elixir", "erl", "zig", "swift", "xcodebuild",
