@@ -207,11 +207,16 @@ func (x *call) exCommand(t string, depth int) {
 
 // makeH reads make: buildH, and the makefile text of -E/--eval, whose
 // recipes run (a rule's "; recipe" and tab-led lines); $(shell ...) or
-// a computed text is unknown.
+// a computed text is unknown, and so is a SHELL given on the command
+// line (every recipe runs through it).
 func makeH(x *call) {
 	args := x.args
 	for i := 0; i < len(args); i++ {
 		t := args[i].Text
+		if strings.HasPrefix(t, "SHELL=") || strings.HasPrefix(t, ".SHELLFLAGS=") || strings.HasPrefix(t, "MAKESHELL=") {
+			// Every recipe runs through it.
+			x.m.unknown(x.name + " runs its recipes with " + clipText(t, 120))
+		}
 		var ev shellx.Word
 		switch {
 		case (t == "-E" || t == "--eval") && i+1 < len(args):

@@ -86,6 +86,7 @@ func gitH(x *call) {
 		return
 	}
 	sub, rest := args[i].Text, args[i+1:]
+	x.gitRunsCommands(sub, rest)
 	switch sub {
 	case "clone":
 		opts, ops := cachedSpec(0, "-b --branch -o --origin -c --config --depth --reference -u --upload-pack --template --separate-git-dir -j --jobs --filter --shallow-since --shallow-exclude --server-option --bundle-uri").parse(rest)
@@ -253,6 +254,80 @@ func gitH(x *call) {
 		// Reads of the repository; the bookkeeping in .git is not a
 		// Write (it runs nothing later).
 		x.refPath(kRead, ".", false)
+	}
+}
+
+// gitRunOpts are the options of git subcommands whose value is a command
+// git runs (through the shell): grep -O, rebase --exec, difftool
+// --extcmd, filter-branch's filters, fetch --upload-pack, push
+// --receive-pack.
+var gitRunOpts = map[string][]string{
+	"grep":          {"-O", "--open-files-in-pager"},
+	"rebase":        {"-x", "--exec"},
+	"difftool":      {"-x", "--extcmd"},
+	"mergetool":     {"--tool-cmd"},
+	"filter-branch": {"--env-filter", "--tree-filter", "--index-filter", "--parent-filter", "--msg-filter", "--commit-filter", "--tag-name-filter"},
+	"fetch":         {"--upload-pack"},
+	"pull":          {"--upload-pack"},
+	"ls-remote":     {"--upload-pack"},
+	"push":          {"--receive-pack", "--exec"},
+	"archive":       {"--exec"},
+	"send-email":    {"--smtp-server"},
+}
+
+// gitRunsCommands judges the commands a git subcommand runs: the values
+// of gitRunOpts, bisect run CMD..., submodule foreach CMD. What follows
+// the options is not looked at past "--".
+func (x *call) gitRunsCommands(sub string, rest []shellx.Word) {
+	names := gitRunOpts[sub]
+	for k := 0; k < len(rest); k++ {
+		t := rest[k].Text
+		if t == "--" {
+			break
+		}
+		for _, n := range names {
+			var cmd shellx.Word
+			switch {
+			case t == n && len(n) > 2 && k+1 < len(rest) && n != "--open-files-in-pager":
+				cmd = rest[k+1]
+				k++
+			case strings.HasPrefix(t, n+"="):
+				cmd = shellx.Word{Text: t[len(n)+1:], Dynamic: rest[k].Dynamic}
+			case len(n) == 2 && t == n && k+1 < len(rest) && sub != "grep":
+				cmd = rest[k+1]
+				k++
+			case len(n) == 2 && strings.HasPrefix(t, n) && len(t) > 2:
+				cmd = shellx.Word{Text: t[2:], Dynamic: rest[k].Dynamic}
+			default:
+				continue
+			}
+			if sub == "send-email" && !strings.HasPrefix(cmd.Text, "/") && !cmd.Dynamic {
+				continue // a host name, not a program
+			}
+			x.payload(cmd, "git "+sub+" "+n)
+		}
+	}
+	switch sub {
+	case "bisect":
+		if len(rest) > 1 && rest[0].Text == "run" {
+			x.nested(rest[1:], "git bisect run", nil, true)
+		}
+	case "submodule":
+		for k := 0; k < len(rest); k++ {
+			if rest[k].Text != "foreach" {
+				continue
+			}
+			cmd := rest[k+1:]
+			for len(cmd) > 0 && strings.HasPrefix(cmd[0].Text, "--") {
+				cmd = cmd[1:]
+			}
+			if len(cmd) == 1 {
+				x.payload(cmd[0], "git submodule foreach")
+			} else if len(cmd) > 1 {
+				x.nested(cmd, "git submodule foreach", nil, true)
+			}
+			break
+		}
 	}
 }
 

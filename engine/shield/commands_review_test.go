@@ -130,6 +130,17 @@ var reviewCases = []struct {
 	{"make -E '$(shell id)' x", []string{"U"}},
 	{"make test", []string{"X make", "!U"}},
 
+	{"git grep -O'cat /etc/shadow' x", []string{"R /etc/shadow", "X cat @git grep -O"}},
+	{"git grep -O x", []string{"!U", "!R /etc/shadow"}},
+	{"git rebase --exec 'cat /etc/shadow' HEAD~1", []string{"R /etc/shadow"}},
+	{"git rebase -x 'make test' HEAD~3", []string{"X make @git rebase -x", "!U"}},
+	{"git difftool --extcmd='cat /etc/shadow' HEAD", []string{"R /etc/shadow"}},
+	{"git bisect run cat /etc/shadow", []string{"R /etc/shadow", "X cat @git bisect run"}},
+	{"git submodule foreach 'cat /etc/shadow'", []string{"R /etc/shadow"}},
+	{"git filter-branch --tree-filter 'cat /etc/shadow' HEAD", []string{"R /etc/shadow"}},
+	{"git fetch --upload-pack='cat /etc/shadow' origin", []string{"R /etc/shadow"}},
+	{"make SHELL=/tmp/x all", []string{"U"}},
+
 	// B8: CDPATH makes cd's target unknown.
 	{"CDPATH=/ cd etc && cat shadow", []string{"U"}},
 	{"export CDPATH=/; cd etc; cat shadow", []string{"U"}},
