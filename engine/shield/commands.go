@@ -206,7 +206,8 @@ type model struct {
 	vars []assigned
 	// links are the links the line made (ln -s T L): later paths
 	// reach through them (commands_links.go).
-	links []link
+	links      []link
+	inLinkGlob bool // followLinks is adding what a pattern names through a link
 	// pendStdin are the requests of the current command's /dev/tcp
 	// redirections, whose Files are what the command reads.
 	pendStdin []int
@@ -573,6 +574,9 @@ var kindVerb = [...]string{"reads", "writes", "deletes"}
 func (x *call) abs(t string) (string, bool) {
 	if t == inputWord {
 		return "", false // what xargs or find -exec pass: see ref
+	}
+	if len(x.m.links) > 0 && strings.Contains(t, "..") {
+		return x.m.resolveLinked(x.cwd, t) // ".." after a link: commands_links.go
 	}
 	return resolveIn(x.m.s, x.cwd, t)
 }

@@ -49,7 +49,9 @@ func (m *model) throughLinks(p string) (string, bool) {
 }
 
 // followLinks is r as a path reached through the links the line made
-// (see throughLinks); a link whose target is computed makes it unknown.
+// (see throughLinks); a link whose target is computed makes it unknown. A
+// pattern that could name a link (r*/etc/shadow for the link r) also
+// names what lies beneath the link's target: that Ref is added too.
 func (x *call) followLinks(k int, r Ref) Ref {
 	if len(x.m.links) == 0 {
 		return r
@@ -60,7 +62,99 @@ func (x *call) followLinks(k int, r Ref) Ref {
 		return r
 	}
 	r.Path = p
+	if r.Glob && !x.m.inLinkGlob {
+		x.m.inLinkGlob = true
+		for _, l := range x.m.links {
+			rest, ok := globThrough(r.Path, l.from)
+			if !ok {
+				continue
+			}
+			if l.to == "" {
+				x.m.unknown(x.name + " " + kindVerb[k] + " " + r.Path + " through a link to a path computed at run time")
+				continue
+			}
+			e := r
+			e.Path = path.Join(l.to, rest)
+			e.Glob = strings.ContainsAny(rest, "*?[")
+			x.add(k, e)
+		}
+		x.m.inLinkGlob = false
+	}
 	return r
+}
+
+// globThrough reports whether the pattern pat could name the path from
+// or a path beneath it (segment by segment; a bracket expression could
+// match anything, "**" any number of segments), and returns what of pat
+// follows from.
+func globThrough(pat, from string) (string, bool) {
+	ps := strings.Split(strings.TrimPrefix(pat, "/"), "/")
+	fs := strings.Split(strings.TrimPrefix(from, "/"), "/")
+	if len(ps) < len(fs) {
+		return "", false
+	}
+	glob := false
+	for i, f := range fs {
+		s := ps[i]
+		switch {
+		case s == "**":
+			return strings.Join(ps[i:], "/"), true
+		case strings.Contains(s, "["):
+			glob = true
+		case strings.ContainsAny(s, "*?"):
+			if ok, err := path.Match(s, f); err != nil || !ok {
+				return "", false
+			}
+			glob = true
+		case s != f:
+			return "", false
+		}
+	}
+	if !glob {
+		return "", false // a literal prefix: throughLinks followed it
+	}
+	return strings.Join(ps[len(fs):], "/"), true
+}
+
+// resolveLinked resolves t against cwd one segment at a time, following
+// the links the line made before each "..", as the kernel does: with
+// s -> /etc/ssh, s/../shadow is /etc/shadow, not ./shadow. ok is false
+// when a link's target is computed or cwd is unknown.
+func (m *model) resolveLinked(cwd, t string) (string, bool) {
+	cur := ""
+	switch {
+	case t == "~" || strings.HasPrefix(t, "~"):
+		user, rest, _ := strings.Cut(t, "/")
+		p, ok := resolveIn(m.s, cwd, user)
+		if !ok {
+			return "", false
+		}
+		cur, t = p, rest
+	case path.IsAbs(t):
+		cur = "/"
+	case cwd == "":
+		return "", false
+	default:
+		cur = cwd
+	}
+	cur, ok := m.throughLinks(cur)
+	if !ok {
+		return "", false
+	}
+	for _, seg := range strings.Split(t, "/") {
+		switch seg {
+		case "", ".":
+			continue
+		case "..":
+			cur = parentDir(cur)
+		default:
+			cur = path.Join(cur, seg)
+		}
+		if cur, ok = m.throughLinks(cur); !ok {
+			return "", false
+		}
+	}
+	return cur, true
 }
 
 // linked notes the links ln and cp -s/-l make: each source is reached
