@@ -88,7 +88,11 @@ func (x *call) sedScript(s string) {
 		}
 		return j
 	}
-	for i, n := 0, 0; i < len(s) && n < 4096; n++ {
+	for i, n := 0, 0; i < len(s); n++ {
+		if n == 4096 {
+			x.m.unknown(x.name + " script is too long to read")
+			return
+		}
 		c := s[i]
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '{' || c == '}' || c == '!':

@@ -176,3 +176,25 @@ func TestCommandFacts_Review(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandFacts_LanguagesBenign: everyday sed, awk and sqlite3
+// programs are read to the end, without an Unknown.
+func TestCommandFacts_LanguagesBenign(t *testing.T) {
+	s := testShield()
+	for _, l := range []string{
+		"sed -n '$p' x", "sed '/^$/d' x", "sed 's|a|b|g' x", `sed -e 's/\t/ /g' x`, `sed '1i\header' x`,
+		"sed -n '/start/,/end/{p}' x", "sed -E 's/(a+)/\\1/2' x", "sed '0~3d' x", "sed -n '/x/I,+3p' x",
+		"sed '$!N;s/\\n/ /' x", "sed ':a;N;$!ba;s/\\n/ /g' x", "sed 'y/abc/xyz/' x", "sed -i.bak 's/a/b/' x",
+		"sed '1!G;h;$!d' x", "sed = x", "sed -n 'l' x", "sed '2q' x", "sed 's/a/b/w /dev/stdout' x",
+		"awk 'NR==1' x", "awk '$3 > 10 {print $1}' x", "awk '{a[$1]++} END {for (k in a) print k, a[k]}' x",
+		"awk 'BEGIN{FS=\":\"} {print $1 | \"sort\"}' x", "awk '{printf \"%s\\n\", $2}' x", "awk '$1 ~ /x/ || $2 > 3' x",
+		"awk '{print $1 > \"/dev/stderr\"}' x", "awk -v n=3 'NR<=n' x",
+		"sqlite3 app.db 'select * from t where a > 1;'", "sqlite3 -header -column app.db 'select 1'", "sqlite3 app.db '.tables'",
+		"sqlite3 app.db .dump > backup.sql", "sqlite3 -json app.db 'select 1'",
+	} {
+		f := s.CommandFacts(l)
+		if len(f.Unknown) > 0 {
+			t.Errorf("%s: %v", l, f.Unknown)
+		}
+	}
+}
