@@ -171,15 +171,28 @@ func (m *model) listedBy(j int) ([]Ref, bool) {
 			}
 			return append(refs, Ref{Path: cwd, Tree: true}), true
 		case "git":
-			sub, _, _ := subcommand(gitSpec, args)
+			// Paths of the repository, relative: beneath it. What
+			// else git prints (a file's content, commit messages,
+			// matching lines) is anyone's text: unknown.
+			sub, rest, _ := subcommand(gitSpec, args)
+			names := false
 			switch sub {
-			case "ls-files", "ls-tree", "diff", "status", "show", "log", "grep":
-				if cwd == "" {
-					return nil, false
+			case "ls-files", "ls-tree", "status":
+				names = true
+			case "diff", "show", "log", "grep", "whatchanged":
+				for _, w := range rest {
+					switch w.Text {
+					case "--name-only", "--name-status":
+						names = true
+					case "-l", "-L", "--files-with-matches", "--files-without-match":
+						names = names || sub == "grep"
+					}
 				}
-				return []Ref{{Path: cwd, Tree: true}}, true
 			}
-			return nil, false
+			if !names || cwd == "" {
+				return nil, false
+			}
+			return []Ref{{Path: cwd, Tree: true}}, true
 		case "echo", "printf":
 			out, ok := echoOutput(name, args)
 			if !ok {

@@ -33,6 +33,12 @@ var reviewCases = []struct {
 	{"cat $(find . -name '*.go' | sort | uniq)", []string{"R /ws/**/*.go G", "!U"}},
 	{"cat $(grep -l TODO -r src | grep -v vendor | head -5)", []string{"R /ws/src T", "!U"}},
 
+	{"cat $(git show HEAD:notes.txt)", []string{"U"}},
+	{"cat $(git log -1 --format=%s)", []string{"U"}},
+	{"cat $(git grep -h shadow)", []string{"U"}},
+	{"gofmt -l $(git diff --name-only HEAD)", []string{"R /ws T", "!U"}},
+	{"cat $(git grep -l TODO)", []string{"R /ws T", "!U"}},
+
 	// B5: links made earlier in the line are followed.
 	{"ln -s / r; cat r/etc/shadow", []string{"R /etc/shadow"}},
 	{"ln -sT /root h && cat h/.aws/credentials", []string{"R /root/.aws/credentials"}},
