@@ -153,8 +153,14 @@ func (m *model) listedBy(j int) ([]Ref, bool) {
 		cwd := m.cwdOf(j)
 		switch name {
 		case "find":
+			if printsText(args) {
+				return nil, false
+			}
 			return findSelected(m.s, cwd, args), true
 		case "ls", "exa", "eza", "lsd", "tree", "fd", "fdfind", "du":
+			if printsText(args) {
+				return nil, false
+			}
 			var refs []Ref
 			for _, w := range args {
 				if strings.HasPrefix(w.Text, "-") || name == "fd" && len(refs) == 0 && !strings.Contains(w.Text, "/") {
@@ -264,6 +270,24 @@ func (m *model) listedBy(j int) ([]Ref, bool) {
 		return nil, false
 	}
 	return nil, false
+}
+
+// printsText reports whether a lister's arguments make it print text of
+// their own or a command's rather than names: find -printf, -ls, -exec;
+// fd -x and --format; ls --time-style=+FORMAT (whose format is any text).
+func printsText(args []shellx.Word) bool {
+	for _, w := range args {
+		t := w.Text
+		switch {
+		case t == "-printf" || t == "-fprintf" || t == "-ls" || t == "-fls" || t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir":
+			return true
+		case t == "-x" || t == "-X" || t == "--exec" || t == "--exec-batch" || strings.HasPrefix(t, "--format"):
+			return true
+		case strings.HasPrefix(t, "--time-style") && (strings.Contains(t, "+") || t == "--time-style"):
+			return true
+		}
+	}
+	return false
 }
 
 // echoOutput is what echo or printf writes, as far as it is known

@@ -39,6 +39,12 @@ var reviewCases = []struct {
 	{"gofmt -l $(git diff --name-only HEAD)", []string{"R /ws T", "!U"}},
 	{"cat $(git grep -l TODO)", []string{"R /ws T", "!U"}},
 
+	{"cat $(find . -printf '/etc/shadow')", []string{"U"}},
+	{"cat $(find . -name x -exec echo /etc/shadow \\;)", []string{"U"}},
+	{"cat $(ls -l --time-style=+/etc/shadow)", []string{"U"}},
+	{"cat $(fd -x echo /etc/shadow)", []string{"U"}},
+	{"wc -l $(find src -name '*.go' -type f)", []string{"R /ws/src/**/*.go G", "!U"}},
+
 	// B5: links made earlier in the line are followed.
 	{"ln -s / r; cat r/etc/shadow", []string{"R /etc/shadow"}},
 	{"ln -sT /root h && cat h/.aws/credentials", []string{"R /root/.aws/credentials"}},
