@@ -276,6 +276,8 @@ func copyH(x *call) {
 	x.ref(kWrite, dest, true)
 	if links {
 		x.linked(srcs, dest, intoDir, symbolic)
+	} else {
+		x.linkMoved(srcs, dest, intoDir)
 	}
 	x.pipedText()
 }

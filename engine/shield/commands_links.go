@@ -220,3 +220,40 @@ func (x *call) linkTarget(w shellx.Word, to string, symbolic bool) {
 	}
 	x.m.unknown(x.name + " makes a link to " + to + ", outside the workspace: what later reaches it through the link is not seen")
 }
+
+// linkMoved notes that a link the line made and that mv or cp names as a
+// source now (also) lies at dest: moved, copied as a link (cp -a, -P), or
+// copied as what it leads to, which is the same content.
+func (x *call) linkMoved(srcs []shellx.Word, dest shellx.Word, intoDir bool) {
+	if len(x.m.links) == 0 || dest.Dynamic {
+		return
+	}
+	d, ok := x.abs(dest.Text)
+	if !ok {
+		return
+	}
+	for _, w := range srcs {
+		if w.Dynamic {
+			continue
+		}
+		p, ok := x.abs(w.Text)
+		if !ok {
+			continue
+		}
+		for k := len(x.m.links) - 1; k >= 0; k-- {
+			l := x.m.links[k]
+			if l.from != p {
+				continue
+			}
+			if len(x.m.links) >= maxLinks {
+				x.m.unknown("the line makes more links than are followed")
+				return
+			}
+			if !intoDir {
+				x.m.links = append(x.m.links, link{from: d, to: l.to})
+			}
+			x.m.links = append(x.m.links, link{from: path.Join(d, path.Base(p)), to: l.to})
+			break
+		}
+	}
+}
