@@ -282,8 +282,10 @@ func (x *call) awkProgram(p string) {
 		}
 		return s[k+1 : len(s)-1], true
 	}
-	// Outside string literals: find the operators that reach out.
+	// Outside string literals: find the operators that reach out (a
+	// bounded number of them: each looks back over its statement).
 	inStr := false
+	reaches := 0
 	stmt := 0 // where the current statement starts
 	printing := false
 	for i := 0; i < len(p); i++ {
@@ -301,15 +303,20 @@ func (x *call) awkProgram(p string) {
 			inStr = true
 		case c == ';' || c == '{' || c == '}' || c == '\n':
 			stmt, printing = i+1, false
+		case (awkWord(p, i, "system") || awkWord(p, i, "getline") || printing && (c == '>' || c == '|')) && reaches >= 256:
+			x.m.unknown(x.name + " program is too long to read")
+			return
 		case awkWord(p, i, "print") || awkWord(p, i, "printf"):
 			printing = true
 		case awkWord(p, i, "system"):
+			reaches++
 			if cmd, ok := literal(p[i+len("system"):]); ok {
 				x.payload(word(cmd), x.name)
 			} else {
 				x.m.unknown(x.name + " runs a command computed at run time")
 			}
 		case awkWord(p, i, "getline"):
+			reaches++
 			rest := strings.TrimLeft(p[i+len("getline"):], " \t")
 			// getline [var] < FILE
 			if k := strings.IndexAny(rest, "<;}\n)"); k >= 0 && rest[k] == '<' {
@@ -329,6 +336,7 @@ func (x *call) awkProgram(p string) {
 				}
 			}
 		case printing && (c == '>' || c == '|'):
+			reaches++
 			if c == '|' && i+1 < len(p) && p[i+1] == '|' {
 				i++ // ||
 				continue

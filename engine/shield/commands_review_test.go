@@ -3,6 +3,7 @@ package shield
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // reviewCases are the review's findings B4, B5, B7 and B8 (CDPATH) for the
@@ -211,6 +212,34 @@ func TestCommandFacts_LanguagesBenign(t *testing.T) {
 		f := s.CommandFacts(l)
 		if len(f.Unknown) > 0 {
 			t.Errorf("%s: %v", l, f.Unknown)
+		}
+	}
+}
+
+// TestCommandFacts_LanguagesBounded: programs at the executor's command
+// cap (64 KiB) are judged quickly, and what is not read is Unknown.
+func TestCommandFacts_LanguagesBounded(t *testing.T) {
+	s := testShield()
+	const n = 64 << 10
+	for _, c := range []struct {
+		line    string
+		unknown bool
+	}{
+		{"awk 'BEGIN{" + strings.Repeat(`"a" | getline x; `, n/18) + "}'", true},
+		{"awk '{print " + strings.Repeat("$1 > 0 && ", n/11) + "1}' x", false},
+		{"sed '" + strings.Repeat("p;", n/2) + "' x", true},
+		{"sqlite3 app.db '" + strings.Repeat("select readfile(1); ", n/20) + "'", true},
+		{"vim " + strings.Repeat("-c 'r x' ", n/9) + "x", false},
+		{"cat $(printf '" + strings.Repeat("%s", n/2) + "' a)", false},
+		{"ln -s / r; cat " + strings.Repeat("r/../", n/5), false},
+	} {
+		start := time.Now()
+		f := s.CommandFacts(c.line)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%.40q: %v", c.line, d)
+		}
+		if c.unknown && len(f.Unknown) == 0 {
+			t.Errorf("%.40q: want an Unknown", c.line)
 		}
 	}
 }
