@@ -21,7 +21,8 @@ import (
 //
 // Every path is absolute and cleaned as ResolvePath does: "~" is home, a
 // relative path is under the working directory, which starts at the
-// workspace and follows cd, pushd, popd, "cd -" and the -C/--prefix/
+// workspace and follows cd, pushd, popd, "cd -" (unknown when the line
+// sets CDPATH and the name is looked up in it) and the -C/--prefix/
 // --chdir options of git, make, tar, npm and env, separately in each
 // nesting (a cd inside $(...) or bash -c does not leave it; a cd inside a
 // function body makes the directory of what follows unknown). Subshells
@@ -46,8 +47,12 @@ import (
 // (Glob "/etc/*", Tree) so the rules can still block what it could name.
 // Two computed forms are understood instead: a word that is exactly a
 // command substitution whose output is a list of paths from a known
-// lister (find ROOTS, ls, git ls-files, grep -l, fd, echo/printf of
-// literal paths, through filters such as head, sort and grep), and the
+// lister (find ROOTS, ls, git ls-files, grep -l, fd, echo and printf of
+// literal paths, printf's format being output and %s/%b its arguments),
+// through filters that pass whole lines on unchanged (sort, uniq, head
+// and tail -n, grep without -o, -c, -n...; head -c, cut, tr, sed and the
+// like change the text, and the list is then unknown; so is an empty
+// one), and the
 // arguments xargs and find -exec pass, which name what the producer lists:
 // both become Refs for the lister's roots, with Tree (so
 // `find / -name x | xargs rm -f` deletes "/" Tree and `cat $(ls)` reads
@@ -58,6 +63,26 @@ import (
 // code piped into a shell from a producer shellx cannot read, a line that
 // does not parse (or that the parser fails on), or a limit reached gives
 // an Unknown. ${IFS} between words splits them (cat${IFS}/etc/shadow).
+//
+// # Links
+//
+// A link the line makes (ln -s TARGET LINK, ln, cp -s, cp -l) is followed
+// by every later path of the line that starts with LINK (and LINK/NAME,
+// for a LINK that may be a directory): `ln -s / r; cat r/etc/shadow`
+// reads /etc/shadow. A link to a computed target makes those paths
+// Unknown. Making the link reads its target (Tree for a symbolic one),
+// writes it too when it is in the workspace (a later action may write
+// through it), and is Unknown when it leads out of the workspace.
+//
+// # Command languages
+//
+// sed (e, r, R, w, W, s///e, s///w), awk (system, print > and |, getline
+// < and |), sqlite3 (dot-commands, readfile, writefile, ATTACH...), the
+// ex commands of vim, ex and ed (-c, +cmd, scripts on standard input),
+// less +!cmd, man -P, zip -TT, make --eval, npx -c and npm exec: what
+// they run is judged as a command line, what they read or write as
+// paths; a script Shield cannot read (sed -f, awk -f, sqlite3 fed by a
+// pipe or a file, vim -S) is Unknown.
 //
 // # Code run that the line does not hold (Facts.Execs)
 //
@@ -179,6 +204,10 @@ type model struct {
 	// vars are variables the line assigns a computed value
 	// (F=$(mktemp)): what "$F" names is what that computes.
 	vars []assigned
+	// links are the links the line made (ln -s T L): later paths
+	// reach through them (commands_links.go).
+	links      []link
+	inLinkGlob bool // followLinks is adding what a pattern names through a link
 	// pendStdin are the requests of the current command's /dev/tcp
 	// redirections, whose Files are what the command reads.
 	pendStdin []int
@@ -546,6 +575,9 @@ func (x *call) abs(t string) (string, bool) {
 	if t == inputWord {
 		return "", false // what xargs or find -exec pass: see ref
 	}
+	if len(x.m.links) > 0 && strings.Contains(t, "..") {
+		return x.m.resolveLinked(x.cwd, t) // ".." after a link: commands_links.go
+	}
 	return resolveIn(x.m.s, x.cwd, t)
 }
 
@@ -610,6 +642,7 @@ func (x *call) refPath(k int, p string, tree bool) {
 }
 
 func (x *call) add(k int, r Ref) {
+	r = x.followLinks(k, r)
 	switch k {
 	case kRead:
 		x.m.f.Reads = append(x.m.f.Reads, r)

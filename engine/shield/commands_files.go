@@ -32,59 +32,6 @@ func listAll(sp *spec) handler {
 	}
 }
 
-// editAll reads and writes every operand.
-func editAll(sp *spec) handler {
-	return func(x *call) {
-		_, ops := sp.parse(x.args)
-		for _, w := range ops {
-			if strings.HasPrefix(w.Text, "+") {
-				continue
-			}
-			x.ref(kRead, w, false)
-			x.ref(kWrite, w, false)
-		}
-	}
-}
-
-var editorSpec = newSpec("-c -S -u -U -i -T -w -W --cmd")
-
-// editorH reads vim and friends: files read and written; an ex command
-// given with -c, --cmd or +CMD that starts with ! runs a shell command.
-func editorH(x *call) {
-	opts, ops := editorSpec.parse(x.args)
-	cmds := vals(opts, "-c", "--cmd")
-	for _, w := range ops {
-		if strings.HasPrefix(w.Text, "+") {
-			cmds = append(cmds, shellx.Word{Text: w.Text[1:], Dynamic: w.Dynamic})
-			continue
-		}
-		x.ref(kRead, w, false)
-		x.ref(kWrite, w, false)
-	}
-	for _, w := range vals(opts, "-S", "-u") {
-		x.ref(kRead, w, false)
-	}
-	for _, c := range cmds {
-		t := strings.TrimLeft(c.Text, ": ")
-		t = strings.TrimLeft(strings.TrimPrefix(t, "silent"), " ")
-		if rest, ok := strings.CutPrefix(t, "!"); ok {
-			x.payload(shellx.Word{Text: rest, Dynamic: c.Dynamic}, x.name+" !")
-		} else if f, ok := strings.CutPrefix(t, "w "); ok {
-			x.ref(kWrite, word(strings.TrimSpace(f)), false)
-		}
-	}
-}
-
-// writeAll writes every operand.
-func writeAll(sp *spec) handler {
-	return func(x *call) {
-		_, ops := sp.parse(x.args)
-		for _, w := range ops {
-			x.ref(kWrite, w, false)
-		}
-	}
-}
-
 // runOnly is a program whose arguments name no files.
 func runOnly(*call) {}
 
@@ -108,42 +55,6 @@ func grepLike(recursiveByDefault bool, sp *spec) handler {
 		}
 		if len(ops) == 0 && tree && (recursiveByDefault || x.c.PipeIn < 0) {
 			x.refPath(kRead, ".", true)
-		}
-	}
-}
-
-var sedSpec = newSpec("-e -f -l --expression --file --line-length")
-
-func sedH(x *call) {
-	opts, ops := sedSpec.parse(x.args)
-	inPlace := has(opts, "-i", "--in-place")
-	for _, w := range vals(opts, "-f", "--file") {
-		x.ref(kRead, w, false)
-	}
-	if inPlace && len(ops) > 0 && ops[0].Text == "" {
-		ops = ops[1:] // BSD sed -i ''
-	}
-	scripts := vals(opts, "-e", "--expression")
-	if !has(opts, "-e", "--expression", "-f", "--file") && len(ops) > 0 {
-		scripts = append(scripts, ops[0])
-		ops = ops[1:]
-	}
-	for _, sc := range scripts {
-		x.m.f.Texts = append(x.m.f.Texts, Text{Source: "sed", Body: sc.Text})
-	}
-	for _, w := range ops {
-		x.ref(kRead, w, false)
-		if !inPlace {
-			continue
-		}
-		x.ref(kWrite, w, false)
-		// What the edit writes into the file, for the rules that
-		// judge a file's content by its kind (a Makefile recipe, a
-		// workflow step).
-		if p, ok := x.abs(w.Text); ok && !w.Dynamic {
-			for _, sc := range scripts {
-				x.m.f.Texts = append(x.m.f.Texts, Text{Source: "content:" + p, Body: unescape(sc.Text)})
-			}
 		}
 	}
 }
@@ -203,33 +114,6 @@ func hexVal(c byte) int {
 		return int(c-'A') + 10
 	}
 	return int(c - '0')
-}
-
-var awkSpec = newSpec("-f -v -F -i -l -E --file --assign --field-separator --include --load --exec")
-
-func awkH(x *call) {
-	opts, ops := awkSpec.parse(x.args)
-	for _, w := range vals(opts, "-f", "--file", "-E", "--exec") {
-		x.ref(kRead, w, false)
-	}
-	inPlace := false
-	for _, w := range vals(opts, "-i", "--include") {
-		inPlace = inPlace || w.Text == "inplace"
-	}
-	if !has(opts, "-f", "--file", "-E", "--exec") && len(ops) > 0 {
-		prog := ops[0].Text
-		x.m.f.Texts = append(x.m.f.Texts, Text{Source: "awk", Body: prog})
-		ops = ops[1:]
-	}
-	for _, w := range ops {
-		if isAssign(w.Text) {
-			continue
-		}
-		x.ref(kRead, w, false)
-		if inPlace {
-			x.ref(kWrite, w, false)
-		}
-	}
 }
 
 var jqSpec = newSpec("-f -L --from-file --indent --tab --args --jsonargs")
@@ -350,7 +234,9 @@ func (x *call) pipedText() {
 var copySpec = newSpec("-t -S --target-directory --suffix")
 
 // copyH reads cp, mv, install and ln: sources then a destination, which
-// is written with Tree (it may be a directory the sources land in).
+// is written with Tree (it may be a directory the sources land in). Links
+// (ln, cp -s, cp -l) are followed by what comes later in the line (see
+// linked).
 func copyH(x *call) {
 	opts, ops := copySpec.parse(x.args)
 	if x.name == "install" && has(opts, "-d", "--directory") {
@@ -361,38 +247,38 @@ func copyH(x *call) {
 	}
 	recursive := x.name == "mv" || has(opts, "-r", "-R", "-a", "--recursive", "--archive")
 	dest, ok := val(opts, "-t", "--target-directory")
+	intoDir := ok
 	srcs := ops
 	if !ok {
 		if len(ops) == 0 {
 			return
 		}
 		if len(ops) == 1 && x.name == "ln" {
-			dest, srcs = word("."), ops
+			dest, srcs, intoDir = word("."), ops, true
 		} else {
 			dest, srcs = ops[len(ops)-1], ops[:len(ops)-1]
+			intoDir = len(srcs) > 1 || strings.HasSuffix(dest.Text, "/")
 		}
 	}
-	for _, w := range srcs {
-		if x.name == "ln" && has(opts, "-s", "--symbolic") && !w.Dynamic && !strings.HasPrefix(w.Text, "/") && !strings.HasPrefix(w.Text, "~") {
-			// A relative symlink target is relative to the link's
-			// directory, not the working directory.
-			if d, ok := x.abs(dest.Text); ok && !dest.Dynamic {
-				if !strings.HasSuffix(dest.Text, "/") && len(srcs) == 1 {
-					d = parentDir(d)
-				}
-				x.add(kRead, Ref{Path: joinClean(d, w.Text), Glob: w.Glob, By: x.name})
-				continue
+	links := x.name == "ln" || (x.name == "cp" || x.name == "gcp") && has(opts, "-s", "--symbolic-link", "-l", "--link")
+	symbolic := x.name == "ln" && has(opts, "-s", "--symbolic") || x.name != "ln" && has(opts, "-s", "--symbolic-link")
+	if !links {
+		for _, w := range srcs {
+			x.ref(kRead, w, recursive)
+			if x.name == "mv" {
+				x.ref(kDelete, w, true)
 			}
-		}
-		x.ref(kRead, w, recursive)
-		if x.name == "mv" {
-			x.ref(kDelete, w, true)
-		}
-		if w.Text == "/dev/stdin" || w.Text == "-" {
-			x.sink(dest)
+			if w.Text == "/dev/stdin" || w.Text == "-" {
+				x.sink(dest)
+			}
 		}
 	}
 	x.ref(kWrite, dest, true)
+	if links {
+		x.linked(srcs, dest, intoDir, symbolic)
+	} else {
+		x.linkMoved(srcs, dest, intoDir)
+	}
 	x.pipedText()
 }
 
@@ -627,221 +513,19 @@ func cdH(x *call) {
 		dir = d.old
 	case ops[0].Text == "-" && !ops[0].Dynamic:
 		dir = d.old
+	case x.name != "popd" && x.lineSets("CDPATH") && !ops[0].Dynamic && !strings.HasPrefix(ops[0].Text, "/") &&
+		!strings.HasPrefix(ops[0].Text, "~") && ops[0].Text != "." && ops[0].Text != ".." &&
+		!strings.HasPrefix(ops[0].Text, "./") && !strings.HasPrefix(ops[0].Text, "../"):
+		// CDPATH set in the line: a relative name is looked up in
+		// its directories first.
+		x.m.unknown(x.name + " " + ops[0].Text + " is looked up in CDPATH, set in the line")
+		dir = ""
 	default:
 		y := *x
 		y.cd(ops[0])
 		dir = y.cwd
 	}
 	x.chdir = &dir
-}
-
-// tarH reads tar: c creates -f from its operands (read, Tree), x
-// extracts into -C or the working directory (written, Tree), t lists.
-func tarH(x *call) {
-	args := x.args
-	mode := byte(0)
-	var archive shellx.Word
-	hasArchive := false
-	dir := x.cwd
-	var ops []shellx.Word
-	take := func(i *int) (shellx.Word, bool) {
-		if *i+1 < len(args) {
-			*i++
-			return args[*i], true
-		}
-		return shellx.Word{}, false
-	}
-	setMode := func(c byte) {
-		switch c {
-		case 'c', 'r', 'u', 'A':
-			mode = 'c'
-		case 'x':
-			mode = 'x'
-		case 't', 'd':
-			if mode == 0 {
-				mode = 't'
-			}
-		}
-	}
-	for i := 0; i < len(args); i++ {
-		t := args[i].Text
-		switch {
-		case strings.HasPrefix(t, "--"):
-			name, v, eq := strings.Cut(t, "=")
-			switch name {
-			case "--create", "--append", "--update":
-				mode = 'c'
-			case "--extract", "--get":
-				mode = 'x'
-			case "--list", "--diff", "--compare":
-				setMode('t')
-			case "--file", "--directory", "--files-from", "--exclude-from", "--exclude", "--transform", "--owner", "--group", "--mode", "--use-compress-program", "--to-command", "--checkpoint-action", "--index-file":
-				w := word(v)
-				if !eq {
-					w, _ = take(&i)
-				}
-				switch name {
-				case "--file":
-					archive, hasArchive = w, true
-				case "--directory":
-					dir = x.dirFrom(dir, w)
-				case "--files-from", "--exclude-from":
-					x.ref(kRead, w, false)
-				case "--use-compress-program", "--to-command", "--checkpoint-action":
-					x.payload(w, "tar "+name)
-				}
-			}
-		case len(t) > 1 && t[0] == '-' || i == 0 && t != "" && !args[i].Dynamic && strings.Trim(t, "cxtrudAvzjJaf0123456789pPSkmhOwlBiGgWMRoTCXbLNK") == "":
-			letters := strings.TrimPrefix(t, "-")
-			for k := 0; k < len(letters); k++ {
-				c := letters[k]
-				setMode(c)
-				switch c {
-				case 'f', 'C', 'T', 'X', 'b', 'N', 'K', 'L', 'g', 'H', 'I', 'V':
-					var w shellx.Word
-					if t[0] == '-' && k+1 < len(letters) {
-						w = word(letters[k+1:])
-						k = len(letters)
-					} else if v, ok := take(&i); ok {
-						w = v
-					}
-					switch c {
-					case 'f':
-						archive, hasArchive = w, true
-					case 'C':
-						dir = x.dirFrom(dir, w)
-					case 'T', 'X', 'g':
-						x.ref(kRead, w, false)
-					case 'I':
-						x.payload(w, "tar -I")
-					}
-				}
-			}
-		default:
-			if mode == 'c' {
-				y := *x
-				y.cwd = dir
-				y.ref(kRead, args[i], true)
-			}
-			ops = append(ops, args[i])
-		}
-	}
-	switch mode {
-	case 'c':
-		if hasArchive && archive.Text != "-" {
-			x.ref(kWrite, archive, false)
-		}
-	case 'x':
-		if hasArchive && archive.Text != "-" {
-			x.ref(kRead, archive, false)
-		}
-		y := *x
-		y.cwd = dir
-		if len(ops) == 0 {
-			y.refPath(kWrite, ".", true)
-		}
-		for _, w := range ops {
-			y.ref(kWrite, w, true)
-		}
-		if dir == "" {
-			x.m.unknown("tar extracts into a directory computed at run time")
-		}
-	default:
-		if hasArchive && archive.Text != "-" {
-			x.ref(kRead, archive, false)
-		}
-	}
-}
-
-// dirFrom resolves a -C DIR given while in dir.
-func (x *call) dirFrom(dir string, w shellx.Word) string {
-	y := *x
-	y.cwd = dir
-	y.cd(w)
-	return y.cwd
-}
-
-var zipSpec = newSpec("-b -n -t -tt -x -i -P --password -O -I -F -s")
-
-// zipH reads zip ARCHIVE FILES and 7z a/x.
-func zipH(x *call) {
-	opts, ops := zipSpec.parse(x.args)
-	if x.name == "7z" || x.name == "7za" || x.name == "7zz" {
-		if len(ops) < 2 {
-			return
-		}
-		switch ops[0].Text {
-		case "a", "u":
-			x.ref(kWrite, ops[1], false)
-			for _, w := range ops[2:] {
-				x.ref(kRead, w, true)
-			}
-		case "x", "e":
-			x.ref(kRead, ops[1], false)
-			out := word(".")
-			for _, o := range opts {
-				if strings.HasPrefix(o.name, "-o") {
-					out = word(o.name[2:])
-				}
-			}
-			x.ref(kWrite, out, true)
-		default:
-			x.ref(kRead, ops[1], false)
-		}
-		return
-	}
-	if len(ops) == 0 {
-		return
-	}
-	if ops[0].Text != "-" {
-		x.ref(kWrite, ops[0], false)
-	}
-	tree := has(opts, "-r", "--recurse-paths")
-	for _, w := range ops[1:] {
-		x.ref(kRead, w, tree)
-	}
-	if has(opts, "-m", "--move") {
-		for _, w := range ops[1:] {
-			x.ref(kDelete, w, tree)
-		}
-	}
-}
-
-var unzipSpec = newSpec("-d -x -P")
-
-func unzipH(x *call) {
-	opts, ops := unzipSpec.parse(x.args)
-	if len(ops) > 0 {
-		x.ref(kRead, ops[0], false)
-	}
-	if has(opts, "-l", "-t", "-v", "-p", "-Z") {
-		return
-	}
-	out, ok := val(opts, "-d")
-	if !ok {
-		out = word(".")
-	}
-	x.ref(kWrite, out, true)
-}
-
-var compressSpec = newSpec("-S --suffix -b -T --threads -L --level")
-
-// compressH reads gzip and friends: each operand replaced in place by its
-// (de)compressed form unless -c or -k.
-func compressH(x *call) {
-	opts, ops := compressSpec.parse(x.args)
-	toStdout := has(opts, "-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test")
-	keep := has(opts, "-k", "--keep")
-	for _, w := range ops {
-		x.ref(kRead, w, has(opts, "-r", "--recursive"))
-		if toStdout {
-			continue
-		}
-		x.ref(kWrite, w, false)
-		if !keep {
-			x.ref(kDelete, w, false)
-		}
-	}
 }
 
 var patchSpec = newSpec("-p -i -d -o -r -B -z -F -D -V -Y --strip --input --directory --output --reject-file --backup-prefix --suffix --fuzz --prefix --basename-prefix")

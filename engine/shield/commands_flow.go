@@ -55,10 +55,70 @@ func (m *model) cwdOf(j int) string {
 	return m.dir(m.a.Commands[j].Via).dir
 }
 
-// listFilters pass on a subset or reordering of the lines they read.
-var listFilters = map[string]bool{
-	"head": true, "tail": true, "sort": true, "uniq": true, "shuf": true, "tac": true, "tee": true, "cat": true,
-	"grep": true, "egrep": true, "fgrep": true, "rg": true,
+// filterOpts are the options with which a filter passes on whole lines
+// of its input, unchanged (a subset or a reordering): any other option
+// (head -c, grep -o, uniq -c, cat -n) changes the text, and what the
+// lines name is then unknown. "=" marks an option taking a value.
+var filterOpts = map[string]string{
+	"cat":   "-u",
+	"tac":   "",
+	"tee":   "-a --append -i --ignore-interrupts -p",
+	"sort":  "-b -d -f -g -h -i -M -n -r -R -s -u -V -c -C --ignore-leading-blanks --dictionary-order --ignore-case --general-numeric-sort --human-numeric-sort --month-sort --numeric-sort --reverse --random-sort --stable --unique --version-sort -k= --key= -t= --field-separator= -S= --buffer-size= -T= --temporary-directory= --parallel=",
+	"uniq":  "-d -u -i --repeated --unique --ignore-case -f= -s= -w= --skip-fields= --skip-chars= --check-chars=",
+	"shuf":  "-n= --head-count= -r --repeat --random-source=",
+	"head":  "-n= --lines= -q --quiet --silent",
+	"tail":  "-n= --lines= -q --quiet --silent",
+	"grep":  "-i -v -w -x -F -E -G -P -s -a -I -U --ignore-case --invert-match --word-regexp --line-regexp --fixed-strings --extended-regexp --basic-regexp --perl-regexp --no-messages --text --binary --color= --colour= -e= --regexp= -f= --file= -m= --max-count=",
+	"rg":    "-i -v -w -x -F -s -S -P -a -N --ignore-case --invert-match --word-regexp --line-regexp --fixed-strings --case-sensitive --smart-case --pcre2 --text --no-line-number --color= -e= --regexp= -f= --file= -m= --max-count=",
+	"egrep": "", "fgrep": "", // as grep
+}
+
+// filterSpecs are filterOpts as specs, and the options each allows.
+var filterSpecs = map[string]*spec{}
+var filterAllowed = map[string]map[string]bool{}
+
+func init() {
+	for name, o := range filterOpts {
+		if name == "egrep" || name == "fgrep" {
+			o = filterOpts["grep"]
+		}
+		var valued []string
+		ok := map[string]bool{}
+		for _, f := range strings.Fields(o) {
+			n, v := strings.CutSuffix(f, "=")
+			if v {
+				valued = append(valued, n)
+			}
+			ok[n] = true
+		}
+		filterSpecs[name] = newSpec(strings.Join(valued, " "))
+		filterAllowed[name] = ok
+	}
+}
+
+// wholeLines reports whether command c (name args) passes on whole lines
+// of its standard input unchanged.
+func wholeLines(c *shellx.Command, name string, args []shellx.Word) bool {
+	sp := filterSpecs[name]
+	if sp == nil || c.PipeIn < 0 {
+		return false
+	}
+	opts, ops := sp.parse(args)
+	for _, o := range opts {
+		n := o.name
+		if (name == "head" || name == "tail") && len(n) == 2 && n[1] >= '0' && n[1] <= '9' {
+			continue // head -5
+		}
+		if !filterAllowed[name][n] || o.val.Dynamic {
+			return false
+		}
+	}
+	pattern := 0
+	if (name == "grep" || name == "egrep" || name == "fgrep" || name == "rg") && !has(opts, "-e", "--regexp", "-f", "--file") {
+		pattern = 1 // the pattern, not a file
+	}
+	// An operand is a file read instead of the input.
+	return len(ops) == pattern && !(pattern == 1 && ops[0].Dynamic)
 }
 
 var (
@@ -75,16 +135,32 @@ var (
 
 // listed returns the paths command j writes to its standard output, as
 // far as they can be known (see CommandFacts): Refs with Tree for what a
-// lister walks.
+// lister walks. An empty list is not known: the output may still name
+// paths (printf's format, a lister's output through a filter that
+// changes it), so what uses it is unknown.
 func (m *model) listed(j int) ([]Ref, bool) {
+	refs, ok := m.listedBy(j)
+	if !ok || len(refs) == 0 {
+		return nil, false
+	}
+	return refs, true
+}
+
+func (m *model) listedBy(j int) ([]Ref, bool) {
 	for hops := 0; j >= 0 && j < len(m.a.Commands) && hops < 16; hops++ {
 		c := &m.a.Commands[j]
 		name, args := peelName(c)
 		cwd := m.cwdOf(j)
 		switch name {
 		case "find":
+			if printsText(args) {
+				return nil, false
+			}
 			return findSelected(m.s, cwd, args), true
 		case "ls", "exa", "eza", "lsd", "tree", "fd", "fdfind", "du":
+			if printsText(args) {
+				return nil, false
+			}
 			var refs []Ref
 			for _, w := range args {
 				if strings.HasPrefix(w.Text, "-") || name == "fd" && len(refs) == 0 && !strings.Contains(w.Text, "/") {
@@ -101,31 +177,40 @@ func (m *model) listed(j int) ([]Ref, bool) {
 			}
 			return append(refs, Ref{Path: cwd, Tree: true}), true
 		case "git":
-			sub, _, _ := subcommand(gitSpec, args)
+			// Paths of the repository, relative: beneath it. What
+			// else git prints (a file's content, commit messages,
+			// matching lines) is anyone's text: unknown.
+			sub, rest, _ := subcommand(gitSpec, args)
+			names := false
 			switch sub {
-			case "ls-files", "ls-tree", "diff", "status", "show", "log", "grep":
-				if cwd == "" {
-					return nil, false
-				}
-				return []Ref{{Path: cwd, Tree: true}}, true
-			}
-			return nil, false
-		case "echo", "printf":
-			var refs []Ref
-			for k, w := range args {
-				if name == "printf" && k == 0 || strings.HasPrefix(w.Text, "-") && k == 0 {
-					continue
-				}
-				if w.Dynamic {
-					return nil, false
-				}
-				for _, f := range strings.Fields(w.Text) {
-					if r, ok := staticRef(m.s, cwd, shellx.Word{Text: f, Glob: w.Glob}, false); ok {
-						refs = append(refs, r)
-					} else {
-						return nil, false
+			case "ls-files", "ls-tree", "status":
+				names = true
+			case "diff", "show", "log", "grep", "whatchanged":
+				for _, w := range rest {
+					switch w.Text {
+					case "--name-only", "--name-status":
+						names = true
+					case "-l", "-L", "--files-with-matches", "--files-without-match":
+						names = names || sub == "grep"
 					}
 				}
+			}
+			if !names || cwd == "" {
+				return nil, false
+			}
+			return []Ref{{Path: cwd, Tree: true}}, true
+		case "echo", "printf":
+			out, ok := echoOutput(name, args)
+			if !ok {
+				return nil, false
+			}
+			var refs []Ref
+			for _, f := range strings.Fields(out) {
+				r, ok := staticRef(m.s, cwd, shellx.Word{Text: f, Glob: strings.ContainsAny(f, "*?[")}, false)
+				if !ok {
+					return nil, false
+				}
+				refs = append(refs, r)
 			}
 			return refs, true
 		case "mktemp":
@@ -155,11 +240,11 @@ func (m *model) listed(j int) ([]Ref, bool) {
 				ops = ops[1:]
 			}
 			lists := has(opts, "-l", "-L", "--files-with-matches", "--files-without-match", "--files")
-			if !lists && len(ops) == 0 && c.PipeIn >= 0 {
-				j = c.PipeIn
-				continue
-			}
 			if !lists {
+				if wholeLines(c, name, args) {
+					j = c.PipeIn
+					continue
+				}
 				return nil, false
 			}
 			var refs []Ref
@@ -178,18 +263,91 @@ func (m *model) listed(j int) ([]Ref, bool) {
 			}
 			return refs, true
 		}
-		if listFilters[name] && c.PipeIn >= 0 {
-			for _, w := range args {
-				if !strings.HasPrefix(w.Text, "-") && name != "grep" && name != "egrep" && name != "fgrep" && name != "rg" && name != "head" && name != "tail" {
-					return nil, false
-				}
-			}
+		if wholeLines(c, name, args) {
 			j = c.PipeIn
 			continue
 		}
 		return nil, false
 	}
 	return nil, false
+}
+
+// printsText reports whether a lister's arguments make it print text of
+// their own or a command's rather than names: find -printf, -ls, -exec;
+// fd -x and --format; ls --time-style=+FORMAT (whose format is any text).
+func printsText(args []shellx.Word) bool {
+	for _, w := range args {
+		t := w.Text
+		switch {
+		case t == "-printf" || t == "-fprintf" || t == "-ls" || t == "-fls" || t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir":
+			return true
+		case t == "-x" || t == "-X" || t == "--exec" || t == "--exec-batch" || strings.HasPrefix(t, "--format"):
+			return true
+		case strings.HasPrefix(t, "--time-style") && (strings.Contains(t, "+") || t == "--time-style"):
+			return true
+		}
+	}
+	return false
+}
+
+// echoOutput is what echo or printf writes, as far as it is known
+// statically: printf's format is output, its %s and %b directives are the
+// arguments (the format repeats while arguments remain); any other
+// directive, or a computed word, is not known.
+func echoOutput(name string, args []shellx.Word) (string, bool) {
+	for _, w := range args {
+		if w.Dynamic {
+			return "", false
+		}
+	}
+	if name == "echo" {
+		return echoText(name, args), true
+	}
+	if len(args) > 0 && args[0].Text == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0].Text, "-") {
+		return "", false // printf -v VAR: no output; other options unknown
+	}
+	format, rest := unescape(args[0].Text), args[1:]
+	var b strings.Builder
+	for n := 0; n < 64; n++ {
+		used := false
+		for i := 0; i < len(format); i++ {
+			c := format[i]
+			if c != '%' {
+				b.WriteByte(c)
+				continue
+			}
+			if i+1 == len(format) {
+				return "", false
+			}
+			i++
+			switch format[i] {
+			case '%':
+				b.WriteByte('%')
+			case 's', 'b':
+				used = true
+				if len(rest) > 0 {
+					t := rest[0].Text
+					if format[i] == 'b' {
+						t = unescape(t)
+					}
+					b.WriteString(t)
+					rest = rest[1:]
+				}
+			default:
+				return "", false // widths, numbers, %q: not modelled
+			}
+			if b.Len() > 1<<16 {
+				return "", false
+			}
+		}
+		if len(rest) == 0 || !used {
+			return b.String(), true
+		}
+	}
+	return "", false
 }
 
 // staticRef resolves a word known statically.

@@ -47,6 +47,9 @@ func FuzzCommandFacts(f *testing.F) {
 	for _, c := range commandCases {
 		f.Add(c.line)
 	}
+	for _, c := range reviewCases {
+		f.Add(c.line)
+	}
 	for _, seed := range []string{
 		"", " ", ";;", "$(", "`", "<<", "cd", "cd ''", "rm ''", "cat ~", "cat ~x/../..", "find", "find -exec", "xargs",
 		"tar", "tar -C", "curl -d", "curl @", "git -C", "sudo", "env -C", "dd of=", "chmod", "ln -s", "cp a", "python3 -c",

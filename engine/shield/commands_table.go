@@ -13,11 +13,11 @@ func init() {
 	}
 
 	// Readers.
-	set(readAll(newSpec("")), "cat", "tac", "more", "strings", "rev", "zcat", "bzcat", "xzcat", "lzcat", "zstdcat", "zless", "zmore", "md5sum",
+	set(readAll(newSpec("")), "cat", "tac", "strings", "rev", "zcat", "bzcat", "xzcat", "lzcat", "zstdcat", "zless", "zmore", "md5sum",
 		"sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum", "shasum", "md5", "sha256", "paste", "comm",
-		"cmp", "file", "expand", "unexpand", "pr", "look", "tsort", "xmllint", "column", "fold", "fmt", "less", "view", "hexdump", "hd", "od",
+		"cmp", "file", "expand", "unexpand", "pr", "look", "tsort", "xmllint", "column", "fold", "fmt", "view", "hexdump", "hd", "od",
 		"base32", "base64", "basenc", "uuencode", "uudecode", "csplit", "wc", "cut", "join", "diff3", "sdiff", "colordiff", "lsattr", "getfacl",
-		"exiftool", "pdftotext", "mediainfo", "ffprobe", "identify", "sqlite3", "objdump", "readelf", "nm", "ldd")
+		"exiftool", "pdftotext", "mediainfo", "ffprobe", "identify", "objdump", "readelf", "nm", "ldd")
 	set(readAll(newSpec("-n -c --lines --bytes --pid -s --sleep-interval")), "head", "tail")
 	set(readAll(newSpec("-b -d -f -h -i -l -n -s -v -w")), "nl")
 	set(readAll(newSpec("-l --language -r --line-range -H --highlight-line --style --theme --tabs --wrap --map-syntax --file-name -m --pager --color --decorations --paging")), "bat", "batcat")
@@ -34,6 +34,10 @@ func init() {
 	set(grepLike(false, grepSpec), "grep", "egrep", "fgrep", "zgrep", "zegrep", "zfgrep", "bzgrep", "xzgrep")
 	set(grepLike(true, rgSpec), "rg", "ag", "ack", "ack-grep", "pt", "ugrep")
 	set(sedH, "sed", "gsed")
+	set(sqliteH, "sqlite3")
+	set(lessH, "less", "more", "most")
+	set(manH, "man")
+	set(makeH, "make", "gmake")
 	set(awkH, "awk", "gawk", "mawk", "nawk")
 	set(jqH, "jq", "yq", "gojq", "jaq")
 	set(editorH, "vim", "vi", "nvim", "nano", "emacs", "micro", "ed", "ex", "pico", "joe", "mcedit", "code", "subl", "gedit", "kate")
@@ -46,7 +50,7 @@ func init() {
 		"netstat", "uptime", "nproc", "lscpu", "lsblk", "lsusb", "lspci", "lsmod", "dmesg", "which", "type", "whereis", "hash", "tput",
 		"clear", "reset", "stty", "tty", "umask", "ulimit", "exit", "return", "shift", "break", "continue", "local", "readonly", "unset",
 		"trap", "alias", "unalias", "shopt", "getconf", "locale", "tr", "basename", "dirname", "mktemp",
-		"uuidgen", "factor", "numfmt", "nvidia-smi", "journalctl", "getent", "whatis", "apropos", "man", "info", "help",
+		"uuidgen", "factor", "numfmt", "nvidia-smi", "journalctl", "getent", "whatis", "apropos", "info", "help",
 		"mkfifo-no", "sync", "systemd-analyze", "loginctl", "timedatectl", "localectl", "renice",
 		"envsubst", "xdg-open", "open", "notify-send", "say", "beep", "cowsay", "figlet", "lolcat", "pbcopy", "xclip", "xsel", "wl-copy")
 	set(cdH, "cd", "pushd", "popd", "chdir")
@@ -105,7 +109,7 @@ func init() {
 	set(evalH, "eval")
 	set(interpH, "python", "python2", "python3", "pypy", "pypy3", "python3.8", "python3.9", "python3.10", "python3.11", "python3.12", "python3.13",
 		"node", "nodejs", "perl", "ruby", "php", "lua", "luajit", "deno", "bun", "osascript", "Rscript")
-	set(buildH, "make", "gmake", "ninja", "cmake", "mvn", "gradle", "gradlew", "mvnw", "ant", "sbt", "bazel", "bazelisk", "meson", "scons",
+	set(buildH, "ninja", "cmake", "mvn", "gradle", "gradlew", "mvnw", "ant", "sbt", "bazel", "bazelisk", "meson", "scons",
 		"pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "karma", "playwright", "cypress", "tsc", "webpack", "vite", "rollup",
 		"esbuild", "swc", "babel", "turbo", "nx", "lerna", "just", "task", "rake", "dotnet", "msbuild", "javac", "java", "kotlinc", "scalac",
 		"gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "ghc", "cabal", "stack", "mix", "elixir", "erl", "zig", "swift", "xcodebuild",

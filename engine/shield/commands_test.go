@@ -176,7 +176,7 @@ var commandCases = []struct {
 	{"chmod +x scripts/run.sh", []string{"W /ws/scripts/run.sh", "!W /ws/+x"}},
 	{"chmod -x run.sh", []string{"W /ws/run.sh"}},
 	{"chown -R app:app /srv/app", []string{"W /srv/app T", "!W /ws/app:app"}},
-	{"ln -sf ../shared/config.yaml config.yaml", []string{"W /ws/config.yaml T", "R /shared/config.yaml"}},
+	{"ln -sf ../shared/config.yaml config.yaml", []string{"W /ws/config.yaml T", "R /shared/config.yaml T", "U"}},
 	{"echo hello > out.txt", []string{"W /ws/out.txt", "T content:/ws/out.txt"}},
 	{"echo done >> log.txt 2>&1", []string{"W /ws/log.txt"}},
 	{"make 2>/dev/null", []string{"!W"}},
