@@ -549,29 +549,19 @@ func (x *call) abs(t string) (string, bool) {
 	return resolveIn(x.m.s, x.cwd, t)
 }
 
+// resolveIn is resolvePath for s's home (none: "/") in cwd; ok is false
+// when the path cannot be known.
 func resolveIn(s *Shield, cwd, t string) (string, bool) {
-	switch {
-	case t == "~" || strings.HasPrefix(t, "~/"):
-		home := "/"
-		if s != nil {
-			home = s.cfg.Home
-		}
-		return path.Clean("/" + home + "/" + t[1:]), true
-	case strings.HasPrefix(t, "~"):
-		// ~user: root's home is /root, others' /home/user.
-		user, rest, _ := strings.Cut(t[1:], "/")
-		home := "/home/" + user
-		if user == "root" {
-			home = "/root"
-		}
-		return path.Clean(home + "/" + rest), true
-	case path.IsAbs(t):
-		return path.Clean(t), true
-	case cwd == "":
-		return "", false
-	default:
-		return path.Join(cwd, t), true
+	p, r := resolveWith(s, cwd, t)
+	return p, r == resolved
+}
+
+func resolveWith(s *Shield, cwd, t string) (string, resolution) {
+	home := ""
+	if s != nil {
+		home = s.cfg.Home
 	}
+	return resolvePath(home, cwd, t)
 }
 
 // ref adds a Read, Write or Delete of the path w names.
@@ -594,9 +584,13 @@ func (x *call) ref(k int, w shellx.Word, tree bool) {
 	if w.Text == "" {
 		return
 	}
-	p, ok := x.abs(w.Text)
-	if !ok {
+	p, r := resolveWith(x.m.s, x.cwd, w.Text)
+	switch r {
+	case resolvedNoDir:
 		x.m.unknown(x.name + " " + kindVerb[k] + " " + w.Text + " in a directory computed at run time")
+		return
+	case resolvedOpaque:
+		x.m.unknown(x.name + " " + kindVerb[k] + " " + w.Text + ", a file another process or descriptor holds open: what it is cannot be known")
 		return
 	}
 	x.add(k, Ref{Path: p, Glob: w.Glob, Tree: tree, By: x.name})
