@@ -499,8 +499,13 @@ func splitIFS(argv []shellx.Word) []shellx.Word {
 // (a credential or protected path named by any program is named, a read
 // of anything else is allowed); what an unknown program writes or sends
 // cannot be known from its words, and unknown programs are for tier 0.
-func (x *call) generic() {
-	for _, w := range x.args {
+func (x *call) generic() { x.argReads(x.args) }
+
+// argReads adds a Read of each word of ws that looks like a path (an
+// option's --name=value included): what an unknown program, or a script
+// given them as arguments, may read.
+func (x *call) argReads(ws []shellx.Word) {
+	for _, w := range ws {
 		if w.Text == inputWord {
 			x.ref(kRead, w, true)
 			continue

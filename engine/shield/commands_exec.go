@@ -148,8 +148,27 @@ func interpH(x *call) {
 	if lang == "ruby" && has(opts, "-r") {
 		for _, r := range vals(opts, "-r") {
 			if r.Text == "un" {
-				// ruby -run -e httpd . -p 8000: a file server.
-				x.listener("", word("."))
+				// ruby -run -e httpd DIR -p 8000 --bind-address=H: a
+				// file server of DIR (the working directory when none).
+				bind, dir := "", word(".")
+				tail := interpTail(x.args, is.spec, lang)
+				for i := 0; i < len(tail); i++ {
+					switch t := tail[i].Text; {
+					case t == "-b" || t == "--bind-address":
+						if i+1 < len(tail) {
+							bind = hostOf(tail[i+1].Text)
+						}
+						i++
+					case t == "-p" || t == "--port":
+						i++
+					case strings.HasPrefix(t, "--bind-address="):
+						bind = hostOf(t[len("--bind-address="):])
+					case strings.HasPrefix(t, "-"):
+					default:
+						dir = tail[i]
+					}
+				}
+				x.listener(bind, dir)
 				return
 			}
 		}
@@ -164,6 +183,9 @@ func interpH(x *call) {
 			return
 		}
 	}
+	// What follows the code or the module (python -c CODE ARGS, node -e
+	// CODE ARGS, python -m MODULE ARGS) is the program's own argv.
+	tail := interpTail(x.args, is.spec, lang)
 	for _, w := range vals(opts, codes...) {
 		x.m.payloads = append(x.m.payloads, payload{lang: lang, code: w.Text})
 		if w.Dynamic {
@@ -186,15 +208,17 @@ func interpH(x *call) {
 			return
 		}
 		if lang == "python" || lang == "node" || lang == "php" {
+			x.argReads(tail)
 			return
 		}
 	}
 	if len(vals(opts, codes...)) > 0 {
+		x.argReads(tail)
 		return
 	}
 	if lang == "python" {
 		if m, ok := val(opts, "-m"); ok {
-			x.pythonModule(m.Text, ops)
+			x.pythonModule(m.Text, tail)
 			return
 		}
 	}
@@ -209,6 +233,50 @@ func interpH(x *call) {
 		return
 	}
 	x.script(ops[0])
+	// python3 x.py /etc/shadow: the script may read its arguments.
+	x.argReads(ops[1:])
+}
+
+// interpTail returns the words after an interpreter's code or module
+// option and its value (-c CODE, -e CODE, -m MODULE, also written -cCODE
+// or -Bc CODE): what the program sees as its arguments. nil when there
+// is none.
+func interpTail(args []shellx.Word, sp *spec, lang string) []shellx.Word {
+	ends := "ce"
+	if lang == "python" {
+		ends = "cm"
+	}
+	for i := 0; i < len(args); i++ {
+		t := args[i].Text
+		switch {
+		case t == "--":
+			return nil
+		case t == "--eval" || t == "--print":
+			return args[min(i+2, len(args)):]
+		case strings.HasPrefix(t, "--"):
+			if sp.valued[t] {
+				i++
+			}
+		case len(t) > 1 && t[0] == '-':
+			for j := 1; j < len(t); j++ {
+				if strings.IndexByte(ends, t[j]) >= 0 || lang == "node" && t[j] == 'p' {
+					if j+1 < len(t) {
+						return args[i+1:]
+					}
+					return args[min(i+2, len(args)):]
+				}
+				if sp.valued["-"+t[j:j+1]] {
+					if j+1 == len(t) {
+						i++
+					}
+					break
+				}
+			}
+		default:
+			return nil
+		}
+	}
+	return nil
 }
 
 // denoBun reads deno and bun subcommands; false when they run code as
@@ -254,6 +322,8 @@ func (x *call) pythonModule(mod string, ops []shellx.Word) {
 	switch mod {
 	case "http.server", "SimpleHTTPServer", "uploadserver", "smtpd", "aiosmtpd", "pyftpdlib", "wsgiref.simple_server":
 		bind, dir := "", word(".")
+		// Options come before or after the port (-d ~ 8000, --bind
+		// 0.0.0.0, --directory=/); ops are the module's own arguments.
 		for i := 0; i < len(ops); i++ {
 			switch t := ops[i].Text; {
 			case t == "-b" || t == "--bind":
@@ -561,6 +631,9 @@ func buildH(x *call) {
 			continue
 		}
 		x.ref(kRead, w, false)
+		if !w.Dynamic {
+			x.runsFile(w.Text)
+		}
 	}
 	x.runsHere()
 }
