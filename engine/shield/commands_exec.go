@@ -412,6 +412,7 @@ func traitsOf(code string) codeTraits {
 // all); paths are Reads, or Writes and Deletes when the code around them
 // opens them so.
 func (m *model) literals() {
+	m.piecePaths()
 	if len(m.a.Literals) == 0 {
 		return
 	}

@@ -50,3 +50,39 @@ func TestCommandFacts_Review14(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandFacts_PathPieces: interpreter payloads that build a path
+// from pieces (review B10).
+func TestCommandFacts_PathPieces(t *testing.T) {
+	s := testShield()
+	for _, c := range []struct {
+		line       string
+		want, none []string
+	}{
+		{`python3 -c "import os; print(open(os.path.join(os.environ['HOME'], '.aws', 'credentials')).read())"`, []string{"R /home/u/.aws/credentials"}, nil},
+		{`python3 -c "from pathlib import Path; print(Path.home().joinpath('.ssh','id_rsa').read_text())"`, []string{"R /home/u/.ssh/id_rsa"}, nil},
+		{`python3 -c "from pathlib import Path; print((Path.home() / '.ssh' / 'id_rsa').read_text())"`, []string{"R /home/u/.ssh/id_rsa"}, nil},
+		{`python3 -c "print(open('/et'+'c/shadow').read())"`, []string{"R /etc/shadow"}, nil},
+		{`python3 -c "import shutil,os; shutil.rmtree(os.path.expanduser('~'))"`, []string{"D /home/u T"}, nil},
+		{`node -e "require('fs').appendFileSync(require('os').homedir()+'/.bashrc','x')"`, []string{"W /home/u/.bashrc"}, nil},
+		{`ruby -e 'puts File.read(File.join(Dir.home, ".ssh", "id_rsa"))'`, []string{"R /home/u/.ssh/id_rsa"}, nil},
+		{`python3 -c "import os; open(os.path.join(os.environ['HOME'], '.bashrc'), 'a').write('x')"`, []string{"W /home/u/.bashrc"}, nil},
+		{`python3 -c "import os; h=os.environ['HOME']; k=input(); print(open(os.path.join(h, '.ssh', k)).read())"`, []string{"U"}, nil},
+		// Benign neighbours.
+		{`python3 -c "import os; print(os.path.expanduser('~'))"`, nil, []string{"U", "R /home/u"}},
+		{`python3 -c "import os; print(os.path.join('src', 'main.py'))"`, nil, []string{"U"}},
+		{`python3 -c "print('a' + 'b')"`, nil, []string{"U"}},
+	} {
+		got := renderFacts(s.CommandFacts(c.line))
+		for _, w := range c.want {
+			if !got[w] {
+				t.Errorf("%q: no %q in %v", c.line, w, got)
+			}
+		}
+		for _, w := range c.none {
+			if got[w] {
+				t.Errorf("%q: unexpected %q in %v", c.line, w, got)
+			}
+		}
+	}
+}
