@@ -18,34 +18,10 @@ var shells = map[string]bool{
 // shellH reads a shell: -c (listed by shellx), a script file (read, and
 // run), or code on standard input (an Exec of what feeds it).
 func shellH(x *call) {
-	args := x.args
-	hasC, stdin := false, false
-	i := 0
-	for ; i < len(args); i++ {
-		t := args[i].Text
-		if t == "--" || t == "-" {
-			stdin = stdin || t == "-"
-			i++
-			break
-		}
-		if t == "--rcfile" || t == "--init-file" || t == "-o" || t == "-O" || t == "+O" || t == "+o" {
-			if i+1 < len(args) && (t == "--rcfile" || t == "--init-file") {
-				x.ref(kRead, args[i+1], false)
-			}
-			i++
-			continue
-		}
-		if strings.HasPrefix(t, "--") {
-			continue
-		}
-		if len(t) > 1 && (t[0] == '-' || t[0] == '+') {
-			hasC = hasC || strings.ContainsRune(t[1:], 'c')
-			stdin = stdin || strings.ContainsRune(t[1:], 's')
-			continue
-		}
-		break
+	hasC, stdin, rcfiles, rest := shellx.ShellArgs(x.args)
+	for _, w := range rcfiles {
+		x.ref(kRead, w, false)
 	}
-	rest := args[min(i, len(args)):]
 	switch {
 	case hasC:
 		if len(rest) > 0 {

@@ -22,6 +22,9 @@ func TestCommandFacts_Review14(t *testing.T) {
 		{`python3 -Bc "import sys" /etc/shadow`, []string{"R /etc/shadow"}, nil},
 		{"ruby x.rb ~/.aws/credentials", []string{"R /home/u/.aws/credentials"}, nil},
 		{"python3 x.py 8000", []string{"R /ws/x.py"}, []string{"R /ws/8000"}},
+		// One reading of a shell's options (shellx.ShellArgs).
+		{`bash -eo pipefail -c "cat /etc/shadow"`, []string{"R /etc/shadow"}, []string{"R /ws/pipefail"}},
+		{"bash --rcfile ~/.x.sh -i", []string{"R /home/u/.x.sh"}, nil},
 		// B9: a file server's options before the port.
 		{"python3 -m http.server -d ~ 8000", []string{"Q 0.0.0.0 LISTEN data /home/u", "R /home/u T"}, nil},
 		{"python3 -m http.server --directory=/ 8000", []string{"Q 0.0.0.0 LISTEN data /"}, nil},
