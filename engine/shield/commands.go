@@ -447,7 +447,9 @@ func (m *model) dispatch(x *call, argv []shellx.Word) {
 			x.runsFile(w.Text)
 		}
 		x.run()
-		if h := table[name]; h != nil {
+		if h := servers[name]; h != nil {
+			h(x)
+		} else if h := table[name]; h != nil {
 			h(x)
 		} else {
 			x.generic()

