@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"path"
 	"strings"
 
 	"github.com/opx-dev/opx/engine/shield/shellx"
@@ -19,8 +18,11 @@ import (
 //
 // # Paths
 //
-// Every path is absolute and cleaned as ResolvePath does: "~" is home, a
-// relative path is under the working directory, which starts at the
+// Every path is absolute and cleaned by resolvePath, the one resolver
+// (ResolvePath is it in the workspace): "~", $HOME and ~user are homes,
+// /proc/*/root and /proc/self/cwd aliases are followed, an open
+// descriptor (/dev/fd/N, /proc/*/fd/N) is an Unknown; a relative path is
+// under the working directory, which starts at the
 // workspace and follows cd, pushd, popd, "cd -" and the -C/--prefix/
 // --chdir options of git, make, tar, npm and env, separately in each
 // nesting (a cd inside $(...) or bash -c does not leave it; a cd inside a
@@ -129,6 +131,18 @@ import (
 //   - An unknown program gives a Run, and its arguments that look like
 //     paths (absolute, ~, ./, ../ or containing a slash) Reads: it may read
 //     them; what it writes is for the tiers that judge unknown programs.
+//     So do the arguments an interpreter passes to its script or code
+//     (python3 x.py /etc/shadow, node -e CODE FILE).
+//   - A path an interpreter payload builds from pieces (a path join or a
+//     concatenation of literals, after a home API: os.path.join(
+//     os.environ["HOME"], ".aws", "credentials"), "/et"+"c/shadow") is a
+//     Ref when it names a sensitive piece or is written or deleted; a
+//     sensitive piece that cannot be placed is an Unknown.
+//   - A build file a network tool writes (curl -o Makefile, -o
+//     package.json, -o conftest.py) makes its directory fetched code:
+//     a build tool or test runner run there later is a remote Exec.
+//   - declare, typeset and local with a flag other than -x, -r, -g
+//     leave the variable unknown (shellx).
 func (s *Shield) CommandFacts(line string) Facts { return s.CommandFactsIn(line, "") }
 
 // CommandFactsIn is CommandFacts of a line that starts in the directory
@@ -527,132 +541,6 @@ func (x *call) argReads(ws []shellx.Word) {
 			x.ref(kRead, shellx.Word{Text: t, Dynamic: w.Dynamic, Glob: w.Glob}, false)
 		}
 	}
-}
-
-// looksLikePath reports whether an argument of an unknown program names a
-// file: absolute, ~, ./, ../ or holding a slash, and not a URL.
-func looksLikePath(t string) bool {
-	if t == "" || strings.Contains(t, "://") || strings.ContainsAny(t, "\n=") || len(t) > 4096 {
-		return false
-	}
-	return t[0] == '/' || t[0] == '~' || t == "." || t == ".." || strings.HasPrefix(t, "./") || strings.HasPrefix(t, "../") || strings.Contains(t, "/")
-}
-
-// Kinds of access.
-const (
-	kRead = iota
-	kWrite
-	kDelete
-)
-
-var kindVerb = [...]string{"reads", "writes", "deletes"}
-
-// abs resolves a path as written against the working directory; ok is
-// false when it is relative to an unknown directory.
-func (x *call) abs(t string) (string, bool) {
-	if t == inputWord {
-		return "", false // what xargs or find -exec pass: see ref
-	}
-	return resolveIn(x.m.s, x.cwd, t)
-}
-
-// resolveIn is resolvePath for s's home (none: "/") in cwd; ok is false
-// when the path cannot be known.
-func resolveIn(s *Shield, cwd, t string) (string, bool) {
-	p, r := resolveWith(s, cwd, t)
-	return p, r == resolved
-}
-
-func resolveWith(s *Shield, cwd, t string) (string, resolution) {
-	home := ""
-	if s != nil {
-		home = s.cfg.Home
-	}
-	return resolvePath(home, cwd, t)
-}
-
-// ref adds a Read, Write or Delete of the path w names.
-func (x *call) ref(k int, w shellx.Word, tree bool) {
-	if w.Text == inputWord {
-		for _, r := range x.input {
-			r.By = x.name
-			x.add(k, r)
-		}
-		if !x.inputKnown {
-			x.m.unknown(x.name + " " + kindVerb[k] + " paths read from its input at run time (" + x.via + ")")
-		}
-		return
-	}
-	if w.Dynamic && !(strings.HasPrefix(w.Text, "~") && !strings.ContainsAny(w.Text, "$`")) {
-		// (~user is Dynamic to shellx: its home is /home/user here.)
-		x.dynamicRef(k, w, tree)
-		return
-	}
-	if w.Text == "" {
-		return
-	}
-	p, r := resolveWith(x.m.s, x.cwd, w.Text)
-	switch r {
-	case resolvedNoDir:
-		x.m.unknown(x.name + " " + kindVerb[k] + " " + w.Text + " in a directory computed at run time")
-		return
-	case resolvedOpaque:
-		x.m.unknown(x.name + " " + kindVerb[k] + " " + w.Text + ", a file another process or descriptor holds open: what it is cannot be known")
-		return
-	}
-	x.add(k, Ref{Path: p, Glob: w.Glob, Tree: tree, By: x.name})
-}
-
-// refPath adds a Ref for a path known statically.
-func (x *call) refPath(k int, p string, tree bool) {
-	if q, ok := x.abs(p); ok {
-		x.add(k, Ref{Path: q, Tree: tree, By: x.name})
-	}
-}
-
-func (x *call) add(k int, r Ref) {
-	switch k {
-	case kRead:
-		x.m.f.Reads = append(x.m.f.Reads, r)
-		if x.i >= 0 && x.i < len(x.m.reads) {
-			x.m.reads[x.i] = append(x.m.reads[x.i], r.Path)
-		}
-	case kWrite:
-		x.m.f.Writes = append(x.m.f.Writes, r)
-	case kDelete:
-		x.m.f.Deletes = append(x.m.f.Deletes, r)
-	}
-}
-
-// dynamicRef judges a path computed at run time (see CommandFacts).
-func (x *call) dynamicRef(k int, w shellx.Word, tree bool) {
-	refs, ok := x.m.substRefs(x.i, w.Text)
-	if !ok {
-		refs, ok = x.m.varRefs(w.Text)
-	}
-	if ok {
-		for _, r := range refs {
-			r.By = x.name
-			x.add(k, r)
-		}
-		return
-	}
-	t := w.Text
-	if d := strings.IndexAny(t, "$`"); d >= 0 {
-		if s := strings.LastIndexByte(t[:d], '/'); s >= 0 {
-			if p, ok := x.abs(t[:s+1]); ok {
-				x.add(k, Ref{Path: path.Join(p, "*"), Glob: true, Tree: true, By: x.name})
-			}
-		}
-	}
-	x.m.unknown(x.name + " " + kindVerb[k] + " a path computed at run time: " + clipText(t, 120))
-}
-
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // fillFiles adds to a request the reads of the commands computing its

@@ -3,7 +3,12 @@ package shield
 import (
 	"path"
 	"strings"
+
+	"github.com/opx-dev/opx/engine/shield/shellx"
 )
+
+// How a command's words become the Refs of its facts: the one resolver
+// (resolvePath) and the model's helpers around it.
 
 // resolution says what resolvePath could make of a path.
 type resolution int
@@ -193,4 +198,130 @@ func slashesCollapsed(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// looksLikePath reports whether an argument of an unknown program names a
+// file: absolute, ~, ./, ../ or holding a slash, and not a URL.
+func looksLikePath(t string) bool {
+	if t == "" || strings.Contains(t, "://") || strings.ContainsAny(t, "\n=") || len(t) > 4096 {
+		return false
+	}
+	return t[0] == '/' || t[0] == '~' || t == "." || t == ".." || strings.HasPrefix(t, "./") || strings.HasPrefix(t, "../") || strings.Contains(t, "/")
+}
+
+// Kinds of access.
+const (
+	kRead = iota
+	kWrite
+	kDelete
+)
+
+var kindVerb = [...]string{"reads", "writes", "deletes"}
+
+// abs resolves a path as written against the working directory; ok is
+// false when it is relative to an unknown directory.
+func (x *call) abs(t string) (string, bool) {
+	if t == inputWord {
+		return "", false // what xargs or find -exec pass: see ref
+	}
+	return resolveIn(x.m.s, x.cwd, t)
+}
+
+// resolveIn is resolvePath for s's home (none: "/") in cwd; ok is false
+// when the path cannot be known.
+func resolveIn(s *Shield, cwd, t string) (string, bool) {
+	p, r := resolveWith(s, cwd, t)
+	return p, r == resolved
+}
+
+func resolveWith(s *Shield, cwd, t string) (string, resolution) {
+	home := ""
+	if s != nil {
+		home = s.cfg.Home
+	}
+	return resolvePath(home, cwd, t)
+}
+
+// ref adds a Read, Write or Delete of the path w names.
+func (x *call) ref(k int, w shellx.Word, tree bool) {
+	if w.Text == inputWord {
+		for _, r := range x.input {
+			r.By = x.name
+			x.add(k, r)
+		}
+		if !x.inputKnown {
+			x.m.unknown(x.name + " " + kindVerb[k] + " paths read from its input at run time (" + x.via + ")")
+		}
+		return
+	}
+	if w.Dynamic && !(strings.HasPrefix(w.Text, "~") && !strings.ContainsAny(w.Text, "$`")) {
+		// (~user is Dynamic to shellx: its home is /home/user here.)
+		x.dynamicRef(k, w, tree)
+		return
+	}
+	if w.Text == "" {
+		return
+	}
+	p, r := resolveWith(x.m.s, x.cwd, w.Text)
+	switch r {
+	case resolvedNoDir:
+		x.m.unknown(x.name + " " + kindVerb[k] + " " + w.Text + " in a directory computed at run time")
+		return
+	case resolvedOpaque:
+		x.m.unknown(x.name + " " + kindVerb[k] + " " + w.Text + ", a file another process or descriptor holds open: what it is cannot be known")
+		return
+	}
+	x.add(k, Ref{Path: p, Glob: w.Glob, Tree: tree, By: x.name})
+}
+
+// refPath adds a Ref for a path known statically.
+func (x *call) refPath(k int, p string, tree bool) {
+	if q, ok := x.abs(p); ok {
+		x.add(k, Ref{Path: q, Tree: tree, By: x.name})
+	}
+}
+
+func (x *call) add(k int, r Ref) {
+	switch k {
+	case kRead:
+		x.m.f.Reads = append(x.m.f.Reads, r)
+		if x.i >= 0 && x.i < len(x.m.reads) {
+			x.m.reads[x.i] = append(x.m.reads[x.i], r.Path)
+		}
+	case kWrite:
+		x.m.f.Writes = append(x.m.f.Writes, r)
+	case kDelete:
+		x.m.f.Deletes = append(x.m.f.Deletes, r)
+	}
+}
+
+// dynamicRef judges a path computed at run time (see CommandFacts).
+func (x *call) dynamicRef(k int, w shellx.Word, tree bool) {
+	refs, ok := x.m.substRefs(x.i, w.Text)
+	if !ok {
+		refs, ok = x.m.varRefs(w.Text)
+	}
+	if ok {
+		for _, r := range refs {
+			r.By = x.name
+			x.add(k, r)
+		}
+		return
+	}
+	t := w.Text
+	if d := strings.IndexAny(t, "$`"); d >= 0 {
+		if s := strings.LastIndexByte(t[:d], '/'); s >= 0 {
+			if p, ok := x.abs(t[:s+1]); ok {
+				x.add(k, Ref{Path: path.Join(p, "*"), Glob: true, Tree: true, By: x.name})
+			}
+		}
+	}
+	x.m.unknown(x.name + " " + kindVerb[k] + " a path computed at run time: " + clipText(t, 120))
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
