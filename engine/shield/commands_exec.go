@@ -279,12 +279,13 @@ func (x *call) denoBun(lang string) bool {
 			x.m.payloads = append(x.m.payloads, payload{lang: lang, code: x.args[len(x.args)-1].Text})
 			return true
 		}
-		for _, w := range x.args[1:] {
+		for k, w := range x.args[1:] {
 			if strings.HasPrefix(w.Text, "-") {
 				continue
 			}
 			if sub == "run" || sub == "serve" || sub == "compile" {
 				x.script(w)
+				x.argReads(x.args[k+2:]) // deno run x.ts /etc/shadow
 			}
 			return true
 		}

@@ -36,7 +36,10 @@ const (
 //   - "~user" is that user's home, judged as /root for root and
 //     /home/user for anyone else (nothing on disk is consulted; these
 //     are where a home is in practice, and a rule about ~/.ssh applies
-//     to the agent's own home only).
+//     to the agent's own home only). A ".." after ~user (not root) cannot
+//     be known: without such a user the shell keeps the word, a
+//     directory of cwd. A "~" word that is no user name (~..) is a
+//     relative path.
 //   - A relative path is under cwd; "//", "/./", a trailing "/." and ".."
 //     are applied lexically.
 //   - /proc aliases are followed as the kernel does: /proc/P/root (P
@@ -63,8 +66,14 @@ func resolvePath(home, cwd, t string) (string, resolution) {
 		t = cwd + "/" + t[2:]
 	case t == "~-" || strings.HasPrefix(t, "~-/"):
 		return "", resolvedNoDir
-	case strings.HasPrefix(t, "~"):
+	case strings.HasPrefix(t, "~") && userName(t[1:strings.IndexByte(t+"/", '/')]):
 		user, rest, _ := strings.Cut(t[1:], "/")
+		if user != "root" && strings.Contains("/"+rest+"/", "/../") {
+			// ~nouser/../.opx: when no such user exists the shell keeps
+			// the word as written, a directory ~nouser of cwd (which the
+			// line may have made), so ".." may lead anywhere.
+			return "", resolvedNoDir
+		}
 		h := "/home/" + user
 		if user == "root" {
 			h = "/root"
@@ -130,6 +139,21 @@ func resolvePath(home, cwd, t string) (string, resolution) {
 		}
 	}
 	return "/" + strings.Join(segs, "/"), resolved
+}
+
+// userName reports whether u is a user name the shell would look up for
+// ~u (else it keeps ~u as written: a relative path).
+func userName(u string) bool {
+	if u == "" || len(u) > 32 {
+		return false
+	}
+	for i := 0; i < len(u); i++ {
+		c := u[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || i > 0 && (c >= '0' && c <= '9' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return true
 }
 
 // procAlias names the /proc alias segs (a path's segments so far) ends

@@ -1,6 +1,9 @@
 package shield
 
-import "testing"
+import (
+	"path"
+	"testing"
+)
 
 // TestResolvePath: the one resolver (review B3): homes, "//", "/./",
 // "..", and /proc aliases.
@@ -18,6 +21,9 @@ func TestResolvePath(t *testing.T) {
 		{"~root/.ssh", "/root/.ssh", resolved},
 		{"~alice/.ssh/id_rsa", "/home/alice/.ssh/id_rsa", resolved},
 		{"~+/x", "/ws/src/x", resolved},
+		{"~nouser/../.opx/config.yaml", "", resolvedNoDir},
+		{"~root/../etc/shadow", "/etc/shadow", resolved},
+		{"~../x", "/ws/src/~../x", resolved},
 		{"~-/x", "", resolvedNoDir},
 		{"a//b/./c/.", "/ws/src/a/b/c", resolved},
 		{"../../etc/passwd", "/etc/passwd", resolved},
@@ -104,4 +110,21 @@ func TestSlashesCollapsed(t *testing.T) {
 			t.Errorf("slashesCollapsed(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzResolvePath: whatever it is given, a resolved path is absolute and
+// clean (no "//", ".", ".." segments, no trailing slash but "/").
+func FuzzResolvePath(f *testing.F) {
+	for _, s := range []string{"~", "~root/x", "/proc/self/root/../x", "/proc/self/cwd/a/../../b", "a//./b/..", "$HOME/x", "/dev/fd/0", "/proc/1/task/2/root/etc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		p, r := resolvePath("/home/u", "/ws", in)
+		if r != resolved {
+			return
+		}
+		if p != path.Clean(p) || !path.IsAbs(p) {
+			t.Fatalf("resolvePath(%q) = %q: not absolute and clean", in, p)
+		}
+	})
 }

@@ -21,6 +21,7 @@ func TestCommandFacts_Review14(t *testing.T) {
 		{`python3 -c "import sys; print(open(sys.argv[1]).read())" ~/.ssh/id_rsa`, []string{"R /home/u/.ssh/id_rsa"}, nil},
 		{`python3 -Bc "import sys" /etc/shadow`, []string{"R /etc/shadow"}, nil},
 		{"ruby x.rb ~/.aws/credentials", []string{"R /home/u/.aws/credentials"}, nil},
+		{"deno run -A x.ts /etc/shadow", []string{"R /etc/shadow"}, nil},
 		{"python3 x.py 8000", []string{"R /ws/x.py"}, []string{"R /ws/8000"}},
 		// One reading of a shell's options (shellx.ShellArgs).
 		{`bash -eo pipefail -c "cat /etc/shadow"`, []string{"R /etc/shadow"}, []string{"R /ws/pipefail"}},
