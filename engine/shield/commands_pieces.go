@@ -103,6 +103,20 @@ func (m *model) piecePaths() {
 		x.name = p.lang
 		hasHome := containsAny(code, homeAPIs)
 		covered := false
+		for _, l := range lits {
+			// `${os.homedir()}/.ssh/id_rsa`: a template that starts with
+			// the home directory.
+			if rest, ok := strings.CutPrefix(l.text, "${"); ok {
+				if e := strings.IndexByte(rest, '}'); e > 0 && containsAny(rest[:e], homeAPIs) && !strings.ContainsAny(rest[e+1:], "${}` ") {
+					p := path.Join("~", rest[e+1:])
+					k := pieceUse(code[max(0, l.start-48):l.start], code[l.end:min(len(code), l.end+16)])
+					if containsAny(p, sensitivePieces) || k != kRead {
+						x.ref(k, word(p), k == kDelete)
+						covered = true
+					}
+				}
+			}
+		}
 		for i := 0; i < len(lits); {
 			before := code[max(0, lits[i].start-48):lits[i].start]
 			joinCall := containsAny(before, joinCalls)
@@ -146,7 +160,8 @@ func (m *model) piecePaths() {
 			continue
 		}
 		for _, l := range lits {
-			if t := strings.Trim(l.text, "/"); t != "" && len(t) < 64 && containsAny("/"+t+"/", sensitivePieces) && !strings.ContainsAny(t, " \n") {
+			// (A whole path, 'config/.env', is judged as a literal path.)
+			if t := strings.Trim(l.text, "/"); t != "" && len(t) < 64 && containsAny("/"+t+"/", sensitivePieces) && !strings.ContainsAny(t, " \n") && !literalPath(l.text) {
 				m.unknown(p.lang + " code builds a path at run time from pieces of one that matters: " + clipText(l.text, 60))
 				break
 			}

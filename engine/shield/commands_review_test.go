@@ -77,7 +77,9 @@ func TestCommandFacts_PathPieces(t *testing.T) {
 		{`ruby -e 'puts File.read(File.join(Dir.home, ".ssh", "id_rsa"))'`, []string{"R /home/u/.ssh/id_rsa"}, nil},
 		{`python3 -c "import os; open(os.path.join(os.environ['HOME'], '.bashrc'), 'a').write('x')"`, []string{"W /home/u/.bashrc"}, nil},
 		{`python3 -c "import os; h=os.environ['HOME']; k=input(); print(open(os.path.join(h, '.ssh', k)).read())"`, []string{"U"}, nil},
+		{"node -e 'console.log(require(\"fs\").readFileSync(`${require(\"os\").homedir()}/.ssh/id_rsa`,\"utf8\"))'", []string{"R /home/u/.ssh/id_rsa"}, nil},
 		// Benign neighbours.
+		{`python3 -c "import json; c=json.load(open('conf/.config.json')); print(c['a']+1)"`, nil, []string{"U"}},
 		{`python3 -c "import os; print(os.path.expanduser('~'))"`, nil, []string{"U", "R /home/u"}},
 		{`python3 -c "import os; print(os.path.join('src', 'main.py'))"`, nil, []string{"U"}},
 		{`python3 -c "print('a' + 'b')"`, nil, []string{"U"}},
