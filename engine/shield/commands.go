@@ -182,6 +182,9 @@ type model struct {
 	// fetched are paths network tools wrote in this line (curl -o x.sh):
 	// running one runs remote code.
 	fetched []fetchedPath
+	// gitFetched: a git fetch from a URL ran earlier in the line (its
+	// FETCH_HEAD is remote code).
+	gitFetched bool
 	pend    []pendingFiles
 	// payloads are the interpreter payloads (python -c ...) by Source,
 	// for the literals they hold.
@@ -468,6 +471,7 @@ func (m *model) dispatch(x *call, argv []shellx.Word) {
 		} else {
 			x.generic()
 		}
+		x.remoteSources()
 		return
 	}
 }

