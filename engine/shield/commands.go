@@ -185,7 +185,7 @@ type model struct {
 	// gitFetched: a git fetch from a URL ran earlier in the line (its
 	// FETCH_HEAD is remote code).
 	gitFetched bool
-	pend    []pendingFiles
+	pend       []pendingFiles
 	// payloads are the interpreter payloads (python -c ...) by Source,
 	// for the literals they hold.
 	payloads []payload
