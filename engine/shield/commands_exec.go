@@ -721,6 +721,38 @@ func (x *call) remoteSources() {
 			}
 			return
 		}
+	case "npx", "pnpx", "bunx":
+		// npx serve /: a file server; npx github:u/r, npx git+https://...,
+		// npx https://x/pkg.tgz: a package from outside the registry.
+		for k := 0; k < len(x.args); k++ {
+			t := x.args[k].Text
+			if t == "-p" || t == "--package" || t == "-c" || t == "--call" {
+				k++
+				continue
+			}
+			if strings.HasPrefix(t, "-") {
+				continue
+			}
+			if strings.Contains(t, "://") || strings.HasPrefix(t, "git+") || strings.HasPrefix(t, "github:") || strings.HasPrefix(t, "gitlab:") || strings.HasPrefix(t, "bitbucket:") {
+				h := hostOf(strings.TrimPrefix(t, "git+"))
+				if !strings.Contains(t, "://") {
+					h, _, _ = strings.Cut(t, ":")
+					h += ".com"
+				}
+				x.remoteCode(h)
+				return
+			}
+			name := t
+			if i := strings.LastIndexByte(name, '@'); i > 0 {
+				name = name[:i]
+			}
+			if h := servers[name]; h != nil {
+				y := *x
+				y.name, y.args = name, x.args[k+1:]
+				h(&y)
+			}
+			return
+		}
 	case "pip", "pip3", "uv", "pipx":
 		for i, w := range x.args {
 			t := w.Text
