@@ -121,7 +121,7 @@ func (m *model) piecePaths() {
 			before := code[max(0, lits[i].start-48):lits[i].start]
 			joinCall := containsAny(before, joinCalls)
 			j, joined := i, lits[i].text
-			for j+1 < len(lits) {
+			for j+1 < len(lits) && len(joined) <= 4096 { // (longer is no path: bounded work)
 				sep := strings.TrimSpace(code[lits[j].end:lits[j+1].start])
 				switch {
 				case sep == "+" || sep == ".": // (perl and php concatenate with ".")
