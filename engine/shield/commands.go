@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"path"
 	"strings"
 
 	"github.com/opx-dev/opx/engine/shield/shellx"
@@ -19,8 +18,11 @@ import (
 //
 // # Paths
 //
-// Every path is absolute and cleaned as ResolvePath does: "~" is home, a
-// relative path is under the working directory, which starts at the
+// Every path is absolute and cleaned by resolvePath, the one resolver
+// (ResolvePath is it in the workspace): "~", $HOME and ~user are homes,
+// /proc/*/root and /proc/self/cwd aliases are followed, an open
+// descriptor (/dev/fd/N, /proc/*/fd/N) is an Unknown; a relative path is
+// under the working directory, which starts at the
 // workspace and follows cd, pushd, popd, "cd -" (unknown when the line
 // sets CDPATH and the name is looked up in it) and the -C/--prefix/
 // --chdir options of git, make, tar, npm and env, separately in each
@@ -154,6 +156,18 @@ import (
 //   - An unknown program gives a Run, and its arguments that look like
 //     paths (absolute, ~, ./, ../ or containing a slash) Reads: it may read
 //     them; what it writes is for the tiers that judge unknown programs.
+//     So do the arguments an interpreter passes to its script or code
+//     (python3 x.py /etc/shadow, node -e CODE FILE).
+//   - A path an interpreter payload builds from pieces (a path join or a
+//     concatenation of literals, after a home API: os.path.join(
+//     os.environ["HOME"], ".aws", "credentials"), "/et"+"c/shadow") is a
+//     Ref when it names a sensitive piece or is written or deleted; a
+//     sensitive piece that cannot be placed is an Unknown.
+//   - A build file a network tool writes (curl -o Makefile, -o
+//     package.json, -o conftest.py) makes its directory fetched code:
+//     a build tool or test runner run there later is a remote Exec.
+//   - declare, typeset and local with a flag other than -x, -r, -g
+//     leave the variable unknown (shellx).
 func (s *Shield) CommandFacts(line string) Facts { return s.CommandFactsIn(line, "") }
 
 // CommandFactsIn is CommandFacts of a line that starts in the directory
@@ -193,7 +207,10 @@ type model struct {
 	// fetched are paths network tools wrote in this line (curl -o x.sh):
 	// running one runs remote code.
 	fetched []fetchedPath
-	pend    []pendingFiles
+	// gitFetched: a git fetch from a URL ran earlier in the line (its
+	// FETCH_HEAD is remote code).
+	gitFetched bool
+	pend       []pendingFiles
 	// payloads are the interpreter payloads (python -c ...) by Source,
 	// for the literals they hold.
 	payloads []payload
@@ -476,11 +493,14 @@ func (m *model) dispatch(x *call, argv []shellx.Word) {
 			x.runsFile(w.Text)
 		}
 		x.run()
-		if h := table[name]; h != nil {
+		if h := servers[name]; h != nil {
+			h(x)
+		} else if h := table[name]; h != nil {
 			h(x)
 		} else {
 			x.generic()
 		}
+		x.remoteSources()
 		return
 	}
 }
@@ -528,8 +548,13 @@ func splitIFS(argv []shellx.Word) []shellx.Word {
 // (a credential or protected path named by any program is named, a read
 // of anything else is allowed); what an unknown program writes or sends
 // cannot be known from its words, and unknown programs are for tier 0.
-func (x *call) generic() {
-	for _, w := range x.args {
+func (x *call) generic() { x.argReads(x.args) }
+
+// argReads adds a Read of each word of ws that looks like a path (an
+// option's --name=value included): what an unknown program, or a script
+// given them as arguments, may read.
+func (x *call) argReads(ws []shellx.Word) {
+	for _, w := range ws {
 		if w.Text == inputWord {
 			x.ref(kRead, w, true)
 			continue
@@ -549,142 +574,6 @@ func (x *call) generic() {
 			x.ref(kRead, shellx.Word{Text: t, Dynamic: w.Dynamic, Glob: w.Glob}, false)
 		}
 	}
-}
-
-// looksLikePath reports whether an argument of an unknown program names a
-// file: absolute, ~, ./, ../ or holding a slash, and not a URL.
-func looksLikePath(t string) bool {
-	if t == "" || strings.Contains(t, "://") || strings.ContainsAny(t, "\n=") || len(t) > 4096 {
-		return false
-	}
-	return t[0] == '/' || t[0] == '~' || t == "." || t == ".." || strings.HasPrefix(t, "./") || strings.HasPrefix(t, "../") || strings.Contains(t, "/")
-}
-
-// Kinds of access.
-const (
-	kRead = iota
-	kWrite
-	kDelete
-)
-
-var kindVerb = [...]string{"reads", "writes", "deletes"}
-
-// abs resolves a path as written against the working directory; ok is
-// false when it is relative to an unknown directory.
-func (x *call) abs(t string) (string, bool) {
-	if t == inputWord {
-		return "", false // what xargs or find -exec pass: see ref
-	}
-	if len(x.m.links) > 0 && strings.Contains(t, "..") {
-		return x.m.resolveLinked(x.cwd, t) // ".." after a link: commands_links.go
-	}
-	return resolveIn(x.m.s, x.cwd, t)
-}
-
-func resolveIn(s *Shield, cwd, t string) (string, bool) {
-	switch {
-	case t == "~" || strings.HasPrefix(t, "~/"):
-		home := "/"
-		if s != nil {
-			home = s.cfg.Home
-		}
-		return path.Clean("/" + home + "/" + t[1:]), true
-	case strings.HasPrefix(t, "~"):
-		// ~user: root's home is /root, others' /home/user.
-		user, rest, _ := strings.Cut(t[1:], "/")
-		home := "/home/" + user
-		if user == "root" {
-			home = "/root"
-		}
-		return path.Clean(home + "/" + rest), true
-	case path.IsAbs(t):
-		return path.Clean(t), true
-	case cwd == "":
-		return "", false
-	default:
-		return path.Join(cwd, t), true
-	}
-}
-
-// ref adds a Read, Write or Delete of the path w names.
-func (x *call) ref(k int, w shellx.Word, tree bool) {
-	if w.Text == inputWord {
-		for _, r := range x.input {
-			r.By = x.name
-			x.add(k, r)
-		}
-		if !x.inputKnown {
-			x.m.unknown(x.name + " " + kindVerb[k] + " paths read from its input at run time (" + x.via + ")")
-		}
-		return
-	}
-	if w.Dynamic && !(strings.HasPrefix(w.Text, "~") && !strings.ContainsAny(w.Text, "$`")) {
-		// (~user is Dynamic to shellx: its home is /home/user here.)
-		x.dynamicRef(k, w, tree)
-		return
-	}
-	if w.Text == "" {
-		return
-	}
-	p, ok := x.abs(w.Text)
-	if !ok {
-		x.m.unknown(x.name + " " + kindVerb[k] + " " + w.Text + " in a directory computed at run time")
-		return
-	}
-	x.add(k, Ref{Path: p, Glob: w.Glob, Tree: tree, By: x.name})
-}
-
-// refPath adds a Ref for a path known statically.
-func (x *call) refPath(k int, p string, tree bool) {
-	if q, ok := x.abs(p); ok {
-		x.add(k, Ref{Path: q, Tree: tree, By: x.name})
-	}
-}
-
-func (x *call) add(k int, r Ref) {
-	r = x.followLinks(k, r)
-	switch k {
-	case kRead:
-		x.m.f.Reads = append(x.m.f.Reads, r)
-		if x.i >= 0 && x.i < len(x.m.reads) {
-			x.m.reads[x.i] = append(x.m.reads[x.i], r.Path)
-		}
-	case kWrite:
-		x.m.f.Writes = append(x.m.f.Writes, r)
-	case kDelete:
-		x.m.f.Deletes = append(x.m.f.Deletes, r)
-	}
-}
-
-// dynamicRef judges a path computed at run time (see CommandFacts).
-func (x *call) dynamicRef(k int, w shellx.Word, tree bool) {
-	refs, ok := x.m.substRefs(x.i, w.Text)
-	if !ok {
-		refs, ok = x.m.varRefs(w.Text)
-	}
-	if ok {
-		for _, r := range refs {
-			r.By = x.name
-			x.add(k, r)
-		}
-		return
-	}
-	t := w.Text
-	if d := strings.IndexAny(t, "$`"); d >= 0 {
-		if s := strings.LastIndexByte(t[:d], '/'); s >= 0 {
-			if p, ok := x.abs(t[:s+1]); ok {
-				x.add(k, Ref{Path: path.Join(p, "*"), Glob: true, Tree: true, By: x.name})
-			}
-		}
-	}
-	x.m.unknown(x.name + " " + kindVerb[k] + " a path computed at run time: " + clipText(t, 120))
-}
-
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // fillFiles adds to a request the reads of the commands computing its

@@ -18,34 +18,10 @@ var shells = map[string]bool{
 // shellH reads a shell: -c (listed by shellx), a script file (read, and
 // run), or code on standard input (an Exec of what feeds it).
 func shellH(x *call) {
-	args := x.args
-	hasC, stdin := false, false
-	i := 0
-	for ; i < len(args); i++ {
-		t := args[i].Text
-		if t == "--" || t == "-" {
-			stdin = stdin || t == "-"
-			i++
-			break
-		}
-		if t == "--rcfile" || t == "--init-file" || t == "-o" || t == "-O" || t == "+O" || t == "+o" {
-			if i+1 < len(args) && (t == "--rcfile" || t == "--init-file") {
-				x.ref(kRead, args[i+1], false)
-			}
-			i++
-			continue
-		}
-		if strings.HasPrefix(t, "--") {
-			continue
-		}
-		if len(t) > 1 && (t[0] == '-' || t[0] == '+') {
-			hasC = hasC || strings.ContainsRune(t[1:], 'c')
-			stdin = stdin || strings.ContainsRune(t[1:], 's')
-			continue
-		}
-		break
+	hasC, stdin, rcfiles, rest := shellx.ShellArgs(x.args)
+	for _, w := range rcfiles {
+		x.ref(kRead, w, false)
 	}
-	rest := args[min(i, len(args)):]
 	switch {
 	case hasC:
 		if len(rest) > 0 {
@@ -148,8 +124,27 @@ func interpH(x *call) {
 	if lang == "ruby" && has(opts, "-r") {
 		for _, r := range vals(opts, "-r") {
 			if r.Text == "un" {
-				// ruby -run -e httpd . -p 8000: a file server.
-				x.listener("", word("."))
+				// ruby -run -e httpd DIR -p 8000 --bind-address=H: a
+				// file server of DIR (the working directory when none).
+				bind, dir := "", word(".")
+				tail := interpTail(x.args, is.spec, lang)
+				for i := 0; i < len(tail); i++ {
+					switch t := tail[i].Text; {
+					case t == "-b" || t == "--bind-address":
+						if i+1 < len(tail) {
+							bind = hostOf(tail[i+1].Text)
+						}
+						i++
+					case t == "-p" || t == "--port":
+						i++
+					case strings.HasPrefix(t, "--bind-address="):
+						bind = hostOf(t[len("--bind-address="):])
+					case strings.HasPrefix(t, "-"):
+					default:
+						dir = tail[i]
+					}
+				}
+				x.listener(bind, dir)
 				return
 			}
 		}
@@ -164,6 +159,9 @@ func interpH(x *call) {
 			return
 		}
 	}
+	// What follows the code or the module (python -c CODE ARGS, node -e
+	// CODE ARGS, python -m MODULE ARGS) is the program's own argv.
+	tail := interpTail(x.args, is.spec, lang)
 	for _, w := range vals(opts, codes...) {
 		x.m.payloads = append(x.m.payloads, payload{lang: lang, code: w.Text})
 		if w.Dynamic {
@@ -186,15 +184,17 @@ func interpH(x *call) {
 			return
 		}
 		if lang == "python" || lang == "node" || lang == "php" {
+			x.argReads(tail)
 			return
 		}
 	}
 	if len(vals(opts, codes...)) > 0 {
+		x.argReads(tail)
 		return
 	}
 	if lang == "python" {
 		if m, ok := val(opts, "-m"); ok {
-			x.pythonModule(m.Text, ops)
+			x.pythonModule(m.Text, tail)
 			return
 		}
 	}
@@ -209,6 +209,50 @@ func interpH(x *call) {
 		return
 	}
 	x.script(ops[0])
+	// python3 x.py /etc/shadow: the script may read its arguments.
+	x.argReads(ops[1:])
+}
+
+// interpTail returns the words after an interpreter's code or module
+// option and its value (-c CODE, -e CODE, -m MODULE, also written -cCODE
+// or -Bc CODE): what the program sees as its arguments. nil when there
+// is none.
+func interpTail(args []shellx.Word, sp *spec, lang string) []shellx.Word {
+	ends := "ce"
+	if lang == "python" {
+		ends = "cm"
+	}
+	for i := 0; i < len(args); i++ {
+		t := args[i].Text
+		switch {
+		case t == "--":
+			return nil
+		case t == "--eval" || t == "--print":
+			return args[min(i+2, len(args)):]
+		case strings.HasPrefix(t, "--"):
+			if sp.valued[t] {
+				i++
+			}
+		case len(t) > 1 && t[0] == '-':
+			for j := 1; j < len(t); j++ {
+				if strings.IndexByte(ends, t[j]) >= 0 || lang == "node" && t[j] == 'p' {
+					if j+1 < len(t) {
+						return args[i+1:]
+					}
+					return args[min(i+2, len(args)):]
+				}
+				if sp.valued["-"+t[j:j+1]] {
+					if j+1 == len(t) {
+						i++
+					}
+					break
+				}
+			}
+		default:
+			return nil
+		}
+	}
+	return nil
 }
 
 // denoBun reads deno and bun subcommands; false when they run code as
@@ -235,12 +279,13 @@ func (x *call) denoBun(lang string) bool {
 			x.m.payloads = append(x.m.payloads, payload{lang: lang, code: x.args[len(x.args)-1].Text})
 			return true
 		}
-		for _, w := range x.args[1:] {
+		for k, w := range x.args[1:] {
 			if strings.HasPrefix(w.Text, "-") {
 				continue
 			}
 			if sub == "run" || sub == "serve" || sub == "compile" {
 				x.script(w)
+				x.argReads(x.args[k+2:]) // deno run x.ts /etc/shadow
 			}
 			return true
 		}
@@ -254,6 +299,8 @@ func (x *call) pythonModule(mod string, ops []shellx.Word) {
 	switch mod {
 	case "http.server", "SimpleHTTPServer", "uploadserver", "smtpd", "aiosmtpd", "pyftpdlib", "wsgiref.simple_server":
 		bind, dir := "", word(".")
+		// Options come before or after the port (-d ~ 8000, --bind
+		// 0.0.0.0, --directory=/); ops are the module's own arguments.
 		for i := 0; i < len(ops); i++ {
 			switch t := ops[i].Text; {
 			case t == "-b" || t == "--bind":
@@ -342,6 +389,7 @@ func traitsOf(code string) codeTraits {
 // all); paths are Reads, or Writes and Deletes when the code around them
 // opens them so.
 func (m *model) literals() {
+	m.piecePaths()
 	if len(m.a.Literals) == 0 {
 		return
 	}
@@ -561,6 +609,9 @@ func buildH(x *call) {
 			continue
 		}
 		x.ref(kRead, w, false)
+		if !w.Dynamic {
+			x.runsFile(w.Text)
+		}
 	}
 	x.runsHere()
 }
@@ -636,5 +687,123 @@ func terraformH(x *call) {
 		x.request(Request{Method: "GET"})
 	case "apply", "destroy", "import", "taint", "untaint", "refresh", "force-unlock":
 		x.request(Request{Data: true})
+	}
+}
+
+// remoteSources notes code a command takes from a host that is not its
+// tool's registry and runs (review B9), on top of what its handler
+// found: go run of a module at a version from an unknown host (a code
+// forge's module is an Unknown, which asks; golang.org/x passes), pip
+// install -r of a requirements list at a URL, and a git fetch or pull
+// from a URL whose result is checked out or merged (the working tree is
+// then fetched code: make, npm install, pytest there run it).
+func (x *call) remoteSources() {
+	switch x.name {
+	case "go":
+		if len(x.args) < 2 || x.args[0].Text != "run" {
+			return
+		}
+		for _, w := range x.args[1:] {
+			t := w.Text
+			if strings.HasPrefix(t, "-") {
+				continue
+			}
+			first, _, _ := strings.Cut(t, "/")
+			if !strings.Contains(first, ".") || strings.HasPrefix(first, ".") || strings.HasSuffix(t, ".go") || !strings.Contains(t, "/") {
+				return
+			}
+			switch {
+			case first == "golang.org" || first == "go.dev" || first == "google.golang.org" || first == "cloud.google.com":
+			case first == "github.com" || first == "gitlab.com" || first == "bitbucket.org" || first == "codeberg.org" || first == "sr.ht" || first == "git.sr.ht":
+				x.m.unknown("go run runs a module fetched from " + first + ": " + clipText(t, 120))
+			default:
+				x.remoteCode(first)
+			}
+			return
+		}
+	case "npx", "pnpx", "bunx":
+		// npx serve /: a file server; npx github:u/r, npx git+https://...,
+		// npx https://x/pkg.tgz: a package from outside the registry.
+		for k := 0; k < len(x.args); k++ {
+			t := x.args[k].Text
+			if t == "-p" || t == "--package" || t == "-c" || t == "--call" {
+				k++
+				continue
+			}
+			if strings.HasPrefix(t, "-") {
+				continue
+			}
+			if strings.Contains(t, "://") || strings.HasPrefix(t, "git+") || strings.HasPrefix(t, "github:") || strings.HasPrefix(t, "gitlab:") || strings.HasPrefix(t, "bitbucket:") {
+				h := hostOf(strings.TrimPrefix(t, "git+"))
+				if !strings.Contains(t, "://") {
+					h, _, _ = strings.Cut(t, ":")
+					h += ".com"
+				}
+				x.remoteCode(h)
+				return
+			}
+			name := t
+			if i := strings.LastIndexByte(name, '@'); i > 0 {
+				name = name[:i]
+			}
+			if h := servers[name]; h != nil {
+				y := *x
+				y.name, y.args = name, x.args[k+1:]
+				h(&y)
+			}
+			return
+		}
+	case "pip", "pip3", "uv", "pipx":
+		for i, w := range x.args {
+			t := w.Text
+			v, ok := strings.CutPrefix(t, "--requirement=")
+			if !ok && (t == "-r" || t == "--requirement") && i+1 < len(x.args) {
+				v, ok = x.args[i+1].Text, true
+			} else if !ok && strings.HasPrefix(t, "-r") && len(t) > 2 {
+				v, ok = t[2:], true
+			}
+			if ok && strings.Contains(v, "://") {
+				x.request(Request{Host: hostOf(v), Method: "GET"})
+				x.remoteCode(hostOf(v))
+			}
+		}
+	case "git":
+		sub, k := "", 0
+		for k < len(x.args) {
+			t := x.args[k].Text
+			if t == "-C" || t == "-c" || t == "--git-dir" || t == "--work-tree" {
+				k += 2
+				continue
+			}
+			if strings.HasPrefix(t, "-") {
+				k++
+				continue
+			}
+			sub = t
+			break
+		}
+		rest := x.args[min(k+1, len(x.args)):]
+		urlArg := false
+		for _, w := range rest {
+			if strings.Contains(w.Text, "://") || strings.Contains(w.Text, "@") && strings.Contains(w.Text, ":") && !strings.HasPrefix(w.Text, "-") {
+				urlArg = true
+			}
+		}
+		switch sub {
+		case "fetch":
+			if urlArg {
+				x.m.gitFetched = true
+			}
+		case "pull":
+			if urlArg {
+				x.fetch(".", true)
+			}
+		case "checkout", "switch", "merge", "reset", "rebase", "cherry-pick", "restore", "read-tree":
+			for _, w := range rest {
+				if x.m.gitFetched && strings.HasPrefix(w.Text, "FETCH_HEAD") {
+					x.fetch(".", true)
+				}
+			}
+		}
 	}
 }

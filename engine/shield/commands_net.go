@@ -1,6 +1,7 @@
 package shield
 
 import (
+	"path"
 	"strings"
 
 	"github.com/opx-dev/opx/engine/shield/shellx"
@@ -231,7 +232,7 @@ func curlH(x *call) {
 		case "-o", "--output":
 			if v.Text != "-" && !quietDevice(v.Text) {
 				x.ref(kWrite, v, false)
-				x.fetch(v.Text, false)
+				x.fetchFile(v.Text)
 			}
 		case "--unix-socket", "--abstract-unix-socket":
 			x.ref(kWrite, v, false)
@@ -280,7 +281,7 @@ func curlH(x *call) {
 		if remote && !u.Dynamic {
 			base := urlBase(u.Text)
 			x.refPath(kWrite, outDir+"/"+base, false)
-			x.fetch(outDir+"/"+base, false)
+			x.fetchFile(outDir + "/" + base)
 		}
 	}
 }
@@ -357,7 +358,7 @@ func wgetH(x *call) {
 	case hasOut && (out.Text == "-" || quietDevice(out.Text)):
 	case hasOut:
 		x.ref(kWrite, out, false)
-		x.fetch(out.Text, false)
+		x.fetchFile(out.Text)
 	case hasDir || recursive:
 		if !hasDir {
 			dir = word(".")
@@ -368,7 +369,7 @@ func wgetH(x *call) {
 		for _, u := range ops {
 			if !u.Dynamic {
 				x.refPath(kWrite, urlBase(u.Text), false)
-				x.fetch(urlBase(u.Text), false)
+				x.fetchFile(urlBase(u.Text))
 			}
 		}
 	}
@@ -445,7 +446,7 @@ func httpieH(x *call) {
 	}
 	if o, ok := val(opts, "-o", "--output"); ok {
 		x.ref(kWrite, o, false)
-		x.fetch(o.Text, false)
+		x.fetchFile(o.Text)
 	} else if has(opts, "-d", "--download") {
 		x.refPath(kWrite, urlBase(u.Text), false)
 	}
@@ -761,15 +762,26 @@ func lookupH(x *call) {
 
 var dnsTypes = map[string]bool{"A": true, "AAAA": true, "MX": true, "TXT": true, "NS": true, "CNAME": true, "SOA": true, "PTR": true, "SRV": true, "ANY": true, "CAA": true, "AXFR": true, "IN": true, "CH": true, "DS": true, "DNSKEY": true}
 
-// listener adds a server other machines may reach.
-func (x *call) listener(bind string, served shellx.Word) {
-	if bind == "" {
-		bind = "0.0.0.0"
+// buildFiles are the files that build tools, package managers and test
+// runners read as code from the directory they run in (or beneath it:
+// pytest collects every conftest.py).
+var buildFiles = map[string]bool{
+	"Makefile": true, "makefile": true, "GNUmakefile": true, "package.json": true, ".npmrc": true, ".yarnrc": true, ".yarnrc.yml": true,
+	"conftest.py": true, "pytest.ini": true, "setup.py": true, "setup.cfg": true, "pyproject.toml": true, "tox.ini": true, "noxfile.py": true,
+	"Cargo.toml": true, "build.rs": true, ".cargo": true, "build.gradle": true, "build.gradle.kts": true, "settings.gradle": true,
+	"settings.gradle.kts": true, "pom.xml": true, "Rakefile": true, "Gemfile": true, "CMakeLists.txt": true, "justfile": true, "Justfile": true,
+	"Taskfile.yml": true, "composer.json": true, "mix.exs": true, "build.xml": true, "meson.build": true, "BUILD": true, "BUILD.bazel": true,
+	"WORKSPACE": true, "MODULE.bazel": true, ".bazelrc": true, "jest.config.js": true, "vitest.config.ts": true, "vite.config.js": true,
+	"vite.config.ts": true, "webpack.config.js": true, "babel.config.js": true, ".babelrc": true, "go.mod": true, ".envrc": true,
+}
+
+// fetchFile notes a file a network tool writes (x.fetch); a build file
+// (Makefile, package.json, conftest.py, setup.py...) makes its directory
+// fetched code: a build tool or test runner run there later in the line
+// (curl -o Makefile URL && make) runs what the server sent.
+func (x *call) fetchFile(p string) {
+	x.fetch(p, false)
+	if b := path.Base(p); buildFiles[b] || strings.HasSuffix(b, ".mk") {
+		x.fetch(path.Dir(p), true)
 	}
-	r := Request{Host: bind, Method: "LISTEN", Data: true}
-	if p, ok := x.abs(served.Text); ok && !served.Dynamic {
-		r.Files = []string{p}
-		x.ref(kRead, served, true)
-	}
-	x.request(r)
 }

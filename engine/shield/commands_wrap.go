@@ -25,6 +25,8 @@ func init() {
 		"env":              unwrapEnv,
 		"nice":             harmless(posixSpec("-n --adjustment")),
 		"nohup":            harmless(posixSpec("")),
+		"busybox":          harmless(posixSpec("")), // busybox APPLET ARGS runs the applet
+		"toybox":           harmless(posixSpec("")),
 		"builtin":          harmless(posixSpec("")),
 		"setsid":           harmless(posixSpec("")),
 		"unbuffer":         harmless(posixSpec("")),

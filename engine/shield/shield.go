@@ -116,20 +116,20 @@ func New(cfg Config) *Shield {
 func (s *Shield) PolicyHash() ledger.Hash { return s.cfg.Policy.Hash() }
 
 // ResolvePath turns a path as a tool receives it into the absolute path
-// Shield judges: "~" is home, a relative path is under the workspace, and
-// ".." is applied (so "../../etc/passwd" is judged as /etc/passwd, which
-// is also where the executor would refuse to go).
+// Shield judges: resolvePath in the workspace (the one resolver, which
+// the facts of a command line use too): "~", "$HOME" and "~user" are
+// homes, a relative path is under the workspace, ".." is applied (so
+// "../../etc/passwd" is judged as /etc/passwd, which is also where the
+// executor would refuse to go) and /proc aliases are followed
+// (/proc/self/root/etc/shadow is /etc/shadow). A path that names an open
+// descriptor (/proc/self/fd/5) is returned cleaned as written: it is
+// outside the workspace, which the executor refuses.
 func (s *Shield) ResolvePath(p string) string {
-	switch {
-	case p == "~" || strings.HasPrefix(p, "~/"):
-		return path.Clean(s.cfg.Home + p[1:])
-	case p == "$HOME" || strings.HasPrefix(p, "$HOME/"):
-		return path.Clean(s.cfg.Home + p[5:])
-	case path.IsAbs(p):
-		return path.Clean(p)
-	default:
+	r, res := resolvePath(s.cfg.Home, s.cfg.Workspace, p)
+	if res != resolved {
 		return path.Join(s.cfg.Workspace, p)
 	}
+	return r
 }
 
 // inWorkspace reports whether an absolute path is the workspace or under it.
@@ -291,11 +291,11 @@ func (s *Shield) hardcoded(a *Action, f *Facts) (Verdict, bool) {
 	// A cheap literal backstop for what the facts may have missed: the
 	// state's path as the command or a payload writes it.
 	for _, lit := range s.literals {
-		if a.Command != "" && strings.Contains(a.Command, lit) {
+		if a.Command != "" && strings.Contains(slashesCollapsed(a.Command), lit) {
 			return Verdict{Block, -1, "protected:state", "the command names opx's own state (" + lit + ")"}, true
 		}
 		for _, t := range f.Texts {
-			if literalSource(t.Source) && strings.Contains(t.Body, lit) {
+			if literalSource(t.Source) && strings.Contains(slashesCollapsed(t.Body), lit) {
 				return Verdict{Block, -1, "protected:state", "a " + t.Source + " payload names opx's own state (" + lit + ")"}, true
 			}
 		}

@@ -183,19 +183,26 @@ func (p *parser) payload(text string, c *ctx, via string, fresh bool) {
 	p.shell(text, &in, via)
 }
 
-// shellCmd lists a shell's payload: its -c string, the script it reads
-// on stdin when that is known (here-document, here-string, a pipe from a
-// known producer), or a process substitution it runs as its script.
-func (p *parser) shellCmd(name string, args []Word, c *ctx, in input) {
-	hasC, stdin := false, false
-	i := 1
+// ShellArgs reads a shell's arguments (without the program's name) as
+// sh, bash and their kin do: whether -c is given, whether the script is
+// standard input (-s, or "-"), the files --rcfile and --init-file name,
+// and the operands after the options (the -c string first, else the
+// script and its arguments). -o and -O (also in a group: -eo pipefail)
+// take a value. The one reading of a shell's options: the command model
+// uses it too.
+func ShellArgs(args []Word) (hasC, stdin bool, rcfiles, rest []Word) {
+	i := 0
 	for i < len(args) {
 		t := args[i].Text
 		if t == "--" || t == "-" {
+			stdin = stdin || t == "-"
 			i++
 			break
 		}
 		if t == "--rcfile" || t == "--init-file" {
+			if i+1 < len(args) {
+				rcfiles = append(rcfiles, args[i+1])
+			}
 			i += 2
 			continue
 		}
@@ -219,7 +226,14 @@ func (p *parser) shellCmd(name string, args []Word, c *ctx, in input) {
 		}
 		break
 	}
-	rest := args[min(i, len(args)):]
+	return hasC, stdin, rcfiles, args[min(i, len(args)):]
+}
+
+// shellCmd lists a shell's payload: its -c string, the script it reads
+// on stdin when that is known (here-document, here-string, a pipe from a
+// known producer), or a process substitution it runs as its script.
+func (p *parser) shellCmd(name string, args []Word, c *ctx, in input) {
+	hasC, stdin, _, rest := ShellArgs(args[1:])
 	switch {
 	case hasC:
 		if len(rest) > 0 {

@@ -15,6 +15,9 @@ type scope struct {
 	// log lists the names assigned, in order, so branches can forget
 	// what they assigned.
 	log []string
+	// aliased: a name reference was declared (declare -n), through
+	// which any assignment may set any variable: none is known again.
+	aliased bool
 }
 
 // value is a variable's value; known false means it cannot be known.
@@ -46,7 +49,7 @@ func (s *scope) get(name string) value {
 }
 
 func (s *scope) set(name string, v value) {
-	if len(v.text) > maxWordBytes || len(s.log) >= maxAssigns {
+	if len(v.text) > maxWordBytes || len(s.log) >= maxAssigns || s.aliased {
 		// Too long to carry, or too many to forget reliably: unknown.
 		v = value{}
 	}

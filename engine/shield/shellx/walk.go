@@ -434,16 +434,50 @@ func (p *parser) decl(s *syntax.Stmt, x *syntax.DeclClause, c *ctx) int {
 	cmd.Redirects = p.redirects(s.Redirs, c)
 	cmd.Line = p.stmtLine(s, c)
 	export := x.Variant.Value == "export"
+	// Only -x (export), -r (read-only) and -g (global) keep a value as
+	// written: -l and -u change its case, -i evaluates it, -a and -A make
+	// an array, and -n makes the name a reference to another variable
+	// (declare -n r=HOME; cat $r/x), so any other flag, or one computed
+	// at run time, leaves the variable unknown. A reference (-n, or the
+	// nameref builtin) may also assign any variable later: from there on
+	// no variable of the scope is known.
+	dynamic, nameref := false, x.Variant.Value == "nameref"
 	for _, w := range cmd.Args[1:] {
 		if strings.HasPrefix(w.Text, "-") && strings.Contains(w.Text, "x") {
 			export = true
 		}
+		if w.Dynamic {
+			dynamic = true
+			continue
+		}
+		if f, ok := strings.CutPrefix(w.Text, "-"); ok || strings.HasPrefix(w.Text, "+") {
+			if !ok {
+				f = w.Text[1:]
+			}
+			for _, r := range f {
+				if !strings.ContainsRune("xrg", r) {
+					dynamic = true
+				}
+				if r == 'n' {
+					nameref = true
+				}
+			}
+		}
 	}
 	for i, a := range named {
 		p.setVar(a, cmd.Assigns[i], c)
+		if (dynamic || nameref) && a.Name != nil {
+			c.sc.set(a.Name.Value, value{})
+		}
 		if export && a.Name != nil {
 			c.sc.export(a.Name.Value)
 		}
+	}
+	if nameref {
+		if p.spend(len(c.sc.vars)) {
+			c.sc.forget()
+		}
+		c.sc.aliased = true
 	}
 	if p.hasPipe {
 		cmd.PipeIn = p.pipeFrom
