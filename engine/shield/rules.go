@@ -71,6 +71,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).scriptContent,
 		(*Shield).memoryInstruction,
 		(*Shield).promptInjection,
+		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}
 	for _, r := range rules {
@@ -94,6 +95,22 @@ func (s *Shield) judgeLine(line string, keep func(rule string) bool) (Verdict, b
 	j := judgement{inner: true, keep: keep}
 	s.runRules(&a, &f, &j)
 	return j.v, j.set, f
+}
+
+// tooLargeToJudge is `input:too-large-to-judge`: text longer than the
+// rules search (maxTextJudged) is judged by its beginning and asked
+// about, never cut silently and allowed: the end of a 4 MiB Makefile
+// runs as surely as its beginning.
+func (s *Shield) tooLargeToJudge(a *Action, f *Facts, j *judgement) {
+	for _, t := range f.Texts {
+		if len(t.Body) > maxTextJudged {
+			j.escalate("input:too-large-to-judge", "the %s is %d bytes, more than the %d Shield judges", textName(t.Source), len(t.Body), maxTextJudged)
+			return
+		}
+	}
+	if len(a.Command) > maxTextJudged {
+		j.escalate("input:too-large-to-judge", "the command is %d bytes, more than the %d Shield judges", len(a.Command), maxTextJudged)
+	}
 }
 
 // unknown escalates what cannot be understood: a line that does not

@@ -31,7 +31,7 @@ var (
 )
 
 // maxTextJudged bounds the text of one Text that rules search and parse.
-const maxTextJudged = 1 << 20
+const maxTextJudged = 256 << 10
 
 // textRule is a regular expression with the keywords one of which a
 // text must hold (in lower case) for it to be run: a cheap scan spares
@@ -94,45 +94,69 @@ var (
 // find returns the first match in text of a rule whose keywords it holds
 // (lower is text in lower case, byte for byte the same length), else "".
 // Each expression runs over a window around each keyword it needs (every
-// match is shorter than the window's margins), not over the whole text.
-func find(rules []textRule, text, lower string) string {
+// match is shorter than the window's margins), not over the whole text;
+// overlapping windows are searched once. Past maxScanned bytes searched
+// in all, over says the text could not be searched to its end (callers
+// escalate: input:too-large-to-judge).
+func find(rules []textRule, text, lower string) (m string, over bool) {
 	if len(lower) != len(text) {
 		lower = asciiLower(text)
 	}
+	budget := maxScanned
 	for i := range rules {
 		for _, w := range rules[i].words {
-			if m := findNear(rules[i].re, text, lower, w); m != "" {
-				return m
+			if m := findNear(rules[i].re, text, lower, w, &budget); m != "" {
+				return m, false
+			}
+			if budget < 0 {
+				return "", true
 			}
 		}
 	}
-	return ""
+	return "", false
 }
 
-// Window margins around a keyword, and how many windows are tried before
-// the whole text is searched at once.
+// Window margins around a keyword, and the bytes one find searches in
+// all (the expressions cost up to about a microsecond a byte).
 const (
 	windowBefore = 200
 	windowAfter  = 320
-	maxWindows   = 32
+	maxScanned   = 24 << 10
 )
 
-func findNear(re *regexp.Regexp, text, lower, word string) string {
-	from := 0
-	for n := 0; ; n++ {
-		k := strings.Index(lower[from:], word)
-		if k < 0 {
+// findNear searches the windows around each occurrence of word, windows
+// that overlap merged into one, charging the bytes searched to budget;
+// it stops when budget runs out.
+func findNear(re *regexp.Regexp, text, lower, word string, budget *int) string {
+	k := strings.Index(lower, word)
+	for k >= 0 {
+		lo, hi := max(0, k-windowBefore), min(len(text), k+len(word)+windowAfter)
+		// Grow the window while the next occurrence's overlaps it.
+		next := -1
+		for {
+			n := strings.Index(lower[k+len(word):], word)
+			if n < 0 {
+				break
+			}
+			n += k + len(word)
+			if n-windowBefore > hi {
+				next = n
+				break
+			}
+			k, hi = n, min(len(text), n+len(word)+windowAfter)
+			if hi-lo > *budget {
+				break
+			}
+		}
+		if *budget -= hi - lo; *budget < 0 {
 			return ""
 		}
-		k += from
-		if n == maxWindows {
-			return re.FindString(text[max(0, k-windowBefore):])
-		}
-		if m := re.FindString(text[max(0, k-windowBefore):min(len(text), k+len(word)+windowAfter)]); m != "" {
+		if m := re.FindString(text[lo:hi]); m != "" {
 			return m
 		}
-		from = k + len(word)
+		k = next
 	}
+	return ""
 }
 
 // asciiLower lower-cases ASCII letters only, so that offsets in the result
@@ -152,17 +176,24 @@ func asciiLower(s string) string {
 func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
 		body := clip(t.Body, maxTextJudged)
-		if m := find(injection, body, asciiLower(body)); m != "" {
+		m, over := find(injection, body, asciiLower(body))
+		if m != "" {
 			j.block("prompt-injection", "the %s carries instructions aimed at an AI agent: %s", textName(t.Source), quote(m))
 			return
+		}
+		if over {
+			j.escalate("input:too-large-to-judge", "the %s has more text that could hold instructions to an agent than Shield searches", textName(t.Source))
 		}
 	}
 	if j.inner {
 		return // the text holding the line was searched already
 	}
 	line := clip(a.Command, maxTextJudged)
-	if m := find(injection, line, asciiLower(line)); m != "" {
+	m, over := find(injection, line, asciiLower(line))
+	if m != "" {
 		j.block("prompt-injection", "the command carries instructions aimed at an AI agent: %s", quote(m))
+	} else if over {
+		j.escalate("input:too-large-to-judge", "the command has more text that could hold instructions to an agent than Shield searches")
 	}
 }
 
@@ -191,9 +222,13 @@ func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 		body := clip(t.Body, maxTextJudged)
 		lower := asciiLower(body)
 		for _, rules := range res {
-			if m := find(rules, body, lower); m != "" {
+			m, over := find(rules, body, lower)
+			if m != "" {
 				j.block("memory:instruction", "%s instructs a later agent rather than records: %s", what, quote(m))
 				return
+			}
+			if over {
+				j.escalate("input:too-large-to-judge", "%s has more text that could instruct a later agent than Shield searches", what)
 			}
 		}
 		if t.Source != "memory" && what != "the memory file" {
