@@ -23,7 +23,9 @@ func worstShapes(s *shield.Shield) []shape {
 		a.Session = "s"
 		return a
 	}
-	cmd := func(line string) shield.Action { return shield.Action{Session: "s", Tool: "execute_command", Command: line} }
+	cmd := func(line string) shield.Action {
+		return shield.Action{Session: "s", Tool: "execute_command", Command: line}
+	}
 	mem := facts(s, "memory_append").text("memory", strings.Repeat("shield ", 16<<10/7)).act()
 	mem.Session = "s"
 	return []shape{

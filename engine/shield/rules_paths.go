@@ -430,7 +430,7 @@ func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
 			if !l.matchSplit(&direct, segs) {
 				return false
 			}
-			if r.By == "git" && strings.HasSuffix(l.src, ".git/config") {
+			if r.By == "git" && (strings.HasSuffix(l.src, ".git/config") || strings.HasSuffix(l.src, ".gitconfig") || strings.HasSuffix(l.src, "/git/config")) {
 				return false // git config: judged by the key it sets (below)
 			}
 			if l.ask && s.inWorkspace(r.Path) {
@@ -444,6 +444,7 @@ func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 	}
+	s.scriptReplaced(f, j)
 	for i := range f.Runs {
 		r := &f.Runs[i]
 		switch r.Name {
@@ -469,6 +470,63 @@ func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 	}
+}
+
+// scriptReplaced is `runs-later:script-replaced`: a file another program
+// runs later by its name (a Makefile, package.json, conftest.py, a shell
+// script, a Dockerfile, .envrc...) written with content Shield cannot
+// see: moved or copied there (move_file, mv, cp), downloaded, edited in
+// place. Written with its content in view it is judged by that content
+// (script-content); here nothing is known of what it would run.
+func (s *Shield) scriptReplaced(f *Facts, j *judgement) {
+	for i := range f.Writes {
+		r := &f.Writes[i]
+		if r.Glob || metaWriters[r.By] || !runByName(r.Path) {
+			continue
+		}
+		if r.By == "" && len(f.Runs) > 0 && !slices.ContainsFunc(f.Runs, func(x Run) bool { return !metaWriters[x.Name] }) {
+			continue
+		}
+		seen := false
+		for _, t := range f.Texts {
+			if t.Source == "content:"+r.Path {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			j.escalate("runs-later:script-replaced", "%s writes %s, which is run later by its name, with content Shield cannot see", by(r), r.Path)
+			return
+		}
+	}
+}
+
+// metaWriters change a file's metadata (mode, owner, times), not what it
+// holds; touch creates an empty file at most.
+var metaWriters = map[string]bool{"chmod": true, "chown": true, "chgrp": true, "touch": true, "setfacl": true, "chattr": true}
+
+// runByName reports whether a file at p is run by a build tool, test
+// runner, package manager or shell by its name alone.
+func runByName(p string) bool {
+	base := path.Base(p)
+	switch base {
+	case "conftest.py", "setup.py", "noxfile.py", "fabfile.py", "sitecustomize.py", "usercustomize.py", "manage.py",
+		"gulpfile.js", "Gruntfile.js", "Rakefile", "Jenkinsfile", "Vagrantfile", "build.gradle", "build.gradle.kts", "settings.gradle",
+		"pom.xml", "build.rs", ".npmrc", ".yarnrc", ".yarnrc.yml", "Taskfile.yml", "magefile.go":
+		return true
+	}
+	if ciYAML(p) || agentFiles[base] || strings.HasSuffix(base, ".pth") {
+		return true
+	}
+	switch ext := path.Ext(base); {
+	case base == "Makefile" || base == "makefile" || base == "GNUmakefile" || ext == ".mk",
+		base == "justfile" || base == "Justfile" || base == ".justfile" || ext == ".just",
+		containerFile(p), base == "package.json", base == ".envrc", base == ".mcp.json",
+		ext == ".sh" || ext == ".bash" || ext == ".zsh" || ext == ".ksh" || ext == ".command",
+		strings.Contains(p, "/.husky/") || strings.Contains(p, "/.git/hooks/"):
+		return true
+	}
+	return false
 }
 
 // gitConfigKey returns the key a `git config` run sets when that key

@@ -424,9 +424,53 @@ func scriptLines(p, body string) string {
 		// the strings it runs as commands, the URLs and paths it names.
 		return interpreters[ext] + " " + shellQuote(body)
 	case ext == ".sh" || ext == ".bash" || ext == ".zsh" || ext == ".ksh" || ext == ".command" || base == ".envrc",
-		strings.Contains(p, "/.husky/") || strings.Contains(p, "/.git/hooks/"),
-		strings.HasPrefix(body, "#!") && strings.Contains(firstLine(body), "sh"):
+		strings.Contains(p, "/.husky/") || strings.Contains(p, "/.git/hooks/"):
 		return body
+	}
+	return shapedScript(ext, body)
+}
+
+// sourceExts are the extensions of source code and prose: a file named
+// so is what its name says (judged by shapedScript by a shebang only,
+// and never a credential as .env.<ext>).
+var sourceExts = map[string]bool{".go": true, ".ts": true, ".tsx": true, ".js": true, ".jsx": true, ".mjs": true, ".cjs": true,
+	".py": true, ".rb": true, ".rs": true, ".c": true, ".h": true, ".cc": true, ".cpp": true, ".hpp": true, ".java": true, ".kt": true,
+	".cs": true, ".swift": true, ".php": true, ".pl": true, ".scala": true, ".lua": true, ".dart": true, ".ex": true, ".exs": true,
+	".vue": true, ".svelte": true, ".md": true, ".markdown": true, ".rst": true, ".html": true, ".css": true, ".scss": true,
+	".d.ts": true}
+
+// recipeShape is a make rule followed by a tab-indented recipe line.
+var recipeShape = regexp.MustCompile(`(?m)^[A-Za-z0-9_./%$(){}-][^:=\n]*::?(?:[^=\n][^\n]*)?\n\t\S`)
+
+// shapedScript returns the shell a file whose name says nothing would run
+// if it were run as what its content looks like (`make -f notes.txt`,
+// `sh x.txt`, `python3 x.txt`, a file renamed later): a shebang line, make
+// recipes, a package.json's scripts, YAML run: steps. Prose (.md) is
+// judged by its shebang only: documentation quotes recipes.
+func shapedScript(ext, body string) string {
+	if strings.HasPrefix(body, "#!") {
+		first := firstLine(body)
+		for _, x := range [][2]string{{"python", ".py"}, {"node", ".js"}, {"ruby", ".rb"}, {"perl", ".pl"}} {
+			if strings.Contains(first, x[0]) {
+				return interpreters[x[1]] + " " + shellQuote(body)
+			}
+		}
+		return body
+	}
+	if sourceExts[ext] {
+		// Source code and prose: a Go label over a tab-indented line is
+		// not a make rule, and documentation quotes recipes.
+		return ""
+	}
+	if strings.Contains(body, "\n\t") && recipeShape.MatchString(body) {
+		return recipeLines(body, "\t", "@-+")
+	}
+	trimmed := strings.TrimSpace(body)
+	if strings.HasPrefix(trimmed, "{") && strings.Contains(body, `"scripts"`) {
+		return scriptLines("package.json", body)
+	}
+	if strings.Contains(body, "run:") || strings.Contains(body, "script:") {
+		return yamlRuns(body)
 	}
 	return ""
 }
