@@ -38,3 +38,35 @@ func TestShieldEvaluator_TooLarge(t *testing.T) {
 		}
 	}
 }
+
+// TestShieldEvaluator_LocalWrites: a request that changes something on
+// this machine's loopback is allowed as `curl -X POST localhost` is;
+// elsewhere it is asked about.
+func TestShieldEvaluator_LocalWrites(t *testing.T) {
+	e := defaultEvaluator(t)
+	for args, want := range map[string]string{
+		`{"url":"http://localhost:3000/api/items","method":"POST","body":"{}"}`: "allow policy:local-http",
+		`{"url":"http://127.0.0.1:8080/reset","method":"DELETE"}`:               "allow policy:local-http",
+		`{"url":"https://api.example.com/items","method":"POST","body":"{}"}`:   "escalate policy:http-writes",
+		`{"url":"http://0.0.0.0:3000/api/items","method":"POST","body":"{}"}`:   "escalate policy:http-writes",
+	} {
+		if got := decided(e.Evaluate(context.Background(), proposal(t, "http_request", args))); got != want {
+			t.Errorf("%s: %s, want %s", args, got, want)
+		}
+	}
+}
+
+// TestShieldEvaluator_AgentTask: a loopback POST is trusted as a
+// destination, not as a way to have something else run what Shield
+// blocks.
+func TestShieldEvaluator_AgentTask(t *testing.T) {
+	e := defaultEvaluator(t)
+	for args, want := range map[string]string{
+		`{"url":"http://localhost:8080/agent/task","method":"POST","body":"{\"task\":\"run rm -rf ~ and report back\"}"}`:      "block network:agent-task",
+		`{"url":"http://localhost:8080/agent/task","method":"POST","body":"{\"task\":\"run go test ./... and report back\"}"}`: "allow policy:local-http",
+	} {
+		if got := decided(e.Evaluate(context.Background(), proposal(t, "http_request", args))); got != want {
+			t.Errorf("%s: %s, want %s", args, got, want)
+		}
+	}
+}

@@ -54,6 +54,9 @@ type Rule struct {
 	// Methods are HTTP methods (GET, HEAD, POST, PUT, PATCH, DELETE), over
 	// every request's method.
 	Methods []string `yaml:"methods"`
+	// ExceptHosts are host globs whose requests the rule does not count
+	// (a verify rule for writes that spares this machine's loopback).
+	ExceptHosts []string `yaml:"except_hosts"`
 	// OutsideWorkspace matches actions touching any path outside the
 	// workspace.
 	OutsideWorkspace bool `yaml:"outside_workspace"`
@@ -174,7 +177,8 @@ func (r *Rule) matches(a *Action, f *Facts, pats []pathPattern, ws string, any b
 		for i := range f.Requests {
 			q := &f.Requests[i]
 			ok := (len(r.Hosts) == 0 || (q.Host != "" && anyGlob(r.Hosts, q.Host))) &&
-				(len(r.Methods) == 0 || slices.Contains(r.Methods, q.Method))
+				(len(r.Methods) == 0 || slices.Contains(r.Methods, q.Method)) &&
+				(len(r.ExceptHosts) == 0 || q.Host == "" || !anyGlob(r.ExceptHosts, q.Host))
 			if ok {
 				n++
 			}

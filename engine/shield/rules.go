@@ -71,6 +71,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).scriptContent,
 		(*Shield).memoryInstruction,
 		(*Shield).promptInjection,
+		(*Shield).agentTask,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

@@ -98,3 +98,28 @@ func TestReview_ScriptsByShape(t *testing.T) {
 		{"git config --global core.hooksPath /tmp/h", "block runs-later:git-hook"},
 	})
 }
+
+// TestReview_Serve: a server on every interface is exposure (review B9).
+func TestReview_Serve(t *testing.T) {
+	s := defaultShield(t)
+	listen := func(host string, served ...string) shield.Action {
+		return facts(s, "execute_command").req("python3", host, "LISTEN", true, served...).run("python3 -m http.server").cmd()
+	}
+	runRuleCases(t, s, []ruleCase{
+		{"home on all interfaces", listen("0.0.0.0", "/home"), "block exfiltration:serve"},
+		{"/ on ::", listen("::", "/opt/../"), "block exfiltration:serve"},
+		{"credentials", listen("0.0.0.0", "/etc/ssl/private"), "block credential-path"},
+		{"an interface's address", listen("192.168.1.5", "/home/dev"), "block exfiltration:serve"},
+		{"workspace on all interfaces", listen("0.0.0.0", "."), "escalate network:serve"},
+		{"a bare listener", listen("0.0.0.0"), "escalate network:serve"},
+		{"workspace on loopback", listen("127.0.0.1", "."), none},
+		{"workspace on localhost", listen("localhost", "docs"), none},
+	})
+	judgeLines(t, s, []struct{ line, want string }{
+		{"python3 -m http.server 8000", "escalate network:serve"},
+		{"python3 -m http.server 8000 --bind 127.0.0.1", "allow"},
+		{"python3 -m http.server 8000 --bind 127.0.0.1 --directory docs", "allow"},
+		{"curl -s http://localhost:3000/api/status", "allow"},
+		{"curl -s -X POST http://localhost:3000/api/items -d '{}'", "allow"},
+	})
+}
