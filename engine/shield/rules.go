@@ -233,10 +233,18 @@ func isTemplate(base string) bool {
 	return false
 }
 
+// envSource reports whether base is source code named after the
+// environment (".env.ts", ".env.d.ts", ".env.go": a module that reads
+// it), not an env file: spared by the env patterns as templates are.
+func envSource(base string) bool {
+	return strings.HasPrefix(base, ".env.") && sourceExts[path.Ext(base)]
+}
+
 // credential returns the credential pattern r could touch, or "".
 func (s *Shield) credential(r *Ref) string {
 	segs := splitPath(r.Path)
-	template := isTemplate(segs[len(segs)-1])
+	base := segs[len(segs)-1]
+	template := isTemplate(base) || envSource(base)
 	found := ""
 	s.rules.credIx.each(segs, func(i int) bool {
 		c := &s.rules.creds[i]

@@ -152,6 +152,13 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 			if r.Tree {
 				what = "everything under " + r.Path
 			}
+			if !r.Tree && !r.Glob && credentialDir(g, r.Path) {
+				// The directory itself, not what is in it: a listing
+				// (ls ~/.ssh) shows names, a plain read of a directory
+				// fails. Asked about: names are reconnaissance.
+				j.escalate("credential-path", "%s lists %s, a directory of credentials (%s)", by(r), r.Path, g)
+				continue
+			}
 			j.block("credential-path", "%s reads %s, which holds credentials (%s)", by(r), what, g)
 			return
 		}
@@ -182,6 +189,37 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 	}
+}
+
+// credentialDir reports whether the credential glob g ("~/.ssh/**")
+// matched p as the directory it is about rather than something in it.
+func credentialDir(g, p string) bool {
+	d, ok := strings.CutSuffix(g, "/**")
+	return ok && !hasMeta(d) && path.Base(d) == path.Base(p)
+}
+
+// cacheDirs hold what tools download or build again on demand: deleting
+// beneath them outside the workspace is asked about, not blocked.
+var cacheDirs = []string{"~/.cache", "~/go/pkg/mod", "~/.npm", "~/.pnpm-store", "~/.yarn/cache", "~/.cargo/registry", "~/.cargo/git",
+	"~/.m2/repository", "~/.gradle/caches", "~/Library/Caches", "~/.nuget/packages", "~/.rustup/downloads"}
+
+// cache reports whether p is beneath a cache directory, or beneath (not
+// at) a scratch directory but not beside the workspace.
+func (s *Shield) cache(p string) bool {
+	for _, d := range cacheDirs {
+		if s.cfg.Home != "" && within(p, s.cfg.Home+d[1:]) {
+			return true
+		}
+	}
+	if within(p, path.Dir(s.cfg.Workspace)) {
+		return false // a sibling of the workspace is a project, not scratch
+	}
+	for _, d := range scratchDirs {
+		if p != d && within(p, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // destructive is `destructive:*`: deleting outside the workspace, the
@@ -215,6 +253,11 @@ func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
 			j.block("destructive:delete-workspace", "%s deletes %s, which holds the workspace", by(r), r.Path)
 			return
 		}
+		if r.By == "git" && r.Path == ws && r.Tree {
+			// git clean: the untracked files beneath, never the
+			// workspace or its history (tier -1 judges .opx).
+			continue
+		}
 		rs := splitPath(r.Path)
 		if r.Path == ws || r.Glob && overlap(rs, splitPath(ws)) {
 			j.block("destructive:delete-workspace", "%s deletes the whole workspace (%s)", by(r), r.Path)
@@ -229,6 +272,10 @@ func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
 			p = globPrefix(p)
 		}
 		if s.inWorkspace(p) || !r.Tree && !r.Glob && s.scratch(r.Path) {
+			continue
+		}
+		if s.cache(p) {
+			j.escalate("destructive:delete-outside", "%s deletes %s, a cache or scratch directory outside the workspace", by(r), r.Path)
 			continue
 		}
 		j.block("destructive:delete-outside", "%s deletes %s, outside the workspace", by(r), r.Path)

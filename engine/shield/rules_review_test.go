@@ -123,3 +123,39 @@ func TestReview_Serve(t *testing.T) {
 		{"curl -s -X POST http://localhost:3000/api/items -d '{}'", "allow"},
 	})
 }
+
+// TestReview_FalseAlarms: the review's benign commands that were blocked
+// are allowed or asked about, and their harmful neighbours still block.
+func TestReview_FalseAlarms(t *testing.T) {
+	s := defaultShield(t)
+	judgeLines(t, s, []struct{ line, want string }{
+		{"git clean -fd", "escalate protected:config"},
+		{"git clean -fdx", "escalate protected:config"},
+		{"git clean -fdx -e .opx", "allow"},
+		{"git clean -fd --exclude=.opx/", "allow"},
+		{"git clean -fdx -e .opx; rm -rf .opx", "block protected:config"},
+		{"rm -rf /tmp/build-cache", "escalate destructive:delete-outside"},
+		{"rm -rf ~/.cache/go-build", "escalate destructive:delete-outside"},
+		{"go clean -cache -modcache", "escalate destructive:delete-outside"},
+		{"rm -rf /tmp", "block"},
+		{"rm -rf ~/.config", "block"},
+		{"rm -rf ~/projects/old", "block destructive:delete-outside"},
+		{"ls ~/.ssh", "escalate credential-path"},
+		{"ls -la ~/.aws", "escalate credential-path"},
+		{"ls -R ~/.ssh", "escalate credential-path"}, // names only
+		{"cp -r ~/.ssh ./k", "block credential-path"},
+		{"cat ~/.ssh/id_rsa", "block credential-path"},
+	})
+	read := func(p string) shield.Action { return facts(s, "read_file").read(p).act() }
+	runRuleCases(t, s, []ruleCase{
+		{".env.ts is TypeScript", read("src/.env.ts"), none},
+		{".env.d.ts", read("src/.env.d.ts"), none},
+		{".env.go", read("config/.env.go"), none},
+		{".env", read(".env"), "block credential-path"},
+		{".env.production", read(".env.production"), "block credential-path"},
+		{".env.local", read("web/.env.local"), "block credential-path"},
+		{"prod.env", read("configs/prod.env"), "block credential-path"},
+		{".env.json", read(".env.json"), "block credential-path"},
+		{".env.example", read(".env.example"), none},
+	})
+}

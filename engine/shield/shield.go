@@ -282,6 +282,16 @@ func (s *Shield) hardcoded(a *Action, f *Facts) (Verdict, bool) {
 					treeAt, above := reaches(r, ro)
 					at = treeAt || above
 				}
+				if at && k.verb == "deletes" && r.By == "git" && !direct.Glob && r.Path != ro && !within(r.Path, ro) {
+					// git clean deletes untracked files beneath the
+					// directory it names: .opx among them unless it is
+					// ignored (and -x not given) or excluded with -e,
+					// which Shield cannot see but in the line.
+					if gitCleanExcludes(f, path.Base(ro)) {
+						continue
+					}
+					return Verdict{Escalate, 3, "protected:config", fmt.Sprintf("git deletes untracked files under %s, which may include opx's configuration (%s) unless it is excluded (git clean -e %s)", r.Path, ro, path.Base(ro))}, true
+				}
 				if at {
 					return Verdict{Block, -1, "protected:config", fmt.Sprintf("%s %s %s: opx's configuration (%s) is not for tools to %s", by(r), k.verb, r.Path, ro, strings.TrimSuffix(k.verb, "s"))}, true
 				}
@@ -301,6 +311,39 @@ func (s *Shield) hardcoded(a *Action, f *Facts) (Verdict, bool) {
 		}
 	}
 	return Verdict{}, false
+}
+
+// gitCleanExcludes reports whether every git clean the facts run
+// excludes name (-e NAME, -eNAME, --exclude=NAME, with or without a
+// trailing slash or a leading "/").
+func gitCleanExcludes(f *Facts, name string) bool {
+	cleans := 0
+	for i := range f.Runs {
+		argv := f.Runs[i].Argv
+		if f.Runs[i].Name != "git" || !slices.Contains(argv, "clean") {
+			continue
+		}
+		cleans++
+		ok := false
+		for k, a := range argv {
+			v := ""
+			switch {
+			case (a == "-e" || a == "--exclude") && k+1 < len(argv):
+				v = argv[k+1]
+			case strings.HasPrefix(a, "--exclude="):
+				v = a[len("--exclude="):]
+			case strings.HasPrefix(a, "-e") && len(a) > 2 && !strings.HasPrefix(a, "--"):
+				v = a[2:]
+			}
+			if strings.Trim(v, "/") == name {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return cleans > 0
 }
 
 // by names who touches r, for reasons.
