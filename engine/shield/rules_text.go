@@ -178,6 +178,13 @@ func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 		body := clip(t.Body, maxTextJudged)
 		m, over := find(injection, body, asciiLower(body))
 		if m != "" {
+			if p, ok := strings.CutPrefix(t.Source, "content:"); ok && docFile(p) && quotedIn(body, m) {
+				// Documentation about prompt injection quotes it (in
+				// quotes, backticks or a code block); a human tells a
+				// lesson from a plant. Unquoted, it addresses agents.
+				j.escalate("prompt-injection", "the %s, documentation, quotes instructions aimed at an AI agent: %s", textName(t.Source), quote(m))
+				continue
+			}
 			j.block("prompt-injection", "the %s carries instructions aimed at an AI agent: %s", textName(t.Source), quote(m))
 			return
 		}
@@ -195,6 +202,30 @@ func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 	} else if over {
 		j.escalate("input:too-large-to-judge", "the command has more text that could hold instructions to an agent than Shield searches")
 	}
+}
+
+// quotedIn reports whether the match m in body is quoted: opened by a
+// quote or backtick just before it, or inside a fenced code block.
+func quotedIn(body, m string) bool {
+	i := strings.Index(body, m)
+	if i < 0 {
+		return false
+	}
+	if i > 0 && strings.ContainsRune("\"'`“‘", rune(body[i-1])) || strings.HasSuffix(body[:i], "“") {
+		return true
+	}
+	return strings.Count(body[:i], "```")%2 == 1
+}
+
+// docFile reports whether p is prose in a documentation directory (not
+// instructions for agents, which are obeyed, not read).
+func docFile(p string) bool {
+	switch path.Ext(p) {
+	case ".md", ".rst", ".adoc", ".txt":
+	default:
+		return false
+	}
+	return !agentFiles[path.Base(p)] && (strings.Contains(p, "/docs/") || strings.Contains(p, "/doc/"))
 }
 
 // memoryInstruction is `memory:instruction`: a memory note that
@@ -341,6 +372,11 @@ func (s *Shield) scriptContent(_ *Action, f *Facts, j *judgement) {
 			keep = func(rule string) bool { return rule != "credential-path" }
 		}
 		v, ok, inner := s.judgeLine(line, keep)
+		if ok && v.Rule == "destructive:system-write" {
+			// An install target or script writing /usr/local/bin runs
+			// when someone installs: asked about, not refused.
+			v.Decision = Escalate
+		}
 		if ok && strings.HasPrefix(v.Rule, "exfiltration:") && v.Rule != "exfiltration:secret" && !s.sendsSecrets(&inner) {
 			// Code that calls an API or uploads a build is what scripts
 			// and programs are for: asked about in a script (its run is
