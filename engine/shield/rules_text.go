@@ -78,7 +78,7 @@ var (
 	// memoryExfil is a note that tells a later agent to handle secrets.
 	memoryExfil = []textRule{
 		tr("always|every time|whenever|each time|from now on|in every",
-			`(?i)\b(?:always|every time|whenever|each time|from now on|in every)\b[^.\n]{0,60}?\b(?:include|send|read|attach|upload|post|cat|copy|print|paste|append|forward|share)\b[^.\n]{0,80}?(?:credential|secret|token|password|passwd|api[_ -]?key|private key|\.ssh|\.aws|\.env\b|id_rsa|id_ed25519|\.npmrc|\.netrc|kubeconfig|/etc/shadow|git-credentials|\.pem\b)`),
+			`(?i)\b(?:always|every time|whenever|each time|from now on|in every)\b[^.\n]{0,60}?\b(?:include|send|read|attach|upload|post|cat|copy|print|paste|append|forward|share)\b[^.\n]{0,80}?(?:`+secretWordsRe("[_ -]?", false)+`|`+credentialNamesRe()+`)`),
 	}
 	// memoryDirective is a note that instructs rather than records.
 	memoryDirective = []textRule{
