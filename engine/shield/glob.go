@@ -78,6 +78,10 @@ func hasMeta(s string) bool {
 // is unspecified in POSIX whether "[.]x" matches ".x"), so the shell's
 // dot rule must not rule that out.
 func shellSeg(s string) (out string, lead bool) {
+	if rest, ok := strings.CutPrefix(s, dotMatch); ok {
+		out, _ = shellSeg(rest)
+		return out, true
+	}
 	if !strings.ContainsAny(s, "[(\\") {
 		return s, false
 	}
@@ -121,6 +125,30 @@ func shellSeg(s string) (out string, lead bool) {
 		}
 	}
 	return b.String(), lead
+}
+
+// dotMatch begins a glob segment that may match a leading dot although
+// it does not start with one: the line turned on bash's dotglob (or set
+// GLOBIGNORE), so "*" matches ".ssh" (see dotGlob).
+const dotMatch = "\x01"
+
+// dotGlob rewrites a glob Ref for a line with dotglob on: every segment
+// may match dot names, and "**" descends into dot directories.
+func dotGlob(r Ref) Ref {
+	if !r.Glob {
+		return r
+	}
+	segs := strings.Split(r.Path, "/")
+	for i, sg := range segs {
+		switch {
+		case sg == "**":
+			segs[i] = beneath
+		case hasMeta(sg) && !strings.HasPrefix(sg, "."):
+			segs[i] = dotMatch + sg
+		}
+	}
+	r.Path = strings.Join(segs, "/")
+	return r
 }
 
 // bracketEnd returns the index of the "]" closing the bash bracket

@@ -43,6 +43,11 @@ func TestReview_GlobBrackets(t *testing.T) {
 		{"cat /etc/sh[]a]dow", "block credential-path"},
 		{"cat ~/[.]ssh/id_rsa", "block credential-path"},
 		{"cat ~/.a[w]s/credentials", "block credential-path"},
+		// dotglob: * and ** match dot names.
+		{"shopt -s dotglob; cat ~/*/credentials", "block credential-path"},
+		{"GLOBIGNORE=x; cat ~/*/id_rsa", "block credential-path"},
+		{"shopt -s dotglob; cat ~/.local/state/*/*/ledger.db", "block protected:state"},
+		{"cat ~/*/credentials", "allow"},
 		// Benign neighbours: brackets that cannot reach any of these.
 		{"ls src/[a-z]*.go", "allow"},
 		{"cat docs/[!_]*.md", "allow"},

@@ -200,6 +200,13 @@ func (s *Shield) facts(a *Action) Facts {
 		f.Execs = append(f.Execs, c.Execs...)
 		f.Unknown = append(f.Unknown, c.Unknown...)
 	}
+	if dotglobOn(a, &f) {
+		for _, refs := range [][]Ref{f.Reads, f.Writes, f.Deletes} {
+			for i := range refs {
+				refs[i] = dotGlob(refs[i])
+			}
+		}
+	}
 	// Paths named in interpreter payloads and decoded data are judged as
 	// reads: `python3 -c "open('/etc/shadow')"` reads /etc/shadow.
 	for _, t := range f.Texts {
@@ -217,6 +224,23 @@ func (s *Shield) facts(a *Action) Facts {
 		}
 	}
 	return f
+}
+
+// dotglobOn reports whether the action's line may make globs match dot
+// names: `shopt -s dotglob` (or any shopt naming it), or GLOBIGNORE set.
+func dotglobOn(a *Action, f *Facts) bool {
+	if a.Command == "" {
+		return false
+	}
+	if strings.Contains(a.Command, "GLOBIGNORE") {
+		return true
+	}
+	for i := range f.Runs {
+		if f.Runs[i].Name == "shopt" && slices.Contains(f.Runs[i].Argv, "dotglob") {
+			return true
+		}
+	}
+	return strings.Contains(a.Command, "dotglob")
 }
 
 // safeCommandFacts is CommandFacts that cannot take Shield down: a panic
