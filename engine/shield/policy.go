@@ -129,7 +129,7 @@ func ParsePolicy(b []byte) (*Policy, error) {
 				}
 				r.commands = append(r.commands, re)
 			}
-			for _, g := range append(append(append([]string{}, r.Tools...), r.Hosts...), r.Paths...) {
+			for _, g := range slices.Concat(r.Tools, r.Hosts, r.ExceptHosts, r.Paths) {
 				if _, err := path.Match(g, ""); err != nil {
 					return nil, fmt.Errorf("%w: rule %q: pattern %q: %v", ErrPolicy, r.Name, g, err)
 				}
