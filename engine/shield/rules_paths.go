@@ -541,11 +541,36 @@ func (s *Shield) scriptReplaced(f *Facts, j *judgement) {
 				break
 			}
 		}
-		if !seen {
+		if !seen && !fromSameKind(f, r) {
 			j.escalate("runs-later:script-replaced", "%s writes %s, which is run later by its name, with content Shield cannot see", by(r), r.Path)
 			return
 		}
 	}
+}
+
+// fromSameKind reports whether w's content comes from files of its own
+// kind (mv build.sh scripts/build.sh, a Makefile moved to a subdirectory):
+// the program writing w reads something, and all it reads are scripts
+// of w's kind, which were judged as such when written.
+func fromSameKind(f *Facts, w *Ref) bool {
+	kind := func(p string) string {
+		if e := path.Ext(p); e != "" {
+			return e
+		}
+		return path.Base(p)
+	}
+	n := 0
+	for i := range f.Reads {
+		r := &f.Reads[i]
+		if r.By != w.By {
+			continue
+		}
+		if r.Glob || !runByName(r.Path) || kind(r.Path) != kind(w.Path) {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 // metaWriters change a file's metadata (mode, owner, times), not what it

