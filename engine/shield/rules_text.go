@@ -30,6 +30,9 @@ var (
 	}
 )
 
+// jenkinsQuotes open jenkinsSh's first two (triple-quoted) forms.
+var jenkinsQuotes = [2]string{"'''", `"""`}
+
 // maxTextJudged bounds the text of one Text that rules search and parse.
 const maxTextJudged = 256 << 10
 
@@ -439,7 +442,10 @@ func scriptLines(p, body string) string {
 		return dockerRuns(body)
 	case base == "Jenkinsfile":
 		var b strings.Builder
-		for _, re := range jenkinsSh {
+		for i, re := range jenkinsSh {
+			if i < 2 && !strings.Contains(body, jenkinsQuotes[i]) {
+				continue // a triple-quoted step needs its quotes: spares a search of the whole text
+			}
 			for _, m := range re.FindAllStringSubmatch(body, 256) {
 				b.WriteString(m[1])
 				b.WriteByte('\n')
