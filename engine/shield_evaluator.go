@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"path"
 	"strings"
@@ -22,6 +23,9 @@ func (e ShieldEvaluator) PolicyHash() ledger.Hash { return e.S.PolicyHash() }
 // facts Shield judges (what the call reads, writes, deletes, reaches and
 // carries; a command line is Shield's to read) and asks Shield.
 func (e ShieldEvaluator) Evaluate(ctx context.Context, p Proposal) []Verdict {
+	if why, ok := tooLarge(p); ok {
+		return []Verdict{{Decision: shield.Block, Tier: -1, Rule: "input:too-large", Reason: why}}
+	}
 	a := e.Action(p)
 	vs := e.S.Evaluate(ctx, a)
 	out := make([]Verdict, len(vs))
@@ -159,6 +163,46 @@ func (e ShieldEvaluator) Action(p Proposal) shield.Action {
 		}
 	}
 	return a
+}
+
+// argCaps are the executors' own caps on a tool's large arguments: an
+// argument over its cap is refused by the executor anyway, so Shield
+// refuses it first, before reading it (judging megabytes of text costs
+// time no proposal should be able to buy).
+var argCaps = map[string]map[string]int{
+	"execute_command": {"command": executor.MaxCommandBytes},
+	"memory_append":   {"text": executor.MaxMemoryAppend},
+	"write_file":      {"content": executor.MaxWriteBytes},
+	"edit_file":       {"new": executor.MaxWriteBytes, "old": executor.MaxWriteBytes},
+	"http_request":    {"body": executor.MaxHTTPRequestBody},
+	"git_commit":      {"message": executor.MaxCommitMessage},
+}
+
+// tooLarge reports whether one of p's arguments is over the executor's
+// cap for it. Arguments are only decoded when the whole of them is over
+// the smallest cap (JSON only grows a string).
+func tooLarge(p Proposal) (string, bool) {
+	caps, ok := argCaps[p.Tool]
+	if !ok {
+		return "", false
+	}
+	least := -1
+	for _, n := range caps {
+		if least < 0 || n < least {
+			least = n
+		}
+	}
+	if len(p.Args) <= least {
+		return "", false
+	}
+	var args map[string]any
+	_ = json.Unmarshal(p.Args, &args)
+	for k, n := range caps {
+		if s, _ := args[k].(string); len(s) > n {
+			return fmt.Sprintf("%s's %s is %d bytes, over the %d the tool accepts: refused before it is judged", p.Tool, k, len(s), n), true
+		}
+	}
+	return "", false
 }
 
 // knownTools are the tools whose arguments Action reads by name.

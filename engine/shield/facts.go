@@ -2,9 +2,11 @@ package shield
 
 // Facts are what an action does, as the tiers judge it: derived from a
 // tool's arguments (engine.ShieldEvaluator), or from every simple command
-// of a parsed shell line (Shield.CommandFacts). Every path is absolute and
-// cleaned (ResolvePath), so the rules never see "~", ".." or a relative
-// path.
+// of a parsed shell line (Shield.CommandFacts). The contract: every path
+// is absolute and cleaned by the one resolver, Shield.ResolvePath, for a
+// tool's arguments and a command's words alike, so the rules never see
+// "~", "..", an alias of another path, or a relative one; a path that
+// cannot be resolved is not a Ref but an Unknown.
 type Facts struct {
 	Reads    []Ref
 	Writes   []Ref // created, changed, truncated, moved to, permissions changed

@@ -62,8 +62,142 @@ func splitPath(p string) []string {
 	return out
 }
 
-// hasMeta reports whether a segment holds a glob metacharacter.
-func hasMeta(s string) bool { return strings.ContainsAny(s, `*?[\`) }
+// hasMeta reports whether a segment holds a glob metacharacter (an
+// extglob group "@(...)", "!(...)", "+(...)" included).
+func hasMeta(s string) bool {
+	return strings.ContainsAny(s, `*?[\`) || strings.Contains(s, "@(") || strings.Contains(s, "!(") || strings.Contains(s, "+(")
+}
+
+// shellSeg translates one segment of a shell glob (bash syntax) into the
+// path.Match syntax the overlap checks read, over-approximating: a
+// bracket expression ("[!x]", "[^x]", "[[:alpha:]]", "[a-z]") becomes
+// "?" (any one character) and an extglob group ("@(a|b)", "!(x)", ...)
+// becomes "*"; an unterminated "[" is a literal one. lead says the
+// segment could match a name starting with "." although it does not
+// start with one (a bracket expression, an escape or a group first: it
+// is unspecified in POSIX whether "[.]x" matches ".x"), so the shell's
+// dot rule must not rule that out.
+func shellSeg(s string) (out string, lead bool) {
+	if rest, ok := strings.CutPrefix(s, dotMatch); ok {
+		out, _ = shellSeg(rest)
+		return out, true
+	}
+	if !strings.ContainsAny(s, "[(\\") {
+		return s, false
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\':
+			if i == 0 {
+				lead = true
+			}
+			b.WriteByte(c)
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i])
+			}
+		case c == '[':
+			j := bracketEnd(s, i)
+			if j < 0 {
+				b.WriteString(`\[`)
+				continue
+			}
+			if i == 0 {
+				lead = true
+			}
+			b.WriteByte('?')
+			i = j
+		case strings.IndexByte("@!+*?", c) >= 0 && i+1 < len(s) && s[i+1] == '(':
+			j := groupEnd(s, i+1)
+			if j < 0 {
+				b.WriteByte(c)
+				continue
+			}
+			if i == 0 {
+				lead = true
+			}
+			b.WriteByte('*')
+			i = j
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), lead
+}
+
+// dotMatch begins a glob segment that may match a leading dot although
+// it does not start with one: the line turned on bash's dotglob (or set
+// GLOBIGNORE), so "*" matches ".ssh" (see dotGlob).
+const dotMatch = "\x01"
+
+// dotGlob rewrites a glob Ref for a line with dotglob on: every segment
+// may match dot names, and "**" descends into dot directories.
+func dotGlob(r Ref) Ref {
+	if !r.Glob {
+		return r
+	}
+	segs := strings.Split(r.Path, "/")
+	for i, sg := range segs {
+		switch {
+		case sg == "**":
+			segs[i] = beneath
+		case hasMeta(sg) && !strings.HasPrefix(sg, "."):
+			segs[i] = dotMatch + sg
+		}
+	}
+	r.Path = strings.Join(segs, "/")
+	return r
+}
+
+// bracketEnd returns the index of the "]" closing the bash bracket
+// expression opened at s[i], or -1: a leading "!" or "^" negates, a "]"
+// first is a member, and "[:class:]", "[=c=]", "[.c.]" are members.
+func bracketEnd(s string, i int) int {
+	j := i + 1
+	if j < len(s) && (s[j] == '!' || s[j] == '^') {
+		j++
+	}
+	if j < len(s) && s[j] == ']' {
+		j++
+	}
+	for j < len(s) {
+		switch {
+		case s[j] == '[' && j+1 < len(s) && strings.IndexByte(":=.", s[j+1]) >= 0:
+			if k := strings.Index(s[j+2:], string(s[j+1])+"]"); k >= 0 {
+				j += 2 + k + 2
+				continue
+			}
+		case s[j] == '\\':
+			j++
+		case s[j] == ']':
+			return j
+		}
+		j++
+	}
+	return -1
+}
+
+// groupEnd returns the index of the ")" closing the group opened at
+// s[i], or -1.
+func groupEnd(s string, i int) int {
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
 
 // literalAffixes returns the literal text of a segment before its first
 // metacharacter and after its last.
@@ -81,6 +215,7 @@ func literalAffixes(s string) (prefix, suffix string) {
 // never matches a name that does (sh without dotglob), so "~/*" does not
 // reach ~/.ssh.
 func segOverlap(ref, rule string) bool {
+	ref, lead := shellSeg(ref)
 	rm, pm := hasMeta(ref), hasMeta(rule)
 	switch {
 	case !rm && !pm:
@@ -88,7 +223,7 @@ func segOverlap(ref, rule string) bool {
 	case !rm:
 		ok, err := path.Match(rule, ref)
 		return ok || err != nil
-	case strings.HasPrefix(rule, ".") && !strings.HasPrefix(ref, "."):
+	case strings.HasPrefix(rule, ".") && !strings.HasPrefix(ref, ".") && !lead:
 		return false
 	case !pm:
 		ok, err := path.Match(ref, rule)
@@ -186,6 +321,7 @@ type pathPattern struct {
 // not merely by leaving them open ("*.go" could be called "id_rsa.go",
 // but it names Go files).
 func (pp *pathPattern) namedBy(g string) bool {
+	g, _ = shellSeg(g)
 	if !segOverlap(g, pp.base) {
 		return false
 	}
@@ -320,7 +456,8 @@ func (pp *pathPattern) matchSplit(r *Ref, segs []string) bool {
 		if !r.Glob {
 			return pp.matchBase(base)
 		}
-		return !pureWildcard(base) && pp.namedBy(base)
+		g, _ := shellSeg(base)
+		return !pureWildcard(g) && pp.namedBy(base)
 	}
 	if !r.Glob && pp.match(segs) {
 		return true

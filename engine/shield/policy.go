@@ -54,6 +54,9 @@ type Rule struct {
 	// Methods are HTTP methods (GET, HEAD, POST, PUT, PATCH, DELETE), over
 	// every request's method.
 	Methods []string `yaml:"methods"`
+	// ExceptHosts are host globs whose requests the rule does not count
+	// (a verify rule for writes that spares this machine's loopback).
+	ExceptHosts []string `yaml:"except_hosts"`
 	// OutsideWorkspace matches actions touching any path outside the
 	// workspace.
 	OutsideWorkspace bool `yaml:"outside_workspace"`
@@ -126,7 +129,7 @@ func ParsePolicy(b []byte) (*Policy, error) {
 				}
 				r.commands = append(r.commands, re)
 			}
-			for _, g := range append(append(append([]string{}, r.Tools...), r.Hosts...), r.Paths...) {
+			for _, g := range slices.Concat(r.Tools, r.Hosts, r.ExceptHosts, r.Paths) {
 				if _, err := path.Match(g, ""); err != nil {
 					return nil, fmt.Errorf("%w: rule %q: pattern %q: %v", ErrPolicy, r.Name, g, err)
 				}
@@ -174,7 +177,8 @@ func (r *Rule) matches(a *Action, f *Facts, pats []pathPattern, ws string, any b
 		for i := range f.Requests {
 			q := &f.Requests[i]
 			ok := (len(r.Hosts) == 0 || (q.Host != "" && anyGlob(r.Hosts, q.Host))) &&
-				(len(r.Methods) == 0 || slices.Contains(r.Methods, q.Method))
+				(len(r.Methods) == 0 || slices.Contains(r.Methods, q.Method)) &&
+				(len(r.ExceptHosts) == 0 || q.Host == "" || !anyGlob(r.ExceptHosts, q.Host))
 			if ok {
 				n++
 			}
@@ -188,8 +192,14 @@ func (r *Rule) matches(a *Action, f *Facts, pats []pathPattern, ws string, any b
 
 // matchRun reports whether one of r's command expressions matches run.
 func (r *Rule) matchRun(run *Run) bool {
+	line := run.Line
+	if len(line) > maxPolicyLine {
+		// Deny and verify rules see the prefix; allow rules never see
+		// a line this long (tier0 escalates it first).
+		line = line[:maxPolicyLine]
+	}
 	for _, re := range r.commands {
-		if re.MatchString(run.Line) || (run.Name != "" && re.MatchString(run.Name)) {
+		if re.MatchString(line) || (run.Name != "" && re.MatchString(run.Name)) {
 			return true
 		}
 	}
@@ -262,6 +272,11 @@ func (s *Shield) tier0(a *Action, f *Facts) Verdict {
 		}
 	}
 	runs := policyRuns(f.Runs)
+	for k := range runs {
+		if len(runs[k].Line) > maxPolicyLine {
+			return Verdict{Escalate, 3, "input:line-too-long", fmt.Sprintf("a simple command of %d bytes is longer than the %d the policy's command rules are matched against: it cannot be allowed by them", len(runs[k].Line), maxPolicyLine)}
+		}
+	}
 	if len(runs) > 0 {
 		var first *Rule
 		all := true
@@ -300,6 +315,11 @@ func (s *Shield) tier0(a *Action, f *Facts) Verdict {
 		return Verdict{Escalate, 3, "policy:default", "no rule matched; the policy's default asks a human"}
 	}
 }
+
+// maxPolicyLine bounds the text of one simple command the policy's
+// command expressions are matched against: the time a proposal takes in
+// tier 0 stays bounded whatever its length.
+const maxPolicyLine = 8 << 10
 
 // anyMatch reports whether a deny or verify rule matches: with commands,
 // when any program run matches (the raw line too, for a line whose

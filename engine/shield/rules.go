@@ -71,6 +71,8 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).scriptContent,
 		(*Shield).memoryInstruction,
 		(*Shield).promptInjection,
+		(*Shield).agentTask,
+		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}
 	for _, r := range rules {
@@ -94,6 +96,22 @@ func (s *Shield) judgeLine(line string, keep func(rule string) bool) (Verdict, b
 	j := judgement{inner: true, keep: keep}
 	s.runRules(&a, &f, &j)
 	return j.v, j.set, f
+}
+
+// tooLargeToJudge is `input:too-large-to-judge`: text longer than the
+// rules search (maxTextJudged) is judged by its beginning and asked
+// about, never cut silently and allowed: the end of a 4 MiB Makefile
+// runs as surely as its beginning.
+func (s *Shield) tooLargeToJudge(a *Action, f *Facts, j *judgement) {
+	for _, t := range f.Texts {
+		if len(t.Body) > maxTextJudged {
+			j.escalate("input:too-large-to-judge", "the %s is %d bytes, more than the %d Shield judges", textName(t.Source), len(t.Body), maxTextJudged)
+			return
+		}
+	}
+	if len(a.Command) > maxTextJudged {
+		j.escalate("input:too-large-to-judge", "the command is %d bytes, more than the %d Shield judges", len(a.Command), maxTextJudged)
+	}
 }
 
 // unknown escalates what cannot be understood: a line that does not
@@ -215,10 +233,18 @@ func isTemplate(base string) bool {
 	return false
 }
 
+// envSource reports whether base is source code named after the
+// environment (".env.ts", ".env.d.ts", ".env.go": a module that reads
+// it), not an env file: spared by the env patterns as templates are.
+func envSource(base string) bool {
+	return strings.HasPrefix(base, ".env.") && sourceExts[path.Ext(base)]
+}
+
 // credential returns the credential pattern r could touch, or "".
 func (s *Shield) credential(r *Ref) string {
 	segs := splitPath(r.Path)
-	template := isTemplate(segs[len(segs)-1])
+	base := segs[len(segs)-1]
+	template := isTemplate(base) || envSource(base)
 	found := ""
 	s.rules.credIx.each(segs, func(i int) bool {
 		c := &s.rules.creds[i]

@@ -31,13 +31,42 @@ func (s *Shield) hostAllowed(host string) bool {
 	return false
 }
 
-// localHost reports whether host is this machine (loopback).
+// localHost reports whether host is this machine's loopback ("localhost",
+// 127.0.0.0/8, ::1). An unspecified address (0.0.0.0, ::) is not: a
+// server bound to it listens on every interface.
 func localHost(host string) bool {
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return true
 	}
 	a, err := netip.ParseAddr(host)
-	return err == nil && (a.IsLoopback() || a.IsUnspecified())
+	return err == nil && a.IsLoopback()
+}
+
+// serves is `exfiltration:serve` and `network:serve`: a server listening
+// beyond the loopback (0.0.0.0, ::, an interface's address) hands what it
+// serves to anyone who can reach the machine. Serving home, /, a
+// directory holding either, or credentials blocks; serving the workspace
+// (or nothing named: nc -l) escalates. It reports whether q was judged.
+func (s *Shield) serves(q *Request, j *judgement) bool {
+	if q.Method != "LISTEN" || localHost(q.Host) {
+		return false
+	}
+	where := "every interface"
+	if a, err := netip.ParseAddr(q.Host); err != nil || !a.IsUnspecified() {
+		where = q.Host
+	}
+	for _, p := range q.Files {
+		if p == "/" || (s.cfg.Home != "" && within(s.cfg.Home, p)) || s.credential(&Ref{Path: p, Tree: true}) != "" {
+			j.block("exfiltration:serve", "%s serves %s on %s: it holds the user's files or credentials", q.By, p, where)
+			return true
+		}
+	}
+	what := "a server"
+	if len(q.Files) > 0 {
+		what = q.Files[0]
+	}
+	j.escalate("network:serve", "%s serves %s on %s, beyond this machine's loopback", q.By, what, where)
+	return true
 }
 
 // pipeToShell is `pipe-to-shell`: code fetched from the network and run
@@ -119,6 +148,12 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 		if slices.Contains(s.rules.hostsMeta, host) {
 			j.block("credential-metadata", "%s reaches %s, the cloud metadata endpoint that hands out the machine's credentials", q.By, host)
 			return
+		}
+		if s.serves(q, j) {
+			if j.blocked() {
+				return
+			}
+			continue
 		}
 		if host != "" && (s.hostAllowed(host) || localHost(host)) {
 			continue
@@ -228,4 +263,35 @@ func readsData(f *Facts) bool {
 		}
 	}
 	return false
+}
+
+// taskVerb is a request body's instruction to run something: a task
+// handed to another agent or a job runner on the other end.
+var taskVerb = regexp.MustCompile(`(?i)\b(?:run|execute|exec)\s*:?\s+([^"\n]{1,400})`)
+
+// agentTask is `network:agent-task`: a request body that tells its
+// receiver (a local agent, a job runner) to run what Shield would block
+// if the agent ran it itself: a request to this machine's loopback is
+// trusted as a destination, not as a way round the rules.
+func (s *Shield) agentTask(_ *Action, f *Facts, j *judgement) {
+	if j.inner {
+		return
+	}
+	for _, t := range f.Texts {
+		if t.Source != "body" {
+			continue
+		}
+		for _, m := range taskVerb.FindAllStringSubmatch(clip(t.Body, maxTextJudged), 16) {
+			line := m[1]
+			for _, sep := range []string{" and ", " then ", ". ", "; "} {
+				if i := strings.Index(line, sep); i > 0 {
+					line = line[:i]
+				}
+			}
+			if v, ok, _ := s.judgeLine(line, nil); ok && v.Decision == Block && v.Rule != "shell:unknown" {
+				j.block("network:agent-task", "the request body asks its receiver to run what Shield blocks: %s", v.Reason)
+				return
+			}
+		}
+	}
 }

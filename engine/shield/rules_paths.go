@@ -152,6 +152,13 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 			if r.Tree {
 				what = "everything under " + r.Path
 			}
+			if !r.Tree && !r.Glob && credentialDir(g, r.Path) {
+				// The directory itself, not what is in it: a listing
+				// (ls ~/.ssh) shows names, a plain read of a directory
+				// fails. Asked about: names are reconnaissance.
+				j.escalate("credential-path", "%s lists %s, a directory of credentials (%s)", by(r), r.Path, g)
+				continue
+			}
 			j.block("credential-path", "%s reads %s, which holds credentials (%s)", by(r), what, g)
 			return
 		}
@@ -182,6 +189,37 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 	}
+}
+
+// credentialDir reports whether the credential glob g ("~/.ssh/**")
+// matched p as the directory it is about rather than something in it.
+func credentialDir(g, p string) bool {
+	d, ok := strings.CutSuffix(g, "/**")
+	return ok && !hasMeta(d) && path.Base(d) == path.Base(p)
+}
+
+// cacheDirs hold what tools download or build again on demand: deleting
+// beneath them outside the workspace is asked about, not blocked.
+var cacheDirs = []string{"~/.cache", "~/go/pkg/mod", "~/.npm", "~/.pnpm-store", "~/.yarn/cache", "~/.cargo/registry", "~/.cargo/git",
+	"~/.m2/repository", "~/.gradle/caches", "~/Library/Caches", "~/.nuget/packages", "~/.rustup/downloads"}
+
+// cache reports whether p is beneath a cache directory, or beneath (not
+// at) a scratch directory but not beside the workspace.
+func (s *Shield) cache(p string) bool {
+	for _, d := range cacheDirs {
+		if s.cfg.Home != "" && within(p, s.cfg.Home+d[1:]) {
+			return true
+		}
+	}
+	if within(p, path.Dir(s.cfg.Workspace)) {
+		return false // a sibling of the workspace is a project, not scratch
+	}
+	for _, d := range scratchDirs {
+		if p != d && within(p, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // destructive is `destructive:*`: deleting outside the workspace, the
@@ -215,6 +253,11 @@ func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
 			j.block("destructive:delete-workspace", "%s deletes %s, which holds the workspace", by(r), r.Path)
 			return
 		}
+		if r.By == "git" && r.Path == ws && r.Tree {
+			// git clean: the untracked files beneath, never the
+			// workspace or its history (tier -1 judges .opx).
+			continue
+		}
 		rs := splitPath(r.Path)
 		if r.Path == ws || r.Glob && overlap(rs, splitPath(ws)) {
 			j.block("destructive:delete-workspace", "%s deletes the whole workspace (%s)", by(r), r.Path)
@@ -229,6 +272,10 @@ func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
 			p = globPrefix(p)
 		}
 		if s.inWorkspace(p) || !r.Tree && !r.Glob && s.scratch(r.Path) {
+			continue
+		}
+		if s.cache(p) {
+			j.escalate("destructive:delete-outside", "%s deletes %s, a cache or scratch directory outside the workspace", by(r), r.Path)
 			continue
 		}
 		j.block("destructive:delete-outside", "%s deletes %s, outside the workspace", by(r), r.Path)
@@ -430,7 +477,7 @@ func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
 			if !l.matchSplit(&direct, segs) {
 				return false
 			}
-			if r.By == "git" && strings.HasSuffix(l.src, ".git/config") {
+			if r.By == "git" && (strings.HasSuffix(l.src, ".git/config") || strings.HasSuffix(l.src, ".gitconfig") || strings.HasSuffix(l.src, "/git/config")) {
 				return false // git config: judged by the key it sets (below)
 			}
 			if l.ask && s.inWorkspace(r.Path) {
@@ -444,6 +491,7 @@ func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 	}
+	s.scriptReplaced(f, j)
 	for i := range f.Runs {
 		r := &f.Runs[i]
 		switch r.Name {
@@ -469,6 +517,88 @@ func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 	}
+}
+
+// scriptReplaced is `runs-later:script-replaced`: a file another program
+// runs later by its name (a Makefile, package.json, conftest.py, a shell
+// script, a Dockerfile, .envrc...) written with content Shield cannot
+// see: moved or copied there (move_file, mv, cp), downloaded, edited in
+// place. Written with its content in view it is judged by that content
+// (script-content); here nothing is known of what it would run.
+func (s *Shield) scriptReplaced(f *Facts, j *judgement) {
+	for i := range f.Writes {
+		r := &f.Writes[i]
+		if r.Glob || metaWriters[r.By] || !runByName(r.Path) {
+			continue
+		}
+		if r.By == "" && len(f.Runs) > 0 && !slices.ContainsFunc(f.Runs, func(x Run) bool { return !metaWriters[x.Name] }) {
+			continue
+		}
+		seen := false
+		for _, t := range f.Texts {
+			if t.Source == "content:"+r.Path {
+				seen = true
+				break
+			}
+		}
+		if !seen && !fromSameKind(f, r) {
+			j.escalate("runs-later:script-replaced", "%s writes %s, which is run later by its name, with content Shield cannot see", by(r), r.Path)
+			return
+		}
+	}
+}
+
+// fromSameKind reports whether w's content comes from files of its own
+// kind (mv build.sh scripts/build.sh, a Makefile moved to a subdirectory):
+// the program writing w reads something, and all it reads are scripts
+// of w's kind, which were judged as such when written.
+func fromSameKind(f *Facts, w *Ref) bool {
+	kind := func(p string) string {
+		if e := path.Ext(p); e != "" {
+			return e
+		}
+		return path.Base(p)
+	}
+	n := 0
+	for i := range f.Reads {
+		r := &f.Reads[i]
+		if r.By != w.By {
+			continue
+		}
+		if r.Glob || !runByName(r.Path) || kind(r.Path) != kind(w.Path) {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// metaWriters change a file's metadata (mode, owner, times), not what it
+// holds; touch creates an empty file at most.
+var metaWriters = map[string]bool{"chmod": true, "chown": true, "chgrp": true, "touch": true, "setfacl": true, "chattr": true}
+
+// runByName reports whether a file at p is run by a build tool, test
+// runner, package manager or shell by its name alone.
+func runByName(p string) bool {
+	base := path.Base(p)
+	switch base {
+	case "conftest.py", "setup.py", "noxfile.py", "fabfile.py", "sitecustomize.py", "usercustomize.py", "manage.py",
+		"gulpfile.js", "Gruntfile.js", "Rakefile", "Jenkinsfile", "Vagrantfile", "build.gradle", "build.gradle.kts", "settings.gradle",
+		"pom.xml", "build.rs", ".npmrc", ".yarnrc", ".yarnrc.yml", "Taskfile.yml", "magefile.go":
+		return true
+	}
+	if ciYAML(p) || agentFiles[base] || strings.HasSuffix(base, ".pth") {
+		return true
+	}
+	switch ext := path.Ext(base); {
+	case base == "Makefile" || base == "makefile" || base == "GNUmakefile" || ext == ".mk",
+		base == "justfile" || base == "Justfile" || base == ".justfile" || ext == ".just",
+		containerFile(p), base == "package.json", base == ".envrc", base == ".mcp.json",
+		ext == ".sh" || ext == ".bash" || ext == ".zsh" || ext == ".ksh" || ext == ".command",
+		strings.Contains(p, "/.husky/") || strings.Contains(p, "/.git/hooks/"):
+		return true
+	}
+	return false
 }
 
 // gitConfigKey returns the key a `git config` run sets when that key

@@ -23,7 +23,41 @@ var secretShapes = []struct {
 	{"an API key", regexp.MustCompile(`\bsk-(?:live-|proj-|ant-)?[A-Za-z0-9_-]{20,}`)},
 	{"a Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},
 	{"a password in a URL", regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://[^/\s:@'"]+:[^/\s@'"$]{3,}@`)},
-	{"a secret assignment", regexp.MustCompile(`\b[A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY)[A-Z0-9_]*["']?\s*[=:]\s*["']?[^\s"'$<{}]{6,}`)},
+	{"a secret assignment", regexp.MustCompile(`\b[A-Z0-9_]*(?:` + secretWordsRe("_?", true) + `)[A-Z0-9_]*["']?\s*[=:]\s*["']?[^\s"'$<{}]{6,}`)},
+}
+
+// secretWords are the words that name a secret: in a variable holding
+// one (PASSWORD=, API_KEY=: secretShapes) and in a note asking an agent
+// to handle one (memoryExfil, with credentialNames). Two-word names are
+// written with a space; sep is what may stand for it.
+var secretWords = []string{"password", "passwd", "secret", "token", "credential", "api key", "private key", "access key"}
+
+// secretWordsRe is secretWords as an alternation, with sep for the space
+// of a two-word name, in upper case when upper.
+func secretWordsRe(sep string, upper bool) string {
+	out := make([]string, len(secretWords))
+	for i, w := range secretWords {
+		if upper {
+			w = strings.ToUpper(w)
+		}
+		out[i] = strings.ReplaceAll(w, " ", sep)
+	}
+	return strings.Join(out, "|")
+}
+
+// credentialNames are the names of credential paths (credentialGlobs)
+// that a note mentions when it asks an agent to handle them (memoryExfil);
+// TestCredentialNames checks each is a credential path's.
+var credentialNames = []string{".ssh", ".aws", ".env", "id_rsa", "id_ed25519", ".npmrc", ".netrc", ".pypirc", "kubeconfig",
+	"/etc/shadow", ".git-credentials", ".pem", ".gnupg", ".vault-token", ".pgpass"}
+
+// credentialNamesRe is credentialNames as an alternation of whole names.
+func credentialNamesRe() string {
+	out := make([]string, len(credentialNames))
+	for i, n := range credentialNames {
+		out[i] = regexp.QuoteMeta(n) + `\b`
+	}
+	return strings.Join(out, "|")
 }
 
 // maxSecretScan bounds the text searched for secrets.

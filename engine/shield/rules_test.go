@@ -177,7 +177,7 @@ func TestRules_Credentials(t *testing.T) {
 	runRuleCases(t, s, []ruleCase{
 		{"ssh key", facts(s, "read_file").read("~/.ssh/id_rsa").act(), b},
 		{"authorized_keys", facts(s, "read_file").read("~/.ssh/authorized_keys").act(), b},
-		{"ssh dir listing", facts(s, "list_directory").read("~/.ssh").act(), b},
+		{"ssh dir listing", facts(s, "list_directory").read("~/.ssh").act(), "escalate credential-path"}, // names, not content (review)
 		{"ssh glob", facts(s, "").read("~/.ssh/*").run("cat ~/.ssh/*").cmd(), b},
 		{"ssh via ..", facts(s, "read_file").read("~/.ssh/../.ssh/id_rsa").act(), b},
 		{"aws via $HOME", facts(s, "read_file").read("$HOME/.aws/credentials").act(), b},
@@ -243,7 +243,7 @@ func TestRules_Destructive(t *testing.T) {
 		{"clear a log", facts(s, "").delTree("/var/log").run("find /var/log -delete").cmd(), "block destructive:history"},
 		{"truncate history", facts(s, "").write("~/.bash_history").run("truncate -s 0 ~/.bash_history").cmd(), "block destructive:history"},
 		{"history -c", facts(s, "").run("history -c").cmd(), "block destructive:history"},
-		{"rm a sibling in /tmp", facts(s, "").delTree("/tmp/x").run("rm -rf /tmp/x").cmd(), "block destructive:delete-outside"},
+		{"rm a sibling in /tmp", facts(s, "").delTree("/tmp/x").run("rm -rf /tmp/x").cmd(), "escalate destructive:delete-outside"}, // scratch: asked about (review)
 		{"rm -rf a sibling project", facts(s, "").delTree("~/projects/other").run("rm -rf ~/projects/other").cmd(), "block destructive:delete-outside"},
 		{"rm a file outside", facts(s, "").del("/opt/app/config").run("rm /opt/app/config").cmd(), "block destructive:delete-outside"},
 		{"rm the git history", facts(s, "").delTree(".git").run("rm -rf .git").cmd(), "block destructive:delete-workspace"},

@@ -30,8 +30,11 @@ var (
 	}
 )
 
+// jenkinsQuotes open jenkinsSh's first two (triple-quoted) forms.
+var jenkinsQuotes = [2]string{"'''", `"""`}
+
 // maxTextJudged bounds the text of one Text that rules search and parse.
-const maxTextJudged = 1 << 20
+const maxTextJudged = 256 << 10
 
 // textRule is a regular expression with the keywords one of which a
 // text must hold (in lower case) for it to be run: a cheap scan spares
@@ -78,7 +81,7 @@ var (
 	// memoryExfil is a note that tells a later agent to handle secrets.
 	memoryExfil = []textRule{
 		tr("always|every time|whenever|each time|from now on|in every",
-			`(?i)\b(?:always|every time|whenever|each time|from now on|in every)\b[^.\n]{0,60}?\b(?:include|send|read|attach|upload|post|cat|copy|print|paste|append|forward|share)\b[^.\n]{0,80}?(?:credential|secret|token|password|passwd|api[_ -]?key|private key|\.ssh|\.aws|\.env\b|id_rsa|id_ed25519|\.npmrc|\.netrc|kubeconfig|/etc/shadow|git-credentials|\.pem\b)`),
+			`(?i)\b(?:always|every time|whenever|each time|from now on|in every)\b[^.\n]{0,60}?\b(?:include|send|read|attach|upload|post|cat|copy|print|paste|append|forward|share)\b[^.\n]{0,80}?(?:`+secretWordsRe("[_ -]?", false)+`|`+credentialNamesRe()+`)`),
 	}
 	// memoryDirective is a note that instructs rather than records.
 	memoryDirective = []textRule{
@@ -94,45 +97,69 @@ var (
 // find returns the first match in text of a rule whose keywords it holds
 // (lower is text in lower case, byte for byte the same length), else "".
 // Each expression runs over a window around each keyword it needs (every
-// match is shorter than the window's margins), not over the whole text.
-func find(rules []textRule, text, lower string) string {
+// match is shorter than the window's margins), not over the whole text;
+// overlapping windows are searched once. Past maxScanned bytes searched
+// in all, over says the text could not be searched to its end (callers
+// escalate: input:too-large-to-judge).
+func find(rules []textRule, text, lower string) (m string, over bool) {
 	if len(lower) != len(text) {
 		lower = asciiLower(text)
 	}
+	budget := maxScanned
 	for i := range rules {
 		for _, w := range rules[i].words {
-			if m := findNear(rules[i].re, text, lower, w); m != "" {
-				return m
+			if m := findNear(rules[i].re, text, lower, w, &budget); m != "" {
+				return m, false
+			}
+			if budget < 0 {
+				return "", true
 			}
 		}
 	}
-	return ""
+	return "", false
 }
 
-// Window margins around a keyword, and how many windows are tried before
-// the whole text is searched at once.
+// Window margins around a keyword, and the bytes one find searches in
+// all (the expressions cost up to about a microsecond a byte).
 const (
 	windowBefore = 200
 	windowAfter  = 320
-	maxWindows   = 32
+	maxScanned   = 24 << 10
 )
 
-func findNear(re *regexp.Regexp, text, lower, word string) string {
-	from := 0
-	for n := 0; ; n++ {
-		k := strings.Index(lower[from:], word)
-		if k < 0 {
+// findNear searches the windows around each occurrence of word, windows
+// that overlap merged into one, charging the bytes searched to budget;
+// it stops when budget runs out.
+func findNear(re *regexp.Regexp, text, lower, word string, budget *int) string {
+	k := strings.Index(lower, word)
+	for k >= 0 {
+		lo, hi := max(0, k-windowBefore), min(len(text), k+len(word)+windowAfter)
+		// Grow the window while the next occurrence's overlaps it.
+		next := -1
+		for {
+			n := strings.Index(lower[k+len(word):], word)
+			if n < 0 {
+				break
+			}
+			n += k + len(word)
+			if n-windowBefore > hi {
+				next = n
+				break
+			}
+			k, hi = n, min(len(text), n+len(word)+windowAfter)
+			if hi-lo > *budget {
+				break
+			}
+		}
+		if *budget -= hi - lo; *budget < 0 {
 			return ""
 		}
-		k += from
-		if n == maxWindows {
-			return re.FindString(text[max(0, k-windowBefore):])
-		}
-		if m := re.FindString(text[max(0, k-windowBefore):min(len(text), k+len(word)+windowAfter)]); m != "" {
+		if m := re.FindString(text[lo:hi]); m != "" {
 			return m
 		}
-		from = k + len(word)
+		k = next
 	}
+	return ""
 }
 
 // asciiLower lower-cases ASCII letters only, so that offsets in the result
@@ -152,18 +179,56 @@ func asciiLower(s string) string {
 func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
 		body := clip(t.Body, maxTextJudged)
-		if m := find(injection, body, asciiLower(body)); m != "" {
+		m, over := find(injection, body, asciiLower(body))
+		if m != "" {
+			if p, ok := strings.CutPrefix(t.Source, "content:"); ok && docFile(p) && quotedIn(body, m) {
+				// Documentation about prompt injection quotes it (in
+				// quotes, backticks or a code block); a human tells a
+				// lesson from a plant. Unquoted, it addresses agents.
+				j.escalate("prompt-injection", "the %s, documentation, quotes instructions aimed at an AI agent: %s", textName(t.Source), quote(m))
+				continue
+			}
 			j.block("prompt-injection", "the %s carries instructions aimed at an AI agent: %s", textName(t.Source), quote(m))
 			return
+		}
+		if over {
+			j.escalate("input:too-large-to-judge", "the %s has more text that could hold instructions to an agent than Shield searches", textName(t.Source))
 		}
 	}
 	if j.inner {
 		return // the text holding the line was searched already
 	}
 	line := clip(a.Command, maxTextJudged)
-	if m := find(injection, line, asciiLower(line)); m != "" {
+	m, over := find(injection, line, asciiLower(line))
+	if m != "" {
 		j.block("prompt-injection", "the command carries instructions aimed at an AI agent: %s", quote(m))
+	} else if over {
+		j.escalate("input:too-large-to-judge", "the command has more text that could hold instructions to an agent than Shield searches")
 	}
+}
+
+// quotedIn reports whether the match m in body is quoted: opened by a
+// quote or backtick just before it, or inside a fenced code block.
+func quotedIn(body, m string) bool {
+	i := strings.Index(body, m)
+	if i < 0 {
+		return false
+	}
+	if i > 0 && strings.ContainsRune("\"'`“‘", rune(body[i-1])) || strings.HasSuffix(body[:i], "“") {
+		return true
+	}
+	return strings.Count(body[:i], "```")%2 == 1
+}
+
+// docFile reports whether p is prose in a documentation directory (not
+// instructions for agents, which are obeyed, not read).
+func docFile(p string) bool {
+	switch path.Ext(p) {
+	case ".md", ".rst", ".adoc", ".txt":
+	default:
+		return false
+	}
+	return !agentFiles[path.Base(p)] && (strings.Contains(p, "/docs/") || strings.Contains(p, "/doc/"))
 }
 
 // memoryInstruction is `memory:instruction`: a memory note that
@@ -191,9 +256,13 @@ func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 		body := clip(t.Body, maxTextJudged)
 		lower := asciiLower(body)
 		for _, rules := range res {
-			if m := find(rules, body, lower); m != "" {
+			m, over := find(rules, body, lower)
+			if m != "" {
 				j.block("memory:instruction", "%s instructs a later agent rather than records: %s", what, quote(m))
 				return
+			}
+			if over {
+				j.escalate("input:too-large-to-judge", "%s has more text that could instruct a later agent than Shield searches", what)
 			}
 		}
 		if t.Source != "memory" && what != "the memory file" {
@@ -306,6 +375,11 @@ func (s *Shield) scriptContent(_ *Action, f *Facts, j *judgement) {
 			keep = func(rule string) bool { return rule != "credential-path" }
 		}
 		v, ok, inner := s.judgeLine(line, keep)
+		if ok && v.Rule == "destructive:system-write" {
+			// An install target or script writing /usr/local/bin runs
+			// when someone installs: asked about, not refused.
+			v.Decision = Escalate
+		}
 		if ok && strings.HasPrefix(v.Rule, "exfiltration:") && v.Rule != "exfiltration:secret" && !s.sendsSecrets(&inner) {
 			// Code that calls an API or uploads a build is what scripts
 			// and programs are for: asked about in a script (its run is
@@ -368,7 +442,10 @@ func scriptLines(p, body string) string {
 		return dockerRuns(body)
 	case base == "Jenkinsfile":
 		var b strings.Builder
-		for _, re := range jenkinsSh {
+		for i, re := range jenkinsSh {
+			if i < 2 && !strings.Contains(body, jenkinsQuotes[i]) {
+				continue // a triple-quoted step needs its quotes: spares a search of the whole text
+			}
 			for _, m := range re.FindAllStringSubmatch(body, 256) {
 				b.WriteString(m[1])
 				b.WriteByte('\n')
@@ -389,9 +466,53 @@ func scriptLines(p, body string) string {
 		// the strings it runs as commands, the URLs and paths it names.
 		return interpreters[ext] + " " + shellQuote(body)
 	case ext == ".sh" || ext == ".bash" || ext == ".zsh" || ext == ".ksh" || ext == ".command" || base == ".envrc",
-		strings.Contains(p, "/.husky/") || strings.Contains(p, "/.git/hooks/"),
-		strings.HasPrefix(body, "#!") && strings.Contains(firstLine(body), "sh"):
+		strings.Contains(p, "/.husky/") || strings.Contains(p, "/.git/hooks/"):
 		return body
+	}
+	return shapedScript(ext, body)
+}
+
+// sourceExts are the extensions of source code and prose: a file named
+// so is what its name says (judged by shapedScript by a shebang only,
+// and never a credential as .env.<ext>).
+var sourceExts = map[string]bool{".go": true, ".ts": true, ".tsx": true, ".js": true, ".jsx": true, ".mjs": true, ".cjs": true,
+	".py": true, ".rb": true, ".rs": true, ".c": true, ".h": true, ".cc": true, ".cpp": true, ".hpp": true, ".java": true, ".kt": true,
+	".cs": true, ".swift": true, ".php": true, ".pl": true, ".scala": true, ".lua": true, ".dart": true, ".ex": true, ".exs": true,
+	".vue": true, ".svelte": true, ".md": true, ".markdown": true, ".rst": true, ".html": true, ".css": true, ".scss": true,
+	".d.ts": true}
+
+// recipeShape is a make rule followed by a tab-indented recipe line.
+var recipeShape = regexp.MustCompile(`(?m)^[A-Za-z0-9_./%$(){}-][^:=\n]*::?(?:[^=\n][^\n]*)?\n\t\S`)
+
+// shapedScript returns the shell a file whose name says nothing would run
+// if it were run as what its content looks like (`make -f notes.txt`,
+// `sh x.txt`, `python3 x.txt`, a file renamed later): a shebang line, make
+// recipes, a package.json's scripts, YAML run: steps. Prose (.md) is
+// judged by its shebang only: documentation quotes recipes.
+func shapedScript(ext, body string) string {
+	if strings.HasPrefix(body, "#!") {
+		first := firstLine(body)
+		for _, x := range [][2]string{{"python", ".py"}, {"node", ".js"}, {"ruby", ".rb"}, {"perl", ".pl"}} {
+			if strings.Contains(first, x[0]) {
+				return interpreters[x[1]] + " " + shellQuote(body)
+			}
+		}
+		return body
+	}
+	if sourceExts[ext] {
+		// Source code and prose: a Go label over a tab-indented line is
+		// not a make rule, and documentation quotes recipes.
+		return ""
+	}
+	if strings.Contains(body, "\n\t") && recipeShape.MatchString(body) {
+		return recipeLines(body, "\t", "@-+")
+	}
+	trimmed := strings.TrimSpace(body)
+	if strings.HasPrefix(trimmed, "{") && strings.Contains(body, `"scripts"`) {
+		return scriptLines("package.json", body)
+	}
+	if strings.Contains(body, "run:") || strings.Contains(body, "script:") {
+		return yamlRuns(body)
 	}
 	return ""
 }

@@ -200,6 +200,13 @@ func (s *Shield) facts(a *Action) Facts {
 		f.Execs = append(f.Execs, c.Execs...)
 		f.Unknown = append(f.Unknown, c.Unknown...)
 	}
+	if dotglobOn(a, &f) {
+		for _, refs := range [][]Ref{f.Reads, f.Writes, f.Deletes} {
+			for i := range refs {
+				refs[i] = dotGlob(refs[i])
+			}
+		}
+	}
 	// Paths named in interpreter payloads and decoded data are judged as
 	// reads: `python3 -c "open('/etc/shadow')"` reads /etc/shadow.
 	for _, t := range f.Texts {
@@ -217,6 +224,23 @@ func (s *Shield) facts(a *Action) Facts {
 		}
 	}
 	return f
+}
+
+// dotglobOn reports whether the action's line may make globs match dot
+// names: `shopt -s dotglob` (or any shopt naming it), or GLOBIGNORE set.
+func dotglobOn(a *Action, f *Facts) bool {
+	if a.Command == "" {
+		return false
+	}
+	if strings.Contains(a.Command, "GLOBIGNORE") {
+		return true
+	}
+	for i := range f.Runs {
+		if f.Runs[i].Name == "shopt" && slices.Contains(f.Runs[i].Argv, "dotglob") {
+			return true
+		}
+	}
+	return strings.Contains(a.Command, "dotglob")
 }
 
 // safeCommandFacts is CommandFacts that cannot take Shield down: a panic
@@ -282,6 +306,16 @@ func (s *Shield) hardcoded(a *Action, f *Facts) (Verdict, bool) {
 					treeAt, above := reaches(r, ro)
 					at = treeAt || above
 				}
+				if at && k.verb == "deletes" && r.By == "git" && !direct.Glob && r.Path != ro && !within(r.Path, ro) {
+					// git clean deletes untracked files beneath the
+					// directory it names: .opx among them unless it is
+					// ignored (and -x not given) or excluded with -e,
+					// which Shield cannot see but in the line.
+					if gitCleanExcludes(f, path.Base(ro)) {
+						continue
+					}
+					return Verdict{Escalate, 3, "protected:config", fmt.Sprintf("git deletes untracked files under %s, which may include opx's configuration (%s) unless it is excluded (git clean -e %s)", r.Path, ro, path.Base(ro))}, true
+				}
 				if at {
 					return Verdict{Block, -1, "protected:config", fmt.Sprintf("%s %s %s: opx's configuration (%s) is not for tools to %s", by(r), k.verb, r.Path, ro, strings.TrimSuffix(k.verb, "s"))}, true
 				}
@@ -301,6 +335,39 @@ func (s *Shield) hardcoded(a *Action, f *Facts) (Verdict, bool) {
 		}
 	}
 	return Verdict{}, false
+}
+
+// gitCleanExcludes reports whether every git clean the facts run
+// excludes name (-e NAME, -eNAME, --exclude=NAME, with or without a
+// trailing slash or a leading "/").
+func gitCleanExcludes(f *Facts, name string) bool {
+	cleans := 0
+	for i := range f.Runs {
+		argv := f.Runs[i].Argv
+		if f.Runs[i].Name != "git" || !slices.Contains(argv, "clean") {
+			continue
+		}
+		cleans++
+		ok := false
+		for k, a := range argv {
+			v := ""
+			switch {
+			case (a == "-e" || a == "--exclude") && k+1 < len(argv):
+				v = argv[k+1]
+			case strings.HasPrefix(a, "--exclude="):
+				v = a[len("--exclude="):]
+			case strings.HasPrefix(a, "-e") && len(a) > 2 && !strings.HasPrefix(a, "--"):
+				v = a[2:]
+			}
+			if strings.Trim(v, "/") == name {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return cleans > 0
 }
 
 // by names who touches r, for reasons.
