@@ -253,6 +253,9 @@ func newModel(s *Shield, a *shellx.Analysis, f *Facts, cwd string, depth int) *m
 }
 
 func (m *model) run() {
+	for _, o := range m.a.Opaque {
+		m.unknown(o)
+	}
 	if m.a.Err != nil {
 		m.unknown("the command cannot be parsed: " + m.a.Err.Error())
 	}

@@ -27,6 +27,8 @@ var credentialGlobs = []string{
 	"*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
 	"**/.env", "*.env", ".env.*", "*.tfstate", "*.tfstate.backup", "credentials.json", "*service-account*.json", "*service_account*.json",
 	"client_secret*.json", "*.keytab", ".htpasswd",
+	// Shell and REPL histories: passwords and tokens typed on a command line.
+	".*_history", "fish_history", ".*history.db",
 }
 
 // laterGlob is a path whose content another program runs later, outside
@@ -180,8 +182,8 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 	}{{"writes", f.Writes}, {"deletes", f.Deletes}} {
 		for i := range refs.refs {
 			r := &refs.refs[i]
-			if s.inWorkspace(r.Path) {
-				continue
+			if s.inWorkspace(r.Path) || s.history(r) != "" {
+				continue // a history changed is destructive:history's
 			}
 			if g := s.credential(r); g != "" {
 				j.block("credential-path", "%s %s %s, which holds credentials (%s)", by(r), refs.verb, r.Path, g)

@@ -2,6 +2,7 @@ package shellx
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -272,6 +273,9 @@ func (p *parser) code(lang, label, code string, c *ctx) {
 					}
 					p.code(lang, label, strings.ReplaceAll(args[0].text, dynPlaceholder, ""), c.deeper())
 				}
+				if len(args) > 0 && (!args[0].str || args[0].dyn) {
+					p.opaque(label + ": " + name + "() runs code built at run time")
+				}
 				continue
 			}
 			if p.isExecCall(fam, toks, i) {
@@ -416,6 +420,15 @@ func (p *parser) execCall(fam string, toks []token, i int, used []bool, c *ctx, 
 		p.argv(argv, c, label, line)
 	case first.str:
 		p.codeShell(first.text, first.dyn, c, label)
+	default:
+		p.opaque(label + ": " + name + "() runs a command built at run time")
+	}
+}
+
+// opaque notes something the line runs whose text cannot be read.
+func (p *parser) opaque(what string) {
+	if len(p.a.Opaque) < MaxLiterals && !slices.Contains(p.a.Opaque, what) {
+		p.a.Opaque = append(p.a.Opaque, what)
 	}
 }
 

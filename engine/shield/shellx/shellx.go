@@ -87,6 +87,11 @@ type Analysis struct {
 	// Literals are the string literals of interpreter payloads and the
 	// text of decoded data.
 	Literals []Literal
+	// Opaque are what the line runs whose text cannot be read statically:
+	// an interpreter payload that executes code or a command it builds at
+	// run time (exec(''.join(...)), eval(x), os.system(cmd)). Each names
+	// where; the caller treats them as not understood.
+	Opaque []string
 	// Err is set when the line, or a shell payload within it, cannot be
 	// parsed, or a limit was reached: what it runs is then not fully
 	// known, and Shield escalates. Commands still holds what was read.
