@@ -45,6 +45,7 @@ func (e ShieldEvaluator) Action(p Proposal) shield.Action {
 	var known struct {
 		Path, From, To, Content, New, Text, Message, URL, Method, Body, Command, Cwd, Glob string
 		Headers                                                                            map[string]any
+		Paths                                                                              []string
 	}
 	_ = json.Unmarshal(p.Args, &known) // canonical JSON object: cannot fail (a field of another type stays empty)
 	args := map[string]any{"path": known.Path, "from": known.From, "to": known.To, "content": known.Content, "new": known.New,
@@ -52,6 +53,13 @@ func (e ShieldEvaluator) Action(p Proposal) shield.Action {
 		"command": known.Command, "cwd": known.Cwd, "glob": known.Glob}
 	if known.Headers != nil {
 		args["headers"] = known.Headers
+	}
+	if known.Paths != nil {
+		list := make([]any, len(known.Paths))
+		for i, p := range known.Paths {
+			list[i] = p
+		}
+		args["paths"] = list
 	}
 	if !knownTools[p.Tool] {
 		args = nil
@@ -97,6 +105,15 @@ func (e ShieldEvaluator) Action(p Proposal) shield.Action {
 		}
 	case "git_commit":
 		f.Writes = append(f.Writes, ref(".git", false))
+		// What it commits is read into the repository (and leaves with
+		// the next push): each path given, or the workspace.
+		if list, ok := args["paths"].([]any); ok && len(list) > 0 {
+			for _, v := range list {
+				if s, ok := v.(string); ok && s != "" {
+					f.Reads = append(f.Reads, ref(s, true))
+				}
+			}
+		}
 		f.Texts = append(f.Texts, shield.Text{Source: "commit message", Body: str("message")})
 	case "write_file":
 		r := ref(str("path"), false)

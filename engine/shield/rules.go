@@ -240,14 +240,35 @@ func envSource(base string) bool {
 	return strings.HasPrefix(base, ".env.") && sourceExts[path.Ext(base)]
 }
 
+// genericGlob reports whether a base-name pattern names nothing in
+// particular: "*" or "*.ext".
+func genericGlob(base string) bool {
+	return base == "*" || strings.HasPrefix(base, "*.") && !hasMeta(base[2:])
+}
+
+// specificName reports whether a credential pattern is a particular base
+// name ("credentials.json", "*service-account*.json", "id_rsa*") rather
+// than a kind of file ("*.pem") or a place ("~/.ssh/**").
+func specificName(src string) bool {
+	return !strings.Contains(src, "/") && !genericGlob(src)
+}
+
 // credential returns the credential pattern r could touch, or "".
 func (s *Shield) credential(r *Ref) string {
 	segs := splitPath(r.Path)
 	base := segs[len(segs)-1]
 	template := isTemplate(base) || envSource(base)
+	generic := r.Glob && genericGlob(base)
 	found := ""
 	s.rules.credIx.each(segs, func(i int) bool {
 		c := &s.rules.creds[i]
+		if generic && specificName(c.src) {
+			// `*.json` could match credentials.json, as it could match any
+			// name: a pattern that names nothing in particular is not a
+			// read of a credential named in particular (`*.pem`, `.env*`,
+			// `~/.ssh/*` still are).
+			return false
+		}
 		if (!c.env || !template) && c.matchSplit(r, segs) {
 			found = c.src
 			return true

@@ -27,6 +27,14 @@ var credentialGlobs = []string{
 	"*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
 	"**/.env", "*.env", ".env.*", "*.tfstate", "*.tfstate.backup", "credentials.json", "*service-account*.json", "*service_account*.json",
 	"client_secret*.json", "*.keytab", ".htpasswd",
+	// Cloud, hosting, package and wallet tools' tokens.
+	"~/.config/rclone/rclone.conf", "~/.s3cfg", "~/.boto", "~/.gem/credentials", "~/.config/gh/config.yml",
+	"~/.config/doctl/**", "~/.netlify/**", "~/.fly/**", "~/.kaggle/kaggle.json", "~/.cache/huggingface/token",
+	"~/.huggingface/token", "~/.config/sops/**", "~/.oci/**", "~/.config/openstack/clouds.yaml", "~/.ngrok2/**",
+	"~/.config/ngrok/**", "~/.databrickscfg", "~/.config/stripe/**", "~/.config/solana/id.json", "~/.bitcoin/**",
+	"wallet.dat", "~/.config/heroku/**", "~/.netrc-*", "~/.wrangler/**", "~/.config/configstore/**", "~/.dockercfg",
+	"~/.config/hcloud/**", "~/.ovh.conf", "~/.aliyun/**", "~/.config/gcloud*/**", "~/.terraformrc", "~/.config/op/**",
+	"~/.snowsql/**", "~/.dbt/profiles.yml", "~/.bluemix/**", "~/.linode-cli", "~/.config/vercel/**", "~/.vercel/**",
 	// Shell and REPL histories: passwords and tokens typed on a command line.
 	".*_history", "fish_history", ".*history.db",
 }
