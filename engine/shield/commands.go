@@ -204,6 +204,9 @@ type model struct {
 	cwds  []viaDir   // the working directory of each nesting (Via) seen
 	at    []string   // the working directory each command ran in
 	reads [][]string // the paths each command reads, for the requests it feeds
+	// funcs are the functions the line defines (shellx lists their
+	// bodies with Via "function NAME").
+	funcs map[string]bool
 	// fetched are paths network tools wrote in this line (curl -o x.sh):
 	// running one runs remote code.
 	fetched []fetchedPath
@@ -260,7 +263,20 @@ func (m *model) run() {
 		m.unknown("the command cannot be parsed: " + m.a.Err.Error())
 	}
 	for i := range m.a.Commands {
+		for _, seg := range strings.Split(m.a.Commands[i].Via, " > ") {
+			if name, ok := strings.CutPrefix(seg, "function "); ok {
+				if m.funcs == nil {
+					m.funcs = map[string]bool{}
+				}
+				m.funcs[name] = true
+			}
+		}
+	}
+	for i := range m.a.Commands {
 		m.cur = i
+		if c := &m.a.Commands[i]; len(c.Args) > 0 && calls(c.Via, c.Args[0].Text) {
+			m.unknown("function " + c.Args[0].Text + " calls itself: endless recursion, or a fork bomb")
+		}
 		m.command(i)
 	}
 	m.cur = len(m.a.Commands)
@@ -268,6 +284,12 @@ func (m *model) run() {
 		m.fillFiles(p)
 	}
 	m.literals()
+}
+
+// calls reports whether a command named name, nested in via, is in the
+// body of a function of that name.
+func calls(via, name string) bool {
+	return strings.HasSuffix(via, "function "+name) || strings.Contains(via, "function "+name+" > ")
 }
 
 func (m *model) unknown(reason string) {
@@ -424,8 +446,12 @@ type call struct {
 // inputWord stands for the paths xargs or find -exec pass to a command.
 const inputWord = "\x00input"
 
-// run adds the Run of the current program.
+// run adds the Run of the current program. A call of a function the
+// line defines runs no program of its own: its body's are judged.
 func (x *call) run() {
+	if len(x.argv) > 0 && x.m.funcs[x.argv[0].Text] {
+		return
+	}
 	x.m.f.Runs = append(x.m.f.Runs, Run{Name: x.name, Argv: wordTexts(x.argv), Line: x.c.Line, Via: x.via})
 }
 

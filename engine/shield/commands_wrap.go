@@ -1,6 +1,7 @@
 package shield
 
 import (
+	"path"
 	"strings"
 
 	"github.com/opx-dev/opx/engine/shield/shellx"
@@ -227,11 +228,31 @@ func unwrapXargs(x *call, args []shellx.Word) ([]shellx.Word, bool) {
 		x.name = "xargs"
 		x.ref(kRead, f, false)
 		x.input, x.inputKnown = nil, false
+	} else if text, ok := hereInput(x.c); ok {
+		// xargs ... <<< "a b": the items are the text's words.
+		x.input, x.inputKnown = nil, true
+		for _, f := range strings.Fields(text) {
+			if p, ok := x.abs(f); ok {
+				x.input = append(x.input, Ref{Path: p})
+			}
+		}
 	} else {
 		x.input, x.inputKnown = x.m.listed(x.c.PipeIn)
 	}
 	if len(ops) == 0 {
 		ops = []shellx.Word{word("echo")}
+	}
+	if len(ops) > 0 && runsCode(path.Base(ops[0].Text)) {
+		// A shell or interpreter given the items (sh -c 'cat {}'): its
+		// payload is read apart, without them; whatever they name may be
+		// read, so each is a read, and items not known are not understood.
+		for _, r := range x.input {
+			r.By = x.name
+			x.add(kRead, r)
+		}
+		if !x.inputKnown {
+			x.m.unknown("xargs hands items known only at run time to " + ops[0].Text)
+		}
 	}
 	repl, ok := val(opts, "-I", "--replace")
 	if !ok && has(opts, "-i") {
@@ -352,4 +373,24 @@ func itoa(n int) string {
 		b[i] = '-'
 	}
 	return string(b[i:])
+}
+
+// hereInput is the text a here-string or here-document feeds c, if any.
+func hereInput(c *shellx.Command) (string, bool) {
+	for _, r := range c.Redirects {
+		if (r.Op == "<<<" || r.Op == "<<" || r.Op == "<<-") && (r.Fd == "" || r.Fd == "0") && !r.Target.Dynamic {
+			return r.Target.Text, true
+		}
+	}
+	return "", false
+}
+
+// runsCode reports whether a program runs code it is given (shells and
+// interpreters).
+func runsCode(name string) bool {
+	switch name {
+	case "sh", "bash", "dash", "zsh", "ksh", "ash", "fish", "busybox", "python", "python2", "python3", "node", "perl", "ruby", "php", "deno", "bun":
+		return true
+	}
+	return strings.HasPrefix(name, "python3.")
 }
