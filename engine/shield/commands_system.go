@@ -245,7 +245,35 @@ func killH(x *call) {
 	}
 	if all {
 		x.m.unknown(x.name + " signals every process (of a user, or all of them): " + clipText(x.c.Line, 80))
+		return
 	}
+	if x.name == "kill" {
+		if t := unknownPid(x.args); t != "" {
+			x.m.unknown("kill signals " + t + ": " + clipText(x.c.Line, 80))
+		}
+	}
+}
+
+// unknownPid names a kill target Shield cannot identify: the parent
+// ($PPID, ps -o ppid: the engine or the sandbox launcher) or a pid
+// computed at run time (pgrep, pidof, a variable), else "". The last
+// background job ($!, %1), a literal pid and the process listening on
+// a port (lsof -t -i) are the agent's own servers.
+func unknownPid(args []shellx.Word) string {
+	for _, w := range args {
+		t := w.Text
+		switch {
+		case !w.Dynamic || strings.HasPrefix(t, "-"):
+			continue
+		case strings.Contains(t, "PPID") || strings.Contains(t, "ppid"):
+			return "the parent process (the engine or the sandbox launcher)"
+		case t == "$!" || strings.HasPrefix(t, "$(lsof ") && strings.Contains(t, "-i"):
+			continue
+		default:
+			return "a process computed at run time (" + clipText(t, 40) + ")"
+		}
+	}
+	return ""
 }
 
 // hostnameH reads hostname and hostnamectl: a new name is a system

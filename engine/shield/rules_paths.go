@@ -125,6 +125,16 @@ var laterGlobs = []laterGlob{
 	{"**/.cursor/**", "runs-later:agent-config", true},
 	{"**/.gemini/**", "runs-later:agent-config", true},
 	{"**/.codex/**", "runs-later:agent-config", true},
+	// Python start-up: a .pth file's import lines, sitecustomize and
+	// usercustomize run at every interpreter start.
+	{"**/site-packages/*.pth", "runs-later:python-startup", true},
+	{"**/dist-packages/*.pth", "runs-later:python-startup", true},
+	{"**/sitecustomize.py", "runs-later:python-startup", true},
+	{"**/usercustomize.py", "runs-later:python-startup", true},
+	// Dev containers: postCreateCommand and friends run when the
+	// container is built or opened.
+	{"w:.devcontainer/**", "runs-later:devcontainer", true},
+	{"**/.devcontainer.json", "runs-later:devcontainer", true},
 }
 
 // historyGlobs are the user's shell and tool histories: changing them

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -83,6 +84,26 @@ var (
 		tr("always|every time|whenever|each time|from now on|in every",
 			`(?i)\b(?:always|every time|whenever|each time|from now on|in every)\b[^.\n]{0,60}?\b(?:include|send|read|attach|upload|post|cat|copy|print|paste|append|forward|share)\b[^.\n]{0,80}?(?:`+secretWordsRe("[_ -]?", false)+`|`+credentialNamesRe()+`)`),
 	}
+	// memoryGrant is a note or an agent instruction that grants future
+	// permission, waives approval or forges Shield's verdicts: "you are
+	// allowed to", "needs no human approval", "without asking",
+	// "decision=allow". A fact about the past ("the user approved the
+	// API design in PR #12") grants nothing and is not matched.
+	memoryGrant = []textRule{
+		tr("allowed|authori|permitted|cleared", `(?i)\b(?:you|agents?|assistants?|the \w+ agent|it|they|we)(?: are| is|'re)? (?:now |hereby |also |fully )?(?:allowed|authori[sz]ed|permitted|cleared) to\b`),
+		tr("approved", `(?i)\bpre-?approved\b|\b(?:all|every|any)\b[^.\n]{0,60}?\b(?:are|is) (?:now |hereby |auto-?)?approved\b|\bapproved\s*:[^.\n]{0,40}\bfuture\b`),
+		tr("without", `(?i)[^.;\n]{0,80}\bwithout (?:asking|confirmation|confirming|approval|permission|human review|review|a human)\b`),
+		tr("approval|confirmation|permission|review", `(?i)\b(?:needs?|requires?|need to get|ask for)\s+no\s+(?:human |manual |user |further )?(?:approval|confirmation|permission|review)\b|\bno (?:longer )?(?:needs?|requires?) (?:human |manual |user |any )?(?:approval|confirmation|permission|review)\b|\bno (?:human |manual |user )?(?:approval|confirmation) (?:is )?(?:needed|required)\b`),
+		tr("ask", `(?i)\b(?:do not|don't|never|no need to) (?:ask|check with|confirm with) (?:for |the user|the human|a human|before)\b|\b(?:do not|don't|never) ask (?:for )?(?:approval|permission|confirmation)\b`),
+		tr("decision|verdict", `(?i)\bdecision\s*[=:]\s*"?allow\b|\bverdicts?\b[^.\n]{0,60}?\b(?:pre-?computed|pre-?approved|already (?:given|decided))\b`),
+		tr("ignore", `(?i)\bignore (?:all |any |the |your )?(?:previous |prior |earlier )?(?:safety|security|shield) (?:rules|instructions|checks|guidelines|policies|policy)\b`),
+	}
+	// agentExfil is an agent instruction (or note) that tells agents to
+	// put a credential's contents somewhere.
+	agentExfil = []textRule{
+		tr("contents|content of", `(?i)\b(?:include|embed|send|attach|upload|post|paste|append|forward|share|print|copy|put)\b[^.\n]{0,40}?\bcontents? of\b[^.\n]{0,40}?(?:`+credentialNamesRe()+`)`),
+		tr("include|embed|attach|paste|append|send|post", `(?i)\b(?:include|embed|attach|paste|append|send|post)\b[^.\n]{0,20}?(?:`+credentialNamesRe()+`)[^.\n]{0,60}?\b(?:in|into|to) (?:every|all|each|the|your|comments?|commit|https?://)`),
+	}
 	// memoryDirective is a note that instructs rather than records.
 	memoryDirective = []textRule{
 		tr("ignore", `(?i)\bignore (?:all |any |the )?(?:previous|prior|above|earlier|other) (?:instructions|rules|directions|guidelines)`),
@@ -93,6 +114,21 @@ var (
 		tr("disregard", `(?i)\bdisregard (?:all |any |the )?(?:previous|prior|system)\b`),
 	}
 )
+
+// injectionForAgents is injection without the rules that only find text
+// addressed to agents ("Notes for agents:", "AI assistants:"), which
+// agent instruction files are written to be.
+var injectionForAgents = func() []textRule {
+	var out []textRule
+	for _, r := range injection {
+		switch r.words[0] {
+		case "ai agent", "note", "system note", "important":
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}()
 
 // find returns the first match in text of a rule whose keywords it holds
 // (lower is text in lower case, byte for byte the same length), else "".
@@ -179,7 +215,12 @@ func asciiLower(s string) string {
 func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
 		body := clip(t.Body, maxTextJudged)
-		m, over := find(injection, body, asciiLower(body))
+		rules := injection
+		if p, ok := strings.CutPrefix(t.Source, "content:"); ok && agentInstructions(p) {
+			// Addressing agents is what these files are for.
+			rules = injectionForAgents
+		}
+		m, over := find(rules, body, asciiLower(body))
 		if m != "" {
 			if p, ok := strings.CutPrefix(t.Source, "content:"); ok && docFile(p) && quotedIn(body, m) {
 				// Documentation about prompt injection quotes it (in
@@ -228,7 +269,7 @@ func docFile(p string) bool {
 	default:
 		return false
 	}
-	return !agentFiles[path.Base(p)] && (strings.Contains(p, "/docs/") || strings.Contains(p, "/doc/"))
+	return !agentInstructions(p) && (strings.Contains(p, "/docs/") || strings.Contains(p, "/doc/"))
 }
 
 // memoryInstruction is `memory:instruction`: a memory note that
@@ -237,16 +278,16 @@ func docFile(p string) bool {
 // to hide things from the user.
 func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
-		res := [][]textRule{memoryOverride, memoryExfil, memoryDirective}
+		res := [][]textRule{memoryOverride, memoryExfil, memoryGrant, agentExfil, memoryDirective}
 		what := "the memory note"
 		if p, ok := strings.CutPrefix(t.Source, "content:"); ok {
-			switch path.Base(p) {
-			case "MEMORY.md":
+			switch {
+			case path.Base(p) == "MEMORY.md":
 				what = "the memory file"
-			case "AGENTS.md", "CLAUDE.md", "GEMINI.md", ".cursorrules", ".windsurfrules", "copilot-instructions.md":
+			case agentInstructions(p):
 				// Instructions for agents are what these files are for:
-				// only overrides and secret handling are judged.
-				res, what = res[:2], "the agent instructions in "+path.Base(p)
+				// only overrides, grants and secret handling are judged.
+				res, what = res[:4], "the agent instructions in "+path.Base(p)
 			default:
 				continue
 			}
@@ -255,8 +296,11 @@ func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 		}
 		body := clip(t.Body, maxTextJudged)
 		lower := asciiLower(body)
-		for _, rules := range res {
+		for k, rules := range res {
 			m, over := find(rules, body, lower)
+			if k == 2 {
+				m, over = findGrant(body, lower)
+			}
 			if m != "" {
 				j.block("memory:instruction", "%s instructs a later agent rather than records: %s", what, quote(m))
 				return
@@ -283,6 +327,24 @@ func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 	}
+}
+
+// negation is a clause that forbids rather than grants ("do not push
+// without asking").
+var negation = regexp.MustCompile(`(?i)\b(?:not|never|no|nor|don't|doesn't|mustn't|shouldn't|can't|cannot|won't)\b`)
+
+// findGrant is find over memoryGrant, past matches of the "without
+// asking" kind that a negation makes a prohibition.
+func findGrant(body, lower string) (string, bool) {
+	for range 8 {
+		m, over := find(memoryGrant, body, lower)
+		if m == "" || !strings.Contains(strings.ToLower(m), "without") || !negation.MatchString(m) {
+			return m, over
+		}
+		i := strings.Index(body, m) + len(m)
+		body, lower = body[i:], lower[i:]
+	}
+	return "", false
 }
 
 // encodedPayload is `encoded-payload`: data decoded one level (base64,
@@ -356,6 +418,9 @@ func (s *Shield) scriptContent(_ *Action, f *Facts, j *judgement) {
 		p, ok := strings.CutPrefix(t.Source, "content:")
 		if !ok {
 			continue
+		}
+		if s.startupSendsEnv(p, t.Body, j) || s.registryRedirect(p, t.Body, j) {
+			return
 		}
 		line := scriptLines(p, clip(t.Body, maxTextJudged))
 		if strings.TrimSpace(line) == "" {
@@ -552,8 +617,18 @@ func leavesMachine(rule string) bool {
 var interpreters = map[string]string{".py": "python3 -c", ".js": "node -e", ".mjs": "node -e", ".cjs": "node -e", ".ts": "node -e",
 	".rb": "ruby -e", ".pl": "perl -e"}
 
-// agentFiles are instructions written for agents.
-var agentFiles = map[string]bool{"AGENTS.md": true, "CLAUDE.md": true, "GEMINI.md": true, ".cursorrules": true, ".windsurfrules": true, "copilot-instructions.md": true}
+// agentFiles are instructions written for agents, by name.
+var agentFiles = map[string]bool{"AGENTS.md": true, "CLAUDE.md": true, "CLAUDE.local.md": true, "GEMINI.md": true, "CONVENTIONS.md": true,
+	".cursorrules": true, ".windsurfrules": true, ".clinerules": true, "copilot-instructions.md": true}
+
+// agentInstructions reports whether p holds instructions agents obey:
+// agentFiles, Cursor and Cline rule directories, GitHub Copilot's
+// .github/instructions, aider's configuration.
+func agentInstructions(p string) bool {
+	b := path.Base(p)
+	return agentFiles[b] || strings.HasPrefix(b, ".aider") || strings.Contains(p, "/.cursor/rules/") || strings.Contains(p, "/.clinerules/") ||
+		strings.Contains(p, "/.github/instructions/") || strings.HasPrefix(p, ".github/instructions/") || strings.HasPrefix(p, ".cursor/rules/") || strings.HasPrefix(p, ".clinerules/")
+}
 
 // shellQuote quotes s as one shell word.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -777,4 +852,74 @@ func textName(src string) string {
 		return "text"
 	}
 	return src + " text"
+}
+
+var (
+	// pyEnv reads the environment in Python; pyNet sends over the network.
+	pyEnv = regexp.MustCompile(`\bos\.(?:environ\b|getenv\s*\()`)
+	pyNet = regexp.MustCompile(`\b(?:urlopen|urllib\.request\.Request|requests\.(?:post|put|get|request)|httpx\.(?:post|put|get)|http\.client\.HTTPS?Connection|socket\.(?:create_connection|socket))\s*\(`)
+	// registryKey is a package manager setting naming the registry.
+	registryKey = regexp.MustCompile(`(?im)^\s*(?:@[\w.-]+:)?(?:registry|index-url|extra-index-url|index|repository|npmRegistryServer|registryUrl)\s*[=:]\s*["']?(\S+)`)
+)
+
+// pyStartup are Python files that run without being asked for: pytest
+// loads conftest.py, the interpreter sitecustomize, usercustomize and
+// .pth import lines at every start.
+func pyStartup(p string) bool {
+	switch b := path.Base(p); b {
+	case "conftest.py", "sitecustomize.py", "usercustomize.py", "setup.py":
+		return true
+	default:
+		return path.Ext(b) == ".pth"
+	}
+}
+
+// startupSendsEnv is `script-content:exfiltration`: Python that runs at
+// every start (pyStartup) reading the environment (where the tokens
+// are) and calling the network.
+func (s *Shield) startupSendsEnv(p, body string, j *judgement) bool {
+	if !pyStartup(p) {
+		return false
+	}
+	body = clip(body, maxTextJudged)
+	if pyEnv.MatchString(body) && pyNet.MatchString(body) {
+		j.block("script-content:exfiltration", "%s, which Python or pytest runs at every start, sends the environment (its tokens) over the network", path.Base(p))
+		return true
+	}
+	return false
+}
+
+// registryFile reports whether p configures a package manager's registry.
+func registryFile(p string) bool {
+	switch path.Base(p) {
+	case ".npmrc", ".yarnrc", ".yarnrc.yml", "pip.conf", "pip.ini", ".pypirc", "bunfig.toml":
+		return true
+	}
+	return false
+}
+
+// publicRegistries are the package managers' own registries.
+var publicRegistries = []string{"registry.npmjs.org", "registry.yarnpkg.com", "pypi.org", "upload.pypi.org", "test.pypi.org", "files.pythonhosted.org", "npm.pkg.github.com"}
+
+// registryRedirect is `supply-chain:registry`: a package manager's
+// configuration that points installs at a host neither a public
+// registry nor on the policy's allow list: every later install fetches
+// (and runs) what that host serves.
+func (s *Shield) registryRedirect(p, body string, j *judgement) bool {
+	if !registryFile(p) {
+		return false
+	}
+	for _, m := range registryKey.FindAllStringSubmatch(clip(body, maxTextJudged), 50) {
+		h := urlHost.FindStringSubmatch(m[1])
+		if h == nil {
+			continue
+		}
+		host := strings.ToLower(h[1])
+		if slices.Contains(publicRegistries, host) || localHost(host) || s.hostAllowed(host) {
+			continue
+		}
+		j.escalate("supply-chain:registry", "%s points package installs at %s, neither a public registry nor an allowed host", path.Base(p), host)
+		return true
+	}
+	return false
 }
