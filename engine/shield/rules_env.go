@@ -51,7 +51,11 @@ var (
 // it is not: echo "$CR_PAT" | docker login --password-stdin, or curl -H
 // "Authorization: Bearer $GITHUB_TOKEN" to an allowed host.
 func (s *Shield) secretEnv(_ *Action, f *Facts, j *judgement) {
-	passThrough := true
+	// Printed: every program of the line only passes text on for display,
+	// and no redirection takes the output into a file instead (echo
+	// "T=$T" >> .env stores it; a later upload of the file is judged by
+	// exfiltration:upload).
+	passThrough := !slices.ContainsFunc(f.Writes, func(w Ref) bool { return w.By == "redirect" })
 	for _, r := range f.Runs {
 		if !slices.Contains(envPassThrough, r.Name) {
 			passThrough = false

@@ -101,6 +101,8 @@ func TestCredentialEnv(t *testing.T) {
 		`python3 -c "import os; print(os.environ['HOME'])"`,
 		`node -e "console.log(process.env.NODE_ENV)"`,
 		`grep -rn token src/`,
+		`echo "GITHUB_TOKEN=$GITHUB_TOKEN" >> .env.local`,
+		`echo "token: $GITHUB_TOKEN" > build/ci-config.txt`,
 	} {
 		if v, ok := judge(line); ok && v.Rule == "credential-env" {
 			t.Errorf("%s: %s %s (%s), want no credential-env", line, v.Decision, v.Rule, v.Reason)
