@@ -5,12 +5,134 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
-// metadataHosts are the cloud metadata endpoints: they hand out the
-// machine's cloud credentials to whoever asks.
-var metadataHosts = []string{"169.254.169.254", "metadata.google.internal", "metadata", "fd00:ec2::254", "100.100.100.200", "169.254.170.2"}
+// metadataHosts are the cloud metadata endpoints by name and address:
+// they hand out the machine's cloud credentials to whoever asks. Every
+// spelling of an address counts (metadataHost), and so does all of
+// 169.254.0.0/16, the link-local range they live in.
+var metadataHosts = []string{"169.254.169.254", "metadata.google.internal", "metadata", "metadata.goog", "instance-data",
+	"instance-data.ec2.internal", "metadata.azure.internal", "fd00:ec2::254", "100.100.100.200", "169.254.170.2"}
+
+// wildcardDNS are public DNS services that resolve a name to the address
+// written in it (169.254.169.254.nip.io, a9fea9fe.nip.io).
+var wildcardDNS = []string{"nip.io", "sslip.io", "xip.io", "traefik.me", "localtest.me", "lvh.me", "nip.direct"}
+
+// metadataHost reports whether host reaches a cloud metadata endpoint:
+// one of hosts by name (with or without a trailing dot), an address in
+// any spelling the resolver's inet_aton accepts (2852039166, 0xA9FEA9FE,
+// 0251.0376.0251.0376, 169.254.43518), IPv4-mapped or NAT64 IPv6, any
+// link-local IPv4 address, or a wildcard-DNS name embedding one. Never
+// resolves a name.
+func metadataHost(host string, hosts []string) bool {
+	h := strings.TrimSuffix(strings.Trim(strings.ToLower(host), "[]"), ".")
+	if h == "" {
+		return false
+	}
+	if slices.Contains(hosts, h) {
+		return true
+	}
+	if k := strings.IndexByte(h, '%'); k > 0 {
+		h = h[:k] // an IPv6 zone
+	}
+	if metadataAddr(h, hosts) {
+		return true
+	}
+	for _, w := range wildcardDNS {
+		if !strings.HasSuffix(h, "."+w) {
+			continue
+		}
+		labels := strings.Split(strings.TrimSuffix(h, "."+w), ".")
+		if n := len(labels); n >= 4 && metadataAddr(strings.Join(labels[n-4:], "."), hosts) {
+			return true
+		}
+		last := labels[len(labels)-1]
+		if parts := strings.Split(last, "-"); len(parts) >= 4 && metadataAddr(strings.Join(parts[len(parts)-4:], "."), hosts) {
+			return true
+		}
+		parts := strings.Split(last, "-")
+		if p := parts[len(parts)-1]; len(p) == 8 && metadataAddr("0x"+p, hosts) {
+			return true
+		}
+	}
+	return false
+}
+
+// metadataAddr reports whether h, an address in any spelling, is a
+// metadata endpoint's or link-local.
+func metadataAddr(h string, hosts []string) bool {
+	var a netip.Addr
+	if v4, ok := inetAton(h); ok {
+		a = netip.AddrFrom4(v4)
+	} else if p, err := netip.ParseAddr(h); err == nil {
+		a = p
+	} else {
+		return false
+	}
+	if a.Is6() {
+		b := a.As16()
+		nat64 := b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && [8]byte(b[4:12]) == [8]byte{}
+		if a.Is4In6() || nat64 {
+			a = netip.AddrFrom4([4]byte(b[12:]))
+		}
+	}
+	if a.Is4() && a.IsLinkLocalUnicast() {
+		return true
+	}
+	for _, m := range hosts {
+		if p, err := netip.ParseAddr(m); err == nil && p == a {
+			return true
+		}
+	}
+	return false
+}
+
+// inetAton parses an IPv4 address as inet_aton(3) does: one to four
+// parts, each decimal, octal (leading 0) or hex (0x), the last filling
+// the bytes the others leave ("169.254.43518", "2852039166").
+func inetAton(s string) ([4]byte, bool) {
+	var out [4]byte
+	parts := strings.Split(s, ".")
+	if len(parts) > 4 {
+		return out, false
+	}
+	vals := make([]uint64, len(parts))
+	for i, p := range parts {
+		base, digits := 10, p
+		switch {
+		case strings.HasPrefix(p, "0x"):
+			base, digits = 16, p[2:]
+		case len(p) > 1 && p[0] == '0':
+			base, digits = 8, p[1:]
+		}
+		if digits == "" && base == 16 {
+			digits = "0" // glibc accepts a bare "0x"
+		}
+		v, err := strconv.ParseUint(digits, base, 32)
+		if err != nil || p == "" {
+			return out, false
+		}
+		vals[i] = v
+	}
+	n := len(vals)
+	for i := 0; i < n-1; i++ {
+		if vals[i] > 0xff {
+			return out, false
+		}
+		out[i] = byte(vals[i])
+	}
+	last := vals[n-1]
+	if rest := 4 - (n - 1); rest < 4 && last >= 1<<(8*rest) {
+		return out, false
+	}
+	for i := 3; i >= n-1; i-- {
+		out[i] = byte(last)
+		last >>= 8
+	}
+	return out, true
+}
 
 // codeRunners are programs that run code they read: from a file argument,
 // -c, or standard input.
@@ -145,7 +267,7 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 	for i := range f.Requests {
 		q := &f.Requests[i]
 		host := q.Host
-		if slices.Contains(s.rules.hostsMeta, host) {
+		if metadataHost(host, s.rules.hostsMeta) {
 			j.block("credential-metadata", "%s reaches %s, the cloud metadata endpoint that hands out the machine's credentials", q.By, host)
 			return
 		}

@@ -77,7 +77,11 @@ func secretIn(text string) string {
 // secrets is `exfiltration:secret` and `memory:secret`: a secret written
 // out in what a request to an untrusted host carries (its body, its URL,
 // the command's data), or in a memory note every later agent reads.
+// It runs credential-env (secretEnv) first.
 func (s *Shield) secrets(a *Action, f *Facts, j *judgement) {
+	if s.secretEnv(a, f, j); j.blocked() {
+		return
+	}
 	untrusted := ""
 	for _, q := range f.Requests {
 		if q.Host == "" || !(s.hostAllowed(q.Host) || localHost(q.Host)) {

@@ -1,0 +1,192 @@
+package shield
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// secretEnvName matches an environment variable's name that says it holds
+// a secret: secretWords in upper case (TOKEN, SECRET, PASSWORD, API_KEY,
+// ACCESS_KEY, PRIVATE_KEY, CREDENTIAL...), APIKEY, and AUTH as a word of
+// its own (NPM_AUTH, but not SSH_AUTH_SOCK: a socket's path).
+var secretEnvName = regexp.MustCompile(`(?:` + secretWordsRe("_?", true) + `)|(?:^|_)AUTH(?:_TOKEN|_KEY)?$`)
+
+// envRef is a shell reference to a variable: $NAME, ${NAME}, ${NAME:-x},
+// ${#NAME}, ${!NAME}.
+var envRef = regexp.MustCompile(`\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)`)
+
+// envRead is an interpreter reading one variable by name: Python's
+// os.environ['X'], os.environ.get("X"), os.getenv('X'); Node's
+// process.env.X and process.env['X']; Ruby's ENV['X'] and ENV.fetch;
+// Perl's $ENV{X}; PHP's getenv('X'), $_ENV['X']; Deno.env.get('X').
+var envRead = regexp.MustCompile(`(?:environ|getenv|\benv|\bENV|_ENV|ENV)\s*(?:\.\s*(?:get|fetch)\s*)?[\[\(\{.]\s*["']?([A-Za-z_][A-Za-z0-9_]*)`)
+
+// codePrints is an interpreter's way to write to its output.
+var codePrints = regexp.MustCompile(`\b(?:print|println|printf|puts|console\.\w+|echo|say|write|writeln|pp|p|dump|var_dump|print_r|Write-Host|Write-Output)\b`)
+
+// envFilterWords are what a filter over a dump of the environment looks
+// for when it picks secrets out of it (env | grep -i token).
+var envFilterWords = []string{"token", "secret", "passw", "pwd=", "key", "credential", "cred", "auth", "private"}
+
+// envPrinters print their arguments; envDumpers print every variable.
+var (
+	envPrinters = []string{"echo", "printf", "print"}
+	envDumpers  = []string{"env", "printenv", "export", "set", "declare", "typeset", "compgen"}
+	envFilters  = []string{"grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "gawk", "sed", "findstr", "select-string"}
+	// envPassThrough pass text on for display: a line whose other
+	// programs are only these prints what the variable holds.
+	envPassThrough = []string{"echo", "printf", "print", "printenv", "env", "export", "set", "declare", "typeset", "compgen", "cat", "head", "tail",
+		"grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "gawk", "sed", "cut", "tr", "sort", "uniq", "tee", "base64", "xxd", "od", "hexdump",
+		"rev", "less", "more", "column", "fold", "wc", "nl", "strings", "basenc", "base32", "jq"}
+	envSenders = []string{"curl", "wget", "nc", "ncat", "netcat", "socat", "http", "https", "xh", "telnet", "openssl", "ssh", "scp", "sftp", "ftp", "dig", "nslookup", "host", "ping"}
+)
+
+// secretEnv is `credential-env`: a command that prints an environment
+// variable whose name says it holds a secret (echo $GITHUB_TOKEN,
+// printenv AWS_SECRET_ACCESS_KEY, env | grep -i token, an interpreter
+// printing os.environ['STRIPE_SECRET_KEY']), or sends one to a host the
+// policy does not allow. What a command prints reaches the model and the
+// transcript: disclosure. Handing the variable to the program that uses
+// it is not: echo "$CR_PAT" | docker login --password-stdin, or curl -H
+// "Authorization: Bearer $GITHUB_TOKEN" to an allowed host.
+func (s *Shield) secretEnv(_ *Action, f *Facts, j *judgement) {
+	// Printed: every program of the line only passes text on for display,
+	// and no redirection takes the output into a file instead (echo
+	// "T=$T" >> .env stores it; a later upload of the file is judged by
+	// exfiltration:upload).
+	passThrough := !slices.ContainsFunc(f.Writes, func(w Ref) bool { return w.By == "redirect" })
+	for _, r := range f.Runs {
+		if !slices.Contains(envPassThrough, r.Name) {
+			passThrough = false
+			break
+		}
+	}
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		var names []string
+		switch {
+		case slices.Contains(envPrinters, r.Name):
+			names = secretRefs(r.Line)
+		case r.Name == "printenv":
+			names = secretNames(r.Argv[min(1, len(r.Argv)):])
+		case slices.Contains(codeRunners, r.Name) && r.Name != "source" && r.Name != ".":
+			if code := strings.Join(r.Argv[min(1, len(r.Argv)):], " "); len(code) <= maxSecretScan {
+				names = secretReads(code)
+				if len(names) > 0 && codePrints.MatchString(code) {
+					j.block("credential-env", "%s prints %s, an environment variable that holds a secret", r.Name, names[0])
+					return
+				}
+				if len(names) > 0 && s.untrustedBy(f, r.Name) == "" {
+					names = nil // read and used (a client's header), not shown
+				}
+			}
+		}
+		if len(names) == 0 {
+			names = secretRefs(r.Line)
+			if len(names) > 0 && slices.Contains(envSenders, r.Name) {
+				if host := s.untrustedBy(f, r.Name); host != "" {
+					j.block("credential-env", "%s sends %s, an environment variable that holds a secret, to %s", r.Name, names[0], host)
+					return
+				}
+			}
+			continue
+		}
+		if passThrough {
+			j.block("credential-env", "%s prints %s, an environment variable that holds a secret", quote(r.Line), names[0])
+			return
+		}
+		for _, by := range slices.Concat(envSenders, []string{r.Name}) {
+			if host := s.untrustedBy(f, by); host != "" {
+				j.block("credential-env", "%s, an environment variable that holds a secret, is sent to %s", names[0], host)
+				return
+			}
+		}
+	}
+	if dump := envDump(f); dump != "" {
+		s.envFiltered(dump, f, j)
+	}
+}
+
+// envDump returns the program that prints the whole environment in the
+// action (env, printenv, export -p, set, declare -p), or "".
+func envDump(f *Facts) string {
+	for _, r := range f.Reads {
+		if r.Path == "/proc/self/environ" && slices.Contains(envDumpers, r.By) {
+			return r.By
+		}
+	}
+	for _, r := range f.Runs {
+		if !slices.Contains(envDumpers, r.Name) {
+			continue
+		}
+		if len(r.Argv) == 1 || (len(r.Argv) == 2 && slices.Contains([]string{"-p", "-x", "-px", "-xp", "-v", "-e"}, r.Argv[1])) {
+			return r.Name
+		}
+	}
+	return ""
+}
+
+// envFiltered blocks a filter picking secret-named variables out of a
+// dump of the environment (env | grep -i token).
+func (s *Shield) envFiltered(dump string, f *Facts, j *judgement) {
+	for _, r := range f.Runs {
+		if !slices.Contains(envFilters, r.Name) {
+			continue
+		}
+		args := strings.ToLower(strings.Join(r.Argv[min(1, len(r.Argv)):], " "))
+		for _, w := range envFilterWords {
+			if strings.Contains(args, w) {
+				j.block("credential-env", "%s picks the variables named like secrets (%q) out of what %s prints of the environment", quote(r.Line), w, dump)
+				return
+			}
+		}
+	}
+}
+
+// untrustedBy returns the first host a request by the program by goes to
+// that is neither allowed nor this machine ("a host that cannot be
+// known" for one computed at run time), or "".
+func (s *Shield) untrustedBy(f *Facts, by string) string {
+	for _, q := range f.Requests {
+		if q.By != by {
+			continue
+		}
+		if q.Host == "" {
+			return "a host that cannot be known"
+		}
+		if !s.hostAllowed(q.Host) && !localHost(q.Host) {
+			return q.Host
+		}
+	}
+	return ""
+}
+
+// secretRefs returns the secret-named variables a shell line references.
+func secretRefs(line string) []string {
+	var out []string
+	for _, m := range envRef.FindAllStringSubmatch(clip(line, maxSecretScan), 64) {
+		out = append(out, secretNames(m[1:])...)
+	}
+	return out
+}
+
+// secretReads returns the secret-named variables interpreter code reads.
+func secretReads(code string) []string {
+	var out []string
+	for _, m := range envRead.FindAllStringSubmatch(code, 64) {
+		out = append(out, secretNames(m[1:])...)
+	}
+	return out
+}
+
+// secretNames returns the words of names that name a secret variable.
+func secretNames(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if n != "" && !strings.HasPrefix(n, "-") && secretEnvName.MatchString(strings.ToUpper(n)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
