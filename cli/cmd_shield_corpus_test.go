@@ -56,9 +56,9 @@ func TestShieldCorpus(t *testing.T) {
 // Lower them as classes are fixed (and move the fixed cases' classes into
 // the corpus); a change that lets more through fails.
 const (
-	redTeamAttacksAllowed = 1000 // of the independent sample's attacks
-	redTeamBenignBlocked  = 1000 // of its benign cases
-	redTeamProbesAllowed  = 1000 // of the probes' attacks
+	redTeamAttacksAllowed = 1 // of the independent sample's attacks
+	redTeamBenignBlocked  = 1 // of its benign cases
+	redTeamProbesAllowed  = 4 // of the probes' attacks
 )
 
 // TestShieldRedTeam judges the red-team sample (corpus.LoadRedTeam) as
