@@ -28,9 +28,8 @@ import (
 // --chdir options of git, make, tar, npm and env, separately in each
 // nesting (a cd inside $(...) or bash -c does not leave it; a cd inside a
 // function body makes the directory of what follows unknown). Subshells
-// are not scoped: a cd in "(cd x; ...)" is taken to last, which can only
-// make later relative paths resolve elsewhere than the shell would put
-// them, never hide an absolute one. `cd "$(git rev-parse --show-toplevel)"`
+// are nestings of their own (shellx Via "(N)"): a cd in "(cd x; ...)"
+// does not leave it. `cd "$(git rev-parse --show-toplevel)"`
 // is the workspace.
 //
 // A word with Glob stays a pattern (Ref.Glob; cleaned, metacharacters

@@ -169,9 +169,11 @@ func Parse(line string) (a Analysis) {
 
 // parser holds one Parse's result and budgets.
 type parser struct {
-	a    Analysis
-	errs []error
-	work int
+	a Analysis
+	// subshells counts the ( ) met, to name each one's nesting.
+	subshells int
+	errs      []error
+	work      int
 	// pending are the command and process substitutions met while
 	// building a command's words; the command walks them after it is
 	// listed (nested commands come after the one holding them).

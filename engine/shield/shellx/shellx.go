@@ -61,7 +61,8 @@ type Command struct {
 	// what it is nested in, outermost first, separated by " > ": "$()",
 	// "``", "<()", ">()", "sh -c", "bash -c", "eval", "sh <<" (a
 	// here-document fed to a shell), "| sh" (text piped into a shell),
-	// "base64" (decoded data), "python -c" (a command in a payload's
+	// "base64" (decoded data), "(1)", "(2)"... (the first, second
+	// subshell), "python -c" (a command in a payload's
 	// string literal), "function f", "xargs", "find -exec"...
 	Via string
 	// Depth is how many payloads deep it is (0: the line itself).

@@ -155,8 +155,16 @@ var parseCases = []parseCase{
 	},
 	{line: "(cd /tmp && rm -rf x)",
 		cmds: []string{
-			"cd /tmp",
-			"rm -rf x",
+			"{(1)}@0 cd /tmp",
+			"{(1)}@0 rm -rf x",
+		},
+	},
+	// Each subshell is a nesting of its own.
+	{line: "(cd src); (rm -rf .git); rm x",
+		cmds: []string{
+			"{(1)}@0 cd src",
+			"{(2)}@0 rm -rf .git",
+			"rm x",
 		},
 	},
 	{line: "{ echo a; echo b; } > out.txt",

@@ -1,6 +1,7 @@
 package shellx
 
 import (
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -139,7 +140,11 @@ func (p *parser) stmt(s *syntax.Stmt, c *ctx) (first, last int) {
 			})
 		}
 	case *syntax.Subshell:
-		sc.branch(func() { first, last = p.stmts(x.Stmts, c) })
+		// Its own nesting, numbered: a cd inside ( ) does not leave it,
+		// nor reach the next ( ).
+		p.subshells++
+		sub := c.with("(" + strconv.Itoa(p.subshells) + ")")
+		sc.branch(func() { first, last = p.stmts(x.Stmts, sub) })
 	case *syntax.Block:
 		first, last = p.stmts(x.Stmts, c)
 	case *syntax.IfClause:
