@@ -2,10 +2,8 @@ package shellx_test
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
-	"testing"
 
 	"github.com/opx-dev/opx/engine/shield/shellx"
 )
@@ -61,13 +59,4 @@ func dump(a shellx.Analysis) string {
 		fmt.Fprintf(&b, "err: %v\n", a.Err)
 	}
 	return b.String()
-}
-
-// TestDump prints the Analysis of $SHELLX_LINE (a debugging aid).
-func TestDump(t *testing.T) {
-	line := os.Getenv("SHELLX_LINE")
-	if line == "" {
-		t.Skip("SHELLX_LINE not set")
-	}
-	t.Log("\n" + dump(shellx.Parse(line)))
 }
