@@ -27,6 +27,20 @@ type Config struct {
 	MaxRounds    int    // model calls per message; default 25
 	MaxTokens    int64
 	SystemPrompt string
+	// SubAgentID, when set, runs a sub-agent: it talks RunSubAgent
+	// (SubAgentService), presents its token from OPX_SUB_AGENT_TOKEN and
+	// its parent's session, and has no load_tools (its tools are granted
+	// at spawn).
+	SubAgentID    string
+	ParentSession string
+}
+
+// stream is the agent's side of RunSession or RunSubAgent: the same
+// messages either way.
+type stream interface {
+	Send(*opxv1.AgentEvent) error
+	Recv() (*opxv1.EngineDirective, error)
+	CloseSend() error
 }
 
 // ErrEngineClosed is returned when the engine ends the stream without a
@@ -45,6 +59,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.AgentID == "" {
 		cfg.AgentID = "agent"
 	}
+	if cfg.SubAgentID != "" {
+		cfg.AgentID = cfg.SubAgentID
+	}
 	conn, err := grpc.NewClient(cfg.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return fmt.Errorf("dial the engine: %w", err)
@@ -55,13 +72,18 @@ func Run(ctx context.Context, cfg Config) error {
 	ctx = metadata.AppendToOutgoingContext(ctx, opxv1.AgentTokenHeader, cfg.Token)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := opxv1.NewAgentServiceClient(conn).RunSession(ctx)
+	var stream stream
+	if cfg.SubAgentID != "" {
+		stream, err = opxv1.NewSubAgentServiceClient(conn).RunSubAgent(ctx)
+	} else {
+		stream, err = opxv1.NewAgentServiceClient(conn).RunSession(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("open the agent stream: %w", err)
 	}
 	a := &agent{cfg: cfg, stream: stream, gw: opxv1.NewLLMGatewayClient(conn), waiters: map[string]chan *opxv1.EngineDirective{}}
 	if err := a.send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_AgentReady{AgentReady: &opxv1.AgentReady{
-		AgentId: cfg.AgentID, Token: cfg.Token, SandboxCanaryJson: string(cfg.CanaryJSON)}}}); err != nil {
+		AgentId: cfg.AgentID, Token: cfg.Token, SandboxCanaryJson: string(cfg.CanaryJSON), ParentSessionId: cfg.ParentSession}}}); err != nil {
 		return fmt.Errorf("send AgentReady: %w", err)
 	}
 
@@ -107,7 +129,7 @@ func Run(ctx context.Context, cfg Config) error {
 // agent is one connected agent.
 type agent struct {
 	cfg    Config
-	stream opxv1.AgentService_RunSessionClient
+	stream stream
 	gw     opxv1.LLMGatewayClient
 
 	sendMu sync.Mutex

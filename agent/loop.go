@@ -36,7 +36,11 @@ func (a *agent) process(ctx context.Context, pr *opxv1.ProcessRequest) {
 	msgs = append(msgs, &opxv1.ChatMessage{Role: "system", Content: a.cfg.SystemPrompt})
 	msgs = append(msgs, pr.History...)
 	msgs = append(msgs, &opxv1.ChatMessage{Id: pr.MessageId, Role: "user", Content: pr.Content})
-	tools := append(append([]*opxv1.ToolDef{}, pr.Tools...), loadToolsDef)
+	tools := append([]*opxv1.ToolDef{}, pr.Tools...)
+	if a.cfg.SubAgentID == "" {
+		// A sub-agent's tools are granted at spawn: it loads none.
+		tools = append(tools, loadToolsDef)
+	}
 	var usage opxv1.TokenUsage
 	var thoughts []*opxv1.Thought
 	for n := 0; n < a.cfg.MaxRounds; n++ {
@@ -114,7 +118,7 @@ func (a *agent) complete(ctx context.Context, pr *opxv1.ProcessRequest, msgs []*
 func (a *agent) call(ctx context.Context, messageID string, c *opxv1.ToolCall, tools *[]*opxv1.ToolDef) (string, bool, error) {
 	wait := a.expect(c.CallId)
 	var ev *opxv1.AgentEvent
-	if c.ToolName == LoadTools {
+	if c.ToolName == LoadTools && a.cfg.SubAgentID == "" {
 		var args struct {
 			Groups []string `json:"groups"`
 		}

@@ -18,6 +18,9 @@ import (
 // removes it from its environment at once.
 const EnvAgentToken = "OPX_AGENT_TOKEN"
 
+// EnvSubAgentToken carries a sub-agent's own token the same way.
+const EnvSubAgentToken = "OPX_SUB_AGENT_TOKEN"
+
 func internalAgentCommand() *cli.Command {
 	return &cli.Command{
 		Name:   "internal-agent",
@@ -26,6 +29,9 @@ func internalAgentCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "engine", Usage: "the engine's gRPC `ADDR` (127.0.0.1:port)", Required: true},
 			&cli.StringFlag{Name: "agent-id", Value: "agent-1", Usage: "agent `ID`"},
+			&cli.StringFlag{Name: "subagent", Usage: "run as the sub-agent `ID` (token in $" + EnvSubAgentToken + ")"},
+			&cli.StringFlag{Name: "parent-session", Usage: "the sub-agent's parent `SESSION`"},
+			&cli.IntFlag{Name: "max-rounds", Usage: "model calls per message (`N`; default 25)"},
 		}, canaryFlags()...),
 		Action: runInternalAgent,
 	}
@@ -60,10 +66,15 @@ func sandboxSelf(port uint16, targets sandbox.CanaryTargets) sandbox.CanaryResul
 }
 
 func runInternalAgent(c *cli.Context) error {
-	token := os.Getenv(EnvAgentToken)
+	env := EnvAgentToken
+	if c.String("subagent") != "" {
+		env = EnvSubAgentToken
+	}
+	token := os.Getenv(env)
 	os.Unsetenv(EnvAgentToken)
+	os.Unsetenv(EnvSubAgentToken)
 	if token == "" {
-		return usagef(c, "no agent token in $%s (the engine starts the agent)", EnvAgentToken)
+		return usagef(c, "no agent token in $%s (the engine starts the agent)", env)
 	}
 	_, portText, err := net.SplitHostPort(c.String("engine"))
 	port, perr := strconv.ParseUint(portText, 10, 16)
@@ -78,7 +89,8 @@ func runInternalAgent(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	err = agent.Run(ctx, agent.Config{Addr: c.String("engine"), Token: token, AgentID: c.String("agent-id"), CanaryJSON: canary})
+	err = agent.Run(ctx, agent.Config{Addr: c.String("engine"), Token: token, AgentID: c.String("agent-id"), CanaryJSON: canary,
+		SubAgentID: c.String("subagent"), ParentSession: c.String("parent-session"), MaxRounds: c.Int("max-rounds")})
 	if err != nil && ctx.Err() != nil {
 		return nil // stopped by a signal: a clean stop
 	}

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -226,6 +227,13 @@ func agentSpawner(self string, errw io.Writer) func(ctx context.Context, l engin
 		// The token goes through the environment only, never argv or
 		// disk; the agent gets nothing else from ours.
 		cmd.Env = []string{EnvAgentToken + "=" + l.Token}
+		if l.SubAgentID != "" {
+			cmd.Args = append(cmd.Args, "--agent-id", l.SubAgentID, "--subagent", l.SubAgentID, "--parent-session", l.ParentSession)
+			cmd.Env = []string{EnvSubAgentToken + "=" + l.Token}
+		}
+		if l.MaxRounds > 0 {
+			cmd.Args = append(cmd.Args, "--max-rounds", strconv.Itoa(l.MaxRounds))
+		}
 		cmd.Stdout, cmd.Stderr = errw, errw
 		// Without any capability from its start, even when the engine is
 		// root (its sandbox then has nothing left to drop), and SIGKILLed

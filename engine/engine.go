@@ -161,6 +161,13 @@ type AgentLaunch struct {
 	Addr   string // the engine's gRPC address
 	Token  string // 128 random bits, hex
 	Canary sandbox.CanaryTargets
+	// SubAgentID, set for a sub-agent, makes the process a sub-agent of
+	// ParentSession: it talks RunSubAgent and its token travels in
+	// OPX_SUB_AGENT_TOKEN. MaxRounds bounds its model calls per message
+	// (0: the agent's default).
+	SubAgentID    string
+	ParentSession string
+	MaxRounds     int
 }
 
 // ExitRestart is the engine's exit code when a client asked for a restart.
@@ -233,7 +240,7 @@ func New(opts Options) (*Engine, error) {
 	e.pipe = &Pipeline{Recorder: e.rec, Tools: tools, Evaluator: opts.Evaluator, Chronicle: e.chron, Timeout: timeout,
 		OnVerdict: func(session, messageID string, seq uint64, v *event.ShieldVerdict) {
 			e.publish(session, messageID, "verdict", seq, v)
-		}, Approvals: e.approvals}
+		}, Approvals: e.approvals, Restrict: e.restrict, Admit: e.subagentAdmit}
 	if opts.Tier2Provider != nil {
 		t2, err := NewLLMEvaluator(LLMEvaluatorConfig{Recorder: e.rec, Provider: opts.Tier2Provider, Retry: opts.Retry,
 			Budget: opts.Tier2DailyBudget, Workspace: opts.Workspace})
@@ -252,6 +259,14 @@ func New(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// restrict is the pipeline's Restrict: what no tier may allow here.
+func (e *Engine) restrict(p Proposal) *Verdict {
+	if v := e.subagentRestrict(p); v != nil {
+		return v
+	}
+	return e.otrRestrict(p)
 }
 
 // Run serves until ctx ends, a client asks for a shutdown (nil) or a

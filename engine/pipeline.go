@@ -100,6 +100,18 @@ type Pipeline struct {
 	// waits for the answer; without it such escalations block.
 	Approvals *Approvals
 
+	// Restrict, if set, may refuse a proposal before any tier judges
+	// it: a tool a sub-agent was not granted (subagent:not-granted), a
+	// mutating tool in an off-the-record session (otr:read-only). Its
+	// block is then the call's only verdict, recorded like any other.
+	Restrict func(p Proposal) *Verdict
+	// Admit, if set, is asked right before exec.started is recorded; a
+	// refusal ends the call unexecuted with that answer. While release
+	// has not been called, what Admit guards cannot change: cancelling a
+	// sub-agent waits for it, so nothing of a sub-agent starts after its
+	// subagent.cancelled (verify --strict checks that).
+	Admit func(p Proposal) (release func(), refusal string)
+
 	// replay, set in replay mode, stands in for Chronicle and the
 	// executors with what was recorded (replay_pipeline.go).
 	replay *replayState
@@ -164,7 +176,15 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		return ToolOutcome{}, err
 	}
 
-	verdicts := p.Evaluator.Evaluate(ctx, prop)
+	var verdicts []Verdict
+	if p.Restrict != nil {
+		if v := p.Restrict(prop); v != nil {
+			verdicts = []Verdict{*v}
+		}
+	}
+	if verdicts == nil {
+		verdicts = p.Evaluator.Evaluate(ctx, prop)
+	}
 	policy := p.Evaluator.PolicyHash().String()
 	record := func(v Verdict) error {
 		sv := &event.ShieldVerdict{SubAgentID: subagent, CallID: callID, Decision: v.Decision, Tier: v.Tier, Rule: v.Rule,
@@ -248,9 +268,8 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	}
 	// Sync: the proposal, verdicts and snapshot are durable before the
 	// executor runs.
-	if _, err := p.Recorder.Record(ctx, ledger.Sync, session, &event.ExecStarted{SubAgentID: subagent, CallID: callID, Tool: tool,
-		ActionHash: prop.ActionHash.String()}); err != nil {
-		return ToolOutcome{}, err
+	if refusal, err := p.recordStarted(ctx, prop); err != nil || refusal != "" {
+		return ToolOutcome{Content: refusal, IsError: true}, err
 	}
 	timeout := p.Timeout
 	if timeout <= 0 {
@@ -323,6 +342,21 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		p.Chronicle.Retain(ctx)
 	}
 	return ToolOutcome{Content: res.Content, IsError: res.IsError}, nil
+}
+
+// recordStarted records exec.started (Sync) for prop once Admit admits
+// it; a refusal is the answer to give instead, with nothing recorded.
+func (p *Pipeline) recordStarted(ctx context.Context, prop Proposal) (refusal string, err error) {
+	if p.Admit != nil {
+		release, refusal := p.Admit(prop)
+		if refusal != "" {
+			return "error: " + refusal, nil
+		}
+		defer release()
+	}
+	_, err = p.Recorder.Record(ctx, ledger.Sync, prop.Session, &event.ExecStarted{SubAgentID: prop.SubAgentID, CallID: prop.CallID,
+		Tool: prop.Tool, ActionHash: prop.ActionHash.String()})
+	return "", err
 }
 
 // parseArgs checks that arguments are one JSON object in the ledger's

@@ -160,9 +160,8 @@ func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, c
 			return ToolOutcome{}, err
 		}
 	}
-	if _, err := p.Recorder.Record(ctx, ledger.Sync, prop.Session, &event.ExecStarted{SubAgentID: prop.SubAgentID, CallID: prop.CallID,
-		Tool: prop.Tool, ActionHash: prop.ActionHash.String()}); err != nil {
-		return ToolOutcome{}, err
+	if refusal, err := p.recordStarted(ctx, prop); err != nil || refusal != "" {
+		return ToolOutcome{Content: refusal, IsError: true}, err
 	}
 	start := time.Now()
 	switch {

@@ -65,10 +65,11 @@ func (a *AgentSpawned) Validate() error {
 
 // AgentExited is an orderly agent exit (after a shutdown directive).
 type AgentExited struct {
-	AgentID  string `json:"agent_id"`
-	PID      int    `json:"pid"`
-	ExitCode int    `json:"exit_code"`
-	Reason   string `json:"reason"`
+	AgentID    string `json:"agent_id"`
+	SubAgentID string `json:"subagent_id,omitempty"`
+	PID        int    `json:"pid"`
+	ExitCode   int    `json:"exit_code"`
+	Reason     string `json:"reason"`
 }
 
 func (*AgentExited) Type() string { return TypeAgentExited }
@@ -78,13 +79,14 @@ func (a *AgentExited) Validate() error { return need("agent_id", a.AgentID, "rea
 // AgentCrashed is an agent that died unasked, or was killed by the engine
 // (for a bad canary, a wrong token, a broken stream).
 type AgentCrashed struct {
-	AgentID  string `json:"agent_id"`
-	PID      int    `json:"pid"`
-	ExitCode int    `json:"exit_code"`        // -1 when killed by a signal
-	Signal   string `json:"signal,omitempty"` // e.g. "killed"
-	Detail   string `json:"detail"`
-	Stderr   string `json:"stderr,omitempty"` // the tail of its stderr
-	Respawn  bool   `json:"respawn"`          // whether the engine starts another
+	AgentID    string `json:"agent_id"`
+	SubAgentID string `json:"subagent_id,omitempty"`
+	PID        int    `json:"pid"`
+	ExitCode   int    `json:"exit_code"`        // -1 when killed by a signal
+	Signal     string `json:"signal,omitempty"` // e.g. "killed"
+	Detail     string `json:"detail"`
+	Stderr     string `json:"stderr,omitempty"` // the tail of its stderr
+	Respawn    bool   `json:"respawn"`          // whether the engine starts another
 }
 
 func (*AgentCrashed) Type() string { return TypeAgentCrashed }
@@ -121,10 +123,11 @@ type Canary struct {
 // SandboxCanary records an agent's canary result and what the engine did
 // about it.
 type SandboxCanary struct {
-	AgentID string `json:"agent_id"`
-	Result  Canary `json:"result"`
-	Action  string `json:"action"` // accepted, warned (no sandbox here) or killed
-	Reason  string `json:"reason,omitempty"`
+	AgentID    string `json:"agent_id"`
+	SubAgentID string `json:"subagent_id,omitempty"`
+	Result     Canary `json:"result"`
+	Action     string `json:"action"` // accepted, warned (no sandbox here) or killed
+	Reason     string `json:"reason,omitempty"`
 }
 
 func (*SandboxCanary) Type() string { return TypeSandboxCanary }

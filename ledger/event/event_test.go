@@ -26,6 +26,7 @@ var taxonomy = []string{
 	"tool.proposed", "shield.verdict", "approval.requested", "approval.resolved",
 	"chronicle.snapshot", "chronicle.rollback", "chronicle.pruned",
 	"exec.started", "exec.completed", "exec.failed",
+	"subagent.spawned", "subagent.completed", "subagent.failed", "subagent.cancelled", "subagent.timed_out",
 	// Extensions of the DESIGN table, each documented where it is defined.
 	"client.rejected", "ledger.checkpoint", "chronicle.rollback_started", "ledger.tree_built", "ledger.key",
 }
@@ -81,6 +82,11 @@ var samples = []event.Payload{
 	&event.Checkpoint{TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=", Note: "opx.local/ledger/x\n10\n...\n"},
 	&event.TreeBuilt{TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="},
 	&event.Key{VKey: vkey, Reason: event.KeyCreated},
+	&event.SubAgentSpawned{SubAgentID: "sub_1", ParentMessageID: "m1", ParentCallID: "c1", Task: "read a", TaskSize: 6, Tools: []string{"read_file"}, MaxRounds: 10, TimeoutMS: 60000},
+	&event.SubAgentCompleted{SubAgentID: "sub_1", Result: "done", Size: 4, Rounds: 2, ToolCalls: 1, DurationMS: 5},
+	&event.SubAgentFailed{SubAgentID: "sub_1", Reason: event.SubAgentCrashed, Detail: "killed by signal killed"},
+	&event.SubAgentCancelled{SubAgentID: "sub_1", ByCallID: "c9", Reason: "cancelled by the parent"},
+	&event.SubAgentTimedOut{SubAgentID: "sub_1", TimeoutMS: 1000, DurationMS: 1001},
 }
 
 // vkey is a verifier key of an opx ledger (tlog.GenerateKey).

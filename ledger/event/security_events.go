@@ -78,6 +78,9 @@ func (v *ShieldVerdict) Validate() error {
 // escalated. (Ledgers written before message_id and arguments were
 // recorded lack them: the call's tool.proposed has them.)
 type ApprovalRequested struct {
+	// SubAgentID names the sub-agent whose call asks ("" the session's
+	// own agent).
+	SubAgentID string `json:"subagent_id,omitempty"`
 	ApprovalID string `json:"approval_id"`
 	MessageID  string `json:"message_id,omitempty"`
 	CallID     string `json:"call_id"`
@@ -98,6 +101,7 @@ func (a *ApprovalRequested) Validate() error {
 
 // ApprovalResolved records the human's answer, or the timeout that denied.
 type ApprovalResolved struct {
+	SubAgentID string `json:"subagent_id,omitempty"`
 	ApprovalID string `json:"approval_id"`
 	CallID     string `json:"call_id"`
 	Approved   bool   `json:"approved"`
