@@ -89,6 +89,9 @@ const (
 // Snapshot records the pre-state of every path an action will change,
 // before it runs. Its seq is the snapshot id users type.
 type Snapshot struct {
+	// SubAgentID names the sub-agent whose call this snapshot precedes
+	// ("" the session's own agent, or a rollback's own snapshot).
+	SubAgentID   string      `json:"subagent_id,omitempty"`
 	CallID       string      `json:"call_id"`
 	Tool         string      `json:"tool"`
 	Kind         string      `json:"kind"`
