@@ -48,13 +48,13 @@ type callState struct {
 	proposed  uint64
 	messageID string
 	action    string // the proposal's action hash
-	mutating bool
-	verdict  string // the latest decision
-	blocked  bool   // any block, or an approval denied
-	approved bool
-	snapshot bool
-	started  bool
-	spawned  string // the sub-agent this call spawned
+	mutating  bool
+	verdict   string // the latest decision
+	blocked   bool   // any block, or an approval denied
+	approved  bool
+	snapshot  bool
+	started   bool
+	spawned   string // the sub-agent this call spawned
 }
 
 // NewCausality returns a checker with no calls seen.
