@@ -19,6 +19,8 @@ const (
 	Session    = "ses_subagents"
 	SubA       = "sub_0a1b2c3d4e5f" // summarises the README; completes
 	SubB       = "sub_9f8e7d6c5b4a" // runs the tests; cancelled by the parent
+	SubC       = "sub_c0c0c0c0c0c0" // lints; its process crashes
+	SubD       = "sub_d0d0d0d0d0d0" // searches; times out
 	PolicyHash = "1111111111111111111111111111111111111111111111111111111111111111"
 	// ResultA is what SubA hands back to the parent.
 	ResultA = "README: opx records every step of an agent in a verifiable ledger"
@@ -46,6 +48,8 @@ func Action(tool, args string) string { return ledger.Sum([]byte(tool + "\n" + a
 //     snapshot), then proposes write_file, which it was not granted (tier
 //     -1 block, rule subagent:not-granted), and is cancelled by the
 //     parent's cancel_agent call c4;
+//   - SubC's process crashes (subagent.failed, crashed); SubD runs into
+//     its wall-clock limit (subagent.timed_out);
 //   - the parent collects SubA's result with agent_result (c3), answers,
 //     and the engine stops.
 //
@@ -61,8 +65,11 @@ func SubAgentScene() []Step {
 		Tools: []string{"read_file", "spawn_agent", "agent_result", "cancel_agent"}})
 	spawnA := `{"task":"summarise README.md","tools":["read_file"]}`
 	spawnB := `{"task":"run the tests","tools":["read_file","execute_command"]}`
+	spawnC := `{"task":"lint","tools":["read_file"]}`
+	spawnD := `{"task":"search for TODOs","tools":["read_file"]}`
 	s.model("r1", "", "m1", "", 200, 40, event.ToolCall{CallID: "c1", Tool: "spawn_agent", Arguments: spawnA},
-		event.ToolCall{CallID: "c2", Tool: "spawn_agent", Arguments: spawnB})
+		event.ToolCall{CallID: "c2", Tool: "spawn_agent", Arguments: spawnB}, event.ToolCall{CallID: "c5", Tool: "spawn_agent", Arguments: spawnC},
+		event.ToolCall{CallID: "c6", Tool: "spawn_agent", Arguments: spawnD})
 	s.call("c1", "", "m1", "spawn_agent", spawnA, false)
 	s.verdict("c1.verdict", "", "c1", "spawn_agent", spawnA, event.Allow, 0, "default:allow")
 	s.add("a.spawned", &event.SubAgentSpawned{SubAgentID: SubA, ParentMessageID: "m1", ParentCallID: "c1", Task: "summarise README.md",
@@ -73,8 +80,17 @@ func SubAgentScene() []Step {
 	s.add("b.spawned", &event.SubAgentSpawned{SubAgentID: SubB, ParentMessageID: "m1", ParentCallID: "c2", Task: "run the tests",
 		TaskSize: 13, Tools: []string{"read_file", "execute_command"}, MaxRounds: 8, TimeoutMS: 60000})
 	s.result("c2.result", "", "c2", `{"agent_id":"`+SubB+`"}`, false)
+	s.spawn("c5", SubC, "lint", spawnC)
+	s.spawn("c6", SubD, "search for TODOs", spawnD)
 	s.process(SubA, SubA, 102)
 	s.process(SubB, SubB, 103)
+	s.process(SubC, SubC, 104)
+	s.process(SubD, SubD, 105)
+	s.add("c.process", &event.ProcessRequest{SubAgentID: SubC, MessageID: "m1", Content: "lint", Mode: "normal", Tools: []string{"read_file"}})
+	s.add("d.process", &event.ProcessRequest{SubAgentID: SubD, MessageID: "m1", Content: "search for TODOs", Mode: "normal", Tools: []string{"read_file"}})
+	s.request("rd1", SubD, "m1")
+	s.engine("c.crashed", &event.AgentCrashed{AgentID: SubC, SubAgentID: SubC, PID: 104, ExitCode: -1, Signal: "killed", Detail: "killed by signal killed"})
+	s.add("c.failed", &event.SubAgentFailed{SubAgentID: SubC, Reason: event.SubAgentCrashed, Detail: "its process was killed by signal killed", DurationMS: 800})
 
 	// The two sub-agents, interleaved.
 	s.add("a.process", &event.ProcessRequest{SubAgentID: SubA, MessageID: "m1", Content: "summarise README.md", Mode: "normal",
@@ -104,6 +120,8 @@ func SubAgentScene() []Step {
 	s.response("ra2", SubA, ResultA, 150, 30)
 	s.add("a.answer", &event.ResponseComplete{SubAgentID: SubA, MessageID: "m1", Content: ResultA, Thoughts: []event.Thought{},
 		Usage: usage(250, 40)})
+	s.add("d.timed_out", &event.SubAgentTimedOut{SubAgentID: SubD, TimeoutMS: 2000, DurationMS: 2001})
+	s.engine("d.exited", &event.AgentExited{AgentID: SubD, SubAgentID: SubD, PID: 105, ExitCode: -1, Reason: "timed out"})
 	s.add("a.completed", &event.SubAgentCompleted{SubAgentID: SubA, Result: ResultA, Size: int64(len(ResultA)), Rounds: 2, ToolCalls: 1,
 		Usage: usage(250, 40), DurationMS: 3000})
 	s.engine("a.exited", &event.AgentExited{AgentID: SubA, SubAgentID: SubA, PID: 102, Reason: "completed"})
@@ -134,6 +152,16 @@ func SubAgentScene() []Step {
 		Thoughts: []event.Thought{}, Usage: usage(900, 95)})
 	s.engine("engine.stopped", &event.EngineStopped{Reason: "opx stop", Cause: event.StopShutdown, UptimeMS: 9000})
 	return s.steps
+}
+
+// spawn is a spawn call of the session's agent, allowed, that spawns
+// sub.
+func (s *scene) spawn(call, sub, task, args string) {
+	s.call(call, "", "m1", "spawn_agent", args, false)
+	s.verdict(call+".verdict", "", call, "spawn_agent", args, event.Allow, 0, "default:allow")
+	s.add(sub+".spawned", &event.SubAgentSpawned{SubAgentID: sub, ParentMessageID: "m1", ParentCallID: call, Task: task,
+		TaskSize: int64(len(task)), Tools: []string{"read_file"}, MaxRounds: 8, TimeoutMS: 2000})
+	s.result(call+".result", "", call, `{"agent_id":"`+sub+`"}`, false)
 }
 
 // Insert returns steps with more inserted after the step named after.
