@@ -34,7 +34,9 @@ type SubAgentCounts struct {
 }
 
 // Running is the sub-agents without an end.
-func (c SubAgentCounts) Running() int { return c.Spawned - c.Completed - c.Failed - c.Cancelled - c.TimedOut }
+func (c SubAgentCounts) Running() int {
+	return c.Spawned - c.Completed - c.Failed - c.Cancelled - c.TimedOut
+}
 
 // subAgentSlot is each count's place in the sub-agent record.
 var subAgentSlot = map[string]int{event.TypeSubAgentSpawned: 0, event.TypeSubAgentCompleted: 1, event.TypeSubAgentFailed: 2,
