@@ -396,3 +396,78 @@ func TestE2E_SubAgents_TimeoutAndRecursion(t *testing.T) {
 		t.Errorf("%d subagent.timed_out, %d subagent:not-granted verdicts; want 1 and 1", timedOut, blocked)
 	}
 }
+
+// TestE2E_SubAgents_EngineStopAndCrash: opx stop while a sub-agent waits
+// ends it (subagent.failed engine_stopped) and its process before
+// engine.stopped; an engine killed with SIGKILL takes its sub-agent with
+// it (the parent-death signal), and the next engine records
+// subagent.failed engine_crashed for it before its engine.started.
+func TestE2E_SubAgents_EngineStopAndCrash(t *testing.T) {
+	w := subWorld(t, "  max_concurrent: 2\n")
+	m := w.start()
+	sent := w.sendAsync("run one waiter")
+	id, pid := w.subPid("sub-wait:")
+	w.pendingOf(id)
+	st, _ := w.status()
+	w.stop(m)
+	<-sent
+	if !gone(pid) {
+		t.Errorf("sub-agent %d outlived its engine's stop", pid)
+	}
+	es := entries(t, st.LedgerPath)
+	var failedAt, stoppedAt uint64
+	for _, e := range es {
+		switch {
+		case e.Type == event.TypeSubAgentFailed && field(e, "subagent_id") == id && field(e, "reason") == event.SubAgentEngineStopped:
+			failedAt = e.Seq
+		case e.Type == event.TypeEngineStopped:
+			stoppedAt = e.Seq
+		}
+	}
+	if failedAt == 0 || failedAt > stoppedAt {
+		t.Fatalf("subagent.failed engine_stopped at %d, engine.stopped at %d", failedAt, stoppedAt)
+	}
+
+	m = w.start()
+	sent = w.sendAsync("run one waiter")
+	var id2 string
+	sp := w.waitEntry("a second sub-agent", func(e ledger.Entry) bool {
+		return e.Type == event.TypeSubAgentSpawned && field(e, "subagent_id") != id
+	})
+	id2 = field(sp, "subagent_id")
+	as := w.waitEntry("its process", func(e ledger.Entry) bool {
+		return e.Type == event.TypeAgentSpawned && field(e, "subagent_id") == id2
+	})
+	var a event.AgentSpawned
+	json.Unmarshal(as.Data, &a)
+	w.pendingOf(id2)
+	st, _ = w.status()
+	if err := syscall.Kill(st.EnginePID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-sent
+	waitFor(t, "the sub-agent to die with its engine", func() bool { return gone(a.PID) })
+	waitFor(t, "a new engine", func() bool {
+		s, code := w.status()
+		return code == 0 && s.EnginePID != st.EnginePID && s.AgentPID != 0
+	})
+	w.stop(m)
+	es = entries(t, st.LedgerPath)
+	var crashedAt, failed2, startedAt uint64
+	for _, e := range es {
+		switch {
+		case e.Type == event.TypeEngineCrashed:
+			crashedAt = e.Seq
+		case e.Type == event.TypeSubAgentFailed && field(e, "subagent_id") == id2:
+			if field(e, "reason") != event.SubAgentEngineCrashed {
+				t.Errorf("sub-agent %s failed %s, want engine_crashed", id2, field(e, "reason"))
+			}
+			failed2 = e.Seq
+		case e.Type == event.TypeEngineStarted && crashedAt != 0 && startedAt == 0:
+			startedAt = e.Seq
+		}
+	}
+	if crashedAt == 0 || failed2 < crashedAt || failed2 > startedAt {
+		t.Fatalf("engine.crashed %d, subagent.failed engine_crashed %d, engine.started %d", crashedAt, failed2, startedAt)
+	}
+}
