@@ -81,3 +81,22 @@ func seqAt(out string, seq uint64) int {
 		i = end
 	}
 }
+
+// TestReport_SubAgents: the HTML report nests each sub-agent under its
+// spawn call the same way, names the sub-agent in its approvals, blocked
+// actions and verdicts, and counts the sub-agents.
+func TestReport_SubAgents(t *testing.T) {
+	path, _ := subAgentLedger(t, nil)
+	r := run(t, "report", "-o", "-", "--no-workspace", "--ledger", path, replaytest.Session)
+	r.wantCode(t, cli.ExitOK)
+	a, b := replaytest.SubA, replaytest.SubB
+	r.wantOut(t, `<div class="subagent" id="sub-`+a+`">`, "<b>sub-agent <code>"+a+"</code></b> → <span class=\"o-good\">completed</span>",
+		"approval <code>ap_1</code> asked by sub-agent <code>"+b+"</code>",
+		"cancelled</span> by the parent's call <code>c4</code>", "the parent collected the result (call <code>c3</code>)",
+		"<dt>Sub-agents</dt><dd>4 spawned: 1 completed", `<span class="muted">sub-agent `+b+`</span>`, "<b>sub-agent turn 1</b>")
+	// A's subtree sits inside the spawn call c1's block, before c2's.
+	out := r.stdout
+	if i, j, k := strings.Index(out, `id="sub-`+a+`"`), strings.Index(out, "sub-agent turn 1"), strings.Index(out, `id="sub-`+b+`"`); i < 0 || j < i || k < j {
+		t.Errorf("sub-agent blocks out of place: %d %d %d", i, j, k)
+	}
+}
