@@ -92,7 +92,7 @@ func recordedVerdict(rp *rerun.Proposal, i int) string {
 // recorded one with its message and call id, if it proposes the same
 // action. It is kept for the execution step.
 func (s *replayState) take(p Proposal) *rerun.Proposal {
-	k := callKey(p.MessageID, p.CallID)
+	k := callKey(p.SubAgentID, p.MessageID, p.CallID)
 	s.mu.Lock()
 	q := s.pending[k]
 	var rp *rerun.Proposal
@@ -102,7 +102,7 @@ func (s *replayState) take(p Proposal) *rerun.Proposal {
 	s.mu.Unlock()
 	switch {
 	case rp == nil:
-		s.offRecordf("call %s of message %s: not proposed in the record", p.CallID, p.MessageID)
+		s.offRecordf("call %s of message %s%s: not proposed in the record", p.CallID, p.MessageID, threadName(p.SubAgentID))
 		return nil
 	case rp.Tool != p.Tool || rp.Arguments != string(p.Args):
 		s.offRecordf("call %s: proposes %s %s where the record (entry %d) has %s %s", p.CallID, p.Tool, p.Args, rp.Seq, rp.Tool, rp.Arguments)
@@ -120,7 +120,7 @@ func (s *replayState) take(p Proposal) *rerun.Proposal {
 // result) and answers the agent as the live engine did. No workspace is
 // read or written.
 func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, call executor.Call, def executor.ToolDef) (ToolOutcome, error) {
-	k := callKey(prop.MessageID, prop.CallID)
+	k := callKey(prop.SubAgentID, prop.MessageID, prop.CallID)
 	s.mu.Lock()
 	rp := s.judged[k]
 	delete(s.judged, k)
