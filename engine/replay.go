@@ -190,8 +190,8 @@ type replayState struct {
 	gateway    *replayProvider
 	tier2      *replayProvider
 	evaluators map[*rerun.Engine]Evaluator
-	policy     ledger.Hash // of the evaluator used last
-	clock      time.Time   // the recorded time of the proposal being judged
+	policy     ledger.Hash                  // of the evaluator used last
+	clock      time.Time                    // the recorded time of the proposal being judged
 	pending    map[string][]*rerun.Proposal // by callKey
 	judged     map[string]*rerun.Proposal   // taken at evaluation, for execution
 	approvals  map[string][]*rerun.Approval // not yet asked, by rerun.CallKey
