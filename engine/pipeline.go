@@ -246,7 +246,7 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		var refusal string
 		var err error
 		if def.WorkspaceWide {
-			before, refusal, err = p.Chronicle.SnapshotWorkspace(ctx, session, callID, tool)
+			before, refusal, err = p.Chronicle.SnapshotWorkspace(ctx, session, subagent, callID, tool)
 		} else {
 			paths, ok, terr := p.Tools.Touches(call)
 			switch {
@@ -255,7 +255,7 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 			case terr != nil:
 				return ToolOutcome{Content: "error: " + terr.Error(), IsError: true}, nil
 			}
-			refusal, err = p.Chronicle.SnapshotFiles(ctx, session, callID, tool, paths)
+			refusal, err = p.Chronicle.SnapshotFiles(ctx, session, subagent, callID, tool, paths)
 			touched = paths
 		}
 		if err != nil {
@@ -275,7 +275,9 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
-	xctx, cancel := context.WithTimeout(ctx, timeout)
+	// The executors that act for the calling agent (the agent tools)
+	// read the call's proposal from the context.
+	xctx, cancel := context.WithTimeout(withProposal(ctx, prop), timeout)
 	start := time.Now()
 	res := p.Tools.Execute(xctx, call)
 	cancel()

@@ -12,6 +12,7 @@ import (
 type Approval struct {
 	ID           string `json:"id"`
 	Session      string `json:"session"`
+	SubAgentID   string `json:"subagent_id,omitempty"` // the sub-agent whose call asked
 	MessageID    string `json:"message_id,omitempty"`
 	CallID       string `json:"call_id"`
 	Tool         string `json:"tool"`
@@ -52,7 +53,7 @@ func (Approvals) Apply(b ledger.Bucket, e *ledger.Entry) error {
 		if !decode(e, &p) {
 			return nil
 		}
-		return putJSON(b, []byte(p.ApprovalID), &Approval{ID: p.ApprovalID, Session: e.Session, MessageID: p.MessageID,
+		return putJSON(b, []byte(p.ApprovalID), &Approval{ID: p.ApprovalID, Session: e.Session, SubAgentID: p.SubAgentID, MessageID: p.MessageID,
 			CallID: p.CallID, Tool: p.Tool, Arguments: p.Arguments, Reason: p.Reason, TimeoutMS: p.TimeoutMS,
 			RequestedSeq: e.Seq, RequestedTS: e.TS})
 	case event.TypeApprovalResolved:
