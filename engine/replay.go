@@ -248,6 +248,7 @@ func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replaySt
 		MaxToolCalls:      first.Started.MaxToolCalls,
 		ApprovalTimeout:   approvalTimeout(rec, first),
 		ProviderMaxTokens: first.Started.ProviderMaxTokens,
+		Agents:            agentsConfig(first),
 		replay:            s,
 	}
 	// The tools offered to the session: the same executors, over the

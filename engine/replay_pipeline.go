@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -112,6 +113,42 @@ func (s *replayState) take(p Proposal) *rerun.Proposal {
 	s.judged[k] = rp
 	s.mu.Unlock()
 	return rp
+}
+
+// live reports whether an allowed call runs for real in replay mode
+// rather than being served from the record: the agent tools that start,
+// message, wait for and stop sub-agents. Those run against the replay
+// engine, so each sub-agent is a real sandboxed agent process re-driven
+// like the session's own (its model calls and tool results served from
+// its own thread of the record), and its entries are produced, not
+// copied.
+//
+// The answers that depend on timing are served from the record instead,
+// so the parent's thread stays deterministic: agent_status and
+// list_agents (a sub-agent's state, rounds and elapsed time at that
+// moment) and agent_result without waiting (finished or not yet). What
+// they answered in the record is what the parent's model saw, so the
+// parent's next request body is the recorded one.
+func (s *replayState) live(p Proposal) bool {
+	if p.Def.Group != GroupAgents {
+		return false
+	}
+	switch p.Tool {
+	case "agent_status", "list_agents":
+		return false
+	case "agent_result":
+		var a struct {
+			Wait *bool `json:"wait"`
+		}
+		if json.Unmarshal(p.Args, &a) == nil && a.Wait != nil && !*a.Wait {
+			return false
+		}
+	}
+	// Taken at evaluation for a served execution: not needed.
+	s.mu.Lock()
+	delete(s.judged, callKey(p.SubAgentID, p.MessageID, p.CallID))
+	s.mu.Unlock()
+	return true
 }
 
 // execute stands in for the snapshot and the executor of an allowed call

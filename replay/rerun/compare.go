@@ -82,7 +82,7 @@ func Compare(recorded, produced []ledger.Entry) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("produced: %w", err)
 	}
-	res := &Result{Events: len(recorded), Produced: len(produced)}
+	res := &Result{Events: rec.n, Produced: pro.n}
 	var last uint64 // the record's last entry, after which an extra thread's entries come
 	if len(recorded) > 0 {
 		last = recorded[len(recorded)-1].Seq
@@ -159,6 +159,18 @@ func position(d *Divergence) uint64 {
 type threaded struct {
 	items map[string][]item // by subagent_id; "" the session's own agent
 	order []string          // thread ids in order of first entry
+	n     int               // entries compared
+}
+
+// processEntries are a sub-agent's process lifecycle, recorded in its
+// parent's session but, like the session's own agent's (recorded
+// engine-wide), not compared: pids, ports, canary timestamps, and how
+// its process ended after it answered depend on the run. What decides
+// anything is compared: a refused sandbox or a crash ends the sub-agent
+// with subagent.failed.
+var processEntries = map[string]bool{
+	event.TypeAgentSpawned: true, event.TypeSandboxCanary: true, event.TypeAgentReady: true,
+	event.TypeAgentExited: true, event.TypeAgentCrashed: true,
 }
 
 // threads decodes entries and splits them by the sub-agent they name
@@ -169,6 +181,10 @@ func threads(entries []ledger.Entry) (*threaded, error) {
 	t := &threaded{items: map[string][]item{}}
 	raw := map[string][]item{}
 	for _, en := range entries {
+		if processEntries[en.Type] {
+			continue
+		}
+		t.n++
 		it, err := decodeItem(en)
 		if err != nil {
 			return nil, err
