@@ -37,12 +37,16 @@ const subAgentTranscript = `{"model": "replay-sub-1", "turns": [
  ]}
 ]}`
 
-// subAgentPolicy is the default policy with the agent tools allowed.
-var subAgentPolicy = strings.Replace(string(fixtures.DefaultPolicy), "allow:\n",
-	"allow:\n  - name: agent-tools\n    tools: [spawn_agent, list_agents, agent_status, agent_result, agent_message, cancel_agent]\n", 1)
+// subAgentPolicy is the default policy with the agent tools allowed and
+// reads of the notes and the README asking a human: both sub-agents ask
+// for approvals, in parallel.
+var subAgentPolicy = strings.NewReplacer("allow:\n",
+	"allow:\n  - name: agent-tools\n    tools: [spawn_agent, list_agents, agent_status, agent_result, agent_message, cancel_agent]\n",
+	"verify:\n", "verify:\n  - name: ask-reads\n    tools: [read_file]\n    paths: [\"notes.txt\", \"README.md\"]\n    tier: 3\n").
+	Replace(string(fixtures.DefaultPolicy))
 
 func subAgentSpec() recordSpec {
-	return recordSpec{transcript: subAgentTranscript, agents: true, policy: subAgentPolicy,
+	return recordSpec{transcript: subAgentTranscript, agents: true, policy: subAgentPolicy, approve: true,
 		files:    map[string]string{"notes.txt": "the notes\n", "README.md": "# sub-agents\n"},
 		messages: []string{"please fan out", "fan out again"}}
 }
@@ -51,15 +55,16 @@ func subAgentSpec() recordSpec {
 // parallel, twice, reruns identically (twice): each thread's model calls
 // are served in its own order, the agent tools run live (real sub-agents
 // against the replay engine), agent_status and list_agents are answered
-// from the record.
+// from the record, and the sub-agents' approvals, asked in parallel, are
+// answered as recorded for each.
 func TestRerun_SubAgents(t *testing.T) {
 	r := recordSession(t, subAgentSpec())
 	rec := loadRecording(t, r)
-	if len(rec.SubAgents) != 4 {
+	if len(rec.SubAgents) != 4 || len(rec.Approvals) != 4 {
 		for _, en := range rec.Entries {
 			t.Logf("%d %s %.300s", en.Seq, en.Type, en.Data)
 		}
-		t.Fatalf("%d sub-agents recorded, want 4", len(rec.SubAgents))
+		t.Fatalf("%d sub-agents and %d approvals recorded, want 4 and 4", len(rec.SubAgents), len(rec.Approvals))
 	}
 	for i := 0; i < 2; i++ {
 		rep := rerunSession(t, r.path, r.session)
