@@ -46,6 +46,9 @@ type Approvals struct {
 	mu      sync.Mutex
 	pending map[string]*approval
 	closed  string // why new requests are denied at once; "" while open
+	// closedFor are the sub-agents (session, id) whose new requests are
+	// denied at once: they have ended (DenySubAgent).
+	closedFor map[[2]string]string
 }
 
 // PendingApproval is an escalation waiting for a human.
@@ -124,6 +127,9 @@ func (a *Approvals) Ask(ctx context.Context, p Proposal, reason string, then fun
 	a.mu.Lock()
 	a.pending[ap.ID] = ap
 	closed := a.closed
+	if closed == "" && p.SubAgentID != "" {
+		closed = a.closedFor[[2]string{p.Session, p.SubAgentID}]
+	}
 	if closed == "" {
 		id := ap.ID
 		ap.timer = time.AfterFunc(a.timeout, func() {
@@ -219,10 +225,15 @@ func (a *Approvals) DenyAll(reason string, wait time.Duration) {
 	}
 }
 
-// DenySubAgent denies the pending approvals of a sub-agent's calls (by
-// "engine", with reason): it has ended, so no answer can matter.
+// DenySubAgent denies the pending approvals of a sub-agent's calls, and
+// any it asks later (by "engine", with reason): it has ended, so no answer
+// can matter.
 func (a *Approvals) DenySubAgent(session, subagent, reason string) {
 	a.mu.Lock()
+	if a.closedFor == nil {
+		a.closedFor = map[[2]string]string{}
+	}
+	a.closedFor[[2]string{session, subagent}] = reason
 	var aps []*approval
 	for _, ap := range a.pending {
 		if ap.Session == session && ap.SubAgentID == subagent {

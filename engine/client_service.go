@@ -243,7 +243,7 @@ func (c *clientService) ListApprovals(_ context.Context, req *opxv1.ListApproval
 			if t := a.Expires(); !t.IsZero() {
 				expires = t.UnixNano()
 			}
-			out.Approvals = append(out.Approvals, &opxv1.PendingApproval{ApprovalId: a.ID, SessionId: a.Session, MessageId: a.MessageID,
+			out.Approvals = append(out.Approvals, &opxv1.PendingApproval{ApprovalId: a.ID, SessionId: a.Session, SubagentId: a.SubAgentID, MessageId: a.MessageID,
 				CallId: a.CallID, Tool: a.Tool, Arguments: a.Arguments, Reason: a.Reason, RequestedAt: unixNano(a.RequestedTS),
 				TimeoutMs: a.TimeoutMS, ExpiresAt: expires, Seq: a.RequestedSeq})
 		}

@@ -362,10 +362,12 @@ func (e *Engine) Run(ctx context.Context) error {
 		reason, cause = c.Error(), event.StopSignal
 	}
 	stop(errShutdown)
-	// Before anything else stops: the denials and their verdicts are
-	// recorded before engine.stopped.
-	e.approvals.DenyAll("the engine stopped before anyone answered ("+reason+")", 5*time.Second)
+	// Before anything else stops: sub-agents end (engine_stopped, their
+	// processes killed and waited for, their approvals denied), then the
+	// other denials and their verdicts are recorded, all before
+	// engine.stopped.
 	e.stopSubAgents(reason)
+	e.approvals.DenyAll("the engine stopped before anyone answered ("+reason+")", 5*time.Second)
 	e.failInflight("engine stopping: " + reason)
 	e.shutdownAgent(reason)
 	if agentRunning {

@@ -34,7 +34,7 @@ func (g *gateway) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_Comple
 	if f == nil || f.session != req.SessionId {
 		return status.Errorf(codes.PermissionDenied, "no message %q in flight in session %q", clip(req.MessageId, 128), clip(req.SessionId, 128))
 	}
-	return g.complete(f.session, "", "", req, stream)
+	return g.complete(nil, f.session, req, stream)
 }
 
 // completeSub serves a sub-agent's model call: only for the message it
@@ -69,15 +69,19 @@ func (g *gateway) completeSub(s *subAgent, req *opxv1.LLMRequest, stream opxv1.L
 		e.failSub(ctx, s, event.SubAgentMaxRounds, msg)
 		return status.Error(codes.ResourceExhausted, msg)
 	}
-	return g.complete(s.session, s.id, s.model, req, stream)
+	return g.complete(s, s.session, req, stream)
 }
 
-// complete makes one model call for session (and sub-agent subagent, ""
-// for the session's agent), with model instead of the provider's when
-// set, recording the request before and the response after.
-func (g *gateway) complete(session, subagent, model string, req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
+// complete makes one model call for session (for sub-agent s, nil for
+// the session's agent, with its model if it asked for one), recording
+// the request before and the response after.
+func (g *gateway) complete(s *subAgent, session string, req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
 	e := g.e
 	ctx := stream.Context()
+	subagent, model := "", ""
+	if s != nil {
+		subagent, model = s.id, s.model
+	}
 	p := e.opts.Provider
 	if model == "" {
 		model = p.Model()
@@ -101,8 +105,20 @@ func (g *gateway) complete(session, subagent, model string, req *opxv1.LLMReques
 	e.msgN++
 	reqID := fmt.Sprintf("req_%d", e.msgN)
 	e.mu.Unlock()
+	if s != nil {
+		// Under the gate: no model call of a sub-agent starts after its
+		// end entry.
+		s.gate.RLock()
+		if s.ended {
+			s.gate.RUnlock()
+			return status.Errorf(codes.Aborted, "sub-agent %s has ended", s.id)
+		}
+	}
 	e.record(ctx, ledger.Async, session, &event.LLMRequest{SubAgentID: subagent, RequestID: reqID, MessageID: req.MessageId, Provider: p.Name(),
 		Model: model, Blob: ledger.Sum(body).String(), Size: int64(len(body))}, body)
+	if s != nil {
+		s.gate.RUnlock()
+	}
 
 	callCtx := context.WithoutCancel(ctx) // finish (and record) the call even if the agent goes away
 	x, callErr := llm.Complete(callCtx, p, lreq, e.opts.Retry, func(c llm.Chunk) error {

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -36,7 +34,11 @@ const subagentTranscript = `{"model": "opx-scripted-1", "turns": [
     {"name": "cancel_agent", "arguments": "{\"id\": {{json (slice (index .Results 1).Content 0 16)}}}"},
     {"name": "agent_result", "arguments": "{\"id\": {{json (slice (index .Results 0).Content 0 16)}}}"},
     {"name": "agent_result", "arguments": "{\"id\": {{json (slice (index .Results 1).Content 0 16)}}}"}]},
-  {"text": "waiters: [{{(index .Results 3).Content}}] [{{(index .Results 4).Content}}]"}]},
+  {"text": "waiters: [{{(index .Results 3).Content}}] [{{if (index .Results 4).Error}}failed: {{end}}{{(index .Results 4).Content}}]"}]},
+ {"match": "^run one waiter$", "steps": [
+  {"tool_calls": [{"name": "spawn_agent", "arguments": "{\"task\": \"sub-wait: read the guarded file\"}"}]},
+  {"tool_calls": [{"name": "agent_result", "arguments": "{\"id\": {{json (slice (index .Results 0).Content 0 16)}}}"}]},
+  {"text": "waiter: [{{if (index .Results 1).Error}}failed: {{end}}{{(index .Results 1).Content}}]"}]},
  {"match": "^spawn a spawner$", "steps": [
   {"tool_calls": [{"name": "spawn_agent", "arguments": "{\"task\": \"sub-spawn: start another\"}"}]},
   {"tool_calls": [{"name": "agent_result", "arguments": "{\"id\": {{json (slice (index .Results 0).Content 0 16)}}}"}]},
@@ -144,6 +146,15 @@ func TestE2E_SubAgents_Parallel(t *testing.T) {
 	if len(subs) != 2 {
 		t.Fatalf("%d sub-agents in the ledger, want 2", len(subs))
 	}
+	// They ran in parallel: each one's entries begin before the other's
+	// end.
+	var spans [][2]uint64
+	for _, list := range subs {
+		spans = append(spans, [2]uint64{list[0].Seq, list[len(list)-1].Seq})
+	}
+	if spans[0][0] > spans[1][1] || spans[1][0] > spans[0][1] {
+		t.Errorf("the sub-agents' entries do not interleave: %v", spans)
+	}
 	var session string
 	for id, list := range subs {
 		ts := typesOf(list)
@@ -216,7 +227,247 @@ func threadsConfined(t *testing.T, pid int) {
 	}
 }
 
-var _ = json.Marshal
-var _ = strconv.Itoa
-var _ = syscall.SIGKILL
-var _ = time.Second
+// sendAsync runs opx send in the background.
+func (w *world) sendAsync(msg string) <-chan string {
+	c := make(chan string, 1)
+	go func() {
+		out, errOut, code := w.run("send", msg)
+		c <- fmt.Sprintf("exit %d\n%s\n%s", code, out, errOut)
+	}()
+	return c
+}
+
+// subPid waits for agent.spawned of the sub-agent whose subagent.spawned
+// task starts with task, and returns its id and pid.
+func (w *world) subPid(task string) (string, int) {
+	w.t.Helper()
+	sp := w.waitEntry("subagent.spawned "+task, func(e ledger.Entry) bool {
+		return e.Type == event.TypeSubAgentSpawned && strings.HasPrefix(field(e, "task"), task)
+	})
+	id := field(sp, "subagent_id")
+	as := w.waitEntry("agent.spawned of "+id, func(e ledger.Entry) bool {
+		return e.Type == event.TypeAgentSpawned && field(e, "subagent_id") == id
+	})
+	var a event.AgentSpawned
+	json.Unmarshal(as.Data, &a)
+	return id, a.PID
+}
+
+// pendingOf waits until sub-agent id has an approval pending and returns
+// its id.
+func (w *world) pendingOf(id string) string {
+	w.t.Helper()
+	var apr string
+	waitFor(w.t, "an approval of "+id, func() bool {
+		out, _, code := w.run("approve", "--json")
+		var ls struct {
+			Approvals []struct {
+				ApprovalID string `json:"approval_id"`
+				SubAgentID string `json:"subagent_id"`
+			} `json:"approvals"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &ls) != nil {
+			return false
+		}
+		for _, a := range ls.Approvals {
+			if a.SubAgentID == id {
+				apr = a.ApprovalID
+				return true
+			}
+		}
+		return false
+	})
+	return apr
+}
+
+// TestE2E_SubAgents_CancelAndApprove: two sub-agents each wait for a
+// human; the parent cancels one (subagent.cancelled by its call, the
+// process killed, its approval denied, nothing of it runs after), opx
+// approve shows which sub-agent asks and approves the other's read,
+// which then completes; every thread of a waiting sub-agent is confined
+// (Seccomp 2, NoNewPrivs 1).
+func TestE2E_SubAgents_CancelAndApprove(t *testing.T) {
+	w := subWorld(t, "  max_concurrent: 2\n")
+	m := w.start()
+	sent := w.sendAsync("run the waiters")
+	cancelled := w.waitEntry("subagent.cancelled", func(e ledger.Entry) bool { return e.Type == event.TypeSubAgentCancelled })
+	if field(cancelled, "by_call_id") == "" {
+		t.Errorf("subagent.cancelled names no call: %s", cancelled.Data)
+	}
+	id, pid := w.subPid("sub-wait: read the guarded file")
+	if id == field(cancelled, "subagent_id") {
+		t.Fatalf("the first sub-agent was cancelled, not the second")
+	}
+	apr := w.pendingOf(id)
+	threadsConfined(t, pid)
+	out, _, code := w.run("approve")
+	if code != 0 || !strings.Contains(out, "sub-agent "+id) {
+		t.Fatalf("opx approve does not say which sub-agent asks: %d\n%s", code, out)
+	}
+	if out, errOut, code := w.run("approve", apr); code != 0 {
+		t.Fatalf("opx approve %s: %d\n%s%s", apr, code, out, errOut)
+	}
+	res := <-sent
+	if !strings.Contains(res, "waiters: [got the guarded file") || !strings.Contains(res, "[failed: sub-agent "+field(cancelled, "subagent_id")+" was cancelled") {
+		t.Fatalf("opx send:\n%s", res)
+	}
+	st, _ := w.status()
+	w.stop(m)
+	es := entries(t, st.LedgerPath)
+	ends := map[string]string{}
+	for _, e := range es {
+		if event.SubAgentEnded(e.Type) {
+			ends[field(e, "subagent_id")] = e.Type
+		}
+	}
+	if ends[id] != event.TypeSubAgentCompleted || ends[field(cancelled, "subagent_id")] != event.TypeSubAgentCancelled {
+		t.Errorf("ends: %v", ends)
+	}
+}
+
+// TestE2E_SubAgents_Crash: a sub-agent killed (SIGKILL of its pid) while
+// it waits for a human is recorded as crashed (agent.crashed, then
+// subagent.failed crashed), its approval is denied, and the parent learns
+// it through agent_result.
+func TestE2E_SubAgents_Crash(t *testing.T) {
+	w := subWorld(t, "  max_concurrent: 1\n")
+	m := w.start()
+	sent := w.sendAsync("run one waiter")
+	id, pid := w.subPid("sub-wait:")
+	w.pendingOf(id)
+	threadsConfined(t, pid)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	res := <-sent
+	if !strings.Contains(res, "waiter: [failed: sub-agent "+id+" crashed: sub-agent killed by signal killed") {
+		t.Fatalf("opx send:\n%s", res)
+	}
+	st, _ := w.status()
+	w.stop(m)
+	es := entries(t, st.LedgerPath)
+	ts := typesOf(subEntries(es)[id])
+	crashed, failed := -1, -1
+	for i, typ := range ts {
+		switch typ {
+		case event.TypeAgentCrashed:
+			crashed = i
+		case event.TypeSubAgentFailed:
+			failed = i
+		}
+	}
+	if crashed < 0 || failed < crashed {
+		t.Errorf("want agent.crashed then subagent.failed: %v", ts)
+	}
+	for _, e := range subEntries(es)[id] {
+		if e.Type == event.TypeApprovalResolved && !strings.Contains(string(e.Data), `"approved":false`) {
+			t.Errorf("the crashed sub-agent's approval was not denied: %s", e.Data)
+		}
+	}
+}
+
+// TestE2E_SubAgents_TimeoutAndRecursion: a sub-agent still waiting at
+// agents.timeout is killed and timed out; a sub-agent that tries to spawn
+// is refused (subagent:not-granted) and says so in its answer.
+func TestE2E_SubAgents_TimeoutAndRecursion(t *testing.T) {
+	w := subWorld(t, "  timeout: 300ms\n")
+	m := w.start()
+	res := <-w.sendAsync("run one waiter")
+	if !strings.Contains(res, "waiter: [failed: sub-agent sub_") || !strings.Contains(res, "timed out after 300ms") {
+		t.Fatalf("opx send:\n%s", res)
+	}
+	res = <-w.sendAsync("spawn a spawner")
+	if !strings.Contains(res, "subagent:not-granted") {
+		t.Fatalf("opx send:\n%s", res)
+	}
+	st, _ := w.status()
+	w.stop(m)
+	es := entries(t, st.LedgerPath)
+	var timedOut, blocked int
+	for _, e := range es {
+		switch {
+		case e.Type == event.TypeSubAgentTimedOut:
+			timedOut++
+		case e.Type == event.TypeShieldVerdict && field(e, "rule") == "subagent:not-granted" && field(e, "subagent_id") != "":
+			blocked++
+		}
+	}
+	if timedOut != 1 || blocked != 1 {
+		t.Errorf("%d subagent.timed_out, %d subagent:not-granted verdicts; want 1 and 1", timedOut, blocked)
+	}
+}
+
+// TestE2E_SubAgents_EngineStopAndCrash: opx stop while a sub-agent waits
+// ends it (subagent.failed engine_stopped) and its process before
+// engine.stopped; an engine killed with SIGKILL takes its sub-agent with
+// it (the parent-death signal), and the next engine records
+// subagent.failed engine_crashed for it before its engine.started.
+func TestE2E_SubAgents_EngineStopAndCrash(t *testing.T) {
+	w := subWorld(t, "  max_concurrent: 2\n")
+	m := w.start()
+	sent := w.sendAsync("run one waiter")
+	id, pid := w.subPid("sub-wait:")
+	w.pendingOf(id)
+	st, _ := w.status()
+	w.stop(m)
+	<-sent
+	if !gone(pid) {
+		t.Errorf("sub-agent %d outlived its engine's stop", pid)
+	}
+	es := entries(t, st.LedgerPath)
+	var failedAt, stoppedAt uint64
+	for _, e := range es {
+		switch {
+		case e.Type == event.TypeSubAgentFailed && field(e, "subagent_id") == id && field(e, "reason") == event.SubAgentEngineStopped:
+			failedAt = e.Seq
+		case e.Type == event.TypeEngineStopped:
+			stoppedAt = e.Seq
+		}
+	}
+	if failedAt == 0 || failedAt > stoppedAt {
+		t.Fatalf("subagent.failed engine_stopped at %d, engine.stopped at %d", failedAt, stoppedAt)
+	}
+
+	m = w.start()
+	sent = w.sendAsync("run one waiter")
+	var id2 string
+	sp := w.waitEntry("a second sub-agent", func(e ledger.Entry) bool {
+		return e.Type == event.TypeSubAgentSpawned && field(e, "subagent_id") != id
+	})
+	id2 = field(sp, "subagent_id")
+	as := w.waitEntry("its process", func(e ledger.Entry) bool {
+		return e.Type == event.TypeAgentSpawned && field(e, "subagent_id") == id2
+	})
+	var a event.AgentSpawned
+	json.Unmarshal(as.Data, &a)
+	w.pendingOf(id2)
+	st, _ = w.status()
+	if err := syscall.Kill(st.EnginePID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-sent
+	waitFor(t, "the sub-agent to die with its engine", func() bool { return gone(a.PID) })
+	waitFor(t, "a new engine", func() bool {
+		s, code := w.status()
+		return code == 0 && s.EnginePID != st.EnginePID && s.AgentPID != 0
+	})
+	w.stop(m)
+	es = entries(t, st.LedgerPath)
+	var crashedAt, failed2, startedAt uint64
+	for _, e := range es {
+		switch {
+		case e.Type == event.TypeEngineCrashed:
+			crashedAt = e.Seq
+		case e.Type == event.TypeSubAgentFailed && field(e, "subagent_id") == id2:
+			if field(e, "reason") != event.SubAgentEngineCrashed {
+				t.Errorf("sub-agent %s failed %s, want engine_crashed", id2, field(e, "reason"))
+			}
+			failed2 = e.Seq
+		case e.Type == event.TypeEngineStarted && crashedAt != 0 && startedAt == 0:
+			startedAt = e.Seq
+		}
+	}
+	if crashedAt == 0 || failed2 < crashedAt || failed2 > startedAt {
+		t.Fatalf("engine.crashed %d, subagent.failed engine_crashed %d, engine.started %d", crashedAt, failed2, startedAt)
+	}
+}
