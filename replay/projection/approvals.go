@@ -10,9 +10,11 @@ import (
 
 // Approval is one escalation to a human and its answer.
 type Approval struct {
-	ID           string `json:"id"`
-	Session      string `json:"session"`
-	SubAgentID   string `json:"subagent_id,omitempty"` // the sub-agent whose call asked
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	// SubAgentID is the sub-agent whose call asks ("" the session's own
+	// agent).
+	SubAgentID   string `json:"subagent_id,omitempty"`
 	MessageID    string `json:"message_id,omitempty"`
 	CallID       string `json:"call_id"`
 	Tool         string `json:"tool"`
@@ -40,11 +42,12 @@ func (a *Approval) Expires() time.Time {
 	return t.Add(time.Duration(a.TimeoutMS) * time.Millisecond)
 }
 
-// Approvals keys each approval by its id.
+// Approvals keys each approval by its id. Version 3 keeps the asking
+// sub-agent.
 type Approvals struct{}
 
 func (Approvals) Name() string    { return "approvals" }
-func (Approvals) Version() string { return "2" }
+func (Approvals) Version() string { return "3" }
 
 func (Approvals) Apply(b ledger.Bucket, e *ledger.Entry) error {
 	switch e.Type {
