@@ -230,9 +230,9 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	if ActionHash(tool, args) != prop.ActionHash {
 		return ToolOutcome{Content: "blocked: the action changed after it was judged", IsError: true}, nil
 	}
-	if p.replay != nil {
+	if p.replay != nil && !p.replay.live(prop) {
 		// Replay mode: the recorded snapshot and result stand in; nothing
-		// touches a workspace.
+		// touches a workspace (the agent tools run: replay_pipeline.go).
 		return p.replay.execute(ctx, p, prop, call, def)
 	}
 	var (
