@@ -1,6 +1,9 @@
 package cli_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -98,5 +101,43 @@ func TestReport_SubAgents(t *testing.T) {
 	out := r.stdout
 	if i, j, k := strings.Index(out, `id="sub-`+a+`"`), strings.Index(out, "sub-agent turn 1"), strings.Index(out, `id="sub-`+b+`"`); i < 0 || j < i || k < j {
 		t.Errorf("sub-agent blocks out of place: %d %d %d", i, j, k)
+	}
+}
+
+// TestWhatIf_SubAgents: --policy re-evaluates the sub-agents' proposals
+// too, naming the sub-agent in each change; a restriction's block
+// (subagent:not-granted) is no policy's and stays as recorded.
+func TestWhatIf_SubAgents(t *testing.T) {
+	path, seq := subAgentLedger(t, nil)
+	policy := filepath.Join(t.TempDir(), "block.yaml")
+	if err := os.WriteFile(policy, []byte("version: 1\ndefault: deny\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "replay", replaytest.Session, "--policy", policy, "--ledger", path)
+	r.wantCode(t, cli.ExitOK)
+	r.wantOut(t, "1 blocked by a restriction before any tier", "[sub-agent "+replaytest.SubA+"] read_file",
+		"[sub-agent "+replaytest.SubB+"] execute_command")
+	if strings.Contains(r.stdout, "write_file") {
+		t.Errorf("the restricted write_file is reported as a change:\n%s", r.stdout)
+	}
+	var out struct {
+		Restricted int `json:"restricted"`
+		Changes    []struct {
+			ProposalSeq uint64 `json:"proposal_seq"`
+			SubAgentID  string `json:"subagent_id"`
+			Kind        string `json:"kind"`
+		} `json:"changes"`
+	}
+	j := run(t, "replay", replaytest.Session, "--policy", policy, "--json", "--ledger", path)
+	if err := json.Unmarshal([]byte(j.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	by := map[uint64]string{}
+	for _, c := range out.Changes {
+		by[c.ProposalSeq] = c.SubAgentID + " " + c.Kind
+	}
+	if out.Restricted != 1 || by[seq["a.c1.proposed"]] != replaytest.SubA+" decision" || by[seq["b.c1.proposed"]] != replaytest.SubB+" decision" ||
+		by[seq["c1.proposed"]] != " decision" {
+		t.Errorf("restricted %d, changes %v", out.Restricted, by)
 	}
 }
