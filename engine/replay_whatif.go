@@ -42,8 +42,8 @@ type WhatIfChange struct {
 	// session's own agent).
 	SubAgentID string `json:"subagent_id,omitempty"`
 	CallID     string `json:"call_id"`
-	Tool        string `json:"tool"`
-	Arguments   string `json:"arguments"`
+	Tool       string `json:"tool"`
+	Arguments  string `json:"arguments"`
 	// Kind is WhatIfDecision when the decision itself would change, and
 	// WhatIfRule when only the tier or rule that reaches it would.
 	Kind        string          `json:"kind"`
