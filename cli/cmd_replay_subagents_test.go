@@ -25,7 +25,7 @@ func TestReplay_SubAgents(t *testing.T) {
 		"approval ap_1 asked by sub-agent "+b,
 		"cancelled by the parent's call c4",
 		"FAILED (crashed)", "TIMED OUT at its 2.0 s limit",
-		"the parent collected the result (call c3)",
+		"the parent collected the result (call c3)", "the parent learned of its end (call c4)",
 		"[sub-agent "+b+"] write_file",
 		"4 sub-agents (1 completed, 1 failed, 1 cancelled, 1 timed out), whose calls are counted above")
 	if t.Failed() {
