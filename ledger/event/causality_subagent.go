@@ -31,7 +31,9 @@ import (
 //   - Exactly one end entry (subagent.completed, failed, cancelled,
 //     timed_out) per sub-agent. After it nothing of the sub-agent is
 //     proposed (tool.proposed), starts executing (exec.started) or calls a
-//     model (llm.request). An execution that started before the end may
+//     model (llm.request; Shield's tier 2 evaluator judging a proposal
+//     made before the end is Shield's call, not the sub-agent's). An
+//     execution that started before the end may
 //     complete after it, and its process's exit (agent.exited,
 //     agent.crashed) is recorded after it.
 //   - A sub-agent executes only the tools it was granted at spawn. A
@@ -69,7 +71,13 @@ type subFields struct {
 	TokenValid *bool  `json:"token_valid"` // agent.ready
 	CallID     string `json:"call_id"`
 	Tool       string `json:"tool"`
+	RequestID  string `json:"request_id"` // llm.request
 }
+
+// evaluatorRequestPrefix starts the request_id of Shield's tier 2
+// evaluator calls: Shield asking a model about a sub-agent's proposal is
+// not the sub-agent calling a model.
+const evaluatorRequestPrefix = "tier2_"
 
 // subagentMember is how a canonical payload names a sub-agent; entries
 // without it (most) are not decoded by the sub-agent rules.
@@ -120,7 +128,7 @@ func (c *Causality) checkSubAgent(e *ledger.Entry) error {
 	}
 	switch e.Type {
 	case TypeToolProposed, TypeExecStarted, TypeLLMRequest:
-		if st.ended != 0 {
+		if st.ended != 0 && !strings.HasPrefix(f.RequestID, evaluatorRequestPrefix) {
 			what := map[string]string{TypeToolProposed: "proposed call", TypeExecStarted: "started executing call",
 				TypeLLMRequest: "called a model"}[e.Type]
 			if f.CallID != "" {
