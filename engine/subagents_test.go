@@ -295,3 +295,59 @@ func TestSubAgents_ShieldReadsTheTask(t *testing.T) {
 		}
 	}
 }
+
+// TestSubAgents_RegistrationRefused: a sub-agent whose canary shows a
+// sandbox that does not hold is refused exactly as the main agent
+// (sandbox.canary killed with its subagent_id) and fails refused; an
+// AgentReady that names another sub-agent than its token's is refused
+// and fails that sub-agent too. The parent learns both through
+// agent_result.
+func TestSubAgents_RegistrationRefused(t *testing.T) {
+	r := startSubRig(t, engine.AgentsConfig{})
+	for i, tt := range []struct {
+		name  string
+		ready func(engine.AgentLaunch) *opxv1.AgentReady
+		want  string
+	}{
+		{"partial canary", func(l engine.AgentLaunch) *opxv1.AgentReady {
+			rd := readyOf(l)
+			rd.SandboxCanaryJson = partialCanary
+			return rd
+		}, "the sandbox does not hold"},
+		{"another id", func(l engine.AgentLaunch) *opxv1.AgentReady {
+			rd := readyOf(l)
+			rd.AgentId = "sub_000000000000"
+			return rd
+		}, "but the token is sub-agent"},
+		{"another session", func(l engine.AgentLaunch) *opxv1.AgentReady {
+			rd := readyOf(l)
+			rd.ParentSessionId = "ses_other"
+			return rd
+		}, "names parent session"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			call := "spawn-" + string(rune('a'+i))
+			if res := r.call(t, call, "spawn_agent", `{"task":"x"}`); res.IsError {
+				t.Fatal(res.Content)
+			}
+			l := <-r.launches
+			s := r.register(t, l, tt.ready(l))
+			if _, err := s.Recv(); status.Code(err) != codes.PermissionDenied {
+				t.Errorf("registration: %v, want PermissionDenied", err)
+			}
+			res := r.call(t, call+"-result", "agent_result", `{"id":"`+l.SubAgentID+`"}`)
+			if !res.IsError || !strings.Contains(res.Content, "refused") || !strings.Contains(res.Content, tt.want) {
+				t.Errorf("agent_result = %q", res.Content)
+			}
+		})
+	}
+	var killed int
+	for _, e := range r.entries(t) {
+		if e.Type == event.TypeSandboxCanary && dataHas(e, `"action":"killed"`) && dataHas(e, `"subagent_id":"sub_`) {
+			killed++
+		}
+	}
+	if killed != 1 {
+		t.Errorf("%d sandbox.canary killed entries of sub-agents, want 1", killed)
+	}
+}
