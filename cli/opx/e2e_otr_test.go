@@ -108,6 +108,23 @@ func TestE2E_OffTheRecordLeavesNoText(t *testing.T) {
 			t.Fatalf("export %s: %d\n%s%s", name, code, out, errOut)
 		}
 	}
+	// Review: what was withheld reads "[off the record: N bytes]"; what
+	// cannot be rerun or re-judged says so.
+	out, errOut, code = w.run("replay", session)
+	if code != 0 || !strings.Contains(out, "[off the record: ") || strings.Contains(out, "otr:v1:") || !strings.Contains(out, "otr:read-only") {
+		t.Errorf("opx replay: exit %d\n%s%s", code, out, errOut)
+	}
+	report := filepath.Join(w.state, "report.html")
+	if out, errOut, code := w.run("report", "-o", report, session); code != 0 {
+		t.Errorf("opx report: exit %d\n%s%s", code, out, errOut)
+	} else if b, _ := os.ReadFile(report); !bytes.Contains(b, []byte("[off the record: ")) || bytes.Contains(b, []byte("otr:v1:")) {
+		t.Errorf("the report does not show withheld content as such")
+	}
+	for _, args := range [][]string{{"replay", session, "--rerun"}, {"replay", session, "--policy", filepath.Join(w.ws, ".opx/policy.yaml")}} {
+		if out, errOut, code := w.run(args...); code == 0 || !strings.Contains(errOut, "not replayable: the session is off the record") {
+			t.Errorf("opx %v: exit %d, want a clear refusal\n%s%s", args, code, out, errOut)
+		}
+	}
 	if out, _, code := w.run("ledger", "rebuild"); code != 0 {
 		t.Fatalf("ledger rebuild: %d\n%s", code, out)
 	}

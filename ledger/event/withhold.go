@@ -3,6 +3,7 @@ package event
 import (
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -130,4 +131,19 @@ func Display(s string) string {
 		return fmt.Sprintf("[off the record: %d bytes]", n)
 	}
 	return s
+}
+
+// withheldIn finds withheld members embedded in a longer text (a
+// summary that quotes one, a rendered page).
+var withheldIn = regexp.MustCompile(`otr:v1:(0|[1-9][0-9]{0,18}):[0-9a-f]{64}`)
+
+// DisplayText is Display for every withheld member embedded in s. A
+// reader applies it to what it prints of an off-the-record session; the
+// form is plain text, so a normal session's text can spell it too: the
+// session's mode (session.created) says whether anything was withheld.
+func DisplayText(s string) string {
+	if !strings.Contains(s, WithheldPrefix) {
+		return s
+	}
+	return withheldIn.ReplaceAllStringFunc(s, Display)
 }

@@ -296,6 +296,9 @@ func TestWithheld_Form(t *testing.T) {
 	if got := event.Display("otr:v1:12:" + h); got != "[off the record: 12 bytes]" {
 		t.Errorf("Display: %q", got)
 	}
+	if got := event.DisplayText(`user: "otr:v1:3:` + h + `", tool otr:v1:0:` + h); got != `user: "[off the record: 3 bytes]", tool [off the record: 0 bytes]` {
+		t.Errorf("DisplayText: %q", got)
+	}
 	if got := event.Display("plain"); got != "plain" {
 		t.Errorf("Display: %q", got)
 	}
