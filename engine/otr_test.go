@@ -144,6 +144,21 @@ func TestOTR_WithheldReadOnlyAndRemembered(t *testing.T) {
 		t.Errorf("title %q: want the withheld form of %d bytes", ls.Sessions[0].Title, len(userText))
 	}
 
+	// Nor can a normal session go off the record.
+	ns, err := c.SendMessage(r.ctx, &opxv1.ClientMessageRequest{Content: "a normal message"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	npr, _ := otrTurn(t, agent, gw, "normal answer")
+	drain(t, ns)
+	ms, err = c.SendMessage(r.ctx, &opxv1.ClientMessageRequest{SessionId: npr.SessionId, Content: "x", Mode: "otr"})
+	if err == nil {
+		_, err = ms.Recv()
+	}
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "mode is fixed") {
+		t.Errorf("an off-the-record message into a normal session: %v, want FailedPrecondition", err)
+	}
+
 	// Nothing of the text in any entry, and no blob for the session.
 	if err := r.l.Sync(r.ctx); err != nil {
 		t.Fatal(err)
