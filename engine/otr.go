@@ -91,6 +91,12 @@ type otrState struct {
 	// session to the session, so that an entry about it recorded
 	// outside any session (a late or unknown message) is withheld too.
 	messages map[string]string
+	// active holds the OTR messages being answered (from client.message
+	// to the answer or the agent's error), and drop a throwaway key: an
+	// agent.memory_flush (which names no session) recorded while any is
+	// active is withheld under it, as it may hold their content.
+	active map[string]bool
+	drop   *otrSession
 }
 
 // otrSession is one off-the-record session in memory.
@@ -110,7 +116,7 @@ type otrSession struct {
 }
 
 func newOTRState(l *ledger.Ledger) *otrState {
-	return &otrState{l: l, sessions: map[string]*otrSession{}, normal: map[string]bool{}, messages: map[string]string{}}
+	return &otrState{l: l, sessions: map[string]*otrSession{}, normal: map[string]bool{}, messages: map[string]string{}, active: map[string]bool{}}
 }
 
 // newOTRKey returns a fresh random commitment key.
@@ -201,6 +207,9 @@ func (o *otrState) lookup(session string) (*otrSession, error) {
 // payload p belongs to, or nil: the session's own, or for an entry
 // outside any session, the session of the message it names.
 func (o *otrState) forEntry(session string, p event.Payload) (*otrSession, error) {
+	if _, flush := p.(*event.MemoryFlush); flush && session == "" {
+		return o.dropIfActive()
+	}
 	if session == "" {
 		if id := messageIDOf(p); id != "" {
 			o.mu.Lock()
@@ -209,6 +218,25 @@ func (o *otrState) forEntry(session string, p event.Payload) (*otrSession, error
 		}
 	}
 	return o.lookup(session)
+}
+
+// dropIfActive returns the throwaway session while an OTR message is
+// being answered, else nil. Its key is never used for anything else, so
+// what it withholds cannot even be compared with the sessions' members.
+func (o *otrState) dropIfActive() (*otrSession, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.active) == 0 {
+		return nil, nil
+	}
+	if o.drop == nil {
+		k, err := newOTRKey()
+		if err != nil {
+			return nil, err
+		}
+		o.drop = &otrSession{c: event.NewCommitments(k), approvals: map[string][2]string{}}
+	}
+	return o.drop, nil
 }
 
 // messageIDOf returns the message id an entry names, or "".
@@ -245,10 +273,16 @@ func (o *otrState) withhold(s *otrSession, p event.Payload) (event.Payload, erro
 	now := time.Now().UnixNano()
 	switch t := p.(type) {
 	case *event.ClientMessage:
+		o.active[t.MessageID] = true
 		if s.live {
 			s.history = append(s.history, &opxv1.ChatMessage{Id: t.MessageID, Role: "user", Content: t.Content, Timestamp: now})
 		}
+	case *event.AgentError:
+		delete(o.active, t.MessageID)
 	case *event.ResponseComplete:
+		if t.SubAgentID == "" {
+			delete(o.active, t.MessageID)
+		}
 		if s.live && t.SubAgentID == "" {
 			m := &opxv1.ChatMessage{Id: t.MessageID + "/answer", Role: "assistant", Content: t.Content, Timestamp: now,
 				TokenUsage: &opxv1.TokenUsage{InputTokens: t.Usage.InputTokens, OutputTokens: t.Usage.OutputTokens, TotalTokens: t.Usage.TotalTokens}}

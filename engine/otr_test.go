@@ -51,6 +51,8 @@ func otrTurn(t *testing.T, agent opxv1.AgentService_RunSessionClient, gw opxv1.L
 			}
 		}
 	}
+	// Memory names no session: withheld while an OTR message is answered.
+	agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_MemoryFlush{MemoryFlush: &opxv1.MemoryFlush{Content: "MEMMARK-" + pr.Mode}}})
 	agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_LlmToken{LlmToken: &opxv1.LLMTokenEmitted{MessageId: pr.MessageId, Token: answer}}})
 	agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ResponseComplete{ResponseComplete: &opxv1.AgentResponseComplete{MessageId: pr.MessageId, Content: answer,
 		Thoughts: []*opxv1.Thought{{Stage: "reasoning", Summary: "thinking about " + answer}}}}})
@@ -113,6 +115,17 @@ func TestOTR_WithheldReadOnlyAndRemembered(t *testing.T) {
 		t.Errorf("plan.txt changed: %q", b)
 	}
 
+	// Late entries about the finished message name no session: withheld
+	// all the same.
+	agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_LlmToken{LlmToken: &opxv1.LLMTokenEmitted{MessageId: pr.MessageId, Token: "LATEMARK token"}}})
+	agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ToolCall{ToolCall: &opxv1.ToolCallProposed{MessageId: pr.MessageId, CallId: "late",
+		ToolName: "read_file", ArgumentsJson: `{"path":"LATEMARK"}`}}})
+	for {
+		if res := mustRecv(t, agent).GetToolResult(); res != nil && res.CallId == "late" {
+			break
+		}
+	}
+
 	// The conversation goes on from the engine's memory.
 	s, err = c.SendMessage(r.ctx, &opxv1.ClientMessageRequest{SessionId: pr.SessionId, Content: second})
 	if err != nil {
@@ -163,10 +176,13 @@ func TestOTR_WithheldReadOnlyAndRemembered(t *testing.T) {
 	if err := r.l.Sync(r.ctx); err != nil {
 		t.Fatal(err)
 	}
-	var blocked, withheld int
+	var blocked, withheld, normalFlush int
 	h, _ := r.l.Head()
 	err = r.l.Range(0, h.Seq, func(e ledger.Entry) error {
-		for _, m := range []string{"USERMARK", "FILEMARK", "ANSWERMARK", "SECONDMARK", "WRITEMARK", "plan.txt"} {
+		if e.Type == event.TypeMemoryFlush && bytes.Contains(e.Data, []byte("MEMMARK-normal")) {
+			normalFlush++
+		}
+		for _, m := range []string{"USERMARK", "FILEMARK", "ANSWERMARK", "SECONDMARK", "WRITEMARK", "plan.txt", "MEMMARK-otr", "LATEMARK"} {
 			if bytes.Contains(e.Data, []byte(m)) {
 				t.Errorf("entry %d (%s) holds %s: %s", e.Seq, e.Type, m, e.Data)
 			}
@@ -189,7 +205,7 @@ func TestOTR_WithheldReadOnlyAndRemembered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if blocked != 2 || withheld == 0 {
-		t.Errorf("%d otr:read-only verdicts (want 2), %d withheld members", blocked, withheld)
+	if blocked != 2 || withheld == 0 || normalFlush != 1 {
+		t.Errorf("%d otr:read-only verdicts (want 2), %d withheld members, %d normal memory flushes in clear (want 1)", blocked, withheld, normalFlush)
 	}
 }
