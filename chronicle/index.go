@@ -112,17 +112,18 @@ func (x *Index) Apply(e ledger.Entry) error {
 		s := &Snapshot{Seq: e.Seq, Session: e.Session, TS: e.TS, Snapshot: p}
 		x.snaps = append(x.snaps, s)
 		x.bySeq[e.Seq] = s
-		x.open[callKey{e.Session, "", p.CallID}] = s
+		x.open[callKey{e.Session, p.SubAgentID, p.CallID}] = s
 		return nil
 	case event.TypeToolProposed:
 		// A new proposal of a call id supersedes any earlier call of it
 		// still open (one whose end never came: the engine died), so
 		// the new call's end is never taken for the old snapshot's.
 		var p struct {
-			CallID string `json:"call_id"`
+			SubAgentID string `json:"subagent_id"`
+			CallID     string `json:"call_id"`
 		}
 		if json.Unmarshal(e.Data, &p) == nil {
-			delete(x.open, callKey{e.Session, "", p.CallID})
+			delete(x.open, callKey{e.Session, p.SubAgentID, p.CallID})
 		}
 		return nil
 	case event.TypeExecCompleted, event.TypeExecFailed:
@@ -141,14 +142,10 @@ func (x *Index) Apply(e ledger.Entry) error {
 			ex = Execution{Seq: e.Seq, Outcome: event.ExecError, Failed: p.Error}
 			key = callKey{e.Session, p.SubAgentID, p.CallID}
 		}
-		// Snapshots carry no sub-agent id; a sub-agent's call ids are
-		// its own, so fall back to the session's.
-		s := x.open[key]
-		if s == nil {
-			s = x.open[callKey{key.session, "", key.callID}]
-			key.subagent = ""
-		}
-		if s != nil {
+		// Calls are keyed by sub-agent too: a sub-agent's call ids are
+		// its own, and its snapshot names it (snapshots written before
+		// sub-agents name none, as their calls did not).
+		if s := x.open[key]; s != nil {
 			s.Exec = &ex
 			delete(x.open, key)
 		}

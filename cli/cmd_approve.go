@@ -53,6 +53,7 @@ type approvalJSON struct {
 type pendingJSON struct {
 	ApprovalID string `json:"approval_id"`
 	SessionID  string `json:"session_id"`
+	SubAgentID string `json:"subagent_id,omitempty"` // the sub-agent whose call asks
 	CallID     string `json:"call_id"`
 	Tool       string `json:"tool"`
 	Arguments  string `json:"arguments"`
@@ -115,7 +116,7 @@ func listApprovals(c *cli.Context, ec *engineClient) error {
 			Approvals []pendingJSON `json:"approvals"`
 		}{Approvals: []pendingJSON{}}
 		for _, a := range ls.Approvals {
-			out.Approvals = append(out.Approvals, pendingJSON{ApprovalID: a.ApprovalId, SessionID: a.SessionId, CallID: a.CallId, Tool: a.Tool,
+			out.Approvals = append(out.Approvals, pendingJSON{ApprovalID: a.ApprovalId, SessionID: a.SessionId, SubAgentID: a.SubagentId, CallID: a.CallId, Tool: a.Tool,
 				Arguments: a.Arguments, Reason: a.Reason, ExpiresAt: time.Unix(0, a.ExpiresAt).UTC().Format(time.RFC3339), Seq: a.Seq})
 		}
 		return writeJSON(c, out)
@@ -131,8 +132,12 @@ func printPending(w io.Writer, aps []*opxv1.PendingApproval) {
 	}
 	for _, a := range aps {
 		left := time.Until(time.Unix(0, a.ExpiresAt)).Round(time.Second)
-		fmt.Fprintf(w, "%s  %s %s  (session %s, denied in %s unless answered)\n  %s\n", a.ApprovalId, a.Tool, clip(a.Arguments, 100),
-			a.SessionId, max(left, 0), a.Reason)
+		who := "session " + a.SessionId
+		if a.SubagentId != "" {
+			who = "sub-agent " + a.SubagentId + " of session " + a.SessionId
+		}
+		fmt.Fprintf(w, "%s  %s %s  (%s, denied in %s unless answered)\n  %s\n", a.ApprovalId, a.Tool, clip(a.Arguments, 100),
+			who, max(left, 0), a.Reason)
 	}
 	fmt.Fprintln(w, "answer with: opx approve ID | opx deny ID [--reason TEXT]")
 }
@@ -140,6 +145,7 @@ func printPending(w io.Writer, aps []*opxv1.PendingApproval) {
 // approvalRequest is the data of an approval_requested pipeline event.
 type approvalRequest struct {
 	ID        string `json:"approval_id"`
+	SubAgent  string `json:"subagent_id"`
 	CallID    string `json:"call_id"`
 	Tool      string `json:"tool"`
 	Arguments string `json:"arguments"`
@@ -155,7 +161,11 @@ func parseApprovalRequest(data []byte) (approvalRequest, bool) {
 // printApprovalRequest shows an approval request; withHint adds the
 // commands that answer it (opx send, which cannot ask).
 func printApprovalRequest(w io.Writer, a approvalRequest, withHint bool) {
-	fmt.Fprintf(w, "  %s %s: %s %s\n    %s\n", red(w, "approval needed"), a.ID, a.Tool, clip(a.Arguments, 120), a.Reason)
+	by := ""
+	if a.SubAgent != "" {
+		by = " (sub-agent " + a.SubAgent + ")"
+	}
+	fmt.Fprintf(w, "  %s %s%s: %s %s\n    %s\n", red(w, "approval needed"), a.ID, by, a.Tool, clip(a.Arguments, 120), a.Reason)
 	timeout := time.Duration(a.TimeoutMS) * time.Millisecond
 	if withHint {
 		fmt.Fprintf(w, "    answer with: opx approve %s   or: opx deny %s [--reason TEXT]   (denied after %s)\n", a.ID, a.ID, timeout)

@@ -60,6 +60,7 @@ var demoMessages = []string{
 	"list the files in this workspace",
 	"read README.md and set up the project as it says",
 	"run the tests and fix what fails",
+	"ask two sub-agents in parallel: one to summarise invoice.sh, one to run the tests",
 }
 
 func runDemo(c *cli.Context) (err error) {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/replay/projection"
@@ -29,9 +30,25 @@ func metricsCommand() *cli.Command {
 
 // metricsJSON is `opx metrics --json`.
 type metricsJSON struct {
-	Verdicts []verdictCount `json:"verdicts"`
-	Models   []modelMetrics `json:"models"`
-	Tools    []toolMetrics  `json:"tools"`
+	Verdicts  []verdictCount  `json:"verdicts"`
+	Models    []modelMetrics  `json:"models"`
+	Tools     []toolMetrics   `json:"tools"`
+	SubAgents subAgentMetrics `json:"subagents"`
+}
+
+// subAgentMetrics counts the sub-agents by how they ended, and their
+// share of the verdicts, model calls and tool calls above (which count
+// everyone's).
+type subAgentMetrics struct {
+	Spawned   uint64            `json:"spawned"`
+	Completed uint64            `json:"completed"`
+	Failed    uint64            `json:"failed"`
+	Cancelled uint64            `json:"cancelled"`
+	TimedOut  uint64            `json:"timed_out"`
+	FailedBy  map[string]uint64 `json:"failed_by"` // reason -> count
+	Verdicts  map[string]uint64 `json:"verdicts"`  // decision -> count
+	Model     modelMetrics      `json:"model_calls"`
+	Tool      toolMetrics       `json:"tool_calls"`
 }
 
 type verdictCount struct {
@@ -64,11 +81,34 @@ type toolMetrics struct {
 
 // collectMetrics turns the projection's counters into the three tables.
 func collectMetrics(counters []projection.Counter) metricsJSON {
-	out := metricsJSON{Verdicts: []verdictCount{}, Models: []modelMetrics{}, Tools: []toolMetrics{}}
+	out := metricsJSON{Verdicts: []verdictCount{}, Models: []modelMetrics{}, Tools: []toolMetrics{},
+		SubAgents: subAgentMetrics{FailedBy: map[string]uint64{}, Verdicts: map[string]uint64{}}}
 	models, tools := map[string]*modelMetrics{}, map[string]*toolMetrics{}
+	sa := &out.SubAgents
 	for _, c := range counters {
 		k := c.Key
 		switch {
+		case len(k) == 2 && k[0] == "subagent":
+			switch k[1] {
+			case "spawned":
+				sa.Spawned = c.Value
+			case "completed":
+				sa.Completed = c.Value
+			case "failed":
+				sa.Failed = c.Value
+			case "cancelled":
+				sa.Cancelled = c.Value
+			case "timed_out":
+				sa.TimedOut = c.Value
+			}
+		case len(k) == 2 && k[0] == "subagent_failed":
+			sa.FailedBy[k[1]] = c.Value
+		case len(k) == 2 && k[0] == "subagent_verdict":
+			sa.Verdicts[k[1]] = c.Value
+		case len(k) == 2 && k[0] == "subagent_llm":
+			setModel(&sa.Model, k[1], c.Value)
+		case len(k) == 2 && k[0] == "subagent_tool":
+			setTool(&sa.Tool, k[1], c.Value)
 		case len(k) == 4 && k[0] == "verdict":
 			tier, err := strconv.ParseInt(k[1], 10, 64)
 			if err != nil {
@@ -81,36 +121,14 @@ func collectMetrics(counters []projection.Counter) metricsJSON {
 				m = &modelMetrics{Model: k[1]}
 				models[k[1]] = m
 			}
-			switch k[2] {
-			case "calls":
-				m.Calls = c.Value
-			case "errors":
-				m.Errors = c.Value
-			case "input_tokens":
-				m.InputTokens = c.Value
-			case "output_tokens":
-				m.OutputTokens = c.Value
-			case "latency_ms":
-				m.LatencyMS = c.Value
-			case "max_latency_ms":
-				m.MaxLatencyMS = c.Value
-			}
+			setModel(m, k[2], c.Value)
 		case len(k) == 3 && k[0] == "tool":
 			t := tools[k[1]]
 			if t == nil {
 				t = &toolMetrics{Tool: k[1]}
 				tools[k[1]] = t
 			}
-			switch k[2] {
-			case "calls":
-				t.Calls = c.Value
-			case "failed":
-				t.Failed = c.Value
-			case "exited":
-				t.Exited = c.Value
-			case "duration_ms":
-				t.DurationMS = c.Value
-			}
+			setTool(t, k[2], c.Value)
 		}
 	}
 	sort.SliceStable(out.Verdicts, func(i, j int) bool { return out.Verdicts[i].Tier < out.Verdicts[j].Tier })
@@ -123,6 +141,38 @@ func collectMetrics(counters []projection.Counter) metricsJSON {
 	}
 	sort.Slice(out.Tools, func(i, j int) bool { return out.Tools[i].Tool < out.Tools[j].Tool })
 	return out
+}
+
+// setModel sets a model counter by its name in the projection.
+func setModel(m *modelMetrics, name string, v uint64) {
+	switch name {
+	case "calls":
+		m.Calls = v
+	case "errors":
+		m.Errors = v
+	case "input_tokens":
+		m.InputTokens = v
+	case "output_tokens":
+		m.OutputTokens = v
+	case "latency_ms":
+		m.LatencyMS = v
+	case "max_latency_ms":
+		m.MaxLatencyMS = v
+	}
+}
+
+// setTool sets a tool counter by its name in the projection.
+func setTool(t *toolMetrics, name string, v uint64) {
+	switch name {
+	case "calls":
+		t.Calls = v
+	case "failed":
+		t.Failed = v
+	case "exited":
+		t.Exited = v
+	case "duration_ms":
+		t.DurationMS = v
+	}
 }
 
 func runMetrics(c *cli.Context) error {
@@ -165,7 +215,36 @@ func runMetrics(c *cli.Context) error {
 			fmt.Fprintf(w, "%-24s  %6d  %6d  %6d  %10d\n", clip(t.Tool, 24), t.Calls, t.Failed, t.Exited, avg(t.DurationMS, t.Calls))
 		}
 	}
+	printSubAgentMetrics(w, out.SubAgents)
 	return nil
+}
+
+// printSubAgentMetrics prints the sub-agent table, if any was spawned.
+func printSubAgentMetrics(w io.Writer, sa subAgentMetrics) {
+	if sa.Spawned == 0 {
+		return
+	}
+	running := int64(sa.Spawned) - int64(sa.Completed+sa.Failed+sa.Cancelled+sa.TimedOut)
+	fmt.Fprintf(w, "\nSUB-AGENTS\n%7s  %9s  %6s  %9s  %9s  %7s\n%7d  %9d  %6d  %9d  %9d  %7d\n", "SPAWNED", "COMPLETED", "FAILED", "CANCELLED",
+		"TIMED OUT", "RUNNING", sa.Spawned, sa.Completed, sa.Failed, sa.Cancelled, sa.TimedOut, max(running, 0))
+	if len(sa.FailedBy) > 0 {
+		var reasons []string
+		for r, n := range sa.FailedBy {
+			reasons = append(reasons, fmt.Sprintf("%s %d", clip(r, 40), n))
+		}
+		sort.Strings(reasons)
+		fmt.Fprintf(w, "failed: %s\n", strings.Join(reasons, ", "))
+	}
+	var verdicts []string
+	for _, d := range []string{"allow", "escalate", "block"} {
+		if n := sa.Verdicts[d]; n > 0 {
+			verdicts = append(verdicts, fmt.Sprintf("%d %s", n, d))
+		}
+	}
+	m, t := sa.Model, sa.Tool
+	fmt.Fprintf(w, "their share of the tables above: verdicts %s; %d model calls (%d errors, %d input tokens, %d output tokens, avg %d ms); "+
+		"%d tool calls executed (%d failed, %d exit≠0, avg %d ms)\n", orDash(strings.Join(verdicts, ", ")), m.Calls, m.Errors, m.InputTokens,
+		m.OutputTokens, avg(m.LatencyMS, m.Calls), t.Calls, t.Failed, t.Exited, avg(t.DurationMS, t.Calls))
 }
 
 // verdictWord is a decision padded to its column, red for block, yellow

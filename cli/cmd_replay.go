@@ -240,22 +240,27 @@ func printTurn(w io.Writer, tn *replay.Turn) {
 		who = "sub-agent " + tn.SubAgentID
 	}
 	fmt.Fprintf(w, "%s  #%d  %s: %s\n", paint(w, "1", fmt.Sprintf("turn %d", tn.N)), tn.Seq, who, quoteText(tn.Content, 300))
+	printSteps(w, "", tn)
+}
+
+// printSteps prints a turn's steps as a tree under indent.
+func printSteps(w io.Writer, indent string, tn *replay.Turn) {
 	steps := tn.Steps()
 	if tn.Status == replay.TurnOpen {
 		steps = append(steps, replay.Step{}) // "no answer" closes the tree
 	}
 	for i, st := range steps {
-		branch, indent := "├─ ", "│  "
+		branch, sub := indent+"├─ ", indent+"│  "
 		if i == len(steps)-1 {
-			branch, indent = "└─ ", "   "
+			branch, sub = indent+"└─ ", indent+"   "
 		}
 		switch {
 		case st.Model != nil:
 			fmt.Fprintf(w, "%s%s\n", branch, modelLine(w, st.Model))
-			printCalls(w, indent, st.Calls)
+			printCalls(w, sub, st.Calls)
 		case len(st.Calls) > 0:
 			fmt.Fprintf(w, "%s%s\n", branch, callLine(w, st.Calls[0]))
-			printCallDetail(w, indent, st.Calls[0])
+			printCallDetail(w, sub, st.Calls[0])
 		case st.Event != nil:
 			fmt.Fprintf(w, "%s#%d %s\n", branch, st.Event.Seq, eventLine(w, st.Event))
 		case st.Error != nil:
@@ -365,6 +370,9 @@ func printCallDetail(w io.Writer, indent string, tc *replay.ToolCall) {
 		case st.ApprovalAsked != nil:
 			a := st.ApprovalAsked
 			l := fmt.Sprintf("#%d approval %s asked: %s", a.RequestedSeq, clean(a.ApprovalID, 40), clean(a.Reason, 200))
+			if a.SubAgentID != "" {
+				l = fmt.Sprintf("#%d approval %s asked by sub-agent %s: %s", a.RequestedSeq, clean(a.ApprovalID, 40), clean(a.SubAgentID, 40), clean(a.Reason, 200))
+			}
 			if a.ResolvedSeq == 0 {
 				l += "; " + paint(w, "33", "no answer recorded")
 			}
@@ -390,10 +398,13 @@ func printCallDetail(w io.Writer, indent string, tc *replay.ToolCall) {
 	}
 	for i, l := range lines {
 		branch := "├─ "
-		if i == len(lines)-1 {
+		if i == len(lines)-1 && tc.SubAgent == nil {
 			branch = "└─ "
 		}
 		fmt.Fprintf(w, "%s%s%s\n", indent, branch, l)
+	}
+	if tc.SubAgent != nil {
+		printSubAgent(w, indent, tc.SubAgent)
 	}
 }
 
@@ -504,6 +515,9 @@ func printTotals(w io.Writer, t *replay.Timeline) {
 		plural(uint64(tt.ToolCalls), "tool call", "tool calls"), tt.Executed, exited, paintIf(w, tt.Blocked > 0, "31", fmt.Sprintf("%d blocked", tt.Blocked)),
 		paintIf(w, tt.Failed > 0, "31", fmt.Sprintf("%d failed", tt.Failed)), plural(uint64(tt.Snapshots), "snapshot", "snapshots"), plural(uint64(tt.Rollbacks), "rollback", "rollbacks"),
 		plural(uint64(tt.AgentErrors+tt.ModelErrors), "error", "errors"), plural(uint64(tt.Crashes), "crash", "crashes"), duration(tt.DurationMS))
+	if s := subAgentTotals(tt.SubAgents); s != "" {
+		fmt.Fprintf(w, "%s, whose calls are counted above\n", s)
+	}
 	if blocked := t.Blocked(); len(blocked) > 0 {
 		fmt.Fprintln(w, red(w, "blocked:"))
 		for _, tc := range blocked {
@@ -511,7 +525,7 @@ func printTotals(w io.Writer, t *replay.Timeline) {
 			if v := tc.BlockedBy; v != nil {
 				why = fmt.Sprintf("tier %d %s: %s", v.Tier, clean(v.Rule, 60), clean(v.Reason, 300))
 			}
-			fmt.Fprintf(w, "  #%d %s %s — %s\n", tc.Seq, clean(tc.Tool, 60), clean(tc.Arguments, 160), why)
+			fmt.Fprintf(w, "  #%d %s%s %s — %s\n", tc.Seq, bySubAgent(tc), clean(tc.Tool, 60), clean(tc.Arguments, 160), why)
 		}
 	}
 	if failed := t.Failed(); len(failed) > 0 {
@@ -521,12 +535,21 @@ func printTotals(w io.Writer, t *replay.Timeline) {
 			if why == "" {
 				why = resultText(tc.Exec.Result, tc.Exec.ResultBlob, tc.Exec.Size)
 			}
-			fmt.Fprintf(w, "  #%d %s %s — %s\n", tc.Seq, clean(tc.Tool, 60), clean(tc.Arguments, 160), clean(why, 300))
+			fmt.Fprintf(w, "  #%d %s%s %s — %s\n", tc.Seq, bySubAgent(tc), clean(tc.Tool, 60), clean(tc.Arguments, 160), clean(why, 300))
 		}
 	}
 	for _, p := range t.Problems {
 		fmt.Fprintf(w, "%s %s\n", red(w, "problem:"), clean(p, 300))
 	}
+}
+
+// bySubAgent names the sub-agent whose call tc is ("" the session's own
+// agent's).
+func bySubAgent(tc *replay.ToolCall) string {
+	if tc.SubAgentID == "" {
+		return ""
+	}
+	return "[sub-agent " + clean(tc.SubAgentID, 40) + "] "
 }
 
 func approvalBy(tc *replay.ToolCall) string {

@@ -63,8 +63,9 @@ func runRerun(c *cli.Context, session string) error {
 		return err
 	}
 	if !asJSON {
-		fmt.Fprintf(w, "rerun of session %s: %d recorded events, %d model calls, %d proposals, %d client messages\n",
-			session, len(rec.Entries), len(rec.Calls)+len(rec.Tier2), len(rec.Proposals), len(rec.Messages))
+		fmt.Fprintf(w, "rerun of session %s: %d recorded events, %d model calls, %d proposals, %d client messages, %s\n",
+			session, len(rec.Entries), len(rec.Calls)+len(rec.Tier2), len(rec.Proposals), len(rec.Messages),
+			plural(uint64(len(rec.SubAgents)), "sub-agent", "sub-agents"))
 	}
 	// Interrupted, the replay engine stops its agent and removes its
 	// temporary workspace and ledger before the command ends.
@@ -83,7 +84,7 @@ func runRerun(c *cli.Context, session string) error {
 		printRerun(w, res)
 	}
 	if d := res.Divergence; d != nil {
-		return fmt.Errorf("session %s at seq %d (%s): %w", session, divergenceSeq(d), divergenceType(d), rerun.ErrDiverged)
+		return fmt.Errorf("session %s at seq %d (%s%s): %w", session, divergenceSeq(d), divergenceType(d), divergenceThread(d), rerun.ErrDiverged)
 	}
 	return nil
 }
@@ -97,7 +98,11 @@ func printRerun(w io.Writer, r *engine.RerunReport) {
 	fmt.Fprintf(w, "agent: %s\n", agent)
 	timing := fmt.Sprintf("rerun %s, recorded %s", r.Elapsed.Round(1e6), r.Recorded.Round(1e6))
 	if r.Identical {
-		fmt.Fprintf(w, "%s: %d events (%s)\n", green(w, "identical"), r.Events, timing)
+		threads := ""
+		if r.SubAgents > 0 {
+			threads = fmt.Sprintf(", the session's agent and %s each in order", plural(uint64(r.SubAgents), "sub-agent", "sub-agents"))
+		}
+		fmt.Fprintf(w, "%s: %d events%s (%s)\n", green(w, "identical"), r.Events, threads, timing)
 		return
 	}
 	d := r.Divergence
@@ -107,7 +112,7 @@ func printRerun(w io.Writer, r *engine.RerunReport) {
 		rerun.KindMissing: "the rerun ended before this entry",
 		rerun.KindExtra:   fmt.Sprintf("the rerun produced %s after the record's last entry (seq %d)", d.ProducedType, d.AfterSeq),
 	}[d.Kind]
-	fmt.Fprintf(w, "%s at seq %d (%s): %s\n", red(w, "divergence"), divergenceSeq(d), divergenceType(d), what)
+	fmt.Fprintf(w, "%s at seq %d (%s%s): %s\n", red(w, "divergence"), divergenceSeq(d), divergenceType(d), divergenceThread(d), what)
 	fmt.Fprint(w, d.Diff)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "replay: %s\n", n)
@@ -120,6 +125,14 @@ func divergenceSeq(d *rerun.Divergence) uint64 {
 		return d.ProducedSeq
 	}
 	return d.Seq
+}
+
+// divergenceThread names the sub-agent whose thread diverged.
+func divergenceThread(d *rerun.Divergence) string {
+	if d.SubAgentID == "" {
+		return ""
+	}
+	return ", sub-agent " + d.SubAgentID
 }
 
 func divergenceType(d *rerun.Divergence) string {

@@ -38,6 +38,9 @@ type sessionJSON struct {
 	Created  string `json:"created"`
 	Updated  string `json:"updated"`
 	Messages int64  `json:"messages"`
+	// SubAgents counts its sub-agents by how they ended (absent when the
+	// engine was asked: its list does not carry them).
+	SubAgents *projection.SubAgentCounts `json:"subagents,omitempty"`
 }
 
 func runSessions(c *cli.Context) error {
@@ -58,9 +61,9 @@ func runSessions(c *cli.Context) error {
 		fmt.Fprintln(w, "no sessions")
 		return nil
 	}
-	fmt.Fprintf(w, "%-22s  %-19s  %8s  %-6s  %s\n", "SESSION", "UPDATED", "MESSAGES", "MODE", "TITLE")
+	fmt.Fprintf(w, "%-22s  %-19s  %8s  %-6s  %-12s  %s\n", "SESSION", "UPDATED", "MESSAGES", "MODE", "SUB-AGENTS", "TITLE")
 	for _, s := range list {
-		fmt.Fprintf(w, "%-22s  %-19s  %8d  %-6s  %s\n", s.ID, shortTime(s.Updated), s.Messages, s.Mode, clip(event.Display(s.Title), 60))
+		fmt.Fprintf(w, "%-22s  %-19s  %8d  %-6s  %-12s  %s\n", s.ID, shortTime(s.Updated), s.Messages, s.Mode, subAgentsColumn(s.SubAgents), clip(event.Display(s.Title), 60))
 	}
 	return nil
 }
@@ -95,7 +98,8 @@ func listSessions(c *cli.Context, all bool) ([]sessionJSON, error) {
 			if s.Mode == "otr" && !all {
 				continue
 			}
-			out = append(out, sessionJSON{ID: s.ID, Title: s.Title, Mode: s.Mode, Created: s.Created, Updated: s.Updated, Messages: int64(s.Messages)})
+			out = append(out, sessionJSON{ID: s.ID, Title: s.Title, Mode: s.Mode, Created: s.Created, Updated: s.Updated, Messages: int64(s.Messages),
+				SubAgents: &s.SubAgents})
 		}
 		return nil
 	})
@@ -104,6 +108,15 @@ func listSessions(c *cli.Context, all bool) ([]sessionJSON, error) {
 	}
 	sortSessions(out)
 	return out, nil
+}
+
+// subAgentsColumn is "-" without sub-agents (or unknown), else how many
+// of those spawned completed: "3 of 4 ok".
+func subAgentsColumn(c *projection.SubAgentCounts) string {
+	if c == nil || c.Spawned == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d of %d ok", c.Completed, c.Spawned)
 }
 
 // sortSessions orders sessions most recently updated first (RFC 3339 UTC

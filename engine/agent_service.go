@@ -34,8 +34,15 @@ type agentService struct {
 // ledger holds directives in the order the agent receives them.
 type agentConn struct {
 	id     string
-	stream opxv1.AgentService_RunSessionServer
+	stream agentStream
 	mu     sync.Mutex
+}
+
+// agentStream is the engine's side of RunSession or RunSubAgent: the
+// same messages either way.
+type agentStream interface {
+	Send(*opxv1.EngineDirective) error
+	Recv() (*opxv1.AgentEvent, error)
 }
 
 func (a *agentConn) send(ctx context.Context, e *Engine, session string, p event.Payload, d *opxv1.EngineDirective, blobs ...[]byte) error {
@@ -75,19 +82,7 @@ func (s *agentService) RunSession(stream opxv1.AgentService_RunSessionServer) er
 		e.opts.Logf("engine: rejected an agent stream with a wrong token")
 		return status.Error(codes.PermissionDenied, "wrong agent token")
 	}
-	action, reason := "accepted", ""
-	switch {
-	case canaryErr != nil:
-		action, reason = "killed", canaryErr.Error()
-	case canary.Status == event.CanarySandboxed:
-	case canary.Status == event.CanaryUnavailable && e.opts.RequireSandbox:
-		action, reason = "killed", "no sandbox on this system, and the sandbox is required"
-	case canary.Status == event.CanaryUnavailable:
-		action, reason = "warned", "no sandbox on this system: the agent runs unconfined"
-		e.opts.Logf("engine: WARNING: the agent is NOT sandboxed (%s)", canary.Summary)
-	default:
-		action, reason = "killed", "canary status "+canary.Status+": the sandbox does not hold ("+canary.Summary+")"
-	}
+	action, reason := e.judgeCanary(canary, canaryErr)
 	if action == "killed" {
 		// Decided before anything is recorded, so the supervisor sees the
 		// refusal when this agent exits and does not start another.
@@ -126,6 +121,24 @@ func (s *agentService) RunSession(stream opxv1.AgentService_RunSessionServer) er
 	}
 }
 
+// judgeCanary decides what becomes of an agent or sub-agent from its
+// canary: accepted when its sandbox holds, warned when this system has
+// none (and none is required), killed otherwise, with the reason.
+func (e *Engine) judgeCanary(canary event.Canary, canaryErr error) (action, reason string) {
+	switch {
+	case canaryErr != nil:
+		return "killed", canaryErr.Error()
+	case canary.Status == event.CanarySandboxed:
+		return "accepted", ""
+	case canary.Status == event.CanaryUnavailable && e.opts.RequireSandbox:
+		return "killed", "no sandbox on this system, and the sandbox is required"
+	case canary.Status == event.CanaryUnavailable:
+		e.opts.Logf("engine: WARNING: the agent is NOT sandboxed (%s)", canary.Summary)
+		return "warned", "no sandbox on this system: the agent runs unconfined"
+	}
+	return "killed", "canary status " + canary.Status + ": the sandbox does not hold (" + canary.Summary + ")"
+}
+
 // disconnect forgets conn if it is still the connected agent.
 func (e *Engine) disconnect(conn *agentConn) {
 	e.mu.Lock()
@@ -137,7 +150,7 @@ func (e *Engine) disconnect(conn *agentConn) {
 }
 
 // recvTimeout receives one event or gives up after d.
-func recvTimeout(stream opxv1.AgentService_RunSessionServer, d time.Duration) (*opxv1.AgentEvent, error) {
+func recvTimeout(stream agentStream, d time.Duration) (*opxv1.AgentEvent, error) {
 	type res struct {
 		ev  *opxv1.AgentEvent
 		err error
@@ -187,8 +200,13 @@ func clip(s string, n int) string {
 // agent.error describing it instead, so hostile input is on record but
 // cannot stop the engine.
 func (e *Engine) recordFromAgent(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) uint64 {
+	return e.recordFromSub(ctx, d, session, "", p, blobs...)
+}
+
+// recordFromSub is recordFromAgent for the agent or sub-agent subagent.
+func (e *Engine) recordFromSub(ctx context.Context, d ledger.Durability, session, subagent string, p event.Payload, blobs ...[]byte) uint64 {
 	if err := p.Validate(); err != nil {
-		return e.record(ctx, d, session, &event.AgentError{Code: "malformed_event", Message: clip(fmt.Sprintf("%s from the agent refused: %v", p.Type(), err), 1024)})
+		return e.record(ctx, d, session, &event.AgentError{SubAgentID: subagent, Code: "malformed_event", Message: clip(fmt.Sprintf("%s from the agent refused: %v", p.Type(), err), 1024)})
 	}
 	return e.record(ctx, d, session, p, blobs...)
 }
@@ -210,12 +228,12 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 		f := e.message(tc.MessageId)
 		if f == nil {
 			e.recordFromAgent(ctx, ledger.Async, "", &event.AgentToolCall{MessageID: tc.MessageId, CallID: tc.CallId, Tool: tc.ToolName, Arguments: tc.ArgumentsJson})
-			e.reply(ctx, conn, "", tc.CallId, "error: no message in flight with id "+clip(tc.MessageId, 128), true)
+			e.reply(ctx, conn, "", "", tc.CallId, "error: no message in flight with id "+clip(tc.MessageId, 128), true)
 			return
 		}
 		seq := e.recordFromAgent(ctx, ledger.Async, f.session, &event.AgentToolCall{MessageID: tc.MessageId, CallID: tc.CallId, Tool: tc.ToolName, Arguments: tc.ArgumentsJson})
 		if tc.CallId == "" || tc.ToolName == "" {
-			e.reply(ctx, conn, f.session, tc.CallId, "error: a tool call needs a call id and a tool name", true)
+			e.reply(ctx, conn, f.session, "", tc.CallId, "error: a tool call needs a call id and a tool name", true)
 			return
 		}
 		e.mu.Lock()
@@ -223,7 +241,7 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 		over := f.toolCalls > e.opts.MaxToolCalls
 		e.mu.Unlock()
 		if over {
-			e.reply(ctx, conn, f.session, tc.CallId, fmt.Sprintf("error: more than %d tool calls for one message", e.opts.MaxToolCalls), true)
+			e.reply(ctx, conn, f.session, "", tc.CallId, fmt.Sprintf("error: more than %d tool calls for one message", e.opts.MaxToolCalls), true)
 			return
 		}
 		e.publish(f.session, f.messageID, "tool_call", seq, map[string]string{"call_id": tc.CallId, "tool": tc.ToolName, "arguments": clip(tc.ArgumentsJson, 4096)})
@@ -236,7 +254,7 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 				e.fatal(err)
 				return
 			}
-			e.reply(ctx, conn, f.session, tc.CallId, out.Content, out.IsError)
+			e.reply(ctx, conn, f.session, "", tc.CallId, out.Content, out.IsError)
 			e.publish(f.session, f.messageID, "tool_result", 0, map[string]any{"call_id": tc.CallId, "is_error": out.IsError, "content": clip(out.Content, 4096)})
 		}()
 	case *opxv1.AgentEvent_ToolDefsRequest:
@@ -259,13 +277,7 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 	case *opxv1.AgentEvent_ResponseComplete:
 		rc := x.ResponseComplete
 		f, session := e.messageSession(rc.MessageId)
-		p := &event.ResponseComplete{MessageID: rc.MessageId, Content: rc.Content, Thoughts: []event.Thought{}}
-		for _, t := range rc.Thoughts {
-			p.Thoughts = append(p.Thoughts, event.Thought{Stage: t.Stage, Summary: t.Summary, Detail: string(t.Detail)})
-		}
-		if u := rc.TokenUsage; u != nil {
-			p.Usage = event.Usage{InputTokens: max(u.InputTokens, 0), OutputTokens: max(u.OutputTokens, 0), TotalTokens: max(u.TotalTokens, 0)}
-		}
+		p := responseComplete("", rc)
 		seq := e.recordFromAgent(ctx, ledger.Sync, session, p)
 		if f == nil {
 			return
@@ -278,15 +290,9 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 	case *opxv1.AgentEvent_Error:
 		ae := x.Error
 		f, session := e.messageSession(ae.MessageId)
-		code := clip(ae.Code, 64)
-		if code == "" {
-			code = "unspecified"
-		}
-		msg := clip(ae.Message, 4096)
-		if msg == "" {
-			msg = "(no message)"
-		}
-		seq := e.record(ctx, ledger.Async, session, &event.AgentError{MessageID: ae.MessageId, Code: code, Message: msg})
+		p := agentErrorPayload("", ae)
+		code, msg := p.Code, p.Message
+		seq := e.record(ctx, ledger.Async, session, p)
 		if f != nil {
 			e.mu.Lock()
 			delete(e.inflight, f.messageID)
@@ -299,10 +305,37 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 	}
 }
 
+// responseComplete is the response_complete entry of an agent's or
+// sub-agent's answer.
+func responseComplete(subagent string, rc *opxv1.AgentResponseComplete) *event.ResponseComplete {
+	p := &event.ResponseComplete{SubAgentID: subagent, MessageID: rc.MessageId, Content: rc.Content, Thoughts: []event.Thought{}}
+	for _, t := range rc.Thoughts {
+		p.Thoughts = append(p.Thoughts, event.Thought{Stage: t.Stage, Summary: t.Summary, Detail: string(t.Detail)})
+	}
+	if u := rc.TokenUsage; u != nil {
+		p.Usage = event.Usage{InputTokens: max(u.InputTokens, 0), OutputTokens: max(u.OutputTokens, 0), TotalTokens: max(u.TotalTokens, 0)}
+	}
+	return p
+}
+
+// agentErrorPayload is the agent.error entry of an agent's or
+// sub-agent's error event, its strings bounded.
+func agentErrorPayload(subagent string, ae *opxv1.AgentError) *event.AgentError {
+	code := clip(ae.Code, 64)
+	if code == "" {
+		code = "unspecified"
+	}
+	msg := clip(ae.Message, 4096)
+	if msg == "" {
+		msg = "(no message)"
+	}
+	return &event.AgentError{SubAgentID: subagent, MessageID: clip(ae.MessageId, 128), Code: code, Message: msg}
+}
+
 // reply records and sends a tool result.
-func (e *Engine) reply(ctx context.Context, conn *agentConn, session, callID, content string, isError bool) {
+func (e *Engine) reply(ctx context.Context, conn *agentConn, session, subagent, callID, content string, isError bool) {
 	inline, h, blob := event.Inline(content)
-	p := &event.ToolResult{CallID: nonEmpty(callID), Content: inline, Blob: h, Size: int64(len(content)), IsError: isError}
+	p := &event.ToolResult{SubAgentID: subagent, CallID: nonEmpty(callID), Content: inline, Blob: h, Size: int64(len(content)), IsError: isError}
 	d := &opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ToolResult{ToolResult: &opxv1.ToolResultDelivery{CallId: callID, Content: content, IsError: isError}}}
 	var blobs [][]byte
 	if blob != nil {

@@ -46,12 +46,16 @@ type Approvals struct {
 	mu      sync.Mutex
 	pending map[string]*approval
 	closed  string // why new requests are denied at once; "" while open
+	// closedFor are the sub-agents (session, id) whose new requests are
+	// denied at once: they have ended (DenySubAgent).
+	closedFor map[[2]string]string
 }
 
 // PendingApproval is an escalation waiting for a human.
 type PendingApproval struct {
 	ID         string
 	Session    string
+	SubAgentID string // the sub-agent whose call asks; "" the session's agent
 	MessageID  string
 	CallID     string
 	Tool       string
@@ -110,11 +114,11 @@ func (a *Approvals) Ask(ctx context.Context, p Proposal, reason string, then fun
 	if a.id != nil {
 		id = a.id(p)
 	}
-	ap := &approval{PendingApproval: PendingApproval{ID: id, Session: p.Session, MessageID: p.MessageID, CallID: p.CallID,
+	ap := &approval{PendingApproval: PendingApproval{ID: id, Session: p.Session, SubAgentID: p.SubAgentID, MessageID: p.MessageID, CallID: p.CallID,
 		Tool: p.Tool, Arguments: string(p.Args), Reason: reason, Requested: time.Now(), Timeout: a.timeout},
 		answer: make(chan approvalAnswer, 1), done: make(chan struct{})}
 	defer close(ap.done)
-	seq, err := a.rec.Record(context.WithoutCancel(ctx), ledger.Sync, p.Session, &event.ApprovalRequested{ApprovalID: ap.ID, MessageID: p.MessageID,
+	seq, err := a.rec.Record(context.WithoutCancel(ctx), ledger.Sync, p.Session, &event.ApprovalRequested{ApprovalID: ap.ID, SubAgentID: p.SubAgentID, MessageID: p.MessageID,
 		CallID: p.CallID, Tool: p.Tool, Arguments: string(p.Args), Reason: reason, TimeoutMS: a.timeout.Milliseconds()})
 	if err != nil {
 		return ApprovalOutcome{}, err
@@ -123,6 +127,9 @@ func (a *Approvals) Ask(ctx context.Context, p Proposal, reason string, then fun
 	a.mu.Lock()
 	a.pending[ap.ID] = ap
 	closed := a.closed
+	if closed == "" && p.SubAgentID != "" {
+		closed = a.closedFor[[2]string{p.Session, p.SubAgentID}]
+	}
 	if closed == "" {
 		id := ap.ID
 		ap.timer = time.AfterFunc(a.timeout, func() {
@@ -133,7 +140,7 @@ func (a *Approvals) Ask(ctx context.Context, p Proposal, reason string, then fun
 	if closed != "" {
 		_, _ = a.Resolve(ap.ID, false, "engine", closed)
 	} else if a.publish != nil {
-		a.publish(p.Session, p.MessageID, "approval_requested", seq, map[string]any{"approval_id": ap.ID, "call_id": p.CallID,
+		a.publish(p.Session, p.MessageID, "approval_requested", seq, map[string]any{"approval_id": ap.ID, "call_id": p.CallID, "subagent_id": p.SubAgentID,
 			"tool": p.Tool, "arguments": clip(string(p.Args), 4096), "reason": reason, "timeout_ms": a.timeout.Milliseconds(),
 			"expires_at": ap.Requested.Add(a.timeout).UnixNano()})
 	}
@@ -177,7 +184,7 @@ func (a *Approvals) Resolve(id string, approved bool, by, reason string) (Approv
 		approved = false
 	}
 	out := ApprovalOutcome{ApprovalID: id, CallID: ap.CallID, Tool: ap.Tool, Approved: approved, By: by, Reason: reason}
-	seq, err := a.rec.Record(context.Background(), ledger.Sync, ap.Session, &event.ApprovalResolved{ApprovalID: id, CallID: ap.CallID,
+	seq, err := a.rec.Record(context.Background(), ledger.Sync, ap.Session, &event.ApprovalResolved{ApprovalID: id, SubAgentID: ap.SubAgentID, CallID: ap.CallID,
 		Approved: approved, By: by, Reason: reason})
 	out.Seq = seq
 	ap.answer <- approvalAnswer{out, err}
@@ -185,7 +192,7 @@ func (a *Approvals) Resolve(id string, approved bool, by, reason string) (Approv
 		return out, err
 	}
 	if a.publish != nil {
-		a.publish(ap.Session, ap.MessageID, "approval_resolved", seq, map[string]any{"approval_id": id, "call_id": ap.CallID,
+		a.publish(ap.Session, ap.MessageID, "approval_resolved", seq, map[string]any{"approval_id": id, "call_id": ap.CallID, "subagent_id": ap.SubAgentID,
 			"tool": ap.Tool, "approved": approved, "by": by, "reason": reason})
 	}
 	return out, nil
@@ -215,6 +222,28 @@ func (a *Approvals) DenyAll(reason string, wait time.Duration) {
 		case <-deadline.C:
 			return
 		}
+	}
+}
+
+// DenySubAgent denies the pending approvals of a sub-agent's calls, and
+// any it asks later (by "engine", with reason): it has ended, so no answer
+// can matter.
+func (a *Approvals) DenySubAgent(session, subagent, reason string) {
+	a.mu.Lock()
+	if a.closedFor == nil {
+		a.closedFor = map[[2]string]string{}
+	}
+	a.closedFor[[2]string{session, subagent}] = reason
+	var aps []*approval
+	for _, ap := range a.pending {
+		if ap.Session == session && ap.SubAgentID == subagent {
+			aps = append(aps, ap)
+		}
+	}
+	a.mu.Unlock()
+	sort.Slice(aps, func(i, j int) bool { return aps[i].RequestSeq < aps[j].RequestSeq })
+	for _, ap := range aps {
+		_, _ = a.Resolve(ap.ID, false, "engine", reason)
 	}
 }
 

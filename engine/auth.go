@@ -28,6 +28,11 @@ const (
 	// credAgent is the token of the agent the engine last spawned
 	// (opxv1.AgentTokenHeader).
 	credAgent
+	// credSubAgent is the token of a live sub-agent, in the same header.
+	credSubAgent
+	// credAnyAgent is credAgent or credSubAgent (the model gateway, which
+	// then serves each only its own messages).
+	credAnyAgent
 )
 
 func (c credential) String() string {
@@ -36,6 +41,10 @@ func (c credential) String() string {
 		return "client"
 	case credAgent:
 		return "agent"
+	case credSubAgent:
+		return "sub-agent"
+	case credAnyAgent:
+		return "agent or sub-agent"
 	}
 	return "refused"
 }
@@ -57,7 +66,8 @@ var serviceCredentials = map[string]credential{
 	reflectionv1.ServerReflection_ServiceDesc.ServiceName:      credClient,
 	reflectionv1alpha.ServerReflection_ServiceDesc.ServiceName: credClient,
 	opxv1.AgentService_ServiceDesc.ServiceName:                 credAgent,
-	opxv1.LLMGateway_ServiceDesc.ServiceName:                   credAgent,
+	opxv1.SubAgentService_ServiceDesc.ServiceName:              credSubAgent,
+	opxv1.LLMGateway_ServiceDesc.ServiceName:                   credAnyAgent,
 }
 
 // requiredCredential returns the credential a full method name
@@ -80,25 +90,39 @@ type authenticator struct {
 	// agent returns the token of the agent last spawned ("" before the
 	// first, which no token matches).
 	agent func() string
+	// subagent reports whether a token is a live sub-agent's (nil: none
+	// is).
+	subagent func(token string) bool
 	// rejected, if set, is told about each refused call.
 	rejected func(ctx context.Context, method, reason string)
 }
 
 func (a *authenticator) check(ctx context.Context, method string) error {
 	need := requiredCredential(method)
-	var header, want string
+	var header string
+	var ok func(string) bool
+	isAgent := func(v string) bool { return tokenEqual(v, a.agent()) }
+	isSub := func(v string) bool { return a.subagent != nil && a.subagent(v) }
 	switch need {
 	case credClient:
-		header, want = opxv1.ClientTokenHeader, a.client
+		header, ok = opxv1.ClientTokenHeader, func(v string) bool { return tokenEqual(v, a.client) }
 	case credAgent:
-		header, want = opxv1.AgentTokenHeader, a.agent()
+		header, ok = opxv1.AgentTokenHeader, isAgent
+	case credSubAgent:
+		header, ok = opxv1.AgentTokenHeader, isSub
+	case credAnyAgent:
+		header, ok = opxv1.AgentTokenHeader, func(v string) bool { return isAgent(v) || isSub(v) }
 	default:
 		return a.refuse(ctx, method, "method open to no caller", "the engine serves it to no one")
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	given := md.Get(header)
+	if len(given) > 1 {
+		// One token names one caller; the handlers read the first.
+		return a.refuse(ctx, method, "more than one "+need.String()+" token", "metadata "+header)
+	}
 	for _, v := range given {
-		if tokenEqual(v, want) {
+		if ok(v) {
 			return nil
 		}
 	}

@@ -69,8 +69,15 @@ func TestEngine_EveryRPCAuthenticated(t *testing.T) {
 			switch cred {
 			case "client":
 				own, other, otherTok = opxv1.ClientTokenHeader, opxv1.AgentTokenHeader, agentTok
-			case "agent":
+			case "agent", "agent or sub-agent":
 				own, other, otherTok = opxv1.AgentTokenHeader, opxv1.ClientTokenHeader, clientToken
+			case "sub-agent":
+				// The main agent's token opens no sub-agent stream.
+				own, other, otherTok = opxv1.AgentTokenHeader, opxv1.ClientTokenHeader, clientToken
+				err := call(metadata.AppendToOutgoingContext(context.Background(), own, agentTok), r.conn, method, m)
+				if status.Code(err) != codes.Unauthenticated {
+					t.Errorf("%s with the agent's token: %v; want Unauthenticated", method, err)
+				}
 			default:
 				t.Errorf("%s is registered but open to no caller: name its credential in serviceCredentials (auth.go)", method)
 				continue
@@ -92,7 +99,7 @@ func TestEngine_EveryRPCAuthenticated(t *testing.T) {
 	}
 	// Every service opx registers, and reflection, are on the port.
 	for _, svc := range []string{"opx.v1.ClientService", "opx.v1.LedgerService", "opx.v1.ChronicleService", "opx.v1.AgentService",
-		"opx.v1.LLMGateway", "grpc.reflection.v1.ServerReflection"} {
+		"opx.v1.SubAgentService", "opx.v1.LLMGateway", "grpc.reflection.v1.ServerReflection"} {
 		if _, ok := infos[svc]; !ok {
 			t.Errorf("service %s not registered (registered: %v)", svc, infos)
 		}

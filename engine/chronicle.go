@@ -82,12 +82,12 @@ func (c *Chronicle) FS() chronicle.Workspace { return c.fs }
 // SnapshotFiles records the pre-state of the paths a call names. The
 // error result is for the agent (the call does not run); err is a ledger
 // failure.
-func (c *Chronicle) SnapshotFiles(ctx context.Context, session, callID, tool string, paths []string) (refusal string, err error) {
+func (c *Chronicle) SnapshotFiles(ctx context.Context, session, subagent, callID, tool string, paths []string) (refusal string, err error) {
 	states, blobs, cerr := chronicle.Capture(c.fs, paths)
 	if cerr != nil {
 		return cerr.Error(), nil // nothing runs that could not be undone
 	}
-	_, err = c.rec.Record(ctx, ledger.Async, session, &event.Snapshot{CallID: callID, Tool: tool, Kind: event.KindFiles, Files: states}, blobs...)
+	_, err = c.rec.Record(ctx, ledger.Async, session, &event.Snapshot{SubAgentID: subagent, CallID: callID, Tool: tool, Kind: event.KindFiles, Files: states}, blobs...)
 	return "", err
 }
 
@@ -102,7 +102,7 @@ type WorkspaceSnapshot struct {
 // workspace before a workspace-wide call: a manifest of every path, and
 // the content of every file the ledger does not hold yet (stored ahead,
 // named by the entry).
-func (c *Chronicle) SnapshotWorkspace(ctx context.Context, session, callID, tool string) (snap *WorkspaceSnapshot, refusal string, err error) {
+func (c *Chronicle) SnapshotWorkspace(ctx context.Context, session, subagent, callID, tool string) (snap *WorkspaceSnapshot, refusal string, err error) {
 	st := &blobStore{c: c, ctx: ctx, stored: map[ledger.Hash]bool{}}
 	res, serr := c.scanner.Scan(st)
 	if st.err != nil {
@@ -120,7 +120,7 @@ func (c *Chronicle) SnapshotWorkspace(ctx context.Context, session, callID, tool
 		}
 	}
 	manifest, mh := res.Tree.Encode(), res.Tree.Hash()
-	entry := &event.Snapshot{CallID: callID, Tool: tool, Kind: event.KindWorkspace, Files: files,
+	entry := &event.Snapshot{SubAgentID: subagent, CallID: callID, Tool: tool, Kind: event.KindWorkspace, Files: files,
 		ManifestBlob: mh.String(), Entries: int64(len(res.Tree.Items)), Unrecorded: clipList(res.Unrecorded, 20), Excluded: c.exclude}
 	var blobs [][]byte
 	if c.missing(mh) {

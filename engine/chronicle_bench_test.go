@@ -77,7 +77,7 @@ func BenchmarkWorkspaceSnapshot_Unchanged10k(b *testing.B) {
 	snapshot := func(i int) {
 		chron.Lock()
 		defer chron.Unlock()
-		snap, refusal, err := chron.SnapshotWorkspace(ctx, "s", fmt.Sprint("c", i), "execute_command")
+		snap, refusal, err := chron.SnapshotWorkspace(ctx, "s", "", fmt.Sprint("c", i), "execute_command")
 		if err != nil || refusal != "" || len(snap.Tree.Items) < 10100 {
 			b.Fatalf("snapshot: %v %s", err, refusal)
 		}

@@ -197,7 +197,7 @@ func TestChronicleRegress_ExcludeNotFromSnapshot(t *testing.T) {
 	f := newChronFixture(t, files, chronicle.Retention{})
 	f.chron.SetExclude([]string{".git/objects", "node_modules"})
 	f.chron.Lock()
-	ws, refusal, err := f.chron.SnapshotWorkspace(context.Background(), "s1", "c1", "execute_command")
+	ws, refusal, err := f.chron.SnapshotWorkspace(context.Background(), "s1", "", "c1", "execute_command")
 	f.chron.Unlock()
 	if err != nil || refusal != "" {
 		t.Fatal(err, refusal)

@@ -287,7 +287,7 @@ func (c *clientService) ListApprovals(_ context.Context, req *opxv1.ListApproval
 				// human asked sees what the engine judged.
 				args, reason = x, r
 			}
-			out.Approvals = append(out.Approvals, &opxv1.PendingApproval{ApprovalId: a.ID, SessionId: a.Session, MessageId: a.MessageID,
+			out.Approvals = append(out.Approvals, &opxv1.PendingApproval{ApprovalId: a.ID, SessionId: a.Session, SubagentId: a.SubAgentID, MessageId: a.MessageID,
 				CallId: a.CallID, Tool: a.Tool, Arguments: args, Reason: reason, RequestedAt: unixNano(a.RequestedTS),
 				TimeoutMs: a.TimeoutMS, ExpiresAt: expires, Seq: a.RequestedSeq})
 		}

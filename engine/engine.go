@@ -87,6 +87,9 @@ type Options struct {
 	// ApprovalTimeout is how long an escalation waits for a human before
 	// it is denied; default DefaultApprovalTimeout.
 	ApprovalTimeout time.Duration
+	// Agents configures sub-agents (subagents.go); not Enabled, the
+	// agent tools are not offered.
+	Agents AgentsConfig
 
 	// PolicyText is the policy's text, recorded as a blob with
 	// engine.started so a rerun re-evaluates under it; its BLAKE3 must be
@@ -130,6 +133,8 @@ type Engine struct {
 	lastCheckpoint uint64
 	ws             *executor.Workspace
 	bc             *Broadcaster
+	// subs are the sub-agents of this engine's life.
+	subs *subagents
 
 	mu         sync.Mutex
 	srv        *grpc.Server // set by Run
@@ -221,13 +226,21 @@ func New(opts Options) (*Engine, error) {
 	if opts.HTTP != nil {
 		execs = append(execs, executor.NewHTTP(*opts.HTTP))
 	}
+	opts.Agents = opts.Agents.withDefaults()
+	agents := &agentTools{}
+	if opts.Agents.Enabled {
+		execs = append(execs, agents)
+		// agent_result waits up to a sub-agent's timeout.
+		timeout = max(timeout, opts.Agents.Timeout+30*time.Second)
+	}
 	tools, err := executor.NewRegistry(execs...)
 	if err != nil {
 		ws.Close()
 		return nil, err
 	}
 	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(opts.Ledger),
-		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now()}
+		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now(), subs: newSubagents()}
+	agents.e = e
 	e.approvals = NewApprovals(e.rec, opts.ApprovalTimeout, e.publish)
 	e.chron = NewChronicle(WorkspaceFS(ws), e.rec, opts.Retention)
 	e.chron.logf = opts.Logf
@@ -349,8 +362,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		reason, cause = c.Error(), event.StopSignal
 	}
 	stop(errShutdown)
-	// Before anything else stops: the denials and their verdicts are
-	// recorded before engine.stopped.
+	// Before anything else stops: sub-agents end (engine_stopped, their
+	// processes killed and waited for, their approvals denied), then the
+	// other denials and their verdicts are recorded, all before
+	// engine.stopped.
+	e.stopSubAgents(reason)
 	e.approvals.DenyAll("the engine stopped before anyone answered ("+reason+")", 5*time.Second)
 	e.failInflight("engine stopping: " + reason)
 	e.shutdownAgent(reason)
@@ -407,11 +423,12 @@ func (e *Engine) newServer() *grpc.Server {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		return e.agentToken
-	}}
+	}, subagent: func(tok string) bool { return e.subs.byTok(tok) != nil }}
 	srv := grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMessageBytes), grpc.MaxHeaderListSize(maxHeaderBytes),
 		grpc.ChainUnaryInterceptor(auth.unary, e.durableAnswer), grpc.StreamInterceptor(auth.stream))
 	opxv1.RegisterAgentServiceServer(srv, &agentService{e: e})
+	opxv1.RegisterSubAgentServiceServer(srv, &subAgentService{e: e})
 	opxv1.RegisterLLMGatewayServer(srv, &gateway{e: e})
 	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
 	opxv1.RegisterLedgerServiceServer(srv, &ledgerService{e: e})

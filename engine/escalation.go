@@ -73,10 +73,6 @@ func (p *Pipeline) escalate(ctx context.Context, prop Proposal, esc Verdict, rec
 	switch {
 	case p.Approvals == nil:
 		no = Verdict{event.Block, 3, "tier3:unavailable", "no one can approve actions here, so the escalation blocks"}
-	case prop.SubAgentID != "":
-		// approval.* entries carry no sub-agent id, so the ledger could
-		// not tie the answer to this call.
-		no = Verdict{event.Block, 3, "tier3:unavailable", "approvals for sub-agent calls are not supported; the escalation blocks"}
 	}
 	if no.Rule != "" {
 		return no, record(no)

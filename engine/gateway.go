@@ -27,12 +27,66 @@ type gateway struct {
 func (g *gateway) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
 	e := g.e
 	ctx := stream.Context()
+	if s := e.subs.byTok(metadataValue(ctx, opxv1.AgentTokenHeader)); s != nil {
+		return g.completeSub(s, req, stream)
+	}
 	f := e.message(req.MessageId)
 	if f == nil || f.session != req.SessionId {
 		return status.Errorf(codes.PermissionDenied, "no message %q in flight in session %q", clip(req.MessageId, 128), clip(req.SessionId, 128))
 	}
+	return g.complete(nil, f.session, req, stream)
+}
+
+// completeSub serves a sub-agent's model call: only for the message it
+// is working on, and only within its rounds (agents.max_rounds). The
+// call over the limit is refused, recorded, and ends the sub-agent
+// (failed max_rounds).
+func (g *gateway) completeSub(s *subAgent, req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
+	e := g.e
+	ctx := stream.Context()
+	cur := s.currentTurn()
+	if req.MessageId != cur || req.SessionId != s.session {
+		msg := fmt.Sprintf("model call of sub-agent %s for message %q in session %q, but it works on %q in %q; refused", s.id,
+			clip(req.MessageId, 128), clip(req.SessionId, 128), cur, s.session)
+		e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: msg})
+		return status.Error(codes.PermissionDenied, msg)
+	}
+	s.gate.RLock()
+	ended := s.ended
+	s.mu.Lock()
+	over := !ended && s.rounds >= s.maxRounds
+	if !ended && !over {
+		s.rounds++
+	}
+	s.mu.Unlock()
+	s.gate.RUnlock()
+	switch {
+	case ended:
+		return status.Errorf(codes.Aborted, "sub-agent %s has ended", s.id)
+	case over:
+		msg := fmt.Sprintf("model call %d of sub-agent %s refused: agents.max_rounds is %d", s.maxRounds+1, s.id, s.maxRounds)
+		e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, MessageID: cur, Code: "max_rounds", Message: msg})
+		e.failSub(ctx, s, event.SubAgentMaxRounds, msg)
+		return status.Error(codes.ResourceExhausted, msg)
+	}
+	return g.complete(s, s.session, req, stream)
+}
+
+// complete makes one model call for session (for sub-agent s, nil for
+// the session's agent, with its model if it asked for one), recording
+// the request before and the response after.
+func (g *gateway) complete(s *subAgent, session string, req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
+	e := g.e
+	ctx := stream.Context()
+	subagent, model := "", ""
+	if s != nil {
+		subagent, model = s.id, s.model
+	}
 	p := e.opts.Provider
-	lreq := &llm.Request{Model: p.Model(), MaxTokens: req.MaxTokens}
+	if model == "" {
+		model = p.Model()
+	}
+	lreq := &llm.Request{Model: model, MaxTokens: req.MaxTokens}
 	for _, m := range req.Messages {
 		msg := llm.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallId}
 		for _, tc := range m.ToolCalls {
@@ -51,8 +105,20 @@ func (g *gateway) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_Comple
 	e.msgN++
 	reqID := fmt.Sprintf("req_%d", e.msgN)
 	e.mu.Unlock()
-	e.record(ctx, ledger.Async, f.session, &event.LLMRequest{RequestID: reqID, MessageID: req.MessageId, Provider: p.Name(),
-		Model: p.Model(), Blob: ledger.Sum(body).String(), Size: int64(len(body))}, body)
+	if s != nil {
+		// Under the gate: no model call of a sub-agent starts after its
+		// end entry.
+		s.gate.RLock()
+		if s.ended {
+			s.gate.RUnlock()
+			return status.Errorf(codes.Aborted, "sub-agent %s has ended", s.id)
+		}
+	}
+	e.record(ctx, ledger.Async, session, &event.LLMRequest{SubAgentID: subagent, RequestID: reqID, MessageID: req.MessageId, Provider: p.Name(),
+		Model: model, Blob: ledger.Sum(body).String(), Size: int64(len(body))}, body)
+	if s != nil {
+		s.gate.RUnlock()
+	}
 
 	callCtx := context.WithoutCancel(ctx) // finish (and record) the call even if the agent goes away
 	x, callErr := llm.Complete(callCtx, p, lreq, e.opts.Retry, func(c llm.Chunk) error {
@@ -74,16 +140,15 @@ func (g *gateway) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_Comple
 		}
 		return stream.Send(out)
 	})
-	g.recordResponse(ctx, f.session, reqID, x, callErr)
+	r, blobs := llmResponse(p, subagent, reqID, x, callErr)
+	if model != p.Model() {
+		r.Model = model
+	}
+	e.record(ctx, ledger.Async, session, r, blobs...)
 	if callErr != nil {
 		return status.Errorf(codes.Unavailable, "model call failed: %v", callErr)
 	}
 	return nil
-}
-
-func (g *gateway) recordResponse(ctx context.Context, session, reqID string, x *llm.Exchange, callErr error) {
-	r, blobs := llmResponse(g.e.opts.Provider, "", reqID, x, callErr)
-	g.e.record(ctx, ledger.Async, session, r, blobs...)
 }
 
 // llmResponse is the llm.response entry of one exchange, with the raw

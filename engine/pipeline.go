@@ -105,8 +105,9 @@ type Pipeline struct {
 	// mutating tool in an off-the-record session (otr:read-only). Its
 	// block is then the call's only verdict, recorded like any other.
 	Restrict func(p Proposal) *Verdict
-	// Admit, if set, is asked right before exec.started is recorded; a
-	// refusal ends the call unexecuted with that answer. While release
+	// Admit, if set, is asked right before tool.proposed and again right
+	// before exec.started is recorded; a refusal ends the call there
+	// (unrecorded, or unexecuted) with that answer. While release
 	// has not been called, what Admit guards cannot change: cancelling a
 	// sub-agent waits for it, so nothing of a sub-agent starts after its
 	// subagent.cancelled (verify --strict checks that).
@@ -171,9 +172,9 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	call := executor.Call{ID: callID, Tool: tool, Args: args}
 	prop := Proposal{Session: session, SubAgentID: subagent, MessageID: messageID, CallID: callID, Tool: tool,
 		Args: args, ActionHash: ActionHash(tool, args), Def: def, Known: known, Paths: p.Tools.Paths(call)}
-	if _, err := p.Recorder.Record(ctx, ledger.Async, session, &event.ToolProposed{SubAgentID: subagent, MessageID: messageID,
-		CallID: callID, Tool: tool, Arguments: string(args), ActionHash: prop.ActionHash.String(), Mutating: def.Mutating}); err != nil {
-		return ToolOutcome{}, err
+	if refusal, err := p.recordProposed(ctx, prop); err != nil || refusal != "" {
+		// A refusal leaves the raw call in agent.tool_call only.
+		return ToolOutcome{Content: refusal, IsError: true}, err
 	}
 
 	var verdicts []Verdict
@@ -229,9 +230,9 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	if ActionHash(tool, args) != prop.ActionHash {
 		return ToolOutcome{Content: "blocked: the action changed after it was judged", IsError: true}, nil
 	}
-	if p.replay != nil {
+	if p.replay != nil && !p.replay.live(prop) {
 		// Replay mode: the recorded snapshot and result stand in; nothing
-		// touches a workspace.
+		// touches a workspace (the agent tools run: replay_pipeline.go).
 		return p.replay.execute(ctx, p, prop, call, def)
 	}
 	var (
@@ -246,7 +247,7 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		var refusal string
 		var err error
 		if def.WorkspaceWide {
-			before, refusal, err = p.Chronicle.SnapshotWorkspace(ctx, session, callID, tool)
+			before, refusal, err = p.Chronicle.SnapshotWorkspace(ctx, session, subagent, callID, tool)
 		} else {
 			paths, ok, terr := p.Tools.Touches(call)
 			switch {
@@ -255,7 +256,7 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 			case terr != nil:
 				return ToolOutcome{Content: "error: " + terr.Error(), IsError: true}, nil
 			}
-			refusal, err = p.Chronicle.SnapshotFiles(ctx, session, callID, tool, paths)
+			refusal, err = p.Chronicle.SnapshotFiles(ctx, session, subagent, callID, tool, paths)
 			touched = paths
 		}
 		if err != nil {
@@ -275,7 +276,9 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
-	xctx, cancel := context.WithTimeout(ctx, timeout)
+	// The executors that act for the calling agent (the agent tools)
+	// read the call's proposal from the context.
+	xctx, cancel := context.WithTimeout(withProposal(ctx, prop), timeout)
 	start := time.Now()
 	res := p.Tools.Execute(xctx, call)
 	cancel()
@@ -342,6 +345,22 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		p.Chronicle.Retain(ctx)
 	}
 	return ToolOutcome{Content: res.Content, IsError: res.IsError}, nil
+}
+
+// recordProposed records tool.proposed for prop once Admit admits it
+// (a sub-agent that has ended proposes nothing more); a refusal is the
+// answer to give instead, with nothing recorded.
+func (p *Pipeline) recordProposed(ctx context.Context, prop Proposal) (refusal string, err error) {
+	if p.Admit != nil {
+		release, refusal := p.Admit(prop)
+		if refusal != "" {
+			return "error: " + refusal, nil
+		}
+		defer release()
+	}
+	_, err = p.Recorder.Record(ctx, ledger.Async, prop.Session, &event.ToolProposed{SubAgentID: prop.SubAgentID, MessageID: prop.MessageID,
+		CallID: prop.CallID, Tool: prop.Tool, Arguments: string(prop.Args), ActionHash: prop.ActionHash.String(), Mutating: prop.Def.Mutating})
+	return "", err
 }
 
 // recordStarted records exec.started (Sync) for prop once Admit admits

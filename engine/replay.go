@@ -190,12 +190,12 @@ type replayState struct {
 	gateway    *replayProvider
 	tier2      *replayProvider
 	evaluators map[*rerun.Engine]Evaluator
-	policy     ledger.Hash // of the evaluator used last
-	clock      time.Time   // the recorded time of the proposal being judged
-	pending    map[string][]*rerun.Proposal
-	judged     map[string]*rerun.Proposal // taken at evaluation, for execution
-	approvals  int                        // asked so far
-	asked      map[string]*rerun.Approval // by id, until answered
+	policy     ledger.Hash                  // of the evaluator used last
+	clock      time.Time                    // the recorded time of the proposal being judged
+	pending    map[string][]*rerun.Proposal // by callKey
+	judged     map[string]*rerun.Proposal   // taken at evaluation, for execution
+	approvals  map[string][]*rerun.Approval // not yet asked, by rerun.CallKey
+	asked      map[string]*rerun.Approval   // by id, until answered
 	notes      []string
 	offRecord  bool
 	err        error
@@ -209,17 +209,21 @@ func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replaySt
 		return nil, Options{}, fmt.Errorf("%w: no engine.started precedes session %s", rerun.ErrNotReplayable, rec.Session)
 	}
 	s := &replayState{rec: rec, engine: first, evaluators: map[*rerun.Engine]Evaluator{}, pending: map[string][]*rerun.Proposal{},
-		judged: map[string]*rerun.Proposal{}, asked: map[string]*rerun.Approval{}}
+		judged: map[string]*rerun.Proposal{}, approvals: map[string][]*rerun.Approval{}, asked: map[string]*rerun.Approval{}}
 	for _, p := range rec.Proposals {
-		k := callKey(p.MessageID, p.CallID)
+		k := callKey(p.SubAgentID, p.MessageID, p.CallID)
 		s.pending[k] = append(s.pending[k], p)
 	}
-	s.gateway = &replayProvider{s: s, what: "model call", calls: rec.Calls, kind: func(en *rerun.Engine) (string, string, int64) {
+	for _, a := range rec.Approvals {
+		k := rerun.CallKey(a.Requested.SubAgentID, a.Requested.CallID)
+		s.approvals[k] = append(s.approvals[k], a)
+	}
+	s.gateway = newReplayProvider(s, "model call", rec.Calls, func(en *rerun.Engine) (string, string, int64) {
 		return en.Started.Provider, en.Started.Model, en.Started.ProviderMaxTokens
-	}}
-	s.tier2 = &replayProvider{s: s, what: "tier 2 model call", calls: rec.Tier2, kind: func(en *rerun.Engine) (string, string, int64) {
+	})
+	s.tier2 = newReplayProvider(s, "tier 2 model call", rec.Tier2, func(en *rerun.Engine) (string, string, int64) {
 		return en.Started.Tier2Provider, en.Started.Tier2Model, en.Started.ProviderMaxTokens
-	}}
+	})
 	// Every engine run's policy must be at hand before anything runs.
 	for _, en := range rec.Engines() {
 		if _, err := s.evaluatorFor(en); err != nil {
@@ -244,6 +248,7 @@ func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replaySt
 		MaxToolCalls:      first.Started.MaxToolCalls,
 		ApprovalTimeout:   approvalTimeout(rec, first),
 		ProviderMaxTokens: first.Started.ProviderMaxTokens,
+		Agents:            agentsConfig(first),
 		replay:            s,
 	}
 	// The tools offered to the session: the same executors, over the
@@ -304,28 +309,26 @@ func (e *Engine) setupReplay() {
 	}
 }
 
-// approvalID names the next approval as the record's next one was named.
+// approvalID names an approval as the record named the next one asked
+// for the same call of the same thread (parallel sub-agents ask in an
+// order that depends on scheduling).
 func (s *replayState) approvalID(p Proposal) string {
+	k := rerun.CallKey(p.SubAgentID, p.CallID)
 	s.mu.Lock()
 	var rec *rerun.Approval
-	if s.approvals < len(s.rec.Approvals) {
-		rec = s.rec.Approvals[s.approvals]
-		s.approvals++
+	if q := s.approvals[k]; len(q) > 0 {
+		rec, s.approvals[k] = q[0], q[1:]
 	}
 	s.mu.Unlock()
-	switch {
-	case rec == nil:
-		s.offRecordf("approval for call %s: the record has no further approval", p.CallID)
-	case rec.Requested.CallID != p.CallID:
-		s.offRecordf("approval for call %s: the record's next approval (entry %d) is for call %s", p.CallID, rec.Seq, rec.Requested.CallID)
-	default:
-		s.mu.Lock()
-		s.asked[rec.Requested.ApprovalID] = rec
-		s.mu.Unlock()
-		return rec.Requested.ApprovalID
+	if rec == nil {
+		s.offRecordf("approval for call %s%s: the record has no further approval for it", p.CallID, threadName(p.SubAgentID))
+		tok, _ := newToken()
+		return "apr_" + tok[:16]
 	}
-	tok, _ := newToken()
-	return "apr_" + tok[:16]
+	s.mu.Lock()
+	s.asked[rec.Requested.ApprovalID] = rec
+	s.mu.Unlock()
+	return rec.Requested.ApprovalID
 }
 
 // answer resolves approval id as the record answered it.
@@ -388,4 +391,8 @@ func (s *replayState) current() *rerun.Engine {
 	return s.engine
 }
 
-func callKey(messageID, callID string) string { return messageID + "\x00" + callID }
+// callKey identifies a proposal: call ids are unique within a thread's
+// message only.
+func callKey(subagent, messageID, callID string) string {
+	return subagent + "\x00" + messageID + "\x00" + callID
+}

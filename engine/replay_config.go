@@ -47,8 +47,21 @@ func (e *Engine) completeStarted(s *event.EngineStarted) [][]byte {
 		s.Tier2Provider, s.Tier2Model = t2.Name(), t2.Model()
 		s.Tier2DailyBudget = cmp.Or(e.opts.Tier2DailyBudget, DefaultTier2DailyBudget)
 	}
+	if a := e.opts.Agents; a.Enabled {
+		s.Agents = &event.AgentLimits{MaxConcurrent: a.MaxConcurrent, MaxRounds: a.MaxRounds, TimeoutMS: a.Timeout.Milliseconds()}
+	}
 	s.Replay = e.opts.replay != nil
 	return blobs
+}
+
+// agentsConfig is the sub-agent configuration an engine run recorded:
+// off when it offered no agent tools.
+func agentsConfig(en *rerun.Engine) AgentsConfig {
+	a := en.Started.Agents
+	if a == nil {
+		return AgentsConfig{}
+	}
+	return AgentsConfig{Enabled: true, MaxConcurrent: a.MaxConcurrent, MaxRounds: a.MaxRounds, Timeout: time.Duration(a.TimeoutMS) * time.Millisecond}
 }
 
 // policyText returns the text of the policy an engine run recorded. For

@@ -32,7 +32,8 @@ import (
 // in this process with the launch's token: the engine sees an agent whose
 // sandbox is unavailable (the CLI's e2e tests re-drive the sandboxed one).
 // The loop ends with the supervisor's context, as the agent process ends
-// when the supervisor stops it.
+// when the supervisor stops it. A sub-agent's loop ends at its shutdown
+// directive, and its placeholder process with it.
 func inProcessAgent(t testing.TB) func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
 	return func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
 		cmd := exec.Command("sleep", "60")
@@ -40,7 +41,11 @@ func inProcessAgent(t testing.TB) func(ctx context.Context, l engine.AgentLaunch
 			return nil, err
 		}
 		go func() {
-			_ = agent.Run(ctx, agent.Config{Addr: l.Addr, Token: l.Token, CanaryJSON: []byte(unavailableCanary)})
+			_ = agent.Run(ctx, agent.Config{Addr: l.Addr, Token: l.Token, CanaryJSON: []byte(unavailableCanary),
+				AgentID: l.SubAgentID, SubAgentID: l.SubAgentID, ParentSession: l.ParentSession, MaxRounds: l.MaxRounds})
+			if l.SubAgentID != "" {
+				_ = cmd.Process.Kill()
+			}
 		}()
 		return cmd, nil
 	}
@@ -55,6 +60,7 @@ type recordSpec struct {
 	approve    bool              // how escalations to a human are answered
 	fsync      bool              // the ledger fsyncs, as a live engine's does
 	tier2      string            // a transcript for a tier 2 evaluator; "" for none
+	agents     bool              // the agent tools are offered
 }
 
 // recorded is a live session's ledger.
@@ -108,7 +114,8 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 	pr, pw := io.Pipe()
 	e, err := engine.New(engine.Options{Tier2Provider: tier2, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "test policy", Evaluator: ev, PolicyText: text, ShieldEnv: env, Stdout: pw,
-		HTTP: &executor.HTTPConfig{AllowHost: func(string) bool { return false }}, SpawnAgent: inProcessAgent(t)})
+		HTTP: &executor.HTTPConfig{AllowHost: func(string) bool { return false }}, SpawnAgent: inProcessAgent(t),
+		Agents: engine.AgentsConfig{Enabled: spec.agents}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -92,7 +93,7 @@ func recordedVerdict(rp *rerun.Proposal, i int) string {
 // recorded one with its message and call id, if it proposes the same
 // action. It is kept for the execution step.
 func (s *replayState) take(p Proposal) *rerun.Proposal {
-	k := callKey(p.MessageID, p.CallID)
+	k := callKey(p.SubAgentID, p.MessageID, p.CallID)
 	s.mu.Lock()
 	q := s.pending[k]
 	var rp *rerun.Proposal
@@ -102,7 +103,7 @@ func (s *replayState) take(p Proposal) *rerun.Proposal {
 	s.mu.Unlock()
 	switch {
 	case rp == nil:
-		s.offRecordf("call %s of message %s: not proposed in the record", p.CallID, p.MessageID)
+		s.offRecordf("call %s of message %s%s: not proposed in the record", p.CallID, p.MessageID, threadName(p.SubAgentID))
 		return nil
 	case rp.Tool != p.Tool || rp.Arguments != string(p.Args):
 		s.offRecordf("call %s: proposes %s %s where the record (entry %d) has %s %s", p.CallID, p.Tool, p.Args, rp.Seq, rp.Tool, rp.Arguments)
@@ -114,13 +115,49 @@ func (s *replayState) take(p Proposal) *rerun.Proposal {
 	return rp
 }
 
+// live reports whether an allowed call runs for real in replay mode
+// rather than being served from the record: the agent tools that start,
+// message, wait for and stop sub-agents. Those run against the replay
+// engine, so each sub-agent is a real sandboxed agent process re-driven
+// like the session's own (its model calls and tool results served from
+// its own thread of the record), and its entries are produced, not
+// copied.
+//
+// The answers that depend on timing are served from the record instead,
+// so the parent's thread stays deterministic: agent_status and
+// list_agents (a sub-agent's state, rounds and elapsed time at that
+// moment) and agent_result without waiting (finished or not yet). What
+// they answered in the record is what the parent's model saw, so the
+// parent's next request body is the recorded one.
+func (s *replayState) live(p Proposal) bool {
+	if p.Def.Group != GroupAgents {
+		return false
+	}
+	switch p.Tool {
+	case "agent_status", "list_agents":
+		return false
+	case "agent_result":
+		var a struct {
+			Wait *bool `json:"wait"`
+		}
+		if json.Unmarshal(p.Args, &a) == nil && a.Wait != nil && !*a.Wait {
+			return false
+		}
+	}
+	// Taken at evaluation for a served execution: not needed.
+	s.mu.Lock()
+	delete(s.judged, callKey(p.SubAgentID, p.MessageID, p.CallID))
+	s.mu.Unlock()
+	return true
+}
+
 // execute stands in for the snapshot and the executor of an allowed call
 // (Pipeline.Handle calls it in replay mode): it records again what the
 // live engine recorded for the call (its snapshot, exec.started and
 // result) and answers the agent as the live engine did. No workspace is
 // read or written.
 func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, call executor.Call, def executor.ToolDef) (ToolOutcome, error) {
-	k := callKey(prop.MessageID, prop.CallID)
+	k := callKey(prop.SubAgentID, prop.MessageID, prop.CallID)
 	s.mu.Lock()
 	rp := s.judged[k]
 	delete(s.judged, k)

@@ -16,26 +16,62 @@ import (
 
 // replayProvider is the model of an engine in replay mode. It encodes and
 // parses as the recorded provider did (the same Encode and Parse code,
-// configured from the engine run in force), and answers the Nth call with
-// the Nth recorded raw response body, once the request body is the
+// configured from the engine run in force), and answers the Nth call of
+// each thread (the session's own agent, each sub-agent) with that
+// thread's Nth recorded raw response body, once the request body is the
 // recorded one byte for byte. The gateway's and the tier 2 evaluator's
 // live code run unchanged on top of it, so what they record is produced,
 // not copied.
+//
+// # Threads
+//
+// Parallel sub-agents call the model in an order that depends on
+// scheduling, so the calls are not served in the record's global order.
+// A call names no thread to the provider; its request body does: it is
+// served as the next recorded call of the thread whose next recorded
+// request is exactly this body (the conversations of two threads differ
+// from their first message, a sub-agent's task, on). Two threads whose
+// next requests are byte-identical asked the same thing: the one with a
+// call in progress (retries), else the first spawned, is served first.
+// A model that answered identical requests differently may so swap the
+// answers, and the rerun shows it as a divergence of those threads.
 //
 // A recorded call that took several attempts is served as that many:
 // retryable failures, then the recorded outcome, so llm.response's
 // attempts and status come out as recorded.
 type replayProvider struct {
-	s     *replayState
-	what  string
-	calls []*rerun.ModelCall
+	s    *replayState
+	what string
 	// kind names the provider, model and max_tokens of an engine run.
 	kind func(*rerun.Engine) (provider, model string, maxTokens int64)
 
 	mu      sync.Mutex
-	next    int // the call to serve next
-	attempt int // attempts of it served
+	threads []*replayThread // in the order of their first recorded call
 	codecs  map[string]llm.Provider
+}
+
+// replayThread is one thread's recorded calls and how far they are served.
+type replayThread struct {
+	subagent string
+	calls    []*rerun.ModelCall
+	next     int // the call to serve next
+	attempt  int // attempts of it served
+}
+
+// newReplayProvider serves calls, split by thread.
+func newReplayProvider(s *replayState, what string, calls []*rerun.ModelCall, kind func(*rerun.Engine) (string, string, int64)) *replayProvider {
+	p := &replayProvider{s: s, what: what, kind: kind}
+	byID := map[string]*replayThread{}
+	for _, c := range calls {
+		t := byID[c.SubAgentID]
+		if t == nil {
+			t = &replayThread{subagent: c.SubAgentID}
+			byID[c.SubAgentID] = t
+			p.threads = append(p.threads, t)
+		}
+		t.calls = append(t.calls, c)
+	}
+	return p
 }
 
 // errEarlierAttempt stands for a recorded call's failed attempts before
@@ -110,35 +146,85 @@ func (p *replayProvider) Send(ctx context.Context, body []byte) (io.ReadCloser, 
 		return nil, err
 	}
 	p.mu.Lock()
-	n := p.next
-	if n >= len(p.calls) {
+	t := p.thread(body)
+	if t == nil {
+		why := p.unmatched()
 		p.mu.Unlock()
-		p.s.offRecordf("%s %d: the record holds only %d", p.what, n+1, len(p.calls))
-		return nil, recordedError{fmt.Sprintf("opx replay: the record holds no %s %d", p.what, n+1)}
+		p.s.offRecordf("%s", why)
+		return nil, recordedError{"opx replay: " + why}
 	}
-	c := p.calls[n]
-	if !bytes.Equal(body, c.Request) {
-		p.next, p.attempt = n+1, 0
-		p.mu.Unlock()
-		p.s.offRecordf("%s %d: the request body differs from the one recorded at entry %d", p.what, n+1, c.RequestSeq)
-		return nil, recordedError{fmt.Sprintf("opx replay: the request body differs from the one recorded at entry %d", c.RequestSeq)}
-	}
-	p.attempt++
-	if p.attempt < c.Attempts {
+	n, c := t.next, t.calls[t.next]
+	t.attempt++
+	if t.attempt < c.Attempts {
 		p.mu.Unlock()
 		return nil, errEarlierAttempt
 	}
-	p.next, p.attempt = n+1, 0
+	t.next, t.attempt = n+1, 0
 	p.mu.Unlock()
 	switch {
 	case c.Response != nil:
 		return io.NopCloser(bytes.NewReader(c.Response)), nil
 	case c.ResponseSeq == 0:
-		p.s.offRecordf("%s %d (entry %d): the record holds no response", p.what, n+1, c.RequestSeq)
+		p.s.offRecordf("%s %d%s (entry %d): the record holds no response", p.what, n+1, threadName(t.subagent), c.RequestSeq)
 		return nil, recordedError{"opx replay: the record holds no response to this call"}
 	default:
 		return nil, replayedFailure(c)
 	}
+}
+
+// thread returns the thread whose next recorded call has this request
+// body (preferring one whose call is in progress), or nil. p.mu is held.
+func (p *replayProvider) thread(body []byte) *replayThread {
+	var found *replayThread
+	for _, t := range p.threads {
+		if t.next < len(t.calls) && bytes.Equal(t.calls[t.next].Request, body) {
+			if t.attempt > 0 {
+				return t
+			}
+			if found == nil {
+				found = t
+			}
+		}
+	}
+	return found
+}
+
+// unmatched says why a request body is the next recorded call of no
+// thread. With one thread left to serve, the call is taken to be its next
+// (which the request then failed), so what follows in it is off the
+// record too. p.mu is held.
+func (p *replayProvider) unmatched() string {
+	var left []*replayThread
+	served := 0
+	for _, t := range p.threads {
+		served += t.next
+		if t.next < len(t.calls) {
+			left = append(left, t)
+		}
+	}
+	switch len(left) {
+	case 0:
+		return fmt.Sprintf("%s %d: the record holds only %d", p.what, served+1, served)
+	case 1:
+		t := left[0]
+		c := t.calls[t.next]
+		t.next, t.attempt = t.next+1, 0
+		return fmt.Sprintf("%s %d%s: the request body differs from the one recorded at entry %d", p.what, t.next, threadName(t.subagent), c.RequestSeq)
+	}
+	var next []string
+	for _, t := range left {
+		next = append(next, fmt.Sprintf("entry %d%s", t.calls[t.next].RequestSeq, threadName(t.subagent)))
+	}
+	return fmt.Sprintf("a %s: the request body differs from the next one recorded in every thread (%s)", p.what, strings.Join(next, ", "))
+}
+
+// threadName names a sub-agent's thread in a note; "" for the session's
+// own agent.
+func threadName(subagent string) string {
+	if subagent == "" {
+		return ""
+	}
+	return " of sub-agent " + subagent
 }
 
 // replayedFailure is a recorded call's failure without a body, as the

@@ -62,6 +62,9 @@ func (e *Engine) load() error {
 		if err := e.denyOrphanedApprovals(ctx, lastStart); err != nil {
 			return err
 		}
+		if err := e.failCrashedSubAgents(ctx, lastStart, lastSeq); err != nil {
+			return err
+		}
 	}
 	// A rollback this or another process was carrying out when it died
 	// is recorded (what it left, measured from disk) before anything is
@@ -200,7 +203,7 @@ func (e *Engine) denyOrphanedApprovals(ctx context.Context, since uint64) error 
 	if err != nil {
 		return err
 	}
-	proposed := map[[2]string]uint64{} // session, call -> last tool.proposed
+	proposed := map[[3]string]uint64{} // session, sub-agent, call -> last tool.proposed
 	err = l.RangeRaw(orphans[0].RequestedSeq, h.Seq, func(seq uint64, raw []byte) error {
 		if !bytes.Contains(raw, []byte(`"type":"`+event.TypeToolProposed+`"`)) {
 			return nil
@@ -210,17 +213,18 @@ func (e *Engine) denyOrphanedApprovals(ctx context.Context, since uint64) error 
 			return nil
 		}
 		call, _ := ledger.FieldString(en.Data, "call_id")
-		proposed[[2]string{en.Session, call}] = seq
+		sub, _ := ledger.FieldString(en.Data, "subagent_id")
+		proposed[[3]string{en.Session, sub, call}] = seq
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("load approvals: %w", err)
 	}
 	for _, a := range orphans {
-		if proposed[[2]string{a.Session, a.CallID}] > a.RequestedSeq {
+		if proposed[[3]string{a.Session, a.SubAgentID, a.CallID}] > a.RequestedSeq {
 			continue
 		}
-		if _, err := e.rec.Record(ctx, ledger.Async, a.Session, &event.ApprovalResolved{ApprovalID: a.ID, CallID: a.CallID, Approved: false,
+		if _, err := e.rec.Record(ctx, ledger.Async, a.Session, &event.ApprovalResolved{ApprovalID: a.ID, SubAgentID: a.SubAgentID, CallID: a.CallID, Approved: false,
 			By: "engine", Reason: "the engine that asked ended before anyone answered"}); err != nil {
 			return err
 		}

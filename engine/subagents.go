@@ -1,11 +1,218 @@
 package engine
 
-// Sub-agents (issue 15): each its own sandboxed `opx internal-agent`
-// process talking RunSubAgent, with the tools granted at spawn.
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+)
+
+// Sub-agents (issue 15; docs/subagents.md): each its own sandboxed `opx
+// internal-agent` process talking RunSubAgent, with the tools granted at
+// spawn. Its entries are in its parent's session, each with its
+// subagent_id; subagent.spawned opens it and exactly one of
+// subagent.completed, failed, cancelled or timed_out ends it.
+//
+// # Invariants
+//
+//   - The end entry is recorded under the sub-agent's gate, which Admit
+//     holds from its check until exec.started is durable: nothing of a
+//     sub-agent starts executing after its end entry.
+//   - A sub-agent's token opens RunSubAgent once, for it alone, and the
+//     gateway only for its own message in flight; it dies with the end.
+//   - The engine enforces the limits (concurrency, rounds, wall clock):
+//     an agent is never trusted to stop itself.
+
+// AgentsConfig configures sub-agents (config `agents:`).
+type AgentsConfig struct {
+	// Enabled offers the agent tools (group "agents") to the session's
+	// agent; off, none is registered.
+	Enabled bool
+	// MaxConcurrent bounds the sub-agents alive at once; default 4.
+	MaxConcurrent int
+	// MaxRounds bounds a sub-agent's model calls; default 15.
+	MaxRounds int
+	// Timeout is a sub-agent's wall-clock limit from its spawn; default
+	// 5 minutes.
+	Timeout time.Duration
+}
+
+func (c AgentsConfig) withDefaults() AgentsConfig {
+	if c.MaxConcurrent <= 0 {
+		c.MaxConcurrent = 4
+	}
+	if c.MaxRounds <= 0 {
+		c.MaxRounds = 15
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 5 * time.Minute
+	}
+	return c
+}
+
+// Sub-agent states as the agent tools report them.
+const (
+	subStarting  = "starting"  // spawned, its process not registered yet
+	subRunning   = "running"   // working on its task or a follow-up
+	subCompleted = "completed" // answered: the result is final
+	subFailed    = "failed"
+	subCancelled = "cancelled"
+	subTimedOut  = "timed_out"
+)
+
+// subagents is the engine's set of sub-agents, live and ended, of this
+// engine's life.
+type subagents struct {
+	mu      sync.Mutex
+	byID    map[string]*subAgent
+	byToken map[string]*subAgent // live sub-agents only
+	order   []*subAgent          // in spawn order
+	live    int
+	stopped string // set once the engine stops: no more spawns
+}
+
+func newSubagents() *subagents {
+	return &subagents{byID: map[string]*subAgent{}, byToken: map[string]*subAgent{}}
+}
+
+// subAgent is one sub-agent.
+type subAgent struct {
+	id, session, parentMsg, parentCall string
+	mode                               string // the parent session's mode
+	task, model                        string
+	defs                               []executor.ToolDef // granted, by name
+	granted                            map[string]bool
+	maxRounds                          int
+	timeout                            time.Duration
+	token                              string
+	spawned                            time.Time
+
+	// gate orders executions against the end: Admit read-locks it from
+	// its check until exec.started is recorded; end write-locks it to
+	// record the end entry.
+	gate  sync.RWMutex
+	ended bool // under gate (written with the write lock)
+
+	mu         sync.Mutex // the fields below
+	state      string
+	registered bool
+	conn       *agentConn
+	cmd        *exec.Cmd
+	turns      []subTurn // the task, then each follow-up sent
+	pending    []string  // follow-ups not yet sent (sent one at a time)
+	rounds     int
+	toolCalls  int
+	usage      event.Usage
+	result     string // the answer, once completed
+	why        string // why it ended, for the parent, once ended
+	done       chan struct{}
+	exited     chan struct{} // closed once its process was waited for
+	timer      *time.Timer
+}
+
+// subTurn is one message the sub-agent was given and its answer.
+type subTurn struct {
+	messageID, content, answer string
+	toolCalls                  int
+}
+
+// subagentID derives a sub-agent's id from the parent's session, message
+// and call: the same calls in a rerun give the same ids. taken reports
+// ids in use; a collision (a model reusing a call id in one message)
+// takes the next suffix.
+func subagentID(session, messageID, callID string, taken func(string) bool) string {
+	sum := ledger.Sum([]byte(session + "\x00" + messageID + "\x00" + callID)).String()
+	id := "sub_" + sum[:12]
+	for n := 2; taken(id); n++ {
+		id = fmt.Sprintf("sub_%s_%d", sum[:12], n)
+	}
+	return id
+}
+
+// get returns the sub-agent with id, or nil.
+func (m *subagents) get(id string) *subAgent {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.byID[id]
+}
+
+// byTok returns the live sub-agent whose token tok is, or nil.
+func (m *subagents) byTok(tok string) *subAgent {
+	if tok == "" {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for t, s := range m.byToken {
+		if tokenEqual(tok, t) {
+			return s
+		}
+	}
+	return nil
+}
+
+// live returns the sub-agents not ended, in spawn order.
+func (m *subagents) alive() []*subAgent {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*subAgent
+	for _, s := range m.order {
+		if _, ok := m.byToken[s.token]; ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// snapshot is what the agent tools report of a sub-agent.
+type subStatus struct {
+	ID        string   `json:"id"`
+	State     string   `json:"state"`
+	Task      string   `json:"task"`
+	Tools     []string `json:"tools"`
+	Rounds    int      `json:"rounds"`
+	ToolCalls int      `json:"tool_calls"`
+	ElapsedMS int64    `json:"elapsed_ms"`
+	Result    string   `json:"result,omitempty"`
+	Why       string   `json:"why,omitempty"`
+}
+
+func (s *subAgent) status() subStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.defs))
+	for _, d := range s.defs {
+		names = append(names, d.Name)
+	}
+	return subStatus{ID: s.id, State: s.state, Task: clip(s.task, 200), Tools: names, Rounds: s.rounds, ToolCalls: s.toolCalls,
+		ElapsedMS: time.Since(s.spawned).Milliseconds(), Result: s.result, Why: s.why}
+}
 
 // subagentRestrict blocks a sub-agent's call to a tool it was not granted
-// (rule subagent:not-granted); nil lets the tiers judge.
+// (rule subagent:not-granted): the agent tools, memory writes and
+// load_tools are never granted, so a sub-agent cannot spawn, remember or
+// widen its own tools. nil lets the tiers judge.
 func (e *Engine) subagentRestrict(p Proposal) *Verdict {
+	if p.SubAgentID == "" {
+		return nil
+	}
+	s := e.subs.get(p.SubAgentID)
+	if s == nil {
+		return &Verdict{event.Block, -1, "subagent:not-granted", "no sub-agent " + p.SubAgentID + " is known to this engine"}
+	}
+	if !s.granted[p.Tool] {
+		return &Verdict{event.Block, -1, "subagent:not-granted", fmt.Sprintf("sub-agent %s was not granted %s (granted: %s)",
+			s.id, clip(p.Tool, 64), strings.Join(sortedKeys(s.granted), ", "))}
+	}
 	return nil
 }
 
@@ -13,5 +220,202 @@ func (e *Engine) subagentRestrict(p Proposal) *Verdict {
 // sub-agent has ended (cancelled, timed out, failed); release must be
 // called once exec.started is recorded.
 func (e *Engine) subagentAdmit(p Proposal) (release func(), refusal string) {
-	return func() {}, ""
+	if p.SubAgentID == "" {
+		return func() {}, ""
+	}
+	s := e.subs.get(p.SubAgentID)
+	if s == nil {
+		return nil, "no sub-agent " + p.SubAgentID + " is known to this engine"
+	}
+	s.gate.RLock()
+	if s.ended {
+		s.gate.RUnlock()
+		return nil, "sub-agent " + s.id + " has ended (" + s.status().State + "): nothing of it runs any more"
+	}
+	return s.gate.RUnlock, ""
+}
+
+// endSubAgent records p, the entry that ends s, unless s has ended
+// already (false). It holds s's gate while recording, so no execution of
+// s is admitted after it, then frees s's slot and token, denies its
+// pending approvals and stops its process: kill at once, or, after a
+// completion, ask it to shut down first.
+func (e *Engine) endSubAgent(ctx context.Context, s *subAgent, p event.Payload, state, why string, blobs ...[]byte) bool {
+	s.gate.Lock()
+	if s.ended {
+		s.gate.Unlock()
+		return false
+	}
+	e.record(ctx, ledger.Sync, s.session, p, blobs...)
+	s.ended = true
+	s.mu.Lock()
+	s.state, s.why = state, why
+	conn, cmd := s.conn, s.cmd
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	close(s.done)
+	s.mu.Unlock()
+	s.gate.Unlock()
+
+	e.subs.mu.Lock()
+	if _, ok := e.subs.byToken[s.token]; ok {
+		delete(e.subs.byToken, s.token)
+		e.subs.live--
+	}
+	e.subs.mu.Unlock()
+	e.approvals.DenySubAgent(s.session, s.id, "sub-agent "+s.id+" ended ("+state+") before anyone answered")
+	switch {
+	case state == subCompleted && conn != nil:
+		// An orderly exit; killed if it does not come.
+		_ = conn.send(ctx, e, s.session, &event.Shutdown{SubAgentID: s.id, Reason: "completed"},
+			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_Shutdown{Shutdown: &opxv1.ShutdownDirective{Reason: "completed"}}})
+		go func() {
+			select {
+			case <-s.exited:
+			case <-time.After(5 * time.Second):
+				killCmd(cmd)
+			}
+		}()
+	default:
+		killCmd(cmd)
+	}
+	return true
+}
+
+func killCmd(cmd *exec.Cmd) {
+	if cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}
+
+// elapsed is the milliseconds since s was spawned.
+func (s *subAgent) elapsed() int64 { return time.Since(s.spawned).Milliseconds() }
+
+// failSub ends s as failed for reason.
+func (e *Engine) failSub(ctx context.Context, s *subAgent, reason, detail string) bool {
+	detail = clip(detail, 4096)
+	return e.endSubAgent(ctx, s, &event.SubAgentFailed{SubAgentID: s.id, Reason: reason, Detail: detail, DurationMS: s.elapsed()},
+		subFailed, reason+": "+detail)
+}
+
+// watchSubAgent waits for s's process: an exit before s ended is a crash
+// (agent.crashed, subagent.failed crashed); after, an orderly or killed
+// exit (agent.exited).
+func (e *Engine) watchSubAgent(ctx context.Context, s *subAgent, cmd *exec.Cmd) {
+	err := cmd.Wait()
+	close(s.exited)
+	code, sig := -1, ""
+	if cmd.ProcessState != nil {
+		code = cmd.ProcessState.ExitCode()
+		if ws, ok := cmd.ProcessState.Sys().(interface{ Signaled() bool }); ok && ws.Signaled() {
+			sig = signalName(cmd.ProcessState)
+		}
+	}
+	s.gate.RLock()
+	ended := s.ended
+	s.gate.RUnlock()
+	pid := cmd.Process.Pid
+	if ended {
+		reason := "exited after " + s.status().State
+		if sig != "" {
+			reason = "killed after " + s.status().State
+		}
+		e.record(ctx, ledger.Async, s.session, &event.AgentExited{AgentID: s.id, SubAgentID: s.id, PID: pid, ExitCode: code, Reason: reason})
+		return
+	}
+	detail := fmt.Sprintf("sub-agent exited with status %d before it answered", code)
+	if sig != "" {
+		detail = "sub-agent killed by signal " + sig + " before it answered"
+	} else if err != nil && code == -1 {
+		detail = "sub-agent process: " + err.Error()
+	}
+	e.record(ctx, ledger.Sync, s.session, &event.AgentCrashed{AgentID: s.id, SubAgentID: s.id, PID: pid, ExitCode: code, Signal: sig,
+		Detail: detail, Respawn: false})
+	e.failSub(ctx, s, event.SubAgentCrashed, detail)
+}
+
+// stopSubAgents ends every live sub-agent as failed engine_stopped (the
+// engine is going: no one will read an answer) and waits for their
+// processes, before engine.stopped is recorded.
+func (e *Engine) stopSubAgents(reason string) {
+	e.subs.mu.Lock()
+	e.subs.stopped = reason
+	e.subs.mu.Unlock()
+	ctx := context.Background()
+	all := e.subs.all()
+	for _, s := range e.subs.alive() {
+		e.failSub(ctx, s, event.SubAgentEngineStopped, "the engine stopped: "+reason)
+	}
+	deadline := time.After(10 * time.Second)
+	for _, s := range all {
+		s.mu.Lock()
+		started := s.cmd != nil
+		s.mu.Unlock()
+		if !started {
+			continue
+		}
+		select {
+		case <-s.exited:
+		case <-deadline:
+			e.opts.Logf("engine: sub-agent %s did not exit", s.id)
+		}
+	}
+}
+
+// all returns every sub-agent of this engine, in spawn order.
+func (m *subagents) all() []*subAgent {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*subAgent(nil), m.order...)
+}
+
+// failCrashedSubAgents records subagent.failed engine_crashed for each
+// sub-agent spawned since the crashed engine's start (entry since) that
+// no entry ended: their processes died with that engine (parent-death
+// signal), so nothing of them can follow.
+func (e *Engine) failCrashedSubAgents(ctx context.Context, since, head uint64) error {
+	type open struct{ session, id string }
+	var spawned []open
+	ended := map[open]bool{}
+	err := e.opts.Ledger.RangeRaw(since, head, func(seq uint64, raw []byte) error {
+		if !bytes.Contains(raw, []byte(`"type":"subagent.`)) {
+			return nil
+		}
+		en, err := ledger.ParseEntry(raw)
+		if err != nil {
+			return nil
+		}
+		id, _ := ledger.FieldString(en.Data, "subagent_id")
+		k := open{en.Session, id}
+		switch {
+		case en.Type == event.TypeSubAgentSpawned:
+			spawned = append(spawned, k)
+		case event.SubAgentEnded(en.Type):
+			ended[k] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load sub-agents: %w", err)
+	}
+	for _, k := range spawned {
+		if ended[k] {
+			continue
+		}
+		if _, err := e.rec.Record(ctx, ledger.Async, k.session, &event.SubAgentFailed{SubAgentID: k.id, Reason: event.SubAgentEngineCrashed,
+			Detail: fmt.Sprintf("the engine started at entry %d crashed while it ran; its process died with it", since)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -46,12 +46,18 @@ type Timeline struct {
 	// from their tool calls).
 	Snapshots []*Snapshot `json:"snapshots"`
 	Totals    Totals      `json:"totals"`
+	// OrphanSubAgents are sub-agents whose subagent.spawned names no
+	// call of the session's agent that could have spawned them (only
+	// possible in a ledger that does not verify); the others are under
+	// their spawn call (ToolCall.SubAgent).
+	OrphanSubAgents []*SubAgent `json:"orphan_subagents,omitempty"`
 	// Problems lists entries of the session that could not be read as
 	// their type says (only possible in a ledger that does not verify).
 	Problems []string `json:"problems"`
 
 	pruned map[string]uint64 // blob hash -> chronicle.pruned seq
 	read   []uint64          // see Read
+	subs   []*SubAgent       // in spawn order
 }
 
 // Read returns the seqs of the entries the timeline was built from, in
@@ -70,7 +76,8 @@ type EngineRun struct {
 
 // Turn is one user message and everything that answered it, up to
 // agent.response_complete or agent.error. A sub-agent's turn starts at its
-// engine.process_request.
+// engine.process_request (its task, or a later message from its parent)
+// and is one of SubAgent.Turns, numbered from 1 per sub-agent.
 type Turn struct {
 	N          int    `json:"n"` // 1-based
 	MessageID  string `json:"message_id"`
@@ -175,6 +182,12 @@ type ToolCall struct {
 	// BlockedBy is the verdict that blocked the call (nil if none did; an
 	// approval denied leaves it nil and Outcome OutcomeDenied).
 	BlockedBy *Verdict `json:"blocked_by,omitempty"`
+	// SubAgent is the sub-agent this call of the session's agent
+	// spawned, with everything it did.
+	SubAgent *SubAgent `json:"subagent,omitempty"`
+	// AboutSubAgent is the sub-agent a later call of the session's agent
+	// names in its arguments (its status, result, a message, a cancel).
+	AboutSubAgent string `json:"about_subagent,omitempty"`
 }
 
 // Tool call outcomes.
@@ -203,7 +216,10 @@ type Verdict struct {
 
 // Approval is an approval.requested and its approval.resolved.
 type Approval struct {
-	ApprovalID   string `json:"approval_id"`
+	ApprovalID string `json:"approval_id"`
+	// SubAgentID is the sub-agent whose call asked ("" the session's
+	// own agent).
+	SubAgentID   string `json:"subagent_id,omitempty"`
 	RequestedSeq uint64 `json:"requested_seq"`
 	Reason       string `json:"reason"`
 	TimeoutMS    int64  `json:"timeout_ms"`

@@ -83,12 +83,12 @@ type builder struct {
 	spanned bool // FirstSeq is set
 
 	turns     map[turnKey]*Turn
-	cur       *Turn // the latest turn started
+	cur       map[string]*Turn // the latest turn started, by sub-agent ("" the session's agent)
 	requests  map[string]*ModelCall
 	asked     map[callKey]*ModelCall // latest response naming a call id
 	calls     map[callKey]*ToolCall  // latest call of a (sub-agent, call id)
-	byCallID  map[string]*ToolCall   // latest call of an id, any sub-agent
 	agentOnly map[callKey]*ToolCall  // agent.tool_call not proposed yet
+	subs      map[string]*SubAgent   // the session's sub-agents by id
 	snaps     map[uint64]*Snapshot   // the session's snapshots
 	related   map[uint64]bool        // snapshots whose rollback concerns the session
 	floating  []*Event               // placed into turns by seq at the end
@@ -100,8 +100,8 @@ func newBuilder(session string) *builder {
 		session: session,
 		t: &Timeline{Session: session, Turns: []*Turn{}, Events: []*Event{}, Snapshots: []*Snapshot{},
 			Problems: []string{}, pruned: map[string]uint64{}},
-		turns: map[turnKey]*Turn{}, requests: map[string]*ModelCall{}, asked: map[callKey]*ModelCall{},
-		calls: map[callKey]*ToolCall{}, byCallID: map[string]*ToolCall{}, agentOnly: map[callKey]*ToolCall{},
+		turns: map[turnKey]*Turn{}, cur: map[string]*Turn{}, requests: map[string]*ModelCall{}, asked: map[callKey]*ModelCall{},
+		calls: map[callKey]*ToolCall{}, agentOnly: map[callKey]*ToolCall{}, subs: map[string]*SubAgent{},
 		snaps: map[uint64]*Snapshot{}, related: map[uint64]bool{},
 	}
 }
@@ -221,20 +221,23 @@ func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
 			b.addCall(e, k, p.MessageID, tc)
 		}
 		tc.Seq, tc.TS, tc.Tool, tc.Arguments, tc.ActionHash, tc.Mutating = e.Seq, e.TS, p.Tool, p.Arguments, p.ActionHash, p.Mutating
+		if p.SubAgentID == "" {
+			b.parentCall(tc)
+		}
 	case *event.ShieldVerdict:
 		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
 			tc.Verdicts = append(tc.Verdicts, &Verdict{Seq: e.Seq, Decision: p.Decision, Tier: p.Tier, Rule: p.Rule,
 				Reason: p.Reason, PolicyHash: p.PolicyHash})
 		}
 	case *event.ApprovalRequested:
-		if tc := b.call(e, "", p.CallID); tc != nil {
-			tc.Approval = &Approval{ApprovalID: p.ApprovalID, RequestedSeq: e.Seq, Reason: p.Reason, TimeoutMS: p.TimeoutMS,
-				requestedTS: e.TS}
+		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
+			tc.Approval = &Approval{ApprovalID: p.ApprovalID, SubAgentID: p.SubAgentID, RequestedSeq: e.Seq, Reason: p.Reason,
+				TimeoutMS: p.TimeoutMS, requestedTS: e.TS}
 		}
 	case *event.ApprovalResolved:
-		if tc := b.call(e, "", p.CallID); tc != nil {
+		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
 			if tc.Approval == nil {
-				tc.Approval = &Approval{ApprovalID: p.ApprovalID}
+				tc.Approval = &Approval{ApprovalID: p.ApprovalID, SubAgentID: p.SubAgentID}
 			}
 			a := tc.Approval
 			a.ResolvedSeq, a.Approved, a.By, a.ResolveReason = e.Seq, p.Approved, p.By, p.Reason
@@ -252,9 +255,9 @@ func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
 		}
 		b.t.Snapshots = append(b.t.Snapshots, s)
 		b.snaps[e.Seq], b.related[e.Seq] = s, true
-		if tc := b.byCallID[p.CallID]; tc != nil && tc.Seq != 0 {
+		if tc := b.calls[callKey{p.SubAgentID, p.CallID}]; tc != nil && tc.Seq != 0 {
 			tc.Snapshot = s
-		} else {
+		} else if !b.subEvent(e, p) {
 			b.float(e, summarise(e, p))
 		}
 	case *event.ExecStarted:
@@ -281,6 +284,9 @@ func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
 	case *event.ToolResult:
 		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
 			tc.Result = &Delivery{Seq: e.Seq, Content: p.Content, Blob: p.Blob, Size: p.Size, IsError: p.IsError}
+			if p.SubAgentID == "" {
+				b.collected(e, tc)
+			}
 		}
 	case *event.ResponseComplete:
 		if t := b.turn(e, p.SubAgentID, p.MessageID); t != nil && t.Response == nil {
@@ -291,11 +297,13 @@ func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
 		// The agent's error about a message ends its turn; the engine's
 		// note of an event it refused names no message and ends nothing.
 		t := b.turns[turnKey{p.SubAgentID, p.MessageID}]
-		if p.MessageID == "" && b.cur != nil && b.cur.EndSeq == 0 {
-			t = b.cur
+		if cur := b.cur[p.SubAgentID]; p.MessageID == "" && cur != nil && cur.EndSeq == 0 {
+			t = cur
 		}
 		if t == nil {
-			b.float(e, summarise(e, p))
+			if !b.subEvent(e, p) {
+				b.float(e, summarise(e, p))
+			}
 			return
 		}
 		t.Errors = append(t.Errors, &AgentErr{Seq: e.Seq, TS: e.TS, Code: p.Code, Message: p.Message})
@@ -306,8 +314,14 @@ func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
 		b.rollback(e, p)
 	case *event.Pruned:
 		b.pruned(e, p, true)
+	case *event.SubAgentSpawned:
+		b.spawn(e, p)
+	case *event.SubAgentCompleted, *event.SubAgentFailed, *event.SubAgentCancelled, *event.SubAgentTimedOut:
+		b.end(e, p)
 	default:
-		b.float(e, summarise(e, p))
+		if !b.subEvent(e, p) {
+			b.float(e, summarise(e, p))
+		}
 	}
 }
 
@@ -331,6 +345,13 @@ func (b *builder) other(e ledger.Entry, p event.Payload) {
 		return
 	}
 	if e.Session == "" && b.spanned && engineWide[e.Type] {
+		// A sub-agent's process belongs to its session alone.
+		if id := subagentOf(e); id != "" {
+			if b.subEvent(e, p) {
+				b.t.read = append(b.t.read, e.Seq)
+			}
+			return
+		}
 		b.cands = append(b.cands, candidate{ev: b.event(e, summarise(e, p)), lo: e.Seq, hi: e.Seq})
 	}
 }
@@ -386,10 +407,17 @@ func (b *builder) pruned(e ledger.Entry, p *event.Pruned, own bool) {
 func (b *builder) newTurn(e ledger.Entry, subagent, messageID, content, client string) *Turn {
 	t := &Turn{MessageID: messageID, SubAgentID: subagent, Seq: e.Seq, TS: e.TS, Client: client, Content: content,
 		ToolsOffered: []string{}, ModelCalls: []*ModelCall{}, ToolCalls: []*ToolCall{}, Errors: []*AgentErr{}, Events: []*Event{}}
-	b.t.Turns = append(b.t.Turns, t)
-	t.N = len(b.t.Turns)
+	if sa := b.subs[subagent]; sa != nil {
+		sa.Turns = append(sa.Turns, t)
+	} else {
+		if subagent != "" {
+			b.problem(e, fmt.Sprintf("%s of sub-agent %s, which was never spawned in the session", e.Type, subagent))
+		}
+		b.t.Turns = append(b.t.Turns, t)
+		t.N = len(b.t.Turns)
+	}
 	b.turns[turnKey{subagent, messageID}] = t
-	b.cur = t
+	b.cur[subagent] = t
 	return t
 }
 
@@ -401,8 +429,8 @@ func (b *builder) turn(e ledger.Entry, subagent, messageID string) *Turn {
 			return t
 		}
 	}
-	if b.cur != nil {
-		return b.cur
+	if cur := b.cur[subagent]; cur != nil {
+		return cur
 	}
 	b.problem(e, fmt.Sprintf("%s before any message of the session", e.Type))
 	return nil
@@ -413,19 +441,17 @@ func (b *builder) addCall(e ledger.Entry, k callKey, messageID string, tc *ToolC
 		tc.AskedBy = mc.ResponseSeq
 	}
 	tc.Verdicts = []*Verdict{}
-	b.calls[k], b.byCallID[k.callID] = tc, tc
+	b.calls[k] = tc
 	if t := b.turn(e, k.subagent, messageID); t != nil {
 		t.ToolCalls = append(t.ToolCalls, tc)
 	}
 }
 
-// call finds the tool call an entry is about: by sub-agent and id, then by
-// id alone (approvals and snapshots carry no sub-agent id).
+// call finds the tool call an entry is about, by sub-agent and id: a
+// sub-agent's entry is never about its parent's or a sibling's call of
+// the same id.
 func (b *builder) call(e ledger.Entry, subagent, callID string) *ToolCall {
 	if tc := b.calls[callKey{subagent, callID}]; tc != nil {
-		return tc
-	}
-	if tc := b.byCallID[callID]; tc != nil {
 		return tc
 	}
 	b.problem(e, fmt.Sprintf("%s for call %s, which was never proposed in the session", e.Type, callID))

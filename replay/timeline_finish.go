@@ -33,6 +33,7 @@ func (b *builder) finish() *Timeline {
 	for _, tn := range t.Turns {
 		finishTurn(tn)
 	}
+	finishSubAgents(t)
 	for _, s := range t.Snapshots {
 		s.Paths = nonNil(s.Paths)
 		sort.Strings(s.Paths)

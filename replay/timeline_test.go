@@ -13,6 +13,7 @@ import (
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay"
+	"github.com/opx-dev/opx/replay/replaytest"
 )
 
 func mustBuild(t *testing.T, src replay.Source, session string, opts replay.Options) *replay.Timeline {
@@ -35,8 +36,9 @@ func callByID(t *testing.T, tl *replay.Timeline, id string) *replay.ToolCall {
 	return nil
 }
 
-// TestScene_CoversEveryEntryType keeps the hand-built ledger honest: it
-// holds every type of the taxonomy (but ledger.checkpoint and
+// TestScene_CoversEveryEntryType keeps the hand-built ledgers honest:
+// between them (the scene and replaytest's sub-agent scene) they hold
+// every type of the taxonomy (but ledger.checkpoint and
 // ledger.tree_built, which the ledger package writes for projections and
 // the Merkle tree, and ledger.key, which the engine writes about the
 // ledger's signing key: never about a session).
@@ -45,6 +47,9 @@ func TestScene_CoversEveryEntryType(t *testing.T) {
 	have := map[string]bool{}
 	if err := sc.l.Range(0, ^uint64(0), func(e ledger.Entry) error { have[e.Type] = true; return nil }); err != nil {
 		t.Fatal(err)
+	}
+	for _, s := range replaytest.SubAgentScene() {
+		have[s.Payload.Type()] = true
 	}
 	for _, typ := range event.Types() {
 		if typ == ledger.TypeCheckpoint || typ == ledger.TypeTreeBuilt || typ == event.TypeKey {

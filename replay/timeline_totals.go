@@ -33,6 +33,10 @@ type Totals struct {
 
 	Verdicts []VerdictCount `json:"verdicts"`
 
+	// SubAgents counts the session's sub-agents; the counts above
+	// include what they did (their turns are not in Turns).
+	SubAgents SubAgentCounts `json:"subagents"`
+
 	Snapshots   int   `json:"snapshots"`
 	Rollbacks   int   `json:"rollbacks"`
 	AgentErrors int   `json:"agent_errors"`
@@ -70,11 +74,11 @@ type VerdictCount struct {
 	Count    int    `json:"count"`
 }
 
-// ToolCalls returns every tool call of the timeline, turn by turn, each
-// turn's in the order the agent sent them.
+// ToolCalls returns every tool call of the timeline, its sub-agents'
+// included, turn by turn, each turn's in the order the agent sent them.
 func (t *Timeline) ToolCalls() []*ToolCall {
 	var out []*ToolCall
-	for _, tn := range t.Turns {
+	for _, tn := range t.allTurns() {
 		out = append(out, tn.ToolCalls...)
 	}
 	return out
@@ -109,7 +113,7 @@ func (t *Timeline) Failed() []*ToolCall {
 func (t *Timeline) Models() []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, tn := range t.Turns {
+	for _, tn := range t.allTurns() {
 		for _, mc := range tn.ModelCalls {
 			m := mc.Provider + "/" + mc.Model
 			if mc.Model != "" && !seen[m] {
@@ -130,11 +134,11 @@ func (t *Timeline) PrunedBy(hash string) (uint64, bool) {
 
 func totals(t *Timeline) Totals {
 	tt := Totals{Turns: len(t.Turns), Snapshots: len(t.Snapshots), ByModel: []ModelUsage{}, ByTool: []ToolUsage{},
-		Verdicts: []VerdictCount{}}
+		Verdicts: []VerdictCount{}, SubAgents: subAgentCounts(t.subs)}
 	models := map[[2]string]*ModelUsage{}
 	tools := map[string]*ToolUsage{}
 	verdicts := map[VerdictCount]int{}
-	for _, tn := range t.Turns {
+	for _, tn := range t.allTurns() {
 		tt.AgentErrors += len(tn.Errors)
 		for _, mc := range tn.ModelCalls {
 			tt.ModelCalls++
@@ -208,6 +212,11 @@ func totals(t *Timeline) Totals {
 	}
 	for _, ev := range t.Events {
 		countEvent(&tt, ev)
+	}
+	for _, sa := range t.subs {
+		for _, ev := range sa.Events {
+			countEvent(&tt, ev)
+		}
 	}
 	for _, mu := range models {
 		tt.ByModel = append(tt.ByModel, *mu)

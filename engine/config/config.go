@@ -41,6 +41,7 @@ type Config struct {
 	Shield    Shield    `yaml:"shield"`
 	Chronicle Chronicle `yaml:"chronicle"`
 	Ledger    Ledger    `yaml:"ledger"`
+	Agents    Agents    `yaml:"agents"`
 
 	// Path is the file the configuration came from ("" for defaults).
 	Path string `yaml:"-"`
@@ -109,6 +110,23 @@ type Ledger struct {
 	CheckpointInterval Duration `yaml:"checkpoint_interval"`
 }
 
+// Agents configures sub-agents: sandboxed agent processes the session's
+// agent starts with spawn_agent. The engine enforces every limit.
+type Agents struct {
+	// Enabled offers the agent tools (spawn_agent and the others of the
+	// "agents" group) to the session's agent.
+	Enabled bool `yaml:"enabled"`
+	// MaxConcurrent bounds the sub-agents running at once, engine-wide;
+	// a spawn over it is refused.
+	MaxConcurrent int `yaml:"max_concurrent"`
+	// MaxRounds bounds a sub-agent's model calls; the call over it is
+	// refused and the sub-agent fails (max_rounds).
+	MaxRounds int `yaml:"max_rounds"`
+	// Timeout is a sub-agent's wall-clock limit, from spawn; at it the
+	// process is killed and the sub-agent timed out.
+	Timeout Duration `yaml:"timeout"`
+}
+
 // Duration is a time.Duration written as "30s", "5m".
 type Duration time.Duration
 
@@ -134,6 +152,7 @@ func Default() Config {
 		Shield:    Shield{Tier2DailyBudget: 100, ApprovalTimeout: Duration(5 * time.Minute)},
 		Chronicle: Chronicle{MaxSnapshots: 1000, MaxBytes: 4 << 30},
 		Ledger:    Ledger{CheckpointEntries: 1000, CheckpointInterval: Duration(10 * time.Second)},
+		Agents:    Agents{Enabled: true, MaxConcurrent: 4, MaxRounds: 15, Timeout: Duration(5 * time.Minute)},
 	}
 }
 
@@ -216,6 +235,15 @@ func (c *Config) Validate() error {
 	}
 	if t := time.Duration(c.Ledger.CheckpointInterval); t < time.Second || t > 24*time.Hour {
 		return bad("ledger.checkpoint_interval must be between 1s and 24h, got %s", t)
+	}
+	if n := c.Agents.MaxConcurrent; n < 1 || n > 64 {
+		return bad("agents.max_concurrent must be 1..64, got %d", n)
+	}
+	if n := c.Agents.MaxRounds; n < 1 || n > 1000 {
+		return bad("agents.max_rounds must be 1..1000, got %d", n)
+	}
+	if t := time.Duration(c.Agents.Timeout); t < 100*time.Millisecond || t > 24*time.Hour {
+		return bad("agents.timeout must be between 100ms and 24h, got %s", t)
 	}
 	for _, p := range c.Chronicle.Exclude {
 		if _, err := path.Match(p, ""); err != nil || p == "" || path.IsAbs(p) {

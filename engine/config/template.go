@@ -81,4 +81,20 @@ ledger:
   # opx ledger verify --since proves the ledger only grew since.
   checkpoint_entries: 1000
   checkpoint_interval: 10s
+
+agents:
+  # Sub-agents: the agent may start helpers (spawn_agent), each its own
+  # sandboxed process with only the tools granted at spawn (by default the
+  # read-only ones; never the agent tools, memory writes or load_tools).
+  # Their every step is in the ledger under the parent session, with the
+  # sub-agent's id. false: the agent tools are not offered.
+  enabled: true
+  # Most sub-agents running at once; a spawn over it is refused.
+  max_concurrent: 4
+  # Most model calls one sub-agent may make; the engine refuses the next
+  # and the sub-agent fails (max_rounds).
+  max_rounds: 15
+  # Wall-clock limit of one sub-agent, from its spawn; at it the engine
+  # kills the process and records subagent.timed_out.
+  timeout: 5m
 `

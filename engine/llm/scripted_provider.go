@@ -114,6 +114,15 @@ var templateFuncs = template.FuncMap{
 	// as Result does.
 	"isError": func(s string) bool { return newResult("", "", s).Error },
 	"refused": func(s string) bool { return newResult("", "", s).Refused },
+	// find returns the first match of the regular expression re in s,
+	// or "" (a bad expression is an error).
+	"find": func(re, s string) (string, error) {
+		r, err := regexp.Compile(re)
+		if err != nil {
+			return "", err
+		}
+		return r.FindString(s), nil
+	},
 	"head": func(n int, s string) string {
 		parts := strings.SplitAfter(s, "\n")
 		if len(parts) > n {

@@ -13,6 +13,12 @@ import (
 // chronicle.snapshot precedes its exec.started; no blocked call_id is ever
 // executed. Calls are told apart by session, sub-agent and call_id.
 //
+// Sub-agents have rules of their own (causality_subagent.go): each is
+// spawned by an allowed call of the session's own agent before anything
+// of it is recorded, ends exactly once, proposes, executes and calls a
+// model only before its end, executes only the tools it was granted, and
+// has ended before an engine starts or stops.
+//
 // Rollbacks follow the write-ahead rule too: every chronicle.rollback names
 // its chronicle.rollback_started (the plan, recorded before any path
 // changed), with the same target and pre-snapshot and only planned paths;
@@ -29,29 +35,38 @@ type Causality struct {
 	// rollback must name its plan (before it, rollbacks were recorded by
 	// engines that wrote no plans).
 	planned bool
+	// subs are the spawned sub-agents by session and id; spawnedIDs the
+	// session that first spawned each id (for engine-wide entries, which
+	// name no session).
+	subs       map[subKey]*subState
+	spawnedIDs map[string]string
 }
 
 type callKey struct{ session, subagent, callID string }
 
 type callState struct {
-	proposed uint64
-	action   string // the proposal's action hash
-	mutating bool
-	verdict  string // the latest decision
-	blocked  bool   // any block, or an approval denied
-	approved bool
-	snapshot bool
-	started  bool
+	proposed  uint64
+	messageID string
+	action    string // the proposal's action hash
+	mutating  bool
+	verdict   string // the latest decision
+	blocked   bool   // any block, or an approval denied
+	approved  bool
+	snapshot  bool
+	started   bool
+	spawned   string // the sub-agent this call spawned
 }
 
 // NewCausality returns a checker with no calls seen.
 func NewCausality() *Causality {
-	return &Causality{calls: map[callKey]*callState{}, plans: map[uint64]*RollbackStarted{}}
+	return &Causality{calls: map[callKey]*callState{}, plans: map[uint64]*RollbackStarted{},
+		subs: map[subKey]*subState{}, spawnedIDs: map[string]string{}}
 }
 
 // callFields are the members the causality rules read.
 type callFields struct {
 	SubAgentID string `json:"subagent_id"`
+	MessageID  string `json:"message_id"`
 	CallID     string `json:"call_id"`
 	Mutating   bool   `json:"mutating"`
 	Decision   string `json:"decision"`
@@ -59,12 +74,27 @@ type callFields struct {
 	ActionHash string `json:"action_hash"`
 }
 
-// Check observes one entry and reports a rule it breaks. Entries of other
-// types, and payloads that do not decode (Check reports those), are skipped.
+// Check observes one entry and reports a rule it breaks (the first, when
+// it breaks several). Entries of other types, and payloads that do not
+// decode (Check reports those), are skipped.
 func (c *Causality) Check(e *ledger.Entry) error {
+	errSub := c.checkSubAgent(e)
+	var err error
 	switch e.Type {
 	case TypeRollbackStarted, TypeRollback, TypeEngineStarted:
-		return c.checkRollback(e)
+		err = c.checkRollback(e)
+	default:
+		err = c.checkCall(e)
+	}
+	if errSub != nil {
+		return errSub
+	}
+	return err
+}
+
+// checkCall applies the rules about one tool call.
+func (c *Causality) checkCall(e *ledger.Entry) error {
+	switch e.Type {
 	case TypeToolProposed, TypeShieldVerdict, TypeApprovalResolved, TypeSnapshot,
 		TypeExecStarted, TypeExecCompleted, TypeExecFailed:
 	default:
@@ -75,23 +105,27 @@ func (c *Causality) Check(e *ledger.Entry) error {
 		return nil
 	}
 	k := callKey{e.Session, f.SubAgentID, f.CallID}
+	name := "call " + f.CallID
+	if f.SubAgentID != "" {
+		name += " of sub-agent " + f.SubAgentID
+	}
 	st := c.calls[k]
 	if e.Type == TypeToolProposed {
 		// Models reuse call ids (per message, per round); the latest
 		// proposal of an id is the call the following entries are about.
-		c.calls[k] = &callState{proposed: e.Seq, mutating: f.Mutating, action: f.ActionHash}
+		c.calls[k] = &callState{proposed: e.Seq, messageID: f.MessageID, mutating: f.Mutating, action: f.ActionHash}
 		return nil
 	}
 	if st == nil {
 		if e.Type == TypeSnapshot {
 			return nil // rollbacks snapshot outside any tool call
 		}
-		return fmt.Errorf("%s for call %s, which was never proposed", e.Type, f.CallID)
+		return fmt.Errorf("%s for %s, which was never proposed", e.Type, name)
 	}
 	switch e.Type {
 	case TypeShieldVerdict:
 		if f.ActionHash != st.action {
-			return fmt.Errorf("verdict for call %s judged action %s, but the proposal at seq %d is %s", f.CallID, short(f.ActionHash), st.proposed, short(st.action))
+			return fmt.Errorf("verdict for %s judged action %s, but the proposal at seq %d is %s", name, short(f.ActionHash), st.proposed, short(st.action))
 		}
 		st.verdict = f.Decision
 		if f.Decision == Block {
@@ -99,7 +133,7 @@ func (c *Causality) Check(e *ledger.Entry) error {
 		}
 	case TypeApprovalResolved:
 		if st.verdict != Escalate {
-			return fmt.Errorf("approval for call %s, which was not escalated", f.CallID)
+			return fmt.Errorf("approval for %s, which was not escalated", name)
 		}
 		st.approved = f.Approved
 		st.blocked = st.blocked || !f.Approved
@@ -111,23 +145,23 @@ func (c *Causality) Check(e *ledger.Entry) error {
 		defer func() { st.started = true }()
 		switch {
 		case st.blocked:
-			return fmt.Errorf("call %s executed although it was blocked", f.CallID)
+			return fmt.Errorf("%s executed although it was blocked", name)
 		case st.verdict == "":
-			return fmt.Errorf("call %s executed without a verdict", f.CallID)
+			return fmt.Errorf("%s executed without a verdict", name)
 		case st.verdict == Escalate && !st.approved:
-			return fmt.Errorf("call %s executed while its escalation was unresolved", f.CallID)
+			return fmt.Errorf("%s executed while its escalation was unresolved", name)
 		case st.verdict != Allow && st.verdict != Escalate:
-			return fmt.Errorf("call %s executed under verdict %q", f.CallID, st.verdict)
+			return fmt.Errorf("%s executed under verdict %q", name, st.verdict)
 		case st.mutating && !st.snapshot:
-			return fmt.Errorf("mutating call %s executed without a snapshot first", f.CallID)
+			return fmt.Errorf("mutating %s executed without a snapshot first", name)
 		case st.started:
-			return fmt.Errorf("call %s executed twice", f.CallID)
+			return fmt.Errorf("%s executed twice", name)
 		case f.ActionHash != st.action:
-			return fmt.Errorf("call %s executed action %s, but the proposal at seq %d is %s", f.CallID, short(f.ActionHash), st.proposed, short(st.action))
+			return fmt.Errorf("%s executed action %s, but the proposal at seq %d is %s", name, short(f.ActionHash), st.proposed, short(st.action))
 		}
 	case TypeExecCompleted, TypeExecFailed:
 		if !st.started {
-			return fmt.Errorf("%s for call %s, which never started", e.Type, f.CallID)
+			return fmt.Errorf("%s for %s, which never started", e.Type, name)
 		}
 	}
 	return nil

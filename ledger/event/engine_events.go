@@ -60,6 +60,17 @@ type EngineStarted struct {
 	Tier2Provider    string `json:"tier2_provider,omitempty"`
 	Tier2Model       string `json:"tier2_model,omitempty"`
 	Tier2DailyBudget int    `json:"tier2_daily_budget,omitempty"`
+	// Agents are the sub-agent limits when the agent tools were
+	// offered; nil when they were not.
+	Agents *AgentLimits `json:"agents,omitempty"`
+}
+
+// AgentLimits are the limits an engine enforced on sub-agents (config
+// agents:).
+type AgentLimits struct {
+	MaxConcurrent int   `json:"max_concurrent"`
+	MaxRounds     int   `json:"max_rounds"`
+	TimeoutMS     int64 `json:"timeout_ms"`
 }
 
 // ShieldEnv is what Shield resolves and protects paths with, beside the

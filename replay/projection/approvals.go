@@ -10,8 +10,11 @@ import (
 
 // Approval is one escalation to a human and its answer.
 type Approval struct {
-	ID           string `json:"id"`
-	Session      string `json:"session"`
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	// SubAgentID is the sub-agent whose call asks ("" the session's own
+	// agent).
+	SubAgentID   string `json:"subagent_id,omitempty"`
 	MessageID    string `json:"message_id,omitempty"`
 	CallID       string `json:"call_id"`
 	Tool         string `json:"tool"`
@@ -39,11 +42,12 @@ func (a *Approval) Expires() time.Time {
 	return t.Add(time.Duration(a.TimeoutMS) * time.Millisecond)
 }
 
-// Approvals keys each approval by its id.
+// Approvals keys each approval by its id. Version 3 keeps the asking
+// sub-agent.
 type Approvals struct{}
 
 func (Approvals) Name() string    { return "approvals" }
-func (Approvals) Version() string { return "2" }
+func (Approvals) Version() string { return "3" }
 
 func (Approvals) Apply(b ledger.Bucket, e *ledger.Entry) error {
 	switch e.Type {
@@ -52,7 +56,7 @@ func (Approvals) Apply(b ledger.Bucket, e *ledger.Entry) error {
 		if !decode(e, &p) {
 			return nil
 		}
-		return putJSON(b, []byte(p.ApprovalID), &Approval{ID: p.ApprovalID, Session: e.Session, MessageID: p.MessageID,
+		return putJSON(b, []byte(p.ApprovalID), &Approval{ID: p.ApprovalID, Session: e.Session, SubAgentID: p.SubAgentID, MessageID: p.MessageID,
 			CallID: p.CallID, Tool: p.Tool, Arguments: p.Arguments, Reason: p.Reason, TimeoutMS: p.TimeoutMS,
 			RequestedSeq: e.Seq, RequestedTS: e.TS})
 	case event.TypeApprovalResolved:

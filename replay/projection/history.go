@@ -25,10 +25,15 @@ type Message struct {
 type History struct{}
 
 func (History) Name() string    { return "history" }
-func (History) Version() string { return "1" }
+func (History) Version() string { return "2" }
 
 func (History) Apply(b ledger.Bucket, e *ledger.Entry) error {
 	if e.Session == "" {
+		return nil
+	}
+	if f := ledger.Fields(e.Data, "subagent_id"); len(f[0]) > 2 {
+		// A sub-agent's answer is its parent's tool result (agent_result),
+		// not a message of the session.
 		return nil
 	}
 	var m Message

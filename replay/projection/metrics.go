@@ -15,15 +15,97 @@ import (
 //	verdict tier rule decision         shield verdicts
 //	llm model calls|errors|latency_ms|max_latency_ms|input_tokens|output_tokens
 //	tool name calls|failed|exited|duration_ms (failed calls included)
+//	subagent spawned|completed|failed|cancelled|timed_out
+//	subagent_failed reason
+//	subagent_verdict decision
+//	subagent_llm calls|errors|latency_ms|input_tokens|output_tokens
+//	subagent_tool calls|failed|exited|duration_ms
+//
+// The sub-agents' verdicts, model calls and tool calls are in the totals
+// (verdict, llm, tool) like the agent's, and also counted apart under
+// subagent_*, so their share can be told.
 //
 // A call counts as failed or exited as event.ExecOutcome says: the one
 // definition every view of the ledger uses.
 type Metrics struct{}
 
 func (Metrics) Name() string    { return "metrics" }
-func (Metrics) Version() string { return "3" }
+func (Metrics) Version() string { return "4" }
 
-func (Metrics) Apply(b ledger.Bucket, e *ledger.Entry) error {
+// subAgentEnds names the end entries' counters.
+var subAgentEnds = map[string]string{event.TypeSubAgentSpawned: "spawned", event.TypeSubAgentCompleted: "completed",
+	event.TypeSubAgentFailed: "failed", event.TypeSubAgentCancelled: "cancelled", event.TypeSubAgentTimedOut: "timed_out"}
+
+func (m Metrics) Apply(b ledger.Bucket, e *ledger.Entry) error {
+	if err := m.total(b, e); err != nil {
+		return err
+	}
+	return m.subAgent(b, e)
+}
+
+// subAgent counts the sub-agents' lives and their share of the totals.
+func (Metrics) subAgent(b ledger.Bucket, e *ledger.Entry) error {
+	if name, ok := subAgentEnds[e.Type]; ok {
+		if err := add(b, 1, "subagent", name); err != nil {
+			return err
+		}
+		if e.Type == event.TypeSubAgentFailed {
+			return add(b, 1, "subagent_failed", str(e, "reason"))
+		}
+		return nil
+	}
+	switch e.Type {
+	case event.TypeShieldVerdict, event.TypeLLMResponse, event.TypeExecCompleted, event.TypeExecFailed:
+	default:
+		return nil
+	}
+	if str(e, "subagent_id") == "" {
+		return nil
+	}
+	switch e.Type {
+	case event.TypeShieldVerdict:
+		return add(b, 1, "subagent_verdict", str(e, "decision"))
+	case event.TypeLLMResponse:
+		f := ledger.Fields(e.Data, "error", "latency_ms", "usage")
+		u := ledger.Fields(f[2], "input_tokens", "output_tokens")
+		errs := uint64(0)
+		if f[0] != nil && ledger.RawString(f[0]) != "" {
+			errs = 1
+		}
+		for _, kv := range []struct {
+			n    uint64
+			name string
+		}{{1, "calls"}, {errs, "errors"}, {uint64(max(ledger.RawInt(f[1]), 0)), "latency_ms"},
+			{uint64(max(ledger.RawInt(u[0]), 0)), "input_tokens"}, {uint64(max(ledger.RawInt(u[1]), 0)), "output_tokens"}} {
+			if err := add(b, kv.n, "subagent_llm", kv.name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	f := ledger.Fields(e.Data, "duration_ms", "exit_code", "failed", "tool")
+	outcome := event.ExecError
+	if e.Type == event.TypeExecCompleted {
+		outcome = event.ExecOutcome(ledger.RawString(f[3]), ledger.RawInt(f[1]), string(f[2]) == "true")
+	}
+	if err := add(b, 1, "subagent_tool", "calls"); err != nil {
+		return err
+	}
+	switch outcome {
+	case event.ExecError:
+		if err := add(b, 1, "subagent_tool", "failed"); err != nil {
+			return err
+		}
+	case event.ExecExited:
+		if err := add(b, 1, "subagent_tool", "exited"); err != nil {
+			return err
+		}
+	}
+	return add(b, uint64(max(ledger.RawInt(f[0]), 0)), "subagent_tool", "duration_ms")
+}
+
+// total counts the verdicts, model calls and tool calls of everyone.
+func (Metrics) total(b ledger.Bucket, e *ledger.Entry) error {
 	switch e.Type {
 	case event.TypeShieldVerdict:
 		f := ledger.Fields(e.Data, "decision", "rule", "tier")

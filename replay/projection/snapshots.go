@@ -21,9 +21,12 @@ type SnapshotInfo struct {
 	Seq     uint64 `json:"seq"`
 	TS      string `json:"ts"`
 	Session string `json:"session"`
-	CallID  string `json:"call_id"`
-	Tool    string `json:"tool"`
-	Kind    string `json:"kind"`
+	// SubAgentID is the sub-agent whose call it precedes ("" the
+	// session's own agent).
+	SubAgentID string `json:"subagent_id,omitempty"`
+	CallID     string `json:"call_id"`
+	Tool       string `json:"tool"`
+	Kind       string `json:"kind"`
 	// Paths are what a rollback restores, sorted: the recorded files, or
 	// for a workspace snapshot what its command changed (known once the
 	// command ended without a failure or a failed scan).
@@ -71,14 +74,21 @@ func (s *SnapshotInfo) Status() string {
 // Snapshots keeps every snapshot (key "n" NUL seq: its SnapshotInfo) and
 // indexes them by session ("s" NUL session NUL seq) and by every path they
 // record ("p" NUL path NUL seq). A snapshot whose call has not ended waits
-// under "o" NUL session NUL call id, a files snapshot's pre-states (in
+// under "o" NUL session NUL sub-agent id ("" the session's agent) NUL call
+// id, a files snapshot's pre-states (in
 // post-state form, to tell what its call changed) under "f" NUL seq; the rollbacks of a whole session are
 // listed under "r" NUL session (8-byte seqs) and merged into RestoredBy
 // when read, as they restore every snapshot of the session before them.
 type Snapshots struct{}
 
 func (Snapshots) Name() string    { return "snapshots" }
-func (Snapshots) Version() string { return "3" }
+func (Snapshots) Version() string { return "4" }
+
+// openKey is where a snapshot waits for the end of its call: calls are
+// keyed by session, sub-agent and call id.
+func openKey(e *ledger.Entry) []byte {
+	return key("o", e.Session, str(e, "subagent_id"), str(e, "call_id"))
+}
 
 func snapKey(seq uint64) []byte { return seqKey(seq, "n") }
 
@@ -86,8 +96,8 @@ func (Snapshots) Apply(b ledger.Bucket, e *ledger.Entry) error {
 	switch e.Type {
 	case event.TypeSnapshot:
 		f := ledger.Fields(e.Data, "call_id", "files", "kind", "tool")
-		s := SnapshotInfo{Seq: e.Seq, TS: e.TS, Session: e.Session, CallID: ledger.RawString(f[0]), Tool: ledger.RawString(f[3]),
-			Kind: ledger.RawString(f[2])}
+		s := SnapshotInfo{Seq: e.Seq, TS: e.TS, Session: e.Session, SubAgentID: str(e, "subagent_id"), CallID: ledger.RawString(f[0]),
+			Tool: ledger.RawString(f[3]), Kind: ledger.RawString(f[2])}
 		if s.Kind == event.KindFiles {
 			s.Paths = paths(f[1])
 			if err := indexPaths(b, e.Seq, s.Paths); err != nil {
@@ -110,17 +120,15 @@ func (Snapshots) Apply(b ledger.Bucket, e *ledger.Entry) error {
 		if err := b.Put(seqKey(e.Seq, "s", e.Session), nil); err != nil {
 			return err
 		}
-		return b.Put(key("o", e.Session, s.CallID), binary.BigEndian.AppendUint64(nil, e.Seq))
+		return b.Put(openKey(e), binary.BigEndian.AppendUint64(nil, e.Seq))
 	case event.TypeToolProposed:
 		// A new call of the id: an earlier one still open never ended
 		// (the engine died), and must not take the new call's end.
-		if ok := key("o", e.Session, str(e, "call_id")); b.Get(ok) != nil {
+		if ok := openKey(e); b.Get(ok) != nil {
 			return b.Delete(ok)
 		}
 	case event.TypeExecCompleted, event.TypeExecFailed:
-		// Snapshots carry no sub-agent id; a sub-agent's call ids are the
-		// session's, as chronicle.Index takes them.
-		ok := key("o", e.Session, str(e, "call_id"))
+		ok := openKey(e)
 		v := b.Get(ok)
 		if len(v) != 8 {
 			return nil // not a snapshotted call (most are not)

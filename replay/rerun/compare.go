@@ -20,6 +20,9 @@ type Result struct {
 	// Matched counts the recorded entries that matched before the
 	// divergence (Events when identical).
 	Matched int `json:"matched"`
+	// SubAgents counts the sub-agent threads compared (the record's and
+	// the rerun's).
+	SubAgents int `json:"subagents"`
 	// Divergence is the first difference; nil when identical.
 	Divergence *Divergence `json:"divergence,omitempty"`
 }
@@ -39,8 +42,12 @@ const (
 // Divergence is the first point where the rerun differs from the record.
 type Divergence struct {
 	Kind string `json:"kind"`
+	// SubAgentID names the sub-agent whose thread diverged; "" for the
+	// session's own agent.
+	SubAgentID string `json:"subagent_id,omitempty"`
 	// Seq and Type are the recorded entry's (Seq 0 and Type "" for
-	// KindExtra, where AfterSeq is the record's last entry).
+	// KindExtra, where AfterSeq is the thread's last recorded entry, or
+	// the record's last for a thread the record does not have).
 	Seq          uint64 `json:"seq"`
 	Type         string `json:"type"`
 	AfterSeq     uint64 `json:"after_seq,omitempty"`
@@ -55,27 +62,65 @@ type Divergence struct {
 
 // item is an entry, or a merged token run, as compared.
 type item struct {
-	seq  uint64
+	seq  uint64 // its (first) entry's
+	last uint64 // the last entry it stands for
 	typ  string
 	data map[string]any
 	n    int // entries it stands for
 }
 
 // Compare compares the entries a rerun produced in the session with the
-// recorded ones, after the normalisation the package documents. Both
-// lists hold only the session's entries, in seq order. The error is set
-// only for an entry whose data is not a JSON object.
+// recorded ones, thread by thread, after the normalisation the package
+// documents. Both lists hold only the session's entries, in seq order.
+// The error is set only for an entry whose data is not a JSON object.
 func Compare(recorded, produced []ledger.Entry) (*Result, error) {
-	rec, err := normalize(recorded)
+	rec, err := threads(recorded)
 	if err != nil {
 		return nil, fmt.Errorf("recorded: %w", err)
 	}
-	pro, err := normalize(produced)
+	pro, err := threads(produced)
 	if err != nil {
 		return nil, fmt.Errorf("produced: %w", err)
 	}
-	res := &Result{Events: len(recorded), Produced: len(produced)}
+	res := &Result{Events: rec.n, Produced: pro.n}
+	var last uint64 // the record's last entry, after which an extra thread's entries come
+	if len(recorded) > 0 {
+		last = recorded[len(recorded)-1].Seq
+	}
 	ids := renaming{to: map[string]string{}, from: map[string]string{}}
+	var matched []item
+	for _, id := range threadOrder(rec, pro) {
+		r, p := rec.items[id], pro.items[id]
+		after := last
+		if len(r) > 0 {
+			after = r[len(r)-1].last
+		}
+		m, d := compareThread(r, p, &ids, after)
+		matched = append(matched, m...)
+		if id != "" {
+			res.SubAgents++
+		}
+		if d != nil {
+			d.SubAgentID = id
+			if res.Divergence == nil || position(d) < position(res.Divergence) {
+				res.Divergence = d
+			}
+		}
+	}
+	for _, it := range matched {
+		if res.Divergence == nil || it.seq < position(res.Divergence) {
+			res.Matched += it.n
+		}
+	}
+	res.Identical = res.Divergence == nil
+	return res, nil
+}
+
+// compareThread compares one thread's normalised entries; it returns the
+// recorded items that matched before its first divergence, and that
+// divergence (nil when the thread is identical). after is the seq an
+// extra entry is reported after.
+func compareThread(rec, pro []item, ids *renaming, after uint64) ([]item, *Divergence) {
 	for i := 0; i < len(rec) || i < len(pro); i++ {
 		var d *Divergence
 		switch {
@@ -83,9 +128,7 @@ func Compare(recorded, produced []ledger.Entry) (*Result, error) {
 			d = divergence(KindMissing, &rec[i], nil)
 		case i >= len(rec):
 			d = divergence(KindExtra, nil, &pro[i])
-			if len(recorded) > 0 {
-				d.AfterSeq = recorded[len(recorded)-1].Seq
-			}
+			d.AfterSeq = after
 		case rec[i].typ != pro[i].typ:
 			d = divergence(KindType, &rec[i], &pro[i])
 		default:
@@ -96,71 +139,129 @@ func Compare(recorded, produced []ledger.Entry) (*Result, error) {
 			}
 		}
 		if d != nil {
-			res.Divergence = d
-			return res, nil
+			return rec[:i], d
 		}
-		res.Matched += rec[i].n
 	}
-	res.Identical = true
-	return res, nil
+	return rec, nil
 }
 
-// normalize decodes entries, drops volatile fields and merges token runs.
-func normalize(entries []ledger.Entry) ([]item, error) {
-	out := make([]item, 0, len(entries))
-	for i := 0; i < len(entries); {
-		if !inTokenRun(entries[i].Type) {
-			it, err := decodeItem(entries[i])
-			if err != nil {
-				return nil, err
+// position orders divergences of different threads by where they are in
+// the record: at the recorded entry, or just after the entry an extra one
+// follows.
+func position(d *Divergence) uint64 {
+	if d.Kind == KindExtra {
+		return d.AfterSeq + 1
+	}
+	return d.Seq
+}
+
+// threaded is a list of entries split by thread, each thread normalised.
+type threaded struct {
+	items map[string][]item // by subagent_id; "" the session's own agent
+	order []string          // thread ids in order of first entry
+	n     int               // entries compared
+}
+
+// processEntries are a sub-agent's process lifecycle, recorded in its
+// parent's session but, like the session's own agent's (recorded
+// engine-wide), not compared: pids, ports, canary timestamps, and how
+// its process ended after it answered depend on the run. What decides
+// anything is compared: a refused sandbox or a crash ends the sub-agent
+// with subagent.failed.
+var processEntries = map[string]bool{
+	event.TypeAgentSpawned: true, event.TypeSandboxCanary: true, event.TypeAgentReady: true,
+	event.TypeAgentExited: true, event.TypeAgentCrashed: true,
+}
+
+// threads decodes entries and splits them by the sub-agent they name
+// (member subagent_id; the session's own agent's have none), then
+// normalises each thread on its own: how parallel sub-agents' entries
+// interleave depends on scheduling, their order within a thread does not.
+func threads(entries []ledger.Entry) (*threaded, error) {
+	t := &threaded{items: map[string][]item{}}
+	raw := map[string][]item{}
+	for _, en := range entries {
+		if processEntries[en.Type] {
+			continue
+		}
+		t.n++
+		it, err := decodeItem(en)
+		if err != nil {
+			return nil, err
+		}
+		id, _ := it.data["subagent_id"].(string)
+		if _, seen := raw[id]; !seen {
+			t.order = append(t.order, id)
+		}
+		raw[id] = append(raw[id], it)
+	}
+	for id, its := range raw {
+		t.items[id] = normalize(its)
+	}
+	return t, nil
+}
+
+// threadOrder is the session's own thread first, then the sub-agents in
+// the order the record first names them, then those only the rerun has.
+func threadOrder(rec, pro *threaded) []string {
+	out := []string{""}
+	seen := map[string]bool{"": true}
+	for _, t := range [...]*threaded{rec, pro} {
+		for _, id := range t.order {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
 			}
-			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// normalize merges a thread's token runs.
+func normalize(items []item) []item {
+	out := make([]item, 0, len(items))
+	for i := 0; i < len(items); {
+		if !inTokenRun(items[i].typ) {
+			out = append(out, items[i])
 			i++
 			continue
 		}
 		j := i
-		for j < len(entries) && inTokenRun(entries[j].Type) {
+		for j < len(items) && inTokenRun(items[j].typ) {
 			j++
 		}
-		run, err := mergeRun(entries[i:j])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, run...)
+		out = append(out, mergeRun(items[i:j])...)
 		i = j
 	}
-	return out, nil
+	return out
 }
 
 func inTokenRun(typ string) bool { return typ == event.TypeAgentTokens || typ == event.TypeLLMResponse }
 
 // mergeRun returns a run's llm.response entries in order, then one
-// agent.tokens per message (and sub-agent), text joined, counts summed.
-func mergeRun(run []ledger.Entry) ([]item, error) {
+// agent.tokens per message, text joined, counts summed.
+func mergeRun(run []item) []item {
 	var out, tokens []item
-	byKey := map[string]int{} // index in tokens
-	for _, en := range run {
-		it, err := decodeItem(en)
-		if err != nil {
-			return nil, err
-		}
-		if en.Type == event.TypeLLMResponse {
+	byMessage := map[string]int{} // index in tokens
+	for _, it := range run {
+		if it.typ == event.TypeLLMResponse {
 			out = append(out, it)
 			continue
 		}
-		key := fmt.Sprint(it.data["subagent_id"], "\x00", it.data["message_id"])
-		k, ok := byKey[key]
+		key := fmt.Sprint(it.data["message_id"])
+		k, ok := byMessage[key]
 		if !ok {
-			byKey[key] = len(tokens)
+			byMessage[key] = len(tokens)
 			tokens = append(tokens, it)
 			continue
 		}
 		tokens[k].n++
+		tokens[k].last = it.last
 		t := tokens[k].data
 		t["text"] = fmt.Sprint(t["text"]) + fmt.Sprint(it.data["text"])
 		t["count"] = json.Number(fmt.Sprint(number(t["count"]) + number(it.data["count"])))
 	}
-	return append(out, tokens...), nil
+	return append(out, tokens...)
 }
 
 // volatile are the fields each type drops before comparing.
@@ -168,6 +269,11 @@ var volatile = map[string][]string{
 	event.TypeLLMResponse:   {"latency_ms"},
 	event.TypeExecCompleted: {"duration_ms"},
 	event.TypeExecFailed:    {"duration_ms"},
+	// A sub-agent's life: how long it ran.
+	event.TypeSubAgentCompleted: {"duration_ms"},
+	event.TypeSubAgentFailed:    {"duration_ms"},
+	event.TypeSubAgentCancelled: {"duration_ms"},
+	event.TypeSubAgentTimedOut:  {"duration_ms"},
 }
 
 // added are members a payload gained after ledgers were recorded without
@@ -196,7 +302,7 @@ func decodeItem(en ledger.Entry) (item, error) {
 	for _, k := range volatile[en.Type] {
 		delete(m, k)
 	}
-	return item{seq: en.Seq, typ: en.Type, data: m, n: 1}, nil
+	return item{seq: en.Seq, last: en.Seq, typ: en.Type, data: m, n: 1}, nil
 }
 
 func number(v any) int64 {

@@ -203,3 +203,83 @@ func TestCompare_AddedMembers(t *testing.T) {
 		}
 	}
 }
+
+// sub builds an entry of sub-agent id's thread: data gains its
+// subagent_id.
+func sub(id, typ, data string) ledger.Entry {
+	return en(typ, `{"subagent_id":"`+id+`",`+data[1:])
+}
+
+// parallel is a session whose agent spawned two sub-agents, a and b, and
+// collected their results; their entries interleave as order says (a
+// string of 'a' and 'b', one letter per sub-agent entry, each sub-agent's
+// entries in their own order).
+func parallel(order string, bText string) []ledger.Entry {
+	thread := func(id, text string) []ledger.Entry {
+		return []ledger.Entry{
+			sub(id, "subagent.spawned", `{"max_rounds":5,"parent_call_id":"c1","parent_message_id":"m1","task":"`+text+`","task_size":1,"timeout_ms":1000,"tools":["read_file"]}`),
+			sub(id, "llm.request", `{"blob":"`+blobA+`","model":"x","provider":"scripted","request_id":"req_`+id+`","size":10}`),
+			sub(id, "agent.tokens", `{"count":1,"message_id":"m1","text":"`+text+` "}`),
+			sub(id, "llm.response", `{"attempts":1,"latency_ms":3,"model":"x","provider":"scripted","request_id":"req_`+id+`","size":5,"status":200,"text":"`+text+`","tool_calls":[],"usage":{"input_tokens":1,"output_tokens":2,"total_tokens":3}}`),
+			sub(id, "agent.tokens", `{"count":1,"message_id":"m1","text":"done"}`),
+			sub(id, "subagent.completed", `{"duration_ms":7,"result":"`+text+` done","rounds":1,"size":4,"tool_calls":0,"usage":{"input_tokens":1,"output_tokens":2,"total_tokens":3}}`),
+		}
+	}
+	threads := map[byte][]ledger.Entry{'a': thread("sub_a", "alpha"), 'b': thread("sub_b", bText)}
+	es := []ledger.Entry{
+		en("client.message", `{"client":"t","content":"hi","message_id":"m1"}`),
+		en("tool.proposed", `{"action_hash":"`+blobA+`","arguments":"{}","call_id":"c1","message_id":"m1","mutating":false,"tool":"spawn_agent"}`),
+	}
+	for i := range order {
+		es = append(es, threads[order[i]][0])
+		threads[order[i]] = threads[order[i]][1:]
+	}
+	return append(es, en("engine.tool_result", `{"call_id":"c1","content":"both done","is_error":false,"size":9}`))
+}
+
+// TestCompare_Threads: parallel sub-agents' entries may interleave in any
+// order, their durations and token coalescing differ; each thread is
+// compared on its own, in its own order, and the lists are identical.
+func TestCompare_Threads(t *testing.T) {
+	rec := entries(10, "2026-01-01T00:00:00Z", parallel("aabbabababab", "beta")...)
+	pro := entries(3, "2026-01-02T00:00:00Z", parallel("bbbbbbaaaaaa", "beta")...)
+	for i := range pro {
+		pro[i].Data = []byte(strings.NewReplacer(`"duration_ms":7`, `"duration_ms":9`, "req_sub_a", "req_2", "req_sub_b", "req_1").Replace(string(pro[i].Data)))
+	}
+	res, err := rerun.Compare(rec, pro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Identical || res.Matched != len(rec) || res.SubAgents != 2 {
+		t.Fatalf("Compare = %+v, %+v; want identical with 2 sub-agents", res, res.Divergence)
+	}
+}
+
+// TestCompare_ThreadDiverges: a sub-agent whose entries differ is named
+// in the divergence, at its recorded entry; the earliest divergence of all
+// threads is reported.
+func TestCompare_ThreadDiverges(t *testing.T) {
+	rec := entries(10, "2026-01-01T00:00:00Z", parallel("abababababab", "beta")...)
+	pro := entries(1, "2026-01-02T00:00:00Z", parallel("aaaaaabbbbbb", "gamma")...)
+	res, err := rerun.Compare(rec, pro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Divergence
+	// b's subagent.spawned, the third of the record's sub-agent entries.
+	if res.Identical || d == nil || d.SubAgentID != "sub_b" || d.Seq != 13 || d.Type != event.TypeSubAgentSpawned || !strings.Contains(d.Diff, "gamma") {
+		t.Fatalf("divergence %+v, want sub_b's subagent.spawned at seq 13", d)
+	}
+	if res.Matched != 3 { // the client message, the proposal and a's spawn
+		t.Errorf("%d matched before the divergence, want 3", res.Matched)
+	}
+	// A sub-agent the rerun never started: missing at its first entry.
+	pro = entries(1, "t", parallel("aaaaaa", "beta")...)
+	res, err = rerun.Compare(rec, pro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Divergence; d == nil || d.SubAgentID != "sub_b" || d.Kind != rerun.KindMissing || d.Seq != 13 {
+		t.Fatalf("divergence %+v, want sub_b missing at seq 13", d)
+	}
+}

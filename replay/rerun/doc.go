@@ -12,8 +12,9 @@
 //
 // # What is compared
 //
-// The entries whose session is the rerun session, in seq order, each by
-// type and payload (data). Entries outside the session (engine and agent
+// The entries whose session is the rerun session, thread by thread (see
+// Threads), each thread in seq order, each entry by type and payload
+// (data). Entries outside the session (engine and agent
 // lifecycle, tool definitions, rollbacks, prunes) cannot be attributed to
 // it and are not compared; what they carry that matters reaches the
 // session anyway (the tools loaded show in the next llm.request body,
@@ -36,14 +37,43 @@
 // the proposals, Shield's verdicts, the escalations and the answers the
 // agent gets.
 //
+// # Threads
+//
+// A session with sub-agents holds several threads: the session's own
+// agent's entries (no subagent_id) and each sub-agent's, everything that
+// names it in subagent_id: its lifecycle (subagent.spawned, then
+// subagent.completed, failed, cancelled or timed_out) and what it caused
+// (engine.process_request, llm.*, agent.tokens, agent.tool_call,
+// tool.proposed, shield.verdict, approval.*, chronicle.snapshot, exec.*,
+// engine.tool_result, agent.response_complete, engine.shutdown,
+// agent.error). Sub-agents run in parallel, so how their entries
+// interleave with each other's and with the parent's depends on
+// scheduling; the order within a thread does not. Compare splits both
+// lists by thread and compares each thread on its own, in its own order;
+// the order between threads is not compared. What ties them together is:
+// the parent's spawn_agent result names the sub-agent's id (derived from
+// the session, message and call, so a rerun mints the same),
+// subagent.spawned names the parent's call, and the parent reads each
+// sub-agent's answer through agent_result, all compared.
+//
+// A sub-agent's process lifecycle (agent.spawned, sandbox.canary,
+// agent.ready, agent.exited, agent.crashed) is recorded engine-wide, like
+// the session's own agent's, and is not compared (pids, ports, paths).
+//
+// The first divergence reported is the earliest, by the record's seq, of
+// each thread's first divergence; it names the sub-agent whose thread it
+// is (Divergence.SubAgentID).
+//
 // # Volatile fields
 //
 // Exactly these differ legitimately between two runs and are ignored:
 //
 //   - The entry envelope's ts, seq and prev (only type and data are
 //     compared; order is compared by position).
-//   - llm.response latency_ms, exec.completed duration_ms and
-//     exec.failed duration_ms: wall-clock measurements.
+//   - llm.response latency_ms, exec.completed duration_ms,
+//     exec.failed duration_ms and the duration_ms of the entry that ends
+//     a sub-agent (subagent.completed, failed, cancelled, timed_out):
+//     wall-clock measurements.
 //   - Members a payload gained after a ledger was recorded, when the
 //     recorded entry lacks them: approval.requested message_id and
 //     arguments (recorded since 2026-11-23).
@@ -52,16 +82,19 @@
 //     the agent is still forwarding the same call's tokens, so how a
 //     call's text is split across agent.tokens entries, and where its
 //     llm.response falls among them, depend on scheduling. Each maximal
-//     run of agent.tokens and llm.response entries is compared as its
-//     llm.response entries in order, followed by one agent.tokens per
-//     message_id with the run's text concatenated and counts summed:
-//     the text, its order and the number of tokens are still compared.
+//     run of agent.tokens and llm.response entries of a thread is
+//     compared as its llm.response entries in order, followed by one
+//     agent.tokens per message_id with the run's text concatenated and
+//     counts summed: the text, its order and the number of tokens are
+//     still compared.
 //   - The request_id of llm.request and llm.response: "req_N" counts an
 //     engine's model calls across all its sessions since it started, and
 //     tier 2 ids ("tier2_...") are random; neither reaches the agent.
-//     Request ids are compared up to a consistent renaming: the first
-//     produced id is taken to be the recorded one at the same position,
-//     and from then on must appear exactly where that one does.
+//     Parallel sub-agents take "req_N" numbers in the order they happen
+//     to call. Request ids are compared up to a consistent renaming, one
+//     to one across all threads: the first produced id is taken to be
+//     the recorded one at the same position of the same thread, and
+//     from then on must appear exactly where that one does.
 //
 // Approval ids are random too, but they reach the agent (a denial's
 // answer quotes its id), so a rerun reuses the recorded ones and they are
@@ -71,8 +104,9 @@
 //
 //   - Compare is a pure function of its two entry lists.
 //   - Two lists are reported identical only if, after the normalisation
-//     above, they have the same length and every pair has the same type
-//     and canonically equal data.
-//   - The first divergence reported is the earliest position at which
-//     the normalised lists differ; its seq is the recorded entry's.
+//     above, they have the same threads, and in each thread the same
+//     length and every pair the same type and canonically equal data.
+//   - The first divergence reported is, of each thread's earliest
+//     position at which the normalised lists differ, the one earliest in
+//     the record; its seq is the recorded entry's.
 package rerun

@@ -20,9 +20,12 @@ type Recording struct {
 	Entries []ledger.Entry
 	// Messages are the client messages, to be fed as recorded.
 	Messages []*Message
-	// Calls are the agent's model calls through the gateway; Tier2 the
-	// tier 2 evaluator's.
+	// Calls are the agents' model calls through the gateway (the
+	// session's own agent's and its sub-agents'); Tier2 the tier 2
+	// evaluator's.
 	Calls, Tier2 []*ModelCall
+	// SubAgents are the sub-agents the session spawned, in order.
+	SubAgents []*SubAgent
 	// Proposals are the tool calls the engine judged.
 	Proposals []*Proposal
 	// Approvals are the escalations to a human and their answers.
@@ -51,10 +54,19 @@ type Message struct {
 	Engine                    *Engine  // in force when it arrived
 }
 
+// SubAgent is a sub-agent the session spawned, as subagent.spawned
+// recorded it.
+type SubAgent struct {
+	Seq uint64
+	event.SubAgentSpawned
+}
+
 // ModelCall is one model call: the exact request body and the raw
-// response body (nil when none arrived), with how it went.
+// response body (nil when none arrived), with how it went. SubAgentID
+// names the thread that made it ("" the session's own agent).
 type ModelCall struct {
 	RequestSeq, ResponseSeq uint64 // ResponseSeq 0: no llm.response recorded
+	SubAgentID              string
 	RequestID, MessageID    string
 	Provider, Model         string
 	Request, Response       []byte
@@ -64,9 +76,12 @@ type ModelCall struct {
 }
 
 // Proposal is one judged tool call and everything recorded about it.
+// SubAgentID names the thread that proposed it ("" the session's own
+// agent): call ids are unique within a thread only.
 type Proposal struct {
 	Seq                                uint64
 	TS                                 time.Time
+	SubAgentID                         string
 	MessageID, CallID, Tool, Arguments string
 	Mutating                           bool
 	Engine                             *Engine
@@ -167,16 +182,18 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 		}
 		*created = true
 		r.Mode, r.Title = x.Mode, x.Title
+	case *event.SubAgentSpawned:
+		r.SubAgents = append(r.SubAgents, &SubAgent{Seq: en.Seq, SubAgentSpawned: *x})
 	case *event.ClientMessage:
 		m := &Message{Seq: en.Seq, ID: x.MessageID, Content: x.Content, Client: x.Client, Mode: r.Mode, Engine: engine}
 		r.Messages = append(r.Messages, m)
 		messages[x.MessageID] = m
 	case *event.ProcessRequest:
-		if m := messages[x.MessageID]; m != nil {
+		if m := messages[x.MessageID]; m != nil && x.SubAgentID == "" {
 			m.Mode, m.Tools = x.Mode, x.Tools
 		}
 	case *event.LLMRequest:
-		c := &ModelCall{RequestSeq: en.Seq, RequestID: x.RequestID, MessageID: x.MessageID, Provider: x.Provider, Model: x.Model, Engine: engine}
+		c := &ModelCall{RequestSeq: en.Seq, SubAgentID: x.SubAgentID, RequestID: x.RequestID, MessageID: x.MessageID, Provider: x.Provider, Model: x.Model, Engine: engine}
 		if c.Request, err = r.blob(x.Blob); err != nil {
 			return fmt.Errorf("entry %d: %w", en.Seq, err)
 		}
@@ -199,34 +216,34 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 		}
 	case *event.ToolProposed:
 		ts, _ := en.Time()
-		pr := &Proposal{Seq: en.Seq, TS: ts, MessageID: x.MessageID, CallID: x.CallID, Tool: x.Tool, Arguments: x.Arguments,
+		pr := &Proposal{Seq: en.Seq, TS: ts, SubAgentID: x.SubAgentID, MessageID: x.MessageID, CallID: x.CallID, Tool: x.Tool, Arguments: x.Arguments,
 			Mutating: x.Mutating, Engine: engine}
 		r.Proposals = append(r.Proposals, pr)
-		proposals[x.CallID] = pr
+		proposals[CallKey(x.SubAgentID, x.CallID)] = pr
 	case *event.ShieldVerdict:
-		if pr := proposals[x.CallID]; pr != nil {
+		if pr := proposals[CallKey(x.SubAgentID, x.CallID)]; pr != nil {
 			pr.Verdicts = append(pr.Verdicts, Verdict{Seq: en.Seq, ShieldVerdict: *x})
 		}
 	case *event.Snapshot:
-		if pr := proposals[x.CallID]; pr != nil && !pr.Started {
+		if pr := proposals[CallKey(x.SubAgentID, x.CallID)]; pr != nil && !pr.Started {
 			pr.Snapshot = x
 		}
 	case *event.ExecStarted:
-		if pr := proposals[x.CallID]; pr != nil {
+		if pr := proposals[CallKey(x.SubAgentID, x.CallID)]; pr != nil {
 			pr.Started = true
 		}
 	case *event.ExecCompleted:
-		if pr := proposals[x.CallID]; pr != nil {
+		if pr := proposals[CallKey(x.SubAgentID, x.CallID)]; pr != nil {
 			pr.Completed = x
 		}
 	case *event.ExecFailed:
-		if pr := proposals[x.CallID]; pr != nil {
+		if pr := proposals[CallKey(x.SubAgentID, x.CallID)]; pr != nil {
 			pr.Failed = x
 		}
 	case *event.ToolResult:
 		// Calls refused before their proposal (bad arguments, too many
 		// calls) are answered too; they have no proposal waiting.
-		if pr := proposals[x.CallID]; pr != nil && pr.Result == nil {
+		if pr := proposals[CallKey(x.SubAgentID, x.CallID)]; pr != nil && pr.Result == nil {
 			pr.Result, pr.ResultContent = x, x.Content
 			if x.Blob != "" {
 				b, err := r.blob(x.Blob)
@@ -247,6 +264,10 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 	}
 	return nil
 }
+
+// CallKey identifies a call within a session: call ids are unique within
+// a thread (the session's own agent, subagent "", or one sub-agent) only.
+func CallKey(subagent, callID string) string { return subagent + "\x00" + callID }
 
 // Blob returns a blob of the recorded ledger, hash-checked.
 func (r *Recording) Blob(hash string) ([]byte, error) { return r.blob(hash) }

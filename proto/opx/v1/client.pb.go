@@ -695,8 +695,9 @@ type PendingApproval struct {
 	Reason        string                 `protobuf:"bytes,7,opt,name=reason,proto3" json:"reason,omitempty"`                               // why it was escalated
 	RequestedAt   int64                  `protobuf:"varint,8,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"` // Unix nanoseconds
 	TimeoutMs     int64                  `protobuf:"varint,9,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
-	ExpiresAt     int64                  `protobuf:"varint,10,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"` // Unix nanoseconds: denied by the timeout then
-	Seq           uint64                 `protobuf:"varint,11,opt,name=seq,proto3" json:"seq,omitempty"`                              // ledger seq of approval.requested
+	ExpiresAt     int64                  `protobuf:"varint,10,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`   // Unix nanoseconds: denied by the timeout then
+	Seq           uint64                 `protobuf:"varint,11,opt,name=seq,proto3" json:"seq,omitempty"`                                // ledger seq of approval.requested
+	SubagentId    string                 `protobuf:"bytes,12,opt,name=subagent_id,json=subagentId,proto3" json:"subagent_id,omitempty"` // the sub-agent whose call asks; empty: the session's agent
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -806,6 +807,13 @@ func (x *PendingApproval) GetSeq() uint64 {
 		return x.Seq
 	}
 	return 0
+}
+
+func (x *PendingApproval) GetSubagentId() string {
+	if x != nil {
+		return x.SubagentId
+	}
+	return ""
 }
 
 type StatusRequest struct {
@@ -1186,7 +1194,7 @@ const file_opx_v1_client_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"N\n" +
 	"\x15ListApprovalsResponse\x125\n" +
-	"\tapprovals\x18\x01 \x03(\v2\x17.opx.v1.PendingApprovalR\tapprovals\"\xc6\x02\n" +
+	"\tapprovals\x18\x01 \x03(\v2\x17.opx.v1.PendingApprovalR\tapprovals\"\xe7\x02\n" +
 	"\x0fPendingApproval\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12\x1d\n" +
@@ -1204,7 +1212,9 @@ const file_opx_v1_client_proto_rawDesc = "" +
 	"\n" +
 	"expires_at\x18\n" +
 	" \x01(\x03R\texpiresAt\x12\x10\n" +
-	"\x03seq\x18\v \x01(\x04R\x03seq\"\x0f\n" +
+	"\x03seq\x18\v \x01(\x04R\x03seq\x12\x1f\n" +
+	"\vsubagent_id\x18\f \x01(\tR\n" +
+	"subagentId\"\x0f\n" +
 	"\rStatusRequest\"\x85\x03\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x1c\n" +

@@ -1,0 +1,269 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// subAgentService serves SubAgentService.RunSubAgent: each sub-agent's
+// one stream, opened with its own token.
+type subAgentService struct {
+	opxv1.UnimplementedSubAgentServiceServer
+	e *Engine
+}
+
+// RunSubAgent registers the sub-agent whose token the stream presents
+// (once: the token is single-use), judges its canary exactly as the main
+// agent's, sends it its task and handles its events, each recorded with
+// its subagent_id in its parent's session.
+func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgentServer) error {
+	e := svc.e
+	ctx := stream.Context()
+	// The authenticator let the stream through with a live sub-agent's
+	// token; it names the sub-agent.
+	s := e.subs.byTok(metadataValue(ctx, opxv1.AgentTokenHeader))
+	if s == nil {
+		return status.Error(codes.Unauthenticated, "no live sub-agent has this token")
+	}
+	first, err := recvTimeout(stream, readyTimeout)
+	if err != nil {
+		e.failSub(ctx, s, event.SubAgentRefused, fmt.Sprintf("no AgentReady: %v", err))
+		return status.Errorf(codes.DeadlineExceeded, "no AgentReady: %v", err)
+	}
+	ready := first.GetAgentReady()
+	if ready == nil {
+		e.record(ctx, ledger.Sync, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol",
+			Message: fmt.Sprintf("first sub-agent message was %T, not AgentReady; stream refused", first.GetEvent())})
+		return status.Error(codes.InvalidArgument, "the first message must be AgentReady")
+	}
+	canary, canaryErr := parseCanary(ready.SandboxCanaryJson)
+	// Waits for spawnSubAgent to have recorded agent.spawned.
+	s.mu.Lock()
+	second := s.registered
+	s.registered = true
+	s.mu.Unlock()
+	var refusal string
+	switch {
+	case second:
+		refusal = "a second registration with the token of sub-agent " + s.id + " (a token is single-use); refused"
+	case !tokenEqual(ready.Token, s.token):
+		refusal = "AgentReady carries another token than the stream's"
+	case ready.AgentId != s.id:
+		refusal = fmt.Sprintf("AgentReady names %q, but the token is sub-agent %s's", clip(ready.AgentId, 64), s.id)
+	case ready.ParentSessionId != s.session:
+		refusal = fmt.Sprintf("AgentReady names parent session %q, but sub-agent %s belongs to %s", clip(ready.ParentSessionId, 128), s.id, s.session)
+	}
+	if refusal != "" {
+		e.record(ctx, ledger.Sync, s.session, &event.AgentReady{AgentID: s.id, SubAgentID: s.id, TokenValid: false, CanaryStatus: canary.Status})
+		e.record(ctx, ledger.Sync, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: refusal})
+		e.opts.Logf("engine: refused a sub-agent stream: %s", refusal)
+		if !second {
+			// Whatever holds the token is not the process the engine
+			// started as it: that sub-agent cannot be trusted further.
+			e.failSub(ctx, s, event.SubAgentRefused, refusal)
+		}
+		return status.Error(codes.PermissionDenied, refusal)
+	}
+	action, reason := e.judgeCanary(canary, canaryErr)
+	e.record(ctx, ledger.Async, s.session, &event.SandboxCanary{AgentID: s.id, SubAgentID: s.id, Result: canary, Action: action, Reason: reason})
+	e.record(ctx, ledger.Sync, s.session, &event.AgentReady{AgentID: s.id, SubAgentID: s.id, TokenValid: true, CanaryStatus: canary.Status})
+	if action == "killed" {
+		e.opts.Logf("engine: REFUSED sub-agent %s: %s", s.id, reason)
+		e.failSub(ctx, s, event.SubAgentRefused, reason)
+		return status.Error(codes.PermissionDenied, reason)
+	}
+	conn := &agentConn{id: s.id, stream: stream}
+	s.gate.RLock()
+	ended := s.ended
+	if !ended {
+		s.mu.Lock()
+		s.conn, s.state = conn, subRunning
+		s.mu.Unlock()
+	}
+	s.gate.RUnlock()
+	if ended {
+		return status.Error(codes.Aborted, "sub-agent "+s.id+" has ended")
+	}
+	if err := e.sendTurn(ctx, s, conn, s.task); err != nil {
+		e.failSub(ctx, s, event.SubAgentCrashed, "its task could not be delivered: "+err.Error())
+		return err
+	}
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) || err != nil {
+			// A stream gone while the sub-agent has not ended: its
+			// process is killed; watchSubAgent records the crash.
+			s.gate.RLock()
+			ended := s.ended
+			s.gate.RUnlock()
+			if !ended {
+				s.mu.Lock()
+				killCmd(s.cmd)
+				s.mu.Unlock()
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		e.handleSubAgentEvent(ctx, s, conn, ev)
+	}
+}
+
+// sendTurn records and sends a ProcessRequest for the sub-agent's next
+// message (its task, then each follow-up): the granted tools only, the
+// parent session's mode, and the turns before as history.
+func (e *Engine) sendTurn(ctx context.Context, s *subAgent, conn *agentConn, content string) error {
+	s.mu.Lock()
+	n := len(s.turns) + 1
+	msgID := fmt.Sprintf("%s_m%d", s.id, n)
+	var history []*opxv1.ChatMessage
+	for _, t := range s.turns {
+		history = append(history, &opxv1.ChatMessage{Id: t.messageID, Role: "user", Content: t.content},
+			&opxv1.ChatMessage{Role: "assistant", Content: t.answer})
+	}
+	s.turns = append(s.turns, subTurn{messageID: msgID, content: content})
+	names := make([]string, 0, len(s.defs))
+	for _, d := range s.defs {
+		names = append(names, d.Name)
+	}
+	defs := protoDefs(s.defs)
+	s.mu.Unlock()
+	return conn.send(ctx, e, s.session, &event.ProcessRequest{SubAgentID: s.id, MessageID: msgID, Content: content, Mode: s.mode,
+		History: len(history), Tools: names},
+		&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ProcessRequest{ProcessRequest: &opxv1.ProcessRequest{
+			SessionId: s.session, MessageId: msgID, Content: content, Mode: s.mode, History: history, Tools: defs}}})
+}
+
+// currentTurn returns the message id the sub-agent is working on.
+func (s *subAgent) currentTurn() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.turns) == 0 {
+		return ""
+	}
+	return s.turns[len(s.turns)-1].messageID
+}
+
+// handleSubAgentEvent records one event of a sub-agent and acts on it, as
+// handleAgentEvent does for the main agent; an event about any message
+// but the sub-agent's current one is recorded and refused.
+func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *agentConn, ev *opxv1.AgentEvent) {
+	cur := s.currentTurn()
+	protocol := func(format string, args ...any) {
+		e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: clip(fmt.Sprintf(format, args...), 1024)})
+	}
+	switch x := ev.Event.(type) {
+	case *opxv1.AgentEvent_LlmToken:
+		if x.LlmToken.MessageId != cur {
+			protocol("tokens for message %q, which sub-agent %s is not working on; refused", clip(x.LlmToken.MessageId, 128), s.id)
+			return
+		}
+		if err := e.rec.Token(ctx, s.session, s.id, cur, x.LlmToken.Token); err != nil {
+			e.fatal(err)
+		}
+	case *opxv1.AgentEvent_ToolCall:
+		tc := x.ToolCall
+		e.recordFromSub(ctx, ledger.Async, s.session, s.id, &event.AgentToolCall{SubAgentID: s.id, MessageID: tc.MessageId, CallID: tc.CallId,
+			Tool: tc.ToolName, Arguments: tc.ArgumentsJson})
+		switch {
+		case tc.MessageId != cur:
+			e.reply(ctx, conn, s.session, s.id, tc.CallId, "error: sub-agent "+s.id+" is not working on message "+clip(tc.MessageId, 128), true)
+			return
+		case tc.CallId == "" || tc.ToolName == "":
+			e.reply(ctx, conn, s.session, s.id, tc.CallId, "error: a tool call needs a call id and a tool name", true)
+			return
+		}
+		s.mu.Lock()
+		s.toolCalls++
+		t := &s.turns[len(s.turns)-1]
+		t.toolCalls++
+		over := t.toolCalls > e.opts.MaxToolCalls
+		s.mu.Unlock()
+		if over {
+			e.reply(ctx, conn, s.session, s.id, tc.CallId, fmt.Sprintf("error: more than %d tool calls for one message", e.opts.MaxToolCalls), true)
+			return
+		}
+		go func() {
+			out, err := e.pipe.Handle(context.WithoutCancel(ctx), s.session, s.id, cur, tc.CallId, tc.ToolName, tc.ArgumentsJson)
+			if err != nil {
+				e.fatal(err)
+				return
+			}
+			e.reply(ctx, conn, s.session, s.id, tc.CallId, out.Content, out.IsError)
+		}()
+	case *opxv1.AgentEvent_ToolDefsRequest:
+		// A sub-agent has no load_tools: it gets no tools this way.
+		r := x.ToolDefsRequest
+		e.recordFromSub(ctx, ledger.Async, s.session, s.id, &event.ToolDefsRequest{SubAgentID: s.id, CallID: r.CallId, Groups: nonNil(r.Groups)})
+		_ = conn.send(ctx, e, s.session, &event.ToolDefs{SubAgentID: s.id, CallID: nonEmpty(r.CallId), Groups: nonNil(r.Groups), Tools: []string{}},
+			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ToolDefs{ToolDefs: &opxv1.ToolDefsDelivery{CallId: r.CallId}}})
+	case *opxv1.AgentEvent_MemoryFlush:
+		protocol("memory flush of %d bytes from sub-agent %s refused: sub-agents do not write memory", len(x.MemoryFlush.Content), s.id)
+	case *opxv1.AgentEvent_ResponseComplete:
+		rc := x.ResponseComplete
+		p := responseComplete(s.id, rc)
+		e.recordFromSub(ctx, ledger.Sync, s.session, s.id, p)
+		if rc.MessageId != cur {
+			protocol("an answer to message %q, which sub-agent %s is not working on; ignored", clip(rc.MessageId, 128), s.id)
+			return
+		}
+		s.gate.RLock()
+		s.mu.Lock()
+		s.turns[len(s.turns)-1].answer = rc.Content
+		s.usage.InputTokens += p.Usage.InputTokens
+		s.usage.OutputTokens += p.Usage.OutputTokens
+		s.usage.TotalTokens += p.Usage.TotalTokens
+		var next string
+		if len(s.pending) > 0 && !s.ended {
+			next, s.pending = s.pending[0], s.pending[1:]
+		}
+		s.mu.Unlock()
+		s.gate.RUnlock()
+		if next != "" {
+			if err := e.sendTurn(ctx, s, conn, next); err != nil {
+				e.failSub(ctx, s, event.SubAgentCrashed, "a follow-up could not be delivered: "+err.Error())
+			}
+			return
+		}
+		e.completeSub(ctx, s, rc.Content)
+	case *opxv1.AgentEvent_Error:
+		p := agentErrorPayload(s.id, x.Error)
+		e.record(ctx, ledger.Async, s.session, p)
+		if x.Error.MessageId != cur {
+			return
+		}
+		reason := event.SubAgentAgentError
+		if p.Code == "max_rounds" {
+			reason = event.SubAgentMaxRounds
+		}
+		e.failSub(ctx, s, reason, p.Code+": "+p.Message)
+	default:
+		protocol("unexpected sub-agent message %T", ev.Event)
+	}
+}
+
+// completeSub ends s with its answer: subagent.completed carries the
+// result handed to the parent.
+func (e *Engine) completeSub(ctx context.Context, s *subAgent, answer string) {
+	s.mu.Lock()
+	rounds, calls, usage := s.rounds, s.toolCalls, s.usage
+	s.result = answer
+	s.mu.Unlock()
+	inline, h, blob := event.Inline(answer)
+	p := &event.SubAgentCompleted{SubAgentID: s.id, Result: inline, ResultBlob: h, Size: int64(len(answer)), Rounds: rounds, ToolCalls: calls,
+		Usage: usage, DurationMS: s.elapsed()}
+	var blobs [][]byte
+	if blob != nil {
+		blobs = append(blobs, blob)
+	}
+	e.endSubAgent(ctx, s, p, subCompleted, "completed", blobs...)
+}

@@ -1,0 +1,332 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+)
+
+// GroupAgents is the tool group of the agent tools.
+const GroupAgents = "agents"
+
+// Limits of the agent tools' arguments.
+const (
+	// maxTaskBytes bounds a sub-agent's task and each follow-up message.
+	maxTaskBytes = 64 << 10
+	// maxAgentResult bounds the result handed back to the parent.
+	maxAgentResult = 256 << 10
+)
+
+// neverGranted are the tools no sub-agent gets, whatever it asks: no
+// recursion, no memory writes, no widening of its own tools.
+var neverGranted = map[string]string{
+	"spawn_agent": "agent tools", "list_agents": "agent tools", "agent_status": "agent tools",
+	"agent_result": "agent tools", "agent_message": "agent tools", "cancel_agent": "agent tools",
+	"memory_append": "memory writes", "load_tools": "load_tools",
+}
+
+// agentTools is the executor of the agent tools: the session's agent
+// starts, watches and stops its sub-agents with them. Each runs as an
+// allowed call in the pipeline (agentToolsCall gives it the call's
+// proposal); none changes the workspace.
+type agentTools struct{ e *Engine }
+
+func obj(props string, required ...string) json.RawMessage {
+	req, _ := json.Marshal(required)
+	if required == nil {
+		req = []byte("[]")
+	}
+	return json.RawMessage(`{"type":"object","properties":{` + props + `},"required":` + string(req) + `,"additionalProperties":false}`)
+}
+
+const idProp = `"id":{"type":"string","description":"the sub-agent's id, as spawn_agent returned it"}`
+
+// Tools implements executor.Executor.
+func (t *agentTools) Tools() []executor.ToolDef {
+	return []executor.ToolDef{
+		{Name: "spawn_agent", Group: GroupAgents, Description: "Start a sub-agent: a separate sandboxed agent that works on the task with " +
+			"the tools you grant it (tool names or groups; by default the read-only tools) and answers with text. It runs in " +
+			"parallel: this returns its id at once; agent_result waits for its answer.",
+			InputSchema: obj(`"task":{"type":"string","description":"what the sub-agent should do; it sees nothing else"},`+
+				`"tools":{"type":"array","items":{"type":"string"},"description":"tool names or groups it may use"},`+
+				`"model":{"type":"string","description":"a model name for its calls (default: the engine's)"}`, "task")},
+		{Name: "list_agents", Group: GroupAgents, Description: "List the sub-agents of this session with their state.", InputSchema: obj(``)},
+		{Name: "agent_status", Group: GroupAgents, Description: "A sub-agent's state, rounds and tool calls so far.", InputSchema: obj(idProp, "id")},
+		{Name: "agent_result", Group: GroupAgents, Description: "A sub-agent's answer. With wait (the default) it waits until the " +
+			"sub-agent ends (bounded by its timeout); the answer, or why it failed, was cancelled or timed out.",
+			InputSchema: obj(idProp+`,"wait":{"type":"boolean"}`, "id")},
+		{Name: "agent_message", Group: GroupAgents, Description: "Send a running sub-agent a follow-up message; it answers it after " +
+			"its current work, and its result is then the answer to the last message. A sub-agent that has ended takes none.",
+			InputSchema: obj(idProp+`,"message":{"type":"string"}`, "id", "message")},
+		{Name: "cancel_agent", Group: GroupAgents, Description: "Stop a sub-agent: its process is killed and nothing of it runs after.",
+			InputSchema: obj(idProp, "id")},
+	}
+}
+
+// proposalKey carries the call's Proposal to executors that act for the
+// calling agent (agentTools): its session, message and call.
+type proposalKey struct{}
+
+func withProposal(ctx context.Context, p Proposal) context.Context {
+	return context.WithValue(ctx, proposalKey{}, p)
+}
+
+// Execute implements executor.Executor.
+func (t *agentTools) Execute(ctx context.Context, c executor.Call) executor.Result {
+	p, ok := ctx.Value(proposalKey{}).(Proposal)
+	if !ok {
+		return executor.Errorf("%s runs only through the engine's pipeline", c.Tool)
+	}
+	if p.SubAgentID != "" {
+		// Restrict blocks these before; a second line all the same.
+		return executor.Errorf("a sub-agent cannot use %s", c.Tool)
+	}
+	var a struct {
+		ID      string   `json:"id"`
+		Task    string   `json:"task"`
+		Tools   []string `json:"tools"`
+		Model   string   `json:"model"`
+		Wait    *bool    `json:"wait"`
+		Message string   `json:"message"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(c.Args)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return executor.Errorf("invalid arguments: %v", err)
+	}
+	e := t.e
+	switch c.Tool {
+	case "spawn_agent":
+		return e.spawnSubAgent(ctx, p, a.Task, a.Tools, a.Model)
+	case "list_agents":
+		var out []subStatus
+		for _, s := range e.subs.all() {
+			if s.session == p.Session {
+				st := s.status()
+				st.Result = "" // agent_result hands it over
+				out = append(out, st)
+			}
+		}
+		if len(out) == 0 {
+			return executor.Result{Content: "no sub-agents in this session"}
+		}
+		b, _ := json.MarshalIndent(out, "", "  ")
+		return executor.Result{Content: string(b)}
+	}
+	s := e.subs.get(a.ID)
+	if s == nil || s.session != p.Session {
+		return executor.Errorf("no sub-agent %q in this session (list_agents lists them)", clip(a.ID, 64))
+	}
+	switch c.Tool {
+	case "agent_status":
+		st := s.status()
+		st.Result = ""
+		b, _ := json.MarshalIndent(st, "", "  ")
+		return executor.Result{Content: string(b)}
+	case "agent_result":
+		if a.Wait == nil || *a.Wait {
+			select {
+			case <-s.done:
+			case <-ctx.Done():
+				return executor.Errorf("gave up waiting for sub-agent %s: %v", s.id, ctx.Err())
+			}
+		}
+		st := s.status()
+		switch st.State {
+		case subCompleted:
+			return executor.Result{Content: clip(st.Result, maxAgentResult)}
+		case subStarting, subRunning:
+			return executor.Result{Content: fmt.Sprintf("sub-agent %s is still %s (%d model calls, %d tool calls so far)", s.id, st.State, st.Rounds, st.ToolCalls)}
+		default:
+			return executor.Errorf("sub-agent %s %s", s.id, st.Why)
+		}
+	case "agent_message":
+		return e.messageSubAgent(ctx, s, a.Message)
+	case "cancel_agent":
+		if !e.endSubAgent(ctx, s, &event.SubAgentCancelled{SubAgentID: s.id, ByCallID: p.CallID, Reason: "cancelled by the agent (cancel_agent)",
+			DurationMS: s.elapsed()}, subCancelled, "was cancelled (cancel_agent "+p.CallID+")") {
+			return executor.Errorf("sub-agent %s has already ended (%s)", s.id, s.status().State)
+		}
+		return executor.Result{Content: "sub-agent " + s.id + " cancelled: its process was killed and nothing of it runs any more"}
+	}
+	return executor.Errorf("unknown tool %q", c.Tool)
+}
+
+// grant resolves the tools asked for a sub-agent (names or groups) into
+// the tools it is granted. Nil asks for the default: every tool that
+// does not change the workspace, but http_request. An unknown name, or a tool no sub-agent
+// may have, is refused; a group grants its members a sub-agent may have.
+func (e *Engine) grant(asked []string) ([]executor.ToolDef, error) {
+	byName := map[string]executor.ToolDef{}
+	add := func(d executor.ToolDef) {
+		if neverGranted[d.Name] == "" && d.Group != GroupAgents {
+			byName[d.Name] = d
+		}
+	}
+	if asked == nil {
+		defs, _ := e.tools.Group(e.tools.Groups()...)
+		for _, d := range defs {
+			// http_request reaches off the machine: granted only when
+			// asked for by name.
+			if !d.Mutating && d.Name != "http_request" {
+				add(d)
+			}
+		}
+	}
+	for _, n := range asked {
+		if kind := neverGranted[n]; kind != "" || n == GroupAgents {
+			return nil, fmt.Errorf("%q cannot be granted to a sub-agent (no %s for sub-agents)", clip(n, 64), cmpOr(kind, "agent tools"))
+		}
+		if d, ok := e.tools.Def(n); ok {
+			add(d)
+			continue
+		}
+		defs, unknown := e.tools.Group(n)
+		if len(unknown) > 0 {
+			return nil, fmt.Errorf("no tool or group named %q (groups: %s)", clip(n, 64), strings.Join(e.tools.Groups(), ", "))
+		}
+		for _, d := range defs {
+			add(d)
+		}
+	}
+	out := make([]executor.ToolDef, 0, len(byName))
+	for _, d := range byName {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// spawnSubAgent is spawn_agent: it records subagent.spawned (Sync),
+// starts the sandboxed process with a fresh token and records
+// agent.spawned, then returns the id at once; the sub-agent registers
+// and works in parallel (RunSubAgent).
+func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, tools []string, model string) executor.Result {
+	switch {
+	case strings.TrimSpace(task) == "":
+		return executor.Errorf("spawn_agent needs a task")
+	case len(task) > maxTaskBytes:
+		return executor.Errorf("the task is %d bytes, over the %d a sub-agent takes", len(task), maxTaskBytes)
+	case len(model) > 128:
+		return executor.Errorf("model name too long")
+	case e.opts.SpawnAgent == nil:
+		return executor.Errorf("this engine starts no agent processes, so no sub-agents")
+	}
+	defs, err := e.grant(tools)
+	if err != nil {
+		return executor.Errorf("spawn_agent refused: %v", err)
+	}
+	tok, err := newToken()
+	if err != nil {
+		return executor.Errorf("spawn_agent: %v", err)
+	}
+	mode := "normal"
+	if sess, ok, err := e.readSession(ctx, p.Session); err == nil && ok && sess.Mode != "" {
+		mode = sess.Mode
+	}
+	cfg := e.opts.Agents
+	s := &subAgent{session: p.Session, parentMsg: p.MessageID, parentCall: p.CallID, mode: mode, task: task, model: model, defs: defs,
+		granted: map[string]bool{}, maxRounds: cfg.MaxRounds, timeout: cfg.Timeout, token: tok, spawned: time.Now(),
+		state: subStarting, done: make(chan struct{}), exited: make(chan struct{})}
+	names := make([]string, 0, len(defs))
+	for _, d := range defs {
+		s.granted[d.Name] = true
+		names = append(names, d.Name)
+	}
+	m := e.subs
+	m.mu.Lock()
+	switch {
+	case m.stopped != "":
+		m.mu.Unlock()
+		return executor.Errorf("spawn_agent refused: the engine is stopping")
+	case m.live >= cfg.MaxConcurrent:
+		m.mu.Unlock()
+		return executor.Errorf("spawn_agent refused: %d sub-agents are running, the most agents.max_concurrent allows; wait for one (agent_result) or cancel one", m.live)
+	}
+	s.id = subagentID(p.Session, p.MessageID, p.CallID, func(id string) bool { return m.byID[id] != nil })
+	m.byID[s.id] = s
+	m.byToken[tok] = s
+	m.order = append(m.order, s)
+	m.live++
+	m.mu.Unlock()
+
+	inline, h, blob := event.Inline(task)
+	var blobs [][]byte
+	if blob != nil {
+		blobs = append(blobs, blob)
+	}
+	// s.mu is held until agent.spawned is recorded: the sub-agent's
+	// registration waits for it, so its entries follow.
+	s.mu.Lock()
+	e.record(ctx, ledger.Sync, p.Session, &event.SubAgentSpawned{SubAgentID: s.id, ParentMessageID: p.MessageID, ParentCallID: p.CallID,
+		Task: inline, TaskBlob: h, TaskSize: int64(len(task)), Tools: names, Model: model, MaxRounds: s.maxRounds,
+		TimeoutMS: s.timeout.Milliseconds()}, blobs...)
+	cmd, err := e.opts.SpawnAgent(context.WithoutCancel(ctx), AgentLaunch{Addr: fmt.Sprintf("127.0.0.1:%d", e.port), Token: tok,
+		Canary: e.canaryTargets, SubAgentID: s.id, ParentSession: p.Session, MaxRounds: s.maxRounds})
+	if err != nil {
+		s.mu.Unlock()
+		close(s.exited)
+		e.failSub(ctx, s, event.SubAgentSpawnError, "its process could not be started: "+err.Error())
+		return executor.Errorf("spawn_agent: sub-agent %s could not be started: %v", s.id, err)
+	}
+	s.cmd = cmd
+	e.record(ctx, ledger.Async, p.Session, &event.AgentSpawned{AgentID: s.id, SubAgentID: s.id, PID: cmd.Process.Pid,
+		Sandbox: event.SandboxConfig{Mechanism: "none", ReadPaths: []string{}, WritePaths: []string{}, ConnectPort: e.port}})
+	s.timer = time.AfterFunc(s.timeout, func() {
+		e.endSubAgent(context.Background(), s, &event.SubAgentTimedOut{SubAgentID: s.id, TimeoutMS: s.timeout.Milliseconds(), DurationMS: s.elapsed()},
+			subTimedOut, fmt.Sprintf("timed out after %s (agents.timeout); its process was killed", s.timeout))
+	})
+	s.mu.Unlock()
+	go e.watchSubAgent(context.Background(), s, cmd)
+	// The id comes first, alone, so a script can take it (its first 16
+	// bytes, without a collision suffix).
+	return executor.Result{Content: fmt.Sprintf("%s is spawned with tools %s; it works in parallel: agent_result {\"id\": %q} waits for its answer",
+		s.id, strings.Join(names, ", "), s.id)}
+}
+
+// messageSubAgent is agent_message: a follow-up for a sub-agent still
+// running, sent once it has answered what it has.
+func (e *Engine) messageSubAgent(ctx context.Context, s *subAgent, msg string) executor.Result {
+	switch {
+	case strings.TrimSpace(msg) == "":
+		return executor.Errorf("agent_message needs a message")
+	case len(msg) > maxTaskBytes:
+		return executor.Errorf("the message is %d bytes, over the %d a sub-agent takes", len(msg), maxTaskBytes)
+	}
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	if s.ended {
+		st := s.status()
+		return executor.Errorf("sub-agent %s has ended (%s) and takes no more messages; its answer is final (agent_result), spawn another for more", s.id, st.State)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) >= 8 {
+		return executor.Errorf("sub-agent %s has 8 follow-ups waiting already", s.id)
+	}
+	s.pending = append(s.pending, msg)
+	return executor.Result{Content: fmt.Sprintf("sub-agent %s will get the message once it has answered what it has (%d waiting)", s.id, len(s.pending))}
+}
+
+// signalName names the signal that ended a process.
+func signalName(ps interface{ Sys() any }) string {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return ws.Signal().String()
+	}
+	return ""
+}
