@@ -127,9 +127,6 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 			return status.Errorf(codes.Internal, "%v", err)
 		}
 	}
-	if mode == ModeOTR {
-		e.rec.otr.message(msgID, sessionID)
-	}
 	if newSession {
 		title := titleOf(req.Content)
 		seq := e.record(ctx, ledger.Async, sessionID, &event.SessionCreated{Mode: mode, Title: title})

@@ -87,9 +87,10 @@ type otrState struct {
 	// for; normal every other session it looked up.
 	sessions map[string]*otrSession
 	normal   map[string]bool
-	// messages maps the id of each message of an off-the-record
-	// session to the session, so that an entry about it recorded
-	// outside any session (a late or unknown message) is withheld too.
+	// messages maps the id of each message an entry of an
+	// off-the-record session named (its sub-agents' included) to the
+	// session, so that an entry about it recorded outside any session (a
+	// late or unknown message) is withheld too.
 	messages map[string]string
 	// active holds the OTR messages being answered (from client.message
 	// to the answer or the agent's error), and drop a throwaway key: an
@@ -101,7 +102,8 @@ type otrState struct {
 
 // otrSession is one off-the-record session in memory.
 type otrSession struct {
-	c *event.Commitments
+	id string // "" for the throwaway session
+	c  *event.Commitments
 	// live is true for a session this engine started: history then
 	// holds its whole conversation. A session an earlier engine started
 	// has a fresh key (entries recorded for it now, such as the denial
@@ -138,15 +140,8 @@ func (o *otrState) start(session string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	delete(o.normal, session)
-	o.sessions[session] = &otrSession{c: event.NewCommitments(k), live: true, approvals: map[string][2]string{}}
+	o.sessions[session] = &otrSession{id: session, c: event.NewCommitments(k), live: true, approvals: map[string][2]string{}}
 	return nil
-}
-
-// message ties a message id to its off-the-record session.
-func (o *otrState) message(id, session string) {
-	o.mu.Lock()
-	o.messages[id] = session
-	o.mu.Unlock()
 }
 
 // isOTR reports whether session is off the record.
@@ -198,7 +193,7 @@ func (o *otrState) lookup(session string) (*otrSession, error) {
 	if s := o.sessions[session]; s != nil {
 		return s, nil
 	}
-	s = &otrSession{c: event.NewCommitments(k), approvals: map[string][2]string{}}
+	s = &otrSession{id: session, c: event.NewCommitments(k), approvals: map[string][2]string{}}
 	o.sessions[session] = s
 	return s, nil
 }
@@ -271,6 +266,10 @@ func (o *otrState) withhold(s *otrSession, p event.Payload) (event.Payload, erro
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	now := time.Now().UnixNano()
+	if id := messageIDOf(p); id != "" && s.id != "" {
+		// Every message of the session, the sub-agents' included.
+		o.messages[id] = s.id
+	}
 	switch t := p.(type) {
 	case *event.ClientMessage:
 		o.active[t.MessageID] = true

@@ -131,7 +131,78 @@ func TestE2E_OffTheRecordLeavesNoText(t *testing.T) {
 
 	// Every byte of the state directory, decompressed where compressed,
 	// and the engine's log.
-	markers := []string{user, second, file, "summarise the plan", "the plan goes on"}
+	noTextIn(t, w, m, st.LedgerPath, user, second, file, "summarise the plan", "the plan goes on")
+	// The session's envelope is there: its tools, verdicts and sizes.
+	led, _ := os.ReadFile(st.LedgerPath)
+	for _, want := range []string{`"rule":"otr:read-only"`, `"tool":"read_file"`, `"mode":"otr"`, `otr:v1:`} {
+		if !bytes.Contains(led, []byte(want)) {
+			t.Errorf("the ledger lacks %s", want)
+		}
+	}
+}
+
+// otrTeamTranscript: the parent spawns a sub-agent granted read_file and
+// write_file, and collects its result; the sub-agent reads the plan and
+// tries to write it.
+const otrTeamTranscript = `{"model":"opx-scripted-1","turns":[` +
+	`{"match":"^sub-otr:","steps":[` +
+	`{"tool_calls":[{"name":"read_file","arguments":"{\"path\": \"plan.txt\"}"}]},` +
+	`{"tool_calls":[{"name":"write_file","arguments":"{\"path\": \"plan.txt\", \"content\": \"overwritten\"}"}]},` +
+	`{"text":"SUBTEXT {{(index .Results 0).Content}} {{(index .Results 1).Content}}"}]},` +
+	`{"match":"otr-team","steps":[` +
+	`{"tool_calls":[{"name":"spawn_agent","arguments":"{\"task\": \"sub-otr: read plan.txt\", \"tools\": [\"read_file\", \"write_file\"]}"}]},` +
+	`{"tool_calls":[{"name":"agent_result","arguments":"{\"id\": {{json (slice (index .Results 0).Content 0 16)}}}"}]},` +
+	`{"text":"PARENTTEXT [{{(index .Results 1).Content}}]"}]}]}`
+
+// TestE2E_OffTheRecordSubAgent: a sub-agent of an off-the-record session
+// is in its parent's session, so it is read-only (its granted write is
+// blocked by otr:read-only) and withheld like its parent; the ledger,
+// with the sub-agent's causality, verifies strictly.
+func TestE2E_OffTheRecordSubAgent(t *testing.T) {
+	needSandbox(t)
+	w := newWorld(t)
+	user, file := otrMarker(t, "USERTEXT"), otrMarker(t, "FILETEXT")
+	plan := file + "\n"
+	for name, content := range map[string]string{
+		".opx/config.yaml": "provider:\n  kind: scripted\n  transcript: .opx/otr.json\npolicy: .opx/policy.yaml\n",
+		".opx/otr.json":    otrTeamTranscript,
+		".opx/policy.yaml": "version: 1\ndefault: allow\n",
+		"plan.txt":         plan,
+	} {
+		p := filepath.Join(w.ws, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := w.start()
+	st, _ := w.status()
+	out, errOut, code := w.run("send", "--otr", user+" otr-team")
+	if code != 0 || !strings.Contains(out, "PARENTTEXT [SUBTEXT "+file) || !strings.Contains(out, "otr:read-only") {
+		t.Fatalf("opx send --otr: exit %d: want the sub-agent's result with the file and its blocked write\n%s\n%s", code, out, errOut)
+	}
+	w.stop(m)
+	if b, _ := os.ReadFile(filepath.Join(w.ws, "plan.txt")); string(b) != plan {
+		t.Fatal("plan.txt was changed by a sub-agent of an off-the-record session")
+	}
+	if out, errOut, code := w.run("ledger", "verify", "--strict"); code != 0 {
+		t.Fatalf("ledger verify --strict: exit %d\n%s%s", code, out, errOut)
+	}
+	led, _ := os.ReadFile(st.LedgerPath)
+	for _, want := range []string{`"type":"subagent.spawned"`, `"type":"subagent.completed"`, `"rule":"otr:read-only"`} {
+		if !bytes.Contains(led, []byte(want)) {
+			t.Errorf("the ledger lacks %s", want)
+		}
+	}
+	noTextIn(t, w, m, st.LedgerPath, user, file, "sub-otr:", "SUBTEXT", "PARENTTEXT")
+}
+
+// noTextIn fails the test when any of markers is anywhere in the state
+// directory of w (every file whole, and decompressed where it is zstd:
+// exports, blob bundles), in any blob the ledger stores (decompressed), or
+// in the output of m (the manager's and the engine's log).
+func noTextIn(t *testing.T, w *world, m *manager, ledgerPath string, markers ...string) {
+	t.Helper()
 	look := func(where string, b []byte) {
 		for _, mk := range markers {
 			if i := bytes.Index(b, []byte(mk)); i >= 0 {
@@ -158,13 +229,13 @@ func TestE2E_OffTheRecordLeavesNoText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if files < 5 {
+	if files < 3 {
 		t.Fatalf("only %d files in the state directory", files)
 	}
 	look("the manager's and engine's output", []byte(m.out.String()))
 	// Blobs are zstd frames inside the file: each one decompressed, named
 	// by an entry or not.
-	db, err := bolt.Open(st.LedgerPath, 0o600, &bolt.Options{ReadOnly: true})
+	db, err := bolt.Open(ledgerPath, 0o600, &bolt.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,13 +252,6 @@ func TestE2E_OffTheRecordLeavesNoText(t *testing.T) {
 	db.Close()
 	if err != nil {
 		t.Fatal(err)
-	}
-	// The session's envelope is there: its tools, verdicts and sizes.
-	led, _ := os.ReadFile(st.LedgerPath)
-	for _, want := range []string{`"rule":"otr:read-only"`, `"tool":"read_file"`, `"mode":"otr"`, `otr:v1:`} {
-		if !bytes.Contains(led, []byte(want)) {
-			t.Errorf("the ledger lacks %s", want)
-		}
 	}
 }
 
