@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -263,4 +264,40 @@ func zstdAll(b []byte) ([]byte, error) {
 	}
 	defer d.Close()
 	return io.ReadAll(d)
+}
+
+// TestE2E_OffTheRecordChat: /otr in opx chat starts an off-the-record
+// session (prompt "otr> "), read-only, hidden from /sessions; /new goes
+// back to a normal one; opx chat --otr starts off the record.
+func TestE2E_OffTheRecordChat(t *testing.T) {
+	w := newWorld(t)
+	m := w.start()
+	chat := func(stdin string, args ...string) string {
+		cmd := exec.Command(w.bin, append([]string{"chat", "--workspace", w.ws}, args...)...)
+		cmd.Env = w.env()
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("opx chat: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	s := chat("read README.md\n/otr\nread README.md\n/sessions\n/new\nlist the files\n/quit\n")
+	for _, want := range []string{"(the next message starts a new off-the-record session", "otr> ", "the workspace of an end-to-end test", "→ list_directory"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("chat output lacks %q:\n%s", want, s)
+		}
+	}
+	s = chat("read README.md\n/quit\n", "--otr")
+	if !strings.Contains(s, "otr> ") || !strings.Contains(s, "the workspace of an end-to-end test") {
+		t.Errorf("opx chat --otr:\n%s", s)
+	}
+	out, _, _ := w.run("sessions", "--json", "--include-otr")
+	if strings.Count(out, `"mode":"otr"`) != 2 || strings.Count(out, `"mode":"normal"`) != 2 {
+		t.Errorf("want two normal and two off-the-record sessions:\n%s", out)
+	}
+	if out, _, _ := w.run("sessions", "--json"); strings.Contains(out, `"mode":"otr"`) {
+		t.Errorf("opx sessions lists off-the-record sessions without --include-otr:\n%s", out)
+	}
+	w.stop(m)
 }
