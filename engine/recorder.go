@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -44,10 +45,22 @@ func NewRecorder(l *ledger.Ledger) *Recorder { return &Recorder{l: l, otr: newOT
 
 // offRecord returns p as recorded for session: withheld, with no blobs,
 // when the entry belongs to an off-the-record session.
+// The payload is validated first (an invalid one is never recorded);
+// off the record, the error does not say why, as the reason may quote the
+// content (the engine logs it when it stops).
 func (r *Recorder) offRecord(session string, p event.Payload, blobs [][]byte) (event.Payload, [][]byte, error) {
 	s, err := r.otr.forEntry(session, p)
-	if err != nil || s == nil {
-		return p, blobs, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.Validate(); err != nil {
+		if s != nil {
+			err = errors.New("(the reason is withheld: off the record)")
+		}
+		return nil, nil, fmt.Errorf("%w: %s: %v", event.ErrInvalidPayload, p.Type(), err)
+	}
+	if s == nil {
+		return p, blobs, nil
 	}
 	w, err := r.otr.withhold(s, p)
 	if err != nil {
@@ -63,9 +76,6 @@ func (r *Recorder) Ledger() *ledger.Ledger { return r.l }
 
 // Record appends p (and the blobs it names) and returns its seq.
 func (r *Recorder) Record(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) (uint64, error) {
-	if err := p.Validate(); err != nil {
-		return 0, fmt.Errorf("%w: %s: %v", event.ErrInvalidPayload, p.Type(), err)
-	}
 	w, blobs, err := r.offRecord(session, p, blobs)
 	if err != nil {
 		return 0, fmt.Errorf("record %s: %w", p.Type(), err)
