@@ -92,6 +92,11 @@ type otrState struct {
 	// session, so that an entry about it recorded outside any session (a
 	// late or unknown message) is withheld too.
 	messages map[string]string
+	// subagents maps the id of each sub-agent spawned in an
+	// off-the-record session to it: the engine records a sub-agent's
+	// process entries outside any session, and agent.crashed carries
+	// the tail of its stderr.
+	subagents map[string]string
 	// active holds the OTR messages being answered (from client.message
 	// to the answer or the agent's error), and drop a throwaway key: an
 	// agent.memory_flush (which names no session) recorded while any is
@@ -118,7 +123,7 @@ type otrSession struct {
 }
 
 func newOTRState(l *ledger.Ledger) *otrState {
-	return &otrState{l: l, sessions: map[string]*otrSession{}, normal: map[string]bool{}, messages: map[string]string{}, active: map[string]bool{}}
+	return &otrState{l: l, sessions: map[string]*otrSession{}, normal: map[string]bool{}, messages: map[string]string{}, subagents: map[string]string{}, active: map[string]bool{}}
 }
 
 // newOTRKey returns a fresh random commitment key.
@@ -206,11 +211,14 @@ func (o *otrState) forEntry(session string, p event.Payload) (*otrSession, error
 		return o.dropIfActive()
 	}
 	if session == "" {
+		o.mu.Lock()
 		if id := messageIDOf(p); id != "" {
-			o.mu.Lock()
 			session = o.messages[id]
-			o.mu.Unlock()
 		}
+		if c, ok := p.(*event.AgentCrashed); ok && c.SubAgentID != "" {
+			session = o.subagents[c.SubAgentID]
+		}
+		o.mu.Unlock()
 	}
 	return o.lookup(session)
 }
@@ -271,6 +279,10 @@ func (o *otrState) withhold(s *otrSession, p event.Payload) (event.Payload, erro
 		o.messages[id] = s.id
 	}
 	switch t := p.(type) {
+	case *event.SubAgentSpawned:
+		if s.id != "" {
+			o.subagents[t.SubAgentID] = s.id
+		}
 	case *event.ClientMessage:
 		o.active[t.MessageID] = true
 		if s.live {

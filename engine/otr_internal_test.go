@@ -82,6 +82,15 @@ func TestOTR_Recorder(t *testing.T) {
 	if err := r.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// A sub-agent's crash is recorded outside any session, with its
+	// stderr.
+	if _, err := r.Record(ctx, ledger.Sync, "s1", &event.SubAgentSpawned{SubAgentID: "sub_1", ParentCallID: "c", Task: "SECRET task", TaskSize: 11,
+		Tools: []string{}, MaxRounds: 1, TimeoutMS: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Record(ctx, ledger.Sync, "", &event.AgentCrashed{AgentID: "a", SubAgentID: "sub_1", Detail: "died", Stderr: "SECRET stderr"}); err != nil {
+		t.Fatal(err)
+	}
 	_, err = r.Record(ctx, ledger.Sync, "s1", &event.Snapshot{CallID: "c", Tool: "write_file", Kind: event.KindFiles,
 		Files: []event.FileState{{Path: "SECRET path", State: event.StateFile}}})
 	if !errors.Is(err, event.ErrInvalidPayload) || strings.Contains(err.Error(), "SECRET") {
