@@ -69,6 +69,8 @@ func TestE2E_OffTheRecordLeavesNoText(t *testing.T) {
 		t.Fatalf("opx send --otr: exit %d: want the answer, the file and the blocked write live\n%s\n%s", code, out, errOut)
 	}
 	session := regexp.MustCompile(`ses_[0-9a-f]{16}`).FindString(errOut)
+	dbg, _, _ := w.run("replay", session)
+	t.Log(dbg)
 	if out, errOut, code := w.run("send", "--session", session, second+" and again"); code != 0 || !strings.Contains(out, "MODELTEXT") {
 		t.Fatalf("second message: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -188,6 +190,10 @@ func TestE2E_OffTheRecordSubAgent(t *testing.T) {
 	}
 	if out, errOut, code := w.run("ledger", "verify", "--strict"); code != 0 {
 		t.Fatalf("ledger verify --strict: exit %d\n%s%s", code, out, errOut)
+	}
+	session := regexp.MustCompile(`ses_[0-9a-f]{16}`).FindString(errOut)
+	if out, errOut, code := w.run("replay", session); code != 0 || !strings.Contains(out, "[off the record: ") || strings.Contains(out, "otr:v1:") {
+		t.Errorf("opx replay: exit %d\n%s%s", code, out, errOut)
 	}
 	led, _ := os.ReadFile(st.LedgerPath)
 	for _, want := range []string{`"type":"subagent.spawned"`, `"type":"subagent.completed"`, `"rule":"otr:read-only"`} {
