@@ -2,6 +2,7 @@ package event_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"regexp"
 	"sort"
@@ -302,4 +303,22 @@ func TestWithheld_Form(t *testing.T) {
 	if got := event.Display("plain"); got != "plain" {
 		t.Errorf("Display: %q", got)
 	}
+}
+
+// FuzzWithheld: whatever the text, Withheld accepts exactly the canonical
+// form (so a size reads back as it was written) and DisplayText never
+// fails.
+func FuzzWithheld(f *testing.F) {
+	h := strings.Repeat("0f", 32)
+	for _, s := range []string{"otr:v1:5:" + h, "otr:v1:05:" + h, "otr:v1:", "x otr:v1:1:" + h + " y", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if n, ok := event.Withheld(s); ok {
+			if want := fmt.Sprintf("otr:v1:%d:%s", n, s[len(s)-64:]); want != s || !hex64.MatchString(s[len(s)-64:]) {
+				t.Fatalf("accepted %q as %d", s, n)
+			}
+		}
+		_ = event.DisplayText(s)
+	})
 }
