@@ -117,6 +117,9 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 	}
 	e.inflight[msgID] = f
 	e.mu.Unlock()
+	if mode != ModeOTR {
+		e.rec.otr.normal(sessionID)
+	}
 	if newSession && mode == ModeOTR {
 		// Before anything of the session is recorded: every entry of it
 		// is withheld under its key.

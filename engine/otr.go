@@ -84,9 +84,9 @@ type otrState struct {
 	l  *ledger.Ledger
 	mu sync.Mutex
 	// sessions holds every off-the-record session this engine recorded
-	// for; normal every other session it looked up.
-	sessions map[string]*otrSession
-	normal   map[string]bool
+	// for; normalSessions every other session it knows.
+	sessions       map[string]*otrSession
+	normalSessions map[string]bool
 	// messages maps the id of each message an entry of an
 	// off-the-record session named (its sub-agents' included) to the
 	// session, so that an entry about it recorded outside any session (a
@@ -123,7 +123,7 @@ type otrSession struct {
 }
 
 func newOTRState(l *ledger.Ledger) *otrState {
-	return &otrState{l: l, sessions: map[string]*otrSession{}, normal: map[string]bool{}, messages: map[string]string{}, subagents: map[string]string{}, active: map[string]bool{}}
+	return &otrState{l: l, sessions: map[string]*otrSession{}, normalSessions: map[string]bool{}, messages: map[string]string{}, subagents: map[string]string{}, active: map[string]bool{}}
 }
 
 // newOTRKey returns a fresh random commitment key.
@@ -144,9 +144,19 @@ func (o *otrState) start(session string) error {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	delete(o.normal, session)
+	delete(o.normalSessions, session)
 	o.sessions[session] = &otrSession{id: session, c: event.NewCommitments(k), live: true, approvals: map[string][2]string{}}
 	return nil
+}
+
+// normal records that session is not off the record, as the engine
+// learnt creating or reading it, sparing a look at the projection.
+func (o *otrState) normal(session string) {
+	o.mu.Lock()
+	if o.sessions[session] == nil {
+		o.normalSessions[session] = true
+	}
+	o.mu.Unlock()
 }
 
 // isOTR reports whether session is off the record.
@@ -168,7 +178,7 @@ func (o *otrState) lookup(session string) (*otrSession, error) {
 	}
 	o.mu.Lock()
 	s, known := o.sessions[session]
-	known = known || o.normal[session]
+	known = known || o.normalSessions[session]
 	o.mu.Unlock()
 	if known {
 		return s, nil
@@ -185,7 +195,7 @@ func (o *otrState) lookup(session string) (*otrSession, error) {
 	}
 	if mode != ModeOTR {
 		o.mu.Lock()
-		o.normal[session] = true
+		o.normalSessions[session] = true
 		o.mu.Unlock()
 		return nil, nil
 	}
