@@ -60,8 +60,9 @@ func otrMutates(p Proposal) string {
 		return p.Tool + " changes the workspace or the agent's memory"
 	case p.Tool == "http_request":
 		var a struct {
-			Method string           `json:"method"`
-			Body   *json.RawMessage `json:"body"`
+			Method  string            `json:"method"`
+			Headers map[string]string `json:"headers"`
+			Body    *json.RawMessage  `json:"body"`
 		}
 		if json.Unmarshal(p.Args, &a) != nil {
 			return "http_request arguments that do not parse"
@@ -72,6 +73,13 @@ func otrMutates(p Proposal) string {
 		}
 		if a.Body != nil {
 			return "http_request with a body may change remote state"
+		}
+		for h := range a.Headers {
+			// Servers that honour X-HTTP-Method-Override and its kin
+			// take a GET for the method named there.
+			if l := strings.ToLower(h); strings.Contains(l, "method") {
+				return "http_request with a header naming another method may change remote state"
+			}
 		}
 	}
 	return ""
