@@ -35,7 +35,8 @@ const maxOTRApprovals = 64
 // otrRestrict blocks, in an off-the-record session, every call that could
 // change something: a mutating tool (files, memory_append, git_commit,
 // execute_command), a tool the engine does not know (it cannot tell), and
-// an http_request that is not a GET or HEAD without a body. Sub-agents'
+// an http_request that is not a plain GET or HEAD (no body, no method
+// override header). Sub-agents'
 // calls are in their parent's session, so they are restricted alike.
 // Spawning a sub-agent is allowed: what it does is judged here too.
 func (e *Engine) otrRestrict(p Proposal) *Verdict {
