@@ -36,9 +36,9 @@ const maxOTRApprovals = 64
 // change something: a mutating tool (files, memory_append, git_commit,
 // execute_command), a tool the engine does not know (it cannot tell), and
 // an http_request that is not a plain GET or HEAD (no body, no method
-// override header). Sub-agents'
-// calls are in their parent's session, so they are restricted alike.
-// Spawning a sub-agent is allowed: what it does is judged here too.
+// override header). Sub-agents' calls are in their parent's session, so
+// they are restricted alike. Spawning a sub-agent is allowed: what it
+// does is judged here too.
 func (e *Engine) otrRestrict(p Proposal) *Verdict {
 	if !e.rec.otr.isOTR(p.Session) {
 		return nil
