@@ -235,6 +235,15 @@ func runDemo(c *cli.Context) (err error) {
 	if !rep.OK {
 		return fmt.Errorf("verify %s: %w", ledgerFile, rep.Err())
 	}
+	if session != "" {
+		// The sub-agents as the review shows them: each a subtree of the
+		// spawn call that started it.
+		out, err := exec.Command(self, "replay", session, "--ledger", ledgerFile).Output()
+		if err != nil {
+			return fmt.Errorf("opx replay %s: %w", session, err)
+		}
+		fmt.Fprintf(w, "\n== opx replay %s (its last turn)\n%s", session, lastTurn(string(out)))
+	}
 	blocks, rollbacks, err := demoCounts(ledgerFile, session)
 	if err != nil {
 		return err
@@ -263,7 +272,8 @@ func runDemo(c *cli.Context) (err error) {
 		"  %[5]sopx start --workspace %[4]s    (then %[5]sopx chat --workspace %[4]s)\n", plural(uint64(blocks), "block", "blocks"),
 		undo, ledgerFile, ws, env)
 	if session != "" {
-		fmt.Fprintf(w, "  opx replay %[1]s --ledger %[2]s\n  opx ledger export --session %[1]s -o /tmp/demo-session.jsonl --ledger %[2]s\n", session, ledgerFile)
+		fmt.Fprintf(w, "  opx replay %[1]s --ledger %[2]s\n  opx replay %[1]s --rerun --ledger %[2]s\n"+
+			"  opx ledger export --session %[1]s -o /tmp/demo-session.jsonl --ledger %[2]s\n", session, ledgerFile)
 	}
 	if tmp != "" {
 		fmt.Fprintf(w, "\nThe demo's workspace and ledger stay in %[1]s for that; remove them with: rm -rf %[1]s\n", tmp)
@@ -316,6 +326,26 @@ func editSnapshot(c *cli.Context, self, ws, session string) string {
 		}
 	}
 	return ""
+}
+
+// lastTurn returns the last turn of an `opx replay` timeline: its "turn
+// N" line and the tree under it.
+func lastTurn(timeline string) string {
+	lines := strings.SplitAfter(timeline, "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "turn ") {
+			start = i
+		}
+	}
+	if start < 0 {
+		return timeline
+	}
+	end := start + 1
+	for end < len(lines) && strings.ContainsAny(lines[end][:min(len(lines[end]), 4)], "├│└") {
+		end++
+	}
+	return strings.Join(lines[start:end], "")
 }
 
 // lineOf returns the first line of a file containing sub.

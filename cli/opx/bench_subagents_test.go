@@ -1,13 +1,14 @@
 package main_test
 
-// Sub-agent benchmarks (issue 15), with the real process tree: `opx
-// start` (manager, engine, sandboxed agent), sub-agents as sandboxed `opx
-// internal-agent` processes, the scripted model, Shield under the default
-// policy, an fsyncing ledger. Every figure is read from the ledger's
-// timestamps (the engine's clock), with its baseline from the same engine
-// run.
+// Sub-agent spawn to ready (issue 15), with the real process tree: `opx
+// start` (manager, engine, sandboxed agent), a sub-agent as a sandboxed
+// `opx internal-agent` process, the scripted model, Shield under the
+// default policy, an fsyncing ledger. The figures are read from the
+// ledger's timestamps (the engine's clock), the main agent's start in the
+// same engine run beside the sub-agent's. (Ten sub-agents reading in
+// parallel: cli/bench_subagents_internal_test.go.)
 //
-//	go test ./cli/opx -run '^$' -bench 'SubAgent' -benchtime 5x
+//	go test ./cli/opx -run '^$' -bench SubAgentSpawnToReady -benchtime 10x
 
 import (
 	"encoding/json"
@@ -16,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,58 +26,15 @@ import (
 	"github.com/opx-dev/opx/ledger/ledgertest"
 )
 
-// benchReads is how many files a reader reads, and each reader's tool
-// calls.
-const benchReads = 20
-
-// subAgentBenchTranscript scripts the benchmarks' messages:
-//
-//   - "bench spawn one": one sub-agent that answers at once, waited for.
-//   - "bench fan out": ten sub-agents spawned in one step, each reading
-//     the 20 files in one step, then all ten results waited for.
-//   - "bench alone": the session's agent reads the same 200 files itself,
-//     20 a step (as each sub-agent does).
-func subAgentBenchTranscript(readers int) string {
-	type call struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	}
-	type step struct {
-		Text      string `json:"text,omitempty"`
-		ToolCalls []call `json:"tool_calls,omitempty"`
-	}
-	type turn struct {
-		Match string `json:"match"`
-		Steps []step `json:"steps"`
-	}
-	var reads []call
-	for i := 0; i < benchReads; i++ {
-		reads = append(reads, call{"read_file", fmt.Sprintf(`{"path": "src/f%02d.txt"}`, i)})
-	}
-	idOf := func(i int) string {
-		return fmt.Sprintf(`{"id": {{json (find "sub_[0-9a-f]{12}(_[0-9]+)?" (index .Results %d).Content)}}}`, i)
-	}
-	var spawns, results []call
-	for i := 0; i < readers; i++ {
-		spawns = append(spawns, call{"spawn_agent", fmt.Sprintf(`{"task": "bench reader %d", "tools": ["read_file"]}`, i)})
-		results = append(results, call{"agent_result", idOf(i)})
-	}
-	var alone []step
-	for i := 0; i < readers; i++ {
-		alone = append(alone, step{ToolCalls: reads})
-	}
-	alone = append(alone, step{Text: "read {{len .Results}} files, {{.Errors}} errors"})
-	turns := []turn{
-		{"^bench idle", []step{{Text: "idle"}}},
-		{"^bench reader", []step{{ToolCalls: reads}, {Text: "read {{len .Results}} files, {{.Errors}} errors"}}},
-		{"^bench spawn one", []step{{ToolCalls: []call{{"spawn_agent", `{"task": "bench idle"}`}}},
-			{ToolCalls: []call{{"agent_result", idOf(0)}}}, {Text: "{{.LastResult}}"}}},
-		{"^bench fan out", []step{{ToolCalls: spawns}, {ToolCalls: results}, {Text: "{{.Errors}} errors"}}},
-		{"^bench alone", alone},
-	}
-	b, _ := json.Marshal(map[string]any{"model": "bench-sub-1", "turns": turns})
-	return string(b)
-}
+// spawnOneTranscript scripts "bench spawn one": one sub-agent, which
+// answers at once, spawned and waited for.
+const spawnOneTranscript = `{"model": "bench-sub-1", "turns": [
+ {"match": "^bench idle", "steps": [{"text": "idle"}]},
+ {"match": "^bench spawn one", "steps": [
+  {"tool_calls": [{"name": "spawn_agent", "arguments": "{\"task\": \"bench idle\"}"}]},
+  {"tool_calls": [{"name": "agent_result", "arguments": "{\"id\": {{json (find \"sub_[0-9a-f]{12}(_[0-9]+)?\" (index .Results 0).Content)}}}"}]},
+  {"text": "{{.LastResult}}"}]}
+]}`
 
 // benchEngine is a workspace with an engine started on it by `opx start`.
 type benchEngine struct {
@@ -87,27 +44,16 @@ type benchEngine struct {
 	mgr            *exec.Cmd
 }
 
-// startBenchEngine writes a workspace (the files, the transcript, a
-// configuration allowing readers sub-agents at once) and starts an
-// engine on it, returning once its agent is connected.
-func startBenchEngine(b *testing.B, bin string, readers int) *benchEngine {
+// startBenchEngine writes a workspace (its transcript and configuration)
+// and starts an engine on it, returning once its agent is connected.
+func startBenchEngine(b *testing.B, bin string) *benchEngine {
 	b.Helper()
 	ws, state := b.TempDir(), b.TempDir()
-	for i := 0; i < benchReads; i++ {
-		p := filepath.Join(ws, "src", fmt.Sprintf("f%02d.txt", i))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(strings.Repeat(fmt.Sprintf("line of file %d\n", i), 40)), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	cfg := fmt.Sprintf("provider:\n  kind: scripted\n  transcript: .opx/bench.json\nlimits:\n  max_tool_calls_per_message: %d\n"+
-		"agents:\n  max_concurrent: %d\nsandbox:\n  require: %v\n", readers*benchReads+10, max(readers, 1), sandboxRequired())
+	cfg := fmt.Sprintf("provider:\n  kind: scripted\n  transcript: .opx/bench.json\nsandbox:\n  require: %v\n", sandboxRequired())
 	if err := os.MkdirAll(filepath.Join(ws, ".opx"), 0o755); err != nil {
 		b.Fatal(err)
 	}
-	for name, text := range map[string]string{"config.yaml": cfg, "bench.json": subAgentBenchTranscript(readers)} {
+	for name, text := range map[string]string{"config.yaml": cfg, "bench.json": spawnOneTranscript} {
 		if err := os.WriteFile(filepath.Join(ws, ".opx", name), []byte(text), 0o644); err != nil {
 			b.Fatal(err)
 		}
@@ -248,7 +194,7 @@ func BenchmarkSubAgentSpawnToReady(b *testing.B) {
 	var call, sub, main []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		e := startBenchEngine(b, bin, 1)
+		e := startBenchEngine(b, bin)
 		e.send("bench spawn one")
 		es := decodeBench(b, e.stop())
 		ready := readyTimes(b, es)
@@ -274,55 +220,4 @@ func BenchmarkSubAgentSpawnToReady(b *testing.B) {
 	b.ReportMetric(ms(median(sub)), "sub-process-to-ready-ms")
 	b.ReportMetric(ms(median(main)), "main-process-to-ready-ms")
 	b.ReportMetric(float64(median(call))/float64(median(main)), "sub-call/main")
-}
-
-// BenchmarkSubAgentsParallelReads: each iteration starts an engine and
-// sends two messages, in alternating order: one whose agent spawns ten
-// sub-agents in one step, each reading 20 files (20 read_file calls, one
-// step), and waits for all ten results; one whose agent reads the same
-// 200 files itself, 20 a step. Figures (medians): each message's wall
-// time, from client.message to the session agent's response_complete,
-// and alone/parallel (above 1: the sub-agents finish sooner).
-func BenchmarkSubAgentsParallelReads(b *testing.B) {
-	const readers = 10
-	bin := buildOpx(b)
-	var parallel, alone []time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		e := startBenchEngine(b, bin, readers)
-		msgs := []string{"bench fan out", "bench alone"}
-		if i%2 == 1 {
-			msgs[0], msgs[1] = msgs[1], msgs[0]
-		}
-		for _, m := range msgs {
-			e.send(m)
-		}
-		es := decodeBench(b, e.stop())
-		start := map[string]time.Time{} // by session: client.message
-		fanned := map[string]bool{}     // sessions that spawned
-		subs, reads := 0, 0
-		for _, en := range es {
-			switch {
-			case en.Type == event.TypeClientMessage:
-				start[en.Session] = en.at
-			case en.Type == event.TypeSubAgentSpawned:
-				fanned[en.Session] = true
-			case en.Type == event.TypeSubAgentCompleted:
-				subs++
-			case en.Type == event.TypeExecCompleted && en.data.Tool == "read_file":
-				reads++
-			case en.Type == event.TypeResponseComplete && en.data.SubAgentID == "" && fanned[en.Session]:
-				parallel = append(parallel, en.at.Sub(start[en.Session]))
-			case en.Type == event.TypeResponseComplete && en.data.SubAgentID == "":
-				alone = append(alone, en.at.Sub(start[en.Session]))
-			}
-		}
-		if subs != readers || reads != 2*readers*benchReads || len(parallel) != i+1 || len(alone) != i+1 {
-			b.Fatalf("%d sub-agents completed, %d reads, %d/%d answers", subs, reads, len(parallel), len(alone))
-		}
-	}
-	b.StopTimer()
-	b.ReportMetric(ms(median(parallel)), "parallel-ms")
-	b.ReportMetric(ms(median(alone)), "alone-ms")
-	b.ReportMetric(float64(median(alone))/float64(median(parallel)), "alone/parallel")
 }

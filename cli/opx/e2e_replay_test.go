@@ -69,12 +69,14 @@ func runDemo(t *testing.T, bin, ws, state string) demoRun {
 type rerunJSON struct {
 	Identical  bool   `json:"identical"`
 	Events     int    `json:"events"`
+	SubAgents  int    `json:"subagents"`
 	Agent      string `json:"agent"`
 	Divergence *struct {
-		Kind string `json:"kind"`
-		Seq  uint64 `json:"seq"`
-		Type string `json:"type"`
-		Diff string `json:"diff"`
+		Kind       string `json:"kind"`
+		SubAgentID string `json:"subagent_id"`
+		Seq        uint64 `json:"seq"`
+		Type       string `json:"type"`
+		Diff       string `json:"diff"`
 	} `json:"divergence"`
 }
 
@@ -142,7 +144,7 @@ func TestE2E_Rerun(t *testing.T) {
 			t.Fatalf("rerun of the imported copy: exit %d\n%s", code, out)
 		}
 
-		seq := alterFirstAnswer(t, export, d.session, filepath.Dir(d.ledger))
+		seq, _ := alterFirstAnswer(t, export, d.session, filepath.Dir(d.ledger), false)
 		altered := filepath.Join(dir, "altered.db")
 		if out, errOut, code := runOpx(t, bin, "ledger", "import", export, "--ledger", altered); code != 0 {
 			t.Fatalf("import of the altered export: %d\n%s%s", code, out, errOut)
@@ -167,6 +169,36 @@ func TestE2E_Rerun(t *testing.T) {
 			t.Errorf("opx replay --rerun: exit %d, want 4 and %q with a diff:\n%s", code, want, text)
 		}
 	})
+}
+
+// TestE2E_RerunSubAgentDiverges: the demo's session spawns two sandboxed
+// sub-agents; its rerun re-drives them too (identical), and one of a
+// sub-agent's recorded answers altered in a re-chained copy diverges
+// there, exit 4, naming the sub-agent.
+func TestE2E_RerunSubAgentDiverges(t *testing.T) {
+	bin := buildOpx(t)
+	d := runDemo(t, bin, "", "")
+	if r, out, code := rerunOnce(t, bin, d.ledger, d.session); code != 0 || !r.Identical || r.SubAgents != 2 {
+		t.Fatalf("rerun: exit %d, identical %v, %d sub-agents, want 2\n%s", code, r.Identical, r.SubAgents, out)
+	}
+	dir := t.TempDir()
+	export := filepath.Join(dir, "demo.jsonl")
+	if out, errOut, code := runOpx(t, bin, "ledger", "export", "-o", export, "--ledger", d.ledger); code != 0 {
+		t.Fatalf("export: %d\n%s%s", code, out, errOut)
+	}
+	seq, sub := alterFirstAnswer(t, export, d.session, filepath.Dir(d.ledger), true)
+	altered := filepath.Join(dir, "altered.db")
+	if out, errOut, code := runOpx(t, bin, "ledger", "import", export, "--ledger", altered); code != 0 {
+		t.Fatalf("import of the altered export: %d\n%s%s", code, out, errOut)
+	}
+	r, out, code := rerunOnce(t, bin, altered, d.session)
+	if code != 4 || r.Divergence == nil || r.Divergence.Seq != seq || r.Divergence.SubAgentID != sub || r.Divergence.Type != event.TypeLLMResponse {
+		t.Fatalf("rerun of the altered copy: exit %d, divergence %+v, want 4 at seq %d (llm.response of %s)\n%s", code, r.Divergence, seq, sub, out)
+	}
+	text, _, code := runOpx(t, bin, "replay", d.session, "--rerun", "--ledger", altered)
+	if want := fmt.Sprintf("divergence at seq %d (llm.response, sub-agent %s)", seq, sub); code != 4 || !strings.Contains(text, want) {
+		t.Errorf("opx replay --rerun: exit %d, want 4 and %q:\n%s", code, want, text)
+	}
 }
 
 // TestE2E_WhatIf runs the demo under a workspace policy that denies shell
@@ -216,8 +248,9 @@ func TestE2E_WhatIf(t *testing.T) {
 	if wi.Rules != shield.RulesVersion || len(wi.RecordedRules) != 0 {
 		t.Errorf("rules %q, recorded under other rules %v: want %s and none (recorded by this opx)", wi.Rules, wi.RecordedRules, shield.RulesVersion)
 	}
-	if len(wi.Changes) != 2 || wi.Proposals < 8 || wi.DecisionChanges != 2 || wi.RuleChanges != 0 {
-		t.Fatalf("%d of %d proposals would change, want the 2 scripts:\n%s", len(wi.Changes), wi.Proposals, out)
+	// The agent ran the tests twice, and the demo's test sub-agent once.
+	if len(wi.Changes) != 3 || wi.Proposals < 8 || wi.DecisionChanges != 3 || wi.RuleChanges != 0 {
+		t.Fatalf("%d of %d proposals would change, want the 3 scripts:\n%s", len(wi.Changes), wi.Proposals, out)
 	}
 	for _, ch := range wi.Changes {
 		if ch.Kind != "decision" {
@@ -241,17 +274,17 @@ func TestE2E_WhatIf(t *testing.T) {
 	if code != 0 || !strings.Contains(text, "block tier 0 policy:no-scripts  ->  allow tier 0 policy:workspace-scripts") {
 		t.Errorf("opx replay --policy: exit %d\n%s", code, text)
 	}
-	// The same policy with the rule renamed changes no decision: the two
+	// The same policy with the rule renamed changes no decision: the three
 	// verdicts are listed apart, as reached by another rule.
 	renamed := filepath.Join(t.TempDir(), "renamed.yaml")
 	os.WriteFile(renamed, []byte(strings.Replace(strict, "name: no-scripts", "name: no-shell-scripts", 1)), 0o644)
 	out, _, code = runOpx(t, bin, "replay", d.session, "--policy", renamed, "--json", "--ledger", d.ledger)
 	wi.Changes = nil
-	if err := json.Unmarshal([]byte(out), &wi); code != 0 || err != nil || wi.DecisionChanges != 0 || wi.RuleChanges != 2 || len(wi.Changes) != 2 || wi.Changes[0].Kind != "rule" {
-		t.Errorf("renamed rule: exit %d, %v, %d decision and %d rule changes, want 0 and 2\n%s", code, err, wi.DecisionChanges, wi.RuleChanges, out)
+	if err := json.Unmarshal([]byte(out), &wi); code != 0 || err != nil || wi.DecisionChanges != 0 || wi.RuleChanges != 3 || len(wi.Changes) != 3 || wi.Changes[0].Kind != "rule" {
+		t.Errorf("renamed rule: exit %d, %v, %d decision and %d rule changes, want 0 and 3\n%s", code, err, wi.DecisionChanges, wi.RuleChanges, out)
 	}
 	text, _, _ = runOpx(t, bin, "replay", d.session, "--policy", renamed, "--ledger", d.ledger)
-	if !strings.Contains(text, "0 decisions would change; 2 verdicts would reach the same decision by another rule") {
+	if !strings.Contains(text, "0 decisions would change; 3 verdicts would reach the same decision by another rule") {
 		t.Errorf("renamed rule, text:\n%s", text)
 	}
 	// A bad policy file is a usage error; a missing one an operational one.
@@ -301,13 +334,13 @@ func treeDigest(t *testing.T, dir string) string {
 }
 
 // alterFirstAnswer rewrites, in a JSONL export and its blob bundle, the
-// raw body of the session's first model response that carries text: its
-// first text chunk gets "ALTERED " in front. The entry names the new blob
-// (hash and size), and every entry from it on is re-chained (prev is the
-// BLAKE3 of the previous line, a checkpoint's tree root that of the lines
-// before it), so the export verifies as a whole. It
-// returns the altered entry's seq.
-func alterFirstAnswer(t *testing.T, export, session, keyDir string) uint64 {
+// raw body of the session's first model response that carries text (the
+// first of a sub-agent's when sub): its first text chunk gets "ALTERED "
+// in front. The entry names the new blob (hash and size), and every entry
+// from it on is re-chained (prev is the BLAKE3 of the previous line, a
+// checkpoint's tree root that of the lines before it), so the export
+// verifies as a whole. It returns the altered entry's seq and sub-agent.
+func alterFirstAnswer(t *testing.T, export, session, keyDir string, sub bool) (uint64, string) {
 	t.Helper()
 	raw, err := os.ReadFile(export)
 	if err != nil {
@@ -324,7 +357,8 @@ func alterFirstAnswer(t *testing.T, export, session, keyDir string) uint64 {
 	for i, line := range lines {
 		en := decodeLine(t, line)
 		data := en["data"].(map[string]any)
-		if en["session"] != session || en["type"] != event.TypeLLMResponse || data["text"] == "" || data["blob"] == nil {
+		if en["session"] != session || en["type"] != event.TypeLLMResponse || data["text"] == "" || data["blob"] == nil ||
+			sub != (data["subagent_id"] != nil) {
 			continue
 		}
 		old := data["blob"].(string)
@@ -382,9 +416,11 @@ func alterFirstAnswer(t *testing.T, export, session, keyDir string) uint64 {
 	if err := os.WriteFile(mpath, mb, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	en := decodeLine(t, lines[at])
 	var seq uint64
-	fmt.Sscan(fmt.Sprint(decodeLine(t, lines[at])["seq"]), &seq)
-	return seq
+	fmt.Sscan(fmt.Sprint(en["seq"]), &seq)
+	id, _ := en["data"].(map[string]any)["subagent_id"].(string)
+	return seq, id
 }
 
 func decodeLine(t *testing.T, line []byte) map[string]any {

@@ -44,7 +44,9 @@ import (
 //     the outcome of an interrupted rollback. A sub-agent without an end
 //     when the entries end belongs to an engine still running (or one that
 //     died, which its next start records), so End reports nothing about
-//     sub-agents.
+//     sub-agents. A review that checks a session's entries only
+//     (ReviewStrictOptions) leaves this rule out: a sub-agent's end may
+//     lie beyond what it shows (opx replay --at).
 //
 // Calls stay keyed by session, sub-agent and call_id (Check), so a
 // sub-agent cannot execute under its parent's or a sibling's verdict for
@@ -78,6 +80,9 @@ var subagentMember = []byte(`"subagent_id":`)
 func (c *Causality) checkSubAgent(e *ledger.Entry) error {
 	switch e.Type {
 	case TypeEngineStarted, TypeEngineStopped:
+		if c.partial {
+			return nil
+		}
 		return c.openSubAgents(e)
 	case TypeSubAgentSpawned:
 		p, err := decode(e.Type, e.Data)
@@ -202,4 +207,15 @@ func (c *Causality) openSubAgents(e *ledger.Entry) error {
 		}
 	}
 	return fmt.Errorf("%s while sub-agent %s%s had no end: %s", e.Type, strings.Join(open, ", "), more, why)
+}
+
+// ReviewStrictOptions is StrictOptions for a review that feeds the
+// causality rules one session's entries (and the engine-wide entries the
+// rules read) rather than the whole ledger: the rule that no engine
+// starts or stops over a running sub-agent is left out, as the entry that
+// ended one may lie beyond the entries shown.
+func ReviewStrictOptions() ledger.VerifyOptions {
+	c := NewCausality()
+	c.partial = true
+	return ledger.VerifyOptions{Strict: true, CheckPayload: Check, CheckOrder: c.Check, CheckEnd: c.End}
 }
