@@ -249,6 +249,10 @@ func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replaySt
 	ev, _ := s.evaluatorFor(first)
 	s.policy = ev.PolicyHash()
 	text, _ := policyText(first)
+	agents, err := agentsConfig(first)
+	if err != nil {
+		return nil, Options{}, err
+	}
 	tok, err := newToken()
 	if err != nil {
 		return nil, Options{}, err
@@ -264,7 +268,7 @@ func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replaySt
 		MaxToolCalls:      first.Started.MaxToolCalls,
 		ApprovalTimeout:   approvalTimeout(rec, first),
 		ProviderMaxTokens: first.Started.ProviderMaxTokens,
-		Agents:            agentsConfig(first),
+		Agents:            agents,
 		replay:            s,
 	}
 	// The tools offered to the session: the same executors, over the
