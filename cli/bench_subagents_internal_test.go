@@ -87,31 +87,38 @@ func parallelReadsTranscript() string {
 // whose agent spawns ten sub-agents in one step, each making 20 read_file
 // calls, and waits for all ten results; one whose agent makes the same
 // 200 calls itself. Figures (medians): each message's wall time, from its
-// client.message to the session agent's agent.response_complete, and
-// alone/parallel (above 1: the sub-agents finish sooner).
+// client.message to the session agent's agent.response_complete,
+// alone/parallel (above 1: the sub-agents finish sooner), and how much of
+// the parallel message went to starting the sub-agents (all-ready: its
+// client.message to the last sub-agent's agent.ready).
 //
 // Shield's per-session rate limit (120 proposals a minute) is raised for
 // the benchmark: both messages make over 200 proposals in a few seconds,
 // the sub-agents' counting in their parent's session.
 func BenchmarkSubAgentsParallelReads(b *testing.B) {
 	bin := buildBenchOpx(b)
-	var parallel, alone []time.Duration
+	var parallel, alone, ready []time.Duration
 	for i := 0; i < b.N; i++ {
 		msgs := []string{"bench fan out", "bench alone"}
 		if i%2 == 1 {
 			msgs[0], msgs[1] = msgs[1], msgs[0]
 		}
-		p, a := runParallelReads(b, bin, msgs)
-		parallel, alone = append(parallel, p), append(alone, a)
+		t := runParallelReads(b, bin, msgs)
+		parallel, alone, ready = append(parallel, t.parallel), append(alone, t.alone), append(ready, t.ready)
 	}
 	b.ReportMetric(benchMS(benchMedian(parallel)), "parallel-ms")
+	b.ReportMetric(benchMS(benchMedian(ready)), "all-ready-ms")
 	b.ReportMetric(benchMS(benchMedian(alone)), "alone-ms")
 	b.ReportMetric(float64(benchMedian(alone))/float64(benchMedian(parallel)), "alone/parallel")
 }
 
-// runParallelReads runs one engine through msgs and returns the wall time
-// of the fan-out message and of the one read alone.
-func runParallelReads(b *testing.B, bin string, msgs []string) (parallel, alone time.Duration) {
+// readTimes are the wall times of one run: the fan-out message, the
+// message read alone, and the fan-out's client.message to the last
+// sub-agent's agent.ready.
+type readTimes struct{ parallel, alone, ready time.Duration }
+
+// runParallelReads runs one engine through msgs.
+func runParallelReads(b *testing.B, bin string, msgs []string) readTimes {
 	ws := b.TempDir()
 	for i := 0; i < benchReads; i++ {
 		p := filepath.Join(ws, "src", fmt.Sprintf("f%02d.txt", i))
@@ -187,14 +194,15 @@ func runParallelReads(b *testing.B, bin string, msgs []string) (parallel, alone 
 	return parallelReadTimes(b, path)
 }
 
-// parallelReadTimes reads the two messages' wall times from the ledger,
-// checking every read ran and every reader completed sandboxed.
-func parallelReadTimes(b *testing.B, path string) (parallel, alone time.Duration) {
+// parallelReadTimes reads the wall times from the ledger, checking every
+// read ran and every reader completed sandboxed.
+func parallelReadTimes(b *testing.B, path string) readTimes {
 	l, err := ledger.OpenReadOnly(path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer l.Close()
+	var t readTimes
 	start := map[string]time.Time{} // by session: client.message
 	fanned := map[string]bool{}     // sessions that spawned
 	reads, subs, sandboxed := 0, 0, 0
@@ -220,8 +228,13 @@ func parallelReadTimes(b *testing.B, path string) (parallel, alone time.Duration
 			fanned[en.Session] = true
 		case en.Type == event.TypeSubAgentCompleted:
 			subs++
-		case en.Type == event.TypeAgentReady && d.TokenValid && d.CanaryStatus == event.CanarySandboxed:
-			sandboxed++
+		case en.Type == event.TypeAgentReady && d.TokenValid:
+			if d.CanaryStatus == event.CanarySandboxed {
+				sandboxed++
+			}
+			if d.SubAgentID != "" {
+				t.ready = max(t.ready, at.Sub(start[en.Session]))
+			}
 		case en.Type == event.TypeExecCompleted && d.Tool == "read_file":
 			reads++
 		case en.Type == event.TypeShieldVerdict && d.Decision == event.Block:
@@ -229,20 +242,20 @@ func parallelReadTimes(b *testing.B, path string) (parallel, alone time.Duration
 		case en.Type == event.TypeSubAgentFailed || en.Type == event.TypeAgentError:
 			failures[en.Type]++
 		case en.Type == event.TypeResponseComplete && d.SubAgentID == "" && fanned[en.Session]:
-			parallel = at.Sub(start[en.Session])
+			t.parallel = at.Sub(start[en.Session])
 		case en.Type == event.TypeResponseComplete && d.SubAgentID == "":
-			alone = at.Sub(start[en.Session])
+			t.alone = at.Sub(start[en.Session])
 		}
 		return nil
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if subs != benchReaders || reads != 2*benchReaders*benchReads || parallel == 0 || alone == 0 || len(failures) > 0 ||
+	if subs != benchReaders || reads != 2*benchReaders*benchReads || t.parallel == 0 || t.alone == 0 || len(failures) > 0 ||
 		(benchSandboxRequired() && sandboxed != benchReaders+1) {
-		b.Fatalf("%d sub-agents completed, %d reads, %d agents sandboxed, wall times %v and %v; failures %v", subs, reads, sandboxed, parallel, alone, failures)
+		b.Fatalf("%d sub-agents completed, %d reads, %d agents sandboxed, wall times %+v; failures %v", subs, reads, sandboxed, t, failures)
 	}
-	return parallel, alone
+	return t
 }
 
 // buildBenchOpx builds the opx binary the agents run as.

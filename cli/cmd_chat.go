@@ -14,14 +14,18 @@ func chatCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "chat",
 		Usage:     "talk with the agent interactively",
-		UsageText: "opx chat [--workspace DIR] [--session ID]",
+		UsageText: "opx chat [--workspace DIR] [--session ID] [--otr]",
 		Description: "Each line you type is a message; the answer streams back with tool calls, Shield's verdicts and\n" +
 			"results shown inline. When Shield asks a human, the request is shown and you answer y or n (a\n" +
 			"reason may follow: \"n not in prod\"). Commands: /sessions (list), /session ID (switch), /new (new\n" +
-			"session), /approvals (pending approvals), /approve ID [REASON], /deny ID [REASON], /restart\n" +
-			"(restart the engine), /quit.\n\n" + exitCodesHelp(""),
+			"session), /otr (new off-the-record session), /approvals (pending approvals), /approve ID [REASON],\n" +
+			"/deny ID [REASON], /restart (restart the engine), /quit.\n\n" +
+			"With --otr (or after /otr) the next message starts an off-the-record session (docs/otr.md):\n" +
+			"read-only, and recorded as an envelope whose texts are keyed commitments the engine forgets when\n" +
+			"it exits; the prompt is \"otr> \" meanwhile.\n\n" + exitCodesHelp(""),
 		Flags: append(workspaceFlags(),
 			&cli.StringFlag{Name: "session", Usage: "continue session `ID`"},
+			&cli.BoolFlag{Name: "otr", Usage: "start off the record: read-only, content not recorded"},
 		),
 		Action: runChat,
 	}
@@ -38,12 +42,18 @@ func runChat(c *cli.Context) error {
 	defer ec.Close()
 	w := c.App.Writer
 	session := c.String("session")
+	// otr: the session is, or the next message starts, off the record.
+	otr := c.Bool("otr")
 	fmt.Fprintf(w, "opx chat: engine on %s. /quit to leave, /sessions to list.\n", ec.entry.Addr())
 	in := bufio.NewScanner(c.App.Reader)
 	in.Buffer(make([]byte, 64<<10), 1<<20)
 	ask := func(a approvalRequest) { askApproval(c, ec, in, a) }
 	for {
-		fmt.Fprint(w, "> ")
+		if otr {
+			fmt.Fprint(w, "otr> ")
+		} else {
+			fmt.Fprint(w, "> ")
+		}
 		if !in.Scan() {
 			fmt.Fprintln(w)
 			return in.Err()
@@ -55,10 +65,14 @@ func runChat(c *cli.Context) error {
 		case line == "/quit" || line == "/exit":
 			return nil
 		case line == "/new":
-			session = ""
+			session, otr = "", false
 			fmt.Fprintln(w, "(the next message starts a new session)")
+		case line == "/otr":
+			session, otr = "", true
+			fmt.Fprintln(w, "(the next message starts a new off-the-record session: read-only, its text not recorded)")
 		case strings.HasPrefix(line, "/session "):
-			session = strings.TrimSpace(strings.TrimPrefix(line, "/session "))
+			// The session's own mode applies.
+			session, otr = strings.TrimSpace(strings.TrimPrefix(line, "/session ")), false
 		case line == "/sessions":
 			ls, err := ec.client.ListSessions(ec.ctx, &opxv1.ListSessionsRequest{})
 			if err != nil {
@@ -89,9 +103,9 @@ func runChat(c *cli.Context) error {
 		case strings.HasPrefix(line, "/approve ") || strings.HasPrefix(line, "/deny "):
 			chatResolve(c, ec, line)
 		case strings.HasPrefix(line, "/"):
-			fmt.Fprintf(c.App.ErrWriter, "unknown command %s (try /sessions, /session ID, /new, /approvals, /approve ID, /deny ID, /restart, /quit)\n", line)
+			fmt.Fprintf(c.App.ErrWriter, "unknown command %s (try /sessions, /session ID, /new, /otr, /approvals, /approve ID, /deny ID, /restart, /quit)\n", line)
 		default:
-			stream, err := ec.client.SendMessage(ec.ctx, &opxv1.ClientMessageRequest{SessionId: session, Content: line})
+			stream, err := ec.client.SendMessage(ec.ctx, &opxv1.ClientMessageRequest{SessionId: session, Content: line, Mode: sendMode(otr)})
 			if err != nil {
 				fmt.Fprintf(c.App.ErrWriter, "send: %v\n", err)
 				continue

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/opx-dev/opx/replay/projection"
 	"github.com/urfave/cli/v2"
@@ -17,7 +18,9 @@ func historyCommand() *cli.Command {
 		Usage:     "print a session's conversation: the user's messages and the agent's answers",
 		ArgsUsage: "SESSION",
 		Description: "Reads the history projection (the file, or the running engine while it holds the file). For what\n" +
-			"happened between the messages — model calls, tool calls, verdicts, snapshots — use opx replay SESSION.\n\n" +
+			"happened between the messages — model calls, tool calls, verdicts, snapshots — use opx replay SESSION.\n" +
+			"The texts of an off-the-record session were not recorded: each shows as \"[off the record: N bytes]\"\n" +
+			"(with --json: content holds the commitment, withheld_bytes the size; docs/otr.md).\n\n" +
 			exitCodesHelp("integrity failure found: an entry does not parse"),
 		HideHelpCommand: true,
 		Flags:           append(locationFlags(), jsonFlag()),
@@ -34,6 +37,9 @@ type messageJSON struct {
 	InputTokens  int64  `json:"input_tokens,omitempty"`
 	OutputTokens int64  `json:"output_tokens,omitempty"`
 	Thoughts     int    `json:"thoughts,omitempty"`
+	// Withheld is the size of the text an off-the-record session did
+	// not record (Content is then its commitment).
+	Withheld *int64 `json:"withheld_bytes,omitempty"`
 }
 
 func runHistory(c *cli.Context) error {
@@ -44,6 +50,11 @@ func runHistory(c *cli.Context) error {
 	msgs, err := readSessionHistory(c, args[0])
 	if err != nil {
 		return err
+	}
+	for i := range msgs {
+		if n, ok := event.Withheld(msgs[i].Content); ok {
+			msgs[i].Withheld = &n
+		}
 	}
 	if c.Bool("json") {
 		return writeJSON(c, struct {
@@ -61,7 +72,7 @@ func runHistory(c *cli.Context) error {
 		if m.Role == "assistant" && m.InputTokens+m.OutputTokens > 0 {
 			fmt.Fprintf(w, "  (%d in, %d out tokens)", m.InputTokens, m.OutputTokens)
 		}
-		fmt.Fprintf(w, "\n%s\n\n", indent(strings.TrimRight(m.Content, "\n"), "  "))
+		fmt.Fprintf(w, "\n%s\n\n", indent(strings.TrimRight(event.Display(m.Content), "\n"), "  "))
 	}
 	return nil
 }

@@ -358,7 +358,8 @@ func outcomeWord(w io.Writer, tc *replay.ToolCall) string {
 // agent was told.
 func printCallDetail(w io.Writer, indent string, tc *replay.ToolCall) {
 	var lines []string
-	if tc.Seq != 0 && tc.AgentSeq != 0 && !sameJSON(tc.AgentArguments, tc.Arguments) {
+	_, withheld := event.Withheld(tc.Arguments) // off the record: raw and canonical cannot be compared
+	if tc.Seq != 0 && tc.AgentSeq != 0 && !withheld && !sameJSON(tc.AgentArguments, tc.Arguments) {
 		lines = append(lines, fmt.Sprintf("#%d the agent sent other arguments: %s", tc.AgentSeq, clean(tc.AgentArguments, 200)))
 	}
 	for _, st := range tc.Steps() {
@@ -471,6 +472,9 @@ func snapshotPaths(s *replay.Snapshot) string {
 }
 
 func resultText(content, blob string, size int64) string {
+	if _, ok := event.Withheld(blob); ok {
+		return event.Display(blob)
+	}
 	if blob != "" {
 		return fmt.Sprintf("(%d bytes in blob %s)", size, shortHash(blob))
 	}
@@ -595,6 +599,7 @@ func quoteText(s string, n int) string { return `"` + clean(s, n) + `"` }
 // investigator's terminal) and bidirectional overrides are shown escaped,
 // newlines as \n, and the result is clipped to n runes.
 func clean(s string, n int) string {
+	s = event.DisplayText(s) // off the record: "[off the record: N bytes]"
 	var b strings.Builder
 	for _, r := range s {
 		switch {

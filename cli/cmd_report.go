@@ -230,12 +230,17 @@ func renderReport(ss *sessionSource, rep *ledger.Report, how *ledger.ReviewVerif
 	if err := tmpl.Execute(&buf, v); err != nil {
 		return nil, fmt.Errorf("render report: %w", err)
 	}
-	return buf.Bytes(), nil
+	// Off the record: each withheld member (plain [a-z0-9:] text, the
+	// same escaped or not) reads "[off the record: N bytes]".
+	return []byte(event.DisplayText(buf.String())), nil
 }
 
 // readBlobText reads tool output kept as a blob, hash-checked, capped at
 // reportBlobLimit; failures are said in its place.
 func readBlobText(src replay.Source, t *replay.Timeline, hex string) string {
+	if _, ok := event.Withheld(hex); ok {
+		return event.Display(hex) // off the record: no blob was stored
+	}
 	h, err := ledger.ParseHash(hex)
 	if err != nil {
 		return "(blob " + hex + ": " + err.Error() + ")"

@@ -15,18 +15,32 @@ func sendCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "send",
 		Usage:     "send one message to the agent and stream its answer",
-		UsageText: "opx send [--session ID] [--json] TEXT...",
+		UsageText: "opx send [--session ID] [--otr] [--json] TEXT...",
 		Description: "Starts a new session unless --session names one. The answer streams to stdout as it is written;\n" +
 			"tool calls and their results are shown on stderr. When Shield asks a human, the request is shown\n" +
 			"with its ID and the commands that answer it (opx approve ID, opx deny ID, from another terminal);\n" +
 			"the answer waits meanwhile. With --json every pipeline event is printed as one JSON object per\n" +
-			"line instead.\n\n" + exitCodesHelp(""),
+			"line instead.\n\n" +
+			"With --otr the new session is off the record (docs/otr.md): read-only (Shield blocks every tool\n" +
+			"that could change something, rule otr:read-only), and recorded as an envelope whose texts are\n" +
+			"keyed commitments the engine forgets when it exits. A session's mode is fixed when it is created:\n" +
+			"--otr with the --session of a normal session (or none into an off-the-record one) is refused.\n\n" + exitCodesHelp(""),
 		Flags: append(workspaceFlags(),
 			&cli.StringFlag{Name: "session", Usage: "continue session `ID`"},
+			&cli.BoolFlag{Name: "otr", Usage: "off the record: read-only, content not recorded (a new session, or one that is off the record)"},
 			&cli.BoolFlag{Name: "json", Usage: "print events as JSON lines"},
 		),
 		Action: runSend,
 	}
+}
+
+// sendMode is the mode a message asks for: "otr", or "" for whatever
+// the session is (normal for a new one).
+func sendMode(otr bool) string {
+	if otr {
+		return "otr"
+	}
+	return ""
 }
 
 // eventJSON is one --json line of send.
@@ -52,7 +66,7 @@ func runSend(c *cli.Context) error {
 		return err
 	}
 	defer ec.Close()
-	stream, err := ec.client.SendMessage(ec.ctx, &opxv1.ClientMessageRequest{SessionId: c.String("session"), Content: text})
+	stream, err := ec.client.SendMessage(ec.ctx, &opxv1.ClientMessageRequest{SessionId: c.String("session"), Content: text, Mode: sendMode(c.Bool("otr"))})
 	if err != nil {
 		return fmt.Errorf("send: %w", err)
 	}

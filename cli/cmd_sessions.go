@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/opx-dev/opx/replay/projection"
 	"github.com/urfave/cli/v2"
@@ -15,13 +16,14 @@ func sessionsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "sessions",
 		Usage:     "list the sessions in the ledger, most recent first",
-		UsageText: "opx sessions [--all] [--json]",
+		UsageText: "opx sessions [--include-otr] [--json]",
 		Description: "Reads the sessions projection of the ledger file (folded from the entries when the file was written\n" +
 			"without it), or asks the running engine while it holds the file. Off-the-record sessions are left\n" +
-			"out unless --all.\n\n" + exitCodesHelp("integrity failure found: an entry does not parse"),
+			"out unless --include-otr (or --all); their MODE is otr and their title, withheld, shows as\n" +
+			"\"[off the record: N bytes]\" (docs/otr.md).\n\n" + exitCodesHelp("integrity failure found: an entry does not parse"),
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),
-			&cli.BoolFlag{Name: "all", Usage: "include off-the-record sessions"},
+			&cli.BoolFlag{Name: "include-otr", Aliases: []string{"all"}, Usage: "include off-the-record sessions"},
 			jsonFlag(),
 		),
 		Action: runSessions,
@@ -45,7 +47,7 @@ func runSessions(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	list, err := listSessions(c, c.Bool("all"))
+	list, err := listSessions(c, c.Bool("include-otr"))
 	if err != nil {
 		return err
 	}
@@ -61,7 +63,7 @@ func runSessions(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "%-22s  %-19s  %8s  %-6s  %-12s  %s\n", "SESSION", "UPDATED", "MESSAGES", "MODE", "SUB-AGENTS", "TITLE")
 	for _, s := range list {
-		fmt.Fprintf(w, "%-22s  %-19s  %8d  %-6s  %-12s  %s\n", s.ID, shortTime(s.Updated), s.Messages, s.Mode, subAgentsColumn(s.SubAgents), clip(s.Title, 60))
+		fmt.Fprintf(w, "%-22s  %-19s  %8d  %-6s  %-12s  %s\n", s.ID, shortTime(s.Updated), s.Messages, s.Mode, subAgentsColumn(s.SubAgents), clip(event.Display(s.Title), 60))
 	}
 	return nil
 }

@@ -76,8 +76,25 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 		case !ok:
 			return status.Errorf(codes.NotFound, "no session %q", clip(sessionID, 128))
 		}
+		// A session's mode is fixed when it is created: a message that
+		// asks for another one is refused rather than recorded in a mode
+		// its sender did not expect.
+		if req.Mode != "" && req.Mode != s.Mode {
+			return status.Errorf(codes.FailedPrecondition, "session %s is %s, not %s: a session's mode is fixed when it is created; start a new session instead",
+				clip(sessionID, 128), modeName(s.Mode), modeName(mode))
+		}
 		mode = s.Mode
-		if history, err = e.readHistory(sessionID, 0, 0); err != nil {
+		if mode == ModeOTR {
+			// The history projection holds only commitments: the
+			// conversation is in this engine's memory, or gone.
+			history, err = e.rec.otr.conversation(sessionID)
+			if errors.Is(err, errOTRGone) {
+				return status.Errorf(codes.FailedPrecondition, "session %s is off the record and cannot be continued: %v", clip(sessionID, 128), err)
+			}
+		} else {
+			history, err = e.readHistory(sessionID, 0, 0)
+		}
+		if err != nil {
 			return status.Errorf(codes.Internal, "history: %v", err)
 		}
 	}
@@ -100,6 +117,19 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 	}
 	e.inflight[msgID] = f
 	e.mu.Unlock()
+	if mode != ModeOTR {
+		e.rec.otr.normal(sessionID)
+	}
+	if newSession && mode == ModeOTR {
+		// Before anything of the session is recorded: every entry of it
+		// is withheld under its key.
+		if err := e.rec.otr.start(sessionID); err != nil {
+			e.mu.Lock()
+			delete(e.inflight, msgID)
+			e.mu.Unlock()
+			return status.Errorf(codes.Internal, "%v", err)
+		}
+	}
 	if newSession {
 		title := titleOf(req.Content)
 		seq := e.record(ctx, ledger.Async, sessionID, &event.SessionCreated{Mode: mode, Title: title})
@@ -141,6 +171,14 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 			return ctx.Err()
 		}
 	}
+}
+
+// modeName names a session mode for a person.
+func modeName(mode string) string {
+	if mode == ModeOTR {
+		return "off the record"
+	}
+	return clip(mode, 32)
 }
 
 // titleOf makes a session title from its first message.
@@ -243,8 +281,14 @@ func (c *clientService) ListApprovals(_ context.Context, req *opxv1.ListApproval
 			if t := a.Expires(); !t.IsZero() {
 				expires = t.UnixNano()
 			}
+			args, reason := a.Arguments, a.Reason
+			if x, r, ok := c.e.rec.otr.approval(a.Session, a.ID); ok {
+				// Off the record: the ledger holds commitments; the
+				// human asked sees what the engine judged.
+				args, reason = x, r
+			}
 			out.Approvals = append(out.Approvals, &opxv1.PendingApproval{ApprovalId: a.ID, SessionId: a.Session, SubagentId: a.SubAgentID, MessageId: a.MessageID,
-				CallId: a.CallID, Tool: a.Tool, Arguments: a.Arguments, Reason: a.Reason, RequestedAt: unixNano(a.RequestedTS),
+				CallId: a.CallID, Tool: a.Tool, Arguments: args, Reason: reason, RequestedAt: unixNano(a.RequestedTS),
 				TimeoutMs: a.TimeoutMS, ExpiresAt: expires, Seq: a.RequestedSeq})
 		}
 		return nil

@@ -1,10 +1,365 @@
 package engine
 
-// Off-the-record sessions (issue 15): read-only, and recorded as an
-// envelope whose content members are keyed commitments.
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
 
-// otrRestrict blocks a mutating tool in an off-the-record session
-// (rule otr:read-only); nil lets the tiers judge.
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/opx-dev/opx/replay/projection"
+)
+
+// Off-the-record sessions (issue 15, docs/otr.md): read-only, and
+// recorded as an envelope whose content members are keyed commitments
+// (event.Withhold). The commitment key and the conversation live only in
+// the engine's memory (otrState): nothing of them is logged or written,
+// and both are gone when the engine exits.
+
+// ModeOTR is the mode of an off-the-record session.
+const ModeOTR = "otr"
+
+// RuleOTRReadOnly is the rule of the verdict that blocks a call that
+// could change something in an off-the-record session.
+const RuleOTRReadOnly = "otr:read-only"
+
+// maxOTRApprovals bounds the pending approvals whose arguments one
+// off-the-record session keeps in memory for the human who answers.
+const maxOTRApprovals = 64
+
+// otrRestrict blocks, in an off-the-record session, every call that could
+// change something: a mutating tool (files, memory_append, git_commit,
+// execute_command), a tool the engine does not know (it cannot tell), and
+// an http_request that is not a plain GET or HEAD (no body, no method
+// override header). Sub-agents' calls are in their parent's session, so
+// they are restricted alike. Spawning a sub-agent is allowed: what it
+// does is judged here too.
 func (e *Engine) otrRestrict(p Proposal) *Verdict {
+	if !e.rec.otr.isOTR(p.Session) {
+		return nil
+	}
+	if reason := otrMutates(p); reason != "" {
+		return &Verdict{Decision: event.Block, Tier: -1, Rule: RuleOTRReadOnly,
+			Reason: reason + "; an off-the-record session is read-only"}
+	}
 	return nil
+}
+
+// otrMutates says why a proposal could change something, or "". The
+// reason names the tool only: verdict reasons of an off-the-record
+// session are withheld anyway, but the rule needs no arguments.
+func otrMutates(p Proposal) string {
+	switch {
+	case !p.Known:
+		return p.Tool + " is not a known tool, so it cannot be shown to be read-only"
+	case p.Def.Mutating:
+		return p.Tool + " changes the workspace or the agent's memory"
+	case p.Tool == "http_request":
+		var a struct {
+			Method  string            `json:"method"`
+			Headers map[string]string `json:"headers"`
+			Body    *json.RawMessage  `json:"body"`
+		}
+		if json.Unmarshal(p.Args, &a) != nil {
+			return "http_request arguments that do not parse"
+		}
+		m := strings.ToUpper(a.Method)
+		if m != "" && m != "GET" && m != "HEAD" {
+			return "http_request with method " + clip(m, 16) + " may change remote state"
+		}
+		if a.Body != nil {
+			return "http_request with a body may change remote state"
+		}
+		for h := range a.Headers {
+			// Servers that honour X-HTTP-Method-Override and its kin
+			// take a GET for the method named there.
+			if l := strings.ToLower(h); strings.Contains(l, "method") {
+				return "http_request with a header naming another method may change remote state"
+			}
+		}
+	}
+	return ""
+}
+
+// otrState is the engine's memory of off-the-record sessions: each one's
+// commitment key and, for those this engine started, its conversation.
+// Nothing in it is ever written anywhere.
+type otrState struct {
+	l  *ledger.Ledger
+	mu sync.Mutex
+	// sessions holds every off-the-record session this engine recorded
+	// for; normalSessions every other session it knows.
+	sessions       map[string]*otrSession
+	normalSessions map[string]bool
+	// messages maps the id of each message an entry of an
+	// off-the-record session named (its sub-agents' included) to the
+	// session, so that an entry about it recorded outside any session (a
+	// late or unknown message) is withheld too.
+	messages map[string]string
+	// subagents maps the id of each sub-agent spawned in an
+	// off-the-record session to it: the engine records a sub-agent's
+	// process entries outside any session, and agent.crashed carries
+	// the tail of its stderr.
+	subagents map[string]string
+	// active holds the OTR messages being answered (from client.message
+	// to the answer or the agent's error), and drop a throwaway key: an
+	// agent.memory_flush (which names no session) recorded while any is
+	// active is withheld under it, as it may hold their content.
+	active map[string]bool
+	drop   *otrSession
+}
+
+// otrSession is one off-the-record session in memory.
+type otrSession struct {
+	id string // "" for the throwaway session
+	c  *event.Commitments
+	// live is true for a session this engine started: history then
+	// holds its whole conversation. A session an earlier engine started
+	// has a fresh key (entries recorded for it now, such as the denial
+	// of an orphaned approval, are withheld all the same) and no
+	// conversation to offer.
+	live    bool
+	history []*opxv1.ChatMessage
+	// approvals keeps the arguments and reason of each pending
+	// approval, for the human asked (ListApprovals); the ledger holds
+	// only their commitments.
+	approvals map[string][2]string
+}
+
+func newOTRState(l *ledger.Ledger) *otrState {
+	return &otrState{l: l, sessions: map[string]*otrSession{}, normalSessions: map[string]bool{}, messages: map[string]string{}, subagents: map[string]string{}, active: map[string]bool{}}
+}
+
+// newOTRKey returns a fresh random commitment key.
+func newOTRKey() ([32]byte, error) {
+	var k [32]byte
+	if _, err := rand.Read(k[:]); err != nil {
+		return k, fmt.Errorf("off-the-record key: %w", err)
+	}
+	return k, nil
+}
+
+// start registers a new off-the-record session with a fresh key, before
+// anything is recorded for it.
+func (o *otrState) start(session string) error {
+	k, err := newOTRKey()
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.normalSessions, session)
+	o.sessions[session] = &otrSession{id: session, c: event.NewCommitments(k), live: true, approvals: map[string][2]string{}}
+	return nil
+}
+
+// normal records that session is not off the record, as the engine
+// learnt creating or reading it, sparing a look at the projection.
+func (o *otrState) normal(session string) {
+	o.mu.Lock()
+	if o.sessions[session] == nil {
+		o.normalSessions[session] = true
+	}
+	o.mu.Unlock()
+}
+
+// isOTR reports whether session is off the record.
+func (o *otrState) isOTR(session string) bool {
+	s, err := o.lookup(session)
+	// A lookup that failed is taken as off the record: restricted, and
+	// recording then fails rather than write content.
+	return s != nil || err != nil
+}
+
+// lookup returns the off-the-record session, or nil for a normal one. A
+// session not seen yet is looked up in the sessions projection: one an
+// earlier engine started off the record gets a fresh key (its old key is
+// gone). Sessions this engine creates off the record are registered
+// (start) before their session.created, so a session not found is normal.
+func (o *otrState) lookup(session string) (*otrSession, error) {
+	if session == "" {
+		return nil, nil
+	}
+	o.mu.Lock()
+	s, known := o.sessions[session]
+	known = known || o.normalSessions[session]
+	o.mu.Unlock()
+	if known {
+		return s, nil
+	}
+	var mode string
+	err := o.l.ReadProjection(projection.Sessions{}, func(b ledger.Bucket) error {
+		if ps, ok := projection.ReadSession(b, session); ok {
+			mode = ps.Mode
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("is session %s off the record: %w", clip(session, 64), err)
+	}
+	if mode != ModeOTR {
+		o.mu.Lock()
+		o.normalSessions[session] = true
+		o.mu.Unlock()
+		return nil, nil
+	}
+	k, err := newOTRKey()
+	if err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if s := o.sessions[session]; s != nil {
+		return s, nil
+	}
+	s = &otrSession{id: session, c: event.NewCommitments(k), approvals: map[string][2]string{}}
+	o.sessions[session] = s
+	return s, nil
+}
+
+// forEntry returns the off-the-record session an entry of session with
+// payload p belongs to, or nil: the session's own, or for an entry
+// outside any session, the session of the message it names.
+func (o *otrState) forEntry(session string, p event.Payload) (*otrSession, error) {
+	if _, flush := p.(*event.MemoryFlush); flush && session == "" {
+		return o.dropIfActive()
+	}
+	if session == "" {
+		o.mu.Lock()
+		if id := messageIDOf(p); id != "" {
+			session = o.messages[id]
+		}
+		if c, ok := p.(*event.AgentCrashed); ok && c.SubAgentID != "" {
+			session = o.subagents[c.SubAgentID]
+		}
+		o.mu.Unlock()
+	}
+	return o.lookup(session)
+}
+
+// dropIfActive returns the throwaway session while an OTR message is
+// being answered, else nil. Its key is never used for anything else, so
+// what it withholds cannot even be compared with the sessions' members.
+func (o *otrState) dropIfActive() (*otrSession, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.active) == 0 {
+		return nil, nil
+	}
+	if o.drop == nil {
+		k, err := newOTRKey()
+		if err != nil {
+			return nil, err
+		}
+		o.drop = &otrSession{c: event.NewCommitments(k), approvals: map[string][2]string{}}
+	}
+	return o.drop, nil
+}
+
+// messageIDOf returns the message id an entry names, or "".
+func messageIDOf(p event.Payload) string {
+	switch t := p.(type) {
+	case *event.AgentTokens:
+		return t.MessageID
+	case *event.AgentToolCall:
+		return t.MessageID
+	case *event.ResponseComplete:
+		return t.MessageID
+	case *event.AgentError:
+		return t.MessageID
+	case *event.LLMRequest:
+		return t.MessageID
+	case *event.ToolProposed:
+		return t.MessageID
+	case *event.ApprovalRequested:
+		return t.MessageID
+	case *event.ProcessRequest:
+		return t.MessageID
+	case *event.ClientMessage:
+		return t.MessageID
+	}
+	return ""
+}
+
+// withhold keeps what the engine must remember of an entry of s (its
+// conversation, a pending approval's arguments) and returns the payload
+// to record: p withheld.
+func (o *otrState) withhold(s *otrSession, p event.Payload) (event.Payload, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := time.Now().UnixNano()
+	if id := messageIDOf(p); id != "" && s.id != "" {
+		// Every message of the session, the sub-agents' included.
+		o.messages[id] = s.id
+	}
+	switch t := p.(type) {
+	case *event.SubAgentSpawned:
+		if s.id != "" {
+			o.subagents[t.SubAgentID] = s.id
+		}
+	case *event.ClientMessage:
+		o.active[t.MessageID] = true
+		if s.live {
+			s.history = append(s.history, &opxv1.ChatMessage{Id: t.MessageID, Role: "user", Content: t.Content, Timestamp: now})
+		}
+	case *event.AgentError:
+		delete(o.active, t.MessageID)
+	case *event.ResponseComplete:
+		if t.SubAgentID == "" {
+			delete(o.active, t.MessageID)
+		}
+		if s.live && t.SubAgentID == "" {
+			m := &opxv1.ChatMessage{Id: t.MessageID + "/answer", Role: "assistant", Content: t.Content, Timestamp: now,
+				TokenUsage: &opxv1.TokenUsage{InputTokens: t.Usage.InputTokens, OutputTokens: t.Usage.OutputTokens, TotalTokens: t.Usage.TotalTokens}}
+			for _, th := range t.Thoughts {
+				m.Thoughts = append(m.Thoughts, &opxv1.Thought{Stage: th.Stage, Summary: th.Summary, Detail: []byte(th.Detail)})
+			}
+			s.history = append(s.history, m)
+		}
+	case *event.ApprovalRequested:
+		if len(s.approvals) < maxOTRApprovals {
+			s.approvals[t.ApprovalID] = [2]string{t.Arguments, t.Reason}
+		}
+	case *event.ApprovalResolved:
+		delete(s.approvals, t.ApprovalID)
+	}
+	return event.Withhold(p, s.c)
+}
+
+// errOTRGone is returned for a message to an off-the-record session an
+// earlier engine started.
+var errOTRGone = errors.New("its conversation was kept only in the memory of the engine that started it, which has exited; start a new off-the-record session")
+
+// conversation returns the history to give the agent for an
+// off-the-record session, or errOTRGone.
+func (o *otrState) conversation(session string) ([]*opxv1.ChatMessage, error) {
+	s, err := o.lookup(session)
+	if err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if s == nil || !s.live {
+		return nil, errOTRGone
+	}
+	return append([]*opxv1.ChatMessage(nil), s.history...), nil
+}
+
+// approval returns a pending approval's arguments and reason as the
+// engine saw them, for the human who answers it; false when the session
+// is normal or they are not in memory.
+func (o *otrState) approval(session, id string) (args, reason string, ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := o.sessions[session]
+	if s == nil {
+		return "", "", false
+	}
+	a, ok := s.approvals[id]
+	return a[0], a[1], ok
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -21,26 +22,65 @@ const maxCoalesced = 4 << 10
 // returns only once the entry and everything recorded before it are
 // fsynced; the append itself happens under the lock as Async so a slow
 // fsync never blocks other sessions from recording.
+//
+// Off the record: an entry of an off-the-record session (or about one of
+// its messages) is recorded withheld (event.Withhold, under the
+// session's key) and without its blobs; this is the one place that
+// decides it, so no path records such content (docs/otr.md).
 type Recorder struct {
-	l  *ledger.Ledger
-	mu sync.Mutex
+	l   *ledger.Ledger
+	mu  sync.Mutex
+	otr *otrState
 
 	pending struct {
 		session, subagent, messageID string
+		otr                          *otrSession
 		text                         strings.Builder
 		count                        int
 	}
 }
 
 // NewRecorder records into l.
-func NewRecorder(l *ledger.Ledger) *Recorder { return &Recorder{l: l} }
+func NewRecorder(l *ledger.Ledger) *Recorder { return &Recorder{l: l, otr: newOTRState(l)} }
+
+// offRecord returns p as recorded for session: withheld, with no blobs,
+// when the entry belongs to an off-the-record session.
+// The payload is validated first (an invalid one is never recorded);
+// off the record, the error does not say why, as the reason may quote the
+// content (the engine logs it when it stops).
+func (r *Recorder) offRecord(session string, p event.Payload, blobs [][]byte) (event.Payload, [][]byte, error) {
+	s, err := r.otr.forEntry(session, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.Validate(); err != nil {
+		if s != nil {
+			err = errors.New("(the reason is withheld: off the record)")
+		}
+		return nil, nil, fmt.Errorf("%w: %s: %v", event.ErrInvalidPayload, p.Type(), err)
+	}
+	if s == nil {
+		return p, blobs, nil
+	}
+	w, err := r.otr.withhold(s, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	// No blob: an unkeyed blob hash is guessable and a body is the
+	// content.
+	return w, nil, nil
+}
 
 // Ledger returns the ledger recorded into.
 func (r *Recorder) Ledger() *ledger.Ledger { return r.l }
 
 // Record appends p (and the blobs it names) and returns its seq.
 func (r *Recorder) Record(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) (uint64, error) {
-	rec, err := event.Record(session, p, blobs...)
+	w, blobs, err := r.offRecord(session, p, blobs)
+	if err != nil {
+		return 0, fmt.Errorf("record %s: %w", p.Type(), err)
+	}
+	rec, err := event.Record(session, w, blobs...)
 	if err != nil {
 		return 0, err
 	}
@@ -66,6 +106,11 @@ func (r *Recorder) Record(ctx context.Context, d ledger.Durability, session stri
 // message, starting a new entry when the message changes or the text grows
 // past maxCoalesced.
 func (r *Recorder) Token(ctx context.Context, session, subagent, messageID, token string) error {
+	// Looked up before the lock: it may read the sessions projection.
+	otr, err := r.otr.forEntry(session, &event.AgentTokens{MessageID: messageID})
+	if err != nil {
+		return fmt.Errorf("record agent.tokens: %w", err)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := &r.pending
@@ -74,7 +119,7 @@ func (r *Recorder) Token(ctx context.Context, session, subagent, messageID, toke
 			return err
 		}
 	}
-	p.session, p.subagent, p.messageID = session, subagent, messageID
+	p.session, p.subagent, p.messageID, p.otr = session, subagent, messageID, otr
 	p.text.WriteString(token)
 	p.count++
 	return nil
@@ -92,9 +137,17 @@ func (r *Recorder) flushLocked(ctx context.Context) error {
 	if p.count == 0 {
 		return nil
 	}
-	rec, err := event.Record(p.session, &event.AgentTokens{SubAgentID: p.subagent, MessageID: p.messageID, Text: p.text.String(), Count: p.count})
+	var tokens event.Payload = &event.AgentTokens{SubAgentID: p.subagent, MessageID: p.messageID, Text: p.text.String(), Count: p.count}
+	var err error
+	if p.otr != nil {
+		tokens, err = r.otr.withhold(p.otr, tokens)
+	}
 	p.text.Reset()
 	p.count = 0
+	if err != nil {
+		return fmt.Errorf("record agent.tokens: %w", err)
+	}
+	rec, err := event.Record(p.session, tokens)
 	if err != nil {
 		return err
 	}

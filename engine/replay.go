@@ -42,6 +42,17 @@ import (
 //     recorded again and the recorded answer goes back to the agent.
 //     Nothing reads or writes a workspace: the engine's workspace is an
 //     empty temporary directory, and executors are never called.
+//   - Sub-agents are re-driven too: the agent tools run live
+//     (replayState.live), so spawn_agent starts a real sub-agent process
+//     against the replay engine (same id: it derives from the session,
+//     message and call) and agent_result waits for it. Each sub-agent's
+//     model calls are served from its own thread of the record (the
+//     provider matches each request body to the next recorded call of
+//     one thread), its proposals judged and its results served as
+//     recorded, its approvals answered as recorded for its call. The
+//     answers that depend on timing (agent_status, list_agents,
+//     agent_result without waiting) are served from the record, so the
+//     parent's conversation stays the recorded one.
 //   - Everything goes into a fresh temporary ledger; the investigated one
 //     is only read.
 //
@@ -57,7 +68,12 @@ import (
 // the first run's. Messages are fed one at a time, so a session whose
 // messages overlapped when recorded diverges where they interleaved. What
 // cannot be re-derived from the record diverges where it happened: an
-// agent or engine crash, a tier 2 budget spent by other sessions.
+// agent or engine crash, a tier 2 budget spent by other sessions. For
+// sub-agents that is whatever hung on timing: one cancelled while it was
+// still working (the rerun's, served from the record, may have finished
+// first), one that timed out or crashed, a spawn refused because others
+// were still running (agents.max_concurrent); the limits themselves are
+// the first run's, as engine.started recorded them.
 
 // RerunConfig configures a rerun.
 type RerunConfig struct {
@@ -233,6 +249,10 @@ func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replaySt
 	ev, _ := s.evaluatorFor(first)
 	s.policy = ev.PolicyHash()
 	text, _ := policyText(first)
+	agents, err := agentsConfig(first)
+	if err != nil {
+		return nil, Options{}, err
+	}
 	tok, err := newToken()
 	if err != nil {
 		return nil, Options{}, err
@@ -248,7 +268,7 @@ func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replaySt
 		MaxToolCalls:      first.Started.MaxToolCalls,
 		ApprovalTimeout:   approvalTimeout(rec, first),
 		ProviderMaxTokens: first.Started.ProviderMaxTokens,
-		Agents:            agentsConfig(first),
+		Agents:            agents,
 		replay:            s,
 	}
 	// The tools offered to the session: the same executors, over the

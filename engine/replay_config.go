@@ -55,13 +55,21 @@ func (e *Engine) completeStarted(s *event.EngineStarted) [][]byte {
 }
 
 // agentsConfig is the sub-agent configuration an engine run recorded:
-// off when it offered no agent tools.
-func agentsConfig(en *rerun.Engine) AgentsConfig {
+// off when it offered no agent tools. A rerun starts real processes for
+// the sub-agents the record's model answers spawn, so limits no
+// configuration allows (config.Agents: 1..64 at once, 1..1000 rounds,
+// 100 ms..24 h) are refused rather than obeyed.
+func agentsConfig(en *rerun.Engine) (AgentsConfig, error) {
 	a := en.Started.Agents
 	if a == nil {
-		return AgentsConfig{}
+		return AgentsConfig{}, nil
 	}
-	return AgentsConfig{Enabled: true, MaxConcurrent: a.MaxConcurrent, MaxRounds: a.MaxRounds, Timeout: time.Duration(a.TimeoutMS) * time.Millisecond}
+	timeout := time.Duration(a.TimeoutMS) * time.Millisecond
+	if a.MaxConcurrent < 1 || a.MaxConcurrent > 64 || a.MaxRounds < 1 || a.MaxRounds > 1000 || timeout < 100*time.Millisecond || timeout > 24*time.Hour {
+		return AgentsConfig{}, fmt.Errorf("%w: the engine started at entry %d names sub-agent limits no configuration allows (%d at once, %d rounds, timeout %s)",
+			rerun.ErrNotReplayable, en.Seq, a.MaxConcurrent, a.MaxRounds, timeout)
+	}
+	return AgentsConfig{Enabled: true, MaxConcurrent: a.MaxConcurrent, MaxRounds: a.MaxRounds, Timeout: timeout}, nil
 }
 
 // policyText returns the text of the policy an engine run recorded. For

@@ -2,10 +2,13 @@ package engine_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
@@ -142,4 +145,25 @@ func TestRerun_SubAgentDiverges(t *testing.T) {
 			t.Errorf("notes %q do not name alpha's thread", rep.Notes)
 		}
 	})
+}
+
+// TestRerun_SubAgentLimitsRefused: a record naming sub-agent limits no
+// configuration allows is not re-driven (a rerun starts a real process for
+// each sub-agent its recorded answers spawn).
+func TestRerun_SubAgentLimitsRefused(t *testing.T) {
+	r := recordSession(t, subAgentSpec())
+	for _, forge := range []func(*event.AgentLimits){
+		func(a *event.AgentLimits) { a.MaxConcurrent = 100000 },
+		func(a *event.AgentLimits) { a.MaxRounds = 0 },
+		func(a *event.AgentLimits) { a.TimeoutMS = 365 * 24 * 3600 * 1000 },
+	} {
+		rec := loadRecording(t, r)
+		limits := *rec.Messages[0].Engine.Started.Agents
+		forge(&limits)
+		rec.Messages[0].Engine.Started.Agents = &limits
+		_, err := engine.Rerun(context.Background(), engine.RerunConfig{Recording: rec, SpawnAgent: inProcessAgent(t), TempDir: t.TempDir()})
+		if !errors.Is(err, rerun.ErrNotReplayable) || !strings.Contains(err.Error(), "sub-agent limits") {
+			t.Errorf("limits %+v: %v, want ErrNotReplayable", limits, err)
+		}
+	}
 }

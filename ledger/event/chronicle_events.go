@@ -68,7 +68,7 @@ func (f FileState) validate() error {
 	case !isFile && (f.Blob != "" || f.Hash != "" || f.Omitted != ""):
 		return fmt.Errorf("%s: only a file has content", f.Path)
 	}
-	return firstErr(needHash("blob", f.Blob, true), needHash("hash", f.Hash, true))
+	return firstErr(needBlob("blob", f.Blob, true), needHash("hash", f.Hash, true))
 }
 
 // Snapshot kinds.
@@ -123,7 +123,7 @@ func (s *Snapshot) Validate() error {
 	if (s.Kind == KindWorkspace) != (s.ManifestBlob != "") {
 		return errors.New("a workspace snapshot, and only one, has a manifest_blob")
 	}
-	if err := needHash("manifest_blob", s.ManifestBlob, true); err != nil {
+	if err := needBlob("manifest_blob", s.ManifestBlob, true); err != nil {
 		return err
 	}
 	for _, f := range s.Files {

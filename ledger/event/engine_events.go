@@ -232,6 +232,13 @@ func inlineOrBlob(content, blob string, size int64) error {
 	if content != "" && blob != "" {
 		return errors.New("content and blob are exclusive")
 	}
+	if n, ok := Withheld(content + blob); ok && (content == "" || blob == "") {
+		// Off the record: the commitment carries the size.
+		if n != size {
+			return errors.New("size does not match the withheld content")
+		}
+		return nil
+	}
 	if blob != "" {
 		return needHash("blob", blob, false)
 	}

@@ -163,6 +163,15 @@ func needHash(name, v string, optional bool) error {
 	return nil
 }
 
+// needBlob is needHash for a member naming a blob, which in an
+// off-the-record session may instead hold its withheld form (withhold.go).
+func needBlob(name, v string, optional bool) error {
+	if _, ok := Withheld(v); ok {
+		return nil
+	}
+	return needHash(name, v, optional)
+}
+
 // oneOf reports v not in allowed.
 func oneOf(name, v string, allowed ...string) error {
 	for _, a := range allowed {

@@ -29,7 +29,7 @@ func (*LLMRequest) Type() string { return TypeLLMRequest }
 
 func (r *LLMRequest) Validate() error {
 	return firstErr(need("request_id", r.RequestID, "provider", r.Provider, "model", r.Model),
-		needHash("blob", r.Blob, false))
+		needBlob("blob", r.Blob, false))
 }
 
 // LLMResponse records a model call's outcome: the raw response body as a
@@ -67,5 +67,5 @@ func (r *LLMResponse) Validate() error {
 		}
 	}
 	return firstErr(need("request_id", r.RequestID, "provider", r.Provider, "model", r.Model),
-		needHash("blob", r.Blob, true), r.Usage.validate())
+		needBlob("blob", r.Blob, true), r.Usage.validate())
 }

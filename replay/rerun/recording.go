@@ -175,6 +175,11 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 	var err error
 	switch x := p.(type) {
 	case *event.SessionCreated:
+		if x.Mode == "otr" {
+			// Its texts are keyed commitments and its blobs were never
+			// stored (docs/otr.md): nothing to serve or compare.
+			return fmt.Errorf("%w: not replayable: the session is off the record (its arguments and bodies were withheld), so it can be neither rerun nor re-judged under another policy", ErrNotReplayable)
+		}
 		*created = true
 		r.Mode, r.Title = x.Mode, x.Title
 	case *event.SubAgentSpawned:

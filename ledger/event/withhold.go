@@ -1,0 +1,149 @@
+package event
+
+import (
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/zeebo/blake3"
+)
+
+// Off-the-record sessions keep every entry's envelope and replace each
+// content member with a keyed commitment (docs/otr.md). This file holds
+// the commitment's construction and its written form; withhold_entries.go
+// says, per entry type, which members are withheld.
+
+// WithheldPrefix starts every withheld member: the whole form is
+//
+//	otr:v1:<size>:<64 hex>
+//
+// where size is the withheld content's length in bytes (decimal, no
+// leading zeros) and the hex is its keyed commitment. A member of an
+// off-the-record session in this form carries no content.
+const WithheldPrefix = "otr:v1:"
+
+// CommitContext prefixes the BLAKE3 derive_key context of each domain's
+// key: a domain's key is DeriveKey(CommitContext + domain, session key).
+const CommitContext = "opx otr v1 "
+
+// Commitment domains. Members that hold the same kind of content share a
+// domain on purpose, so equal contents commit equally within one session
+// (the user's message in client.message and engine.process_request; one
+// call's arguments in agent.tool_call, tool.proposed and
+// approval.requested; one action hash in tool.proposed, shield.verdict
+// and exec.started, which is what the causality checks compare).
+const (
+	DomainUserText   = "user-text"   // a user's message
+	DomainModelText  = "model-text"  // what a model or agent wrote
+	DomainThought    = "thought"     // a thought's summary and detail
+	DomainArguments  = "arguments"   // tool call arguments
+	DomainResult     = "result"      // a tool's result
+	DomainActionHash = "action-hash" // BLAKE3 of tool and arguments (guessable)
+	DomainLLMRequest = "llm-request" // a model request body (blob hash)
+	DomainLLMBody    = "llm-body"    // a model response body (blob hash)
+	DomainReason     = "reason"      // verdict, approval and cancel reasons
+	DomainError      = "error"       // error texts, which quote content
+	DomainTitle      = "title"       // session titles
+	DomainMemory     = "memory"      // memory the agent flushed
+	DomainTask       = "task"        // a sub-agent's task
+	DomainPath       = "path"        // workspace paths and symlink targets
+	DomainFileHash   = "file-hash"   // BLAKE3 of a file's content (guessable)
+	DomainSnapshot   = "snapshot"    // snapshot content and manifests (blob hash)
+)
+
+// Commitments makes the keyed commitments of one off-the-record session.
+// The key lives only in the engine's memory: without it a commitment
+// reveals nothing of its content but the size, and no one can compute
+// one for a guess.
+type Commitments struct {
+	key [32]byte
+}
+
+// NewCommitments commits under key (32 random bytes, one per session).
+func NewCommitments(key [32]byte) *Commitments { return &Commitments{key: key} }
+
+// sum is the keyed BLAKE3-256 of b under domain's key.
+func (c *Commitments) sum(domain string, b []byte) []byte {
+	var dk [32]byte
+	blake3.DeriveKey(CommitContext+domain, c.key[:], dk[:])
+	h, err := blake3.NewKeyed(dk[:])
+	if err != nil {
+		panic(err) // a 32-byte key is always accepted
+	}
+	h.Write(b)
+	return h.Sum(nil)
+}
+
+// Text returns the withheld form of s under domain; "" stays "" (nothing
+// to withhold).
+func (c *Commitments) Text(domain, s string) string {
+	if s == "" {
+		return ""
+	}
+	return WithheldPrefix + strconv.Itoa(len(s)) + ":" + hex.EncodeToString(c.sum(domain, []byte(s)))
+}
+
+// Blob returns the withheld form of a blob member: the commitment of the
+// blob's hash (h, 64 hex) with the content's size. The blob itself is not
+// stored; committing to its hash binds the content as firmly (BLAKE3 is
+// collision resistant) and needs no copy of it. "" stays "".
+func (c *Commitments) Blob(domain, h string, size int64) string {
+	if h == "" {
+		return ""
+	}
+	return WithheldPrefix + strconv.FormatInt(max(size, 0), 10) + ":" + hex.EncodeToString(c.sum(domain, []byte(h)))
+}
+
+// Hash returns the keyed commitment of a 64-hex hash as 64 hex: the same
+// shape as the hash it stands for, so members that must be hashes stay
+// hashes, and equal hashes stay equal within the session. "" stays "".
+func (c *Commitments) Hash(domain, h string) string {
+	if h == "" {
+		return ""
+	}
+	return hex.EncodeToString(c.sum(domain, []byte(h)))
+}
+
+// Withheld reports whether s is a withheld member (WithheldPrefix form,
+// exactly) and the size of the content it stands for.
+func Withheld(s string) (size int64, ok bool) {
+	rest, found := strings.CutPrefix(s, WithheldPrefix)
+	if !found {
+		return 0, false
+	}
+	num, mac, found := strings.Cut(rest, ":")
+	if !found || num == "" || len(num) > 19 || (len(num) > 1 && num[0] == '0') || !hexHash.MatchString(mac) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// Display returns s for a reader: a withheld member as "[off the record:
+// N bytes]", anything else unchanged.
+func Display(s string) string {
+	if n, ok := Withheld(s); ok {
+		return fmt.Sprintf("[off the record: %d bytes]", n)
+	}
+	return s
+}
+
+// withheldIn finds withheld members embedded in a longer text (a
+// summary that quotes one, a rendered page).
+var withheldIn = regexp.MustCompile(`otr:v1:(0|[1-9][0-9]{0,18}):[0-9a-f]{64}`)
+
+// DisplayText is Display for every withheld member embedded in s. A
+// reader applies it to what it prints of an off-the-record session; the
+// form is plain text, so a normal session's text can spell it too: the
+// session's mode (session.created) says whether anything was withheld.
+func DisplayText(s string) string {
+	if !strings.Contains(s, WithheldPrefix) {
+		return s
+	}
+	return withheldIn.ReplaceAllStringFunc(s, Display)
+}

@@ -1,0 +1,213 @@
+package event
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNotWithholdable is returned by Withhold for an entry type that an
+// off-the-record session never records (engine, ledger and chronicle
+// maintenance entries) and for a payload type it does not know: the
+// recorder then records nothing rather than content.
+var ErrNotWithholdable = errors.New("not recordable off the record")
+
+// Withhold returns a copy of p for an off-the-record session: every
+// content member replaced by its commitment under c (withhold.go), every
+// envelope member (types, ids, tool names, decisions, tiers, rules,
+// sizes, timings, exit codes, sandbox facts) kept. p is not changed.
+//
+// Each case lists exactly the members withheld; the members of a type
+// that are not named are envelope. TestWithhold_EveryMemberClassified
+// fails when a registered type gains a string member this switch does not
+// withhold and the test's envelope list does not name, so a new member
+// cannot leak silently. docs/otr.md is the same list for readers.
+func Withhold(p Payload, c *Commitments) (Payload, error) {
+	switch t := p.(type) {
+	case *SessionCreated:
+		q := *t
+		q.Title = c.Text(DomainTitle, t.Title)
+		return &q, nil
+	case *SessionTitled:
+		q := *t
+		q.Title = c.Text(DomainTitle, t.Title)
+		return &q, nil
+	case *ClientMessage:
+		q := *t
+		q.Content = c.Text(DomainUserText, t.Content)
+		return &q, nil
+	case *ProcessRequest:
+		q := *t
+		q.Content = c.Text(DomainUserText, t.Content)
+		return &q, nil
+	case *AgentTokens:
+		q := *t
+		q.Text = c.Text(DomainModelText, t.Text)
+		return &q, nil
+	case *AgentToolCall:
+		q := *t
+		q.Arguments = c.Text(DomainArguments, t.Arguments)
+		return &q, nil
+	case *MemoryFlush:
+		q := *t
+		q.Content = c.Text(DomainMemory, t.Content)
+		q.Blob = c.Blob(DomainMemory, t.Blob, t.Size)
+		return &q, nil
+	case *ResponseComplete:
+		q := *t
+		q.Content = c.Text(DomainModelText, t.Content)
+		q.Thoughts = withholdThoughts(t.Thoughts, c)
+		return &q, nil
+	case *AgentError:
+		q := *t
+		q.Message = c.Text(DomainError, t.Message)
+		return &q, nil
+	case *AgentCrashed:
+		q := *t
+		q.Detail = c.Text(DomainError, t.Detail)
+		q.Stderr = c.Text(DomainError, t.Stderr)
+		return &q, nil
+	case *LLMRequest:
+		q := *t
+		q.Blob = c.Blob(DomainLLMRequest, t.Blob, t.Size)
+		return &q, nil
+	case *LLMResponse:
+		q := *t
+		q.Blob = c.Blob(DomainLLMBody, t.Blob, t.Size)
+		q.Text = c.Text(DomainModelText, t.Text)
+		q.Error = c.Text(DomainError, t.Error)
+		if t.ToolCalls != nil {
+			q.ToolCalls = make([]ToolCall, len(t.ToolCalls))
+			for i, tc := range t.ToolCalls {
+				tc.Arguments = c.Text(DomainArguments, tc.Arguments)
+				q.ToolCalls[i] = tc
+			}
+		}
+		return &q, nil
+	case *ToolProposed:
+		q := *t
+		q.Arguments = c.Text(DomainArguments, t.Arguments)
+		q.ActionHash = c.Hash(DomainActionHash, t.ActionHash)
+		return &q, nil
+	case *ShieldVerdict:
+		q := *t
+		q.Reason = c.Text(DomainReason, t.Reason)
+		q.ActionHash = c.Hash(DomainActionHash, t.ActionHash)
+		return &q, nil
+	case *ApprovalRequested:
+		q := *t
+		q.Arguments = c.Text(DomainArguments, t.Arguments)
+		q.Reason = c.Text(DomainReason, t.Reason)
+		return &q, nil
+	case *ApprovalResolved:
+		q := *t
+		q.Reason = c.Text(DomainReason, t.Reason)
+		return &q, nil
+	case *ToolResult:
+		q := *t
+		q.Content = c.Text(DomainResult, t.Content)
+		q.Blob = c.Blob(DomainResult, t.Blob, t.Size)
+		return &q, nil
+	case *ExecStarted:
+		q := *t
+		q.ActionHash = c.Hash(DomainActionHash, t.ActionHash)
+		return &q, nil
+	case *ExecCompleted:
+		q := *t
+		q.Result = c.Text(DomainResult, t.Result)
+		q.ResultBlob = c.Blob(DomainResult, t.ResultBlob, t.Size)
+		q.DiffError = c.Text(DomainError, t.DiffError)
+		q.Post = withholdPost(t.Post, c)
+		q.Pre = withholdFiles(t.Pre, c)
+		return &q, nil
+	case *ExecFailed:
+		q := *t
+		q.Error = c.Text(DomainError, t.Error)
+		return &q, nil
+	case *Snapshot:
+		q := *t
+		q.Files = withholdFiles(t.Files, c)
+		q.ManifestBlob = c.Blob(DomainSnapshot, t.ManifestBlob, t.ManifestSize)
+		if t.Unrecorded != nil {
+			q.Unrecorded = make([]string, len(t.Unrecorded))
+			for i, u := range t.Unrecorded {
+				q.Unrecorded[i] = c.Text(DomainPath, u)
+			}
+		}
+		return &q, nil
+	case *SubAgentSpawned:
+		q := *t
+		q.Task = c.Text(DomainTask, t.Task)
+		q.TaskBlob = c.Blob(DomainTask, t.TaskBlob, t.TaskSize)
+		return &q, nil
+	case *SubAgentCompleted:
+		q := *t
+		q.Result = c.Text(DomainModelText, t.Result)
+		q.ResultBlob = c.Blob(DomainModelText, t.ResultBlob, t.Size)
+		return &q, nil
+	case *SubAgentFailed:
+		q := *t
+		q.Detail = c.Text(DomainError, t.Detail)
+		return &q, nil
+	case *SubAgentCancelled:
+		q := *t
+		q.Reason = c.Text(DomainReason, t.Reason)
+		return &q, nil
+	case *SubAgentTimedOut, *AgentSpawned, *AgentExited, *SandboxCanary, *AgentReady,
+		*ToolDefsRequest, *ToolDefs, *Shutdown:
+		// Envelope only: ids, tool names and groups, limits, the sandbox
+		// and the engine's own reasons.
+		return p, nil
+	case *EngineStarted, *EngineStopped, *EngineCrashed, *ClientRejected, *Genesis, *Note, *Key,
+		*Checkpoint, *TreeBuilt, *Pruned, *Rollback, *RollbackStarted:
+		return nil, fmt.Errorf("%w: %s is not a session's entry", ErrNotWithholdable, p.Type())
+	}
+	return nil, fmt.Errorf("%w: unknown payload %T", ErrNotWithholdable, p)
+}
+
+// withholdThoughts withholds each thought's summary and detail; the stage
+// is envelope.
+func withholdThoughts(ts []Thought, c *Commitments) []Thought {
+	if ts == nil {
+		return nil
+	}
+	out := make([]Thought, len(ts))
+	for i, t := range ts {
+		t.Summary = c.Text(DomainThought, t.Summary)
+		t.Detail = c.Text(DomainThought, t.Detail)
+		out[i] = t
+	}
+	return out
+}
+
+// withholdPost withholds each post-state's path and content hash (a
+// file's BLAKE3 is guessable); absent and mode are envelope.
+func withholdPost(ps []PostState, c *Commitments) []PostState {
+	if ps == nil {
+		return nil
+	}
+	out := make([]PostState, len(ps))
+	for i, p := range ps {
+		p.Path = c.Text(DomainPath, p.Path)
+		p.Hash = c.Hash(DomainFileHash, p.Hash)
+		out[i] = p
+	}
+	return out
+}
+
+// withholdFiles withholds each file state's path, symlink target, content
+// blob and hash; state, mode, size and why content was omitted are
+// envelope. No snapshot blob of an off-the-record session is stored.
+func withholdFiles(fs []FileState, c *Commitments) []FileState {
+	if fs == nil {
+		return nil
+	}
+	out := make([]FileState, len(fs))
+	for i, f := range fs {
+		f.Path = c.Text(DomainPath, f.Path)
+		f.Target = c.Text(DomainPath, f.Target)
+		f.Blob = c.Blob(DomainSnapshot, f.Blob, f.Size)
+		f.Hash = c.Hash(DomainFileHash, f.Hash)
+		out[i] = f
+	}
+	return out
+}
