@@ -152,6 +152,14 @@ func (e ShieldEvaluator) Action(p Proposal) shield.Action {
 		if b := str("body"); b != "" {
 			f.Texts = append(f.Texts, shield.Text{Source: "body", Body: b})
 		}
+	case "spawn_agent", "agent_message":
+		// What a sub-agent is told is text Shield reads like any other
+		// (prompt injection, secrets); the tools it asks are names, and
+		// its own calls are judged one by one when it makes them.
+		f.Texts = append(f.Texts, shield.Text{Source: "task", Body: str("task")})
+		if m := str("message"); m != "" {
+			f.Texts = append(f.Texts, shield.Text{Source: "message", Body: m})
+		}
 	case "execute_command":
 		a.Command, a.Cwd = str("command"), str("cwd")
 		if cwd := a.Cwd; cwd != "" {

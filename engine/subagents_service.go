@@ -40,8 +40,9 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 	}
 	ready := first.GetAgentReady()
 	if ready == nil {
-		e.record(ctx, ledger.Sync, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol",
-			Message: fmt.Sprintf("first sub-agent message was %T, not AgentReady; stream refused", first.GetEvent())})
+		msg := fmt.Sprintf("first sub-agent message was %T, not AgentReady; stream refused", first.GetEvent())
+		e.record(ctx, ledger.Sync, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: msg})
+		e.failSub(ctx, s, event.SubAgentRefused, msg)
 		return status.Error(codes.InvalidArgument, "the first message must be AgentReady")
 	}
 	canary, canaryErr := parseCanary(ready.SandboxCanaryJson)

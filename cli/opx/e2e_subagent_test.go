@@ -21,7 +21,7 @@ const subagentTranscript = `{"model": "opx-scripted-1", "turns": [
  {"match": "^run the team$", "steps": [
   {"tool_calls": [
     {"name": "spawn_agent", "arguments": "{\"task\": \"sub-read: summarise README.md\"}"},
-    {"name": "spawn_agent", "arguments": "{\"task\": \"sub-list: list the workspace\", \"tools\": [\"list_directory\", \"read_file\"]}"}]},
+    {"name": "spawn_agent", "arguments": "{\"task\": \"sub-list: list the workspace\", \"tools\": [\"list_directory\", \"read_file\", \"write_file\"]}"}]},
   {"tool_calls": [
     {"name": "agent_result", "arguments": "{\"id\": {{json (slice (index .Results 0).Content 0 16)}}}"},
     {"name": "agent_result", "arguments": "{\"id\": {{json (slice (index .Results 1).Content 0 16)}}}"}]},
@@ -48,7 +48,8 @@ const subagentTranscript = `{"model": "opx-scripted-1", "turns": [
   {"text": "README says {{head 1 .LastResult}}"}]},
  {"match": "^sub-list:", "steps": [
   {"tool_calls": [{"name": "list_directory", "arguments": "{\"path\": \".\"}"}]},
-  {"text": "listed {{lines .LastResult}} entries"}]},
+  {"tool_calls": [{"name": "write_file", "arguments": "{\"path\": \"listing.txt\", \"content\": {{json .LastResult}}}"}]},
+  {"text": "listed {{lines (index .Results 0).Content}} entries{{if not .OK}} (write failed){{end}}"}]},
  {"match": "^sub-wait:", "steps": [
   {"tool_calls": [{"name": "read_file", "arguments": "{\"path\": \"t3/guarded.md\"}"}]},
   {"text": "got {{.LastResult}}"}]},
@@ -136,8 +137,11 @@ func TestE2E_SubAgents_Parallel(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("opx send: %d\n%s\n%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "team: [README says # e2e") || !strings.Contains(out, "] [listed ") {
+	if !strings.Contains(out, "team: [README says # e2e") || !strings.Contains(out, "] [listed 3 entries]") {
 		t.Fatalf("the parent did not get both results:\n%s", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(w.ws, "listing.txt")); err != nil || !strings.Contains(string(b), "README.md") {
+		t.Errorf("the sub-agent's write: %q %v", b, err)
 	}
 	st, _ := w.status()
 	w.stop(m)
@@ -154,6 +158,18 @@ func TestE2E_SubAgents_Parallel(t *testing.T) {
 	}
 	if spans[0][0] > spans[1][1] || spans[1][0] > spans[0][1] {
 		t.Errorf("the sub-agents' entries do not interleave: %v", spans)
+	}
+	// The writer's snapshot names it, before its exec.started.
+	snap := false
+	for _, list := range subs {
+		for _, e := range list {
+			if e.Type == event.TypeSnapshot {
+				snap = true
+			}
+		}
+	}
+	if !snap {
+		t.Error("no chronicle.snapshot names a sub-agent")
 	}
 	var session string
 	for id, list := range subs {
