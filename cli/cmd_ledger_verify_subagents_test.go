@@ -25,6 +25,15 @@ func subAgentLedger(t *testing.T, plant func([]replaytest.Step) []replaytest.Ste
 func TestLedgerVerify_SubAgents_Clean(t *testing.T) {
 	path, _ := subAgentLedger(t, nil)
 	run(t, "ledger", "verify", "--strict", "--ledger", path).wantCode(t, cli.ExitOK)
+	// Shield's tier 2 evaluator judging, after the cancel, a proposal the
+	// sub-agent made before it is Shield's model call, not the sub-agent's.
+	path, _ = subAgentLedger(t, func(st []replaytest.Step) []replaytest.Step {
+		r := *replaytest.Find(st, "rb2.request").Payload.(*event.LLMRequest)
+		r.RequestID = "tier2_1"
+		return replaytest.Insert(st, "b.cancelled", replaytest.Step{Name: "tier2", Session: replaytest.Session, Payload: &r,
+			Blobs: replaytest.Find(st, "rb2.request").Blobs})
+	})
+	run(t, "ledger", "verify", "--strict", "--ledger", path).wantCode(t, cli.ExitOK)
 }
 
 // TestLedgerVerify_SubAgents_Planted plants one violation of the sub-agent

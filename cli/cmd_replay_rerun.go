@@ -193,6 +193,9 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 	fmt.Fprintf(w, "what-if: %d proposals of session %s re-evaluated under %s (policy %s): %s would change; %s would reach the same decision by another rule\n",
 		wi.Proposals, session, policyFile, wi.PolicyHash[:16], plural(uint64(wi.DecisionChanges), "decision", "decisions"),
 		plural(uint64(wi.RuleChanges), "verdict", "verdicts"))
+	if wi.Restricted > 0 {
+		fmt.Fprintf(w, "%d blocked by a restriction before any tier (a sub-agent's tool it was not granted, off the record): kept as recorded, no policy decides them\n", wi.Restricted)
+	}
 	if len(wi.RecordedRules) > 0 {
 		fmt.Fprintf(w, "note: the session was judged by Shield rules version %s; this opx has version %s, so a change may come from the rules as well as the policy\n",
 			strings.Join(wi.RecordedRules, ", "), wi.Rules)
@@ -207,7 +210,11 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 				fmt.Fprintln(w, "same decision, another rule:")
 			}
 		}
-		fmt.Fprintf(w, "  seq %-6d %s %s\n", ch.Seq, ch.Tool, clip(oneLine(ch.Arguments), 72))
+		by := ""
+		if ch.SubAgentID != "" {
+			by = "[sub-agent " + clip(ch.SubAgentID, 40) + "] "
+		}
+		fmt.Fprintf(w, "  seq %-6d %s%s %s\n", ch.Seq, by, ch.Tool, clip(oneLine(ch.Arguments), 72))
 		fmt.Fprintf(w, "             %s  ->  %s\n", verdictText(ch.Old), verdictText(ch.New))
 		if ch.Answered != nil {
 			fmt.Fprintf(w, "             (recorded: the escalation was answered %s)\n", verdictText(*ch.Answered))

@@ -1,6 +1,9 @@
 package cli_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,7 +25,7 @@ func TestReplay_SubAgents(t *testing.T) {
 		"approval ap_1 asked by sub-agent "+b,
 		"cancelled by the parent's call c4",
 		"FAILED (crashed)", "TIMED OUT at its 2.0 s limit",
-		"the parent collected the result (call c3)",
+		"the parent collected the result (call c3)", "the parent learned of its end (call c4)",
 		"[sub-agent "+b+"] write_file",
 		"4 sub-agents (1 completed, 1 failed, 1 cancelled, 1 timed out), whose calls are counted above")
 	if t.Failed() {
@@ -79,5 +82,62 @@ func seqAt(out string, seq uint64) int {
 			return i + j
 		}
 		i = end
+	}
+}
+
+// TestReport_SubAgents: the HTML report nests each sub-agent under its
+// spawn call the same way, names the sub-agent in its approvals, blocked
+// actions and verdicts, and counts the sub-agents.
+func TestReport_SubAgents(t *testing.T) {
+	path, _ := subAgentLedger(t, nil)
+	r := run(t, "report", "-o", "-", "--no-workspace", "--ledger", path, replaytest.Session)
+	r.wantCode(t, cli.ExitOK)
+	a, b := replaytest.SubA, replaytest.SubB
+	r.wantOut(t, `<div class="subagent" id="sub-`+a+`">`, "<b>sub-agent <code>"+a+"</code></b> → <span class=\"o-good\">completed</span>",
+		"approval <code>ap_1</code> asked by sub-agent <code>"+b+"</code>",
+		"cancelled</span> by the parent's call <code>c4</code>", "the parent collected the result (call <code>c3</code>)",
+		"<dt>Sub-agents</dt><dd>4 spawned: 1 completed", `<span class="muted">sub-agent `+b+`</span>`, "<b>sub-agent turn 1</b>")
+	// A's subtree sits inside the spawn call c1's block, before c2's.
+	out := r.stdout
+	if i, j, k := strings.Index(out, `id="sub-`+a+`"`), strings.Index(out, "sub-agent turn 1"), strings.Index(out, `id="sub-`+b+`"`); i < 0 || j < i || k < j {
+		t.Errorf("sub-agent blocks out of place: %d %d %d", i, j, k)
+	}
+}
+
+// TestWhatIf_SubAgents: --policy re-evaluates the sub-agents' proposals
+// too, naming the sub-agent in each change; a restriction's block
+// (subagent:not-granted) is no policy's and stays as recorded.
+func TestWhatIf_SubAgents(t *testing.T) {
+	path, seq := subAgentLedger(t, nil)
+	policy := filepath.Join(t.TempDir(), "block.yaml")
+	if err := os.WriteFile(policy, []byte("version: 1\ndefault: deny\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "replay", replaytest.Session, "--policy", policy, "--ledger", path)
+	r.wantCode(t, cli.ExitOK)
+	r.wantOut(t, "1 blocked by a restriction before any tier", "[sub-agent "+replaytest.SubA+"] read_file",
+		"[sub-agent "+replaytest.SubB+"] execute_command")
+	if strings.Contains(r.stdout, "write_file") {
+		t.Errorf("the restricted write_file is reported as a change:\n%s", r.stdout)
+	}
+	var out struct {
+		Restricted int `json:"restricted"`
+		Changes    []struct {
+			ProposalSeq uint64 `json:"proposal_seq"`
+			SubAgentID  string `json:"subagent_id"`
+			Kind        string `json:"kind"`
+		} `json:"changes"`
+	}
+	j := run(t, "replay", replaytest.Session, "--policy", policy, "--json", "--ledger", path)
+	if err := json.Unmarshal([]byte(j.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	by := map[uint64]string{}
+	for _, c := range out.Changes {
+		by[c.ProposalSeq] = c.SubAgentID + " " + c.Kind
+	}
+	if out.Restricted != 1 || by[seq["a.c1.proposed"]] != replaytest.SubA+" decision" || by[seq["b.c1.proposed"]] != replaytest.SubB+" decision" ||
+		by[seq["c1.proposed"]] != " decision" {
+		t.Errorf("restricted %d, changes %v", out.Restricted, by)
 	}
 }

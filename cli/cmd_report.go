@@ -36,7 +36,16 @@ var reportTemplate = template.Must(template.New("report.html.tmpl").Funcs(templa
 	"statusClass":   statusClass,
 	"decisionClass": decisionClass,
 	"outcomeClass":  outcomeClass,
-	"bad":           func(o string) bool { return o == replay.OutcomeBlocked || o == replay.OutcomeDenied },
+	"subStatusClass": func(s string) string {
+		switch s {
+		case replay.SubAgentCompleted:
+			return "o-good"
+		case replay.SubAgentFailed, replay.SubAgentTimedOut:
+			return "o-bad"
+		}
+		return "o-wait"
+	},
+	"bad": func(o string) bool { return o == replay.OutcomeBlocked || o == replay.OutcomeDenied },
 	"alarm": func(typ string) bool {
 		return typ == event.TypeAgentCrashed || typ == event.TypeEngineCrashed || typ == event.TypeAgentError
 	},

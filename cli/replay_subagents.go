@@ -38,8 +38,12 @@ func printSubAgent(w io.Writer, indent string, sa *replay.SubAgent) {
 		nodes = append(nodes, node{seq: sa.End.Seq, line: subAgentEndLine(w, sa)})
 	}
 	if sa.CollectedSeq != 0 {
-		nodes = append(nodes, node{seq: sa.CollectedSeq, line: fmt.Sprintf("#%d the parent collected the result (call %s)",
-			sa.CollectedSeq, clean(sa.CollectedBy, 40))})
+		what := "learned of its end"
+		if sa.Status == replay.SubAgentCompleted {
+			what = "collected the result"
+		}
+		nodes = append(nodes, node{seq: sa.CollectedSeq, line: fmt.Sprintf("#%d the parent %s (call %s)", sa.CollectedSeq, what,
+			clean(sa.CollectedBy, 40))})
 	}
 	sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].seq < nodes[j].seq })
 	switch {

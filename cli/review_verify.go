@@ -57,7 +57,7 @@ func verifySession(c *cli.Context, ss *sessionSource, session string, buildAnywa
 		rv := l.NewReview()
 		t, err := buildTimelineFrom(c, ss, rv, session)
 		if err == nil {
-			opts := event.StrictOptions()
+			opts := event.ReviewStrictOptions() // the session's entries only
 			// The checkpoints after the signed one are checked against
 			// the keys recorded before them, as verify --strict does.
 			var keys []event.RecordedKey

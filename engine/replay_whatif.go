@@ -38,9 +38,12 @@ type WhatIfChange struct {
 	// none was recorded); ProposalSeq the tool.proposed entry.
 	Seq         uint64 `json:"seq"`
 	ProposalSeq uint64 `json:"proposal_seq"`
-	CallID      string `json:"call_id"`
-	Tool        string `json:"tool"`
-	Arguments   string `json:"arguments"`
+	// SubAgentID names the sub-agent that proposed the call ("" the
+	// session's own agent).
+	SubAgentID string `json:"subagent_id,omitempty"`
+	CallID     string `json:"call_id"`
+	Tool       string `json:"tool"`
+	Arguments  string `json:"arguments"`
 	// Kind is WhatIfDecision when the decision itself would change, and
 	// WhatIfRule when only the tier or rule that reaches it would.
 	Kind        string          `json:"kind"`
@@ -59,6 +62,10 @@ type WhatIfReport struct {
 	Session    string `json:"session"`
 	PolicyHash string `json:"policy_hash"`
 	Proposals  int    `json:"proposals"`
+	// Restricted counts the proposals a restriction blocked before any
+	// tier (a sub-agent's tool it was not granted, a mutating tool off the
+	// record): kept as recorded, since no policy decides them.
+	Restricted int `json:"restricted"`
 	// DecisionChanges and RuleChanges count Changes by Kind.
 	// RecordedRules are the Shield rules versions the session's engine
 	// runs were judged by, where they differ from this opx's (Rules): a
@@ -70,13 +77,16 @@ type WhatIfReport struct {
 	Changes         []WhatIfChange `json:"changes"`
 }
 
-// WhatIf re-evaluates every recorded proposal of a session under policy:
-// Shield as each engine run had it (its workspace, home, protected and
-// read-only paths as recorded), at the time each proposal was recorded
-// (for the rate limit), with the policy replaced. Only Shield's own tiers
-// are re-derived: who answered an escalation (tier 2, a human) cannot be
-// known for a decision that was never asked, so an escalation is
-// reported as such.
+// WhatIf re-evaluates every recorded proposal of a session, its
+// sub-agents' included, under policy: Shield as each engine run had it
+// (its workspace, home, protected and read-only paths as recorded), at
+// the time each proposal was recorded (for the rate limit), with the
+// policy replaced. Only Shield's own tiers are re-derived: who answered an
+// escalation (tier 2, a human) cannot be known for a decision that was
+// never asked, so an escalation is reported as such. A proposal a
+// restriction blocked (Pipeline.Restrict: a sub-agent's tool it was not
+// granted, a mutating tool off the record) was decided before any tier
+// and by no policy: it stays as recorded and is never a change.
 func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) {
 	rep := &WhatIfReport{Session: rec.Session, PolicyHash: policy.Hash().String(), Proposals: len(rec.Proposals), Changes: []WhatIfChange{}}
 	tools, err := executor.NewRegistry(executor.NewMemory(nil)) // the only tools that act on paths their arguments do not name
@@ -104,10 +114,14 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 				rep.RecordedRules = append(rep.RecordedRules, r)
 			}
 		}
+		if slices.ContainsFunc(p.Verdicts, func(v rerun.Verdict) bool { return restriction(v.Tier, v.Rule) }) {
+			rep.Restricted++
+			continue
+		}
 		clock = p.TS
 		args := json.RawMessage(p.Arguments)
 		call := executor.Call{ID: p.CallID, Tool: p.Tool, Args: args}
-		prop := Proposal{Session: rec.Session, MessageID: p.MessageID, CallID: p.CallID, Tool: p.Tool, Args: args,
+		prop := Proposal{Session: rec.Session, SubAgentID: p.SubAgentID, MessageID: p.MessageID, CallID: p.CallID, Tool: p.Tool, Args: args,
 			ActionHash: ActionHash(p.Tool, args), Def: executor.ToolDef{Name: p.Tool, Mutating: p.Mutating}, Known: true, Paths: tools.Paths(call)}
 		newVs := ev.Evaluate(context.Background(), prop)
 		var oldVs []Verdict
@@ -133,7 +147,7 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 		if was.Decision != is.Decision {
 			kind = WhatIfDecision
 		}
-		c := WhatIfChange{Seq: p.Seq, ProposalSeq: p.Seq, CallID: p.CallID, Tool: p.Tool, Arguments: p.Arguments, Kind: kind,
+		c := WhatIfChange{Seq: p.Seq, ProposalSeq: p.Seq, SubAgentID: p.SubAgentID, CallID: p.CallID, Tool: p.Tool, Arguments: p.Arguments, Kind: kind,
 			Old: whatIfVerdict(was), New: whatIfVerdict(is), OldVerdicts: whatIfVerdicts(oldVs), NewVerdicts: whatIfVerdicts(newVs)}
 		for i, v := range oldVs {
 			if v == was {
@@ -158,6 +172,13 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 		}
 	}
 	return rep, nil
+}
+
+// restriction reports whether a recorded verdict is a restriction's
+// (Pipeline.Restrict): tier -1, rule subagent:* or otr:*, recorded as the
+// call's only verdict before any tier.
+func restriction(tier int, rule string) bool {
+	return tier == -1 && (strings.HasPrefix(rule, "subagent:") || strings.HasPrefix(rule, "otr:"))
 }
 
 // governing is the verdict that decides among Shield's tiers, as Decide

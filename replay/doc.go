@@ -19,6 +19,18 @@
 //   - chronicle.rollback of the session, of one of its snapshots, or of the
 //     snapshot a rollback of it took (undoing the undo), wherever it is.
 //
+// # Sub-agents: a tree out of interleaved entries
+//
+// A sub-agent's entries are in its parent's session with its subagent_id,
+// interleaved with the parent's and its siblings'. The timeline groups
+// them: the parent's call that spawned it (subagent.spawned's
+// parent_call_id) holds the SubAgent, which holds its process's entries
+// (with a subagent_id, wherever their session), its own turns (from each
+// engine.process_request that names it), its end and where the parent
+// learned of it. The parent's turns hold only the parent's steps; Totals
+// count everyone's. Entries of a sub-agent the session never spawned stay
+// at the top level and are Problems.
+//
 // # How an execution ended: one definition for every view
 //
 // A call that ran ends in exec.completed or exec.failed, and every view

@@ -41,9 +41,10 @@ type SubAgent struct {
 	// ParentCalls are the proposals of the parent's later calls that name
 	// it (status, result, message, cancel), in seq order.
 	ParentCalls []uint64 `json:"parent_calls"`
-	// CollectedSeq is the engine.tool_result that handed its result to
-	// the parent: the first delivery after its end to a parent call that
-	// spawned it or names it (CollectedBy); 0 if none is recorded.
+	// CollectedSeq is the engine.tool_result that told the parent how it
+	// ended (its result, or its failure, cancel or timeout): the first
+	// delivery after its end to a parent call that spawned it or names it
+	// (CollectedBy); 0 if none is recorded.
 	CollectedSeq uint64 `json:"collected_seq,omitempty"`
 	CollectedBy  string `json:"collected_by,omitempty"`
 }
@@ -175,7 +176,7 @@ func (b *builder) parentCall(tc *ToolCall) {
 	}
 }
 
-// collected notes where the parent received a sub-agent's result: the
+// collected notes where the parent learned how a sub-agent ended: the
 // first result delivered, after the sub-agent's end, to its spawn call or
 // to a call naming it.
 func (b *builder) collected(e ledger.Entry, tc *ToolCall) {
@@ -183,7 +184,7 @@ func (b *builder) collected(e ledger.Entry, tc *ToolCall) {
 	if sa == nil {
 		sa = b.subs[tc.AboutSubAgent]
 	}
-	if sa != nil && sa.End != nil && sa.CollectedSeq == 0 && sa.Status == SubAgentCompleted {
+	if sa != nil && sa.End != nil && sa.CollectedSeq == 0 {
 		sa.CollectedSeq, sa.CollectedBy = e.Seq, tc.CallID
 	}
 }

@@ -85,7 +85,7 @@ func TestBuild_SubAgents_Tree(t *testing.T) {
 	if bc[1].Outcome != replay.OutcomeBlocked || bc[1].BlockedBy.Rule != "subagent:not-granted" {
 		t.Errorf("B's write_file %s by %+v, want blocked subagent:not-granted", bc[1].Outcome, bc[1].BlockedBy)
 	}
-	if b.End.ByCallID != "c4" || b.CollectedSeq != 0 {
+	if b.End.ByCallID != "c4" || b.CollectedSeq != seq["c4.result"] || b.CollectedBy != "c4" {
 		t.Errorf("B's end %+v collected %d", b.End, b.CollectedSeq)
 	}
 	if spawns["c5"].SubAgent.End.Reason != event.SubAgentCrashed {

@@ -40,6 +40,7 @@ type Causality struct {
 	// name no session).
 	subs       map[subKey]*subState
 	spawnedIDs map[string]string
+	partial    bool // fed a session's entries only (ReviewStrictOptions)
 }
 
 type callKey struct{ session, subagent, callID string }

@@ -31,7 +31,9 @@ import (
 //   - Exactly one end entry (subagent.completed, failed, cancelled,
 //     timed_out) per sub-agent. After it nothing of the sub-agent is
 //     proposed (tool.proposed), starts executing (exec.started) or calls a
-//     model (llm.request). An execution that started before the end may
+//     model (llm.request; Shield's tier 2 evaluator judging a proposal
+//     made before the end is Shield's call, not the sub-agent's). An
+//     execution that started before the end may
 //     complete after it, and its process's exit (agent.exited,
 //     agent.crashed) is recorded after it.
 //   - A sub-agent executes only the tools it was granted at spawn. A
@@ -44,7 +46,9 @@ import (
 //     the outcome of an interrupted rollback. A sub-agent without an end
 //     when the entries end belongs to an engine still running (or one that
 //     died, which its next start records), so End reports nothing about
-//     sub-agents.
+//     sub-agents. A review that checks a session's entries only
+//     (ReviewStrictOptions) leaves this rule out: a sub-agent's end may
+//     lie beyond what it shows (opx replay --at).
 //
 // Calls stay keyed by session, sub-agent and call_id (Check), so a
 // sub-agent cannot execute under its parent's or a sibling's verdict for
@@ -67,7 +71,13 @@ type subFields struct {
 	TokenValid *bool  `json:"token_valid"` // agent.ready
 	CallID     string `json:"call_id"`
 	Tool       string `json:"tool"`
+	RequestID  string `json:"request_id"` // llm.request
 }
+
+// evaluatorRequestPrefix starts the request_id of Shield's tier 2
+// evaluator calls: Shield asking a model about a sub-agent's proposal is
+// not the sub-agent calling a model.
+const evaluatorRequestPrefix = "tier2_"
 
 // subagentMember is how a canonical payload names a sub-agent; entries
 // without it (most) are not decoded by the sub-agent rules.
@@ -78,6 +88,9 @@ var subagentMember = []byte(`"subagent_id":`)
 func (c *Causality) checkSubAgent(e *ledger.Entry) error {
 	switch e.Type {
 	case TypeEngineStarted, TypeEngineStopped:
+		if c.partial {
+			return nil
+		}
 		return c.openSubAgents(e)
 	case TypeSubAgentSpawned:
 		p, err := decode(e.Type, e.Data)
@@ -115,7 +128,7 @@ func (c *Causality) checkSubAgent(e *ledger.Entry) error {
 	}
 	switch e.Type {
 	case TypeToolProposed, TypeExecStarted, TypeLLMRequest:
-		if st.ended != 0 {
+		if st.ended != 0 && !strings.HasPrefix(f.RequestID, evaluatorRequestPrefix) {
 			what := map[string]string{TypeToolProposed: "proposed call", TypeExecStarted: "started executing call",
 				TypeLLMRequest: "called a model"}[e.Type]
 			if f.CallID != "" {
@@ -202,4 +215,15 @@ func (c *Causality) openSubAgents(e *ledger.Entry) error {
 		}
 	}
 	return fmt.Errorf("%s while sub-agent %s%s had no end: %s", e.Type, strings.Join(open, ", "), more, why)
+}
+
+// ReviewStrictOptions is StrictOptions for a review that feeds the
+// causality rules one session's entries (and the engine-wide entries the
+// rules read) rather than the whole ledger: the rule that no engine
+// starts or stops over a running sub-agent is left out, as the entry that
+// ended one may lie beyond the entries shown.
+func ReviewStrictOptions() ledger.VerifyOptions {
+	c := NewCausality()
+	c.partial = true
+	return ledger.VerifyOptions{Strict: true, CheckPayload: Check, CheckOrder: c.Check, CheckEnd: c.End}
 }

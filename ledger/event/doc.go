@@ -26,5 +26,9 @@
 // without its proposal, an allowing verdict (or approval) and, for a
 // mutating tool, a snapshot first, that no blocked call ran, and that the
 // verdicts and the execution are about the action that was proposed (same
-// action hash).
+// action hash). For sub-agents it checks that each was spawned by an
+// allowed call of the session's own agent before anything of it was
+// recorded, ended exactly once, proposed, executed and called a model only
+// before its end, executed only the tools it was granted, and had ended
+// before an engine started or stopped (causality_subagent.go).
 package event
