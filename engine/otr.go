@@ -35,9 +35,10 @@ const maxOTRApprovals = 64
 // otrRestrict blocks, in an off-the-record session, every call that could
 // change something: a mutating tool (files, memory_append, git_commit,
 // execute_command), a tool the engine does not know (it cannot tell), and
-// an http_request that is not a GET or HEAD without a body. Sub-agents'
-// calls are in their parent's session, so they are restricted alike.
-// Spawning a sub-agent is allowed: what it does is judged here too.
+// an http_request that is not a plain GET or HEAD (no body, no method
+// override header). Sub-agents' calls are in their parent's session, so
+// they are restricted alike. Spawning a sub-agent is allowed: what it
+// does is judged here too.
 func (e *Engine) otrRestrict(p Proposal) *Verdict {
 	if !e.rec.otr.isOTR(p.Session) {
 		return nil
@@ -60,8 +61,9 @@ func otrMutates(p Proposal) string {
 		return p.Tool + " changes the workspace or the agent's memory"
 	case p.Tool == "http_request":
 		var a struct {
-			Method string           `json:"method"`
-			Body   *json.RawMessage `json:"body"`
+			Method  string            `json:"method"`
+			Headers map[string]string `json:"headers"`
+			Body    *json.RawMessage  `json:"body"`
 		}
 		if json.Unmarshal(p.Args, &a) != nil {
 			return "http_request arguments that do not parse"
@@ -72,6 +74,13 @@ func otrMutates(p Proposal) string {
 		}
 		if a.Body != nil {
 			return "http_request with a body may change remote state"
+		}
+		for h := range a.Headers {
+			// Servers that honour X-HTTP-Method-Override and its kin
+			// take a GET for the method named there.
+			if l := strings.ToLower(h); strings.Contains(l, "method") {
+				return "http_request with a header naming another method may change remote state"
+			}
 		}
 	}
 	return ""

@@ -38,6 +38,9 @@ func TestOTR_Mutates(t *testing.T) {
 		{"http_request", `{"url":"https://example.com","method":"DELETE"}`, true, false, "method DELETE"},
 		{"http_request", `{"url":"https://example.com","body":""}`, true, false, "a body"},
 		{"http_request", `{"url":"https://example.com","method":7}`, true, false, "do not parse"},
+		{"http_request", `{"url":"https://example.com","headers":{"X-HTTP-Method-Override":"DELETE"}}`, true, false, "another method"},
+		{"http_request", `{"url":"https://example.com","headers":{"x-method-override":"PUT"}}`, true, false, "another method"},
+		{"http_request", `{"url":"https://example.com","headers":{"Accept":"text/html"}}`, true, false, ""},
 	} {
 		p := Proposal{Tool: tc.tool, Args: json.RawMessage(tc.args), Known: tc.known, Def: executor.ToolDef{Name: tc.tool, Mutating: tc.mutating}}
 		got := otrMutates(p)

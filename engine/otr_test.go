@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -207,5 +209,83 @@ func TestOTR_WithheldReadOnlyAndRemembered(t *testing.T) {
 	}
 	if blocked != 2 || withheld == 0 || normalFlush != 1 {
 		t.Errorf("%d otr:read-only verdicts (want 2), %d withheld members, %d normal memory flushes in clear (want 1)", blocked, withheld, normalFlush)
+	}
+}
+
+// TestOTR_ApprovalShowsArgumentsFromMemory: a call of an off-the-record
+// session escalated to a human is shown to them with its arguments (from
+// the engine's memory), while approval.requested records only their
+// commitment.
+func TestOTR_ApprovalShowsArgumentsFromMemory(t *testing.T) {
+	policy, err := shield.ParsePolicy([]byte("version: 1\ndefault: allow\nverify:\n  - {name: human-reads, tools: [read_file], paths: [\"t3/**\"], tier: 3}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ws string
+	r := startEngine(t, func(o *engine.Options) {
+		ws = o.Workspace
+		o.ApprovalTimeout = time.Minute
+		o.Evaluator = engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: o.Workspace, Home: "/home/nobody", Policy: policy})}
+	})
+	os.MkdirAll(filepath.Join(ws, "t3"), 0o755)
+	if err := os.WriteFile(filepath.Join(ws, "t3", "GUARDMARK.md"), []byte("guarded\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agent := r.connectAgent(t, <-r.tokens)
+	c := opxv1.NewClientServiceClient(r.conn)
+	s, err := c.SendMessage(r.ctx, &opxv1.ClientMessageRequest{Content: "read the guarded file", Mode: "otr"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := mustRecv(t, agent).GetProcessRequest()
+	agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ToolCall{ToolCall: &opxv1.ToolCallProposed{MessageId: pr.MessageId, CallId: "c1",
+		ToolName: "read_file", ArgumentsJson: `{"path":"t3/GUARDMARK.md"}`}}})
+	var pending *opxv1.PendingApproval
+	for pending == nil {
+		ev, err := s.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type != "approval_requested" {
+			continue
+		}
+		ls, err := c.ListApprovals(r.ctx, &opxv1.ListApprovalsRequest{})
+		if err != nil || len(ls.Approvals) != 1 {
+			t.Fatalf("approvals %v, %v", ls, err)
+		}
+		pending = ls.Approvals[0]
+	}
+	if !strings.Contains(pending.Arguments, "t3/GUARDMARK.md") || !strings.Contains(pending.Reason, "human-reads") {
+		t.Errorf("the human is shown %q (%q), want the arguments and the reason", pending.Arguments, pending.Reason)
+	}
+	if _, err := c.ResolveApproval(r.ctx, &opxv1.ApprovalRequest{ApprovalId: pending.ApprovalId, Approved: true, Reason: "GUARDMARK ok"}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if res := mustRecv(t, agent).GetToolResult(); res != nil && res.CallId == "c1" {
+			if !strings.Contains(res.Content, "guarded") {
+				t.Errorf("result %q", res.Content)
+			}
+			break
+		}
+	}
+	agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ResponseComplete{ResponseComplete: &opxv1.AgentResponseComplete{MessageId: pr.MessageId, Content: "done"}}})
+	drain(t, s)
+	if err := r.l.Sync(r.ctx); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := r.l.Head()
+	var requested int
+	r.l.Range(0, h.Seq, func(e ledger.Entry) error {
+		if bytes.Contains(e.Data, []byte("GUARDMARK")) {
+			t.Errorf("entry %d (%s) holds the path: %s", e.Seq, e.Type, e.Data)
+		}
+		if e.Type == event.TypeApprovalRequested {
+			requested++
+		}
+		return nil
+	})
+	if requested != 1 {
+		t.Errorf("%d approval.requested entries", requested)
 	}
 }

@@ -56,6 +56,9 @@ var envelope = map[string][]string{
 
 // fill sets every string reachable in v (fields, one-element slices of
 // strings and structs) to a marker naming its path, and returns the paths.
+// A member that could hold text in another shape (bytes, a map, an
+// interface) is returned under a path no table lists, so the test fails
+// until the test learns to fill it and the member is classified.
 func fill(v reflect.Value, path string, paths map[string]bool) {
 	switch v.Kind() {
 	case reflect.String:
@@ -80,9 +83,15 @@ func fill(v reflect.Value, path string, paths map[string]bool) {
 			fill(v.Field(i), p, paths)
 		}
 	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			paths[path+" (bytes: classify it)"] = true
+			return
+		}
 		s := reflect.MakeSlice(v.Type(), 1, 1)
 		fill(s.Index(0), path+"[]", paths)
 		v.Set(s)
+	case reflect.Map, reflect.Interface:
+		paths[path+" (a map or interface: classify it)"] = true
 	}
 }
 
