@@ -71,7 +71,8 @@ import (
 // agent or engine crash, a tier 2 budget spent by other sessions. For
 // sub-agents that is whatever hung on timing: one cancelled while it was
 // still working (the rerun's, served from the record, may have finished
-// first), one that timed out or crashed, a spawn refused because others
+// first), a follow-up (agent_message) that reached it before or after it
+// answered, one that timed out or crashed, a spawn refused because others
 // were still running (agents.max_concurrent); the limits themselves are
 // the first run's, as engine.started recorded them.
 

@@ -206,7 +206,9 @@ func TestE2E_Demo(t *testing.T) {
 	for _, want := range []string{"== opx start", "→ read_file", "shield: allow",
 		"shield: block (credential-path)", "shield: block (pipe-to-shell)", "[exit status 1]", "refund.csv = 700",
 		"== opx snapshots", "== opx diff", "+awk -F, '{ total += $2 }", "rolled back: 1 path restored",
-		"invoice.sh is back as it was: \"awk -F, '$2 > 0", "== opx ledger verify --strict", "ok: ", "The demo's workspace and ledger stay in "} {
+		"invoice.sh is back as it was: \"awk -F, '$2 > 0", "== opx ledger verify --strict", "ok: ", "The demo's workspace and ledger stay in ",
+		"→ spawn_agent", "shield: allow (policy:agent-tools)", "The first (read_file) answered: invoice.sh has 4 lines",
+		"The second (execute_command) answered: The tests pass", "== opx replay ses_", "└─ #", "→ completed: \"Run the tests with sh test.sh"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
@@ -266,8 +268,10 @@ func TestE2E_Demo(t *testing.T) {
 		}
 		return nil
 	})
-	if !blocked["credential-path"] || !blocked["pipe-to-shell"] || rollbacks != 1 || workspaceSnaps != 2 {
-		t.Errorf("ledger: blocks %v, %d rollbacks, %d workspace snapshots (want credential-path and pipe-to-shell, 1, 2)", blocked, rollbacks, workspaceSnaps)
+	// Workspace snapshots: the agent's two test runs and its test
+	// sub-agent's.
+	if !blocked["credential-path"] || !blocked["pipe-to-shell"] || rollbacks != 1 || workspaceSnaps != 3 {
+		t.Errorf("ledger: blocks %v, %d rollbacks, %d workspace snapshots (want credential-path and pipe-to-shell, 1, 3)", blocked, rollbacks, workspaceSnaps)
 	}
 }
 
@@ -593,7 +597,8 @@ func TestE2E_Demo_PlainWorkspace(t *testing.T) {
 		t.Fatalf("opx demo: %v\n%s", err, out)
 	}
 	for _, want := range []string{"README.md gives me no setup steps to run, so I did nothing", "The tests pass, so there is nothing to fix",
-		"all good", "verdict (0 blocks above among them)", "== opx ledger verify --strict"} {
+		"all good", "verdict (0 blocks above among them)", "== opx ledger verify --strict",
+		"The first (read_file) answered: invoice.sh has 4 lines", "The second (execute_command) answered: The tests pass:\nall good"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
