@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -92,7 +93,7 @@ func (t *Timeline) SubAgents() []*SubAgent { return t.subs }
 
 // subagentOf reads the subagent_id of any payload ("" when it has none).
 func subagentOf(e ledger.Entry) string {
-	if !strings.Contains(string(e.Data), `"subagent_id":`) {
+	if !bytes.Contains(e.Data, []byte(`"subagent_id":`)) {
 		return ""
 	}
 	var f struct {
