@@ -149,6 +149,7 @@ func TestSubAgents_SpawnRefusals(t *testing.T) {
 		{`{"task":"x","tools":["memory_append"]}`, "no memory writes"},
 		{`{"task":"x","tools":["load_tools"]}`, "cannot be granted"},
 		{`{"task":""}`, "needs a task"},
+		{`{"task":"x","model":"gpt-4o\"}, \"x\": {"}`, "is not a model name"},
 	} {
 		res := r.call(t, "c-"+tt.args, "spawn_agent", tt.args)
 		if !res.IsError || !strings.Contains(res.Content, tt.want) {

@@ -222,8 +222,8 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 		return executor.Errorf("spawn_agent needs a task")
 	case len(task) > maxTaskBytes:
 		return executor.Errorf("the task is %d bytes, over the %d a sub-agent takes", len(task), maxTaskBytes)
-	case len(model) > 128:
-		return executor.Errorf("model name too long")
+	case !validModel(model):
+		return executor.Errorf("spawn_agent refused: %q is not a model name (letters, digits and . _ : / - only, at most 128)", clip(model, 160))
 	case e.opts.SpawnAgent == nil:
 		return executor.Errorf("this engine starts no agent processes, so no sub-agents")
 	}
@@ -321,6 +321,20 @@ func (e *Engine) messageSubAgent(ctx context.Context, s *subAgent, msg string) e
 	}
 	s.pending = append(s.pending, msg)
 	return executor.Result{Content: fmt.Sprintf("sub-agent %s will get the message once it has answered what it has (%d waiting)", s.id, len(s.pending))}
+}
+
+// validModel reports whether name ("" for the engine's) can be a model
+// name: it goes into the provider's request as it is.
+func validModel(name string) bool {
+	if len(name) > 128 {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._:/-", c)) {
+			return false
+		}
+	}
+	return true
 }
 
 // signalName names the signal that ended a process.

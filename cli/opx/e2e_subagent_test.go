@@ -82,6 +82,29 @@ func subWorld(t *testing.T, agents string) *world {
 	return w
 }
 
+// startLogged is w.start, with the manager's output (engine and agents)
+// logged when the test fails.
+func (w *world) startLogged() *manager {
+	m := w.start()
+	w.t.Cleanup(func() {
+		// Run with GOFLAGS=-race, the engine and agents report races here.
+		if strings.Contains(m.out.String(), "DATA RACE") {
+			w.t.Error("a data race in the engine or an agent")
+		}
+		if w.t.Failed() {
+			w.t.Logf("opx start output:\n%s", m.out.String())
+			file := filepath.Join(w.t.TempDir(), "failed.jsonl")
+			if _, _, code := w.run("ledger", "export", "-o", file); code == 0 {
+				b, _ := os.ReadFile(file)
+				for _, line := range strings.Split(string(b), "\n") {
+					w.t.Logf("%.300s", line)
+				}
+			}
+		}
+	})
+	return m
+}
+
 // entries returns the ledger's entries after verifying it strictly.
 func entries(t *testing.T, path string) []ledger.Entry {
 	t.Helper()
@@ -132,7 +155,7 @@ func typesOf(es []ledger.Entry) []string {
 // ledger verifies strictly.
 func TestE2E_SubAgents_Parallel(t *testing.T) {
 	w := subWorld(t, "  max_concurrent: 4\n")
-	m := w.start()
+	m := w.startLogged()
 	out, errOut, code := w.run("send", "run the team")
 	if code != 0 {
 		t.Fatalf("opx send: %d\n%s\n%s", code, out, errOut)
@@ -204,9 +227,17 @@ func (w *world) waitEntry(what string, match func(ledger.Entry) bool) ledger.Ent
 	w.t.Helper()
 	var found ledger.Entry
 	file := filepath.Join(w.t.TempDir(), "export.jsonl")
+	var lastErr string
+	defer func() {
+		if w.t.Failed() && lastErr != "" {
+			w.t.Logf("last export failure: %s", lastErr)
+		}
+	}()
 	waitFor(w.t, what, func() bool {
 		os.Remove(file)
-		if _, _, code := w.run("ledger", "export", "-o", file); code != 0 {
+		os.RemoveAll(strings.TrimSuffix(file, ".jsonl") + ".blobs") // its bundle
+		if out, errOut, code := w.run("ledger", "export", "-o", file); code != 0 {
+			lastErr = fmt.Sprintf("exit %d: %s%s", code, out, errOut)
 			return false
 		}
 		b, _ := os.ReadFile(file)
@@ -304,7 +335,7 @@ func (w *world) pendingOf(id string) string {
 // (Seccomp 2, NoNewPrivs 1).
 func TestE2E_SubAgents_CancelAndApprove(t *testing.T) {
 	w := subWorld(t, "  max_concurrent: 2\n")
-	m := w.start()
+	m := w.startLogged()
 	sent := w.sendAsync("run the waiters")
 	cancelled := w.waitEntry("subagent.cancelled", func(e ledger.Entry) bool { return e.Type == event.TypeSubAgentCancelled })
 	if field(cancelled, "by_call_id") == "" {
@@ -347,7 +378,7 @@ func TestE2E_SubAgents_CancelAndApprove(t *testing.T) {
 // it through agent_result.
 func TestE2E_SubAgents_Crash(t *testing.T) {
 	w := subWorld(t, "  max_concurrent: 1\n")
-	m := w.start()
+	m := w.startLogged()
 	sent := w.sendAsync("run one waiter")
 	id, pid := w.subPid("sub-wait:")
 	w.pendingOf(id)
@@ -387,7 +418,7 @@ func TestE2E_SubAgents_Crash(t *testing.T) {
 // is refused (subagent:not-granted) and says so in its answer.
 func TestE2E_SubAgents_TimeoutAndRecursion(t *testing.T) {
 	w := subWorld(t, "  timeout: 300ms\n")
-	m := w.start()
+	m := w.startLogged()
 	res := <-w.sendAsync("run one waiter")
 	if !strings.Contains(res, "waiter: [failed: sub-agent sub_") || !strings.Contains(res, "timed out after 300ms") {
 		t.Fatalf("opx send:\n%s", res)
@@ -420,7 +451,7 @@ func TestE2E_SubAgents_TimeoutAndRecursion(t *testing.T) {
 // subagent.failed engine_crashed for it before its engine.started.
 func TestE2E_SubAgents_EngineStopAndCrash(t *testing.T) {
 	w := subWorld(t, "  max_concurrent: 2\n")
-	m := w.start()
+	m := w.startLogged()
 	sent := w.sendAsync("run one waiter")
 	id, pid := w.subPid("sub-wait:")
 	w.pendingOf(id)
@@ -444,7 +475,7 @@ func TestE2E_SubAgents_EngineStopAndCrash(t *testing.T) {
 		t.Fatalf("subagent.failed engine_stopped at %d, engine.stopped at %d", failedAt, stoppedAt)
 	}
 
-	m = w.start()
+	m = w.startLogged()
 	sent = w.sendAsync("run one waiter")
 	var id2 string
 	sp := w.waitEntry("a second sub-agent", func(e ledger.Entry) bool {
