@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,9 +10,16 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/opx-dev/opx/cli"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	grpcstatus "google.golang.org/grpc/status"
 )
 
 // subagentTranscript scripts the parent (a user message naming what to
@@ -372,8 +380,9 @@ func TestE2E_SubAgents_CancelAndApprove(t *testing.T) {
 	}
 }
 
-// TestE2E_SubAgents_Crash: a sub-agent killed (SIGKILL of its pid) while
-// it waits for a human is recorded as crashed (agent.crashed, then
+// TestE2E_SubAgents_Crash: its token, reused by another process, is
+// refused; a sub-agent killed (SIGKILL of its pid) while it waits for a
+// human is recorded as crashed (agent.crashed, then
 // subagent.failed crashed), its approval is denied, and the parent learns
 // it through agent_result.
 func TestE2E_SubAgents_Crash(t *testing.T) {
@@ -383,6 +392,7 @@ func TestE2E_SubAgents_Crash(t *testing.T) {
 	id, pid := w.subPid("sub-wait:")
 	w.pendingOf(id)
 	threadsConfined(t, pid)
+	w.reuseToken(pid, id)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -411,6 +421,51 @@ func TestE2E_SubAgents_Crash(t *testing.T) {
 			t.Errorf("the crashed sub-agent's approval was not denied: %s", e.Data)
 		}
 	}
+}
+
+// reuseToken takes the token of the running sub-agent pid from its
+// environment (as any process of the user that can read it could) and
+// registers with it from this process: the engine refuses the second
+// registration, records it, and the sub-agent works on.
+func (w *world) reuseToken(pid int, id string) {
+	t := w.t
+	t.Helper()
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatalf("read the sub-agent's environment: %v", err)
+	}
+	var tok string
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if v, ok := strings.CutPrefix(kv, cli.EnvSubAgentToken+"="); ok {
+			tok = v
+		}
+	}
+	if len(tok) != 32 {
+		t.Fatalf("no sub-agent token in the environment of %d", pid)
+	}
+	out, _, _ := w.run("status", "--json")
+	var st struct {
+		GRPCPort int `json:"grpc_port"`
+	}
+	json.Unmarshal([]byte(out), &st)
+	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", st.GRPCPort), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), opxv1.AgentTokenHeader, tok)
+	s, err := opxv1.NewSubAgentServiceClient(conn).RunSubAgent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_AgentReady{AgentReady: &opxv1.AgentReady{AgentId: id, Token: tok,
+		SandboxCanaryJson: `{"verified":false,"status":"unavailable","platform":"linux","mechanism":"none","probes":[],"summary":"x","timestamp":"2026-11-26T00:00:00Z"}`}}})
+	if _, err := s.Recv(); grpcstatus.Code(err) != codes.PermissionDenied {
+		t.Errorf("a second registration with sub-agent %s's token: %v, want PermissionDenied", id, err)
+	}
+	w.waitEntry("the refused registration", func(e ledger.Entry) bool {
+		return e.Type == event.TypeAgentError && field(e, "subagent_id") == id && strings.Contains(field(e, "message"), "a second registration")
+	})
 }
 
 // TestE2E_SubAgents_TimeoutAndRecursion: a sub-agent still waiting at
