@@ -23,6 +23,9 @@ const (
 	maxTaskBytes = 64 << 10
 	// maxAgentResult bounds the result handed back to the parent.
 	maxAgentResult = 256 << 10
+	// maxTurns bounds a sub-agent's messages, its task included (each is
+	// history for the next).
+	maxTurns = 16
 )
 
 // neverGranted are the tools no sub-agent gets, whatever it asks: no
@@ -316,8 +319,11 @@ func (e *Engine) messageSubAgent(ctx context.Context, s *subAgent, msg string) e
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.pending) >= 8 {
+	switch {
+	case len(s.pending) >= 8:
 		return executor.Errorf("sub-agent %s has 8 follow-ups waiting already", s.id)
+	case len(s.turns)+len(s.pending) >= maxTurns:
+		return executor.Errorf("sub-agent %s has had %d messages, the most one takes; spawn another", s.id, maxTurns)
 	}
 	s.pending = append(s.pending, msg)
 	return executor.Result{Content: fmt.Sprintf("sub-agent %s will get the message once it has answered what it has (%d waiting)", s.id, len(s.pending))}
