@@ -23,6 +23,9 @@ const (
 	maxTaskBytes = 64 << 10
 	// maxAgentResult bounds the result handed back to the parent.
 	maxAgentResult = 256 << 10
+	// registerTimeout bounds the wait for a sub-agent's process to
+	// register (RunSubAgent); one that does not fails refused.
+	registerTimeout = 30 * time.Second
 	// maxTurns bounds a sub-agent's messages, its task included (each is
 	// history for the next).
 	maxTurns = 16
@@ -295,6 +298,14 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 			subTimedOut, fmt.Sprintf("timed out after %s (agents.timeout); its process was killed", s.timeout))
 	})
 	s.mu.Unlock()
+	time.AfterFunc(registerTimeout, func() {
+		s.mu.Lock()
+		registered := s.registered
+		s.mu.Unlock()
+		if !registered {
+			e.failSub(context.Background(), s, event.SubAgentRefused, fmt.Sprintf("it did not register within %s", registerTimeout))
+		}
+	})
 	go e.watchSubAgent(context.Background(), s, cmd)
 	// The id comes first, alone, so a script can take it (its first 16
 	// bytes, without a collision suffix).
