@@ -394,3 +394,47 @@ func TestSubAgents_FollowUp(t *testing.T) {
 		t.Errorf("subagent.completed %s", completed.Data)
 	}
 }
+
+// TestSubAgents_NothingAfterEnd: after cancel_agent, a call the
+// sub-agent's stream still sends is refused before tool.proposed (its
+// raw agent.tool_call is all that is recorded), and the ledger verifies
+// strictly (the rig's cleanup).
+func TestSubAgents_NothingAfterEnd(t *testing.T) {
+	r := startSubRig(t, engine.AgentsConfig{})
+	if res := r.call(t, "c1", "spawn_agent", `{"task":"x"}`); res.IsError {
+		t.Fatal(res.Content)
+	}
+	l := <-r.launches
+	s := r.register(t, l, readyOf(l))
+	if d, err := s.Recv(); err != nil || d.GetProcessRequest() == nil {
+		t.Fatalf("first directive %v, %v", d, err)
+	}
+	if res := r.call(t, "c2", "cancel_agent", `{"id":"`+l.SubAgentID+`"}`); res.IsError {
+		t.Fatal(res.Content)
+	}
+	if err := s.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ToolCall{ToolCall: &opxv1.ToolCallProposed{
+		CallId: "late", ToolName: "read_file", ArgumentsJson: `{"path":"README.md"}`, MessageId: l.SubAgentID + "_m1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		d, err := s.Recv()
+		if err != nil {
+			t.Fatalf("no answer to the late call: %v", err)
+		}
+		if res := d.GetToolResult(); res != nil {
+			if !res.IsError || !strings.Contains(res.Content, "has ended (cancelled)") {
+				t.Errorf("late call = %q", res.Content)
+			}
+			break
+		}
+	}
+	ended := false
+	for _, e := range r.entries(t) {
+		switch {
+		case e.Type == event.TypeSubAgentCancelled:
+			ended = true
+		case ended && dataHas(e, l.SubAgentID) && (e.Type == event.TypeToolProposed || e.Type == event.TypeExecStarted || e.Type == event.TypeLLMRequest):
+			t.Errorf("%s of the cancelled sub-agent after its end: %s", e.Type, e.Data)
+		}
+	}
+}
