@@ -111,12 +111,14 @@ type subAgent struct {
 	pending    []string  // follow-ups not yet sent (sent one at a time)
 	rounds     int
 	toolCalls  int
-	usage      event.Usage
-	result     string // the answer, once completed
-	why        string // why it ended, for the parent, once ended
-	done       chan struct{}
-	exited     chan struct{} // closed once its process was waited for
-	timer      *time.Timer
+	// protocolErrors counts what it sent that it should not have.
+	protocolErrors int
+	usage          event.Usage
+	result         string // the answer, once completed
+	why            string // why it ended, for the parent, once ended
+	done           chan struct{}
+	exited         chan struct{} // closed once its process was waited for
+	timer          *time.Timer
 }
 
 // subTurn is one message the sub-agent was given and its answer.
@@ -263,6 +265,7 @@ func (e *Engine) endSubAgent(ctx context.Context, s *subAgent, p event.Payload, 
 		delete(e.subs.byToken, s.token)
 		e.subs.live--
 	}
+	e.subs.forgetOld()
 	e.subs.mu.Unlock()
 	e.approvals.DenySubAgent(s.session, s.id, "sub-agent "+s.id+" ended ("+state+") before anyone answered")
 	switch {
@@ -360,6 +363,42 @@ func (e *Engine) stopSubAgents(reason string) {
 		case <-deadline:
 			e.opts.Logf("engine: sub-agent %s did not exit", s.id)
 		}
+	}
+}
+
+// maxRemembered bounds the ended sub-agents the engine keeps in memory
+// (their state and result, for the agent tools); older ones are
+// forgotten, their record stays in the ledger.
+const maxRemembered = 256
+
+// forgetOld drops the oldest ended sub-agents beyond maxRemembered whose
+// processes are gone; m.mu is held.
+func (m *subagents) forgetOld() {
+	ended := len(m.order) - m.live
+	if ended <= maxRemembered {
+		return
+	}
+	kept := m.order[:0]
+	for _, s := range m.order {
+		if _, live := m.byToken[s.token]; !live && ended > maxRemembered && exited(s) {
+			delete(m.byID, s.id)
+			ended--
+			continue
+		}
+		kept = append(kept, s)
+	}
+	clear(m.order[len(kept):])
+	m.order = kept
+}
+
+// exited reports whether s's process has been waited for (or never
+// started): stopSubAgents need not wait for it.
+func exited(s *subAgent) bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
 	}
 }
 

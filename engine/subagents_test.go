@@ -149,6 +149,7 @@ func TestSubAgents_SpawnRefusals(t *testing.T) {
 		{`{"task":"x","tools":["memory_append"]}`, "no memory writes"},
 		{`{"task":"x","tools":["load_tools"]}`, "cannot be granted"},
 		{`{"task":""}`, "needs a task"},
+		{`{"task":"x","model":"gpt-4o\"}, \"x\": {"}`, "is not a model name"},
 	} {
 		res := r.call(t, "c-"+tt.args, "spawn_agent", tt.args)
 		if !res.IsError || !strings.Contains(res.Content, tt.want) {
@@ -349,5 +350,133 @@ func TestSubAgents_RegistrationRefused(t *testing.T) {
 	}
 	if killed != 1 {
 		t.Errorf("%d sandbox.canary killed entries of sub-agents, want 1", killed)
+	}
+}
+
+// TestSubAgents_FollowUp: agent_message queues a follow-up for a running
+// sub-agent; it is sent (with the first turn as history) once the first
+// answer is in, and the result handed back is the last answer.
+func TestSubAgents_FollowUp(t *testing.T) {
+	r := startSubRig(t, engine.AgentsConfig{})
+	if res := r.call(t, "c1", "spawn_agent", `{"task":"first"}`); res.IsError {
+		t.Fatal(res.Content)
+	}
+	l := <-r.launches
+	s := r.register(t, l, readyOf(l))
+	d, err := s.Recv()
+	if err != nil || d.GetProcessRequest() == nil {
+		t.Fatalf("first directive %v, %v", d, err)
+	}
+	if res := r.call(t, "c2", "agent_message", `{"id":"`+l.SubAgentID+`","message":"and then?"}`); res.IsError {
+		t.Fatal(res.Content)
+	}
+	answer := func(msgID, text string) {
+		if err := s.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ResponseComplete{ResponseComplete: &opxv1.AgentResponseComplete{
+			MessageId: msgID, Content: text}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answer(l.SubAgentID+"_m1", "one")
+	d, err = s.Recv()
+	pr := d.GetProcessRequest()
+	if err != nil || pr == nil || pr.MessageId != l.SubAgentID+"_m2" || pr.Content != "and then?" || len(pr.History) != 2 || pr.History[1].Content != "one" {
+		t.Fatalf("follow-up %v, %v", d, err)
+	}
+	// An answer for the finished turn is refused: it is not current.
+	answer(l.SubAgentID+"_m1", "stale")
+	answer(l.SubAgentID+"_m2", "two")
+	res := r.call(t, "c3", "agent_result", `{"id":"`+l.SubAgentID+`"}`)
+	if res.IsError || res.Content != "two" {
+		t.Errorf("agent_result = %q", res.Content)
+	}
+	completed := r.waitEntry(t, func(e ledger.Entry) bool { return e.Type == event.TypeSubAgentCompleted })
+	if !dataHas(completed, `"result":"two"`) {
+		t.Errorf("subagent.completed %s", completed.Data)
+	}
+}
+
+// TestSubAgents_NothingAfterEnd: after cancel_agent, a call the
+// sub-agent's stream still sends is not read: the stream is closed, the
+// refusal recorded, nothing of it proposed; the ledger verifies strictly
+// (the rig's cleanup).
+func TestSubAgents_NothingAfterEnd(t *testing.T) {
+	r := startSubRig(t, engine.AgentsConfig{})
+	if res := r.call(t, "c1", "spawn_agent", `{"task":"x"}`); res.IsError {
+		t.Fatal(res.Content)
+	}
+	l := <-r.launches
+	s := r.register(t, l, readyOf(l))
+	if d, err := s.Recv(); err != nil || d.GetProcessRequest() == nil {
+		t.Fatalf("first directive %v, %v", d, err)
+	}
+	if res := r.call(t, "c2", "cancel_agent", `{"id":"`+l.SubAgentID+`"}`); res.IsError {
+		t.Fatal(res.Content)
+	}
+	if err := s.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ToolCall{ToolCall: &opxv1.ToolCallProposed{
+		CallId: "late", ToolName: "read_file", ArgumentsJson: `{"path":"README.md"}`, MessageId: l.SubAgentID + "_m1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		d, err := s.Recv()
+		if err != nil {
+			if status.Code(err) != codes.Aborted {
+				t.Errorf("the stream after the end: %v, want Aborted", err)
+			}
+			break
+		}
+		if res := d.GetToolResult(); res != nil {
+			t.Errorf("the late call was answered: %q", res.Content)
+		}
+	}
+	r.waitEntry(t, func(e ledger.Entry) bool {
+		return e.Type == event.TypeAgentError && dataHas(e, "after its end; its stream is closed")
+	})
+	ended := false
+	for _, e := range r.entries(t) {
+		switch {
+		case e.Type == event.TypeSubAgentCancelled:
+			ended = true
+		case ended && dataHas(e, l.SubAgentID) && (e.Type == event.TypeToolProposed || e.Type == event.TypeExecStarted || e.Type == event.TypeLLMRequest):
+			t.Errorf("%s of the cancelled sub-agent after its end: %s", e.Type, e.Data)
+		}
+	}
+}
+
+// TestSubAgents_ProtocolFlood: a sub-agent that keeps sending events for
+// a message it is not working on is ended after maxProtocolErrors
+// (agent_error), and the ledger holds a bounded number of them.
+func TestSubAgents_ProtocolFlood(t *testing.T) {
+	r := startSubRig(t, engine.AgentsConfig{})
+	if res := r.call(t, "c1", "spawn_agent", `{"task":"x"}`); res.IsError {
+		t.Fatal(res.Content)
+	}
+	l := <-r.launches
+	s := r.register(t, l, readyOf(l))
+	if d, err := s.Recv(); err != nil || d.GetProcessRequest() == nil {
+		t.Fatalf("first directive %v, %v", d, err)
+	}
+	for i := 0; i < 1000; i++ {
+		if err := s.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_LlmToken{LlmToken: &opxv1.LLMTokenEmitted{MessageId: "other", Token: "x"}}}); err != nil {
+			break // the engine ended the stream
+		}
+	}
+	failed := r.waitEntry(t, func(e ledger.Entry) bool { return e.Type == event.TypeSubAgentFailed })
+	if !dataHas(failed, "protocol violations") || !dataHas(failed, `"reason":"agent_error"`) {
+		t.Errorf("subagent.failed %s", failed.Data)
+	}
+	s.CloseSend()
+	for {
+		if _, err := s.Recv(); err != nil {
+			break
+		}
+	}
+	n := 0
+	for _, e := range r.entries(t) {
+		if e.Type == event.TypeAgentError && dataHas(e, l.SubAgentID) {
+			n++
+		}
+	}
+	if n > 17 {
+		t.Errorf("%d agent.error entries for the flood, want at most 17 (16, and the stream's closing)", n)
 	}
 }
