@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -96,6 +97,9 @@ func printRerun(w io.Writer, r *engine.RerunReport) {
 		agent += " (" + r.AgentSummary + ")"
 	}
 	fmt.Fprintf(w, "agent: %s\n", agent)
+	if len(r.SubAgentSandboxes) > 0 {
+		fmt.Fprintf(w, "sub-agents: %s\n", sandboxCounts(r.SubAgentSandboxes))
+	}
 	timing := fmt.Sprintf("rerun %s, recorded %s", r.Elapsed.Round(1e6), r.Recorded.Round(1e6))
 	if r.Identical {
 		threads := ""
@@ -125,6 +129,25 @@ func divergenceSeq(d *rerun.Divergence) uint64 {
 		return d.ProducedSeq
 	}
 	return d.Seq
+}
+
+// sandboxCounts summarises sub-agents' sandbox statuses: "2 sandboxed",
+// "1 sandboxed, 1 unavailable".
+func sandboxCounts(statuses map[string]string) string {
+	n := map[string]int{}
+	for _, st := range statuses {
+		n[st]++
+	}
+	keys := make([]string, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", n[k], k)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // divergenceThread names the sub-agent whose thread diverged.

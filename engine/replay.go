@@ -105,6 +105,9 @@ type RerunReport struct {
 	// canary reported them.
 	Agent        string `json:"agent"`
 	AgentSummary string `json:"agent_summary"`
+	// SubAgentSandboxes are the re-driven sub-agents' sandbox statuses,
+	// as their canaries reported them, by sub-agent id.
+	SubAgentSandboxes map[string]string `json:"subagent_sandboxes,omitempty"`
 	// Notes are what the replay engine noticed while serving the record
 	// (where it went off the record first).
 	Notes []string `json:"notes,omitempty"`
@@ -174,9 +177,18 @@ func Rerun(ctx context.Context, cfg RerunConfig) (*RerunReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	sandboxes := map[string]string{}
 	err = l.Range(0, h.Seq, func(en ledger.Entry) error {
-		if en.Session == rec.Session && en.Type != event.TypeNote && en.Type != event.TypeCheckpoint {
-			produced = append(produced, en)
+		if en.Session != rec.Session || en.Type == event.TypeNote || en.Type == event.TypeCheckpoint {
+			return nil
+		}
+		produced = append(produced, en)
+		if en.Type == event.TypeSandboxCanary {
+			if p, err := event.Decode(en); err == nil {
+				if c := p.(*event.SandboxCanary); c.SubAgentID != "" {
+					sandboxes[c.SubAgentID] = c.Result.Status
+				}
+			}
 		}
 		return nil
 	})
@@ -188,6 +200,9 @@ func Rerun(ctx context.Context, cfg RerunConfig) (*RerunReport, error) {
 		return nil, err
 	}
 	rep := &RerunReport{Result: res, Session: rec.Session, Notes: s.notesCopy(), Recorded: rec.End.Sub(rec.Start), Elapsed: elapsed}
+	if len(sandboxes) > 0 {
+		rep.SubAgentSandboxes = sandboxes
+	}
 	e.mu.Lock()
 	if e.canary != nil {
 		rep.Agent, rep.AgentSummary = e.canary.Status, e.canary.Summary
