@@ -61,6 +61,7 @@ type recordSpec struct {
 	fsync      bool              // the ledger fsyncs, as a live engine's does
 	tier2      string            // a transcript for a tier 2 evaluator; "" for none
 	agents     bool              // the agent tools are offered
+	subRounds  int               // agents.max_rounds; 0 for the default
 }
 
 // recorded is a live session's ledger.
@@ -115,7 +116,7 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 	e, err := engine.New(engine.Options{Tier2Provider: tier2, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "test policy", Evaluator: ev, PolicyText: text, ShieldEnv: env, Stdout: pw,
 		HTTP: &executor.HTTPConfig{AllowHost: func(string) bool { return false }}, SpawnAgent: inProcessAgent(t),
-		Agents: engine.AgentsConfig{Enabled: spec.agents}})
+		Agents: engine.AgentsConfig{Enabled: spec.agents, MaxRounds: spec.subRounds}})
 	if err != nil {
 		t.Fatal(err)
 	}

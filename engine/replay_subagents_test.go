@@ -167,3 +167,28 @@ func TestRerun_SubAgentLimitsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestRerun_SubAgentMaxRounds: a sub-agent the engine ended at its
+// rounds limit (subagent.failed max_rounds, its model call over the limit
+// refused by the gateway) reruns identically: the limit is the recorded
+// one and the engine enforces it again at the same call.
+func TestRerun_SubAgentMaxRounds(t *testing.T) {
+	spec := subAgentSpec()
+	spec.subRounds, spec.messages = 2, spec.messages[:1]
+	r := recordSession(t, spec)
+	rec := loadRecording(t, r)
+	failed := 0
+	for _, en := range rec.Entries {
+		if en.Type == event.TypeSubAgentFailed && strings.Contains(string(en.Data), `"reason":"max_rounds"`) {
+			failed++
+		}
+	}
+	if failed != 1 { // alpha needs three model calls, beta two
+		t.Fatalf("%d sub-agents failed at max_rounds, want 1", failed)
+	}
+	rep := rerunRecording(t, rec)
+	if !rep.Identical {
+		d := rep.Divergence
+		t.Fatalf("diverged at seq %d (%s, %s, sub-agent %q): notes %v\n%s", d.Seq, d.Type, d.Kind, d.SubAgentID, rep.Notes, d.Diff)
+	}
+}
