@@ -32,17 +32,37 @@ import (
 // in this process with the launch's token: the engine sees an agent whose
 // sandbox is unavailable (the CLI's e2e tests re-drive the sandboxed one).
 // The loop ends with the supervisor's context, as the agent process ends
-// when the supervisor stops it. A sub-agent's loop ends at its shutdown
-// directive, and its placeholder process with it.
+// when the supervisor stops it. A sub-agent's loop and its placeholder
+// process end together, as a sub-agent process does: at its shutdown
+// directive, or when the engine kills the process.
 func inProcessAgent(t testing.TB) func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
 	return func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
 		cmd := exec.Command("sleep", "60")
-		if err := cmd.Start(); err != nil {
+		// The process holds the pipe's write end: a read of the other
+		// end ends when it dies, without waiting for it (the engine does).
+		r, w, err := os.Pipe()
+		if err != nil {
 			return nil, err
 		}
+		cmd.Stdout = w
+		err = cmd.Start()
+		w.Close()
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		actx, cancel := context.WithCancel(ctx)
 		go func() {
-			_ = agent.Run(ctx, agent.Config{Addr: l.Addr, Token: l.Token, CanaryJSON: []byte(unavailableCanary),
+			defer r.Close()
+			if l.SubAgentID != "" {
+				go func() {
+					_, _ = io.Copy(io.Discard, r)
+					cancel()
+				}()
+			}
+			_ = agent.Run(actx, agent.Config{Addr: l.Addr, Token: l.Token, CanaryJSON: []byte(unavailableCanary),
 				AgentID: l.SubAgentID, SubAgentID: l.SubAgentID, ParentSession: l.ParentSession, MaxRounds: l.MaxRounds})
+			cancel()
 			if l.SubAgentID != "" {
 				_ = cmd.Process.Kill()
 			}
