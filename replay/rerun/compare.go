@@ -23,6 +23,10 @@ type Result struct {
 	// SubAgents counts the sub-agent threads compared (the record's and
 	// the rerun's).
 	SubAgents int `json:"subagents"`
+	// Uncompared counts the recorded entries of sub-agent processes
+	// (agent.spawned, sandbox.canary, agent.ready, agent.exited,
+	// agent.crashed) left out of the comparison.
+	Uncompared int `json:"uncompared,omitempty"`
 	// Divergence is the first difference; nil when identical.
 	Divergence *Divergence `json:"divergence,omitempty"`
 }
@@ -82,7 +86,7 @@ func Compare(recorded, produced []ledger.Entry) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("produced: %w", err)
 	}
-	res := &Result{Events: rec.n, Produced: pro.n}
+	res := &Result{Events: rec.n, Produced: pro.n, Uncompared: len(recorded) - rec.n}
 	var last uint64 // the record's last entry, after which an extra thread's entries come
 	if len(recorded) > 0 {
 		last = recorded[len(recorded)-1].Seq

@@ -238,11 +238,15 @@ func parallel(order string, bText string) []ledger.Entry {
 }
 
 // TestCompare_Threads: parallel sub-agents' entries may interleave in any
-// order, their durations and token coalescing differ; each thread is
-// compared on its own, in its own order, and the lists are identical.
+// order, their durations, token coalescing and process entries (pids)
+// differ; each thread is compared on its own, in its own order, and the
+// lists are identical.
 func TestCompare_Threads(t *testing.T) {
-	rec := entries(10, "2026-01-01T00:00:00Z", parallel("aabbabababab", "beta")...)
-	pro := entries(3, "2026-01-02T00:00:00Z", parallel("bbbbbbaaaaaa", "beta")...)
+	process := func(pid string) ledger.Entry {
+		return sub("sub_a", "agent.spawned", `{"agent_id":"sub_a","pid":`+pid+`,"restart":0,"sandbox":{"connect_port":`+pid+`,"mechanism":"none"}}`)
+	}
+	rec := entries(10, "2026-01-01T00:00:00Z", append(parallel("aabbabababab", "beta"), process("17"))...)
+	pro := entries(3, "2026-01-02T00:00:00Z", append(parallel("bbbbbbaaaaaa", "beta"), process("4242"))...)
 	for i := range pro {
 		pro[i].Data = []byte(strings.NewReplacer(`"duration_ms":7`, `"duration_ms":9`, "req_sub_a", "req_2", "req_sub_b", "req_1").Replace(string(pro[i].Data)))
 	}
@@ -250,7 +254,7 @@ func TestCompare_Threads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Identical || res.Matched != len(rec) || res.SubAgents != 2 {
+	if !res.Identical || res.Matched != len(rec)-1 || res.SubAgents != 2 || res.Uncompared != 1 {
 		t.Fatalf("Compare = %+v, %+v; want identical with 2 sub-agents", res, res.Divergence)
 	}
 }
