@@ -107,7 +107,7 @@ func printRerun(w io.Writer, r *engine.RerunReport) {
 			threads = fmt.Sprintf(", the session's agent and %s each in order", plural(uint64(r.SubAgents), "sub-agent", "sub-agents"))
 		}
 		if r.Uncompared > 0 {
-			threads += fmt.Sprintf(" (%d entries of sub-agent processes not compared: pids, ports, canary times)", r.Uncompared)
+			threads += fmt.Sprintf(" (%d not compared: sub-agent processes' pids, ports and canaries, what a sub-agent sent after its end)", r.Uncompared)
 		}
 		fmt.Fprintf(w, "%s: %d events%s (%s)\n", green(w, "identical"), r.Events, threads, timing)
 		return

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opx-dev/opx/agent"
 	"github.com/opx-dev/opx/engine"
@@ -82,6 +83,8 @@ type recordSpec struct {
 	tier2      string            // a transcript for a tier 2 evaluator; "" for none
 	agents     bool              // the agent tools are offered
 	subRounds  int               // agents.max_rounds; 0 for the default
+	subTimeout time.Duration     // agents.timeout; 0 for the default
+	unanswered bool              // escalations to a human are left unanswered
 }
 
 // recorded is a live session's ledger.
@@ -136,7 +139,7 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 	e, err := engine.New(engine.Options{Tier2Provider: tier2, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "test policy", Evaluator: ev, PolicyText: text, ShieldEnv: env, Stdout: pw,
 		HTTP: &executor.HTTPConfig{AllowHost: func(string) bool { return false }}, SpawnAgent: inProcessAgent(t),
-		Agents: engine.AgentsConfig{Enabled: spec.agents, MaxRounds: spec.subRounds}})
+		Agents: engine.AgentsConfig{Enabled: spec.agents, MaxRounds: spec.subRounds, Timeout: spec.subTimeout}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +173,7 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 				t.Fatalf("send %q: %v", msg, err)
 			}
 			session = ev.SessionId
-			if ev.Type == "approval_requested" {
+			if ev.Type == "approval_requested" && !spec.unanswered {
 				var a struct {
 					ID string `json:"approval_id"`
 				}

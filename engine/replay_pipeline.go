@@ -148,6 +148,9 @@ func (s *replayState) live(p Proposal) bool {
 	s.mu.Lock()
 	delete(s.judged, callKey(p.SubAgentID, p.MessageID, p.CallID))
 	s.mu.Unlock()
+	if p.Tool == "cancel_agent" {
+		s.awaitCancel(p)
+	}
 	return true
 }
 
@@ -201,6 +204,14 @@ func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, c
 		return ToolOutcome{Content: refusal, IsError: true}, err
 	}
 	start := time.Now()
+	if prop.SubAgentID != "" && s.heldAt(prop.SubAgentID, rp.DoneSeq) {
+		// Finished after its sub-agent's end, or never: recorded once
+		// the rerun's sub-agent has ended too (replay_subagents.go).
+		s.hold(prop.SubAgentID)
+		if rp.DoneSeq == 0 {
+			return ToolOutcome{Content: "error: the sub-agent ended before this call finished", IsError: true}, nil
+		}
+	}
 	switch {
 	case rp.Failed != nil:
 		f := *rp.Failed

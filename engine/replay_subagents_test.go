@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/fixtures"
@@ -190,5 +191,33 @@ func TestRerun_SubAgentMaxRounds(t *testing.T) {
 	if !rep.Identical {
 		d := rep.Divergence
 		t.Fatalf("diverged at seq %d (%s, %s, sub-agent %q): notes %v\n%s", d.Seq, d.Type, d.Kind, d.SubAgentID, rep.Notes, d.Diff)
+	}
+}
+
+// TestRerun_SubAgentsTimedOut: two sub-agents that timed out in parallel
+// while each waited for a human, their approvals then denied by the end,
+// rerun identically: each is held where its record goes on past its end
+// (the approval answered after it) and timed out there by its own timer,
+// so its end, the denial and what the parent reads come out as recorded.
+func TestRerun_SubAgentsTimedOut(t *testing.T) {
+	spec := subAgentSpec()
+	spec.unanswered, spec.subTimeout, spec.messages = true, 2*time.Second, spec.messages[:1]
+	r := recordSession(t, spec)
+	rec := loadRecording(t, r)
+	timedOut := 0
+	for _, sa := range rec.SubAgents {
+		if _, ok := sa.End.(*event.SubAgentTimedOut); ok {
+			timedOut++
+		}
+	}
+	if timedOut != 2 {
+		t.Fatalf("%d sub-agents timed out, want 2", timedOut)
+	}
+	for i := 0; i < 2; i++ {
+		rep := rerunRecording(t, rec)
+		if !rep.Identical {
+			d := rep.Divergence
+			t.Fatalf("rerun %d diverged at seq %d (%s, %s, sub-agent %q): notes %v\n%s", i, d.Seq, d.Type, d.Kind, d.SubAgentID, rep.Notes, d.Diff)
+		}
 	}
 }

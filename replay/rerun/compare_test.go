@@ -287,3 +287,30 @@ func TestCompare_ThreadDiverges(t *testing.T) {
 		t.Fatalf("divergence %+v, want sub_b missing at seq 13", d)
 	}
 }
+
+// TestCompare_LastWords: after a sub-agent's end entry, what its dying
+// process still sent (an agent.error, a tool call refused before any
+// proposal) is left out; the engine's answer to a call in flight at the
+// end is compared.
+func TestCompare_LastWords(t *testing.T) {
+	thread := func(lastWords bool, answer string) []ledger.Entry {
+		es := []ledger.Entry{
+			sub("sub_a", "subagent.spawned", `{"max_rounds":5,"parent_call_id":"c1","parent_message_id":"m1","task":"t","task_size":1,"timeout_ms":1000,"tools":["read_file"]}`),
+			sub("sub_a", "tool.proposed", `{"action_hash":"`+blobA+`","arguments":"{}","call_id":"c9","message_id":"m1","mutating":false,"tool":"read_file"}`),
+			sub("sub_a", "subagent.timed_out", `{"duration_ms":1000,"timeout_ms":1000}`),
+		}
+		if lastWords {
+			es = append(es, sub("sub_a", "agent.error", `{"code":"llm_error","message":"gone","message_id":"m1"}`),
+				sub("sub_a", "engine.tool_result", `{"call_id":"c10","content":"error: ended","is_error":true,"size":12}`))
+		}
+		return append(es, sub("sub_a", "engine.tool_result", `{"call_id":"c9","content":"`+answer+`","is_error":true,"size":5}`))
+	}
+	res, err := rerun.Compare(entries(1, "t", thread(true, "ended")...), entries(1, "t", thread(false, "ended")...))
+	if err != nil || !res.Identical || res.Uncompared != 2 {
+		t.Fatalf("last words left out: %+v %v", res, err)
+	}
+	res, err = rerun.Compare(entries(1, "t", thread(true, "ended")...), entries(1, "t", thread(false, "other")...))
+	if err != nil || res.Identical || res.Divergence.Type != "engine.tool_result" || res.Divergence.SubAgentID != "sub_a" {
+		t.Fatalf("the answer to a call in flight at the end is compared: %+v %v", res, err)
+	}
+}
