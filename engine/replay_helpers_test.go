@@ -85,6 +85,9 @@ type recordSpec struct {
 	subRounds  int               // agents.max_rounds; 0 for the default
 	subTimeout time.Duration     // agents.timeout; 0 for the default
 	unanswered bool              // escalations to a human are left unanswered
+	// subWaits leaves a sub-agent's escalations unanswered and approves
+	// the session's agent's only once a sub-agent is waiting for one.
+	subWaits bool
 }
 
 // recorded is a live session's ledger.
@@ -159,6 +162,12 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 	cctx := metadata.AppendToOutgoingContext(context.Background(), engine.TokenHeader, clientToken, "opx-client", "replay test")
 	c := opxv1.NewClientServiceClient(conn)
 	session := ""
+	resolve := func(id string) {
+		if _, err := c.ResolveApproval(cctx, &opxv1.ApprovalRequest{ApprovalId: id, Approved: spec.approve, Reason: "as the test says"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	subWaiting, deferred := false, []string(nil)
 	for _, msg := range spec.messages {
 		s, err := c.SendMessage(cctx, &opxv1.ClientMessageRequest{SessionId: session, Content: msg})
 		if err != nil {
@@ -173,14 +182,25 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 				t.Fatalf("send %q: %v", msg, err)
 			}
 			session = ev.SessionId
-			if ev.Type == "approval_requested" && !spec.unanswered {
-				var a struct {
-					ID string `json:"approval_id"`
+			if ev.Type != "approval_requested" || spec.unanswered {
+				continue
+			}
+			var a struct {
+				ID       string `json:"approval_id"`
+				SubAgent string `json:"subagent_id"`
+			}
+			json.Unmarshal(ev.Data, &a)
+			switch {
+			case spec.subWaits && a.SubAgent != "":
+				subWaiting = true
+				for _, id := range deferred {
+					resolve(id)
 				}
-				json.Unmarshal(ev.Data, &a)
-				if _, err := c.ResolveApproval(cctx, &opxv1.ApprovalRequest{ApprovalId: a.ID, Approved: spec.approve, Reason: "as the test says"}); err != nil {
-					t.Fatal(err)
-				}
+				deferred = nil
+			case spec.subWaits && !subWaiting:
+				deferred = append(deferred, a.ID)
+			default:
+				resolve(a.ID)
 			}
 		}
 	}

@@ -221,3 +221,43 @@ func TestRerun_SubAgentsTimedOut(t *testing.T) {
 		}
 	}
 }
+
+// cancelTranscript: the session's agent spawns a sub-agent that waits for
+// a human, cancels it (the cancel is escalated too, and approved only once
+// the sub-agent waits: the record is the same every time), and reads
+// what became of it.
+const cancelTranscript = `{"model": "replay-sub-1", "turns": [
+ {"match": "^Gamma:", "steps": [
+  {"tool_calls": [{"name": "read_file", "arguments": "{\"path\": \"notes.txt\"}"}]},
+  {"text": "gamma read: {{(index .Results 0).Content}}"}
+ ]},
+ {"match": "(?i)cancel", "steps": [
+  {"tool_calls": [{"name": "spawn_agent", "arguments": "{\"task\": \"Gamma: read the notes\", \"tools\": [\"read_file\"]}"}]},
+  {"tool_calls": [{"name": "cancel_agent", "arguments": "{\"id\": {{json (find \"sub_[0-9a-f_]+\" (index .Results 0).Content)}}}"}]},
+  {"tool_calls": [{"name": "agent_result", "arguments": "{\"id\": {{json (find \"sub_[0-9a-f_]+\" (index .Results 0).Content)}}}"}]},
+  {"text": "{{(index .Results 1).Content}} / {{(index .Results 2).Content}}"}
+ ]}
+]}`
+
+// TestRerun_SubAgentCancelled: a sub-agent its parent cancelled while it
+// waited for a human reruns identically: the parent's live cancel_agent
+// waits until the rerun's sub-agent waits at the same point, and the
+// approval is denied by the end, as recorded.
+func TestRerun_SubAgentCancelled(t *testing.T) {
+	spec := recordSpec{transcript: cancelTranscript, agents: true, approve: true, subWaits: true,
+		policy:   strings.Replace(subAgentPolicy, "verify:\n", "verify:\n  - name: ask-cancel\n    tools: [cancel_agent]\n    tier: 3\n", 1),
+		files:    map[string]string{"notes.txt": "the notes\n"},
+		messages: []string{"spawn and cancel"}}
+	r := recordSession(t, spec)
+	rec := loadRecording(t, r)
+	if len(rec.SubAgents) != 1 || rec.SubAgents[0].End == nil || rec.SubAgents[0].End.Type() != event.TypeSubAgentCancelled {
+		t.Fatalf("sub-agents %+v, want one cancelled", rec.SubAgents)
+	}
+	for i := 0; i < 2; i++ {
+		rep := rerunRecording(t, rec)
+		if !rep.Identical {
+			d := rep.Divergence
+			t.Fatalf("rerun %d diverged at seq %d (%s, %s, sub-agent %q): notes %v\n%s", i, d.Seq, d.Type, d.Kind, d.SubAgentID, rep.Notes, d.Diff)
+		}
+	}
+}
