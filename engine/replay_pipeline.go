@@ -138,9 +138,17 @@ func (s *replayState) live(p Proposal) bool {
 		return false
 	case "agent_result":
 		var a struct {
-			Wait *bool `json:"wait"`
+			ID   string `json:"id"`
+			Wait *bool  `json:"wait"`
 		}
 		if json.Unmarshal(p.Args, &a) == nil && a.Wait != nil && !*a.Wait {
+			return false
+		}
+		s.mu.Lock()
+		rp := s.judged[callKey(p.SubAgentID, p.MessageID, p.CallID)]
+		s.mu.Unlock()
+		if rp != nil && s.cancelledLater(a.ID, rp.Seq) {
+			s.offRecordf("call %s waits for sub-agent %s, which the record has its parent cancel only later", p.CallID, a.ID)
 			return false
 		}
 	}

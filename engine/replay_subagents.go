@@ -31,17 +31,39 @@ type subEnd struct {
 	end  event.Payload
 	held chan struct{} // closed when the rerun's sub-agent reaches its hold
 	hold bool          // the record shows a hold: something after the end
+	// cancelSeq is the recorded proposal of the parent's cancel_agent
+	// that ended it, for a cancel.
+	cancelSeq uint64
 }
 
 // newSubEnds collects the recorded sub-agents that did not complete and
 // whether each has a hold.
 func newSubEnds(rec *rerun.Recording) map[string]*subEnd {
+	cancels := map[string]uint64{} // the parent's cancel_agent proposals, by call id
+	for _, p := range rec.Proposals {
+		if p.SubAgentID == "" && p.Tool == "cancel_agent" {
+			cancels[p.CallID] = p.Seq
+		}
+	}
 	out := map[string]*subEnd{}
 	for _, sa := range rec.SubAgents {
-		if sa.End == nil || sa.End.Type() == event.TypeSubAgentCompleted {
+		e := &subEnd{seq: sa.EndSeq, end: sa.End, held: make(chan struct{})}
+		switch x := sa.End.(type) {
+		case *event.SubAgentTimedOut:
+		case *event.SubAgentFailed:
+			if x.Reason != event.SubAgentCrashed {
+				continue // the engine's own decision: it comes again where it came
+			}
+		case *event.SubAgentCancelled:
+			// Only a cancel by the parent's recorded call is awaited: no
+			// one else would come to end it.
+			if e.cancelSeq = cancels[x.ByCallID]; e.cancelSeq == 0 {
+				continue
+			}
+		default:
 			continue
 		}
-		out[sa.SubAgentID] = &subEnd{seq: sa.EndSeq, end: sa.End, held: make(chan struct{})}
+		out[sa.SubAgentID] = e
 	}
 	after := func(id string, seq uint64) {
 		if e := out[id]; e != nil && (seq == 0 || seq > e.seq) {
@@ -138,6 +160,16 @@ func (s *replayState) awaitCancel(p Proposal) {
 	case <-e.held:
 	case <-sa.done:
 	}
+}
+
+// cancelledLater reports whether the record has the parent wait for
+// sub-agent id's result (recorded proposal seq) before its cancel_agent
+// that ended it: no genuine record does (the wait would have ended first),
+// and live, the wait would hold until the sub-agent's timeout. Such a wait
+// is served from the record.
+func (s *replayState) cancelledLater(id string, seq uint64) bool {
+	e := s.ends[id]
+	return e != nil && e.hold && e.cancelSeq > seq
 }
 
 // owner is the replay engine, once New has set it up.
