@@ -20,8 +20,14 @@
 //     and its canonical arguments is re-checked before execution.
 //   - One way in: every RPC on the engine's port passes one authenticator
 //     (auth.go) whose table names the credential each service requires
-//     (the client token, or the agent's token); a service missing from
-//     the table is refused to every caller.
+//     (the client token, the agent's token, a live sub-agent's token); a
+//     service missing from the table is refused to every caller.
+//   - Sub-agents (subagents.go, docs/subagents.md) are sandboxed processes
+//     like the agent, each with its own single-use token and the tools
+//     granted at spawn; their entries are in the parent's session with
+//     their subagent_id, exactly one entry ends each, and nothing of a
+//     sub-agent is proposed, model-called or executed after it. The
+//     engine enforces their limits (concurrency, rounds, wall clock).
 //   - Clients hear only of durable entries: the Broadcaster releases an
 //     event once the ledger's durable watermark passes every entry
 //     appended before it, and the ledger service and GetStatus stop at

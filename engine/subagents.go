@@ -263,6 +263,7 @@ func (e *Engine) endSubAgent(ctx context.Context, s *subAgent, p event.Payload, 
 		delete(e.subs.byToken, s.token)
 		e.subs.live--
 	}
+	e.subs.forgetOld()
 	e.subs.mu.Unlock()
 	e.approvals.DenySubAgent(s.session, s.id, "sub-agent "+s.id+" ended ("+state+") before anyone answered")
 	switch {
@@ -360,6 +361,42 @@ func (e *Engine) stopSubAgents(reason string) {
 		case <-deadline:
 			e.opts.Logf("engine: sub-agent %s did not exit", s.id)
 		}
+	}
+}
+
+// maxRemembered bounds the ended sub-agents the engine keeps in memory
+// (their state and result, for the agent tools); older ones are
+// forgotten, their record stays in the ledger.
+const maxRemembered = 256
+
+// forgetOld drops the oldest ended sub-agents beyond maxRemembered whose
+// processes are gone; m.mu is held.
+func (m *subagents) forgetOld() {
+	ended := len(m.order) - m.live
+	if ended <= maxRemembered {
+		return
+	}
+	kept := m.order[:0]
+	for _, s := range m.order {
+		if _, live := m.byToken[s.token]; !live && ended > maxRemembered && exited(s) {
+			delete(m.byID, s.id)
+			ended--
+			continue
+		}
+		kept = append(kept, s)
+	}
+	clear(m.order[len(kept):])
+	m.order = kept
+}
+
+// exited reports whether s's process has been waited for (or never
+// started): stopSubAgents need not wait for it.
+func exited(s *subAgent) bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
 	}
 }
 

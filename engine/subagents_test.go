@@ -149,6 +149,7 @@ func TestSubAgents_SpawnRefusals(t *testing.T) {
 		{`{"task":"x","tools":["memory_append"]}`, "no memory writes"},
 		{`{"task":"x","tools":["load_tools"]}`, "cannot be granted"},
 		{`{"task":""}`, "needs a task"},
+		{`{"task":"x","model":"gpt-4o\"}, \"x\": {"}`, "is not a model name"},
 	} {
 		res := r.call(t, "c-"+tt.args, "spawn_agent", tt.args)
 		if !res.IsError || !strings.Contains(res.Content, tt.want) {
@@ -349,5 +350,47 @@ func TestSubAgents_RegistrationRefused(t *testing.T) {
 	}
 	if killed != 1 {
 		t.Errorf("%d sandbox.canary killed entries of sub-agents, want 1", killed)
+	}
+}
+
+// TestSubAgents_FollowUp: agent_message queues a follow-up for a running
+// sub-agent; it is sent (with the first turn as history) once the first
+// answer is in, and the result handed back is the last answer.
+func TestSubAgents_FollowUp(t *testing.T) {
+	r := startSubRig(t, engine.AgentsConfig{})
+	if res := r.call(t, "c1", "spawn_agent", `{"task":"first"}`); res.IsError {
+		t.Fatal(res.Content)
+	}
+	l := <-r.launches
+	s := r.register(t, l, readyOf(l))
+	d, err := s.Recv()
+	if err != nil || d.GetProcessRequest() == nil {
+		t.Fatalf("first directive %v, %v", d, err)
+	}
+	if res := r.call(t, "c2", "agent_message", `{"id":"`+l.SubAgentID+`","message":"and then?"}`); res.IsError {
+		t.Fatal(res.Content)
+	}
+	answer := func(msgID, text string) {
+		if err := s.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ResponseComplete{ResponseComplete: &opxv1.AgentResponseComplete{
+			MessageId: msgID, Content: text}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answer(l.SubAgentID+"_m1", "one")
+	d, err = s.Recv()
+	pr := d.GetProcessRequest()
+	if err != nil || pr == nil || pr.MessageId != l.SubAgentID+"_m2" || pr.Content != "and then?" || len(pr.History) != 2 || pr.History[1].Content != "one" {
+		t.Fatalf("follow-up %v, %v", d, err)
+	}
+	// An answer for the finished turn is refused: it is not current.
+	answer(l.SubAgentID+"_m1", "stale")
+	answer(l.SubAgentID+"_m2", "two")
+	res := r.call(t, "c3", "agent_result", `{"id":"`+l.SubAgentID+`"}`)
+	if res.IsError || res.Content != "two" {
+		t.Errorf("agent_result = %q", res.Content)
+	}
+	completed := r.waitEntry(t, func(e ledger.Entry) bool { return e.Type == event.TypeSubAgentCompleted })
+	if !dataHas(completed, `"result":"two"`) {
+		t.Errorf("subagent.completed %s", completed.Data)
 	}
 }

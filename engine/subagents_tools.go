@@ -23,6 +23,12 @@ const (
 	maxTaskBytes = 64 << 10
 	// maxAgentResult bounds the result handed back to the parent.
 	maxAgentResult = 256 << 10
+	// registerTimeout bounds the wait for a sub-agent's process to
+	// register (RunSubAgent); one that does not fails refused.
+	registerTimeout = 30 * time.Second
+	// maxTurns bounds a sub-agent's messages, its task included (each is
+	// history for the next).
+	maxTurns = 16
 )
 
 // neverGranted are the tools no sub-agent gets, whatever it asks: no
@@ -222,8 +228,8 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 		return executor.Errorf("spawn_agent needs a task")
 	case len(task) > maxTaskBytes:
 		return executor.Errorf("the task is %d bytes, over the %d a sub-agent takes", len(task), maxTaskBytes)
-	case len(model) > 128:
-		return executor.Errorf("model name too long")
+	case !validModel(model):
+		return executor.Errorf("spawn_agent refused: %q is not a model name (letters, digits and . _ : / - only, at most 128)", clip(model, 160))
 	case e.opts.SpawnAgent == nil:
 		return executor.Errorf("this engine starts no agent processes, so no sub-agents")
 	}
@@ -292,6 +298,14 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 			subTimedOut, fmt.Sprintf("timed out after %s (agents.timeout); its process was killed", s.timeout))
 	})
 	s.mu.Unlock()
+	time.AfterFunc(registerTimeout, func() {
+		s.mu.Lock()
+		registered := s.registered
+		s.mu.Unlock()
+		if !registered {
+			e.failSub(context.Background(), s, event.SubAgentRefused, fmt.Sprintf("it did not register within %s", registerTimeout))
+		}
+	})
 	go e.watchSubAgent(context.Background(), s, cmd)
 	// The id comes first, alone, so a script can take it (its first 16
 	// bytes, without a collision suffix).
@@ -316,11 +330,28 @@ func (e *Engine) messageSubAgent(ctx context.Context, s *subAgent, msg string) e
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.pending) >= 8 {
+	switch {
+	case len(s.pending) >= 8:
 		return executor.Errorf("sub-agent %s has 8 follow-ups waiting already", s.id)
+	case len(s.turns)+len(s.pending) >= maxTurns:
+		return executor.Errorf("sub-agent %s has had %d messages, the most one takes; spawn another", s.id, maxTurns)
 	}
 	s.pending = append(s.pending, msg)
 	return executor.Result{Content: fmt.Sprintf("sub-agent %s will get the message once it has answered what it has (%d waiting)", s.id, len(s.pending))}
+}
+
+// validModel reports whether name ("" for the engine's) can be a model
+// name: it goes into the provider's request as it is.
+func validModel(name string) bool {
+	if len(name) > 128 {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._:/-", c)) {
+			return false
+		}
+	}
+	return true
 }
 
 // signalName names the signal that ended a process.

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,9 +10,16 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/opx-dev/opx/cli"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	grpcstatus "google.golang.org/grpc/status"
 )
 
 // subagentTranscript scripts the parent (a user message naming what to
@@ -82,6 +90,29 @@ func subWorld(t *testing.T, agents string) *world {
 	return w
 }
 
+// startLogged is w.start, with the manager's output (engine and agents)
+// logged when the test fails.
+func (w *world) startLogged() *manager {
+	m := w.start()
+	w.t.Cleanup(func() {
+		// Run with GOFLAGS=-race, the engine and agents report races here.
+		if strings.Contains(m.out.String(), "DATA RACE") {
+			w.t.Error("a data race in the engine or an agent")
+		}
+		if w.t.Failed() {
+			w.t.Logf("opx start output:\n%s", m.out.String())
+			file := filepath.Join(w.t.TempDir(), "failed.jsonl")
+			if _, _, code := w.run("ledger", "export", "-o", file); code == 0 {
+				b, _ := os.ReadFile(file)
+				for _, line := range strings.Split(string(b), "\n") {
+					w.t.Logf("%.300s", line)
+				}
+			}
+		}
+	})
+	return m
+}
+
 // entries returns the ledger's entries after verifying it strictly.
 func entries(t *testing.T, path string) []ledger.Entry {
 	t.Helper()
@@ -132,7 +163,7 @@ func typesOf(es []ledger.Entry) []string {
 // ledger verifies strictly.
 func TestE2E_SubAgents_Parallel(t *testing.T) {
 	w := subWorld(t, "  max_concurrent: 4\n")
-	m := w.start()
+	m := w.startLogged()
 	out, errOut, code := w.run("send", "run the team")
 	if code != 0 {
 		t.Fatalf("opx send: %d\n%s\n%s", code, out, errOut)
@@ -204,9 +235,17 @@ func (w *world) waitEntry(what string, match func(ledger.Entry) bool) ledger.Ent
 	w.t.Helper()
 	var found ledger.Entry
 	file := filepath.Join(w.t.TempDir(), "export.jsonl")
+	var lastErr string
+	defer func() {
+		if w.t.Failed() && lastErr != "" {
+			w.t.Logf("last export failure: %s", lastErr)
+		}
+	}()
 	waitFor(w.t, what, func() bool {
 		os.Remove(file)
-		if _, _, code := w.run("ledger", "export", "-o", file); code != 0 {
+		os.RemoveAll(strings.TrimSuffix(file, ".jsonl") + ".blobs") // its bundle
+		if out, errOut, code := w.run("ledger", "export", "-o", file); code != 0 {
+			lastErr = fmt.Sprintf("exit %d: %s%s", code, out, errOut)
 			return false
 		}
 		b, _ := os.ReadFile(file)
@@ -304,7 +343,7 @@ func (w *world) pendingOf(id string) string {
 // (Seccomp 2, NoNewPrivs 1).
 func TestE2E_SubAgents_CancelAndApprove(t *testing.T) {
 	w := subWorld(t, "  max_concurrent: 2\n")
-	m := w.start()
+	m := w.startLogged()
 	sent := w.sendAsync("run the waiters")
 	cancelled := w.waitEntry("subagent.cancelled", func(e ledger.Entry) bool { return e.Type == event.TypeSubAgentCancelled })
 	if field(cancelled, "by_call_id") == "" {
@@ -341,17 +380,19 @@ func TestE2E_SubAgents_CancelAndApprove(t *testing.T) {
 	}
 }
 
-// TestE2E_SubAgents_Crash: a sub-agent killed (SIGKILL of its pid) while
-// it waits for a human is recorded as crashed (agent.crashed, then
+// TestE2E_SubAgents_Crash: its token, reused by another process, is
+// refused; a sub-agent killed (SIGKILL of its pid) while it waits for a
+// human is recorded as crashed (agent.crashed, then
 // subagent.failed crashed), its approval is denied, and the parent learns
 // it through agent_result.
 func TestE2E_SubAgents_Crash(t *testing.T) {
 	w := subWorld(t, "  max_concurrent: 1\n")
-	m := w.start()
+	m := w.startLogged()
 	sent := w.sendAsync("run one waiter")
 	id, pid := w.subPid("sub-wait:")
 	w.pendingOf(id)
 	threadsConfined(t, pid)
+	w.reuseToken(pid, id)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -382,12 +423,57 @@ func TestE2E_SubAgents_Crash(t *testing.T) {
 	}
 }
 
+// reuseToken takes the token of the running sub-agent pid from its
+// environment (as any process of the user that can read it could) and
+// registers with it from this process: the engine refuses the second
+// registration, records it, and the sub-agent works on.
+func (w *world) reuseToken(pid int, id string) {
+	t := w.t
+	t.Helper()
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatalf("read the sub-agent's environment: %v", err)
+	}
+	var tok string
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if v, ok := strings.CutPrefix(kv, cli.EnvSubAgentToken+"="); ok {
+			tok = v
+		}
+	}
+	if len(tok) != 32 {
+		t.Fatalf("no sub-agent token in the environment of %d", pid)
+	}
+	out, _, _ := w.run("status", "--json")
+	var st struct {
+		GRPCPort int `json:"grpc_port"`
+	}
+	json.Unmarshal([]byte(out), &st)
+	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", st.GRPCPort), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), opxv1.AgentTokenHeader, tok)
+	s, err := opxv1.NewSubAgentServiceClient(conn).RunSubAgent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_AgentReady{AgentReady: &opxv1.AgentReady{AgentId: id, Token: tok,
+		SandboxCanaryJson: `{"verified":false,"status":"unavailable","platform":"linux","mechanism":"none","probes":[],"summary":"x","timestamp":"2026-11-26T00:00:00Z"}`}}})
+	if _, err := s.Recv(); grpcstatus.Code(err) != codes.PermissionDenied {
+		t.Errorf("a second registration with sub-agent %s's token: %v, want PermissionDenied", id, err)
+	}
+	w.waitEntry("the refused registration", func(e ledger.Entry) bool {
+		return e.Type == event.TypeAgentError && field(e, "subagent_id") == id && strings.Contains(field(e, "message"), "a second registration")
+	})
+}
+
 // TestE2E_SubAgents_TimeoutAndRecursion: a sub-agent still waiting at
 // agents.timeout is killed and timed out; a sub-agent that tries to spawn
 // is refused (subagent:not-granted) and says so in its answer.
 func TestE2E_SubAgents_TimeoutAndRecursion(t *testing.T) {
 	w := subWorld(t, "  timeout: 300ms\n")
-	m := w.start()
+	m := w.startLogged()
 	res := <-w.sendAsync("run one waiter")
 	if !strings.Contains(res, "waiter: [failed: sub-agent sub_") || !strings.Contains(res, "timed out after 300ms") {
 		t.Fatalf("opx send:\n%s", res)
@@ -420,7 +506,7 @@ func TestE2E_SubAgents_TimeoutAndRecursion(t *testing.T) {
 // subagent.failed engine_crashed for it before its engine.started.
 func TestE2E_SubAgents_EngineStopAndCrash(t *testing.T) {
 	w := subWorld(t, "  max_concurrent: 2\n")
-	m := w.start()
+	m := w.startLogged()
 	sent := w.sendAsync("run one waiter")
 	id, pid := w.subPid("sub-wait:")
 	w.pendingOf(id)
@@ -444,7 +530,7 @@ func TestE2E_SubAgents_EngineStopAndCrash(t *testing.T) {
 		t.Fatalf("subagent.failed engine_stopped at %d, engine.stopped at %d", failedAt, stoppedAt)
 	}
 
-	m = w.start()
+	m = w.startLogged()
 	sent = w.sendAsync("run one waiter")
 	var id2 string
 	sp := w.waitEntry("a second sub-agent", func(e ledger.Entry) bool {
