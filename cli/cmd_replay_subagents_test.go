@@ -141,3 +141,16 @@ func TestWhatIf_SubAgents(t *testing.T) {
 		t.Errorf("restricted %d, changes %v", out.Restricted, by)
 	}
 }
+
+// TestReplay_SubAgents_At: as of an entry before a sub-agent's end, the
+// tree shows it running, with what it had done by then.
+func TestReplay_SubAgents_At(t *testing.T) {
+	path, seq := subAgentLedger(t, nil)
+	r := run(t, "replay", replaytest.Session, "--at", utoa(seq["a.c1.done"]), "--ledger", path)
+	r.wantCode(t, cli.ExitOK)
+	r.wantOut(t, "sub-agent "+replaytest.SubA+" → running", "#"+utoa(seq["a.c1.exec"])+"→#"+utoa(seq["a.c1.done"])+" ran",
+		"no end recorded: still running when the ledger was read, or its engine died")
+	if strings.Contains(r.stdout, "collected the result") {
+		t.Errorf("the result is collected after --at:\n%s", r.stdout)
+	}
+}

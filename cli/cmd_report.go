@@ -132,8 +132,12 @@ func runReport(c *cli.Context) error {
 		w := c.App.Writer
 		printReport(w, rep)
 		printVerifiedBy(w, vs.how)
-		fmt.Fprintf(w, "wrote %s: session %s, %s, %s, %s\n", out, t.Session, plural(uint64(t.Totals.Turns), "turn", "turns"),
-			plural(uint64(t.Totals.ToolCalls), "tool call", "tool calls"), paintIf(w, t.Totals.Blocked > 0, "31", fmt.Sprintf("%d blocked", t.Totals.Blocked)))
+		subs := ""
+		if s := subAgentTotals(t.Totals.SubAgents); s != "" {
+			subs = ", " + s
+		}
+		fmt.Fprintf(w, "wrote %s: session %s, %s, %s, %s%s\n", out, t.Session, plural(uint64(t.Totals.Turns), "turn", "turns"),
+			plural(uint64(t.Totals.ToolCalls), "tool call", "tool calls"), paintIf(w, t.Totals.Blocked > 0, "31", fmt.Sprintf("%d blocked", t.Totals.Blocked)), subs)
 	}
 	if !rep.OK {
 		return fmt.Errorf("verify %s: %w", ss.path, rep.Err())

@@ -49,7 +49,7 @@ func printSubAgent(w io.Writer, indent string, sa *replay.SubAgent) {
 	switch {
 	case sa.End == nil:
 		nodes = append(nodes, node{line: paint(w, "33", "no end recorded: still running when the ledger was read, or its engine died")})
-	case sa.Status == replay.SubAgentCompleted && sa.CollectedSeq == 0:
+	case sa.Status == replay.SubAgentCompleted && sa.CollectedSeq == 0 && !sa.CollectedUnknown:
 		nodes = append(nodes, node{line: paint(w, "33", "the parent never collected the result")})
 	}
 	for i, n := range nodes {
@@ -69,7 +69,7 @@ func printSubAgent(w io.Writer, indent string, sa *replay.SubAgent) {
 func subAgentLine(w io.Writer, sa *replay.SubAgent) string {
 	task := quoteText(sa.Task, 200)
 	if sa.TaskBlob != "" {
-		task = fmt.Sprintf("(%d bytes in blob %s)", sa.TaskSize, shortHash(sa.TaskBlob))
+		task = resultText("", sa.TaskBlob, sa.TaskSize)
 	}
 	var tools []string
 	for _, t := range sa.Tools {

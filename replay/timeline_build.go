@@ -89,10 +89,13 @@ type builder struct {
 	calls     map[callKey]*ToolCall  // latest call of a (sub-agent, call id)
 	agentOnly map[callKey]*ToolCall  // agent.tool_call not proposed yet
 	subs      map[string]*SubAgent   // the session's sub-agents by id
-	snaps     map[uint64]*Snapshot   // the session's snapshots
-	related   map[uint64]bool        // snapshots whose rollback concerns the session
-	floating  []*Event               // placed into turns by seq at the end
-	cands     []candidate
+	// withheldArgs is set by a call of the session's agent whose
+	// arguments are withheld (off the record).
+	withheldArgs bool
+	snaps        map[uint64]*Snapshot // the session's snapshots
+	related      map[uint64]bool      // snapshots whose rollback concerns the session
+	floating     []*Event             // placed into turns by seq at the end
+	cands        []candidate
 }
 
 func newBuilder(session string) *builder {

@@ -33,7 +33,7 @@ func (b *builder) finish() *Timeline {
 	for _, tn := range t.Turns {
 		finishTurn(tn)
 	}
-	finishSubAgents(t)
+	b.finishSubAgents()
 	for _, s := range t.Snapshots {
 		s.Paths = nonNil(s.Paths)
 		sort.Strings(s.Paths)

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -47,6 +48,10 @@ type SubAgent struct {
 	// (CollectedBy); 0 if none is recorded.
 	CollectedSeq uint64 `json:"collected_seq,omitempty"`
 	CollectedBy  string `json:"collected_by,omitempty"`
+	// CollectedUnknown is set, when CollectedSeq is 0, if the parent's
+	// calls' arguments are withheld (off the record): which of them named
+	// the sub-agent cannot be told.
+	CollectedUnknown bool `json:"collected_unknown,omitempty"`
 }
 
 // Sub-agent statuses: running, or the end entry's kind.
@@ -92,7 +97,7 @@ func (t *Timeline) SubAgents() []*SubAgent { return t.subs }
 
 // subagentOf reads the subagent_id of any payload ("" when it has none).
 func subagentOf(e ledger.Entry) string {
-	if !strings.Contains(string(e.Data), `"subagent_id":`) {
+	if !bytes.Contains(e.Data, []byte(`"subagent_id":`)) {
 		return ""
 	}
 	var f struct {
@@ -167,6 +172,10 @@ func (b *builder) subEvent(e ledger.Entry, p event.Payload) bool {
 // parentCall links a proposal of the session's own agent to the
 // sub-agents its arguments name.
 func (b *builder) parentCall(tc *ToolCall) {
+	if _, ok := event.Withheld(tc.Arguments); ok {
+		b.withheldArgs = true
+		return
+	}
 	for _, sa := range b.t.subs {
 		if strings.Contains(tc.Arguments, sa.ID) {
 			tc.AboutSubAgent = sa.ID
@@ -190,8 +199,9 @@ func (b *builder) collected(e ledger.Entry, tc *ToolCall) {
 }
 
 // finishSubAgents numbers each sub-agent's turns and finishes them.
-func finishSubAgents(t *Timeline) {
-	for _, sa := range t.subs {
+func (b *builder) finishSubAgents() {
+	for _, sa := range b.t.subs {
+		sa.CollectedUnknown = sa.CollectedSeq == 0 && b.withheldArgs
 		for i, tn := range sa.Turns {
 			tn.N = i + 1
 			finishTurn(tn)

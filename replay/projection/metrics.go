@@ -23,7 +23,9 @@ import (
 //
 // The sub-agents' verdicts, model calls and tool calls are in the totals
 // (verdict, llm, tool) like the agent's, and also counted apart under
-// subagent_*, so their share can be told.
+// subagent_*, so their share can be told: every entry recorded with a
+// sub-agent's id (its model calls include Shield's tier 2 evaluator asked
+// about its proposals).
 //
 // A call counts as failed or exited as event.ExecOutcome says: the one
 // definition every view of the ledger uses.
