@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,6 +89,9 @@ type recordSpec struct {
 	// subWaits leaves a sub-agent's escalations unanswered and approves
 	// the session's agent's only once a sub-agent is waiting for one.
 	subWaits bool
+	// killWaiting kills a sub-agent's process once it waits for a human
+	// (its escalation left unanswered).
+	killWaiting bool
 }
 
 // recorded is a live session's ledger.
@@ -138,10 +142,22 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 		}
 		tier2 = llm.NewScripted(t2)
 	}
+	// The sub-agents' processes, by id, for killWaiting.
+	var procMu sync.Mutex
+	procs := map[string]*os.Process{}
+	spawn := func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
+		cmd, err := inProcessAgent(t)(ctx, l)
+		if err == nil && l.SubAgentID != "" {
+			procMu.Lock()
+			procs[l.SubAgentID] = cmd.Process
+			procMu.Unlock()
+		}
+		return cmd, err
+	}
 	pr, pw := io.Pipe()
 	e, err := engine.New(engine.Options{Tier2Provider: tier2, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "test policy", Evaluator: ev, PolicyText: text, ShieldEnv: env, Stdout: pw,
-		HTTP: &executor.HTTPConfig{AllowHost: func(string) bool { return false }}, SpawnAgent: inProcessAgent(t),
+		HTTP: &executor.HTTPConfig{AllowHost: func(string) bool { return false }}, SpawnAgent: spawn,
 		Agents: engine.AgentsConfig{Enabled: spec.agents, MaxRounds: spec.subRounds, Timeout: spec.subTimeout}})
 	if err != nil {
 		t.Fatal(err)
@@ -191,6 +207,10 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 			}
 			json.Unmarshal(ev.Data, &a)
 			switch {
+			case spec.killWaiting && a.SubAgent != "":
+				procMu.Lock()
+				procs[a.SubAgent].Kill()
+				procMu.Unlock()
 			case spec.subWaits && a.SubAgent != "":
 				subWaiting = true
 				for _, id := range deferred {

@@ -261,3 +261,40 @@ func TestRerun_SubAgentCancelled(t *testing.T) {
 		}
 	}
 }
+
+// waitTranscript: the session's agent spawns a sub-agent that waits for
+// a human and waits for its result.
+const waitTranscript = `{"model": "replay-sub-1", "turns": [
+ {"match": "^Gamma:", "steps": [
+  {"tool_calls": [{"name": "read_file", "arguments": "{\"path\": \"notes.txt\"}"}]},
+  {"text": "gamma read: {{(index .Results 0).Content}}"}
+ ]},
+ {"match": "(?i)wait", "steps": [
+  {"tool_calls": [{"name": "spawn_agent", "arguments": "{\"task\": \"Gamma: read the notes\", \"tools\": [\"read_file\"]}"}]},
+  {"tool_calls": [{"name": "agent_result", "arguments": "{\"id\": {{json (find \"sub_[0-9a-f_]+\" (index .Results 0).Content)}}}"}]},
+  {"text": "{{(index .Results 1).Content}}"}
+ ]}
+]}`
+
+// TestRerun_SubAgentCrashed: a sub-agent whose process died while it
+// waited for a human reruns identically: held there, its process is
+// killed, and the crash, its end and the denial come out as recorded.
+func TestRerun_SubAgentCrashed(t *testing.T) {
+	spec := recordSpec{transcript: waitTranscript, agents: true, policy: subAgentPolicy, killWaiting: true,
+		files: map[string]string{"notes.txt": "the notes\n"}, messages: []string{"spawn and wait"}}
+	r := recordSession(t, spec)
+	rec := loadRecording(t, r)
+	if len(rec.SubAgents) != 1 {
+		t.Fatalf("%d sub-agents, want 1", len(rec.SubAgents))
+	}
+	if f, ok := rec.SubAgents[0].End.(*event.SubAgentFailed); !ok || f.Reason != event.SubAgentCrashed {
+		t.Fatalf("the sub-agent ended with %+v, want a crash", rec.SubAgents[0].End)
+	}
+	for i := 0; i < 2; i++ {
+		rep := rerunRecording(t, rec)
+		if !rep.Identical {
+			d := rep.Divergence
+			t.Fatalf("rerun %d diverged at seq %d (%s, %s, sub-agent %q): notes %v\n%s", i, d.Seq, d.Type, d.Kind, d.SubAgentID, rep.Notes, d.Diff)
+		}
+	}
+}
