@@ -155,6 +155,9 @@ type Engine struct {
 	rejectedSuppressed int       // refusals since then not recorded
 
 	canaryTargets sandbox.CanaryTargets
+	// sandboxCaps is what this kernel offers the agents' sandbox, probed
+	// once at start.
+	sandboxCaps sandbox.Capabilities
 	// agentRefused is set when an agent was killed for its sandbox: the
 	// engine does not start another (a respawn would only fail again) and
 	// says why to every client.
@@ -239,7 +242,8 @@ func New(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(opts.Ledger),
-		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now(), subs: newSubagents()}
+		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now(), subs: newSubagents(),
+		sandboxCaps: sandbox.New().Probe()}
 	agents.e = e
 	e.approvals = NewApprovals(e.rec, opts.ApprovalTimeout, e.publish)
 	e.chron = NewChronicle(WorkspaceFS(ws), e.rec, opts.Retention)
@@ -500,7 +504,7 @@ func (e *Engine) superviseAgent(ctx context.Context) error {
 		// Recorded here rather than on the Started event, so it precedes
 		// anything the new agent sends.
 		e.record(ctx, ledger.Async, "", &event.AgentSpawned{AgentID: fmt.Sprintf("agent-%d", restarts+1), PID: cmd.Process.Pid, Restart: restarts,
-			Sandbox: event.SandboxConfig{Mechanism: "none", ReadPaths: []string{}, WritePaths: []string{}, ConnectPort: e.port}})
+			Sandbox: e.agentSandbox()})
 		return cmd, nil
 	}
 	err := supervise.Run(ctx, e.opts.AgentPolicy, spawn, func(ev supervise.Event) {
@@ -539,6 +543,19 @@ func (e *Engine) superviseAgent(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// agentSandbox is the sandbox an agent or sub-agent is started under:
+// what `opx internal-agent` applies to itself on this kernel (Landlock at
+// its ABI with no path granted, seccomp on every thread, TCP connect to
+// the engine's port only), or none where the kernel has no sandbox. The
+// agent's canary then says whether it holds.
+func (e *Engine) agentSandbox() event.SandboxConfig {
+	c := event.SandboxConfig{Mechanism: "none", ReadPaths: []string{}, WritePaths: []string{}, ConnectPort: e.port}
+	if caps := e.sandboxCaps; caps.Filesystem && caps.Seccomp {
+		c.Mechanism, c.LandlockABI, c.Seccomp = caps.Mechanism, caps.LandlockABI, true
+	}
+	return c
 }
 
 // errAgentRefused ends agent supervision after an agent was killed for its

@@ -111,12 +111,14 @@ type subAgent struct {
 	pending    []string  // follow-ups not yet sent (sent one at a time)
 	rounds     int
 	toolCalls  int
-	usage      event.Usage
-	result     string // the answer, once completed
-	why        string // why it ended, for the parent, once ended
-	done       chan struct{}
-	exited     chan struct{} // closed once its process was waited for
-	timer      *time.Timer
+	// protocolErrors counts what it sent that it should not have.
+	protocolErrors int
+	usage          event.Usage
+	result         string // the answer, once completed
+	why            string // why it ended, for the parent, once ended
+	done           chan struct{}
+	exited         chan struct{} // closed once its process was waited for
+	timer          *time.Timer
 }
 
 // subTurn is one message the sub-agent was given and its answer.

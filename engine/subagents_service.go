@@ -115,6 +115,15 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 			}
 			return err
 		}
+		s.gate.RLock()
+		ended := s.ended
+		s.gate.RUnlock()
+		if ended {
+			// Its stream ends with it: what it sends after is not read.
+			e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol",
+				Message: fmt.Sprintf("sub-agent %s sent %T after its end; its stream is closed", s.id, ev.Event)})
+			return status.Errorf(codes.Aborted, "sub-agent %s has ended", s.id)
+		}
 		e.handleSubAgentEvent(ctx, s, conn, ev)
 	}
 }
@@ -160,7 +169,7 @@ func (s *subAgent) currentTurn() string {
 func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *agentConn, ev *opxv1.AgentEvent) {
 	cur := s.currentTurn()
 	protocol := func(format string, args ...any) {
-		e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: clip(fmt.Sprintf(format, args...), 1024)})
+		e.subProtocolError(ctx, s, fmt.Sprintf(format, args...))
 	}
 	switch x := ev.Event.(type) {
 	case *opxv1.AgentEvent_LlmToken:
@@ -178,6 +187,7 @@ func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *age
 		switch {
 		case tc.MessageId != cur:
 			e.reply(ctx, conn, s.session, s.id, tc.CallId, "error: sub-agent "+s.id+" is not working on message "+clip(tc.MessageId, 128), true)
+			e.countProtocolError(ctx, s)
 			return
 		case tc.CallId == "" || tc.ToolName == "":
 			e.reply(ctx, conn, s.session, s.id, tc.CallId, "error: a tool call needs a call id and a tool name", true)
@@ -250,6 +260,34 @@ func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *age
 	default:
 		protocol("unexpected sub-agent message %T", ev.Event)
 	}
+}
+
+// maxProtocolErrors bounds what a sub-agent may send that it should not
+// (events for other messages, memory flushes, unknown messages): the
+// one over it ends the sub-agent, so a flood cannot grow the ledger.
+const maxProtocolErrors = 16
+
+// subProtocolError records a protocol violation of s and counts it.
+func (e *Engine) subProtocolError(ctx context.Context, s *subAgent, msg string) {
+	if e.countProtocolError(ctx, s) {
+		e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: clip(msg, 1024)})
+	}
+}
+
+// countProtocolError counts a violation of s; false once s is over
+// maxProtocolErrors, which ends it (agent_error) and records no more.
+func (e *Engine) countProtocolError(ctx context.Context, s *subAgent) bool {
+	s.mu.Lock()
+	s.protocolErrors++
+	n := s.protocolErrors
+	s.mu.Unlock()
+	if n <= maxProtocolErrors {
+		return true
+	}
+	if n == maxProtocolErrors+1 {
+		e.failSub(ctx, s, event.SubAgentAgentError, fmt.Sprintf("more than %d protocol violations; stopped", maxProtocolErrors))
+	}
+	return false
 }
 
 // completeSub ends s with its answer: subagent.completed carries the

@@ -394,3 +394,89 @@ func TestSubAgents_FollowUp(t *testing.T) {
 		t.Errorf("subagent.completed %s", completed.Data)
 	}
 }
+
+// TestSubAgents_NothingAfterEnd: after cancel_agent, a call the
+// sub-agent's stream still sends is not read: the stream is closed, the
+// refusal recorded, nothing of it proposed; the ledger verifies strictly
+// (the rig's cleanup).
+func TestSubAgents_NothingAfterEnd(t *testing.T) {
+	r := startSubRig(t, engine.AgentsConfig{})
+	if res := r.call(t, "c1", "spawn_agent", `{"task":"x"}`); res.IsError {
+		t.Fatal(res.Content)
+	}
+	l := <-r.launches
+	s := r.register(t, l, readyOf(l))
+	if d, err := s.Recv(); err != nil || d.GetProcessRequest() == nil {
+		t.Fatalf("first directive %v, %v", d, err)
+	}
+	if res := r.call(t, "c2", "cancel_agent", `{"id":"`+l.SubAgentID+`"}`); res.IsError {
+		t.Fatal(res.Content)
+	}
+	if err := s.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_ToolCall{ToolCall: &opxv1.ToolCallProposed{
+		CallId: "late", ToolName: "read_file", ArgumentsJson: `{"path":"README.md"}`, MessageId: l.SubAgentID + "_m1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		d, err := s.Recv()
+		if err != nil {
+			if status.Code(err) != codes.Aborted {
+				t.Errorf("the stream after the end: %v, want Aborted", err)
+			}
+			break
+		}
+		if res := d.GetToolResult(); res != nil {
+			t.Errorf("the late call was answered: %q", res.Content)
+		}
+	}
+	r.waitEntry(t, func(e ledger.Entry) bool {
+		return e.Type == event.TypeAgentError && dataHas(e, "after its end; its stream is closed")
+	})
+	ended := false
+	for _, e := range r.entries(t) {
+		switch {
+		case e.Type == event.TypeSubAgentCancelled:
+			ended = true
+		case ended && dataHas(e, l.SubAgentID) && (e.Type == event.TypeToolProposed || e.Type == event.TypeExecStarted || e.Type == event.TypeLLMRequest):
+			t.Errorf("%s of the cancelled sub-agent after its end: %s", e.Type, e.Data)
+		}
+	}
+}
+
+// TestSubAgents_ProtocolFlood: a sub-agent that keeps sending events for
+// a message it is not working on is ended after maxProtocolErrors
+// (agent_error), and the ledger holds a bounded number of them.
+func TestSubAgents_ProtocolFlood(t *testing.T) {
+	r := startSubRig(t, engine.AgentsConfig{})
+	if res := r.call(t, "c1", "spawn_agent", `{"task":"x"}`); res.IsError {
+		t.Fatal(res.Content)
+	}
+	l := <-r.launches
+	s := r.register(t, l, readyOf(l))
+	if d, err := s.Recv(); err != nil || d.GetProcessRequest() == nil {
+		t.Fatalf("first directive %v, %v", d, err)
+	}
+	for i := 0; i < 1000; i++ {
+		if err := s.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_LlmToken{LlmToken: &opxv1.LLMTokenEmitted{MessageId: "other", Token: "x"}}}); err != nil {
+			break // the engine ended the stream
+		}
+	}
+	failed := r.waitEntry(t, func(e ledger.Entry) bool { return e.Type == event.TypeSubAgentFailed })
+	if !dataHas(failed, "protocol violations") || !dataHas(failed, `"reason":"agent_error"`) {
+		t.Errorf("subagent.failed %s", failed.Data)
+	}
+	s.CloseSend()
+	for {
+		if _, err := s.Recv(); err != nil {
+			break
+		}
+	}
+	n := 0
+	for _, e := range r.entries(t) {
+		if e.Type == event.TypeAgentError && dataHas(e, l.SubAgentID) {
+			n++
+		}
+	}
+	if n > 17 {
+		t.Errorf("%d agent.error entries for the flood, want at most 17 (16, and the stream's closing)", n)
+	}
+}

@@ -292,7 +292,7 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 	}
 	s.cmd = cmd
 	e.record(ctx, ledger.Async, p.Session, &event.AgentSpawned{AgentID: s.id, SubAgentID: s.id, PID: cmd.Process.Pid,
-		Sandbox: event.SandboxConfig{Mechanism: "none", ReadPaths: []string{}, WritePaths: []string{}, ConnectPort: e.port}})
+		Sandbox: e.agentSandbox()})
 	s.timer = time.AfterFunc(s.timeout, func() {
 		e.endSubAgent(context.Background(), s, &event.SubAgentTimedOut{SubAgentID: s.id, TimeoutMS: s.timeout.Milliseconds(), DurationMS: s.elapsed()},
 			subTimedOut, fmt.Sprintf("timed out after %s (agents.timeout); its process was killed", s.timeout))

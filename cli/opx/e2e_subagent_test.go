@@ -222,6 +222,9 @@ func TestE2E_SubAgents_Parallel(t *testing.T) {
 			if e.Session != session {
 				t.Errorf("%s: entry %d in session %s, not the parent's %s", id, e.Seq, e.Session, session)
 			}
+			if e.Type == event.TypeAgentSpawned && (!strings.Contains(string(e.Data), `"mechanism":"landlock"`) || !strings.Contains(string(e.Data), `"seccomp":true`)) {
+				t.Errorf("%s: started under %s", id, e.Data)
+			}
 			if e.Type == event.TypeSandboxCanary && !strings.Contains(string(e.Data), `"action":"accepted"`) {
 				t.Errorf("%s: canary not accepted: %s", id, e.Data)
 			}
