@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -96,11 +97,17 @@ func printRerun(w io.Writer, r *engine.RerunReport) {
 		agent += " (" + r.AgentSummary + ")"
 	}
 	fmt.Fprintf(w, "agent: %s\n", agent)
+	if len(r.SubAgentSandboxes) > 0 {
+		fmt.Fprintf(w, "sub-agents: %s\n", sandboxCounts(r.SubAgentSandboxes))
+	}
 	timing := fmt.Sprintf("rerun %s, recorded %s", r.Elapsed.Round(1e6), r.Recorded.Round(1e6))
 	if r.Identical {
 		threads := ""
 		if r.SubAgents > 0 {
 			threads = fmt.Sprintf(", the session's agent and %s each in order", plural(uint64(r.SubAgents), "sub-agent", "sub-agents"))
+		}
+		if r.Uncompared > 0 {
+			threads += fmt.Sprintf(" (%d not compared: sub-agent processes' pids, ports and canaries, what a sub-agent sent after its end)", r.Uncompared)
 		}
 		fmt.Fprintf(w, "%s: %d events%s (%s)\n", green(w, "identical"), r.Events, threads, timing)
 		return
@@ -125,6 +132,25 @@ func divergenceSeq(d *rerun.Divergence) uint64 {
 		return d.ProducedSeq
 	}
 	return d.Seq
+}
+
+// sandboxCounts summarises sub-agents' sandbox statuses: "2 sandboxed",
+// "1 sandboxed, 1 unavailable".
+func sandboxCounts(statuses map[string]string) string {
+	n := map[string]int{}
+	for _, st := range statuses {
+		n[st]++
+	}
+	keys := make([]string, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", n[k], k)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // divergenceThread names the sub-agent whose thread diverged.

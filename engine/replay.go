@@ -68,13 +68,14 @@ import (
 // the first run's. Messages are fed one at a time, so a session whose
 // messages overlapped when recorded diverges where they interleaved. What
 // cannot be re-derived from the record diverges where it happened: an
-// agent or engine crash, a tier 2 budget spent by other sessions. For
-// sub-agents that is whatever hung on timing: one cancelled while it was
-// still working (the rerun's, served from the record, may have finished
-// first), a follow-up (agent_message) that reached it before or after it
-// answered, one that timed out or crashed, a spawn refused because others
-// were still running (agents.max_concurrent); the limits themselves are
-// the first run's, as engine.started recorded them.
+// agent or engine crash, a tier 2 budget spent by other sessions. A
+// sub-agent that was cancelled, timed out or was killed while it waited
+// (for a model, a command, a human) is re-enacted there
+// (replay_subagents.go); what else hung on timing diverges: a cancel or a
+// timeout between two steps, a follow-up (agent_message) that reached a
+// sub-agent before or after it answered, a spawn refused because others
+// were still running (agents.max_concurrent). The limits are the first
+// run's, as engine.started recorded them.
 
 // RerunConfig configures a rerun.
 type RerunConfig struct {
@@ -105,6 +106,9 @@ type RerunReport struct {
 	// canary reported them.
 	Agent        string `json:"agent"`
 	AgentSummary string `json:"agent_summary"`
+	// SubAgentSandboxes are the re-driven sub-agents' sandbox statuses,
+	// as their canaries reported them, by sub-agent id.
+	SubAgentSandboxes map[string]string `json:"subagent_sandboxes,omitempty"`
 	// Notes are what the replay engine noticed while serving the record
 	// (where it went off the record first).
 	Notes []string `json:"notes,omitempty"`
@@ -174,9 +178,18 @@ func Rerun(ctx context.Context, cfg RerunConfig) (*RerunReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	sandboxes := map[string]string{}
 	err = l.Range(0, h.Seq, func(en ledger.Entry) error {
-		if en.Session == rec.Session && en.Type != event.TypeNote && en.Type != event.TypeCheckpoint {
-			produced = append(produced, en)
+		if en.Session != rec.Session || en.Type == event.TypeNote || en.Type == event.TypeCheckpoint {
+			return nil
+		}
+		produced = append(produced, en)
+		if en.Type == event.TypeSandboxCanary {
+			if p, err := event.Decode(en); err == nil {
+				if c := p.(*event.SandboxCanary); c.SubAgentID != "" {
+					sandboxes[c.SubAgentID] = c.Result.Status
+				}
+			}
 		}
 		return nil
 	})
@@ -188,6 +201,9 @@ func Rerun(ctx context.Context, cfg RerunConfig) (*RerunReport, error) {
 		return nil, err
 	}
 	rep := &RerunReport{Result: res, Session: rec.Session, Notes: s.notesCopy(), Recorded: rec.End.Sub(rec.Start), Elapsed: elapsed}
+	if len(sandboxes) > 0 {
+		rep.SubAgentSandboxes = sandboxes
+	}
 	e.mu.Lock()
 	if e.canary != nil {
 		rep.Agent, rep.AgentSummary = e.canary.Status, e.canary.Summary
@@ -213,6 +229,8 @@ type replayState struct {
 	judged     map[string]*rerun.Proposal   // taken at evaluation, for execution
 	approvals  map[string][]*rerun.Approval // not yet asked, by rerun.CallKey
 	asked      map[string]*rerun.Approval   // by id, until answered
+	ends       map[string]*subEnd           // sub-agents' recorded ends other than completion (replay_subagents.go)
+	eng        *Engine                      // the replay engine, once set up
 	notes      []string
 	offRecord  bool
 	err        error
@@ -235,6 +253,7 @@ func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replaySt
 		k := rerun.CallKey(a.Requested.SubAgentID, a.Requested.CallID)
 		s.approvals[k] = append(s.approvals[k], a)
 	}
+	s.ends = newSubEnds(rec)
 	s.gateway = newReplayProvider(s, "model call", rec.Calls, func(en *rerun.Engine) (string, string, int64) {
 		return en.Started.Provider, en.Started.Model, en.Started.ProviderMaxTokens
 	})
@@ -303,6 +322,9 @@ func approvalTimeout(rec *rerun.Recording, en *rerun.Engine) time.Duration {
 func (e *Engine) setupReplay() {
 	s := e.opts.replay
 	e.pipe.replay = s
+	s.mu.Lock()
+	s.eng = e
+	s.mu.Unlock()
 	first := s.rec.Messages[0].Engine
 	if first.Started.Tier2Provider != "" {
 		// Built here, not by New: the evaluator shows the model the
@@ -352,12 +374,18 @@ func (s *replayState) approvalID(p Proposal) string {
 	return rec.Requested.ApprovalID
 }
 
-// answer resolves approval id as the record answered it.
+// answer resolves approval id as the record answered it. One the record
+// shows answered after its sub-agent's end (by the end's denial) is left
+// to the rerun's end of that sub-agent: the sub-agent is held there.
 func (s *replayState) answer(a *Approvals, id string) {
 	s.mu.Lock()
 	rec := s.asked[id]
 	delete(s.asked, id)
 	s.mu.Unlock()
+	if rec != nil && rec.Requested.SubAgentID != "" && s.heldAt(rec.Requested.SubAgentID, rec.ResolvedSeq) {
+		go s.hold(rec.Requested.SubAgentID)
+		return
+	}
 	if rec != nil && rec.Resolved == nil {
 		s.offRecordf("approval %s (entry %d): the record holds no answer", id, rec.Seq)
 	}

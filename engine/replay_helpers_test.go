@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/opx-dev/opx/agent"
 	"github.com/opx-dev/opx/engine"
@@ -32,17 +34,37 @@ import (
 // in this process with the launch's token: the engine sees an agent whose
 // sandbox is unavailable (the CLI's e2e tests re-drive the sandboxed one).
 // The loop ends with the supervisor's context, as the agent process ends
-// when the supervisor stops it. A sub-agent's loop ends at its shutdown
-// directive, and its placeholder process with it.
+// when the supervisor stops it. A sub-agent's loop and its placeholder
+// process end together, as a sub-agent process does: at its shutdown
+// directive, or when the engine kills the process.
 func inProcessAgent(t testing.TB) func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
 	return func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
 		cmd := exec.Command("sleep", "60")
-		if err := cmd.Start(); err != nil {
+		// The process holds the pipe's write end: a read of the other
+		// end ends when it dies, without waiting for it (the engine does).
+		r, w, err := os.Pipe()
+		if err != nil {
 			return nil, err
 		}
+		cmd.Stdout = w
+		err = cmd.Start()
+		w.Close()
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		actx, cancel := context.WithCancel(ctx)
 		go func() {
-			_ = agent.Run(ctx, agent.Config{Addr: l.Addr, Token: l.Token, CanaryJSON: []byte(unavailableCanary),
+			defer r.Close()
+			if l.SubAgentID != "" {
+				go func() {
+					_, _ = io.Copy(io.Discard, r)
+					cancel()
+				}()
+			}
+			_ = agent.Run(actx, agent.Config{Addr: l.Addr, Token: l.Token, CanaryJSON: []byte(unavailableCanary),
 				AgentID: l.SubAgentID, SubAgentID: l.SubAgentID, ParentSession: l.ParentSession, MaxRounds: l.MaxRounds})
+			cancel()
 			if l.SubAgentID != "" {
 				_ = cmd.Process.Kill()
 			}
@@ -61,6 +83,15 @@ type recordSpec struct {
 	fsync      bool              // the ledger fsyncs, as a live engine's does
 	tier2      string            // a transcript for a tier 2 evaluator; "" for none
 	agents     bool              // the agent tools are offered
+	subRounds  int               // agents.max_rounds; 0 for the default
+	subTimeout time.Duration     // agents.timeout; 0 for the default
+	unanswered bool              // escalations to a human are left unanswered
+	// subWaits leaves a sub-agent's escalations unanswered and approves
+	// the session's agent's only once a sub-agent is waiting for one.
+	subWaits bool
+	// killWaiting kills a sub-agent's process once it waits for a human
+	// (its escalation left unanswered).
+	killWaiting bool
 }
 
 // recorded is a live session's ledger.
@@ -111,11 +142,23 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 		}
 		tier2 = llm.NewScripted(t2)
 	}
+	// The sub-agents' processes, by id, for killWaiting.
+	var procMu sync.Mutex
+	procs := map[string]*os.Process{}
+	spawn := func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
+		cmd, err := inProcessAgent(t)(ctx, l)
+		if err == nil && l.SubAgentID != "" {
+			procMu.Lock()
+			procs[l.SubAgentID] = cmd.Process
+			procMu.Unlock()
+		}
+		return cmd, err
+	}
 	pr, pw := io.Pipe()
 	e, err := engine.New(engine.Options{Tier2Provider: tier2, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "test policy", Evaluator: ev, PolicyText: text, ShieldEnv: env, Stdout: pw,
-		HTTP: &executor.HTTPConfig{AllowHost: func(string) bool { return false }}, SpawnAgent: inProcessAgent(t),
-		Agents: engine.AgentsConfig{Enabled: spec.agents}})
+		HTTP: &executor.HTTPConfig{AllowHost: func(string) bool { return false }}, SpawnAgent: spawn,
+		Agents: engine.AgentsConfig{Enabled: spec.agents, MaxRounds: spec.subRounds, Timeout: spec.subTimeout}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +178,12 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 	cctx := metadata.AppendToOutgoingContext(context.Background(), engine.TokenHeader, clientToken, "opx-client", "replay test")
 	c := opxv1.NewClientServiceClient(conn)
 	session := ""
+	resolve := func(id string) {
+		if _, err := c.ResolveApproval(cctx, &opxv1.ApprovalRequest{ApprovalId: id, Approved: spec.approve, Reason: "as the test says"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	subWaiting, deferred := false, []string(nil)
 	for _, msg := range spec.messages {
 		s, err := c.SendMessage(cctx, &opxv1.ClientMessageRequest{SessionId: session, Content: msg})
 		if err != nil {
@@ -149,14 +198,29 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 				t.Fatalf("send %q: %v", msg, err)
 			}
 			session = ev.SessionId
-			if ev.Type == "approval_requested" {
-				var a struct {
-					ID string `json:"approval_id"`
+			if ev.Type != "approval_requested" || spec.unanswered {
+				continue
+			}
+			var a struct {
+				ID       string `json:"approval_id"`
+				SubAgent string `json:"subagent_id"`
+			}
+			json.Unmarshal(ev.Data, &a)
+			switch {
+			case spec.killWaiting && a.SubAgent != "":
+				procMu.Lock()
+				procs[a.SubAgent].Kill()
+				procMu.Unlock()
+			case spec.subWaits && a.SubAgent != "":
+				subWaiting = true
+				for _, id := range deferred {
+					resolve(id)
 				}
-				json.Unmarshal(ev.Data, &a)
-				if _, err := c.ResolveApproval(cctx, &opxv1.ApprovalRequest{ApprovalId: a.ID, Approved: spec.approve, Reason: "as the test says"}); err != nil {
-					t.Fatal(err)
-				}
+				deferred = nil
+			case spec.subWaits && !subWaiting:
+				deferred = append(deferred, a.ID)
+			default:
+				resolve(a.ID)
 			}
 		}
 	}

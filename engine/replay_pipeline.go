@@ -138,9 +138,17 @@ func (s *replayState) live(p Proposal) bool {
 		return false
 	case "agent_result":
 		var a struct {
-			Wait *bool `json:"wait"`
+			ID   string `json:"id"`
+			Wait *bool  `json:"wait"`
 		}
 		if json.Unmarshal(p.Args, &a) == nil && a.Wait != nil && !*a.Wait {
+			return false
+		}
+		s.mu.Lock()
+		rp := s.judged[callKey(p.SubAgentID, p.MessageID, p.CallID)]
+		s.mu.Unlock()
+		if rp != nil && s.cancelledLater(a.ID, rp.Seq) {
+			s.offRecordf("call %s waits for sub-agent %s, which the record has its parent cancel only later", p.CallID, a.ID)
 			return false
 		}
 	}
@@ -148,6 +156,9 @@ func (s *replayState) live(p Proposal) bool {
 	s.mu.Lock()
 	delete(s.judged, callKey(p.SubAgentID, p.MessageID, p.CallID))
 	s.mu.Unlock()
+	if p.Tool == "cancel_agent" {
+		s.awaitCancel(p)
+	}
 	return true
 }
 
@@ -201,6 +212,14 @@ func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, c
 		return ToolOutcome{Content: refusal, IsError: true}, err
 	}
 	start := time.Now()
+	if prop.SubAgentID != "" && s.heldAt(prop.SubAgentID, rp.DoneSeq) {
+		// Finished after its sub-agent's end, or never: recorded once
+		// the rerun's sub-agent has ended too (replay_subagents.go).
+		s.hold(prop.SubAgentID)
+		if rp.DoneSeq == 0 {
+			return ToolOutcome{Content: "error: the sub-agent ended before this call finished", IsError: true}, nil
+		}
+	}
 	switch {
 	case rp.Failed != nil:
 		f := *rp.Failed

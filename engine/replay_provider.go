@@ -161,6 +161,14 @@ func (p *replayProvider) Send(ctx context.Context, body []byte) (io.ReadCloser, 
 	}
 	t.next, t.attempt = n+1, 0
 	p.mu.Unlock()
+	if t.subagent != "" && p.s.heldAt(t.subagent, c.ResponseSeq) {
+		// Answered after its sub-agent's end, or never: served once the
+		// rerun's sub-agent has ended too (replay_subagents.go).
+		p.s.hold(t.subagent)
+		if c.Response == nil {
+			return nil, recordedError{"opx replay: the sub-agent ended before this call was answered"}
+		}
+	}
 	switch {
 	case c.Response != nil:
 		return io.NopCloser(bytes.NewReader(c.Response)), nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/fixtures"
@@ -164,6 +165,136 @@ func TestRerun_SubAgentLimitsRefused(t *testing.T) {
 		_, err := engine.Rerun(context.Background(), engine.RerunConfig{Recording: rec, SpawnAgent: inProcessAgent(t), TempDir: t.TempDir()})
 		if !errors.Is(err, rerun.ErrNotReplayable) || !strings.Contains(err.Error(), "sub-agent limits") {
 			t.Errorf("limits %+v: %v, want ErrNotReplayable", limits, err)
+		}
+	}
+}
+
+// TestRerun_SubAgentMaxRounds: a sub-agent the engine ended at its
+// rounds limit (subagent.failed max_rounds, its model call over the limit
+// refused by the gateway) reruns identically: the limit is the recorded
+// one and the engine enforces it again at the same call.
+func TestRerun_SubAgentMaxRounds(t *testing.T) {
+	spec := subAgentSpec()
+	spec.subRounds, spec.messages = 2, spec.messages[:1]
+	r := recordSession(t, spec)
+	rec := loadRecording(t, r)
+	failed := 0
+	for _, en := range rec.Entries {
+		if en.Type == event.TypeSubAgentFailed && strings.Contains(string(en.Data), `"reason":"max_rounds"`) {
+			failed++
+		}
+	}
+	if failed != 1 { // alpha needs three model calls, beta two
+		t.Fatalf("%d sub-agents failed at max_rounds, want 1", failed)
+	}
+	rep := rerunRecording(t, rec)
+	if !rep.Identical {
+		d := rep.Divergence
+		t.Fatalf("diverged at seq %d (%s, %s, sub-agent %q): notes %v\n%s", d.Seq, d.Type, d.Kind, d.SubAgentID, rep.Notes, d.Diff)
+	}
+}
+
+// TestRerun_SubAgentsTimedOut: two sub-agents that timed out in parallel
+// while each waited for a human, their approvals then denied by the end,
+// rerun identically: each is held where its record goes on past its end
+// (the approval answered after it) and timed out there by its own timer,
+// so its end, the denial and what the parent reads come out as recorded.
+func TestRerun_SubAgentsTimedOut(t *testing.T) {
+	spec := subAgentSpec()
+	spec.unanswered, spec.subTimeout, spec.messages = true, 2*time.Second, spec.messages[:1]
+	r := recordSession(t, spec)
+	rec := loadRecording(t, r)
+	timedOut := 0
+	for _, sa := range rec.SubAgents {
+		if _, ok := sa.End.(*event.SubAgentTimedOut); ok {
+			timedOut++
+		}
+	}
+	if timedOut != 2 {
+		t.Fatalf("%d sub-agents timed out, want 2", timedOut)
+	}
+	for i := 0; i < 2; i++ {
+		rep := rerunRecording(t, rec)
+		if !rep.Identical {
+			d := rep.Divergence
+			t.Fatalf("rerun %d diverged at seq %d (%s, %s, sub-agent %q): notes %v\n%s", i, d.Seq, d.Type, d.Kind, d.SubAgentID, rep.Notes, d.Diff)
+		}
+	}
+}
+
+// cancelTranscript: the session's agent spawns a sub-agent that waits for
+// a human, cancels it (the cancel is escalated too, and approved only once
+// the sub-agent waits: the record is the same every time), and reads
+// what became of it.
+const cancelTranscript = `{"model": "replay-sub-1", "turns": [
+ {"match": "^Gamma:", "steps": [
+  {"tool_calls": [{"name": "read_file", "arguments": "{\"path\": \"notes.txt\"}"}]},
+  {"text": "gamma read: {{(index .Results 0).Content}}"}
+ ]},
+ {"match": "(?i)cancel", "steps": [
+  {"tool_calls": [{"name": "spawn_agent", "arguments": "{\"task\": \"Gamma: read the notes\", \"tools\": [\"read_file\"]}"}]},
+  {"tool_calls": [{"name": "cancel_agent", "arguments": "{\"id\": {{json (find \"sub_[0-9a-f_]+\" (index .Results 0).Content)}}}"}]},
+  {"tool_calls": [{"name": "agent_result", "arguments": "{\"id\": {{json (find \"sub_[0-9a-f_]+\" (index .Results 0).Content)}}}"}]},
+  {"text": "{{(index .Results 1).Content}} / {{(index .Results 2).Content}}"}
+ ]}
+]}`
+
+// TestRerun_SubAgentCancelled: a sub-agent its parent cancelled while it
+// waited for a human reruns identically: the parent's live cancel_agent
+// waits until the rerun's sub-agent waits at the same point, and the
+// approval is denied by the end, as recorded.
+func TestRerun_SubAgentCancelled(t *testing.T) {
+	spec := recordSpec{transcript: cancelTranscript, agents: true, approve: true, subWaits: true,
+		policy:   strings.Replace(subAgentPolicy, "verify:\n", "verify:\n  - name: ask-cancel\n    tools: [cancel_agent]\n    tier: 3\n", 1),
+		files:    map[string]string{"notes.txt": "the notes\n"},
+		messages: []string{"spawn and cancel"}}
+	r := recordSession(t, spec)
+	rec := loadRecording(t, r)
+	if len(rec.SubAgents) != 1 || rec.SubAgents[0].End == nil || rec.SubAgents[0].End.Type() != event.TypeSubAgentCancelled {
+		t.Fatalf("sub-agents %+v, want one cancelled", rec.SubAgents)
+	}
+	for i := 0; i < 2; i++ {
+		rep := rerunRecording(t, rec)
+		if !rep.Identical {
+			d := rep.Divergence
+			t.Fatalf("rerun %d diverged at seq %d (%s, %s, sub-agent %q): notes %v\n%s", i, d.Seq, d.Type, d.Kind, d.SubAgentID, rep.Notes, d.Diff)
+		}
+	}
+}
+
+// waitTranscript: the session's agent spawns a sub-agent that waits for
+// a human and waits for its result.
+const waitTranscript = `{"model": "replay-sub-1", "turns": [
+ {"match": "^Gamma:", "steps": [
+  {"tool_calls": [{"name": "read_file", "arguments": "{\"path\": \"notes.txt\"}"}]},
+  {"text": "gamma read: {{(index .Results 0).Content}}"}
+ ]},
+ {"match": "(?i)wait", "steps": [
+  {"tool_calls": [{"name": "spawn_agent", "arguments": "{\"task\": \"Gamma: read the notes\", \"tools\": [\"read_file\"]}"}]},
+  {"tool_calls": [{"name": "agent_result", "arguments": "{\"id\": {{json (find \"sub_[0-9a-f_]+\" (index .Results 0).Content)}}}"}]},
+  {"text": "{{(index .Results 1).Content}}"}
+ ]}
+]}`
+
+// TestRerun_SubAgentCrashed: a sub-agent whose process died while it
+// waited for a human reruns identically: held there, its process is
+// killed, and the crash, its end and the denial come out as recorded.
+func TestRerun_SubAgentCrashed(t *testing.T) {
+	spec := recordSpec{transcript: waitTranscript, agents: true, policy: subAgentPolicy, killWaiting: true,
+		files: map[string]string{"notes.txt": "the notes\n"}, messages: []string{"spawn and wait"}}
+	r := recordSession(t, spec)
+	rec := loadRecording(t, r)
+	if len(rec.SubAgents) != 1 {
+		t.Fatalf("%d sub-agents, want 1", len(rec.SubAgents))
+	}
+	if f, ok := rec.SubAgents[0].End.(*event.SubAgentFailed); !ok || f.Reason != event.SubAgentCrashed {
+		t.Fatalf("the sub-agent ended with %+v, want a crash", rec.SubAgents[0].End)
+	}
+	for i := 0; i < 2; i++ {
+		rep := rerunRecording(t, rec)
+		if !rep.Identical {
+			d := rep.Divergence
+			t.Fatalf("rerun %d diverged at seq %d (%s, %s, sub-agent %q): notes %v\n%s", i, d.Seq, d.Type, d.Kind, d.SubAgentID, rep.Notes, d.Diff)
 		}
 	}
 }

@@ -67,11 +67,13 @@ func runDemo(t *testing.T, bin, ws, state string) demoRun {
 
 // rerunJSON is what the tests read of `opx replay --rerun --json`.
 type rerunJSON struct {
-	Identical  bool   `json:"identical"`
-	Events     int    `json:"events"`
-	SubAgents  int    `json:"subagents"`
-	Agent      string `json:"agent"`
-	Divergence *struct {
+	Identical bool   `json:"identical"`
+	Events    int    `json:"events"`
+	SubAgents int    `json:"subagents"`
+	Agent     string `json:"agent"`
+	// SubAgentSandboxes are the re-driven sub-agents' canary statuses.
+	SubAgentSandboxes map[string]string `json:"subagent_sandboxes"`
+	Divergence        *struct {
 		Kind       string `json:"kind"`
 		SubAgentID string `json:"subagent_id"`
 		Seq        uint64 `json:"seq"`
@@ -178,8 +180,14 @@ func TestE2E_Rerun(t *testing.T) {
 func TestE2E_RerunSubAgentDiverges(t *testing.T) {
 	bin := buildOpx(t)
 	d := runDemo(t, bin, "", "")
-	if r, out, code := rerunOnce(t, bin, d.ledger, d.session); code != 0 || !r.Identical || r.SubAgents != 2 {
-		t.Fatalf("rerun: exit %d, identical %v, %d sub-agents, want 2\n%s", code, r.Identical, r.SubAgents, out)
+	r, out, code := rerunOnce(t, bin, d.ledger, d.session)
+	if code != 0 || !r.Identical || r.SubAgents != 2 || len(r.SubAgentSandboxes) != 2 {
+		t.Fatalf("rerun: exit %d, identical %v, %d sub-agents (%v), want 2\n%s", code, r.Identical, r.SubAgents, r.SubAgentSandboxes, out)
+	}
+	for id, st := range r.SubAgentSandboxes {
+		if sandboxRequired() && st != event.CanarySandboxed {
+			t.Errorf("the rerun's sub-agent %s was %q, want sandboxed", id, st)
+		}
 	}
 	dir := t.TempDir()
 	export := filepath.Join(dir, "demo.jsonl")
@@ -191,7 +199,7 @@ func TestE2E_RerunSubAgentDiverges(t *testing.T) {
 	if out, errOut, code := runOpx(t, bin, "ledger", "import", export, "--ledger", altered); code != 0 {
 		t.Fatalf("import of the altered export: %d\n%s%s", code, out, errOut)
 	}
-	r, out, code := rerunOnce(t, bin, altered, d.session)
+	r, out, code = rerunOnce(t, bin, altered, d.session)
 	if code != 4 || r.Divergence == nil || r.Divergence.Seq != seq || r.Divergence.SubAgentID != sub || r.Divergence.Type != event.TypeLLMResponse {
 		t.Fatalf("rerun of the altered copy: exit %d, divergence %+v, want 4 at seq %d (llm.response of %s)\n%s", code, r.Divergence, seq, sub, out)
 	}

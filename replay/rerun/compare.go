@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/opx-dev/opx/chronicle/textdiff"
 	"github.com/opx-dev/opx/ledger"
@@ -23,6 +24,11 @@ type Result struct {
 	// SubAgents counts the sub-agent threads compared (the record's and
 	// the rerun's).
 	SubAgents int `json:"subagents"`
+	// Uncompared counts the recorded entries left out of the comparison:
+	// those of sub-agent processes (agent.spawned, sandbox.canary,
+	// agent.ready, agent.exited, agent.crashed) and a sub-agent's last
+	// words after its end (see lastWords).
+	Uncompared int `json:"uncompared,omitempty"`
 	// Divergence is the first difference; nil when identical.
 	Divergence *Divergence `json:"divergence,omitempty"`
 }
@@ -82,7 +88,7 @@ func Compare(recorded, produced []ledger.Entry) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("produced: %w", err)
 	}
-	res := &Result{Events: rec.n, Produced: pro.n}
+	res := &Result{Events: rec.n, Produced: pro.n, Uncompared: len(recorded) - rec.n}
 	var last uint64 // the record's last entry, after which an extra thread's entries come
 	if len(recorded) > 0 {
 		last = recorded[len(recorded)-1].Seq
@@ -180,16 +186,31 @@ var processEntries = map[string]bool{
 func threads(entries []ledger.Entry) (*threaded, error) {
 	t := &threaded{items: map[string][]item{}}
 	raw := map[string][]item{}
+	ended := map[string]bool{}               // sub-agents whose end entry was seen
+	proposed := map[string]map[string]bool{} // call ids proposed, by thread
 	for _, en := range entries {
 		if processEntries[en.Type] {
 			continue
 		}
-		t.n++
 		it, err := decodeItem(en)
 		if err != nil {
 			return nil, err
 		}
 		id, _ := it.data["subagent_id"].(string)
+		call, _ := it.data["call_id"].(string)
+		if ended[id] && lastWords(en.Type, proposed[id][call]) {
+			continue
+		}
+		t.n++
+		switch {
+		case en.Type == event.TypeToolProposed:
+			if proposed[id] == nil {
+				proposed[id] = map[string]bool{}
+			}
+			proposed[id][call] = true
+		case id != "" && event.SubAgentEnded(en.Type):
+			ended[id] = true
+		}
 		if _, seen := raw[id]; !seen {
 			t.order = append(t.order, id)
 		}
@@ -199,6 +220,16 @@ func threads(entries []ledger.Entry) (*threaded, error) {
 		t.items[id] = normalize(its)
 	}
 	return t, nil
+}
+
+// lastWords reports whether an entry of a sub-agent after its end entry is
+// what its dying process still sent (agent.*: tokens, an error, a tool
+// call) or the refusal of a call it sent then (an engine.tool_result for
+// a call never proposed): whether its process got them out before it was
+// killed depends on scheduling. What the engine does after the end for
+// calls in flight at it (the answer, the result, the denial) is compared.
+func lastWords(typ string, proposedCall bool) bool {
+	return strings.HasPrefix(typ, "agent.") || (typ == event.TypeToolResult && !proposedCall)
 }
 
 // threadOrder is the session's own thread first, then the sub-agents in

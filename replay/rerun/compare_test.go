@@ -238,11 +238,15 @@ func parallel(order string, bText string) []ledger.Entry {
 }
 
 // TestCompare_Threads: parallel sub-agents' entries may interleave in any
-// order, their durations and token coalescing differ; each thread is
-// compared on its own, in its own order, and the lists are identical.
+// order, their durations, token coalescing and process entries (pids)
+// differ; each thread is compared on its own, in its own order, and the
+// lists are identical.
 func TestCompare_Threads(t *testing.T) {
-	rec := entries(10, "2026-01-01T00:00:00Z", parallel("aabbabababab", "beta")...)
-	pro := entries(3, "2026-01-02T00:00:00Z", parallel("bbbbbbaaaaaa", "beta")...)
+	process := func(pid string) ledger.Entry {
+		return sub("sub_a", "agent.spawned", `{"agent_id":"sub_a","pid":`+pid+`,"restart":0,"sandbox":{"connect_port":`+pid+`,"mechanism":"none"}}`)
+	}
+	rec := entries(10, "2026-01-01T00:00:00Z", append(parallel("aabbabababab", "beta"), process("17"))...)
+	pro := entries(3, "2026-01-02T00:00:00Z", append(parallel("bbbbbbaaaaaa", "beta"), process("4242"))...)
 	for i := range pro {
 		pro[i].Data = []byte(strings.NewReplacer(`"duration_ms":7`, `"duration_ms":9`, "req_sub_a", "req_2", "req_sub_b", "req_1").Replace(string(pro[i].Data)))
 	}
@@ -250,7 +254,7 @@ func TestCompare_Threads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Identical || res.Matched != len(rec) || res.SubAgents != 2 {
+	if !res.Identical || res.Matched != len(rec)-1 || res.SubAgents != 2 || res.Uncompared != 1 {
 		t.Fatalf("Compare = %+v, %+v; want identical with 2 sub-agents", res, res.Divergence)
 	}
 }
@@ -281,5 +285,32 @@ func TestCompare_ThreadDiverges(t *testing.T) {
 	}
 	if d := res.Divergence; d == nil || d.SubAgentID != "sub_b" || d.Kind != rerun.KindMissing || d.Seq != 13 {
 		t.Fatalf("divergence %+v, want sub_b missing at seq 13", d)
+	}
+}
+
+// TestCompare_LastWords: after a sub-agent's end entry, what its dying
+// process still sent (an agent.error, a tool call refused before any
+// proposal) is left out; the engine's answer to a call in flight at the
+// end is compared.
+func TestCompare_LastWords(t *testing.T) {
+	thread := func(lastWords bool, answer string) []ledger.Entry {
+		es := []ledger.Entry{
+			sub("sub_a", "subagent.spawned", `{"max_rounds":5,"parent_call_id":"c1","parent_message_id":"m1","task":"t","task_size":1,"timeout_ms":1000,"tools":["read_file"]}`),
+			sub("sub_a", "tool.proposed", `{"action_hash":"`+blobA+`","arguments":"{}","call_id":"c9","message_id":"m1","mutating":false,"tool":"read_file"}`),
+			sub("sub_a", "subagent.timed_out", `{"duration_ms":1000,"timeout_ms":1000}`),
+		}
+		if lastWords {
+			es = append(es, sub("sub_a", "agent.error", `{"code":"llm_error","message":"gone","message_id":"m1"}`),
+				sub("sub_a", "engine.tool_result", `{"call_id":"c10","content":"error: ended","is_error":true,"size":12}`))
+		}
+		return append(es, sub("sub_a", "engine.tool_result", `{"call_id":"c9","content":"`+answer+`","is_error":true,"size":5}`))
+	}
+	res, err := rerun.Compare(entries(1, "t", thread(true, "ended")...), entries(1, "t", thread(false, "ended")...))
+	if err != nil || !res.Identical || res.Uncompared != 2 {
+		t.Fatalf("last words left out: %+v %v", res, err)
+	}
+	res, err = rerun.Compare(entries(1, "t", thread(true, "ended")...), entries(1, "t", thread(false, "other")...))
+	if err != nil || res.Identical || res.Divergence.Type != "engine.tool_result" || res.Divergence.SubAgentID != "sub_a" {
+		t.Fatalf("the answer to a call in flight at the end is compared: %+v %v", res, err)
 	}
 }

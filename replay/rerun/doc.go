@@ -57,8 +57,20 @@
 // sub-agent's answer through agent_result, all compared.
 //
 // A sub-agent's process lifecycle (agent.spawned, sandbox.canary,
-// agent.ready, agent.exited, agent.crashed) is recorded engine-wide, like
-// the session's own agent's, and is not compared (pids, ports, paths).
+// agent.ready, agent.exited, agent.crashed) is recorded in the parent's
+// session but, like the session's own agent's (recorded engine-wide), is
+// not compared: pids, ports, canary timestamps, and whether its process
+// exited in order or was killed after it answered depend on the run. What
+// decides anything is compared: a refused sandbox or a crash ends the
+// sub-agent with subagent.failed.
+//
+// After a sub-agent's end entry, its last words are not compared either:
+// what its dying process still sent (agent.* entries) and the refusals of
+// calls it sent then, never proposed (engine.tool_result without a
+// tool.proposed in its thread); whether they got out before it was killed
+// depends on scheduling. What the engine did after the end about calls in
+// flight at it (the model's answer, a command's result, an approval denied
+// by the end) is compared. Result.Uncompared counts what was left out.
 //
 // The first divergence reported is the earliest, by the record's seq, of
 // each thread's first divergence; it names the sub-agent whose thread it

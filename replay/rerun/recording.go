@@ -59,6 +59,10 @@ type Message struct {
 type SubAgent struct {
 	Seq uint64
 	event.SubAgentSpawned
+	// EndSeq and End are the entry that ended it (subagent.completed,
+	// failed, cancelled or timed_out); 0 and nil when none was recorded.
+	EndSeq uint64
+	End    event.Payload
 }
 
 // ModelCall is one model call: the exact request body and the raw
@@ -90,6 +94,8 @@ type Proposal struct {
 	Started                            bool            // exec.started recorded
 	Completed                          *event.ExecCompleted
 	Failed                             *event.ExecFailed
+	// DoneSeq is the seq of Completed or Failed (0: neither recorded).
+	DoneSeq uint64
 	// Result is what the agent was answered (engine.tool_result), with
 	// its full content; nil when no answer was recorded.
 	Result        *event.ToolResult
@@ -107,6 +113,8 @@ type Approval struct {
 	Seq       uint64
 	Requested event.ApprovalRequested
 	Resolved  *event.ApprovalResolved
+	// ResolvedSeq is Resolved's seq (0: no answer recorded).
+	ResolvedSeq uint64
 }
 
 // Tier2Prefix starts the request id of every tier 2 model call.
@@ -184,6 +192,8 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 		r.Mode, r.Title = x.Mode, x.Title
 	case *event.SubAgentSpawned:
 		r.SubAgents = append(r.SubAgents, &SubAgent{Seq: en.Seq, SubAgentSpawned: *x})
+	case *event.SubAgentCompleted, *event.SubAgentFailed, *event.SubAgentCancelled, *event.SubAgentTimedOut:
+		r.ended(en.Seq, p)
 	case *event.ClientMessage:
 		m := &Message{Seq: en.Seq, ID: x.MessageID, Content: x.Content, Client: x.Client, Mode: r.Mode, Engine: engine}
 		r.Messages = append(r.Messages, m)
@@ -234,11 +244,11 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 		}
 	case *event.ExecCompleted:
 		if pr := proposals[CallKey(x.SubAgentID, x.CallID)]; pr != nil {
-			pr.Completed = x
+			pr.Completed, pr.DoneSeq = x, en.Seq
 		}
 	case *event.ExecFailed:
 		if pr := proposals[CallKey(x.SubAgentID, x.CallID)]; pr != nil {
-			pr.Failed = x
+			pr.Failed, pr.DoneSeq = x, en.Seq
 		}
 	case *event.ToolResult:
 		// Calls refused before their proposal (bad arguments, too many
@@ -259,10 +269,36 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 		approvals[x.ApprovalID] = a
 	case *event.ApprovalResolved:
 		if a := approvals[x.ApprovalID]; a != nil && a.Resolved == nil {
-			a.Resolved = x
+			a.Resolved, a.ResolvedSeq = x, en.Seq
 		}
 	}
 	return nil
+}
+
+// ended files the entry that ended a sub-agent (the first, if a forged
+// record holds more: verify --strict refuses that anyway).
+func (r *Recording) ended(seq uint64, p event.Payload) {
+	id := subAgentOf(p)
+	for _, s := range r.SubAgents {
+		if s.SubAgentID == id && s.End == nil {
+			s.EndSeq, s.End = seq, p
+		}
+	}
+}
+
+// subAgentOf is the sub-agent an end entry names.
+func subAgentOf(p event.Payload) string {
+	switch x := p.(type) {
+	case *event.SubAgentCompleted:
+		return x.SubAgentID
+	case *event.SubAgentFailed:
+		return x.SubAgentID
+	case *event.SubAgentCancelled:
+		return x.SubAgentID
+	case *event.SubAgentTimedOut:
+		return x.SubAgentID
+	}
+	return ""
 }
 
 // CallKey identifies a call within a session: call ids are unique within
