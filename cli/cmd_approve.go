@@ -42,6 +42,7 @@ func approvalCommand(name string, approve bool) *cli.Command {
 // approvalJSON is the --json output of approve and deny.
 type approvalJSON struct {
 	ApprovalID string `json:"approval_id"`
+	SubAgentID string `json:"subagent_id,omitempty"` // the sub-agent whose call it was
 	Approved   bool   `json:"approved"`
 	CallID     string `json:"call_id"`
 	Tool       string `json:"tool"`
@@ -80,7 +81,7 @@ func runApproval(c *cli.Context, approve bool) error {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(c, approvalJSON{ApprovalID: args[0], Approved: res.Approved, CallID: res.CallId, Tool: res.Tool, By: res.By, Seq: res.Seq})
+		return writeJSON(c, approvalJSON{ApprovalID: args[0], SubAgentID: res.SubagentId, Approved: res.Approved, CallID: res.CallId, Tool: res.Tool, By: res.By, Seq: res.Seq})
 	}
 	printResolved(c.App.Writer, args[0], res)
 	return nil
@@ -103,7 +104,11 @@ func printResolved(w io.Writer, id string, res *opxv1.ApprovalResponse) {
 	if !res.Approved {
 		verb = red(w, "denied")
 	}
-	fmt.Fprintf(w, "%s %s: %s (call %s), recorded at seq %d\n", verb, id, res.Tool, res.CallId, res.Seq)
+	call := "call " + res.CallId
+	if res.SubagentId != "" {
+		call += " of sub-agent " + res.SubagentId
+	}
+	fmt.Fprintf(w, "%s %s: %s (%s), recorded at seq %d\n", verb, id, res.Tool, call, res.Seq)
 }
 
 func listApprovals(c *cli.Context, ec *engineClient) error {

@@ -69,6 +69,7 @@ type PendingApproval struct {
 // ApprovalOutcome is how an approval was resolved.
 type ApprovalOutcome struct {
 	ApprovalID string
+	SubAgentID string // the sub-agent whose call it was; "" the session's agent
 	CallID     string
 	Tool       string
 	Approved   bool
@@ -183,7 +184,7 @@ func (a *Approvals) Resolve(id string, approved bool, by, reason string) (Approv
 	if by == "timeout" {
 		approved = false
 	}
-	out := ApprovalOutcome{ApprovalID: id, CallID: ap.CallID, Tool: ap.Tool, Approved: approved, By: by, Reason: reason}
+	out := ApprovalOutcome{ApprovalID: id, SubAgentID: ap.SubAgentID, CallID: ap.CallID, Tool: ap.Tool, Approved: approved, By: by, Reason: reason}
 	seq, err := a.rec.Record(context.Background(), ledger.Sync, ap.Session, &event.ApprovalResolved{ApprovalID: id, SubAgentID: ap.SubAgentID, CallID: ap.CallID,
 		Approved: approved, By: by, Reason: reason})
 	out.Seq = seq

@@ -261,7 +261,8 @@ func (c *clientService) ResolveApproval(ctx context.Context, req *opxv1.Approval
 		c.e.fatal(err)
 		return nil, status.Errorf(codes.Internal, "record the answer: %v", err)
 	}
-	return &opxv1.ApprovalResponse{Resolved: true, Seq: out.Seq, CallId: out.CallID, Tool: out.Tool, Approved: out.Approved, By: out.By}, nil
+	return &opxv1.ApprovalResponse{Resolved: true, Seq: out.Seq, CallId: out.CallID, Tool: out.Tool, Approved: out.Approved, By: out.By,
+		SubagentId: out.SubAgentID}, nil
 }
 
 // ListApprovals lists the escalations waiting for a human, oldest first,

@@ -86,15 +86,15 @@ func newSubagents() *subagents {
 
 // subAgent is one sub-agent.
 type subAgent struct {
-	id, session, parentMsg, parentCall string
-	mode                               string // the parent session's mode
-	task, model                        string
-	defs                               []executor.ToolDef // granted, by name
-	granted                            map[string]bool
-	maxRounds                          int
-	timeout                            time.Duration
-	token                              string
-	spawned                            time.Time
+	id, session string
+	mode        string // the parent session's mode
+	task, model string
+	defs        []executor.ToolDef // granted, by name
+	granted     map[string]bool
+	maxRounds   int
+	timeout     time.Duration
+	token       string
+	spawned     time.Time
 
 	// gate orders executions against the end: Admit read-locks it from
 	// its check until exec.started is recorded; end write-locks it to
@@ -162,7 +162,7 @@ func (m *subagents) byTok(tok string) *subAgent {
 	return nil
 }
 
-// live returns the sub-agents not ended, in spawn order.
+// alive returns the sub-agents not ended, in spawn order.
 func (m *subagents) alive() []*subAgent {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -175,7 +175,7 @@ func (m *subagents) alive() []*subAgent {
 	return out
 }
 
-// snapshot is what the agent tools report of a sub-agent.
+// subStatus is what the agent tools report of a sub-agent.
 type subStatus struct {
 	ID        string   `json:"id"`
 	State     string   `json:"state"`
@@ -310,10 +310,7 @@ func (e *Engine) watchSubAgent(ctx context.Context, s *subAgent, cmd *exec.Cmd) 
 	close(s.exited)
 	code, sig := -1, ""
 	if cmd.ProcessState != nil {
-		code = cmd.ProcessState.ExitCode()
-		if ws, ok := cmd.ProcessState.Sys().(interface{ Signaled() bool }); ok && ws.Signaled() {
-			sig = signalName(cmd.ProcessState)
-		}
+		code, sig = cmd.ProcessState.ExitCode(), signalName(cmd.ProcessState)
 	}
 	s.gate.RLock()
 	ended := s.ended

@@ -246,7 +246,7 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 		mode = sess.Mode
 	}
 	cfg := e.opts.Agents
-	s := &subAgent{session: p.Session, parentMsg: p.MessageID, parentCall: p.CallID, mode: mode, task: task, model: model, defs: defs,
+	s := &subAgent{session: p.Session, mode: mode, task: task, model: model, defs: defs,
 		granted: map[string]bool{}, maxRounds: cfg.MaxRounds, timeout: cfg.Timeout, token: tok, spawned: time.Now(),
 		state: subStarting, done: make(chan struct{}), exited: make(chan struct{})}
 	names := make([]string, 0, len(defs))

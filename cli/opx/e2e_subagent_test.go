@@ -362,7 +362,7 @@ func TestE2E_SubAgents_CancelAndApprove(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "sub-agent "+id) {
 		t.Fatalf("opx approve does not say which sub-agent asks: %d\n%s", code, out)
 	}
-	if out, errOut, code := w.run("approve", apr); code != 0 {
+	if out, errOut, code := w.run("approve", apr); code != 0 || !strings.Contains(out, "of sub-agent "+id) {
 		t.Fatalf("opx approve %s: %d\n%s%s", apr, code, out, errOut)
 	}
 	res := <-sent

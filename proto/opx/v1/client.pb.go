@@ -518,7 +518,8 @@ type ApprovalResponse struct {
 	CallId        string                 `protobuf:"bytes,3,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	Tool          string                 `protobuf:"bytes,4,opt,name=tool,proto3" json:"tool,omitempty"`
 	Approved      bool                   `protobuf:"varint,5,opt,name=approved,proto3" json:"approved,omitempty"`
-	By            string                 `protobuf:"bytes,6,opt,name=by,proto3" json:"by,omitempty"` // the client's name, as recorded
+	By            string                 `protobuf:"bytes,6,opt,name=by,proto3" json:"by,omitempty"`                                   // the client's name, as recorded
+	SubagentId    string                 `protobuf:"bytes,7,opt,name=subagent_id,json=subagentId,proto3" json:"subagent_id,omitempty"` // the sub-agent whose call it was; empty: the session's agent
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -591,6 +592,13 @@ func (x *ApprovalResponse) GetApproved() bool {
 func (x *ApprovalResponse) GetBy() string {
 	if x != nil {
 		return x.By
+	}
+	return ""
+}
+
+func (x *ApprovalResponse) GetSubagentId() string {
+	if x != nil {
+		return x.SubagentId
 	}
 	return ""
 }
@@ -1182,14 +1190,16 @@ const file_opx_v1_client_proto_rawDesc = "" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12\x1a\n" +
 	"\bapproved\x18\x02 \x01(\bR\bapproved\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x99\x01\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xba\x01\n" +
 	"\x10ApprovalResponse\x12\x1a\n" +
 	"\bresolved\x18\x01 \x01(\bR\bresolved\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x17\n" +
 	"\acall_id\x18\x03 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04tool\x18\x04 \x01(\tR\x04tool\x12\x1a\n" +
 	"\bapproved\x18\x05 \x01(\bR\bapproved\x12\x0e\n" +
-	"\x02by\x18\x06 \x01(\tR\x02by\"5\n" +
+	"\x02by\x18\x06 \x01(\tR\x02by\x12\x1f\n" +
+	"\vsubagent_id\x18\a \x01(\tR\n" +
+	"subagentId\"5\n" +
 	"\x14ListApprovalsRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"N\n" +
