@@ -88,7 +88,11 @@ func TestAll_SampleContent(t *testing.T) {
 		case event.TypeSessionCreated:
 			created[e.Session] = true
 		case event.TypeClientMessage, event.TypeResponseComplete:
-			messages[e.Session]++
+			// A sub-agent's answer is its parent's tool result, not a
+			// message of the session.
+			if f := ledger.Fields(e.Data, "subagent_id"); len(f[0]) <= 2 {
+				messages[e.Session]++
+			}
 		case event.TypeShieldVerdict:
 			verdicts++
 		case event.TypeSnapshot:
