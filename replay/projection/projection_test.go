@@ -88,7 +88,11 @@ func TestAll_SampleContent(t *testing.T) {
 		case event.TypeSessionCreated:
 			created[e.Session] = true
 		case event.TypeClientMessage, event.TypeResponseComplete:
-			messages[e.Session]++
+			// A sub-agent's answer is its parent's tool result, not a
+			// message of the session.
+			if f := ledger.Fields(e.Data, "subagent_id"); len(f[0]) <= 2 {
+				messages[e.Session]++
+			}
 		case event.TypeShieldVerdict:
 			verdicts++
 		case event.TypeSnapshot:
@@ -167,7 +171,7 @@ func TestSnapshots_MatchChronicleIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := func(s *chronicle.Snapshot) projection.SnapshotInfo {
-		w := projection.SnapshotInfo{Seq: s.Seq, TS: s.TS, Session: s.Session, CallID: s.CallID, Tool: s.Tool, Kind: s.Kind,
+		w := projection.SnapshotInfo{Seq: s.Seq, TS: s.TS, Session: s.Session, SubAgentID: s.SubAgentID, CallID: s.CallID, Tool: s.Tool, Kind: s.Kind,
 			Paths: s.Paths(), RestoredBy: s.RestoredBy, PrunedBy: s.Pruned}
 		if s.TakenBy != nil {
 			w.TakenBy = s.TakenBy.Seq
