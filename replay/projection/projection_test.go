@@ -171,7 +171,7 @@ func TestSnapshots_MatchChronicleIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := func(s *chronicle.Snapshot) projection.SnapshotInfo {
-		w := projection.SnapshotInfo{Seq: s.Seq, TS: s.TS, Session: s.Session, CallID: s.CallID, Tool: s.Tool, Kind: s.Kind,
+		w := projection.SnapshotInfo{Seq: s.Seq, TS: s.TS, Session: s.Session, SubAgentID: s.SubAgentID, CallID: s.CallID, Tool: s.Tool, Kind: s.Kind,
 			Paths: s.Paths(), RestoredBy: s.RestoredBy, PrunedBy: s.Pruned}
 		if s.TakenBy != nil {
 			w.TakenBy = s.TakenBy.Seq
