@@ -27,8 +27,17 @@ type gateway struct {
 func (g *gateway) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
 	e := g.e
 	ctx := stream.Context()
-	if s := e.subs.byTok(metadataValue(ctx, opxv1.AgentTokenHeader)); s != nil {
+	tok := metadataValue(ctx, opxv1.AgentTokenHeader)
+	if s := e.subs.byTok(tok); s != nil {
 		return g.completeSub(s, req, stream)
+	}
+	// Not a live sub-agent's token: served only if it is the session
+	// agent's. The authenticator let the call in when its headers came;
+	// the request is read after, so a sub-agent that ended since (or an
+	// agent replaced since) holds a token that is no one's any more, and
+	// its call must not fall through to the session agent's path.
+	if !tokenEqual(tok, e.currentAgentToken()) {
+		return status.Error(codes.Unauthenticated, "the token is no live agent's or sub-agent's any more; refused")
 	}
 	f := e.message(req.MessageId)
 	if f == nil || f.session != req.SessionId {
@@ -183,4 +192,12 @@ func llmResponse(p llm.Provider, subagent, reqID string, x *llm.Exchange, callEr
 		r.Error = "empty response"
 	}
 	return r, blobs
+}
+
+// currentAgentToken is the token of the agent last spawned ("" before
+// the first, which no token matches).
+func (e *Engine) currentAgentToken() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.agentToken
 }

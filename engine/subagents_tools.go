@@ -249,6 +249,7 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 	s := &subAgent{session: p.Session, mode: mode, task: task, model: model, defs: defs,
 		granted: map[string]bool{}, maxRounds: cfg.MaxRounds, timeout: cfg.Timeout, token: tok, spawned: time.Now(),
 		state: subStarting, done: make(chan struct{}), exited: make(chan struct{})}
+	s.stop, s.stopExec = context.WithCancelCause(context.Background())
 	names := make([]string, 0, len(defs))
 	for _, d := range defs {
 		s.granted[d.Name] = true
