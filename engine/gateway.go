@@ -57,7 +57,8 @@ func (g *gateway) completeSub(s *subAgent, req *opxv1.LLMRequest, stream opxv1.L
 	if req.MessageId != cur || req.SessionId != s.session {
 		msg := fmt.Sprintf("model call of sub-agent %s for message %q in session %q, but it works on %q in %q; refused", s.id,
 			clip(req.MessageId, 128), clip(req.SessionId, 128), cur, s.session)
-		e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: msg})
+		// Counted like the stream's violations: a flood ends it.
+		e.subProtocolError(ctx, s, msg)
 		return status.Error(codes.PermissionDenied, msg)
 	}
 	s.gate.RLock()
