@@ -281,9 +281,9 @@ func (e *Engine) endSubAgent(ctx context.Context, s *subAgent, p event.Payload, 
 	e.approvals.DenySubAgent(s.session, s.id, "sub-agent "+s.id+" ended ("+state+") before anyone answered")
 	switch {
 	case state == subCompleted && conn != nil:
-		// An orderly exit; killed if it does not come.
-		_ = conn.send(ctx, e, s.session, &event.Shutdown{SubAgentID: s.id, Reason: "completed"},
-			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_Shutdown{Shutdown: &opxv1.ShutdownDirective{Reason: "completed"}}})
+		// An orderly exit; killed if it does not come. The kill is
+		// armed first: a sub-agent that leaves its stream unread blocks
+		// the send (flow control) until the kill closes its connection.
 		go func() {
 			select {
 			case <-s.exited:
@@ -291,6 +291,8 @@ func (e *Engine) endSubAgent(ctx context.Context, s *subAgent, p event.Payload, 
 				killCmd(cmd)
 			}
 		}()
+		_ = conn.send(ctx, e, s.session, &event.Shutdown{SubAgentID: s.id, Reason: "completed"},
+			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_Shutdown{Shutdown: &opxv1.ShutdownDirective{Reason: "completed"}}})
 	default:
 		killCmd(cmd)
 	}
