@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/opx-dev/opx/chronicle"
@@ -294,20 +295,24 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		scope, done = p.ExecScope(prop)
 		defer done()
 	}
+	var halted atomic.Bool
+	halt := func() { halted.Store(true); stopExec(context.Cause(scope)) }
+	unwatch := func() bool { return false }
 	if scope != nil {
 		if scope.Err() != nil {
-			stopExec(context.Cause(scope)) // before anything runs
+			halt() // before anything runs
 		} else {
-			defer context.AfterFunc(scope, func() { stopExec(context.Cause(scope)) })()
+			unwatch = context.AfterFunc(scope, halt)
 		}
 	}
 	xctx, cancel := context.WithTimeout(sctx, timeout)
 	start := time.Now()
 	res := p.Tools.Execute(xctx, call)
+	unwatch()
 	cancel()
 	dur := time.Since(start).Milliseconds()
 	// Stopped: the scope ended while it ran (or before it started).
-	stopped := scope != nil && scope.Err() != nil && sctx.Err() != nil
+	stopped := halted.Load()
 	if stopped {
 		res.Content += "\n(opx: stopped: " + context.Cause(sctx).Error() + ")"
 		res.IsError = true
