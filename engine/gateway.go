@@ -131,6 +131,13 @@ func (g *gateway) complete(s *subAgent, session string, req *opxv1.LLMRequest, s
 	}
 
 	callCtx := context.WithoutCancel(ctx) // finish (and record) the call even if the agent goes away
+	if s != nil {
+		// But not past the sub-agent's end: nothing of it runs after.
+		var stop context.CancelCauseFunc
+		callCtx, stop = context.WithCancelCause(callCtx)
+		defer stop(nil)
+		defer context.AfterFunc(s.stop, func() { stop(context.Cause(s.stop)) })()
+	}
 	x, callErr := llm.Complete(callCtx, p, lreq, e.opts.Retry, func(c llm.Chunk) error {
 		var out *opxv1.LLMChunk
 		switch {

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/llm"
+	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -117,5 +120,47 @@ func TestSubAgents_CancelStopsExecution(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(ws, "after_cancel.txt")); err == nil {
 		t.Errorf("the cancelled sub-agent's command wrote after_cancel.txt (%q)", b)
+	}
+}
+
+// hangingProvider is a model that never answers: a call ends only when
+// its context does.
+type hangingProvider struct{ llm.Provider }
+
+func (hangingProvider) Send(ctx context.Context, _ []byte) (io.ReadCloser, error) {
+	<-ctx.Done()
+	return nil, context.Cause(ctx)
+}
+
+// TestSubAgents_CancelStopsModelCall (REVIEW15 F9, the model's side): a
+// sub-agent's model call in progress when it is cancelled is aborted,
+// its llm.response recording why, instead of running on after the end.
+func TestSubAgents_CancelStopsModelCall(t *testing.T) {
+	tr, err := llm.ParseTranscript(fixtures.DefaultTranscript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startSubRig(t, engine.AgentsConfig{}, func(o *engine.Options) { o.Provider = hangingProvider{llm.NewScripted(tr)} })
+	l, _, msg := spawnRegistered(t, r, "c1")
+	gw := opxv1.NewLLMGatewayClient(r.conn)
+	go func() {
+		c, err := gw.Complete(agentCtx(l.Token), &opxv1.LLMRequest{SessionId: l.ParentSession, MessageId: msg,
+			Messages: []*opxv1.ChatMessage{{Role: "user", Content: "x"}}})
+		if err == nil {
+			for {
+				if _, err := c.Recv(); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	sub := `"subagent_id":"` + l.SubAgentID + `"`
+	r.waitEntry(t, func(e ledger.Entry) bool { return e.Type == event.TypeLLMRequest && dataHas(e, sub) })
+	if res := r.call(t, "c2", "cancel_agent", `{"id":"`+l.SubAgentID+`"}`); res.IsError {
+		t.Fatal(res.Content)
+	}
+	resp := r.waitEntry(t, func(e ledger.Entry) bool { return e.Type == event.TypeLLMResponse && dataHas(e, sub) })
+	if !dataHas(resp, "ended (cancelled)") {
+		t.Errorf("the aborted model call's llm.response does not say why: %s", resp.Data)
 	}
 }
