@@ -88,8 +88,8 @@ func TestSubAgents_ReRegistrationFlood(t *testing.T) {
 }
 
 // TestSubAgents_StreamFloods (REVIEW15 F1): tool-defs requests, errors
-// about another message and tool calls without a call id are counted
-// violations too.
+// and answers about another message, and tool calls without a call id
+// are counted violations too.
 func TestSubAgents_StreamFloods(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -100,6 +100,9 @@ func TestSubAgents_StreamFloods(t *testing.T) {
 		}},
 		{"error_other_message", func(msg string) *opxv1.AgentEvent {
 			return &opxv1.AgentEvent{Event: &opxv1.AgentEvent_Error{Error: &opxv1.AgentError{MessageId: "other", Code: "x", Message: "flood"}}}
+		}},
+		{"answer_other_message", func(msg string) *opxv1.AgentEvent {
+			return &opxv1.AgentEvent{Event: &opxv1.AgentEvent_ResponseComplete{ResponseComplete: &opxv1.AgentResponseComplete{MessageId: "other", Content: "flood"}}}
 		}},
 		{"tool_call_no_id", func(msg string) *opxv1.AgentEvent {
 			return &opxv1.AgentEvent{Event: &opxv1.AgentEvent_ToolCall{ToolCall: &opxv1.ToolCallProposed{MessageId: msg, ToolName: "read_file", ArgumentsJson: `{}`}}}

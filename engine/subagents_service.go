@@ -244,11 +244,16 @@ func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *age
 	case *opxv1.AgentEvent_ResponseComplete:
 		rc := x.ResponseComplete
 		p := responseComplete(s.id, rc)
-		e.recordFromSub(ctx, ledger.Sync, s.session, s.id, p)
 		if rc.MessageId != cur {
-			protocol("an answer to message %q, which sub-agent %s is not working on; ignored", clip(rc.MessageId, 128), s.id)
+			// A violation: recorded (without an fsync) only while counted.
+			if e.countProtocolError(ctx, s) {
+				e.recordFromSub(ctx, ledger.Async, s.session, s.id, p)
+				e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol",
+					Message: fmt.Sprintf("an answer to message %q, which sub-agent %s is not working on; ignored", clip(rc.MessageId, 128), s.id)})
+			}
 			return
 		}
+		e.recordFromSub(ctx, ledger.Sync, s.session, s.id, p)
 		s.gate.RLock()
 		s.mu.Lock()
 		s.turns[len(s.turns)-1].answer = rc.Content
