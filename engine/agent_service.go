@@ -232,14 +232,17 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 			return
 		}
 		seq := e.recordFromAgent(ctx, ledger.Async, f.session, &event.AgentToolCall{MessageID: tc.MessageId, CallID: tc.CallId, Tool: tc.ToolName, Arguments: tc.ArgumentsJson})
-		if tc.CallId == "" || tc.ToolName == "" {
-			e.reply(ctx, conn, f.session, "", tc.CallId, "error: a tool call needs a call id and a tool name", true)
-			return
-		}
+		// Counted before the call's own checks: malformed calls use up
+		// the message's max_tool_calls_per_message too, so they cannot
+		// flood the ledger.
 		e.mu.Lock()
 		f.toolCalls++
 		over := f.toolCalls > e.opts.MaxToolCalls
 		e.mu.Unlock()
+		if tc.CallId == "" || tc.ToolName == "" {
+			e.reply(ctx, conn, f.session, "", tc.CallId, "error: a tool call needs a call id and a tool name", true)
+			return
+		}
 		if over {
 			e.reply(ctx, conn, f.session, "", tc.CallId, fmt.Sprintf("error: more than %d tool calls for one message", e.opts.MaxToolCalls), true)
 			return

@@ -257,7 +257,8 @@ func New(opts Options) (*Engine, error) {
 	e.pipe = &Pipeline{Recorder: e.rec, Tools: tools, Evaluator: opts.Evaluator, Chronicle: e.chron, Timeout: timeout,
 		OnVerdict: func(session, messageID string, seq uint64, v *event.ShieldVerdict) {
 			e.publish(session, messageID, "verdict", seq, v)
-		}, Approvals: e.approvals, Restrict: e.restrict, Admit: e.subagentAdmit}
+		}, Approvals: e.approvals, Restrict: e.restrict, Admit: e.subagentAdmit,
+		ExecScope: e.subagentExecScope}
 	if opts.Tier2Provider != nil {
 		t2, err := NewLLMEvaluator(LLMEvaluatorConfig{Recorder: e.rec, Provider: opts.Tier2Provider, Retry: opts.Retry,
 			Budget: opts.Tier2DailyBudget, Workspace: opts.Workspace})

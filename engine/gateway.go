@@ -27,8 +27,17 @@ type gateway struct {
 func (g *gateway) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
 	e := g.e
 	ctx := stream.Context()
-	if s := e.subs.byTok(metadataValue(ctx, opxv1.AgentTokenHeader)); s != nil {
+	tok := metadataValue(ctx, opxv1.AgentTokenHeader)
+	if s := e.subs.byTok(tok); s != nil {
 		return g.completeSub(s, req, stream)
+	}
+	// Not a live sub-agent's token: served only if it is the session
+	// agent's. The authenticator let the call in when its headers came;
+	// the request is read after, so a sub-agent that ended since (or an
+	// agent replaced since) holds a token that is no one's any more, and
+	// its call must not fall through to the session agent's path.
+	if !tokenEqual(tok, e.currentAgentToken()) {
+		return status.Error(codes.Unauthenticated, "the token is no live agent's or sub-agent's any more; refused")
 	}
 	f := e.message(req.MessageId)
 	if f == nil || f.session != req.SessionId {
@@ -48,7 +57,8 @@ func (g *gateway) completeSub(s *subAgent, req *opxv1.LLMRequest, stream opxv1.L
 	if req.MessageId != cur || req.SessionId != s.session {
 		msg := fmt.Sprintf("model call of sub-agent %s for message %q in session %q, but it works on %q in %q; refused", s.id,
 			clip(req.MessageId, 128), clip(req.SessionId, 128), cur, s.session)
-		e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: msg})
+		// Counted like the stream's violations: a flood ends it.
+		e.subProtocolError(ctx, s, msg)
 		return status.Error(codes.PermissionDenied, msg)
 	}
 	s.gate.RLock()
@@ -121,6 +131,13 @@ func (g *gateway) complete(s *subAgent, session string, req *opxv1.LLMRequest, s
 	}
 
 	callCtx := context.WithoutCancel(ctx) // finish (and record) the call even if the agent goes away
+	if s != nil {
+		// But not past the sub-agent's end: nothing of it runs after.
+		var stop context.CancelCauseFunc
+		callCtx, stop = context.WithCancelCause(callCtx)
+		defer stop(nil)
+		defer context.AfterFunc(s.stop, func() { stop(context.Cause(s.stop)) })()
+	}
 	x, callErr := llm.Complete(callCtx, p, lreq, e.opts.Retry, func(c llm.Chunk) error {
 		var out *opxv1.LLMChunk
 		switch {
@@ -183,4 +200,12 @@ func llmResponse(p llm.Provider, subagent, reqID string, x *llm.Exchange, callEr
 		r.Error = "empty response"
 	}
 	return r, blobs
+}
+
+// currentAgentToken is the token of the agent last spawned ("" before
+// the first, which no token matches).
+func (e *Engine) currentAgentToken() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.agentToken
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/opx-dev/opx/chronicle"
@@ -112,6 +113,12 @@ type Pipeline struct {
 	// sub-agent waits for it, so nothing of a sub-agent starts after its
 	// subagent.cancelled (verify --strict checks that).
 	Admit func(p Proposal) (release func(), refusal string)
+	// ExecScope, if set, is asked once exec.started is recorded: stop
+	// ends when the call's execution must be stopped (its sub-agent
+	// ended: the executor kills what it runs), and done is called once
+	// the call's end is recorded, so the end of a sub-agent can wait for
+	// its executions. A nil stop never ends.
+	ExecScope func(p Proposal) (stop context.Context, done func())
 
 	// replay, set in replay mode, stands in for Chronicle and the
 	// executors with what was recorded (replay_pipeline.go).
@@ -277,12 +284,39 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		timeout = 2 * time.Minute
 	}
 	// The executors that act for the calling agent (the agent tools)
-	// read the call's proposal from the context.
-	xctx, cancel := context.WithTimeout(withProposal(ctx, prop), timeout)
+	// read the call's proposal from the context. The execution stops
+	// when its scope does (a sub-agent ended: cancelled, timed out,
+	// failed, the engine stopping): the executor kills the command.
+	sctx, stopExec := context.WithCancelCause(withProposal(ctx, prop))
+	defer stopExec(nil)
+	var scope context.Context
+	if p.ExecScope != nil {
+		var done func()
+		scope, done = p.ExecScope(prop)
+		defer done()
+	}
+	var halted atomic.Bool
+	halt := func() { halted.Store(true); stopExec(context.Cause(scope)) }
+	unwatch := func() bool { return false }
+	if scope != nil {
+		if scope.Err() != nil {
+			halt() // before anything runs
+		} else {
+			unwatch = context.AfterFunc(scope, halt)
+		}
+	}
+	xctx, cancel := context.WithTimeout(sctx, timeout)
 	start := time.Now()
 	res := p.Tools.Execute(xctx, call)
+	unwatch()
 	cancel()
 	dur := time.Since(start).Milliseconds()
+	// Stopped: the scope ended while it ran (or before it started).
+	stopped := halted.Load()
+	if stopped {
+		res.Content += "\n(opx: stopped: " + context.Cause(sctx).Error() + ")"
+		res.IsError = true
+	}
 	// The tool failed when it says so without a process's exit status
 	// (executor.Result): a command that ran and exited non-zero did not
 	// fail as a tool. Decided before opx adds its own notes below.
@@ -326,7 +360,7 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		exitCode = 1
 	}
 	if _, err := p.Recorder.Record(ctx, ledger.Sync, session, &event.ExecCompleted{SubAgentID: subagent, CallID: callID, Tool: tool,
-		Result: content, ResultBlob: blobHash, Size: int64(len(res.Content)), ExitCode: exitCode, Failed: failed, DurationMS: dur, Post: post, Pre: pre, DiffError: diffErr}, blobs...); err != nil {
+		Result: content, ResultBlob: blobHash, Size: int64(len(res.Content)), ExitCode: exitCode, Failed: failed, Stopped: stopped, DurationMS: dur, Post: post, Pre: pre, DiffError: diffErr}, blobs...); err != nil {
 		return ToolOutcome{}, err
 	}
 	if before != nil {

@@ -102,6 +102,13 @@ type subAgent struct {
 	gate  sync.RWMutex
 	ended bool // under gate (written with the write lock)
 
+	// stop ends with the sub-agent (endSubAgent): its executions still
+	// running are killed (Pipeline.ExecScope). execs counts them; Add
+	// only under gate while not ended, so the end can wait for them.
+	stop     context.Context
+	stopExec context.CancelCauseFunc
+	execs    sync.WaitGroup
+
 	mu         sync.Mutex // the fields below
 	state      string
 	registered bool
@@ -259,6 +266,10 @@ func (e *Engine) endSubAgent(ctx context.Context, s *subAgent, p event.Payload, 
 	close(s.done)
 	s.mu.Unlock()
 	s.gate.Unlock()
+	// Nothing of it runs any more: what it was executing is killed, and
+	// the end waits (bounded) for those executions' end entries.
+	s.stopExec(fmt.Errorf("sub-agent %s ended (%s)", s.id, state))
+	waitExecs(e, s)
 
 	e.subs.mu.Lock()
 	if _, ok := e.subs.byToken[s.token]; ok {
@@ -270,9 +281,9 @@ func (e *Engine) endSubAgent(ctx context.Context, s *subAgent, p event.Payload, 
 	e.approvals.DenySubAgent(s.session, s.id, "sub-agent "+s.id+" ended ("+state+") before anyone answered")
 	switch {
 	case state == subCompleted && conn != nil:
-		// An orderly exit; killed if it does not come.
-		_ = conn.send(ctx, e, s.session, &event.Shutdown{SubAgentID: s.id, Reason: "completed"},
-			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_Shutdown{Shutdown: &opxv1.ShutdownDirective{Reason: "completed"}}})
+		// An orderly exit; killed if it does not come. The kill is
+		// armed first: a sub-agent that leaves its stream unread blocks
+		// the send (flow control) until the kill closes its connection.
 		go func() {
 			select {
 			case <-s.exited:
@@ -280,10 +291,46 @@ func (e *Engine) endSubAgent(ctx context.Context, s *subAgent, p event.Payload, 
 				killCmd(cmd)
 			}
 		}()
+		_ = conn.send(ctx, e, s.session, &event.Shutdown{SubAgentID: s.id, Reason: "completed"},
+			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_Shutdown{Shutdown: &opxv1.ShutdownDirective{Reason: "completed"}}})
 	default:
 		killCmd(cmd)
 	}
 	return true
+}
+
+// execStopWait bounds how long the end of a sub-agent waits for its
+// killed executions to be recorded.
+const execStopWait = 30 * time.Second
+
+// waitExecs waits until s's executions, stopped, have recorded their end.
+func waitExecs(e *Engine, s *subAgent) {
+	done := make(chan struct{})
+	go func() { s.execs.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(execStopWait):
+		e.opts.Logf("engine: sub-agent %s: an execution did not stop within %s", s.id, execStopWait)
+	}
+}
+
+// subagentExecScope is the pipeline's ExecScope: a sub-agent's
+// execution stops when the sub-agent ends, and its end waits for it.
+func (e *Engine) subagentExecScope(p Proposal) (context.Context, func()) {
+	if p.SubAgentID == "" {
+		return nil, func() {}
+	}
+	s := e.subs.get(p.SubAgentID)
+	if s == nil {
+		return nil, func() {}
+	}
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	if s.ended {
+		return s.stop, func() {} // stopped already: it does not run
+	}
+	s.execs.Add(1)
+	return s.stop, s.execs.Done
 }
 
 func killCmd(cmd *exec.Cmd) {

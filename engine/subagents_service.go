@@ -63,6 +63,16 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 		refusal = fmt.Sprintf("AgentReady names parent session %q, but sub-agent %s belongs to %s", clip(ready.ParentSessionId, 128), s.id, s.session)
 	}
 	if refusal != "" {
+		if second {
+			// Whoever holds the live token may open streams again and
+			// again: each is a counted violation (a flood ends the
+			// sub-agent), recorded without an fsync each.
+			if e.countProtocolError(ctx, s) {
+				e.record(ctx, ledger.Async, s.session, &event.AgentReady{AgentID: s.id, SubAgentID: s.id, TokenValid: false, CanaryStatus: canary.Status})
+				e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: refusal})
+			}
+			return status.Error(codes.PermissionDenied, refusal)
+		}
 		e.record(ctx, ledger.Sync, s.session, &event.AgentReady{AgentID: s.id, SubAgentID: s.id, TokenValid: false, CanaryStatus: canary.Status})
 		e.record(ctx, ledger.Sync, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: refusal})
 		e.opts.Logf("engine: refused a sub-agent stream: %s", refusal)
@@ -182,15 +192,23 @@ func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *age
 		}
 	case *opxv1.AgentEvent_ToolCall:
 		tc := x.ToolCall
-		e.recordFromSub(ctx, ledger.Async, s.session, s.id, &event.AgentToolCall{SubAgentID: s.id, MessageID: tc.MessageId, CallID: tc.CallId,
-			Tool: tc.ToolName, Arguments: tc.ArgumentsJson})
+		// A call for another message, or with no call id or tool name,
+		// is a violation: counted, so a flood of them ends the sub-agent
+		// instead of growing the ledger.
+		var refusal string
 		switch {
 		case tc.MessageId != cur:
-			e.reply(ctx, conn, s.session, s.id, tc.CallId, "error: sub-agent "+s.id+" is not working on message "+clip(tc.MessageId, 128), true)
-			e.countProtocolError(ctx, s)
-			return
+			refusal = "error: sub-agent " + s.id + " is not working on message " + clip(tc.MessageId, 128)
 		case tc.CallId == "" || tc.ToolName == "":
-			e.reply(ctx, conn, s.session, s.id, tc.CallId, "error: a tool call needs a call id and a tool name", true)
+			refusal = "error: a tool call needs a call id and a tool name"
+		}
+		if refusal != "" && !e.countProtocolError(ctx, s) {
+			return
+		}
+		e.recordFromSub(ctx, ledger.Async, s.session, s.id, &event.AgentToolCall{SubAgentID: s.id, MessageID: tc.MessageId, CallID: tc.CallId,
+			Tool: tc.ToolName, Arguments: tc.ArgumentsJson})
+		if refusal != "" {
+			e.reply(ctx, conn, s.session, s.id, tc.CallId, refusal, true)
 			return
 		}
 		s.mu.Lock()
@@ -212,7 +230,11 @@ func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *age
 			e.reply(ctx, conn, s.session, s.id, tc.CallId, out.Content, out.IsError)
 		}()
 	case *opxv1.AgentEvent_ToolDefsRequest:
-		// A sub-agent has no load_tools: it gets no tools this way.
+		// A sub-agent has no load_tools: it gets no tools this way, and
+		// asking is a violation (counted: a flood ends it).
+		if !e.countProtocolError(ctx, s) {
+			return
+		}
 		r := x.ToolDefsRequest
 		e.recordFromSub(ctx, ledger.Async, s.session, s.id, &event.ToolDefsRequest{SubAgentID: s.id, CallID: r.CallId, Groups: nonNil(r.Groups)})
 		_ = conn.send(ctx, e, s.session, &event.ToolDefs{SubAgentID: s.id, CallID: nonEmpty(r.CallId), Groups: nonNil(r.Groups), Tools: []string{}},
@@ -222,11 +244,16 @@ func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *age
 	case *opxv1.AgentEvent_ResponseComplete:
 		rc := x.ResponseComplete
 		p := responseComplete(s.id, rc)
-		e.recordFromSub(ctx, ledger.Sync, s.session, s.id, p)
 		if rc.MessageId != cur {
-			protocol("an answer to message %q, which sub-agent %s is not working on; ignored", clip(rc.MessageId, 128), s.id)
+			// A violation: recorded (without an fsync) only while counted.
+			if e.countProtocolError(ctx, s) {
+				e.recordFromSub(ctx, ledger.Async, s.session, s.id, p)
+				e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol",
+					Message: fmt.Sprintf("an answer to message %q, which sub-agent %s is not working on; ignored", clip(rc.MessageId, 128), s.id)})
+			}
 			return
 		}
+		e.recordFromSub(ctx, ledger.Sync, s.session, s.id, p)
 		s.gate.RLock()
 		s.mu.Lock()
 		s.turns[len(s.turns)-1].answer = rc.Content
@@ -248,10 +275,14 @@ func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *age
 		e.completeSub(ctx, s, rc.Content)
 	case *opxv1.AgentEvent_Error:
 		p := agentErrorPayload(s.id, x.Error)
-		e.record(ctx, ledger.Async, s.session, p)
 		if x.Error.MessageId != cur {
+			// About a message it is not working on: a violation.
+			if e.countProtocolError(ctx, s) {
+				e.record(ctx, ledger.Async, s.session, p)
+			}
 			return
 		}
+		e.record(ctx, ledger.Async, s.session, p)
 		reason := event.SubAgentAgentError
 		if p.Code == "max_rounds" {
 			reason = event.SubAgentMaxRounds

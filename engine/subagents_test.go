@@ -27,7 +27,7 @@ type subRig struct {
 	msgID    string
 }
 
-func startSubRig(t *testing.T, cfg engine.AgentsConfig) *subRig {
+func startSubRig(t *testing.T, cfg engine.AgentsConfig, tune ...func(*engine.Options)) *subRig {
 	t.Helper()
 	launches := make(chan engine.AgentLaunch, 8)
 	cfg.Enabled = true
@@ -44,6 +44,9 @@ func startSubRig(t *testing.T, cfg engine.AgentsConfig) *subRig {
 			}
 			launches <- l
 			return cmd, nil
+		}
+		for _, f := range tune {
+			f(o)
 		}
 	})
 	rig := &subRig{running: r, launches: launches}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -242,13 +243,22 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 		return executor.Errorf("spawn_agent: %v", err)
 	}
 	mode := "normal"
-	if sess, ok, err := e.readSession(ctx, p.Session); err == nil && ok && sess.Mode != "" {
-		mode = sess.Mode
+	var recorded map[string]bool // ids the session's ledger holds already
+	if sess, ok, err := e.readSession(ctx, p.Session); err == nil && ok {
+		if sess.Mode != "" {
+			mode = sess.Mode
+		}
+		if sess.SubAgents.Spawned > 0 {
+			if recorded, err = e.spawnedIDs(p.Session, sess.FirstSeq); err != nil {
+				return executor.Errorf("spawn_agent: %v", err)
+			}
+		}
 	}
 	cfg := e.opts.Agents
 	s := &subAgent{session: p.Session, mode: mode, task: task, model: model, defs: defs,
 		granted: map[string]bool{}, maxRounds: cfg.MaxRounds, timeout: cfg.Timeout, token: tok, spawned: time.Now(),
 		state: subStarting, done: make(chan struct{}), exited: make(chan struct{})}
+	s.stop, s.stopExec = context.WithCancelCause(context.Background())
 	names := make([]string, 0, len(defs))
 	for _, d := range defs {
 		s.granted[d.Name] = true
@@ -264,7 +274,10 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 		m.mu.Unlock()
 		return executor.Errorf("spawn_agent refused: %d sub-agents are running, the most agents.max_concurrent allows; wait for one (agent_result) or cancel one", m.live)
 	}
-	s.id = subagentID(p.Session, p.MessageID, p.CallID, func(id string) bool { return m.byID[id] != nil })
+	// Unique in the session: against this engine's sub-agents and those
+	// its ledger records (an earlier engine's, or ones forgotten since;
+	// a client may choose message ids and models reuse call ids).
+	s.id = subagentID(p.Session, p.MessageID, p.CallID, func(id string) bool { return m.byID[id] != nil || recorded[id] })
 	m.byID[s.id] = s
 	m.byToken[tok] = s
 	m.order = append(m.order, s)
@@ -276,8 +289,12 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 	if blob != nil {
 		blobs = append(blobs, blob)
 	}
-	// s.mu is held until agent.spawned is recorded: the sub-agent's
-	// registration waits for it, so its entries follow.
+	// s.gate is held (written) until agent.spawned is recorded: an end
+	// racing the spawn (the engine stopping, the timer) waits for it, so
+	// subagent.spawned and agent.spawned come before any end entry and
+	// the process it then kills is started. s.mu likewise: the
+	// sub-agent's registration waits, so its entries follow.
+	s.gate.Lock()
 	s.mu.Lock()
 	e.record(ctx, ledger.Sync, p.Session, &event.SubAgentSpawned{SubAgentID: s.id, ParentMessageID: p.MessageID, ParentCallID: p.CallID,
 		Task: inline, TaskBlob: h, TaskSize: int64(len(task)), Tools: names, Model: model, MaxRounds: s.maxRounds,
@@ -286,6 +303,7 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 		Canary: e.canaryTargets, SubAgentID: s.id, ParentSession: p.Session, MaxRounds: s.maxRounds})
 	if err != nil {
 		s.mu.Unlock()
+		s.gate.Unlock()
 		close(s.exited)
 		e.failSub(ctx, s, event.SubAgentSpawnError, "its process could not be started: "+err.Error())
 		return executor.Errorf("spawn_agent: sub-agent %s could not be started: %v", s.id, err)
@@ -298,6 +316,7 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 			subTimedOut, fmt.Sprintf("timed out after %s (agents.timeout); its process was killed", s.timeout))
 	})
 	s.mu.Unlock()
+	s.gate.Unlock()
 	time.AfterFunc(registerTimeout, func() {
 		s.mu.Lock()
 		registered := s.registered
@@ -360,4 +379,31 @@ func signalName(ps interface{ Sys() any }) string {
 		return ws.Signal().String()
 	}
 	return ""
+}
+
+// spawnedIDs returns the ids of the sub-agents session's ledger entries
+// (from its first entry, from) record as spawned.
+func (e *Engine) spawnedIDs(session string, from uint64) (map[string]bool, error) {
+	h, err := e.opts.Ledger.Head()
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]bool{}
+	err = e.opts.Ledger.RangeRaw(from, h.Seq, func(_ uint64, raw []byte) error {
+		if !bytes.Contains(raw, []byte(`"type":"`+event.TypeSubAgentSpawned+`"`)) {
+			return nil
+		}
+		en, err := ledger.ParseEntry(raw)
+		if err != nil || en.Session != session || en.Type != event.TypeSubAgentSpawned {
+			return nil
+		}
+		if id, _ := ledger.FieldString(en.Data, "subagent_id"); id != "" {
+			ids[id] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the session's sub-agents: %w", err)
+	}
+	return ids, nil
 }

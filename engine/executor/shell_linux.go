@@ -32,7 +32,7 @@ const outputGrace = time.Second
 // without waiting for it each time a command leaves a background child.
 func runProcess(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, outputCap int) runResult {
 	if err := ctx.Err(); err != nil {
-		return runResult{exitCode: -1, failed: "not started: " + err.Error()}
+		return runResult{exitCode: -1, failed: "not started: " + context.Cause(ctx).Error()}
 	}
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
@@ -82,7 +82,7 @@ func runProcess(ctx context.Context, argv []string, dir string, env []string, ti
 		unix.Kill(-pgid, unix.SIGKILL)
 		<-exited
 		if ctx.Err() != nil {
-			killedBecause = "killed: " + ctx.Err().Error()
+			killedBecause = "killed: " + context.Cause(ctx).Error()
 		} else {
 			killedBecause = fmt.Sprintf("killed: timed out after %v", timeout)
 		}

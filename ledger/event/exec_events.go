@@ -70,6 +70,10 @@ type ExecCompleted struct {
 	// worked out (the scan after it failed): Pre and Post are then empty,
 	// and a rollback compares the snapshot's manifest with the workspace.
 	DiffError string `json:"diff_error,omitempty"`
+	// Stopped is true when the engine stopped the execution before it
+	// ended by itself: its sub-agent ended (cancelled, timed out, failed,
+	// the engine stopping) while it ran, and what it ran was killed.
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 func (*ExecCompleted) Type() string { return TypeExecCompleted }
