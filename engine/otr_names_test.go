@@ -191,4 +191,3 @@ func TestOTR_ToolDefsGroupsWithheld(t *testing.T) {
 		t.Errorf("%d tool_defs entries, want the request and the answer", n)
 	}
 }
-
