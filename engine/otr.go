@@ -293,6 +293,17 @@ func (o *otrState) forEntry(session string, p event.Payload) (*otrSession, error
 	return o.lookup(session)
 }
 
+// ended forgets an OTR message that ended without an answer or an
+// agent.error of its own: its agent crashed or the engine is stopping
+// (failInflight), or it could not be delivered. Otherwise it would stay
+// active, and every memory flush and load_tools request recorded outside
+// any session withheld, for the engine's life.
+func (o *otrState) ended(messageID string) {
+	o.mu.Lock()
+	delete(o.active, messageID)
+	o.mu.Unlock()
+}
+
 // dropIfActive returns the throwaway session while an OTR message is
 // being answered, else nil. Its key is never used for anything else, so
 // what it withholds cannot even be compared with the sessions' members.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
@@ -189,5 +190,55 @@ func TestOTR_ToolDefsGroupsWithheld(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d tool_defs entries, want the request and the answer", n)
+	}
+}
+
+// TestOTR_CrashEndsActiveMessage: an off-the-record message whose agent
+// crashes gets no answer and no agent.error of its own; it must not stay
+// active, or every later memory flush outside any session (a normal
+// session's) is withheld for the engine's life.
+func TestOTR_CrashEndsActiveMessage(t *testing.T) {
+	cmds := make(chan *exec.Cmd, 8)
+	r := startEngine(t, func(o *engine.Options) {
+		main := o.SpawnAgent
+		o.SpawnAgent = func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error) {
+			cmd, err := main(ctx, l)
+			if err == nil {
+				cmds <- cmd
+			}
+			return cmd, err
+		}
+	})
+	rig := &subRig{running: r}
+	agent := r.connectAgent(t, <-r.tokens)
+	s, err := opxv1.NewClientServiceClient(r.conn).SendMessage(r.ctx, &opxv1.ClientMessageRequest{Content: "work", Mode: engine.ModeOTR})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			if _, err := s.Recv(); err != nil {
+				return
+			}
+		}
+	}()
+	for {
+		if d := mustRecv(t, agent); d.GetProcessRequest() != nil {
+			break
+		}
+	}
+	first := <-cmds
+	if err := first.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	rig.waitEntry(t, func(e ledger.Entry) bool { return e.Type == event.TypeAgentCrashed })
+	agent = r.connectAgent(t, <-r.tokens)
+	const marker = "MEMMARK-after-the-crash"
+	if err := agent.Send(&opxv1.AgentEvent{Event: &opxv1.AgentEvent_MemoryFlush{MemoryFlush: &opxv1.MemoryFlush{Content: marker}}}); err != nil {
+		t.Fatal(err)
+	}
+	e := rig.waitEntry(t, func(e ledger.Entry) bool { return e.Type == event.TypeMemoryFlush })
+	if !dataHas(e, marker) {
+		t.Errorf("a memory flush after the OTR message's agent crashed is withheld: %s", e.Data)
 	}
 }
