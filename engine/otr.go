@@ -172,7 +172,12 @@ func (e *Engine) otrKnown() event.Known {
 		models[t2.Model()] = true
 	}
 	return event.Known{
-		Tool:  func(n string) bool { _, ok := e.tools.Def(n); return ok },
+		Tool: func(n string) bool {
+			// load_tools is the agent's own (it asks with a
+			// ToolDefsRequest), in no registry.
+			_, ok := e.tools.Def(n)
+			return ok || n == "load_tools"
+		},
 		Group: func(n string) bool { return groups[n] },
 		Model: func(n string) bool { return models[n] },
 	}
