@@ -81,6 +81,11 @@ func runInternalAgent(c *cli.Context) error {
 	if err != nil || perr != nil || port == 0 {
 		return usagef(c, "--engine %q is not HOST:PORT", c.String("engine"))
 	}
+	// Its memory holds the token and, off the record, the conversation:
+	// keep it out of core dumps (the engine's limit is inherited already).
+	if err := keepMemoryOffDisk(); err != nil {
+		return err
+	}
 	// First thing, before any connection or any other read: the sandbox.
 	result := sandboxSelf(uint16(port), canaryTargets(c))
 	canary, err := json.Marshal(result)

@@ -59,6 +59,10 @@ func runInternalEngine(c *cli.Context) error {
 	var closeAll func()
 	err := watchManager(c, cancel)
 	if err == nil {
+		// Before any key or conversation is in memory.
+		err = keepMemoryOffDisk()
+	}
+	if err == nil {
 		e, closeAll, err = newEngine(c)
 	}
 	if err != nil {

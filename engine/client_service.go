@@ -150,6 +150,7 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 		e.mu.Lock()
 		delete(e.inflight, msgID)
 		e.mu.Unlock()
+		e.rec.otr.ended(msgID)
 		return status.Errorf(codes.Unavailable, "deliver the message to the agent: %v", err)
 	}
 	for {

@@ -245,6 +245,7 @@ func New(opts Options) (*Engine, error) {
 		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now(), subs: newSubagents(),
 		sandboxCaps: sandbox.New().Probe()}
 	agents.e = e
+	e.rec.otr.setKnown(e.otrKnown())
 	e.approvals = NewApprovals(e.rec, opts.ApprovalTimeout, e.publish)
 	e.chron = NewChronicle(WorkspaceFS(ws), e.rec, opts.Retention)
 	e.chron.logf = opts.Logf

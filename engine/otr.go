@@ -112,6 +112,10 @@ type otrState struct {
 	// active is withheld under it, as it may hold their content.
 	active map[string]bool
 	drop   *otrSession
+	// known names what the engine keeps in clear: its tools, their
+	// groups and its configured models (setKnown). Every other such name
+	// is model output and withheld.
+	known event.Known
 }
 
 // otrSession is one off-the-record session in memory.
@@ -135,6 +139,50 @@ func newOTRState(l *ledger.Ledger) *otrState {
 	return &otrState{l: l, sessions: map[string]*otrSession{}, normalSessions: map[string]bool{}, messages: map[string]string{}, subagents: map[string]string{}, active: map[string]bool{}}
 }
 
+// setKnown sets the names kept in clear for sessions registered after.
+func (o *otrState) setKnown(k event.Known) {
+	o.mu.Lock()
+	o.known = k
+	o.mu.Unlock()
+}
+
+// commitments returns a session's commitments under a fresh key. o.mu is
+// held.
+func (o *otrState) commitments() (*event.Commitments, error) {
+	k, err := newOTRKey()
+	if err != nil {
+		return nil, err
+	}
+	return event.NewCommitments(k).WithKnown(o.known), nil
+}
+
+// otrKnown is what the engine knows of the names it records: its
+// registered tools and their groups, and the models engine.started names
+// (its provider's and the tier 2 evaluator's). A sub-agent's model chosen
+// by its parent, an unknown tool a model made up and a group it asked
+// for that does not exist are not known, so off the record they are
+// withheld.
+func (e *Engine) otrKnown() event.Known {
+	groups := map[string]bool{}
+	for _, g := range e.tools.Groups() {
+		groups[g] = true
+	}
+	models := map[string]bool{e.opts.Provider.Model(): true}
+	if t2 := e.opts.Tier2Provider; t2 != nil {
+		models[t2.Model()] = true
+	}
+	return event.Known{
+		Tool: func(n string) bool {
+			// load_tools is the agent's own (it asks with a
+			// ToolDefsRequest), in no registry.
+			_, ok := e.tools.Def(n)
+			return ok || n == "load_tools"
+		},
+		Group: func(n string) bool { return groups[n] },
+		Model: func(n string) bool { return models[n] },
+	}
+}
+
 // newOTRKey returns a fresh random commitment key.
 func newOTRKey() ([32]byte, error) {
 	var k [32]byte
@@ -147,14 +195,14 @@ func newOTRKey() ([32]byte, error) {
 // start registers a new off-the-record session with a fresh key, before
 // anything is recorded for it.
 func (o *otrState) start(session string) error {
-	k, err := newOTRKey()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	c, err := o.commitments()
 	if err != nil {
 		return err
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	delete(o.normalSessions, session)
-	o.sessions[session] = &otrSession{id: session, c: event.NewCommitments(k), live: true, approvals: map[string][2]string{}}
+	o.sessions[session] = &otrSession{id: session, c: c, live: true, approvals: map[string][2]string{}}
 	return nil
 }
 
@@ -208,16 +256,16 @@ func (o *otrState) lookup(session string) (*otrSession, error) {
 		o.mu.Unlock()
 		return nil, nil
 	}
-	k, err := newOTRKey()
-	if err != nil {
-		return nil, err
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if s := o.sessions[session]; s != nil {
 		return s, nil
 	}
-	s = &otrSession{id: session, c: event.NewCommitments(k), approvals: map[string][2]string{}}
+	c, err := o.commitments()
+	if err != nil {
+		return nil, err
+	}
+	s = &otrSession{id: session, c: c, approvals: map[string][2]string{}}
 	o.sessions[session] = s
 	return s, nil
 }
@@ -226,8 +274,16 @@ func (o *otrState) lookup(session string) (*otrSession, error) {
 // payload p belongs to, or nil: the session's own, or for an entry
 // outside any session, the session of the message it names.
 func (o *otrState) forEntry(session string, p event.Payload) (*otrSession, error) {
-	if _, flush := p.(*event.MemoryFlush); flush && session == "" {
-		return o.dropIfActive()
+	if session == "" {
+		switch p.(type) {
+		case *event.MemoryFlush:
+			return o.dropIfActive()
+		case *event.ToolDefsRequest, *event.ToolDefs:
+			// load_tools' groups, asked for by the agent's model; the
+			// entries name no message, so like a memory flush they are
+			// withheld while any OTR message is being answered.
+			return o.dropIfActive()
+		}
 	}
 	if session == "" {
 		o.mu.Lock()
@@ -242,6 +298,17 @@ func (o *otrState) forEntry(session string, p event.Payload) (*otrSession, error
 	return o.lookup(session)
 }
 
+// ended forgets an OTR message that ended without an answer or an
+// agent.error of its own: its agent crashed or the engine is stopping
+// (failInflight), or it could not be delivered. Otherwise it would stay
+// active, and every memory flush and load_tools request recorded outside
+// any session withheld, for the engine's life.
+func (o *otrState) ended(messageID string) {
+	o.mu.Lock()
+	delete(o.active, messageID)
+	o.mu.Unlock()
+}
+
 // dropIfActive returns the throwaway session while an OTR message is
 // being answered, else nil. Its key is never used for anything else, so
 // what it withholds cannot even be compared with the sessions' members.
@@ -252,11 +319,11 @@ func (o *otrState) dropIfActive() (*otrSession, error) {
 		return nil, nil
 	}
 	if o.drop == nil {
-		k, err := newOTRKey()
+		c, err := o.commitments()
 		if err != nil {
 			return nil, err
 		}
-		o.drop = &otrSession{c: event.NewCommitments(k), approvals: map[string][2]string{}}
+		o.drop = &otrSession{c: c, approvals: map[string][2]string{}}
 	}
 	return o.drop, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -64,6 +65,13 @@ func TestE2E_OffTheRecordLeavesNoText(t *testing.T) {
 	}
 	m := w.start()
 	st, _ := w.status()
+	// The keys and conversations live in the engine's and the agent's
+	// memory only: no core dump may write them out.
+	for what, pid := range map[string]int{"engine": st.EnginePID, "agent": st.AgentPID} {
+		if core := coreLimit(t, pid); core != "0 0" {
+			t.Errorf("the %s's core file size limit is %q, want 0 0", what, core)
+		}
+	}
 	out, errOut, code := w.run("send", "--otr", user+" summarise the plan")
 	if code != 0 || !strings.Contains(out, "MODELTEXT "+file) || !strings.Contains(out+errOut, "otr:read-only") {
 		t.Fatalf("opx send --otr: exit %d: want the answer, the file and the blocked write live\n%s\n%s", code, out, errOut)
@@ -306,4 +314,23 @@ func TestE2E_OffTheRecordChat(t *testing.T) {
 		t.Errorf("opx sessions lists off-the-record sessions without --include-otr:\n%s", out)
 	}
 	w.stop(m)
+}
+
+// coreLimit returns the soft and hard "Max core file size" of pid.
+func coreLimit(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "Max core file size"); ok {
+			f := strings.Fields(rest)
+			if len(f) >= 2 {
+				return f[0] + " " + f[1]
+			}
+		}
+	}
+	t.Fatalf("no core limit in /proc/%d/limits:\n%s", pid, b)
+	return ""
 }

@@ -51,18 +51,100 @@ const (
 	DomainPath       = "path"        // workspace paths and symlink targets
 	DomainFileHash   = "file-hash"   // BLAKE3 of a file's content (guessable)
 	DomainSnapshot   = "snapshot"    // snapshot content and manifests (blob hash)
+	DomainName       = "name"        // a tool or tool group name the engine does not know
+	DomainModel      = "model"       // a model name the engine was not configured with
+	DomainCallID     = "call-id"     // a call id that is not a plain bounded id
 )
+
+// Known tells Withhold which names the recording engine knows: those it
+// keeps in clear. A tool name, tool group or model name is otherwise
+// whatever a model or agent wrote (an unknown tool a model made up, a
+// sub-agent's model chosen by its parent), so it is withheld like any
+// other content. A nil function knows nothing.
+type Known struct {
+	Tool  func(name string) bool // the engine's registered tools
+	Group func(name string) bool // their groups (load_tools)
+	Model func(name string) bool // the models engine.started names
+}
+
+// plainID matches a call id kept in clear: the shape of the ids model
+// providers give (toolu_…, call_…), at most 64 bytes. Any other call id
+// is withheld; its commitment stands for it consistently in the session.
+var plainID = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
 
 // Commitments makes the keyed commitments of one off-the-record session.
 // The key lives only in the engine's memory: without it a commitment
 // reveals nothing of its content but the size, and no one can compute
 // one for a guess.
 type Commitments struct {
-	key [32]byte
+	key   [32]byte
+	known Known
 }
 
 // NewCommitments commits under key (32 random bytes, one per session).
 func NewCommitments(key [32]byte) *Commitments { return &Commitments{key: key} }
+
+// WithKnown sets the names kept in clear and returns c.
+func (c *Commitments) WithKnown(k Known) *Commitments {
+	c.known = k
+	return c
+}
+
+// name returns a tool or group name as recorded: in clear when known,
+// else withheld (DomainName). "" stays "".
+func (c *Commitments) name(known func(string) bool, n string) string {
+	if n == "" || known != nil && known(n) {
+		return n
+	}
+	return c.Text(DomainName, n)
+}
+
+// Tool returns a tool name as recorded: in clear when the engine knows
+// it, else withheld.
+func (c *Commitments) Tool(n string) string { return c.name(c.known.Tool, n) }
+
+// tools is Tool for each name of a list.
+func (c *Commitments) tools(ns []string) []string {
+	if ns == nil {
+		return nil
+	}
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = c.Tool(n)
+	}
+	return out
+}
+
+// groups withholds each group name the engine does not know.
+func (c *Commitments) groups(ns []string) []string {
+	if ns == nil {
+		return nil
+	}
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = c.name(c.known.Group, n)
+	}
+	return out
+}
+
+// Model returns a model name as recorded: in clear when the engine was
+// configured with it, else withheld (DomainModel).
+func (c *Commitments) Model(n string) string {
+	if n == "" || c.known.Model != nil && c.known.Model(n) {
+		return n
+	}
+	return c.Text(DomainModel, n)
+}
+
+// CallID returns a call id as recorded: in clear when it is a plain
+// bounded id (plainID), else withheld (DomainCallID). Equal ids give equal
+// forms within the session, so calls stay linked.
+func (c *Commitments) CallID(id string) string {
+	if id == "" || plainID.MatchString(id) {
+		return id
+	}
+	return c.Text(DomainCallID, id)
+}
 
 // sum is the keyed BLAKE3-256 of b under domain's key.
 func (c *Commitments) sum(domain string, b []byte) []byte {

@@ -13,8 +13,11 @@ var ErrNotWithholdable = errors.New("not recordable off the record")
 
 // Withhold returns a copy of p for an off-the-record session: every
 // content member replaced by its commitment under c (withhold.go), every
-// envelope member (types, ids, tool names, decisions, tiers, rules,
-// sizes, timings, exit codes, sandbox facts) kept. p is not changed.
+// envelope member (types, ids, decisions, tiers, rules, sizes, timings,
+// exit codes, sandbox facts) kept. p is not changed. Tool names, tool
+// groups and model names are kept only when the engine knows them
+// (Known), call ids only when plain and bounded (CallID): otherwise they
+// are what a model wrote, and withheld.
 //
 // Each case lists exactly the members withheld; the members of a type
 // that are not named are envelope. TestWithhold_EveryMemberClassified
@@ -38,6 +41,7 @@ func Withhold(p Payload, c *Commitments) (Payload, error) {
 	case *ProcessRequest:
 		q := *t
 		q.Content = c.Text(DomainUserText, t.Content)
+		q.Tools = c.tools(t.Tools)
 		return &q, nil
 	case *AgentTokens:
 		q := *t
@@ -45,6 +49,7 @@ func Withhold(p Payload, c *Commitments) (Payload, error) {
 		return &q, nil
 	case *AgentToolCall:
 		q := *t
+		q.CallID, q.Tool = c.CallID(t.CallID), c.Tool(t.Tool)
 		q.Arguments = c.Text(DomainArguments, t.Arguments)
 		return &q, nil
 	case *MemoryFlush:
@@ -68,16 +73,19 @@ func Withhold(p Payload, c *Commitments) (Payload, error) {
 		return &q, nil
 	case *LLMRequest:
 		q := *t
+		q.Model = c.Model(t.Model)
 		q.Blob = c.Blob(DomainLLMRequest, t.Blob, t.Size)
 		return &q, nil
 	case *LLMResponse:
 		q := *t
+		q.Model = c.Model(t.Model)
 		q.Blob = c.Blob(DomainLLMBody, t.Blob, t.Size)
 		q.Text = c.Text(DomainModelText, t.Text)
 		q.Error = c.Text(DomainError, t.Error)
 		if t.ToolCalls != nil {
 			q.ToolCalls = make([]ToolCall, len(t.ToolCalls))
 			for i, tc := range t.ToolCalls {
+				tc.CallID, tc.Tool = c.CallID(tc.CallID), c.Tool(tc.Tool)
 				tc.Arguments = c.Text(DomainArguments, tc.Arguments)
 				q.ToolCalls[i] = tc
 			}
@@ -85,34 +93,41 @@ func Withhold(p Payload, c *Commitments) (Payload, error) {
 		return &q, nil
 	case *ToolProposed:
 		q := *t
+		q.CallID, q.Tool = c.CallID(t.CallID), c.Tool(t.Tool)
 		q.Arguments = c.Text(DomainArguments, t.Arguments)
 		q.ActionHash = c.Hash(DomainActionHash, t.ActionHash)
 		return &q, nil
 	case *ShieldVerdict:
 		q := *t
+		q.CallID = c.CallID(t.CallID)
 		q.Reason = c.Text(DomainReason, t.Reason)
 		q.ActionHash = c.Hash(DomainActionHash, t.ActionHash)
 		return &q, nil
 	case *ApprovalRequested:
 		q := *t
+		q.CallID, q.Tool = c.CallID(t.CallID), c.Tool(t.Tool)
 		q.Arguments = c.Text(DomainArguments, t.Arguments)
 		q.Reason = c.Text(DomainReason, t.Reason)
 		return &q, nil
 	case *ApprovalResolved:
 		q := *t
+		q.CallID = c.CallID(t.CallID)
 		q.Reason = c.Text(DomainReason, t.Reason)
 		return &q, nil
 	case *ToolResult:
 		q := *t
+		q.CallID = c.CallID(t.CallID)
 		q.Content = c.Text(DomainResult, t.Content)
 		q.Blob = c.Blob(DomainResult, t.Blob, t.Size)
 		return &q, nil
 	case *ExecStarted:
 		q := *t
+		q.CallID, q.Tool = c.CallID(t.CallID), c.Tool(t.Tool)
 		q.ActionHash = c.Hash(DomainActionHash, t.ActionHash)
 		return &q, nil
 	case *ExecCompleted:
 		q := *t
+		q.CallID, q.Tool = c.CallID(t.CallID), c.Tool(t.Tool)
 		q.Result = c.Text(DomainResult, t.Result)
 		q.ResultBlob = c.Blob(DomainResult, t.ResultBlob, t.Size)
 		q.DiffError = c.Text(DomainError, t.DiffError)
@@ -121,10 +136,12 @@ func Withhold(p Payload, c *Commitments) (Payload, error) {
 		return &q, nil
 	case *ExecFailed:
 		q := *t
+		q.CallID, q.Tool = c.CallID(t.CallID), c.Tool(t.Tool)
 		q.Error = c.Text(DomainError, t.Error)
 		return &q, nil
 	case *Snapshot:
 		q := *t
+		q.CallID, q.Tool = c.CallID(t.CallID), c.Tool(t.Tool)
 		q.Files = withholdFiles(t.Files, c)
 		q.ManifestBlob = c.Blob(DomainSnapshot, t.ManifestBlob, t.ManifestSize)
 		if t.Unrecorded != nil {
@@ -136,6 +153,8 @@ func Withhold(p Payload, c *Commitments) (Payload, error) {
 		return &q, nil
 	case *SubAgentSpawned:
 		q := *t
+		q.ParentCallID, q.Tools = c.CallID(t.ParentCallID), c.tools(t.Tools)
+		q.Model = c.Model(t.Model)
 		q.Task = c.Text(DomainTask, t.Task)
 		q.TaskBlob = c.Blob(DomainTask, t.TaskBlob, t.TaskSize)
 		return &q, nil
@@ -150,12 +169,20 @@ func Withhold(p Payload, c *Commitments) (Payload, error) {
 		return &q, nil
 	case *SubAgentCancelled:
 		q := *t
+		q.ByCallID = c.CallID(t.ByCallID)
 		q.Reason = c.Text(DomainReason, t.Reason)
 		return &q, nil
-	case *SubAgentTimedOut, *AgentSpawned, *AgentExited, *SandboxCanary, *AgentReady,
-		*ToolDefsRequest, *ToolDefs, *Shutdown:
-		// Envelope only: ids, tool names and groups, limits, the sandbox
-		// and the engine's own reasons.
+	case *ToolDefsRequest:
+		q := *t
+		q.CallID, q.Groups = c.CallID(t.CallID), c.groups(t.Groups)
+		return &q, nil
+	case *ToolDefs:
+		q := *t
+		q.CallID, q.Groups, q.Tools = c.CallID(t.CallID), c.groups(t.Groups), c.tools(t.Tools)
+		return &q, nil
+	case *SubAgentTimedOut, *AgentSpawned, *AgentExited, *SandboxCanary, *AgentReady, *Shutdown:
+		// Envelope only: ids, limits, the sandbox and the engine's own
+		// reasons.
 		return p, nil
 	case *EngineStarted, *EngineStopped, *EngineCrashed, *ClientRejected, *Genesis, *Note, *Key,
 		*Checkpoint, *TreeBuilt, *Pruned, *Rollback, *RollbackStarted:

@@ -21,37 +21,63 @@ var envelope = map[string][]string{
 	event.TypeSessionCreated:    {"mode", "parent_session", "subagent_id"},
 	event.TypeSessionTitled:     {},
 	event.TypeClientMessage:     {"message_id", "client"},
-	event.TypeProcessRequest:    {"subagent_id", "message_id", "mode", "tools[]"},
+	event.TypeProcessRequest:    {"subagent_id", "message_id", "mode"},
 	event.TypeAgentTokens:       {"subagent_id", "message_id"},
-	event.TypeAgentToolCall:     {"subagent_id", "message_id", "call_id", "tool"},
+	event.TypeAgentToolCall:     {"subagent_id", "message_id"},
 	event.TypeMemoryFlush:       {"subagent_id"},
 	event.TypeResponseComplete:  {"subagent_id", "message_id", "thoughts[].stage"},
 	event.TypeAgentError:        {"subagent_id", "message_id", "code"},
 	event.TypeAgentCrashed:      {"agent_id", "subagent_id", "signal"},
-	event.TypeLLMRequest:        {"subagent_id", "request_id", "message_id", "provider", "model"},
-	event.TypeLLMResponse:       {"subagent_id", "request_id", "provider", "model", "tool_calls[].call_id", "tool_calls[].tool", "finish_reason"},
-	event.TypeToolProposed:      {"subagent_id", "message_id", "call_id", "tool"},
-	event.TypeShieldVerdict:     {"subagent_id", "call_id", "decision", "rule", "policy_hash"},
-	event.TypeApprovalRequested: {"subagent_id", "approval_id", "message_id", "call_id", "tool"},
-	event.TypeApprovalResolved:  {"subagent_id", "approval_id", "call_id", "by"},
-	event.TypeToolResult:        {"subagent_id", "call_id"},
-	event.TypeExecStarted:       {"subagent_id", "call_id", "tool"},
-	event.TypeExecCompleted:     {"subagent_id", "call_id", "tool", "pre[].state", "pre[].omitted"},
-	event.TypeExecFailed:        {"subagent_id", "call_id", "tool"},
-	event.TypeSnapshot:          {"subagent_id", "call_id", "tool", "kind", "files[].state", "files[].omitted", "excluded[]"},
-	event.TypeSubAgentSpawned:   {"subagent_id", "parent_message_id", "parent_call_id", "tools[]", "model"},
+	event.TypeLLMRequest:        {"subagent_id", "request_id", "message_id", "provider"},
+	event.TypeLLMResponse:       {"subagent_id", "request_id", "provider", "finish_reason"},
+	event.TypeToolProposed:      {"subagent_id", "message_id"},
+	event.TypeShieldVerdict:     {"subagent_id", "decision", "rule", "policy_hash"},
+	event.TypeApprovalRequested: {"subagent_id", "approval_id", "message_id"},
+	event.TypeApprovalResolved:  {"subagent_id", "approval_id", "by"},
+	event.TypeToolResult:        {"subagent_id"},
+	event.TypeExecStarted:       {"subagent_id"},
+	event.TypeExecCompleted:     {"subagent_id", "pre[].state", "pre[].omitted"},
+	event.TypeExecFailed:        {"subagent_id"},
+	event.TypeSnapshot:          {"subagent_id", "kind", "files[].state", "files[].omitted", "excluded[]"},
+	event.TypeSubAgentSpawned:   {"subagent_id", "parent_message_id"},
 	event.TypeSubAgentCompleted: {"subagent_id"},
 	event.TypeSubAgentFailed:    {"subagent_id", "reason"},
-	event.TypeSubAgentCancelled: {"subagent_id", "by_call_id"},
+	event.TypeSubAgentCancelled: {"subagent_id"},
 	event.TypeSubAgentTimedOut:  {"subagent_id"},
 	event.TypeAgentSpawned:      {"agent_id", "subagent_id", "sandbox.mechanism", "sandbox.read_paths[]", "sandbox.write_paths[]"},
 	event.TypeAgentExited:       {"agent_id", "subagent_id", "reason"},
 	event.TypeSandboxCanary: {"agent_id", "subagent_id", "result.status", "result.platform", "result.mechanism", "result.probes[].name",
 		"result.probes[].status", "result.probes[].target", "result.probes[].error", "result.summary", "result.timestamp", "action", "reason"},
 	event.TypeAgentReady:      {"agent_id", "subagent_id", "canary_status"},
-	event.TypeToolDefsRequest: {"subagent_id", "call_id", "groups[]"},
-	event.TypeToolDefs:        {"subagent_id", "call_id", "groups[]", "tools[]"},
+	event.TypeToolDefsRequest: {"subagent_id"},
+	event.TypeToolDefs:        {"subagent_id"},
 	event.TypeShutdown:        {"subagent_id", "reason"},
+}
+
+// named lists, per entry type, the members that name something: a tool,
+// a tool group, a model, a call. Withhold keeps them in clear only when
+// the engine knows the name (event.Known) or the call id is a plain
+// bounded id; otherwise they are model output and withheld, which is how
+// TestWithhold_EveryMemberClassified (knowing nothing, with markers that
+// are no plain ids) sees them.
+var named = map[string][]string{
+	event.TypeProcessRequest:    {"tools[]"},
+	event.TypeAgentToolCall:     {"call_id", "tool"},
+	event.TypeLLMRequest:        {"model"},
+	event.TypeLLMResponse:       {"model", "tool_calls[].call_id", "tool_calls[].tool"},
+	event.TypeToolProposed:      {"call_id", "tool"},
+	event.TypeShieldVerdict:     {"call_id"},
+	event.TypeApprovalRequested: {"call_id", "tool"},
+	event.TypeApprovalResolved:  {"call_id"},
+	event.TypeToolResult:        {"call_id"},
+	event.TypeExecStarted:       {"call_id", "tool"},
+	event.TypeExecCompleted:     {"call_id", "tool"},
+	event.TypeExecFailed:        {"call_id", "tool"},
+	event.TypeSnapshot:          {"call_id", "tool"},
+	event.TypeSubAgentSpawned:   {"parent_call_id", "tools[]", "model"},
+	event.TypeToolDefsRequest:   {"call_id", "groups[]"},
+	event.TypeToolDefs:          {"call_id", "groups[]", "tools[]"},
+	event.TypeSubAgentCancelled: {"by_call_id"},
 }
 
 // fill sets every string reachable in v (fields, one-element slices of
@@ -190,6 +216,82 @@ func TestWithhold_EveryMemberClassified(t *testing.T) {
 		}
 		if reflect.DeepEqual(p, q) && len(env) < len(paths) {
 			t.Errorf("%s: Withhold returned the payload unchanged", typ)
+		}
+	}
+}
+
+// TestWithhold_KnownNamesKept: the named members stay in clear when the
+// engine knows the name (a call id: when it is plain and bounded), and
+// only then: an unknown name, or a call id too long or of other
+// characters, is withheld, the same form wherever it is recorded.
+func TestWithhold_KnownNamesKept(t *testing.T) {
+	yes := func(string) bool { return true }
+	knowing := testCommitments().WithKnown(event.Known{Tool: yes, Group: yes, Model: yes})
+	for typ, members := range named {
+		for _, c := range []*event.Commitments{knowing, testCommitments()} {
+			p, _ := event.New(typ)
+			fill(reflect.ValueOf(p), "", map[string]bool{})
+			setNamed(reflect.ValueOf(p), "", members, "call_01Abc.d:e-f")
+			q, err := event.Withhold(p, c)
+			if err != nil {
+				t.Fatalf("%s: %v", typ, err)
+			}
+			got := map[string]string{}
+			collect(reflect.ValueOf(q), "", got)
+			for _, m := range members {
+				isID := strings.HasSuffix(m, "call_id")
+				switch {
+				case (c == knowing || isID) && got[m] != "call_01Abc.d:e-f":
+					t.Errorf("%s.%s: a known name or plain id changed to %q", typ, m, got[m])
+				case c != knowing && !isID && got[m] == "call_01Abc.d:e-f":
+					t.Errorf("%s.%s: an unknown name kept in clear", typ, m)
+				}
+			}
+		}
+	}
+	c := testCommitments()
+	for _, id := range []string{strings.Repeat("a", 65), "call id", "call/1", "call_\u00e9"} {
+		if _, ok := event.Withheld(c.CallID(id)); !ok {
+			t.Errorf("call id %q kept in clear", id)
+		}
+		if c.CallID(id) != c.CallID(id) {
+			t.Errorf("call id %q withheld inconsistently", id)
+		}
+	}
+	if id := strings.Repeat("a", 64); c.CallID(id) != id {
+		t.Errorf("a 64-byte plain call id withheld")
+	}
+}
+
+// setNamed sets the string members of v at the given paths to s.
+func setNamed(v reflect.Value, path string, members []string, s string) {
+	switch v.Kind() {
+	case reflect.String:
+		for _, m := range members {
+			if m == path {
+				v.SetString(s)
+			}
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			setNamed(v.Elem(), path, members, s)
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Type().Field(i)
+			name := strings.Split(f.Tag.Get("json"), ",")[0]
+			if !f.IsExported() || name == "-" {
+				continue
+			}
+			p := name
+			if path != "" {
+				p = path + "." + name
+			}
+			setNamed(v.Field(i), p, members, s)
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			setNamed(v.Index(i), path+"[]", members, s)
 		}
 	}
 }
