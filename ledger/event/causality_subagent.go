@@ -36,7 +36,9 @@ import (
 //     end (the process had sent it when it was killed), but nothing of the
 //     sub-agent is proposed, executed or asked of a model after the end.
 //   - Exactly one end entry (subagent.completed, failed, cancelled,
-//     timed_out) per sub-agent. After it nothing of the sub-agent is
+//     timed_out) per sub-agent; subagent.cancelled names, in by_call_id,
+//     the session's agent's cancel_agent call, inside whose execution it
+//     is recorded (after exec.started, before exec.completed). After it nothing of the sub-agent is
 //     proposed (tool.proposed), starts executing (exec.started) or calls a
 //     model (llm.request). The one model call allowed after the end is
 //     Shield's tier 2 evaluator (request_id "tier2_...") judging a call the
@@ -89,6 +91,7 @@ type subFields struct {
 	RequestID  string `json:"request_id"` // llm.request
 	Decision   string `json:"decision"`   // shield.verdict
 	Rule       string `json:"rule"`       // shield.verdict
+	ByCallID   string `json:"by_call_id"` // subagent.cancelled
 }
 
 // notGrantedRule is the rule of the engine's verdict on a sub-agent's
@@ -100,8 +103,12 @@ const notGrantedRule = "subagent:not-granted"
 // proposal is not the sub-agent calling a model.
 const evaluatorRequestPrefix = "tier2_"
 
-// spawnTool is the agent tool that spawns sub-agents.
-const spawnTool = "spawn_agent"
+// spawnTool and cancelTool are the agent tools that spawn and cancel
+// sub-agents.
+const (
+	spawnTool  = "spawn_agent"
+	cancelTool = "cancel_agent"
+)
 
 // subagentMember is how a canonical payload names a sub-agent; entries
 // without it (most) are not decoded by the sub-agent rules.
@@ -152,6 +159,9 @@ func (c *Causality) checkSubAgent(e *ledger.Entry) error {
 			return fmt.Errorf("sub-agent %s ended twice: %s, after %s at seq %d", f.SubAgentID, e.Type, st.endType, st.ended)
 		}
 		st.ended, st.endType = e.Seq, e.Type
+		if e.Type == TypeSubAgentCancelled {
+			return c.cancelled(e.Session, f)
+		}
 		return nil
 	}
 	if refused {
@@ -186,6 +196,22 @@ func (c *Causality) checkSubAgent(e *ledger.Entry) error {
 		if !st.tools[tool] {
 			return fmt.Errorf("sub-agent %s executed %s (call %s), a tool it was not granted at spawn (seq %d)", f.SubAgentID, tool, f.CallID, st.spawned)
 		}
+	}
+	return nil
+}
+
+// cancelled checks that a cancel names an executing cancel_agent call of
+// the session's own agent: the engine cancels a sub-agent only inside
+// that call's execution.
+func (c *Causality) cancelled(session string, f subFields) error {
+	call := c.calls[callKey{session, "", f.ByCallID}]
+	switch {
+	case call == nil:
+		return fmt.Errorf("sub-agent %s cancelled by call %q, which the session's agent never proposed", f.SubAgentID, f.ByCallID)
+	case call.tool != cancelTool:
+		return fmt.Errorf("sub-agent %s cancelled by call %s, a %s call, not %s", f.SubAgentID, f.ByCallID, call.tool, cancelTool)
+	case !call.started || call.done:
+		return fmt.Errorf("sub-agent %s cancelled by call %s outside its execution", f.SubAgentID, f.ByCallID)
 	}
 	return nil
 }

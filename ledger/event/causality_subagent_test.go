@@ -179,48 +179,74 @@ func TestCausality_SubAgent_Tier2AfterEnd(t *testing.T) {
 		{"s", event.TypeToolProposed, `{"subagent_id":"sub_x","call_id":"k1","message_id":"sub_x_m1","tool":"read_file","arguments":"{}","action_hash":"` + hashB + `","mutating":false}`},
 		{"s", event.TypeShieldVerdict, `{"subagent_id":"sub_x","call_id":"k1","decision":"escalate","tier":1,"rule":"ask","action_hash":"` + hashB + `"}`},
 	}
-	cancelled := [3]string{"s", event.TypeSubAgentCancelled, `{"subagent_id":"sub_x","by_call_id":"c2"}`}
+	ended := [3]string{"s", event.TypeSubAgentTimedOut, `{"subagent_id":"sub_x","timeout_ms":1000,"duration_ms":1000}`}
 	tier2 := [3]string{"s", event.TypeLLMRequest, `{"subagent_id":"sub_x","request_id":"tier2_9","message_id":"sub_x_m1","provider":"p","model":"m","blob":"` + hashB + `","size":1}`}
 	t.Run("by name only", func(t *testing.T) {
-		wantFailure(t, orderFailures(withPrefix(cancelled, tier2)), "sub-agent sub_x called a model (request tier2_9) after its end")
+		wantFailure(t, orderFailures(withPrefix(ended, tier2)), "sub-agent sub_x called a model (request tier2_9) after its end")
 	})
 	t.Run("for an escalated call", func(t *testing.T) {
-		wantFailure(t, orderFailures(withPrefix(append(escalated, cancelled, tier2)...)), "")
+		wantFailure(t, orderFailures(withPrefix(append(escalated, ended, tier2)...)), "")
 	})
 	t.Run("twice for one call", func(t *testing.T) {
-		wantFailure(t, orderFailures(withPrefix(append(escalated, cancelled, tier2, tier2)...)), "called a model (request tier2_9) after its end")
+		wantFailure(t, orderFailures(withPrefix(append(escalated, ended, tier2, tier2)...)), "called a model (request tier2_9) after its end")
 	})
 	t.Run("for another message", func(t *testing.T) {
 		other := tier2
 		other[2] = strings.Replace(other[2], "sub_x_m1", "m1", 1)
-		wantFailure(t, orderFailures(withPrefix(append(escalated, cancelled, other)...)), "called a model (request tier2_9) after its end")
+		wantFailure(t, orderFailures(withPrefix(append(escalated, ended, other)...)), "called a model (request tier2_9) after its end")
 	})
 }
 
 // A sub-agent's process registers once, after its agent.spawned, and
 // gets no second process.
 func TestCausality_SubAgent_ProcessEntries(t *testing.T) {
-	cancelled := [3]string{"s", event.TypeSubAgentCancelled, `{"subagent_id":"sub_x","by_call_id":"c2"}`}
+	ended := [3]string{"s", event.TypeSubAgentTimedOut, `{"subagent_id":"sub_x","timeout_ms":1000,"duration_ms":1000}`}
 	ready := [3]string{"s", event.TypeAgentReady, `{"agent_id":"sub_x","subagent_id":"sub_x","token_valid":true,"canary_status":"sandboxed"}`}
 	refused := [3]string{"s", event.TypeAgentReady, `{"agent_id":"sub_x","subagent_id":"sub_x","token_valid":false,"canary_status":"sandboxed"}`}
 	t.Run("accepted without a process", func(t *testing.T) {
-		wantFailure(t, orderFailures(append(append([][3]string{}, spawnPrefix[:4]...), cancelled, ready)),
+		wantFailure(t, orderFailures(append(append([][3]string{}, spawnPrefix[:4]...), ended, ready)),
 			"agent.ready accepts sub-agent sub_x, which has no process")
 	})
 	t.Run("accepted without a process, outside any session", func(t *testing.T) {
 		engineWide := ready
 		engineWide[0] = ""
-		wantFailure(t, orderFailures(append(append([][3]string{}, spawnPrefix[:4]...), cancelled, engineWide)),
+		wantFailure(t, orderFailures(append(append([][3]string{}, spawnPrefix[:4]...), ended, engineWide)),
 			"agent.ready accepts sub-agent sub_x, which has no process")
 	})
 	t.Run("accepted twice", func(t *testing.T) {
-		wantFailure(t, orderFailures(withPrefix(ready, cancelled, ready)), "agent.ready accepts sub-agent sub_x a second time")
+		wantFailure(t, orderFailures(withPrefix(ready, ended, ready)), "agent.ready accepts sub-agent sub_x a second time")
 	})
 	t.Run("a registration racing the end, refusals", func(t *testing.T) {
-		wantFailure(t, orderFailures(withPrefix(cancelled, ready, refused, refused)), "")
+		wantFailure(t, orderFailures(withPrefix(ended, ready, refused, refused)), "")
 	})
 	t.Run("a process after the end", func(t *testing.T) {
-		wantFailure(t, orderFailures(append(append([][3]string{}, spawnPrefix[:4]...), cancelled, spawnPrefix[4])),
+		wantFailure(t, orderFailures(append(append([][3]string{}, spawnPrefix[:4]...), ended, spawnPrefix[4])),
 			"agent.spawned: a process for sub-agent sub_x after its end")
+	})
+}
+
+// A cancel is recorded inside the execution of the session's agent's
+// cancel_agent call it names.
+func TestCausality_SubAgent_CancelByCancelCall(t *testing.T) {
+	call := func(tool string) [][3]string {
+		return [][3]string{
+			{"s", event.TypeToolProposed, `{"call_id":"c2","message_id":"m1","tool":"` + tool + `","arguments":"{}","action_hash":"` + hashB + `","mutating":false}`},
+			{"s", event.TypeShieldVerdict, `{"call_id":"c2","decision":"allow","tier":0,"rule":"agent-tools","action_hash":"` + hashB + `"}`},
+			{"s", event.TypeExecStarted, `{"call_id":"c2","tool":"` + tool + `","action_hash":"` + hashB + `"}`},
+		}
+	}
+	cancelled := [3]string{"s", event.TypeSubAgentCancelled, `{"subagent_id":"sub_x","by_call_id":"c2","reason":"r","duration_ms":1}`}
+	completed := [3]string{"s", event.TypeExecCompleted, `{"call_id":"c2","tool":"cancel_agent","result":"ok"}`}
+	t.Run("inside cancel_agent", func(t *testing.T) {
+		wantFailure(t, orderFailures(withPrefix(append(call("cancel_agent"), cancelled, completed)...)), "")
+	})
+	t.Run("by no call", func(t *testing.T) {
+		wantFailure(t, orderFailures(withPrefix(cancelled)), `sub-agent sub_x cancelled by call "c2", which the session's agent never proposed`)
+	})
+	t.Run("by another tool", func(t *testing.T) {
+		wantFailure(t, orderFailures(withPrefix(append(call("agent_status"), cancelled)...)), "sub-agent sub_x cancelled by call c2, a agent_status call, not cancel_agent")
+	})
+	t.Run("after the call", func(t *testing.T) {
+		wantFailure(t, orderFailures(withPrefix(append(call("cancel_agent"), completed, cancelled)...)), "sub-agent sub_x cancelled by call c2 outside its execution")
 	})
 }
