@@ -27,13 +27,24 @@ func TestLedgerVerify_SubAgents_Clean(t *testing.T) {
 	run(t, "ledger", "verify", "--strict", "--ledger", path).wantCode(t, cli.ExitOK)
 	// Shield's tier 2 evaluator judging, after the cancel, a proposal the
 	// sub-agent made before it is Shield's model call, not the sub-agent's.
-	path, _ = subAgentLedger(t, func(st []replaytest.Step) []replaytest.Step {
-		r := *replaytest.Find(st, "rb2.request").Payload.(*event.LLMRequest)
-		r.RequestID = "tier2_1"
-		return replaytest.Insert(st, "b.cancelled", replaytest.Step{Name: "tier2", Session: replaytest.Session, Payload: &r,
-			Blobs: replaytest.Find(st, "rb2.request").Blobs})
-	})
+	path, _ = subAgentLedger(t, escalatedThenTier2AfterCancel)
 	run(t, "ledger", "verify", "--strict", "--ledger", path).wantCode(t, cli.ExitOK)
+}
+
+// escalatedThenTier2AfterCancel plants SubB's proposal c3, escalated
+// before its cancel, and the tier 2 evaluator's request about it after.
+func escalatedThenTier2AfterCancel(st []replaytest.Step) []replaytest.Step {
+	const s, b = replaytest.Session, replaytest.SubB
+	args := `{"command":"go vet ./..."}`
+	st = replaytest.Insert(st, "b.c2.result",
+		replaytest.Step{Name: "b.c3.proposed", Session: s, Payload: &event.ToolProposed{SubAgentID: b, MessageID: "m1", CallID: "c3",
+			Tool: "execute_command", Arguments: args, ActionHash: replaytest.Action("execute_command", args), Mutating: true}},
+		replaytest.Step{Name: "b.c3.verdict", Session: s, Payload: &event.ShieldVerdict{SubAgentID: b, CallID: "c3", Decision: event.Escalate,
+			Tier: 1, Rule: "default:ask-exec", ActionHash: replaytest.Action("execute_command", args), PolicyHash: replaytest.PolicyHash}})
+	r := *replaytest.Find(st, "rb2.request").Payload.(*event.LLMRequest)
+	r.RequestID = "tier2_1"
+	return replaytest.Insert(st, "b.cancelled", replaytest.Step{Name: "tier2", Session: s, Payload: &r,
+		Blobs: replaytest.Find(st, "rb2.request").Blobs})
 }
 
 // TestLedgerVerify_SubAgents_Planted plants one violation of the sub-agent
@@ -77,7 +88,29 @@ func TestLedgerVerify_SubAgents_Planted(t *testing.T) {
 			r.RequestID = "late"
 			return replaytest.Insert(st, "a.completed", replaytest.Step{Name: "late", Session: s, Payload: &r,
 				Blobs: replaytest.Find(st, "ra2.request").Blobs})
-		}, "late", "sub-agent " + a + " called a model after its end (subagent.completed at seq"},
+		}, "late", "sub-agent " + a + " called a model (request late) after its end (subagent.completed at seq"},
+		{"a model call after the end named like the tier 2 evaluator's", func(st []replaytest.Step) []replaytest.Step {
+			r := *replaytest.Find(st, "ra2.request").Payload.(*event.LLMRequest)
+			r.RequestID = "tier2_late"
+			return replaytest.Insert(st, "a.completed", replaytest.Step{Name: "late", Session: s, Payload: &r,
+				Blobs: replaytest.Find(st, "ra2.request").Blobs})
+		}, "late", "sub-agent " + a + " called a model (request tier2_late) after its end (subagent.completed at seq"},
+		{"a second tier 2 request after the end for one escalated call", func(st []replaytest.Step) []replaytest.Step {
+			st = escalatedThenTier2AfterCancel(st)
+			again := replaytest.Find(st, "tier2")
+			again.Name = "tier2.again"
+			return replaytest.Insert(st, "tier2", again)
+		}, "tier2.again", "sub-agent " + b + " called a model (request tier2_1) after its end (subagent.cancelled at seq"},
+		{"a sub-agent's process accepted again after its end", func(st []replaytest.Step) []replaytest.Step {
+			ready := replaytest.Find(st, b+".ready")
+			ready.Name = "late.ready"
+			return replaytest.Insert(st, "b.cancelled", ready)
+		}, "late.ready", "agent.ready accepts sub-agent " + b + " a second time"},
+		{"a sub-agent's process started after its end", func(st []replaytest.Step) []replaytest.Step {
+			p := replaytest.Find(st, b+".process")
+			p.Name = "late.process"
+			return replaytest.Insert(st, "b.cancelled", p)
+		}, "late.process", "agent.spawned: a second process for sub-agent " + b},
 		{"an entry of a never-spawned sub-agent", func(st []replaytest.Step) []replaytest.Step {
 			return replaytest.Insert(st, "m1.process", step("ghost", s, &event.ProcessRequest{SubAgentID: "sub_ghost", MessageID: "m1",
 				Content: "do it", Mode: "normal", Tools: []string{}}))
@@ -89,7 +122,7 @@ func TestLedgerVerify_SubAgents_Planted(t *testing.T) {
 		{"a sub-agent's entry before its spawn", func(st []replaytest.Step) []replaytest.Step {
 			spawned := replaytest.Find(st, "a.spawned")
 			return replaytest.Insert(replaytest.Remove(st, "a.spawned"), "a.process", spawned)
-		}, a + ".process", "agent.spawned names sub-agent " + a + ", which no session spawned before it"},
+		}, a + ".process", "agent.spawned of sub-agent " + a + ", which was never spawned in session " + s},
 		{"two end entries", func(st []replaytest.Step) []replaytest.Step {
 			return replaytest.Insert(st, "b.cancelled", step("again", s, &event.SubAgentCompleted{SubAgentID: b, Result: "x", Size: 1}))
 		}, "again", "sub-agent " + b + " ended twice: subagent.completed, after subagent.cancelled at seq"},

@@ -185,8 +185,9 @@ type ToolCall struct {
 	// SubAgent is the sub-agent this call of the session's agent
 	// spawned, with everything it did.
 	SubAgent *SubAgent `json:"subagent,omitempty"`
-	// AboutSubAgent is the sub-agent a later call of the session's agent
-	// names in its arguments (its status, result, a message, a cancel).
+	// AboutSubAgent is the sub-agent a later agent tool call of the
+	// session's agent is about: its "id" argument (agent_status,
+	// agent_result, agent_message, cancel_agent).
 	AboutSubAgent string `json:"about_subagent,omitempty"`
 }
 

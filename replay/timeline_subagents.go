@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -39,13 +38,15 @@ type SubAgent struct {
 	// Status is SubAgentRunning, or how it ended.
 	Status string       `json:"status"`
 	End    *SubAgentEnd `json:"end,omitempty"`
-	// ParentCalls are the proposals of the parent's later calls that name
-	// it (status, result, message, cancel), in seq order.
+	// ParentCalls are the proposals of the parent's later agent tool
+	// calls whose "id" is it (agent_status, agent_result, agent_message,
+	// cancel_agent), in seq order.
 	ParentCalls []uint64 `json:"parent_calls"`
 	// CollectedSeq is the engine.tool_result that told the parent how it
 	// ended (its result, or its failure, cancel or timeout): the first
-	// delivery after its end to a parent call that spawned it or names it
-	// (CollectedBy); 0 if none is recorded.
+	// delivery after its end to the call that spawned it or to an executed
+	// parent call about it (CollectedBy; for a completed sub-agent, an
+	// agent_result); 0 if none is recorded.
 	CollectedSeq uint64 `json:"collected_seq,omitempty"`
 	CollectedBy  string `json:"collected_by,omitempty"`
 	// CollectedUnknown is set, when CollectedSeq is 0, if the parent's
@@ -169,29 +170,46 @@ func (b *builder) subEvent(e ledger.Entry, p event.Payload) bool {
 	return true
 }
 
+// aboutTools are the agent tools whose "id" argument names one sub-agent;
+// agent_result hands its result over.
+var aboutTools = map[string]bool{"agent_status": true, "agent_result": true, "agent_message": true, "cancel_agent": true}
+
 // parentCall links a proposal of the session's own agent to the
-// sub-agents its arguments name.
+// sub-agent it is about: an agent tool's call whose "id" argument is
+// exactly that sub-agent's id (other calls that merely mention an id are
+// not about it).
 func (b *builder) parentCall(tc *ToolCall) {
+	if !aboutTools[tc.Tool] {
+		return
+	}
 	if _, ok := event.Withheld(tc.Arguments); ok {
 		b.withheldArgs = true
 		return
 	}
-	for _, sa := range b.t.subs {
-		if strings.Contains(tc.Arguments, sa.ID) {
-			tc.AboutSubAgent = sa.ID
-			sa.ParentCalls = append(sa.ParentCalls, tc.Seq)
-			return
-		}
+	var args struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal([]byte(tc.Arguments), &args) != nil {
+		return
+	}
+	if sa := b.subs[args.ID]; sa != nil {
+		tc.AboutSubAgent = sa.ID
+		sa.ParentCalls = append(sa.ParentCalls, tc.Seq)
 	}
 }
 
 // collected notes where the parent learned how a sub-agent ended: the
-// first result delivered, after the sub-agent's end, to its spawn call or
-// to a call naming it.
+// first result delivered, after the sub-agent's end, by its spawn call
+// or by an executed agent tool call about it. A completed sub-agent's
+// result is collected by agent_result only (agent_status and the others
+// do not hand it over).
 func (b *builder) collected(e ledger.Entry, tc *ToolCall) {
 	sa := tc.SubAgent
 	if sa == nil {
 		sa = b.subs[tc.AboutSubAgent]
+		if sa != nil && (tc.Exec == nil || sa.Status == SubAgentCompleted && tc.Tool != "agent_result") {
+			return
+		}
 	}
 	if sa != nil && sa.End != nil && sa.CollectedSeq == 0 {
 		sa.CollectedSeq, sa.CollectedBy = e.Seq, tc.CallID

@@ -1,7 +1,10 @@
 package replay_test
 
 import (
+	"encoding/json"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/opx-dev/opx/ledger"
@@ -120,5 +123,94 @@ func TestBuild_SubAgents_NeverSpawned(t *testing.T) {
 	tl := mustBuild(t, l, replaytest.Session, replay.Options{})
 	if len(tl.Turns) != 2 || tl.Turns[1].SubAgentID != "sub_ghost" || len(tl.Problems) != 1 {
 		t.Errorf("turns %d, problems %v", len(tl.Turns), tl.Problems)
+	}
+}
+
+// renameSub returns steps with every mention of sub-agent id from
+// replaced by to (each payload through its JSON form).
+func renameSub(t *testing.T, steps []replaytest.Step, from, to string) []replaytest.Step {
+	t.Helper()
+	out := make([]replaytest.Step, len(steps))
+	for i, s := range steps {
+		b, err := json.Marshal(s.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := reflect.New(reflect.TypeOf(s.Payload).Elem()).Interface().(event.Payload)
+		if err := json.Unmarshal([]byte(strings.ReplaceAll(string(b), from, to)), p); err != nil {
+			t.Fatal(err)
+		}
+		switch p := p.(type) { // inline contents that named the id
+		case *event.ExecCompleted:
+			p.Size = int64(len(p.Result))
+		case *event.ToolResult:
+			p.Size = int64(len(p.Content))
+		}
+		s.Payload = p
+		out[i] = s
+	}
+	return out
+}
+
+// parentAgentCall is an executed call of the session's agent: proposed,
+// allowed, started, completed, its result delivered (steps named
+// name.proposed ... name.result).
+func parentAgentCall(name, callID, tool, args, result string) []replaytest.Step {
+	h := replaytest.Action(tool, args)
+	step := func(suffix string, p event.Payload) replaytest.Step {
+		return replaytest.Step{Name: name + "." + suffix, Session: replaytest.Session, Payload: p}
+	}
+	return []replaytest.Step{
+		step("proposed", &event.ToolProposed{MessageID: "m1", CallID: callID, Tool: tool, Arguments: args, ActionHash: h}),
+		step("verdict", &event.ShieldVerdict{CallID: callID, Decision: event.Allow, Rule: "default:allow", ActionHash: h, PolicyHash: replaytest.PolicyHash}),
+		step("exec", &event.ExecStarted{CallID: callID, Tool: tool, ActionHash: h}),
+		step("done", &event.ExecCompleted{CallID: callID, Tool: tool, Result: result, Size: int64(len(result)), Post: []event.PostState{}}),
+		step("result", &event.ToolResult{CallID: callID, Content: result, Size: int64(len(result))}),
+	}
+}
+
+// TestBuild_SubAgents_ParentCallsByExactID: a parent call is about the
+// sub-agent its agent tool's "id" names exactly: not one whose id is a
+// prefix of it (the engine suffixes a colliding id: sub_X, sub_X_2), not
+// any call that mentions an id. A completed sub-agent is collected by
+// agent_result only, not by an agent_status that withholds its result.
+func TestBuild_SubAgents_ParentCallsByExactID(t *testing.T) {
+	a, b := replaytest.SubA, replaytest.SubA+"_2"
+	steps := renameSub(t, replaytest.SubAgentScene(), replaytest.SubB, b)
+	steps = replaytest.Insert(steps, "r2.response", append(
+		parentAgentCall("note", "c7", "read_file", `{"path":"notes/`+a+`.md"}`, "notes"),
+		parentAgentCall("status", "c8", "agent_status", `{"id":"`+a+`"}`, `{"state":"completed"}`)...)...)
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	seqs := replaytest.Write(t, path, steps)
+	l, err := ledger.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	tl := mustBuild(t, l, replaytest.Session, replay.Options{})
+	about := map[string]string{}
+	for _, tc := range tl.Turns[0].ToolCalls {
+		about[tc.CallID] = tc.AboutSubAgent
+	}
+	want := map[string]string{"c3": a, "c4": b, "c7": "", "c8": a}
+	for call, id := range want {
+		if about[call] != id {
+			t.Errorf("call %s is about %q, want %q", call, about[call], id)
+		}
+	}
+	for _, sa := range tl.SubAgents() {
+		switch sa.ID {
+		case a:
+			if sa.CollectedSeq != seqs["c3.result"] || sa.CollectedBy != "c3" {
+				t.Errorf("%s collected at %d by %q, want the agent_result c3 at %d", a, sa.CollectedSeq, sa.CollectedBy, seqs["c3.result"])
+			}
+			if len(sa.ParentCalls) != 2 || sa.ParentCalls[0] != seqs["status.proposed"] || sa.ParentCalls[1] != seqs["c3.proposed"] {
+				t.Errorf("%s parent calls %v, want c8 and c3", a, sa.ParentCalls)
+			}
+		case b:
+			if sa.CollectedSeq != seqs["c4.result"] || len(sa.ParentCalls) != 1 || sa.ParentCalls[0] != seqs["c4.proposed"] {
+				t.Errorf("%s collected at %d, parent calls %v; want the cancel_agent c4", b, sa.CollectedSeq, sa.ParentCalls)
+			}
+		}
 	}
 }

@@ -14,10 +14,12 @@ import (
 // executed. Calls are told apart by session, sub-agent and call_id.
 //
 // Sub-agents have rules of their own (causality_subagent.go): each is
-// spawned by an allowed call of the session's own agent before anything
-// of it is recorded, ends exactly once, proposes, executes and calls a
-// model only before its end, executes only the tools it was granted, and
-// has ended before an engine starts or stops.
+// spawned by an allowed, executing spawn_agent call of the session's own
+// agent before anything of it is recorded, has one process that registers
+// once, ends exactly once, proposes, executes and calls a model only
+// before its end, executes only the tools it was granted, and has ended
+// before an engine starts or stops. Every execution names its proposal's
+// tool.
 //
 // Rollbacks follow the write-ahead rule too: every chronicle.rollback names
 // its chronicle.rollback_started (the plan, recorded before any path
@@ -36,8 +38,8 @@ type Causality struct {
 	// engines that wrote no plans).
 	planned bool
 	// subs are the spawned sub-agents by session and id; spawnedIDs the
-	// session that first spawned each id (for engine-wide entries, which
-	// name no session).
+	// session that first spawned each id (for process entries of earlier
+	// engines, recorded outside any session).
 	subs       map[subKey]*subState
 	spawnedIDs map[string]string
 	partial    bool // fed a session's entries only (ReviewStrictOptions)
@@ -48,6 +50,7 @@ type callKey struct{ session, subagent, callID string }
 type callState struct {
 	proposed  uint64
 	messageID string
+	tool      string // the proposal's tool
 	action    string // the proposal's action hash
 	mutating  bool
 	verdict   string // the latest decision
@@ -55,6 +58,8 @@ type callState struct {
 	approved  bool
 	snapshot  bool
 	started   bool
+	done      bool   // exec.completed or exec.failed recorded
+	tier2     bool   // a tier 2 request after its sub-agent's end was for it
 	spawned   string // the sub-agent this call spawned
 }
 
@@ -69,6 +74,7 @@ type callFields struct {
 	SubAgentID string `json:"subagent_id"`
 	MessageID  string `json:"message_id"`
 	CallID     string `json:"call_id"`
+	Tool       string `json:"tool"`
 	Mutating   bool   `json:"mutating"`
 	Decision   string `json:"decision"`
 	Approved   bool   `json:"approved"`
@@ -114,7 +120,7 @@ func (c *Causality) checkCall(e *ledger.Entry) error {
 	if e.Type == TypeToolProposed {
 		// Models reuse call ids (per message, per round); the latest
 		// proposal of an id is the call the following entries are about.
-		c.calls[k] = &callState{proposed: e.Seq, messageID: f.MessageID, mutating: f.Mutating, action: f.ActionHash}
+		c.calls[k] = &callState{proposed: e.Seq, messageID: f.MessageID, tool: f.Tool, mutating: f.Mutating, action: f.ActionHash}
 		return nil
 	}
 	if st == nil {
@@ -157,12 +163,23 @@ func (c *Causality) checkCall(e *ledger.Entry) error {
 			return fmt.Errorf("mutating %s executed without a snapshot first", name)
 		case st.started:
 			return fmt.Errorf("%s executed twice", name)
+		case f.Tool != st.tool:
+			// The action hash is not recomputed here, so the tool it
+			// names is compared: what ran is what was proposed.
+			return fmt.Errorf("%s executed %q, but the proposal at seq %d is %q", name, f.Tool, st.proposed, st.tool)
 		case f.ActionHash != st.action:
 			return fmt.Errorf("%s executed action %s, but the proposal at seq %d is %s", name, short(f.ActionHash), st.proposed, short(st.action))
 		}
 	case TypeExecCompleted, TypeExecFailed:
-		if !st.started {
+		switch {
+		case !st.started:
 			return fmt.Errorf("%s for %s, which never started", e.Type, name)
+		case st.done:
+			return fmt.Errorf("%s for %s, which already ended", e.Type, name)
+		}
+		st.done = true
+		if f.Tool != st.tool {
+			return fmt.Errorf("%s for %s names %q, but the proposal at seq %d is %q", e.Type, name, f.Tool, st.proposed, st.tool)
 		}
 	}
 	return nil

@@ -72,24 +72,30 @@ func SubAgentScene() []Step {
 		event.ToolCall{CallID: "c6", Tool: "spawn_agent", Arguments: spawnD})
 	s.call("c1", "", "m1", "spawn_agent", spawnA, false)
 	s.verdict("c1.verdict", "", "c1", "spawn_agent", spawnA, event.Allow, 0, "default:allow")
+	s.exec("c1.exec", "", "c1", "spawn_agent", spawnA)
 	s.add("a.spawned", &event.SubAgentSpawned{SubAgentID: SubA, ParentMessageID: "m1", ParentCallID: "c1", Task: "summarise README.md",
 		TaskSize: 19, Tools: []string{"read_file"}, MaxRounds: 8, TimeoutMS: 60000})
+	s.spawned(SubA, 102)
+	s.done("c1.done", "", "c1", "spawn_agent", `{"agent_id":"`+SubA+`"}`)
 	s.result("c1.result", "", "c1", `{"agent_id":"`+SubA+`"}`, false)
 	s.call("c2", "", "m1", "spawn_agent", spawnB, false)
 	s.verdict("c2.verdict", "", "c2", "spawn_agent", spawnB, event.Allow, 0, "default:allow")
+	s.exec("c2.exec", "", "c2", "spawn_agent", spawnB)
 	s.add("b.spawned", &event.SubAgentSpawned{SubAgentID: SubB, ParentMessageID: "m1", ParentCallID: "c2", Task: "run the tests",
 		TaskSize: 13, Tools: []string{"read_file", "execute_command"}, MaxRounds: 8, TimeoutMS: 60000})
+	s.spawned(SubB, 103)
+	s.done("c2.done", "", "c2", "spawn_agent", `{"agent_id":"`+SubB+`"}`)
 	s.result("c2.result", "", "c2", `{"agent_id":"`+SubB+`"}`, false)
-	s.spawn("c5", SubC, "lint", spawnC)
-	s.spawn("c6", SubD, "search for TODOs", spawnD)
-	s.process(SubA, SubA, 102)
-	s.process(SubB, SubB, 103)
-	s.process(SubC, SubC, 104)
-	s.process(SubD, SubD, 105)
+	s.spawn("c5", SubC, "lint", spawnC, 104)
+	s.spawn("c6", SubD, "search for TODOs", spawnD, 105)
+	s.ready(SubA, SubA)
+	s.ready(SubB, SubB)
+	s.ready(SubC, SubC)
+	s.ready(SubD, SubD)
 	s.add("c.process", &event.ProcessRequest{SubAgentID: SubC, MessageID: "m1", Content: "lint", Mode: "normal", Tools: []string{"read_file"}})
 	s.add("d.process", &event.ProcessRequest{SubAgentID: SubD, MessageID: "m1", Content: "search for TODOs", Mode: "normal", Tools: []string{"read_file"}})
 	s.request("rd1", SubD, "m1")
-	s.engine("c.crashed", &event.AgentCrashed{AgentID: SubC, SubAgentID: SubC, PID: 104, ExitCode: -1, Signal: "killed", Detail: "killed by signal killed"})
+	s.add("c.crashed", &event.AgentCrashed{AgentID: SubC, SubAgentID: SubC, PID: 104, ExitCode: -1, Signal: "killed", Detail: "killed by signal killed"})
 	s.add("c.failed", &event.SubAgentFailed{SubAgentID: SubC, Reason: event.SubAgentCrashed, Detail: "its process was killed by signal killed", DurationMS: 800})
 
 	// The two sub-agents, interleaved.
@@ -121,10 +127,10 @@ func SubAgentScene() []Step {
 	s.add("a.answer", &event.ResponseComplete{SubAgentID: SubA, MessageID: "m1", Content: ResultA, Thoughts: []event.Thought{},
 		Usage: usage(250, 40)})
 	s.add("d.timed_out", &event.SubAgentTimedOut{SubAgentID: SubD, TimeoutMS: 2000, DurationMS: 2001})
-	s.engine("d.exited", &event.AgentExited{AgentID: SubD, SubAgentID: SubD, PID: 105, ExitCode: -1, Reason: "timed out"})
+	s.add("d.exited", &event.AgentExited{AgentID: SubD, SubAgentID: SubD, PID: 105, ExitCode: -1, Reason: "timed out"})
 	s.add("a.completed", &event.SubAgentCompleted{SubAgentID: SubA, Result: ResultA, Size: int64(len(ResultA)), Rounds: 2, ToolCalls: 1,
 		Usage: usage(250, 40), DurationMS: 3000})
-	s.engine("a.exited", &event.AgentExited{AgentID: SubA, SubAgentID: SubA, PID: 102, Reason: "completed"})
+	s.add("a.exited", &event.AgentExited{AgentID: SubA, SubAgentID: SubA, PID: 102, Reason: "completed"})
 	testOut := "ok  \tgithub.com/x/y\t0.1s\n"
 	s.add("b.c1.done", &event.ExecCompleted{SubAgentID: SubB, CallID: "c1", Tool: "execute_command", Result: testOut, Size: int64(len(testOut)),
 		DurationMS: 900, Post: []event.PostState{}})
@@ -136,16 +142,20 @@ func SubAgentScene() []Step {
 	s.result("b.c2.result", SubB, "c2", "blocked: write_file was not granted to this sub-agent", true)
 
 	// The parent collects one result and cancels the other.
-	resultArgs, cancelArgs := `{"agent_id":"`+SubA+`"}`, `{"agent_id":"`+SubB+`"}`
+	resultArgs, cancelArgs := `{"id":"`+SubA+`"}`, `{"id":"`+SubB+`"}`
 	s.model("r2", "", "m1", "", 300, 30, event.ToolCall{CallID: "c3", Tool: "agent_result", Arguments: resultArgs},
 		event.ToolCall{CallID: "c4", Tool: "cancel_agent", Arguments: cancelArgs})
 	s.call("c3", "", "m1", "agent_result", resultArgs, false)
 	s.verdict("c3.verdict", "", "c3", "agent_result", resultArgs, event.Allow, 0, "default:allow")
+	s.exec("c3.exec", "", "c3", "agent_result", resultArgs)
+	s.done("c3.done", "", "c3", "agent_result", ResultA)
 	s.result("c3.result", "", "c3", ResultA, false)
 	s.call("c4", "", "m1", "cancel_agent", cancelArgs, false)
 	s.verdict("c4.verdict", "", "c4", "cancel_agent", cancelArgs, event.Allow, 0, "default:allow")
+	s.exec("c4.exec", "", "c4", "cancel_agent", cancelArgs)
 	s.add("b.cancelled", &event.SubAgentCancelled{SubAgentID: SubB, ByCallID: "c4", Reason: "cancelled by the parent", DurationMS: 4000})
-	s.engine("b.exited", &event.AgentExited{AgentID: SubB, SubAgentID: SubB, PID: 103, ExitCode: -1, Reason: "cancelled"})
+	s.add("b.exited", &event.AgentExited{AgentID: SubB, SubAgentID: SubB, PID: 103, ExitCode: -1, Reason: "cancelled"})
+	s.done("c4.done", "", "c4", "cancel_agent", "cancelled")
 	s.result("c4.result", "", "c4", "cancelled", false)
 	s.model("r3", "", "m1", "The README says opx records every step; the test run was cancelled.", 400, 25)
 	s.add("answer", &event.ResponseComplete{MessageID: "m1", Content: "The README says opx records every step; the test run was cancelled.",
@@ -155,12 +165,15 @@ func SubAgentScene() []Step {
 }
 
 // spawn is a spawn call of the session's agent, allowed, that spawns
-// sub.
-func (s *scene) spawn(call, sub, task, args string) {
+// sub (its process pid) inside its execution, as the engine does.
+func (s *scene) spawn(call, sub, task, args string, pid int) {
 	s.call(call, "", "m1", "spawn_agent", args, false)
 	s.verdict(call+".verdict", "", call, "spawn_agent", args, event.Allow, 0, "default:allow")
+	s.exec(call+".exec", "", call, "spawn_agent", args)
 	s.add(sub+".spawned", &event.SubAgentSpawned{SubAgentID: sub, ParentMessageID: "m1", ParentCallID: call, Task: task,
 		TaskSize: int64(len(task)), Tools: []string{"read_file"}, MaxRounds: 8, TimeoutMS: 2000})
+	s.spawned(sub, pid)
+	s.done(call+".done", "", call, "spawn_agent", `{"agent_id":"`+sub+`"}`)
 	s.result(call+".result", "", call, `{"agent_id":"`+sub+`"}`, false)
 }
 
@@ -237,20 +250,40 @@ func (s *scene) engine(name string, p event.Payload) {
 	s.steps = append(s.steps, Step{Name: name, Payload: p})
 }
 
-// process starts an agent process: spawned, canary, ready (engine-wide,
-// as the engine records them), named after the sub-agent ("" the main
-// agent: "agent").
+// process starts the main agent's process: spawned, canary, ready,
+// engine-wide (no session), as the engine records them, named "agent".
 func (s *scene) process(sub, agentID string, pid int) {
-	name := "agent"
-	if sub != "" {
-		name = sub
-	}
-	s.engine(name+".process", &event.AgentSpawned{AgentID: agentID, SubAgentID: sub, PID: pid,
-		Sandbox: event.SandboxConfig{Mechanism: "landlock", LandlockABI: 7, Seccomp: true}})
-	s.engine(name+".canary", &event.SandboxCanary{AgentID: agentID, SubAgentID: sub, Action: "accepted", Result: event.Canary{Verified: true,
+	s.steps = append(s.steps, Step{Name: "agent.process", Payload: agentSpawned(sub, agentID, pid)},
+		Step{Name: "agent.canary", Payload: canary(sub, agentID)}, Step{Name: "agent.ready", Payload: agentReady(sub, agentID)})
+}
+
+// spawned records a sub-agent's process (agent.spawned, named
+// "<sub>.process"), in the parent's session, as the engine does inside
+// the spawn call's execution.
+func (s *scene) spawned(sub string, pid int) {
+	s.add(sub+".process", agentSpawned(sub, sub, pid))
+}
+
+// ready is a sub-agent's registration (sandbox.canary, agent.ready, named
+// "<sub>.canary" and "<sub>.ready"), in the parent's session.
+func (s *scene) ready(sub, agentID string) {
+	s.add(sub+".canary", canary(sub, agentID))
+	s.add(sub+".ready", agentReady(sub, agentID))
+}
+
+func agentSpawned(sub, agentID string, pid int) *event.AgentSpawned {
+	return &event.AgentSpawned{AgentID: agentID, SubAgentID: sub, PID: pid,
+		Sandbox: event.SandboxConfig{Mechanism: "landlock", LandlockABI: 7, Seccomp: true}}
+}
+
+func canary(sub, agentID string) *event.SandboxCanary {
+	return &event.SandboxCanary{AgentID: agentID, SubAgentID: sub, Action: "accepted", Result: event.Canary{Verified: true,
 		Status: event.CanarySandboxed, Platform: "linux", Mechanism: "landlock", Probes: []event.Probe{{Name: "open", Status: "blocked"}},
-		Summary: "ok", Timestamp: "2026-11-22T10:00:00Z"}})
-	s.engine(name+".ready", &event.AgentReady{AgentID: agentID, SubAgentID: sub, TokenValid: true, CanaryStatus: event.CanarySandboxed})
+		Summary: "ok", Timestamp: "2026-11-22T10:00:00Z"}}
+}
+
+func agentReady(sub, agentID string) *event.AgentReady {
+	return &event.AgentReady{AgentID: agentID, SubAgentID: sub, TokenValid: true, CanaryStatus: event.CanarySandboxed}
 }
 
 // model is a model call: its request and response.
@@ -287,6 +320,16 @@ func (s *scene) call(name, sub, msg, tool, args string, mutating bool) {
 func (s *scene) verdict(name, sub, id, tool, args, decision string, tier int, rule string) {
 	s.add(name, &event.ShieldVerdict{SubAgentID: sub, CallID: id, Decision: decision, Tier: tier, Rule: rule,
 		Reason: "rule " + rule, ActionHash: Action(tool, args), PolicyHash: PolicyHash})
+}
+
+// exec is an allowed call's exec.started; done its exec.completed.
+func (s *scene) exec(name, sub, id, tool, args string) {
+	s.add(name, &event.ExecStarted{SubAgentID: sub, CallID: id, Tool: tool, ActionHash: Action(tool, args)})
+}
+
+func (s *scene) done(name, sub, id, tool, result string) {
+	s.add(name, &event.ExecCompleted{SubAgentID: sub, CallID: id, Tool: tool, Result: result, Size: int64(len(result)),
+		DurationMS: 1, Post: []event.PostState{}})
 }
 
 func (s *scene) result(name, sub, id, content string, isErr bool) {
