@@ -84,24 +84,27 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 		return status.Error(codes.PermissionDenied, refusal)
 	}
 	action, reason := e.judgeCanary(canary, canaryErr)
-	e.record(ctx, ledger.Async, s.session, &event.SandboxCanary{AgentID: s.id, SubAgentID: s.id, Result: canary, Action: action, Reason: reason})
-	e.record(ctx, ledger.Sync, s.session, &event.AgentReady{AgentID: s.id, SubAgentID: s.id, TokenValid: true, CanaryStatus: canary.Status})
-	if action == "killed" {
-		e.opts.Logf("engine: REFUSED sub-agent %s: %s", s.id, reason)
-		e.failSub(ctx, s, event.SubAgentRefused, reason)
-		return status.Error(codes.PermissionDenied, reason)
-	}
+	// Under the gate: a sub-agent that has ended (cancelled while its
+	// process was starting, say) registers nothing after its end entry,
+	// so verify --strict can demand that of every ledger.
 	conn := &agentConn{id: s.id, stream: stream}
 	s.gate.RLock()
-	ended := s.ended
-	if !ended {
+	if s.ended {
+		s.gate.RUnlock()
+		return status.Error(codes.Aborted, "sub-agent "+s.id+" has ended")
+	}
+	e.record(ctx, ledger.Async, s.session, &event.SandboxCanary{AgentID: s.id, SubAgentID: s.id, Result: canary, Action: action, Reason: reason})
+	e.record(ctx, ledger.Sync, s.session, &event.AgentReady{AgentID: s.id, SubAgentID: s.id, TokenValid: true, CanaryStatus: canary.Status})
+	if action != "killed" {
 		s.mu.Lock()
 		s.conn, s.state = conn, subRunning
 		s.mu.Unlock()
 	}
 	s.gate.RUnlock()
-	if ended {
-		return status.Error(codes.Aborted, "sub-agent "+s.id+" has ended")
+	if action == "killed" {
+		e.opts.Logf("engine: REFUSED sub-agent %s: %s", s.id, reason)
+		e.failSub(ctx, s, event.SubAgentRefused, reason)
+		return status.Error(codes.PermissionDenied, reason)
 	}
 	if err := e.sendTurn(ctx, s, conn, s.task); err != nil {
 		e.failSub(ctx, s, event.SubAgentCrashed, "its task could not be delivered: "+err.Error())

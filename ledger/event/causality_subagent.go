@@ -32,9 +32,9 @@ import (
 //     that process, not a step of the sub-agent.
 //   - Its process: one agent.spawned, before its end; at most one
 //     accepted registration (sandbox.canary, then agent.ready with
-//     token_valid true), after agent.spawned. A registration may race the
-//     end (the process had sent it when it was killed), but nothing of the
-//     sub-agent is proposed, executed or asked of a model after the end.
+//     token_valid true), after agent.spawned and before its end (the
+//     engine records a registration under the same lock as the end, and
+//     none after it).
 //   - Exactly one end entry (subagent.completed, failed, cancelled,
 //     timed_out) per sub-agent; subagent.cancelled names, in by_call_id,
 //     the session's agent's cancel_agent call, inside whose execution it
@@ -238,6 +238,8 @@ func (c *Causality) process(e *ledger.Entry, f subFields, st *subState) error {
 			return fmt.Errorf("sandbox.canary of sub-agent %s, which has no process (agent.spawned) before it", f.SubAgentID)
 		case st.canary != 0:
 			return fmt.Errorf("sandbox.canary of sub-agent %s again (the first at seq %d): its token registers once", f.SubAgentID, st.canary)
+		case st.ended != 0:
+			return fmt.Errorf("sandbox.canary of sub-agent %s after its end (%s at seq %d)", f.SubAgentID, st.endType, st.ended)
 		}
 		st.canary = e.Seq
 	case TypeAgentReady:
@@ -246,6 +248,8 @@ func (c *Causality) process(e *ledger.Entry, f subFields, st *subState) error {
 			return fmt.Errorf("agent.ready accepts sub-agent %s, which has no process (agent.spawned) before it", f.SubAgentID)
 		case st.ready != 0:
 			return fmt.Errorf("agent.ready accepts sub-agent %s a second time (the first at seq %d): its token registers once", f.SubAgentID, st.ready)
+		case st.ended != 0:
+			return fmt.Errorf("agent.ready accepts sub-agent %s after its end (%s at seq %d)", f.SubAgentID, st.endType, st.ended)
 		}
 		st.ready = e.Seq
 	}

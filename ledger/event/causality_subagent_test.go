@@ -216,8 +216,12 @@ func TestCausality_SubAgent_ProcessEntries(t *testing.T) {
 	t.Run("accepted twice", func(t *testing.T) {
 		wantFailure(t, orderFailures(withPrefix(ready, ended, ready)), "agent.ready accepts sub-agent sub_x a second time")
 	})
-	t.Run("a registration racing the end, refusals", func(t *testing.T) {
-		wantFailure(t, orderFailures(withPrefix(ended, ready, refused, refused)), "")
+	t.Run("refusals after the end", func(t *testing.T) {
+		wantFailure(t, orderFailures(withPrefix(ended, refused, refused)), "")
+	})
+	t.Run("accepted after the end", func(t *testing.T) {
+		// The engine records a registration under the lock its end takes.
+		wantFailure(t, orderFailures(withPrefix(ended, ready)), "agent.ready accepts sub-agent sub_x after its end")
 	})
 	t.Run("a process after the end", func(t *testing.T) {
 		wantFailure(t, orderFailures(append(append([][3]string{}, spawnPrefix[:4]...), ended, spawnPrefix[4])),
