@@ -382,24 +382,22 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 }
 
 // recordProposed records tool.proposed for prop once Admit admits it
-// (a sub-agent that has ended proposes nothing more); a refusal is the
-// answer to give instead, with nothing recorded.
+// (a sub-agent that has ended proposes nothing more).
 func (p *Pipeline) recordProposed(ctx context.Context, prop Proposal) (refusal string, err error) {
-	if p.Admit != nil {
-		release, refusal := p.Admit(prop)
-		if refusal != "" {
-			return "error: " + refusal, nil
-		}
-		defer release()
-	}
-	_, err = p.Recorder.Record(ctx, ledger.Async, prop.Session, &event.ToolProposed{SubAgentID: prop.SubAgentID, MessageID: prop.MessageID,
+	return p.recordAdmitted(ctx, prop, ledger.Async, &event.ToolProposed{SubAgentID: prop.SubAgentID, MessageID: prop.MessageID,
 		CallID: prop.CallID, Tool: prop.Tool, Arguments: string(prop.Args), ActionHash: prop.ActionHash.String(), Mutating: prop.Def.Mutating})
-	return "", err
 }
 
 // recordStarted records exec.started (Sync) for prop once Admit admits
-// it; a refusal is the answer to give instead, with nothing recorded.
+// it (nothing of a sub-agent starts after its end).
 func (p *Pipeline) recordStarted(ctx context.Context, prop Proposal) (refusal string, err error) {
+	return p.recordAdmitted(ctx, prop, ledger.Sync, &event.ExecStarted{SubAgentID: prop.SubAgentID, CallID: prop.CallID,
+		Tool: prop.Tool, ActionHash: prop.ActionHash.String()})
+}
+
+// recordAdmitted records entry for prop while Admit holds it admitted; a
+// refusal is the answer to give instead, with nothing recorded.
+func (p *Pipeline) recordAdmitted(ctx context.Context, prop Proposal, d ledger.Durability, entry event.Payload) (refusal string, err error) {
 	if p.Admit != nil {
 		release, refusal := p.Admit(prop)
 		if refusal != "" {
@@ -407,8 +405,7 @@ func (p *Pipeline) recordStarted(ctx context.Context, prop Proposal) (refusal st
 		}
 		defer release()
 	}
-	_, err = p.Recorder.Record(ctx, ledger.Sync, prop.Session, &event.ExecStarted{SubAgentID: prop.SubAgentID, CallID: prop.CallID,
-		Tool: prop.Tool, ActionHash: prop.ActionHash.String()})
+	_, err = p.Recorder.Record(ctx, d, prop.Session, entry)
 	return "", err
 }
 
