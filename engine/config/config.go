@@ -8,6 +8,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/opx-dev/opx/internal/regularfile"
@@ -42,6 +44,7 @@ type Config struct {
 	Chronicle Chronicle `yaml:"chronicle"`
 	Ledger    Ledger    `yaml:"ledger"`
 	Agents    Agents    `yaml:"agents"`
+	MCP       MCP       `yaml:"mcp"`
 
 	// Path is the file the configuration came from ("" for defaults).
 	Path string `yaml:"-"`
@@ -126,6 +129,40 @@ type Agents struct {
 	// process is killed and the sub-agent timed out.
 	Timeout Duration `yaml:"timeout"`
 }
+
+// MCP configures the MCP servers whose tools the engine offers to the
+// agent (docs/mcp.md), and which `opx mcp-proxy SERVER` can front.
+type MCP struct {
+	Servers map[string]MCPServer `yaml:"servers"`
+}
+
+// MCPServer is one MCP server on stdio. The engine runs it through the
+// command sandbox: system directories and its own install directory
+// read-only, the workspace read-only unless Writable, no network unless
+// Network, a private home.
+type MCPServer struct {
+	// Command is the program (a name looked up in PATH, or a path) and
+	// Args its arguments; "${workspace}" in either is the workspace.
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]string `yaml:"env"`
+	// Network lets it connect out (TCP, UDP, DNS).
+	Network bool `yaml:"network"`
+	// Writable lets it change the workspace: each of its calls then gets
+	// a workspace snapshot first, and rollback undoes it.
+	Writable bool `yaml:"writable"`
+	// ReadOnly are further directories it may read (its install
+	// directory is found from Command and need not be listed).
+	ReadOnly []string `yaml:"read_only"`
+	// Timeout bounds one request to it; default 60s.
+	Timeout Duration `yaml:"timeout"`
+	// Disabled servers are not started.
+	Disabled bool `yaml:"disabled"`
+}
+
+// MCPServerNameRE is what a server's name may be: it is part of its
+// tools' names (mcp__<server>__<tool>), so no "__".
+var MCPServerNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(_[a-z0-9-]+)*$`)
 
 // Duration is a time.Duration written as "30s", "5m".
 type Duration time.Duration
@@ -244,6 +281,27 @@ func (c *Config) Validate() error {
 	}
 	if t := time.Duration(c.Agents.Timeout); t < 100*time.Millisecond || t > 24*time.Hour {
 		return bad("agents.timeout must be between 100ms and 24h, got %s", t)
+	}
+	for name, srv := range c.MCP.Servers {
+		if len(name) > 32 || !MCPServerNameRE.MatchString(name) {
+			return bad("mcp.servers: %q is not a server name (lower-case letters, digits, '-' and single '_', at most 32)", name)
+		}
+		if strings.TrimSpace(srv.Command) == "" {
+			return bad("mcp.servers.%s.command is required", name)
+		}
+		if t := time.Duration(srv.Timeout); t != 0 && (t < 100*time.Millisecond || t > time.Hour) {
+			return bad("mcp.servers.%s.timeout must be between 100ms and 1h, got %s", name, t)
+		}
+		for _, d := range srv.ReadOnly {
+			if !filepath.IsAbs(d) {
+				return bad("mcp.servers.%s.read_only: %q is not an absolute path", name, d)
+			}
+		}
+		for k := range srv.Env {
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				return bad("mcp.servers.%s.env: %q is not a variable name", name, k)
+			}
+		}
 	}
 	for _, p := range c.Chronicle.Exclude {
 		if _, err := path.Match(p, ""); err != nil || p == "" || path.IsAbs(p) {

@@ -27,6 +27,8 @@ var taxonomy = []string{
 	"chronicle.snapshot", "chronicle.rollback", "chronicle.pruned",
 	"exec.started", "exec.completed", "exec.failed",
 	"subagent.spawned", "subagent.completed", "subagent.failed", "subagent.cancelled", "subagent.timed_out",
+	"mcp.server_started", "mcp.server_exited", "mcp.server_failed", "mcp.tools_listed", "mcp.protocol_error",
+	"mcp.client", "mcp.request", "mcp.response", "shield.result_flagged",
 	// Extensions of the DESIGN table, each documented where it is defined.
 	"client.rejected", "ledger.checkpoint", "chronicle.rollback_started", "ledger.tree_built", "ledger.key",
 }
@@ -87,6 +89,16 @@ var samples = []event.Payload{
 	&event.SubAgentFailed{SubAgentID: "sub_1", Reason: event.SubAgentCrashed, Detail: "killed by signal killed"},
 	&event.SubAgentCancelled{SubAgentID: "sub_1", ByCallID: "c9", Reason: "cancelled by the parent"},
 	&event.SubAgentTimedOut{SubAgentID: "sub_1", TimeoutMS: 1000, DurationMS: 1001},
+	&event.MCPServerStarted{Server: "fs", Instance: 1, Command: []string{"mcp-server-filesystem", "/w"}, PID: 42, ProtocolVersion: "2025-06-18",
+		Sandbox: event.MCPSandbox{ReadOnly: []string{"/opt/mcp"}}},
+	&event.MCPToolsListed{Server: "fs", Instance: 1, Tools: []event.MCPTool{{Name: "mcp__fs__read_file", Tool: "read_file", SchemaHash: h1}}, Listing: "{}", Size: 2},
+	&event.MCPServerExited{Server: "fs", Instance: 1, PID: 42, ExitCode: -1, Signal: "killed", Reason: "crashed", RestartInMS: 500},
+	&event.MCPServerFailed{Server: "fs", Attempt: 1, Error: "exec: not found", RetryInMS: 1000},
+	&event.MCPProtocolError{Server: "fs", Instance: 1, Kind: "oversize", Size: 100 << 20, Detail: "line over the cap"},
+	&event.MCPClient{ClientName: "inspector", Upstream: "fs", Command: []string{"mcp-server-filesystem"}},
+	&event.MCPRequest{RequestID: "1", Method: "tools/list", Params: "{}", Size: 2},
+	&event.MCPResponse{RequestID: "1", Method: "tools/list", Result: "{}", Size: 2, DurationMS: 1},
+	&event.ResultFlagged{CallID: "c1", Tool: "mcp__fs__read_file", Rule: "prompt-injection", Reason: "instructions to the model", Action: "annotated"},
 }
 
 // vkey is a verifier key of an opx ledger (tlog.GenerateKey).

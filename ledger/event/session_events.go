@@ -22,7 +22,7 @@ func init() {
 // SessionCreated opens a session; the entry's session field is its id.
 // Sub-agent sessions name their parent.
 type SessionCreated struct {
-	Mode          string `json:"mode"` // normal or otr
+	Mode          string `json:"mode"` // normal, otr or mcp-proxy
 	Title         string `json:"title,omitempty"`
 	ParentSession string `json:"parent_session,omitempty"`
 	SubAgentID    string `json:"subagent_id,omitempty"`
@@ -30,7 +30,7 @@ type SessionCreated struct {
 
 func (*SessionCreated) Type() string { return TypeSessionCreated }
 
-func (s *SessionCreated) Validate() error { return oneOf("mode", s.Mode, "normal", "otr") }
+func (s *SessionCreated) Validate() error { return oneOf("mode", s.Mode, "normal", "otr", "mcp-proxy") }
 
 // SessionTitled sets or changes a session's title.
 type SessionTitled struct {
