@@ -120,6 +120,13 @@ type Pipeline struct {
 	// its executions. A nil stop never ends.
 	ExecScope func(p Proposal) (stop context.Context, done func())
 
+	// SessionTools, if set, may give a session tools of its own (an
+	// `opx mcp-proxy` session's upstream server): when it returns a
+	// registry that defines the proposed tool, that registry judges
+	// (Def, Paths), snapshots (Touches) and executes the call instead of
+	// Tools.
+	SessionTools func(session string) *executor.Registry
+
 	// replay, set in replay mode, stands in for Chronicle and the
 	// executors with what was recorded (replay_pipeline.go).
 	replay *replayState
@@ -175,10 +182,11 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		return ToolOutcome{Content: fmt.Sprintf("error: call id %q is already in flight in this session; use a new id for each call", callID), IsError: true}, nil
 	}
 	defer p.end(fk)
-	def, known := p.Tools.Def(tool)
+	tools := p.toolsFor(session, tool)
+	def, known := tools.Def(tool)
 	call := executor.Call{ID: callID, Tool: tool, Args: args}
 	prop := Proposal{Session: session, SubAgentID: subagent, MessageID: messageID, CallID: callID, Tool: tool,
-		Args: args, ActionHash: ActionHash(tool, args), Def: def, Known: known, Paths: p.Tools.Paths(call)}
+		Args: args, ActionHash: ActionHash(tool, args), Def: def, Known: known, Paths: tools.Paths(call)}
 	if refusal, err := p.recordProposed(ctx, prop); err != nil || refusal != "" {
 		// A refusal leaves the raw call in agent.tool_call only.
 		return ToolOutcome{Content: refusal, IsError: true}, err
@@ -256,7 +264,7 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		if def.WorkspaceWide {
 			before, refusal, err = p.Chronicle.SnapshotWorkspace(ctx, session, subagent, callID, tool)
 		} else {
-			paths, ok, terr := p.Tools.Touches(call)
+			paths, ok, terr := tools.Touches(call)
 			switch {
 			case !ok:
 				return ToolOutcome{Content: "blocked: " + tool + " cannot say what it will change, so no snapshot can be taken", IsError: true}, nil
@@ -307,7 +315,7 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	}
 	xctx, cancel := context.WithTimeout(sctx, timeout)
 	start := time.Now()
-	res := p.Tools.Execute(xctx, call)
+	res := tools.Execute(xctx, call)
 	unwatch()
 	cancel()
 	dur := time.Since(start).Milliseconds()
@@ -379,6 +387,19 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		p.Chronicle.Retain(ctx)
 	}
 	return ToolOutcome{Content: res.Content, IsError: res.IsError}, nil
+}
+
+// toolsFor is the registry that holds tool for session: the session's own
+// (SessionTools) when it defines it, else Tools.
+func (p *Pipeline) toolsFor(session, tool string) *executor.Registry {
+	if p.SessionTools != nil {
+		if r := p.SessionTools(session); r != nil {
+			if _, ok := r.Def(tool); ok {
+				return r
+			}
+		}
+	}
+	return p.Tools
 }
 
 // recordProposed records tool.proposed for prop once Admit admits it
