@@ -49,9 +49,9 @@ func TestReview_MCP(t *testing.T) {
 	m.wantOut(t, "MCP SERVERS", "fs                             2       1        1")
 	var mj struct {
 		MCP []struct {
-			Server                                                       string
+			Server                                                        string
 			Calls, Failed, Flagged, Started, Exited, Crashed, StartFailed uint64
-			ProtocolErrors                                               uint64 `json:"protocol_errors"`
+			ProtocolErrors                                                uint64 `json:"protocol_errors"`
 		} `json:"mcp_servers"`
 	}
 	if err := json.Unmarshal([]byte(run(t, "metrics", "--json", "--ledger", path).stdout), &mj); err != nil {
