@@ -63,12 +63,10 @@ func mcpSandbox(self, ws string, log io.Writer) (mcp.Sandbox, error) {
 	return mcp.Sandbox{Self: self, HomeRoot: root, Log: log}, nil
 }
 
-// mcpConfig is the engine's MCP configuration; nil when no server is
-// configured.
+// mcpConfig is the engine's MCP configuration: the configured servers
+// (Specs, and the Disabled ones by name) and the sandbox they, and an
+// `opx mcp-proxy -- COMMAND` upstream, run in. Set even without servers.
 func mcpConfig(self, ws string, cfg config.Config, log io.Writer) (*engine.MCPConfig, error) {
-	if len(cfg.MCP.Servers) == 0 {
-		return nil, nil
-	}
 	var disabled []string
 	for name, srv := range cfg.MCP.Servers {
 		if srv.Disabled {
@@ -76,14 +74,9 @@ func mcpConfig(self, ws string, cfg config.Config, log io.Writer) (*engine.MCPCo
 		}
 	}
 	sort.Strings(disabled)
-	specs := mcpSpecs(ws, cfg)
-	mc := &engine.MCPConfig{Specs: specs, Disabled: disabled}
-	if len(specs) > 0 {
-		sb, err := mcpSandbox(self, ws, log)
-		if err != nil {
-			return nil, err
-		}
-		mc.Sandbox = sb
+	sb, err := mcpSandbox(self, ws, log)
+	if err != nil {
+		return nil, err
 	}
-	return mc, nil
+	return &engine.MCPConfig{Sandbox: sb, Specs: mcpSpecs(ws, cfg), Disabled: disabled}, nil
 }

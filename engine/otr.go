@@ -180,7 +180,9 @@ func (e *Engine) otrKnown() event.Known {
 			return ok || n == "load_tools"
 		},
 		// The MCP servers' groups come and go with them (mcp:<server>).
-		Group: func(n string) bool { return groups[n] || strings.HasPrefix(n, GroupMCPPrefix) && slices.Contains(e.tools.Groups(), n) },
+		Group: func(n string) bool {
+			return groups[n] || strings.HasPrefix(n, GroupMCPPrefix) && slices.Contains(e.tools.Groups(), n)
+		},
 		Model: func(n string) bool { return models[n] },
 	}
 }
