@@ -480,6 +480,21 @@ func (c *Conn) ended() bool {
 	}
 }
 
+// InitializeResult is the server's answer to initialize as received
+// (protocolVersion, capabilities, serverInfo, instructions), for a proxy
+// to present the upstream as it is; one over 1 MiB is re-encoded from
+// what the SDK read.
+func (c *Conn) InitializeResult() json.RawMessage {
+	c.lc.mu.Lock()
+	raw := c.lc.initResult
+	c.lc.mu.Unlock()
+	if raw != nil {
+		return slices.Clone(raw)
+	}
+	raw, _ = json.Marshal(c.cs.InitializeResult())
+	return raw
+}
+
 // Started is the mcp.server_started this Conn recorded.
 func (c *Conn) Started() event.MCPServerStarted { return c.start }
 

@@ -123,3 +123,41 @@ func TestConn_FilesystemWritable(t *testing.T) {
 		t.Errorf("file: %q %v", b, err)
 	}
 }
+
+// TestConn_InitializeAndListing: the initialize result is kept as
+// received, and the recorded listing rebuilds the very tools offered.
+func TestConn_InitializeAndListing(t *testing.T) {
+	fs := mcptest.Program(t, mcptest.Filesystem)
+	e := newEnv(t)
+	c := e.start(t, mcp.Spec{Name: "fs", Argv: []string{fs, e.ws}})
+	var init struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		ServerInfo      struct {
+			Name string `json:"name"`
+		} `json:"serverInfo"`
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+	}
+	if err := json.Unmarshal(c.InitializeResult(), &init); err != nil || init.ServerInfo.Name != "secure-filesystem-server" ||
+		init.ProtocolVersion != c.Started().ProtocolVersion || init.Capabilities["tools"] == nil {
+		t.Errorf("initialize result %s: %+v %v", c.InitializeResult(), init, err)
+	}
+	listed := all[*event.MCPToolsListed](e.rec)[0]
+	listing := []byte(listed.Listing)
+	if listed.ListingBlob != "" {
+		listing = e.rec.ps[1].blobs[0]
+	}
+	tools, refused, err := mcp.ToolsFromListing("fs", false, listing)
+	if err != nil || len(refused) != 0 {
+		t.Fatalf("from listing: %v %v", refused, err)
+	}
+	got := c.Tools()
+	if len(tools) != len(got) {
+		t.Fatalf("%d tools from the listing, %d offered", len(tools), len(got))
+	}
+	for i := range tools {
+		a, b := tools[i], got[i]
+		if a.MCPTool != b.MCPTool || a.Description != b.Description || string(a.InputSchema) != string(b.InputSchema) || string(a.Raw) != string(b.Raw) {
+			t.Errorf("tool %d: %+v from the listing, %+v offered", i, a, b)
+		}
+	}
+}

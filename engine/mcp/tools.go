@@ -90,7 +90,7 @@ func (c *Conn) listTools(ctx context.Context) ([]Tool, *event.MCPToolsListed, []
 		}
 		cursor = res.NextCursor
 	}
-	tools, more := c.makeTools(raws)
+	tools, more := makeTools(c.spec.Name, c.spec.Writable, raws)
 	refused = append(more, refused...)
 	listing := append([]byte(`{"tools":[`), bytes.Join(byteSlices(raws), []byte(","))...)
 	listing = append(listing, "]}"...)
@@ -113,9 +113,28 @@ func byteSlices(raws []json.RawMessage) [][]byte {
 	return out
 }
 
+// ToolsFromListing rebuilds, from a recorded mcp.tools_listed's listing
+// (its Listing, or the content of its ListingBlob), the Tools a Conn
+// offered when it recorded it: the same checks, names, hashes and cut
+// descriptions, so that a rerun offers the model exactly what it saw.
+// The refused tools are returned with why, as recorded.
+func ToolsFromListing(server string, writable bool, listing []byte) ([]Tool, []string, error) {
+	if len(listing) > MaxListingBytes+(1<<20) {
+		return nil, nil, fmt.Errorf("%w: a listing of %d bytes", ErrOversize, len(listing))
+	}
+	var l struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(listing, &l); err != nil {
+		return nil, nil, fmt.Errorf("%w: listing: %v", ErrMalformed, err)
+	}
+	tools, refused := makeTools(server, writable, l.Tools)
+	return tools, refused, nil
+}
+
 // makeTools turns the listed tools into Tools, sorted by name, and says
 // which it refused and why.
-func (c *Conn) makeTools(raws []json.RawMessage) ([]Tool, []string) {
+func makeTools(server string, writable bool, raws []json.RawMessage) ([]Tool, []string) {
 	var (
 		tools   []Tool
 		refused []string
@@ -134,7 +153,7 @@ func (c *Conn) makeTools(raws []json.RawMessage) ([]Tool, []string) {
 			refused = append(refused, fmt.Sprintf("#%d: not a tool: %s", i, clip(err.Error(), 120)))
 			continue
 		}
-		name := ToolName(c.spec.Name, t.Name)
+		name := ToolName(server, t.Name)
 		why := ""
 		switch {
 		case !toolNameRE.MatchString(t.Name):
@@ -158,7 +177,7 @@ func (c *Conn) makeTools(raws []json.RawMessage) ([]Tool, []string) {
 		sum := blake3.Sum256(t.InputSchema)
 		tool := Tool{
 			MCPTool: event.MCPTool{
-				Name: name, Tool: t.Name, Mutating: c.spec.Writable, SchemaHash: hex.EncodeToString(sum[:]),
+				Name: name, Tool: t.Name, Mutating: writable, SchemaHash: hex.EncodeToString(sum[:]),
 				ReadOnlyHint: t.Annotations != nil && t.Annotations.ReadOnlyHint,
 			},
 			Description: clip(t.Description, MaxDescriptionBytes),

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,9 @@ const (
 	// caller's context has no earlier deadline: a server that stops
 	// reading cannot block opx.
 	writeTimeout = 10 * time.Second
+	// maxInitializeBytes bounds the initialize result kept as received
+	// (a larger one is kept as the SDK read it).
+	maxInitializeBytes = 1 << 20
 	// readBufferSize is the read buffer; a line up to the cap is
 	// gathered from it.
 	readBufferSize = 64 << 10
@@ -101,6 +105,7 @@ type lineConn struct {
 	own         map[string]ownCall
 	cancelled   []jsonrpc.ID // requests given up on, newest last
 	serverCalls map[jsonrpc.ID]bool
+	initResult  json.RawMessage // the answer to initialize, as received
 }
 
 func newLineConn(in, out *os.File, maxLine int, report func(problem), logf func(string, ...any)) *lineConn {
@@ -416,8 +421,11 @@ func (c *lineConn) response(m *jsonrpc.Response, size int64) {
 			return
 		}
 	}
-	if _, ok := c.sdkCalls[m.ID]; ok {
+	if method, ok := c.sdkCalls[m.ID]; ok {
 		delete(c.sdkCalls, m.ID)
+		if method == "initialize" && m.Error == nil && len(m.Result) <= maxInitializeBytes {
+			c.initResult = slices.Clone(m.Result)
+		}
 		c.mu.Unlock()
 		c.deliver(m)
 		return
