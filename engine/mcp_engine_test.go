@@ -241,7 +241,6 @@ func TestEngine_MCP_ServerThatWillNotStart(t *testing.T) {
 	}
 }
 
-
 // badTranscript calls one misbehaving tool per message, each of its own
 // server, then the well-behaved one.
 const badTranscript = `{"model": "m", "turns": [
