@@ -30,4 +30,3 @@ func BenchmarkJudgeResult(b *testing.B) {
 		})
 	}
 }
-
