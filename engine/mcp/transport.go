@@ -328,7 +328,7 @@ func (c *lineConn) readLoop() {
 		}
 		if size > 0 {
 			if over {
-				scan.endToken()
+				scan.finish()
 				c.oversize(size, &scan)
 			} else {
 				c.handle(line, size)
