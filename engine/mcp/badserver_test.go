@@ -192,6 +192,19 @@ func TestBadServer_Malformed(t *testing.T) {
 	echo(t, c, "after-malformed")
 }
 
+func TestBadServer_NotUTF8(t *testing.T) {
+	e := newEnv(t)
+	c := e.start(t, badSpec(t, time.Minute))
+	_, err := c.CallTool(context.Background(), "call-utf8", "badutf8", nil)
+	if !errors.Is(err, mcp.ErrMalformed) || !strings.Contains(err.Error(), "UTF-8") {
+		t.Fatalf("badutf8: %v", err)
+	}
+	if pe := protocolErrors(e, "malformed"); len(pe) != 1 || pe[0].CallID != "call-utf8" {
+		t.Errorf("protocol errors: %+v", pe)
+	}
+	echo(t, c, "after-utf8")
+}
+
 // TestBadServer_Garbage: a thousand lines of garbage cost a bounded
 // number of entries, and every one is counted.
 func TestBadServer_Garbage(t *testing.T) {

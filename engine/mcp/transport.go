@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -402,6 +403,11 @@ func (c *lineConn) handle(line []byte, size int64) {
 		return
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
+	if err == nil && !utf8.Valid(line) {
+		// JSON is UTF-8 (RFC 8259); what is passed on must be, so that
+		// it can be recorded and handed on as it came.
+		err = errors.New("not valid UTF-8")
+	}
 	if err != nil {
 		p := problem{kind: "malformed", size: size, detail: "not a JSON-RPC message: " + clip(err.Error(), 200)}
 		answer := func() {}
@@ -461,7 +467,7 @@ func (c *lineConn) request(m *jsonrpc.Request, size int64) {
 			c.deliver(m)
 		case "notifications/message":
 			if c.logf != nil {
-				c.logf("log: %s", clip(string(m.Params), 512))
+				c.logf("log: %s", clip(string(m.Params[:min(len(m.Params), 600)]), 512))
 			}
 		}
 		return // others (progress, resources/updated, ...) opx does not use

@@ -22,6 +22,7 @@
 //	bigfirst    the same, id first
 //	endless     writes a line that never ends, until killed
 //	malformed   answers with a broken line that holds the call's id
+//	badutf8     answers with text that is not UTF-8
 //	garbage     writes arguments.lines lines of garbage (no id), then answers
 //	unexpected  answers twice, the second time to an id never asked for,
 //	            and sends 20 requests of its own
@@ -153,7 +154,7 @@ func handle(m message, start string) {
 	}
 }
 
-var toolNames = []string{"echo", "crash", "hang", "freeze", "big", "bigfirst", "endless", "malformed", "garbage",
+var toolNames = []string{"echo", "crash", "hang", "freeze", "big", "bigfirst", "endless", "malformed", "badutf8", "garbage",
 	"unexpected", "change", "flood", "spawn", "slow"}
 
 func tool(name string) map[string]any {
@@ -234,6 +235,8 @@ func call(id json.RawMessage, name string, args map[string]any) {
 		}
 	case "malformed":
 		writeRaw(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"cut` + "\n")
+	case "badutf8":
+		writeRaw(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"bad ` + "\xff\xfe" + ` here"}]}}` + "\n")
 	case "garbage":
 		n := num(args, "lines", 100)
 		var b strings.Builder
