@@ -373,3 +373,24 @@ func TestBadServer_RefusedTools(t *testing.T) {
 	}
 	echo(t, c, "good-one")
 }
+
+// TestConn_NoGoroutineLeft: after Close, nothing of the server's is left
+// running in opx, whatever state it was in.
+func TestConn_NoGoroutineLeft(t *testing.T) {
+	e := newEnv(t)
+	bad := mcptest.BadServer(t)
+	for _, tool := range []string{"echo", "hang", "freeze", "spawn"} {
+		t.Run(tool, func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			c, err := mcp.Start(context.Background(), e.sb, mcp.Spec{Name: "bad", Argv: []string{bad}, Workspace: e.ws, Timeout: 300 * time.Millisecond}, 1, "", e.rec.rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.CallTool(context.Background(), "c", tool, nil)
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 10*time.Second, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
+		})
+	}
+}
