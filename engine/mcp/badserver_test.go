@@ -394,3 +394,74 @@ func TestConn_NoGoroutineLeft(t *testing.T) {
 		})
 	}
 }
+
+// TestBadServer_NoisyStart: what a server says wrong before it is ready
+// is recorded after its mcp.server_started, never before.
+func TestBadServer_NoisyStart(t *testing.T) {
+	e := newEnv(t)
+	c := e.start(t, badSpec(t, time.Minute, "-start", "noisy"))
+	echo(t, c, "ready")
+	got := e.rec.types()
+	want := []string{event.TypeMCPServerStarted, event.TypeMCPToolsListed, event.TypeMCPProtocolError, event.TypeMCPProtocolError, event.TypeMCPProtocolError}
+	if !slices.Equal(got, want) {
+		t.Errorf("recorded %v, want %v", got, want)
+	}
+	kinds := map[string]int{}
+	for _, p := range all[*event.MCPProtocolError](e.rec) {
+		kinds[p.Kind]++
+	}
+	if kinds["malformed"] != 2 || kinds["unexpected"] != 1 {
+		t.Errorf("kinds %v", kinds)
+	}
+}
+
+// TestBadServer_Concurrent: calls in flight at once each get their own
+// answer, misbehaving ones among them.
+func TestBadServer_Concurrent(t *testing.T) {
+	e := newEnv(t)
+	c := e.start(t, badSpec(t, 2*time.Second))
+	type out struct {
+		i   int
+		r   mcp.Result
+		err error
+	}
+	ch := make(chan out)
+	const n = 40
+	for i := range n {
+		go func() {
+			tool, args := "echo", `{"text":"`+strconv.Itoa(i)+`"}`
+			switch i % 4 {
+			case 1:
+				tool, args = "slow", `{"ms":`+strconv.Itoa(i*5)+`}`
+			case 2:
+				tool = "malformed"
+			case 3:
+				tool = "hang"
+			}
+			r, err := c.CallTool(context.Background(), "c"+strconv.Itoa(i), tool, json.RawMessage(args))
+			ch <- out{i, r, err}
+		}()
+	}
+	for range n {
+		o := <-ch
+		switch o.i % 4 {
+		case 0:
+			if o.err != nil || o.r.Text != strconv.Itoa(o.i) {
+				t.Errorf("echo %d: %+v %v", o.i, o.r, o.err)
+			}
+		case 1:
+			if o.err != nil || o.r.Text != "slow" {
+				t.Errorf("slow %d: %+v %v", o.i, o.r, o.err)
+			}
+		case 2:
+			if !errors.Is(o.err, mcp.ErrMalformed) {
+				t.Errorf("malformed %d: %v", o.i, o.err)
+			}
+		case 3:
+			if !errors.Is(o.err, mcp.ErrTimeout) {
+				t.Errorf("hang %d: %v", o.i, o.err)
+			}
+		}
+	}
+	echo(t, c, "after")
+}

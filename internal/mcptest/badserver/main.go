@@ -11,6 +11,7 @@
 //	-start garbage    answer initialize with a line that is not JSON
 //	-start badtools   list tools opx must refuse beside one good one
 //	-start biglist    answer tools/list with a 20 MB listing
+//	-start noisy      write three lines of garbage first, then start well
 //
 // Its tools misbehave by name, when called:
 //
@@ -60,7 +61,7 @@ type message struct {
 }
 
 func main() {
-	start := flag.String("start", "", "how to start: exit, silent, garbage, badtools, biglist")
+	start := flag.String("start", "", "how to start: exit, silent, garbage, badtools, biglist, noisy")
 	flag.Parse()
 	if flag.NArg() > 0 && flag.Arg(0) == "child" {
 		child()
@@ -69,6 +70,9 @@ func main() {
 	if *start == "exit" {
 		fmt.Fprintln(os.Stderr, "badserver: refusing to start (-start exit)")
 		os.Exit(7)
+	}
+	if *start == "noisy" {
+		writeRaw("garbage before anything\n{\"jsonrpc\":\"2.0\",\"id\":77,\"result\":{}}\n[]\n")
 	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	for {
