@@ -78,7 +78,7 @@ func TestBadServer_CrashMidCall(t *testing.T) {
 
 func TestBadServer_NeverAnswers(t *testing.T) {
 	e := newEnv(t)
-	c := e.start(t, badSpec(t, 500*time.Millisecond))
+	c := e.start(t, badSpec(t, 5*time.Second))
 	_, err := c.CallTool(context.Background(), "call-hang", "hang", nil)
 	if !errors.Is(err, mcp.ErrTimeout) {
 		t.Fatalf("hang: %v", err)
@@ -96,10 +96,18 @@ func TestBadServer_NeverAnswers(t *testing.T) {
 	}
 }
 
+// deadline is a context for a call that is meant to time out.
+func deadline(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func TestBadServer_Freezes(t *testing.T) {
+	defer mcp.SetProbeTimeout(300 * time.Millisecond)()
 	e := newEnv(t)
-	c := e.start(t, badSpec(t, 500*time.Millisecond))
-	if _, err := c.CallTool(context.Background(), "call-freeze", "freeze", nil); !errors.Is(err, mcp.ErrTimeout) {
+	c := e.start(t, badSpec(t, time.Minute))
+	if _, err := c.CallTool(deadline(t), "call-freeze", "freeze", nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("freeze: %v", err)
 	}
 	// It answers no ping either: killed as unresponsive.
@@ -155,11 +163,12 @@ func TestBadServer_LargeResult(t *testing.T) {
 }
 
 func TestBadServer_EndlessLine(t *testing.T) {
+	defer mcp.SetProbeTimeout(300 * time.Millisecond)()
 	e := newEnv(t)
-	c := e.start(t, badSpec(t, time.Second))
+	c := e.start(t, badSpec(t, time.Minute))
 	runtime.GC()
 	before := totalAlloc()
-	if _, err := c.CallTool(context.Background(), "call-endless", "endless", nil); !errors.Is(err, mcp.ErrTimeout) {
+	if _, err := c.CallTool(deadline(t), "call-endless", "endless", nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("endless: %v", err)
 	}
 	select {
@@ -321,22 +330,23 @@ func TestBadServer_ChildKilled(t *testing.T) {
 
 func TestBadServer_StartFailures(t *testing.T) {
 	tests := []struct {
-		name  string
-		flags []string
-		want  error
-		tail  string
-		text  string
+		name    string
+		flags   []string
+		timeout time.Duration
+		want    error
+		tail    string
+		text    string
 	}{
-		{"Exits", []string{"-start", "exit"}, nil, "refusing to start", "exit status 7"},
-		{"Silent", []string{"-start", "silent"}, mcp.ErrTimeout, "", "initialize"},
-		{"Garbage", []string{"-start", "garbage"}, mcp.ErrTimeout, "", "initialize"},
-		{"HugeListing", []string{"-start", "biglist"}, mcp.ErrOversize, "", "tools/list"},
-		{"NoProgram", nil, mcp.ErrInvalidSpec, "", "not found"},
+		{"Exits", []string{"-start", "exit"}, time.Minute, nil, "refusing to start", "exit status 7"},
+		{"Silent", []string{"-start", "silent"}, time.Second, mcp.ErrTimeout, "", "initialize"},
+		{"Garbage", []string{"-start", "garbage"}, time.Second, mcp.ErrTimeout, "", "initialize"},
+		{"HugeListing", []string{"-start", "biglist"}, time.Minute, mcp.ErrOversize, "", "tools/list"},
+		{"NoProgram", nil, time.Minute, mcp.ErrInvalidSpec, "", "not found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			spec := badSpec(t, 2*time.Second, tt.flags...)
+			spec := badSpec(t, tt.timeout, tt.flags...)
 			spec.Workspace = e.ws
 			if tt.flags == nil {
 				spec.Argv = []string{"opx-no-such-server"}
@@ -382,11 +392,11 @@ func TestConn_NoGoroutineLeft(t *testing.T) {
 	for _, tool := range []string{"echo", "hang", "freeze", "spawn"} {
 		t.Run(tool, func(t *testing.T) {
 			before := runtime.NumGoroutine()
-			c, err := mcp.Start(context.Background(), e.sb, mcp.Spec{Name: "bad", Argv: []string{bad}, Workspace: e.ws, Timeout: 300 * time.Millisecond}, 1, "", e.rec.rec)
+			c, err := mcp.Start(context.Background(), e.sb, mcp.Spec{Name: "bad", Argv: []string{bad}, Workspace: e.ws, Timeout: time.Minute}, 1, "", e.rec.rec)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.CallTool(context.Background(), "c", tool, nil)
+			c.CallTool(deadline(t), "c", tool, nil)
 			if err := c.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -419,7 +429,7 @@ func TestBadServer_NoisyStart(t *testing.T) {
 // answer, misbehaving ones among them.
 func TestBadServer_Concurrent(t *testing.T) {
 	e := newEnv(t)
-	c := e.start(t, badSpec(t, 2*time.Second))
+	c := e.start(t, badSpec(t, 5*time.Second))
 	type out struct {
 		i   int
 		r   mcp.Result
