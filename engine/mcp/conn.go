@@ -123,6 +123,12 @@ func Start(ctx context.Context, sb Sandbox, spec Spec, instance int, session str
 		c.log.pump(proc.stderr)
 	}()
 	c.lc = newLineConn(proc.stdin, proc.stdout, MaxFrameBytes, c.problems.add, c.log.logf)
+	c.lc.toolsChanged = func() {
+		select {
+		case c.relist <- struct{}{}:
+		default:
+		}
+	}
 	go c.watch()
 
 	ictx, cancel := context.WithTimeoutCause(ctx, c.timeout, fmt.Errorf("%w: initialize took over %v", ErrTimeout, c.timeout))
@@ -255,13 +261,7 @@ func (c *Conn) initialize(ctx context.Context) error {
 		// No roots, sampling or elicitation: a server gets nothing from
 		// opx but answers to its tool calls.
 		Capabilities: &sdk.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			select {
-			case c.relist <- struct{}{}:
-			default:
-			}
-		},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	cs, err := client.Connect(ctx, connTransport{c.lc}, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	if err != nil {

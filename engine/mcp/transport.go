@@ -77,8 +77,10 @@ type ownAnswer struct {
 //   - A line that is not a JSON-RPC message is skipped (its request, if
 //     its id can be found, answered with an error), an answer to nothing
 //     pending is dropped; each is reported (the reporter bounds the rate).
-//   - Of the server's notifications only those opx acts on reach the SDK
-//     (tools/list_changed, cancelled); logging goes to the log. At most
+//   - Of the server's notifications only the cancellation of one of its
+//     requests in flight reaches the SDK (whose handler queue is
+//     unbounded); tools/list_changed calls toolsChanged, which
+//     coalesces; logging goes to the log; the rest are dropped. At most
 //     maxServerRequests of its requests wait for an answer at a time.
 //   - Every write has a deadline.
 //
@@ -91,6 +93,9 @@ type lineConn struct {
 	maxLine int
 	report  func(problem)        // from the reader goroutine only
 	logf    func(string, ...any) // the server's log notifications
+	// toolsChanged is called when the server says its tools changed; it
+	// must not block.
+	toolsChanged func()
 
 	writeMu sync.Mutex
 	msgs    chan jsonrpc.Message // reader -> Read
@@ -462,9 +467,27 @@ func (c *lineConn) response(m *jsonrpc.Response, size int64) {
 // request takes a request or notification from the server.
 func (c *lineConn) request(m *jsonrpc.Request, size int64) {
 	if !m.IsCall() {
+		// None reaches the SDK's handler queue, which is unbounded, but
+		// the cancellation of a request of the server's in flight.
 		switch m.Method {
-		case "notifications/tools/list_changed", "notifications/cancelled":
-			c.deliver(m)
+		case "notifications/tools/list_changed":
+			if c.toolsChanged != nil {
+				c.toolsChanged() // coalesces
+			}
+		case "notifications/cancelled":
+			var p struct {
+				RequestID any `json:"requestId"`
+			}
+			if json.Unmarshal(m.Params, &p) == nil {
+				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+					c.mu.Lock()
+					inFlight := c.serverCalls[id]
+					c.mu.Unlock()
+					if inFlight {
+						c.deliver(m)
+					}
+				}
+			}
 		case "notifications/message":
 			if c.logf != nil {
 				c.logf("log: %s", clip(string(m.Params[:min(len(m.Params), 600)]), 512))

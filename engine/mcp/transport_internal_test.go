@@ -200,13 +200,30 @@ func TestLineConn_ServerRequests(t *testing.T) {
 	s := newPipeServer(t, 1<<20)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	changed := make(chan struct{}, 10)
+	s.lc.toolsChanged = func() { changed <- struct{}{} }
 	s.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}` + "\n")
 	s.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hello"}}` + "\n")
 	s.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n")
-	m, err := s.lc.Read(ctx)
-	if r, ok := m.(*jsonrpc.Request); err != nil || !ok || r.Method != "notifications/tools/list_changed" {
-		t.Fatalf("first message for the SDK: %#v %v", m, err)
+	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"nothing"}}` + "\n")
+	s.send(`{"jsonrpc":"2.0","id":"first","method":"ping"}` + "\n")
+	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"first"}}` + "\n")
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("tools/list_changed did not reach toolsChanged")
 	}
+	// Only the server's request and the cancellation of it reach the SDK.
+	for _, want := range []string{"ping", "notifications/cancelled"} {
+		m, err := s.lc.Read(ctx)
+		if r, ok := m.(*jsonrpc.Request); err != nil || !ok || r.Method != want {
+			t.Fatalf("message for the SDK: %#v %v, want %s", m, err, want)
+		}
+	}
+	if err := s.lc.Write(ctx, &jsonrpc.Response{ID: mustID("first"), Result: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	s.next()
 	for i := range 20 {
 		s.send(`{"jsonrpc":"2.0","id":"srv-` + string(rune('a'+i)) + `","method":"roots/list"}` + "\n")
 	}
@@ -228,7 +245,7 @@ func TestLineConn_ServerRequests(t *testing.T) {
 		t.Errorf("answer written: %v", ans)
 	}
 	s.send(`{"jsonrpc":"2.0","id":"srv-late","method":"ping"}` + "\n")
-	m, err = s.lc.Read(ctx)
+	m, err := s.lc.Read(ctx)
 	if r, ok := m.(*jsonrpc.Request); err != nil || !ok || r.Method != "ping" {
 		t.Errorf("after a slot was freed: %#v %v", m, err)
 	}
@@ -238,6 +255,14 @@ func TestLineConn_ServerRequests(t *testing.T) {
 	if logs != 1 {
 		t.Errorf("%d log lines, want 1", logs)
 	}
+}
+
+func mustID(v any) jsonrpc.ID {
+	id, err := jsonrpc.MakeID(v)
+	if err != nil {
+		panic(err)
+	}
+	return id
 }
 
 func waitUntil(t *testing.T, cond func() bool) {
