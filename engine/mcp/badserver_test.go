@@ -475,3 +475,38 @@ func TestBadServer_Concurrent(t *testing.T) {
 	}
 	echo(t, c, "after")
 }
+
+// TestBadServer_ClosesOutput: a server that closes its output but lives
+// on is ended ("protocol"), so that a Manager restarts it.
+func TestBadServer_ClosesOutput(t *testing.T) {
+	e := newEnv(t)
+	c := e.start(t, badSpec(t, time.Minute))
+	if _, err := c.CallTool(context.Background(), "call-closeout", "closeout", nil); !errors.Is(err, mcp.ErrNotRunning) {
+		t.Fatalf("closeout: %v", err)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("a server without output was not ended")
+	}
+	if ex := c.Exit(); ex.Reason != "protocol" {
+		t.Errorf("exit: %+v", ex)
+	}
+}
+
+// TestBadServer_BigRequest: a request of the server's over 64 KiB, or
+// with an id over 64 bytes, is dropped and recorded, not held.
+func TestBadServer_BigRequest(t *testing.T) {
+	e := newEnv(t)
+	c := e.start(t, badSpec(t, time.Minute))
+	if r, err := c.CallTool(context.Background(), "call-bigrequest", "bigrequest", nil); err != nil || r.Text != "sent" {
+		t.Fatalf("bigrequest: %+v %v", r, err)
+	}
+	echo(t, c, "after") // everything before it was read
+	if pe := protocolErrors(e, "oversize"); len(pe) != 1 || !strings.Contains(pe[0].Detail, "roots/list dropped") {
+		t.Errorf("oversize: %+v", pe)
+	}
+	if pe := protocolErrors(e, "malformed"); len(pe) != 1 || !strings.Contains(pe[0].Detail, "an id of 1000 bytes") {
+		t.Errorf("malformed: %+v", pe)
+	}
+}

@@ -130,6 +130,7 @@ func Start(ctx context.Context, sb Sandbox, spec Spec, instance int, session str
 		}
 	}
 	go c.watch()
+	go c.watchOutput()
 
 	ictx, cancel := context.WithTimeoutCause(ctx, c.timeout, fmt.Errorf("%w: initialize took over %v", ErrTimeout, c.timeout))
 	defer cancel()
@@ -335,6 +336,20 @@ func (c *Conn) watch() {
 	}
 	c.problems.flush()
 	close(c.done)
+}
+
+// watchOutput ends a server that closed its output but lives on: it can
+// answer nothing more.
+func (c *Conn) watchOutput() {
+	select {
+	case <-c.lc.readDone:
+	case <-c.proc.exited:
+		return
+	}
+	if !waitFor(c.proc.exited, outputGrace) {
+		c.log.logf("its output ended but it did not exit: ending it")
+		c.kill("protocol")
+	}
 }
 
 // endAs notes why opx is ending the server, unless it already did.

@@ -28,6 +28,10 @@ const (
 	// dropped (recorded as "unexpected"), so a server cannot make opx
 	// queue work without end.
 	maxServerRequests = 8
+	// maxServerRequestBytes bounds one request of the server's (ping and
+	// roots/list are small; sampling and elicitation opx refuses anyway),
+	// so the requests in flight hold little.
+	maxServerRequestBytes = 64 << 10
 	// maxCancelled bounds the ids of requests given up on that are
 	// remembered, so a late answer to one is dropped quietly.
 	maxCancelled = 64
@@ -494,6 +498,14 @@ func (c *lineConn) request(m *jsonrpc.Request, size int64) {
 			}
 		}
 		return // others (progress, resources/updated, ...) opx does not use
+	}
+	if size > maxServerRequestBytes {
+		c.report(problem{kind: "oversize", size: size, detail: fmt.Sprintf("request %s dropped: over %d bytes", clip(m.Method, 64), maxServerRequestBytes)})
+		return
+	}
+	if id, ok := m.ID.Raw().(string); ok && len(id) > maxIDBytes {
+		c.report(problem{kind: "malformed", size: size, detail: fmt.Sprintf("request %s dropped: an id of %d bytes", clip(m.Method, 64), len(id))})
+		return
 	}
 	c.mu.Lock()
 	full := len(c.serverCalls) >= maxServerRequests

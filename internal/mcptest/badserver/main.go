@@ -32,6 +32,8 @@
 //	spawn       starts a child in its process group that writes to stderr
 //	            forever, then answers
 //	slow        answers after arguments.ms milliseconds
+//	closeout    closes its output and lives on
+//	bigrequest  sends a request of its own of 1 MB, then answers
 package main
 
 import (
@@ -44,6 +46,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,7 +54,9 @@ var (
 	out   = bufio.NewWriterSize(os.Stdout, 1<<16)
 	outMu sync.Mutex
 	gen   int // tool list generation ("change")
-	genMu sync.Mutex
+	// lingering keeps it running after its input ends ("closeout").
+	lingering atomic.Bool
+	genMu     sync.Mutex
 )
 
 type message struct {
@@ -84,6 +89,9 @@ func main() {
 			}
 		}
 		if err != nil {
+			if lingering.Load() {
+				forever()
+			}
 			return
 		}
 	}
@@ -159,7 +167,7 @@ func handle(m message, start string) {
 }
 
 var toolNames = []string{"echo", "crash", "hang", "freeze", "big", "bigfirst", "endless", "malformed", "badutf8", "garbage",
-	"unexpected", "change", "flood", "spawn", "slow"}
+	"unexpected", "change", "flood", "spawn", "slow", "closeout", "bigrequest"}
 
 func tool(name string) map[string]any {
 	return map[string]any{"name": name, "description": "badserver's " + name,
@@ -291,6 +299,15 @@ func call(id json.RawMessage, name string, args map[string]any) {
 			return
 		}
 		result(id, text(fmt.Sprintf("child %d", cmd.Process.Pid)))
+	case "closeout":
+		lingering.Store(true) // not even the end of its input ends it
+		outMu.Lock()
+		os.Stdout.Close()
+		forever()
+	case "bigrequest":
+		send(map[string]any{"jsonrpc": "2.0", "id": "big", "method": "roots/list", "params": map[string]any{"pad": strings.Repeat("p", 1<<20)}})
+		send(map[string]any{"jsonrpc": "2.0", "id": strings.Repeat("i", 1000), "method": "ping"})
+		result(id, text("sent"))
 	case "slow":
 		time.Sleep(time.Duration(num(args, "ms", 100)) * time.Millisecond)
 		result(id, text("slow"))
