@@ -35,9 +35,6 @@ const (
 	stopGrace = 2 * time.Second
 	// killWait bounds the wait for a process group after SIGKILL.
 	killWait = 10 * time.Second
-	// probeTimeout bounds the ping that follows a timed-out call: a
-	// server that does not answer it either is killed as unresponsive.
-	probeTimeout = 10 * time.Second
 	// recordTimeout bounds one recording of what the transport saw.
 	recordTimeout = 10 * time.Second
 	// outputGrace bounds the wait for a server's output pipes to close
@@ -47,6 +44,11 @@ const (
 	// defaultPath is a server's PATH unless its spec sets one.
 	defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
+
+// probeTimeout bounds the ping that follows a timed-out request: a
+// server that does not answer it either is killed as unresponsive. (A
+// variable for the tests.)
+var probeTimeout = 10 * time.Second
 
 // forwardMethods are the requests Forward passes on.
 var forwardMethods = map[string]bool{
@@ -121,7 +123,14 @@ func Start(ctx context.Context, sb Sandbox, spec Spec, instance int, session str
 		c.log.pump(proc.stderr)
 	}()
 	c.lc = newLineConn(proc.stdin, proc.stdout, MaxFrameBytes, c.problems.add, c.log.logf)
+	c.lc.toolsChanged = func() {
+		select {
+		case c.relist <- struct{}{}:
+		default:
+		}
+	}
 	go c.watch()
+	go c.watchOutput()
 
 	ictx, cancel := context.WithTimeoutCause(ctx, c.timeout, fmt.Errorf("%w: initialize took over %v", ErrTimeout, c.timeout))
 	defer cancel()
@@ -253,13 +262,7 @@ func (c *Conn) initialize(ctx context.Context) error {
 		// No roots, sampling or elicitation: a server gets nothing from
 		// opx but answers to its tool calls.
 		Capabilities: &sdk.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			select {
-			case c.relist <- struct{}{}:
-			default:
-			}
-		},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	cs, err := client.Connect(ctx, connTransport{c.lc}, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	if err != nil {
@@ -335,6 +338,20 @@ func (c *Conn) watch() {
 	close(c.done)
 }
 
+// watchOutput ends a server that closed its output but lives on: it can
+// answer nothing more.
+func (c *Conn) watchOutput() {
+	select {
+	case <-c.lc.readDone:
+	case <-c.proc.exited:
+		return
+	}
+	if !waitFor(c.proc.exited, outputGrace) {
+		c.log.logf("its output ended but it did not exit: ending it")
+		c.kill("protocol")
+	}
+}
+
 // endAs notes why opx is ending the server, unless it already did.
 func (c *Conn) endAs(reason string) {
 	c.mu.Lock()
@@ -393,9 +410,7 @@ func (c *Conn) CallTool(ctx context.Context, callID, tool string, args json.RawM
 		if errors.As(err, &werr) {
 			return Result{Text: fmt.Sprintf("MCP error %d: %s", werr.Code, clip(werr.Message, 4<<10)), IsError: true}, nil
 		}
-		if errors.Is(err, ErrTimeout) || errors.Is(err, ErrUnresponsive) {
-			c.probe()
-		}
+		c.probeAfter(err)
 		return Result{}, fmt.Errorf("mcp %s: tools/call %s: %w", c.spec.Name, tool, err)
 	}
 	r, err := renderResult(raw)
@@ -443,12 +458,18 @@ func (c *Conn) Forward(ctx context.Context, method string, params json.RawMessag
 		if errors.As(err, &werr) {
 			return nil, werr
 		}
-		if errors.Is(err, ErrTimeout) || errors.Is(err, ErrUnresponsive) {
-			c.probe()
-		}
+		c.probeAfter(err)
 		return nil, fmt.Errorf("mcp %s: %s: %w", c.spec.Name, method, err)
 	}
 	return raw, nil
+}
+
+// probeAfter probes the server after a request that got no answer in
+// time (its own timeout or the caller's deadline) or could not be sent.
+func (c *Conn) probeAfter(err error) {
+	if errors.Is(err, ErrTimeout) || errors.Is(err, ErrUnresponsive) || errors.Is(err, context.DeadlineExceeded) {
+		c.probe()
+	}
 }
 
 // probe pings a server after a request timed out, and kills it as

@@ -19,7 +19,11 @@ const (
 	// log: a burst, then this many a second; the lines in between are
 	// counted and the count logged.
 	logBurst     = 200
-	logPerSecond = 50
+	logPerSecond = 20
+	// logBudget bounds what one start of a server writes to the log in
+	// all; past it, its lines are only counted (the count is logged when
+	// it ends).
+	logBudget = 4 << 20
 	// StderrTailBytes is how much of the end of a server's stderr is
 	// kept for mcp.server_exited and mcp.server_failed.
 	StderrTailBytes = 2 << 10
@@ -36,6 +40,7 @@ type serverLog struct {
 	tokens     float64
 	last       time.Time
 	suppressed int
+	written    int64
 	tail       []byte // ring of the last StderrTailBytes bytes, in order
 }
 
@@ -50,22 +55,27 @@ func (l *serverLog) pump(r io.Reader) {
 		chunk, err := br.ReadSlice('\n')
 		l.keepTail(chunk)
 		if len(chunk) > 0 {
-			line := chunk
+			// The line is rendered only if it is to be logged: a flood
+			// costs a count, not a copy of each line.
+			var text string
+			logged := l.allow()
+			if logged {
+				text = strings.TrimRight(string(chunk), "\r\n")
+			}
 			dropped := 0
-			if err == bufio.ErrBufferFull {
+			for err == bufio.ErrBufferFull {
 				// The rest of a long line: kept in the tail, counted, not logged.
-				for err == bufio.ErrBufferFull {
-					var more []byte
-					more, err = br.ReadSlice('\n')
-					l.keepTail(more)
-					dropped += len(more)
+				var more []byte
+				more, err = br.ReadSlice('\n')
+				l.keepTail(more)
+				dropped += len(more)
+			}
+			if logged {
+				if dropped > 0 {
+					text += fmt.Sprintf(" [%d more bytes of this line not logged]", dropped)
 				}
+				l.write(text)
 			}
-			text := strings.TrimRight(string(line), "\r\n")
-			if dropped > 0 {
-				text += fmt.Sprintf(" [%d more bytes of this line not logged]", dropped)
-			}
-			l.logf("%s", text)
 		}
 		if err != nil {
 			l.flush()
@@ -76,24 +86,43 @@ func (l *serverLog) pump(r io.Reader) {
 
 // logf writes one line, unless the rate is spent.
 func (l *serverLog) logf(format string, args ...any) {
+	if l.allow() {
+		l.write(fmt.Sprintf(format, args...))
+	}
+}
+
+// allow takes one line from the rate, or counts the line as not logged.
+func (l *serverLog) allow() bool {
 	if l.w == nil {
-		return
+		return false
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
 	l.tokens = min(logBurst, l.tokens+now.Sub(l.last).Seconds()*logPerSecond)
 	l.last = now
-	if l.tokens < 1 {
+	if l.tokens < 1 || l.written >= logBudget {
+		if l.written >= logBudget && l.written < logBudget+1 {
+			l.written++ // said once
+			fmt.Fprintf(l.w, "%s[over %d bytes logged: the rest of its lines are only counted]\n", l.prefix, logBudget)
+		}
 		l.suppressed++
-		return
+		return false
 	}
 	l.tokens--
+	return true
+}
+
+// write writes a line allow allowed, after the count of those it did not.
+func (l *serverLog) write(text string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.suppressed > 0 {
 		fmt.Fprintf(l.w, "%s[%d lines not logged: too many]\n", l.prefix, l.suppressed)
 		l.suppressed = 0
 	}
-	fmt.Fprintf(l.w, "%s%s\n", l.prefix, strings.ToValidUTF8(fmt.Sprintf(format, args...), "\uFFFD"))
+	n, _ := fmt.Fprintf(l.w, "%s%s\n", l.prefix, strings.ToValidUTF8(text, "\uFFFD"))
+	l.written += int64(n)
 }
 
 // flush logs the count of lines not logged, at the end.

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -27,6 +28,10 @@ const (
 	// dropped (recorded as "unexpected"), so a server cannot make opx
 	// queue work without end.
 	maxServerRequests = 8
+	// maxServerRequestBytes bounds one request of the server's (ping and
+	// roots/list are small; sampling and elicitation opx refuses anyway),
+	// so the requests in flight hold little.
+	maxServerRequestBytes = 64 << 10
 	// maxCancelled bounds the ids of requests given up on that are
 	// remembered, so a late answer to one is dropped quietly.
 	maxCancelled = 64
@@ -76,8 +81,10 @@ type ownAnswer struct {
 //   - A line that is not a JSON-RPC message is skipped (its request, if
 //     its id can be found, answered with an error), an answer to nothing
 //     pending is dropped; each is reported (the reporter bounds the rate).
-//   - Of the server's notifications only those opx acts on reach the SDK
-//     (tools/list_changed, cancelled); logging goes to the log. At most
+//   - Of the server's notifications only the cancellation of one of its
+//     requests in flight reaches the SDK (whose handler queue is
+//     unbounded); tools/list_changed calls toolsChanged, which
+//     coalesces; logging goes to the log; the rest are dropped. At most
 //     maxServerRequests of its requests wait for an answer at a time.
 //   - Every write has a deadline.
 //
@@ -90,6 +97,9 @@ type lineConn struct {
 	maxLine int
 	report  func(problem)        // from the reader goroutine only
 	logf    func(string, ...any) // the server's log notifications
+	// toolsChanged is called when the server says its tools changed; it
+	// must not block.
+	toolsChanged func()
 
 	writeMu sync.Mutex
 	msgs    chan jsonrpc.Message // reader -> Read
@@ -320,7 +330,7 @@ func (c *lineConn) readLoop() {
 				scan.Write(chunk)
 				line = line[:0]
 			default:
-				line = append(line, chunk...)
+				line = appendGrowing(line, chunk, c.maxLine)
 			}
 			if err != bufio.ErrBufferFull {
 				break
@@ -328,7 +338,7 @@ func (c *lineConn) readLoop() {
 		}
 		if size > 0 {
 			if over {
-				scan.endToken()
+				scan.finish()
 				c.oversize(size, &scan)
 			} else {
 				c.handle(line, size)
@@ -342,6 +352,19 @@ func (c *lineConn) readLoop() {
 			return
 		}
 	}
+}
+
+// appendGrowing appends chunk to line, growing it fourfold (append grows
+// large slices by a quarter, which would allocate five times the cap on
+// the way to it; fourfold allocates a third more than the final size)
+// but never past max.
+func appendGrowing(line, chunk []byte, max int) []byte {
+	if need := len(line) + len(chunk); need > cap(line) {
+		grown := make([]byte, len(line), min(max, 4*need))
+		copy(grown, line)
+		line = grown
+	}
+	return append(line, chunk...)
 }
 
 // oversize reports a line over the cap, then answers the request it
@@ -389,6 +412,11 @@ func (c *lineConn) handle(line []byte, size int64) {
 		return
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
+	if err == nil && !utf8.Valid(line) {
+		// JSON is UTF-8 (RFC 8259); what is passed on must be, so that
+		// it can be recorded and handed on as it came.
+		err = errors.New("not valid UTF-8")
+	}
 	if err != nil {
 		p := problem{kind: "malformed", size: size, detail: "not a JSON-RPC message: " + clip(err.Error(), 200)}
 		answer := func() {}
@@ -443,15 +471,41 @@ func (c *lineConn) response(m *jsonrpc.Response, size int64) {
 // request takes a request or notification from the server.
 func (c *lineConn) request(m *jsonrpc.Request, size int64) {
 	if !m.IsCall() {
+		// None reaches the SDK's handler queue, which is unbounded, but
+		// the cancellation of a request of the server's in flight.
 		switch m.Method {
-		case "notifications/tools/list_changed", "notifications/cancelled":
-			c.deliver(m)
+		case "notifications/tools/list_changed":
+			if c.toolsChanged != nil {
+				c.toolsChanged() // coalesces
+			}
+		case "notifications/cancelled":
+			var p struct {
+				RequestID any `json:"requestId"`
+			}
+			if json.Unmarshal(m.Params, &p) == nil {
+				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+					c.mu.Lock()
+					inFlight := c.serverCalls[id]
+					c.mu.Unlock()
+					if inFlight {
+						c.deliver(m)
+					}
+				}
+			}
 		case "notifications/message":
 			if c.logf != nil {
-				c.logf("log: %s", clip(string(m.Params), 512))
+				c.logf("log: %s", clip(string(m.Params[:min(len(m.Params), 600)]), 512))
 			}
 		}
 		return // others (progress, resources/updated, ...) opx does not use
+	}
+	if size > maxServerRequestBytes {
+		c.report(problem{kind: "oversize", size: size, detail: fmt.Sprintf("request %s dropped: over %d bytes", clip(m.Method, 64), maxServerRequestBytes)})
+		return
+	}
+	if id, ok := m.ID.Raw().(string); ok && len(id) > maxIDBytes {
+		c.report(problem{kind: "malformed", size: size, detail: fmt.Sprintf("request %s dropped: an id of %d bytes", clip(m.Method, 64), len(id))})
+		return
 	}
 	c.mu.Lock()
 	full := len(c.serverCalls) >= maxServerRequests

@@ -50,11 +50,18 @@ func init() {
 // InstallCommand is what installs the npm servers and client.
 const InstallCommand = "cd .ci/mcp && npm ci --ignore-scripts"
 
-// The programs .ci/mcp installs, by name in node_modules/.bin.
+// The programs .ci/mcp installs, by name in node_modules/.bin. Inspector
+// is the MCP inspector; its CLI mode is a real MCP client:
+//
+//	mcp-inspector --cli COMMAND ARGS... --method tools/list
+//	mcp-inspector --cli COMMAND ARGS... --method tools/call --tool-name NAME --tool-arg key=value
+//
+// It prints the result as JSON on stdout (a deprecation notice goes to
+// stderr).
 const (
 	Filesystem = "mcp-server-filesystem"
 	Everything = "mcp-server-everything"
-	Inspector  = "mcp-inspector-cli"
+	Inspector  = "mcp-inspector"
 )
 
 // Root returns the module's root directory (the one with go.mod), found
