@@ -119,6 +119,13 @@ type lineConn struct {
 }
 
 func newLineConn(in, out *os.File, maxLine int, report func(problem), logf func(string, ...any)) *lineConn {
+	c := makeLineConn(in, out, maxLine, report, logf)
+	go c.readLoop(out)
+	return c
+}
+
+// makeLineConn builds a lineConn without starting its reader.
+func makeLineConn(in, out *os.File, maxLine int, report func(problem), logf func(string, ...any)) *lineConn {
 	c := &lineConn{
 		in: in, out: out, maxLine: maxLine, report: report, logf: logf,
 		msgs:        make(chan jsonrpc.Message),
@@ -128,7 +135,6 @@ func newLineConn(in, out *os.File, maxLine int, report func(problem), logf func(
 		own:         map[string]ownCall{},
 		serverCalls: map[jsonrpc.ID]bool{},
 	}
-	go c.readLoop()
 	return c
 }
 
@@ -305,9 +311,9 @@ func (c *lineConn) call(ctx context.Context, method string, params any, callID s
 }
 
 // readLoop reads the server's output line by line until it ends.
-func (c *lineConn) readLoop() {
+func (c *lineConn) readLoop(r io.Reader) {
 	defer close(c.readDone)
-	br := bufio.NewReaderSize(c.out, readBufferSize)
+	br := bufio.NewReaderSize(r, readBufferSize)
 	var line []byte
 	for {
 		var (
