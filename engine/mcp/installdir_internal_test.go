@@ -54,6 +54,11 @@ func TestInstallDirs(t *testing.T) {
 	write("home/package.json", "{}", 0o644)
 	deep := write("home/code/srv/bin/x", "\x7fELF", 0o755)
 
+	top := "/tmp/opx-test-srv-" + filepath.Base(root)
+	if err := os.WriteFile(top, []byte("\x7fELF"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(top) })
 	path := filepath.Dir(node) + ":/usr/bin:/bin"
 	tests := []struct {
 		name string
@@ -68,6 +73,7 @@ func TestInstallDirs(t *testing.T) {
 		{"Lone", []string{lone, "--flag", "/etc/passwd"}, []string{filepath.Join(root, "tools")}, nil},
 		{"System", []string{"/usr/bin/env"}, nil, nil},
 		{"InHome", []string{inHome}, nil, ErrInstallDir},
+		{"TopLevel", []string{"/tmp/opx-test-srv-" + filepath.Base(root)}, nil, ErrInstallDir},
 		{"BelowHome", []string{deep}, []string{filepath.Join(root, "home/code/srv/bin")}, nil},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -301,4 +303,54 @@ func TestLineConn_OutputEnds(t *testing.T) {
 	if _, err := s.lc.Read(context.Background()); err != io.EOF {
 		t.Errorf("read: %v", err)
 	}
+}
+
+// FuzzLineConn_Read feeds any output to the reader: it never panics,
+// reports at most one problem per line, and hands the SDK only messages
+// that decode, in valid UTF-8.
+func FuzzLineConn_Read(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n",
+		`{"jsonrpc":"2.0","id":"opx-1","result":{"content":[]}}` + "\n",
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n",
+		`{"jsonrpc":"2.0","id":"s","method":"ping"}` + "\n" + `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s"}}`,
+		"garbage\n\x00\xff\n[[[[\n",
+		`{"result":` + strings.Repeat(`"x`, 300) + `,"id":1}` + "\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		inR, inW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer inR.Close()
+		lines := strings.Count(string(data), "\n") + 1
+		problems := 0
+		c := makeLineConn(inW, nil, 256, func(problem) { problems++ }, nil)
+		// The SDK: take what is handed over.
+		handed := make(chan jsonrpc.Message, 1024)
+		go func() {
+			for {
+				m, err := c.Read(context.Background())
+				if err != nil {
+					close(handed)
+					return
+				}
+				handed <- m
+			}
+		}()
+		c.sdkCalls[mustID(float64(1))] = "tools/list"
+		c.readLoop(bytes.NewReader(data))
+		c.Close()
+		for m := range handed {
+			b, err := jsonrpc.EncodeMessage(m)
+			if err != nil || !utf8.Valid(b) {
+				t.Errorf("handed on %#v: %v", m, err)
+			}
+		}
+		if problems > lines {
+			t.Errorf("%d problems for %d lines", problems, lines)
+		}
+	})
 }

@@ -15,7 +15,12 @@ func TestPrograms(t *testing.T) {
 	inspector := mcptest.Program(t, mcptest.Inspector)
 	every := mcptest.Program(t, mcptest.Everything)
 	fs := mcptest.Program(t, mcptest.Filesystem)
-	out, err := exec.Command(inspector, "--cli", every, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=pinned").Output()
+	cli := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(inspector, append([]string{"--cli"}, args...)...)
+		cmd.Dir = mcptest.InspectorDir()
+		return cmd
+	}
+	out, err := cli(every, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=pinned").Output()
 	var res struct {
 		Content []struct {
 			Text string `json:"text"`
@@ -24,7 +29,7 @@ func TestPrograms(t *testing.T) {
 	if err != nil || json.Unmarshal(out, &res) != nil || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, "pinned") {
 		t.Errorf("inspector → everything: %s %v", out, err)
 	}
-	out, err = exec.Command(inspector, "--cli", fs, t.TempDir(), "--method", "tools/list").Output()
+	out, err = cli(fs, t.TempDir(), "--method", "tools/list").Output()
 	if err != nil || !strings.Contains(string(out), `"read_text_file"`) {
 		t.Errorf("inspector → filesystem: %.300s %v", out, err)
 	}
