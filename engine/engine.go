@@ -90,6 +90,9 @@ type Options struct {
 	// Agents configures sub-agents (subagents.go); not Enabled, the
 	// agent tools are not offered.
 	Agents AgentsConfig
+	// MCPProxy lets `opx mcp-proxy` sessions run their upstream servers
+	// (mcp_proxy.go); nil refuses them.
+	MCPProxy *MCPProxyConfig
 
 	// PolicyText is the policy's text, recorded as a blob with
 	// engine.started so a rerun re-evaluates under it; its BLAKE3 must be
@@ -135,6 +138,8 @@ type Engine struct {
 	bc             *Broadcaster
 	// subs are the sub-agents of this engine's life.
 	subs *subagents
+	// proxies are the open `opx mcp-proxy` sessions.
+	proxies *proxySessions
 
 	mu         sync.Mutex
 	srv        *grpc.Server // set by Run
@@ -243,7 +248,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(opts.Ledger),
 		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now(), subs: newSubagents(),
-		sandboxCaps: sandbox.New().Probe()}
+		proxies: newProxySessions(), sandboxCaps: sandbox.New().Probe()}
 	agents.e = e
 	e.rec.otr.setKnown(e.otrKnown())
 	e.approvals = NewApprovals(e.rec, opts.ApprovalTimeout, e.publish)
@@ -259,7 +264,7 @@ func New(opts Options) (*Engine, error) {
 		OnVerdict: func(session, messageID string, seq uint64, v *event.ShieldVerdict) {
 			e.publish(session, messageID, "verdict", seq, v)
 		}, Approvals: e.approvals, Restrict: e.restrict, Admit: e.subagentAdmit,
-		ExecScope: e.subagentExecScope}
+		ExecScope: e.subagentExecScope, SessionTools: e.proxies.tools}
 	if opts.Tier2Provider != nil {
 		t2, err := NewLLMEvaluator(LLMEvaluatorConfig{Recorder: e.rec, Provider: opts.Tier2Provider, Retry: opts.Retry,
 			Budget: opts.Tier2DailyBudget, Workspace: opts.Workspace})
@@ -373,6 +378,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	// other denials and their verdicts are recorded, all before
 	// engine.stopped.
 	e.stopSubAgents(reason)
+	e.stopProxies(reason)
 	e.approvals.DenyAll("the engine stopped before anyone answered ("+reason+")", 5*time.Second)
 	e.failInflight("engine stopping: " + reason)
 	e.shutdownAgent(reason)
@@ -439,6 +445,7 @@ func (e *Engine) newServer() *grpc.Server {
 	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
 	opxv1.RegisterLedgerServiceServer(srv, &ledgerService{e: e})
 	opxv1.RegisterChronicleServiceServer(srv, &chronicleService{e: e})
+	opxv1.RegisterMcpProxyServiceServer(srv, &mcpProxyService{e: e})
 	reflection.Register(srv)
 	e.mu.Lock()
 	e.srv = srv

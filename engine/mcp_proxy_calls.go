@@ -1,0 +1,240 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+)
+
+// JSON-RPC error codes a proxy is answered with.
+const (
+	codeInvalidParams  = -32602
+	codeMethodNotFound = -32601
+	codeInternal       = -32603
+	// codeServerBusy and codeUpstream are in the range JSON-RPC leaves to
+	// servers: too many requests in flight; the upstream gave no answer.
+	codeServerBusy = -32000
+	codeUpstream   = -32001
+)
+
+// proxyForwarded are the methods passed through to the upstream
+// (mcp.Conn.Forward); tools/list is answered from the session's tools and
+// tools/call goes through the pipeline.
+var proxyForwarded = map[string]bool{"resources/list": true, "resources/read": true, "resources/templates/list": true,
+	"prompts/list": true, "prompts/get": true, "completion/complete": true, "ping": true}
+
+// serve answers one call of the session, recording it.
+func (ps *proxySession) serve(ctx context.Context, c *opxv1.ProxyCall) *opxv1.ProxyResult {
+	params := bytes.TrimSpace(c.Params)
+	if len(params) == 0 || bytes.Equal(params, []byte("null")) {
+		params = []byte("{}")
+	}
+	method := c.Method
+	if len(method) > 128 || method == "" || strings.ContainsFunc(method, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
+		method = "(invalid)"
+	}
+	if method == "tools/call" {
+		return ps.callTool(ctx, c.Id, params)
+	}
+	ps.mu.Lock()
+	ps.nReqs++
+	reqID := fmt.Sprintf("req_%d", ps.nReqs)
+	ps.mu.Unlock()
+	rctx := context.WithoutCancel(ctx)
+	start := time.Now()
+	ps.recordRequest(rctx, reqID, method, params)
+	var (
+		result []byte
+		code   int32
+		msg    string
+	)
+	switch {
+	case !json.Valid(params) || params[0] != '{':
+		code, msg = codeInvalidParams, "params must be a JSON object"
+	case method == "(invalid)":
+		code, msg = codeMethodNotFound, "opx mcp-proxy: the method name is not one"
+	case ps.isEnded() != "":
+		code, msg = codeUpstream, "opx mcp-proxy: "+ps.isEnded()
+	case method == "tools/list":
+		result = ps.listTools()
+	case proxyForwarded[method]:
+		raw, err := ps.conn.Forward(ctx, method, params)
+		switch {
+		case err != nil:
+			code, msg = codeUpstream, fmt.Sprintf("the MCP server %s: %v", ps.upstream, err)
+		case len(raw) > proxyMaxResult:
+			code, msg = codeInternal, fmt.Sprintf("the MCP server %s answered %d bytes, over the %d opx mcp-proxy hands on", ps.upstream, len(raw), proxyMaxResult)
+		default:
+			result = raw
+		}
+	default:
+		code, msg = codeMethodNotFound, fmt.Sprintf("opx mcp-proxy does not pass %s on", clip(method, 128))
+	}
+	ps.recordResponse(rctx, reqID, method, result, clip(msg, 4096), time.Since(start))
+	if code != 0 {
+		return &opxv1.ProxyResult{Id: c.Id, ErrorCode: code, Error: clip(msg, 4096)}
+	}
+	return &opxv1.ProxyResult{Id: c.Id, Result: result}
+}
+
+// callTool takes one tools/call through the pipeline and answers what the
+// client gets: the upstream's CallToolResult as received, or a tool error
+// that says why the call did not run.
+func (ps *proxySession) callTool(ctx context.Context, id uint64, params []byte) *opxv1.ProxyResult {
+	e := ps.e
+	ps.mu.Lock()
+	ps.nCalls++
+	callID := fmt.Sprintf("call_%d", ps.nCalls)
+	ps.mu.Unlock()
+	rctx := context.WithoutCancel(ctx)
+	start := time.Now()
+	ps.recordRequest(rctx, callID, "tools/call", params)
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	var refusal string
+	switch {
+	case json.Unmarshal(params, &p) != nil:
+		refusal = "tools/call params must be a JSON object with a tool name and arguments"
+	case p.Name == "":
+		refusal = "tools/call names no tool"
+	case ps.isEnded() != "":
+		refusal = "opx mcp-proxy: " + ps.isEnded() + "; the call was not made"
+	}
+	if refusal != "" {
+		ps.recordResponse(rctx, callID, "tools/call", nil, refusal, time.Since(start))
+		return &opxv1.ProxyResult{Id: id, ErrorCode: codeInvalidParams, Error: refusal}
+	}
+	args := bytes.TrimSpace(p.Arguments)
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		args = []byte("{}")
+	}
+	out, err := e.pipe.Handle(rctx, ps.id, "", "", callID, mcp.ToolName(ps.upstream, p.Name), string(args))
+	if err != nil {
+		e.fatal(err)
+		return &opxv1.ProxyResult{Id: id, ErrorCode: codeInternal, Error: "opx: the ledger failed; nothing more is recorded"}
+	}
+	r, ran := ps.take(callID)
+	result := toolCallResult(out, r, ran)
+	ps.recordResponse(rctx, callID, "tools/call", result, "", time.Since(start))
+	return &opxv1.ProxyResult{Id: id, Result: result}
+}
+
+// listTools is the tools/list answer: the tools the session holds, each
+// as the upstream described it.
+func (ps *proxySession) listTools() []byte {
+	tools := ps.conn.Tools()
+	raws := make([]json.RawMessage, 0, len(tools))
+	for _, t := range tools {
+		if len(t.Raw) > 0 {
+			raws = append(raws, t.Raw)
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"tools": raws})
+	return b
+}
+
+// toolCallResult is what the client gets for a tools/call: the upstream's
+// CallToolResult as received when the call ran and got one (with what opx
+// added to the answer, if anything, as text around it); otherwise a tool
+// error carrying the pipeline's answer (blocked by Shield and why, denied,
+// no answer from the server).
+func toolCallResult(out ToolOutcome, r mcp.Result, ran bool) []byte {
+	if ran && r.Raw != nil && len(r.Raw) <= proxyMaxResult {
+		if out.Content == r.Text {
+			return r.Raw
+		}
+		if i := strings.Index(out.Content, r.Text); i >= 0 {
+			before, after := out.Content[:i], out.Content[i+len(r.Text):]
+			if b, err := spliceNotes(r.Raw, strings.TrimSpace(before), strings.TrimSpace(after), out.IsError && !r.IsError); err == nil {
+				return b
+			}
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": out.Content}}, "isError": out.IsError})
+	return b
+}
+
+// spliceNotes adds opx's notes as text content before and after a
+// CallToolResult's content, marking it an error if isError.
+func spliceNotes(raw json.RawMessage, before, after string, isError bool) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	var content []json.RawMessage
+	if c, ok := m["content"]; ok {
+		if err := json.Unmarshal(c, &content); err != nil {
+			return nil, err
+		}
+	}
+	text := func(s string) json.RawMessage {
+		b, _ := json.Marshal(map[string]string{"type": "text", "text": s})
+		return b
+	}
+	if before != "" {
+		content = append([]json.RawMessage{text(before)}, content...)
+	}
+	if after != "" {
+		content = append(content, text(after))
+	}
+	c, err := json.Marshal(content)
+	if err != nil {
+		return nil, err
+	}
+	m["content"] = c
+	if isError {
+		m["isError"] = json.RawMessage("true")
+	}
+	return json.Marshal(m)
+}
+
+// recordRequest records mcp.request (Async: the answer's entry is Sync).
+func (ps *proxySession) recordRequest(ctx context.Context, reqID, method string, params []byte) {
+	inline, blobHash, blob := event.Inline(string(params))
+	var blobs [][]byte
+	if blob != nil {
+		blobs = append(blobs, blob)
+	}
+	ps.e.record(ctx, ledger.Async, ps.id, &event.MCPRequest{RequestID: reqID, Method: method, Params: inline, ParamsBlob: blobHash,
+		Size: int64(len(params))}, blobs...)
+}
+
+// recordResponse records mcp.response, durable before the client hears
+// it.
+func (ps *proxySession) recordResponse(ctx context.Context, reqID, method string, result []byte, errMsg string, d time.Duration) {
+	inline, blobHash, blob := event.Inline(string(result))
+	var blobs [][]byte
+	if blob != nil {
+		blobs = append(blobs, blob)
+	}
+	ps.e.record(ctx, ledger.Sync, ps.id, &event.MCPResponse{RequestID: reqID, Method: method, Result: inline, ResultBlob: blobHash,
+		Size: int64(len(result)), Error: errMsg, DurationMS: d.Milliseconds()}, blobs...)
+}
+
+// proxyError is an error answer to call id.
+func proxyError(id uint64, code int32, msg string) *opxv1.ProxyResponse {
+	return &opxv1.ProxyResponse{Response: &opxv1.ProxyResponse_Result{Result: &opxv1.ProxyResult{Id: id, ErrorCode: code, Error: msg}}}
+}
+
+// exitDetail says how an upstream ended.
+func exitDetail(x event.MCPServerExited) string {
+	d := fmt.Sprintf("the MCP server %s ended (%s, exit code %d", x.Server, x.Reason, x.ExitCode)
+	if x.Signal != "" {
+		d += ", signal " + x.Signal
+	}
+	d += ")"
+	if t := strings.TrimSpace(x.StderrTail); t != "" {
+		d += "; its stderr ended with: " + t
+	}
+	return d
+}

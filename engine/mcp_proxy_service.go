@@ -1,0 +1,202 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/opx-dev/opx/engine/mcp"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// mcpProxyService serves McpProxyService to authenticated clients: one
+// Proxy stream is one mcp-proxy session (mcp_proxy.go).
+type mcpProxyService struct {
+	opxv1.UnimplementedMcpProxyServiceServer
+	e *Engine
+}
+
+// proxyOut sends on a Proxy stream from any goroutine (gRPC streams are
+// not safe for concurrent sends).
+type proxyOut struct {
+	mu     sync.Mutex
+	stream opxv1.McpProxyService_ProxyServer
+}
+
+func (o *proxyOut) send(r *opxv1.ProxyResponse) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.stream.Send(r)
+}
+
+// Proxy serves one MCP client connection: the first request opens the
+// session, the rest are its calls and its answers to approvals, until the
+// proxy ends the stream or the engine stops. The session ends with the
+// stream.
+func (s *mcpProxyService) Proxy(stream opxv1.McpProxyService_ProxyServer) error {
+	e := s.e
+	ctx := stream.Context()
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	open := first.GetOpen()
+	if open == nil {
+		return status.Error(codes.InvalidArgument, "the first request of a Proxy stream must open the session")
+	}
+	ps, err := e.openProxy(ctx, open)
+	if err != nil {
+		return err
+	}
+	defer ps.end("the MCP client left", true)
+	out := &proxyOut{stream: stream}
+	st := ps.conn.Started()
+	opened := &opxv1.ProxyOpened{SessionId: ps.id, Upstream: ps.upstream, InitializeResult: upstreamInitialize(ps.conn),
+		ServerName: st.ServerName, ServerVersion: st.ServerVersion, ProtocolVersion: st.ProtocolVersion}
+	if err := out.send(&opxv1.ProxyResponse{Response: &opxv1.ProxyResponse_Opened{Opened: opened}}); err != nil {
+		return err
+	}
+	// The session's approvals go to the proxy (the client's elicitation
+	// may answer them, as `opx approve` can); the upstream's exit too.
+	sub := e.bc.Subscribe(ps.id)
+	defer sub.Close()
+	go ps.forwardEvents(sub, out)
+	go func() {
+		select {
+		case <-ps.conn.Done():
+		case <-ps.endDone:
+			return
+		}
+		<-ps.endDone
+		x := ps.conn.Exit()
+		_ = out.send(&opxv1.ProxyResponse{Response: &opxv1.ProxyResponse_Notice{Notice: &opxv1.ProxyNotice{Kind: "upstream_exited",
+			Detail: clip(exitDetail(x), 4096)}}})
+	}()
+
+	recv := make(chan *opxv1.ProxyRequest)
+	recvErr := make(chan error, 1)
+	go func() {
+		for {
+			r, err := stream.Recv()
+			if err != nil {
+				recvErr <- err
+				return
+			}
+			select {
+			case recv <- r:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	running := e.runningCtx()
+	for {
+		select {
+		case r := <-recv:
+			switch x := r.Request.(type) {
+			case *opxv1.ProxyRequest_Call:
+				ps.dispatch(ctx, x.Call, out)
+			case *opxv1.ProxyRequest_Approval:
+				ps.answer(x.Approval)
+			default:
+				return status.Error(codes.InvalidArgument, "a Proxy stream opens its session once")
+			}
+		case err := <-recvErr:
+			if status.Code(err) == codes.Canceled || ctx.Err() != nil {
+				return nil
+			}
+			return nil // the proxy closed its side: the client left
+		case <-running.Done():
+			return status.Error(codes.Unavailable, "the engine stopped")
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// runningCtx is Run's context (done once the engine stops); a context
+// that never ends before Run.
+func (e *Engine) runningCtx() context.Context {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.running == nil {
+		return context.Background()
+	}
+	return e.running
+}
+
+// dispatch answers one call in its own goroutine, at most
+// proxyMaxInFlight at once; one over is refused at once.
+func (ps *proxySession) dispatch(ctx context.Context, c *opxv1.ProxyCall, out *proxyOut) {
+	select {
+	case ps.slots <- struct{}{}:
+	default:
+		_ = out.send(proxyError(c.Id, codeServerBusy, "opx mcp-proxy: too many requests in flight in this session; retry when one is answered"))
+		return
+	}
+	ps.calls.Add(1)
+	go func() {
+		defer ps.calls.Done()
+		defer func() { <-ps.slots }()
+		_ = out.send(&opxv1.ProxyResponse{Response: &opxv1.ProxyResponse_Result{Result: ps.serve(ctx, c)}})
+	}()
+}
+
+// answer resolves one of the session's approvals as its client answered
+// (elicitation). Approvals of other sessions are not the client's to
+// answer; an approval resolved meanwhile is left as it was.
+func (ps *proxySession) answer(a *opxv1.ProxyApprovalAnswer) {
+	ps.mu.Lock()
+	mine := ps.asked[a.ApprovalId]
+	ps.mu.Unlock()
+	if !mine {
+		return
+	}
+	by := "mcp client " + ps.client
+	if _, err := ps.e.approvals.Resolve(a.ApprovalId, a.Approved, by, clip(a.Reason, 1024)); err != nil && !errors.Is(err, ErrUnknownApproval) {
+		ps.e.fatal(err)
+	}
+}
+
+// forwardEvents tells the proxy about the session's approvals as they are
+// asked and resolved, until the subscription ends.
+func (ps *proxySession) forwardEvents(sub *Subscription, out *proxyOut) {
+	for ev := range sub.C {
+		if ev.Type != "approval_requested" && ev.Type != "approval_resolved" {
+			continue
+		}
+		var d struct {
+			ApprovalID string `json:"approval_id"`
+			CallID     string `json:"call_id"`
+			SubAgentID string `json:"subagent_id"`
+			Tool       string `json:"tool"`
+			Arguments  string `json:"arguments"`
+			Reason     string `json:"reason"`
+			TimeoutMS  int64  `json:"timeout_ms"`
+			Approved   bool   `json:"approved"`
+			By         string `json:"by"`
+		}
+		if json.Unmarshal(ev.Data, &d) != nil || d.SubAgentID != "" {
+			continue
+		}
+		a := &opxv1.ProxyApproval{ApprovalId: d.ApprovalID, CallId: d.CallID, Tool: d.Tool, Arguments: d.Arguments, Reason: d.Reason,
+			TimeoutMs: d.TimeoutMS, Resolved: ev.Type == "approval_resolved", Approved: d.Approved, By: d.By}
+		ps.mu.Lock()
+		if a.Resolved {
+			delete(ps.asked, a.ApprovalId)
+		} else {
+			ps.asked[a.ApprovalId] = true
+		}
+		ps.mu.Unlock()
+		_ = out.send(&opxv1.ProxyResponse{Response: &opxv1.ProxyResponse_Approval{Approval: a}})
+	}
+}
+
+// upstreamInitialize is the upstream's initialize result as received, if
+// the connection keeps it.
+func upstreamInitialize(c *mcp.Conn) []byte {
+	return nil // TODO(proxy): c.InitializeResult() once engine/mcp has it
+}
