@@ -34,6 +34,23 @@ type metricsJSON struct {
 	Models    []modelMetrics  `json:"models"`
 	Tools     []toolMetrics   `json:"tools"`
 	SubAgents subAgentMetrics `json:"subagents"`
+	// MCPServers are the MCP servers' share of the tool calls (tools
+	// mcp__<server>__<tool>), by server, and their lives.
+	MCPServers []mcpMetrics `json:"mcp_servers"`
+}
+
+// mcpMetrics counts one MCP server's calls and life.
+type mcpMetrics struct {
+	Server         string `json:"server"`
+	Calls          uint64 `json:"calls"`
+	Failed         uint64 `json:"failed"`
+	DurationMS     uint64 `json:"duration_ms"` // summed over the calls
+	Flagged        uint64 `json:"flagged"`     // results Shield flagged
+	Started        uint64 `json:"started"`
+	Exited         uint64 `json:"exited"`
+	Crashed        uint64 `json:"crashed"` // exits opx did not cause
+	StartFailed    uint64 `json:"start_failed"`
+	ProtocolErrors uint64 `json:"protocol_errors"`
 }
 
 // subAgentMetrics counts the sub-agents by how they ended, and their
@@ -82,8 +99,8 @@ type toolMetrics struct {
 // collectMetrics turns the projection's counters into the three tables.
 func collectMetrics(counters []projection.Counter) metricsJSON {
 	out := metricsJSON{Verdicts: []verdictCount{}, Models: []modelMetrics{}, Tools: []toolMetrics{},
-		SubAgents: subAgentMetrics{FailedBy: map[string]uint64{}, Verdicts: map[string]uint64{}}}
-	models, tools := map[string]*modelMetrics{}, map[string]*toolMetrics{}
+		SubAgents: subAgentMetrics{FailedBy: map[string]uint64{}, Verdicts: map[string]uint64{}}, MCPServers: []mcpMetrics{}}
+	models, tools, servers := map[string]*modelMetrics{}, map[string]*toolMetrics{}, map[string]*mcpMetrics{}
 	sa := &out.SubAgents
 	for _, c := range counters {
 		k := c.Key
@@ -122,6 +139,13 @@ func collectMetrics(counters []projection.Counter) metricsJSON {
 				models[k[1]] = m
 			}
 			setModel(m, k[2], c.Value)
+		case len(k) == 3 && k[0] == "mcp":
+			m := servers[k[1]]
+			if m == nil {
+				m = &mcpMetrics{Server: k[1]}
+				servers[k[1]] = m
+			}
+			setMCP(m, k[2], c.Value)
 		case len(k) == 3 && k[0] == "tool":
 			t := tools[k[1]]
 			if t == nil {
@@ -140,7 +164,21 @@ func collectMetrics(counters []projection.Counter) metricsJSON {
 		out.Tools = append(out.Tools, *t)
 	}
 	sort.Slice(out.Tools, func(i, j int) bool { return out.Tools[i].Tool < out.Tools[j].Tool })
+	for _, m := range servers {
+		out.MCPServers = append(out.MCPServers, *m)
+	}
+	sort.Slice(out.MCPServers, func(i, j int) bool { return out.MCPServers[i].Server < out.MCPServers[j].Server })
 	return out
+}
+
+// setMCP sets an MCP server counter by its name in the projection.
+func setMCP(m *mcpMetrics, name string, v uint64) {
+	for n, p := range map[string]*uint64{"calls": &m.Calls, "failed": &m.Failed, "duration_ms": &m.DurationMS, "flagged": &m.Flagged,
+		"started": &m.Started, "exited": &m.Exited, "crashed": &m.Crashed, "start_failed": &m.StartFailed, "protocol_errors": &m.ProtocolErrors} {
+		if n == name {
+			*p = v
+		}
+	}
 }
 
 // setModel sets a model counter by its name in the projection.
@@ -191,7 +229,7 @@ func runMetrics(c *cli.Context) error {
 		return writeJSON(c, out)
 	}
 	w := c.App.Writer
-	if len(out.Verdicts)+len(out.Models)+len(out.Tools) == 0 {
+	if len(out.Verdicts)+len(out.Models)+len(out.Tools)+len(out.MCPServers) == 0 {
 		fmt.Fprintln(w, "no verdicts, model calls or tool calls recorded")
 		return nil
 	}
@@ -216,7 +254,23 @@ func runMetrics(c *cli.Context) error {
 		}
 	}
 	printSubAgentMetrics(w, out.SubAgents)
+	printMCPMetrics(w, out.MCPServers)
 	return nil
+}
+
+// printMCPMetrics prints the MCP server table, if any server ran or was
+// called.
+func printMCPMetrics(w io.Writer, servers []mcpMetrics) {
+	if len(servers) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nMCP SERVERS (calls of their tools, results Shield flagged; starts, exits, crashes, failed starts, protocol errors)\n"+
+		"%-24s  %6s  %6s  %7s  %6s  %7s  %6s  %7s  %8s  %8s\n", "SERVER", "CALLS", "FAILED", "FLAGGED", "AVG MS", "STARTED", "EXITED",
+		"CRASHED", "NO START", "PROTOCOL")
+	for _, m := range servers {
+		fmt.Fprintf(w, "%-24s  %6d  %6d  %7d  %6d  %7d  %6d  %7d  %8d  %8d\n", clip(m.Server, 24), m.Calls, m.Failed, m.Flagged,
+			avg(m.DurationMS, m.Calls), m.Started, m.Exited, m.Crashed, m.StartFailed, m.ProtocolErrors)
+	}
 }
 
 // printSubAgentMetrics prints the sub-agent table, if any was spawned.

@@ -392,6 +392,10 @@ func printCallDetail(w io.Writer, indent string, tc *replay.ToolCall) {
 			lines = append(lines, fmt.Sprintf("#%d snapshot (%s) of %s", st.Snapshot.Seq, st.Snapshot.Kind, snapshotPaths(st.Snapshot)))
 		case st.Exec != nil:
 			lines = append(lines, execLine(w, st.Exec))
+		case st.Flagged != nil:
+			f := st.Flagged
+			lines = append(lines, fmt.Sprintf("#%d %s by Shield (%s): %s; %s", f.Seq, red(w, "result flagged"), clean(f.Rule, 60),
+				clean(f.Reason, 300), flagAction(f.Action)))
 		case st.Result != nil && tc.Exec == nil:
 			lines = append(lines, fmt.Sprintf("#%d agent told: %s", st.Result.Seq, resultText(st.Result.Content, st.Result.Blob, st.Result.Size)))
 		}
@@ -406,6 +410,17 @@ func printCallDetail(w io.Writer, indent string, tc *replay.ToolCall) {
 	if tc.SubAgent != nil {
 		printSubAgent(w, indent, tc.SubAgent)
 	}
+}
+
+// flagAction says what opx did with a flagged result.
+func flagAction(a string) string {
+	switch a {
+	case "annotated":
+		return "the agent got it behind a warning"
+	case "withheld":
+		return "the agent got only the warning"
+	}
+	return clean(a, 40)
 }
 
 // sameJSON reports whether the agent's arguments canonicalise to the

@@ -19,6 +19,7 @@ import (
 	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/llm"
+	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -90,9 +91,11 @@ type Options struct {
 	// Agents configures sub-agents (subagents.go); not Enabled, the
 	// agent tools are not offered.
 	Agents AgentsConfig
-	// MCPProxy lets `opx mcp-proxy` sessions run their upstream servers
-	// (mcp_proxy.go); nil refuses them.
-	MCPProxy *MCPProxyConfig
+	// MCP runs MCP servers and offers their tools (mcp_tools.go); nil or
+	// no Specs runs none. Its Sandbox also runs the upstreams of
+	// `opx mcp-proxy` sessions (mcp_proxy.go), which may name its Specs;
+	// nil refuses them.
+	MCP *MCPConfig
 
 	// PolicyText is the policy's text, recorded as a blob with
 	// engine.started so a rerun re-evaluates under it; its BLAKE3 must be
@@ -138,6 +141,8 @@ type Engine struct {
 	bc             *Broadcaster
 	// subs are the sub-agents of this engine's life.
 	subs *subagents
+	// mcp runs the configured MCP servers; nil without any.
+	mcp MCPServers
 	// proxies are the open `opx mcp-proxy` sessions.
 	proxies *proxySessions
 
@@ -246,10 +251,32 @@ func New(opts Options) (*Engine, error) {
 		ws.Close()
 		return nil, err
 	}
+	mcpSource := &mcpTools{tools: func() []mcp.Tool { return nil }, writable: func(string) bool { return false }}
+	if err := tools.AddDynamic(mcp.ToolPrefix, mcpSource); err != nil {
+		ws.Close()
+		return nil, err
+	}
+	if opts.MCP != nil {
+		for _, s := range opts.MCP.Specs {
+			// The pipeline's bound must not cut a call short of the
+			// server's own timeout.
+			timeout = max(timeout, cmp.Or(s.Timeout, mcp.DefaultTimeout)+30*time.Second)
+		}
+	}
 	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(opts.Ledger),
 		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now(), subs: newSubagents(),
 		proxies: newProxySessions(), sandboxCaps: sandbox.New().Probe()}
 	agents.e = e
+	if opts.MCP != nil && len(opts.MCP.Specs) > 0 && opts.replay == nil {
+		e.mcp = newMCPManager(opts.MCP.Sandbox, opts.MCP.Specs, e.mcpRecorder())
+	}
+	if e.mcp != nil {
+		mcpSource.tools, mcpSource.call = e.mcp.Tools, e.mcp.Call
+		mcpSource.writable = func(server string) bool {
+			s, ok := e.mcp.Spec(server)
+			return ok && s.Writable
+		}
+	}
 	e.rec.otr.setKnown(e.otrKnown())
 	e.approvals = NewApprovals(e.rec, opts.ApprovalTimeout, e.publish)
 	e.chron = NewChronicle(WorkspaceFS(ws), e.rec, opts.Retention)
@@ -276,7 +303,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	// Replay mode (replay.go).
 	if opts.replay != nil {
-		e.setupReplay()
+		e.setupReplay(mcpSource)
 	}
 	if err := e.load(); err != nil {
 		ws.Close()
@@ -324,6 +351,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		defer cleanup()
 		go func() { agentDone <- e.superviseAgent(ctx) }()
+	}
+	if e.mcp != nil {
+		// In the background: the engine serves at once, and a server that
+		// will not start is recorded and reported, never waited for.
+		e.mcp.Start(ctx)
 	}
 	if e.opts.replay != nil {
 		go e.driveReplay(ctx) // feeds the recorded messages, then stops the engine
@@ -391,6 +423,12 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 	}
 	gracefulStop(srv, 2*time.Second)
+	if e.mcp != nil {
+		// Each server's end recorded ("stopped") before engine.stopped.
+		mctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		e.mcp.Stop(mctx)
+		cancel()
+	}
 	// ctx is done: once the periodic checkpoint (if one was under way) is
 	// over, the checkpoint at stop is the last one recorded and published.
 	<-everyDone

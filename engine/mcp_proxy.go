@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -47,15 +48,6 @@ import (
 //     upstream that exits on its own ends the session's calls the same
 //     way: it is not restarted (the client can start another proxy).
 
-// MCPProxyConfig lets the engine run `opx mcp-proxy` sessions.
-type MCPProxyConfig struct {
-	// Sandbox runs each session's upstream.
-	Sandbox mcp.Sandbox
-	// Servers are the configured servers (mcp.servers) a proxy may name,
-	// by name, with the workspace set.
-	Servers map[string]mcp.Spec
-}
-
 // Bounds on what a proxy may ask.
 const (
 	// proxyMaxInFlight bounds the requests of one session being answered
@@ -86,12 +78,11 @@ func newProxySessions() *proxySessions { return &proxySessions{byID: map[string]
 // tools is the pipeline's SessionTools: a proxy session's registry.
 func (p *proxySessions) tools(session string) *executor.Registry {
 	p.mu.Lock()
-	ps := p.byID[session]
-	p.mu.Unlock()
-	if ps == nil {
-		return nil
+	defer p.mu.Unlock()
+	if ps := p.byID[session]; ps != nil {
+		return ps.reg // nil until its upstream started
 	}
-	return ps.registry()
+	return nil
 }
 
 // proxySession is one open mcp-proxy session.
@@ -102,13 +93,12 @@ type proxySession struct {
 	client   string // the client's name, for the approvals it answers
 	writable bool   // the upstream may change the workspace
 	conn     *mcp.Conn
+	reg      *executor.Registry // the upstream's tools
 
 	calls sync.WaitGroup // requests being answered
 	slots chan struct{}  // proxyMaxInFlight
 
 	mu      sync.Mutex
-	reg     *executor.Registry
-	regKey  string                // the tools reg was built from
 	results map[string]mcp.Result // executed calls' results, by call id, until their handler takes them
 	nCalls  int                   // tools/call requests so far
 	nReqs   int                   // other requests so far
@@ -121,7 +111,7 @@ type proxySession struct {
 // openProxy records a new session for open and starts its upstream. The
 // error is a gRPC status for the proxy.
 func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySession, error) {
-	if e.opts.MCPProxy == nil {
+	if e.opts.MCP == nil || e.opts.replay != nil {
 		return nil, status.Error(codes.FailedPrecondition, "this engine runs no MCP servers (no MCP sandbox configured)")
 	}
 	spec, err := e.proxySpec(open)
@@ -148,14 +138,8 @@ func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySe
 	title := clip(fmt.Sprintf("%s → %s", clientLabel(client), spec.Name), 120)
 	e.record(rctx, ledger.Async, ps.id, &event.SessionCreated{Mode: ModeMCPProxy, Title: title})
 	e.record(rctx, ledger.Async, ps.id, client)
-	rec := func(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) error {
-		_, err := e.rec.Record(context.WithoutCancel(ctx), d, session, p, blobs...)
-		if err != nil {
-			e.fatal(err)
-		}
-		return err
-	}
-	conn, err := mcp.Start(ctx, e.opts.MCPProxy.Sandbox, spec, 1, ps.id, rec)
+	rec := e.mcpRecorder()
+	conn, err := mcp.Start(ctx, e.opts.MCP.Sandbox, spec, 1, ps.id, rec)
 	if err != nil {
 		e.record(rctx, ledger.Sync, ps.id, &event.MCPServerFailed{Server: spec.Name, Attempt: 1, Error: clip(err.Error(), 2048)})
 		ps.mu.Lock()
@@ -167,8 +151,13 @@ func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySe
 	}
 	e.proxies.mu.Lock()
 	ps.conn = conn
+	ps.reg, err = ps.newRegistry()
 	closed = e.proxies.closed
 	e.proxies.mu.Unlock()
+	if err != nil {
+		ps.end("opx could not hold its tools", true)
+		return nil, status.Errorf(codes.Internal, "the session's tools: %v", err)
+	}
 	if closed != "" {
 		// The engine began stopping while the upstream started.
 		ps.end("the engine stopped: "+closed, true)
@@ -205,15 +194,14 @@ func (e *Engine) proxySpec(open *opxv1.ProxyOpen) (mcp.Spec, error) {
 		if open.Writable || open.Network {
 			return mcp.Spec{}, fmt.Errorf("a configured server's sandbox is its configuration's (mcp.servers.%s.writable, .network); --writable and --network are for a command", clip(open.Server, 64))
 		}
-		spec, ok := e.opts.MCPProxy.Servers[open.Server]
-		if !ok {
-			names := make([]string, 0, len(e.opts.MCPProxy.Servers))
-			for n := range e.opts.MCPProxy.Servers {
-				names = append(names, n)
+		names := make([]string, 0, len(e.opts.MCP.Specs))
+		for _, spec := range e.opts.MCP.Specs {
+			if spec.Name == open.Server {
+				return spec, nil
 			}
-			return mcp.Spec{}, fmt.Errorf("no MCP server %q is configured (mcp.servers in .opx/config.yaml: %s)", clip(open.Server, 64), orNone(names))
+			names = append(names, spec.Name)
 		}
-		return spec, nil
+		return mcp.Spec{}, fmt.Errorf("no MCP server %q is configured, or it is disabled (mcp.servers in .opx/config.yaml, as the engine read it when it started: %s)", clip(open.Server, 64), orNone(names))
 	case len(open.Command) == 0:
 		return mcp.Spec{}, errors.New("name a configured server or give a command")
 	case len(open.Command) > proxyMaxArgv:
@@ -267,35 +255,27 @@ func clientLabel(c *event.MCPClient) string {
 	return c.ClientName
 }
 
-// registry is the session's executor registry: the upstream's tools as
-// its latest tools/list named them, rebuilt when they change.
-func (ps *proxySession) registry() *executor.Registry {
-	tools := ps.conn.Tools()
-	var b strings.Builder
-	for _, t := range tools {
-		b.WriteString(t.Name)
-		b.WriteByte(0)
-		b.WriteString(t.SchemaHash)
-		b.WriteByte(0)
-	}
-	key := b.String()
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	if ps.reg != nil && key == ps.regKey {
-		return ps.reg
-	}
-	reg, err := executor.NewRegistry(&proxyTools{ps: ps, defs: proxyDefs(ps.upstream, tools, ps.writable)})
+// newRegistry is the session's executor registry: the upstream's tools
+// as its latest tools/list named them (a dynamic source, as the engine's
+// own servers are), executed by the upstream.
+func (ps *proxySession) newRegistry() (*executor.Registry, error) {
+	reg, err := executor.NewRegistry()
 	if err != nil {
-		// Two tools under one name: mcp.Conn refuses that; keep what
-		// was.
-		ps.e.opts.Logf("engine: mcp-proxy %s: tools not taken: %v", ps.id, err)
-		if ps.reg == nil {
-			ps.reg, _ = executor.NewRegistry()
-		}
-		return ps.reg
+		return nil, err
 	}
-	ps.reg, ps.regKey = reg, key
-	return reg
+	src := &mcpTools{tools: ps.conn.Tools, writable: func(string) bool { return ps.writable },
+		call: func(ctx context.Context, callID, name string, args json.RawMessage) (mcp.Result, error) {
+			_, tool, ok := mcp.SplitToolName(name)
+			if !ok {
+				return mcp.Result{}, fmt.Errorf("%q is not an MCP tool's name", clip(name, 128))
+			}
+			r, err := ps.conn.CallTool(ctx, callID, tool, args)
+			if err == nil {
+				ps.keep(callID, r)
+			}
+			return r, err
+		}}
+	return reg, reg.AddDynamic(mcp.ToolPrefix, src)
 }
 
 // keep holds an executed call's result for the call's handler.

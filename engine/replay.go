@@ -219,7 +219,8 @@ type replayState struct {
 	rec *rerun.Recording
 
 	mu         sync.Mutex
-	engine     *rerun.Engine // the engine run in force for the message being fed
+	engine     *rerun.Engine  // the engine run in force for the message being fed
+	message    *rerun.Message // the message being fed (nil before the first)
 	gateway    *replayProvider
 	tier2      *replayProvider
 	evaluators map[*rerun.Engine]Evaluator
@@ -319,9 +320,10 @@ func approvalTimeout(rec *rerun.Recording, en *rerun.Engine) time.Duration {
 }
 
 // setupReplay puts an engine New is building into replay mode.
-func (e *Engine) setupReplay() {
+func (e *Engine) setupReplay(mcpSource *mcpTools) {
 	s := e.opts.replay
 	e.pipe.replay = s
+	s.replayMCP(mcpSource)
 	s.mu.Lock()
 	s.eng = e
 	s.mu.Unlock()

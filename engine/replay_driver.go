@@ -41,6 +41,9 @@ func (e *Engine) driveReplay(ctx context.Context) {
 		if s.isOffRecord() {
 			return
 		}
+		s.mu.Lock()
+		s.message = m
+		s.mu.Unlock()
 		if m.Engine != nil {
 			s.mu.Lock()
 			s.engine = m.Engine

@@ -237,6 +237,17 @@ func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, c
 		if _, err := p.Recorder.Record(ctx, ledger.Sync, prop.Session, &c, s.blobs(names...)...); err != nil {
 			return ToolOutcome{}, err
 		}
+		if def.UntrustedResult {
+			// Shield reads the recorded result again: its finding is
+			// produced, not copied, and compared with the record.
+			full, err := s.rec.Result(&c)
+			if err != nil {
+				return offRecord("the recorded result cannot be read: " + err.Error())
+			}
+			if _, err := p.flagResult(ctx, prop, def, full); err != nil {
+				return ToolOutcome{}, err
+			}
+		}
 	default:
 		return offRecord("the record started this call but holds no result")
 	}

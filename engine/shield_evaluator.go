@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
 )
@@ -82,6 +83,10 @@ func (e ShieldEvaluator) Action(p Proposal) shield.Action {
 		} else {
 			f.Reads = append(f.Reads, ref(rel, false))
 		}
+	}
+	if _, _, ok := mcp.SplitToolName(p.Tool); ok {
+		e.mcpFacts(p, args, &a)
+		return a
 	}
 	switch p.Tool {
 	case "read_file", "list_directory":

@@ -176,7 +176,10 @@ type ToolCall struct {
 	Approval *Approval  `json:"approval,omitempty"`
 	Snapshot *Snapshot  `json:"snapshot,omitempty"`
 	Exec     *Execution `json:"exec,omitempty"`
-	Result   *Delivery  `json:"result,omitempty"`
+	// Flagged is Shield's finding in the result of a tool opx does not
+	// control (an MCP server's), before the agent saw it.
+	Flagged *Flag     `json:"flagged,omitempty"`
+	Result  *Delivery `json:"result,omitempty"`
 	// Outcome is one of the Outcome constants.
 	Outcome string `json:"outcome"`
 	// BlockedBy is the verdict that blocked the call (nil if none did; an
@@ -276,6 +279,16 @@ type Execution struct {
 	// pre-state, for a workspace snapshot what the diff found; empty for
 	// a call without a snapshot or whose changes are not on record.
 	Changed []string `json:"changed"`
+}
+
+// Flag is a shield.result_flagged: what Shield found in a call's result
+// and what opx did about it (annotated: the agent got it behind a
+// warning).
+type Flag struct {
+	Seq    uint64 `json:"seq"`
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+	Action string `json:"action"`
 }
 
 // Delivery is the engine.tool_result the agent received.

@@ -115,6 +115,11 @@ var engineWide = map[string]bool{
 	event.TypeAgentCrashed: true, event.TypeAgentSpawned: true, event.TypeSandboxCanary: true, event.TypeAgentReady: true,
 	event.TypeAgentExited: true, event.TypeAgentError: true, event.TypeEngineStarted: true, event.TypeEngineStopped: true,
 	event.TypeShutdown: true,
+	// The engine's own MCP servers: started, listing their tools, dying
+	// or failing to start, sending what is not JSON-RPC, while the
+	// session ran.
+	event.TypeMCPServerStarted: true, event.TypeMCPToolsListed: true, event.TypeMCPServerExited: true,
+	event.TypeMCPServerFailed: true, event.TypeMCPProtocolError: true,
 }
 
 func (b *builder) apply(e ledger.Entry) error {
@@ -283,6 +288,10 @@ func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
 		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
 			x := b.exec(tc)
 			x.EndSeq, x.Status, x.Error, x.DurationMS = e.Seq, event.ExecError, p.Error, p.DurationMS
+		}
+	case *event.ResultFlagged:
+		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
+			tc.Flagged = &Flag{Seq: e.Seq, Rule: p.Rule, Reason: p.Reason, Action: p.Action}
 		}
 	case *event.ToolResult:
 		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {

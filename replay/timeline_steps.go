@@ -82,7 +82,8 @@ func (t *Timeline) Items() []Item {
 
 // CallStep is one entry about a tool call after its proposal, for
 // display in seq order: a verdict, the approval asked or answered, the
-// snapshot, the execution (at its start), or the result delivered.
+// snapshot, the execution (at its start), Shield's finding in its result,
+// or the result delivered.
 // Exactly one field besides Seq is set.
 type CallStep struct {
 	Seq            uint64
@@ -91,6 +92,7 @@ type CallStep struct {
 	ApprovalAnswer *Approval
 	Snapshot       *Snapshot
 	Exec           *Execution
+	Flagged        *Flag
 	Result         *Delivery
 }
 
@@ -118,6 +120,9 @@ func (tc *ToolCall) Steps() []CallStep {
 			seq = x.EndSeq
 		}
 		out = append(out, CallStep{Seq: seq, Exec: x})
+	}
+	if f := tc.Flagged; f != nil {
+		out = append(out, CallStep{Seq: f.Seq, Flagged: f})
 	}
 	if r := tc.Result; r != nil {
 		out = append(out, CallStep{Seq: r.Seq, Result: r})

@@ -102,7 +102,88 @@ func summarise(e ledger.Entry, p event.Payload) string {
 	case *event.ClientRejected:
 		return fmt.Sprintf("client call %s refused (%s) from %s", p.Method, p.Reason, p.Peer)
 	}
+	if s := summariseMCP(p); s != "" {
+		return s
+	}
 	return e.Type
+}
+
+// summariseMCP says in one line what an MCP entry records; "" for others.
+func summariseMCP(p event.Payload) string {
+	switch p := p.(type) {
+	case *event.MCPServerStarted:
+		s := fmt.Sprintf("MCP server %s started (instance %d, pid %d): %s", p.Server, p.Instance, p.PID, clip(strings.Join(p.Command, " ")))
+		if p.ServerName != "" {
+			s += fmt.Sprintf("; it is %s %s", clip(p.ServerName), clip(p.ServerVersion))
+		}
+		return s + "; " + mcpSandbox(p.Sandbox)
+	case *event.MCPToolsListed:
+		names := make([]string, 0, len(p.Tools))
+		for _, t := range p.Tools {
+			names = append(names, t.Name)
+		}
+		s := fmt.Sprintf("MCP server %s offers %d tool(s): %s", p.Server, len(p.Tools), list(names))
+		if len(p.Refused) > 0 {
+			s += fmt.Sprintf("; refused %d: %s", len(p.Refused), list(p.Refused))
+		}
+		return s
+	case *event.MCPServerExited:
+		how := fmt.Sprintf("exit %d", p.ExitCode)
+		if p.Signal != "" {
+			how = "signal " + p.Signal
+		}
+		s := fmt.Sprintf("MCP server %s (instance %d, pid %d) exited, %s: %s", p.Server, p.Instance, p.PID, p.Reason, how)
+		if p.RestartInMS > 0 {
+			s += fmt.Sprintf("; restarted in %d ms", p.RestartInMS)
+		}
+		if p.StderrTail != "" {
+			s += "; stderr: " + quote(p.StderrTail)
+		}
+		return s
+	case *event.MCPServerFailed:
+		s := fmt.Sprintf("MCP server %s did not start (attempt %d): %s", p.Server, p.Attempt, clip(p.Error))
+		if p.RetryInMS > 0 {
+			return s + fmt.Sprintf("; tried again in %d ms", p.RetryInMS)
+		}
+		return s + "; given up"
+	case *event.MCPProtocolError:
+		s := fmt.Sprintf("MCP server %s sent %s (%d bytes): %s", p.Server, p.Kind, p.Size, clip(p.Detail))
+		if p.CallID != "" {
+			s += " (call " + p.CallID + ")"
+		}
+		if p.Suppressed > 0 {
+			s += fmt.Sprintf("; %d more not recorded one by one", p.Suppressed)
+		}
+		return s
+	case *event.MCPClient:
+		s := fmt.Sprintf("MCP client %s %s connected, in front of %s: %s", quote(p.ClientName), clip(p.ClientVersion), p.Upstream, clip(strings.Join(p.Command, " ")))
+		if len(p.Capabilities) > 0 {
+			s += "; it can " + list(p.Capabilities)
+		}
+		return s
+	case *event.MCPRequest:
+		return fmt.Sprintf("MCP client asked %s (request %s, %d bytes of params)", p.Method, p.RequestID, p.Size)
+	case *event.MCPResponse:
+		if p.Error != "" {
+			return fmt.Sprintf("MCP %s answered with an error (request %s, %d ms): %s", p.Method, p.RequestID, p.DurationMS, clip(p.Error))
+		}
+		return fmt.Sprintf("MCP %s answered (request %s, %d bytes, %d ms)", p.Method, p.RequestID, p.Size, p.DurationMS)
+	case *event.ResultFlagged:
+		return fmt.Sprintf("Shield flagged the result of %s (call %s), %s: %s", p.Tool, p.CallID, p.Action, clip(p.Reason))
+	}
+	return ""
+}
+
+// mcpSandbox says how an MCP server is sandboxed.
+func mcpSandbox(s event.MCPSandbox) string {
+	ws, net := "workspace read-only", "no network"
+	if s.Writable {
+		ws = "workspace writable"
+	}
+	if s.Network {
+		net = "network"
+	}
+	return ws + ", " + net
 }
 
 // list joins names, at most five, saying how many more.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // ToolDef describes a tool to the model and to the engine.
@@ -23,6 +24,10 @@ type ToolDef struct {
 	// before they run and records the difference after. Only mutating
 	// tools are workspace-wide.
 	WorkspaceWide bool `json:"workspace_wide,omitempty"`
+	// UntrustedResult says the tool's result comes from a program opx
+	// does not control (an MCP server): Shield reads it for instructions
+	// aimed at the agent before the model sees it.
+	UntrustedResult bool `json:"-"`
 }
 
 // MaxWriteBytes caps what write_file and edit_file may write.
@@ -74,10 +79,13 @@ type Executor interface {
 	Execute(ctx context.Context, c Call) Result
 }
 
-// Registry maps tool names to executors.
+// Registry maps tool names to executors: the static ones given to
+// NewRegistry, and the dynamic ones added with AddDynamic, whose tools
+// are asked for at each lookup.
 type Registry struct {
 	defs  map[string]ToolDef
 	execs map[string]Executor
+	dyn   []dynamic
 }
 
 // NewRegistry registers executors; a tool name defined twice is an error.
@@ -96,14 +104,32 @@ func NewRegistry(execs ...Executor) (*Registry, error) {
 
 // Def returns a tool's definition.
 func (r *Registry) Def(name string) (ToolDef, bool) {
-	d, ok := r.defs[name]
-	return d, ok
+	if d, ok := r.defs[name]; ok {
+		return d, true
+	}
+	if dy := r.dynamicFor(name); dy != nil {
+		return dy.src.Def(name)
+	}
+	return ToolDef{}, false
+}
+
+// executor is the executor of a tool, static or dynamic (nil if none).
+func (r *Registry) executor(name string) Executor {
+	if e, ok := r.execs[name]; ok {
+		return e
+	}
+	if dy := r.dynamicFor(name); dy != nil {
+		if _, ok := dy.src.Def(name); ok {
+			return dy.src
+		}
+	}
+	return nil
 }
 
 // Touches names the paths a call will change, for tools whose executor
 // can say (Toucher); ok is false for tools that cannot.
 func (r *Registry) Touches(c Call) (paths []string, ok bool, err error) {
-	t, isToucher := r.execs[c.Tool].(Toucher)
+	t, isToucher := r.executor(c.Tool).(Toucher)
 	if !isToucher {
 		return nil, false, nil
 	}
@@ -114,7 +140,7 @@ func (r *Registry) Touches(c Call) (paths []string, ok bool, err error) {
 // Paths names the workspace paths a call acts on beyond those in its
 // arguments (Pather), or nil.
 func (r *Registry) Paths(c Call) []string {
-	if p, ok := r.execs[c.Tool].(Pather); ok {
+	if p, ok := r.executor(c.Tool).(Pather); ok {
 		return p.Paths(c)
 	}
 	return nil
@@ -122,18 +148,35 @@ func (r *Registry) Paths(c Call) []string {
 
 // Execute runs an allowed call. Unknown tools are an error result.
 func (r *Registry) Execute(ctx context.Context, c Call) Result {
-	e, ok := r.execs[c.Tool]
-	if !ok {
+	e := r.executor(c.Tool)
+	if e == nil {
 		return Errorf("unknown tool %q", c.Tool)
 	}
 	return e.Execute(ctx, c)
+}
+
+// all returns every definition: the static ones and the dynamic ones as
+// of now.
+func (r *Registry) all() []ToolDef {
+	out := make([]ToolDef, 0, len(r.defs))
+	for _, d := range r.defs {
+		out = append(out, d)
+	}
+	for _, dy := range r.dyn {
+		for _, d := range dy.src.Tools() {
+			if strings.HasPrefix(d.Name, dy.prefix) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
 }
 
 // Groups returns the group names, sorted.
 func (r *Registry) Groups() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, d := range r.defs {
+	for _, d := range r.all() {
 		if !seen[d.Group] {
 			seen[d.Group] = true
 			out = append(out, d.Group)
@@ -151,7 +194,7 @@ func (r *Registry) Group(names ...string) (defs []ToolDef, unknown []string) {
 		want[n] = true
 	}
 	known := map[string]bool{}
-	for _, d := range r.defs {
+	for _, d := range r.all() {
 		if want[d.Group] {
 			defs = append(defs, d)
 			known[d.Group] = true

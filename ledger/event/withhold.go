@@ -54,6 +54,7 @@ const (
 	DomainName       = "name"        // a tool or tool group name the engine does not know
 	DomainModel      = "model"       // a model name the engine was not configured with
 	DomainCallID     = "call-id"     // a call id that is not a plain bounded id
+	DomainMCP        = "mcp"         // what an MCP server listed or a proxied request carried
 )
 
 // Known tells Withhold which names the recording engine knows: those it

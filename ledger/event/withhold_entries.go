@@ -180,6 +180,49 @@ func Withhold(p Payload, c *Commitments) (Payload, error) {
 		q := *t
 		q.CallID, q.Groups, q.Tools = c.CallID(t.CallID), c.groups(t.Groups), c.tools(t.Tools)
 		return &q, nil
+	case *ResultFlagged:
+		q := *t
+		q.CallID, q.Tool = c.CallID(t.CallID), c.Tool(t.Tool)
+		q.Reason = c.Text(DomainReason, t.Reason) // it quotes the result
+		return &q, nil
+	case *MCPToolsListed:
+		// The server's and tools' names are envelope, like a configured
+		// command's; what it says of them is content.
+		q := *t
+		q.Listing = c.Text(DomainMCP, t.Listing)
+		q.ListingBlob = c.Blob(DomainMCP, t.ListingBlob, t.Size)
+		return &q, nil
+	case *MCPServerExited:
+		q := *t
+		q.StderrTail = c.Text(DomainError, t.StderrTail)
+		return &q, nil
+	case *MCPServerFailed:
+		q := *t
+		q.Error = c.Text(DomainError, t.Error)
+		q.StderrTail = c.Text(DomainError, t.StderrTail)
+		return &q, nil
+	case *MCPProtocolError:
+		q := *t
+		q.CallID = c.CallID(t.CallID)
+		q.Detail = c.Text(DomainError, t.Detail)
+		return &q, nil
+	case *MCPRequest:
+		q := *t
+		q.RequestID, q.Method = c.CallID(t.RequestID), c.mcpMethod(t.Method)
+		q.Params = c.Text(DomainMCP, t.Params)
+		q.ParamsBlob = c.Blob(DomainMCP, t.ParamsBlob, t.Size)
+		return &q, nil
+	case *MCPResponse:
+		q := *t
+		q.RequestID, q.Method = c.CallID(t.RequestID), c.mcpMethod(t.Method)
+		q.Result = c.Text(DomainMCP, t.Result)
+		q.ResultBlob = c.Blob(DomainMCP, t.ResultBlob, t.Size)
+		q.Error = c.Text(DomainError, t.Error)
+		return &q, nil
+	case *MCPServerStarted, *MCPClient:
+		// Envelope only: the configured server, its command and sandbox,
+		// how the server and the client name themselves.
+		return p, nil
 	case *SubAgentTimedOut, *AgentSpawned, *AgentExited, *SandboxCanary, *AgentReady, *Shutdown:
 		// Envelope only: ids, limits, the sandbox and the engine's own
 		// reasons.
@@ -189,6 +232,17 @@ func Withhold(p Payload, c *Commitments) (Payload, error) {
 		return nil, fmt.Errorf("%w: %s is not a session's entry", ErrNotWithholdable, p.Type())
 	}
 	return nil, fmt.Errorf("%w: unknown payload %T", ErrNotWithholdable, p)
+}
+
+// mcpMethods are the MCP methods a proxied client may ask: kept in
+// clear; any other method name is what a client wrote, withheld.
+var mcpMethods = map[string]bool{"initialize": true, "ping": true, "tools/list": true, "tools/call": true, "resources/list": true,
+	"resources/read": true, "resources/templates/list": true, "resources/subscribe": true, "resources/unsubscribe": true,
+	"prompts/list": true, "prompts/get": true, "completion/complete": true, "logging/setLevel": true}
+
+// mcpMethod returns an MCP method name as recorded.
+func (c *Commitments) mcpMethod(m string) string {
+	return c.name(func(n string) bool { return mcpMethods[n] }, m)
 }
 
 // withholdThoughts withholds each thought's summary and detail; the stage

@@ -52,6 +52,16 @@ var envelope = map[string][]string{
 	event.TypeToolDefsRequest: {"subagent_id"},
 	event.TypeToolDefs:        {"subagent_id"},
 	event.TypeShutdown:        {"subagent_id", "reason"},
+	event.TypeResultFlagged:   {"subagent_id", "rule", "action"},
+	event.TypeMCPServerStarted: {"server", "command[]", "sandbox.read_only[]", "sandbox.home", "protocol_version", "server_name",
+		"server_version"},
+	event.TypeMCPToolsListed:   {"server", "tools[].name", "tools[].tool", "tools[].schema_hash", "refused[]"},
+	event.TypeMCPServerExited:  {"server", "signal", "reason"},
+	event.TypeMCPServerFailed:  {"server"},
+	event.TypeMCPProtocolError: {"server", "kind"},
+	event.TypeMCPClient:        {"client_name", "client_version", "protocol_version", "capabilities[]", "upstream", "command[]"},
+	event.TypeMCPRequest:       {},
+	event.TypeMCPResponse:      {},
 }
 
 // named lists, per entry type, the members that name something: a tool,
@@ -78,6 +88,8 @@ var named = map[string][]string{
 	event.TypeToolDefsRequest:   {"call_id", "groups[]"},
 	event.TypeToolDefs:          {"call_id", "groups[]", "tools[]"},
 	event.TypeSubAgentCancelled: {"by_call_id"},
+	event.TypeResultFlagged:     {"call_id", "tool"},
+	event.TypeMCPProtocolError:  {"call_id"},
 }
 
 // fill sets every string reachable in v (fields, one-element slices of
@@ -432,4 +444,33 @@ func FuzzWithheld(f *testing.F) {
 		}
 		_ = event.DisplayText(s)
 	})
+}
+
+// TestWithhold_MCPRequest: a proxied request's id is kept like a call id
+// (plain and bounded), its method when it is an MCP method; anything
+// else a client wrote there is withheld, as its params and result are.
+func TestWithhold_MCPRequest(t *testing.T) {
+	c := testCommitments()
+	for _, tt := range []struct {
+		id, method string
+		keepID     bool
+		keepMethod bool
+	}{
+		{"7", "resources/read", true, true},
+		{"req-1", "tools/list", true, true},
+		{"my secret request", "tools/list", false, true},
+		{"8", "x-private/leak the plan", true, false},
+	} {
+		q, err := event.Withhold(&event.MCPResponse{RequestID: tt.id, Method: tt.method, Result: `{"contents":[]}`, Size: 15}, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := q.(*event.MCPResponse)
+		if (r.RequestID == tt.id) != tt.keepID || (r.Method == tt.method) != tt.keepMethod {
+			t.Errorf("%q %q recorded as %q %q", tt.id, tt.method, r.RequestID, r.Method)
+		}
+		if _, ok := event.Withheld(r.Result); !ok {
+			t.Errorf("result kept: %q", r.Result)
+		}
+	}
 }

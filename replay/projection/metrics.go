@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strconv"
+	"strings"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -20,6 +21,8 @@ import (
 //	subagent_verdict decision
 //	subagent_llm calls|errors|latency_ms|input_tokens|output_tokens
 //	subagent_tool calls|failed|exited|duration_ms
+//	mcp server calls|failed|duration_ms|flagged
+//	mcp server started|exited|crashed|start_failed|protocol_errors
 //
 // The sub-agents' verdicts, model calls and tool calls are in the totals
 // (verdict, llm, tool) like the agent's, and also counted apart under
@@ -29,10 +32,15 @@ import (
 //
 // A call counts as failed or exited as event.ExecOutcome says: the one
 // definition every view of the ledger uses.
+//
+// The MCP servers' share of the tool calls (tools named
+// mcp__<server>__<tool>) is counted per server too, with the results
+// Shield flagged and the servers' lives: starts, exits (crashed: those
+// not ended by opx), failed starts and protocol errors.
 type Metrics struct{}
 
 func (Metrics) Name() string    { return "metrics" }
-func (Metrics) Version() string { return "4" }
+func (Metrics) Version() string { return "5" }
 
 // subAgentEnds names the end entries' counters.
 var subAgentEnds = map[string]string{event.TypeSubAgentSpawned: "spawned", event.TypeSubAgentCompleted: "completed",
@@ -42,7 +50,64 @@ func (m Metrics) Apply(b ledger.Bucket, e *ledger.Entry) error {
 	if err := m.total(b, e); err != nil {
 		return err
 	}
+	if err := m.mcp(b, e); err != nil {
+		return err
+	}
 	return m.subAgent(b, e)
+}
+
+// mcpServer is the server of an MCP tool's name (mcp__<server>__<tool>),
+// "" for any other.
+func mcpServer(tool string) string {
+	rest, ok := strings.CutPrefix(tool, "mcp__")
+	if !ok {
+		return ""
+	}
+	server, _, ok := strings.Cut(rest, "__")
+	if !ok {
+		return ""
+	}
+	return server
+}
+
+// mcp counts the MCP servers' calls, flagged results and lives.
+func (Metrics) mcp(b ledger.Bucket, e *ledger.Entry) error {
+	switch e.Type {
+	case event.TypeExecCompleted, event.TypeExecFailed:
+		f := ledger.Fields(e.Data, "duration_ms", "exit_code", "failed", "tool")
+		server := mcpServer(ledger.RawString(f[3]))
+		if server == "" {
+			return nil
+		}
+		if err := add(b, 1, "mcp", server, "calls"); err != nil {
+			return err
+		}
+		if e.Type == event.TypeExecFailed || event.ExecOutcome(ledger.RawString(f[3]), ledger.RawInt(f[1]), string(f[2]) == "true") != event.ExecOK {
+			if err := add(b, 1, "mcp", server, "failed"); err != nil {
+				return err
+			}
+		}
+		return add(b, uint64(max(ledger.RawInt(f[0]), 0)), "mcp", server, "duration_ms")
+	case event.TypeResultFlagged:
+		if server := mcpServer(str(e, "tool")); server != "" {
+			return add(b, 1, "mcp", server, "flagged")
+		}
+	case event.TypeMCPServerStarted:
+		return add(b, 1, "mcp", str(e, "server"), "started")
+	case event.TypeMCPServerExited:
+		if err := add(b, 1, "mcp", str(e, "server"), "exited"); err != nil {
+			return err
+		}
+		if str(e, "reason") != "stopped" {
+			return add(b, 1, "mcp", str(e, "server"), "crashed")
+		}
+	case event.TypeMCPServerFailed:
+		return add(b, 1, "mcp", str(e, "server"), "start_failed")
+	case event.TypeMCPProtocolError:
+		f := ledger.Fields(e.Data, "server", "suppressed")
+		return add(b, 1+uint64(max(ledger.RawInt(f[1]), 0)), "mcp", ledger.RawString(f[0]), "protocol_errors")
+	}
+	return nil
 }
 
 // subAgent counts the sub-agents' lives and their share of the totals.

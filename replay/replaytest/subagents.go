@@ -237,12 +237,19 @@ func Write(t testing.TB, path string, steps []Step) map[string]uint64 {
 	return seqs
 }
 
-// scene builds a scene's steps.
-type scene struct{ steps []Step }
+// scene builds a scene's steps, in session (Session when "").
+type scene struct {
+	steps   []Step
+	session string
+}
 
 // add is a step of the scene's session.
 func (s *scene) add(name string, p event.Payload, blobs ...[]byte) {
-	s.steps = append(s.steps, Step{Name: name, Session: Session, Payload: p, Blobs: blobs})
+	session := s.session
+	if session == "" {
+		session = Session
+	}
+	s.steps = append(s.steps, Step{Name: name, Session: session, Payload: p, Blobs: blobs})
 }
 
 // engine is an engine-wide step (no session).

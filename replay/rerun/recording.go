@@ -3,6 +3,7 @@ package rerun
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -52,6 +53,18 @@ type Message struct {
 	ID, Content, Client, Mode string
 	Tools                     []string // offered in engine.process_request
 	Engine                    *Engine  // in force when it arrived
+	// MCP are the engine's MCP servers' latest tool listings when it
+	// arrived (those of servers running then), sorted by server: what
+	// the tools named mcp__<server>__<tool> were.
+	MCP []*MCPListing
+}
+
+// MCPListing is an mcp.tools_listed of the engine's own servers, with its
+// listing (the server's tools/list answer) read.
+type MCPListing struct {
+	Seq uint64
+	event.MCPToolsListed
+	Listing []byte
 }
 
 // SubAgent is a sub-agent the session spawned, as subagent.spawned
@@ -132,6 +145,7 @@ func Load(l *ledger.Ledger, session string) (*Recording, error) {
 	r := &Recording{Session: session, l: l}
 	var (
 		engine    *Engine
+		mcpNow    = map[string]*MCPListing{} // the engine's servers' latest listings
 		created   bool
 		calls     = map[string]*ModelCall{}
 		proposals = map[string]*Proposal{}
@@ -145,12 +159,16 @@ func Load(l *ledger.Ledger, session string) (*Recording, error) {
 				return err
 			}
 			engine = &Engine{Seq: en.Seq, Started: *p.(*event.EngineStarted)}
+			clear(mcpNow)
 			if b := engine.Started.PolicyBlob; b != "" {
 				if engine.PolicyText, err = r.blob(b); err != nil {
 					return fmt.Errorf("entry %d: policy_blob: %w", en.Seq, err)
 				}
 			}
 			return nil
+		}
+		if en.Session == "" && (en.Type == event.TypeMCPToolsListed || en.Type == event.TypeMCPServerExited) {
+			return r.mcpServer(en, mcpNow)
 		}
 		if en.Session != session || en.Type == event.TypeNote || en.Type == event.TypeCheckpoint {
 			return nil
@@ -163,7 +181,17 @@ func Load(l *ledger.Ledger, session string) (*Recording, error) {
 		if err != nil {
 			return err
 		}
-		return r.add(en, p, engine, &created, calls, proposals, messages, approvals)
+		if err := r.add(en, p, engine, &created, calls, proposals, messages, approvals); err != nil {
+			return err
+		}
+		if _, ok := p.(*event.ClientMessage); ok {
+			m := r.Messages[len(r.Messages)-1]
+			for _, l := range mcpNow {
+				m.MCP = append(m.MCP, l)
+			}
+			sort.Slice(m.MCP, func(i, j int) bool { return m.MCP[i].Server < m.MCP[j].Server })
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read session %s: %w", session, err)
@@ -271,6 +299,30 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 		if a := approvals[x.ApprovalID]; a != nil && a.Resolved == nil {
 			a.Resolved, a.ResolvedSeq = x, en.Seq
 		}
+	}
+	return nil
+}
+
+// mcpServer follows the engine's own MCP servers: a listing replaces the
+// server's last, an exit forgets it (its tools are gone until it starts
+// again and lists them).
+func (r *Recording) mcpServer(en ledger.Entry, now map[string]*MCPListing) error {
+	p, err := event.Decode(en)
+	if err != nil {
+		return nil // compared nowhere (not the session's), served as far as it can be
+	}
+	switch x := p.(type) {
+	case *event.MCPToolsListed:
+		l := &MCPListing{Seq: en.Seq, MCPToolsListed: *x, Listing: []byte(x.Listing)}
+		if x.ListingBlob != "" {
+			// Unreadable, the tools are offered without their
+			// descriptions, and a rerun diverges where that mattered:
+			// the sessions that used no MCP tool still rerun.
+			l.Listing, _ = r.blob(x.ListingBlob)
+		}
+		now[x.Server] = l
+	case *event.MCPServerExited:
+		delete(now, x.Server)
 	}
 	return nil
 }
