@@ -63,7 +63,10 @@ func runRerun(c *cli.Context, session string) error {
 	if err != nil {
 		return err
 	}
-	if !asJSON {
+	if !asJSON && rec.Proxy != nil {
+		fmt.Fprintf(w, "rerun of mcp-proxy session %s: %d recorded events, %d proposals, %d client requests (MCP client %s, upstream %s)\n",
+			session, len(rec.Entries), len(rec.Proposals), len(rec.Proxy.Steps), proxyClientName(rec.Proxy), proxyUpstream(rec.Proxy))
+	} else if !asJSON {
 		fmt.Fprintf(w, "rerun of session %s: %d recorded events, %d model calls, %d proposals, %d client messages, %s\n",
 			session, len(rec.Entries), len(rec.Calls)+len(rec.Tier2), len(rec.Proposals), len(rec.Messages),
 			plural(uint64(len(rec.SubAgents)), "sub-agent", "sub-agents"))
@@ -95,6 +98,9 @@ func printRerun(w io.Writer, r *engine.RerunReport) {
 	agent := r.Agent
 	if r.AgentSummary != "" {
 		agent += " (" + r.AgentSummary + ")"
+	}
+	if agent == "" {
+		agent = "none: the client's recorded requests were fed again, the upstream's recorded answers served"
 	}
 	fmt.Fprintf(w, "agent: %s\n", agent)
 	if len(r.SubAgentSandboxes) > 0 {
@@ -293,4 +299,20 @@ func loadSession(l *ledger.Ledger, session string) (*rerun.Recording, error) {
 		return nil, &explained{err: err, msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions", err, l.Path())}
 	}
 	return rec, err
+}
+
+// proxyClientName and proxyUpstream name an mcp-proxy session's client
+// and upstream for the rerun's header.
+func proxyClientName(p *rerun.Proxy) string {
+	if p.Client == nil {
+		return "(unknown)"
+	}
+	return strings.TrimSpace(event.Display(p.Client.ClientName) + " " + event.Display(p.Client.ClientVersion))
+}
+
+func proxyUpstream(p *rerun.Proxy) string {
+	if p.Client == nil {
+		return "(unknown)"
+	}
+	return event.Display(p.Client.Upstream)
 }

@@ -98,10 +98,12 @@ type proxySession struct {
 	calls sync.WaitGroup // requests being answered
 	slots chan struct{}  // proxyMaxInFlight
 
+	reqMu  sync.Mutex // names and records requests in one order
+	nCalls int        // tools/call requests so far
+	nReqs  int        // other requests so far
+
 	mu      sync.Mutex
 	results map[string]mcp.Result // executed calls' results, by call id, until their handler takes them
-	nCalls  int                   // tools/call requests so far
-	nReqs   int                   // other requests so far
 	asked   map[string]bool       // approval ids this session's calls asked for
 	ended   string                // why the session ended; "" while open
 	exitRec bool                  // the upstream's end is recorded

@@ -44,13 +44,9 @@ func (ps *proxySession) serve(ctx context.Context, c *opxv1.ProxyCall) *opxv1.Pr
 	if method == "tools/call" {
 		return ps.callTool(ctx, c.Id, params)
 	}
-	ps.mu.Lock()
-	ps.nReqs++
-	reqID := fmt.Sprintf("req_%d", ps.nReqs)
-	ps.mu.Unlock()
 	rctx := context.WithoutCancel(ctx)
 	start := time.Now()
-	ps.recordRequest(rctx, reqID, method, params)
+	reqID := ps.request(rctx, method, params)
 	var (
 		result []byte
 		code   int32
@@ -90,13 +86,9 @@ func (ps *proxySession) serve(ctx context.Context, c *opxv1.ProxyCall) *opxv1.Pr
 // that says why the call did not run.
 func (ps *proxySession) callTool(ctx context.Context, id uint64, params []byte) *opxv1.ProxyResult {
 	e := ps.e
-	ps.mu.Lock()
-	ps.nCalls++
-	callID := fmt.Sprintf("call_%d", ps.nCalls)
-	ps.mu.Unlock()
 	rctx := context.WithoutCancel(ctx)
 	start := time.Now()
-	ps.recordRequest(rctx, callID, "tools/call", params)
+	callID := ps.request(rctx, "tools/call", params)
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -124,6 +116,11 @@ func (ps *proxySession) callTool(ctx context.Context, id uint64, params []byte) 
 		return &opxv1.ProxyResult{Id: id, ErrorCode: codeInternal, Error: "opx: the ledger failed; nothing more is recorded"}
 	}
 	r, ran := ps.take(callID)
+	if !ran && e.opts.replay != nil {
+		// A rerun: a call served from the record is answered as the
+		// record answered it.
+		r, ran = e.opts.replay.proxyAnswer(callID, out)
+	}
 	result := toolCallResult(out, r, ran)
 	ps.recordResponse(rctx, callID, "tools/call", result, "", time.Since(start))
 	return &opxv1.ProxyResult{Id: id, Result: result}
@@ -196,6 +193,25 @@ func spliceNotes(raw json.RawMessage, before, after string, isError bool) ([]byt
 		m["isError"] = json.RawMessage("true")
 	}
 	return json.Marshal(m)
+}
+
+// request names a request and records it (mcp.request): tools/call
+// requests call_N (the pipeline's call id), the others req_N. Named and
+// recorded under one lock, so the record holds them in the order of
+// their names (a rerun feeds them in that order and names them again).
+func (ps *proxySession) request(ctx context.Context, method string, params []byte) string {
+	ps.reqMu.Lock()
+	defer ps.reqMu.Unlock()
+	var id string
+	if method == "tools/call" {
+		ps.nCalls++
+		id = fmt.Sprintf("call_%d", ps.nCalls)
+	} else {
+		ps.nReqs++
+		id = fmt.Sprintf("req_%d", ps.nReqs)
+	}
+	ps.recordRequest(ctx, id, method, params)
+	return id
 }
 
 // recordRequest records mcp.request (Async: the answer's entry is Sync).
