@@ -17,8 +17,9 @@ func internalSandboxExecCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "internal-sandbox-exec",
 		Usage:     "run a command in the command sandbox (started by the engine's executors; not for direct use)",
-		UsageText: "opx internal-sandbox-exec --workspace DIR [--writable DIR]... [--read-only DIR]... [--allow-network] -- ARGV...",
-		Description: "Confines itself (no capability, even as root; Landlock: read-write beneath --workspace and --writable,\n" +
+		UsageText: "opx internal-sandbox-exec --workspace DIR [--workspace-read-only] [--writable DIR]... [--read-only DIR]... [--allow-network] -- ARGV...",
+		Description: "Confines itself (no capability, even as root; Landlock: read-write beneath --workspace (read-only with\n" +
+			"--workspace-read-only) and --writable,\n" +
 			"read and execute beneath the system directories but their secrets and --read-only, TCP connect only with\n" +
 			"--allow-network, never bind or listen; seccomp; no_new_privs), then executes ARGV, looked up in the PATH of the environment it was given, with that\n" +
 			"environment unchanged. It never runs ARGV unconfined: if the kernel cannot enforce the policy it fails.\n\n" +

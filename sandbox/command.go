@@ -10,8 +10,8 @@ import (
 // agent's behalf (a shell command, git). Unlike the agent's sandbox it
 // lets the process run programs and work on files, but only here:
 //
-//   - read, write, create, remove and rename beneath Workspace and
-//     Writable;
+//   - read, write, create, remove and rename beneath Workspace (only
+//     read and execute when WorkspaceReadOnly) and Writable;
 //   - read and execute beneath the system directories (see
 //     commandSystemDirs) and ReadOnly; read a few kernel-wide /proc
 //     files and /proc/sys; use /dev/null, /dev/zero, /dev/urandom;
@@ -28,8 +28,14 @@ import (
 // command, so the command and everything it starts inherit it and cannot
 // shed it.
 type CommandPolicy struct {
-	// Workspace is the directory the command may change.
+	// Workspace is the directory the command may change, and its
+	// working directory.
 	Workspace string
+	// WorkspaceReadOnly lets the command read and execute beneath
+	// Workspace but change nothing there (an MCP server that is not
+	// writable): creating, writing, truncating, removing, renaming and
+	// linking fail with EACCES, while Writable stays read-write.
+	WorkspaceReadOnly bool
 	// Writable are further read-write directories, e.g. a private
 	// directory for HOME, TMPDIR and build caches.
 	Writable []string
@@ -68,6 +74,9 @@ func (p CommandPolicy) Validate() error {
 // launcher is [opx, internal-sandbox-exec, p.Args()...].
 func (p CommandPolicy) Args() []string {
 	args := []string{"--workspace", p.Workspace}
+	if p.WorkspaceReadOnly {
+		args = append(args, "--workspace-read-only")
+	}
 	for _, d := range p.Writable {
 		args = append(args, "--writable", d)
 	}
@@ -97,11 +106,15 @@ func ParseCommandArgs(args []string) (CommandPolicy, []string, error) {
 			return p, argv, nil
 		}
 		name, value, inline := strings.Cut(a, "=")
-		if name == "--allow-network" {
+		if name == "--allow-network" || name == "--workspace-read-only" {
 			if inline {
-				return p, nil, fmt.Errorf(CommandErrorPrefix+"%w: --allow-network takes no value", ErrInvalidPolicy)
+				return p, nil, fmt.Errorf(CommandErrorPrefix+"%w: %s takes no value", ErrInvalidPolicy, name)
 			}
-			p.AllowNetwork = true
+			if name == "--allow-network" {
+				p.AllowNetwork = true
+			} else {
+				p.WorkspaceReadOnly = true
+			}
 			continue
 		}
 		var dst *[]string
@@ -132,3 +145,9 @@ func ParseCommandArgs(args []string) (CommandPolicy, []string, error) {
 	}
 	return p, nil, fmt.Errorf(CommandErrorPrefix+"%w: missing -- before the command", ErrInvalidPolicy)
 }
+
+// CommandSystemDirs are the directories every command may read and
+// execute beneath (those of them that exist on this system), for a
+// launcher that grants a program's own directory only when it is not
+// already among them.
+func CommandSystemDirs() []string { return commandSystemDirsList() }

@@ -30,6 +30,16 @@ import (
 //   - /opt: toolchains installed outside /usr.
 var commandSystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
 
+func commandSystemDirsList() []string {
+	var out []string
+	for _, d := range commandSystemDirs {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // Device files a command may use: /dev/null, /dev/zero and /dev/full to
 // read and write (redirections, dd), /dev/urandom and /dev/random to
 // read. No terminal, no /dev/shm, no disks.
@@ -193,13 +203,9 @@ func ApplyCommandPolicy(p CommandPolicy) error {
 		// handled without a rule, so it is refused.
 		cfg.HandledAccessNet = llsys.AccessNetBindTCP
 	}
-	rw := landlock.RWDirs(append([]string{p.Workspace}, p.Writable...)...)
-	if abi >= 2 {
-		// Refer: renames and links between directories of the
-		// workspace (git moves objects into place that way). Landlock
-		// never lets them gain rights, and every rw directory has the
-		// same ones. ABI 1 cannot grant it (nor handle it).
-		rw = rw.WithRefer()
+	rwDirs, roDirs := append([]string{p.Workspace}, p.Writable...), p.ReadOnly
+	if p.WorkspaceReadOnly {
+		rwDirs, roDirs = p.Writable, append([]string{p.Workspace}, p.ReadOnly...)
 	}
 	system, err := systemRules(commandSystemDirs, commandWalkedDirs, commandSecrets)
 	if err != nil {
@@ -209,13 +215,24 @@ func ApplyCommandPolicy(p CommandPolicy) error {
 		return fmt.Errorf(CommandErrorPrefix+"drop privileges: %w", err)
 	}
 	rules := append(system,
-		rw,
 		landlock.ROFiles(commandProcFiles...).IgnoreIfMissing(),
 		landlock.RWFiles(commandRWDevices...).IgnoreIfMissing(),
 		landlock.ROFiles(commandRODevices...).IgnoreIfMissing(),
 	)
-	if len(p.ReadOnly) > 0 {
-		rules = append(rules, landlock.RODirs(p.ReadOnly...))
+	if len(rwDirs) > 0 {
+		rw := landlock.RWDirs(rwDirs...)
+		if abi >= 2 {
+			// Refer: renames and links between directories of the
+			// workspace (git moves objects into place that way).
+			// Landlock never lets them gain rights, and every rw
+			// directory has the same ones. ABI 1 cannot grant it (nor
+			// handle it).
+			rw = rw.WithRefer()
+		}
+		rules = append(rules, rw)
+	}
+	if len(roDirs) > 0 {
+		rules = append(rules, landlock.RODirs(roDirs...))
 	}
 	// Not BestEffort: the config is the kernel's own ABI, so all it can
 	// restrict is restricted (scoping of signals and abstract sockets

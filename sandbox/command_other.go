@@ -21,3 +21,5 @@ func ApplyCommandPolicy(p CommandPolicy) error {
 
 // PinCommandPaths does nothing: there is no command sandbox here.
 func PinCommandPaths() (release func()) { return func() {} }
+
+func commandSystemDirsList() []string { return nil }

@@ -1,0 +1,151 @@
+// Package mcptest helps tests run real MCP servers: it locates the
+// third-party servers and client that .ci/run installs from the npm
+// registry (pinned in .ci/mcp/package-lock.json), builds the misbehaving
+// server of ./badserver, and makes a test binary able to act as the
+// command sandbox's launcher, so that servers run sandboxed exactly as the
+// engine runs them.
+//
+// # Invariants
+//
+//   - Under CI=true a missing npm server fails the test; elsewhere the
+//     test is skipped with the command that installs them.
+//   - A test binary that imports this package and is started as
+//     `<binary> internal-sandbox-exec <policy> -- argv` confines itself
+//     with that policy (sandbox.ExecSandboxed, the code behind
+//     `opx internal-sandbox-exec`) and execs argv; it never runs argv
+//     unconfined.
+package mcptest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/opx-dev/opx/sandbox"
+)
+
+// LauncherArg is the first argument that makes a test binary the
+// sandbox launcher (as `opx internal-sandbox-exec`).
+const LauncherArg = "internal-sandbox-exec"
+
+func init() {
+	if len(os.Args) < 2 || os.Args[1] != LauncherArg {
+		return
+	}
+	p, argv, err := sandbox.ParseCommandArgs(os.Args[2:])
+	if err == nil {
+		err = sandbox.ExecSandboxed(p, argv, os.Environ())
+	}
+	fmt.Fprintf(os.Stderr, "opx: %v\n", err) // as the opx CLI reports it
+	// syscall.Exit: the race runtime's exit sleep reads GORACE from
+	// /proc/self/environ, which a confined process may not read.
+	syscall.Exit(1)
+}
+
+// InstallCommand is what installs the npm servers and client.
+const InstallCommand = "cd .ci/mcp && npm ci --ignore-scripts"
+
+// The programs .ci/mcp installs, by name in node_modules/.bin.
+const (
+	Filesystem = "mcp-server-filesystem"
+	Everything = "mcp-server-everything"
+	Inspector  = "mcp-inspector-cli"
+)
+
+// Root returns the module's root directory (the one with go.mod), found
+// from this source file.
+func Root() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		panic("mcptest: no caller information")
+	}
+	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
+}
+
+// Program returns the path of the npm program name (Filesystem,
+// Everything, Inspector) installed in .ci/mcp, after checking that it
+// and Node are there. A missing one skips the test, or fails it under
+// CI=true.
+func Program(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join(Root(), ".ci", "mcp", "node_modules", ".bin", name)
+	_, err := os.Stat(p)
+	if err == nil {
+		_, err = exec.LookPath("node")
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("MCP test program %s: %v (install: %s)", name, err, InstallCommand)
+		}
+		t.Skipf("MCP test program %s: %v (install: %s)", name, err, InstallCommand)
+	}
+	return p
+}
+
+// Self returns the test binary, which acts as the sandbox launcher
+// (Sandbox.Self).
+func Self(t testing.TB) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// NeedSandbox skips when the kernel cannot enforce the command sandbox
+// without network (fails under CI=true).
+func NeedSandbox(t testing.TB) {
+	t.Helper()
+	c := sandbox.New().Probe()
+	if c.Filesystem && c.Seccomp && c.Network {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("no command sandbox: %+v", c)
+	}
+	t.Skipf("no command sandbox: %+v", c)
+}
+
+var (
+	badOnce sync.Once
+	badDir  string
+	badPath string
+	badErr  error
+)
+
+// BadServer returns the misbehaving MCP server (./badserver), built once
+// per test binary into a temporary directory that Cleanup removes.
+func BadServer(t testing.TB) string {
+	t.Helper()
+	badOnce.Do(func() {
+		badDir, badErr = os.MkdirTemp("", "opx-mcptest-")
+		if badErr != nil {
+			return
+		}
+		badPath = filepath.Join(badDir, "badserver")
+		cmd := exec.Command("go", "build", "-o", badPath, "./internal/mcptest/badserver")
+		cmd.Dir = Root()
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			badErr = fmt.Errorf("go build badserver: %v\n%s", err, out)
+		}
+	})
+	if badErr != nil {
+		t.Fatal(badErr)
+	}
+	return badPath
+}
+
+// Cleanup removes what BadServer built; call it from TestMain after
+// m.Run.
+func Cleanup() {
+	if badDir != "" {
+		os.RemoveAll(badDir)
+	}
+}
