@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/registry"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -26,7 +27,8 @@ func doctorCommand() *cli.Command {
 			"sandboxed child, what commands run in the command sandbox cannot read (it tries, as the engine\n" +
 			"would run them: /etc/shadow, your home and ~/.ssh, opx's state directory), whether an engine runs\n" +
 			"for the workspace, and the ledger's head and a strict verify of it (through the engine when it\n" +
-			"runs, from the file otherwise).\n\n" +
+			"runs, from the file otherwise), and the configured MCP servers: a server the engine could not start\n" +
+			"(or, with no engine, whose command cannot be found) is a problem.\n\n" +
 			"EXIT CODES:\n   0  everything is in order\n   1  something is wrong (listed under problems)\n   2  usage error",
 		Flags:  append(locationFlags(), jsonFlag()),
 		Action: runDoctor,
@@ -42,7 +44,10 @@ type doctorReport struct {
 	Engine   doctorEngine         `json:"engine"`
 	Ledger   doctorLedger         `json:"ledger"`
 	Commands *doctorCommands      `json:"commands"`
-	Problems []string             `json:"problems"`
+	// MCPServers are the configured MCP servers: as the engine runs them,
+	// or, without one, whether each command can be found.
+	MCPServers []mcpServerJSON `json:"mcp_servers"`
+	Problems   []string        `json:"problems"`
 }
 
 type doctorEngine struct {
@@ -62,7 +67,7 @@ func runDoctor(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	rep := doctorReport{Problems: []string{}}
+	rep := doctorReport{Problems: []string{}, MCPServers: []mcpServerJSON{}}
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
 
 	var uts unix.Utsname
@@ -105,6 +110,11 @@ func runDoctor(c *cli.Context) error {
 		problem("registry: %v", err)
 	} else {
 		doctorLedgerFile(&rep, problem)
+		if cfg, err := config.Load(ws); err != nil {
+			problem("configuration: %v", err)
+		} else {
+			rep.MCPServers = mcpConfigured(ws, cfg, problem)
+		}
 	}
 	rep.OK = len(rep.Problems) == 0
 	if c.Bool("json") {
@@ -153,6 +163,16 @@ func doctorLedgerViaEngine(c *cli.Context, rep *doctorReport, problem func(strin
 		return
 	}
 	defer ec.Close()
+	if st, err := ec.client.GetStatus(ec.ctx, &opxv1.StatusRequest{}); err != nil {
+		problem("engine status: %v", err)
+	} else {
+		rep.MCPServers = mcpServersJSON(st.McpServers)
+		for _, s := range rep.MCPServers {
+			if why := mcpNotRunning(s); why != "" {
+				problem("%s", why)
+			}
+		}
+	}
 	h, err := ec.ledger.Head(ec.ctx, &opxv1.HeadRequest{})
 	if err != nil {
 		problem("engine ledger head: %v", err)
@@ -195,6 +215,7 @@ func printDoctor(c *cli.Context, rep doctorReport) {
 	} else {
 		fmt.Fprintf(w, "engine    not running\n")
 	}
+	printMCPServers(w, "mcp       ", rep.MCPServers)
 	switch {
 	case !rep.Ledger.Exists:
 		fmt.Fprintf(w, "ledger    none yet at %s\n", rep.Ledger.Path)

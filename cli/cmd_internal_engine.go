@@ -194,6 +194,10 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 		}
 	}
 	errw := c.App.ErrWriter
+	mcpCfg, err := mcpConfig(self, ws, cfg, errw)
+	if err != nil {
+		return nil, nil, err
+	}
 	state, err := stateDir(ws)
 	if err != nil {
 		return nil, nil, err
@@ -209,7 +213,7 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 		ApprovalTimeout: time.Duration(cfg.Shield.ApprovalTimeout),
 		Agents: engine.AgentsConfig{Enabled: cfg.Agents.Enabled, MaxConcurrent: cfg.Agents.MaxConcurrent,
 			MaxRounds: cfg.Agents.MaxRounds, Timeout: time.Duration(cfg.Agents.Timeout)},
-		Shell: shell, Git: git,
+		Shell: shell, Git: git, MCP: mcpCfg,
 		Retention:       chronicle.Retention{MaxSnapshots: cfg.Chronicle.MaxSnapshots, MaxBytes: cfg.Chronicle.MaxBytes},
 		SnapshotExclude: cfg.Chronicle.Exclude,
 		Protected:       protectedPaths(cfg),

@@ -10,7 +10,7 @@ import (
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
-		Usage:     "show the workspace's manager, engine and agent, the sandbox and the ledger head",
+		Usage:     "show the workspace's manager, engine and agent, the sandbox, the ledger head and the MCP servers",
 		UsageText: "opx status [--workspace DIR] [--json]",
 		Description: "Exits 1 when no engine runs for the workspace, so scripts can test it.\n\n" +
 			exitCodesHelp(""),
@@ -33,6 +33,8 @@ type statusJSON struct {
 	LedgerPath     string `json:"ledger_path,omitempty"`
 	LedgerHeadSeq  uint64 `json:"ledger_head_seq"`
 	LedgerHeadHash string `json:"ledger_head_hash,omitempty"`
+	// MCPServers are the configured MCP servers and their state.
+	MCPServers []mcpServerJSON `json:"mcp_servers"`
 }
 
 func runStatus(c *cli.Context) error {
@@ -46,7 +48,7 @@ func runStatus(c *cli.Context) error {
 	ec, err := dialEngine(c)
 	if err != nil {
 		if c.Bool("json") {
-			writeJSON(c, statusJSON{Running: false, Workspace: ws})
+			writeJSON(c, statusJSON{Running: false, Workspace: ws, MCPServers: []mcpServerJSON{}})
 		}
 		return err
 	}
@@ -57,7 +59,7 @@ func runStatus(c *cli.Context) error {
 	}
 	out := statusJSON{Running: true, Workspace: st.Workspace, Version: st.Version, ManagerPID: st.ManagerPid, EnginePID: st.EnginePid,
 		AgentPID: st.AgentPid, GRPCPort: st.GrpcPort, SandboxStatus: st.SandboxStatus, SandboxSummary: st.SandboxSummary,
-		LedgerPath: st.LedgerPath, LedgerHeadSeq: st.LedgerHeadSeq, LedgerHeadHash: st.LedgerHeadHash}
+		LedgerPath: st.LedgerPath, LedgerHeadSeq: st.LedgerHeadSeq, LedgerHeadHash: st.LedgerHeadHash, MCPServers: mcpServersJSON(st.McpServers)}
 	if c.Bool("json") {
 		return writeJSON(c, out)
 	}
@@ -74,5 +76,6 @@ func runStatus(c *cli.Context) error {
 		sandbox = green(w, sandbox)
 	}
 	fmt.Fprintf(w, "sandbox   %s\nledger    %s\n          head %d %s\n", sandbox, out.LedgerPath, out.LedgerHeadSeq, out.LedgerHeadHash)
+	printMCPServers(w, "mcp       ", out.MCPServers)
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
 
 // MCP servers for opx's own agent (docs/mcp.md): the servers of the
@@ -45,6 +46,8 @@ type MCPServers interface {
 type MCPConfig struct {
 	Sandbox mcp.Sandbox
 	Specs   []mcp.Spec
+	// Disabled are the configured servers not started (reported as such).
+	Disabled []string
 	// StartTimeout bounds how long a message waits for the servers to be
 	// started (or to have failed) once, so its agent is offered their
 	// tools; default 2 minutes. The engine itself never waits for them.
@@ -167,15 +170,33 @@ func (e *Engine) mcpRecorder() mcp.Recorder {
 	}
 }
 
-// mcpServerStatus is the status of the engine's servers, sorted by name;
-// nil without any configured.
-func (e *Engine) mcpServerStatus() []mcp.ServerStatus {
-	if e.mcp == nil {
+// mcpStatusProto is the state of every configured server, sorted by
+// name: the running engine's servers as its manager has them, and the
+// disabled ones.
+func (e *Engine) mcpStatusProto() []*opxv1.McpServerStatus {
+	cfg := e.opts.MCP
+	if cfg == nil {
 		return nil
 	}
-	st := e.mcp.Status()
-	sort.Slice(st, func(i, j int) bool { return st[i].Name < st[j].Name })
-	return st
+	var out []*opxv1.McpServerStatus
+	if e.mcp != nil {
+		for _, s := range e.mcp.Status() {
+			p := &opxv1.McpServerStatus{Name: s.Name, State: s.State, Pid: int64(s.PID), Instance: int64(s.Instance), Tools: int64(s.Tools),
+				Restarts: int64(s.Restarts), LastError: clip(strings.ToValidUTF8(s.LastError, "\uFFFD"), 1024)}
+			if !s.Since.IsZero() {
+				p.Since = s.Since.UTC().Format(time.RFC3339)
+			}
+			if spec, ok := e.mcp.Spec(s.Name); ok {
+				p.Writable, p.Network = spec.Writable, spec.Network
+			}
+			out = append(out, p)
+		}
+	}
+	for _, name := range cfg.Disabled {
+		out = append(out, &opxv1.McpServerStatus{Name: name, State: "disabled"})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // waitMCP waits (bounded) until every server started or failed once, so a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -178,7 +179,10 @@ func (e *Engine) otrKnown() event.Known {
 			_, ok := e.tools.Def(n)
 			return ok || n == "load_tools"
 		},
-		Group: func(n string) bool { return groups[n] },
+		// The MCP servers' groups come and go with them (mcp:<server>).
+		Group: func(n string) bool {
+			return groups[n] || strings.HasPrefix(n, GroupMCPPrefix) && slices.Contains(e.tools.Groups(), n)
+		},
 		Model: func(n string) bool { return models[n] },
 	}
 }

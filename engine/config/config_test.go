@@ -106,3 +106,31 @@ func TestProvider_APIKey(t *testing.T) {
 		t.Errorf("unset variable: %v", err)
 	}
 }
+
+// TestParse_TemplateMCPExample: the template's commented mcp section,
+// uncommented, is a valid configuration naming what it says.
+func TestParse_TemplateMCPExample(t *testing.T) {
+	var lines []string
+	in := false
+	for _, l := range strings.Split(config.Template, "\n") {
+		if l == "# mcp:" {
+			in = true
+		}
+		if in && !strings.Contains(l, "npm install") {
+			l = strings.TrimPrefix(strings.TrimPrefix(l, "# "), "#")
+			l = strings.Replace(l, "  # ", "  ", 1) // the nested example, too
+			lines = append(lines, l)
+		}
+	}
+	c, err := config.Parse([]byte(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, strings.Join(lines, "\n"))
+	}
+	fs, fetch := c.MCP.Servers["fs"], c.MCP.Servers["fetch"]
+	if fs.Command != "mcp-server-filesystem" || !fs.Writable || fs.Network || len(fs.Args) != 1 || fs.Args[0] != "${workspace}" {
+		t.Errorf("fs %+v", fs)
+	}
+	if !fetch.Network || !fetch.Disabled || time.Duration(fetch.Timeout) != 30*time.Second || fetch.Env["LOG_LEVEL"] != "warn" {
+		t.Errorf("fetch %+v", fetch)
+	}
+}

@@ -97,4 +97,30 @@ agents:
   # Wall-clock limit of one sub-agent, from its spawn; at it the engine
   # kills the process and records subagent.timed_out.
   timeout: 5m
+
+# MCP servers (docs/mcp.md): their tools are offered to the agent as
+# mcp__<server>__<tool> (tool group mcp:<server>), each call judged by Shield
+# like any tool (policy rules can name them: tools: ["mcp__fs__*"]), recorded,
+# and its result read for prompt injection before the model sees it. Each
+# server runs in the command sandbox: system directories and its own install
+# directory read-only, the workspace read-only unless writable (then every call
+# gets a workspace snapshot first, and opx rollback undoes it), no network
+# unless network, a private home; its stderr goes to the engine's log. One that
+# dies is restarted with backoff; one that will not start is shown by
+# opx status and opx doctor, and the engine runs on without it.
+# "${workspace}" in command, args or env is the workspace.
+# mcp:
+#   servers:
+#     fs:
+#       # npm install -g @modelcontextprotocol/server-filesystem
+#       command: mcp-server-filesystem
+#       args: ["${workspace}"]
+#       writable: true
+#     # fetch:
+#     #   command: /opt/mcp/fetch/bin/mcp-server-fetch
+#     #   network: true
+#     #   env: {LOG_LEVEL: warn}
+#     #   read_only: [/opt/mcp/fetch]   # more directories it may read
+#     #   timeout: 30s                  # per request; default 60s
+#     #   disabled: true                # configured, not started
 `

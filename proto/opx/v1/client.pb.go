@@ -873,8 +873,10 @@ type StatusResponse struct {
 	LedgerHeadSeq  uint64                 `protobuf:"varint,9,opt,name=ledger_head_seq,json=ledgerHeadSeq,proto3" json:"ledger_head_seq,omitempty"`
 	LedgerHeadHash string                 `protobuf:"bytes,10,opt,name=ledger_head_hash,json=ledgerHeadHash,proto3" json:"ledger_head_hash,omitempty"`
 	LedgerPath     string                 `protobuf:"bytes,11,opt,name=ledger_path,json=ledgerPath,proto3" json:"ledger_path,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The configured MCP servers (mcp.servers), sorted by name.
+	McpServers    []*McpServerStatus `protobuf:"bytes,12,rep,name=mcp_servers,json=mcpServers,proto3" json:"mcp_servers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
@@ -984,6 +986,130 @@ func (x *StatusResponse) GetLedgerPath() string {
 	return ""
 }
 
+func (x *StatusResponse) GetMcpServers() []*McpServerStatus {
+	if x != nil {
+		return x.McpServers
+	}
+	return nil
+}
+
+// McpServerStatus is one configured MCP server's state.
+type McpServerStatus struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	State         string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"` // starting, running, restarting, failed, disabled, stopped
+	Pid           int64                  `protobuf:"varint,3,opt,name=pid,proto3" json:"pid,omitempty"`
+	Instance      int64                  `protobuf:"varint,4,opt,name=instance,proto3" json:"instance,omitempty"` // the starts of it in this engine's life
+	Tools         int64                  `protobuf:"varint,5,opt,name=tools,proto3" json:"tools,omitempty"`
+	Restarts      int64                  `protobuf:"varint,6,opt,name=restarts,proto3" json:"restarts,omitempty"`
+	LastError     string                 `protobuf:"bytes,7,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"` // why it is not running, when it is not
+	Since         string                 `protobuf:"bytes,8,opt,name=since,proto3" json:"since,omitempty"`                          // RFC 3339: when it entered its state
+	Writable      bool                   `protobuf:"varint,9,opt,name=writable,proto3" json:"writable,omitempty"`
+	Network       bool                   `protobuf:"varint,10,opt,name=network,proto3" json:"network,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *McpServerStatus) Reset() {
+	*x = McpServerStatus{}
+	mi := &file_opx_v1_client_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *McpServerStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*McpServerStatus) ProtoMessage() {}
+
+func (x *McpServerStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_client_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use McpServerStatus.ProtoReflect.Descriptor instead.
+func (*McpServerStatus) Descriptor() ([]byte, []int) {
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *McpServerStatus) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *McpServerStatus) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *McpServerStatus) GetPid() int64 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
+}
+
+func (x *McpServerStatus) GetInstance() int64 {
+	if x != nil {
+		return x.Instance
+	}
+	return 0
+}
+
+func (x *McpServerStatus) GetTools() int64 {
+	if x != nil {
+		return x.Tools
+	}
+	return 0
+}
+
+func (x *McpServerStatus) GetRestarts() int64 {
+	if x != nil {
+		return x.Restarts
+	}
+	return 0
+}
+
+func (x *McpServerStatus) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *McpServerStatus) GetSince() string {
+	if x != nil {
+		return x.Since
+	}
+	return ""
+}
+
+func (x *McpServerStatus) GetWritable() bool {
+	if x != nil {
+		return x.Writable
+	}
+	return false
+}
+
+func (x *McpServerStatus) GetNetwork() bool {
+	if x != nil {
+		return x.Network
+	}
+	return false
+}
+
 type ShutdownRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Reason        string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
@@ -993,7 +1119,7 @@ type ShutdownRequest struct {
 
 func (x *ShutdownRequest) Reset() {
 	*x = ShutdownRequest{}
-	mi := &file_opx_v1_client_proto_msgTypes[14]
+	mi := &file_opx_v1_client_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1131,7 @@ func (x *ShutdownRequest) String() string {
 func (*ShutdownRequest) ProtoMessage() {}
 
 func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[14]
+	mi := &file_opx_v1_client_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1144,7 @@ func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownRequest.ProtoReflect.Descriptor instead.
 func (*ShutdownRequest) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{14}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ShutdownRequest) GetReason() string {
@@ -1036,7 +1162,7 @@ type ShutdownResponse struct {
 
 func (x *ShutdownResponse) Reset() {
 	*x = ShutdownResponse{}
-	mi := &file_opx_v1_client_proto_msgTypes[15]
+	mi := &file_opx_v1_client_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1048,7 +1174,7 @@ func (x *ShutdownResponse) String() string {
 func (*ShutdownResponse) ProtoMessage() {}
 
 func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[15]
+	mi := &file_opx_v1_client_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1061,7 +1187,7 @@ func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownResponse.ProtoReflect.Descriptor instead.
 func (*ShutdownResponse) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{15}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{16}
 }
 
 type RestartRequest struct {
@@ -1073,7 +1199,7 @@ type RestartRequest struct {
 
 func (x *RestartRequest) Reset() {
 	*x = RestartRequest{}
-	mi := &file_opx_v1_client_proto_msgTypes[16]
+	mi := &file_opx_v1_client_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1085,7 +1211,7 @@ func (x *RestartRequest) String() string {
 func (*RestartRequest) ProtoMessage() {}
 
 func (x *RestartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[16]
+	mi := &file_opx_v1_client_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1098,7 +1224,7 @@ func (x *RestartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartRequest.ProtoReflect.Descriptor instead.
 func (*RestartRequest) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{16}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RestartRequest) GetReason() string {
@@ -1116,7 +1242,7 @@ type RestartResponse struct {
 
 func (x *RestartResponse) Reset() {
 	*x = RestartResponse{}
-	mi := &file_opx_v1_client_proto_msgTypes[17]
+	mi := &file_opx_v1_client_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1128,7 +1254,7 @@ func (x *RestartResponse) String() string {
 func (*RestartResponse) ProtoMessage() {}
 
 func (x *RestartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[17]
+	mi := &file_opx_v1_client_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1141,7 +1267,7 @@ func (x *RestartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartResponse.ProtoReflect.Descriptor instead.
 func (*RestartResponse) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{17}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{18}
 }
 
 var File_opx_v1_client_proto protoreflect.FileDescriptor
@@ -1225,7 +1351,7 @@ const file_opx_v1_client_proto_rawDesc = "" +
 	"\x03seq\x18\v \x01(\x04R\x03seq\x12\x1f\n" +
 	"\vsubagent_id\x18\f \x01(\tR\n" +
 	"subagentId\"\x0f\n" +
-	"\rStatusRequest\"\x85\x03\n" +
+	"\rStatusRequest\"\xbf\x03\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x1c\n" +
 	"\tworkspace\x18\x02 \x01(\tR\tworkspace\x12\x1f\n" +
@@ -1241,7 +1367,22 @@ const file_opx_v1_client_proto_rawDesc = "" +
 	"\x10ledger_head_hash\x18\n" +
 	" \x01(\tR\x0eledgerHeadHash\x12\x1f\n" +
 	"\vledger_path\x18\v \x01(\tR\n" +
-	"ledgerPath\")\n" +
+	"ledgerPath\x128\n" +
+	"\vmcp_servers\x18\f \x03(\v2\x17.opx.v1.McpServerStatusR\n" +
+	"mcpServers\"\x86\x02\n" +
+	"\x0fMcpServerStatus\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12\x10\n" +
+	"\x03pid\x18\x03 \x01(\x03R\x03pid\x12\x1a\n" +
+	"\binstance\x18\x04 \x01(\x03R\binstance\x12\x14\n" +
+	"\x05tools\x18\x05 \x01(\x03R\x05tools\x12\x1a\n" +
+	"\brestarts\x18\x06 \x01(\x03R\brestarts\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\a \x01(\tR\tlastError\x12\x14\n" +
+	"\x05since\x18\b \x01(\tR\x05since\x12\x1a\n" +
+	"\bwritable\x18\t \x01(\bR\bwritable\x12\x18\n" +
+	"\anetwork\x18\n" +
+	" \x01(\bR\anetwork\")\n" +
 	"\x0fShutdownRequest\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x12\n" +
 	"\x10ShutdownResponse\"(\n" +
@@ -1271,7 +1412,7 @@ func file_opx_v1_client_proto_rawDescGZIP() []byte {
 	return file_opx_v1_client_proto_rawDescData
 }
 
-var file_opx_v1_client_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_opx_v1_client_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_opx_v1_client_proto_goTypes = []any{
 	(*ClientMessageRequest)(nil),  // 0: opx.v1.ClientMessageRequest
 	(*PipelineEvent)(nil),         // 1: opx.v1.PipelineEvent
@@ -1287,37 +1428,39 @@ var file_opx_v1_client_proto_goTypes = []any{
 	(*PendingApproval)(nil),       // 11: opx.v1.PendingApproval
 	(*StatusRequest)(nil),         // 12: opx.v1.StatusRequest
 	(*StatusResponse)(nil),        // 13: opx.v1.StatusResponse
-	(*ShutdownRequest)(nil),       // 14: opx.v1.ShutdownRequest
-	(*ShutdownResponse)(nil),      // 15: opx.v1.ShutdownResponse
-	(*RestartRequest)(nil),        // 16: opx.v1.RestartRequest
-	(*RestartResponse)(nil),       // 17: opx.v1.RestartResponse
-	(*ChatMessage)(nil),           // 18: opx.v1.ChatMessage
+	(*McpServerStatus)(nil),       // 14: opx.v1.McpServerStatus
+	(*ShutdownRequest)(nil),       // 15: opx.v1.ShutdownRequest
+	(*ShutdownResponse)(nil),      // 16: opx.v1.ShutdownResponse
+	(*RestartRequest)(nil),        // 17: opx.v1.RestartRequest
+	(*RestartResponse)(nil),       // 18: opx.v1.RestartResponse
+	(*ChatMessage)(nil),           // 19: opx.v1.ChatMessage
 }
 var file_opx_v1_client_proto_depIdxs = []int32{
 	4,  // 0: opx.v1.ListSessionsResponse.sessions:type_name -> opx.v1.SessionInfo
-	18, // 1: opx.v1.GetHistoryResponse.messages:type_name -> opx.v1.ChatMessage
+	19, // 1: opx.v1.GetHistoryResponse.messages:type_name -> opx.v1.ChatMessage
 	11, // 2: opx.v1.ListApprovalsResponse.approvals:type_name -> opx.v1.PendingApproval
-	0,  // 3: opx.v1.ClientService.SendMessage:input_type -> opx.v1.ClientMessageRequest
-	2,  // 4: opx.v1.ClientService.ListSessions:input_type -> opx.v1.ListSessionsRequest
-	5,  // 5: opx.v1.ClientService.GetHistory:input_type -> opx.v1.GetHistoryRequest
-	7,  // 6: opx.v1.ClientService.ResolveApproval:input_type -> opx.v1.ApprovalRequest
-	9,  // 7: opx.v1.ClientService.ListApprovals:input_type -> opx.v1.ListApprovalsRequest
-	12, // 8: opx.v1.ClientService.GetStatus:input_type -> opx.v1.StatusRequest
-	14, // 9: opx.v1.ClientService.Shutdown:input_type -> opx.v1.ShutdownRequest
-	16, // 10: opx.v1.ClientService.Restart:input_type -> opx.v1.RestartRequest
-	1,  // 11: opx.v1.ClientService.SendMessage:output_type -> opx.v1.PipelineEvent
-	3,  // 12: opx.v1.ClientService.ListSessions:output_type -> opx.v1.ListSessionsResponse
-	6,  // 13: opx.v1.ClientService.GetHistory:output_type -> opx.v1.GetHistoryResponse
-	8,  // 14: opx.v1.ClientService.ResolveApproval:output_type -> opx.v1.ApprovalResponse
-	10, // 15: opx.v1.ClientService.ListApprovals:output_type -> opx.v1.ListApprovalsResponse
-	13, // 16: opx.v1.ClientService.GetStatus:output_type -> opx.v1.StatusResponse
-	15, // 17: opx.v1.ClientService.Shutdown:output_type -> opx.v1.ShutdownResponse
-	17, // 18: opx.v1.ClientService.Restart:output_type -> opx.v1.RestartResponse
-	11, // [11:19] is the sub-list for method output_type
-	3,  // [3:11] is the sub-list for method input_type
-	3,  // [3:3] is the sub-list for extension type_name
-	3,  // [3:3] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	14, // 3: opx.v1.StatusResponse.mcp_servers:type_name -> opx.v1.McpServerStatus
+	0,  // 4: opx.v1.ClientService.SendMessage:input_type -> opx.v1.ClientMessageRequest
+	2,  // 5: opx.v1.ClientService.ListSessions:input_type -> opx.v1.ListSessionsRequest
+	5,  // 6: opx.v1.ClientService.GetHistory:input_type -> opx.v1.GetHistoryRequest
+	7,  // 7: opx.v1.ClientService.ResolveApproval:input_type -> opx.v1.ApprovalRequest
+	9,  // 8: opx.v1.ClientService.ListApprovals:input_type -> opx.v1.ListApprovalsRequest
+	12, // 9: opx.v1.ClientService.GetStatus:input_type -> opx.v1.StatusRequest
+	15, // 10: opx.v1.ClientService.Shutdown:input_type -> opx.v1.ShutdownRequest
+	17, // 11: opx.v1.ClientService.Restart:input_type -> opx.v1.RestartRequest
+	1,  // 12: opx.v1.ClientService.SendMessage:output_type -> opx.v1.PipelineEvent
+	3,  // 13: opx.v1.ClientService.ListSessions:output_type -> opx.v1.ListSessionsResponse
+	6,  // 14: opx.v1.ClientService.GetHistory:output_type -> opx.v1.GetHistoryResponse
+	8,  // 15: opx.v1.ClientService.ResolveApproval:output_type -> opx.v1.ApprovalResponse
+	10, // 16: opx.v1.ClientService.ListApprovals:output_type -> opx.v1.ListApprovalsResponse
+	13, // 17: opx.v1.ClientService.GetStatus:output_type -> opx.v1.StatusResponse
+	16, // 18: opx.v1.ClientService.Shutdown:output_type -> opx.v1.ShutdownResponse
+	18, // 19: opx.v1.ClientService.Restart:output_type -> opx.v1.RestartResponse
+	12, // [12:20] is the sub-list for method output_type
+	4,  // [4:12] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_opx_v1_client_proto_init() }
@@ -1332,7 +1475,7 @@ func file_opx_v1_client_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opx_v1_client_proto_rawDesc), len(file_opx_v1_client_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
