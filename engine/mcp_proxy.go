@@ -143,12 +143,20 @@ func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySe
 	rec := e.mcpRecorder()
 	conn, err := mcp.Start(ctx, e.opts.MCP.Sandbox, spec, 1, ps.id, rec)
 	if err != nil {
-		e.record(rctx, ledger.Sync, ps.id, &event.MCPServerFailed{Server: spec.Name, Attempt: 1, Error: clip(err.Error(), 2048)})
+		var serr *mcp.StartError
+		tail := ""
+		if errors.As(err, &serr) {
+			tail = serr.StderrTail
+		}
+		e.record(rctx, ledger.Sync, ps.id, &event.MCPServerFailed{Server: spec.Name, Attempt: 1, Error: clip(err.Error(), 2048), StderrTail: clip(tail, 4096)})
 		ps.mu.Lock()
 		ps.ended, ps.exitRec = "the upstream did not start", true
 		close(ps.endDone)
 		ps.mu.Unlock()
 		e.proxies.drop(ps.id)
+		if t := strings.TrimSpace(tail); t != "" {
+			err = fmt.Errorf("%w; its stderr ended with: %s", err, clip(t, 1024))
+		}
 		return nil, status.Errorf(codes.FailedPrecondition, "the MCP server %s did not start: %v", spec.Name, err)
 	}
 	e.proxies.mu.Lock()

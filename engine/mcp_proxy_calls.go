@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -63,7 +66,14 @@ func (ps *proxySession) serve(ctx context.Context, c *opxv1.ProxyCall) *opxv1.Pr
 		result = ps.listTools()
 	case proxyForwarded[method]:
 		raw, err := ps.conn.Forward(ctx, method, params)
+		var werr *jsonrpc.Error
 		switch {
+		case errors.As(err, &werr):
+			// The upstream's own error answer, handed on as is.
+			code, msg = codeUpstream, werr.Message
+			if werr.Code >= math.MinInt32 && werr.Code <= math.MaxInt32 && werr.Code != 0 {
+				code = int32(werr.Code)
+			}
 		case err != nil:
 			code, msg = codeUpstream, fmt.Sprintf("the MCP server %s: %v", ps.upstream, err)
 		case len(raw) > proxyMaxResult:

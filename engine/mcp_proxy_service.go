@@ -6,7 +6,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/opx-dev/opx/engine/mcp"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -54,7 +53,7 @@ func (s *mcpProxyService) Proxy(stream opxv1.McpProxyService_ProxyServer) error 
 	defer ps.end("the MCP client left", true)
 	out := &proxyOut{stream: stream}
 	st := ps.conn.Started()
-	opened := &opxv1.ProxyOpened{SessionId: ps.id, Upstream: ps.upstream, InitializeResult: upstreamInitialize(ps.conn),
+	opened := &opxv1.ProxyOpened{SessionId: ps.id, Upstream: ps.upstream, InitializeResult: ps.conn.InitializeResult(),
 		ServerName: st.ServerName, ServerVersion: st.ServerVersion, ProtocolVersion: st.ProtocolVersion}
 	if err := out.send(&opxv1.ProxyResponse{Response: &opxv1.ProxyResponse_Opened{Opened: opened}}); err != nil {
 		return err
@@ -193,10 +192,4 @@ func (ps *proxySession) forwardEvents(sub *Subscription, out *proxyOut) {
 		ps.mu.Unlock()
 		_ = out.send(&opxv1.ProxyResponse{Response: &opxv1.ProxyResponse_Approval{Approval: a}})
 	}
-}
-
-// upstreamInitialize is the upstream's initialize result as received, if
-// the connection keeps it.
-func upstreamInitialize(c *mcp.Conn) []byte {
-	return nil // TODO(proxy): c.InitializeResult() once engine/mcp has it
 }
