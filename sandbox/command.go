@@ -32,9 +32,13 @@ type CommandPolicy struct {
 	// working directory.
 	Workspace string
 	// WorkspaceReadOnly lets the command read and execute beneath
-	// Workspace but change nothing there (an MCP server that is not
-	// writable): creating, writing, truncating, removing, renaming and
-	// linking fail with EACCES, while Writable stays read-write.
+	// Workspace but change no content there (an MCP server that is not
+	// writable): creating, writing, truncating, removing, renaming,
+	// linking and making nodes fail with EACCES, while Writable stays
+	// read-write. Landlock does not govern metadata, so a file's mode and
+	// times can still be changed (chmod, utimes); seccomp cannot tell the
+	// workspace's files from the private home's, where package managers
+	// need chmod.
 	WorkspaceReadOnly bool
 	// Writable are further read-write directories, e.g. a private
 	// directory for HOME, TMPDIR and build caches.

@@ -624,7 +624,7 @@ func TestExecSandboxed_Refused(t *testing.T) {
 }
 
 func TestParseCommandArgs_RoundTrip(t *testing.T) {
-	p := sandbox.CommandPolicy{Workspace: "/w,1", Writable: []string{"/tmp/a", "/c"}, ReadOnly: []string{"/go"}, AllowNetwork: true}
+	p := sandbox.CommandPolicy{Workspace: "/w,1", WorkspaceReadOnly: true, Writable: []string{"/tmp/a", "/c"}, ReadOnly: []string{"/go"}, AllowNetwork: true}
 	got, argv, err := sandbox.ParseCommandArgs(append(p.Args(), "--", "sh", "-c", "--workspace /x"))
 	if err != nil || !reflect.DeepEqual(got, p) || !reflect.DeepEqual(argv, []string{"sh", "-c", "--workspace /x"}) {
 		t.Errorf("got %+v %q %v", got, argv, err)
@@ -650,6 +650,7 @@ func TestParseCommandArgs_Invalid(t *testing.T) {
 		{"TwoWorkspaces", []string{"--workspace", "/a", "--workspace", "/b", "--", "sh"}},
 		{"UnknownFlag", []string{"--workspace", "/w", "--net", "--", "sh"}},
 		{"NetworkValue", []string{"--workspace", "/w", "--allow-network=no", "--", "sh"}},
+		{"ReadOnlyValue", []string{"--workspace", "/w", "--workspace-read-only=yes", "--", "sh"}},
 		{"CommandWithoutDash", []string{"--workspace", "/w", "sh"}},
 	}
 	for _, tt := range tests {

@@ -15,11 +15,14 @@ import (
 )
 
 // The Manager's restart rules.
-const (
+var (
 	// minBackoff is the pause before the first restart; it doubles with
-	// each failure in a row up to maxBackoff.
+	// each failure in a row up to maxBackoff. (Variables for the tests.)
 	minBackoff = 500 * time.Millisecond
 	maxBackoff = 30 * time.Second
+)
+
+const (
 	// resetAfter: a server up this long is healthy again (its backoff and
 	// failure count start over when it next dies).
 	resetAfter = time.Minute

@@ -94,3 +94,71 @@ func TestManager_Filesystem(t *testing.T) {
 		t.Errorf("tools after Stop: %d", len(m.Tools()))
 	}
 }
+
+// TestManager_Restarts: a server that crashes mid-call is recorded
+// (crashed, with the pause before its restart), restarted as instance 2,
+// and serves again; one that crashes at every start is given up after
+// MaxFailures, each failure recorded, the last with no retry.
+func TestManager_Restarts(t *testing.T) {
+	defer mcp.SetBackoff(10*time.Millisecond, 40*time.Millisecond)()
+	e := newEnv(t)
+	bad := mcptest.BadServer(t)
+	m := mcp.NewManager(e.sb, []mcp.Spec{
+		{Name: "bad", Argv: []string{bad}, Workspace: e.ws, Timeout: 30 * time.Second},
+		{Name: "never", Argv: []string{bad, "-start", "exit"}, Workspace: e.ws, Timeout: 30 * time.Second},
+	}, e.rec.rec)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	m.Start(ctx)
+	defer m.Stop(ctx)
+	if err := m.WaitStarted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Call(ctx, "c1", "mcp__bad__crash", nil); err == nil {
+		t.Fatal("the crash answered")
+	}
+	waitFor(t, time.Minute, "bad to run again as instance 2", func() bool {
+		st := m.Status()[0]
+		return st.State == "running" && st.Instance == 2 && st.Restarts == 1
+	})
+	r, err := m.Call(ctx, "c2", "mcp__bad__echo", json.RawMessage(`{"text":"again"}`))
+	if err != nil || r.Text != "again" {
+		t.Errorf("after the restart: %+v %v", r, err)
+	}
+	var crashed *event.MCPServerExited
+	for _, ex := range all[*event.MCPServerExited](e.rec) {
+		if ex.Server == "bad" {
+			crashed = ex
+		}
+	}
+	if crashed == nil || crashed.Reason != "crashed" || crashed.ExitCode != 3 || crashed.Instance != 1 || crashed.RestartInMS != 10 {
+		t.Errorf("exited: %+v", crashed)
+	}
+	started := all[*event.MCPServerStarted](e.rec)
+	if n := len(started); n != 2 || started[1].Instance != 2 || started[1].PID == started[0].PID {
+		t.Errorf("started: %+v", started)
+	}
+
+	waitFor(t, time.Minute, "never to be given up", func() bool { return m.Status()[1].State == "failed" })
+	var failed []*event.MCPServerFailed
+	for _, f := range all[*event.MCPServerFailed](e.rec) {
+		if f.Server == "never" {
+			failed = append(failed, f)
+		}
+	}
+	if len(failed) != mcp.MaxFailures {
+		t.Fatalf("%d failures recorded, want %d", len(failed), mcp.MaxFailures)
+	}
+	for i, f := range failed {
+		wantRetry := int64(min(10<<i, 40))
+		if i == len(failed)-1 {
+			wantRetry = 0
+		}
+		if f.Attempt != i+1 || f.RetryInMS != wantRetry || !strings.Contains(f.StderrTail, "refusing to start") || !strings.Contains(f.Error, "exit status 7") {
+			t.Errorf("failure %d: %+v", i, f)
+		}
+	}
+	if st := m.Status()[1]; !strings.Contains(st.LastError, "refusing to start") {
+		t.Errorf("status of a server given up: %+v", st)
+	}
+}

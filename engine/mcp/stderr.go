@@ -50,22 +50,27 @@ func (l *serverLog) pump(r io.Reader) {
 		chunk, err := br.ReadSlice('\n')
 		l.keepTail(chunk)
 		if len(chunk) > 0 {
-			line := chunk
+			// The line is rendered only if it is to be logged: a flood
+			// costs a count, not a copy of each line.
+			var text string
+			logged := l.allow()
+			if logged {
+				text = strings.TrimRight(string(chunk), "\r\n")
+			}
 			dropped := 0
-			if err == bufio.ErrBufferFull {
+			for err == bufio.ErrBufferFull {
 				// The rest of a long line: kept in the tail, counted, not logged.
-				for err == bufio.ErrBufferFull {
-					var more []byte
-					more, err = br.ReadSlice('\n')
-					l.keepTail(more)
-					dropped += len(more)
+				var more []byte
+				more, err = br.ReadSlice('\n')
+				l.keepTail(more)
+				dropped += len(more)
+			}
+			if logged {
+				if dropped > 0 {
+					text += fmt.Sprintf(" [%d more bytes of this line not logged]", dropped)
 				}
+				l.write(text)
 			}
-			text := strings.TrimRight(string(line), "\r\n")
-			if dropped > 0 {
-				text += fmt.Sprintf(" [%d more bytes of this line not logged]", dropped)
-			}
-			l.logf("%s", text)
 		}
 		if err != nil {
 			l.flush()
@@ -76,8 +81,15 @@ func (l *serverLog) pump(r io.Reader) {
 
 // logf writes one line, unless the rate is spent.
 func (l *serverLog) logf(format string, args ...any) {
+	if l.allow() {
+		l.write(fmt.Sprintf(format, args...))
+	}
+}
+
+// allow takes one line from the rate, or counts the line as not logged.
+func (l *serverLog) allow() bool {
 	if l.w == nil {
-		return
+		return false
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -86,14 +98,21 @@ func (l *serverLog) logf(format string, args ...any) {
 	l.last = now
 	if l.tokens < 1 {
 		l.suppressed++
-		return
+		return false
 	}
 	l.tokens--
+	return true
+}
+
+// write writes a line allow allowed, after the count of those it did not.
+func (l *serverLog) write(text string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.suppressed > 0 {
 		fmt.Fprintf(l.w, "%s[%d lines not logged: too many]\n", l.prefix, l.suppressed)
 		l.suppressed = 0
 	}
-	fmt.Fprintf(l.w, "%s%s\n", l.prefix, strings.ToValidUTF8(fmt.Sprintf(format, args...), "\uFFFD"))
+	fmt.Fprintf(l.w, "%s%s\n", l.prefix, strings.ToValidUTF8(text, "\uFFFD"))
 }
 
 // flush logs the count of lines not logged, at the end.

@@ -320,7 +320,7 @@ func (c *lineConn) readLoop() {
 				scan.Write(chunk)
 				line = line[:0]
 			default:
-				line = append(line, chunk...)
+				line = appendGrowing(line, chunk, c.maxLine)
 			}
 			if err != bufio.ErrBufferFull {
 				break
@@ -342,6 +342,19 @@ func (c *lineConn) readLoop() {
 			return
 		}
 	}
+}
+
+// appendGrowing appends chunk to line, growing it fourfold (append grows
+// large slices by a quarter, which would allocate five times the cap on
+// the way to it; fourfold allocates a third more than the final size)
+// but never past max.
+func appendGrowing(line, chunk []byte, max int) []byte {
+	if need := len(line) + len(chunk); need > cap(line) {
+		grown := make([]byte, len(line), min(max, 4*need))
+		copy(grown, line)
+		line = grown
+	}
+	return append(line, chunk...)
 }
 
 // oversize reports a line over the cap, then answers the request it
