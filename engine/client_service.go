@@ -138,6 +138,10 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 
 	seq := e.record(ctx, ledger.Async, sessionID, &event.ClientMessage{MessageID: msgID, Content: req.Content, Client: clientName(ctx)})
 	e.publish(sessionID, msgID, "message", seq, map[string]string{"content": req.Content})
+	// The agent is offered the MCP servers' tools once each server has
+	// started (or failed) once: the first message after a start waits
+	// for them, bounded.
+	e.waitMCP(ctx)
 	defs, _ := e.tools.Group(e.tools.Groups()...)
 	names := make([]string, 0, len(defs))
 	for _, d := range defs {

@@ -4,5 +4,5 @@ import "github.com/opx-dev/opx/engine/mcp"
 
 // newMCPManager builds the Manager of the engine's servers.
 var newMCPManager = func(sb mcp.Sandbox, specs []mcp.Spec, rec mcp.Recorder) MCPServers {
-	return nil // TODO(i16): mcp.NewManager(sb, specs, rec) once engine/mcp has it
+	return mcp.NewManager(sb, specs, rec)
 }

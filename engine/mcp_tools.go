@@ -140,13 +140,13 @@ func (t *mcpTools) Execute(ctx context.Context, c executor.Call) executor.Result
 	if t.call == nil {
 		return executor.Errorf("opx: %s is not served here", c.Tool)
 	}
-	server, _, _ := mcp.SplitToolName(c.Tool)
 	res, err := t.call(ctx, c.ID, c.Tool, c.Args)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return executor.Errorf("MCP server %s did not answer in time: %v", server, err)
+		// The error names the server and what went wrong (engine/mcp).
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			return executor.Errorf("no answer from the MCP server: %v (%v)", err, ctx.Err())
 		}
-		return executor.Errorf("MCP server %s: %v", server, err)
+		return executor.Errorf("no answer from the MCP server: %v", err)
 	}
 	text := res.Text
 	if !utf8.ValidString(text) {

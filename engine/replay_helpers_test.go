@@ -17,8 +17,10 @@ import (
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/llm"
+	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/fixtures"
+	"github.com/opx-dev/opx/internal/mcptest"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
@@ -92,6 +94,12 @@ type recordSpec struct {
 	// killWaiting kills a sub-agent's process once it waits for a human
 	// (its escalation left unanswered).
 	killWaiting bool
+	// mcp are the MCP servers the engine runs, for the workspace ws, run
+	// through this test binary as the sandbox launcher (internal/mcptest).
+	mcp func(ws string) []mcp.Spec
+	// check, if set, looks at the workspace once the messages are
+	// answered, before the engine stops.
+	check func(ws string)
 }
 
 // recorded is a live session's ledger.
@@ -155,10 +163,14 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 		return cmd, err
 	}
 	pr, pw := io.Pipe()
+	var mcpCfg *engine.MCPConfig
+	if spec.mcp != nil {
+		mcpCfg = &engine.MCPConfig{Sandbox: mcp.Sandbox{Self: mcptest.Self(t), HomeRoot: t.TempDir(), Log: io.Discard}, Specs: spec.mcp(ws)}
+	}
 	e, err := engine.New(engine.Options{Tier2Provider: tier2, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "test policy", Evaluator: ev, PolicyText: text, ShieldEnv: env, Stdout: pw,
 		HTTP: &executor.HTTPConfig{AllowHost: func(string) bool { return false }}, SpawnAgent: spawn,
-		Agents: engine.AgentsConfig{Enabled: spec.agents, MaxRounds: spec.subRounds, Timeout: spec.subTimeout}})
+		Agents: engine.AgentsConfig{Enabled: spec.agents, MaxRounds: spec.subRounds, Timeout: spec.subTimeout}, MCP: mcpCfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +235,9 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 				resolve(a.ID)
 			}
 		}
+	}
+	if spec.check != nil {
+		spec.check(ws)
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"sort"
 
 	"github.com/opx-dev/opx/engine/mcp"
@@ -49,54 +48,23 @@ func (s *replayState) mcpListings() []*rerun.MCPListing {
 }
 
 // mcpTools are the tools of the listings in force, sorted by name (as
-// the manager lists them).
+// the manager lists them), rebuilt from each recorded listing as the
+// live engine built them (mcp.ToolsFromListing: the same checks, cuts
+// and schema hashes); mutating as recorded.
 func (s *replayState) mcpTools() []mcp.Tool {
 	var out []mcp.Tool
 	for _, l := range s.mcpListings() {
-		described := listedTools(l.Listing)
+		writable := false
 		for _, t := range l.Tools {
-			tl := mcp.Tool{MCPTool: t}
-			if d, ok := described[t.Tool]; ok {
-				tl.Description, tl.InputSchema, tl.Raw = d.Description, d.InputSchema, d.raw
-			}
-			out = append(out, tl)
+			writable = writable || t.Mutating
 		}
-	}
-	sortTools(out)
-	return out
-}
-
-// listedTool is a tool of a recorded tools/list answer.
-type listedTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-	raw         json.RawMessage
-}
-
-// listedTools reads a recorded tools/list answer ({"tools": [...]}) by
-// the server's tool names; what does not parse describes nothing.
-func listedTools(listing []byte) map[string]listedTool {
-	var l struct {
-		Tools []json.RawMessage `json:"tools"`
-	}
-	out := map[string]listedTool{}
-	if json.Unmarshal(listing, &l) != nil {
-		return out
-	}
-	for _, raw := range l.Tools {
-		var t listedTool
-		if json.Unmarshal(raw, &t) == nil && t.Name != "" {
-			if _, dup := out[t.Name]; !dup {
-				t.raw = raw
-				out[t.Name] = t
-			}
+		tools, _, err := mcp.ToolsFromListing(l.Server, writable, l.Listing)
+		if err != nil {
+			s.offRecordf("the listing of MCP server %s (entry %d) cannot be read: %v", l.Server, l.Seq, err)
+			continue
 		}
+		out = append(out, tools...)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// sortTools sorts tools by name.
-func sortTools(ts []mcp.Tool) {
-	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
 }

@@ -59,9 +59,10 @@ type Message struct {
 	ID, Content, Client, Mode string
 	Tools                     []string // offered in engine.process_request
 	Engine                    *Engine  // in force when it arrived
-	// MCP are the engine's MCP servers' latest tool listings when it
-	// arrived (those of servers running then), sorted by server: what
-	// the tools named mcp__<server>__<tool> were.
+	// MCP are the engine's MCP servers' latest tool listings when it was
+	// handed to the agent (engine.process_request; those of servers
+	// running then), sorted by server: what the tools named
+	// mcp__<server>__<tool> were.
 	MCP []*MCPListing
 }
 
@@ -224,12 +225,16 @@ func Load(l *ledger.Ledger, session string) (*Recording, error) {
 		if err := r.add(en, p, engine, &created, calls, proposals, messages, approvals); err != nil {
 			return err
 		}
-		if _, ok := p.(*event.ClientMessage); ok {
-			m := r.Messages[len(r.Messages)-1]
-			for _, l := range mcpNow {
-				m.MCP = append(m.MCP, l)
+		if pr, ok := p.(*event.ProcessRequest); ok && pr.SubAgentID == "" {
+			// The tools offered with the message are those of its
+			// engine.process_request: the listings in force then.
+			if m := messages[pr.MessageID]; m != nil {
+				m.MCP = m.MCP[:0]
+				for _, l := range mcpNow {
+					m.MCP = append(m.MCP, l)
+				}
+				sort.Slice(m.MCP, func(i, j int) bool { return m.MCP[i].Server < m.MCP[j].Server })
 			}
-			sort.Slice(m.MCP, func(i, j int) bool { return m.MCP[i].Server < m.MCP[j].Server })
 		}
 		return nil
 	})
