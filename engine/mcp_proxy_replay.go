@@ -46,7 +46,7 @@ func (e *Engine) replayProxy(ctx context.Context) {
 	e.record(ctx, ledger.Async, sid, &client)
 	ps := &proxySession{e: e, id: sid, upstream: client.Upstream, client: client.ClientName, slots: make(chan struct{}, proxyMaxInFlight),
 		results: map[string]mcp.Result{}, asked: map[string]bool{}, endDone: make(chan struct{})}
-	listing := &recordedListing{}
+	listing := &recordedListing{s: s}
 	reg, err := executor.NewRegistry()
 	if err == nil {
 		err = reg.AddDynamic(mcp.ToolPrefix, &mcpTools{tools: listing.tools, writable: listing.writable})
@@ -104,6 +104,7 @@ func (s *replayState) proxyAnswer(callID string, out ToolOutcome) (mcp.Result, b
 // recordedListing is the upstream's tools as the record listed them at
 // the request being fed.
 type recordedListing struct {
+	s  *replayState
 	mu sync.Mutex
 	l  *rerun.MCPListing
 }
@@ -114,7 +115,8 @@ func (r *recordedListing) set(l *rerun.MCPListing) {
 	r.mu.Unlock()
 }
 
-// tools are the listed tools, described from the listing.
+// tools are the listed tools, rebuilt from the listing as the live
+// engine built them (mcp.ToolsFromListing).
 func (r *recordedListing) tools() []mcp.Tool {
 	r.mu.Lock()
 	l := r.l
@@ -122,17 +124,12 @@ func (r *recordedListing) tools() []mcp.Tool {
 	if l == nil {
 		return nil
 	}
-	described := listedTools(l.Listing)
-	out := make([]mcp.Tool, 0, len(l.Tools))
-	for _, t := range l.Tools {
-		tl := mcp.Tool{MCPTool: t}
-		if d, ok := described[t.Tool]; ok {
-			tl.Description, tl.InputSchema, tl.Raw = d.Description, d.InputSchema, d.raw
-		}
-		out = append(out, tl)
+	tools, _, err := mcp.ToolsFromListing(l.Server, r.writable(""), l.Listing)
+	if err != nil {
+		r.s.offRecordf("the listing of MCP server %s (entry %d) cannot be read: %v", l.Server, l.Seq, err)
+		return nil
 	}
-	sortTools(out)
-	return out
+	return tools
 }
 
 // writable says whether the listed tools were mutating (the upstream ran
