@@ -45,6 +45,13 @@ const (
 	proxyEndWait = 20 * time.Second
 )
 
+// proxyProtocolVersions are the MCP versions the proxy speaks: those
+// with the initialize handshake, where a connection is one session whose
+// client introduces itself first (the session is opened then). A client
+// that asks for the stateless protocol (2026-07-28, SEP-2575) is told so
+// and falls back to initialize.
+var proxyProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
 // proxiedMethods are the requests the engine answers.
 var proxiedMethods = map[string]bool{"tools/list": true, "tools/call": true, "resources/list": true, "resources/read": true,
 	"resources/templates/list": true, "prompts/list": true, "prompts/get": true, "completion/complete": true}
@@ -89,7 +96,7 @@ func (p *mcpProxy) logf(format string, args ...any) {
 func (p *mcpProxy) run() error {
 	defer p.cancel()
 	server := sdk.NewServer(&sdk.Implementation{Name: "opx-mcp-proxy", Version: Version},
-		&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{}})
+		&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{}, SupportedProtocolVersions: proxyProtocolVersions})
 	server.AddReceivingMiddleware(p.middleware)
 	in := p.c.App.Reader
 	if in == nil {
