@@ -112,7 +112,10 @@ func printRerun(w io.Writer, r *engine.RerunReport) {
 		if r.SubAgents > 0 {
 			threads = fmt.Sprintf(", the session's agent and %s each in order", plural(uint64(r.SubAgents), "sub-agent", "sub-agents"))
 		}
-		if r.Uncompared > 0 {
+		switch {
+		case r.Uncompared > 0 && r.Mode == "mcp-proxy":
+			threads += fmt.Sprintf(" (%d not compared: the upstream server's start, tool listings and end, served from the record)", r.Uncompared)
+		case r.Uncompared > 0:
 			threads += fmt.Sprintf(" (%d not compared: sub-agent processes' pids, ports and canaries, what a sub-agent sent after its end)", r.Uncompared)
 		}
 		fmt.Fprintf(w, "%s: %d events%s (%s)\n", green(w, "identical"), r.Events, threads, timing)

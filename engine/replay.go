@@ -102,6 +102,9 @@ type RerunConfig struct {
 type RerunReport struct {
 	*rerun.Result
 	Session string `json:"session"`
+	// Mode is the session's (normal, or mcp-proxy: re-driven without an
+	// agent).
+	Mode string `json:"mode,omitempty"`
 	// Agent is the re-driven agent's sandbox status and summary, as its
 	// canary reported them.
 	Agent        string `json:"agent"`
@@ -204,7 +207,7 @@ func Rerun(ctx context.Context, cfg RerunConfig) (*RerunReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &RerunReport{Result: res, Session: rec.Session, Notes: s.notesCopy(), Recorded: rec.End.Sub(rec.Start), Elapsed: elapsed}
+	rep := &RerunReport{Result: res, Session: rec.Session, Mode: rec.Mode, Notes: s.notesCopy(), Recorded: rec.End.Sub(rec.Start), Elapsed: elapsed}
 	if len(sandboxes) > 0 {
 		rep.SubAgentSandboxes = sandboxes
 	}
