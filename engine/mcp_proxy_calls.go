@@ -132,7 +132,17 @@ func (ps *proxySession) callTool(ctx context.Context, id uint64, params []byte) 
 		r, ran = e.opts.replay.proxyAnswer(callID, out)
 	}
 	result := toolCallResult(out, r, ran)
-	ps.recordResponse(rctx, callID, "tools/call", result, "", time.Since(start))
+	// A call that ran: Async, as its result is durable already
+	// (exec.completed is Sync, the write-ahead rule) and a third fsync
+	// per call would be a third of the proxy's cost (BENCHMARKS.md); the
+	// answer as the client got it follows in the next group commit,
+	// within milliseconds. A call that did not run: Sync, so the verdict
+	// that stopped it is durable before the client hears of it.
+	dur := ledger.Sync
+	if ran {
+		dur = ledger.Async
+	}
+	ps.recordResponseAs(rctx, dur, callID, "tools/call", result, "", time.Since(start))
 	return &opxv1.ProxyResult{Id: id, Result: result}
 }
 
@@ -238,12 +248,17 @@ func (ps *proxySession) recordRequest(ctx context.Context, reqID, method string,
 // recordResponse records mcp.response, durable before the client hears
 // it.
 func (ps *proxySession) recordResponse(ctx context.Context, reqID, method string, result []byte, errMsg string, d time.Duration) {
+	ps.recordResponseAs(ctx, ledger.Sync, reqID, method, result, errMsg, d)
+}
+
+// recordResponseAs records mcp.response with durability dur.
+func (ps *proxySession) recordResponseAs(ctx context.Context, dur ledger.Durability, reqID, method string, result []byte, errMsg string, d time.Duration) {
 	inline, blobHash, blob := event.Inline(string(result))
 	var blobs [][]byte
 	if blob != nil {
 		blobs = append(blobs, blob)
 	}
-	ps.e.record(ctx, ledger.Sync, ps.id, &event.MCPResponse{RequestID: reqID, Method: method, Result: inline, ResultBlob: blobHash,
+	ps.e.record(ctx, dur, ps.id, &event.MCPResponse{RequestID: reqID, Method: method, Result: inline, ResultBlob: blobHash,
 		Size: int64(len(result)), Error: errMsg, DurationMS: d.Milliseconds()}, blobs...)
 }
 
