@@ -42,22 +42,23 @@ allow:
   - name: fs-reads
     tools: ["mcp__fs__read_text_file", "mcp__fs__list_directory", "mcp__fs__get_file_info", "mcp__fs__list_allowed_directories"]
   - name: everything
-    tools: ["mcp__everything__*"]
+    tools: ["mcp__everything__*", "mcp__bad__*"]
 `
 
 // proxyWorld is a world whose configuration names the filesystem server
 // (writable) and the everything server, under proxyPolicy.
-func proxyWorld(t *testing.T) *world {
+func proxyWorld(t *testing.T, moreServers ...string) *world {
 	t.Helper()
 	fs := mcptest.Program(t, mcptest.Filesystem)
 	every := mcptest.Program(t, mcptest.Everything)
 	mcptest.NeedSandbox(t)
 	w := newWorld(t)
 	files := map[string]string{
-		"hello.txt":           "hello from the workspace\n",
-		"secret/key.txt":      "not for MCP clients\n",
-		".opx/policy.yaml":    proxyPolicy,
-		".opx/config.yaml":    fmt.Sprintf("policy: .opx/policy.yaml\nmcp:\n  servers:\n    fs:\n      command: %s\n      args: [\"${workspace}\"]\n      writable: true\n    everything:\n      command: %s\n", fs, every),
+		"hello.txt":        "hello from the workspace\n",
+		"secret/key.txt":   "not for MCP clients\n",
+		".opx/policy.yaml": proxyPolicy,
+		".opx/config.yaml": fmt.Sprintf("policy: .opx/policy.yaml\nmcp:\n  servers:\n    fs:\n      command: %s\n      args: [\"${workspace}\"]\n      writable: true\n    everything:\n      command: %s\n", fs, every) +
+			strings.Join(moreServers, ""),
 		"notes/untouched.txt": "stays\n",
 	}
 	for name, body := range files {
