@@ -452,3 +452,67 @@ func checkProxyLedger(t *testing.T, path, session string) {
 		t.Errorf("requests without an answer: %v", open)
 	}
 }
+
+// TestE2E_MCPProxy_Inspector: the npm inspector CLI (the TypeScript SDK's
+// client) in front of opx mcp-proxy, one session per invocation. No
+// engine runs at first: the first proxy starts one in the background.
+func TestE2E_MCPProxy_Inspector(t *testing.T) {
+	inspector := mcptest.Program(t, mcptest.Inspector)
+	w := proxyWorld(t)
+	defer func() {
+		if out, errOut, code := w.run("stop"); code != 0 {
+			t.Errorf("opx stop: %d %s%s", code, out, errOut)
+		}
+	}()
+	real, err := filepath.EvalSymlinks(inspector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inspect := func(server string, args ...string) (string, string, error) {
+		t.Helper()
+		argv := append([]string{"--cli"}, args...)
+		argv = append(argv, "--", w.bin, "mcp-proxy", "--workspace", w.ws, server)
+		cmd := exec.Command(inspector, argv...)
+		// The inspector reads its own package.json relative to the
+		// working directory.
+		cmd.Dir = filepath.Dir(real)
+		cmd.Env = w.env()
+		var out, errOut syncBuffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		done := make(chan error, 1)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err = <-done:
+		case <-time.After(3 * time.Minute):
+			cmd.Process.Kill()
+			t.Fatalf("the inspector did not finish: %s", errOut.String())
+		}
+		return out.String(), errOut.String(), err
+	}
+	out, errOut, err := inspect("everything", "--method", "tools/list")
+	if err != nil || !strings.Contains(out, `"name": "echo"`) {
+		t.Fatalf("tools/list: %v\n%s\n%s", err, out, errOut)
+	}
+	out, errOut, err = inspect("everything", "--tool-arg", "message=from the inspector", "--method", "tools/call", "--tool-name", "echo")
+	if err != nil || !strings.Contains(out, "from the inspector") {
+		t.Errorf("tools/call echo: %v\n%s\n%s", err, out, errOut)
+	}
+	out, errOut, err = inspect("fs", "--tool-arg", "path="+filepath.Join(w.ws, "secret", "key.txt"), "--method", "tools/call", "--tool-name", "read_text_file")
+	if !strings.Contains(out+errOut, "blocked by Shield") || strings.Contains(out, "not for MCP clients") {
+		t.Errorf("a blocked read: %v\n%s\n%s", err, out, errOut)
+	}
+	out, errOut, err = inspect("everything", "--method", "prompts/list")
+	if err != nil || !strings.Contains(out, "simple-prompt") {
+		t.Errorf("prompts/list: %v\n%s\n%s", err, out, errOut)
+	}
+	out, _, code := w.run("sessions")
+	if code != 0 || strings.Count(out, "mcp-proxy") != 4 || !strings.Contains(out, "inspector-cli") {
+		t.Errorf("opx sessions:\n%s", out)
+	}
+	if out, errOut, code := w.run("ledger", "verify", "--strict"); code != 0 {
+		t.Errorf("opx ledger verify --strict: %d %s%s", code, out, errOut)
+	}
+}
