@@ -32,6 +32,8 @@ func mcpProxyCommand() *cli.Command {
 			"elicitation; a writable upstream's calls are snapshotted first (opx rollback). tools/list,\n" +
 			"resources/*, prompts/* and completion/complete pass through and are recorded. Review a session\n" +
 			"as any other: opx sessions, opx replay ID, opx report ID, opx rollback --session ID.\n\n" +
+			"The upstream does not inherit the proxy's environment (the engine starts it): --env NAME passes one\n" +
+			"variable on (an API token the client's configuration sets), never recorded.\n\n" +
 			"stdout carries MCP only; everything opx says goes to stderr. The session ends when the client\n" +
 			"disconnects (stdin closes): the upstream is stopped and its end recorded.\n\n" +
 			"Example client configuration (Claude Desktop, Cursor, VS Code ...):\n" +
@@ -40,6 +42,7 @@ func mcpProxyCommand() *cli.Command {
 		Flags: append(workspaceFlags(),
 			&cli.BoolFlag{Name: "writable", Usage: "with -- COMMAND: the upstream may change the workspace (each call snapshotted first)"},
 			&cli.BoolFlag{Name: "network", Usage: "with -- COMMAND: the upstream may connect out"},
+			&cli.StringSliceFlag{Name: "env", Usage: "pass the environment variable `NAME` (from the proxy's environment, as the MCP client set it) to the upstream; repeatable; its value is never recorded"},
 		),
 		Action: runMCPProxy,
 	}
@@ -50,6 +53,7 @@ type proxyTarget struct {
 	server            string   // a configured server's name, or
 	command           []string // a command line
 	writable, network bool
+	env               map[string]string // passed on to the upstream
 }
 
 // mcpProxyTarget reads SERVER or `-- COMMAND ARGS...` from the command
@@ -58,6 +62,16 @@ type proxyTarget struct {
 // any other argument.
 func mcpProxyTarget(c *cli.Context) (proxyTarget, error) {
 	t := proxyTarget{writable: c.Bool("writable"), network: c.Bool("network")}
+	for _, name := range c.StringSlice("env") {
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			return t, usagef(c, "--env %s: the variable is not set in the proxy's environment", name)
+		}
+		if t.env == nil {
+			t.env = map[string]string{}
+		}
+		t.env[name] = v
+	}
 	args := c.Args().Slice()
 	if raw := rawCommandArgs(c); len(args) > 0 {
 		for i, a := range raw {

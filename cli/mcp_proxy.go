@@ -219,7 +219,8 @@ func (p *mcpProxy) open(ctx context.Context, params *sdk.InitializeParams) error
 		return errors.New("the client initialized twice")
 	}
 	p.mu.Unlock()
-	open := &opxv1.ProxyOpen{Server: p.target.server, Command: p.target.command, Writable: p.target.writable, Network: p.target.network}
+	open := &opxv1.ProxyOpen{Server: p.target.server, Command: p.target.command, Writable: p.target.writable, Network: p.target.network,
+		Env: p.target.env}
 	if params != nil {
 		if ci := params.ClientInfo; ci != nil {
 			open.ClientName, open.ClientVersion = ci.Name, ci.Version

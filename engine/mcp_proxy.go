@@ -60,6 +60,8 @@ const (
 	// proxyMaxArgv and proxyMaxArg bound an upstream's command line.
 	proxyMaxArgv = 256
 	proxyMaxArg  = 4096
+	// proxyMaxEnv bounds the variables a proxy passes to its upstream.
+	proxyMaxEnv = 64
 	// proxyEndWait bounds how long a session's end waits for its calls in
 	// flight (their approvals are denied and their upstream stopped, so
 	// they end promptly).
@@ -117,6 +119,9 @@ func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySe
 		return nil, status.Error(codes.FailedPrecondition, "this engine runs no MCP servers (no MCP sandbox configured)")
 	}
 	spec, err := e.proxySpec(open)
+	if err == nil {
+		spec.Env, err = proxyEnv(spec.Env, open.Env)
+	}
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
@@ -229,6 +234,31 @@ func (e *Engine) proxySpec(open *opxv1.ProxyOpen) (mcp.Spec, error) {
 	}
 	return mcp.Spec{Name: "upstream", Argv: append([]string(nil), open.Command...), Workspace: e.opts.Workspace,
 		Writable: open.Writable, Network: open.Network}, nil
+}
+
+// proxyEnv is a spec's environment with the variables a proxy passes
+// on (its --env) over it.
+func proxyEnv(base, extra map[string]string) (map[string]string, error) {
+	if len(extra) == 0 {
+		return base, nil
+	}
+	if len(extra) > proxyMaxEnv {
+		return nil, fmt.Errorf("%d environment variables for the upstream, over the %d allowed", len(extra), proxyMaxEnv)
+	}
+	out := make(map[string]string, len(base)+len(extra))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range extra {
+		switch {
+		case k == "" || len(k) > 128 || strings.ContainsAny(k, "=\x00"):
+			return nil, fmt.Errorf("%q is not an environment variable's name", clip(k, 64))
+		case len(v) > proxyMaxArg*8 || strings.ContainsRune(v, 0):
+			return nil, fmt.Errorf("the value of %s is over %d bytes or holds a NUL byte", clip(k, 64), proxyMaxArg*8)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 func orNone(names []string) string {

@@ -285,7 +285,13 @@ func TestE2E_MCPProxy(t *testing.T) {
 
 	// The everything server: calls, structured content, prompts and
 	// resources passed through.
-	ev := w.connectProxy("e2e-client", nil, "everything")
+	// --env passes a variable of the proxy's to the upstream (which does
+	// not inherit the proxy's environment), never recorded as such.
+	t.Setenv("OPX_E2E_TOKEN", "tok-e2e-4711")
+	ev := w.connectProxy("e2e-client", nil, "--env", "OPX_E2E_TOKEN", "everything")
+	if res, text := ev.call(t, "get-env", nil); res.IsError || !strings.Contains(text, "tok-e2e-4711") || strings.Contains(text, "XDG_STATE_HOME") {
+		t.Errorf("get-env: %v %q", res.IsError, clip(text))
+	}
 	res, text = ev.call(t, "echo", map[string]any{"message": "through opx"})
 	if res.IsError || !strings.Contains(text, "through opx") {
 		t.Errorf("echo: %v %q", res.IsError, text)
@@ -377,6 +383,19 @@ func TestE2E_MCPProxy(t *testing.T) {
 		t.Errorf("opx ledger verify --strict: %d %s%s", code, out, errOut)
 	}
 	checkProxyLedger(t, path, fsSession)
+	// The token is in the ledger only as the upstream's answer carried it.
+	l, err := ledger.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := l.Head()
+	l.Range(0, h.Seq, func(e ledger.Entry) error {
+		if strings.Contains(string(e.Data), "tok-e2e-4711") && e.Type != event.TypeExecCompleted && e.Type != event.TypeMCPResponse {
+			t.Errorf("seq %d %s holds the token passed with --env", e.Seq, e.Type)
+		}
+		return nil
+	})
+	l.Close()
 	// What-if: under a policy that allows everything, the blocked reads
 	// would have run.
 	lax := filepath.Join(t.TempDir(), "lax.yaml")

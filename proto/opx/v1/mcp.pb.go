@@ -136,7 +136,11 @@ type ProxyOpen struct {
 	ProtocolVersion string   `protobuf:"bytes,7,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	// capabilities are the client's declared capabilities by name
 	// (elicitation, roots, sampling, ...).
-	Capabilities  []string `protobuf:"bytes,8,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	Capabilities []string `protobuf:"bytes,8,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	// env are variables for the upstream's environment, beside its
+	// configured ones (`opx mcp-proxy --env NAME`: an API token the MCP
+	// client's configuration gives the proxy). Never recorded.
+	Env           map[string]string `protobuf:"bytes,9,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -223,6 +227,13 @@ func (x *ProxyOpen) GetProtocolVersion() string {
 func (x *ProxyOpen) GetCapabilities() []string {
 	if x != nil {
 		return x.Capabilities
+	}
+	return nil
+}
+
+func (x *ProxyOpen) GetEnv() map[string]string {
+	if x != nil {
+		return x.Env
 	}
 	return nil
 }
@@ -798,7 +809,7 @@ const file_opx_v1_mcp_proto_rawDesc = "" +
 	"\x04open\x18\x01 \x01(\v2\x11.opx.v1.ProxyOpenH\x00R\x04open\x12'\n" +
 	"\x04call\x18\x02 \x01(\v2\x11.opx.v1.ProxyCallH\x00R\x04call\x129\n" +
 	"\bapproval\x18\x03 \x01(\v2\x1b.opx.v1.ProxyApprovalAnswerH\x00R\bapprovalB\t\n" +
-	"\arequest\"\x8a\x02\n" +
+	"\arequest\"\xf0\x02\n" +
 	"\tProxyOpen\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x18\n" +
 	"\acommand\x18\x02 \x03(\tR\acommand\x12\x1a\n" +
@@ -808,7 +819,11 @@ const file_opx_v1_mcp_proto_rawDesc = "" +
 	"clientName\x12%\n" +
 	"\x0eclient_version\x18\x06 \x01(\tR\rclientVersion\x12)\n" +
 	"\x10protocol_version\x18\a \x01(\tR\x0fprotocolVersion\x12\"\n" +
-	"\fcapabilities\x18\b \x03(\tR\fcapabilities\"K\n" +
+	"\fcapabilities\x18\b \x03(\tR\fcapabilities\x12,\n" +
+	"\x03env\x18\t \x03(\v2\x1a.opx.v1.ProxyOpen.EnvEntryR\x03env\x1a6\n" +
+	"\bEnvEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"K\n" +
 	"\tProxyCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12\x16\n" +
@@ -870,7 +885,7 @@ func file_opx_v1_mcp_proto_rawDescGZIP() []byte {
 	return file_opx_v1_mcp_proto_rawDescData
 }
 
-var file_opx_v1_mcp_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_opx_v1_mcp_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_opx_v1_mcp_proto_goTypes = []any{
 	(*ProxyRequest)(nil),        // 0: opx.v1.ProxyRequest
 	(*ProxyOpen)(nil),           // 1: opx.v1.ProxyOpen
@@ -881,22 +896,24 @@ var file_opx_v1_mcp_proto_goTypes = []any{
 	(*ProxyResult)(nil),         // 6: opx.v1.ProxyResult
 	(*ProxyApproval)(nil),       // 7: opx.v1.ProxyApproval
 	(*ProxyNotice)(nil),         // 8: opx.v1.ProxyNotice
+	nil,                         // 9: opx.v1.ProxyOpen.EnvEntry
 }
 var file_opx_v1_mcp_proto_depIdxs = []int32{
 	1, // 0: opx.v1.ProxyRequest.open:type_name -> opx.v1.ProxyOpen
 	2, // 1: opx.v1.ProxyRequest.call:type_name -> opx.v1.ProxyCall
 	3, // 2: opx.v1.ProxyRequest.approval:type_name -> opx.v1.ProxyApprovalAnswer
-	5, // 3: opx.v1.ProxyResponse.opened:type_name -> opx.v1.ProxyOpened
-	6, // 4: opx.v1.ProxyResponse.result:type_name -> opx.v1.ProxyResult
-	7, // 5: opx.v1.ProxyResponse.approval:type_name -> opx.v1.ProxyApproval
-	8, // 6: opx.v1.ProxyResponse.notice:type_name -> opx.v1.ProxyNotice
-	0, // 7: opx.v1.McpProxyService.Proxy:input_type -> opx.v1.ProxyRequest
-	4, // 8: opx.v1.McpProxyService.Proxy:output_type -> opx.v1.ProxyResponse
-	8, // [8:9] is the sub-list for method output_type
-	7, // [7:8] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	9, // 3: opx.v1.ProxyOpen.env:type_name -> opx.v1.ProxyOpen.EnvEntry
+	5, // 4: opx.v1.ProxyResponse.opened:type_name -> opx.v1.ProxyOpened
+	6, // 5: opx.v1.ProxyResponse.result:type_name -> opx.v1.ProxyResult
+	7, // 6: opx.v1.ProxyResponse.approval:type_name -> opx.v1.ProxyApproval
+	8, // 7: opx.v1.ProxyResponse.notice:type_name -> opx.v1.ProxyNotice
+	0, // 8: opx.v1.McpProxyService.Proxy:input_type -> opx.v1.ProxyRequest
+	4, // 9: opx.v1.McpProxyService.Proxy:output_type -> opx.v1.ProxyResponse
+	9, // [9:10] is the sub-list for method output_type
+	8, // [8:9] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_opx_v1_mcp_proto_init() }
@@ -921,7 +938,7 @@ func file_opx_v1_mcp_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opx_v1_mcp_proto_rawDesc), len(file_opx_v1_mcp_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
