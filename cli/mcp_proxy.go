@@ -120,6 +120,15 @@ func (p *mcpProxy) run() error {
 			p.logf("the client's connection ended: %v", err)
 		}
 		p.closeSend()
+		p.mu.Lock()
+		opened, openErr := p.stream != nil, p.openErr
+		p.mu.Unlock()
+		if !opened {
+			if openErr == nil {
+				return nil // the client left before it initialized
+			}
+			return fmt.Errorf("opx mcp-proxy: %w", openErr)
+		}
 		select {
 		case <-p.ended:
 		case <-time.After(proxyEndWait):

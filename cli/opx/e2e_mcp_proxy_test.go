@@ -337,6 +337,22 @@ func TestE2E_MCPProxy(t *testing.T) {
 	if !strings.Contains(out, `"mode":"mcp-proxy"`) || !strings.Contains(out, "e2e-client 9.9.9 → fs") || !strings.Contains(out, "plain-client 9.9.9 → fs") {
 		t.Errorf("opx sessions does not show the mode and client:\n%s", out)
 	}
+	var listed struct {
+		Sessions []struct {
+			ID       string `json:"id"`
+			Messages int    `json:"messages"`
+		} `json:"sessions"`
+	}
+	json.Unmarshal([]byte(out), &listed)
+	messages := -1
+	for _, s := range listed.Sessions {
+		if s.ID == fsSession {
+			messages = s.Messages
+		}
+	}
+	if messages != 12 { // each tools/call and its answer: 6 calls in the fs session
+		t.Errorf("opx sessions: %s has %d messages, want 12 (6 tools/call and their answers)", fsSession, messages)
+	}
 	out, errOut, code = w.run("replay", fsSession)
 	if code != 0 {
 		t.Fatalf("opx replay %s: %d %s", fsSession, code, errOut)
