@@ -336,9 +336,8 @@ func (p *mcpProxy) receive(stream opxv1.McpProxyService_ProxyClient) {
 			p.approval(x.Approval)
 		case *opxv1.ProxyResponse_Notice:
 			p.logf("%s", x.Notice.Detail)
-			if x.Notice.Kind == "upstream_exited" {
+			if x.Notice.Kind == "session_ended" {
 				err = errors.New(x.Notice.Detail)
-				break
 			}
 		}
 		if err != nil {

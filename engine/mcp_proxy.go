@@ -338,10 +338,25 @@ func (ps *proxySession) take(callID string) (mcp.Result, bool) {
 func (ps *proxySession) watchUpstream() {
 	select {
 	case <-ps.conn.Done():
-		ps.end("the upstream exited", false)
+		ps.end(reasonUpstreamExited, false)
 	case <-ps.endDone:
 	}
 }
+
+// endDetail says why the session ended, and how its upstream did when
+// that was why (valid once endDone is closed).
+func (ps *proxySession) endDetail() string {
+	ps.mu.Lock()
+	reason := ps.ended
+	ps.mu.Unlock()
+	if reason == reasonUpstreamExited {
+		return exitDetail(ps.conn.Exit())
+	}
+	return reason
+}
+
+// reasonUpstreamExited ends a session whose upstream exited on its own.
+const reasonUpstreamExited = "the upstream exited"
 
 // isEnded says why the session takes no more calls, or "".
 func (ps *proxySession) isEnded() string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 	"sync"
 
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -63,18 +64,6 @@ func (s *mcpProxyService) Proxy(stream opxv1.McpProxyService_ProxyServer) error 
 	sub := e.bc.Subscribe(ps.id)
 	defer sub.Close()
 	go ps.forwardEvents(sub, out)
-	go func() {
-		select {
-		case <-ps.conn.Done():
-		case <-ps.endDone:
-			return
-		}
-		<-ps.endDone
-		x := ps.conn.Exit()
-		_ = out.send(&opxv1.ProxyResponse{Response: &opxv1.ProxyResponse_Notice{Notice: &opxv1.ProxyNotice{Kind: "upstream_exited",
-			Detail: clip(exitDetail(x), 4096)}}})
-	}()
-
 	recv := make(chan *opxv1.ProxyRequest)
 	recvErr := make(chan error, 1)
 	go func() {
@@ -108,7 +97,21 @@ func (s *mcpProxyService) Proxy(stream opxv1.McpProxyService_ProxyServer) error 
 				return nil
 			}
 			return nil // the proxy closed its side: the client left
+		case <-ps.endDone:
+			// The upstream exited: the proxy is told why, and the stream
+			// ends.
+			ps.notifyEnd(out)
+			return nil
 		case <-running.Done():
+			// stopProxies ends the session (its end recorded before
+			// engine.stopped); the proxy hears why once it is.
+			t := time.NewTimer(proxyEndWait + 5*time.Second)
+			select {
+			case <-ps.endDone:
+				ps.notifyEnd(out)
+			case <-t.C:
+			}
+			t.Stop()
 			return status.Error(codes.Unavailable, "the engine stopped")
 		case <-ctx.Done():
 			return nil
@@ -192,4 +195,10 @@ func (ps *proxySession) forwardEvents(sub *Subscription, out *proxyOut) {
 		ps.mu.Unlock()
 		_ = out.send(&opxv1.ProxyResponse{Response: &opxv1.ProxyResponse_Approval{Approval: a}})
 	}
+}
+
+// notifyEnd tells the proxy why its session ended (session_ended).
+func (ps *proxySession) notifyEnd(out *proxyOut) {
+	_ = out.send(&opxv1.ProxyResponse{Response: &opxv1.ProxyResponse_Notice{Notice: &opxv1.ProxyNotice{Kind: "session_ended",
+		Detail: clip(ps.endDetail(), 4096)}}})
 }

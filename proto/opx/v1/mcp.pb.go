@@ -745,9 +745,9 @@ func (x *ProxyApproval) GetBy() string {
 	return ""
 }
 
-// ProxyNotice is something the proxy should know: the upstream's tools
-// changed (tools_changed), or it exited (upstream_exited; the session
-// then answers every call with an error).
+// ProxyNotice is something the proxy should know: the session ended
+// (session_ended: the upstream exited, the engine stopped), and why; the
+// stream ends after it.
 type ProxyNotice struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
