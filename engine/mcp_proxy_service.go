@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 	"sync"
+	"time"
 
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"google.golang.org/grpc/codes"
