@@ -5,7 +5,8 @@
 // and a gRPC client do not need, and canary probes try the forbidden things
 // and report what the kernel said. Commands the engine runs get a looser
 // sandbox of their own (CommandPolicy): no capabilities either, Landlock
-// beneath the workspace, and a seccomp deny-list.
+// beneath the workspace (read-only for an MCP server that may not write:
+// WorkspaceReadOnly), and a seccomp deny-list.
 //
 // # Invariants
 //

@@ -78,7 +78,7 @@ func TestBadServer_CrashMidCall(t *testing.T) {
 
 func TestBadServer_NeverAnswers(t *testing.T) {
 	e := newEnv(t)
-	c := e.start(t, badSpec(t, 500*time.Millisecond))
+	c := e.start(t, badSpec(t, 5*time.Second))
 	_, err := c.CallTool(context.Background(), "call-hang", "hang", nil)
 	if !errors.Is(err, mcp.ErrTimeout) {
 		t.Fatalf("hang: %v", err)
@@ -96,10 +96,18 @@ func TestBadServer_NeverAnswers(t *testing.T) {
 	}
 }
 
+// deadline is a context for a call that is meant to time out.
+func deadline(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func TestBadServer_Freezes(t *testing.T) {
+	defer mcp.SetProbeTimeout(300 * time.Millisecond)()
 	e := newEnv(t)
-	c := e.start(t, badSpec(t, 500*time.Millisecond))
-	if _, err := c.CallTool(context.Background(), "call-freeze", "freeze", nil); !errors.Is(err, mcp.ErrTimeout) {
+	c := e.start(t, badSpec(t, time.Minute))
+	if _, err := c.CallTool(deadline(t), "call-freeze", "freeze", nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("freeze: %v", err)
 	}
 	// It answers no ping either: killed as unresponsive.
@@ -155,11 +163,12 @@ func TestBadServer_LargeResult(t *testing.T) {
 }
 
 func TestBadServer_EndlessLine(t *testing.T) {
+	defer mcp.SetProbeTimeout(300 * time.Millisecond)()
 	e := newEnv(t)
-	c := e.start(t, badSpec(t, time.Second))
+	c := e.start(t, badSpec(t, time.Minute))
 	runtime.GC()
 	before := totalAlloc()
-	if _, err := c.CallTool(context.Background(), "call-endless", "endless", nil); !errors.Is(err, mcp.ErrTimeout) {
+	if _, err := c.CallTool(deadline(t), "call-endless", "endless", nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("endless: %v", err)
 	}
 	select {
@@ -190,6 +199,19 @@ func TestBadServer_Malformed(t *testing.T) {
 		t.Errorf("protocol errors: %+v", pe)
 	}
 	echo(t, c, "after-malformed")
+}
+
+func TestBadServer_NotUTF8(t *testing.T) {
+	e := newEnv(t)
+	c := e.start(t, badSpec(t, time.Minute))
+	_, err := c.CallTool(context.Background(), "call-utf8", "badutf8", nil)
+	if !errors.Is(err, mcp.ErrMalformed) || !strings.Contains(err.Error(), "UTF-8") {
+		t.Fatalf("badutf8: %v", err)
+	}
+	if pe := protocolErrors(e, "malformed"); len(pe) != 1 || pe[0].CallID != "call-utf8" {
+		t.Errorf("protocol errors: %+v", pe)
+	}
+	echo(t, c, "after-utf8")
 }
 
 // TestBadServer_Garbage: a thousand lines of garbage cost a bounded
@@ -308,22 +330,23 @@ func TestBadServer_ChildKilled(t *testing.T) {
 
 func TestBadServer_StartFailures(t *testing.T) {
 	tests := []struct {
-		name  string
-		flags []string
-		want  error
-		tail  string
-		text  string
+		name    string
+		flags   []string
+		timeout time.Duration
+		want    error
+		tail    string
+		text    string
 	}{
-		{"Exits", []string{"-start", "exit"}, nil, "refusing to start", "exit status 7"},
-		{"Silent", []string{"-start", "silent"}, mcp.ErrTimeout, "", "initialize"},
-		{"Garbage", []string{"-start", "garbage"}, mcp.ErrTimeout, "", "initialize"},
-		{"HugeListing", []string{"-start", "biglist"}, mcp.ErrOversize, "", "tools/list"},
-		{"NoProgram", nil, mcp.ErrInvalidSpec, "", "not found"},
+		{"Exits", []string{"-start", "exit"}, time.Minute, nil, "refusing to start", "exit status 7"},
+		{"Silent", []string{"-start", "silent"}, time.Second, mcp.ErrTimeout, "", "initialize"},
+		{"Garbage", []string{"-start", "garbage"}, time.Second, mcp.ErrTimeout, "", "initialize"},
+		{"HugeListing", []string{"-start", "biglist"}, time.Minute, mcp.ErrOversize, "", "tools/list"},
+		{"NoProgram", nil, time.Minute, mcp.ErrInvalidSpec, "", "not found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			spec := badSpec(t, 2*time.Second, tt.flags...)
+			spec := badSpec(t, tt.timeout, tt.flags...)
 			spec.Workspace = e.ws
 			if tt.flags == nil {
 				spec.Argv = []string{"opx-no-such-server"}
@@ -359,4 +382,131 @@ func TestBadServer_RefusedTools(t *testing.T) {
 		t.Errorf("a refused tool was called: %v", err)
 	}
 	echo(t, c, "good-one")
+}
+
+// TestConn_NoGoroutineLeft: after Close, nothing of the server's is left
+// running in opx, whatever state it was in.
+func TestConn_NoGoroutineLeft(t *testing.T) {
+	e := newEnv(t)
+	bad := mcptest.BadServer(t)
+	for _, tool := range []string{"echo", "hang", "freeze", "spawn"} {
+		t.Run(tool, func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			c, err := mcp.Start(context.Background(), e.sb, mcp.Spec{Name: "bad", Argv: []string{bad}, Workspace: e.ws, Timeout: time.Minute}, 1, "", e.rec.rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.CallTool(deadline(t), "c", tool, nil)
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 10*time.Second, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
+		})
+	}
+}
+
+// TestBadServer_NoisyStart: what a server says wrong before it is ready
+// is recorded after its mcp.server_started, never before.
+func TestBadServer_NoisyStart(t *testing.T) {
+	e := newEnv(t)
+	c := e.start(t, badSpec(t, time.Minute, "-start", "noisy"))
+	echo(t, c, "ready")
+	got := e.rec.types()
+	want := []string{event.TypeMCPServerStarted, event.TypeMCPToolsListed, event.TypeMCPProtocolError, event.TypeMCPProtocolError, event.TypeMCPProtocolError}
+	if !slices.Equal(got, want) {
+		t.Errorf("recorded %v, want %v", got, want)
+	}
+	kinds := map[string]int{}
+	for _, p := range all[*event.MCPProtocolError](e.rec) {
+		kinds[p.Kind]++
+	}
+	if kinds["malformed"] != 2 || kinds["unexpected"] != 1 {
+		t.Errorf("kinds %v", kinds)
+	}
+}
+
+// TestBadServer_Concurrent: calls in flight at once each get their own
+// answer, misbehaving ones among them.
+func TestBadServer_Concurrent(t *testing.T) {
+	e := newEnv(t)
+	c := e.start(t, badSpec(t, 5*time.Second))
+	type out struct {
+		i   int
+		r   mcp.Result
+		err error
+	}
+	ch := make(chan out)
+	const n = 40
+	for i := range n {
+		go func() {
+			tool, args := "echo", `{"text":"`+strconv.Itoa(i)+`"}`
+			switch i % 4 {
+			case 1:
+				tool, args = "slow", `{"ms":`+strconv.Itoa(i*5)+`}`
+			case 2:
+				tool = "malformed"
+			case 3:
+				tool = "hang"
+			}
+			r, err := c.CallTool(context.Background(), "c"+strconv.Itoa(i), tool, json.RawMessage(args))
+			ch <- out{i, r, err}
+		}()
+	}
+	for range n {
+		o := <-ch
+		switch o.i % 4 {
+		case 0:
+			if o.err != nil || o.r.Text != strconv.Itoa(o.i) {
+				t.Errorf("echo %d: %+v %v", o.i, o.r, o.err)
+			}
+		case 1:
+			if o.err != nil || o.r.Text != "slow" {
+				t.Errorf("slow %d: %+v %v", o.i, o.r, o.err)
+			}
+		case 2:
+			if !errors.Is(o.err, mcp.ErrMalformed) {
+				t.Errorf("malformed %d: %v", o.i, o.err)
+			}
+		case 3:
+			if !errors.Is(o.err, mcp.ErrTimeout) {
+				t.Errorf("hang %d: %v", o.i, o.err)
+			}
+		}
+	}
+	echo(t, c, "after")
+}
+
+// TestBadServer_ClosesOutput: a server that closes its output but lives
+// on is ended ("protocol"), so that a Manager restarts it.
+func TestBadServer_ClosesOutput(t *testing.T) {
+	e := newEnv(t)
+	c := e.start(t, badSpec(t, time.Minute))
+	if _, err := c.CallTool(context.Background(), "call-closeout", "closeout", nil); !errors.Is(err, mcp.ErrNotRunning) {
+		t.Fatalf("closeout: %v", err)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("a server without output was not ended")
+	}
+	if ex := c.Exit(); ex.Reason != "protocol" {
+		t.Errorf("exit: %+v", ex)
+	}
+}
+
+// TestBadServer_BigRequest: a request of the server's over 64 KiB, or
+// with an id over 64 bytes, is dropped and recorded, not held.
+func TestBadServer_BigRequest(t *testing.T) {
+	e := newEnv(t)
+	c := e.start(t, badSpec(t, time.Minute))
+	if r, err := c.CallTool(context.Background(), "call-bigrequest", "bigrequest", nil); err != nil || r.Text != "sent" {
+		t.Fatalf("bigrequest: %+v %v", r, err)
+	}
+	echo(t, c, "after") // everything before it was read
+	if pe := protocolErrors(e, "oversize"); len(pe) != 1 || !strings.Contains(pe[0].Detail, "roots/list dropped") {
+		t.Errorf("oversize: %+v", pe)
+	}
+	if pe := protocolErrors(e, "malformed"); len(pe) != 1 || !strings.Contains(pe[0].Detail, "an id of 1000 bytes") {
+		t.Errorf("malformed: %+v", pe)
+	}
 }

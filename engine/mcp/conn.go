@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -22,7 +20,6 @@ import (
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
-	"github.com/opx-dev/opx/sandbox"
 )
 
 // Bounds of a server's life.
@@ -35,18 +32,18 @@ const (
 	stopGrace = 2 * time.Second
 	// killWait bounds the wait for a process group after SIGKILL.
 	killWait = 10 * time.Second
-	// probeTimeout bounds the ping that follows a timed-out call: a
-	// server that does not answer it either is killed as unresponsive.
-	probeTimeout = 10 * time.Second
 	// recordTimeout bounds one recording of what the transport saw.
 	recordTimeout = 10 * time.Second
 	// outputGrace bounds the wait for a server's output pipes to close
 	// once its process group is dead (only a process outside the group
 	// could hold them open, and the command sandbox lets none leave it).
 	outputGrace = time.Second
-	// defaultPath is a server's PATH unless its spec sets one.
-	defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
+
+// probeTimeout bounds the ping that follows a timed-out request: a
+// server that does not answer it either is killed as unresponsive. (A
+// variable for the tests.)
+var probeTimeout = 10 * time.Second
 
 // forwardMethods are the requests Forward passes on.
 var forwardMethods = map[string]bool{
@@ -121,7 +118,14 @@ func Start(ctx context.Context, sb Sandbox, spec Spec, instance int, session str
 		c.log.pump(proc.stderr)
 	}()
 	c.lc = newLineConn(proc.stdin, proc.stdout, MaxFrameBytes, c.problems.add, c.log.logf)
+	c.lc.toolsChanged = func() {
+		select {
+		case c.relist <- struct{}{}:
+		default:
+		}
+	}
 	go c.watch()
+	go c.watchOutput()
 
 	ictx, cancel := context.WithTimeoutCause(ctx, c.timeout, fmt.Errorf("%w: initialize took over %v", ErrTimeout, c.timeout))
 	defer cancel()
@@ -152,89 +156,6 @@ func Start(ctx context.Context, sb Sandbox, spec Spec, instance int, session str
 	return c, nil
 }
 
-// prepare builds the launcher's argv, the sandbox record and the
-// server's environment.
-func prepare(sb Sandbox, spec Spec) (argv []string, box event.MCPSandbox, env []string, err error) {
-	switch {
-	case spec.Name == "" || len(spec.Argv) == 0 || spec.Argv[0] == "":
-		return nil, box, nil, fmt.Errorf("%w: a name and a command are required", ErrInvalidSpec)
-	case !filepath.IsAbs(spec.Workspace):
-		return nil, box, nil, fmt.Errorf("%w: workspace %q is not absolute", ErrInvalidSpec, spec.Workspace)
-	case sb.Self == "" || !filepath.IsAbs(sb.HomeRoot):
-		return nil, box, nil, fmt.Errorf("%w: the sandbox needs the opx binary and an absolute home root", ErrInvalidSpec)
-	case strings.ContainsAny(spec.Name, "/\x00") || spec.Name == "." || spec.Name == "..":
-		return nil, box, nil, fmt.Errorf("%w: server name %q", ErrInvalidSpec, spec.Name)
-	}
-	lookup := spec.Env["PATH"]
-	if lookup == "" {
-		lookup = os.Getenv("PATH")
-	}
-	prog, err := resolveProgram(spec.Argv[0], lookup)
-	if err != nil {
-		return nil, box, nil, err
-	}
-	server := append([]string{prog}, spec.Argv[1:]...)
-	userHome, _ := os.UserHomeDir()
-	dirs, err := installDirs(server, lookup, userHome)
-	if err != nil {
-		return nil, box, nil, err
-	}
-	home := filepath.Join(sb.HomeRoot, spec.Name)
-	if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o700); err != nil {
-		return nil, box, nil, fmt.Errorf("server home: %w", err)
-	}
-	readOnly := slices.Clone(dirs)
-	for _, d := range spec.ReadOnly {
-		if d = filepath.Clean(d); !slices.Contains(readOnly, d) {
-			readOnly = append(readOnly, d)
-		}
-	}
-	policy := sandbox.CommandPolicy{
-		Workspace: filepath.Clean(spec.Workspace), WorkspaceReadOnly: !spec.Writable,
-		Writable: []string{home}, ReadOnly: readOnly, AllowNetwork: spec.Network,
-	}
-	if err := policy.Validate(); err != nil {
-		return nil, box, nil, fmt.Errorf("%w: %v", ErrInvalidSpec, err)
-	}
-	argv = append(append([]string{sb.Self, "internal-sandbox-exec"}, policy.Args()...), "--")
-	argv = append(argv, server...)
-
-	vars := map[string]string{"HOME": home, "TMPDIR": filepath.Join(home, "tmp"), "LANG": "C.UTF-8", "PATH": defaultPath}
-	// The program's own directory and its interpreter's, when outside
-	// the system ones, so that "#!/usr/bin/env node" finds the node the
-	// engine would.
-	var extra []string
-	for _, f := range []string{prog, interpreter(prog, lookup)} {
-		if f == "" {
-			continue
-		}
-		if real, err := filepath.EvalSymlinks(f); err == nil && !underSystem(real) && !slices.Contains(extra, filepath.Dir(f)) {
-			extra = append(extra, filepath.Dir(f))
-		}
-	}
-	if len(extra) > 0 {
-		vars["PATH"] = strings.Join(extra, ":") + ":" + defaultPath
-	}
-	for k, v := range spec.Env {
-		vars[k] = v
-	}
-	for _, k := range slices.Sorted(mapsKeys(vars)) {
-		env = append(env, k+"="+vars[k])
-	}
-	box = event.MCPSandbox{Writable: spec.Writable, Network: spec.Network, ReadOnly: readOnly, Home: home}
-	return argv, box, env, nil
-}
-
-func mapsKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
 func (s Spec) timeout() time.Duration {
 	if s.Timeout > 0 {
 		return s.Timeout
@@ -253,13 +174,7 @@ func (c *Conn) initialize(ctx context.Context) error {
 		// No roots, sampling or elicitation: a server gets nothing from
 		// opx but answers to its tool calls.
 		Capabilities: &sdk.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			select {
-			case c.relist <- struct{}{}:
-			default:
-			}
-		},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	cs, err := client.Connect(ctx, connTransport{c.lc}, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	if err != nil {
@@ -335,6 +250,20 @@ func (c *Conn) watch() {
 	close(c.done)
 }
 
+// watchOutput ends a server that closed its output but lives on: it can
+// answer nothing more.
+func (c *Conn) watchOutput() {
+	select {
+	case <-c.lc.readDone:
+	case <-c.proc.exited:
+		return
+	}
+	if !waitFor(c.proc.exited, outputGrace) {
+		c.log.logf("its output ended but it did not exit: ending it")
+		c.kill("protocol")
+	}
+}
+
 // endAs notes why opx is ending the server, unless it already did.
 func (c *Conn) endAs(reason string) {
 	c.mu.Lock()
@@ -393,9 +322,7 @@ func (c *Conn) CallTool(ctx context.Context, callID, tool string, args json.RawM
 		if errors.As(err, &werr) {
 			return Result{Text: fmt.Sprintf("MCP error %d: %s", werr.Code, clip(werr.Message, 4<<10)), IsError: true}, nil
 		}
-		if errors.Is(err, ErrTimeout) || errors.Is(err, ErrUnresponsive) {
-			c.probe()
-		}
+		c.probeAfter(err)
 		return Result{}, fmt.Errorf("mcp %s: tools/call %s: %w", c.spec.Name, tool, err)
 	}
 	r, err := renderResult(raw)
@@ -443,12 +370,18 @@ func (c *Conn) Forward(ctx context.Context, method string, params json.RawMessag
 		if errors.As(err, &werr) {
 			return nil, werr
 		}
-		if errors.Is(err, ErrTimeout) || errors.Is(err, ErrUnresponsive) {
-			c.probe()
-		}
+		c.probeAfter(err)
 		return nil, fmt.Errorf("mcp %s: %s: %w", c.spec.Name, method, err)
 	}
 	return raw, nil
+}
+
+// probeAfter probes the server after a request that got no answer in
+// time (its own timeout or the caller's deadline) or could not be sent.
+func (c *Conn) probeAfter(err error) {
+	if errors.Is(err, ErrTimeout) || errors.Is(err, ErrUnresponsive) || errors.Is(err, context.DeadlineExceeded) {
+		c.probe()
+	}
 }
 
 // probe pings a server after a request timed out, and kills it as

@@ -28,25 +28,38 @@
 //   - Memory is bounded whatever a server sends: a line over MaxFrameBytes
 //     is discarded past the cap as it is read (the request it answered,
 //     if its id can be found anywhere in it, is answered with
-//     ErrOversize at once), a tools/list over MaxListingBytes or MaxTools
-//     is cut, a result's text over MaxResultBytes is cut, stderr lines
-//     over 1 KiB are cut and their rate bounded, the server's requests to
-//     opx in flight are bounded.
+//     ErrOversize at once); a tools/list over MaxListingBytes or MaxTools
+//     is cut; a result's text over MaxResultBytes is cut (Raw is whole,
+//     up to the frame cap); stderr lines over 1 KiB are cut and their
+//     rate and total bounded; at most 8 of the server's requests, of
+//     64 KiB each, wait for an answer; none of its notifications queues
+//     (the SDK's handler queue is unbounded, so only the cancellation of
+//     a request of the server's in flight reaches it).
 //   - Nothing waits without a bound: every request has the spec's timeout
 //     (a server that then does not answer a ping either is killed as
-//     "unresponsive"), every write to a server has a deadline, Close
-//     escalates to SIGKILL and waits a bounded time for the group.
+//     "unresponsive"), every write to a server has a deadline, a server
+//     whose output ends is ended ("protocol"), Close escalates to
+//     SIGKILL and waits a bounded time for the group.
 //   - A malformed or unexpected message is skipped, never fatal: the
-//     connection goes on; each is recorded as mcp.protocol_error, at a
-//     bounded rate (the count of those not recorded one by one goes into
-//     the next entry's suppressed). One tied to a tool call is always
-//     recorded, before the call returns.
+//     connection goes on. What passes is valid JSON-RPC in valid UTF-8.
+//     Each problem is recorded as mcp.protocol_error, at a bounded rate
+//     (the count of those not recorded one by one goes into the next
+//     entry's suppressed); one tied to a tool call is always recorded,
+//     before the call returns; none precedes the server's
+//     mcp.server_started.
 //   - A server's tools are what it listed, checked: a name that is not
-//     [A-Za-z0-9_-]+, a namespaced name over 64 bytes, a duplicate, or an
-//     input schema that is not an object schema is refused (recorded in
-//     mcp.tools_listed's refused) and cannot be called. A server's
-//     readOnlyHint is recorded, never trusted: a tool is Mutating exactly
-//     when its server is Writable.
+//     [A-Za-z0-9_-]+, a namespaced name over 64 bytes, a duplicate, a
+//     tool that is not valid UTF-8, or an input schema that is not an
+//     object schema is refused (recorded in mcp.tools_listed's refused)
+//     and cannot be called. A server's readOnlyHint is recorded, never
+//     trusted: a tool is Mutating exactly when its server is Writable.
+//     A server's listings are recorded when they change, at a bounded
+//     rate and at most 50 per start.
 //   - Results are handed on as received (Result.Raw) beside their
-//     rendering for a model.
+//     rendering for a model; the recorded listing is the tools/list
+//     answer as received, and ToolsFromListing rebuilds from it exactly
+//     the tools offered.
+//
+// Concurrent Conns of one Spec.Name share the private home
+// HomeRoot/<name>; give each a HomeRoot of its own where that matters.
 package mcp

@@ -9,7 +9,8 @@ var (
 	ErrInvalidSpec = errors.New("invalid MCP server spec")
 	// ErrInstallDir is returned by Start when the server's program lives
 	// where granting its directory would grant too much (the home
-	// directory itself, or "/").
+	// directory or an ancestor of it, or a directory at the top of the
+	// tree such as /tmp).
 	ErrInstallDir = errors.New("the MCP server's install directory cannot be granted")
 )
 

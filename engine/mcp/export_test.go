@@ -8,3 +8,11 @@ func SetBackoff(lo, hi time.Duration) (undo func()) {
 	minBackoff, maxBackoff = lo, hi
 	return func() { minBackoff, maxBackoff = oldLo, oldHi }
 }
+
+// SetProbeTimeout sets the wait for the ping after a timeout, for a test,
+// and returns the undo.
+func SetProbeTimeout(d time.Duration) (undo func()) {
+	old := probeTimeout
+	probeTimeout = d
+	return func() { probeTimeout = old }
+}

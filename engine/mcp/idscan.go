@@ -211,10 +211,18 @@ func (s *idScanner) setID(id jsonrpc.ID, err error) {
 	s.found, s.id = true, id
 }
 
+// finish ends the message: a number at its very end is complete (a
+// string or key cut off is not).
+func (s *idScanner) finish() {
+	if s.capture == capNumber {
+		s.endToken()
+	}
+}
+
 // scanID runs an idScanner over a whole message.
 func scanID(b []byte) (jsonrpc.ID, bool) {
 	var s idScanner
 	s.Write(b)
-	s.endToken() // a number at the very end
+	s.finish()
 	return s.ID()
 }

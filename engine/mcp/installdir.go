@@ -28,8 +28,9 @@ import (
 //     in PATH), found the same way.
 //
 // Directories beneath the system ones are left out (already readable). A
-// root that is "/", the home directory, or an ancestor of it is refused
-// (ErrInstallDir): granting it would grant the user's files.
+// root at the top of the tree ("/", /tmp, /home), the home directory, or
+// an ancestor of it is refused (ErrInstallDir): granting it would grant
+// the user's files, or everyone's.
 
 // installDepth bounds how far up a project root is looked for.
 const installDepth = 4
@@ -92,7 +93,7 @@ func installDirs(argv []string, pathList, home string) ([]string, error) {
 		seen[real] = true
 		if !underSystem(real) {
 			root := installRoot(real, home)
-			if root == "/" || (home != "" && within(home, root)) {
+			if strings.Count(root, "/") < 2 || (home != "" && within(home, root)) {
 				return fmt.Errorf("%w: %s is in %s", ErrInstallDir, file, root)
 			}
 			if !slices.Contains(dirs, root) {

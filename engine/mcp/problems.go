@@ -16,7 +16,7 @@ import (
 // always recorded: there is one per call at most.
 const (
 	problemBurst = 10
-	problemEvery = 6 * time.Second
+	problemEvery = 30 * time.Second
 	// maxEarlyProblems bounds the problems kept before the server's
 	// mcp.server_started is recorded.
 	maxEarlyProblems = 10

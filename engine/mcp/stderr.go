@@ -19,7 +19,11 @@ const (
 	// log: a burst, then this many a second; the lines in between are
 	// counted and the count logged.
 	logBurst     = 200
-	logPerSecond = 50
+	logPerSecond = 20
+	// logBudget bounds what one start of a server writes to the log in
+	// all; past it, its lines are only counted (the count is logged when
+	// it ends).
+	logBudget = 4 << 20
 	// StderrTailBytes is how much of the end of a server's stderr is
 	// kept for mcp.server_exited and mcp.server_failed.
 	StderrTailBytes = 2 << 10
@@ -36,6 +40,7 @@ type serverLog struct {
 	tokens     float64
 	last       time.Time
 	suppressed int
+	written    int64
 	tail       []byte // ring of the last StderrTailBytes bytes, in order
 }
 
@@ -96,7 +101,11 @@ func (l *serverLog) allow() bool {
 	now := time.Now()
 	l.tokens = min(logBurst, l.tokens+now.Sub(l.last).Seconds()*logPerSecond)
 	l.last = now
-	if l.tokens < 1 {
+	if l.tokens < 1 || l.written >= logBudget {
+		if l.written >= logBudget && l.written < logBudget+1 {
+			l.written++ // said once
+			fmt.Fprintf(l.w, "%s[over %d bytes logged: the rest of its lines are only counted]\n", l.prefix, logBudget)
+		}
 		l.suppressed++
 		return false
 	}
@@ -112,7 +121,8 @@ func (l *serverLog) write(text string) {
 		fmt.Fprintf(l.w, "%s[%d lines not logged: too many]\n", l.prefix, l.suppressed)
 		l.suppressed = 0
 	}
-	fmt.Fprintf(l.w, "%s%s\n", l.prefix, strings.ToValidUTF8(text, "\uFFFD"))
+	n, _ := fmt.Fprintf(l.w, "%s%s\n", l.prefix, strings.ToValidUTF8(text, "\uFFFD"))
+	l.written += int64(n)
 }
 
 // flush logs the count of lines not logged, at the end.

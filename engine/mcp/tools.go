@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zeebo/blake3"
 
@@ -38,7 +39,12 @@ const (
 	// tools changed is listed again: a burst, then one listing per
 	// relistEvery; notifications in between are coalesced.
 	relistBurst = 5
-	relistEvery = 10 * time.Second
+	relistEvery = 30 * time.Second
+	// maxListings bounds the listings one start of a server gets
+	// recorded (each up to MaxListingBytes): past it, its tools stay as
+	// they are and its notifications are ignored, so that a server
+	// cannot grow the ledger without end by changing its tools.
+	maxListings = 50
 )
 
 // toolNameRE is what a server's tool name may be: what model providers
@@ -164,6 +170,8 @@ func makeTools(server string, writable bool, raws []json.RawMessage) ([]Tool, []
 			why = "listed twice"
 		case len(t.InputSchema) > MaxSchemaBytes:
 			why = fmt.Sprintf("its input schema is over %d bytes", MaxSchemaBytes)
+		case !utf8.Valid(raw):
+			why = "not valid UTF-8"
 		case !objectSchema(t.InputSchema):
 			why = `its input schema is not a JSON Schema object with "type": "object"`
 		case len(tools) == MaxTools:
@@ -241,7 +249,12 @@ func listingHash(l *event.MCPToolsListed) string {
 func (c *Conn) relistLoop() {
 	tokens := float64(relistBurst)
 	last := time.Now()
+	recorded := 1 // the listing Start recorded
 	for {
+		if recorded == maxListings {
+			c.problems.add(problem{kind: "unexpected", detail: fmt.Sprintf("its tools changed %d times: no longer listed until it restarts", maxListings-1)})
+			return
+		}
 		select {
 		case <-c.relist:
 		case <-c.done:
@@ -267,6 +280,7 @@ func (c *Conn) relistLoop() {
 			c.mu.Unlock()
 			if !same {
 				err = c.recordListing(ctx, tools, listed, blob)
+				recorded++
 			}
 		}
 		cancel()

@@ -1,15 +1,12 @@
 package mcp
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,6 +24,10 @@ const (
 	// dropped (recorded as "unexpected"), so a server cannot make opx
 	// queue work without end.
 	maxServerRequests = 8
+	// maxServerRequestBytes bounds one request of the server's (ping and
+	// roots/list are small; sampling and elicitation opx refuses anyway),
+	// so the requests in flight hold little.
+	maxServerRequestBytes = 64 << 10
 	// maxCancelled bounds the ids of requests given up on that are
 	// remembered, so a late answer to one is dropped quietly.
 	maxCancelled = 64
@@ -76,8 +77,10 @@ type ownAnswer struct {
 //   - A line that is not a JSON-RPC message is skipped (its request, if
 //     its id can be found, answered with an error), an answer to nothing
 //     pending is dropped; each is reported (the reporter bounds the rate).
-//   - Of the server's notifications only those opx acts on reach the SDK
-//     (tools/list_changed, cancelled); logging goes to the log. At most
+//   - Of the server's notifications only the cancellation of one of its
+//     requests in flight reaches the SDK (whose handler queue is
+//     unbounded); tools/list_changed calls toolsChanged, which
+//     coalesces; logging goes to the log; the rest are dropped. At most
 //     maxServerRequests of its requests wait for an answer at a time.
 //   - Every write has a deadline.
 //
@@ -90,6 +93,9 @@ type lineConn struct {
 	maxLine int
 	report  func(problem)        // from the reader goroutine only
 	logf    func(string, ...any) // the server's log notifications
+	// toolsChanged is called when the server says its tools changed; it
+	// must not block.
+	toolsChanged func()
 
 	writeMu sync.Mutex
 	msgs    chan jsonrpc.Message // reader -> Read
@@ -109,6 +115,13 @@ type lineConn struct {
 }
 
 func newLineConn(in, out *os.File, maxLine int, report func(problem), logf func(string, ...any)) *lineConn {
+	c := makeLineConn(in, out, maxLine, report, logf)
+	go c.readLoop(out)
+	return c
+}
+
+// makeLineConn builds a lineConn without starting its reader.
+func makeLineConn(in, out *os.File, maxLine int, report func(problem), logf func(string, ...any)) *lineConn {
 	c := &lineConn{
 		in: in, out: out, maxLine: maxLine, report: report, logf: logf,
 		msgs:        make(chan jsonrpc.Message),
@@ -118,7 +131,6 @@ func newLineConn(in, out *os.File, maxLine int, report func(problem), logf func(
 		own:         map[string]ownCall{},
 		serverCalls: map[jsonrpc.ID]bool{},
 	}
-	go c.readLoop()
 	return c
 }
 
@@ -291,198 +303,5 @@ func (c *lineConn) call(ctx context.Context, method string, params any, callID s
 			}
 		}()
 		return nil, context.Cause(ctx)
-	}
-}
-
-// readLoop reads the server's output line by line until it ends.
-func (c *lineConn) readLoop() {
-	defer close(c.readDone)
-	br := bufio.NewReaderSize(c.out, readBufferSize)
-	var line []byte
-	for {
-		var (
-			size int64
-			over bool
-			scan idScanner
-			err  error
-		)
-		line = line[:0]
-		for {
-			var chunk []byte
-			chunk, err = br.ReadSlice('\n')
-			size += int64(len(chunk))
-			switch {
-			case over:
-				scan.Write(chunk)
-			case len(line)+len(chunk) > c.maxLine:
-				over = true
-				scan.Write(line)
-				scan.Write(chunk)
-				line = line[:0]
-			default:
-				line = appendGrowing(line, chunk, c.maxLine)
-			}
-			if err != bufio.ErrBufferFull {
-				break
-			}
-		}
-		if size > 0 {
-			if over {
-				scan.endToken()
-				c.oversize(size, &scan)
-			} else {
-				c.handle(line, size)
-			}
-		}
-		if cap(line) > readBufferSize {
-			line = nil // do not keep a large buffer between messages
-		}
-		if err != nil {
-			c.readErr = err
-			return
-		}
-	}
-}
-
-// appendGrowing appends chunk to line, growing it fourfold (append grows
-// large slices by a quarter, which would allocate five times the cap on
-// the way to it; fourfold allocates a third more than the final size)
-// but never past max.
-func appendGrowing(line, chunk []byte, max int) []byte {
-	if need := len(line) + len(chunk); need > cap(line) {
-		grown := make([]byte, len(line), min(max, 4*need))
-		copy(grown, line)
-		line = grown
-	}
-	return append(line, chunk...)
-}
-
-// oversize reports a line over the cap, then answers the request it
-// answered with an error, if its id was found.
-func (c *lineConn) oversize(size int64, scan *idScanner) {
-	p := problem{kind: "oversize", size: size,
-		detail: fmt.Sprintf("a message of %d bytes is over the cap of %d bytes; discarded past the cap, unread", size, c.maxLine)}
-	answer := func() {}
-	if id, ok := scan.ID(); ok {
-		p.callID, answer = c.fail(id, fmt.Errorf("%w: %d bytes, the cap is %d", ErrOversize, size, c.maxLine))
-	} else {
-		p.detail += "; no id found"
-	}
-	// Recorded before the answer, so that the entry precedes whatever
-	// the caller records of the call.
-	c.report(p)
-	answer()
-}
-
-// fail takes the pending request id (opx's own or the SDK's) off the
-// books and returns the pipeline call it belonged to, if any, and the
-// function that answers it with err.
-func (c *lineConn) fail(id jsonrpc.ID, err error) (string, func()) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s, ok := id.Raw().(string); ok {
-		if w, ok := c.own[s]; ok {
-			delete(c.own, s)
-			return w.callID, func() { w.answer <- ownAnswer{err: err} }
-		}
-	}
-	if _, ok := c.sdkCalls[id]; ok {
-		delete(c.sdkCalls, id)
-		return "", func() {
-			c.deliver(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}})
-		}
-	}
-	return "", func() {}
-}
-
-// handle takes one line of at most maxLine bytes.
-func (c *lineConn) handle(line []byte, size int64) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return
-	}
-	msg, err := jsonrpc.DecodeMessage(line)
-	if err != nil {
-		p := problem{kind: "malformed", size: size, detail: "not a JSON-RPC message: " + clip(err.Error(), 200)}
-		answer := func() {}
-		if id, ok := scanID(line); ok {
-			p.callID, answer = c.fail(id, fmt.Errorf("%w: %v", ErrMalformed, clip(err.Error(), 200)))
-		}
-		c.report(p)
-		answer()
-		return
-	}
-	switch m := msg.(type) {
-	case *jsonrpc.Response:
-		c.response(m, size)
-	case *jsonrpc.Request:
-		c.request(m, size)
-	}
-}
-
-func (c *lineConn) response(m *jsonrpc.Response, size int64) {
-	c.mu.Lock()
-	if s, ok := m.ID.Raw().(string); ok {
-		if w, ok := c.own[s]; ok {
-			delete(c.own, s)
-			c.mu.Unlock()
-			a := ownAnswer{result: m.Result, err: m.Error}
-			if m.Error == nil && m.Result == nil {
-				a.err = fmt.Errorf("%w: an answer with neither result nor error", ErrMalformed)
-			}
-			w.answer <- a
-			return
-		}
-	}
-	if method, ok := c.sdkCalls[m.ID]; ok {
-		delete(c.sdkCalls, m.ID)
-		if method == "initialize" && m.Error == nil && len(m.Result) <= maxInitializeBytes {
-			c.initResult = slices.Clone(m.Result)
-		}
-		c.mu.Unlock()
-		c.deliver(m)
-		return
-	}
-	late := false
-	for _, id := range c.cancelled {
-		late = late || id == m.ID
-	}
-	c.mu.Unlock()
-	if !late {
-		c.report(problem{kind: "unexpected", size: size, detail: fmt.Sprintf("an answer to no pending request (id %v)", clipAny(m.ID.Raw()))})
-	}
-}
-
-// request takes a request or notification from the server.
-func (c *lineConn) request(m *jsonrpc.Request, size int64) {
-	if !m.IsCall() {
-		switch m.Method {
-		case "notifications/tools/list_changed", "notifications/cancelled":
-			c.deliver(m)
-		case "notifications/message":
-			if c.logf != nil {
-				c.logf("log: %s", clip(string(m.Params), 512))
-			}
-		}
-		return // others (progress, resources/updated, ...) opx does not use
-	}
-	c.mu.Lock()
-	full := len(c.serverCalls) >= maxServerRequests
-	if !full {
-		c.serverCalls[m.ID] = true
-	}
-	c.mu.Unlock()
-	if full {
-		c.report(problem{kind: "unexpected", size: size, detail: fmt.Sprintf("request %s dropped: %d of the server's requests are unanswered", clip(m.Method, 64), maxServerRequests)})
-		return
-	}
-	c.deliver(m)
-}
-
-// deliver hands msg to Read, or drops it once the connection is closed.
-func (c *lineConn) deliver(msg jsonrpc.Message) {
-	select {
-	case c.msgs <- msg:
-	case <-c.closed:
 	}
 }

@@ -50,12 +50,25 @@ func init() {
 // InstallCommand is what installs the npm servers and client.
 const InstallCommand = "cd .ci/mcp && npm ci --ignore-scripts"
 
-// The programs .ci/mcp installs, by name in node_modules/.bin.
+// The programs .ci/mcp installs, by name in node_modules/.bin. Inspector
+// is the MCP inspector's CLI, a real MCP client (the TypeScript SDK's):
+//
+//	mcp-inspector-cli --cli COMMAND ARGS... --method tools/list
+//	mcp-inspector-cli --cli COMMAND ARGS... --method tools/call --tool-name NAME --tool-arg key=value
+//
+// It prints the result as JSON on stdout (a deprecation notice goes to
+// stderr). It must run in its own build directory (InspectorDir): it
+// looks for its package.json relative to the working directory.
 const (
 	Filesystem = "mcp-server-filesystem"
 	Everything = "mcp-server-everything"
 	Inspector  = "mcp-inspector-cli"
 )
+
+// InspectorDir is the working directory the inspector CLI needs.
+func InspectorDir() string {
+	return filepath.Join(Root(), ".ci", "mcp", "node_modules", "@modelcontextprotocol", "inspector-cli", "build")
+}
 
 // Root returns the module's root directory (the one with go.mod), found
 // from this source file.

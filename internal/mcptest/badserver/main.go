@@ -11,6 +11,7 @@
 //	-start garbage    answer initialize with a line that is not JSON
 //	-start badtools   list tools opx must refuse beside one good one
 //	-start biglist    answer tools/list with a 20 MB listing
+//	-start noisy      write three lines of garbage first, then start well
 //
 // Its tools misbehave by name, when called:
 //
@@ -22,6 +23,7 @@
 //	bigfirst    the same, id first
 //	endless     writes a line that never ends, until killed
 //	malformed   answers with a broken line that holds the call's id
+//	badutf8     answers with text that is not UTF-8
 //	garbage     writes arguments.lines lines of garbage (no id), then answers
 //	unexpected  answers twice, the second time to an id never asked for,
 //	            and sends 20 requests of its own
@@ -30,6 +32,8 @@
 //	spawn       starts a child in its process group that writes to stderr
 //	            forever, then answers
 //	slow        answers after arguments.ms milliseconds
+//	closeout    closes its output and lives on
+//	bigrequest  sends a request of its own of 1 MB, then answers
 package main
 
 import (
@@ -42,6 +46,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,7 +54,9 @@ var (
 	out   = bufio.NewWriterSize(os.Stdout, 1<<16)
 	outMu sync.Mutex
 	gen   int // tool list generation ("change")
-	genMu sync.Mutex
+	// lingering keeps it running after its input ends ("closeout").
+	lingering atomic.Bool
+	genMu     sync.Mutex
 )
 
 type message struct {
@@ -59,7 +66,7 @@ type message struct {
 }
 
 func main() {
-	start := flag.String("start", "", "how to start: exit, silent, garbage, badtools, biglist")
+	start := flag.String("start", "", "how to start: exit, silent, garbage, badtools, biglist, noisy")
 	flag.Parse()
 	if flag.NArg() > 0 && flag.Arg(0) == "child" {
 		child()
@@ -68,6 +75,9 @@ func main() {
 	if *start == "exit" {
 		fmt.Fprintln(os.Stderr, "badserver: refusing to start (-start exit)")
 		os.Exit(7)
+	}
+	if *start == "noisy" {
+		writeRaw("garbage before anything\n{\"jsonrpc\":\"2.0\",\"id\":77,\"result\":{}}\n[]\n")
 	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	for {
@@ -79,6 +89,9 @@ func main() {
 			}
 		}
 		if err != nil {
+			if lingering.Load() {
+				forever()
+			}
 			return
 		}
 	}
@@ -153,8 +166,8 @@ func handle(m message, start string) {
 	}
 }
 
-var toolNames = []string{"echo", "crash", "hang", "freeze", "big", "bigfirst", "endless", "malformed", "garbage",
-	"unexpected", "change", "flood", "spawn", "slow"}
+var toolNames = []string{"echo", "crash", "hang", "freeze", "big", "bigfirst", "endless", "malformed", "badutf8", "garbage",
+	"unexpected", "change", "flood", "spawn", "slow", "closeout", "bigrequest"}
 
 func tool(name string) map[string]any {
 	return map[string]any{"name": name, "description": "badserver's " + name,
@@ -234,6 +247,8 @@ func call(id json.RawMessage, name string, args map[string]any) {
 		}
 	case "malformed":
 		writeRaw(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"cut` + "\n")
+	case "badutf8":
+		writeRaw(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"bad ` + "\xff\xfe" + ` here"}]}}` + "\n")
 	case "garbage":
 		n := num(args, "lines", 100)
 		var b strings.Builder
@@ -284,6 +299,15 @@ func call(id json.RawMessage, name string, args map[string]any) {
 			return
 		}
 		result(id, text(fmt.Sprintf("child %d", cmd.Process.Pid)))
+	case "closeout":
+		lingering.Store(true) // not even the end of its input ends it
+		outMu.Lock()
+		os.Stdout.Close()
+		forever()
+	case "bigrequest":
+		send(map[string]any{"jsonrpc": "2.0", "id": "big", "method": "roots/list", "params": map[string]any{"pad": strings.Repeat("p", 1<<20)}})
+		send(map[string]any{"jsonrpc": "2.0", "id": strings.Repeat("i", 1000), "method": "ping"})
+		result(id, text("sent"))
 	case "slow":
 		time.Sleep(time.Duration(num(args, "ms", 100)) * time.Millisecond)
 		result(id, text("slow"))

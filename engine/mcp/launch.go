@@ -1,0 +1,89 @@
+package mcp
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/sandbox"
+)
+
+// defaultPath is a server's PATH unless its spec sets one.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// prepare builds the launcher's argv, the sandbox record and the
+// server's environment.
+func prepare(sb Sandbox, spec Spec) (argv []string, box event.MCPSandbox, env []string, err error) {
+	switch {
+	case spec.Name == "" || len(spec.Argv) == 0 || spec.Argv[0] == "":
+		return nil, box, nil, fmt.Errorf("%w: a name and a command are required", ErrInvalidSpec)
+	case !filepath.IsAbs(spec.Workspace):
+		return nil, box, nil, fmt.Errorf("%w: workspace %q is not absolute", ErrInvalidSpec, spec.Workspace)
+	case sb.Self == "" || !filepath.IsAbs(sb.HomeRoot):
+		return nil, box, nil, fmt.Errorf("%w: the sandbox needs the opx binary and an absolute home root", ErrInvalidSpec)
+	case strings.ContainsAny(spec.Name, "/\x00") || spec.Name == "." || spec.Name == "..":
+		return nil, box, nil, fmt.Errorf("%w: server name %q", ErrInvalidSpec, spec.Name)
+	}
+	lookup := spec.Env["PATH"]
+	if lookup == "" {
+		lookup = os.Getenv("PATH")
+	}
+	prog, err := resolveProgram(spec.Argv[0], lookup)
+	if err != nil {
+		return nil, box, nil, err
+	}
+	server := append([]string{prog}, spec.Argv[1:]...)
+	userHome, _ := os.UserHomeDir()
+	dirs, err := installDirs(server, lookup, userHome)
+	if err != nil {
+		return nil, box, nil, err
+	}
+	home := filepath.Join(sb.HomeRoot, spec.Name)
+	if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o700); err != nil {
+		return nil, box, nil, fmt.Errorf("server home: %w", err)
+	}
+	readOnly := slices.Clone(dirs)
+	for _, d := range spec.ReadOnly {
+		if d = filepath.Clean(d); !slices.Contains(readOnly, d) {
+			readOnly = append(readOnly, d)
+		}
+	}
+	policy := sandbox.CommandPolicy{
+		Workspace: filepath.Clean(spec.Workspace), WorkspaceReadOnly: !spec.Writable,
+		Writable: []string{home}, ReadOnly: readOnly, AllowNetwork: spec.Network,
+	}
+	if err := policy.Validate(); err != nil {
+		return nil, box, nil, fmt.Errorf("%w: %v", ErrInvalidSpec, err)
+	}
+	argv = append(append([]string{sb.Self, "internal-sandbox-exec"}, policy.Args()...), "--")
+	argv = append(argv, server...)
+
+	vars := map[string]string{"HOME": home, "TMPDIR": filepath.Join(home, "tmp"), "LANG": "C.UTF-8", "PATH": defaultPath}
+	// The program's own directory and its interpreter's, when outside
+	// the system ones, so that "#!/usr/bin/env node" finds the node the
+	// engine would.
+	var extra []string
+	for _, f := range []string{prog, interpreter(prog, lookup)} {
+		if f == "" {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(f); err == nil && !underSystem(real) && !slices.Contains(extra, filepath.Dir(f)) {
+			extra = append(extra, filepath.Dir(f))
+		}
+	}
+	if len(extra) > 0 {
+		vars["PATH"] = strings.Join(extra, ":") + ":" + defaultPath
+	}
+	for k, v := range spec.Env {
+		vars[k] = v
+	}
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		env = append(env, k+"="+vars[k])
+	}
+	box = event.MCPSandbox{Writable: spec.Writable, Network: spec.Network, ReadOnly: readOnly, Home: home}
+	return argv, box, env, nil
+}
