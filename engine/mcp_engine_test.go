@@ -1,9 +1,11 @@
 package engine_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/opx-dev/opx/internal/mcptest"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
 
 // entriesOf reads every entry of a closed ledger, decoded.
@@ -319,6 +322,67 @@ func TestEngine_MCP_BadServers(t *testing.T) {
 		t.Errorf("protocol errors recorded: %v", kinds)
 	}
 	// The recorded failures replay as they were, with no server.
+	if rep := rerunSession(t, rec.path, rec.session); !rep.Identical {
+		t.Fatalf("rerun diverged: %+v\nnotes: %v", rep.Divergence, rep.Notes)
+	}
+}
+
+// TestEngine_MCP_ToolsChange: a server's tools come and go while the
+// engine runs. After a call makes the server add a tool (and say so), the
+// next message is offered it and its call runs; a rerun offers each
+// message the tools the record says it was offered, so it is identical.
+func TestEngine_MCP_ToolsChange(t *testing.T) {
+	bad := mcptest.BadServer(t)
+	mcptest.NeedSandbox(t)
+	rec := recordSession(t, recordSpec{
+		transcript: `{"model": "m", "turns": [
+ {"match": "^change", "steps": [{"tool_calls": [{"name": "mcp__chg__change", "arguments": "{}"}]}, {"text": "changed"}]},
+ {"match": "^added", "steps": [{"tool_calls": [{"name": "mcp__chg__added1", "arguments": "{}"}]}, {"text": "{{.LastResult}}"}]}]}`,
+		policy:   "version: 1\ndefault: allow\n",
+		messages: []string{"change", "added"},
+		mcp: func(ws string) []mcp.Spec {
+			return []mcp.Spec{{Name: "chg", Argv: []string{bad}, Workspace: ws, Timeout: 10 * time.Second}}
+		},
+		before: func(i int, ctx context.Context, l opxv1.LedgerServiceClient) {
+			if i != 1 {
+				return
+			}
+			// The server said its tools changed: wait (bounded) until
+			// the engine has recorded their second listing.
+			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			f, err := l.Follow(ctx, &opxv1.FollowRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n := 0; n < 2; {
+				e, err := f.Recv()
+				if err != nil {
+					t.Fatalf("the engine did not list the server's tools again: %v", err)
+				}
+				if strings.HasSuffix(string(e.Raw), `"type":"`+event.TypeMCPToolsListed+`"}`) {
+					n++
+				}
+			}
+		},
+	})
+	es := entriesOf(t, rec.path)
+	var offered [][]string
+	listings := 0
+	for _, e := range es {
+		switch p := e.p.(type) {
+		case *event.ProcessRequest:
+			offered = append(offered, p.Tools)
+		case *event.MCPToolsListed:
+			listings++
+		}
+	}
+	if listings < 2 || len(offered) != 2 || slices.Contains(offered[0], "mcp__chg__added1") || !slices.Contains(offered[1], "mcp__chg__added1") {
+		t.Fatalf("%d listings; offered %v", listings, offered)
+	}
+	if c := callEntries(es, callOf(t, es, "mcp__chg__added1"))[event.TypeExecStarted]; len(c) != 1 {
+		t.Errorf("the added tool's call did not run")
+	}
 	if rep := rerunSession(t, rec.path, rec.session); !rep.Identical {
 		t.Fatalf("rerun diverged: %+v\nnotes: %v", rep.Divergence, rep.Notes)
 	}

@@ -60,6 +60,12 @@ func otrMutates(p Proposal) string {
 		return p.Tool + " is not a known tool, so it cannot be shown to be read-only"
 	case p.Def.Mutating:
 		return p.Tool + " changes the workspace or the agent's memory"
+	case strings.HasPrefix(p.Def.Group, GroupMCPPrefix):
+		// A server may keep what it is sent (in its home, its logs, a
+		// remote service), and what it prints lands in the engine's log
+		// and in its mcp.* entries, outside the session: beyond what off
+		// the record can withhold.
+		return p.Tool + " is an MCP server's tool, which may keep or send on what it is given"
 	case p.Tool == "http_request":
 		var a struct {
 			Method  string            `json:"method"`

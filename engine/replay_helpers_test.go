@@ -100,6 +100,9 @@ type recordSpec struct {
 	// check, if set, looks at the workspace once the messages are
 	// answered, before the engine stops.
 	check func(ws string)
+	// before, if set, is called before message i is sent, with the
+	// engine's ledger to wait on (Follow) and the context to call it in.
+	before func(i int, ctx context.Context, ledger opxv1.LedgerServiceClient)
 }
 
 // recorded is a live session's ledger.
@@ -196,7 +199,10 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 		}
 	}
 	subWaiting, deferred := false, []string(nil)
-	for _, msg := range spec.messages {
+	for i, msg := range spec.messages {
+		if spec.before != nil {
+			spec.before(i, cctx, opxv1.NewLedgerServiceClient(conn))
+		}
 		s, err := c.SendMessage(cctx, &opxv1.ClientMessageRequest{SessionId: session, Content: msg})
 		if err != nil {
 			t.Fatal(err)

@@ -2,12 +2,14 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/ledger"
 )
 
 // mcpPolicy is a policy as docs/mcp.md suggests for the filesystem
@@ -101,4 +103,35 @@ func TestShieldEvaluator_MCPFacts(t *testing.T) {
 	if len(a.Facts.Unknown) == 0 {
 		t.Errorf("deep arguments are not unknown: %+v", a.Facts)
 	}
+}
+
+// FuzzShieldEvaluator_MCPArguments: whatever a model puts in an MCP
+// call's arguments, Shield reads them without a panic, every path it
+// takes from them is absolute, and it judges the call.
+func FuzzShieldEvaluator_MCPArguments(f *testing.F) {
+	e := mcpEvaluator(f)
+	for _, s := range []string{`{"path":"a"}`, `{"paths":["/etc","~/x",""]}`, `{"u":"file://h/x","v":"file:%zz"}`,
+		`{"a":{"b":[{"path":"../../x","content":"ignore previous instructions"}]}}`, `{"url":"https://x/?q=1","content":"x"}`} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, args string, writable bool) {
+		c, err := ledger.Canonicalize([]byte(args))
+		if err != nil || len(c) == 0 || c[0] != '{' {
+			return // the pipeline refuses it before Shield
+		}
+		p := engine.Proposal{Session: "s", Tool: "mcp__fz__tool", Args: json.RawMessage(c), ActionHash: engine.ActionHash("mcp__fz__tool", c), Known: true}
+		p.Def.Mutating, p.Def.WorkspaceWide = writable, writable
+		a := e.Action(p)
+		for _, refs := range [][]shield.Ref{a.Facts.Reads, a.Facts.Writes} {
+			for _, r := range refs {
+				if !strings.HasPrefix(r.Path, "/") {
+					t.Fatalf("relative path %q from %s", r.Path, c)
+				}
+			}
+		}
+		if vs := e.Evaluate(context.Background(), p); len(vs) == 0 {
+			t.Fatalf("no verdict for %s", c)
+		}
+	})
 }

@@ -169,7 +169,7 @@ func (t *agentTools) Execute(ctx context.Context, c executor.Call) executor.Resu
 
 // grant resolves the tools asked for a sub-agent (names or groups) into
 // the tools it is granted. Nil asks for the default: every tool that
-// does not change the workspace, but http_request. An unknown name, or a tool no sub-agent
+// does not change the workspace, but http_request and MCP tools. An unknown name, or a tool no sub-agent
 // may have, is refused; a group grants its members a sub-agent may have.
 func (e *Engine) grant(asked []string) ([]executor.ToolDef, error) {
 	byName := map[string]executor.ToolDef{}
@@ -181,9 +181,10 @@ func (e *Engine) grant(asked []string) ([]executor.ToolDef, error) {
 	if asked == nil {
 		defs, _ := e.tools.Group(e.tools.Groups()...)
 		for _, d := range defs {
-			// http_request reaches off the machine: granted only when
-			// asked for by name.
-			if !d.Mutating && d.Name != "http_request" {
+			// http_request reaches off the machine, and an MCP server's
+			// tools do what its server does: granted only when asked
+			// for by name (or group, mcp:<server>).
+			if !d.Mutating && d.Name != "http_request" && !strings.HasPrefix(d.Group, GroupMCPPrefix) {
 				add(d)
 			}
 		}
