@@ -170,8 +170,7 @@ func toolCallResult(out ToolOutcome, r mcp.Result, ran bool) []byte {
 		if out.Content == r.Text {
 			return r.Raw
 		}
-		if i := strings.Index(out.Content, r.Text); i >= 0 {
-			before, after := out.Content[:i], out.Content[i+len(r.Text):]
+		if before, after, ok := around(out.Content, r.Text); ok {
 			if b, err := spliceNotes(r.Raw, strings.TrimSpace(before), strings.TrimSpace(after), out.IsError && !r.IsError); err == nil {
 				return b
 			}
@@ -179,6 +178,25 @@ func toolCallResult(out ToolOutcome, r mcp.Result, ran bool) []byte {
 	}
 	b, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": out.Content}}, "isError": out.IsError})
 	return b
+}
+
+// around finds text in s as the pipeline places a result among its notes
+// (a warning in front ending a line, notes after starting one) and
+// returns what is before and after it.
+func around(s, text string) (before, after string, ok bool) {
+	for i := 0; i <= len(s)-len(text); {
+		j := strings.Index(s[i:], text)
+		if j < 0 {
+			break
+		}
+		k := i + j
+		b, a := s[:k], s[k+len(text):]
+		if (b == "" || strings.HasSuffix(b, "\n")) && (a == "" || strings.HasPrefix(a, "\n")) {
+			return b, a, true
+		}
+		i = k + 1
+	}
+	return "", "", false
 }
 
 // spliceNotes adds opx's notes as text content before and after a
