@@ -321,6 +321,14 @@ func TestE2E_MCPProxy(t *testing.T) {
 	if _, err := ev.cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "no-such-prompt"}); err == nil {
 		t.Errorf("prompts/get of no prompt answered")
 	}
+	if tpl, err := ev.cs.ListResourceTemplates(ctx, nil); err != nil || len(tpl.ResourceTemplates) == 0 {
+		t.Errorf("resources/templates/list: %v %+v", err, tpl)
+	}
+	c, err := ev.cs.Complete(ctx, &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: "completable-prompt"},
+		Argument: sdk.CompleteParamsArgument{Name: "department", Value: "E"}})
+	if err != nil || len(c.Completion.Values) == 0 {
+		t.Errorf("completion/complete: %v %+v", err, c)
+	}
 	evSession := sessionOf(t, ev.stderr.String())
 	ev.close(t)
 
@@ -368,6 +376,13 @@ func TestE2E_MCPProxy(t *testing.T) {
 	for _, want := range []string{"denied by opx deny", "approved by opx approve", "snapshot (workspace)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("opx replay %s lacks %q:\n%s", plainSession, want, out)
+		}
+	}
+	out, _, _ = w.run("replay", evSession)
+	for _, want := range []string{"MCP client asked completion/complete", "MCP prompts/get answered with an error", "MCP resources/read answered",
+		"tools/call get-structured-content"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("opx replay %s lacks %q:\n%s", evSession, want, out)
 		}
 	}
 	out, _, code = w.run("metrics", "--json")
