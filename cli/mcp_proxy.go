@@ -416,9 +416,13 @@ func (p *mcpProxy) call(ctx context.Context, method string, params sdk.Params) (
 		}
 		return &rawResult{raw: r.Result}, nil
 	case <-ctx.Done():
-		// The client cancelled it: the engine still takes it to its
-		// recorded end; its answer is dropped.
+		// The client cancelled it: the engine denies its pending
+		// approval, if any, or takes it to its recorded end; the answer
+		// is dropped.
 		p.forget(id)
+		p.sendMu.Lock()
+		_ = stream.Send(&opxv1.ProxyRequest{Request: &opxv1.ProxyRequest_Cancel{Cancel: &opxv1.ProxyCancel{Id: id}}})
+		p.sendMu.Unlock()
 		return nil, ctx.Err()
 	}
 }

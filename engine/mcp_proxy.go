@@ -97,8 +97,8 @@ type proxySession struct {
 	conn     *mcp.Conn
 	reg      *executor.Registry // the upstream's tools
 
-	calls sync.WaitGroup // requests being answered
-	slots chan struct{}  // proxyMaxInFlight
+	inFlight sync.WaitGroup // requests being answered
+	slots    chan struct{}  // proxyMaxInFlight
 
 	reqMu  sync.Mutex // names and records requests in one order
 	nCalls int        // tools/call requests so far
@@ -106,10 +106,15 @@ type proxySession struct {
 
 	mu      sync.Mutex
 	results map[string]mcp.Result // executed calls' results, by call id, until their handler takes them
-	asked   map[string]bool       // approval ids this session's calls asked for
-	ended   string                // why the session ended; "" while open
-	exitRec bool                  // the upstream's end is recorded
-	endDone chan struct{}         // closed once the end is recorded
+	asked   map[string]string     // approval ids this session's calls asked for: their call ids
+	// calls maps the proxy's ids of the tools/call requests being
+	// answered to their call ids; cancelled are the proxy's ids the
+	// client cancelled, and the call ids they named.
+	calls     map[uint64]string
+	cancelled map[string]bool
+	ended     string        // why the session ended; "" while open
+	exitRec   bool          // the upstream's end is recorded
+	endDone   chan struct{} // closed once the end is recorded
 }
 
 // openProxy records a new session for open and starts its upstream. The
@@ -131,7 +136,7 @@ func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySe
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
 	ps := &proxySession{e: e, id: "ses_" + tok[:16], upstream: spec.Name, client: client.ClientName, writable: spec.Writable,
-		slots: make(chan struct{}, proxyMaxInFlight), results: map[string]mcp.Result{}, asked: map[string]bool{}, endDone: make(chan struct{})}
+		slots: make(chan struct{}, proxyMaxInFlight), results: map[string]mcp.Result{}, asked: map[string]string{}, calls: map[uint64]string{}, cancelled: map[string]bool{}, endDone: make(chan struct{})}
 	e.proxies.mu.Lock()
 	closed := e.proxies.closed
 	if closed == "" {
@@ -388,7 +393,7 @@ func (ps *proxySession) end(reason string, stop bool) {
 		}
 	}
 	waited := make(chan struct{})
-	go func() { ps.calls.Wait(); close(waited) }()
+	go func() { ps.inFlight.Wait(); close(waited) }()
 	t := time.NewTimer(proxyEndWait)
 	select {
 	case <-waited:

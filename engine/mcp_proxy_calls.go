@@ -99,6 +99,19 @@ func (ps *proxySession) callTool(ctx context.Context, id uint64, params []byte) 
 	rctx := context.WithoutCancel(ctx)
 	start := time.Now()
 	callID := ps.request(rctx, "tools/call", params)
+	ps.mu.Lock()
+	ps.calls[id] = callID
+	if ps.cancelled[fmt.Sprintf("#%d", id)] {
+		delete(ps.cancelled, fmt.Sprintf("#%d", id))
+		ps.cancelled[callID] = true
+	}
+	ps.mu.Unlock()
+	defer func() {
+		ps.mu.Lock()
+		delete(ps.calls, id)
+		delete(ps.cancelled, callID)
+		ps.mu.Unlock()
+	}()
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`

@@ -45,7 +45,7 @@ func (e *Engine) replayProxy(ctx context.Context) {
 	client := *p.Client
 	e.record(ctx, ledger.Async, sid, &client)
 	ps := &proxySession{e: e, id: sid, upstream: client.Upstream, client: client.ClientName, slots: make(chan struct{}, proxyMaxInFlight),
-		results: map[string]mcp.Result{}, asked: map[string]bool{}, endDone: make(chan struct{})}
+		results: map[string]mcp.Result{}, asked: map[string]string{}, calls: map[uint64]string{}, cancelled: map[string]bool{}, endDone: make(chan struct{})}
 	listing := &recordedListing{s: s}
 	reg, err := executor.NewRegistry()
 	if err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -89,6 +90,8 @@ func (s *mcpProxyService) Proxy(stream opxv1.McpProxyService_ProxyServer) error 
 				ps.dispatch(ctx, x.Call, out)
 			case *opxv1.ProxyRequest_Approval:
 				ps.answer(x.Approval)
+			case *opxv1.ProxyRequest_Cancel:
+				ps.cancel(x.Cancel.Id)
 			default:
 				return status.Error(codes.InvalidArgument, "a Proxy stream opens its session once")
 			}
@@ -139,11 +142,14 @@ func (ps *proxySession) dispatch(ctx context.Context, c *opxv1.ProxyCall, out *p
 		_ = out.send(proxyError(c.Id, codeServerBusy, "opx mcp-proxy: too many requests in flight in this session; retry when one is answered"))
 		return
 	}
-	ps.calls.Add(1)
+	ps.inFlight.Add(1)
 	go func() {
-		defer ps.calls.Done()
+		defer ps.inFlight.Done()
 		defer func() { <-ps.slots }()
 		_ = out.send(&opxv1.ProxyResponse{Response: &opxv1.ProxyResponse_Result{Result: ps.serve(ctx, c)}})
+		ps.mu.Lock()
+		delete(ps.cancelled, fmt.Sprintf("#%d", c.Id)) // a cancel that came before it was named
+		ps.mu.Unlock()
 	}()
 }
 
@@ -152,13 +158,46 @@ func (ps *proxySession) dispatch(ctx context.Context, c *opxv1.ProxyCall, out *p
 // answer; an approval resolved meanwhile is left as it was.
 func (ps *proxySession) answer(a *opxv1.ProxyApprovalAnswer) {
 	ps.mu.Lock()
-	mine := ps.asked[a.ApprovalId]
+	_, mine := ps.asked[a.ApprovalId]
 	ps.mu.Unlock()
 	if !mine {
 		return
 	}
 	by := "mcp client " + ps.client
 	if _, err := ps.e.approvals.Resolve(a.ApprovalId, a.Approved, by, clip(a.Reason, 1024)); err != nil && !errors.Is(err, ErrUnknownApproval) {
+		ps.e.fatal(err)
+	}
+}
+
+// cancel ends the wait of a tools/call the client cancelled: its
+// pending approval is denied, and one it asks later is denied at once. A
+// call that runs already runs to its recorded end.
+func (ps *proxySession) cancel(id uint64) {
+	ps.mu.Lock()
+	callID, ok := ps.calls[id]
+	var pending []string
+	if ok {
+		ps.cancelled[callID] = true
+		for apr, c := range ps.asked {
+			if c == callID {
+				pending = append(pending, apr)
+			}
+		}
+	} else if len(ps.cancelled) < proxyMaxInFlight*4 {
+		// Not named yet (its handler has not started): named ids are
+		// checked against these by callTool.
+		ps.cancelled[fmt.Sprintf("#%d", id)] = true
+	}
+	ps.mu.Unlock()
+	for _, apr := range pending {
+		ps.deny(apr)
+	}
+}
+
+// deny denies one of the session's approvals because its client
+// cancelled the call.
+func (ps *proxySession) deny(approvalID string) {
+	if _, err := ps.e.approvals.Resolve(approvalID, false, "mcp client "+ps.client, "the MCP client cancelled the call"); err != nil && !errors.Is(err, ErrUnknownApproval) {
 		ps.e.fatal(err)
 	}
 }
@@ -187,12 +226,19 @@ func (ps *proxySession) forwardEvents(sub *Subscription, out *proxyOut) {
 		a := &opxv1.ProxyApproval{ApprovalId: d.ApprovalID, CallId: d.CallID, Tool: d.Tool, Arguments: d.Arguments, Reason: d.Reason,
 			TimeoutMs: d.TimeoutMS, Resolved: ev.Type == "approval_resolved", Approved: d.Approved, By: d.By}
 		ps.mu.Lock()
+		cancelled := false
 		if a.Resolved {
 			delete(ps.asked, a.ApprovalId)
 		} else {
-			ps.asked[a.ApprovalId] = true
+			ps.asked[a.ApprovalId] = a.CallId
+			cancelled = ps.cancelled[a.CallId]
 		}
 		ps.mu.Unlock()
+		if cancelled {
+			// The client gave up on the call before it asked.
+			ps.deny(a.ApprovalId)
+			continue
+		}
 		_ = out.send(&opxv1.ProxyResponse{Response: &opxv1.ProxyResponse_Approval{Approval: a}})
 	}
 }

@@ -278,6 +278,24 @@ func TestE2E_MCPProxy(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "hello.txt")); string(b) != "overwritten\n" {
 		t.Errorf("hello.txt after the approved write: %q", b)
 	}
+	// Escalated, then cancelled by the client (notifications/cancelled):
+	// its approval is denied at once, nothing is written.
+	cctx, ccancel := context.WithCancel(ctx)
+	go func() {
+		_, err := plain.cs.CallTool(cctx, &sdk.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": filepath.Join(ws, "cancelled.txt"), "content": "no\n"}})
+		done <- fmt.Sprint(err)
+	}()
+	id3 := plain.approvalFor(t, "mcp__fs__write_file {\"content\":\"no\\n\",\"path\":\""+filepath.Join(ws, "cancelled.txt"))
+	ccancel()
+	if got := <-done; !strings.Contains(got, "context canceled") {
+		t.Errorf("cancelled write: %s", got)
+	}
+	waitFor(t, "the cancelled call's approval to be denied", func() bool {
+		return strings.Contains(plain.stderr.String(), "approval "+id3+": denied by mcp client plain-client")
+	})
+	if _, err := os.Stat(filepath.Join(ws, "cancelled.txt")); !os.IsNotExist(err) {
+		t.Errorf("the cancelled write happened: %v", err)
+	}
 	fsSession := sessionOf(t, fs.stderr.String())
 	plainSession := sessionOf(t, plain.stderr.String())
 	fs.close(t)

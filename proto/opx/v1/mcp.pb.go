@@ -28,6 +28,7 @@ type ProxyRequest struct {
 	//	*ProxyRequest_Open
 	//	*ProxyRequest_Call
 	//	*ProxyRequest_Approval
+	//	*ProxyRequest_Cancel
 	Request       isProxyRequest_Request `protobuf_oneof:"request"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -97,6 +98,15 @@ func (x *ProxyRequest) GetApproval() *ProxyApprovalAnswer {
 	return nil
 }
 
+func (x *ProxyRequest) GetCancel() *ProxyCancel {
+	if x != nil {
+		if x, ok := x.Request.(*ProxyRequest_Cancel); ok {
+			return x.Cancel
+		}
+	}
+	return nil
+}
+
 type isProxyRequest_Request interface {
 	isProxyRequest_Request()
 }
@@ -113,11 +123,17 @@ type ProxyRequest_Approval struct {
 	Approval *ProxyApprovalAnswer `protobuf:"bytes,3,opt,name=approval,proto3,oneof"`
 }
 
+type ProxyRequest_Cancel struct {
+	Cancel *ProxyCancel `protobuf:"bytes,4,opt,name=cancel,proto3,oneof"`
+}
+
 func (*ProxyRequest_Open) isProxyRequest_Request() {}
 
 func (*ProxyRequest_Call) isProxyRequest_Request() {}
 
 func (*ProxyRequest_Approval) isProxyRequest_Request() {}
+
+func (*ProxyRequest_Cancel) isProxyRequest_Request() {}
 
 // ProxyOpen opens the session: the upstream, and the client as it
 // introduced itself in `initialize`.
@@ -302,6 +318,53 @@ func (x *ProxyCall) GetParams() []byte {
 	return nil
 }
 
+// ProxyCancel says the client cancelled a call (notifications/cancelled):
+// a tools/call waiting for a human is denied (and one that comes to ask
+// later is denied at once); one already running runs to its recorded end.
+type ProxyCancel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProxyCancel) Reset() {
+	*x = ProxyCancel{}
+	mi := &file_opx_v1_mcp_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProxyCancel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProxyCancel) ProtoMessage() {}
+
+func (x *ProxyCancel) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_mcp_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProxyCancel.ProtoReflect.Descriptor instead.
+func (*ProxyCancel) Descriptor() ([]byte, []int) {
+	return file_opx_v1_mcp_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ProxyCancel) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
 // ProxyApprovalAnswer answers an approval this session asked for (the
 // client's elicitation): as `opx approve` or `opx deny` would.
 type ProxyApprovalAnswer struct {
@@ -315,7 +378,7 @@ type ProxyApprovalAnswer struct {
 
 func (x *ProxyApprovalAnswer) Reset() {
 	*x = ProxyApprovalAnswer{}
-	mi := &file_opx_v1_mcp_proto_msgTypes[3]
+	mi := &file_opx_v1_mcp_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -327,7 +390,7 @@ func (x *ProxyApprovalAnswer) String() string {
 func (*ProxyApprovalAnswer) ProtoMessage() {}
 
 func (x *ProxyApprovalAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_mcp_proto_msgTypes[3]
+	mi := &file_opx_v1_mcp_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -340,7 +403,7 @@ func (x *ProxyApprovalAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProxyApprovalAnswer.ProtoReflect.Descriptor instead.
 func (*ProxyApprovalAnswer) Descriptor() ([]byte, []int) {
-	return file_opx_v1_mcp_proto_rawDescGZIP(), []int{3}
+	return file_opx_v1_mcp_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ProxyApprovalAnswer) GetApprovalId() string {
@@ -379,7 +442,7 @@ type ProxyResponse struct {
 
 func (x *ProxyResponse) Reset() {
 	*x = ProxyResponse{}
-	mi := &file_opx_v1_mcp_proto_msgTypes[4]
+	mi := &file_opx_v1_mcp_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +454,7 @@ func (x *ProxyResponse) String() string {
 func (*ProxyResponse) ProtoMessage() {}
 
 func (x *ProxyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_mcp_proto_msgTypes[4]
+	mi := &file_opx_v1_mcp_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +467,7 @@ func (x *ProxyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProxyResponse.ProtoReflect.Descriptor instead.
 func (*ProxyResponse) Descriptor() ([]byte, []int) {
-	return file_opx_v1_mcp_proto_rawDescGZIP(), []int{4}
+	return file_opx_v1_mcp_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ProxyResponse) GetResponse() isProxyResponse_Response {
@@ -496,7 +559,7 @@ type ProxyOpened struct {
 
 func (x *ProxyOpened) Reset() {
 	*x = ProxyOpened{}
-	mi := &file_opx_v1_mcp_proto_msgTypes[5]
+	mi := &file_opx_v1_mcp_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -508,7 +571,7 @@ func (x *ProxyOpened) String() string {
 func (*ProxyOpened) ProtoMessage() {}
 
 func (x *ProxyOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_mcp_proto_msgTypes[5]
+	mi := &file_opx_v1_mcp_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -521,7 +584,7 @@ func (x *ProxyOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProxyOpened.ProtoReflect.Descriptor instead.
 func (*ProxyOpened) Descriptor() ([]byte, []int) {
-	return file_opx_v1_mcp_proto_rawDescGZIP(), []int{5}
+	return file_opx_v1_mcp_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ProxyOpened) GetSessionId() string {
@@ -579,7 +642,7 @@ type ProxyResult struct {
 
 func (x *ProxyResult) Reset() {
 	*x = ProxyResult{}
-	mi := &file_opx_v1_mcp_proto_msgTypes[6]
+	mi := &file_opx_v1_mcp_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -591,7 +654,7 @@ func (x *ProxyResult) String() string {
 func (*ProxyResult) ProtoMessage() {}
 
 func (x *ProxyResult) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_mcp_proto_msgTypes[6]
+	mi := &file_opx_v1_mcp_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -604,7 +667,7 @@ func (x *ProxyResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProxyResult.ProtoReflect.Descriptor instead.
 func (*ProxyResult) Descriptor() ([]byte, []int) {
-	return file_opx_v1_mcp_proto_rawDescGZIP(), []int{6}
+	return file_opx_v1_mcp_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ProxyResult) GetId() uint64 {
@@ -654,7 +717,7 @@ type ProxyApproval struct {
 
 func (x *ProxyApproval) Reset() {
 	*x = ProxyApproval{}
-	mi := &file_opx_v1_mcp_proto_msgTypes[7]
+	mi := &file_opx_v1_mcp_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -666,7 +729,7 @@ func (x *ProxyApproval) String() string {
 func (*ProxyApproval) ProtoMessage() {}
 
 func (x *ProxyApproval) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_mcp_proto_msgTypes[7]
+	mi := &file_opx_v1_mcp_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -679,7 +742,7 @@ func (x *ProxyApproval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProxyApproval.ProtoReflect.Descriptor instead.
 func (*ProxyApproval) Descriptor() ([]byte, []int) {
-	return file_opx_v1_mcp_proto_rawDescGZIP(), []int{7}
+	return file_opx_v1_mcp_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ProxyApproval) GetApprovalId() string {
@@ -758,7 +821,7 @@ type ProxyNotice struct {
 
 func (x *ProxyNotice) Reset() {
 	*x = ProxyNotice{}
-	mi := &file_opx_v1_mcp_proto_msgTypes[8]
+	mi := &file_opx_v1_mcp_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -770,7 +833,7 @@ func (x *ProxyNotice) String() string {
 func (*ProxyNotice) ProtoMessage() {}
 
 func (x *ProxyNotice) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_mcp_proto_msgTypes[8]
+	mi := &file_opx_v1_mcp_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -783,7 +846,7 @@ func (x *ProxyNotice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProxyNotice.ProtoReflect.Descriptor instead.
 func (*ProxyNotice) Descriptor() ([]byte, []int) {
-	return file_opx_v1_mcp_proto_rawDescGZIP(), []int{8}
+	return file_opx_v1_mcp_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ProxyNotice) GetKind() string {
@@ -804,11 +867,12 @@ var File_opx_v1_mcp_proto protoreflect.FileDescriptor
 
 const file_opx_v1_mcp_proto_rawDesc = "" +
 	"\n" +
-	"\x10opx/v1/mcp.proto\x12\x06opx.v1\"\xa6\x01\n" +
+	"\x10opx/v1/mcp.proto\x12\x06opx.v1\"\xd5\x01\n" +
 	"\fProxyRequest\x12'\n" +
 	"\x04open\x18\x01 \x01(\v2\x11.opx.v1.ProxyOpenH\x00R\x04open\x12'\n" +
 	"\x04call\x18\x02 \x01(\v2\x11.opx.v1.ProxyCallH\x00R\x04call\x129\n" +
-	"\bapproval\x18\x03 \x01(\v2\x1b.opx.v1.ProxyApprovalAnswerH\x00R\bapprovalB\t\n" +
+	"\bapproval\x18\x03 \x01(\v2\x1b.opx.v1.ProxyApprovalAnswerH\x00R\bapproval\x12-\n" +
+	"\x06cancel\x18\x04 \x01(\v2\x13.opx.v1.ProxyCancelH\x00R\x06cancelB\t\n" +
 	"\arequest\"\xf0\x02\n" +
 	"\tProxyOpen\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x18\n" +
@@ -827,7 +891,9 @@ const file_opx_v1_mcp_proto_rawDesc = "" +
 	"\tProxyCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12\x16\n" +
-	"\x06params\x18\x03 \x01(\fR\x06params\"j\n" +
+	"\x06params\x18\x03 \x01(\fR\x06params\"\x1d\n" +
+	"\vProxyCancel\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\"j\n" +
 	"\x13ProxyApprovalAnswer\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12\x1a\n" +
@@ -885,35 +951,37 @@ func file_opx_v1_mcp_proto_rawDescGZIP() []byte {
 	return file_opx_v1_mcp_proto_rawDescData
 }
 
-var file_opx_v1_mcp_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_opx_v1_mcp_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_opx_v1_mcp_proto_goTypes = []any{
 	(*ProxyRequest)(nil),        // 0: opx.v1.ProxyRequest
 	(*ProxyOpen)(nil),           // 1: opx.v1.ProxyOpen
 	(*ProxyCall)(nil),           // 2: opx.v1.ProxyCall
-	(*ProxyApprovalAnswer)(nil), // 3: opx.v1.ProxyApprovalAnswer
-	(*ProxyResponse)(nil),       // 4: opx.v1.ProxyResponse
-	(*ProxyOpened)(nil),         // 5: opx.v1.ProxyOpened
-	(*ProxyResult)(nil),         // 6: opx.v1.ProxyResult
-	(*ProxyApproval)(nil),       // 7: opx.v1.ProxyApproval
-	(*ProxyNotice)(nil),         // 8: opx.v1.ProxyNotice
-	nil,                         // 9: opx.v1.ProxyOpen.EnvEntry
+	(*ProxyCancel)(nil),         // 3: opx.v1.ProxyCancel
+	(*ProxyApprovalAnswer)(nil), // 4: opx.v1.ProxyApprovalAnswer
+	(*ProxyResponse)(nil),       // 5: opx.v1.ProxyResponse
+	(*ProxyOpened)(nil),         // 6: opx.v1.ProxyOpened
+	(*ProxyResult)(nil),         // 7: opx.v1.ProxyResult
+	(*ProxyApproval)(nil),       // 8: opx.v1.ProxyApproval
+	(*ProxyNotice)(nil),         // 9: opx.v1.ProxyNotice
+	nil,                         // 10: opx.v1.ProxyOpen.EnvEntry
 }
 var file_opx_v1_mcp_proto_depIdxs = []int32{
-	1, // 0: opx.v1.ProxyRequest.open:type_name -> opx.v1.ProxyOpen
-	2, // 1: opx.v1.ProxyRequest.call:type_name -> opx.v1.ProxyCall
-	3, // 2: opx.v1.ProxyRequest.approval:type_name -> opx.v1.ProxyApprovalAnswer
-	9, // 3: opx.v1.ProxyOpen.env:type_name -> opx.v1.ProxyOpen.EnvEntry
-	5, // 4: opx.v1.ProxyResponse.opened:type_name -> opx.v1.ProxyOpened
-	6, // 5: opx.v1.ProxyResponse.result:type_name -> opx.v1.ProxyResult
-	7, // 6: opx.v1.ProxyResponse.approval:type_name -> opx.v1.ProxyApproval
-	8, // 7: opx.v1.ProxyResponse.notice:type_name -> opx.v1.ProxyNotice
-	0, // 8: opx.v1.McpProxyService.Proxy:input_type -> opx.v1.ProxyRequest
-	4, // 9: opx.v1.McpProxyService.Proxy:output_type -> opx.v1.ProxyResponse
-	9, // [9:10] is the sub-list for method output_type
-	8, // [8:9] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	1,  // 0: opx.v1.ProxyRequest.open:type_name -> opx.v1.ProxyOpen
+	2,  // 1: opx.v1.ProxyRequest.call:type_name -> opx.v1.ProxyCall
+	4,  // 2: opx.v1.ProxyRequest.approval:type_name -> opx.v1.ProxyApprovalAnswer
+	3,  // 3: opx.v1.ProxyRequest.cancel:type_name -> opx.v1.ProxyCancel
+	10, // 4: opx.v1.ProxyOpen.env:type_name -> opx.v1.ProxyOpen.EnvEntry
+	6,  // 5: opx.v1.ProxyResponse.opened:type_name -> opx.v1.ProxyOpened
+	7,  // 6: opx.v1.ProxyResponse.result:type_name -> opx.v1.ProxyResult
+	8,  // 7: opx.v1.ProxyResponse.approval:type_name -> opx.v1.ProxyApproval
+	9,  // 8: opx.v1.ProxyResponse.notice:type_name -> opx.v1.ProxyNotice
+	0,  // 9: opx.v1.McpProxyService.Proxy:input_type -> opx.v1.ProxyRequest
+	5,  // 10: opx.v1.McpProxyService.Proxy:output_type -> opx.v1.ProxyResponse
+	10, // [10:11] is the sub-list for method output_type
+	9,  // [9:10] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_opx_v1_mcp_proto_init() }
@@ -925,8 +993,9 @@ func file_opx_v1_mcp_proto_init() {
 		(*ProxyRequest_Open)(nil),
 		(*ProxyRequest_Call)(nil),
 		(*ProxyRequest_Approval)(nil),
+		(*ProxyRequest_Cancel)(nil),
 	}
-	file_opx_v1_mcp_proto_msgTypes[4].OneofWrappers = []any{
+	file_opx_v1_mcp_proto_msgTypes[5].OneofWrappers = []any{
 		(*ProxyResponse_Opened)(nil),
 		(*ProxyResponse_Result)(nil),
 		(*ProxyResponse_Approval)(nil),
@@ -938,7 +1007,7 @@ func file_opx_v1_mcp_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opx_v1_mcp_proto_rawDesc), len(file_opx_v1_mcp_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
