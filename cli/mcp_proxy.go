@@ -78,6 +78,7 @@ type mcpProxy struct {
 	endErr   error         // why it ended
 	elicits  map[string]context.CancelFunc
 	session  *sdk.ServerSession
+	server   *sdk.Server
 	canElict bool
 }
 
@@ -98,6 +99,9 @@ func (p *mcpProxy) run() error {
 	server := sdk.NewServer(&sdk.Implementation{Name: "opx-mcp-proxy", Version: Version},
 		&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{}, SupportedProtocolVersions: proxyProtocolVersions})
 	server.AddReceivingMiddleware(p.middleware)
+	p.mu.Lock()
+	p.server = server
+	p.mu.Unlock()
 	in := p.c.App.Reader
 	if in == nil {
 		in = os.Stdin
@@ -192,12 +196,12 @@ func (p *mcpProxy) initialize(ctx context.Context, next sdk.MethodHandler, metho
 }
 
 // upstreamOffer is what the proxy tells the client the upstream offers:
-// tools always (through opx), resources, prompts and completions when
-// the upstream has them (all three when its answer to initialize is not
-// known), without subscriptions or list-changed notifications (they are
-// not passed on).
+// tools always (through opx, told when they change), resources, prompts
+// and completions when the upstream has them (all three when its answer
+// to initialize is not known), without subscriptions or their
+// list-changed notifications (not passed on).
 func upstreamOffer(o *opxv1.ProxyOpened) (*sdk.ServerCapabilities, *sdk.Implementation, string) {
-	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}
+	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}
 	var up sdk.InitializeResult
 	if o == nil || len(o.InitializeResult) == 0 || json.Unmarshal(o.InitializeResult, &up) != nil || up.Capabilities == nil {
 		caps.Resources, caps.Prompts, caps.Completions = &sdk.ResourceCapabilities{}, &sdk.PromptCapabilities{}, &sdk.CompletionCapabilities{}
@@ -335,9 +339,12 @@ func (p *mcpProxy) receive(stream opxv1.McpProxyService_ProxyClient) {
 		case *opxv1.ProxyResponse_Approval:
 			p.approval(x.Approval)
 		case *opxv1.ProxyResponse_Notice:
-			p.logf("%s", x.Notice.Detail)
-			if x.Notice.Kind == "session_ended" {
+			switch x.Notice.Kind {
+			case "session_ended":
+				p.logf("%s", x.Notice.Detail)
 				err = errors.New(x.Notice.Detail)
+			case "tools_changed":
+				p.toolsChanged()
 			}
 		}
 		if err != nil {
@@ -359,6 +366,27 @@ func (p *mcpProxy) receive(stream opxv1.McpProxyService_ProxyClient) {
 	p.mu.Unlock()
 	close(p.ended)
 }
+
+// toolsChanged tells the client that the upstream's tools changed
+// (notifications/tools/list_changed). The SDK sends that when the
+// server's own tools change; the proxy's are never listed (tools/list is
+// the engine's), so adding and removing a placeholder says it.
+func (p *mcpProxy) toolsChanged() {
+	p.mu.Lock()
+	s := p.server
+	p.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.AddTool(&sdk.Tool{Name: toolsChangedPlaceholder, InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return nil, errors.New("not a tool")
+		})
+	s.RemoveTools(toolsChangedPlaceholder)
+}
+
+// toolsChangedPlaceholder is the tool toolsChanged adds and removes.
+const toolsChangedPlaceholder = "opx-mcp-proxy-tools-changed"
 
 // call hands one request to the engine and waits for its answer (or the
 // client's cancellation, or the session's end).

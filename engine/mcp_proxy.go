@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -115,6 +116,8 @@ type proxySession struct {
 	ended     string        // why the session ended; "" while open
 	exitRec   bool          // the upstream's end is recorded
 	endDone   chan struct{} // closed once the end is recorded
+	// toolsChanged holds a signal when the upstream's tools changed.
+	toolsChanged chan struct{}
 }
 
 // openProxy records a new session for open and starts its upstream. The
@@ -136,7 +139,8 @@ func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySe
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
 	ps := &proxySession{e: e, id: "ses_" + tok[:16], upstream: spec.Name, client: client.ClientName, writable: spec.Writable,
-		slots: make(chan struct{}, proxyMaxInFlight), results: map[string]mcp.Result{}, asked: map[string]string{}, calls: map[uint64]string{}, cancelled: map[string]bool{}, endDone: make(chan struct{})}
+		slots: make(chan struct{}, proxyMaxInFlight), results: map[string]mcp.Result{}, asked: map[string]string{}, calls: map[uint64]string{}, cancelled: map[string]bool{}, endDone: make(chan struct{}),
+		toolsChanged: make(chan struct{}, 1)}
 	e.proxies.mu.Lock()
 	closed := e.proxies.closed
 	if closed == "" {
@@ -150,7 +154,22 @@ func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySe
 	title := clip(fmt.Sprintf("%s → %s", clientLabel(client), spec.Name), 120)
 	e.record(rctx, ledger.Async, ps.id, &event.SessionCreated{Mode: ModeMCPProxy, Title: title})
 	e.record(rctx, ledger.Async, ps.id, client)
-	rec := e.mcpRecorder()
+	// A listing after the first says the upstream's tools changed: the
+	// proxy tells its client (notifications/tools/list_changed).
+	base := e.mcpRecorder()
+	var listings atomic.Int32
+	rec := func(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) error {
+		err := base(ctx, d, session, p, blobs...)
+		if _, ok := p.(*event.MCPToolsListed); ok {
+			if listings.Add(1) > 1 {
+				select {
+				case ps.toolsChanged <- struct{}{}:
+				default: // one is pending: it says as much
+				}
+			}
+		}
+		return err
+	}
 	conn, err := mcp.Start(ctx, e.opts.MCP.Sandbox, spec, 1, ps.id, rec)
 	if err != nil {
 		var serr *mcp.StartError

@@ -100,6 +100,9 @@ func (s *mcpProxyService) Proxy(stream opxv1.McpProxyService_ProxyServer) error 
 				return nil
 			}
 			return nil // the proxy closed its side: the client left
+		case <-ps.toolsChanged:
+			_ = out.send(&opxv1.ProxyResponse{Response: &opxv1.ProxyResponse_Notice{Notice: &opxv1.ProxyNotice{Kind: "tools_changed",
+				Detail: "the MCP server " + ps.upstream + " changed its tools"}}})
 		case <-ps.endDone:
 			// The upstream exited: the proxy is told why, and the stream
 			// ends.

@@ -185,6 +185,32 @@ func TestE2E_MCPProxy_Hostile(t *testing.T) {
 		if res, text = p.call(t, "echo", map[string]any{"text": "still here"}); res.IsError || !strings.Contains(text, "still here") {
 			t.Errorf("echo after the bad answers: %v %q", res.IsError, text)
 		}
+		// Its tools change: the client is told, and lists the new ones.
+		if res, text = p.call(t, "change", nil); res.IsError {
+			t.Errorf("change: %q", text)
+		}
+		select {
+		case <-p.toolsChanged:
+		case <-time.After(time.Minute):
+			t.Fatalf("the client was not told that the tools changed:\n%s", p.stderr.String())
+		}
+		waitFor(t, "the new tool in tools/list", func() bool {
+			tl, err := p.cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatalf("tools/list: %v", err)
+			}
+			names := map[string]bool{}
+			for _, x := range tl.Tools {
+				names[x.Name] = true
+			}
+			if names["opx-mcp-proxy-tools-changed"] {
+				t.Fatalf("the placeholder is listed: %v", names)
+			}
+			return names["added1"]
+		})
+		if res, text = p.call(t, "added1", map[string]any{"text": "new"}); res.IsError && strings.Contains(text, "blocked") {
+			t.Errorf("the new tool: %q", text)
+		}
 		// Crash mid-call: a tool error, then the session ends (the
 		// upstream is gone) and the proxy exits, saying why.
 		res, text = p.call(t, "crash", nil)

@@ -79,6 +79,8 @@ type proxyClient struct {
 	cs     *sdk.ClientSession
 	cmd    *exec.Cmd
 	stderr *syncBuffer
+	// toolsChanged receives the proxy's notifications/tools/list_changed.
+	toolsChanged chan struct{}
 }
 
 // connectProxy starts `opx mcp-proxy ARGS...` for the world and connects
@@ -88,9 +90,14 @@ func (w *world) connectProxy(name string, elicit func(context.Context, *sdk.Elic
 	w.t.Helper()
 	cmd := exec.Command(w.bin, append([]string{"mcp-proxy", "--workspace", w.ws}, args...)...)
 	cmd.Env = w.env()
-	p := &proxyClient{cmd: cmd, stderr: &syncBuffer{}}
+	p := &proxyClient{cmd: cmd, stderr: &syncBuffer{}, toolsChanged: make(chan struct{}, 1)}
 	cmd.Stderr = p.stderr
-	opts := &sdk.ClientOptions{ElicitationHandler: elicit}
+	opts := &sdk.ClientOptions{ElicitationHandler: elicit, ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+		select {
+		case p.toolsChanged <- struct{}{}:
+		default:
+		}
+	}}
 	client := sdk.NewClient(&sdk.Implementation{Name: name, Version: "9.9.9"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

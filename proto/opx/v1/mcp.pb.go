@@ -808,9 +808,10 @@ func (x *ProxyApproval) GetBy() string {
 	return ""
 }
 
-// ProxyNotice is something the proxy should know: the session ended
-// (session_ended: the upstream exited, the engine stopped), and why; the
-// stream ends after it.
+// ProxyNotice is something the proxy should know: the upstream's tools
+// changed (tools_changed: the client is told to list them again), or the
+// session ended (session_ended: the upstream exited, the engine stopped),
+// and why; the stream ends after that.
 type ProxyNotice struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
