@@ -21,7 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// An `opx mcp-proxy` session (docs/mcp.md) puts the engine between an MCP
+// An `opx mcp-proxy` session (docs/mcp-proxy.md) puts the engine between an MCP
 // client and an upstream MCP server. The proxy process speaks MCP on its
 // stdio and holds one McpProxyService.Proxy stream to the engine; the
 // engine holds the session:
@@ -36,9 +36,13 @@ import (
 //     a workspace snapshot when the upstream is writable, exec.started,
 //     exec.completed), the session's registry (Pipeline.SessionTools)
 //     holding the upstream's tools; what the client got back is recorded
-//     last (mcp.response, durable before the client hears it): the
-//     upstream's CallToolResult as received, or an MCP tool error saying
-//     why the call did not run.
+//     last (mcp.response): the upstream's CallToolResult as received, or
+//     an MCP tool error saying why the call did not run. The call's
+//     result is durable before the client hears it (exec.completed); the
+//     answer to a call that did not run is (mcp.response, Sync).
+//   - A client's cancellation (ProxyCancel) denies the approval its call
+//     waits for; the upstream's tool changes are told to the proxy
+//     (tools_changed), and through it to the client.
 //   - Every other request (tools/list, resources/*, prompts/*,
 //     completion/complete) is recorded (mcp.request), answered (tools/list
 //     from the tools the session holds, the rest by the upstream) and the
