@@ -154,9 +154,9 @@ func attachEngine(c *cli.Context, ws string) (*engineClient, error) {
 		}
 		fmt.Fprintf(c.App.ErrWriter, "opx mcp-proxy: no engine runs for %s; starting one in the background\n", ws)
 		if err := spawnDaemon(c, c.App.ErrWriter, self, ws, dir, path); err != nil && !errors.Is(err, registry.ErrRunning) {
-			// Another proxy may have started it meanwhile: the
-			// registry says.
-			if _, _, lerr := registry.Lookup(dir); lerr != nil {
+			// Another proxy may have started one meanwhile (this one's
+			// manager then refused to be a second): the registry says.
+			if _, _, lerr := registry.Lookup(dir); lerr != nil && !errors.Is(lerr, registry.ErrStarting) {
 				return nil, err
 			}
 		}

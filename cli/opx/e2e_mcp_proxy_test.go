@@ -591,3 +591,53 @@ func TestE2E_MCPProxy_Inspector(t *testing.T) {
 		t.Errorf("opx ledger verify --strict: %d %s%s", code, out, errOut)
 	}
 }
+
+// TestE2E_MCPProxy_StartRace: several MCP clients start their proxies at
+// once in a workspace where no engine runs: one engine is started, every
+// proxy attaches to it, each client gets its session.
+func TestE2E_MCPProxy_StartRace(t *testing.T) {
+	every := mcptest.Program(t, mcptest.Everything)
+	mcptest.NeedSandbox(t)
+	w := newWorld(t)
+	os.MkdirAll(filepath.Join(w.ws, ".opx"), 0o755)
+	os.WriteFile(filepath.Join(w.ws, ".opx", "policy.yaml"), []byte("version: 1\nallow:\n  - name: upstream\n    tools: [\"mcp__upstream__*\"]\n"), 0o644)
+	os.WriteFile(filepath.Join(w.ws, ".opx", "config.yaml"), []byte("policy: .opx/policy.yaml\n"), 0o644)
+	defer w.run("stop")
+	const n = 3
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			cmd := exec.Command(w.bin, "mcp-proxy", "--workspace", w.ws, "--", every)
+			cmd.Env = w.env()
+			var stderr syncBuffer
+			cmd.Stderr = &stderr
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cs, err := sdk.NewClient(&sdk.Implementation{Name: fmt.Sprintf("racer-%d", i), Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+			if err != nil {
+				errs <- fmt.Errorf("racer %d: %v\n%s", i, err, stderr.String())
+				return
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "racing"}})
+			if err != nil || res.IsError {
+				errs <- fmt.Errorf("racer %d: echo: %v %+v\n%s", i, err, res, stderr.String())
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	out, _, code := w.run("sessions")
+	if code != 0 || strings.Count(out, "mcp-proxy") != n {
+		t.Errorf("opx sessions: %d\n%s", code, out)
+	}
+	st, code := w.status()
+	if code != 0 || st.EnginePID == 0 {
+		t.Errorf("opx status: %d %+v", code, st)
+	}
+}
