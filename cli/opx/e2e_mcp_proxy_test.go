@@ -539,10 +539,6 @@ func TestE2E_MCPProxy_Inspector(t *testing.T) {
 			t.Errorf("opx stop: %d %s%s", code, out, errOut)
 		}
 	}()
-	real, err := filepath.EvalSymlinks(inspector)
-	if err != nil {
-		t.Fatal(err)
-	}
 	inspect := func(server string, args ...string) (string, string, error) {
 		t.Helper()
 		argv := append([]string{"--cli"}, args...)
@@ -550,7 +546,7 @@ func TestE2E_MCPProxy_Inspector(t *testing.T) {
 		cmd := exec.Command(inspector, argv...)
 		// The inspector reads its own package.json relative to the
 		// working directory.
-		cmd.Dir = filepath.Dir(real)
+		cmd.Dir = mcptest.InspectorDir()
 		cmd.Env = w.env()
 		var out, errOut syncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -559,6 +555,7 @@ func TestE2E_MCPProxy_Inspector(t *testing.T) {
 			t.Fatal(err)
 		}
 		go func() { done <- cmd.Wait() }()
+		var err error
 		select {
 		case err = <-done:
 		case <-time.After(3 * time.Minute):
