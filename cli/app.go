@@ -28,6 +28,7 @@ func NewApp() *cli.App {
 			restartCommand(),
 			statusCommand(),
 			sendCommand(),
+			mcpProxyCommand(),
 			chatCommand(),
 			approveCommand(),
 			denyCommand(),

@@ -236,6 +236,9 @@ func printTurn(w io.Writer, tn *replay.Turn) {
 	if tn.Client != "" {
 		who += " via " + clean(tn.Client, 40)
 	}
+	if tn.Proxied {
+		who = "MCP client " + clean(tn.Client, 40)
+	}
 	if tn.SubAgentID != "" {
 		who = "sub-agent " + tn.SubAgentID
 	}
@@ -266,7 +269,11 @@ func printSteps(w io.Writer, indent string, tn *replay.Turn) {
 		case st.Error != nil:
 			fmt.Fprintf(w, "%s#%d %s %s: %s\n", branch, st.Error.Seq, red(w, "agent error"), clean(st.Error.Code, 40), quoteText(st.Error.Message, 300))
 		case st.Response != nil:
-			fmt.Fprintf(w, "%s#%d answer after %s: %s\n", branch, st.Response.Seq, duration(tn.DurationMS), quoteText(st.Response.Content, 400))
+			what := "answer"
+			if tn.Proxied {
+				what = "the client got"
+			}
+			fmt.Fprintf(w, "%s#%d %s after %s: %s\n", branch, st.Response.Seq, what, duration(tn.DurationMS), quoteText(st.Response.Content, 400))
 		default:
 			s := "no answer recorded"
 			if tn.Streamed.PartialText != "" {

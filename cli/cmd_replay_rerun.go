@@ -63,7 +63,10 @@ func runRerun(c *cli.Context, session string) error {
 	if err != nil {
 		return err
 	}
-	if !asJSON {
+	if !asJSON && rec.Proxy != nil {
+		fmt.Fprintf(w, "rerun of mcp-proxy session %s: %d recorded events, %d proposals, %d client requests (MCP client %s, upstream %s)\n",
+			session, len(rec.Entries), len(rec.Proposals), len(rec.Proxy.Steps), proxyClientName(rec.Proxy), proxyUpstream(rec.Proxy))
+	} else if !asJSON {
 		fmt.Fprintf(w, "rerun of session %s: %d recorded events, %d model calls, %d proposals, %d client messages, %s\n",
 			session, len(rec.Entries), len(rec.Calls)+len(rec.Tier2), len(rec.Proposals), len(rec.Messages),
 			plural(uint64(len(rec.SubAgents)), "sub-agent", "sub-agents"))
@@ -96,6 +99,9 @@ func printRerun(w io.Writer, r *engine.RerunReport) {
 	if r.AgentSummary != "" {
 		agent += " (" + r.AgentSummary + ")"
 	}
+	if agent == "" {
+		agent = "none: the client's recorded requests were fed again, the upstream's recorded answers served"
+	}
 	fmt.Fprintf(w, "agent: %s\n", agent)
 	if len(r.SubAgentSandboxes) > 0 {
 		fmt.Fprintf(w, "sub-agents: %s\n", sandboxCounts(r.SubAgentSandboxes))
@@ -106,7 +112,10 @@ func printRerun(w io.Writer, r *engine.RerunReport) {
 		if r.SubAgents > 0 {
 			threads = fmt.Sprintf(", the session's agent and %s each in order", plural(uint64(r.SubAgents), "sub-agent", "sub-agents"))
 		}
-		if r.Uncompared > 0 {
+		switch {
+		case r.Uncompared > 0 && r.Mode == "mcp-proxy":
+			threads += fmt.Sprintf(" (%d not compared: the upstream server's start, tool listings and end, served from the record)", r.Uncompared)
+		case r.Uncompared > 0:
 			threads += fmt.Sprintf(" (%d not compared: sub-agent processes' pids, ports and canaries, what a sub-agent sent after its end)", r.Uncompared)
 		}
 		fmt.Fprintf(w, "%s: %d events%s (%s)\n", green(w, "identical"), r.Events, threads, timing)
@@ -293,4 +302,20 @@ func loadSession(l *ledger.Ledger, session string) (*rerun.Recording, error) {
 		return nil, &explained{err: err, msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions", err, l.Path())}
 	}
 	return rec, err
+}
+
+// proxyClientName and proxyUpstream name an mcp-proxy session's client
+// and upstream for the rerun's header.
+func proxyClientName(p *rerun.Proxy) string {
+	if p.Client == nil {
+		return "(unknown)"
+	}
+	return strings.TrimSpace(event.Display(p.Client.ClientName) + " " + event.Display(p.Client.ClientVersion))
+}
+
+func proxyUpstream(p *rerun.Proxy) string {
+	if p.Client == nil {
+		return "(unknown)"
+	}
+	return event.Display(p.Client.Upstream)
 }

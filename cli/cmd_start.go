@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -91,6 +92,11 @@ func runStart(c *cli.Context) error {
 // startDaemon re-runs `opx start` detached (its own session, output to
 // engine.log) and waits until the engine is in the registry.
 func startDaemon(c *cli.Context, self, ws string, dir registry.Dir, path string) error {
+	return spawnDaemon(c, c.App.Writer, self, ws, dir, path)
+}
+
+// spawnDaemon is startDaemon saying what it did on w.
+func spawnDaemon(c *cli.Context, w io.Writer, self, ws string, dir registry.Dir, path string) error {
 	if _, _, err := registry.Lookup(dir); err == nil {
 		return fmt.Errorf("%w", registry.ErrRunning)
 	}
@@ -118,7 +124,7 @@ func startDaemon(c *cli.Context, self, ws string, dir registry.Dir, path string)
 	deadline := time.After(35 * time.Second)
 	for {
 		if e, _, err := registry.Lookup(dir); err == nil {
-			fmt.Fprintf(c.App.Writer, "opx: engine running on %s (manager pid %d, in the background)\n  log %s\n", e.Addr(), e.ManagerPID, logPath)
+			fmt.Fprintf(w, "opx: engine running on %s (manager pid %d, in the background)\n  log %s\n", e.Addr(), e.ManagerPID, logPath)
 			return nil
 		}
 		select {

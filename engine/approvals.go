@@ -47,7 +47,8 @@ type Approvals struct {
 	pending map[string]*approval
 	closed  string // why new requests are denied at once; "" while open
 	// closedFor are the sub-agents (session, id) whose new requests are
-	// denied at once: they have ended (DenySubAgent).
+	// denied at once: they have ended (DenySubAgent); id "" is the
+	// session's own calls (an mcp-proxy session that ended).
 	closedFor map[[2]string]string
 }
 
@@ -128,7 +129,7 @@ func (a *Approvals) Ask(ctx context.Context, p Proposal, reason string, then fun
 	a.mu.Lock()
 	a.pending[ap.ID] = ap
 	closed := a.closed
-	if closed == "" && p.SubAgentID != "" {
+	if closed == "" {
 		closed = a.closedFor[[2]string{p.Session, p.SubAgentID}]
 	}
 	if closed == "" {
@@ -228,7 +229,8 @@ func (a *Approvals) DenyAll(reason string, wait time.Duration) {
 
 // DenySubAgent denies the pending approvals of a sub-agent's calls, and
 // any it asks later (by "engine", with reason): it has ended, so no answer
-// can matter.
+// can matter. With subagent "" it does so for the session's own calls (an
+// mcp-proxy session whose client left).
 func (a *Approvals) DenySubAgent(session, subagent, reason string) {
 	a.mu.Lock()
 	if a.closedFor == nil {

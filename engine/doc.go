@@ -28,6 +28,11 @@
 //     their subagent_id, exactly one entry ends each, and nothing of a
 //     sub-agent is proposed, model-called or executed after it. The
 //     engine enforces their limits (concurrency, rounds, wall clock).
+//   - An `opx mcp-proxy` session (mcp_proxy.go, docs/mcp-proxy.md) is one
+//     McpProxyService stream: its upstream MCP server is started for it
+//     alone and ended with it, its client's tool calls go through the
+//     same pipeline (Pipeline.SessionTools holds the upstream's tools),
+//     and its end is recorded before engine.stopped.
 //   - Clients hear only of durable entries: the Broadcaster releases an
 //     event once the ledger's durable watermark passes every entry
 //     appended before it, and the ledger service and GetStatus stop at

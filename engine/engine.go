@@ -92,7 +92,9 @@ type Options struct {
 	// agent tools are not offered.
 	Agents AgentsConfig
 	// MCP runs MCP servers and offers their tools (mcp_tools.go); nil or
-	// no Specs runs none.
+	// no Specs runs none. Its Sandbox also runs the upstreams of
+	// `opx mcp-proxy` sessions (mcp_proxy.go), which may name its Specs;
+	// nil refuses them.
 	MCP *MCPConfig
 
 	// PolicyText is the policy's text, recorded as a blob with
@@ -141,6 +143,8 @@ type Engine struct {
 	subs *subagents
 	// mcp runs the configured MCP servers; nil without any.
 	mcp MCPServers
+	// proxies are the open `opx mcp-proxy` sessions.
+	proxies *proxySessions
 
 	mu         sync.Mutex
 	srv        *grpc.Server // set by Run
@@ -261,7 +265,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(opts.Ledger),
 		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now(), subs: newSubagents(),
-		sandboxCaps: sandbox.New().Probe()}
+		proxies: newProxySessions(), sandboxCaps: sandbox.New().Probe()}
 	agents.e = e
 	if opts.MCP != nil && len(opts.MCP.Specs) > 0 && opts.replay == nil {
 		e.mcp = newMCPManager(opts.MCP.Sandbox, opts.MCP.Specs, e.mcpRecorder())
@@ -287,7 +291,7 @@ func New(opts Options) (*Engine, error) {
 		OnVerdict: func(session, messageID string, seq uint64, v *event.ShieldVerdict) {
 			e.publish(session, messageID, "verdict", seq, v)
 		}, Approvals: e.approvals, Restrict: e.restrict, Admit: e.subagentAdmit,
-		ExecScope: e.subagentExecScope}
+		ExecScope: e.subagentExecScope, SessionTools: e.proxies.tools}
 	if opts.Tier2Provider != nil {
 		t2, err := NewLLMEvaluator(LLMEvaluatorConfig{Recorder: e.rec, Provider: opts.Tier2Provider, Retry: opts.Retry,
 			Budget: opts.Tier2DailyBudget, Workspace: opts.Workspace})
@@ -406,6 +410,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	// other denials and their verdicts are recorded, all before
 	// engine.stopped.
 	e.stopSubAgents(reason)
+	e.stopProxies(reason)
 	e.approvals.DenyAll("the engine stopped before anyone answered ("+reason+")", 5*time.Second)
 	e.failInflight("engine stopping: " + reason)
 	e.shutdownAgent(reason)
@@ -478,6 +483,7 @@ func (e *Engine) newServer() *grpc.Server {
 	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
 	opxv1.RegisterLedgerServiceServer(srv, &ledgerService{e: e})
 	opxv1.RegisterChronicleServiceServer(srv, &chronicleService{e: e})
+	opxv1.RegisterMcpProxyServiceServer(srv, &mcpProxyService{e: e})
 	reflection.Register(srv)
 	e.mu.Lock()
 	e.srv = srv

@@ -102,6 +102,9 @@ type RerunConfig struct {
 type RerunReport struct {
 	*rerun.Result
 	Session string `json:"session"`
+	// Mode is the session's (normal, or mcp-proxy: re-driven without an
+	// agent).
+	Mode string `json:"mode,omitempty"`
 	// Agent is the re-driven agent's sandbox status and summary, as its
 	// canary reported them.
 	Agent        string `json:"agent"`
@@ -124,10 +127,11 @@ type RerunReport struct {
 // an unreadable record); a divergence is a report, not an error.
 func Rerun(ctx context.Context, cfg RerunConfig) (*RerunReport, error) {
 	rec := cfg.Recording
-	if rec == nil || cfg.SpawnAgent == nil {
+	proxy := rec != nil && rec.Proxy != nil // an mcp-proxy session: no agent (mcp_proxy_replay.go)
+	if rec == nil || (cfg.SpawnAgent == nil && !proxy) {
 		return nil, errors.New("rerun: a recording and an agent are required")
 	}
-	if len(rec.Messages) == 0 {
+	if len(rec.Messages) == 0 && !proxy {
 		return nil, fmt.Errorf("%w: session %s has no client message", rerun.ErrNotReplayable, rec.Session)
 	}
 	dir, err := os.MkdirTemp(cfg.TempDir, "opx-rerun-")
@@ -153,6 +157,9 @@ func Rerun(ctx context.Context, cfg RerunConfig) (*RerunReport, error) {
 		return nil, err
 	}
 	opts.SpawnAgent, opts.RequireSandbox, opts.Version, opts.Logf = cfg.SpawnAgent, cfg.RequireSandbox, cfg.Version, cfg.Logf
+	if proxy {
+		opts.SpawnAgent = nil
+	}
 	opts.RunDir = dir // the canary goes with the rerun's other files
 	if opts.Version == "" {
 		opts.Version = "rerun"
@@ -200,7 +207,7 @@ func Rerun(ctx context.Context, cfg RerunConfig) (*RerunReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &RerunReport{Result: res, Session: rec.Session, Notes: s.notesCopy(), Recorded: rec.End.Sub(rec.Start), Elapsed: elapsed}
+	rep := &RerunReport{Result: res, Session: rec.Session, Mode: rec.Mode, Notes: s.notesCopy(), Recorded: rec.End.Sub(rec.Start), Elapsed: elapsed}
 	if len(sandboxes) > 0 {
 		rep.SubAgentSandboxes = sandboxes
 	}
@@ -240,7 +247,7 @@ type replayState struct {
 // replayOptions builds the Options of an engine that re-drives rec on the
 // empty workspace ws, recording into l.
 func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replayState, Options, error) {
-	first := rec.Messages[0].Engine
+	first := rec.FirstEngine()
 	if first == nil {
 		return nil, Options{}, fmt.Errorf("%w: no engine.started precedes session %s", rerun.ErrNotReplayable, rec.Session)
 	}
@@ -294,7 +301,11 @@ func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replaySt
 	}
 	// The tools offered to the session: the same executors, over the
 	// empty workspace, never run (Handle returns before they would).
-	for _, name := range rec.Messages[0].Tools {
+	var offered []string
+	if len(rec.Messages) > 0 {
+		offered = rec.Messages[0].Tools
+	}
+	for _, name := range offered {
 		switch {
 		case name == "execute_command" && opts.Shell == nil:
 			opts.Shell = &executor.ShellConfig{}
@@ -327,7 +338,7 @@ func (e *Engine) setupReplay(mcpSource *mcpTools) {
 	s.mu.Lock()
 	s.eng = e
 	s.mu.Unlock()
-	first := s.rec.Messages[0].Engine
+	first := s.rec.FirstEngine()
 	if first.Started.Tier2Provider != "" {
 		// Built here, not by New: the evaluator shows the model the
 		// recorded workspace, not the replay's empty one.

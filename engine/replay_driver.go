@@ -26,6 +26,10 @@ func (e *Engine) driveReplay(ctx context.Context) {
 			stop(errShutdown)
 		}
 	}()
+	if s.rec.Proxy != nil {
+		e.replayProxy(ctx) // no agent: mcp_proxy_replay.go
+		return
+	}
 	if _, err := e.waitAgent(ctx, agentWait); err != nil {
 		e.mu.Lock()
 		refused := e.agentRefused

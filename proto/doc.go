@@ -20,13 +20,15 @@
 //     clients that check them themselves; AppendNote and Rebuild, which
 //     the engine runs for a client.
 //   - ChronicleService: rollbacks, run by the engine that holds the ledger.
+//   - McpProxyService: `opx mcp-proxy`, one stream per MCP client
+//     connection (a session of mode mcp-proxy).
 //
 // # Credentials
 //
 // Every call carries a token in its metadata (headers.go): the client
 // token (ClientTokenHeader) for ClientService, LedgerService,
-// ChronicleService and server reflection; the agent's token
+// ChronicleService, McpProxyService and server reflection; the agent's token
 // (AgentTokenHeader) for AgentService and LLMGateway.
 package proto
 
-//go:generate protoc -I . --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative opx/v1/common.proto opx/v1/agent.proto opx/v1/llm.proto opx/v1/client.proto opx/v1/ledger.proto opx/v1/chronicle.proto
+//go:generate protoc -I . --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative opx/v1/common.proto opx/v1/agent.proto opx/v1/llm.proto opx/v1/client.proto opx/v1/ledger.proto opx/v1/chronicle.proto opx/v1/mcp.proto

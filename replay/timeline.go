@@ -88,6 +88,11 @@ type Turn struct {
 	Client string `json:"client,omitempty"`
 	// Content is what the user said.
 	Content string `json:"content"`
+	// Proxied marks the turn of an mcp-proxy session's tools/call: the
+	// MCP client (Client) asked the call in Content (its mcp.request is
+	// Seq, MessageID its call id), and Response is what it got back (its
+	// mcp.response).
+	Proxied bool `json:"proxied,omitempty"`
 	// ProcessSeq is the engine.process_request that asked the agent.
 	ProcessSeq   uint64       `json:"process_seq,omitempty"`
 	History      int          `json:"history"`       // messages of history sent

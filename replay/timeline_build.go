@@ -89,6 +89,8 @@ type builder struct {
 	calls     map[callKey]*ToolCall  // latest call of a (sub-agent, call id)
 	agentOnly map[callKey]*ToolCall  // agent.tool_call not proposed yet
 	subs      map[string]*SubAgent   // the session's sub-agents by id
+	// proxyClient is an mcp-proxy session's client, by name.
+	proxyClient string
 	// withheldArgs is set by a call of the session's agent whose
 	// arguments are withheld (off the record).
 	withheldArgs bool
@@ -226,7 +228,11 @@ func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
 		delete(b.agentOnly, k)
 		if tc == nil {
 			tc = &ToolCall{CallID: p.CallID, SubAgentID: p.SubAgentID}
-			b.addCall(e, k, p.MessageID, tc)
+			mid := p.MessageID
+			if mid == "" && b.t.Mode == modeMCPProxy {
+				mid = p.CallID // the turn of the client's tools/call (timeline_proxy.go)
+			}
+			b.addCall(e, k, mid, tc)
 		}
 		tc.Seq, tc.TS, tc.Tool, tc.Arguments, tc.ActionHash, tc.Mutating = e.Seq, e.TS, p.Tool, p.Arguments, p.ActionHash, p.Mutating
 		if p.SubAgentID == "" {
@@ -326,6 +332,10 @@ func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
 		b.rollback(e, p)
 	case *event.Pruned:
 		b.pruned(e, p, true)
+	case *event.MCPClient, *event.MCPRequest, *event.MCPResponse:
+		if !b.proxy(e, p) {
+			b.float(e, summarise(e, p))
+		}
 	case *event.SubAgentSpawned:
 		b.spawn(e, p)
 	case *event.SubAgentCompleted, *event.SubAgentFailed, *event.SubAgentCancelled, *event.SubAgentTimedOut:

@@ -44,14 +44,16 @@ var subAgentSlot = map[string]int{event.TypeSubAgentSpawned: 0, event.TypeSubAge
 
 // Sessions keeps each session under its id: what session.created and
 // session.titled say as JSON, under id NUL "m" its activity as 24
-// bytes (messages, last seq, and the ts of the last message after them),
+// bytes (messages, last seq, and the ts of the last message after them;
+// an mcp-proxy session's messages are its client's tools/call requests
+// and their answers, mcp.request and mcp.response),
 // so that the message after message of a busy session costs no JSON, and
 // under id NUL "a" its sub-agents as five 8-byte counts (spawned,
 // completed, failed, cancelled, timed out), once it has any.
 type Sessions struct{}
 
 func (Sessions) Name() string    { return "sessions" }
-func (Sessions) Version() string { return "3" }
+func (Sessions) Version() string { return "4" }
 
 // sessionInfo is the JSON part.
 type sessionInfo struct {
@@ -80,9 +82,12 @@ func (Sessions) Apply(b ledger.Bucket, e *ledger.Entry) error {
 		}
 		s.Title = str(e, "title")
 		return putJSON(b, k, &s)
-	case event.TypeClientMessage, event.TypeResponseComplete, event.TypeAgentError:
+	case event.TypeClientMessage, event.TypeResponseComplete, event.TypeAgentError, event.TypeMCPRequest, event.TypeMCPResponse:
 		if e.Type != event.TypeClientMessage && str(e, "subagent_id") != "" {
 			return nil // a sub-agent's answer or error is not a message of the session
+		}
+		if (e.Type == event.TypeMCPRequest || e.Type == event.TypeMCPResponse) && str(e, "method") != "tools/call" {
+			return nil // an mcp-proxy session's messages are its client's tool calls and their answers
 		}
 		ak := activityKey(e.Session)
 		v := b.Get(ak)

@@ -26,8 +26,9 @@ type Result struct {
 	SubAgents int `json:"subagents"`
 	// Uncompared counts the recorded entries left out of the comparison:
 	// those of sub-agent processes (agent.spawned, sandbox.canary,
-	// agent.ready, agent.exited, agent.crashed) and a sub-agent's last
-	// words after its end (see lastWords).
+	// agent.ready, agent.exited, agent.crashed), a sub-agent's last
+	// words after its end (see lastWords), and an mcp-proxy session's
+	// upstream life (see upstreamEntries).
 	Uncompared int `json:"uncompared,omitempty"`
 	// Divergence is the first difference; nil when identical.
 	Divergence *Divergence `json:"divergence,omitempty"`
@@ -179,6 +180,17 @@ var processEntries = map[string]bool{
 	event.TypeAgentExited: true, event.TypeAgentCrashed: true,
 }
 
+// upstreamEntries are the life of an mcp-proxy session's upstream server:
+// its start (pid), tool listings, protocol errors and end, served to a
+// rerun from the record (no server runs) and, like an agent's process
+// lifecycle, not compared. What they decide is compared: the tools a call
+// names, judged under the recorded listing, and every request and answer
+// (mcp.request, mcp.response).
+var upstreamEntries = map[string]bool{
+	event.TypeMCPServerStarted: true, event.TypeMCPServerExited: true, event.TypeMCPServerFailed: true,
+	event.TypeMCPToolsListed: true, event.TypeMCPProtocolError: true,
+}
+
 // threads decodes entries and splits them by the sub-agent they name
 // (member subagent_id; the session's own agent's have none), then
 // normalises each thread on its own: how parallel sub-agents' entries
@@ -189,7 +201,7 @@ func threads(entries []ledger.Entry) (*threaded, error) {
 	ended := map[string]bool{}               // sub-agents whose end entry was seen
 	proposed := map[string]map[string]bool{} // call ids proposed, by thread
 	for _, en := range entries {
-		if processEntries[en.Type] {
+		if processEntries[en.Type] || upstreamEntries[en.Type] {
 			continue
 		}
 		it, err := decodeItem(en)
@@ -305,6 +317,8 @@ var volatile = map[string][]string{
 	event.TypeSubAgentFailed:    {"duration_ms"},
 	event.TypeSubAgentCancelled: {"duration_ms"},
 	event.TypeSubAgentTimedOut:  {"duration_ms"},
+	// A proxied request's answer: how long the upstream took.
+	event.TypeMCPResponse: {"duration_ms"},
 }
 
 // added are members a payload gained after ledgers were recorded without

@@ -1,6 +1,7 @@
 package rerun
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -34,6 +35,11 @@ type Recording struct {
 	// Start and End are the timestamps of the session's first and last
 	// entries: its recorded wall time.
 	Start, End time.Time
+	// Engine is the engine run in force when the session was created.
+	Engine *Engine
+	// Proxy is an mcp-proxy session's client and requests (nil for other
+	// sessions).
+	Proxy *Proxy
 
 	l *ledger.Ledger
 }
@@ -131,6 +137,40 @@ type Approval struct {
 	ResolvedSeq uint64
 }
 
+// Proxy is what an `opx mcp-proxy` session recorded of its client and
+// its upstream.
+type Proxy struct {
+	Client *event.MCPClient
+	// Steps are the client's requests (mcp.request), in order, each with
+	// its answer.
+	Steps []*ProxyStep
+	// Listings are the upstream's tool listings (mcp.tools_listed in the
+	// session), in order.
+	Listings []*MCPListing
+}
+
+// ProxyStep is one request of a proxied client and the answer it got.
+type ProxyStep struct {
+	Seq     uint64
+	Request event.MCPRequest
+	Params  []byte // the whole params
+	// ResponseSeq is 0 (and Response nil) when no answer was recorded.
+	ResponseSeq uint64
+	Response    *event.MCPResponse
+	Result      []byte // the whole result
+}
+
+// Listing is the listing in force at seq: the last recorded before it.
+func (p *Proxy) Listing(seq uint64) *MCPListing {
+	var out *MCPListing
+	for _, l := range p.Listings {
+		if l.Seq < seq {
+			out = l
+		}
+	}
+	return out
+}
+
 // Tier2Prefix starts the request id of every tier 2 model call.
 const Tier2Prefix = "tier2_"
 
@@ -222,7 +262,10 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 			return fmt.Errorf("%w: not replayable: the session is off the record (its arguments and bodies were withheld), so it can be neither rerun nor re-judged under another policy", ErrNotReplayable)
 		}
 		*created = true
-		r.Mode, r.Title = x.Mode, x.Title
+		r.Mode, r.Title, r.Engine = x.Mode, x.Title, engine
+		if x.Mode == "mcp-proxy" {
+			r.Proxy = &Proxy{}
+		}
 	case *event.SubAgentSpawned:
 		r.SubAgents = append(r.SubAgents, &SubAgent{Seq: en.Seq, SubAgentSpawned: *x})
 	case *event.SubAgentCompleted, *event.SubAgentFailed, *event.SubAgentCancelled, *event.SubAgentTimedOut:
@@ -296,6 +339,10 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 				pr.ResultContent = string(b)
 			}
 		}
+	case *event.MCPClient, *event.MCPRequest, *event.MCPResponse, *event.MCPToolsListed:
+		if r.Proxy != nil {
+			return r.addProxy(en, p, proposals)
+		}
 	case *event.ApprovalRequested:
 		a := &Approval{Seq: en.Seq, Requested: *x}
 		r.Approvals = append(r.Approvals, a)
@@ -328,6 +375,60 @@ func (r *Recording) mcpServer(en ledger.Entry, now map[string]*MCPListing) error
 		now[x.Server] = l
 	case *event.MCPServerExited:
 		delete(now, x.Server)
+	}
+	return nil
+}
+
+// addProxy files an entry of an mcp-proxy session. The answer to a
+// tools/call (its request id is the call id) is what the client was
+// answered: a rerun serves it as the call's recorded answer.
+func (r *Recording) addProxy(en ledger.Entry, p event.Payload, proposals map[string]*Proposal) error {
+	var err error
+	switch x := p.(type) {
+	case *event.MCPClient:
+		if r.Proxy.Client == nil {
+			r.Proxy.Client = x
+		}
+	case *event.MCPRequest:
+		st := &ProxyStep{Seq: en.Seq, Request: *x, Params: []byte(x.Params)}
+		if x.ParamsBlob != "" {
+			if st.Params, err = r.blob(x.ParamsBlob); err != nil {
+				return fmt.Errorf("entry %d: %w", en.Seq, err)
+			}
+		}
+		r.Proxy.Steps = append(r.Proxy.Steps, st)
+	case *event.MCPResponse:
+		var st *ProxyStep
+		for _, s := range r.Proxy.Steps {
+			if s.Request.RequestID == x.RequestID && s.Response == nil {
+				st = s
+			}
+		}
+		if st == nil {
+			return nil // an answer to no request: compared, not served
+		}
+		st.ResponseSeq, st.Response, st.Result = en.Seq, x, []byte(x.Result)
+		if x.ResultBlob != "" {
+			if st.Result, err = r.blob(x.ResultBlob); err != nil {
+				return fmt.Errorf("entry %d: %w", en.Seq, err)
+			}
+		}
+		if pr := proposals[CallKey("", x.RequestID)]; x.Method == "tools/call" && pr != nil && pr.Result == nil {
+			var res struct {
+				IsError bool `json:"isError"`
+			}
+			_ = json.Unmarshal(st.Result, &res)
+			pr.Result = &event.ToolResult{CallID: x.RequestID, IsError: res.IsError || x.Error != ""}
+			pr.ResultContent = string(st.Result)
+		}
+	case *event.MCPToolsListed:
+		l := &MCPListing{Seq: en.Seq, MCPToolsListed: *x, Listing: []byte(x.Listing)}
+		if x.ListingBlob != "" {
+			if l.Listing, err = r.blob(x.ListingBlob); err != nil {
+				return fmt.Errorf("entry %d: %w", en.Seq, err)
+			}
+		}
+		r.Proxy.Listings = append(r.Proxy.Listings, l)
 	}
 	return nil
 }
@@ -380,18 +481,37 @@ func (r *Recording) blob(hash string) ([]byte, error) {
 	return b, nil
 }
 
-// Engines returns the engine runs the session's messages arrived under,
-// in order, each once.
+// Engines returns the engine runs the session's messages arrived under
+// (an mcp-proxy session's: that it was created under, then those its
+// calls were proposed under), in order, each once.
 func (r *Recording) Engines() []*Engine {
 	var out []*Engine
 	seen := map[*Engine]bool{}
+	add := func(en *Engine) {
+		if en != nil && !seen[en] {
+			seen[en] = true
+			out = append(out, en)
+		}
+	}
 	for _, m := range r.Messages {
-		if m.Engine != nil && !seen[m.Engine] {
-			seen[m.Engine] = true
-			out = append(out, m.Engine)
+		add(m.Engine)
+	}
+	if r.Proxy != nil {
+		add(r.Engine)
+		for _, p := range r.Proposals {
+			add(p.Engine)
 		}
 	}
 	return out
+}
+
+// FirstEngine is the engine run a rerun starts as: that of the first
+// message, or (an mcp-proxy session) that the session was created under.
+func (r *Recording) FirstEngine() *Engine {
+	if len(r.Messages) > 0 {
+		return r.Messages[0].Engine
+	}
+	return r.Engine
 }
 
 // Result returns the full ExecCompleted result text of a proposal.
