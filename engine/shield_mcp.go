@@ -133,11 +133,26 @@ func (w *mcpArgs) value(key, s string) {
 	}
 	scheme, _, isURL := strings.Cut(s, "://")
 	isURL = isURL && !strings.ContainsAny(scheme, "/ \n")
+	web := false
+	if l := strings.ToLower(scheme); isURL && (l == "http" || l == "https") {
+		web = true
+	}
 	switch {
-	case mcpPathKey(key) && !isURL:
+	case mcpPathKey(key):
+		// Every string under a path key is a path to Shield, whatever
+		// it looks like: a server may read "zz://../secret" as the
+		// relative path it also is (review #1). One that looks like a
+		// URL is also judged as one, and one with a scheme Shield does
+		// not know asks a human.
 		w.paths = append(w.paths, s)
-	case mcpURLKeys[key] || mcpPathKey(key):
-		if l := strings.ToLower(scheme); isURL && (l == "http" || l == "https") {
+		switch {
+		case web:
+			w.urls = append(w.urls, s)
+		case isURL:
+			w.unknown = append(w.unknown, fmt.Sprintf("the argument %s is %q: a path or a URL of scheme %q, which Shield cannot tell", key, clipArg(s), scheme))
+		}
+	case mcpURLKeys[key]:
+		if web {
 			w.urls = append(w.urls, s)
 		}
 	case mcpTextKeys[key]:
@@ -189,4 +204,12 @@ func (e ShieldEvaluator) mcpFacts(p Proposal, args map[string]any, a *shield.Act
 		}
 		f.Requests = append(f.Requests, q)
 	}
+}
+
+// clipArg shortens an argument quoted in a reason.
+func clipArg(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
 }
