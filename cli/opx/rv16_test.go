@@ -3,14 +3,97 @@ package main_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/opx-dev/opx/internal/mcptest"
 )
 
 // Issue 16 review: failing tests that prove findings.
+
+var (
+	rv16Once sync.Once
+	rv16Path string
+	rv16Err  error
+)
+
+// rv16Server builds internal/mcptest/rv16server.
+func rv16Server(t testing.TB) string {
+	t.Helper()
+	rv16Once.Do(func() {
+		dir, err := os.MkdirTemp("", "opx-rv16-")
+		if err != nil {
+			rv16Err = err
+			return
+		}
+		rv16Path = filepath.Join(dir, "rv16server")
+		cmd := exec.Command("go", "build", "-o", rv16Path, "./internal/mcptest/rv16server")
+		cmd.Dir = mcptest.Root()
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			rv16Err = err
+			rv16Path = string(out)
+		}
+	})
+	if rv16Err != nil {
+		t.Fatalf("go build rv16server: %v\n%s", rv16Err, rv16Path)
+	}
+	return rv16Path
+}
+
+// alive reports whether pid is a live process (not a zombie).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndex(s, ")")
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// TestRV16_EngineCrashOrphansServerChildren: the engine dies (SIGKILL,
+// OOM, a crash) while an mcp-proxy upstream runs that has started a child
+// in its process group, as npx, shells and many servers do. The leader
+// gets the parent-death signal; its children are orphaned and run on,
+// unsandboxed from opx's view, with nothing left to kill them.
+func TestRV16_EngineCrashOrphansServerChildren(t *testing.T) {
+	srv := rv16Server(t)
+	w := proxyWorld(t)
+	if err := os.WriteFile(filepath.Join(w.ws, ".opx/policy.yaml"), []byte("version: 1\ndefault: allow\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := w.connectProxy("rv16-client", nil, "--", srv)
+	_, text := p.call(t, "sleeper", nil)
+	pid, err := strconv.Atoi(strings.TrimSpace(text))
+	if err != nil || !alive(pid) {
+		t.Fatalf("the server's child: %q %v", text, err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	st, _ := w.status()
+	if st.EnginePID == 0 {
+		t.Fatalf("no engine pid: %+v", st)
+	}
+	if err := syscall.Kill(st.EnginePID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond) // polling a condition, bounded
+	}
+	if alive(pid) {
+		t.Errorf("30 s after the engine died, process %d that its MCP server started still runs (an orphan)", pid)
+	}
+}
 
 // TestRV16_ProxyCallRunsOnAnotherServer: a session of `opx mcp-proxy --
 // COMMAND` names its upstream "upstream", which is also a valid name for
