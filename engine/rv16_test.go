@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/internal/mcptest"
 	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
 
 // Issue 16 review: failing tests that prove findings.
@@ -44,6 +46,65 @@ func rv16Server(t testing.TB) string {
 		t.Fatalf("go build rv16server: %v\n%s", rv16Err, rv16Path)
 	}
 	return rv16Path
+}
+
+// TestRV16_AgentRewritesNetworkServerCode: a configured server whose
+// code lies in the workspace (`command: node, args:
+// [${workspace}/tools/server.js]`, `${workspace}/node_modules/.bin/...`)
+// is code the agent may change with its ordinary file tools. The agent
+// rewrites it, makes the server exit (any tool that crashes it, or waits
+// for the engine's next start), and the manager restarts it: the agent's
+// own code now runs with the server's sandbox, here `network: true`,
+// which the agent's commands never get. Nothing judged that write as
+// one to a server's code.
+func TestRV16_AgentRewritesNetworkServerCode(t *testing.T) {
+	bad := mcptest.BadServer(t)
+	mcptest.NeedSandbox(t)
+	const marker = "AGENT-WRITTEN-CODE-RUNS-AS-THE-NETWORK-SERVER"
+	transcript := `{"model": "m", "turns": [
+ {"match": "^rewrite", "steps": [
+   {"tool_calls": [{"name": "write_file", "arguments": "{\"path\": \"srv.sh\", \"content\": \"echo ` + marker + ` >&2\\nexit 9\\n\"}"}]},
+   {"tool_calls": [{"name": "mcp__net__crash", "arguments": "{}"}]},
+   {"text": "done"}]},
+ {"match": "^after", "steps": [{"text": "ok"}]}]}`
+	var ran bool
+	rec := recordSession(t, recordSpec{
+		transcript: transcript,
+		policy:     "version: 1\ndefault: allow\n",
+		files:      map[string]string{"srv.sh": "exec " + bad + " \"$@\"\n"},
+		messages:   []string{"rewrite", "after"},
+		mcp: func(ws string) []mcp.Spec {
+			return []mcp.Spec{{Name: "net", Argv: []string{"/bin/sh", filepath.Join(ws, "srv.sh")}, Workspace: ws, Network: true, Timeout: 30 * time.Second}}
+		},
+		before: func(i int, ctx context.Context, l opxv1.LedgerServiceClient) {
+			if i != 1 {
+				return
+			}
+			// Wait (bounded) for the restarted server's end to be recorded.
+			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			f, err := l.Follow(ctx, &opxv1.FollowRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				e, err := f.Recv()
+				if err != nil {
+					return // not restarted within the bound: the check below says so
+				}
+				if strings.Contains(string(e.Raw), marker) && !strings.Contains(string(e.Raw), `"tool.proposed"`) &&
+					!strings.Contains(string(e.Raw), `"agent.tool_call"`) && strings.Contains(string(e.Raw), `"mcp.server_`) {
+					t.Logf("%.400s", e.Raw)
+					ran = true
+					return
+				}
+			}
+		},
+	})
+	_ = rec
+	if ran {
+		t.Errorf("code the agent wrote with write_file ran as the MCP server \"net\" (network: true) after its restart")
+	}
 }
 
 // TestRV16_WritableServerChangesWorkspaceOutsideCalls: a writable MCP
