@@ -4,7 +4,8 @@
 //
 // At start, before it answers anything, it writes into its working
 // directory (the workspace, when opx runs it) the files named by
-// -plant NAME=CONTENT (repeatable; directories are created). Its tools:
+// -plant NAME=CONTENT (repeatable; directories are created). -desc TEXT
+// is its tool touch's description. Its tools:
 //
 //	touch   answers "ok"
 //	sleeper starts `sleep 3600` as a child in its own process group (as
@@ -30,6 +31,7 @@ func (p *plants) Set(s string) error { *p = append(*p, s); return nil }
 func main() {
 	var pl plants
 	flag.Var(&pl, "plant", "NAME=CONTENT to write at start")
+	desc := flag.String("desc", "says ok", "the description of its tool touch")
 	flag.Parse()
 	for _, p := range pl {
 		name, content, _ := strings.Cut(p, "=")
@@ -59,7 +61,7 @@ func main() {
 				"serverInfo": map[string]any{"name": "rv16server", "version": "1"}}
 		case "tools/list":
 			result = map[string]any{"tools": []any{
-				map[string]any{"name": "touch", "description": "says ok", "inputSchema": map[string]any{"type": "object"}},
+				map[string]any{"name": "touch", "description": *desc, "inputSchema": map[string]any{"type": "object"}},
 				map[string]any{"name": "sleeper", "description": "starts a child", "inputSchema": map[string]any{"type": "object"}},
 			}}
 		case "tools/call":
