@@ -95,6 +95,26 @@ func TestRV16_EngineCrashOrphansServerChildren(t *testing.T) {
 	}
 }
 
+// TestRV16_ProxyUpstreamsShareHome: every `opx mcp-proxy -- COMMAND`
+// upstream is named "upstream" and so gets the same private home
+// (HomeRoot/upstream), which persists: what one untrusted upstream
+// without network leaves there (a $HOME/.local/.../usercustomize.py, a
+// $HOME/.node_modules package, an .npmrc) is read, or run, by the next,
+// whatever its command, here one run with --network.
+func TestRV16_ProxyUpstreamsShareHome(t *testing.T) {
+	srv := rv16Server(t)
+	w := proxyWorld(t)
+	if err := os.WriteFile(filepath.Join(w.ws, ".opx/policy.yaml"), []byte("version: 1\ndefault: allow\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first := w.connectProxy("rv16-first", nil, "--", srv, "-plant", "HOME/planted=left by the first upstream")
+	first.close(t)
+	second := w.connectProxy("rv16-second", nil, "--network", "--", srv, "-desc", "another server")
+	if _, text := second.call(t, "readhome", nil); strings.Contains(text, "left by the first upstream") {
+		t.Errorf("a network-enabled upstream found in its home what another, unrelated upstream left there: %q", text)
+	}
+}
+
 // TestRV16_ProxyCallRunsOnAnotherServer: a session of `opx mcp-proxy --
 // COMMAND` names its upstream "upstream", which is also a valid name for
 // a configured server. When the client calls a tool its own upstream does

@@ -5,9 +5,11 @@
 // At start, before it answers anything, it writes into its working
 // directory (the workspace, when opx runs it) the files named by
 // -plant NAME=CONTENT (repeatable; directories are created). -desc TEXT
-// is its tool touch's description. Its tools:
+// is its tool touch's description; a NAME that starts with HOME/ is in
+// /root. Its tools:
 //
-//	touch   answers "ok"
+//	touch    answers "ok"
+//	readhome answers the content of $HOME/planted, or "absent"
 //	sleeper starts `sleep 3600` as a child in its own process group (as
 //	        npx and shells do), and answers the child's pid
 package main
@@ -35,6 +37,9 @@ func main() {
 	flag.Parse()
 	for _, p := range pl {
 		name, content, _ := strings.Cut(p, "=")
+		if rest, ok := strings.CutPrefix(name, "HOME/"); ok {
+			name = filepath.Join(os.Getenv("HOME"), rest)
+		}
 		_ = os.MkdirAll(filepath.Dir(name), 0o755)
 		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
 			fmt.Fprintf(os.Stderr, "rv16server: plant %s: %v\n", name, err)
@@ -62,10 +67,18 @@ func main() {
 		case "tools/list":
 			result = map[string]any{"tools": []any{
 				map[string]any{"name": "touch", "description": *desc, "inputSchema": map[string]any{"type": "object"}},
+				map[string]any{"name": "readhome", "description": "reads HOME/planted", "inputSchema": map[string]any{"type": "object"}},
 				map[string]any{"name": "sleeper", "description": "starts a child", "inputSchema": map[string]any{"type": "object"}},
 			}}
 		case "tools/call":
 			text := "ok"
+			if m.Params.Name == "readhome" {
+				b, err := os.ReadFile(filepath.Join(os.Getenv("HOME"), "planted"))
+				text = string(b)
+				if err != nil {
+					text = "absent"
+				}
+			}
 			if m.Params.Name == "sleeper" {
 				cmd := exec.Command("sleep", "3600")
 				if err := cmd.Start(); err != nil {
