@@ -95,6 +95,27 @@ func TestRV16_EngineCrashOrphansServerChildren(t *testing.T) {
 	}
 }
 
+// TestRV16_PathDisguisedAsURLEvadesDenyRule: Shield reads a string under
+// a path-like key that has "://" after a plain scheme as a URL, not a
+// path, and files nothing for a non-http one. The filesystem server
+// resolves "zz://../secret/key.txt" as a relative path: <ws>/zz:/.. is
+// <ws>, so it reads <ws>/secret/key.txt. Under proxyWorld's policy
+// (fs-secrets denies secret/**, fs-reads allows the read tools by name)
+// the deny rule sees no path and the read is allowed.
+func TestRV16_PathDisguisedAsURLEvadesDenyRule(t *testing.T) {
+	w := proxyWorld(t)
+	p := w.connectProxy("rv16-client", nil, "fs")
+	_, plain := p.call(t, "read_text_file", map[string]any{"path": "secret/key.txt"})
+	if strings.Contains(plain, "not for MCP clients") {
+		t.Fatalf("the plain read of secret/key.txt was not blocked: the test proves nothing: %q", plain)
+	}
+	res, text := p.call(t, "read_text_file", map[string]any{"path": "zz://../secret/key.txt"})
+	t.Logf("answer: %q", text)
+	if strings.Contains(text, "not for MCP clients") {
+		t.Errorf("the deny rule fs-secrets was evaded by writing the path as zz://../secret/key.txt: %q (isError %v)", text, res.IsError)
+	}
+}
+
 // TestRV16_ProxyUpstreamsShareHome: every `opx mcp-proxy -- COMMAND`
 // upstream is named "upstream" and so gets the same private home
 // (HomeRoot/upstream), which persists: what one untrusted upstream
