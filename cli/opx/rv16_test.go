@@ -69,6 +69,7 @@ func alive(pid int) bool {
 func TestRV16_EngineCrashOrphansServerChildren(t *testing.T) {
 	srv := rv16Server(t)
 	w := proxyWorld(t)
+	t.Cleanup(func() { w.run("stop") }) // the engine the first proxy started
 	if err := os.WriteFile(filepath.Join(w.ws, ".opx/policy.yaml"), []byte("version: 1\ndefault: allow\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +105,7 @@ func TestRV16_EngineCrashOrphansServerChildren(t *testing.T) {
 // the deny rule sees no path and the read is allowed.
 func TestRV16_PathDisguisedAsURLEvadesDenyRule(t *testing.T) {
 	w := proxyWorld(t)
+	t.Cleanup(func() { w.run("stop") }) // the engine the first proxy started
 	p := w.connectProxy("rv16-client", nil, "fs")
 	_, plain := p.call(t, "read_text_file", map[string]any{"path": "secret/key.txt"})
 	if strings.Contains(plain, "not for MCP clients") {
@@ -125,6 +127,7 @@ func TestRV16_PathDisguisedAsURLEvadesDenyRule(t *testing.T) {
 func TestRV16_ProxyUpstreamsShareHome(t *testing.T) {
 	srv := rv16Server(t)
 	w := proxyWorld(t)
+	t.Cleanup(func() { w.run("stop") }) // the engine the first proxy started
 	if err := os.WriteFile(filepath.Join(w.ws, ".opx/policy.yaml"), []byte("version: 1\ndefault: allow\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +150,7 @@ func TestRV16_ProxyCallRunsOnAnotherServer(t *testing.T) {
 	fs := mcptest.Program(t, mcptest.Filesystem)
 	every := mcptest.Program(t, mcptest.Everything)
 	w := proxyWorld(t, fmt.Sprintf("    upstream:\n      command: %s\n      args: [\"${workspace}\"]\n      writable: true\n", fs))
+	t.Cleanup(func() { w.run("stop") }) // the engine the first proxy started
 	if err := os.WriteFile(filepath.Join(w.ws, ".opx/policy.yaml"), []byte("version: 1\ndefault: allow\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
