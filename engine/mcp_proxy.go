@@ -87,10 +87,18 @@ func (p *proxySessions) tools(session string) *executor.Registry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ps := p.byID[session]; ps != nil {
-		return ps.reg // nil until its upstream started
+		if ps.reg == nil {
+			// Its upstream has not started: no tool at all, never the
+			// engine's own (review #4).
+			return emptyRegistry
+		}
+		return ps.reg
 	}
 	return nil
 }
+
+// emptyRegistry defines no tool.
+var emptyRegistry, _ = executor.NewRegistry()
 
 // proxySession is one open mcp-proxy session.
 type proxySession struct {

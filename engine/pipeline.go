@@ -123,9 +123,9 @@ type Pipeline struct {
 
 	// SessionTools, if set, may give a session tools of its own (an
 	// `opx mcp-proxy` session's upstream server): when it returns a
-	// registry that defines the proposed tool, that registry judges
-	// (Def, Paths), snapshots (Touches) and executes the call instead of
-	// Tools.
+	// registry for the session, that registry alone judges (Def, Paths),
+	// snapshots (Touches) and executes the session's calls; a tool it
+	// does not define is unknown there.
 	SessionTools func(session string) *executor.Registry
 
 	// replay, set in replay mode, stands in for Chronicle and the
@@ -421,14 +421,14 @@ func resultWarning(tool, rule, reason string) string {
 		rule, reason, tool)
 }
 
-// toolsFor is the registry that holds tool for session: the session's own
-// (SessionTools) when it defines it, else Tools.
-func (p *Pipeline) toolsFor(session, tool string) *executor.Registry {
+// toolsFor is the registry that holds session's tools: the session's own
+// (SessionTools) when it has one, and then only it — a proxied client may
+// call its upstream's tools and nothing else of the engine's, whatever
+// the name (review #4) — else Tools.
+func (p *Pipeline) toolsFor(session, _ string) *executor.Registry {
 	if p.SessionTools != nil {
 		if r := p.SessionTools(session); r != nil {
-			if _, ok := r.Def(tool); ok {
-				return r
-			}
+			return r
 		}
 	}
 	return p.Tools

@@ -164,6 +164,10 @@ type MCPServer struct {
 // tools' names (mcp__<server>__<tool>), so no "__".
 var MCPServerNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(_[a-z0-9-]+)*$`)
 
+// ReservedMCPServerName names the upstream of an `opx mcp-proxy --
+// COMMAND` session; no configured server may take it.
+const ReservedMCPServerName = "upstream"
+
 // Duration is a time.Duration written as "30s", "5m".
 type Duration time.Duration
 
@@ -285,6 +289,9 @@ func (c *Config) Validate() error {
 	for name, srv := range c.MCP.Servers {
 		if len(name) > 32 || !MCPServerNameRE.MatchString(name) {
 			return bad("mcp.servers: %q is not a server name (lower-case letters, digits, '-' and single '_', at most 32)", name)
+		}
+		if name == ReservedMCPServerName {
+			return bad("mcp.servers: %q is reserved for the upstream of `opx mcp-proxy -- COMMAND`", name)
 		}
 		if strings.TrimSpace(srv.Command) == "" {
 			return bad("mcp.servers.%s.command is required", name)
