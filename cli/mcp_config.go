@@ -37,7 +37,7 @@ func mcpSpecs(ws string, cfg config.Config) []mcp.Spec {
 			}
 		}
 		out = append(out, mcp.Spec{Name: name, Argv: argv, Env: env, Workspace: ws, Writable: srv.Writable, Network: srv.Network,
-			ReadOnly: append([]string(nil), srv.ReadOnly...), Timeout: time.Duration(srv.Timeout)})
+			ReadOnly: append([]string(nil), srv.ReadOnly...), Timeout: time.Duration(srv.Timeout), TrustWorkspaceCode: srv.TrustWorkspaceCode})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -69,7 +69,7 @@ func TestRV16_AgentRewritesNetworkServerCode(t *testing.T) {
    {"tool_calls": [{"name": "mcp__net__crash", "arguments": "{}"}]},
    {"text": "done"}]},
  {"match": "^after", "steps": [{"text": "ok"}]}]}`
-	var ran bool
+	var ran, refused bool
 	rec := recordSession(t, recordSpec{
 		transcript: transcript,
 		policy:     "version: 1\ndefault: allow\n",
@@ -94,6 +94,10 @@ func TestRV16_AgentRewritesNetworkServerCode(t *testing.T) {
 				if err != nil {
 					return // not restarted within the bound: the check below says so
 				}
+				if strings.Contains(string(e.Raw), `"mcp.server_failed"`) && strings.Contains(string(e.Raw), "in the workspace") {
+					refused = true // the server's code is the agent's to change: never started (review #3 fixed)
+					return
+				}
 				if strings.Contains(string(e.Raw), marker) && !strings.Contains(string(e.Raw), `"tool.proposed"`) &&
 					!strings.Contains(string(e.Raw), `"agent.tool_call"`) && strings.Contains(string(e.Raw), `"mcp.server_`) {
 					t.Logf("%.400s", e.Raw)
@@ -104,6 +108,9 @@ func TestRV16_AgentRewritesNetworkServerCode(t *testing.T) {
 		},
 	})
 	_ = rec
+	if !ran && !refused {
+		t.Errorf("neither the server's refusal nor its run was seen")
+	}
 	if ran {
 		t.Errorf("code the agent wrote with write_file ran as the MCP server \"net\" (network: true) after its restart")
 	}

@@ -138,4 +138,3 @@ func TestRV16_ProxyUpstreamsShareHome(t *testing.T) {
 		t.Errorf("a network-enabled upstream found in its home what another, unrelated upstream left there: %q", text)
 	}
 }
-

@@ -158,6 +158,11 @@ type MCPServer struct {
 	Timeout Duration `yaml:"timeout"`
 	// Disabled servers are not started.
 	Disabled bool `yaml:"disabled"`
+	// TrustWorkspaceCode lets the server's code (its program, a script
+	// argument, their install directory) be in the workspace. Off, such a
+	// server is refused: the agent could rewrite it, and its code would
+	// run with the server's network and writes at its next start.
+	TrustWorkspaceCode bool `yaml:"trust_workspace_code"`
 }
 
 // MCPServerNameRE is what a server's name may be: it is part of its

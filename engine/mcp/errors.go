@@ -12,6 +12,10 @@ var (
 	// directory or an ancestor of it, or a directory at the top of the
 	// tree such as /tmp).
 	ErrInstallDir = errors.New("the MCP server's install directory cannot be granted")
+	// ErrWorkspaceCode is returned by Start when the server's code (its
+	// program, a script it is given, their install root) is in the
+	// workspace and the spec does not trust it (Spec.TrustWorkspaceCode).
+	ErrWorkspaceCode = errors.New("the MCP server's code is in the workspace, which the agent can change")
 )
 
 // Errors of a request to a running server. A call that fails with one of

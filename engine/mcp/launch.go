@@ -42,6 +42,11 @@ func prepare(sb Sandbox, spec Spec) (argv []string, box event.MCPSandbox, env []
 	if err != nil {
 		return nil, box, nil, err
 	}
+	if !spec.TrustWorkspaceCode {
+		if err := outsideWorkspace(filepath.Clean(spec.Workspace), server, dirs); err != nil {
+			return nil, box, nil, err
+		}
+	}
 	home := filepath.Join(sb.HomeRoot, spec.Name)
 	if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o700); err != nil {
 		return nil, box, nil, fmt.Errorf("server home: %w", err)
@@ -86,4 +91,42 @@ func prepare(sb Sandbox, spec Spec) (argv []string, box event.MCPSandbox, env []
 	}
 	box = event.MCPSandbox{Writable: spec.Writable, Network: spec.Network, ReadOnly: readOnly, Home: home}
 	return argv, box, env, nil
+}
+
+// outsideWorkspace refuses a server whose code the agent could change
+// (review #3): its program or an install root inside the workspace (or
+// the workspace inside an install root), or an argument that names a
+// file of the workspace (the server's working directory), such as
+// `node server.js`.
+func outsideWorkspace(ws string, argv, dirs []string) error {
+	real := ws
+	if r, err := filepath.EvalSymlinks(ws); err == nil {
+		real = r
+	}
+	inWS := func(p string) bool { return within(p, ws) || within(p, real) || within(ws, p) || within(real, p) }
+	if r, err := filepath.EvalSymlinks(argv[0]); err == nil && (within(r, ws) || within(r, real)) {
+		return fmt.Errorf("%w: its program %s is in the workspace (set trust_workspace_code to run it anyway)", ErrWorkspaceCode, argv[0])
+	}
+	for _, d := range dirs {
+		if inWS(d) {
+			return fmt.Errorf("%w: it runs from %s, which holds or is in the workspace (set trust_workspace_code to run it anyway)", ErrWorkspaceCode, d)
+		}
+	}
+	for _, a := range argv[1:] {
+		if a == "" || strings.HasPrefix(a, "-") || len(a) > 4096 {
+			continue
+		}
+		p := a
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(ws, p)
+		}
+		p = filepath.Clean(p)
+		if !within(p, ws) && !within(p, real) || p == ws || p == real {
+			continue // the workspace itself is what a server serves
+		}
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return fmt.Errorf("%w: its argument %q is a file of the workspace (set trust_workspace_code to run it anyway)", ErrWorkspaceCode, a)
+		}
+	}
+	return nil
 }

@@ -67,6 +67,12 @@ type Spec struct {
 	// Disabled servers are reported by a Manager ("disabled") and never
 	// started.
 	Disabled bool
+	// TrustWorkspaceCode lets the server's code live in the workspace,
+	// which the agent can change: without it such a server is refused
+	// (ErrWorkspaceCode), since what the agent writes there would run
+	// with the server's sandbox (its network, its writes) at its next
+	// start.
+	TrustWorkspaceCode bool
 }
 
 // Sandbox is how the engine runs servers.
