@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/ledger"
@@ -107,6 +110,7 @@ type proxySession struct {
 	upstream string // the server's name: configured, or "upstream"
 	client   string // the client's name, for the approvals it answers
 	writable bool   // the upstream may change the workspace
+	home     string // a `-- COMMAND` upstream's private home root, removed at the end
 	conn     *mcp.Conn
 	reg      *executor.Registry // the upstream's tools
 
@@ -182,12 +186,24 @@ func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySe
 		}
 		return err
 	}
-	conn, err := mcp.Start(ctx, e.opts.MCP.Sandbox, spec, 1, ps.id, rec)
+	sb := e.opts.MCP.Sandbox
+	if spec.Name == config.ReservedMCPServerName {
+		// A `-- COMMAND` upstream is anyone's program: its private home
+		// is its session's alone and goes with it, so one upstream
+		// cannot leave code or settings another, with more rights, would
+		// load (review #5).
+		sb.HomeRoot = filepath.Join(sb.HomeRoot, "proxy-sessions", ps.id)
+		ps.home = sb.HomeRoot
+	}
+	conn, err := mcp.Start(ctx, sb, spec, 1, ps.id, rec)
 	if err != nil {
 		var serr *mcp.StartError
 		tail := ""
 		if errors.As(err, &serr) {
 			tail = serr.StderrTail
+		}
+		if ps.home != "" {
+			_ = os.RemoveAll(ps.home)
 		}
 		e.record(rctx, ledger.Sync, ps.id, &event.MCPServerFailed{Server: spec.Name, Attempt: 1, Error: clip(err.Error(), 2048), StderrTail: clip(tail, 4096)})
 		ps.mu.Lock()
@@ -268,7 +284,7 @@ func (e *Engine) proxySpec(open *opxv1.ProxyOpen) (mcp.Spec, error) {
 			return mcp.Spec{}, errors.New("the command is empty")
 		}
 	}
-	return mcp.Spec{Name: "upstream", Argv: append([]string(nil), open.Command...), Workspace: e.opts.Workspace,
+	return mcp.Spec{Name: config.ReservedMCPServerName, Argv: append([]string(nil), open.Command...), Workspace: e.opts.Workspace,
 		Writable: open.Writable, Network: open.Network}, nil
 }
 
@@ -434,6 +450,11 @@ func (ps *proxySession) end(reason string, stop bool) {
 	t.Stop()
 	if !stop {
 		_ = ps.conn.Close() // exited: this only reaps what is left
+	}
+	if ps.home != "" {
+		if err := os.RemoveAll(ps.home); err != nil {
+			e.opts.Logf("engine: mcp-proxy %s: remove the upstream's home: %v", ps.id, err)
+		}
 	}
 	x := ps.conn.Exit()
 	x.RestartInMS = 0
