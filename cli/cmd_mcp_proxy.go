@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"time"
@@ -28,8 +29,10 @@ func mcpProxyCommand() *cli.Command {
 			"Each client connection is one session (mode mcp-proxy), with the client's name and version recorded.\n" +
 			"Every tools/call goes through Shield like a call of opx's own agent: blocked calls come back as MCP\n" +
 			"tool errors that say why; calls Shield asks a human about wait for `opx approve ID` or `opx deny ID`\n" +
-			"from another terminal (shown on stderr), or for the client's own prompt where it supports MCP\n" +
-			"elicitation; a writable upstream's calls are snapshotted first (opx rollback). tools/list,\n" +
+			"from another terminal (shown on stderr), or, with --elicit-approvals, also for the client's own\n" +
+			"prompt where it supports MCP elicitation (off by default: the client is the audited party, and\n" +
+			"one that answers its own prompt approves itself); a writable upstream's calls are snapshotted first\n" +
+			"(opx rollback). tools/list,\n" +
 			"resources/*, prompts/* and completion/complete pass through and are recorded. Review a session\n" +
 			"as any other: opx sessions, opx replay ID, opx report ID, opx rollback --session ID.\n\n" +
 			"The upstream does not inherit the proxy's environment (the engine starts it): --env NAME passes one\n" +
@@ -42,6 +45,7 @@ func mcpProxyCommand() *cli.Command {
 		Flags: append(workspaceFlags(),
 			&cli.BoolFlag{Name: "writable", Usage: "with -- COMMAND: the upstream may change the workspace (each call snapshotted first)"},
 			&cli.BoolFlag{Name: "network", Usage: "with -- COMMAND: the upstream may connect out"},
+			&cli.BoolFlag{Name: "elicit-approvals", Usage: "also ask the client's user (MCP elicitation) about calls Shield escalates to a human; off by default, as a client that answers its own prompts would approve itself"},
 			&cli.StringSliceFlag{Name: "env", Usage: "pass the environment variable `NAME` (from the proxy's environment, as the MCP client set it) to the upstream; repeatable; its value is never recorded"},
 		),
 		Action: runMCPProxy,
@@ -54,6 +58,7 @@ type proxyTarget struct {
 	command           []string // a command line
 	writable, network bool
 	env               map[string]string // passed on to the upstream
+	elicit            bool              // --elicit-approvals
 }
 
 // mcpProxyTarget reads SERVER or `-- COMMAND ARGS...` from the command
@@ -61,7 +66,7 @@ type proxyTarget struct {
 // arguments decide which was meant: a command follows a "--" given before
 // any other argument.
 func mcpProxyTarget(c *cli.Context) (proxyTarget, error) {
-	t := proxyTarget{writable: c.Bool("writable"), network: c.Bool("network")}
+	t := proxyTarget{writable: c.Bool("writable"), network: c.Bool("network"), elicit: c.Bool("elicit-approvals")}
 	for _, name := range c.StringSlice("env") {
 		v, ok := os.LookupEnv(name)
 		if !ok {
@@ -76,7 +81,15 @@ func mcpProxyTarget(c *cli.Context) (proxyTarget, error) {
 	if raw := rawCommandArgs(c); len(args) > 0 {
 		for i, a := range raw {
 			if a == "--" && slices.Equal(raw[i+1:], args) {
-				t.command = args
+				t.command = slices.Clone(args)
+				// The engine starts the upstream, with its own directory
+				// and PATH: the command is found here, as the client's
+				// configuration meant it (review #12).
+				prog, err := proxyProgram(t.command[0])
+				if err != nil {
+					return t, usagef(c, "%v", err)
+				}
+				t.command[0] = prog
 				return t, nil
 			}
 		}
@@ -186,4 +199,17 @@ func waitEngine(c *cli.Context, dir registry.Dir) (*engineClient, error) {
 		}
 	}
 	return nil, err
+}
+
+// proxyProgram is the absolute path of an upstream's program as the
+// proxy's own working directory and PATH find it.
+func proxyProgram(name string) (string, error) {
+	if name == "" {
+		return "", errors.New("the command is empty")
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("the upstream's program: %w", err)
+	}
+	return filepath.Abs(p)
 }

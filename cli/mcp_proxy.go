@@ -240,7 +240,7 @@ func (p *mcpProxy) open(ctx context.Context, params *sdk.InitializeParams) error
 		}
 		open.ProtocolVersion = params.ProtocolVersion
 		open.Capabilities = capabilityNames(params.Capabilities)
-		p.canElict = params.Capabilities != nil && params.Capabilities.Elicitation != nil
+		p.canElict = p.target.elicit && params.Capabilities != nil && params.Capabilities.Elicitation != nil
 	}
 	stream, err := opxv1.NewMcpProxyServiceClient(p.ec.conn).Proxy(p.ctx, grpc.MaxCallRecvMsgSize(proxyMaxRecv))
 	if err == nil {

@@ -182,7 +182,7 @@ func TestE2E_MCPProxy(t *testing.T) {
 	fs := w.connectProxy("e2e-client", func(_ context.Context, r *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 		elicited = append(elicited, r.Params.Message)
 		return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": false, "reason": "not in this test"}}, nil
-	}, "fs")
+	}, "--elicit-approvals", "fs")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	tools, err := fs.cs.ListTools(ctx, nil)
