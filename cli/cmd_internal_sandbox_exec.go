@@ -17,7 +17,7 @@ func internalSandboxExecCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "internal-sandbox-exec",
 		Usage:     "run a command in the command sandbox (started by the engine's executors; not for direct use)",
-		UsageText: "opx internal-sandbox-exec --workspace DIR [--workspace-read-only] [--writable DIR]... [--read-only DIR]... [--allow-network] -- ARGV...",
+		UsageText: "opx internal-sandbox-exec --workspace DIR [--workspace-read-only] [--writable DIR]... [--read-only DIR]... [--allow-network] [--reap-group] -- ARGV...",
 		Description: "Confines itself (no capability, even as root; Landlock: read-write beneath --workspace (read-only with\n" +
 			"--workspace-read-only) and --writable,\n" +
 			"read and execute beneath the system directories but their secrets and --read-only, TCP connect only with\n" +
@@ -37,5 +37,8 @@ func runInternalSandboxExec(c *cli.Context) error {
 	}
 	// Returns only on failure; the error starts with
 	// sandbox.CommandErrorPrefix, which the executors look for.
+	if p.ReapGroup {
+		return sandbox.RunSandboxedReaping(p, argv, os.Environ())
+	}
 	return sandbox.ExecSandboxed(p, argv, os.Environ())
 }

@@ -49,6 +49,12 @@ type CommandPolicy struct {
 	// AllowNetwork lets the command connect (TCP, UDP, DNS); binding a
 	// TCP port stays refused either way.
 	AllowNetwork bool
+	// ReapGroup keeps the launcher as the command's parent instead of
+	// executing it: when the launcher is told to stop (SIGTERM, SIGINT,
+	// SIGHUP: the engine's death signal for MCP servers) it kills its
+	// whole process group, the command's children included, which a
+	// parent-death signal on the command alone would leave running.
+	ReapGroup bool
 }
 
 // CommandErrorPrefix starts every error ExecSandboxed returns, so that a
@@ -90,6 +96,9 @@ func (p CommandPolicy) Args() []string {
 	if p.AllowNetwork {
 		args = append(args, "--allow-network")
 	}
+	if p.ReapGroup {
+		args = append(args, "--reap-group")
+	}
 	return args
 }
 
@@ -110,14 +119,17 @@ func ParseCommandArgs(args []string) (CommandPolicy, []string, error) {
 			return p, argv, nil
 		}
 		name, value, inline := strings.Cut(a, "=")
-		if name == "--allow-network" || name == "--workspace-read-only" {
+		if name == "--allow-network" || name == "--workspace-read-only" || name == "--reap-group" {
 			if inline {
 				return p, nil, fmt.Errorf(CommandErrorPrefix+"%w: %s takes no value", ErrInvalidPolicy, name)
 			}
-			if name == "--allow-network" {
+			switch name {
+			case "--allow-network":
 				p.AllowNetwork = true
-			} else {
+			case "--workspace-read-only":
 				p.WorkspaceReadOnly = true
+			default:
+				p.ReapGroup = true
 			}
 			continue
 		}

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,6 +168,58 @@ func ExecSandboxed(p CommandPolicy, argv []string, env []string) error {
 		return fmt.Errorf(CommandErrorPrefix+"exec %s: %w", path, err)
 	}
 	return nil // not reached
+}
+
+// RunSandboxedReaping applies p to the calling process, starts argv
+// (as ExecSandboxed would run it) as its child in its process group, and
+// waits: a stop signal (SIGTERM, SIGINT, SIGHUP) kills the whole group,
+// itself included; the child's end ends it the same way (its exit code,
+// or the signal that killed the child raised on itself), so whoever
+// waits for the launcher sees the command's end. It returns only on a
+// failure before the child started, as ExecSandboxed.
+func RunSandboxedReaping(p CommandPolicy, argv []string, env []string) error {
+	if len(argv) == 0 {
+		return fmt.Errorf(CommandErrorPrefix+"%w: no command", ErrInvalidPolicy)
+	}
+	// Landlock scopes signals to a domain and its nested ones, and each
+	// thread restricted itself into a domain of its own: the command is
+	// started, and the group killed, from this one thread, whose domain
+	// the command and everything it starts are in.
+	runtime.LockOSThread()
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	if err := ApplyCommandPolicy(p); err != nil {
+		return err
+	}
+	path, err := lookPath(argv[0], env)
+	if err != nil {
+		return fmt.Errorf(CommandErrorPrefix+"%w", err)
+	}
+	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		SysProcAttr: &unix.SysProcAttr{Pdeathsig: unix.SIGKILL}}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf(CommandErrorPrefix+"exec %s: %w", path, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-stop:
+		_ = unix.Kill(0, unix.SIGKILL) // the group, this launcher included
+		select {}
+	case <-done:
+	}
+	// The command ended: end the same way, so whoever waits for this
+	// launcher (the engine, which then kills what is left of the group)
+	// sees the command's exit code, or the signal that killed it.
+	st, _ := cmd.ProcessState.Sys().(unix.WaitStatus)
+	if st.Signaled() {
+		signal.Reset()
+		_ = unix.Kill(os.Getpid(), st.Signal())
+		_ = unix.Kill(os.Getpid(), unix.SIGKILL) // a signal whose default is not to end a process
+		select {}
+	}
+	os.Exit(st.ExitStatus())
+	return nil
 }
 
 // ApplyCommandPolicy confines the calling process, all its threads and

@@ -10,6 +10,11 @@ func ExecSandboxed(p CommandPolicy, argv []string, env []string) error {
 	return ApplyCommandPolicy(p)
 }
 
+// RunSandboxedReaping fails as ExecSandboxed does.
+func RunSandboxedReaping(p CommandPolicy, argv []string, env []string) error {
+	return ApplyCommandPolicy(p)
+}
+
 // ApplyCommandPolicy fails with ErrUnavailable: this platform has no
 // command sandbox yet.
 func ApplyCommandPolicy(p CommandPolicy) error {

@@ -60,6 +60,10 @@ func prepare(sb Sandbox, spec Spec) (argv []string, box event.MCPSandbox, env []
 	policy := sandbox.CommandPolicy{
 		Workspace: filepath.Clean(spec.Workspace), WorkspaceReadOnly: !spec.Writable,
 		Writable: []string{home}, ReadOnly: readOnly, AllowNetwork: spec.Network,
+		// The launcher stays the server's parent and kills the whole
+		// group when the engine dies (its death signal, SIGTERM): no
+		// child of a server outlives the engine (review #6).
+		ReapGroup: true,
 	}
 	if err := policy.Validate(); err != nil {
 		return nil, box, nil, fmt.Errorf("%w: %v", ErrInvalidSpec, err)

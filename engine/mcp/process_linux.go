@@ -30,7 +30,8 @@ type process struct {
 }
 
 // startProcess starts argv (the launcher's) in dir with exactly env.
-// The process gets SIGKILL if the engine dies.
+// The process gets SIGTERM if the engine dies, on which the launcher
+// kills its group.
 func startProcess(argv []string, dir string, env []string) (*process, error) {
 	var files []*os.File
 	closeAll := func() {
@@ -66,7 +67,9 @@ func startProcess(argv []string, dir string, env []string) (*process, error) {
 	// The launcher's Landlock rules for /proc name inodes that hold only
 	// while their dentries live: keep them open while it starts.
 	release := sandbox.PinCommandPaths()
-	err = supervise.StartTied(cmd, syscall.SIGKILL)
+	// SIGTERM, not SIGKILL: the launcher (--reap-group) catches it and
+	// kills its whole group, the server's children included.
+	err = supervise.StartTied(cmd, syscall.SIGTERM)
 	inR.Close()
 	outW.Close()
 	errW.Close()
