@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/zeebo/blake3"
 
+	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
@@ -176,6 +178,12 @@ func makeTools(server string, writable bool, raws []json.RawMessage) ([]Tool, []
 			why = `its input schema is not a JSON Schema object with "type": "object"`
 		case len(tools) == MaxTools:
 			why = fmt.Sprintf("over %d tools", MaxTools)
+		default:
+			// What the model reads of a tool (its description, the
+			// descriptions in its schema) passes the prompt-injection
+			// heuristic results pass: a poisoned tool is not offered
+			// (review #7).
+			why = poisoned(t.Description, t.InputSchema)
 		}
 		if why != "" {
 			refused = append(refused, clip(t.Name, 80)+": "+why)
@@ -288,4 +296,36 @@ func (c *Conn) relistLoop() {
 			c.log.logf("listing its tools again: %v", err)
 		}
 	}
+}
+
+// poisoned says why Shield's prompt-injection heuristic flags what a
+// tool tells the model, or "".
+func poisoned(description string, schema json.RawMessage) string {
+	var v any
+	var texts []string
+	if json.Unmarshal(schema, &v) == nil {
+		var walk func(any)
+		walk = func(x any) {
+			switch x := x.(type) {
+			case map[string]any:
+				for k, y := range x {
+					texts = append(texts, k)
+					walk(y)
+				}
+			case []any:
+				for _, y := range x {
+					walk(y)
+				}
+			case string:
+				texts = append(texts, x)
+			}
+		}
+		walk(v)
+	}
+	for _, text := range []string{description, strings.Join(texts, "\n")} {
+		if rule, reason := shield.JudgeResult(text); rule == shield.RulePromptInjection {
+			return "Shield's " + rule + " rule flags what it tells the model: " + reason
+		}
+	}
+	return ""
 }
