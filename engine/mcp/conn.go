@@ -90,6 +90,7 @@ type Conn struct {
 	reason      string // why opx ended it: stopped, unresponsive, protocol
 
 	relist    chan struct{}
+	frz       *freezer // writable servers: frozen between requests
 	probing   atomic.Bool
 	closeOnce sync.Once
 	done      chan struct{}
@@ -152,6 +153,13 @@ func Start(ctx context.Context, sb Sandbox, spec Spec, instance int, session str
 		return nil, fmt.Errorf("recording mcp.tools_listed: %w", err)
 	}
 	c.problems.ready()
+	if spec.Writable {
+		// From here on a writable server runs only while opx waits for
+		// one of its answers (review #2).
+		c.frz = &freezer{proc: proc}
+		c.lc.hold = c.frz.hold
+		c.frz.freeze()
+	}
 	go c.relistLoop()
 	return c, nil
 }
@@ -455,6 +463,13 @@ func (c *Conn) Close() error {
 		c.lc.closeInput()
 		steps := []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}
 		wait := stopGrace
+		if c.frz != nil {
+			// A writable server is not continued to end at its own pace
+			// (it could change the workspace then, outside any call): it
+			// is killed where it stands.
+			c.frz.stayFrozen()
+			steps, wait = []syscall.Signal{syscall.SIGKILL}, 0
+		}
 		for !waitFor(c.proc.exited, wait) {
 			if len(steps) == 0 {
 				err = fmt.Errorf("mcp %s: the server's process %d did not end after SIGKILL", c.spec.Name, c.proc.pid)

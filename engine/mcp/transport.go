@@ -96,6 +96,10 @@ type lineConn struct {
 	// toolsChanged is called when the server says its tools changed; it
 	// must not block.
 	toolsChanged func()
+	// hold, if set, is called before each request of opx's own is sent
+	// and its release once it is answered or given up on (a writable
+	// server is frozen between them: freezer).
+	hold func() (release func())
 
 	writeMu sync.Mutex
 	msgs    chan jsonrpc.Message // reader -> Read
@@ -257,6 +261,10 @@ func (c *lineConn) call(ctx context.Context, method string, params any, callID s
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
+	}
+	if c.hold != nil {
+		release := c.hold()
+		defer release()
 	}
 	id := ownIDPrefix + strconv.FormatInt(c.seq.Add(1), 10)
 	wait := ownCall{callID: callID, answer: make(chan ownAnswer, 1)}
