@@ -338,8 +338,8 @@ func TestBadServer_StartFailures(t *testing.T) {
 		text    string
 	}{
 		{"Exits", []string{"-start", "exit"}, time.Minute, nil, "refusing to start", "exit status 7"},
-		{"Silent", []string{"-start", "silent"}, time.Second, mcp.ErrTimeout, "", "initialize"},
-		{"Garbage", []string{"-start", "garbage"}, time.Second, mcp.ErrTimeout, "", "initialize"},
+		{"Silent", []string{"-start", "silent"}, time.Second, mcp.ErrTimeout, "", "before it was ready"},
+		{"Garbage", []string{"-start", "garbage"}, time.Second, mcp.ErrTimeout, "", "before it was ready"},
 		{"HugeListing", []string{"-start", "biglist"}, time.Minute, mcp.ErrOversize, "", "tools/list"},
 		{"NoProgram", nil, time.Minute, mcp.ErrInvalidSpec, "", "not found"},
 	}
@@ -351,7 +351,11 @@ func TestBadServer_StartFailures(t *testing.T) {
 			if tt.flags == nil {
 				spec.Argv = []string{"opx-no-such-server"}
 			}
-			c, err := mcp.Start(context.Background(), e.sb, spec, 1, "", e.rec.rec)
+			// A start gets mcp.MinStartTimeout whatever the request
+			// timeout: the caller's deadline bounds these instead.
+			ctx, cancel := context.WithTimeoutCause(context.Background(), max(tt.timeout, 5*time.Second), mcp.ErrTimeout)
+			defer cancel()
+			c, err := mcp.Start(ctx, e.sb, spec, 1, "", e.rec.rec)
 			var se *mcp.StartError
 			if c != nil || !errors.As(err, &se) {
 				t.Fatalf("start: %v %v", c, err)

@@ -128,7 +128,11 @@ func Start(ctx context.Context, sb Sandbox, spec Spec, instance int, session str
 	go c.watch()
 	go c.watchOutput()
 
-	ictx, cancel := context.WithTimeoutCause(ctx, c.timeout, fmt.Errorf("%w: initialize took over %v", ErrTimeout, c.timeout))
+	// A start (the process, its sandbox, initialize, the first listing)
+	// gets at least MinStartTimeout, whatever the request timeout: a
+	// short one for calls must not fail a start on a busy machine.
+	startTimeout := max(c.timeout, MinStartTimeout)
+	ictx, cancel := context.WithTimeoutCause(ctx, startTimeout, fmt.Errorf("%w: its start took over %v", ErrTimeout, startTimeout))
 	defer cancel()
 	if err := c.initialize(ictx); err != nil {
 		return nil, c.abort(ictx, err)

@@ -38,6 +38,9 @@ func SplitToolName(name string) (server, tool string, ok bool) {
 const (
 	// DefaultTimeout bounds one request to a server.
 	DefaultTimeout = 60 * time.Second
+	// MinStartTimeout is the least a server's start (initialize and its
+	// first tools/list) is given, whatever its request timeout.
+	MinStartTimeout = 30 * time.Second
 	// MaxFrameBytes caps one JSON-RPC message from a server: past it the
 	// line is discarded unread (the answer becomes an error, recorded as
 	// mcp.protocol_error "oversize").
