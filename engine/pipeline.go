@@ -183,7 +183,7 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		return ToolOutcome{Content: fmt.Sprintf("error: call id %q is already in flight in this session; use a new id for each call", callID), IsError: true}, nil
 	}
 	defer p.end(fk)
-	tools := p.toolsFor(session, tool)
+	tools := p.toolsFor(session)
 	def, known := tools.Def(tool)
 	call := executor.Call{ID: callID, Tool: tool, Args: args}
 	prop := Proposal{Session: session, SubAgentID: subagent, MessageID: messageID, CallID: callID, Tool: tool,
@@ -425,7 +425,7 @@ func resultWarning(tool, rule, reason string) string {
 // (SessionTools) when it has one, and then only it — a proxied client may
 // call its upstream's tools and nothing else of the engine's, whatever
 // the name (review #4) — else Tools.
-func (p *Pipeline) toolsFor(session, _ string) *executor.Registry {
+func (p *Pipeline) toolsFor(session string) *executor.Registry {
 	if p.SessionTools != nil {
 		if r := p.SessionTools(session); r != nil {
 			return r

@@ -51,7 +51,7 @@ func TestPipeline_SessionTools_NoFallback(t *testing.T) {
 		{"agent", "execute_command", true},
 		{"agent", "mcp__upstream__echo", false},
 	} {
-		if _, ok := p.toolsFor(c.session, c.tool).Def(c.tool); ok != c.known {
+		if _, ok := p.toolsFor(c.session).Def(c.tool); ok != c.known {
 			t.Errorf("session %s, tool %s: known %v, want %v", c.session, c.tool, ok, c.known)
 		}
 	}

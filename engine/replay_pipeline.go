@@ -183,7 +183,7 @@ func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, c
 	if def.Mutating && !def.WorkspaceWide {
 		// As Handle: a tool that cannot name what it changes, or bad
 		// arguments, never reach a snapshot.
-		_, ok, terr := p.toolsFor(prop.Session, prop.Tool).Touches(call)
+		_, ok, terr := p.toolsFor(prop.Session).Touches(call)
 		switch {
 		case !ok:
 			return ToolOutcome{Content: "blocked: " + prop.Tool + " cannot say what it will change, so no snapshot can be taken", IsError: true}, nil

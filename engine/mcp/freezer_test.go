@@ -27,13 +27,7 @@ func procState(pid int) string {
 // waitState waits, bounded, for pid to be in state.
 func waitState(t *testing.T, pid int, state string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for procState(pid) != state {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d is in state %s, want %s", pid, procState(pid), state)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition, bounded
-	}
+	waitFor(t, 30*time.Second, fmt.Sprintf("process %d in state %s", pid, state), func() bool { return procState(pid) == state })
 }
 
 // TestConn_WritableFrozenBetweenCalls: a writable server runs only while
