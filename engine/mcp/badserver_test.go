@@ -338,8 +338,8 @@ func TestBadServer_StartFailures(t *testing.T) {
 		text    string
 	}{
 		{"Exits", []string{"-start", "exit"}, time.Minute, nil, "refusing to start", "exit status 7"},
-		{"Silent", []string{"-start", "silent"}, time.Second, mcp.ErrTimeout, "", "before it was ready"},
-		{"Garbage", []string{"-start", "garbage"}, time.Second, mcp.ErrTimeout, "", "before it was ready"},
+		{"Silent", []string{"-start", "silent"}, time.Second, mcp.ErrTimeout, "", "did not answer in time"},
+		{"Garbage", []string{"-start", "garbage"}, time.Second, mcp.ErrTimeout, "", "did not answer in time"},
 		{"HugeListing", []string{"-start", "biglist"}, time.Minute, mcp.ErrOversize, "", "tools/list"},
 		{"NoProgram", nil, time.Minute, mcp.ErrInvalidSpec, "", "not found"},
 	}

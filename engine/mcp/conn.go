@@ -198,15 +198,20 @@ func (c *Conn) initialize(ctx context.Context) error {
 
 // abort ends a server that did not come up and returns the StartError.
 func (c *Conn) abort(ctx context.Context, err error) error {
-	if cause := context.Cause(ctx); ctx.Err() != nil && cause != nil {
+	// A start that ran out of time failed for that reason, whatever the
+	// server does once the client hangs up on it (it may well exit):
+	// saying it "ended before it was ready" would depend on how fast it
+	// goes, and blame the server for opx's own hang-up.
+	timedOut := ctx.Err() != nil
+	if cause := context.Cause(ctx); timedOut && cause != nil {
 		err = cause
 	}
-	// A server whose output ended is on its way out: let it end on its
-	// own, so that its exit status and stderr say why.
-	if waitFor(c.lc.readDone, 0) {
+	// A server whose output ended on its own is on its way out: let it
+	// end, so that its exit status and stderr say why.
+	if !timedOut && waitFor(c.lc.readDone, 0) {
 		waitFor(c.proc.exited, outputGrace)
 	}
-	ended := waitFor(c.proc.exited, 0)
+	ended := !timedOut && waitFor(c.proc.exited, 0)
 	c.Close()
 	if ended {
 		code, sig := c.proc.exitStatus()
