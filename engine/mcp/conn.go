@@ -76,6 +76,7 @@ type Conn struct {
 	session  string
 	instance int
 	rec      Recorder
+	budget   *ListingBudget
 	log      *serverLog
 	logDone  chan struct{}
 	proc     *process
@@ -109,9 +110,12 @@ func Start(ctx context.Context, sb Sandbox, spec Spec, instance int, session str
 		return nil, &StartError{Err: err}
 	}
 	c := &Conn{
-		spec: spec, timeout: spec.timeout(), session: session, instance: instance, rec: rec,
+		spec: spec, timeout: spec.timeout(), session: session, instance: instance, rec: rec, budget: spec.ListingBudget,
 		log: newServerLog(sb.Log, spec.Name, instance), logDone: make(chan struct{}), proc: proc,
 		relist: make(chan struct{}, 1), done: make(chan struct{}),
+	}
+	if c.budget == nil {
+		c.budget = NewListingBudget()
 	}
 	c.problems = newProblemLog(c)
 	go func() {
@@ -140,6 +144,9 @@ func Start(ctx context.Context, sb Sandbox, spec Spec, instance int, session str
 	tools, listed, blob, err := c.listTools(ictx)
 	if err != nil {
 		return nil, c.abort(ictx, fmt.Errorf("tools/list: %w", err))
+	}
+	if err := c.budget.take(listed.Size); err != nil {
+		return nil, c.abort(ictx, err)
 	}
 	init := c.cs.InitializeResult()
 	c.start = event.MCPServerStarted{

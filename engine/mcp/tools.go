@@ -287,6 +287,12 @@ func (c *Conn) relistLoop() {
 			same := listingHash(listed) == c.listingHash
 			c.mu.Unlock()
 			if !same {
+				if berr := c.budget.take(listed.Size); berr != nil {
+					cancel()
+					c.problems.add(problem{kind: "unexpected", size: listed.Size,
+						detail: "its tools changed, not listed again until it restarts: " + clip(berr.Error(), 200)})
+					return
+				}
 				err = c.recordListing(ctx, tools, listed, blob)
 				recorded++
 			}
