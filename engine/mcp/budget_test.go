@@ -3,6 +3,8 @@ package mcp_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,5 +114,53 @@ func TestManager_RestartsBounded(t *testing.T) {
 	}
 	if n := len(all[*event.MCPServerStarted](e.rec)); n != 4 {
 		t.Errorf("%d starts recorded, want 4", n)
+	}
+}
+
+// TestManager_CodeChangedNotRestarted: a server whose program changed
+// while it ran is not started again (review #3): what would run is not
+// what was configured and started; the refusal is recorded and the
+// server is failed until the engine restarts.
+func TestManager_CodeChangedNotRestarted(t *testing.T) {
+	defer mcp.SetBackoff(10*time.Millisecond, 40*time.Millisecond)()
+	e := newEnv(t)
+	orig, err := os.ReadFile(mcptest.BadServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(t.TempDir(), "srv")
+	if err := os.WriteFile(prog, orig, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := mcp.NewManager(e.sb, []mcp.Spec{{Name: "bad", Argv: []string{prog}, Workspace: e.ws, Timeout: 30 * time.Second}}, e.rec.rec)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	m.Start(ctx)
+	defer m.Stop(ctx)
+	if err := m.WaitStarted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Replaced as one would replace a running program: a new file
+	// renamed over it (still a working badserver, one byte longer).
+	tmp := prog + ".new"
+	if err := os.WriteFile(tmp, append(orig, 0), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, prog); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Call(ctx, "crash", "mcp__bad__crash", nil); err == nil {
+		t.Fatal("the crash answered")
+	}
+	waitFor(t, time.Minute, "bad to be failed", func() bool { return m.Status()[0].State == "failed" })
+	if st := m.Status()[0]; st.Instance != 1 || !strings.Contains(st.LastError, "code changed") {
+		t.Errorf("status: %+v", st)
+	}
+	if n := len(all[*event.MCPServerStarted](e.rec)); n != 1 {
+		t.Errorf("%d starts recorded, want 1", n)
+	}
+	failed := all[*event.MCPServerFailed](e.rec)
+	if len(failed) != 1 || !strings.Contains(failed[0].Error, "code changed") || failed[0].RetryInMS != 0 {
+		t.Errorf("failed: %+v", failed)
 	}
 }

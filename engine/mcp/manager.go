@@ -211,6 +211,7 @@ func (m *Manager) run(ctx context.Context, ms *managed) {
 	backoff := minBackoff
 	failures := 0
 	var restarted restarts
+	code := "" // its code at its first start
 	// retry decides the pause before the next start: 0 to give up.
 	retry := func() time.Duration {
 		if failures >= MaxFailures {
@@ -226,7 +227,24 @@ func (m *Manager) run(ctx context.Context, ms *managed) {
 				st.State = "starting"
 			}
 		})
-		c, err := Start(ctx, m.sb, ms.spec, ms.instances+1, "", m.rec)
+		var c *Conn
+		now, err := codeHash(ms.spec)
+		switch {
+		case err == nil && code != "" && now != code:
+			// Not a failure to retry: what would run is not what started.
+			err = fmt.Errorf("%w: not started again (restart the engine to run the new code)", ErrCodeChanged)
+			m.record(&event.MCPServerFailed{Server: ms.spec.Name, Attempt: failures + 1, Error: err.Error()})
+			ms.set(func(st *ServerStatus) { st.State, st.PID, st.LastError = "failed", 0, err.Error() })
+			ms.markFirst()
+			return
+		case err == nil:
+			c, err = Start(ctx, m.sb, ms.spec, ms.instances+1, "", m.rec)
+		default:
+			err = &StartError{Err: err}
+		}
+		if err == nil && code == "" {
+			code = now
+		}
 		if ctx.Err() != nil {
 			if c != nil {
 				m.end(ms, c)
