@@ -163,4 +163,7 @@ func TestManager_CodeChangedNotRestarted(t *testing.T) {
 	if len(failed) != 1 || !strings.Contains(failed[0].Error, "code changed") || failed[0].RetryInMS != 0 {
 		t.Errorf("failed: %+v", failed)
 	}
+	if ex := all[*event.MCPServerExited](e.rec); len(ex) != 1 || ex[0].RestartInMS != 0 {
+		t.Errorf("its exit should say it is not restarted: %+v", ex)
+	}
 }

@@ -232,10 +232,7 @@ func (m *Manager) run(ctx context.Context, ms *managed) {
 		switch {
 		case err == nil && code != "" && now != code:
 			// Not a failure to retry: what would run is not what started.
-			err = fmt.Errorf("%w: not started again (restart the engine to run the new code)", ErrCodeChanged)
-			m.record(&event.MCPServerFailed{Server: ms.spec.Name, Attempt: failures + 1, Error: err.Error()})
-			ms.set(func(st *ServerStatus) { st.State, st.PID, st.LastError = "failed", 0, err.Error() })
-			ms.markFirst()
+			m.codeChanged(ms, failures+1)
 			return
 		case err == nil:
 			c, err = Start(ctx, m.sb, ms.spec, ms.instances+1, "", m.rec)
@@ -303,6 +300,11 @@ func (m *Manager) run(ctx context.Context, ms *managed) {
 		if tooMany {
 			pause = 0
 		}
+		moved := false
+		if now, err := codeHash(ms.spec); pause > 0 && err == nil && now != code {
+			// Known now: its exit says it is not restarted.
+			pause, moved = 0, true
+		}
 		ex.RestartInMS = pause.Milliseconds()
 		m.record(&ex)
 		why := exitText(ex)
@@ -320,11 +322,23 @@ func (m *Manager) run(ctx context.Context, ms *managed) {
 			ms.status.State = "failed"
 		}
 		ms.mu.Unlock()
+		if moved {
+			m.codeChanged(ms, failures)
+		}
 		if pause == 0 || !sleep(ctx, pause) {
 			m.stoppedUnlessFailed(ms)
 			return
 		}
 	}
+}
+
+// codeChanged records that a server is not started again because its
+// code changed since its first start, and fails it.
+func (m *Manager) codeChanged(ms *managed, attempt int) {
+	err := fmt.Errorf("%w: not started again (restart the engine to run the new code)", ErrCodeChanged)
+	m.record(&event.MCPServerFailed{Server: ms.spec.Name, Attempt: max(attempt, 1), Error: err.Error()})
+	ms.set(func(st *ServerStatus) { st.State, st.PID, st.LastError = "failed", 0, err.Error() })
+	ms.markFirst()
 }
 
 // end closes a running server because the Manager stops, and records it.
