@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/manager"
+	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/fixtures"
@@ -216,7 +218,7 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 		Shell: shell, Git: git, MCP: mcpCfg,
 		Retention:       chronicle.Retention{MaxSnapshots: cfg.Chronicle.MaxSnapshots, MaxBytes: cfg.Chronicle.MaxBytes},
 		SnapshotExclude: cfg.Chronicle.Exclude,
-		Protected:       protectedPaths(cfg),
+		Protected:       protectedPaths(ws, cfg),
 		HTTP:            &executor.HTTPConfig{AllowHost: allowHosts(sh.policy)},
 		SpawnAgent:      agentSpawner(self, errw),
 		Checkpoints:     keeper, CheckpointEntries: uint64(cfg.Ledger.CheckpointEntries),
@@ -274,13 +276,14 @@ func newShield(ws string, cfg config.Config, ledgerPath string) (shieldSetup, er
 	if cfg.Policy != "" {
 		policyFile = filepath.Join(ws, cfg.Policy)
 	}
-	return loadShield(ws, policyFile, cfg.Policy, ledgerPath)
+	sh, err := loadShield(ws, policyFile, cfg.Policy, ledgerPath, trustedServerCode(ws, cfg)...)
+	return sh, err
 }
 
 // loadShield is newShield with the policy file given as a path (absolute,
 // or "" for the built-in default) and the name it is recorded under.
-// The policy file is read-only to tools.
-func loadShield(ws, policyFile, policyName, ledgerPath string) (shieldSetup, error) {
+// The policy file, and readOnly (absolute), are read-only to tools.
+func loadShield(ws, policyFile, policyName, ledgerPath string, readOnly ...string) (shieldSetup, error) {
 	text, name := fixtures.DefaultPolicy, "default (built in)"
 	if policyFile != "" {
 		b, err := regularfile.Read(policyFile, shield.MaxPolicyBytes)
@@ -298,9 +301,9 @@ func loadShield(ws, policyFile, policyName, ledgerPath string) (shieldSetup, err
 	if err != nil {
 		return shieldSetup{}, err
 	}
-	readOnly := []string{}
+	readOnly = append([]string{}, readOnly...)
 	if policyFile != "" {
-		readOnly = append(readOnly, policyFile)
+		readOnly = append([]string{policyFile}, readOnly...)
 	}
 	env := &event.ShieldEnv{Home: home, Protected: []string{state}, ReadOnly: readOnly, Rules: shield.RulesVersion}
 	sc := shield.Config{Workspace: ws, Home: home, Protected: env.Protected, ReadOnly: readOnly, Policy: policy}
@@ -361,10 +364,40 @@ func allowHosts(policy *shield.Policy) func(string) bool {
 
 // protectedPaths are the workspace paths no tool may change: opx's
 // configuration directory and the policy file, wherever it is.
-func protectedPaths(cfg config.Config) []string {
+func protectedPaths(ws string, cfg config.Config) []string {
 	out := []string{config.Dir}
 	if cfg.Policy != "" {
 		out = append(out, filepath.ToSlash(filepath.Clean(cfg.Policy)))
+	}
+	for _, p := range trustedServerCode(ws, cfg) {
+		if rel, err := filepath.Rel(ws, p); err == nil {
+			out = append(out, filepath.ToSlash(rel))
+		}
+	}
+	return out
+}
+
+// trustedServerCode is the code in the workspace of the MCP servers
+// configured with trust_workspace_code (absolute paths): read-only to
+// the agent's tools (Shield) and restored after a command that changes
+// it (protected), as opx's own configuration is, so that what the agent
+// writes never runs with a server's sandbox (review #3). A server whose
+// code cannot be found is left to fail at its start.
+func trustedServerCode(ws string, cfg config.Config) []string {
+	var out []string
+	for _, spec := range mcpSpecs(ws, cfg) {
+		if !spec.TrustWorkspaceCode {
+			continue
+		}
+		code, err := mcp.WorkspaceCode(spec)
+		if err != nil {
+			continue
+		}
+		for _, rel := range code {
+			if p := filepath.Join(ws, filepath.FromSlash(rel)); !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
 	}
 	return out
 }

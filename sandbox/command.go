@@ -35,7 +35,8 @@ type CommandPolicy struct {
 	// Workspace but change no content there (an MCP server that is not
 	// writable): creating, writing, truncating, removing, renaming,
 	// linking and making nodes fail with EACCES, while Writable stays
-	// read-write. Landlock does not govern metadata, so a file's mode and
+	// read-write. It needs Landlock ABI 3 (truncation); below it the
+	// policy is refused (ErrUnavailable). Landlock does not govern metadata, so a file's mode and
 	// times can still be changed (chmod, utimes); seccomp cannot tell the
 	// workspace's files from the private home's, where package managers
 	// need chmod.

@@ -230,18 +230,16 @@ func RunSandboxedReaping(p CommandPolicy, argv []string, env []string) error {
 // exec from granting them again), sets no_new_privs, restricts with Landlock at the
 // kernel's own ABI and installs the commands' seccomp filter. It fails,
 // before restricting anything, with ErrUnavailable when the kernel lacks
-// Landlock or seccomp, or cannot restrict TCP (Landlock ABI < 4) while p
-// forbids the network.
+// Landlock or seccomp, cannot restrict TCP (Landlock ABI < 4) while p
+// forbids the network, or cannot refuse truncation (ABI < 3) while p
+// makes the workspace read-only.
 func ApplyCommandPolicy(p CommandPolicy) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
 	caps := probe()
-	switch {
-	case !caps.Filesystem || !caps.Seccomp:
-		return fmt.Errorf(CommandErrorPrefix+"%w: %s", ErrUnavailable, strings.TrimSpace(caps.Detail))
-	case !p.AllowNetwork && !caps.Network:
-		return fmt.Errorf(CommandErrorPrefix+"%w: Landlock ABI %d cannot restrict TCP (ABI 4 can), and the policy forbids the network", ErrUnavailable, caps.LandlockABI)
+	if err := commandPolicyUnavailable(p, caps); err != nil {
+		return err
 	}
 	// Build the filter first: nothing is restricted if it cannot be.
 	ins, err := commandFilter(p.AllowNetwork, caps.LandlockABI)
@@ -302,6 +300,26 @@ func ApplyCommandPolicy(p CommandPolicy) error {
 	}
 	if err := installFilter(ins); err != nil {
 		return fmt.Errorf(CommandErrorPrefix+"seccomp: %w", err)
+	}
+	return nil
+}
+
+// commandPolicyUnavailable says why this kernel (caps) cannot enforce p,
+// or nil. The sandbox is never weaker than its policy says: a kernel
+// without Landlock or seccomp runs nothing; one whose Landlock cannot
+// restrict TCP (ABI < 4) runs nothing that must not have the network;
+// and one whose Landlock cannot refuse truncation (ABI < 3: truncate(2)
+// and open with O_TRUNC need only the right to read there) runs nothing
+// whose workspace is read-only, since such a process could empty any
+// workspace file and, not being writable, has no snapshot to undo it.
+func commandPolicyUnavailable(p CommandPolicy, caps Capabilities) error {
+	switch {
+	case !caps.Filesystem || !caps.Seccomp:
+		return fmt.Errorf(CommandErrorPrefix+"%w: %s", ErrUnavailable, strings.TrimSpace(caps.Detail))
+	case !p.AllowNetwork && !caps.Network:
+		return fmt.Errorf(CommandErrorPrefix+"%w: Landlock ABI %d cannot restrict TCP (ABI 4 can), and the policy forbids the network", ErrUnavailable, caps.LandlockABI)
+	case p.WorkspaceReadOnly && caps.LandlockABI < 3:
+		return fmt.Errorf(CommandErrorPrefix+"%w: Landlock ABI %d cannot refuse truncating a file (ABI 3 can), and the policy makes the workspace read-only", ErrUnavailable, caps.LandlockABI)
 	}
 	return nil
 }

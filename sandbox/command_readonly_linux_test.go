@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -61,6 +62,14 @@ func readOnlyProbe(cfgJSON string) int {
 		return err
 	}())
 	try("ws_truncate", os.Truncate(ws("existing.txt"), 0))
+	// O_TRUNC with O_RDONLY truncates on Linux with no right to write.
+	try("ws_open_rdonly_trunc", func() error {
+		fd, err := unix.Open(ws("existing.txt"), unix.O_RDONLY|unix.O_TRUNC, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}())
 	try("ws_create", os.WriteFile(ws("new.txt"), []byte("x"), 0o644))
 	try("ws_create_in_sub", os.WriteFile(ws("sub/new.txt"), []byte("x"), 0o644))
 	try("ws_mkdir", os.Mkdir(ws("dir"), 0o755))
@@ -118,6 +127,17 @@ func TestExecSandboxed_WorkspaceReadOnly(t *testing.T) {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	if abi := sandbox.New().Probe().LandlockABI; abi < 3 {
+		// Landlock handles truncation from ABI 3; below it, a read-only
+		// workspace would not be one, so the launcher refuses to start.
+		if err == nil || !strings.Contains(stderr.String(), "cannot refuse truncating") {
+			t.Fatalf("Landlock ABI %d: a read-only workspace started (%v, %q)", abi, err, stderr.String())
+		}
+		if after := snapshotTree(t, c.Workspace); !reflect.DeepEqual(before, after) {
+			t.Errorf("the workspace changed:\nbefore %v\nafter  %v", before, after)
+		}
+		return
+	}
 	if err != nil {
 		t.Fatalf("probe: %v\n%s", err, stderr.String())
 	}
@@ -125,13 +145,10 @@ func TestExecSandboxed_WorkspaceReadOnly(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("probe said %q: %v", out, err)
 	}
-	truncate := "EACCES" // Landlock handles truncation from ABI 3
-	if sandbox.New().Probe().LandlockABI < 3 {
-		truncate = "ok"
-	}
 	want := map[string]string{
 		"ws_read": "ok", "ws_list": "ok", "ws_exec": "ok", "ws_cwd_read": "ok",
-		"ws_open_write": "EACCES", "ws_append": "EACCES", "ws_truncate": truncate, "ws_create": "EACCES",
+		"ws_open_write": "EACCES", "ws_append": "EACCES", "ws_truncate": "EACCES",
+		"ws_open_rdonly_trunc": "EACCES", "ws_create": "EACCES",
 		"ws_create_in_sub": "EACCES", "ws_mkdir": "EACCES", "ws_remove": "EACCES", "ws_rmdir": "EACCES",
 		"ws_rename": "EACCES", "ws_rename_in": "EACCES", "ws_symlink": "EACCES", "ws_mkfifo": "EACCES",
 		"ws_mknod_sock": "EACCES", "ws_chmod": "ok", "writable_create": "ok",
@@ -179,4 +196,45 @@ func snapshotTree(t *testing.T, root string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestCommandPolicyUnavailable: the sandbox refuses, before restricting
+// anything, a policy the kernel cannot enforce, for kernels this machine
+// is not. A read-only workspace needs Landlock ABI 3 (truncation), with
+// or without the network.
+func TestCommandPolicyUnavailable(t *testing.T) {
+	caps := func(abi int) sandbox.Capabilities {
+		return sandbox.Capabilities{LandlockABI: abi, Filesystem: abi >= 1, Network: abi >= 4, Scoping: abi >= 6, Seccomp: true}
+	}
+	ro := sandbox.CommandPolicy{Workspace: "/ws", WorkspaceReadOnly: true}
+	roNet := sandbox.CommandPolicy{Workspace: "/ws", WorkspaceReadOnly: true, AllowNetwork: true}
+	rwNet := sandbox.CommandPolicy{Workspace: "/ws", AllowNetwork: true}
+	rw := sandbox.CommandPolicy{Workspace: "/ws"}
+	for _, tc := range []struct {
+		name string
+		p    sandbox.CommandPolicy
+		abi  int
+		want string // "" = allowed
+	}{
+		{"no landlock", rwNet, 0, "unavailable"},
+		{"rw net abi1", rwNet, 1, ""},
+		{"rw no net abi3", rw, 3, "cannot restrict TCP"},
+		{"rw no net abi4", rw, 4, ""},
+		{"ro net abi1", roNet, 1, "cannot refuse truncating"},
+		{"ro net abi2", roNet, 2, "cannot refuse truncating"},
+		{"ro net abi3", roNet, 3, ""},
+		{"ro no net abi3", ro, 3, "cannot restrict TCP"},
+		{"ro no net abi4", ro, 4, ""},
+		{"ro no net abi7", ro, 7, ""},
+	} {
+		err := sandbox.CommandPolicyUnavailable(tc.p, caps(tc.abi))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		case err != nil && !errors.Is(err, sandbox.ErrUnavailable):
+			t.Errorf("%s: %v is not ErrUnavailable", tc.name, err)
+		}
+	}
 }

@@ -9,3 +9,7 @@ var (
 
 // CommandDenied is the commands' deny-list.
 var CommandDenied = commandDeniedSyscalls
+
+// CommandPolicyUnavailable is the check of a policy against a kernel's
+// capabilities, for the table test of kernels this machine is not.
+var CommandPolicyUnavailable = commandPolicyUnavailable

@@ -76,6 +76,7 @@ type Conn struct {
 	session  string
 	instance int
 	rec      Recorder
+	budget   *ListingBudget
 	log      *serverLog
 	logDone  chan struct{}
 	proc     *process
@@ -89,8 +90,14 @@ type Conn struct {
 	listingHash string
 	reason      string // why opx ended it: stopped, unresponsive, protocol
 
-	relist    chan struct{}
-	frz       *freezer // writable servers: frozen between requests
+	relist chan struct{}
+	frz    *freezer // writable servers: frozen between requests
+	// relistDue: a writable server's tools changed; they are listed at
+	// its next call, inside that call's snapshot window, never between
+	// calls (review #2).
+	relistDue atomic.Bool
+	listMu    sync.Mutex // one relisting at a time; guards recorded
+	recorded  int        // listings recorded by this start
 	probing   atomic.Bool
 	closeOnce sync.Once
 	done      chan struct{}
@@ -109,9 +116,12 @@ func Start(ctx context.Context, sb Sandbox, spec Spec, instance int, session str
 		return nil, &StartError{Err: err}
 	}
 	c := &Conn{
-		spec: spec, timeout: spec.timeout(), session: session, instance: instance, rec: rec,
+		spec: spec, timeout: spec.timeout(), session: session, instance: instance, rec: rec, budget: spec.ListingBudget,
 		log: newServerLog(sb.Log, spec.Name, instance), logDone: make(chan struct{}), proc: proc,
 		relist: make(chan struct{}, 1), done: make(chan struct{}),
+	}
+	if c.budget == nil {
+		c.budget = NewListingBudget()
 	}
 	c.problems = newProblemLog(c)
 	go func() {
@@ -140,6 +150,9 @@ func Start(ctx context.Context, sb Sandbox, spec Spec, instance int, session str
 	tools, listed, blob, err := c.listTools(ictx)
 	if err != nil {
 		return nil, c.abort(ictx, fmt.Errorf("tools/list: %w", err))
+	}
+	if err := c.budget.take(listed.Size); err != nil {
+		return nil, c.abort(ictx, err)
 	}
 	init := c.cs.InitializeResult()
 	c.start = event.MCPServerStarted{
@@ -331,6 +344,12 @@ func (c *Conn) CallTool(ctx context.Context, callID, tool string, args json.RawM
 	if err != nil {
 		return Result{}, err
 	}
+	if c.frz != nil && c.relistDue.Swap(false) {
+		// Its tools changed since its last call: listed now, while the
+		// caller's snapshot window is open (the new listing is for the
+		// calls after this one).
+		c.relistNow()
+	}
 	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, fmt.Errorf("%w: %s did not answer tools/call %s within %v", ErrTimeout, c.spec.Name, tool, c.timeout))
 	defer cancel()
 	raw, err := c.lc.call(ctx, "tools/call", map[string]any{"name": tool, "arguments": args}, callID)
@@ -397,8 +416,22 @@ func (c *Conn) Forward(ctx context.Context, method string, params json.RawMessag
 // time (its own timeout or the caller's deadline) or could not be sent.
 func (c *Conn) probeAfter(err error) {
 	if errors.Is(err, ErrTimeout) || errors.Is(err, ErrUnresponsive) || errors.Is(err, context.DeadlineExceeded) {
+		if c.frz != nil {
+			// A writable server runs only inside a call: the ping too.
+			c.probeSync()
+			return
+		}
 		c.probe()
 	}
+}
+
+// probeSync is probe, waiting for the ping's answer.
+func (c *Conn) probeSync() {
+	if !c.probing.CompareAndSwap(false, true) {
+		return
+	}
+	defer c.probing.Store(false)
+	c.ping()
 }
 
 // probe pings a server after a request timed out, and kills it as
@@ -409,16 +442,22 @@ func (c *Conn) probe() {
 	}
 	go func() {
 		defer c.probing.Store(false)
-		ctx, cancel := context.WithTimeoutCause(context.Background(), min(c.timeout, probeTimeout), ErrTimeout)
-		defer cancel()
-		if _, err := c.lc.call(ctx, "ping", map[string]any{}, ""); err != nil && !c.ended() {
-			var werr *jsonrpc.Error
-			if !errors.As(err, &werr) { // an error answer is an answer
-				c.log.logf("did not answer a ping after a timeout (%v): ending it", err)
-				c.kill("unresponsive")
-			}
-		}
+		c.ping()
 	}()
+}
+
+// ping pings the server, and kills it as unresponsive if it does not
+// answer.
+func (c *Conn) ping() {
+	ctx, cancel := context.WithTimeoutCause(context.Background(), min(c.timeout, probeTimeout), ErrTimeout)
+	defer cancel()
+	if _, err := c.lc.call(ctx, "ping", map[string]any{}, ""); err != nil && !c.ended() {
+		var werr *jsonrpc.Error
+		if !errors.As(err, &werr) { // an error answer is an answer
+			c.log.logf("did not answer a ping after a timeout (%v): ending it", err)
+			c.kill("unresponsive")
+		}
+	}
 }
 
 func (c *Conn) ended() bool {

@@ -9,10 +9,12 @@ import (
 // whenever no request of opx's is in flight, and continues it (SIGCONT)
 // while one is: a server that may change the workspace changes it only
 // while a call of it runs, between the call's snapshot and its recorded
-// diff, never unseen between calls (review #2). The window left is its
-// start (before its first listing) and how long it takes to stop after
-// an answer; at its end it is killed where it stands (Close): docs/mcp.md
-// says so.
+// diff, never unseen between calls (review #2): its relistings are made
+// at its next call (Conn.relistDue) and a ping after a timeout before
+// the call returns. The window left is its start (before its first
+// listing), how long it takes to stop after an answer, and requests a
+// proxy passes through (Forward); at its end it is killed where it
+// stands (Close): docs/mcp.md says so.
 //
 // A group left stopped when the engine dies is orphaned with stopped
 // members, so the kernel sends it SIGHUP and SIGCONT: the launcher

@@ -5,9 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
 )
 
 // procState is the state letter of /proc/PID/stat ("T": stopped).
@@ -62,4 +68,48 @@ func TestConn_WritableFrozenBetweenCalls(t *testing.T) {
 	if s := procState(ro.Started().PID); s == "T" {
 		t.Errorf("a read-only server is stopped")
 	}
+}
+
+// TestConn_WritableRelistsInsideCalls: a writable server that says its
+// tools changed is listed again at its next call, inside that call's
+// window, never between calls where nothing would record what it does
+// (review #2); the new tools are there when that call returns.
+func TestConn_WritableRelistsInsideCalls(t *testing.T) {
+	e := newEnv(t)
+	spec := badSpec(t, 30*time.Second)
+	spec.Writable, spec.Workspace = true, e.ws
+	var inCall atomic.Bool
+	var outside atomic.Int32
+	rec := func(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) error {
+		if _, ok := p.(*event.MCPToolsListed); ok && len(all[*event.MCPToolsListed](e.rec)) > 0 && !inCall.Load() {
+			outside.Add(1)
+		}
+		return e.rec.rec(ctx, d, session, p, blobs...)
+	}
+	c, err := mcp.Start(context.Background(), e.sb, spec, 1, "", rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	pid := c.Started().PID
+	call := func(id, tool string) {
+		inCall.Store(true)
+		defer inCall.Store(false)
+		if _, err := c.CallTool(context.Background(), id, tool, json.RawMessage(`{"text":"x"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call("change", "change")
+	waitState(t, pid, "T")
+	call("echo", "echo")
+	if !slices.ContainsFunc(c.Tools(), func(tl mcp.Tool) bool { return tl.Name == "mcp__bad__added1" }) {
+		t.Errorf("the changed tools were not listed at the next call: %d tools", len(c.Tools()))
+	}
+	if n := len(all[*event.MCPToolsListed](e.rec)); n != 2 {
+		t.Errorf("%d listings recorded, want 2", n)
+	}
+	if n := outside.Load(); n != 0 {
+		t.Errorf("%d listings of a writable server outside its calls", n)
+	}
+	waitState(t, pid, "T")
 }

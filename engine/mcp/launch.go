@@ -103,17 +103,50 @@ func prepare(sb Sandbox, spec Spec) (argv []string, box event.MCPSandbox, env []
 // file of the workspace (the server's working directory), such as
 // `node server.js`.
 func outsideWorkspace(ws string, argv, dirs []string) error {
+	if code := workspaceCode(ws, argv, dirs); len(code) > 0 {
+		return fmt.Errorf("%w: %s (set trust_workspace_code to run it anyway)", ErrWorkspaceCode, code[0].why)
+	}
+	return nil
+}
+
+// codeInWorkspace is one place of a server's code the agent could change.
+type codeInWorkspace struct {
+	path string // absolute, inside the workspace; "" when the workspace is inside it
+	why  string
+}
+
+// workspaceCode finds what of a server's code (argv resolved, dirs its
+// install roots) is in the workspace ws.
+func workspaceCode(ws string, argv, dirs []string) []codeInWorkspace {
 	real := ws
 	if r, err := filepath.EvalSymlinks(ws); err == nil {
 		real = r
 	}
-	inWS := func(p string) bool { return within(p, ws) || within(p, real) || within(ws, p) || within(real, p) }
-	if r, err := filepath.EvalSymlinks(argv[0]); err == nil && (within(r, ws) || within(r, real)) {
-		return fmt.Errorf("%w: its program %s is in the workspace (set trust_workspace_code to run it anyway)", ErrWorkspaceCode, argv[0])
+	// inside returns p as a path beneath ws, or "".
+	inside := func(p string) string {
+		switch {
+		case within(p, ws):
+			return p
+		case within(p, real):
+			rel, err := filepath.Rel(real, p)
+			if err != nil {
+				return ""
+			}
+			return filepath.Join(ws, rel)
+		}
+		return ""
+	}
+	var out []codeInWorkspace
+	if r, err := filepath.EvalSymlinks(argv[0]); err == nil {
+		if p := inside(r); p != "" {
+			out = append(out, codeInWorkspace{p, fmt.Sprintf("its program %s is in the workspace", argv[0])})
+		}
 	}
 	for _, d := range dirs {
-		if inWS(d) {
-			return fmt.Errorf("%w: it runs from %s, which holds or is in the workspace (set trust_workspace_code to run it anyway)", ErrWorkspaceCode, d)
+		if p := inside(d); p != "" {
+			out = append(out, codeInWorkspace{p, fmt.Sprintf("it runs from %s, which holds or is in the workspace", d)})
+		} else if within(ws, d) || within(real, d) {
+			out = append(out, codeInWorkspace{"", fmt.Sprintf("it runs from %s, which holds or is in the workspace", d)})
 		}
 	}
 	for _, a := range argv[1:] {
@@ -129,8 +162,51 @@ func outsideWorkspace(ws string, argv, dirs []string) error {
 			continue // the workspace itself is what a server serves
 		}
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return fmt.Errorf("%w: its argument %q is a file of the workspace (set trust_workspace_code to run it anyway)", ErrWorkspaceCode, a)
+			out = append(out, codeInWorkspace{inside(p), fmt.Sprintf("its argument %q is a file of the workspace", a)})
 		}
 	}
-	return nil
+	return out
+}
+
+// WorkspaceCode returns the paths, relative to the workspace (slash
+// separated), of a server's code that lies in its workspace: its
+// program, script arguments and install roots there. They are what a
+// server with TrustWorkspaceCode runs from, which the engine protects
+// from the agent's tools like its own configuration. An install root
+// that holds the whole workspace cannot be protected apart from it and
+// is not returned.
+func WorkspaceCode(spec Spec) ([]string, error) {
+	if len(spec.Argv) == 0 || !filepath.IsAbs(spec.Workspace) {
+		return nil, fmt.Errorf("%w: a command and an absolute workspace are required", ErrInvalidSpec)
+	}
+	lookup := spec.Env["PATH"]
+	if lookup == "" {
+		lookup = os.Getenv("PATH")
+	}
+	prog, err := resolveProgram(spec.Argv[0], lookup)
+	if err != nil {
+		return nil, err
+	}
+	server := append([]string{prog}, spec.Argv[1:]...)
+	userHome, _ := os.UserHomeDir()
+	dirs, err := installDirs(server, lookup, userHome)
+	if err != nil {
+		return nil, err
+	}
+	ws := filepath.Clean(spec.Workspace)
+	var out []string
+	for _, c := range workspaceCode(ws, server, dirs) {
+		if c.path == "" {
+			continue
+		}
+		rel, err := filepath.Rel(ws, c.path)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		if rel = filepath.ToSlash(rel); !slices.Contains(out, rel) {
+			out = append(out, rel)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }

@@ -22,10 +22,12 @@ var (
 	maxBackoff = 30 * time.Second
 )
 
+// resetAfter: a server up this long is healthy again (its backoff and
+// failure count start over when it next dies; its restarts within
+// restartWindow are still counted).
+var resetAfter = time.Minute
+
 const (
-	// resetAfter: a server up this long is healthy again (its backoff and
-	// failure count start over when it next dies).
-	resetAfter = time.Minute
 	// MaxFailures is how many failures in a row (a start that failed, or
 	// a server that died within resetAfter of starting) the Manager takes
 	// before it gives up on a server: it stays "failed" until the engine
@@ -36,7 +38,9 @@ const (
 // Manager keeps the engine's configured servers running: each started in
 // the background, restarted with backoff (500 ms doubling to 30 s, reset
 // after a minute up) when it dies, given up after MaxFailures failures in
-// a row, every start, failure and exit recorded (in no session). The
+// a row or when it died more than 20 times within an hour, every start,
+// failure and exit recorded (in no session); its listings share one
+// ListingBudget. The
 // engine runs on without a server that will not start.
 type Manager struct {
 	sb      Sandbox
@@ -69,6 +73,9 @@ func NewManager(sb Sandbox, specs []Spec, rec Recorder) *Manager {
 	for _, s := range specs {
 		if _, dup := m.servers[s.Name]; dup {
 			continue
+		}
+		if s.ListingBudget == nil {
+			s.ListingBudget = NewListingBudget()
 		}
 		ms := &managed{spec: s, first: make(chan struct{})}
 		ms.status = ServerStatus{Name: s.Name, State: "stopped", Since: time.Now()}
@@ -203,6 +210,8 @@ func (m *Manager) Stop(ctx context.Context) {
 func (m *Manager) run(ctx context.Context, ms *managed) {
 	backoff := minBackoff
 	failures := 0
+	var restarted restarts
+	code := "" // its code at its first start
 	// retry decides the pause before the next start: 0 to give up.
 	retry := func() time.Duration {
 		if failures >= MaxFailures {
@@ -218,7 +227,21 @@ func (m *Manager) run(ctx context.Context, ms *managed) {
 				st.State = "starting"
 			}
 		})
-		c, err := Start(ctx, m.sb, ms.spec, ms.instances+1, "", m.rec)
+		var c *Conn
+		now, err := codeHash(ms.spec)
+		switch {
+		case err == nil && code != "" && now != code:
+			// Not a failure to retry: what would run is not what started.
+			m.codeChanged(ms, failures+1)
+			return
+		case err == nil:
+			c, err = Start(ctx, m.sb, ms.spec, ms.instances+1, "", m.rec)
+		default:
+			err = &StartError{Err: err}
+		}
+		if err == nil && code == "" {
+			code = now
+		}
 		if ctx.Err() != nil {
 			if c != nil {
 				m.end(ms, c)
@@ -273,9 +296,25 @@ func (m *Manager) run(ctx context.Context, ms *managed) {
 		}
 		failures++
 		pause := retry()
+		tooMany := pause > 0 && restarted.add(time.Now())
+		if tooMany {
+			pause = 0
+		}
+		moved := false
+		if now, err := codeHash(ms.spec); pause > 0 && err == nil && now != code {
+			// Known now: its exit says it is not restarted.
+			pause, moved = 0, true
+		}
 		ex.RestartInMS = pause.Milliseconds()
 		m.record(&ex)
 		why := exitText(ex)
+		if tooMany {
+			// However long each instance lived: a server that keeps
+			// dying would otherwise be restarted, and its starts and
+			// listings recorded, without end.
+			why = fmt.Sprintf("it died %d times within %v: given up (last: %s)", maxRestarts+1, restartWindow, why)
+			m.record(&event.MCPServerFailed{Server: ms.spec.Name, Attempt: failures, Error: clip(why, 1024), StderrTail: ex.StderrTail})
+		}
 		ms.mu.Lock()
 		ms.conn = nil
 		ms.status.State, ms.status.PID, ms.status.LastError, ms.status.Since = "restarting", 0, why, time.Now()
@@ -283,11 +322,23 @@ func (m *Manager) run(ctx context.Context, ms *managed) {
 			ms.status.State = "failed"
 		}
 		ms.mu.Unlock()
+		if moved {
+			m.codeChanged(ms, failures)
+		}
 		if pause == 0 || !sleep(ctx, pause) {
 			m.stoppedUnlessFailed(ms)
 			return
 		}
 	}
+}
+
+// codeChanged records that a server is not started again because its
+// code changed since its first start, and fails it.
+func (m *Manager) codeChanged(ms *managed, attempt int) {
+	err := fmt.Errorf("%w: not started again (restart the engine to run the new code)", ErrCodeChanged)
+	m.record(&event.MCPServerFailed{Server: ms.spec.Name, Attempt: max(attempt, 1), Error: err.Error()})
+	ms.set(func(st *ServerStatus) { st.State, st.PID, st.LastError = "failed", 0, err.Error() })
+	ms.markFirst()
 }
 
 // end closes a running server because the Manager stops, and records it.

@@ -76,6 +76,11 @@ type Spec struct {
 	// with the server's sandbox (its network, its writes) at its next
 	// start.
 	TrustWorkspaceCode bool
+	// ListingBudget bounds the bytes of the server's recorded tool
+	// listings over time, shared by the starts that share it (a
+	// Manager gives each configured server one for all its restarts);
+	// nil gives each start a budget of its own.
+	ListingBudget *ListingBudget
 }
 
 // Sandbox is how the engine runs servers.

@@ -253,16 +253,13 @@ func listingHash(l *event.MCPToolsListed) string {
 }
 
 // relistLoop lists the tools again when the server says they changed, at
-// a bounded rate, and records the listing when it did change.
+// a bounded rate, and records the listing when it did change. A writable
+// server's tools are listed at its next call instead (relistDue): it
+// runs only inside calls (review #2).
 func (c *Conn) relistLoop() {
 	tokens := float64(relistBurst)
 	last := time.Now()
-	recorded := 1 // the listing Start recorded
 	for {
-		if recorded == maxListings {
-			c.problems.add(problem{kind: "unexpected", detail: fmt.Sprintf("its tools changed %d times: no longer listed until it restarts", maxListings-1)})
-			return
-		}
 		select {
 		case <-c.relist:
 		case <-c.done:
@@ -280,22 +277,52 @@ func (c *Conn) relistLoop() {
 			}
 		}
 		tokens--
-		ctx, cancel := context.WithTimeoutCause(context.Background(), c.timeout, ErrTimeout)
-		tools, listed, blob, err := c.listTools(ctx)
-		if err == nil {
-			c.mu.Lock()
-			same := listingHash(listed) == c.listingHash
-			c.mu.Unlock()
-			if !same {
-				err = c.recordListing(ctx, tools, listed, blob)
-				recorded++
-			}
+		if c.frz != nil {
+			c.relistDue.Store(true)
+			continue
 		}
-		cancel()
-		if err != nil && !c.ended() {
-			c.log.logf("listing its tools again: %v", err)
+		if !c.relistNow() {
+			return
 		}
 	}
+}
+
+// relistNow lists the tools again and records the listing when it
+// changed; false once the server's tools are no longer listed (its
+// listings of this start, or their budget, are spent).
+func (c *Conn) relistNow() bool {
+	c.listMu.Lock()
+	defer c.listMu.Unlock()
+	if c.recorded == -1 {
+		return false
+	}
+	if c.recorded+1 >= maxListings { // +1: the listing Start recorded
+		c.recorded = -1
+		c.problems.add(problem{kind: "unexpected", detail: fmt.Sprintf("its tools changed %d times: no longer listed until it restarts", maxListings-1)})
+		return false
+	}
+	ctx, cancel := context.WithTimeoutCause(context.Background(), c.timeout, ErrTimeout)
+	defer cancel()
+	tools, listed, blob, err := c.listTools(ctx)
+	if err == nil {
+		c.mu.Lock()
+		same := listingHash(listed) == c.listingHash
+		c.mu.Unlock()
+		if !same {
+			if berr := c.budget.take(listed.Size); berr != nil {
+				c.recorded = -1
+				c.problems.add(problem{kind: "unexpected", size: listed.Size,
+					detail: "its tools changed, not listed again until it restarts: " + clip(berr.Error(), 200)})
+				return false
+			}
+			err = c.recordListing(ctx, tools, listed, blob)
+			c.recorded++
+		}
+	}
+	if err != nil && !c.ended() {
+		c.log.logf("listing its tools again: %v", err)
+	}
+	return true
 }
 
 // poisoned says why Shield's prompt-injection heuristic flags what a

@@ -61,3 +61,38 @@ func TestMakeTools_Poisoned(t *testing.T) {
 		t.Errorf("refused %q", refused)
 	}
 }
+
+// TestWorkspaceCode: what a trusted server runs from in the workspace is
+// named (relative, slash separated) so the engine can protect it from
+// the agent: its program, a script argument and an install root there;
+// nothing for a server whose code is elsewhere.
+func TestWorkspaceCode(t *testing.T) {
+	ws := t.TempDir()
+	other := t.TempDir()
+	for _, f := range []string{"tools/srv.sh", "tools/lib.js"} {
+		p := filepath.Join(ws, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(other, "srv.js"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		argv []string
+		want string
+	}{
+		{"program", []string{filepath.Join(ws, "tools/srv.sh"), "stdio"}, "tools,tools/srv.sh"},
+		{"script argument", []string{"/bin/sh", "tools/lib.js", ws}, "tools/lib.js"},
+		{"elsewhere", []string{"/bin/sh", filepath.Join(other, "srv.js"), ws}, ""},
+	} {
+		got, err := WorkspaceCode(Spec{Name: "s", Argv: c.argv, Workspace: ws})
+		if err != nil || strings.Join(got, ",") != c.want {
+			t.Errorf("%s: %q %v, want %q", c.name, got, err, c.want)
+		}
+	}
+}
