@@ -15,8 +15,11 @@ import (
 //   - a string under a path-like key (path, paths, file, dir, source,
 //     destination, root, cwd, …, or a key ending in path, dir, directory
 //     or filename), at any depth, in a list or not, is a path the call
-//     acts on; so is a file:// URI under any key (a file URI naming
-//     another host cannot be judged: Shield asks);
+//     acts on, whatever it looks like (a URL of a scheme Shield does not
+//     know, or a path starting with "~" or holding "$", which the server
+//     resolves with its own home, also asks); so is a file:// URI under
+//     any key (a file URI naming another host cannot be judged: Shield
+//     asks);
 //   - the call reads those paths, or, for a writable server's tool
 //     (ToolDef.Mutating), writes them; each as a tree, since opx cannot
 //     know whether the tool recurses;
@@ -117,7 +120,20 @@ func (w *mcpArgs) value(key, s string) {
 	if s == "" {
 		return
 	}
+	pathKey := mcpPathKey(key)
+	if pathKey && (strings.HasPrefix(s, "~") || strings.Contains(s, "$")) {
+		// A server runs with a private home of its own, not the user's
+		// Shield resolves "~" and "$HOME" against: "~/../../ws/secret"
+		// may name the workspace to the server and elsewhere to Shield.
+		// It is judged as Shield reads it and asks a human.
+		w.unknown = append(w.unknown, fmt.Sprintf("the argument %s is %q: relative to a home or a variable, which the server resolves with its own (private) home and environment", key, clipArg(s)))
+	}
 	if len(s) > 5 && strings.EqualFold(s[:5], "file:") {
+		if pathKey {
+			// The server may read it as the relative path it also is
+			// (review #1).
+			w.paths = append(w.paths, s)
+		}
 		u, err := url.Parse(s)
 		switch {
 		case err != nil:
@@ -138,7 +154,7 @@ func (w *mcpArgs) value(key, s string) {
 		web = true
 	}
 	switch {
-	case mcpPathKey(key):
+	case pathKey:
 		// Every string under a path key is a path to Shield, whatever
 		// it looks like: a server may read "zz://../secret" as the
 		// relative path it also is (review #1). One that looks like a
