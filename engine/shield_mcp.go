@@ -168,8 +168,13 @@ func (w *mcpArgs) value(key, s string) {
 			w.unknown = append(w.unknown, fmt.Sprintf("the argument %s is %q: a path or a URL of scheme %q, which Shield cannot tell", key, clipArg(s), scheme))
 		}
 	case mcpURLKeys[key]:
-		if web {
+		switch {
+		case web:
 			w.urls = append(w.urls, s)
+		case isURL:
+			// A URI of a scheme Shield does not know: the server may
+			// read it as a path ("zz://../secret"), or fetch it.
+			w.unknown = append(w.unknown, fmt.Sprintf("the argument %s is %q: a URI of scheme %q, which Shield cannot judge", key, clipArg(s), scheme))
 		}
 	case mcpTextKeys[key]:
 		w.texts = append(w.texts, shield.Text{Source: key, Body: s})
