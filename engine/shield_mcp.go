@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/opx-dev/opx/engine/shield"
 )
 
@@ -197,16 +199,24 @@ func (e ShieldEvaluator) mcpFacts(p Proposal, args map[string]any, a *shield.Act
 	seen := map[string]bool{}
 	var named []string
 	for _, raw := range w.paths {
-		r := shield.Ref{Path: e.S.ResolvePath(raw), Tree: true, By: p.Tool}
-		if seen[r.Path] {
-			continue
-		}
-		seen[r.Path] = true
-		named = append(named, r.Path)
-		if p.Def.Mutating {
-			f.Writes = append(f.Writes, r)
-		} else {
-			f.Reads = append(f.Reads, r)
+		// A server may find a file by any Unicode-equivalent spelling
+		// of its name (the filesystem server does), while a policy's
+		// globs match bytes: the path is judged in its NFC and NFD
+		// forms too, so "se\u0301cret" meets a rule on "s\u00e9cret".
+		for _, sp := range []string{raw, norm.NFC.String(raw), norm.NFD.String(raw)} {
+			r := shield.Ref{Path: e.S.ResolvePath(sp), Tree: true, By: p.Tool}
+			if seen[r.Path] {
+				continue
+			}
+			seen[r.Path] = true
+			if sp == raw {
+				named = append(named, r.Path)
+			}
+			if p.Def.Mutating {
+				f.Writes = append(f.Writes, r)
+			} else {
+				f.Reads = append(f.Reads, r)
+			}
 		}
 	}
 	for _, t := range w.texts {

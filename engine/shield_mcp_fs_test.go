@@ -31,13 +31,18 @@ func TestShieldMCP_HostilePathSpellings(t *testing.T) {
 	root := t.TempDir()
 	ws := filepath.Join(root, "ws")
 	userHome := filepath.Join(root, "users", "dev", "home") // Shield's "~", deeper than the server's (root/homes/fs)
-	for _, d := range []string{filepath.Join(ws, "secret"), filepath.Join(ws, "pub"), userHome} {
+	for _, d := range []string{filepath.Join(ws, "secret"), filepath.Join(ws, "pub"), filepath.Join(ws, "s\u00e9cret"), userHome} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	const secret = "TOPSECRET-7c1e"
 	if err := os.WriteFile(filepath.Join(ws, "secret", "key.txt"), []byte(secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A directory named in NFC; the server finds it by any Unicode
+	// equivalent spelling.
+	if err := os.WriteFile(filepath.Join(ws, "s\u00e9cret", "key.txt"), []byte(secret), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(ws, "pub", "a.txt"), []byte("public"), 0o644); err != nil {
@@ -49,7 +54,7 @@ default: allow
 deny:
   - name: fs-secrets
     tools: ["mcp__fs__*"]
-    paths: ["secret/**"]
+    paths: ["secret/**", "s\u00e9cret/**"]
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +102,8 @@ deny:
 		{"~/../../ws/secret/../secret/key.txt", true},
 		{" secret/key.txt", false},
 		{"secret/key.txt ", false},
+		{"s\u00e9cret/key.txt", true},
+		{"se\u0301cret/key.txt", true},          // NFD: the server reads the NFC directory
 		{"$HOME/../../ws/secret/key.txt", true}, // "$HOME" is a directory of the workspace to the server
 	} {
 		t.Run(c.spelling, func(t *testing.T) {
