@@ -80,10 +80,13 @@ const (
 type proxySessions struct {
 	mu     sync.Mutex
 	byID   map[string]*proxySession
-	closed string // why no session opens any more; "" while the engine runs
+	gone   map[string]bool // sessions ended: no tools at all, ever
+	closed string          // why no session opens any more; "" while the engine runs
 }
 
-func newProxySessions() *proxySessions { return &proxySessions{byID: map[string]*proxySession{}} }
+func newProxySessions() *proxySessions {
+	return &proxySessions{byID: map[string]*proxySession{}, gone: map[string]bool{}}
+}
 
 // tools is the pipeline's SessionTools: a proxy session's registry.
 func (p *proxySessions) tools(session string) *executor.Registry {
@@ -96,6 +99,11 @@ func (p *proxySessions) tools(session string) *executor.Registry {
 			return emptyRegistry
 		}
 		return ps.reg
+	}
+	if p.gone[session] {
+		// Ended: a call still on its way (its end stopped waiting for
+		// it) reaches nothing, never the engine's own tools (review #4).
+		return emptyRegistry
 	}
 	return nil
 }
@@ -248,6 +256,7 @@ const ModeMCPProxy = "mcp-proxy"
 func (p *proxySessions) drop(id string) {
 	p.mu.Lock()
 	delete(p.byID, id)
+	p.gone[id] = true
 	p.mu.Unlock()
 }
 

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -80,6 +82,9 @@ func (ps *proxySession) serve(ctx context.Context, c *opxv1.ProxyCall) *opxv1.Pr
 			code, msg = codeInternal, fmt.Sprintf("the MCP server %s answered %d bytes, over the %d opx mcp-proxy hands on", ps.upstream, len(raw), proxyMaxResult)
 		default:
 			result = raw
+			if why := judgeForwarded(ps.upstream, method, raw); why != "" {
+				code, msg = codeUpstream, why
+			}
 		}
 	default:
 		code, msg = codeMethodNotFound, fmt.Sprintf("opx mcp-proxy does not pass %s on", clip(method, 128))
@@ -309,4 +314,44 @@ func exitDetail(x event.MCPServerExited) string {
 		d += "; its stderr ended with: " + t
 	}
 	return d
+}
+
+// judgeForwarded reads what the upstream answered to a passed-through
+// request (resources/read, prompts/get, their listings, ...) as Shield
+// reads a tool's result: the client may show any of it to its model
+// (review #7). A flagged answer is not handed on: why says so (the
+// client's error, recorded in mcp.response beside the answer as
+// received, which a rerun hands on as recorded), or is "".
+func judgeForwarded(upstream, method string, raw []byte) (why string) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	var texts []string
+	var walk func(any)
+	walk = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys) // the same reason for the same answer
+			for _, k := range keys {
+				walk(x[k])
+			}
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		case string:
+			texts = append(texts, x)
+		}
+	}
+	walk(v)
+	rule, reason := shield.JudgeResult(strings.Join(texts, "\n"))
+	if rule == "" {
+		return ""
+	}
+	return fmt.Sprintf("opx mcp-proxy: Shield (%s) flags the answer of the MCP server %s to %s: %s; it is not handed on", rule, upstream, method, reason)
 }

@@ -57,6 +57,27 @@ func TestPipeline_SessionTools_NoFallback(t *testing.T) {
 	}
 }
 
+// TestProxySessions_ToolsAfterEnd: a proxy session has no tools before
+// its upstream starts and none after its end (a call still on its way
+// must not fall back to the engine's registry); an agent session has no
+// registry of its own.
+func TestProxySessions_ToolsAfterEnd(t *testing.T) {
+	reg, err := executor.NewRegistry(oneTool{"mcp__fs__read_file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxySessions()
+	p.byID["starting"] = &proxySession{}
+	p.byID["open"] = &proxySession{reg: reg}
+	if p.tools("starting") != emptyRegistry || p.tools("open") != reg || p.tools("agent") != nil {
+		t.Fatal("tools of open sessions")
+	}
+	p.drop("open")
+	if got := p.tools("open"); got != emptyRegistry {
+		t.Errorf("an ended proxy session's tools: %v, want none (never the engine's)", got)
+	}
+}
+
 // TestConfig_UpstreamReserved: no configured server may be named as the
 // upstream of `opx mcp-proxy -- COMMAND`.
 func TestConfig_UpstreamReserved(t *testing.T) {

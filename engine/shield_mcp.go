@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/opx-dev/opx/engine/shield"
 )
 
@@ -15,8 +17,11 @@ import (
 //   - a string under a path-like key (path, paths, file, dir, source,
 //     destination, root, cwd, …, or a key ending in path, dir, directory
 //     or filename), at any depth, in a list or not, is a path the call
-//     acts on; so is a file:// URI under any key (a file URI naming
-//     another host cannot be judged: Shield asks);
+//     acts on, whatever it looks like (a URL of a scheme Shield does not
+//     know, or a path starting with "~" or holding "$", which the server
+//     resolves with its own home, also asks); so is a file:// URI under
+//     any key (a file URI naming another host cannot be judged: Shield
+//     asks);
 //   - the call reads those paths, or, for a writable server's tool
 //     (ToolDef.Mutating), writes them; each as a tree, since opx cannot
 //     know whether the tool recurses;
@@ -117,7 +122,20 @@ func (w *mcpArgs) value(key, s string) {
 	if s == "" {
 		return
 	}
+	pathKey := mcpPathKey(key)
+	if pathKey && (strings.HasPrefix(s, "~") || strings.Contains(s, "$")) {
+		// A server runs with a private home of its own, not the user's
+		// Shield resolves "~" and "$HOME" against: "~/../../ws/secret"
+		// may name the workspace to the server and elsewhere to Shield.
+		// It is judged as Shield reads it and asks a human.
+		w.unknown = append(w.unknown, fmt.Sprintf("the argument %s is %q: relative to a home or a variable, which the server resolves with its own (private) home and environment", key, clipArg(s)))
+	}
 	if len(s) > 5 && strings.EqualFold(s[:5], "file:") {
+		if pathKey {
+			// The server may read it as the relative path it also is
+			// (review #1).
+			w.paths = append(w.paths, s)
+		}
 		u, err := url.Parse(s)
 		switch {
 		case err != nil:
@@ -138,7 +156,7 @@ func (w *mcpArgs) value(key, s string) {
 		web = true
 	}
 	switch {
-	case mcpPathKey(key):
+	case pathKey:
 		// Every string under a path key is a path to Shield, whatever
 		// it looks like: a server may read "zz://../secret" as the
 		// relative path it also is (review #1). One that looks like a
@@ -152,8 +170,13 @@ func (w *mcpArgs) value(key, s string) {
 			w.unknown = append(w.unknown, fmt.Sprintf("the argument %s is %q: a path or a URL of scheme %q, which Shield cannot tell", key, clipArg(s), scheme))
 		}
 	case mcpURLKeys[key]:
-		if web {
+		switch {
+		case web:
 			w.urls = append(w.urls, s)
+		case isURL:
+			// A URI of a scheme Shield does not know: the server may
+			// read it as a path ("zz://../secret"), or fetch it.
+			w.unknown = append(w.unknown, fmt.Sprintf("the argument %s is %q: a URI of scheme %q, which Shield cannot judge", key, clipArg(s), scheme))
 		}
 	case mcpTextKeys[key]:
 		w.texts = append(w.texts, shield.Text{Source: key, Body: s})
@@ -176,16 +199,24 @@ func (e ShieldEvaluator) mcpFacts(p Proposal, args map[string]any, a *shield.Act
 	seen := map[string]bool{}
 	var named []string
 	for _, raw := range w.paths {
-		r := shield.Ref{Path: e.S.ResolvePath(raw), Tree: true, By: p.Tool}
-		if seen[r.Path] {
-			continue
-		}
-		seen[r.Path] = true
-		named = append(named, r.Path)
-		if p.Def.Mutating {
-			f.Writes = append(f.Writes, r)
-		} else {
-			f.Reads = append(f.Reads, r)
+		// A server may find a file by any Unicode-equivalent spelling
+		// of its name (the filesystem server does), while a policy's
+		// globs match bytes: the path is judged in its NFC and NFD
+		// forms too, so "se\u0301cret" meets a rule on "s\u00e9cret".
+		for _, sp := range []string{raw, norm.NFC.String(raw), norm.NFD.String(raw)} {
+			r := shield.Ref{Path: e.S.ResolvePath(sp), Tree: true, By: p.Tool}
+			if seen[r.Path] {
+				continue
+			}
+			seen[r.Path] = true
+			if sp == raw {
+				named = append(named, r.Path)
+			}
+			if p.Def.Mutating {
+				f.Writes = append(f.Writes, r)
+			} else {
+				f.Reads = append(f.Reads, r)
+			}
 		}
 	}
 	for _, t := range w.texts {

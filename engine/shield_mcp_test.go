@@ -66,6 +66,8 @@ func TestShieldEvaluator_MCPTools(t *testing.T) {
 		{"no path: the policy decides", "mcp__fs__list_allowed_directories", `{}`, false, "allow policy:fs-listing"},
 		{"another server is not allowed", "mcp__web__search", `{"query":"opx"}`, false, "escalate policy:default"},
 		{"a URL is not a path", "mcp__web__fetch", `{"url":"https://example.com/a"}`, false, "escalate policy:default"},
+		{"a URI of an unknown scheme asks", "mcp__fs__read_text_file", `{"path":"a.txt","uri":"zz://../secret/key.txt"}`, false, "escalate"},
+		{"a home path asks", "mcp__fs__read_text_file", `{"path":"~/src/app/a.txt"}`, false, "escalate"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := proposal(t, c.tool, c.args)

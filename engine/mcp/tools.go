@@ -182,8 +182,11 @@ func makeTools(server string, writable bool, raws []json.RawMessage) ([]Tool, []
 			// What the model reads of a tool (its description, the
 			// descriptions in its schema) passes the prompt-injection
 			// heuristic results pass: a poisoned tool is not offered
-			// (review #7).
-			why = poisoned(t.Description, t.InputSchema)
+			// (review #7). All of the tool is read, not only what opx's
+			// agent is shown: an mcp-proxy client gets the tool as listed
+			// (title, annotations, output schema, _meta) and may show
+			// any of it to its model.
+			why = poisoned(t.Description, raw)
 		}
 		if why != "" {
 			refused = append(refused, clip(t.Name, 80)+": "+why)
@@ -326,11 +329,12 @@ func (c *Conn) relistNow() bool {
 }
 
 // poisoned says why Shield's prompt-injection heuristic flags what a
-// tool tells the model, or "".
-func poisoned(description string, schema json.RawMessage) string {
+// tool tells the model (its description, then every key and string of
+// tool, the tool as listed), or "".
+func poisoned(description string, tool json.RawMessage) string {
 	var v any
 	var texts []string
-	if json.Unmarshal(schema, &v) == nil {
+	if json.Unmarshal(tool, &v) == nil {
 		var walk func(any)
 		walk = func(x any) {
 			switch x := x.(type) {
