@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/zeebo/blake3"
+
+	"github.com/opx-dev/opx/internal/regularfile"
 )
 
 // maxCodeHashBytes bounds what codeHash reads of one file; past it the
@@ -49,18 +51,22 @@ func codeHash(spec Spec) (string, error) {
 	}
 	for _, f := range files {
 		fmt.Fprintf(h, "%s\x00", f)
-		st, err := os.Stat(f)
-		if err != nil || !st.Mode().IsRegular() {
+		// Opened as a regular file only: a FIFO swapped in after a stat
+		// would block the engine's open.
+		r, err := regularfile.Open(f)
+		if err != nil {
 			continue // not a file (now): its absence is part of the hash
+		}
+		st, err := r.Stat()
+		if err != nil {
+			r.Close()
+			return "", err
 		}
 		fmt.Fprintf(h, "%d:%o\x00", st.Size(), st.Mode())
 		if st.Size() > maxCodeHashBytes {
 			fmt.Fprintf(h, "%d\x00", st.ModTime().UnixNano())
+			r.Close()
 			continue
-		}
-		r, err := os.Open(f)
-		if err != nil {
-			return "", err
 		}
 		_, err = io.Copy(h, io.LimitReader(r, maxCodeHashBytes))
 		r.Close()
