@@ -1,0 +1,92 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// LedgerStreamConfig is the ledger stream's configuration. Retention is
+// the operator's (MaxAge 0: kept until they set limits); replicas 1 on a
+// single server, 3 on a cluster.
+func LedgerStreamConfig(prefix string, replicas int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        LedgerStream(prefix),
+		Description: "opx ledgers shipped by engines (" + WireVersion + ")",
+		Subjects:    []string{LedgerSubjects(prefix)},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    max(replicas, 1),
+		Duplicates:  DedupWindow,
+		MaxMsgSize:  MaxChunk + 4096,
+		Discard:     jetstream.DiscardOld,
+	}
+}
+
+// CosigStreamConfig is the cosignature stream's configuration: the latest
+// cosigned checkpoint of each source.
+func CosigStreamConfig(prefix string, replicas int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:              CosigStream(prefix),
+		Description:       "opx witness cosignatures (" + WireVersion + ")",
+		Subjects:          []string{CosigSubjects(prefix)},
+		Retention:         jetstream.LimitsPolicy,
+		Storage:           jetstream.FileStorage,
+		Replicas:          max(replicas, 1),
+		MaxMsgsPerSubject: 1,
+		MaxMsgSize:        MaxCosigBytes + 4096,
+	}
+}
+
+// EnsureStreams creates both streams under prefix unless they exist (an
+// existing stream's configuration is the operator's and left alone).
+func EnsureStreams(ctx context.Context, js jetstream.JetStream, prefix string, replicas int) error {
+	for _, cfg := range []jetstream.StreamConfig{LedgerStreamConfig(prefix, replicas), CosigStreamConfig(prefix, replicas)} {
+		if _, err := js.Stream(ctx, cfg.Name); err == nil {
+			continue
+		} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("fleet: stream %s: %w", cfg.Name, err)
+		}
+		if _, err := js.CreateStream(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return fmt.Errorf("fleet: creating stream %s: %w", cfg.Name, err)
+		}
+	}
+	return nil
+}
+
+// CosigMessage is a witness's cosigned checkpoint of a source at size: the
+// checkpoint note with the source's signature and the witness's
+// cosignature line(s).
+func CosigMessage(prefix, ledgerID string, size uint64, note []byte) *nats.Msg {
+	m := nats.NewMsg(CosigSubject(prefix, ledgerID))
+	m.Header.Set(HdrWire, WireVersion)
+	m.Header.Set(HdrSize, strconv.FormatUint(size, 10))
+	m.Data = note
+	return m
+}
+
+// ParseCosig reads a cosignature message: the source it is for, the tree
+// size and the note (unverified: the reader checks it against its own
+// tree and keys).
+func ParseCosig(prefix string, m *nats.Msg) (ledgerID string, size uint64, note []byte, err error) {
+	id, ok := strings.CutPrefix(m.Subject, prefix+".cosig.")
+	if !ok || CheckLedgerID(id) != nil {
+		return "", 0, nil, fmt.Errorf("%w: subject %q", ErrMalformed, clip(m.Subject))
+	}
+	if w := m.Header.Get(HdrWire); w != WireVersion {
+		return "", 0, nil, fmt.Errorf("%w %q", ErrWire, clip(w))
+	}
+	if len(m.Data) > MaxCosigBytes {
+		return "", 0, nil, fmt.Errorf("%w: a cosigned note of %d bytes (at most %d)", ErrMalformed, len(m.Data), MaxCosigBytes)
+	}
+	size, err = strconv.ParseUint(m.Header.Get(HdrSize), 10, 64)
+	if err != nil || size == 0 {
+		return "", 0, nil, fmt.Errorf("%w: cosignature size %q", ErrMalformed, clip(m.Header.Get(HdrSize)))
+	}
+	return id, size, m.Data, nil
+}
