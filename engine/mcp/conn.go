@@ -99,6 +99,9 @@ type Conn struct {
 	listMu    sync.Mutex // one relisting at a time; guards recorded
 	recorded  int        // listings recorded by this start
 	probing   atomic.Bool
+	// probeWait bounds the ping after a timeout: probeTimeout when the
+	// Conn started (read once: a probe may outlive the call that began it).
+	probeWait time.Duration
 	closeOnce sync.Once
 	done      chan struct{}
 	exit      event.MCPServerExited
@@ -116,7 +119,7 @@ func Start(ctx context.Context, sb Sandbox, spec Spec, instance int, session str
 		return nil, &StartError{Err: err}
 	}
 	c := &Conn{
-		spec: spec, timeout: spec.timeout(), session: session, instance: instance, rec: rec, budget: spec.ListingBudget,
+		spec: spec, timeout: spec.timeout(), probeWait: probeTimeout, session: session, instance: instance, rec: rec, budget: spec.ListingBudget,
 		log: newServerLog(sb.Log, spec.Name, instance), logDone: make(chan struct{}), proc: proc,
 		relist: make(chan struct{}, 1), done: make(chan struct{}),
 	}
@@ -449,7 +452,7 @@ func (c *Conn) probe() {
 // ping pings the server, and kills it as unresponsive if it does not
 // answer.
 func (c *Conn) ping() {
-	ctx, cancel := context.WithTimeoutCause(context.Background(), min(c.timeout, probeTimeout), ErrTimeout)
+	ctx, cancel := context.WithTimeoutCause(context.Background(), min(c.timeout, c.probeWait), ErrTimeout)
 	defer cancel()
 	if _, err := c.lc.call(ctx, "ping", map[string]any{}, ""); err != nil && !c.ended() {
 		var werr *jsonrpc.Error
