@@ -27,7 +27,11 @@ func demoCommand() *cli.Command {
 			"with its ledger in a temporary state directory, unless --workspace is given — sends a few\n" +
 			"messages to the scripted model, stops the engine, verifies the ledger strictly and shows\n" +
 			"what to try next. A temporary directory is kept for you to explore; the demo names it at the\n" +
-			"end. Needs no network and no API key.\n\n" + exitCodesHelp("the demo's ledger does not verify"),
+			"end. Needs no network and no API key.\n\n" +
+			"In a workspace it creates (a temporary one, or a missing or empty DIR) the demo also writes\n" +
+			".opx/config.yaml, which runs an MCP server of its own (an issue tracker: opx itself, read-only,\n" +
+			"no network), and .opx/policy.yaml, the built-in policy with a rule allowing its tools; it never\n" +
+			"replaces a file of yours.\n\n" + exitCodesHelp("the demo's ledger does not verify"),
 		Flags:  []cli.Flag{&cli.StringFlag{Name: "workspace", Usage: "use workspace `DIR` (created if missing) instead of a temporary one"}},
 		Action: runDemo,
 	}

@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -644,9 +645,15 @@ func TestE2E_Demo_PlainWorkspace(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, not := range []string{"refused each one", "tests pass now", "invoice.sh is back", "the three blocks", "and the rollback", "== opx diff"} {
+	for _, not := range []string{"refused each one", "tests pass now", "invoice.sh is back", "the three blocks", "and the rollback", "== opx diff",
+		"look up issue 7", "mcp__tracker", "finding in an MCP result"} {
 		if strings.Contains(string(out), not) {
 			t.Errorf("demo output says %q:\n%s", not, out)
 		}
+	}
+	// A workspace of the user's keeps its configuration: the demo's MCP
+	// server and policy are written only where it created the workspace.
+	if _, err := os.Stat(filepath.Join(ws, ".opx")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the demo configured the user's workspace: %v", err)
 	}
 }
