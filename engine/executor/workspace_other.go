@@ -74,3 +74,9 @@ func (w *Workspace) WriteFiles(files []FileWrite) (int, error) { return 0, ErrUn
 
 // Strict returns the workspace itself here.
 func (w *Workspace) Strict() *Workspace { return w }
+
+// MaxLinks bounds the symlinks Resolve follows for one path.
+const MaxLinks = 40
+
+// Resolve is unsupported here.
+func (w *Workspace) Resolve(rel string, followLast bool) (string, error) { return "", ErrUnsupported }
