@@ -341,3 +341,44 @@ func TestWhatIf_Symlink_RecordedLinks(t *testing.T) {
 		t.Errorf("what-if under no-pub: %+v, want s/key allowed and docs/a.txt blocked", rep.Changes)
 	}
 }
+
+// TestRerun_Symlink_RecordedLinks: a live engine (engine.New gives Shield
+// the workspace) judges a read through a link into a denied tree and one
+// through a legitimate link, and records where each led; a rerun, which
+// touches no workspace, judges the recorded links and reproduces the
+// session identically.
+func TestRerun_Symlink_RecordedLinks(t *testing.T) {
+	transcript := `{"model": "link-test-1", "turns": [
+ {"match": "(?i)read", "steps": [
+  {"tool_calls": [{"name": "read_file", "arguments": "{\"path\": \"s/key\"}"}, {"name": "read_file", "arguments": "{\"path\": \"docs/a.txt\"}"}]},
+  {"text": "Done: {{.LastResult}}"}
+ ]}
+]}`
+	policy := strings.Replace(replayPolicy, "deny:\n", "deny:\n  - name: no-secrets\n    paths: [\"secrets/**\"]\n", 1)
+	r := recordSession(t, recordSpec{transcript: transcript, policy: policy,
+		files:    map[string]string{"secrets/key": symlinkSecret + "\n", "pub/a.txt": "public\n"},
+		links:    map[string]string{"s": "secrets", "docs": "pub"},
+		messages: []string{"read them"}})
+	l, err := ledger.OpenReadOnly(r.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := rerun.Load(l, r.session)
+	l.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Proposals) != 2 || rec.Proposals[0].Links["s/key"] != "secrets/key" || rec.Proposals[1].Links["docs/a.txt"] != "pub/a.txt" {
+		t.Fatalf("proposals and their links: %+v", rec.Proposals)
+	}
+	if v := rec.Proposals[0].Verdicts; len(v) == 0 || v[0].Decision != event.Block || !strings.Contains(v[0].Reason, "symlink") {
+		t.Errorf("s/key: verdicts %+v, want blocked through the symlink", v)
+	}
+	if c := rec.Proposals[1].Completed; c == nil || !strings.Contains(c.Result, "public") {
+		t.Errorf("docs/a.txt: %+v, want read through the legitimate link", c)
+	}
+	if rep := rerunSession(t, r.path, r.session); !rep.Identical {
+		d := rep.Divergence
+		t.Fatalf("rerun diverged at seq %d (%s, %s): notes %v\n%s", d.Seq, d.Type, d.Kind, rep.Notes, d.Diff)
+	}
+}
