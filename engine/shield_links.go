@@ -33,6 +33,11 @@ type LinkResolver interface {
 const (
 	maxLinkLookups = 256
 	maxLinks       = 64
+	// maxTreeEntries bounds the entries looked at beneath each tree a
+	// command reads recursively, for the links in them (grep -R follows
+	// them), and maxTrees the trees.
+	maxTreeEntries = 50000
+	maxTrees       = 8
 )
 
 // linksTruncated is the key Links records when it stopped at a bound.
@@ -51,8 +56,14 @@ func (e ShieldEvaluator) Links(p Proposal) map[string]string {
 	var raws []string
 	a := e.action(Proposal{Session: p.Session, Tool: p.Tool, Args: p.Args, Def: p.Def, Known: p.Known, Paths: p.Paths},
 		func(raw string) { raws = append(raws, raw) })
+	var trees []string // what the command reads recursively
 	if a.Command != "" {
 		cf := e.S.CommandFactsIn(a.Command, a.Cwd)
+		for _, r := range cf.Reads {
+			if r.Tree && !r.Glob && (r.Path == ws || strings.HasPrefix(r.Path, ws+"/")) {
+				trees = append(trees, r.Path)
+			}
+		}
 		for _, refs := range [][]shield.Ref{cf.Reads, cf.Writes, cf.Deletes} {
 			for _, r := range refs {
 				p := r.Path
@@ -93,10 +104,59 @@ func (e ShieldEvaluator) Links(p Proposal) map[string]string {
 		}
 		out[raw] = to
 	}
+	if _, full := out[linksTruncated]; !full {
+		e.treeLinks(ws, trees, out)
+	}
 	if len(out) == 0 {
 		return nil
 	}
 	return out
+}
+
+// treeLinks adds to out the symlinks beneath the trees a command reads
+// recursively that lead elsewhere in the workspace (out of the tree):
+// a recursive read that follows links (grep -R, cp -rL, tar -h, zip)
+// reads there too. Links out of the workspace are left to the command
+// sandbox, links within the tree are read anyway.
+func (e ShieldEvaluator) treeLinks(ws string, trees []string, out map[string]string) {
+	seen := map[string]bool{}
+	for _, tree := range trees {
+		if seen[tree] {
+			continue
+		}
+		seen[tree] = true
+		if len(seen) > maxTrees {
+			out[linksTruncated] = fmt.Sprintf("more than %d trees read recursively", maxTrees)
+			return
+		}
+		rel := "."
+		if tree != ws {
+			rel = tree[len(ws)+1:]
+		}
+		root, err := e.FS.Resolve(rel, true)
+		if err != nil || path.IsAbs(root) {
+			continue
+		}
+		links, complete, err := e.FS.LinksBeneath(root, maxTreeEntries)
+		if err != nil {
+			continue
+		}
+		for _, l := range links {
+			to, err := e.FS.Resolve(l, true)
+			if err != nil || path.IsAbs(to) || to == root || strings.HasPrefix(to, root+"/") || (root == "." && !strings.HasPrefix(to, "..")) {
+				continue
+			}
+			if len(out) >= maxLinks {
+				complete = false
+				break
+			}
+			out[path.Join(ws, l)] = to
+		}
+		if !complete {
+			out[linksTruncated] = fmt.Sprintf("a tree read recursively (%s) with more than %d entries or %d symlinks out of it", tree, maxTreeEntries, maxLinks)
+			return
+		}
+	}
 }
 
 // literalDir is the directory a glob pattern names before its first

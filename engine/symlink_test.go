@@ -238,6 +238,8 @@ func TestPipeline_Symlink_CommandPaths(t *testing.T) {
 		{"command": "cat key", "cwd": "s"},
 		{"command": "grep -r SECRET docs/up"},
 		{"command": "cat s/*"},
+		{"command": "grep -R SECRET pub"},  // pub/up -> ../secrets, followed by -R
+		{"command": "grep -R SECRET docs"}, // the same through the legitimate link
 		{"command": "head c1/k?y"},
 	} {
 		b, _ := json.Marshal(args)

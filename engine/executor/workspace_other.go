@@ -80,3 +80,8 @@ const MaxLinks = 40
 
 // Resolve is unsupported here.
 func (w *Workspace) Resolve(rel string, followLast bool) (string, error) { return "", ErrUnsupported }
+
+// LinksBeneath is unsupported here.
+func (w *Workspace) LinksBeneath(rel string, max int) ([]string, bool, error) {
+	return nil, false, ErrUnsupported
+}

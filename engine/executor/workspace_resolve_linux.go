@@ -125,3 +125,44 @@ func (w *Workspace) lookLink(dir []string, name string) (string, bool, error) {
 	}
 	return string(buf[:n]), true, nil
 }
+
+// LinksBeneath lists the symlinks beneath the directory rel (rel itself
+// excluded), following none, as workspace-relative paths, looking at no
+// more than max entries: complete is false when it stopped there. A rel
+// that is not a directory has none.
+func (w *Workspace) LinksBeneath(rel string, max int) (links []string, complete bool, err error) {
+	strict := w.Strict()
+	st, err := strict.Lstat(rel)
+	if path.Clean(rel) == "." {
+		st, err = unix.Stat_t{Mode: unix.S_IFDIR}, nil
+	}
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil, true, nil
+	}
+	seen := 0
+	dirs := []string{path.Clean(rel)}
+	for len(dirs) > 0 {
+		d := dirs[len(dirs)-1]
+		dirs = dirs[:len(dirs)-1]
+		err := strict.ReadDirStatFunc(d, func(name []byte, st *unix.Stat_t) {
+			seen++
+			if seen > max {
+				return
+			}
+			p := path.Join(d, string(name))
+			switch st.Mode & unix.S_IFMT {
+			case unix.S_IFLNK:
+				links = append(links, p)
+			case unix.S_IFDIR:
+				dirs = append(dirs, p)
+			}
+		})
+		if seen > max {
+			return links, false, nil
+		}
+		if err != nil {
+			continue // gone or unreadable since: nothing to follow there
+		}
+	}
+	return links, true, nil
+}

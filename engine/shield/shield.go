@@ -231,6 +231,27 @@ func (s *Shield) facts(a *Action) Facts {
 			}
 		}
 	}
+	if len(a.Links) > 0 {
+		// A recursive read reaches through the links beneath it that
+		// lead out of it (grep -R follows them): their targets are read
+		// too, in the order of the links' paths.
+		keys := make([]string, 0, len(a.Links))
+		for k := range a.Links {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, n := 0, len(f.Reads); i < n; i++ {
+			r := f.Reads[i]
+			if !r.Tree || r.Glob {
+				continue
+			}
+			for _, k := range keys {
+				if strings.HasPrefix(k, r.Path+"/") {
+					f.Reads = append(f.Reads, Ref{Path: a.Links[k], Tree: true, By: r.By, Via: k})
+				}
+			}
+		}
+	}
 	if dotglobOn(a, &f) {
 		for _, refs := range [][]Ref{f.Reads, f.Writes, f.Deletes} {
 			for i := range refs {
