@@ -384,3 +384,37 @@ func TestRerun_Symlink_RecordedLinks(t *testing.T) {
 		t.Fatalf("rerun diverged at seq %d (%s, %s): notes %v\n%s", d.Seq, d.Type, d.Kind, rep.Notes, d.Diff)
 	}
 }
+
+// TestPipeline_Symlink_ProtectedConfig: opx's configuration (.opx) is
+// protected by tier -1 through a link to it as it is by name.
+func TestPipeline_Symlink_ProtectedConfig(t *testing.T) {
+	lw := newLinkWorkspace(t)
+	if err := os.MkdirAll(filepath.Join(lw.ws, ".opx"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lw.ws, ".opx", "policy.yaml"), []byte("version: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for l, target := range map[string]string{"cfg": ".opx", "pol": ".opx/policy.yaml"} {
+		if err := os.Symlink(target, filepath.Join(lw.ws, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	for i, c := range []struct{ tool, args string }{
+		{"read_file", `{"path":"cfg/policy.yaml"}`},
+		{"read_file", `{"path":"pol"}`},
+		{"list_directory", `{"path":"cfg"}`},
+		{"edit_file", `{"path":"cfg/policy.yaml","old":"1","new":"2"}`},
+	} {
+		id := fmt.Sprint("p", i)
+		out, err := lw.f.p.Handle(ctx, "s1", "", "m1", id, c.tool, c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs := lw.verdicts(t, id)
+		if !out.IsError || len(vs) != 1 || vs[0].Rule != "protected:config" || !strings.Contains(vs[0].Reason, "symlink") {
+			t.Errorf("%s %s: %+v, verdicts %+v: want protected:config through the symlink", c.tool, c.args, out, vs)
+		}
+	}
+}
