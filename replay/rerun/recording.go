@@ -108,12 +108,15 @@ type Proposal struct {
 	SubAgentID                         string
 	MessageID, CallID, Tool, Arguments string
 	Mutating                           bool
-	Engine                             *Engine
-	Verdicts                           []Verdict
-	Snapshot                           *event.Snapshot // nil: none taken
-	Started                            bool            // exec.started recorded
-	Completed                          *event.ExecCompleted
-	Failed                             *event.ExecFailed
+	// Links are the recorded resolutions of the call's paths through
+	// symlinks (event.ToolProposed.Links).
+	Links     map[string]string
+	Engine    *Engine
+	Verdicts  []Verdict
+	Snapshot  *event.Snapshot // nil: none taken
+	Started   bool            // exec.started recorded
+	Completed *event.ExecCompleted
+	Failed    *event.ExecFailed
 	// DoneSeq is the seq of Completed or Failed (0: neither recorded).
 	DoneSeq uint64
 	// Result is what the agent was answered (engine.tool_result), with
@@ -303,7 +306,7 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 	case *event.ToolProposed:
 		ts, _ := en.Time()
 		pr := &Proposal{Seq: en.Seq, TS: ts, SubAgentID: x.SubAgentID, MessageID: x.MessageID, CallID: x.CallID, Tool: x.Tool, Arguments: x.Arguments,
-			Mutating: x.Mutating, Engine: engine}
+			Mutating: x.Mutating, Links: event.LinkMap(x.Links), Engine: engine}
 		r.Proposals = append(r.Proposals, pr)
 		proposals[CallKey(x.SubAgentID, x.CallID)] = pr
 	case *event.ShieldVerdict:
