@@ -148,3 +148,32 @@ func TestParseCosig(t *testing.T) {
 		t.Fatalf("size 0: %v", err)
 	}
 }
+
+func TestResend_RoundTrip(t *testing.T) {
+	epoch := strings.Repeat("ab", 8)
+	m, err := fleet.ResendMessage("opx", fleet.ResendRequest{LedgerID: id, From: 17, Epoch: epoch, Reason: "gap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := fleet.ParseResend("opx", id, m)
+	if err != nil || r.From != 17 || r.Epoch != epoch {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if _, err := fleet.ParseResend("opx", strings.Repeat("f", 32), m); !errors.Is(err, fleet.ErrMalformed) {
+		t.Fatalf("another ledger's request taken: %v", err)
+	}
+	m.Data = []byte(`{"wire":"opx-fleet/1","ledger_id":"` + id + `","from":1,"epoch":"not hex"}`)
+	if _, err := fleet.ParseResend("opx", id, m); !errors.Is(err, fleet.ErrMalformed) {
+		t.Fatalf("a bad epoch taken: %v", err)
+	}
+	m.Data = make([]byte, fleet.MaxCtlBytes+1)
+	if _, err := fleet.ParseResend("opx", id, m); !errors.Is(err, fleet.ErrMalformed) {
+		t.Fatalf("an oversized request taken: %v", err)
+	}
+	if _, err := fleet.ResendMessage("opx", fleet.ResendRequest{LedgerID: id, Epoch: "x"}); err == nil {
+		t.Fatal("a bad epoch sent")
+	}
+	if got := fleet.ConflictMsgID(id, 3, []byte("x")); !strings.HasPrefix(got, fleet.EntryMsgID(id, 3)+"#") || len(got) != len(fleet.EntryMsgID(id, 3))+17 {
+		t.Fatalf("conflict id %q", got)
+	}
+}
