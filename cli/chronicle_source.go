@@ -69,7 +69,7 @@ func openReviewSource(c *cli.Context) (*review, error) {
 	case err == nil:
 		r.src, r.file, r.close = l, l, l.Close
 	case errors.Is(err, ledger.ErrLocked):
-		if _, explicit := flagGiven(c, "ledger"); explicit {
+		if ledgerNamed(c) {
 			return nil, err
 		}
 		ec, derr := dialEngine(c)

@@ -86,7 +86,7 @@ func readSessionHistory(c *cli.Context, session string) ([]messageJSON, error) {
 	out := []messageJSON{}
 	l, err := openReview(c)
 	if errors.Is(err, ledger.ErrLocked) {
-		if _, explicit := flagGiven(c, "ledger"); !explicit {
+		if !ledgerNamed(c) {
 			if ec, derr := dialEngine(c); derr == nil {
 				defer ec.Close()
 				resp, err := ec.client.GetHistory(ec.ctx, &opxv1.GetHistoryRequest{SessionId: session})

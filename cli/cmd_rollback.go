@@ -78,7 +78,7 @@ func runRollback(c *cli.Context) error {
 // rollbackSomewhere asks the workspace's running engine to roll back, or,
 // when none runs (or --ledger names a file), does it here.
 func rollbackSomewhere(c *cli.Context, req engine.RollbackRequest) (*engine.RollbackReport, error) {
-	if _, explicit := flagGiven(c, "ledger"); !explicit {
+	if !ledgerNamed(c) {
 		ec, err := dialEngine(c)
 		if err == nil {
 			defer ec.Close()

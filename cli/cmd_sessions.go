@@ -74,7 +74,7 @@ func listSessions(c *cli.Context, all bool) ([]sessionJSON, error) {
 	out := []sessionJSON{}
 	l, err := openReview(c)
 	if errors.Is(err, ledger.ErrLocked) {
-		if _, explicit := flagGiven(c, "ledger"); !explicit {
+		if !ledgerNamed(c) {
 			if ec, derr := dialEngine(c); derr == nil {
 				defer ec.Close()
 				resp, err := ec.client.ListSessions(ec.ctx, &opxv1.ListSessionsRequest{IncludeOtr: all})

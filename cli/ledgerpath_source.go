@@ -54,3 +54,13 @@ func sourceLedger(c *cli.Context, id string, workspaceNamesLedger bool) (string,
 func SourceLedgerPath(store, id string) string {
 	return filepath.Join(store, "sources", id, "ledger.db")
 }
+
+// ledgerNamed reports whether c names its ledger file outright (--ledger
+// or --source) rather than through a workspace: such a command never asks
+// the workspace's engine in place of the file (it could be serving
+// another ledger, and a rollback there would touch the wrong workspace).
+func ledgerNamed(c *cli.Context) bool {
+	_, l := flagGiven(c, "ledger")
+	_, s := flagGiven(c, "source")
+	return l || s
+}

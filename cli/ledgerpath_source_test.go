@@ -75,3 +75,13 @@ func TestLedgerPath_Source(t *testing.T) {
 	})
 	ledgertest.MustVerify(t, path)
 }
+
+// TestLedgerPath_Source_NotAnExport: --source names the ledger, so an
+// EXPORT argument beside it is one ledger too many.
+func TestLedgerPath_Source_NotAnExport(t *testing.T) {
+	store := t.TempDir()
+	const id = "00112233445566778899aabbccddeeff"
+	r := run(t, "ledger", "verify", "x.export", "--source", id, "--store", store)
+	r.wantCode(t, cli.ExitUsage)
+	r.wantErr(t, "not both")
+}
