@@ -49,6 +49,13 @@ func checkSince(c *cli.Context, rv *ledgerReview, rep *ledger.Report, w *treeWal
 	if err != nil {
 		return nil, err
 	}
+	return checkExtends(c, rv, rep, w, file, note)
+}
+
+// checkExtends is checkSince's proof for the checkpoint note, named file
+// in the output (a file, or where the ledger recorded it).
+func checkExtends(c *cli.Context, rv *ledgerReview, rep *ledger.Report, w *treeWalk, file string, note []byte) (*sinceResult, error) {
+	var err error
 	var given *tlog.Verifier
 	if c.String("key") != "" {
 		v, err := verifierFlag(c)
