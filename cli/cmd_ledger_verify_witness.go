@@ -170,7 +170,7 @@ func (w *witnessCheck) check(c *cli.Context, rv *ledgerReview, rep *ledger.Repor
 		return res, nil
 	}
 	res.TreeSize = peekSize(w.note)
-	since, err := checkExtends(c, rv, rep, walk, from, w.note)
+	since, err := checkExtends(c, rv, rep, walk, "--witness", from, w.note)
 	if err != nil {
 		if !errors.Is(err, tlog.ErrUnsigned) && !errors.Is(err, tlog.ErrMalformed) {
 			return nil, err // reading the ledger failed
