@@ -50,7 +50,6 @@ func TestCollector_UsageErrors(t *testing.T) {
 		{"config stall", []string{"collector", "--store", store, "--config", cfg("url: nats://h:1\nstall_after: soon\n")}, cli.ExitError, "stall_after"},
 		{"config allow id", []string{"collector", "--store", store, "--config", cfg("url: nats://h:1\nallow_keys: {nope: x}\n")}, cli.ExitError, "not a ledger id"},
 		{"config allow key", []string{"collector", "--store", store, "--config", cfg("url: nats://h:1\nallow_keys: {00112233445566778899aabbccddeeff: x}\n")}, cli.ExitError, "allow_keys 00112233445566778899aabbccddeeff"},
-		{"config allow only", []string{"collector", "--store", store, "--config", cfg("url: nats://h:1\nallow_only: true\n")}, cli.ExitError, "refuse every source"},
 		{"config not yaml", []string{"collector", "--store", store, "--config", cfg("url: [\n")}, cli.ExitError, "collector config"},
 		{"config huge", []string{"collector", "--store", store, "--config", cfg("url: nats://h:1\n#" + strings.Repeat("x", 2<<20) + "\n")}, cli.ExitError, "larger than"},
 		{"key args", []string{"collector", "key", "--store", store, "extra"}, cli.ExitUsage, "extra"},

@@ -78,18 +78,27 @@ type fleetSourceJSON struct {
 	ID        string `json:"id"`
 	Host      string `json:"host"`
 	Workspace string `json:"workspace"`
-	// HeadSeq and HeadHash: the last entry verified and stored.
-	HeadSeq  uint64 `json:"head_seq"`
-	HeadHash string `json:"head_hash"`
+	// HeadSeq and HeadHash: the last entry verified and stored
+	// (HasMirror false: nothing stored yet).
+	HasMirror bool   `json:"has_mirror"`
+	HeadSeq   uint64 `json:"head_seq"`
+	HeadHash  string `json:"head_hash"`
+	// Claimed is the head the source's last hello named; Lag the entries
+	// it claimed beyond HeadSeq.
+	Claimed uint64 `json:"claimed_head"`
+	Lag     uint64 `json:"lag"`
 	// Checkpoint: the tree size of the last signed checkpoint verified;
 	// Cosigned: the last one cosigned (0: none).
 	Checkpoint uint64 `json:"checkpoint_size"`
 	Cosigned   uint64 `json:"cosigned_size"`
-	// Lag: entries the source claimed (its last hello) beyond the head.
-	Lag      uint64 `json:"lag"`
-	LastSeen string `json:"last_seen"` // RFC 3339, "" if never
-	Alerts   int    `json:"alerts"`
-	Path     string `json:"path"` // the mirror ledger
+	LastSeen   string `json:"last_seen"` // RFC 3339, "" if never
+	// LagSeconds: since the source last sent anything.
+	LagSeconds float64 `json:"lag_seconds"`
+	Held       int     `json:"held"`    // entries waiting for an earlier one
+	Dropped    uint64  `json:"dropped"` // entries given up on
+	Alerts     int     `json:"alerts"`
+	Stalled    bool    `json:"stalled"`
+	Path       string  `json:"path"` // the mirror ledger
 }
 
 // fleetAlertJSON is one alert in `opx fleet alerts --json`.

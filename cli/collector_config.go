@@ -52,8 +52,6 @@ type collectorConfig struct {
 	// verifier key, as `opx ledger key` prints it). A source not listed
 	// is pinned on first sight from its first ledger.key entry.
 	AllowKeys map[string]string `yaml:"allow_keys"`
-	// AllowOnly: refuse (alert) sources not in allow_keys.
-	AllowOnly bool `yaml:"allow_only"`
 }
 
 // readCollectorConfig reads and checks a collector config file.
@@ -130,9 +128,6 @@ func (c *collectorConfig) check() error {
 		if v.Name() != tlog.Origin(id) {
 			return fmt.Errorf("allow_keys %s: the key is for %q, not this ledger", id, clip(v.Name(), 80))
 		}
-	}
-	if c.AllowOnly && len(c.AllowKeys) == 0 {
-		return errors.New("allow_only with no allow_keys would refuse every source")
 	}
 	return nil
 }
