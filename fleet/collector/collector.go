@@ -45,6 +45,9 @@ type Config struct {
 	WitnessName string
 	// NoSync skips fsync in the ledgers (tests only).
 	NoSync bool
+	// Stored, if set, is called after each commit of a mirror with its
+	// head (benchmarks time the lag with it). It must not block.
+	Stored func(ledgerID string, headSeq uint64)
 	// Logf, if set, receives what the collector does that is not an alert.
 	Logf func(format string, args ...any)
 }

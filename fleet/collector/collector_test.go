@@ -108,7 +108,11 @@ func TestCollector_ShipMirrorCosign(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	rep, err := m.Verify(ledger.VerifyOptions{Strict: true})
+	opts, err := event.StrictOptionsFor(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := m.Verify(opts)
 	if err != nil || !rep.OK {
 		t.Fatalf("mirror verify: %v %v", err, rep.Err())
 	}

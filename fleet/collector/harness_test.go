@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/fleet"
@@ -97,18 +98,9 @@ func checkStore(t *testing.T, store string) {
 	for _, d := range dirs {
 		p := collector.SourcePath(store, d.Name())
 		if _, err := os.Stat(p); err == nil {
-			l, err := ledger.OpenReadOnly(p)
-			if err != nil {
-				t.Errorf("mirror %s: %v", d.Name(), err)
-				continue
-			}
-			opts, err := event.StrictOptionsFor(l)
-			l.Close()
-			if err != nil {
-				t.Errorf("mirror %s: %v", d.Name(), err)
-				continue
-			}
-			ledgertest.MustVerify(t, p, opts)
+			// The chain, tiles and payloads; not the checkpoints'
+			// signatures: a mirror holds what a hostile source signed.
+			ledgertest.MustVerify(t, p, event.StrictOptions())
 		}
 	}
 }
@@ -354,4 +346,16 @@ func keyOf(t *testing.T, id string) *tlog.Signer {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// editMeta sets (or with nil deletes) a meta key of a ledger file.
+func editMeta(t *testing.T, path, key string, v []byte) {
+	t.Helper()
+	ledgertest.Edit(t, path, func(tx *bolt.Tx) error {
+		m := tx.Bucket([]byte("meta"))
+		if v == nil {
+			return m.Delete([]byte(key))
+		}
+		return m.Put([]byte(key), v)
+	})
 }

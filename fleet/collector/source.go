@@ -35,6 +35,7 @@ type source struct {
 	blobs    []heldBlob            // blobs that came before the genesis
 	heldSize int64
 	brokenAt uint64 // the seq whose prev broke the chain (0: none)
+	forked   bool   // a hello named a head the mirror holds with another hash
 
 	keys       []tlog.Verifier // the pinned key (or the allow-list)
 	pinnedSeq  uint64
@@ -370,7 +371,7 @@ func (c *Collector) refused(b *batch, s *source, seq uint64, raw []byte, err err
 	switch ie.Kind {
 	case ledger.KindHashMismatch:
 		s.brokenAt = seq
-		if _, ok := c.signedCheckpoint(s, seq, raw); ok || c.claimed(s, seq) {
+		if _, ok := c.signedCheckpoint(s, seq, raw); ok || s.forked {
 			c.alert(b, s.id, event.AlertFork, seq, "entry "+fmt.Sprint(seq)+" chains onto another history than the one shipped: "+ie.Detail)
 			return
 		}
@@ -378,16 +379,6 @@ func (c *Collector) refused(b *batch, s *source, seq uint64, raw []byte, err err
 	default:
 		c.alert(b, s.id, event.AlertMalformed, seq, "entry: "+ie.Detail)
 	}
-}
-
-// claimed reports whether a hello of another engine life named a head at
-// or after seq: two processes ship under one id.
-func (c *Collector) claimed(s *source, seq uint64) bool {
-	boots := map[string]bool{}
-	for _, cl := range s.claims {
-		boots[cl.boot] = true
-	}
-	return len(boots) > 1
 }
 
 // gap gives up on the entries a source's reorder buffer waits for.
@@ -422,6 +413,9 @@ func (c *Collector) commit(ctx context.Context, b *batch) error {
 		}
 		if err := s.m.Sync(ctx); err != nil {
 			return fmt.Errorf("collector: source %s: %w", s.id, err)
+		}
+		if c.cfg.Stored != nil {
+			c.cfg.Stored(s.id, s.next-1)
 		}
 	}
 	cosign := map[*source]pendingCheckpoint{}

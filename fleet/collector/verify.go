@@ -29,8 +29,7 @@ func (c *Collector) takeHello(b *batch, s *source, h *fleet.Hello) {
 	s.hello = h
 	cl := claim{seq: h.HeadSeq, hash: h.HeadHash, boot: h.Boot}
 	if s.m != nil && h.HeadSeq < s.next {
-		c.checkClaim(b, s, cl)
-		if h.HeadSeq+1 < s.next {
+		if c.checkClaim(b, s, cl) && h.HeadSeq+1 < s.next {
 			c.alert(b, s.id, event.AlertRewind, h.HeadSeq, fmt.Sprintf("engine %s (host %q) says its head is %d; %d entries after it were shipped",
 				clip(h.Boot), clip(h.Host), h.HeadSeq, s.next-1-h.HeadSeq))
 		}
@@ -42,8 +41,9 @@ func (c *Collector) takeHello(b *batch, s *source, h *fleet.Hello) {
 	}
 }
 
-// checkClaim compares a head a hello named with the mirror's entry.
-func (c *Collector) checkClaim(b *batch, s *source, cl claim) {
+// checkClaim compares a head a hello named with the mirror's entry; a
+// different hash is a fork, and the source is forked from then on.
+func (c *Collector) checkClaim(b *batch, s *source, cl claim) bool {
 	var got string
 	if cl.seq+1 == s.next {
 		got = s.prev.String()
@@ -53,14 +53,17 @@ func (c *Collector) checkClaim(b *batch, s *source, cl claim) {
 		}
 		e, err := s.m.Get(cl.seq)
 		if err != nil {
-			return
+			return true
 		}
 		got = e.Hash().String()
 	}
 	if got != cl.hash {
+		s.forked = true
 		c.alert(b, s.id, event.AlertFork, cl.seq, fmt.Sprintf("engine %s says entry %d hashes to %s; the one shipped hashes to %s: two histories under this ledger id",
 			clip(cl.boot), cl.seq, clip(cl.hash), got))
+		return false
 	}
+	return true
 }
 
 // inspect looks at an entry just taken: its key, its checkpoint, the
