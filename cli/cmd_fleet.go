@@ -8,7 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -136,7 +139,7 @@ func runFleetSources(c *cli.Context) error {
 	fmt.Fprintf(w, "%-32s  %-16s  %-24s  %8s  %10s  %8s  %6s  %-8s  %s\n", "SOURCE", "HOST", "WORKSPACE", "HEAD", "CHECKPOINT", "COSIGNED", "LAG", "SEEN", "ALERTS")
 	now := time.Now()
 	for _, s := range list {
-		fmt.Fprintf(w, "%-32s  %-16s  %-24s  %8d  %10d  %8d  %6d  %-8s  %d\n", s.ID, clip(orDash(s.Host), 16), clip(orDash(s.Workspace), 24),
+		fmt.Fprintf(w, "%-32s  %-16s  %-24s  %8d  %10d  %8d  %6d  %-8s  %d\n", s.ID, clip(printable(orDash(s.Host)), 16), clip(printable(orDash(s.Workspace)), 24),
 			s.HeadSeq, s.Checkpoint, s.Cosigned, s.Lag, ago(now, s.LastSeen), s.Alerts)
 	}
 	return nil
@@ -200,14 +203,19 @@ func runFleetAlerts(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "%-19s  %-32s  %-13s  %8s  %s\n", "TIME", "SOURCE", "KIND", "SEQ", "DETAIL")
 	for _, a := range list {
-		fmt.Fprintf(w, "%-19s  %-32s  %-13s  %8d  %s\n", shortTime(a.Time), a.Source, a.Kind, a.Seq, clip(a.Detail, 100))
+		fmt.Fprintf(w, "%-19s  %-32s  %-13s  %8d  %s\n", shortTime(a.Time), printable(a.Source), printable(a.Kind), a.Seq, clip(printable(a.Detail), 100))
 	}
 	return nil
 }
 
 // alertKinds are the kinds of fleet.alert.
-var alertKinds = map[string]bool{"broken-chain": true, "gap": true, "bad-signature": true, "fork": true, "rewind": true,
-	"rewrite": true, "stalled": true, "key-replaced": true, "malformed": true, "bad-blob": true}
+var alertKinds = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range event.AlertKinds {
+		m[k] = true
+	}
+	return m
+}()
 
 // fleetSessionJSON is a session of one source in `opx fleet sessions --json`.
 type fleetSessionJSON struct {
@@ -260,7 +268,7 @@ func runFleetSessions(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "%-32s  %-22s  %-19s  %8s  %-6s  %s\n", "SOURCE", "SESSION", "UPDATED", "MESSAGES", "MODE", "TITLE")
 	for _, s := range list {
-		fmt.Fprintf(w, "%-32s  %-22s  %-19s  %8d  %-6s  %s\n", s.Source, s.ID, shortTime(s.Updated), s.Messages, s.Mode, clip(event.Display(s.Title), 50))
+		fmt.Fprintf(w, "%-32s  %-22s  %-19s  %8d  %-6s  %s\n", s.Source, s.ID, shortTime(s.Updated), s.Messages, s.Mode, clip(printable(event.Display(s.Title)), 50))
 	}
 	return nil
 }
@@ -305,4 +313,17 @@ func storeSourceIDs(store string) ([]string, error) {
 	}
 	sort.Strings(ids)
 	return ids, nil
+}
+
+// printable is s for a terminal: what a source says of itself (host,
+// workspace) and what alerts quote of its messages is outside input, so
+// control characters (an escape sequence would rewrite the screen) and
+// invalid UTF-8 show as '?'.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || (r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069') {
+			return '?'
+		}
+		return r
+	}, s)
 }

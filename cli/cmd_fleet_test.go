@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,4 +110,39 @@ func TestFleet_UsageErrors(t *testing.T) {
 	r = run(t, "fleet", "sessions", "--store", store)
 	r.wantCode(t, cli.ExitOK)
 	r.wantOut(t, "no sessions")
+}
+
+// TestFleetSources_HostileClaims: what a source says of itself (host,
+// workspace) reaches the table without its control characters: an
+// escape sequence from a remote machine must not rewrite the reviewer's
+// terminal. --json keeps the claims as they are, escaped by JSON.
+func TestFleetSources_HostileClaims(t *testing.T) {
+	store := t.TempDir()
+	l, err := ledger.Create(filepath.Join(store, "collector.db"), ledger.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	host := "evil\x1b]0;pwned\x07\x1b[2J\u202ehost"
+	ws := "/ws\r\nFAKE LINE\u009b31m"
+	status := map[string]any{"running": true, "sources": []any{map[string]any{
+		"id": "00112233445566778899aabbccddeeff", "host": host, "workspace": ws, "has_mirror": true, "head_seq": 7}},
+		"alerts": []any{map[string]any{"source": "00112233445566778899aabbccddeeff", "kind": "malformed", "detail": "junk \x1b[31mred"}}}
+	b, _ := json.Marshal(status)
+	if err := os.WriteFile(filepath.Join(store, "status.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "fleet", "sources", "--store", store)
+	r.wantCode(t, cli.ExitOK)
+	if strings.ContainsAny(r.stdout, "\x1b\x07\r\u202e\u009b") || strings.Contains(r.stdout, "\nFAKE") {
+		t.Errorf("control characters reached the terminal: %q", r.stdout)
+	}
+	r.wantOut(t, "evil?]0;pwned")
+	r = run(t, "fleet", "sources", "--store", store, "--json")
+	r.wantCode(t, cli.ExitOK)
+	src := r.jsonObject(t)["sources"].([]any)[0].(map[string]any)
+	if src["host"] != host || src["workspace"] != ws {
+		t.Errorf("--json changed the claims: %q %q", src["host"], src["workspace"])
+	}
+	ledgertest.MustVerify(t, filepath.Join(store, "collector.db"))
 }
