@@ -248,6 +248,11 @@ func BenchmarkIngest(b *testing.B) {
 		raw += rawIngest(b, nc, js, fmt.Sprintf("raw%d", i), src)
 		col += collectorIngest(b, url, js, fmt.Sprintf("col%d", i), src)
 	}
+	if st, err := js.Stream(context.Background(), fleet.LedgerStream("raw0")); err == nil {
+		if info, err := st.Info(context.Background()); err == nil {
+			b.ReportMetric(float64(info.State.Bytes)/float64(info.State.Msgs), "stream-bytes/entry")
+		}
+	}
 	rawRate := float64(src.n*b.N) / raw.Seconds()
 	colRate := float64(src.n*b.N) / col.Seconds()
 	b.ReportMetric(rawRate, "raw-entries/s")
