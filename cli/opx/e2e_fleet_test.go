@@ -495,4 +495,36 @@ func TestE2E_FleetNATSDown(t *testing.T) {
 	col.stop(t)
 	sameLedger(t, bin, st.Ledger, filepath.Join(store, "sources", id, "ledger.db"))
 	noAlerts(t, bin, store)
+	reviewBySource(t, bin, store, id, w)
+}
+
+// reviewBySource: the review commands read the collector's mirror by
+// source id as they read the engine's own ledger, with the same answers.
+func reviewBySource(t *testing.T, bin, store, id string, w *world) {
+	t.Helper()
+	out, errOut, code := w.run("sessions", "--json")
+	var own struct {
+		Sessions []struct {
+			ID string `json:"id"`
+		} `json:"sessions"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &own) != nil || len(own.Sessions) == 0 {
+		t.Fatalf("sessions: %d %s%s", code, out, errOut)
+	}
+	session := own.Sessions[0].ID
+	out, errOut, code = runOpx(t, bin, "fleet", "sessions", "--store", store)
+	if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, session) {
+		t.Errorf("fleet sessions: %d\n%s%s", code, out, errOut)
+	}
+	for _, args := range [][]string{{"replay", session}, {"metrics", "--json"}, {"history", session, "--json"}, {"ledger", "verify", "--strict"}} {
+		mine, _, code1 := w.run(args...)
+		theirs, errOut, code2 := runOpx(t, bin, append(args, "--source", id, "--store", store)...)
+		if code1 != 0 || code2 != 0 {
+			t.Errorf("%v: %d on the engine's ledger, %d on the mirror\n%s", args, code1, code2, errOut)
+			continue
+		}
+		if args[0] != "ledger" && mine != theirs {
+			t.Errorf("%v differs on the mirror:\n%s\nvs the engine's ledger:\n%s", args, theirs, mine)
+		}
+	}
 }
