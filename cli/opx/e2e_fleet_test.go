@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -527,4 +528,53 @@ func reviewBySource(t *testing.T, bin, store, id string, w *world) {
 			t.Errorf("%v differs on the mirror:\n%s\nvs the engine's ledger:\n%s", args, theirs, mine)
 		}
 	}
+}
+
+// TestE2E_FleetEmbedded: the single-machine set-up, all real binaries:
+// `opx collector --embedded-nats` runs JetStream in its own process, an
+// engine ships to it, the collector cosigns its checkpoints with the key
+// `opx collector key` prints, the engine records the cosignature, and
+// `opx ledger verify --witness KEY` passes on the engine's ledger.
+func TestE2E_FleetEmbedded(t *testing.T) {
+	bin := buildOpx(t)
+	store := t.TempDir()
+	key, errOut, code := runOpx(t, bin, "collector", "key", "--store", store)
+	if code != 0 {
+		t.Fatalf("collector key: %d %s", code, errOut)
+	}
+	key = strings.TrimSpace(key)
+	if again, _, _ := runOpx(t, bin, "collector", "key", "--store", store); strings.TrimSpace(again) != key {
+		t.Fatalf("collector key changed: %q then %q", key, again)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	col := startCollector(t, bin, store, "--embedded-nats", t.TempDir(), "--listen", addr)
+	if !strings.Contains(col.out.String(), "nats://"+addr) || !strings.Contains(col.out.String(), key) {
+		t.Errorf("the collector does not say where it listens and its key:\n%s", col.out.String())
+	}
+	w := fleetWorld(t, "nats://"+addr, 1)
+	m := w.start()
+	id := ledgerIDOf(t, w)
+	if _, errOut, code := w.run("send", "read README.md"); code != 0 {
+		t.Fatalf("send: %s", errOut)
+	}
+	waitMirrored(t, bin, store, w, id)
+	waitFor(t, "the collector's cosignature recorded by the engine", func() bool {
+		s, ok := w.fleetStatus()
+		return ok && s.Fleet != nil && s.Fleet.CosignedSize > 0
+	})
+	w.stop(m)
+	if out, errOut, code := w.run("ledger", "verify", "--witness", key); code != 0 {
+		t.Fatalf("verify --witness: %d\n%s%s", code, out, errOut)
+	}
+	col.stop(t)
+	out, _, code := runOpx(t, bin, "fleet", "sources", "--store", store)
+	if code != 0 || !strings.Contains(out, id) {
+		t.Errorf("fleet sources after the collector stopped: %d\n%s", code, out)
+	}
+	noAlerts(t, bin, store)
 }
