@@ -85,3 +85,22 @@ func TestLedgerPath_Source_NotAnExport(t *testing.T) {
 	r.wantCode(t, cli.ExitUsage)
 	r.wantErr(t, "not both")
 }
+
+// TestReport_Source_ReadsNoWorkspace: a report on a collector's mirror
+// never reads the workspace path the source recorded: that path names a
+// directory on the source's machine, and here it is someone else's (a
+// hostile source could name any local directory for its content to
+// appear in a report). --workspace still names one explicitly.
+func TestReport_Source_ReadsNoWorkspace(t *testing.T) {
+	store := t.TempDir()
+	path := cli.SourceLedgerPath(store, sampleLedgerID)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ledgertest.Copy(t, replaySample(t), path)
+	out := filepath.Join(t.TempDir(), "fix.html")
+	run(t, "report", "ses_02f8c314", "-o", out, "--source", sampleLedgerID, "--store", store).wantCode(t, cli.ExitOK)
+	if html := readReport(t, out); !strings.Contains(html, "The session ran on another machine (--source): no workspace was read") {
+		t.Errorf("the report on a mirror does not say it read no workspace")
+	}
+}
