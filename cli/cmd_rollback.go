@@ -50,6 +50,11 @@ func runRollback(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if _, ok := flagGiven(c, "source"); ok {
+		// A mirror is never written, and the workspace its source
+		// recorded is a directory of another machine.
+		return usagef(c, "--source names a collector's mirror of another machine's ledger: rollback works on a workspace's own ledger (review the mirror with replay, report, diff)")
+	}
 	req := engine.RollbackRequest{Session: c.String("session"), DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
 	switch {
 	case req.Session != "" && len(args) > 0:

@@ -104,3 +104,18 @@ func TestReport_Source_ReadsNoWorkspace(t *testing.T) {
 		t.Errorf("the report on a mirror does not say it read no workspace")
 	}
 }
+
+// TestRollback_Source_Refused: rollback never works on a mirror (never
+// written) nor in the workspace its source recorded (another machine's
+// path, here someone else's directory).
+func TestRollback_Source_Refused(t *testing.T) {
+	store := t.TempDir()
+	for _, args := range [][]string{
+		{"rollback", "--source", sampleLedgerID, "--store", store, "--session", "ses_02f8c314"},
+		{"rollback", "--source", sampleLedgerID, "--store", store, "--dry-run", "--workspace", t.TempDir(), "--session", "ses_02f8c314"},
+	} {
+		r := run(t, args...)
+		r.wantCode(t, cli.ExitUsage)
+		r.wantErr(t, "rollback works on a workspace's own ledger")
+	}
+}
