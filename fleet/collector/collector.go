@@ -302,7 +302,7 @@ func (c *Collector) tick(ctx context.Context) {
 	for _, s := range c.sources {
 		if c.cfg.StallAfter > 0 && s.m != nil && !s.stalled && !s.lastSeen.IsZero() && now.Sub(s.lastSeen) > c.cfg.StallAfter {
 			s.stalled = true
-			c.alert(b, s.id, "stalled", s.next, fmt.Sprintf("nothing received for %s (last at %s)", now.Sub(s.lastSeen).Round(time.Second), s.lastSeen.UTC().Format(time.RFC3339)))
+			c.alert(b, s.id, "stalled", s.next, fmt.Sprintf("nothing received for %s (last at %s)", now.Sub(s.lastSeen).Round(time.Millisecond), s.lastSeen.UTC().Format(time.RFC3339)))
 		}
 		if s.oldestHeld().Before(now.Add(-GapAfter)) {
 			c.gap(b, s, "waited longer than "+GapAfter.String())

@@ -130,7 +130,7 @@ func (c *Collector) handle(ctx context.Context, b *batch, jm jetstream.Msg) {
 	msg, err := fleet.Parse(c.cfg.Prefix, nm)
 	if err != nil {
 		id := sourceOfSubject(c.cfg.Prefix, jm.Subject())
-		c.alert(b, id, event.AlertMalformed, headerSeq(nm), err.Error())
+		c.alertMsg(b, id, event.AlertMalformed, headerSeq(nm), streamSeq([]jetstream.Msg{jm}), err.Error())
 		b.acks = append(b.acks, jm)
 		return
 	}
@@ -241,7 +241,7 @@ func (c *Collector) takeBlob(ctx context.Context, b *batch, s *source, h ledger.
 	if err := s.m.PutBlobFrame(ctx, ledger.Async, h, frame); err != nil {
 		var ie *ledger.IntegrityError
 		if errors.As(err, &ie) {
-			c.alert(b, s.id, event.AlertBadBlob, s.next, ie.Detail)
+			c.alertMsg(b, s.id, event.AlertBadBlob, s.next, streamSeq(msgs), ie.Detail)
 			return
 		}
 		c.cfg.Logf("collector: source %s: blob %s: %v", s.id, h, err)
@@ -288,7 +288,7 @@ func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint
 	}
 	b.acks = append(b.acks, msgs...)
 	if _, err := s.m.AppendVerbatim(ctx, ledger.Async, raw); err != nil {
-		c.refused(b, s, seq, raw, err)
+		c.refused(b, s, seq, raw, msgs, err)
 		return
 	}
 	s.next, s.prev = seq+1, ledger.Sum(raw)
@@ -362,7 +362,7 @@ func (c *Collector) resent(ctx context.Context, b *batch, s *source, seq uint64,
 }
 
 // refused turns a mirror's refusal of the next entry into an alert.
-func (c *Collector) refused(b *batch, s *source, seq uint64, raw []byte, err error) {
+func (c *Collector) refused(b *batch, s *source, seq uint64, raw []byte, msgs []jetstream.Msg, err error) {
 	var ie *ledger.IntegrityError
 	if !errors.As(err, &ie) {
 		c.cfg.Logf("collector: source %s: entry %d: %v", s.id, seq, err)
@@ -377,7 +377,7 @@ func (c *Collector) refused(b *batch, s *source, seq uint64, raw []byte, err err
 		}
 		c.alert(b, s.id, event.AlertBrokenChain, seq, fmt.Sprintf("%s (prev %s, the entry before hashes to %s)", ie.Detail, ie.Found, ie.Expected))
 	default:
-		c.alert(b, s.id, event.AlertMalformed, seq, "entry: "+ie.Detail)
+		c.alertMsg(b, s.id, event.AlertMalformed, seq, streamSeq(msgs), "entry: "+ie.Detail)
 	}
 }
 
@@ -463,4 +463,16 @@ func headerSeq(m *nats.Msg) uint64 {
 		return 0
 	}
 	return seq
+}
+
+// streamSeq is the stream seq of the first of msgs (0 when unknown).
+func streamSeq(msgs []jetstream.Msg) uint64 {
+	if len(msgs) == 0 {
+		return 0
+	}
+	md, err := msgs[0].Metadata()
+	if err != nil {
+		return 0
+	}
+	return md.Sequence.Stream
 }

@@ -303,7 +303,7 @@ func (c *Collector) replayOwn() error {
 				s.checkpoint = max(s.checkpoint, p.TreeSize)
 			}
 		case *event.FleetAlert:
-			c.alerts.add(Alert{Seq: seq, Time: e.TS, Source: p.Source, Kind: p.Kind, SourceSeq: p.Seq, Detail: p.Detail})
+			c.alerts.add(Alert{Seq: seq, Time: e.TS, Source: p.Source, Kind: p.Kind, SourceSeq: p.Seq, Detail: p.Detail}, seq)
 		}
 		return nil
 	})
