@@ -137,6 +137,7 @@ const OwnLedger = "collector.db"
 func (c *Collector) Close() error {
 	var errs []error
 	for _, s := range c.sources {
+		s.unserve()
 		if s.m != nil {
 			errs = append(errs, s.m.Close())
 			s.m = nil
@@ -209,6 +210,14 @@ func (c *Collector) Run(ctx context.Context) error {
 	if err := fleet.EnsureStreams(ctx, c.js, c.cfg.Prefix, c.cfg.Replicas); err != nil {
 		return err
 	}
+	for _, s := range c.sources {
+		c.serve(s)
+	}
+	defer func() {
+		for _, s := range c.sources {
+			s.unserve()
+		}
+	}()
 	// What was cosigned before a crash is published again as recorded;
 	// a checkpoint the mirror holds but nobody cosigned yet is now.
 	for _, s := range c.sources {

@@ -34,8 +34,9 @@ type source struct {
 	parts    map[string]*assembly  // entries and blobs arriving in parts
 	blobs    []heldBlob            // blobs that came before the genesis
 	heldSize int64
-	brokenAt uint64 // the seq whose prev broke the chain (0: none)
-	forked   bool   // a hello named a head the mirror holds with another hash
+	brokenAt uint64  // the seq whose prev broke the chain (0: none)
+	forked   bool    // a hello named a head the mirror holds with another hash
+	served   *served // its LedgerService for review (serve.go)
 
 	keys       []tlog.Verifier // the pinned key (or the allow-list)
 	pinnedSeq  uint64
@@ -332,6 +333,7 @@ func (c *Collector) createMirror(ctx context.Context, b *batch, s *source, raw [
 		c.takeBlob(ctx, b, s, hb.h, hb.frame, hb.msgs)
 	}
 	s.blobs = nil
+	c.serve(s)
 	c.cfg.Logf("collector: new source %s", s.id)
 }
 
