@@ -29,7 +29,11 @@ type Config struct {
 	// Store is the collector's directory (see the package doc).
 	Store string
 	// Durable names the JetStream consumer ("opx-collector" when
-	// empty). Collectors that share sources share a durable name.
+	// empty). One collector per durable name: two collectors on one
+	// pull consumer would split each source's messages between them
+	// (each would see gaps). Collectors share a fleet by prefix, each
+	// its own. A new durable name reads the stream from its start: every
+	// entry a store holds then comes again and is dropped as a duplicate.
 	Durable string
 	// Replicas of the streams it creates (1 when 0).
 	Replicas int

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -110,6 +111,7 @@ type batch struct {
 	acks    []jetstream.Msg // acknowledged once the batch commits
 	touched map[*source]bool
 	checks  []pendingCheckpoint
+	err     error // a store that failed: the batch is not acknowledged
 }
 
 type pendingCheckpoint struct {
@@ -245,7 +247,7 @@ func (c *Collector) takeBlob(ctx context.Context, b *batch, s *source, h ledger.
 			c.alertMsg(b, s.id, event.AlertBadBlob, s.next, streamSeq(msgs), ie.Detail)
 			return
 		}
-		c.cfg.Logf("collector: source %s: blob %s: %v", s.id, h, err)
+		b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: blob %s: %w", s.id, h, err))
 		return
 	}
 	b.touched[s] = true
@@ -305,17 +307,18 @@ func (c *Collector) createMirror(ctx context.Context, b *batch, s *source, raw [
 	if err == nil && !bytes.Contains(e.Data, []byte(`"ledger_id":"`+s.id+`"`)) {
 		err = fmt.Errorf("the genesis names another ledger than its subject (%s)", s.id)
 	}
-	var m *ledger.Ledger
-	if err == nil {
-		m, err = ledger.CreateMirror(path, raw, c.mirrorOptions())
-	}
 	if err != nil {
-		if errors.Is(err, ledger.ErrExists) {
-			c.cfg.Logf("collector: source %s: %v", s.id, err)
-			return
-		}
-		c.alert(b, s.id, event.AlertMalformed, 0, "genesis: "+err.Error())
-		os.Remove(path)
+		c.alertMsg(b, s.id, event.AlertMalformed, 0, streamSeq(msgs), "genesis: "+err.Error())
+		return
+	}
+	m, err := ledger.CreateMirror(path, raw, c.mirrorOptions())
+	var ie *ledger.IntegrityError
+	switch {
+	case errors.As(err, &ie):
+		c.alertMsg(b, s.id, event.AlertMalformed, 0, streamSeq(msgs), "genesis: "+ie.Error())
+		return
+	case err != nil:
+		b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: %w", s.id, err))
 		return
 	}
 	if m.ID() != s.id {
@@ -367,7 +370,9 @@ func (c *Collector) resent(ctx context.Context, b *batch, s *source, seq uint64,
 func (c *Collector) refused(b *batch, s *source, seq uint64, raw []byte, msgs []jetstream.Msg, err error) {
 	var ie *ledger.IntegrityError
 	if !errors.As(err, &ie) {
-		c.cfg.Logf("collector: source %s: entry %d: %v", s.id, seq, err)
+		// The mirror failed (a broken writer): nothing of the batch is
+		// acknowledged, the collector stops and says why.
+		b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: entry %d: %w", s.id, seq, err))
 		return
 	}
 	switch ie.Kind {
@@ -409,15 +414,36 @@ func (c *Collector) gap(b *batch, s *source, why string) {
 // checks the checkpoints that needed the mirrors' trees, cosigns and
 // publishes, and acknowledges the messages.
 func (c *Collector) commit(ctx context.Context, b *batch) error {
+	if b.err != nil {
+		return b.err
+	}
+	// The mirrors' commits (an fsync each) run side by side.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
 	for s := range b.touched {
 		if s.m == nil {
 			continue
 		}
-		if err := s.m.Sync(ctx); err != nil {
-			return fmt.Errorf("collector: source %s: %w", s.id, err)
-		}
-		if c.cfg.Stored != nil {
-			c.cfg.Stored(s.id, s.next-1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.m.Sync(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("collector: source %s: %w", s.id, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if c.cfg.Stored != nil {
+		for s := range b.touched {
+			if s.m != nil {
+				c.cfg.Stored(s.id, s.next-1)
+			}
 		}
 	}
 	cosign := map[*source]pendingCheckpoint{}
