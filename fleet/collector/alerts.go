@@ -21,6 +21,7 @@ type Alert struct {
 type alertKey struct {
 	source, kind string
 	seq          uint64
+	msg          uint64 // a malformed message's stream seq: each is one
 }
 
 // alertBook deduplicates alerts (one per source, kind and seq), bounds
@@ -33,11 +34,11 @@ type alertBook struct {
 }
 
 // add notes an alert; false when it is a duplicate or over the bound.
-func (a *alertBook) add(al Alert) bool {
+func (a *alertBook) add(al Alert, msg uint64) bool {
 	if a.seen == nil {
 		a.seen, a.perKind, a.suppressed = map[alertKey]bool{}, map[[2]string]int{}, map[string]uint64{}
 	}
-	k := alertKey{al.Source, al.Kind, al.SourceSeq}
+	k := alertKey{al.Source, al.Kind, al.SourceSeq, msg}
 	if a.seen[k] {
 		return false
 	}
@@ -58,14 +59,21 @@ func (a *alertBook) add(al Alert) bool {
 // alert records an alert in the collector's ledger (durable with the
 // batch, before its messages are acknowledged), once.
 func (c *Collector) alert(b *batch, source, kind string, seq uint64, detail string) {
+	c.alertMsg(b, source, kind, seq, 0, detail)
+}
+
+// alertMsg is alert for a message that is not deduplicated with others
+// of its seq (a malformed one: msg is its stream seq).
+func (c *Collector) alertMsg(b *batch, source, kind string, seq, msg uint64, detail string) {
 	if len(detail) > event.MaxAlertDetail {
 		detail = detail[:event.MaxAlertDetail] + "…"
 	}
 	detail = ledgerSafe(detail)
 	al := Alert{Source: source, Kind: kind, SourceSeq: seq, Detail: detail}
-	if !c.alerts.add(al) {
+	if !c.alerts.add(al, msg) {
 		return
 	}
+	c.dirty = true
 	app, err := c.record(b, &event.FleetAlert{Source: source, Kind: kind, Seq: seq, Detail: detail})
 	if err == nil {
 		last := &c.alerts.recent[len(c.alerts.recent)-1]

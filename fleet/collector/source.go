@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -34,8 +35,9 @@ type source struct {
 	parts    map[string]*assembly  // entries and blobs arriving in parts
 	blobs    []heldBlob            // blobs that came before the genesis
 	heldSize int64
-	brokenAt uint64 // the seq whose prev broke the chain (0: none)
-	forked   bool   // a hello named a head the mirror holds with another hash
+	brokenAt uint64  // the seq whose prev broke the chain (0: none)
+	forked   bool    // a hello named a head the mirror holds with another hash
+	served   *served // its LedgerService for review (serve.go)
 
 	keys       []tlog.Verifier // the pinned key (or the allow-list)
 	pinnedSeq  uint64
@@ -109,6 +111,7 @@ type batch struct {
 	acks    []jetstream.Msg // acknowledged once the batch commits
 	touched map[*source]bool
 	checks  []pendingCheckpoint
+	err     error // a store that failed: the batch is not acknowledged
 }
 
 type pendingCheckpoint struct {
@@ -130,7 +133,7 @@ func (c *Collector) handle(ctx context.Context, b *batch, jm jetstream.Msg) {
 	msg, err := fleet.Parse(c.cfg.Prefix, nm)
 	if err != nil {
 		id := sourceOfSubject(c.cfg.Prefix, jm.Subject())
-		c.alert(b, id, event.AlertMalformed, headerSeq(nm), err.Error())
+		c.alertMsg(b, id, event.AlertMalformed, headerSeq(nm), streamSeq([]jetstream.Msg{jm}), err.Error())
 		b.acks = append(b.acks, jm)
 		return
 	}
@@ -241,10 +244,10 @@ func (c *Collector) takeBlob(ctx context.Context, b *batch, s *source, h ledger.
 	if err := s.m.PutBlobFrame(ctx, ledger.Async, h, frame); err != nil {
 		var ie *ledger.IntegrityError
 		if errors.As(err, &ie) {
-			c.alert(b, s.id, event.AlertBadBlob, s.next, ie.Detail)
+			c.alertMsg(b, s.id, event.AlertBadBlob, s.next, streamSeq(msgs), ie.Detail)
 			return
 		}
-		c.cfg.Logf("collector: source %s: blob %s: %v", s.id, h, err)
+		b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: blob %s: %w", s.id, h, err))
 		return
 	}
 	b.touched[s] = true
@@ -288,7 +291,7 @@ func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint
 	}
 	b.acks = append(b.acks, msgs...)
 	if _, err := s.m.AppendVerbatim(ctx, ledger.Async, raw); err != nil {
-		c.refused(b, s, seq, raw, err)
+		c.refused(b, s, seq, raw, msgs, err)
 		return
 	}
 	s.next, s.prev = seq+1, ledger.Sum(raw)
@@ -304,17 +307,18 @@ func (c *Collector) createMirror(ctx context.Context, b *batch, s *source, raw [
 	if err == nil && !bytes.Contains(e.Data, []byte(`"ledger_id":"`+s.id+`"`)) {
 		err = fmt.Errorf("the genesis names another ledger than its subject (%s)", s.id)
 	}
-	var m *ledger.Ledger
-	if err == nil {
-		m, err = ledger.CreateMirror(path, raw, c.mirrorOptions())
-	}
 	if err != nil {
-		if errors.Is(err, ledger.ErrExists) {
-			c.cfg.Logf("collector: source %s: %v", s.id, err)
-			return
-		}
-		c.alert(b, s.id, event.AlertMalformed, 0, "genesis: "+err.Error())
-		os.Remove(path)
+		c.alertMsg(b, s.id, event.AlertMalformed, 0, streamSeq(msgs), "genesis: "+err.Error())
+		return
+	}
+	m, err := ledger.CreateMirror(path, raw, c.mirrorOptions())
+	var ie *ledger.IntegrityError
+	switch {
+	case errors.As(err, &ie):
+		c.alertMsg(b, s.id, event.AlertMalformed, 0, streamSeq(msgs), "genesis: "+ie.Error())
+		return
+	case err != nil:
+		b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: %w", s.id, err))
 		return
 	}
 	if m.ID() != s.id {
@@ -332,6 +336,7 @@ func (c *Collector) createMirror(ctx context.Context, b *batch, s *source, raw [
 		c.takeBlob(ctx, b, s, hb.h, hb.frame, hb.msgs)
 	}
 	s.blobs = nil
+	c.serve(s)
 	c.cfg.Logf("collector: new source %s", s.id)
 }
 
@@ -362,10 +367,12 @@ func (c *Collector) resent(ctx context.Context, b *batch, s *source, seq uint64,
 }
 
 // refused turns a mirror's refusal of the next entry into an alert.
-func (c *Collector) refused(b *batch, s *source, seq uint64, raw []byte, err error) {
+func (c *Collector) refused(b *batch, s *source, seq uint64, raw []byte, msgs []jetstream.Msg, err error) {
 	var ie *ledger.IntegrityError
 	if !errors.As(err, &ie) {
-		c.cfg.Logf("collector: source %s: entry %d: %v", s.id, seq, err)
+		// The mirror failed (a broken writer): nothing of the batch is
+		// acknowledged, the collector stops and says why.
+		b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: entry %d: %w", s.id, seq, err))
 		return
 	}
 	switch ie.Kind {
@@ -377,7 +384,7 @@ func (c *Collector) refused(b *batch, s *source, seq uint64, raw []byte, err err
 		}
 		c.alert(b, s.id, event.AlertBrokenChain, seq, fmt.Sprintf("%s (prev %s, the entry before hashes to %s)", ie.Detail, ie.Found, ie.Expected))
 	default:
-		c.alert(b, s.id, event.AlertMalformed, seq, "entry: "+ie.Detail)
+		c.alertMsg(b, s.id, event.AlertMalformed, seq, streamSeq(msgs), "entry: "+ie.Detail)
 	}
 }
 
@@ -407,15 +414,36 @@ func (c *Collector) gap(b *batch, s *source, why string) {
 // checks the checkpoints that needed the mirrors' trees, cosigns and
 // publishes, and acknowledges the messages.
 func (c *Collector) commit(ctx context.Context, b *batch) error {
+	if b.err != nil {
+		return b.err
+	}
+	// The mirrors' commits (an fsync each) run side by side.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
 	for s := range b.touched {
 		if s.m == nil {
 			continue
 		}
-		if err := s.m.Sync(ctx); err != nil {
-			return fmt.Errorf("collector: source %s: %w", s.id, err)
-		}
-		if c.cfg.Stored != nil {
-			c.cfg.Stored(s.id, s.next-1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.m.Sync(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("collector: source %s: %w", s.id, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if c.cfg.Stored != nil {
+		for s := range b.touched {
+			if s.m != nil {
+				c.cfg.Stored(s.id, s.next-1)
+			}
 		}
 	}
 	cosign := map[*source]pendingCheckpoint{}
@@ -463,4 +491,16 @@ func headerSeq(m *nats.Msg) uint64 {
 		return 0
 	}
 	return seq
+}
+
+// streamSeq is the stream seq of the first of msgs (0 when unknown).
+func streamSeq(msgs []jetstream.Msg) uint64 {
+	if len(msgs) == 0 {
+		return 0
+	}
+	md, err := msgs[0].Metadata()
+	if err != nil {
+		return 0
+	}
+	return md.Sequence.Stream
 }

@@ -251,7 +251,7 @@ func (c *Collector) publishPending(ctx context.Context) {
 			c.cfg.Logf("collector: publish the cosignature of %s at %d: %v (again later)", s.id, s.cosigned, err)
 			continue
 		}
-		s.published = true
+		s.published, c.dirty = true, true
 	}
 }
 
@@ -303,7 +303,7 @@ func (c *Collector) replayOwn() error {
 				s.checkpoint = max(s.checkpoint, p.TreeSize)
 			}
 		case *event.FleetAlert:
-			c.alerts.add(Alert{Seq: seq, Time: e.TS, Source: p.Source, Kind: p.Kind, SourceSeq: p.Seq, Detail: p.Detail})
+			c.alerts.add(Alert{Seq: seq, Time: e.TS, Source: p.Source, Kind: p.Kind, SourceSeq: p.Seq, Detail: p.Detail}, seq)
 		}
 		return nil
 	})
