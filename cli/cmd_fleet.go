@@ -241,10 +241,14 @@ func runFleetSessions(c *cli.Context) error {
 		return err
 	}
 	list := []fleetSessionJSON{}
+	var failed []error
 	for _, id := range ids {
 		ss, err := sessionsAt(c, SourceLedgerPath(store, id), true, c.Bool("include-otr"))
 		if err != nil {
-			return fmt.Errorf("source %s: %w", id, err)
+			// One damaged or unreadable mirror hides no other source:
+			// listed below the others, and the exit code says so.
+			failed = append(failed, fmt.Errorf("source %s: %w", id, err))
+			continue
 		}
 		for _, s := range ss {
 			list = append(list, fleetSessionJSON{Source: id, sessionJSON: s})
@@ -256,6 +260,13 @@ func runFleetSessions(c *cli.Context) error {
 		}
 		return list[i].Source < list[j].Source
 	})
+	if err := printFleetSessions(c, list); err != nil {
+		return err
+	}
+	return errors.Join(failed...)
+}
+
+func printFleetSessions(c *cli.Context, list []fleetSessionJSON) error {
 	if c.Bool("json") {
 		return writeJSON(c, struct {
 			Sessions []fleetSessionJSON `json:"sessions"`

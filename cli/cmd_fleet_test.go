@@ -146,3 +146,20 @@ func TestFleetSources_HostileClaims(t *testing.T) {
 	}
 	ledgertest.MustVerify(t, filepath.Join(store, "collector.db"))
 }
+
+// TestFleetSessions_DamagedMirror: a mirror that is not a ledger (or is
+// damaged) is reported, with exit 1, and hides no other source.
+func TestFleetSessions_DamagedMirror(t *testing.T) {
+	store := t.TempDir()
+	good := sourceLedger(t, store, "ses_ok")
+	const bad = "ffffffffffffffffffffffffffffffff"
+	path := cli.SourceLedgerPath(store, bad)
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	if err := os.WriteFile(path, []byte("not a ledger at all, but long enough to be read as one"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "fleet", "sessions", "--store", store)
+	r.wantCode(t, cli.ExitError)
+	r.wantOut(t, good, "ses_ok")
+	r.wantErr(t, "source "+bad)
+}
