@@ -462,7 +462,7 @@ func TestShipper_RecordsCosignature(t *testing.T) {
 	// A restarted shipper finds it on the stream and records it no more.
 	s2 := start(t, srv.ClientURL(), l.Ledger, l.vkey)
 	waitFor(t, "shipped", shippedAll(s2, l.Ledger))
-	if st := s2.Status(); st.CosignedSize != size {
+	if st := s2.Status(); st.CosignedSize != size || st.Witness != "witness.test" {
 		t.Fatalf("restarted status: %+v", st)
 	}
 	s2.Close(0)
