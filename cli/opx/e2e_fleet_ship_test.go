@@ -348,6 +348,10 @@ func TestE2E_FleetShip_WitnessedByCollector(t *testing.T) {
 		return ok && st.Fleet != nil && st.Fleet.CosignedSize > 0
 	})
 	st, _ := w.fleetStatus()
+	// Through the running engine (its LedgerService), then offline.
+	if out, errOut, code := w.run("ledger", "verify", "--witness", wkey); code != 0 || !strings.Contains(out, "witness") {
+		t.Fatalf("verify --witness through the engine: %d\n%s%s", code, out, errOut)
+	}
 	w.stop(m)
 	out, errOut, code := w.run("ledger", "verify", "--strict", "--witness", wkey)
 	if code != 0 || !strings.Contains(out, "witness") {
