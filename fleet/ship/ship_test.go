@@ -477,3 +477,32 @@ func TestShipper_RecordsCosignature(t *testing.T) {
 		t.Fatalf("%d ledger.cosigned entries after a restart, want 1", n)
 	}
 }
+
+// An engine that starts while NATS is down starts at once, and ships
+// everything once the server is there.
+func TestShipper_StartsWithNATSDown(t *testing.T) {
+	srv, err := natsrv.Start(natsrv.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Shutdown() // its port is now free, and known
+	l := newSigned(t)
+	appendNotes(t, l.Ledger, 10)
+	t0 := time.Now()
+	s := start(t, srv.ClientURL(), l.Ledger, l.vkey)
+	defer s.Close(0)
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Fatalf("Start took %v with NATS down", d)
+	}
+	if st := s.Status(); st.Connected || st.HasAcked || st.LagEntries != 11 {
+		t.Fatalf("status with NATS down: %+v", st)
+	}
+	appendNotes(t, l.Ledger, 10)
+	srv2, err := srv.Restart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv2.Shutdown()
+	waitFor(t, "the backlog shipped", shippedAll(s, l.Ledger))
+	checkStream(t, srv2.ClientURL(), l.Ledger)
+}
