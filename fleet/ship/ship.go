@@ -167,6 +167,13 @@ func Start(ctx context.Context, cfg Config, l *ledger.Ledger, rec Recorder) (*Sh
 	if s.acked, s.hasAcked, err = l.Cursor(s.cursor); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
+	if h, err := l.Head(); err == nil && s.hasAcked && s.acked > h.Seq {
+		// The file is older than the cursor (restored from a copy): what
+		// comes next is another history at seqs the stream holds, shipped
+		// for the collector to see (a rewrite, a fork), never skipped.
+		s.fail(fmt.Errorf("the cursor (%d) is past the ledger's head (%d): the ledger was replaced by an older copy; shipping from its head", s.acked, h.Seq))
+		s.acked = h.Seq
+	}
 	s.persisted, s.hasPers = s.acked, s.hasAcked
 	if s.cosigned, _, err = l.Cursor(s.cosigC); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)

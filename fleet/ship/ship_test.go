@@ -506,3 +506,32 @@ func TestShipper_StartsWithNATSDown(t *testing.T) {
 	waitFor(t, "the backlog shipped", shippedAll(s, l.Ledger))
 	checkStream(t, srv2.ClientURL(), l.Ledger)
 }
+
+// A ledger replaced by an older copy (its cursor past its head) ships
+// what it appends next at the seqs the stream already holds: the
+// collector sees the other history; nothing is skipped.
+func TestShipper_CursorPastHead(t *testing.T) {
+	srv := startServer(t)
+	l := newSigned(t)
+	appendNotes(t, l.Ledger, 3)
+	if err := l.SetCursor("fleet."+fleet.LedgerStream(prefix), 50); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, srv.ClientURL(), l.Ledger, l.vkey)
+	defer s.Close(0)
+	if st := s.Status(); !strings.Contains(st.LastError, "past the ledger's head") || st.Acked != 3 {
+		t.Fatalf("status: %+v", st)
+	}
+	appendNotes(t, l.Ledger, 2)
+	waitFor(t, "shipped", shippedAll(s, l.Ledger))
+	msgs := streamMsgs(t, srv.ClientURL(), l.ID())
+	var seqs []uint64
+	for _, m := range msgs {
+		if m.Kind == fleet.KindEntry {
+			seqs = append(seqs, m.Seq)
+		}
+	}
+	if fmt.Sprint(seqs) != "[4 5]" {
+		t.Fatalf("entries shipped: %v, want [4 5]", seqs)
+	}
+}
