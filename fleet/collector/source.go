@@ -399,8 +399,12 @@ func (c *Collector) gap(b *batch, s *source, why string) {
 	for _, a := range s.parts {
 		b.acks = append(b.acks, a.msgs...)
 	}
-	c.held -= s.heldSize
-	s.heldSize = 0
+	kept := int64(0) // blobs that came before the genesis stay
+	for _, hb := range s.blobs {
+		kept += int64(len(hb.frame))
+	}
+	c.held -= s.heldSize - kept
+	s.heldSize = kept
 	s.held = map[uint64]*heldEntry{}
 	s.parts = map[string]*assembly{}
 	detail := fmt.Sprintf("entries from %d missing: %s", s.next, why)
