@@ -175,7 +175,11 @@ func (c *Collector) part(ctx context.Context, b *batch, s *source, msg *fleet.Me
 		return
 	}
 	if a == nil {
-		if s.heldSize+msg.Size > ReorderBytes || c.held+msg.Size > TotalHeldBytes {
+		bound := int64(ReorderBytes)
+		if msg.Kind == fleet.KindBlob {
+			bound = MaxCollectedBlob // a blob, alone, may be larger than a reorder buffer
+		}
+		if s.heldSize+msg.Size > bound || c.held+msg.Size > TotalHeldBytes {
 			kind := event.AlertGap
 			if msg.Kind == fleet.KindBlob {
 				kind = event.AlertBadBlob
