@@ -117,9 +117,9 @@ func (l *Ledger) AppendVerbatim(ctx context.Context, d Durability, raws ...[]byt
 	}
 	w := l.w
 	w.mu.Lock()
-	if w.closed || w.failed != nil {
+	if err := w.refusal(); err != nil {
 		w.mu.Unlock()
-		return w.append(ctx, d, nil, nil, nil) // the same errors as Append
+		return nil, err
 	}
 	seq, prev := w.seq, w.prev
 	out := make([]Appended, len(raws))
@@ -169,9 +169,8 @@ func (l *Ledger) PutBlobFrame(ctx context.Context, d Durability, h Hash, frame [
 	}
 	w := l.w
 	w.mu.Lock()
-	if w.closed || w.failed != nil {
+	if err := w.refusal(); err != nil {
 		w.mu.Unlock()
-		_, err := w.append(ctx, d, nil, nil, nil)
 		return err
 	}
 	if w.cur == nil {
@@ -199,6 +198,18 @@ func (l *Ledger) HasBlob(h Hash) (bool, error) {
 type blobDecoder struct{ d *zstd.Decoder }
 
 var blobDecoders = sync.Pool{New: func() any { return &blobDecoder{newBlobDecoder()} }}
+
+// refusal is why the writer takes nothing more (closed, or broken by a
+// failed commit), as Append says it; w.mu is held.
+func (w *writer) refusal() error {
+	if w.closed {
+		return ErrClosed
+	}
+	if w.failed != nil {
+		return fmt.Errorf("%w: %v", ErrBroken, w.failed)
+	}
+	return nil
+}
 
 // wait commits (or has the committer commit) the batch b just filled, as
 // append does, and for Sync waits until it is durable.

@@ -187,6 +187,12 @@ func TestMirror_Refusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Close()
+	if _, err := m.AppendVerbatim(ctx, ledger.Sync, raws[1]); !errors.Is(err, ledger.ErrClosed) {
+		t.Errorf("append after close: %v", err)
+	}
+	if err := m.PutBlobFrame(ctx, ledger.Sync, ledger.Hash{}, nil); err == nil {
+		t.Errorf("blob after close: taken")
+	}
 	ledgertest.MustVerify(t, mpath)
 
 	// Opened as an ordinary ledger it is still a mirror.

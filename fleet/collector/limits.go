@@ -14,6 +14,16 @@ const (
 	// buffers and parts being assembled); a source that would pass it
 	// has a gap (entries) or a bad blob (blobs).
 	TotalHeldBytes = 512 << 20
+	// TotalHeldEntries bounds the entries every reorder buffer holds at
+	// once, unacknowledged: half the consumer's maxAckPending, so that
+	// JetStream always has room to deliver the entry they wait for.
+	TotalHeldEntries = maxAckPending / 2
+	// MaxCollectedBlob bounds the stored frame of a blob the collector
+	// assembles from parts (a source holds at most that much while one
+	// arrives; a larger one is a bad-blob alert, and the mirror lacks
+	// it, which its verify then reports). Joining the parts holds it
+	// twice for a moment.
+	MaxCollectedBlob = TotalHeldBytes / 2
 	// GapAfter is how long an entry may wait for an earlier one before
 	// the source has a gap.
 	GapAfter = 2 * time.Minute
