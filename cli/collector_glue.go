@@ -25,7 +25,9 @@ func runCollectorService(ctx context.Context, c *cli.Context, s *collectorSetup)
 	errw := c.App.ErrWriter
 	col, err := collector.New(collector.Config{URL: s.url, NATSOptions: opts, Prefix: s.prefix, Store: s.store,
 		Durable: s.cfg.Durable, Replicas: s.cfg.Replicas, StallAfter: s.stallAfter, AllowKeys: allow,
-		Logf: func(format string, args ...any) { fmt.Fprintf(errw, "collector: "+format+"\n", args...) }})
+		// What it logs may quote what sources sent: no control
+		// characters reach the operator's terminal or log.
+		Logf: func(format string, args ...any) { fmt.Fprintln(errw, printable(fmt.Sprintf(format, args...))) }})
 	if err != nil {
 		return err
 	}
