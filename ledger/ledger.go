@@ -103,6 +103,7 @@ type Ledger struct {
 	path     string
 	id       string
 	readOnly bool
+	mirror   bool // entries come from another ledger (mirror.go)
 	opts     Options
 
 	w *writer // nil when read-only
@@ -173,9 +174,16 @@ func Create(path string, opts Options) (*Ledger, error) {
 		return nil, err
 	}
 	raw := encodeEntry(nil, 0, ZeroHash, now, "", TypeGenesis, genesis)
+	return create(path, db, opts, id, raw, false)
+}
+
+// create writes a new ledger's buckets, meta and genesis entry raw into
+// db (closed and removed on failure) and returns it open for appending;
+// a mirror (CreateMirror) is marked in meta.
+func create(path string, db *bolt.DB, opts Options, id string, raw []byte, mirror bool) (*Ledger, error) {
 	var tree *compact.Range
 	var edge0 []byte
-	err = db.Update(func(tx *bolt.Tx) error {
+	err := db.Update(func(tx *bolt.Tx) error {
 		entries, err := tx.CreateBucket(bucketEntries)
 		if err != nil {
 			return err
@@ -196,6 +204,11 @@ func Create(path string, opts Options) (*Ledger, error) {
 		if err := meta.Put(metaLedgerID, []byte(id)); err != nil {
 			return err
 		}
+		if mirror {
+			if err := meta.Put(metaMirror, []byte(MirrorMark)); err != nil {
+				return err
+			}
+		}
 		if !opts.noTree {
 			if tree, edge0, err = createTree(tx, raw); err != nil {
 				return err
@@ -208,7 +221,7 @@ func Create(path string, opts Options) (*Ledger, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	l := &Ledger{db: db, path: path, id: id, opts: opts}
+	l := &Ledger{db: db, path: path, id: id, opts: opts, mirror: mirror}
 	if err := l.prepareProjections(0); err != nil {
 		db.Close()
 		os.Remove(path)
@@ -287,8 +300,14 @@ func open(path string, readOnly bool, opts Options) (l *Ledger, err error) {
 			}
 			return err
 		}
+		l.mirror = meta.Get(metaMirror) != nil
 		if readOnly {
 			return nil // review: verify reports a head that does not match
+		}
+		if l.mirror && string(meta.Get(metaTree)) != TreeLayout {
+			// A mirror was created with its tree: building one now
+			// would append an entry of this machine to another's ledger.
+			return fmt.Errorf("%w: a mirror without its tree", ErrTreeDamaged)
 		}
 		if k, v := entries.Cursor().Last(); k != nil {
 			last = append([]byte(nil), v...)

@@ -177,6 +177,9 @@ func canonicalData(v any) ([]byte, error) {
 }
 
 func (w *writer) append(ctx context.Context, d Durability, recs []Record, datas [][]byte, blobs []preparedBlob) ([]Appended, error) {
+	if w.l.mirror {
+		return nil, ErrMirror
+	}
 	w.mu.Lock()
 	b, out, err := w.enqueueLocked(d, recs, datas, blobs)
 	if err != nil {
@@ -255,6 +258,9 @@ type atHead struct {
 // write transaction can be under way (every write runs under cmu), so the
 // read transaction cannot wait for a remap.
 func (w *writer) appendAtHead(d Durability, build func(at atHead) (Record, error)) (Appended, error) {
+	if w.l.mirror {
+		return Appended{}, ErrMirror
+	}
 	w.cmu.Lock()
 	defer w.cmu.Unlock()
 	w.mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/internal/regularfile"
+	tdnote "github.com/transparency-dev/formats/note"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -45,6 +46,7 @@ type Config struct {
 	Ledger    Ledger    `yaml:"ledger"`
 	Agents    Agents    `yaml:"agents"`
 	MCP       MCP       `yaml:"mcp"`
+	Fleet     Fleet     `yaml:"fleet"`
 
 	// Path is the file the configuration came from ("" for defaults).
 	Path string `yaml:"-"`
@@ -166,6 +168,89 @@ type MCPServer struct {
 	// server is refused: the agent could rewrite it, and its code would
 	// run with the server's network and writes at its next start.
 	TrustWorkspaceCode bool `yaml:"trust_workspace_code"`
+}
+
+// Fleet configures shipping the ledger to NATS JetStream, where a
+// collector verifies, witnesses and serves it (docs/fleet.md). Off by
+// default.
+type Fleet struct {
+	Enabled bool `yaml:"enabled"`
+	// URL is the NATS server, or servers comma-separated
+	// (nats://host:4222, tls://host:4222).
+	URL string `yaml:"url"`
+	// Creds is a NATS credentials file (JWT and nkey seed), NKey an nkey
+	// seed file: absolute paths, outside the workspace.
+	Creds string `yaml:"creds"`
+	NKey  string `yaml:"nkey"`
+	// TLS: a CA bundle to trust, and a client certificate and key.
+	TLS FleetTLS `yaml:"tls"`
+	// Prefix is the subject prefix; default "opx".
+	Prefix string `yaml:"prefix"`
+	// Replicas of the streams when the engine is the first to create
+	// them (an existing stream is left alone); default 1.
+	Replicas int `yaml:"replicas"`
+	// Witness is the collector's witness key (as `opx collector key`
+	// prints it): only its cosignatures are recorded. Empty: any
+	// cosignature of the ledger's own checkpoint is.
+	Witness string `yaml:"witness"`
+}
+
+// FleetTLS are the TLS files of the NATS connection (absolute paths).
+type FleetTLS struct {
+	CA   string `yaml:"ca"`
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+}
+
+var fleetPrefixRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}(\.[A-Za-z0-9_-]{1,32}){0,3}$`)
+
+// clipValue shortens a value quoted in an error.
+func clipValue(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
+}
+
+func (f *Fleet) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+	}
+	if f.Prefix != "" && !fleetPrefixRE.MatchString(f.Prefix) {
+		return bad("fleet.prefix %q: want 1 to 4 dot-separated tokens of letters, digits, _ or -", f.Prefix)
+	}
+	if f.Replicas < 0 || f.Replicas > 5 {
+		return bad("fleet.replicas must be 0..5, got %d", f.Replicas)
+	}
+	for _, p := range []struct{ name, v string }{{"creds", f.Creds}, {"nkey", f.NKey}, {"tls.ca", f.TLS.CA}, {"tls.cert", f.TLS.Cert}, {"tls.key", f.TLS.Key}} {
+		if p.v != "" && !filepath.IsAbs(p.v) {
+			return bad("fleet.%s %q is not an absolute path", p.name, p.v)
+		}
+	}
+	if (f.TLS.Cert == "") != (f.TLS.Key == "") {
+		return bad("fleet.tls.cert and fleet.tls.key go together")
+	}
+	if f.Creds != "" && f.NKey != "" {
+		return bad("fleet.creds and fleet.nkey: one or the other")
+	}
+	if f.Witness != "" {
+		if _, err := tdnote.NewVerifierForCosignatureV1(strings.TrimSpace(f.Witness)); err != nil {
+			return bad("fleet.witness %q is not a witness key (as opx collector key prints it): %v", clipValue(f.Witness), err)
+		}
+	}
+	if !f.Enabled {
+		return nil
+	}
+	if strings.TrimSpace(f.URL) == "" {
+		return bad("fleet.enabled needs fleet.url")
+	}
+	for _, u := range strings.Split(f.URL, ",") {
+		scheme, rest, ok := strings.Cut(strings.TrimSpace(u), "://")
+		if !ok || rest == "" || (scheme != "nats" && scheme != "tls" && scheme != "ws" && scheme != "wss") {
+			return bad("fleet.url %q is not a NATS url (nats://host:port, tls://host:port)", u)
+		}
+	}
+	return nil
 }
 
 // MCPServerNameRE is what a server's name may be: it is part of its
@@ -321,6 +406,9 @@ func (c *Config) Validate() error {
 				return bad("mcp.servers.%s.env: %q is not a variable name", name, k)
 			}
 		}
+	}
+	if err := c.Fleet.validate(); err != nil {
+		return err
 	}
 	for _, p := range c.Chronicle.Exclude {
 		if _, err := path.Match(p, ""); err != nil || p == "" || path.IsAbs(p) {

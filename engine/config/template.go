@@ -98,6 +98,22 @@ agents:
   # kills the process and records subagent.timed_out.
   timeout: 5m
 
+# Fleet (docs/fleet.md): ship every durable entry of the ledger, the blobs
+# it names and its signed checkpoints to NATS JetStream, where a collector
+# (opx collector) verifies them, keeps a copy off this machine and cosigns
+# the checkpoints as a witness; its cosignatures are recorded here
+# (ledger.cosigned) and opx ledger verify --witness KEY checks the ledger
+# against them. The engine never waits for NATS: while it is unreachable
+# the backlog is the ledger itself, shipped from a durable cursor once it
+# is back. opx status shows the shipping state.
+# fleet:
+#   enabled: true
+#   url: nats://collector.example:4222      # or several, comma-separated
+#   # creds: /etc/opx/fleet.creds           # NATS credentials (or nkey: seed file)
+#   # tls: {ca: /etc/opx/ca.pem, cert: /etc/opx/client.pem, key: /etc/opx/client.key}
+#   # prefix: opx                           # subject prefix
+#   # witness: <key from opx collector key> # record only this witness's cosignatures
+
 # MCP servers (docs/mcp.md): their tools are offered to the agent as
 # mcp__<server>__<tool> (tool group mcp:<server>), each call judged by Shield
 # like any tool (policy rules can name them: tools: ["mcp__fs__*"]), recorded,

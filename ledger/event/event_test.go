@@ -15,6 +15,7 @@ import (
 // taxonomy is DESIGN.md's entry type table, copied by hand so that a type
 // added to or dropped from the package without the design shows up here.
 var taxonomy = []string{
+	"fleet.alert", "fleet.pinned", "fleet.cosigned",
 	"ledger.genesis", "ledger.note",
 	"engine.started", "engine.stopped", "engine.crashed",
 	"agent.spawned", "agent.exited", "agent.crashed", "sandbox.canary",
@@ -30,7 +31,7 @@ var taxonomy = []string{
 	"mcp.server_started", "mcp.server_exited", "mcp.server_failed", "mcp.tools_listed", "mcp.protocol_error",
 	"mcp.client", "mcp.request", "mcp.response", "shield.result_flagged",
 	// Extensions of the DESIGN table, each documented where it is defined.
-	"client.rejected", "ledger.checkpoint", "chronicle.rollback_started", "ledger.tree_built", "ledger.key",
+	"client.rejected", "ledger.checkpoint", "chronicle.rollback_started", "ledger.tree_built", "ledger.key", "ledger.cosigned",
 }
 
 var (
@@ -84,6 +85,8 @@ var samples = []event.Payload{
 	&event.Checkpoint{TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=", Note: "opx.local/ledger/x\n10\n...\n"},
 	&event.TreeBuilt{TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="},
 	&event.Key{VKey: vkey, Reason: event.KeyCreated},
+	&event.Cosigned{Witness: "witness.example", KeyHash: "0a1b2c3d", TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
+		Note: "opx.local/ledger/x\n10\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n— x sig\n"},
 	&event.SubAgentSpawned{SubAgentID: "sub_1", ParentMessageID: "m1", ParentCallID: "c1", Task: "read a", TaskSize: 6, Tools: []string{"read_file"}, MaxRounds: 10, TimeoutMS: 60000},
 	&event.SubAgentCompleted{SubAgentID: "sub_1", Result: "done", Size: 4, Rounds: 2, ToolCalls: 1, DurationMS: 5},
 	&event.SubAgentFailed{SubAgentID: "sub_1", Reason: event.SubAgentCrashed, Detail: "killed by signal killed"},
@@ -98,6 +101,10 @@ var samples = []event.Payload{
 	&event.MCPClient{ClientName: "inspector", Upstream: "fs", Command: []string{"mcp-server-filesystem"}},
 	&event.MCPRequest{RequestID: "1", Method: "tools/list", Params: "{}", Size: 2},
 	&event.MCPResponse{RequestID: "1", Method: "tools/list", Result: "{}", Size: 2, DurationMS: 1},
+	&event.FleetAlert{Source: "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f", Kind: event.AlertGap, Seq: 7, Detail: "entries 7..9 missing"},
+	&event.FleetPinned{Source: "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f", VKey: vkey, From: "ledger.key", Seq: 2},
+	&event.FleetCosigned{Source: "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f", TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
+		Note: "opx.local/ledger/x\n10\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n— x sig\n— w sig\n"},
 	&event.ResultFlagged{CallID: "c1", Tool: "mcp__fs__read_file", Rule: "prompt-injection", Reason: "instructions to the model", Action: "annotated"},
 }
 
@@ -158,6 +165,8 @@ func TestCheck_Rejects(t *testing.T) {
 		{"tree built unpadded root", "ledger.tree_built", `{"tree_size":3,"tree_root":"47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU"}`, event.ErrInvalidPayload},
 		{"key not a verifier key", "ledger.key", `{"vkey":"k","reason":"created"}`, event.ErrInvalidPayload},
 		{"key of no opx ledger", "ledger.key", `{"vkey":"` + strings.Replace(vkey, "opx.local/ledger/", "x/", 1) + `","reason":"created"}`, event.ErrInvalidPayload},
+		{"cosigned note of another size", "ledger.cosigned", `{"key_hash":"0a1b2c3d","note":"o\\n11\\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\\n\\n","tree_root":"47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=","tree_size":10,"witness":"w"}`, event.ErrInvalidPayload},
+		{"cosigned bad key hash", "ledger.cosigned", `{"key_hash":"0A1B","note":"o\\n10\\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\\n\\n","tree_root":"47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=","tree_size":10,"witness":"w"}`, event.ErrInvalidPayload},
 		{"key without reason", "ledger.key", `{"vkey":"` + vkey + `","reason":""}`, event.ErrInvalidPayload},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,343 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/opx-dev/opx/fleet"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/tlog"
+	"github.com/opx-dev/opx/replay/projection"
+)
+
+// Config configures a collector.
+type Config struct {
+	// URL is the NATS server (or a comma-separated list of a cluster's).
+	URL string
+	// NATSOptions are passed to nats.Connect (credentials, TLS).
+	NATSOptions []nats.Option
+	// Prefix is the subject prefix (fleet.DefaultPrefix when empty).
+	Prefix string
+	// Store is the collector's directory (see the package doc).
+	Store string
+	// Durable names the JetStream consumer ("opx-collector" when
+	// empty). One collector per durable name: two collectors on one
+	// pull consumer would split each source's messages between them
+	// (each would see gaps). Collectors share a fleet by prefix, each
+	// its own. A new durable name reads the stream from its start: every
+	// entry a store holds then comes again and is dropped as a duplicate.
+	Durable string
+	// Replicas of the streams it creates (1 when 0).
+	Replicas int
+	// StallAfter: a source that sends nothing for this long is stalled
+	// (an alert); 0 never.
+	StallAfter time.Duration
+	// AllowKeys are source verifier keys (as `opx ledger key` prints
+	// them). A source whose origin one of them names is checked with
+	// those keys only; any other source's key is pinned from its first
+	// ledger.key entry.
+	AllowKeys []string
+	// WitnessName names a new cosigner key ("opx-collector" when empty).
+	WitnessName string
+	// NoSync skips fsync in the ledgers (tests only).
+	NoSync bool
+	// Stored, if set, is called after each commit of a mirror with its
+	// head (benchmarks time the lag with it). It must not block.
+	Stored func(ledgerID string, headSeq uint64)
+	// Logf, if set, receives what the collector does that is not an alert.
+	Logf func(format string, args ...any)
+}
+
+// Collector is a running collector.
+type Collector struct {
+	cfg   Config
+	allow map[string][]tlog.Verifier // ledger id -> allowed keys
+	own   *ledger.Ledger
+	wit   *Witness
+	js    jetstream.JetStream
+
+	sources map[string]*source
+	alerts  alertBook
+	held    int64 // bytes held by every source (reorder buffers and parts)
+	// heldEntries counts the entries every reorder buffer holds.
+	heldEntries int
+
+	statusAt time.Time
+	dirty    bool // the status changed since it was written
+}
+
+// Run runs a collector until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	c, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Run(ctx)
+}
+
+// New opens the collector's store (creating it) without connecting.
+func New(cfg Config) (*Collector, error) {
+	if cfg.Prefix == "" {
+		cfg.Prefix = fleet.DefaultPrefix
+	}
+	if err := fleet.CheckPrefix(cfg.Prefix); err != nil {
+		return nil, err
+	}
+	if cfg.Store == "" {
+		return nil, errors.New("collector: a store directory is required")
+	}
+	if cfg.Durable == "" {
+		cfg.Durable = "opx-collector"
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	c := &Collector{cfg: cfg, allow: map[string][]tlog.Verifier{}, sources: map[string]*source{}}
+	for _, k := range cfg.AllowKeys {
+		v, err := tlog.ParseVerifierKey(strings.TrimSpace(k))
+		if err != nil {
+			return nil, fmt.Errorf("collector: allowed key %q: %w", k, err)
+		}
+		id, ok := strings.CutPrefix(v.Name(), tlog.OriginPrefix)
+		if !ok || fleet.CheckLedgerID(id) != nil {
+			return nil, fmt.Errorf("collector: allowed key %q is not an opx ledger's key", k)
+		}
+		c.allow[id] = append(c.allow[id], v)
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.Store, "sources"), 0o700); err != nil {
+		return nil, fmt.Errorf("collector: %w", err)
+	}
+	var err error
+	if c.wit, err = LoadWitness(cfg.Store, cfg.WitnessName); err != nil {
+		return nil, fmt.Errorf("collector: %w", err)
+	}
+	opts := ledger.Options{NoSync: cfg.NoSync}
+	path := filepath.Join(cfg.Store, OwnLedger)
+	c.own, err = ledger.Open(path, opts)
+	if errors.Is(err, ledger.ErrNotExist) {
+		c.own, err = ledger.Create(path, opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("collector: %w", err)
+	}
+	if err := c.load(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("collector: %w", err)
+	}
+	return c, nil
+}
+
+// OwnLedger is the collector's own ledger in its store.
+const OwnLedger = "collector.db"
+
+// Close closes the ledgers (after Run has returned).
+func (c *Collector) Close() error {
+	var errs []error
+	for _, s := range c.sources {
+		s.unserve()
+		if s.m != nil {
+			errs = append(errs, s.m.Close())
+			s.m = nil
+		}
+	}
+	if c.own != nil {
+		c.writeStatus(true)
+		errs = append(errs, c.own.Close())
+		c.own = nil
+	}
+	return errors.Join(errs...)
+}
+
+// WitnessKey is the cosigner's verifier key (cosignature/v1).
+func (c *Collector) WitnessKey() string { return c.wit.VKey }
+
+// mirrorOptions are the options of every mirror: the projections of any
+// engine's ledger, so every command reads a mirror as it reads a ledger.
+func (c *Collector) mirrorOptions() ledger.Options {
+	return ledger.Options{NoSync: c.cfg.NoSync, Projections: projection.All()}
+}
+
+// SourcePath is where the mirror of the source id lives under store.
+func SourcePath(store, id string) string {
+	return filepath.Join(store, "sources", id, "ledger.db")
+}
+
+// load reads the collector's own ledger (pinned keys, cosigned
+// checkpoints, alerts) and opens every mirror.
+func (c *Collector) load() error {
+	if err := c.replayOwn(); err != nil {
+		return err
+	}
+	dirs, err := os.ReadDir(filepath.Join(c.cfg.Store, "sources"))
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		if fleet.CheckLedgerID(d.Name()) != nil {
+			continue
+		}
+		path := SourcePath(c.cfg.Store, d.Name())
+		m, err := ledger.OpenMirror(path, c.mirrorOptions())
+		if errors.Is(err, ledger.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		s := c.source(d.Name())
+		s.m = m
+		s.next, s.prev = m.MirrorNext()
+		if err := c.scanMirror(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run connects, consumes and verifies until ctx ends.
+func (c *Collector) Run(ctx context.Context) error {
+	nc, err := nats.Connect(c.cfg.URL, append([]nats.Option{nats.Name("opx collector"), nats.MaxReconnects(-1)}, c.cfg.NATSOptions...)...)
+	if err != nil {
+		return fmt.Errorf("collector: connect %s: %w", redact(c.cfg.URL), err)
+	}
+	defer nc.Close()
+	if c.js, err = jetstream.New(nc); err != nil {
+		return err
+	}
+	if err := fleet.EnsureStreams(ctx, c.js, c.cfg.Prefix, c.cfg.Replicas); err != nil {
+		return err
+	}
+	for _, s := range c.sources {
+		c.serve(s)
+	}
+	defer func() {
+		for _, s := range c.sources {
+			s.unserve()
+		}
+	}()
+	// What was cosigned before a crash is published again as recorded;
+	// a checkpoint the mirror holds but nobody cosigned yet is now.
+	for _, s := range c.sources {
+		c.catchUpCosign(ctx, s)
+	}
+	if err := c.own.Sync(ctx); err != nil {
+		return err
+	}
+	c.publishPending(ctx)
+	cons, err := c.js.CreateOrUpdateConsumer(ctx, fleet.LedgerStream(c.cfg.Prefix), jetstream.ConsumerConfig{
+		Durable:       c.cfg.Durable,
+		Description:   "opx collector (" + fleet.WireVersion + ")",
+		FilterSubject: fleet.LedgerSubjects(c.cfg.Prefix),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       ackWait,
+		MaxAckPending: maxAckPending,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return fmt.Errorf("collector: consumer: %w", err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(maxBatch))
+	if err != nil {
+		return fmt.Errorf("collector: consumer: %w", err)
+	}
+	msgs := make(chan jetstream.Msg, maxBatch)
+	pullErr := make(chan error, 1)
+	go func() {
+		defer close(msgs)
+		for {
+			m, err := it.Next()
+			if err != nil {
+				if !errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+					pullErr <- err
+				}
+				return
+			}
+			msgs <- m
+		}
+	}()
+	defer func() {
+		it.Stop()
+		for range msgs { // the puller ends
+		}
+	}()
+	c.cfg.Logf("collector: consuming %s as %s, witness %s", fleet.LedgerSubjects(c.cfg.Prefix), c.cfg.Durable, c.wit.VKey)
+	c.dirty = true
+	c.writeStatus(false)
+	tick := time.NewTicker(statusEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-pullErr:
+			return fmt.Errorf("collector: consumer: %w", err)
+		case <-tick.C:
+			c.tick(ctx)
+		case m, ok := <-msgs:
+			if !ok {
+				return nil
+			}
+			b := c.newBatch()
+			size := len(m.Data())
+			c.handle(ctx, b, m)
+		more:
+			for len(b.seen) < maxBatch && size < maxBatchBytes {
+				select {
+				case m, ok := <-msgs:
+					if !ok {
+						break more
+					}
+					size += len(m.Data())
+					c.handle(ctx, b, m)
+				default:
+					break more
+				}
+			}
+			if err := c.commit(ctx, b); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// tick finds stalled sources and gaps that waited too long, publishes
+// what could not be published, and rewrites the status.
+func (c *Collector) tick(ctx context.Context) {
+	b := c.newBatch()
+	now := time.Now()
+	for _, s := range c.sources {
+		if c.cfg.StallAfter > 0 && s.m != nil && !s.stalled && !s.lastSeen.IsZero() && now.Sub(s.lastSeen) > c.cfg.StallAfter {
+			s.stalled = true
+			c.alert(b, s.id, "stalled", s.next, fmt.Sprintf("nothing received for %s (last at %s)", now.Sub(s.lastSeen).Round(time.Millisecond), s.lastSeen.UTC().Format(time.RFC3339)))
+		}
+		if s.oldestHeld().Before(now.Add(-GapAfter)) {
+			c.gap(b, s, "waited longer than "+GapAfter.String())
+		}
+	}
+	if err := c.commit(ctx, b); err != nil {
+		c.cfg.Logf("collector: %v", err)
+	}
+	c.publishPending(ctx)
+	c.writeStatus(false)
+}
+
+func redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if at := strings.LastIndex(p, "@"); at >= 0 {
+			if s := strings.Index(p, "://"); s >= 0 && s < at {
+				parts[i] = p[:s+3] + "redacted" + p[at:]
+			}
+		}
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,49 @@
+package collector
+
+import "time"
+
+// Bounds (invariant 9). The reorder buffer takes the resends of a
+// shipper after a failed publish (fleet/ship's window: 256 messages,
+// 16 MiB), four times over.
+const (
+	// ReorderEntries and ReorderBytes bound the entries held per source
+	// while an earlier one is missing; beyond them the source has a gap.
+	ReorderEntries = 1024
+	ReorderBytes   = 64 << 20
+	// TotalHeldBytes bounds what every source holds at once (reorder
+	// buffers and parts being assembled); a source that would pass it
+	// has a gap (entries) or a bad blob (blobs).
+	TotalHeldBytes = 512 << 20
+	// TotalHeldEntries bounds the entries every reorder buffer holds at
+	// once, unacknowledged: half the consumer's maxAckPending, so that
+	// JetStream always has room to deliver the entry they wait for.
+	TotalHeldEntries = maxAckPending / 2
+	// MaxCollectedBlob bounds the stored frame of a blob the collector
+	// assembles from parts (a source holds at most that much while one
+	// arrives; a larger one is a bad-blob alert, and the mirror lacks
+	// it, which its verify then reports). Joining the parts holds it
+	// twice for a moment.
+	MaxCollectedBlob = TotalHeldBytes / 2
+	// GapAfter is how long an entry may wait for an earlier one before
+	// the source has a gap.
+	GapAfter = 2 * time.Minute
+	// MaxAlertsPerKind bounds the alerts recorded per source and kind;
+	// later ones are counted in the status, not recorded.
+	MaxAlertsPerKind = 100
+	// StatusAlerts is how many of the latest alerts the status file
+	// holds (the collector ledger holds them all).
+	StatusAlerts = 1000
+	// maxBatch and maxBatchBytes bound the messages handled between two
+	// commits.
+	maxBatch      = 2048
+	maxBatchBytes = 32 << 20
+	// maxAckPending is the consumer's bound on unacknowledged messages:
+	// far above what the reorder buffers may hold, so that the entry
+	// that fills a gap is always delivered.
+	maxAckPending = 64 << 10
+	// ackWait is how long JetStream waits for an ack before it delivers
+	// a message again.
+	ackWait = 5 * time.Minute
+	// statusEvery bounds how often the status file is rewritten.
+	statusEvery = 250 * time.Millisecond
+)

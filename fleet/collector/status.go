@@ -1,0 +1,270 @@
+package collector
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/opx-dev/opx/fleet"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+)
+
+// StatusFile is the status the collector rewrites (atomically) as it
+// goes, for readers while it runs.
+const StatusFile = "status.json"
+
+// maxStatusFile bounds what a reader reads of the status file.
+const maxStatusFile = 64 << 20
+
+// Status is the collector's state as its readers see it.
+type Status struct {
+	Updated     string         `json:"updated"`
+	Running     bool           `json:"running"` // false once it stopped cleanly
+	WitnessKey  string         `json:"witness_key"`
+	WitnessName string         `json:"witness_name"`
+	Sources     []SourceStatus `json:"sources"`
+	Alerts      []Alert        `json:"alerts"` // the latest StatusAlerts
+}
+
+// SourceStatus is one source.
+type SourceStatus struct {
+	ID         string `json:"id"`
+	Host       string `json:"host,omitempty"`
+	Workspace  string `json:"workspace,omitempty"`
+	OpxVersion string `json:"opx_version,omitempty"`
+	Boot       string `json:"boot,omitempty"`
+	// HeadSeq and HeadHash are the mirror's head (HasMirror false: none
+	// yet, the genesis has not arrived).
+	HasMirror bool   `json:"has_mirror"`
+	HeadSeq   uint64 `json:"head_seq"`
+	HeadHash  string `json:"head_hash,omitempty"`
+	// ClaimedHead is the head the source's last hello named.
+	ClaimedHead uint64 `json:"claimed_head"`
+	// Checkpoint is the size of the last checkpoint verified, Cosigned
+	// of the last one cosigned.
+	Checkpoint uint64 `json:"checkpoint"`
+	Cosigned   uint64 `json:"cosigned"`
+	LastSeen   string `json:"last_seen,omitempty"`
+	// LagSeconds is how long since the source last sent anything.
+	LagSeconds float64 `json:"lag_seconds"`
+	Held       int     `json:"held"`    // entries waiting for an earlier one
+	Dropped    uint64  `json:"dropped"` // entries given up on (after a gap or a broken chain)
+	Alerts     int     `json:"alerts"`
+	Suppressed uint64  `json:"alerts_suppressed,omitempty"`
+	Stalled    bool    `json:"stalled"`
+	Path       string  `json:"path"`
+}
+
+func timeNow() string { return time.Now().UTC().Format(ledger.TimeLayout) }
+
+// status builds the current status.
+func (c *Collector) status(running bool) *Status {
+	st := &Status{Updated: timeNow(), Running: running, WitnessKey: c.wit.VKey, WitnessName: c.wit.Name(),
+		Alerts: append([]Alert{}, c.alerts.recent...), Sources: []SourceStatus{}}
+	counts := map[string]int{}
+	for _, a := range c.alerts.recent {
+		counts[a.Source]++
+	}
+	now := time.Now()
+	for _, s := range c.sources {
+		ss := SourceStatus{ID: s.id, HasMirror: s.m != nil, Checkpoint: s.checkpoint, Cosigned: s.cosigned,
+			Held: len(s.held), Dropped: s.dropped, Alerts: counts[s.id], Suppressed: c.alerts.suppressed[s.id],
+			Stalled: s.stalled, Path: SourcePath(c.cfg.Store, s.id)}
+		if s.m != nil {
+			ss.HeadSeq, ss.HeadHash = s.next-1, s.prev.String()
+		}
+		if h := s.hello; h != nil {
+			ss.Host, ss.Workspace, ss.OpxVersion, ss.Boot, ss.ClaimedHead = h.Host, h.Workspace, h.OpxVersion, h.Boot, h.HeadSeq
+		}
+		if !s.lastSeen.IsZero() {
+			ss.LastSeen = s.lastSeen.UTC().Format(time.RFC3339Nano)
+			ss.LagSeconds = now.Sub(s.lastSeen).Seconds()
+		}
+		st.Sources = append(st.Sources, ss)
+	}
+	sort.Slice(st.Sources, func(i, j int) bool { return st.Sources[i].ID < st.Sources[j].ID })
+	return st
+}
+
+// Status returns the collector's state now (not safe while Run runs on
+// another goroutine: readers there use OpenStore).
+func (c *Collector) Status() *Status { return c.status(true) }
+
+// writeStatus rewrites the status file, at most every statusEvery unless
+// final.
+func (c *Collector) writeStatus(final bool) {
+	if !final && (!c.dirty || time.Since(c.statusAt) < statusEvery) {
+		return
+	}
+	c.statusAt, c.dirty = time.Now(), false
+	b, err := json.MarshalIndent(c.status(!final), "", "  ")
+	if err == nil {
+		err = writeAtomic(filepath.Join(c.cfg.Store, StatusFile), b)
+	}
+	if err != nil {
+		c.cfg.Logf("collector: status: %v", err)
+	}
+}
+
+func writeAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".status-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Store reads a collector's store, whether or not the collector runs.
+type Store struct{ dir string }
+
+// OpenStore opens the store at dir for reading.
+func OpenStore(dir string) (*Store, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("collector store: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("collector store %s: not a directory", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, OwnLedger)); err != nil {
+		return nil, fmt.Errorf("collector store %s: no %s (not a collector's store?)", dir, OwnLedger)
+	}
+	return &Store{dir: dir}, nil
+}
+
+// Dir is the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Status reads the status file the collector last wrote.
+func (s *Store) Status() (*Status, error) {
+	f, err := os.Open(filepath.Join(s.dir, StatusFile))
+	if err != nil {
+		return nil, fmt.Errorf("collector status: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxStatusFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("collector status: %w", err)
+	}
+	if len(b) > maxStatusFile {
+		return nil, fmt.Errorf("collector status: larger than %d bytes", maxStatusFile)
+	}
+	var st Status
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("collector status: %w", err)
+	}
+	return &st, nil
+}
+
+// Sources lists the sources: from the status file, with each mirror's
+// head read from the mirror itself when no collector holds it.
+func (s *Store) Sources() ([]SourceStatus, error) {
+	st, err := s.Status()
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	byID := map[string]*SourceStatus{}
+	var out []SourceStatus
+	if st != nil {
+		out = st.Sources
+	}
+	for i := range out {
+		byID[out[i].ID] = &out[i]
+	}
+	dirs, err := os.ReadDir(filepath.Join(s.dir, "sources"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	for _, d := range dirs {
+		id := d.Name()
+		if fleet.CheckLedgerID(id) != nil {
+			continue
+		}
+		ss := byID[id]
+		if ss == nil {
+			out = append(out, SourceStatus{ID: id, Path: SourcePath(s.dir, id)})
+			ss = &out[len(out)-1]
+			byID[id] = ss
+		}
+		if st == nil || !st.Running {
+			if l, err := ledger.OpenReadOnly(SourcePath(s.dir, id)); err == nil {
+				if h, err := l.Head(); err == nil {
+					ss.HasMirror, ss.HeadSeq, ss.HeadHash = true, h.Seq, h.Hash.String()
+				}
+				l.Close()
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// Alerts lists every alert: from the collector's ledger when no
+// collector holds it, else the latest StatusAlerts from the status file.
+func (s *Store) Alerts() ([]Alert, error) {
+	l, err := ledger.OpenReadOnly(filepath.Join(s.dir, OwnLedger))
+	if errors.Is(err, ledger.ErrLocked) {
+		st, err := s.Status()
+		if err != nil {
+			return nil, err
+		}
+		return st.Alerts, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	h, err := l.Head()
+	if err != nil {
+		return nil, err
+	}
+	var out []Alert
+	err = l.Range(1, h.Seq, func(e ledger.Entry) error {
+		if e.Type != event.TypeFleetAlert {
+			return nil
+		}
+		var a event.FleetAlert
+		if err := json.Unmarshal(e.Data, &a); err != nil {
+			return nil
+		}
+		out = append(out, Alert{Seq: e.Seq, Time: e.TS, Source: a.Source, Kind: a.Kind, SourceSeq: a.Seq, Detail: a.Detail})
+		return nil
+	})
+	return out, err
+}
+
+// SourcePath is the mirror ledger of source id, which must exist.
+func (s *Store) SourcePath(id string) (string, error) {
+	if err := fleet.CheckLedgerID(id); err != nil {
+		return "", err
+	}
+	p := SourcePath(s.dir, id)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("source %s: no mirror in %s", id, s.dir)
+	}
+	return p, nil
+}
+
+// WitnessKey is the collector's cosigner verifier key (creating the key
+// when the store has none yet).
+func (s *Store) WitnessKey() (string, error) {
+	w, err := LoadWitness(s.dir, "")
+	if err != nil {
+		return "", err
+	}
+	return w.VKey, nil
+}
