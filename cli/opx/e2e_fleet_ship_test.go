@@ -18,6 +18,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/opx-dev/opx/fleet"
+	"github.com/opx-dev/opx/fleet/collector"
 	"github.com/opx-dev/opx/fleet/natsrv"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -298,5 +299,66 @@ func publishCosig(t *testing.T, url, id string, size uint64, text string) {
 	js, _ := jetstream.New(nc)
 	if _, err := js.PublishMsg(context.Background(), fleet.CosigMessage(fleet.DefaultPrefix, id, size, []byte(text))); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestE2E_FleetShip_WitnessedByCollector: the real engine ships, the real
+// collector (in this process) verifies, mirrors and cosigns its
+// checkpoints; the engine records the cosignature, and verify --witness
+// with the collector's key passes, then fails once the history is
+// changed on the machine.
+func TestE2E_FleetShip_WitnessedByCollector(t *testing.T) {
+	srv, err := natsrv.Start(natsrv.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	store := t.TempDir()
+	col, err := collector.New(collector.Config{URL: srv.ClientURL(), Store: store, NoSync: true, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- col.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("collector: %v", err)
+		}
+		col.Close()
+	}()
+	wkey := col.WitnessKey()
+
+	w := newWorld(t)
+	if err := os.MkdirAll(filepath.Join(w.ws, ".opx"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "fleet:\n  enabled: true\n  url: " + srv.ClientURL() + "\n  witness: " + wkey + "\n"
+	if err := os.WriteFile(filepath.Join(w.ws, ".opx", "config.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := w.start()
+	if _, errOut, code := w.run("send", "read README.md"); code != 0 {
+		t.Fatalf("send: %s", errOut)
+	}
+	// The start checkpoint is shipped, verified and cosigned.
+	waitFor(t, "a cosignature from the collector", func() bool {
+		st, ok := w.fleetStatus()
+		return ok && st.Fleet != nil && st.Fleet.CosignedSize > 0
+	})
+	st, _ := w.fleetStatus()
+	// Through the running engine (its LedgerService), then offline.
+	if out, errOut, code := w.run("ledger", "verify", "--witness", wkey); code != 0 || !strings.Contains(out, "witness") {
+		t.Fatalf("verify --witness through the engine: %d\n%s%s", code, out, errOut)
+	}
+	w.stop(m)
+	out, errOut, code := w.run("ledger", "verify", "--strict", "--witness", wkey)
+	if code != 0 || !strings.Contains(out, "witness") {
+		t.Fatalf("verify --witness: %d\n%s%s", code, out, errOut)
+	}
+	ledgertest.FlipEntryByte(t, st.Ledger, 2)
+	if _, _, code := w.run("ledger", "verify", "--witness", wkey); code != 4 {
+		t.Fatalf("verify --witness after a change: exit %d, want 4", code)
 	}
 }

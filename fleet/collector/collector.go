@@ -67,6 +67,8 @@ type Collector struct {
 	sources map[string]*source
 	alerts  alertBook
 	held    int64 // bytes held by every source (reorder buffers and parts)
+	// heldEntries counts the entries every reorder buffer holds.
+	heldEntries int
 
 	statusAt time.Time
 	dirty    bool // the status changed since it was written

@@ -219,6 +219,7 @@ func (c *Collector) whole(ctx context.Context, b *batch, s *source, kind fleet.K
 			break
 		}
 		delete(s.held, s.next)
+		c.heldEntries--
 		s.heldSize -= int64(len(h.raw))
 		c.held -= int64(len(h.raw))
 		c.takeEntry(ctx, b, s, s.next, h.raw, h.msgs)
@@ -278,13 +279,15 @@ func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint
 			}
 			return
 		}
-		if len(s.held) >= ReorderEntries || s.heldSize+int64(len(raw)) > ReorderBytes || c.held+int64(len(raw)) > TotalHeldBytes {
+		if len(s.held) >= ReorderEntries || s.heldSize+int64(len(raw)) > ReorderBytes ||
+			c.held+int64(len(raw)) > TotalHeldBytes || c.heldEntries >= TotalHeldEntries {
 			c.gap(b, s, fmt.Sprintf("entry %d came while %d entries (%d bytes) wait for it", seq, len(s.held), s.heldSize))
 			s.dropped++
 			b.acks = append(b.acks, msgs...)
 			return
 		}
 		s.held[seq] = &heldEntry{raw: bytes.Clone(raw), msgs: msgs, at: time.Now()}
+		c.heldEntries++
 		s.heldSize += int64(len(raw))
 		c.held += int64(len(raw))
 		return
@@ -399,8 +402,13 @@ func (c *Collector) gap(b *batch, s *source, why string) {
 	for _, a := range s.parts {
 		b.acks = append(b.acks, a.msgs...)
 	}
-	c.held -= s.heldSize
-	s.heldSize = 0
+	kept := int64(0) // blobs that came before the genesis stay
+	for _, hb := range s.blobs {
+		kept += int64(len(hb.frame))
+	}
+	c.held -= s.heldSize - kept
+	s.heldSize = kept
+	c.heldEntries -= len(s.held)
 	s.held = map[uint64]*heldEntry{}
 	s.parts = map[string]*assembly{}
 	detail := fmt.Sprintf("entries from %d missing: %s", s.next, why)

@@ -1,6 +1,7 @@
 package ship
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -166,9 +167,19 @@ func Start(ctx context.Context, cfg Config, l *ledger.Ledger, rec Recorder) (*Sh
 	if s.acked, s.hasAcked, err = l.Cursor(s.cursor); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
+	if h, err := l.Head(); err == nil && s.hasAcked && s.acked > h.Seq {
+		// The file is older than the cursor (restored from a copy): what
+		// comes next is another history at seqs the stream holds, shipped
+		// for the collector to see (a rewrite, a fork), never skipped.
+		s.fail(fmt.Errorf("the cursor (%d) is past the ledger's head (%d): the ledger was replaced by an older copy; shipping from its head", s.acked, h.Seq))
+		s.acked = h.Seq
+	}
 	s.persisted, s.hasPers = s.acked, s.hasAcked
 	if s.cosigned, _, err = l.Cursor(s.cosigC); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
+	}
+	if s.cosigned > 0 {
+		s.witness = lastWitness(l)
 	}
 	opts := append([]nats.Option{
 		nats.Name("opx engine " + s.id),
@@ -561,4 +572,22 @@ func randomHex(n int) string {
 		panic(err) // crypto/rand does not fail on supported systems
 	}
 	return hex.EncodeToString(b)
+}
+
+// lastWitness is the witness of the latest ledger.cosigned entry, read
+// back from the head (one exists when the cosignature cursor is set).
+func lastWitness(l *ledger.Ledger) string {
+	var name string
+	l.Backward(func(_ uint64, raw []byte) (bool, error) {
+		if !bytes.Contains(raw, []byte(`"type":"`+event.TypeCosigned+`"`)) {
+			return true, nil
+		}
+		e, err := ledger.ParseEntry(raw)
+		if err != nil || e.Type != event.TypeCosigned {
+			return true, nil
+		}
+		name, _ = ledger.FieldString(e.Data, "witness")
+		return false, nil
+	})
+	return name
 }
