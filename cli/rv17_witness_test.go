@@ -60,4 +60,13 @@ func TestRV17_VerifyWitness_RewriteKeepingAnOlderCosignature(t *testing.T) {
 		t.Errorf("entry %d rewritten after the witness cosigned tree size %d (and the engine recorded it): verify --witness passes on the older cosignature (size %d) left in place:\n%s",
 			victim, latest, first, r.stdout)
 	}
+
+	// Truncation alone (the entries from the victim on deleted, nothing
+	// rewritten): entries the witness cosigned are gone, and verify
+	// --witness passes on the older cosignature.
+	truncated := forge(t, s, func(es []map[string]any) []map[string]any { return es[:victim] })
+	r = run(t, "ledger", "verify", "--witness", w.vkey, "--ledger", truncated)
+	if r.code == cli.ExitOK {
+		t.Errorf("the ledger truncated to %d entries after the witness cosigned tree size %d: verify --witness passes:\n%s", victim, latest, r.stdout)
+	}
 }
