@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opx-dev/opx/fleet"
 	"github.com/opx-dev/opx/fleet/collector"
@@ -177,5 +178,38 @@ func TestRV17_HelloFloodBreaksStatus(t *testing.T) {
 	}
 	if _, err := st.Status(); err != nil {
 		t.Errorf("after %d hostile hellos the status is unreadable: %v", n, err)
+	}
+}
+
+// RV17 finding 9: "stalled" needs a message seen in this collector life
+// (lastSeen is not restored on start): a source that stops shipping while
+// the collector is down, or that died and never comes back after a
+// collector restart, is never flagged, however long it stays silent.
+// Here a source that sent nothing since before the restart is not
+// stalled, while a source heard once after the restart already is.
+func TestRV17_StalledNotDetectedAfterCollectorRestart(t *testing.T) {
+	srv := startServer(t)
+	store := t.TempDir()
+	p := newPub(t, srv.ClientURL())
+	s := newSource(t, t.TempDir())
+	s.notes(t, 3, true)
+	stall := func(c *collector.Config) { c.StallAfter = 300 * time.Millisecond }
+	r := startCollector(t, srv.ClientURL(), store, stall)
+	p.hello(s.Ledger, "s")
+	p.ship(s.Ledger, 0, s.head(t).Seq)
+	r.waitHead(t, s.ID(), s.head(t).Seq)
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	r = startCollector(t, srv.ClientURL(), store, stall)
+	other := newSource(t, t.TempDir())
+	p.hello(other.Ledger, "other") // heard after the restart, then silent
+	p.ship(other.Ledger, 0, 0)
+	waitFor(t, "the other source stalled", func() bool {
+		o := r.source(t, other.ID())
+		return o != nil && o.Stalled
+	})
+	if got := r.source(t, s.ID()); got == nil || !got.Stalled {
+		t.Errorf("source %s silent since before the restart is not stalled (status %+v); one silent for %s after it is", s.ID(), got, 300*time.Millisecond)
 	}
 }
