@@ -7,9 +7,13 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/opx-dev/opx/fleet"
 	"github.com/opx-dev/opx/fleet/collector"
@@ -212,4 +216,38 @@ func TestRV17_StalledNotDetectedAfterCollectorRestart(t *testing.T) {
 	if got := r.source(t, s.ID()); got == nil || !got.Stalled {
 		t.Errorf("source %s silent since before the restart is not stalled (status %+v); one silent for %s after it is", s.ID(), got, 300*time.Millisecond)
 	}
+}
+
+// RV17 finding 10: CreateMirror opens (creates) the bbolt file at its
+// final path, then writes the genesis in a transaction. A crash between
+// the two (SIGKILL while a new source's genesis is taken) leaves a bbolt
+// file without buckets in sources/<id>/; on the next start load() fails
+// on it and the collector does not start at all, for every source, until
+// someone deletes the file by hand. (ledger.Create's path has the same
+// window; for an engine it is one ledger, for a collector any of its
+// sources, created whenever a hostile or new source appears.)
+func TestRV17_CrashDuringMirrorCreateBlocksStart(t *testing.T) {
+	store := t.TempDir()
+	c, err := collector.New(collector.Config{Store: store, Prefix: prefix, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	var b [16]byte
+	rand.Read(b[:])
+	path := collector.SourcePath(store, fmt.Sprintf("%x", b))
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, nil) // what the crash leaves
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	c, err = collector.New(collector.Config{Store: store, Prefix: prefix, NoSync: true})
+	if err != nil {
+		t.Errorf("a collector whose last run was killed while it created a mirror does not start: %v", err)
+		return
+	}
+	c.Close()
 }
