@@ -223,9 +223,7 @@ func TestRV17_StalledNotDetectedAfterCollectorRestart(t *testing.T) {
 // the two (SIGKILL while a new source's genesis is taken) leaves a bbolt
 // file without buckets in sources/<id>/; on the next start load() fails
 // on it and the collector does not start at all, for every source, until
-// someone deletes the file by hand. (ledger.Create's path has the same
-// window; for an engine it is one ledger, for a collector any of its
-// sources, created whenever a hostile or new source appears.)
+// someone deletes the file by hand.
 func TestRV17_CrashDuringMirrorCreateBlocksStart(t *testing.T) {
 	store := t.TempDir()
 	c, err := collector.New(collector.Config{Store: store, Prefix: prefix, NoSync: true})
