@@ -83,7 +83,7 @@ func runLedgerVerify(c *cli.Context) error {
 		return usagef(c, "--key goes with --since FILE, or with an EXPORT whose bundled checkpoint it checks")
 	}
 	if len(args) == 1 {
-		if _, given := flagGiven(c, "ledger"); given {
+		if ledgerNamed(c) {
 			return usagef(c, "give either --ledger or an EXPORT file, not both")
 		}
 		if c.String("since") != "" {

@@ -497,7 +497,11 @@ func (e *Engine) newServer() *grpc.Server {
 	opxv1.RegisterSubAgentServiceServer(srv, &subAgentService{e: e})
 	opxv1.RegisterLLMGatewayServer(srv, &gateway{e: e})
 	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
-	opxv1.RegisterLedgerServiceServer(srv, &ledgerService{e: e})
+	opxv1.RegisterLedgerServiceServer(srv, &ledgerService{led: e.opts.Ledger, ownPlan: func(seq uint64) bool { return e.chron.OwnPlan(seq) }, stopping: func() <-chan struct{} {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.running.Done()
+	}})
 	opxv1.RegisterChronicleServiceServer(srv, &chronicleService{e: e})
 	opxv1.RegisterMcpProxyServiceServer(srv, &mcpProxyService{e: e})
 	reflection.Register(srv)

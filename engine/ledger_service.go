@@ -18,13 +18,25 @@ import (
 // file: it only ever reads.
 type ledgerService struct {
 	opxv1.UnimplementedLedgerServiceServer
-	e *Engine
+	led *ledger.Ledger
+	// ownPlan reports a rollback under way in this process (nil: none).
+	ownPlan func(seq uint64) bool
+	// stopping is closed when the server stops: followers leave.
+	stopping func() <-chan struct{}
 	// latest is the last signed checkpoint Prove found, and how far it
 	// read: each prove reads only what was appended since.
 	latest checkpoint.Latest
 }
 
-func (s *ledgerService) l() *ledger.Ledger { return s.e.opts.Ledger }
+// NewReadOnlyLedgerService serves the ledger service of l outside an
+// engine (the fleet collector's mirrors): the same reads; AppendNote
+// appends only what l accepts. Followers leave when stopping is closed.
+// The caller authenticates every call.
+func NewReadOnlyLedgerService(l *ledger.Ledger, stopping <-chan struct{}) opxv1.LedgerServiceServer {
+	return &ledgerService{led: l, stopping: func() <-chan struct{} { return stopping }}
+}
+
+func (s *ledgerService) l() *ledger.Ledger { return s.led }
 
 // Head returns the durable head.
 func (s *ledgerService) Head(context.Context, *opxv1.HeadRequest) (*opxv1.HeadResponse, error) {
@@ -91,7 +103,7 @@ func (s *ledgerService) Verify(_ context.Context, req *opxv1.VerifyRequest) (*op
 		opts.CheckEnd = func() []*ledger.IntegrityError {
 			var out []*ledger.IntegrityError
 			for _, f := range end() {
-				if !s.e.chron.OwnPlan(f.Seq) {
+				if s.ownPlan == nil || !s.ownPlan(f.Seq) {
 					out = append(out, f)
 				}
 			}
@@ -158,9 +170,7 @@ func (s *ledgerService) StreamEntries(req *opxv1.StreamEntriesRequest, stream op
 // follower never holds a read transaction open.
 func (s *ledgerService) Follow(req *opxv1.FollowRequest, stream opxv1.LedgerService_FollowServer) error {
 	next := req.FromSeq
-	s.e.mu.Lock()
-	stopping := s.e.running.Done()
-	s.e.mu.Unlock()
+	stopping := s.stopping()
 	for {
 		w, err := s.l().Watermark()
 		if err != nil {

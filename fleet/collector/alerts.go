@@ -73,6 +73,7 @@ func (c *Collector) alertMsg(b *batch, source, kind string, seq, msg uint64, det
 	if !c.alerts.add(al, msg) {
 		return
 	}
+	c.dirty = true
 	app, err := c.record(b, &event.FleetAlert{Source: source, Kind: kind, Seq: seq, Detail: detail})
 	if err == nil {
 		last := &c.alerts.recent[len(c.alerts.recent)-1]

@@ -8,6 +8,7 @@ import (
 
 	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/fleet"
+	"github.com/opx-dev/opx/fleet/collector"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/tlog"
@@ -260,4 +261,42 @@ func TestCollector_Attack_OtherKey(t *testing.T) {
 func unmark(t *testing.T, path string) {
 	t.Helper()
 	editMeta(t, path, "mirror", nil)
+}
+
+// With an allow-list, a source is checked with the keys it names for the
+// source's origin, whatever the source's ledger.key says.
+func TestCollector_AllowKeys(t *testing.T) {
+	srv := startServer(t)
+	p := newPub(t, srv.ClientURL())
+	s := newSource(t, t.TempDir())
+	s.notes(t, 4, true)
+
+	// Its own key allowed: cosigned, no alert.
+	r := startCollector(t, srv.ClientURL(), t.TempDir(), func(c *collector.Config) { c.AllowKeys = []string{s.vkey + "\n"} })
+	p.ship(s.Ledger, 0, s.head(t).Seq)
+	waitFor(t, "the cosignature", func() bool { src := r.source(t, s.ID()); return src != nil && src.Cosigned == s.head(t).Seq })
+	if a := r.alerts(t, ""); len(a) != 0 {
+		t.Fatalf("alerts: %s", details(a))
+	}
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Another key allowed: the source's own is not trusted.
+	other := keyOf(t, s.ID())
+	r2 := startCollector(t, srv.ClientURL(), t.TempDir(), func(c *collector.Config) {
+		c.AllowKeys = []string{other.Verifier().String()}
+		c.Durable = "second"
+	})
+	r2.waitAlert(t, event.AlertKeyReplaced)
+	got := r2.waitAlert(t, event.AlertBadSignature)
+	if !contains(got, event.AlertBadSignature, s.head(t).Seq) {
+		t.Fatalf("alerts %s", details(got))
+	}
+	if src := r2.source(t, s.ID()); src.Cosigned != 0 {
+		t.Fatalf("cosigned %d", src.Cosigned)
+	}
+	if _, err := collector.New(collector.Config{Store: t.TempDir(), AllowKeys: []string{"junk"}}); err == nil {
+		t.Fatal("a junk allowed key was taken")
+	}
 }

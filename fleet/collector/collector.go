@@ -29,7 +29,11 @@ type Config struct {
 	// Store is the collector's directory (see the package doc).
 	Store string
 	// Durable names the JetStream consumer ("opx-collector" when
-	// empty). Collectors that share sources share a durable name.
+	// empty). One collector per durable name: two collectors on one
+	// pull consumer would split each source's messages between them
+	// (each would see gaps). Collectors share a fleet by prefix, each
+	// its own. A new durable name reads the stream from its start: every
+	// entry a store holds then comes again and is dropped as a duplicate.
 	Durable string
 	// Replicas of the streams it creates (1 when 0).
 	Replicas int
@@ -63,6 +67,8 @@ type Collector struct {
 	sources map[string]*source
 	alerts  alertBook
 	held    int64 // bytes held by every source (reorder buffers and parts)
+	// heldEntries counts the entries every reorder buffer holds.
+	heldEntries int
 
 	statusAt time.Time
 	dirty    bool // the status changed since it was written
@@ -137,6 +143,7 @@ const OwnLedger = "collector.db"
 func (c *Collector) Close() error {
 	var errs []error
 	for _, s := range c.sources {
+		s.unserve()
 		if s.m != nil {
 			errs = append(errs, s.m.Close())
 			s.m = nil
@@ -209,6 +216,14 @@ func (c *Collector) Run(ctx context.Context) error {
 	if err := fleet.EnsureStreams(ctx, c.js, c.cfg.Prefix, c.cfg.Replicas); err != nil {
 		return err
 	}
+	for _, s := range c.sources {
+		c.serve(s)
+	}
+	defer func() {
+		for _, s := range c.sources {
+			s.unserve()
+		}
+	}()
 	// What was cosigned before a crash is published again as recorded;
 	// a checkpoint the mirror holds but nobody cosigned yet is now.
 	for _, s := range c.sources {

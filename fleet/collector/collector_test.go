@@ -3,6 +3,7 @@ package collector_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -220,4 +221,86 @@ func details(as []collector.Alert) string {
 		b.WriteString(a.Kind + " " + a.Source + " " + a.Detail + "\n")
 	}
 	return b.String()
+}
+
+// Every message delivered again (what a crash between the mirrors'
+// commit and the acks does, here all of them at once: a new consumer
+// reads the stream from its start) changes nothing and raises nothing.
+func TestCollector_Redelivery(t *testing.T) {
+	srv := startServer(t)
+	store := t.TempDir()
+	p := newPub(t, srv.ClientURL())
+	s := newSource(t, t.TempDir())
+	s.notes(t, 30, true)
+	p.hello(s.Ledger, "a")
+	p.ship(s.Ledger, 0, s.head(t).Seq)
+	r := startCollector(t, srv.ClientURL(), store)
+	r.waitHead(t, s.ID(), s.head(t).Seq)
+	waitFor(t, "the cosignature", func() bool { return r.source(t, s.ID()).Cosigned == s.head(t).Seq })
+	first := lastCosig(t, p, s.ID())
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	s.notes(t, 4, false)
+	p.ship(s.Ledger, s.head(t).Seq-3, s.head(t).Seq)
+	r2 := startCollector(t, srv.ClientURL(), store, func(c *collector.Config) { c.Durable = "again" })
+	r2.waitHead(t, s.ID(), s.head(t).Seq)
+	if err := r2.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if a := r2.alerts(t, ""); len(a) != 0 {
+		t.Fatalf("alerts after redelivery: %s", details(a))
+	}
+	if again := lastCosig(t, p, s.ID()); !bytes.Equal(again, first) {
+		t.Fatal("the cosignature changed")
+	}
+	sameEntries(t, store, s.Ledger)
+}
+
+// A crash after a mirror's commit and before the collector's own ledger
+// recorded what followed (the key pinned, the checkpoint cosigned): on
+// start the collector pins the key from the mirror and cosigns its latest
+// checkpoint. Here: a store that has the mirror and a fresh collector
+// ledger.
+func TestCollector_CatchUpAfterCrash(t *testing.T) {
+	srv := startServer(t)
+	store := t.TempDir()
+	p := newPub(t, srv.ClientURL())
+	s := newSource(t, t.TempDir())
+	s.notes(t, 8, true)
+	p.ship(s.Ledger, 0, s.head(t).Seq)
+	r := startCollector(t, srv.ClientURL(), store)
+	r.waitHead(t, s.ID(), s.head(t).Seq)
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	crashed := t.TempDir()
+	dst := collector.SourcePath(crashed, s.ID())
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(collector.SourcePath(store, s.ID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r2 := startCollector(t, srv.ClientURL(), crashed, func(c *collector.Config) { c.Durable = "after-crash" })
+	waitFor(t, "the cosignature", func() bool { src := r2.source(t, s.ID()); return src != nil && src.Cosigned == s.head(t).Seq })
+	// And a checkpoint by another key after that is refused: the key
+	// was pinned from the mirror.
+	other := keyOf(t, s.ID())
+	s.Close()
+	l, err := ledger.Open(s.path, ledger.Options{NoSync: true, SignCheckpoint: func(th ledger.TreeHead) (string, error) {
+		return other.Sign(th.Size, th.Root)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	s.Ledger = l
+	s.notes(t, 1, true)
+	p.ship(s.Ledger, s.head(t).Seq-1, s.head(t).Seq)
+	r2.waitAlert(t, event.AlertBadSignature)
 }

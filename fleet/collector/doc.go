@@ -11,6 +11,31 @@
 //	STORE/witness.key               its cosigner key (a note signer key, 0600)
 //	STORE/status.json               sources and recent alerts, rewritten atomically
 //	STORE/sources/<id>/ledger.db    one mirror ledger per source
+//	STORE/sources/<id>/engine.*     its registry entry while the collector runs
+//	STORE/sources/<id>/client.token (serve.go)
+//
+// # Alerts
+//
+// fleet.alert entries (event.AlertKinds) with the source, the source seq
+// and what was found: broken-chain (the next entry's prev is not the
+// hash of the one before), rewrite (an entry the mirror holds sent again
+// with other bytes), fork (a signed checkpoint for a size the mirror
+// holds with another root; a hello naming a head the mirror holds with
+// another hash; a broken chain after one), rewind (a hello naming a head
+// behind what was shipped), gap (entries waited for beyond the reorder
+// bounds or GapAfter), bad-signature (a checkpoint not signed by the
+// pinned key, or unsigned after a key was pinned), key-replaced (a
+// ledger.key other than the pinned one: it is not trusted), stalled
+// (nothing for Config.StallAfter), malformed (a message or entry that
+// does not parse), bad-blob (a blob that is not its hash's content).
+// One alert per source, kind and seq (per message for malformed and
+// bad-blob), at most MaxAlertsPerKind per source and kind.
+//
+// After a broken chain, the entries that chain onto the breaking one are
+// dropped (counted): the mirror stays the history first shipped. Which
+// of two processes' entries for one seq JetStream keeps is whichever was
+// published first (the other is a duplicate of its message id); the
+// fork alert is what tells.
 //
 // # Invariants
 //
@@ -30,5 +55,7 @@
 //   - Every message is outside input (invariant 9): bodies are bounded by
 //     fleet.Parse, and the per-source reorder buffer, the part assembly
 //     and the alerts are bounded by the constants in limits.go, whatever
-//     a source sends.
+//     a source sends. What grows with the input is what the input pays
+//     for: one small record per distinct source id, and the mirrors and
+//     alerts themselves.
 package collector

@@ -14,6 +14,10 @@ const (
 	// buffers and parts being assembled); a source that would pass it
 	// has a gap (entries) or a bad blob (blobs).
 	TotalHeldBytes = 512 << 20
+	// TotalHeldEntries bounds the entries every reorder buffer holds at
+	// once, unacknowledged: half the consumer's maxAckPending, so that
+	// JetStream always has room to deliver the entry they wait for.
+	TotalHeldEntries = maxAckPending / 2
 	// GapAfter is how long an entry may wait for an earlier one before
 	// the source has a gap.
 	GapAfter = 2 * time.Minute

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -34,8 +35,9 @@ type source struct {
 	parts    map[string]*assembly  // entries and blobs arriving in parts
 	blobs    []heldBlob            // blobs that came before the genesis
 	heldSize int64
-	brokenAt uint64 // the seq whose prev broke the chain (0: none)
-	forked   bool   // a hello named a head the mirror holds with another hash
+	brokenAt uint64  // the seq whose prev broke the chain (0: none)
+	forked   bool    // a hello named a head the mirror holds with another hash
+	served   *served // its LedgerService for review (serve.go)
 
 	keys       []tlog.Verifier // the pinned key (or the allow-list)
 	pinnedSeq  uint64
@@ -109,6 +111,7 @@ type batch struct {
 	acks    []jetstream.Msg // acknowledged once the batch commits
 	touched map[*source]bool
 	checks  []pendingCheckpoint
+	err     error // a store that failed: the batch is not acknowledged
 }
 
 type pendingCheckpoint struct {
@@ -216,6 +219,7 @@ func (c *Collector) whole(ctx context.Context, b *batch, s *source, kind fleet.K
 			break
 		}
 		delete(s.held, s.next)
+		c.heldEntries--
 		s.heldSize -= int64(len(h.raw))
 		c.held -= int64(len(h.raw))
 		c.takeEntry(ctx, b, s, s.next, h.raw, h.msgs)
@@ -244,7 +248,7 @@ func (c *Collector) takeBlob(ctx context.Context, b *batch, s *source, h ledger.
 			c.alertMsg(b, s.id, event.AlertBadBlob, s.next, streamSeq(msgs), ie.Detail)
 			return
 		}
-		c.cfg.Logf("collector: source %s: blob %s: %v", s.id, h, err)
+		b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: blob %s: %w", s.id, h, err))
 		return
 	}
 	b.touched[s] = true
@@ -275,13 +279,15 @@ func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint
 			}
 			return
 		}
-		if len(s.held) >= ReorderEntries || s.heldSize+int64(len(raw)) > ReorderBytes || c.held+int64(len(raw)) > TotalHeldBytes {
+		if len(s.held) >= ReorderEntries || s.heldSize+int64(len(raw)) > ReorderBytes ||
+			c.held+int64(len(raw)) > TotalHeldBytes || c.heldEntries >= TotalHeldEntries {
 			c.gap(b, s, fmt.Sprintf("entry %d came while %d entries (%d bytes) wait for it", seq, len(s.held), s.heldSize))
 			s.dropped++
 			b.acks = append(b.acks, msgs...)
 			return
 		}
 		s.held[seq] = &heldEntry{raw: bytes.Clone(raw), msgs: msgs, at: time.Now()}
+		c.heldEntries++
 		s.heldSize += int64(len(raw))
 		c.held += int64(len(raw))
 		return
@@ -304,17 +310,18 @@ func (c *Collector) createMirror(ctx context.Context, b *batch, s *source, raw [
 	if err == nil && !bytes.Contains(e.Data, []byte(`"ledger_id":"`+s.id+`"`)) {
 		err = fmt.Errorf("the genesis names another ledger than its subject (%s)", s.id)
 	}
-	var m *ledger.Ledger
-	if err == nil {
-		m, err = ledger.CreateMirror(path, raw, c.mirrorOptions())
-	}
 	if err != nil {
-		if errors.Is(err, ledger.ErrExists) {
-			c.cfg.Logf("collector: source %s: %v", s.id, err)
-			return
-		}
-		c.alert(b, s.id, event.AlertMalformed, 0, "genesis: "+err.Error())
-		os.Remove(path)
+		c.alertMsg(b, s.id, event.AlertMalformed, 0, streamSeq(msgs), "genesis: "+err.Error())
+		return
+	}
+	m, err := ledger.CreateMirror(path, raw, c.mirrorOptions())
+	var ie *ledger.IntegrityError
+	switch {
+	case errors.As(err, &ie):
+		c.alertMsg(b, s.id, event.AlertMalformed, 0, streamSeq(msgs), "genesis: "+ie.Error())
+		return
+	case err != nil:
+		b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: %w", s.id, err))
 		return
 	}
 	if m.ID() != s.id {
@@ -332,6 +339,7 @@ func (c *Collector) createMirror(ctx context.Context, b *batch, s *source, raw [
 		c.takeBlob(ctx, b, s, hb.h, hb.frame, hb.msgs)
 	}
 	s.blobs = nil
+	c.serve(s)
 	c.cfg.Logf("collector: new source %s", s.id)
 }
 
@@ -365,7 +373,9 @@ func (c *Collector) resent(ctx context.Context, b *batch, s *source, seq uint64,
 func (c *Collector) refused(b *batch, s *source, seq uint64, raw []byte, msgs []jetstream.Msg, err error) {
 	var ie *ledger.IntegrityError
 	if !errors.As(err, &ie) {
-		c.cfg.Logf("collector: source %s: entry %d: %v", s.id, seq, err)
+		// The mirror failed (a broken writer): nothing of the batch is
+		// acknowledged, the collector stops and says why.
+		b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: entry %d: %w", s.id, seq, err))
 		return
 	}
 	switch ie.Kind {
@@ -392,8 +402,13 @@ func (c *Collector) gap(b *batch, s *source, why string) {
 	for _, a := range s.parts {
 		b.acks = append(b.acks, a.msgs...)
 	}
-	c.held -= s.heldSize
-	s.heldSize = 0
+	kept := int64(0) // blobs that came before the genesis stay
+	for _, hb := range s.blobs {
+		kept += int64(len(hb.frame))
+	}
+	c.held -= s.heldSize - kept
+	s.heldSize = kept
+	c.heldEntries -= len(s.held)
 	s.held = map[uint64]*heldEntry{}
 	s.parts = map[string]*assembly{}
 	detail := fmt.Sprintf("entries from %d missing: %s", s.next, why)
@@ -407,15 +422,36 @@ func (c *Collector) gap(b *batch, s *source, why string) {
 // checks the checkpoints that needed the mirrors' trees, cosigns and
 // publishes, and acknowledges the messages.
 func (c *Collector) commit(ctx context.Context, b *batch) error {
+	if b.err != nil {
+		return b.err
+	}
+	// The mirrors' commits (an fsync each) run side by side.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
 	for s := range b.touched {
 		if s.m == nil {
 			continue
 		}
-		if err := s.m.Sync(ctx); err != nil {
-			return fmt.Errorf("collector: source %s: %w", s.id, err)
-		}
-		if c.cfg.Stored != nil {
-			c.cfg.Stored(s.id, s.next-1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.m.Sync(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("collector: source %s: %w", s.id, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if c.cfg.Stored != nil {
+		for s := range b.touched {
+			if s.m != nil {
+				c.cfg.Stored(s.id, s.next-1)
+			}
 		}
 	}
 	cosign := map[*source]pendingCheckpoint{}

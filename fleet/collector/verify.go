@@ -251,7 +251,7 @@ func (c *Collector) publishPending(ctx context.Context) {
 			c.cfg.Logf("collector: publish the cosignature of %s at %d: %v (again later)", s.id, s.cosigned, err)
 			continue
 		}
-		s.published = true
+		s.published, c.dirty = true, true
 	}
 }
 
