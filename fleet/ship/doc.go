@@ -19,9 +19,15 @@
 //     and never ahead of an acknowledgement, so a restart resends at most
 //     what was acknowledged since the last write: JetStream's duplicate
 //     window (message id "<ledger id>:<seq>") or the collector drops it.
-//   - On (re)connect the shipper also reads the subject's last message:
-//     when it is one of this ledger's entries, byte for byte, shipping
-//     resumes after it.
+//   - Every (re)connect ships from the cursor, never from what the
+//     stream seems to hold: JetStream may have stored a later publish of
+//     a window but not an earlier one (a leader change, a connection
+//     lost mid-window), so only the cursor says what is acknowledged.
+//   - A publish acknowledged as a duplicate is checked: the stored
+//     message is read back and compared; an entry stored with other
+//     bytes is published again under fleet.ConflictMsgID (the collector
+//     flags it), reported as the last error and counted in
+//     Status.Conflicts.
 //   - At most MaxInFlight messages and MaxInFlightBytes bytes await an
 //     acknowledgement. On any publish error the shipper waits for the
 //     outstanding ones, then resends from the cursor: the collector sees

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -107,6 +108,11 @@ type Status struct {
 	// held (resent after an error or a restart, dropped by its duplicate
 	// window).
 	Duplicates uint64 `json:"duplicates"`
+	// Conflicts counts the entries of this life that JetStream
+	// acknowledged as duplicates though it held other bytes under their
+	// id (another history under this ledger id got there first): each was
+	// published again under fleet.ConflictMsgID for the collector to flag.
+	Conflicts uint64 `json:"conflicts"`
 }
 
 // Shipper ships one ledger. Its methods are safe for concurrent use.
@@ -138,6 +144,7 @@ type Shipper struct {
 	witness   string
 	blobsSeen map[ledger.Hash]struct{}
 	dups      uint64
+	conflicts uint64
 }
 
 // Start connects to NATS (in the background: a server that is down is
@@ -248,7 +255,7 @@ func (s *Shipper) Status() Status {
 	s.mu.Lock()
 	st := Status{URL: s.nc.ConnectedUrlRedacted(), Stream: fleet.LedgerStream(s.cfg.Prefix), Subject: fleet.LedgerSubject(s.cfg.Prefix, s.id),
 		Connected: s.nc.IsConnected(), Acked: s.acked, HasAcked: s.hasAcked, LastError: s.lastErr, LastErrorAt: s.lastErrAt,
-		CosignedSize: s.cosigned, Witness: s.witness, Duplicates: s.dups}
+		CosignedSize: s.cosigned, Witness: s.witness, Duplicates: s.dups, Conflicts: s.conflicts}
 	s.mu.Unlock()
 	if st.URL == "" {
 		st.URL = redact(s.cfg.URL)
@@ -310,6 +317,35 @@ func (s *Shipper) ack(seq uint64, a *jetstream.PubAck) {
 	s.mu.Unlock()
 }
 
+// publishConflict publishes entry seq again under its conflict id: the
+// stream holds other bytes under its EntryMsgID.
+func (s *Shipper) publishConflict(ctx context.Context, seq uint64) error {
+	e, err := s.l.Get(seq)
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	id := fleet.ConflictMsgID(s.id, seq, e.Raw)
+	msgs := fleet.EntryMessages(s.cfg.Prefix, s.id, seq, e.Raw)
+	for i, m := range msgs {
+		if i < len(msgs)-1 {
+			m.Header.Set(fleet.HdrMsgID, id+"/"+strconv.Itoa(i))
+		} else {
+			m.Header.Set(fleet.HdrMsgID, id)
+		}
+		pctx, cancel := context.WithTimeout(ctx, ackTimeout)
+		_, err := s.js.PublishMsg(pctx, m)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("publish %s: %w", id, err)
+		}
+	}
+	s.mu.Lock()
+	s.conflicts++
+	s.mu.Unlock()
+	s.fail(fmt.Errorf("entry %d: the stream holds other bytes under its id %s (another history under this ledger id, or a forged message): published again as %s for the collector to flag", seq, fleet.EntryMsgID(s.id, seq), id))
+	return nil
+}
+
 // persist writes the cursor when it moved since it was last written.
 func (s *Shipper) persist(force bool) error {
 	s.mu.Lock()
@@ -365,13 +401,12 @@ func (s *Shipper) run(ctx context.Context) {
 }
 
 // attempt runs one shipping session on the current connection: streams,
-// resume point, hello, then every durable entry as it comes, until an
-// error or ctx.
+// hello, then every durable entry from the cursor (the only truth about
+// what the stream holds: what it holds already is resent, and dropped by
+// JetStream's duplicate window or the collector), then each one as it
+// comes, until an error or ctx.
 func (s *Shipper) attempt(ctx context.Context) error {
 	if err := fleet.EnsureStreams(ctx, s.js, s.cfg.Prefix, s.cfg.Replicas); err != nil {
-		return err
-	}
-	if err := s.resume(ctx); err != nil {
 		return err
 	}
 	s.fetchCosig(ctx)
@@ -532,37 +567,6 @@ func (s *Shipper) hello(ctx context.Context) error {
 	if _, err := s.js.PublishMsg(ctx, m); err != nil {
 		return fmt.Errorf("hello: %w", err)
 	}
-	return nil
-}
-
-// resume moves the cursor past what the stream already holds: the
-// subject's last message, when it is this ledger's entry, byte for byte,
-// beyond the cursor.
-func (s *Shipper) resume(ctx context.Context) error {
-	st, err := s.js.Stream(ctx, fleet.LedgerStream(s.cfg.Prefix))
-	if err != nil {
-		return fmt.Errorf("stream: %w", err)
-	}
-	m, err := st.GetLastMsgForSubject(ctx, fleet.LedgerSubject(s.cfg.Prefix, s.id))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("last message: %w", err)
-	}
-	msg, err := fleet.Parse(s.cfg.Prefix, &nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
-	if err != nil || msg.Kind != fleet.KindEntry || msg.Part != msg.Parts-1 || msg.Seq < s.next() {
-		return nil
-	}
-	wm, err := s.l.Watermark()
-	if err != nil || msg.Seq > wm.Durable {
-		return nil // the stream holds more than this ledger: the collector judges
-	}
-	e, err := s.l.Get(msg.Seq)
-	if err != nil || int64(len(e.Raw)) != msg.Size || string(e.Raw[int64(msg.Part)*fleet.MaxChunk:]) != string(msg.Data) {
-		return nil
-	}
-	s.ack(msg.Seq, nil)
 	return nil
 }
 
