@@ -40,5 +40,7 @@
 //   - A cosignature message is outside input: bounded (fleet.MaxCosigBytes),
 //     recorded only when its checkpoint carries the ledger's own
 //     signature and its tree is the ledger's own tree at that size, and
-//     only when it is newer than the last one recorded.
+//     only when it is newer than the last one recorded (without a
+//     witness key: or of the same size with a cosigner not yet recorded
+//     at it, at most maxWitnessesPerSize per size).
 package ship

@@ -142,6 +142,9 @@ type Shipper struct {
 	lastErrAt time.Time
 	cosigned  uint64
 	witness   string
+	// cosigners are those recorded at tree size cosigned (without a
+	// witness key, at most maxWitnessesPerSize).
+	cosigners map[string]struct{}
 	blobsSeen map[ledger.Hash]struct{}
 	dups      uint64
 	conflicts uint64
@@ -186,7 +189,7 @@ func Start(ctx context.Context, cfg Config, l *ledger.Ledger, rec Recorder) (*Sh
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
 	if s.cosigned > 0 {
-		s.witness = lastWitness(l)
+		s.witness, s.cosigners = lastWitness(l, s.cosigned, cfg.VerifierKey)
 	}
 	opts := append([]nats.Option{
 		nats.Name("opx engine " + s.id),
@@ -578,10 +581,13 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// lastWitness is the witness of the latest ledger.cosigned entry, read
-// back from the head (one exists when the cosignature cursor is set).
-func lastWitness(l *ledger.Ledger) string {
+// lastWitness is the witness of the latest ledger.cosigned entry, and
+// the cosigners recorded at tree size size, read back from the head (one
+// exists when the cosignature cursor is set): the entries of that size,
+// up to the first one of a smaller size.
+func lastWitness(l *ledger.Ledger, size uint64, ledgerKey string) (string, map[string]struct{}) {
 	var name string
+	seen := map[string]struct{}{}
 	l.Backward(func(_ uint64, raw []byte) (bool, error) {
 		if !bytes.Contains(raw, []byte(`"type":"`+event.TypeCosigned+`"`)) {
 			return true, nil
@@ -590,8 +596,24 @@ func lastWitness(l *ledger.Ledger) string {
 		if err != nil || e.Type != event.TypeCosigned {
 			return true, nil
 		}
-		name, _ = ledger.FieldString(e.Data, "witness")
-		return false, nil
+		if name == "" {
+			name, _ = ledger.FieldString(e.Data, "witness")
+		}
+		p, err := event.Decode(e)
+		c, ok := p.(*event.Cosigned)
+		if err != nil || !ok || c.TreeSize != size {
+			return false, nil
+		}
+		if ledgerKey != "" {
+			if _, all, err := witnessOf([]byte(c.Note), ledgerKey, ""); err == nil {
+				for _, sig := range all {
+					if len(seen) < maxWitnessesPerSize {
+						seen[cosignerOf(sig)] = struct{}{}
+					}
+				}
+			}
+		}
+		return len(seen) < maxWitnessesPerSize, nil
 	})
-	return name
+	return name, seen
 }
