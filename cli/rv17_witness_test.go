@@ -32,9 +32,14 @@ func TestRV17_VerifyWitness_RewriteKeepingAnOlderCosignature(t *testing.T) {
 	for size := range s.Notes {
 		latest = max(latest, size)
 	}
-	recordCosigned(t, s.Path, "witness.example", w.cosign(t, s, s.Notes[latest]))
+	cosigned := w.cosign(t, s, s.Notes[latest])
+	recordCosigned(t, s.Path, "witness.example", cosigned)
 	s = growLedger(t, s, 3)
-	r := run(t, "ledger", "verify", "--json", "--witness", w.vkey, "--ledger", s.Path)
+	// Adjusted by fxship: verify --witness now needs a reference from off
+	// the machine (or an explicit --offline); the collector's cosignature
+	// stream holds the latest cosigned note, as it does in a fleet.
+	url := cosigStream(t, s.Path, cosigned)
+	r := run(t, "ledger", "verify", "--json", "--witness", w.vkey, "--nats", url, "--ledger", s.Path)
 	r.wantCode(t, cli.ExitOK)
 	const victim = 20 // a note after the first cosigned checkpoint, before the latest
 	if !(first < victim && victim < latest) {
@@ -55,7 +60,7 @@ func TestRV17_VerifyWitness_RewriteKeepingAnOlderCosignature(t *testing.T) {
 		return out
 	})
 	run(t, "ledger", "verify", "--strict", "--ledger", forged).wantCode(t, cli.ExitOK)
-	r = run(t, "ledger", "verify", "--witness", w.vkey, "--ledger", forged)
+	r = run(t, "ledger", "verify", "--witness", w.vkey, "--nats", url, "--ledger", forged)
 	if r.code == cli.ExitOK {
 		t.Errorf("entry %d rewritten after the witness cosigned tree size %d (and the engine recorded it): verify --witness passes on the older cosignature (size %d) left in place:\n%s",
 			victim, latest, first, r.stdout)
@@ -65,7 +70,7 @@ func TestRV17_VerifyWitness_RewriteKeepingAnOlderCosignature(t *testing.T) {
 	// rewritten): entries the witness cosigned are gone, and verify
 	// --witness passes on the older cosignature.
 	truncated := forge(t, s, func(es []map[string]any) []map[string]any { return es[:victim] })
-	r = run(t, "ledger", "verify", "--witness", w.vkey, "--ledger", truncated)
+	r = run(t, "ledger", "verify", "--witness", w.vkey, "--nats", url, "--ledger", truncated)
 	if r.code == cli.ExitOK {
 		t.Errorf("the ledger truncated to %d entries after the witness cosigned tree size %d: verify --witness passes:\n%s", victim, latest, r.stdout)
 	}
