@@ -28,6 +28,11 @@
 //     bytes is published again under fleet.ConflictMsgID (the collector
 //     flags it), reported as the last error and counted in
 //     Status.Conflicts.
+//   - A collector's resend request (fleet.ResendRequest on the control
+//     subject) is honoured at most once per fleet.ResendEvery, for
+//     entries up to the cursor: they and the blobs they name are shipped
+//     again under fleet.ResendMsgID ids, one batch at a time between the
+//     backlog's; it is logged and counted in Status, recorded nowhere.
 //   - At most MaxInFlight messages and MaxInFlightBytes bytes await an
 //     acknowledgement. On any publish error the shipper waits for the
 //     outstanding ones, then resends from the cursor: the collector sees

@@ -113,6 +113,12 @@ type Status struct {
 	// id (another history under this ledger id got there first): each was
 	// published again under fleet.ConflictMsgID for the collector to flag.
 	Conflicts uint64 `json:"conflicts"`
+	// Resends counts the collectors' resend requests honoured in this
+	// life (at most one per fleet.ResendEvery); LastResendFrom and
+	// LastResendAt are the latest one's first seq and time.
+	Resends        uint64    `json:"resends"`
+	LastResendFrom uint64    `json:"last_resend_from,omitempty"`
+	LastResendAt   time.Time `json:"last_resend_at,omitzero"`
 }
 
 // Shipper ships one ledger. Its methods are safe for concurrent use.
@@ -148,6 +154,13 @@ type Shipper struct {
 	blobsSeen map[ledger.Hash]struct{}
 	dups      uint64
 	conflicts uint64
+	// resend requests: the latest one waiting (resendReq), when the last
+	// one was honoured, how many were.
+	resendReq  *fleet.ResendRequest
+	resendWake chan struct{}
+	resendAt   time.Time
+	resendFrom uint64
+	resends    uint64
 }
 
 // Start connects to NATS (in the background: a server that is down is
@@ -172,7 +185,7 @@ func Start(ctx context.Context, cfg Config, l *ledger.Ledger, rec Recorder) (*Sh
 	}
 	s := &Shipper{cfg: cfg, l: l, rec: rec, id: l.ID(), boot: randomHex(16),
 		cursor: "fleet." + fleet.LedgerStream(cfg.Prefix), cosigC: "fleet." + fleet.CosigStream(cfg.Prefix),
-		wake: make(chan struct{}, 1), cosigs: make(chan *nats.Msg, 1), blobsSeen: map[ledger.Hash]struct{}{}}
+		wake: make(chan struct{}, 1), resendWake: make(chan struct{}, 1), cosigs: make(chan *nats.Msg, 1), blobsSeen: map[ledger.Hash]struct{}{}}
 	var err error
 	if s.acked, s.hasAcked, err = l.Cursor(s.cursor); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
@@ -222,6 +235,15 @@ func Start(ctx context.Context, cfg Config, l *ledger.Ledger, rec Recorder) (*Sh
 		s.nc.Close()
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
+	// Collectors' resend requests (core NATS): only the latest waits.
+	ctl, err := s.nc.Subscribe(fleet.CtlSubject(cfg.Prefix, s.id), s.offerResend)
+	if err == nil {
+		err = ctl.SetPendingLimits(cosigPending, cosigPending*(fleet.MaxCtlBytes+4096))
+	}
+	if err != nil {
+		s.nc.Close()
+		return nil, fmt.Errorf("fleet: %w", err)
+	}
 	ctx, s.cancel = context.WithCancel(ctx)
 	s.done.Add(2)
 	go func() { defer s.done.Done(); s.run(ctx) }()
@@ -258,7 +280,8 @@ func (s *Shipper) Status() Status {
 	s.mu.Lock()
 	st := Status{URL: s.nc.ConnectedUrlRedacted(), Stream: fleet.LedgerStream(s.cfg.Prefix), Subject: fleet.LedgerSubject(s.cfg.Prefix, s.id),
 		Connected: s.nc.IsConnected(), Acked: s.acked, HasAcked: s.hasAcked, LastError: s.lastErr, LastErrorAt: s.lastErrAt,
-		CosignedSize: s.cosigned, Witness: s.witness, Duplicates: s.dups, Conflicts: s.conflicts}
+		CosignedSize: s.cosigned, Witness: s.witness, Duplicates: s.dups, Conflicts: s.conflicts,
+		Resends: s.resends, LastResendFrom: s.resendFrom, LastResendAt: s.resendAt}
 	s.mu.Unlock()
 	if st.URL == "" {
 		st.URL = redact(s.cfg.URL)
@@ -422,7 +445,25 @@ func (s *Shipper) attempt(ctx context.Context) error {
 	defer tick.Stop()
 	pos := s.next()
 	persisted := time.Now()
+	var rs *resend // a collector's resend request being honoured
 	for {
+		if r := s.takeResend(); r != nil {
+			rs = r
+		}
+		if rs != nil {
+			// One batch of the resend between the batches of the backlog.
+			last, err := s.shipRange(ctx, w, rs.pos, min(rs.end, rs.pos+batchEntries-1), rs.epoch)
+			if err != nil {
+				return err
+			}
+			if rs.pos = last + 1; rs.pos > rs.end {
+				s.cfg.Logf("fleet: resent entries %d..%d (epoch %s)", rs.from, rs.end, rs.epoch)
+				rs = nil
+			}
+			if err := w.reap(s); err != nil {
+				return err
+			}
+		}
 		wm, err := s.l.Watermark()
 		if err != nil {
 			return fmt.Errorf("ledger: %w", err)
@@ -430,7 +471,7 @@ func (s *Shipper) attempt(ctx context.Context) error {
 		if pos <= wm.Durable {
 			// A backlog: batches of entries, the cursor written as it
 			// goes (a crash then resends at most a second's worth).
-			last, err := s.shipRange(ctx, w, pos, min(wm.Durable, pos+batchEntries-1))
+			last, err := s.shipRange(ctx, w, pos, min(wm.Durable, pos+batchEntries-1), "")
 			if err != nil {
 				return err
 			}
@@ -446,12 +487,16 @@ func (s *Shipper) attempt(ctx context.Context) error {
 			}
 			continue
 		}
+		if rs != nil {
+			continue
+		}
 		if err := w.waitAll(ctx, s); err != nil {
 			return err
 		}
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-s.resendWake:
 		case <-wm.Advanced:
 		case <-tick.C:
 			if err := s.persist(false); err != nil {
@@ -469,8 +514,10 @@ var errBatchFull = errors.New("batch full")
 
 // shipRange publishes the entries from..to (durable) and their blobs, as
 // many as one read of at most batchEntries entries and about
-// maxBatchBytes takes, and returns the last seq it shipped.
-func (s *Shipper) shipRange(ctx context.Context, w *window, from, to uint64) (uint64, error) {
+// maxBatchBytes takes, and returns the last seq it shipped. A resend
+// (epoch not "") ships every blob named again, and every message under
+// fleet.ResendMsgID.
+func (s *Shipper) shipRange(ctx context.Context, w *window, from, to uint64, epoch string) (uint64, error) {
 	var batch []ledger.Entry
 	size := 0
 	next := from
@@ -495,11 +542,14 @@ func (s *Shipper) shipRange(ctx context.Context, w *window, from, to uint64) (ui
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
-		if err := s.shipBlobs(ctx, w, e); err != nil {
+		if err := s.shipBlobs(ctx, w, e, epoch); err != nil {
 			return 0, err
 		}
 		msgs := fleet.EntryMessages(s.cfg.Prefix, s.id, e.Seq, e.Raw)
 		for i, m := range msgs {
+			if epoch != "" {
+				m.Header.Set(fleet.HdrMsgID, fleet.ResendMsgID(m.Header.Get(fleet.HdrMsgID), epoch))
+			}
 			if err := w.publish(ctx, s, m, e.Seq, i == len(msgs)-1); err != nil {
 				return 0, err
 			}
@@ -508,7 +558,7 @@ func (s *Shipper) shipRange(ctx context.Context, w *window, from, to uint64) (ui
 	return batch[len(batch)-1].Seq, nil
 }
 
-func (s *Shipper) shipBlobs(ctx context.Context, w *window, e ledger.Entry) error {
+func (s *Shipper) shipBlobs(ctx context.Context, w *window, e ledger.Entry, epoch string) error {
 	refs, err := ledger.BlobRefs(e.Data)
 	if err != nil || len(refs) == 0 {
 		return nil // verify reports an entry whose blobs do not parse
@@ -517,7 +567,7 @@ func (s *Shipper) shipBlobs(ctx context.Context, w *window, e ledger.Entry) erro
 		s.mu.Lock()
 		_, seen := s.blobsSeen[h]
 		s.mu.Unlock()
-		if seen {
+		if seen && epoch == "" {
 			continue
 		}
 		var off, size int64
@@ -531,6 +581,9 @@ func (s *Shipper) shipBlobs(ctx context.Context, w *window, e ledger.Entry) erro
 			}
 			size = sz
 			m := fleet.BlobMessage(s.cfg.Prefix, s.id, h, size, i, part)
+			if epoch != "" {
+				m.Header.Set(fleet.HdrMsgID, fleet.ResendMsgID(m.Header.Get(fleet.HdrMsgID), epoch))
+			}
 			if err := w.publish(ctx, s, m, 0, false); err != nil {
 				return err
 			}
@@ -547,6 +600,58 @@ func (s *Shipper) shipBlobs(ctx context.Context, w *window, e ledger.Entry) erro
 		s.mu.Unlock()
 	}
 	return nil
+}
+
+// resend is a collector's resend request being honoured: entries
+// from..end (end the cursor when it was taken), pos the next to send.
+type resend struct {
+	from, pos, end uint64
+	epoch          string
+}
+
+// offerResend takes a message of the control subject: a valid resend
+// request waits (only the latest), anything else is logged and dropped
+// (outside input, recorded nowhere).
+func (s *Shipper) offerResend(m *nats.Msg) {
+	r, err := fleet.ParseResend(s.cfg.Prefix, s.id, m)
+	if err != nil {
+		s.cfg.Logf("fleet: control message refused: %v", err)
+		return
+	}
+	s.mu.Lock()
+	s.resendReq = &r
+	s.mu.Unlock()
+	select {
+	case s.resendWake <- struct{}{}:
+	default:
+	}
+}
+
+// takeResend returns the waiting resend request to honour now, if any:
+// at most one per fleet.ResendEvery, and only for entries up to the
+// cursor (what follows it is shipped anyway). One within ResendEvery of
+// the last is dropped: the collector asks again.
+func (s *Shipper) takeResend() *resend {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.resendReq
+	if r == nil {
+		return nil
+	}
+	s.resendReq = nil
+	switch {
+	case !s.resendAt.IsZero() && time.Since(s.resendAt) < fleet.ResendEvery:
+		s.cfg.Logf("fleet: resend request from %d (epoch %s) ignored: one was honoured %s ago (at most one per %s)",
+			r.From, r.Epoch, time.Since(s.resendAt).Round(time.Second), fleet.ResendEvery)
+		return nil
+	case !s.hasAcked || r.From > s.acked:
+		return nil // nothing acknowledged from there: shipped from the cursor anyway
+	}
+	s.resendAt, s.resendFrom = time.Now(), r.From
+	s.resends++
+	s.cfg.Logf("fleet: a collector asks to resend from %d (epoch %s, %q): resending %d..%d",
+		r.From, r.Epoch, r.Reason, r.From, s.acked)
+	return &resend{from: r.From, pos: r.From, end: s.acked, epoch: r.Epoch}
 }
 
 // hello says who the source is, once per connection (its message id is

@@ -601,3 +601,71 @@ func TestShipper_DuplicateWithOtherBytesIsAConflict(t *testing.T) {
 		t.Fatalf("the stream lacks entry %d under %s with the ledger's bytes", k, want)
 	}
 }
+
+// RV17 #4, the shipper's side: a collector's resend request on the
+// control subject ships the entries from its From up to the cursor again
+// under fleet.ResendMsgID (so JetStream's duplicate window keeps them), at
+// most once per fleet.ResendEvery; malformed ones and those past the
+// cursor do nothing; the status says what was honoured.
+func TestShipper_HonoursResendRequest(t *testing.T) {
+	srv := startServer(t)
+	l := newSigned(t)
+	appendNotes(t, l.Ledger, 8)
+	s := start(t, srv.ClientURL(), l.Ledger, l.vkey)
+	defer s.Close(0)
+	waitFor(t, "every entry acknowledged", shippedAll(s, l.Ledger))
+	h, _ := l.Head()
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ask := func(from uint64, epoch string) {
+		t.Helper()
+		m, err := fleet.ResendMessage(prefix, fleet.ResendRequest{LedgerID: l.ID(), From: from, Epoch: epoch, Reason: "gap"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+		nc.Flush()
+	}
+	bad := nats.NewMsg(fleet.CtlSubject(prefix, l.ID()))
+	bad.Data = []byte("{")
+	nc.PublishMsg(bad)
+	ask(h.Seq+5, "00112233445566778899aabbccddeeff") // past the cursor: nothing to resend
+	const epoch = "0123456789abcdef0123456789abcdef"
+	ask(3, epoch)
+	resent := func() map[uint64]bool {
+		got := map[uint64]bool{}
+		for _, m := range streamMsgs(t, srv.ClientURL(), l.ID()) {
+			if m.Kind == fleet.KindEntry && m.MsgID == fleet.ResendMsgID(fleet.EntryMsgID(l.ID(), m.Seq), epoch) {
+				got[m.Seq] = true
+			}
+		}
+		return got
+	}
+	waitFor(t, "entries 3.. resent", func() bool { return len(resent()) == int(h.Seq-3+1) })
+	for seq := uint64(3); seq <= h.Seq; seq++ {
+		if !resent()[seq] {
+			t.Fatalf("entry %d not resent", seq)
+		}
+	}
+	st := s.Status()
+	if st.Resends != 1 || st.LastResendFrom != 3 || st.LastResendAt.IsZero() {
+		t.Fatalf("status %+v: want one resend from 3", st)
+	}
+	// A second request within ResendEvery: ignored.
+	ask(0, "fedcba9876543210fedcba9876543210")
+	appendNotes(t, l.Ledger, 1) // a marker: shipped after the request was taken
+	waitFor(t, "the marker acknowledged", shippedAll(s, l.Ledger))
+	for _, m := range streamMsgs(t, srv.ClientURL(), l.ID()) {
+		if strings.HasSuffix(m.MsgID, "@fedcba9876543210fedcba9876543210") {
+			t.Fatalf("a second resend within %s honoured: %s", fleet.ResendEvery, m.MsgID)
+		}
+	}
+	if st := s.Status(); st.Resends != 1 {
+		t.Fatalf("status %+v: want one resend", st)
+	}
+}
