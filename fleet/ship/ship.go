@@ -372,6 +372,43 @@ func (s *Shipper) publishConflict(ctx context.Context, seq uint64) error {
 	return nil
 }
 
+// republishBlob publishes every part of the blob m is a part of again,
+// under fresh ids (fleet.ResendMsgID, a random epoch): the stream held
+// other bytes under one of its parts' ids.
+func (s *Shipper) republishBlob(ctx context.Context, m *nats.Msg) error {
+	pm, err := fleet.Parse(s.cfg.Prefix, m)
+	if err != nil || pm.Kind != fleet.KindBlob {
+		return fmt.Errorf("blob part %s: %v", m.Header.Get(fleet.HdrMsgID), err)
+	}
+	epoch := randomHex(16)
+	var off int64
+	for i := 0; ; i++ {
+		part, size, err := s.l.BlobFramePart(pm.Blob, off, fleet.MaxChunk)
+		if errors.Is(err, ledger.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+		bm := fleet.BlobMessage(s.cfg.Prefix, s.id, pm.Blob, size, i, part)
+		bm.Header.Set(fleet.HdrMsgID, fleet.ResendMsgID(bm.Header.Get(fleet.HdrMsgID), epoch))
+		pctx, cancel := context.WithTimeout(ctx, ackTimeout)
+		_, err = s.js.PublishMsg(pctx, bm)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("publish %s: %w", bm.Header.Get(fleet.HdrMsgID), err)
+		}
+		if off += int64(len(part)); off >= size {
+			break
+		}
+	}
+	s.mu.Lock()
+	s.conflicts++
+	s.mu.Unlock()
+	s.fail(fmt.Errorf("blob %s: the stream holds other bytes under its part %d's id: published again under fresh ids (epoch %s)", pm.Blob, pm.Part, epoch))
+	return nil
+}
+
 // persist writes the cursor when it moved since it was last written.
 func (s *Shipper) persist(force bool) error {
 	s.mu.Lock()

@@ -669,3 +669,55 @@ func TestShipper_HonoursResendRequest(t *testing.T) {
 		t.Fatalf("status %+v: want one resend", st)
 	}
 }
+
+// The same hole for blobs: junk pre-published under a blob part's id
+// makes JetStream drop the real part. The shipper sees the duplicate
+// with other bytes and publishes the whole blob again under fresh ids,
+// once, and says so.
+func TestShipper_SquattedBlobPartRepublished(t *testing.T) {
+	srv := startServer(t)
+	l := newSigned(t)
+	big := make([]byte, 2*fleet.MaxChunk+9)
+	rand.Read(big)
+	h := ledger.Sum(big)
+	p := &event.Note{Author: "t", Text: "b", Attachment: "big", Blob: h.String()}
+	if _, err := l.Append(context.Background(), ledger.Sync, event.MustRecord("", p, big)); err != nil {
+		t.Fatal(err)
+	}
+	frame, err := l.BlobFrame(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := fleet.EnsureStreams(ctx, js, prefix, 1); err != nil {
+		t.Fatal(err)
+	}
+	for i := range fleet.BlobParts(int64(len(frame))) { // every part squatted
+		junk := make([]byte, len(frame[i*fleet.MaxChunk:min(len(frame), (i+1)*fleet.MaxChunk)]))
+		if _, err := js.PublishMsg(ctx, fleet.BlobMessage(prefix, l.ID(), h, int64(len(frame)), i, junk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := start(t, srv.ClientURL(), l.Ledger, l.vkey)
+	defer s.Close(0)
+	waitFor(t, "shipped", shippedAll(s, l.Ledger))
+	if st := s.Status(); st.Conflicts != 1 || !strings.Contains(st.LastError, "blob "+h.String()) {
+		t.Fatalf("status %+v: want the blob republished once", st)
+	}
+	var got []byte
+	for _, m := range streamMsgs(t, srv.ClientURL(), l.ID()) {
+		if m.Kind == fleet.KindBlob && strings.Contains(m.MsgID, "@") {
+			got = append(got, m.Data...)
+		}
+	}
+	if string(got) != string(frame) {
+		t.Fatalf("the republished parts hold %d bytes, not the frame's %d", len(got), len(frame))
+	}
+}

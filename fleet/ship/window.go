@@ -25,12 +25,14 @@ type window struct {
 	forked      bool
 	conflictSeq uint64
 	st          jetstream.Stream // the ledger stream, for reading stored messages
+	reblobbed   map[string]bool  // blobs published again in this session
 }
 
 type pending struct {
 	f     jetstream.PubAckFuture
 	seq   uint64
 	entry bool // a part of entry seq
+	blob  bool // a part of a blob
 	final bool // the last part of entry seq
 	size  int
 }
@@ -48,7 +50,8 @@ func (w *window) publish(ctx context.Context, s *Shipper, m *nats.Msg, seq uint6
 	if err != nil {
 		return fmt.Errorf("publish %s: %w", m.Header.Get(nats.MsgIdHdr), err)
 	}
-	w.q = append(w.q, pending{f: f, seq: seq, entry: m.Header.Get(fleet.HdrKind) == string(fleet.KindEntry), final: final, size: size})
+	kind := m.Header.Get(fleet.HdrKind)
+	w.q = append(w.q, pending{f: f, seq: seq, entry: kind == string(fleet.KindEntry), blob: kind == string(fleet.KindBlob), final: final, size: size})
 	w.bytes += size
 	return nil
 }
@@ -117,6 +120,23 @@ func (w *window) pop(ctx context.Context, s *Shipper, a *jetstream.PubAck) error
 // in Status.Conflicts; only once that is acknowledged does the cursor
 // move past it.
 func (w *window) settle(ctx context.Context, s *Shipper, p pending, a *jetstream.PubAck) error {
+	if a.Duplicate && p.blob {
+		// A blob part's id names the blob's hash: other bytes under it
+		// are a forgery (or another compression of the same content).
+		// The whole blob goes again under fresh ids, so the collector
+		// can assemble it from one frame.
+		same, err := w.storedSame(ctx, s, a, p.f.Msg())
+		if err != nil {
+			return err
+		}
+		if h := p.f.Msg().Header.Get(fleet.HdrBlob); !same && !w.reblobbed[h] {
+			if w.reblobbed == nil || len(w.reblobbed) >= maxBlobsSeen {
+				w.reblobbed = map[string]bool{}
+			}
+			w.reblobbed[h] = true
+			return s.republishBlob(ctx, p.f.Msg())
+		}
+	}
 	if a.Duplicate && p.entry {
 		same, err := w.storedSame(ctx, s, a, p.f.Msg())
 		if err != nil {
