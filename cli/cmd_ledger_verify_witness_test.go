@@ -3,14 +3,21 @@ package cli_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	tdnote "github.com/transparency-dev/formats/note"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/opx-dev/opx/cli"
+	"github.com/opx-dev/opx/fleet"
+	"github.com/opx-dev/opx/fleet/natsrv"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
@@ -82,6 +89,8 @@ func TestLedgerVerifyWitness(t *testing.T) {
 	w := newTestWitness(t, "witness.example")
 	other := newTestWitness(t, "witness.example")
 	r := run(t, "ledger", "verify", "--witness", w.vkey, "--ledger", s.Path)
+	r.wantCode(t, cli.ExitUsage) // no reference from off the machine
+	r = run(t, "ledger", "verify", "--witness", w.vkey, "--offline", "--ledger", s.Path)
 	r.wantCode(t, cli.ExitIntegrity)
 	r.wantOut(t, "not-witnessed")
 
@@ -93,17 +102,17 @@ func TestLedgerVerifyWitness(t *testing.T) {
 
 	recordCosigned(t, s.Path, "witness.example", cosigned)
 	s = growLedger(t, s, 5)
-	r = run(t, "ledger", "verify", "--strict", "--witness", w.vkey, "--ledger", s.Path)
+	r = run(t, "ledger", "verify", "--strict", "--witness", w.vkey, "--offline", "--ledger", s.Path)
 	r.wantCode(t, cli.ExitOK)
-	r.wantOut(t, "ledger.cosigned seq")
-	r = run(t, "ledger", "verify", "--json", "--witness", w.vkey, "--ledger", s.Path)
+	r.wantOut(t, "ledger.cosigned seq", "warning", "cannot be detected")
+	r = run(t, "ledger", "verify", "--json", "--witness", w.vkey, "--offline", "--ledger", s.Path)
 	r.wantCode(t, cli.ExitOK)
 	m := r.jsonObject(t)
 	wj, _ := m["witness"].(map[string]any)
-	if m["ok"] != true || wj["ok"] != true || wj["tree_size"] != jsonNumber("17") {
+	if m["ok"] != true || wj["ok"] != true || wj["tree_size"] != jsonNumber("17") || wj["offline"] != true || !strings.Contains(fmt.Sprint(wj["warning"]), "cannot be detected") {
 		t.Errorf("--json: %v", m)
 	}
-	r = run(t, "ledger", "verify", "--json", "--witness", other.vkey, "--ledger", s.Path)
+	r = run(t, "ledger", "verify", "--json", "--witness", other.vkey, "--offline", "--ledger", s.Path)
 	r.wantCode(t, cli.ExitIntegrity)
 	wantOnlyKind(t, r, "not-witnessed")
 	r = run(t, "ledger", "verify", "--json", "--witness", other.vkey, "--cosigned", file, "--ledger", s.Path)
@@ -118,10 +127,10 @@ func TestLedgerVerifyWitness(t *testing.T) {
 		return es
 	})
 	run(t, "ledger", "verify", "--strict", "--ledger", forged).wantCode(t, cli.ExitOK)
-	r = run(t, "ledger", "verify", "--witness", w.vkey, "--ledger", forged)
+	r = run(t, "ledger", "verify", "--witness", w.vkey, "--offline", "--ledger", forged)
 	r.wantCode(t, cli.ExitIntegrity)
 	r.wantOut(t, "not-extension")
-	r = run(t, "ledger", "verify", "--json", "--witness", w.vkey, "--ledger", forged)
+	r = run(t, "ledger", "verify", "--json", "--witness", w.vkey, "--offline", "--ledger", forged)
 	wantOnlyKind(t, r, "not-extension")
 	// The rewrite that also drops the cosignature: not witnessed.
 	dropped := forge(t, s, func(es []map[string]any) []map[string]any {
@@ -134,7 +143,7 @@ func TestLedgerVerifyWitness(t *testing.T) {
 		}
 		return out
 	})
-	r = run(t, "ledger", "verify", "--json", "--witness", w.vkey, "--ledger", dropped)
+	r = run(t, "ledger", "verify", "--json", "--witness", w.vkey, "--offline", "--ledger", dropped)
 	wantOnlyKind(t, r, "not-witnessed")
 	// With the note kept elsewhere (--cosigned), the rewrite shows.
 	r = run(t, "ledger", "verify", "--json", "--witness", w.vkey, "--cosigned", file, "--ledger", dropped)
@@ -154,6 +163,11 @@ func TestLedgerVerifyWitness_Refusals(t *testing.T) {
 		{"a bad key", []string{"--witness", "a+b+c"}, cli.ExitUsage, "--witness"},
 		{"with --since", []string{"--witness", w.vkey, "--since", saveNote(t, s.Notes[7])}, cli.ExitUsage, "not both"},
 		{"a device", []string{"--witness", w.vkey, "--cosigned", "/dev/zero"}, cli.ExitError, "not a regular file"},
+		{"no reference", []string{"--witness", w.vkey}, cli.ExitUsage, "from off this machine"},
+		{"two references", []string{"--witness", w.vkey, "--offline", "--nats", "nats://127.0.0.1:1"}, cli.ExitUsage, "give one of"},
+		{"--offline alone", []string{"--offline"}, cli.ExitUsage, "--offline goes with --witness"},
+		{"--nats alone", []string{"--nats", "nats://127.0.0.1:1"}, cli.ExitUsage, "--nats goes with --witness"},
+		{"a stream down", []string{"--witness", w.vkey, "--nats", "nats://127.0.0.1:1"}, cli.ExitError, "the cosignature stream"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := run(t, append([]string{"ledger", "verify", "--ledger", s.Path}, tt.args...)...)
@@ -161,4 +175,112 @@ func TestLedgerVerifyWitness_Refusals(t *testing.T) {
 			r.wantErr(t, tt.says)
 		})
 	}
+}
+
+// cosigStream serves the cosignature stream with text as the latest
+// cosigned checkpoint of the ledger at path, as a collector publishes it;
+// it returns the server's URL.
+func cosigStream(t *testing.T, path, text string) string {
+	t.Helper()
+	srv, err := natsrv.Start(natsrv.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	l, err := ledger.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := l.ID()
+	l.Close()
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := fleet.EnsureStreams(ctx, js, fleet.DefaultPrefix, 1); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitN(text, "\n", 3)
+	var size uint64
+	fmt.Sscan(lines[1], &size)
+	if _, err := js.PublishMsg(ctx, fleet.CosigMessage(fleet.DefaultPrefix, id, size, []byte(text))); err != nil {
+		t.Fatal(err)
+	}
+	return srv.ClientURL()
+}
+
+// RV17 #2, the whole class: the reference comes from off the machine
+// (the cosignature stream by default). A rewrite that keeps an older
+// ledger.cosigned entry, a plain truncation, and a rewrite that drops
+// every ledger.cosigned entry all fail not-extension against the
+// stream's latest cosignature; --offline passes the first two, and says
+// why it cannot see them.
+func TestLedgerVerifyWitness_FromStream(t *testing.T) {
+	w := newTestWitness(t, "witness.example")
+	s := signedLedger(t, 10, 10)
+	first := uint64(0)
+	for size := range s.Notes {
+		first = size
+	}
+	recordCosigned(t, s.Path, "witness.example", w.cosign(t, s, s.Notes[first]))
+	s = growLedger(t, s, 20, 20)
+	latest := uint64(0)
+	for size := range s.Notes {
+		latest = max(latest, size)
+	}
+	cosigned := w.cosign(t, s, s.Notes[latest])
+	recordCosigned(t, s.Path, "witness.example", cosigned)
+	s = growLedger(t, s, 3)
+	url := cosigStream(t, s.Path, cosigned)
+
+	r := run(t, "ledger", "verify", "--json", "--witness", w.vkey, "--nats", url, "--ledger", s.Path)
+	r.wantCode(t, cli.ExitOK)
+	wj, _ := r.jsonObject(t)["witness"].(map[string]any)
+	if wj["ok"] != true || wj["tree_size"] != jsonNumber(fmt.Sprint(latest)) || wj["offline"] != nil || !strings.Contains(fmt.Sprint(wj["from"]), "cosignature stream") {
+		t.Fatalf("--nats: %v", wj)
+	}
+	const victim = 20
+	keepOlder := forge(t, s, func(es []map[string]any) []map[string]any {
+		es[victim]["data"].(map[string]any)["text"] = "nothing happened here"
+		var out []map[string]any
+		for _, e := range es {
+			if e["type"] == event.TypeCosigned {
+				if size, _ := e["data"].(map[string]any)["tree_size"].(json.Number).Int64(); uint64(size) == latest {
+					continue
+				}
+			}
+			out = append(out, e)
+		}
+		return out
+	})
+	dropAll := forge(t, s, func(es []map[string]any) []map[string]any {
+		es[victim]["data"].(map[string]any)["text"] = "nothing happened here"
+		var out []map[string]any
+		for _, e := range es {
+			if e["type"] != event.TypeCosigned {
+				out = append(out, e)
+			}
+		}
+		return out
+	})
+	truncated := forge(t, s, func(es []map[string]any) []map[string]any { return es[:victim] })
+	for name, path := range map[string]string{"rewrite keeping an older cosignature": keepOlder, "rewrite dropping them all": dropAll, "truncation": truncated} {
+		r = run(t, "ledger", "verify", "--json", "--witness", w.vkey, "--nats", url, "--ledger", path)
+		r.wantCode(t, cli.ExitIntegrity)
+		wantOnlyKind(t, r, "not-extension")
+		if name != "rewrite dropping them all" {
+			r = run(t, "ledger", "verify", "--witness", w.vkey, "--offline", "--ledger", path)
+			r.wantCode(t, cli.ExitOK) // what --offline cannot see, and says so
+			r.wantOut(t, "warning", "cannot be detected")
+		}
+	}
+	// A stream that holds no cosignature of this ledger: not-witnessed.
+	other := signedLedger(t, 5, 5)
+	r = run(t, "ledger", "verify", "--json", "--witness", w.vkey, "--nats", url, "--ledger", other.Path)
+	r.wantCode(t, cli.ExitIntegrity)
+	wantOnlyKind(t, r, "not-witnessed")
 }

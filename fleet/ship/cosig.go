@@ -17,6 +17,12 @@ import (
 	"github.com/opx-dev/opx/ledger/tlog"
 )
 
+// maxWitnessesPerSize bounds the distinct cosigners recorded for one tree
+// size when no witness key is configured (RV17 #7): the first signature
+// that reaches the subject must not shadow the real witness's, and a
+// flood of keys must not grow the ledger without bound.
+const maxWitnessesPerSize = 4
+
 // cosigPending bounds the cosignature messages the subscription holds
 // before offerCosig takes them (invariant 9).
 const cosigPending = 16
@@ -84,8 +90,11 @@ func (s *Shipper) takeCosig(ctx context.Context, m *nats.Msg) error {
 	}
 	s.mu.Lock()
 	old := s.cosigned
+	atOld := len(s.cosigners)
 	s.mu.Unlock()
-	if size <= old {
+	// With a witness key, only its progress counts. Without one, a size
+	// already recorded takes a few more distinct cosigners.
+	if size < old || (size == old && (s.cfg.WitnessKey != "" || atOld >= maxWitnessesPerSize)) {
 		return nil
 	}
 	v, err := tlog.ParseVerifierKey(s.cfg.VerifierKey)
@@ -107,9 +116,25 @@ func (s *Shipper) takeCosig(ctx context.Context, m *nats.Msg) error {
 		return fmt.Errorf("the cosigned checkpoint of size %d is not this ledger's tree (root %s, ours %s)",
 			size, cp.RootString(), tlog.Checkpoint{Root: th.Root}.RootString())
 	}
-	w, err := witnessOf(text, s.cfg.VerifierKey, s.cfg.WitnessKey)
+	w, all, err := witnessOf(text, s.cfg.VerifierKey, s.cfg.WitnessKey)
 	if err != nil {
 		return err
+	}
+	if size == old {
+		// A cosigner not yet recorded at this size, or nothing to do.
+		var pick note.Signature
+		s.mu.Lock()
+		for _, sig := range all {
+			if _, ok := s.cosigners[cosignerOf(sig)]; !ok {
+				pick = sig
+				break
+			}
+		}
+		s.mu.Unlock()
+		if pick.Name == "" {
+			return nil
+		}
+		w = pick
 	}
 	c := &event.Cosigned{Witness: w.Name, KeyHash: fmt.Sprintf("%08x", w.Hash), TreeSize: size,
 		TreeRoot: cp.RootString(), Note: string(text)}
@@ -120,45 +145,62 @@ func (s *Shipper) takeCosig(ctx context.Context, m *nats.Msg) error {
 		return err
 	}
 	s.mu.Lock()
+	if size > s.cosigned || s.cosigners == nil {
+		s.cosigners = map[string]struct{}{}
+	}
+	for _, sig := range all {
+		if len(s.cosigners) < maxWitnessesPerSize {
+			s.cosigners[cosignerOf(sig)] = struct{}{}
+		}
+	}
+	s.cosigners[cosignerOf(w)] = struct{}{}
 	s.cosigned, s.witness = size, w.Name
 	s.mu.Unlock()
 	return nil
 }
 
+// cosignerOf names a cosigner: its name and key hash.
+func cosignerOf(sig note.Signature) string { return fmt.Sprintf("%s %08x", sig.Name, sig.Hash) }
+
 // witnessOf returns the note's cosignature: the one of witnessKey when
 // set (it must verify), else the first signature that is not the
-// ledger's own.
-func witnessOf(text []byte, ledgerKey, witnessKey string) (note.Signature, error) {
+// ledger's own; and every cosignature it carries (unverified without
+// witnessKey).
+func witnessOf(text []byte, ledgerKey, witnessKey string) (note.Signature, []note.Signature, error) {
 	own, err := note.NewVerifier(strings.TrimSpace(ledgerKey))
 	if err != nil {
-		return note.Signature{}, err
+		return note.Signature{}, nil, err
 	}
 	vs := []note.Verifier{own}
 	if witnessKey != "" {
 		wv, err := tdnote.NewVerifierForCosignatureV1(strings.TrimSpace(witnessKey))
 		if err != nil {
-			return note.Signature{}, fmt.Errorf("witness key: %w", err)
+			return note.Signature{}, nil, fmt.Errorf("witness key: %w", err)
 		}
 		vs = append(vs, wv)
 	}
 	n, err := note.Open(text, note.VerifierList(vs...))
 	if err != nil {
-		return note.Signature{}, err
+		return note.Signature{}, nil, err
 	}
 	if witnessKey != "" {
 		for _, sig := range n.Sigs {
 			if sig.Name != own.Name() || sig.Hash != own.KeyHash() {
-				return sig, nil
+				return sig, []note.Signature{sig}, nil
 			}
 		}
-		return note.Signature{}, errors.New("no cosignature of the configured witness key")
+		return note.Signature{}, nil, errors.New("no cosignature of the configured witness key")
 	}
+	var all []note.Signature
 	for _, sig := range n.UnverifiedSigs {
-		if sig.Name != own.Name() {
-			return sig, nil
+		if sig.Name != own.Name() && len(all) < maxWitnessesPerSize {
+			all = append(all, sig)
 		}
 	}
-	return note.Signature{}, errors.New("no cosignature in the note")
+	if len(all) == 0 {
+		return note.Signature{}, nil, errors.New("no cosignature in the note")
+	}
+	return all[0], all, nil
 }
 
 // redact drops credentials from a NATS URL list.

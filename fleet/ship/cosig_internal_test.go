@@ -196,3 +196,59 @@ func FuzzTakeCosig(f *testing.F) {
 		}
 	})
 }
+
+// RV17 #7, the whole class: without a witness key, the cosigners of one
+// tree size are recorded once each, at most maxWitnessesPerSize of them,
+// never for a smaller size, and a restarted shipper knows who is recorded
+// at its size (the real witness still gets in after a forged one and a
+// restart; the forged one is not recorded twice).
+func TestTakeCosig_DistinctCosignersBounded(t *testing.T) {
+	l, signer := signedLedger(t)
+	vkey := signer.Verifier().String()
+	own, _ := note.NewVerifier(vkey)
+	th, _ := l.TreeHead()
+	cp, _ := signer.Sign(th.Size, th.Root)
+	r := &countingRecorder{l: l}
+	ctx := context.Background()
+	newShipper := func() *Shipper {
+		s := &Shipper{cfg: Config{Prefix: prefix, VerifierKey: vkey}, l: l, rec: r, id: l.ID(), cosigC: "fleet.c"}
+		if s.cosigned, _, _ = l.Cursor(s.cosigC); s.cosigned > 0 {
+			s.witness, s.cosigners = lastWitness(l, s.cosigned, vkey)
+		}
+		return s
+	}
+	take := func(s *Shipper, size uint64, text string) {
+		t.Helper()
+		if err := s.takeCosig(ctx, fleet.CosigMessage(prefix, l.ID(), size, []byte(text))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake, _ := witness(t, "witness.example")
+	real, _ := witness(t, "witness.example")
+	s := newShipper()
+	take(s, th.Size, addSig(t, cp, own, fake))
+	take(s, th.Size, addSig(t, cp, own, fake))
+	if r.n != 1 {
+		t.Fatalf("one cosigner sent twice: %d recorded", r.n)
+	}
+	s = newShipper() // a restart
+	take(s, th.Size, addSig(t, cp, own, fake))
+	take(s, th.Size, addSig(t, cp, own, real))
+	if r.n != 2 || s.cosigned != th.Size {
+		t.Fatalf("after a restart: %d recorded, want the forged and the real one", r.n)
+	}
+	for range 10 {
+		other, _ := witness(t, "other.example")
+		take(s, th.Size, addSig(t, cp, own, other))
+	}
+	if r.n != maxWitnessesPerSize {
+		t.Fatalf("%d cosignatures of one size recorded, at most %d", r.n, maxWitnessesPerSize)
+	}
+	// A smaller size is never recorded.
+	small, _ := l.TreeHeadAt(th.Size - 1)
+	cps, _ := signer.Sign(small.Size, small.Root)
+	take(s, small.Size, addSig(t, cps, own, real))
+	if r.n != maxWitnessesPerSize {
+		t.Fatalf("a cosignature of a smaller size recorded")
+	}
+}

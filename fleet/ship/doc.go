@@ -19,9 +19,20 @@
 //     and never ahead of an acknowledgement, so a restart resends at most
 //     what was acknowledged since the last write: JetStream's duplicate
 //     window (message id "<ledger id>:<seq>") or the collector drops it.
-//   - On (re)connect the shipper also reads the subject's last message:
-//     when it is one of this ledger's entries, byte for byte, shipping
-//     resumes after it.
+//   - Every (re)connect ships from the cursor, never from what the
+//     stream seems to hold: JetStream may have stored a later publish of
+//     a window but not an earlier one (a leader change, a connection
+//     lost mid-window), so only the cursor says what is acknowledged.
+//   - A publish acknowledged as a duplicate is checked: the stored
+//     message is read back and compared; an entry stored with other
+//     bytes is published again under fleet.ConflictMsgID (the collector
+//     flags it), reported as the last error and counted in
+//     Status.Conflicts.
+//   - A collector's resend request (fleet.ResendRequest on the control
+//     subject) is honoured at most once per fleet.ResendEvery, for
+//     entries up to the cursor: they and the blobs they name are shipped
+//     again under fleet.ResendMsgID ids, one batch at a time between the
+//     backlog's; it is logged and counted in Status, recorded nowhere.
 //   - At most MaxInFlight messages and MaxInFlightBytes bytes await an
 //     acknowledgement. On any publish error the shipper waits for the
 //     outstanding ones, then resends from the cursor: the collector sees
@@ -34,5 +45,7 @@
 //   - A cosignature message is outside input: bounded (fleet.MaxCosigBytes),
 //     recorded only when its checkpoint carries the ledger's own
 //     signature and its tree is the ledger's own tree at that size, and
-//     only when it is newer than the last one recorded.
+//     only when it is newer than the last one recorded (without a
+//     witness key: or of the same size with a cosigner not yet recorded
+//     at it, at most maxWitnessesPerSize per size).
 package ship

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -107,6 +108,17 @@ type Status struct {
 	// held (resent after an error or a restart, dropped by its duplicate
 	// window).
 	Duplicates uint64 `json:"duplicates"`
+	// Conflicts counts the entries of this life that JetStream
+	// acknowledged as duplicates though it held other bytes under their
+	// id (another history under this ledger id got there first): each was
+	// published again under fleet.ConflictMsgID for the collector to flag.
+	Conflicts uint64 `json:"conflicts"`
+	// Resends counts the collectors' resend requests honoured in this
+	// life (at most one per fleet.ResendEvery); LastResendFrom and
+	// LastResendAt are the latest one's first seq and time.
+	Resends        uint64    `json:"resends"`
+	LastResendFrom uint64    `json:"last_resend_from,omitempty"`
+	LastResendAt   time.Time `json:"last_resend_at,omitzero"`
 }
 
 // Shipper ships one ledger. Its methods are safe for concurrent use.
@@ -136,8 +148,19 @@ type Shipper struct {
 	lastErrAt time.Time
 	cosigned  uint64
 	witness   string
+	// cosigners are those recorded at tree size cosigned (without a
+	// witness key, at most maxWitnessesPerSize).
+	cosigners map[string]struct{}
 	blobsSeen map[ledger.Hash]struct{}
 	dups      uint64
+	conflicts uint64
+	// resend requests: the latest one waiting (resendReq), when the last
+	// one was honoured, how many were.
+	resendReq  *fleet.ResendRequest
+	resendWake chan struct{}
+	resendAt   time.Time
+	resendFrom uint64
+	resends    uint64
 }
 
 // Start connects to NATS (in the background: a server that is down is
@@ -162,7 +185,7 @@ func Start(ctx context.Context, cfg Config, l *ledger.Ledger, rec Recorder) (*Sh
 	}
 	s := &Shipper{cfg: cfg, l: l, rec: rec, id: l.ID(), boot: randomHex(16),
 		cursor: "fleet." + fleet.LedgerStream(cfg.Prefix), cosigC: "fleet." + fleet.CosigStream(cfg.Prefix),
-		wake: make(chan struct{}, 1), cosigs: make(chan *nats.Msg, 1), blobsSeen: map[ledger.Hash]struct{}{}}
+		wake: make(chan struct{}, 1), resendWake: make(chan struct{}, 1), cosigs: make(chan *nats.Msg, 1), blobsSeen: map[ledger.Hash]struct{}{}}
 	var err error
 	if s.acked, s.hasAcked, err = l.Cursor(s.cursor); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
@@ -179,7 +202,7 @@ func Start(ctx context.Context, cfg Config, l *ledger.Ledger, rec Recorder) (*Sh
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
 	if s.cosigned > 0 {
-		s.witness = lastWitness(l)
+		s.witness, s.cosigners = lastWitness(l, s.cosigned, cfg.VerifierKey)
 	}
 	opts := append([]nats.Option{
 		nats.Name("opx engine " + s.id),
@@ -207,6 +230,15 @@ func Start(ctx context.Context, cfg Config, l *ledger.Ledger, rec Recorder) (*Sh
 	sub, err := s.nc.Subscribe(fleet.CosigSubject(cfg.Prefix, s.id), s.offerCosig)
 	if err == nil {
 		err = sub.SetPendingLimits(cosigPending, cosigPending*(fleet.MaxCosigBytes+4096))
+	}
+	if err != nil {
+		s.nc.Close()
+		return nil, fmt.Errorf("fleet: %w", err)
+	}
+	// Collectors' resend requests (core NATS): only the latest waits.
+	ctl, err := s.nc.Subscribe(fleet.CtlSubject(cfg.Prefix, s.id), s.offerResend)
+	if err == nil {
+		err = ctl.SetPendingLimits(cosigPending, cosigPending*(fleet.MaxCtlBytes+4096))
 	}
 	if err != nil {
 		s.nc.Close()
@@ -248,7 +280,8 @@ func (s *Shipper) Status() Status {
 	s.mu.Lock()
 	st := Status{URL: s.nc.ConnectedUrlRedacted(), Stream: fleet.LedgerStream(s.cfg.Prefix), Subject: fleet.LedgerSubject(s.cfg.Prefix, s.id),
 		Connected: s.nc.IsConnected(), Acked: s.acked, HasAcked: s.hasAcked, LastError: s.lastErr, LastErrorAt: s.lastErrAt,
-		CosignedSize: s.cosigned, Witness: s.witness, Duplicates: s.dups}
+		CosignedSize: s.cosigned, Witness: s.witness, Duplicates: s.dups, Conflicts: s.conflicts,
+		Resends: s.resends, LastResendFrom: s.resendFrom, LastResendAt: s.resendAt}
 	s.mu.Unlock()
 	if st.URL == "" {
 		st.URL = redact(s.cfg.URL)
@@ -310,6 +343,72 @@ func (s *Shipper) ack(seq uint64, a *jetstream.PubAck) {
 	s.mu.Unlock()
 }
 
+// publishConflict publishes entry seq again under its conflict id: the
+// stream holds other bytes under its EntryMsgID.
+func (s *Shipper) publishConflict(ctx context.Context, seq uint64) error {
+	e, err := s.l.Get(seq)
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	id := fleet.ConflictMsgID(s.id, seq, e.Raw)
+	msgs := fleet.EntryMessages(s.cfg.Prefix, s.id, seq, e.Raw)
+	for i, m := range msgs {
+		if i < len(msgs)-1 {
+			m.Header.Set(fleet.HdrMsgID, id+"/"+strconv.Itoa(i))
+		} else {
+			m.Header.Set(fleet.HdrMsgID, id)
+		}
+		pctx, cancel := context.WithTimeout(ctx, ackTimeout)
+		_, err := s.js.PublishMsg(pctx, m)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("publish %s: %w", id, err)
+		}
+	}
+	s.mu.Lock()
+	s.conflicts++
+	s.mu.Unlock()
+	s.fail(fmt.Errorf("entry %d: the stream holds other bytes under its id %s (another history under this ledger id, or a forged message): published again as %s for the collector to flag", seq, fleet.EntryMsgID(s.id, seq), id))
+	return nil
+}
+
+// republishBlob publishes every part of the blob m is a part of again,
+// under fresh ids (fleet.ResendMsgID, a random epoch): the stream held
+// other bytes under one of its parts' ids.
+func (s *Shipper) republishBlob(ctx context.Context, m *nats.Msg) error {
+	pm, err := fleet.Parse(s.cfg.Prefix, m)
+	if err != nil || pm.Kind != fleet.KindBlob {
+		return fmt.Errorf("blob part %s: %v", m.Header.Get(fleet.HdrMsgID), err)
+	}
+	epoch := randomHex(16)
+	var off int64
+	for i := 0; ; i++ {
+		part, size, err := s.l.BlobFramePart(pm.Blob, off, fleet.MaxChunk)
+		if errors.Is(err, ledger.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+		bm := fleet.BlobMessage(s.cfg.Prefix, s.id, pm.Blob, size, i, part)
+		bm.Header.Set(fleet.HdrMsgID, fleet.ResendMsgID(bm.Header.Get(fleet.HdrMsgID), epoch))
+		pctx, cancel := context.WithTimeout(ctx, ackTimeout)
+		_, err = s.js.PublishMsg(pctx, bm)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("publish %s: %w", bm.Header.Get(fleet.HdrMsgID), err)
+		}
+		if off += int64(len(part)); off >= size {
+			break
+		}
+	}
+	s.mu.Lock()
+	s.conflicts++
+	s.mu.Unlock()
+	s.fail(fmt.Errorf("blob %s: the stream holds other bytes under its part %d's id: published again under fresh ids (epoch %s)", pm.Blob, pm.Part, epoch))
+	return nil
+}
+
 // persist writes the cursor when it moved since it was last written.
 func (s *Shipper) persist(force bool) error {
 	s.mu.Lock()
@@ -365,13 +464,12 @@ func (s *Shipper) run(ctx context.Context) {
 }
 
 // attempt runs one shipping session on the current connection: streams,
-// resume point, hello, then every durable entry as it comes, until an
-// error or ctx.
+// hello, then every durable entry from the cursor (the only truth about
+// what the stream holds: what it holds already is resent, and dropped by
+// JetStream's duplicate window or the collector), then each one as it
+// comes, until an error or ctx.
 func (s *Shipper) attempt(ctx context.Context) error {
 	if err := fleet.EnsureStreams(ctx, s.js, s.cfg.Prefix, s.cfg.Replicas); err != nil {
-		return err
-	}
-	if err := s.resume(ctx); err != nil {
 		return err
 	}
 	s.fetchCosig(ctx)
@@ -384,7 +482,25 @@ func (s *Shipper) attempt(ctx context.Context) error {
 	defer tick.Stop()
 	pos := s.next()
 	persisted := time.Now()
+	var rs *resend // a collector's resend request being honoured
 	for {
+		if r := s.takeResend(); r != nil {
+			rs = r
+		}
+		if rs != nil {
+			// One batch of the resend between the batches of the backlog.
+			last, err := s.shipRange(ctx, w, rs.pos, min(rs.end, rs.pos+batchEntries-1), rs.epoch)
+			if err != nil {
+				return err
+			}
+			if rs.pos = last + 1; rs.pos > rs.end {
+				s.cfg.Logf("fleet: resent entries %d..%d (epoch %s)", rs.from, rs.end, rs.epoch)
+				rs = nil
+			}
+			if err := w.reap(s); err != nil {
+				return err
+			}
+		}
 		wm, err := s.l.Watermark()
 		if err != nil {
 			return fmt.Errorf("ledger: %w", err)
@@ -392,7 +508,7 @@ func (s *Shipper) attempt(ctx context.Context) error {
 		if pos <= wm.Durable {
 			// A backlog: batches of entries, the cursor written as it
 			// goes (a crash then resends at most a second's worth).
-			last, err := s.shipRange(ctx, w, pos, min(wm.Durable, pos+batchEntries-1))
+			last, err := s.shipRange(ctx, w, pos, min(wm.Durable, pos+batchEntries-1), "")
 			if err != nil {
 				return err
 			}
@@ -408,12 +524,16 @@ func (s *Shipper) attempt(ctx context.Context) error {
 			}
 			continue
 		}
+		if rs != nil {
+			continue
+		}
 		if err := w.waitAll(ctx, s); err != nil {
 			return err
 		}
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-s.resendWake:
 		case <-wm.Advanced:
 		case <-tick.C:
 			if err := s.persist(false); err != nil {
@@ -431,8 +551,10 @@ var errBatchFull = errors.New("batch full")
 
 // shipRange publishes the entries from..to (durable) and their blobs, as
 // many as one read of at most batchEntries entries and about
-// maxBatchBytes takes, and returns the last seq it shipped.
-func (s *Shipper) shipRange(ctx context.Context, w *window, from, to uint64) (uint64, error) {
+// maxBatchBytes takes, and returns the last seq it shipped. A resend
+// (epoch not "") ships every blob named again, and every message under
+// fleet.ResendMsgID.
+func (s *Shipper) shipRange(ctx context.Context, w *window, from, to uint64, epoch string) (uint64, error) {
 	var batch []ledger.Entry
 	size := 0
 	next := from
@@ -457,11 +579,14 @@ func (s *Shipper) shipRange(ctx context.Context, w *window, from, to uint64) (ui
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
-		if err := s.shipBlobs(ctx, w, e); err != nil {
+		if err := s.shipBlobs(ctx, w, e, epoch); err != nil {
 			return 0, err
 		}
 		msgs := fleet.EntryMessages(s.cfg.Prefix, s.id, e.Seq, e.Raw)
 		for i, m := range msgs {
+			if epoch != "" {
+				m.Header.Set(fleet.HdrMsgID, fleet.ResendMsgID(m.Header.Get(fleet.HdrMsgID), epoch))
+			}
 			if err := w.publish(ctx, s, m, e.Seq, i == len(msgs)-1); err != nil {
 				return 0, err
 			}
@@ -470,7 +595,7 @@ func (s *Shipper) shipRange(ctx context.Context, w *window, from, to uint64) (ui
 	return batch[len(batch)-1].Seq, nil
 }
 
-func (s *Shipper) shipBlobs(ctx context.Context, w *window, e ledger.Entry) error {
+func (s *Shipper) shipBlobs(ctx context.Context, w *window, e ledger.Entry, epoch string) error {
 	refs, err := ledger.BlobRefs(e.Data)
 	if err != nil || len(refs) == 0 {
 		return nil // verify reports an entry whose blobs do not parse
@@ -479,7 +604,7 @@ func (s *Shipper) shipBlobs(ctx context.Context, w *window, e ledger.Entry) erro
 		s.mu.Lock()
 		_, seen := s.blobsSeen[h]
 		s.mu.Unlock()
-		if seen {
+		if seen && epoch == "" {
 			continue
 		}
 		var off, size int64
@@ -493,6 +618,9 @@ func (s *Shipper) shipBlobs(ctx context.Context, w *window, e ledger.Entry) erro
 			}
 			size = sz
 			m := fleet.BlobMessage(s.cfg.Prefix, s.id, h, size, i, part)
+			if epoch != "" {
+				m.Header.Set(fleet.HdrMsgID, fleet.ResendMsgID(m.Header.Get(fleet.HdrMsgID), epoch))
+			}
 			if err := w.publish(ctx, s, m, 0, false); err != nil {
 				return err
 			}
@@ -509,6 +637,58 @@ func (s *Shipper) shipBlobs(ctx context.Context, w *window, e ledger.Entry) erro
 		s.mu.Unlock()
 	}
 	return nil
+}
+
+// resend is a collector's resend request being honoured: entries
+// from..end (end the cursor when it was taken), pos the next to send.
+type resend struct {
+	from, pos, end uint64
+	epoch          string
+}
+
+// offerResend takes a message of the control subject: a valid resend
+// request waits (only the latest), anything else is logged and dropped
+// (outside input, recorded nowhere).
+func (s *Shipper) offerResend(m *nats.Msg) {
+	r, err := fleet.ParseResend(s.cfg.Prefix, s.id, m)
+	if err != nil {
+		s.cfg.Logf("fleet: control message refused: %v", err)
+		return
+	}
+	s.mu.Lock()
+	s.resendReq = &r
+	s.mu.Unlock()
+	select {
+	case s.resendWake <- struct{}{}:
+	default:
+	}
+}
+
+// takeResend returns the waiting resend request to honour now, if any:
+// at most one per fleet.ResendEvery, and only for entries up to the
+// cursor (what follows it is shipped anyway). One within ResendEvery of
+// the last is dropped: the collector asks again.
+func (s *Shipper) takeResend() *resend {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.resendReq
+	if r == nil {
+		return nil
+	}
+	s.resendReq = nil
+	switch {
+	case !s.resendAt.IsZero() && time.Since(s.resendAt) < fleet.ResendEvery:
+		s.cfg.Logf("fleet: resend request from %d (epoch %s) ignored: one was honoured %s ago (at most one per %s)",
+			r.From, r.Epoch, time.Since(s.resendAt).Round(time.Second), fleet.ResendEvery)
+		return nil
+	case !s.hasAcked || r.From > s.acked:
+		return nil // nothing acknowledged from there: shipped from the cursor anyway
+	}
+	s.resendAt, s.resendFrom = time.Now(), r.From
+	s.resends++
+	s.cfg.Logf("fleet: a collector asks to resend from %d (epoch %s, %q): resending %d..%d",
+		r.From, r.Epoch, r.Reason, r.From, s.acked)
+	return &resend{from: r.From, pos: r.From, end: s.acked, epoch: r.Epoch}
 }
 
 // hello says who the source is, once per connection (its message id is
@@ -535,37 +715,6 @@ func (s *Shipper) hello(ctx context.Context) error {
 	return nil
 }
 
-// resume moves the cursor past what the stream already holds: the
-// subject's last message, when it is this ledger's entry, byte for byte,
-// beyond the cursor.
-func (s *Shipper) resume(ctx context.Context) error {
-	st, err := s.js.Stream(ctx, fleet.LedgerStream(s.cfg.Prefix))
-	if err != nil {
-		return fmt.Errorf("stream: %w", err)
-	}
-	m, err := st.GetLastMsgForSubject(ctx, fleet.LedgerSubject(s.cfg.Prefix, s.id))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("last message: %w", err)
-	}
-	msg, err := fleet.Parse(s.cfg.Prefix, &nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
-	if err != nil || msg.Kind != fleet.KindEntry || msg.Part != msg.Parts-1 || msg.Seq < s.next() {
-		return nil
-	}
-	wm, err := s.l.Watermark()
-	if err != nil || msg.Seq > wm.Durable {
-		return nil // the stream holds more than this ledger: the collector judges
-	}
-	e, err := s.l.Get(msg.Seq)
-	if err != nil || int64(len(e.Raw)) != msg.Size || string(e.Raw[int64(msg.Part)*fleet.MaxChunk:]) != string(msg.Data) {
-		return nil
-	}
-	s.ack(msg.Seq, nil)
-	return nil
-}
-
 func randomHex(n int) string {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
@@ -574,10 +723,13 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// lastWitness is the witness of the latest ledger.cosigned entry, read
-// back from the head (one exists when the cosignature cursor is set).
-func lastWitness(l *ledger.Ledger) string {
+// lastWitness is the witness of the latest ledger.cosigned entry, and
+// the cosigners recorded at tree size size, read back from the head (one
+// exists when the cosignature cursor is set): the entries of that size,
+// up to the first one of a smaller size.
+func lastWitness(l *ledger.Ledger, size uint64, ledgerKey string) (string, map[string]struct{}) {
 	var name string
+	seen := map[string]struct{}{}
 	l.Backward(func(_ uint64, raw []byte) (bool, error) {
 		if !bytes.Contains(raw, []byte(`"type":"`+event.TypeCosigned+`"`)) {
 			return true, nil
@@ -586,8 +738,24 @@ func lastWitness(l *ledger.Ledger) string {
 		if err != nil || e.Type != event.TypeCosigned {
 			return true, nil
 		}
-		name, _ = ledger.FieldString(e.Data, "witness")
-		return false, nil
+		if name == "" {
+			name, _ = ledger.FieldString(e.Data, "witness")
+		}
+		p, err := event.Decode(e)
+		c, ok := p.(*event.Cosigned)
+		if err != nil || !ok || c.TreeSize != size {
+			return false, nil
+		}
+		if ledgerKey != "" {
+			if _, all, err := witnessOf([]byte(c.Note), ledgerKey, ""); err == nil {
+				for _, sig := range all {
+					if len(seen) < maxWitnessesPerSize {
+						seen[cosignerOf(sig)] = struct{}{}
+					}
+				}
+			}
+		}
+		return len(seen) < maxWitnessesPerSize, nil
 	})
-	return name
+	return name, seen
 }

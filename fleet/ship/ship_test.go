@@ -284,15 +284,19 @@ func TestShipper_ResumesFromCursor(t *testing.T) {
 	checkStream(t, srv.ClientURL(), l2.Ledger)
 }
 
-// A cursor behind the stream (written up to a second before a crash) is
-// caught up from the subject's last message: nothing is resent.
-func TestShipper_ResumesFromStreamPastStaleCursor(t *testing.T) {
+// A cursor behind the stream (written up to a second before a crash):
+// the shipper resends from the cursor (the stream's last message proves
+// nothing about the entries before it, RV17 #3); JetStream drops the
+// resends as duplicates of the same bytes, and the stream holds each
+// entry once.
+func TestShipper_ResendsFromStaleCursor(t *testing.T) {
 	srv := startServer(t)
 	l := newSigned(t)
 	appendNotes(t, l.Ledger, 12)
 	s := start(t, srv.ClientURL(), l.Ledger, l.vkey)
 	waitFor(t, "first shipment", shippedAll(s, l.Ledger))
 	s.Close(0)
+	h1, _ := l.Head()
 	if err := l.SetCursor("fleet."+fleet.LedgerStream(prefix), 3); err != nil {
 		t.Fatal(err)
 	}
@@ -300,8 +304,8 @@ func TestShipper_ResumesFromStreamPastStaleCursor(t *testing.T) {
 	s2 := start(t, srv.ClientURL(), l.Ledger, l.vkey)
 	defer s2.Close(0)
 	waitFor(t, "second shipment", shippedAll(s2, l.Ledger))
-	if st := s2.Status(); st.Duplicates != 0 {
-		t.Fatalf("%d entries resent though the stream held them", st.Duplicates)
+	if st := s2.Status(); st.Duplicates != h1.Seq-3 || st.LastError != "" || st.Conflicts != 0 {
+		t.Fatalf("status %+v: want the %d entries 4..%d resent as duplicates, no error, no conflict", st, h1.Seq-3, h1.Seq)
 	}
 	checkStream(t, srv.ClientURL(), l.Ledger)
 }
@@ -533,5 +537,187 @@ func TestShipper_CursorPastHead(t *testing.T) {
 	}
 	if fmt.Sprint(seqs) != "[4 5]" {
 		t.Fatalf("entries shipped: %v, want [4 5]", seqs)
+	}
+}
+
+// RV17 #1, the shipper's side: a message squatting on an entry's id
+// (another history under this ledger id, or a forgery) makes JetStream
+// acknowledge the real entry as a duplicate and drop it. The shipper
+// reads the stored message back, finds other bytes, publishes its entry
+// again under fleet.ConflictMsgID, says so and counts it; the squatted
+// entries of the same bytes (a plain resend) are not conflicts.
+func TestShipper_DuplicateWithOtherBytesIsAConflict(t *testing.T) {
+	srv := startServer(t)
+	l := newSigned(t)
+	appendNotes(t, l.Ledger, 6)
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := fleet.EnsureStreams(ctx, js, prefix, 1); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := l.Head()
+	k := h.Seq - 1
+	e, err := l.Get(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := append([]byte(nil), e.Raw...)
+	forged[len(forged)/2] ^= 1
+	for _, m := range fleet.EntryMessages(prefix, l.ID(), k, forged) {
+		if _, err := js.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same, _ := l.Get(h.Seq) // a resend of the same bytes: no conflict
+	for _, m := range fleet.EntryMessages(prefix, l.ID(), h.Seq, same.Raw) {
+		if _, err := js.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := start(t, srv.ClientURL(), l.Ledger, l.vkey)
+	defer s.Close(0)
+	waitFor(t, "every entry acknowledged", shippedAll(s, l.Ledger))
+	st := s.Status()
+	if st.Conflicts != 1 || st.Duplicates != 2 || !strings.Contains(st.LastError, "other bytes") {
+		t.Fatalf("status %+v: want 1 conflict (entry %d), 2 duplicates, the conflict as last error", st, k)
+	}
+	want := fleet.ConflictMsgID(l.ID(), k, e.Raw)
+	found := false
+	for _, m := range streamMsgs(t, srv.ClientURL(), l.ID()) {
+		if m.MsgID == want {
+			found = m.Kind == fleet.KindEntry && m.Seq == k && string(m.Data) == string(e.Raw)
+		}
+		if m.Kind == fleet.KindEntry && m.Seq == h.Seq && m.MsgID != fleet.EntryMsgID(l.ID(), h.Seq) {
+			t.Errorf("entry %d (same bytes) published again as %s", h.Seq, m.MsgID)
+		}
+	}
+	if !found {
+		t.Fatalf("the stream lacks entry %d under %s with the ledger's bytes", k, want)
+	}
+}
+
+// RV17 #4, the shipper's side: a collector's resend request on the
+// control subject ships the entries from its From up to the cursor again
+// under fleet.ResendMsgID (so JetStream's duplicate window keeps them), at
+// most once per fleet.ResendEvery; malformed ones and those past the
+// cursor do nothing; the status says what was honoured.
+func TestShipper_HonoursResendRequest(t *testing.T) {
+	srv := startServer(t)
+	l := newSigned(t)
+	appendNotes(t, l.Ledger, 8)
+	s := start(t, srv.ClientURL(), l.Ledger, l.vkey)
+	defer s.Close(0)
+	waitFor(t, "every entry acknowledged", shippedAll(s, l.Ledger))
+	h, _ := l.Head()
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ask := func(from uint64, epoch string) {
+		t.Helper()
+		m, err := fleet.ResendMessage(prefix, fleet.ResendRequest{LedgerID: l.ID(), From: from, Epoch: epoch, Reason: "gap"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+		nc.Flush()
+	}
+	bad := nats.NewMsg(fleet.CtlSubject(prefix, l.ID()))
+	bad.Data = []byte("{")
+	nc.PublishMsg(bad)
+	ask(h.Seq+5, "00112233445566778899aabbccddeeff") // past the cursor: nothing to resend
+	const epoch = "0123456789abcdef0123456789abcdef"
+	ask(3, epoch)
+	resent := func() map[uint64]bool {
+		got := map[uint64]bool{}
+		for _, m := range streamMsgs(t, srv.ClientURL(), l.ID()) {
+			if m.Kind == fleet.KindEntry && m.MsgID == fleet.ResendMsgID(fleet.EntryMsgID(l.ID(), m.Seq), epoch) {
+				got[m.Seq] = true
+			}
+		}
+		return got
+	}
+	waitFor(t, "entries 3.. resent", func() bool { return len(resent()) == int(h.Seq-3+1) })
+	for seq := uint64(3); seq <= h.Seq; seq++ {
+		if !resent()[seq] {
+			t.Fatalf("entry %d not resent", seq)
+		}
+	}
+	st := s.Status()
+	if st.Resends != 1 || st.LastResendFrom != 3 || st.LastResendAt.IsZero() {
+		t.Fatalf("status %+v: want one resend from 3", st)
+	}
+	// A second request within ResendEvery: ignored.
+	ask(0, "fedcba9876543210fedcba9876543210")
+	appendNotes(t, l.Ledger, 1) // a marker: shipped after the request was taken
+	waitFor(t, "the marker acknowledged", shippedAll(s, l.Ledger))
+	for _, m := range streamMsgs(t, srv.ClientURL(), l.ID()) {
+		if strings.HasSuffix(m.MsgID, "@fedcba9876543210fedcba9876543210") {
+			t.Fatalf("a second resend within %s honoured: %s", fleet.ResendEvery, m.MsgID)
+		}
+	}
+	if st := s.Status(); st.Resends != 1 {
+		t.Fatalf("status %+v: want one resend", st)
+	}
+}
+
+// The same hole for blobs: junk pre-published under a blob part's id
+// makes JetStream drop the real part. The shipper sees the duplicate
+// with other bytes and publishes the whole blob again under fresh ids,
+// once, and says so.
+func TestShipper_SquattedBlobPartRepublished(t *testing.T) {
+	srv := startServer(t)
+	l := newSigned(t)
+	big := make([]byte, 2*fleet.MaxChunk+9)
+	rand.Read(big)
+	h := ledger.Sum(big)
+	p := &event.Note{Author: "t", Text: "b", Attachment: "big", Blob: h.String()}
+	if _, err := l.Append(context.Background(), ledger.Sync, event.MustRecord("", p, big)); err != nil {
+		t.Fatal(err)
+	}
+	frame, err := l.BlobFrame(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := fleet.EnsureStreams(ctx, js, prefix, 1); err != nil {
+		t.Fatal(err)
+	}
+	for i := range fleet.BlobParts(int64(len(frame))) { // every part squatted
+		junk := make([]byte, len(frame[i*fleet.MaxChunk:min(len(frame), (i+1)*fleet.MaxChunk)]))
+		if _, err := js.PublishMsg(ctx, fleet.BlobMessage(prefix, l.ID(), h, int64(len(frame)), i, junk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := start(t, srv.ClientURL(), l.Ledger, l.vkey)
+	defer s.Close(0)
+	waitFor(t, "shipped", shippedAll(s, l.Ledger))
+	if st := s.Status(); st.Conflicts != 1 || !strings.Contains(st.LastError, "blob "+h.String()) {
+		t.Fatalf("status %+v: want the blob republished once", st)
+	}
+	var got []byte
+	for _, m := range streamMsgs(t, srv.ClientURL(), l.ID()) {
+		if m.Kind == fleet.KindBlob && strings.Contains(m.MsgID, "@") {
+			got = append(got, m.Data...)
+		}
+	}
+	if string(got) != string(frame) {
+		t.Fatalf("the republished parts hold %d bytes, not the frame's %d", len(got), len(frame))
 	}
 }

@@ -1,12 +1,16 @@
 package ship
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/opx-dev/opx/fleet"
 )
 
 // window is the publishes awaiting acknowledgement, oldest first. The
@@ -16,11 +20,19 @@ type window struct {
 	q      []pending
 	bytes  int
 	broken bool // a publish failed: the cursor stays where it is
+	// forked: a part of entry conflictSeq was acknowledged as a duplicate
+	// of other stored bytes (another history got there first).
+	forked      bool
+	conflictSeq uint64
+	st          jetstream.Stream // the ledger stream, for reading stored messages
+	reblobbed   map[string]bool  // blobs published again in this session
 }
 
 type pending struct {
 	f     jetstream.PubAckFuture
 	seq   uint64
+	entry bool // a part of entry seq
+	blob  bool // a part of a blob
 	final bool // the last part of entry seq
 	size  int
 }
@@ -38,7 +50,8 @@ func (w *window) publish(ctx context.Context, s *Shipper, m *nats.Msg, seq uint6
 	if err != nil {
 		return fmt.Errorf("publish %s: %w", m.Header.Get(nats.MsgIdHdr), err)
 	}
-	w.q = append(w.q, pending{f: f, seq: seq, final: final, size: size})
+	kind := m.Header.Get(fleet.HdrKind)
+	w.q = append(w.q, pending{f: f, seq: seq, entry: kind == string(fleet.KindEntry), blob: kind == string(fleet.KindBlob), final: final, size: size})
 	w.bytes += size
 	return nil
 }
@@ -48,7 +61,9 @@ func (w *window) reap(s *Shipper) error {
 	for len(w.q) > 0 {
 		select {
 		case a := <-w.q[0].f.Ok():
-			w.pop(s, a)
+			if err := w.pop(context.Background(), s, a); err != nil {
+				return err
+			}
 		case err := <-w.q[0].f.Err():
 			return w.failed(err)
 		default:
@@ -74,8 +89,7 @@ func (w *window) waitOldest(ctx context.Context, s *Shipper) error {
 	defer t.Stop()
 	select {
 	case a := <-w.q[0].f.Ok():
-		w.pop(s, a)
-		return nil
+		return w.pop(ctx, s, a)
 	case err := <-w.q[0].f.Err():
 		return w.failed(err)
 	case <-ctx.Done():
@@ -86,13 +100,93 @@ func (w *window) waitOldest(ctx context.Context, s *Shipper) error {
 	}
 }
 
-func (w *window) pop(s *Shipper, a *jetstream.PubAck) {
+func (w *window) pop(ctx context.Context, s *Shipper, a *jetstream.PubAck) error {
 	p := w.q[0]
 	w.q = w.q[1:]
 	w.bytes -= p.size
-	if p.final {
-		s.ack(p.seq, a)
+	if err := w.settle(ctx, s, p, a); err != nil {
+		w.broken = true
+		return err
 	}
+	return nil
+}
+
+// settle takes publish p's acknowledgement a. A duplicate is a claim to
+// check, not a success (RV17 #1): JetStream drops any message whose id it
+// holds, whatever its bytes, so the stored message is read back and
+// compared. An entry stored with other bytes (another history under this
+// ledger id, or a squatter) is published again under fleet.ConflictMsgID
+// for the collector to see and flag, said in the last error and counted
+// in Status.Conflicts; only once that is acknowledged does the cursor
+// move past it.
+func (w *window) settle(ctx context.Context, s *Shipper, p pending, a *jetstream.PubAck) error {
+	if a.Duplicate && p.blob {
+		// A blob part's id names the blob's hash: other bytes under it
+		// are a forgery (or another compression of the same content).
+		// The whole blob goes again under fresh ids, so the collector
+		// can assemble it from one frame.
+		same, err := w.storedSame(ctx, s, a, p.f.Msg())
+		if err != nil {
+			return err
+		}
+		if h := p.f.Msg().Header.Get(fleet.HdrBlob); !same && !w.reblobbed[h] {
+			if w.reblobbed == nil || len(w.reblobbed) >= maxBlobsSeen {
+				w.reblobbed = map[string]bool{}
+			}
+			w.reblobbed[h] = true
+			return s.republishBlob(ctx, p.f.Msg())
+		}
+	}
+	if a.Duplicate && p.entry {
+		same, err := w.storedSame(ctx, s, a, p.f.Msg())
+		if err != nil {
+			return err
+		}
+		if !same && !(w.forked && w.conflictSeq == p.seq) {
+			w.forked, w.conflictSeq = true, p.seq
+		}
+	}
+	if !p.final {
+		return nil
+	}
+	if w.forked && w.conflictSeq == p.seq {
+		w.forked = false
+		if err := s.publishConflict(ctx, p.seq); err != nil {
+			return err
+		}
+	}
+	s.ack(p.seq, a)
+	return nil
+}
+
+// storedSame reads the message JetStream holds at the duplicate's
+// sequence and says whether it is m (subject, part headers and bytes). A
+// stored message gone since (retention) counts as different: publishing
+// the entry again under its conflict id is harmless (the collector drops
+// equal bytes) and it cannot be lost.
+func (w *window) storedSame(ctx context.Context, s *Shipper, a *jetstream.PubAck, m *nats.Msg) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, ackTimeout)
+	defer cancel()
+	if w.st == nil {
+		st, err := s.js.Stream(ctx, fleet.LedgerStream(s.cfg.Prefix))
+		if err != nil {
+			return false, fmt.Errorf("stream: %w", err)
+		}
+		w.st = st
+	}
+	sm, err := w.st.GetMsg(ctx, a.Sequence)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the stored message %d of duplicate %s: %w", a.Sequence, m.Header.Get(nats.MsgIdHdr), err)
+	}
+	for _, h := range []string{fleet.HdrKind, fleet.HdrSeq, fleet.HdrSize, fleet.HdrPart} {
+		if sm.Header.Get(h) != m.Header.Get(h) {
+			return false, nil
+		}
+	}
+	return sm.Subject == m.Subject && bytes.Equal(sm.Data, m.Data), nil
 }
 
 // failed takes the oldest publish out as failed: nothing after it moves
@@ -126,8 +220,8 @@ func (w *window) drain(ctx context.Context, s *Shipper) {
 		if expired {
 			select {
 			case a := <-p.f.Ok():
-				if !w.broken && p.final {
-					s.ack(p.seq, a)
+				if !w.broken && w.settle(ctx, s, p, a) != nil {
+					w.broken = true
 				}
 				continue
 			default:
@@ -137,8 +231,8 @@ func (w *window) drain(ctx context.Context, s *Shipper) {
 		}
 		select {
 		case a := <-p.f.Ok():
-			if !w.broken && p.final {
-				s.ack(p.seq, a)
+			if !w.broken && w.settle(ctx, s, p, a) != nil {
+				w.broken = true
 			}
 		case <-p.f.Err():
 			w.broken = true
