@@ -50,6 +50,7 @@ func NewApp() *cli.App {
 			versionCommand(),
 			internalSandboxProbeCommand(),
 			internalSandboxExecCommand(),
+			internalDemoMCPServerCommand(),
 		},
 	}
 	for _, cmd := range app.Commands {

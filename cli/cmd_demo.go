@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,7 +27,11 @@ func demoCommand() *cli.Command {
 			"with its ledger in a temporary state directory, unless --workspace is given — sends a few\n" +
 			"messages to the scripted model, stops the engine, verifies the ledger strictly and shows\n" +
 			"what to try next. A temporary directory is kept for you to explore; the demo names it at the\n" +
-			"end. Needs no network and no API key.\n\n" + exitCodesHelp("the demo's ledger does not verify"),
+			"end. Needs no network and no API key.\n\n" +
+			"In a workspace it creates (a temporary one, or a missing or empty DIR) the demo also writes\n" +
+			".opx/config.yaml, which runs an MCP server of its own (an issue tracker: opx itself, read-only,\n" +
+			"no network), and .opx/policy.yaml, the built-in policy with a rule allowing its tools; it never\n" +
+			"replaces a file of yours.\n\n" + exitCodesHelp("the demo's ledger does not verify"),
 		Flags:  []cli.Flag{&cli.StringFlag{Name: "workspace", Usage: "use workspace `DIR` (created if missing) instead of a temporary one"}},
 		Action: runDemo,
 	}
@@ -55,13 +60,22 @@ var demoFiles = map[string]string{
 }
 
 // demoMessages are what the demo asks the scripted model; the default
-// transcript has a turn for each.
+// transcript has a turn for each. demoMCPMessage, asked after the
+// README's, is sent only when the workspace configures the demo's issue
+// tracker (demoMCPServer).
 var demoMessages = []string{
 	"list the files in this workspace",
 	"read README.md and set up the project as it says",
 	"run the tests and fix what fails",
 	"ask two sub-agents in parallel: one to summarise invoice.sh, one to run the tests",
 }
+
+const demoMCPMessage = "look up issue 7 in the tracker"
+
+// demoMCPServer is the name the demo's issue tracker (opx
+// internal-demo-mcp-server) is configured under: its tools are
+// mcp__tracker__list_issues and mcp__tracker__get_issue.
+const demoMCPServer = "tracker"
 
 func runDemo(c *cli.Context) (err error) {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
@@ -86,8 +100,22 @@ func runDemo(c *cli.Context) (err error) {
 			return err
 		}
 	}
+	// The demo configures opx (its MCP server, a policy that allows its
+	// tools) only in a workspace it creates: a project of the user's
+	// keeps its own configuration and the built-in policy.
+	fresh := emptyOrMissing(ws)
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	mcpNote := ""
+	if fresh {
+		if mcpNote, err = writeDemoConfig(ws, self); err != nil {
+			return err
+		}
 	}
 	for name, content := range demoFiles {
 		p := filepath.Join(ws, name)
@@ -113,9 +141,9 @@ func runDemo(c *cli.Context) (err error) {
 		return err
 	}
 	ledgerFile := filepath.Join(string(dir), "ledger.db")
-	self, err := os.Executable()
-	if err != nil {
-		return err
+	messages := demoMessages
+	if demoTracker(ws) {
+		messages = slices.Insert(slices.Clone(messages), 2, demoMCPMessage)
 	}
 
 	fmt.Fprintf(w, "== opx demo\nworkspace %s\nledger    %s\n\n== opx start (process manager → engine → agent)\n", ws, ledgerFile)
@@ -162,6 +190,9 @@ func runDemo(c *cli.Context) (err error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	fmt.Fprintf(w, "engine pid %d on 127.0.0.1:%d, agent pid %d\nsandbox   %s (%s)\n", st.EnginePid, st.GrpcPort, st.AgentPid, st.SandboxStatus, st.SandboxSummary)
+	if mcpNote != "" {
+		fmt.Fprintf(w, "%s\n", mcpNote)
+	}
 
 	// Tool calls and verdicts go to stderr in opx send; here they belong
 	// in the story, in order, on stdout.
@@ -170,7 +201,7 @@ func runDemo(c *cli.Context) (err error) {
 	defer func() { c.App.ErrWriter = errw }()
 
 	session := ""
-	for _, msg := range demoMessages {
+	for _, msg := range messages {
 		fmt.Fprintf(w, "\n== opx send %q\n", msg)
 		stream, err := ec.client.SendMessage(ec.ctx, &opxv1.ClientMessageRequest{SessionId: session, Content: msg})
 		if err != nil {
@@ -242,9 +273,16 @@ func runDemo(c *cli.Context) (err error) {
 		if err != nil {
 			return fmt.Errorf("opx replay %s: %w", session, err)
 		}
+		if slices.Contains(messages, demoMCPMessage) {
+			// The MCP call as the review shows it: allowed, and its
+			// result flagged (shield.result_flagged).
+			if turn := turnOf(string(out), demoMCPMessage); turn != "" {
+				fmt.Fprintf(w, "\n== opx replay %s (the tracker's turn)\n%s", session, turn)
+			}
+		}
 		fmt.Fprintf(w, "\n== opx replay %s (its last turn)\n%s", session, lastTurn(string(out)))
 	}
-	blocks, rollbacks, err := demoCounts(ledgerFile, session)
+	blocks, rollbacks, flagged, err := demoCounts(ledgerFile, session)
 	if err != nil {
 		return err
 	}
@@ -254,6 +292,13 @@ func runDemo(c *cli.Context) (err error) {
 	if rollbacks > 0 {
 		undo = " and the rollback"
 	}
+	finding := ""
+	switch {
+	case flagged == 1:
+		finding = ", Shield's finding in an MCP result"
+	case flagged > 1:
+		finding = fmt.Sprintf(", Shield's %d findings in MCP results", flagged)
+	}
 	// A temporary demo keeps its ledger in a state directory of its own:
 	// an engine started on its workspace must be told, or it would start
 	// a new ledger in the user's state directory.
@@ -261,7 +306,7 @@ func runDemo(c *cli.Context) (err error) {
 	if tmp != "" {
 		env = "XDG_STATE_HOME=" + filepath.Join(tmp, "state") + " "
 	}
-	fmt.Fprintf(w, "\nEvery model call, proposal, verdict (%[1]s above among them), snapshot, execution%[2]s\n"+
+	fmt.Fprintf(w, "\nEvery model call, proposal, verdict (%[1]s above among them)%[6]s, snapshot, execution%[2]s\n"+
 		"are in that ledger, under checkpoints the engine signed (save one elsewhere: then\n"+
 		"opx ledger verify --since FILE proves the ledger only grew since). Try:\n"+
 		"  opx ledger tail -n 30 --ledger %[3]s\n"+
@@ -270,7 +315,7 @@ func runDemo(c *cli.Context) (err error) {
 		"  opx ledger checkpoint --ledger %[3]s\n"+
 		"  opx ledger prove 2 --ledger %[3]s\n"+
 		"  %[5]sopx start --workspace %[4]s    (then %[5]sopx chat --workspace %[4]s)\n", plural(uint64(blocks), "block", "blocks"),
-		undo, ledgerFile, ws, env)
+		undo, ledgerFile, ws, env, finding)
 	if session != "" {
 		fmt.Fprintf(w, "  opx replay %[1]s --ledger %[2]s\n  opx replay %[1]s --rerun --ledger %[2]s\n"+
 			"  opx ledger export --session %[1]s -o /tmp/demo-session.jsonl --ledger %[2]s\n", session, ledgerFile)
@@ -282,11 +327,12 @@ func runDemo(c *cli.Context) (err error) {
 }
 
 // demoCounts reads, from the demo's ledger, how many of the session's
-// calls Shield or a human blocked and how many rollbacks were recorded.
-func demoCounts(path, session string) (blocks, rollbacks int, err error) {
+// calls Shield or a human blocked, how many of its results Shield
+// flagged and how many rollbacks were recorded.
+func demoCounts(path, session string) (blocks, rollbacks, flagged int, err error) {
 	l, err := ledger.OpenReadOnly(path)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer l.Close()
 	blocked := map[string]bool{}
@@ -297,12 +343,16 @@ func demoCounts(path, session string) (blocks, rollbacks int, err error) {
 			if derr == nil && e.Session == session && x.Decision == event.Block {
 				blocked[x.SubAgentID+"\x00"+x.CallID] = true
 			}
+		case *event.ResultFlagged:
+			if derr == nil && e.Session == session {
+				flagged++
+			}
 		case *event.Rollback:
 			rollbacks++
 		}
 		return nil
 	})
-	return len(blocked), rollbacks, err
+	return len(blocked), rollbacks, flagged, err
 }
 
 // editSnapshot returns the id of the session's snapshot of invoice.sh
@@ -341,6 +391,24 @@ func lastTurn(timeline string) string {
 	if start < 0 {
 		return timeline
 	}
+	return turnAt(lines, start)
+}
+
+// turnOf returns the turn of an `opx replay` timeline whose user message
+// is msg, or "".
+func turnOf(timeline, msg string) string {
+	lines := strings.SplitAfter(timeline, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "turn ") && strings.Contains(l, fmt.Sprintf(": %q", msg)) {
+			return turnAt(lines, i)
+		}
+	}
+	return ""
+}
+
+// turnAt returns the turn that starts at lines[start] and the tree under
+// it.
+func turnAt(lines []string, start int) string {
 	end := start + 1
 	for end < len(lines) && strings.ContainsAny(lines[end][:min(len(lines[end]), 4)], "├│└") {
 		end++

@@ -160,7 +160,7 @@ func evalFor(ws, policyFile, policyName string) (*shieldEval, error) {
 		xws.Close()
 		return nil, err
 	}
-	return &shieldEval{eval: engine.ShieldEvaluator{S: shield.New(sc)}, tools: tools, ws: xws}, nil
+	return &shieldEval{eval: engine.ShieldEvaluator{S: shield.New(sc), FS: xws}, tools: tools, ws: xws}, nil
 }
 
 // evalTools is the registry of the engine's tools as engine.New builds it
@@ -269,6 +269,9 @@ func (e *shieldEval) judge(n int, line []byte) (evalResult, json.RawMessage, err
 	call := executor.Call{ID: callID, Tool: tool, Args: args}
 	prop := engine.Proposal{Session: "eval", CallID: callID, Tool: tool, Args: args, ActionHash: engine.ActionHash(tool, args),
 		Def: def, Known: known, Paths: e.tools.Paths(call)}
+	if lr, ok := e.eval.(engine.LinkResolver); ok {
+		prop.Links = lr.Links(prop) // as the engine does: paths through symlinks judged where they lead too
+	}
 	vs := e.eval.Evaluate(context.Background(), prop)
 	final := engine.Decide(vs)
 	res := evalResult{ID: id, Decision: final.Decision, Tier: final.Tier, Rule: final.Rule, Reason: final.Reason,

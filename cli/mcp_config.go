@@ -78,5 +78,5 @@ func mcpConfig(self, ws string, cfg config.Config, log io.Writer) (*engine.MCPCo
 	if err != nil {
 		return nil, err
 	}
-	return &engine.MCPConfig{Sandbox: sb, Specs: mcpSpecs(ws, cfg), Disabled: disabled}, nil
+	return &engine.MCPConfig{Sandbox: sb, Specs: mcpSpecs(ws, cfg), Disabled: disabled, MaxProxySessions: cfg.MCP.MaxProxySessions}, nil
 }

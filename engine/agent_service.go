@@ -221,7 +221,7 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 			return
 		}
 		if f != nil {
-			e.publish(session, f.messageID, "token", 0, map[string]string{"text": x.LlmToken.Token})
+			e.publish(session, f.messageID, typeToken, 0, map[string]string{"text": x.LlmToken.Token})
 		}
 	case *opxv1.AgentEvent_ToolCall:
 		tc := x.ToolCall

@@ -1,16 +1,30 @@
 package engine
 
 import (
+	"encoding/json"
 	"sync"
 
 	"github.com/opx-dev/opx/ledger"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
 
-// subscriberBuffer is how many events a slow client may fall behind before
-// it is cut off; the ledger keeps everything, so a client that was cut off
-// can read the rest from it.
-const subscriberBuffer = 1024
+// What a slow client may fall behind before it is cut off: the ledger
+// keeps everything, so a client that was cut off can read the rest from
+// it. Tokens a client has not read yet are joined into one event per
+// message (text deltas lose nothing joined), so a model's long answer
+// does not cut off a client that reads a little slower than it streams.
+const (
+	// subscriberBuffer bounds the events waiting for one client.
+	subscriberBuffer = 1024
+	// subscriberBytes bounds their data.
+	subscriberBytes = 8 << 20
+	// subscriberChan is the channel between a subscription's queue and
+	// its reader.
+	subscriberChan = 16
+)
+
+// typeToken is the pipeline event of a model's text delta.
+const typeToken = "token"
 
 // Broadcaster fans pipeline events out to every client subscribed to a
 // session. It is the one place that decides when a client may hear of an
@@ -50,6 +64,13 @@ type Subscription struct {
 	session string
 	b       *Broadcaster
 	once    sync.Once
+
+	// The events not yet handed to C, in order, and their data's bytes
+	// (guarded by b.mu); pump moves them to C.
+	q      []queued
+	qBytes int
+	wake   chan struct{} // cap 1: q has events
+	done   chan struct{} // closed by closeLocked
 }
 
 // NewBroadcaster returns a broadcaster with no subscribers that publishes
@@ -61,14 +82,15 @@ func NewBroadcaster(l *ledger.Ledger) *Broadcaster {
 // Subscribe starts receiving a session's events. After the ledger failed,
 // the subscription's C is closed at once.
 func (b *Broadcaster) Subscribe(session string) *Subscription {
-	c := make(chan *opxv1.PipelineEvent, subscriberBuffer)
-	s := &Subscription{C: c, c: c, session: session, b: b}
+	c := make(chan *opxv1.PipelineEvent, subscriberChan)
+	s := &Subscription{C: c, c: c, session: session, b: b, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.broken {
-		s.once.Do(func() { close(s.c) })
+		s.once.Do(func() { close(s.done); close(s.c) })
 		return s
 	}
+	go s.pump()
 	if b.subs[session] == nil {
 		b.subs[session] = map[*Subscription]struct{}{}
 	}
@@ -89,8 +111,100 @@ func (s *Subscription) closeLocked() {
 		if len(s.b.subs[s.session]) == 0 {
 			delete(s.b.subs, s.session)
 		}
-		close(s.c)
+		s.q, s.qBytes = nil, 0
+		close(s.done) // pump closes C
 	})
+}
+
+// pump hands the queued events to C, in order, until the subscription is
+// closed; then it closes C (what C holds is still read).
+func (s *Subscription) pump() {
+	defer close(s.c)
+	for {
+		select {
+		case <-s.wake:
+		case <-s.done:
+			return
+		}
+		s.b.mu.Lock()
+		batch := s.q
+		s.q, s.qBytes = nil, 0
+		s.b.mu.Unlock()
+		for _, it := range batch {
+			ev := it.event()
+			select {
+			case s.c <- ev:
+			case <-s.done:
+				return
+			}
+		}
+	}
+}
+
+// enqueueLocked queues ev for the subscription, joining a token to the
+// token queued last for the same message; a subscription over its bounds
+// is cut off. b.mu is held.
+func (s *Subscription) enqueueLocked(ev *opxv1.PipelineEvent) {
+	if n := len(s.q); n > 0 && ev.Type == typeToken {
+		if last := &s.q[n-1]; last.ev.Type == typeToken && last.ev.MessageId == ev.MessageId && last.join(ev) {
+			s.qBytes += len(ev.Data)
+			if s.qBytes > subscriberBytes {
+				s.closeLocked()
+			}
+			return
+		}
+	}
+	if len(s.q) >= subscriberBuffer || s.qBytes+len(ev.Data) > subscriberBytes {
+		s.closeLocked()
+		return
+	}
+	s.q = append(s.q, queued{ev: ev})
+	s.qBytes += len(ev.Data)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// queued is an event waiting for a subscriber; a token event that later
+// tokens were joined to holds the joined text (encoded once, by pump: the
+// events published are shared by every subscriber, and joining costs
+// only the new token's bytes).
+type queued struct {
+	ev     *opxv1.PipelineEvent
+	text   []byte // joined text, when joined
+	joined bool
+}
+
+// join appends token b's text to q's; false if either is not a token's
+// {"text": ...}.
+func (q *queued) join(b *opxv1.PipelineEvent) bool {
+	var tb tokenData
+	if json.Unmarshal(b.Data, &tb) != nil {
+		return false
+	}
+	if !q.joined {
+		var ta tokenData
+		if json.Unmarshal(q.ev.Data, &ta) != nil {
+			return false
+		}
+		q.text, q.joined = []byte(ta.Text), true
+	}
+	q.text = append(q.text, tb.Text...)
+	return true
+}
+
+// event is the event to hand on.
+func (q queued) event() *opxv1.PipelineEvent {
+	if !q.joined {
+		return q.ev
+	}
+	data, _ := json.Marshal(tokenData{Text: string(q.text)})
+	return &opxv1.PipelineEvent{Type: typeToken, SessionId: q.ev.SessionId, MessageId: q.ev.MessageId, Data: data, Timestamp: q.ev.Timestamp}
+}
+
+type tokenData struct {
+	Text string `json:"text"`
 }
 
 // Publish sends ev to every subscriber of its session once every entry
@@ -150,11 +264,7 @@ func (b *Broadcaster) release() {
 
 func (b *Broadcaster) sendLocked(ev *opxv1.PipelineEvent) {
 	for s := range b.subs[ev.SessionId] {
-		select {
-		case s.c <- ev:
-		default:
-			s.closeLocked()
-		}
+		s.enqueueLocked(ev)
 	}
 }
 

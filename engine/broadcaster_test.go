@@ -2,8 +2,10 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,12 +67,16 @@ func TestBroadcaster_FanOut(t *testing.T) {
 func TestBroadcaster_SlowSubscriberDropped(t *testing.T) {
 	b := engine.NewBroadcaster(broadcastLedger(t, 0))
 	slow, fast := b.Subscribe("s"), b.Subscribe("s")
-	for i := 0; i < 5000; i++ {
-		b.Publish(&opxv1.PipelineEvent{SessionId: "s", Type: "token"})
-		select {
-		case <-fast.C:
-		default:
+	// The fast one reads each event before the next is published.
+	got := make(chan struct{})
+	go func() {
+		for range fast.C {
+			got <- struct{}{}
 		}
+	}()
+	for i := 0; i < 5000; i++ {
+		b.Publish(&opxv1.PipelineEvent{SessionId: "s", Type: "tool_call", Data: []byte(`{}`)})
+		<-got
 	}
 	n := 0
 	for range slow.C {
@@ -81,6 +87,75 @@ func TestBroadcaster_SlowSubscriberDropped(t *testing.T) {
 	}
 	if b.Subscribers("s") != 1 {
 		t.Errorf("the slow subscriber is still registered")
+	}
+}
+
+// TestBroadcaster_SlowReaderGetsEveryToken: a client that reads slower
+// than the model streams is not cut off for a long answer: the tokens it
+// has not read yet are joined, per message, and arrive whole and in order
+// with the events between them (a CI failure: `opx send` on a busy
+// machine was cut off in the middle of a model's answer).
+func TestBroadcaster_SlowReaderGetsEveryToken(t *testing.T) {
+	b := engine.NewBroadcaster(broadcastLedger(t, 0))
+	slow := b.Subscribe("s")
+	var want strings.Builder
+	token := func(msg, text string) {
+		data, _ := json.Marshal(map[string]string{"text": text})
+		b.Publish(&opxv1.PipelineEvent{SessionId: "s", MessageId: msg, Type: "token", Data: data})
+	}
+	for i := range 20000 {
+		text := fmt.Sprintf("t%d \"é\n", i)
+		want.WriteString(text)
+		token("m1", text)
+		if i == 10000 {
+			b.Publish(&opxv1.PipelineEvent{SessionId: "s", MessageId: "m1", Type: "tool_call", Data: []byte(`{"n":1}`)})
+			want.WriteString("|tool_call|")
+		}
+	}
+	token("m2", "other message")
+	want.WriteString("|m2:other message")
+	b.Publish(&opxv1.PipelineEvent{SessionId: "s", MessageId: "m2", Type: "response_complete"})
+	var got strings.Builder
+	n := 0
+	for ev := range slow.C {
+		n++
+		switch {
+		case ev.Type == "token":
+			var d struct{ Text string }
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			if ev.MessageId == "m2" {
+				got.WriteString("|m2:")
+			}
+			got.WriteString(d.Text)
+		case ev.Type == "response_complete":
+			slow.Close()
+		default:
+			got.WriteString("|" + ev.Type + "|")
+		}
+	}
+	if got.String() != want.String() {
+		t.Fatalf("the tokens arrived as %d bytes, want %d (and equal)", got.Len(), want.Len())
+	}
+	if n > 20000 {
+		t.Errorf("%d events: nothing was joined", n)
+	}
+}
+
+// TestBroadcaster_TokensBounded: what waits for a client that reads
+// nothing is bounded in bytes too: past it the client is cut off.
+func TestBroadcaster_TokensBounded(t *testing.T) {
+	b := engine.NewBroadcaster(broadcastLedger(t, 0))
+	stuck := b.Subscribe("s")
+	data, _ := json.Marshal(map[string]string{"text": strings.Repeat("x", 64<<10)})
+	for range 1000 { // 64 MiB
+		b.Publish(&opxv1.PipelineEvent{SessionId: "s", MessageId: "m", Type: "token", Data: data})
+	}
+	if n := b.Subscribers("s"); n != 0 {
+		t.Fatalf("a client that read nothing of 64 MiB of tokens is still subscribed")
+	}
+	for range stuck.C {
 	}
 }
 

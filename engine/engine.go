@@ -225,6 +225,12 @@ func New(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if se, ok := opts.Evaluator.(ShieldEvaluator); ok && se.FS == nil {
+		// Shield judges paths as this workspace resolves them through
+		// symlinks, as the executors then open them (shield_links.go).
+		se.FS = ws
+		opts.Evaluator = se
+	}
 	execs := []executor.Executor{executor.NewFiles(ws), executor.NewEdits(ws), executor.NewSearch(ws), executor.NewMemory(ws)}
 	timeout := 2 * time.Minute
 	if opts.Shell != nil {

@@ -61,6 +61,9 @@ const (
 	// proxyMaxInFlight bounds the requests of one session being answered
 	// at once; a request over it is refused at once, unrecorded.
 	proxyMaxInFlight = 16
+	// defaultMaxProxySessions bounds the sessions open at once when the
+	// configuration does not (MCPConfig.MaxProxySessions).
+	defaultMaxProxySessions = 32
 	// proxyMaxResult bounds an answer handed to a proxy (gRPC's message
 	// limit is above it): a passed-through answer over it is refused, a
 	// tool result over it is handed on as its text (capped).
@@ -165,14 +168,24 @@ func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySe
 	ps := &proxySession{e: e, id: "ses_" + tok[:16], upstream: spec.Name, client: client.ClientName, writable: spec.Writable,
 		slots: make(chan struct{}, proxyMaxInFlight), results: map[string]mcp.Result{}, asked: map[string]string{}, calls: map[uint64]string{}, cancelled: map[string]bool{}, endDone: make(chan struct{}),
 		toolsChanged: make(chan struct{}, 1)}
+	limit := e.opts.MCP.MaxProxySessions
+	if limit <= 0 {
+		limit = defaultMaxProxySessions
+	}
 	e.proxies.mu.Lock()
-	closed := e.proxies.closed
-	if closed == "" {
+	closed, n := e.proxies.closed, len(e.proxies.byID)
+	if closed == "" && n < limit {
 		e.proxies.byID[ps.id] = ps
 	}
 	e.proxies.mu.Unlock()
 	if closed != "" {
 		return nil, status.Errorf(codes.Unavailable, "the engine is stopping: %s", closed)
+	}
+	if n >= limit {
+		// Each session runs its own sandboxed upstream: a client token
+		// must not start them without end (review #13). Nothing is
+		// recorded: a flood of refusals would fill the ledger instead.
+		return nil, status.Errorf(codes.ResourceExhausted, "%d MCP proxy sessions are open, the most this engine takes (mcp.max_proxy_sessions): close one first", n)
 	}
 	rctx := context.WithoutCancel(ctx)
 	title := clip(fmt.Sprintf("%s → %s", clientLabel(client), spec.Name), 120)

@@ -52,6 +52,9 @@ type MCPConfig struct {
 	// started (or to have failed) once, so its agent is offered their
 	// tools; default 2 minutes. The engine itself never waits for them.
 	StartTimeout time.Duration
+	// MaxProxySessions bounds the open `opx mcp-proxy` sessions; a new
+	// one over it is refused (ResourceExhausted). Default 32.
+	MaxProxySessions int
 }
 
 // GroupMCPPrefix starts the tool group of each MCP server: mcp:<server>.

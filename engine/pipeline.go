@@ -27,6 +27,10 @@ type Proposal struct {
 	// Paths are workspace paths the call acts on that its arguments do
 	// not name (executor.Pather), for Shield to judge.
 	Paths []string
+	// Links are where the paths the call names led through symlinks when
+	// it was proposed (LinkResolver; recorded in tool.proposed): Shield
+	// judges both forms and the executor opens the resolved one.
+	Links map[string]string
 }
 
 // Verdict is one tier's decision on a proposal.
@@ -188,6 +192,8 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	call := executor.Call{ID: callID, Tool: tool, Args: args}
 	prop := Proposal{Session: session, SubAgentID: subagent, MessageID: messageID, CallID: callID, Tool: tool,
 		Args: args, ActionHash: ActionHash(tool, args), Def: def, Known: known, Paths: tools.Paths(call)}
+	prop.Links = p.links(prop)
+	call.Links = prop.Links
 	if refusal, err := p.recordProposed(ctx, prop); err != nil || refusal != "" {
 		// A refusal leaves the raw call in agent.tool_call only.
 		return ToolOutcome{Content: refusal, IsError: true}, err
@@ -434,11 +440,24 @@ func (p *Pipeline) toolsFor(session string) *executor.Registry {
 	return p.Tools
 }
 
+// links resolves prop's paths through symlinks (LinkResolver) before it
+// is recorded; in replay mode they are the recorded ones, so a rerun
+// judges what was judged whatever the filesystem holds now.
+func (p *Pipeline) links(prop Proposal) map[string]string {
+	if p.replay != nil {
+		return p.replay.recordedLinks(prop)
+	}
+	if lr, ok := p.Evaluator.(LinkResolver); ok {
+		return lr.Links(prop)
+	}
+	return nil
+}
+
 // recordProposed records tool.proposed for prop once Admit admits it
 // (a sub-agent that has ended proposes nothing more).
 func (p *Pipeline) recordProposed(ctx context.Context, prop Proposal) (refusal string, err error) {
 	return p.recordAdmitted(ctx, prop, ledger.Async, &event.ToolProposed{SubAgentID: prop.SubAgentID, MessageID: prop.MessageID,
-		CallID: prop.CallID, Tool: prop.Tool, Arguments: string(prop.Args), ActionHash: prop.ActionHash.String(), Mutating: prop.Def.Mutating})
+		CallID: prop.CallID, Tool: prop.Tool, Arguments: string(prop.Args), ActionHash: prop.ActionHash.String(), Mutating: prop.Def.Mutating, Links: event.LinksOf(prop.Links)})
 }
 
 // recordStarted records exec.started (Sync) for prop once Admit admits

@@ -80,6 +80,7 @@ type recordSpec struct {
 	transcript string            // JSON
 	policy     string            // YAML; "" for the default policy
 	files      map[string]string // the workspace
+	links      map[string]string // symlinks in it: name -> target
 	messages   []string          // sent in order, in one session
 	approve    bool              // how escalations to a human are answered
 	fsync      bool              // the ledger fsyncs, as a live engine's does
@@ -122,6 +123,11 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, target := range spec.links {
+		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
 			t.Fatal(err)
 		}
 	}

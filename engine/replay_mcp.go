@@ -34,26 +34,42 @@ func (s *replayState) replayMCP(src *mcpTools) {
 	src.call = nil
 }
 
-// mcpListings are the listings in force for the message being fed.
+// mcpListings are the listings in force for the message being fed, and
+// the tools its engine.process_request names (nil: no message).
 func (s *replayState) mcpListings() []*rerun.MCPListing {
+	l, _ := s.mcpInForce()
+	return l
+}
+
+func (s *replayState) mcpInForce() ([]*rerun.MCPListing, []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.message == nil {
+	m := s.message
+	if m == nil {
 		if len(s.rec.Messages) == 0 {
-			return nil
+			return nil, nil
 		}
-		return s.rec.Messages[0].MCP
+		m = s.rec.Messages[0]
 	}
-	return s.message.MCP
+	return m.MCP, m.Tools
 }
 
 // mcpTools are the tools of the listings in force, sorted by name (as
 // the manager lists them), rebuilt from each recorded listing as the
 // live engine built them (mcp.ToolsFromListing: the same checks, cuts
 // and schema hashes); mutating as recorded.
+//
+// Only the tools the message's engine.process_request names are offered:
+// a server that was down (exited, or restarting) when the live engine
+// chose the message's tools offered none, whatever its last listing.
 func (s *replayState) mcpTools() []mcp.Tool {
 	var out []mcp.Tool
-	for _, l := range s.mcpListings() {
+	listings, names := s.mcpInForce()
+	offered := make(map[string]bool, len(names))
+	for _, n := range names {
+		offered[n] = true
+	}
+	for _, l := range listings {
 		writable := false
 		for _, t := range l.Tools {
 			writable = writable || t.Mutating
@@ -63,7 +79,11 @@ func (s *replayState) mcpTools() []mcp.Tool {
 			s.offRecordf("the listing of MCP server %s (entry %d) cannot be read: %v", l.Server, l.Seq, err)
 			continue
 		}
-		out = append(out, tools...)
+		for _, t := range tools {
+			if offered[t.Name] {
+				out = append(out, t)
+			}
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

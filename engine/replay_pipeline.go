@@ -115,6 +115,19 @@ func (s *replayState) take(p Proposal) *rerun.Proposal {
 	return rp
 }
 
+// recordedLinks are the links recorded with the proposal p replays (the
+// next recorded one with its call id, if it proposes the same action),
+// without taking it: Evaluate does.
+func (s *replayState) recordedLinks(p Proposal) map[string]string {
+	k := callKey(p.SubAgentID, p.MessageID, p.CallID)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.pending[k]; len(q) > 0 && q[0].Tool == p.Tool && q[0].Arguments == string(p.Args) {
+		return q[0].Links
+	}
+	return nil
+}
+
 // live reports whether an allowed call runs for real in replay mode
 // rather than being served from the record: the agent tools that start,
 // message, wait for and stop sub-agents. Those run against the replay

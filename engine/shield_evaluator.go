@@ -15,7 +15,14 @@ import (
 )
 
 // ShieldEvaluator judges proposals with Shield.
-type ShieldEvaluator struct{ S *shield.Shield }
+type ShieldEvaluator struct {
+	S *shield.Shield
+	// FS, if set, is the workspace the executors act in: Links resolves
+	// the proposal's paths in it (through symlinks) before the proposal
+	// is recorded and judged. Without it (what-if, replay) the links
+	// recorded with the proposal are judged.
+	FS *executor.Workspace
+}
 
 // PolicyHash implements Evaluator.
 func (e ShieldEvaluator) PolicyHash() ledger.Hash { return e.S.PolicyHash() }
@@ -40,7 +47,11 @@ func (e ShieldEvaluator) Evaluate(ctx context.Context, p Proposal) []Verdict {
 // from the tool's arguments, as the executors would act on them. A tool
 // Shield does not know is judged by the paths its arguments name (reads,
 // or writes for a mutating tool) and the text it carries.
-func (e ShieldEvaluator) Action(p Proposal) shield.Action {
+func (e ShieldEvaluator) Action(p Proposal) shield.Action { return e.action(p, nil) }
+
+// action is Action, telling seen (if set) every path argument it judges
+// as written, for Links to resolve.
+func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action {
 	// The arguments the known tools take, decoded at once; a tool Shield
 	// does not know is read as a map (below).
 	var known struct {
@@ -69,28 +80,43 @@ func (e ShieldEvaluator) Action(p Proposal) shield.Action {
 	str := func(k string) string { s, _ := args[k].(string); return s }
 	a := shield.Action{Session: p.Session, Tool: p.Tool, Mutating: p.Def.Mutating}
 	f := &a.Facts
+	if why, ok := p.Links[linksTruncated]; ok {
+		f.Unknown = append(f.Unknown, "the call names "+why+" before it was judged: where the rest lead is not known")
+	}
 	// Tools take paths literally (no glob expansion): a "*" in one is
 	// a file name character.
 	ref := func(rel string, tree bool) shield.Ref {
 		return shield.Ref{Path: e.S.ResolvePath(rel), Tree: tree, By: p.Tool}
+	}
+	// add appends the ref of a path argument to refs, and, when the path
+	// went through a symlink (p.Links), the ref of where it led: both
+	// are judged, so a deny of either wins and an allow needs both.
+	add := func(refs *[]shield.Ref, rel string, tree bool) {
+		*refs = append(*refs, ref(rel, tree))
+		if seen != nil {
+			seen(rel)
+		}
+		if r, ok := e.linked(p, rel, tree); ok {
+			*refs = append(*refs, r)
+		}
 	}
 	ws := e.S.ResolvePath(".")
 	for _, rel := range p.Paths {
 		// What the call acts on beside its arguments (executor.Pather):
 		// MEMORY.md for the memory tools.
 		if p.Def.Mutating {
-			f.Writes = append(f.Writes, ref(rel, false))
+			add(&f.Writes, rel, false)
 		} else {
-			f.Reads = append(f.Reads, ref(rel, false))
+			add(&f.Reads, rel, false)
 		}
 	}
 	if _, _, ok := mcp.SplitToolName(p.Tool); ok {
-		e.mcpFacts(p, args, &a)
+		e.mcpFacts(p, args, &a, seen)
 		return a
 	}
 	switch p.Tool {
 	case "read_file", "list_directory":
-		f.Reads = append(f.Reads, ref(orDot(str("path")), false))
+		add(&f.Reads, orDot(str("path")), false)
 	case "search_files":
 		// Every file under path whose base name matches glob.
 		dir := orDot(str("path"))
@@ -98,54 +124,61 @@ func (e ShieldEvaluator) Action(p Proposal) shield.Action {
 			r := ref(path.Join(dir, "**", g), false)
 			r.Glob = true
 			f.Reads = append(f.Reads, r)
+			if seen != nil {
+				seen(dir)
+			}
+			if l, ok := e.linked(p, dir, false); ok {
+				l.Path, l.Glob = path.Join(l.Path, "**", g), true
+				f.Reads = append(f.Reads, l)
+			}
 		} else {
-			f.Reads = append(f.Reads, ref(dir, true))
+			add(&f.Reads, dir, true)
 		}
 	case "git_status", "git_diff", "git_log":
 		// Reads never need a path: without one, the whole repository.
 		if s := str("path"); s != "" {
-			f.Reads = append(f.Reads, ref(s, true))
+			add(&f.Reads, s, true)
 		} else {
 			f.Reads = append(f.Reads, shield.Ref{Path: ws, Tree: true, By: p.Tool})
 		}
 	case "git_commit":
-		f.Writes = append(f.Writes, ref(".git", false))
+		add(&f.Writes, ".git", false)
 		// What it commits is read into the repository (and leaves with
 		// the next push): each path given, or the workspace.
 		if list, ok := args["paths"].([]any); ok && len(list) > 0 {
 			for _, v := range list {
 				if s, ok := v.(string); ok && s != "" {
-					f.Reads = append(f.Reads, ref(s, true))
+					add(&f.Reads, s, true)
 				}
 			}
 		}
 		f.Texts = append(f.Texts, shield.Text{Source: "commit message", Body: str("message")})
 	case "write_file":
 		r := ref(str("path"), false)
-		f.Writes = append(f.Writes, r)
+		add(&f.Writes, str("path"), false)
 		f.Texts = append(f.Texts, shield.Text{Source: "content:" + r.Path, Body: str("content")})
 	case "edit_file":
 		r := ref(str("path"), false)
-		f.Writes = append(f.Writes, r)
+		add(&f.Writes, str("path"), false)
 		f.Texts = append(f.Texts, shield.Text{Source: "content:" + r.Path, Body: str("new")})
 	case "delete_file":
-		f.Deletes = append(f.Deletes, ref(str("path"), false))
+		add(&f.Deletes, str("path"), false)
 	case "move_file":
 		// A move carries the file's content to where it can be read
 		// under another name: a read of it too.
-		f.Reads = append(f.Reads, ref(str("from"), false))
-		f.Deletes = append(f.Deletes, ref(str("from"), false))
-		f.Writes = append(f.Writes, ref(str("to"), false))
+		add(&f.Reads, str("from"), false)
+		add(&f.Deletes, str("from"), false)
+		add(&f.Writes, str("to"), false)
 	case "make_dir":
-		f.Writes = append(f.Writes, ref(str("path"), false))
+		add(&f.Writes, str("path"), false)
 	case "memory_append":
 		if len(p.Paths) == 0 {
-			f.Writes = append(f.Writes, ref(executor.MemoryFile, false))
+			add(&f.Writes, executor.MemoryFile, false)
 		}
 		f.Texts = append(f.Texts, shield.Text{Source: "memory", Body: str("text")})
 	case "memory_read", "memory_search":
 		if len(p.Paths) == 0 {
-			f.Reads = append(f.Reads, ref(executor.MemoryFile, false))
+			add(&f.Reads, executor.MemoryFile, false)
 		}
 	case "http_request":
 		q := httpRequest(args)
@@ -169,17 +202,24 @@ func (e ShieldEvaluator) Action(p Proposal) shield.Action {
 		a.Command, a.Cwd = str("command"), str("cwd")
 		if cwd := a.Cwd; cwd != "" {
 			c := e.S.ResolvePath(cwd)
+			if seen != nil {
+				seen(cwd)
+			}
+			if l, ok := e.linked(p, cwd, false); ok {
+				c = l.Path // where the command runs (the executor opens it so)
+			}
 			if c != ws && !strings.HasPrefix(c, ws+"/") {
 				f.Unknown = append(f.Unknown, "the command runs in "+c+", outside the workspace, where its relative paths cannot be judged")
 			}
 		}
+		a.Links = e.commandLinks(p)
 	default:
 		for _, k := range pathArgs {
 			if s := str(k); s != "" {
 				if p.Def.Mutating {
-					f.Writes = append(f.Writes, ref(s, false))
+					add(&f.Writes, s, false)
 				} else {
-					f.Reads = append(f.Reads, ref(s, false))
+					add(&f.Reads, s, false)
 				}
 			}
 		}

@@ -184,7 +184,7 @@ func (w *mcpArgs) value(key, s string) {
 }
 
 // mcpFacts adds the facts of an MCP call's arguments (args, decoded) to a.
-func (e ShieldEvaluator) mcpFacts(p Proposal, args map[string]any, a *shield.Action) {
+func (e ShieldEvaluator) mcpFacts(p Proposal, args map[string]any, a *shield.Action, judged func(raw string)) {
 	f := &a.Facts
 	var w mcpArgs
 	w.walk("", args, 0)
@@ -199,6 +199,20 @@ func (e ShieldEvaluator) mcpFacts(p Proposal, args map[string]any, a *shield.Act
 	seen := map[string]bool{}
 	var named []string
 	for _, raw := range w.paths {
+		if judged != nil {
+			judged(raw)
+		}
+		// A server follows every symlink: where the path leads, as the
+		// filesystem resolved it when the call was judged, is judged too.
+		// (What a server does with a link swapped in later is beyond
+		// opx's reach: docs/mcp.md.)
+		if l, ok := e.linked(p, raw, true); ok {
+			if p.Def.Mutating {
+				f.Writes = append(f.Writes, l)
+			} else {
+				f.Reads = append(f.Reads, l)
+			}
+		}
 		// A server may find a file by any Unicode-equivalent spelling
 		// of its name (the filesystem server does), while a policy's
 		// globs match bytes: the path is judged in its NFC and NFD

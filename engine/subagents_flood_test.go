@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"errors"
 	"io"
 	"sync"
 	"testing"
@@ -154,7 +155,9 @@ func TestSubAgents_HeldStreamOutlivesToken(t *testing.T) {
 	}
 	r.waitEntry(t, func(e ledger.Entry) bool { return e.Type == event.TypeSubAgentCompleted })
 	if err := cs.SendMsg(&opxv1.LLMRequest{SessionId: l.ParentSession, MessageId: r.msgID,
-		Messages: []*opxv1.ChatMessage{{Role: "user", Content: "x"}}}); err != nil {
+		Messages: []*opxv1.ChatMessage{{Role: "user", Content: "x"}}}); err != nil && !errors.Is(err, io.EOF) {
+		// io.EOF: the engine ended the stream before the request (it
+		// refused the token at once): its status is RecvMsg's below.
 		t.Fatal(err)
 	}
 	cs.CloseSend()

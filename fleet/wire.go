@@ -32,6 +32,26 @@
 // max_payload (1 MiB) takes them. An entry is split only when it is
 // larger than MaxChunk; its last part carries the Nats-Msg-Id
 // "<ledger id>:<seq>", earlier ones "<ledger id>:<seq>/<i>".
+//
+// Two variants of an entry's ids exist, so that JetStream's duplicate
+// window never hides what must be seen (the collector drops a resend of
+// an entry it holds, byte for byte, itself):
+//   - a shipper whose publish JetStream acknowledged as a duplicate
+//     checks the stored message; if its bytes differ (another history
+//     under the same ledger id got there first), it publishes its own
+//     entry again with the id EntryMsgID + "#" + the first 16 hex of the
+//     entry's BLAKE3 (ConflictMsgID), which the collector then sees and
+//     flags as a fork;
+//   - a resend asked for by a collector (ResendRequest on CtlSubject,
+//     core NATS) carries EntryMsgID + "@" + the request's epoch
+//     (ResendMsgID), for entries and blob parts alike, so that entries
+//     stored once but lost to the collector arrive again.
+//
+// Control subject "<prefix>.ctl.<ledger id>" (core NATS, no stream): a
+// collector that lacks entries of a source (a gap that did not fill, a
+// stream whose retention dropped them) publishes a ResendRequest; the
+// source's shipper, at most once per ResendEvery, ships again from From.
+// Only collectors should be allowed to publish there (NATS permissions).
 package fleet
 
 import (
@@ -143,6 +163,83 @@ func CosigSubjects(prefix string) string { return prefix + ".cosig.*" }
 // EntryMsgID is the Nats-Msg-Id of an entry's last (or only) part.
 func EntryMsgID(ledgerID string, seq uint64) string {
 	return ledgerID + ":" + strconv.FormatUint(seq, 10)
+}
+
+// ConflictMsgID is the Nats-Msg-Id of an entry published again because
+// the stream held other bytes under EntryMsgID (another history).
+func ConflictMsgID(ledgerID string, seq uint64, raw []byte) string {
+	h := ledger.Sum(raw)
+	return EntryMsgID(ledgerID, seq) + "#" + h.String()[:16]
+}
+
+// ResendMsgID is the Nats-Msg-Id of a message (an entry's EntryMsgID, or
+// a blob part's BlobMsgID) shipped again for the resend request epoch.
+func ResendMsgID(msgID, epoch string) string { return msgID + "@" + epoch }
+
+// CtlSubject is the control subject of one source.
+func CtlSubject(prefix, ledgerID string) string { return prefix + ".ctl." + ledgerID }
+
+// ResendEvery is how often a shipper honours resend requests at most (a
+// request within it is ignored: a collector asks again at its next
+// check).
+const ResendEvery = 30 * time.Second
+
+// MaxCtlBytes bounds a control message.
+const MaxCtlBytes = 4 << 10
+
+// ResendRequest asks a source's shipper to ship again from From (its
+// entries, and the blobs they name), with message ids made unique by
+// Epoch (16 to 64 hex, the collector's random choice per request).
+type ResendRequest struct {
+	Wire     string `json:"wire"`
+	LedgerID string `json:"ledger_id"`
+	From     uint64 `json:"from"`
+	Epoch    string `json:"epoch"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+var epochRE = regexp.MustCompile(`^[0-9a-f]{16,64}$`)
+
+// ResendMessage is a ResendRequest as a message on CtlSubject.
+func ResendMessage(prefix string, r ResendRequest) (*nats.Msg, error) {
+	r.Wire = WireVersion
+	if err := CheckLedgerID(r.LedgerID); err != nil {
+		return nil, err
+	}
+	if !epochRE.MatchString(r.Epoch) {
+		return nil, fmt.Errorf("fleet: resend epoch %q: want 16 to 64 lowercase hex", clip(r.Epoch))
+	}
+	r.Reason = clip(r.Reason)
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	m := nats.NewMsg(CtlSubject(prefix, r.LedgerID))
+	m.Header.Set(HdrWire, WireVersion)
+	m.Data = b
+	return m, nil
+}
+
+// ParseResend reads a resend request on prefix's control subject of
+// ledgerID, refusing anything else (ErrMalformed, ErrWire).
+func ParseResend(prefix, ledgerID string, m *nats.Msg) (ResendRequest, error) {
+	var r ResendRequest
+	if m.Subject != CtlSubject(prefix, ledgerID) {
+		return r, fmt.Errorf("%w: subject %q", ErrMalformed, clip(m.Subject))
+	}
+	if w := m.Header.Get(HdrWire); w != WireVersion {
+		return r, fmt.Errorf("%w %q", ErrWire, clip(w))
+	}
+	if len(m.Data) > MaxCtlBytes {
+		return r, fmt.Errorf("%w: a control message of %d bytes (at most %d)", ErrMalformed, len(m.Data), MaxCtlBytes)
+	}
+	if err := json.Unmarshal(m.Data, &r); err != nil {
+		return r, fmt.Errorf("%w: resend request: %v", ErrMalformed, err)
+	}
+	if r.Wire != WireVersion || r.LedgerID != ledgerID || !epochRE.MatchString(r.Epoch) {
+		return r, fmt.Errorf("%w: resend request for %q (wire %q, epoch %q)", ErrMalformed, clip(r.LedgerID), clip(r.Wire), clip(r.Epoch))
+	}
+	return r, nil
 }
 
 // HelloMsgID is the Nats-Msg-Id of a hello: one per engine life.

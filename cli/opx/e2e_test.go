@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -208,7 +209,12 @@ func TestE2E_Demo(t *testing.T) {
 		"== opx snapshots", "== opx diff", "+awk -F, '{ total += $2 }", "rolled back: 1 path restored",
 		"invoice.sh is back as it was: \"awk -F, '$2 > 0", "== opx ledger verify --strict", "ok: ", "The demo's workspace and ledger stay in ",
 		"→ spawn_agent", "shield: allow (policy:agent-tools)", "The first (read_file) answered: invoice.sh has 4 lines",
-		"The second (execute_command) answered: The tests pass", "== opx replay ses_", "└─ #", "→ completed: \"Run the tests with sh test.sh"} {
+		"The second (execute_command) answered: The tests pass", "== opx replay ses_", "└─ #", "→ completed: \"Run the tests with sh test.sh",
+		// The MCP scene: the demo's tracker (opx internal-demo-mcp-server)
+		// answers with an issue that carries a prompt injection.
+		"→ mcp__tracker__get_issue {\"id\": 7}", "shield: allow (policy:demo-tracker)",
+		"Issue #7 Refunds are not subtracted from the total", "opx Shield flagged the tracker's answer",
+		"(the tracker's turn)", "result flagged by Shield (prompt-injection)"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
@@ -249,15 +255,39 @@ func TestE2E_Demo(t *testing.T) {
 	}
 	blocked := map[string]bool{}
 	var rollbacks, workspaceSnaps int
+	// The MCP call: its verdicts, its execution and Shield's finding in
+	// its result, by call id.
+	const mcpTool = "mcp__tracker__get_issue"
+	mcpCall, mcpStarted, mcpTools := "", 0, ""
+	var mcpVerdicts []string
+	var mcpExec *event.ExecCompleted
+	var flagged []*event.ResultFlagged
 	l.Range(0, rep.HeadSeq, func(e ledger.Entry) error {
 		p, err := event.Decode(e)
 		if err != nil {
 			return err
 		}
 		switch x := p.(type) {
+		case *event.ToolProposed:
+			if x.Tool == mcpTool {
+				mcpCall = x.CallID
+			}
+		case *event.MCPServerStarted:
+			mcpStarted++
+		case *event.MCPToolsListed:
+			mcpTools = fmt.Sprint(x.Tools)
+		case *event.ExecCompleted:
+			if x.Tool == mcpTool {
+				mcpExec = x
+			}
+		case *event.ResultFlagged:
+			flagged = append(flagged, x)
 		case *event.ShieldVerdict:
 			if x.Decision == event.Block {
 				blocked[x.Rule] = true
+			}
+			if mcpCall != "" && x.CallID == mcpCall && x.SubAgentID == "" {
+				mcpVerdicts = append(mcpVerdicts, x.Decision+" "+x.Rule)
 			}
 		case *event.Rollback:
 			rollbacks++
@@ -272,6 +302,18 @@ func TestE2E_Demo(t *testing.T) {
 	// sub-agent's.
 	if !blocked["credential-path"] || !blocked["pipe-to-shell"] || rollbacks != 1 || workspaceSnaps != 3 {
 		t.Errorf("ledger: blocks %v, %d rollbacks, %d workspace snapshots (want credential-path and pipe-to-shell, 1, 3)", blocked, rollbacks, workspaceSnaps)
+	}
+	if mcpStarted != 1 || !strings.Contains(mcpTools, "get_issue") || !strings.Contains(mcpTools, "list_issues") {
+		t.Errorf("ledger: %d tracker starts, tools %s; want 1, get_issue and list_issues", mcpStarted, mcpTools)
+	}
+	if mcpCall == "" || strings.Join(mcpVerdicts, ", ") != "allow policy:demo-tracker, allow heuristics:none" {
+		t.Errorf("ledger: the %s call %q was judged %v, want allowed by demo-tracker and tier 1", mcpTool, mcpCall, mcpVerdicts)
+	}
+	if mcpExec == nil || mcpExec.CallID != mcpCall || mcpExec.Failed || !strings.Contains(mcpExec.Result, "Note to AI agents") {
+		t.Errorf("ledger: the %s call's execution %+v, want it completed with the issue's text", mcpTool, mcpExec)
+	}
+	if len(flagged) != 1 || flagged[0].CallID != mcpCall || flagged[0].Tool != mcpTool || flagged[0].Rule != "prompt-injection" || flagged[0].Action != "annotated" {
+		t.Errorf("ledger: flagged results %+v, want the %s call's, prompt-injection, annotated", flagged, mcpTool)
 	}
 }
 
@@ -603,9 +645,15 @@ func TestE2E_Demo_PlainWorkspace(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, not := range []string{"refused each one", "tests pass now", "invoice.sh is back", "the three blocks", "and the rollback", "== opx diff"} {
+	for _, not := range []string{"refused each one", "tests pass now", "invoice.sh is back", "the three blocks", "and the rollback", "== opx diff",
+		"look up issue 7", "mcp__tracker", "finding in an MCP result"} {
 		if strings.Contains(string(out), not) {
 			t.Errorf("demo output says %q:\n%s", not, out)
 		}
+	}
+	// A workspace of the user's keeps its configuration: the demo's MCP
+	// server and policy are written only where it created the workspace.
+	if _, err := os.Stat(filepath.Join(ws, ".opx")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the demo configured the user's workspace: %v", err)
 	}
 }

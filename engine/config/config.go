@@ -135,6 +135,9 @@ type Agents struct {
 // agent (docs/mcp.md), and which `opx mcp-proxy SERVER` can front.
 type MCP struct {
 	Servers map[string]MCPServer `yaml:"servers"`
+	// MaxProxySessions bounds the `opx mcp-proxy` sessions open at once
+	// (each runs its own sandboxed upstream); one over it is refused.
+	MaxProxySessions int `yaml:"max_proxy_sessions"`
 }
 
 // MCPServer is one MCP server on stdio. The engine runs it through the
@@ -270,6 +273,7 @@ func Default() Config {
 		Chronicle: Chronicle{MaxSnapshots: 1000, MaxBytes: 4 << 30},
 		Ledger:    Ledger{CheckpointEntries: 1000, CheckpointInterval: Duration(10 * time.Second)},
 		Agents:    Agents{Enabled: true, MaxConcurrent: 4, MaxRounds: 15, Timeout: Duration(5 * time.Minute)},
+		MCP:       MCP{MaxProxySessions: 32},
 	}
 }
 
@@ -361,6 +365,9 @@ func (c *Config) Validate() error {
 	}
 	if t := time.Duration(c.Agents.Timeout); t < 100*time.Millisecond || t > 24*time.Hour {
 		return bad("agents.timeout must be between 100ms and 24h, got %s", t)
+	}
+	if n := c.MCP.MaxProxySessions; n < 1 || n > 1024 {
+		return bad("mcp.max_proxy_sessions must be 1..1024, got %d", n)
 	}
 	for name, srv := range c.MCP.Servers {
 		if len(name) > 32 || !MCPServerNameRE.MatchString(name) {

@@ -130,6 +130,9 @@ func TestParse_TemplateMCPExample(t *testing.T) {
 	if fs.Command != "mcp-server-filesystem" || !fs.Writable || fs.Network || len(fs.Args) != 1 || fs.Args[0] != "${workspace}" {
 		t.Errorf("fs %+v", fs)
 	}
+	if c.MCP.MaxProxySessions != 32 {
+		t.Errorf("max_proxy_sessions %d", c.MCP.MaxProxySessions)
+	}
 	if !fetch.Network || !fetch.Disabled || time.Duration(fetch.Timeout) != 30*time.Second || fetch.Env["LOG_LEVEL"] != "warn" {
 		t.Errorf("fetch %+v", fetch)
 	}

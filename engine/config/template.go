@@ -139,4 +139,5 @@ agents:
 #     #   read_only: [/opt/mcp/fetch]   # more directories it may read
 #     #   timeout: 30s                  # per request; default 60s
 #     #   disabled: true                # configured, not started
+#   max_proxy_sessions: 32 # opx mcp-proxy sessions open at once (each runs its own upstream)
 `

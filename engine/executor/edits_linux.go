@@ -176,7 +176,9 @@ func (e *Edits) edit(a editArgs) (string, error) {
 	if a.Old == "" {
 		return "", errors.New("old must not be empty")
 	}
-	f, err := e.ws.Open(a.Path, unix.O_RDONLY|unix.O_NOFOLLOW, 0)
+	// The file is read as it is then written (WriteFile): through real
+	// directories only, so the edit cannot read what a link points to.
+	f, err := e.ws.Strict().Open(a.Path, unix.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return "", err
 	}

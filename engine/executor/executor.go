@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 )
@@ -52,6 +53,23 @@ type Call struct {
 	ID   string
 	Tool string
 	Args json.RawMessage
+	// Links maps a path argument, as written, to the path it resolved to
+	// beneath the workspace when Shield judged the call (Workspace.Resolve),
+	// for the paths that went through a symlink. Executors open what
+	// Judged returns following no symlink, so what they open is what
+	// Shield judged.
+	Links map[string]string
+}
+
+// Judged is the path the call's argument rel was judged as: its
+// resolution when it went through a symlink, else rel itself. A
+// resolution that left the workspace gives rel back (opening it, with no
+// symlink followed, fails).
+func (c Call) Judged(rel string) string {
+	if r, ok := c.Links[rel]; ok && r != "" && !path.IsAbs(r) {
+		return r
+	}
+	return rel
 }
 
 // Result is what a tool call produced, for the model and the ledger.

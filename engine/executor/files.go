@@ -50,15 +50,17 @@ func (f *Files) Execute(ctx context.Context, c Call) Result {
 	}
 	switch c.Tool {
 	case "read_file":
-		return f.readFile(a.Path)
+		return f.readFile(a.Path, c.Judged(a.Path))
 	case "list_directory":
-		return f.listDirectory(a.Path)
+		return f.listDirectory(a.Path, c.Judged(a.Path))
 	}
 	return Errorf("files executor has no tool %q", c.Tool)
 }
 
-func (f *Files) readFile(path string) Result {
-	fh, err := f.ws.Open(path, unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+// readFile reads path, opened as judged (Call.Judged) following no
+// symlink: a link swapped in after the verdict is refused.
+func (f *Files) readFile(path, judged string) Result {
+	fh, err := f.ws.Strict().Open(judged, unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return Errorf("read_file: %v", err)
 	}
@@ -92,8 +94,8 @@ func (f *Files) readFile(path string) Result {
 	return r
 }
 
-func (f *Files) listDirectory(path string) Result {
-	fh, err := f.ws.Open(path, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+func (f *Files) listDirectory(path, judged string) Result {
+	fh, err := f.ws.Strict().Open(judged, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return Errorf("list_directory: %v", err)
 	}

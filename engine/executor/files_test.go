@@ -49,6 +49,28 @@ func call(reg *executor.Registry, tool, args string) executor.Result {
 	return reg.Execute(context.Background(), executor.Call{ID: "c1", Tool: tool, Args: json.RawMessage(args)})
 }
 
+// TestFiles_ReadFile_JudgedLink: a path that went through a symlink is
+// opened as Shield judged it (Call.Links), following no symlink; a
+// judged resolution outside the workspace is not opened.
+func TestFiles_ReadFile_JudgedLink(t *testing.T) {
+	reg, _ := fixture(t)
+	for _, tc := range []struct {
+		path, judged string
+		wantErr      bool
+		want         string
+	}{
+		{"inside-link", "README.md", false, "# hello"},
+		{"inside-link", "/elsewhere/README.md", true, "symlink"},
+		{"dir-out/secret.txt", "dir-out/secret.txt", true, "symlink"},
+	} {
+		args, _ := json.Marshal(map[string]string{"path": tc.path})
+		r := reg.Execute(context.Background(), executor.Call{ID: "c1", Tool: "read_file", Args: args, Links: map[string]string{tc.path: tc.judged}})
+		if r.IsError != tc.wantErr || !strings.Contains(r.Content, tc.want) || strings.Contains(r.Content, "TOP SECRET") {
+			t.Errorf("%s judged as %s: %+v, want error=%v containing %q", tc.path, tc.judged, r, tc.wantErr, tc.want)
+		}
+	}
+}
+
 func TestFiles_ReadFile(t *testing.T) {
 	reg, _ := fixture(t)
 	for _, tc := range []struct {
@@ -58,13 +80,15 @@ func TestFiles_ReadFile(t *testing.T) {
 	}{
 		{"plain", `{"path":"README.md"}`, false, "# hello"},
 		{"nested", `{"path":"src/main.go"}`, false, "package main"},
-		{"symlink inside", `{"path":"inside-link"}`, false, "# hello"},
+		// A link inside is followed only as Shield judged it (Call.Links,
+		// TestFiles_ReadFile_JudgedLink); unjudged, it is refused.
+		{"symlink inside, not judged", `{"path":"inside-link"}`, true, "symlink"},
 		{"dot segments inside", `{"path":"src/../README.md"}`, false, "# hello"},
-		{"absolute symlink out", `{"path":"abs-link"}`, true, "outside the workspace"},
-		{"relative symlink out", `{"path":"rel-link"}`, true, "outside the workspace"},
+		{"absolute symlink out", `{"path":"abs-link"}`, true, "symlink"},
+		{"relative symlink out", `{"path":"rel-link"}`, true, "symlink"},
 		{"dotdot", `{"path":"../secret.txt"}`, true, "outside the workspace"},
-		{"dir symlink out", `{"path":"dir-out/secret.txt"}`, true, "outside the workspace"},
-		{"deep climb", `{"path":"src/deep/up/secret.txt"}`, true, "outside the workspace"},
+		{"dir symlink out", `{"path":"dir-out/secret.txt"}`, true, "symlink"},
+		{"deep climb", `{"path":"src/deep/up/secret.txt"}`, true, "symlink"},
 		{"absolute path", `{"path":"/etc/passwd"}`, true, "absolute paths are not allowed"},
 		{"proc magic link", `{"path":"../../../../proc/self/root/etc/passwd"}`, true, "outside the workspace"},
 		{"missing", `{"path":"nope.txt"}`, true, "no such file"},

@@ -136,10 +136,12 @@ func (s *Search) Execute(ctx context.Context, c Call) Result {
 	if a.Path == "" {
 		a.Path = "."
 	}
-	root, err := s.ws.Open(a.Path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	// The root is opened as Shield judged it (Call.Judged: through a
+	// link it resolved), following no symlink; the walk then follows none.
+	root, err := s.ws.Strict().Open(c.Judged(a.Path), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
-			return Errorf("search_files: %s is a symbolic link, and search_files never follows links", a.Path)
+			return Errorf("search_files: %s is or goes through a symbolic link (a symlink Shield did not resolve when it judged the call), and search_files never follows links", a.Path)
 		}
 		return Errorf("search_files: %v", err)
 	}

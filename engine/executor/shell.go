@@ -169,7 +169,7 @@ func (s *Shell) Execute(ctx context.Context, c Call) Result {
 		}
 		timeout = min(time.Duration(min(*a.TimeoutSeconds, 1<<31))*time.Second, s.cfg.MaxTimeout)
 	}
-	dir, err := resolveDir(s.ws, a.Cwd)
+	dir, err := resolveDir(s.ws, c.Judged(a.Cwd))
 	if err != nil {
 		return Errorf("execute_command: cwd: %v", err)
 	}
@@ -210,10 +210,11 @@ func resolveDir(ws *Workspace, rel string) (string, error) {
 	return dir, nil
 }
 
-// realDir opens rel beneath the workspace as a directory and returns the
-// path the kernel reports for it.
+// realDir opens rel beneath the workspace as a directory, following no
+// symlink (rel is the directory as Shield judged it: Call.Judged), and
+// returns the path the kernel reports for it.
 func realDir(ws *Workspace, rel string) (string, error) {
-	f, err := ws.Open(rel, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	f, err := ws.Strict().Open(rel, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return "", err
 	}

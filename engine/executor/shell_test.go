@@ -412,7 +412,7 @@ func TestShell_Execute_Cwd(t *testing.T) {
 		{".", e.dir},
 		{"sub", filepath.Join(e.dir, "sub")},
 		{"sub/", filepath.Join(e.dir, "sub")},
-		{"in", filepath.Join(e.dir, "sub")},
+		{"in", ""}, // a link: followed only as judged (below)
 		{"../", ""},
 		{"sub/../..", ""},
 		{e.outside, ""},
@@ -435,6 +435,13 @@ func TestShell_Execute_Cwd(t *testing.T) {
 				t.Errorf("cwd %q: %q, want %q", tt.cwd, r.Content, tt.want)
 			}
 		})
+	}
+	// A cwd through a link runs where Shield judged it to lead
+	// (Call.Links), following no symlink.
+	b, _ := json.Marshal(map[string]any{"command": "pwd -P", "cwd": "in"})
+	r := s.Execute(context.Background(), executor.Call{ID: "c1", Tool: "execute_command", Args: b, Links: map[string]string{"in": "sub"}})
+	if want := filepath.Join(e.dir, "sub") + "\n[exit status 0]"; r.Content != want {
+		t.Errorf("cwd in, judged as sub: %q, want %q", r.Content, want)
 	}
 }
 

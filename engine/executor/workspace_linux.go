@@ -128,7 +128,7 @@ func pathError(rel string, err error) error {
 	case unix.EXDEV:
 		reason = "resolves outside the workspace (absolute symlink, .. or a link pointing out)"
 	case unix.ELOOP:
-		reason = "a symlink on the way (changes go only through real directories), a symlink loop, or a /proc magic link"
+		reason = "a symlink on the way that was not judged (tools go only through real directories, or through the links Shield resolved when it judged the call), a symlink loop, or a /proc magic link"
 	case unix.ENOENT:
 		reason = "no such file or directory"
 	case unix.ENOTDIR:

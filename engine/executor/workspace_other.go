@@ -74,3 +74,14 @@ func (w *Workspace) WriteFiles(files []FileWrite) (int, error) { return 0, ErrUn
 
 // Strict returns the workspace itself here.
 func (w *Workspace) Strict() *Workspace { return w }
+
+// MaxLinks bounds the symlinks Resolve follows for one path.
+const MaxLinks = 40
+
+// Resolve is unsupported here.
+func (w *Workspace) Resolve(rel string, followLast bool) (string, error) { return "", ErrUnsupported }
+
+// LinksBeneath is unsupported here.
+func (w *Workspace) LinksBeneath(rel string, max int) ([]string, bool, error) {
+	return nil, false, ErrUnsupported
+}

@@ -99,6 +99,9 @@ type Conn struct {
 	listMu    sync.Mutex // one relisting at a time; guards recorded
 	recorded  int        // listings recorded by this start
 	probing   atomic.Bool
+	// probeWait bounds the ping after a timeout: probeTimeout when the
+	// Conn started (read once: a probe may outlive the call that began it).
+	probeWait time.Duration
 	closeOnce sync.Once
 	done      chan struct{}
 	exit      event.MCPServerExited
@@ -116,7 +119,7 @@ func Start(ctx context.Context, sb Sandbox, spec Spec, instance int, session str
 		return nil, &StartError{Err: err}
 	}
 	c := &Conn{
-		spec: spec, timeout: spec.timeout(), session: session, instance: instance, rec: rec, budget: spec.ListingBudget,
+		spec: spec, timeout: spec.timeout(), probeWait: probeTimeout, session: session, instance: instance, rec: rec, budget: spec.ListingBudget,
 		log: newServerLog(sb.Log, spec.Name, instance), logDone: make(chan struct{}), proc: proc,
 		relist: make(chan struct{}, 1), done: make(chan struct{}),
 	}
@@ -130,6 +133,13 @@ func Start(ctx context.Context, sb Sandbox, spec Spec, instance int, session str
 	}()
 	c.lc = newLineConn(proc.stdin, proc.stdout, MaxFrameBytes, c.problems.add, c.log.logf)
 	c.lc.toolsChanged = func() {
+		if spec.Writable {
+			// Listed at its next call (CallTool), never between calls;
+			// set here, on the reader, so that a call that has read the
+			// notification relists at the next one, whatever runs when.
+			c.relistDue.Store(true)
+			return
+		}
 		select {
 		case c.relist <- struct{}{}:
 		default:
@@ -344,15 +354,30 @@ func (c *Conn) CallTool(ctx context.Context, callID, tool string, args json.RawM
 	if err != nil {
 		return Result{}, err
 	}
-	if c.frz != nil && c.relistDue.Swap(false) {
-		// Its tools changed since its last call: listed now, while the
-		// caller's snapshot window is open (the new listing is for the
-		// calls after this one).
-		c.relistNow()
+	if c.frz != nil {
+		// One window for the whole call: the relisting, the call and
+		// the ping after it.
+		release := c.frz.hold()
+		defer release()
+		if c.relistDue.Swap(false) {
+			// Its tools changed since its last call: listed now, while
+			// the caller's snapshot window is open (the new listing is
+			// for the calls after this one).
+			c.relistNow()
+		}
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, fmt.Errorf("%w: %s did not answer tools/call %s within %v", ErrTimeout, c.spec.Name, tool, c.timeout))
 	defer cancel()
 	raw, err := c.lc.call(ctx, "tools/call", map[string]any{"name": tool, "arguments": args}, callID)
+	if err == nil && c.frz != nil {
+		// What the call made it send (tools/list_changed) is read before
+		// it is stopped again: it answers a ping only after it, in order
+		// on its output. A server that does not answer is left to its
+		// next call's timeout; the call has its answer.
+		pctx, pcancel := context.WithTimeout(ctx, min(c.timeout, c.probeWait))
+		_, _ = c.lc.call(pctx, "ping", map[string]any{}, "")
+		pcancel()
+	}
 	if err != nil {
 		var werr *jsonrpc.Error
 		if errors.As(err, &werr) {
@@ -449,7 +474,7 @@ func (c *Conn) probe() {
 // ping pings the server, and kills it as unresponsive if it does not
 // answer.
 func (c *Conn) ping() {
-	ctx, cancel := context.WithTimeoutCause(context.Background(), min(c.timeout, probeTimeout), ErrTimeout)
+	ctx, cancel := context.WithTimeoutCause(context.Background(), min(c.timeout, c.probeWait), ErrTimeout)
 	defer cancel()
 	if _, err := c.lc.call(ctx, "ping", map[string]any{}, ""); err != nil && !c.ended() {
 		var werr *jsonrpc.Error

@@ -232,7 +232,9 @@ func (m *Manager) run(ctx context.Context, ms *managed) {
 		switch {
 		case err == nil && code != "" && now != code:
 			// Not a failure to retry: what would run is not what started.
-			m.codeChanged(ms, failures+1)
+			why := m.codeChanged(ms, failures+1)
+			ms.set(func(st *ServerStatus) { st.State, st.PID, st.LastError = "failed", 0, why })
+			ms.markFirst()
 			return
 		case err == nil:
 			c, err = Start(ctx, m.sb, ms.spec, ms.instances+1, "", m.rec)
@@ -315,6 +317,12 @@ func (m *Manager) run(ctx context.Context, ms *managed) {
 			why = fmt.Sprintf("it died %d times within %v: given up (last: %s)", maxRestarts+1, restartWindow, why)
 			m.record(&event.MCPServerFailed{Server: ms.spec.Name, Attempt: failures, Error: clip(why, 1024), StderrTail: ex.StderrTail})
 		}
+		if moved {
+			// Its status says so at once: no reader sees it failed for
+			// its crash first (its exit is recorded above, the refusal
+			// next).
+			why = m.codeChanged(ms, failures)
+		}
 		ms.mu.Lock()
 		ms.conn = nil
 		ms.status.State, ms.status.PID, ms.status.LastError, ms.status.Since = "restarting", 0, why, time.Now()
@@ -322,9 +330,6 @@ func (m *Manager) run(ctx context.Context, ms *managed) {
 			ms.status.State = "failed"
 		}
 		ms.mu.Unlock()
-		if moved {
-			m.codeChanged(ms, failures)
-		}
 		if pause == 0 || !sleep(ctx, pause) {
 			m.stoppedUnlessFailed(ms)
 			return
@@ -333,12 +338,11 @@ func (m *Manager) run(ctx context.Context, ms *managed) {
 }
 
 // codeChanged records that a server is not started again because its
-// code changed since its first start, and fails it.
-func (m *Manager) codeChanged(ms *managed, attempt int) {
+// code changed since its first start, and returns why, for its status.
+func (m *Manager) codeChanged(ms *managed, attempt int) string {
 	err := fmt.Errorf("%w: not started again (restart the engine to run the new code)", ErrCodeChanged)
 	m.record(&event.MCPServerFailed{Server: ms.spec.Name, Attempt: max(attempt, 1), Error: err.Error()})
-	ms.set(func(st *ServerStatus) { st.State, st.PID, st.LastError = "failed", 0, err.Error() })
-	ms.markFirst()
+	return err.Error()
 }
 
 // end closes a running server because the Manager stops, and records it.

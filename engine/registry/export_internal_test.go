@@ -10,3 +10,10 @@ func CloseWithoutCleanup(t *testing.T, l *Lock) {
 		t.Fatal(err)
 	}
 }
+
+// OnLockBusy sets a hook called when Acquire finds the lock held and
+// waits, and returns the undo.
+func OnLockBusy(f func()) (undo func()) {
+	testHookLockBusy = f
+	return func() { testHookLockBusy = nil }
+}

@@ -88,18 +88,44 @@ func Acquire(dir Dir) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			if e, rerr := read(dir); rerr == nil && e.ManagerPID > 0 {
-				return nil, fmt.Errorf("%w (manager pid %d, engine on %s)", ErrRunning, e.ManagerPID, e.Addr())
-			}
+	// Lookup takes the lock shared for an instant to learn whether a
+	// manager holds it (`opx status` does, polling while `opx start`
+	// comes up): a lock held without a manager's entry is waited for a
+	// little before it means another manager.
+	deadline := time.Now().Add(acquireWait)
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return &Lock{f: f, dir: dir}, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", dir.path("engine.lock"), err)
+		}
+		if e, rerr := read(dir); rerr == nil && e.ManagerPID > 0 && e.ManagerAlive() {
+			f.Close()
+			return nil, fmt.Errorf("%w (manager pid %d, engine on %s)", ErrRunning, e.ManagerPID, e.Addr())
+		}
+		if time.Now().After(deadline) {
+			f.Close()
 			return nil, ErrRunning
 		}
-		return nil, fmt.Errorf("lock %s: %w", dir.path("engine.lock"), err)
+		if testHookLockBusy != nil {
+			testHookLockBusy()
+		}
+		time.Sleep(acquireRetry)
 	}
-	return &Lock{f: f, dir: dir}, nil
 }
+
+// How long Acquire waits for a lock held with no manager's entry, and how
+// often it tries.
+const (
+	acquireWait  = 3 * time.Second
+	acquireRetry = 10 * time.Millisecond
+)
+
+// testHookLockBusy is called when Acquire finds the lock held and waits.
+var testHookLockBusy func()
 
 // Stale returns the entry a manager that died left behind, if its engine
 // still runs (an orphan the new manager must stop before it starts its

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/engine/registry"
+	"golang.org/x/sys/unix"
 )
 
 func TestRegistry_Lifecycle(t *testing.T) {
@@ -63,5 +64,50 @@ func TestRegistry_Lifecycle(t *testing.T) {
 	registry.CloseWithoutCleanup(t, l2)
 	if _, _, err := registry.Lookup(dir); !errors.Is(err, registry.ErrNotRunning) {
 		t.Errorf("Lookup of a stale entry = %v, want ErrNotRunning", err)
+	}
+}
+
+// TestAcquire_WaitsForALookup: Lookup takes the lock shared for an
+// instant (`opx status` polling while `opx start` comes up); a manager
+// starting in that instant waits for it rather than saying another one
+// runs (a CI failure: "opx is already running for this workspace").
+func TestAcquire_WaitsForALookup(t *testing.T) {
+	dir := registry.Dir(filepath.Join(t.TempDir(), "ws"))
+	if err := os.MkdirAll(string(dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(string(dir), "engine.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	busy := make(chan struct{}, 1)
+	defer registry.OnLockBusy(func() {
+		select {
+		case busy <- struct{}{}:
+		default:
+		}
+	})()
+	got := make(chan error, 1)
+	go func() {
+		l, err := registry.Acquire(dir)
+		if err == nil {
+			l.Release()
+		}
+		got <- err
+	}()
+	select {
+	case <-busy: // it waits: the lookup ends
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_UN); err != nil {
+			t.Fatal(err)
+		}
+	case err := <-got:
+		t.Fatalf("Acquire while a lookup held the lock: %v", err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("Acquire after the lookup: %v", err)
 	}
 }

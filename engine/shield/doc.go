@@ -50,4 +50,9 @@
 //   - Paths are judged as the executors will resolve them: relative to the
 //     workspace, cleaned, "~" as the user's home; a path that climbs out of
 //     the workspace is judged as the outside path it names.
+//   - A path that went through a symlink when the action was proposed is
+//     judged where it led too (a Ref with Via; Action.Links for a command
+//     line): the resolution is made by the engine before the verdict and
+//     recorded with the proposal, so judging stays free of the filesystem
+//     and a replay judges what was judged.
 package shield

@@ -46,6 +46,11 @@ type Ref struct {
 	Tree bool
 	// By names the command or tool that touches it, for reasons.
 	By string
+	// Via, when set, is the path as the action wrote it, and Path is
+	// where the filesystem resolves it (through symlinks, beneath the
+	// workspace, when the action was judged): the action touches both,
+	// and reasons say the symlink led there.
+	Via string
 }
 
 // Request is a network request or connection an action makes.

@@ -263,12 +263,12 @@ func (s *Shield) tier0(a *Action, f *Facts) Verdict {
 	ws := s.cfg.Workspace
 	for i := range p.Deny {
 		if r := &p.Deny[i]; s.anyMatch(r, a, f) {
-			return Verdict{Block, 0, "policy:" + r.Name, "denied by policy rule " + r.Name}
+			return Verdict{Block, 0, "policy:" + r.Name, "denied by policy rule " + r.Name + viaNote(s.paths[r], f)}
 		}
 	}
 	for i := range p.Verify {
 		if r := &p.Verify[i]; s.anyMatch(r, a, f) {
-			return Verdict{Escalate, r.Tier, "policy:" + r.Name, fmt.Sprintf("policy rule %s asks for verification (tier %d)", r.Name, r.Tier)}
+			return Verdict{Escalate, r.Tier, "policy:" + r.Name, fmt.Sprintf("policy rule %s asks for verification (tier %d)%s", r.Name, r.Tier, viaNote(s.paths[r], f))}
 		}
 	}
 	runs := policyRuns(f.Runs)

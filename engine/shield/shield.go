@@ -40,6 +40,13 @@ type Action struct {
 	// Facts are what the action does in detail (see Facts); a Command's
 	// are added by Evaluate (CommandFacts).
 	Facts Facts
+	// Links are where the filesystem resolved the paths Command names
+	// when the action was judged (through symlinks, beneath the
+	// workspace): absolute path as the facts have it -> absolute path it
+	// resolves to, for those that differ. Each is judged as well (a Ref
+	// with Via). They are recorded with the proposal, so a replay judges
+	// the same paths whatever the filesystem holds by then.
+	Links map[string]string
 }
 
 // Verdict is one tier's decision.
@@ -199,6 +206,51 @@ func (s *Shield) facts(a *Action) Facts {
 		f.Texts = append(f.Texts, c.Texts...)
 		f.Execs = append(f.Execs, c.Execs...)
 		f.Unknown = append(f.Unknown, c.Unknown...)
+	}
+	if len(a.Links) > 0 {
+		// The command's paths as the filesystem resolved them: each
+		// judged beside the path as written.
+		for _, refs := range []*[]Ref{&f.Reads, &f.Writes, &f.Deletes} {
+			for i, n := 0, len(*refs); i < n; i++ {
+				r := (*refs)[i]
+				if r.Via != "" {
+					continue
+				}
+				if to, ok := a.Links[r.Path]; ok && !r.Glob && to != r.Path {
+					*refs = append(*refs, Ref{Path: to, Tree: r.Tree, By: r.By, Via: r.Path})
+					continue
+				}
+				// A glob through a link: its literal directory resolved
+				// (cat s/* with s -> secrets is secrets/*).
+				for d := path.Dir(r.Path); r.Glob && d != "/" && d != "."; d = path.Dir(d) {
+					if to, ok := a.Links[d]; ok && to != d {
+						*refs = append(*refs, Ref{Path: to + r.Path[len(d):], Glob: true, Tree: r.Tree, By: r.By, Via: r.Path})
+						break
+					}
+				}
+			}
+		}
+	}
+	if len(a.Links) > 0 {
+		// A recursive read reaches through the links beneath it that
+		// lead out of it (grep -R follows them): their targets are read
+		// too, in the order of the links' paths.
+		keys := make([]string, 0, len(a.Links))
+		for k := range a.Links {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, n := 0, len(f.Reads); i < n; i++ {
+			r := f.Reads[i]
+			if !r.Tree || r.Glob {
+				continue
+			}
+			for _, k := range keys {
+				if strings.HasPrefix(k, r.Path+"/") {
+					f.Reads = append(f.Reads, Ref{Path: a.Links[k], Tree: true, By: r.By, Via: k})
+				}
+			}
+		}
 	}
 	if dotglobOn(a, &f) {
 		for _, refs := range [][]Ref{f.Reads, f.Writes, f.Deletes} {
@@ -370,12 +422,39 @@ func gitCleanExcludes(f *Facts, name string) bool {
 	return cleans > 0
 }
 
-// by names who touches r, for reasons.
+// by names who touches r, for reasons, and the symlink that led there.
 func by(r *Ref) string {
-	if r.By == "" {
-		return "the action"
+	who := r.By
+	if who == "" {
+		who = "the action"
 	}
-	return r.By
+	if r.Via != "" {
+		who += " (through a symlink: " + r.Via + " resolves to " + r.Path + ")"
+	}
+	return who
+}
+
+// viaNote says, for a path rule that matched, which path matched only as
+// the filesystem resolved it: " (s/key resolves through a symlink to
+// /ws/secrets/key)"; "" when the path as written matched, or none did.
+func viaNote(pats []pathPattern, f *Facts) string {
+	if len(pats) == 0 {
+		return ""
+	}
+	for _, refs := range [][]Ref{f.Reads, f.Writes, f.Deletes} {
+		for i := range refs {
+			r := &refs[i]
+			if r.Via == "" {
+				continue
+			}
+			for j := range pats {
+				if pats[j].matchRef(r) {
+					return " (" + r.Via + " resolves through a symlink to " + r.Path + ")"
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // rateLimit blocks a session proposing faster than the limit.

@@ -1,6 +1,9 @@
 package event
 
-import "errors"
+import (
+	"errors"
+	"sort"
+)
 
 // Types of the security area.
 const (
@@ -37,6 +40,48 @@ type ToolProposed struct {
 	Arguments  string `json:"arguments"` // canonical JSON text
 	ActionHash string `json:"action_hash"`
 	Mutating   bool   `json:"mutating"`
+	// Links, when present, are where paths the call names led through
+	// symlinks beneath the workspace when it was proposed, sorted by
+	// Path. Shield judged both forms; a replay judges these rather than
+	// today's filesystem. Absent in ledgers written before it.
+	Links []Link `json:"links,omitempty"`
+}
+
+// Link is one path a call named and where the filesystem resolved it.
+type Link struct {
+	// Path is the path as written: a tool's argument, or an absolute
+	// path a command line names.
+	Path string `json:"path"`
+	// To is where it leads: workspace-relative, or absolute when it
+	// leads out of the workspace. A Path of "" marks a call with more
+	// paths or links than were resolved; To then says why.
+	To string `json:"to"`
+}
+
+// LinksOf is m (path as written -> resolution) as recorded: sorted by
+// path; nil for none.
+func LinksOf(m map[string]string) []Link {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]Link, 0, len(m))
+	for p, to := range m {
+		out = append(out, Link{Path: p, To: to})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// LinkMap is the map LinksOf recorded; nil for none.
+func LinkMap(ls []Link) map[string]string {
+	if len(ls) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(ls))
+	for _, l := range ls {
+		m[l.Path] = l.To
+	}
+	return m
 }
 
 func (*ToolProposed) Type() string { return TypeToolProposed }

@@ -96,6 +96,12 @@ func Withhold(p Payload, c *Commitments) (Payload, error) {
 		q.CallID, q.Tool = c.CallID(t.CallID), c.Tool(t.Tool)
 		q.Arguments = c.Text(DomainArguments, t.Arguments)
 		q.ActionHash = c.Hash(DomainActionHash, t.ActionHash)
+		if t.Links != nil {
+			q.Links = make([]Link, len(t.Links))
+			for i, l := range t.Links {
+				q.Links[i] = Link{Path: c.Text(DomainPath, l.Path), To: c.Text(DomainPath, l.To)}
+			}
+		}
 		return &q, nil
 	case *ShieldVerdict:
 		q := *t

@@ -60,9 +60,9 @@ type Message struct {
 	Tools                     []string // offered in engine.process_request
 	Engine                    *Engine  // in force when it arrived
 	// MCP are the engine's MCP servers' latest tool listings when it was
-	// handed to the agent (engine.process_request; those of servers
-	// running then), sorted by server: what the tools named
-	// mcp__<server>__<tool> were.
+	// handed to the agent (engine.process_request), sorted by server:
+	// what the tools named mcp__<server>__<tool> were. Only those Tools
+	// names were offered (a server down then offered none).
 	MCP []*MCPListing
 }
 
@@ -108,12 +108,15 @@ type Proposal struct {
 	SubAgentID                         string
 	MessageID, CallID, Tool, Arguments string
 	Mutating                           bool
-	Engine                             *Engine
-	Verdicts                           []Verdict
-	Snapshot                           *event.Snapshot // nil: none taken
-	Started                            bool            // exec.started recorded
-	Completed                          *event.ExecCompleted
-	Failed                             *event.ExecFailed
+	// Links are the recorded resolutions of the call's paths through
+	// symlinks (event.ToolProposed.Links).
+	Links     map[string]string
+	Engine    *Engine
+	Verdicts  []Verdict
+	Snapshot  *event.Snapshot // nil: none taken
+	Started   bool            // exec.started recorded
+	Completed *event.ExecCompleted
+	Failed    *event.ExecFailed
 	// DoneSeq is the seq of Completed or Failed (0: neither recorded).
 	DoneSeq uint64
 	// Result is what the agent was answered (engine.tool_result), with
@@ -208,7 +211,7 @@ func Load(l *ledger.Ledger, session string) (*Recording, error) {
 			}
 			return nil
 		}
-		if en.Session == "" && (en.Type == event.TypeMCPToolsListed || en.Type == event.TypeMCPServerExited) {
+		if en.Session == "" && en.Type == event.TypeMCPToolsListed {
 			return r.mcpServer(en, mcpNow)
 		}
 		if en.Session != session || en.Type == event.TypeNote || en.Type == event.TypeCheckpoint {
@@ -303,7 +306,7 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 	case *event.ToolProposed:
 		ts, _ := en.Time()
 		pr := &Proposal{Seq: en.Seq, TS: ts, SubAgentID: x.SubAgentID, MessageID: x.MessageID, CallID: x.CallID, Tool: x.Tool, Arguments: x.Arguments,
-			Mutating: x.Mutating, Engine: engine}
+			Mutating: x.Mutating, Links: event.LinkMap(x.Links), Engine: engine}
 		r.Proposals = append(r.Proposals, pr)
 		proposals[CallKey(x.SubAgentID, x.CallID)] = pr
 	case *event.ShieldVerdict:
@@ -356,8 +359,11 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 }
 
 // mcpServer follows the engine's own MCP servers: a listing replaces the
-// server's last, an exit forgets it (its tools are gone until it starts
-// again and lists them).
+// server's last. An exit does not forget it: whether a server was up
+// when a message's tools were chosen is told by the tools its
+// engine.process_request names (a server's exit or restart can be
+// recorded between that choice and that entry), so a rerun offers a
+// server's last listing filtered by those names (engine/replay_mcp.go).
 func (r *Recording) mcpServer(en ledger.Entry, now map[string]*MCPListing) error {
 	p, err := event.Decode(en)
 	if err != nil {
@@ -373,8 +379,6 @@ func (r *Recording) mcpServer(en ledger.Entry, now map[string]*MCPListing) error
 			l.Listing, _ = r.blob(x.ListingBlob)
 		}
 		now[x.Server] = l
-	case *event.MCPServerExited:
-		delete(now, x.Server)
 	}
 	return nil
 }
