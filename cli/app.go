@@ -47,6 +47,8 @@ func NewApp() *cli.App {
 			sandboxCommand(),
 			doctorCommand(),
 			shieldCommand(),
+			collectorCommand(),
+			fleetCommand(),
 			versionCommand(),
 			internalSandboxProbeCommand(),
 			internalSandboxExecCommand(),

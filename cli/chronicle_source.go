@@ -55,26 +55,45 @@ func openChronicleReview(c *cli.Context) (*review, error) {
 }
 
 // openReviewSource opens c's ledger for reading: the file, or the running
-// engine's LedgerService while the engine holds it (unless --ledger names
-// the file: then always the file).
+// engine's LedgerService while the engine holds it. A ledger named
+// outright (--ledger, --source) is read through the server registered in
+// its own directory (an engine, or a fleet collector serving its
+// mirrors), never through the workspace's engine.
 func openReviewSource(c *cli.Context) (*review, error) {
-	r := &review{}
 	path, err := ledgerPath(c)
 	if err != nil {
 		return nil, err
 	}
-	r.path = path
-	l, err := openReview(c)
+	return openReviewSourceAt(c, path, ledgerNamed(c))
+}
+
+// openReviewSourceAt is openReviewSource for the ledger at path; named
+// says the user named the file (so the workspace's engine is not asked).
+func openReviewSourceAt(c *cli.Context, path string, named bool) (*review, error) {
+	r := &review{path: path}
+	if err := refuseEmpty(path); err != nil {
+		return nil, err
+	}
+	l, err := ledger.OpenReadOnly(path)
+	if err != nil {
+		err = explainOpen(path, err)
+	}
 	switch {
 	case err == nil:
 		r.src, r.file, r.close = l, l, l.Close
 	case errors.Is(err, ledger.ErrLocked):
-		if _, explicit := flagGiven(c, "ledger"); explicit {
-			return nil, err
-		}
-		ec, derr := dialEngine(c)
-		if derr != nil {
-			return nil, err // the file is locked and no engine answers: say so
+		var ec *engineClient
+		if named {
+			rl, derr := dialLedgerEngine(c, path)
+			if derr != nil {
+				return nil, err // the file is locked and nothing registered beside it answers: say so
+			}
+			ec = &engineClient{conn: rl.conn, ledger: rl.client, ctx: rl.ctx}
+		} else {
+			var derr error
+			if ec, derr = dialEngine(c); derr != nil {
+				return nil, err // the file is locked and no engine answers: say so
+			}
 		}
 		r.src, r.close, r.live = &engineSource{ec: ec}, ec.Close, true
 	default:

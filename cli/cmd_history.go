@@ -86,7 +86,7 @@ func readSessionHistory(c *cli.Context, session string) ([]messageJSON, error) {
 	out := []messageJSON{}
 	l, err := openReview(c)
 	if errors.Is(err, ledger.ErrLocked) {
-		if _, explicit := flagGiven(c, "ledger"); !explicit {
+		if !ledgerNamed(c) {
 			if ec, derr := dialEngine(c); derr == nil {
 				defer ec.Close()
 				resp, err := ec.client.GetHistory(ec.ctx, &opxv1.GetHistoryRequest{SessionId: session})
@@ -104,21 +104,42 @@ func readSessionHistory(c *cli.Context, session string) ([]messageJSON, error) {
 			}
 		}
 	}
+	read, where := (*ledger.Ledger).ReadProjection, ""
+	if errors.Is(err, ledger.ErrLocked) && ledgerNamed(c) {
+		// A ledger named outright that a server holds (an engine, a
+		// collector's mirror): through the one registered beside it.
+		path, perr := ledgerPath(c)
+		if perr != nil {
+			return nil, perr
+		}
+		r, rerr := openReviewSourceAt(c, path, true)
+		if rerr != nil {
+			return nil, rerr
+		}
+		defer r.Close()
+		err, where = nil, path
+		read = func(_ *ledger.Ledger, p ledger.Projection, fn func(ledger.Bucket) error) error {
+			return r.readProjection(p, fn)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer l.Close()
+	if l != nil {
+		defer l.Close()
+		where = l.Path()
+	}
 	found := false
-	if err := l.ReadProjection(projection.Sessions{}, func(b ledger.Bucket) error {
+	if err := read(l, projection.Sessions{}, func(b ledger.Bucket) error {
 		_, found = projection.ReadSession(b, session)
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 	if !found {
-		return nil, fmt.Errorf("%w %q in %s (opx sessions lists them)", errNoSession, session, l.Path())
+		return nil, fmt.Errorf("%w %q in %s (opx sessions lists them)", errNoSession, session, where)
 	}
-	err = l.ReadProjection(projection.History{}, func(b ledger.Bucket) error {
+	err = read(l, projection.History{}, func(b ledger.Bucket) error {
 		for _, m := range projection.ReadHistory(b, session, 0, 0) {
 			out = append(out, messageJSON{ID: m.ID, Role: m.Role, Content: m.Content, TS: m.TS,
 				InputTokens: m.Usage.InputTokens, OutputTokens: m.Usage.OutputTokens, Thoughts: len(m.Thoughts)})

@@ -204,6 +204,10 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	fleet, err := fleetConfig(cfg.Fleet)
+	if err != nil {
+		return nil, nil, err
+	}
 	e, err = engine.New(engine.Options{
 		Workspace: ws, Ledger: l, Provider: provider, ConfigHash: cfgHash, Policy: sh.name, Evaluator: sh.evaluator,
 		PolicyText: sh.text, ShieldEnv: sh.env, ProviderMaxTokens: cfg.Provider.MaxTokens,
@@ -223,6 +227,7 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 		SpawnAgent:      agentSpawner(self, errw),
 		Checkpoints:     keeper, CheckpointEntries: uint64(cfg.Ledger.CheckpointEntries),
 		CheckpointInterval: time.Duration(cfg.Ledger.CheckpointInterval),
+		Fleet:              fleet,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -37,12 +37,17 @@ func ledgerVerifyCommand() *cli.Command {
 			"keys the ledger records), the tree is recomputed from the entries, and an RFC 6962 consistency\n" +
 			"proof must lead from the checkpoint's root to it. A ledger rewritten, truncated or forked since\n" +
 			"fails with kind not-extension, however consistent its hash chain is.\n\n" +
+			"With --witness KEY (a fleet collector's witness key, as `opx collector key` prints it), requires a\n" +
+			"checkpoint cosigned by KEY: the latest one the ledger recorded (ledger.cosigned) whose cosignature\n" +
+			"verifies under KEY, or the note in --cosigned FILE; then proves the ledger extends it as --since\n" +
+			"does. None: kind not-witnessed. A ledger rewritten on this machine after the witness saw it fails\n" +
+			"with kind not-extension.\n\n" +
 			exitCodesHelp("integrity failure found: the ledger or export does not verify"),
 		HideHelpCommand: true,
 		Flags: append(append(locationFlags(),
 			&cli.BoolFlag{Name: "strict", Usage: "also check canonical form, each entry type's payload, and causal order (nothing ran without its verdict; every rollback has its plan first and its outcome after)"},
 			jsonFlag(),
-		), sinceFlags()...),
+		), append(sinceFlags(), witnessFlags()...)...),
 		Action: runLedgerVerify,
 	}
 }
@@ -69,11 +74,16 @@ func runLedgerVerify(c *cli.Context) error {
 			sinceSize = peekSize(note)
 		}
 	}
+	wit, err := newWitnessCheck(c, len(args))
+	if err != nil {
+		return err
+	}
+	var witnessed *witnessResult
 	if c.String("key") != "" && c.String("since") == "" && len(args) == 0 {
 		return usagef(c, "--key goes with --since FILE, or with an EXPORT whose bundled checkpoint it checks")
 	}
 	if len(args) == 1 {
-		if _, given := flagGiven(c, "ledger"); given {
+		if ledgerNamed(c) {
 			return usagef(c, "give either --ledger or an EXPORT file, not both")
 		}
 		if c.String("since") != "" {
@@ -95,6 +105,12 @@ func runLedgerVerify(c *cli.Context) error {
 		}
 		defer rv.Close()
 		what = rv.path
+		if wit != nil {
+			if err := wit.find(rv); err != nil {
+				return err
+			}
+			sinceSize = wit.sinceSize()
+		}
 		if rv.local != nil {
 			if c.Bool("strict") {
 				// Each signed checkpoint against the key recorded before it.
@@ -126,12 +142,26 @@ func runLedgerVerify(c *cli.Context) error {
 			}
 			since, err = checkSince(c, rv, rep, w)
 		}
+		if err == nil && wit != nil {
+			var w *treeWalk
+			if tee != nil && wit.found {
+				w = tee.walk
+			}
+			witnessed, err = wit.check(c, rv, rep, w)
+		}
 	}
 	bar.finish()
 	if err != nil {
 		return err
 	}
 	switch {
+	case c.Bool("json") && witnessed != nil:
+		if err := writeJSON(c, struct {
+			*ledger.Report
+			Witness *witnessResult `json:"witness"`
+		}{jsonReport(rep), witnessed}); err != nil {
+			return err
+		}
 	case c.Bool("json") && since != nil:
 		if err := writeJSON(c, struct {
 			*ledger.Report
@@ -150,6 +180,9 @@ func runLedgerVerify(c *cli.Context) error {
 	default:
 		if since != nil {
 			printSince(c.App.Writer, since)
+		}
+		if witnessed != nil {
+			printWitness(c.App.Writer, witnessed)
 		}
 		printReport(c.App.Writer, rep)
 	}

@@ -49,6 +49,13 @@ func checkSince(c *cli.Context, rv *ledgerReview, rep *ledger.Report, w *treeWal
 	if err != nil {
 		return nil, err
 	}
+	return checkExtends(c, rv, rep, w, "--since", file, note)
+}
+
+// checkExtends is checkSince's proof for the checkpoint note, named file
+// in the output (a file, or where the ledger recorded it).
+func checkExtends(c *cli.Context, rv *ledgerReview, rep *ledger.Report, w *treeWalk, flag, file string, note []byte) (*sinceResult, error) {
+	var err error
 	var given *tlog.Verifier
 	if c.String("key") != "" {
 		v, err := verifierFlag(c)
@@ -67,10 +74,10 @@ func checkSince(c *cli.Context, rv *ledgerReview, rep *ledger.Report, w *treeWal
 	// the signature is), and the keys the ledger records.
 	if w == nil {
 		if w, err = walkTree(src, peekSize(note)); err != nil {
-			return nil, fmt.Errorf("--since: recompute the tree: %w", err)
+			return nil, fmt.Errorf("%s: recompute the tree: %w", flag, err)
 		}
 	} else if err := w.done(); err != nil {
-		return nil, fmt.Errorf("--since: recompute the tree: %w", err)
+		return nil, fmt.Errorf("%s: recompute the tree: %w", flag, err)
 	}
 	sc, err := openNote(file, note, given, w.keys)
 	if err != nil {

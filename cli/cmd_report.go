@@ -152,6 +152,11 @@ func reportWorkspace(c *cli.Context, t *replay.Timeline) (replay.WorkspaceReader
 		return nil, "The workspace was not read (--no-workspace): post-state content comes from the ledger only."
 	}
 	ws, given := flagGiven(c, "workspace")
+	if _, source := flagGiven(c, "source"); source && !given {
+		// The path the source recorded names a directory on its own
+		// machine: here it is someone else's, or nothing.
+		return nil, "The session ran on another machine (--source): no workspace was read; post-state content comes from the ledger only."
+	}
 	if !given {
 		if t.Engine == nil || t.Engine.Workspace == "" {
 			return nil, "No workspace is recorded for the session: post-state content comes from the ledger only."

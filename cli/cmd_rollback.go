@@ -50,6 +50,11 @@ func runRollback(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if _, ok := flagGiven(c, "source"); ok {
+		// A mirror is never written, and the workspace its source
+		// recorded is a directory of another machine.
+		return usagef(c, "--source names a collector's mirror of another machine's ledger: rollback works on a workspace's own ledger (review the mirror with replay, report, diff)")
+	}
 	req := engine.RollbackRequest{Session: c.String("session"), DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
 	switch {
 	case req.Session != "" && len(args) > 0:
@@ -78,7 +83,7 @@ func runRollback(c *cli.Context) error {
 // rollbackSomewhere asks the workspace's running engine to roll back, or,
 // when none runs (or --ledger names a file), does it here.
 func rollbackSomewhere(c *cli.Context, req engine.RollbackRequest) (*engine.RollbackReport, error) {
-	if _, explicit := flagGiven(c, "ledger"); !explicit {
+	if !ledgerNamed(c) {
 		ec, err := dialEngine(c)
 		if err == nil {
 			defer ec.Close()

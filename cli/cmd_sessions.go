@@ -74,7 +74,7 @@ func listSessions(c *cli.Context, all bool) ([]sessionJSON, error) {
 	out := []sessionJSON{}
 	l, err := openReview(c)
 	if errors.Is(err, ledger.ErrLocked) {
-		if _, explicit := flagGiven(c, "ledger"); !explicit {
+		if !ledgerNamed(c) {
 			if ec, derr := dialEngine(c); derr == nil {
 				defer ec.Close()
 				resp, err := ec.client.ListSessions(ec.ctx, &opxv1.ListSessionsRequest{IncludeOtr: all})
@@ -89,18 +89,21 @@ func listSessions(c *cli.Context, all bool) ([]sessionJSON, error) {
 			}
 		}
 	}
+	if errors.Is(err, ledger.ErrLocked) && ledgerNamed(c) {
+		// A ledger named outright (--ledger, --source) that a server
+		// holds: read through the one registered beside it.
+		path, perr := ledgerPath(c)
+		if perr != nil {
+			return nil, perr
+		}
+		return sessionsAt(c, path, true, all)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
 	err = l.ReadProjection(projection.Sessions{}, func(b ledger.Bucket) error {
-		for _, s := range projection.ReadSessions(b) {
-			if s.Mode == "otr" && !all {
-				continue
-			}
-			out = append(out, sessionJSON{ID: s.ID, Title: s.Title, Mode: s.Mode, Created: s.Created, Updated: s.Updated, Messages: int64(s.Messages),
-				SubAgents: &s.SubAgents})
-		}
+		out = appendSessions(out, b, all)
 		return nil
 	})
 	if err != nil {
@@ -108,6 +111,39 @@ func listSessions(c *cli.Context, all bool) ([]sessionJSON, error) {
 	}
 	sortSessions(out)
 	return out, nil
+}
+
+// sessionsAt reads the sessions of the ledger at path: the file, or
+// through the server that holds it (openReviewSourceAt).
+func sessionsAt(c *cli.Context, path string, named, all bool) ([]sessionJSON, error) {
+	r, err := openReviewSourceAt(c, path, named)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	out := []sessionJSON{}
+	err = r.readProjection(projection.Sessions{}, func(b ledger.Bucket) error {
+		out = appendSessions(out, b, all)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sessions of %s: %w", path, err)
+	}
+	sortSessions(out)
+	return out, nil
+}
+
+// appendSessions appends the sessions of a sessions projection bucket
+// (the off-the-record ones only with all).
+func appendSessions(out []sessionJSON, b ledger.Bucket, all bool) []sessionJSON {
+	for _, s := range projection.ReadSessions(b) {
+		if s.Mode == "otr" && !all {
+			continue
+		}
+		out = append(out, sessionJSON{ID: s.ID, Title: s.Title, Mode: s.Mode, Created: s.Created, Updated: s.Updated, Messages: int64(s.Messages),
+			SubAgents: &s.SubAgents})
+	}
+	return out
 }
 
 // subAgentsColumn is "-" without sub-agents (or unknown), else how many

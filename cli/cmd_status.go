@@ -10,7 +10,7 @@ import (
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
-		Usage:     "show the workspace's manager, engine and agent, the sandbox, the ledger head and the MCP servers",
+		Usage:     "show the workspace's manager, engine and agent, the sandbox, the ledger head, the MCP servers and fleet shipping",
 		UsageText: "opx status [--workspace DIR] [--json]",
 		Description: "Exits 1 when no engine runs for the workspace, so scripts can test it.\n\n" +
 			exitCodesHelp(""),
@@ -35,6 +35,8 @@ type statusJSON struct {
 	LedgerHeadHash string `json:"ledger_head_hash,omitempty"`
 	// MCPServers are the configured MCP servers and their state.
 	MCPServers []mcpServerJSON `json:"mcp_servers"`
+	// Fleet is the shipping state (status_fleet.go); absent when off.
+	Fleet *fleetStatusJSON `json:"fleet,omitempty"`
 }
 
 func runStatus(c *cli.Context) error {
@@ -59,7 +61,8 @@ func runStatus(c *cli.Context) error {
 	}
 	out := statusJSON{Running: true, Workspace: st.Workspace, Version: st.Version, ManagerPID: st.ManagerPid, EnginePID: st.EnginePid,
 		AgentPID: st.AgentPid, GRPCPort: st.GrpcPort, SandboxStatus: st.SandboxStatus, SandboxSummary: st.SandboxSummary,
-		LedgerPath: st.LedgerPath, LedgerHeadSeq: st.LedgerHeadSeq, LedgerHeadHash: st.LedgerHeadHash, MCPServers: mcpServersJSON(st.McpServers)}
+		LedgerPath: st.LedgerPath, LedgerHeadSeq: st.LedgerHeadSeq, LedgerHeadHash: st.LedgerHeadHash, MCPServers: mcpServersJSON(st.McpServers),
+		Fleet: fleetJSON(st.Fleet)}
 	if c.Bool("json") {
 		return writeJSON(c, out)
 	}
@@ -77,5 +80,6 @@ func runStatus(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "sandbox   %s\nledger    %s\n          head %d %s\n", sandbox, out.LedgerPath, out.LedgerHeadSeq, out.LedgerHeadHash)
 	printMCPServers(w, "mcp       ", out.MCPServers)
+	printFleet(w, out.Fleet)
 	return nil
 }

@@ -33,6 +33,15 @@ func locationFlags() []cli.Flag {
 			Usage:     "workspace `DIR` whose ledger to use (default: current directory)",
 			TakesFile: true,
 		},
+		&cli.StringFlag{
+			Name:  "source",
+			Usage: "the fleet collector's mirror of source ledger `ID` (in --store, else $" + EnvFleetStore + ")",
+		},
+		&cli.StringFlag{
+			Name:      "store",
+			Usage:     "the fleet collector's store `DIR`, for --source (default $" + EnvFleetStore + ")",
+			TakesFile: true,
+		},
 	}
 }
 
@@ -94,6 +103,9 @@ func ledgerPath(c *cli.Context) (string, error) {
 var filesWorkspace = map[string]bool{"rollback": true, "diff": true, "report": true}
 
 func resolveLedger(c *cli.Context, workspaceNamesLedger bool) (string, error) {
+	if id, ok := flagGiven(c, "source"); ok {
+		return sourceLedger(c, id, workspaceNamesLedger)
+	}
 	lp, ledgerGiven := flagGiven(c, "ledger")
 	if ledgerGiven && lp == "" {
 		return "", usagef(c, "--ledger needs a path")

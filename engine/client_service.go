@@ -313,12 +313,13 @@ func (c *clientService) GetStatus(context.Context, *opxv1.StatusRequest) (*opxv1
 		return nil, status.Errorf(codes.Internal, "ledger head: %v", err)
 	}
 	servers := e.mcpStatusProto()
+	fleet := e.fleetStatusProto()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := &opxv1.StatusResponse{Version: e.opts.Version, Workspace: e.opts.Workspace, ManagerPid: int64(e.opts.ManagerPID),
 		EnginePid: int64(pid), AgentPid: int64(e.agentPID), GrpcPort: int64(e.port),
 		LedgerHeadSeq: h.Seq, LedgerHeadHash: h.Hash.String(), LedgerPath: e.opts.Ledger.Path(), SandboxStatus: "no agent",
-		McpServers: servers}
+		McpServers: servers, Fleet: fleet}
 	switch {
 	case e.agentRefused != "":
 		st.SandboxStatus, st.SandboxSummary = e.canary.Status, "agent refused: "+e.agentRefused

@@ -21,6 +21,7 @@ import (
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/supervise"
+	"github.com/opx-dev/opx/fleet/ship"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -118,6 +119,9 @@ type Options struct {
 	// or that long after it when anything was; defaults 1000 and 10 s.
 	CheckpointEntries  uint64
 	CheckpointInterval time.Duration
+	// Fleet ships the ledger to NATS JetStream (fleet.go); nil ships
+	// nothing. Host, Workspace, Version and VerifierKey are the engine's.
+	Fleet *ship.Config
 	// replay, set by Rerun only, runs the engine in replay mode
 	// (replay.go): it re-drives a recorded session and stops when done.
 	replay *replayState
@@ -145,6 +149,8 @@ type Engine struct {
 	mcp MCPServers
 	// proxies are the open `opx mcp-proxy` sessions.
 	proxies *proxySessions
+	// shipper ships the ledger (Options.Fleet); nil when off. Under mu.
+	shipper *ship.Shipper
 
 	mu         sync.Mutex
 	srv        *grpc.Server // set by Run
@@ -366,6 +372,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	if e.opts.replay != nil {
 		go e.driveReplay(ctx) // feeds the recorded messages, then stops the engine
 	}
+	if err := e.startFleet(ctx); err != nil {
+		e.opts.Logf("engine: fleet: %v (not shipping)", err)
+	}
 	everyDone := make(chan struct{})
 	go func() {
 		defer close(everyDone)
@@ -443,6 +452,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		UptimeMS: time.Since(e.started).Milliseconds()}); err != nil && result == nil {
 		result = err
 	}
+	e.stopFleet()
 	return result
 }
 

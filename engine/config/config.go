@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/internal/regularfile"
+	tdnote "github.com/transparency-dev/formats/note"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -203,6 +204,14 @@ type FleetTLS struct {
 
 var fleetPrefixRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}(\.[A-Za-z0-9_-]{1,32}){0,3}$`)
 
+// clipValue shortens a value quoted in an error.
+func clipValue(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
+}
+
 func (f *Fleet) validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
@@ -223,6 +232,11 @@ func (f *Fleet) validate() error {
 	}
 	if f.Creds != "" && f.NKey != "" {
 		return bad("fleet.creds and fleet.nkey: one or the other")
+	}
+	if f.Witness != "" {
+		if _, err := tdnote.NewVerifierForCosignatureV1(strings.TrimSpace(f.Witness)); err != nil {
+			return bad("fleet.witness %q is not a witness key (as opx collector key prints it): %v", clipValue(f.Witness), err)
+		}
 	}
 	if !f.Enabled {
 		return nil

@@ -25,6 +25,7 @@ func TestParse_Fleet(t *testing.T) {
 		"fleet:\n  creds: /a\n  nkey: /b\n",
 		"fleet:\n  replicas: 9\n",
 		"fleet:\n  bogus: 1\n",
+		"fleet:\n  witness: <key from opx collector key>\n",
 	} {
 		if _, err := config.Parse([]byte(bad)); !errors.Is(err, config.ErrInvalid) {
 			t.Errorf("%q: %v, want ErrInvalid", bad, err)

@@ -145,12 +145,23 @@ type Cluster struct {
 
 // StartCluster starts n servers (stores in dir/n1, dir/n2, …) that form
 // one cluster named name, and waits until JetStream has a leader.
+//
+// Each member is given routes to every other member from its start: a
+// clustered JetStream server without configured routes refuses to start
+// ("JetStream cluster requires configured routes"), so the route ports
+// are chosen (free loopback ports) before any member starts.
 func StartCluster(dir, name string, n int) (*Cluster, error) {
+	ports, err := freePorts("127.0.0.1", n)
+	if err != nil {
+		return nil, err
+	}
 	c := &Cluster{}
 	for i := range n {
-		o := Options{Dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), Name: fmt.Sprintf("%s-n%d", name, i+1), Cluster: name}
-		if i > 0 {
-			o.Routes = []string{c.Servers[0].RouteURL()}
+		o := Options{Dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), Name: fmt.Sprintf("%s-n%d", name, i+1), Cluster: name, ClusterPort: ports[i]}
+		for j, p := range ports {
+			if j != i {
+				o.Routes = append(o.Routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+			}
 		}
 		s, err := Start(o)
 		if err != nil {
@@ -159,20 +170,33 @@ func StartCluster(dir, name string, n int) (*Cluster, error) {
 		}
 		c.Servers = append(c.Servers, s)
 	}
-	// Each remembers every other member, for its restarts.
-	for i, s := range c.Servers {
-		s.opts.Routes = nil
-		for j, o := range c.Servers {
-			if i != j {
-				s.opts.Routes = append(s.opts.Routes, o.RouteURL())
-			}
-		}
-	}
 	if err := c.WaitReady(readyTimeout); err != nil {
 		c.Shutdown()
 		return nil, err
 	}
 	return c, nil
+}
+
+// freePorts returns n distinct free TCP ports on host: each was bound and
+// released, so another process could take one before its server does
+// (the server's start then fails and says so).
+func freePorts(host string, n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("natsrv: choosing a route port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
 
 // ClientURLs is every member's client URL, comma-separated as nats.Connect

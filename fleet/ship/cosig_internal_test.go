@@ -33,11 +33,15 @@ func (r *countingRecorder) RecordCosigned(ctx context.Context, c *event.Cosigned
 	return err
 }
 
-func signedLedger(t *testing.T) (*ledger.Ledger, *tlog.Signer) {
-	path := filepath.Join(t.TempDir(), "ledger.db")
+func signedLedger(t *testing.T, tb ...testing.TB) (*ledger.Ledger, *tlog.Signer) {
+	var h testing.TB = t
+	if len(tb) > 0 {
+		h = tb[0]
+	}
+	path := filepath.Join(h.TempDir(), "ledger.db")
 	l, err := ledger.Create(path, ledger.Options{})
 	if err != nil {
-		t.Fatal(err)
+		h.Fatal(err)
 	}
 	id := l.ID()
 	l.Close()
@@ -45,9 +49,9 @@ func signedLedger(t *testing.T) (*ledger.Ledger, *tlog.Signer) {
 	signer, _ := tlog.NewSigner(skey)
 	l, err = ledger.Open(path, ledger.Options{SignCheckpoint: func(th ledger.TreeHead) (string, error) { return signer.Sign(th.Size, th.Root) }})
 	if err != nil {
-		t.Fatal(err)
+		h.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
+	h.Cleanup(func() { l.Close() })
 	for range 4 {
 		l.Append(context.Background(), ledger.Sync, event.MustRecord("", &event.Note{Author: "a", Text: "b"}))
 	}
@@ -164,4 +168,31 @@ func TestOfferCosig_Bounded(t *testing.T) {
 	if len(s.cosigs) != 1 || !bytes.Equal((<-s.cosigs).Data, []byte{byte(999 % 256)}) {
 		t.Fatal("not the latest")
 	}
+}
+
+// FuzzTakeCosig: whatever a cosignature message holds, takeCosig neither
+// panics nor records anything that is not a cosignature of the ledger's
+// own tree.
+func FuzzTakeCosig(f *testing.F) {
+	f.Add([]byte("opx.local/ledger/x\n1\nAAAA\n\n— x sig\n"), "1")
+	f.Add([]byte{}, "0")
+	f.Add([]byte("\n\n\n"), "18446744073709551615")
+	l, signer := signedLedger(nil, f)
+	vkey := signer.Verifier().String()
+	th, _ := l.TreeHead()
+	good, _ := signer.Sign(th.Size, th.Root)
+	f.Add([]byte(good), "5")
+	f.Fuzz(func(t *testing.T, data []byte, size string) {
+		m := fleet.CosigMessage(prefix, l.ID(), 1, data)
+		m.Header.Set(fleet.HdrSize, size)
+		r := &countingRecorder{l: l}
+		s := &Shipper{cfg: Config{Prefix: prefix, VerifierKey: vkey}, l: l, rec: r, id: l.ID(), cosigC: "fleet.fuzz"}
+		err := s.takeCosig(context.Background(), m)
+		if err == nil && r.n > 0 {
+			// Recorded: it must be the ledger's tree, cosigned.
+			if _, cerr := tlog.Open(data, signer.Verifier()); cerr != nil {
+				t.Fatalf("recorded a note that does not verify: %v", cerr)
+			}
+		}
+	})
 }

@@ -27,6 +27,10 @@
 //     outstanding ones, then resends from the cursor: the collector sees
 //     each entry again in order (its reorder buffer is at least this
 //     window).
+//   - Memory is bounded whatever the ledger holds: one read of the ledger
+//     holds at most 256 entries and about 8 MiB (plus one entry), blobs
+//     are read in parts of fleet.MaxChunk, and the window above bounds
+//     what awaits acknowledgement.
 //   - A cosignature message is outside input: bounded (fleet.MaxCosigBytes),
 //     recorded only when its checkpoint carries the ledger's own
 //     signature and its tree is the ledger's own tree at that size, and

@@ -1,6 +1,7 @@
 package ship
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -32,6 +33,11 @@ const (
 	ackTimeout = 10 * time.Second
 	// retryMin and retryMax bound the pause after a failed attempt.
 	retryMin, retryMax = 100 * time.Millisecond, 5 * time.Second
+	// batchEntries is how many entries one read of the ledger takes (a
+	// short read transaction each).
+	batchEntries = 256
+	// maxBatchBytes bounds the entries one read holds (plus one entry).
+	maxBatchBytes = 8 << 20
 	// maxBlobsSeen bounds the set of blobs shipped in this life (a blob
 	// sent twice is harmless: it is deduplicated downstream).
 	maxBlobsSeen = 1 << 16
@@ -161,9 +167,19 @@ func Start(ctx context.Context, cfg Config, l *ledger.Ledger, rec Recorder) (*Sh
 	if s.acked, s.hasAcked, err = l.Cursor(s.cursor); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
+	if h, err := l.Head(); err == nil && s.hasAcked && s.acked > h.Seq {
+		// The file is older than the cursor (restored from a copy): what
+		// comes next is another history at seqs the stream holds, shipped
+		// for the collector to see (a rewrite, a fork), never skipped.
+		s.fail(fmt.Errorf("the cursor (%d) is past the ledger's head (%d): the ledger was replaced by an older copy; shipping from its head", s.acked, h.Seq))
+		s.acked = h.Seq
+	}
 	s.persisted, s.hasPers = s.acked, s.hasAcked
 	if s.cosigned, _, err = l.Cursor(s.cosigC); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
+	}
+	if s.cosigned > 0 {
+		s.witness = lastWitness(l)
 	}
 	opts := append([]nats.Option{
 		nats.Name("opx engine " + s.id),
@@ -367,19 +383,28 @@ func (s *Shipper) attempt(ctx context.Context) error {
 	tick := time.NewTicker(persistEvery)
 	defer tick.Stop()
 	pos := s.next()
+	persisted := time.Now()
 	for {
 		wm, err := s.l.Watermark()
 		if err != nil {
 			return fmt.Errorf("ledger: %w", err)
 		}
 		if pos <= wm.Durable {
-			to := min(wm.Durable, pos+1023)
-			if err := s.shipRange(ctx, w, pos, to); err != nil {
+			// A backlog: batches of entries, the cursor written as it
+			// goes (a crash then resends at most a second's worth).
+			last, err := s.shipRange(ctx, w, pos, min(wm.Durable, pos+batchEntries-1))
+			if err != nil {
 				return err
 			}
-			pos = to + 1
+			pos = last + 1
 			if err := w.reap(s); err != nil {
 				return err
+			}
+			if time.Since(persisted) >= persistEvery {
+				if err := s.persist(false); err != nil {
+					return err
+				}
+				persisted = time.Now()
 			}
 			continue
 		}
@@ -401,31 +426,48 @@ func (s *Shipper) attempt(ctx context.Context) error {
 	}
 }
 
-// shipRange publishes entries from..to (durable) and their blobs.
-func (s *Shipper) shipRange(ctx context.Context, w *window, from, to uint64) error {
+// errBatchFull stops a read of the ledger at maxBatchBytes.
+var errBatchFull = errors.New("batch full")
+
+// shipRange publishes the entries from..to (durable) and their blobs, as
+// many as one read of at most batchEntries entries and about
+// maxBatchBytes takes, and returns the last seq it shipped.
+func (s *Shipper) shipRange(ctx context.Context, w *window, from, to uint64) (uint64, error) {
 	var batch []ledger.Entry
-	if err := s.l.Range(from, to, func(e ledger.Entry) error {
+	size := 0
+	next := from
+	err := s.l.Range(from, to, func(e ledger.Entry) error {
+		if e.Seq != next {
+			return fmt.Errorf("entry %d is missing (the next stored is %d)", next, e.Seq)
+		}
 		batch = append(batch, e)
+		next++
+		if size += len(e.Raw); size >= maxBatchBytes {
+			return errBatchFull
+		}
 		return nil
-	}); err != nil {
-		return fmt.Errorf("ledger: %w", err)
+	})
+	if err != nil && !errors.Is(err, errBatchFull) {
+		return 0, fmt.Errorf("ledger: %w", err)
+	}
+	if len(batch) == 0 {
+		return 0, fmt.Errorf("ledger: entry %d is missing", from)
 	}
 	for _, e := range batch {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 		if err := s.shipBlobs(ctx, w, e); err != nil {
-			return err
+			return 0, err
 		}
 		msgs := fleet.EntryMessages(s.cfg.Prefix, s.id, e.Seq, e.Raw)
 		for i, m := range msgs {
-			seq, final := e.Seq, i == len(msgs)-1
-			if err := w.publish(ctx, s, m, seq, final); err != nil {
-				return err
+			if err := w.publish(ctx, s, m, e.Seq, i == len(msgs)-1); err != nil {
+				return 0, err
 			}
 		}
 	}
-	return nil
+	return batch[len(batch)-1].Seq, nil
 }
 
 func (s *Shipper) shipBlobs(ctx context.Context, w *window, e ledger.Entry) error {
@@ -530,4 +572,22 @@ func randomHex(n int) string {
 		panic(err) // crypto/rand does not fail on supported systems
 	}
 	return hex.EncodeToString(b)
+}
+
+// lastWitness is the witness of the latest ledger.cosigned entry, read
+// back from the head (one exists when the cosignature cursor is set).
+func lastWitness(l *ledger.Ledger) string {
+	var name string
+	l.Backward(func(_ uint64, raw []byte) (bool, error) {
+		if !bytes.Contains(raw, []byte(`"type":"`+event.TypeCosigned+`"`)) {
+			return true, nil
+		}
+		e, err := ledger.ParseEntry(raw)
+		if err != nil || e.Type != event.TypeCosigned {
+			return true, nil
+		}
+		name, _ = ledger.FieldString(e.Data, "witness")
+		return false, nil
+	})
+	return name
 }

@@ -462,7 +462,7 @@ func TestShipper_RecordsCosignature(t *testing.T) {
 	// A restarted shipper finds it on the stream and records it no more.
 	s2 := start(t, srv.ClientURL(), l.Ledger, l.vkey)
 	waitFor(t, "shipped", shippedAll(s2, l.Ledger))
-	if st := s2.Status(); st.CosignedSize != size {
+	if st := s2.Status(); st.CosignedSize != size || st.Witness != "witness.test" {
 		t.Fatalf("restarted status: %+v", st)
 	}
 	s2.Close(0)
@@ -475,5 +475,63 @@ func TestShipper_RecordsCosignature(t *testing.T) {
 	})
 	if n != 1 {
 		t.Fatalf("%d ledger.cosigned entries after a restart, want 1", n)
+	}
+}
+
+// An engine that starts while NATS is down starts at once, and ships
+// everything once the server is there.
+func TestShipper_StartsWithNATSDown(t *testing.T) {
+	srv, err := natsrv.Start(natsrv.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Shutdown() // its port is now free, and known
+	l := newSigned(t)
+	appendNotes(t, l.Ledger, 10)
+	t0 := time.Now()
+	s := start(t, srv.ClientURL(), l.Ledger, l.vkey)
+	defer s.Close(0)
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Fatalf("Start took %v with NATS down", d)
+	}
+	if st := s.Status(); st.Connected || st.HasAcked || st.LagEntries != 11 {
+		t.Fatalf("status with NATS down: %+v", st)
+	}
+	appendNotes(t, l.Ledger, 10)
+	srv2, err := srv.Restart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv2.Shutdown()
+	waitFor(t, "the backlog shipped", shippedAll(s, l.Ledger))
+	checkStream(t, srv2.ClientURL(), l.Ledger)
+}
+
+// A ledger replaced by an older copy (its cursor past its head) ships
+// what it appends next at the seqs the stream already holds: the
+// collector sees the other history; nothing is skipped.
+func TestShipper_CursorPastHead(t *testing.T) {
+	srv := startServer(t)
+	l := newSigned(t)
+	appendNotes(t, l.Ledger, 3)
+	if err := l.SetCursor("fleet."+fleet.LedgerStream(prefix), 50); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, srv.ClientURL(), l.Ledger, l.vkey)
+	defer s.Close(0)
+	if st := s.Status(); !strings.Contains(st.LastError, "past the ledger's head") || st.Acked != 3 {
+		t.Fatalf("status: %+v", st)
+	}
+	appendNotes(t, l.Ledger, 2)
+	waitFor(t, "shipped", shippedAll(s, l.Ledger))
+	msgs := streamMsgs(t, srv.ClientURL(), l.ID())
+	var seqs []uint64
+	for _, m := range msgs {
+		if m.Kind == fleet.KindEntry {
+			seqs = append(seqs, m.Seq)
+		}
+	}
+	if fmt.Sprint(seqs) != "[4 5]" {
+		t.Fatalf("entries shipped: %v, want [4 5]", seqs)
 	}
 }

@@ -874,7 +874,9 @@ type StatusResponse struct {
 	LedgerHeadHash string                 `protobuf:"bytes,10,opt,name=ledger_head_hash,json=ledgerHeadHash,proto3" json:"ledger_head_hash,omitempty"`
 	LedgerPath     string                 `protobuf:"bytes,11,opt,name=ledger_path,json=ledgerPath,proto3" json:"ledger_path,omitempty"`
 	// The configured MCP servers (mcp.servers), sorted by name.
-	McpServers    []*McpServerStatus `protobuf:"bytes,12,rep,name=mcp_servers,json=mcpServers,proto3" json:"mcp_servers,omitempty"`
+	McpServers []*McpServerStatus `protobuf:"bytes,12,rep,name=mcp_servers,json=mcpServers,proto3" json:"mcp_servers,omitempty"`
+	// Shipping to NATS JetStream (fleet.enabled); absent when off.
+	Fleet         *FleetStatus `protobuf:"bytes,13,opt,name=fleet,proto3" json:"fleet,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -993,6 +995,163 @@ func (x *StatusResponse) GetMcpServers() []*McpServerStatus {
 	return nil
 }
 
+func (x *StatusResponse) GetFleet() *FleetStatus {
+	if x != nil {
+		return x.Fleet
+	}
+	return nil
+}
+
+// FleetStatus is where shipping the ledger stands (docs/fleet.md).
+type FleetStatus struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Url       string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"` // credentials redacted
+	Stream    string                 `protobuf:"bytes,2,opt,name=stream,proto3" json:"stream,omitempty"`
+	Subject   string                 `protobuf:"bytes,3,opt,name=subject,proto3" json:"subject,omitempty"`
+	Connected bool                   `protobuf:"varint,4,opt,name=connected,proto3" json:"connected,omitempty"`
+	// Every entry up to acked_seq is on the stream (has_acked false: none).
+	AckedSeq      uint64 `protobuf:"varint,5,opt,name=acked_seq,json=ackedSeq,proto3" json:"acked_seq,omitempty"`
+	HasAcked      bool   `protobuf:"varint,6,opt,name=has_acked,json=hasAcked,proto3" json:"has_acked,omitempty"`
+	DurableSeq    uint64 `protobuf:"varint,7,opt,name=durable_seq,json=durableSeq,proto3" json:"durable_seq,omitempty"` // the ledger's durable head
+	LagEntries    uint64 `protobuf:"varint,8,opt,name=lag_entries,json=lagEntries,proto3" json:"lag_entries,omitempty"` // durable entries not yet acknowledged
+	LagMs         int64  `protobuf:"varint,9,opt,name=lag_ms,json=lagMs,proto3" json:"lag_ms,omitempty"`                // age of the oldest of them
+	LastError     string `protobuf:"bytes,10,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	LastErrorAt   string `protobuf:"bytes,11,opt,name=last_error_at,json=lastErrorAt,proto3" json:"last_error_at,omitempty"`   // RFC 3339, empty: never
+	CosignedSize  uint64 `protobuf:"varint,12,opt,name=cosigned_size,json=cosignedSize,proto3" json:"cosigned_size,omitempty"` // tree size of the latest cosigned checkpoint recorded
+	Witness       string `protobuf:"bytes,13,opt,name=witness,proto3" json:"witness,omitempty"`                                // its cosigner
+	Duplicates    uint64 `protobuf:"varint,14,opt,name=duplicates,proto3" json:"duplicates,omitempty"`                         // entries resent that the stream already held
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FleetStatus) Reset() {
+	*x = FleetStatus{}
+	mi := &file_opx_v1_client_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FleetStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FleetStatus) ProtoMessage() {}
+
+func (x *FleetStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_client_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FleetStatus.ProtoReflect.Descriptor instead.
+func (*FleetStatus) Descriptor() ([]byte, []int) {
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *FleetStatus) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *FleetStatus) GetStream() string {
+	if x != nil {
+		return x.Stream
+	}
+	return ""
+}
+
+func (x *FleetStatus) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *FleetStatus) GetConnected() bool {
+	if x != nil {
+		return x.Connected
+	}
+	return false
+}
+
+func (x *FleetStatus) GetAckedSeq() uint64 {
+	if x != nil {
+		return x.AckedSeq
+	}
+	return 0
+}
+
+func (x *FleetStatus) GetHasAcked() bool {
+	if x != nil {
+		return x.HasAcked
+	}
+	return false
+}
+
+func (x *FleetStatus) GetDurableSeq() uint64 {
+	if x != nil {
+		return x.DurableSeq
+	}
+	return 0
+}
+
+func (x *FleetStatus) GetLagEntries() uint64 {
+	if x != nil {
+		return x.LagEntries
+	}
+	return 0
+}
+
+func (x *FleetStatus) GetLagMs() int64 {
+	if x != nil {
+		return x.LagMs
+	}
+	return 0
+}
+
+func (x *FleetStatus) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *FleetStatus) GetLastErrorAt() string {
+	if x != nil {
+		return x.LastErrorAt
+	}
+	return ""
+}
+
+func (x *FleetStatus) GetCosignedSize() uint64 {
+	if x != nil {
+		return x.CosignedSize
+	}
+	return 0
+}
+
+func (x *FleetStatus) GetWitness() string {
+	if x != nil {
+		return x.Witness
+	}
+	return ""
+}
+
+func (x *FleetStatus) GetDuplicates() uint64 {
+	if x != nil {
+		return x.Duplicates
+	}
+	return 0
+}
+
 // McpServerStatus is one configured MCP server's state.
 type McpServerStatus struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1012,7 +1171,7 @@ type McpServerStatus struct {
 
 func (x *McpServerStatus) Reset() {
 	*x = McpServerStatus{}
-	mi := &file_opx_v1_client_proto_msgTypes[14]
+	mi := &file_opx_v1_client_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1024,7 +1183,7 @@ func (x *McpServerStatus) String() string {
 func (*McpServerStatus) ProtoMessage() {}
 
 func (x *McpServerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[14]
+	mi := &file_opx_v1_client_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1037,7 +1196,7 @@ func (x *McpServerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServerStatus.ProtoReflect.Descriptor instead.
 func (*McpServerStatus) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{14}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *McpServerStatus) GetName() string {
@@ -1119,7 +1278,7 @@ type ShutdownRequest struct {
 
 func (x *ShutdownRequest) Reset() {
 	*x = ShutdownRequest{}
-	mi := &file_opx_v1_client_proto_msgTypes[15]
+	mi := &file_opx_v1_client_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1131,7 +1290,7 @@ func (x *ShutdownRequest) String() string {
 func (*ShutdownRequest) ProtoMessage() {}
 
 func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[15]
+	mi := &file_opx_v1_client_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1144,7 +1303,7 @@ func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownRequest.ProtoReflect.Descriptor instead.
 func (*ShutdownRequest) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{15}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ShutdownRequest) GetReason() string {
@@ -1162,7 +1321,7 @@ type ShutdownResponse struct {
 
 func (x *ShutdownResponse) Reset() {
 	*x = ShutdownResponse{}
-	mi := &file_opx_v1_client_proto_msgTypes[16]
+	mi := &file_opx_v1_client_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1174,7 +1333,7 @@ func (x *ShutdownResponse) String() string {
 func (*ShutdownResponse) ProtoMessage() {}
 
 func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[16]
+	mi := &file_opx_v1_client_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1187,7 +1346,7 @@ func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownResponse.ProtoReflect.Descriptor instead.
 func (*ShutdownResponse) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{16}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{17}
 }
 
 type RestartRequest struct {
@@ -1199,7 +1358,7 @@ type RestartRequest struct {
 
 func (x *RestartRequest) Reset() {
 	*x = RestartRequest{}
-	mi := &file_opx_v1_client_proto_msgTypes[17]
+	mi := &file_opx_v1_client_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1211,7 +1370,7 @@ func (x *RestartRequest) String() string {
 func (*RestartRequest) ProtoMessage() {}
 
 func (x *RestartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[17]
+	mi := &file_opx_v1_client_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1224,7 +1383,7 @@ func (x *RestartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartRequest.ProtoReflect.Descriptor instead.
 func (*RestartRequest) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{17}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RestartRequest) GetReason() string {
@@ -1242,7 +1401,7 @@ type RestartResponse struct {
 
 func (x *RestartResponse) Reset() {
 	*x = RestartResponse{}
-	mi := &file_opx_v1_client_proto_msgTypes[18]
+	mi := &file_opx_v1_client_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1254,7 +1413,7 @@ func (x *RestartResponse) String() string {
 func (*RestartResponse) ProtoMessage() {}
 
 func (x *RestartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[18]
+	mi := &file_opx_v1_client_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1267,7 +1426,7 @@ func (x *RestartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartResponse.ProtoReflect.Descriptor instead.
 func (*RestartResponse) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{18}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{19}
 }
 
 var File_opx_v1_client_proto protoreflect.FileDescriptor
@@ -1351,7 +1510,7 @@ const file_opx_v1_client_proto_rawDesc = "" +
 	"\x03seq\x18\v \x01(\x04R\x03seq\x12\x1f\n" +
 	"\vsubagent_id\x18\f \x01(\tR\n" +
 	"subagentId\"\x0f\n" +
-	"\rStatusRequest\"\xbf\x03\n" +
+	"\rStatusRequest\"\xea\x03\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x1c\n" +
 	"\tworkspace\x18\x02 \x01(\tR\tworkspace\x12\x1f\n" +
@@ -1369,7 +1528,29 @@ const file_opx_v1_client_proto_rawDesc = "" +
 	"\vledger_path\x18\v \x01(\tR\n" +
 	"ledgerPath\x128\n" +
 	"\vmcp_servers\x18\f \x03(\v2\x17.opx.v1.McpServerStatusR\n" +
-	"mcpServers\"\x86\x02\n" +
+	"mcpServers\x12)\n" +
+	"\x05fleet\x18\r \x01(\v2\x13.opx.v1.FleetStatusR\x05fleet\"\xa4\x03\n" +
+	"\vFleetStatus\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
+	"\x06stream\x18\x02 \x01(\tR\x06stream\x12\x18\n" +
+	"\asubject\x18\x03 \x01(\tR\asubject\x12\x1c\n" +
+	"\tconnected\x18\x04 \x01(\bR\tconnected\x12\x1b\n" +
+	"\tacked_seq\x18\x05 \x01(\x04R\backedSeq\x12\x1b\n" +
+	"\thas_acked\x18\x06 \x01(\bR\bhasAcked\x12\x1f\n" +
+	"\vdurable_seq\x18\a \x01(\x04R\n" +
+	"durableSeq\x12\x1f\n" +
+	"\vlag_entries\x18\b \x01(\x04R\n" +
+	"lagEntries\x12\x15\n" +
+	"\x06lag_ms\x18\t \x01(\x03R\x05lagMs\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\n" +
+	" \x01(\tR\tlastError\x12\"\n" +
+	"\rlast_error_at\x18\v \x01(\tR\vlastErrorAt\x12#\n" +
+	"\rcosigned_size\x18\f \x01(\x04R\fcosignedSize\x12\x18\n" +
+	"\awitness\x18\r \x01(\tR\awitness\x12\x1e\n" +
+	"\n" +
+	"duplicates\x18\x0e \x01(\x04R\n" +
+	"duplicates\"\x86\x02\n" +
 	"\x0fMcpServerStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x10\n" +
@@ -1412,7 +1593,7 @@ func file_opx_v1_client_proto_rawDescGZIP() []byte {
 	return file_opx_v1_client_proto_rawDescData
 }
 
-var file_opx_v1_client_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_opx_v1_client_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_opx_v1_client_proto_goTypes = []any{
 	(*ClientMessageRequest)(nil),  // 0: opx.v1.ClientMessageRequest
 	(*PipelineEvent)(nil),         // 1: opx.v1.PipelineEvent
@@ -1428,39 +1609,41 @@ var file_opx_v1_client_proto_goTypes = []any{
 	(*PendingApproval)(nil),       // 11: opx.v1.PendingApproval
 	(*StatusRequest)(nil),         // 12: opx.v1.StatusRequest
 	(*StatusResponse)(nil),        // 13: opx.v1.StatusResponse
-	(*McpServerStatus)(nil),       // 14: opx.v1.McpServerStatus
-	(*ShutdownRequest)(nil),       // 15: opx.v1.ShutdownRequest
-	(*ShutdownResponse)(nil),      // 16: opx.v1.ShutdownResponse
-	(*RestartRequest)(nil),        // 17: opx.v1.RestartRequest
-	(*RestartResponse)(nil),       // 18: opx.v1.RestartResponse
-	(*ChatMessage)(nil),           // 19: opx.v1.ChatMessage
+	(*FleetStatus)(nil),           // 14: opx.v1.FleetStatus
+	(*McpServerStatus)(nil),       // 15: opx.v1.McpServerStatus
+	(*ShutdownRequest)(nil),       // 16: opx.v1.ShutdownRequest
+	(*ShutdownResponse)(nil),      // 17: opx.v1.ShutdownResponse
+	(*RestartRequest)(nil),        // 18: opx.v1.RestartRequest
+	(*RestartResponse)(nil),       // 19: opx.v1.RestartResponse
+	(*ChatMessage)(nil),           // 20: opx.v1.ChatMessage
 }
 var file_opx_v1_client_proto_depIdxs = []int32{
 	4,  // 0: opx.v1.ListSessionsResponse.sessions:type_name -> opx.v1.SessionInfo
-	19, // 1: opx.v1.GetHistoryResponse.messages:type_name -> opx.v1.ChatMessage
+	20, // 1: opx.v1.GetHistoryResponse.messages:type_name -> opx.v1.ChatMessage
 	11, // 2: opx.v1.ListApprovalsResponse.approvals:type_name -> opx.v1.PendingApproval
-	14, // 3: opx.v1.StatusResponse.mcp_servers:type_name -> opx.v1.McpServerStatus
-	0,  // 4: opx.v1.ClientService.SendMessage:input_type -> opx.v1.ClientMessageRequest
-	2,  // 5: opx.v1.ClientService.ListSessions:input_type -> opx.v1.ListSessionsRequest
-	5,  // 6: opx.v1.ClientService.GetHistory:input_type -> opx.v1.GetHistoryRequest
-	7,  // 7: opx.v1.ClientService.ResolveApproval:input_type -> opx.v1.ApprovalRequest
-	9,  // 8: opx.v1.ClientService.ListApprovals:input_type -> opx.v1.ListApprovalsRequest
-	12, // 9: opx.v1.ClientService.GetStatus:input_type -> opx.v1.StatusRequest
-	15, // 10: opx.v1.ClientService.Shutdown:input_type -> opx.v1.ShutdownRequest
-	17, // 11: opx.v1.ClientService.Restart:input_type -> opx.v1.RestartRequest
-	1,  // 12: opx.v1.ClientService.SendMessage:output_type -> opx.v1.PipelineEvent
-	3,  // 13: opx.v1.ClientService.ListSessions:output_type -> opx.v1.ListSessionsResponse
-	6,  // 14: opx.v1.ClientService.GetHistory:output_type -> opx.v1.GetHistoryResponse
-	8,  // 15: opx.v1.ClientService.ResolveApproval:output_type -> opx.v1.ApprovalResponse
-	10, // 16: opx.v1.ClientService.ListApprovals:output_type -> opx.v1.ListApprovalsResponse
-	13, // 17: opx.v1.ClientService.GetStatus:output_type -> opx.v1.StatusResponse
-	16, // 18: opx.v1.ClientService.Shutdown:output_type -> opx.v1.ShutdownResponse
-	18, // 19: opx.v1.ClientService.Restart:output_type -> opx.v1.RestartResponse
-	12, // [12:20] is the sub-list for method output_type
-	4,  // [4:12] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	15, // 3: opx.v1.StatusResponse.mcp_servers:type_name -> opx.v1.McpServerStatus
+	14, // 4: opx.v1.StatusResponse.fleet:type_name -> opx.v1.FleetStatus
+	0,  // 5: opx.v1.ClientService.SendMessage:input_type -> opx.v1.ClientMessageRequest
+	2,  // 6: opx.v1.ClientService.ListSessions:input_type -> opx.v1.ListSessionsRequest
+	5,  // 7: opx.v1.ClientService.GetHistory:input_type -> opx.v1.GetHistoryRequest
+	7,  // 8: opx.v1.ClientService.ResolveApproval:input_type -> opx.v1.ApprovalRequest
+	9,  // 9: opx.v1.ClientService.ListApprovals:input_type -> opx.v1.ListApprovalsRequest
+	12, // 10: opx.v1.ClientService.GetStatus:input_type -> opx.v1.StatusRequest
+	16, // 11: opx.v1.ClientService.Shutdown:input_type -> opx.v1.ShutdownRequest
+	18, // 12: opx.v1.ClientService.Restart:input_type -> opx.v1.RestartRequest
+	1,  // 13: opx.v1.ClientService.SendMessage:output_type -> opx.v1.PipelineEvent
+	3,  // 14: opx.v1.ClientService.ListSessions:output_type -> opx.v1.ListSessionsResponse
+	6,  // 15: opx.v1.ClientService.GetHistory:output_type -> opx.v1.GetHistoryResponse
+	8,  // 16: opx.v1.ClientService.ResolveApproval:output_type -> opx.v1.ApprovalResponse
+	10, // 17: opx.v1.ClientService.ListApprovals:output_type -> opx.v1.ListApprovalsResponse
+	13, // 18: opx.v1.ClientService.GetStatus:output_type -> opx.v1.StatusResponse
+	17, // 19: opx.v1.ClientService.Shutdown:output_type -> opx.v1.ShutdownResponse
+	19, // 20: opx.v1.ClientService.Restart:output_type -> opx.v1.RestartResponse
+	13, // [13:21] is the sub-list for method output_type
+	5,  // [5:13] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_opx_v1_client_proto_init() }
@@ -1475,7 +1658,7 @@ func file_opx_v1_client_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opx_v1_client_proto_rawDesc), len(file_opx_v1_client_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/opx-dev/opx/fleet"
+	"github.com/opx-dev/opx/fleet/natsrv"
+)
+
+// defaultEmbeddedListen is where --embedded-nats listens for engines: the
+// NATS port on loopback (engines on other machines need --listen).
+const defaultEmbeddedListen = "127.0.0.1:4222"
+
+func collectorCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "collector",
+		Usage: "collect the fleet's ledgers from NATS JetStream: verify, witness and serve them for review",
+		UsageText: "opx collector (--nats URL | --embedded-nats DIR [--listen HOST:PORT]) --store DIR [--config FILE]\n" +
+			"   opx collector key --store DIR [--json]",
+		Description: "Runs until interrupted (SIGINT, SIGTERM). A durable JetStream consumer reads every engine's ledger\n" +
+			"subject; each source ledger is kept in STORE/sources/<ledger id>/ledger.db, an ordinary opx ledger\n" +
+			"(review it with --ledger PATH, or --source ID --store DIR), verified as it arrives: the chain, each\n" +
+			"signed checkpoint (key pinned on first sight or from allow_keys in --config), each checkpoint's\n" +
+			"consistency with the ones before. Each checkpoint it verified is cosigned with the store's witness\n" +
+			"key (`opx collector key`), recorded in STORE/collector.db and published back to its engine. Anything\n" +
+			"wrong is an alert (`opx fleet alerts`). --embedded-nats runs a JetStream server in this process for\n" +
+			"one machine, its data in DIR. docs/fleet.md.\n\n" + exitCodesHelp(""),
+		HideHelpCommand: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "nats", Usage: "NATS server `URL`s, comma-separated (default: url in --config)"},
+			&cli.StringFlag{Name: "embedded-nats", Usage: "run a JetStream server in-process with its data in `DIR`", TakesFile: true},
+			&cli.StringFlag{Name: "listen", Usage: "with --embedded-nats: `HOST:PORT` engines connect to", Value: defaultEmbeddedListen},
+			&cli.StringFlag{Name: "store", Usage: "the collector's store `DIR` (default $" + EnvFleetStore + ")", TakesFile: true},
+			&cli.StringFlag{Name: "config", Usage: "collector config `FILE` (YAML: url, creds, nkey, tls, prefix, replicas, durable, stall_after, allow_keys)", TakesFile: true},
+			&cli.StringFlag{Name: "prefix", Usage: "subject `PREFIX` (default: the config's, else " + fleet.DefaultPrefix + ")"},
+			&cli.DurationFlag{Name: "stall-after", Usage: "alert a source that ships nothing for `DURATION` (0: never; default: the config's, else 0)"},
+		},
+		Subcommands: []*cli.Command{collectorKeyCommand()},
+		Action:      runCollector,
+	}
+}
+
+func collectorKeyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "key",
+		Usage:     "print the collector's witness verifier key (creating the key on first use)",
+		UsageText: "opx collector key --store DIR [--json]",
+		Description: "Prints the verifier key of the store's witness key (STORE/witness.key, 0600), the KEY of\n" +
+			"`opx ledger verify --witness KEY` and of an engine's fleet.witness.\n\n" + exitCodesHelp(""),
+		HideHelpCommand: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "store", Usage: "the collector's store `DIR` (default $" + EnvFleetStore + ")", TakesFile: true},
+			jsonFlag(),
+		},
+		Action: runCollectorKey,
+	}
+}
+
+// collectorSetup is what `opx collector` runs with, from flags and config.
+type collectorSetup struct {
+	store      string
+	url        string // "" with --embedded-nats until the server starts
+	embedded   string
+	listen     string
+	prefix     string
+	stallAfter time.Duration
+	cfg        *collectorConfig
+}
+
+// collectorArgs checks the flags and the config file, without starting
+// anything.
+func collectorArgs(c *cli.Context) (*collectorSetup, error) {
+	if _, err := wantArgs(c, 0, 0, ""); err != nil {
+		return nil, err
+	}
+	store, err := fleetStore(c)
+	if err != nil {
+		return nil, err
+	}
+	s := &collectorSetup{store: store, cfg: &collectorConfig{}, embedded: c.String("embedded-nats"), listen: c.String("listen")}
+	if p := c.String("config"); p != "" {
+		if s.cfg, err = readCollectorConfig(p); err != nil {
+			return nil, err
+		}
+	}
+	s.url = s.cfg.URL
+	if c.IsSet("nats") {
+		if s.url = c.String("nats"); s.url == "" {
+			return nil, usagef(c, "--nats needs a URL")
+		}
+		if err := checkNATSURL(s.url); err != nil {
+			return nil, usagef(c, "--nats: %v", err)
+		}
+	}
+	if c.IsSet("embedded-nats") && s.embedded == "" {
+		return nil, usagef(c, "--embedded-nats needs a directory")
+	}
+	switch {
+	case s.embedded != "" && c.IsSet("nats"):
+		return nil, usagef(c, "--nats and --embedded-nats: one or the other")
+	case s.embedded != "":
+		s.url = "" // the embedded server's, once it runs
+	case s.url == "":
+		return nil, usagef(c, "which NATS? give --nats URL, --embedded-nats DIR, or url in --config")
+	}
+	if c.IsSet("listen") {
+		if s.embedded == "" {
+			return nil, usagef(c, "--listen goes with --embedded-nats")
+		}
+		host, port, err := net.SplitHostPort(s.listen)
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 0 || n > 65535 {
+			return nil, usagef(c, "--listen %q: want HOST:PORT", s.listen)
+		}
+	}
+	s.prefix = s.cfg.Prefix
+	if c.IsSet("prefix") {
+		s.prefix = c.String("prefix")
+	}
+	if s.prefix == "" {
+		s.prefix = fleet.DefaultPrefix
+	}
+	if err := fleet.CheckPrefix(s.prefix); err != nil {
+		return nil, usagef(c, "--prefix: %v", err)
+	}
+	if s.cfg.StallAfter != "" {
+		s.stallAfter, _ = time.ParseDuration(s.cfg.StallAfter) // checked
+	}
+	if c.IsSet("stall-after") {
+		if s.stallAfter = c.Duration("stall-after"); s.stallAfter < 0 {
+			return nil, usagef(c, "--stall-after must not be negative")
+		}
+	}
+	return s, nil
+}
+
+func runCollector(c *cli.Context) error {
+	s, err := collectorArgs(c)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if s.embedded != "" {
+		host, port, _ := net.SplitHostPort(s.listen)
+		n, _ := strconv.Atoi(port)
+		srv, err := natsrv.Start(natsrv.Options{Dir: s.embedded, Host: host, Port: n})
+		if err != nil {
+			return fmt.Errorf("collector: embedded NATS: %w", err)
+		}
+		defer srv.Shutdown()
+		s.url = srv.ClientURL()
+		fmt.Fprintf(c.App.ErrWriter, "collector: embedded NATS JetStream at %s (data in %s)\n", s.url, s.embedded)
+	}
+	return runCollectorService(ctx, c, s)
+}
+
+func runCollectorKey(c *cli.Context) error {
+	if _, err := wantArgs(c, 0, 0, ""); err != nil {
+		return err
+	}
+	store, err := fleetStore(c)
+	if err != nil {
+		return err
+	}
+	key, err := collectorWitnessKey(store)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c, struct {
+			WitnessKey string `json:"witness_key"`
+		}{key})
+	}
+	fmt.Fprintln(c.App.Writer, key)
+	return nil
+}

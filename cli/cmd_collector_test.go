@@ -1,0 +1,67 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/opx-dev/opx/cli"
+)
+
+// TestCollector_UsageErrors: what `opx collector` refuses before it
+// starts anything, flags and config file alike (a config is outside
+// input: bounded, strict, every field checked).
+func TestCollector_UsageErrors(t *testing.T) {
+	t.Setenv(cli.EnvFleetStore, "")
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	cfg := func(body string) string {
+		p := filepath.Join(t.TempDir(), "collector.yaml")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		err  string
+	}{
+		{"no store", []string{"collector", "--nats", "nats://127.0.0.1:4222"}, cli.ExitUsage, "--store DIR"},
+		{"no nats", []string{"collector", "--store", store}, cli.ExitUsage, "which NATS"},
+		{"both", []string{"collector", "--store", store, "--nats", "nats://h:1", "--embedded-nats", dir}, cli.ExitUsage, "one or the other"},
+		{"bad url", []string{"collector", "--store", store, "--nats", "http://h:1"}, cli.ExitUsage, "not a NATS url"},
+		{"empty url", []string{"collector", "--store", store, "--nats", ""}, cli.ExitUsage, "--nats needs a URL"},
+		{"listen without embedded", []string{"collector", "--store", store, "--nats", "nats://h:1", "--listen", "127.0.0.1:1"}, cli.ExitUsage, "--listen goes with"},
+		{"bad listen", []string{"collector", "--store", store, "--embedded-nats", dir, "--listen", "nope"}, cli.ExitUsage, "HOST:PORT"},
+		{"bad prefix", []string{"collector", "--store", store, "--nats", "nats://h:1", "--prefix", "a.*"}, cli.ExitUsage, "subject prefix"},
+		{"negative stall", []string{"collector", "--store", store, "--nats", "nats://h:1", "--stall-after", "-1s"}, cli.ExitUsage, "negative"},
+		{"args", []string{"collector", "--store", store, "--nats", "nats://h:1", "extra"}, cli.ExitUsage, "extra"},
+		{"missing config", []string{"collector", "--store", store, "--config", filepath.Join(dir, "nope.yaml")}, cli.ExitError, "no such file"},
+		{"unknown field", []string{"collector", "--store", store, "--config", cfg("url: nats://h:1\nsurprise: 1\n")}, cli.ExitError, "surprise"},
+		{"config bad url", []string{"collector", "--store", store, "--config", cfg("url: ftp://h\n")}, cli.ExitError, "not a NATS url"},
+		{"config relative creds", []string{"collector", "--store", store, "--config", cfg("url: nats://h:1\ncreds: x.creds\n")}, cli.ExitError, "not an absolute path"},
+		{"config creds and nkey", []string{"collector", "--store", store, "--config", cfg("url: nats://h:1\ncreds: /a\nnkey: /b\n")}, cli.ExitError, "one or the other"},
+		{"config cert alone", []string{"collector", "--store", store, "--config", cfg("url: nats://h:1\ntls: {cert: /a}\n")}, cli.ExitError, "go together"},
+		{"config replicas", []string{"collector", "--store", store, "--config", cfg("url: nats://h:1\nreplicas: 9\n")}, cli.ExitError, "replicas"},
+		{"config durable", []string{"collector", "--store", store, "--config", cfg("url: nats://h:1\ndurable: a.b\n")}, cli.ExitError, "durable"},
+		{"config stall", []string{"collector", "--store", store, "--config", cfg("url: nats://h:1\nstall_after: soon\n")}, cli.ExitError, "stall_after"},
+		{"config allow id", []string{"collector", "--store", store, "--config", cfg("url: nats://h:1\nallow_keys: {nope: x}\n")}, cli.ExitError, "not a ledger id"},
+		{"config allow key", []string{"collector", "--store", store, "--config", cfg("url: nats://h:1\nallow_keys: {00112233445566778899aabbccddeeff: x}\n")}, cli.ExitError, "allow_keys 00112233445566778899aabbccddeeff"},
+		{"config not yaml", []string{"collector", "--store", store, "--config", cfg("url: [\n")}, cli.ExitError, "collector config"},
+		{"config huge", []string{"collector", "--store", store, "--config", cfg("url: nats://h:1\n#" + strings.Repeat("x", 2<<20) + "\n")}, cli.ExitError, "larger than"},
+		{"key args", []string{"collector", "key", "--store", store, "extra"}, cli.ExitUsage, "extra"},
+		{"key no store", []string{"collector", "key"}, cli.ExitUsage, "--store DIR"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, tt.args...)
+			r.wantCode(t, tt.code)
+			r.wantErr(t, tt.err)
+		})
+	}
+	if _, err := os.Stat(store); err == nil {
+		t.Errorf("a refused collector created its store")
+	}
+}

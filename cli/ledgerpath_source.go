@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/opx-dev/opx/fleet"
+	"github.com/urfave/cli/v2"
+)
+
+// EnvFleetStore names the environment variable giving the fleet
+// collector's store directory when --store is not given.
+const EnvFleetStore = "OPX_FLEET_STORE"
+
+// fleetStore is the collector store c names: --store, else $OPX_FLEET_STORE.
+func fleetStore(c *cli.Context) (string, error) {
+	dir, ok := flagGiven(c, "store")
+	if ok && dir == "" {
+		return "", usagef(c, "--store needs a directory")
+	}
+	if !ok {
+		dir = os.Getenv(EnvFleetStore)
+	}
+	if dir == "" {
+		return "", usagef(c, "which collector store? give --store DIR or set $%s", EnvFleetStore)
+	}
+	return dir, nil
+}
+
+// sourceLedger is the path of the collector's mirror of source ledger id:
+// STORE/sources/<id>/ledger.db, an ordinary opx ledger that review
+// commands open like any other (through the collector while it runs, as
+// through an engine). --source names the ledger, so a --ledger beside it
+// is a usage error, and so is a --workspace unless the command takes it
+// for where files go (rollback, diff, report).
+func sourceLedger(c *cli.Context, id string, workspaceNamesLedger bool) (string, error) {
+	if err := fleet.CheckLedgerID(id); err != nil {
+		return "", usagef(c, "--source: %v", err)
+	}
+	if _, ok := flagGiven(c, "ledger"); ok {
+		return "", usagef(c, "--source and --ledger both name a ledger; give one of them")
+	}
+	if _, ok := flagGiven(c, "workspace"); ok && workspaceNamesLedger {
+		return "", usagef(c, "--source and --workspace both name a ledger; give one of them")
+	}
+	store, err := fleetStore(c)
+	if err != nil {
+		return "", err
+	}
+	return SourceLedgerPath(store, id), nil
+}
+
+// SourceLedgerPath is where a collector store keeps source id's mirror.
+func SourceLedgerPath(store, id string) string {
+	return filepath.Join(store, "sources", id, "ledger.db")
+}
+
+// ledgerNamed reports whether c names its ledger file outright (--ledger
+// or --source) rather than through a workspace: such a command never asks
+// the workspace's engine in place of the file (it could be serving
+// another ledger, and a rollback there would touch the wrong workspace).
+func ledgerNamed(c *cli.Context) bool {
+	_, l := flagGiven(c, "ledger")
+	_, s := flagGiven(c, "source")
+	return l || s
+}
