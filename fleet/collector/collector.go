@@ -14,6 +14,7 @@ import (
 
 	"github.com/opx-dev/opx/fleet"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/tlog"
 	"github.com/opx-dev/opx/replay/projection"
 )
@@ -188,6 +189,21 @@ func (c *Collector) load() error {
 		path := SourcePath(c.cfg.Store, d.Name())
 		m, err := ledger.OpenMirror(path, c.mirrorOptions())
 		if errors.Is(err, ledger.ErrNotExist) {
+			continue
+		}
+		if errors.Is(err, ledger.ErrNotLedger) {
+			// Not a ledger at all (an empty bbolt file: a crash while an
+			// older collector created it in place): moved aside, kept
+			// for a look, and the source starts again from its genesis.
+			aside := path + ".unopenable-" + time.Now().UTC().Format("20060102T150405Z")
+			if rerr := os.Rename(path, aside); rerr != nil {
+				return fmt.Errorf("%w (and moving it aside: %v)", err, rerr)
+			}
+			b := c.newBatch()
+			c.alert(b, d.Name(), event.AlertMalformed, 0, fmt.Sprintf("the mirror did not open (%v): moved aside to %s; the source is taken again from its genesis", err, filepath.Base(aside)))
+			if err := c.own.Sync(context.Background()); err != nil {
+				return err
+			}
 			continue
 		}
 		if err != nil {
