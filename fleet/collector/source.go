@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,9 +56,20 @@ type claim struct {
 }
 
 type heldEntry struct {
-	raw  []byte
-	msgs []jetstream.Msg
-	at   time.Time
+	raw      []byte
+	msgs     []jetstream.Msg
+	at       time.Time
+	conflict bool // came under a ConflictMsgID
+}
+
+// isConflict reports whether msg is an entry published under its
+// ConflictMsgID (fleet/wire.go): "<EntryMsgID>#<hash16>".
+func isConflict(msg *fleet.Message) bool {
+	if msg.Kind != fleet.KindEntry {
+		return false
+	}
+	rest, ok := strings.CutPrefix(msg.MsgID, fleet.EntryMsgID(msg.LedgerID, msg.Seq)+"#")
+	return ok && len(rest) == 16
 }
 
 type heldBlob struct {
@@ -76,6 +88,8 @@ type assembly struct {
 	got   int
 	msgs  []jetstream.Msg
 	at    time.Time
+	// conflict: a part came under a ConflictMsgID.
+	conflict bool
 }
 
 func (c *Collector) source(id string) *source {
@@ -145,7 +159,7 @@ func (c *Collector) handle(ctx context.Context, b *batch, jm jetstream.Msg) {
 		b.acks = append(b.acks, jm)
 	case fleet.KindEntry, fleet.KindBlob:
 		if msg.Parts == 1 {
-			c.whole(ctx, b, s, msg.Kind, msg.Seq, msg.Blob, msg.Data, []jetstream.Msg{jm})
+			c.whole(ctx, b, s, msg.Kind, msg.Seq, msg.Blob, msg.Data, []jetstream.Msg{jm}, isConflict(msg))
 			return
 		}
 		c.part(ctx, b, s, msg, jm)
@@ -195,6 +209,7 @@ func (c *Collector) part(ctx context.Context, b *batch, s *source, msg *fleet.Me
 		c.held += msg.Size
 	}
 	a.msgs = append(a.msgs, jm)
+	a.conflict = a.conflict || isConflict(msg)
 	if a.parts[msg.Part] == nil {
 		a.parts[msg.Part] = msg.Data
 		a.got++
@@ -206,16 +221,16 @@ func (c *Collector) part(ctx context.Context, b *batch, s *source, msg *fleet.Me
 	s.heldSize -= a.size
 	c.held -= a.size
 	whole := bytes.Join(a.parts, nil)
-	c.whole(ctx, b, s, a.kind, a.seq, a.blob, whole, a.msgs)
+	c.whole(ctx, b, s, a.kind, a.seq, a.blob, whole, a.msgs, a.conflict)
 }
 
 // whole takes a whole entry or blob.
-func (c *Collector) whole(ctx context.Context, b *batch, s *source, kind fleet.Kind, seq uint64, h ledger.Hash, data []byte, msgs []jetstream.Msg) {
+func (c *Collector) whole(ctx context.Context, b *batch, s *source, kind fleet.Kind, seq uint64, h ledger.Hash, data []byte, msgs []jetstream.Msg, conflict bool) {
 	if kind == fleet.KindBlob {
 		c.takeBlob(ctx, b, s, h, data, msgs)
 		return
 	}
-	c.takeEntry(ctx, b, s, seq, data, msgs)
+	c.takeEntry(ctx, b, s, seq, data, msgs, conflict)
 	// Entries that waited for this one follow it.
 	for s.m != nil {
 		h, ok := s.held[s.next]
@@ -226,7 +241,7 @@ func (c *Collector) whole(ctx context.Context, b *batch, s *source, kind fleet.K
 		c.heldEntries--
 		s.heldSize -= int64(len(h.raw))
 		c.held -= int64(len(h.raw))
-		c.takeEntry(ctx, b, s, s.next, h.raw, h.msgs)
+		c.takeEntry(ctx, b, s, s.next, h.raw, h.msgs, false)
 	}
 }
 
@@ -259,13 +274,17 @@ func (c *Collector) takeBlob(ctx context.Context, b *batch, s *source, h ledger.
 }
 
 // takeEntry takes the entry seq of s.
-func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint64, raw []byte, msgs []jetstream.Msg) {
+//
+// conflict: it came under a ConflictMsgID (its shipper found other bytes
+// stored under its EntryMsgID), so other bytes held for seq are another
+// history under this ledger id: a fork.
+func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint64, raw []byte, msgs []jetstream.Msg, conflict bool) {
 	switch {
 	case s.m == nil && seq == 0:
 		c.createMirror(ctx, b, s, raw, msgs)
 		return
 	case s.m != nil && seq < s.next:
-		c.resent(ctx, b, s, seq, raw)
+		c.resent(ctx, b, s, seq, raw, conflict)
 		b.acks = append(b.acks, msgs...)
 		return
 	case s.m == nil || seq > s.next:
@@ -277,6 +296,9 @@ func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint
 		if h, ok := s.held[seq]; ok {
 			if bytes.Equal(h.raw, raw) {
 				h.msgs = append(h.msgs, msgs...)
+			} else if conflict || h.conflict {
+				c.alert(b, s.id, event.AlertFork, seq, fmt.Sprintf("two different entries for seq %d, one published as conflicting with the stream's: another history under this ledger id", seq))
+				b.acks = append(b.acks, msgs...)
 			} else {
 				c.alert(b, s.id, event.AlertRewrite, seq, "two different entries sent for this seq before it could be taken")
 				b.acks = append(b.acks, msgs...)
@@ -290,7 +312,7 @@ func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint
 			b.acks = append(b.acks, msgs...)
 			return
 		}
-		s.held[seq] = &heldEntry{raw: bytes.Clone(raw), msgs: msgs, at: time.Now()}
+		s.held[seq] = &heldEntry{raw: bytes.Clone(raw), msgs: msgs, at: time.Now(), conflict: conflict}
 		c.heldEntries++
 		s.heldSize += int64(len(raw))
 		c.held += int64(len(raw))
@@ -351,7 +373,7 @@ func (c *Collector) createMirror(ctx context.Context, b *batch, s *source, raw [
 // harmless duplicate (a redelivery, a shipper's resend); other bytes are
 // a rewrite, or a fork when they are a checkpoint the source's key
 // signed.
-func (c *Collector) resent(ctx context.Context, b *batch, s *source, seq uint64, raw []byte) {
+func (c *Collector) resent(ctx context.Context, b *batch, s *source, seq uint64, raw []byte, conflict bool) {
 	if b.touched[s] {
 		if err := s.m.Sync(ctx); err != nil {
 			c.cfg.Logf("collector: source %s: %v", s.id, err)
@@ -368,6 +390,10 @@ func (c *Collector) resent(ctx context.Context, b *batch, s *source, seq uint64,
 	}
 	if cp, ok := c.signedCheckpoint(s, seq, raw); ok {
 		c.alert(b, s.id, event.AlertFork, seq, fmt.Sprintf("a second signed checkpoint for size %d (root %s), another history under this ledger id", seq, cp.RootString()))
+		return
+	}
+	if conflict {
+		c.alert(b, s.id, event.AlertFork, seq, fmt.Sprintf("entry %d published as conflicting with the stream's (hash %s, the mirror holds %s): another history under this ledger id", seq, ledger.Sum(raw), ledger.Sum(e.Raw)))
 		return
 	}
 	c.alert(b, s.id, event.AlertRewrite, seq, fmt.Sprintf("entry %d sent again with other bytes (hash %s, held %s)", seq, ledger.Sum(raw), ledger.Sum(e.Raw)))

@@ -1,0 +1,77 @@
+package collector_test
+
+// Fixes of review 17 (REVIEW17.md) on the collector's side.
+
+import (
+	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/opx-dev/opx/fleet"
+	"github.com/opx-dev/opx/ledger/event"
+)
+
+// conflicting publishes entries from..to of l as a shipper does that
+// found other bytes stored under their EntryMsgID: under ConflictMsgID.
+func (p *pub) conflicting(s *src, from, to uint64) {
+	p.t.Helper()
+	for seq := from; seq <= to; seq++ {
+		e, err := s.Get(seq)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		ms := fleet.EntryMessages(prefix, s.ID(), seq, e.Raw)
+		ms[len(ms)-1].Header.Set(nats.MsgIdHdr, fleet.ConflictMsgID(s.ID(), seq, e.Raw))
+		for _, m := range ms {
+			p.must(m)
+		}
+	}
+}
+
+// Review 17 #1, the collector's side: an entry published under its
+// ConflictMsgID whose seq the mirror holds with other bytes is a fork
+// (another history under the ledger id), even when it is no signed
+// checkpoint; one with the mirror's bytes is nothing.
+func TestCollector_ConflictMsgIDIsAFork(t *testing.T) {
+	srv := startServer(t)
+	store := t.TempDir()
+	p := newPub(t, srv.ClientURL())
+	a := newSource(t, t.TempDir())
+	a.notes(t, 3, false)
+	b := fork(t, a)
+	base := a.head(t).Seq
+	a.notes(t, 4, false)
+	b.notes(t, 4, false)
+	r := startCollector(t, srv.ClientURL(), store)
+	// B's history got onto the stream first.
+	p.ship(b.Ledger, 0, b.head(t).Seq)
+	r.waitHead(t, b.ID(), b.head(t).Seq)
+	// A's shipper found B's bytes under its ids: conflict ids. The
+	// shared prefix, sent the same way, is no alert.
+	p.conflicting(a, 1, a.head(t).Seq)
+	marker(t, r, p)
+	forks := map[uint64]bool{}
+	for _, al := range r.alerts(t, "") {
+		if al.Source != a.ID() {
+			continue
+		}
+		if al.Kind != event.AlertFork {
+			t.Errorf("alert %s at %d: %s", al.Kind, al.SourceSeq, al.Detail)
+		}
+		forks[al.SourceSeq] = true
+	}
+	for seq := base + 1; seq <= a.head(t).Seq; seq++ {
+		if !forks[seq] {
+			t.Errorf("no fork alert for entry %d", seq)
+		}
+	}
+	for seq := uint64(1); seq <= base; seq++ {
+		if forks[seq] {
+			t.Errorf("a fork alert for the shared entry %d", seq)
+		}
+	}
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	sameEntries(t, store, b.Ledger)
+}
