@@ -175,9 +175,11 @@ func SourcePath(store, id string) string {
 // load reads the collector's own ledger (pinned keys, cosigned
 // checkpoints, alerts) and opens every mirror.
 func (c *Collector) load() error {
+	started := time.Now()
 	if err := c.replayOwn(); err != nil {
 		return err
 	}
+	defer c.restoreSeen(started)
 	dirs, err := os.ReadDir(filepath.Join(c.cfg.Store, "sources"))
 	if err != nil {
 		return err

@@ -3,11 +3,13 @@ package collector_test
 // Fixes of review 17 (REVIEW17.md) on the collector's side.
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/opx-dev/opx/fleet"
+	"github.com/opx-dev/opx/fleet/collector"
 	"github.com/opx-dev/opx/ledger/event"
 )
 
@@ -74,4 +76,45 @@ func TestCollector_ConflictMsgIDIsAFork(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameEntries(t, store, b.Ledger)
+}
+
+// Review 17 #9: what a source's hello said and when it was last heard
+// from survive a collector restart (a source that does not come back
+// still shows its host and workspace); #6: the texts of a hello are kept
+// (and written in the status) clipped.
+func TestCollector_HelloAndLastSeenSurviveRestart(t *testing.T) {
+	srv := startServer(t)
+	store := t.TempDir()
+	p := newPub(t, srv.ClientURL())
+	s := newSource(t, t.TempDir())
+	s.notes(t, 2, false)
+	r := startCollector(t, srv.ClientURL(), store)
+	h, err := s.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := fleet.HelloMessage(prefix, fleet.Hello{LedgerID: s.ID(), Boot: "b9", Host: "host-9",
+		Workspace: strings.Repeat("w", fleet.MaxHelloBytes/2), HeadSeq: h.Seq, HeadHash: h.Hash.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.must(m)
+	p.ship(s.Ledger, 0, h.Seq)
+	r.waitHead(t, s.ID(), h.Seq)
+	before := r.source(t, s.ID())
+	if len(before.Workspace) > 300 {
+		t.Errorf("a workspace of %d bytes kept as is", len(before.Workspace))
+	}
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	r = startCollector(t, srv.ClientURL(), store)
+	var after *collector.SourceStatus
+	waitFor(t, "the restarted collector's status", func() bool {
+		after = r.source(t, s.ID())
+		return after != nil && after.HasMirror
+	})
+	if after.Host != "host-9" || after.Boot != "b9" || after.Workspace != before.Workspace || after.LastSeen != before.LastSeen {
+		t.Errorf("after a restart: host %q boot %q last seen %q (before: %q %q %q)", after.Host, after.Boot, after.LastSeen, before.Host, before.Boot, before.LastSeen)
+	}
 }

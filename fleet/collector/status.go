@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/opx-dev/opx/fleet"
@@ -90,6 +91,54 @@ func (c *Collector) status(running bool) *Status {
 	}
 	sort.Slice(st.Sources, func(i, j int) bool { return st.Sources[i].ID < st.Sources[j].ID })
 	return st
+}
+
+// restoreSeen takes back, after a restart, what only the status file
+// kept of each source the collector knows: its last hello (host,
+// workspace, boot, claimed head) and when it was last heard from. A
+// source whose last-seen time is unknown counts as seen when the
+// collector started, so that a source silent across a restart is
+// stalled StallAfter later all the same.
+func (c *Collector) restoreSeen(started time.Time) {
+	st, err := (&Store{dir: c.cfg.Store}).Status()
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		c.cfg.Logf("collector: the last status does not read (%v): last-seen times start now", err)
+	}
+	prev := map[string]*SourceStatus{}
+	if st != nil {
+		for i := range st.Sources {
+			prev[st.Sources[i].ID] = &st.Sources[i]
+		}
+	}
+	for id, s := range c.sources {
+		s.lastSeen = started
+		p := prev[id]
+		if p == nil {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339Nano, p.LastSeen); err == nil && t.Before(started) {
+			s.lastSeen = t
+		}
+		if s.hello == nil && (p.Host != "" || p.Workspace != "" || p.Boot != "") {
+			s.hello = clipHello(&fleet.Hello{LedgerID: id, Host: p.Host, Workspace: p.Workspace,
+				OpxVersion: p.OpxVersion, Boot: p.Boot, HeadSeq: p.ClaimedHead})
+		}
+	}
+}
+
+// maxHelloField bounds each text of a hello the collector keeps (and
+// writes in the status): a hello may be up to fleet.MaxHelloBytes.
+const maxHelloField = 256
+
+// clipHello is h with its texts clipped to maxHelloField bytes.
+func clipHello(h *fleet.Hello) *fleet.Hello {
+	c := *h
+	for _, f := range []*string{&c.Host, &c.Workspace, &c.OpxVersion, &c.Boot, &c.HeadHash} {
+		if len(*f) > maxHelloField {
+			*f = strings.ToValidUTF8((*f)[:maxHelloField], "") + "…"
+		}
+	}
+	return &c
 }
 
 // Status returns the collector's state now (not safe while Run runs on

@@ -26,6 +26,7 @@ var (
 // holds with another hash a fork; a head beyond is checked when the
 // mirror gets there.
 func (c *Collector) takeHello(b *batch, s *source, h *fleet.Hello) {
+	h = clipHello(h)
 	s.hello = h
 	cl := claim{seq: h.HeadSeq, hash: h.HeadHash, boot: h.Boot}
 	if s.m != nil && h.HeadSeq < s.next {
