@@ -10,6 +10,7 @@ import (
 
 	"github.com/opx-dev/opx/fleet"
 	"github.com/opx-dev/opx/fleet/collector"
+	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
 
@@ -116,5 +117,47 @@ func TestCollector_HelloAndLastSeenSurviveRestart(t *testing.T) {
 	})
 	if after.Host != "host-9" || after.Boot != "b9" || after.Workspace != before.Workspace || after.LastSeen != before.LastSeen {
 		t.Errorf("after a restart: host %q boot %q last seen %q (before: %q %q %q)", after.Host, after.Boot, after.LastSeen, before.Host, before.Boot, before.LastSeen)
+	}
+}
+
+// Review 17 #8: after a restart the status's checkpoint is one the
+// collector verified, not merely the latest checkpoint entry its mirror
+// holds (here one signed by another key, a bad signature).
+func TestCollector_RestartShowsOnlyVerifiedCheckpoint(t *testing.T) {
+	srv := startServer(t)
+	store := t.TempDir()
+	p := newPub(t, srv.ClientURL())
+	a := newSource(t, t.TempDir())
+	a.notes(t, 3, true)
+	good := a.head(t).Seq
+	r := startCollector(t, srv.ClientURL(), store)
+	p.ship(a.Ledger, 0, good)
+	waitFor(t, "the cosignature", func() bool { s := r.source(t, a.ID()); return s != nil && s.Cosigned == good })
+	other := keyOf(t, a.ID())
+	a.Close()
+	l, err := ledger.Open(a.path, ledger.Options{NoSync: true, SignCheckpoint: func(th ledger.TreeHead) (string, error) {
+		return other.Sign(th.Size, th.Root)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	a.Ledger = l
+	a.notes(t, 2, true)
+	forged := a.head(t).Seq
+	p.ship(a.Ledger, good+1, forged)
+	r.waitAlert(t, event.AlertBadSignature)
+	r.waitHead(t, a.ID(), forged)
+	if s := r.source(t, a.ID()); s.Checkpoint != good {
+		t.Fatalf("checkpoint %d before the restart, want %d", s.Checkpoint, good)
+	}
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	r = startCollector(t, srv.ClientURL(), store)
+	var s *collector.SourceStatus
+	waitFor(t, "the restarted collector's status", func() bool { s = r.source(t, a.ID()); return s != nil && s.HasMirror })
+	if s.Checkpoint != good || s.Cosigned != good {
+		t.Errorf("after a restart: checkpoint %d, cosigned %d; only %d was verified (%d is signed by another key)", s.Checkpoint, s.Cosigned, good, forged)
 	}
 }

@@ -43,10 +43,13 @@ type source struct {
 	keys       []tlog.Verifier // the pinned key (or the allow-list)
 	pinnedSeq  uint64
 	checkpoint uint64 // size of the last checkpoint verified
-	cosigned   uint64 // size of the last checkpoint cosigned
-	cosigNote  []byte // its recorded note
-	published  bool   // cosigNote is on the cosignature stream
-	dropped    uint64 // entries dropped after a broken chain or a gap
+	// lastCheckpoint is the latest checkpoint entry the mirror held on
+	// open, verified or not (catchUpCosign checks it).
+	lastCheckpoint uint64
+	cosigned       uint64 // size of the last checkpoint cosigned
+	cosigNote      []byte // its recorded note
+	published      bool   // cosigNote is on the cosignature stream
+	dropped        uint64 // entries dropped after a broken chain or a gap
 }
 
 type claim struct {
