@@ -41,6 +41,12 @@ type Config struct {
 	// StallAfter: a source that sends nothing for this long is stalled
 	// (an alert); 0 never.
 	StallAfter time.Duration
+	// ResendAfter: an entry that waits this long for an earlier one, or
+	// a mirror that stays this long behind the head its source's hello
+	// named, makes the collector ask the source to resend (a
+	// fleet.ResendRequest; at most one per source per fleet.ResendEvery).
+	// DefaultResendAfter when 0.
+	ResendAfter time.Duration
 	// AllowKeys are source verifier keys (as `opx ledger key` prints
 	// them). A source whose origin one of them names is checked with
 	// those keys only; any other source's key is pinned from its first
@@ -64,6 +70,7 @@ type Collector struct {
 	own   *ledger.Ledger
 	wit   *Witness
 	js    jetstream.JetStream
+	nc    *nats.Conn // resend requests (core NATS)
 
 	sources map[string]*source
 	alerts  alertBook
@@ -98,6 +105,9 @@ func New(cfg Config) (*Collector, error) {
 	}
 	if cfg.Durable == "" {
 		cfg.Durable = "opx-collector"
+	}
+	if cfg.ResendAfter <= 0 {
+		cfg.ResendAfter = DefaultResendAfter
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -228,6 +238,8 @@ func (c *Collector) Run(ctx context.Context) error {
 		return fmt.Errorf("collector: connect %s: %w", redact(c.cfg.URL), err)
 	}
 	defer nc.Close()
+	c.nc = nc
+	defer func() { c.nc = nil }()
 	if c.js, err = jetstream.New(nc); err != nil {
 		return err
 	}
@@ -340,6 +352,7 @@ func (c *Collector) tick(ctx context.Context) {
 		if s.oldestHeld().Before(now.Add(-GapAfter)) {
 			c.gap(b, s, "waited longer than "+GapAfter.String())
 		}
+		c.checkBehind(s, now)
 	}
 	if err := c.commit(ctx, b); err != nil {
 		c.cfg.Logf("collector: %v", err)

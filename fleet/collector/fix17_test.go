@@ -5,6 +5,7 @@ package collector_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -160,4 +161,122 @@ func TestCollector_RestartShowsOnlyVerifiedCheckpoint(t *testing.T) {
 	if s.Checkpoint != good || s.Cosigned != good {
 		t.Errorf("after a restart: checkpoint %d, cosigned %d; only %d was verified (%d is signed by another key)", s.Checkpoint, s.Cosigned, good, forged)
 	}
+}
+
+// resends listens to a source's control subject.
+func resends(t *testing.T, url, id string) chan fleet.ResendRequest {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	ch := make(chan fleet.ResendRequest, 16)
+	_, err = nc.Subscribe(fleet.CtlSubject(prefix, id), func(m *nats.Msg) {
+		r, err := fleet.ParseResend(prefix, id, m)
+		if err != nil {
+			t.Errorf("a resend request that does not parse: %v", err)
+			return
+		}
+		ch <- r
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+func nextResend(t *testing.T, ch chan fleet.ResendRequest) fleet.ResendRequest {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(20 * time.Second):
+		t.Fatal("no resend request")
+	}
+	return fleet.ResendRequest{}
+}
+
+// resend publishes entries from..to of l (and their blobs) as a shipper
+// honouring r does: under ResendMsgID ids.
+func (p *pub) resend(l *ledger.Ledger, r fleet.ResendRequest, to uint64) {
+	p.t.Helper()
+	for seq := r.From; seq <= to; seq++ {
+		e, err := l.Get(seq)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		refs, _ := ledger.BlobRefs(e.Data)
+		for _, h := range refs {
+			f, err := l.BlobFrame(h)
+			if err != nil {
+				p.t.Fatal(err)
+			}
+			for i := 0; i < fleet.BlobParts(int64(len(f))); i++ {
+				m := fleet.BlobMessage(prefix, l.ID(), h, int64(len(f)), i, f[i*fleet.MaxChunk:min(len(f), (i+1)*fleet.MaxChunk)])
+				m.Header.Set(nats.MsgIdHdr, fleet.ResendMsgID(m.Header.Get(nats.MsgIdHdr), r.Epoch))
+				p.must(m)
+			}
+		}
+		for _, m := range fleet.EntryMessages(prefix, l.ID(), seq, e.Raw) {
+			m.Header.Set(nats.MsgIdHdr, fleet.ResendMsgID(m.Header.Get(nats.MsgIdHdr), r.Epoch))
+			p.must(m)
+		}
+	}
+}
+
+// Review 17 #4: a missing entry makes the collector ask the source to
+// resend from it (at most once per fleet.ResendEvery), and what is
+// resent fills the mirror, the entries held beyond the hole too; a
+// mirror behind the head its source's hello named is asked the same,
+// from its genesis when it has none (a stream that no longer holds it).
+func TestCollector_AsksForResend(t *testing.T) {
+	srv := startServer(t)
+	store := t.TempDir()
+	p := newPub(t, srv.ClientURL())
+	s := newSource(t, t.TempDir())
+	s.notes(t, 9, false)
+	head := s.head(t).Seq
+	ch := resends(t, srv.ClientURL(), s.ID())
+	r := startCollector(t, srv.ClientURL(), store, func(c *collector.Config) { c.ResendAfter = 200 * time.Millisecond })
+	p.ship(s.Ledger, 0, 3)
+	p.ship(s.Ledger, 6, head) // 4 and 5 never made it to the stream
+	req := nextResend(t, ch)
+	if req.From != 4 || req.LedgerID != s.ID() {
+		t.Fatalf("resend request %+v, want from 4", req)
+	}
+	p.resend(s.Ledger, req, head)
+	r.waitHead(t, s.ID(), head)
+	if src := r.source(t, s.ID()); src.Resends != 1 || src.ResendFrom != 4 {
+		t.Errorf("status: %d resends, from %d", src.Resends, src.ResendFrom)
+	}
+	select {
+	case extra := <-ch:
+		t.Errorf("a second request within fleet.ResendEvery: %+v", extra)
+	default:
+	}
+	if a := r.alerts(t, ""); len(a) != 0 {
+		t.Errorf("alerts: %s", details(a))
+	}
+
+	// A source whose genesis the stream no longer holds: its hello
+	// names a head, nothing of it comes, it is asked from 0.
+	o := newSource(t, t.TempDir())
+	o.notes(t, 2, false)
+	cho := resends(t, srv.ClientURL(), o.ID())
+	p.hello(o.Ledger, "o")
+	req = nextResend(t, cho)
+	if req.From != 0 {
+		t.Fatalf("resend request %+v, want from 0", req)
+	}
+	p.resend(o.Ledger, req, o.head(t).Seq)
+	r.waitHead(t, o.ID(), o.head(t).Seq)
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	sameEntries(t, store, s.Ledger)
+	sameEntries(t, store, o.Ledger)
 }

@@ -50,6 +50,14 @@ type source struct {
 	cosigNote      []byte // its recorded note
 	published      bool   // cosigNote is on the cosignature stream
 	dropped        uint64 // entries dropped after a broken chain or a gap
+
+	// progressAt is when the mirror last moved (or the source was first
+	// heard of): a source behind its hello's head that long is asked to
+	// resend (resend.go).
+	progressAt time.Time
+	resendAt   time.Time // the last resend request (at most one per fleet.ResendEvery)
+	resendFrom uint64    // and where it asked to start
+	resends    uint64    // requests published
 }
 
 type claim struct {
@@ -156,6 +164,9 @@ func (c *Collector) handle(ctx context.Context, b *batch, jm jetstream.Msg) {
 	}
 	s := c.source(msg.LedgerID)
 	s.lastSeen, s.stalled = time.Now(), false
+	if s.progressAt.IsZero() {
+		s.progressAt = s.lastSeen
+	}
 	switch msg.Kind {
 	case fleet.KindHello:
 		c.takeHello(b, s, msg.Hello)
@@ -328,6 +339,7 @@ func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint
 	}
 	s.next, s.prev = seq+1, ledger.Sum(raw)
 	s.brokenAt = 0
+	s.progressAt = time.Now()
 	b.touched[s] = true
 	c.inspect(b, s, seq, raw)
 }
@@ -361,6 +373,7 @@ func (c *Collector) createMirror(ctx context.Context, b *batch, s *source, raw [
 	}
 	s.m = m
 	s.next, s.prev = 1, ledger.Sum(raw)
+	s.progressAt = time.Now()
 	b.touched[s] = true
 	for _, hb := range s.blobs {
 		s.heldSize -= int64(len(hb.frame))
@@ -449,6 +462,8 @@ func (c *Collector) gap(b *batch, s *source, why string) {
 		detail = fmt.Sprintf("entries %d..%d missing: %s", s.next, first-1, why)
 	}
 	c.alert(b, s.id, event.AlertGap, s.next, detail)
+	// What was dropped comes again once the source resends it.
+	c.askResend(s, "gap: "+why)
 }
 
 // commit makes the batch durable (mirrors, then the collector's ledger),

@@ -60,6 +60,11 @@ type SourceStatus struct {
 	Suppressed uint64  `json:"alerts_suppressed,omitempty"`
 	Stalled    bool    `json:"stalled"`
 	Path       string  `json:"path"`
+	// Resends counts the resend requests published to the source (this
+	// collector life), the last at LastResend from ResendFrom.
+	Resends    uint64 `json:"resends,omitempty"`
+	LastResend string `json:"last_resend,omitempty"`
+	ResendFrom uint64 `json:"resend_from,omitempty"`
 }
 
 func timeNow() string { return time.Now().UTC().Format(ledger.TimeLayout) }
@@ -79,6 +84,9 @@ func (c *Collector) status(running bool) *Status {
 			Stalled: s.stalled, Path: SourcePath(c.cfg.Store, s.id)}
 		if s.m != nil {
 			ss.HeadSeq, ss.HeadHash = s.next-1, s.prev.String()
+		}
+		if s.resends > 0 {
+			ss.Resends, ss.LastResend, ss.ResendFrom = s.resends, s.resendAt.UTC().Format(time.RFC3339Nano), s.resendFrom
 		}
 		if h := s.hello; h != nil {
 			ss.Host, ss.Workspace, ss.OpxVersion, ss.Boot, ss.ClaimedHead = h.Host, h.Workspace, h.OpxVersion, h.Boot, h.HeadSeq
@@ -111,7 +119,7 @@ func (c *Collector) restoreSeen(started time.Time) {
 		}
 	}
 	for id, s := range c.sources {
-		s.lastSeen = started
+		s.lastSeen, s.progressAt = started, started
 		p := prev[id]
 		if p == nil {
 			continue
