@@ -24,7 +24,7 @@ func runCollectorService(ctx context.Context, c *cli.Context, s *collectorSetup)
 	sort.Strings(allow)
 	errw := c.App.ErrWriter
 	col, err := collector.New(collector.Config{URL: s.url, NATSOptions: opts, Prefix: s.prefix, Store: s.store,
-		Durable: s.cfg.Durable, Replicas: s.cfg.Replicas, StallAfter: s.stallAfter, AllowKeys: allow,
+		Durable: s.cfg.Durable, Replicas: s.cfg.Replicas, StallAfter: s.stallAfter, AllowKeys: allow, MaxSources: s.cfg.MaxSources,
 		Logf: func(format string, args ...any) { fmt.Fprintf(errw, "collector: "+format+"\n", args...) }})
 	if err != nil {
 		return err

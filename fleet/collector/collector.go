@@ -41,6 +41,10 @@ type Config struct {
 	// StallAfter: a source that sends nothing for this long is stalled
 	// (an alert); 0 never.
 	StallAfter time.Duration
+	// MaxSources bounds the sources (mirrors, and ids only heard of) the
+	// collector takes: a message for one more is dropped, with a
+	// too-many alert at most every 10 minutes. DefaultMaxSources when 0.
+	MaxSources int
 	// ResendAfter: an entry that waits this long for an earlier one, or
 	// a mirror that stays this long behind the head its source's hello
 	// named, makes the collector ask the source to resend (a
@@ -78,6 +82,11 @@ type Collector struct {
 	// heldEntries counts the entries every reorder buffer holds.
 	heldEntries int
 
+	// refusedMsgs counts the messages of sources beyond MaxSources,
+	// tooManyAt is the last too-many alert.
+	refusedMsgs uint64
+	tooManyAt   time.Time
+
 	statusAt time.Time
 	dirty    bool // the status changed since it was written
 }
@@ -105,6 +114,9 @@ func New(cfg Config) (*Collector, error) {
 	}
 	if cfg.Durable == "" {
 		cfg.Durable = "opx-collector"
+	}
+	if cfg.MaxSources <= 0 {
+		cfg.MaxSources = DefaultMaxSources
 	}
 	if cfg.ResendAfter <= 0 {
 		cfg.ResendAfter = DefaultResendAfter
@@ -353,6 +365,7 @@ func (c *Collector) tick(ctx context.Context) {
 			c.gap(b, s, "waited longer than "+GapAfter.String())
 		}
 		c.checkBehind(s, now)
+		c.dropOldBlobs(b, s, now)
 	}
 	if err := c.commit(ctx, b); err != nil {
 		c.cfg.Logf("collector: %v", err)

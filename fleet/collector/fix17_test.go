@@ -3,6 +3,7 @@ package collector_test
 // Fixes of review 17 (REVIEW17.md) on the collector's side.
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -279,4 +280,34 @@ func TestCollector_AsksForResend(t *testing.T) {
 	}
 	sameEntries(t, store, s.Ledger)
 	sameEntries(t, store, o.Ledger)
+}
+
+// Review 17 #6: the collector takes at most MaxSources sources; messages
+// of one more are dropped with one too-many alert per period, counted in
+// the status, and the sources it has go on.
+func TestCollector_MaxSources(t *testing.T) {
+	srv := startServer(t)
+	store := t.TempDir()
+	p := newPub(t, srv.ClientURL())
+	s := newSource(t, t.TempDir())
+	s.notes(t, 2, false)
+	r := startCollector(t, srv.ClientURL(), store, func(c *collector.Config) { c.MaxSources = 3 })
+	p.ship(s.Ledger, 0, 1)
+	r.waitHead(t, s.ID(), 1)
+	for i := range 10 {
+		m, err := fleet.HelloMessage(prefix, fleet.Hello{LedgerID: fmt.Sprintf("%032x", i+1), Boot: "b", Host: "h"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.must(m)
+	}
+	p.ship(s.Ledger, 2, s.head(t).Seq)
+	r.waitHead(t, s.ID(), s.head(t).Seq)
+	st := r.status(t)
+	if len(st.Sources) != 3 || st.MaxSources != 3 || st.RefusedMessages != 8 {
+		t.Errorf("%d sources (max %d), %d messages refused; want 3, 3, 8", len(st.Sources), st.MaxSources, st.RefusedMessages)
+	}
+	if got := r.alerts(t, event.AlertTooMany); len(got) != 1 {
+		t.Errorf("too-many alerts: %s", details(got))
+	}
 }

@@ -87,6 +87,35 @@ type heldBlob struct {
 	h     ledger.Hash
 	frame []byte
 	msgs  []jetstream.Msg
+	at    time.Time
+}
+
+// dropOldBlobs gives up on the blobs that came before a genesis that did
+// not follow within GapAfter (acknowledged: a resend from the genesis
+// brings them again).
+func (c *Collector) dropOldBlobs(b *batch, s *source, now time.Time) {
+	if len(s.blobs) == 0 || !s.blobs[0].at.Before(now.Add(-GapAfter)) {
+		return
+	}
+	for _, hb := range s.blobs {
+		b.acks = append(b.acks, hb.msgs...)
+		s.heldSize -= int64(len(hb.frame))
+		c.held -= int64(len(hb.frame))
+	}
+	s.blobs = nil
+	c.askResend(s, "blobs came, no genesis")
+}
+
+// tooMany refuses a message of a source beyond Config.MaxSources: one
+// alert per sourcesAlertEvery, the rest counted.
+func (c *Collector) tooMany(b *batch, id string) {
+	c.refusedMsgs++
+	if now := time.Now(); now.Sub(c.tooManyAt) >= tooManyEvery {
+		c.tooManyAt = now
+		c.alertMsg(b, id, event.AlertTooMany, 0, c.refusedMsgs, fmt.Sprintf("a source beyond the %d this collector takes (max_sources): its messages are dropped (%d dropped so far, every source beyond)",
+			c.cfg.MaxSources, c.refusedMsgs))
+	}
+	c.dirty = true
 }
 
 // assembly gathers the parts of one entry or blob.
@@ -162,7 +191,13 @@ func (c *Collector) handle(ctx context.Context, b *batch, jm jetstream.Msg) {
 		b.acks = append(b.acks, jm)
 		return
 	}
-	s := c.source(msg.LedgerID)
+	s := c.sources[msg.LedgerID]
+	if s == nil && len(c.sources) >= c.cfg.MaxSources {
+		c.tooMany(b, msg.LedgerID)
+		b.acks = append(b.acks, jm)
+		return
+	}
+	s = c.source(msg.LedgerID)
 	s.lastSeen, s.stalled = time.Now(), false
 	if s.progressAt.IsZero() {
 		s.progressAt = s.lastSeen
@@ -207,13 +242,23 @@ func (c *Collector) part(ctx context.Context, b *batch, s *source, msg *fleet.Me
 		if msg.Kind == fleet.KindBlob {
 			bound = MaxCollectedBlob // a blob, alone, may be larger than a reorder buffer
 		}
+		if msg.Kind == fleet.KindBlob && msg.Size > MaxCollectedBlob {
+			// Nothing wrong with it: this collector does not take blobs
+			// that large (the mirror lacks it; its verify says so).
+			if msg.Part == 0 {
+				c.alertMsg(b, s.id, event.AlertTooLarge, s.next, streamSeq([]jetstream.Msg{jm}), fmt.Sprintf("blob %s: a stored frame of %d bytes is too large for this collector (at most %d); the mirror lacks it",
+					msg.Blob, msg.Size, int64(MaxCollectedBlob)))
+			}
+			b.acks = append(b.acks, jm)
+			return
+		}
 		if s.heldSize+msg.Size > bound || c.held+msg.Size > TotalHeldBytes {
 			kind := event.AlertGap
 			if msg.Kind == fleet.KindBlob {
-				kind = event.AlertBadBlob
+				kind = event.AlertTooLarge
 			}
-			c.alert(b, s.id, kind, msg.Seq, fmt.Sprintf("%s of %d bytes in %d parts: more than this collector holds for a source (%d bytes held)",
-				msg.Kind, msg.Size, msg.Parts, s.heldSize))
+			c.alert(b, s.id, kind, msg.Seq, fmt.Sprintf("%s of %d bytes in %d parts: more than this collector holds for a source now (%d bytes held, %d for every source)",
+				msg.Kind, msg.Size, msg.Parts, s.heldSize, c.held))
 			b.acks = append(b.acks, jm)
 			return
 		}
@@ -262,11 +307,11 @@ func (c *Collector) whole(ctx context.Context, b *batch, s *source, kind fleet.K
 func (c *Collector) takeBlob(ctx context.Context, b *batch, s *source, h ledger.Hash, frame []byte, msgs []jetstream.Msg) {
 	if s.m == nil {
 		if s.heldSize+int64(len(frame)) > ReorderBytes || c.held+int64(len(frame)) > TotalHeldBytes {
-			c.alert(b, s.id, event.AlertBadBlob, 0, fmt.Sprintf("blob %s before the source's genesis, more than this collector holds", h))
+			c.alert(b, s.id, event.AlertTooLarge, 0, fmt.Sprintf("blob %s before the source's genesis: more than this collector holds for a source without a mirror", h))
 			b.acks = append(b.acks, msgs...)
 			return
 		}
-		s.blobs = append(s.blobs, heldBlob{h: h, frame: bytes.Clone(frame), msgs: msgs})
+		s.blobs = append(s.blobs, heldBlob{h: h, frame: bytes.Clone(frame), msgs: msgs, at: time.Now()})
 		s.heldSize += int64(len(frame))
 		c.held += int64(len(frame))
 		return

@@ -30,7 +30,11 @@ type Status struct {
 	WitnessKey  string         `json:"witness_key"`
 	WitnessName string         `json:"witness_name"`
 	Sources     []SourceStatus `json:"sources"`
-	Alerts      []Alert        `json:"alerts"` // the latest StatusAlerts
+	// MaxSources is the bound on sources; RefusedMessages counts the
+	// messages of sources beyond it (this collector life).
+	MaxSources      int     `json:"max_sources"`
+	RefusedMessages uint64  `json:"refused_messages,omitempty"`
+	Alerts          []Alert `json:"alerts"` // the latest StatusAlerts
 }
 
 // SourceStatus is one source.
@@ -72,7 +76,8 @@ func timeNow() string { return time.Now().UTC().Format(ledger.TimeLayout) }
 // status builds the current status.
 func (c *Collector) status(running bool) *Status {
 	st := &Status{Updated: timeNow(), Running: running, WitnessKey: c.wit.VKey, WitnessName: c.wit.Name(),
-		Alerts: append([]Alert{}, c.alerts.recent...), Sources: []SourceStatus{}}
+		Alerts: append([]Alert{}, c.alerts.recent...), Sources: []SourceStatus{},
+		MaxSources: c.cfg.MaxSources, RefusedMessages: c.refusedMsgs}
 	counts := map[string]int{}
 	for _, a := range c.alerts.recent {
 		counts[a.Source]++
