@@ -311,3 +311,106 @@ func TestCollector_MaxSources(t *testing.T) {
 		t.Errorf("too-many alerts: %s", details(got))
 	}
 }
+
+// An entry in parts sent again with other bytes in only some of its
+// parts is a rewrite (a fork under conflict ids), not a part assembly
+// that never completes and turns into a gap.
+func TestCollector_PartsResentWithOtherBytes(t *testing.T) {
+	srv := startServer(t)
+	store := t.TempDir()
+	p := newPub(t, srv.ClientURL())
+	s := newSource(t, t.TempDir())
+	note := &event.Note{Author: "t", Text: strings.Repeat("long ", fleet.MaxChunk/4)}
+	app, err := s.Append(t.Context(), ledger.Sync, event.MustRecord("", note))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := app[0].Seq
+	s.notes(t, 1, false)
+	r := startCollector(t, srv.ClientURL(), store)
+	p.ship(s.Ledger, 0, s.head(t).Seq)
+	r.waitHead(t, s.ID(), s.head(t).Seq)
+	e, _ := s.Get(seq)
+	other := []byte(string(e.Raw))
+	i := strings.LastIndex(string(other), "long")
+	copy(other[i:], "lone") // only the last part differs
+	send := func(conflict bool) {
+		ms := fleet.EntryMessages(prefix, s.ID(), seq, other)
+		if len(ms) < 2 {
+			t.Fatal("the test needs an entry in parts")
+		}
+		for j, m := range ms {
+			id := fmt.Sprintf("rewrite/%d", j)
+			if conflict {
+				id = fleet.ConflictMsgID(s.ID(), seq, other)
+				if j < len(ms)-1 {
+					id += fmt.Sprintf("/%d", j)
+				}
+			}
+			m.Header.Set(nats.MsgIdHdr, id)
+			p.must(m)
+		}
+	}
+	send(false)
+	r.waitAlert(t, event.AlertRewrite)
+	send(true)
+	r.waitAlert(t, event.AlertFork)
+	marker(t, r, p)
+	for _, al := range r.alerts(t, "") {
+		if al.Source == s.ID() && al.Kind != event.AlertRewrite && al.Kind != event.AlertFork {
+			t.Errorf("alert %s at %d: %s", al.Kind, al.SourceSeq, al.Detail)
+		}
+	}
+	if src := r.source(t, s.ID()); src.Held != 0 {
+		t.Errorf("%d held", src.Held)
+	}
+}
+
+// A forged blob published first under the real blob's message id keeps
+// the real one away (the duplicate window): a bad-blob alert, and the
+// source is asked to resend from the entry that names it, which brings
+// the real blob under fresh ids.
+func TestCollector_BadBlobAsksForResend(t *testing.T) {
+	srv := startServer(t)
+	store := t.TempDir()
+	p := newPub(t, srv.ClientURL())
+	s := newSource(t, t.TempDir())
+	s.notes(t, 2, false)
+	content := []byte("the real attachment")
+	app, err := s.Append(t.Context(), ledger.Sync, event.MustRecord("", &event.Note{Author: "t", Text: "att", Attachment: "a.txt", Blob: ledger.Sum(content).String()}, content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := app[0].Seq
+	s.notes(t, 1, false)
+	ch := resends(t, srv.ClientURL(), s.ID())
+	r := startCollector(t, srv.ClientURL(), store)
+	f, err := s.BlobFrame(ledger.Sum(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk := []byte(strings.Repeat("x", len(f)))
+	p.ship(s.Ledger, 0, seq-1)
+	p.must(fleet.BlobMessage(prefix, s.ID(), ledger.Sum(content), int64(len(junk)), 0, junk)) // the squatter
+	p.ship(s.Ledger, seq, s.head(t).Seq)                                                      // the real blob is dropped as a duplicate
+	r.waitAlert(t, event.AlertBadBlob)
+	req := nextResend(t, ch)
+	if req.From != seq {
+		t.Fatalf("resend request %+v, want from %d", req, seq)
+	}
+	p.resend(s.Ledger, req, s.head(t).Seq)
+	r.waitHead(t, s.ID(), s.head(t).Seq)
+	marker(t, r, p)
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	sameEntries(t, store, s.Ledger)
+	m, err := ledger.OpenReadOnly(collector.SourcePath(store, s.ID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if ok, _ := m.HasBlob(ledger.Sum(content)); !ok {
+		t.Error("the mirror lacks the real blob")
+	}
+}

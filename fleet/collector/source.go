@@ -80,6 +80,9 @@ func isConflict(msg *fleet.Message) bool {
 		return false
 	}
 	rest, ok := strings.CutPrefix(msg.MsgID, fleet.EntryMsgID(msg.LedgerID, msg.Seq)+"#")
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		rest = rest[:i] // an earlier part's: "<ConflictMsgID>/<i>"
+	}
 	return ok && len(rest) == 16
 }
 
@@ -223,10 +226,28 @@ func (c *Collector) part(ctx context.Context, b *batch, s *source, msg *fleet.Me
 		key = "b" + msg.Blob.String()
 	}
 	if msg.Kind == fleet.KindEntry && s.m != nil && msg.Seq < s.next {
-		// A resend of an entry the mirror holds: compare this part.
-		e, err := s.m.Get(msg.Seq)
-		if err == nil && int64(len(e.Raw)) == msg.Size && bytes.Equal(e.Raw[msg.Part*fleet.MaxChunk:msg.Part*fleet.MaxChunk+len(msg.Data)], msg.Data) {
+		// A resend of an entry the mirror holds: each part is compared
+		// as it comes (an entry in parts is never a checkpoint). One
+		// that differs proves other bytes for seq; equal ones are
+		// dropped, so a rewrite that keeps some parts is still seen.
+		if b.touched[s] {
+			if err := s.m.Sync(ctx); err != nil {
+				b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: %w", s.id, err))
+				return
+			}
+		}
+		if e, err := s.m.Get(msg.Seq); err == nil {
 			b.acks = append(b.acks, jm)
+			off := msg.Part * fleet.MaxChunk
+			if int64(len(e.Raw)) == msg.Size && off+len(msg.Data) <= len(e.Raw) && bytes.Equal(e.Raw[off:off+len(msg.Data)], msg.Data) {
+				return
+			}
+			kind, why := event.AlertRewrite, "sent again with other bytes"
+			if isConflict(msg) {
+				kind, why = event.AlertFork, "published as conflicting with the stream's: another history under this ledger id"
+			}
+			c.alert(b, s.id, kind, msg.Seq, fmt.Sprintf("entry %d (part %d/%d of %d bytes; the mirror holds %d bytes, hash %s) %s",
+				msg.Seq, msg.Part, msg.Parts, msg.Size, len(e.Raw), e.Hash(), why))
 			return
 		}
 	}
@@ -324,6 +345,11 @@ func (c *Collector) takeBlob(ctx context.Context, b *batch, s *source, h ledger.
 		var ie *ledger.IntegrityError
 		if errors.As(err, &ie) {
 			c.alertMsg(b, s.id, event.AlertBadBlob, s.next, streamSeq(msgs), ie.Detail)
+			// The real blob may have been kept away by a forged part
+			// under its message id (the duplicate window): a resend
+			// from the entry that names it (the next: blobs come just
+			// before it) brings it under fresh ids.
+			c.askResend(s, "bad blob "+h.String())
 			return
 		}
 		b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: blob %s: %w", s.id, h, err))
