@@ -75,6 +75,7 @@ type Collector struct {
 	wit   *Witness
 	js    jetstream.JetStream
 	nc    *nats.Conn // resend requests (core NATS)
+	ms    *mirrorServer
 
 	sources map[string]*source
 	alerts  alertBook
@@ -166,12 +167,13 @@ const OwnLedger = "collector.db"
 func (c *Collector) Close() error {
 	var errs []error
 	for _, s := range c.sources {
-		s.unserve()
+		c.unserve(s)
 		if s.m != nil {
 			errs = append(errs, s.m.Close())
 			s.m = nil
 		}
 	}
+	c.stopMirrors()
 	if c.own != nil {
 		c.writeStatus(true)
 		errs = append(errs, c.own.Close())
@@ -263,8 +265,9 @@ func (c *Collector) Run(ctx context.Context) error {
 	}
 	defer func() {
 		for _, s := range c.sources {
-			s.unserve()
+			c.unserve(s)
 		}
+		c.stopMirrors()
 	}()
 	// What was cosigned before a crash is published again as recorded;
 	// a checkpoint the mirror holds but nobody cosigned yet is now.
