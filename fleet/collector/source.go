@@ -327,6 +327,12 @@ func (c *Collector) whole(ctx context.Context, b *batch, s *source, kind fleet.K
 
 func (c *Collector) takeBlob(ctx context.Context, b *batch, s *source, h ledger.Hash, frame []byte, msgs []jetstream.Msg) {
 	if s.m == nil {
+		for i := range s.blobs {
+			if s.blobs[i].h == h && bytes.Equal(s.blobs[i].frame, frame) {
+				s.blobs[i].msgs = append(s.blobs[i].msgs, msgs...) // a redelivery: held once
+				return
+			}
+		}
 		if s.heldSize+int64(len(frame)) > ReorderBytes || c.held+int64(len(frame)) > TotalHeldBytes {
 			c.alert(b, s.id, event.AlertTooLarge, 0, fmt.Sprintf("blob %s before the source's genesis: more than this collector holds for a source without a mirror", h))
 			b.acks = append(b.acks, msgs...)
