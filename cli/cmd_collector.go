@@ -38,7 +38,7 @@ func collectorCommand() *cli.Command {
 			&cli.StringFlag{Name: "embedded-nats", Usage: "run a JetStream server in-process with its data in `DIR`", TakesFile: true},
 			&cli.StringFlag{Name: "listen", Usage: "with --embedded-nats: `HOST:PORT` engines connect to", Value: defaultEmbeddedListen},
 			&cli.StringFlag{Name: "store", Usage: "the collector's store `DIR` (default $" + EnvFleetStore + ")", TakesFile: true},
-			&cli.StringFlag{Name: "config", Usage: "collector config `FILE` (YAML: url, creds, nkey, tls, prefix, replicas, durable, stall_after, allow_keys)", TakesFile: true},
+			&cli.StringFlag{Name: "config", Usage: "collector config `FILE` (YAML: url, creds, nkey, tls, prefix, replicas, durable, stall_after, allow_keys, max_sources)", TakesFile: true},
 			&cli.StringFlag{Name: "prefix", Usage: "subject `PREFIX` (default: the config's, else " + fleet.DefaultPrefix + ")"},
 			&cli.DurationFlag{Name: "stall-after", Usage: "alert a source that ships nothing for `DURATION` (0: never; default: the config's, else 0)"},
 		},

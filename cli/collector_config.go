@@ -52,6 +52,8 @@ type collectorConfig struct {
 	// verifier key, as `opx ledger key` prints it). A source not listed
 	// is pinned on first sight from its first ledger.key entry.
 	AllowKeys map[string]string `yaml:"allow_keys"`
+	// MaxSources bounds the sources the collector takes (default 10000).
+	MaxSources int `yaml:"max_sources"`
 }
 
 // readCollectorConfig reads and checks a collector config file.
@@ -92,6 +94,9 @@ func (c *collectorConfig) check() error {
 	}
 	if c.Durable != "" && !durableRE(c.Durable) {
 		return fmt.Errorf("durable %q: want 1 to 64 letters, digits, _ or -", c.Durable)
+	}
+	if c.MaxSources < 0 {
+		return fmt.Errorf("max_sources must be 0 (the default) or more, got %d", c.MaxSources)
 	}
 	if c.StallAfter != "" {
 		if d, err := time.ParseDuration(c.StallAfter); err != nil || d < 0 {

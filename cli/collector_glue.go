@@ -24,7 +24,7 @@ func runCollectorService(ctx context.Context, c *cli.Context, s *collectorSetup)
 	sort.Strings(allow)
 	errw := c.App.ErrWriter
 	col, err := collector.New(collector.Config{URL: s.url, NATSOptions: opts, Prefix: s.prefix, Store: s.store,
-		Durable: s.cfg.Durable, Replicas: s.cfg.Replicas, StallAfter: s.stallAfter, AllowKeys: allow,
+		Durable: s.cfg.Durable, Replicas: s.cfg.Replicas, StallAfter: s.stallAfter, AllowKeys: allow, MaxSources: s.cfg.MaxSources,
 		// What it logs may quote what sources sent: no control
 		// characters reach the operator's terminal or log.
 		Logf: func(format string, args ...any) { fmt.Fprintln(errw, printable(fmt.Sprintf(format, args...))) }})

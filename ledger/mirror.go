@@ -67,11 +67,34 @@ func CreateMirror(path string, genesis []byte, opts Options) (*Ledger, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create mirror %s: %w", path, err)
 	}
-	db, err := openBolt(path, false, opts)
+	// The mirror is made whole in a temporary file beside path and
+	// renamed into place: a crash part way leaves no file at path that
+	// is not a mirror (only a temporary one, which nothing opens).
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".creating")
+	os.Remove(tmp) // left by an earlier crash
+	db, err := openBolt(tmp, false, opts)
 	if err != nil {
 		return nil, err
 	}
-	return create(path, db, opts, id, bytes.Clone(genesis), true)
+	l, err := create(tmp, db, opts, id, bytes.Clone(genesis), true)
+	if err != nil {
+		os.Remove(tmp)
+		return nil, err
+	}
+	if err := l.Close(); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("create mirror %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("create mirror %s: %w", path, err)
+	}
+	if !opts.NoSync {
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			return nil, fmt.Errorf("create mirror %s: %w", path, err)
+		}
+	}
+	return OpenMirror(path, opts)
 }
 
 // OpenMirror opens an existing mirror ledger for appending; a ledger that

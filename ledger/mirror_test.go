@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -221,4 +222,40 @@ func TestMirror_Refusals(t *testing.T) {
 func isKind(err error, k ledger.Kind) bool {
 	var ie *ledger.IntegrityError
 	return errors.As(err, &ie) && ie.Kind == k
+}
+
+// A crash while a mirror is created leaves at most its temporary file
+// beside it, never a file at its path that is not a mirror (review 17
+// #10); the next create takes the place of that leftover.
+func TestMirror_CreateIsAllOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	src := ledgertest.New(t, filepath.Join(dir, "src.db"), 3)
+	raws, _ := sourceOf(t, src.Path)
+	mpath := filepath.Join(dir, "m", "ledger.db")
+	if err := os.MkdirAll(filepath.Dir(mpath), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	leftover := filepath.Join(filepath.Dir(mpath), ".ledger.db.creating")
+	if err := os.WriteFile(leftover, []byte("half a bbolt file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ledger.CreateMirror(mpath, raws[0], ledger.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+		t.Errorf("the temporary file is still there: %v", err)
+	}
+	if next, _ := m.MirrorNext(); next != 1 || !m.IsMirror() {
+		t.Errorf("mirror next %d, mirror %v", next, m.IsMirror())
+	}
+	// A refused genesis leaves nothing behind.
+	bad := filepath.Join(dir, "n", "ledger.db")
+	if _, err := ledger.CreateMirror(bad, raws[1], ledger.Options{}); err == nil {
+		t.Fatal("mirror from entry 1")
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Errorf("a refused create left %s: %v", bad, err)
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/opx-dev/opx/fleet"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/tlog"
 	"github.com/opx-dev/opx/replay/projection"
 )
@@ -40,6 +41,16 @@ type Config struct {
 	// StallAfter: a source that sends nothing for this long is stalled
 	// (an alert); 0 never.
 	StallAfter time.Duration
+	// MaxSources bounds the sources (mirrors, and ids only heard of) the
+	// collector takes: a message for one more is dropped, with a
+	// too-many alert at most every 10 minutes. DefaultMaxSources when 0.
+	MaxSources int
+	// ResendAfter: an entry that waits this long for an earlier one, or
+	// a mirror that stays this long behind the head its source's hello
+	// named, makes the collector ask the source to resend (a
+	// fleet.ResendRequest; at most one per source per fleet.ResendEvery).
+	// DefaultResendAfter when 0.
+	ResendAfter time.Duration
 	// AllowKeys are source verifier keys (as `opx ledger key` prints
 	// them). A source whose origin one of them names is checked with
 	// those keys only; any other source's key is pinned from its first
@@ -63,12 +74,19 @@ type Collector struct {
 	own   *ledger.Ledger
 	wit   *Witness
 	js    jetstream.JetStream
+	nc    *nats.Conn // resend requests (core NATS)
+	ms    *mirrorServer
 
 	sources map[string]*source
 	alerts  alertBook
 	held    int64 // bytes held by every source (reorder buffers and parts)
 	// heldEntries counts the entries every reorder buffer holds.
 	heldEntries int
+
+	// refusedMsgs counts the messages of sources beyond MaxSources,
+	// tooManyAt is the last too-many alert.
+	refusedMsgs uint64
+	tooManyAt   time.Time
 
 	statusAt time.Time
 	dirty    bool // the status changed since it was written
@@ -97,6 +115,12 @@ func New(cfg Config) (*Collector, error) {
 	}
 	if cfg.Durable == "" {
 		cfg.Durable = "opx-collector"
+	}
+	if cfg.MaxSources <= 0 {
+		cfg.MaxSources = DefaultMaxSources
+	}
+	if cfg.ResendAfter <= 0 {
+		cfg.ResendAfter = DefaultResendAfter
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -143,12 +167,13 @@ const OwnLedger = "collector.db"
 func (c *Collector) Close() error {
 	var errs []error
 	for _, s := range c.sources {
-		s.unserve()
+		c.unserve(s)
 		if s.m != nil {
 			errs = append(errs, s.m.Close())
 			s.m = nil
 		}
 	}
+	c.stopMirrors()
 	if c.own != nil {
 		c.writeStatus(true)
 		errs = append(errs, c.own.Close())
@@ -174,9 +199,11 @@ func SourcePath(store, id string) string {
 // load reads the collector's own ledger (pinned keys, cosigned
 // checkpoints, alerts) and opens every mirror.
 func (c *Collector) load() error {
+	started := time.Now()
 	if err := c.replayOwn(); err != nil {
 		return err
 	}
+	defer c.restoreSeen(started)
 	dirs, err := os.ReadDir(filepath.Join(c.cfg.Store, "sources"))
 	if err != nil {
 		return err
@@ -188,6 +215,21 @@ func (c *Collector) load() error {
 		path := SourcePath(c.cfg.Store, d.Name())
 		m, err := ledger.OpenMirror(path, c.mirrorOptions())
 		if errors.Is(err, ledger.ErrNotExist) {
+			continue
+		}
+		if errors.Is(err, ledger.ErrNotLedger) {
+			// Not a ledger at all (an empty bbolt file: a crash while an
+			// older collector created it in place): moved aside, kept
+			// for a look, and the source starts again from its genesis.
+			aside := path + ".unopenable-" + time.Now().UTC().Format("20060102T150405Z")
+			if rerr := os.Rename(path, aside); rerr != nil {
+				return fmt.Errorf("%w (and moving it aside: %v)", err, rerr)
+			}
+			b := c.newBatch()
+			c.alert(b, d.Name(), event.AlertMalformed, 0, fmt.Sprintf("the mirror did not open (%v): moved aside to %s; the source is taken again from its genesis", err, filepath.Base(aside)))
+			if err := c.own.Sync(context.Background()); err != nil {
+				return err
+			}
 			continue
 		}
 		if err != nil {
@@ -210,6 +252,8 @@ func (c *Collector) Run(ctx context.Context) error {
 		return fmt.Errorf("collector: connect %s: %w", redact(c.cfg.URL), err)
 	}
 	defer nc.Close()
+	c.nc = nc
+	defer func() { c.nc = nil }()
 	if c.js, err = jetstream.New(nc); err != nil {
 		return err
 	}
@@ -221,8 +265,9 @@ func (c *Collector) Run(ctx context.Context) error {
 	}
 	defer func() {
 		for _, s := range c.sources {
-			s.unserve()
+			c.unserve(s)
 		}
+		c.stopMirrors()
 	}()
 	// What was cosigned before a crash is published again as recorded;
 	// a checkpoint the mirror holds but nobody cosigned yet is now.
@@ -322,6 +367,8 @@ func (c *Collector) tick(ctx context.Context) {
 		if s.oldestHeld().Before(now.Add(-GapAfter)) {
 			c.gap(b, s, "waited longer than "+GapAfter.String())
 		}
+		c.checkBehind(s, now)
+		c.dropOldBlobs(b, s, now)
 	}
 	if err := c.commit(ctx, b); err != nil {
 		c.cfg.Logf("collector: %v", err)

@@ -1,8 +1,8 @@
 // Package collector is the fleet's collector: a durable JetStream
 // consumer of every source ledger shipped under a subject prefix, which
 // keeps each source as a mirror ledger (ledger.CreateMirror) in its
-// store, verifies it as it grows, cosigns the checkpoints it verified as
-// a witness (C2SP tlog-cosignature, cosignature/v1) and records what is
+// store, verifies it as it grows, cosigns, as a witness, the latest
+// checkpoint of each source it verified in each batch of messages (C2SP tlog-cosignature, cosignature/v1) and records what is
 // wrong as alerts in its own ledger.
 //
 // # Store
@@ -56,6 +56,8 @@
 //     fleet.Parse, and the per-source reorder buffer, the part assembly
 //     and the alerts are bounded by the constants in limits.go, whatever
 //     a source sends. What grows with the input is what the input pays
-//     for: one small record per distinct source id, and the mirrors and
-//     alerts themselves.
+//     for: one small record per distinct source id (at most
+//     Config.MaxSources of them), and the mirrors and alerts themselves.
+//   - Entries that do not come are asked for again (resend.go), never
+//     waited for without end; the status shows only checkpoints verified.
 package collector

@@ -24,6 +24,12 @@ const (
 	// it, which its verify then reports). Joining the parts holds it
 	// twice for a moment.
 	MaxCollectedBlob = TotalHeldBytes / 2
+	// DefaultMaxSources is Config.MaxSources's default; tooManyEvery
+	// bounds its alerts.
+	DefaultMaxSources = 10000
+	tooManyEvery      = 10 * time.Minute
+	// DefaultResendAfter is Config.ResendAfter's default.
+	DefaultResendAfter = 5 * time.Second
 	// GapAfter is how long an entry may wait for an earlier one before
 	// the source has a gap.
 	GapAfter = 2 * time.Minute

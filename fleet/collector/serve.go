@@ -2,11 +2,11 @@ package collector
 
 import (
 	"context"
-	"crypto/subtle"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -20,19 +20,99 @@ import (
 
 // Review while the collector runs: the collector holds each mirror's
 // file (bbolt's lock), so, as a running engine does for its ledger, it
-// serves each mirror's read-only LedgerService on a loopback port and
+// serves each mirror's read-only LedgerService (one loopback listener for all) and
 // registers it in the mirror's directory (engine.lock held, engine.json,
 // client.token 0600). Every existing command that reads a ledger through
 // the registry (`opx replay S --ledger STORE/sources/ID/ledger.db`) then
 // reads the mirror through the collector; once it stops, from the file.
 
+// One gRPC server on one loopback listener serves every mirror: the
+// token a client sends (the one in the mirror's client.token) picks the
+// mirror; a token no mirror has is refused.
+
 // maxServedMessage bounds a request to a mirror's service.
 const maxServedMessage = 1 << 20
 
 type served struct {
-	lock *registry.Lock
-	srv  *grpc.Server
-	stop chan struct{}
+	lock  *registry.Lock
+	token string
+	stop  chan struct{}
+}
+
+// mirrorServer is the collector's one server of mirrors.
+type mirrorServer struct {
+	ln  net.Listener
+	srv *grpc.Server
+	mu  sync.RWMutex
+	by  map[string]opxv1.LedgerServiceServer // token -> its mirror's service
+}
+
+func (ms *mirrorServer) lookup(ctx context.Context) (opxv1.LedgerServiceServer, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	given := md.Get(opxv1.ClientTokenHeader)
+	if len(given) == 1 {
+		ms.mu.RLock()
+		svc := ms.by[given[0]]
+		ms.mu.RUnlock()
+		if svc != nil {
+			return svc, nil
+		}
+	}
+	return nil, status.Error(codes.Unauthenticated, "the client token of a mirror is required")
+}
+
+// desc is the LedgerService's description with each handler given the
+// service of the mirror its token names.
+func (ms *mirrorServer) desc() *grpc.ServiceDesc {
+	d := opxv1.LedgerService_ServiceDesc
+	d.Methods = append([]grpc.MethodDesc{}, d.Methods...)
+	for i := range d.Methods {
+		h := d.Methods[i].Handler
+		d.Methods[i].Handler = func(_ any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
+			svc, err := ms.lookup(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return h(svc, ctx, dec, ic)
+		}
+	}
+	d.Streams = append([]grpc.StreamDesc{}, d.Streams...)
+	for i := range d.Streams {
+		h := d.Streams[i].Handler
+		d.Streams[i].Handler = func(_ any, ss grpc.ServerStream) error {
+			svc, err := ms.lookup(ss.Context())
+			if err != nil {
+				return err
+			}
+			return h(svc, ss)
+		}
+	}
+	return &d
+}
+
+// mirrors starts the server of mirrors on first use.
+func (c *Collector) mirrors() (*mirrorServer, error) {
+	if c.ms != nil {
+		return c.ms, nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	ms := &mirrorServer{ln: ln, by: map[string]opxv1.LedgerServiceServer{}}
+	ms.srv = grpc.NewServer(grpc.MaxRecvMsgSize(maxServedMessage))
+	ms.srv.RegisterService(ms.desc(), struct{ opxv1.LedgerServiceServer }{})
+	go ms.srv.Serve(ln)
+	c.ms = ms
+	return ms, nil
+}
+
+// stopMirrors stops the server of mirrors (after every unserve).
+func (c *Collector) stopMirrors() {
+	if c.ms != nil {
+		c.ms.srv.Stop()
+		c.ms = nil
+	}
 }
 
 // serve starts the service of a mirror (errors are logged: review then
@@ -51,6 +131,10 @@ func (c *Collector) startServing(s *source) error {
 	if err != nil {
 		return err
 	}
+	ms, err := c.mirrors()
+	if err != nil {
+		return err
+	}
 	lock, err := registry.Acquire(registry.Dir(filepath.Dir(path)))
 	if err != nil {
 		return err
@@ -60,55 +144,36 @@ func (c *Collector) startServing(s *source) error {
 		lock.Release()
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		lock.Release()
-		return err
-	}
-	check := func(ctx context.Context) error {
-		md, _ := metadata.FromIncomingContext(ctx)
-		given := md.Get(opxv1.ClientTokenHeader)
-		if len(given) != 1 || subtle.ConstantTimeCompare([]byte(given[0]), []byte(tok)) != 1 {
-			return status.Error(codes.Unauthenticated, "the client token of this mirror is required")
-		}
-		return nil
-	}
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(maxServedMessage),
-		grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-			if err := check(ctx); err != nil {
-				return nil, err
-			}
-			return h(ctx, req)
-		}),
-		grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-			if err := check(ss.Context()); err != nil {
-				return err
-			}
-			return h(srv, ss)
-		}))
 	stop := make(chan struct{})
-	opxv1.RegisterLedgerServiceServer(srv, engine.NewReadOnlyLedgerService(s.m, stop))
-	go srv.Serve(ln)
+	ms.mu.Lock()
+	ms.by[tok] = engine.NewReadOnlyLedgerService(s.m, stop)
+	ms.mu.Unlock()
 	pid := os.Getpid()
 	if err := lock.Publish(registry.Entry{Workspace: "fleet source " + s.id, ManagerPID: pid, EnginePID: pid,
-		Port: ln.Addr().(*net.TCPAddr).Port, Ledger: path}); err != nil {
+		Port: ms.ln.Addr().(*net.TCPAddr).Port, Ledger: path}); err != nil {
+		ms.mu.Lock()
+		delete(ms.by, tok)
+		ms.mu.Unlock()
 		close(stop)
-		srv.Stop()
 		lock.Release()
 		return fmt.Errorf("register: %w", err)
 	}
-	s.served = &served{lock: lock, srv: srv, stop: stop}
+	s.served = &served{lock: lock, token: tok, stop: stop}
 	return nil
 }
 
-// unserve stops a mirror's service and removes its registration.
-func (s *source) unserve() {
+// unserve stops serving a mirror and removes its registration.
+func (c *Collector) unserve(s *source) {
 	if s.served == nil {
 		return
 	}
 	s.served.lock.Unpublish()
+	if c.ms != nil {
+		c.ms.mu.Lock()
+		delete(c.ms.by, s.served.token)
+		c.ms.mu.Unlock()
+	}
 	close(s.served.stop)
-	s.served.srv.Stop()
 	s.served.lock.Release()
 	s.served = nil
 }

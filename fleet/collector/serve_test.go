@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/opx-dev/opx/cli"
@@ -72,5 +73,51 @@ func TestCollector_ReviewWhileRunning(t *testing.T) {
 	out, err = opx(t, "ledger", "verify", "--ledger", path)
 	if err != nil {
 		t.Fatalf("verify offline: %v\n%s", err, out)
+	}
+}
+
+// Review 17 #6: one listener serves every mirror; each mirror's token
+// reads that mirror, and no other.
+func TestCollector_OneServerForAllMirrors(t *testing.T) {
+	srv := startServer(t)
+	store := t.TempDir()
+	p := newPub(t, srv.ClientURL())
+	a, b := newSource(t, t.TempDir()), newSource(t, t.TempDir())
+	a.notes(t, 3, false)
+	b.notes(t, 5, false)
+	r := startCollector(t, srv.ClientURL(), store)
+	p.ship(a.Ledger, 0, a.head(t).Seq)
+	p.ship(b.Ledger, 0, b.head(t).Seq)
+	r.waitHead(t, a.ID(), a.head(t).Seq)
+	r.waitHead(t, b.ID(), b.head(t).Seq)
+	ea, toka, err := registry.Lookup(registry.Dir(filepath.Dir(collector.SourcePath(store, a.ID()))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb, tokb, err := registry.Lookup(registry.Dir(filepath.Dir(collector.SourcePath(store, b.ID()))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ea.Port != eb.Port || toka == tokb {
+		t.Fatalf("ports %d and %d, tokens equal %v", ea.Port, eb.Port, toka == tokb)
+	}
+	conn, err := grpc.NewClient(ea.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, c := range []struct {
+		tok  string
+		head uint64
+	}{{toka, a.head(t).Seq}, {tokb, b.head(t).Seq}} {
+		ctx := metadata.AppendToOutgoingContext(context.Background(), opxv1.ClientTokenHeader, c.tok)
+		h, err := opxv1.NewLedgerServiceClient(conn).Head(ctx, &opxv1.HeadRequest{})
+		if err != nil || h.GetSeq() != c.head {
+			t.Errorf("head through its token: %v, %v (want %d)", h, err, c.head)
+		}
+	}
+	ctx := metadata.AppendToOutgoingContext(context.Background(), opxv1.ClientTokenHeader, "not a token")
+	if _, err := opxv1.NewLedgerServiceClient(conn).Head(ctx, &opxv1.HeadRequest{}); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("a call with another token: %v", err)
 	}
 }

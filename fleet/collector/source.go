@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,10 +43,21 @@ type source struct {
 	keys       []tlog.Verifier // the pinned key (or the allow-list)
 	pinnedSeq  uint64
 	checkpoint uint64 // size of the last checkpoint verified
-	cosigned   uint64 // size of the last checkpoint cosigned
-	cosigNote  []byte // its recorded note
-	published  bool   // cosigNote is on the cosignature stream
-	dropped    uint64 // entries dropped after a broken chain or a gap
+	// lastCheckpoint is the latest checkpoint entry the mirror held on
+	// open, verified or not (catchUpCosign checks it).
+	lastCheckpoint uint64
+	cosigned       uint64 // size of the last checkpoint cosigned
+	cosigNote      []byte // its recorded note
+	published      bool   // cosigNote is on the cosignature stream
+	dropped        uint64 // entries dropped after a broken chain or a gap
+
+	// progressAt is when the mirror last moved (or the source was first
+	// heard of): a source behind its hello's head that long is asked to
+	// resend (resend.go).
+	progressAt time.Time
+	resendAt   time.Time // the last resend request (at most one per fleet.ResendEvery)
+	resendFrom uint64    // and where it asked to start
+	resends    uint64    // requests published
 }
 
 type claim struct {
@@ -55,15 +67,58 @@ type claim struct {
 }
 
 type heldEntry struct {
-	raw  []byte
-	msgs []jetstream.Msg
-	at   time.Time
+	raw      []byte
+	msgs     []jetstream.Msg
+	at       time.Time
+	conflict bool // came under a ConflictMsgID
+}
+
+// isConflict reports whether msg is an entry published under its
+// ConflictMsgID (fleet/wire.go): "<EntryMsgID>#<hash16>".
+func isConflict(msg *fleet.Message) bool {
+	if msg.Kind != fleet.KindEntry {
+		return false
+	}
+	rest, ok := strings.CutPrefix(msg.MsgID, fleet.EntryMsgID(msg.LedgerID, msg.Seq)+"#")
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		rest = rest[:i] // an earlier part's: "<ConflictMsgID>/<i>"
+	}
+	return ok && len(rest) == 16
 }
 
 type heldBlob struct {
 	h     ledger.Hash
 	frame []byte
 	msgs  []jetstream.Msg
+	at    time.Time
+}
+
+// dropOldBlobs gives up on the blobs that came before a genesis that did
+// not follow within GapAfter (acknowledged: a resend from the genesis
+// brings them again).
+func (c *Collector) dropOldBlobs(b *batch, s *source, now time.Time) {
+	if len(s.blobs) == 0 || !s.blobs[0].at.Before(now.Add(-GapAfter)) {
+		return
+	}
+	for _, hb := range s.blobs {
+		b.acks = append(b.acks, hb.msgs...)
+		s.heldSize -= int64(len(hb.frame))
+		c.held -= int64(len(hb.frame))
+	}
+	s.blobs = nil
+	c.askResend(s, "blobs came, no genesis")
+}
+
+// tooMany refuses a message of a source beyond Config.MaxSources: one
+// alert per sourcesAlertEvery, the rest counted.
+func (c *Collector) tooMany(b *batch, id string) {
+	c.refusedMsgs++
+	if now := time.Now(); now.Sub(c.tooManyAt) >= tooManyEvery {
+		c.tooManyAt = now
+		c.alertMsg(b, id, event.AlertTooMany, 0, c.refusedMsgs, fmt.Sprintf("a source beyond the %d this collector takes (max_sources): its messages are dropped (%d dropped so far, every source beyond)",
+			c.cfg.MaxSources, c.refusedMsgs))
+	}
+	c.dirty = true
 }
 
 // assembly gathers the parts of one entry or blob.
@@ -76,6 +131,8 @@ type assembly struct {
 	got   int
 	msgs  []jetstream.Msg
 	at    time.Time
+	// conflict: a part came under a ConflictMsgID.
+	conflict bool
 }
 
 func (c *Collector) source(id string) *source {
@@ -137,15 +194,24 @@ func (c *Collector) handle(ctx context.Context, b *batch, jm jetstream.Msg) {
 		b.acks = append(b.acks, jm)
 		return
 	}
-	s := c.source(msg.LedgerID)
+	s := c.sources[msg.LedgerID]
+	if s == nil && len(c.sources) >= c.cfg.MaxSources {
+		c.tooMany(b, msg.LedgerID)
+		b.acks = append(b.acks, jm)
+		return
+	}
+	s = c.source(msg.LedgerID)
 	s.lastSeen, s.stalled = time.Now(), false
+	if s.progressAt.IsZero() {
+		s.progressAt = s.lastSeen
+	}
 	switch msg.Kind {
 	case fleet.KindHello:
 		c.takeHello(b, s, msg.Hello)
 		b.acks = append(b.acks, jm)
 	case fleet.KindEntry, fleet.KindBlob:
 		if msg.Parts == 1 {
-			c.whole(ctx, b, s, msg.Kind, msg.Seq, msg.Blob, msg.Data, []jetstream.Msg{jm})
+			c.whole(ctx, b, s, msg.Kind, msg.Seq, msg.Blob, msg.Data, []jetstream.Msg{jm}, isConflict(msg))
 			return
 		}
 		c.part(ctx, b, s, msg, jm)
@@ -160,10 +226,28 @@ func (c *Collector) part(ctx context.Context, b *batch, s *source, msg *fleet.Me
 		key = "b" + msg.Blob.String()
 	}
 	if msg.Kind == fleet.KindEntry && s.m != nil && msg.Seq < s.next {
-		// A resend of an entry the mirror holds: compare this part.
-		e, err := s.m.Get(msg.Seq)
-		if err == nil && int64(len(e.Raw)) == msg.Size && bytes.Equal(e.Raw[msg.Part*fleet.MaxChunk:msg.Part*fleet.MaxChunk+len(msg.Data)], msg.Data) {
+		// A resend of an entry the mirror holds: each part is compared
+		// as it comes (an entry in parts is never a checkpoint). One
+		// that differs proves other bytes for seq; equal ones are
+		// dropped, so a rewrite that keeps some parts is still seen.
+		if b.touched[s] {
+			if err := s.m.Sync(ctx); err != nil {
+				b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: %w", s.id, err))
+				return
+			}
+		}
+		if e, err := s.m.Get(msg.Seq); err == nil {
 			b.acks = append(b.acks, jm)
+			off := msg.Part * fleet.MaxChunk
+			if int64(len(e.Raw)) == msg.Size && off+len(msg.Data) <= len(e.Raw) && bytes.Equal(e.Raw[off:off+len(msg.Data)], msg.Data) {
+				return
+			}
+			kind, why := event.AlertRewrite, "sent again with other bytes"
+			if isConflict(msg) {
+				kind, why = event.AlertFork, "published as conflicting with the stream's: another history under this ledger id"
+			}
+			c.alert(b, s.id, kind, msg.Seq, fmt.Sprintf("entry %d (part %d/%d of %d bytes; the mirror holds %d bytes, hash %s) %s",
+				msg.Seq, msg.Part, msg.Parts, msg.Size, len(e.Raw), e.Hash(), why))
 			return
 		}
 	}
@@ -179,13 +263,23 @@ func (c *Collector) part(ctx context.Context, b *batch, s *source, msg *fleet.Me
 		if msg.Kind == fleet.KindBlob {
 			bound = MaxCollectedBlob // a blob, alone, may be larger than a reorder buffer
 		}
+		if msg.Kind == fleet.KindBlob && msg.Size > MaxCollectedBlob {
+			// Nothing wrong with it: this collector does not take blobs
+			// that large (the mirror lacks it; its verify says so).
+			if msg.Part == 0 {
+				c.alertMsg(b, s.id, event.AlertTooLarge, s.next, streamSeq([]jetstream.Msg{jm}), fmt.Sprintf("blob %s: a stored frame of %d bytes is too large for this collector (at most %d); the mirror lacks it",
+					msg.Blob, msg.Size, int64(MaxCollectedBlob)))
+			}
+			b.acks = append(b.acks, jm)
+			return
+		}
 		if s.heldSize+msg.Size > bound || c.held+msg.Size > TotalHeldBytes {
 			kind := event.AlertGap
 			if msg.Kind == fleet.KindBlob {
-				kind = event.AlertBadBlob
+				kind = event.AlertTooLarge
 			}
-			c.alert(b, s.id, kind, msg.Seq, fmt.Sprintf("%s of %d bytes in %d parts: more than this collector holds for a source (%d bytes held)",
-				msg.Kind, msg.Size, msg.Parts, s.heldSize))
+			c.alert(b, s.id, kind, msg.Seq, fmt.Sprintf("%s of %d bytes in %d parts: more than this collector holds for a source now (%d bytes held, %d for every source)",
+				msg.Kind, msg.Size, msg.Parts, s.heldSize, c.held))
 			b.acks = append(b.acks, jm)
 			return
 		}
@@ -195,6 +289,7 @@ func (c *Collector) part(ctx context.Context, b *batch, s *source, msg *fleet.Me
 		c.held += msg.Size
 	}
 	a.msgs = append(a.msgs, jm)
+	a.conflict = a.conflict || isConflict(msg)
 	if a.parts[msg.Part] == nil {
 		a.parts[msg.Part] = msg.Data
 		a.got++
@@ -206,16 +301,16 @@ func (c *Collector) part(ctx context.Context, b *batch, s *source, msg *fleet.Me
 	s.heldSize -= a.size
 	c.held -= a.size
 	whole := bytes.Join(a.parts, nil)
-	c.whole(ctx, b, s, a.kind, a.seq, a.blob, whole, a.msgs)
+	c.whole(ctx, b, s, a.kind, a.seq, a.blob, whole, a.msgs, a.conflict)
 }
 
 // whole takes a whole entry or blob.
-func (c *Collector) whole(ctx context.Context, b *batch, s *source, kind fleet.Kind, seq uint64, h ledger.Hash, data []byte, msgs []jetstream.Msg) {
+func (c *Collector) whole(ctx context.Context, b *batch, s *source, kind fleet.Kind, seq uint64, h ledger.Hash, data []byte, msgs []jetstream.Msg, conflict bool) {
 	if kind == fleet.KindBlob {
 		c.takeBlob(ctx, b, s, h, data, msgs)
 		return
 	}
-	c.takeEntry(ctx, b, s, seq, data, msgs)
+	c.takeEntry(ctx, b, s, seq, data, msgs, conflict)
 	// Entries that waited for this one follow it.
 	for s.m != nil {
 		h, ok := s.held[s.next]
@@ -226,18 +321,24 @@ func (c *Collector) whole(ctx context.Context, b *batch, s *source, kind fleet.K
 		c.heldEntries--
 		s.heldSize -= int64(len(h.raw))
 		c.held -= int64(len(h.raw))
-		c.takeEntry(ctx, b, s, s.next, h.raw, h.msgs)
+		c.takeEntry(ctx, b, s, s.next, h.raw, h.msgs, false)
 	}
 }
 
 func (c *Collector) takeBlob(ctx context.Context, b *batch, s *source, h ledger.Hash, frame []byte, msgs []jetstream.Msg) {
 	if s.m == nil {
+		for i := range s.blobs {
+			if s.blobs[i].h == h && bytes.Equal(s.blobs[i].frame, frame) {
+				s.blobs[i].msgs = append(s.blobs[i].msgs, msgs...) // a redelivery: held once
+				return
+			}
+		}
 		if s.heldSize+int64(len(frame)) > ReorderBytes || c.held+int64(len(frame)) > TotalHeldBytes {
-			c.alert(b, s.id, event.AlertBadBlob, 0, fmt.Sprintf("blob %s before the source's genesis, more than this collector holds", h))
+			c.alert(b, s.id, event.AlertTooLarge, 0, fmt.Sprintf("blob %s before the source's genesis: more than this collector holds for a source without a mirror", h))
 			b.acks = append(b.acks, msgs...)
 			return
 		}
-		s.blobs = append(s.blobs, heldBlob{h: h, frame: bytes.Clone(frame), msgs: msgs})
+		s.blobs = append(s.blobs, heldBlob{h: h, frame: bytes.Clone(frame), msgs: msgs, at: time.Now()})
 		s.heldSize += int64(len(frame))
 		c.held += int64(len(frame))
 		return
@@ -250,6 +351,11 @@ func (c *Collector) takeBlob(ctx context.Context, b *batch, s *source, h ledger.
 		var ie *ledger.IntegrityError
 		if errors.As(err, &ie) {
 			c.alertMsg(b, s.id, event.AlertBadBlob, s.next, streamSeq(msgs), ie.Detail)
+			// The real blob may have been kept away by a forged part
+			// under its message id (the duplicate window): a resend
+			// from the entry that names it (the next: blobs come just
+			// before it) brings it under fresh ids.
+			c.askResend(s, "bad blob "+h.String())
 			return
 		}
 		b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: blob %s: %w", s.id, h, err))
@@ -259,13 +365,17 @@ func (c *Collector) takeBlob(ctx context.Context, b *batch, s *source, h ledger.
 }
 
 // takeEntry takes the entry seq of s.
-func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint64, raw []byte, msgs []jetstream.Msg) {
+//
+// conflict: it came under a ConflictMsgID (its shipper found other bytes
+// stored under its EntryMsgID), so other bytes held for seq are another
+// history under this ledger id: a fork.
+func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint64, raw []byte, msgs []jetstream.Msg, conflict bool) {
 	switch {
 	case s.m == nil && seq == 0:
 		c.createMirror(ctx, b, s, raw, msgs)
 		return
 	case s.m != nil && seq < s.next:
-		c.resent(ctx, b, s, seq, raw)
+		c.resent(ctx, b, s, seq, raw, conflict)
 		b.acks = append(b.acks, msgs...)
 		return
 	case s.m == nil || seq > s.next:
@@ -277,6 +387,9 @@ func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint
 		if h, ok := s.held[seq]; ok {
 			if bytes.Equal(h.raw, raw) {
 				h.msgs = append(h.msgs, msgs...)
+			} else if conflict || h.conflict {
+				c.alert(b, s.id, event.AlertFork, seq, fmt.Sprintf("two different entries for seq %d, one published as conflicting with the stream's: another history under this ledger id", seq))
+				b.acks = append(b.acks, msgs...)
 			} else {
 				c.alert(b, s.id, event.AlertRewrite, seq, "two different entries sent for this seq before it could be taken")
 				b.acks = append(b.acks, msgs...)
@@ -290,7 +403,7 @@ func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint
 			b.acks = append(b.acks, msgs...)
 			return
 		}
-		s.held[seq] = &heldEntry{raw: bytes.Clone(raw), msgs: msgs, at: time.Now()}
+		s.held[seq] = &heldEntry{raw: bytes.Clone(raw), msgs: msgs, at: time.Now(), conflict: conflict}
 		c.heldEntries++
 		s.heldSize += int64(len(raw))
 		c.held += int64(len(raw))
@@ -303,6 +416,7 @@ func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint
 	}
 	s.next, s.prev = seq+1, ledger.Sum(raw)
 	s.brokenAt = 0
+	s.progressAt = time.Now()
 	b.touched[s] = true
 	c.inspect(b, s, seq, raw)
 }
@@ -336,6 +450,7 @@ func (c *Collector) createMirror(ctx context.Context, b *batch, s *source, raw [
 	}
 	s.m = m
 	s.next, s.prev = 1, ledger.Sum(raw)
+	s.progressAt = time.Now()
 	b.touched[s] = true
 	for _, hb := range s.blobs {
 		s.heldSize -= int64(len(hb.frame))
@@ -351,7 +466,7 @@ func (c *Collector) createMirror(ctx context.Context, b *batch, s *source, raw [
 // harmless duplicate (a redelivery, a shipper's resend); other bytes are
 // a rewrite, or a fork when they are a checkpoint the source's key
 // signed.
-func (c *Collector) resent(ctx context.Context, b *batch, s *source, seq uint64, raw []byte) {
+func (c *Collector) resent(ctx context.Context, b *batch, s *source, seq uint64, raw []byte, conflict bool) {
 	if b.touched[s] {
 		if err := s.m.Sync(ctx); err != nil {
 			c.cfg.Logf("collector: source %s: %v", s.id, err)
@@ -368,6 +483,10 @@ func (c *Collector) resent(ctx context.Context, b *batch, s *source, seq uint64,
 	}
 	if cp, ok := c.signedCheckpoint(s, seq, raw); ok {
 		c.alert(b, s.id, event.AlertFork, seq, fmt.Sprintf("a second signed checkpoint for size %d (root %s), another history under this ledger id", seq, cp.RootString()))
+		return
+	}
+	if conflict {
+		c.alert(b, s.id, event.AlertFork, seq, fmt.Sprintf("entry %d published as conflicting with the stream's (hash %s, the mirror holds %s): another history under this ledger id", seq, ledger.Sum(raw), ledger.Sum(e.Raw)))
 		return
 	}
 	c.alert(b, s.id, event.AlertRewrite, seq, fmt.Sprintf("entry %d sent again with other bytes (hash %s, held %s)", seq, ledger.Sum(raw), ledger.Sum(e.Raw)))
@@ -420,6 +539,8 @@ func (c *Collector) gap(b *batch, s *source, why string) {
 		detail = fmt.Sprintf("entries %d..%d missing: %s", s.next, first-1, why)
 	}
 	c.alert(b, s.id, event.AlertGap, s.next, detail)
+	// What was dropped comes again once the source resends it.
+	c.askResend(s, "gap: "+why)
 }
 
 // commit makes the batch durable (mirrors, then the collector's ledger),

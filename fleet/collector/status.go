@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/opx-dev/opx/fleet"
@@ -29,7 +30,11 @@ type Status struct {
 	WitnessKey  string         `json:"witness_key"`
 	WitnessName string         `json:"witness_name"`
 	Sources     []SourceStatus `json:"sources"`
-	Alerts      []Alert        `json:"alerts"` // the latest StatusAlerts
+	// MaxSources is the bound on sources; RefusedMessages counts the
+	// messages of sources beyond it (this collector life).
+	MaxSources      int     `json:"max_sources"`
+	RefusedMessages uint64  `json:"refused_messages,omitempty"`
+	Alerts          []Alert `json:"alerts"` // the latest StatusAlerts
 }
 
 // SourceStatus is one source.
@@ -59,6 +64,11 @@ type SourceStatus struct {
 	Suppressed uint64  `json:"alerts_suppressed,omitempty"`
 	Stalled    bool    `json:"stalled"`
 	Path       string  `json:"path"`
+	// Resends counts the resend requests published to the source (this
+	// collector life), the last at LastResend from ResendFrom.
+	Resends    uint64 `json:"resends,omitempty"`
+	LastResend string `json:"last_resend,omitempty"`
+	ResendFrom uint64 `json:"resend_from,omitempty"`
 }
 
 func timeNow() string { return time.Now().UTC().Format(ledger.TimeLayout) }
@@ -66,7 +76,8 @@ func timeNow() string { return time.Now().UTC().Format(ledger.TimeLayout) }
 // status builds the current status.
 func (c *Collector) status(running bool) *Status {
 	st := &Status{Updated: timeNow(), Running: running, WitnessKey: c.wit.VKey, WitnessName: c.wit.Name(),
-		Alerts: append([]Alert{}, c.alerts.recent...), Sources: []SourceStatus{}}
+		Alerts: append([]Alert{}, c.alerts.recent...), Sources: []SourceStatus{},
+		MaxSources: c.cfg.MaxSources, RefusedMessages: c.refusedMsgs}
 	counts := map[string]int{}
 	for _, a := range c.alerts.recent {
 		counts[a.Source]++
@@ -79,6 +90,9 @@ func (c *Collector) status(running bool) *Status {
 		if s.m != nil {
 			ss.HeadSeq, ss.HeadHash = s.next-1, s.prev.String()
 		}
+		if s.resends > 0 {
+			ss.Resends, ss.LastResend, ss.ResendFrom = s.resends, s.resendAt.UTC().Format(time.RFC3339Nano), s.resendFrom
+		}
 		if h := s.hello; h != nil {
 			ss.Host, ss.Workspace, ss.OpxVersion, ss.Boot, ss.ClaimedHead = h.Host, h.Workspace, h.OpxVersion, h.Boot, h.HeadSeq
 		}
@@ -90,6 +104,54 @@ func (c *Collector) status(running bool) *Status {
 	}
 	sort.Slice(st.Sources, func(i, j int) bool { return st.Sources[i].ID < st.Sources[j].ID })
 	return st
+}
+
+// restoreSeen takes back, after a restart, what only the status file
+// kept of each source the collector knows: its last hello (host,
+// workspace, boot, claimed head) and when it was last heard from. A
+// source whose last-seen time is unknown counts as seen when the
+// collector started, so that a source silent across a restart is
+// stalled StallAfter later all the same.
+func (c *Collector) restoreSeen(started time.Time) {
+	st, err := (&Store{dir: c.cfg.Store}).Status()
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		c.cfg.Logf("collector: the last status does not read (%v): last-seen times start now", err)
+	}
+	prev := map[string]*SourceStatus{}
+	if st != nil {
+		for i := range st.Sources {
+			prev[st.Sources[i].ID] = &st.Sources[i]
+		}
+	}
+	for id, s := range c.sources {
+		s.lastSeen, s.progressAt = started, started
+		p := prev[id]
+		if p == nil {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339Nano, p.LastSeen); err == nil && t.Before(started) {
+			s.lastSeen = t
+		}
+		if s.hello == nil && (p.Host != "" || p.Workspace != "" || p.Boot != "") {
+			s.hello = clipHello(&fleet.Hello{LedgerID: id, Host: p.Host, Workspace: p.Workspace,
+				OpxVersion: p.OpxVersion, Boot: p.Boot, HeadSeq: p.ClaimedHead})
+		}
+	}
+}
+
+// maxHelloField bounds each text of a hello the collector keeps (and
+// writes in the status): a hello may be up to fleet.MaxHelloBytes.
+const maxHelloField = 256
+
+// clipHello is h with its texts clipped to maxHelloField bytes.
+func clipHello(h *fleet.Hello) *fleet.Hello {
+	c := *h
+	for _, f := range []*string{&c.Host, &c.Workspace, &c.OpxVersion, &c.Boot, &c.HeadHash} {
+		if len(*f) > maxHelloField {
+			*f = strings.ToValidUTF8((*f)[:maxHelloField], "") + "…"
+		}
+	}
+	return &c
 }
 
 // Status returns the collector's state now (not safe while Run runs on

@@ -26,6 +26,7 @@ var (
 // holds with another hash a fork; a head beyond is checked when the
 // mirror gets there.
 func (c *Collector) takeHello(b *batch, s *source, h *fleet.Hello) {
+	h = clipHello(h)
 	s.hello = h
 	cl := claim{seq: h.HeadSeq, hash: h.HeadHash, boot: h.Boot}
 	if s.m != nil && h.HeadSeq < s.next {
@@ -221,15 +222,15 @@ func (c *Collector) cosign(b *batch, s *source, p pendingCheckpoint) {
 // mirror holds when it is newer than the last one cosigned (the crash
 // came between the mirror's commit and the cosignature's record).
 func (c *Collector) catchUpCosign(ctx context.Context, s *source) {
-	if s.m == nil || s.checkpoint <= s.cosigned {
+	if s.m == nil || s.lastCheckpoint <= s.cosigned {
 		return
 	}
-	e, err := s.m.Get(s.checkpoint)
+	e, err := s.m.Get(s.lastCheckpoint)
 	if err != nil {
 		return
 	}
 	b := c.newBatch()
-	c.takeCheckpoint(b, s, s.checkpoint, e.Raw)
+	c.takeCheckpoint(b, s, s.lastCheckpoint, e.Raw)
 	if len(b.checks) == 1 && c.checkTree(b, b.checks[0]) {
 		c.cosign(b, s, b.checks[0])
 	}
@@ -257,7 +258,8 @@ func (c *Collector) publishPending(ctx context.Context) {
 
 // scanMirror finds, on open, what the mirror's own entries say: its
 // pinned key (when the collector's ledger has none: a crash between the
-// two commits) and its latest checkpoint.
+// two commits) and its latest checkpoint entry, not verified yet: the
+// status's checkpoint stays the last one cosigned until it is.
 func (c *Collector) scanMirror(s *source) error {
 	return s.m.RangeRaw(0, s.next-1, func(seq uint64, raw []byte) error {
 		switch {
@@ -265,7 +267,7 @@ func (c *Collector) scanMirror(s *source) error {
 			b := c.newBatch()
 			c.takeKey(b, s, seq, raw)
 		case bytes.HasSuffix(raw, checkpointSuffix):
-			s.checkpoint = seq
+			s.lastCheckpoint = seq // verified (and cosigned) by catchUpCosign
 		}
 		return nil
 	})

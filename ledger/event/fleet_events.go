@@ -27,11 +27,13 @@ const (
 	AlertKeyReplaced  = "key-replaced"  // a ledger.key other than the pinned one
 	AlertMalformed    = "malformed"     // a message or entry that does not parse
 	AlertBadBlob      = "bad-blob"      // a blob that does not hash to its name
+	AlertTooLarge     = "too-large"     // an entry or blob larger than this collector takes (nothing wrong with it)
+	AlertTooMany      = "too-many"      // a source refused: the collector has max_sources already
 )
 
 // AlertKinds lists every alert kind.
 var AlertKinds = []string{AlertBrokenChain, AlertGap, AlertBadSignature, AlertFork, AlertRewind,
-	AlertRewrite, AlertStalled, AlertKeyReplaced, AlertMalformed, AlertBadBlob}
+	AlertRewrite, AlertStalled, AlertKeyReplaced, AlertMalformed, AlertBadBlob, AlertTooLarge, AlertTooMany}
 
 // MaxAlertDetail bounds an alert's detail.
 const MaxAlertDetail = 1024
