@@ -80,12 +80,21 @@ type mcpProxy struct {
 	session  *sdk.ServerSession
 	server   *sdk.Server
 	canElict bool
+
+	// owed counts the client's requests handled and not yet answered on
+	// stdout (the SDK writes an answer after its handler returns), so an
+	// end of the session on the engine's side lets the answers it already
+	// gave reach the client before the connection closes.
+	owed     int
+	answered *sync.Cond // on mu
 }
 
 func newMCPProxy(c *cli.Context, ec *engineClient, t proxyTarget) *mcpProxy {
 	ctx, cancel := context.WithCancel(ec.ctx)
-	return &mcpProxy{c: c, ec: ec, target: t, errw: c.App.ErrWriter, ctx: ctx, cancel: cancel,
+	p := &mcpProxy{c: c, ec: ec, target: t, errw: c.App.ErrWriter, ctx: ctx, cancel: cancel,
 		waiting: map[uint64]chan *opxv1.ProxyResult{}, ended: make(chan struct{}), elicits: map[string]context.CancelFunc{}}
+	p.answered = sync.NewCond(&p.mu)
+	return p
 }
 
 func (p *mcpProxy) logf(format string, args ...any) {
@@ -106,7 +115,7 @@ func (p *mcpProxy) run() error {
 	if in == nil {
 		in = os.Stdin
 	}
-	t := &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{p.c.App.Writer}, MaxLineLength: proxyMaxLine}
+	t := &sdk.IOTransport{Reader: io.NopCloser(in), Writer: answerWriter{p.c.App.Writer, p}, MaxLineLength: proxyMaxLine}
 	ss, err := server.Connect(p.ctx, t, nil)
 	if err != nil {
 		return err
@@ -141,7 +150,10 @@ func (p *mcpProxy) run() error {
 		return nil
 	case <-p.ended:
 		// The engine ended the session (it stopped, or the upstream
-		// exited): the client is told by the connection's end.
+		// exited): the client is told by the connection's end, after the
+		// answers the engine gave before it (a call the upstream's crash
+		// ended is answered with that error first).
+		p.waitAnswered(proxyEndWait)
 		_ = ss.Close()
 		p.mu.Lock()
 		err := p.endErr
@@ -154,10 +166,64 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
+// answerWriter writes the SDK's messages to the client and counts the
+// answers among them (owed).
+type answerWriter struct {
+	w io.Writer
+	p *mcpProxy
+}
+
+func (a answerWriter) Write(b []byte) (int, error) {
+	n, err := a.w.Write(b)
+	if isAnswer(b) {
+		a.p.mu.Lock()
+		a.p.owed--
+		a.p.answered.Broadcast()
+		a.p.mu.Unlock()
+	}
+	return n, err
+}
+
+func (answerWriter) Close() error { return nil }
+
+// isAnswer reports whether b is a JSON-RPC response (an id and a result
+// or an error, no method).
+func isAnswer(b []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(b, &m) == nil && m.ID != nil && m.Method == "" && (m.Result != nil || m.Error != nil)
+}
+
+// waitAnswered waits until every request handled has been answered on
+// stdout, for at most d.
+func (p *mcpProxy) waitAnswered(d time.Duration) {
+	t := time.AfterFunc(d, func() {
+		p.mu.Lock()
+		p.owed = 0 // given up: what is left is not waited for
+		p.answered.Broadcast()
+		p.mu.Unlock()
+	})
+	defer t.Stop()
+	p.mu.Lock()
+	for p.owed > 0 {
+		p.answered.Wait()
+	}
+	p.mu.Unlock()
+}
+
 // middleware answers the requests the engine answers; the SDK answers
 // the rest (ping, logging).
 func (p *mcpProxy) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if !strings.HasPrefix(method, "notifications/") {
+			p.mu.Lock()
+			p.owed++ // answered on stdout after this returns (answerWriter)
+			p.mu.Unlock()
+		}
 		switch {
 		case method == "initialize":
 			return p.initialize(ctx, next, method, req)
