@@ -17,6 +17,7 @@ import (
 	"github.com/opx-dev/opx/fleet"
 	"github.com/opx-dev/opx/fleet/collector"
 	"github.com/opx-dev/opx/fleet/natsrv"
+	"github.com/opx-dev/opx/fleet/natsrv/natsrvtest"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
@@ -37,15 +38,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func startServer(t *testing.T) *natsrv.Server {
-	t.Helper()
-	srv, err := natsrv.Start(natsrv.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	return srv
-}
+func startServer(t *testing.T) *natsrv.Server { return natsrvtest.Start(t) }
 
 // running is a collector running on its own goroutine.
 type running struct {

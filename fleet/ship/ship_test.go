@@ -17,6 +17,7 @@ import (
 
 	"github.com/opx-dev/opx/fleet"
 	"github.com/opx-dev/opx/fleet/natsrv"
+	"github.com/opx-dev/opx/fleet/natsrv/natsrvtest"
 	"github.com/opx-dev/opx/fleet/ship"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -38,15 +39,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func startServer(t *testing.T) *natsrv.Server {
-	t.Helper()
-	srv, err := natsrv.Start(natsrv.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	return srv
-}
+func startServer(t *testing.T) *natsrv.Server { return natsrvtest.Start(t) }
 
 // signedLedger is a writable ledger that signs its checkpoints.
 type signedLedger struct {
