@@ -14,7 +14,7 @@ import (
 // codexConfig is ~/.codex/config.toml for a run against the fake: its
 // provider, no approvals or sandbox of Codex's own (the hooks decide), no
 // update check, no analytics.
-const codexConfig = `model = "gpt-5.1-codex"
+const codexConfig = `model = "gpt-5.5"
 model_provider = "fake"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"

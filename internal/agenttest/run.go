@@ -174,14 +174,22 @@ func baseEnv(home string, extraPath []string) []string {
 	}
 }
 
-// hooksJSON renders hooks in the shape Claude and Codex share:
-// {"hooks":{EVENT:[{"matcher":M,"hooks":[{"type":"command","command":C}]}]}}.
-func hooksJSON(hooks []Hook, named bool) map[string]any {
+// hooksJSON renders hooks in the shape the three CLIs share:
+// {EVENT:[{"matcher":M,"hooks":[{"type":"command","command":C,"timeout":T}]}]}.
+// Gemini's hooks also carry a name, and its timeout is in milliseconds
+// where Claude's and Codex's are in seconds (Gemini read 60 as 60 ms).
+// Codex clamps a SessionEnd hook's timeout to 3 s and says so: none is
+// given there.
+func hooksJSON(hooks []Hook, gemini bool) map[string]any {
 	byEvent := map[string][]any{}
 	for i, h := range hooks {
-		cmd := map[string]any{"type": "command", "command": h.Command, "timeout": 60}
-		if named {
+		cmd := map[string]any{"type": "command", "command": h.Command}
+		switch {
+		case gemini:
 			cmd["name"] = "opx-test-" + strings.ToLower(h.Event) + "-" + string(rune('a'+i%26))
+			cmd["timeout"] = 60_000
+		case h.Event != "SessionEnd":
+			cmd["timeout"] = 60
 		}
 		group := map[string]any{"hooks": []any{cmd}}
 		if h.Matcher != "" {
