@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -55,7 +56,8 @@ func (s Server) List(ctx context.Context, cwds ...string) ([]Hook, error) {
 
 // Trust marks as trusted, in the user's config.toml, every hook in cwds
 // that sel selects and that is not trusted yet, and returns the selected
-// hooks as listed afterwards (all trusted).
+// hooks as listed afterwards (all trusted). A selection that matches no
+// hook is ErrNoHooks.
 func (s Server) Trust(ctx context.Context, sel func(Hook) bool, cwds ...string) ([]Hook, error) {
 	var out []Hook
 	err := s.session(ctx, func(c *client) error {
@@ -77,6 +79,9 @@ func (s Server) Trust(ctx context.Context, sel func(Hook) bool, cwds ...string) 
 		}
 		if hooks, err = c.list(cwds); err != nil {
 			return err
+		}
+		if !slices.ContainsFunc(hooks, sel) {
+			return ErrNoHooks
 		}
 		for _, h := range hooks {
 			if !sel(h) {
