@@ -1,7 +1,10 @@
 package cli_test
 
 import (
+	"bytes"
 	"encoding/base64"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,8 +70,10 @@ func TestLedgerProve_Refusals(t *testing.T) {
 		code int
 		says string
 	}{
-		{"after the latest checkpoint", []string{"15"}, cli.ExitError, "entry 15 is not in the checkpoint's tree of 12 entries"},
-		{"beyond the ledger", []string{"99"}, cli.ExitError, "not in the checkpoint's tree"},
+		{"after the latest checkpoint", []string{"15"}, cli.ExitError,
+			"entry 15 is not in the latest signed checkpoint (entry 12, a tree of 12 entries: entries 0..11), and only the engine signs: start it (opx start) and prove again"},
+		{"beyond the ledger", []string{"99"}, cli.ExitError, "entry 99 is not in the ledger: its last entry is 22"},
+		{"after a saved checkpoint", []string{"15", "--checkpoint", saved}, cli.ExitError, "entry 15 is not in the checkpoint's tree of 12 entries"},
 		{"not a number", []string{"x"}, cli.ExitUsage, "not a non-negative integer"},
 		{"--key without --checkpoint", []string{"1", "--key", s.Key.String()}, cli.ExitUsage, "--key goes with --checkpoint"},
 		{"a checkpoint by another key", []string{"1", "--checkpoint", saveNote(t, other.Notes[12])}, cli.ExitIntegrity, "not signed by the key"},
@@ -112,6 +117,9 @@ func TestLedgerProve_Tampered(t *testing.T) {
 			v := run(t, "ledger", "verify-proof", writeFile(t, "proof.json", b), "--key", s.Key.String())
 			v.wantCode(t, cli.ExitIntegrity)
 			v.wantErr(t, "does not verify")
+			if strings.Count(v.stderr, "\n") != 1 || strings.Contains(v.stderr, "[") {
+				t.Errorf("not one line, with hashes in hex:\n%s", v.stderr)
+			}
 		})
 	}
 }
@@ -126,4 +134,74 @@ func TestLedgerProve_CheckpointBeyondLedger(t *testing.T) {
 	r := run(t, "ledger", "prove", "3", "--checkpoint", saved, "--ledger", cut)
 	r.wantCode(t, cli.ExitIntegrity)
 	r.wantErr(t, "the checkpoint covers 23 entries, more than the ledger holds")
+}
+
+// TestLedgerProve_Output: -o FILE holds the proof --json prints, written
+// only once it is built and checked; a prove that fails leaves no file
+// (nor a temporary one) and a proof already in FILE whole.
+func TestLedgerProve_Output(t *testing.T) {
+	s := signedLedger(t, 20, 10)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "entry-3.proof.json")
+	want := run(t, "ledger", "prove", "3", "--json", "--ledger", s.Path)
+	want.wantCode(t, cli.ExitOK)
+
+	r := run(t, "ledger", "prove", "3", "-o", out, "--ledger", s.Path)
+	r.wantCode(t, cli.ExitOK)
+	r.wantOut(t, "proved: entry 3", "Wrote the proof to "+out)
+	if b, err := os.ReadFile(out); err != nil || string(b) != want.stdout {
+		t.Fatalf("-o wrote %q (%v), --json prints %q", b, err, want.stdout)
+	}
+	r = run(t, "ledger", "prove", "4", "--ledger", s.Path, "--json", "--output", out)
+	r.wantCode(t, cli.ExitOK)
+	if r.stdout != "" {
+		t.Errorf("--json -o: stdout %q, want the proof in the file only", r.stdout)
+	}
+	if p, err := tlog.ParseProof(mustRead(t, out)); err != nil || p.Index != 4 {
+		t.Fatalf("-o replaced with %+v %v", p, err)
+	}
+	run(t, "ledger", "verify-proof", out, "--key", s.Key.String()).wantCode(t, cli.ExitOK)
+	kept := mustRead(t, out)
+
+	fails := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"an entry after the latest checkpoint", []string{"15"}, cli.ExitError},
+		{"an entry beyond the ledger", []string{"99"}, cli.ExitError},
+		{"a checkpoint by another key", []string{"1", "--checkpoint", saveNote(t, signedLedger(t, 20, 10).Notes[12])}, cli.ExitIntegrity},
+		{"a missing ledger", []string{"1", "--ledger", filepath.Join(dir, "nope.db")}, cli.ExitError},
+	}
+	for _, tc := range fails {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, target := range []string{out, filepath.Join(dir, "new.proof.json")} {
+				r := run(t, append([]string{"ledger", "prove", "--ledger", s.Path, "-o", target}, tc.args...)...)
+				r.wantCode(t, tc.code)
+				if target == out {
+					if b := mustRead(t, out); !bytes.Equal(b, kept) {
+						t.Errorf("a failed prove changed %s: %q", out, b)
+					}
+				} else if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("a failed prove left %s (%v)", target, err)
+				}
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Errorf("%s holds %d files, want the one proof: %v", dir, len(ents), ents)
+			}
+		})
+	}
+	// A directory that is not there: the error names the file, nothing is written.
+	r = run(t, "ledger", "prove", "3", "-o", filepath.Join(dir, "no", "such", "dir.json"), "--ledger", s.Path)
+	r.wantCode(t, cli.ExitError)
+	r.wantErr(t, "dir.json")
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
