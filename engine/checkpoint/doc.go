@@ -1,7 +1,9 @@
 // Package checkpoint is the engine's side of the ledger's signed
 // checkpoints: it keeps the ledger's signing key, records its verifier key
 // in the ledger, signs each ledger.checkpoint's tree (through
-// ledger.Options.SignCheckpoint) and publishes the latest note.
+// ledger.Options.SignCheckpoint) and publishes the latest note. Latest
+// finds the latest signed checkpoint for LedgerService.Prove; OnDemand
+// records one when a prove needs an entry the latest does not cover.
 //
 // # Invariants
 //
