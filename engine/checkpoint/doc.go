@@ -28,4 +28,7 @@
 //     tree the ledger does not hold; and only forward: Keeper.Publish is
 //     serialised and never writes a checkpoint at or below the last one
 //     it wrote, so the file holds the newest note published.
+//   - Checkpoints on demand are at most one every OnDemand's Every (a
+//     second in the engine), whoever asks and however often: each grows
+//     the ledger by an entry and costs a signature.
 package checkpoint
