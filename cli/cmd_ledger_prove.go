@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -52,6 +54,15 @@ func runLedgerProve(c *cli.Context) error {
 	if c.String("key") != "" && c.String("checkpoint") == "" {
 		return usagef(c, "--key goes with --checkpoint FILE (the latest checkpoint is checked with the key the ledger records)")
 	}
+	out := c.String("output")
+	if out == "" {
+		out = c.String("o") // given after SEQ: positionals sets the alias
+	}
+	if out != "" {
+		if _, _, err := replaceable(out); err != nil {
+			return err // before asking anything of the ledger or the engine
+		}
+	}
 	rv, err := openReviewOrEngine(c)
 	if err != nil {
 		return err
@@ -66,10 +77,6 @@ func runLedgerProve(c *cli.Context) error {
 	}
 	if err != nil {
 		return err
-	}
-	out := c.String("output")
-	if out == "" {
-		out = c.String("o") // given after SEQ: positionals sets the alias
 	}
 	if out != "" || c.Bool("json") {
 		b, err := p.Marshal()
@@ -111,14 +118,24 @@ func runLedgerProve(c *cli.Context) error {
 
 // writeFileAtomic writes b to path through a temporary file in the same
 // directory, synced, then renamed over path: path holds either what it
-// held before or all of b, and a failure leaves no temporary file.
+// held before or all of b, and a failure leaves no temporary file. Only a
+// regular file is replaced (keeping its mode), through a symbolic link to
+// one; a device, a FIFO or a directory is refused (a rename would put a
+// file in the place of /dev/null).
 func writeFileAtomic(path string, b []byte) error {
+	path, mode, err := replaceable(path)
+	if err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
 	name := tmp.Name()
-	_, err = tmp.Write(b)
+	err = tmp.Chmod(mode)
+	if err == nil {
+		_, err = tmp.Write(b)
+	}
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -133,6 +150,29 @@ func writeFileAtomic(path string, b []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// replaceable returns the file writeFileAtomic replaces for path (the
+// one a symbolic link names) and the mode to give it: the existing
+// file's, or 0600 for a new one.
+func replaceable(path string) (string, os.FileMode, error) {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if _, lerr := os.Lstat(path); lerr == nil {
+			return "", 0, fmt.Errorf("%s is a symbolic link to nothing: not written", path)
+		}
+		return path, 0o600, nil
+	case err != nil:
+		return "", 0, err
+	case !fi.Mode().IsRegular():
+		return "", 0, fmt.Errorf("%s is not a regular file (%s): -o writes a proof file; use --json to print it", path, fi.Mode().Type())
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", 0, err
+	}
+	return real, fi.Mode().Perm(), nil
 }
 
 // prove builds and checks the inclusion proof of entry seq against the

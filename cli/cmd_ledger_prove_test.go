@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
@@ -195,6 +196,46 @@ func TestLedgerProve_Output(t *testing.T) {
 	r = run(t, "ledger", "prove", "3", "-o", filepath.Join(dir, "no", "such", "dir.json"), "--ledger", s.Path)
 	r.wantCode(t, cli.ExitError)
 	r.wantErr(t, "dir.json")
+}
+
+// TestLedgerProve_OutputNotRegular: -o replaces a regular file only
+// (keeping its mode, through a symbolic link to it), never a FIFO, a
+// device or a directory: a rename over /dev/null would put a file in its
+// place. A FIFO stands for the device here.
+func TestLedgerProve_OutputNotRegular(t *testing.T) {
+	s := signedLedger(t, 20, 10)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{fifo, dir} {
+		r := run(t, "ledger", "prove", "3", "-o", target, "--ledger", s.Path)
+		r.wantCode(t, cli.ExitError)
+		r.wantErr(t, "is not a regular file")
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode().Type() != fs.ModeNamedPipe {
+		t.Errorf("the FIFO is now %v (%v)", fi.Mode(), err)
+	}
+	real := writeFile(t, "real.json", []byte("old"))
+	os.Chmod(real, 0o644)
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "ledger", "prove", "3", "-o", link, "--ledger", s.Path).wantCode(t, cli.ExitOK)
+	if fi, err := os.Lstat(link); err != nil || fi.Mode().Type() != fs.ModeSymlink {
+		t.Errorf("the link is now %v (%v)", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(real); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the file the link names: %v (%v), want mode 0644 kept", fi.Mode(), err)
+	}
+	if p, err := tlog.ParseProof(mustRead(t, real)); err != nil || p.Index != 3 {
+		t.Errorf("the file the link names holds %+v %v", p, err)
+	}
+	dangling := filepath.Join(dir, "dangling.json")
+	os.Symlink(filepath.Join(dir, "nowhere", "x"), dangling)
+	run(t, "ledger", "prove", "3", "-o", dangling, "--ledger", s.Path).wantCode(t, cli.ExitError)
 }
 
 func mustRead(t *testing.T, path string) []byte {
