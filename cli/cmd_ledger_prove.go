@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/opx-dev/opx/ledger"
@@ -21,12 +25,17 @@ func ledgerProveCommand() *cli.Command {
 			"anyone checks without the ledger: opx ledger verify-proof PROOF.json --key KEY, or any RFC 6962\n" +
 			"verifier. Before printing, prove checks the checkpoint (signed by the ledger's key, or --key;\n" +
 			"the tree the ledger holds) and the proof itself. While an engine holds the ledger, the proof\n" +
-			"comes from the engine and is checked here the same way, with the key in the state directory.\n\n" +
+			"comes from the engine and is checked here the same way, with the key in the state directory;\n" +
+			"when its latest checkpoint does not cover SEQ yet, the engine signs one that does (at most one\n" +
+			"a second). With -o FILE the proof (as --json prints it) is written to FILE only once it is\n" +
+			"built and checked: through a temporary file renamed into place, so a failed prove leaves\n" +
+			"nothing, and a proof already in FILE stays whole until the new one replaces it.\n\n" +
 			exitCodesHelp("the checkpoint does not verify (signature, another key, not this ledger's tree) or the proof does not"),
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),
 			&cli.StringFlag{Name: "checkpoint", Usage: "prove against the checkpoint note in `FILE` instead of the latest", TakesFile: true},
 			keyFlag("verifier `KEY` (or a file holding it) for --checkpoint FILE (default: the keys the ledger records)"),
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the proof (JSON) to `FILE`, only once it is built and checked", TakesFile: true},
 			jsonFlag(),
 		),
 		Action: runLedgerProve,
@@ -45,6 +54,15 @@ func runLedgerProve(c *cli.Context) error {
 	if c.String("key") != "" && c.String("checkpoint") == "" {
 		return usagef(c, "--key goes with --checkpoint FILE (the latest checkpoint is checked with the key the ledger records)")
 	}
+	out := c.String("output")
+	if out == "" {
+		out = c.String("o") // given after SEQ: positionals sets the alias
+	}
+	if out != "" {
+		if _, _, err := replaceable(out); err != nil {
+			return err // before asking anything of the ledger or the engine
+		}
+	}
 	rv, err := openReviewOrEngine(c)
 	if err != nil {
 		return err
@@ -60,13 +78,18 @@ func runLedgerProve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
+	if out != "" || c.Bool("json") {
 		b, err := p.Marshal()
-		if err != nil {
+		switch {
+		case err != nil:
+			return err
+		case out == "":
+			_, err = c.App.Writer.Write(b)
 			return err
 		}
-		_, err = c.App.Writer.Write(b)
-		return err
+		if err := writeFileAtomic(out, b); err != nil || c.Bool("json") {
+			return err // with --json, the proof in FILE is all the output
+		}
 	}
 	e, err := ledger.ParseEntry([]byte(p.Entry))
 	if err != nil {
@@ -85,8 +108,71 @@ func runLedgerProve(c *cli.Context) error {
 		where = "the checkpoint in " + c.String("checkpoint")
 	}
 	fmt.Fprintf(w, "  signed by   %s  (%s)\n", sc.Key, where)
-	fmt.Fprintf(w, "Save it with --json and check it anywhere: opx ledger verify-proof PROOF.json --key KEY\n")
+	if out != "" {
+		fmt.Fprintf(w, "Wrote the proof to %s; check it anywhere: opx ledger verify-proof %s --key KEY\n", out, out)
+		return nil
+	}
+	fmt.Fprintf(w, "Save it with -o FILE and check it anywhere: opx ledger verify-proof FILE --key KEY\n")
 	return nil
+}
+
+// writeFileAtomic writes b to path through a temporary file in the same
+// directory, synced, then renamed over path: path holds either what it
+// held before or all of b, and a failure leaves no temporary file. Only a
+// regular file is replaced (keeping its mode), through a symbolic link to
+// one; a device, a FIFO or a directory is refused (a rename would put a
+// file in the place of /dev/null).
+func writeFileAtomic(path string, b []byte) error {
+	path, mode, err := replaceable(path)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	err = tmp.Chmod(mode)
+	if err == nil {
+		_, err = tmp.Write(b)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// replaceable returns the file writeFileAtomic replaces for path (the
+// one a symbolic link names) and the mode to give it: the existing
+// file's, or 0600 for a new one.
+func replaceable(path string) (string, os.FileMode, error) {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if _, lerr := os.Lstat(path); lerr == nil {
+			return "", 0, fmt.Errorf("%s is a symbolic link to nothing: not written", path)
+		}
+		return path, 0o600, nil
+	case err != nil:
+		return "", 0, err
+	case !fi.Mode().IsRegular():
+		return "", 0, fmt.Errorf("%s is not a regular file (%s): -o writes a proof file; use --json to print it", path, fi.Mode().Type())
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", 0, err
+	}
+	return real, fi.Mode().Perm(), nil
 }
 
 // prove builds and checks the inclusion proof of entry seq against the
@@ -101,14 +187,31 @@ func prove(c *cli.Context, l *ledger.Ledger, seq uint64) (*tlog.Proof, signedChe
 				err = fmt.Errorf("%s: %w", f, err)
 			}
 		}
-	} else {
-		sc, err = latestSigned(l)
+	} else if sc, err = latestSigned(l); err == nil && seq >= sc.CP.Size {
+		err = notCoveredOffline(l, seq, sc)
 	}
 	if err != nil {
 		return nil, sc, err
 	}
 	p, err := buildProof(l, seq, sc)
 	return p, sc, err
+}
+
+// notCoveredOffline says why entry seq cannot be proved offline against
+// the latest signed checkpoint sc, which does not cover it, and what to
+// do: only the engine signs, and it signs one that covers the entry when
+// prove asks it.
+func notCoveredOffline(l *ledger.Ledger, seq uint64, sc signedCheckpoint) error {
+	h, err := l.Head()
+	if err != nil {
+		return err
+	}
+	if seq > h.Seq {
+		return fmt.Errorf("entry %d is not in the ledger: its last entry is %d", seq, h.Seq)
+	}
+	return fmt.Errorf("entry %d is not in the latest signed checkpoint (entry %d, a tree of %s: entries 0..%d), and only the engine signs: "+
+		"start it (opx start) and prove again, it then signs one that covers entry %d; or prove an entry up to %d",
+		seq, sc.Seq, plural(sc.CP.Size, "entry", "entries"), sc.CP.Size-1, seq, sc.CP.Size-1)
 }
 
 // buildProof builds and checks the inclusion proof of entry seq against

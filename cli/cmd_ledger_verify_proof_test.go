@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -109,6 +110,9 @@ func TestLedgerVerifyProof_Tampered(t *testing.T) {
 			r := run(t, "ledger", "verify-proof", path, "--key", key.String())
 			r.wantCode(t, cli.ExitIntegrity)
 			r.wantErr(t, tt.says)
+			if strings.Count(r.stderr, "\n") != 1 || rawBytes.MatchString(r.stderr) {
+				t.Errorf("not one line with hex:\n%s", r.stderr)
+			}
 			r = run(t, "ledger", "verify-proof", "--json", path, "--key", key.String())
 			r.wantCode(t, cli.ExitIntegrity)
 			if m := r.jsonObject(t); m["ok"] != false || !strings.Contains(fmt.Sprint(m["error"]), tt.says) {
@@ -153,3 +157,6 @@ func TestLedgerVerifyProof_Refusals(t *testing.T) {
 	}
 
 }
+
+// rawBytes matches a byte slice printed with %v: [162 44 226 ...].
+var rawBytes = regexp.MustCompile(`\[\d+ \d+ \d+`)

@@ -61,10 +61,10 @@ func TestLedgerExport_Tiles(t *testing.T) {
 
 // TestLedgerProve_OutsideCheckers runs the two checkers that do not use
 // opx (ledger/testdata/verify-proof.sh: jq, openssl, sha256sum, base64,
-// xxd; ledger/testdata/proofcheck: Go's standard library only) on the
+// od; ledger/testdata/proofcheck: Go's standard library only) on the
 // output of `opx ledger prove SEQ --json`, and on it with one hash changed.
 func TestLedgerProve_OutsideCheckers(t *testing.T) {
-	for _, tool := range []string{"bash", "jq", "openssl", "sha256sum", "base64", "xxd", "go"} {
+	for _, tool := range []string{"bash", "jq", "openssl", "sha256sum", "base64", "od", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("CI") == "true" {
 				t.Fatalf("%s is not installed: %v", tool, err)

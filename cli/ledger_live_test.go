@@ -46,6 +46,13 @@ func serveLedger(t testing.TB, path string) *servedLedger {
 // with k's key, as opx start's engine does (nil: none).
 func serveLedgerWith(t testing.TB, path string, k *checkpoint.Keeper) *servedLedger {
 	t.Helper()
+	return serveLedgerOpts(t, path, k, nil)
+}
+
+// serveLedgerOpts is serveLedgerWith with the engine's options changed
+// by set (nil: none) before it starts.
+func serveLedgerOpts(t testing.TB, path string, k *checkpoint.Keeper, set func(*engine.Options)) *servedLedger {
+	t.Helper()
 	lock, err := registry.Acquire(registry.Dir(filepath.Dir(path)))
 	if err != nil {
 		t.Fatal(err)
@@ -68,14 +75,18 @@ func serveLedgerWith(t testing.TB, path string, k *checkpoint.Keeper) *servedLed
 	}
 	spawned := make(chan *exec.Cmd, 1)
 	pr, pw := io.Pipe()
-	e, err := engine.New(engine.Options{Workspace: t.TempDir(), Ledger: l, Provider: llm.NewScripted(tr), ClientToken: token, Version: "test",
+	opts := engine.Options{Workspace: t.TempDir(), Ledger: l, Provider: llm.NewScripted(tr), ClientToken: token, Version: "test",
 		Policy: "read-only", Stdout: pw, Logf: t.Logf,
 		SpawnAgent: func(ctx context.Context, launch engine.AgentLaunch) (*exec.Cmd, error) {
 			cmd := exec.Command("sleep", "600")
 			err := cmd.Start()
 			spawned <- cmd
 			return cmd, err
-		}, Checkpoints: k})
+		}, Checkpoints: k}
+	if set != nil {
+		set(&opts)
+	}
+	e, err := engine.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

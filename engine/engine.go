@@ -501,7 +501,7 @@ func (e *Engine) newServer() *grpc.Server {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		return e.running.Done()
-	}})
+	}, fresh: checkpoint.NewOnDemand(e.checkpointOnDemand, checkpoint.DefaultOnDemandEvery)})
 	opxv1.RegisterChronicleServiceServer(srv, &chronicleService{e: e})
 	opxv1.RegisterMcpProxyServiceServer(srv, &mcpProxyService{e: e})
 	reflection.Register(srv)

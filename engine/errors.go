@@ -13,3 +13,10 @@ var (
 	// a live manager (or an operator).
 	ErrSignalled = errors.New("signalled")
 )
+
+// Refusals of a client's request.
+var (
+	// ErrStopping is returned when a client asks the engine to record
+	// something (a checkpoint on demand) while it stops.
+	ErrStopping = errors.New("the engine is stopping")
+)

@@ -12,8 +12,10 @@ import (
 
 // Prove returns the inclusion proof of an entry in the tree of the
 // latest signed checkpoint (or of the size asked), from the durable
-// ledger. The client checks it against a signed note itself.
-func (s *ledgerService) Prove(_ context.Context, req *opxv1.ProveRequest) (*opxv1.ProveResponse, error) {
+// ledger. When the latest does not cover a durable entry (appended since
+// it), the engine signs one that does, rate-bounded (latestCovering). The
+// client checks the proof against a signed note itself.
+func (s *ledgerService) Prove(ctx context.Context, req *opxv1.ProveRequest) (*opxv1.ProveResponse, error) {
 	l := s.l()
 	h, err := durableHead(l)
 	if err != nil {
@@ -21,14 +23,14 @@ func (s *ledgerService) Prove(_ context.Context, req *opxv1.ProveRequest) (*opxv
 	}
 	resp := &opxv1.ProveResponse{TreeSize: req.TreeSize}
 	if req.TreeSize == 0 {
-		_, c, ok, err := s.latest.Find(l, h.Seq)
-		switch {
-		case err != nil:
-			return nil, status.Errorf(codes.DataLoss, "%v", err)
-		case !ok:
-			return nil, status.Error(codes.NotFound, "the ledger holds no signed checkpoint yet")
+		var c ledger.CheckpointPayload
+		if c, h, err = s.latestCovering(ctx, l, req.Seq, h); err != nil {
+			return nil, err
 		}
 		resp.TreeSize, resp.Note = c.TreeSize, c.Note
+	}
+	if req.Seq > h.Seq {
+		return nil, status.Errorf(codes.OutOfRange, "entry %d is not in the ledger: its durable head is entry %d", req.Seq, h.Seq)
 	}
 	if resp.TreeSize > h.Seq+1 || req.Seq >= resp.TreeSize {
 		return nil, status.Errorf(codes.OutOfRange, "entry %d is not in a tree of %d entries (durable head %d)", req.Seq, resp.TreeSize, h.Seq)
@@ -42,6 +44,53 @@ func (s *ledgerService) Prove(_ context.Context, req *opxv1.ProveRequest) (*opxv
 	}
 	resp.Entry = e.Raw
 	return resp, nil
+}
+
+// latestCovering returns the latest signed checkpoint and the durable
+// head h it was looked for at. When it does not cover entry seq, a
+// durable entry, s.fresh records one that does (at most one a second,
+// shared by the callers that wait meanwhile); without s.fresh, or once
+// the engine stops, the answer says which checkpoint is the latest.
+func (s *ledgerService) latestCovering(ctx context.Context, l *ledger.Ledger, seq uint64, h ledger.Head) (ledger.CheckpointPayload, ledger.Head, error) {
+	var c ledger.CheckpointPayload
+	var ok bool
+	find := func() (bool, error) {
+		var err error
+		if h, err = durableHead(l); err != nil {
+			return false, status.Errorf(codes.Unavailable, "head: %v", err)
+		}
+		if _, c, ok, err = s.latest.Find(l, h.Seq); err != nil {
+			return false, status.Errorf(codes.DataLoss, "%v", err)
+		}
+		return ok && seq < c.TreeSize, nil
+	}
+	covered, err := find()
+	if err != nil || covered || seq > h.Seq {
+		return c, h, err
+	}
+	if s.fresh != nil {
+		covered, err = s.fresh.Cover(ctx, find)
+		switch {
+		case covered:
+			return c, h, nil
+		case err == nil:
+			// Recorded, and still not covered: the engine signs nothing
+			// (no key), so the latest signed one stays behind.
+		case errors.Is(err, ErrStopping):
+			return c, h, status.Errorf(codes.Unavailable, "no checkpoint covers entry %d: %v", seq, err)
+		case ctx.Err() != nil:
+			return c, h, status.FromContextError(ctx.Err()).Err()
+		case status.Code(err) != codes.Unknown:
+			return c, h, err // find's own
+		case err != nil:
+			return c, h, status.Errorf(codes.Internal, "a checkpoint that covers entry %d: %v", seq, err)
+		}
+	}
+	if !ok {
+		return c, h, status.Error(codes.NotFound, "the ledger holds no signed checkpoint yet")
+	}
+	return c, h, status.Errorf(codes.OutOfRange, "entry %d is not in the latest signed checkpoint, a tree of %d entries; a later checkpoint covers it",
+		seq, c.TreeSize)
 }
 
 // ConsistencyProof returns the consistency proof between two tree sizes,

@@ -26,6 +26,10 @@ type ledgerService struct {
 	// latest is the last signed checkpoint Prove found, and how far it
 	// read: each prove reads only what was appended since.
 	latest checkpoint.Latest
+	// fresh records a signed checkpoint for a prove that the latest does
+	// not cover, rate-bounded (nil: none are recorded on demand, as in the
+	// collector's read-only mirrors).
+	fresh *checkpoint.OnDemand
 }
 
 // NewReadOnlyLedgerService serves the ledger service of l outside an

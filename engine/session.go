@@ -129,6 +129,24 @@ func (e *Engine) checkpoint() (uint64, bool) {
 	return app.Seq, true
 }
 
+// checkpointOnDemand records a checkpoint for a client that needs one
+// covering an entry appended since the latest (opx ledger prove, through
+// checkpoint.OnDemand, which bounds how often), and returns once it is
+// durable. It records nothing once the engine stops: the checkpoint at
+// stop is the last.
+func (e *Engine) checkpointOnDemand(ctx context.Context) error {
+	e.mu.Lock()
+	running := e.running
+	e.mu.Unlock()
+	if running == nil || running.Err() != nil {
+		return ErrStopping
+	}
+	if _, ok := e.checkpoint(); !ok {
+		return errors.New("checkpoint on demand: none recorded (the ledger failed, or keeps no tree)")
+	}
+	return e.opts.Ledger.Sync(ctx)
+}
+
 // checkpointEvery records a checkpoint once n entries were appended
 // since the last one, or period after it when any was, until ctx ends.
 // It looks at the head every second at most, so n entries are noticed

@@ -215,7 +215,7 @@ func checkManifestProofs(m *Manifest, entries map[uint64][]byte, pinned string) 
 		}
 		leaf := LeafHash(entries[p.Index])
 		if err := proof.VerifyInclusion(rfc6962.DefaultHasher, p.Index, cp.Size, leaf[:], hs, cp.Root[:]); err != nil {
-			fail(p.Index, KindTreeMismatch, "entry %d (leaf %x) is not in the signed tree %d %s: %v", p.Index, leaf, cp.Size, cp.RootString(), err)
+			fail(p.Index, KindTreeMismatch, "entry %d (leaf %x) is not in the signed tree %d %s: %s", p.Index, leaf, cp.Size, cp.RootString(), tlog.MerkleReason(err))
 			continue
 		}
 		have[p.Index] = true

@@ -34,10 +34,10 @@ type outsideProof struct {
 // proofCheckers builds testdata/proofcheck (standard library only, no opx
 // import) and returns the two outside checkers of an inclusion proof:
 // that program and testdata/verify-proof.sh (jq, openssl, sha256sum,
-// base64, xxd). Each returns its combined output and error.
+// base64, od). Each returns its combined output and error.
 func proofCheckers(t *testing.T) map[string]func(proofPath, key string) (string, error) {
 	t.Helper()
-	needTools(t, "bash", "jq", "openssl", "sha256sum", "base64", "xxd")
+	needTools(t, "bash", "jq", "openssl", "sha256sum", "base64", "od")
 	src, err := filepath.Abs("testdata/proofcheck/proofcheck.go")
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +198,63 @@ func TestProofCheck_Standalone(t *testing.T) {
 			}
 			b, _ := json.Marshal(p)
 			checkOutside(t, checkers, b, key, tc.want)
+		})
+	}
+}
+
+// TestProofCheck_KeyFile: both outside checkers take the verifier key as
+// the string `opx ledger key` prints or as a file holding it (as the
+// README saves it, with its newline), and refuse what is neither with
+// one clear line.
+func TestProofCheck_KeyFile(t *testing.T) {
+	checkers := proofCheckers(t)
+	origin := "opx.local/ledger/0123456789abcdef0123456789abcdef"
+	skey, vkey, err := sumnote.GenerateKey(rand.Reader, origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherKey, _ := sumnote.GenerateKey(rand.Reader, origin)
+	entries := []string{`{"seq":0}`, `{"seq":1}`, `{"seq":2}`}
+	p := refProof(t, entries, 1)
+	p.Checkpoint = signNote(t, skey, origin, p.TreeSize, mustB64(p.RootHash))
+	proof, _ := json.Marshal(p)
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	tests := []struct {
+		name, key, want string // want "": accepted
+	}{
+		{"the key string", vkey, ""},
+		{"a file as opx ledger key > FILE writes it", file("ledger.vkey", vkey+"\n"), ""},
+		{"a file with CRLF and spaces", file("crlf.vkey", "  "+vkey+"\r\n"), ""},
+		{"a file holding another key", file("other.vkey", otherKey+"\n"), "carries no signature by"},
+		{"an empty file", file("empty.vkey", ""), "key is not"},
+		{"a file of garbage", file("garbage.vkey", "\x00\xff"+strings.Repeat("x", 8<<10)), "key"},
+		{"a missing file", filepath.Join(dir, "missing.vkey"), "missing.vkey"},
+		{"a directory", dir, "not a regular file"},
+		{"a malformed key string", "opx.local/x+00000000+AAAA", "key"},
+	}
+	path := file("proof.json", string(proof))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for name, run := range checkers {
+				out, err := run(path, tc.key)
+				if tc.want == "" {
+					if err != nil || !strings.HasPrefix(out, "ok: ") {
+						t.Errorf("%s refused a good proof with %s: %v\n%s", name, tc.name, err, out)
+					}
+					continue
+				}
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out, tc.want) || strings.Count(out, "\n") != 1 {
+					t.Errorf("%s: %v, want exit 1 and one line saying %q\n%s", name, err, tc.want, out)
+				}
+			}
 		})
 	}
 }

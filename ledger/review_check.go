@@ -133,7 +133,7 @@ func (rv *reviewRun) prove(want []uint64, raws map[uint64][]byte, lo, hi uint64)
 			err = proof.VerifyInclusion(rfc6962.DefaultHasher, s, cp.Size, leaf[:], hs, cp.Root[:])
 		}
 		if err != nil {
-			rv.fail(s, KindTreeMismatch, "entry %d is not in the signed tree %d %s: %v", s, cp.Size, cp.RootString(), err)
+			rv.fail(s, KindTreeMismatch, "entry %d is not in the signed tree %d %s: %s", s, cp.Size, cp.RootString(), tlog.MerkleReason(err))
 			return false
 		}
 		rv.how.Proved++

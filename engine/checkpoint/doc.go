@@ -1,7 +1,9 @@
 // Package checkpoint is the engine's side of the ledger's signed
 // checkpoints: it keeps the ledger's signing key, records its verifier key
 // in the ledger, signs each ledger.checkpoint's tree (through
-// ledger.Options.SignCheckpoint) and publishes the latest note.
+// ledger.Options.SignCheckpoint) and publishes the latest note. Latest
+// finds the latest signed checkpoint for LedgerService.Prove; OnDemand
+// records one when a prove needs an entry the latest does not cover.
 //
 // # Invariants
 //
@@ -26,4 +28,7 @@
 //     tree the ledger does not hold; and only forward: Keeper.Publish is
 //     serialised and never writes a checkpoint at or below the last one
 //     it wrote, so the file holds the newest note published.
+//   - Checkpoints on demand are at most one every OnDemand's Every (a
+//     second in the engine), whoever asks and however often: each grows
+//     the ledger by an entry and costs a signature.
 package checkpoint

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # verify-proof.sh PROOF.json KEY — checks an opx inclusion proof (the output of
-# `opx ledger prove SEQ --json`) without opx, using only jq, openssl, sha256sum,
-# base64 and xxd:
+# `opx ledger prove SEQ --json`) without opx, using only bash, jq, openssl and
+# coreutils (sha256sum, base64, od, head):
 #   - KEY is the verifier key (`opx ledger key`, saved elsewhere): NAME+HASH+KEY in the
-#     C2SP signed-note format, HASH = first 4 bytes of SHA-256(NAME "\n" 0x01 pubkey);
+#     C2SP signed-note format, HASH = first 4 bytes of SHA-256(NAME "\n" 0x01 pubkey),
+#     or a file holding it (`opx ledger key > FILE`);
 #   - the checkpoint note carries a signature line "— NAME base64(keyhash || sig)" whose
 #     Ed25519 signature over the note text verifies with openssl;
 #   - the checkpoint's origin is the key's NAME (a key signs only for the log it names);
@@ -12,17 +13,30 @@
 #   - the RFC 6962 inclusion path (RFC 9162 section 2.1.3.2) leads from the leaf to the root.
 # Exit 0 when all hold; otherwise it says which check failed and exits 1.
 set -euo pipefail
-proof=${1:?usage: verify-proof.sh PROOF.json NAME+HASH+KEY}
-key=${2:?usage: verify-proof.sh PROOF.json NAME+HASH+KEY}
+proof=${1:?usage: verify-proof.sh PROOF.json NAME+HASH+KEY|KEYFILE}
+key=${2:?usage: verify-proof.sh PROOF.json NAME+HASH+KEY|KEYFILE}
 fail() { echo "verify-proof: $*" >&2; exit 1; }
+for tool in jq openssl sha256sum base64 od head; do
+  command -v "$tool" > /dev/null || fail "needs $tool (jq, openssl and coreutils)"
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-hex() { xxd -p | tr -d '\n'; }       # stdin bytes -> hex
-unhex() { xxd -r -p; }                # hex -> bytes
-b64hex() { base64 -d | hex; }         # base64 on stdin -> hex
-sha() { sha256sum | cut -c1-64; }     # stdin bytes -> hex SHA-256
+hex() { od -An -v -tx1 | tr -d ' \n'; }                 # stdin bytes -> hex
+unhex() { local h; h=$(cat); printf "$(printf '%s' "$h" | sed 's/../\\x&/g')"; }  # hex -> bytes
+b64hex() { base64 -d | hex; }                           # base64 on stdin -> hex
+sha() { sha256sum | cut -c1-64; }                       # stdin bytes -> hex SHA-256
 
-# The key.
+# The key: the string itself when it has the form NAME+HASH+KEY, else the
+# first line of the file it names, read bounded (a key is under 1 KiB).
+if ! [[ $key =~ ^[^+[:space:]]+\+[0-9a-f]{8}\+[A-Za-z0-9+/]+=*$ ]]; then
+  if [ -e "$key" ]; then
+    [ -f "$key" ] || fail "key file $key is not a regular file"
+    key=$(head -c 4096 "$key" | tr -d '\0\r' | head -n 1)
+    key=${key//[[:space:]]/}
+  elif [[ $key != *+* ]]; then
+    fail "key file $key does not exist (KEY is NAME+HASH+KEY or a file holding it)"
+  fi
+fi
 # The key's base64 may hold '+': split at the first two only.
 name=${key%%+*}; rest=${key#*+}; khash=${rest%%+*}; kb64=${rest#*+}
 [ -n "$name" ] && [ "$name" != "$key" ] && [ "$khash" != "$rest" ] && [ -n "$kb64" ] || fail "key is not NAME+HASH+KEY"

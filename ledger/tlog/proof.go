@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/transparency-dev/merkle/proof"
@@ -180,8 +181,8 @@ func (p *Proof) Verify(v Verifier) (Checkpoint, error) {
 	}
 	leaf := LeafHash([]byte(p.Entry))
 	if err := proof.VerifyInclusion(rfc6962.DefaultHasher, p.Index, p.TreeSize, leaf[:], hashes, root[:]); err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: entry %d (leaf hash %x) is not in tree %d %s: %v",
-			ErrProof, p.Index, leaf, p.TreeSize, p.RootHash, err)
+		return Checkpoint{}, fmt.Errorf("%w: entry %d (leaf hash %x) is not in tree %d %s: %s",
+			ErrProof, p.Index, leaf, p.TreeSize, p.RootHash, MerkleReason(err))
 	}
 	var e struct {
 		Seq *uint64 `json:"seq"`
@@ -200,9 +201,20 @@ func VerifyConsistency(size1, size2 uint64, hashes [][]byte, root1, root2 [32]by
 		return fmt.Errorf("%w: consistency proof of %d hashes", ErrMalformed, len(hashes))
 	}
 	if err := proof.VerifyConsistency(rfc6962.DefaultHasher, size1, size2, hashes, root1[:], root2[:]); err != nil {
-		return fmt.Errorf("%w: tree %d is not an extension of tree %d: %v", ErrProof, size2, size1, err)
+		return fmt.Errorf("%w: tree %d is not an extension of tree %d: %s", ErrProof, size2, size1, MerkleReason(err))
 	}
 	return nil
+}
+
+// MerkleReason says in one line why transparency-dev/merkle refused a
+// proof: its RootMismatchError prints both roots as decimal byte arrays
+// over four lines, which a reader (and a log line) cannot use.
+func MerkleReason(err error) string {
+	var m proof.RootMismatchError
+	if errors.As(err, &m) {
+		return fmt.Sprintf("the hashes lead to root %x, not %x", m.CalculatedRoot, m.ExpectedRoot)
+	}
+	return strings.ReplaceAll(err.Error(), "\n", " ")
 }
 
 func decodeHashes(hs []string) ([][]byte, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -125,7 +126,31 @@ func TestProof_Tampered(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Verify = %v, want %v", err, tc.want)
 			}
+			// One line a reader can use: hashes in hex, never merkle's
+			// multi-line decimal byte arrays.
+			if msg := err.Error(); strings.Contains(msg, "\n") || rawBytes.MatchString(msg) {
+				t.Errorf("Verify = %q: not one line with hex", msg)
+			}
 		})
+	}
+}
+
+// rawBytes matches a byte slice printed with %v: [162 44 226 ...].
+var rawBytes = regexp.MustCompile(`\[\d+ \d+ \d+`)
+
+// TestProof_RootMismatchInHex: a path that leads elsewhere names both
+// roots in hex, in one line.
+func TestProof_RootMismatchInHex(t *testing.T) {
+	tt := newTestTree(t, 37)
+	p := tt.proof(t, 5, 37)
+	b, _ := base64.StdEncoding.DecodeString(p.Hashes[0])
+	b[0] ^= 1
+	p.Hashes[0] = base64.StdEncoding.EncodeToString(b)
+	_, err := p.Verify(tt.signer.Verifier())
+	want := regexp.MustCompile(`^proof does not verify: entry 5 \(leaf hash [0-9a-f]{64}\) is not in tree 37 \S+: the hashes lead to root [0-9a-f]{64}, not ` +
+		fmt.Sprintf("%x", tt.tree.HashAt(37)) + `$`)
+	if err == nil || !want.MatchString(err.Error()) {
+		t.Fatalf("Verify = %v, want %v", err, want)
 	}
 }
 

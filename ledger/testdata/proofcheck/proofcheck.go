@@ -6,6 +6,7 @@
 // minutes and run it against opx's claims.
 //
 //	go run proofcheck.go -key 'NAME+HASH+KEY' PROOF.json   (or - for stdin)
+//	go run proofcheck.go -key ledger.vkey PROOF.json        (a file holding the key)
 //
 // It checks, in order:
 //   - the verifier key (C2SP signed-note: NAME+HASH+base64(0x01 || Ed25519
@@ -55,18 +56,59 @@ type proof struct {
 }
 
 func main() {
-	key := flag.String("key", "", "verifier key NAME+HASH+KEY (from `opx ledger key`, saved elsewhere)")
+	key := flag.String("key", "", "verifier key NAME+HASH+KEY (from `opx ledger key`, saved elsewhere), or a file holding it")
 	flag.Parse()
 	if *key == "" || flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: go run proofcheck.go -key NAME+HASH+KEY PROOF.json")
+		fmt.Fprintln(os.Stderr, "usage: go run proofcheck.go -key NAME+HASH+KEY|KEYFILE PROOF.json")
 		os.Exit(2)
 	}
-	msg, err := check(*key, flag.Arg(0))
+	k, err := readKey(*key)
+	var msg string
+	if err == nil {
+		msg, err = check(k, flag.Arg(0))
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "proofcheck:", err)
 		os.Exit(1)
 	}
 	fmt.Println("ok:", msg)
+}
+
+// maxKeyFile bounds a key file: a verifier key is under 1 KiB.
+const maxKeyFile = 4 << 10
+
+// readKey returns the key given: the string itself when it has the form
+// NAME+HASH+KEY, else the first line of the file it names (as `opx ledger
+// key > FILE` saved it), read bounded.
+func readKey(arg string) (string, error) {
+	if _, _, _, err := parseKey(arg); err == nil {
+		return arg, nil
+	}
+	// Stat first: opening a FIFO or a device could block or never end.
+	fi, err := os.Stat(arg)
+	if err != nil {
+		if _, _, _, kerr := parseKey(arg); errors.Is(err, os.ErrNotExist) && strings.Contains(arg, "+") {
+			return "", kerr // meant as a key: say what is wrong with it
+		}
+		return "", fmt.Errorf("key: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("key file %s is not a regular file", arg)
+	}
+	f, err := os.Open(arg)
+	if err != nil {
+		return "", fmt.Errorf("key: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err != nil {
+		return "", fmt.Errorf("key file %s: %w", arg, err)
+	}
+	if len(b) > maxKeyFile {
+		return "", fmt.Errorf("key file %s is larger than %d bytes: not a verifier key", arg, maxKeyFile)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimSpace(line), nil
 }
 
 func check(key, path string) (string, error) {

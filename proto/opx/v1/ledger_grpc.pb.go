@@ -71,7 +71,9 @@ type LedgerServiceClient interface {
 	// Prove returns the RFC 6962 inclusion proof of entry seq in the tree
 	// of tree_size entries, with the entry's stored bytes; tree_size 0
 	// means the tree of the latest signed checkpoint, whose note comes with
-	// it. The client checks it against a signed note itself (opx ledger
+	// it; when that does not cover a durable entry seq, the engine signs one
+	// that does first (at most one a second, shared by the callers waiting).
+	// The client checks it against a signed note itself (opx ledger
 	// prove): the engine is an untrusted pipe.
 	Prove(ctx context.Context, in *ProveRequest, opts ...grpc.CallOption) (*ProveResponse, error)
 	// ConsistencyProof returns the RFC 6962 consistency proof from the tree
@@ -311,7 +313,9 @@ type LedgerServiceServer interface {
 	// Prove returns the RFC 6962 inclusion proof of entry seq in the tree
 	// of tree_size entries, with the entry's stored bytes; tree_size 0
 	// means the tree of the latest signed checkpoint, whose note comes with
-	// it. The client checks it against a signed note itself (opx ledger
+	// it; when that does not cover a durable entry seq, the engine signs one
+	// that does first (at most one a second, shared by the callers waiting).
+	// The client checks it against a signed note itself (opx ledger
 	// prove): the engine is an untrusted pipe.
 	Prove(context.Context, *ProveRequest) (*ProveResponse, error)
 	// ConsistencyProof returns the RFC 6962 consistency proof from the tree
