@@ -11,9 +11,9 @@ import (
 
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine/executor"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/shield"
 )
 
 // Proposal is a parsed tool call as Shield sees it.

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/executor"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
+	"github.com/opx-dev/opx/shield"
 )
 
 // replayEvaluator is Shield in replay mode: each proposal is judged by the

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/executor"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
+	"github.com/opx-dev/opx/shield"
 )
 
 // WhatIfVerdict is a decision as `opx replay --policy` shows it.

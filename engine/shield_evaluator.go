@@ -10,8 +10,8 @@ import (
 
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/mcp"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/shield"
 )
 
 // ShieldEvaluator judges proposals with Shield.

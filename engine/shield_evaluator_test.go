@@ -9,9 +9,9 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/shield"
 )
 
 const (

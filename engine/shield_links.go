@@ -5,7 +5,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/shield"
 )
 
 // Symlinks: what Shield judges is what the executor opens.

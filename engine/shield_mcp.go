@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/shield"
 )
 
 // The facts of a call of an MCP server's tool. Shield knows none of a

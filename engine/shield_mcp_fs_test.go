@@ -11,10 +11,10 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/mcp"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/internal/mcptest"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/shield"
 )
 
 // TestShieldMCP_HostilePathSpellings: spellings of a path a model may

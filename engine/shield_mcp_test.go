@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/engine"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/shield"
 )
 
 // mcpPolicy is a policy as docs/mcp.md suggests for the filesystem

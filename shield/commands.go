@@ -3,7 +3,7 @@ package shield
 import (
 	"strings"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // CommandFacts reads a shell command line (shellx.Parse) and returns what

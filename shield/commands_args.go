@@ -4,7 +4,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // spec says which options of a program take a value, so that operands

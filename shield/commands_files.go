@@ -3,7 +3,7 @@ package shield
 import (
 	"strings"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // The programs that read, write and delete files.

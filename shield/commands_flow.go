@@ -4,7 +4,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // What flows between commands: the paths a producer lists (for xargs,

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // checkFacts fails t unless every path in f is absolute and clean.

@@ -3,7 +3,7 @@ package shield
 import (
 	"strings"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // git: its subcommands, options that run programs (-c core.sshCommand) and remotes.

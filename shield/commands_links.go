@@ -4,7 +4,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // Links a line makes (ln -s, ln, cp -s, cp -l) and the paths that reach

@@ -4,7 +4,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // The programs that reach the network.

@@ -4,7 +4,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // How a command's words become the Refs of its facts: the one resolver

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/shield"
 )
 
 // reviewDecisionLines are the review's attacks (B4, B5, B7, B8 CDPATH)

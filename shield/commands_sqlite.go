@@ -3,7 +3,7 @@ package shield
 import (
 	"strings"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // sqlite3: its dot-commands and SQL functions that reach files and programs.

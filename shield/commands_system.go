@@ -3,7 +3,7 @@ package shield
 import (
 	"strings"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // Persistence, privilege and system state; keys and secrets stores;

@@ -4,7 +4,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // An unwrapper reads a wrapper's arguments and returns the argv of the

@@ -55,4 +55,12 @@
 //     line): the resolution is made by the engine before the verdict and
 //     recorded with the proposal, so judging stays free of the filesystem
 //     and a replay judges what was judged.
+//
+// # Imports
+//
+// Shield is a top-level room: it imports only ledger (the policy hash) and
+// its own shellx, never the engine. The engine reaches it through
+// engine.ShieldEvaluator, which turns a tool call into the Action judged
+// here; the tiers that need the engine's recorder (2, a model, and 3, a
+// human) live there.
 package shield

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/internal/hostile"
+	"github.com/opx-dev/opx/shield"
 )
 
 // TestParsePolicy_Hostile: every hostile policy text is refused with

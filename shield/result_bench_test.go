@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/shield"
 )
 
 // BenchmarkJudgeResult: Shield's read of an MCP result of 1 MiB, plain

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/shield"
 )
 
 func TestJudgeResult(t *testing.T) {

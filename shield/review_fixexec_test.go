@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/shield"
 )
 
 // TestReview14_Fixexec judges the review's reproducers for B3, B8, B9 and

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/shield"
 )
 
 // TestRules_RedTeamText: agent instruction files and memory that grant

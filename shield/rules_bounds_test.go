@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/shield"
 )
 
 type shape struct {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/shield"
 )
 
 // TestRules_CommandLines judges real command lines end to end (the

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/fixtures"
+	"github.com/opx-dev/opx/shield"
 )
 
 // FuzzEvaluate: no command line, path or text makes Evaluate panic, and

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/shield"
 )
 
 // judgeLines runs command lines end to end with the default policy and

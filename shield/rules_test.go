@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/fixtures"
+	"github.com/opx-dev/opx/shield"
 )
 
 // fb builds an action's Facts by hand: the unit level of the rules,

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/fixtures"
+	"github.com/opx-dev/opx/shield"
 )
 
 const (
@@ -192,7 +192,7 @@ func TestParsePolicy_Errors(t *testing.T) {
 // BenchmarkEvaluate measures tiers -1, 0 and 1 on a mix of proposals,
 // beside the floor of copying the action (the baseline of doing nothing).
 //
-//	go test -run '^$' -bench Evaluate ./engine/shield/
+//	go test -run '^$' -bench Evaluate ./shield/
 func BenchmarkEvaluate(b *testing.B) {
 	p, _ := shield.ParsePolicy(fixtures.DefaultPolicy)
 	s := shield.New(shield.Config{Workspace: ws, Home: home, Protected: []string{"/home/dev/.local/state/opx/abc"}, Policy: p, RateLimit: 1 << 30})

@@ -3,7 +3,7 @@ package shellx_test
 import (
 	"testing"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // TestDeclareFlags: declare, typeset and local keep a value only with

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // The fields render leaves out: Line, Redirect.Write/Read, Assign values.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // checkLimits fails when a violates the bounds every Analysis keeps.

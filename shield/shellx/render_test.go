@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // render writes a command compactly for table tests: "{via}@depth " when

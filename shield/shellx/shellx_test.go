@@ -3,7 +3,7 @@ package shellx_test
 import (
 	"testing"
 
-	"github.com/opx-dev/opx/engine/shield/shellx"
+	"github.com/opx-dev/opx/shield/shellx"
 )
 
 // parseCase is a line and what Parse lists for it, rendered by render

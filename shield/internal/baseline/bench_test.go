@@ -9,11 +9,11 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
-	"github.com/opx-dev/opx/engine/shield"
-	"github.com/opx-dev/opx/engine/shield/internal/baseline"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/fixtures/shield/corpus"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/shield"
+	"github.com/opx-dev/opx/shield/internal/baseline"
 )
 
 // fileTools are the tools /file benchmarks: the file tools.
@@ -29,7 +29,7 @@ var fileTools = []string{"read_file", "list_directory", "search_files", "write_f
 // Targets (issue 14): p50 < 100 µs for commands, parsing included, and
 // < 20 µs for file tools.
 //
-//	go test ./engine/shield/internal/baseline -run '^$' -bench ShieldEval -benchtime=200x
+//	go test ./shield/internal/baseline -run '^$' -bench ShieldEval -benchtime=200x
 func BenchmarkShieldEval(b *testing.B) {
 	cases, err := corpus.Load()
 	if err != nil {

@@ -1,5 +1,5 @@
-// Package baseline is the frozen pre-issue-14 Shield: engine/shield
-// (shield.go, policy.go, heuristics.go, glob.go) and the argument mapping
+// Package baseline is the frozen pre-issue-14 Shield: shield, then
+// engine/shield (shield.go, policy.go, heuristics.go, glob.go), and the argument mapping
 // of engine.ShieldEvaluator as they were at commit 2bf6772, with the
 // default policy of that commit (default.yaml, embedded as DefaultPolicy).
 // It is kept only as the baseline the Shield benchmarks run beside
