@@ -233,7 +233,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	if se, ok := opts.Evaluator.(ShieldEvaluator); ok && se.FS == nil {
 		// Shield judges paths as this workspace resolves them through
-		// symlinks, as the executors then open them (shield_links.go).
+		// symlinks, as the executors then open them (judge/shield_links.go).
 		se.FS = ws
 		opts.Evaluator = se
 	}

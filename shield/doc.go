@@ -30,7 +30,7 @@
 // The tiers judge Facts: the paths an action reads, writes and deletes,
 // the requests it makes, the programs it runs, the text it carries, the
 // code it runs that it does not hold, and what cannot be known. A tool's
-// are derived from its arguments (engine.ShieldEvaluator); a command
+// are derived from its arguments (engine/judge.ShieldEvaluator); a command
 // line's from parsing it (CommandFacts); Evaluate merges them. Globs are
 // judged as patterns: one that could match a protected or credential
 // path is treated as naming it.
@@ -60,7 +60,7 @@
 //
 // Shield is a top-level room: it imports only ledger (the policy hash) and
 // its own shellx, never the engine. The engine reaches it through
-// engine.ShieldEvaluator, which turns a tool call into the Action judged
+// engine/judge.ShieldEvaluator, which turns a tool call into the Action judged
 // here; the tiers that need the engine's recorder (2, a model, and 3, a
 // human) live there.
 package shield

@@ -1,7 +1,7 @@
 package shield
 
 // Facts are what an action does, as the tiers judge it: derived from a
-// tool's arguments (engine.ShieldEvaluator), or from every simple command
+// tool's arguments (engine/judge.ShieldEvaluator), or from every simple command
 // of a parsed shell line (Shield.CommandFacts). The contract: every path
 // is absolute and cleaned by the one resolver, Shield.ResolvePath, for a
 // tool's arguments and a command's words alike, so the rules never see

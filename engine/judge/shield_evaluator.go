@@ -1,4 +1,4 @@
-package engine
+package judge
 
 import (
 	"context"
@@ -214,7 +214,7 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 		}
 		a.Links = e.commandLinks(p)
 	default:
-		for _, k := range pathArgs {
+		for _, k := range PathArgs {
 			if s := str(k); s != "" {
 				if p.Def.Mutating {
 					add(&f.Writes, s, false)
@@ -280,9 +280,9 @@ var knownTools = map[string]bool{"read_file": true, "list_directory": true, "sea
 	"git_log": true, "git_commit": true, "write_file": true, "edit_file": true, "delete_file": true, "move_file": true, "make_dir": true,
 	"memory_append": true, "memory_read": true, "memory_search": true, "http_request": true, "execute_command": true}
 
-// pathArgs are the argument names tools use for paths (the tier 2
+// PathArgs are the argument names tools use for paths (the tier 2
 // evaluator shows them too).
-var pathArgs = []string{"path", "from", "to", "source", "destination", "dir"}
+var PathArgs = []string{"path", "from", "to", "source", "destination", "dir"}
 
 func orDot(p string) string {
 	if p == "" {

@@ -1,4 +1,4 @@
-package engine_test
+package judge_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/shield"
@@ -19,25 +20,25 @@ const (
 	evalHome = "/home/dev"
 )
 
-func defaultEvaluator(t testing.TB) engine.ShieldEvaluator {
+func defaultEvaluator(t testing.TB) judge.ShieldEvaluator {
 	t.Helper()
 	p, err := shield.ParsePolicy(fixtures.DefaultPolicy)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: evalWS, Home: evalHome,
+	return judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: evalWS, Home: evalHome,
 		Protected: []string{evalHome + "/.local/state/opx/abc"}, Policy: p, RateLimit: 1 << 30})}
 }
 
 // proposal builds a proposal as the pipeline does (canonical arguments,
 // the tool's definition, the paths its executor names).
-func proposal(t testing.TB, tool, args string) engine.Proposal {
+func proposal(t testing.TB, tool, args string) judge.Proposal {
 	t.Helper()
 	c, err := ledger.Canonicalize([]byte(args))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := engine.Proposal{Session: "s", Tool: tool, Args: json.RawMessage(c), ActionHash: engine.ActionHash(tool, c), Known: true}
+	p := judge.Proposal{Session: "s", Tool: tool, Args: json.RawMessage(c), ActionHash: engine.ActionHash(tool, c), Known: true}
 	switch tool {
 	case "write_file", "edit_file", "delete_file", "move_file", "make_dir", "memory_append", "git_commit", "execute_command":
 		p.Def.Mutating = true
@@ -50,7 +51,7 @@ func proposal(t testing.TB, tool, args string) engine.Proposal {
 
 // decided is the pipeline's decision over the verdicts (Decide) as
 // "decision rule"; an allow is named by the policy rule that allowed.
-func decided(vs []engine.Verdict) string {
+func decided(vs []judge.Verdict) string {
 	v := engine.Decide(vs)
 	if v.Decision == "allow" {
 		v = vs[0]
@@ -134,7 +135,7 @@ var longQuery = func() string {
 //	go test -run '^$' -bench ShieldEvaluator ./engine/
 func BenchmarkShieldEvaluator_FileTool(b *testing.B) {
 	e := defaultEvaluator(b)
-	props := []engine.Proposal{
+	props := []judge.Proposal{
 		proposal(b, "read_file", `{"path":"src/main.go"}`),
 		proposal(b, "write_file", `{"path":"src/main.go","content":"package main\n"}`),
 		proposal(b, "read_file", `{"path":"~/.ssh/id_rsa"}`),

@@ -1,4 +1,4 @@
-package engine_test
+package judge_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/internal/mcptest"
 	"github.com/opx-dev/opx/ledger"
@@ -59,7 +59,7 @@ deny:
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: userHome, Policy: pol, RateLimit: 1 << 30})}
+	ev := judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: userHome, Policy: pol, RateLimit: 1 << 30})}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

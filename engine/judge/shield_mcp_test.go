@@ -1,4 +1,4 @@
-package engine_test
+package judge_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/shield"
 )
@@ -28,13 +29,13 @@ allow:
     tools: [mcp__fs__list_allowed_directories]
 `
 
-func mcpEvaluator(t testing.TB) engine.ShieldEvaluator {
+func mcpEvaluator(t testing.TB) judge.ShieldEvaluator {
 	t.Helper()
 	p, err := shield.ParsePolicy([]byte(mcpPolicy))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: evalWS, Home: evalHome,
+	return judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: evalWS, Home: evalHome,
 		Protected: []string{evalHome + "/.local/state/opx/abc"}, Policy: p, RateLimit: 1 << 30})}
 }
 
@@ -122,7 +123,7 @@ func FuzzShieldEvaluator_MCPArguments(f *testing.F) {
 		if err != nil || len(c) == 0 || c[0] != '{' {
 			return // the pipeline refuses it before Shield
 		}
-		p := engine.Proposal{Session: "s", Tool: "mcp__fz__tool", Args: json.RawMessage(c), ActionHash: engine.ActionHash("mcp__fz__tool", c), Known: true}
+		p := judge.Proposal{Session: "s", Tool: "mcp__fz__tool", Args: json.RawMessage(c), ActionHash: engine.ActionHash("mcp__fz__tool", c), Known: true}
 		p.Def.Mutating, p.Def.WorkspaceWide = writable, writable
 		a := e.Action(p)
 		for _, refs := range [][]shield.Ref{a.Facts.Reads, a.Facts.Writes} {
