@@ -227,7 +227,7 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 		SpawnAgent:      agentSpawner(self, errw),
 		Checkpoints:     keeper, CheckpointEntries: uint64(cfg.Ledger.CheckpointEntries),
 		CheckpointInterval: time.Duration(cfg.Ledger.CheckpointInterval),
-		Fleet:              fleet,
+		Fleet:              fleetStarter(fleet, l, ws, keeper, func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) }),
 	})
 	if err != nil {
 		return nil, nil, err
