@@ -1,17 +1,6 @@
 package engine_test
 
-// mcpPolicy is a policy as docs/mcp.md suggests for the filesystem
-// server: its tools allowed in the workspace, never outside it.
-const mcpPolicy = `version: 1
-default: verify
-deny:
-  - name: mcp-outside-workspace
-    tools: ["mcp__*"]
-    outside_workspace: true
-allow:
-  - name: fs-in-workspace
-    tools: ["mcp__fs__*"]
-    paths: ["**"]
-  - name: fs-listing
-    tools: [mcp__fs__list_allowed_directories]
-`
+import "github.com/opx-dev/opx/internal/mcptest"
+
+// mcpPolicy is the policy docs/mcp.md suggests for the filesystem server.
+const mcpPolicy = mcptest.FilesystemPolicy

@@ -9,25 +9,13 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/judge"
+	"github.com/opx-dev/opx/internal/mcptest"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/shield"
 )
 
-// mcpPolicy is a policy as docs/mcp.md suggests for the filesystem
-// server: its tools allowed in the workspace, never outside it.
-const mcpPolicy = `version: 1
-default: verify
-deny:
-  - name: mcp-outside-workspace
-    tools: ["mcp__*"]
-    outside_workspace: true
-allow:
-  - name: fs-in-workspace
-    tools: ["mcp__fs__*"]
-    paths: ["**"]
-  - name: fs-listing
-    tools: [mcp__fs__list_allowed_directories]
-`
+// mcpPolicy is the policy docs/mcp.md suggests for the filesystem server.
+const mcpPolicy = mcptest.FilesystemPolicy
 
 func mcpEvaluator(t testing.TB) judge.ShieldEvaluator {
 	t.Helper()
