@@ -24,13 +24,13 @@ import (
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/manager"
 	"github.com/opx-dev/opx/engine/mcp"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/sandbox"
+	"github.com/opx-dev/opx/shield"
 	"github.com/urfave/cli/v2"
 )
 
@@ -227,7 +227,7 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 		SpawnAgent:      agentSpawner(self, errw),
 		Checkpoints:     keeper, CheckpointEntries: uint64(cfg.Ledger.CheckpointEntries),
 		CheckpointInterval: time.Duration(cfg.Ledger.CheckpointInterval),
-		Fleet:              fleet,
+		Fleet:              fleetStarter(fleet, l, ws, keeper, func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) }),
 	})
 	if err != nil {
 		return nil, nil, err

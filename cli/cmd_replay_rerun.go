@@ -11,11 +11,11 @@ import (
 	"syscall"
 
 	"github.com/opx-dev/opx/engine"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
+	"github.com/opx-dev/opx/shield"
 	"github.com/urfave/cli/v2"
 )
 

@@ -14,10 +14,10 @@ import (
 	"github.com/opx-dev/opx/cli"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
+	"github.com/opx-dev/opx/shield"
 	bolt "go.etcd.io/bbolt"
 )
 

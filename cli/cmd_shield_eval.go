@@ -16,8 +16,8 @@ import (
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/executor"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/shield"
 	"github.com/urfave/cli/v2"
 )
 

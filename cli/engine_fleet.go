@@ -1,12 +1,19 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/fleet/ship"
+	"github.com/opx-dev/opx/ledger"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
 
 // fleetConfig turns the workspace's fleet section into the shipper's
@@ -34,3 +41,53 @@ func fleetConfig(f config.Fleet) (*ship.Config, error) {
 	}
 	return &ship.Config{URL: f.URL, Prefix: f.Prefix, Replicas: f.Replicas, Options: opts, WitnessKey: f.Witness}, nil
 }
+
+// fleetStarter starts the engine's shipper (engine.Options.Fleet): the
+// engine reaches the fleet only through engine.Shipper, so the shipper is
+// started here, with the ledger l, said in the hello to be this host's,
+// the workspace's and this version's, and carrying the ledger's verifier
+// key when checkpoints are signed. Nil when shipping is off (fc nil).
+func fleetStarter(fc *ship.Config, l *ledger.Ledger, workspace string, keeper *checkpoint.Keeper, logf func(format string, args ...any)) engine.StartShipper {
+	if fc == nil {
+		return nil
+	}
+	return func(ctx context.Context, rec engine.CosignRecorder) (engine.Shipper, error) {
+		cfg := *fc
+		if cfg.Host == "" {
+			cfg.Host, _ = os.Hostname()
+		}
+		cfg.Workspace, cfg.Version = workspace, Version
+		if keeper != nil {
+			if v, ok := keeper.Verifier(); ok {
+				cfg.VerifierKey = v.String()
+			}
+		}
+		if cfg.Logf == nil {
+			cfg.Logf = logf
+		}
+		s, err := ship.Start(ctx, cfg, l, rec)
+		if err != nil {
+			return nil, err
+		}
+		return fleetShipper{s}, nil
+	}
+}
+
+// fleetShipper is a ship.Shipper as the engine sees it (engine.Shipper).
+type fleetShipper struct{ s *ship.Shipper }
+
+// Status implements engine.Shipper: the shipping state as GetStatus
+// answers it.
+func (f fleetShipper) Status() *opxv1.FleetStatus {
+	st := f.s.Status()
+	out := &opxv1.FleetStatus{Url: st.URL, Stream: st.Stream, Subject: st.Subject, Connected: st.Connected,
+		AckedSeq: st.Acked, HasAcked: st.HasAcked, DurableSeq: st.Durable, LagEntries: st.LagEntries, LagMs: st.LagMS,
+		LastError: st.LastError, CosignedSize: st.CosignedSize, Witness: st.Witness, Duplicates: st.Duplicates}
+	if !st.LastErrorAt.IsZero() {
+		out.LastErrorAt = st.LastErrorAt.UTC().Format(time.RFC3339Nano)
+	}
+	return out
+}
+
+// Close implements engine.Shipper.
+func (f fleetShipper) Close(drain time.Duration) error { return f.s.Close(drain) }

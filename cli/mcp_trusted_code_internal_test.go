@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/engine/config"
-	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/shield"
 )
 
 // TestTrustedServerCodeProtected: the code in the workspace of a server

@@ -258,16 +258,16 @@ func tier3Verdict(o ApprovalOutcome) Verdict {
 		if o.Reason != "" {
 			r += ": " + o.Reason
 		}
-		return Verdict{event.Allow, 3, "tier3:approved", r}
+		return Verdict{Decision: event.Allow, Tier: 3, Rule: "tier3:approved", Reason: r}
 	case o.By == "timeout":
-		return Verdict{event.Block, 3, "tier3:timeout", fmt.Sprintf("denied: %s (%s)", o.Reason, o.ApprovalID)}
+		return Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:timeout", Reason: fmt.Sprintf("denied: %s (%s)", o.Reason, o.ApprovalID)}
 	case o.By == "engine":
-		return Verdict{event.Block, 3, "tier3:unanswered", fmt.Sprintf("denied: %s (%s)", o.Reason, o.ApprovalID)}
+		return Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:unanswered", Reason: fmt.Sprintf("denied: %s (%s)", o.Reason, o.ApprovalID)}
 	default:
 		r := fmt.Sprintf("denied by a human: %s (%s)", o.By, o.ApprovalID)
 		if o.Reason != "" {
 			r += ": " + o.Reason
 		}
-		return Verdict{event.Block, 3, "tier3:denied", r}
+		return Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:denied", Reason: r}
 	}
 }

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/engine"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/opx-dev/opx/shield"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"

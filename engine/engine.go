@@ -21,7 +21,6 @@ import (
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/supervise"
-	"github.com/opx-dev/opx/fleet/ship"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -119,9 +118,10 @@ type Options struct {
 	// or that long after it when anything was; defaults 1000 and 10 s.
 	CheckpointEntries  uint64
 	CheckpointInterval time.Duration
-	// Fleet ships the ledger to NATS JetStream (fleet.go); nil ships
-	// nothing. Host, Workspace, Version and VerifierKey are the engine's.
-	Fleet *ship.Config
+	// Fleet starts shipping the ledger to NATS JetStream (fleet.go;
+	// fleet/ship, started by whoever starts the engine); nil ships
+	// nothing.
+	Fleet StartShipper
 	// replay, set by Rerun only, runs the engine in replay mode
 	// (replay.go): it re-drives a recorded session and stops when done.
 	replay *replayState
@@ -150,7 +150,7 @@ type Engine struct {
 	// proxies are the open `opx mcp-proxy` sessions.
 	proxies *proxySessions
 	// shipper ships the ledger (Options.Fleet); nil when off. Under mu.
-	shipper *ship.Shipper
+	shipper Shipper
 
 	mu         sync.Mutex
 	srv        *grpc.Server // set by Run
@@ -233,7 +233,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	if se, ok := opts.Evaluator.(ShieldEvaluator); ok && se.FS == nil {
 		// Shield judges paths as this workspace resolves them through
-		// symlinks, as the executors then open them (shield_links.go).
+		// symlinks, as the executors then open them (judge/shield_links.go).
 		se.FS = ws
 		opts.Evaluator = se
 	}

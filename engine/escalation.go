@@ -29,7 +29,7 @@ func Decide(vs []Verdict) Verdict {
 			last = v
 		default:
 			// An evaluator that says something else has not allowed.
-			return Verdict{event.Block, v.Tier, "pipeline:unknown-decision", "a verdict with decision " + clip(v.Decision, 32) + " blocks"}
+			return Verdict{Decision: event.Block, Tier: v.Tier, Rule: "pipeline:unknown-decision", Reason: "a verdict with decision " + clip(v.Decision, 32) + " blocks"}
 		}
 	}
 	if esc.Decision != "" {
@@ -54,15 +54,15 @@ func (p *Pipeline) escalate(ctx context.Context, prop Proposal, esc Verdict, rec
 				return Verdict{}, err
 			}
 			if v.Decision != event.Allow && v.Decision != event.Block {
-				v = Verdict{event.Block, 2, "tier2:malformed", "the tier 2 evaluator decided " + clip(v.Decision, 32) + "; only allow or block answer an escalation"}
+				v = Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:malformed", Reason: "the tier 2 evaluator decided " + clip(v.Decision, 32) + "; only allow or block answer an escalation"}
 			}
 			v.Tier = 2
 			return v, record(v)
 		}
-		ask = Verdict{event.Escalate, 3, "tier2:unconfigured",
-			esc.Rule + ": " + esc.Reason + "; no tier 2 evaluator is configured, so a human (tier 3) must answer"}
+		ask = Verdict{Decision: event.Escalate, Tier: 3, Rule: "tier2:unconfigured",
+			Reason: esc.Rule + ": " + esc.Reason + "; no tier 2 evaluator is configured, so a human (tier 3) must answer"}
 	} else {
-		ask = Verdict{event.Escalate, 3, "tier3:human", esc.Rule + ": " + esc.Reason + "; waiting for a human (tier 3)"}
+		ask = Verdict{Decision: event.Escalate, Tier: 3, Rule: "tier3:human", Reason: esc.Rule + ": " + esc.Reason + "; waiting for a human (tier 3)"}
 	}
 	// The hand-over to a human is itself recorded, so approval.resolved
 	// always follows an escalation that names tier 3.
@@ -72,7 +72,7 @@ func (p *Pipeline) escalate(ctx context.Context, prop Proposal, esc Verdict, rec
 	var no Verdict
 	switch {
 	case p.Approvals == nil:
-		no = Verdict{event.Block, 3, "tier3:unavailable", "no one can approve actions here, so the escalation blocks"}
+		no = Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:unavailable", Reason: "no one can approve actions here, so the escalation blocks"}
 	}
 	if no.Rule != "" {
 		return no, record(no)

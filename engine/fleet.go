@@ -2,14 +2,35 @@ package engine
 
 import (
 	"context"
-	"os"
 	"time"
 
-	"github.com/opx-dev/opx/fleet/ship"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
+
+// Shipper ships the ledger to a fleet while the engine runs (fleet/ship).
+// The engine owns this interface so that it never imports the fleet,
+// whose collector imports the engine's packages: the shipper is started
+// by whoever starts the engine (Options.Fleet), and the engine only asks
+// where it stands and stops it.
+type Shipper interface {
+	// Status is where shipping stands, for GetStatus.
+	Status() *opxv1.FleetStatus
+	// Close ships what it can within drain, then stops.
+	Close(drain time.Duration) error
+}
+
+// CosignRecorder records in the ledger a witness's cosignature the
+// shipper accepted (the shipper never writes entries itself).
+type CosignRecorder interface {
+	RecordCosigned(ctx context.Context, c *event.Cosigned) error
+}
+
+// StartShipper starts shipping the ledger in the background, recording
+// the cosignatures it accepts with rec. It must not block on the fleet:
+// NATS being down is only a state Status shows.
+type StartShipper func(ctx context.Context, rec CosignRecorder) (Shipper, error)
 
 // fleetDrain bounds how long a stopping engine waits for its last
 // entries (engine.stopped among them) to be shipped; whatever is left is
@@ -23,20 +44,7 @@ func (e *Engine) startFleet(ctx context.Context) error {
 	if e.opts.Fleet == nil {
 		return nil
 	}
-	cfg := *e.opts.Fleet
-	if cfg.Host == "" {
-		cfg.Host, _ = os.Hostname()
-	}
-	cfg.Workspace, cfg.Version = e.opts.Workspace, e.opts.Version
-	if e.opts.Checkpoints != nil {
-		if v, ok := e.opts.Checkpoints.Verifier(); ok {
-			cfg.VerifierKey = v.String()
-		}
-	}
-	if cfg.Logf == nil {
-		cfg.Logf = e.opts.Logf
-	}
-	s, err := ship.Start(context.WithoutCancel(ctx), cfg, e.opts.Ledger, cosignRecorder{e})
+	s, err := e.opts.Fleet(context.WithoutCancel(ctx), cosignRecorder{e})
 	if err != nil {
 		return err
 	}
@@ -75,12 +83,5 @@ func (e *Engine) fleetStatusProto() *opxv1.FleetStatus {
 	if s == nil {
 		return nil
 	}
-	st := s.Status()
-	out := &opxv1.FleetStatus{Url: st.URL, Stream: st.Stream, Subject: st.Subject, Connected: st.Connected,
-		AckedSeq: st.Acked, HasAcked: st.HasAcked, DurableSeq: st.Durable, LagEntries: st.LagEntries, LagMs: st.LagMS,
-		LastError: st.LastError, CosignedSize: st.CosignedSize, Witness: st.Witness, Duplicates: st.Duplicates}
-	if !st.LastErrorAt.IsZero() {
-		out.LastErrorAt = st.LastErrorAt.UTC().Format(time.RFC3339Nano)
-	}
-	return out
+	return s.Status()
 }

@@ -11,46 +11,29 @@ import (
 
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine/executor"
-	"github.com/opx-dev/opx/engine/shield"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/shield"
 )
 
-// Proposal is a parsed tool call as Shield sees it.
-type Proposal struct {
-	Session, SubAgentID, MessageID, CallID string
-	Tool                                   string
-	Args                                   json.RawMessage // canonical JSON object
-	ActionHash                             ledger.Hash
-	Def                                    executor.ToolDef
-	Known                                  bool // the tool exists in the registry
-	// Paths are workspace paths the call acts on that its arguments do
-	// not name (executor.Pather), for Shield to judge.
-	Paths []string
-	// Links are where the paths the call names led through symlinks when
-	// it was proposed (LinkResolver; recorded in tool.proposed): Shield
-	// judges both forms and the executor opens the resolved one.
-	Links map[string]string
-}
+// Proposal is a parsed tool call as Shield sees it (judge.Proposal).
+type Proposal = judge.Proposal
 
-// Verdict is one tier's decision on a proposal.
-type Verdict struct {
-	Decision string // event.Allow, event.Block or event.Escalate
-	Tier     int
-	Rule     string
-	Reason   string
-}
+// Verdict is one tier's decision on a proposal (judge.Verdict).
+type Verdict = judge.Verdict
 
-// Evaluator judges proposals. Shield implements it (ShieldEvaluator);
-// ReadOnlyPolicy is the engine's fallback when none is given.
-type Evaluator interface {
-	// PolicyHash is the BLAKE3 of the policy in force, recorded with
-	// every verdict.
-	PolicyHash() ledger.Hash
-	// Evaluate returns the verdict of every tier consulted, in order;
-	// Decide combines them (any block blocks, else an escalation asks).
-	Evaluate(ctx context.Context, p Proposal) []Verdict
-}
+// Evaluator judges proposals (judge.Evaluator). Shield implements it
+// (ShieldEvaluator); ReadOnlyPolicy is the engine's fallback when none is
+// given.
+type Evaluator = judge.Evaluator
+
+// ShieldEvaluator judges proposals with Shield (judge.ShieldEvaluator).
+type ShieldEvaluator = judge.ShieldEvaluator
+
+// LinkResolver is an Evaluator that resolves a proposal's paths on the
+// filesystem before it is recorded and judged (judge.LinkResolver).
+type LinkResolver = judge.LinkResolver
 
 // ReadOnlyPolicy allows exactly the registered tools that do not change
 // the workspace and blocks everything else. It is the engine's policy when
@@ -68,11 +51,11 @@ func (ReadOnlyPolicy) PolicyHash() ledger.Hash { return ledger.Sum([]byte(readOn
 func (ReadOnlyPolicy) Evaluate(_ context.Context, p Proposal) []Verdict {
 	switch {
 	case !p.Known:
-		return []Verdict{{event.Block, 0, "read-only-policy:unknown-tool", fmt.Sprintf("no tool named %q", p.Tool)}}
+		return []Verdict{{Decision: event.Block, Tier: 0, Rule: "read-only-policy:unknown-tool", Reason: fmt.Sprintf("no tool named %q", p.Tool)}}
 	case p.Def.Mutating:
-		return []Verdict{{event.Block, 0, "read-only-policy:mutating", p.Tool + " changes the workspace; the read-only policy allows only tools that do not"}}
+		return []Verdict{{Decision: event.Block, Tier: 0, Rule: "read-only-policy:mutating", Reason: p.Tool + " changes the workspace; the read-only policy allows only tools that do not"}}
 	default:
-		return []Verdict{{event.Allow, 0, "read-only-policy:read-only", p.Tool + " does not change the workspace"}}
+		return []Verdict{{Decision: event.Allow, Tier: 0, Rule: "read-only-policy:read-only", Reason: p.Tool + " does not change the workspace"}}
 	}
 }
 

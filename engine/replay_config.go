@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
+	"github.com/opx-dev/opx/shield"
 )
 
 // What engine.started records so that a rerun can rebuild the engine's

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/executor"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
+	"github.com/opx-dev/opx/shield"
 )
 
 // replayEvaluator is Shield in replay mode: each proposal is judged by the
@@ -43,7 +43,7 @@ func (r *replayEvaluator) Evaluate(ctx context.Context, p Proposal) []Verdict {
 	ev, err := s.evaluatorFor(en)
 	if err != nil { // checked for every engine run before the replay began
 		s.offRecordf("call %s: %v", p.CallID, err)
-		return []Verdict{{event.Block, 0, "replay:no-policy", err.Error()}}
+		return []Verdict{{Decision: event.Block, Tier: 0, Rule: "replay:no-policy", Reason: err.Error()}}
 	}
 	vs := ev.Evaluate(ctx, p)
 	s.mu.Lock()

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/executor"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
+	"github.com/opx-dev/opx/shield"
 )
 
 // WhatIfVerdict is a decision as `opx replay --policy` shows it.
@@ -131,12 +131,12 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 			if strings.HasPrefix(v.Rule, "tier2:") || strings.HasPrefix(v.Rule, "tier3:") {
 				// An escalation's hand-over or answer, not Shield's.
 				if v.Decision != event.Escalate {
-					a := whatIfVerdict(Verdict{v.Decision, v.Tier, v.Rule, v.Reason})
+					a := whatIfVerdict(Verdict{Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason})
 					answered = &a
 				}
 				continue
 			}
-			oldVs = append(oldVs, Verdict{v.Decision, v.Tier, v.Rule, v.Reason})
+			oldVs = append(oldVs, Verdict{Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason})
 			oldSeqs = append(oldSeqs, v.Seq)
 		}
 		was, is := governing(oldVs), governing(newVs)

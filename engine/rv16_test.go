@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/mcp"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/internal/mcptest"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/opx-dev/opx/shield"
 )
 
 // Issue 16 review: failing tests that prove findings.

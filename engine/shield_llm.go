@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -197,14 +198,14 @@ type tier2Answer struct {
 func (e *LLMEvaluator) Judge(ctx context.Context, p Proposal, esc Verdict) (Verdict, error) {
 	if !e.reserve() {
 		used, budget := e.Used()
-		return Verdict{event.Block, 2, "tier2:budget", fmt.Sprintf("the tier 2 evaluator's daily budget is spent (%d of %d calls today, UTC); "+
+		return Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:budget", Reason: fmt.Sprintf("the tier 2 evaluator's daily budget is spent (%d of %d calls today, UTC); "+
 			"blocked rather than asked (raise shield.tier2_daily_budget to allow more)", used, budget)}, nil
 	}
 	act := tier2Action{Tool: p.Tool, Arguments: p.Args, Mutating: p.Def.Mutating, Paths: e.paths(p.Args), Workspace: e.workspace,
 		EscalatedBy: esc.Rule, Why: esc.Reason}
 	desc, err := json.MarshalIndent(act, "", "  ")
 	if err != nil {
-		return Verdict{event.Block, 2, "tier2:error", "could not describe the action to the tier 2 evaluator: " + err.Error()}, nil
+		return Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:error", Reason: "could not describe the action to the tier 2 evaluator: " + err.Error()}, nil
 	}
 	req := &llm.Request{Model: e.provider.Model(), MaxTokens: 512, Messages: []llm.Message{
 		{Role: llm.RoleSystem, Content: tier2SystemPrompt},
@@ -212,7 +213,7 @@ func (e *LLMEvaluator) Judge(ctx context.Context, p Proposal, esc Verdict) (Verd
 	}}
 	body, err := e.provider.Encode(req)
 	if err != nil {
-		return Verdict{event.Block, 2, "tier2:error", "could not encode the tier 2 request: " + err.Error()}, nil
+		return Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:error", Reason: "could not encode the tier 2 request: " + err.Error()}, nil
 	}
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {
@@ -230,13 +231,13 @@ func (e *LLMEvaluator) Judge(ctx context.Context, p Proposal, esc Verdict) (Verd
 		return Verdict{}, err
 	}
 	if callErr != nil {
-		return Verdict{event.Block, 2, "tier2:error", "the tier 2 evaluator failed, so the action is blocked: " + clip(callErr.Error(), 500)}, nil
+		return Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:error", Reason: "the tier 2 evaluator failed, so the action is blocked: " + clip(callErr.Error(), 500)}, nil
 	}
 	ans, err := parseTier2Answer(x)
 	if err != nil {
-		return Verdict{event.Block, 2, "tier2:malformed", "the tier 2 evaluator's answer is not usable, so the action is blocked: " + err.Error()}, nil
+		return Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:malformed", Reason: "the tier 2 evaluator's answer is not usable, so the action is blocked: " + err.Error()}, nil
 	}
-	return Verdict{ans.Decision, 2, "tier2:llm-evaluator", ans.Reason}, nil
+	return Verdict{Decision: ans.Decision, Tier: 2, Rule: "tier2:llm-evaluator", Reason: ans.Reason}, nil
 }
 
 // parseTier2Answer accepts exactly one JSON object with a decision of allow
@@ -275,7 +276,7 @@ func (e *LLMEvaluator) paths(args json.RawMessage) []string {
 	var m map[string]any
 	_ = json.Unmarshal(args, &m)
 	var raw []string
-	for _, k := range pathArgs {
+	for _, k := range judge.PathArgs {
 		if s, ok := m[k].(string); ok && s != "" {
 			raw = append(raw, s)
 		}

@@ -49,9 +49,9 @@ func TestParseTier2Answer(t *testing.T) {
 }
 
 func TestDecide(t *testing.T) {
-	allow := func(tier int, rule string) Verdict { return Verdict{event.Allow, tier, rule, ""} }
-	esc := func(tier int, rule string) Verdict { return Verdict{event.Escalate, tier, rule, ""} }
-	block := func(tier int, rule string) Verdict { return Verdict{event.Block, tier, rule, ""} }
+	allow := func(tier int, rule string) Verdict { return Verdict{Decision: event.Allow, Tier: tier, Rule: rule} }
+	esc := func(tier int, rule string) Verdict { return Verdict{Decision: event.Escalate, Tier: tier, Rule: rule} }
+	block := func(tier int, rule string) Verdict { return Verdict{Decision: event.Block, Tier: tier, Rule: rule} }
 	tests := []struct {
 		name string
 		vs   []Verdict
@@ -62,7 +62,7 @@ func TestDecide(t *testing.T) {
 		{"escalation then allow", []Verdict{esc(3, "v"), allow(1, "heuristics:none")}, "escalate/3/v"},
 		{"tier 2 and tier 3", []Verdict{esc(2, "m"), esc(3, "h")}, "escalate/3/h"},
 		{"block wins", []Verdict{esc(3, "v"), block(1, "b"), block(1, "c")}, "block/1/b"},
-		{"unknown decision", []Verdict{{"maybe", 0, "x", ""}}, "block/0/pipeline:unknown-decision"},
+		{"unknown decision", []Verdict{{Decision: "maybe", Rule: "x"}}, "block/0/pipeline:unknown-decision"},
 	}
 	for _, tt := range tests {
 		v := Decide(tt.vs)

@@ -216,10 +216,10 @@ func (e *Engine) subagentRestrict(p Proposal) *Verdict {
 	}
 	s := e.subs.get(p.SubAgentID)
 	if s == nil {
-		return &Verdict{event.Block, -1, "subagent:not-granted", "no sub-agent " + p.SubAgentID + " is known to this engine"}
+		return &Verdict{Decision: event.Block, Tier: -1, Rule: "subagent:not-granted", Reason: "no sub-agent " + p.SubAgentID + " is known to this engine"}
 	}
 	if !s.granted[p.Tool] {
-		return &Verdict{event.Block, -1, "subagent:not-granted", fmt.Sprintf("sub-agent %s was not granted %s (granted: %s)",
+		return &Verdict{Decision: event.Block, Tier: -1, Rule: "subagent:not-granted", Reason: fmt.Sprintf("sub-agent %s was not granted %s (granted: %s)",
 			s.id, clip(p.Tool, 64), strings.Join(sortedKeys(s.granted), ", "))}
 	}
 	return nil

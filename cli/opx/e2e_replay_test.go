@@ -15,12 +15,12 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
 	"github.com/opx-dev/opx/ledger/tlog"
 	"github.com/opx-dev/opx/sandbox"
+	"github.com/opx-dev/opx/shield"
 )
 
 // End-to-end tests of `opx replay --rerun` and `opx replay --policy`: the

@@ -14,9 +14,9 @@ import (
 
 	"github.com/zeebo/blake3"
 
-	"github.com/opx-dev/opx/engine/shield"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/shield"
 )
 
 // Bounds of a server's tool listing.

@@ -1,0 +1,160 @@
+package baseline_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/fixtures"
+	"github.com/opx-dev/opx/fixtures/shield/corpus"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/shield"
+	"github.com/opx-dev/opx/shield/internal/baseline"
+)
+
+// fileTools are the tools /file benchmarks: the file tools.
+var fileTools = []string{"read_file", "list_directory", "search_files", "write_file", "edit_file", "delete_file", "move_file", "make_dir"}
+
+// BenchmarkShieldEval judges the corpus's proposals with today's Shield
+// (engine.ShieldEvaluator, the built-in default policy) and with the
+// frozen pre-issue-14 Shield (baseline, its own default policy), in the
+// same run, alternating them (alternate): /command over the
+// execute_command cases, /file over the file-tool cases. Each sub-benchmark
+// reports its side's ns/op per proposal and the median of the single
+// evaluations (p50-ns), and both report ours/baseline (total time).
+// Targets (issue 14): p50 < 100 µs for commands, parsing included, and
+// < 20 µs for file tools.
+//
+//	go test ./shield/internal/baseline -run '^$' -bench ShieldEval -benchtime=200x
+func BenchmarkShieldEval(b *testing.B) {
+	cases, err := corpus.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	id, err := ledger.WorkspaceID(ws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	state := filepath.Join(corpus.Home, ".local", "state", "opx", id)
+	// No rate limit: each proposal is judged a minute after the last.
+	var clock time.Time
+	now := func() time.Time { clock = clock.Add(time.Minute); return clock }
+
+	policy, err := shield.ParsePolicy(fixtures.DefaultPolicy)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ours := engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: corpus.Home, Protected: []string{state},
+		ReadOnly: []string{}, Policy: policy, Now: now})}
+	bpolicy, err := baseline.ParsePolicy(baseline.DefaultPolicy)
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := baseline.New(baseline.Config{Workspace: ws, Home: corpus.Home, Protected: []string{state},
+		ReadOnly: []string{}, Policy: bpolicy, Now: now})
+
+	xws, err := executor.OpenWorkspace(ws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer xws.Close()
+	tools, err := executor.NewRegistry(executor.NewFiles(xws), executor.NewEdits(xws), executor.NewSearch(xws), executor.NewMemory(xws),
+		executor.NewShell(xws, executor.ShellConfig{}), executor.NewGit(xws, executor.GitConfig{}), executor.NewHTTP(executor.HTTPConfig{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	kinds := map[string][]engine.Proposal{}
+	for _, c := range cases {
+		kind := ""
+		switch {
+		case c.Tool == "execute_command":
+			kind = "command"
+		case slices.Contains(fileTools, c.Tool):
+			kind = "file"
+		default:
+			continue
+		}
+		args, err := ledger.Canonicalize(c.Arguments)
+		if err != nil {
+			b.Fatalf("%s: %v", c.ID, err)
+		}
+		def, known := tools.Def(c.Tool)
+		call := executor.Call{ID: c.ID, Tool: c.Tool, Args: args}
+		kinds[kind] = append(kinds[kind], engine.Proposal{Session: "bench", CallID: c.ID, Tool: c.Tool, Args: args,
+			ActionHash: engine.ActionHash(c.Tool, args), Def: def, Known: known, Paths: tools.Paths(call)})
+	}
+	ctx := context.Background()
+	for _, kind := range []string{"command", "file"} {
+		props := kinds[kind]
+		for _, side := range []string{"ours", "baseline"} {
+			b.Run(kind+"/"+side, func(b *testing.B) {
+				oursD := make([]time.Duration, 0, b.N*len(props))
+				baseD := make([]time.Duration, 0, b.N*len(props))
+				runOurs := func() (total time.Duration) {
+					for _, p := range props {
+						t0 := time.Now()
+						ours.Evaluate(ctx, p)
+						d := time.Since(t0)
+						oursD = append(oursD, d)
+						total += d
+					}
+					return total
+				}
+				runBase := func() (total time.Duration) {
+					for _, p := range props {
+						t0 := time.Now()
+						base.EvaluateTool(ctx, p.Session, p.Tool, p.Def.Mutating, p.Args, p.Paths)
+						d := time.Since(t0)
+						baseD = append(baseD, d)
+						total += d
+					}
+					return total
+				}
+				b.ResetTimer()
+				oursT, baseT := alternate(b.N, runOurs, runBase)
+				b.StopTimer()
+				n := float64(b.N * len(props))
+				mine, ds := oursT, oursD
+				if side == "baseline" {
+					mine, ds = baseT, baseD
+				}
+				b.ReportMetric(float64(mine.Nanoseconds())/n, "ns/op")
+				b.ReportMetric(float64(p50(ds).Nanoseconds()), "p50-ns")
+				b.ReportMetric(oursT.Seconds()/baseT.Seconds(), "ours/baseline")
+			})
+		}
+	}
+}
+
+// alternate runs ours and base n times each, alternating which goes first
+// (so neither always runs on a warmer cache), and returns their totals
+// (the ledger benchmarks' helper, ledger/bench_test.go).
+func alternate(n int, ours, base func() time.Duration) (oursT, baseT time.Duration) {
+	for r := 0; r < n; r++ {
+		if r%2 == 0 {
+			oursT += ours()
+			baseT += base()
+		} else {
+			baseT += base()
+			oursT += ours()
+		}
+	}
+	return oursT, baseT
+}
+
+// p50 is the median of ds (sorted in place).
+func p50(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
