@@ -1,6 +1,9 @@
 package main_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -113,5 +116,58 @@ func TestProcess_EngineKilledByManager(t *testing.T) {
 	out, errOut, code := w.run("replay", session)
 	if code != 0 || !strings.Contains(out, "was killed by SIGKILL, sent by its manager: stopping: it did not exit within 5s of SIGTERM") {
 		t.Errorf("replay: %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestProcess_EngineKilledWithOTRApprovalPending: the reviewer's case.
+// An off-the-record session waits for a human's approval when its engine
+// is SIGKILLed; the next engine comes up (its start-up protocol within
+// the manager's start timeout, so the manager never kills it), denies the
+// orphaned approval, and records the crash as SIGKILL from a sender that
+// is not opx.
+func TestProcess_EngineKilledWithOTRApprovalPending(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) { otrApprovalPendingEnd(t, restart) })
+	}
+}
+
+// otrApprovalPendingEnd ends the engine while an off-the-record approval
+// is pending: with SIGKILL, or (restart) with opx restart.
+func otrApprovalPendingEnd(t *testing.T, restart bool) {
+	w := newWorld(t)
+	os.MkdirAll(filepath.Join(w.ws, ".opx"), 0o755)
+	os.WriteFile(filepath.Join(w.ws, ".opx", "config.yaml"), []byte("policy: .opx/policy.yaml\n"), 0o644)
+	os.WriteFile(filepath.Join(w.ws, ".opx", "policy.yaml"),
+		[]byte("version: 1\ndefault: allow\nverify:\n  - {name: human-reads, tools: [read_file], paths: [\"README.md\"], tier: 3}\n"), 0o644)
+	m := w.start()
+	st, _ := w.status()
+	sent := make(chan string, 1)
+	go func() {
+		out, errOut, code := w.run("send", "--otr", "read README.md")
+		sent <- fmt.Sprintf("exit %d\n%s%s", code, out, errOut)
+	}()
+	waitFor(t, "an approval pending", func() bool {
+		out, _, code := w.run("approve", "--json")
+		return code == 0 && strings.Contains(out, "approval_id")
+	})
+	if restart {
+		if out, errOut, code := w.run("restart"); code != 0 {
+			t.Fatalf("opx restart: %d %s%s", code, out, errOut)
+		}
+	} else {
+		syscall.Kill(st.EnginePID, syscall.SIGKILL)
+	}
+	<-sent
+	w.waitAgent(m, st.AgentPID)
+	if log := m.out.String(); strings.Contains(log, "sending SIGKILL") {
+		t.Errorf("the manager killed an engine:\n%s", log)
+	}
+	w.stop(m)
+	c := w.crashes(st.LedgerPath)
+	switch {
+	case restart && len(c) != 0:
+		t.Errorf("engine.crashed after a restart: %+v", c[0])
+	case !restart && (len(c) != 1 || c[0].Signal != "SIGKILL" || c[0].Sender != event.CrashSenderUnknown):
+		t.Errorf("engine.crashed %+v", c)
 	}
 }
