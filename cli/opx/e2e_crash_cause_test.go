@@ -58,7 +58,7 @@ func TestProcess_EngineKilledFromOutside(t *testing.T) {
 	m := w.start()
 	session := w.session()
 	st, _ := w.status()
-	syscall.Kill(st.EnginePID, syscall.SIGKILL)
+	w.kill(st.EnginePID)
 	w.waitAgent(m, st.AgentPID)
 	w.stop(m)
 
@@ -87,9 +87,10 @@ func TestProcess_EngineKilledByManager(t *testing.T) {
 	m := w.start()
 	session := w.session()
 	st, _ := w.status()
-	t.Cleanup(func() { syscall.Kill(st.EnginePID, syscall.SIGKILL) }) // should the manager not
-	if err := syscall.Kill(st.EnginePID, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
+	engine := pin(t, st.EnginePID)
+	t.Cleanup(func() { engine.signal(syscall.SIGKILL) }) // should the manager not
+	if !w.signal(st.EnginePID, syscall.SIGSTOP) {
+		t.Fatal("the engine is gone")
 	}
 	m.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -155,7 +156,7 @@ func otrApprovalPendingEnd(t *testing.T, restart bool) {
 			t.Fatalf("opx restart: %d %s%s", code, out, errOut)
 		}
 	} else {
-		syscall.Kill(st.EnginePID, syscall.SIGKILL)
+		w.kill(st.EnginePID)
 	}
 	<-sent
 	w.waitAgent(m, st.AgentPID)
