@@ -21,6 +21,17 @@
 //   - An engine left running by a manager that died before this
 //     safeguard existed, or that did not follow it, is stopped before the
 //     new engine starts (the registry names it with its start time).
+//   - Every signal the manager sends an engine is logged, with the
+//     engine's pid and the reason, and written down in the state
+//     directory (registry.WriteEnd) before it is sent; each engine's end
+//     is written down after it (exit code, or signal and sender: this
+//     manager when it sent that signal, else "unknown"). The next engine
+//     puts it in the engine.crashed it records. The manager signals an
+//     engine in two cases only: SIGKILL when the start-up protocol fails
+//     or times out (StartTimeout), and SIGTERM then SIGKILL after Grace
+//     when the manager itself stops. Nothing polls a running engine, so
+//     no busy or blocked engine is ever killed for being slow to answer.
+//     (docs/process-signals.md lists every sender.)
 //
 // # Exit codes of the engine
 //
