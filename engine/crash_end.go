@@ -57,8 +57,8 @@ func (e *Engine) describeCrash(c *event.EngineCrashed) {
 			d.Detail += fmt.Sprintf(": its process (pid %d) was killed by %s, sent by its manager: %s", end.PID, end.Signal, end.Reason)
 		case event.CrashSenderStop:
 			d.Detail += fmt.Sprintf(": its process (pid %d) was sent %s by opx: %s", end.PID, end.Signal, end.Reason)
-		default:
-			d.Sender = event.CrashSenderUnknown
+		default: // no reason: nobody who could give one is known
+			d.Sender, d.Reason = event.CrashSenderUnknown, ""
 			d.Detail += fmt.Sprintf(": its process (pid %d) was killed by %s, not sent by opx (the kernel does not say who sent it)", end.PID, end.Signal)
 		}
 	}
