@@ -25,9 +25,18 @@ type killLedger struct {
 	dir  registry.Dir
 	logf func(format string, args ...any)
 
+	// mu is held while a note is written too: a kill at start-up may
+	// race its engine's end, whose note must be the last written.
 	mu     sync.Mutex
 	starts map[int]uint64 // engine pid → start time, while it runs
 	sent   map[int]sentSignal
+}
+
+// write writes the end note e; k.mu is held.
+func (k *killLedger) write(e registry.End) {
+	if err := registry.WriteEnd(k.dir, e); err != nil {
+		k.logf("opx: write the engine's end note: %v", err)
+	}
 }
 
 // sentSignal is the last signal the manager sent one engine.
@@ -49,36 +58,41 @@ func (k *killLedger) started(pid int) {
 }
 
 // noteSent logs and writes down that the manager is about to send sig
-// to the engine pid, and why. It is called before the signal is sent.
-func (k *killLedger) noteSent(pid int, sig syscall.Signal, reason string) {
+// to the engine pid, and why. It is called before the signal is sent,
+// and reports false (nothing written) when that engine has already
+// ended: its end is written down, and the signal must not be sent.
+func (k *killLedger) noteSent(pid int, sig syscall.Signal, reason string) bool {
 	k.mu.Lock()
+	defer k.mu.Unlock()
+	start, running := k.starts[pid]
+	if !running {
+		return false
+	}
 	if k.sent == nil {
 		k.sent = map[int]sentSignal{}
 	}
 	k.sent[pid] = sentSignal{sig, reason}
-	start := k.starts[pid]
-	k.mu.Unlock()
 	k.logf("opx: sending %s to the engine (pid %d): %s", unix.SignalName(sig), pid, reason)
-	if err := registry.WriteEnd(k.dir, registry.End{PID: pid, Start: start, ExitCode: -1, Signal: unix.SignalName(sig),
-		Sender: registry.SenderManager, SenderPID: os.Getpid(), Reason: reason, Sent: true}); err != nil {
-		k.logf("opx: write the engine's end note: %v", err)
-	}
+	k.write(registry.End{PID: pid, Start: start, ExitCode: -1, Signal: unix.SignalName(sig),
+		Sender: registry.SenderManager, SenderPID: os.Getpid(), Reason: reason, Sent: true})
+	return true
 }
 
-// send records, then sends sig to cmd's engine.
+// send records, then sends sig to cmd's engine, unless it has ended.
 func (k *killLedger) send(cmd *exec.Cmd, sig syscall.Signal, reason string) {
-	k.noteSent(cmd.Process.Pid, sig, reason)
-	_ = cmd.Process.Signal(sig)
+	if k.noteSent(cmd.Process.Pid, sig, reason) {
+		_ = cmd.Process.Signal(sig)
+	}
 }
 
 // ended writes down how the engine of ev ended and returns it.
 func (k *killLedger) ended(ev supervise.Event) registry.End {
 	k.mu.Lock()
+	defer k.mu.Unlock()
 	sent, wasSent := k.sent[ev.Pid]
 	start := k.starts[ev.Pid]
 	delete(k.sent, ev.Pid)
 	delete(k.starts, ev.Pid)
-	k.mu.Unlock()
 	end := registry.End{PID: ev.Pid, Start: start, ExitCode: ev.ExitCode}
 	if ev.SigNum != 0 {
 		end.Signal = unix.SignalName(ev.SigNum)
@@ -87,9 +101,7 @@ func (k *killLedger) ended(ev supervise.Event) registry.End {
 			end.Sender, end.SenderPID, end.Reason = registry.SenderManager, os.Getpid(), sent.reason
 		}
 	}
-	if err := registry.WriteEnd(k.dir, end); err != nil {
-		k.logf("opx: write the engine's end note: %v", err)
-	}
+	k.write(end)
 	return end
 }
 
