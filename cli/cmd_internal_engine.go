@@ -24,6 +24,7 @@ import (
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/manager"
 	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/engine/registry"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/internal/regularfile"
@@ -204,6 +205,13 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// How the previous engine ended, as its manager or opx stop wrote it
+	// down: it goes into the engine.crashed this engine records, if that
+	// engine died. Removed once this engine has started on the ledger.
+	prevEnd, err := previousEnd(state)
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "engine: %v (left out)\n", err)
+	}
 	fleet, err := fleetConfig(cfg.Fleet)
 	if err != nil {
 		return nil, nil, err
@@ -212,7 +220,7 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 		Workspace: ws, Ledger: l, Provider: provider, ConfigHash: cfgHash, Policy: sh.name, Evaluator: sh.evaluator,
 		PolicyText: sh.text, ShieldEnv: sh.env, ProviderMaxTokens: cfg.Provider.MaxTokens,
 		Version: Version, ClientToken: strings.TrimSpace(string(tok)), MaxToolCalls: cfg.Limits.MaxToolCalls,
-		ManagerPID: c.Int("manager-pid"), Stdout: c.App.Writer, RunDir: filepath.Join(string(state), "run"),
+		ManagerPID: c.Int("manager-pid"), PreviousEnd: prevEnd, Stdout: c.App.Writer, RunDir: filepath.Join(string(state), "run"),
 		Logf:           func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) },
 		RequireSandbox: cfg.Sandbox.Require || c.Bool("require-sandbox"),
 		Tier2Provider:  tier2, Tier2DailyBudget: cfg.Shield.Tier2DailyBudget,
@@ -232,7 +240,19 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	registry.RemoveEnd(state) // recorded, if it was about a crash
 	return e, func() { l.Close() }, nil
+}
+
+// previousEnd reads the end note of the workspace's last engine
+// (registry.ReadEnd) as the engine takes it; nil when there is none.
+func previousEnd(state registry.Dir) (*engine.ProcessEnd, error) {
+	end, ok, err := registry.ReadEnd(state)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return &engine.ProcessEnd{PID: end.PID, ExitCode: end.ExitCode, Signal: end.Signal, Sender: end.Sender,
+		Reason: end.Reason, Unconfirmed: end.Sent}, nil
 }
 
 // agentSpawner starts the sandboxed agent, `opx internal-agent`, for a

@@ -29,7 +29,9 @@ func startCommand() *cli.Command {
 			"to (exit 75), and stops it on SIGTERM/SIGINT (SIGKILL after 5 s). An engine that refuses to start\n" +
 			"(its ledger locked or unreadable, its configuration bad) is not retried: opx start says why, once,\n" +
 			"and exits 1. The engine and agent never outlive the manager, however it dies; an engine left\n" +
-			"running by an older manager is stopped first.\n\n" +
+			"running by an older manager is stopped first. Every signal it sends the engine is logged, with\n" +
+			"the reason, before it is sent; the next engine's engine.crashed says which signal ended a crashed\n" +
+			"engine and whether opx sent it (docs/process-signals.md).\n\n" +
 			"Without --daemon it stays in the foreground and logs to stderr; with --daemon it detaches, logs\n" +
 			"to engine.log in the state directory, and returns once the engine is up.\n\n" + exitCodesHelp(""),
 		Flags: append(workspaceFlags(),

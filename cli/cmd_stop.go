@@ -66,7 +66,7 @@ func stopOrphan(c *cli.Context, notRunning error) error {
 	if err != nil {
 		return notRunning
 	}
-	if err := registry.Stop(e, 10*time.Second); err != nil {
+	if err := registry.StopNoted(dir, e, 10*time.Second, fmt.Sprintf("opx stop: the engine ran without its manager (pid %d)", e.ManagerPID)); err != nil {
 		return err
 	}
 	registry.Orphan(dir) // removes the stale entry now that its engine is gone

@@ -60,6 +60,11 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// ManagerPID is reported by GetStatus.
 	ManagerPID int
+	// PreviousEnd is how the previous engine process ended, as its
+	// manager (or opx stop) wrote it down; nil when nothing was. It goes
+	// into the engine.crashed this engine records, when that is about
+	// the same process (the pid its engine.started names).
+	PreviousEnd *ProcessEnd
 	// RunDir holds the engine's run-time files (the canary targets); the
 	// engine removes its own on every orderly exit and, at start, those of
 	// engines that died. Default os.TempDir().

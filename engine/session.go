@@ -55,8 +55,10 @@ func (e *Engine) load() error {
 	}
 	ctx := context.Background()
 	if running {
-		if _, err := e.rec.Record(ctx, ledger.Async, "", &event.EngineCrashed{StartedSeq: lastStart, LastSeq: lastSeq,
-			Detail: fmt.Sprintf("the engine started at entry %d ended without engine.stopped", lastStart)}); err != nil {
+		crashed := &event.EngineCrashed{StartedSeq: lastStart, LastSeq: lastSeq,
+			Detail: fmt.Sprintf("the engine started at entry %d ended without engine.stopped", lastStart)}
+		e.describeCrash(crashed)
+		if _, err := e.rec.Record(ctx, ledger.Async, "", crashed); err != nil {
 			return err
 		}
 		if err := e.denyOrphanedApprovals(ctx, lastStart); err != nil {

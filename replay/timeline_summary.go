@@ -68,7 +68,7 @@ func summarise(e ledger.Entry, p event.Payload) string {
 	case *event.Shutdown:
 		return "engine told the agent to stop: " + clip(p.Reason)
 	case *event.EngineCrashed:
-		return fmt.Sprintf("the engine run that started at seq %d died (its last entry is seq %d): %s", p.StartedSeq, p.LastSeq, clip(p.Detail))
+		return fmt.Sprintf("the engine run that started at seq %d died (its last entry is seq %d): %s", p.StartedSeq, p.LastSeq, crashCause(p))
 	case *event.Rollback:
 		what := fmt.Sprintf("snapshot %d", p.Snapshot)
 		if p.Session != "" {
@@ -213,4 +213,21 @@ func short(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// crashCause says how a crashed engine's process ended when its
+// engine.crashed says (the signal, who sent it and why), else its detail.
+func crashCause(p *event.EngineCrashed) string {
+	switch {
+	case p.Signal == "" && p.PID > 0:
+		return fmt.Sprintf("its process (pid %d) exited with code %d", p.PID, p.ExitCode)
+	case p.Signal == "":
+		return clip(p.Detail)
+	case p.Sender == event.CrashSenderManager:
+		return fmt.Sprintf("its process (pid %d) was killed by %s, sent by its manager: %s", p.PID, p.Signal, clip(p.Reason))
+	case p.Sender == event.CrashSenderStop:
+		return fmt.Sprintf("its process (pid %d) was sent %s by opx: %s", p.PID, p.Signal, clip(p.Reason))
+	default:
+		return fmt.Sprintf("its process (pid %d) was killed by %s, not sent by opx (sender unknown)", p.PID, p.Signal)
+	}
 }

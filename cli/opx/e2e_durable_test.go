@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -98,7 +97,7 @@ func TestE2E_EngineKilledWhileClientsSend(t *testing.T) {
 		}()
 	}
 	<-kill
-	syscall.Kill(st.EnginePID, syscall.SIGKILL)
+	w.kill(st.EnginePID)
 	wg.Wait()
 	// The manager starts another engine; stop it cleanly.
 	deadline := time.Now().Add(30 * time.Second)

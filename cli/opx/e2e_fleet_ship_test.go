@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -165,7 +164,7 @@ func TestE2E_FleetShip(t *testing.T) {
 	if _, errOut, code := w.run("send", "list the files"); code != 0 {
 		t.Fatalf("send: %s", errOut)
 	}
-	syscall.Kill(first.EnginePID, syscall.SIGKILL)
+	w.kill(first.EnginePID)
 	waitFor(t, "a new engine", func() bool {
 		st, ok := w.fleetStatus()
 		return ok && st.EnginePID != 0 && st.EnginePID != first.EnginePID && st.AgentPID != 0

@@ -86,7 +86,7 @@ func TestProcess_LedgerCommandsWhileEngineRespawns(t *testing.T) {
 	}
 	st, _ := w.status()
 	for kill := 0; kill < 3; kill++ {
-		syscall.Kill(st.EnginePID, syscall.SIGKILL)
+		w.kill(st.EnginePID)
 		st = w.waitAgent(m, st.AgentPID)
 	}
 	close(stop)

@@ -104,12 +104,10 @@ func TestProcess_ManagerKilled(t *testing.T) {
 	st, _ := w.status()
 	t.Cleanup(func() { // should the engine not follow, do not leave it running
 		for _, pid := range []int{st.EnginePID, st.AgentPID} {
-			if !gone(pid) {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
+			w.signal(pid, syscall.SIGKILL) // only if it is still ours
 		}
 	})
-	syscall.Kill(st.ManagerPID, syscall.SIGKILL)
+	w.kill(st.ManagerPID)
 	// Not <-m.done: an engine left running would hold the manager's
 	// output pipe open, and the test would hang instead of failing.
 	waitFor(t, "the manager to die", func() bool { return gone(st.ManagerPID) })

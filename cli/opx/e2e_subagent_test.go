@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
@@ -396,9 +395,7 @@ func TestE2E_SubAgents_Crash(t *testing.T) {
 	w.pendingOf(id)
 	threadsConfined(t, pid)
 	w.reuseToken(pid, id)
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	w.kill(pid)
 	res := <-sent
 	if !strings.Contains(res, "waiter: [failed: sub-agent "+id+" crashed: sub-agent killed by signal killed") {
 		t.Fatalf("opx send:\n%s", res)
@@ -547,9 +544,7 @@ func TestE2E_SubAgents_EngineStopAndCrash(t *testing.T) {
 	json.Unmarshal(as.Data, &a)
 	w.pendingOf(id2)
 	st, _ = w.status()
-	if err := syscall.Kill(st.EnginePID, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	w.kill(st.EnginePID)
 	<-sent
 	waitFor(t, "the sub-agent to die with its engine", func() bool { return gone(a.PID) })
 	waitFor(t, "a new engine", func() bool {

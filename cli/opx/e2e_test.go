@@ -389,7 +389,7 @@ func TestE2E_AgentKilledMidSession(t *testing.T) {
 	}
 	session := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(errOut[strings.LastIndex(errOut, "(session "):]), "(session "), ")")
 	st, _ := w.status()
-	syscall.Kill(st.AgentPID, syscall.SIGKILL)
+	w.kill(st.AgentPID)
 	st2 := w.waitAgent(m, st.AgentPID)
 	if out, errOut, code := w.run("send", "--session", session, "read README.md"); code != 0 || !strings.Contains(out, "end-to-end") {
 		t.Fatalf("send after the agent was killed: %d\n%s\n%s", code, out, errOut)
@@ -410,7 +410,7 @@ func TestE2E_EngineCrashBudget(t *testing.T) {
 	st, _ := w.status()
 	kills := 0
 	for kills < 6 {
-		syscall.Kill(st.EnginePID, syscall.SIGKILL)
+		w.signal(st.EnginePID, syscall.SIGKILL)
 		kills++
 		deadline := time.Now().Add(20 * time.Second)
 		gaveUp := false
@@ -503,7 +503,7 @@ func TestE2E_Daemon(t *testing.T) {
 	}
 	defer func() {
 		if _, c := w.status(); c == 0 {
-			syscall.Kill(st.ManagerPID, syscall.SIGTERM)
+			w.signal(st.ManagerPID, syscall.SIGTERM)
 		}
 	}()
 	if _, errOut, code := w.run("start", "--daemon"); code != 1 || !strings.Contains(errOut, "already running") {

@@ -79,14 +79,13 @@ func TestRV16_EngineCrashOrphansServerChildren(t *testing.T) {
 	if err != nil || !alive(pid) {
 		t.Fatalf("the server's child: %q %v", text, err)
 	}
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	child := pin(t, pid) // the cleanup must not kill another process that reused the pid
+	t.Cleanup(func() { child.signal(syscall.SIGKILL) })
 	st, _ := w.status()
 	if st.EnginePID == 0 {
 		t.Fatalf("no engine pid: %+v", st)
 	}
-	if err := syscall.Kill(st.EnginePID, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	w.kill(st.EnginePID)
 	deadline := time.Now().Add(30 * time.Second)
 	for alive(pid) && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond) // polling a condition, bounded

@@ -100,7 +100,7 @@ func TestSoak_ProcessTree(t *testing.T) {
 		victim := victims[rng.IntN(len(victims))]
 		pid := map[string]int{"manager": up.ManagerPID, "engine": up.EnginePID, "agent": up.AgentPID}[victim]
 		t.Logf("round %d: SIGKILL the %s (pid %d) after %d acknowledged sends", round, victim, pid, ackedN())
-		syscall.Kill(pid, syscall.SIGKILL)
+		w.signal(pid, syscall.SIGKILL) // not a process that reused a pid read minutes ago
 		waitFor(t, "the "+victim+" to die", func() bool { return gone(pid) })
 		if victim == "engine" {
 			waitFor(t, "the agent to follow its engine", func() bool { return gone(up.AgentPID) })

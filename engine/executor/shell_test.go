@@ -3,6 +3,7 @@
 package executor_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -258,6 +259,35 @@ func TestShell_Execute_Confinement(t *testing.T) {
 // gone waits until process pid has exited (or is a zombie). The bound
 // is far beyond any scheduling delay; a process it finds alive after it
 // was not killed.
+// pinSleeper returns a pidfd of pid if it is still a `sleep 300` (the
+// background child of TestShell_Execute_ProcessGroup), else -1.
+func pinSleeper(pid int) int {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return -1
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || !bytes.Equal(b, []byte("sleep\x00300\x00")) {
+		unix.Close(fd)
+		return -1
+	}
+	return fd
+}
+
+// exitedWithin reports whether the process of pidfd fd exits within d
+// (a pidfd polls readable once its process has exited).
+func exitedWithin(fd int, d time.Duration) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
+		n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds())+1)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n > 0
+	}
+	return false
+}
+
 func gone(pid int) bool {
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if err := unix.Kill(pid, 0); errors.Is(err, unix.ESRCH) {
@@ -344,9 +374,15 @@ func TestShell_Execute_ProcessGroup(t *testing.T) {
 			if pid == 0 {
 				t.Fatalf("no background child's pid in bg.pid")
 			}
-			if !gone(pid) {
-				unix.Kill(pid, unix.SIGKILL)
-				t.Errorf("background child %d survived the command", pid)
+			// By pidfd, and only while the pid is still the `sleep 300`
+			// the command started: once it is gone its pid may name
+			// another program's process, which must not be killed.
+			if fd := pinSleeper(pid); fd >= 0 {
+				if !exitedWithin(fd, time.Minute) {
+					unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+					t.Errorf("background child %d survived the command", pid)
+				}
+				unix.Close(fd)
 			}
 		})
 	}

@@ -21,6 +21,17 @@
 //   - An engine left running by a manager that died before this
 //     safeguard existed, or that did not follow it, is stopped before the
 //     new engine starts (the registry names it with its start time).
+//   - Every signal the manager sends an engine is logged, with the
+//     engine's pid and the reason, and written down in the state
+//     directory (registry.WriteEnd) before it is sent; each engine's end
+//     is written down after it (exit code, or signal and sender: this
+//     manager when it sent that signal, else "unknown"). The next engine
+//     puts it in the engine.crashed it records. The manager signals an
+//     engine in two cases only: SIGKILL when the start-up protocol fails
+//     or times out (StartTimeout), and SIGTERM then SIGKILL after Grace
+//     when the manager itself stops. Nothing polls a running engine, so
+//     no busy or blocked engine is ever killed for being slow to answer.
+//     (docs/process-signals.md lists every sender.)
 //
 // # Exit codes of the engine
 //
@@ -101,7 +112,7 @@ func Run(ctx context.Context, o Options) error {
 	defer lock.Release()
 	if e, ok := lock.Stale(); ok {
 		o.Logf("opx: the engine (pid %d) of a manager that is gone (pid %d) still runs; stopping it", e.EnginePID, e.ManagerPID)
-		if err := registry.Stop(e, o.Policy.Grace+5*time.Second); err != nil {
+		if err := registry.StopNoted(o.StateDir, e, o.Policy.Grace+5*time.Second, fmt.Sprintf("the engine of a manager that is gone (pid %d), stopped by the next manager", e.ManagerPID)); err != nil {
 			return fmt.Errorf("stop the engine left running: %w", err)
 		}
 		lock.Unpublish()
@@ -120,6 +131,7 @@ func Run(ctx context.Context, o Options) error {
 	defer keep.Close()
 
 	var refusal refusalNote
+	kills := &killLedger{dir: o.StateDir, logf: o.Logf}
 	// protocolRead is closed when the last engine's start-up lines are
 	// read. spawn and the code after supervise.Run run in this goroutine.
 	var protocolRead chan struct{}
@@ -139,6 +151,7 @@ func Run(ctx context.Context, o Options) error {
 			out.Close()
 			return nil, err
 		}
+		kills.started(cmd.Process.Pid)
 		done := make(chan struct{})
 		protocolRead = done
 		go func() {
@@ -148,8 +161,7 @@ func Run(ctx context.Context, o Options) error {
 			case refused != "":
 				refusal.set(refused) // it exits 78 by itself
 			case err != nil:
-				o.Logf("opx: engine (pid %d): %v; killing it", cmd.Process.Pid, err)
-				cmd.Process.Kill()
+				kills.send(cmd, syscall.SIGKILL, "its start-up protocol failed: "+err.Error())
 			default:
 				e := registry.Entry{Workspace: o.Workspace, ManagerPID: os.Getpid(), EnginePID: cmd.Process.Pid, Port: port, Ledger: o.Ledger}
 				if err := lock.Publish(e); err != nil {
@@ -165,12 +177,22 @@ func Run(ctx context.Context, o Options) error {
 		return cmd, nil
 	}
 	err = supervise.Run(ctx, o.Policy, spawn, func(ev supervise.Event) {
-		if ev.Kind != supervise.Started {
+		switch ev.Kind {
+		case supervise.Started:
+		case supervise.Signalling:
+			// Recorded (log, end note) before the supervisor sends it.
+			kills.noteSent(ev.Pid, ev.SigNum, ev.Reason)
+			return
+		case supervise.Stopped, supervise.Restarted, supervise.Refused, supervise.Crashed:
 			lock.Unpublish() // the engine it names has exited
+			end := kills.ended(ev)
+			if ev.Kind == supervise.Crashed {
+				o.Logf("opx: engine (pid %d) crashed (%s); %d crash(es) in the last window; restarting", ev.Pid, describeEnd(end), ev.Crashes)
+			}
+		default:
+			lock.Unpublish()
 		}
 		switch ev.Kind {
-		case supervise.Crashed:
-			o.Logf("opx: engine (pid %d) crashed (exit %d%s); %d crash(es) in the last window; restarting", ev.Pid, ev.ExitCode, sig(ev.Signal), ev.Crashes)
 		case supervise.Restarted:
 			o.Logf("opx: engine asked for a restart; restarting")
 		case supervise.GaveUp:
@@ -188,13 +210,6 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("the engine keeps crashing: %w (see the messages above and opx ledger tail)", err)
 	}
 	return err
-}
-
-func sig(s string) string {
-	if s == "" {
-		return ""
-	}
-	return ", signal " + s
 }
 
 // refusalNote is the reason the last engine gave for refusing to start.

@@ -251,8 +251,27 @@ func orphan(dir Dir) (Entry, bool) {
 // Stop stops an entry's engine: SIGTERM, then SIGKILL after grace, each
 // only if the pid still names the process registered. It returns once
 // the engine is gone, or fails after another grace.
-func Stop(e Entry, grace time.Duration) error {
+func Stop(e Entry, grace time.Duration) error { return stop(e, grace, nil) }
+
+// StopNoted is Stop writing an end note (WriteEnd, sender SenderStop,
+// with reason) in dir before each signal it sends, so the engine.crashed
+// the next engine records for a run it had to SIGKILL says who did and
+// why.
+func StopNoted(dir Dir, e Entry, grace time.Duration, reason string) error {
+	return stop(e, grace, func(sig syscall.Signal) {
+		WriteEnd(dir, End{PID: e.EnginePID, Start: e.EngineStart, ExitCode: -1, Signal: unix.SignalName(sig),
+			Sender: SenderStop, SenderPID: os.Getpid(), Reason: reason, Sent: true})
+	})
+}
+
+func stop(e Entry, grace time.Duration, before func(syscall.Signal)) error {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		if before != nil {
+			if _, err := StartTime(e.EnginePID); err != nil {
+				return nil // gone: nothing to note
+			}
+			before(sig)
+		}
 		if err := signal(e.EnginePID, e.EngineStart, sig); errors.Is(err, ErrGone) {
 			return nil
 		} else if err != nil {

@@ -89,6 +89,10 @@ const (
 	Refused   EventKind = "refused"   // exit 78: not respawned
 	Crashed   EventKind = "crashed"
 	GaveUp    EventKind = "gave-up"
+	// Signalling is emitted before the supervisor sends the child a
+	// signal (SigNum, with Reason), so the caller can record who is
+	// killed and why before it happens.
+	Signalling EventKind = "signalling"
 )
 
 // Event reports one step of the child's life.
@@ -97,8 +101,12 @@ type Event struct {
 	Pid      int
 	ExitCode int    // -1 when killed by a signal
 	Signal   string // the signal that killed it, if any
-	Crashes  int    // crashes inside the window, this one included
-	Err      error
+	// SigNum is the signal that killed it (Signal), or for Signalling
+	// the one about to be sent; 0 when none.
+	SigNum  syscall.Signal
+	Reason  string // for Signalling: why the signal is sent
+	Crashes int    // crashes inside the window, this one included
+	Err     error
 }
 
 // Spawn starts a new child and returns it started. The supervisor waits
@@ -123,14 +131,16 @@ func Run(ctx context.Context, p Policy, spawn Spawn, onEvent func(Event)) error 
 			return fmt.Errorf("spawn: %w", err)
 		}
 		emit(Event{Kind: Started, Pid: cmd.Process.Pid})
-		waitErr := wait(ctx, cmd, p.Grace)
+		waitErr := wait(ctx, cmd, p.Grace, func(sig syscall.Signal, reason string) {
+			emit(Event{Kind: Signalling, Pid: cmd.Process.Pid, ExitCode: -1, Signal: sig.String(), SigNum: sig, Reason: reason})
+		})
 		if ctx.Err() != nil {
-			code, sig := exitStatus(cmd)
-			emit(Event{Kind: Stopped, Pid: cmd.Process.Pid, ExitCode: code, Signal: sig})
+			code, sig, num := exitStatus(cmd)
+			emit(Event{Kind: Stopped, Pid: cmd.Process.Pid, ExitCode: code, Signal: sig, SigNum: num})
 			return ctx.Err()
 		}
-		code, sig := exitStatus(cmd)
-		ev := Event{Pid: cmd.Process.Pid, ExitCode: code, Signal: sig, Err: waitErr}
+		code, sig, num := exitStatus(cmd)
+		ev := Event{Pid: cmd.Process.Pid, ExitCode: code, Signal: sig, SigNum: num, Err: waitErr}
 		switch {
 		case code == 0:
 			ev.Kind = Stopped
@@ -149,7 +159,7 @@ func Run(ctx context.Context, p Policy, spawn Spawn, onEvent func(Event)) error 
 		ev.Kind, ev.Crashes = Crashed, budget.Recent(time.Now())
 		emit(ev)
 		if spent {
-			emit(Event{Kind: GaveUp, Pid: ev.Pid, ExitCode: code, Signal: sig, Crashes: ev.Crashes})
+			emit(Event{Kind: GaveUp, Pid: ev.Pid, ExitCode: code, Signal: sig, SigNum: num, Crashes: ev.Crashes})
 			return fmt.Errorf("%w: %d crashes within %s (last: %s)", ErrGaveUp, ev.Crashes, p.Window, describe(code, sig))
 		}
 		select {
@@ -161,8 +171,8 @@ func Run(ctx context.Context, p Policy, spawn Spawn, onEvent func(Event)) error 
 }
 
 // wait waits for cmd; when ctx ends first it sends SIGTERM, then SIGKILL
-// after grace.
-func wait(ctx context.Context, cmd *exec.Cmd, grace time.Duration) error {
+// after grace, calling before ahead of each signal.
+func wait(ctx context.Context, cmd *exec.Cmd, grace time.Duration, before func(syscall.Signal, string)) error {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
@@ -170,12 +180,19 @@ func wait(ctx context.Context, cmd *exec.Cmd, grace time.Duration) error {
 		return err
 	case <-ctx.Done():
 	}
-	return Stop(cmd, done, grace)
+	return stop(cmd, done, grace, before)
 }
 
 // Stop sends SIGTERM and waits up to grace for done, then SIGKILLs and
 // waits again.
 func Stop(cmd *exec.Cmd, done <-chan error, grace time.Duration) error {
+	return stop(cmd, done, grace, nil)
+}
+
+func stop(cmd *exec.Cmd, done <-chan error, grace time.Duration, before func(syscall.Signal, string)) error {
+	if before != nil {
+		before(syscall.SIGTERM, "stopping: the supervisor was told to stop")
+	}
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
@@ -183,20 +200,25 @@ func Stop(cmd *exec.Cmd, done <-chan error, grace time.Duration) error {
 	case err := <-done:
 		return err
 	case <-t.C:
+		if before != nil {
+			before(syscall.SIGKILL, fmt.Sprintf("stopping: it did not exit within %v of SIGTERM", grace))
+		}
 		_ = cmd.Process.Kill()
 		return <-done
 	}
 }
 
-func exitStatus(cmd *exec.Cmd) (code int, sig string) {
+// exitStatus returns cmd's exit code (-1 when a signal ended it) and the
+// signal, by name and number.
+func exitStatus(cmd *exec.Cmd) (code int, sig string, num syscall.Signal) {
 	st := cmd.ProcessState
 	if st == nil {
-		return -1, ""
+		return -1, "", 0
 	}
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return -1, ws.Signal().String()
+		return -1, ws.Signal().String(), ws.Signal()
 	}
-	return st.ExitCode(), ""
+	return st.ExitCode(), "", 0
 }
 
 func describe(code int, sig string) string {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -193,8 +194,18 @@ func TestRun_CancelKillsAfterGrace(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	last := r.events[len(r.events)-1]
-	if last.Signal != "killed" {
+	if last.Signal != "killed" || last.SigNum != syscall.SIGKILL {
 		t.Errorf("stubborn child not SIGKILLed: %+v", last)
+	}
+	// Each signal is announced, with its reason, before it is sent.
+	var sent []string
+	for _, e := range r.events {
+		if e.Kind == supervise.Signalling {
+			sent = append(sent, e.SigNum.String()+": "+e.Reason)
+		}
+	}
+	if len(sent) != 2 || !strings.HasPrefix(sent[0], "terminated: stopping") || !strings.Contains(sent[1], "did not exit within 300ms of SIGTERM") {
+		t.Errorf("signals announced: %q", sent)
 	}
 }
 

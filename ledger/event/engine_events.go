@@ -3,6 +3,7 @@ package event
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Types of the engine area: its lifecycle and the directives it sends.
@@ -141,13 +142,62 @@ type EngineCrashed struct {
 	StartedSeq uint64 `json:"started_seq"` // the engine.started of the run that died
 	LastSeq    uint64 `json:"last_seq"`    // the last entry that run wrote
 	Detail     string `json:"detail"`
+
+	// How that run's process ended, as the process that saw it end or
+	// signalled it wrote down (its manager, or opx stop for an engine
+	// without one); all absent when nothing was written down for it (and
+	// in entries written before these existed). PID is that process;
+	// ExitCode its exit status when it exited; Signal the signal that
+	// ended it ("SIGKILL"); Sender who sent that signal (CrashSender*),
+	// and Reason why, when opx sent it. The kernel does not name the
+	// sender of a signal to anyone, so a signal opx did not send is
+	// CrashSenderUnknown.
+	PID      int    `json:"pid,omitempty"`
+	ExitCode int    `json:"exit_code,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+	Sender   string `json:"sender,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 }
+
+// The senders of the signal that ended a crashed engine.
+const (
+	CrashSenderManager = "manager"  // its own process manager (the reason says why)
+	CrashSenderStop    = "opx-stop" // opx stop or a new manager, stopping an engine whose manager was gone
+	CrashSenderUnknown = "unknown"  // not opx: another process, or the kernel (OOM killer, a limit)
+)
+
+// maxCrashReason bounds engine.crashed's reason.
+const maxCrashReason = 1000
 
 func (*EngineCrashed) Type() string { return TypeEngineCrashed }
 
 func (e *EngineCrashed) Validate() error {
 	if e.LastSeq < e.StartedSeq {
 		return errors.New("last_seq before started_seq")
+	}
+	if e.PID < 0 {
+		return errors.New("pid must not be negative")
+	}
+	if e.Signal != "" && (len(e.Signal) > 16 || !strings.HasPrefix(e.Signal, "SIG") || strings.ContainsFunc(e.Signal[3:], notSignalChar)) {
+		return fmt.Errorf("signal %q is not a signal's name", e.Signal)
+	}
+	switch e.Sender {
+	case "":
+		if e.Reason != "" {
+			return errors.New("reason without sender")
+		}
+	case CrashSenderManager, CrashSenderStop, CrashSenderUnknown:
+		if e.Signal == "" {
+			return errors.New("sender without signal")
+		}
+		if e.Sender == CrashSenderUnknown && e.Reason != "" {
+			return errors.New("reason of an unknown sender")
+		}
+	default:
+		return fmt.Errorf("unknown sender %q", e.Sender)
+	}
+	if len(e.Reason) > maxCrashReason {
+		return errors.New("reason too long")
 	}
 	return need("detail", e.Detail)
 }
@@ -246,4 +296,10 @@ func inlineOrBlob(content, blob string, size int64) error {
 		return errors.New("size does not match the inline content")
 	}
 	return nil
+}
+
+// notSignalChar reports whether r cannot be in a signal's name after
+// "SIG" (SIGRTMIN+3 has a digit and a plus).
+func notSignalChar(r rune) bool {
+	return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '+' || r == '-')
 }
