@@ -28,7 +28,9 @@ func ledgerExportCommand() *cli.Command {
 			"tlog-tiles tree in DIR (which must not exist): checkpoint, tile/<L>/<N>[.p/<W>] and the entry\n" +
 			"bundles tile/entries/<N>[.p/<W>], for any tlog client to fetch and verify. An entry bundle\n" +
 			"prefixes each entry with a 16-bit length: a tree holding an entry over 65535 bytes is refused\n" +
-			"(exit 1, nothing written; a JSONL export holds it). Files are 0600: make them readable to serve them.\n\n" +
+			"(exit 1, nothing written; a JSONL export holds it). Files are 0600: make them readable to serve them.\n" +
+			"While an engine holds the ledger, the tree is computed here from the entries it sends up to its durable\n" +
+			"head, and written only if its root is the signed checkpoint's: the same files as an offline export.\n\n" +
 			exitCodesHelp("integrity failure found: the ledger is damaged, nothing was exported"),
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),
@@ -98,12 +100,20 @@ func runLedgerExport(c *cli.Context) error {
 
 // runExportTiles is `opx ledger export --tiles DIR`.
 func runExportTiles(c *cli.Context, dir string) error {
-	l, err := openReview(c)
+	rv, err := openReviewOrEngine(c)
 	if err != nil {
 		return err
 	}
-	defer l.Close()
-	te, err := l.ExportTiles(dir)
+	defer rv.Close()
+	var te *ledger.TilesExport
+	if rv.local != nil {
+		te, err = rv.local.ExportTiles(dir)
+	} else {
+		// Through the engine: the tree of the latest signed checkpoint up
+		// to its durable head, computed here from the entries it sends
+		// and checked against the signed root.
+		te, err = ledger.ExportTilesSource(rv.remote, dir)
+	}
 	if err != nil {
 		return err
 	}

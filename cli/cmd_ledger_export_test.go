@@ -4,10 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
+	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/ledgertest"
 )
 
 func TestLedgerExport_RoundTrip(t *testing.T) {
@@ -93,4 +96,23 @@ func TestLedgerExport_Errors(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "c.jsonl")); err == nil {
 		t.Error("a damaged ledger was exported")
 	}
+}
+
+// TestLedgerExport_TilesThroughEngine: while an engine holds a signing
+// ledger, export --tiles reads it through the engine and writes the same
+// files as an offline export of a copy at the same head.
+func TestLedgerExport_TilesThroughEngine(t *testing.T) {
+	s := signedLedger(t, 300, 100)
+	serveLedgerWith(t, s.Path, checkpoint.NewKeeper(s.Dir))
+	live, off := t.TempDir(), t.TempDir()
+	r := run(t, "ledger", "export", "--tiles", filepath.Join(live, "tiles"), "--ledger", s.Path)
+	r.wantCode(t, cli.ExitOK)
+	r.wantOut(t, "and its signed checkpoint")
+	copied := ledgertest.Copy(t, s.Path, filepath.Join(off, "ledger.db")) // the engine is quiet: the file is its durable state
+	o := run(t, "ledger", "export", "--tiles", filepath.Join(off, "tiles"), "--ledger", copied)
+	o.wantCode(t, cli.ExitOK)
+	if r.stdout != strings.ReplaceAll(o.stdout, off, live) {
+		t.Errorf("through the engine:\n%s\noffline:\n%s", r.stdout, o.stdout)
+	}
+	sameFiles(t, filepath.Join(live, "tiles"), filepath.Join(off, "tiles"))
 }

@@ -45,17 +45,17 @@ type rerunOutput struct {
 // finding). Needs only the ledger file: the recorded workspace is never
 // read, and need not exist.
 func runRerun(c *cli.Context, session string) error {
-	l, rep, err := openVerified(c)
+	ss, rep, err := openVerified(c)
 	if err != nil {
 		return err
 	}
-	defer l.Close()
+	defer ss.Close()
 	w, asJSON := c.App.Writer, c.Bool("json")
-	out := rerunOutput{LedgerID: l.ID(), Verification: jsonReport(rep)}
+	out := rerunOutput{LedgerID: ss.id, Verification: jsonReport(rep)}
 	if !rep.OK {
-		return refuseUnverified(c, l, rep, out)
+		return refuseUnverified(c, ss, rep, out)
 	}
-	rec, err := loadSession(l, session)
+	rec, err := loadSession(ss, session)
 	if err != nil {
 		return err
 	}
@@ -203,16 +203,16 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 	if err != nil {
 		return usagef(c, "--policy %s: %v", policyFile, err)
 	}
-	l, rep, err := openVerified(c)
+	ss, rep, err := openVerified(c)
 	if err != nil {
 		return err
 	}
-	defer l.Close()
-	out := whatIfOutput{LedgerID: l.ID(), Verification: jsonReport(rep), Policy: policyFile}
+	defer ss.Close()
+	out := whatIfOutput{LedgerID: ss.id, Verification: jsonReport(rep), Policy: policyFile}
 	if !rep.OK {
-		return refuseUnverified(c, l, rep, out)
+		return refuseUnverified(c, ss, rep, out)
 	}
-	rec, err := loadSession(l, session)
+	rec, err := loadSession(ss, session)
 	if err != nil {
 		return err
 	}
@@ -264,27 +264,30 @@ func verdictText(v engine.WhatIfVerdict) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// openVerified opens c's ledger for offline review and verifies it
-// strictly, printing the verification line unless --json.
-func openVerified(c *cli.Context) (*ledger.Ledger, *ledger.Report, error) {
-	l, err := openReview(c)
+// openVerified opens c's ledger for review (the file, or through the
+// engine that holds it, as opx replay reads it) and verifies it strictly,
+// printing the verification line unless --json. Through an engine, what
+// is read afterwards is the entries verified, byte for byte, up to the
+// head the verification reached.
+func openVerified(c *cli.Context) (*sessionSource, *ledger.Report, error) {
+	ss, err := openSessionSource(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, err := l.Verify(event.StrictOptions())
+	rep, err := ss.verify()
 	if err != nil {
-		l.Close()
+		ss.Close()
 		return nil, nil, err
 	}
 	if !c.Bool("json") {
 		printReport(c.App.Writer, rep)
 	}
-	return l, rep, nil
+	return ss, rep, nil
 }
 
 // refuseUnverified ends a command whose ledger does not verify: nothing
 // is replayed from a record that may not be what was recorded (exit 4).
-func refuseUnverified(c *cli.Context, l *ledger.Ledger, rep *ledger.Report, out any) error {
+func refuseUnverified(c *cli.Context, ss *sessionSource, rep *ledger.Report, out any) error {
 	if c.Bool("json") {
 		if err := writeJSON(c, out); err != nil {
 			return err
@@ -292,14 +295,14 @@ func refuseUnverified(c *cli.Context, l *ledger.Ledger, rep *ledger.Report, out 
 	} else {
 		fmt.Fprintln(c.App.Writer, "nothing replayed: the record does not verify")
 	}
-	return fmt.Errorf("verify %s: %w", l.Path(), rep.Err())
+	return fmt.Errorf("verify %s: %w", ss.path, rep.Err())
 }
 
 // loadSession reads a session for a rerun or a what-if.
-func loadSession(l *ledger.Ledger, session string) (*rerun.Recording, error) {
-	rec, err := rerun.Load(l, session)
+func loadSession(ss *sessionSource, session string) (*rerun.Recording, error) {
+	rec, err := rerun.Load(ss.src, session)
 	if errors.Is(err, rerun.ErrNoSession) {
-		return nil, &explained{err: err, msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions", err, l.Path())}
+		return nil, &explained{err: err, msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions", err, ss.path)}
 	}
 	return rec, err
 }

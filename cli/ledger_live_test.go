@@ -188,7 +188,7 @@ func TestLedgerLive_SameAsOffline(t *testing.T) {
 		{"ledger", "show", "4"}, {"ledger", "show", "8", "--json"}, {"ledger", "show", "12"}, {"ledger", "show", "9999"},
 		{"ledger", "export", "-o", "out/full.jsonl"}, {"ledger", "export", "-o", "out/full.jsonl.zst", "--json"},
 		{"ledger", "export", "--session", "s2", "-o", "out/s2.jsonl"}, {"ledger", "export", "--session", "s1", "-o", "out/s1.jsonl.zst", "--json"},
-		{"ledger", "export", "--session", "nosuch", "-o", "out/none.jsonl"},
+		{"ledger", "export", "--session", "nosuch", "-o", "out/none.jsonl"}, {"ledger", "export", "--tiles", "out/tiles"},
 	}
 	for name, mk := range liveCases(t) {
 		t.Run(name, func(t *testing.T) {

@@ -137,10 +137,10 @@ func (p *mcpProxy) run() error {
 		opened, openErr := p.stream != nil, p.openErr
 		p.mu.Unlock()
 		if !opened {
-			if openErr == nil {
-				return nil // the client left before it initialized
+			if openErr == nil || errors.Is(openErr, errClientLeft) {
+				return nil // the client left before the session opened
 			}
-			return fmt.Errorf("opx mcp-proxy: %w", openErr)
+			return openErr
 		}
 		select {
 		case <-p.ended:
@@ -158,7 +158,7 @@ func (p *mcpProxy) run() error {
 		p.mu.Lock()
 		err := p.endErr
 		p.mu.Unlock()
-		return fmt.Errorf("opx mcp-proxy: the session ended: %w", err)
+		return fmt.Errorf("the session ended: %w", err)
 	}
 }
 
@@ -239,7 +239,8 @@ func (p *mcpProxy) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 func (p *mcpProxy) initialize(ctx context.Context, next sdk.MethodHandler, method string, req sdk.Request) (sdk.Result, error) {
 	params, _ := req.GetParams().(*sdk.InitializeParams)
 	if err := p.open(ctx, params); err != nil {
-		p.logf("%v", err)
+		// The client is told now; the command says it once, as its
+		// error, when the client leaves (run).
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "opx: " + err.Error()}
 	}
 	res, err := next(ctx, method, req)
@@ -335,7 +336,11 @@ func (p *mcpProxy) open(ctx context.Context, params *sdk.InitializeParams) error
 		}
 	}
 	if err != nil {
-		err = fmt.Errorf("open the session: %s", grpcMessage(err))
+		if ctx.Err() != nil {
+			err = errClientLeft // the client closed the connection while the session opened
+		} else {
+			err = fmt.Errorf("open the session: %s", grpcMessage(err))
+		}
 		p.mu.Lock()
 		p.openErr = err
 		p.mu.Unlock()
@@ -450,6 +455,10 @@ func (p *mcpProxy) toolsChanged() {
 		})
 	s.RemoveTools(toolsChangedPlaceholder)
 }
+
+// errClientLeft is why a session did not open when the client closed
+// its connection while it opened: not an error of the command.
+var errClientLeft = errors.New("the client left before the session opened")
 
 // toolsChangedPlaceholder is the tool toolsChanged adds and removes.
 const toolsChangedPlaceholder = "opx-mcp-proxy-tools-changed"

@@ -189,3 +189,110 @@ func TestExportTiles_EntryTooLarge(t *testing.T) {
 		t.Errorf("left %v behind", ents)
 	}
 }
+
+// TestExportTilesSource_SameFilesAsExportTiles exports the tree through a
+// Source (as through a running engine) and offline, for trees with and
+// without partial tiles at each level, and checks the two directories
+// hold the same files byte for byte.
+func TestExportTilesSource_SameFilesAsExportTiles(t *testing.T) {
+	for _, n := range []int{0, 253, 600} {
+		t.Run(itoa(uint64(n)), func(t *testing.T) {
+			sl := newSignedLedger(t, n)
+			base := t.TempDir()
+			offline, err := sl.l.ExportTiles(filepath.Join(base, "offline"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := sl.l.Head()
+			if err != nil {
+				t.Fatal(err)
+			}
+			live, err := ledger.ExportTilesSource(sl.l.LocalSource(h), filepath.Join(base, "live"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *live != *offline {
+				t.Errorf("through a source: %+v, offline: %+v", live, offline)
+			}
+			want, got := dirFiles(t, filepath.Join(base, "offline")), dirFiles(t, filepath.Join(base, "live"))
+			if len(want) != len(got) {
+				t.Errorf("%d files through a source, %d offline", len(got), len(want))
+			}
+			for p, b := range want {
+				if got[p] != b {
+					t.Errorf("%s differs from the offline export's", p)
+				}
+			}
+		})
+	}
+}
+
+// TestExportTilesSource_Refused feeds the export entries that are not the
+// signed tree's (one byte changed), and one too large for a bundle: each
+// is refused and nothing is left behind.
+func TestExportTilesSource_Refused(t *testing.T) {
+	sl := newSignedLedger(t, 40)
+	h, err := sl.l.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		edit func(seq uint64, raw []byte) []byte
+		want error
+	}{
+		{"flipped byte", func(seq uint64, raw []byte) []byte {
+			if seq == 5 {
+				raw = append([]byte(nil), raw...)
+				raw[len(raw)/2] ^= 1
+			}
+			return raw
+		}, ledger.ErrIntegrity},
+		{"entry too large", func(seq uint64, raw []byte) []byte {
+			if seq == 7 {
+				return []byte(strings.Repeat("x", ledger.MaxBundledEntry+1))
+			}
+			return raw
+		}, ledger.ErrEntryTooLarge},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			parent := t.TempDir()
+			_, err := ledger.ExportTilesSource(editedSource{Source: sl.l.LocalSource(h), edit: tt.edit}, filepath.Join(parent, "tiles"))
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err %v, want %v", err, tt.want)
+			}
+			if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+				t.Errorf("left %v behind", ents)
+			}
+		})
+	}
+}
+
+// editedSource hands over a Source's entries through edit.
+type editedSource struct {
+	ledger.Source
+	edit func(seq uint64, raw []byte) []byte
+}
+
+func (s editedSource) Entries(from, to uint64, fn func(uint64, []byte) error) error {
+	return s.Source.Entries(from, to, func(seq uint64, raw []byte) error { return fn(seq, s.edit(seq, raw)) })
+}
+
+// dirFiles reads every file under dir, by slash path.
+func dirFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

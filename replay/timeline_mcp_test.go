@@ -74,12 +74,12 @@ func TestBuild_MCP(t *testing.T) {
 	}
 	want := []string{
 		`session created (mode mcp-proxy), title "mcp-proxy: inspector"`,
-		`MCP client "inspector-cli" 0.16.0 connected, in front of fs: node /opt/mcp/server-filesystem/dist/index.js /nonexistent/ws; it can elicitation`,
+		`MCP client "inspector-cli" 0.16.0 connected, in front of fs: node /opt/mcp/server-filesystem/dist/index.js /nonexistent/ws; client capabilities: elicitation`,
 		`MCP server fs started (instance 1, pid 300): node /opt/mcp/server-filesystem/dist/index.js /nonexistent/ws; workspace writable, no network`,
 		`MCP server fs offers 2 tool(s): mcp__fs__read_text_file, mcp__fs__write_file`,
 		`MCP client asked tools/list (request 1, 2 bytes of params)`,
 		`MCP tools/list answered (request 1, 346 bytes, 3 ms)`,
-		`MCP server fs (instance 1, pid 300) exited, stopped: exit 0`,
+		`MCP server fs (instance 1, pid 300) stopped by opx, as its session or the engine ended (exit 0)`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("proxy events\n got %q\nwant %q", got, want)

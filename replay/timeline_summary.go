@@ -133,6 +133,12 @@ func summariseMCP(p event.Payload) string {
 			how = "signal " + p.Signal
 		}
 		s := fmt.Sprintf("MCP server %s (instance %d, pid %d) exited, %s: %s", p.Server, p.Instance, p.PID, p.Reason, how)
+		if p.Reason == "stopped" {
+			// opx ended it (its session or the engine ended, e.g. an
+			// mcp-proxy client disconnected): however it went, that is
+			// no failure of the server.
+			s = fmt.Sprintf("MCP server %s (instance %d, pid %d) stopped by opx, as its session or the engine ended (%s)", p.Server, p.Instance, p.PID, how)
+		}
 		if p.RestartInMS > 0 {
 			s += fmt.Sprintf("; restarted in %d ms", p.RestartInMS)
 		}
@@ -158,7 +164,7 @@ func summariseMCP(p event.Payload) string {
 	case *event.MCPClient:
 		s := fmt.Sprintf("MCP client %s %s connected, in front of %s: %s", quote(p.ClientName), clip(p.ClientVersion), p.Upstream, clip(strings.Join(p.Command, " ")))
 		if len(p.Capabilities) > 0 {
-			s += "; it can " + list(p.Capabilities)
+			s += "; client capabilities: " + list(p.Capabilities)
 		}
 		return s
 	case *event.MCPRequest:

@@ -2,6 +2,8 @@ package main_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +15,8 @@ import (
 // which puts its argument in the prompt) goes to the client's model as a
 // tool result does, so Shield's prompt-injection heuristic reads it: a
 // flagged answer is not handed on, its mcp.response says why, and the
-// rerun is identical (review #7).
+// rerun is identical (review #7), with the proxy's engine still running
+// (issue 24 #4) and after it stopped.
 func TestE2E_MCPProxy_ForwardedAnswerFlagged(t *testing.T) {
 	w := proxyWorld(t)
 	t.Cleanup(func() { w.run("stop") }) // the engine the first proxy started
@@ -33,6 +36,16 @@ func TestE2E_MCPProxy_ForwardedAnswerFlagged(t *testing.T) {
 	out, _, _ := w.run("replay", s)
 	if !strings.Contains(out, "MCP prompts/get answered with an error") || !strings.Contains(out, "Shield (prompt-injection) flags the answer") {
 		t.Errorf("opx replay %s does not show the flagged answer:\n%s", s, out)
+	}
+	// The proxy left its engine running: the rerun reads the session
+	// through it, as every review command does, and again offline.
+	if out, errOut, code := w.run("replay", s, "--rerun"); code != 0 || !strings.Contains(out, "identical") {
+		t.Errorf("opx replay %s --rerun with the engine running: %d\n%s%s", s, code, out, errOut)
+	}
+	lax := filepath.Join(t.TempDir(), "lax.yaml")
+	os.WriteFile(lax, []byte("version: 1\ndefault: allow\n"), 0o644)
+	if out, errOut, code := w.run("replay", s, "--policy", lax); code != 0 || !strings.Contains(out, "what-if:") {
+		t.Errorf("opx replay %s --policy with the engine running: %d\n%s%s", s, code, out, errOut)
 	}
 	w.run("stop")
 	if out, errOut, code := w.run("replay", s, "--rerun"); code != 0 || !strings.Contains(out, "identical") {

@@ -41,7 +41,7 @@ type Recording struct {
 	// sessions).
 	Proxy *Proxy
 
-	l *ledger.Ledger
+	l Source
 }
 
 // Engine is the configuration of one engine run, from its engine.started.
@@ -177,15 +177,22 @@ func (p *Proxy) Listing(seq uint64) *MCPListing {
 // Tier2Prefix starts the request id of every tier 2 model call.
 const Tier2Prefix = "tier2_"
 
-// Load reads session from l: one pass over the ledger, keeping the
-// session's entries and the engine runs in force for them, and reading
-// (hash-checked) the blobs a rerun serves. l must stay open while the
-// Recording is used (Blob reads from it).
-func Load(l *ledger.Ledger, session string) (*Recording, error) {
-	h, err := l.Head()
-	if err != nil {
-		return nil, err
-	}
+// Source is a ledger a session is loaded from: the file (*ledger.Ledger),
+// or a running engine's ledger read through its LedgerService, as the
+// review commands read it.
+type Source interface {
+	// Range calls fn with each entry from..to (to past the head: up to
+	// the head), in seq order.
+	Range(from, to uint64, fn func(ledger.Entry) error) error
+	// GetBlob returns a blob's content, hash-checked.
+	GetBlob(h ledger.Hash) ([]byte, error)
+}
+
+// Load reads session from l: one pass over the ledger up to its head,
+// keeping the session's entries and the engine runs in force for them,
+// and reading (hash-checked) the blobs a rerun serves. l must stay open
+// while the Recording is used (Blob reads from it).
+func Load(l Source, session string) (*Recording, error) {
 	r := &Recording{Session: session, l: l}
 	var (
 		engine    *Engine
@@ -196,7 +203,7 @@ func Load(l *ledger.Ledger, session string) (*Recording, error) {
 		messages  = map[string]*Message{}
 		approvals = map[string]*Approval{}
 	)
-	err = l.Range(0, h.Seq, func(en ledger.Entry) error {
+	err := l.Range(0, ^uint64(0), func(en ledger.Entry) error {
 		if en.Type == event.TypeEngineStarted {
 			p, err := event.Decode(en)
 			if err != nil {
