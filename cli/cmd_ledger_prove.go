@@ -3,11 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 
+	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/tlog"
 	"github.com/urfave/cli/v2"
@@ -59,7 +57,7 @@ func runLedgerProve(c *cli.Context) error {
 		out = c.String("o") // given after SEQ: positionals sets the alias
 	}
 	if out != "" {
-		if _, _, err := replaceable(out); err != nil {
+		if err := checkProofOutput(out); err != nil {
 			return err // before asking anything of the ledger or the engine
 		}
 	}
@@ -87,7 +85,7 @@ func runLedgerProve(c *cli.Context) error {
 			_, err = c.App.Writer.Write(b)
 			return err
 		}
-		if err := writeFileAtomic(out, b); err != nil || c.Bool("json") {
+		if err := regularfile.WriteAtomic(out, b, 0); err != nil || c.Bool("json") {
 			return err // with --json, the proof in FILE is all the output
 		}
 	}
@@ -116,63 +114,14 @@ func runLedgerProve(c *cli.Context) error {
 	return nil
 }
 
-// writeFileAtomic writes b to path through a temporary file in the same
-// directory, synced, then renamed over path: path holds either what it
-// held before or all of b, and a failure leaves no temporary file. Only a
-// regular file is replaced (keeping its mode), through a symbolic link to
-// one; a device, a FIFO or a directory is refused (a rename would put a
-// file in the place of /dev/null).
-func writeFileAtomic(path string, b []byte) error {
-	path, mode, err := replaceable(path)
-	if err != nil {
-		return err
+// checkProofOutput refuses an -o target WriteAtomic would not replace,
+// saying how to print the proof instead.
+func checkProofOutput(path string) error {
+	err := regularfile.CheckReplaceable(path)
+	if errors.Is(err, regularfile.ErrNotRegular) {
+		return fmt.Errorf("%w (-o writes a proof file; use --json to print it)", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	err = tmp.Chmod(mode)
-	if err == nil {
-		_, err = tmp.Write(b)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-// replaceable returns the file writeFileAtomic replaces for path (the
-// one a symbolic link names) and the mode to give it: the existing
-// file's, or 0600 for a new one.
-func replaceable(path string) (string, os.FileMode, error) {
-	fi, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if _, lerr := os.Lstat(path); lerr == nil {
-			return "", 0, fmt.Errorf("%s is a symbolic link to nothing: not written", path)
-		}
-		return path, 0o600, nil
-	case err != nil:
-		return "", 0, err
-	case !fi.Mode().IsRegular():
-		return "", 0, fmt.Errorf("%s is not a regular file (%s): -o writes a proof file; use --json to print it", path, fi.Mode().Type())
-	}
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return "", 0, err
-	}
-	return real, fi.Mode().Perm(), nil
+	return err
 }
 
 // prove builds and checks the inclusion proof of entry seq against the

@@ -212,7 +212,7 @@ func TestLedgerProve_OutputNotRegular(t *testing.T) {
 	for _, target := range []string{fifo, dir} {
 		r := run(t, "ledger", "prove", "3", "-o", target, "--ledger", s.Path)
 		r.wantCode(t, cli.ExitError)
-		r.wantErr(t, "is not a regular file")
+		r.wantErr(t, "not a regular file")
 	}
 	if fi, err := os.Lstat(fifo); err != nil || fi.Mode().Type() != fs.ModeNamedPipe {
 		t.Errorf("the FIFO is now %v (%v)", fi.Mode(), err)

@@ -8,7 +8,6 @@ import (
 	"html/template"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -16,6 +15,7 @@ import (
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay"
@@ -317,27 +317,7 @@ func writeReport(path string, html []byte, force bool) error {
 		}
 		return f.Close()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".opx-report-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(html); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return regularfile.WriteAtomic(path, html, 0o600)
 }
 
 // statusClass, decisionClass and outcomeClass map recorded values to a

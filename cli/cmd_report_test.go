@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -133,6 +134,23 @@ func TestReport_Overwrite(t *testing.T) {
 				t.Errorf("file kept %v, want %v", kept, tt.kept)
 			}
 		})
+	}
+}
+
+// TestReport_ForceNeverReplacesASpecialFile: --force replaces a report,
+// never a FIFO or a device named as output (a rename over /dev/null, as
+// root, would leave a regular file in its place).
+func TestReport_ForceNeverReplacesASpecialFile(t *testing.T) {
+	path := replaySample(t)
+	fifo := filepath.Join(t.TempDir(), "report.html")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "report", injection, "-o", fifo, "--force", "--ledger", path)
+	r.wantCode(t, cli.ExitError)
+	r.wantErr(t, "not a regular file")
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("%s is no longer the FIFO: %v, %v", fifo, fi.Mode(), err)
 	}
 }
 
