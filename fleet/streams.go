@@ -65,6 +65,26 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, prefix string, r
 	return nil
 }
 
+// CollectorOnly are the subjects under prefix only a collector should
+// publish on: cosignatures (a publish there is taken as the witness's),
+// resend requests, and the JetStream API requests that create, change,
+// purge or delete a stream or its messages (an engine finds both streams
+// made by the collector). natsrv.Guard keeps them to the collector on an
+// embedded server; on a cluster they are the operator's permissions.
+func CollectorOnly(prefix string) []string {
+	return []string{
+		prefix + ".cosig.>",
+		prefix + ".ctl.>",
+		"$JS.API.STREAM.CREATE.>",
+		"$JS.API.STREAM.UPDATE.>",
+		"$JS.API.STREAM.DELETE.>",
+		"$JS.API.STREAM.PURGE.>",
+		"$JS.API.STREAM.MSG.DELETE.>",
+		"$JS.API.STREAM.RESTORE.>",
+		"$JS.API.STREAM.PEER.REMOVE.>",
+	}
+}
+
 // legacyCosigPerSubject is what CosigStreamConfig kept per source before
 // it kept every cosignature.
 const legacyCosigPerSubject = 1
