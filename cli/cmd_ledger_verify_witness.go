@@ -181,16 +181,19 @@ func cosigStreamOf(c *cli.Context) (*natsRef, error) {
 	return r, nil
 }
 
-// cosigBatch is how many cosignature messages verify holds at once.
-const cosigBatch = 256
+// cosigBuffer bounds the bytes of cosignature messages verify holds at
+// once: a few hundred of the largest a stream made by opx takes
+// (fleet.MaxCosigBytes); a larger message, on a stream configured
+// otherwise, ends the scan with an error rather than a smaller reference.
+const cosigBuffer = 16 << 20
 
 // scan hands take every cosigned note of ledger id on the cosignature
 // stream, from the first one kept to the last one the stream held when the
 // scan began: the reference is the largest one the witness cosigned, and a
 // message published later (or again) can only add to what is read, never
 // hide what is there. It returns how many it read, and a warning when the
-// stream's limits let a message displace another. Memory: cosigBatch
-// messages, each at most fleet.MaxCosigBytes (bigger ones the stream
+// stream's limits let a message displace another. Memory: cosigBuffer
+// bytes of messages, each at most fleet.MaxCosigBytes (bigger ones the stream
 // refuses); time: cosigFetchTimeout for the whole scan, after which it
 // fails rather than settle for a smaller reference.
 func (r *natsRef) scan(id string, take func(text []byte)) (n int, warning string, err error) {
@@ -229,7 +232,7 @@ func (r *natsRef) scan(id string, take func(text []byte)) (n int, warning string
 	if err != nil {
 		return 0, warning, fmt.Errorf("--witness: reading the cosignatures of %s at %s: %w", id, redactURL(r.url), err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(cosigBatch))
+	it, err := cons.Messages(jetstream.PullMaxBytes(cosigBuffer))
 	if err != nil {
 		return 0, warning, fmt.Errorf("--witness: reading the cosignatures of %s at %s: %w", id, redactURL(r.url), err)
 	}

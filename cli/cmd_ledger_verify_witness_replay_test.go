@@ -37,6 +37,22 @@ func publishCosig(t *testing.T, url, id, text string) {
 	}
 }
 
+// publishRaw publishes m as it is on the server at url.
+func publishRaw(t *testing.T, url string, m *nats.Msg) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := js.PublishMsg(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // oldestCosigned is the note of the ledger's first ledger.cosigned entry:
 // whoever holds the ledger file holds every cosignature the engine
 // recorded.
@@ -178,10 +194,17 @@ func TestLedgerVerifyWitness_ReplayedOldCosignature(t *testing.T) {
 				big = max(big, sz)
 			}
 			publishCosig(t, url, id, w.cosign(t, other, other.Notes[big]))
+			// Junk claiming a huge tree: no wire header, or a note that is
+			// none. Skipped.
+			junk := fleet.CosigMessage(fleet.DefaultPrefix, id, 1<<40, []byte("opx.local/ledger/"+id+"\n1099511627776\nAAAA\n\n— witness.example AAAA\n"))
+			publishRaw(t, url, junk)
+			junk = fleet.CosigMessage(fleet.DefaultPrefix, id, 1<<40, []byte(old))
+			junk.Header.Del(fleet.HdrWire)
+			publishRaw(t, url, junk)
 			r = run(t, "ledger", "verify", "--json", "--witness", w.vkey, "--nats", url, "--ledger", s.Path)
 			r.wantCode(t, cli.ExitOK)
 			wj, _ = r.jsonObject(t)["witness"].(map[string]any)
-			if wj["tree_size"] != jsonNumber(fmt.Sprint(latest)) || wj["stream_messages"] != jsonNumber("5") {
+			if wj["tree_size"] != jsonNumber(fmt.Sprint(latest)) || wj["stream_messages"] != jsonNumber("7") {
 				t.Fatalf("after the replays: %v", wj)
 			}
 		})
