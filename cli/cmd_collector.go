@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os/signal"
@@ -8,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/urfave/cli/v2"
 
 	"github.com/opx-dev/opx/fleet"
@@ -72,7 +75,12 @@ type collectorSetup struct {
 	prefix     string
 	stallAfter time.Duration
 	cfg        *collectorConfig
+	natsOpts   []nats.Option // with --embedded-nats: the collector's login
 }
+
+// embeddedCollectorUser is the collector's user on its embedded server,
+// the one that may publish cosignatures.
+const embeddedCollectorUser = "opx-collector"
 
 // collectorArgs checks the flags and the config file, without starting
 // anything.
@@ -150,12 +158,22 @@ func runCollector(c *cli.Context) error {
 	if s.embedded != "" {
 		host, port, _ := net.SplitHostPort(s.listen)
 		n, _ := strconv.Atoi(port)
-		srv, err := natsrv.Start(natsrv.Options{Dir: s.embedded, Host: host, Port: n})
+		// Only this collector may publish cosignatures (and resend
+		// requests) or purge, change or delete the streams: it logs in
+		// with a password made now and told no one; engines connect
+		// without credentials, as before, and may not.
+		var pw [16]byte
+		if _, err := rand.Read(pw[:]); err != nil {
+			return err
+		}
+		guard := &natsrv.Guard{User: embeddedCollectorUser, Password: hex.EncodeToString(pw[:]), Owned: fleet.CollectorOnly(s.prefix)}
+		srv, err := natsrv.Start(natsrv.Options{Dir: s.embedded, Host: host, Port: n, Guard: guard})
 		if err != nil {
 			return fmt.Errorf("collector: embedded NATS: %w", err)
 		}
 		defer srv.Shutdown()
 		s.url = srv.ClientURL()
+		s.natsOpts = append(s.natsOpts, nats.UserInfo(guard.User, guard.Password))
 		fmt.Fprintf(c.App.ErrWriter, "collector: embedded NATS JetStream at %s (data in %s)\n", s.url, s.embedded)
 	}
 	return runCollectorService(ctx, c, s)

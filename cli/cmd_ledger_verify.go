@@ -38,8 +38,9 @@ func ledgerVerifyCommand() *cli.Command {
 			"proof must lead from the checkpoint's root to it. A ledger rewritten, truncated or forked since\n" +
 			"fails with kind not-extension, however consistent its hash chain is.\n\n" +
 			"With --witness KEY (a fleet collector's witness key, as `opx collector key` prints it), requires a\n" +
-			"checkpoint cosigned by KEY from off this machine: the latest one on the cosignature stream (the\n" +
-			"workspace's fleet.url, or --nats URL), or the note in --cosigned FILE; then proves the ledger extends\n" +
+			"checkpoint cosigned by KEY from off this machine: the largest one among every message on the\n" +
+			"cosignature stream (the workspace's fleet.url, or --nats URL) and the note in --cosigned FILE (a\n" +
+			"message published again cannot lower it); then proves the ledger extends\n" +
 			"it as --since does. None: kind not-witnessed. A ledger rewritten or truncated on this machine after\n" +
 			"the witness saw it fails with kind not-extension. --offline takes the ledger's own latest\n" +
 			"ledger.cosigned entry instead, and says what that cannot detect (a truncation or rewrite before it).\n\n" +

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -31,38 +32,51 @@ const kindNotWitnessed ledger.Kind = "not-witnessed"
 func witnessFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "witness", Usage: "require a checkpoint cosigned by the witness `KEY` (as `opx collector key` prints it, or a file holding it) and prove the ledger an append-only extension of it"},
-		&cli.StringFlag{Name: "cosigned", Usage: "with --witness: the cosigned checkpoint note in `FILE`, kept off this machine (default: the latest one on the cosignature stream)", TakesFile: true},
-		&cli.StringFlag{Name: "nats", Usage: "with --witness: read the latest cosigned checkpoint of this ledger from the cosignature stream of the NATS server `URL` (default: the workspace's fleet.url)"},
+		&cli.StringFlag{Name: "cosigned", Usage: "with --witness: a cosigned checkpoint note in `FILE`, kept off this machine (default: the largest one on the cosignature stream); with --nats too, the larger of the two", TakesFile: true},
+		&cli.StringFlag{Name: "nats", Usage: "with --witness: read every cosigned checkpoint of this ledger from the cosignature stream of the NATS server `URL` and take the largest (default: the workspace's fleet.url)"},
 		&cli.StringFlag{Name: "nats-creds", Usage: "with --nats: a NATS credentials `FILE`", TakesFile: true},
 		&cli.StringFlag{Name: "nats-prefix", Usage: "with --nats: the subject `PREFIX` (default: the workspace's fleet.prefix, else " + fleet.DefaultPrefix + ")"},
 		&cli.BoolFlag{Name: "offline", Usage: "with --witness: take the latest ledger.cosigned entry of the ledger itself as the reference (a truncation or rewrite to before it cannot be detected)"},
 	}
 }
 
-// natsRef is where verify --witness reads the witness's latest
-// cosignature: the cosignature stream.
+// natsRef is where verify --witness reads the witness's cosignatures:
+// the cosignature stream.
 type natsRef struct {
 	url    string
 	prefix string
 	opts   []nats.Option
 }
 
-// cosigFetchTimeout bounds reading the cosignature stream.
-const cosigFetchTimeout = 15 * time.Second
+// cosigFetchTimeout bounds reading the cosignature stream, every
+// cosignature of the ledger on it.
+const cosigFetchTimeout = 60 * time.Second
 
-// witnessCheck is --witness: the witness's key and the cosigned note
-// found (nil until found).
+// witnessCheck is --witness: the witness's key and the reference, the
+// largest checkpoint of this ledger that KEY cosigned among those verify
+// can find (nil until found). The reference never goes backwards: a
+// source can only raise it, so an older cosignature published again, or a
+// ledger that dropped its later ledger.cosigned entries, cannot lower it.
 type witnessCheck struct {
 	key   note.Verifier
 	vkey  string
-	file  string // --cosigned, or where the note was found
+	file  string // where the reference was found
 	note  []byte
-	seq   uint64 // the ledger.cosigned entry it came from (offline)
+	seq   uint64 // the ledger.cosigned entry it came from (file empty)
 	found bool
-	// Where the reference comes from: the stream (nats), the file, or
-	// with offline the ledger itself.
-	nats    *natsRef
-	offline bool
+	// Where the candidates come from: --cosigned FILE and the stream
+	// (nats), off this machine; the ledger's own ledger.cosigned entries
+	// (a file read directly, or --offline), which only ever raise the
+	// reference, and are the reference only with --offline.
+	given     []byte
+	givenFile string
+	givenBad  string // why the given note is not one of this ledger cosigned by KEY
+	nats      *natsRef
+	where     string // the stream, for the output
+	offline   bool
+	origin    string // this ledger's checkpoint origin
+	read      int    // messages read on the stream
+	warning   string // what the stream's limits allow
 }
 
 // witnessResult is what --witness proved, for --json.
@@ -73,10 +87,15 @@ type witnessResult struct {
 	TreeSize uint64 `json:"tree_size,omitempty"`
 	// Offline: the reference is the ledger's own latest ledger.cosigned
 	// entry; Warning says what that cannot detect.
-	Offline bool         `json:"offline,omitempty"`
-	Warning string       `json:"warning,omitempty"`
-	Extends *sinceResult `json:"extends,omitempty"`
-	OK      bool         `json:"ok"`
+	Offline bool   `json:"offline,omitempty"`
+	Warning string `json:"warning,omitempty"`
+	// Read is how many messages the cosignature stream held for the
+	// ledger (all read, the largest cosigned by KEY taken);
+	// StreamWarning, what its limits allow.
+	Read          int          `json:"stream_messages,omitempty"`
+	StreamWarning string       `json:"stream_warning,omitempty"`
+	Extends       *sinceResult `json:"extends,omitempty"`
+	OK            bool         `json:"ok"`
 }
 
 // newWitnessCheck reads --witness and --cosigned (nil without --witness).
@@ -90,17 +109,12 @@ func newWitnessCheck(c *cli.Context, nargs int) (*witnessCheck, error) {
 		}
 		return nil, nil
 	}
-	given := 0
-	for _, f := range []string{"cosigned", "nats", "offline"} {
-		if c.IsSet(f) {
-			given++
-		}
+	if c.IsSet("offline") && (c.IsSet("cosigned") || c.IsSet("nats")) {
+		return nil, usagef(c, "give one of --offline and --cosigned FILE or --nats URL (or both)")
 	}
-	if given > 1 {
-		return nil, usagef(c, "give one of --cosigned FILE, --nats URL and --offline")
-	}
-	if (c.IsSet("nats-creds") || c.IsSet("nats-prefix")) && c.IsSet("cosigned") || c.IsSet("offline") && (c.IsSet("nats-creds") || c.IsSet("nats-prefix")) {
-		return nil, usagef(c, "--nats-creds and --nats-prefix go with the cosignature stream, not with --cosigned or --offline")
+	stream := !c.IsSet("offline") && (c.IsSet("nats") || !c.IsSet("cosigned"))
+	if (c.IsSet("nats-creds") || c.IsSet("nats-prefix")) && !stream {
+		return nil, usagef(c, "--nats-creds and --nats-prefix go with the cosignature stream, not with --cosigned alone or --offline")
 	}
 	if nargs > 0 {
 		return nil, usagef(c, "--witness checks the ledger, not an export: give --ledger (or nothing) instead of EXPORT")
@@ -117,14 +131,13 @@ func newWitnessCheck(c *cli.Context, nargs int) (*witnessCheck, error) {
 		return nil, usagef(c, "--witness %q: %v (want <name>+<hash>+<key>, as `opx collector key` prints)", clip(k, 120), err)
 	}
 	w := &witnessCheck{key: v, vkey: k, offline: c.Bool("offline")}
-	switch {
-	case c.String("cosigned") != "":
-		if w.note, err = tlog.ReadNote(c.String("cosigned")); err != nil {
+	if f := c.String("cosigned"); f != "" {
+		if w.given, err = tlog.ReadNote(f); err != nil {
 			return nil, err
 		}
-		w.file, w.found = c.String("cosigned"), true
-	case w.offline:
-	default:
+		w.givenFile = f
+	}
+	if stream {
 		if w.nats, err = cosigStreamOf(c); err != nil {
 			return nil, err
 		}
@@ -168,40 +181,88 @@ func cosigStreamOf(c *cli.Context) (*natsRef, error) {
 	return r, nil
 }
 
-// fetch reads the latest cosigned checkpoint of ledger id from the
-// cosignature stream (found false: the stream holds none).
-func (r *natsRef) fetch(id string) (note []byte, found bool, err error) {
+// cosigBuffer bounds the bytes of cosignature messages verify holds at
+// once: a few hundred of the largest a stream made by opx takes
+// (fleet.MaxCosigBytes); a larger message, on a stream configured
+// otherwise, ends the scan with an error rather than a smaller reference.
+const cosigBuffer = 16 << 20
+
+// scan hands take every cosigned note of ledger id on the cosignature
+// stream, from the first one kept to the last one the stream held when the
+// scan began: the reference is the largest one the witness cosigned, and a
+// message published later (or again) can only add to what is read, never
+// hide what is there. It returns how many it read, and a warning when the
+// stream's limits let a message displace another. Memory: cosigBuffer
+// bytes of messages, each at most fleet.MaxCosigBytes (bigger ones the stream
+// refuses); time: cosigFetchTimeout for the whole scan, after which it
+// fails rather than settle for a smaller reference.
+func (r *natsRef) scan(id string, take func(text []byte)) (n int, warning string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), cosigFetchTimeout)
 	defer cancel()
 	opts := append([]nats.Option{nats.Name("opx ledger verify --witness"), nats.Timeout(5 * time.Second), nats.NoReconnect()}, r.opts...)
 	nc, err := nats.Connect(r.url, opts...)
 	if err != nil {
-		return nil, false, fmt.Errorf("--witness: the cosignature stream at %s: %w", redactURL(r.url), err)
+		return 0, "", fmt.Errorf("--witness: the cosignature stream at %s: %w", redactURL(r.url), err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return nil, false, err
+		return 0, "", err
 	}
-	st, err := js.Stream(ctx, fleet.CosigStream(r.prefix))
+	name := fleet.CosigStream(r.prefix)
+	st, err := js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, false, nil
+		return 0, "", nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("--witness: the cosignature stream %s at %s: %w", fleet.CosigStream(r.prefix), redactURL(r.url), err)
+		return 0, "", fmt.Errorf("--witness: the cosignature stream %s at %s: %w", name, redactURL(r.url), err)
 	}
-	m, err := st.GetLastMsgForSubject(ctx, fleet.CosigSubject(r.prefix, id))
+	if lim := fleet.CosigLimits(st.CachedInfo().Config); lim != "" {
+		warning = fmt.Sprintf("the cosignature stream %s keeps %s: whoever may publish there can push the witness's latest cosignature out with older ones (a collector of this version keeps every one; else `nats stream edit %s --max-msgs-per-subject=-1`)", name, lim, name)
+	}
+	subj := fleet.CosigSubject(r.prefix, id)
+	last, err := st.GetLastMsgForSubject(ctx, subj)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, false, nil
+		return 0, warning, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("--witness: the cosignature of %s at %s: %w", id, redactURL(r.url), err)
+		return 0, warning, fmt.Errorf("--witness: the cosignatures of %s at %s: %w", id, redactURL(r.url), err)
 	}
-	got, _, text, err := fleet.ParseCosig(r.prefix, &nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
-	if err != nil || got != id {
-		return nil, false, fmt.Errorf("--witness: the cosignature stream's message for %s: %v", id, err)
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj}, DeliverPolicy: jetstream.DeliverAllPolicy})
+	if err != nil {
+		return 0, warning, fmt.Errorf("--witness: reading the cosignatures of %s at %s: %w", id, redactURL(r.url), err)
 	}
-	return text, true, nil
+	it, err := cons.Messages(jetstream.PullMaxBytes(cosigBuffer))
+	if err != nil {
+		return 0, warning, fmt.Errorf("--witness: reading the cosignatures of %s at %s: %w", id, redactURL(r.url), err)
+	}
+	defer it.Stop()
+	// The deadline ends a scan that waits for messages that are not
+	// coming (purged meanwhile, a server gone quiet).
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	for {
+		m, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			}
+			return n, warning, fmt.Errorf("--witness: reading the cosignatures of %s at %s (%d of them read): %w", id, redactURL(r.url), n, err)
+		}
+		n++
+		md, err := m.Metadata()
+		if err != nil {
+			return n, warning, fmt.Errorf("--witness: reading the cosignatures of %s: %w", id, err)
+		}
+		// A malformed message is anyone's: skipped, as is one not
+		// cosigned by KEY (take's to judge).
+		if got, _, text, err := fleet.ParseCosig(r.prefix, &nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()}); err == nil && got == id {
+			take(text)
+		}
+		if md.Sequence.Stream >= last.Sequence {
+			return n, warning, nil
+		}
+	}
 }
 
 // where names the stream for the output.
@@ -261,22 +322,55 @@ func cosignedBy(text []byte, v note.Verifier) bool {
 	return err == nil
 }
 
-// find reads the reference: the latest cosignature on the stream, or
-// (--offline) the latest ledger.cosigned entry whose note KEY cosigned,
-// unless --cosigned gave one. Memory: one note at a time
-// (event.MaxCosignedNote).
+// consider takes text as the reference when it is a checkpoint of this
+// ledger cosigned by KEY and larger than the reference so far. Memory:
+// the reference only (at most event.MaxCosignedNote / fleet.MaxCosigBytes).
+func (w *witnessCheck) consider(text []byte, from string, seq uint64) {
+	origin, _, _ := bytes.Cut(text, []byte("\n"))
+	if string(origin) != w.origin || !cosignedBy(text, w.key) {
+		return
+	}
+	if w.found && peekSize(text) <= peekSize(w.note) {
+		return
+	}
+	w.note, w.file, w.seq, w.found = bytes.Clone(text), from, seq, true
+}
+
+// find reads the reference: the largest checkpoint of this ledger cosigned
+// by KEY in --cosigned FILE and on the stream (every message on the
+// ledger's subject), raised by the ledger's own ledger.cosigned entries
+// when the ledger is a file; with --offline, the latest ledger.cosigned
+// entry whose note KEY cosigned is the reference.
 func (w *witnessCheck) find(rv *ledgerReview) error {
-	if w.found {
-		return nil
+	id, err := ledgerIDOf(rv)
+	if err != nil {
+		return err
+	}
+	w.origin = tlog.Origin(id)
+	if w.given != nil {
+		origin, _, _ := bytes.Cut(w.given, []byte("\n"))
+		switch {
+		case !cosignedBy(w.given, w.key):
+			w.givenBad = fmt.Sprintf("%s carries no valid cosignature of %s", w.givenFile, w.key.Name())
+		case string(origin) != w.origin:
+			w.givenBad = fmt.Sprintf("%s is a checkpoint of %s; this ledger is %s", w.givenFile, clip(string(origin), 120), w.origin)
+		default:
+			w.consider(w.given, w.givenFile, 0)
+		}
 	}
 	if w.nats != nil {
-		id, err := ledgerIDOf(rv)
+		w.where = w.nats.where(id)
+		w.read, w.warning, err = w.nats.scan(id, func(text []byte) { w.consider(text, w.where, 0) })
 		if err != nil {
 			return err
 		}
-		w.file = w.nats.where(id)
-		w.note, w.found, err = w.nats.fetch(id)
-		return err
+	}
+	offMachine := w.found
+	if !w.offline && (!offMachine || rv.local == nil) {
+		// Nothing from off the machine: the ledger's own entries prove
+		// nothing against whoever controls it (not-witnessed). Through an
+		// engine, reading them would be a second pass over the ledger.
+		return nil
 	}
 	take := func(seq uint64, raw []byte) (bool, error) {
 		e, err := ledger.ParseEntry(raw)
@@ -291,10 +385,12 @@ func (w *witnessCheck) find(rv *ledgerReview) error {
 		if !cosignedBy([]byte(cs.Note), w.key) {
 			return false, nil
 		}
-		w.note, w.seq, w.found = []byte(cs.Note), seq, true
+		w.consider([]byte(cs.Note), "", seq)
 		return true, nil
 	}
 	if rv.local != nil {
+		// Backward to the latest one KEY cosigned: the engine records
+		// only larger trees than the last it recorded.
 		return rv.local.Backward(func(seq uint64, raw []byte) (bool, error) {
 			done, err := take(seq, raw)
 			return !done, err
@@ -327,11 +423,23 @@ func (w *witnessCheck) check(c *cli.Context, rv *ledgerReview, rep *ledger.Repor
 		res.Offline = true
 		res.Warning = "--offline: the reference is the ledger's own latest ledger.cosigned entry; a truncation, or a rewrite, to before that point cannot be detected (give --nats URL or --cosigned FILE for a reference from off this machine)"
 	}
+	res.Read, res.StreamWarning = w.read, w.warning
+	if w.givenBad != "" {
+		// The note given by hand must itself be one: a reference found
+		// elsewhere does not excuse it.
+		res.From = w.givenFile
+		kind := kindNotWitnessed
+		if cosignedBy(w.given, w.key) {
+			kind = ledger.KindNotExtension
+		}
+		rep.AddFailure(&ledger.IntegrityError{Seq: head, Kind: kind, Detail: w.givenBad})
+		return res, nil
+	}
 	if !w.found {
 		if w.nats != nil {
-			res.From = w.file
+			res.From = w.where
 			rep.AddFailure(&ledger.IntegrityError{Seq: head, Kind: kindNotWitnessed,
-				Detail: fmt.Sprintf("%s holds no cosigned checkpoint of this ledger", w.file)})
+				Detail: fmt.Sprintf("%s holds no checkpoint of this ledger cosigned by %s (%d message(s) read)", w.where, w.key.Name(), w.read)})
 			return res, nil
 		}
 		res.From = "the ledger's ledger.cosigned entries"
@@ -372,8 +480,10 @@ func (w *witnessCheck) check(c *cli.Context, rv *ledgerReview, rep *ledger.Repor
 
 // printWitness says what --witness proved.
 func printWitness(w io.Writer, r *witnessResult) {
-	if r.Warning != "" {
-		fmt.Fprintf(w, "%s: %s\n", paint(w, "33", "warning"), r.Warning)
+	for _, s := range []string{r.Warning, r.StreamWarning} {
+		if s != "" {
+			fmt.Fprintf(w, "%s: %s\n", paint(w, "33", "warning"), s)
+		}
 	}
 	if r.OK {
 		fmt.Fprintf(w, "%s: the ledger extends the checkpoint of %s cosigned by %s (%s), from %s\n",

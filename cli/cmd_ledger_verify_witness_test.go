@@ -164,7 +164,7 @@ func TestLedgerVerifyWitness_Refusals(t *testing.T) {
 		{"with --since", []string{"--witness", w.vkey, "--since", saveNote(t, s.Notes[7])}, cli.ExitUsage, "not both"},
 		{"a device", []string{"--witness", w.vkey, "--cosigned", "/dev/zero"}, cli.ExitError, "not a regular file"},
 		{"no reference", []string{"--witness", w.vkey}, cli.ExitUsage, "from off this machine"},
-		{"two references", []string{"--witness", w.vkey, "--offline", "--nats", "nats://127.0.0.1:1"}, cli.ExitUsage, "give one of"},
+		{"two references", []string{"--witness", w.vkey, "--offline", "--nats", "nats://127.0.0.1:1"}, cli.ExitUsage, "give one of --offline"},
 		{"--offline alone", []string{"--offline"}, cli.ExitUsage, "--offline goes with --witness"},
 		{"--nats alone", []string{"--nats", "nats://127.0.0.1:1"}, cli.ExitUsage, "--nats goes with --witness"},
 		{"a stream down", []string{"--witness", w.vkey, "--nats", "nats://127.0.0.1:1"}, cli.ExitError, "the cosignature stream"},

@@ -17,6 +17,7 @@ func runCollectorService(ctx context.Context, c *cli.Context, s *collectorSetup)
 	if err != nil {
 		return err
 	}
+	opts = append(opts, s.natsOpts...)
 	var allow []string
 	for _, k := range s.cfg.AllowKeys {
 		allow = append(allow, k)

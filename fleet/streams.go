@@ -28,8 +28,14 @@ func LedgerStreamConfig(prefix string, replicas int) jetstream.StreamConfig {
 	}
 }
 
-// CosigStreamConfig is the cosignature stream's configuration: the latest
-// cosigned checkpoint of each source.
+// CosigStreamConfig is the cosignature stream's configuration: every
+// cosigned checkpoint of each source, none displaced by a later message
+// (MaxMsgsPerSubject -1). Keeping only the latest let whoever may publish
+// on a source's subject replace the witness's latest cosignature with an
+// older genuine one (every one is in the source's own ledger.cosigned
+// entries), lowering the reference `opx ledger verify --witness` proves
+// the ledger extends: with every one kept, a publish can only add, and
+// verify takes the largest.
 func CosigStreamConfig(prefix string, replicas int) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:              CosigStream(prefix),
@@ -38,7 +44,7 @@ func CosigStreamConfig(prefix string, replicas int) jetstream.StreamConfig {
 		Retention:         jetstream.LimitsPolicy,
 		Storage:           jetstream.FileStorage,
 		Replicas:          max(replicas, 1),
-		MaxMsgsPerSubject: 1,
+		MaxMsgsPerSubject: -1,
 		MaxMsgSize:        MaxCosigBytes + 4096,
 	}
 }
@@ -57,6 +63,72 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, prefix string, r
 		}
 	}
 	return nil
+}
+
+// CollectorOnly are the subjects under prefix only a collector should
+// publish on: cosignatures (a publish there is taken as the witness's),
+// resend requests, and the JetStream API requests that create, change,
+// purge or delete a stream or its messages (an engine finds both streams
+// made by the collector). natsrv.Guard keeps them to the collector on an
+// embedded server; on a cluster they are the operator's permissions.
+func CollectorOnly(prefix string) []string {
+	return []string{
+		prefix + ".cosig.>",
+		prefix + ".ctl.>",
+		"$JS.API.STREAM.CREATE.>",
+		"$JS.API.STREAM.UPDATE.>",
+		"$JS.API.STREAM.DELETE.>",
+		"$JS.API.STREAM.PURGE.>",
+		"$JS.API.STREAM.MSG.DELETE.>",
+		"$JS.API.STREAM.RESTORE.>",
+		"$JS.API.STREAM.PEER.REMOVE.>",
+	}
+}
+
+// legacyCosigPerSubject is what CosigStreamConfig kept per source before
+// it kept every cosignature.
+const legacyCosigPerSubject = 1
+
+// KeepCosigHistory makes an existing cosignature stream under prefix keep
+// every cosignature: a stream created by an earlier opx (one message per
+// source) is updated to MaxMsgsPerSubject -1, its other settings left as
+// they are. A per-source limit other than the one earlier opx set is the
+// operator's and left alone. It reports whether it updated the stream;
+// the collector calls it (engines need no right to update streams).
+func KeepCosigHistory(ctx context.Context, js jetstream.JetStream, prefix string) (bool, error) {
+	st, err := js.Stream(ctx, CosigStream(prefix))
+	if err != nil {
+		return false, fmt.Errorf("fleet: stream %s: %w", CosigStream(prefix), err)
+	}
+	cfg := st.CachedInfo().Config
+	if cfg.MaxMsgsPerSubject != legacyCosigPerSubject {
+		return false, nil
+	}
+	cfg.MaxMsgsPerSubject = -1
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		return false, fmt.Errorf("fleet: keeping every cosignature on %s: %w", cfg.Name, err)
+	}
+	return true, nil
+}
+
+// CosigLimits says how the cosignature stream's limits let a message
+// displace another ("" when none can): a limit per source, on messages
+// or on bytes (with Discard old) lets whoever may publish push the
+// witness's latest cosignature out with older ones.
+func CosigLimits(cfg jetstream.StreamConfig) string {
+	var l []string
+	if cfg.MaxMsgsPerSubject > 0 {
+		l = append(l, fmt.Sprintf("at most %d per source", cfg.MaxMsgsPerSubject))
+	}
+	if cfg.Discard == jetstream.DiscardOld {
+		if cfg.MaxMsgs > 0 {
+			l = append(l, fmt.Sprintf("at most %d messages", cfg.MaxMsgs))
+		}
+		if cfg.MaxBytes > 0 {
+			l = append(l, fmt.Sprintf("at most %d bytes", cfg.MaxBytes))
+		}
+	}
+	return strings.Join(l, ", ")
 }
 
 // CosigMessage is a witness's cosigned checkpoint of a source at size: the

@@ -567,6 +567,9 @@ func TestE2E_FleetEmbedded(t *testing.T) {
 	if out, errOut, code := w.run("ledger", "verify", "--witness", key); code != 0 {
 		t.Fatalf("verify --witness: %d\n%s%s", code, out, errOut)
 	}
+	// Issue 24 #1: only the collector may publish a cosignature on its
+	// embedded server; an engine (no credentials) may not.
+	wantRefusedPublish(t, "nats://"+addr, fleet.CosigMessage(fleet.DefaultPrefix, id, 3, []byte("an old cosignature\n")))
 	waitHeld(t, bin, store, st.Ledger, id)
 	// While the collector runs (and holds the mirror), through it.
 	reviewBySource(t, bin, store, id, w)

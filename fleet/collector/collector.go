@@ -260,6 +260,15 @@ func (c *Collector) Run(ctx context.Context) error {
 	if err := fleet.EnsureStreams(ctx, c.js, c.cfg.Prefix, c.cfg.Replicas); err != nil {
 		return err
 	}
+	// A stream made by an earlier opx keeps one cosignature per source,
+	// which an older one published again would displace: keep them all.
+	// Not fatal (the collector may lack the right to update streams);
+	// verify --witness warns while the stream still has the limit.
+	if up, err := fleet.KeepCosigHistory(ctx, c.js, c.cfg.Prefix); err != nil {
+		c.cfg.Logf("collector: %v", err)
+	} else if up {
+		c.cfg.Logf("collector: %s now keeps every cosignature (it kept one per source)", fleet.CosigStream(c.cfg.Prefix))
+	}
 	for _, s := range c.sources {
 		c.serve(s)
 	}

@@ -6,6 +6,8 @@
 package natsrv
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -42,7 +44,27 @@ type Options struct {
 	Cluster     string
 	ClusterPort int
 	Routes      []string
+	// Guard, when set, keeps some subjects to one client: see Guard.
+	Guard *Guard
 }
+
+// Guard splits a server's clients in two. The owner (the collector)
+// authenticates with User and Password and may publish anywhere. Every
+// other client connects as before, without credentials (engines keep
+// their configuration), as the user NoAuthUser, which may publish
+// anywhere except on Owned: whoever reaches the server may then not
+// publish a cosignature, nor purge, delete or reconfigure a stream.
+type Guard struct {
+	User     string
+	Password string
+	// Owned are the subjects (wildcards allowed) only the owner may
+	// publish on; fleet.CollectorOnly names opx's.
+	Owned []string
+}
+
+// NoAuthUser is the user a client without credentials is on a guarded
+// server.
+const NoAuthUser = "opx-client"
 
 // Server is a running embedded server.
 type Server struct {
@@ -77,6 +99,24 @@ func Start(o Options) (*Server, error) {
 		JetStream:  true,
 		StoreDir:   filepath.Join(o.Dir, "jetstream"),
 		MaxPayload: MaxPayload,
+	}
+	if g := o.Guard; g != nil {
+		if g.User == "" || g.User == NoAuthUser || g.Password == "" {
+			return nil, errors.New("natsrv: a guard needs a user (not " + NoAuthUser + ") and a password")
+		}
+		// The no-auth user's password is never told anyone: a client
+		// without credentials is mapped to it, none logs in as it.
+		var pw [16]byte
+		if _, err := rand.Read(pw[:]); err != nil {
+			return nil, err
+		}
+		so.Users = []*server.User{
+			{Username: g.User, Password: g.Password},
+			{Username: NoAuthUser, Password: hex.EncodeToString(pw[:]), Permissions: &server.Permissions{
+				Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: g.Owned},
+			}},
+		}
+		so.NoAuthUser = NoAuthUser
 	}
 	if o.Cluster != "" {
 		cp := o.ClusterPort
