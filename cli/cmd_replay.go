@@ -532,10 +532,11 @@ func printTotals(w io.Writer, t *replay.Timeline) {
 	if tt.Exited > 0 {
 		exited = fmt.Sprintf(" (%d exited non-zero)", tt.Exited)
 	}
-	fmt.Fprintf(w, "\ntotals: %s, %s (%s), %s: %d ran%s, %s, %s; %s, %s, %s, %s; %s\n",
+	fmt.Fprintf(w, "\ntotals: %s, %s (%s), %s: %d ran%s, %s, %s, %s; %s, %s, %s, %s; %s\n",
 		plural(uint64(tt.Turns), "turn", "turns"), plural(uint64(tt.ModelCalls), "model call", "model calls"), tokens(tt.Usage),
 		plural(uint64(tt.ToolCalls), "tool call", "tool calls"), tt.Executed, exited, paintIf(w, tt.Blocked > 0, "31", fmt.Sprintf("%d blocked", tt.Blocked)),
-		paintIf(w, tt.Failed > 0, "31", fmt.Sprintf("%d failed", tt.Failed)), plural(uint64(tt.Snapshots), "snapshot", "snapshots"), plural(uint64(tt.Rollbacks), "rollback", "rollbacks"),
+		paintIf(w, tt.Failed > 0, "31", fmt.Sprintf("%d failed", tt.Failed)),
+		paintIf(w, tt.Flagged > 0, "31", plural(uint64(tt.Flagged), "result flagged", "results flagged")), plural(uint64(tt.Snapshots), "snapshot", "snapshots"), plural(uint64(tt.Rollbacks), "rollback", "rollbacks"),
 		plural(uint64(tt.AgentErrors+tt.ModelErrors), "error", "errors"), plural(uint64(tt.Crashes), "crash", "crashes"), duration(tt.DurationMS))
 	if s := subAgentTotals(tt.SubAgents); s != "" {
 		fmt.Fprintf(w, "%s, whose calls are counted above\n", s)
@@ -548,6 +549,14 @@ func printTotals(w io.Writer, t *replay.Timeline) {
 				why = fmt.Sprintf("tier %d %s: %s", v.Tier, clean(v.Rule, 60), clean(v.Reason, 300))
 			}
 			fmt.Fprintf(w, "  #%d %s%s %s — %s\n", tc.Seq, bySubAgent(tc), clean(tc.Tool, 60), clean(tc.Arguments, 160), why)
+		}
+	}
+	if flagged := t.Flagged(); len(flagged) > 0 {
+		fmt.Fprintln(w, red(w, "result flagged by Shield:"))
+		for _, tc := range flagged {
+			f := tc.Flagged
+			fmt.Fprintf(w, "  #%d %s%s %s — %s: %s; %s\n", f.Seq, bySubAgent(tc), clean(tc.Tool, 60), clean(tc.Arguments, 160), clean(f.Rule, 60),
+				clean(f.Reason, 300), flagAction(f.Action))
 		}
 	}
 	if failed := t.Failed(); len(failed) > 0 {
