@@ -81,7 +81,7 @@ func runReplay(c *cli.Context) error {
 	w := c.App.Writer
 	asJSON := c.Bool("json")
 	if !asJSON {
-		printReport(w, rep)
+		printReviewReport(w, rep)
 		printVerifiedBy(w, vs.how)
 	}
 	if vs.buildErr != nil {
@@ -124,10 +124,26 @@ func buildTimeline(c *cli.Context, ss *sessionSource, session string) (*replay.T
 func buildTimelineFrom(c *cli.Context, ss *sessionSource, src replay.Source, session string) (*replay.Timeline, error) {
 	t, err := replay.Build(src, session, replay.Options{At: c.Uint64("at")})
 	if errors.Is(err, replay.ErrUnknownSession) {
-		return nil, &explained{err: err, msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions, "+
-			"`opx ledger tail` shows recent entries with theirs", err, ss.path)}
+		return nil, explainUnknownSession(err, ss.path)
 	}
 	return t, err
+}
+
+// lookupSession returns the explained unknown-session error when src has
+// no entry of session up to --at, and nil otherwise: a ledger that cannot
+// be read is left to the verification that follows, which reports it.
+func lookupSession(c *cli.Context, ss *sessionSource, src replay.Source, session string) error {
+	err := replay.Lookup(src, session, c.Uint64("at"))
+	if errors.Is(err, replay.ErrUnknownSession) {
+		return explainUnknownSession(err, ss.path)
+	}
+	return nil
+}
+
+// explainUnknownSession says where to find the sessions.
+func explainUnknownSession(err error, path string) error {
+	return &explained{err: err, msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions, "+
+		"`opx ledger tail` shows recent entries with theirs", err, path)}
 }
 
 // sessionSource is a ledger opened for session review (openReviewSource:

@@ -15,6 +15,7 @@ import (
 	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/replay"
 	"github.com/opx-dev/opx/replay/rerun"
 	"github.com/urfave/cli/v2"
 )
@@ -45,7 +46,7 @@ type rerunOutput struct {
 // finding). Needs only the ledger file: the recorded workspace is never
 // read, and need not exist.
 func runRerun(c *cli.Context, session string) error {
-	l, rep, err := openVerified(c)
+	l, rep, err := openVerified(c, session)
 	if err != nil {
 		return err
 	}
@@ -203,7 +204,7 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 	if err != nil {
 		return usagef(c, "--policy %s: %v", policyFile, err)
 	}
-	l, rep, err := openVerified(c)
+	l, rep, err := openVerified(c, session)
 	if err != nil {
 		return err
 	}
@@ -266,10 +267,15 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // openVerified opens c's ledger for offline review and verifies it
 // strictly, printing the verification line unless --json.
-func openVerified(c *cli.Context) (*ledger.Ledger, *ledger.Report, error) {
+func openVerified(c *cli.Context, session string) (*ledger.Ledger, *ledger.Report, error) {
 	l, err := openReview(c)
 	if err != nil {
 		return nil, nil, err
+	}
+	// An unknown session is said before, and instead of, a verification.
+	if err := replay.Lookup(l, session, 0); errors.Is(err, replay.ErrUnknownSession) {
+		l.Close()
+		return nil, nil, explainUnknownSession(err, l.Path())
 	}
 	rep, err := l.Verify(event.StrictOptions())
 	if err != nil {

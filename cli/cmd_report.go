@@ -130,7 +130,7 @@ func runReport(c *cli.Context) error {
 			return err
 		}
 		w := c.App.Writer
-		printReport(w, rep)
+		printReviewReport(w, rep)
 		printVerifiedBy(w, vs.how)
 		subs := ""
 		if s := subAgentTotals(t.Totals.SubAgents); s != "" {
