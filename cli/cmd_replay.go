@@ -354,11 +354,7 @@ func callLine(w io.Writer, tc *replay.ToolCall) string {
 	if tc.Seq == 0 {
 		args = tc.AgentArguments
 	}
-	seq := tc.Seq // the proposal: what Shield judged
-	if seq == 0 {
-		seq = tc.AgentSeq
-	}
-	return fmt.Sprintf("#%d %s %s → %s", seq, clean(tc.Tool, 60), clean(args, 200), outcomeWord(w, tc))
+	return fmt.Sprintf("#%d %s %s → %s", tc.ShownSeq(), clean(tc.Tool, 60), clean(args, 200), outcomeWord(w, tc))
 }
 
 func outcomeWord(w io.Writer, tc *replay.ToolCall) string {

@@ -235,6 +235,10 @@ func TestReplay_At(t *testing.T) {
 	if strings.Contains(r.stdout, "pipe-to-shell") {
 		t.Errorf("--at 192 shows the verdict at 197:\n%s", r.stdout)
 	}
+	// The call only the agent sent (#191) before the one proposed at #192.
+	if i, j := strings.Index(r.stdout, "#191 execute_command"), strings.Index(r.stdout, "#192 execute_command"); i < 0 || j < i {
+		t.Errorf("--at 192 does not show #191 before #192:\n%s", r.stdout)
+	}
 	j := run(t, "replay", injection, "--json", "--ledger", path, "--at", "190").jsonObject(t)
 	if at := j["timeline"].(map[string]any)["at"]; at == nil || at.(jsonNumber).String() != "190" {
 		t.Errorf("timeline.at %v", at)
