@@ -277,9 +277,9 @@ func printFleetSessions(c *cli.Context, list []fleetSessionJSON) error {
 		fmt.Fprintln(w, "no sessions")
 		return nil
 	}
-	fmt.Fprintf(w, "%-32s  %-22s  %-19s  %8s  %-6s  %s\n", "SOURCE", "SESSION", "UPDATED", "MESSAGES", "MODE", "TITLE")
+	fmt.Fprintf(w, "%-32s  %-22s  %-19s  %8s  %-*s  %s\n", "SOURCE", "SESSION", "UPDATED", "MESSAGES", modeWidth, "MODE", "TITLE")
 	for _, s := range list {
-		fmt.Fprintf(w, "%-32s  %-22s  %-19s  %8d  %-6s  %s\n", s.Source, s.ID, shortTime(s.Updated), s.Messages, s.Mode, clip(printable(event.Display(s.Title)), 50))
+		fmt.Fprintf(w, "%-32s  %-22s  %-19s  %8d  %-*s  %s\n", s.Source, s.ID, shortTime(s.Updated), s.Messages, modeWidth, modeColumn(s.Mode), clip(printable(event.Display(s.Title)), 50))
 	}
 	return nil
 }

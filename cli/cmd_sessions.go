@@ -61,12 +61,20 @@ func runSessions(c *cli.Context) error {
 		fmt.Fprintln(w, "no sessions")
 		return nil
 	}
-	fmt.Fprintf(w, "%-22s  %-19s  %8s  %-6s  %-12s  %s\n", "SESSION", "UPDATED", "MESSAGES", "MODE", "SUB-AGENTS", "TITLE")
+	fmt.Fprintf(w, "%-22s  %-19s  %8s  %-*s  %-12s  %s\n", "SESSION", "UPDATED", "MESSAGES", modeWidth, "MODE", "SUB-AGENTS", "TITLE")
 	for _, s := range list {
-		fmt.Fprintf(w, "%-22s  %-19s  %8d  %-6s  %-12s  %s\n", s.ID, shortTime(s.Updated), s.Messages, s.Mode, subAgentsColumn(s.SubAgents), clip(event.Display(s.Title), 60))
+		fmt.Fprintf(w, "%-22s  %-19s  %8d  %-*s  %-12s  %s\n", s.ID, shortTime(s.Updated), s.Messages, modeWidth, modeColumn(s.Mode), subAgentsColumn(s.SubAgents), clip(event.Display(s.Title), 60))
 	}
 	return nil
 }
+
+// modeWidth is the MODE column's width: the longest mode a session can
+// have (event.SessionCreated: normal, otr, mcp-proxy).
+const modeWidth = len("mcp-proxy")
+
+// modeColumn is a recorded mode for the MODE column: shown safely, and
+// clipped to the column (a mirror's entries are another machine's).
+func modeColumn(mode string) string { return clip(printable(mode), modeWidth) }
 
 // listSessions reads the sessions, most recently updated first: from the
 // file, or from the engine that holds it.

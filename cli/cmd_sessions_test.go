@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,4 +118,58 @@ func TestLedgerRebuild(t *testing.T) {
 	r.wantCode(t, cli.ExitIntegrity)
 	r.wantOut(t, "MISMATCH", "recorded root abab")
 	r.wantErr(t, "not reproduced")
+}
+
+// TestSessions_ModeColumn: the MODE column holds the longest mode,
+// mcp-proxy, so the columns after it stay under their headers, in opx
+// sessions and in opx fleet sessions.
+func TestSessions_ModeColumn(t *testing.T) {
+	path, _ := mcpLedger(t)
+	store := t.TempDir()
+	src := sourceLedgerFrom(t, store, path)
+	for name, args := range map[string][]string{
+		"sessions":       {"sessions", "--ledger", path},
+		"fleet sessions": {"fleet", "sessions", "--store", store, "--source", src},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, args...)
+			r.wantCode(t, cli.ExitOK)
+			lines := strings.Split(r.stdout, "\n")
+			col := strings.Index(lines[0], "MODE")
+			next := col + strings.Index(lines[0][col:], "  ") // the column after MODE starts after its padding
+			for next < len(lines[0]) && lines[0][next] == ' ' {
+				next++
+			}
+			found := false
+			for _, l := range lines[1:] {
+				if i := strings.Index(l, "mcp-proxy"); i >= 0 {
+					found = true
+					if i != col || len(l) <= next || l[next-1] != ' ' || l[next] == ' ' {
+						t.Errorf("mcp-proxy row out of its column:\n%s\n%s", lines[0], l)
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("no mcp-proxy session listed:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+// sourceLedgerFrom copies the ledger at path into store as a collector's
+// mirror and returns its source id.
+func sourceLedgerFrom(t *testing.T, store, path string) string {
+	t.Helper()
+	l, err := ledger.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := l.ID()
+	l.Close()
+	dst := cli.SourceLedgerPath(store, id)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ledgertest.Copy(t, path, dst)
+	return id
 }
