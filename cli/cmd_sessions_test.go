@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,20 @@ func TestSessions(t *testing.T) {
 	}
 	r = run(t, "sessions", "--ledger", path)
 	r.wantOut(t, "SESSION", "MESSAGES", out.Sessions[0].ID)
+	// The sample's off-the-record session is left out, and the footer
+	// says so; --include-otr lists it, and no footer.
+	r.wantOut(t, "\n1 off-the-record session hidden: --include-otr lists it\n")
+	if strings.Contains(r.stdout, " otr ") {
+		t.Errorf("an off-the-record session listed without --include-otr:\n%s", r.stdout)
+	}
+	all := run(t, "sessions", "--include-otr", "--ledger", path)
+	all.wantOut(t, " otr ")
+	if strings.Contains(all.stdout, "hidden") {
+		t.Errorf("--include-otr still says a session is hidden:\n%s", all.stdout)
+	}
+	if h := run(t, "sessions", "--json", "--ledger", path).jsonObject(t)["otr_hidden"]; fmt.Sprint(h) != "1" {
+		t.Errorf("otr_hidden %v, want 1", h)
+	}
 	run(t, "sessions", "x", "--ledger", path).wantCode(t, cli.ExitUsage)
 }
 
