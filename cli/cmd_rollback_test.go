@@ -126,6 +126,10 @@ func TestSnapshotShow(t *testing.T) {
 	r := w.run(t, "snapshot", "show", fmt.Sprint(w.snaps[2]))
 	r.wantCode(t, cli.ExitOK)
 	r.wantOut(t, "delete_file", "old.txt", "before  file 4 bytes mode 0644 blob", "after   absent")
+	// The post-state of an edit, in the pre-state's words.
+	r = w.run(t, "snapshot", "show", fmt.Sprint(w.snaps[1]))
+	r.wantCode(t, cli.ExitOK)
+	r.wantOut(t, "before  file 41 bytes mode 0644 blob", "after   file 41 bytes mode 0644 blob ")
 
 	r = w.run(t, "snapshot", "show", "--json", fmt.Sprint(w.snaps[0]))
 	r.wantCode(t, cli.ExitOK)
@@ -184,6 +188,9 @@ func TestRollback_Offline(t *testing.T) {
 	}
 	r = w.run(t, "rollback", "--session", "ses_1")
 	r.wantCode(t, cli.ExitOK)
+	// Each path in the word of what was done to it: notes.md did not
+	// exist before (removed), old.txt was deleted (recreated).
+	r.wantOut(t, "rolled back: 1 path restored, 1 recreated, 1 removed;")
 	if w.read("notes.md") != "<absent>" || w.read("old.txt") != "old\n" || !strings.Contains(w.read("main.go"), "return 1") {
 		t.Errorf("session rollback: notes %q old %q main %q", w.read("notes.md"), w.read("old.txt"), w.read("main.go"))
 	}
