@@ -246,3 +246,33 @@ func TestRollback_Usage(t *testing.T) {
 	r.wantCode(t, cli.ExitError)
 	r.wantErr(t, "no such snapshot 2")
 }
+
+// TestRollback_UnknownSession: --session of a session the ledger does not
+// hold says so, not that it "has no snapshots"; one it holds without
+// snapshots says that.
+func TestRollback_UnknownSession(t *testing.T) {
+	w := newSnapWorld(t, editFiles, editCalls[0])
+	r := w.run(t, "rollback", "--session", "ses_nope")
+	r.wantCode(t, cli.ExitError)
+	r.wantErr(t, `unknown session "ses_nope": no entry of the ledger belongs to it`)
+	if strings.Contains(r.stderr, "has no snapshots") {
+		t.Errorf("an unknown session said to have no snapshots: %s", r.stderr)
+	}
+}
+
+// TestWorkspace_Missing: a workspace that does not exist is named in
+// words, not as the syscall that found it, by every command that takes
+// --workspace.
+func TestWorkspace_Missing(t *testing.T) {
+	ws := filepath.Join(t.TempDir(), "gone", "ws")
+	for _, args := range [][]string{{"status"}, {"snapshots"}, {"sessions"}, {"ledger", "verify"}, {"rollback", "--session", "s"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := run(t, append(args, "--workspace", ws)...)
+			r.wantCode(t, cli.ExitError)
+			r.wantErr(t, "workspace "+ws+" does not exist: name an existing directory with --workspace")
+			if strings.Contains(r.stderr, "lstat") || strings.Contains(r.stderr, "stat ") {
+				t.Errorf("raw syscall text: %s", r.stderr)
+			}
+		})
+	}
+}
