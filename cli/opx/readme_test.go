@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/opx-dev/opx/engine/config"
 )
 
 // TestREADME_SampleCommands runs every command the README shows on the
@@ -174,5 +175,50 @@ func TestREADME_SampleSize(t *testing.T) {
 	}
 	if said != entries {
 		t.Errorf("the README says the sample has %d entries; it has %d", said, entries)
+	}
+}
+
+// TestREADME_ProviderConfig: the README's "Connect a real model" YAML
+// blocks are configurations the engine accepts (config.Parse, as it loads
+// .opx/config.yaml: unknown keys refused, every provider checked), one
+// for an OpenAI-compatible endpoint and one for Anthropic, each naming
+// the variable that holds its key.
+func TestREADME_ProviderConfig(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n### Connect a real model\n")
+	if !ok {
+		t.Fatal(`the README has no "### Connect a real model" section`)
+	}
+	if i := strings.Index(section, "\n#"); i >= 0 {
+		section = section[:i]
+	}
+	want := map[string]string{config.ProviderOpenAI: "OPENAI_API_KEY", config.ProviderAnthropic: "ANTHROPIC_API_KEY"}
+	got := map[string]string{}
+	for _, block := range strings.Split(section, "```yaml\n")[1:] {
+		text, _, ok := strings.Cut(block, "```")
+		if !ok {
+			t.Fatalf("unclosed yaml block: %q", block)
+		}
+		c, err := config.Parse([]byte(text))
+		if err != nil {
+			t.Errorf("the README's provider configuration does not load: %v\n%s", err, text)
+			continue
+		}
+		got[c.Provider.Kind] = c.Provider.APIKeyEnv
+	}
+	if len(got) != len(want) {
+		t.Fatalf("provider kinds shown %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: api_key_env %q, want %q", k, got[k], v)
+		}
 	}
 }
