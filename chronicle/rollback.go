@@ -90,6 +90,10 @@ func (x *Index) Manifest(s *Snapshot, src Source) (*Tree, error) {
 func (x *Index) SessionTargets(session string, src Source, now NowFunc) ([]Target, error) {
 	snaps := x.Session(session)
 	if len(snaps) == 0 {
+		if known, err := sessionKnown(src, session); err == nil && !known {
+			// Not "has no snapshots", which reads as if it existed.
+			return nil, fmt.Errorf("%w: unknown session %q: no entry of the ledger belongs to it (opx sessions lists them)", ErrNothingToRestore, session)
+		}
 		return nil, fmt.Errorf("%w: session %q has no snapshots", ErrNothingToRestore, session)
 	}
 	// Every rollback after the session's first snapshot may have left a
@@ -510,4 +514,22 @@ const maxPlanBytes = ledger.MaxLineSize / 3
 func planSize(to []event.FileState) int {
 	b, _ := json.Marshal(to)
 	return len(b)
+}
+
+// errFound stops a Range once an entry was found.
+var errFound = errors.New("found")
+
+// sessionKnown reports whether any entry of src belongs to session; it
+// stops at the first.
+func sessionKnown(src Source, session string) (bool, error) {
+	err := src.Range(0, ^uint64(0), func(e ledger.Entry) error {
+		if e.Session == session {
+			return errFound
+		}
+		return nil
+	})
+	if errors.Is(err, errFound) {
+		return true, nil
+	}
+	return false, err
 }

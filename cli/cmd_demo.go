@@ -306,24 +306,54 @@ func runDemo(c *cli.Context) (err error) {
 	if tmp != "" {
 		env = "XDG_STATE_HOME=" + filepath.Join(tmp, "state") + " "
 	}
+	exe, _ := os.Executable()
+	opx := commandName(exe, exec.LookPath)
 	fmt.Fprintf(w, "\nEvery model call, proposal, verdict (%[1]s above among them)%[6]s, snapshot, execution%[2]s\n"+
 		"are in that ledger, under checkpoints the engine signed (save one elsewhere: then\n"+
 		"opx ledger verify --since FILE proves the ledger only grew since). Try:\n"+
-		"  opx ledger tail -n 30 --ledger %[3]s\n"+
-		"  opx snapshots --ledger %[3]s\n"+
-		"  opx ledger export -o /tmp/demo.jsonl.zst --ledger %[3]s\n"+
-		"  opx ledger checkpoint --ledger %[3]s\n"+
-		"  opx ledger prove 2 --ledger %[3]s\n"+
-		"  %[5]sopx start --workspace %[4]s    (then %[5]sopx chat --workspace %[4]s)\n", plural(uint64(blocks), "block", "blocks"),
-		undo, ledgerFile, ws, env, finding)
+		"  %[7]s ledger tail -n 30 --ledger %[3]s\n"+
+		"  %[7]s snapshots --ledger %[3]s\n"+
+		"  %[7]s ledger export -o /tmp/demo.jsonl.zst --ledger %[3]s\n"+
+		"  %[7]s ledger checkpoint --ledger %[3]s\n"+
+		"  %[7]s ledger prove 2 --ledger %[3]s\n"+
+		"  %[5]s%[7]s start --workspace %[4]s    (then %[5]s%[7]s chat --workspace %[4]s)\n", plural(uint64(blocks), "block", "blocks"),
+		undo, ledgerFile, ws, env, finding, opx)
 	if session != "" {
-		fmt.Fprintf(w, "  opx replay %[1]s --ledger %[2]s\n  opx replay %[1]s --rerun --ledger %[2]s\n"+
-			"  opx ledger export --session %[1]s -o /tmp/demo-session.jsonl --ledger %[2]s\n", session, ledgerFile)
+		fmt.Fprintf(w, "  %[3]s replay %[1]s --ledger %[2]s\n  %[3]s replay %[1]s --rerun --ledger %[2]s\n"+
+			"  %[3]s ledger export --session %[1]s -o /tmp/demo-session.jsonl --ledger %[2]s\n", session, ledgerFile, opx)
+	}
+	if opx == goRunOpx {
+		fmt.Fprintf(w, "(from the repository's root; `go install ./cli/opx` puts opx on your PATH: see the README's tour)\n")
 	}
 	if tmp != "" {
 		fmt.Fprintf(w, "\nThe demo's workspace and ledger stay in %[1]s for that; remove them with: rm -rf %[1]s\n", tmp)
 	}
 	return nil
+}
+
+// goRunOpx runs opx from the repository's source.
+const goRunOpx = "go run ./cli/opx"
+
+// commandName is how the demo's hints run opx: "opx" when that is what
+// the shell finds on PATH (lookPath), else the running binary's path, or
+// goRunOpx when the binary is one `go run` built in a temporary directory
+// and removes when it exits. A new user runs the demo with go run before
+// installing anything, so "opx …" alone would not be found.
+func commandName(exe string, lookPath func(string) (string, error)) string {
+	if exe == "" {
+		return goRunOpx
+	}
+	if p, err := lookPath("opx"); err == nil {
+		if a, err := filepath.EvalSymlinks(p); err == nil {
+			if b, err := filepath.EvalSymlinks(exe); err == nil && a == b {
+				return "opx"
+			}
+		}
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return goRunOpx
+	}
+	return exe
 }
 
 // demoCounts reads, from the demo's ledger, how many of the session's

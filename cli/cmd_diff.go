@@ -55,7 +55,7 @@ func runDiff(c *cli.Context) error {
 	}
 	w, err := executor.OpenWorkspace(ws)
 	if err != nil {
-		return fmt.Errorf("workspace %s: %w (name it with --workspace)", ws, err)
+		return workspaceErr(ws, err)
 	}
 	defer w.Close()
 	fsys := engine.WorkspaceFS(w)

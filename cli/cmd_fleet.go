@@ -243,7 +243,7 @@ func runFleetSessions(c *cli.Context) error {
 	list := []fleetSessionJSON{}
 	var failed []error
 	for _, id := range ids {
-		ss, err := sessionsAt(c, SourceLedgerPath(store, id), true, c.Bool("include-otr"))
+		ss, err := sessionsAt(c, SourceLedgerPath(store, id), true)
 		if err != nil {
 			// One damaged or unreadable mirror hides no other source:
 			// listed below the others, and the exit code says so.
@@ -260,26 +260,29 @@ func runFleetSessions(c *cli.Context) error {
 		}
 		return list[i].Source < list[j].Source
 	})
-	if err := printFleetSessions(c, list); err != nil {
+	list, hidden := hideOTR(list, c.Bool("include-otr"))
+	if err := printFleetSessions(c, list, hidden); err != nil {
 		return err
 	}
 	return errors.Join(failed...)
 }
 
-func printFleetSessions(c *cli.Context, list []fleetSessionJSON) error {
+func printFleetSessions(c *cli.Context, list []fleetSessionJSON, hidden int) error {
 	if c.Bool("json") {
 		return writeJSON(c, struct {
-			Sessions []fleetSessionJSON `json:"sessions"`
-		}{list})
+			Sessions  []fleetSessionJSON `json:"sessions"`
+			OTRHidden int                `json:"otr_hidden"`
+		}{list, hidden})
 	}
 	w := c.App.Writer
+	defer printOTRHidden(w, hidden)
 	if len(list) == 0 {
 		fmt.Fprintln(w, "no sessions")
 		return nil
 	}
-	fmt.Fprintf(w, "%-32s  %-22s  %-19s  %8s  %-6s  %s\n", "SOURCE", "SESSION", "UPDATED", "MESSAGES", "MODE", "TITLE")
+	fmt.Fprintf(w, "%-32s  %-22s  %-19s  %8s  %-*s  %s\n", "SOURCE", "SESSION", "UPDATED", "MESSAGES", modeWidth, "MODE", "TITLE")
 	for _, s := range list {
-		fmt.Fprintf(w, "%-32s  %-22s  %-19s  %8d  %-6s  %s\n", s.Source, s.ID, shortTime(s.Updated), s.Messages, s.Mode, clip(printable(event.Display(s.Title)), 50))
+		fmt.Fprintf(w, "%-32s  %-22s  %-19s  %8d  %-*s  %s\n", s.Source, s.ID, shortTime(s.Updated), s.Messages, modeWidth, modeColumn(s.Mode), clip(printable(event.Display(s.Title)), 50))
 	}
 	return nil
 }

@@ -248,8 +248,14 @@ func joinSeqs(seqs []uint64) string {
 // printReport prints a verification report for people: one line when it
 // is clean, else the failures (at most maxHumanFailures) and a summary.
 func printReport(w io.Writer, r *ledger.Report) {
+	printReportOf(w, r, plural(r.Entries, "entry", "entries"))
+}
+
+// printReportOf is printReport saying what was checked as entries
+// ("1239 entries", "checked 34 of 273 entries").
+func printReportOf(w io.Writer, r *ledger.Report, entries string) {
 	if r.OK {
-		fmt.Fprintf(w, "%s: %s, head %d %s\n", green(w, "ok"), plural(r.Entries, "entry", "entries"), r.HeadSeq, r.HeadHash)
+		fmt.Fprintf(w, "%s: %s, head %d %s\n", green(w, "ok"), entries, r.HeadSeq, r.HeadHash)
 		return
 	}
 	for i, f := range r.Failures {
@@ -267,7 +273,7 @@ func printReport(w io.Writer, r *ledger.Report) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%s: %s in %s, head %d %s\n", red(w, "FAILED"),
-		plural(r.Total(), "failure", "failures"), plural(r.Entries, "entry", "entries"), r.HeadSeq, r.HeadHash)
+		plural(r.Total(), "failure", "failures"), entries, r.HeadSeq, r.HeadHash)
 }
 
 // kindCount is how many failures of kind k the report found.

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/opx-dev/opx/cli"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/ledgertest"
@@ -279,4 +281,76 @@ func copyFile(t *testing.T, src, dst string) {
 	if err := os.WriteFile(dst, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestLedgerVerify_NotAnExport: a file that is not an export at all (a
+// README, a binary, their zstd) is one line on stderr and exit 1, for
+// verify and import; an export whose first line is damaged (a flipped
+// byte, a member's name spoilt, the line cut short) stays an integrity
+// failure at its position, exit 4.
+func TestLedgerVerify_NotAnExport(t *testing.T) {
+	dir := t.TempDir()
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	random := make([]byte, 16384)
+	rand.Read(random)
+	lg := newLedger(t, 5)
+	full := filepath.Join(dir, "full.jsonl")
+	run(t, "ledger", "export", "--ledger", lg.Path, "-o", full).wantCode(t, cli.ExitOK)
+	export, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, rest, _ := bytes.Cut(export, []byte("\n"))
+	damaged := func(fn func([]byte) []byte) []byte {
+		return append(append(fn(append([]byte(nil), first...)), '\n'), rest...)
+	}
+	tests := []struct {
+		name    string
+		content []byte
+		code    int
+	}{
+		{"README", readme, cli.ExitError},
+		{"random bytes", random, cli.ExitError},
+		{"README zstd", zstdOf(t, readme), cli.ExitError},
+		{"JSON of something else", []byte(`{"name":"x","version":"1.0.0"}` + "\n"), cli.ExitError},
+		{"flipped byte", damaged(func(b []byte) []byte { b[len(b)/2] ^= 0x20; return b }), cli.ExitIntegrity},
+		{"member renamed", damaged(func(b []byte) []byte { return bytes.Replace(b, []byte(`"seq":`), []byte(`"sex":`), 1) }), cli.ExitIntegrity},
+		{"cut short", damaged(func(b []byte) []byte { return b[:len(b)/3] }), cli.ExitIntegrity},
+		{"newline written into it", damaged(func(b []byte) []byte { b[3] = '\n'; return b }), cli.ExitIntegrity},
+		{"only newlines", []byte("\n\n\n"), cli.ExitIntegrity},
+		{"opening brace gone", damaged(func(b []byte) []byte { return b[1:] }), cli.ExitIntegrity},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.jsonl")
+			if err := os.WriteFile(path, tt.content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r := run(t, "ledger", "verify", path)
+			r.wantCode(t, tt.code)
+			if tt.code == cli.ExitError {
+				r.wantErr(t, "not an opx export: it begins with")
+				if r.stdout != "" || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+					t.Errorf("not one line:\nstdout %q\nstderr %q", r.stdout, r.stderr)
+				}
+				imp := run(t, "ledger", "import", path, "--ledger", filepath.Join(t.TempDir(), "i.db"))
+				imp.wantCode(t, cli.ExitError)
+				imp.wantErr(t, "not an opx export")
+			}
+		})
+	}
+}
+
+// zstdOf compresses b as zstd.
+func zstdOf(t *testing.T, b []byte) []byte {
+	t.Helper()
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	return enc.EncodeAll(b, nil)
 }

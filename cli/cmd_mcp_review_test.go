@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
@@ -36,13 +38,20 @@ func TestReview_MCP(t *testing.T) {
 	if i, j := seqAt(r.stdout, seq["c1.done"]), seqAt(r.stdout, seq["c1.flagged"]); i < 0 || j < i {
 		t.Errorf("the finding (#%d) does not follow the execution (#%d):\n%s", seq["c1.flagged"], seq["c1.done"], r.stdout)
 	}
+	// The finding is in the totals and listed after them, as blocked
+	// calls are: a reader of the summary sees it without the tree.
+	r.wantOut(t, "1 failed, 1 result flagged;", "result flagged by Shield:\n  #"+strconv.FormatUint(seq["c1.flagged"], 10)+" mcp__fs__read_text_file")
 	p := run(t, "replay", replaytest.ProxySession, "--ledger", path)
 	p.wantCode(t, cli.ExitOK)
 	p.wantOut(t, "MCP client \"inspector-cli\" 0.16.0 connected, in front of fs", "MCP client asked tools/list (request 1", "MCP tools/list answered")
 
 	rep := run(t, "report", "-o", "-", "--no-workspace", "--ledger", path, replaytest.MCPSession)
 	rep.wantCode(t, cli.ExitOK)
-	rep.wantOut(t, `<span class="d-block">result flagged</span> by Shield (<code>prompt-injection</code>)`)
+	rep.wantOut(t, `<span class="d-block">result flagged</span> by Shield (<code>prompt-injection</code>)`,
+		`<h2>Results Shield flagged (1)</h2>`, `<span class="d-block">1 with a result Shield flagged</span>`)
+	if i, j := strings.Index(rep.stdout, `id="flagged"`), strings.Index(rep.stdout, `id="summary"`); i < 0 || j < i {
+		t.Errorf("the flagged box is not above the summary")
+	}
 
 	m := run(t, "metrics", "--ledger", path)
 	m.wantCode(t, cli.ExitOK)

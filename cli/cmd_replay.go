@@ -81,7 +81,7 @@ func runReplay(c *cli.Context) error {
 	w := c.App.Writer
 	asJSON := c.Bool("json")
 	if !asJSON {
-		printReport(w, rep)
+		printReviewReport(w, rep)
 		printVerifiedBy(w, vs.how)
 	}
 	if vs.buildErr != nil {
@@ -124,10 +124,26 @@ func buildTimeline(c *cli.Context, ss *sessionSource, session string) (*replay.T
 func buildTimelineFrom(c *cli.Context, ss *sessionSource, src replay.Source, session string) (*replay.Timeline, error) {
 	t, err := replay.Build(src, session, replay.Options{At: c.Uint64("at")})
 	if errors.Is(err, replay.ErrUnknownSession) {
-		return nil, &explained{err: err, msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions, "+
-			"`opx ledger tail` shows recent entries with theirs", err, ss.path)}
+		return nil, explainUnknownSession(err, ss.path)
 	}
 	return t, err
+}
+
+// lookupSession returns the explained unknown-session error when src has
+// no entry of session up to --at, and nil otherwise: a ledger that cannot
+// be read is left to the verification that follows, which reports it.
+func lookupSession(c *cli.Context, ss *sessionSource, src replay.Source, session string) error {
+	err := replay.Lookup(src, session, c.Uint64("at"))
+	if errors.Is(err, replay.ErrUnknownSession) {
+		return explainUnknownSession(err, ss.path)
+	}
+	return nil
+}
+
+// explainUnknownSession says where to find the sessions.
+func explainUnknownSession(err error, path string) error {
+	return &explained{err: err, msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions, "+
+		"`opx ledger tail` shows recent entries with theirs", err, path)}
 }
 
 // sessionSource is a ledger opened for session review (openReviewSource:
@@ -338,11 +354,7 @@ func callLine(w io.Writer, tc *replay.ToolCall) string {
 	if tc.Seq == 0 {
 		args = tc.AgentArguments
 	}
-	seq := tc.Seq // the proposal: what Shield judged
-	if seq == 0 {
-		seq = tc.AgentSeq
-	}
-	return fmt.Sprintf("#%d %s %s → %s", seq, clean(tc.Tool, 60), clean(args, 200), outcomeWord(w, tc))
+	return fmt.Sprintf("#%d %s %s → %s", tc.ShownSeq(), clean(tc.Tool, 60), clean(args, 200), outcomeWord(w, tc))
 }
 
 func outcomeWord(w io.Writer, tc *replay.ToolCall) string {
@@ -532,10 +544,11 @@ func printTotals(w io.Writer, t *replay.Timeline) {
 	if tt.Exited > 0 {
 		exited = fmt.Sprintf(" (%d exited non-zero)", tt.Exited)
 	}
-	fmt.Fprintf(w, "\ntotals: %s, %s (%s), %s: %d ran%s, %s, %s; %s, %s, %s, %s; %s\n",
+	fmt.Fprintf(w, "\ntotals: %s, %s (%s), %s: %d ran%s, %s, %s, %s; %s, %s, %s, %s; %s\n",
 		plural(uint64(tt.Turns), "turn", "turns"), plural(uint64(tt.ModelCalls), "model call", "model calls"), tokens(tt.Usage),
 		plural(uint64(tt.ToolCalls), "tool call", "tool calls"), tt.Executed, exited, paintIf(w, tt.Blocked > 0, "31", fmt.Sprintf("%d blocked", tt.Blocked)),
-		paintIf(w, tt.Failed > 0, "31", fmt.Sprintf("%d failed", tt.Failed)), plural(uint64(tt.Snapshots), "snapshot", "snapshots"), plural(uint64(tt.Rollbacks), "rollback", "rollbacks"),
+		paintIf(w, tt.Failed > 0, "31", fmt.Sprintf("%d failed", tt.Failed)),
+		paintIf(w, tt.Flagged > 0, "31", plural(uint64(tt.Flagged), "result flagged", "results flagged")), plural(uint64(tt.Snapshots), "snapshot", "snapshots"), plural(uint64(tt.Rollbacks), "rollback", "rollbacks"),
 		plural(uint64(tt.AgentErrors+tt.ModelErrors), "error", "errors"), plural(uint64(tt.Crashes), "crash", "crashes"), duration(tt.DurationMS))
 	if s := subAgentTotals(tt.SubAgents); s != "" {
 		fmt.Fprintf(w, "%s, whose calls are counted above\n", s)
@@ -548,6 +561,14 @@ func printTotals(w io.Writer, t *replay.Timeline) {
 				why = fmt.Sprintf("tier %d %s: %s", v.Tier, clean(v.Rule, 60), clean(v.Reason, 300))
 			}
 			fmt.Fprintf(w, "  #%d %s%s %s — %s\n", tc.Seq, bySubAgent(tc), clean(tc.Tool, 60), clean(tc.Arguments, 160), why)
+		}
+	}
+	if flagged := t.Flagged(); len(flagged) > 0 {
+		fmt.Fprintln(w, red(w, "result flagged by Shield:"))
+		for _, tc := range flagged {
+			f := tc.Flagged
+			fmt.Fprintf(w, "  #%d %s%s %s — %s: %s; %s\n", f.Seq, bySubAgent(tc), clean(tc.Tool, 60), clean(tc.Arguments, 160), clean(f.Rule, 60),
+				clean(f.Reason, 300), flagAction(f.Action))
 		}
 	}
 	if failed := t.Failed(); len(failed) > 0 {

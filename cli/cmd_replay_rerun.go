@@ -14,6 +14,7 @@ import (
 	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/replay"
 	"github.com/opx-dev/opx/replay/rerun"
 	"github.com/opx-dev/opx/shield"
 	"github.com/urfave/cli/v2"
@@ -45,7 +46,7 @@ type rerunOutput struct {
 // finding). Needs only the ledger file: the recorded workspace is never
 // read, and need not exist.
 func runRerun(c *cli.Context, session string) error {
-	ss, rep, err := openVerified(c)
+	ss, rep, err := openVerified(c, session)
 	if err != nil {
 		return err
 	}
@@ -203,7 +204,7 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 	if err != nil {
 		return usagef(c, "--policy %s: %v", policyFile, err)
 	}
-	ss, rep, err := openVerified(c)
+	ss, rep, err := openVerified(c, session)
 	if err != nil {
 		return err
 	}
@@ -268,11 +269,16 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // engine that holds it, as opx replay reads it) and verifies it strictly,
 // printing the verification line unless --json. Through an engine, what
 // is read afterwards is the entries verified, byte for byte, up to the
-// head the verification reached.
-func openVerified(c *cli.Context) (*sessionSource, *ledger.Report, error) {
+// head the verification reached. An unknown session is said before, and
+// instead of, a verification.
+func openVerified(c *cli.Context, session string) (*sessionSource, *ledger.Report, error) {
 	ss, err := openSessionSource(c)
 	if err != nil {
 		return nil, nil, err
+	}
+	if err := replay.Lookup(ss.src, session, 0); errors.Is(err, replay.ErrUnknownSession) {
+		ss.Close()
+		return nil, nil, explainUnknownSession(err, ss.path)
 	}
 	rep, err := ss.verify()
 	if err != nil {

@@ -235,6 +235,10 @@ func TestReplay_At(t *testing.T) {
 	if strings.Contains(r.stdout, "pipe-to-shell") {
 		t.Errorf("--at 192 shows the verdict at 197:\n%s", r.stdout)
 	}
+	// The call only the agent sent (#191) before the one proposed at #192.
+	if i, j := strings.Index(r.stdout, "#191 execute_command"), strings.Index(r.stdout, "#192 execute_command"); i < 0 || j < i {
+		t.Errorf("--at 192 does not show #191 before #192:\n%s", r.stdout)
+	}
 	j := run(t, "replay", injection, "--json", "--ledger", path, "--at", "190").jsonObject(t)
 	if at := j["timeline"].(map[string]any)["at"]; at == nil || at.(jsonNumber).String() != "190" {
 		t.Errorf("timeline.at %v", at)
@@ -250,13 +254,19 @@ func TestReplay_UnknownSession(t *testing.T) {
 	}{
 		{"no such session", []string{"ses_nope"}, `unknown session "ses_nope"`},
 		{"not yet at --at", []string{injection, "--at", "100"}, "its first entry is seq 170"},
+		{"rerun", []string{"ses_nope", "--rerun"}, `unknown session "ses_nope"`},
+		{"what-if", []string{"ses_nope", "--policy", "../fixtures/policies/default.yaml"}, `unknown session "ses_nope"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := run(t, append(append([]string{"replay"}, tt.args...), "--ledger", path)...)
 			r.wantCode(t, cli.ExitError)
 			r.wantErr(t, tt.msg, "`opx sessions` lists the sessions")
-			r.wantOut(t, fmt.Sprintf("ok: %d entries", factsOf(t, path).entries)) // verified before looking
+			// Looked up first: nothing said about verifying a ledger
+			// the session is not in.
+			if r.stdout != "" {
+				t.Errorf("stdout before the unknown session:\n%s", r.stdout)
+			}
 		})
 	}
 }

@@ -130,14 +130,15 @@ func runReport(c *cli.Context) error {
 			return err
 		}
 		w := c.App.Writer
-		printReport(w, rep)
+		printReviewReport(w, rep)
 		printVerifiedBy(w, vs.how)
 		subs := ""
 		if s := subAgentTotals(t.Totals.SubAgents); s != "" {
 			subs = ", " + s
 		}
-		fmt.Fprintf(w, "wrote %s: session %s, %s, %s, %s%s\n", out, t.Session, plural(uint64(t.Totals.Turns), "turn", "turns"),
-			plural(uint64(t.Totals.ToolCalls), "tool call", "tool calls"), paintIf(w, t.Totals.Blocked > 0, "31", fmt.Sprintf("%d blocked", t.Totals.Blocked)), subs)
+		fmt.Fprintf(w, "wrote %s: session %s, %s, %s, %s, %s%s\n", out, t.Session, plural(uint64(t.Totals.Turns), "turn", "turns"),
+			plural(uint64(t.Totals.ToolCalls), "tool call", "tool calls"), paintIf(w, t.Totals.Blocked > 0, "31", fmt.Sprintf("%d blocked", t.Totals.Blocked)),
+			paintIf(w, t.Totals.Flagged > 0, "31", fmt.Sprintf("%d flagged", t.Totals.Flagged)), subs)
 	}
 	if !rep.OK {
 		return fmt.Errorf("verify %s: %w", ss.path, rep.Err())
@@ -201,6 +202,7 @@ type reportView struct {
 	VerifiedBy    *ledger.ReviewVerification
 	T             *replay.Timeline
 	Blocked       []*replay.ToolCall
+	Flagged       []*replay.ToolCall // results Shield flagged: beside Blocked at the top
 	Models        []string
 	Verdicts      []verdictRow
 	Changes       []changeView
@@ -214,7 +216,7 @@ func renderReport(ss *sessionSource, rep *ledger.Report, how *ledger.ReviewVerif
 		return nil, err
 	}
 	v := reportView{Generated: time.Now().UTC().Format(time.RFC3339), LedgerID: ss.id, LedgerPath: ss.path, Verify: rep, VerifiedBy: how,
-		T: t, Blocked: t.Blocked(), Models: t.Models(), WorkspaceNote: wsNote, CSS: template.CSS(css)}
+		T: t, Blocked: t.Blocked(), Flagged: t.Flagged(), Models: t.Models(), WorkspaceNote: wsNote, CSS: template.CSS(css)}
 	for _, tc := range t.ToolCalls() {
 		for _, vd := range tc.Verdicts {
 			v.Verdicts = append(v.Verdicts, verdictRow{V: vd, Call: tc})

@@ -183,6 +183,9 @@ func TestReport_UnknownSession(t *testing.T) {
 	r := run(t, "report", "ses_nope", "-o", out, "--ledger", replaySample(t))
 	r.wantCode(t, cli.ExitError)
 	r.wantErr(t, `unknown session "ses_nope"`, "`opx sessions` lists the sessions")
+	if r.stdout != "" { // looked up before the ledger is verified
+		t.Errorf("stdout before the unknown session:\n%s", r.stdout)
+	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a report was written for an unknown session")
 	}

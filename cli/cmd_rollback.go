@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
@@ -201,13 +202,7 @@ func printRollback(w io.Writer, rep *engine.RollbackReport) {
 	}
 	fmt.Fprintf(w, "%s %s\n", verb, what)
 	for _, s := range rep.Steps {
-		action := "restore"
-		switch {
-		case s.To.State == event.StateAbsent:
-			action = "delete"
-		case s.Now.State == event.StateAbsent:
-			action = "recreate"
-		}
+		action := stepAction(s)
 		line := fmt.Sprintf("  %-8s %s  (%s; now %s)", action, s.Path, describeState(s.To, nil), describeState(s.Now, nil))
 		if s.Conflict != "" {
 			line = red(w, fmt.Sprintf("  CONFLICT %s: %s", s.Path, s.Conflict)) + "\n" + line
@@ -219,8 +214,8 @@ func printRollback(w io.Writer, rep *engine.RollbackReport) {
 	}
 	switch {
 	case rep.Error != "" && rep.Rollback != 0:
-		fmt.Fprintf(w, "%s: %s restored before it stopped; recorded as entry %d (undo with: opx rollback %d)\n",
-			red(w, "rolled back in part"), plural(uint64(len(rep.Restored)), "path", "paths"), rep.Rollback, rep.PreSnapshot)
+		fmt.Fprintf(w, "%s: %s before it stopped; recorded as entry %d (undo with: opx rollback %d)\n",
+			red(w, "rolled back in part"), doneWords(rep), rep.Rollback, rep.PreSnapshot)
 	case rep.Error != "":
 		fmt.Fprintf(w, "%s\n", red(w, "not rolled back"))
 	case len(rep.Steps) == 0:
@@ -228,7 +223,55 @@ func printRollback(w io.Writer, rep *engine.RollbackReport) {
 	case rep.DryRun:
 		fmt.Fprintf(w, "dry run: nothing changed (%s would change)\n", plural(uint64(len(rep.Steps)), "path", "paths"))
 	default:
-		fmt.Fprintf(w, "%s: %s restored; recorded as entry %d (undo with: opx rollback %d)\n", green(w, "rolled back"),
-			plural(uint64(len(rep.Restored)), "path", "paths"), rep.Rollback, rep.PreSnapshot)
+		fmt.Fprintf(w, "%s: %s; recorded as entry %d (undo with: opx rollback %d)\n", green(w, "rolled back"),
+			doneWords(rep), rep.Rollback, rep.PreSnapshot)
 	}
+}
+
+// stepAction is what a rollback step does to its path: "restore" its
+// content, "delete" it (it did not exist before) or "recreate" it (it
+// was deleted since).
+func stepAction(s engine.RollbackStep) string {
+	switch {
+	case s.To.State == event.StateAbsent:
+		return "delete"
+	case s.Now.State == event.StateAbsent:
+		return "recreate"
+	}
+	return "restore"
+}
+
+// doneWords says what a rollback did to the paths it wrote, by what it
+// did: "1 path removed", "2 paths restored, 1 removed".
+func doneWords(rep *engine.RollbackReport) string {
+	action := map[string]string{}
+	for _, s := range rep.Steps {
+		action[s.Path] = stepAction(s)
+	}
+	var n [3]uint64 // restored, recreated, removed
+	for _, p := range rep.Restored {
+		switch action[p] {
+		case "delete":
+			n[2]++
+		case "recreate":
+			n[1]++
+		default:
+			n[0]++
+		}
+	}
+	var parts []string
+	for i, word := range []string{"restored", "recreated", "removed"} {
+		if n[i] == 0 {
+			continue
+		}
+		if len(parts) == 0 {
+			parts = append(parts, plural(n[i], "path", "paths")+" "+word)
+		} else {
+			parts = append(parts, fmt.Sprintf("%d %s", n[i], word))
+		}
+	}
+	if len(parts) == 0 {
+		return "0 paths restored"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -126,6 +126,10 @@ func TestSnapshotShow(t *testing.T) {
 	r := w.run(t, "snapshot", "show", fmt.Sprint(w.snaps[2]))
 	r.wantCode(t, cli.ExitOK)
 	r.wantOut(t, "delete_file", "old.txt", "before  file 4 bytes mode 0644 blob", "after   absent")
+	// The post-state of an edit, in the pre-state's words.
+	r = w.run(t, "snapshot", "show", fmt.Sprint(w.snaps[1]))
+	r.wantCode(t, cli.ExitOK)
+	r.wantOut(t, "before  file 41 bytes mode 0644 blob", "after   file 41 bytes mode 0644 blob ")
 
 	r = w.run(t, "snapshot", "show", "--json", fmt.Sprint(w.snaps[0]))
 	r.wantCode(t, cli.ExitOK)
@@ -184,6 +188,9 @@ func TestRollback_Offline(t *testing.T) {
 	}
 	r = w.run(t, "rollback", "--session", "ses_1")
 	r.wantCode(t, cli.ExitOK)
+	// Each path in the word of what was done to it: notes.md did not
+	// exist before (removed), old.txt was deleted (recreated).
+	r.wantOut(t, "rolled back: 1 path restored, 1 recreated, 1 removed;")
 	if w.read("notes.md") != "<absent>" || w.read("old.txt") != "old\n" || !strings.Contains(w.read("main.go"), "return 1") {
 		t.Errorf("session rollback: notes %q old %q main %q", w.read("notes.md"), w.read("old.txt"), w.read("main.go"))
 	}
@@ -238,4 +245,34 @@ func TestRollback_Usage(t *testing.T) {
 	r := w.run(t, "rollback", "2")
 	r.wantCode(t, cli.ExitError)
 	r.wantErr(t, "no such snapshot 2")
+}
+
+// TestRollback_UnknownSession: --session of a session the ledger does not
+// hold says so, not that it "has no snapshots"; one it holds without
+// snapshots says that.
+func TestRollback_UnknownSession(t *testing.T) {
+	w := newSnapWorld(t, editFiles, editCalls[0])
+	r := w.run(t, "rollback", "--session", "ses_nope")
+	r.wantCode(t, cli.ExitError)
+	r.wantErr(t, `unknown session "ses_nope": no entry of the ledger belongs to it`)
+	if strings.Contains(r.stderr, "has no snapshots") {
+		t.Errorf("an unknown session said to have no snapshots: %s", r.stderr)
+	}
+}
+
+// TestWorkspace_Missing: a workspace that does not exist is named in
+// words, not as the syscall that found it, by every command that takes
+// --workspace.
+func TestWorkspace_Missing(t *testing.T) {
+	ws := filepath.Join(t.TempDir(), "gone", "ws")
+	for _, args := range [][]string{{"status"}, {"snapshots"}, {"sessions"}, {"ledger", "verify"}, {"rollback", "--session", "s"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := run(t, append(args, "--workspace", ws)...)
+			r.wantCode(t, cli.ExitError)
+			r.wantErr(t, "workspace "+ws+" does not exist: name an existing directory with --workspace")
+			if strings.Contains(r.stderr, "lstat") || strings.Contains(r.stderr, "stat ") {
+				t.Errorf("raw syscall text: %s", r.stderr)
+			}
+		})
+	}
 }

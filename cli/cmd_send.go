@@ -72,7 +72,14 @@ func runSend(c *cli.Context) error {
 	}
 	session, err := printEvents(c, stream, c.Bool("json"))
 	if err == nil && !c.Bool("json") && session != "" {
-		fmt.Fprintf(c.App.ErrWriter, "(session %s)\n", session)
+		if c.Bool("otr") {
+			// The engine refuses --otr into a session on the record, so
+			// this one is off it: say what that means, and where it went.
+			fmt.Fprintf(c.App.ErrWriter, "(session %s, off the record: read-only, its texts are not recorded; "+
+				"`opx sessions --include-otr` lists it)\n", session)
+		} else {
+			fmt.Fprintf(c.App.ErrWriter, "(session %s)\n", session)
+		}
 	}
 	return err
 }

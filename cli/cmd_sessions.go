@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/opx-dev/opx/ledger"
@@ -47,37 +48,75 @@ func runSessions(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	list, err := listSessions(c, c.Bool("include-otr"))
+	list, err := listSessions(c)
 	if err != nil {
 		return err
 	}
+	list, hidden := hideOTR(list, c.Bool("include-otr"))
 	if c.Bool("json") {
 		return writeJSON(c, struct {
 			Sessions []sessionJSON `json:"sessions"`
-		}{list})
+			// OTRHidden counts the off-the-record sessions left out.
+			OTRHidden int `json:"otr_hidden"`
+		}{list, hidden})
 	}
 	w := c.App.Writer
+	defer printOTRHidden(w, hidden)
 	if len(list) == 0 {
 		fmt.Fprintln(w, "no sessions")
 		return nil
 	}
-	fmt.Fprintf(w, "%-22s  %-19s  %8s  %-6s  %-12s  %s\n", "SESSION", "UPDATED", "MESSAGES", "MODE", "SUB-AGENTS", "TITLE")
+	fmt.Fprintf(w, "%-22s  %-19s  %8s  %-*s  %-12s  %s\n", "SESSION", "UPDATED", "MESSAGES", modeWidth, "MODE", "SUB-AGENTS", "TITLE")
 	for _, s := range list {
-		fmt.Fprintf(w, "%-22s  %-19s  %8d  %-6s  %-12s  %s\n", s.ID, shortTime(s.Updated), s.Messages, s.Mode, subAgentsColumn(s.SubAgents), clip(event.Display(s.Title), 60))
+		fmt.Fprintf(w, "%-22s  %-19s  %8d  %-*s  %-12s  %s\n", s.ID, shortTime(s.Updated), s.Messages, modeWidth, modeColumn(s.Mode), subAgentsColumn(s.SubAgents), clip(event.Display(s.Title), 60))
 	}
 	return nil
 }
 
-// listSessions reads the sessions, most recently updated first: from the
-// file, or from the engine that holds it.
-func listSessions(c *cli.Context, all bool) ([]sessionJSON, error) {
+// modeWidth is the MODE column's width: the longest mode a session can
+// have (event.SessionCreated: normal, otr, mcp-proxy).
+const modeWidth = len("mcp-proxy")
+
+// modeColumn is a recorded mode for the MODE column: shown safely, and
+// clipped to the column (a mirror's entries are another machine's).
+func modeColumn(mode string) string { return clip(printable(mode), modeWidth) }
+
+// hideOTR leaves the off-the-record sessions out of list unless all, and
+// says how many it left out: a listing that hides a session says so.
+func hideOTR[S interface{ mode() string }](list []S, all bool) ([]S, int) {
+	if all {
+		return list, 0
+	}
+	shown := list[:0:0]
+	for _, s := range list {
+		if s.mode() != "otr" {
+			shown = append(shown, s)
+		}
+	}
+	return shown, len(list) - len(shown)
+}
+
+func (s sessionJSON) mode() string { return s.Mode }
+
+// printOTRHidden is the footer of a listing that left off-the-record
+// sessions out.
+func printOTRHidden(w io.Writer, hidden int) {
+	if hidden > 0 {
+		fmt.Fprintf(w, "%s hidden: --include-otr lists %s\n", plural(uint64(hidden), "off-the-record session", "off-the-record sessions"),
+			map[bool]string{true: "it", false: "them"}[hidden == 1])
+	}
+}
+
+// listSessions reads every session, off-the-record ones included, most
+// recently updated first: from the file, or from the engine that holds it.
+func listSessions(c *cli.Context) ([]sessionJSON, error) {
 	out := []sessionJSON{}
 	l, err := openReview(c)
 	if errors.Is(err, ledger.ErrLocked) {
 		if !ledgerNamed(c) {
 			if ec, derr := dialEngine(c); derr == nil {
 				defer ec.Close()
-				resp, err := ec.client.ListSessions(ec.ctx, &opxv1.ListSessionsRequest{IncludeOtr: all})
+				resp, err := ec.client.ListSessions(ec.ctx, &opxv1.ListSessionsRequest{IncludeOtr: true})
 				if err != nil {
 					return nil, fmt.Errorf("sessions: %w", err)
 				}
@@ -96,14 +135,14 @@ func listSessions(c *cli.Context, all bool) ([]sessionJSON, error) {
 		if perr != nil {
 			return nil, perr
 		}
-		return sessionsAt(c, path, true, all)
+		return sessionsAt(c, path, true)
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
 	err = l.ReadProjection(projection.Sessions{}, func(b ledger.Bucket) error {
-		out = appendSessions(out, b, all)
+		out = appendSessions(out, b)
 		return nil
 	})
 	if err != nil {
@@ -115,7 +154,7 @@ func listSessions(c *cli.Context, all bool) ([]sessionJSON, error) {
 
 // sessionsAt reads the sessions of the ledger at path: the file, or
 // through the server that holds it (openReviewSourceAt).
-func sessionsAt(c *cli.Context, path string, named, all bool) ([]sessionJSON, error) {
+func sessionsAt(c *cli.Context, path string, named bool) ([]sessionJSON, error) {
 	r, err := openReviewSourceAt(c, path, named)
 	if err != nil {
 		return nil, err
@@ -123,7 +162,7 @@ func sessionsAt(c *cli.Context, path string, named, all bool) ([]sessionJSON, er
 	defer r.Close()
 	out := []sessionJSON{}
 	err = r.readProjection(projection.Sessions{}, func(b ledger.Bucket) error {
-		out = appendSessions(out, b, all)
+		out = appendSessions(out, b)
 		return nil
 	})
 	if err != nil {
@@ -133,13 +172,9 @@ func sessionsAt(c *cli.Context, path string, named, all bool) ([]sessionJSON, er
 	return out, nil
 }
 
-// appendSessions appends the sessions of a sessions projection bucket
-// (the off-the-record ones only with all).
-func appendSessions(out []sessionJSON, b ledger.Bucket, all bool) []sessionJSON {
+// appendSessions appends the sessions of a sessions projection bucket.
+func appendSessions(out []sessionJSON, b ledger.Bucket) []sessionJSON {
 	for _, s := range projection.ReadSessions(b) {
-		if s.Mode == "otr" && !all {
-			continue
-		}
 		out = append(out, sessionJSON{ID: s.ID, Title: s.Title, Mode: s.Mode, Created: s.Created, Updated: s.Updated, Messages: int64(s.Messages),
 			SubAgents: &s.SubAgents})
 	}

@@ -2,6 +2,8 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,6 +45,20 @@ func TestSessions(t *testing.T) {
 	}
 	r = run(t, "sessions", "--ledger", path)
 	r.wantOut(t, "SESSION", "MESSAGES", out.Sessions[0].ID)
+	// The sample's off-the-record session is left out, and the footer
+	// says so; --include-otr lists it, and no footer.
+	r.wantOut(t, "\n1 off-the-record session hidden: --include-otr lists it\n")
+	if strings.Contains(r.stdout, " otr ") {
+		t.Errorf("an off-the-record session listed without --include-otr:\n%s", r.stdout)
+	}
+	all := run(t, "sessions", "--include-otr", "--ledger", path)
+	all.wantOut(t, " otr ")
+	if strings.Contains(all.stdout, "hidden") {
+		t.Errorf("--include-otr still says a session is hidden:\n%s", all.stdout)
+	}
+	if h := run(t, "sessions", "--json", "--ledger", path).jsonObject(t)["otr_hidden"]; fmt.Sprint(h) != "1" {
+		t.Errorf("otr_hidden %v, want 1", h)
+	}
 	run(t, "sessions", "x", "--ledger", path).wantCode(t, cli.ExitUsage)
 }
 
@@ -117,4 +133,58 @@ func TestLedgerRebuild(t *testing.T) {
 	r.wantCode(t, cli.ExitIntegrity)
 	r.wantOut(t, "MISMATCH", "recorded root abab")
 	r.wantErr(t, "not reproduced")
+}
+
+// TestSessions_ModeColumn: the MODE column holds the longest mode,
+// mcp-proxy, so the columns after it stay under their headers, in opx
+// sessions and in opx fleet sessions.
+func TestSessions_ModeColumn(t *testing.T) {
+	path, _ := mcpLedger(t)
+	store := t.TempDir()
+	src := sourceLedgerFrom(t, store, path)
+	for name, args := range map[string][]string{
+		"sessions":       {"sessions", "--ledger", path},
+		"fleet sessions": {"fleet", "sessions", "--store", store, "--source", src},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, args...)
+			r.wantCode(t, cli.ExitOK)
+			lines := strings.Split(r.stdout, "\n")
+			col := strings.Index(lines[0], "MODE")
+			next := col + strings.Index(lines[0][col:], "  ") // the column after MODE starts after its padding
+			for next < len(lines[0]) && lines[0][next] == ' ' {
+				next++
+			}
+			found := false
+			for _, l := range lines[1:] {
+				if i := strings.Index(l, "mcp-proxy"); i >= 0 {
+					found = true
+					if i != col || len(l) <= next || l[next-1] != ' ' || l[next] == ' ' {
+						t.Errorf("mcp-proxy row out of its column:\n%s\n%s", lines[0], l)
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("no mcp-proxy session listed:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+// sourceLedgerFrom copies the ledger at path into store as a collector's
+// mirror and returns its source id.
+func sourceLedgerFrom(t *testing.T, store, path string) string {
+	t.Helper()
+	l, err := ledger.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := l.ID()
+	l.Close()
+	dst := cli.SourceLedgerPath(store, id)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ledgertest.Copy(t, path, dst)
+	return id
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/executor"
 	"strconv"
 	"strings"
 
@@ -127,6 +129,13 @@ func runSnapshotShow(c *cli.Context) error {
 		return nil
 	}
 	fmt.Fprintln(w)
+	var ws *executor.Workspace // nil: no workspace to look in
+	if r.workspace != "" {
+		if x, err := executor.OpenWorkspace(r.workspace); err == nil {
+			defer x.Close()
+			ws = x
+		}
+	}
 	for _, f := range d.Files {
 		fmt.Fprintf(w, "%s\n  before  %s\n", f.Path, describeState(f.Pre, f.BlobPresent))
 		switch {
@@ -135,7 +144,7 @@ func runSnapshotShow(c *cli.Context) error {
 		case f.Post.Absent:
 			fmt.Fprintf(w, "  after   absent%s\n", unchanged(f))
 		default:
-			fmt.Fprintf(w, "  after   %s mode %#o%s\n", f.Post.Hash[:16], f.Post.Mode, unchanged(f))
+			fmt.Fprintf(w, "  after   %s%s\n", describePost(r, ws, f), unchanged(f))
 		}
 	}
 	return nil
@@ -211,6 +220,55 @@ func describeState(f event.FileState, present *bool) string {
 		s += " blob " + f.Blob[:16]
 	}
 	return s
+}
+
+// describePost is a recorded post-state in the words describeState uses
+// for the pre-state: its kind, then for a file its size (when the ledger
+// holds its content: a post-state records only its hash and mode), mode
+// and content hash.
+func describePost(r *review, ws *executor.Workspace, f fileDetail) string {
+	p := f.Post
+	switch {
+	case p.Hash == chronicle.StateHash(event.FileState{State: event.StateDir}):
+		return fmt.Sprintf("directory mode %#o", p.Mode)
+	case f.Pre.State == event.StateSymlink && p.Hash == chronicle.StateHash(f.Pre):
+		return "symlink to " + f.Pre.Target
+	case f.Pre.State == event.StateFile && p.Hash == f.Pre.ContentHash():
+		return fmt.Sprintf("file %d bytes mode %#o blob %s", f.Pre.Size, p.Mode, shortHash(p.Hash))
+	}
+	if n, ok := blobSize(r, p.Hash); ok {
+		return fmt.Sprintf("file %d bytes mode %#o blob %s", n, p.Mode, shortHash(p.Hash))
+	}
+	// A post-state records only the hash of what the path became: the
+	// workspace, where it still holds exactly that, says what it is.
+	if now, ok := workspaceState(ws, f.Path); ok && now.State != event.StateAbsent && chronicle.StateHash(now) == p.Hash {
+		return describeState(now, nil) + " (as the workspace still holds it)"
+	}
+	return fmt.Sprintf("mode %#o, content hash %s (kind and size not recorded, and the workspace holds something else now)", p.Mode, shortHash(p.Hash))
+}
+
+// workspaceState is what path holds in ws now, read beneath its root.
+func workspaceState(ws *executor.Workspace, path string) (event.FileState, bool) {
+	if ws == nil {
+		return event.FileState{}, false
+	}
+	now, _, err := chronicle.Read(engine.WorkspaceFS(ws), path)
+	return now, err == nil
+}
+
+// blobSize is the size of the content with hash hex, when the ledger
+// holds it as a blob.
+func blobSize(r *review, hex string) (int64, bool) {
+	h, err := ledger.ParseHash(hex)
+	if err != nil {
+		return 0, false
+	}
+	if l, ok := r.src.(*ledger.Ledger); ok {
+		info, err := l.StatBlob(h)
+		return info.Size, err == nil && info.Size >= 0
+	}
+	b, err := r.src.GetBlob(h)
+	return int64(len(b)), err == nil
 }
 
 // unchanged is " (unchanged)" when a path's post-state is its pre-state.

@@ -136,7 +136,7 @@ func resolveLedger(c *cli.Context, workspaceNamesLedger bool) (string, error) {
 // workspaceLedger is the default ledger path of workspace ws.
 func workspaceLedger(ws string) (string, error) {
 	if _, err := os.Stat(ws); err != nil {
-		return "", fmt.Errorf("workspace: %w", err)
+		return "", workspaceErr(ws, err)
 	}
 	id, err := ledger.WorkspaceID(ws)
 	if err != nil {

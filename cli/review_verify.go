@@ -52,6 +52,12 @@ func verifySession(c *cli.Context, ss *sessionSource, session string, buildAnywa
 		}
 		key = v.String()
 	}
+	// An unknown id is said first and alone: verifying a whole ledger
+	// and printing "ok" before "unknown session" reads as if the session
+	// had verified. The lookup stops at the session's first entry.
+	if err := lookupSession(c, ss, ss.src, session); err != nil {
+		return nil, err
+	}
 	unsigned := false // the timeline was built, but no signed checkpoint proves it
 	if l := ss.file; l != nil && !c.Bool("full-verify") {
 		rv := l.NewReview()
@@ -121,6 +127,18 @@ func checkpointSummary(h *ledger.ReviewVerification, shown int) string {
 		"(%d in all) and checked strictly; %s after it checked in full; the rest of the ledger was not read "+
 		"(opx ledger verify, or --full-verify, checks it all)", h.CheckpointSeq, h.TreeSize, h.Key, whose,
 		plural(uint64(shown), "entry", "entries"), h.Proved, plural(h.After, "entry", "entries"))
+}
+
+// printReviewReport is printReport for replay and report, which may have
+// checked part of the ledger (a session proved against a signed
+// checkpoint): the count then says so, "checked 34 of 273 entries",
+// rather than pass for the ledger's size.
+func printReviewReport(w io.Writer, r *ledger.Report) {
+	if total := r.HeadSeq + 1; r.Entries < total {
+		printReportOf(w, r, fmt.Sprintf("checked %d of %s", r.Entries, plural(total, "entry", "entries")))
+		return
+	}
+	printReport(w, r)
 }
 
 // printVerifiedBy prints how the ledger was verified, in one line.

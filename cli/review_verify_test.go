@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -263,9 +264,36 @@ func TestReplay_CheckpointScope(t *testing.T) {
 	r := run(t, "replay", "ses_a", "--ledger", p)
 	r.wantCode(t, cli.ExitOK)
 	r.wantOut(t, "the rest of the ledger was not read")
+	// The count says what was checked, and of how many: not the
+	// ledger's size for a part of it.
+	m := regexp.MustCompile(`(?m)^ok: checked (\d+) of (\d+) entries, head (\d+) `).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no \"ok: checked N of M entries\" line:\n%s", r.stdout)
+	}
+	checked, total, head := atoi(t, m[1]), atoi(t, m[2]), atoi(t, m[3])
+	if checked >= total || total != head+1 || total < 300 {
+		t.Errorf("checked %d of %d entries, head %d", checked, total, head)
+	}
+	rep := run(t, "report", "ses_a", "--ledger", p, "-o", filepath.Join(t.TempDir(), "r.html"))
+	rep.wantOut(t, fmt.Sprintf("ok: checked %d of %d entries", checked, total))
+	full := run(t, "replay", "ses_a", "--ledger", p, "--full-verify")
+	full.wantOut(t, fmt.Sprintf("%d entries", total))
+	if strings.Contains(full.stdout, "checked") && strings.Contains(full.stdout, " of "+strconv.Itoa(total)+" entries") {
+		t.Errorf("--full-verify checked every entry, but says a part:\n%s", full.stdout)
+	}
 	run(t, "replay", "ses_a", "--ledger", p, "--full-verify").wantCode(t, cli.ExitIntegrity)
 	run(t, "ledger", "verify", "--ledger", p).wantCode(t, cli.ExitIntegrity)
 	if !strings.Contains(r.stdout, "--full-verify") {
 		t.Error("replay does not point to the full check")
 	}
+}
+
+// atoi is strconv.Atoi for a test's matched digits.
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -23,16 +25,30 @@ func workspaceDir(c *cli.Context) (string, error) {
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return "", fmt.Errorf("workspace: %w", err)
+		return "", workspaceErr(abs, err)
 	}
 	fi, err := os.Stat(real)
 	if err != nil {
-		return "", fmt.Errorf("workspace: %w", err)
+		return "", workspaceErr(real, err)
 	}
 	if !fi.IsDir() {
 		return "", fmt.Errorf("workspace %s is not a directory", real)
 	}
 	return real, nil
+}
+
+// workspaceErr says in words why workspace ws cannot be used, rather than
+// as the syscall that found it ("lstat …: no such file or directory"),
+// still wrapping err.
+func workspaceErr(ws string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &explained{err: err, msg: fmt.Sprintf("workspace %s does not exist: name an existing directory with --workspace "+
+			"(the default is the current directory)", ws)}
+	case errors.Is(err, fs.ErrPermission):
+		return &explained{err: err, msg: fmt.Sprintf("workspace %s cannot be read: permission denied", ws)}
+	}
+	return fmt.Errorf("workspace %s: %w", ws, err)
 }
 
 // stateDir is where a workspace's ledger, registry entry and client token

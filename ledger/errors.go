@@ -57,6 +57,12 @@ var (
 
 // Errors when reading.
 var (
+	// ErrNotExport is returned (wrapped) by VerifyExport and Import for a
+	// file that is not an export at all (a README, a binary): its first
+	// line names none of an entry's members and no manifest says it is
+	// one. A real export with a damaged line is an integrity finding
+	// (ErrIntegrity) instead.
+	ErrNotExport = errors.New("not an opx export")
 	// ErrNotFound is returned when an entry or blob is not stored.
 	ErrNotFound = errors.New("not found")
 	// ErrBlobCorrupt is returned when a stored blob does not decompress or

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/opx-dev/opx/internal/regularfile"
@@ -89,6 +90,49 @@ func openExport(path string) (*exportReader, error) {
 	}
 	r.f = f
 	return r, nil
+}
+
+// entryMembers are the members every entry has, as they appear in its
+// canonical form: a line that names none of them is no entry, however
+// damaged. One changed byte can spoil one of them, never all.
+var entryMembers = [][]byte{[]byte(`"data":{`), []byte(`"prev":"`), []byte(`"seq":`), []byte(`"type":"`)}
+
+// sniffExport returns an error wrapping ErrNotExport when the file at path
+// is plainly not an export: its first two lines (read as verify reads
+// them, decompressed, bounded) name none of an entry's members. Two, so
+// that a newline written into the first entry still leaves its members
+// on the next line: a damaged export is an integrity finding, not this.
+// A file that does not read, is empty or holds only empty lines is left
+// to the reader that follows, which says what is wrong at its position.
+func sniffExport(path string) error {
+	er, err := openExport(path)
+	if err != nil {
+		return err
+	}
+	defer er.Close()
+	binary, content := false, false
+	for range 2 {
+		ln, err := er.next()
+		if err != nil {
+			break
+		}
+		for _, m := range entryMembers {
+			if bytes.Contains(ln.raw, m) {
+				return nil
+			}
+		}
+		content = content || len(ln.raw) > 0
+		binary = binary || bytes.IndexByte(ln.raw, 0) >= 0 || !utf8.Valid(ln.raw)
+	}
+	if !content {
+		return nil
+	}
+	what := "text"
+	if binary {
+		what = "binary"
+	}
+	return fmt.Errorf("%w: it begins with %s that is no ledger entry (an export is the JSON lines `opx ledger export` writes, one entry a line, optionally zstd-compressed)",
+		ErrNotExport, what)
 }
 
 // newExportReader reads an export stream, decompressing it when it starts

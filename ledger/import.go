@@ -53,6 +53,9 @@ func writeImported(ctx context.Context, src, dst string, rep *Report, progress f
 			db.Close()
 		}
 	}()
+	if err := sniffExport(src); err != nil {
+		return err
+	}
 	er, err := openExport(src)
 	if err != nil {
 		return err

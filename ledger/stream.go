@@ -59,6 +59,11 @@ func verifyExport(ctx context.Context, path string, opts VerifyOptions) (*Report
 	if err != nil {
 		return nil, nil, err
 	}
+	if m == nil { // a manifest says it is an export, whatever its lines
+		if err := sniffExport(path); err != nil {
+			return nil, nil, fmt.Errorf("verify %s: %w", path, err)
+		}
+	}
 	er, err := openExport(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("verify %s: %w", path, err)

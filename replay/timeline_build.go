@@ -37,25 +37,7 @@ func Build(src Source, session string, opts Options) (*Timeline, error) {
 		return nil, fmt.Errorf("read session %s: %w", session, err)
 	}
 	if !b.seen {
-		if opts.At != 0 {
-			// Say whether the session exists later, so "--at too early"
-			// is not mistaken for a wrong id.
-			var first uint64
-			err := src.Range(opts.At+1, ^uint64(0), func(e ledger.Entry) error {
-				if e.Session == session {
-					first = e.Seq
-					return errFound
-				}
-				return nil
-			})
-			if err != nil && !errors.Is(err, errFound) {
-				return nil, fmt.Errorf("read session %s: %w", session, err)
-			}
-			if first != 0 {
-				return nil, fmt.Errorf("%w %q at seq %d: its first entry is seq %d", ErrUnknownSession, session, opts.At, first)
-			}
-		}
-		return nil, fmt.Errorf("%w %q: no entry of the ledger belongs to it", ErrUnknownSession, session)
+		return nil, unknownSession(src, session, opts.At)
 	}
 	t := b.finish()
 	if opts.At != 0 {

@@ -44,6 +44,11 @@ func TestBuild_MCP(t *testing.T) {
 	if c2 := callByID(t, tl, "c2"); c2.Outcome != replay.OutcomeFailed || c2.Flagged != nil {
 		t.Errorf("c2 %+v", c2)
 	}
+	// The flagged result is counted in the totals (the headline of a
+	// session whose MCP answer carried an injection), and listed.
+	if tl.Totals.Flagged != 1 || len(tl.Flagged()) != 1 || tl.Flagged()[0] != c1 {
+		t.Errorf("totals flagged %d, Flagged() %v: want c1 once", tl.Totals.Flagged, tl.Flagged())
+	}
 	// The server's protocol error, death and restart while the turn ran
 	// are in it; its start before the session and its stop after are not.
 	where := map[uint64]string{}

@@ -3,6 +3,8 @@ package replay
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -84,4 +86,84 @@ func lastMember(b []byte, name string) (value, rest []byte, ok bool) {
 		return nil, nil, false
 	}
 	return b[q:], b[:q-len(name)], true
+}
+
+// Lookup returns nil when session has an entry up to seq at (0: the
+// head), and otherwise the error Build would return, wrapping
+// ErrUnknownSession. It stops at the session's first entry, so a review
+// can refuse an unknown id before it verifies the whole ledger. Errors
+// reading src are returned as they are.
+func Lookup(src Source, session string, at uint64) error {
+	if session == "" {
+		return fmt.Errorf("%w: empty session id", ErrUnknownSession)
+	}
+	to := ^uint64(0)
+	if at != 0 {
+		to = at
+	}
+	first, err := firstOf(src, session, 0, to)
+	if err != nil {
+		return fmt.Errorf("read session %s: %w", session, err)
+	}
+	if first.found {
+		return nil
+	}
+	return unknownSession(src, session, at)
+}
+
+// unknownSession is the error for a session with no entry up to at,
+// saying whether it exists later, so "--at too early" is not mistaken for
+// a wrong id.
+func unknownSession(src Source, session string, at uint64) error {
+	if at != 0 {
+		later, err := firstOf(src, session, at+1, ^uint64(0))
+		if err != nil {
+			return fmt.Errorf("read session %s: %w", session, err)
+		}
+		if later.found {
+			return fmt.Errorf("%w %q at seq %d: its first entry is seq %d", ErrUnknownSession, session, at, later.seq)
+		}
+	}
+	return fmt.Errorf("%w %q: no entry of the ledger belongs to it", ErrUnknownSession, session)
+}
+
+// seqFound is the seq of an entry found, if one was.
+type seqFound struct {
+	seq   uint64
+	found bool
+}
+
+// firstOf finds the first entry of session in from..to. From a ledger
+// file it parses only the entries whose bytes name the session.
+func firstOf(src Source, session string, from, to uint64) (seqFound, error) {
+	var out seqFound
+	match := func(e ledger.Entry) error {
+		if e.Session == session {
+			out = seqFound{seq: e.Seq, found: true}
+			return errFound
+		}
+		return nil
+	}
+	var err error
+	rr, ok := src.(rawRanger)
+	sj, jerr := json.Marshal(session)
+	if ok && jerr == nil && bytes.IndexByte(sj, '\\') < 0 {
+		needle := append([]byte(`"session":`), sj...)
+		err = rr.RangeRaw(from, to, func(seq uint64, raw []byte) error {
+			if !bytes.Contains(raw, needle) {
+				return nil
+			}
+			e, perr := ledger.ParseEntry(append([]byte(nil), raw...))
+			if perr != nil {
+				return nil // verification reports it
+			}
+			return match(e)
+		})
+	} else {
+		err = src.Range(from, to, match)
+	}
+	if err != nil && !errors.Is(err, errFound) {
+		return seqFound{}, err
+	}
+	return out, nil
 }

@@ -57,3 +57,31 @@ func TestBuild_FilteredReadAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestLookup_AgreesWithBuild: Lookup, which stops at a session's first
+// entry, answers as Build does for every session of the sample at every
+// --at tried, for an unknown id and for one that is only a substring of a
+// real one, from the file (its raw read) and parsing every entry.
+func TestLookup_AgreesWithBuild(t *testing.T) {
+	l := importSample(t)
+	sessions := map[string]bool{"ses_nope": true, "": true, "ses_83c9": true, `ses_"x`: true}
+	var head uint64
+	l.Range(0, ^uint64(0), func(e ledger.Entry) error {
+		if e.Session != "" {
+			sessions[e.Session] = true
+		}
+		head = e.Seq
+		return nil
+	})
+	for s := range sessions {
+		for _, at := range []uint64{0, 100, head / 2, head} {
+			_, berr := replay.Build(l, s, replay.Options{At: at})
+			for name, src := range map[string]replay.Source{"file": l, "parsed": parsedOnly{l}} {
+				err := replay.Lookup(src, s, at)
+				if fmt.Sprint(err) != fmt.Sprint(berr) {
+					t.Errorf("%s %q at %d: Lookup %v, Build %v", name, s, at, err, berr)
+				}
+			}
+		}
+	}
+}

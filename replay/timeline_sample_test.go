@@ -90,3 +90,27 @@ func TestBuild_Sample_CrashesAndRollback(t *testing.T) {
 		t.Errorf("restored snapshots %+v, want the edit, pruned", restored)
 	}
 }
+
+// TestSteps_Sample_CallsInShownOrder: at every --at through the sample's
+// prompt injection, the tool calls under a model call come in the order
+// of the seqs they are shown under. At seq 192 the first call is proposed
+// (#192) and the second only sent by the agent (#191): #191 comes first.
+func TestSteps_Sample_CallsInShownOrder(t *testing.T) {
+	l := importSample(t)
+	session := sessionTitled(t, l, "Follow the README setup")
+	full := mustBuild(t, l, session, replay.Options{})
+	for at := full.FirstSeq; at <= full.LastSeq; at++ {
+		tl := mustBuild(t, l, session, replay.Options{At: at})
+		for _, tn := range tl.Turns {
+			for _, st := range tn.Steps() {
+				var seqs []uint64
+				for _, tc := range st.Calls {
+					seqs = append(seqs, tc.ShownSeq())
+				}
+				if !slices.IsSorted(seqs) {
+					t.Errorf("at %d: calls shown as %v", at, seqs)
+				}
+			}
+		}
+	}
+}

@@ -46,8 +46,25 @@ func (tn *Turn) Steps() []Step {
 	if tn.Response != nil {
 		out = append(out, Step{Seq: tn.Response.Seq, Response: tn.Response})
 	}
+	for _, st := range out {
+		// A model call's tool calls, in the order of the seq each is
+		// shown under: the proposal, or the agent's call when none was
+		// recorded (yet, with --at). By proposal alone they are in the
+		// agent's order, but a call not proposed would show its earlier
+		// seq after a later proposal's.
+		sort.SliceStable(st.Calls, func(i, j int) bool { return st.Calls[i].ShownSeq() < st.Calls[j].ShownSeq() })
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
 	return out
+}
+
+// ShownSeq is the entry a call is shown under: its proposal (what Shield
+// judged), else the agent's tool call.
+func (tc *ToolCall) ShownSeq() uint64 {
+	if tc.Seq != 0 {
+		return tc.Seq
+	}
+	return tc.AgentSeq
 }
 
 // FirstSeq is the first entry of the call: the agent's tool call, else

@@ -21,10 +21,13 @@ type Totals struct {
 	Executed  int `json:"executed"` // exec.started
 	// Completed, Exited and Failed count the executions that ended so,
 	// as event.ExecOutcome defines it.
-	Completed   int         `json:"completed"`
-	Exited      int         `json:"exited"`
-	Failed      int         `json:"failed"`
-	Blocked     int         `json:"blocked"`
+	Completed int `json:"completed"`
+	Exited    int `json:"exited"`
+	Failed    int `json:"failed"`
+	Blocked   int `json:"blocked"`
+	// Flagged counts the results Shield flagged (shield.result_flagged):
+	// a call that ran, whose answer carried something aimed at the agent.
+	Flagged     int         `json:"flagged"`
 	Escalations int         `json:"escalations"` // calls that went to a human
 	Approved    int         `json:"approved"`
 	Denied      int         `json:"denied"`
@@ -90,6 +93,18 @@ func (t *Timeline) Blocked() []*ToolCall {
 	var out []*ToolCall
 	for _, tc := range t.ToolCalls() {
 		if tc.Outcome == OutcomeBlocked || tc.Outcome == OutcomeDenied {
+			out = append(out, tc)
+		}
+	}
+	return out
+}
+
+// Flagged returns the tool calls whose result Shield flagged
+// (shield.result_flagged), in order.
+func (t *Timeline) Flagged() []*ToolCall {
+	var out []*ToolCall
+	for _, tc := range t.ToolCalls() {
+		if tc.Flagged != nil {
 			out = append(out, tc)
 		}
 	}
@@ -180,6 +195,9 @@ func totals(t *Timeline) Totals {
 				case a.ResolvedSeq != 0:
 					tt.Denied++
 				}
+			}
+			if tc.Flagged != nil {
+				tt.Flagged++
 			}
 			switch tc.Outcome {
 			case OutcomeBlocked, OutcomeDenied:

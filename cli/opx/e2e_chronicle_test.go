@@ -75,7 +75,7 @@ func TestE2E_ShellCommandRollback(t *testing.T) {
 	}
 
 	out, errOut, code = w.run("rollback", fmt.Sprint(s.ID))
-	if code != 0 || !strings.Contains(out, "1002 paths restored") {
+	if code != 0 || !strings.Contains(out, "999 paths restored, 1 recreated, 2 removed") {
 		t.Fatalf("opx rollback: %d\n%s\n%s", code, out, errOut)
 	}
 	for p, c := range orig {

@@ -77,6 +77,9 @@ func TestE2E_OffTheRecordLeavesNoText(t *testing.T) {
 		t.Fatalf("opx send --otr: exit %d: want the answer, the file and the blocked write live\n%s\n%s", code, out, errOut)
 	}
 	session := regexp.MustCompile(`ses_[0-9a-f]{16}`).FindString(errOut)
+	if !strings.Contains(errOut, "(session "+session+", off the record: read-only") {
+		t.Errorf("opx send --otr does not say the session is off the record:\n%s", errOut)
+	}
 	dbg, _, _ := w.run("replay", session)
 	t.Log(dbg)
 	if out, errOut, code := w.run("send", "--session", session, second+" and again"); code != 0 || !strings.Contains(out, "MODELTEXT") {
@@ -86,8 +89,8 @@ func TestE2E_OffTheRecordLeavesNoText(t *testing.T) {
 		t.Fatal("plan.txt was changed in an off-the-record session")
 	}
 	// Review while the engine runs.
-	if out, _, _ := w.run("sessions"); strings.Contains(out, session) {
-		t.Errorf("opx sessions lists the off-the-record session:\n%s", out)
+	if out, _, _ := w.run("sessions"); strings.Contains(out, session) || !strings.Contains(out, "1 off-the-record session hidden: --include-otr") {
+		t.Errorf("opx sessions lists the off-the-record session, or does not say it hides it:\n%s", out)
 	}
 	if out, _, _ := w.run("sessions", "--include-otr"); !strings.Contains(out, session) || !strings.Contains(out, "otr") || !strings.Contains(out, "[off the record: ") {
 		t.Errorf("opx sessions --include-otr:\n%s", out)
@@ -200,6 +203,9 @@ func TestE2E_OffTheRecordSubAgent(t *testing.T) {
 		t.Fatalf("ledger verify --strict: exit %d\n%s%s", code, out, errOut)
 	}
 	session := regexp.MustCompile(`ses_[0-9a-f]{16}`).FindString(errOut)
+	if !strings.Contains(errOut, "(session "+session+", off the record: read-only") {
+		t.Errorf("opx send --otr does not say the session is off the record:\n%s", errOut)
+	}
 	if out, errOut, code := w.run("replay", session); code != 0 || !strings.Contains(out, "[off the record: ") || strings.Contains(out, "otr:v1:") {
 		t.Errorf("opx replay: exit %d\n%s%s", code, out, errOut)
 	}

@@ -227,10 +227,15 @@ func TestE2E_Demo(t *testing.T) {
 	}
 	// Every command the demo suggests works as printed (start and chat
 	// aside: they would start an engine), writing into the test's dir.
+	// The binary is not on PATH: the hints name it by its path, never
+	// as a bare "opx" the shell would not find.
+	if strings.Contains(string(out), "\n  opx ") {
+		t.Errorf("the demo suggests a bare `opx`, which is not on PATH:\n%s", out)
+	}
 	hints := 0
 	tmp := t.TempDir()
 	for _, line := range strings.Split(string(out), "\n") {
-		hint, ok := strings.CutPrefix(line, "  opx ")
+		hint, ok := strings.CutPrefix(line, "  "+bin+" ")
 		if !ok || strings.HasPrefix(hint, "start ") {
 			continue
 		}

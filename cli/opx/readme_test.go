@@ -4,8 +4,13 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/opx-dev/opx/engine/config"
 )
 
 // TestREADME_SampleCommands runs every command the README shows on the
@@ -124,4 +129,96 @@ func clipOutput(s string) string {
 		return s[:2000] + "\n...\n" + s[len(s)-2000:]
 	}
 	return s
+}
+
+// TestREADME_SampleSize: the number of entries the README gives for the
+// committed sample is the sample's (it said 1,176 of a 1,239-entry sample
+// once the generator had grown): a regenerated sample fails here until the
+// README says its size.
+func TestREADME_SampleSize(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`committed sample \(([0-9,]+) entries`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal(`the README does not say "committed sample (N entries"`)
+	}
+	said, err := strconv.Atoi(strings.ReplaceAll(string(m[1]), ",", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(root, "fixtures", "ledgers", "sample.jsonl.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := zstd.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	entries := 0
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), `{"data":`) && strings.Contains(sc.Text(), `"seq":`) {
+			entries++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if said != entries {
+		t.Errorf("the README says the sample has %d entries; it has %d", said, entries)
+	}
+}
+
+// TestREADME_ProviderConfig: the README's "Connect a real model" YAML
+// blocks are configurations the engine accepts (config.Parse, as it loads
+// .opx/config.yaml: unknown keys refused, every provider checked), one
+// for an OpenAI-compatible endpoint and one for Anthropic, each naming
+// the variable that holds its key.
+func TestREADME_ProviderConfig(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n### Connect a real model\n")
+	if !ok {
+		t.Fatal(`the README has no "### Connect a real model" section`)
+	}
+	if i := strings.Index(section, "\n#"); i >= 0 {
+		section = section[:i]
+	}
+	want := map[string]string{config.ProviderOpenAI: "OPENAI_API_KEY", config.ProviderAnthropic: "ANTHROPIC_API_KEY"}
+	got := map[string]string{}
+	for _, block := range strings.Split(section, "```yaml\n")[1:] {
+		text, _, ok := strings.Cut(block, "```")
+		if !ok {
+			t.Fatalf("unclosed yaml block: %q", block)
+		}
+		c, err := config.Parse([]byte(text))
+		if err != nil {
+			t.Errorf("the README's provider configuration does not load: %v\n%s", err, text)
+			continue
+		}
+		got[c.Provider.Kind] = c.Provider.APIKeyEnv
+	}
+	if len(got) != len(want) {
+		t.Fatalf("provider kinds shown %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: api_key_env %q, want %q", k, got[k], v)
+		}
+	}
 }
