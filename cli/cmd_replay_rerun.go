@@ -10,7 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/redrive"
 	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -34,7 +34,7 @@ func rerunFlags() []cli.Flag {
 type rerunOutput struct {
 	LedgerID     string         `json:"ledger_id"`
 	Verification *ledger.Report `json:"verification"`
-	*engine.RerunReport
+	*redrive.RerunReport
 	RerunMS    int64 `json:"rerun_ms,omitempty"`
 	RecordedMS int64 `json:"recorded_ms,omitempty"`
 }
@@ -76,7 +76,7 @@ func runRerun(c *cli.Context, session string) error {
 	// temporary workspace and ledger before the command ends.
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	res, err := engine.Rerun(ctx, engine.RerunConfig{Recording: rec, SpawnAgent: agentSpawner(self, c.App.ErrWriter), Version: Version})
+	res, err := redrive.Rerun(ctx, redrive.RerunConfig{Recording: rec, SpawnAgent: agentSpawner(self, c.App.ErrWriter), Version: Version})
 	if err != nil {
 		return fmt.Errorf("rerun session %s: %w", session, err)
 	}
@@ -95,7 +95,7 @@ func runRerun(c *cli.Context, session string) error {
 }
 
 // printRerun prints a rerun's outcome for a terminal.
-func printRerun(w io.Writer, r *engine.RerunReport) {
+func printRerun(w io.Writer, r *redrive.RerunReport) {
 	agent := r.Agent
 	if r.AgentSummary != "" {
 		agent += " (" + r.AgentSummary + ")"
@@ -183,7 +183,7 @@ type whatIfOutput struct {
 	LedgerID     string         `json:"ledger_id"`
 	Verification *ledger.Report `json:"verification"`
 	Policy       string         `json:"policy"`
-	*engine.WhatIfReport
+	*redrive.WhatIfReport
 }
 
 // runWhatIf is `opx replay SESSION --policy FILE`: every recorded proposal
@@ -217,7 +217,7 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 	if err != nil {
 		return err
 	}
-	wi, err := engine.WhatIf(rec, policy)
+	wi, err := redrive.WhatIf(rec, policy)
 	if err != nil {
 		return err
 	}
@@ -240,7 +240,7 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 	for _, ch := range wi.Changes {
 		if ch.Kind != kind {
 			kind = ch.Kind
-			if kind == engine.WhatIfDecision {
+			if kind == redrive.WhatIfDecision {
 				fmt.Fprintln(w, "decisions that would change:")
 			} else {
 				fmt.Fprintln(w, "same decision, another rule:")
@@ -259,7 +259,7 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 	return nil
 }
 
-func verdictText(v engine.WhatIfVerdict) string {
+func verdictText(v redrive.WhatIfVerdict) string {
 	return fmt.Sprintf("%s tier %d %s", v.Decision, v.Tier, v.Rule)
 }
 

@@ -40,7 +40,7 @@ type Approvals struct {
 	// approval_resolved).
 	publish func(session, messageID, typ string, seq uint64, data any)
 	// id, if set, names a new approval instead of a random "apr_" id (an
-	// engine in replay mode reuses the recorded ids: replay.go).
+	// engine in replay mode reuses the recorded ids: engine/redrive).
 	id func(p Proposal) string
 
 	mu      sync.Mutex

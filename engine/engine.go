@@ -127,9 +127,10 @@ type Options struct {
 	// fleet/ship, started by whoever starts the engine); nil ships
 	// nothing.
 	Fleet StartShipper
-	// replay, set by Rerun only, runs the engine in replay mode
-	// (replay.go): it re-drives a recorded session and stops when done.
-	replay *replayState
+	// replay, set by NewReplay only, runs the engine in replay mode
+	// (replay_mode.go, engine/redrive): it re-drives a recorded session
+	// and stops when done.
+	replay ReplayMode
 }
 
 // Engine is a running engine.
@@ -318,7 +319,7 @@ func New(opts Options) (*Engine, error) {
 		}
 		e.pipe.Tier2 = t2
 	}
-	// Replay mode (replay.go).
+	// Replay mode (replay_mode.go).
 	if opts.replay != nil {
 		e.setupReplay(mcpSource)
 	}

@@ -147,7 +147,7 @@ func (ps *proxySession) callTool(ctx context.Context, id uint64, params []byte) 
 	if !ran && e.opts.replay != nil {
 		// A rerun: a call served from the record is answered as the
 		// record answered it.
-		r, ran = e.opts.replay.proxyAnswer(callID, out)
+		r, ran = proxyAnswer(e.opts.replay.Recording(), callID, out)
 	}
 	result := toolCallResult(out, r, ran)
 	// A call that ran: Async, as its result is durable already

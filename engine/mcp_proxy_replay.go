@@ -12,7 +12,7 @@ import (
 	"github.com/opx-dev/opx/replay/rerun"
 )
 
-// Rerun of an mcp-proxy session (replay.go): no client and no upstream
+// Rerun of an mcp-proxy session (engine/redrive): no client and no upstream
 // run. The session and its client are recorded again as recorded; then
 // the client's requests are fed in their recorded order:
 //
@@ -34,10 +34,10 @@ import (
 // replayProxy re-drives the recorded mcp-proxy session.
 func (e *Engine) replayProxy(ctx context.Context) {
 	s := e.opts.replay
-	rec := s.rec
+	rec := s.Recording()
 	p := rec.Proxy
 	if p.Client == nil {
-		s.fail(fmt.Errorf("%w: mcp-proxy session %s has no mcp.client", rerun.ErrNotReplayable, rec.Session))
+		s.Fail(fmt.Errorf("%w: mcp-proxy session %s has no mcp.client", rerun.ErrNotReplayable, rec.Session))
 		return
 	}
 	sid := rec.Session
@@ -52,7 +52,7 @@ func (e *Engine) replayProxy(ctx context.Context) {
 		err = reg.AddDynamic(mcp.ToolPrefix, &mcpTools{tools: listing.tools, writable: listing.writable})
 	}
 	if err != nil {
-		s.fail(err)
+		s.Fail(err)
 		return
 	}
 	ps.reg = reg
@@ -61,7 +61,7 @@ func (e *Engine) replayProxy(ctx context.Context) {
 	e.proxies.mu.Unlock()
 	defer e.proxies.drop(sid)
 	for _, st := range p.Steps {
-		if s.isOffRecord() || ctx.Err() != nil {
+		if s.OffRecord() || ctx.Err() != nil {
 			return
 		}
 		listing.set(p.Listing(st.Seq))
@@ -71,29 +71,29 @@ func (e *Engine) replayProxy(ctx context.Context) {
 			id := fmt.Sprintf("call_%d", ps.nCalls)
 			ps.reqMu.Unlock()
 			if id != st.Request.RequestID {
-				s.offRecordf("request %s (entry %d): the rerun named it %s", st.Request.RequestID, st.Seq, id)
+				s.OffRecordf("request %s (entry %d): the rerun named it %s", st.Request.RequestID, st.Seq, id)
 			}
 			continue
 		}
 		req := st.Request
-		e.record(ctx, ledger.Async, sid, &req, s.blobs(req.ParamsBlob)...)
+		e.record(ctx, ledger.Async, sid, &req, s.Blobs(req.ParamsBlob)...)
 		if st.Response == nil {
-			s.offRecordf("request %s (entry %d): the record holds no answer", req.RequestID, st.Seq)
+			s.OffRecordf("request %s (entry %d): the record holds no answer", req.RequestID, st.Seq)
 			return
 		}
 		resp := *st.Response
-		e.record(ctx, ledger.Sync, sid, &resp, s.blobs(resp.ResultBlob)...)
+		e.record(ctx, ledger.Sync, sid, &resp, s.Blobs(resp.ResultBlob)...)
 	}
 }
 
 // proxyAnswer is the recorded answer to a proxy session's tools/call
 // when the rerun served the call from the record (its outcome is the
 // recorded answer: rerun.Recording files it as the call's result).
-func (s *replayState) proxyAnswer(callID string, out ToolOutcome) (mcp.Result, bool) {
-	if s.rec.Proxy == nil {
+func proxyAnswer(rec *rerun.Recording, callID string, out ToolOutcome) (mcp.Result, bool) {
+	if rec.Proxy == nil {
 		return mcp.Result{}, false
 	}
-	for _, st := range s.rec.Proxy.Steps {
+	for _, st := range rec.Proxy.Steps {
 		if st.Request.RequestID == callID && st.Request.Method == "tools/call" && st.Response != nil && string(st.Result) == out.Content {
 			return mcp.Result{Text: out.Content, Raw: st.Result, IsError: out.IsError}, true
 		}
@@ -104,7 +104,7 @@ func (s *replayState) proxyAnswer(callID string, out ToolOutcome) (mcp.Result, b
 // recordedListing is the upstream's tools as the record listed them at
 // the request being fed.
 type recordedListing struct {
-	s  *replayState
+	s  ReplayMode
 	mu sync.Mutex
 	l  *rerun.MCPListing
 }
@@ -126,7 +126,7 @@ func (r *recordedListing) tools() []mcp.Tool {
 	}
 	tools, _, err := mcp.ToolsFromListing(l.Server, r.writable(""), l.Listing)
 	if err != nil {
-		r.s.offRecordf("the listing of MCP server %s (entry %d) cannot be read: %v", l.Server, l.Seq, err)
+		r.s.OffRecordf("the listing of MCP server %s (entry %d) cannot be read: %v", l.Server, l.Seq, err)
 		return nil
 	}
 	return tools

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/redrive"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
@@ -77,10 +78,10 @@ func loadProxySession(t *testing.T) *rerun.Recording {
 }
 
 // rerunProxy reruns a proxy session: no agent.
-func rerunProxy(t *testing.T, rec *rerun.Recording) *engine.RerunReport {
+func rerunProxy(t *testing.T, rec *rerun.Recording) *redrive.RerunReport {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "rerun.db")
-	rep, err := engine.Rerun(context.Background(), engine.RerunConfig{Recording: rec, TempDir: t.TempDir(), Logf: t.Logf, LedgerPath: path})
+	rep, err := redrive.Rerun(context.Background(), redrive.RerunConfig{Recording: rec, TempDir: t.TempDir(), Logf: t.Logf, LedgerPath: path})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ const GroupMCPPrefix = "mcp:"
 const maxMCPDescription = 2 << 10
 
 // mcpTools offers the running servers' tools to the registry. In replay
-// mode it offers the tools the record says were offered (replay_mcp.go)
+// mode it offers the tools the record says were offered (engine/redrive/mcp.go)
 // and is never asked to execute.
 type mcpTools struct {
 	// tools lists the tools as of now, and spec says whether a server is

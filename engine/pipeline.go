@@ -116,8 +116,8 @@ type Pipeline struct {
 	SessionTools func(session string) *executor.Registry
 
 	// replay, set in replay mode, stands in for Chronicle and the
-	// executors with what was recorded (replay_pipeline.go).
-	replay *replayState
+	// executors with what was recorded (engine/redrive).
+	replay ReplayMode
 
 	flightMu sync.Mutex
 	inFlight map[flightKey]bool // calls between their proposal and their end
@@ -235,10 +235,10 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	if ActionHash(tool, args) != prop.ActionHash {
 		return ToolOutcome{Content: "blocked: the action changed after it was judged", IsError: true}, nil
 	}
-	if p.replay != nil && !p.replay.live(prop) {
+	if p.replay != nil && !p.replay.Live(prop) {
 		// Replay mode: the recorded snapshot and result stand in; nothing
-		// touches a workspace (the agent tools run: replay_pipeline.go).
-		return p.replay.execute(ctx, p, prop, call, def)
+		// touches a workspace (the agent tools run: engine/redrive).
+		return p.replay.Execute(ctx, p, prop, call, def)
 	}
 	var (
 		touched []string           // files snapshots: the paths named
@@ -428,7 +428,7 @@ func (p *Pipeline) toolsFor(session string) *executor.Registry {
 // judges what was judged whatever the filesystem holds now.
 func (p *Pipeline) links(prop Proposal) map[string]string {
 	if p.replay != nil {
-		return p.replay.recordedLinks(prop)
+		return p.replay.RecordedLinks(prop)
 	}
 	if lr, ok := p.Evaluator.(LinkResolver); ok {
 		return lr.Links(prop)

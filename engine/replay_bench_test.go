@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/redrive"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/replay/rerun"
 )
@@ -69,7 +69,7 @@ func BenchmarkRerun_100ToolCalls(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rep, err := engine.Rerun(context.Background(), engine.RerunConfig{Recording: rec, SpawnAgent: inProcessAgent(b), TempDir: b.TempDir()})
+		rep, err := redrive.Rerun(context.Background(), redrive.RerunConfig{Recording: rec, SpawnAgent: inProcessAgent(b), TempDir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}

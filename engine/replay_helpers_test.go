@@ -18,6 +18,7 @@ import (
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/engine/redrive"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/internal/mcptest"
 	"github.com/opx-dev/opx/ledger"
@@ -263,7 +264,7 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 }
 
 // rerunSession reruns a recorded session with the in-process agent.
-func rerunSession(t testing.TB, path, session string) *engine.RerunReport {
+func rerunSession(t testing.TB, path, session string) *redrive.RerunReport {
 	t.Helper()
 	l, err := ledger.OpenReadOnly(path)
 	if err != nil {
@@ -275,7 +276,7 @@ func rerunSession(t testing.TB, path, session string) *engine.RerunReport {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "rerun.db")
-	rep, err := engine.Rerun(context.Background(), engine.RerunConfig{Recording: rec, SpawnAgent: inProcessAgent(t), TempDir: t.TempDir(), LedgerPath: out})
+	rep, err := redrive.Rerun(context.Background(), redrive.RerunConfig{Recording: rec, SpawnAgent: inProcessAgent(t), TempDir: t.TempDir(), LedgerPath: out})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/redrive"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
@@ -162,7 +162,7 @@ func TestRerun_SubAgentLimitsRefused(t *testing.T) {
 		limits := *rec.Messages[0].Engine.Started.Agents
 		forge(&limits)
 		rec.Messages[0].Engine.Started.Agents = &limits
-		_, err := engine.Rerun(context.Background(), engine.RerunConfig{Recording: rec, SpawnAgent: inProcessAgent(t), TempDir: t.TempDir()})
+		_, err := redrive.Rerun(context.Background(), redrive.RerunConfig{Recording: rec, SpawnAgent: inProcessAgent(t), TempDir: t.TempDir()})
 		if !errors.Is(err, rerun.ErrNotReplayable) || !strings.Contains(err.Error(), "sub-agent limits") {
 			t.Errorf("limits %+v: %v, want ErrNotReplayable", limits, err)
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/redrive"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -75,10 +75,10 @@ func loadRecording(t testing.TB, r recorded) *rerun.Recording {
 	return rec
 }
 
-func rerunRecording(t *testing.T, rec *rerun.Recording) *engine.RerunReport {
+func rerunRecording(t *testing.T, rec *rerun.Recording) *redrive.RerunReport {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "rerun.db")
-	rep, err := engine.Rerun(context.Background(), engine.RerunConfig{Recording: rec, SpawnAgent: inProcessAgent(t), TempDir: t.TempDir(),
+	rep, err := redrive.Rerun(context.Background(), redrive.RerunConfig{Recording: rec, SpawnAgent: inProcessAgent(t), TempDir: t.TempDir(),
 		Logf: t.Logf, LedgerPath: path})
 	ledgertest.MustVerify(t, path, event.StrictOptions())
 	if err != nil {

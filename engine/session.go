@@ -91,7 +91,7 @@ func (e *Engine) load() error {
 		ConfigHash: e.opts.ConfigHash.String(), Policy: e.opts.Policy, PolicyHash: e.opts.Evaluator.PolicyHash().String(),
 		Provider: e.opts.Provider.Name(), Model: e.opts.Provider.Model()}
 	// With what a rerun needs to rebuild this configuration (the policy
-	// text as a blob, Shield's paths, limits): replay_config.go.
+	// text as a blob, Shield's paths, limits): replay_mode.go.
 	blobs := e.completeStarted(started)
 	seq, err := e.rec.Record(ctx, ledger.Sync, "", started, blobs...)
 	if err == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/redrive"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
@@ -325,7 +326,7 @@ func TestWhatIf_Symlink_RecordedLinks(t *testing.T) {
 		}
 	}
 	policy, _ := shield.ParsePolicy([]byte("version: 1\ndefault: allow\ndeny:\n  - name: no-secrets\n    paths: [\"secrets/**\", \"secrets\"]\n"))
-	rep, err := engine.WhatIf(rec, policy)
+	rep, err := redrive.WhatIf(rec, policy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +336,7 @@ func TestWhatIf_Symlink_RecordedLinks(t *testing.T) {
 	// Under a policy that allows secrets but denies pub, the recorded
 	// link decides: the read of docs/a.txt would be blocked.
 	other, _ := shield.ParsePolicy([]byte("version: 1\ndefault: allow\ndeny:\n  - name: no-pub\n    paths: [\"pub/**\"]\n"))
-	rep, err = engine.WhatIf(rec, other)
+	rep, err = redrive.WhatIf(rec, other)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 // and it compares the entries a rerun produced with the recorded ones
 // (Compare), reporting the first divergence as a unified diff.
 //
-// The engine's replay mode (engine/replay*.go) does the re-driving; this
+// The engine's replay mode (engine/redrive) does the re-driving; this
 // package knows nothing of engines, so a comparison can be tested, and a
 // record read, on its own.
 //

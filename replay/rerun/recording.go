@@ -370,7 +370,7 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 // when a message's tools were chosen is told by the tools its
 // engine.process_request names (a server's exit or restart can be
 // recorded between that choice and that entry), so a rerun offers a
-// server's last listing filtered by those names (engine/replay_mcp.go).
+// server's last listing filtered by those names (engine/redrive/mcp.go).
 func (r *Recording) mcpServer(en ledger.Entry, now map[string]*MCPListing) error {
 	p, err := event.Decode(en)
 	if err != nil {

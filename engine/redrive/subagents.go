@@ -1,8 +1,9 @@
-package engine
+package redrive
 
 import (
 	"encoding/json"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
 )
@@ -103,8 +104,8 @@ func (s *replayState) hold(id string) {
 	if e == nil || en == nil {
 		return
 	}
-	sa := en.subs.get(id)
-	if sa == nil {
+	_, done, ok := en.SubAgent(id)
+	if !ok {
 		return
 	}
 	select {
@@ -116,25 +117,19 @@ func (s *replayState) hold(id string) {
 	case *event.SubAgentTimedOut:
 		// Its own timer, at once: the end entry and the reason the parent
 		// reads are the engine's own.
-		sa.mu.Lock()
-		if sa.timer != nil {
-			sa.timer.Reset(0)
-		}
-		sa.mu.Unlock()
+		en.ExpireSubAgent(id)
 	case *event.SubAgentFailed:
 		if x.Reason == event.SubAgentCrashed {
-			sa.mu.Lock()
-			killCmd(sa.cmd)
-			sa.mu.Unlock()
+			en.KillSubAgent(id)
 		}
 	}
-	<-sa.done
+	<-done
 }
 
 // awaitCancel makes the parent's live cancel_agent p wait, when the record
 // shows it cancelling a sub-agent that was held, until the rerun's
 // sub-agent is held too (or has ended on its own).
-func (s *replayState) awaitCancel(p Proposal) {
+func (s *replayState) awaitCancel(p engine.Proposal) {
 	var a struct {
 		ID string `json:"id"`
 	}
@@ -152,13 +147,13 @@ func (s *replayState) awaitCancel(p Proposal) {
 	if en == nil {
 		return
 	}
-	sa := en.subs.get(a.ID)
-	if sa == nil || sa.session != p.Session {
+	session, done, ok := en.SubAgent(a.ID)
+	if !ok || session != p.Session {
 		return
 	}
 	select {
 	case <-e.held:
-	case <-sa.done:
+	case <-done:
 	}
 }
 
@@ -173,7 +168,7 @@ func (s *replayState) cancelledLater(id string, seq uint64) bool {
 }
 
 // owner is the replay engine, once New has set it up.
-func (s *replayState) owner() *Engine {
+func (s *replayState) owner() *engine.Engine {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.eng

@@ -1,10 +1,10 @@
-package engine
+package redrive
 
 import (
-	"cmp"
 	"fmt"
 	"time"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -12,64 +12,25 @@ import (
 	"github.com/opx-dev/opx/shield"
 )
 
-// What engine.started records so that a rerun can rebuild the engine's
-// configuration, and how a rerun rebuilds it.
-
-// checkPolicyText refuses a policy text that is not the evaluator's
-// policy: engine.started would name one policy and hold another.
-func checkPolicyText(opts Options) error {
-	if opts.PolicyText == nil {
-		return nil
-	}
-	if got, want := ledger.Sum(opts.PolicyText), opts.Evaluator.PolicyHash(); got != want {
-		return fmt.Errorf("engine: the policy text hashes to %s, the evaluator's policy to %s", got, want)
-	}
-	return nil
-}
-
-// completeStarted adds to engine.started what a rerun needs beside the
-// hashes, and returns the blobs it names (the policy text).
-func (e *Engine) completeStarted(s *event.EngineStarted) [][]byte {
-	var blobs [][]byte
-	text := e.opts.PolicyText
-	if _, ok := e.opts.Evaluator.(ReadOnlyPolicy); ok && text == nil {
-		text = []byte(readOnlyPolicyText)
-	}
-	if text != nil && ledger.Sum(text).String() == s.PolicyHash {
-		s.PolicyBlob = s.PolicyHash
-		blobs = append(blobs, text)
-	}
-	s.Shield = e.opts.ShieldEnv
-	s.MaxToolCalls = e.opts.MaxToolCalls
-	s.ApprovalTimeoutMS = e.approvals.timeout.Milliseconds()
-	s.ProviderMaxTokens = e.opts.ProviderMaxTokens
-	if t2 := e.opts.Tier2Provider; t2 != nil {
-		s.Tier2Provider, s.Tier2Model = t2.Name(), t2.Model()
-		s.Tier2DailyBudget = cmp.Or(e.opts.Tier2DailyBudget, DefaultTier2DailyBudget)
-	}
-	if a := e.opts.Agents; a.Enabled {
-		s.Agents = &event.AgentLimits{MaxConcurrent: a.MaxConcurrent, MaxRounds: a.MaxRounds, TimeoutMS: a.Timeout.Milliseconds()}
-	}
-	s.Replay = e.opts.replay != nil
-	return blobs
-}
+// How a rerun rebuilds an engine run's configuration from its
+// engine.started (what the engine records there: engine/replay_mode.go).
 
 // agentsConfig is the sub-agent configuration an engine run recorded:
 // off when it offered no agent tools. A rerun starts real processes for
 // the sub-agents the record's model answers spawn, so limits no
 // configuration allows (config.Agents: 1..64 at once, 1..1000 rounds,
 // 100 ms..24 h) are refused rather than obeyed.
-func agentsConfig(en *rerun.Engine) (AgentsConfig, error) {
+func agentsConfig(en *rerun.Engine) (engine.AgentsConfig, error) {
 	a := en.Started.Agents
 	if a == nil {
-		return AgentsConfig{}, nil
+		return engine.AgentsConfig{}, nil
 	}
 	timeout := time.Duration(a.TimeoutMS) * time.Millisecond
 	if a.MaxConcurrent < 1 || a.MaxConcurrent > 64 || a.MaxRounds < 1 || a.MaxRounds > 1000 || timeout < 100*time.Millisecond || timeout > 24*time.Hour {
-		return AgentsConfig{}, fmt.Errorf("%w: the engine started at entry %d names sub-agent limits no configuration allows (%d at once, %d rounds, timeout %s)",
+		return engine.AgentsConfig{}, fmt.Errorf("%w: the engine started at entry %d names sub-agent limits no configuration allows (%d at once, %d rounds, timeout %s)",
 			rerun.ErrNotReplayable, en.Seq, a.MaxConcurrent, a.MaxRounds, timeout)
 	}
-	return AgentsConfig{Enabled: true, MaxConcurrent: a.MaxConcurrent, MaxRounds: a.MaxRounds, Timeout: timeout}, nil
+	return engine.AgentsConfig{Enabled: true, MaxConcurrent: a.MaxConcurrent, MaxRounds: a.MaxRounds, Timeout: timeout}, nil
 }
 
 // policyText returns the text of the policy an engine run recorded. For
@@ -80,8 +41,8 @@ func policyText(en *rerun.Engine) ([]byte, error) {
 		return en.PolicyText, nil
 	}
 	switch en.Started.PolicyHash {
-	case ledger.Sum([]byte(readOnlyPolicyText)).String():
-		return []byte(readOnlyPolicyText), nil
+	case ledger.Sum([]byte(engine.ReadOnlyPolicyText)).String():
+		return []byte(engine.ReadOnlyPolicyText), nil
 	case ledger.Sum(fixtures.DefaultPolicy).String():
 		return fixtures.DefaultPolicy, nil
 	}
@@ -93,18 +54,18 @@ func policyText(en *rerun.Engine) ([]byte, error) {
 // home, protected and read-only paths as recorded, judging by policy
 // (the recorded one for a rerun, another for a what-if), with now as its
 // clock for the rate limit.
-func NewRecordedShield(en *rerun.Engine, policy *shield.Policy, now func() time.Time) Evaluator {
+func NewRecordedShield(en *rerun.Engine, policy *shield.Policy, now func() time.Time) engine.Evaluator {
 	env := event.ShieldEnv{}
 	if en.Started.Shield != nil {
 		env = *en.Started.Shield
 	}
-	return ShieldEvaluator{S: shield.New(shield.Config{Workspace: en.Started.Workspace, Home: env.Home,
+	return engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: en.Started.Workspace, Home: env.Home,
 		Protected: env.Protected, ReadOnly: env.ReadOnly, Policy: policy, Now: now})}
 }
 
 // evaluatorFor returns (building once) the evaluator of an engine run:
 // Shield under its recorded policy, or the read-only policy.
-func (s *replayState) evaluatorFor(en *rerun.Engine) (Evaluator, error) {
+func (s *replayState) evaluatorFor(en *rerun.Engine) (engine.Evaluator, error) {
 	s.mu.Lock()
 	ev := s.evaluators[en]
 	s.mu.Unlock()
@@ -115,8 +76,8 @@ func (s *replayState) evaluatorFor(en *rerun.Engine) (Evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if string(text) == readOnlyPolicyText {
-		ev = ReadOnlyPolicy{}
+	if string(text) == engine.ReadOnlyPolicyText {
+		ev = engine.ReadOnlyPolicy{}
 	} else {
 		p, err := shield.ParsePolicy(text)
 		if err != nil {

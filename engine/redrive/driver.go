@@ -1,9 +1,10 @@
-package engine
+package redrive
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -11,32 +12,17 @@ import (
 	"google.golang.org/grpc/metadata"
 )
 
-// driveReplay feeds the recorded client messages, in order, each once the
-// one before it is answered, through the live SendMessage path, then
-// stops the engine. It stops feeding once the replay left the record.
-func (e *Engine) driveReplay(ctx context.Context) {
-	s := e.opts.replay
-	defer func() {
-		// As a client's Shutdown, without the pause a reply needs.
-		e.mu.Lock()
-		e.stopReason = "replay finished"
-		stop := e.stop
-		e.mu.Unlock()
-		if stop != nil {
-			stop(errShutdown)
-		}
-	}()
+// drive feeds the recorded client messages, in order, each once the one
+// before it is answered, through the live SendMessage path, then stops
+// the engine. It stops feeding once the replay left the record.
+func (s *replayState) drive(ctx context.Context, e *engine.Engine) {
+	// As a client's Shutdown, without the pause a reply needs.
+	defer e.StopReplay()
 	if s.rec.Proxy != nil {
-		e.replayProxy(ctx) // no agent: mcp_proxy_replay.go
+		e.ReplayProxy(ctx) // no agent: engine/mcp_proxy_replay.go
 		return
 	}
-	if _, err := e.waitAgent(ctx, agentWait); err != nil {
-		e.mu.Lock()
-		refused := e.agentRefused
-		e.mu.Unlock()
-		if refused != "" {
-			err = fmt.Errorf("the agent was refused: %s", refused)
-		}
+	if err := e.AwaitAgent(ctx); err != nil {
 		s.fail(fmt.Errorf("replay: %w", err))
 		return
 	}
@@ -52,24 +38,19 @@ func (e *Engine) driveReplay(ctx context.Context) {
 			s.mu.Lock()
 			s.engine = m.Engine
 			s.mu.Unlock()
-			e.mu.Lock()
-			e.opts.MaxToolCalls = m.Engine.Started.MaxToolCalls
-			if e.opts.MaxToolCalls <= 0 {
-				e.opts.MaxToolCalls = 50
-			}
-			e.mu.Unlock()
+			e.SetMaxToolCalls(m.Engine.Started.MaxToolCalls)
 		}
 		if i == 0 {
 			// As SendMessage opens a new session, but with the recorded
 			// id; SendMessage then finds it in the sessions projection.
-			e.record(ctx, ledger.Async, sid, &event.SessionCreated{Mode: s.rec.Mode, Title: titleOf(m.Content)})
+			e.Record(ctx, ledger.Async, sid, &event.SessionCreated{Mode: s.rec.Mode, Title: engine.TitleOf(m.Content)})
 		}
 		md := metadata.MD{}
 		if m.Client != "" {
 			md.Set("opx-client", m.Client)
 		}
 		stream := &replayStream{ctx: metadata.NewIncomingContext(ctx, md)}
-		err := (&clientService{e: e}).SendMessage(&opxv1.ClientMessageRequest{SessionId: sid, MessageId: m.ID,
+		err := e.SendMessage(&opxv1.ClientMessageRequest{SessionId: sid, MessageId: m.ID,
 			Content: m.Content, Mode: m.Mode}, stream)
 		if err != nil {
 			s.fail(fmt.Errorf("replay message %s (entry %d): %w", m.ID, m.Seq, err))

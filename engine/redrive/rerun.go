@@ -1,4 +1,4 @@
-package engine
+package redrive
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/ledger"
@@ -71,7 +72,7 @@ import (
 // agent or engine crash, a tier 2 budget spent by other sessions. A
 // sub-agent that was cancelled, timed out or was killed while it waited
 // (for a model, a command, a human) is re-enacted there
-// (replay_subagents.go); what else hung on timing diverges: a cancel or a
+// (subagents.go); what else hung on timing diverges: a cancel or a
 // timeout between two steps, a follow-up (agent_message) that reached a
 // sub-agent before or after it answered, a spawn refused because others
 // were still running (agents.max_concurrent). The limits are the first
@@ -83,7 +84,7 @@ type RerunConfig struct {
 	// stay open until Rerun returns.
 	Recording *rerun.Recording
 	// SpawnAgent starts the real agent exactly as a live engine does.
-	SpawnAgent func(ctx context.Context, l AgentLaunch) (*exec.Cmd, error)
+	SpawnAgent func(ctx context.Context, l engine.AgentLaunch) (*exec.Cmd, error)
 	// RequireSandbox refuses an agent whose sandbox is unavailable.
 	RequireSandbox bool
 	// Version is recorded in the rerun's engine.started.
@@ -127,7 +128,7 @@ type RerunReport struct {
 // an unreadable record); a divergence is a report, not an error.
 func Rerun(ctx context.Context, cfg RerunConfig) (*RerunReport, error) {
 	rec := cfg.Recording
-	proxy := rec != nil && rec.Proxy != nil // an mcp-proxy session: no agent (mcp_proxy_replay.go)
+	proxy := rec != nil && rec.Proxy != nil // an mcp-proxy session: no agent (engine/mcp_proxy_replay.go)
 	if rec == nil || (cfg.SpawnAgent == nil && !proxy) {
 		return nil, errors.New("rerun: a recording and an agent are required")
 	}
@@ -165,7 +166,7 @@ func Rerun(ctx context.Context, cfg RerunConfig) (*RerunReport, error) {
 		opts.Version = "rerun"
 	}
 	start := time.Now()
-	e, err := New(opts)
+	e, err := engine.NewReplay(opts, s)
 	if err != nil {
 		return nil, err
 	}
@@ -211,11 +212,7 @@ func Rerun(ctx context.Context, cfg RerunConfig) (*RerunReport, error) {
 	if len(sandboxes) > 0 {
 		rep.SubAgentSandboxes = sandboxes
 	}
-	e.mu.Lock()
-	if e.canary != nil {
-		rep.Agent, rep.AgentSummary = e.canary.Status, e.canary.Summary
-	}
-	e.mu.Unlock()
+	rep.Agent, rep.AgentSummary = e.Canary()
 	return rep, nil
 }
 
@@ -230,15 +227,15 @@ type replayState struct {
 	message    *rerun.Message // the message being fed (nil before the first)
 	gateway    *replayProvider
 	tier2      *replayProvider
-	evaluators map[*rerun.Engine]Evaluator
+	evaluators map[*rerun.Engine]engine.Evaluator
 	policy     ledger.Hash                  // of the evaluator used last
 	clock      time.Time                    // the recorded time of the proposal being judged
 	pending    map[string][]*rerun.Proposal // by callKey
 	judged     map[string]*rerun.Proposal   // taken at evaluation, for execution
 	approvals  map[string][]*rerun.Approval // not yet asked, by rerun.CallKey
 	asked      map[string]*rerun.Approval   // by id, until answered
-	ends       map[string]*subEnd           // sub-agents' recorded ends other than completion (replay_subagents.go)
-	eng        *Engine                      // the replay engine, once set up
+	ends       map[string]*subEnd           // sub-agents' recorded ends other than completion (subagents.go)
+	eng        *engine.Engine               // the replay engine, once set up
 	notes      []string
 	offRecord  bool
 	err        error
@@ -246,12 +243,12 @@ type replayState struct {
 
 // replayOptions builds the Options of an engine that re-drives rec on the
 // empty workspace ws, recording into l.
-func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replayState, Options, error) {
+func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replayState, engine.Options, error) {
 	first := rec.FirstEngine()
 	if first == nil {
-		return nil, Options{}, fmt.Errorf("%w: no engine.started precedes session %s", rerun.ErrNotReplayable, rec.Session)
+		return nil, engine.Options{}, fmt.Errorf("%w: no engine.started precedes session %s", rerun.ErrNotReplayable, rec.Session)
 	}
-	s := &replayState{rec: rec, engine: first, evaluators: map[*rerun.Engine]Evaluator{}, pending: map[string][]*rerun.Proposal{},
+	s := &replayState{rec: rec, engine: first, evaluators: map[*rerun.Engine]engine.Evaluator{}, pending: map[string][]*rerun.Proposal{},
 		judged: map[string]*rerun.Proposal{}, approvals: map[string][]*rerun.Approval{}, asked: map[string]*rerun.Approval{}}
 	for _, p := range rec.Proposals {
 		k := callKey(p.SubAgentID, p.MessageID, p.CallID)
@@ -271,7 +268,7 @@ func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replaySt
 	// Every engine run's policy must be at hand before anything runs.
 	for _, en := range rec.Engines() {
 		if _, err := s.evaluatorFor(en); err != nil {
-			return nil, Options{}, err
+			return nil, engine.Options{}, err
 		}
 	}
 	ev, _ := s.evaluatorFor(first)
@@ -279,13 +276,13 @@ func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replaySt
 	text, _ := policyText(first)
 	agents, err := agentsConfig(first)
 	if err != nil {
-		return nil, Options{}, err
+		return nil, engine.Options{}, err
 	}
-	tok, err := newToken()
+	tok, err := engine.NewToken()
 	if err != nil {
-		return nil, Options{}, err
+		return nil, engine.Options{}, err
 	}
-	opts := Options{
+	opts := engine.Options{
 		Workspace: ws, Ledger: l, Provider: s.gateway, Evaluator: &replayEvaluator{s: s},
 		Retry:       llm.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }},
 		ConfigHash:  ledger.Sum(nil),
@@ -297,7 +294,6 @@ func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replaySt
 		ApprovalTimeout:   approvalTimeout(rec, first),
 		ProviderMaxTokens: first.Started.ProviderMaxTokens,
 		Agents:            agents,
-		replay:            s,
 	}
 	// The tools offered to the session: the same executors, over the
 	// empty workspace, never run (Handle returns before they would).
@@ -330,45 +326,10 @@ func approvalTimeout(rec *rerun.Recording, en *rerun.Engine) time.Duration {
 	return 0
 }
 
-// setupReplay puts an engine New is building into replay mode.
-func (e *Engine) setupReplay(mcpSource *mcpTools) {
-	s := e.opts.replay
-	e.pipe.replay = s
-	s.replayMCP(mcpSource)
-	s.mu.Lock()
-	s.eng = e
-	s.mu.Unlock()
-	first := s.rec.FirstEngine()
-	if first.Started.Tier2Provider != "" {
-		// Built here, not by New: the evaluator shows the model the
-		// recorded workspace, not the replay's empty one.
-		budget := first.Started.Tier2DailyBudget
-		t2, err := NewLLMEvaluator(LLMEvaluatorConfig{Recorder: e.rec, Provider: s.tier2, Retry: e.opts.Retry,
-			Budget: budget, Workspace: first.Started.Workspace})
-		if err == nil {
-			e.pipe.Tier2 = t2
-		}
-	}
-	// Approvals keep their recorded ids (the id is in the answer the
-	// agent reads, so in the next request body) and are answered as
-	// recorded, the moment they are asked.
-	e.approvals.id = s.approvalID
-	publish := e.approvals.publish
-	e.approvals.publish = func(session, messageID, typ string, seq uint64, data any) {
-		if publish != nil {
-			publish(session, messageID, typ, seq, data)
-		}
-		if m, ok := data.(map[string]any); ok && typ == "approval_requested" {
-			id, _ := m["approval_id"].(string)
-			s.answer(e.approvals, id)
-		}
-	}
-}
-
 // approvalID names an approval as the record named the next one asked
 // for the same call of the same thread (parallel sub-agents ask in an
 // order that depends on scheduling).
-func (s *replayState) approvalID(p Proposal) string {
+func (s *replayState) approvalID(p engine.Proposal) string {
 	k := rerun.CallKey(p.SubAgentID, p.CallID)
 	s.mu.Lock()
 	var rec *rerun.Approval
@@ -378,7 +339,7 @@ func (s *replayState) approvalID(p Proposal) string {
 	s.mu.Unlock()
 	if rec == nil {
 		s.offRecordf("approval for call %s%s: the record has no further approval for it", p.CallID, threadName(p.SubAgentID))
-		tok, _ := newToken()
+		tok, _ := engine.NewToken()
 		return "apr_" + tok[:16]
 	}
 	s.mu.Lock()
@@ -390,7 +351,7 @@ func (s *replayState) approvalID(p Proposal) string {
 // answer resolves approval id as the record answered it. One the record
 // shows answered after its sub-agent's end (by the end's denial) is left
 // to the rerun's end of that sub-agent: the sub-agent is held there.
-func (s *replayState) answer(a *Approvals, id string) {
+func (s *replayState) answer(a *engine.Approvals, id string) {
 	s.mu.Lock()
 	rec := s.asked[id]
 	delete(s.asked, id)

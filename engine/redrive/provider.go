@@ -1,4 +1,4 @@
-package engine
+package redrive
 
 import (
 	"bytes"
@@ -163,7 +163,7 @@ func (p *replayProvider) Send(ctx context.Context, body []byte) (io.ReadCloser, 
 	p.mu.Unlock()
 	if t.subagent != "" && p.s.heldAt(t.subagent, c.ResponseSeq) {
 		// Answered after its sub-agent's end, or never: served once the
-		// rerun's sub-agent has ended too (replay_subagents.go).
+		// rerun's sub-agent has ended too (subagents.go).
 		p.s.hold(t.subagent)
 		if c.Response == nil {
 			return nil, recordedError{"opx replay: the sub-agent ended before this call was answered"}

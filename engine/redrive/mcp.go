@@ -1,4 +1,4 @@
-package engine
+package redrive
 
 import (
 	"sort"
@@ -13,25 +13,22 @@ import (
 // schema from the listing, mutating as recorded), so the agent's model
 // requests are the recorded ones byte for byte; Shield judges each call
 // as the live engine did (a writable server's tools are mutating), and
-// the recorded result is served (replay_pipeline.go): the server is never
+// the recorded result is served (pipeline.go): the server is never
 // called.
 
-// replayMCP points src at the record.
-func (s *replayState) replayMCP(src *mcpTools) {
-	src.tools = s.mcpTools
-	src.writable = func(server string) bool {
-		for _, l := range s.mcpListings() {
-			if l.Server == server {
-				for _, t := range l.Tools {
-					if t.Mutating {
-						return true
-					}
+// MCPWritable implements engine.ReplayMode: whether server's recorded
+// tools were mutating (it ran writable).
+func (s *replayState) MCPWritable(server string) bool {
+	for _, l := range s.mcpListings() {
+		if l.Server == server {
+			for _, t := range l.Tools {
+				if t.Mutating {
+					return true
 				}
 			}
 		}
-		return false
 	}
-	src.call = nil
+	return false
 }
 
 // mcpListings are the listings in force for the message being fed, and

@@ -1,4 +1,4 @@
-package engine
+package redrive
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -28,7 +29,7 @@ func (r *replayEvaluator) PolicyHash() ledger.Hash {
 }
 
 // Evaluate implements Evaluator.
-func (r *replayEvaluator) Evaluate(ctx context.Context, p Proposal) []Verdict {
+func (r *replayEvaluator) Evaluate(ctx context.Context, p engine.Proposal) []engine.Verdict {
 	s := r.s
 	rp := s.take(p)
 	en := s.current()
@@ -43,7 +44,7 @@ func (r *replayEvaluator) Evaluate(ctx context.Context, p Proposal) []Verdict {
 	ev, err := s.evaluatorFor(en)
 	if err != nil { // checked for every engine run before the replay began
 		s.offRecordf("call %s: %v", p.CallID, err)
-		return []Verdict{{Decision: event.Block, Tier: 0, Rule: "replay:no-policy", Reason: err.Error()}}
+		return []engine.Verdict{{Decision: event.Block, Tier: 0, Rule: "replay:no-policy", Reason: err.Error()}}
 	}
 	vs := ev.Evaluate(ctx, p)
 	s.mu.Lock()
@@ -77,7 +78,7 @@ func recordedRules(en *rerun.Engine) string {
 	return shield.RecordedRules(en.Started.Shield.Rules)
 }
 
-func sameVerdict(v Verdict, r rerun.Verdict) bool {
+func sameVerdict(v engine.Verdict, r rerun.Verdict) bool {
 	return v.Decision == r.Decision && v.Tier == r.Tier && v.Rule == r.Rule && v.Reason == r.Reason
 }
 
@@ -92,7 +93,7 @@ func recordedVerdict(rp *rerun.Proposal, i int) string {
 // take finds the recorded proposal a produced one replays: the next
 // recorded one with its message and call id, if it proposes the same
 // action. It is kept for the execution step.
-func (s *replayState) take(p Proposal) *rerun.Proposal {
+func (s *replayState) take(p engine.Proposal) *rerun.Proposal {
 	k := callKey(p.SubAgentID, p.MessageID, p.CallID)
 	s.mu.Lock()
 	q := s.pending[k]
@@ -118,7 +119,7 @@ func (s *replayState) take(p Proposal) *rerun.Proposal {
 // recordedLinks are the links recorded with the proposal p replays (the
 // next recorded one with its call id, if it proposes the same action),
 // without taking it: Evaluate does.
-func (s *replayState) recordedLinks(p Proposal) map[string]string {
+func (s *replayState) recordedLinks(p engine.Proposal) map[string]string {
 	k := callKey(p.SubAgentID, p.MessageID, p.CallID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -142,8 +143,8 @@ func (s *replayState) recordedLinks(p Proposal) map[string]string {
 // moment) and agent_result without waiting (finished or not yet). What
 // they answered in the record is what the parent's model saw, so the
 // parent's next request body is the recorded one.
-func (s *replayState) live(p Proposal) bool {
-	if p.Def.Group != GroupAgents {
+func (s *replayState) live(p engine.Proposal) bool {
+	if p.Def.Group != engine.GroupAgents {
 		return false
 	}
 	switch p.Tool {
@@ -176,19 +177,19 @@ func (s *replayState) live(p Proposal) bool {
 }
 
 // execute stands in for the snapshot and the executor of an allowed call
-// (Pipeline.Handle calls it in replay mode): it records again what the
+// (engine.Pipeline.Handle calls it in replay mode): it records again what the
 // live engine recorded for the call (its snapshot, exec.started and
 // result) and answers the agent as the live engine did. No workspace is
 // read or written.
-func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, call executor.Call, def executor.ToolDef) (ToolOutcome, error) {
+func (s *replayState) execute(ctx context.Context, p *engine.Pipeline, prop engine.Proposal, call executor.Call, def executor.ToolDef) (engine.ToolOutcome, error) {
 	k := callKey(prop.SubAgentID, prop.MessageID, prop.CallID)
 	s.mu.Lock()
 	rp := s.judged[k]
 	delete(s.judged, k)
 	s.mu.Unlock()
-	offRecord := func(why string) (ToolOutcome, error) {
+	offRecord := func(why string) (engine.ToolOutcome, error) {
 		s.offRecordf("call %s: %s", prop.CallID, why)
-		return ToolOutcome{Content: "error: opx replay: " + why, IsError: true}, nil
+		return engine.ToolOutcome{Content: "error: opx replay: " + why, IsError: true}, nil
 	}
 	if rp == nil {
 		return offRecord("the record holds no execution of this call")
@@ -196,12 +197,12 @@ func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, c
 	if def.Mutating && !def.WorkspaceWide {
 		// As Handle: a tool that cannot name what it changes, or bad
 		// arguments, never reach a snapshot.
-		_, ok, terr := p.toolsFor(prop.Session).Touches(call)
+		_, ok, terr := p.ToolsFor(prop.Session).Touches(call)
 		switch {
 		case !ok:
-			return ToolOutcome{Content: "blocked: " + prop.Tool + " cannot say what it will change, so no snapshot can be taken", IsError: true}, nil
+			return engine.ToolOutcome{Content: "blocked: " + prop.Tool + " cannot say what it will change, so no snapshot can be taken", IsError: true}, nil
 		case terr != nil:
-			return ToolOutcome{Content: "error: " + terr.Error(), IsError: true}, nil
+			return engine.ToolOutcome{Content: "error: " + terr.Error(), IsError: true}, nil
 		}
 	}
 	if !rp.Started {
@@ -210,7 +211,7 @@ func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, c
 		if rp.Result == nil {
 			return offRecord("the record neither ran nor answered this call")
 		}
-		return ToolOutcome{Content: rp.ResultContent, IsError: rp.Result.IsError}, nil
+		return engine.ToolOutcome{Content: rp.ResultContent, IsError: rp.Result.IsError}, nil
 	}
 	if def.Mutating {
 		if rp.Snapshot == nil {
@@ -218,19 +219,19 @@ func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, c
 		}
 		snap := *rp.Snapshot
 		if _, err := p.Recorder.Record(ctx, ledger.Async, prop.Session, &snap, s.blobs(snapshotBlobs(&snap)...)...); err != nil {
-			return ToolOutcome{}, err
+			return engine.ToolOutcome{}, err
 		}
 	}
-	if refusal, err := p.recordStarted(ctx, prop); err != nil || refusal != "" {
-		return ToolOutcome{Content: refusal, IsError: true}, err
+	if refusal, err := p.RecordStarted(ctx, prop); err != nil || refusal != "" {
+		return engine.ToolOutcome{Content: refusal, IsError: true}, err
 	}
 	start := time.Now()
 	if prop.SubAgentID != "" && s.heldAt(prop.SubAgentID, rp.DoneSeq) {
 		// Finished after its sub-agent's end, or never: recorded once
-		// the rerun's sub-agent has ended too (replay_subagents.go).
+		// the rerun's sub-agent has ended too (subagents.go).
 		s.hold(prop.SubAgentID)
 		if rp.DoneSeq == 0 {
-			return ToolOutcome{Content: "error: the sub-agent ended before this call finished", IsError: true}, nil
+			return engine.ToolOutcome{Content: "error: the sub-agent ended before this call finished", IsError: true}, nil
 		}
 	}
 	switch {
@@ -238,7 +239,7 @@ func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, c
 		f := *rp.Failed
 		f.DurationMS = time.Since(start).Milliseconds()
 		if _, err := p.Recorder.Record(ctx, ledger.Sync, prop.Session, &f); err != nil {
-			return ToolOutcome{}, err
+			return engine.ToolOutcome{}, err
 		}
 	case rp.Completed != nil:
 		c := *rp.Completed
@@ -248,7 +249,7 @@ func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, c
 			names = append(names, f.Blob)
 		}
 		if _, err := p.Recorder.Record(ctx, ledger.Sync, prop.Session, &c, s.blobs(names...)...); err != nil {
-			return ToolOutcome{}, err
+			return engine.ToolOutcome{}, err
 		}
 		if def.UntrustedResult {
 			// Shield reads the recorded result again: its finding is
@@ -257,8 +258,8 @@ func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, c
 			if err != nil {
 				return offRecord("the recorded result cannot be read: " + err.Error())
 			}
-			if _, err := p.flagResult(ctx, prop, def, full); err != nil {
-				return ToolOutcome{}, err
+			if _, err := p.FlagResult(ctx, prop, def, full); err != nil {
+				return engine.ToolOutcome{}, err
 			}
 		}
 	default:
@@ -267,7 +268,7 @@ func (s *replayState) execute(ctx context.Context, p *Pipeline, prop Proposal, c
 	if rp.Result == nil {
 		return offRecord("the record holds no answer to this call")
 	}
-	return ToolOutcome{Content: rp.ResultContent, IsError: rp.Result.IsError}, nil
+	return engine.ToolOutcome{Content: rp.ResultContent, IsError: rp.Result.IsError}, nil
 }
 
 // snapshotBlobs names the blobs a snapshot entry names.

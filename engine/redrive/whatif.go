@@ -1,4 +1,4 @@
-package engine
+package redrive
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
@@ -95,7 +96,7 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 	}
 	var clock time.Time
 	now := func() time.Time { return clock }
-	shields := map[*rerun.Engine]Evaluator{}
+	shields := map[*rerun.Engine]engine.Evaluator{}
 	fallback := &rerun.Engine{}
 	if es := rec.Engines(); len(es) > 0 {
 		fallback = es[0]
@@ -121,22 +122,22 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 		clock = p.TS
 		args := json.RawMessage(p.Arguments)
 		call := executor.Call{ID: p.CallID, Tool: p.Tool, Args: args}
-		prop := Proposal{Session: rec.Session, SubAgentID: p.SubAgentID, MessageID: p.MessageID, CallID: p.CallID, Tool: p.Tool, Args: args,
-			ActionHash: ActionHash(p.Tool, args), Def: executor.ToolDef{Name: p.Tool, Mutating: p.Mutating}, Known: true, Paths: tools.Paths(call), Links: p.Links}
+		prop := engine.Proposal{Session: rec.Session, SubAgentID: p.SubAgentID, MessageID: p.MessageID, CallID: p.CallID, Tool: p.Tool, Args: args,
+			ActionHash: engine.ActionHash(p.Tool, args), Def: executor.ToolDef{Name: p.Tool, Mutating: p.Mutating}, Known: true, Paths: tools.Paths(call), Links: p.Links}
 		newVs := ev.Evaluate(context.Background(), prop)
-		var oldVs []Verdict
+		var oldVs []engine.Verdict
 		var oldSeqs []uint64
 		var answered *WhatIfVerdict
 		for _, v := range p.Verdicts {
 			if strings.HasPrefix(v.Rule, "tier2:") || strings.HasPrefix(v.Rule, "tier3:") {
 				// An escalation's hand-over or answer, not Shield's.
 				if v.Decision != event.Escalate {
-					a := whatIfVerdict(Verdict{Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason})
+					a := whatIfVerdict(engine.Verdict{Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason})
 					answered = &a
 				}
 				continue
 			}
-			oldVs = append(oldVs, Verdict{Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason})
+			oldVs = append(oldVs, engine.Verdict{Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason})
 			oldSeqs = append(oldSeqs, v.Seq)
 		}
 		was, is := governing(oldVs), governing(newVs)
@@ -185,8 +186,8 @@ func restriction(tier int, rule string) bool {
 // combines them, except that an allow is shown by the first tier that
 // allowed (the policy's rule, rather than tier 1's "no heuristic
 // matched").
-func governing(vs []Verdict) Verdict {
-	d := Decide(vs)
+func governing(vs []engine.Verdict) engine.Verdict {
+	d := engine.Decide(vs)
 	if d.Decision == event.Allow {
 		for _, v := range vs {
 			if v.Decision == event.Allow {
@@ -197,11 +198,11 @@ func governing(vs []Verdict) Verdict {
 	return d
 }
 
-func whatIfVerdict(v Verdict) WhatIfVerdict {
+func whatIfVerdict(v engine.Verdict) WhatIfVerdict {
 	return WhatIfVerdict{Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason}
 }
 
-func whatIfVerdicts(vs []Verdict) []WhatIfVerdict {
+func whatIfVerdicts(vs []engine.Verdict) []WhatIfVerdict {
 	out := make([]WhatIfVerdict, 0, len(vs))
 	for _, v := range vs {
 		out = append(out, whatIfVerdict(v))

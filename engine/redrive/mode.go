@@ -1,0 +1,70 @@
+package redrive
+
+import (
+	"context"
+
+	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/llm"
+	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/replay/rerun"
+)
+
+// replayState is the engine's engine.ReplayMode: what the core asks of
+// replay mode, each method the replay's own.
+var _ engine.ReplayMode = (*replayState)(nil)
+
+// Recording implements engine.ReplayMode.
+func (s *replayState) Recording() *rerun.Recording { return s.rec }
+
+// Attach implements engine.ReplayMode: e is the replay engine.
+func (s *replayState) Attach(e *engine.Engine) {
+	s.mu.Lock()
+	s.eng = e
+	s.mu.Unlock()
+}
+
+// Drive implements engine.ReplayMode (driver.go).
+func (s *replayState) Drive(ctx context.Context, e *engine.Engine) { s.drive(ctx, e) }
+
+// Live implements engine.ReplayMode (pipeline.go).
+func (s *replayState) Live(p engine.Proposal) bool { return s.live(p) }
+
+// Execute implements engine.ReplayMode (pipeline.go).
+func (s *replayState) Execute(ctx context.Context, p *engine.Pipeline, prop engine.Proposal, call executor.Call, def executor.ToolDef) (engine.ToolOutcome, error) {
+	return s.execute(ctx, p, prop, call, def)
+}
+
+// RecordedLinks implements engine.ReplayMode (pipeline.go).
+func (s *replayState) RecordedLinks(p engine.Proposal) map[string]string { return s.recordedLinks(p) }
+
+// ApprovalID implements engine.ReplayMode (rerun.go).
+func (s *replayState) ApprovalID(p engine.Proposal) string { return s.approvalID(p) }
+
+// Answer implements engine.ReplayMode (rerun.go).
+func (s *replayState) Answer(a *engine.Approvals, id string) { s.answer(a, id) }
+
+// MCPTools implements engine.ReplayMode (mcp.go).
+func (s *replayState) MCPTools() []mcp.Tool { return s.mcpTools() }
+
+// Tier2 implements engine.ReplayMode: the first engine run's tier 2
+// model, served from the record, shown the recorded workspace.
+func (s *replayState) Tier2() (llm.Provider, int, string) {
+	first := s.rec.FirstEngine()
+	if first.Started.Tier2Provider == "" {
+		return nil, 0, ""
+	}
+	return s.tier2, first.Started.Tier2DailyBudget, first.Started.Workspace
+}
+
+// OffRecord implements engine.ReplayMode.
+func (s *replayState) OffRecord() bool { return s.isOffRecord() }
+
+// OffRecordf implements engine.ReplayMode.
+func (s *replayState) OffRecordf(format string, args ...any) { s.offRecordf(format, args...) }
+
+// Fail implements engine.ReplayMode.
+func (s *replayState) Fail(err error) { s.fail(err) }
+
+// Blobs implements engine.ReplayMode (pipeline.go).
+func (s *replayState) Blobs(names ...string) [][]byte { return s.blobs(names...) }
