@@ -26,15 +26,24 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "serve": // completes the protocol, then runs until killed
 		fmt.Print("PORT:4242\nWEB_DISABLED\n")
-		select {}
+		blockForever()
 	case "silent": // never completes the protocol
-		select {}
+		blockForever()
 	case "stubborn": // completes the protocol, ignores SIGTERM
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Print("PORT:4242\nWEB_DISABLED\n")
-		select {}
+		blockForever()
 	}
 	os.Exit(99)
+}
+
+// blockForever blocks until the process is killed. A bare select {}
+// would not: with no other goroutine, the runtime reports a deadlock and
+// exits with code 2 (without -race, whose runtime keeps a goroutine).
+func blockForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 // logBuf collects the manager's log lines.
