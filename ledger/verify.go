@@ -24,9 +24,11 @@ type VerifyOptions struct {
 	// reports a payload that lacks its type's expected fields.
 	CheckPayload func(typ string, data []byte) error
 	// CheckOrder, if set and Strict, is called for every entry that
-	// parses, in seq order, on the reading goroutine; an error it returns
-	// is reported as KindCausality at that entry. It is where rules that
-	// span entries (nothing executes before its verdict) are checked.
+	// parses, in seq order, one call at a time (on whichever worker joins
+	// the entry's chunk, with the entry that worker parsed); an error it
+	// returns is reported as KindCausality at that entry. It is where
+	// rules that span entries (nothing executes before its verdict) are
+	// checked.
 	CheckOrder func(e *Entry) error
 	// CheckEnd, if set and Strict (with CheckOrder), is called once after
 	// the last entry CheckOrder saw, for rules whose second half never
