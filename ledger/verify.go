@@ -136,6 +136,12 @@ type checker struct {
 	done   atomic.Uint64
 	total  uint64
 	budget *byteBudget // stream mode only
+	// slots bounds the chunks submitted and not yet joined: a joined
+	// chunk frees its slot. Without it, a worker slow on one chunk (huge
+	// entries) would let the others run ahead, and the results waiting
+	// for it to join (each with its parsed entries, for CheckOrder)
+	// would grow with the ledger.
+	slots chan struct{}
 	// tree is the Merkle tree being recomputed (tree_verify.go); treeEnd,
 	// if set, checks what only the end can (a store's tiles).
 	tree    *treeCheck
@@ -158,7 +164,8 @@ func newChecker(opts VerifyOptions, stream bool, total uint64, from uint64, firs
 	}
 	c := &checker{opts: opts, stream: stream, total: total, work: make(chan chunk, opts.Workers*2),
 		pending: map[int]*chunkResult{}, from: from, firstPrev: firstPrev,
-		rep: &Report{Failures: []*IntegrityError{}}, refs: map[Hash]uint64{}, pruned: map[Hash]bool{}}
+		rep: &Report{Failures: []*IntegrityError{}}, refs: map[Hash]uint64{}, pruned: map[Hash]bool{},
+		slots: make(chan struct{}, opts.Workers*4)}
 	if stream {
 		c.budget = newByteBudget(streamInflight)
 	}
@@ -178,6 +185,7 @@ func newChecker(opts VerifyOptions, stream bool, total uint64, from uint64, firs
 func (c *checker) ordering() bool { return c.opts.Strict && c.opts.CheckOrder != nil }
 
 func (c *checker) submit(ch chunk) {
+	c.slots <- struct{}{} // freed by join
 	if c.budget != nil {
 		var n int64
 		for _, it := range ch.items {
@@ -225,6 +233,7 @@ func (c *checker) join(idx int, res *chunkResult) {
 		}
 		delete(c.pending, c.nextJoin)
 		c.nextJoin++
+		<-c.slots
 		// Every entry that parses, in seq order: chunks join in order.
 		for i := range res.ordered {
 			if err := c.opts.CheckOrder(&res.ordered[i]); err != nil {
