@@ -175,3 +175,86 @@ func PrunedBlobs(data []byte) ([]Hash, error) {
 	}
 	return p.Blobs, nil
 }
+
+// canonicalBlobRefs is BlobRefs for data known to be in canonical form
+// (strict verify has checked the whole entry): it calls add for each blob
+// the data names, walking it in place instead of decoding it. Canonical
+// data has no duplicate keys, so the walk finds exactly what BlobRefs'
+// decoded maps hold (in another order, which its callers do not use).
+func canonicalBlobRefs(data []byte, add func(Hash)) error {
+	if !bytes.Contains(data, []byte(`blob"`)) {
+		return nil
+	}
+	s := &scanner{b: data}
+	if err := s.walkBlobs(add, 0); err != nil {
+		return err
+	}
+	if s.pos != len(data) {
+		return s.fail("trailing data after JSON value")
+	}
+	return nil
+}
+
+// walkBlobs advances past one value of canonical JSON (no spaces),
+// calling add for each string member named "blob" or "*_blob" whose value
+// is a hash, at any depth.
+func (s *scanner) walkBlobs(add func(Hash), depth int) error {
+	if depth > maxDepth {
+		return s.fail("nesting too deep")
+	}
+	if s.pos >= len(s.b) {
+		return s.fail("unexpected end of input")
+	}
+	switch s.b[s.pos] {
+	case '{':
+		s.pos++
+		if s.eat('}') {
+			return nil
+		}
+		for {
+			k, err := s.keyBytes()
+			if err != nil {
+				return err
+			}
+			if !s.eat(':') {
+				return s.fail("expected :")
+			}
+			if s.pos < len(s.b) && s.b[s.pos] == '"' && (string(k) == "blob" || bytes.HasSuffix(k, []byte("_blob"))) {
+				v, err := s.str()
+				if err != nil {
+					return err
+				}
+				if h, err := ParseHash(v); err == nil {
+					add(h)
+				}
+			} else if err := s.walkBlobs(add, depth+1); err != nil {
+				return err
+			}
+			if s.eat(',') {
+				continue
+			}
+			if !s.eat('}') {
+				return s.fail("expected , or }")
+			}
+			return nil
+		}
+	case '[':
+		s.pos++
+		if s.eat(']') {
+			return nil
+		}
+		for {
+			if err := s.walkBlobs(add, depth+1); err != nil {
+				return err
+			}
+			if s.eat(',') {
+				continue
+			}
+			if !s.eat(']') {
+				return s.fail("expected , or ]")
+			}
+			return nil
+		}
+	}
+	return s.skipValue(depth)
+}

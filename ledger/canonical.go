@@ -25,8 +25,13 @@ const maxDepth = 512
 // UTF-8, no duplicate object keys. Object members are sorted by the UTF-16
 // code units of their keys; strings escape only what JCS escapes.
 func Canonicalize(src []byte) ([]byte, error) {
+	return appendCanonical(make([]byte, 0, len(src)), src)
+}
+
+// appendCanonical is Canonicalize appending to out, for a caller that
+// checks many values with one buffer.
+func appendCanonical(out, src []byte) ([]byte, error) {
 	p := canonParser{b: src}
-	out := make([]byte, 0, len(src))
 	p.skipSpace()
 	out, err := p.value(out, 0)
 	if err != nil {
@@ -41,8 +46,22 @@ func Canonicalize(src []byte) ([]byte, error) {
 
 // IsCanonical reports whether b is already in canonical form.
 func IsCanonical(b []byte) bool {
-	c, err := Canonicalize(b)
-	return err == nil && bytes.Equal(c, b)
+	scratch := make([]byte, 0, len(b))
+	return isCanonical(b, &scratch)
+}
+
+// isCanonical is IsCanonical canonicalising into *scratch, which it
+// keeps for the next call: a verify worker checks millions of entries
+// without allocating a copy of each.
+func isCanonical(b []byte, scratch *[]byte) bool {
+	c, err := appendCanonical((*scratch)[:0], b)
+	if err != nil {
+		return false
+	}
+	if cap(c) <= 1<<20 {
+		*scratch = c // a huge entry's buffer is not kept
+	}
+	return bytes.Equal(c, b)
 }
 
 // MarshalCanonical encodes v with encoding/json and canonicalises the

@@ -123,7 +123,50 @@ func encodeEntry(buf []byte, seq uint64, prev Hash, ts time.Time, session, typ s
 // object with exactly the six entry members (in any order, with any white
 // space) so that verify can report a non-canonical entry rather than an
 // unreadable one; use IsCanonical to check the form. Data aliases raw.
-func ParseEntry(raw []byte) (Entry, error) {
+func ParseEntry(raw []byte) (Entry, error) { return parseEntry(raw, nil) }
+
+// entryStrings is a verify worker's table of the strings its entries
+// repeat (a ledger has a few types and sessions across millions of
+// entries): each is allocated once rather than once an entry.
+type entryStrings struct {
+	m map[string]string
+	// dropTS: ts is checked but not kept (Entry.TS is ""), for a verify
+	// that reads no timestamp.
+	dropTS bool
+}
+
+// maxEntryStrings bounds an entryStrings table: past it, strings are
+// allocated as ParseEntry does.
+const maxEntryStrings = 4096
+
+// str reads a JSON string at s as scanner.str does, from the table when
+// it holds it.
+func (t *entryStrings) str(s *scanner) (string, error) {
+	if t == nil {
+		return s.str()
+	}
+	if s.pos >= len(s.b) || s.b[s.pos] != '"' {
+		return "", s.fail("expected string")
+	}
+	b, err := s.p().strBytes()
+	if err != nil {
+		return "", err
+	}
+	if v, ok := t.m[string(b)]; ok {
+		return v, nil
+	}
+	v := string(b)
+	if t.m == nil {
+		t.m = map[string]string{}
+	}
+	if len(t.m) < maxEntryStrings {
+		t.m[v] = v
+	}
+	return v, nil
+}
+
+// parseEntry is ParseEntry taking session and type from t (nil: none).
+func parseEntry(raw []byte, t *entryStrings) (Entry, error) {
 	e := Entry{Raw: raw}
 	s := scanner{b: raw}
 	s.space()
@@ -183,17 +226,24 @@ func ParseEntry(raw []byte) (Entry, error) {
 			}
 		case "session":
 			bit = fSession
-			if e.Session, err = s.str(); err != nil {
+			if e.Session, err = t.str(&s); err != nil {
 				return e, err
 			}
 		case "ts":
 			bit = fTS
-			if e.TS, err = s.str(); err != nil {
+			if t != nil && t.dropTS {
+				if s.pos >= len(s.b) || s.b[s.pos] != '"' {
+					return e, s.fail("expected string")
+				}
+				if _, err = s.p().strBytes(); err != nil {
+					return e, err
+				}
+			} else if e.TS, err = s.str(); err != nil {
 				return e, err
 			}
 		case "type":
 			bit = fType
-			if e.Type, err = s.str(); err != nil {
+			if e.Type, err = t.str(&s); err != nil {
 				return e, err
 			}
 		default:

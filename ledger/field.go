@@ -41,38 +41,52 @@ func Fields(data []byte, names ...string) [][]byte {
 // members calls fn with each top-level member's key (undecoded when it
 // has no escapes) and raw value, in order, until fn returns false or the
 // object ends or is malformed.
-func members(data []byte, fn func(key, raw []byte) bool) {
+func members(data []byte, fn func(key, raw []byte) bool) { Members(data, fn) }
+
+// Members calls fn with each top-level member of the JSON object data, in
+// order: its key (decoded) and its raw value, until fn returns false. It
+// reports whether data is a well-formed object read to its end (true
+// also when fn stopped it), without decoding the values: a reader that
+// needs a few plain members of millions of entries (the causality check)
+// reads them here and leaves anything unusual to encoding/json.
+func Members(data []byte, fn func(key, raw []byte) bool) bool {
 	s := &scanner{b: data}
 	s.space()
 	if !s.eat('{') {
-		return
+		return false
 	}
 	s.space()
 	if s.eat('}') {
-		return
+		s.space()
+		return s.pos == len(data)
 	}
 	for {
 		s.space()
 		k, err := s.keyBytes()
 		if err != nil {
-			return
+			return false
 		}
 		s.space()
 		if !s.eat(':') {
-			return
+			return false
 		}
 		s.space()
 		start := s.pos
 		if err := s.skipValue(0); err != nil {
-			return
+			return false
 		}
 		if !fn(k, data[start:s.pos]) {
-			return
+			return true
 		}
 		s.space()
-		if !s.eat(',') {
-			return
+		if s.eat(',') {
+			continue
 		}
+		if !s.eat('}') {
+			return false
+		}
+		s.space()
+		return s.pos == len(data)
 	}
 }
 

@@ -24,9 +24,11 @@ type VerifyOptions struct {
 	// reports a payload that lacks its type's expected fields.
 	CheckPayload func(typ string, data []byte) error
 	// CheckOrder, if set and Strict, is called for every entry that
-	// parses, in seq order, on the reading goroutine; an error it returns
-	// is reported as KindCausality at that entry. It is where rules that
-	// span entries (nothing executes before its verdict) are checked.
+	// parses, in seq order, one call at a time (on whichever worker joins
+	// the entry's chunk, with the entry that worker parsed); an error it
+	// returns is reported as KindCausality at that entry. It is where
+	// rules that span entries (nothing executes before its verdict) are
+	// checked.
 	CheckOrder func(e *Entry) error
 	// CheckEnd, if set and Strict (with CheckOrder), is called once after
 	// the last entry CheckOrder saw, for rules whose second half never
@@ -84,6 +86,11 @@ type chunkResult struct {
 	refs        map[Hash]uint64
 	pruned      []Hash
 	tree        *chunkTree
+	// ordered are the chunk's entries that parse, in order, kept for
+	// CheckOrder (Strict), which join runs on them: each entry is parsed
+	// once, by the worker, not again on the feeder.
+	ordered []Entry
+	weight  int64 // bytes of the checker's budget the chunk holds until joined
 }
 
 // full reports whether the chunk already lists as many failures as a
@@ -129,6 +136,12 @@ type checker struct {
 	done   atomic.Uint64
 	total  uint64
 	budget *byteBudget // stream mode only
+	// slots bounds the chunks submitted and not yet joined: a joined
+	// chunk frees its slot. Without it, a worker slow on one chunk (huge
+	// entries) would let the others run ahead, and the results waiting
+	// for it to join (each with its parsed entries, for CheckOrder)
+	// would grow with the ledger.
+	slots chan struct{}
 	// tree is the Merkle tree being recomputed (tree_verify.go); treeEnd,
 	// if set, checks what only the end can (a store's tiles).
 	tree    *treeCheck
@@ -151,7 +164,8 @@ func newChecker(opts VerifyOptions, stream bool, total uint64, from uint64, firs
 	}
 	c := &checker{opts: opts, stream: stream, total: total, work: make(chan chunk, opts.Workers*2),
 		pending: map[int]*chunkResult{}, from: from, firstPrev: firstPrev,
-		rep: &Report{Failures: []*IntegrityError{}}, refs: map[Hash]uint64{}, pruned: map[Hash]bool{}}
+		rep: &Report{Failures: []*IntegrityError{}}, refs: map[Hash]uint64{}, pruned: map[Hash]bool{},
+		slots: make(chan struct{}, opts.Workers*4)}
 	if stream {
 		c.budget = newByteBudget(streamInflight)
 	}
@@ -167,21 +181,11 @@ func newChecker(opts VerifyOptions, stream bool, total uint64, from uint64, firs
 	return c
 }
 
+// ordering reports whether the checker runs CheckOrder.
+func (c *checker) ordering() bool { return c.opts.Strict && c.opts.CheckOrder != nil }
+
 func (c *checker) submit(ch chunk) {
-	if c.opts.Strict && c.opts.CheckOrder != nil {
-		for _, it := range ch.items {
-			if it.bad != "" {
-				continue
-			}
-			e, err := ParseEntry(it.raw)
-			if err != nil {
-				continue // reported by the workers
-			}
-			if err := c.opts.CheckOrder(&e); err != nil {
-				c.addFailure(&IntegrityError{Seq: e.Seq, Kind: KindCausality, Detail: err.Error()})
-			}
-		}
-	}
+	c.slots <- struct{}{} // freed by join
 	if c.budget != nil {
 		var n int64
 		for _, it := range ch.items {
@@ -191,13 +195,6 @@ func (c *checker) submit(ch chunk) {
 	}
 	c.attachTiles(&ch)
 	c.work <- ch
-}
-
-// addFailure records a failure found outside the workers.
-func (c *checker) addFailure(f *IntegrityError) {
-	c.mu.Lock()
-	c.rep.add(f)
-	c.mu.Unlock()
 }
 
 // finish waits for the workers and returns the report (not yet finished:
@@ -236,6 +233,17 @@ func (c *checker) join(idx int, res *chunkResult) {
 		}
 		delete(c.pending, c.nextJoin)
 		c.nextJoin++
+		<-c.slots
+		// Every entry that parses, in seq order: chunks join in order.
+		for i := range res.ordered {
+			if err := c.opts.CheckOrder(&res.ordered[i]); err != nil {
+				c.rep.add(&IntegrityError{Seq: res.ordered[i].Seq, Kind: KindCausality, Detail: err.Error()})
+			}
+		}
+		res.ordered = nil
+		if c.budget != nil {
+			c.budget.release(res.weight)
+		}
 		if res.n == 0 {
 			continue
 		}
@@ -345,9 +353,7 @@ func (c *checker) worker() {
 	for ch := range c.work {
 		res := c.safeCheckChunk(ch)
 		ch.items = nil
-		if c.budget != nil {
-			c.budget.release(ch.weight)
-		}
+		res.weight = ch.weight // released when joined: its entries are held until then
 		c.mu.Lock()
 		c.join(ch.idx, res)
 		c.mu.Unlock()
@@ -379,6 +385,9 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 	}
 	var prev link
 	var lh leafHasher
+	var scratch []byte
+	// The default verify reads no timestamp: it is checked, not kept.
+	strs := &entryStrings{dropTS: !c.opts.Strict}
 	leaves := make([][32]byte, len(ch.items))
 	types := make([]string, len(ch.items))
 	datas := make([][]byte, len(ch.items))
@@ -395,7 +404,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 			if !res.full(KindUnreadable) {
 				fail(l.key, KindUnreadable, fmt.Sprintf("line %d: %s", it.line, it.bad))
 			}
-		} else if e, err = ParseEntry(it.raw); err != nil {
+		} else if e, err = parseEntry(it.raw, strs); err != nil {
 			if !res.full(KindUnreadable) {
 				fail(l.key, KindUnreadable, "entry does not parse: "+err.Error())
 			}
@@ -408,8 +417,14 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 					Detail:   fmt.Sprintf("entry stored under key %d says seq %d", it.key, e.Seq),
 					Expected: fmt.Sprint(it.key), Found: fmt.Sprint(e.Seq)})
 			}
-			c.checkEntry(&e, l.key, res, fail)
+			c.checkEntry(&e, l.key, res, fail, &scratch)
 			types[i], datas[i], seqs[i] = e.Type, e.Data, e.Seq
+			if c.ordering() {
+				if res.ordered == nil {
+					res.ordered = make([]Entry, 0, len(ch.items))
+				}
+				res.ordered = append(res.ordered, e)
+			}
 		}
 		if i == 0 {
 			res.first = l
@@ -423,30 +438,42 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 	return res
 }
 
-// checkEntry runs the checks that need only the entry itself.
-func (c *checker) checkEntry(e *Entry, seq uint64, res *chunkResult, fail func(uint64, Kind, string)) {
+// checkEntry runs the checks that need only the entry itself. scratch is
+// the worker's buffer for the canonical-form check.
+func (c *checker) checkEntry(e *Entry, seq uint64, res *chunkResult, fail func(uint64, Kind, string), scratch *[]byte) {
 	if e.Seq == 0 && !e.Prev.IsZero() {
 		res.push(&IntegrityError{Seq: 0, Kind: KindHashMismatch,
 			Detail: "genesis prev is not all zeros", Expected: ZeroHash.String(), Found: e.Prev.String()})
 	}
+	canonical := false
 	if c.opts.Strict {
-		if !IsCanonical(e.Raw) {
+		if canonical = isCanonical(e.Raw, scratch); !canonical {
 			fail(seq, KindNotCanonical, "entry bytes are not in canonical (RFC 8785) form")
 		}
 		if err := checkPayload(e, c.opts.CheckPayload); err != nil {
 			fail(seq, KindUnreadable, "payload: "+err.Error())
 		}
 	}
-	refs, err := BlobRefs(e.Data)
-	if err != nil {
-		fail(seq, KindUnreadable, "data: "+err.Error())
-	}
-	for _, h := range refs {
+	ref := func(h Hash) {
 		if res.refs == nil {
 			res.refs = map[Hash]uint64{}
 		}
 		if _, ok := res.refs[h]; !ok {
 			res.refs[h] = seq
+		}
+	}
+	if canonical {
+		// Walked in place: the entry is canonical, so its data is too.
+		if err := canonicalBlobRefs(e.Data, ref); err != nil {
+			fail(seq, KindUnreadable, "data: "+err.Error())
+		}
+	} else {
+		refs, err := BlobRefs(e.Data)
+		if err != nil {
+			fail(seq, KindUnreadable, "data: "+err.Error())
+		}
+		for _, h := range refs {
+			ref(h)
 		}
 	}
 	if e.Type == TypePruned {

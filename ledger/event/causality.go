@@ -1,8 +1,11 @@
 package event
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/opx-dev/opx/ledger"
 )
@@ -81,6 +84,87 @@ type callFields struct {
 	ActionHash string `json:"action_hash"`
 }
 
+// read fills f from data exactly as json.Unmarshal does. It reads the
+// members in place (ledger.Members) when each is plain: an ASCII key that
+// is one of f's names exactly, or no case variant of one (encoding/json
+// matches names case-insensitively), a string without escapes in valid
+// UTF-8 for a string field, true, false or null. Anything else is left to
+// json.Unmarshal. Strict verify reads these fields of most entries.
+func (f *callFields) read(data []byte) error {
+	plain := true
+	ok := ledger.Members(data, func(k, raw []byte) bool {
+		var str *string
+		var flag *bool
+		switch string(k) {
+		case "subagent_id":
+			str = &f.SubAgentID
+		case "message_id":
+			str = &f.MessageID
+		case "call_id":
+			str = &f.CallID
+		case "tool":
+			str = &f.Tool
+		case "decision":
+			str = &f.Decision
+		case "action_hash":
+			str = &f.ActionHash
+		case "mutating":
+			flag = &f.Mutating
+		case "approved":
+			flag = &f.Approved
+		default:
+			plain = !foldsToName(k, callFieldNames)
+			return plain
+		}
+		switch {
+		case string(raw) == "null": // leaves the field as it is, as encoding/json does
+		case str != nil && plainString(raw):
+			*str = string(raw[1 : len(raw)-1])
+		case flag != nil && (string(raw) == "true" || string(raw) == "false"):
+			*flag = string(raw) == "true"
+		default:
+			plain = false
+		}
+		return plain
+	})
+	if ok && plain {
+		return nil
+	}
+	*f = callFields{}
+	return json.Unmarshal(data, f)
+}
+
+// callFieldNames are callFields' member names.
+var callFieldNames = []string{"subagent_id", "message_id", "call_id", "tool", "decision", "action_hash", "mutating", "approved"}
+
+// foldsToName reports whether encoding/json could match key to one of
+// names (which are ASCII) though it is none of them exactly: a case
+// variant, or any key that is not ASCII (its folding is Unicode's:
+// U+212A KELVIN SIGN matches k).
+func foldsToName(key []byte, names []string) bool {
+	for _, c := range key {
+		if c >= utf8.RuneSelf {
+			return true
+		}
+	}
+	for _, n := range names {
+		if len(n) == len(key) && strings.EqualFold(n, string(key)) {
+			return true
+		}
+	}
+	return false
+}
+
+// plainString reports whether raw is a JSON string that encoding/json
+// decodes to its bytes as they are: no escapes, valid UTF-8.
+func plainString(raw []byte) bool {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return false
+	}
+	in := raw[1 : len(raw)-1]
+	return bytes.IndexByte(in, '\\') < 0 && bytes.IndexByte(in, '"') < 0 && utf8.Valid(in)
+}
+
 // Check observes one entry and reports a rule it breaks (the first, when
 // it breaks several). Entries of other types, and payloads that do not
 // decode (Check reports those), are skipped.
@@ -108,7 +192,7 @@ func (c *Causality) checkCall(e *ledger.Entry) error {
 		return nil
 	}
 	var f callFields
-	if err := json.Unmarshal(e.Data, &f); err != nil || f.CallID == "" {
+	if err := f.read(e.Data); err != nil || f.CallID == "" {
 		return nil
 	}
 	k := callKey{e.Session, f.SubAgentID, f.CallID}

@@ -2,7 +2,6 @@ package event
 
 import (
 	"errors"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -19,8 +18,6 @@ const TypeCosigned = "ledger.cosigned"
 const MaxCosignedNote = 64 << 10
 
 func init() { register(func() Payload { return &Cosigned{} }) }
-
-var keyHashRE = regexp.MustCompile(`^[0-9a-f]{8}$`)
 
 // Cosigned is a cosigned checkpoint: the C2SP signed note of the ledger's
 // tree at tree_size (its origin, size and root, the ledger's signature)
@@ -41,7 +38,7 @@ func (c *Cosigned) Validate() error {
 	if err := need("witness", c.Witness, "note", c.Note); err != nil {
 		return err
 	}
-	if !keyHashRE.MatchString(c.KeyHash) {
+	if !isLowerHex(c.KeyHash, 8) {
 		return errors.New("key_hash is not 8 lowercase hex")
 	}
 	if err := needTree(c.TreeSize, c.TreeRoot); err != nil {

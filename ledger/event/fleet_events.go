@@ -2,7 +2,6 @@ package event
 
 import (
 	"errors"
-	"regexp"
 )
 
 // The fleet collector's own ledger (fleet.*), an extension of DESIGN's
@@ -38,7 +37,9 @@ var AlertKinds = []string{AlertBrokenChain, AlertGap, AlertBadSignature, AlertFo
 // MaxAlertDetail bounds an alert's detail.
 const MaxAlertDetail = 1024
 
-var sourceRE = regexp.MustCompile(`^([0-9a-f]{32}|-)$`)
+// isSource reports whether s is a ledger id (32 lower-case hex digits) or
+// "-" (no source).
+func isSource(s string) bool { return s == "-" || isLowerHex(s, 32) }
 
 func init() {
 	register(func() Payload { return &FleetAlert{} })
@@ -59,7 +60,7 @@ type FleetAlert struct {
 func (*FleetAlert) Type() string { return TypeFleetAlert }
 
 func (a *FleetAlert) Validate() error {
-	if !sourceRE.MatchString(a.Source) {
+	if !isSource(a.Source) {
 		return errors.New("source is not a ledger id")
 	}
 	known := false
@@ -88,7 +89,7 @@ type FleetPinned struct {
 func (*FleetPinned) Type() string { return TypeFleetPinned }
 
 func (p *FleetPinned) Validate() error {
-	if !sourceRE.MatchString(p.Source) || p.Source == "-" {
+	if !isSource(p.Source) || p.Source == "-" {
 		return errors.New("source is not a ledger id")
 	}
 	if p.From != "ledger.key" && p.From != "allow-list" {
@@ -111,7 +112,7 @@ type FleetCosigned struct {
 func (*FleetCosigned) Type() string { return TypeFleetCosigned }
 
 func (c *FleetCosigned) Validate() error {
-	if !sourceRE.MatchString(c.Source) || c.Source == "-" {
+	if !isSource(c.Source) || c.Source == "-" {
 		return errors.New("source is not a ledger id")
 	}
 	if err := needTree(c.TreeSize, c.TreeRoot); err != nil {

@@ -197,7 +197,7 @@ func Withheld(s string) (size int64, ok bool) {
 		return 0, false
 	}
 	num, mac, found := strings.Cut(rest, ":")
-	if !found || num == "" || len(num) > 19 || (len(num) > 1 && num[0] == '0') || !hexHash.MatchString(mac) {
+	if !found || num == "" || len(num) > 19 || (len(num) > 1 && num[0] == '0') || !isLowerHex(mac, 64) {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(num, 10, 64)

@@ -1,0 +1,42 @@
+package event
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestCallFields_ReadMatchesUnmarshal cross-checks the in-place read of
+// the causality fields against json.Unmarshal (the reference it must
+// equal) on random objects: exact and case-varied names (ASCII, and the
+// Kelvin sign that encoding/json folds to k), escaped keys and values,
+// duplicates, nulls, values of the wrong type, invalid UTF-8 and spaces.
+func TestCallFields_ReadMatchesUnmarshal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(24, 5))
+	keys := append([]string{"CALL_ID", "Call_Id", "tool\u212a", "too\u212a", "mutatinG", `call\u005fid`, "x", "subagent", "data", "é"}, callFieldNames...)
+	values := []string{`"c1"`, `"c2"`, `""`, `null`, `true`, `false`, `1`, `{"call_id":"in"}`, `["a"]`,
+		`"a\"b"`, `"a\u0041"`, "\"\xff\"", `"é"`, `"\u2028"`}
+	for i := range 100000 {
+		var b strings.Builder
+		b.WriteByte('{')
+		for j := range rng.IntN(6) {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			if rng.IntN(10) == 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(`"` + keys[rng.IntN(len(keys))] + `":`)
+			b.WriteString(values[rng.IntN(len(values))])
+		}
+		b.WriteByte('}')
+		data := []byte(b.String())
+		var got, want callFields
+		gotErr := got.read(data)
+		wantErr := json.Unmarshal(data, &want)
+		if (gotErr == nil) != (wantErr == nil) || (wantErr == nil && got != want) {
+			t.Fatalf("%d: %s\nread:      %+v, %v\nUnmarshal: %+v, %v", i, data, got, gotErr, want, wantErr)
+		}
+	}
+}
