@@ -154,3 +154,12 @@ func (a *authenticator) stream(srv any, ss grpc.ServerStream, info *grpc.StreamS
 	}
 	return h(srv, ss)
 }
+
+// metadataValue returns the first value of a metadata key.
+func metadataValue(ctx context.Context, key string) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get(key); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}

@@ -127,6 +127,11 @@ type Options struct {
 	// fleet/ship, started by whoever starts the engine); nil ships
 	// nothing.
 	Fleet StartShipper
+	// Services registers the gRPC services that are not the core's
+	// (engine/grpcapi.Register: the ledger and Chronicle services) on the
+	// engine's server, behind the same authenticator; nil serves only
+	// the core's.
+	Services ServiceRegistrar
 	// replay, set by Rerun only, runs the engine in replay mode
 	// (replay.go): it re-drives a recorded session and stops when done.
 	replay *replayState
@@ -502,12 +507,9 @@ func (e *Engine) newServer() *grpc.Server {
 	opxv1.RegisterSubAgentServiceServer(srv, &subAgentService{e: e})
 	opxv1.RegisterLLMGatewayServer(srv, &gateway{e: e})
 	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
-	opxv1.RegisterLedgerServiceServer(srv, &ledgerService{led: e.opts.Ledger, ownPlan: func(seq uint64) bool { return e.chron.OwnPlan(seq) }, stopping: func() <-chan struct{} {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		return e.running.Done()
-	}, fresh: checkpoint.NewOnDemand(e.checkpointOnDemand, checkpoint.DefaultOnDemandEvery)})
-	opxv1.RegisterChronicleServiceServer(srv, &chronicleService{e: e})
+	if e.opts.Services != nil {
+		e.opts.Services(srv, e)
+	}
 	opxv1.RegisterMcpProxyServiceServer(srv, &mcpProxyService{e: e})
 	reflection.Register(srv)
 	e.mu.Lock()
