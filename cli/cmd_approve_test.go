@@ -14,6 +14,7 @@ import (
 
 	"github.com/opx-dev/opx/cli"
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/grpcapi"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/registry"
 	"github.com/opx-dev/opx/fixtures"
@@ -89,7 +90,7 @@ func startLiveEngine(t *testing.T) *liveEngine {
 	}
 	agentTokens := make(chan string, 4)
 	pr, pw := io.Pipe()
-	e, err := engine.New(engine.Options{Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: token, Version: "test",
+	e, err := engine.New(engine.Options{Services: grpcapi.Register, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: token, Version: "test",
 		Policy: "approval", Stdout: pw, Logf: t.Logf, ApprovalTimeout: time.Minute,
 		Evaluator: engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: "/home/nobody", Policy: policy})},
 		SpawnAgent: func(ctx context.Context, launch engine.AgentLaunch) (*exec.Cmd, error) {

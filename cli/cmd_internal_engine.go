@@ -21,6 +21,7 @@ import (
 	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/grpcapi"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/manager"
 	"github.com/opx-dev/opx/engine/mcp"
@@ -236,6 +237,7 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 		Checkpoints:     keeper, CheckpointEntries: uint64(cfg.Ledger.CheckpointEntries),
 		CheckpointInterval: time.Duration(cfg.Ledger.CheckpointInterval),
 		Fleet:              fleetStarter(fleet, l, ws, keeper, func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) }),
+		Services:           grpcapi.Register,
 	})
 	if err != nil {
 		return nil, nil, err

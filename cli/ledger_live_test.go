@@ -17,6 +17,7 @@ import (
 	"github.com/opx-dev/opx/cli"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/checkpoint"
+	"github.com/opx-dev/opx/engine/grpcapi"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/registry"
 	"github.com/opx-dev/opx/fixtures"
@@ -75,7 +76,7 @@ func serveLedgerOpts(t testing.TB, path string, k *checkpoint.Keeper, set func(*
 	}
 	spawned := make(chan *exec.Cmd, 1)
 	pr, pw := io.Pipe()
-	opts := engine.Options{Workspace: t.TempDir(), Ledger: l, Provider: llm.NewScripted(tr), ClientToken: token, Version: "test",
+	opts := engine.Options{Services: grpcapi.Register, Workspace: t.TempDir(), Ledger: l, Provider: llm.NewScripted(tr), ClientToken: token, Version: "test",
 		Policy: "read-only", Stdout: pw, Logf: t.Logf,
 		SpawnAgent: func(ctx context.Context, launch engine.AgentLaunch) (*exec.Cmd, error) {
 			cmd := exec.Command("sleep", "600")

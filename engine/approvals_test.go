@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/grpcapi"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
@@ -99,7 +100,7 @@ func startHarness(t *testing.T, ws, path string, tune ...func(*engine.Options)) 
 	h := &harness{t: t, ws: ws, path: path, l: l, done: make(chan error, 1)}
 	tokens := make(chan string, 4)
 	pr, pw := io.Pipe()
-	opts := engine.Options{Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken, Version: "test",
+	opts := engine.Options{Services: grpcapi.Register, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken, Version: "test",
 		Policy: "escalation", Stdout: pw, Logf: t.Logf, ApprovalTimeout: time.Minute,
 		Evaluator: engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: "/home/nobody", Policy: policy})},
 		SpawnAgent: func(ctx context.Context, launch engine.AgentLaunch) (*exec.Cmd, error) {

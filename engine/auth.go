@@ -2,12 +2,19 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"strings"
+	"time"
 
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/grpc/status"
@@ -153,4 +160,48 @@ func (a *authenticator) stream(srv any, ss grpc.ServerStream, info *grpc.StreamS
 		return err
 	}
 	return h(srv, ss)
+}
+
+// metadataValue returns the first value of a metadata key.
+func metadataValue(ctx context.Context, key string) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get(key); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// newToken returns 128 random bits in hex.
+func newToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// tokenEqual compares tokens in constant time.
+func tokenEqual(a, b string) bool {
+	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// recordRejection records a refused call, at most one entry per
+// second so a local process hammering the port cannot grow the ledger
+// without bound; the next entry counts the refusals in between.
+func (e *Engine) recordRejection(ctx context.Context, method, reason string) {
+	e.mu.Lock()
+	now := time.Now()
+	if now.Sub(e.rejectedAt) < time.Second {
+		e.rejectedSuppressed++
+		e.mu.Unlock()
+		return
+	}
+	suppressed := e.rejectedSuppressed
+	e.rejectedAt, e.rejectedSuppressed = now, 0
+	e.mu.Unlock()
+	who := "unknown"
+	if p, ok := peer.FromContext(ctx); ok {
+		who = p.Addr.String()
+	}
+	e.record(ctx, ledger.Async, "", &event.ClientRejected{Method: clip(method, 256), Reason: reason, Peer: who, Suppressed: suppressed})
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/grpcapi"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
@@ -33,7 +34,7 @@ func TestNew_CrashSaysHowItEnded(t *testing.T) {
 		t.Helper()
 		// New records engine.started and is never run: the next New
 		// finds a run without engine.stopped, as after a crash.
-		if _, err := engine.New(engine.Options{Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
+		if _, err := engine.New(engine.Options{Services: grpcapi.Register, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 			Version: "test", Policy: "read-only", Logf: t.Logf, PreviousEnd: end}); err != nil {
 			t.Fatal(err)
 		}

@@ -3,22 +3,15 @@ package engine
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"sync"
 	"time"
 
-	"github.com/opx-dev/opx/chronicle"
-	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/engine/executor"
-	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/ledger"
@@ -26,112 +19,8 @@ import (
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/opx-dev/opx/sandbox"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
 )
-
-// Options configure an engine.
-type Options struct {
-	Workspace string
-	Ledger    *ledger.Ledger // opened for writing by the caller, closed by it
-	Provider  llm.Provider
-	Retry     llm.RetryPolicy
-	Evaluator Evaluator
-	// ConfigHash and Policy/PolicyHash describe the configuration in force
-	// for engine.started.
-	ConfigHash ledger.Hash
-	Policy     string
-	Version    string
-	// ClientToken authenticates clients (gRPC metadata); required.
-	ClientToken string
-	// SpawnAgent starts the agent (its token must travel only through the
-	// environment). Nil runs no agent (tests that connect their own).
-	SpawnAgent func(ctx context.Context, l AgentLaunch) (*exec.Cmd, error)
-	// RequireSandbox refuses an agent whose sandbox is unavailable, not
-	// only one whose sandbox does not hold.
-	RequireSandbox bool
-	// AgentPolicy is the agent's crash budget; zero means the defaults.
-	AgentPolicy supervise.Policy
-	// MaxToolCalls bounds tool calls per message; default 50.
-	MaxToolCalls int
-	// Stdout receives the start-up protocol (PORT:, WEB_DISABLED).
-	Stdout io.Writer
-	// Logf reports what the engine does for its operator.
-	Logf func(format string, args ...any)
-	// ManagerPID is reported by GetStatus.
-	ManagerPID int
-	// PreviousEnd is how the previous engine process ended, as its
-	// manager (or opx stop) wrote it down; nil when nothing was. It goes
-	// into the engine.crashed this engine records, when that is about
-	// the same process (the pid its engine.started names).
-	PreviousEnd *ProcessEnd
-	// RunDir holds the engine's run-time files (the canary targets); the
-	// engine removes its own on every orderly exit and, at start, those of
-	// engines that died. Default os.TempDir().
-	RunDir string
-	// Retention bounds what snapshots keep; zero means keep everything.
-	Retention chronicle.Retention
-	// SnapshotExclude overrides DefaultExclude for workspace snapshots.
-	SnapshotExclude []string
-	// Protected are workspace-relative paths no tool may change (opx's
-	// configuration, the policy file); nil means just ".opx". A command
-	// that changes one has the change undone at once.
-	Protected []string
-	// Shell offers execute_command with this configuration (its Launcher
-	// sandboxes each command); nil offers no shell.
-	Shell *executor.ShellConfig
-	// Git offers the git tools; nil offers none.
-	Git *executor.GitConfig
-	// HTTP offers http_request; nil offers none.
-	HTTP *executor.HTTPConfig
-	// Tier2Provider, if set, is the model asked about escalations to
-	// tier 2 (it may be Provider itself); without it they go to a human.
-	Tier2Provider llm.Provider
-	// Tier2DailyBudget bounds tier 2 model calls per UTC day; default
-	// DefaultTier2DailyBudget.
-	Tier2DailyBudget int
-	// ApprovalTimeout is how long an escalation waits for a human before
-	// it is denied; default DefaultApprovalTimeout.
-	ApprovalTimeout time.Duration
-	// Agents configures sub-agents (subagents.go); not Enabled, the
-	// agent tools are not offered.
-	Agents AgentsConfig
-	// MCP runs MCP servers and offers their tools (mcp_tools.go); nil or
-	// no Specs runs none. Its Sandbox also runs the upstreams of
-	// `opx mcp-proxy` sessions (mcp_proxy.go), which may name its Specs;
-	// nil refuses them.
-	MCP *MCPConfig
-
-	// PolicyText is the policy's text, recorded as a blob with
-	// engine.started so a rerun re-evaluates under it; its BLAKE3 must be
-	// the Evaluator's PolicyHash. Nil records no text (ReadOnlyPolicy's
-	// is known).
-	PolicyText []byte
-	// ShieldEnv is what Shield resolves and protects paths with beside
-	// the policy, recorded with engine.started for reruns.
-	ShieldEnv *event.ShieldEnv
-	// ProviderMaxTokens is the provider's configured default max_tokens,
-	// recorded with engine.started (it is part of Anthropic request
-	// bodies).
-	ProviderMaxTokens int64
-	// Checkpoints keeps the ledger's signing key (the ledger must be
-	// opened with its Sign as Options.SignCheckpoint); nil signs nothing
-	// (tests, reruns).
-	Checkpoints *checkpoint.Keeper
-	// CheckpointEntries and CheckpointInterval: a checkpoint is recorded
-	// (and signed) once that many entries were appended since the last,
-	// or that long after it when anything was; defaults 1000 and 10 s.
-	CheckpointEntries  uint64
-	CheckpointInterval time.Duration
-	// Fleet starts shipping the ledger to NATS JetStream (fleet.go;
-	// fleet/ship, started by whoever starts the engine); nil ships
-	// nothing.
-	Fleet StartShipper
-	// replay, set by NewReplay only, runs the engine in replay mode
-	// (replay_mode.go, engine/redrive): it re-drives a recorded session
-	// and stops when done.
-	replay ReplayMode
-}
 
 // Engine is a running engine.
 type Engine struct {
@@ -184,20 +73,6 @@ type Engine struct {
 	// engine does not start another (a respawn would only fail again) and
 	// says why to every client.
 	agentRefused string
-}
-
-// AgentLaunch is what a new agent is started with.
-type AgentLaunch struct {
-	Addr   string // the engine's gRPC address
-	Token  string // 128 random bits, hex
-	Canary sandbox.CanaryTargets
-	// SubAgentID, set for a sub-agent, makes the process a sub-agent of
-	// ParentSession: it talks RunSubAgent and its token travels in
-	// OPX_SUB_AGENT_TOKEN. MaxRounds bounds its model calls per message
-	// (0: the agent's default).
-	SubAgentID    string
-	ParentSession string
-	MaxRounds     int
 }
 
 // ExitRestart is the engine's exit code when a client asked for a restart.
@@ -503,12 +378,9 @@ func (e *Engine) newServer() *grpc.Server {
 	opxv1.RegisterSubAgentServiceServer(srv, &subAgentService{e: e})
 	opxv1.RegisterLLMGatewayServer(srv, &gateway{e: e})
 	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
-	opxv1.RegisterLedgerServiceServer(srv, &ledgerService{led: e.opts.Ledger, ownPlan: func(seq uint64) bool { return e.chron.OwnPlan(seq) }, stopping: func() <-chan struct{} {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		return e.running.Done()
-	}, fresh: checkpoint.NewOnDemand(e.checkpointOnDemand, checkpoint.DefaultOnDemandEvery)})
-	opxv1.RegisterChronicleServiceServer(srv, &chronicleService{e: e})
+	if e.opts.Services != nil {
+		e.opts.Services(srv, e)
+	}
 	opxv1.RegisterMcpProxyServiceServer(srv, &mcpProxyService{e: e})
 	reflection.Register(srv)
 	e.mu.Lock()
@@ -538,134 +410,6 @@ func (e *Engine) fatal(err error) {
 	}
 }
 
-// newToken returns 128 random bits in hex.
-func newToken() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b[:]), nil
-}
-
-// tokenEqual compares tokens in constant time.
-func tokenEqual(a, b string) bool {
-	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
-}
-
-// superviseAgent spawns the agent with a fresh token each time and
-// restarts it within its own crash budget, recording each step.
-func (e *Engine) superviseAgent(ctx context.Context) error {
-	restarts := 0
-	spawn := func(ctx context.Context) (*exec.Cmd, error) {
-		tok, err := newToken()
-		if err != nil {
-			return nil, err
-		}
-		e.mu.Lock()
-		e.agentToken = tok
-		e.mu.Unlock()
-		e.mu.Lock()
-		refused := e.agentRefused
-		e.mu.Unlock()
-		if refused != "" {
-			return nil, fmt.Errorf("%w: %s", errAgentRefused, refused)
-		}
-		cmd, err := e.opts.SpawnAgent(ctx, AgentLaunch{Addr: fmt.Sprintf("127.0.0.1:%d", e.port), Token: tok, Canary: e.canaryTargets})
-		if err != nil {
-			return nil, err
-		}
-		// Recorded here rather than on the Started event, so it precedes
-		// anything the new agent sends.
-		e.record(ctx, ledger.Async, "", &event.AgentSpawned{AgentID: fmt.Sprintf("agent-%d", restarts+1), PID: cmd.Process.Pid, Restart: restarts,
-			Sandbox: e.agentSandbox()})
-		return cmd, nil
-	}
-	err := supervise.Run(ctx, e.opts.AgentPolicy, spawn, func(ev supervise.Event) {
-		agentID := fmt.Sprintf("agent-%d", restarts+1)
-		switch ev.Kind {
-		case supervise.Started:
-			e.mu.Lock()
-			e.agentPID = ev.Pid
-			e.mu.Unlock()
-		case supervise.Stopped, supervise.Restarted:
-			e.agentGone()
-			e.record(ctx, ledger.Async, "", &event.AgentExited{AgentID: agentID, PID: ev.Pid, ExitCode: ev.ExitCode, Reason: string(ev.Kind)})
-			restarts++
-		case supervise.Crashed, supervise.GaveUp:
-			e.agentGone()
-			detail := fmt.Sprintf("agent exited with status %d", ev.ExitCode)
-			if ev.Signal != "" {
-				detail = "agent killed by signal " + ev.Signal
-			}
-			if ev.Kind == supervise.GaveUp {
-				detail += fmt.Sprintf("; %d crashes in the window, not respawning", ev.Crashes)
-			}
-			e.mu.Lock()
-			refused := e.agentRefused
-			e.mu.Unlock()
-			if refused != "" {
-				detail += "; not respawned: " + refused
-			}
-			e.record(ctx, ledger.Sync, "", &event.AgentCrashed{AgentID: agentID, PID: ev.Pid, ExitCode: ev.ExitCode, Signal: ev.Signal,
-				Detail: detail, Respawn: ev.Kind == supervise.Crashed && refused == ""})
-			e.failInflight("agent crashed: " + detail)
-			restarts++
-		}
-	})
-	if errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled) {
-		return nil
-	}
-	return err
-}
-
-// agentSandbox is the sandbox an agent or sub-agent is started under:
-// what `opx internal-agent` applies to itself on this kernel (Landlock at
-// its ABI with no path granted, seccomp on every thread, TCP connect to
-// the engine's port only), or none where the kernel has no sandbox. The
-// agent's canary then says whether it holds.
-func (e *Engine) agentSandbox() event.SandboxConfig {
-	c := event.SandboxConfig{Mechanism: "none", ReadPaths: []string{}, WritePaths: []string{}, ConnectPort: e.port}
-	if caps := e.sandboxCaps; caps.Filesystem && caps.Seccomp {
-		c.Mechanism, c.LandlockABI, c.Seccomp = caps.Mechanism, caps.LandlockABI, true
-	}
-	return c
-}
-
-// errAgentRefused ends agent supervision after an agent was killed for its
-// sandbox.
-var errAgentRefused = errors.New("agent refused")
-
-// plantCanary creates what the agent's canary probes aim at, each
-// certainly usable without a sandbox: a readable file, a writable
-// directory, and a listener on a port the agent is not allowed.
-func (e *Engine) plantCanary() (cleanup func(), err error) {
-	dir, err := makeCanaryDir(e.opts.RunDir, e.opts.Logf)
-	if err != nil {
-		return nil, err
-	}
-	file := dir + "/canary.txt"
-	if err := os.WriteFile(file, []byte("opx canary: reading this means the sandbox did not hold\n"), 0o644); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	e.canaryTargets = sandbox.CanaryTargets{ReadFile: file, WriteDir: dir, ConnectAddr: l.Addr().String()}
-	return func() { l.Close(); os.RemoveAll(dir) }, nil
-}
-
 // record records and stops the engine if the ledger failed.
 func (e *Engine) record(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) uint64 {
 	seq, err := e.rec.Record(context.WithoutCancel(ctx), d, session, p, blobs...)
@@ -675,69 +419,5 @@ func (e *Engine) record(ctx context.Context, d ledger.Durability, session string
 	return seq
 }
 
-// agentGone forgets the connected agent.
-func (e *Engine) agentGone() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.agent != nil {
-		e.agent = nil
-		e.agentReady = make(chan struct{})
-	}
-	e.agentPID = 0
-}
-
-// waitAgent returns the connected agent, waiting up to d for one.
-func (e *Engine) waitAgent(ctx context.Context, d time.Duration) (*agentConn, error) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	for {
-		e.mu.Lock()
-		a, ready := e.agent, e.agentReady
-		e.mu.Unlock()
-		if a != nil {
-			return a, nil
-		}
-		select {
-		case <-ready:
-		case <-t.C:
-			return nil, errors.New("no agent connected")
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
-// shutdownAgent asks the connected agent to stop.
-func (e *Engine) shutdownAgent(reason string) {
-	e.mu.Lock()
-	a := e.agent
-	e.mu.Unlock()
-	if a != nil {
-		_ = a.send(context.Background(), e, "", &event.Shutdown{Reason: reason},
-			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_Shutdown{Shutdown: &opxv1.ShutdownDirective{Reason: reason}}})
-	}
-}
-
 // pid of this process, for status.
 var pid = os.Getpid()
-
-// recordRejection records a refused call, at most one entry per
-// second so a local process hammering the port cannot grow the ledger
-// without bound; the next entry counts the refusals in between.
-func (e *Engine) recordRejection(ctx context.Context, method, reason string) {
-	e.mu.Lock()
-	now := time.Now()
-	if now.Sub(e.rejectedAt) < time.Second {
-		e.rejectedSuppressed++
-		e.mu.Unlock()
-		return
-	}
-	suppressed := e.rejectedSuppressed
-	e.rejectedAt, e.rejectedSuppressed = now, 0
-	e.mu.Unlock()
-	who := "unknown"
-	if p, ok := peer.FromContext(ctx); ok {
-		who = p.Addr.String()
-	}
-	e.record(ctx, ledger.Async, "", &event.ClientRejected{Method: clip(method, 256), Reason: reason, Peer: who, Suppressed: suppressed})
-}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/grpcapi"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
@@ -75,7 +76,7 @@ func startEngineWith(t testing.TB, lopts ledger.Options, tune ...func(*engine.Op
 	}
 	r := &running{l: l, tokens: make(chan string, 8), done: make(chan error, 1)}
 	pr, pw := io.Pipe()
-	opts := engine.Options{Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
+	opts := engine.Options{Services: grpcapi.Register, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "read-only", Stdout: pw, Logf: t.Logf,
 		SpawnAgent: func(ctx context.Context, launch engine.AgentLaunch) (*exec.Cmd, error) {
 			token := launch.Token

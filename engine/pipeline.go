@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/ledger"
@@ -157,7 +155,9 @@ func ActionHash(tool string, canonicalArgs []byte) ledger.Hash {
 
 // Handle takes one proposed tool call through the pipeline. The error is
 // non-nil only when the ledger failed, in which case nothing was executed
-// after the failure and the engine must stop.
+// after the failure and the engine must stop. Its steps are in
+// pipeline_steps.go: judge, snapshot, record start, execute, record
+// outcome.
 func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, callID, tool, arguments string) (ToolOutcome, error) {
 	args, perr := parseArgs(arguments)
 	if perr != nil {
@@ -182,53 +182,10 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		return ToolOutcome{Content: refusal, IsError: true}, err
 	}
 
-	var verdicts []Verdict
-	if p.Restrict != nil {
-		if v := p.Restrict(prop); v != nil {
-			verdicts = []Verdict{*v}
-		}
-	}
-	if verdicts == nil {
-		verdicts = p.Evaluator.Evaluate(ctx, prop)
-	}
-	policy := p.Evaluator.PolicyHash().String()
-	record := func(v Verdict) error {
-		sv := &event.ShieldVerdict{SubAgentID: subagent, CallID: callID, Decision: v.Decision, Tier: v.Tier, Rule: v.Rule,
-			Reason: v.Reason, ActionHash: prop.ActionHash.String(), PolicyHash: policy}
-		seq, err := p.Recorder.Record(ctx, ledger.Async, session, sv)
-		if err != nil {
-			return err
-		}
-		if p.OnVerdict != nil {
-			p.OnVerdict(session, messageID, seq, sv)
-		}
-		return nil
-	}
-	for _, v := range verdicts {
-		if err := record(v); err != nil {
-			return ToolOutcome{}, err
-		}
-	}
-	final := Decide(verdicts)
-	if final.Decision == event.Escalate {
-		// Tier 2 or a human answers, each answer recorded as a verdict
-		// (and a human's as approval.resolved first).
-		v, err := p.escalate(ctx, prop, final, record)
-		if err != nil {
-			return ToolOutcome{}, err
-		}
-		final = v
-	}
-	switch {
-	case final.Decision == event.Block:
-		return ToolOutcome{Content: fmt.Sprintf("blocked by Shield (%s): %s", final.Rule, final.Reason), IsError: true}, nil
-	case final.Decision != event.Allow:
-		// No verdict at all: fail closed.
-		return ToolOutcome{Content: "blocked: no allowing verdict for " + tool, IsError: true}, nil
-	case def.Mutating && p.Chronicle == nil:
-		// Mutating tools need a Chronicle snapshot first; without one the
-		// pipeline refuses rather than run unrecoverable changes.
-		return ToolOutcome{Content: "blocked: " + tool + " changes the workspace and no snapshot can be taken", IsError: true}, nil
+	if refused, err := p.judge(ctx, prop); err != nil {
+		return ToolOutcome{}, err
+	} else if refused != nil {
+		return *refused, nil
 	}
 	// Re-check: what runs is exactly what was judged. Evaluators hold
 	// the same args slice; one that altered it in place is caught here.
@@ -240,36 +197,18 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		// touches a workspace (the agent tools run: engine/redrive).
 		return p.replay.Execute(ctx, p, prop, call, def)
 	}
-	var (
-		touched []string           // files snapshots: the paths named
-		before  *WorkspaceSnapshot // workspace snapshots: the tree to diff
-	)
+	var snap callSnapshot
 	if def.Mutating {
 		// One mutation at a time: a workspace diff then holds this
 		// call's changes only, and no rollback runs under it.
 		p.Chronicle.Lock()
 		defer p.Chronicle.Unlock()
-		var refusal string
+		var refused *ToolOutcome
 		var err error
-		if def.WorkspaceWide {
-			before, refusal, err = p.Chronicle.SnapshotWorkspace(ctx, session, subagent, callID, tool)
-		} else {
-			paths, ok, terr := tools.Touches(call)
-			switch {
-			case !ok:
-				return ToolOutcome{Content: "blocked: " + tool + " cannot say what it will change, so no snapshot can be taken", IsError: true}, nil
-			case terr != nil:
-				return ToolOutcome{Content: "error: " + terr.Error(), IsError: true}, nil
-			}
-			refusal, err = p.Chronicle.SnapshotFiles(ctx, session, subagent, callID, tool, paths)
-			touched = paths
-		}
-		if err != nil {
+		if snap, refused, err = p.snapshot(ctx, tools, prop, call); err != nil {
 			return ToolOutcome{}, err
-		}
-		if refusal != "" {
-			// Nothing runs that could not be undone.
-			return ToolOutcome{Content: "error: no snapshot could be taken, so " + tool + " did not run: " + refusal, IsError: true}, nil
+		} else if refused != nil {
+			return *refused, nil
 		}
 	}
 	// Sync: the proposal, verdicts and snapshot are durable before the
@@ -277,110 +216,10 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	if refusal, err := p.recordStarted(ctx, prop); err != nil || refusal != "" {
 		return ToolOutcome{Content: refusal, IsError: true}, err
 	}
-	timeout := p.Timeout
-	if timeout <= 0 {
-		timeout = 2 * time.Minute
-	}
-	// The executors that act for the calling agent (the agent tools)
-	// read the call's proposal from the context. The execution stops
-	// when its scope does (a sub-agent ended: cancelled, timed out,
-	// failed, the engine stopping): the executor kills the command.
-	sctx, stopExec := context.WithCancelCause(withProposal(ctx, prop))
-	defer stopExec(nil)
-	var scope context.Context
-	if p.ExecScope != nil {
-		var done func()
-		scope, done = p.ExecScope(prop)
-		defer done()
-	}
-	var halted atomic.Bool
-	halt := func() { halted.Store(true); stopExec(context.Cause(scope)) }
-	unwatch := func() bool { return false }
-	if scope != nil {
-		if scope.Err() != nil {
-			halt() // before anything runs
-		} else {
-			unwatch = context.AfterFunc(scope, halt)
-		}
-	}
-	xctx, cancel := context.WithTimeout(sctx, timeout)
-	start := time.Now()
-	res := tools.Execute(xctx, call)
-	unwatch()
-	cancel()
-	dur := time.Since(start).Milliseconds()
-	// Stopped: the scope ended while it ran (or before it started).
-	stopped := halted.Load()
-	if stopped {
-		res.Content += "\n(opx: stopped: " + context.Cause(sctx).Error() + ")"
-		res.IsError = true
-	}
-	// The tool failed when it says so without a process's exit status
-	// (executor.Result): a command that ran and exited non-zero did not
-	// fail as a tool. Decided before opx adds its own notes below.
-	failed := res.IsError && res.ExitCode == 0
-	var pre []event.FileState
-	var diffErr string
-	post := []event.PostState{}
-	switch {
-	case before != nil:
-		pr, ps, err := p.Chronicle.Diff(before)
-		if err != nil {
-			// Recorded as such: a rollback then compares the snapshot's
-			// manifest with the workspace instead.
-			diffErr = clip(err.Error(), 1024)
-			res.Content += "\n(opx: what the command changed could not be worked out: " + diffErr + ")"
-			res.IsError = true
-		} else if n := inlineSize(pr, ps); n > maxInlineChanges {
-			// One entry cannot carry them (ledger.MaxLineSize): recorded as
-			// a diff that could not be kept, which rollbacks already handle
-			// by comparing the snapshot's manifest with the workspace.
-			diffErr = fmt.Sprintf("the command changed %d paths: %d bytes of pre- and post-states, more than one entry records (%d)", len(ps), n, maxInlineChanges)
-			res.Content += "\n(opx: " + diffErr + ")"
-		} else {
-			pre, post = pr, ps
-		}
-	case touched != nil:
-		ps, err := chronicle.Post(p.Chronicle.FS(), touched)
-		if err != nil {
-			res.Content += "\n(opx: post-state not recorded: " + err.Error() + ")"
-		} else {
-			post = ps
-		}
-	}
-	content, blobHash, blob := event.Inline(res.Content)
-	var blobs [][]byte
-	if blob != nil {
-		blobs = append(blobs, blob)
-	}
-	exitCode := res.ExitCode
-	if exitCode == 0 && res.IsError {
-		exitCode = 1
-	}
-	if _, err := p.Recorder.Record(ctx, ledger.Sync, session, &event.ExecCompleted{SubAgentID: subagent, CallID: callID, Tool: tool,
-		Result: content, ResultBlob: blobHash, Size: int64(len(res.Content)), ExitCode: exitCode, Failed: failed, Stopped: stopped, DurationMS: dur, Post: post, Pre: pre, DiffError: diffErr}, blobs...); err != nil {
-		return ToolOutcome{}, err
-	}
-	warning, err := p.flagResult(ctx, prop, def, res.Content)
-	if err != nil {
-		return ToolOutcome{}, err
-	}
-	if before != nil {
-		// No tool may change opx's own configuration; a command can, as
-		// the command sandbox grants the workspace whole: undo it now.
-		note, err := p.Chronicle.RestoreProtected(ctx, before, pre, diffErr != "")
-		if err != nil {
-			note = "opx could not restore its configuration: " + err.Error()
-		}
-		if note != "" {
-			res.Content += "\n(" + note + ")"
-			res.IsError = true
-		}
-	}
-	if def.Mutating {
-		p.Chronicle.Retain(ctx)
-	}
-	return ToolOutcome{Content: warning + res.Content, IsError: res.IsError}, nil
+	ex, release := p.execute(ctx, tools, prop, call)
+	// Released once the call's end is recorded (ExecScope's done).
+	defer release()
+	return p.recordOutcome(ctx, prop, snap, ex)
 }
 
 // flagResult reads the result of a tool opx does not control (an MCP

@@ -16,6 +16,7 @@ import (
 	"github.com/opx-dev/opx/agent"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/grpcapi"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/redrive"
@@ -177,7 +178,7 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 	if spec.mcp != nil {
 		mcpCfg = &engine.MCPConfig{Sandbox: mcp.Sandbox{Self: mcptest.Self(t), HomeRoot: t.TempDir(), Log: io.Discard}, Specs: spec.mcp(ws)}
 	}
-	e, err := engine.New(engine.Options{Tier2Provider: tier2, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
+	e, err := engine.New(engine.Options{Services: grpcapi.Register, Tier2Provider: tier2, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "test policy", Evaluator: ev, PolicyText: text, ShieldEnv: env, Stdout: pw,
 		HTTP: &executor.HTTPConfig{AllowHost: func(string) bool { return false }}, SpawnAgent: spawn,
 		Agents: engine.AgentsConfig{Enabled: spec.agents, MaxRounds: spec.subRounds, Timeout: spec.subTimeout}, MCP: mcpCfg})

@@ -11,6 +11,7 @@ import (
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/chronicle/chronicletest"
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/grpcapi"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
@@ -47,7 +48,7 @@ func TestRollbackCrashChild_Engine(t *testing.T) {
 	if err != nil {
 		fail(err)
 	}
-	e, err := engine.New(engine.Options{Workspace: os.Getenv(rbChildWS), Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
+	e, err := engine.New(engine.Options{Services: grpcapi.Register, Workspace: os.Getenv(rbChildWS), Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "read-only", Stdout: os.Stdout})
 	if err != nil {
 		fail(err)

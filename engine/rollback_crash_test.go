@@ -15,6 +15,7 @@ import (
 	"github.com/opx-dev/opx/chronicle/chronicletest"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/grpcapi"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
@@ -222,7 +223,7 @@ func startEngineOn(t *testing.T, l *ledger.Ledger, ws string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.New(engine.Options{Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
+	e, err := engine.New(engine.Options{Services: grpcapi.Register, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "read-only", Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/chronicle/chronicletest"
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/grpcapi"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
@@ -37,7 +38,7 @@ func TestLedgerService_Verify_RollbackRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	pr, pw := io.Pipe()
-	e, err := engine.New(engine.Options{Workspace: f.ws, Ledger: f.l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
+	e, err := engine.New(engine.Options{Services: grpcapi.Register, Workspace: f.ws, Ledger: f.l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "read-only", Stdout: pw, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/grpcapi"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
@@ -34,7 +35,7 @@ func spawnInLife(t *testing.T, l *ledger.Ledger, ws, session, msgID string) (str
 	r := &running{l: l, tokens: make(chan string, 8), done: make(chan error, 1)}
 	launches := make(chan engine.AgentLaunch, 8)
 	pr, pw := io.Pipe()
-	e, err := engine.New(engine.Options{Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
+	e, err := engine.New(engine.Options{Services: grpcapi.Register, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "read-only", Stdout: pw, Logf: t.Logf, Agents: engine.AgentsConfig{Enabled: true},
 		SpawnAgent: func(ctx context.Context, launch engine.AgentLaunch) (*exec.Cmd, error) {
 			cmd := exec.Command("sleep", "60")

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/grpcapi"
 	"github.com/opx-dev/opx/engine/registry"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
@@ -146,7 +146,7 @@ func (c *Collector) startServing(s *source) error {
 	}
 	stop := make(chan struct{})
 	ms.mu.Lock()
-	ms.by[tok] = engine.NewReadOnlyLedgerService(s.m, stop)
+	ms.by[tok] = grpcapi.NewReadOnlyLedgerService(s.m, stop)
 	ms.mu.Unlock()
 	pid := os.Getpid()
 	if err := lock.Publish(registry.Entry{Workspace: "fleet source " + s.id, ManagerPID: pid, EnginePID: pid,

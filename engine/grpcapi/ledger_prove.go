@@ -1,9 +1,10 @@
-package engine
+package grpcapi
 
 import (
 	"context"
 	"errors"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/ledger"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"google.golang.org/grpc/codes"
@@ -17,7 +18,7 @@ import (
 // client checks the proof against a signed note itself.
 func (s *ledgerService) Prove(ctx context.Context, req *opxv1.ProveRequest) (*opxv1.ProveResponse, error) {
 	l := s.l()
-	h, err := durableHead(l)
+	h, err := engine.DurableHead(l)
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "head: %v", err)
 	}
@@ -56,7 +57,7 @@ func (s *ledgerService) latestCovering(ctx context.Context, l *ledger.Ledger, se
 	var ok bool
 	find := func() (bool, error) {
 		var err error
-		if h, err = durableHead(l); err != nil {
+		if h, err = engine.DurableHead(l); err != nil {
 			return false, status.Errorf(codes.Unavailable, "head: %v", err)
 		}
 		if _, c, ok, err = s.latest.Find(l, h.Seq); err != nil {
@@ -76,7 +77,7 @@ func (s *ledgerService) latestCovering(ctx context.Context, l *ledger.Ledger, se
 		case err == nil:
 			// Recorded, and still not covered: the engine signs nothing
 			// (no key), so the latest signed one stays behind.
-		case errors.Is(err, ErrStopping):
+		case errors.Is(err, engine.ErrStopping):
 			return c, h, status.Errorf(codes.Unavailable, "no checkpoint covers entry %d: %v", seq, err)
 		case ctx.Err() != nil:
 			return c, h, status.FromContextError(ctx.Err()).Err()
@@ -97,7 +98,7 @@ func (s *ledgerService) latestCovering(ctx context.Context, l *ledger.Ledger, se
 // both within the durable ledger.
 func (s *ledgerService) ConsistencyProof(_ context.Context, req *opxv1.ConsistencyProofRequest) (*opxv1.ConsistencyProofResponse, error) {
 	l := s.l()
-	h, err := durableHead(l)
+	h, err := engine.DurableHead(l)
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "head: %v", err)
 	}

@@ -1,16 +1,16 @@
-package engine
+package grpcapi
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -44,7 +44,7 @@ func (s *ledgerService) l() *ledger.Ledger { return s.led }
 
 // Head returns the durable head.
 func (s *ledgerService) Head(context.Context, *opxv1.HeadRequest) (*opxv1.HeadResponse, error) {
-	h, err := durableHead(s.l())
+	h, err := engine.DurableHead(s.l())
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
@@ -59,7 +59,7 @@ func (s *ledgerService) Head(context.Context, *opxv1.HeadRequest) (*opxv1.HeadRe
 // ReadTiles streams the stored tiles of the tree of size entries, never
 // past the durable head, each batch read in its own short transaction.
 func (s *ledgerService) ReadTiles(req *opxv1.ReadTilesRequest, stream opxv1.LedgerService_ReadTilesServer) error {
-	h, err := durableHead(s.l())
+	h, err := engine.DurableHead(s.l())
 	if err != nil {
 		return status.Errorf(codes.Internal, "%v", err)
 	}
@@ -90,7 +90,7 @@ func (s *ledgerService) ReadTiles(req *opxv1.ReadTilesRequest, stream opxv1.Ledg
 // transaction: one transaction across the whole file would block bbolt's
 // remap, and with it every commit of the engine, for as long as it ran.
 func (s *ledgerService) Verify(_ context.Context, req *opxv1.VerifyRequest) (*opxv1.VerifyResponse, error) {
-	h, err := durableHead(s.l())
+	h, err := engine.DurableHead(s.l())
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
@@ -128,7 +128,7 @@ func (s *ledgerService) Verify(_ context.Context, req *opxv1.VerifyRequest) (*op
 // StreamEntries streams durable entries in a range, optionally of one
 // session.
 func (s *ledgerService) StreamEntries(req *opxv1.StreamEntriesRequest, stream opxv1.LedgerService_StreamEntriesServer) error {
-	h, err := durableHead(s.l())
+	h, err := engine.DurableHead(s.l())
 	if err != nil {
 		return status.Errorf(codes.Internal, "%v", err)
 	}
@@ -240,7 +240,7 @@ func readBatch(l *ledger.Ledger, from, to uint64) ([]*opxv1.LedgerEntry, error) 
 // ReadEntries streams the stored entries from_seq..to_seq, never past the
 // durable head, many to a message.
 func (s *ledgerService) ReadEntries(req *opxv1.ReadEntriesRequest, stream opxv1.LedgerService_ReadEntriesServer) error {
-	h, err := durableHead(s.l())
+	h, err := engine.DurableHead(s.l())
 	if err != nil {
 		return status.Errorf(codes.Internal, "%v", err)
 	}
@@ -344,7 +344,7 @@ func (s *ledgerService) GetBlobFrames(req *opxv1.GetBlobFramesRequest, stream op
 // (its user), the client's name as other client calls record it. It
 // answers once the note is durable.
 func (s *ledgerService) AppendNote(ctx context.Context, req *opxv1.AppendNoteRequest) (*opxv1.AppendNoteResponse, error) {
-	rec, err := event.Record(req.Session, &event.Note{Author: clip(req.Author, 256), Text: req.Text, Client: clientName(ctx)})
+	rec, err := event.Record(req.Session, &event.Note{Author: engine.Clip(req.Author, 256), Text: req.Text, Client: engine.ClientName(ctx)})
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
@@ -390,12 +390,3 @@ func (s *ledgerService) GetBlob(_ context.Context, req *opxv1.GetBlobRequest) (*
 }
 
 func isNotFound(err error) bool { return err != nil && errors.Is(err, ledger.ErrNotFound) }
-
-// metadataValue returns the first value of a metadata key.
-func metadataValue(ctx context.Context, key string) string {
-	md, _ := metadata.FromIncomingContext(ctx)
-	if v := md.Get(key); len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
