@@ -103,7 +103,7 @@ func (s *replayState) hold(id string) {
 	if e == nil || en == nil {
 		return
 	}
-	sa := en.subs.get(id)
+	sa := en.subs.Get(id)
 	if sa == nil {
 		return
 	}
@@ -116,19 +116,13 @@ func (s *replayState) hold(id string) {
 	case *event.SubAgentTimedOut:
 		// Its own timer, at once: the end entry and the reason the parent
 		// reads are the engine's own.
-		sa.mu.Lock()
-		if sa.timer != nil {
-			sa.timer.Reset(0)
-		}
-		sa.mu.Unlock()
+		sa.Expire()
 	case *event.SubAgentFailed:
 		if x.Reason == event.SubAgentCrashed {
-			sa.mu.Lock()
-			killCmd(sa.cmd)
-			sa.mu.Unlock()
+			sa.Kill()
 		}
 	}
-	<-sa.done
+	<-sa.Done()
 }
 
 // awaitCancel makes the parent's live cancel_agent p wait, when the record
@@ -152,13 +146,13 @@ func (s *replayState) awaitCancel(p Proposal) {
 	if en == nil {
 		return
 	}
-	sa := en.subs.get(a.ID)
-	if sa == nil || sa.session != p.Session {
+	sa := en.subs.Get(a.ID)
+	if sa == nil || sa.Session() != p.Session {
 		return
 	}
 	select {
 	case <-e.held:
-	case <-sa.done:
+	case <-sa.Done():
 	}
 }
 
