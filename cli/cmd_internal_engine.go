@@ -26,6 +26,8 @@ import (
 	"github.com/opx-dev/opx/engine/manager"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/registry"
+	// The engine's sub-agents (agents:) register with it when linked in.
+	_ "github.com/opx-dev/opx/engine/subagent"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/internal/regularfile"

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/opx-dev/opx/engine/otr"
 	"sort"
 	"strings"
 	"time"
@@ -87,8 +88,8 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 		if mode == ModeOTR {
 			// The history projection holds only commitments: the
 			// conversation is in this engine's memory, or gone.
-			history, err = e.rec.otr.conversation(sessionID)
-			if errors.Is(err, errOTRGone) {
+			history, err = e.rec.otr.Conversation(sessionID)
+			if errors.Is(err, otr.ErrGone) {
 				return status.Errorf(codes.FailedPrecondition, "session %s is off the record and cannot be continued: %v", clip(sessionID, 128), err)
 			}
 		} else {
@@ -118,12 +119,12 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 	e.inflight[msgID] = f
 	e.mu.Unlock()
 	if mode != ModeOTR {
-		e.rec.otr.normal(sessionID)
+		e.rec.otr.Normal(sessionID)
 	}
 	if newSession && mode == ModeOTR {
 		// Before anything of the session is recorded: every entry of it
 		// is withheld under its key.
-		if err := e.rec.otr.start(sessionID); err != nil {
+		if err := e.rec.otr.Start(sessionID); err != nil {
 			e.mu.Lock()
 			delete(e.inflight, msgID)
 			e.mu.Unlock()
@@ -154,7 +155,7 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 		e.mu.Lock()
 		delete(e.inflight, msgID)
 		e.mu.Unlock()
-		e.rec.otr.ended(msgID)
+		e.rec.otr.Ended(msgID)
 		return status.Errorf(codes.Unavailable, "deliver the message to the agent: %v", err)
 	}
 	for {
@@ -288,7 +289,7 @@ func (c *clientService) ListApprovals(_ context.Context, req *opxv1.ListApproval
 				expires = t.UnixNano()
 			}
 			args, reason := a.Arguments, a.Reason
-			if x, r, ok := c.e.rec.otr.approval(a.Session, a.ID); ok {
+			if x, r, ok := c.e.rec.otr.Approval(a.Session, a.ID); ok {
 				// Off the record: the ledger holds commitments; the
 				// human asked sees what the engine judged.
 				args, reason = x, r

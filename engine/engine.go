@@ -39,7 +39,7 @@ type Engine struct {
 	ws             *executor.Workspace
 	bc             *Broadcaster
 	// subs are the sub-agents of this engine's life.
-	subs *subagents
+	subs SubAgents
 	// mcp runs the configured MCP servers; nil without any.
 	mcp MCPServers
 	// proxies are the open `opx mcp-proxy` sessions.
@@ -133,9 +133,13 @@ func New(opts Options) (*Engine, error) {
 		execs = append(execs, executor.NewHTTP(*opts.HTTP))
 	}
 	opts.Agents = opts.Agents.withDefaults()
-	agents := &agentTools{}
+	subs, err := makeSubAgents(opts.Agents)
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
 	if opts.Agents.Enabled {
-		execs = append(execs, agents)
+		execs = append(execs, subs.AgentTools())
 		// agent_result waits up to a sub-agent's timeout.
 		timeout = max(timeout, opts.Agents.Timeout+30*time.Second)
 	}
@@ -157,9 +161,9 @@ func New(opts Options) (*Engine, error) {
 		}
 	}
 	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(opts.Ledger),
-		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now(), subs: newSubagents(),
+		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now(), subs: subs,
 		proxies: newProxySessions(), sandboxCaps: sandbox.New().Probe()}
-	agents.e = e
+	subs.Bind(e)
 	if opts.MCP != nil && len(opts.MCP.Specs) > 0 && opts.replay == nil {
 		e.mcp = newMCPManager(opts.MCP.Sandbox, opts.MCP.Specs, e.mcpRecorder())
 	}
@@ -170,7 +174,7 @@ func New(opts Options) (*Engine, error) {
 			return ok && s.Writable
 		}
 	}
-	e.rec.otr.setKnown(e.otrKnown())
+	e.rec.otr.SetKnown(e.otrKnown())
 	e.approvals = NewApprovals(e.rec, opts.ApprovalTimeout, e.publish)
 	e.chron = NewChronicle(WorkspaceFS(ws), e.rec, opts.Retention)
 	e.chron.logf = opts.Logf
@@ -183,8 +187,8 @@ func New(opts Options) (*Engine, error) {
 	e.pipe = &Pipeline{Recorder: e.rec, Tools: tools, Evaluator: opts.Evaluator, Chronicle: e.chron, Timeout: timeout,
 		OnVerdict: func(session, messageID string, seq uint64, v *event.ShieldVerdict) {
 			e.publish(session, messageID, "verdict", seq, v)
-		}, Approvals: e.approvals, Restrict: e.restrict, Admit: e.subagentAdmit,
-		ExecScope: e.subagentExecScope, SessionTools: e.proxies.tools}
+		}, Approvals: e.approvals, Restrict: e.restrict, Admit: e.subs.Admit,
+		ExecScope: e.subs.ExecScope, SessionTools: e.proxies.tools}
 	if opts.Tier2Provider != nil {
 		t2, err := NewLLMEvaluator(LLMEvaluatorConfig{Recorder: e.rec, Provider: opts.Tier2Provider, Retry: opts.Retry,
 			Budget: opts.Tier2DailyBudget, Workspace: opts.Workspace})
@@ -207,10 +211,10 @@ func New(opts Options) (*Engine, error) {
 
 // restrict is the pipeline's Restrict: what no tier may allow here.
 func (e *Engine) restrict(p Proposal) *Verdict {
-	if v := e.subagentRestrict(p); v != nil {
+	if v := e.subs.Restrict(p); v != nil {
 		return v
 	}
-	return e.otrRestrict(p)
+	return e.rec.otr.Restrict(p)
 }
 
 // Run serves until ctx ends, a client asks for a shutdown (nil) or a
@@ -305,7 +309,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	// processes killed and waited for, their approvals denied), then the
 	// other denials and their verdicts are recorded, all before
 	// engine.stopped.
-	e.stopSubAgents(reason)
+	e.subs.Stop(reason)
 	e.stopProxies(reason)
 	e.approvals.DenyAll("the engine stopped before anyone answered ("+reason+")", 5*time.Second)
 	e.failInflight("engine stopping: " + reason)
@@ -370,12 +374,12 @@ func (e *Engine) newServer() *grpc.Server {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		return e.agentToken
-	}, subagent: func(tok string) bool { return e.subs.byTok(tok) != nil }}
+	}, subagent: func(tok string) bool { return e.subs.ByToken(tok) != nil }}
 	srv := grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMessageBytes), grpc.MaxHeaderListSize(maxHeaderBytes),
 		grpc.ChainUnaryInterceptor(auth.unary, e.durableAnswer), grpc.StreamInterceptor(auth.stream))
 	opxv1.RegisterAgentServiceServer(srv, &agentService{e: e})
-	opxv1.RegisterSubAgentServiceServer(srv, &subAgentService{e: e})
+	opxv1.RegisterSubAgentServiceServer(srv, e.subs.Service())
 	opxv1.RegisterLLMGatewayServer(srv, &gateway{e: e})
 	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
 	if e.opts.Services != nil {

@@ -90,31 +90,25 @@ func (e *Engine) Canary() (status, summary string) {
 // SubAgent returns sub-agent id's session and a channel closed when it
 // has ended; ok false when the engine has no such sub-agent.
 func (e *Engine) SubAgent(id string) (session string, done <-chan struct{}, ok bool) {
-	sa := e.subs.get(id)
+	sa := e.subs.Get(id)
 	if sa == nil {
 		return "", nil, false
 	}
-	return sa.session, sa.done, true
+	return sa.Session(), sa.Done(), true
 }
 
 // ExpireSubAgent fires sub-agent id's timeout at once: its end entry and
 // the reason its parent reads are the engine's own.
 func (e *Engine) ExpireSubAgent(id string) {
-	if sa := e.subs.get(id); sa != nil {
-		sa.mu.Lock()
-		if sa.timer != nil {
-			sa.timer.Reset(0)
-		}
-		sa.mu.Unlock()
+	if sa := e.subs.Get(id); sa != nil {
+		sa.Expire()
 	}
 }
 
 // KillSubAgent kills sub-agent id's process (it crashes).
 func (e *Engine) KillSubAgent(id string) {
-	if sa := e.subs.get(id); sa != nil {
-		sa.mu.Lock()
-		killCmd(sa.cmd)
-		sa.mu.Unlock()
+	if sa := e.subs.Get(id); sa != nil {
+		sa.Kill()
 	}
 }
 

@@ -28,8 +28,8 @@ func (g *gateway) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_Comple
 	e := g.e
 	ctx := stream.Context()
 	tok := metadataValue(ctx, opxv1.AgentTokenHeader)
-	if s := e.subs.byTok(tok); s != nil {
-		return g.completeSub(s, req, stream)
+	if s := e.subs.ByToken(tok); s != nil {
+		return s.Complete(req, stream)
 	}
 	// Not a live sub-agent's token: served only if it is the session
 	// agent's. The authenticator let the call in when its headers came;
@@ -46,51 +46,15 @@ func (g *gateway) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_Comple
 	return g.complete(nil, f.session, req, stream)
 }
 
-// completeSub serves a sub-agent's model call: only for the message it
-// is working on, and only within its rounds (agents.max_rounds). The
-// call over the limit is refused, recorded, and ends the sub-agent
-// (failed max_rounds).
-func (g *gateway) completeSub(s *subAgent, req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
-	e := g.e
-	ctx := stream.Context()
-	cur := s.currentTurn()
-	if req.MessageId != cur || req.SessionId != s.session {
-		msg := fmt.Sprintf("model call of sub-agent %s for message %q in session %q, but it works on %q in %q; refused", s.id,
-			clip(req.MessageId, 128), clip(req.SessionId, 128), cur, s.session)
-		// Counted like the stream's violations: a flood ends it.
-		e.subProtocolError(ctx, s, msg)
-		return status.Error(codes.PermissionDenied, msg)
-	}
-	s.gate.RLock()
-	ended := s.ended
-	s.mu.Lock()
-	over := !ended && s.rounds >= s.maxRounds
-	if !ended && !over {
-		s.rounds++
-	}
-	s.mu.Unlock()
-	s.gate.RUnlock()
-	switch {
-	case ended:
-		return status.Errorf(codes.Aborted, "sub-agent %s has ended", s.id)
-	case over:
-		msg := fmt.Sprintf("model call %d of sub-agent %s refused: agents.max_rounds is %d", s.maxRounds+1, s.id, s.maxRounds)
-		e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, MessageID: cur, Code: "max_rounds", Message: msg})
-		e.failSub(ctx, s, event.SubAgentMaxRounds, msg)
-		return status.Error(codes.ResourceExhausted, msg)
-	}
-	return g.complete(s, s.session, req, stream)
-}
-
 // complete makes one model call for session (for sub-agent s, nil for
 // the session's agent, with its model if it asked for one), recording
 // the request before and the response after.
-func (g *gateway) complete(s *subAgent, session string, req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
+func (g *gateway) complete(s SubAgent, session string, req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
 	e := g.e
 	ctx := stream.Context()
 	subagent, model := "", ""
 	if s != nil {
-		subagent, model = s.id, s.model
+		subagent, model = s.ID(), s.Model()
 	}
 	p := e.opts.Provider
 	if model == "" {
@@ -115,20 +79,18 @@ func (g *gateway) complete(s *subAgent, session string, req *opxv1.LLMRequest, s
 	e.msgN++
 	reqID := fmt.Sprintf("req_%d", e.msgN)
 	e.mu.Unlock()
+	release := func() {}
 	if s != nil {
 		// Under the gate: no model call of a sub-agent starts after its
 		// end entry.
-		s.gate.RLock()
-		if s.ended {
-			s.gate.RUnlock()
-			return status.Errorf(codes.Aborted, "sub-agent %s has ended", s.id)
+		var ok bool
+		if release, ok = s.Hold(); !ok {
+			return status.Errorf(codes.Aborted, "sub-agent %s has ended", s.ID())
 		}
 	}
 	e.record(ctx, ledger.Async, session, &event.LLMRequest{SubAgentID: subagent, RequestID: reqID, MessageID: req.MessageId, Provider: p.Name(),
 		Model: model, Blob: ledger.Sum(body).String(), Size: int64(len(body))}, body)
-	if s != nil {
-		s.gate.RUnlock()
-	}
+	release()
 
 	callCtx := context.WithoutCancel(ctx) // finish (and record) the call even if the agent goes away
 	if s != nil {
@@ -136,7 +98,7 @@ func (g *gateway) complete(s *subAgent, session string, req *opxv1.LLMRequest, s
 		var stop context.CancelCauseFunc
 		callCtx, stop = context.WithCancelCause(callCtx)
 		defer stop(nil)
-		defer context.AfterFunc(s.stop, func() { stop(context.Cause(s.stop)) })()
+		defer context.AfterFunc(s.Stopped(), func() { stop(context.Cause(s.Stopped())) })()
 	}
 	x, callErr := llm.Complete(callCtx, p, lreq, e.opts.Retry, func(c llm.Chunk) error {
 		var out *opxv1.LLMChunk

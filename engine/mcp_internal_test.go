@@ -3,12 +3,12 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/engine/otr"
 	"github.com/opx-dev/opx/ledger/event"
 )
 
@@ -50,34 +50,13 @@ func TestMCPDefs(t *testing.T) {
 	}
 }
 
-// TestMCPTools_NotGrantedByDefault: a sub-agent gets an MCP tool only
-// when it is asked for (by name or group).
-func TestMCPTools_NotGrantedByDefault(t *testing.T) {
-	e := &Engine{tools: mcpRegistry(t)}
-	names := func(defs []executor.ToolDef) []string {
-		var out []string
-		for _, d := range defs {
-			out = append(out, d.Name)
-		}
-		return out
-	}
-	defs, err := e.grant(nil)
-	if err != nil || slices.ContainsFunc(names(defs), func(n string) bool { return strings.HasPrefix(n, "mcp__") }) {
-		t.Errorf("default grant %v, %v", names(defs), err)
-	}
-	defs, err = e.grant([]string{"mcp:ro", "mcp__rw__write"})
-	if err != nil || !slices.Equal(names(defs), []string{"mcp__ro__read", "mcp__rw__write"}) {
-		t.Errorf("asked grant %v, %v", names(defs), err)
-	}
-}
-
 // TestOTR_MCPToolsBlocked: off the record, no MCP tool runs, a read-only
 // server's included.
 func TestOTR_MCPToolsBlocked(t *testing.T) {
 	r := mcpRegistry(t)
 	def, ok := r.Def("mcp__ro__read")
-	if why := otrMutates(Proposal{Tool: def.Name, Def: def, Known: ok}); !strings.Contains(why, "MCP server") {
-		t.Errorf("otrMutates = %q", why)
+	if why := otr.Mutates(Proposal{Tool: def.Name, Def: def, Known: ok}); !strings.Contains(why, "MCP server") {
+		t.Errorf("otr.Mutates = %q", why)
 	}
 }
 

@@ -58,7 +58,7 @@ type MCPConfig struct {
 }
 
 // GroupMCPPrefix starts the tool group of each MCP server: mcp:<server>.
-const GroupMCPPrefix = "mcp:"
+const GroupMCPPrefix = mcp.GroupPrefix
 
 // maxMCPDescription bounds the description of an MCP tool offered to the
 // model: it is the server's text, sent with every model call.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/opx-dev/opx/engine/otr"
 	"strings"
 	"sync"
 
@@ -30,18 +31,18 @@ const maxCoalesced = 4 << 10
 type Recorder struct {
 	l   *ledger.Ledger
 	mu  sync.Mutex
-	otr *otrState
+	otr *otr.State
 
 	pending struct {
 		session, subagent, messageID string
-		otr                          *otrSession
+		otr                          *otr.Session
 		text                         strings.Builder
 		count                        int
 	}
 }
 
 // NewRecorder records into l.
-func NewRecorder(l *ledger.Ledger) *Recorder { return &Recorder{l: l, otr: newOTRState(l)} }
+func NewRecorder(l *ledger.Ledger) *Recorder { return &Recorder{l: l, otr: otr.New(l)} }
 
 // offRecord returns p as recorded for session: withheld, with no blobs,
 // when the entry belongs to an off-the-record session.
@@ -49,7 +50,7 @@ func NewRecorder(l *ledger.Ledger) *Recorder { return &Recorder{l: l, otr: newOT
 // off the record, the error does not say why, as the reason may quote the
 // content (the engine logs it when it stops).
 func (r *Recorder) offRecord(session string, p event.Payload, blobs [][]byte) (event.Payload, [][]byte, error) {
-	s, err := r.otr.forEntry(session, p)
+	s, err := r.otr.ForEntry(session, p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -62,7 +63,7 @@ func (r *Recorder) offRecord(session string, p event.Payload, blobs [][]byte) (e
 	if s == nil {
 		return p, blobs, nil
 	}
-	w, err := r.otr.withhold(s, p)
+	w, err := r.otr.Withhold(s, p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -107,7 +108,7 @@ func (r *Recorder) Record(ctx context.Context, d ledger.Durability, session stri
 // past maxCoalesced.
 func (r *Recorder) Token(ctx context.Context, session, subagent, messageID, token string) error {
 	// Looked up before the lock: it may read the sessions projection.
-	otr, err := r.otr.forEntry(session, &event.AgentTokens{MessageID: messageID})
+	os, err := r.otr.ForEntry(session, &event.AgentTokens{MessageID: messageID})
 	if err != nil {
 		return fmt.Errorf("record agent.tokens: %w", err)
 	}
@@ -119,7 +120,7 @@ func (r *Recorder) Token(ctx context.Context, session, subagent, messageID, toke
 			return err
 		}
 	}
-	p.session, p.subagent, p.messageID, p.otr = session, subagent, messageID, otr
+	p.session, p.subagent, p.messageID, p.otr = session, subagent, messageID, os
 	p.text.WriteString(token)
 	p.count++
 	return nil
@@ -140,7 +141,7 @@ func (r *Recorder) flushLocked(ctx context.Context) error {
 	var tokens event.Payload = &event.AgentTokens{SubAgentID: p.subagent, MessageID: p.messageID, Text: p.text.String(), Count: p.count}
 	var err error
 	if p.otr != nil {
-		tokens, err = r.otr.withhold(p.otr, tokens)
+		tokens, err = r.otr.Withhold(p.otr, tokens)
 	}
 	p.text.Reset()
 	p.count = 0

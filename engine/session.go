@@ -294,7 +294,7 @@ func (e *Engine) failInflight(reason string) {
 	}
 	e.mu.Unlock()
 	for _, f := range fs {
-		e.rec.otr.ended(f.messageID)
+		e.rec.otr.Ended(f.messageID)
 		e.publish(f.session, f.messageID, "error", 0, map[string]string{"code": "engine", "message": reason})
 		f.finish()
 	}

@@ -27,7 +27,7 @@ func (f *fakeCompleteStream) Send(*opxv1.LLMChunk) error { f.sent++; return nil 
 // token that is no one's: its call must be refused, not served on the
 // session agent's path (recorded as the parent's, no subagent_id).
 func TestGateway_EndedSubAgentTokenNotServedAsAgent(t *testing.T) {
-	e := &Engine{subs: newSubagents(), agentToken: "agent-token", inflight: map[string]*inflight{
+	e := &Engine{subs: noSubAgents{}, agentToken: "agent-token", inflight: map[string]*inflight{
 		"msg_parent": {session: "ses_1", messageID: "msg_parent", done: make(chan struct{})},
 	}}
 	// The sub-agent's token is no longer in byToken: it has ended.

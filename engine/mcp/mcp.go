@@ -13,6 +13,9 @@ import (
 // ToolPrefix starts every MCP tool's name: mcp__<server>__<tool>.
 const ToolPrefix = "mcp__"
 
+// GroupPrefix starts the tool group of each MCP server: mcp:<server>.
+const GroupPrefix = "mcp:"
+
 // ToolName is the namespaced name opx offers a server's tool under.
 func ToolName(server, tool string) string { return ToolPrefix + server + "__" + tool }
 

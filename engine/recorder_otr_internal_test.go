@@ -3,52 +3,15 @@ package engine
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/otr"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
-
-// TestOTR_Mutates: in an off-the-record session, what could change
-// something is blocked, beyond the tools marked mutating.
-func TestOTR_Mutates(t *testing.T) {
-	for _, tc := range []struct {
-		tool, args string
-		known      bool
-		mutating   bool
-		blocked    string // part of the reason, "" for allowed
-	}{
-		{"read_file", `{"path":"a"}`, true, false, ""},
-		{"search_files", `{"pattern":"x"}`, true, false, ""},
-		{"git_log", `{}`, true, false, ""},
-		{"write_file", `{"path":"a","content":"x"}`, true, true, "changes"},
-		{"memory_append", `{"text":"x"}`, true, true, "changes"},
-		{"git_commit", `{"message":"x"}`, true, true, "changes"},
-		{"execute_command", `{"command":"ls"}`, true, true, "changes"},
-		{"mcp_thing", `{}`, false, false, "not a known tool"},
-		{"http_request", `{"url":"https://example.com"}`, true, false, ""},
-		{"http_request", `{"url":"https://example.com","method":"get"}`, true, false, ""},
-		{"http_request", `{"url":"https://example.com","method":"HEAD"}`, true, false, ""},
-		{"http_request", `{"url":"https://example.com","method":"POST"}`, true, false, "method POST"},
-		{"http_request", `{"url":"https://example.com","method":"DELETE"}`, true, false, "method DELETE"},
-		{"http_request", `{"url":"https://example.com","body":""}`, true, false, "a body"},
-		{"http_request", `{"url":"https://example.com","method":7}`, true, false, "do not parse"},
-		{"http_request", `{"url":"https://example.com","headers":{"X-HTTP-Method-Override":"DELETE"}}`, true, false, "another method"},
-		{"http_request", `{"url":"https://example.com","headers":{"x-method-override":"PUT"}}`, true, false, "another method"},
-		{"http_request", `{"url":"https://example.com","headers":{"Accept":"text/html"}}`, true, false, ""},
-	} {
-		p := Proposal{Tool: tc.tool, Args: json.RawMessage(tc.args), Known: tc.known, Def: executor.ToolDef{Name: tc.tool, Mutating: tc.mutating}}
-		got := otrMutates(p)
-		if (got == "") != (tc.blocked == "") || !strings.Contains(got, tc.blocked) {
-			t.Errorf("%s %s: %q, want blocked %q", tc.tool, tc.args, got, tc.blocked)
-		}
-	}
-}
 
 // TestOTR_Recorder: entries of an off-the-record session are withheld,
 // tokens included; a payload that does not validate is refused without
@@ -64,7 +27,7 @@ func TestOTR_Recorder(t *testing.T) {
 	}
 	defer l.Close()
 	r := NewRecorder(l)
-	if err := r.otr.start("s1"); err != nil {
+	if err := r.otr.Start("s1"); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []event.Payload{
@@ -102,16 +65,16 @@ func TestOTR_Recorder(t *testing.T) {
 	if _, err := r.Record(ctx, ledger.Sync, "s1", &event.EngineStopped{Reason: "x"}); !errors.Is(err, event.ErrNotWithholdable) {
 		t.Errorf("engine.stopped in an OTR session: %v", err)
 	}
-	if h, err := r.otr.conversation("s1"); err != nil || len(h) != 1 || h[0].Content != "SECRET message" {
+	if h, err := r.otr.Conversation("s1"); err != nil || len(h) != 1 || h[0].Content != "SECRET message" {
 		t.Errorf("conversation %v, %v", h, err)
 	}
 
 	// A later engine.
 	r2 := NewRecorder(l)
-	if !r2.otr.isOTR("s1") {
+	if !r2.otr.IsOTR("s1") {
 		t.Fatal("a later engine does not see s1 as off the record")
 	}
-	if _, err := r2.otr.conversation("s1"); !errors.Is(err, errOTRGone) {
+	if _, err := r2.otr.Conversation("s1"); !errors.Is(err, otr.ErrGone) {
 		t.Errorf("conversation after a restart: %v", err)
 	}
 	if _, err := r2.Record(ctx, ledger.Sync, "s1", &event.ApprovalResolved{ApprovalID: "a", CallID: "c", By: "engine", Reason: "SECRET reason"}); err != nil {

@@ -1,10 +1,11 @@
-package engine
+package subagent
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/opx-dev/opx/engine"
 	"sort"
 	"strings"
 	"syscall"
@@ -14,9 +15,6 @@ import (
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
-
-// GroupAgents is the tool group of the agent tools.
-const GroupAgents = "agents"
 
 // Limits of the agent tools' arguments.
 const (
@@ -44,7 +42,7 @@ var neverGranted = map[string]string{
 // starts, watches and stops its sub-agents with them. Each runs as an
 // allowed call in the pipeline (agentToolsCall gives it the call's
 // proposal); none changes the workspace.
-type agentTools struct{ e *Engine }
+type agentTools struct{ e *Manager }
 
 func obj(props string, required ...string) json.RawMessage {
 	req, _ := json.Marshal(required)
@@ -59,36 +57,28 @@ const idProp = `"id":{"type":"string","description":"the sub-agent's id, as spaw
 // Tools implements executor.Executor.
 func (t *agentTools) Tools() []executor.ToolDef {
 	return []executor.ToolDef{
-		{Name: "spawn_agent", Group: GroupAgents, Description: "Start a sub-agent: a separate sandboxed agent that works on the task with " +
+		{Name: "spawn_agent", Group: engine.GroupAgents, Description: "Start a sub-agent: a separate sandboxed agent that works on the task with " +
 			"the tools you grant it (tool names or groups; by default the read-only tools) and answers with text. It runs in " +
 			"parallel: this returns its id at once; agent_result waits for its answer.",
 			InputSchema: obj(`"task":{"type":"string","description":"what the sub-agent should do; it sees nothing else"},`+
 				`"tools":{"type":"array","items":{"type":"string"},"description":"tool names or groups it may use"},`+
 				`"model":{"type":"string","description":"a model name for its calls (default: the engine's)"}`, "task")},
-		{Name: "list_agents", Group: GroupAgents, Description: "List the sub-agents of this session with their state.", InputSchema: obj(``)},
-		{Name: "agent_status", Group: GroupAgents, Description: "A sub-agent's state, rounds and tool calls so far.", InputSchema: obj(idProp, "id")},
-		{Name: "agent_result", Group: GroupAgents, Description: "A sub-agent's answer. With wait (the default) it waits until the " +
+		{Name: "list_agents", Group: engine.GroupAgents, Description: "List the sub-agents of this session with their state.", InputSchema: obj(``)},
+		{Name: "agent_status", Group: engine.GroupAgents, Description: "A sub-agent's state, rounds and tool calls so far.", InputSchema: obj(idProp, "id")},
+		{Name: "agent_result", Group: engine.GroupAgents, Description: "A sub-agent's answer. With wait (the default) it waits until the " +
 			"sub-agent ends (bounded by its timeout); the answer, or why it failed, was cancelled or timed out.",
 			InputSchema: obj(idProp+`,"wait":{"type":"boolean"}`, "id")},
-		{Name: "agent_message", Group: GroupAgents, Description: "Send a running sub-agent a follow-up message; it answers it after " +
+		{Name: "agent_message", Group: engine.GroupAgents, Description: "Send a running sub-agent a follow-up message; it answers it after " +
 			"its current work, and its result is then the answer to the last message. A sub-agent that has ended takes none.",
 			InputSchema: obj(idProp+`,"message":{"type":"string"}`, "id", "message")},
-		{Name: "cancel_agent", Group: GroupAgents, Description: "Stop a sub-agent: its process is killed and nothing of it runs after.",
+		{Name: "cancel_agent", Group: engine.GroupAgents, Description: "Stop a sub-agent: its process is killed and nothing of it runs after.",
 			InputSchema: obj(idProp, "id")},
 	}
 }
 
-// proposalKey carries the call's Proposal to executors that act for the
-// calling agent (agentTools): its session, message and call.
-type proposalKey struct{}
-
-func withProposal(ctx context.Context, p Proposal) context.Context {
-	return context.WithValue(ctx, proposalKey{}, p)
-}
-
 // Execute implements executor.Executor.
 func (t *agentTools) Execute(ctx context.Context, c executor.Call) executor.Result {
-	p, ok := ctx.Value(proposalKey{}).(Proposal)
+	p, ok := engine.ProposalOf(ctx)
 	if !ok {
 		return executor.Errorf("%s runs only through the engine's pipeline", c.Tool)
 	}
@@ -130,7 +120,7 @@ func (t *agentTools) Execute(ctx context.Context, c executor.Call) executor.Resu
 	}
 	s := e.subs.get(a.ID)
 	if s == nil || s.session != p.Session {
-		return executor.Errorf("no sub-agent %q in this session (list_agents lists them)", clip(a.ID, 64))
+		return executor.Errorf("no sub-agent %q in this session (list_agents lists them)", engine.Clip(a.ID, 64))
 	}
 	switch c.Tool {
 	case "agent_status":
@@ -149,7 +139,7 @@ func (t *agentTools) Execute(ctx context.Context, c executor.Call) executor.Resu
 		st := s.status()
 		switch st.State {
 		case subCompleted:
-			return executor.Result{Content: clip(st.Result, maxAgentResult)}
+			return executor.Result{Content: engine.Clip(st.Result, maxAgentResult)}
 		case subStarting, subRunning:
 			return executor.Result{Content: fmt.Sprintf("sub-agent %s is still %s (%d model calls, %d tool calls so far)", s.id, st.State, st.Rounds, st.ToolCalls)}
 		default:
@@ -167,39 +157,39 @@ func (t *agentTools) Execute(ctx context.Context, c executor.Call) executor.Resu
 	return executor.Errorf("unknown tool %q", c.Tool)
 }
 
-// grant resolves the tools asked for a sub-agent (names or groups) into
+// grant resolves the tools asked for a sub-agent, of tools, (names or groups) into
 // the tools it is granted. Nil asks for the default: every tool that
 // does not change the workspace, but http_request and MCP tools. An unknown name, or a tool no sub-agent
 // may have, is refused; a group grants its members a sub-agent may have.
-func (e *Engine) grant(asked []string) ([]executor.ToolDef, error) {
+func grant(tools *executor.Registry, asked []string) ([]executor.ToolDef, error) {
 	byName := map[string]executor.ToolDef{}
 	add := func(d executor.ToolDef) {
-		if neverGranted[d.Name] == "" && d.Group != GroupAgents {
+		if neverGranted[d.Name] == "" && d.Group != engine.GroupAgents {
 			byName[d.Name] = d
 		}
 	}
 	if asked == nil {
-		defs, _ := e.tools.Group(e.tools.Groups()...)
+		defs, _ := tools.Group(tools.Groups()...)
 		for _, d := range defs {
 			// http_request reaches off the machine, and an MCP server's
 			// tools do what its server does: granted only when asked
 			// for by name (or group, mcp:<server>).
-			if !d.Mutating && d.Name != "http_request" && !strings.HasPrefix(d.Group, GroupMCPPrefix) {
+			if !d.Mutating && d.Name != "http_request" && !strings.HasPrefix(d.Group, engine.GroupMCPPrefix) {
 				add(d)
 			}
 		}
 	}
 	for _, n := range asked {
-		if kind := neverGranted[n]; kind != "" || n == GroupAgents {
-			return nil, fmt.Errorf("%q cannot be granted to a sub-agent (no %s for sub-agents)", clip(n, 64), cmpOr(kind, "agent tools"))
+		if kind := neverGranted[n]; kind != "" || n == engine.GroupAgents {
+			return nil, fmt.Errorf("%q cannot be granted to a sub-agent (no %s for sub-agents)", engine.Clip(n, 64), cmpOr(kind, "agent tools"))
 		}
-		if d, ok := e.tools.Def(n); ok {
+		if d, ok := tools.Def(n); ok {
 			add(d)
 			continue
 		}
-		defs, unknown := e.tools.Group(n)
+		defs, unknown := tools.Group(n)
 		if len(unknown) > 0 {
-			return nil, fmt.Errorf("no tool or group named %q (groups: %s)", clip(n, 64), strings.Join(e.tools.Groups(), ", "))
+			return nil, fmt.Errorf("no tool or group named %q (groups: %s)", engine.Clip(n, 64), strings.Join(tools.Groups(), ", "))
 		}
 		for _, d := range defs {
 			add(d)
@@ -224,28 +214,28 @@ func cmpOr(a, b string) string {
 // starts the sandboxed process with a fresh token and records
 // agent.spawned, then returns the id at once; the sub-agent registers
 // and works in parallel (RunSubAgent).
-func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, tools []string, model string) executor.Result {
+func (e *Manager) spawnSubAgent(ctx context.Context, p engine.Proposal, task string, tools []string, model string) executor.Result {
 	switch {
 	case strings.TrimSpace(task) == "":
 		return executor.Errorf("spawn_agent needs a task")
 	case len(task) > maxTaskBytes:
 		return executor.Errorf("the task is %d bytes, over the %d a sub-agent takes", len(task), maxTaskBytes)
 	case !validModel(model):
-		return executor.Errorf("spawn_agent refused: %q is not a model name (letters, digits and . _ : / - only, at most 128)", clip(model, 160))
+		return executor.Errorf("spawn_agent refused: %q is not a model name (letters, digits and . _ : / - only, at most 128)", engine.Clip(model, 160))
 	case e.opts.SpawnAgent == nil:
 		return executor.Errorf("this engine starts no agent processes, so no sub-agents")
 	}
-	defs, err := e.grant(tools)
+	defs, err := grant(e.Tools(), tools)
 	if err != nil {
 		return executor.Errorf("spawn_agent refused: %v", err)
 	}
-	tok, err := newToken()
+	tok, err := engine.NewToken()
 	if err != nil {
 		return executor.Errorf("spawn_agent: %v", err)
 	}
 	mode := "normal"
 	var recorded map[string]bool // ids the session's ledger holds already
-	if sess, ok, err := e.readSession(ctx, p.Session); err == nil && ok {
+	if sess, ok, err := e.ReadSession(ctx, p.Session); err == nil && ok {
 		if sess.Mode != "" {
 			mode = sess.Mode
 		}
@@ -256,7 +246,7 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 		}
 	}
 	cfg := e.opts.Agents
-	s := &subAgent{session: p.Session, mode: mode, task: task, model: model, defs: defs,
+	s := &subAgent{m: e, session: p.Session, mode: mode, task: task, model: model, defs: defs,
 		granted: map[string]bool{}, maxRounds: cfg.MaxRounds, timeout: cfg.Timeout, token: tok, spawned: time.Now(),
 		state: subStarting, done: make(chan struct{}), exited: make(chan struct{})}
 	s.stop, s.stopExec = context.WithCancelCause(context.Background())
@@ -297,11 +287,10 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 	// sub-agent's registration waits, so its entries follow.
 	s.gate.Lock()
 	s.mu.Lock()
-	e.record(ctx, ledger.Sync, p.Session, &event.SubAgentSpawned{SubAgentID: s.id, ParentMessageID: p.MessageID, ParentCallID: p.CallID,
+	e.Record(ctx, ledger.Sync, p.Session, &event.SubAgentSpawned{SubAgentID: s.id, ParentMessageID: p.MessageID, ParentCallID: p.CallID,
 		Task: inline, TaskBlob: h, TaskSize: int64(len(task)), Tools: names, Model: model, MaxRounds: s.maxRounds,
 		TimeoutMS: s.timeout.Milliseconds()}, blobs...)
-	cmd, err := e.opts.SpawnAgent(context.WithoutCancel(ctx), AgentLaunch{Addr: fmt.Sprintf("127.0.0.1:%d", e.port), Token: tok,
-		Canary: e.canaryTargets, SubAgentID: s.id, ParentSession: p.Session, MaxRounds: s.maxRounds})
+	cmd, err := e.opts.SpawnAgent(context.WithoutCancel(ctx), e.SubAgentLaunch(tok, s.id, p.Session, s.maxRounds))
 	if err != nil {
 		s.mu.Unlock()
 		s.gate.Unlock()
@@ -310,8 +299,8 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 		return executor.Errorf("spawn_agent: sub-agent %s could not be started: %v", s.id, err)
 	}
 	s.cmd = cmd
-	e.record(ctx, ledger.Async, p.Session, &event.AgentSpawned{AgentID: s.id, SubAgentID: s.id, PID: cmd.Process.Pid,
-		Sandbox: e.agentSandbox()})
+	e.Record(ctx, ledger.Async, p.Session, &event.AgentSpawned{AgentID: s.id, SubAgentID: s.id, PID: cmd.Process.Pid,
+		Sandbox: e.AgentSandbox()})
 	s.timer = time.AfterFunc(s.timeout, func() {
 		e.endSubAgent(context.Background(), s, &event.SubAgentTimedOut{SubAgentID: s.id, TimeoutMS: s.timeout.Milliseconds(), DurationMS: s.elapsed()},
 			subTimedOut, fmt.Sprintf("timed out after %s (agents.timeout); its process was killed", s.timeout))
@@ -335,7 +324,7 @@ func (e *Engine) spawnSubAgent(ctx context.Context, p Proposal, task string, too
 
 // messageSubAgent is agent_message: a follow-up for a sub-agent still
 // running, sent once it has answered what it has.
-func (e *Engine) messageSubAgent(ctx context.Context, s *subAgent, msg string) executor.Result {
+func (e *Manager) messageSubAgent(ctx context.Context, s *subAgent, msg string) executor.Result {
 	switch {
 	case strings.TrimSpace(msg) == "":
 		return executor.Errorf("agent_message needs a message")
@@ -384,7 +373,7 @@ func signalName(ps interface{ Sys() any }) string {
 
 // spawnedIDs returns the ids of the sub-agents session's ledger entries
 // (from its first entry, from) record as spawned.
-func (e *Engine) spawnedIDs(session string, from uint64) (map[string]bool, error) {
+func (e *Manager) spawnedIDs(session string, from uint64) (map[string]bool, error) {
 	h, err := e.opts.Ledger.Head()
 	if err != nil {
 		return nil, err

@@ -1,9 +1,9 @@
-package engine
+package subagent
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"github.com/opx-dev/opx/engine"
 	"os/exec"
 	"sort"
 	"strings"
@@ -32,33 +32,6 @@ import (
 //   - The engine enforces the limits (concurrency, rounds, wall clock):
 //     an agent is never trusted to stop itself.
 
-// AgentsConfig configures sub-agents (config `agents:`).
-type AgentsConfig struct {
-	// Enabled offers the agent tools (group "agents") to the session's
-	// agent; off, none is registered.
-	Enabled bool
-	// MaxConcurrent bounds the sub-agents alive at once; default 4.
-	MaxConcurrent int
-	// MaxRounds bounds a sub-agent's model calls; default 15.
-	MaxRounds int
-	// Timeout is a sub-agent's wall-clock limit from its spawn; default
-	// 5 minutes.
-	Timeout time.Duration
-}
-
-func (c AgentsConfig) withDefaults() AgentsConfig {
-	if c.MaxConcurrent <= 0 {
-		c.MaxConcurrent = 4
-	}
-	if c.MaxRounds <= 0 {
-		c.MaxRounds = 15
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = 5 * time.Minute
-	}
-	return c
-}
-
 // Sub-agent states as the agent tools report them.
 const (
 	subStarting  = "starting"  // spawned, its process not registered yet
@@ -86,6 +59,7 @@ func newSubagents() *subagents {
 
 // subAgent is one sub-agent.
 type subAgent struct {
+	m           *Manager // the set it is in
 	id, session string
 	mode        string // the parent session's mode
 	task, model string
@@ -112,7 +86,7 @@ type subAgent struct {
 	mu         sync.Mutex // the fields below
 	state      string
 	registered bool
-	conn       *agentConn
+	conn       *engine.AgentConn
 	cmd        *exec.Cmd
 	turns      []subTurn // the task, then each follow-up sent
 	pending    []string  // follow-ups not yet sent (sent one at a time)
@@ -162,7 +136,7 @@ func (m *subagents) byTok(tok string) *subAgent {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for t, s := range m.byToken {
-		if tokenEqual(tok, t) {
+		if engine.TokenEqual(tok, t) {
 			return s
 		}
 	}
@@ -202,7 +176,7 @@ func (s *subAgent) status() subStatus {
 	for _, d := range s.defs {
 		names = append(names, d.Name)
 	}
-	return subStatus{ID: s.id, State: s.state, Task: clip(s.task, 200), Tools: names, Rounds: s.rounds, ToolCalls: s.toolCalls,
+	return subStatus{ID: s.id, State: s.state, Task: engine.Clip(s.task, 200), Tools: names, Rounds: s.rounds, ToolCalls: s.toolCalls,
 		ElapsedMS: time.Since(s.spawned).Milliseconds(), Result: s.result, Why: s.why}
 }
 
@@ -210,17 +184,17 @@ func (s *subAgent) status() subStatus {
 // (rule subagent:not-granted): the agent tools, memory writes and
 // load_tools are never granted, so a sub-agent cannot spawn, remember or
 // widen its own tools. nil lets the tiers judge.
-func (e *Engine) subagentRestrict(p Proposal) *Verdict {
+func (e *Manager) subagentRestrict(p engine.Proposal) *engine.Verdict {
 	if p.SubAgentID == "" {
 		return nil
 	}
 	s := e.subs.get(p.SubAgentID)
 	if s == nil {
-		return &Verdict{Decision: event.Block, Tier: -1, Rule: "subagent:not-granted", Reason: "no sub-agent " + p.SubAgentID + " is known to this engine"}
+		return &engine.Verdict{Decision: event.Block, Tier: -1, Rule: "subagent:not-granted", Reason: "no sub-agent " + p.SubAgentID + " is known to this engine"}
 	}
 	if !s.granted[p.Tool] {
-		return &Verdict{Decision: event.Block, Tier: -1, Rule: "subagent:not-granted", Reason: fmt.Sprintf("sub-agent %s was not granted %s (granted: %s)",
-			s.id, clip(p.Tool, 64), strings.Join(sortedKeys(s.granted), ", "))}
+		return &engine.Verdict{Decision: event.Block, Tier: -1, Rule: "subagent:not-granted", Reason: fmt.Sprintf("sub-agent %s was not granted %s (granted: %s)",
+			s.id, engine.Clip(p.Tool, 64), strings.Join(sortedKeys(s.granted), ", "))}
 	}
 	return nil
 }
@@ -228,7 +202,7 @@ func (e *Engine) subagentRestrict(p Proposal) *Verdict {
 // subagentAdmit lets a sub-agent's allowed call start unless the
 // sub-agent has ended (cancelled, timed out, failed); release must be
 // called once exec.started is recorded.
-func (e *Engine) subagentAdmit(p Proposal) (release func(), refusal string) {
+func (e *Manager) subagentAdmit(p engine.Proposal) (release func(), refusal string) {
 	if p.SubAgentID == "" {
 		return func() {}, ""
 	}
@@ -249,13 +223,13 @@ func (e *Engine) subagentAdmit(p Proposal) (release func(), refusal string) {
 // s is admitted after it, then frees s's slot and token, denies its
 // pending approvals and stops its process: kill at once, or, after a
 // completion, ask it to shut down first.
-func (e *Engine) endSubAgent(ctx context.Context, s *subAgent, p event.Payload, state, why string, blobs ...[]byte) bool {
+func (e *Manager) endSubAgent(ctx context.Context, s *subAgent, p event.Payload, state, why string, blobs ...[]byte) bool {
 	s.gate.Lock()
 	if s.ended {
 		s.gate.Unlock()
 		return false
 	}
-	e.record(ctx, ledger.Sync, s.session, p, blobs...)
+	e.Record(ctx, ledger.Sync, s.session, p, blobs...)
 	s.ended = true
 	s.mu.Lock()
 	s.state, s.why = state, why
@@ -278,7 +252,7 @@ func (e *Engine) endSubAgent(ctx context.Context, s *subAgent, p event.Payload, 
 	}
 	e.subs.forgetOld()
 	e.subs.mu.Unlock()
-	e.approvals.DenySubAgent(s.session, s.id, "sub-agent "+s.id+" ended ("+state+") before anyone answered")
+	e.Approvals().DenySubAgent(s.session, s.id, "sub-agent "+s.id+" ended ("+state+") before anyone answered")
 	switch {
 	case state == subCompleted && conn != nil:
 		// An orderly exit; killed if it does not come. The kill is
@@ -291,7 +265,7 @@ func (e *Engine) endSubAgent(ctx context.Context, s *subAgent, p event.Payload, 
 				killCmd(cmd)
 			}
 		}()
-		_ = conn.send(ctx, e, s.session, &event.Shutdown{SubAgentID: s.id, Reason: "completed"},
+		_ = e.Send(ctx, conn, s.session, &event.Shutdown{SubAgentID: s.id, Reason: "completed"},
 			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_Shutdown{Shutdown: &opxv1.ShutdownDirective{Reason: "completed"}}})
 	default:
 		killCmd(cmd)
@@ -304,7 +278,7 @@ func (e *Engine) endSubAgent(ctx context.Context, s *subAgent, p event.Payload, 
 const execStopWait = 30 * time.Second
 
 // waitExecs waits until s's executions, stopped, have recorded their end.
-func waitExecs(e *Engine, s *subAgent) {
+func waitExecs(e *Manager, s *subAgent) {
 	done := make(chan struct{})
 	go func() { s.execs.Wait(); close(done) }()
 	select {
@@ -316,7 +290,7 @@ func waitExecs(e *Engine, s *subAgent) {
 
 // subagentExecScope is the pipeline's ExecScope: a sub-agent's
 // execution stops when the sub-agent ends, and its end waits for it.
-func (e *Engine) subagentExecScope(p Proposal) (context.Context, func()) {
+func (e *Manager) subagentExecScope(p engine.Proposal) (context.Context, func()) {
 	if p.SubAgentID == "" {
 		return nil, func() {}
 	}
@@ -343,8 +317,8 @@ func killCmd(cmd *exec.Cmd) {
 func (s *subAgent) elapsed() int64 { return time.Since(s.spawned).Milliseconds() }
 
 // failSub ends s as failed for reason.
-func (e *Engine) failSub(ctx context.Context, s *subAgent, reason, detail string) bool {
-	detail = clip(detail, 4096)
+func (e *Manager) failSub(ctx context.Context, s *subAgent, reason, detail string) bool {
+	detail = engine.Clip(detail, 4096)
 	return e.endSubAgent(ctx, s, &event.SubAgentFailed{SubAgentID: s.id, Reason: reason, Detail: detail, DurationMS: s.elapsed()},
 		subFailed, reason+": "+detail)
 }
@@ -352,7 +326,7 @@ func (e *Engine) failSub(ctx context.Context, s *subAgent, reason, detail string
 // watchSubAgent waits for s's process: an exit before s ended is a crash
 // (agent.crashed, subagent.failed crashed); after, an orderly or killed
 // exit (agent.exited).
-func (e *Engine) watchSubAgent(ctx context.Context, s *subAgent, cmd *exec.Cmd) {
+func (e *Manager) watchSubAgent(ctx context.Context, s *subAgent, cmd *exec.Cmd) {
 	err := cmd.Wait()
 	close(s.exited)
 	code, sig := -1, ""
@@ -368,7 +342,7 @@ func (e *Engine) watchSubAgent(ctx context.Context, s *subAgent, cmd *exec.Cmd) 
 		if sig != "" {
 			reason = "killed after " + s.status().State
 		}
-		e.record(ctx, ledger.Async, s.session, &event.AgentExited{AgentID: s.id, SubAgentID: s.id, PID: pid, ExitCode: code, Reason: reason})
+		e.Record(ctx, ledger.Async, s.session, &event.AgentExited{AgentID: s.id, SubAgentID: s.id, PID: pid, ExitCode: code, Reason: reason})
 		return
 	}
 	detail := fmt.Sprintf("sub-agent exited with status %d before it answered", code)
@@ -377,7 +351,7 @@ func (e *Engine) watchSubAgent(ctx context.Context, s *subAgent, cmd *exec.Cmd) 
 	} else if err != nil && code == -1 {
 		detail = "sub-agent process: " + err.Error()
 	}
-	e.record(ctx, ledger.Sync, s.session, &event.AgentCrashed{AgentID: s.id, SubAgentID: s.id, PID: pid, ExitCode: code, Signal: sig,
+	e.Record(ctx, ledger.Sync, s.session, &event.AgentCrashed{AgentID: s.id, SubAgentID: s.id, PID: pid, ExitCode: code, Signal: sig,
 		Detail: detail, Respawn: false})
 	e.failSub(ctx, s, event.SubAgentCrashed, detail)
 }
@@ -385,7 +359,7 @@ func (e *Engine) watchSubAgent(ctx context.Context, s *subAgent, cmd *exec.Cmd) 
 // stopSubAgents ends every live sub-agent as failed engine_stopped (the
 // engine is going: no one will read an answer) and waits for their
 // processes, before engine.stopped is recorded.
-func (e *Engine) stopSubAgents(reason string) {
+func (e *Manager) stopSubAgents(reason string) {
 	e.subs.mu.Lock()
 	e.subs.stopped = reason
 	e.subs.mu.Unlock()
@@ -451,47 +425,6 @@ func (m *subagents) all() []*subAgent {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]*subAgent(nil), m.order...)
-}
-
-// failCrashedSubAgents records subagent.failed engine_crashed for each
-// sub-agent spawned since the crashed engine's start (entry since) that
-// no entry ended: their processes died with that engine (parent-death
-// signal), so nothing of them can follow.
-func (e *Engine) failCrashedSubAgents(ctx context.Context, since, head uint64) error {
-	type open struct{ session, id string }
-	var spawned []open
-	ended := map[open]bool{}
-	err := e.opts.Ledger.RangeRaw(since, head, func(seq uint64, raw []byte) error {
-		if !bytes.Contains(raw, []byte(`"type":"subagent.`)) {
-			return nil
-		}
-		en, err := ledger.ParseEntry(raw)
-		if err != nil {
-			return nil
-		}
-		id, _ := ledger.FieldString(en.Data, "subagent_id")
-		k := open{en.Session, id}
-		switch {
-		case en.Type == event.TypeSubAgentSpawned:
-			spawned = append(spawned, k)
-		case event.SubAgentEnded(en.Type):
-			ended[k] = true
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("load sub-agents: %w", err)
-	}
-	for _, k := range spawned {
-		if ended[k] {
-			continue
-		}
-		if _, err := e.rec.Record(ctx, ledger.Async, k.session, &event.SubAgentFailed{SubAgentID: k.id, Reason: event.SubAgentEngineCrashed,
-			Detail: fmt.Sprintf("the engine started at entry %d crashed while it ran; its process died with it", since)}); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func sortedKeys(m map[string]bool) []string {

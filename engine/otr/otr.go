@@ -1,4 +1,4 @@
-package engine
+package otr
 
 import (
 	"crypto/rand"
@@ -9,7 +9,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
+	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
+	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -19,48 +23,48 @@ import (
 // Off-the-record sessions (issue 15, docs/otr.md): read-only, and
 // recorded as an envelope whose content members are keyed commitments
 // (event.Withhold). The commitment key and the conversation live only in
-// the engine's memory (otrState): nothing of them is logged or written,
+// the engine's memory (State): nothing of them is logged or written,
 // and both are gone when the engine exits.
 
-// ModeOTR is the mode of an off-the-record session.
-const ModeOTR = "otr"
+// Mode is the mode of an off-the-record session.
+const Mode = "otr"
 
-// RuleOTRReadOnly is the rule of the verdict that blocks a call that
+// RuleReadOnly is the rule of the verdict that blocks a call that
 // could change something in an off-the-record session.
-const RuleOTRReadOnly = "otr:read-only"
+const RuleReadOnly = "otr:read-only"
 
-// maxOTRApprovals bounds the pending approvals whose arguments one
+// maxApprovals bounds the pending approvals whose arguments one
 // off-the-record session keeps in memory for the human who answers.
-const maxOTRApprovals = 64
+const maxApprovals = 64
 
-// otrRestrict blocks, in an off-the-record session, every call that could
+// Restrict blocks, in an off-the-record session, every call that could
 // change something: a mutating tool (files, memory_append, git_commit,
 // execute_command), a tool the engine does not know (it cannot tell), and
 // an http_request that is not a plain GET or HEAD (no body, no method
 // override header). Sub-agents' calls are in their parent's session, so
 // they are restricted alike. Spawning a sub-agent is allowed: what it
 // does is judged here too.
-func (e *Engine) otrRestrict(p Proposal) *Verdict {
-	if !e.rec.otr.isOTR(p.Session) {
+func (o *State) Restrict(p judge.Proposal) *judge.Verdict {
+	if !o.IsOTR(p.Session) {
 		return nil
 	}
-	if reason := otrMutates(p); reason != "" {
-		return &Verdict{Decision: event.Block, Tier: -1, Rule: RuleOTRReadOnly,
+	if reason := Mutates(p); reason != "" {
+		return &judge.Verdict{Decision: event.Block, Tier: -1, Rule: RuleReadOnly,
 			Reason: reason + "; an off-the-record session is read-only"}
 	}
 	return nil
 }
 
-// otrMutates says why a proposal could change something, or "". The
+// Mutates says why a proposal could change something, or "". The
 // reason names the tool only: verdict reasons of an off-the-record
 // session are withheld anyway, but the rule needs no arguments.
-func otrMutates(p Proposal) string {
+func Mutates(p judge.Proposal) string {
 	switch {
 	case !p.Known:
 		return p.Tool + " is not a known tool, so it cannot be shown to be read-only"
 	case p.Def.Mutating:
 		return p.Tool + " changes the workspace or the agent's memory"
-	case strings.HasPrefix(p.Def.Group, GroupMCPPrefix):
+	case strings.HasPrefix(p.Def.Group, mcp.GroupPrefix):
 		// A server may keep what it is sent (in its home, its logs, a
 		// remote service), and what it prints lands in the engine's log
 		// and in its mcp.* entries, outside the session: beyond what off
@@ -93,15 +97,15 @@ func otrMutates(p Proposal) string {
 	return ""
 }
 
-// otrState is the engine's memory of off-the-record sessions: each one's
+// State is the engine's memory of off-the-record sessions: each one's
 // commitment key and, for those this engine started, its conversation.
 // Nothing in it is ever written anywhere.
-type otrState struct {
+type State struct {
 	l  *ledger.Ledger
 	mu sync.Mutex
 	// sessions holds every off-the-record session this engine recorded
 	// for; normalSessions every other session it knows.
-	sessions       map[string]*otrSession
+	sessions       map[string]*Session
 	normalSessions map[string]bool
 	// messages maps the id of each message an entry of an
 	// off-the-record session named (its sub-agents' included) to the
@@ -118,15 +122,15 @@ type otrState struct {
 	// agent.memory_flush (which names no session) recorded while any is
 	// active is withheld under it, as it may hold their content.
 	active map[string]bool
-	drop   *otrSession
+	drop   *Session
 	// known names what the engine keeps in clear: its tools, their
 	// groups and its configured models (setKnown). Every other such name
 	// is model output and withheld.
 	known event.Known
 }
 
-// otrSession is one off-the-record session in memory.
-type otrSession struct {
+// Session is one off-the-record session in memory.
+type Session struct {
 	id string // "" for the throwaway session
 	c  *event.Commitments
 	// live is true for a session this engine started: history then
@@ -142,12 +146,12 @@ type otrSession struct {
 	approvals map[string][2]string
 }
 
-func newOTRState(l *ledger.Ledger) *otrState {
-	return &otrState{l: l, sessions: map[string]*otrSession{}, normalSessions: map[string]bool{}, messages: map[string]string{}, subagents: map[string]string{}, active: map[string]bool{}}
+func New(l *ledger.Ledger) *State {
+	return &State{l: l, sessions: map[string]*Session{}, normalSessions: map[string]bool{}, messages: map[string]string{}, subagents: map[string]string{}, active: map[string]bool{}}
 }
 
-// setKnown sets the names kept in clear for sessions registered after.
-func (o *otrState) setKnown(k event.Known) {
+// SetKnown sets the names kept in clear for sessions registered after.
+func (o *State) SetKnown(k event.Known) {
 	o.mu.Lock()
 	o.known = k
 	o.mu.Unlock()
@@ -155,46 +159,46 @@ func (o *otrState) setKnown(k event.Known) {
 
 // commitments returns a session's commitments under a fresh key. o.mu is
 // held.
-func (o *otrState) commitments() (*event.Commitments, error) {
-	k, err := newOTRKey()
+func (o *State) commitments() (*event.Commitments, error) {
+	k, err := newKey()
 	if err != nil {
 		return nil, err
 	}
 	return event.NewCommitments(k).WithKnown(o.known), nil
 }
 
-// otrKnown is what the engine knows of the names it records: its
+// Known is what the engine knows of the names it records: its
 // registered tools and their groups, and the models engine.started names
 // (its provider's and the tier 2 evaluator's). A sub-agent's model chosen
 // by its parent, an unknown tool a model made up and a group it asked
 // for that does not exist are not known, so off the record they are
 // withheld.
-func (e *Engine) otrKnown() event.Known {
+func Known(tools *executor.Registry, models ...string) event.Known {
 	groups := map[string]bool{}
-	for _, g := range e.tools.Groups() {
+	for _, g := range tools.Groups() {
 		groups[g] = true
 	}
-	models := map[string]bool{e.opts.Provider.Model(): true}
-	if t2 := e.opts.Tier2Provider; t2 != nil {
-		models[t2.Model()] = true
+	named := map[string]bool{}
+	for _, m := range models {
+		named[m] = true
 	}
 	return event.Known{
 		Tool: func(n string) bool {
 			// load_tools is the agent's own (it asks with a
 			// ToolDefsRequest), in no registry.
-			_, ok := e.tools.Def(n)
+			_, ok := tools.Def(n)
 			return ok || n == "load_tools"
 		},
 		// The MCP servers' groups come and go with them (mcp:<server>).
 		Group: func(n string) bool {
-			return groups[n] || strings.HasPrefix(n, GroupMCPPrefix) && slices.Contains(e.tools.Groups(), n)
+			return groups[n] || strings.HasPrefix(n, mcp.GroupPrefix) && slices.Contains(tools.Groups(), n)
 		},
-		Model: func(n string) bool { return models[n] },
+		Model: func(n string) bool { return named[n] },
 	}
 }
 
-// newOTRKey returns a fresh random commitment key.
-func newOTRKey() ([32]byte, error) {
+// newKey returns a fresh random commitment key.
+func newKey() ([32]byte, error) {
 	var k [32]byte
 	if _, err := rand.Read(k[:]); err != nil {
 		return k, fmt.Errorf("off-the-record key: %w", err)
@@ -204,7 +208,7 @@ func newOTRKey() ([32]byte, error) {
 
 // start registers a new off-the-record session with a fresh key, before
 // anything is recorded for it.
-func (o *otrState) start(session string) error {
+func (o *State) Start(session string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	c, err := o.commitments()
@@ -212,13 +216,13 @@ func (o *otrState) start(session string) error {
 		return err
 	}
 	delete(o.normalSessions, session)
-	o.sessions[session] = &otrSession{id: session, c: c, live: true, approvals: map[string][2]string{}}
+	o.sessions[session] = &Session{id: session, c: c, live: true, approvals: map[string][2]string{}}
 	return nil
 }
 
 // normal records that session is not off the record, as the engine
 // learnt creating or reading it, sparing a look at the projection.
-func (o *otrState) normal(session string) {
+func (o *State) Normal(session string) {
 	o.mu.Lock()
 	if o.sessions[session] == nil {
 		o.normalSessions[session] = true
@@ -227,7 +231,7 @@ func (o *otrState) normal(session string) {
 }
 
 // isOTR reports whether session is off the record.
-func (o *otrState) isOTR(session string) bool {
+func (o *State) IsOTR(session string) bool {
 	s, err := o.lookup(session)
 	// A lookup that failed is taken as off the record: restricted, and
 	// recording then fails rather than write content.
@@ -239,7 +243,7 @@ func (o *otrState) isOTR(session string) bool {
 // earlier engine started off the record gets a fresh key (its old key is
 // gone). Sessions this engine creates off the record are registered
 // (start) before their session.created, so a session not found is normal.
-func (o *otrState) lookup(session string) (*otrSession, error) {
+func (o *State) lookup(session string) (*Session, error) {
 	if session == "" {
 		return nil, nil
 	}
@@ -260,7 +264,7 @@ func (o *otrState) lookup(session string) (*otrSession, error) {
 	if err != nil {
 		return nil, fmt.Errorf("is session %s off the record: %w", clip(session, 64), err)
 	}
-	if mode != ModeOTR {
+	if mode != Mode {
 		o.mu.Lock()
 		o.normalSessions[session] = true
 		o.mu.Unlock()
@@ -275,7 +279,7 @@ func (o *otrState) lookup(session string) (*otrSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	s = &otrSession{id: session, c: c, approvals: map[string][2]string{}}
+	s = &Session{id: session, c: c, approvals: map[string][2]string{}}
 	o.sessions[session] = s
 	return s, nil
 }
@@ -283,7 +287,7 @@ func (o *otrState) lookup(session string) (*otrSession, error) {
 // forEntry returns the off-the-record session an entry of session with
 // payload p belongs to, or nil: the session's own, or for an entry
 // outside any session, the session of the message it names.
-func (o *otrState) forEntry(session string, p event.Payload) (*otrSession, error) {
+func (o *State) ForEntry(session string, p event.Payload) (*Session, error) {
 	if session == "" {
 		switch p.(type) {
 		case *event.MemoryFlush:
@@ -313,7 +317,7 @@ func (o *otrState) forEntry(session string, p event.Payload) (*otrSession, error
 // (failInflight), or it could not be delivered. Otherwise it would stay
 // active, and every memory flush and load_tools request recorded outside
 // any session withheld, for the engine's life.
-func (o *otrState) ended(messageID string) {
+func (o *State) Ended(messageID string) {
 	o.mu.Lock()
 	delete(o.active, messageID)
 	o.mu.Unlock()
@@ -322,7 +326,7 @@ func (o *otrState) ended(messageID string) {
 // dropIfActive returns the throwaway session while an OTR message is
 // being answered, else nil. Its key is never used for anything else, so
 // what it withholds cannot even be compared with the sessions' members.
-func (o *otrState) dropIfActive() (*otrSession, error) {
+func (o *State) dropIfActive() (*Session, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.active) == 0 {
@@ -333,7 +337,7 @@ func (o *otrState) dropIfActive() (*otrSession, error) {
 		if err != nil {
 			return nil, err
 		}
-		o.drop = &otrSession{c: c, approvals: map[string][2]string{}}
+		o.drop = &Session{c: c, approvals: map[string][2]string{}}
 	}
 	return o.drop, nil
 }
@@ -366,7 +370,7 @@ func messageIDOf(p event.Payload) string {
 // withhold keeps what the engine must remember of an entry of s (its
 // conversation, a pending approval's arguments) and returns the payload
 // to record: p withheld.
-func (o *otrState) withhold(s *otrSession, p event.Payload) (event.Payload, error) {
+func (o *State) Withhold(s *Session, p event.Payload) (event.Payload, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	now := time.Now().UnixNano()
@@ -399,7 +403,7 @@ func (o *otrState) withhold(s *otrSession, p event.Payload) (event.Payload, erro
 			s.history = append(s.history, m)
 		}
 	case *event.ApprovalRequested:
-		if len(s.approvals) < maxOTRApprovals {
+		if len(s.approvals) < maxApprovals {
 			s.approvals[t.ApprovalID] = [2]string{t.Arguments, t.Reason}
 		}
 	case *event.ApprovalResolved:
@@ -408,13 +412,13 @@ func (o *otrState) withhold(s *otrSession, p event.Payload) (event.Payload, erro
 	return event.Withhold(p, s.c)
 }
 
-// errOTRGone is returned for a message to an off-the-record session an
+// ErrGone is returned for a message to an off-the-record session an
 // earlier engine started.
-var errOTRGone = errors.New("its conversation was kept only in the memory of the engine that started it, which has exited; start a new off-the-record session")
+var ErrGone = errors.New("its conversation was kept only in the memory of the engine that started it, which has exited; start a new off-the-record session")
 
 // conversation returns the history to give the agent for an
-// off-the-record session, or errOTRGone.
-func (o *otrState) conversation(session string) ([]*opxv1.ChatMessage, error) {
+// off-the-record session, or ErrGone.
+func (o *State) Conversation(session string) ([]*opxv1.ChatMessage, error) {
 	s, err := o.lookup(session)
 	if err != nil {
 		return nil, err
@@ -422,7 +426,7 @@ func (o *otrState) conversation(session string) ([]*opxv1.ChatMessage, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if s == nil || !s.live {
-		return nil, errOTRGone
+		return nil, ErrGone
 	}
 	return append([]*opxv1.ChatMessage(nil), s.history...), nil
 }
@@ -430,7 +434,7 @@ func (o *otrState) conversation(session string) ([]*opxv1.ChatMessage, error) {
 // approval returns a pending approval's arguments and reason as the
 // engine saw them, for the human who answers it; false when the session
 // is normal or they are not in memory.
-func (o *otrState) approval(session, id string) (args, reason string, ok bool) {
+func (o *State) Approval(session, id string) (args, reason string, ok bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s := o.sessions[session]
@@ -439,4 +443,17 @@ func (o *otrState) approval(session, id string) (args, reason string, ok bool) {
 	}
 	a, ok := s.approvals[id]
 	return a[0], a[1], ok
+}
+
+// clip cuts s to at most n bytes on a character boundary (as the
+// engine's clip): what it keeps goes into verdicts and errors, which must
+// be valid UTF-8.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -1,9 +1,10 @@
-package engine
+package subagent
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/opx-dev/opx/engine"
 	"io"
 
 	"github.com/opx-dev/opx/ledger"
@@ -17,7 +18,7 @@ import (
 // one stream, opened with its own token.
 type subAgentService struct {
 	opxv1.UnimplementedSubAgentServiceServer
-	e *Engine
+	e *Manager
 }
 
 // RunSubAgent registers the sub-agent whose token the stream presents
@@ -29,11 +30,11 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 	ctx := stream.Context()
 	// The authenticator let the stream through with a live sub-agent's
 	// token; it names the sub-agent.
-	s := e.subs.byTok(metadataValue(ctx, opxv1.AgentTokenHeader))
+	s := e.subs.byTok(engine.MetadataValue(ctx, opxv1.AgentTokenHeader))
 	if s == nil {
 		return status.Error(codes.Unauthenticated, "no live sub-agent has this token")
 	}
-	first, err := recvTimeout(stream, readyTimeout)
+	first, err := engine.RecvTimeout(stream, engine.ReadyTimeout)
 	if err != nil {
 		e.failSub(ctx, s, event.SubAgentRefused, fmt.Sprintf("no AgentReady: %v", err))
 		return status.Errorf(codes.DeadlineExceeded, "no AgentReady: %v", err)
@@ -41,11 +42,11 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 	ready := first.GetAgentReady()
 	if ready == nil {
 		msg := fmt.Sprintf("first sub-agent message was %T, not AgentReady; stream refused", first.GetEvent())
-		e.record(ctx, ledger.Sync, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: msg})
+		e.Record(ctx, ledger.Sync, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: msg})
 		e.failSub(ctx, s, event.SubAgentRefused, msg)
 		return status.Error(codes.InvalidArgument, "the first message must be AgentReady")
 	}
-	canary, canaryErr := parseCanary(ready.SandboxCanaryJson)
+	canary, canaryErr := engine.ParseCanary(ready.SandboxCanaryJson)
 	// Waits for spawnSubAgent to have recorded agent.spawned.
 	s.mu.Lock()
 	second := s.registered
@@ -55,12 +56,12 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 	switch {
 	case second:
 		refusal = "a second registration with the token of sub-agent " + s.id + " (a token is single-use); refused"
-	case !tokenEqual(ready.Token, s.token):
+	case !engine.TokenEqual(ready.Token, s.token):
 		refusal = "AgentReady carries another token than the stream's"
 	case ready.AgentId != s.id:
-		refusal = fmt.Sprintf("AgentReady names %q, but the token is sub-agent %s's", clip(ready.AgentId, 64), s.id)
+		refusal = fmt.Sprintf("AgentReady names %q, but the token is sub-agent %s's", engine.Clip(ready.AgentId, 64), s.id)
 	case ready.ParentSessionId != s.session:
-		refusal = fmt.Sprintf("AgentReady names parent session %q, but sub-agent %s belongs to %s", clip(ready.ParentSessionId, 128), s.id, s.session)
+		refusal = fmt.Sprintf("AgentReady names parent session %q, but sub-agent %s belongs to %s", engine.Clip(ready.ParentSessionId, 128), s.id, s.session)
 	}
 	if refusal != "" {
 		if second {
@@ -68,13 +69,13 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 			// again: each is a counted violation (a flood ends the
 			// sub-agent), recorded without an fsync each.
 			if e.countProtocolError(ctx, s) {
-				e.record(ctx, ledger.Async, s.session, &event.AgentReady{AgentID: s.id, SubAgentID: s.id, TokenValid: false, CanaryStatus: canary.Status})
-				e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: refusal})
+				e.Record(ctx, ledger.Async, s.session, &event.AgentReady{AgentID: s.id, SubAgentID: s.id, TokenValid: false, CanaryStatus: canary.Status})
+				e.Record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: refusal})
 			}
 			return status.Error(codes.PermissionDenied, refusal)
 		}
-		e.record(ctx, ledger.Sync, s.session, &event.AgentReady{AgentID: s.id, SubAgentID: s.id, TokenValid: false, CanaryStatus: canary.Status})
-		e.record(ctx, ledger.Sync, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: refusal})
+		e.Record(ctx, ledger.Sync, s.session, &event.AgentReady{AgentID: s.id, SubAgentID: s.id, TokenValid: false, CanaryStatus: canary.Status})
+		e.Record(ctx, ledger.Sync, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: refusal})
 		e.opts.Logf("engine: refused a sub-agent stream: %s", refusal)
 		if !second {
 			// Whatever holds the token is not the process the engine
@@ -83,18 +84,18 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 		}
 		return status.Error(codes.PermissionDenied, refusal)
 	}
-	action, reason := e.judgeCanary(canary, canaryErr)
+	action, reason := e.JudgeCanary(canary, canaryErr)
 	// Under the gate: a sub-agent that has ended (cancelled while its
 	// process was starting, say) registers nothing after its end entry,
 	// so verify --strict can demand that of every ledger.
-	conn := &agentConn{id: s.id, stream: stream}
+	conn := engine.NewAgentConn(s.id, stream)
 	s.gate.RLock()
 	if s.ended {
 		s.gate.RUnlock()
 		return status.Error(codes.Aborted, "sub-agent "+s.id+" has ended")
 	}
-	e.record(ctx, ledger.Async, s.session, &event.SandboxCanary{AgentID: s.id, SubAgentID: s.id, Result: canary, Action: action, Reason: reason})
-	e.record(ctx, ledger.Sync, s.session, &event.AgentReady{AgentID: s.id, SubAgentID: s.id, TokenValid: true, CanaryStatus: canary.Status})
+	e.Record(ctx, ledger.Async, s.session, &event.SandboxCanary{AgentID: s.id, SubAgentID: s.id, Result: canary, Action: action, Reason: reason})
+	e.Record(ctx, ledger.Sync, s.session, &event.AgentReady{AgentID: s.id, SubAgentID: s.id, TokenValid: true, CanaryStatus: canary.Status})
 	if action != "killed" {
 		s.mu.Lock()
 		s.conn, s.state = conn, subRunning
@@ -133,7 +134,7 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 		s.gate.RUnlock()
 		if ended {
 			// Its stream ends with it: what it sends after is not read.
-			e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol",
+			e.Record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol",
 				Message: fmt.Sprintf("sub-agent %s sent %T after its end; its stream is closed", s.id, ev.Event)})
 			return status.Errorf(codes.Aborted, "sub-agent %s has ended", s.id)
 		}
@@ -144,7 +145,7 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 // sendTurn records and sends a ProcessRequest for the sub-agent's next
 // message (its task, then each follow-up): the granted tools only, the
 // parent session's mode, and the turns before as history.
-func (e *Engine) sendTurn(ctx context.Context, s *subAgent, conn *agentConn, content string) error {
+func (e *Manager) sendTurn(ctx context.Context, s *subAgent, conn *engine.AgentConn, content string) error {
 	s.mu.Lock()
 	n := len(s.turns) + 1
 	msgID := fmt.Sprintf("%s_m%d", s.id, n)
@@ -158,9 +159,9 @@ func (e *Engine) sendTurn(ctx context.Context, s *subAgent, conn *agentConn, con
 	for _, d := range s.defs {
 		names = append(names, d.Name)
 	}
-	defs := protoDefs(s.defs)
+	defs := engine.ProtoDefs(s.defs)
 	s.mu.Unlock()
-	return conn.send(ctx, e, s.session, &event.ProcessRequest{SubAgentID: s.id, MessageID: msgID, Content: content, Mode: s.mode,
+	return e.Send(ctx, conn, s.session, &event.ProcessRequest{SubAgentID: s.id, MessageID: msgID, Content: content, Mode: s.mode,
 		History: len(history), Tools: names},
 		&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ProcessRequest{ProcessRequest: &opxv1.ProcessRequest{
 			SessionId: s.session, MessageId: msgID, Content: content, Mode: s.mode, History: history, Tools: defs}}})
@@ -179,7 +180,7 @@ func (s *subAgent) currentTurn() string {
 // handleSubAgentEvent records one event of a sub-agent and acts on it, as
 // handleAgentEvent does for the main agent; an event about any message
 // but the sub-agent's current one is recorded and refused.
-func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *agentConn, ev *opxv1.AgentEvent) {
+func (e *Manager) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *engine.AgentConn, ev *opxv1.AgentEvent) {
 	cur := s.currentTurn()
 	protocol := func(format string, args ...any) {
 		e.subProtocolError(ctx, s, fmt.Sprintf(format, args...))
@@ -187,11 +188,11 @@ func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *age
 	switch x := ev.Event.(type) {
 	case *opxv1.AgentEvent_LlmToken:
 		if x.LlmToken.MessageId != cur {
-			protocol("tokens for message %q, which sub-agent %s is not working on; refused", clip(x.LlmToken.MessageId, 128), s.id)
+			protocol("tokens for message %q, which sub-agent %s is not working on; refused", engine.Clip(x.LlmToken.MessageId, 128), s.id)
 			return
 		}
-		if err := e.rec.Token(ctx, s.session, s.id, cur, x.LlmToken.Token); err != nil {
-			e.fatal(err)
+		if err := e.Recorder().Token(ctx, s.session, s.id, cur, x.LlmToken.Token); err != nil {
+			e.Fatal(err)
 		}
 	case *opxv1.AgentEvent_ToolCall:
 		tc := x.ToolCall
@@ -201,17 +202,17 @@ func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *age
 		var refusal string
 		switch {
 		case tc.MessageId != cur:
-			refusal = "error: sub-agent " + s.id + " is not working on message " + clip(tc.MessageId, 128)
+			refusal = "error: sub-agent " + s.id + " is not working on message " + engine.Clip(tc.MessageId, 128)
 		case tc.CallId == "" || tc.ToolName == "":
 			refusal = "error: a tool call needs a call id and a tool name"
 		}
 		if refusal != "" && !e.countProtocolError(ctx, s) {
 			return
 		}
-		e.recordFromSub(ctx, ledger.Async, s.session, s.id, &event.AgentToolCall{SubAgentID: s.id, MessageID: tc.MessageId, CallID: tc.CallId,
+		e.RecordFromSub(ctx, ledger.Async, s.session, s.id, &event.AgentToolCall{SubAgentID: s.id, MessageID: tc.MessageId, CallID: tc.CallId,
 			Tool: tc.ToolName, Arguments: tc.ArgumentsJson})
 		if refusal != "" {
-			e.reply(ctx, conn, s.session, s.id, tc.CallId, refusal, true)
+			e.Reply(ctx, conn, s.session, s.id, tc.CallId, refusal, true)
 			return
 		}
 		s.mu.Lock()
@@ -221,16 +222,16 @@ func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *age
 		over := t.toolCalls > e.opts.MaxToolCalls
 		s.mu.Unlock()
 		if over {
-			e.reply(ctx, conn, s.session, s.id, tc.CallId, fmt.Sprintf("error: more than %d tool calls for one message", e.opts.MaxToolCalls), true)
+			e.Reply(ctx, conn, s.session, s.id, tc.CallId, fmt.Sprintf("error: more than %d tool calls for one message", e.opts.MaxToolCalls), true)
 			return
 		}
 		go func() {
-			out, err := e.pipe.Handle(context.WithoutCancel(ctx), s.session, s.id, cur, tc.CallId, tc.ToolName, tc.ArgumentsJson)
+			out, err := e.Pipeline().Handle(context.WithoutCancel(ctx), s.session, s.id, cur, tc.CallId, tc.ToolName, tc.ArgumentsJson)
 			if err != nil {
-				e.fatal(err)
+				e.Fatal(err)
 				return
 			}
-			e.reply(ctx, conn, s.session, s.id, tc.CallId, out.Content, out.IsError)
+			e.Reply(ctx, conn, s.session, s.id, tc.CallId, out.Content, out.IsError)
 		}()
 	case *opxv1.AgentEvent_ToolDefsRequest:
 		// A sub-agent has no load_tools: it gets no tools this way, and
@@ -239,24 +240,24 @@ func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *age
 			return
 		}
 		r := x.ToolDefsRequest
-		e.recordFromSub(ctx, ledger.Async, s.session, s.id, &event.ToolDefsRequest{SubAgentID: s.id, CallID: r.CallId, Groups: nonNil(r.Groups)})
-		_ = conn.send(ctx, e, s.session, &event.ToolDefs{SubAgentID: s.id, CallID: nonEmpty(r.CallId), Groups: nonNil(r.Groups), Tools: []string{}},
+		e.RecordFromSub(ctx, ledger.Async, s.session, s.id, &event.ToolDefsRequest{SubAgentID: s.id, CallID: r.CallId, Groups: engine.NonNil(r.Groups)})
+		_ = e.Send(ctx, conn, s.session, &event.ToolDefs{SubAgentID: s.id, CallID: engine.NonEmpty(r.CallId), Groups: engine.NonNil(r.Groups), Tools: []string{}},
 			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ToolDefs{ToolDefs: &opxv1.ToolDefsDelivery{CallId: r.CallId}}})
 	case *opxv1.AgentEvent_MemoryFlush:
 		protocol("memory flush of %d bytes from sub-agent %s refused: sub-agents do not write memory", len(x.MemoryFlush.Content), s.id)
 	case *opxv1.AgentEvent_ResponseComplete:
 		rc := x.ResponseComplete
-		p := responseComplete(s.id, rc)
+		p := engine.ResponseComplete(s.id, rc)
 		if rc.MessageId != cur {
 			// A violation: recorded (without an fsync) only while counted.
 			if e.countProtocolError(ctx, s) {
-				e.recordFromSub(ctx, ledger.Async, s.session, s.id, p)
-				e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol",
-					Message: fmt.Sprintf("an answer to message %q, which sub-agent %s is not working on; ignored", clip(rc.MessageId, 128), s.id)})
+				e.RecordFromSub(ctx, ledger.Async, s.session, s.id, p)
+				e.Record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol",
+					Message: fmt.Sprintf("an answer to message %q, which sub-agent %s is not working on; ignored", engine.Clip(rc.MessageId, 128), s.id)})
 			}
 			return
 		}
-		e.recordFromSub(ctx, ledger.Sync, s.session, s.id, p)
+		e.RecordFromSub(ctx, ledger.Sync, s.session, s.id, p)
 		s.gate.RLock()
 		s.mu.Lock()
 		s.turns[len(s.turns)-1].answer = rc.Content
@@ -277,15 +278,15 @@ func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *age
 		}
 		e.completeSub(ctx, s, rc.Content)
 	case *opxv1.AgentEvent_Error:
-		p := agentErrorPayload(s.id, x.Error)
+		p := engine.AgentErrorPayload(s.id, x.Error)
 		if x.Error.MessageId != cur {
 			// About a message it is not working on: a violation.
 			if e.countProtocolError(ctx, s) {
-				e.record(ctx, ledger.Async, s.session, p)
+				e.Record(ctx, ledger.Async, s.session, p)
 			}
 			return
 		}
-		e.record(ctx, ledger.Async, s.session, p)
+		e.Record(ctx, ledger.Async, s.session, p)
 		reason := event.SubAgentAgentError
 		if p.Code == "max_rounds" {
 			reason = event.SubAgentMaxRounds
@@ -302,15 +303,15 @@ func (e *Engine) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *age
 const maxProtocolErrors = 16
 
 // subProtocolError records a protocol violation of s and counts it.
-func (e *Engine) subProtocolError(ctx context.Context, s *subAgent, msg string) {
+func (e *Manager) subProtocolError(ctx context.Context, s *subAgent, msg string) {
 	if e.countProtocolError(ctx, s) {
-		e.record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: clip(msg, 1024)})
+		e.Record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: engine.Clip(msg, 1024)})
 	}
 }
 
 // countProtocolError counts a violation of s; false once s is over
 // maxProtocolErrors, which ends it (agent_error) and records no more.
-func (e *Engine) countProtocolError(ctx context.Context, s *subAgent) bool {
+func (e *Manager) countProtocolError(ctx context.Context, s *subAgent) bool {
 	s.mu.Lock()
 	s.protocolErrors++
 	n := s.protocolErrors
@@ -326,7 +327,7 @@ func (e *Engine) countProtocolError(ctx context.Context, s *subAgent) bool {
 
 // completeSub ends s with its answer: subagent.completed carries the
 // result handed to the parent.
-func (e *Engine) completeSub(ctx context.Context, s *subAgent, answer string) {
+func (e *Manager) completeSub(ctx context.Context, s *subAgent, answer string) {
 	s.mu.Lock()
 	rounds, calls, usage := s.rounds, s.toolCalls, s.usage
 	s.result = answer
