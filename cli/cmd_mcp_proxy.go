@@ -59,6 +59,7 @@ type proxyTarget struct {
 	writable, network bool
 	env               map[string]string // passed on to the upstream
 	elicit            bool              // --elicit-approvals
+	workspace         string            // for the opx approve / opx deny the proxy shows
 }
 
 // mcpProxyTarget reads SERVER or `-- COMMAND ARGS...` from the command
@@ -144,6 +145,7 @@ func runMCPProxy(c *cli.Context) error {
 		return err
 	}
 	defer ec.Close()
+	target.workspace = ws
 	p := newMCPProxy(c, ec, target)
 	return p.run()
 }

@@ -77,6 +77,8 @@ type mcpProxy struct {
 	ended    chan struct{} // closed when the stream ended
 	endErr   error         // why it ended
 	elicits  map[string]context.CancelFunc
+	requests map[uint64]*proxyRequest // tools/call requests waiting for their answer, by call id
+	waits    map[string]*approvalWait // approvals asked and not resolved, by approval id
 	session  *sdk.ServerSession
 	server   *sdk.Server
 	canElict bool
@@ -92,7 +94,8 @@ type mcpProxy struct {
 func newMCPProxy(c *cli.Context, ec *engineClient, t proxyTarget) *mcpProxy {
 	ctx, cancel := context.WithCancel(ec.ctx)
 	p := &mcpProxy{c: c, ec: ec, target: t, errw: c.App.ErrWriter, ctx: ctx, cancel: cancel,
-		waiting: map[uint64]chan *opxv1.ProxyResult{}, ended: make(chan struct{}), elicits: map[string]context.CancelFunc{}}
+		waiting: map[uint64]chan *opxv1.ProxyResult{}, ended: make(chan struct{}), elicits: map[string]context.CancelFunc{},
+		requests: map[uint64]*proxyRequest{}, waits: map[string]*approvalWait{}}
 	p.answered = sync.NewCond(&p.mu)
 	return p
 }
@@ -263,12 +266,15 @@ func (p *mcpProxy) initialize(ctx context.Context, next sdk.MethodHandler, metho
 }
 
 // upstreamOffer is what the proxy tells the client the upstream offers:
-// tools always (through opx, told when they change), resources, prompts
+// tools always (through opx, told when they change), logging (opx's own
+// messages), resources, prompts
 // and completions when the upstream has them (all three when its answer
 // to initialize is not known), without subscriptions or their
 // list-changed notifications (not passed on).
 func upstreamOffer(o *opxv1.ProxyOpened) (*sdk.ServerCapabilities, *sdk.Implementation, string) {
-	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}
+	// logging: the proxy tells the client about calls that wait for a
+	// human (notifications/message, at the level the client set).
+	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}, Logging: &sdk.LoggingCapabilities{}}
 	var up sdk.InitializeResult
 	if o == nil || len(o.InitializeResult) == 0 || json.Unmarshal(o.InitializeResult, &up) != nil || up.Capabilities == nil {
 		caps.Resources, caps.Prompts, caps.Completions = &sdk.ResourceCapabilities{}, &sdk.PromptCapabilities{}, &sdk.CompletionCapabilities{}
@@ -498,6 +504,13 @@ func (p *mcpProxy) call(ctx context.Context, method string, params sdk.Params) (
 	id := p.nextID
 	ch := make(chan *opxv1.ProxyResult, 1)
 	p.waiting[id] = ch
+	if method == "tools/call" {
+		// Its approval, if Shield asks for one, is told to the client
+		// with this request's progress token (approvalWait).
+		r := &proxyRequest{ctx: ctx, token: progressToken(params)}
+		p.requests[id] = r
+		defer p.answeredRequest(id, r)
+	}
 	p.mu.Unlock()
 	p.sendMu.Lock()
 	err := stream.Send(&opxv1.ProxyRequest{Request: &opxv1.ProxyRequest_Call{Call: &opxv1.ProxyCall{Id: id, Method: method, Params: raw}}})
@@ -575,75 +588,4 @@ func grpcMessage(err error) string {
 		return m
 	}
 	return s
-}
-
-// approval shows a call waiting for a human (with the commands that
-// answer it) and, where the client supports elicitation, asks the
-// client's user too; the first answer counts. A resolved approval ends
-// the question put to the client.
-func (p *mcpProxy) approval(a *opxv1.ProxyApproval) {
-	if a.Resolved {
-		p.mu.Lock()
-		cancel := p.elicits[a.ApprovalId]
-		delete(p.elicits, a.ApprovalId)
-		p.mu.Unlock()
-		if cancel != nil {
-			cancel()
-		}
-		verdict := "denied"
-		if a.Approved {
-			verdict = "approved"
-		}
-		p.logf("approval %s: %s by %s", a.ApprovalId, verdict, a.By)
-		return
-	}
-	p.logf("Shield asks a human about %s %s: %s\n  approve: opx approve %s\n  deny:    opx deny %s\n  (denied in %s without an answer)",
-		a.Tool, clip(a.Arguments, 300), a.Reason, a.ApprovalId, a.ApprovalId, time.Duration(a.TimeoutMs)*time.Millisecond)
-	p.mu.Lock()
-	ss, can := p.session, p.canElict
-	if !can || ss == nil {
-		p.mu.Unlock()
-		return
-	}
-	ctx, cancel := context.WithTimeout(p.ctx, time.Duration(a.TimeoutMs)*time.Millisecond)
-	p.elicits[a.ApprovalId] = cancel
-	p.mu.Unlock()
-	go p.elicit(ctx, cancel, ss, a)
-}
-
-// elicit asks the client's user about an approval (MCP elicitation) and
-// answers it as they did; a dismissed question leaves it to opx approve,
-// opx deny or the timeout.
-func (p *mcpProxy) elicit(ctx context.Context, cancel context.CancelFunc, ss *sdk.ServerSession, a *opxv1.ProxyApproval) {
-	defer cancel()
-	schema := map[string]any{"type": "object", "properties": map[string]any{
-		"approve": map[string]any{"type": "boolean", "title": "Allow this call", "description": "true runs the call; false denies it"},
-		"reason":  map[string]any{"type": "string", "title": "Reason (recorded)"},
-	}, "required": []string{"approve"}}
-	msg := fmt.Sprintf("opx Shield asks before %s runs: %s\nArguments: %s\n(approval %s; also answerable with opx approve/deny)",
-		a.Tool, a.Reason, clip(a.Arguments, 1000), a.ApprovalId)
-	res, err := ss.Elicit(ctx, &sdk.ElicitParams{Message: msg, RequestedSchema: schema})
-	if err != nil || res == nil {
-		if ctx.Err() == nil && err != nil {
-			p.logf("approval %s: the client could not be asked: %v", a.ApprovalId, err)
-		}
-		return
-	}
-	var ans *opxv1.ProxyApprovalAnswer
-	switch res.Action {
-	case "accept":
-		approve, _ := res.Content["approve"].(bool)
-		reason, _ := res.Content["reason"].(string)
-		ans = &opxv1.ProxyApprovalAnswer{ApprovalId: a.ApprovalId, Approved: approve, Reason: reason}
-	case "decline":
-		ans = &opxv1.ProxyApprovalAnswer{ApprovalId: a.ApprovalId, Approved: false, Reason: "declined in the MCP client"}
-	default:
-		return // dismissed: someone else may answer
-	}
-	p.mu.Lock()
-	stream := p.stream
-	p.mu.Unlock()
-	p.sendMu.Lock()
-	_ = stream.Send(&opxv1.ProxyRequest{Request: &opxv1.ProxyRequest_Approval{Approval: ans}})
-	p.sendMu.Unlock()
 }

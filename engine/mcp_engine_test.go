@@ -186,9 +186,10 @@ func TestEngine_MCP_Filesystem(t *testing.T) {
 		t.Errorf("write inside recorded pre %+v post %+v", wc.Pre, wc.Post)
 	}
 
-	// The write outside and the read of /etc/passwd: blocked, never run
-	// (the read by tier -1 too: every path a writable server's tool
-	// names may be written).
+	// The write outside and the read of /etc/passwd: blocked by the
+	// policy, never run. The read is judged as one (the server lists
+	// read_text_file with readOnlyHint, and its sandbox cannot write
+	// /etc): no verdict says it writes /etc/passwd.
 	blocked := map[string]bool{}
 	for _, e := range es {
 		if p, ok := e.p.(*event.ShieldVerdict); ok && p.Decision == event.Block {
@@ -198,8 +199,23 @@ func TestEngine_MCP_Filesystem(t *testing.T) {
 			}
 		}
 	}
-	if len(blocked) != 2 || !blocked["policy:mcp-outside-workspace"] || !blocked["destructive:system-write"] {
+	if len(blocked) != 1 || !blocked["policy:mcp-outside-workspace"] {
 		t.Errorf("blocked by %v", blocked)
+	}
+	passwd := ""
+	for _, e := range es {
+		if p, ok := e.p.(*event.ToolProposed); ok && strings.Contains(p.Arguments, "/etc/passwd") {
+			passwd = p.CallID
+		}
+	}
+	vs := callEntries(es, passwd)[event.TypeShieldVerdict]
+	if len(vs) == 0 {
+		t.Errorf("no verdict on the read of /etc/passwd (%q)", passwd)
+	}
+	for _, v := range vs {
+		if r := v.(*event.ShieldVerdict).Reason; strings.Contains(r, "writes") {
+			t.Errorf("the read of /etc/passwd: %q", r)
+		}
 	}
 
 	// Rerun: no server is configured or started, the recorded results

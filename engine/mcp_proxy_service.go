@@ -229,6 +229,12 @@ func (ps *proxySession) forwardEvents(sub *Subscription, out *proxyOut) {
 		a := &opxv1.ProxyApproval{ApprovalId: d.ApprovalID, CallId: d.CallID, Tool: d.Tool, Arguments: d.Arguments, Reason: d.Reason,
 			TimeoutMs: d.TimeoutMS, Resolved: ev.Type == "approval_resolved", Approved: d.Approved, By: d.By}
 		ps.mu.Lock()
+		for id, callID := range ps.calls { // at most proxyMaxInFlight
+			if callID == a.CallId {
+				a.RequestId = id
+				break
+			}
+		}
 		cancelled := false
 		if a.Resolved {
 			delete(ps.asked, a.ApprovalId)

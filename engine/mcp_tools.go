@@ -102,8 +102,11 @@ func (t *mcpTools) Def(name string) (executor.ToolDef, bool) {
 // def is the definition of one server tool. A writable server's tools
 // are all mutating and workspace-wide: opx cannot know which paths a
 // server's tool changes, and a server's readOnlyHint is its own claim,
-// recorded but never trusted, so each call gets a workspace snapshot
-// first (Chronicle's incremental snapshot, then the diff).
+// recorded but never trusted for that, so each call gets a workspace
+// snapshot first (Chronicle's incremental snapshot, then the diff). The
+// hint only tells Shield to judge the tool's paths as reads
+// (ToolDef.ReadOnlyHint); a rerun takes it from the recorded listing, as
+// it takes the tool (replay_mcp.go, mcp_proxy_replay.go).
 func (t *mcpTools) def(tl mcp.Tool) (executor.ToolDef, bool) {
 	server, _, ok := mcp.SplitToolName(tl.Name)
 	if !ok {
@@ -115,7 +118,7 @@ func (t *mcpTools) def(tl mcp.Tool) (executor.ToolDef, bool) {
 	}
 	mut := t.writable(server)
 	return executor.ToolDef{Name: tl.Name, Description: mcpDescription(server, tl.Description), InputSchema: schema,
-		Group: GroupMCPPrefix + server, Mutating: mut, WorkspaceWide: mut, UntrustedResult: true}, true
+		Group: GroupMCPPrefix + server, Mutating: mut, WorkspaceWide: mut, ReadOnlyHint: tl.ReadOnlyHint, UntrustedResult: true}, true
 }
 
 // mcpDescription is what the model is told of a server's tool: the

@@ -88,16 +88,23 @@ type proxyClient struct {
 // elicitations.
 func (w *world) connectProxy(name string, elicit func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error), args ...string) *proxyClient {
 	w.t.Helper()
+	return w.connectProxyOpts(name, &sdk.ClientOptions{ElicitationHandler: elicit}, args...)
+}
+
+// connectProxyOpts is connectProxy with the client's options (its
+// ToolListChangedHandler is the proxyClient's).
+func (w *world) connectProxyOpts(name string, opts *sdk.ClientOptions, args ...string) *proxyClient {
+	w.t.Helper()
 	cmd := exec.Command(w.bin, append([]string{"mcp-proxy", "--workspace", w.ws}, args...)...)
 	cmd.Env = w.env()
 	p := &proxyClient{cmd: cmd, stderr: &syncBuffer{}, toolsChanged: make(chan struct{}, 1)}
 	cmd.Stderr = p.stderr
-	opts := &sdk.ClientOptions{ElicitationHandler: elicit, ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+	opts.ToolListChangedHandler = func(context.Context, *sdk.ToolListChangedRequest) {
 		select {
 		case p.toolsChanged <- struct{}{}:
 		default:
 		}
-	}}
+	}
 	client := sdk.NewClient(&sdk.Implementation{Name: name, Version: "9.9.9"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

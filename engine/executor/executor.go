@@ -25,6 +25,14 @@ type ToolDef struct {
 	// before they run and records the difference after. Only mutating
 	// tools are workspace-wide.
 	WorkspaceWide bool `json:"workspace_wide,omitempty"`
+	// ReadOnlyHint says the tool's author declares that it only reads
+	// (an MCP server's readOnlyHint, as its listing says): Shield judges
+	// the paths its arguments name as reads, so its reasons say what the
+	// call claims to do. It is never trusted for more: a mutating tool
+	// with the hint is still snapshotted first, as a server that lies
+	// may write anyway, and what it reads is judged as any read (a
+	// credential is still refused).
+	ReadOnlyHint bool `json:"-"`
 	// UntrustedResult says the tool's result comes from a program opx
 	// does not control (an MCP server): Shield reads it for instructions
 	// aimed at the agent before the model sees it.

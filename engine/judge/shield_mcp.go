@@ -24,7 +24,12 @@ import (
 //     asks);
 //   - the call reads those paths, or, for a writable server's tool
 //     (ToolDef.Mutating), writes them; each as a tree, since opx cannot
-//     know whether the tool recurses;
+//     know whether the tool recurses. A tool its server marks read-only
+//     (ToolDef.ReadOnlyHint, the listing's readOnlyHint) reads them, so
+//     the reasons say what it claims to do, but the claim loosens
+//     nothing: a path its sandbox lets it write (in the workspace, or
+//     above it) is judged as written too, as a lying server may write
+//     there, and the call is snapshotted as any mutating one;
 //   - a string under a content-like key (content, text, body, newText,
 //     command, code, …) is text Shield reads (prompt injection, secrets,
 //     scripts): written to the one path the call names when there is one;
@@ -196,6 +201,23 @@ func (e ShieldEvaluator) mcpFacts(p Proposal, args map[string]any, a *shield.Act
 		w.texts = w.texts[:mcpMaxTexts]
 	}
 	f.Unknown = append(f.Unknown, w.unknown...)
+	// file files a path the call names: read, written, or, for a tool
+	// marked read-only, read and, where its sandbox lets it write,
+	// written too.
+	ws := e.S.ResolvePath(".")
+	file := func(r shield.Ref) {
+		switch {
+		case !p.Def.Mutating:
+			f.Reads = append(f.Reads, r)
+		case !p.Def.ReadOnlyHint:
+			f.Writes = append(f.Writes, r)
+		default:
+			f.Reads = append(f.Reads, r)
+			if mcpWritable(ws, r.Path) {
+				f.Writes = append(f.Writes, r)
+			}
+		}
+	}
 	seen := map[string]bool{}
 	var named []string
 	for _, raw := range w.paths {
@@ -207,11 +229,7 @@ func (e ShieldEvaluator) mcpFacts(p Proposal, args map[string]any, a *shield.Act
 		// (What a server does with a link swapped in later is beyond
 		// opx's reach: docs/mcp.md.)
 		if l, ok := e.linked(p, raw, true); ok {
-			if p.Def.Mutating {
-				f.Writes = append(f.Writes, l)
-			} else {
-				f.Reads = append(f.Reads, l)
-			}
+			file(l)
 		}
 		// A server may find a file by any Unicode-equivalent spelling
 		// of its name (the filesystem server does), while a policy's
@@ -226,15 +244,11 @@ func (e ShieldEvaluator) mcpFacts(p Proposal, args map[string]any, a *shield.Act
 			if sp == raw {
 				named = append(named, r.Path)
 			}
-			if p.Def.Mutating {
-				f.Writes = append(f.Writes, r)
-			} else {
-				f.Reads = append(f.Reads, r)
-			}
+			file(r)
 		}
 	}
 	for _, t := range w.texts {
-		if len(named) == 1 && p.Def.Mutating {
+		if len(named) == 1 && p.Def.Mutating && (!p.Def.ReadOnlyHint || mcpWritable(ws, named[0])) {
 			// What a writing tool carries is what it writes there: the
 			// script and instruction-file rules read it as that file's.
 			t.Source = "content:" + named[0]
@@ -249,6 +263,14 @@ func (e ShieldEvaluator) mcpFacts(p Proposal, args map[string]any, a *shield.Act
 		}
 		f.Requests = append(f.Requests, q)
 	}
+}
+
+// mcpWritable says whether a writable server's sandbox lets it write
+// under path (a tree): it is in the workspace ws, or above it. Anywhere
+// else the kernel refuses its writes (engine/mcp/launch.go: the
+// workspace and its private home are all it may change).
+func mcpWritable(ws, path string) bool {
+	return path == ws || strings.HasPrefix(path, ws+"/") || path == "/" || strings.HasPrefix(ws, path+"/")
 }
 
 // clipArg shortens an argument quoted in a reason.

@@ -85,3 +85,38 @@ func (s *replayState) mcpTools() []mcp.Tool {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// recordedReadOnlyHint says whether the listing recorded in force for
+// proposal p marked its MCP tool read-only (readOnlyHint): what the live
+// engine judged it by (mcp_tools.go def), never asked of a server now.
+// The listing is the proxy session's last before the proposal, or the
+// one its message's engine.process_request was handed with.
+func recordedReadOnlyHint(rec *rerun.Recording, p *rerun.Proposal) bool {
+	server, _, ok := mcp.SplitToolName(p.Tool)
+	if !ok {
+		return false
+	}
+	var listings []*rerun.MCPListing
+	if rec.Proxy != nil {
+		if l := rec.Proxy.Listing(p.Seq); l != nil {
+			listings = append(listings, l)
+		}
+	} else {
+		for _, m := range rec.Messages {
+			if m.ID == p.MessageID {
+				listings = m.MCP
+			}
+		}
+	}
+	for _, l := range listings {
+		if l.Server != server {
+			continue
+		}
+		for _, t := range l.Tools {
+			if t.Name == p.Tool {
+				return t.ReadOnlyHint
+			}
+		}
+	}
+	return false
+}

@@ -123,7 +123,7 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 		args := json.RawMessage(p.Arguments)
 		call := executor.Call{ID: p.CallID, Tool: p.Tool, Args: args}
 		prop := engine.Proposal{Session: rec.Session, SubAgentID: p.SubAgentID, MessageID: p.MessageID, CallID: p.CallID, Tool: p.Tool, Args: args,
-			ActionHash: engine.ActionHash(p.Tool, args), Def: executor.ToolDef{Name: p.Tool, Mutating: p.Mutating}, Known: true, Paths: tools.Paths(call), Links: p.Links}
+			ActionHash: engine.ActionHash(p.Tool, args), Def: executor.ToolDef{Name: p.Tool, Mutating: p.Mutating, ReadOnlyHint: recordedReadOnlyHint(rec, p)}, Known: true, Paths: tools.Paths(call), Links: p.Links}
 		newVs := ev.Evaluate(context.Background(), prop)
 		var oldVs []engine.Verdict
 		var oldSeqs []uint64

@@ -701,16 +701,20 @@ func (x *ProxyResult) GetError() string {
 // ProxyApproval tells the proxy that one of its session's calls waits for
 // a human (tier 3), or (resolved) that it no longer does.
 type ProxyApproval struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ApprovalId    string                 `protobuf:"bytes,1,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
-	CallId        string                 `protobuf:"bytes,2,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
-	Tool          string                 `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
-	Arguments     string                 `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"` // canonical JSON, clipped
-	Reason        string                 `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
-	TimeoutMs     int64                  `protobuf:"varint,6,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
-	Resolved      bool                   `protobuf:"varint,7,opt,name=resolved,proto3" json:"resolved,omitempty"`
-	Approved      bool                   `protobuf:"varint,8,opt,name=approved,proto3" json:"approved,omitempty"`
-	By            string                 `protobuf:"bytes,9,opt,name=by,proto3" json:"by,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ApprovalId string                 `protobuf:"bytes,1,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
+	CallId     string                 `protobuf:"bytes,2,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Tool       string                 `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
+	Arguments  string                 `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"` // canonical JSON, clipped
+	Reason     string                 `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	TimeoutMs  int64                  `protobuf:"varint,6,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	Resolved   bool                   `protobuf:"varint,7,opt,name=resolved,proto3" json:"resolved,omitempty"`
+	Approved   bool                   `protobuf:"varint,8,opt,name=approved,proto3" json:"approved,omitempty"`
+	By         string                 `protobuf:"bytes,9,opt,name=by,proto3" json:"by,omitempty"`
+	// request_id is the ProxyCall id of the call that waits (0 when it is
+	// not known): the proxy ties the approval to the client's request (its
+	// progress token) with several calls in flight.
+	RequestId     uint64 `protobuf:"varint,10,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -806,6 +810,13 @@ func (x *ProxyApproval) GetBy() string {
 		return x.By
 	}
 	return ""
+}
+
+func (x *ProxyApproval) GetRequestId() uint64 {
+	if x != nil {
+		return x.RequestId
+	}
+	return 0
 }
 
 // ProxyNotice is something the proxy should know: the upstream's tools
@@ -921,7 +932,7 @@ const file_opx_v1_mcp_proto_rawDesc = "" +
 	"\x06result\x18\x02 \x01(\fR\x06result\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x03 \x01(\x05R\terrorCode\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error\"\xfa\x01\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"\x99\x02\n" +
 	"\rProxyApproval\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12\x17\n" +
@@ -933,7 +944,10 @@ const file_opx_v1_mcp_proto_rawDesc = "" +
 	"timeout_ms\x18\x06 \x01(\x03R\ttimeoutMs\x12\x1a\n" +
 	"\bresolved\x18\a \x01(\bR\bresolved\x12\x1a\n" +
 	"\bapproved\x18\b \x01(\bR\bapproved\x12\x0e\n" +
-	"\x02by\x18\t \x01(\tR\x02by\"9\n" +
+	"\x02by\x18\t \x01(\tR\x02by\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\n" +
+	" \x01(\x04R\trequestId\"9\n" +
 	"\vProxyNotice\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
 	"\x06detail\x18\x02 \x01(\tR\x06detail2K\n" +
