@@ -289,7 +289,7 @@ func TestE2E_FailuresAgreeAcrossViews(t *testing.T) {
 			}
 		}
 		executed := count["completed"] + count["exited"] + count["failed"]
-		want := fmt.Sprintf("%d ran (%d exited non-zero), %d blocked, %d failed;", executed, count["exited"], count["blocked"]+count["denied"], count["failed"])
+		want := fmt.Sprintf("%d ran (%d exited non-zero), %d blocked, %d failed, 0 results flagged;", executed, count["exited"], count["blocked"]+count["denied"], count["failed"])
 		if !strings.Contains(out, want) {
 			t.Errorf("totals lack %q:\n%s", want, lineWith(out, "totals:"))
 		}
@@ -473,7 +473,7 @@ func TestE2E_TestsTurn_NoInvoice(t *testing.T) {
 		t.Fatalf("replay: exit %d", code)
 	}
 	for _, want := range []string{`execute_command {"command":"sh test.sh"} → ran, exit 1`, `read_file {"path":"invoice.sh"} → failed`,
-		"2 ran (1 exited non-zero), 0 blocked, 1 failed;"} {
+		"2 ran (1 exited non-zero), 0 blocked, 1 failed, 0 results flagged;"} {
 		if !strings.Contains(rep, want) {
 			t.Errorf("replay lacks %q:\n%s", want, rep)
 		}
