@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
 	"google.golang.org/grpc/codes"
@@ -33,7 +34,7 @@ func approvalCommand(name string, approve bool) *cli.Command {
 			"or denied by an engine stop) exits 1.\n\n" + exitCodesHelp(""),
 		Flags: append(workspaceFlags(),
 			&cli.StringFlag{Name: "reason", Usage: "`TEXT` saying why, recorded with the answer"},
-			jsonFlag(),
+			ui.JSONFlag(),
 		),
 		Action: func(c *cli.Context) error { return runApproval(c, approve) },
 	}
@@ -81,7 +82,7 @@ func runApproval(c *cli.Context, approve bool) error {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(c, approvalJSON{ApprovalID: args[0], SubAgentID: res.SubagentId, Approved: res.Approved, CallID: res.CallId, Tool: res.Tool, By: res.By, Seq: res.Seq})
+		return ui.WriteJSON(c, approvalJSON{ApprovalID: args[0], SubAgentID: res.SubagentId, Approved: res.Approved, CallID: res.CallId, Tool: res.Tool, By: res.By, Seq: res.Seq})
 	}
 	printResolved(c.App.Writer, args[0], res)
 	return nil
@@ -100,9 +101,9 @@ func resolveApproval(ctx context.Context, client opxv1.ClientServiceClient, id s
 }
 
 func printResolved(w io.Writer, id string, res *opxv1.ApprovalResponse) {
-	verb := green(w, "approved")
+	verb := ui.Green(w, "approved")
 	if !res.Approved {
-		verb = red(w, "denied")
+		verb = ui.Red(w, "denied")
 	}
 	call := "call " + res.CallId
 	if res.SubagentId != "" {
@@ -124,7 +125,7 @@ func listApprovals(c *cli.Context, ec *engineClient) error {
 			out.Approvals = append(out.Approvals, pendingJSON{ApprovalID: a.ApprovalId, SessionID: a.SessionId, SubAgentID: a.SubagentId, CallID: a.CallId, Tool: a.Tool,
 				Arguments: a.Arguments, Reason: a.Reason, ExpiresAt: time.Unix(0, a.ExpiresAt).UTC().Format(time.RFC3339), Seq: a.Seq})
 		}
-		return writeJSON(c, out)
+		return ui.WriteJSON(c, out)
 	}
 	printPending(c.App.Writer, ls.Approvals)
 	return nil
@@ -141,7 +142,7 @@ func printPending(w io.Writer, aps []*opxv1.PendingApproval) {
 		if a.SubagentId != "" {
 			who = "sub-agent " + a.SubagentId + " of session " + a.SessionId
 		}
-		fmt.Fprintf(w, "%s  %s %s  (%s, denied in %s unless answered)\n  %s\n", a.ApprovalId, a.Tool, clip(a.Arguments, 100),
+		fmt.Fprintf(w, "%s  %s %s  (%s, denied in %s unless answered)\n  %s\n", a.ApprovalId, a.Tool, ui.Clip(a.Arguments, 100),
 			who, max(left, 0), a.Reason)
 	}
 	fmt.Fprintln(w, "answer with: opx approve ID | opx deny ID [--reason TEXT]")
@@ -170,7 +171,7 @@ func printApprovalRequest(w io.Writer, a approvalRequest, withHint bool) {
 	if a.SubAgent != "" {
 		by = " (sub-agent " + a.SubAgent + ")"
 	}
-	fmt.Fprintf(w, "  %s %s%s: %s %s\n    %s\n", red(w, "approval needed"), a.ID, by, a.Tool, clip(a.Arguments, 120), a.Reason)
+	fmt.Fprintf(w, "  %s %s%s: %s %s\n    %s\n", ui.Red(w, "approval needed"), a.ID, by, a.Tool, ui.Clip(a.Arguments, 120), a.Reason)
 	timeout := time.Duration(a.TimeoutMS) * time.Millisecond
 	if withHint {
 		fmt.Fprintf(w, "    answer with: opx approve %s   or: opx deny %s [--reason TEXT]   (denied after %s)\n", a.ID, a.ID, timeout)

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/urfave/cli/v2"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/fleet"
 	"github.com/opx-dev/opx/fleet/natsrv"
 )
@@ -60,7 +61,7 @@ func collectorKeyCommand() *cli.Command {
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "store", Usage: "the collector's store `DIR` (default $" + EnvFleetStore + ")", TakesFile: true},
-			jsonFlag(),
+			ui.JSONFlag(),
 		},
 		Action: runCollectorKey,
 	}
@@ -192,9 +193,10 @@ func runCollectorKey(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(c, struct {
+		return ui.WriteJSON(c, struct {
 			WitnessKey string `json:"witness_key"`
 		}{key})
+
 	}
 	fmt.Fprintln(c.App.Writer, key)
 	return nil

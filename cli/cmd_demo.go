@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/engine/registry"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -316,7 +317,7 @@ func runDemo(c *cli.Context) (err error) {
 		"  %[7]s ledger export -o /tmp/demo.jsonl.zst --ledger %[3]s\n"+
 		"  %[7]s ledger checkpoint --ledger %[3]s\n"+
 		"  %[7]s ledger prove 2 --ledger %[3]s\n"+
-		"  %[5]s%[7]s start --workspace %[4]s    (then %[5]s%[7]s chat --workspace %[4]s)\n", plural(uint64(blocks), "block", "blocks"),
+		"  %[5]s%[7]s start --workspace %[4]s    (then %[5]s%[7]s chat --workspace %[4]s)\n", ui.Plural(uint64(blocks), "block", "blocks"),
 		undo, ledgerFile, ws, env, finding, opx)
 	if session != "" {
 		fmt.Fprintf(w, "  %[3]s replay %[1]s --ledger %[2]s\n  %[3]s replay %[1]s --rerun --ledger %[2]s\n"+

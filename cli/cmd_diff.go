@@ -7,6 +7,7 @@ import (
 
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/chronicle/textdiff"
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/ledger"
@@ -25,7 +26,7 @@ func diffCommand() *cli.Command {
 			"line. The workspace is --workspace, else the one the ledger's last engine.started names.\n\n" +
 			exitCodesHelp("stored content fails its hash"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), jsonFlag()),
+		Flags:           append(locationFlags(), ui.JSONFlag()),
 		Action:          runDiff,
 	}
 }
@@ -74,11 +75,12 @@ func runDiff(c *cli.Context) error {
 		diffs = append(diffs, d)
 	}
 	if c.Bool("json") {
-		return writeJSON(c, struct {
+		return ui.WriteJSON(c, struct {
 			Snapshot  uint64     `json:"snapshot"`
 			Workspace string     `json:"workspace"`
 			Files     []fileDiff `json:"files"`
 		}{id, ws, diffs})
+
 	}
 	out := c.App.Writer
 	if len(diffs) == 0 {
@@ -146,13 +148,13 @@ func writeColouredDiff(w io.Writer, u string) {
 	for _, line := range strings.Split(strings.TrimSuffix(u, "\n"), "\n") {
 		switch {
 		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
-			line = paint(w, "1", line)
+			line = ui.Paint(w, "1", line)
 		case strings.HasPrefix(line, "+"):
-			line = green(w, line)
+			line = ui.Green(w, line)
 		case strings.HasPrefix(line, "-"):
-			line = red(w, line)
+			line = ui.Red(w, line)
 		case strings.HasPrefix(line, "@@"):
-			line = paint(w, "36", line)
+			line = ui.Paint(w, "36", line)
 		}
 		fmt.Fprintln(w, line)
 	}

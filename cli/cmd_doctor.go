@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/registry"
 	"github.com/opx-dev/opx/ledger"
@@ -30,7 +31,7 @@ func doctorCommand() *cli.Command {
 			"runs, from the file otherwise), and the configured MCP servers: a server the engine could not start\n" +
 			"(or, with no engine, whose command cannot be found) is a problem.\n\n" +
 			"EXIT CODES:\n   0  everything is in order\n   1  something is wrong (listed under problems)\n   2  usage error",
-		Flags:  append(locationFlags(), jsonFlag()),
+		Flags:  append(locationFlags(), ui.JSONFlag()),
 		Action: runDoctor,
 	}
 }
@@ -118,7 +119,7 @@ func runDoctor(c *cli.Context) error {
 	}
 	rep.OK = len(rep.Problems) == 0
 	if c.Bool("json") {
-		if err := writeJSON(c, rep); err != nil {
+		if err := ui.WriteJSON(c, rep); err != nil {
 			return err
 		}
 	} else {
@@ -204,7 +205,7 @@ func printDoctor(c *cli.Context, rep doctorReport) {
 		fmt.Fprintf(w, "landlock  ABI %d: filesystem %s, TCP bind/connect %s, abstract sockets and signals %s\n", s.LandlockABI,
 			yesNo(c, s.Filesystem), yesNo(c, s.Network), yesNo(c, s.Scoping))
 	} else {
-		fmt.Fprintf(w, "landlock  %s\n", red(w, "not available"))
+		fmt.Fprintf(w, "landlock  %s\n", ui.Red(w, "not available"))
 	}
 	fmt.Fprintf(w, "seccomp   %s\n", yesNo(c, s.Seccomp))
 	fmt.Fprintf(w, "canary    ")
@@ -220,19 +221,19 @@ func printDoctor(c *cli.Context, rep doctorReport) {
 	case !rep.Ledger.Exists:
 		fmt.Fprintf(w, "ledger    none yet at %s\n", rep.Ledger.Path)
 	case rep.Ledger.Head != nil && rep.Ledger.Verify != nil:
-		verdict := green(w, "verifies (strict)")
+		verdict := ui.Green(w, "verifies (strict)")
 		if !rep.Ledger.Verify.OK {
-			verdict = red(w, fmt.Sprintf("%d failure(s)", rep.Ledger.Verify.Total()))
+			verdict = ui.Red(w, fmt.Sprintf("%d failure(s)", rep.Ledger.Verify.Total()))
 		}
 		fmt.Fprintf(w, "ledger    %s\n          head %d %s, %s\n", filepath.Clean(rep.Ledger.Path), rep.Ledger.Head.Seq, rep.Ledger.Head.Hash, verdict)
 	default:
 		fmt.Fprintf(w, "ledger    %s\n", rep.Ledger.Path)
 	}
 	if len(rep.Problems) == 0 {
-		fmt.Fprintf(w, "\n%s\n", green(w, "no problems found"))
+		fmt.Fprintf(w, "\n%s\n", ui.Green(w, "no problems found"))
 		return
 	}
-	fmt.Fprintf(w, "\n%s\n", red(w, "problems:"))
+	fmt.Fprintf(w, "\n%s\n", ui.Red(w, "problems:"))
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "  - %s\n", p)
 	}
@@ -240,7 +241,7 @@ func printDoctor(c *cli.Context, rep doctorReport) {
 
 func yesNo(c *cli.Context, ok bool) string {
 	if ok {
-		return green(c.App.Writer, "yes")
+		return ui.Green(c.App.Writer, "yes")
 	}
-	return red(c.App.Writer, "no")
+	return ui.Red(c.App.Writer, "no")
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/fleet"
 	"github.com/opx-dev/opx/ledger/event"
 )
@@ -42,7 +43,7 @@ func fleetCommand() *cli.Command {
 					"had (its last hello) beyond HEAD; SEEN when the source last shipped anything. Host and workspace are\n" +
 					"the source's own claims.\n\n" + exitCodesHelp(""),
 				HideHelpCommand: true,
-				Flags:           []cli.Flag{storeFlag(), jsonFlag()},
+				Flags:           []cli.Flag{storeFlag(), ui.JSONFlag()},
 				Action:          runFleetSources,
 			},
 			{
@@ -55,7 +56,7 @@ func fleetCommand() *cli.Command {
 				Flags: []cli.Flag{storeFlag(),
 					&cli.StringFlag{Name: "source", Usage: "only source ledger `ID`"},
 					&cli.BoolFlag{Name: "include-otr", Aliases: []string{"all"}, Usage: "include off-the-record sessions"},
-					jsonFlag()},
+					ui.JSONFlag()},
 				Action: runFleetSessions,
 			},
 			{
@@ -69,7 +70,7 @@ func fleetCommand() *cli.Command {
 				Flags: []cli.Flag{storeFlag(),
 					&cli.StringFlag{Name: "source", Usage: "only alerts about source ledger `ID`"},
 					&cli.StringFlag{Name: "kind", Usage: "only alerts of `KIND`"},
-					jsonFlag()},
+					ui.JSONFlag()},
 				Action: runFleetAlerts,
 			},
 		},
@@ -127,9 +128,10 @@ func runFleetSources(c *cli.Context) error {
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
 	if c.Bool("json") {
-		return writeJSON(c, struct {
+		return ui.WriteJSON(c, struct {
 			Sources []fleetSourceJSON `json:"sources"`
 		}{append([]fleetSourceJSON{}, list...)})
+
 	}
 	w := c.App.Writer
 	if len(list) == 0 {
@@ -139,7 +141,7 @@ func runFleetSources(c *cli.Context) error {
 	fmt.Fprintf(w, "%-32s  %-16s  %-24s  %8s  %10s  %8s  %6s  %-8s  %s\n", "SOURCE", "HOST", "WORKSPACE", "HEAD", "CHECKPOINT", "COSIGNED", "LAG", "SEEN", "ALERTS")
 	now := time.Now()
 	for _, s := range list {
-		fmt.Fprintf(w, "%-32s  %-16s  %-24s  %8d  %10d  %8d  %6d  %-8s  %d\n", s.ID, clip(printable(orDash(s.Host)), 16), clip(printable(orDash(s.Workspace)), 24),
+		fmt.Fprintf(w, "%-32s  %-16s  %-24s  %8d  %10d  %8d  %6d  %-8s  %d\n", s.ID, ui.Clip(printable(orDash(s.Host)), 16), ui.Clip(printable(orDash(s.Workspace)), 24),
 			s.HeadSeq, s.Checkpoint, s.Cosigned, s.Lag, ago(now, s.LastSeen), s.Alerts)
 	}
 	return nil
@@ -179,7 +181,7 @@ func runFleetAlerts(c *cli.Context) error {
 	}
 	kind := c.String("kind")
 	if c.IsSet("kind") && !alertKinds[kind] {
-		return usagef(c, "--kind %q: not an alert kind (see opx fleet alerts --help)", clip(kind, 40))
+		return usagef(c, "--kind %q: not an alert kind (see opx fleet alerts --help)", ui.Clip(kind, 40))
 	}
 	all, err := fleetAlerts(store)
 	if err != nil {
@@ -192,9 +194,10 @@ func runFleetAlerts(c *cli.Context) error {
 		}
 	}
 	if c.Bool("json") {
-		return writeJSON(c, struct {
+		return ui.WriteJSON(c, struct {
 			Alerts []fleetAlertJSON `json:"alerts"`
 		}{list})
+
 	}
 	w := c.App.Writer
 	if len(list) == 0 {
@@ -203,7 +206,7 @@ func runFleetAlerts(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "%-19s  %-32s  %-13s  %8s  %s\n", "TIME", "SOURCE", "KIND", "SEQ", "DETAIL")
 	for _, a := range list {
-		fmt.Fprintf(w, "%-19s  %-32s  %-13s  %8d  %s\n", shortTime(a.Time), printable(a.Source), printable(a.Kind), a.Seq, clip(printable(a.Detail), 100))
+		fmt.Fprintf(w, "%-19s  %-32s  %-13s  %8d  %s\n", shortTime(a.Time), printable(a.Source), printable(a.Kind), a.Seq, ui.Clip(printable(a.Detail), 100))
 	}
 	return nil
 }
@@ -269,10 +272,11 @@ func runFleetSessions(c *cli.Context) error {
 
 func printFleetSessions(c *cli.Context, list []fleetSessionJSON, hidden int) error {
 	if c.Bool("json") {
-		return writeJSON(c, struct {
+		return ui.WriteJSON(c, struct {
 			Sessions  []fleetSessionJSON `json:"sessions"`
 			OTRHidden int                `json:"otr_hidden"`
 		}{list, hidden})
+
 	}
 	w := c.App.Writer
 	defer printOTRHidden(w, hidden)
@@ -282,7 +286,7 @@ func printFleetSessions(c *cli.Context, list []fleetSessionJSON, hidden int) err
 	}
 	fmt.Fprintf(w, "%-32s  %-22s  %-19s  %8s  %-*s  %s\n", "SOURCE", "SESSION", "UPDATED", "MESSAGES", modeWidth, "MODE", "TITLE")
 	for _, s := range list {
-		fmt.Fprintf(w, "%-32s  %-22s  %-19s  %8d  %-*s  %s\n", s.Source, s.ID, shortTime(s.Updated), s.Messages, modeWidth, modeColumn(s.Mode), clip(printable(event.Display(s.Title)), 50))
+		fmt.Fprintf(w, "%-32s  %-22s  %-19s  %8d  %-*s  %s\n", s.Source, s.ID, shortTime(s.Updated), s.Messages, modeWidth, modeColumn(s.Mode), ui.Clip(printable(event.Display(s.Title)), 50))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -23,7 +24,7 @@ func historyCommand() *cli.Command {
 			"(with --json: content holds the commitment, withheld_bytes the size; docs/otr.md).\n\n" +
 			exitCodesHelp("integrity failure found: an entry does not parse"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), jsonFlag()),
+		Flags:           append(locationFlags(), ui.JSONFlag()),
 		Action:          runHistory,
 	}
 }
@@ -57,16 +58,17 @@ func runHistory(c *cli.Context) error {
 		}
 	}
 	if c.Bool("json") {
-		return writeJSON(c, struct {
+		return ui.WriteJSON(c, struct {
 			Session  string        `json:"session"`
 			Messages []messageJSON `json:"messages"`
 		}{args[0], msgs})
+
 	}
 	w := c.App.Writer
 	for _, m := range msgs {
-		who := paint(w, "1", "you")
+		who := ui.Paint(w, "1", "you")
 		if m.Role == "assistant" {
-			who = paint(w, "36", "agent")
+			who = ui.Paint(w, "36", "agent")
 		}
 		fmt.Fprintf(w, "%s  %s", shortTime(m.TS), who)
 		if m.Role == "assistant" && m.InputTokens+m.OutputTokens > 0 {

@@ -4,6 +4,8 @@ import (
 	"io"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/opx-dev/opx/cli/internal/ui"
 )
 
 func ledgerCheckpointCommand() *cli.Command {
@@ -21,7 +23,7 @@ func ledgerCheckpointCommand() *cli.Command {
 			"and is checked here (signed by the key recorded last; a proof ties it to the entries).\n\n" +
 			exitCodesHelp("the latest checkpoint does not verify against the ledger's key or tree"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), jsonFlag()),
+		Flags:           append(locationFlags(), ui.JSONFlag()),
 		Action:          runLedgerCheckpoint,
 	}
 }
@@ -57,8 +59,9 @@ func runLedgerCheckpoint(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(c, checkpointResult{Seq: sc.Seq, Origin: sc.CP.Origin, TreeSize: sc.CP.Size,
+		return ui.WriteJSON(c, checkpointResult{Seq: sc.Seq, Origin: sc.CP.Origin, TreeSize: sc.CP.Size,
 			RootHash: sc.CP.RootString(), VKey: sc.Key.String(), Note: sc.Note})
+
 	}
 	_, err = io.WriteString(c.App.Writer, sc.Note)
 	return err

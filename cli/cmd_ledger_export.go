@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -37,7 +38,7 @@ func ledgerExportCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "export `FILE` (.jsonl or .jsonl.zst; required)", TakesFile: true},
 			&cli.StringFlag{Name: "session", Usage: "export only the segment covering session `ID`"},
 			&cli.StringFlag{Name: "tiles", Usage: "write the tree of the latest signed checkpoint as a static tlog-tiles tree in `DIR`", TakesFile: true},
-			jsonFlag(),
+			ui.JSONFlag(),
 		),
 		Action: runLedgerExport,
 	}
@@ -62,8 +63,8 @@ func runLedgerExport(c *cli.Context) error {
 		return err
 	}
 	defer rv.Close()
-	bar := newProgress(c, "export")
-	opts := ledger.ExportOptions{Session: c.String("session"), Progress: bar.update}
+	bar := ui.NewProgress(c, "export")
+	opts := ledger.ExportOptions{Session: c.String("session"), Progress: bar.Update}
 	var m *ledger.Manifest
 	if rv.local != nil {
 		m, err = rv.local.ExportFile(out, opts)
@@ -73,17 +74,17 @@ func runLedgerExport(c *cli.Context) error {
 		// every entry and blob checked here.
 		m, err = ledger.ExportSourceFile(rv.remote, out, opts)
 	}
-	bar.finish()
+	bar.Finish()
 	if err != nil {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(c, m)
+		return ui.WriteJSON(c, m)
 	}
 	w := c.App.Writer
 	if m.Session != "" {
 		fmt.Fprintf(w, "wrote %s: segment of session %q, entries %d..%d (%s)\n",
-			out, m.Session, m.FromSeq, m.ToSeq, plural(m.Entries, "entry", "entries"))
+			out, m.Session, m.FromSeq, m.ToSeq, ui.Plural(m.Entries, "entry", "entries"))
 		fmt.Fprintf(w, "  entries of other sessions inside that range are included: the chain runs through them\n")
 		if m.FromSeq > 0 {
 			fmt.Fprintf(w, "  prev (hash of entry %d): %s\n", m.FromSeq-1, m.Prev)
@@ -91,9 +92,9 @@ func runLedgerExport(c *cli.Context) error {
 		fmt.Fprintf(w, "  last (hash of entry %d): %s\n", m.ToSeq, m.LastHash)
 	} else {
 		fmt.Fprintf(w, "wrote %s: entries %d..%d (%s), last hash %s\n",
-			out, m.FromSeq, m.ToSeq, plural(m.Entries, "entry", "entries"), m.LastHash)
+			out, m.FromSeq, m.ToSeq, ui.Plural(m.Entries, "entry", "entries"), m.LastHash)
 	}
-	fmt.Fprintf(w, "wrote %s: %s and %s\n", ledger.BundlePath(out), plural(uint64(m.Blobs), "blob", "blobs"), ledger.ManifestName)
+	fmt.Fprintf(w, "wrote %s: %s and %s\n", ledger.BundlePath(out), ui.Plural(uint64(m.Blobs), "blob", "blobs"), ledger.ManifestName)
 	fmt.Fprintf(w, "ledger %s, head %d %s\n", m.LedgerID, m.HeadSeq, m.HeadHash)
 	return nil
 }
@@ -118,9 +119,9 @@ func runExportTiles(c *cli.Context, dir string) error {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(c, map[string]any{"dir": dir, "tree_size": te.TreeSize, "root_hash": te.Root, "tiles": te.Tiles, "entry_bundles": te.Bundles})
+		return ui.WriteJSON(c, map[string]any{"dir": dir, "tree_size": te.TreeSize, "root_hash": te.Root, "tiles": te.Tiles, "entry_bundles": te.Bundles})
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s: tree %d root %s (%s, %s) and its signed checkpoint\n", dir, te.TreeSize, te.Root,
-		plural(uint64(te.Tiles), "tile", "tiles"), plural(uint64(te.Bundles), "entry bundle", "entry bundles"))
+		ui.Plural(uint64(te.Tiles), "tile", "tiles"), ui.Plural(uint64(te.Bundles), "entry bundle", "entry bundles"))
 	return nil
 }

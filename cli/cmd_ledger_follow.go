@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/tlog"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -54,7 +55,7 @@ func ledgerFollowCommand() *cli.Command {
 		Flags: append(locationFlags(),
 			&cli.Uint64Flag{Name: "from", Usage: "start at entry `SEQ` (default: the last 10 entries)"},
 			&cli.StringSliceFlag{Name: "type", Usage: "print only entries of type `T` (repeatable)"},
-			jsonFlag(),
+			ui.JSONFlag(),
 		),
 		Action: runLedgerFollow,
 	}

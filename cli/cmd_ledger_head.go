@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -15,7 +16,7 @@ func ledgerHeadCommand() *cli.Command {
 			"While an engine holds the ledger, prints the engine's durable head (what it has fsynced).\n\n" +
 			exitCodesHelp("integrity failure found: the stored head does not match the last entry"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), jsonFlag()),
+		Flags:           append(locationFlags(), ui.JSONFlag()),
 		Action:          runLedgerHead,
 	}
 }
@@ -45,7 +46,7 @@ func runLedgerHead(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(c, headResult{Head: h, Path: rv.path})
+		return ui.WriteJSON(c, headResult{Head: h, Path: rv.path})
 	}
 	fmt.Fprintf(c.App.Writer, "ledger_id  %s\nhead_seq   %d\nhead_hash  %s\npath       %s\n", h.LedgerID, h.Seq, h.Hash, rv.path)
 	return nil

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/urfave/cli/v2"
@@ -27,7 +28,7 @@ func ledgerImportCommand() *cli.Command {
 			// workspace or $OPX_LEDGER. A --ledger before the command
 			// counts too.
 			&cli.StringFlag{Name: "ledger", Usage: "the new ledger file `PATH` to write (required; must not exist)", TakesFile: true},
-			jsonFlag(),
+			ui.JSONFlag(),
 		},
 		Action: runLedgerImport,
 	}
@@ -51,30 +52,30 @@ func runLedgerImport(c *cli.Context) error {
 	if !ok || dst == "" {
 		return usagef(c, "missing --ledger PATH (the new ledger file to write)")
 	}
-	bar := newProgress(c, "import")
+	bar := ui.NewProgress(c, "import")
 	verify := event.StrictOptions()
-	verify.Progress = bar.update
+	verify.Progress = bar.Update
 	// SIGINT or SIGTERM stops the import cleanly: the temporary ledger
 	// file is removed and nothing is left at PATH. A second signal kills.
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	go func() { <-ctx.Done(); stop() }()
 	rep, err := ledger.Import(args[0], dst, ledger.ImportOptions{Verify: verify, Context: ctx})
 	stop()
-	bar.finish()
+	bar.Finish()
 	if rep == nil || (err != nil && !errors.Is(err, ledger.ErrIntegrity)) {
 		// No report, or a refusal that is not about integrity (target
 		// exists, a segment, unreadable file): the error says it all.
 		return err
 	}
 	if c.Bool("json") {
-		if jerr := writeJSON(c, importResult{Report: jsonReport(rep), Ledger: dst, Imported: err == nil}); jerr != nil {
+		if jerr := ui.WriteJSON(c, importResult{Report: jsonReport(rep), Ledger: dst, Imported: err == nil}); jerr != nil {
 			return jerr
 		}
 	} else if err != nil {
 		printReport(c.App.Writer, rep)
 	} else {
 		fmt.Fprintf(c.App.Writer, "imported %s into %s: %s, head %d %s\n",
-			args[0], dst, plural(rep.Entries, "entry", "entries"), rep.HeadSeq, rep.HeadHash)
+			args[0], dst, ui.Plural(rep.Entries, "entry", "entries"), rep.HeadSeq, rep.HeadHash)
 	}
 	if err != nil {
 		return fmt.Errorf("%w; nothing was written to %s", err, dst)

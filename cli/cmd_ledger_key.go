@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/urfave/cli/v2"
@@ -20,7 +21,7 @@ func ledgerKeyCommand() *cli.Command {
 			"proves less). Any signed-note verifier (golang.org/x/mod/sumdb/note) accepts it.\n\n" +
 			exitCodesHelp("integrity failure found: the recorded key does not parse"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), jsonFlag()),
+		Flags:           append(locationFlags(), ui.JSONFlag()),
 		Action:          runLedgerKey,
 	}
 }
@@ -64,7 +65,7 @@ func runLedgerKey(c *cli.Context) error {
 		return errNoKey
 	}
 	if c.Bool("json") {
-		return writeJSON(c, keyResult{VKey: k.Key.VKey, Origin: k.Verifier.Name(), Seq: k.Seq, Reason: k.Key.Reason})
+		return ui.WriteJSON(c, keyResult{VKey: k.Key.VKey, Origin: k.Verifier.Name(), Seq: k.Seq, Reason: k.Key.Reason})
 	}
 	_, err = fmt.Fprintln(c.App.Writer, k.Key.VKey)
 	return err

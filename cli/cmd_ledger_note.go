@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -27,7 +28,7 @@ func ledgerNoteCommand() *cli.Command {
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),
 			&cli.StringFlag{Name: "session", Usage: "attach the note to session `ID`"},
-			jsonFlag(),
+			ui.JSONFlag(),
 		),
 		Action: runLedgerNote,
 	}
@@ -85,7 +86,7 @@ func runLedgerNote(c *cli.Context) error {
 	}
 	a := app[0]
 	if c.Bool("json") {
-		return writeJSON(c, noteResult{Seq: a.Seq, Hash: a.Hash.String(), Ledger: path, Created: created})
+		return ui.WriteJSON(c, noteResult{Seq: a.Seq, Hash: a.Hash.String(), Ledger: path, Created: created})
 	}
 	fmt.Fprintf(c.App.Writer, "noted: seq %d %s\n", a.Seq, a.Hash)
 	return nil
@@ -135,7 +136,7 @@ func noteByEngine(c *cli.Context, path string, locked error, text string) error 
 		return fmt.Errorf("append note to %s: the engine's answer: %w", path, err)
 	}
 	if c.Bool("json") {
-		return writeJSON(c, noteResult{Seq: resp.Seq, Hash: h.String(), Ledger: path})
+		return ui.WriteJSON(c, noteResult{Seq: resp.Seq, Hash: h.String(), Ledger: path})
 	}
 	fmt.Fprintf(c.App.Writer, "noted: seq %d %s\n", resp.Seq, h)
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/tlog"
@@ -34,7 +35,7 @@ func ledgerProveCommand() *cli.Command {
 			&cli.StringFlag{Name: "checkpoint", Usage: "prove against the checkpoint note in `FILE` instead of the latest", TakesFile: true},
 			keyFlag("verifier `KEY` (or a file holding it) for --checkpoint FILE (default: the keys the ledger records)"),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the proof (JSON) to `FILE`, only once it is built and checked", TakesFile: true},
-			jsonFlag(),
+			ui.JSONFlag(),
 		),
 		Action: runLedgerProve,
 	}
@@ -95,10 +96,10 @@ func runLedgerProve(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	leaf := tlog.LeafHash([]byte(p.Entry))
-	fmt.Fprintf(w, "%s: entry %d (%s) is leaf %d of the tree of %s of %s\n", green(w, "proved"), seq, e.Type, seq,
-		plural(sc.CP.Size, "entry", "entries"), sc.CP.Origin)
+	fmt.Fprintf(w, "%s: entry %d (%s) is leaf %d of the tree of %s of %s\n", ui.Green(w, "proved"), seq, e.Type, seq,
+		ui.Plural(sc.CP.Size, "entry", "entries"), sc.CP.Origin)
 	fmt.Fprintf(w, "  leaf hash   %x  (SHA-256 of 0x00 and the entry's %d stored bytes)\n", leaf, len(p.Entry))
-	fmt.Fprintf(w, "  root hash   %s  (%s)\n", sc.CP.RootString(), plural(uint64(len(p.Hashes)), "proof hash", "proof hashes"))
+	fmt.Fprintf(w, "  root hash   %s  (%s)\n", sc.CP.RootString(), ui.Plural(uint64(len(p.Hashes)), "proof hash", "proof hashes"))
 	where := "the latest checkpoint"
 	if sc.Seq != 0 {
 		where = fmt.Sprintf("the checkpoint of entry %d", sc.Seq)
@@ -160,7 +161,7 @@ func notCoveredOffline(l *ledger.Ledger, seq uint64, sc signedCheckpoint) error 
 	}
 	return fmt.Errorf("entry %d is not in the latest signed checkpoint (entry %d, a tree of %s: entries 0..%d), and only the engine signs: "+
 		"start it (opx start) and prove again, it then signs one that covers entry %d; or prove an entry up to %d",
-		seq, sc.Seq, plural(sc.CP.Size, "entry", "entries"), sc.CP.Size-1, seq, sc.CP.Size-1)
+		seq, sc.Seq, ui.Plural(sc.CP.Size, "entry", "entries"), sc.CP.Size-1, seq, sc.CP.Size-1)
 }
 
 // buildProof builds and checks the inclusion proof of entry seq against
@@ -168,7 +169,7 @@ func notCoveredOffline(l *ledger.Ledger, seq uint64, sc signedCheckpoint) error 
 func buildProof(l *ledger.Ledger, seq uint64, sc signedCheckpoint) (*tlog.Proof, error) {
 	if seq >= sc.CP.Size {
 		return nil, fmt.Errorf("entry %d is not in the checkpoint's tree of %s (entries 0..%d); a later checkpoint covers it",
-			seq, plural(sc.CP.Size, "entry", "entries"), sc.CP.Size-1)
+			seq, ui.Plural(sc.CP.Size, "entry", "entries"), sc.CP.Size-1)
 	}
 	e, err := l.Get(seq)
 	if err != nil {

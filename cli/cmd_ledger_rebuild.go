@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
@@ -21,7 +22,7 @@ func ledgerRebuildCommand() *cli.Command {
 			"entries say (exit 4).\n" +
 			"While an engine holds the ledger, the engine rebuilds (its appends wait until the rebuild is through).\n\n" + exitCodesHelp("a checkpoint's state root was not reproduced"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), jsonFlag()),
+		Flags:           append(locationFlags(), ui.JSONFlag()),
 		Action:          runLedgerRebuild,
 	}
 }
@@ -66,28 +67,28 @@ func runLedgerRebuild(c *cli.Context) error {
 		out.Projections = append(out.Projections, projectionJSON{Name: p.Name, Version: p.Version, Through: p.Through, Root: p.Root.String()})
 	}
 	if c.Bool("json") {
-		if err := writeJSON(c, out); err != nil {
+		if err := ui.WriteJSON(c, out); err != nil {
 			return err
 		}
 	} else {
 		w := c.App.Writer
-		fmt.Fprintf(w, "rebuilt %d projections from %s\n", len(out.Projections), plural(rep.Entries, "entry", "entries"))
+		fmt.Fprintf(w, "rebuilt %d projections from %s\n", len(out.Projections), ui.Plural(rep.Entries, "entry", "entries"))
 		for _, p := range out.Projections {
 			fmt.Fprintf(w, "  %-10s v%s  through %d  root %s\n", p.Name, p.Version, p.Through, p.Root[:16])
 		}
 		for _, m := range rep.Mismatches {
-			fmt.Fprintf(w, "  %s %s\n", red(w, "MISMATCH"), m.Error())
+			fmt.Fprintf(w, "  %s %s\n", ui.Red(w, "MISMATCH"), m.Error())
 		}
 		if rep.Unchecked > 0 {
 			fmt.Fprintf(w, "%s could not be compared (another projection version, or not taken at the entry before its checkpoint)\n",
-				plural(uint64(rep.Unchecked), "checkpoint root", "checkpoint roots"))
+				ui.Plural(uint64(rep.Unchecked), "checkpoint root", "checkpoint roots"))
 		}
 		switch {
 		case len(rep.Mismatches) > 0:
 		case rep.Checked == 0:
 			fmt.Fprintln(w, "no checkpoint to compare with")
 		default:
-			fmt.Fprintf(w, "%s: %d checkpoint roots reproduced\n", green(w, "ok"), rep.Checked)
+			fmt.Fprintf(w, "%s: %d checkpoint roots reproduced\n", ui.Green(w, "ok"), rep.Checked)
 		}
 	}
 	if len(rep.Mismatches) > 0 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -23,7 +24,7 @@ func ledgerShowCommand() *cli.Command {
 			"While an engine holds the ledger, show reads the entry and the blob frames through the engine.\n\n" +
 			exitCodesHelp("integrity failure found: the stored entry does not parse"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), jsonFlag()),
+		Flags:           append(locationFlags(), ui.JSONFlag()),
 		Action:          runLedgerShow,
 	}
 }
@@ -93,7 +94,7 @@ func runLedgerShow(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(c, showResult{Seq: e.Seq, Hash: e.Hash().String(), Entry: e.Raw, Blobs: blobs})
+		return ui.WriteJSON(c, showResult{Seq: e.Seq, Hash: e.Hash().String(), Entry: e.Raw, Blobs: blobs})
 	}
 	printEntry(c.App.Writer, e, blobs)
 	return nil

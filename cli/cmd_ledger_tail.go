@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -23,7 +24,7 @@ func ledgerTailCommand() *cli.Command {
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),
 			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Value: 10, Usage: "print the last `N` entries"},
-			jsonFlag(),
+			ui.JSONFlag(),
 		),
 		Action: runLedgerTail,
 	}
@@ -68,7 +69,7 @@ func runLedgerTail(c *cli.Context) error {
 		for _, e := range entries {
 			out.Entries = append(out.Entries, tailEntry{Seq: e.Seq, Hash: e.Hash().String(), Entry: e.Raw})
 		}
-		return writeJSON(c, out)
+		return ui.WriteJSON(c, out)
 	}
 	for _, e := range entries {
 		fmt.Fprintln(c.App.Writer, tailLine(e))
@@ -82,7 +83,7 @@ func tailLine(e ledger.Entry) string {
 	if session == "" {
 		session = "-"
 	}
-	return fmt.Sprintf("%6d  %s  %-22s  %s  %s", e.Seq, e.TS, e.Type, session, clip(string(e.Data), tailSummaryWidth))
+	return fmt.Sprintf("%6d  %s  %-22s  %s  %s", e.Seq, e.TS, e.Type, session, ui.Clip(string(e.Data), tailSummaryWidth))
 }
 
 // remoteTail is Ledger.Tail through the engine: the last n entries up to

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/tlog"
@@ -48,7 +49,7 @@ func ledgerVerifyCommand() *cli.Command {
 		HideHelpCommand: true,
 		Flags: append(append(locationFlags(),
 			&cli.BoolFlag{Name: "strict", Usage: "also check canonical form, each entry type's payload, and causal order (nothing ran without its verdict; every rollback has its plan first and its outcome after)"},
-			jsonFlag(),
+			ui.JSONFlag(),
 		), append(sinceFlags(), witnessFlags()...)...),
 		Action: runLedgerVerify,
 	}
@@ -59,11 +60,11 @@ func runLedgerVerify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	bar := newProgress(c, "verify")
-	opts := ledger.VerifyOptions{Progress: bar.update}
+	bar := ui.NewProgress(c, "verify")
+	opts := ledger.VerifyOptions{Progress: bar.Update}
 	if c.Bool("strict") {
 		opts = event.StrictOptions()
-		opts.Progress = bar.update
+		opts.Progress = bar.Update
 	}
 	var rep *ledger.Report
 	var m *ledger.Manifest
@@ -119,7 +120,7 @@ func runLedgerVerify(c *cli.Context) error {
 				if opts, err = event.StrictOptionsFor(rv.local); err != nil {
 					return err
 				}
-				opts.Progress = bar.update
+				opts.Progress = bar.Update
 			}
 			rep, err = rv.local.Verify(opts)
 		} else {
@@ -152,27 +153,27 @@ func runLedgerVerify(c *cli.Context) error {
 			witnessed, err = wit.check(c, rv, rep, w)
 		}
 	}
-	bar.finish()
+	bar.Finish()
 	if err != nil {
 		return err
 	}
 	switch {
 	case c.Bool("json") && witnessed != nil:
-		if err := writeJSON(c, struct {
+		if err := ui.WriteJSON(c, struct {
 			*ledger.Report
 			Witness *witnessResult `json:"witness"`
 		}{jsonReport(rep), witnessed}); err != nil {
 			return err
 		}
 	case c.Bool("json") && since != nil:
-		if err := writeJSON(c, struct {
+		if err := ui.WriteJSON(c, struct {
 			*ledger.Report
 			Since *sinceResult `json:"since"`
 		}{jsonReport(rep), since}); err != nil {
 			return err
 		}
 	case c.Bool("json"):
-		if err := writeJSON(c, jsonReport(rep)); err != nil {
+		if err := ui.WriteJSON(c, jsonReport(rep)); err != nil {
 			return err
 		}
 	case len(args) == 1:
@@ -248,14 +249,14 @@ func joinSeqs(seqs []uint64) string {
 // printReport prints a verification report for people: one line when it
 // is clean, else the failures (at most maxHumanFailures) and a summary.
 func printReport(w io.Writer, r *ledger.Report) {
-	printReportOf(w, r, plural(r.Entries, "entry", "entries"))
+	printReportOf(w, r, ui.Plural(r.Entries, "entry", "entries"))
 }
 
 // printReportOf is printReport saying what was checked as entries
 // ("1239 entries", "checked 34 of 273 entries").
 func printReportOf(w io.Writer, r *ledger.Report, entries string) {
 	if r.OK {
-		fmt.Fprintf(w, "%s: %s, head %d %s\n", green(w, "ok"), entries, r.HeadSeq, r.HeadHash)
+		fmt.Fprintf(w, "%s: %s, head %d %s\n", ui.Green(w, "ok"), entries, r.HeadSeq, r.HeadHash)
 		return
 	}
 	for i, f := range r.Failures {
@@ -272,8 +273,8 @@ func printReportOf(w io.Writer, r *ledger.Report, entries string) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "%s: %s in %s, head %d %s\n", red(w, "FAILED"),
-		plural(r.Total(), "failure", "failures"), entries, r.HeadSeq, r.HeadHash)
+	fmt.Fprintf(w, "%s: %s in %s, head %d %s\n", ui.Red(w, "FAILED"),
+		ui.Plural(r.Total(), "failure", "failures"), entries, r.HeadSeq, r.HeadHash)
 }
 
 // kindCount is how many failures of kind k the report found.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger/tlog"
 	"github.com/urfave/cli/v2"
 )
@@ -22,7 +23,7 @@ func ledgerVerifyProofCommand() *cli.Command {
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
 			keyFlag("verifier `KEY` (or a file holding it) the checkpoint must be signed by (required)"),
-			jsonFlag(),
+			ui.JSONFlag(),
 		},
 		Action: runLedgerVerifyProof,
 	}
@@ -67,12 +68,12 @@ func runLedgerVerifyProof(c *cli.Context) error {
 	}
 	switch {
 	case c.Bool("json"):
-		if werr := writeJSON(c, res); werr != nil {
+		if werr := ui.WriteJSON(c, res); werr != nil {
 			return werr
 		}
 	case err == nil:
 		fmt.Fprintf(c.App.Writer, "%s: entry %d is in the tree of %s of %s (root %s), signed by %s\n",
-			green(c.App.Writer, "ok"), p.Index, plural(cp.Size, "entry", "entries"), cp.Origin, cp.RootString(), v)
+			ui.Green(c.App.Writer, "ok"), p.Index, ui.Plural(cp.Size, "entry", "entries"), cp.Origin, cp.RootString(), v)
 	}
 	if err != nil {
 		return fmt.Errorf("verify-proof %s: %w", args[0], err)

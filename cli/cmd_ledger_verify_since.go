@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/tlog"
 	"github.com/transparency-dev/formats/log"
@@ -96,7 +97,7 @@ func checkExtends(c *cli.Context, rv *ledgerReview, rep *ledger.Report, w *treeW
 		return fail(0, "%s is a checkpoint of %s; this ledger is %s", file, sc.CP.Origin, origin)
 	case sc.CP.Size > size2:
 		return fail(size2, "%s covers %s; the ledger holds %s: entries were removed (truncated)",
-			file, plural(sc.CP.Size, "entry", "entries"), plural(size2, "entry", "entries"))
+			file, ui.Plural(sc.CP.Size, "entry", "entries"), ui.Plural(size2, "entry", "entries"))
 	}
 	proof, err := src.ConsistencyProof(sc.CP.Size, size2)
 	if err != nil {
@@ -104,7 +105,7 @@ func checkExtends(c *cli.Context, rv *ledgerReview, rep *ledger.Report, w *treeW
 	}
 	if err := tlog.VerifyConsistency(sc.CP.Size, size2, proof, sc.CP.Root, root2); err != nil {
 		return fail(sc.CP.Size-1, "the ledger's first %s are not those %s signed (the entries hash to root %s, the checkpoint says %s): rewritten or forked since: %v",
-			plural(sc.CP.Size, "entry", "entries"), file, tlog.Checkpoint{Root: w.rootAt}.RootString(), sc.CP.RootString(), err)
+			ui.Plural(sc.CP.Size, "entry", "entries"), file, tlog.Checkpoint{Root: w.rootAt}.RootString(), sc.CP.RootString(), err)
 	}
 	if w.at != sc.CP.Size || w.rootAt != sc.CP.Root {
 		// A consistency proof that checks out against both roots makes
@@ -132,9 +133,9 @@ func peekSize(note []byte) uint64 {
 func printSince(w io.Writer, s *sinceResult) {
 	if s.Extended {
 		fmt.Fprintf(w, "%s: the ledger (tree of %s, root %s recomputed from the entries) is an append-only extension of %s (tree of %s, root %s, signed by %s): consistency proof checked\n",
-			green(w, "since"), plural(s.Size, "entry", "entries"), s.Root, s.File, plural(s.TreeSize, "entry", "entries"), s.RootHash, s.VKey)
+			ui.Green(w, "since"), ui.Plural(s.Size, "entry", "entries"), s.Root, s.File, ui.Plural(s.TreeSize, "entry", "entries"), s.RootHash, s.VKey)
 		return
 	}
 	fmt.Fprintf(w, "%s: the ledger is NOT an append-only extension of %s (tree of %s, root %s, signed by %s)\n",
-		red(w, "since"), s.File, plural(s.TreeSize, "entry", "entries"), s.RootHash, s.VKey)
+		ui.Red(w, "since"), s.File, ui.Plural(s.TreeSize, "entry", "entries"), s.RootHash, s.VKey)
 }

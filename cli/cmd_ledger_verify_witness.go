@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/fleet"
 	"github.com/opx-dev/opx/ledger"
@@ -128,7 +129,7 @@ func newWitnessCheck(c *cli.Context, nargs int) (*witnessCheck, error) {
 	}
 	v, err := tdnote.NewVerifierForCosignatureV1(k)
 	if err != nil {
-		return nil, usagef(c, "--witness %q: %v (want <name>+<hash>+<key>, as `opx collector key` prints)", clip(k, 120), err)
+		return nil, usagef(c, "--witness %q: %v (want <name>+<hash>+<key>, as `opx collector key` prints)", ui.Clip(k, 120), err)
 	}
 	w := &witnessCheck{key: v, vkey: k, offline: c.Bool("offline")}
 	if f := c.String("cosigned"); f != "" {
@@ -353,7 +354,7 @@ func (w *witnessCheck) find(rv *ledgerReview) error {
 		case !cosignedBy(w.given, w.key):
 			w.givenBad = fmt.Sprintf("%s carries no valid cosignature of %s", w.givenFile, w.key.Name())
 		case string(origin) != w.origin:
-			w.givenBad = fmt.Sprintf("%s is a checkpoint of %s; this ledger is %s", w.givenFile, clip(string(origin), 120), w.origin)
+			w.givenBad = fmt.Sprintf("%s is a checkpoint of %s; this ledger is %s", w.givenFile, ui.Clip(string(origin), 120), w.origin)
 		default:
 			w.consider(w.given, w.givenFile, 0)
 		}
@@ -482,13 +483,13 @@ func (w *witnessCheck) check(c *cli.Context, rv *ledgerReview, rep *ledger.Repor
 func printWitness(w io.Writer, r *witnessResult) {
 	for _, s := range []string{r.Warning, r.StreamWarning} {
 		if s != "" {
-			fmt.Fprintf(w, "%s: %s\n", paint(w, "33", "warning"), s)
+			fmt.Fprintf(w, "%s: %s\n", ui.Paint(w, "33", "warning"), s)
 		}
 	}
 	if r.OK {
 		fmt.Fprintf(w, "%s: the ledger extends the checkpoint of %s cosigned by %s (%s), from %s\n",
-			green(w, "witness"), plural(r.TreeSize, "entry", "entries"), r.Witness, r.KeyHash, r.From)
+			ui.Green(w, "witness"), ui.Plural(r.TreeSize, "entry", "entries"), r.Witness, r.KeyHash, r.From)
 		return
 	}
-	fmt.Fprintf(w, "%s: no checkpoint cosigned by %s (%s) that the ledger extends (%s)\n", red(w, "witness"), r.Witness, r.KeyHash, r.From)
+	fmt.Fprintf(w, "%s: no checkpoint cosigned by %s (%s) that the ledger extends (%s)\n", ui.Red(w, "witness"), r.Witness, r.KeyHash, r.From)
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/replay/projection"
 	"github.com/urfave/cli/v2"
@@ -23,7 +24,7 @@ func metricsCommand() *cli.Command {
 			"Per-session figures are in `opx replay SESSION` and `opx report`.\n\n" +
 			exitCodesHelp("integrity failure found: an entry does not parse"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), jsonFlag()),
+		Flags:           append(locationFlags(), ui.JSONFlag()),
 		Action:          runMetrics,
 	}
 }
@@ -226,7 +227,7 @@ func runMetrics(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(c, out)
+		return ui.WriteJSON(c, out)
 	}
 	w := c.App.Writer
 	if len(out.Verdicts)+len(out.Models)+len(out.Tools)+len(out.MCPServers) == 0 {
@@ -236,13 +237,13 @@ func runMetrics(c *cli.Context) error {
 	if len(out.Verdicts) > 0 {
 		fmt.Fprintf(w, "SHIELD VERDICTS\n%-4s  %-40s  %-8s  %8s\n", "TIER", "RULE", "DECISION", "COUNT")
 		for _, v := range out.Verdicts {
-			fmt.Fprintf(w, "%-4d  %-40s  %s  %8d\n", v.Tier, clip(v.Rule, 40), verdictWord(w, v.Decision), v.Count)
+			fmt.Fprintf(w, "%-4d  %-40s  %s  %8d\n", v.Tier, ui.Clip(v.Rule, 40), verdictWord(w, v.Decision), v.Count)
 		}
 	}
 	if len(out.Models) > 0 {
 		fmt.Fprintf(w, "\nMODEL CALLS\n%-24s  %6s  %6s  %12s  %12s  %10s  %10s\n", "MODEL", "CALLS", "ERRORS", "INPUT TOK", "OUTPUT TOK", "AVG MS", "MAX MS")
 		for _, m := range out.Models {
-			fmt.Fprintf(w, "%-24s  %6d  %6d  %12d  %12d  %10d  %10d\n", clip(orDash(m.Model), 24), m.Calls, m.Errors, m.InputTokens, m.OutputTokens,
+			fmt.Fprintf(w, "%-24s  %6d  %6d  %12d  %12d  %10d  %10d\n", ui.Clip(orDash(m.Model), 24), m.Calls, m.Errors, m.InputTokens, m.OutputTokens,
 				avg(m.LatencyMS, m.Calls), m.MaxLatencyMS)
 		}
 	}
@@ -250,7 +251,7 @@ func runMetrics(c *cli.Context) error {
 		fmt.Fprintf(w, "\nTOOL CALLS (executed; FAILED: the tool failed, EXIT≠0: a command it ran exited non-zero)\n%-24s  %6s  %6s  %6s  %10s\n",
 			"TOOL", "CALLS", "FAILED", "EXIT≠0", "AVG MS")
 		for _, t := range out.Tools {
-			fmt.Fprintf(w, "%-24s  %6d  %6d  %6d  %10d\n", clip(t.Tool, 24), t.Calls, t.Failed, t.Exited, avg(t.DurationMS, t.Calls))
+			fmt.Fprintf(w, "%-24s  %6d  %6d  %6d  %10d\n", ui.Clip(t.Tool, 24), t.Calls, t.Failed, t.Exited, avg(t.DurationMS, t.Calls))
 		}
 	}
 	printSubAgentMetrics(w, out.SubAgents)
@@ -268,7 +269,7 @@ func printMCPMetrics(w io.Writer, servers []mcpMetrics) {
 		"%-24s  %6s  %6s  %7s  %6s  %7s  %6s  %7s  %8s  %8s\n", "SERVER", "CALLS", "FAILED", "FLAGGED", "AVG MS", "STARTED", "EXITED",
 		"CRASHED", "NO START", "PROTOCOL")
 	for _, m := range servers {
-		fmt.Fprintf(w, "%-24s  %6d  %6d  %7d  %6d  %7d  %6d  %7d  %8d  %8d\n", clip(m.Server, 24), m.Calls, m.Failed, m.Flagged,
+		fmt.Fprintf(w, "%-24s  %6d  %6d  %7d  %6d  %7d  %6d  %7d  %8d  %8d\n", ui.Clip(m.Server, 24), m.Calls, m.Failed, m.Flagged,
 			avg(m.DurationMS, m.Calls), m.Started, m.Exited, m.Crashed, m.StartFailed, m.ProtocolErrors)
 	}
 }
@@ -284,7 +285,7 @@ func printSubAgentMetrics(w io.Writer, sa subAgentMetrics) {
 	if len(sa.FailedBy) > 0 {
 		var reasons []string
 		for r, n := range sa.FailedBy {
-			reasons = append(reasons, fmt.Sprintf("%s %d", clip(r, 40), n))
+			reasons = append(reasons, fmt.Sprintf("%s %d", ui.Clip(r, 40), n))
 		}
 		sort.Strings(reasons)
 		fmt.Fprintf(w, "failed: %s\n", strings.Join(reasons, ", "))
@@ -307,9 +308,9 @@ func verdictWord(w io.Writer, d string) string {
 	s := fmt.Sprintf("%-8s", d)
 	switch d {
 	case "block":
-		return red(w, s)
+		return ui.Red(w, s)
 	case "escalate":
-		return paint(w, "33", s)
+		return ui.Paint(w, "33", s)
 	}
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -31,7 +32,7 @@ func replayCommand() *cli.Command {
 			exitCodesHelp("integrity failure found: the ledger does not verify (or a rerun diverged)"),
 		HideHelpCommand: true,
 		Flags: append(append(append(locationFlags(), reviewFlags()...),
-			jsonFlag(),
+			ui.JSONFlag(),
 			&cli.Uint64Flag{Name: "at", Usage: "stop at entry `SEQ`: the session as the ledger knew it then"},
 			&cli.BoolFlag{Name: "force", Usage: "print the timeline even when the ledger does not verify (still exits 4)"},
 		), rerunFlags()...),
@@ -89,7 +90,7 @@ func runReplay(c *cli.Context) error {
 	}
 	if !rep.OK && !c.Bool("force") {
 		if asJSON {
-			if err := writeJSON(c, replayOutput{LedgerID: ss.id, Verification: jsonReport(rep), VerifiedBy: vs.how}); err != nil {
+			if err := ui.WriteJSON(c, replayOutput{LedgerID: ss.id, Verification: jsonReport(rep), VerifiedBy: vs.how}); err != nil {
 				return err
 			}
 		} else {
@@ -98,10 +99,10 @@ func runReplay(c *cli.Context) error {
 		return fmt.Errorf("verify %s: %w", ss.path, rep.Err())
 	}
 	if asJSON {
-		err = writeJSON(c, replayOutput{LedgerID: ss.id, Verification: jsonReport(rep), VerifiedBy: vs.how, Timeline: t})
+		err = ui.WriteJSON(c, replayOutput{LedgerID: ss.id, Verification: jsonReport(rep), VerifiedBy: vs.how, Timeline: t})
 	} else {
 		if !rep.OK {
-			fmt.Fprintln(w, red(w, "WARNING: the ledger does not verify; this timeline may not be what was recorded"))
+			fmt.Fprintln(w, ui.Red(w, "WARNING: the ledger does not verify; this timeline may not be what was recorded"))
 		}
 		printTimeline(w, t)
 	}
@@ -172,10 +173,10 @@ func openSessionSource(c *cli.Context) (*sessionSource, error) {
 			if err != nil {
 				return nil, err
 			}
-			bar := newProgress(c, "verify")
-			opts.Progress = bar.update
+			bar := ui.NewProgress(c, "verify")
+			opts.Progress = bar.Update
 			rep, err := l.Verify(opts)
-			bar.finish()
+			bar.Finish()
 			return rep, err
 		}}, nil
 	}
@@ -201,10 +202,10 @@ func openSessionSource(c *cli.Context) (*sessionSource, error) {
 		opts := event.StrictOptions()
 		opts.CheckCheckpoint = tee.checkCheckpoint()
 		opts.CheckEnd = settleRunningPlans(rl, rl.head, opts.CheckEnd)
-		bar := newProgress(c, "verify")
-		opts.Progress = bar.update
+		bar := ui.NewProgress(c, "verify")
+		opts.Progress = bar.Update
 		rep, err := ledger.VerifySource(tee, opts)
-		bar.finish()
+		bar.Finish()
 		if err != nil {
 			return nil, err
 		}
@@ -227,7 +228,7 @@ func printTimeline(w io.Writer, t *replay.Timeline) {
 	fmt.Fprintf(w, "\nsession %s%s (mode %s)\n", t.Session, title, orDash(t.Mode))
 	fmt.Fprintf(w, "  entries %d..%d, %s to %s (%s)\n", t.FirstSeq, t.LastSeq, shortTime(t.Start), shortTime(t.End), duration(t.Totals.DurationMS))
 	if t.At != 0 {
-		fmt.Fprintf(w, "  %s\n", paint(w, "33", fmt.Sprintf("as of seq %d: later entries are not shown", t.At)))
+		fmt.Fprintf(w, "  %s\n", ui.Paint(w, "33", fmt.Sprintf("as of seq %d: later entries are not shown", t.At)))
 	}
 	if t.ParentSession != "" {
 		fmt.Fprintf(w, "  sub-agent %s of session %s\n", t.SubAgentID, t.ParentSession)
@@ -258,7 +259,7 @@ func printTurn(w io.Writer, tn *replay.Turn) {
 	if tn.SubAgentID != "" {
 		who = "sub-agent " + tn.SubAgentID
 	}
-	fmt.Fprintf(w, "%s  #%d  %s: %s\n", paint(w, "1", fmt.Sprintf("turn %d", tn.N)), tn.Seq, who, quoteText(tn.Content, 300))
+	fmt.Fprintf(w, "%s  #%d  %s: %s\n", ui.Paint(w, "1", fmt.Sprintf("turn %d", tn.N)), tn.Seq, who, quoteText(tn.Content, 300))
 	printSteps(w, "", tn)
 }
 
@@ -283,7 +284,7 @@ func printSteps(w io.Writer, indent string, tn *replay.Turn) {
 		case st.Event != nil:
 			fmt.Fprintf(w, "%s#%d %s\n", branch, st.Event.Seq, eventLine(w, st.Event))
 		case st.Error != nil:
-			fmt.Fprintf(w, "%s#%d %s %s: %s\n", branch, st.Error.Seq, red(w, "agent error"), clean(st.Error.Code, 40), quoteText(st.Error.Message, 300))
+			fmt.Fprintf(w, "%s#%d %s %s: %s\n", branch, st.Error.Seq, ui.Red(w, "agent error"), clean(st.Error.Code, 40), quoteText(st.Error.Message, 300))
 		case st.Response != nil:
 			what := "answer"
 			if tn.Proxied {
@@ -295,7 +296,7 @@ func printSteps(w io.Writer, indent string, tn *replay.Turn) {
 			if tn.Streamed.PartialText != "" {
 				s += "; the agent had streamed " + quoteText(tn.Streamed.PartialText, 200)
 			}
-			fmt.Fprintf(w, "%s%s\n", branch, paint(w, "33", s))
+			fmt.Fprintf(w, "%s%s\n", branch, ui.Paint(w, "33", s))
 		}
 	}
 }
@@ -323,7 +324,7 @@ func modelLine(w io.Writer, mc *replay.ModelCall) string {
 	}
 	fmt.Fprintf(&b, " %s %s/%s", who, mc.Provider, mc.Model)
 	if mc.ResponseSeq == 0 {
-		b.WriteString(": " + paint(w, "33", "no response recorded"))
+		b.WriteString(": " + ui.Paint(w, "33", "no response recorded"))
 		return b.String()
 	}
 	fmt.Fprintf(&b, ": %s, %s", tokens(mc.Usage), ms(mc.LatencyMS))
@@ -334,7 +335,7 @@ func modelLine(w io.Writer, mc *replay.ModelCall) string {
 		b.WriteString(", finish " + clean(mc.FinishReason, 40))
 	}
 	if mc.Error != "" {
-		b.WriteString(", " + red(w, "error "+quoteText(mc.Error, 200)))
+		b.WriteString(", " + ui.Red(w, "error "+quoteText(mc.Error, 200)))
 	}
 	if len(mc.ToolCalls) > 0 {
 		var names []string
@@ -360,15 +361,15 @@ func callLine(w io.Writer, tc *replay.ToolCall) string {
 func outcomeWord(w io.Writer, tc *replay.ToolCall) string {
 	switch tc.Outcome {
 	case replay.OutcomeBlocked, replay.OutcomeDenied:
-		return red(w, strings.ToUpper(tc.Outcome))
+		return ui.Red(w, strings.ToUpper(tc.Outcome))
 	case replay.OutcomeCompleted, replay.OutcomeAllowed:
-		return green(w, tc.Outcome)
+		return ui.Green(w, tc.Outcome)
 	case replay.OutcomeFailed, replay.OutcomeNotProposed:
-		return red(w, tc.Outcome)
+		return ui.Red(w, tc.Outcome)
 	case replay.OutcomeExited:
-		return paint(w, "33", fmt.Sprintf("ran, exit %d", tc.Exec.ExitCode))
+		return ui.Paint(w, "33", fmt.Sprintf("ran, exit %d", tc.Exec.ExitCode))
 	default:
-		return paint(w, "33", tc.Outcome)
+		return ui.Paint(w, "33", tc.Outcome)
 	}
 }
 
@@ -393,14 +394,14 @@ func printCallDetail(w io.Writer, indent string, tc *replay.ToolCall) {
 				l = fmt.Sprintf("#%d approval %s asked by sub-agent %s: %s", a.RequestedSeq, clean(a.ApprovalID, 40), clean(a.SubAgentID, 40), clean(a.Reason, 200))
 			}
 			if a.ResolvedSeq == 0 {
-				l += "; " + paint(w, "33", "no answer recorded")
+				l += "; " + ui.Paint(w, "33", "no answer recorded")
 			}
 			lines = append(lines, l)
 		case st.ApprovalAnswer != nil:
 			a := st.ApprovalAnswer
-			word := green(w, "approved")
+			word := ui.Green(w, "approved")
 			if !a.Approved {
-				word = red(w, "denied")
+				word = ui.Red(w, "denied")
 			}
 			l := fmt.Sprintf("#%d %s by %s after %s", a.ResolvedSeq, word, clean(a.By, 40), duration(a.WaitedMS))
 			if a.ResolveReason != "" {
@@ -413,7 +414,7 @@ func printCallDetail(w io.Writer, indent string, tc *replay.ToolCall) {
 			lines = append(lines, execLine(w, st.Exec))
 		case st.Flagged != nil:
 			f := st.Flagged
-			lines = append(lines, fmt.Sprintf("#%d %s by Shield (%s): %s; %s", f.Seq, red(w, "result flagged"), clean(f.Rule, 60),
+			lines = append(lines, fmt.Sprintf("#%d %s by Shield (%s): %s; %s", f.Seq, ui.Red(w, "result flagged"), clean(f.Rule, 60),
 				clean(f.Reason, 300), flagAction(f.Action)))
 		case st.Result != nil && tc.Exec == nil:
 			lines = append(lines, fmt.Sprintf("#%d agent told: %s", st.Result.Seq, resultText(st.Result.Content, st.Result.Blob, st.Result.Size)))
@@ -456,7 +457,7 @@ func execLine(w io.Writer, x *replay.Execution) string {
 	var l string
 	switch x.Status {
 	case "running":
-		return fmt.Sprintf("#%d started; %s", x.StartedSeq, paint(w, "33", "no end recorded"))
+		return fmt.Sprintf("#%d started; %s", x.StartedSeq, ui.Paint(w, "33", "no end recorded"))
 	case event.ExecError:
 		why := x.Error // exec.failed
 		if why == "" {
@@ -464,9 +465,9 @@ func execLine(w io.Writer, x *replay.Execution) string {
 		} else {
 			why = clean(why, 300)
 		}
-		l = fmt.Sprintf("#%d→#%d %s after %s: %s", x.StartedSeq, x.EndSeq, red(w, "failed"), ms(x.DurationMS), why)
+		l = fmt.Sprintf("#%d→#%d %s after %s: %s", x.StartedSeq, x.EndSeq, ui.Red(w, "failed"), ms(x.DurationMS), why)
 	case event.ExecExited:
-		l = fmt.Sprintf("#%d→#%d ran %s, %s: %s", x.StartedSeq, x.EndSeq, ms(x.DurationMS), paint(w, "33", fmt.Sprintf("exit %d", x.ExitCode)),
+		l = fmt.Sprintf("#%d→#%d ran %s, %s: %s", x.StartedSeq, x.EndSeq, ms(x.DurationMS), ui.Paint(w, "33", fmt.Sprintf("exit %d", x.ExitCode)),
 			resultText(x.Result, x.ResultBlob, x.Size))
 	default:
 		l = fmt.Sprintf("#%d→#%d ran %s, exit %d: %s", x.StartedSeq, x.EndSeq, ms(x.DurationMS), x.ExitCode, resultText(x.Result, x.ResultBlob, x.Size))
@@ -519,9 +520,9 @@ func eventLine(w io.Writer, ev *replay.Event) string {
 	s := clean(ev.Summary, 400)
 	switch ev.Type {
 	case event.TypeAgentCrashed, event.TypeEngineCrashed, event.TypeAgentError:
-		return red(w, s)
+		return ui.Red(w, s)
 	case event.TypeRollback, event.TypePruned:
-		return paint(w, "33", s)
+		return ui.Paint(w, "33", s)
 	}
 	return s
 }
@@ -529,11 +530,11 @@ func eventLine(w io.Writer, ev *replay.Event) string {
 func decision(w io.Writer, d string) string {
 	switch d {
 	case event.Allow:
-		return green(w, d)
+		return ui.Green(w, d)
 	case event.Block:
-		return red(w, d)
+		return ui.Red(w, d)
 	case event.Escalate:
-		return paint(w, "33", d)
+		return ui.Paint(w, "33", d)
 	}
 	return clean(d, 20)
 }
@@ -545,16 +546,16 @@ func printTotals(w io.Writer, t *replay.Timeline) {
 		exited = fmt.Sprintf(" (%d exited non-zero)", tt.Exited)
 	}
 	fmt.Fprintf(w, "\ntotals: %s, %s (%s), %s: %d ran%s, %s, %s, %s; %s, %s, %s, %s; %s\n",
-		plural(uint64(tt.Turns), "turn", "turns"), plural(uint64(tt.ModelCalls), "model call", "model calls"), tokens(tt.Usage),
-		plural(uint64(tt.ToolCalls), "tool call", "tool calls"), tt.Executed, exited, paintIf(w, tt.Blocked > 0, "31", fmt.Sprintf("%d blocked", tt.Blocked)),
+		ui.Plural(uint64(tt.Turns), "turn", "turns"), ui.Plural(uint64(tt.ModelCalls), "model call", "model calls"), tokens(tt.Usage),
+		ui.Plural(uint64(tt.ToolCalls), "tool call", "tool calls"), tt.Executed, exited, paintIf(w, tt.Blocked > 0, "31", fmt.Sprintf("%d blocked", tt.Blocked)),
 		paintIf(w, tt.Failed > 0, "31", fmt.Sprintf("%d failed", tt.Failed)),
-		paintIf(w, tt.Flagged > 0, "31", plural(uint64(tt.Flagged), "result flagged", "results flagged")), plural(uint64(tt.Snapshots), "snapshot", "snapshots"), plural(uint64(tt.Rollbacks), "rollback", "rollbacks"),
-		plural(uint64(tt.AgentErrors+tt.ModelErrors), "error", "errors"), plural(uint64(tt.Crashes), "crash", "crashes"), duration(tt.DurationMS))
+		paintIf(w, tt.Flagged > 0, "31", ui.Plural(uint64(tt.Flagged), "result flagged", "results flagged")), ui.Plural(uint64(tt.Snapshots), "snapshot", "snapshots"), ui.Plural(uint64(tt.Rollbacks), "rollback", "rollbacks"),
+		ui.Plural(uint64(tt.AgentErrors+tt.ModelErrors), "error", "errors"), ui.Plural(uint64(tt.Crashes), "crash", "crashes"), duration(tt.DurationMS))
 	if s := subAgentTotals(tt.SubAgents); s != "" {
 		fmt.Fprintf(w, "%s, whose calls are counted above\n", s)
 	}
 	if blocked := t.Blocked(); len(blocked) > 0 {
-		fmt.Fprintln(w, red(w, "blocked:"))
+		fmt.Fprintln(w, ui.Red(w, "blocked:"))
 		for _, tc := range blocked {
 			why := "denied by " + clean(approvalBy(tc), 40)
 			if v := tc.BlockedBy; v != nil {
@@ -564,7 +565,7 @@ func printTotals(w io.Writer, t *replay.Timeline) {
 		}
 	}
 	if flagged := t.Flagged(); len(flagged) > 0 {
-		fmt.Fprintln(w, red(w, "result flagged by Shield:"))
+		fmt.Fprintln(w, ui.Red(w, "result flagged by Shield:"))
 		for _, tc := range flagged {
 			f := tc.Flagged
 			fmt.Fprintf(w, "  #%d %s%s %s — %s: %s; %s\n", f.Seq, bySubAgent(tc), clean(tc.Tool, 60), clean(tc.Arguments, 160), clean(f.Rule, 60),
@@ -572,7 +573,7 @@ func printTotals(w io.Writer, t *replay.Timeline) {
 		}
 	}
 	if failed := t.Failed(); len(failed) > 0 {
-		fmt.Fprintln(w, red(w, "failed:"))
+		fmt.Fprintln(w, ui.Red(w, "failed:"))
 		for _, tc := range failed {
 			why := tc.Exec.Error // exec.failed
 			if why == "" {
@@ -582,7 +583,7 @@ func printTotals(w io.Writer, t *replay.Timeline) {
 		}
 	}
 	for _, p := range t.Problems {
-		fmt.Fprintf(w, "%s %s\n", red(w, "problem:"), clean(p, 300))
+		fmt.Fprintf(w, "%s %s\n", ui.Red(w, "problem:"), clean(p, 300))
 	}
 }
 
@@ -604,7 +605,7 @@ func approvalBy(tc *replay.ToolCall) string {
 
 func paintIf(w io.Writer, cond bool, code, s string) string {
 	if cond {
-		return paint(w, code, s)
+		return ui.Paint(w, code, s)
 	}
 	return s
 }
@@ -658,5 +659,5 @@ func clean(s string, n int) string {
 			b.WriteRune(r)
 		}
 	}
-	return clip(b.String(), n)
+	return ui.Clip(b.String(), n)
 }

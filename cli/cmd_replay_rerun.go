@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/engine/redrive"
 	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
@@ -70,7 +71,7 @@ func runRerun(c *cli.Context, session string) error {
 	} else if !asJSON {
 		fmt.Fprintf(w, "rerun of session %s: %d recorded events, %d model calls, %d proposals, %d client messages, %s\n",
 			session, len(rec.Entries), len(rec.Calls)+len(rec.Tier2), len(rec.Proposals), len(rec.Messages),
-			plural(uint64(len(rec.SubAgents)), "sub-agent", "sub-agents"))
+			ui.Plural(uint64(len(rec.SubAgents)), "sub-agent", "sub-agents"))
 	}
 	// Interrupted, the replay engine stops its agent and removes its
 	// temporary workspace and ledger before the command ends.
@@ -82,7 +83,7 @@ func runRerun(c *cli.Context, session string) error {
 	}
 	out.RerunReport, out.RerunMS, out.RecordedMS = res, res.Elapsed.Milliseconds(), res.Recorded.Milliseconds()
 	if asJSON {
-		if err := writeJSON(c, out); err != nil {
+		if err := ui.WriteJSON(c, out); err != nil {
 			return err
 		}
 	} else {
@@ -111,7 +112,7 @@ func printRerun(w io.Writer, r *redrive.RerunReport) {
 	if r.Identical {
 		threads := ""
 		if r.SubAgents > 0 {
-			threads = fmt.Sprintf(", the session's agent and %s each in order", plural(uint64(r.SubAgents), "sub-agent", "sub-agents"))
+			threads = fmt.Sprintf(", the session's agent and %s each in order", ui.Plural(uint64(r.SubAgents), "sub-agent", "sub-agents"))
 		}
 		switch {
 		case r.Uncompared > 0 && r.Mode == "mcp-proxy":
@@ -119,7 +120,7 @@ func printRerun(w io.Writer, r *redrive.RerunReport) {
 		case r.Uncompared > 0:
 			threads += fmt.Sprintf(" (%d not compared: sub-agent processes' pids, ports and canaries, what a sub-agent sent after its end)", r.Uncompared)
 		}
-		fmt.Fprintf(w, "%s: %d events%s (%s)\n", green(w, "identical"), r.Events, threads, timing)
+		fmt.Fprintf(w, "%s: %d events%s (%s)\n", ui.Green(w, "identical"), r.Events, threads, timing)
 		return
 	}
 	d := r.Divergence
@@ -129,7 +130,7 @@ func printRerun(w io.Writer, r *redrive.RerunReport) {
 		rerun.KindMissing: "the rerun ended before this entry",
 		rerun.KindExtra:   fmt.Sprintf("the rerun produced %s after the record's last entry (seq %d)", d.ProducedType, d.AfterSeq),
 	}[d.Kind]
-	fmt.Fprintf(w, "%s at seq %d (%s%s): %s\n", red(w, "divergence"), divergenceSeq(d), divergenceType(d), divergenceThread(d), what)
+	fmt.Fprintf(w, "%s at seq %d (%s%s): %s\n", ui.Red(w, "divergence"), divergenceSeq(d), divergenceType(d), divergenceThread(d), what)
 	fmt.Fprint(w, d.Diff)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "replay: %s\n", n)
@@ -223,12 +224,12 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 	}
 	out.WhatIfReport = wi
 	if c.Bool("json") {
-		return writeJSON(c, out)
+		return ui.WriteJSON(c, out)
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "what-if: %d proposals of session %s re-evaluated under %s (policy %s): %s would change; %s would reach the same decision by another rule\n",
-		wi.Proposals, session, policyFile, wi.PolicyHash[:16], plural(uint64(wi.DecisionChanges), "decision", "decisions"),
-		plural(uint64(wi.RuleChanges), "verdict", "verdicts"))
+		wi.Proposals, session, policyFile, wi.PolicyHash[:16], ui.Plural(uint64(wi.DecisionChanges), "decision", "decisions"),
+		ui.Plural(uint64(wi.RuleChanges), "verdict", "verdicts"))
 	if wi.Restricted > 0 {
 		fmt.Fprintf(w, "%d blocked by a restriction before any tier (a sub-agent's tool it was not granted, off the record): kept as recorded, no policy decides them\n", wi.Restricted)
 	}
@@ -248,9 +249,9 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 		}
 		by := ""
 		if ch.SubAgentID != "" {
-			by = "[sub-agent " + clip(ch.SubAgentID, 40) + "] "
+			by = "[sub-agent " + ui.Clip(ch.SubAgentID, 40) + "] "
 		}
-		fmt.Fprintf(w, "  seq %-6d %s%s %s\n", ch.Seq, by, ch.Tool, clip(oneLine(ch.Arguments), 72))
+		fmt.Fprintf(w, "  seq %-6d %s%s %s\n", ch.Seq, by, ch.Tool, ui.Clip(oneLine(ch.Arguments), 72))
 		fmt.Fprintf(w, "             %s  ->  %s\n", verdictText(ch.Old), verdictText(ch.New))
 		if ch.Answered != nil {
 			fmt.Fprintf(w, "             (recorded: the escalation was answered %s)\n", verdictText(*ch.Answered))
@@ -295,7 +296,7 @@ func openVerified(c *cli.Context, session string) (*sessionSource, *ledger.Repor
 // is replayed from a record that may not be what was recorded (exit 4).
 func refuseUnverified(c *cli.Context, ss *sessionSource, rep *ledger.Report, out any) error {
 	if c.Bool("json") {
-		if err := writeJSON(c, out); err != nil {
+		if err := ui.WriteJSON(c, out); err != nil {
 			return err
 		}
 	} else {

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/internal/regularfile"
@@ -136,8 +137,8 @@ func runReport(c *cli.Context) error {
 		if s := subAgentTotals(t.Totals.SubAgents); s != "" {
 			subs = ", " + s
 		}
-		fmt.Fprintf(w, "wrote %s: session %s, %s, %s, %s, %s%s\n", out, t.Session, plural(uint64(t.Totals.Turns), "turn", "turns"),
-			plural(uint64(t.Totals.ToolCalls), "tool call", "tool calls"), paintIf(w, t.Totals.Blocked > 0, "31", fmt.Sprintf("%d blocked", t.Totals.Blocked)),
+		fmt.Fprintf(w, "wrote %s: session %s, %s, %s, %s, %s%s\n", out, t.Session, ui.Plural(uint64(t.Totals.Turns), "turn", "turns"),
+			ui.Plural(uint64(t.Totals.ToolCalls), "tool call", "tool calls"), paintIf(w, t.Totals.Blocked > 0, "31", fmt.Sprintf("%d blocked", t.Totals.Blocked)),
 			paintIf(w, t.Totals.Flagged > 0, "31", fmt.Sprintf("%d flagged", t.Totals.Flagged)), subs)
 	}
 	if !rep.OK {

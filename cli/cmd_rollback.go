@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/registry"
@@ -40,7 +41,7 @@ func rollbackCommand() *cli.Command {
 			&cli.StringFlag{Name: "session", Usage: "roll back everything session `ID` changed"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "show what would change and the conflicts; change nothing"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite paths that changed since opx changed them"},
-			jsonFlag(),
+			ui.JSONFlag(),
 		),
 		Action: runRollback,
 	}
@@ -72,7 +73,7 @@ func runRollback(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		if jerr := writeJSON(c, rep); jerr != nil {
+		if jerr := ui.WriteJSON(c, rep); jerr != nil {
 			return jerr
 		}
 	} else {
@@ -205,25 +206,25 @@ func printRollback(w io.Writer, rep *engine.RollbackReport) {
 		action := stepAction(s)
 		line := fmt.Sprintf("  %-8s %s  (%s; now %s)", action, s.Path, describeState(s.To, nil), describeState(s.Now, nil))
 		if s.Conflict != "" {
-			line = red(w, fmt.Sprintf("  CONFLICT %s: %s", s.Path, s.Conflict)) + "\n" + line
+			line = ui.Red(w, fmt.Sprintf("  CONFLICT %s: %s", s.Path, s.Conflict)) + "\n" + line
 		}
 		fmt.Fprintln(w, line)
 	}
 	if n := len(rep.Unchanged); n > 0 {
-		fmt.Fprintf(w, "  %s already in the recorded state\n", plural(uint64(n), "path", "paths"))
+		fmt.Fprintf(w, "  %s already in the recorded state\n", ui.Plural(uint64(n), "path", "paths"))
 	}
 	switch {
 	case rep.Error != "" && rep.Rollback != 0:
 		fmt.Fprintf(w, "%s: %s before it stopped; recorded as entry %d (undo with: opx rollback %d)\n",
-			red(w, "rolled back in part"), doneWords(rep), rep.Rollback, rep.PreSnapshot)
+			ui.Red(w, "rolled back in part"), doneWords(rep), rep.Rollback, rep.PreSnapshot)
 	case rep.Error != "":
-		fmt.Fprintf(w, "%s\n", red(w, "not rolled back"))
+		fmt.Fprintf(w, "%s\n", ui.Red(w, "not rolled back"))
 	case len(rep.Steps) == 0:
 		fmt.Fprintln(w, "nothing to do: every path is already in its recorded state")
 	case rep.DryRun:
-		fmt.Fprintf(w, "dry run: nothing changed (%s would change)\n", plural(uint64(len(rep.Steps)), "path", "paths"))
+		fmt.Fprintf(w, "dry run: nothing changed (%s would change)\n", ui.Plural(uint64(len(rep.Steps)), "path", "paths"))
 	default:
-		fmt.Fprintf(w, "%s: %s; recorded as entry %d (undo with: opx rollback %d)\n", green(w, "rolled back"),
+		fmt.Fprintf(w, "%s: %s; recorded as entry %d (undo with: opx rollback %d)\n", ui.Green(w, "rolled back"),
 			doneWords(rep), rep.Rollback, rep.PreSnapshot)
 	}
 }
@@ -265,7 +266,7 @@ func doneWords(rep *engine.RollbackReport) string {
 			continue
 		}
 		if len(parts) == 0 {
-			parts = append(parts, plural(n[i], "path", "paths")+" "+word)
+			parts = append(parts, ui.Plural(n[i], "path", "paths")+" "+word)
 		} else {
 			parts = append(parts, fmt.Sprintf("%d %s", n[i], word))
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/sandbox"
 	"github.com/urfave/cli/v2"
 )
@@ -24,7 +25,7 @@ func sandboxCommand() *cli.Command {
 				"itself exactly as the agent does (Landlock + seccomp, one allowed TCP port), and reports what\n" +
 				"each probe got from the kernel: file_read, file_write, network, process_spawn.\n\n" +
 				"EXIT CODES:\n   0  sandboxed: every probe blocked\n   1  partial, unsandboxed or unavailable, or the probe could not run\n   2  usage error",
-			Flags:  []cli.Flag{jsonFlag()},
+			Flags:  []cli.Flag{ui.JSONFlag()},
 			Action: runSandboxProbe,
 		}},
 	}
@@ -42,7 +43,7 @@ func runSandboxProbe(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		if err := writeJSON(c, r); err != nil {
+		if err := ui.WriteJSON(c, r); err != nil {
 			return err
 		}
 	} else {
@@ -58,9 +59,9 @@ func runSandboxProbe(c *cli.Context) error {
 func printCanary(w io.Writer, r sandbox.CanaryResult) {
 	status := r.Status
 	if r.Verified {
-		status = green(w, status)
+		status = ui.Green(w, status)
 	} else {
-		status = red(w, status)
+		status = ui.Red(w, status)
 	}
 	fmt.Fprintf(w, "%s (%s on %s)\n%s\n", status, r.Mechanism, r.Platform, r.Summary)
 	for _, p := range r.Probes {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
 )
@@ -110,7 +111,7 @@ func printEventsAsk(c *cli.Context, stream opxv1.ClientService_SendMessageClient
 			if !json.Valid(data) {
 				data = json.RawMessage("null")
 			}
-			if err := writeJSON(c, eventJSON{Type: ev.Type, SessionID: ev.SessionId, MessageID: ev.MessageId, Seq: ev.Seq, Data: data}); err != nil {
+			if err := ui.WriteJSON(c, eventJSON{Type: ev.Type, SessionID: ev.SessionId, MessageID: ev.MessageId, Seq: ev.Seq, Data: data}); err != nil {
 				return session, err
 			}
 			continue
@@ -122,11 +123,11 @@ func printEventsAsk(c *cli.Context, stream opxv1.ClientService_SendMessageClient
 		case "token":
 			fmt.Fprint(w, str("text"))
 		case "tool_call":
-			fmt.Fprintf(ew, "\n→ %s %s\n", str("tool"), clip(str("arguments"), 120))
+			fmt.Fprintf(ew, "\n→ %s %s\n", str("tool"), ui.Clip(str("arguments"), 120))
 		case "verdict":
-			mark := green(ew, str("decision"))
+			mark := ui.Green(ew, str("decision"))
 			if str("decision") != "allow" {
-				mark = red(ew, str("decision"))
+				mark = ui.Red(ew, str("decision"))
 			}
 			if tier, ok := d["tier"].(float64); ok && str("decision") != "allow" && tier >= 2 {
 				fmt.Fprintf(ew, "  shield: %s (%s, tier %d)\n", mark, str("rule"), int(tier))
@@ -141,16 +142,16 @@ func printEventsAsk(c *cli.Context, stream opxv1.ClientService_SendMessageClient
 				}
 			}
 		case "approval_resolved":
-			verdict := green(ew, "approved")
+			verdict := ui.Green(ew, "approved")
 			if ok, _ := d["approved"].(bool); !ok {
-				verdict = red(ew, "denied")
+				verdict = ui.Red(ew, "denied")
 			}
 			fmt.Fprintf(ew, "  approval %s: %s by %s\n", str("approval_id"), verdict, str("by"))
 		case "tool_result":
 			if isErr, _ := d["is_error"].(bool); isErr {
-				fmt.Fprintf(ew, "  %s %s\n", red(ew, "✗"), clip(summaryLine(str("content")), 160))
+				fmt.Fprintf(ew, "  %s %s\n", ui.Red(ew, "✗"), ui.Clip(summaryLine(str("content")), 160))
 			} else {
-				fmt.Fprintf(ew, "  %s %d bytes\n", green(ew, "✓"), len(str("content")))
+				fmt.Fprintf(ew, "  %s %d bytes\n", ui.Green(ew, "✓"), len(str("content")))
 			}
 		case "response_complete":
 			fmt.Fprintln(w)

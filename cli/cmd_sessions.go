@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -25,7 +26,7 @@ func sessionsCommand() *cli.Command {
 		HideHelpCommand: true,
 		Flags: append(locationFlags(),
 			&cli.BoolFlag{Name: "include-otr", Aliases: []string{"all"}, Usage: "include off-the-record sessions"},
-			jsonFlag(),
+			ui.JSONFlag(),
 		),
 		Action: runSessions,
 	}
@@ -54,11 +55,12 @@ func runSessions(c *cli.Context) error {
 	}
 	list, hidden := hideOTR(list, c.Bool("include-otr"))
 	if c.Bool("json") {
-		return writeJSON(c, struct {
+		return ui.WriteJSON(c, struct {
 			Sessions []sessionJSON `json:"sessions"`
-			// OTRHidden counts the off-the-record sessions left out.
+
 			OTRHidden int `json:"otr_hidden"`
 		}{list, hidden})
+
 	}
 	w := c.App.Writer
 	defer printOTRHidden(w, hidden)
@@ -68,7 +70,7 @@ func runSessions(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "%-22s  %-19s  %8s  %-*s  %-12s  %s\n", "SESSION", "UPDATED", "MESSAGES", modeWidth, "MODE", "SUB-AGENTS", "TITLE")
 	for _, s := range list {
-		fmt.Fprintf(w, "%-22s  %-19s  %8d  %-*s  %-12s  %s\n", s.ID, shortTime(s.Updated), s.Messages, modeWidth, modeColumn(s.Mode), subAgentsColumn(s.SubAgents), clip(event.Display(s.Title), 60))
+		fmt.Fprintf(w, "%-22s  %-19s  %8d  %-*s  %-12s  %s\n", s.ID, shortTime(s.Updated), s.Messages, modeWidth, modeColumn(s.Mode), subAgentsColumn(s.SubAgents), ui.Clip(event.Display(s.Title), 60))
 	}
 	return nil
 }
@@ -79,7 +81,7 @@ const modeWidth = len("mcp-proxy")
 
 // modeColumn is a recorded mode for the MODE column: shown safely, and
 // clipped to the column (a mirror's entries are another machine's).
-func modeColumn(mode string) string { return clip(printable(mode), modeWidth) }
+func modeColumn(mode string) string { return ui.Clip(printable(mode), modeWidth) }
 
 // hideOTR leaves the off-the-record sessions out of list unless all, and
 // says how many it left out: a listing that hides a session says so.
@@ -102,7 +104,7 @@ func (s sessionJSON) mode() string { return s.Mode }
 // sessions out.
 func printOTRHidden(w io.Writer, hidden int) {
 	if hidden > 0 {
-		fmt.Fprintf(w, "%s hidden: --include-otr lists %s\n", plural(uint64(hidden), "off-the-record session", "off-the-record sessions"),
+		fmt.Fprintf(w, "%s hidden: --include-otr lists %s\n", ui.Plural(uint64(hidden), "off-the-record session", "off-the-record sessions"),
 			map[bool]string{true: "it", false: "them"}[hidden == 1])
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"strconv"
@@ -29,7 +30,7 @@ func snapshotCommand() *cli.Command {
 				"post-state the tool left. Use opx diff ID to compare with the workspace now.\n\n" +
 				exitCodesHelp("integrity failure found: an entry does not parse"),
 			HideHelpCommand: true,
-			Flags:           append(locationFlags(), jsonFlag()),
+			Flags:           append(locationFlags(), ui.JSONFlag()),
 			Action:          runSnapshotShow,
 		}},
 	}
@@ -100,7 +101,7 @@ func runSnapshotShow(c *cli.Context) error {
 	defer r.Close()
 	d := detail(r, s)
 	if c.Bool("json") {
-		return writeJSON(c, d)
+		return ui.WriteJSON(c, d)
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "snapshot %d  %s\n", s.Seq, s.TS)

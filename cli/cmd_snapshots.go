@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/projection"
@@ -26,7 +27,7 @@ func snapshotsCommand() *cli.Command {
 		Flags: append(locationFlags(),
 			&cli.StringFlag{Name: "session", Usage: "only the snapshots of session `ID`"},
 			&cli.StringFlag{Name: "path", Usage: "only the snapshots that recorded workspace path `P`"},
-			jsonFlag(),
+			ui.JSONFlag(),
 		),
 		Action: runSnapshots,
 	}
@@ -97,9 +98,10 @@ func runSnapshots(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(c, struct {
+		return ui.WriteJSON(c, struct {
 			Snapshots []snapshotSummary `json:"snapshots"`
 		}{list})
+
 	}
 	w := c.App.Writer
 	if len(list) == 0 {
@@ -154,15 +156,15 @@ func describeChanges(w io.Writer, s snapshotSummary) string {
 	}
 	switch {
 	case s.Status == event.ExecError:
-		b.WriteString(red(w, "  [failed]"))
+		b.WriteString(ui.Red(w, "  [failed]"))
 	case s.Status != event.ExecOK:
 		b.WriteString("  [" + s.Status + "]")
 	}
 	for _, r := range s.RestoredBy {
-		b.WriteString(paint(w, "33", fmt.Sprintf("  [restored by %d]", r)))
+		b.WriteString(ui.Paint(w, "33", fmt.Sprintf("  [restored by %d]", r)))
 	}
 	if s.PrunedBy != 0 {
-		b.WriteString(paint(w, "2", fmt.Sprintf("  [pruned by %d]", s.PrunedBy)))
+		b.WriteString(ui.Paint(w, "2", fmt.Sprintf("  [pruned by %d]", s.PrunedBy)))
 	}
 	return b.String()
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
 )
@@ -14,7 +15,7 @@ func statusCommand() *cli.Command {
 		UsageText: "opx status [--workspace DIR] [--json]",
 		Description: "Exits 1 when no engine runs for the workspace, so scripts can test it.\n\n" +
 			exitCodesHelp(""),
-		Flags:  append(workspaceFlags(), jsonFlag()),
+		Flags:  append(workspaceFlags(), ui.JSONFlag()),
 		Action: runStatus,
 	}
 }
@@ -50,7 +51,7 @@ func runStatus(c *cli.Context) error {
 	ec, err := dialEngine(c)
 	if err != nil {
 		if c.Bool("json") {
-			writeJSON(c, statusJSON{Running: false, Workspace: ws, MCPServers: []mcpServerJSON{}})
+			ui.WriteJSON(c, statusJSON{Running: false, Workspace: ws, MCPServers: []mcpServerJSON{}})
 		}
 		return err
 	}
@@ -64,7 +65,7 @@ func runStatus(c *cli.Context) error {
 		LedgerPath: st.LedgerPath, LedgerHeadSeq: st.LedgerHeadSeq, LedgerHeadHash: st.LedgerHeadHash, MCPServers: mcpServersJSON(st.McpServers),
 		Fleet: fleetJSON(st.Fleet)}
 	if c.Bool("json") {
-		return writeJSON(c, out)
+		return ui.WriteJSON(c, out)
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "running   opx %s for %s\n", out.Version, out.Workspace)
@@ -74,9 +75,9 @@ func runStatus(c *cli.Context) error {
 		sandbox += " (" + out.SandboxSummary + ")"
 	}
 	if out.SandboxStatus != "sandboxed" {
-		sandbox = red(w, sandbox)
+		sandbox = ui.Red(w, sandbox)
 	} else {
-		sandbox = green(w, sandbox)
+		sandbox = ui.Green(w, sandbox)
 	}
 	fmt.Fprintf(w, "sandbox   %s\nledger    %s\n          head %d %s\n", sandbox, out.LedgerPath, out.LedgerHeadSeq, out.LedgerHeadHash)
 	printMCPServers(w, "mcp       ", out.MCPServers)

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -21,7 +22,7 @@ func versionCommand() *cli.Command {
 		Description: "The same version is recorded in every engine.started entry, so a ledger says which opx wrote it.\n\n" +
 			exitCodesHelp(""),
 		HideHelpCommand: true,
-		Flags:           []cli.Flag{jsonFlag()},
+		Flags:           []cli.Flag{ui.JSONFlag()},
 		Action:          runVersion,
 	}
 }
@@ -57,7 +58,7 @@ func printVersion(c *cli.Context, asJSON bool) error {
 		}
 	}
 	if asJSON {
-		return writeJSON(c, v)
+		return ui.WriteJSON(c, v)
 	}
 	fmt.Fprintf(c.App.Writer, "opx %s (ledger format %s, %s, %s", v.Version, v.Format, v.Go, v.Platform)
 	if v.Revision != "" {

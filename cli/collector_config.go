@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/fleet"
 	"github.com/opx-dev/opx/ledger/tlog"
 )
@@ -131,7 +132,7 @@ func (c *collectorConfig) check() error {
 			return fmt.Errorf("allow_keys %s: %v", id, err) // a config error, not an integrity finding
 		}
 		if v.Name() != tlog.Origin(id) {
-			return fmt.Errorf("allow_keys %s: the key is for %q, not this ledger", id, clip(v.Name(), 80))
+			return fmt.Errorf("allow_keys %s: the key is for %q, not this ledger", id, ui.Clip(v.Name(), 80))
 		}
 	}
 	return nil
@@ -154,7 +155,7 @@ func checkNATSURL(u string) error {
 	for _, one := range strings.Split(u, ",") {
 		scheme, rest, ok := strings.Cut(strings.TrimSpace(one), "://")
 		if !ok || rest == "" || (scheme != "nats" && scheme != "tls" && scheme != "ws" && scheme != "wss") {
-			return fmt.Errorf("%q is not a NATS url (nats://host:port, tls://host:port)", clip(one, 80))
+			return fmt.Errorf("%q is not a NATS url (nats://host:port, tls://host:port)", ui.Clip(one, 80))
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/engine/config"
 )
 
@@ -116,8 +117,8 @@ func printDoctorCommands(w io.Writer, d *doctorCommands) {
 			denied = append(denied, c.Path)
 		}
 	}
-	fmt.Fprintf(w, "commands  run as %s; tried to read %s: %s\n", who, strings.Join(denied, ", "), green(w, "denied"))
+	fmt.Fprintf(w, "commands  run as %s; tried to read %s: %s\n", who, strings.Join(denied, ", "), ui.Green(w, "denied"))
 	if len(readable) > 0 {
-		fmt.Fprintf(w, "          %s %s\n", red(w, "readable:"), strings.Join(readable, ", "))
+		fmt.Fprintf(w, "          %s %s\n", ui.Red(w, "readable:"), strings.Join(readable, ", "))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger/tlog"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
@@ -83,7 +84,7 @@ func remoteProve(r *remoteLedger, path string, seq uint64, note []byte, given *t
 			return nil, sc, fmt.Errorf("%w: the checkpoint is of %s, this ledger is %s", tlog.ErrProof, sc.CP.Origin, tlog.Origin(r.head.LedgerID))
 		}
 		if seq >= sc.CP.Size {
-			return nil, sc, fmt.Errorf("entry %d is not in the checkpoint's tree of %s", seq, plural(sc.CP.Size, "entry", "entries"))
+			return nil, sc, fmt.Errorf("entry %d is not in the checkpoint's tree of %s", seq, ui.Plural(sc.CP.Size, "entry", "entries"))
 		}
 		req.TreeSize = sc.CP.Size
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/opx-dev/opx/cli/internal/ui"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
 	"google.golang.org/grpc"
@@ -369,7 +370,7 @@ func clientDisplay(o *opxv1.ProxyOpen) string {
 	if o.ClientName == "" {
 		return "an unnamed client"
 	}
-	return strings.TrimSpace(clip(o.ClientName, 64) + " " + clip(o.ClientVersion, 32))
+	return strings.TrimSpace(ui.Clip(o.ClientName, 64) + " " + ui.Clip(o.ClientVersion, 32))
 }
 
 // capabilityNames are the client's declared capabilities by name.

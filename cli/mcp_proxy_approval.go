@@ -8,6 +8,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/opx-dev/opx/cli/internal/ui"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
 
@@ -99,7 +100,7 @@ func (p *mcpProxy) approval(a *opxv1.ProxyApproval) {
 	}
 	approve, deny := p.answerCommands(a.ApprovalId)
 	p.logf("Shield asks a human about %s %s: %s\n  approve: %s\n  deny:    %s\n  (denied in %s without an answer)",
-		a.Tool, clip(a.Arguments, 300), a.Reason, approve, deny, time.Duration(a.TimeoutMs)*time.Millisecond)
+		a.Tool, ui.Clip(a.Arguments, 300), a.Reason, approve, deny, time.Duration(a.TimeoutMs)*time.Millisecond)
 	p.mu.Lock()
 	if len(p.waits) >= proxyMaxWaits {
 		// More than the engine has calls in flight: not told again.
@@ -142,7 +143,7 @@ func (p *mcpProxy) tell(ss *sdk.ServerSession, w *approvalWait) {
 		also = ", or answer the client's prompt"
 	}
 	msg := fmt.Sprintf("opx: the call of %s waits for a human's approval (%s): %s. Approve: %s; deny: %s%s (denied in %s without an answer)",
-		a.Tool, a.ApprovalId, clip(a.Reason, 300), approve, deny, also, timeout)
+		a.Tool, a.ApprovalId, ui.Clip(a.Reason, 300), approve, deny, also, timeout)
 	p.clientLog(ss, sdk.LoggingLevel("warning"), msg)
 	p.progress(ss, w.req, msg)
 	tick := time.NewTicker(proxyProgressEvery)
@@ -220,11 +221,11 @@ func approvalVerdict(a *opxv1.ProxyApproval) string {
 	case a.Approved:
 		return "approved by " + a.By + "; the call runs"
 	case a.By == "timeout":
-		return clip(a.Reason, 300) + ": denied; the call is not made"
+		return ui.Clip(a.Reason, 300) + ": denied; the call is not made"
 	case a.By == "engine":
-		return "denied: " + clip(a.Reason, 300) + "; the call is not made"
+		return "denied: " + ui.Clip(a.Reason, 300) + "; the call is not made"
 	case a.Reason != "":
-		return "denied by " + a.By + ": " + clip(a.Reason, 300) + "; the call is not made"
+		return "denied by " + a.By + ": " + ui.Clip(a.Reason, 300) + "; the call is not made"
 	default:
 		return "denied by " + a.By + "; the call is not made"
 	}
@@ -240,7 +241,7 @@ func (p *mcpProxy) elicit(ctx context.Context, cancel context.CancelFunc, ss *sd
 		"reason":  map[string]any{"type": "string", "title": "Reason (recorded)"},
 	}, "required": []string{"approve"}}
 	msg := fmt.Sprintf("opx Shield asks before %s runs: %s\nArguments: %s\n(approval %s; also answerable with opx approve/deny)",
-		a.Tool, a.Reason, clip(a.Arguments, 1000), a.ApprovalId)
+		a.Tool, a.Reason, ui.Clip(a.Arguments, 1000), a.ApprovalId)
 	res, err := ss.Elicit(ctx, &sdk.ElicitParams{Message: msg, RequestedSchema: schema})
 	if err != nil || res == nil {
 		if ctx.Err() == nil && err != nil {

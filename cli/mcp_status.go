@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/engine/config"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
@@ -88,12 +89,12 @@ func printMCPServers(w io.Writer, label string, servers []mcpServerJSON) {
 		line := fmt.Sprintf("%s (%s)", clean(s.Name, 40), access)
 		switch s.State {
 		case "running":
-			line += " " + green(w, "running") + fmt.Sprintf(", pid %d, %d tools", s.PID, s.Tools)
+			line += " " + ui.Green(w, "running") + fmt.Sprintf(", pid %d, %d tools", s.PID, s.Tools)
 			if s.Restarts > 0 {
 				line += fmt.Sprintf(", restarted %d times", s.Restarts)
 			}
 		case "failed", "restarting":
-			line += " " + red(w, strings.ToUpper(s.State))
+			line += " " + ui.Red(w, strings.ToUpper(s.State))
 			if s.LastError != "" {
 				line += ": " + clean(s.LastError, 300)
 			}
@@ -101,7 +102,7 @@ func printMCPServers(w io.Writer, label string, servers []mcpServerJSON) {
 			if s.Command != "" {
 				line += " configured: " + s.Command
 			} else {
-				line += " " + red(w, "cannot start") + ": " + clean(s.LastError, 300)
+				line += " " + ui.Red(w, "cannot start") + ": " + clean(s.LastError, 300)
 			}
 		default:
 			line += " " + s.State

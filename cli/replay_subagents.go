@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/replay"
 )
 
@@ -32,7 +33,7 @@ func printSubAgent(w io.Writer, indent string, sa *replay.SubAgent) {
 			what = "message from the parent"
 		}
 		nodes = append(nodes, node{seq: tn.Seq, turn: tn, line: fmt.Sprintf("#%d %s %d (%s): %s", tn.Seq,
-			paint(w, "1", "sub-agent turn"), tn.N, what, quoteText(tn.Content, 200))})
+			ui.Paint(w, "1", "sub-agent turn"), tn.N, what, quoteText(tn.Content, 200))})
 	}
 	if sa.End != nil {
 		nodes = append(nodes, node{seq: sa.End.Seq, line: subAgentEndLine(w, sa)})
@@ -48,9 +49,9 @@ func printSubAgent(w io.Writer, indent string, sa *replay.SubAgent) {
 	sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].seq < nodes[j].seq })
 	switch {
 	case sa.End == nil:
-		nodes = append(nodes, node{line: paint(w, "33", "no end recorded: still running when the ledger was read, or its engine died")})
+		nodes = append(nodes, node{line: ui.Paint(w, "33", "no end recorded: still running when the ledger was read, or its engine died")})
 	case sa.Status == replay.SubAgentCompleted && sa.CollectedSeq == 0 && !sa.CollectedUnknown:
-		nodes = append(nodes, node{line: paint(w, "33", "the parent never collected the result")})
+		nodes = append(nodes, node{line: ui.Paint(w, "33", "the parent never collected the result")})
 	}
 	for i, n := range nodes {
 		branch, sub := indent+"├─ ", indent+"│  "
@@ -79,18 +80,18 @@ func subAgentLine(w io.Writer, sa *replay.SubAgent) string {
 	if sa.Model != "" {
 		model = ", model " + clean(sa.Model, 60)
 	}
-	return fmt.Sprintf("#%d %s %s → %s: %s; tools %s%s; at most %d rounds, %s", sa.SpawnedSeq, paint(w, "1", "sub-agent"),
+	return fmt.Sprintf("#%d %s %s → %s: %s; tools %s%s; at most %d rounds, %s", sa.SpawnedSeq, ui.Paint(w, "1", "sub-agent"),
 		clean(sa.ID, 40), subAgentStatus(w, sa.Status), task, orDash(strings.Join(tools, ", ")), model, sa.MaxRounds, duration(sa.TimeoutMS))
 }
 
 func subAgentStatus(w io.Writer, status string) string {
 	switch status {
 	case replay.SubAgentCompleted:
-		return green(w, status)
+		return ui.Green(w, status)
 	case replay.SubAgentFailed, replay.SubAgentTimedOut:
-		return red(w, strings.ToUpper(strings.ReplaceAll(status, "_", " ")))
+		return ui.Red(w, strings.ToUpper(strings.ReplaceAll(status, "_", " ")))
 	}
-	return paint(w, "33", clean(status, 20))
+	return ui.Paint(w, "33", clean(status, 20))
 }
 
 // subAgentEndLine says how a sub-agent ended.
@@ -98,19 +99,19 @@ func subAgentEndLine(w io.Writer, sa *replay.SubAgent) string {
 	x := sa.End
 	switch sa.Status {
 	case replay.SubAgentCompleted:
-		return fmt.Sprintf("#%d %s after %s (%s, %s, %s): %s", x.Seq, green(w, "completed"), duration(x.DurationMS),
-			plural(uint64(x.Rounds), "round", "rounds"), plural(uint64(x.ToolCalls), "tool call", "tool calls"), tokens(x.Usage),
+		return fmt.Sprintf("#%d %s after %s (%s, %s, %s): %s", x.Seq, ui.Green(w, "completed"), duration(x.DurationMS),
+			ui.Plural(uint64(x.Rounds), "round", "rounds"), ui.Plural(uint64(x.ToolCalls), "tool call", "tool calls"), tokens(x.Usage),
 			resultText(x.Result, x.ResultBlob, x.Size))
 	case replay.SubAgentFailed:
-		return fmt.Sprintf("#%d %s (%s) after %s: %s", x.Seq, red(w, "FAILED"), clean(x.Reason, 40), duration(x.DurationMS), clean(x.Detail, 300))
+		return fmt.Sprintf("#%d %s (%s) after %s: %s", x.Seq, ui.Red(w, "FAILED"), clean(x.Reason, 40), duration(x.DurationMS), clean(x.Detail, 300))
 	case replay.SubAgentCancelled:
 		by := "by the engine"
 		if x.ByCallID != "" {
 			by = "by the parent's call " + clean(x.ByCallID, 40)
 		}
-		return fmt.Sprintf("#%d %s %s after %s: %s", x.Seq, paint(w, "33", "cancelled"), by, duration(x.DurationMS), clean(x.Reason, 200))
+		return fmt.Sprintf("#%d %s %s after %s: %s", x.Seq, ui.Paint(w, "33", "cancelled"), by, duration(x.DurationMS), clean(x.Reason, 200))
 	default:
-		return fmt.Sprintf("#%d %s at its %s limit (after %s)", x.Seq, red(w, "TIMED OUT"), duration(x.TimeoutMS), duration(x.DurationMS))
+		return fmt.Sprintf("#%d %s at its %s limit (after %s)", x.Seq, ui.Red(w, "TIMED OUT"), duration(x.TimeoutMS), duration(x.DurationMS))
 	}
 }
 
@@ -128,5 +129,5 @@ func subAgentTotals(c replay.SubAgentCounts) string {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.word))
 		}
 	}
-	return fmt.Sprintf("%s (%s)", plural(uint64(c.Spawned), "sub-agent", "sub-agents"), strings.Join(parts, ", "))
+	return fmt.Sprintf("%s (%s)", ui.Plural(uint64(c.Spawned), "sub-agent", "sub-agents"), strings.Join(parts, ", "))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/tlog"
@@ -126,7 +127,7 @@ func checkpointSummary(h *ledger.ReviewVerification, shown int) string {
 	return fmt.Sprintf("checkpoint at seq %d (tree %d) signed by %s, %s; %s shown and the session's span proved against it "+
 		"(%d in all) and checked strictly; %s after it checked in full; the rest of the ledger was not read "+
 		"(opx ledger verify, or --full-verify, checks it all)", h.CheckpointSeq, h.TreeSize, h.Key, whose,
-		plural(uint64(shown), "entry", "entries"), h.Proved, plural(h.After, "entry", "entries"))
+		ui.Plural(uint64(shown), "entry", "entries"), h.Proved, ui.Plural(h.After, "entry", "entries"))
 }
 
 // printReviewReport is printReport for replay and report, which may have
@@ -135,7 +136,7 @@ func checkpointSummary(h *ledger.ReviewVerification, shown int) string {
 // rather than pass for the ledger's size.
 func printReviewReport(w io.Writer, r *ledger.Report) {
 	if total := r.HeadSeq + 1; r.Entries < total {
-		printReportOf(w, r, fmt.Sprintf("checked %d of %s", r.Entries, plural(total, "entry", "entries")))
+		printReportOf(w, r, fmt.Sprintf("checked %d of %s", r.Entries, ui.Plural(total, "entry", "entries")))
 		return
 	}
 	printReport(w, r)

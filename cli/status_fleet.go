@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ui"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
 
@@ -46,9 +47,9 @@ func printFleet(w io.Writer, f *fleetStatusJSON) {
 		fmt.Fprintf(w, "fleet     off\n")
 		return
 	}
-	state := green(w, "connected")
+	state := ui.Green(w, "connected")
 	if !f.Connected {
-		state = red(w, "not connected")
+		state = ui.Red(w, "not connected")
 	}
 	acked := "nothing acknowledged yet"
 	if f.AckedSeq != nil {
@@ -58,7 +59,7 @@ func printFleet(w io.Writer, f *fleetStatusJSON) {
 	lag := fmt.Sprintf("lag %d entries", f.LagEntries)
 	if f.LagEntries > 0 {
 		lag += fmt.Sprintf(", %s", (time.Duration(f.LagSeconds*1000) * time.Millisecond).String())
-		lag = red(w, lag)
+		lag = ui.Red(w, lag)
 	}
 	fmt.Fprintf(w, "          %s\n", lag)
 	if f.CosignedSize > 0 {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package cli
+package ui
 
 import (
 	"os"
@@ -26,14 +26,14 @@ func TestIsTerminal(t *testing.T) {
 		t.Error("a pseudo-terminal is a terminal")
 	}
 	t.Setenv("NO_COLOR", "")
-	if got := green(ptmx, "ok"); got != "\x1b[32mok\x1b[0m" {
+	if got := Green(ptmx, "ok"); got != "\x1b[32mok\x1b[0m" {
 		t.Errorf("green on a terminal = %q", got)
 	}
 	t.Setenv("NO_COLOR", "1")
-	if got := green(ptmx, "ok"); got != "ok" {
+	if got := Green(ptmx, "ok"); got != "ok" {
 		t.Errorf("green with NO_COLOR = %q", got)
 	}
-	if got := red(f, "FAILED"); got != "FAILED" {
+	if got := Red(f, "FAILED"); got != "FAILED" {
 		t.Errorf("red on a file = %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package ui
 
 import (
 	"bytes"
@@ -10,20 +10,20 @@ import (
 
 // fakeProgress returns a bar on a buffer that believes it is a terminal,
 // and a function to move its clock.
-func fakeProgress(tty bool) (*progress, *bytes.Buffer, func(time.Duration)) {
+func fakeProgress(tty bool) (*Progress, *bytes.Buffer, func(time.Duration)) {
 	var buf bytes.Buffer
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := t0
-	p := &progress{w: &buf, label: "verify", on: tty, start: t0, now: func() time.Time { return now }}
+	p := &Progress{w: &buf, label: "verify", on: tty, start: t0, now: func() time.Time { return now }}
 	return p, &buf, func(d time.Duration) { now = now.Add(d) }
 }
 
 func TestProgress_QuietForFirstSecond(t *testing.T) {
 	p, buf, advance := fakeProgress(true)
-	p.update(10, 100)
+	p.Update(10, 100)
 	advance(999 * time.Millisecond)
-	p.update(50, 100)
-	p.finish()
+	p.Update(50, 100)
+	p.Finish()
 	if buf.Len() != 0 {
 		t.Errorf("drew before a second had passed: %q", buf.String())
 	}
@@ -32,8 +32,8 @@ func TestProgress_QuietForFirstSecond(t *testing.T) {
 func TestProgress_QuietWhenNotTerminal(t *testing.T) {
 	p, buf, advance := fakeProgress(false)
 	advance(5 * time.Second)
-	p.update(50, 100)
-	p.finish()
+	p.Update(50, 100)
+	p.Finish()
 	if buf.Len() != 0 {
 		t.Errorf("drew on a non-terminal: %q", buf.String())
 	}
@@ -42,27 +42,27 @@ func TestProgress_QuietWhenNotTerminal(t *testing.T) {
 func TestProgress_DrawsAndClears(t *testing.T) {
 	p, buf, advance := fakeProgress(true)
 	advance(1500 * time.Millisecond)
-	p.update(50, 200)
+	p.Update(50, 200)
 	if got := buf.String(); !strings.Contains(got, "\rverify [=======") || !strings.Contains(got, " 25% 50/200 entries") {
 		t.Fatalf("bar %q", got)
 	}
 	buf.Reset()
-	p.update(60, 200) // within progressEvery of the last draw
+	p.Update(60, 200) // within progressEvery of the last draw
 	if buf.Len() != 0 {
 		t.Errorf("redrew too soon: %q", buf.String())
 	}
-	p.update(200, 200) // the end is always drawn
+	p.Update(200, 200) // the end is always drawn
 	if !strings.Contains(buf.String(), "100% 200/200") {
 		t.Errorf("final bar %q", buf.String())
 	}
 	buf.Reset()
-	p.finish()
+	p.Finish()
 	if got := buf.String(); !strings.HasPrefix(got, "\r ") || !strings.HasSuffix(got, "\r") || strings.TrimSpace(got) != "" {
 		t.Errorf("finish wrote %q, want the line blanked", got)
 	}
 	buf.Reset()
 	advance(time.Second)
-	p.update(300, 400)
+	p.Update(300, 400)
 	if buf.Len() != 0 {
 		t.Errorf("drew after finish: %q", buf.String())
 	}
@@ -71,7 +71,7 @@ func TestProgress_DrawsAndClears(t *testing.T) {
 func TestProgress_UnknownTotal(t *testing.T) {
 	p, buf, advance := fakeProgress(true)
 	advance(2 * time.Second)
-	p.update(4096, 0)
+	p.Update(4096, 0)
 	if got := buf.String(); got != "\rverify 4096 entries" {
 		t.Errorf("bar %q", got)
 	}
@@ -86,10 +86,10 @@ func TestProgress_Concurrent(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; i < 100; i++ {
-				p.update(uint64(w*100+i), 800)
+				p.Update(uint64(w*100+i), 800)
 			}
 		}(w)
 	}
 	wg.Wait()
-	p.finish()
+	p.Finish()
 }

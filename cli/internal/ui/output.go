@@ -1,4 +1,4 @@
-package cli
+package ui
 
 import (
 	"encoding/json"
@@ -10,13 +10,13 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// jsonFlag is the --json flag of every command that has one.
-func jsonFlag() cli.Flag {
+// JSONFlag is the --json flag of every command that has one.
+func JSONFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print one JSON object on stdout instead of text"}
 }
 
-// writeJSON prints v as one JSON object (and a newline) on c's Writer.
-func writeJSON(c *cli.Context, v any) error {
+// WriteJSON prints v as one JSON object (and a newline) on c's Writer.
+func WriteJSON(c *cli.Context, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode json: %w", err)
@@ -31,19 +31,22 @@ func colourOK(w io.Writer) bool {
 	return os.Getenv("NO_COLOR") == "" && isTerminal(w)
 }
 
-// paint wraps s in the ANSI colour code when w may get colour.
-func paint(w io.Writer, code, s string) string {
+// Paint wraps s in the ANSI colour code when w may get colour.
+func Paint(w io.Writer, code, s string) string {
 	if !colourOK(w) {
 		return s
 	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
-func green(w io.Writer, s string) string { return paint(w, "32", s) }
-func red(w io.Writer, s string) string   { return paint(w, "31", s) }
+// Green paints s green (success) when w may get colour.
+func Green(w io.Writer, s string) string { return Paint(w, "32", s) }
 
-// clip shortens s to at most n runes, marking a cut with "...".
-func clip(s string, n int) string {
+// Red paints s red (failure) when w may get colour.
+func Red(w io.Writer, s string) string { return Paint(w, "31", s) }
+
+// Clip shortens s to at most n runes, marking a cut with "...".
+func Clip(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -51,8 +54,8 @@ func clip(s string, n int) string {
 	return string(r[:n-3]) + "..."
 }
 
-// plural returns "1 entry" or "3 entries" style counts.
-func plural(n uint64, one, many string) string {
+// Plural returns "1 entry" or "3 entries" style counts.
+func Plural(n uint64, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}

@@ -1,4 +1,4 @@
-package cli
+package ui
 
 import (
 	"fmt"
@@ -19,12 +19,12 @@ const (
 	progressWidth = 30
 )
 
-// progress draws a one-line bar on stderr for verify, export and import.
+// Progress draws a one-line bar on stderr for verify, export and import.
 // It draws only when stderr is a terminal and only once the work has run
-// for progressDelay; otherwise it stays quiet. Its update method is a
+// for progressDelay; otherwise it stays quiet. Its Update method is a
 // ledger Progress callback and is safe for concurrent use (verify calls it
 // from every hashing goroutine).
-type progress struct {
+type Progress struct {
 	w     io.Writer
 	label string
 	now   func() time.Time
@@ -37,15 +37,15 @@ type progress struct {
 	width int    // length of the line drawn, 0 when none is shown
 }
 
-// newProgress starts the clock for a bar labelled label on c's ErrWriter.
-func newProgress(c *cli.Context, label string) *progress {
-	return &progress{w: c.App.ErrWriter, label: label, now: time.Now,
+// NewProgress starts the clock for a bar labelled label on c's ErrWriter.
+func NewProgress(c *cli.Context, label string) *Progress {
+	return &Progress{w: c.App.ErrWriter, label: label, now: time.Now,
 		on: isTerminal(c.App.ErrWriter), start: time.Now()}
 }
 
-// update records that done of total entries are processed (total 0 when
+// Update records that done of total entries are processed (total 0 when
 // unknown) and redraws the bar when it is due.
-func (p *progress) update(done, total uint64) {
+func (p *Progress) Update(done, total uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.on || done < p.done {
@@ -69,7 +69,7 @@ func (p *progress) update(done, total uint64) {
 	p.width = len(line)
 }
 
-func (p *progress) line(done, total uint64) string {
+func (p *Progress) line(done, total uint64) string {
 	if total == 0 || done > total {
 		return fmt.Sprintf("%s %d entries", p.label, done)
 	}
@@ -78,9 +78,9 @@ func (p *progress) line(done, total uint64) string {
 	return fmt.Sprintf("%s [%s] %3d%% %d/%d entries", p.label, bar, done*100/total, done, total)
 }
 
-// finish erases the bar, if one is shown, so that what follows starts on
-// a clean line, and ignores any later update.
-func (p *progress) finish() {
+// Finish erases the bar, if one is shown, so that what follows starts on
+// a clean line, and ignores any later Update.
+func (p *Progress) Finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.width > 0 {
