@@ -25,6 +25,8 @@ import (
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/manager"
 	"github.com/opx-dev/opx/engine/mcp"
+	// The mcp-proxy sessions (opx mcp-proxy) register with it when linked in.
+	_ "github.com/opx-dev/opx/engine/mcpproxy"
 	"github.com/opx-dev/opx/engine/registry"
 	// The engine's sub-agents (agents:) register with it when linked in.
 	_ "github.com/opx-dev/opx/engine/subagent"

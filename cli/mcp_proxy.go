@@ -22,7 +22,7 @@ import (
 
 // The proxy process of `opx mcp-proxy`: an MCP server (the official Go
 // SDK's) on stdio whose requests are answered by the engine over one
-// McpProxyService.Proxy stream (engine/mcp_proxy.go). The SDK speaks the
+// McpProxyService.Proxy stream (engine/mcpproxy). The SDK speaks the
 // protocol with the client (initialize, ping, cancellation); a receiving
 // middleware hands every request about tools, resources, prompts and
 // completions to the engine and returns the engine's answer as it is.

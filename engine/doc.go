@@ -28,7 +28,7 @@
 //     their subagent_id, exactly one entry ends each, and nothing of a
 //     sub-agent is proposed, model-called or executed after it. The
 //     engine enforces their limits (concurrency, rounds, wall clock).
-//   - An `opx mcp-proxy` session (mcp_proxy.go, docs/mcp-proxy.md) is one
+//   - An `opx mcp-proxy` session (engine/mcpproxy, docs/mcp-proxy.md) is one
 //     McpProxyService stream: its upstream MCP server is started for it
 //     alone and ended with it, its client's tool calls go through the
 //     same pipeline (Pipeline.SessionTools holds the upstream's tools),

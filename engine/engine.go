@@ -43,7 +43,7 @@ type Engine struct {
 	// mcp runs the configured MCP servers; nil without any.
 	mcp MCPServers
 	// proxies are the open `opx mcp-proxy` sessions.
-	proxies *proxySessions
+	proxies MCPProxies
 	// shipper ships the ledger (Options.Fleet); nil when off. Under mu.
 	shipper Shipper
 
@@ -148,7 +148,7 @@ func New(opts Options) (*Engine, error) {
 		ws.Close()
 		return nil, err
 	}
-	mcpSource := &mcpTools{tools: func() []mcp.Tool { return nil }, writable: func(string) bool { return false }}
+	mcpSource := &mcp.Source{List: func() []mcp.Tool { return nil }, Writable: func(string) bool { return false }}
 	if err := tools.AddDynamic(mcp.ToolPrefix, mcpSource); err != nil {
 		ws.Close()
 		return nil, err
@@ -162,14 +162,15 @@ func New(opts Options) (*Engine, error) {
 	}
 	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(opts.Ledger),
 		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now(), subs: subs,
-		proxies: newProxySessions(), sandboxCaps: sandbox.New().Probe()}
+		proxies: makeMCPProxies(), sandboxCaps: sandbox.New().Probe()}
 	subs.Bind(e)
+	e.proxies.Bind(e)
 	if opts.MCP != nil && len(opts.MCP.Specs) > 0 && opts.replay == nil {
 		e.mcp = newMCPManager(opts.MCP.Sandbox, opts.MCP.Specs, e.mcpRecorder())
 	}
 	if e.mcp != nil {
-		mcpSource.tools, mcpSource.call = e.mcp.Tools, e.mcp.Call
-		mcpSource.writable = func(server string) bool {
+		mcpSource.List, mcpSource.Call = e.mcp.Tools, e.mcp.Call
+		mcpSource.Writable = func(server string) bool {
 			s, ok := e.mcp.Spec(server)
 			return ok && s.Writable
 		}
@@ -188,7 +189,7 @@ func New(opts Options) (*Engine, error) {
 		OnVerdict: func(session, messageID string, seq uint64, v *event.ShieldVerdict) {
 			e.publish(session, messageID, "verdict", seq, v)
 		}, Approvals: e.approvals, Restrict: e.restrict, Admit: e.subs.Admit,
-		ExecScope: e.subs.ExecScope, SessionTools: e.proxies.tools}
+		ExecScope: e.subs.ExecScope, SessionTools: e.proxies.Tools}
 	if opts.Tier2Provider != nil {
 		t2, err := NewLLMEvaluator(LLMEvaluatorConfig{Recorder: e.rec, Provider: opts.Tier2Provider, Retry: opts.Retry,
 			Budget: opts.Tier2DailyBudget, Workspace: opts.Workspace})
@@ -310,7 +311,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	// other denials and their verdicts are recorded, all before
 	// engine.stopped.
 	e.subs.Stop(reason)
-	e.stopProxies(reason)
+	e.proxies.Stop(reason)
 	e.approvals.DenyAll("the engine stopped before anyone answered ("+reason+")", 5*time.Second)
 	e.failInflight("engine stopping: " + reason)
 	e.shutdownAgent(reason)
@@ -385,7 +386,7 @@ func (e *Engine) newServer() *grpc.Server {
 	if e.opts.Services != nil {
 		e.opts.Services(srv, e)
 	}
-	opxv1.RegisterMcpProxyServiceServer(srv, &mcpProxyService{e: e})
+	opxv1.RegisterMcpProxyServiceServer(srv, e.proxies.Service())
 	reflection.Register(srv)
 	e.mu.Lock()
 	e.srv = srv

@@ -37,8 +37,8 @@ func (e *Engine) StopReplay() {
 }
 
 // ReplayProxy re-drives the recorded mcp-proxy session (no agent:
-// mcp_proxy_replay.go).
-func (e *Engine) ReplayProxy(ctx context.Context) { e.replayProxy(ctx) }
+// engine/mcpproxy/replay.go).
+func (e *Engine) ReplayProxy(ctx context.Context) { e.proxies.Replay(ctx) }
 
 // AwaitAgent waits, as a client's message does, for the agent to connect;
 // the error says why none did (refused: the reason).

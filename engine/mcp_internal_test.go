@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -24,30 +23,12 @@ func mcpRegistry(t *testing.T) *executor.Registry {
 		return mcp.Tool{MCPTool: event.MCPTool{Name: mcp.ToolName(server, name), Tool: name}, Description: "d",
 			InputSchema: json.RawMessage(`{"type":"object"}`)}
 	}
-	src := &mcpTools{tools: func() []mcp.Tool { return []mcp.Tool{tool("ro", "read"), tool("rw", "write")} },
-		writable: func(s string) bool { return s == "rw" }}
+	src := &mcp.Source{List: func() []mcp.Tool { return []mcp.Tool{tool("ro", "read"), tool("rw", "write")} },
+		Writable: func(s string) bool { return s == "rw" }}
 	if err := r.AddDynamic(mcp.ToolPrefix, src); err != nil {
 		t.Fatal(err)
 	}
 	return r
-}
-
-// TestMCPDefs: a writable server's tools are mutating and workspace-wide
-// (whatever readOnlyHint says), a read-only server's are not; all are in
-// their server's group, with a result Shield reads.
-func TestMCPDefs(t *testing.T) {
-	r := mcpRegistry(t)
-	ro, _ := r.Def("mcp__ro__read")
-	rw, _ := r.Def("mcp__rw__write")
-	if ro.Mutating || ro.WorkspaceWide || ro.Group != "mcp:ro" || !ro.UntrustedResult {
-		t.Errorf("read-only server's tool %+v", ro)
-	}
-	if !rw.Mutating || !rw.WorkspaceWide || rw.Group != "mcp:rw" || !rw.UntrustedResult {
-		t.Errorf("writable server's tool %+v", rw)
-	}
-	if !strings.Contains(ro.Description, "MCP server ro") {
-		t.Errorf("description %q", ro.Description)
-	}
 }
 
 // TestOTR_MCPToolsBlocked: off the record, no MCP tool runs, a read-only
@@ -57,26 +38,5 @@ func TestOTR_MCPToolsBlocked(t *testing.T) {
 	def, ok := r.Def("mcp__ro__read")
 	if why := otr.Mutates(Proposal{Tool: def.Name, Def: def, Known: ok}); !strings.Contains(why, "MCP server") {
 		t.Errorf("otr.Mutates = %q", why)
-	}
-}
-
-// TestMCPTools_Execute: what the model gets of a server's answer: its
-// text, valid UTF-8, the cut said; no answer is a failed call naming why.
-func TestMCPTools_Execute(t *testing.T) {
-	var res mcp.Result
-	var err error
-	src := &mcpTools{call: func(context.Context, string, string, json.RawMessage) (mcp.Result, error) { return res, err }}
-	res = mcp.Result{Text: "ok \xff\xfe", Truncated: true}
-	got := src.Execute(context.Background(), executor.Call{Tool: "mcp__x__y"})
-	if got.IsError || !strings.HasPrefix(got.Content, "ok \uFFFD") || !strings.Contains(got.Content, "the result was cut") || !got.Truncated {
-		t.Errorf("%+v", got)
-	}
-	res, err = mcp.Result{}, mcp.ErrNotRunning
-	if got := src.Execute(context.Background(), executor.Call{Tool: "mcp__x__y"}); !got.IsError || !strings.Contains(got.Content, "not running") {
-		t.Errorf("%+v", got)
-	}
-	res, err = mcp.Result{Text: "bad path", IsError: true}, nil
-	if got := src.Execute(context.Background(), executor.Call{Tool: "mcp__x__y"}); !got.IsError || got.Content != "bad path" {
-		t.Errorf("%+v", got)
 	}
 }

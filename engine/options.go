@@ -82,9 +82,9 @@ type Options struct {
 	// Agents configures sub-agents (subagents.go); not Enabled, the
 	// agent tools are not offered.
 	Agents AgentsConfig
-	// MCP runs MCP servers and offers their tools (mcp_tools.go); nil or
+	// MCP runs MCP servers and offers their tools (mcp.Source); nil or
 	// no Specs runs none. Its Sandbox also runs the upstreams of
-	// `opx mcp-proxy` sessions (mcp_proxy.go), which may name its Specs;
+	// `opx mcp-proxy` sessions (engine/mcpproxy), which may name its Specs;
 	// nil refuses them.
 	MCP *MCPConfig
 

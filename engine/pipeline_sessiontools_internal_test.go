@@ -31,6 +31,10 @@ func TestPipeline_SessionTools_NoFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	emptyRegistry, err := executor.NewRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
 	p := &Pipeline{Tools: engineTools, SessionTools: func(s string) *executor.Registry {
 		switch s {
 		case "proxy":
@@ -54,27 +58,6 @@ func TestPipeline_SessionTools_NoFallback(t *testing.T) {
 		if _, ok := p.toolsFor(c.session).Def(c.tool); ok != c.known {
 			t.Errorf("session %s, tool %s: known %v, want %v", c.session, c.tool, ok, c.known)
 		}
-	}
-}
-
-// TestProxySessions_ToolsAfterEnd: a proxy session has no tools before
-// its upstream starts and none after its end (a call still on its way
-// must not fall back to the engine's registry); an agent session has no
-// registry of its own.
-func TestProxySessions_ToolsAfterEnd(t *testing.T) {
-	reg, err := executor.NewRegistry(oneTool{"mcp__fs__read_file"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := newProxySessions()
-	p.byID["starting"] = &proxySession{}
-	p.byID["open"] = &proxySession{reg: reg}
-	if p.tools("starting") != emptyRegistry || p.tools("open") != reg || p.tools("agent") != nil {
-		t.Fatal("tools of open sessions")
-	}
-	p.drop("open")
-	if got := p.tools("open"); got != emptyRegistry {
-		t.Errorf("an ended proxy session's tools: %v, want none (never the engine's)", got)
 	}
 }
 

@@ -65,13 +65,13 @@ func NewReplay(opts Options, r ReplayMode) (*Engine, error) {
 }
 
 // setupReplay puts an engine New is building into replay mode.
-func (e *Engine) setupReplay(mcpSource *mcpTools) {
+func (e *Engine) setupReplay(mcpSource *mcp.Source) {
 	s := e.opts.replay
 	e.pipe.replay = s
 	// MCP tools in replay mode: no server runs (engine/redrive).
-	mcpSource.tools = s.MCPTools
-	mcpSource.writable = s.MCPWritable
-	mcpSource.call = nil
+	mcpSource.List = s.MCPTools
+	mcpSource.Writable = s.MCPWritable
+	mcpSource.Call = nil
 	s.Attach(e)
 	if provider, budget, workspace := s.Tier2(); provider != nil {
 		// Built here, not by New: the evaluator shows the model the

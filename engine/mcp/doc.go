@@ -3,7 +3,9 @@
 // stdio started through the command sandbox (`opx internal-sandbox-exec`),
 // spoken to over a transport that bounds what the server can make opx
 // hold, kept running with backoff by a Manager, and offered to the agent
-// as tools named mcp__<server>__<tool>.
+// as tools named mcp__<server>__<tool> (Source, the executor registry's
+// dynamic source of them: the engine's servers', an mcp-proxy session's
+// upstream's, or a record's in a rerun).
 //
 // The engine records every event of a server's life through a Recorder
 // (ledger/event/mcp_events.go); calls of its tools go through the

@@ -19,7 +19,7 @@ func (s *replayState) drive(ctx context.Context, e *engine.Engine) {
 	// As a client's Shutdown, without the pause a reply needs.
 	defer e.StopReplay()
 	if s.rec.Proxy != nil {
-		e.ReplayProxy(ctx) // no agent: engine/mcp_proxy_replay.go
+		e.ReplayProxy(ctx) // no agent: engine/mcpproxy/replay.go
 		return
 	}
 	if err := e.AwaitAgent(ctx); err != nil {

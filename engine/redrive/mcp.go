@@ -88,7 +88,7 @@ func (s *replayState) mcpTools() []mcp.Tool {
 
 // recordedReadOnlyHint says whether the listing recorded in force for
 // proposal p marked its MCP tool read-only (readOnlyHint): what the live
-// engine judged it by (mcp_tools.go def), never asked of a server now.
+// engine judged it by (mcp.Source's def), never asked of a server now.
 // The listing is the proxy session's last before the proposal, or the
 // one its message's engine.process_request was handed with.
 func recordedReadOnlyHint(rec *rerun.Recording, p *rerun.Proposal) bool {

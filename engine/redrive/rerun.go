@@ -128,7 +128,7 @@ type RerunReport struct {
 // an unreadable record); a divergence is a report, not an error.
 func Rerun(ctx context.Context, cfg RerunConfig) (*RerunReport, error) {
 	rec := cfg.Recording
-	proxy := rec != nil && rec.Proxy != nil // an mcp-proxy session: no agent (engine/mcp_proxy_replay.go)
+	proxy := rec != nil && rec.Proxy != nil // an mcp-proxy session: no agent (engine/mcpproxy/replay.go)
 	if rec == nil || (cfg.SpawnAgent == nil && !proxy) {
 		return nil, errors.New("rerun: a recording and an agent are required")
 	}

@@ -1,4 +1,4 @@
-package engine
+package mcpproxy
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -138,16 +139,16 @@ func (ps *proxySession) callTool(ctx context.Context, id uint64, params []byte) 
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		args = []byte("{}")
 	}
-	out, err := e.pipe.Handle(rctx, ps.id, "", "", callID, mcp.ToolName(ps.upstream, p.Name), string(args))
+	out, err := e.Pipeline().Handle(rctx, ps.id, "", "", callID, mcp.ToolName(ps.upstream, p.Name), string(args))
 	if err != nil {
-		e.fatal(err)
+		e.Fatal(err)
 		return &opxv1.ProxyResult{Id: id, ErrorCode: codeInternal, Error: "opx: the ledger failed; nothing more is recorded"}
 	}
 	r, ran := ps.take(callID)
-	if !ran && e.opts.replay != nil {
+	if replay := e.Replaying(); !ran && replay != nil {
 		// A rerun: a call served from the record is answered as the
 		// record answered it.
-		r, ran = proxyAnswer(e.opts.replay.Recording(), callID, out)
+		r, ran = proxyAnswer(replay.Recording(), callID, out)
 	}
 	result := toolCallResult(out, r, ran)
 	// A call that ran: Async, as its result is durable already
@@ -183,7 +184,7 @@ func (ps *proxySession) listTools() []byte {
 // added to the answer, if anything, as text around it); otherwise a tool
 // error carrying the pipeline's answer (blocked by Shield and why, denied,
 // no answer from the server).
-func toolCallResult(out ToolOutcome, r mcp.Result, ran bool) []byte {
+func toolCallResult(out engine.ToolOutcome, r mcp.Result, ran bool) []byte {
 	if ran && r.Raw != nil && len(r.Raw) <= proxyMaxResult {
 		if out.Content == r.Text {
 			return r.Raw
@@ -277,7 +278,7 @@ func (ps *proxySession) recordRequest(ctx context.Context, reqID, method string,
 	if blob != nil {
 		blobs = append(blobs, blob)
 	}
-	ps.e.record(ctx, ledger.Async, ps.id, &event.MCPRequest{RequestID: reqID, Method: method, Params: inline, ParamsBlob: blobHash,
+	ps.e.Record(ctx, ledger.Async, ps.id, &event.MCPRequest{RequestID: reqID, Method: method, Params: inline, ParamsBlob: blobHash,
 		Size: int64(len(params))}, blobs...)
 }
 
@@ -294,7 +295,7 @@ func (ps *proxySession) recordResponseAs(ctx context.Context, dur ledger.Durabil
 	if blob != nil {
 		blobs = append(blobs, blob)
 	}
-	ps.e.record(ctx, dur, ps.id, &event.MCPResponse{RequestID: reqID, Method: method, Result: inline, ResultBlob: blobHash,
+	ps.e.Record(ctx, dur, ps.id, &event.MCPResponse{RequestID: reqID, Method: method, Result: inline, ResultBlob: blobHash,
 		Size: int64(len(result)), Error: errMsg, DurationMS: d.Milliseconds()}, blobs...)
 }
 

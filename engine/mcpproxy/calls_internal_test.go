@@ -1,10 +1,11 @@
-package engine
+package mcpproxy
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/mcp"
 )
 
@@ -16,22 +17,22 @@ func TestToolCallResult(t *testing.T) {
 	ran := mcp.Result{Text: "hi", Raw: raw}
 	tests := []struct {
 		name string
-		out  ToolOutcome
+		out  engine.ToolOutcome
 		r    mcp.Result
 		ran  bool
 		want string
 	}{
-		{"as received", ToolOutcome{Content: "hi"}, ran, true, string(raw)},
-		{"warning in front", ToolOutcome{Content: "[opx Shield: careful]\n\nhi"}, ran, true,
+		{"as received", engine.ToolOutcome{Content: "hi"}, ran, true, string(raw)},
+		{"warning in front", engine.ToolOutcome{Content: "[opx Shield: careful]\n\nhi"}, ran, true,
 			`{"_meta":{"k":"v"},"content":[{"text":"[opx Shield: careful]","type":"text"},{"type":"text","text":"hi"}],"structuredContent":{"n":1}}`},
-		{"note after, an error", ToolOutcome{Content: "hi\n(opx: undone)", IsError: true}, ran, true,
+		{"note after, an error", engine.ToolOutcome{Content: "hi\n(opx: undone)", IsError: true}, ran, true,
 			`{"_meta":{"k":"v"},"content":[{"type":"text","text":"hi"},{"text":"(opx: undone)","type":"text"}],"isError":true,"structuredContent":{"n":1}}`},
-		{"blocked", ToolOutcome{Content: "blocked by Shield (x): y", IsError: true}, mcp.Result{}, false,
+		{"blocked", engine.ToolOutcome{Content: "blocked by Shield (x): y", IsError: true}, mcp.Result{}, false,
 			`{"content":[{"text":"blocked by Shield (x): y","type":"text"}],"isError":true}`},
-		{"an error answer (no raw)", ToolOutcome{Content: "MCP error -32602: bad", IsError: true}, mcp.Result{Text: "MCP error -32602: bad", IsError: true}, true,
+		{"an error answer (no raw)", engine.ToolOutcome{Content: "MCP error -32602: bad", IsError: true}, mcp.Result{Text: "MCP error -32602: bad", IsError: true}, true,
 			`{"content":[{"text":"MCP error -32602: bad","type":"text"}],"isError":true}`},
-		{"replaced", ToolOutcome{Content: "withheld"}, ran, true, `{"content":[{"text":"withheld","type":"text"}],"isError":false}`},
-		{"over the cap", ToolOutcome{Content: "cut"}, mcp.Result{Text: "cut", Raw: json.RawMessage(`"` + strings.Repeat("a", proxyMaxResult) + `"`)}, true,
+		{"replaced", engine.ToolOutcome{Content: "withheld"}, ran, true, `{"content":[{"text":"withheld","type":"text"}],"isError":false}`},
+		{"over the cap", engine.ToolOutcome{Content: "cut"}, mcp.Result{Text: "cut", Raw: json.RawMessage(`"` + strings.Repeat("a", proxyMaxResult) + `"`)}, true,
 			`{"content":[{"text":"cut","type":"text"}],"isError":false}`},
 	}
 	for _, tc := range tests {

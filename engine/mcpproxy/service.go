@@ -1,4 +1,4 @@
-package engine
+package mcpproxy
 
 import (
 	"context"
@@ -8,16 +8,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/engine"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
 // mcpProxyService serves McpProxyService to authenticated clients: one
-// Proxy stream is one mcp-proxy session (mcp_proxy.go).
+// Proxy stream is one mcp-proxy session (proxy.go).
 type mcpProxyService struct {
 	opxv1.UnimplementedMcpProxyServiceServer
-	e *Engine
+	p *proxySessions
 }
 
 // proxyOut sends on a Proxy stream from any goroutine (gRPC streams are
@@ -38,7 +39,7 @@ func (o *proxyOut) send(r *opxv1.ProxyResponse) error {
 // proxy ends the stream or the engine stops. The session ends with the
 // stream.
 func (s *mcpProxyService) Proxy(stream opxv1.McpProxyService_ProxyServer) error {
-	e := s.e
+	e := s.p.e
 	ctx := stream.Context()
 	first, err := stream.Recv()
 	if err != nil {
@@ -48,7 +49,7 @@ func (s *mcpProxyService) Proxy(stream opxv1.McpProxyService_ProxyServer) error 
 	if open == nil {
 		return status.Error(codes.InvalidArgument, "the first request of a Proxy stream must open the session")
 	}
-	ps, err := e.openProxy(ctx, open)
+	ps, err := s.p.openProxy(ctx, open)
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func (s *mcpProxyService) Proxy(stream opxv1.McpProxyService_ProxyServer) error 
 	}
 	// The session's approvals go to the proxy (the client's elicitation
 	// may answer them, as `opx approve` can); the upstream's exit too.
-	sub := e.bc.Subscribe(ps.id)
+	sub := e.Subscribe(ps.id)
 	defer sub.Close()
 	go ps.forwardEvents(sub, out)
 	recv := make(chan *opxv1.ProxyRequest)
@@ -81,7 +82,7 @@ func (s *mcpProxyService) Proxy(stream opxv1.McpProxyService_ProxyServer) error 
 			}
 		}
 	}()
-	running := e.runningCtx()
+	stopping := e.Stopping()
 	for {
 		select {
 		case r := <-recv:
@@ -108,8 +109,8 @@ func (s *mcpProxyService) Proxy(stream opxv1.McpProxyService_ProxyServer) error 
 			// ends.
 			ps.notifyEnd(out)
 			return nil
-		case <-running.Done():
-			// stopProxies ends the session (its end recorded before
+		case <-stopping:
+			// Stop ends the session (its end recorded before
 			// engine.stopped); the proxy hears why once it is.
 			t := time.NewTimer(proxyEndWait + 5*time.Second)
 			select {
@@ -123,17 +124,6 @@ func (s *mcpProxyService) Proxy(stream opxv1.McpProxyService_ProxyServer) error 
 			return nil
 		}
 	}
-}
-
-// runningCtx is Run's context (done once the engine stops); a context
-// that never ends before Run.
-func (e *Engine) runningCtx() context.Context {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.running == nil {
-		return context.Background()
-	}
-	return e.running
 }
 
 // dispatch answers one call in its own goroutine, at most
@@ -167,8 +157,8 @@ func (ps *proxySession) answer(a *opxv1.ProxyApprovalAnswer) {
 		return
 	}
 	by := "mcp client " + ps.client
-	if _, err := ps.e.approvals.Resolve(a.ApprovalId, a.Approved, by, clip(a.Reason, 1024)); err != nil && !errors.Is(err, ErrUnknownApproval) {
-		ps.e.fatal(err)
+	if _, err := ps.e.Approvals().Resolve(a.ApprovalId, a.Approved, by, clip(a.Reason, 1024)); err != nil && !errors.Is(err, engine.ErrUnknownApproval) {
+		ps.e.Fatal(err)
 	}
 }
 
@@ -200,14 +190,14 @@ func (ps *proxySession) cancel(id uint64) {
 // deny denies one of the session's approvals because its client
 // cancelled the call.
 func (ps *proxySession) deny(approvalID string) {
-	if _, err := ps.e.approvals.Resolve(approvalID, false, "mcp client "+ps.client, "the MCP client cancelled the call"); err != nil && !errors.Is(err, ErrUnknownApproval) {
-		ps.e.fatal(err)
+	if _, err := ps.e.Approvals().Resolve(approvalID, false, "mcp client "+ps.client, "the MCP client cancelled the call"); err != nil && !errors.Is(err, engine.ErrUnknownApproval) {
+		ps.e.Fatal(err)
 	}
 }
 
 // forwardEvents tells the proxy about the session's approvals as they are
 // asked and resolved, until the subscription ends.
-func (ps *proxySession) forwardEvents(sub *Subscription, out *proxyOut) {
+func (ps *proxySession) forwardEvents(sub *engine.Subscription, out *proxyOut) {
 	for ev := range sub.C {
 		if ev.Type != "approval_requested" && ev.Type != "approval_resolved" {
 			continue

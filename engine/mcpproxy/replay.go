@@ -1,10 +1,11 @@
-package engine
+package mcpproxy
 
 import (
 	"context"
 	"fmt"
 	"sync"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/ledger"
@@ -31,40 +32,41 @@ import (
 // it decided is. Requests are fed one at a time, so a session whose
 // client had several in flight at once diverges where they interleaved.
 
-// replayProxy re-drives the recorded mcp-proxy session.
-func (e *Engine) replayProxy(ctx context.Context) {
-	s := e.opts.replay
+// Replay re-drives the recorded mcp-proxy session.
+func (p *proxySessions) Replay(ctx context.Context) {
+	e := p.e
+	s := e.Replaying()
 	rec := s.Recording()
-	p := rec.Proxy
-	if p.Client == nil {
+	rp := rec.Proxy
+	if rp.Client == nil {
 		s.Fail(fmt.Errorf("%w: mcp-proxy session %s has no mcp.client", rerun.ErrNotReplayable, rec.Session))
 		return
 	}
 	sid := rec.Session
-	e.record(ctx, ledger.Async, sid, &event.SessionCreated{Mode: rec.Mode, Title: rec.Title})
-	client := *p.Client
-	e.record(ctx, ledger.Async, sid, &client)
-	ps := &proxySession{e: e, id: sid, upstream: client.Upstream, client: client.ClientName, slots: make(chan struct{}, proxyMaxInFlight),
+	e.Record(ctx, ledger.Async, sid, &event.SessionCreated{Mode: rec.Mode, Title: rec.Title})
+	client := *rp.Client
+	e.Record(ctx, ledger.Async, sid, &client)
+	ps := &proxySession{e: e, p: p, id: sid, upstream: client.Upstream, client: client.ClientName, slots: make(chan struct{}, proxyMaxInFlight),
 		results: map[string]mcp.Result{}, asked: map[string]string{}, calls: map[uint64]string{}, cancelled: map[string]bool{}, endDone: make(chan struct{})}
 	listing := &recordedListing{s: s}
 	reg, err := executor.NewRegistry()
 	if err == nil {
-		err = reg.AddDynamic(mcp.ToolPrefix, &mcpTools{tools: listing.tools, writable: listing.writable})
+		err = reg.AddDynamic(mcp.ToolPrefix, &mcp.Source{List: listing.tools, Writable: listing.writable})
 	}
 	if err != nil {
 		s.Fail(err)
 		return
 	}
 	ps.reg = reg
-	e.proxies.mu.Lock()
-	e.proxies.byID[sid] = ps
-	e.proxies.mu.Unlock()
-	defer e.proxies.drop(sid)
-	for _, st := range p.Steps {
+	p.mu.Lock()
+	p.byID[sid] = ps
+	p.mu.Unlock()
+	defer p.drop(sid)
+	for _, st := range rp.Steps {
 		if s.OffRecord() || ctx.Err() != nil {
 			return
 		}
-		listing.set(p.Listing(st.Seq))
+		listing.set(rp.Listing(st.Seq))
 		if st.Request.Method == "tools/call" {
 			ps.callTool(ctx, 0, st.Params)
 			ps.reqMu.Lock()
@@ -76,20 +78,20 @@ func (e *Engine) replayProxy(ctx context.Context) {
 			continue
 		}
 		req := st.Request
-		e.record(ctx, ledger.Async, sid, &req, s.Blobs(req.ParamsBlob)...)
+		e.Record(ctx, ledger.Async, sid, &req, s.Blobs(req.ParamsBlob)...)
 		if st.Response == nil {
 			s.OffRecordf("request %s (entry %d): the record holds no answer", req.RequestID, st.Seq)
 			return
 		}
 		resp := *st.Response
-		e.record(ctx, ledger.Sync, sid, &resp, s.Blobs(resp.ResultBlob)...)
+		e.Record(ctx, ledger.Sync, sid, &resp, s.Blobs(resp.ResultBlob)...)
 	}
 }
 
 // proxyAnswer is the recorded answer to a proxy session's tools/call
 // when the rerun served the call from the record (its outcome is the
 // recorded answer: rerun.Recording files it as the call's result).
-func proxyAnswer(rec *rerun.Recording, callID string, out ToolOutcome) (mcp.Result, bool) {
+func proxyAnswer(rec *rerun.Recording, callID string, out engine.ToolOutcome) (mcp.Result, bool) {
 	if rec.Proxy == nil {
 		return mcp.Result{}, false
 	}
@@ -104,7 +106,7 @@ func proxyAnswer(rec *rerun.Recording, callID string, out ToolOutcome) (mcp.Resu
 // recordedListing is the upstream's tools as the record listed them at
 // the request being fed.
 type recordedListing struct {
-	s  ReplayMode
+	s  engine.ReplayMode
 	mu sync.Mutex
 	l  *rerun.MCPListing
 }

@@ -1,4 +1,4 @@
-package engine_test
+package mcpproxy_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/engine"
+	// Its sessions, linked into the engine the rerun builds.
+	_ "github.com/opx-dev/opx/engine/mcpproxy"
 	"github.com/opx-dev/opx/engine/redrive"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"

@@ -1,4 +1,4 @@
-package engine
+package mcpproxy
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/mcp"
@@ -79,8 +80,10 @@ const (
 	proxyEndWait = 10 * time.Second
 )
 
-// proxySessions are the engine's open mcp-proxy sessions.
+// proxySessions are the engine's open mcp-proxy sessions: its
+// engine.MCPProxies.
 type proxySessions struct {
+	e      *engine.Engine
 	mu     sync.Mutex
 	byID   map[string]*proxySession
 	gone   map[string]bool // sessions ended: no tools at all, ever
@@ -91,8 +94,8 @@ func newProxySessions() *proxySessions {
 	return &proxySessions{byID: map[string]*proxySession{}, gone: map[string]bool{}}
 }
 
-// tools is the pipeline's SessionTools: a proxy session's registry.
-func (p *proxySessions) tools(session string) *executor.Registry {
+// Tools is the pipeline's SessionTools: a proxy session's registry.
+func (p *proxySessions) Tools(session string) *executor.Registry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ps := p.byID[session]; ps != nil {
@@ -116,7 +119,8 @@ var emptyRegistry, _ = executor.NewRegistry()
 
 // proxySession is one open mcp-proxy session.
 type proxySession struct {
-	e        *Engine
+	e        *engine.Engine
+	p        *proxySessions // the engine's sessions
 	id       string
 	upstream string // the server's name: configured, or "upstream"
 	client   string // the client's name, for the approvals it answers
@@ -149,11 +153,13 @@ type proxySession struct {
 
 // openProxy records a new session for open and starts its upstream. The
 // error is a gRPC status for the proxy.
-func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySession, error) {
-	if e.opts.MCP == nil || e.opts.replay != nil {
+func (p *proxySessions) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySession, error) {
+	e := p.e
+	opts := e.Options()
+	if opts.MCP == nil || e.Replaying() != nil {
 		return nil, status.Error(codes.FailedPrecondition, "this engine runs no MCP servers (no MCP sandbox configured)")
 	}
-	spec, err := e.proxySpec(open)
+	spec, err := proxySpec(opts, open)
 	if err == nil {
 		spec.Env, err = proxyEnv(spec.Env, open.Env)
 	}
@@ -161,23 +167,23 @@ func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySe
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	client := proxyClient(open, spec)
-	tok, err := newToken()
+	tok, err := engine.NewToken()
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
-	ps := &proxySession{e: e, id: "ses_" + tok[:16], upstream: spec.Name, client: client.ClientName, writable: spec.Writable,
+	ps := &proxySession{e: e, p: p, id: "ses_" + tok[:16], upstream: spec.Name, client: client.ClientName, writable: spec.Writable,
 		slots: make(chan struct{}, proxyMaxInFlight), results: map[string]mcp.Result{}, asked: map[string]string{}, calls: map[uint64]string{}, cancelled: map[string]bool{}, endDone: make(chan struct{}),
 		toolsChanged: make(chan struct{}, 1)}
-	limit := e.opts.MCP.MaxProxySessions
+	limit := opts.MCP.MaxProxySessions
 	if limit <= 0 {
 		limit = defaultMaxProxySessions
 	}
-	e.proxies.mu.Lock()
-	closed, n := e.proxies.closed, len(e.proxies.byID)
+	p.mu.Lock()
+	closed, n := p.closed, len(p.byID)
 	if closed == "" && n < limit {
-		e.proxies.byID[ps.id] = ps
+		p.byID[ps.id] = ps
 	}
-	e.proxies.mu.Unlock()
+	p.mu.Unlock()
 	if closed != "" {
 		return nil, status.Errorf(codes.Unavailable, "the engine is stopping: %s", closed)
 	}
@@ -189,11 +195,11 @@ func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySe
 	}
 	rctx := context.WithoutCancel(ctx)
 	title := clip(fmt.Sprintf("%s → %s", clientLabel(client), spec.Name), 120)
-	e.record(rctx, ledger.Async, ps.id, &event.SessionCreated{Mode: ModeMCPProxy, Title: title})
-	e.record(rctx, ledger.Async, ps.id, client)
+	e.Record(rctx, ledger.Async, ps.id, &event.SessionCreated{Mode: ModeMCPProxy, Title: title})
+	e.Record(rctx, ledger.Async, ps.id, client)
 	// A listing after the first says the upstream's tools changed: the
 	// proxy tells its client (notifications/tools/list_changed).
-	base := e.mcpRecorder()
+	base := e.MCPRecorder()
 	var listings atomic.Int32
 	rec := func(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) error {
 		err := base(ctx, d, session, p, blobs...)
@@ -207,7 +213,7 @@ func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySe
 		}
 		return err
 	}
-	sb := e.opts.MCP.Sandbox
+	sb := opts.MCP.Sandbox
 	if spec.Name == config.ReservedMCPServerName {
 		// A `-- COMMAND` upstream is anyone's program: its private home
 		// is its session's alone and goes with it, so one upstream
@@ -226,22 +232,22 @@ func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySe
 		if ps.home != "" {
 			_ = os.RemoveAll(ps.home)
 		}
-		e.record(rctx, ledger.Sync, ps.id, &event.MCPServerFailed{Server: spec.Name, Attempt: 1, Error: clip(err.Error(), 2048), StderrTail: clip(tail, 4096)})
+		e.Record(rctx, ledger.Sync, ps.id, &event.MCPServerFailed{Server: spec.Name, Attempt: 1, Error: clip(err.Error(), 2048), StderrTail: clip(tail, 4096)})
 		ps.mu.Lock()
 		ps.ended, ps.exitRec = "the upstream did not start", true
 		close(ps.endDone)
 		ps.mu.Unlock()
-		e.proxies.drop(ps.id)
+		p.drop(ps.id)
 		if t := strings.TrimSpace(tail); t != "" {
 			err = fmt.Errorf("%w; its stderr ended with: %s", err, clip(t, 1024))
 		}
 		return nil, status.Errorf(codes.FailedPrecondition, "the MCP server %s did not start: %v", spec.Name, err)
 	}
-	e.proxies.mu.Lock()
+	p.mu.Lock()
 	ps.conn = conn
 	ps.reg, err = ps.newRegistry()
-	closed = e.proxies.closed
-	e.proxies.mu.Unlock()
+	closed = p.closed
+	p.mu.Unlock()
 	if err != nil {
 		ps.end("opx could not hold its tools", true)
 		return nil, status.Errorf(codes.Internal, "the session's tools: %v", err)
@@ -252,10 +258,10 @@ func (e *Engine) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*proxySe
 		return nil, status.Errorf(codes.Unavailable, "the engine is stopping: %s", closed)
 	}
 	// What the proxy is told next names the session: durable first.
-	if err := e.rec.Flush(rctx); err == nil {
-		err = e.opts.Ledger.Sync(rctx)
+	if err := e.Recorder().Flush(rctx); err == nil {
+		err = e.Ledger().Sync(rctx)
 		if err != nil {
-			e.fatal(err)
+			e.Fatal(err)
 		}
 	}
 	go ps.watchUpstream()
@@ -273,9 +279,9 @@ func (p *proxySessions) drop(id string) {
 	p.mu.Unlock()
 }
 
-// proxySpec is the upstream open asks for: a configured server, or a
-// command line.
-func (e *Engine) proxySpec(open *opxv1.ProxyOpen) (mcp.Spec, error) {
+// proxySpec is the upstream open asks for: a configured server of the
+// engine's options, or a command line.
+func proxySpec(opts engine.Options, open *opxv1.ProxyOpen) (mcp.Spec, error) {
 	switch {
 	case open.Server != "" && len(open.Command) > 0:
 		return mcp.Spec{}, errors.New("name a configured server or give a command, not both")
@@ -283,8 +289,8 @@ func (e *Engine) proxySpec(open *opxv1.ProxyOpen) (mcp.Spec, error) {
 		if open.Writable || open.Network {
 			return mcp.Spec{}, fmt.Errorf("a configured server's sandbox is its configuration's (mcp.servers.%s.writable, .network); --writable and --network are for a command", clip(open.Server, 64))
 		}
-		names := make([]string, 0, len(e.opts.MCP.Specs))
-		for _, spec := range e.opts.MCP.Specs {
+		names := make([]string, 0, len(opts.MCP.Specs))
+		for _, spec := range opts.MCP.Specs {
 			if spec.Name == open.Server {
 				return spec, nil
 			}
@@ -306,7 +312,7 @@ func (e *Engine) proxySpec(open *opxv1.ProxyOpen) (mcp.Spec, error) {
 			return mcp.Spec{}, errors.New("the command is empty")
 		}
 	}
-	return mcp.Spec{Name: config.ReservedMCPServerName, Argv: append([]string(nil), open.Command...), Workspace: e.opts.Workspace,
+	return mcp.Spec{Name: config.ReservedMCPServerName, Argv: append([]string(nil), open.Command...), Workspace: opts.Workspace,
 		Writable: open.Writable, Network: open.Network}, nil
 }
 
@@ -377,8 +383,8 @@ func (ps *proxySession) newRegistry() (*executor.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := &mcpTools{tools: ps.conn.Tools, writable: func(string) bool { return ps.writable },
-		call: func(ctx context.Context, callID, name string, args json.RawMessage) (mcp.Result, error) {
+	src := &mcp.Source{List: ps.conn.Tools, Writable: func(string) bool { return ps.writable },
+		Call: func(ctx context.Context, callID, name string, args json.RawMessage) (mcp.Result, error) {
 			_, tool, ok := mcp.SplitToolName(name)
 			if !ok {
 				return mcp.Result{}, fmt.Errorf("%q is not an MCP tool's name", clip(name, 128))
@@ -455,10 +461,10 @@ func (ps *proxySession) end(reason string, stop bool) {
 	ps.mu.Unlock()
 	// Pending approvals of the session's calls, and any asked from now on,
 	// are denied: no one is there to act on the answer.
-	e.approvals.DenySubAgent(ps.id, "", "the mcp-proxy session ended: "+reason)
+	e.Approvals().DenySubAgent(ps.id, "", "the mcp-proxy session ended: "+reason)
 	if stop {
 		if err := ps.conn.Close(); err != nil {
-			e.opts.Logf("engine: mcp-proxy %s: stop the upstream: %v", ps.id, err)
+			e.Logf("engine: mcp-proxy %s: stop the upstream: %v", ps.id, err)
 		}
 	}
 	waited := make(chan struct{})
@@ -467,7 +473,7 @@ func (ps *proxySession) end(reason string, stop bool) {
 	select {
 	case <-waited:
 	case <-t.C:
-		e.opts.Logf("engine: mcp-proxy %s: calls still in flight %s after its end", ps.id, proxyEndWait)
+		e.Logf("engine: mcp-proxy %s: calls still in flight %s after its end", ps.id, proxyEndWait)
 	}
 	t.Stop()
 	if !stop {
@@ -475,7 +481,7 @@ func (ps *proxySession) end(reason string, stop bool) {
 	}
 	if ps.home != "" {
 		if err := os.RemoveAll(ps.home); err != nil {
-			e.opts.Logf("engine: mcp-proxy %s: remove the upstream's home: %v", ps.id, err)
+			e.Logf("engine: mcp-proxy %s: remove the upstream's home: %v", ps.id, err)
 		}
 	}
 	x := ps.conn.Exit()
@@ -489,22 +495,22 @@ func (ps *proxySession) end(reason string, stop bool) {
 	ps.mu.Lock()
 	ps.exitRec = true
 	ps.mu.Unlock()
-	e.record(context.Background(), ledger.Sync, ps.id, &x)
+	e.Record(context.Background(), ledger.Sync, ps.id, &x)
 	close(ps.endDone)
-	e.proxies.drop(ps.id)
+	ps.p.drop(ps.id)
 }
 
-// stopProxies ends every session (the engine stops) and opens no more.
-func (e *Engine) stopProxies(reason string) {
-	e.proxies.mu.Lock()
-	e.proxies.closed = reason
-	all := make([]*proxySession, 0, len(e.proxies.byID))
-	for _, ps := range e.proxies.byID {
+// Stop ends every session (the engine stops) and opens no more.
+func (p *proxySessions) Stop(reason string) {
+	p.mu.Lock()
+	p.closed = reason
+	all := make([]*proxySession, 0, len(p.byID))
+	for _, ps := range p.byID {
 		if ps.conn != nil { // one still starting ends when it has started
 			all = append(all, ps)
 		}
 	}
-	e.proxies.mu.Unlock()
+	p.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, ps := range all {
 		wg.Add(1)
