@@ -1,10 +1,10 @@
-package engine
+package undo
 
 import "github.com/opx-dev/opx/chronicle"
 
-// WrapChronicleFSForTest wraps the workspace the engine's Chronicle reads
-// and writes (call it before Run), so that crash tests can stop a
-// rollback made through ChronicleService part way.
-func (e *Engine) WrapChronicleFSForTest(wrap func(chronicle.Workspace) chronicle.Workspace) {
-	e.chron.fs = wrap(e.chron.fs)
+// WrapFSForTest wraps the workspace c reads and writes (for the engine's
+// Chronicle, call it before Run), so that crash tests can stop a rollback
+// made through ChronicleService part way.
+func (c *Chronicle) WrapFSForTest(wrap func(chronicle.Workspace) chronicle.Workspace) {
+	c.fs = wrap(c.fs)
 }
