@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/chronicle"
-	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
@@ -35,7 +35,7 @@ func workspace(t testing.TB, files map[string]string) (string, chronicle.Workspa
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	return dir, engine.WorkspaceFS(w)
+	return dir, undo.WorkspaceFS(w)
 }
 
 // memStore is a Store that keeps what it is given.

@@ -8,8 +8,8 @@ import (
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/chronicle/textdiff"
 	"github.com/opx-dev/opx/cli/internal/ui"
-	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/urfave/cli/v2"
@@ -59,7 +59,7 @@ func runDiff(c *cli.Context) error {
 		return workspaceErr(ws, err)
 	}
 	defer w.Close()
-	fsys := engine.WorkspaceFS(w)
+	fsys := undo.WorkspaceFS(w)
 	targets, err := r.index.Targets(s, r.src, func(excluded []string) (*chronicle.Tree, error) {
 		return chronicle.ScanOnce(fsys, excluded)
 	})

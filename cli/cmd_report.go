@@ -14,8 +14,8 @@ import (
 
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/cli/internal/ui"
-	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -174,7 +174,7 @@ func reportWorkspace(c *cli.Context, t *replay.Timeline) (replay.WorkspaceReader
 	}
 	// The workspace stays open until the process ends; reads go through
 	// it beneath its root, never following links out.
-	fsys := engine.WorkspaceFS(w)
+	fsys := undo.WorkspaceFS(w)
 	return func(p string) (event.FileState, []byte, error) { return chronicle.Read(fsys, p) },
 		fmt.Sprintf("Post-state content the ledger does not hold was looked up in the workspace %s, as it is now (%s).",
 			ws, time.Now().UTC().Format(time.RFC3339))

@@ -13,6 +13,7 @@ import (
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/registry"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -57,7 +58,7 @@ func runRollback(c *cli.Context) error {
 		// recorded is a directory of another machine.
 		return usagef(c, "--source names a collector's mirror of another machine's ledger: rollback works on a workspace's own ledger (review the mirror with replay, report, diff)")
 	}
-	req := engine.RollbackRequest{Session: c.String("session"), DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
+	req := undo.RollbackRequest{Session: c.String("session"), DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
 	switch {
 	case req.Session != "" && len(args) > 0:
 		return usagef(c, "give a snapshot ID or --session, not both")
@@ -84,7 +85,7 @@ func runRollback(c *cli.Context) error {
 
 // rollbackSomewhere asks the workspace's running engine to roll back, or,
 // when none runs (or --ledger names a file), does it here.
-func rollbackSomewhere(c *cli.Context, req engine.RollbackRequest) (*engine.RollbackReport, error) {
+func rollbackSomewhere(c *cli.Context, req undo.RollbackRequest) (*undo.RollbackReport, error) {
 	if !ledgerNamed(c) {
 		ec, err := dialEngine(c)
 		if err == nil {
@@ -94,7 +95,7 @@ func rollbackSomewhere(c *cli.Context, req engine.RollbackRequest) (*engine.Roll
 			if err != nil {
 				return nil, fmt.Errorf("rollback through the engine: %w", err)
 			}
-			var rep engine.RollbackReport
+			var rep undo.RollbackReport
 			if err := json.Unmarshal(resp.ReportJson, &rep); err != nil {
 				return nil, fmt.Errorf("rollback report: %w", err)
 			}
@@ -143,20 +144,20 @@ func rollbackSomewhere(c *cli.Context, req engine.RollbackRequest) (*engine.Roll
 	} else if err := recoverRollbacks(c, l, rec, w.Path()); err != nil {
 		return nil, err
 	}
-	chron := engine.NewChronicle(rollbackFS(w), rec, chronicle.Retention{})
+	chron := undo.NewChronicle(rollbackFS(w), rec, chronicle.Retention{})
 	chron.SetDir(w.Path())
 	return chron.Rollback(c.Context, req)
 }
 
 // rollbackFS gives an offline rollback its workspace. Crash tests wrap it
 // to stop a rollback part way (export_test.go).
-var rollbackFS = engine.WorkspaceFS
+var rollbackFS = undo.WorkspaceFS
 
 // recoverRollbacks records, as the engine does when it starts, how any
-// rollback that was interrupted left the workspace (engine.RecoverRollbacks),
+// rollback that was interrupted left the workspace (undo.RecoverRollbacks),
 // before this command appends anything, and says so on stderr.
 func recoverRollbacks(c *cli.Context, l *ledger.Ledger, rec chronicle.Recorder, workspace string) error {
-	recovered, err := engine.RecoverRollbacks(c.Context, l, rec, workspace)
+	recovered, err := undo.RecoverRollbacks(c.Context, l, rec, workspace)
 	for _, r := range recovered {
 		fmt.Fprintf(c.App.ErrWriter, "opx: the rollback planned at entry %d was interrupted; recorded what it left as entry %d (opx ledger show %d)\n",
 			r.Plan, r.Rollback, r.Rollback)
@@ -192,7 +193,7 @@ func rollbackWorkspace(c *cli.Context, l *ledger.Ledger) (string, error) {
 }
 
 // printRollback prints a rollback report for people.
-func printRollback(w io.Writer, rep *engine.RollbackReport) {
+func printRollback(w io.Writer, rep *undo.RollbackReport) {
 	what := fmt.Sprintf("snapshot %d", rep.Snapshot)
 	if rep.Session != "" {
 		what = "session " + rep.Session
@@ -232,7 +233,7 @@ func printRollback(w io.Writer, rep *engine.RollbackReport) {
 // stepAction is what a rollback step does to its path: "restore" its
 // content, "delete" it (it did not exist before) or "recreate" it (it
 // was deleted since).
-func stepAction(s engine.RollbackStep) string {
+func stepAction(s undo.RollbackStep) string {
 	switch {
 	case s.To.State == event.StateAbsent:
 		return "delete"
@@ -244,7 +245,7 @@ func stepAction(s engine.RollbackStep) string {
 
 // doneWords says what a rollback did to the paths it wrote, by what it
 // did: "1 path removed", "2 paths restored, 1 removed".
-func doneWords(rep *engine.RollbackReport) string {
+func doneWords(rep *undo.RollbackReport) string {
 	action := map[string]string{}
 	for _, s := range rep.Steps {
 		action[s.Path] = stepAction(s)

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"github.com/opx-dev/opx/cli/internal/ui"
-	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"strconv"
 	"strings"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/urfave/cli/v2"
@@ -253,7 +253,7 @@ func workspaceState(ws *executor.Workspace, path string) (event.FileState, bool)
 	if ws == nil {
 		return event.FileState{}, false
 	}
-	now, _, err := chronicle.Read(engine.WorkspaceFS(ws), path)
+	now, _, err := chronicle.Read(undo.WorkspaceFS(ws), path)
 	return now, err == nil
 }
 

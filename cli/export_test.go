@@ -2,8 +2,8 @@ package cli
 
 import (
 	"github.com/opx-dev/opx/chronicle"
-	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/tlog"
 )
@@ -13,7 +13,7 @@ func WriteOptionsForTest() ledger.Options { return writeOptions() }
 
 // SetRollbackFSForTest wraps the workspace offline rollbacks write into.
 func SetRollbackFSForTest(wrap func(chronicle.Workspace) chronicle.Workspace) {
-	rollbackFS = func(w *executor.Workspace) chronicle.Workspace { return wrap(engine.WorkspaceFS(w)) }
+	rollbackFS = func(w *executor.Workspace) chronicle.Workspace { return wrap(undo.WorkspaceFS(w)) }
 }
 
 // ProveLatestForTest is `opx ledger prove SEQ` on an open ledger: the

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/opx-dev/opx/shield"
@@ -189,7 +190,7 @@ func TestEngine_RollbackNeedsClientToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var plan engine.RollbackReport
+	var plan undo.RollbackReport
 	if err := json.Unmarshal(rep.ReportJson, &plan); err != nil || len(plan.Steps) != 1 || plan.Steps[0].Path != "made.txt" {
 		t.Errorf("dry run with the token: %s %v; want made.txt in the plan", rep.ReportJson, err)
 	}

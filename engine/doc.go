@@ -13,7 +13,7 @@
 //     durable before the result is delivered. A rollback's plan (every
 //     path and the state it will write) is durable before its first path
 //     changes; at start, before engine.started, the engine records how any
-//     interrupted rollback left the workspace (RecoverRollbacks).
+//     interrupted rollback left the workspace (undo.RecoverRollbacks).
 //   - A ledger failure stops the engine: nothing runs that could not be
 //     recorded.
 //   - What runs is exactly what was judged: the action hash over the tool

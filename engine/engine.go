@@ -14,6 +14,8 @@ import (
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/supervise"
+	"github.com/opx-dev/opx/engine/tier2"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -27,7 +29,7 @@ type Engine struct {
 	opts  Options
 	rec   *Recorder
 	pipe  *Pipeline
-	chron *Chronicle
+	chron *undo.Chronicle
 	tools *executor.Registry
 	// approvals are the escalations waiting for a human.
 	approvals *Approvals
@@ -177,8 +179,8 @@ func New(opts Options) (*Engine, error) {
 	}
 	e.rec.otr.SetKnown(e.otrKnown())
 	e.approvals = NewApprovals(e.rec, opts.ApprovalTimeout, e.publish)
-	e.chron = NewChronicle(WorkspaceFS(ws), e.rec, opts.Retention)
-	e.chron.logf = opts.Logf
+	e.chron = undo.NewChronicle(undo.WorkspaceFS(ws), e.rec, opts.Retention)
+	e.chron.SetLogf(opts.Logf)
 	if opts.SnapshotExclude != nil {
 		e.chron.SetExclude(opts.SnapshotExclude)
 	}
@@ -191,7 +193,7 @@ func New(opts Options) (*Engine, error) {
 		}, Approvals: e.approvals, Restrict: e.restrict, Admit: e.subs.Admit,
 		ExecScope: e.subs.ExecScope, SessionTools: e.proxies.Tools}
 	if opts.Tier2Provider != nil {
-		t2, err := NewLLMEvaluator(LLMEvaluatorConfig{Recorder: e.rec, Provider: opts.Tier2Provider, Retry: opts.Retry,
+		t2, err := tier2.NewLLMEvaluator(tier2.LLMEvaluatorConfig{Recorder: e.rec, Provider: opts.Tier2Provider, Retry: opts.Retry,
 			Budget: opts.Tier2DailyBudget, Workspace: opts.Workspace})
 		if err != nil {
 			ws.Close()

@@ -34,6 +34,9 @@ import (
 
 const clientToken = "0123456789abcdef0123456789abcdef"
 
+// allowAll is a policy that allows what the heuristics do not block.
+const allowAll = "version: 1\ndefault: allow\n"
+
 // running is an engine served over real gRPC on loopback, with a
 // placeholder agent process (sleep) whose token the test uses to connect
 // its own scripted agent.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"google.golang.org/grpc"
 )
@@ -18,7 +19,7 @@ type ServiceRegistrar = func(srv *grpc.Server, e *Engine)
 func (e *Engine) Ledger() *ledger.Ledger { return e.opts.Ledger }
 
 // Chronicle is the engine's Chronicle: its snapshots and rollbacks.
-func (e *Engine) Chronicle() *Chronicle { return e.chron }
+func (e *Engine) Chronicle() *undo.Chronicle { return e.chron }
 
 // Logf reports to the engine's operator (Options.Logf).
 func (e *Engine) Logf(format string, args ...any) { e.opts.Logf(format, args...) }

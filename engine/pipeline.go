@@ -10,6 +10,7 @@ import (
 
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/shield"
@@ -76,7 +77,7 @@ type Pipeline struct {
 	Timeout time.Duration
 	// Chronicle, if set, snapshots before mutating tools; without it,
 	// mutating tools are refused (nothing would make them undoable).
-	Chronicle *Chronicle
+	Chronicle *undo.Chronicle
 	// OnVerdict, if set, is told each verdict once it is recorded (the
 	// engine shows them to the session's clients).
 	OnVerdict func(session, messageID string, seq uint64, v *event.ShieldVerdict)

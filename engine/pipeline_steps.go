@@ -8,6 +8,7 @@ import (
 
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
@@ -74,8 +75,8 @@ func (p *Pipeline) judge(ctx context.Context, prop Proposal) (*ToolOutcome, erro
 
 // callSnapshot is what snapshot took before a mutating call runs.
 type callSnapshot struct {
-	touched []string           // files snapshots: the paths named
-	before  *WorkspaceSnapshot // workspace snapshots: the tree to diff
+	touched []string                // files snapshots: the paths named
+	before  *undo.WorkspaceSnapshot // workspace snapshots: the tree to diff
 }
 
 // snapshot takes the Chronicle snapshot a mutating call needs before it
@@ -85,8 +86,8 @@ type callSnapshot struct {
 func (p *Pipeline) snapshot(ctx context.Context, tools *executor.Registry, prop Proposal, call executor.Call) (callSnapshot, *ToolOutcome, error) {
 	session, subagent, callID, tool, def := prop.Session, prop.SubAgentID, prop.CallID, prop.Tool, prop.Def
 	var (
-		touched []string           // files snapshots: the paths named
-		before  *WorkspaceSnapshot // workspace snapshots: the tree to diff
+		touched []string                // files snapshots: the paths named
+		before  *undo.WorkspaceSnapshot // workspace snapshots: the tree to diff
 	)
 	var refusal string
 	var err error

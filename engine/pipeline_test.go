@@ -12,6 +12,7 @@ import (
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -263,7 +264,7 @@ func TestPipeline_SnapshotBeforeWrite(t *testing.T) {
 	reg, _ := executor.NewRegistry(executor.NewFiles(w), executor.NewEdits(w))
 	f.p.Tools = reg
 	f.p.Evaluator = engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: f.ws, Home: "/home/nobody", Policy: policy})}
-	f.p.Chronicle = engine.NewChronicle(engine.WorkspaceFS(w), f.p.Recorder, chronicle.Retention{})
+	f.p.Chronicle = undo.NewChronicle(undo.WorkspaceFS(w), f.p.Recorder, chronicle.Retention{})
 	ctx := context.Background()
 	for i, c := range []struct{ tool, args string }{
 		{"write_file", `{"path":"new.txt","content":"v1"}`},

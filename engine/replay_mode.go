@@ -8,6 +8,7 @@ import (
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/engine/tier2"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
@@ -76,7 +77,7 @@ func (e *Engine) setupReplay(mcpSource *mcp.Source) {
 	if provider, budget, workspace := s.Tier2(); provider != nil {
 		// Built here, not by New: the evaluator shows the model the
 		// recorded workspace, not the replay's empty one.
-		t2, err := NewLLMEvaluator(LLMEvaluatorConfig{Recorder: e.rec, Provider: provider, Retry: e.opts.Retry,
+		t2, err := tier2.NewLLMEvaluator(tier2.LLMEvaluatorConfig{Recorder: e.rec, Provider: provider, Retry: e.opts.Retry,
 			Budget: budget, Workspace: workspace})
 		if err == nil {
 			e.pipe.Tier2 = t2

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -27,7 +28,7 @@ func (f *inflight) finish() { f.once.Do(func() { close(f.done) }) }
 
 // load records engine.crashed when the last engine.started has no
 // engine.stopped after it, the outcome of any interrupted rollback
-// (RecoverRollbacks), then this engine's engine.started. Sessions and
+// (undo.RecoverRollbacks), then this engine's engine.started. Sessions and
 // their history are not loaded: they are projections of the ledger, read
 // when asked (readSession, readHistory).
 func (e *Engine) load() error {
@@ -71,7 +72,7 @@ func (e *Engine) load() error {
 	// A rollback this or another process was carrying out when it died
 	// is recorded (what it left, measured from disk) before anything is
 	// served.
-	recovered, err := RecoverRollbacks(ctx, l, e.rec, e.opts.Workspace)
+	recovered, err := undo.RecoverRollbacks(ctx, l, e.rec, e.opts.Workspace)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/redrive"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
@@ -76,7 +77,7 @@ func newLinkWorkspace(t *testing.T) *linkWorkspace {
 	}
 	f.p.Tools = reg
 	f.p.Evaluator = engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: "/home/nobody", Policy: policy, RateLimit: 1 << 20}), FS: w}
-	f.p.Chronicle = engine.NewChronicle(engine.WorkspaceFS(w), f.p.Recorder, chronicle.Retention{})
+	f.p.Chronicle = undo.NewChronicle(undo.WorkspaceFS(w), f.p.Recorder, chronicle.Retention{})
 	return &linkWorkspace{ws: ws, w: w, f: f}
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 // evaluatorRequestPrefix starts the request_id of Shield's tier 2
-// evaluator calls (engine/shield_llm.go), told apart from the agent's own.
+// evaluator calls (engine/tier2), told apart from the agent's own.
 const evaluatorRequestPrefix = "tier2_"
 
 // errFound ends a Range early once an entry was found.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/undo"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
 
@@ -17,7 +18,7 @@ type chronicleService struct {
 // Rollback runs a rollback in the engine. A refused or failed rollback is
 // not an RPC error: the report says what happened and why.
 func (s *chronicleService) Rollback(ctx context.Context, req *opxv1.RollbackRequest) (*opxv1.RollbackResponse, error) {
-	rep, err := s.e.Chronicle().Rollback(ctx, engine.RollbackRequest{Snapshot: req.Snapshot, Session: req.Session, DryRun: req.DryRun, Force: req.Force})
+	rep, err := s.e.Chronicle().Rollback(ctx, undo.RollbackRequest{Snapshot: req.Snapshot, Session: req.Session, DryRun: req.DryRun, Force: req.Force})
 	if err != nil {
 		s.e.Logf("engine: rollback: %v", err)
 	}

@@ -5,8 +5,8 @@
 // Chronicle service (rollbacks run in the engine).
 //
 // It may import the engine's core (package engine) and its leaf packages
-// (engine/checkpoint), ledger and the generated proto; the core never
-// imports it: whoever starts an engine passes Register as
+// (engine/checkpoint, engine/undo), ledger and the generated proto; the
+// core never imports it: whoever starts an engine passes Register as
 // engine.Options.Services (cli's internal-engine, the tests).
 //
 // Invariants: the services only read the ledger, except AppendNote (an

@@ -1,4 +1,4 @@
-package engine
+package undo
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 type Chronicle struct {
 	fs        chronicle.Workspace
 	dir       string // the workspace's path, recorded with each rollback plan
-	rec       *Recorder
+	rec       Recorder
 	scanner   *chronicle.Scanner
 	retention chronicle.Retention
 	exclude   []string
@@ -38,6 +38,18 @@ type Chronicle struct {
 	known  map[ledger.Hash]bool // blobs known to be stored
 }
 
+// Recorder is what Chronicle records with: the engine's recorder
+// (engine.Recorder), in the engine and in offline rollbacks alike.
+type Recorder interface {
+	chronicle.Recorder
+	// Ledger is the ledger it records in.
+	Ledger() *ledger.Ledger
+	// Prune records a chronicle.pruned entry and removes its blobs, in
+	// order with everything else recorded; blobs that entries from
+	// keepFrom on name are kept.
+	Prune(ctx context.Context, rec ledger.Record, keepFrom uint64) error
+}
+
 // DefaultExclude is what workspace snapshots leave out unless configured
 // otherwise: git's object store, which git only ever adds to (objects are
 // content-addressed and immutable), and which can be far larger than the
@@ -47,7 +59,7 @@ var DefaultExclude = []string{".git/objects"}
 // NewChronicle returns the engine's Chronicle over a workspace, recording
 // with rec. Its index is built lazily from the ledger. Workspace
 // snapshots leave out DefaultExclude; SetExclude changes that.
-func NewChronicle(fsys chronicle.Workspace, rec *Recorder, r chronicle.Retention) *Chronicle {
+func NewChronicle(fsys chronicle.Workspace, rec Recorder, r chronicle.Retention) *Chronicle {
 	c := &Chronicle{fs: fsys, rec: rec, scanner: chronicle.NewScanner(fsys), retention: r, index: chronicle.NewIndex(),
 		known: map[ledger.Hash]bool{}, plans: map[uint64]bool{}, logf: func(string, ...any) {}}
 	c.SetExclude(DefaultExclude)
@@ -62,6 +74,10 @@ func NewChronicle(fsys chronicle.Workspace, rec *Recorder, r chronicle.Retention
 // records (so that a rollback interrupted by a crash can be measured
 // where it wrote); NewChronicle takes it from a WorkspaceFS.
 func (c *Chronicle) SetDir(dir string) { c.dir = dir }
+
+// SetLogf sets where retention reports a failure (the engine's
+// operator); by default nowhere.
+func (c *Chronicle) SetLogf(logf func(string, ...any)) { c.logf = logf }
 
 // SetExclude sets the path patterns (path.Match syntax, matched against
 // workspace-relative paths; a matching directory is left out whole) that

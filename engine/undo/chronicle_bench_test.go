@@ -1,4 +1,4 @@
-package engine_test
+package undo_test
 
 // Chronicle benchmarks, each beside its baseline in the same run:
 //
@@ -28,6 +28,7 @@ import (
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 )
 
@@ -72,7 +73,7 @@ func BenchmarkWorkspaceSnapshot_Unchanged10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	chron := engine.NewChronicle(engine.WorkspaceFS(w), engine.NewRecorder(l), chronicle.Retention{})
+	chron := undo.NewChronicle(undo.WorkspaceFS(w), engine.NewRecorder(l), chronicle.Retention{})
 	ctx := context.Background()
 	snapshot := func(i int) {
 		chron.Lock()
@@ -153,7 +154,7 @@ func BenchmarkSnapshotRollback_100MB(b *testing.B) {
 	defer l.Close()
 	reg, _ := executor.NewRegistry(&bigTool{ws: ws})
 	rec := engine.NewRecorder(l)
-	chron := engine.NewChronicle(engine.WorkspaceFS(w), rec, chronicle.Retention{})
+	chron := undo.NewChronicle(undo.WorkspaceFS(w), rec, chronicle.Retention{})
 	p := &engine.Pipeline{Recorder: rec, Tools: reg, Chronicle: chron, Evaluator: allowEverything{}}
 	ctx := context.Background()
 	cp := func(from, to string) {
@@ -183,7 +184,7 @@ func BenchmarkSnapshotRollback_100MB(b *testing.B) {
 			}
 			return nil
 		})
-		if _, err := chron.Rollback(ctx, engine.RollbackRequest{Snapshot: snap}); err != nil {
+		if _, err := chron.Rollback(ctx, undo.RollbackRequest{Snapshot: snap}); err != nil {
 			b.Fatal(err)
 		}
 		ours += time.Since(t)

@@ -1,4 +1,4 @@
-package engine_test
+package undo_test
 
 import (
 	"context"
@@ -17,12 +17,13 @@ import (
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/grpcapi"
 	"github.com/opx-dev/opx/engine/llm"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
 
-// The rollback crash test runs the real rollback (engine.Chronicle on a
+// The rollback crash test runs the real rollback (undo.Chronicle on a
 // real workspace and bbolt ledger) in a child process, this test binary
 // re-executed into TestRollbackCrashChild, whose workspace pauses after a
 // chosen number of changes and tells the parent so; the parent SIGKILLs
@@ -57,10 +58,10 @@ func TestRollbackCrashChild(t *testing.T) {
 	if err != nil {
 		fail(err)
 	}
-	fsys := &chronicletest.PausingFS{Workspace: engine.WorkspaceFS(w), After: after, Pause: chronicletest.Block}
-	chron := engine.NewChronicle(fsys, engine.NewRecorder(l), chronicle.Retention{})
+	fsys := &chronicletest.PausingFS{Workspace: undo.WorkspaceFS(w), After: after, Pause: chronicletest.Block}
+	chron := undo.NewChronicle(fsys, engine.NewRecorder(l), chronicle.Retention{})
 	chron.SetDir(ws)
-	_, err = chron.Rollback(context.Background(), engine.RollbackRequest{Session: "s1"})
+	_, err = chron.Rollback(context.Background(), undo.RollbackRequest{Session: "s1"})
 	fail(fmt.Errorf("the rollback returned (%v) instead of pausing", err))
 }
 
@@ -98,7 +99,7 @@ func TestChronicle_Rollback_KilledThenRecovered(t *testing.T) {
 			before := f.tree(t)
 			f.call(t, "rewrite_all", `{}`)
 			rewritten := f.tree(t)
-			dry, err := f.rollback(t, engine.RollbackRequest{Session: "s1", DryRun: true})
+			dry, err := f.rollback(t, undo.RollbackRequest{Session: "s1", DryRun: true})
 			if err != nil || len(dry.Steps) != nFiles+3 {
 				t.Fatalf("dry run: %d steps, %v", len(dry.Steps), err)
 			}
@@ -199,10 +200,10 @@ func TestChronicle_Rollback_KilledThenRecovered(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer w.Close()
-			chron := engine.NewChronicle(engine.WorkspaceFS(w), engine.NewRecorder(l), chronicle.Retention{})
-			req, wantTree := engine.RollbackRequest{Session: "s1"}, before
+			chron := undo.NewChronicle(undo.WorkspaceFS(w), engine.NewRecorder(l), chronicle.Retention{})
+			req, wantTree := undo.RollbackRequest{Session: "s1"}, before
 			if tc.name == "part way" {
-				req, wantTree = engine.RollbackRequest{Snapshot: plan.PreSnapshot}, rewritten
+				req, wantTree = undo.RollbackRequest{Snapshot: plan.PreSnapshot}, rewritten
 			}
 			again, err := chron.Rollback(context.Background(), req)
 			if err != nil {

@@ -1,4 +1,4 @@
-package engine_test
+package undo_test
 
 import (
 	"bufio"
@@ -44,7 +44,7 @@ func TestLedgerService_Verify_RollbackRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	paused, release := make(chan struct{}), make(chan struct{})
-	e.WrapChronicleFSForTest(func(w chronicle.Workspace) chronicle.Workspace {
+	e.Chronicle().WrapFSForTest(func(w chronicle.Workspace) chronicle.Workspace {
 		return &chronicletest.PausingFS{Workspace: w, After: 5, Pause: func() { close(paused); <-release }}
 	})
 	ctx, cancel := context.WithCancel(context.Background())

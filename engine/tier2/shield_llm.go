@@ -1,4 +1,4 @@
-package engine
+package tier2
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
@@ -19,16 +20,22 @@ import (
 	"github.com/opx-dev/opx/ledger/event"
 )
 
-// Tier2 answers escalations to tier 2.
-type Tier2 interface {
-	// Judge returns an allow or block verdict (tier 2) on p, which esc
-	// escalated. The error is non-nil only when the ledger failed.
-	Judge(ctx context.Context, p Proposal, esc Verdict) (Verdict, error)
+// Recorder is what the evaluator records its exchanges with: the
+// engine's recorder (engine.Recorder).
+type Recorder interface {
+	Record(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) (uint64, error)
+	// Ledger is the ledger it records in, where the day's calls are
+	// counted.
+	Ledger() *ledger.Ledger
+	// RecordLLMResponse records the llm.response of one exchange the way
+	// the gateway records its own: what the model answered, or why it
+	// did not.
+	RecordLLMResponse(ctx context.Context, d ledger.Durability, session string, p llm.Provider, subagent, reqID string, x *llm.Exchange, callErr error) (uint64, error)
 }
 
-// DefaultTier2DailyBudget is how many tier 2 model calls a day the
+// DefaultDailyBudget is how many tier 2 model calls a day the
 // evaluator makes when the configuration sets no budget.
-const DefaultTier2DailyBudget = 100
+const DefaultDailyBudget = 100
 
 // tier2RequestPrefix starts the request_id of every tier 2 llm.request, so
 // the day's spending can be counted from the ledger after a restart.
@@ -63,7 +70,7 @@ or
 //     restart does not refill the budget. Over budget, it blocks without
 //     calling.
 type LLMEvaluator struct {
-	rec       *Recorder
+	rec       Recorder
 	provider  llm.Provider
 	retry     llm.RetryPolicy
 	budget    int
@@ -77,10 +84,10 @@ type LLMEvaluator struct {
 
 // LLMEvaluatorConfig configures an LLMEvaluator.
 type LLMEvaluatorConfig struct {
-	Recorder  *Recorder
+	Recorder  Recorder
 	Provider  llm.Provider
 	Retry     llm.RetryPolicy
-	Budget    int    // calls per UTC day; <= 0 means DefaultTier2DailyBudget
+	Budget    int    // calls per UTC day; <= 0 means DefaultDailyBudget
 	Workspace string // to show the model where relative paths point
 	Now       func() time.Time
 }
@@ -92,7 +99,7 @@ func NewLLMEvaluator(cfg LLMEvaluatorConfig) (*LLMEvaluator, error) {
 		return nil, errors.New("tier 2: a recorder and a provider are required")
 	}
 	if cfg.Budget <= 0 {
-		cfg.Budget = DefaultTier2DailyBudget
+		cfg.Budget = DefaultDailyBudget
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -194,18 +201,19 @@ type tier2Answer struct {
 	Reason   string `json:"reason"`
 }
 
-// Judge implements Tier2.
-func (e *LLMEvaluator) Judge(ctx context.Context, p Proposal, esc Verdict) (Verdict, error) {
+// Judge implements engine.Tier2: an allow or block verdict (tier 2) on p,
+// which esc escalated. The error is non-nil only when the ledger failed.
+func (e *LLMEvaluator) Judge(ctx context.Context, p judge.Proposal, esc judge.Verdict) (judge.Verdict, error) {
 	if !e.reserve() {
 		used, budget := e.Used()
-		return Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:budget", Reason: fmt.Sprintf("the tier 2 evaluator's daily budget is spent (%d of %d calls today, UTC); "+
+		return judge.Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:budget", Reason: fmt.Sprintf("the tier 2 evaluator's daily budget is spent (%d of %d calls today, UTC); "+
 			"blocked rather than asked (raise shield.tier2_daily_budget to allow more)", used, budget)}, nil
 	}
 	act := tier2Action{Tool: p.Tool, Arguments: p.Args, Mutating: p.Def.Mutating, Paths: e.paths(p.Args), Workspace: e.workspace,
 		EscalatedBy: esc.Rule, Why: esc.Reason}
 	desc, err := json.MarshalIndent(act, "", "  ")
 	if err != nil {
-		return Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:error", Reason: "could not describe the action to the tier 2 evaluator: " + err.Error()}, nil
+		return judge.Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:error", Reason: "could not describe the action to the tier 2 evaluator: " + err.Error()}, nil
 	}
 	req := &llm.Request{Model: e.provider.Model(), MaxTokens: 512, Messages: []llm.Message{
 		{Role: llm.RoleSystem, Content: tier2SystemPrompt},
@@ -213,31 +221,31 @@ func (e *LLMEvaluator) Judge(ctx context.Context, p Proposal, esc Verdict) (Verd
 	}}
 	body, err := e.provider.Encode(req)
 	if err != nil {
-		return Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:error", Reason: "could not encode the tier 2 request: " + err.Error()}, nil
+		return judge.Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:error", Reason: "could not encode the tier 2 request: " + err.Error()}, nil
 	}
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {
-		return Verdict{}, err
+		return judge.Verdict{}, err
 	}
 	reqID := tier2RequestPrefix + hex.EncodeToString(id[:])
 	// Recorded before the call: the budget counts it even if the engine
 	// dies during the call.
 	if _, err := e.rec.Record(ctx, ledger.Async, p.Session, &event.LLMRequest{SubAgentID: p.SubAgentID, RequestID: reqID, MessageID: p.MessageID,
 		Provider: e.provider.Name(), Model: e.provider.Model(), Blob: ledger.Sum(body).String(), Size: int64(len(body))}, body); err != nil {
-		return Verdict{}, err
+		return judge.Verdict{}, err
 	}
 	x, callErr := llm.Complete(context.WithoutCancel(ctx), e.provider, req, e.retry, func(llm.Chunk) error { return nil })
 	if err := e.recordResponse(ctx, p, reqID, x, callErr); err != nil {
-		return Verdict{}, err
+		return judge.Verdict{}, err
 	}
 	if callErr != nil {
-		return Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:error", Reason: "the tier 2 evaluator failed, so the action is blocked: " + clip(callErr.Error(), 500)}, nil
+		return judge.Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:error", Reason: "the tier 2 evaluator failed, so the action is blocked: " + clip(callErr.Error(), 500)}, nil
 	}
 	ans, err := parseTier2Answer(x)
 	if err != nil {
-		return Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:malformed", Reason: "the tier 2 evaluator's answer is not usable, so the action is blocked: " + err.Error()}, nil
+		return judge.Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:malformed", Reason: "the tier 2 evaluator's answer is not usable, so the action is blocked: " + err.Error()}, nil
 	}
-	return Verdict{Decision: ans.Decision, Tier: 2, Rule: "tier2:llm-evaluator", Reason: ans.Reason}, nil
+	return judge.Verdict{Decision: ans.Decision, Tier: 2, Rule: "tier2:llm-evaluator", Reason: ans.Reason}, nil
 }
 
 // parseTier2Answer accepts exactly one JSON object with a decision of allow
@@ -303,8 +311,20 @@ func (e *LLMEvaluator) paths(args json.RawMessage) []string {
 }
 
 // recordResponse records the exchange's outcome as the gateway does.
-func (e *LLMEvaluator) recordResponse(ctx context.Context, p Proposal, reqID string, x *llm.Exchange, callErr error) error {
-	r, blobs := llmResponse(e.provider, p.SubAgentID, reqID, x, callErr)
-	_, err := e.rec.Record(ctx, ledger.Async, p.Session, r, blobs...)
+func (e *LLMEvaluator) recordResponse(ctx context.Context, p judge.Proposal, reqID string, x *llm.Exchange, callErr error) error {
+	_, err := e.rec.RecordLLMResponse(ctx, ledger.Async, p.Session, e.provider, p.SubAgentID, reqID, x, callErr)
 	return err
+}
+
+// clip cuts s to at most n bytes on a character boundary (as the
+// engine's clip): what it keeps goes into verdicts, which must be valid
+// UTF-8.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -1,4 +1,4 @@
-package engine_test
+package undo_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
@@ -45,10 +46,10 @@ func TestRecoverRollbacks_OnlyTheWorkspaceInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if got, err := engine.RecoverRollbacks(ctx, l, rec, ""); err != nil || len(got) != 0 {
+	if got, err := undo.RecoverRollbacks(ctx, l, rec, ""); err != nil || len(got) != 0 {
 		t.Fatalf("with no workspace: recovered %v, %v; want the plan left open", got, err)
 	}
-	got, err := engine.RecoverRollbacks(ctx, l, rec, mine)
+	got, err := undo.RecoverRollbacks(ctx, l, rec, mine)
 	if err != nil || len(got) != 1 || got[0].Plan != plan {
 		t.Fatalf("recovered %v, %v", got, err)
 	}

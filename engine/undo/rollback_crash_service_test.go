@@ -1,4 +1,4 @@
-package engine_test
+package undo_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/grpcapi"
 	"github.com/opx-dev/opx/engine/llm"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -53,7 +54,7 @@ func TestRollbackCrashChild_Engine(t *testing.T) {
 	if err != nil {
 		fail(err)
 	}
-	e.WrapChronicleFSForTest(func(w chronicle.Workspace) chronicle.Workspace {
+	e.Chronicle().WrapFSForTest(func(w chronicle.Workspace) chronicle.Workspace {
 		return &chronicletest.PausingFS{Workspace: w, After: after, Pause: chronicletest.Block}
 	})
 	fail(fmt.Errorf("engine Run returned: %v", e.Run(context.Background())))
@@ -71,7 +72,7 @@ func TestChronicleService_Rollback_KilledThenRecovered(t *testing.T) {
 	}
 	f := newChronFixture(t, files, chronicle.Retention{})
 	f.call(t, "rewrite_all", `{}`)
-	dry, err := f.rollback(t, engine.RollbackRequest{Session: "s1", DryRun: true})
+	dry, err := f.rollback(t, undo.RollbackRequest{Session: "s1", DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}

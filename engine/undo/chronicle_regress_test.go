@@ -1,4 +1,4 @@
-package engine_test
+package undo_test
 
 // Regression tests from a review of Chronicle: each failed before its fix.
 
@@ -15,6 +15,7 @@ import (
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"golang.org/x/sys/unix"
@@ -98,7 +99,7 @@ func TestChronicleRegress_LongPathDoesNotBlindChronicle(t *testing.T) {
 	if out, _ := f.p.Handle(context.Background(), "s1", "", "m1", "c2", "evil", "{}"); strings.Contains(out.Content, "no snapshot could be taken") {
 		t.Errorf("a later command could not be snapshotted: %s", out.Content)
 	}
-	_, rerr := f.rollback(t, engine.RollbackRequest{Snapshot: snap.Seq, Force: true})
+	_, rerr := f.rollback(t, undo.RollbackRequest{Snapshot: snap.Seq, Force: true})
 	if rerr == nil || !strings.Contains(rerr.Error(), "directory not empty") {
 		t.Errorf("rollback over an unrecorded subtree: %v", rerr)
 	}
@@ -118,7 +119,7 @@ func TestChronicleRegress_RollbackThroughIntermediateSymlink(t *testing.T) {
 	snap2 := f.call(t, "write_file", fmt.Sprintf(`{"path":"d/config.yaml","content":%q}`, cfg))
 	out, err := f.p.Handle(context.Background(), "s1", "", "m1", "cx", "relink", "{}")
 	t.Logf("relink: %+v %v", out, err)
-	rep, rerr := f.rollback(t, engine.RollbackRequest{Snapshot: snap2})
+	rep, rerr := f.rollback(t, undo.RollbackRequest{Snapshot: snap2})
 	t.Logf("rollback of %d: err=%v restored=%v conflicts=%v", snap2, rerr, rep.Restored, rep.Steps)
 	if got := f.read(t, ".opx/config.yaml"); got != cfg {
 		t.Errorf(".opx/config.yaml = %q after a rollback without --force", got)
@@ -144,12 +145,12 @@ func TestChronicleRegress_WriteThroughIntermediateSymlink(t *testing.T) {
 func TestChronicleRegress_MoveDirRollback(t *testing.T) {
 	f := newChronFixture(t, map[string]string{"dir/b.txt": "bravo\n"}, chronicle.Retention{})
 	snap := f.call(t, "move_file", `{"from":"dir","to":"dir2"}`)
-	rep, err := f.rollback(t, engine.RollbackRequest{Snapshot: snap})
+	rep, err := f.rollback(t, undo.RollbackRequest{Snapshot: snap})
 	t.Logf("rollback: err=%v kind=%s restored=%v", err, rep.ErrorKind, rep.Restored)
 	if err != nil || f.read(t, "dir/b.txt") != "bravo\n" {
 		t.Errorf("move of a directory not undone: dir/b.txt %q dir2/b.txt %q", f.read(t, "dir/b.txt"), f.read(t, "dir2/b.txt"))
 	}
-	rep, err = f.rollback(t, engine.RollbackRequest{Session: "s1", Force: true})
+	rep, err = f.rollback(t, undo.RollbackRequest{Session: "s1", Force: true})
 	t.Logf("session rollback --force: err=%v", err)
 }
 
@@ -164,7 +165,7 @@ func TestChronicleRegress_LargeCreatedFileBlocksRollback(t *testing.T) {
 		fh.Close()
 	}})
 	snap := f.call(t, "big", `{}`)
-	rep, err := f.rollback(t, engine.RollbackRequest{Snapshot: snap, Force: true})
+	rep, err := f.rollback(t, undo.RollbackRequest{Snapshot: snap, Force: true})
 	t.Logf("rollback --force: err=%v kind=%s", err, rep.ErrorKind)
 	if err != nil {
 		t.Errorf("cannot roll back a command that created a large file: %v (a.txt %q)", err, f.read(t, "a.txt"))
@@ -177,10 +178,10 @@ func TestChronicleRegress_SessionAfterSnapshotRollback(t *testing.T) {
 	f := newChronFixture(t, map[string]string{"a.txt": "a0\n"}, chronicle.Retention{})
 	f.call(t, "write_file", `{"path":"a.txt","content":"a1\n"}`)
 	s2 := f.call(t, "write_file", `{"path":"a.txt","content":"a2\n"}`)
-	if _, err := f.rollback(t, engine.RollbackRequest{Snapshot: s2}); err != nil {
+	if _, err := f.rollback(t, undo.RollbackRequest{Snapshot: s2}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.rollback(t, engine.RollbackRequest{Session: "s1"})
+	_, err := f.rollback(t, undo.RollbackRequest{Session: "s1"})
 	if errors.Is(err, chronicle.ErrConflict) {
 		t.Errorf("%v", err)
 	}
@@ -206,8 +207,8 @@ func TestChronicleRegress_ExcludeNotFromSnapshot(t *testing.T) {
 	// The engine died here. Offline rollback:
 	w, _ := executor.OpenWorkspace(f.ws)
 	defer w.Close()
-	off := engine.NewChronicle(engine.WorkspaceFS(w), engine.NewRecorder(f.l), chronicle.Retention{})
-	rep, err := off.Rollback(context.Background(), engine.RollbackRequest{Snapshot: ws.Seq, DryRun: true, Force: true})
+	off := undo.NewChronicle(undo.WorkspaceFS(w), engine.NewRecorder(f.l), chronicle.Retention{})
+	rep, err := off.Rollback(context.Background(), undo.RollbackRequest{Snapshot: ws.Seq, DryRun: true, Force: true})
 	var del []string
 	for _, s := range rep.Steps {
 		if s.To.State == event.StateAbsent {
@@ -328,20 +329,20 @@ func TestChronicleRegress_KindChanges(t *testing.T) {
 	before := f.tree(t)
 	snap := f.call(t, "kinds", `{}`)
 	after := f.tree(t)
-	rep, err := f.rollback(t, engine.RollbackRequest{Snapshot: snap})
+	rep, err := f.rollback(t, undo.RollbackRequest{Snapshot: snap})
 	if err != nil {
 		t.Fatalf("rollback: %v", err)
 	}
 	if f.tree(t) != before {
 		t.Errorf("not as before")
 	}
-	if _, err := f.rollback(t, engine.RollbackRequest{Snapshot: rep.PreSnapshot}); err != nil {
+	if _, err := f.rollback(t, undo.RollbackRequest{Snapshot: rep.PreSnapshot}); err != nil {
 		t.Fatalf("rollback of rollback: %v", err)
 	}
 	if f.tree(t) != after {
 		t.Errorf("rollback of rollback not as after")
 	}
-	if _, err := f.rollback(t, engine.RollbackRequest{Session: "s1"}); err != nil {
+	if _, err := f.rollback(t, undo.RollbackRequest{Session: "s1"}); err != nil {
 		t.Errorf("session rollback: %v", err)
 	}
 	if f.tree(t) != before {
@@ -387,14 +388,14 @@ func TestChronicleRegress_KindEach(t *testing.T) {
 			before := f.tree(t)
 			snap := f.call(t, "kinds", `{}`)
 			after := f.tree(t)
-			rep, err := f.rollback(t, engine.RollbackRequest{Snapshot: snap})
+			rep, err := f.rollback(t, undo.RollbackRequest{Snapshot: snap})
 			if err != nil {
 				t.Fatalf("rollback: %v", err)
 			}
 			if f.tree(t) != before {
 				t.Errorf("not as before")
 			}
-			rep2, err := f.rollback(t, engine.RollbackRequest{Snapshot: rep.PreSnapshot})
+			rep2, err := f.rollback(t, undo.RollbackRequest{Snapshot: rep.PreSnapshot})
 			if err != nil {
 				t.Fatalf("rollback of rollback: %v %+v", err, rep2.Steps)
 			}
@@ -430,7 +431,7 @@ func TestChronicleRegress_DuplicateCallID(t *testing.T) {
 	x, _ := chronicle.BuildIndex(f.l)
 	s := x.Snapshots()[0]
 	t.Logf("snapshot %d exec seq %d pre %d", s.Seq, s.Exec.Seq, len(s.Exec.Pre))
-	rep, err := f.rollback(t, engine.RollbackRequest{Snapshot: s.Seq})
+	rep, err := f.rollback(t, undo.RollbackRequest{Snapshot: s.Seq})
 	t.Logf("rollback: err %v steps %d", err, len(rep.Steps))
 	if f.read(t, "notes.md") != "original\n" {
 		t.Errorf("notes.md %q after rolling back the command", f.read(t, "notes.md"))

@@ -1,4 +1,4 @@
-package engine_test
+package undo_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
@@ -26,6 +27,9 @@ import (
 // allowAll is a policy that allows what the heuristics do not block, so
 // these tests exercise Chronicle, not Shield.
 const allowAll = "version: 1\ndefault: allow\n"
+
+// clientToken is the client token the engines these tests start accept.
+const clientToken = "0123456789abcdef0123456789abcdef"
 
 // rewriteTool is a workspace-wide tool, like a shell command: it rewrites
 // every .txt file under data/, deletes data/old.txt and creates data/new/.
@@ -54,7 +58,7 @@ type chronFixture struct {
 	path  string
 	l     *ledger.Ledger
 	p     *engine.Pipeline
-	chron *engine.Chronicle
+	chron *undo.Chronicle
 	n     int
 }
 
@@ -94,7 +98,7 @@ func newChronFixture(t *testing.T, files map[string]string, r chronicle.Retentio
 		t.Fatal(err)
 	}
 	rec := engine.NewRecorder(l)
-	f.chron = engine.NewChronicle(engine.WorkspaceFS(w), rec, r)
+	f.chron = undo.NewChronicle(undo.WorkspaceFS(w), rec, r)
 	f.p = &engine.Pipeline{Recorder: rec, Tools: reg, Chronicle: f.chron,
 		Evaluator: engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: "/home/nobody", Policy: policy, RateLimit: 10000})}}
 	return f
@@ -137,14 +141,14 @@ func (f *chronFixture) tree(t *testing.T) ledger.Hash {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	res, err := chronicle.NewScanner(engine.WorkspaceFS(w)).Scan(nil)
+	res, err := chronicle.NewScanner(undo.WorkspaceFS(w)).Scan(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res.Tree.Hash()
 }
 
-func (f *chronFixture) rollback(t *testing.T, req engine.RollbackRequest) (*engine.RollbackReport, error) {
+func (f *chronFixture) rollback(t *testing.T, req undo.RollbackRequest) (*undo.RollbackReport, error) {
 	t.Helper()
 	return f.chron.Rollback(context.Background(), req)
 }
@@ -173,7 +177,7 @@ func TestChronicle_Rollback_EachEdit(t *testing.T) {
 			if after == before {
 				t.Fatalf("%s changed nothing", c.tool)
 			}
-			rep, err := f.rollback(t, engine.RollbackRequest{Snapshot: snap})
+			rep, err := f.rollback(t, undo.RollbackRequest{Snapshot: snap})
 			if err != nil {
 				t.Fatalf("rollback: %v\n%+v", err, rep)
 			}
@@ -187,7 +191,7 @@ func TestChronicle_Rollback_EachEdit(t *testing.T) {
 				t.Errorf("the workspace is not as before %s (content, modes, kinds)", c.tool)
 			}
 			// Undo the rollback.
-			if _, err := f.rollback(t, engine.RollbackRequest{Snapshot: rep.PreSnapshot}); err != nil {
+			if _, err := f.rollback(t, undo.RollbackRequest{Snapshot: rep.PreSnapshot}); err != nil {
 				t.Fatalf("rollback of the rollback: %v", err)
 			}
 			if got := f.tree(t); got != after {
@@ -217,7 +221,7 @@ func TestChronicle_Rollback_WorkspaceWide(t *testing.T) {
 	if s.Kind != event.KindWorkspace || s.Exec == nil || len(s.Exec.Pre) != 1000+3 {
 		t.Fatalf("snapshot %+v, exec %+v (want 1,003 changed paths: 1,001 files and the new dir and file)", s.Snapshot.Kind, s.Exec)
 	}
-	rep, err := f.rollback(t, engine.RollbackRequest{Snapshot: snap})
+	rep, err := f.rollback(t, undo.RollbackRequest{Snapshot: snap})
 	if err != nil {
 		t.Fatalf("rollback: %v", err)
 	}
@@ -254,9 +258,9 @@ func TestChronicle_Rollback_Conflict(t *testing.T) {
 	snap := f.call(t, "write_file", `{"path":"a.txt","content":"agent\n"}`)
 	os.WriteFile(filepath.Join(f.ws, "a.txt"), []byte("human edit\n"), 0o644)
 	h0, _ := f.l.Head()
-	rep, err := f.rollback(t, engine.RollbackRequest{Snapshot: snap})
+	rep, err := f.rollback(t, undo.RollbackRequest{Snapshot: snap})
 	var ce *chronicle.ConflictError
-	if !errors.As(err, &ce) || !errors.Is(err, chronicle.ErrConflict) || rep.ErrorKind != engine.RollbackConflict {
+	if !errors.As(err, &ce) || !errors.Is(err, chronicle.ErrConflict) || rep.ErrorKind != undo.RollbackConflict {
 		t.Fatalf("err %v, report %+v", err, rep)
 	}
 	if len(ce.Conflicts) != 1 || ce.Conflicts[0].Path != "a.txt" || !strings.Contains(err.Error(), "changed since") {
@@ -265,11 +269,11 @@ func TestChronicle_Rollback_Conflict(t *testing.T) {
 	if h, _ := f.l.Head(); h.Seq != h0.Seq || f.read(t, "a.txt") != "human edit\n" {
 		t.Errorf("a refused rollback changed something")
 	}
-	dry, err := f.rollback(t, engine.RollbackRequest{Snapshot: snap, DryRun: true, Force: true})
+	dry, err := f.rollback(t, undo.RollbackRequest{Snapshot: snap, DryRun: true, Force: true})
 	if err != nil || len(dry.Steps) != 1 || dry.Steps[0].Conflict == "" || f.read(t, "a.txt") != "human edit\n" {
 		t.Errorf("dry run %+v %v", dry, err)
 	}
-	if _, err := f.rollback(t, engine.RollbackRequest{Snapshot: snap, Force: true}); err != nil {
+	if _, err := f.rollback(t, undo.RollbackRequest{Snapshot: snap, Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	if f.read(t, "a.txt") != "alpha\n" {
@@ -304,17 +308,17 @@ func TestChronicle_Rollback_CorruptBlob(t *testing.T) {
 	f.l = l
 	w, _ := executor.OpenWorkspace(f.ws)
 	defer w.Close()
-	chron := engine.NewChronicle(engine.WorkspaceFS(w), engine.NewRecorder(l), chronicle.Retention{})
+	chron := undo.NewChronicle(undo.WorkspaceFS(w), engine.NewRecorder(l), chronicle.Retention{})
 	h0, _ := l.Head()
-	rep, err := chron.Rollback(context.Background(), engine.RollbackRequest{Session: "s1"})
-	if !errors.Is(err, ledger.ErrIntegrity) || rep.ErrorKind != engine.RollbackIntegrity {
+	rep, err := chron.Rollback(context.Background(), undo.RollbackRequest{Session: "s1"})
+	if !errors.Is(err, ledger.ErrIntegrity) || rep.ErrorKind != undo.RollbackIntegrity {
 		t.Fatalf("err %v kind %q", err, rep.ErrorKind)
 	}
 	if h, _ := l.Head(); h.Seq != h0.Seq || f.read(t, "a.txt") != "1\n" || f.read(t, "b.txt") != "2\n" {
 		t.Errorf("a refused rollback changed something")
 	}
 	// The other snapshot is intact and still restorable.
-	if _, err := chron.Rollback(context.Background(), engine.RollbackRequest{Snapshot: snapB}); err != nil {
+	if _, err := chron.Rollback(context.Background(), undo.RollbackRequest{Snapshot: snapB}); err != nil {
 		t.Errorf("rollback of the intact snapshot: %v", err)
 	}
 	// The tampered ledger fails verify; put the blob back for the
@@ -367,11 +371,11 @@ func TestChronicle_Retention(t *testing.T) {
 	if _, err := f.l.GetBlob(ledger.Sum([]byte("b0\n"))); err != nil {
 		t.Errorf("b0's blob is still named by a kept snapshot, but: %v", err)
 	}
-	rep, err := f.rollback(t, engine.RollbackRequest{Snapshot: s1})
-	if !errors.Is(err, chronicle.ErrPruned) || rep.ErrorKind != engine.RollbackPruned || !strings.Contains(err.Error(), "retention") {
+	rep, err := f.rollback(t, undo.RollbackRequest{Snapshot: s1})
+	if !errors.Is(err, chronicle.ErrPruned) || rep.ErrorKind != undo.RollbackPruned || !strings.Contains(err.Error(), "retention") {
 		t.Errorf("rollback of a pruned snapshot: %v (%s)", err, rep.ErrorKind)
 	}
-	if _, err := f.rollback(t, engine.RollbackRequest{Snapshot: s4}); err != nil || f.read(t, "c.txt") != "c0\n" {
+	if _, err := f.rollback(t, undo.RollbackRequest{Snapshot: s4}); err != nil || f.read(t, "c.txt") != "c0\n" {
 		t.Errorf("rollback of a kept snapshot: %v, c.txt %q", err, f.read(t, "c.txt"))
 	}
 }
@@ -388,13 +392,13 @@ func TestChronicle_Rollback_Session(t *testing.T) {
 	f.call(t, "write_file", `{"path":"n/new.txt","content":"new\n"}`)
 	f.call(t, "delete_file", `{"path":"gone.txt"}`)
 	f.call(t, "move_file", `{"from":"n/new.txt","to":"moved.txt"}`)
-	if _, err := f.rollback(t, engine.RollbackRequest{Session: "s1"}); err != nil {
+	if _, err := f.rollback(t, undo.RollbackRequest{Session: "s1"}); err != nil {
 		t.Fatal(err)
 	}
 	if f.tree(t) != before {
 		t.Errorf("after the session rollback: a.txt %q gone.txt %q moved.txt %q", f.read(t, "a.txt"), f.read(t, "gone.txt"), f.read(t, "moved.txt"))
 	}
-	if _, err := f.rollback(t, engine.RollbackRequest{Session: "nope"}); !errors.Is(err, chronicle.ErrNothingToRestore) {
+	if _, err := f.rollback(t, undo.RollbackRequest{Session: "nope"}); !errors.Is(err, chronicle.ErrNothingToRestore) {
 		t.Errorf("unknown session: %v", err)
 	}
 }
@@ -425,7 +429,7 @@ func TestChronicle_SymlinkRace(t *testing.T) {
 		f.n++
 		f.p.Handle(context.Background(), "s1", "", "m1", fmt.Sprint("c", f.n), "write_file", fmt.Sprintf(`{"path":"d/f","content":"v%d\n"}`, i))
 		if i%10 == 9 {
-			f.chron.Rollback(context.Background(), engine.RollbackRequest{Session: "s1", Force: true})
+			f.chron.Rollback(context.Background(), undo.RollbackRequest{Session: "s1", Force: true})
 		}
 	}
 	stop.Store(true)
