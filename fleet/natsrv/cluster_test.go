@@ -164,10 +164,21 @@ func TestCluster_KillMember_NothingLost_CatchesUp(t *testing.T) {
 		seq++
 		publish(t, js, seq)
 	}
-	// The restarted member holds every message in its own store.
+	// The restarted member holds every message in its own store, and so
+	// does every other: an acknowledgement needs a quorum (two of three),
+	// so a follower that was not in it may still be applying the last
+	// messages when the restarted member has them all.
 	waitUntil(t, "the restarted member to catch up", func() bool {
 		st, ok := localState(s)
 		return ok && st.Msgs == seq && st.LastSeq == seq
+	})
+	waitUntil(t, "every member to hold every message", func() bool {
+		for _, m := range c.Servers {
+			if st, ok := localState(m); !ok || st.Msgs != seq || st.LastSeq != seq {
+				return false
+			}
+		}
+		return true
 	})
 	for i, m := range c.Servers {
 		if st, ok := localState(m); !ok || st.Msgs != seq {
