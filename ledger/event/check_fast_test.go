@@ -53,7 +53,7 @@ func sameAsReference(t testing.TB, typ string, data []byte) bool {
 // fixturePayloads returns the payload of every entry of the sample ledger
 // and of the generator's broken ledgers (fixtures/ledgers), which hold
 // every kind of entry the engine writes.
-func fixturePayloads(t *testing.T) []checkInput {
+func fixturePayloads(t testing.TB) []checkInput {
 	t.Helper()
 	dir := filepath.Join("..", "..", "fixtures", "ledgers")
 	var out []checkInput
@@ -332,7 +332,10 @@ func TestFastDecode_CoversEveryType(t *testing.T) {
 
 // FuzzFastCheck: for any type name and bytes, the fast path of Check
 // agrees with encoding/json (sameAsReference). The seeds are FuzzCheck's
-// plus the samples.
+// plus the samples and the first payload of each type in the fixture
+// ledgers:
+//
+//	go test ./ledger/event -run '^$' -fuzz FuzzFastCheck -fuzztime 60s -fuzzminimizetime 3s
 func FuzzFastCheck(f *testing.F) {
 	for _, p := range samples {
 		b, err := ledger.MarshalCanonical(p)
@@ -341,7 +344,35 @@ func FuzzFastCheck(f *testing.F) {
 		}
 		f.Add(p.Type(), b)
 	}
+	seen := map[string]bool{}
+	for _, in := range fixturePayloads(f) {
+		if !seen[in.typ] {
+			seen[in.typ] = true
+			f.Add(in.typ, in.data)
+		}
+	}
 	f.Fuzz(func(t *testing.T, typ string, data []byte) {
 		sameAsReference(t, typ, data)
 	})
+}
+
+// BenchmarkCheck: Check (fast path) beside the encoding/json reference on
+// every payload of the fixture ledgers, in the same run:
+//
+//	go test ./ledger/event -run '^$' -bench Check -count 3
+func BenchmarkCheck(b *testing.B) {
+	ins := fixturePayloads(b)
+	for _, c := range []struct {
+		name  string
+		check func(string, []byte) error
+	}{{"fast", event.Check}, {"reference", event.Reference}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, in := range ins {
+					c.check(in.typ, in.data)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ins)), "ns/payload")
+		})
+	}
 }
