@@ -2,7 +2,9 @@ package event
 
 import (
 	"encoding"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"reflect"
 	"strings"
 	"sync"
@@ -51,6 +53,9 @@ type codec struct {
 	typ  reflect.Type
 	elem *codec // Slice and Pointer
 	plan *plan  // Struct
+	// zeroed holds zero payloads of a registered type for fastCheck,
+	// which zeroes each after use: one allocation fewer per entry.
+	zeroed sync.Pool
 }
 
 // field is one member of a struct plan.
@@ -174,6 +179,27 @@ func plainName(s string) bool {
 	return true
 }
 
+// fastCheck reports whether data is typ's payload, decoded by the fast
+// path and valid; false means "not sure", not "invalid". The payload it
+// fills is a pooled one (its strings share data), zeroed again after
+// Validate.
+func fastCheck(typ string, data []byte) bool {
+	fastOnce.Do(buildFastPlans)
+	c := fastPlans[typ]
+	if c == nil {
+		return false
+	}
+	p, _ := c.zeroed.Get().(Payload)
+	if p == nil {
+		p = registry[typ]()
+	}
+	ptr := reflect.ValueOf(p).UnsafePointer()
+	ok := decodeInto(c, ptr, data, true) && p.Validate() == nil
+	reflect.NewAt(c.typ, ptr).Elem().SetZero()
+	c.zeroed.Put(p)
+	return ok
+}
+
 // fastDecode fills a new payload of typ from data, or reports false when
 // it is not sure to fill it exactly as encoding/json would (see above).
 // With alias, strings without escapes share data's bytes: only for a
@@ -185,16 +211,21 @@ func fastDecode(typ string, data []byte, alias bool) (Payload, bool) {
 		return nil, false
 	}
 	p := registry[typ]()
-	d := fastDecoder{b: data, alias: alias}
-	d.space()
-	if !d.object(c.plan, reflect.ValueOf(p).UnsafePointer(), 0) {
-		return nil, false
-	}
-	d.space()
-	if d.pos != len(d.b) {
+	if !decodeInto(c, reflect.ValueOf(p).UnsafePointer(), data, alias) {
 		return nil, false
 	}
 	return p, true
+}
+
+// decodeInto fills the zero struct of codec c at ptr from data.
+func decodeInto(c *codec, ptr unsafe.Pointer, data []byte, alias bool) bool {
+	d := fastDecoder{b: data, alias: alias}
+	d.space()
+	if !d.object(c.plan, ptr, 0) {
+		return false
+	}
+	d.space()
+	return d.pos == len(d.b)
 }
 
 // fastDecoder is the scan of one payload.
@@ -340,11 +371,11 @@ func (d *fastDecoder) value(c *codec, ptr unsafe.Pointer, depth int) bool {
 		if c.elem.kind != reflect.Struct {
 			return false
 		}
-		nv := reflect.New(c.elem.typ)
-		if !d.object(c.elem.plan, nv.UnsafePointer(), depth+1) {
+		nv := reflect.New(c.elem.typ).UnsafePointer()
+		if !d.object(c.elem.plan, nv, depth+1) {
 			return false
 		}
-		reflect.NewAt(c.typ, ptr).Elem().Set(nv)
+		*(*unsafe.Pointer)(ptr) = nv
 		return true
 	case reflect.Slice:
 		return d.array(c, ptr, depth)
@@ -353,23 +384,25 @@ func (d *fastDecoder) value(c *codec, ptr unsafe.Pointer, depth int) bool {
 }
 
 // array fills the slice at ptr from a JSON array; [] makes an empty,
-// non-nil slice, as encoding/json does.
+// non-nil slice, as encoding/json does. Elements are filled in place
+// (reflect's Index and Set would look up the pointer type each time).
 func (d *fastDecoder) array(c *codec, ptr unsafe.Pointer, depth int) bool {
 	if depth > maxFastDepth || !d.eat('[') {
 		return false
 	}
-	s := reflect.MakeSlice(c.typ, 0, 4)
+	size := c.elem.typ.Size()
+	s := reflect.MakeSlice(c.typ, 4, 4)
+	n := 0
 	d.space()
 	if !d.eat(']') {
-		for n := 0; ; n++ {
-			if n == s.Cap() {
-				g := reflect.MakeSlice(c.typ, n, 2*n)
+		for ; ; n++ {
+			if n == s.Len() {
+				g := reflect.MakeSlice(c.typ, 2*n, 2*n)
 				reflect.Copy(g, s)
 				s = g
 			}
-			s = s.Slice(0, n+1)
 			d.space()
-			if !d.value(c.elem, s.Index(n).Addr().UnsafePointer(), depth+1) {
+			if !d.value(c.elem, unsafe.Add(s.UnsafePointer(), uintptr(n)*size), depth+1) {
 				return false
 			}
 			d.space()
@@ -379,11 +412,18 @@ func (d *fastDecoder) array(c *codec, ptr unsafe.Pointer, depth int) bool {
 			if !d.eat(']') {
 				return false
 			}
+			n++
 			break
 		}
 	}
-	reflect.NewAt(c.typ, ptr).Elem().Set(s)
+	*(*sliceHeader)(ptr) = sliceHeader{data: s.UnsafePointer(), len: n, cap: s.Len()}
 	return true
+}
+
+// sliceHeader is the layout of every Go slice.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
 }
 
 func (d *fastDecoder) lit(w string) bool {
@@ -490,7 +530,18 @@ func (d *fastDecoder) str() (string, bool) {
 		return "", false
 	}
 	start := d.pos
-	escaped, ascii := false, true
+	if i := plainRun(d.b, start); i < len(d.b) && d.b[i] == '"' {
+		// The common case: no escape up to the closing quote.
+		raw := d.b[start:i]
+		d.pos = i + 1
+		if !utf8.Valid(raw) {
+			return "", false
+		}
+		if d.alias {
+			return unsafe.String(unsafe.SliceData(raw), len(raw)), true
+		}
+		return string(raw), true
+	}
 	for {
 		if d.pos >= len(d.b) {
 			return "", false
@@ -502,27 +553,41 @@ func (d *fastDecoder) str() (string, bool) {
 		if c < 0x20 {
 			return "", false
 		}
-		if c >= 0x80 {
-			ascii = false
-		}
 		if c == '\\' {
-			escaped = true
 			d.pos++ // the escaped byte cannot end the string
 		}
 		d.pos++
 	}
 	raw := d.b[start:d.pos]
 	d.pos++
-	if !ascii && !utf8.Valid(raw) {
+	if !utf8.Valid(raw) {
 		return "", false
 	}
-	if !escaped {
-		if d.alias {
-			return unsafe.String(unsafe.SliceData(raw), len(raw)), true
-		}
-		return string(raw), true
-	}
 	return unescape(raw)
+}
+
+// plainRun returns the index of the first byte at or after i that is a
+// quote, a backslash or a control character, or len(b), eight bytes a
+// step (ledger's scanner has the same).
+func plainRun(b []byte, i int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(b); i += 8 {
+		v := binary.LittleEndian.Uint64(b[i:])
+		q := v ^ (lo * '"')
+		bs := v ^ (lo * '\\')
+		// Exact: a byte is flagged iff it is a quote, a backslash or
+		// below 0x20 (bytes >= 0x80 are never flagged).
+		t := ((q - lo) &^ q) | ((bs - lo) &^ bs) | ((v - lo*0x20) &^ v)
+		if t &= hi; t != 0 {
+			return i + bits.TrailingZeros64(t)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+	}
+	return i
 }
 
 // unescape decodes the escapes of a JSON string's content.
