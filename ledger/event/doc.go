@@ -22,9 +22,15 @@
 //
 // Check decodes a payload strictly (unknown members and wrong types are
 // errors) and validates it; it is what `opx ledger verify --strict` runs on
-// every entry. Causality checks, in seq order, that nothing was executed
-// without its proposal, an allowing verdict (or approval) and, for a
-// mutating tool, a snapshot first, that no blocked call ran, and that the
+// every entry. Most payloads are read by a fast path that fills the
+// typed struct from one scan of the bytes (check_fast.go); whatever it is
+// not sure of, and every payload that does not validate, goes through
+// encoding/json, so the verdict and the error are always encoding/json's
+// (TestFastDecode_MatchesReference, FuzzFastCheck).
+//
+// Causality checks, in seq order, that nothing was executed without its
+// proposal, an allowing verdict (or approval) and, for a mutating tool, a
+// snapshot first, that no blocked call ran, and that the
 // verdicts and the execution are about the action that was proposed (same
 // action hash). For sub-agents it checks that each was spawned by an
 // allowed call of the session's own agent before anything of it was

@@ -1,0 +1,157 @@
+package ledger
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// canonicalByRewrite is isCanonical before canonicalInPlace: the
+// canonical form written out and compared.
+func canonicalByRewrite(b []byte) bool {
+	c, err := appendCanonical(nil, b)
+	return err == nil && bytes.Equal(c, b)
+}
+
+// sameCanonicalVerdict fails t when canonicalInPlace calls b canonical
+// and the rewrite does not, or declines a canonical b without a
+// backslash in it (its only reason to).
+func sameCanonicalVerdict(t testing.TB, b []byte) {
+	t.Helper()
+	fast, slow := canonicalInPlace(b), canonicalByRewrite(b)
+	if fast && !slow {
+		t.Fatalf("canonicalInPlace(%q) = true, but it is not canonical", b)
+	}
+	if slow && !fast && !bytes.Contains(b, []byte(`\`)) {
+		t.Fatalf("canonicalInPlace(%q) declines a canonical value without escapes", b)
+	}
+	if IsCanonical(b) != slow {
+		t.Fatalf("IsCanonical(%q) = %v, the rewrite says %v", b, !slow, slow)
+	}
+}
+
+// canonicalSeeds are the fixture ledgers' lines (the sample and every
+// broken one) and values at every edge of the canonical form.
+func canonicalSeeds(t testing.TB) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, s := range []string{
+		`{"b":1,"a":[1,2,{"c":null,"B":true}]}`, ` { "a" : [ ] , "b" : { } } `, `{"a":[],"b":{}}`,
+		`"\ud83d\ude00\u0000\u001f\u007f\u2028\/\b\f\n\r\t\"\\"`, `"\u00e9\u0041"`, `"\u0000\u001f\u007f"`,
+		`"\b\f\n\r\t\"\\"`, `"\u0008"`, `"\u0009"`, `"\u000a"`, `"\u000c"`, `"\u000d"`, `"\u001F"`, `"\u0020"`, `"\u00zz"`,
+		`"\u0010"`, `"\u001a"`, `"\u0"`, `"\/"`, "\"\u2028\u00e9\U0001f600\"", `{"\u0061":1}`, `{"a\"":1}`,
+		`{"\ufb33":1,"\ud83d\ude00":2,"\u20ac":3,"\r":4,"1":5,"":6}`, "{\"\":6,\"1\":5,\"\u20ac\":3,\"\U0001f600\":2,\"\ufb33\":1}",
+		"{\"\":6,\"1\":5,\"\u20ac\":3,\"\ufb33\":1,\"\U0001f600\":2}",
+		`0`, `-1`, `9007199254740991`, `-9007199254740991`, `9007199254740992`, `-9007199254740992`, `10000000000000000`,
+		`-0`, `01`, `-01`, `1.5`, `1e2`, `1E2`, `-`, `0-`, `[0,-0]`, `[-]`,
+		`{"a":1,"a":2}`, `{"a":1,"b":2}`, `{"b":1,"a":2}`, `{"a":1,"b":2,"b":3}`, `{"a":1 }`, `{ "a":1}`, `[1 ]`, `[1, 2]`,
+		`[`, `{"a"`, `{"a":}`, `{"a":1,}`, `[1,]`, `[,1]`, `tru`, `nul`, `true`, `false`, `null`, `truex`, "\"\xff\"", "\"\xc3\"",
+		`"\ud800"`, `"\udc00\ud800"`, `"\u12"`, `"\x"`, "\"\x01\"", "\"\x1f\"", "\"\x7f\"", `1 2`, `{} x`, ` 1`, `1 `, ``, `"`, `"\`,
+		`{"a":"b"}x`, `{}}`, `[]]`, `{"a":[{"b":[{"c":{}}]}]}`,
+	} {
+		out = append(out, []byte(s))
+	}
+	deep := func(n int) []byte {
+		return append(bytes.Repeat([]byte("["), n), bytes.Repeat([]byte("]"), n)...)
+	}
+	out = append(out, deep(512), deep(513), deep(514))
+	dir := filepath.Join("..", "fixtures", "ledgers")
+	lines := func(b []byte) {
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			out = append(out, append([]byte{}, sc.Bytes()...))
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "sample.jsonl.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := zstd.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(zr); err != nil {
+		t.Fatal(err)
+	}
+	lines(buf.Bytes())
+	broken, _ := filepath.Glob(filepath.Join(dir, "broken", "*.jsonl"))
+	for _, p := range broken {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines(b)
+	}
+	return out
+}
+
+// TestCanonicalInPlace_MatchesRewrite: on the fixture ledgers' lines and
+// edge values, and on variants of each (every byte replaced by each of a
+// set of bytes that matter to the form, inserted, or deleted, and every
+// prefix), canonicalInPlace never calls canonical what the rewrite does
+// not, and settles every canonical line without a backslash.
+func TestCanonicalInPlace_MatchesRewrite(t *testing.T) {
+	seeds := canonicalSeeds(t)
+	canonical := 0
+	for _, b := range seeds {
+		sameCanonicalVerdict(t, b)
+		if canonicalByRewrite(b) {
+			canonical++
+		}
+	}
+	if canonical < 1000 {
+		t.Fatalf("only %d canonical seeds", canonical)
+	}
+	special := []byte{' ', '"', '\\', ',', ':', '{', '}', '[', ']', '0', '1', '-', '.', 'e', 'a', 'u', 'n', 0x1f, 0x7f, 0xc3, 0xff}
+	mutated := 0
+	for i, b := range seeds {
+		if i%40 != 0 && len(b) > 100 { // every edge value, a sample of the lines
+			continue
+		}
+		for pos := 0; pos <= len(b); pos++ {
+			sameCanonicalVerdict(t, b[:pos])
+			for _, c := range special {
+				v := append(append(append([]byte{}, b[:pos]...), c), b[pos:]...) // inserted
+				sameCanonicalVerdict(t, v)
+				if pos < len(b) {
+					v = append(append(append([]byte{}, b[:pos]...), c), b[pos+1:]...) // replaced
+					sameCanonicalVerdict(t, v)
+				}
+			}
+			if pos < len(b) {
+				sameCanonicalVerdict(t, append(append([]byte{}, b[:pos]...), b[pos+1:]...))
+			}
+			mutated++
+		}
+	}
+	for n := 0; n < 0x80; n++ { // every \u00XX escape
+		sameCanonicalVerdict(t, []byte(`"\u00`+strings.ToLower(strconv.FormatInt(int64(n)|0x100, 16)[1:])+`"`))
+		sameCanonicalVerdict(t, []byte(`"\u00`+strings.ToUpper(strconv.FormatInt(int64(n)|0x100, 16)[1:])+`"`))
+	}
+	t.Logf("%d seeds (%d canonical), %d positions mutated", len(seeds), canonical, mutated)
+}
+
+// FuzzCanonicalInPlace: for any bytes, canonicalInPlace agrees with the
+// rewrite (sameCanonicalVerdict):
+//
+//	go test ./ledger -run '^$' -fuzz FuzzCanonicalInPlace -fuzztime 60s -fuzzminimizetime 3s
+func FuzzCanonicalInPlace(f *testing.F) {
+	for _, b := range canonicalSeeds(f) {
+		if len(b) < 2000 {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sameCanonicalVerdict(t, b)
+	})
+}
