@@ -183,6 +183,7 @@ func sweepOne(p string) string {
 // sweepShards children, which run side by side (the sweep is seconds of
 // CPU under -race, and the children only read the base file).
 func TestHostileDB_FlippedPages(t *testing.T) {
+	t.Parallel()
 	base := ledgertest.New(t, filepath.Join(t.TempDir(), "base.db"), 300)
 	const sweepShards = 2
 	for i := range sweepShards {

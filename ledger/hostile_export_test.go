@@ -244,6 +244,7 @@ func TestHostileExport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("hostile inputs expand to gigabytes; skipped with -short")
 	}
+	t.Parallel() // child processes on files of its own
 	lines, bundle := hostileBase(t)
 	join := func(ls ...[]byte) []byte { return append(bytes.Join(ls, []byte("\n")), '\n') }
 	good := join(lines...)

@@ -332,6 +332,7 @@ func TestProjection_CheckpointIsExact(t *testing.T) {
 // appends kept, and checks a checkpoint that falls on the first entry of
 // a batch (its roots are the previous batch's end) and one just after.
 func TestProjection_RebuildAcrossBatches(t *testing.T) {
+	t.Parallel() // its own ledger and projection; seconds of CPU
 	p := &countByType{version: "1"}
 	l, err := ledger.Create(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{Projections: []ledger.Projection{p}, NoSync: true})
 	if err != nil {
