@@ -101,11 +101,18 @@ func init() { childModes[dbSweepChild] = runDBSweep }
 
 // runDBSweep damages copies of the ledger at OPX_SWEEP_PATH, one byte in
 // every page at several offsets, and opens, verifies and reads each; it
-// prints how each ended.
+// prints how each ended. With OPX_SWEEP_SHARD=i/n it takes only the pages
+// whose number is i modulo n, so n children share the sweep.
 func runDBSweep() error {
 	good, err := os.ReadFile(os.Getenv("OPX_SWEEP_PATH"))
 	if err != nil {
 		return err
+	}
+	shard, shards := 0, 1
+	if v := os.Getenv("OPX_SWEEP_SHARD"); v != "" {
+		if _, err := fmt.Sscanf(v, "%d/%d", &shard, &shards); err != nil || shards < 1 || shard < 0 || shard >= shards {
+			return fmt.Errorf("OPX_SWEEP_SHARD=%q: want i/n", v)
+		}
 	}
 	ps := int(binary.LittleEndian.Uint32(good[16+8:]))
 	dir, err := os.MkdirTemp("", "opx-sweep-*")
@@ -117,7 +124,7 @@ func runDBSweep() error {
 	// (and crash, which the parent reports) rather than take the machine.
 	syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: 8 << 30, Max: 8 << 30})
 	counts := map[string]int{}
-	for page := 0; page*ps < len(good); page++ {
+	for page := shard; page*ps < len(good); page += shards {
 		for _, off := range []int{0, 8, 10, 12, 13, 16, 20, 24, 40, ps / 2, ps - 1} {
 			for _, v := range []byte{0xff, 0x00, 0x7f} {
 				b := bytes.Clone(good)
@@ -172,22 +179,31 @@ func sweepOne(p string) string {
 // TestHostileDB_FlippedPages flips bytes in every page of a real ledger
 // file (meta, freelist, branch and leaf pages) and opens, verifies and
 // reads each copy in a child process: each must end as an error or a
-// report, never a crash or a trace.
+// report, never a crash or a trace. The pages are shared among
+// sweepShards children, which run side by side (the sweep is seconds of
+// CPU under -race, and the children only read the base file).
 func TestHostileDB_FlippedPages(t *testing.T) {
+	t.Parallel()
 	base := ledgertest.New(t, filepath.Join(t.TempDir(), "base.db"), 300)
-	cmd := childCommand(dbSweepChild, "OPX_SWEEP_PATH="+base.Path)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		e := stderr.String()
-		t.Fatalf("sweep crashed: %v\n%s", err, e[max(0, len(e)-4000):])
-	}
-	if strings.Contains(stderr.String(), "goroutine ") || strings.Contains(stderr.String(), "panic") {
-		t.Fatalf("sweep printed a trace:\n%.4000s", stderr.String())
-	}
-	t.Logf("outcomes: %s", stdout.String())
-	if strings.Contains(stdout.String(), "other-open-error") {
-		t.Errorf("an open failed with an error that is not ErrNotLedger: %s", stdout.String())
+	const sweepShards = 2
+	for i := range sweepShards {
+		t.Run(fmt.Sprintf("pages %d mod %d", i, sweepShards), func(t *testing.T) {
+			t.Parallel()
+			cmd := childCommand(dbSweepChild, "OPX_SWEEP_PATH="+base.Path, fmt.Sprintf("OPX_SWEEP_SHARD=%d/%d", i, sweepShards))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				e := stderr.String()
+				t.Fatalf("sweep crashed: %v\n%s", err, e[max(0, len(e)-4000):])
+			}
+			if strings.Contains(stderr.String(), "goroutine ") || strings.Contains(stderr.String(), "panic") {
+				t.Fatalf("sweep printed a trace:\n%.4000s", stderr.String())
+			}
+			t.Logf("outcomes: %s", stdout.String())
+			if strings.Contains(stdout.String(), "other-open-error") {
+				t.Errorf("an open failed with an error that is not ErrNotLedger: %s", stdout.String())
+			}
+		})
 	}
 }
 

@@ -254,6 +254,13 @@ func TestProjection_CheckpointIsExact(t *testing.T) {
 	}
 	defer l.Close()
 	ctx := context.Background()
+	// The appenders take a ticket per append, and the checkpoint loop
+	// hands out perCheckpoint tickets as it takes each checkpoint: the
+	// appends race every checkpoint, and their number is bounded (it was
+	// "as many as fit while 40 checkpoints commit", which grew with the
+	// machine's load to over a minute of appends and rebuild under -race).
+	const checkpoints, perCheckpoint = 40, 200
+	tickets := make(chan struct{}, checkpoints*perCheckpoint)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
@@ -262,29 +269,22 @@ func TestProjection_CheckpointIsExact(t *testing.T) {
 			defer wg.Done()
 			for i := 0; ; i++ {
 				select {
+				case <-tickets:
 				case <-stop:
 					return
-				default:
 				}
 				if _, err := l.Append(ctx, ledger.Async, ledger.Record{Session: fmt.Sprint("s", g), Type: "ledger.note", Data: map[string]any{"i": i}}); err != nil {
 					t.Error(err)
 					return
 				}
-				// Async appends have no back-pressure: as a caller
-				// should, wait while the queue is long, else the
-				// appenders outrun the commits and the queue (and the
-				// test's run time) grows without end.
-				if wm, err := l.Watermark(); err == nil && wm.Queued-wm.Durable > 20000 {
-					select {
-					case <-wm.Advanced:
-					case <-stop:
-					}
-				}
 			}
 		}()
 	}
 	var cps []ledger.Appended
-	for i := 0; i < 40; i++ {
+	for i := 0; i < checkpoints; i++ {
+		for range perCheckpoint {
+			tickets <- struct{}{}
+		}
 		d := ledger.Async
 		if i%2 == 0 {
 			d = ledger.Sync
@@ -332,6 +332,7 @@ func TestProjection_CheckpointIsExact(t *testing.T) {
 // appends kept, and checks a checkpoint that falls on the first entry of
 // a batch (its roots are the previous batch's end) and one just after.
 func TestProjection_RebuildAcrossBatches(t *testing.T) {
+	t.Parallel() // its own ledger and projection; seconds of CPU
 	p := &countByType{version: "1"}
 	l, err := ledger.Create(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{Projections: []ledger.Projection{p}, NoSync: true})
 	if err != nil {

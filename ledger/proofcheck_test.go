@@ -160,6 +160,7 @@ func signNote(t *testing.T, skey, origin string, size uint64, root []byte) strin
 // refuses each lie. The same checkers run on `opx ledger prove --json`
 // output in the cli tests.
 func TestProofCheck_Standalone(t *testing.T) {
+	t.Parallel() // outside processes in its own directories, nothing shared
 	checkers := proofCheckers(t)
 	origin := "opx.local/ledger/0123456789abcdef0123456789abcdef"
 	// A key whose base64 holds a "+", which a naive split of
@@ -207,6 +208,7 @@ func TestProofCheck_Standalone(t *testing.T) {
 // README saves it, with its newline), and refuse what is neither with
 // one clear line.
 func TestProofCheck_KeyFile(t *testing.T) {
+	t.Parallel() // outside processes in its own directories, nothing shared
 	checkers := proofCheckers(t)
 	origin := "opx.local/ledger/0123456789abcdef0123456789abcdef"
 	skey, vkey, err := sumnote.GenerateKey(rand.Reader, origin)
@@ -302,6 +304,7 @@ func refTreeOf(entries []string) *testonly.Tree {
 // checkpoint), for entries at both ends and in the middle, and on the
 // same proofs tampered with.
 func TestProofCheck_LedgerProof(t *testing.T) {
+	t.Parallel() // outside processes in its own directories, nothing shared
 	checkers := proofCheckers(t)
 	sl := newSignedLedger(t, 40)
 	e, err := sl.l.Tail(1)
