@@ -276,8 +276,14 @@ func call(id json.RawMessage, name string, args map[string]any) {
 		genMu.Lock()
 		gen++
 		genMu.Unlock()
-		result(id, text("changed"))
-		send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+		// The answer and the notification in one write: a ping the
+		// client sends once it has the answer is answered after both
+		// (the reader answers pings while calls run in goroutines, so
+		// two writes could put the ping's answer between them, and opx
+		// reads a change only up to that answer: docs/mcp.md).
+		r, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": text("changed")})
+		n, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+		writeRaw(string(r) + "\n" + string(n) + "\n")
 	case "flood":
 		mb := num(args, "mb", 50)
 		long := strings.Repeat("E", 1<<20) // a 1 MB line
