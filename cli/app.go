@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/urfave/cli/v2"
 )
 
@@ -109,10 +110,10 @@ func setUsageHandler(cmd *cli.Command) {
 // default would print help for a missing topic and exit 3.
 func unknownCommand(c *cli.Context) error {
 	if c.Args().Present() {
-		return usagef(c, "unknown command %q", c.Args().First())
+		return usage.Errorf(c, "unknown command %q", c.Args().First())
 	}
 	if err := cli.ShowSubcommandHelp(c); err != nil {
 		return err
 	}
-	return usagef(c, "missing command")
+	return usage.Errorf(c, "missing command")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/chronicle/textdiff"
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
@@ -49,7 +50,7 @@ func runDiff(c *cli.Context) error {
 	defer r.Close()
 	id := s.Seq
 	ws := r.workspace
-	if _, given := flagGiven(c, "workspace"); given || ws == "" {
+	if _, given := usage.FlagGiven(c, "workspace"); given || ws == "" {
 		if ws, err = workspaceDir(c); err != nil {
 			return err
 		}

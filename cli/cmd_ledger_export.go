@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -51,12 +52,12 @@ func runLedgerExport(c *cli.Context) error {
 	out := c.String("output")
 	if c.IsSet("tiles") {
 		if out != "" || c.IsSet("session") {
-			return usagef(c, "--tiles writes the whole tree; give neither -o nor --session with it")
+			return usage.Errorf(c, "--tiles writes the whole tree; give neither -o nor --session with it")
 		}
 		return runExportTiles(c, c.String("tiles"))
 	}
 	if out == "" {
-		return usagef(c, "missing -o FILE")
+		return usage.Errorf(c, "missing -o FILE")
 	}
 	rv, err := openReviewOrEngine(c)
 	if err != nil {

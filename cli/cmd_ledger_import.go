@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/urfave/cli/v2"
@@ -48,9 +49,9 @@ func runLedgerImport(c *cli.Context) error {
 		return err
 	}
 	// Importing writes a ledger, so the caller names the file.
-	dst, ok := flagGiven(c, "ledger")
+	dst, ok := usage.FlagGiven(c, "ledger")
 	if !ok || dst == "" {
-		return usagef(c, "missing --ledger PATH (the new ledger file to write)")
+		return usage.Errorf(c, "missing --ledger PATH (the new ledger file to write)")
 	}
 	bar := ui.NewProgress(c, "import")
 	verify := event.StrictOptions()

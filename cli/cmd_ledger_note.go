@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -49,11 +50,11 @@ func runLedgerNote(c *cli.Context) error {
 	}
 	text := strings.Join(args, " ")
 	if strings.TrimSpace(text) == "" {
-		return usagef(c, "TEXT is empty")
+		return usage.Errorf(c, "TEXT is empty")
 	}
 	rec, err := event.Record(c.String("session"), &event.Note{Author: author(), Text: text})
 	if err != nil {
-		return usagef(c, "%v", err)
+		return usage.Errorf(c, "%v", err)
 	}
 	path, err := ledgerPath(c)
 	if err != nil {
@@ -124,7 +125,7 @@ func author() string {
 func noteByEngine(c *cli.Context, path string, locked error, text string) error {
 	r, err := dialLedgerEngine(c, path)
 	if err != nil {
-		return &explained{err: locked, msg: fmt.Sprintf("an engine holds %s, and no engine registered for it answers (%v)", path, err)}
+		return &usage.Explained{Err: locked, Msg: fmt.Sprintf("an engine holds %s, and no engine registered for it answers (%v)", path, err)}
 	}
 	defer r.Close()
 	resp, err := r.client.AppendNote(r.ctx, &opxv1.AppendNoteRequest{Session: c.String("session"), Author: author(), Text: text})

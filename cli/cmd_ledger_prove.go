@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/tlog"
@@ -48,10 +49,10 @@ func runLedgerProve(c *cli.Context) error {
 	}
 	seq, err := strconv.ParseUint(args[0], 10, 64)
 	if err != nil {
-		return usagef(c, "SEQ %q is not a non-negative integer", args[0])
+		return usage.Errorf(c, "SEQ %q is not a non-negative integer", args[0])
 	}
 	if c.String("key") != "" && c.String("checkpoint") == "" {
-		return usagef(c, "--key goes with --checkpoint FILE (the latest checkpoint is checked with the key the ledger records)")
+		return usage.Errorf(c, "--key goes with --checkpoint FILE (the latest checkpoint is checked with the key the ledger records)")
 	}
 	out := c.String("output")
 	if out == "" {

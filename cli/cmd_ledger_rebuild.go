@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
@@ -121,7 +122,7 @@ func rebuild(c *cli.Context, path string) (*ledger.RebuildReport, error) {
 func rebuildByEngine(c *cli.Context, path string, locked error) (*ledger.RebuildReport, error) {
 	r, err := dialLedgerEngine(c, path)
 	if err != nil {
-		return nil, &explained{err: locked, msg: fmt.Sprintf("an engine holds %s, and no engine registered for it answers (%v)", path, err)}
+		return nil, &usage.Explained{Err: locked, Msg: fmt.Sprintf("an engine holds %s, and no engine registered for it answers (%v)", path, err)}
 	}
 	defer r.Close()
 	resp, err := r.client.Rebuild(r.ctx, &opxv1.RebuildRequest{})

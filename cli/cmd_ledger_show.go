@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -55,7 +56,7 @@ func runLedgerShow(c *cli.Context) error {
 	}
 	seq, err := strconv.ParseUint(args[0], 10, 64)
 	if err != nil {
-		return usagef(c, "SEQ %q is not a non-negative integer", args[0])
+		return usage.Errorf(c, "SEQ %q is not a non-negative integer", args[0])
 	}
 	rv, err := openReviewOrEngine(c)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -44,7 +45,7 @@ func runLedgerTail(c *cli.Context) error {
 	}
 	n := c.Int("lines")
 	if n <= 0 {
-		return usagef(c, "-n %d: want a positive number of entries", n)
+		return usage.Errorf(c, "-n %d: want a positive number of entries", n)
 	}
 	rv, err := openReviewOrEngine(c)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/tlog"
@@ -83,14 +84,14 @@ func runLedgerVerify(c *cli.Context) error {
 	}
 	var witnessed *witnessResult
 	if c.String("key") != "" && c.String("since") == "" && len(args) == 0 {
-		return usagef(c, "--key goes with --since FILE, or with an EXPORT whose bundled checkpoint it checks")
+		return usage.Errorf(c, "--key goes with --since FILE, or with an EXPORT whose bundled checkpoint it checks")
 	}
 	if len(args) == 1 {
 		if ledgerNamed(c) {
-			return usagef(c, "give either --ledger or an EXPORT file, not both")
+			return usage.Errorf(c, "give either --ledger or an EXPORT file, not both")
 		}
 		if c.String("since") != "" {
-			return usagef(c, "--since checks the ledger, not an export: give --ledger (or nothing) instead of EXPORT")
+			return usage.Errorf(c, "--since checks the ledger, not an export: give --ledger (or nothing) instead of EXPORT")
 		}
 		what = args[0]
 		if c.String("key") != "" {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/registry"
 	"github.com/urfave/cli/v2"
@@ -71,7 +72,7 @@ func mcpProxyTarget(c *cli.Context) (proxyTarget, error) {
 	for _, name := range c.StringSlice("env") {
 		v, ok := os.LookupEnv(name)
 		if !ok {
-			return t, usagef(c, "--env %s: the variable is not set in the proxy's environment", name)
+			return t, usage.Errorf(c, "--env %s: the variable is not set in the proxy's environment", name)
 		}
 		if t.env == nil {
 			t.env = map[string]string{}
@@ -88,7 +89,7 @@ func mcpProxyTarget(c *cli.Context) (proxyTarget, error) {
 				// configuration meant it (review #12).
 				prog, err := proxyProgram(t.command[0])
 				if err != nil {
-					return t, usagef(c, "%v", err)
+					return t, usage.Errorf(c, "%v", err)
 				}
 				t.command[0] = prog
 				return t, nil
@@ -101,7 +102,7 @@ func mcpProxyTarget(c *cli.Context) (proxyTarget, error) {
 	}
 	t.server = pos[0]
 	if t.writable || t.network {
-		return t, usagef(c, "--writable and --network are for -- COMMAND; a configured server's sandbox is its configuration's (mcp.servers.%s)", t.server)
+		return t, usage.Errorf(c, "--writable and --network are for -- COMMAND; a configured server's sandbox is its configuration's (mcp.servers.%s)", t.server)
 	}
 	return t, nil
 }
@@ -134,10 +135,10 @@ func runMCPProxy(c *cli.Context) error {
 		// engine judges by the configuration it runs with.
 		cfg, err := config.Load(ws)
 		if err != nil {
-			return usagef(c, "%v", err)
+			return usage.Errorf(c, "%v", err)
 		}
 		if _, ok := cfg.MCP.Servers[target.server]; !ok {
-			return usagef(c, "no MCP server %q is configured in %s (mcp.servers)", target.server, filepath.Join(ws, config.Dir, "config.yaml"))
+			return usage.Errorf(c, "no MCP server %q is configured in %s (mcp.servers)", target.server, filepath.Join(ws, config.Dir, "config.yaml"))
 		}
 	}
 	ec, err := attachEngine(c, ws)

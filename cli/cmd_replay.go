@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -60,14 +61,14 @@ func runReplay(c *cli.Context) error {
 	session := args[0]
 	switch {
 	case c.Bool("rerun") && c.IsSet("policy"):
-		return usagef(c, "give either --rerun or --policy, not both")
+		return usage.Errorf(c, "give either --rerun or --policy, not both")
 	case c.Bool("rerun"):
 		return runRerun(c, session)
 	case c.IsSet("policy"):
 		return runWhatIf(c, session, c.String("policy"))
 	}
 	if c.IsSet("at") && c.Uint64("at") == 0 {
-		return usagef(c, "--at 0 is the genesis entry, before any session")
+		return usage.Errorf(c, "--at 0 is the genesis entry, before any session")
 	}
 	ss, err := openSessionSource(c)
 	if err != nil {
@@ -143,7 +144,7 @@ func lookupSession(c *cli.Context, ss *sessionSource, src replay.Source, session
 
 // explainUnknownSession says where to find the sessions.
 func explainUnknownSession(err error, path string) error {
-	return &explained{err: err, msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions, "+
+	return &usage.Explained{Err: err, Msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions, "+
 		"`opx ledger tail` shows recent entries with theirs", err, path)}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/registry"
@@ -53,17 +54,17 @@ func runRollback(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := flagGiven(c, "source"); ok {
+	if _, ok := usage.FlagGiven(c, "source"); ok {
 		// A mirror is never written, and the workspace its source
 		// recorded is a directory of another machine.
-		return usagef(c, "--source names a collector's mirror of another machine's ledger: rollback works on a workspace's own ledger (review the mirror with replay, report, diff)")
+		return usage.Errorf(c, "--source names a collector's mirror of another machine's ledger: rollback works on a workspace's own ledger (review the mirror with replay, report, diff)")
 	}
 	req := undo.RollbackRequest{Session: c.String("session"), DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
 	switch {
 	case req.Session != "" && len(args) > 0:
-		return usagef(c, "give a snapshot ID or --session, not both")
+		return usage.Errorf(c, "give a snapshot ID or --session, not both")
 	case req.Session == "" && len(args) == 0:
-		return usagef(c, "missing ID (or --session)")
+		return usage.Errorf(c, "missing ID (or --session)")
 	case req.Session == "":
 		if req.Snapshot, err = parseSnapshotID(c, args[0]); err != nil {
 			return err
@@ -168,7 +169,7 @@ func recoverRollbacks(c *cli.Context, l *ledger.Ledger, rec chronicle.Recorder, 
 // rollbackWorkspace is the workspace an offline rollback restores into:
 // --workspace, else the one the ledger's last engine.started names.
 func rollbackWorkspace(c *cli.Context, l *ledger.Ledger) (string, error) {
-	if _, given := flagGiven(c, "workspace"); given {
+	if _, given := usage.FlagGiven(c, "workspace"); given {
 		return workspaceDir(c)
 	}
 	ws := ""

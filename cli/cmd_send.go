@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
 )
@@ -60,7 +61,7 @@ func runSend(c *cli.Context) error {
 	}
 	text := strings.Join(args, " ")
 	if strings.TrimSpace(text) == "" {
-		return usagef(c, "TEXT is empty")
+		return usage.Errorf(c, "TEXT is empty")
 	}
 	ec, err := dialEngine(c)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -65,7 +66,7 @@ type execDetail struct {
 func parseSnapshotID(c *cli.Context, s string) (uint64, error) {
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil || id == 0 {
-		return 0, usagef(c, "snapshot ID %q is not a positive integer (opx snapshots lists them)", s)
+		return 0, usage.Errorf(c, "snapshot ID %q is not a positive integer (opx snapshots lists them)", s)
 	}
 	return id, nil
 }

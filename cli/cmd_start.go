@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/manager"
 	"github.com/opx-dev/opx/engine/registry"
@@ -51,7 +52,7 @@ func runStart(c *cli.Context) error {
 		return err
 	}
 	if _, err := config.Load(ws); err != nil {
-		return usagef(c, "%v", err)
+		return usage.Errorf(c, "%v", err)
 	}
 	dir, err := stateDir(ws)
 	if err != nil {

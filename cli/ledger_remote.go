@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/registry"
 	"github.com/opx-dev/opx/ledger"
@@ -259,7 +260,7 @@ func openEngineOrFile(c *cli.Context, path string) (*ledger.Ledger, *remoteLedge
 			deadline = time.Now()
 		}
 		if time.Now().After(deadline) || c.Context.Err() != nil {
-			return nil, nil, &explained{err: err, msg: fmt.Sprintf(
+			return nil, nil, &usage.Explained{Err: err, Msg: fmt.Sprintf(
 				"an engine holds %s, and no engine registered for it answers (%v)", path, rerr)}
 		}
 		select {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -64,26 +65,10 @@ func workspaceFlags() []cli.Flag {
 // its own: a --ledger given before such a command (opx --ledger X start)
 // would otherwise be ignored without a word.
 func refuseLedgerFlag(c *cli.Context) error {
-	if _, ok := flagGiven(c, "ledger"); ok {
-		return usagef(c, "--ledger does not apply to %s: it works on the workspace's engine and its ledger (use --workspace DIR)", helpName(c))
+	if _, ok := usage.FlagGiven(c, "ledger"); ok {
+		return usage.Errorf(c, "--ledger does not apply to %s: it works on the workspace's engine and its ledger (use --workspace DIR)", usage.HelpName(c))
 	}
 	return nil
-}
-
-// flagGiven returns the value of the innermost explicitly given flag
-// name, walking from c's command out to the app.
-func flagGiven(c *cli.Context, name string) (string, bool) {
-	for _, ctx := range c.Lineage() {
-		if ctx.Command == nil {
-			continue // urfave's bare outermost context has no flags
-		}
-		for _, n := range ctx.LocalFlagNames() {
-			if n == name {
-				return ctx.String(name), true
-			}
-		}
-	}
-	return "", false
 }
 
 // ledgerPath resolves the ledger file c works on: --ledger, else the
@@ -103,16 +88,16 @@ func ledgerPath(c *cli.Context) (string, error) {
 var filesWorkspace = map[string]bool{"rollback": true, "diff": true, "report": true}
 
 func resolveLedger(c *cli.Context, workspaceNamesLedger bool) (string, error) {
-	if id, ok := flagGiven(c, "source"); ok {
+	if id, ok := usage.FlagGiven(c, "source"); ok {
 		return sourceLedger(c, id, workspaceNamesLedger)
 	}
-	lp, ledgerGiven := flagGiven(c, "ledger")
+	lp, ledgerGiven := usage.FlagGiven(c, "ledger")
 	if ledgerGiven && lp == "" {
-		return "", usagef(c, "--ledger needs a path")
+		return "", usage.Errorf(c, "--ledger needs a path")
 	}
-	ws, wsGiven := flagGiven(c, "workspace")
+	ws, wsGiven := usage.FlagGiven(c, "workspace")
 	if wsGiven && ws == "" {
-		return "", usagef(c, "--workspace needs a directory")
+		return "", usage.Errorf(c, "--workspace needs a directory")
 	}
 	if ledgerGiven && !(wsGiven && workspaceNamesLedger) {
 		return lp, nil
@@ -128,7 +113,7 @@ func resolveLedger(c *cli.Context, workspaceNamesLedger bool) (string, error) {
 		return "", err
 	}
 	if ledgerGiven && !samePath(lp, def) {
-		return "", usagef(c, "--ledger %s and --workspace %s name different ledgers (the workspace's is %s); give one of them", lp, ws, def)
+		return "", usage.Errorf(c, "--ledger %s and --workspace %s name different ledgers (the workspace's is %s); give one of them", lp, ws, def)
 	}
 	return def, nil
 }
@@ -225,31 +210,21 @@ func refuseEmpty(path string) error {
 func explainOpen(path string, err error) error {
 	switch {
 	case errors.Is(err, ledger.ErrNotExist):
-		return &explained{err: err, msg: fmt.Sprintf(
+		return &usage.Explained{Err: err, Msg: fmt.Sprintf(
 			"no ledger at %s; pass --ledger PATH or --workspace DIR, or set $%s", path, EnvLedger)}
 	case errors.Is(err, ledger.ErrLocked):
-		return &explained{err: err, msg: fmt.Sprintf(
+		return &usage.Explained{Err: err, Msg: fmt.Sprintf(
 			"an engine holds %s (another process has it open for writing); stop the engine to review it offline", path)}
 	case errors.Is(err, ledger.ErrInconsistent):
-		return &explained{err: err, msg: fmt.Sprintf(
+		return &usage.Explained{Err: err, Msg: fmt.Sprintf(
 			"%s is damaged: its stored head does not match its last entry (%v)", path, err)}
 	case errors.Is(err, ledger.ErrUnreadable):
 		// A damaged file: the error says what is wrong with it.
-		return &explained{err: err, msg: fmt.Sprintf("%s: %s", path, strings.TrimPrefix(err.Error(), "open "+path+": "))}
+		return &usage.Explained{Err: err, Msg: fmt.Sprintf("%s: %s", path, strings.TrimPrefix(err.Error(), "open "+path+": "))}
 	case errors.Is(err, ledger.ErrNotLedger), errors.Is(err, ledger.ErrFormat):
-		return &explained{err: err, msg: fmt.Sprintf(
+		return &usage.Explained{Err: err, Msg: fmt.Sprintf(
 			"%s is not a readable opx ledger (wrong file, or damaged beyond reading): %v", path, err)}
 	default:
 		return err
 	}
 }
-
-// explained is an error with a message written for the command line in
-// place of the wrapped error's own text.
-type explained struct {
-	msg string
-	err error
-}
-
-func (e *explained) Error() string { return e.msg }
-func (e *explained) Unwrap() error { return e.err }

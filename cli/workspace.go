@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/registry"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
@@ -15,7 +16,7 @@ import (
 // workspaceDir resolves --workspace (default: the current directory) to an
 // absolute, symlink-free directory.
 func workspaceDir(c *cli.Context) (string, error) {
-	ws, ok := flagGiven(c, "workspace")
+	ws, ok := usage.FlagGiven(c, "workspace")
 	if !ok || ws == "" {
 		ws = "."
 	}
@@ -43,10 +44,10 @@ func workspaceDir(c *cli.Context) (string, error) {
 func workspaceErr(ws string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return &explained{err: err, msg: fmt.Sprintf("workspace %s does not exist: name an existing directory with --workspace "+
+		return &usage.Explained{Err: err, Msg: fmt.Sprintf("workspace %s does not exist: name an existing directory with --workspace "+
 			"(the default is the current directory)", ws)}
 	case errors.Is(err, fs.ErrPermission):
-		return &explained{err: err, msg: fmt.Sprintf("workspace %s cannot be read: permission denied", ws)}
+		return &usage.Explained{Err: err, Msg: fmt.Sprintf("workspace %s cannot be read: permission denied", ws)}
 	}
 	return fmt.Errorf("workspace %s: %w", ws, err)
 }
