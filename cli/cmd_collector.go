@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/urfave/cli/v2"
 
@@ -90,7 +91,7 @@ func collectorArgs(c *cli.Context) (*collectorSetup, error) {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return nil, err
 	}
-	store, err := fleetStore(c)
+	store, err := ledgerloc.FleetStore(c)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +186,7 @@ func runCollectorKey(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	store, err := fleetStore(c)
+	store, err := ledgerloc.FleetStore(c)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/urfave/cli/v2"
 
@@ -119,7 +120,7 @@ func runFleetSources(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	store, err := fleetStore(c)
+	store, err := ledgerloc.FleetStore(c)
 	if err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ func runFleetAlerts(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	store, err := fleetStore(c)
+	store, err := ledgerloc.FleetStore(c)
 	if err != nil {
 		return err
 	}
@@ -231,7 +232,7 @@ func runFleetSessions(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	store, err := fleetStore(c)
+	store, err := ledgerloc.FleetStore(c)
 	if err != nil {
 		return err
 	}

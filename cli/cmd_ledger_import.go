@@ -25,7 +25,7 @@ func ledgerImportCommand() *cli.Command {
 			exitCodesHelp("integrity failure found: the export does not verify, nothing was written"),
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
-			// Not locationFlags: the target is never derived from a
+			// Not ledgerloc.Flags: the target is never derived from a
 			// workspace or $OPX_LEDGER. A --ledger before the command
 			// counts too.
 			&cli.StringFlag{Name: "ledger", Usage: "the new ledger file `PATH` to write (required; must not exist)", TakesFile: true},

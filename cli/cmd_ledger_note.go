@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine"
@@ -27,7 +28,7 @@ func ledgerNoteCommand() *cli.Command {
 			"author) and answers once it is durable.\n\n" +
 			exitCodesHelp("integrity failure found: the stored head does not match the last entry, nothing appended"),
 		HideHelpCommand: true,
-		Flags: append(locationFlags(),
+		Flags: append(ledgerloc.Flags(),
 			&cli.StringFlag{Name: "session", Usage: "attach the note to session `ID`"},
 			ui.JSONFlag(),
 		),
@@ -56,7 +57,7 @@ func runLedgerNote(c *cli.Context) error {
 	if err != nil {
 		return usage.Errorf(c, "%v", err)
 	}
-	path, err := ledgerPath(c)
+	path, err := ledgerloc.Path(c)
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,7 @@ func runLedgerNote(c *cli.Context) error {
 // openOrCreate opens the ledger at path for appending, creating it when
 // there is none yet.
 func openOrCreate(path string) (*ledger.Ledger, bool, error) {
-	if err := refuseEmpty(path); err != nil {
+	if err := ledgerloc.RefuseEmpty(path); err != nil {
 		return nil, false, err
 	}
 	l, err := ledger.Open(path, writeOptions())
@@ -108,7 +109,7 @@ func openOrCreate(path string) (*ledger.Ledger, bool, error) {
 		return l, true, nil
 	}
 	if err != nil {
-		return nil, false, explainOpen(path, err)
+		return nil, false, ledgerloc.ExplainOpen(path, err)
 	}
 	return l, false, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
@@ -25,7 +26,7 @@ func ledgerShowCommand() *cli.Command {
 			"While an engine holds the ledger, show reads the entry and the blob frames through the engine.\n\n" +
 			exitCodesHelp("integrity failure found: the stored entry does not parse"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), ui.JSONFlag()),
+		Flags:           append(ledgerloc.Flags(), ui.JSONFlag()),
 		Action:          runLedgerShow,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
@@ -23,7 +24,7 @@ func ledgerTailCommand() *cli.Command {
 			"tail reads it through the engine, up to its durable head.\n\n" +
 			exitCodesHelp("integrity failure found: an entry does not parse"),
 		HideHelpCommand: true,
-		Flags: append(locationFlags(),
+		Flags: append(ledgerloc.Flags(),
 			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Value: 10, Usage: "print the last `N` entries"},
 			ui.JSONFlag(),
 		),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/usage"
 	tdnote "github.com/transparency-dev/formats/note"
 	"github.com/urfave/cli/v2"
@@ -154,7 +155,7 @@ func newWitnessCheck(c *cli.Context, nargs int) (*witnessCheck, error) {
 func cosigStreamOf(c *cli.Context) (*natsRef, error) {
 	r := &natsRef{url: c.String("nats"), prefix: c.String("nats-prefix")}
 	if r.url == "" {
-		ws, err := workspaceDir(c)
+		ws, err := ledgerloc.WorkspaceDir(c)
 		var cfg config.Config
 		if err == nil {
 			cfg, err = config.Load(ws)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/registry"
@@ -43,7 +44,7 @@ func mcpProxyCommand() *cli.Command {
 			"Example client configuration (Claude Desktop, Cursor, VS Code ...):\n" +
 			"   {\"mcpServers\": {\"fs\": {\"command\": \"opx\", \"args\": [\"mcp-proxy\", \"--workspace\", \"/path/to/project\", \"fs\"]}}}\n\n" +
 			exitCodesHelp(""),
-		Flags: append(workspaceFlags(),
+		Flags: append(ledgerloc.WorkspaceFlags(),
 			&cli.BoolFlag{Name: "writable", Usage: "with -- COMMAND: the upstream may change the workspace (each call snapshotted first)"},
 			&cli.BoolFlag{Name: "network", Usage: "with -- COMMAND: the upstream may connect out"},
 			&cli.BoolFlag{Name: "elicit-approvals", Usage: "also ask the client's user (MCP elicitation) about calls Shield escalates to a human; off by default, as a client that answers its own prompts would approve itself"},
@@ -126,7 +127,7 @@ func runMCPProxy(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ws, err := workspaceDir(c)
+	ws, err := ledgerloc.WorkspaceDir(c)
 	if err != nil {
 		return err
 	}
@@ -155,7 +156,7 @@ func runMCPProxy(c *cli.Context) error {
 // background first if none runs (what it says goes to stderr: stdout is
 // the MCP client's).
 func attachEngine(c *cli.Context, ws string) (*engineClient, error) {
-	dir, err := stateDir(ws)
+	dir, err := ledgerloc.StateDir(ws)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +165,7 @@ func attachEngine(c *cli.Context, ws string) (*engineClient, error) {
 		if err != nil {
 			return nil, err
 		}
-		path, err := workspaceLedger(ws)
+		path, err := ledgerloc.WorkspaceLedger(ws)
 		if err != nil {
 			return nil, err
 		}

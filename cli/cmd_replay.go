@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
@@ -32,7 +33,7 @@ func replayCommand() *cli.Command {
 			reviewVerifyHelp +
 			exitCodesHelp("integrity failure found: the ledger does not verify (or a rerun diverged)"),
 		HideHelpCommand: true,
-		Flags: append(append(append(locationFlags(), reviewFlags()...),
+		Flags: append(append(append(ledgerloc.Flags(), reviewFlags()...),
 			ui.JSONFlag(),
 			&cli.Uint64Flag{Name: "at", Usage: "stop at entry `SEQ`: the session as the ledger knew it then"},
 			&cli.BoolFlag{Name: "force", Usage: "print the timeline even when the ledger does not verify (still exits 4)"},

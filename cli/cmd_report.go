@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/executor"
@@ -71,7 +72,7 @@ func reportCommand() *cli.Command {
 			reviewVerifyHelp +
 			exitCodesHelp("integrity failure found: the ledger does not verify (the report is written and says so)"),
 		HideHelpCommand: true,
-		Flags: append(append(locationFlags(), reviewFlags()...),
+		Flags: append(append(ledgerloc.Flags(), reviewFlags()...),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` (- for stdout; required)", TakesFile: true},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite FILE if it exists"},
 			&cli.Uint64Flag{Name: "at", Usage: "stop at entry `SEQ`: the session as the ledger knew it then"},

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
@@ -31,7 +32,7 @@ func snapshotCommand() *cli.Command {
 				"post-state the tool left. Use opx diff ID to compare with the workspace now.\n\n" +
 				exitCodesHelp("integrity failure found: an entry does not parse"),
 			HideHelpCommand: true,
-			Flags:           append(locationFlags(), ui.JSONFlag()),
+			Flags:           append(ledgerloc.Flags(), ui.JSONFlag()),
 			Action:          runSnapshotShow,
 		}},
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -10,16 +11,16 @@ import (
 // the file it fails with ErrLocked; commands that can read through the
 // engine use openReviewOrEngine.
 func openReview(c *cli.Context) (*ledger.Ledger, error) {
-	path, err := ledgerPath(c)
+	path, err := ledgerloc.Path(c)
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseEmpty(path); err != nil {
+	if err := ledgerloc.RefuseEmpty(path); err != nil {
 		return nil, err
 	}
 	l, err := ledger.OpenReadOnly(path)
 	if err != nil {
-		return nil, explainOpen(path, err)
+		return nil, ledgerloc.ExplainOpen(path, err)
 	}
 	return l, nil
 }
@@ -43,11 +44,11 @@ func (r *ledgerReview) Close() error {
 // openReviewOrEngine opens c's ledger for review, through the running
 // engine when one holds the file.
 func openReviewOrEngine(c *cli.Context) (*ledgerReview, error) {
-	path, err := ledgerPath(c)
+	path, err := ledgerloc.Path(c)
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseEmpty(path); err != nil {
+	if err := ledgerloc.RefuseEmpty(path); err != nil {
 		return nil, err
 	}
 	l, r, err := openEngineOrFile(c, path)

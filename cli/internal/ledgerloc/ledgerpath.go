@@ -1,4 +1,4 @@
-package cli
+package ledgerloc
 
 import (
 	"errors"
@@ -18,11 +18,11 @@ import (
 // what is usual.
 const EnvLedger = "OPX_LEDGER"
 
-// locationFlags returns fresh --ledger and --workspace flags. They are
+// Flags returns fresh --ledger and --workspace flags. They are
 // accepted on the app, on the ledger group and on every ledger command;
 // the innermost one given wins. Each call builds new flag values, because
 // urfave flags keep per-parse state.
-func locationFlags() []cli.Flag {
+func Flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{
 			Name:      "ledger",
@@ -46,12 +46,12 @@ func locationFlags() []cli.Flag {
 	}
 }
 
-// workspaceFlags returns a fresh --workspace flag for the commands that
+// WorkspaceFlags returns a fresh --workspace flag for the commands that
 // work on a workspace's engine (init, start, stop, status, send, ...):
 // the engine always keeps the workspace's own ledger in the state dir, so
-// these commands take no --ledger (refuseLedgerFlag refuses one given
+// these commands take no --ledger (RefuseLedgerFlag refuses one given
 // before the command).
-func workspaceFlags() []cli.Flag {
+func WorkspaceFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{
 			Name:      "workspace",
@@ -61,22 +61,22 @@ func workspaceFlags() []cli.Flag {
 	}
 }
 
-// refuseLedgerFlag is the Before of every command without a --ledger of
+// RefuseLedgerFlag is the Before of every command without a --ledger of
 // its own: a --ledger given before such a command (opx --ledger X start)
 // would otherwise be ignored without a word.
-func refuseLedgerFlag(c *cli.Context) error {
+func RefuseLedgerFlag(c *cli.Context) error {
 	if _, ok := usage.FlagGiven(c, "ledger"); ok {
 		return usage.Errorf(c, "--ledger does not apply to %s: it works on the workspace's engine and its ledger (use --workspace DIR)", usage.HelpName(c))
 	}
 	return nil
 }
 
-// ledgerPath resolves the ledger file c works on: --ledger, else the
+// Path resolves the ledger file c works on: --ledger, else the
 // ledger of --workspace, else $OPX_LEDGER, else the current directory's
 // workspace ledger. --ledger and --workspace naming different ledgers is
 // a usage error (one of them would be ignored), except for the commands
 // in filesWorkspace.
-func ledgerPath(c *cli.Context) (string, error) {
+func Path(c *cli.Context) (string, error) {
 	return resolveLedger(c, c.Command == nil || !filesWorkspace[c.Command.Name])
 }
 
@@ -108,20 +108,20 @@ func resolveLedger(c *cli.Context, workspaceNamesLedger bool) (string, error) {
 		}
 		ws = "."
 	}
-	def, err := workspaceLedger(ws)
+	def, err := WorkspaceLedger(ws)
 	if err != nil {
 		return "", err
 	}
-	if ledgerGiven && !samePath(lp, def) {
+	if ledgerGiven && !SamePath(lp, def) {
 		return "", usage.Errorf(c, "--ledger %s and --workspace %s name different ledgers (the workspace's is %s); give one of them", lp, ws, def)
 	}
 	return def, nil
 }
 
-// workspaceLedger is the default ledger path of workspace ws.
-func workspaceLedger(ws string) (string, error) {
+// WorkspaceLedger is the default ledger path of workspace ws.
+func WorkspaceLedger(ws string) (string, error) {
 	if _, err := os.Stat(ws); err != nil {
-		return "", workspaceErr(ws, err)
+		return "", WorkspaceErr(ws, err)
 	}
 	id, err := ledger.WorkspaceID(ws)
 	if err != nil {
@@ -130,9 +130,9 @@ func workspaceLedger(ws string) (string, error) {
 	return ledger.DefaultPath(id)
 }
 
-// samePath reports whether a and b name the same file: the same cleaned
+// SamePath reports whether a and b name the same file: the same cleaned
 // absolute path, or, when both exist, the same inode.
-func samePath(a, b string) bool {
+func SamePath(a, b string) bool {
 	aa, err1 := filepath.Abs(a)
 	bb, err2 := filepath.Abs(b)
 	if err1 == nil && err2 == nil && aa == bb {
@@ -143,19 +143,19 @@ func samePath(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
-// refuseEmpty fails for an existing empty file. bbolt would initialise
+// RefuseEmpty fails for an existing empty file. bbolt would initialise
 // an empty file as a new database (a read-only open fails with EBADF
 // trying), and an empty file is not a ledger: say so without touching it.
-func refuseEmpty(path string) error {
+func RefuseEmpty(path string) error {
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
-		return explainOpen(path, fmt.Errorf("open %s: %w: empty file", path, ledger.ErrNotLedger))
+		return ExplainOpen(path, fmt.Errorf("open %s: %w: empty file", path, ledger.ErrNotLedger))
 	}
 	return nil
 }
 
-// explainOpen rewords an open error for the command line. The sentinel
-// stays in the chain, so callers and ExitCode still see it.
-func explainOpen(path string, err error) error {
+// ExplainOpen rewords an open error for the command line. The sentinel
+// stays in the chain, so callers and cli.ExitCode still see it.
+func ExplainOpen(path string, err error) error {
 	switch {
 	case errors.Is(err, ledger.ErrNotExist):
 		return &usage.Explained{Err: err, Msg: fmt.Sprintf(

@@ -1,4 +1,4 @@
-package cli
+package ledgerloc
 
 import (
 	"os"
@@ -13,8 +13,8 @@ import (
 // collector's store directory when --store is not given.
 const EnvFleetStore = "OPX_FLEET_STORE"
 
-// fleetStore is the collector store c names: --store, else $OPX_FLEET_STORE.
-func fleetStore(c *cli.Context) (string, error) {
+// FleetStore is the collector store c names: --store, else $OPX_FLEET_STORE.
+func FleetStore(c *cli.Context) (string, error) {
 	dir, ok := usage.FlagGiven(c, "store")
 	if ok && dir == "" {
 		return "", usage.Errorf(c, "--store needs a directory")
@@ -44,7 +44,7 @@ func sourceLedger(c *cli.Context, id string, workspaceNamesLedger bool) (string,
 	if _, ok := usage.FlagGiven(c, "workspace"); ok && workspaceNamesLedger {
 		return "", usage.Errorf(c, "--source and --workspace both name a ledger; give one of them")
 	}
-	store, err := fleetStore(c)
+	store, err := FleetStore(c)
 	if err != nil {
 		return "", err
 	}
@@ -56,11 +56,11 @@ func SourceLedgerPath(store, id string) string {
 	return filepath.Join(store, "sources", id, "ledger.db")
 }
 
-// ledgerNamed reports whether c names its ledger file outright (--ledger
+// Named reports whether c names its ledger file outright (--ledger
 // or --source) rather than through a workspace: such a command never asks
 // the workspace's engine in place of the file (it could be serving
 // another ledger, and a rollback there would touch the wrong workspace).
-func ledgerNamed(c *cli.Context) bool {
+func Named(c *cli.Context) bool {
 	_, l := usage.FlagGiven(c, "ledger")
 	_, s := usage.FlagGiven(c, "source")
 	return l || s
