@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/urfave/cli/v2"
 )
 
@@ -16,7 +18,7 @@ func NewApp() *cli.App {
 		Usage:          "run an AI agent so that what it did can be trusted afterwards",
 		UsageText:      "opx [--ledger PATH | --workspace DIR] COMMAND [options] [arguments]",
 		Version:        Version,
-		Flags:          locationFlags(),
+		Flags:          ledgerloc.Flags(),
 		Action:         unknownCommand,
 		OnUsageError:   onUsageError,
 		ExitErrHandler: reportError,
@@ -68,7 +70,7 @@ func ledgerCommand() *cli.Command {
 		Name:      "ledger",
 		Usage:     "review, verify, export and import the hash-chained ledger",
 		UsageText: "opx ledger COMMAND [options] [arguments]",
-		Flags:     locationFlags(),
+		Flags:     ledgerloc.Flags(),
 		Action:    unknownCommand,
 		Description: "The ledger is the append-only, BLAKE3 hash-chained record of everything the engine did.\n" +
 			"These commands read the file directly (offline review); while an engine holds it they go through the\n" +
@@ -109,10 +111,10 @@ func setUsageHandler(cmd *cli.Command) {
 // default would print help for a missing topic and exit 3.
 func unknownCommand(c *cli.Context) error {
 	if c.Args().Present() {
-		return usagef(c, "unknown command %q", c.Args().First())
+		return usage.Errorf(c, "unknown command %q", c.Args().First())
 	}
 	if err := cli.ShowSubcommandHelp(c); err != nil {
 		return err
 	}
-	return usagef(c, "missing command")
+	return usage.Errorf(c, "missing command")
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/urfave/cli/v2"
 )
 
@@ -42,20 +43,20 @@ func positionals(c *cli.Context) ([]string, error) {
 		}
 		cur := c.Value(name)
 		if cur == nil {
-			return nil, usagef(c, "flag provided but not defined: %s", a)
+			return nil, usage.Errorf(c, "flag provided but not defined: %s", a)
 		}
 		if _, isBool := cur.(bool); isBool && !hasVal {
 			val, hasVal = "true", true
 		}
 		if !hasVal {
 			if i+1 >= len(raw) {
-				return nil, usagef(c, "flag needs an argument: %s", a)
+				return nil, usage.Errorf(c, "flag needs an argument: %s", a)
 			}
 			i++
 			val = raw[i]
 		}
 		if err := c.Set(name, val); err != nil {
-			return nil, usagef(c, "invalid value %q for flag %s: %v", val, a, err)
+			return nil, usage.Errorf(c, "invalid value %q for flag %s: %v", val, a, err)
 		}
 	}
 	return out, nil
@@ -76,9 +77,9 @@ func wantArgs(c *cli.Context, min, max int, what string) ([]string, error) {
 	}
 	switch {
 	case len(args) < min:
-		return nil, usagef(c, "missing %s", what)
+		return nil, usage.Errorf(c, "missing %s", what)
 	case max >= 0 && len(args) > max:
-		return nil, usagef(c, "unexpected argument %q", args[max])
+		return nil, usage.Errorf(c, "unexpected argument %q", args[max])
 	}
 	return args, nil
 }

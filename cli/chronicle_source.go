@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -60,23 +61,23 @@ func openChronicleReview(c *cli.Context) (*review, error) {
 // its own directory (an engine, or a fleet collector serving its
 // mirrors), never through the workspace's engine.
 func openReviewSource(c *cli.Context) (*review, error) {
-	path, err := ledgerPath(c)
+	path, err := ledgerloc.Path(c)
 	if err != nil {
 		return nil, err
 	}
-	return openReviewSourceAt(c, path, ledgerNamed(c))
+	return openReviewSourceAt(c, path, ledgerloc.Named(c))
 }
 
 // openReviewSourceAt is openReviewSource for the ledger at path; named
 // says the user named the file (so the workspace's engine is not asked).
 func openReviewSourceAt(c *cli.Context, path string, named bool) (*review, error) {
 	r := &review{path: path}
-	if err := refuseEmpty(path); err != nil {
+	if err := ledgerloc.RefuseEmpty(path); err != nil {
 		return nil, err
 	}
 	l, err := ledger.OpenReadOnly(path)
 	if err != nil {
-		err = explainOpen(path, err)
+		err = ledgerloc.ExplainOpen(path, err)
 	}
 	switch {
 	case err == nil:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/registry"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -25,11 +26,11 @@ type engineClient struct {
 // dialEngine finds the workspace's engine in the registry and connects to
 // it with the client token. The engine listens on loopback only.
 func dialEngine(c *cli.Context) (*engineClient, error) {
-	ws, err := workspaceDir(c)
+	ws, err := ledgerloc.WorkspaceDir(c)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := stateDir(ws)
+	dir, err := ledgerloc.StateDir(ws)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
@@ -32,7 +33,7 @@ func approvalCommand(name string, approve bool) *cli.Command {
 			"human): " + effect + ".\nThe answer is recorded in the ledger (approval.resolved) before anything runs. Without ID,\n" +
 			"lists the approvals waiting. An ID that is not pending (unknown, or already answered, timed out\n" +
 			"or denied by an engine stop) exits 1.\n\n" + exitCodesHelp(""),
-		Flags: append(workspaceFlags(),
+		Flags: append(ledgerloc.WorkspaceFlags(),
 			&cli.StringFlag{Name: "reason", Usage: "`TEXT` saying why, recorded with the answer"},
 			ui.JSONFlag(),
 		),

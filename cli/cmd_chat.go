@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
 )
@@ -23,7 +24,7 @@ func chatCommand() *cli.Command {
 			"With --otr (or after /otr) the next message starts an off-the-record session (docs/otr.md):\n" +
 			"read-only, and recorded as an envelope whose texts are keyed commitments the engine forgets when\n" +
 			"it exits; the prompt is \"otr> \" meanwhile.\n\n" + exitCodesHelp(""),
-		Flags: append(workspaceFlags(),
+		Flags: append(ledgerloc.WorkspaceFlags(),
 			&cli.StringFlag{Name: "session", Usage: "continue session `ID`"},
 			&cli.BoolFlag{Name: "otr", Usage: "start off the record: read-only, content not recorded"},
 		),

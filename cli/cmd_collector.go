@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/urfave/cli/v2"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
@@ -89,7 +91,7 @@ func collectorArgs(c *cli.Context) (*collectorSetup, error) {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return nil, err
 	}
-	store, err := fleetStore(c)
+	store, err := ledgerloc.FleetStore(c)
 	if err != nil {
 		return nil, err
 	}
@@ -102,30 +104,30 @@ func collectorArgs(c *cli.Context) (*collectorSetup, error) {
 	s.url = s.cfg.URL
 	if c.IsSet("nats") {
 		if s.url = c.String("nats"); s.url == "" {
-			return nil, usagef(c, "--nats needs a URL")
+			return nil, usage.Errorf(c, "--nats needs a URL")
 		}
 		if err := checkNATSURL(s.url); err != nil {
-			return nil, usagef(c, "--nats: %v", err)
+			return nil, usage.Errorf(c, "--nats: %v", err)
 		}
 	}
 	if c.IsSet("embedded-nats") && s.embedded == "" {
-		return nil, usagef(c, "--embedded-nats needs a directory")
+		return nil, usage.Errorf(c, "--embedded-nats needs a directory")
 	}
 	switch {
 	case s.embedded != "" && c.IsSet("nats"):
-		return nil, usagef(c, "--nats and --embedded-nats: one or the other")
+		return nil, usage.Errorf(c, "--nats and --embedded-nats: one or the other")
 	case s.embedded != "":
 		s.url = "" // the embedded server's, once it runs
 	case s.url == "":
-		return nil, usagef(c, "which NATS? give --nats URL, --embedded-nats DIR, or url in --config")
+		return nil, usage.Errorf(c, "which NATS? give --nats URL, --embedded-nats DIR, or url in --config")
 	}
 	if c.IsSet("listen") {
 		if s.embedded == "" {
-			return nil, usagef(c, "--listen goes with --embedded-nats")
+			return nil, usage.Errorf(c, "--listen goes with --embedded-nats")
 		}
 		host, port, err := net.SplitHostPort(s.listen)
 		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 0 || n > 65535 {
-			return nil, usagef(c, "--listen %q: want HOST:PORT", s.listen)
+			return nil, usage.Errorf(c, "--listen %q: want HOST:PORT", s.listen)
 		}
 	}
 	s.prefix = s.cfg.Prefix
@@ -136,14 +138,14 @@ func collectorArgs(c *cli.Context) (*collectorSetup, error) {
 		s.prefix = fleet.DefaultPrefix
 	}
 	if err := fleet.CheckPrefix(s.prefix); err != nil {
-		return nil, usagef(c, "--prefix: %v", err)
+		return nil, usage.Errorf(c, "--prefix: %v", err)
 	}
 	if s.cfg.StallAfter != "" {
 		s.stallAfter, _ = time.ParseDuration(s.cfg.StallAfter) // checked
 	}
 	if c.IsSet("stall-after") {
 		if s.stallAfter = c.Duration("stall-after"); s.stallAfter < 0 {
-			return nil, usagef(c, "--stall-after must not be negative")
+			return nil, usage.Errorf(c, "--stall-after must not be negative")
 		}
 	}
 	return s, nil
@@ -184,7 +186,7 @@ func runCollectorKey(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	store, err := fleetStore(c)
+	store, err := ledgerloc.FleetStore(c)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/engine/registry"
 	"github.com/opx-dev/opx/ledger"
@@ -133,11 +134,11 @@ func runDemo(c *cli.Context) (err error) {
 	if err := c.Set("workspace", ws); err != nil {
 		return err
 	}
-	ws, err = workspaceDir(c)
+	ws, err = ledgerloc.WorkspaceDir(c)
 	if err != nil {
 		return err
 	}
-	dir, err := stateDir(ws)
+	dir, err := ledgerloc.StateDir(ws)
 	if err != nil {
 		return err
 	}

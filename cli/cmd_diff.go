@@ -7,7 +7,9 @@ import (
 
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/chronicle/textdiff"
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
@@ -26,7 +28,7 @@ func diffCommand() *cli.Command {
 			"line. The workspace is --workspace, else the one the ledger's last engine.started names.\n\n" +
 			exitCodesHelp("stored content fails its hash"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), ui.JSONFlag()),
+		Flags:           append(ledgerloc.Flags(), ui.JSONFlag()),
 		Action:          runDiff,
 	}
 }
@@ -49,14 +51,14 @@ func runDiff(c *cli.Context) error {
 	defer r.Close()
 	id := s.Seq
 	ws := r.workspace
-	if _, given := flagGiven(c, "workspace"); given || ws == "" {
-		if ws, err = workspaceDir(c); err != nil {
+	if _, given := usage.FlagGiven(c, "workspace"); given || ws == "" {
+		if ws, err = ledgerloc.WorkspaceDir(c); err != nil {
 			return err
 		}
 	}
 	w, err := executor.OpenWorkspace(ws)
 	if err != nil {
-		return workspaceErr(ws, err)
+		return ledgerloc.WorkspaceErr(ws, err)
 	}
 	defer w.Close()
 	fsys := undo.WorkspaceFS(w)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/registry"
@@ -31,7 +32,7 @@ func doctorCommand() *cli.Command {
 			"runs, from the file otherwise), and the configured MCP servers: a server the engine could not start\n" +
 			"(or, with no engine, whose command cannot be found) is a problem.\n\n" +
 			"EXIT CODES:\n   0  everything is in order\n   1  something is wrong (listed under problems)\n   2  usage error",
-		Flags:  append(locationFlags(), ui.JSONFlag()),
+		Flags:  append(ledgerloc.Flags(), ui.JSONFlag()),
 		Action: runDoctor,
 	}
 }
@@ -92,15 +93,15 @@ func runDoctor(c *cli.Context) error {
 		problem("live canary: %s: %s", canary.Status, canary.Summary)
 	}
 
-	ws, err := workspaceDir(c)
+	ws, err := ledgerloc.WorkspaceDir(c)
 	if err != nil {
 		return err
 	}
-	dir, err := stateDir(ws)
+	dir, err := ledgerloc.StateDir(ws)
 	if err != nil {
 		return err
 	}
-	if rep.Ledger.Path, err = ledgerPath(c); err != nil {
+	if rep.Ledger.Path, err = ledgerloc.Path(c); err != nil {
 		return err
 	}
 	rep.Commands = checkCommandSandbox(ws, string(dir), problem)

@@ -13,6 +13,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/urfave/cli/v2"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
@@ -118,7 +120,7 @@ func runFleetSources(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	store, err := fleetStore(c)
+	store, err := ledgerloc.FleetStore(c)
 	if err != nil {
 		return err
 	}
@@ -169,19 +171,19 @@ func runFleetAlerts(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	store, err := fleetStore(c)
+	store, err := ledgerloc.FleetStore(c)
 	if err != nil {
 		return err
 	}
 	src := c.String("source")
 	if c.IsSet("source") {
 		if err := fleet.CheckLedgerID(src); err != nil {
-			return usagef(c, "--source: %v", err)
+			return usage.Errorf(c, "--source: %v", err)
 		}
 	}
 	kind := c.String("kind")
 	if c.IsSet("kind") && !alertKinds[kind] {
-		return usagef(c, "--kind %q: not an alert kind (see opx fleet alerts --help)", ui.Clip(kind, 40))
+		return usage.Errorf(c, "--kind %q: not an alert kind (see opx fleet alerts --help)", ui.Clip(kind, 40))
 	}
 	all, err := fleetAlerts(store)
 	if err != nil {
@@ -230,14 +232,14 @@ func runFleetSessions(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	store, err := fleetStore(c)
+	store, err := ledgerloc.FleetStore(c)
 	if err != nil {
 		return err
 	}
 	var ids []string
 	if id := c.String("source"); c.IsSet("source") {
 		if err := fleet.CheckLedgerID(id); err != nil {
-			return usagef(c, "--source: %v", err)
+			return usage.Errorf(c, "--source: %v", err)
 		}
 		ids = []string{id}
 	} else if ids, err = storeSourceIDs(store); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -24,7 +25,7 @@ func historyCommand() *cli.Command {
 			"(with --json: content holds the commitment, withheld_bytes the size; docs/otr.md).\n\n" +
 			exitCodesHelp("integrity failure found: an entry does not parse"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), ui.JSONFlag()),
+		Flags:           append(ledgerloc.Flags(), ui.JSONFlag()),
 		Action:          runHistory,
 	}
 }
@@ -88,7 +89,7 @@ func readSessionHistory(c *cli.Context, session string) ([]messageJSON, error) {
 	out := []messageJSON{}
 	l, err := openReview(c)
 	if errors.Is(err, ledger.ErrLocked) {
-		if !ledgerNamed(c) {
+		if !ledgerloc.Named(c) {
 			if ec, derr := dialEngine(c); derr == nil {
 				defer ec.Close()
 				resp, err := ec.client.GetHistory(ec.ctx, &opxv1.GetHistoryRequest{SessionId: session})
@@ -107,10 +108,10 @@ func readSessionHistory(c *cli.Context, session string) ([]messageJSON, error) {
 		}
 	}
 	read, where := (*ledger.Ledger).ReadProjection, ""
-	if errors.Is(err, ledger.ErrLocked) && ledgerNamed(c) {
+	if errors.Is(err, ledger.ErrLocked) && ledgerloc.Named(c) {
 		// A ledger named outright that a server holds (an engine, a
 		// collector's mirror): through the one registered beside it.
-		path, perr := ledgerPath(c)
+		path, perr := ledgerloc.Path(c)
 		if perr != nil {
 			return nil, perr
 		}

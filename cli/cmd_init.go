@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/urfave/cli/v2"
 )
@@ -19,7 +20,7 @@ func initCommand() *cli.Command {
 			"ledger does not live here but in the state directory ($XDG_STATE_HOME/opx/<workspace-id>/),\n" +
 			"outside anything the agent could be allowed to touch. An existing file is kept unless --force.\n\n" +
 			exitCodesHelp(""),
-		Flags: append(workspaceFlags(),
+		Flags: append(ledgerloc.WorkspaceFlags(),
 			&cli.BoolFlag{Name: "force", Usage: "overwrite an existing config.yaml"},
 		),
 		Action: runInit,
@@ -30,7 +31,7 @@ func runInit(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	ws, err := workspaceDir(c)
+	ws, err := ledgerloc.WorkspaceDir(c)
 	if err != nil {
 		return err
 	}
@@ -56,7 +57,7 @@ func runInit(c *cli.Context) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	dir, err := stateDir(ws)
+	dir, err := ledgerloc.StateDir(ws)
 	if err != nil {
 		return err
 	}

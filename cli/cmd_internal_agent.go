@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/opx-dev/opx/agent"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/sandbox"
 	"github.com/urfave/cli/v2"
 )
@@ -74,12 +75,12 @@ func runInternalAgent(c *cli.Context) error {
 	os.Unsetenv(EnvAgentToken)
 	os.Unsetenv(EnvSubAgentToken)
 	if token == "" {
-		return usagef(c, "no agent token in $%s (the engine starts the agent)", env)
+		return usage.Errorf(c, "no agent token in $%s (the engine starts the agent)", env)
 	}
 	_, portText, err := net.SplitHostPort(c.String("engine"))
 	port, perr := strconv.ParseUint(portText, 10, 16)
 	if err != nil || perr != nil || port == 0 {
-		return usagef(c, "--engine %q is not HOST:PORT", c.String("engine"))
+		return usage.Errorf(c, "--engine %q is not HOST:PORT", c.String("engine"))
 	}
 	// Its memory holds the token and, off the record, the conversation:
 	// keep it out of core dumps (the engine's limit is inherited already).

@@ -29,6 +29,7 @@ import (
 	_ "github.com/opx-dev/opx/engine/mcpproxy"
 	"github.com/opx-dev/opx/engine/registry"
 	// The engine's sub-agents (agents:) register with it when linked in.
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	_ "github.com/opx-dev/opx/engine/subagent"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/fixtures"
@@ -46,7 +47,7 @@ func internalEngineCommand() *cli.Command {
 		Name:   "internal-engine",
 		Usage:  "run the engine (started by opx start; not for direct use)",
 		Hidden: true,
-		Flags: append(locationFlags(),
+		Flags: append(ledgerloc.Flags(),
 			&cli.StringFlag{Name: "token-file", Usage: "client token `FILE`", Required: true},
 			&cli.IntFlag{Name: "manager-pid", Usage: "the manager's `PID`, for status"},
 			&cli.IntFlag{Name: "manager-fd", Usage: "the liveness pipe from the manager, as descriptor `FD`: EOF means the manager is gone"},
@@ -130,7 +131,7 @@ func (e *refusedError) Unwrap() error { return e.err }
 // newEngine builds the engine from the flags and the workspace's
 // configuration; closeAll closes what it opened.
 func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
-	ws, err := workspaceDir(c)
+	ws, err := ledgerloc.WorkspaceDir(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -146,7 +147,7 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("client token: %w", err)
 	}
-	path, err := ledgerPath(c)
+	path, err := ledgerloc.Path(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,7 +207,7 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	state, err := stateDir(ws)
+	state, err := ledgerloc.StateDir(ws)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/sandbox"
 	"github.com/urfave/cli/v2"
 )
@@ -33,7 +34,7 @@ func internalSandboxExecCommand() *cli.Command {
 func runInternalSandboxExec(c *cli.Context) error {
 	p, argv, err := sandbox.ParseCommandArgs(c.Args().Slice())
 	if err != nil {
-		return usagef(c, "%v", err)
+		return usage.Errorf(c, "%v", err)
 	}
 	// Returns only on failure; the error starts with
 	// sandbox.CommandErrorPrefix, which the executors look for.

@@ -3,6 +3,7 @@ package cli
 import (
 	"io"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/urfave/cli/v2"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
@@ -23,7 +24,7 @@ func ledgerCheckpointCommand() *cli.Command {
 			"and is checked here (signed by the key recorded last; a proof ties it to the entries).\n\n" +
 			exitCodesHelp("the latest checkpoint does not verify against the ledger's key or tree"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), ui.JSONFlag()),
+		Flags:           append(ledgerloc.Flags(), ui.JSONFlag()),
 		Action:          runLedgerCheckpoint,
 	}
 }

@@ -3,7 +3,9 @@ package cli
 import (
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -34,7 +36,7 @@ func ledgerExportCommand() *cli.Command {
 			"head, and written only if its root is the signed checkpoint's: the same files as an offline export.\n\n" +
 			exitCodesHelp("integrity failure found: the ledger is damaged, nothing was exported"),
 		HideHelpCommand: true,
-		Flags: append(locationFlags(),
+		Flags: append(ledgerloc.Flags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "export `FILE` (.jsonl or .jsonl.zst; required)", TakesFile: true},
 			&cli.StringFlag{Name: "session", Usage: "export only the segment covering session `ID`"},
 			&cli.StringFlag{Name: "tiles", Usage: "write the tree of the latest signed checkpoint as a static tlog-tiles tree in `DIR`", TakesFile: true},
@@ -51,12 +53,12 @@ func runLedgerExport(c *cli.Context) error {
 	out := c.String("output")
 	if c.IsSet("tiles") {
 		if out != "" || c.IsSet("session") {
-			return usagef(c, "--tiles writes the whole tree; give neither -o nor --session with it")
+			return usage.Errorf(c, "--tiles writes the whole tree; give neither -o nor --session with it")
 		}
 		return runExportTiles(c, c.String("tiles"))
 	}
 	if out == "" {
-		return usagef(c, "missing -o FILE")
+		return usage.Errorf(c, "missing -o FILE")
 	}
 	rv, err := openReviewOrEngine(c)
 	if err != nil {

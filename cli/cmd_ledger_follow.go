@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/tlog"
@@ -52,7 +53,7 @@ func ledgerFollowCommand() *cli.Command {
 			"--type filters what is printed; every entry is still checked. Stop it with Ctrl-C.\n\n" +
 			exitCodesHelp("the chain followed does not continue: an entry does not follow the last one printed, or the ledger was replaced"),
 		HideHelpCommand: true,
-		Flags: append(locationFlags(),
+		Flags: append(ledgerloc.Flags(),
 			&cli.Uint64Flag{Name: "from", Usage: "start at entry `SEQ` (default: the last 10 entries)"},
 			&cli.StringSliceFlag{Name: "type", Usage: "print only entries of type `T` (repeatable)"},
 			ui.JSONFlag(),
@@ -82,11 +83,11 @@ func runLedgerFollow(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	path, err := ledgerPath(c)
+	path, err := ledgerloc.Path(c)
 	if err != nil {
 		return err
 	}
-	if err := refuseEmpty(path); err != nil {
+	if err := ledgerloc.RefuseEmpty(path); err != nil {
 		return err
 	}
 	// Ctrl-C (or SIGTERM) ends follow: exit 0, as after any stop.
@@ -325,7 +326,7 @@ func (f *follower) fromFile() error {
 			if errors.Is(err, ledger.ErrLocked) {
 				return err
 			}
-			return explainOpen(f.path, err)
+			return ledgerloc.ExplainOpen(f.path, err)
 		}
 		if fi != nil {
 			f.fileSeen = fi.ModTime()

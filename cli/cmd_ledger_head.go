@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
@@ -16,7 +17,7 @@ func ledgerHeadCommand() *cli.Command {
 			"While an engine holds the ledger, prints the engine's durable head (what it has fsynced).\n\n" +
 			exitCodesHelp("integrity failure found: the stored head does not match the last entry"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), ui.JSONFlag()),
+		Flags:           append(ledgerloc.Flags(), ui.JSONFlag()),
 		Action:          runLedgerHead,
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/urfave/cli/v2"
@@ -24,7 +25,7 @@ func ledgerImportCommand() *cli.Command {
 			exitCodesHelp("integrity failure found: the export does not verify, nothing was written"),
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
-			// Not locationFlags: the target is never derived from a
+			// Not ledgerloc.Flags: the target is never derived from a
 			// workspace or $OPX_LEDGER. A --ledger before the command
 			// counts too.
 			&cli.StringFlag{Name: "ledger", Usage: "the new ledger file `PATH` to write (required; must not exist)", TakesFile: true},
@@ -48,9 +49,9 @@ func runLedgerImport(c *cli.Context) error {
 		return err
 	}
 	// Importing writes a ledger, so the caller names the file.
-	dst, ok := flagGiven(c, "ledger")
+	dst, ok := usage.FlagGiven(c, "ledger")
 	if !ok || dst == "" {
-		return usagef(c, "missing --ledger PATH (the new ledger file to write)")
+		return usage.Errorf(c, "missing --ledger PATH (the new ledger file to write)")
 	}
 	bar := ui.NewProgress(c, "import")
 	verify := event.StrictOptions()

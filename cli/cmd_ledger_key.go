@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -21,7 +22,7 @@ func ledgerKeyCommand() *cli.Command {
 			"proves less). Any signed-note verifier (golang.org/x/mod/sumdb/note) accepts it.\n\n" +
 			exitCodesHelp("integrity failure found: the recorded key does not parse"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), ui.JSONFlag()),
+		Flags:           append(ledgerloc.Flags(), ui.JSONFlag()),
 		Action:          runLedgerKey,
 	}
 }

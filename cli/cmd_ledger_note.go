@@ -6,7 +6,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -26,7 +28,7 @@ func ledgerNoteCommand() *cli.Command {
 			"author) and answers once it is durable.\n\n" +
 			exitCodesHelp("integrity failure found: the stored head does not match the last entry, nothing appended"),
 		HideHelpCommand: true,
-		Flags: append(locationFlags(),
+		Flags: append(ledgerloc.Flags(),
 			&cli.StringFlag{Name: "session", Usage: "attach the note to session `ID`"},
 			ui.JSONFlag(),
 		),
@@ -49,13 +51,13 @@ func runLedgerNote(c *cli.Context) error {
 	}
 	text := strings.Join(args, " ")
 	if strings.TrimSpace(text) == "" {
-		return usagef(c, "TEXT is empty")
+		return usage.Errorf(c, "TEXT is empty")
 	}
 	rec, err := event.Record(c.String("session"), &event.Note{Author: author(), Text: text})
 	if err != nil {
-		return usagef(c, "%v", err)
+		return usage.Errorf(c, "%v", err)
 	}
-	path, err := ledgerPath(c)
+	path, err := ledgerloc.Path(c)
 	if err != nil {
 		return err
 	}
@@ -95,7 +97,7 @@ func runLedgerNote(c *cli.Context) error {
 // openOrCreate opens the ledger at path for appending, creating it when
 // there is none yet.
 func openOrCreate(path string) (*ledger.Ledger, bool, error) {
-	if err := refuseEmpty(path); err != nil {
+	if err := ledgerloc.RefuseEmpty(path); err != nil {
 		return nil, false, err
 	}
 	l, err := ledger.Open(path, writeOptions())
@@ -107,7 +109,7 @@ func openOrCreate(path string) (*ledger.Ledger, bool, error) {
 		return l, true, nil
 	}
 	if err != nil {
-		return nil, false, explainOpen(path, err)
+		return nil, false, ledgerloc.ExplainOpen(path, err)
 	}
 	return l, false, nil
 }
@@ -124,7 +126,7 @@ func author() string {
 func noteByEngine(c *cli.Context, path string, locked error, text string) error {
 	r, err := dialLedgerEngine(c, path)
 	if err != nil {
-		return &explained{err: locked, msg: fmt.Sprintf("an engine holds %s, and no engine registered for it answers (%v)", path, err)}
+		return &usage.Explained{Err: locked, Msg: fmt.Sprintf("an engine holds %s, and no engine registered for it answers (%v)", path, err)}
 	}
 	defer r.Close()
 	resp, err := r.client.AppendNote(r.ctx, &opxv1.AppendNoteRequest{Session: c.String("session"), Author: author(), Text: text})

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/tlog"
@@ -31,7 +33,7 @@ func ledgerProveCommand() *cli.Command {
 			"nothing, and a proof already in FILE stays whole until the new one replaces it.\n\n" +
 			exitCodesHelp("the checkpoint does not verify (signature, another key, not this ledger's tree) or the proof does not"),
 		HideHelpCommand: true,
-		Flags: append(locationFlags(),
+		Flags: append(ledgerloc.Flags(),
 			&cli.StringFlag{Name: "checkpoint", Usage: "prove against the checkpoint note in `FILE` instead of the latest", TakesFile: true},
 			keyFlag("verifier `KEY` (or a file holding it) for --checkpoint FILE (default: the keys the ledger records)"),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the proof (JSON) to `FILE`, only once it is built and checked", TakesFile: true},
@@ -48,10 +50,10 @@ func runLedgerProve(c *cli.Context) error {
 	}
 	seq, err := strconv.ParseUint(args[0], 10, 64)
 	if err != nil {
-		return usagef(c, "SEQ %q is not a non-negative integer", args[0])
+		return usage.Errorf(c, "SEQ %q is not a non-negative integer", args[0])
 	}
 	if c.String("key") != "" && c.String("checkpoint") == "" {
-		return usagef(c, "--key goes with --checkpoint FILE (the latest checkpoint is checked with the key the ledger records)")
+		return usage.Errorf(c, "--key goes with --checkpoint FILE (the latest checkpoint is checked with the key the ledger records)")
 	}
 	out := c.String("output")
 	if out == "" {

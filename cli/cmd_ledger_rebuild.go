@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
@@ -22,7 +24,7 @@ func ledgerRebuildCommand() *cli.Command {
 			"entries say (exit 4).\n" +
 			"While an engine holds the ledger, the engine rebuilds (its appends wait until the rebuild is through).\n\n" + exitCodesHelp("a checkpoint's state root was not reproduced"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), ui.JSONFlag()),
+		Flags:           append(ledgerloc.Flags(), ui.JSONFlag()),
 		Action:          runLedgerRebuild,
 	}
 }
@@ -48,11 +50,11 @@ func runLedgerRebuild(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	path, err := ledgerPath(c)
+	path, err := ledgerloc.Path(c)
 	if err != nil {
 		return err
 	}
-	if err := refuseEmpty(path); err != nil {
+	if err := ledgerloc.RefuseEmpty(path); err != nil {
 		return err
 	}
 	rep, err := rebuild(c, path)
@@ -105,7 +107,7 @@ func rebuild(c *cli.Context, path string) (*ledger.RebuildReport, error) {
 		return rebuildByEngine(c, path, err)
 	}
 	if err != nil {
-		return nil, explainOpen(path, err)
+		return nil, ledgerloc.ExplainOpen(path, err)
 	}
 	defer l.Close()
 	rep, err := l.RebuildProjections()
@@ -121,7 +123,7 @@ func rebuild(c *cli.Context, path string) (*ledger.RebuildReport, error) {
 func rebuildByEngine(c *cli.Context, path string, locked error) (*ledger.RebuildReport, error) {
 	r, err := dialLedgerEngine(c, path)
 	if err != nil {
-		return nil, &explained{err: locked, msg: fmt.Sprintf("an engine holds %s, and no engine registered for it answers (%v)", path, err)}
+		return nil, &usage.Explained{Err: locked, Msg: fmt.Sprintf("an engine holds %s, and no engine registered for it answers (%v)", path, err)}
 	}
 	defer r.Close()
 	resp, err := r.client.Rebuild(r.ctx, &opxv1.RebuildRequest{})

@@ -8,7 +8,9 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -24,7 +26,7 @@ func ledgerShowCommand() *cli.Command {
 			"While an engine holds the ledger, show reads the entry and the blob frames through the engine.\n\n" +
 			exitCodesHelp("integrity failure found: the stored entry does not parse"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), ui.JSONFlag()),
+		Flags:           append(ledgerloc.Flags(), ui.JSONFlag()),
 		Action:          runLedgerShow,
 	}
 }
@@ -55,7 +57,7 @@ func runLedgerShow(c *cli.Context) error {
 	}
 	seq, err := strconv.ParseUint(args[0], 10, 64)
 	if err != nil {
-		return usagef(c, "SEQ %q is not a non-negative integer", args[0])
+		return usage.Errorf(c, "SEQ %q is not a non-negative integer", args[0])
 	}
 	rv, err := openReviewOrEngine(c)
 	if err != nil {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -22,7 +24,7 @@ func ledgerTailCommand() *cli.Command {
 			"tail reads it through the engine, up to its durable head.\n\n" +
 			exitCodesHelp("integrity failure found: an entry does not parse"),
 		HideHelpCommand: true,
-		Flags: append(locationFlags(),
+		Flags: append(ledgerloc.Flags(),
 			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Value: 10, Usage: "print the last `N` entries"},
 			ui.JSONFlag(),
 		),
@@ -44,7 +46,7 @@ func runLedgerTail(c *cli.Context) error {
 	}
 	n := c.Int("lines")
 	if n <= 0 {
-		return usagef(c, "-n %d: want a positive number of entries", n)
+		return usage.Errorf(c, "-n %d: want a positive number of entries", n)
 	}
 	rv, err := openReviewOrEngine(c)
 	if err != nil {

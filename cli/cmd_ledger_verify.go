@@ -5,7 +5,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/tlog"
@@ -47,7 +49,7 @@ func ledgerVerifyCommand() *cli.Command {
 			"ledger.cosigned entry instead, and says what that cannot detect (a truncation or rewrite before it).\n\n" +
 			exitCodesHelp("integrity failure found: the ledger or export does not verify"),
 		HideHelpCommand: true,
-		Flags: append(append(locationFlags(),
+		Flags: append(append(ledgerloc.Flags(),
 			&cli.BoolFlag{Name: "strict", Usage: "also check canonical form, each entry type's payload, and causal order (nothing ran without its verdict; every rollback has its plan first and its outcome after)"},
 			ui.JSONFlag(),
 		), append(sinceFlags(), witnessFlags()...)...),
@@ -83,14 +85,14 @@ func runLedgerVerify(c *cli.Context) error {
 	}
 	var witnessed *witnessResult
 	if c.String("key") != "" && c.String("since") == "" && len(args) == 0 {
-		return usagef(c, "--key goes with --since FILE, or with an EXPORT whose bundled checkpoint it checks")
+		return usage.Errorf(c, "--key goes with --since FILE, or with an EXPORT whose bundled checkpoint it checks")
 	}
 	if len(args) == 1 {
-		if ledgerNamed(c) {
-			return usagef(c, "give either --ledger or an EXPORT file, not both")
+		if ledgerloc.Named(c) {
+			return usage.Errorf(c, "give either --ledger or an EXPORT file, not both")
 		}
 		if c.String("since") != "" {
-			return usagef(c, "--since checks the ledger, not an export: give --ledger (or nothing) instead of EXPORT")
+			return usage.Errorf(c, "--since checks the ledger, not an export: give --ledger (or nothing) instead of EXPORT")
 		}
 		what = args[0]
 		if c.String("key") != "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger/tlog"
 	"github.com/urfave/cli/v2"
 )
@@ -45,7 +46,7 @@ func runLedgerVerifyProof(c *cli.Context) error {
 		return err
 	}
 	if c.String("key") == "" {
-		return usagef(c, "--key KEY is required: the verifier key the checkpoint must be signed by (opx ledger key prints it)")
+		return usage.Errorf(c, "--key KEY is required: the verifier key the checkpoint must be signed by (opx ledger key prints it)")
 	}
 	v, err := verifierFlag(c)
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	tdnote "github.com/transparency-dev/formats/note"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/mod/sumdb/note"
@@ -105,31 +107,31 @@ func newWitnessCheck(c *cli.Context, nargs int) (*witnessCheck, error) {
 	if k == "" {
 		for _, f := range []string{"cosigned", "nats", "nats-creds", "nats-prefix", "offline"} {
 			if c.IsSet(f) {
-				return nil, usagef(c, "--%s goes with --witness KEY", f)
+				return nil, usage.Errorf(c, "--%s goes with --witness KEY", f)
 			}
 		}
 		return nil, nil
 	}
 	if c.IsSet("offline") && (c.IsSet("cosigned") || c.IsSet("nats")) {
-		return nil, usagef(c, "give one of --offline and --cosigned FILE or --nats URL (or both)")
+		return nil, usage.Errorf(c, "give one of --offline and --cosigned FILE or --nats URL (or both)")
 	}
 	stream := !c.IsSet("offline") && (c.IsSet("nats") || !c.IsSet("cosigned"))
 	if (c.IsSet("nats-creds") || c.IsSet("nats-prefix")) && !stream {
-		return nil, usagef(c, "--nats-creds and --nats-prefix go with the cosignature stream, not with --cosigned alone or --offline")
+		return nil, usage.Errorf(c, "--nats-creds and --nats-prefix go with the cosignature stream, not with --cosigned alone or --offline")
 	}
 	if nargs > 0 {
-		return nil, usagef(c, "--witness checks the ledger, not an export: give --ledger (or nothing) instead of EXPORT")
+		return nil, usage.Errorf(c, "--witness checks the ledger, not an export: give --ledger (or nothing) instead of EXPORT")
 	}
 	if c.String("since") != "" {
-		return nil, usagef(c, "give either --since FILE or --witness KEY, not both")
+		return nil, usage.Errorf(c, "give either --since FILE or --witness KEY, not both")
 	}
 	k, err := readKeyArg(k)
 	if err != nil {
-		return nil, usagef(c, "--witness: %v", err)
+		return nil, usage.Errorf(c, "--witness: %v", err)
 	}
 	v, err := tdnote.NewVerifierForCosignatureV1(k)
 	if err != nil {
-		return nil, usagef(c, "--witness %q: %v (want <name>+<hash>+<key>, as `opx collector key` prints)", ui.Clip(k, 120), err)
+		return nil, usage.Errorf(c, "--witness %q: %v (want <name>+<hash>+<key>, as `opx collector key` prints)", ui.Clip(k, 120), err)
 	}
 	w := &witnessCheck{key: v, vkey: k, offline: c.Bool("offline")}
 	if f := c.String("cosigned"); f != "" {
@@ -153,13 +155,13 @@ func newWitnessCheck(c *cli.Context, nargs int) (*witnessCheck, error) {
 func cosigStreamOf(c *cli.Context) (*natsRef, error) {
 	r := &natsRef{url: c.String("nats"), prefix: c.String("nats-prefix")}
 	if r.url == "" {
-		ws, err := workspaceDir(c)
+		ws, err := ledgerloc.WorkspaceDir(c)
 		var cfg config.Config
 		if err == nil {
 			cfg, err = config.Load(ws)
 		}
 		if err != nil || !cfg.Fleet.Enabled || cfg.Fleet.URL == "" {
-			return nil, usagef(c, "--witness needs its reference from off this machine: --nats URL (or a workspace whose fleet section names the NATS server), or --cosigned FILE; --offline takes the ledger's own latest ledger.cosigned entry instead, which cannot detect a truncation or a rewrite to before it")
+			return nil, usage.Errorf(c, "--witness needs its reference from off this machine: --nats URL (or a workspace whose fleet section names the NATS server), or --cosigned FILE; --offline takes the ledger's own latest ledger.cosigned entry instead, which cannot detect a truncation or a rewrite to before it")
 		}
 		fc, err := fleetConfig(cfg.Fleet)
 		if err != nil {
@@ -177,7 +179,7 @@ func cosigStreamOf(c *cli.Context) (*natsRef, error) {
 		r.prefix = fleet.DefaultPrefix
 	}
 	if err := fleet.CheckPrefix(r.prefix); err != nil {
-		return nil, usagef(c, "%v", err)
+		return nil, usage.Errorf(c, "%v", err)
 	}
 	return r, nil
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/registry"
 	"github.com/urfave/cli/v2"
@@ -42,7 +44,7 @@ func mcpProxyCommand() *cli.Command {
 			"Example client configuration (Claude Desktop, Cursor, VS Code ...):\n" +
 			"   {\"mcpServers\": {\"fs\": {\"command\": \"opx\", \"args\": [\"mcp-proxy\", \"--workspace\", \"/path/to/project\", \"fs\"]}}}\n\n" +
 			exitCodesHelp(""),
-		Flags: append(workspaceFlags(),
+		Flags: append(ledgerloc.WorkspaceFlags(),
 			&cli.BoolFlag{Name: "writable", Usage: "with -- COMMAND: the upstream may change the workspace (each call snapshotted first)"},
 			&cli.BoolFlag{Name: "network", Usage: "with -- COMMAND: the upstream may connect out"},
 			&cli.BoolFlag{Name: "elicit-approvals", Usage: "also ask the client's user (MCP elicitation) about calls Shield escalates to a human; off by default, as a client that answers its own prompts would approve itself"},
@@ -71,7 +73,7 @@ func mcpProxyTarget(c *cli.Context) (proxyTarget, error) {
 	for _, name := range c.StringSlice("env") {
 		v, ok := os.LookupEnv(name)
 		if !ok {
-			return t, usagef(c, "--env %s: the variable is not set in the proxy's environment", name)
+			return t, usage.Errorf(c, "--env %s: the variable is not set in the proxy's environment", name)
 		}
 		if t.env == nil {
 			t.env = map[string]string{}
@@ -88,7 +90,7 @@ func mcpProxyTarget(c *cli.Context) (proxyTarget, error) {
 				// configuration meant it (review #12).
 				prog, err := proxyProgram(t.command[0])
 				if err != nil {
-					return t, usagef(c, "%v", err)
+					return t, usage.Errorf(c, "%v", err)
 				}
 				t.command[0] = prog
 				return t, nil
@@ -101,7 +103,7 @@ func mcpProxyTarget(c *cli.Context) (proxyTarget, error) {
 	}
 	t.server = pos[0]
 	if t.writable || t.network {
-		return t, usagef(c, "--writable and --network are for -- COMMAND; a configured server's sandbox is its configuration's (mcp.servers.%s)", t.server)
+		return t, usage.Errorf(c, "--writable and --network are for -- COMMAND; a configured server's sandbox is its configuration's (mcp.servers.%s)", t.server)
 	}
 	return t, nil
 }
@@ -125,7 +127,7 @@ func runMCPProxy(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ws, err := workspaceDir(c)
+	ws, err := ledgerloc.WorkspaceDir(c)
 	if err != nil {
 		return err
 	}
@@ -134,10 +136,10 @@ func runMCPProxy(c *cli.Context) error {
 		// engine judges by the configuration it runs with.
 		cfg, err := config.Load(ws)
 		if err != nil {
-			return usagef(c, "%v", err)
+			return usage.Errorf(c, "%v", err)
 		}
 		if _, ok := cfg.MCP.Servers[target.server]; !ok {
-			return usagef(c, "no MCP server %q is configured in %s (mcp.servers)", target.server, filepath.Join(ws, config.Dir, "config.yaml"))
+			return usage.Errorf(c, "no MCP server %q is configured in %s (mcp.servers)", target.server, filepath.Join(ws, config.Dir, "config.yaml"))
 		}
 	}
 	ec, err := attachEngine(c, ws)
@@ -154,7 +156,7 @@ func runMCPProxy(c *cli.Context) error {
 // background first if none runs (what it says goes to stderr: stdout is
 // the MCP client's).
 func attachEngine(c *cli.Context, ws string) (*engineClient, error) {
-	dir, err := stateDir(ws)
+	dir, err := ledgerloc.StateDir(ws)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +165,7 @@ func attachEngine(c *cli.Context, ws string) (*engineClient, error) {
 		if err != nil {
 			return nil, err
 		}
-		path, err := workspaceLedger(ws)
+		path, err := ledgerloc.WorkspaceLedger(ws)
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/replay/projection"
@@ -24,7 +25,7 @@ func metricsCommand() *cli.Command {
 			"Per-session figures are in `opx replay SESSION` and `opx report`.\n\n" +
 			exitCodesHelp("integrity failure found: an entry does not parse"),
 		HideHelpCommand: true,
-		Flags:           append(locationFlags(), ui.JSONFlag()),
+		Flags:           append(ledgerloc.Flags(), ui.JSONFlag()),
 		Action:          runMetrics,
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -31,7 +33,7 @@ func replayCommand() *cli.Command {
 			reviewVerifyHelp +
 			exitCodesHelp("integrity failure found: the ledger does not verify (or a rerun diverged)"),
 		HideHelpCommand: true,
-		Flags: append(append(append(locationFlags(), reviewFlags()...),
+		Flags: append(append(append(ledgerloc.Flags(), reviewFlags()...),
 			ui.JSONFlag(),
 			&cli.Uint64Flag{Name: "at", Usage: "stop at entry `SEQ`: the session as the ledger knew it then"},
 			&cli.BoolFlag{Name: "force", Usage: "print the timeline even when the ledger does not verify (still exits 4)"},
@@ -60,14 +62,14 @@ func runReplay(c *cli.Context) error {
 	session := args[0]
 	switch {
 	case c.Bool("rerun") && c.IsSet("policy"):
-		return usagef(c, "give either --rerun or --policy, not both")
+		return usage.Errorf(c, "give either --rerun or --policy, not both")
 	case c.Bool("rerun"):
 		return runRerun(c, session)
 	case c.IsSet("policy"):
 		return runWhatIf(c, session, c.String("policy"))
 	}
 	if c.IsSet("at") && c.Uint64("at") == 0 {
-		return usagef(c, "--at 0 is the genesis entry, before any session")
+		return usage.Errorf(c, "--at 0 is the genesis entry, before any session")
 	}
 	ss, err := openSessionSource(c)
 	if err != nil {
@@ -143,7 +145,7 @@ func lookupSession(c *cli.Context, ss *sessionSource, src replay.Source, session
 
 // explainUnknownSession says where to find the sessions.
 func explainUnknownSession(err error, path string) error {
-	return &explained{err: err, msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions, "+
+	return &usage.Explained{Err: err, Msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions, "+
 		"`opx ledger tail` shows recent entries with theirs", err, path)}
 }
 

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/redrive"
 	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
@@ -195,7 +196,7 @@ type whatIfOutput struct {
 // policy is a usage error (2): the value given to --policy is wrong.
 func runWhatIf(c *cli.Context, session, policyFile string) error {
 	if policyFile == "" {
-		return usagef(c, "--policy needs a policy FILE")
+		return usage.Errorf(c, "--policy needs a policy FILE")
 	}
 	text, err := regularfile.Read(policyFile, shield.MaxPolicyBytes)
 	if err != nil {
@@ -203,7 +204,7 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 	}
 	policy, err := shield.ParsePolicy(text)
 	if err != nil {
-		return usagef(c, "--policy %s: %v", policyFile, err)
+		return usage.Errorf(c, "--policy %s: %v", policyFile, err)
 	}
 	ss, rep, err := openVerified(c, session)
 	if err != nil {
@@ -309,7 +310,7 @@ func refuseUnverified(c *cli.Context, ss *sessionSource, rep *ledger.Report, out
 func loadSession(ss *sessionSource, session string) (*rerun.Recording, error) {
 	rec, err := rerun.Load(ss.src, session)
 	if errors.Is(err, rerun.ErrNoSession) {
-		return nil, &explained{err: err, msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions", err, ss.path)}
+		return nil, &usage.Explained{Err: err, Msg: fmt.Sprintf("%v (in %s); `opx sessions` lists the sessions", err, ss.path)}
 	}
 	return rec, err
 }

@@ -13,7 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/internal/regularfile"
@@ -70,7 +72,7 @@ func reportCommand() *cli.Command {
 			reviewVerifyHelp +
 			exitCodesHelp("integrity failure found: the ledger does not verify (the report is written and says so)"),
 		HideHelpCommand: true,
-		Flags: append(append(locationFlags(), reviewFlags()...),
+		Flags: append(append(ledgerloc.Flags(), reviewFlags()...),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` (- for stdout; required)", TakesFile: true},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite FILE if it exists"},
 			&cli.Uint64Flag{Name: "at", Usage: "stop at entry `SEQ`: the session as the ledger knew it then"},
@@ -91,9 +93,9 @@ func runReport(c *cli.Context) error {
 	}
 	switch {
 	case out == "":
-		return usagef(c, "missing -o FILE")
+		return usage.Errorf(c, "missing -o FILE")
 	case c.IsSet("at") && c.Uint64("at") == 0:
-		return usagef(c, "--at 0 is the genesis entry, before any session")
+		return usage.Errorf(c, "--at 0 is the genesis entry, before any session")
 	}
 	if out != "-" && !c.Bool("force") {
 		if _, err := os.Lstat(out); err == nil {
@@ -153,8 +155,8 @@ func reportWorkspace(c *cli.Context, t *replay.Timeline) (replay.WorkspaceReader
 	if c.Bool("no-workspace") {
 		return nil, "The workspace was not read (--no-workspace): post-state content comes from the ledger only."
 	}
-	ws, given := flagGiven(c, "workspace")
-	if _, source := flagGiven(c, "source"); source && !given {
+	ws, given := usage.FlagGiven(c, "workspace")
+	if _, source := usage.FlagGiven(c, "source"); source && !given {
 		// The path the source recorded names a directory on its own
 		// machine: here it is someone else's, or nothing.
 		return nil, "The session ran on another machine (--source): no workspace was read; post-state content comes from the ledger only."

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
 )
@@ -13,7 +14,7 @@ func restartCommand() *cli.Command {
 		Usage:       "restart the workspace's engine (its manager respawns it at once)",
 		UsageText:   "opx restart [--workspace DIR]",
 		Description: "The engine exits with 75, which its manager treats as a restart, not a crash.\n\n" + exitCodesHelp(""),
-		Flags:       workspaceFlags(),
+		Flags:       ledgerloc.WorkspaceFlags(),
 		Action: func(c *cli.Context) error {
 			if _, err := wantArgs(c, 0, 0, ""); err != nil {
 				return err

@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/registry"
@@ -38,7 +40,7 @@ func rollbackCommand() *cli.Command {
 			"measured from disk, marked interrupted) by the engine's next start or the next opx rollback.\n\n" +
 			exitCodesHelp("refused: a path changed since it was recorded (a conflict), or stored content fails its hash"),
 		HideHelpCommand: true,
-		Flags: append(locationFlags(),
+		Flags: append(ledgerloc.Flags(),
 			&cli.StringFlag{Name: "session", Usage: "roll back everything session `ID` changed"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "show what would change and the conflicts; change nothing"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite paths that changed since opx changed them"},
@@ -53,17 +55,17 @@ func runRollback(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := flagGiven(c, "source"); ok {
+	if _, ok := usage.FlagGiven(c, "source"); ok {
 		// A mirror is never written, and the workspace its source
 		// recorded is a directory of another machine.
-		return usagef(c, "--source names a collector's mirror of another machine's ledger: rollback works on a workspace's own ledger (review the mirror with replay, report, diff)")
+		return usage.Errorf(c, "--source names a collector's mirror of another machine's ledger: rollback works on a workspace's own ledger (review the mirror with replay, report, diff)")
 	}
 	req := undo.RollbackRequest{Session: c.String("session"), DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
 	switch {
 	case req.Session != "" && len(args) > 0:
-		return usagef(c, "give a snapshot ID or --session, not both")
+		return usage.Errorf(c, "give a snapshot ID or --session, not both")
 	case req.Session == "" && len(args) == 0:
-		return usagef(c, "missing ID (or --session)")
+		return usage.Errorf(c, "missing ID (or --session)")
 	case req.Session == "":
 		if req.Snapshot, err = parseSnapshotID(c, args[0]); err != nil {
 			return err
@@ -86,7 +88,7 @@ func runRollback(c *cli.Context) error {
 // rollbackSomewhere asks the workspace's running engine to roll back, or,
 // when none runs (or --ledger names a file), does it here.
 func rollbackSomewhere(c *cli.Context, req undo.RollbackRequest) (*undo.RollbackReport, error) {
-	if !ledgerNamed(c) {
+	if !ledgerloc.Named(c) {
 		ec, err := dialEngine(c)
 		if err == nil {
 			defer ec.Close()
@@ -105,11 +107,11 @@ func rollbackSomewhere(c *cli.Context, req undo.RollbackRequest) (*undo.Rollback
 			return nil, err
 		}
 	}
-	path, err := ledgerPath(c)
+	path, err := ledgerloc.Path(c)
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseEmpty(path); err != nil {
+	if err := ledgerloc.RefuseEmpty(path); err != nil {
 		return nil, err
 	}
 	var l *ledger.Ledger
@@ -119,7 +121,7 @@ func rollbackSomewhere(c *cli.Context, req undo.RollbackRequest) (*undo.Rollback
 		l, err = ledger.Open(path, writeOptions())
 	}
 	if err != nil {
-		return nil, explainOpen(path, err)
+		return nil, ledgerloc.ExplainOpen(path, err)
 	}
 	defer l.Close()
 	ws, err := rollbackWorkspace(c, l)
@@ -168,8 +170,8 @@ func recoverRollbacks(c *cli.Context, l *ledger.Ledger, rec chronicle.Recorder, 
 // rollbackWorkspace is the workspace an offline rollback restores into:
 // --workspace, else the one the ledger's last engine.started names.
 func rollbackWorkspace(c *cli.Context, l *ledger.Ledger) (string, error) {
-	if _, given := flagGiven(c, "workspace"); given {
-		return workspaceDir(c)
+	if _, given := usage.FlagGiven(c, "workspace"); given {
+		return ledgerloc.WorkspaceDir(c)
 	}
 	ws := ""
 	err := l.Range(0, ^uint64(0), func(e ledger.Entry) error {
@@ -184,7 +186,7 @@ func rollbackWorkspace(c *cli.Context, l *ledger.Ledger) (string, error) {
 		return "", err
 	}
 	if ws == "" {
-		return workspaceDir(c)
+		return ledgerloc.WorkspaceDir(c)
 	}
 	if _, err := os.Stat(ws); err != nil {
 		return "", fmt.Errorf("the ledger's workspace %s: %w; name where it is now with --workspace", ws, err)

@@ -7,7 +7,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
 )
@@ -26,7 +28,7 @@ func sendCommand() *cli.Command {
 			"that could change something, rule otr:read-only), and recorded as an envelope whose texts are\n" +
 			"keyed commitments the engine forgets when it exits. A session's mode is fixed when it is created:\n" +
 			"--otr with the --session of a normal session (or none into an off-the-record one) is refused.\n\n" + exitCodesHelp(""),
-		Flags: append(workspaceFlags(),
+		Flags: append(ledgerloc.WorkspaceFlags(),
 			&cli.StringFlag{Name: "session", Usage: "continue session `ID`"},
 			&cli.BoolFlag{Name: "otr", Usage: "off the record: read-only, content not recorded (a new session, or one that is off the record)"},
 			&cli.BoolFlag{Name: "json", Usage: "print events as JSON lines"},
@@ -60,7 +62,7 @@ func runSend(c *cli.Context) error {
 	}
 	text := strings.Join(args, " ")
 	if strings.TrimSpace(text) == "" {
-		return usagef(c, "TEXT is empty")
+		return usage.Errorf(c, "TEXT is empty")
 	}
 	ec, err := dialEngine(c)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -24,7 +25,7 @@ func sessionsCommand() *cli.Command {
 			"out unless --include-otr (or --all); their MODE is otr and their title, withheld, shows as\n" +
 			"\"[off the record: N bytes]\" (docs/otr.md).\n\n" + exitCodesHelp("integrity failure found: an entry does not parse"),
 		HideHelpCommand: true,
-		Flags: append(locationFlags(),
+		Flags: append(ledgerloc.Flags(),
 			&cli.BoolFlag{Name: "include-otr", Aliases: []string{"all"}, Usage: "include off-the-record sessions"},
 			ui.JSONFlag(),
 		),
@@ -115,7 +116,7 @@ func listSessions(c *cli.Context) ([]sessionJSON, error) {
 	out := []sessionJSON{}
 	l, err := openReview(c)
 	if errors.Is(err, ledger.ErrLocked) {
-		if !ledgerNamed(c) {
+		if !ledgerloc.Named(c) {
 			if ec, derr := dialEngine(c); derr == nil {
 				defer ec.Close()
 				resp, err := ec.client.ListSessions(ec.ctx, &opxv1.ListSessionsRequest{IncludeOtr: true})
@@ -130,10 +131,10 @@ func listSessions(c *cli.Context) ([]sessionJSON, error) {
 			}
 		}
 	}
-	if errors.Is(err, ledger.ErrLocked) && ledgerNamed(c) {
+	if errors.Is(err, ledger.ErrLocked) && ledgerloc.Named(c) {
 		// A ledger named outright (--ledger, --source) that a server
 		// holds: read through the one registered beside it.
-		path, perr := ledgerPath(c)
+		path, perr := ledgerloc.Path(c)
 		if perr != nil {
 			return nil, perr
 		}

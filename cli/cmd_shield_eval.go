@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/executor"
@@ -52,7 +53,7 @@ func shieldEvalCommand() *cli.Command {
 			"EXAMPLE:\n" +
 			"   echo '{\"tool\":\"execute_command\",\"arguments\":{\"command\":\"cat /etc/shadow\"}}' | opx shield eval --policy policy.yaml\n\n" +
 			exitCodesHelp(""),
-		Flags: append(workspaceFlags(), &cli.StringFlag{
+		Flags: append(ledgerloc.WorkspaceFlags(), &cli.StringFlag{
 			Name:      "policy",
 			Usage:     "policy `FILE` to judge with (default: the workspace's configured policy, else the built-in one)",
 			TakesFile: true,
@@ -111,7 +112,7 @@ type shieldEval struct {
 // with --policy in place of the configured policy when given. It only
 // reads: the state directory is named (protected), never created.
 func newShieldEval(c *cli.Context) (*shieldEval, error) {
-	ws, err := workspaceDir(c)
+	ws, err := ledgerloc.WorkspaceDir(c)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +136,7 @@ func newShieldEval(c *cli.Context) (*shieldEval, error) {
 // evalFor is newShieldEval for a resolved workspace and policy file
 // ("" for the built-in default).
 func evalFor(ws, policyFile, policyName string) (*shieldEval, error) {
-	lp, err := workspaceLedger(ws)
+	lp, err := ledgerloc.WorkspaceLedger(ws)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -30,7 +32,7 @@ func snapshotCommand() *cli.Command {
 				"post-state the tool left. Use opx diff ID to compare with the workspace now.\n\n" +
 				exitCodesHelp("integrity failure found: an entry does not parse"),
 			HideHelpCommand: true,
-			Flags:           append(locationFlags(), ui.JSONFlag()),
+			Flags:           append(ledgerloc.Flags(), ui.JSONFlag()),
 			Action:          runSnapshotShow,
 		}},
 	}
@@ -65,7 +67,7 @@ type execDetail struct {
 func parseSnapshotID(c *cli.Context, s string) (uint64, error) {
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil || id == 0 {
-		return 0, usagef(c, "snapshot ID %q is not a positive integer (opx snapshots lists them)", s)
+		return 0, usage.Errorf(c, "snapshot ID %q is not a positive integer (opx snapshots lists them)", s)
 	}
 	return id, nil
 }

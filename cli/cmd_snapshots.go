@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -24,7 +25,7 @@ func snapshotsCommand() *cli.Command {
 			"the ledger file, or folds it from the running engine's ledger service while an engine holds it.\n\n" +
 			exitCodesHelp("integrity failure found: an entry does not parse"),
 		HideHelpCommand: true,
-		Flags: append(locationFlags(),
+		Flags: append(ledgerloc.Flags(),
 			&cli.StringFlag{Name: "session", Usage: "only the snapshots of session `ID`"},
 			&cli.StringFlag{Name: "path", Usage: "only the snapshots that recorded workspace path `P`"},
 			ui.JSONFlag(),

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/manager"
 	"github.com/opx-dev/opx/engine/registry"
@@ -34,7 +36,7 @@ func startCommand() *cli.Command {
 			"engine and whether opx sent it (docs/process-signals.md).\n\n" +
 			"Without --daemon it stays in the foreground and logs to stderr; with --daemon it detaches, logs\n" +
 			"to engine.log in the state directory, and returns once the engine is up.\n\n" + exitCodesHelp(""),
-		Flags: append(workspaceFlags(),
+		Flags: append(ledgerloc.WorkspaceFlags(),
 			&cli.BoolFlag{Name: "daemon", Usage: "run in the background"},
 			&cli.BoolFlag{Name: "require-sandbox", Usage: "refuse to run the agent unsandboxed where the kernel has no sandbox (default: a loud warning)"},
 		),
@@ -46,18 +48,18 @@ func runStart(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	ws, err := workspaceDir(c)
+	ws, err := ledgerloc.WorkspaceDir(c)
 	if err != nil {
 		return err
 	}
 	if _, err := config.Load(ws); err != nil {
-		return usagef(c, "%v", err)
+		return usage.Errorf(c, "%v", err)
 	}
-	dir, err := stateDir(ws)
+	dir, err := ledgerloc.StateDir(ws)
 	if err != nil {
 		return err
 	}
-	path, err := workspaceLedger(ws) // the engine keeps the workspace's own ledger
+	path, err := ledgerloc.WorkspaceLedger(ws) // the engine keeps the workspace's own ledger
 	if err != nil {
 		return err
 	}

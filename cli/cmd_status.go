@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
@@ -15,7 +16,7 @@ func statusCommand() *cli.Command {
 		UsageText: "opx status [--workspace DIR] [--json]",
 		Description: "Exits 1 when no engine runs for the workspace, so scripts can test it.\n\n" +
 			exitCodesHelp(""),
-		Flags:  append(workspaceFlags(), ui.JSONFlag()),
+		Flags:  append(ledgerloc.WorkspaceFlags(), ui.JSONFlag()),
 		Action: runStatus,
 	}
 }
@@ -44,7 +45,7 @@ func runStatus(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	ws, err := workspaceDir(c)
+	ws, err := ledgerloc.WorkspaceDir(c)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/engine/registry"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
@@ -18,7 +19,7 @@ func stopCommand() *cli.Command {
 		Description: "Asks the engine to shut down cleanly and waits until its manager has exited. An engine whose\n" +
 			"manager is gone is sent SIGTERM (SIGKILL after 10 s), once its pid is checked to still be that\n" +
 			"engine's.\n\n" + exitCodesHelp(""),
-		Flags:  workspaceFlags(),
+		Flags:  ledgerloc.WorkspaceFlags(),
 		Action: runStop,
 	}
 }
@@ -38,8 +39,8 @@ func runStop(c *cli.Context) error {
 	if _, err := ec.client.Shutdown(ec.ctx, &opxv1.ShutdownRequest{Reason: "opx stop"}); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	ws, _ := workspaceDir(c)
-	dir, _ := stateDir(ws)
+	ws, _ := ledgerloc.WorkspaceDir(c)
+	dir, _ := ledgerloc.StateDir(ws)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		if _, _, err := registry.Lookup(dir); errors.Is(err, registry.ErrNotRunning) {
@@ -54,11 +55,11 @@ func runStop(c *cli.Context) error {
 // stopOrphan stops the workspace's engine if it runs without its manager,
 // or returns notRunning.
 func stopOrphan(c *cli.Context, notRunning error) error {
-	ws, err := workspaceDir(c)
+	ws, err := ledgerloc.WorkspaceDir(c)
 	if err != nil {
 		return err
 	}
-	dir, err := stateDir(ws)
+	dir, err := ledgerloc.StateDir(ws)
 	if err != nil {
 		return err
 	}

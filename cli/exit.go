@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/ledger"
@@ -23,7 +24,7 @@ const (
 // ExitCode maps an error returned by App.Run to the process exit code. It
 // is the only place in opx where that mapping is made.
 func ExitCode(err error) int {
-	var ue *usageError
+	var ue *usage.Error
 	var ec cli.ExitCoder
 	switch {
 	case err == nil, errors.Is(err, errHelpShown):
@@ -69,25 +70,10 @@ func exitCodesHelp(integrity string) string {
 // --help came after its arguments; it exits 0 and prints nothing more.
 var errHelpShown = errors.New("help shown")
 
-// usageError is a bad flag, argument or command. It remembers the command
-// so the report can point to that command's help.
-type usageError struct {
-	cmd string // full command name, e.g. "opx ledger show"
-	err error
-}
-
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
-
-// usagef returns a usage error of c's command.
-func usagef(c *cli.Context, format string, args ...any) error {
-	return &usageError{cmd: helpName(c), err: fmt.Errorf(format, args...)}
-}
-
 // onUsageError wraps urfave's flag parsing errors so they map to
 // ExitUsage; it is installed on the app and on every command.
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	return &usageError{cmd: helpName(c), err: err}
+	return &usage.Error{Cmd: usage.HelpName(c), Err: err}
 }
 
 // reportError is the app's ExitErrHandler: it prints a failed command's
@@ -98,19 +84,8 @@ func reportError(c *cli.Context, err error) {
 		return // a refusal went to the manager, which reports it once
 	}
 	fmt.Fprintf(c.App.ErrWriter, "opx: %v\n", err)
-	var ue *usageError
-	if errors.As(err, &ue) && ue.cmd != "" {
-		fmt.Fprintf(c.App.ErrWriter, "Run '%s --help' for usage.\n", ue.cmd)
+	var ue *usage.Error
+	if errors.As(err, &ue) && ue.Cmd != "" {
+		fmt.Fprintf(c.App.ErrWriter, "Run '%s --help' for usage.\n", ue.Cmd)
 	}
-}
-
-// helpName returns the full name of c's command, e.g. "opx ledger show".
-func helpName(c *cli.Context) string {
-	if c == nil || c.Command == nil {
-		return ""
-	}
-	if c.Command.HelpName != "" {
-		return c.Command.HelpName
-	}
-	return c.App.Name
 }

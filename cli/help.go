@@ -3,6 +3,7 @@ package cli
 import (
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/urfave/cli/v2"
 )
 
@@ -44,14 +45,14 @@ func init() {
 	cli.VersionPrinter = func(c *cli.Context) { _ = printVersion(c, false) }
 }
 
-// requireOwnLedgerFlag installs refuseLedgerFlag as the Before of cmd and
+// requireOwnLedgerFlag installs ledgerloc.RefuseLedgerFlag as the Before of cmd and
 // of every subcommand that has no --ledger flag of its own, keeping any
 // Before already set.
 func requireOwnLedgerFlag(cmd *cli.Command) {
 	if !hasFlag(cmd, "ledger") {
 		before := cmd.Before
 		cmd.Before = func(c *cli.Context) error {
-			if err := refuseLedgerFlag(c); err != nil {
+			if err := ledgerloc.RefuseLedgerFlag(c); err != nil {
 				return err
 			}
 			if before != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/internal/regularfile"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -37,11 +38,11 @@ func verifierFlag(c *cli.Context) (tlog.Verifier, error) {
 		ferr = nil // not a file: the key string's own error says it best
 	}
 	if ferr != nil {
-		return tlog.Verifier{}, usagef(c, "--key %s: %v", s, ferr)
+		return tlog.Verifier{}, usage.Errorf(c, "--key %s: %v", s, ferr)
 	}
 	// %v, not %w: a bad key is the caller's mistake (exit 2), not an
 	// integrity finding.
-	return tlog.Verifier{}, usagef(c, "--key: %v", err)
+	return tlog.Verifier{}, usage.Errorf(c, "--key: %v", err)
 }
 
 // errNoKey is returned when a ledger records no checkpoint key.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/opx-dev/opx/cli/internal/ledgerloc"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/registry"
 	"github.com/opx-dev/opx/ledger"
@@ -54,7 +56,7 @@ func dialLedgerEngine(c *cli.Context, path string) (*remoteLedger, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !samePath(abs, e.Ledger) {
+	if !ledgerloc.SamePath(abs, e.Ledger) {
 		// Another file in the engine's directory: what the engine serves
 		// is not this ledger.
 		return nil, fmt.Errorf("%w: the engine registered in %s serves %s, not %s", errOtherLedger, filepath.Dir(abs), e.Ledger, path)
@@ -242,7 +244,7 @@ func openEngineOrFile(c *cli.Context, path string) (*ledger.Ledger, *remoteLedge
 		l, err := ledger.OpenReadOnly(path)
 		if !errors.Is(err, ledger.ErrLocked) {
 			if err != nil {
-				return nil, nil, explainOpen(path, err)
+				return nil, nil, ledgerloc.ExplainOpen(path, err)
 			}
 			return l, nil, nil
 		}
@@ -259,7 +261,7 @@ func openEngineOrFile(c *cli.Context, path string) (*ledger.Ledger, *remoteLedge
 			deadline = time.Now()
 		}
 		if time.Now().After(deadline) || c.Context.Err() != nil {
-			return nil, nil, &explained{err: err, msg: fmt.Sprintf(
+			return nil, nil, &usage.Explained{Err: err, Msg: fmt.Sprintf(
 				"an engine holds %s, and no engine registered for it answers (%v)", path, rerr)}
 		}
 		select {

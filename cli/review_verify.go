@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/tlog"
@@ -90,7 +91,7 @@ func verifySession(c *cli.Context, ss *sessionSource, session string, buildAnywa
 		// runs and is printed first, as it always was.
 	}
 	if c.IsSet("key") && ss.file == nil {
-		return nil, usagef(c, "--key checks a ledger file's signed checkpoint; through a running engine the whole ledger is verified")
+		return nil, usage.Errorf(c, "--key checks a ledger file's signed checkpoint; through a running engine the whole ledger is verified")
 	}
 	rep, err := ss.verify()
 	if err != nil {

@@ -1,4 +1,4 @@
-package cli
+package ledgerloc
 
 import (
 	"errors"
@@ -7,15 +7,16 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/registry"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
 
-// workspaceDir resolves --workspace (default: the current directory) to an
+// WorkspaceDir resolves --workspace (default: the current directory) to an
 // absolute, symlink-free directory.
-func workspaceDir(c *cli.Context) (string, error) {
-	ws, ok := flagGiven(c, "workspace")
+func WorkspaceDir(c *cli.Context) (string, error) {
+	ws, ok := usage.FlagGiven(c, "workspace")
 	if !ok || ws == "" {
 		ws = "."
 	}
@@ -25,11 +26,11 @@ func workspaceDir(c *cli.Context) (string, error) {
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return "", workspaceErr(abs, err)
+		return "", WorkspaceErr(abs, err)
 	}
 	fi, err := os.Stat(real)
 	if err != nil {
-		return "", workspaceErr(real, err)
+		return "", WorkspaceErr(real, err)
 	}
 	if !fi.IsDir() {
 		return "", fmt.Errorf("workspace %s is not a directory", real)
@@ -37,23 +38,23 @@ func workspaceDir(c *cli.Context) (string, error) {
 	return real, nil
 }
 
-// workspaceErr says in words why workspace ws cannot be used, rather than
+// WorkspaceErr says in words why workspace ws cannot be used, rather than
 // as the syscall that found it ("lstat …: no such file or directory"),
 // still wrapping err.
-func workspaceErr(ws string, err error) error {
+func WorkspaceErr(ws string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return &explained{err: err, msg: fmt.Sprintf("workspace %s does not exist: name an existing directory with --workspace "+
+		return &usage.Explained{Err: err, Msg: fmt.Sprintf("workspace %s does not exist: name an existing directory with --workspace "+
 			"(the default is the current directory)", ws)}
 	case errors.Is(err, fs.ErrPermission):
-		return &explained{err: err, msg: fmt.Sprintf("workspace %s cannot be read: permission denied", ws)}
+		return &usage.Explained{Err: err, Msg: fmt.Sprintf("workspace %s cannot be read: permission denied", ws)}
 	}
 	return fmt.Errorf("workspace %s: %w", ws, err)
 }
 
-// stateDir is where a workspace's ledger, registry entry and client token
+// StateDir is where a workspace's ledger, registry entry and client token
 // live: the directory of its default ledger path.
-func stateDir(workspace string) (registry.Dir, error) {
+func StateDir(workspace string) (registry.Dir, error) {
 	id, err := ledger.WorkspaceID(workspace)
 	if err != nil {
 		return "", err

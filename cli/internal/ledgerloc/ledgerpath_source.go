@@ -1,9 +1,10 @@
-package cli
+package ledgerloc
 
 import (
 	"os"
 	"path/filepath"
 
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/fleet"
 	"github.com/urfave/cli/v2"
 )
@@ -12,17 +13,17 @@ import (
 // collector's store directory when --store is not given.
 const EnvFleetStore = "OPX_FLEET_STORE"
 
-// fleetStore is the collector store c names: --store, else $OPX_FLEET_STORE.
-func fleetStore(c *cli.Context) (string, error) {
-	dir, ok := flagGiven(c, "store")
+// FleetStore is the collector store c names: --store, else $OPX_FLEET_STORE.
+func FleetStore(c *cli.Context) (string, error) {
+	dir, ok := usage.FlagGiven(c, "store")
 	if ok && dir == "" {
-		return "", usagef(c, "--store needs a directory")
+		return "", usage.Errorf(c, "--store needs a directory")
 	}
 	if !ok {
 		dir = os.Getenv(EnvFleetStore)
 	}
 	if dir == "" {
-		return "", usagef(c, "which collector store? give --store DIR or set $%s", EnvFleetStore)
+		return "", usage.Errorf(c, "which collector store? give --store DIR or set $%s", EnvFleetStore)
 	}
 	return dir, nil
 }
@@ -35,15 +36,15 @@ func fleetStore(c *cli.Context) (string, error) {
 // for where files go (rollback, diff, report).
 func sourceLedger(c *cli.Context, id string, workspaceNamesLedger bool) (string, error) {
 	if err := fleet.CheckLedgerID(id); err != nil {
-		return "", usagef(c, "--source: %v", err)
+		return "", usage.Errorf(c, "--source: %v", err)
 	}
-	if _, ok := flagGiven(c, "ledger"); ok {
-		return "", usagef(c, "--source and --ledger both name a ledger; give one of them")
+	if _, ok := usage.FlagGiven(c, "ledger"); ok {
+		return "", usage.Errorf(c, "--source and --ledger both name a ledger; give one of them")
 	}
-	if _, ok := flagGiven(c, "workspace"); ok && workspaceNamesLedger {
-		return "", usagef(c, "--source and --workspace both name a ledger; give one of them")
+	if _, ok := usage.FlagGiven(c, "workspace"); ok && workspaceNamesLedger {
+		return "", usage.Errorf(c, "--source and --workspace both name a ledger; give one of them")
 	}
-	store, err := fleetStore(c)
+	store, err := FleetStore(c)
 	if err != nil {
 		return "", err
 	}
@@ -55,12 +56,12 @@ func SourceLedgerPath(store, id string) string {
 	return filepath.Join(store, "sources", id, "ledger.db")
 }
 
-// ledgerNamed reports whether c names its ledger file outright (--ledger
+// Named reports whether c names its ledger file outright (--ledger
 // or --source) rather than through a workspace: such a command never asks
 // the workspace's engine in place of the file (it could be serving
 // another ledger, and a rollback there would touch the wrong workspace).
-func ledgerNamed(c *cli.Context) bool {
-	_, l := flagGiven(c, "ledger")
-	_, s := flagGiven(c, "source")
+func Named(c *cli.Context) bool {
+	_, l := usage.FlagGiven(c, "ledger")
+	_, s := usage.FlagGiven(c, "source")
 	return l || s
 }

@@ -1,4 +1,4 @@
-package cli
+package ledgerloc
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -17,11 +18,11 @@ import (
 // what is usual.
 const EnvLedger = "OPX_LEDGER"
 
-// locationFlags returns fresh --ledger and --workspace flags. They are
+// Flags returns fresh --ledger and --workspace flags. They are
 // accepted on the app, on the ledger group and on every ledger command;
 // the innermost one given wins. Each call builds new flag values, because
 // urfave flags keep per-parse state.
-func locationFlags() []cli.Flag {
+func Flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{
 			Name:      "ledger",
@@ -45,12 +46,12 @@ func locationFlags() []cli.Flag {
 	}
 }
 
-// workspaceFlags returns a fresh --workspace flag for the commands that
+// WorkspaceFlags returns a fresh --workspace flag for the commands that
 // work on a workspace's engine (init, start, stop, status, send, ...):
 // the engine always keeps the workspace's own ledger in the state dir, so
-// these commands take no --ledger (refuseLedgerFlag refuses one given
+// these commands take no --ledger (RefuseLedgerFlag refuses one given
 // before the command).
-func workspaceFlags() []cli.Flag {
+func WorkspaceFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{
 			Name:      "workspace",
@@ -60,38 +61,22 @@ func workspaceFlags() []cli.Flag {
 	}
 }
 
-// refuseLedgerFlag is the Before of every command without a --ledger of
+// RefuseLedgerFlag is the Before of every command without a --ledger of
 // its own: a --ledger given before such a command (opx --ledger X start)
 // would otherwise be ignored without a word.
-func refuseLedgerFlag(c *cli.Context) error {
-	if _, ok := flagGiven(c, "ledger"); ok {
-		return usagef(c, "--ledger does not apply to %s: it works on the workspace's engine and its ledger (use --workspace DIR)", helpName(c))
+func RefuseLedgerFlag(c *cli.Context) error {
+	if _, ok := usage.FlagGiven(c, "ledger"); ok {
+		return usage.Errorf(c, "--ledger does not apply to %s: it works on the workspace's engine and its ledger (use --workspace DIR)", usage.HelpName(c))
 	}
 	return nil
 }
 
-// flagGiven returns the value of the innermost explicitly given flag
-// name, walking from c's command out to the app.
-func flagGiven(c *cli.Context, name string) (string, bool) {
-	for _, ctx := range c.Lineage() {
-		if ctx.Command == nil {
-			continue // urfave's bare outermost context has no flags
-		}
-		for _, n := range ctx.LocalFlagNames() {
-			if n == name {
-				return ctx.String(name), true
-			}
-		}
-	}
-	return "", false
-}
-
-// ledgerPath resolves the ledger file c works on: --ledger, else the
+// Path resolves the ledger file c works on: --ledger, else the
 // ledger of --workspace, else $OPX_LEDGER, else the current directory's
 // workspace ledger. --ledger and --workspace naming different ledgers is
 // a usage error (one of them would be ignored), except for the commands
 // in filesWorkspace.
-func ledgerPath(c *cli.Context) (string, error) {
+func Path(c *cli.Context) (string, error) {
 	return resolveLedger(c, c.Command == nil || !filesWorkspace[c.Command.Name])
 }
 
@@ -103,16 +88,16 @@ func ledgerPath(c *cli.Context) (string, error) {
 var filesWorkspace = map[string]bool{"rollback": true, "diff": true, "report": true}
 
 func resolveLedger(c *cli.Context, workspaceNamesLedger bool) (string, error) {
-	if id, ok := flagGiven(c, "source"); ok {
+	if id, ok := usage.FlagGiven(c, "source"); ok {
 		return sourceLedger(c, id, workspaceNamesLedger)
 	}
-	lp, ledgerGiven := flagGiven(c, "ledger")
+	lp, ledgerGiven := usage.FlagGiven(c, "ledger")
 	if ledgerGiven && lp == "" {
-		return "", usagef(c, "--ledger needs a path")
+		return "", usage.Errorf(c, "--ledger needs a path")
 	}
-	ws, wsGiven := flagGiven(c, "workspace")
+	ws, wsGiven := usage.FlagGiven(c, "workspace")
 	if wsGiven && ws == "" {
-		return "", usagef(c, "--workspace needs a directory")
+		return "", usage.Errorf(c, "--workspace needs a directory")
 	}
 	if ledgerGiven && !(wsGiven && workspaceNamesLedger) {
 		return lp, nil
@@ -123,20 +108,20 @@ func resolveLedger(c *cli.Context, workspaceNamesLedger bool) (string, error) {
 		}
 		ws = "."
 	}
-	def, err := workspaceLedger(ws)
+	def, err := WorkspaceLedger(ws)
 	if err != nil {
 		return "", err
 	}
-	if ledgerGiven && !samePath(lp, def) {
-		return "", usagef(c, "--ledger %s and --workspace %s name different ledgers (the workspace's is %s); give one of them", lp, ws, def)
+	if ledgerGiven && !SamePath(lp, def) {
+		return "", usage.Errorf(c, "--ledger %s and --workspace %s name different ledgers (the workspace's is %s); give one of them", lp, ws, def)
 	}
 	return def, nil
 }
 
-// workspaceLedger is the default ledger path of workspace ws.
-func workspaceLedger(ws string) (string, error) {
+// WorkspaceLedger is the default ledger path of workspace ws.
+func WorkspaceLedger(ws string) (string, error) {
 	if _, err := os.Stat(ws); err != nil {
-		return "", workspaceErr(ws, err)
+		return "", WorkspaceErr(ws, err)
 	}
 	id, err := ledger.WorkspaceID(ws)
 	if err != nil {
@@ -145,9 +130,9 @@ func workspaceLedger(ws string) (string, error) {
 	return ledger.DefaultPath(id)
 }
 
-// samePath reports whether a and b name the same file: the same cleaned
+// SamePath reports whether a and b name the same file: the same cleaned
 // absolute path, or, when both exist, the same inode.
-func samePath(a, b string) bool {
+func SamePath(a, b string) bool {
 	aa, err1 := filepath.Abs(a)
 	bb, err2 := filepath.Abs(b)
 	if err1 == nil && err2 == nil && aa == bb {
@@ -158,98 +143,36 @@ func samePath(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
-// openReview opens c's ledger read-only for offline review and turns the
-// usual failures into messages that say what to do. While an engine holds
-// the file it fails with ErrLocked; commands that can read through the
-// engine use openReviewOrEngine.
-func openReview(c *cli.Context) (*ledger.Ledger, error) {
-	path, err := ledgerPath(c)
-	if err != nil {
-		return nil, err
-	}
-	if err := refuseEmpty(path); err != nil {
-		return nil, err
-	}
-	l, err := ledger.OpenReadOnly(path)
-	if err != nil {
-		return nil, explainOpen(path, err)
-	}
-	return l, nil
-}
-
-// ledgerReview is a ledger opened for a review command: the file (offline), or,
-// while an engine holds it, the engine's ledger, read through its
-// LedgerService and checked here. Exactly one of local and remote is set.
-type ledgerReview struct {
-	path   string // as the user named it
-	local  *ledger.Ledger
-	remote *remoteLedger
-}
-
-func (r *ledgerReview) Close() error {
-	if r.local != nil {
-		return r.local.Close()
-	}
-	return r.remote.Close()
-}
-
-// openReviewOrEngine opens c's ledger for review, through the running
-// engine when one holds the file.
-func openReviewOrEngine(c *cli.Context) (*ledgerReview, error) {
-	path, err := ledgerPath(c)
-	if err != nil {
-		return nil, err
-	}
-	if err := refuseEmpty(path); err != nil {
-		return nil, err
-	}
-	l, r, err := openEngineOrFile(c, path)
-	if err != nil {
-		return nil, err
-	}
-	return &ledgerReview{path: path, local: l, remote: r}, nil
-}
-
-// refuseEmpty fails for an existing empty file. bbolt would initialise
+// RefuseEmpty fails for an existing empty file. bbolt would initialise
 // an empty file as a new database (a read-only open fails with EBADF
 // trying), and an empty file is not a ledger: say so without touching it.
-func refuseEmpty(path string) error {
+func RefuseEmpty(path string) error {
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
-		return explainOpen(path, fmt.Errorf("open %s: %w: empty file", path, ledger.ErrNotLedger))
+		return ExplainOpen(path, fmt.Errorf("open %s: %w: empty file", path, ledger.ErrNotLedger))
 	}
 	return nil
 }
 
-// explainOpen rewords an open error for the command line. The sentinel
-// stays in the chain, so callers and ExitCode still see it.
-func explainOpen(path string, err error) error {
+// ExplainOpen rewords an open error for the command line. The sentinel
+// stays in the chain, so callers and cli.ExitCode still see it.
+func ExplainOpen(path string, err error) error {
 	switch {
 	case errors.Is(err, ledger.ErrNotExist):
-		return &explained{err: err, msg: fmt.Sprintf(
+		return &usage.Explained{Err: err, Msg: fmt.Sprintf(
 			"no ledger at %s; pass --ledger PATH or --workspace DIR, or set $%s", path, EnvLedger)}
 	case errors.Is(err, ledger.ErrLocked):
-		return &explained{err: err, msg: fmt.Sprintf(
+		return &usage.Explained{Err: err, Msg: fmt.Sprintf(
 			"an engine holds %s (another process has it open for writing); stop the engine to review it offline", path)}
 	case errors.Is(err, ledger.ErrInconsistent):
-		return &explained{err: err, msg: fmt.Sprintf(
+		return &usage.Explained{Err: err, Msg: fmt.Sprintf(
 			"%s is damaged: its stored head does not match its last entry (%v)", path, err)}
 	case errors.Is(err, ledger.ErrUnreadable):
 		// A damaged file: the error says what is wrong with it.
-		return &explained{err: err, msg: fmt.Sprintf("%s: %s", path, strings.TrimPrefix(err.Error(), "open "+path+": "))}
+		return &usage.Explained{Err: err, Msg: fmt.Sprintf("%s: %s", path, strings.TrimPrefix(err.Error(), "open "+path+": "))}
 	case errors.Is(err, ledger.ErrNotLedger), errors.Is(err, ledger.ErrFormat):
-		return &explained{err: err, msg: fmt.Sprintf(
+		return &usage.Explained{Err: err, Msg: fmt.Sprintf(
 			"%s is not a readable opx ledger (wrong file, or damaged beyond reading): %v", path, err)}
 	default:
 		return err
 	}
 }
-
-// explained is an error with a message written for the command line in
-// place of the wrapped error's own text.
-type explained struct {
-	msg string
-	err error
-}
-
-func (e *explained) Error() string { return e.msg }
-func (e *explained) Unwrap() error { return e.err }
