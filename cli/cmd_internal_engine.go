@@ -29,6 +29,7 @@ import (
 	_ "github.com/opx-dev/opx/engine/mcpproxy"
 	"github.com/opx-dev/opx/engine/registry"
 	// The engine's sub-agents (agents:) register with it when linked in.
+	"github.com/opx-dev/opx/engine/judge"
 	_ "github.com/opx-dev/opx/engine/subagent"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/fixtures"
@@ -291,7 +292,7 @@ func agentSpawner(self string, errw io.Writer) func(ctx context.Context, l engin
 // shieldSetup is Shield as newShield configured it, with what
 // engine.started records of it for reruns.
 type shieldSetup struct {
-	evaluator engine.Evaluator
+	evaluator judge.Evaluator
 	config    shield.Config // what evaluator's Shield was built from (opx shield eval builds its own)
 	policy    *shield.Policy
 	name      string
@@ -338,7 +339,7 @@ func loadShield(ws, policyFile, policyName, ledgerPath string, readOnly ...strin
 	}
 	env := &event.ShieldEnv{Home: home, Protected: []string{state}, ReadOnly: readOnly, Rules: shield.RulesVersion}
 	sc := shield.Config{Workspace: ws, Home: home, Protected: env.Protected, ReadOnly: readOnly, Policy: policy}
-	return shieldSetup{evaluator: engine.ShieldEvaluator{S: shield.New(sc)}, config: sc, policy: policy, name: name, text: text, env: env}, nil
+	return shieldSetup{evaluator: judge.ShieldEvaluator{S: shield.New(sc)}, config: sc, policy: policy, name: name, text: text, env: env}, nil
 }
 
 // commandTools configures execute_command and the git tools: each command

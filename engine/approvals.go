@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
@@ -41,7 +42,7 @@ type Approvals struct {
 	publish func(session, messageID, typ string, seq uint64, data any)
 	// id, if set, names a new approval instead of a random "apr_" id (an
 	// engine in replay mode reuses the recorded ids: engine/redrive).
-	id func(p Proposal) string
+	id func(p judge.Proposal) string
 
 	mu      sync.Mutex
 	pending map[string]*approval
@@ -107,7 +108,7 @@ func NewApprovals(rec *Recorder, timeout time.Duration, publish func(session, me
 // waits for the answer. then runs with the outcome before Ask returns and
 // before DenyAll stops waiting for it (the pipeline records its tier 3
 // verdict there). The error is non-nil only when the ledger failed.
-func (a *Approvals) Ask(ctx context.Context, p Proposal, reason string, then func(ApprovalOutcome) error) (ApprovalOutcome, error) {
+func (a *Approvals) Ask(ctx context.Context, p judge.Proposal, reason string, then func(ApprovalOutcome) error) (ApprovalOutcome, error) {
 	tok, err := newToken()
 	if err != nil {
 		return ApprovalOutcome{}, err
@@ -251,23 +252,23 @@ func (a *Approvals) DenySubAgent(session, subagent, reason string) {
 }
 
 // tier3Verdict is the verdict a human's answer (or its absence) amounts to.
-func tier3Verdict(o ApprovalOutcome) Verdict {
+func tier3Verdict(o ApprovalOutcome) judge.Verdict {
 	switch {
 	case o.Approved:
 		r := fmt.Sprintf("approved by %s (%s)", o.By, o.ApprovalID)
 		if o.Reason != "" {
 			r += ": " + o.Reason
 		}
-		return Verdict{Decision: event.Allow, Tier: 3, Rule: "tier3:approved", Reason: r}
+		return judge.Verdict{Decision: event.Allow, Tier: 3, Rule: "tier3:approved", Reason: r}
 	case o.By == "timeout":
-		return Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:timeout", Reason: fmt.Sprintf("denied: %s (%s)", o.Reason, o.ApprovalID)}
+		return judge.Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:timeout", Reason: fmt.Sprintf("denied: %s (%s)", o.Reason, o.ApprovalID)}
 	case o.By == "engine":
-		return Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:unanswered", Reason: fmt.Sprintf("denied: %s (%s)", o.Reason, o.ApprovalID)}
+		return judge.Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:unanswered", Reason: fmt.Sprintf("denied: %s (%s)", o.Reason, o.ApprovalID)}
 	default:
 		r := fmt.Sprintf("denied by a human: %s (%s)", o.By, o.ApprovalID)
 		if o.Reason != "" {
 			r += ": " + o.Reason
 		}
-		return Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:denied", Reason: r}
+		return judge.Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:denied", Reason: r}
 	}
 }

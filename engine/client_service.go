@@ -85,7 +85,7 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 				clip(sessionID, 128), modeName(s.Mode), modeName(mode))
 		}
 		mode = s.Mode
-		if mode == ModeOTR {
+		if mode == otr.Mode {
 			// The history projection holds only commitments: the
 			// conversation is in this engine's memory, or gone.
 			history, err = e.rec.otr.Conversation(sessionID)
@@ -118,10 +118,10 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 	}
 	e.inflight[msgID] = f
 	e.mu.Unlock()
-	if mode != ModeOTR {
+	if mode != otr.Mode {
 		e.rec.otr.Normal(sessionID)
 	}
-	if newSession && mode == ModeOTR {
+	if newSession && mode == otr.Mode {
 		// Before anything of the session is recorded: every entry of it
 		// is withheld under its key.
 		if err := e.rec.otr.Start(sessionID); err != nil {
@@ -181,7 +181,7 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 
 // modeName names a session mode for a person.
 func modeName(mode string) string {
-	if mode == ModeOTR {
+	if mode == otr.Mode {
 		return "off the record"
 	}
 	return clip(mode, 32)

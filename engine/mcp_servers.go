@@ -53,9 +53,6 @@ type MCPConfig struct {
 	MaxProxySessions int
 }
 
-// GroupMCPPrefix starts the tool group of each MCP server: mcp:<server>.
-const GroupMCPPrefix = mcp.GroupPrefix
-
 // mcpRecorder is the Recorder the engine's servers record through: a
 // ledger failure stops the engine, as any of its own.
 func (e *Engine) mcpRecorder() mcp.Recorder {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
+	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
@@ -174,7 +176,7 @@ func grant(tools *executor.Registry, asked []string) ([]executor.ToolDef, error)
 			// http_request reaches off the machine, and an MCP server's
 			// tools do what its server does: granted only when asked
 			// for by name (or group, mcp:<server>).
-			if !d.Mutating && d.Name != "http_request" && !strings.HasPrefix(d.Group, engine.GroupMCPPrefix) {
+			if !d.Mutating && d.Name != "http_request" && !strings.HasPrefix(d.Group, mcp.GroupPrefix) {
 				add(d)
 			}
 		}
@@ -214,7 +216,7 @@ func cmpOr(a, b string) string {
 // starts the sandboxed process with a fresh token and records
 // agent.spawned, then returns the id at once; the sub-agent registers
 // and works in parallel (RunSubAgent).
-func (e *Manager) spawnSubAgent(ctx context.Context, p engine.Proposal, task string, tools []string, model string) executor.Result {
+func (e *Manager) spawnSubAgent(ctx context.Context, p judge.Proposal, task string, tools []string, model string) executor.Result {
 	switch {
 	case strings.TrimSpace(task) == "":
 		return executor.Errorf("spawn_agent needs a task")
