@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/judge"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
@@ -144,7 +145,7 @@ func (a *Approvals) Ask(ctx context.Context, p judge.Proposal, reason string, th
 		_, _ = a.Resolve(ap.ID, false, "engine", closed)
 	} else if a.publish != nil {
 		a.publish(p.Session, p.MessageID, "approval_requested", seq, map[string]any{"approval_id": ap.ID, "call_id": p.CallID, "subagent_id": p.SubAgentID,
-			"tool": p.Tool, "arguments": clip(string(p.Args), 4096), "reason": reason, "timeout_ms": a.timeout.Milliseconds(),
+			"tool": p.Tool, "arguments": textclip.Cut(string(p.Args), 4096), "reason": reason, "timeout_ms": a.timeout.Milliseconds(),
 			"expires_at": ap.Requested.Add(a.timeout).UnixNano()})
 	}
 	var ans approvalAnswer
@@ -176,7 +177,7 @@ func (a *Approvals) Resolve(id string, approved bool, by, reason string) (Approv
 	ap := a.pending[id]
 	if ap == nil {
 		a.mu.Unlock()
-		return ApprovalOutcome{}, fmt.Errorf("%w: %q", ErrUnknownApproval, clip(id, 128))
+		return ApprovalOutcome{}, fmt.Errorf("%w: %q", ErrUnknownApproval, textclip.Cut(id, 128))
 	}
 	delete(a.pending, id)
 	if ap.timer != nil {

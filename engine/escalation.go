@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/opx-dev/opx/engine/judge"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger/event"
 )
 
@@ -30,7 +31,7 @@ func Decide(vs []judge.Verdict) judge.Verdict {
 			last = v
 		default:
 			// An evaluator that says something else has not allowed.
-			return judge.Verdict{Decision: event.Block, Tier: v.Tier, Rule: "pipeline:unknown-decision", Reason: "a verdict with decision " + clip(v.Decision, 32) + " blocks"}
+			return judge.Verdict{Decision: event.Block, Tier: v.Tier, Rule: "pipeline:unknown-decision", Reason: "a verdict with decision " + textclip.Cut(v.Decision, 32) + " blocks"}
 		}
 	}
 	if esc.Decision != "" {
@@ -55,7 +56,7 @@ func (p *Pipeline) escalate(ctx context.Context, prop judge.Proposal, esc judge.
 				return judge.Verdict{}, err
 			}
 			if v.Decision != event.Allow && v.Decision != event.Block {
-				v = judge.Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:malformed", Reason: "the tier 2 evaluator decided " + clip(v.Decision, 32) + "; only allow or block answer an escalation"}
+				v = judge.Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:malformed", Reason: "the tier 2 evaluator decided " + textclip.Cut(v.Decision, 32) + "; only allow or block answer an escalation"}
 			}
 			v.Tier = 2
 			return v, record(v)

@@ -10,6 +10,7 @@ import (
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/undo"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
@@ -193,7 +194,7 @@ func (p *Pipeline) recordOutcome(ctx context.Context, prop judge.Proposal, snap 
 		if err != nil {
 			// Recorded as such: a rollback then compares the snapshot's
 			// manifest with the workspace instead.
-			diffErr = clip(err.Error(), 1024)
+			diffErr = textclip.Cut(err.Error(), 1024)
 			res.Content += "\n(opx: what the command changed could not be worked out: " + diffErr + ")"
 			res.IsError = true
 		} else if n := inlineSize(pr, ps); n > maxInlineChanges {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -177,7 +178,7 @@ func (s *subAgent) status() subStatus {
 	for _, d := range s.defs {
 		names = append(names, d.Name)
 	}
-	return subStatus{ID: s.id, State: s.state, Task: engine.Clip(s.task, 200), Tools: names, Rounds: s.rounds, ToolCalls: s.toolCalls,
+	return subStatus{ID: s.id, State: s.state, Task: textclip.Cut(s.task, 200), Tools: names, Rounds: s.rounds, ToolCalls: s.toolCalls,
 		ElapsedMS: time.Since(s.spawned).Milliseconds(), Result: s.result, Why: s.why}
 }
 
@@ -195,7 +196,7 @@ func (e *Manager) subagentRestrict(p judge.Proposal) *judge.Verdict {
 	}
 	if !s.granted[p.Tool] {
 		return &judge.Verdict{Decision: event.Block, Tier: -1, Rule: "subagent:not-granted", Reason: fmt.Sprintf("sub-agent %s was not granted %s (granted: %s)",
-			s.id, engine.Clip(p.Tool, 64), strings.Join(sortedKeys(s.granted), ", "))}
+			s.id, textclip.Cut(p.Tool, 64), strings.Join(sortedKeys(s.granted), ", "))}
 	}
 	return nil
 }
@@ -319,7 +320,7 @@ func (s *subAgent) elapsed() int64 { return time.Since(s.spawned).Milliseconds()
 
 // failSub ends s as failed for reason.
 func (e *Manager) failSub(ctx context.Context, s *subAgent, reason, detail string) bool {
-	detail = engine.Clip(detail, 4096)
+	detail = textclip.Cut(detail, 4096)
 	return e.endSubAgent(ctx, s, &event.SubAgentFailed{SubAgentID: s.id, Reason: reason, Detail: detail, DurationMS: s.elapsed()},
 		subFailed, reason+": "+detail)
 }
