@@ -26,6 +26,7 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/grpcapi"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
@@ -149,7 +150,7 @@ func runParallelReads(b *testing.B, bin string, msgs []string) readTimes {
 	pr, pw := io.Pipe()
 	const token = "bench-client-token"
 	e, err := engine.New(engine.Options{Services: grpcapi.Register, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: token, Version: "bench",
-		Policy: "default", Evaluator: engine.ShieldEvaluator{S: sh}, PolicyText: fixtures.DefaultPolicy, ShieldEnv: env, Stdout: pw,
+		Policy: "default", Evaluator: judge.ShieldEvaluator{S: sh}, PolicyText: fixtures.DefaultPolicy, ShieldEnv: env, Stdout: pw,
 		RunDir: filepath.Join(state, "run"), MaxToolCalls: benchReaders*benchReads + 10, SpawnAgent: agentSpawner(bin, io.Discard),
 		RequireSandbox: benchSandboxRequired(), Logf: func(string, ...any) {},
 		Agents: engine.AgentsConfig{Enabled: true, MaxConcurrent: benchReaders}})

@@ -15,6 +15,7 @@ import (
 	"github.com/opx-dev/opx/cli"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/grpcapi"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/registry"
 	"github.com/opx-dev/opx/fixtures"
@@ -92,7 +93,7 @@ func startLiveEngine(t *testing.T) *liveEngine {
 	pr, pw := io.Pipe()
 	e, err := engine.New(engine.Options{Services: grpcapi.Register, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: token, Version: "test",
 		Policy: "approval", Stdout: pw, Logf: t.Logf, ApprovalTimeout: time.Minute,
-		Evaluator: engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: "/home/nobody", Policy: policy})},
+		Evaluator: judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: "/home/nobody", Policy: policy})},
 		SpawnAgent: func(ctx context.Context, launch engine.AgentLaunch) (*exec.Cmd, error) {
 			cmd := exec.Command("sleep", "60")
 			err := cmd.Start()

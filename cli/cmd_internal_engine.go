@@ -30,6 +30,7 @@ import (
 	"github.com/opx-dev/opx/engine/registry"
 	// The engine's sub-agents (agents:) register with it when linked in.
 	"github.com/opx-dev/opx/cli/internal/ledgerloc"
+	"github.com/opx-dev/opx/engine/judge"
 	_ "github.com/opx-dev/opx/engine/subagent"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/fixtures"
@@ -292,7 +293,7 @@ func agentSpawner(self string, errw io.Writer) func(ctx context.Context, l engin
 // shieldSetup is Shield as newShield configured it, with what
 // engine.started records of it for reruns.
 type shieldSetup struct {
-	evaluator engine.Evaluator
+	evaluator judge.Evaluator
 	config    shield.Config // what evaluator's Shield was built from (opx shield eval builds its own)
 	policy    *shield.Policy
 	name      string
@@ -339,7 +340,7 @@ func loadShield(ws, policyFile, policyName, ledgerPath string, readOnly ...strin
 	}
 	env := &event.ShieldEnv{Home: home, Protected: []string{state}, ReadOnly: readOnly, Rules: shield.RulesVersion}
 	sc := shield.Config{Workspace: ws, Home: home, Protected: env.Protected, ReadOnly: readOnly, Policy: policy}
-	return shieldSetup{evaluator: engine.ShieldEvaluator{S: shield.New(sc)}, config: sc, policy: policy, name: name, text: text, env: env}, nil
+	return shieldSetup{evaluator: judge.ShieldEvaluator{S: shield.New(sc)}, config: sc, policy: policy, name: name, text: text, env: env}, nil
 }
 
 // commandTools configures execute_command and the git tools: each command

@@ -14,6 +14,7 @@ import (
 	"github.com/opx-dev/opx/cli"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -59,7 +60,7 @@ func newSnapWorld(t *testing.T, files map[string]string, calls ...[2]string) *sn
 	reg, _ := executor.NewRegistry(executor.NewFiles(x), executor.NewEdits(x))
 	policy, _ := shield.ParsePolicy([]byte("version: 1\ndefault: allow\n"))
 	p := &engine.Pipeline{Recorder: rec, Tools: reg, Chronicle: undo.NewChronicle(undo.WorkspaceFS(x), rec, chronicle.Retention{}),
-		Evaluator: engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: "/home/nobody", Policy: policy})}}
+		Evaluator: judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: "/home/nobody", Policy: policy})}}
 	for i, c := range calls {
 		out, err := p.Handle(context.Background(), "ses_1", "", "msg_1", fmt.Sprint("call_", i), c[0], c[1])
 		if err != nil || out.IsError {

@@ -17,6 +17,7 @@ import (
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/shield"
 	"github.com/urfave/cli/v2"
@@ -101,7 +102,7 @@ func runShieldEval(c *cli.Context) error {
 // shieldEval judges proposals the way the engine's pipeline does, with
 // the engine's Shield (loadShield) and tool definitions (evalTools).
 type shieldEval struct {
-	eval  engine.Evaluator
+	eval  judge.Evaluator
 	tools *executor.Registry
 	ws    *executor.Workspace // held (O_PATH) for the tools' definitions; nothing runs in it
 	// maxLine bounds a line; 0 means maxEvalLine.
@@ -161,7 +162,7 @@ func evalFor(ws, policyFile, policyName string) (*shieldEval, error) {
 		xws.Close()
 		return nil, err
 	}
-	return &shieldEval{eval: engine.ShieldEvaluator{S: shield.New(sc), FS: xws}, tools: tools, ws: xws}, nil
+	return &shieldEval{eval: judge.ShieldEvaluator{S: shield.New(sc), FS: xws}, tools: tools, ws: xws}, nil
 }
 
 // evalTools is the registry of the engine's tools as engine.New builds it
@@ -268,9 +269,9 @@ func (e *shieldEval) judge(n int, line []byte) (evalResult, json.RawMessage, err
 	def, known := e.tools.Def(tool)
 	callID := "eval-" + strconv.Itoa(n)
 	call := executor.Call{ID: callID, Tool: tool, Args: args}
-	prop := engine.Proposal{Session: "eval", CallID: callID, Tool: tool, Args: args, ActionHash: engine.ActionHash(tool, args),
+	prop := judge.Proposal{Session: "eval", CallID: callID, Tool: tool, Args: args, ActionHash: engine.ActionHash(tool, args),
 		Def: def, Known: known, Paths: e.tools.Paths(call)}
-	if lr, ok := e.eval.(engine.LinkResolver); ok {
+	if lr, ok := e.eval.(judge.LinkResolver); ok {
 		prop.Links = lr.Links(prop) // as the engine does: paths through symlinks judged where they lead too
 	}
 	vs := e.eval.Evaluate(context.Background(), prop)

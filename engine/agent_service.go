@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -69,7 +69,7 @@ func (s *agentService) RunSession(stream opxv1.AgentService_RunSessionServer) er
 		e.record(ctx, ledger.Sync, "", &event.AgentError{Code: "protocol", Message: fmt.Sprintf("first agent message was %T, not AgentReady; stream refused", first.GetEvent())})
 		return status.Error(codes.InvalidArgument, "the first message must be AgentReady")
 	}
-	agentID := clip(ready.AgentId, 64)
+	agentID := textclip.Cut(ready.AgentId, 64)
 	if agentID == "" {
 		agentID = "unnamed"
 	}
@@ -181,20 +181,6 @@ func parseCanary(js string) (event.Canary, error) {
 	return c, nil
 }
 
-// clip bounds a string from the agent for the ledger and logs.
-// clip cuts s to at most n bytes on a character boundary: what it keeps
-// of client or agent input goes into entries and protobuf messages, which
-// must be valid UTF-8.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
 // recordFromAgent records a payload built from the agent's input. A
 // payload the agent made invalid (an empty call id, say) is recorded as an
 // agent.error describing it instead, so hostile input is on record but
@@ -206,7 +192,7 @@ func (e *Engine) recordFromAgent(ctx context.Context, d ledger.Durability, sessi
 // recordFromSub is recordFromAgent for the agent or sub-agent subagent.
 func (e *Engine) recordFromSub(ctx context.Context, d ledger.Durability, session, subagent string, p event.Payload, blobs ...[]byte) uint64 {
 	if err := p.Validate(); err != nil {
-		return e.record(ctx, d, session, &event.AgentError{SubAgentID: subagent, Code: "malformed_event", Message: clip(fmt.Sprintf("%s from the agent refused: %v", p.Type(), err), 1024)})
+		return e.record(ctx, d, session, &event.AgentError{SubAgentID: subagent, Code: "malformed_event", Message: textclip.Cut(fmt.Sprintf("%s from the agent refused: %v", p.Type(), err), 1024)})
 	}
 	return e.record(ctx, d, session, p, blobs...)
 }
@@ -216,7 +202,7 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 	switch x := ev.Event.(type) {
 	case *opxv1.AgentEvent_LlmToken:
 		f, session := e.messageSession(x.LlmToken.MessageId)
-		if err := e.rec.Token(ctx, session, "", clip(x.LlmToken.MessageId, 128), x.LlmToken.Token); err != nil {
+		if err := e.rec.Token(ctx, session, "", textclip.Cut(x.LlmToken.MessageId, 128), x.LlmToken.Token); err != nil {
 			e.fatal(err)
 			return
 		}
@@ -228,7 +214,7 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 		f := e.message(tc.MessageId)
 		if f == nil {
 			e.recordFromAgent(ctx, ledger.Async, "", &event.AgentToolCall{MessageID: tc.MessageId, CallID: tc.CallId, Tool: tc.ToolName, Arguments: tc.ArgumentsJson})
-			e.reply(ctx, conn, "", "", tc.CallId, "error: no message in flight with id "+clip(tc.MessageId, 128), true)
+			e.reply(ctx, conn, "", "", tc.CallId, "error: no message in flight with id "+textclip.Cut(tc.MessageId, 128), true)
 			return
 		}
 		seq := e.recordFromAgent(ctx, ledger.Async, f.session, &event.AgentToolCall{MessageID: tc.MessageId, CallID: tc.CallId, Tool: tc.ToolName, Arguments: tc.ArgumentsJson})
@@ -247,7 +233,7 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 			e.reply(ctx, conn, f.session, "", tc.CallId, fmt.Sprintf("error: more than %d tool calls for one message", e.opts.MaxToolCalls), true)
 			return
 		}
-		e.publish(f.session, f.messageID, "tool_call", seq, map[string]string{"call_id": tc.CallId, "tool": tc.ToolName, "arguments": clip(tc.ArgumentsJson, 4096)})
+		e.publish(f.session, f.messageID, "tool_call", seq, map[string]string{"call_id": tc.CallId, "tool": tc.ToolName, "arguments": textclip.Cut(tc.ArgumentsJson, 4096)})
 		go func() {
 			// Once proposed, a call goes through the pipeline to its recorded
 			// end even if the agent disconnects meanwhile: a half-recorded
@@ -258,7 +244,7 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 				return
 			}
 			e.reply(ctx, conn, f.session, "", tc.CallId, out.Content, out.IsError)
-			e.publish(f.session, f.messageID, "tool_result", 0, map[string]any{"call_id": tc.CallId, "is_error": out.IsError, "content": clip(out.Content, 4096)})
+			e.publish(f.session, f.messageID, "tool_result", 0, map[string]any{"call_id": tc.CallId, "is_error": out.IsError, "content": textclip.Cut(out.Content, 4096)})
 		}()
 	case *opxv1.AgentEvent_ToolDefsRequest:
 		r := x.ToolDefsRequest
@@ -324,15 +310,15 @@ func responseComplete(subagent string, rc *opxv1.AgentResponseComplete) *event.R
 // agentErrorPayload is the agent.error entry of an agent's or
 // sub-agent's error event, its strings bounded.
 func agentErrorPayload(subagent string, ae *opxv1.AgentError) *event.AgentError {
-	code := clip(ae.Code, 64)
+	code := textclip.Cut(ae.Code, 64)
 	if code == "" {
 		code = "unspecified"
 	}
-	msg := clip(ae.Message, 4096)
+	msg := textclip.Cut(ae.Message, 4096)
 	if msg == "" {
 		msg = "(no message)"
 	}
-	return &event.AgentError{SubAgentID: subagent, MessageID: clip(ae.MessageId, 128), Code: code, Message: msg}
+	return &event.AgentError{SubAgentID: subagent, MessageID: textclip.Cut(ae.MessageId, 128), Code: code, Message: msg}
 }
 
 // reply records and sends a tool result.
@@ -361,7 +347,7 @@ func nonEmpty(id string) string {
 	if strings.TrimSpace(id) == "" {
 		return "(none)"
 	}
-	return clip(id, 128)
+	return textclip.Cut(id, 128)
 }
 
 func protoDefs(defs []executor.ToolDef) []*opxv1.ToolDef {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/engine/judge"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
@@ -41,7 +43,7 @@ type Approvals struct {
 	publish func(session, messageID, typ string, seq uint64, data any)
 	// id, if set, names a new approval instead of a random "apr_" id (an
 	// engine in replay mode reuses the recorded ids: engine/redrive).
-	id func(p Proposal) string
+	id func(p judge.Proposal) string
 
 	mu      sync.Mutex
 	pending map[string]*approval
@@ -107,7 +109,7 @@ func NewApprovals(rec *Recorder, timeout time.Duration, publish func(session, me
 // waits for the answer. then runs with the outcome before Ask returns and
 // before DenyAll stops waiting for it (the pipeline records its tier 3
 // verdict there). The error is non-nil only when the ledger failed.
-func (a *Approvals) Ask(ctx context.Context, p Proposal, reason string, then func(ApprovalOutcome) error) (ApprovalOutcome, error) {
+func (a *Approvals) Ask(ctx context.Context, p judge.Proposal, reason string, then func(ApprovalOutcome) error) (ApprovalOutcome, error) {
 	tok, err := newToken()
 	if err != nil {
 		return ApprovalOutcome{}, err
@@ -143,7 +145,7 @@ func (a *Approvals) Ask(ctx context.Context, p Proposal, reason string, then fun
 		_, _ = a.Resolve(ap.ID, false, "engine", closed)
 	} else if a.publish != nil {
 		a.publish(p.Session, p.MessageID, "approval_requested", seq, map[string]any{"approval_id": ap.ID, "call_id": p.CallID, "subagent_id": p.SubAgentID,
-			"tool": p.Tool, "arguments": clip(string(p.Args), 4096), "reason": reason, "timeout_ms": a.timeout.Milliseconds(),
+			"tool": p.Tool, "arguments": textclip.Cut(string(p.Args), 4096), "reason": reason, "timeout_ms": a.timeout.Milliseconds(),
 			"expires_at": ap.Requested.Add(a.timeout).UnixNano()})
 	}
 	var ans approvalAnswer
@@ -175,7 +177,7 @@ func (a *Approvals) Resolve(id string, approved bool, by, reason string) (Approv
 	ap := a.pending[id]
 	if ap == nil {
 		a.mu.Unlock()
-		return ApprovalOutcome{}, fmt.Errorf("%w: %q", ErrUnknownApproval, clip(id, 128))
+		return ApprovalOutcome{}, fmt.Errorf("%w: %q", ErrUnknownApproval, textclip.Cut(id, 128))
 	}
 	delete(a.pending, id)
 	if ap.timer != nil {
@@ -251,23 +253,23 @@ func (a *Approvals) DenySubAgent(session, subagent, reason string) {
 }
 
 // tier3Verdict is the verdict a human's answer (or its absence) amounts to.
-func tier3Verdict(o ApprovalOutcome) Verdict {
+func tier3Verdict(o ApprovalOutcome) judge.Verdict {
 	switch {
 	case o.Approved:
 		r := fmt.Sprintf("approved by %s (%s)", o.By, o.ApprovalID)
 		if o.Reason != "" {
 			r += ": " + o.Reason
 		}
-		return Verdict{Decision: event.Allow, Tier: 3, Rule: "tier3:approved", Reason: r}
+		return judge.Verdict{Decision: event.Allow, Tier: 3, Rule: "tier3:approved", Reason: r}
 	case o.By == "timeout":
-		return Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:timeout", Reason: fmt.Sprintf("denied: %s (%s)", o.Reason, o.ApprovalID)}
+		return judge.Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:timeout", Reason: fmt.Sprintf("denied: %s (%s)", o.Reason, o.ApprovalID)}
 	case o.By == "engine":
-		return Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:unanswered", Reason: fmt.Sprintf("denied: %s (%s)", o.Reason, o.ApprovalID)}
+		return judge.Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:unanswered", Reason: fmt.Sprintf("denied: %s (%s)", o.Reason, o.ApprovalID)}
 	default:
 		r := fmt.Sprintf("denied by a human: %s (%s)", o.By, o.ApprovalID)
 		if o.Reason != "" {
 			r += ": " + o.Reason
 		}
-		return Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:denied", Reason: r}
+		return judge.Verdict{Decision: event.Block, Tier: 3, Rule: "tier3:denied", Reason: r}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/grpcapi"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
@@ -102,7 +103,7 @@ func startHarness(t *testing.T, ws, path string, tune ...func(*engine.Options)) 
 	pr, pw := io.Pipe()
 	opts := engine.Options{Services: grpcapi.Register, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken, Version: "test",
 		Policy: "escalation", Stdout: pw, Logf: t.Logf, ApprovalTimeout: time.Minute,
-		Evaluator: engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: "/home/nobody", Policy: policy})},
+		Evaluator: judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: "/home/nobody", Policy: policy})},
 		SpawnAgent: func(ctx context.Context, launch engine.AgentLaunch) (*exec.Cmd, error) {
 			cmd := exec.Command("sleep", "60")
 			err := cmd.Start()

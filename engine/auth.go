@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -203,5 +204,5 @@ func (e *Engine) recordRejection(ctx context.Context, method, reason string) {
 	if p, ok := peer.FromContext(ctx); ok {
 		who = p.Addr.String()
 	}
-	e.record(ctx, ledger.Async, "", &event.ClientRejected{Method: clip(method, 256), Reason: reason, Peer: who, Suppressed: suppressed})
+	e.record(ctx, ledger.Async, "", &event.ClientRejected{Method: textclip.Cut(method, 256), Reason: reason, Peer: who, Suppressed: suppressed})
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -137,7 +138,7 @@ func TestEngine_RollbackNeedsClientToken(t *testing.T) {
 	var ws string
 	r := startEngine(t, func(o *engine.Options) {
 		ws = o.Workspace
-		o.Evaluator = engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: o.Workspace, Home: "/home/nobody", Policy: policy, RateLimit: 10000})}
+		o.Evaluator = judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: o.Workspace, Home: "/home/nobody", Policy: policy, RateLimit: 10000})}
 	})
 	agent := r.connectAgent(t, <-r.tokens)
 	c := opxv1.NewClientServiceClient(r.conn)

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -47,7 +48,7 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 		mode = "normal"
 	}
 	if mode != "normal" && mode != "otr" {
-		return status.Errorf(codes.InvalidArgument, "mode %q is not normal or otr", clip(mode, 32))
+		return status.Errorf(codes.InvalidArgument, "mode %q is not normal or otr", textclip.Cut(mode, 32))
 	}
 	e.mu.Lock()
 	refused := e.agentRefused
@@ -75,22 +76,22 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 		case err != nil:
 			return status.Errorf(codes.Internal, "sessions: %v", err)
 		case !ok:
-			return status.Errorf(codes.NotFound, "no session %q", clip(sessionID, 128))
+			return status.Errorf(codes.NotFound, "no session %q", textclip.Cut(sessionID, 128))
 		}
 		// A session's mode is fixed when it is created: a message that
 		// asks for another one is refused rather than recorded in a mode
 		// its sender did not expect.
 		if req.Mode != "" && req.Mode != s.Mode {
 			return status.Errorf(codes.FailedPrecondition, "session %s is %s, not %s: a session's mode is fixed when it is created; start a new session instead",
-				clip(sessionID, 128), modeName(s.Mode), modeName(mode))
+				textclip.Cut(sessionID, 128), modeName(s.Mode), modeName(mode))
 		}
 		mode = s.Mode
-		if mode == ModeOTR {
+		if mode == otr.Mode {
 			// The history projection holds only commitments: the
 			// conversation is in this engine's memory, or gone.
 			history, err = e.rec.otr.Conversation(sessionID)
 			if errors.Is(err, otr.ErrGone) {
-				return status.Errorf(codes.FailedPrecondition, "session %s is off the record and cannot be continued: %v", clip(sessionID, 128), err)
+				return status.Errorf(codes.FailedPrecondition, "session %s is off the record and cannot be continued: %v", textclip.Cut(sessionID, 128), err)
 			}
 		} else {
 			history, err = e.readHistory(sessionID, 0, 0)
@@ -105,7 +106,7 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 	}
 	msgID := "msg_" + tok[:16]
 	if req.MessageId != "" {
-		msgID = clip(req.MessageId, 128)
+		msgID = textclip.Cut(req.MessageId, 128)
 	}
 	sub := e.bc.Subscribe(sessionID)
 	defer sub.Close()
@@ -118,10 +119,10 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 	}
 	e.inflight[msgID] = f
 	e.mu.Unlock()
-	if mode != ModeOTR {
+	if mode != otr.Mode {
 		e.rec.otr.Normal(sessionID)
 	}
-	if newSession && mode == ModeOTR {
+	if newSession && mode == otr.Mode {
 		// Before anything of the session is recorded: every entry of it
 		// is withheld under its key.
 		if err := e.rec.otr.Start(sessionID); err != nil {
@@ -181,10 +182,10 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 
 // modeName names a session mode for a person.
 func modeName(mode string) string {
-	if mode == ModeOTR {
+	if mode == otr.Mode {
 		return "off the record"
 	}
-	return clip(mode, 32)
+	return textclip.Cut(mode, 32)
 }
 
 // titleOf makes a session title from its first message.
@@ -200,7 +201,7 @@ func titleOf(s string) string {
 // clientName is what a client calls itself (metadata "opx-client").
 func clientName(ctx context.Context) string {
 	if v := metadataValue(ctx, "opx-client"); v != "" {
-		return clip(v, 64)
+		return textclip.Cut(v, 64)
 	}
 	return "grpc"
 }
@@ -238,7 +239,7 @@ func (c *clientService) GetHistory(ctx context.Context, req *opxv1.GetHistoryReq
 	if _, ok, err := c.e.readSession(ctx, req.SessionId); err != nil {
 		return nil, status.Errorf(codes.Internal, "sessions: %v", err)
 	} else if !ok {
-		return nil, status.Errorf(codes.NotFound, "no session %q", clip(req.SessionId, 128))
+		return nil, status.Errorf(codes.NotFound, "no session %q", textclip.Cut(req.SessionId, 128))
 	}
 	h, err := c.e.readHistory(req.SessionId, int(max(req.Offset, 0)), int(max(req.Limit, 0)))
 	if err != nil {
@@ -259,10 +260,10 @@ func (c *clientService) ResolveApproval(ctx context.Context, req *opxv1.Approval
 		// Reserved for the engine's own denials.
 		by = "client " + by
 	}
-	out, err := c.e.approvals.Resolve(req.ApprovalId, req.Approved, by, clip(strings.TrimSpace(req.Reason), 1024))
+	out, err := c.e.approvals.Resolve(req.ApprovalId, req.Approved, by, textclip.Cut(strings.TrimSpace(req.Reason), 1024))
 	switch {
 	case errors.Is(err, ErrUnknownApproval):
-		return nil, status.Errorf(codes.NotFound, "no pending approval %q (unknown, or already resolved)", clip(req.ApprovalId, 128))
+		return nil, status.Errorf(codes.NotFound, "no pending approval %q (unknown, or already resolved)", textclip.Cut(req.ApprovalId, 128))
 	case err != nil:
 		c.e.fatal(err)
 		return nil, status.Errorf(codes.Internal, "record the answer: %v", err)
@@ -343,10 +344,10 @@ func (c *clientService) Restart(_ context.Context, req *opxv1.RestartRequest) (*
 }
 
 func (e *Engine) requestStop(cause error, reason string) {
-	e.opts.Logf("engine: %v (%s)", cause, clip(reason, 200))
+	e.opts.Logf("engine: %v (%s)", cause, textclip.Cut(reason, 200))
 	e.mu.Lock()
 	stop := e.stop
-	if reason = strings.TrimSpace(clip(reason, 200)); reason != "" {
+	if reason = strings.TrimSpace(textclip.Cut(reason, 200)); reason != "" {
 		e.stopReason = reason
 	}
 	e.mu.Unlock()

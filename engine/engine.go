@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/engine/tier2"
@@ -114,7 +115,7 @@ func New(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if se, ok := opts.Evaluator.(ShieldEvaluator); ok && se.FS == nil {
+	if se, ok := opts.Evaluator.(judge.ShieldEvaluator); ok && se.FS == nil {
 		// Shield judges paths as this workspace resolves them through
 		// symlinks, as the executors then open them (judge/shield_links.go).
 		se.FS = ws
@@ -213,7 +214,7 @@ func New(opts Options) (*Engine, error) {
 }
 
 // restrict is the pipeline's Restrict: what no tier may allow here.
-func (e *Engine) restrict(p Proposal) *Verdict {
+func (e *Engine) restrict(p judge.Proposal) *judge.Verdict {
 	if v := e.subs.Restrict(p); v != nil {
 		return v
 	}

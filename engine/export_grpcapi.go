@@ -44,6 +44,3 @@ func DurableHead(l *ledger.Ledger) (ledger.Head, error) { return durableHead(l) 
 // ClientName is the name a client call is recorded under: what the
 // client says in its opx-client header, clipped, else "grpc".
 func ClientName(ctx context.Context) string { return clientName(ctx) }
-
-// Clip cuts s to at most n bytes on a rune boundary.
-func Clip(s string, n int) string { return clip(s, n) }

@@ -5,15 +5,6 @@ import (
 	"github.com/opx-dev/opx/ledger/event"
 )
 
-// The engine's names for off-the-record sessions (engine/otr owns them).
-const (
-	// ModeOTR is the mode of an off-the-record session.
-	ModeOTR = otr.Mode
-	// RuleOTRReadOnly is the rule of the verdict that blocks a call that
-	// could change something in an off-the-record session.
-	RuleOTRReadOnly = otr.RuleReadOnly
-)
-
 // otrKnown is what the engine knows of the names it records (otr.Known):
 // its registered tools and their groups, and the models engine.started
 // names (its provider's and the tier 2 evaluator's).

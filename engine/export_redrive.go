@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -118,12 +119,12 @@ func (p *Pipeline) ToolsFor(session string) *executor.Registry { return p.toolsF
 
 // RecordStarted records exec.started for prop; refusal, if not "", is
 // why the call may not start.
-func (p *Pipeline) RecordStarted(ctx context.Context, prop Proposal) (refusal string, err error) {
+func (p *Pipeline) RecordStarted(ctx context.Context, prop judge.Proposal) (refusal string, err error) {
 	return p.recordStarted(ctx, prop)
 }
 
 // FlagResult has Shield read an untrusted tool result and records what it
 // found.
-func (p *Pipeline) FlagResult(ctx context.Context, prop Proposal, def executor.ToolDef, result string) (string, error) {
+func (p *Pipeline) FlagResult(ctx context.Context, prop judge.Proposal, def executor.ToolDef, result string) (string, error) {
 	return p.flagResult(ctx, prop, def, result)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -55,13 +56,13 @@ const GroupAgents = "agents"
 type SubAgents interface {
 	// Restrict blocks a sub-agent's call to a tool it was not granted;
 	// nil lets the tiers judge (Pipeline.Restrict).
-	Restrict(p Proposal) *Verdict
+	Restrict(p judge.Proposal) *judge.Verdict
 	// Admit lets a sub-agent's allowed call start unless it has ended
 	// (Pipeline.Admit).
-	Admit(p Proposal) (release func(), refusal string)
+	Admit(p judge.Proposal) (release func(), refusal string)
 	// ExecScope stops a sub-agent's execution when it ends
 	// (Pipeline.ExecScope).
-	ExecScope(p Proposal) (context.Context, func())
+	ExecScope(p judge.Proposal) (context.Context, func())
 	// ByToken returns the live sub-agent whose token tok is, or nil.
 	ByToken(tok string) SubAgent
 	// Get returns the sub-agent with id, or nil.
@@ -131,26 +132,26 @@ func makeSubAgents(cfg AgentsConfig) (SubAgents, error) {
 // known, so each call that names one is blocked.
 type noSubAgents struct{}
 
-func (noSubAgents) Restrict(p Proposal) *Verdict {
+func (noSubAgents) Restrict(p judge.Proposal) *judge.Verdict {
 	if p.SubAgentID == "" {
 		return nil
 	}
-	return &Verdict{Decision: event.Block, Tier: -1, Rule: "subagent:not-granted", Reason: "no sub-agent " + p.SubAgentID + " is known to this engine"}
+	return &judge.Verdict{Decision: event.Block, Tier: -1, Rule: "subagent:not-granted", Reason: "no sub-agent " + p.SubAgentID + " is known to this engine"}
 }
 
-func (noSubAgents) Admit(p Proposal) (func(), string) {
+func (noSubAgents) Admit(p judge.Proposal) (func(), string) {
 	if p.SubAgentID == "" {
 		return func() {}, ""
 	}
 	return nil, "no sub-agent " + p.SubAgentID + " is known to this engine"
 }
 
-func (noSubAgents) ExecScope(Proposal) (context.Context, func()) { return nil, func() {} }
-func (noSubAgents) ByToken(string) SubAgent                      { return nil }
-func (noSubAgents) Get(string) SubAgent                          { return nil }
-func (noSubAgents) Stop(string)                                  {}
-func (noSubAgents) AgentTools() executor.Executor                { return nil }
-func (noSubAgents) Bind(*Engine)                                 {}
+func (noSubAgents) ExecScope(judge.Proposal) (context.Context, func()) { return nil, func() {} }
+func (noSubAgents) ByToken(string) SubAgent                            { return nil }
+func (noSubAgents) Get(string) SubAgent                                { return nil }
+func (noSubAgents) Stop(string)                                        {}
+func (noSubAgents) AgentTools() executor.Executor                      { return nil }
+func (noSubAgents) Bind(*Engine)                                       {}
 func (noSubAgents) Service() opxv1.SubAgentServiceServer {
 	return opxv1.UnimplementedSubAgentServiceServer{}
 }
@@ -159,14 +160,14 @@ func (noSubAgents) Service() opxv1.SubAgentServiceServer {
 // calling agent (the agent tools): its session, message and call.
 type proposalKey struct{}
 
-func withProposal(ctx context.Context, p Proposal) context.Context {
+func withProposal(ctx context.Context, p judge.Proposal) context.Context {
 	return context.WithValue(ctx, proposalKey{}, p)
 }
 
 // ProposalOf returns the Proposal of the call an executor runs for, put
 // there by the pipeline; false outside the pipeline.
-func ProposalOf(ctx context.Context) (Proposal, bool) {
-	p, ok := ctx.Value(proposalKey{}).(Proposal)
+func ProposalOf(ctx context.Context) (judge.Proposal, bool) {
+	p, ok := ctx.Value(proposalKey{}).(judge.Proposal)
 	return p, ok
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"testing"
 
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/ledger/event"
 )
 
@@ -24,13 +25,13 @@ func TestSubAgents_NoneLinked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := s.Restrict(Proposal{SubAgentID: "sub_x", Tool: "read_file"}); v == nil || v.Decision != event.Block || v.Rule != "subagent:not-granted" {
+	if v := s.Restrict(judge.Proposal{SubAgentID: "sub_x", Tool: "read_file"}); v == nil || v.Decision != event.Block || v.Rule != "subagent:not-granted" {
 		t.Errorf("Restrict of an unknown sub-agent's call: %+v", v)
 	}
-	if v := s.Restrict(Proposal{Tool: "read_file"}); v != nil {
+	if v := s.Restrict(judge.Proposal{Tool: "read_file"}); v != nil {
 		t.Errorf("Restrict of the agent's own call: %+v", v)
 	}
-	if release, why := s.Admit(Proposal{SubAgentID: "sub_x"}); release != nil || why == "" {
+	if release, why := s.Admit(judge.Proposal{SubAgentID: "sub_x"}); release != nil || why == "" {
 		t.Errorf("Admit of an unknown sub-agent's call: refusal %q", why)
 	}
 	if s.ByToken("tok") != nil || s.Get("sub_x") != nil || s.AgentTools() != nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/tier2"
 	"github.com/opx-dev/opx/ledger"
@@ -16,12 +17,8 @@ import (
 type Tier2 interface {
 	// Judge returns an allow or block verdict (tier 2) on p, which esc
 	// escalated. The error is non-nil only when the ledger failed.
-	Judge(ctx context.Context, p Proposal, esc Verdict) (Verdict, error)
+	Judge(ctx context.Context, p judge.Proposal, esc judge.Verdict) (judge.Verdict, error)
 }
-
-// DefaultTier2DailyBudget is how many tier 2 model calls a day the
-// evaluator makes when the configuration sets no budget.
-const DefaultTier2DailyBudget = tier2.DefaultDailyBudget
 
 var _ tier2.Recorder = (*Recorder)(nil)
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/opx-dev/opx/engine/llm"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -41,7 +42,7 @@ func (g *gateway) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_Comple
 	}
 	f := e.message(req.MessageId)
 	if f == nil || f.session != req.SessionId {
-		return status.Errorf(codes.PermissionDenied, "no message %q in flight in session %q", clip(req.MessageId, 128), clip(req.SessionId, 128))
+		return status.Errorf(codes.PermissionDenied, "no message %q in flight in session %q", textclip.Cut(req.MessageId, 128), textclip.Cut(req.SessionId, 128))
 	}
 	return g.complete(nil, f.session, req, stream)
 }
@@ -156,7 +157,7 @@ func llmResponse(p llm.Provider, subagent, reqID string, x *llm.Exchange, callEr
 		}
 	}
 	if callErr != nil {
-		r.Error = clip(callErr.Error(), 4096)
+		r.Error = textclip.Cut(callErr.Error(), 4096)
 	}
 	if r.Blob == "" && r.Error == "" {
 		r.Error = "empty response"

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/otr"
 	"github.com/opx-dev/opx/ledger/event"
@@ -36,7 +37,7 @@ func mcpRegistry(t *testing.T) *executor.Registry {
 func TestOTR_MCPToolsBlocked(t *testing.T) {
 	r := mcpRegistry(t)
 	def, ok := r.Def("mcp__ro__read")
-	if why := otr.Mutates(Proposal{Tool: def.Name, Def: def, Known: ok}); !strings.Contains(why, "MCP server") {
+	if why := otr.Mutates(judge.Proposal{Tool: def.Name, Def: def, Known: ok}); !strings.Contains(why, "MCP server") {
 		t.Errorf("otr.Mutates = %q", why)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -53,9 +54,6 @@ type MCPConfig struct {
 	MaxProxySessions int
 }
 
-// GroupMCPPrefix starts the tool group of each MCP server: mcp:<server>.
-const GroupMCPPrefix = mcp.GroupPrefix
-
 // mcpRecorder is the Recorder the engine's servers record through: a
 // ledger failure stops the engine, as any of its own.
 func (e *Engine) mcpRecorder() mcp.Recorder {
@@ -80,7 +78,7 @@ func (e *Engine) mcpStatusProto() []*opxv1.McpServerStatus {
 	if e.mcp != nil {
 		for _, s := range e.mcp.Status() {
 			p := &opxv1.McpServerStatus{Name: s.Name, State: s.State, Pid: int64(s.PID), Instance: int64(s.Instance), Tools: int64(s.Tools),
-				Restarts: int64(s.Restarts), LastError: clip(strings.ToValidUTF8(s.LastError, "\uFFFD"), 1024)}
+				Restarts: int64(s.Restarts), LastError: textclip.Cut(strings.ToValidUTF8(s.LastError, "\uFFFD"), 1024)}
 			if !s.Since.IsZero() {
 				p.Since = s.Since.UTC().Format(time.RFC3339)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/ledger"
@@ -22,7 +23,7 @@ type Options struct {
 	Ledger    *ledger.Ledger // opened for writing by the caller, closed by it
 	Provider  llm.Provider
 	Retry     llm.RetryPolicy
-	Evaluator Evaluator
+	Evaluator judge.Evaluator
 	// ConfigHash and Policy/PolicyHash describe the configuration in force
 	// for engine.started.
 	ConfigHash ledger.Hash
@@ -74,7 +75,7 @@ type Options struct {
 	// tier 2 (it may be Provider itself); without it they go to a human.
 	Tier2Provider llm.Provider
 	// Tier2DailyBudget bounds tier 2 model calls per UTC day; default
-	// DefaultTier2DailyBudget.
+	// tier2.DefaultDailyBudget.
 	Tier2DailyBudget int
 	// ApprovalTimeout is how long an escalation waits for a human before
 	// it is denied; default DefaultApprovalTimeout.

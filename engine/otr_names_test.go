@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/otr"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -36,7 +37,7 @@ func startOTRNamesRig(t *testing.T) *subRig {
 	rig := &subRig{running: r, launches: launches}
 	rig.parent = r.connectAgent(t, <-r.tokens)
 	go func() {
-		s, err := opxv1.NewClientServiceClient(r.conn).SendMessage(r.ctx, &opxv1.ClientMessageRequest{Content: "work", Mode: engine.ModeOTR})
+		s, err := opxv1.NewClientServiceClient(r.conn).SendMessage(r.ctx, &opxv1.ClientMessageRequest{Content: "work", Mode: otr.Mode})
 		if err == nil {
 			for {
 				if _, err := s.Recv(); err != nil {
@@ -211,7 +212,7 @@ func TestOTR_CrashEndsActiveMessage(t *testing.T) {
 	})
 	rig := &subRig{running: r}
 	agent := r.connectAgent(t, <-r.tokens)
-	s, err := opxv1.NewClientServiceClient(r.conn).SendMessage(r.ctx, &opxv1.ClientMessageRequest{Content: "work", Mode: engine.ModeOTR})
+	s, err := opxv1.NewClientServiceClient(r.conn).SendMessage(r.ctx, &opxv1.ClientMessageRequest{Content: "work", Mode: otr.Mode})
 	if err != nil {
 		t.Fatal(err)
 	}

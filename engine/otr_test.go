@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/judge"
+	"github.com/opx-dev/opx/engine/otr"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -110,7 +112,7 @@ func TestOTR_WithheldReadOnlyAndRemembered(t *testing.T) {
 	if pr.Mode != "otr" {
 		t.Errorf("process request mode %q", pr.Mode)
 	}
-	if !strings.Contains(results[0], "FILEMARK") || !strings.Contains(results[1], engine.RuleOTRReadOnly) || !strings.Contains(results[2], engine.RuleOTRReadOnly) {
+	if !strings.Contains(results[0], "FILEMARK") || !strings.Contains(results[1], otr.RuleReadOnly) || !strings.Contains(results[2], otr.RuleReadOnly) {
 		t.Errorf("results %q: want the file read, the write and the POST blocked", results)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "plan.txt")); string(b) != fileText {
@@ -225,7 +227,7 @@ func TestOTR_ApprovalShowsArgumentsFromMemory(t *testing.T) {
 	r := startEngine(t, func(o *engine.Options) {
 		ws = o.Workspace
 		o.ApprovalTimeout = time.Minute
-		o.Evaluator = engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: o.Workspace, Home: "/home/nobody", Policy: policy})}
+		o.Evaluator = judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: o.Workspace, Home: "/home/nobody", Policy: policy})}
 	})
 	os.MkdirAll(filepath.Join(ws, "t3"), 0o755)
 	if err := os.WriteFile(filepath.Join(ws, "t3", "GUARDMARK.md"), []byte("guarded\n"), 0o644); err != nil {

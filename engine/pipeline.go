@@ -16,45 +16,27 @@ import (
 	"github.com/opx-dev/opx/shield"
 )
 
-// Proposal is a parsed tool call as Shield sees it (judge.Proposal).
-type Proposal = judge.Proposal
-
-// Verdict is one tier's decision on a proposal (judge.Verdict).
-type Verdict = judge.Verdict
-
-// Evaluator judges proposals (judge.Evaluator). Shield implements it
-// (ShieldEvaluator); ReadOnlyPolicy is the engine's fallback when none is
-// given.
-type Evaluator = judge.Evaluator
-
-// ShieldEvaluator judges proposals with Shield (judge.ShieldEvaluator).
-type ShieldEvaluator = judge.ShieldEvaluator
-
-// LinkResolver is an Evaluator that resolves a proposal's paths on the
-// filesystem before it is recorded and judged (judge.LinkResolver).
-type LinkResolver = judge.LinkResolver
-
 // ReadOnlyPolicy allows exactly the registered tools that do not change
 // the workspace and blocks everything else. It is the engine's policy when
-// no Evaluator is configured (tests that need no Shield), and every
+// no judge.Evaluator is configured (tests that need no Shield), and every
 // verdict says so.
 type ReadOnlyPolicy struct{}
 
 // readOnlyPolicyText is what the read-only policy's hash is taken of.
 const readOnlyPolicyText = "opx read-only policy v1: allow registered tools that do not change the workspace; block everything else\n"
 
-// PolicyHash implements Evaluator.
+// PolicyHash implements judge.Evaluator.
 func (ReadOnlyPolicy) PolicyHash() ledger.Hash { return ledger.Sum([]byte(readOnlyPolicyText)) }
 
-// Evaluate implements Evaluator.
-func (ReadOnlyPolicy) Evaluate(_ context.Context, p Proposal) []Verdict {
+// Evaluate implements judge.Evaluator.
+func (ReadOnlyPolicy) Evaluate(_ context.Context, p judge.Proposal) []judge.Verdict {
 	switch {
 	case !p.Known:
-		return []Verdict{{Decision: event.Block, Tier: 0, Rule: "read-only-policy:unknown-tool", Reason: fmt.Sprintf("no tool named %q", p.Tool)}}
+		return []judge.Verdict{{Decision: event.Block, Tier: 0, Rule: "read-only-policy:unknown-tool", Reason: fmt.Sprintf("no tool named %q", p.Tool)}}
 	case p.Def.Mutating:
-		return []Verdict{{Decision: event.Block, Tier: 0, Rule: "read-only-policy:mutating", Reason: p.Tool + " changes the workspace; the read-only policy allows only tools that do not"}}
+		return []judge.Verdict{{Decision: event.Block, Tier: 0, Rule: "read-only-policy:mutating", Reason: p.Tool + " changes the workspace; the read-only policy allows only tools that do not"}}
 	default:
-		return []Verdict{{Decision: event.Allow, Tier: 0, Rule: "read-only-policy:read-only", Reason: p.Tool + " does not change the workspace"}}
+		return []judge.Verdict{{Decision: event.Allow, Tier: 0, Rule: "read-only-policy:read-only", Reason: p.Tool + " does not change the workspace"}}
 	}
 }
 
@@ -72,7 +54,7 @@ type ToolOutcome struct {
 type Pipeline struct {
 	Recorder  *Recorder
 	Tools     *executor.Registry
-	Evaluator Evaluator
+	Evaluator judge.Evaluator
 	// Timeout bounds one execution; default 2 minutes.
 	Timeout time.Duration
 	// Chronicle, if set, snapshots before mutating tools; without it,
@@ -92,20 +74,20 @@ type Pipeline struct {
 	// it: a tool a sub-agent was not granted (subagent:not-granted), a
 	// mutating tool in an off-the-record session (otr:read-only). Its
 	// block is then the call's only verdict, recorded like any other.
-	Restrict func(p Proposal) *Verdict
+	Restrict func(p judge.Proposal) *judge.Verdict
 	// Admit, if set, is asked right before tool.proposed and again right
 	// before exec.started is recorded; a refusal ends the call there
 	// (unrecorded, or unexecuted) with that answer. While release
 	// has not been called, what Admit guards cannot change: cancelling a
 	// sub-agent waits for it, so nothing of a sub-agent starts after its
 	// subagent.cancelled (verify --strict checks that).
-	Admit func(p Proposal) (release func(), refusal string)
+	Admit func(p judge.Proposal) (release func(), refusal string)
 	// ExecScope, if set, is asked once exec.started is recorded: stop
 	// ends when the call's execution must be stopped (its sub-agent
 	// ended: the executor kills what it runs), and done is called once
 	// the call's end is recorded, so the end of a sub-agent can wait for
 	// its executions. A nil stop never ends.
-	ExecScope func(p Proposal) (stop context.Context, done func())
+	ExecScope func(p judge.Proposal) (stop context.Context, done func())
 
 	// SessionTools, if set, may give a session tools of its own (an
 	// `opx mcp-proxy` session's upstream server): when it returns a
@@ -174,7 +156,7 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	tools := p.toolsFor(session)
 	def, known := tools.Def(tool)
 	call := executor.Call{ID: callID, Tool: tool, Args: args}
-	prop := Proposal{Session: session, SubAgentID: subagent, MessageID: messageID, CallID: callID, Tool: tool,
+	prop := judge.Proposal{Session: session, SubAgentID: subagent, MessageID: messageID, CallID: callID, Tool: tool,
 		Args: args, ActionHash: ActionHash(tool, args), Def: def, Known: known, Paths: tools.Paths(call)}
 	prop.Links = p.links(prop)
 	call.Links = prop.Links
@@ -229,7 +211,7 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 // recorded (shield.result_flagged, Sync, right after the call's
 // exec.completed) and the answer is the warning to put in front of the
 // result; "" when there is none.
-func (p *Pipeline) flagResult(ctx context.Context, prop Proposal, def executor.ToolDef, result string) (string, error) {
+func (p *Pipeline) flagResult(ctx context.Context, prop judge.Proposal, def executor.ToolDef, result string) (string, error) {
 	if !def.UntrustedResult {
 		return "", nil
 	}
@@ -263,14 +245,14 @@ func (p *Pipeline) toolsFor(session string) *executor.Registry {
 	return p.Tools
 }
 
-// links resolves prop's paths through symlinks (LinkResolver) before it
+// links resolves prop's paths through symlinks (judge.LinkResolver) before it
 // is recorded; in replay mode they are the recorded ones, so a rerun
 // judges what was judged whatever the filesystem holds now.
-func (p *Pipeline) links(prop Proposal) map[string]string {
+func (p *Pipeline) links(prop judge.Proposal) map[string]string {
 	if p.replay != nil {
 		return p.replay.RecordedLinks(prop)
 	}
-	if lr, ok := p.Evaluator.(LinkResolver); ok {
+	if lr, ok := p.Evaluator.(judge.LinkResolver); ok {
 		return lr.Links(prop)
 	}
 	return nil
@@ -278,21 +260,21 @@ func (p *Pipeline) links(prop Proposal) map[string]string {
 
 // recordProposed records tool.proposed for prop once Admit admits it
 // (a sub-agent that has ended proposes nothing more).
-func (p *Pipeline) recordProposed(ctx context.Context, prop Proposal) (refusal string, err error) {
+func (p *Pipeline) recordProposed(ctx context.Context, prop judge.Proposal) (refusal string, err error) {
 	return p.recordAdmitted(ctx, prop, ledger.Async, &event.ToolProposed{SubAgentID: prop.SubAgentID, MessageID: prop.MessageID,
 		CallID: prop.CallID, Tool: prop.Tool, Arguments: string(prop.Args), ActionHash: prop.ActionHash.String(), Mutating: prop.Def.Mutating, Links: event.LinksOf(prop.Links)})
 }
 
 // recordStarted records exec.started (Sync) for prop once Admit admits
 // it (nothing of a sub-agent starts after its end).
-func (p *Pipeline) recordStarted(ctx context.Context, prop Proposal) (refusal string, err error) {
+func (p *Pipeline) recordStarted(ctx context.Context, prop judge.Proposal) (refusal string, err error) {
 	return p.recordAdmitted(ctx, prop, ledger.Sync, &event.ExecStarted{SubAgentID: prop.SubAgentID, CallID: prop.CallID,
 		Tool: prop.Tool, ActionHash: prop.ActionHash.String()})
 }
 
 // recordAdmitted records entry for prop while Admit holds it admitted; a
 // refusal is the answer to give instead, with nothing recorded.
-func (p *Pipeline) recordAdmitted(ctx context.Context, prop Proposal, d ledger.Durability, entry event.Payload) (refusal string, err error) {
+func (p *Pipeline) recordAdmitted(ctx context.Context, prop judge.Proposal, d ledger.Durability, entry event.Payload) (refusal string, err error) {
 	if p.Admit != nil {
 		release, refusal := p.Admit(prop)
 		if refusal != "" {

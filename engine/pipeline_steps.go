@@ -8,7 +8,9 @@ import (
 
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/undo"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
@@ -20,19 +22,19 @@ import (
 // human for an escalation), records each verdict as it comes, and
 // answers the refusal to give when the final decision does not let the
 // call run; nil when it may.
-func (p *Pipeline) judge(ctx context.Context, prop Proposal) (*ToolOutcome, error) {
+func (p *Pipeline) judge(ctx context.Context, prop judge.Proposal) (*ToolOutcome, error) {
 	session, subagent, messageID, callID, tool, def := prop.Session, prop.SubAgentID, prop.MessageID, prop.CallID, prop.Tool, prop.Def
-	var verdicts []Verdict
+	var verdicts []judge.Verdict
 	if p.Restrict != nil {
 		if v := p.Restrict(prop); v != nil {
-			verdicts = []Verdict{*v}
+			verdicts = []judge.Verdict{*v}
 		}
 	}
 	if verdicts == nil {
 		verdicts = p.Evaluator.Evaluate(ctx, prop)
 	}
 	policy := p.Evaluator.PolicyHash().String()
-	record := func(v Verdict) error {
+	record := func(v judge.Verdict) error {
 		sv := &event.ShieldVerdict{SubAgentID: subagent, CallID: callID, Decision: v.Decision, Tier: v.Tier, Rule: v.Rule,
 			Reason: v.Reason, ActionHash: prop.ActionHash.String(), PolicyHash: policy}
 		seq, err := p.Recorder.Record(ctx, ledger.Async, session, sv)
@@ -83,7 +85,7 @@ type callSnapshot struct {
 // runs (the caller holds the Chronicle's lock), and answers the refusal
 // to give when none could be taken: nothing runs that could not be
 // undone.
-func (p *Pipeline) snapshot(ctx context.Context, tools *executor.Registry, prop Proposal, call executor.Call) (callSnapshot, *ToolOutcome, error) {
+func (p *Pipeline) snapshot(ctx context.Context, tools *executor.Registry, prop judge.Proposal, call executor.Call) (callSnapshot, *ToolOutcome, error) {
 	session, subagent, callID, tool, def := prop.Session, prop.SubAgentID, prop.CallID, prop.Tool, prop.Def
 	var (
 		touched []string                // files snapshots: the paths named
@@ -125,7 +127,7 @@ type execution struct {
 // execute runs call with the pipeline's timeout, stopped when its
 // ExecScope ends. release must be called once the call's end is
 // recorded (ExecScope's done), not before.
-func (p *Pipeline) execute(ctx context.Context, tools *executor.Registry, prop Proposal, call executor.Call) (ex execution, release func()) {
+func (p *Pipeline) execute(ctx context.Context, tools *executor.Registry, prop judge.Proposal, call executor.Call) (ex execution, release func()) {
 	timeout := p.Timeout
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
@@ -179,7 +181,7 @@ func (p *Pipeline) execute(ctx context.Context, tools *executor.Registry, prop P
 // recordOutcome works out what the call changed, records exec.completed
 // (Sync) and a flagged result, restores opx's own configuration if a
 // command changed it, and answers what the agent is told.
-func (p *Pipeline) recordOutcome(ctx context.Context, prop Proposal, snap callSnapshot, ex execution) (ToolOutcome, error) {
+func (p *Pipeline) recordOutcome(ctx context.Context, prop judge.Proposal, snap callSnapshot, ex execution) (ToolOutcome, error) {
 	session, subagent, callID, tool, def := prop.Session, prop.SubAgentID, prop.CallID, prop.Tool, prop.Def
 	touched, before := snap.touched, snap.before
 	res, dur, stopped, failed := ex.res, ex.durMS, ex.stopped, ex.failed
@@ -192,7 +194,7 @@ func (p *Pipeline) recordOutcome(ctx context.Context, prop Proposal, snap callSn
 		if err != nil {
 			// Recorded as such: a rollback then compares the snapshot's
 			// manifest with the workspace instead.
-			diffErr = clip(err.Error(), 1024)
+			diffErr = textclip.Cut(err.Error(), 1024)
 			res.Content += "\n(opx: what the command changed could not be worked out: " + diffErr + ")"
 			res.IsError = true
 		} else if n := inlineSize(pr, ps); n > maxInlineChanges {

@@ -12,6 +12,7 @@ import (
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
@@ -220,7 +221,7 @@ func TestPipeline_Shield(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.p.Evaluator = engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: f.ws, Home: "/home/nobody", Policy: policy})}
+	f.p.Evaluator = judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: f.ws, Home: "/home/nobody", Policy: policy})}
 	ctx := context.Background()
 	out, err := f.p.Handle(ctx, "s1", "", "m1", "c1", "read_file", `{"path":"README.md"}`)
 	if err != nil || out.IsError {
@@ -263,7 +264,7 @@ func TestPipeline_SnapshotBeforeWrite(t *testing.T) {
 	defer w.Close()
 	reg, _ := executor.NewRegistry(executor.NewFiles(w), executor.NewEdits(w))
 	f.p.Tools = reg
-	f.p.Evaluator = engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: f.ws, Home: "/home/nobody", Policy: policy})}
+	f.p.Evaluator = judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: f.ws, Home: "/home/nobody", Policy: policy})}
 	f.p.Chronicle = undo.NewChronicle(undo.WorkspaceFS(w), f.p.Recorder, chronicle.Retention{})
 	ctx := context.Background()
 	for i, c := range []struct{ tool, args string }{

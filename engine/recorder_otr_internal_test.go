@@ -31,7 +31,7 @@ func TestOTR_Recorder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []event.Payload{
-		&event.SessionCreated{Mode: ModeOTR, Title: "SECRET title"},
+		&event.SessionCreated{Mode: otr.Mode, Title: "SECRET title"},
 		&event.ClientMessage{MessageID: "m1", Content: "SECRET message"},
 	} {
 		if _, err := r.Record(ctx, ledger.Sync, "s1", p); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/grpcapi"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/redrive"
@@ -152,7 +153,7 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 		t.Fatal(err)
 	}
 	env := &event.ShieldEnv{Home: "/home/tester", Protected: []string{state}, ReadOnly: []string{}}
-	ev := engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: env.Home, Protected: env.Protected, Policy: pol})}
+	ev := judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: env.Home, Protected: env.Protected, Policy: pol})}
 	var tier2 llm.Provider
 	if spec.tier2 != "" {
 		t2, err := llm.ParseTranscript([]byte(spec.tier2))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/tier2"
@@ -33,14 +34,14 @@ type ReplayMode interface {
 	Drive(ctx context.Context, e *Engine)
 	// Live reports whether an allowed call runs for real rather than
 	// being served from the record by Execute.
-	Live(p Proposal) bool
+	Live(p judge.Proposal) bool
 	// Execute stands in for the snapshot and executor of an allowed call.
-	Execute(ctx context.Context, p *Pipeline, prop Proposal, call executor.Call, def executor.ToolDef) (ToolOutcome, error)
+	Execute(ctx context.Context, p *Pipeline, prop judge.Proposal, call executor.Call, def executor.ToolDef) (ToolOutcome, error)
 	// RecordedLinks are the links recorded with the proposal p replays.
-	RecordedLinks(p Proposal) map[string]string
+	RecordedLinks(p judge.Proposal) map[string]string
 	// ApprovalID names a new approval as the record named it; Answer
 	// resolves it as the record answered it.
-	ApprovalID(p Proposal) string
+	ApprovalID(p judge.Proposal) string
 	Answer(a *Approvals, id string)
 	// MCPTools and MCPWritable are the MCP servers' tools as the record
 	// listed them for the message being fed.
@@ -137,7 +138,7 @@ func (e *Engine) completeStarted(s *event.EngineStarted) [][]byte {
 	s.ProviderMaxTokens = e.opts.ProviderMaxTokens
 	if t2 := e.opts.Tier2Provider; t2 != nil {
 		s.Tier2Provider, s.Tier2Model = t2.Name(), t2.Model()
-		s.Tier2DailyBudget = cmp.Or(e.opts.Tier2DailyBudget, DefaultTier2DailyBudget)
+		s.Tier2DailyBudget = cmp.Or(e.opts.Tier2DailyBudget, tier2.DefaultDailyBudget)
 	}
 	if a := e.opts.Agents; a.Enabled {
 		s.Agents = &event.AgentLimits{MaxConcurrent: a.MaxConcurrent, MaxRounds: a.MaxRounds, TimeoutMS: a.Timeout.Milliseconds()}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
@@ -20,8 +21,8 @@ import (
 type allowAllPolicy struct{}
 
 func (allowAllPolicy) PolicyHash() ledger.Hash { return ledger.Sum([]byte("allow-all")) }
-func (allowAllPolicy) Evaluate(context.Context, engine.Proposal) []engine.Verdict {
-	return []engine.Verdict{{Decision: event.Allow, Tier: 0, Rule: "test:allow", Reason: "test"}}
+func (allowAllPolicy) Evaluate(context.Context, judge.Proposal) []judge.Verdict {
+	return []judge.Verdict{{Decision: event.Allow, Tier: 0, Rule: "test:allow", Reason: "test"}}
 }
 
 // TestSubAgents_CancelStopsExecution (REVIEW15 F9): a command a

@@ -12,6 +12,7 @@ import (
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/redrive"
 	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
@@ -76,7 +77,7 @@ func newLinkWorkspace(t *testing.T) *linkWorkspace {
 		t.Fatal(err)
 	}
 	f.p.Tools = reg
-	f.p.Evaluator = engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: "/home/nobody", Policy: policy, RateLimit: 1 << 20}), FS: w}
+	f.p.Evaluator = judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: "/home/nobody", Policy: policy, RateLimit: 1 << 20}), FS: w}
 	f.p.Chronicle = undo.NewChronicle(undo.WorkspaceFS(w), f.p.Recorder, chronicle.Retention{})
 	return &linkWorkspace{ws: ws, w: w, f: f}
 }
@@ -269,7 +270,7 @@ func TestPipeline_Symlink_CommandPaths(t *testing.T) {
 // when the call is proposed, absolute or relative.
 func TestShieldEvaluator_Symlink_MCPPaths(t *testing.T) {
 	lw := newLinkWorkspace(t)
-	ev := lw.f.p.Evaluator.(engine.ShieldEvaluator)
+	ev := lw.f.p.Evaluator.(judge.ShieldEvaluator)
 	for _, c := range []struct {
 		path string
 		deny bool
@@ -280,7 +281,7 @@ func TestShieldEvaluator_Symlink_MCPPaths(t *testing.T) {
 		{filepath.Join(lw.ws, "docs", "a.txt"), false},
 	} {
 		args, _ := json.Marshal(map[string]any{"path": c.path})
-		prop := engine.Proposal{Session: "s1", CallID: "m", Tool: "mcp__fs__read_text_file", Args: args, Known: true,
+		prop := judge.Proposal{Session: "s1", CallID: "m", Tool: "mcp__fs__read_text_file", Args: args, Known: true,
 			Def: executor.ToolDef{Name: "mcp__fs__read_text_file"}}
 		prop.Links = ev.Links(prop)
 		v := engine.Decide(ev.Evaluate(context.Background(), prop))

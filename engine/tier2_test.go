@@ -23,7 +23,7 @@ const judgeTranscript = `{"model": "judge-1", "turns": [
   {"match": "t2/garbled\\.md", "steps": [{"text": "Sure, that looks fine to me!"}]}
 ]}`
 
-func judge(t *testing.T) llm.Provider {
+func judgeModel(t *testing.T) llm.Provider {
 	t.Helper()
 	tr, err := llm.ParseTranscript([]byte(judgeTranscript))
 	if err != nil {
@@ -59,7 +59,7 @@ func tier2Exchanges(t *testing.T, h *harness) (reqs []*event.LLMRequest, resps [
 // Each exchange is recorded like the gateway's (request body blob before,
 // raw response blob after), then the tier 2 verdict.
 func TestTier2_Verdicts(t *testing.T) {
-	h := startHarness(t, "", "", func(o *engine.Options) { o.Tier2Provider = judge(t) })
+	h := startHarness(t, "", "", func(o *engine.Options) { o.Tier2Provider = judgeModel(t) })
 	tests := []struct {
 		file, rule string
 		allowed    bool
@@ -131,7 +131,7 @@ func TestTier2_ProviderError(t *testing.T) {
 // counts the calls already made today.
 func TestTier2_BudgetSurvivesRestart(t *testing.T) {
 	budget := func(n int) func(*engine.Options) {
-		return func(o *engine.Options) { o.Tier2Provider, o.Tier2DailyBudget = judge(t), n }
+		return func(o *engine.Options) { o.Tier2Provider, o.Tier2DailyBudget = judgeModel(t), n }
 	}
 	h := startHarness(t, "", "", budget(2))
 	ws, path := h.ws, h.path

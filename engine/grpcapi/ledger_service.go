@@ -7,6 +7,7 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/checkpoint"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -344,7 +345,7 @@ func (s *ledgerService) GetBlobFrames(req *opxv1.GetBlobFramesRequest, stream op
 // (its user), the client's name as other client calls record it. It
 // answers once the note is durable.
 func (s *ledgerService) AppendNote(ctx context.Context, req *opxv1.AppendNoteRequest) (*opxv1.AppendNoteResponse, error) {
-	rec, err := event.Record(req.Session, &event.Note{Author: engine.Clip(req.Author, 256), Text: req.Text, Client: engine.ClientName(ctx)})
+	rec, err := event.Record(req.Session, &event.Note{Author: textclip.Cut(req.Author, 256), Text: req.Text, Client: engine.ClientName(ctx)})
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
 	}

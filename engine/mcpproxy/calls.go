@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -88,11 +89,11 @@ func (ps *proxySession) serve(ctx context.Context, c *opxv1.ProxyCall) *opxv1.Pr
 			}
 		}
 	default:
-		code, msg = codeMethodNotFound, fmt.Sprintf("opx mcp-proxy does not pass %s on", clip(method, 128))
+		code, msg = codeMethodNotFound, fmt.Sprintf("opx mcp-proxy does not pass %s on", textclip.Cut(method, 128))
 	}
-	ps.recordResponse(rctx, reqID, method, result, clip(msg, 4096), time.Since(start))
+	ps.recordResponse(rctx, reqID, method, result, textclip.Cut(msg, 4096), time.Since(start))
 	if code != 0 {
-		return &opxv1.ProxyResult{Id: c.Id, ErrorCode: code, Error: clip(msg, 4096)}
+		return &opxv1.ProxyResult{Id: c.Id, ErrorCode: code, Error: textclip.Cut(msg, 4096)}
 	}
 	return &opxv1.ProxyResult{Id: c.Id, Result: result}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -194,7 +195,7 @@ func (p *proxySessions) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*
 		return nil, status.Errorf(codes.ResourceExhausted, "%d MCP proxy sessions are open, the most this engine takes (mcp.max_proxy_sessions): close one first", n)
 	}
 	rctx := context.WithoutCancel(ctx)
-	title := clip(fmt.Sprintf("%s → %s", clientLabel(client), spec.Name), 120)
+	title := textclip.Cut(fmt.Sprintf("%s → %s", clientLabel(client), spec.Name), 120)
 	e.Record(rctx, ledger.Async, ps.id, &event.SessionCreated{Mode: ModeMCPProxy, Title: title})
 	e.Record(rctx, ledger.Async, ps.id, client)
 	// A listing after the first says the upstream's tools changed: the
@@ -232,14 +233,14 @@ func (p *proxySessions) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*
 		if ps.home != "" {
 			_ = os.RemoveAll(ps.home)
 		}
-		e.Record(rctx, ledger.Sync, ps.id, &event.MCPServerFailed{Server: spec.Name, Attempt: 1, Error: clip(err.Error(), 2048), StderrTail: clip(tail, 4096)})
+		e.Record(rctx, ledger.Sync, ps.id, &event.MCPServerFailed{Server: spec.Name, Attempt: 1, Error: textclip.Cut(err.Error(), 2048), StderrTail: textclip.Cut(tail, 4096)})
 		ps.mu.Lock()
 		ps.ended, ps.exitRec = "the upstream did not start", true
 		close(ps.endDone)
 		ps.mu.Unlock()
 		p.drop(ps.id)
 		if t := strings.TrimSpace(tail); t != "" {
-			err = fmt.Errorf("%w; its stderr ended with: %s", err, clip(t, 1024))
+			err = fmt.Errorf("%w; its stderr ended with: %s", err, textclip.Cut(t, 1024))
 		}
 		return nil, status.Errorf(codes.FailedPrecondition, "the MCP server %s did not start: %v", spec.Name, err)
 	}
@@ -287,7 +288,7 @@ func proxySpec(opts engine.Options, open *opxv1.ProxyOpen) (mcp.Spec, error) {
 		return mcp.Spec{}, errors.New("name a configured server or give a command, not both")
 	case open.Server != "":
 		if open.Writable || open.Network {
-			return mcp.Spec{}, fmt.Errorf("a configured server's sandbox is its configuration's (mcp.servers.%s.writable, .network); --writable and --network are for a command", clip(open.Server, 64))
+			return mcp.Spec{}, fmt.Errorf("a configured server's sandbox is its configuration's (mcp.servers.%s.writable, .network); --writable and --network are for a command", textclip.Cut(open.Server, 64))
 		}
 		names := make([]string, 0, len(opts.MCP.Specs))
 		for _, spec := range opts.MCP.Specs {
@@ -296,7 +297,7 @@ func proxySpec(opts engine.Options, open *opxv1.ProxyOpen) (mcp.Spec, error) {
 			}
 			names = append(names, spec.Name)
 		}
-		return mcp.Spec{}, fmt.Errorf("no MCP server %q is configured, or it is disabled (mcp.servers in .opx/config.yaml, as the engine read it when it started: %s)", clip(open.Server, 64), orNone(names))
+		return mcp.Spec{}, fmt.Errorf("no MCP server %q is configured, or it is disabled (mcp.servers in .opx/config.yaml, as the engine read it when it started: %s)", textclip.Cut(open.Server, 64), orNone(names))
 	case len(open.Command) == 0:
 		return mcp.Spec{}, errors.New("name a configured server or give a command")
 	case len(open.Command) > proxyMaxArgv:
@@ -332,9 +333,9 @@ func proxyEnv(base, extra map[string]string) (map[string]string, error) {
 	for k, v := range extra {
 		switch {
 		case k == "" || len(k) > 128 || strings.ContainsAny(k, "=\x00"):
-			return nil, fmt.Errorf("%q is not an environment variable's name", clip(k, 64))
+			return nil, fmt.Errorf("%q is not an environment variable's name", textclip.Cut(k, 64))
 		case len(v) > proxyMaxArg*8 || strings.ContainsRune(v, 0):
-			return nil, fmt.Errorf("the value of %s is over %d bytes or holds a NUL byte", clip(k, 64), proxyMaxArg*8)
+			return nil, fmt.Errorf("the value of %s is over %d bytes or holds a NUL byte", textclip.Cut(k, 64), proxyMaxArg*8)
 		}
 		out[k] = v
 	}
@@ -353,8 +354,8 @@ func orNone(names []string) string {
 // introduced itself (clipped: every byte of it is the client's), and the
 // upstream.
 func proxyClient(open *opxv1.ProxyOpen, spec mcp.Spec) *event.MCPClient {
-	c := &event.MCPClient{ClientName: clip(strings.TrimSpace(open.ClientName), 128), ClientVersion: clip(open.ClientVersion, 64),
-		ProtocolVersion: clip(open.ProtocolVersion, 32), Upstream: spec.Name, Command: spec.Argv}
+	c := &event.MCPClient{ClientName: textclip.Cut(strings.TrimSpace(open.ClientName), 128), ClientVersion: textclip.Cut(open.ClientVersion, 64),
+		ProtocolVersion: textclip.Cut(open.ProtocolVersion, 32), Upstream: spec.Name, Command: spec.Argv}
 	if c.ClientName == "" {
 		c.ClientName = "unknown"
 	}
@@ -362,7 +363,7 @@ func proxyClient(open *opxv1.ProxyOpen, spec mcp.Spec) *event.MCPClient {
 		if len(c.Capabilities) == 32 {
 			break
 		}
-		c.Capabilities = append(c.Capabilities, clip(cap, 64))
+		c.Capabilities = append(c.Capabilities, textclip.Cut(cap, 64))
 	}
 	return c
 }
@@ -387,7 +388,7 @@ func (ps *proxySession) newRegistry() (*executor.Registry, error) {
 		Call: func(ctx context.Context, callID, name string, args json.RawMessage) (mcp.Result, error) {
 			_, tool, ok := mcp.SplitToolName(name)
 			if !ok {
-				return mcp.Result{}, fmt.Errorf("%q is not an MCP tool's name", clip(name, 128))
+				return mcp.Result{}, fmt.Errorf("%q is not an MCP tool's name", textclip.Cut(name, 128))
 			}
 			r, err := ps.conn.CallTool(ctx, callID, tool, args)
 			if err == nil {

@@ -15,7 +15,3 @@ func (p *proxySessions) Bind(e *engine.Engine) { p.e = e }
 
 // Service serves McpProxyService for the engine (engine.MCPProxies).
 func (p *proxySessions) Service() opxv1.McpProxyServiceServer { return &mcpProxyService{p: p} }
-
-// clip cuts s to at most n bytes on a character boundary, as the engine
-// cuts what a client sends (engine.Clip).
-func clip(s string, n int) string { return engine.Clip(s, n) }

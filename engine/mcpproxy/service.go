@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/internal/textclip"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -157,7 +158,7 @@ func (ps *proxySession) answer(a *opxv1.ProxyApprovalAnswer) {
 		return
 	}
 	by := "mcp client " + ps.client
-	if _, err := ps.e.Approvals().Resolve(a.ApprovalId, a.Approved, by, clip(a.Reason, 1024)); err != nil && !errors.Is(err, engine.ErrUnknownApproval) {
+	if _, err := ps.e.Approvals().Resolve(a.ApprovalId, a.Approved, by, textclip.Cut(a.Reason, 1024)); err != nil && !errors.Is(err, engine.ErrUnknownApproval) {
 		ps.e.Fatal(err)
 	}
 }
@@ -245,5 +246,5 @@ func (ps *proxySession) forwardEvents(sub *engine.Subscription, out *proxyOut) {
 // notifyEnd tells the proxy why its session ended (session_ended).
 func (ps *proxySession) notifyEnd(out *proxyOut) {
 	_ = out.send(&opxv1.ProxyResponse{Response: &opxv1.ProxyResponse_Notice{Notice: &opxv1.ProxyNotice{Kind: "session_ended",
-		Detail: clip(ps.endDetail(), 4096)}}})
+		Detail: textclip.Cut(ps.endDetail(), 4096)}}})
 }

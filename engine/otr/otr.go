@@ -9,11 +9,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -81,7 +81,7 @@ func Mutates(p judge.Proposal) string {
 		}
 		m := strings.ToUpper(a.Method)
 		if m != "" && m != "GET" && m != "HEAD" {
-			return "http_request with method " + clip(m, 16) + " may change remote state"
+			return "http_request with method " + textclip.Cut(m, 16) + " may change remote state"
 		}
 		if a.Body != nil {
 			return "http_request with a body may change remote state"
@@ -262,7 +262,7 @@ func (o *State) lookup(session string) (*Session, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("is session %s off the record: %w", clip(session, 64), err)
+		return nil, fmt.Errorf("is session %s off the record: %w", textclip.Cut(session, 64), err)
 	}
 	if mode != Mode {
 		o.mu.Lock()
@@ -443,17 +443,4 @@ func (o *State) Approval(session, id string) (args, reason string, ok bool) {
 	}
 	a, ok := s.approvals[id]
 	return a[0], a[1], ok
-}
-
-// clip cuts s to at most n bytes on a character boundary (as the
-// engine's clip): what it keeps goes into verdicts and errors, which must
-// be valid UTF-8.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -54,18 +55,18 @@ func policyText(en *rerun.Engine) ([]byte, error) {
 // home, protected and read-only paths as recorded, judging by policy
 // (the recorded one for a rerun, another for a what-if), with now as its
 // clock for the rate limit.
-func NewRecordedShield(en *rerun.Engine, policy *shield.Policy, now func() time.Time) engine.Evaluator {
+func NewRecordedShield(en *rerun.Engine, policy *shield.Policy, now func() time.Time) judge.Evaluator {
 	env := event.ShieldEnv{}
 	if en.Started.Shield != nil {
 		env = *en.Started.Shield
 	}
-	return engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: en.Started.Workspace, Home: env.Home,
+	return judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: en.Started.Workspace, Home: env.Home,
 		Protected: env.Protected, ReadOnly: env.ReadOnly, Policy: policy, Now: now})}
 }
 
 // evaluatorFor returns (building once) the evaluator of an engine run:
 // Shield under its recorded policy, or the read-only policy.
-func (s *replayState) evaluatorFor(en *rerun.Engine) (engine.Evaluator, error) {
+func (s *replayState) evaluatorFor(en *rerun.Engine) (judge.Evaluator, error) {
 	s.mu.Lock()
 	ev := s.evaluators[en]
 	s.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/replay/rerun"
@@ -28,18 +29,18 @@ func (s *replayState) Attach(e *engine.Engine) {
 func (s *replayState) Drive(ctx context.Context, e *engine.Engine) { s.drive(ctx, e) }
 
 // Live implements engine.ReplayMode (pipeline.go).
-func (s *replayState) Live(p engine.Proposal) bool { return s.live(p) }
+func (s *replayState) Live(p judge.Proposal) bool { return s.live(p) }
 
 // Execute implements engine.ReplayMode (pipeline.go).
-func (s *replayState) Execute(ctx context.Context, p *engine.Pipeline, prop engine.Proposal, call executor.Call, def executor.ToolDef) (engine.ToolOutcome, error) {
+func (s *replayState) Execute(ctx context.Context, p *engine.Pipeline, prop judge.Proposal, call executor.Call, def executor.ToolDef) (engine.ToolOutcome, error) {
 	return s.execute(ctx, p, prop, call, def)
 }
 
 // RecordedLinks implements engine.ReplayMode (pipeline.go).
-func (s *replayState) RecordedLinks(p engine.Proposal) map[string]string { return s.recordedLinks(p) }
+func (s *replayState) RecordedLinks(p judge.Proposal) map[string]string { return s.recordedLinks(p) }
 
 // ApprovalID implements engine.ReplayMode (rerun.go).
-func (s *replayState) ApprovalID(p engine.Proposal) string { return s.approvalID(p) }
+func (s *replayState) ApprovalID(p judge.Proposal) string { return s.approvalID(p) }
 
 // Answer implements engine.ReplayMode (rerun.go).
 func (s *replayState) Answer(a *engine.Approvals, id string) { s.answer(a, id) }

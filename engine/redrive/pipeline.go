@@ -8,6 +8,7 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
@@ -29,7 +30,7 @@ func (r *replayEvaluator) PolicyHash() ledger.Hash {
 }
 
 // Evaluate implements Evaluator.
-func (r *replayEvaluator) Evaluate(ctx context.Context, p engine.Proposal) []engine.Verdict {
+func (r *replayEvaluator) Evaluate(ctx context.Context, p judge.Proposal) []judge.Verdict {
 	s := r.s
 	rp := s.take(p)
 	en := s.current()
@@ -44,7 +45,7 @@ func (r *replayEvaluator) Evaluate(ctx context.Context, p engine.Proposal) []eng
 	ev, err := s.evaluatorFor(en)
 	if err != nil { // checked for every engine run before the replay began
 		s.offRecordf("call %s: %v", p.CallID, err)
-		return []engine.Verdict{{Decision: event.Block, Tier: 0, Rule: "replay:no-policy", Reason: err.Error()}}
+		return []judge.Verdict{{Decision: event.Block, Tier: 0, Rule: "replay:no-policy", Reason: err.Error()}}
 	}
 	vs := ev.Evaluate(ctx, p)
 	s.mu.Lock()
@@ -78,7 +79,7 @@ func recordedRules(en *rerun.Engine) string {
 	return shield.RecordedRules(en.Started.Shield.Rules)
 }
 
-func sameVerdict(v engine.Verdict, r rerun.Verdict) bool {
+func sameVerdict(v judge.Verdict, r rerun.Verdict) bool {
 	return v.Decision == r.Decision && v.Tier == r.Tier && v.Rule == r.Rule && v.Reason == r.Reason
 }
 
@@ -93,7 +94,7 @@ func recordedVerdict(rp *rerun.Proposal, i int) string {
 // take finds the recorded proposal a produced one replays: the next
 // recorded one with its message and call id, if it proposes the same
 // action. It is kept for the execution step.
-func (s *replayState) take(p engine.Proposal) *rerun.Proposal {
+func (s *replayState) take(p judge.Proposal) *rerun.Proposal {
 	k := callKey(p.SubAgentID, p.MessageID, p.CallID)
 	s.mu.Lock()
 	q := s.pending[k]
@@ -119,7 +120,7 @@ func (s *replayState) take(p engine.Proposal) *rerun.Proposal {
 // recordedLinks are the links recorded with the proposal p replays (the
 // next recorded one with its call id, if it proposes the same action),
 // without taking it: Evaluate does.
-func (s *replayState) recordedLinks(p engine.Proposal) map[string]string {
+func (s *replayState) recordedLinks(p judge.Proposal) map[string]string {
 	k := callKey(p.SubAgentID, p.MessageID, p.CallID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -143,7 +144,7 @@ func (s *replayState) recordedLinks(p engine.Proposal) map[string]string {
 // moment) and agent_result without waiting (finished or not yet). What
 // they answered in the record is what the parent's model saw, so the
 // parent's next request body is the recorded one.
-func (s *replayState) live(p engine.Proposal) bool {
+func (s *replayState) live(p judge.Proposal) bool {
 	if p.Def.Group != engine.GroupAgents {
 		return false
 	}
@@ -181,7 +182,7 @@ func (s *replayState) live(p engine.Proposal) bool {
 // live engine recorded for the call (its snapshot, exec.started and
 // result) and answers the agent as the live engine did. No workspace is
 // read or written.
-func (s *replayState) execute(ctx context.Context, p *engine.Pipeline, prop engine.Proposal, call executor.Call, def executor.ToolDef) (engine.ToolOutcome, error) {
+func (s *replayState) execute(ctx context.Context, p *engine.Pipeline, prop judge.Proposal, call executor.Call, def executor.ToolDef) (engine.ToolOutcome, error) {
 	k := callKey(prop.SubAgentID, prop.MessageID, prop.CallID)
 	s.mu.Lock()
 	rp := s.judged[k]

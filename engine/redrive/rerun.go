@@ -14,6 +14,7 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -227,7 +228,7 @@ type replayState struct {
 	message    *rerun.Message // the message being fed (nil before the first)
 	gateway    *replayProvider
 	tier2      *replayProvider
-	evaluators map[*rerun.Engine]engine.Evaluator
+	evaluators map[*rerun.Engine]judge.Evaluator
 	policy     ledger.Hash                  // of the evaluator used last
 	clock      time.Time                    // the recorded time of the proposal being judged
 	pending    map[string][]*rerun.Proposal // by callKey
@@ -248,7 +249,7 @@ func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replaySt
 	if first == nil {
 		return nil, engine.Options{}, fmt.Errorf("%w: no engine.started precedes session %s", rerun.ErrNotReplayable, rec.Session)
 	}
-	s := &replayState{rec: rec, engine: first, evaluators: map[*rerun.Engine]engine.Evaluator{}, pending: map[string][]*rerun.Proposal{},
+	s := &replayState{rec: rec, engine: first, evaluators: map[*rerun.Engine]judge.Evaluator{}, pending: map[string][]*rerun.Proposal{},
 		judged: map[string]*rerun.Proposal{}, approvals: map[string][]*rerun.Approval{}, asked: map[string]*rerun.Approval{}}
 	for _, p := range rec.Proposals {
 		k := callKey(p.SubAgentID, p.MessageID, p.CallID)
@@ -329,7 +330,7 @@ func approvalTimeout(rec *rerun.Recording, en *rerun.Engine) time.Duration {
 // approvalID names an approval as the record named the next one asked
 // for the same call of the same thread (parallel sub-agents ask in an
 // order that depends on scheduling).
-func (s *replayState) approvalID(p engine.Proposal) string {
+func (s *replayState) approvalID(p judge.Proposal) string {
 	k := rerun.CallKey(p.SubAgentID, p.CallID)
 	s.mu.Lock()
 	var rec *rerun.Approval

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
 )
@@ -129,7 +130,7 @@ func (s *replayState) hold(id string) {
 // awaitCancel makes the parent's live cancel_agent p wait, when the record
 // shows it cancelling a sub-agent that was held, until the rerun's
 // sub-agent is held too (or has ended on its own).
-func (s *replayState) awaitCancel(p engine.Proposal) {
+func (s *replayState) awaitCancel(p judge.Proposal) {
 	var a struct {
 		ID string `json:"id"`
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
 	"github.com/opx-dev/opx/shield"
@@ -96,7 +97,7 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 	}
 	var clock time.Time
 	now := func() time.Time { return clock }
-	shields := map[*rerun.Engine]engine.Evaluator{}
+	shields := map[*rerun.Engine]judge.Evaluator{}
 	fallback := &rerun.Engine{}
 	if es := rec.Engines(); len(es) > 0 {
 		fallback = es[0]
@@ -122,22 +123,22 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 		clock = p.TS
 		args := json.RawMessage(p.Arguments)
 		call := executor.Call{ID: p.CallID, Tool: p.Tool, Args: args}
-		prop := engine.Proposal{Session: rec.Session, SubAgentID: p.SubAgentID, MessageID: p.MessageID, CallID: p.CallID, Tool: p.Tool, Args: args,
+		prop := judge.Proposal{Session: rec.Session, SubAgentID: p.SubAgentID, MessageID: p.MessageID, CallID: p.CallID, Tool: p.Tool, Args: args,
 			ActionHash: engine.ActionHash(p.Tool, args), Def: executor.ToolDef{Name: p.Tool, Mutating: p.Mutating, ReadOnlyHint: recordedReadOnlyHint(rec, p)}, Known: true, Paths: tools.Paths(call), Links: p.Links}
 		newVs := ev.Evaluate(context.Background(), prop)
-		var oldVs []engine.Verdict
+		var oldVs []judge.Verdict
 		var oldSeqs []uint64
 		var answered *WhatIfVerdict
 		for _, v := range p.Verdicts {
 			if strings.HasPrefix(v.Rule, "tier2:") || strings.HasPrefix(v.Rule, "tier3:") {
 				// An escalation's hand-over or answer, not Shield's.
 				if v.Decision != event.Escalate {
-					a := whatIfVerdict(engine.Verdict{Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason})
+					a := whatIfVerdict(judge.Verdict{Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason})
 					answered = &a
 				}
 				continue
 			}
-			oldVs = append(oldVs, engine.Verdict{Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason})
+			oldVs = append(oldVs, judge.Verdict{Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason})
 			oldSeqs = append(oldSeqs, v.Seq)
 		}
 		was, is := governing(oldVs), governing(newVs)
@@ -186,7 +187,7 @@ func restriction(tier int, rule string) bool {
 // combines them, except that an allow is shown by the first tier that
 // allowed (the policy's rule, rather than tier 1's "no heuristic
 // matched").
-func governing(vs []engine.Verdict) engine.Verdict {
+func governing(vs []judge.Verdict) judge.Verdict {
 	d := engine.Decide(vs)
 	if d.Decision == event.Allow {
 		for _, v := range vs {
@@ -198,11 +199,11 @@ func governing(vs []engine.Verdict) engine.Verdict {
 	return d
 }
 
-func whatIfVerdict(v engine.Verdict) WhatIfVerdict {
+func whatIfVerdict(v judge.Verdict) WhatIfVerdict {
 	return WhatIfVerdict{Decision: v.Decision, Tier: v.Tier, Rule: v.Rule, Reason: v.Reason}
 }
 
-func whatIfVerdicts(vs []engine.Verdict) []WhatIfVerdict {
+func whatIfVerdicts(vs []judge.Verdict) []WhatIfVerdict {
 	out := make([]WhatIfVerdict, 0, len(vs))
 	for _, v := range vs {
 		out = append(out, whatIfVerdict(v))

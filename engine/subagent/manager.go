@@ -5,6 +5,7 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
 
@@ -28,13 +29,13 @@ func New() *Manager { return &Manager{subs: newSubagents()} }
 func (e *Manager) Bind(en *engine.Engine) { e.Engine, e.opts = en, en.Options() }
 
 // Restrict implements engine.SubAgents.
-func (e *Manager) Restrict(p engine.Proposal) *engine.Verdict { return e.subagentRestrict(p) }
+func (e *Manager) Restrict(p judge.Proposal) *judge.Verdict { return e.subagentRestrict(p) }
 
 // Admit implements engine.SubAgents.
-func (e *Manager) Admit(p engine.Proposal) (func(), string) { return e.subagentAdmit(p) }
+func (e *Manager) Admit(p judge.Proposal) (func(), string) { return e.subagentAdmit(p) }
 
 // ExecScope implements engine.SubAgents.
-func (e *Manager) ExecScope(p engine.Proposal) (context.Context, func()) {
+func (e *Manager) ExecScope(p judge.Proposal) (context.Context, func()) {
 	return e.subagentExecScope(p)
 }
 

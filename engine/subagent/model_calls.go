@@ -3,7 +3,7 @@ package subagent
 import (
 	"fmt"
 
-	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -22,7 +22,7 @@ func (s *subAgent) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_Compl
 	cur := s.currentTurn()
 	if req.MessageId != cur || req.SessionId != s.session {
 		msg := fmt.Sprintf("model call of sub-agent %s for message %q in session %q, but it works on %q in %q; refused", s.id,
-			engine.Clip(req.MessageId, 128), engine.Clip(req.SessionId, 128), cur, s.session)
+			textclip.Cut(req.MessageId, 128), textclip.Cut(req.SessionId, 128), cur, s.session)
 		// Counted like the stream's violations: a flood ends it.
 		e.subProtocolError(ctx, s, msg)
 		return status.Error(codes.PermissionDenied, msg)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -176,7 +178,7 @@ func (s *subAgent) status() subStatus {
 	for _, d := range s.defs {
 		names = append(names, d.Name)
 	}
-	return subStatus{ID: s.id, State: s.state, Task: engine.Clip(s.task, 200), Tools: names, Rounds: s.rounds, ToolCalls: s.toolCalls,
+	return subStatus{ID: s.id, State: s.state, Task: textclip.Cut(s.task, 200), Tools: names, Rounds: s.rounds, ToolCalls: s.toolCalls,
 		ElapsedMS: time.Since(s.spawned).Milliseconds(), Result: s.result, Why: s.why}
 }
 
@@ -184,17 +186,17 @@ func (s *subAgent) status() subStatus {
 // (rule subagent:not-granted): the agent tools, memory writes and
 // load_tools are never granted, so a sub-agent cannot spawn, remember or
 // widen its own tools. nil lets the tiers judge.
-func (e *Manager) subagentRestrict(p engine.Proposal) *engine.Verdict {
+func (e *Manager) subagentRestrict(p judge.Proposal) *judge.Verdict {
 	if p.SubAgentID == "" {
 		return nil
 	}
 	s := e.subs.get(p.SubAgentID)
 	if s == nil {
-		return &engine.Verdict{Decision: event.Block, Tier: -1, Rule: "subagent:not-granted", Reason: "no sub-agent " + p.SubAgentID + " is known to this engine"}
+		return &judge.Verdict{Decision: event.Block, Tier: -1, Rule: "subagent:not-granted", Reason: "no sub-agent " + p.SubAgentID + " is known to this engine"}
 	}
 	if !s.granted[p.Tool] {
-		return &engine.Verdict{Decision: event.Block, Tier: -1, Rule: "subagent:not-granted", Reason: fmt.Sprintf("sub-agent %s was not granted %s (granted: %s)",
-			s.id, engine.Clip(p.Tool, 64), strings.Join(sortedKeys(s.granted), ", "))}
+		return &judge.Verdict{Decision: event.Block, Tier: -1, Rule: "subagent:not-granted", Reason: fmt.Sprintf("sub-agent %s was not granted %s (granted: %s)",
+			s.id, textclip.Cut(p.Tool, 64), strings.Join(sortedKeys(s.granted), ", "))}
 	}
 	return nil
 }
@@ -202,7 +204,7 @@ func (e *Manager) subagentRestrict(p engine.Proposal) *engine.Verdict {
 // subagentAdmit lets a sub-agent's allowed call start unless the
 // sub-agent has ended (cancelled, timed out, failed); release must be
 // called once exec.started is recorded.
-func (e *Manager) subagentAdmit(p engine.Proposal) (release func(), refusal string) {
+func (e *Manager) subagentAdmit(p judge.Proposal) (release func(), refusal string) {
 	if p.SubAgentID == "" {
 		return func() {}, ""
 	}
@@ -290,7 +292,7 @@ func waitExecs(e *Manager, s *subAgent) {
 
 // subagentExecScope is the pipeline's ExecScope: a sub-agent's
 // execution stops when the sub-agent ends, and its end waits for it.
-func (e *Manager) subagentExecScope(p engine.Proposal) (context.Context, func()) {
+func (e *Manager) subagentExecScope(p judge.Proposal) (context.Context, func()) {
 	if p.SubAgentID == "" {
 		return nil, func() {}
 	}
@@ -318,7 +320,7 @@ func (s *subAgent) elapsed() int64 { return time.Since(s.spawned).Milliseconds()
 
 // failSub ends s as failed for reason.
 func (e *Manager) failSub(ctx context.Context, s *subAgent, reason, detail string) bool {
-	detail = engine.Clip(detail, 4096)
+	detail = textclip.Cut(detail, 4096)
 	return e.endSubAgent(ctx, s, &event.SubAgentFailed{SubAgentID: s.id, Reason: reason, Detail: detail, DurationMS: s.elapsed()},
 		subFailed, reason+": "+detail)
 }

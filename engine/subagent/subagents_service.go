@@ -7,6 +7,7 @@ import (
 	"github.com/opx-dev/opx/engine"
 	"io"
 
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -59,9 +60,9 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 	case !engine.TokenEqual(ready.Token, s.token):
 		refusal = "AgentReady carries another token than the stream's"
 	case ready.AgentId != s.id:
-		refusal = fmt.Sprintf("AgentReady names %q, but the token is sub-agent %s's", engine.Clip(ready.AgentId, 64), s.id)
+		refusal = fmt.Sprintf("AgentReady names %q, but the token is sub-agent %s's", textclip.Cut(ready.AgentId, 64), s.id)
 	case ready.ParentSessionId != s.session:
-		refusal = fmt.Sprintf("AgentReady names parent session %q, but sub-agent %s belongs to %s", engine.Clip(ready.ParentSessionId, 128), s.id, s.session)
+		refusal = fmt.Sprintf("AgentReady names parent session %q, but sub-agent %s belongs to %s", textclip.Cut(ready.ParentSessionId, 128), s.id, s.session)
 	}
 	if refusal != "" {
 		if second {
@@ -188,7 +189,7 @@ func (e *Manager) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *en
 	switch x := ev.Event.(type) {
 	case *opxv1.AgentEvent_LlmToken:
 		if x.LlmToken.MessageId != cur {
-			protocol("tokens for message %q, which sub-agent %s is not working on; refused", engine.Clip(x.LlmToken.MessageId, 128), s.id)
+			protocol("tokens for message %q, which sub-agent %s is not working on; refused", textclip.Cut(x.LlmToken.MessageId, 128), s.id)
 			return
 		}
 		if err := e.Recorder().Token(ctx, s.session, s.id, cur, x.LlmToken.Token); err != nil {
@@ -202,7 +203,7 @@ func (e *Manager) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *en
 		var refusal string
 		switch {
 		case tc.MessageId != cur:
-			refusal = "error: sub-agent " + s.id + " is not working on message " + engine.Clip(tc.MessageId, 128)
+			refusal = "error: sub-agent " + s.id + " is not working on message " + textclip.Cut(tc.MessageId, 128)
 		case tc.CallId == "" || tc.ToolName == "":
 			refusal = "error: a tool call needs a call id and a tool name"
 		}
@@ -253,7 +254,7 @@ func (e *Manager) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *en
 			if e.countProtocolError(ctx, s) {
 				e.RecordFromSub(ctx, ledger.Async, s.session, s.id, p)
 				e.Record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol",
-					Message: fmt.Sprintf("an answer to message %q, which sub-agent %s is not working on; ignored", engine.Clip(rc.MessageId, 128), s.id)})
+					Message: fmt.Sprintf("an answer to message %q, which sub-agent %s is not working on; ignored", textclip.Cut(rc.MessageId, 128), s.id)})
 			}
 			return
 		}
@@ -305,7 +306,7 @@ const maxProtocolErrors = 16
 // subProtocolError records a protocol violation of s and counts it.
 func (e *Manager) subProtocolError(ctx context.Context, s *subAgent, msg string) {
 	if e.countProtocolError(ctx, s) {
-		e.Record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: engine.Clip(msg, 1024)})
+		e.Record(ctx, ledger.Async, s.session, &event.AgentError{SubAgentID: s.id, Code: "protocol", Message: textclip.Cut(msg, 1024)})
 	}
 }
 

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
+	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
@@ -120,7 +123,7 @@ func (t *agentTools) Execute(ctx context.Context, c executor.Call) executor.Resu
 	}
 	s := e.subs.get(a.ID)
 	if s == nil || s.session != p.Session {
-		return executor.Errorf("no sub-agent %q in this session (list_agents lists them)", engine.Clip(a.ID, 64))
+		return executor.Errorf("no sub-agent %q in this session (list_agents lists them)", textclip.Cut(a.ID, 64))
 	}
 	switch c.Tool {
 	case "agent_status":
@@ -139,7 +142,7 @@ func (t *agentTools) Execute(ctx context.Context, c executor.Call) executor.Resu
 		st := s.status()
 		switch st.State {
 		case subCompleted:
-			return executor.Result{Content: engine.Clip(st.Result, maxAgentResult)}
+			return executor.Result{Content: textclip.Cut(st.Result, maxAgentResult)}
 		case subStarting, subRunning:
 			return executor.Result{Content: fmt.Sprintf("sub-agent %s is still %s (%d model calls, %d tool calls so far)", s.id, st.State, st.Rounds, st.ToolCalls)}
 		default:
@@ -174,14 +177,14 @@ func grant(tools *executor.Registry, asked []string) ([]executor.ToolDef, error)
 			// http_request reaches off the machine, and an MCP server's
 			// tools do what its server does: granted only when asked
 			// for by name (or group, mcp:<server>).
-			if !d.Mutating && d.Name != "http_request" && !strings.HasPrefix(d.Group, engine.GroupMCPPrefix) {
+			if !d.Mutating && d.Name != "http_request" && !strings.HasPrefix(d.Group, mcp.GroupPrefix) {
 				add(d)
 			}
 		}
 	}
 	for _, n := range asked {
 		if kind := neverGranted[n]; kind != "" || n == engine.GroupAgents {
-			return nil, fmt.Errorf("%q cannot be granted to a sub-agent (no %s for sub-agents)", engine.Clip(n, 64), cmpOr(kind, "agent tools"))
+			return nil, fmt.Errorf("%q cannot be granted to a sub-agent (no %s for sub-agents)", textclip.Cut(n, 64), cmpOr(kind, "agent tools"))
 		}
 		if d, ok := tools.Def(n); ok {
 			add(d)
@@ -189,7 +192,7 @@ func grant(tools *executor.Registry, asked []string) ([]executor.ToolDef, error)
 		}
 		defs, unknown := tools.Group(n)
 		if len(unknown) > 0 {
-			return nil, fmt.Errorf("no tool or group named %q (groups: %s)", engine.Clip(n, 64), strings.Join(tools.Groups(), ", "))
+			return nil, fmt.Errorf("no tool or group named %q (groups: %s)", textclip.Cut(n, 64), strings.Join(tools.Groups(), ", "))
 		}
 		for _, d := range defs {
 			add(d)
@@ -214,14 +217,14 @@ func cmpOr(a, b string) string {
 // starts the sandboxed process with a fresh token and records
 // agent.spawned, then returns the id at once; the sub-agent registers
 // and works in parallel (RunSubAgent).
-func (e *Manager) spawnSubAgent(ctx context.Context, p engine.Proposal, task string, tools []string, model string) executor.Result {
+func (e *Manager) spawnSubAgent(ctx context.Context, p judge.Proposal, task string, tools []string, model string) executor.Result {
 	switch {
 	case strings.TrimSpace(task) == "":
 		return executor.Errorf("spawn_agent needs a task")
 	case len(task) > maxTaskBytes:
 		return executor.Errorf("the task is %d bytes, over the %d a sub-agent takes", len(task), maxTaskBytes)
 	case !validModel(model):
-		return executor.Errorf("spawn_agent refused: %q is not a model name (letters, digits and . _ : / - only, at most 128)", engine.Clip(model, 160))
+		return executor.Errorf("spawn_agent refused: %q is not a model name (letters, digits and . _ : / - only, at most 128)", textclip.Cut(model, 160))
 	case e.opts.SpawnAgent == nil:
 		return executor.Errorf("this engine starts no agent processes, so no sub-agents")
 	}

@@ -12,10 +12,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
@@ -239,7 +239,7 @@ func (e *LLMEvaluator) Judge(ctx context.Context, p judge.Proposal, esc judge.Ve
 		return judge.Verdict{}, err
 	}
 	if callErr != nil {
-		return judge.Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:error", Reason: "the tier 2 evaluator failed, so the action is blocked: " + clip(callErr.Error(), 500)}, nil
+		return judge.Verdict{Decision: event.Block, Tier: 2, Rule: "tier2:error", Reason: "the tier 2 evaluator failed, so the action is blocked: " + textclip.Cut(callErr.Error(), 500)}, nil
 	}
 	ans, err := parseTier2Answer(x)
 	if err != nil {
@@ -263,18 +263,18 @@ func parseTier2Answer(x *llm.Exchange) (tier2Answer, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
-		return a, fmt.Errorf("not one JSON object {\"decision\",\"reason\"}: %s (answer %q)", err, clip(s, 200))
+		return a, fmt.Errorf("not one JSON object {\"decision\",\"reason\"}: %s (answer %q)", err, textclip.Cut(s, 200))
 	}
 	if dec.More() {
-		return a, fmt.Errorf("more than one JSON value (answer %q)", clip(s, 200))
+		return a, fmt.Errorf("more than one JSON value (answer %q)", textclip.Cut(s, 200))
 	}
 	if a.Decision != event.Allow && a.Decision != event.Block {
-		return a, fmt.Errorf("decision %q is not allow or block", clip(a.Decision, 40))
+		return a, fmt.Errorf("decision %q is not allow or block", textclip.Cut(a.Decision, 40))
 	}
 	if a.Reason = strings.TrimSpace(a.Reason); a.Reason == "" {
 		return a, errors.New("no reason given")
 	}
-	a.Reason = clip(a.Reason, 1000)
+	a.Reason = textclip.Cut(a.Reason, 1000)
 	return a, nil
 }
 
@@ -314,17 +314,4 @@ func (e *LLMEvaluator) paths(args json.RawMessage) []string {
 func (e *LLMEvaluator) recordResponse(ctx context.Context, p judge.Proposal, reqID string, x *llm.Exchange, callErr error) error {
 	_, err := e.rec.RecordLLMResponse(ctx, ledger.Async, p.Session, e.provider, p.SubAgentID, reqID, x, callErr)
 	return err
-}
-
-// clip cuts s to at most n bytes on a character boundary (as the
-// engine's clip): what it keeps goes into verdicts, which must be valid
-// UTF-8.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

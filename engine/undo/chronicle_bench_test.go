@@ -28,6 +28,7 @@ import (
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 )
@@ -200,6 +201,6 @@ func BenchmarkSnapshotRollback_100MB(b *testing.B) {
 type allowEverything struct{}
 
 func (allowEverything) PolicyHash() ledger.Hash { return ledger.Sum([]byte("allow everything")) }
-func (allowEverything) Evaluate(context.Context, engine.Proposal) []engine.Verdict {
-	return []engine.Verdict{{Decision: "allow", Tier: 0, Rule: "bench", Reason: "benchmark"}}
+func (allowEverything) Evaluate(context.Context, judge.Proposal) []judge.Verdict {
+	return []judge.Verdict{{Decision: "allow", Tier: 0, Rule: "bench", Reason: "benchmark"}}
 }

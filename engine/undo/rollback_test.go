@@ -16,6 +16,7 @@ import (
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -100,7 +101,7 @@ func newChronFixture(t *testing.T, files map[string]string, r chronicle.Retentio
 	rec := engine.NewRecorder(l)
 	f.chron = undo.NewChronicle(undo.WorkspaceFS(w), rec, r)
 	f.p = &engine.Pipeline{Recorder: rec, Tools: reg, Chronicle: f.chron,
-		Evaluator: engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: "/home/nobody", Policy: policy, RateLimit: 10000})}}
+		Evaluator: judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: "/home/nobody", Policy: policy, RateLimit: 10000})}}
 	return f
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/fixtures/shield/corpus"
 	"github.com/opx-dev/opx/ledger"
@@ -20,7 +21,7 @@ import (
 var fileTools = []string{"read_file", "list_directory", "search_files", "write_file", "edit_file", "delete_file", "move_file", "make_dir"}
 
 // BenchmarkShieldEval judges the corpus's proposals with today's Shield
-// (engine.ShieldEvaluator, the built-in default policy) and with the
+// (judge.ShieldEvaluator, the built-in default policy) and with the
 // frozen pre-issue-14 Shield (baseline, its own default policy), in the
 // same run, alternating them (alternate): /command over the
 // execute_command cases, /file over the file-tool cases. Each sub-benchmark
@@ -52,7 +53,7 @@ func BenchmarkShieldEval(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ours := engine.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: corpus.Home, Protected: []string{state},
+	ours := judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: corpus.Home, Protected: []string{state},
 		ReadOnly: []string{}, Policy: policy, Now: now})}
 	bpolicy, err := baseline.ParsePolicy(baseline.DefaultPolicy)
 	if err != nil {
@@ -71,7 +72,7 @@ func BenchmarkShieldEval(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	kinds := map[string][]engine.Proposal{}
+	kinds := map[string][]judge.Proposal{}
 	for _, c := range cases {
 		kind := ""
 		switch {
@@ -88,7 +89,7 @@ func BenchmarkShieldEval(b *testing.B) {
 		}
 		def, known := tools.Def(c.Tool)
 		call := executor.Call{ID: c.ID, Tool: c.Tool, Args: args}
-		kinds[kind] = append(kinds[kind], engine.Proposal{Session: "bench", CallID: c.ID, Tool: c.Tool, Args: args,
+		kinds[kind] = append(kinds[kind], judge.Proposal{Session: "bench", CallID: c.ID, Tool: c.Tool, Args: args,
 			ActionHash: engine.ActionHash(c.Tool, args), Def: def, Known: known, Paths: tools.Paths(call)})
 	}
 	ctx := context.Background()
