@@ -175,7 +175,9 @@ func ExecSandboxed(p CommandPolicy, argv []string, env []string) error {
 // waits: a stop signal (SIGTERM, SIGINT, SIGHUP) kills the whole group,
 // itself included; the child's end ends it the same way (its exit code,
 // or the signal that killed the child raised on itself), so whoever
-// waits for the launcher sees the command's end. It returns only on a
+// waits for the launcher sees the command's end, unless the launcher's
+// parent has died or a stop signal came meanwhile: then it kills the
+// group, which nobody else would. It returns only on a
 // failure before the child started, as ExecSandboxed.
 func RunSandboxedReaping(p CommandPolicy, argv []string, env []string) error {
 	if len(argv) == 0 {
@@ -188,6 +190,7 @@ func RunSandboxedReaping(p CommandPolicy, argv []string, env []string) error {
 	runtime.LockOSThread()
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	parent := os.Getppid()
 	if err := ApplyCommandPolicy(p); err != nil {
 		return err
 	}
@@ -204,13 +207,26 @@ func RunSandboxedReaping(p CommandPolicy, argv []string, env []string) error {
 	go func() { _ = cmd.Wait(); close(done) }()
 	select {
 	case <-stop:
-		_ = unix.Kill(0, unix.SIGKILL) // the group, this launcher included
-		select {}
+		killGroup()
 	case <-done:
 	}
-	// The command ended: end the same way, so whoever waits for this
-	// launcher (the engine, which then kills what is left of the group)
-	// sees the command's exit code, or the signal that killed it.
+	// The command ended, maybe because the parent died: its death closes
+	// the command's pipes, and a server ends at the end of its input,
+	// often before this launcher has handled the death signal (both
+	// cases of the select above are then ready, and one is taken at
+	// random). Nobody is left then to kill the rest of the group, the
+	// command's children: kill it here, as for a stop signal.
+	select {
+	case <-stop:
+		killGroup()
+	default:
+	}
+	if os.Getppid() != parent {
+		killGroup()
+	}
+	// The parent lives: end the same way as the command, so that it
+	// (the engine, which then kills what is left of the group) sees the
+	// command's exit code, or the signal that killed it.
 	st, _ := cmd.ProcessState.Sys().(unix.WaitStatus)
 	if st.Signaled() {
 		signal.Reset()
@@ -220,6 +236,14 @@ func RunSandboxedReaping(p CommandPolicy, argv []string, env []string) error {
 	}
 	os.Exit(st.ExitStatus())
 	return nil
+}
+
+// killGroup kills the calling process's group, itself included, from the
+// thread it is called on (RunSandboxedReaping's, whose Landlock domain
+// its command is in), and never returns.
+func killGroup() {
+	_ = unix.Kill(0, unix.SIGKILL)
+	select {}
 }
 
 // ApplyCommandPolicy confines the calling process, all its threads and
