@@ -24,6 +24,27 @@ type TilesExport struct {
 	Tiles, Bundles int
 }
 
+// openTilesCheckpoint opens the signed checkpoint a tiles export is cut
+// at (the latest, as a ledger or a source found it), checking its note
+// under the verifier key the ledger recorded.
+func openTilesCheckpoint(sc signedCheckpoint, ok bool, err error) (tlog.Checkpoint, error) {
+	if err != nil {
+		return tlog.Checkpoint{}, fmt.Errorf("export tiles: %w", err)
+	}
+	if !ok {
+		return tlog.Checkpoint{}, fmt.Errorf("export tiles: the ledger has no signed checkpoint: %w", ErrNotFound)
+	}
+	v, err := tlog.ParseVerifierKey(sc.key)
+	if err != nil {
+		return tlog.Checkpoint{}, fmt.Errorf("export tiles: recorded verifier key: %w", err)
+	}
+	cp, err := tlog.Open([]byte(sc.data.Note), v)
+	if err != nil {
+		return tlog.Checkpoint{}, fmt.Errorf("export tiles refused: checkpoint at %d: %w", sc.seq, err)
+	}
+	return cp, nil
+}
+
 // ExportTiles writes the tree of the ledger's latest signed checkpoint as
 // a static C2SP tlog-tiles tree in dir, which must not exist:
 //
@@ -44,19 +65,9 @@ func (l *Ledger) ExportTiles(dir string) (*TilesExport, error) {
 		return nil, fmt.Errorf("export tiles: %s already exists", dir)
 	}
 	sc, ok, err := l.latestSignedCheckpoint()
+	cp, err := openTilesCheckpoint(sc, ok, err)
 	if err != nil {
-		return nil, fmt.Errorf("export tiles: %w", err)
-	}
-	if !ok {
-		return nil, fmt.Errorf("export tiles: the ledger has no signed checkpoint: %w", ErrNotFound)
-	}
-	v, err := tlog.ParseVerifierKey(sc.key)
-	if err != nil {
-		return nil, fmt.Errorf("export tiles: recorded verifier key: %w", err)
-	}
-	cp, err := tlog.Open([]byte(sc.data.Note), v)
-	if err != nil {
-		return nil, fmt.Errorf("export tiles refused: checkpoint at %d: %w", sc.seq, err)
+		return nil, err
 	}
 	th, err := l.TreeHeadAt(cp.Size)
 	if err != nil {

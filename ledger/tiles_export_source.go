@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/opx-dev/opx/ledger/tlog"
 	"github.com/transparency-dev/merkle/compact"
 )
 
@@ -29,19 +28,9 @@ func ExportTilesSource(src Source, dir string) (*TilesExport, error) {
 		return nil, fmt.Errorf("export tiles: %w", err)
 	}
 	sc, ok, err := sourceSignedCheckpoint(src, head.Seq)
+	cp, err := openTilesCheckpoint(sc, ok, err)
 	if err != nil {
-		return nil, fmt.Errorf("export tiles: %w", err)
-	}
-	if !ok {
-		return nil, fmt.Errorf("export tiles: the ledger has no signed checkpoint: %w", ErrNotFound)
-	}
-	v, err := tlog.ParseVerifierKey(sc.key)
-	if err != nil {
-		return nil, fmt.Errorf("export tiles: recorded verifier key: %w", err)
-	}
-	cp, err := tlog.Open([]byte(sc.data.Note), v)
-	if err != nil {
-		return nil, fmt.Errorf("export tiles refused: checkpoint at %d: %w", sc.seq, err)
+		return nil, err
 	}
 	if cp.Size == 0 || cp.Size > head.Seq+1 {
 		return nil, fmt.Errorf("export tiles refused: checkpoint at %d is of tree %d, the ledger has %d entries: %w",
