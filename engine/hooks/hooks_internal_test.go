@@ -198,3 +198,66 @@ func checkCausal(t *testing.T, l *ledger.Ledger) {
 		t.Fatal(err)
 	}
 }
+
+// writeConfig writes the workspace's .opx/config.yaml.
+func (w *hookWorld) writeConfig(t *testing.T, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(w.ws, ".opx"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.ws, ".opx", "config.yaml"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHooks_EscalationWaitsForDeny: a call Shield asks a human about
+// waits for the answer (opx deny, here through Approvals); the denial
+// is the hook's answer, and nothing started.
+func TestHooks_EscalationWaitsForDeny(t *testing.T) {
+	w := newHookWorld(t)
+	sub := w.e.Subscribe(SessionID("claude", "s1"))
+	defer sub.Close()
+	go func() {
+		for ev := range sub.C {
+			if ev.Type != "approval_requested" {
+				continue
+			}
+			var d struct {
+				ApprovalID string `json:"approval_id"`
+			}
+			_ = json.Unmarshal(ev.Data, &d)
+			_, _ = w.e.Approvals().Resolve(d.ApprovalID, false, "alice", "not today")
+		}
+	}()
+	r := w.send(t, w.claude("PreToolUse", map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "git push origin main"}, "tool_use_id": "toolu_3"}))
+	if r.Decision != "deny" || !strings.Contains(r.Reason, "not today") {
+		t.Fatalf("reply %+v", r)
+	}
+	if n := len(w.entries(t, event.TypeExecStarted)); n != 0 {
+		t.Errorf("%d exec.started for a denied call", n)
+	}
+	checkCausal(t, w.l)
+}
+
+// TestHooks_EscalationAsk: with hooks.escalation: ask, the escalation is
+// handed to the CLI's own prompt: the approval is recorded as handed
+// over and the hook answers ask.
+func TestHooks_EscalationAsk(t *testing.T) {
+	w := newHookWorld(t)
+	w.writeConfig(t, "hooks:\n  escalation: ask\n")
+	r := w.send(t, w.claude("PreToolUse", map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "git push origin main"}, "tool_use_id": "toolu_4"}))
+	if r.Decision != "ask" || !strings.Contains(r.Reason, "git-push") {
+		t.Fatalf("reply %+v", r)
+	}
+	res := w.entries(t, event.TypeApprovalResolved)
+	if len(res) != 1 || !strings.Contains(res[0].(*event.ApprovalResolved).By, "permission prompt") {
+		t.Errorf("approval.resolved %+v", res)
+	}
+	// The user declined at the prompt: no report comes; the session's
+	// end closes the call.
+	w.send(t, w.claude("SessionEnd", map[string]any{"reason": "other"}))
+	if done := w.entries(t, event.TypeExecCompleted); len(done) != 1 || !done[0].(*event.ExecCompleted).Interrupted {
+		t.Errorf("exec.completed %+v", done)
+	}
+	checkCausal(t, w.l)
+}
