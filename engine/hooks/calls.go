@@ -302,6 +302,7 @@ func (h *sessions) Stop(reason string) {
 		all = append(all, s)
 	}
 	h.mu.Unlock()
+	h.pids.close()
 	for _, s := range all {
 		s.mu.Lock()
 		for _, c := range s.open {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/judge"
@@ -258,6 +260,42 @@ func TestHooks_EscalationAsk(t *testing.T) {
 	w.send(t, w.claude("SessionEnd", map[string]any{"reason": "other"}))
 	if done := w.entries(t, event.TypeExecCompleted); len(done) != 1 || !done[0].(*event.ExecCompleted).Interrupted {
 		t.Errorf("exec.completed %+v", done)
+	}
+	checkCausal(t, w.l)
+}
+
+// TestHooks_AgentKilledMidTool: the agent's process dies while it runs
+// an allowed call (no report, no session end): the call is closed as
+// interrupted and the session's end recorded as the agent's death.
+func TestHooks_AgentKilledMidTool(t *testing.T) {
+	w := newHookWorld(t)
+	agent := exec.Command("sleep", "1000")
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
+	req := w.claude("PreToolUse", map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "sleep 600"}, "tool_use_id": "toolu_5"})
+	req.AgentPid = int32(agent.Process.Pid)
+	if r := w.send(t, req); r.Decision != "allow" {
+		t.Fatalf("reply %+v", r)
+	}
+	if err := agent.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = agent.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(w.entries(t, event.TypeHookEvent)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no end recorded 30 s after the agent died")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	done := w.entries(t, event.TypeExecCompleted)
+	if len(done) != 1 || !done[0].(*event.ExecCompleted).Interrupted || !strings.Contains(done[0].(*event.ExecCompleted).Result, "exited") {
+		t.Errorf("exec.completed %+v", done)
+	}
+	if ev := w.entries(t, event.TypeHookEvent); ev[0].(*event.HookEvent).Kind != "session-end" {
+		t.Errorf("hook.event %+v", ev)
 	}
 	checkCausal(t, w.l)
 }
