@@ -96,14 +96,16 @@ func TestE2E_Hooks_Claude(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sessions: %d %s", code, errOut)
 	}
-	var sessions []struct {
-		ID, Mode string
+	var sessions struct {
+		Sessions []struct {
+			ID, Mode string
+		}
 	}
 	if err := json.Unmarshal([]byte(out), &sessions); err != nil {
 		t.Fatalf("sessions --json: %v\n%s", err, out)
 	}
 	var id string
-	for _, x := range sessions {
+	for _, x := range sessions.Sessions {
 		if x.Mode == "claude-code" {
 			id = x.ID
 		}
