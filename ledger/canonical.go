@@ -81,6 +81,9 @@ func MarshalCanonical(v any) ([]byte, error) {
 type canonParser struct {
 	b   []byte
 	pos int
+	// blob is set by the scanner's skip (scan.go) when a string it
+	// passes ends in the bytes blob (the input holds `blob"`).
+	blob bool
 }
 
 // SyntaxError describes malformed or out-of-profile JSON.

@@ -133,6 +133,10 @@ type entryStrings struct {
 	// dropTS: ts is checked but not kept (Entry.TS is ""), for a verify
 	// that reads no timestamp.
 	dropTS bool
+	// dataBlob is whether the data of the entry parsed last holds the
+	// bytes `blob"` (BlobRefs' precheck), as the syntax check of the data
+	// saw them: verify need not search the data again.
+	dataBlob bool
 }
 
 // maxEntryStrings bounds an entryStrings table: past it, strings are
@@ -165,8 +169,36 @@ func (t *entryStrings) str(s *scanner) (string, error) {
 	return v, nil
 }
 
+// ts reads the ts member's string: kept, or with dropTS checked only.
+func (t *entryStrings) ts(s *scanner) (string, error) {
+	if t == nil || !t.dropTS {
+		return s.str()
+	}
+	if s.pos >= len(s.b) || s.b[s.pos] != '"' {
+		return "", s.fail("expected string")
+	}
+	_, err := s.p().strBytes()
+	return "", err
+}
+
+// noteData keeps what the scan of an entry's data saw.
+func (t *entryStrings) noteData(s *scanner) {
+	if t != nil {
+		t.dataBlob = s.blob
+	}
+}
+
 // parseEntry is ParseEntry taking session and type from t (nil: none).
 func parseEntry(raw []byte, t *entryStrings) (Entry, error) {
+	if e, ok := parseEntryLaidOut(raw, t); ok {
+		return e, nil
+	}
+	return parseEntryAnyLayout(raw, t)
+}
+
+// parseEntryAnyLayout reads the members in any order, with any white
+// space, and words what is wrong.
+func parseEntryAnyLayout(raw []byte, t *entryStrings) (Entry, error) {
 	e := Entry{Raw: raw}
 	s := scanner{b: raw}
 	s.space()
@@ -203,9 +235,11 @@ func parseEntry(raw []byte, t *entryStrings) (Entry, error) {
 		case "data":
 			bit = fData
 			start := s.pos
+			s.blob = false
 			if err := s.skipValue(0); err != nil {
 				return e, err
 			}
+			t.noteData(&s)
 			e.Data = raw[start:s.pos]
 			if raw[start] != '{' {
 				return e, s.fail("data is not an object")
@@ -231,14 +265,7 @@ func parseEntry(raw []byte, t *entryStrings) (Entry, error) {
 			}
 		case "ts":
 			bit = fTS
-			if t != nil && t.dropTS {
-				if s.pos >= len(s.b) || s.b[s.pos] != '"' {
-					return e, s.fail("expected string")
-				}
-				if _, err = s.p().strBytes(); err != nil {
-					return e, err
-				}
-			} else if e.TS, err = s.str(); err != nil {
+			if e.TS, err = t.ts(&s); err != nil {
 				return e, err
 			}
 		case "type":

@@ -172,6 +172,7 @@ func (s *scanner) skipString() error {
 		c := s.b[s.pos]
 		switch {
 		case c == '"':
+			s.blob = s.blob || string(s.b[max(s.pos-4, 0):s.pos]) == "blob"
 			s.pos++
 			return nil
 		case c < 0x20:
