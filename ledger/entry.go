@@ -130,9 +130,9 @@ func ParseEntry(raw []byte) (Entry, error) { return parseEntry(raw, nil) }
 // entries): each is allocated once rather than once an entry.
 type entryStrings struct {
 	m map[string]string
-	// dropTS: ts is checked but not kept (Entry.TS is ""), for a verify
-	// that reads no timestamp.
-	dropTS bool
+	// lean: ts and session are checked but not kept (Entry.TS and
+	// Entry.Session are ""), for the default verify, which reads neither.
+	lean bool
 	// dataBlob is whether the data of the entry parsed last holds the
 	// bytes `blob"` (BlobRefs' precheck), as the syntax check of the data
 	// saw them: verify need not search the data again.
@@ -169,16 +169,21 @@ func (t *entryStrings) str(s *scanner) (string, error) {
 	return v, nil
 }
 
-// ts reads the ts member's string: kept, or with dropTS checked only.
+// ts reads the ts member's string: kept, or when lean checked only.
 func (t *entryStrings) ts(s *scanner) (string, error) {
-	if t == nil || !t.dropTS {
+	if t == nil || !t.lean {
 		return s.str()
 	}
-	if s.pos >= len(s.b) || s.b[s.pos] != '"' {
-		return "", s.fail("expected string")
+	return "", s.checkStr()
+}
+
+// session reads the session member's string: from the table, or when
+// lean checked only.
+func (t *entryStrings) session(s *scanner) (string, error) {
+	if t == nil || !t.lean {
+		return t.str(s)
 	}
-	_, err := s.p().strBytes()
-	return "", err
+	return "", s.checkStr()
 }
 
 // noteData keeps what the scan of an entry's data saw.
@@ -260,7 +265,7 @@ func parseEntryAnyLayout(raw []byte, t *entryStrings) (Entry, error) {
 			}
 		case "session":
 			bit = fSession
-			if e.Session, err = t.str(&s); err != nil {
+			if e.Session, err = t.session(&s); err != nil {
 				return e, err
 			}
 		case "ts":

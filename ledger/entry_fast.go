@@ -36,7 +36,7 @@ func parseEntryLaidOut(raw []byte, t *entryStrings) (e Entry, ok bool) {
 	if e.Seq, err = s.uint(); err != nil || !s.lit(`,"session":`) {
 		return e, false
 	}
-	if e.Session, err = t.str(&s); err != nil || !s.lit(`,"ts":`) {
+	if e.Session, err = t.session(&s); err != nil || !s.lit(`,"ts":`) {
 		return e, false
 	}
 	if e.TS, err = t.ts(&s); err != nil || !s.lit(`,"type":`) {

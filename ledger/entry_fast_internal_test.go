@@ -13,7 +13,7 @@ func sameEntryParse(t testing.TB, b []byte) bool {
 	t.Helper()
 	took := false
 	for _, keep := range []bool{true, false} {
-		fastTab, slowTab := &entryStrings{dropTS: !keep}, &entryStrings{dropTS: !keep}
+		fastTab, slowTab := &entryStrings{lean: !keep}, &entryStrings{lean: !keep}
 		fast, ok := parseEntryLaidOut(b, fastTab)
 		slow, err := parseEntryAnyLayout(b, slowTab)
 		if ok && err != nil {

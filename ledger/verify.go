@@ -387,7 +387,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 	var lh leafHasher
 	var scratch []byte
 	// The default verify reads no timestamp: it is checked, not kept.
-	strs := &entryStrings{dropTS: !c.opts.Strict}
+	strs := &entryStrings{lean: !c.opts.Strict}
 	leaves := make([][32]byte, len(ch.items))
 	types := make([]string, len(ch.items))
 	datas := make([][]byte, len(ch.items))
