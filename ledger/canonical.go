@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/opx-dev/opx/internal/jsonscan"
 )
 
 // MaxSafeInteger is the largest integer magnitude allowed in an entry. JCS
@@ -373,7 +375,7 @@ func (p *canonParser) strBytes() ([]byte, error) {
 	p.pos++ // opening quote
 	start := p.pos
 	// Fast path: no escapes, ASCII or valid UTF-8.
-	p.pos = plainRun(p.b, p.pos)
+	p.pos = jsonscan.PlainRun(p.b, p.pos)
 	for p.pos < len(p.b) {
 		c := p.b[p.pos]
 		if c == '"' {
@@ -510,7 +512,7 @@ func appendCanonString(out []byte, s string) []byte {
 // appendCanonBytes is appendCanonString for a byte slice; a string with
 // nothing to escape is copied as is.
 func appendCanonBytes(out, s []byte) []byte {
-	if plainRun(s, 0) == len(s) {
+	if jsonscan.PlainRun(s, 0) == len(s) {
 		out = append(out, '"')
 		out = append(out, s...)
 		return append(out, '"')

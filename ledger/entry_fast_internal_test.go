@@ -70,25 +70,7 @@ func TestParseEntryLaidOut_MatchesAnyLayout(t *testing.T) {
 		t.Fatalf("only %d canonical entries among the seeds", canonical)
 	}
 	special := []byte{' ', '"', '\\', ',', ':', '{', '}', '[', ']', '0', '1', '-', '.', 'a', 'b', 'u', 'n', 0x1f, 0xc3, 0xff}
-	mutated := 0
-	for i, b := range seeds {
-		if i%50 != 0 && len(b) > 100 { // every edge value, a sample of the lines
-			continue
-		}
-		for pos := 0; pos <= len(b); pos++ {
-			sameEntryParse(t, b[:pos])
-			for _, c := range special {
-				sameEntryParse(t, append(append(append([]byte{}, b[:pos]...), c), b[pos:]...)) // inserted
-				if pos < len(b) {
-					sameEntryParse(t, append(append(append([]byte{}, b[:pos]...), c), b[pos+1:]...)) // replaced
-				}
-			}
-			if pos < len(b) {
-				sameEntryParse(t, append(append([]byte{}, b[:pos]...), b[pos+1:]...))
-			}
-			mutated++
-		}
-	}
+	mutated := eachVariant(seeds, 50, special, func(v []byte) { sameEntryParse(t, v) })
 	t.Logf("%d seeds (%d canonical entries, %d taken), %d positions mutated", len(seeds), canonical, took, mutated)
 }
 

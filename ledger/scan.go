@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"strconv"
+
+	"github.com/opx-dev/opx/internal/jsonscan"
 )
 
 // scanner is the allocation-light reader behind ParseEntry. It shares the
@@ -60,7 +62,7 @@ func (s *scanner) rawStr() ([]byte, error) {
 		return nil, s.fail("expected string")
 	}
 	start := s.pos
-	s.pos = plainRun(s.b, s.pos)
+	s.pos = jsonscan.PlainRun(s.b, s.pos)
 	for s.pos < len(s.b) {
 		switch c := s.b[s.pos]; {
 		case c == '"':
@@ -213,13 +215,13 @@ func skipJSONString(b []byte, i int, blob *bool) (int, string) {
 		// Most strings end within eight bytes: that word is looked at
 		// here, without a call.
 		if i+8 <= len(b) {
-			if t := specialBytes(binary.LittleEndian.Uint64(b[i:])); t != 0 {
+			if t := jsonscan.SpecialBytes(binary.LittleEndian.Uint64(b[i:])); t != 0 {
 				i += bits.TrailingZeros64(t) / 8
 			} else {
-				i = plainRun(b, i+8)
+				i = jsonscan.PlainRun(b, i+8)
 			}
 		} else {
-			i = plainRun(b, i)
+			i = jsonscan.PlainRun(b, i)
 		}
 		if i >= len(b) {
 			return i, "unterminated string"
@@ -259,31 +261,3 @@ func skipJSONString(b []byte, i int, blob *bool) (int, string) {
 
 // blobWord is the bytes "blob" read as a little-endian uint32.
 var blobWord = binary.LittleEndian.Uint32([]byte("blob"))
-
-// plainRun returns the index of the first byte at or after i that needs a
-// look in a JSON string (a quote, a backslash or a control character), or
-// len(b), examining eight bytes per step.
-func plainRun(b []byte, i int) int {
-	for ; i+8 <= len(b); i += 8 {
-		if t := specialBytes(binary.LittleEndian.Uint64(b[i:])); t != 0 {
-			return i + bits.TrailingZeros64(t)/8
-		}
-	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
-			return i
-		}
-	}
-	return i
-}
-
-// specialBytes flags, in the top bit of a byte of v (eight bytes read
-// little-endian), the bytes that are a quote, a backslash or below 0x20:
-// it is zero when there is none, and its lowest flag is the first (a
-// flag above it may come of a borrow).
-func specialBytes(v uint64) uint64 {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	q := v ^ (lo * '"')
-	bs := v ^ (lo * '\\')
-	return (((q - lo) &^ q) | ((bs - lo) &^ bs) | ((v - lo*0x20) &^ v)) & hi
-}
