@@ -25,7 +25,7 @@ func trustCodex(ctx context.Context, s codextrust.Server, path string, sc Scope,
 	hooks, err := s.Trust(ctx, codexSelect(path, self), codexCwds(sc)...)
 	switch {
 	case errors.Is(err, codextrust.ErrNoHooks):
-		return nil, fmt.Errorf("%w: %s", ErrCodexTrust, codexNotLoaded(path, sc))
+		return nil, fmt.Errorf("%w: %s was written, but %s", ErrCodexTrust, path, codexNotLoaded(path, sc))
 	case err != nil:
 		return nil, fmt.Errorf("%w: %s was written, but recording its hooks as trusted failed, so Codex will not run them: %w", ErrCodexTrust, path, err)
 	}
@@ -59,15 +59,15 @@ func codexSelect(path, self string) func(codextrust.Hook) bool {
 // codexNotLoaded says why Codex does not list the hooks in path.
 func codexNotLoaded(path string, sc Scope) string {
 	if sc.IsUser() {
-		return fmt.Sprintf("%s was written, but Codex does not list its hooks (is its hooks feature off? see codex features list), so it will not run them", path)
+		return fmt.Sprintf("Codex does not list the hooks of %s (is its hooks feature off? see codex features list), so it will not run them", path)
 	}
 	cfg := "$CODEX_HOME/config.toml"
 	if d, err := userDir(hookproto.Codex); err == nil {
 		cfg = filepath.Join(d, "config.toml")
 	}
-	return fmt.Sprintf("%s was written, but Codex reads a project's .codex/hooks.json only in a project it trusts, and it does not trust %s: "+
+	return fmt.Sprintf("Codex reads a project's .codex/hooks.json only in a project it trusts, and it does not trust %s: "+
 		"trust it (Codex asks on its first interactive run there; or add [projects.%q] trust_level = \"trusted\" to %s) and run opx agents install codex again, "+
-		"or install with --user", path, sc.Workspace, sc.Workspace, cfg)
+		"or install with --user", sc.Workspace, sc.Workspace, cfg)
 }
 
 // codexTrustStatus asks Codex how it sees opx's hooks in path: "trusted"

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/opx-dev/opx/agents/codextrust"
 	"github.com/opx-dev/opx/agents/hookproto"
+	"github.com/opx-dev/opx/internal/regularfile"
 )
 
 // A Status is what Inspect found of opx's hooks for one agent in one
@@ -27,8 +29,8 @@ type Status struct {
 	// Trust is Codex's trust of the hooks: "trusted", "untrusted (EVENT)",
 	// "modified (EVENT)", "not loaded", "unknown: ..." or "not checked".
 	Trust string `json:"trust,omitempty"`
-	// Problems say why the hooks will not run, or not for everything
-	// (also for a settings file the CLI itself could not read).
+	// Problems say why the hooks will not run, or not for everything, or
+	// that a file that seems to hold them cannot be checked.
 	Problems []string `json:"problems"`
 }
 
@@ -73,7 +75,13 @@ func Inspect(ctx context.Context, agent hookproto.Agent, sc Scope, o InspectOpti
 	}
 	f, err := readSettings(st.Path, sc)
 	if err != nil {
-		problem("%v", err)
+		// A file opx cannot read (Gemini CLI allows comments) is opx's
+		// concern only if it seems to hold opx's hooks.
+		if b, rerr := regularfile.Read(st.Path, MaxSettingsBytes); rerr == nil && !bytes.Contains(b, []byte("hook "+string(agent))) {
+			return st
+		}
+		st.Installed = true
+		problem("cannot check the hooks: %v", err)
 		return st
 	}
 	hooks, err := f.hooks(false)

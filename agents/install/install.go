@@ -3,6 +3,7 @@ package install
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/opx-dev/opx/agents/codextrust"
 	"github.com/opx-dev/opx/agents/hookproto"
@@ -37,8 +38,10 @@ type Result struct {
 	Removed int `json:"removed"`
 	// EnabledHooks: Gemini CLI's hooksConfig.enabled was turned on.
 	EnabledHooks bool `json:"enabled_hooks,omitempty"`
-	// Trusted are Codex's hooks recorded as trusted (all opx's in Path).
-	Trusted []codextrust.Hook `json:"trusted,omitempty"`
+	// Trusted are Codex's hooks recorded as trusted (all opx's in Path),
+	// in TrustFile (Codex's user config.toml).
+	Trusted   []codextrust.Hook `json:"trusted,omitempty"`
+	TrustFile string            `json:"trust_file,omitempty"`
 	// Notes say why the hooks might still not run (Inspect's problems).
 	Notes []string `json:"notes,omitempty"`
 }
@@ -89,6 +92,9 @@ func Install(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	if o.Agent == hookproto.Codex {
+		if d, err := userDir(hookproto.Codex); err == nil {
+			res.TrustFile = filepath.Join(d, "config.toml")
+		}
 		if res.Trusted, err = trustCodex(ctx, *o.Codex, path, o.Scope, o.Exe); err != nil {
 			return res, err
 		}

@@ -313,9 +313,6 @@ func TestInstall_Refused(t *testing.T) {
 			if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
 				t.Errorf("left %v beside the file", ents)
 			}
-			if st := install.Inspect(context.Background(), hookproto.Claude, install.Project(ws), install.InspectOptions{}); len(st.Problems) == 0 && tc.name != "event not a list" {
-				t.Errorf("Inspect found no problem: %+v", st)
-			}
 		})
 	}
 }
@@ -510,6 +507,25 @@ func TestInspect_GeminiFolderTrust(t *testing.T) {
 	}
 	if st := trust(`{"/elsewhere": "TRUST_FOLDER"}`); st.WillRun() {
 		t.Errorf("another folder trusted: %+v", st)
+	}
+}
+
+// TestInspect_Unreadable: a settings file opx cannot read (Gemini CLI
+// allows comments) is none of opx's business unless it seems to hold
+// opx's hooks; then it cannot be checked, which is a problem.
+func TestInspect_Unreadable(t *testing.T) {
+	isolate(t)
+	ws := t.TempDir()
+	path, _ := install.SettingsPath(hookproto.Gemini, install.Project(ws))
+	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	must(t, os.WriteFile(path, []byte("{\n  // mine\n  \"model\": {}\n}\n"), 0o600))
+	if st := install.Inspect(context.Background(), hookproto.Gemini, install.Project(ws), install.InspectOptions{}); st.Installed || len(st.Problems) != 0 {
+		t.Errorf("a file with comments and no opx hook: %+v", st)
+	}
+	must(t, os.WriteFile(path, []byte("{\n  // mine\n  \"hooks\": {\"BeforeTool\": [{\"hooks\": [{\"command\": \"opx hook gemini\"}]}]}\n}\n"), 0o600))
+	st := install.Inspect(context.Background(), hookproto.Gemini, install.Project(ws), install.InspectOptions{})
+	if !st.Installed || st.WillRun() || !strings.Contains(strings.Join(st.Problems, " "), "cannot check") {
+		t.Errorf("a file with comments and opx hooks: %+v", st)
 	}
 }
 
