@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opx-dev/opx/agents/codextrust"
 	"github.com/opx-dev/opx/agents/hookproto"
 	"github.com/opx-dev/opx/agents/install"
 	"github.com/opx-dev/opx/internal/agenttest"
@@ -28,11 +29,10 @@ func recordingOpx(t *testing.T, log *agenttest.HookLog) string {
 }
 
 // TestInstall_RealCLIsFire: the configuration Install writes into a
-// workspace makes the real Claude Code and Gemini CLI run the hook
+// workspace (for Codex: in the user's settings of the run's home, trusted)
+// makes the real Claude Code, Gemini CLI and Codex CLI run the hook
 // command, with `hook AGENT`, at every event opx installs, in a run with
-// a shell call that succeeds and one that fails. (Codex's hooks live in
-// a home agenttest.Run makes itself; TestInstall_CodexTrust shows the
-// real Codex trusts them.)
+// a shell call that succeeds and one that fails.
 func TestInstall_RealCLIsFire(t *testing.T) {
 	for _, tc := range []struct {
 		cli    agenttest.CLI
@@ -43,6 +43,7 @@ func TestInstall_RealCLIsFire(t *testing.T) {
 	}{
 		{agenttest.Claude, agenttest.NewAnthropic, []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"}},
 		{agenttest.Gemini, agenttest.NewGemini, []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "SessionEnd"}},
+		{agenttest.Codex, agenttest.NewOpenAI, []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"}},
 	} {
 		t.Run(string(tc.cli), func(t *testing.T) {
 			agenttest.Program(t, tc.cli) // skip (or fail on CI) before anything else
@@ -51,11 +52,22 @@ func TestInstall_RealCLIsFire(t *testing.T) {
 			log := agenttest.NewHookLog(t)
 			exe := recordingOpx(t, log)
 			agent := hookproto.Agent(tc.cli)
-			if _, err := install.Install(context.Background(), install.Options{Agent: agent, Scope: install.Project(ws), Exe: exe}); err != nil {
+			o := agenttest.Options{Dir: ws}
+			if tc.cli == agenttest.Codex {
+				// Codex: the user's hooks.json in the run's own home,
+				// trusted by the codex that runs, with its environment.
+				argv, _ := agenttest.Program(t, tc.cli)
+				o.Prepare = func(home string, env []string) error {
+					t.Setenv("CODEX_HOME", filepath.Join(home, ".codex"))
+					_, err := install.Install(context.Background(), install.Options{Agent: agent, Scope: install.User, Exe: exe,
+						Codex: &codextrust.Server{Argv: argv, Env: env, Dir: ws}})
+					return err
+				}
+			} else if _, err := install.Install(context.Background(), install.Options{Agent: agent, Scope: install.Project(ws), Exe: exe}); err != nil {
 				t.Fatal(err)
 			}
 			srv := tc.server(t, agenttest.Shell("echo fired > shell.txt"), agenttest.Shell("exit 3"))
-			res := agenttest.Run(t, tc.cli, srv, agenttest.Options{Dir: ws})
+			res := agenttest.Run(t, tc.cli, srv, o)
 			if res.Err != nil {
 				t.Fatalf("%s: %v\nstdout: %.2000s\nstderr: %.2000s", tc.cli, res.Err, res.Stdout, res.Stderr)
 			}
@@ -65,7 +77,7 @@ func TestInstall_RealCLIsFire(t *testing.T) {
 					names = append(names, e.Name())
 				}
 				if strings.HasSuffix(e.Name(), "Tool") || strings.HasSuffix(e.Name(), "ToolUse") {
-					if e.Tool() != map[agenttest.CLI]string{agenttest.Claude: "Bash", agenttest.Gemini: "run_shell_command"}[tc.cli] {
+					if e.Tool() != map[agenttest.CLI]string{agenttest.Claude: "Bash", agenttest.Codex: "Bash", agenttest.Gemini: "run_shell_command"}[tc.cli] {
 						t.Errorf("%s for tool %q", e.Name(), e.Tool())
 					}
 				}
