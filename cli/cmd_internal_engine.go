@@ -25,6 +25,9 @@ import (
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/manager"
 	"github.com/opx-dev/opx/engine/mcp"
+	// The sessions of the agents audited through their hooks (opx hook)
+	// register with it when linked in.
+	_ "github.com/opx-dev/opx/engine/hooks"
 	// The mcp-proxy sessions (opx mcp-proxy) register with it when linked in.
 	_ "github.com/opx-dev/opx/engine/mcpproxy"
 	"github.com/opx-dev/opx/engine/registry"

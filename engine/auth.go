@@ -72,6 +72,7 @@ var serviceCredentials = map[string]credential{
 	opxv1.LedgerService_ServiceDesc.ServiceName:                credClient,
 	opxv1.ChronicleService_ServiceDesc.ServiceName:             credClient,
 	opxv1.McpProxyService_ServiceDesc.ServiceName:              credClient,
+	opxv1.HookService_ServiceDesc.ServiceName:                  credClient,
 	reflectionv1.ServerReflection_ServiceDesc.ServiceName:      credClient,
 	reflectionv1alpha.ServerReflection_ServiceDesc.ServiceName: credClient,
 	opxv1.AgentService_ServiceDesc.ServiceName:                 credAgent,

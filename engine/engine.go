@@ -47,6 +47,12 @@ type Engine struct {
 	mcp MCPServers
 	// proxies are the open `opx mcp-proxy` sessions.
 	proxies MCPProxies
+	// hooks are the sessions of the coding agents audited through their
+	// hooks (engine/hooks).
+	hooks Hooks
+	// crashedSince and crashedHead are the run that ended without
+	// engine.stopped, found at load (CrashedRun).
+	crashedSince, crashedHead uint64
 	// shipper ships the ledger (Options.Fleet); nil when off. Under mu.
 	shipper Shipper
 
@@ -165,9 +171,10 @@ func New(opts Options) (*Engine, error) {
 	}
 	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(opts.Ledger),
 		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now(), subs: subs,
-		proxies: makeMCPProxies(), sandboxCaps: sandbox.New().Probe()}
+		proxies: makeMCPProxies(), hooks: makeHooks(), sandboxCaps: sandbox.New().Probe()}
 	subs.Bind(e)
 	e.proxies.Bind(e)
+	e.hooks.Bind(e)
 	if opts.MCP != nil && len(opts.MCP.Specs) > 0 && opts.replay == nil {
 		e.mcp = newMCPManager(opts.MCP.Sandbox, opts.MCP.Specs, e.mcpRecorder())
 	}
@@ -209,6 +216,12 @@ func New(opts Options) (*Engine, error) {
 	if err := e.load(); err != nil {
 		ws.Close()
 		return nil, err
+	}
+	if opts.replay == nil {
+		if err := e.hooks.Recover(context.Background()); err != nil {
+			ws.Close()
+			return nil, err
+		}
 	}
 	return e, nil
 }
@@ -316,6 +329,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.subs.Stop(reason)
 	e.proxies.Stop(reason)
 	e.approvals.DenyAll("the engine stopped before anyone answered ("+reason+")", 5*time.Second)
+	e.hooks.Stop(reason)
 	e.failInflight("engine stopping: " + reason)
 	e.shutdownAgent(reason)
 	if agentRunning {
@@ -390,6 +404,7 @@ func (e *Engine) newServer() *grpc.Server {
 		e.opts.Services(srv, e)
 	}
 	opxv1.RegisterMcpProxyServiceServer(srv, e.proxies.Service())
+	e.hooks.Register(srv)
 	reflection.Register(srv)
 	e.mu.Lock()
 	e.srv = srv

@@ -86,6 +86,12 @@ type callSnapshot struct {
 // to give when none could be taken: nothing runs that could not be
 // undone.
 func (p *Pipeline) snapshot(ctx context.Context, tools *executor.Registry, prop judge.Proposal, call executor.Call) (callSnapshot, *ToolOutcome, error) {
+	return p.snapshotWith(ctx, prop, func() ([]string, bool, error) { return tools.Touches(call) })
+}
+
+// snapshotWith is snapshot with the paths a call that is not
+// workspace-wide will change given by touches (ok false: it cannot say).
+func (p *Pipeline) snapshotWith(ctx context.Context, prop judge.Proposal, touches func() (paths []string, ok bool, err error)) (callSnapshot, *ToolOutcome, error) {
 	session, subagent, callID, tool, def := prop.Session, prop.SubAgentID, prop.CallID, prop.Tool, prop.Def
 	var (
 		touched []string                // files snapshots: the paths named
@@ -96,7 +102,7 @@ func (p *Pipeline) snapshot(ctx context.Context, tools *executor.Registry, prop 
 	if def.WorkspaceWide {
 		before, refusal, err = p.Chronicle.SnapshotWorkspace(ctx, session, subagent, callID, tool)
 	} else {
-		paths, ok, terr := tools.Touches(call)
+		paths, ok, terr := touches()
 		switch {
 		case !ok:
 			return callSnapshot{}, &ToolOutcome{Content: "blocked: " + tool + " cannot say what it will change, so no snapshot can be taken", IsError: true}, nil
@@ -122,6 +128,9 @@ type execution struct {
 	durMS   int64
 	stopped bool // the scope ended while it ran (or before it started)
 	failed  bool // the tool failed (not a command exiting non-zero)
+	// interrupted: an agent ran it and never reported its end
+	// (HandleExternal).
+	interrupted bool
 }
 
 // execute runs call with the pipeline's timeout, stopped when its
@@ -224,7 +233,7 @@ func (p *Pipeline) recordOutcome(ctx context.Context, prop judge.Proposal, snap 
 		exitCode = 1
 	}
 	if _, err := p.Recorder.Record(ctx, ledger.Sync, session, &event.ExecCompleted{SubAgentID: subagent, CallID: callID, Tool: tool,
-		Result: content, ResultBlob: blobHash, Size: int64(len(res.Content)), ExitCode: exitCode, Failed: failed, Stopped: stopped, DurationMS: dur, Post: post, Pre: pre, DiffError: diffErr}, blobs...); err != nil {
+		Result: content, ResultBlob: blobHash, Size: int64(len(res.Content)), ExitCode: exitCode, Failed: failed, Stopped: stopped, DurationMS: dur, Post: post, Pre: pre, DiffError: diffErr, Interrupted: ex.interrupted}, blobs...); err != nil {
 		return ToolOutcome{}, err
 	}
 	warning, err := p.flagResult(ctx, prop, def, res.Content)

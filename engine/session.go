@@ -59,6 +59,7 @@ func (e *Engine) load() error {
 		crashed := &event.EngineCrashed{StartedSeq: lastStart, LastSeq: lastSeq,
 			Detail: fmt.Sprintf("the engine started at entry %d ended without engine.stopped", lastStart)}
 		e.describeCrash(crashed)
+		e.crashedSince, e.crashedHead = lastStart, lastSeq
 		if _, err := e.rec.Record(ctx, ledger.Async, "", crashed); err != nil {
 			return err
 		}

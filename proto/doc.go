@@ -22,13 +22,15 @@
 //   - ChronicleService: rollbacks, run by the engine that holds the ledger.
 //   - McpProxyService: `opx mcp-proxy`, one stream per MCP client
 //     connection (a session of mode mcp-proxy).
+//   - HookService: `opx hook AGENT`, one call per hook event of a
+//     coding-agent CLI (sessions of mode claude-code, codex, gemini-cli).
 //
 // # Credentials
 //
 // Every call carries a token in its metadata (headers.go): the client
 // token (ClientTokenHeader) for ClientService, LedgerService,
-// ChronicleService, McpProxyService and server reflection; the agent's token
+// ChronicleService, McpProxyService, HookService and server reflection; the agent's token
 // (AgentTokenHeader) for AgentService and LLMGateway.
 package proto
 
-//go:generate protoc -I . --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative opx/v1/common.proto opx/v1/agent.proto opx/v1/llm.proto opx/v1/client.proto opx/v1/ledger.proto opx/v1/chronicle.proto opx/v1/mcp.proto
+//go:generate protoc -I . --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative opx/v1/common.proto opx/v1/agent.proto opx/v1/llm.proto opx/v1/client.proto opx/v1/ledger.proto opx/v1/chronicle.proto opx/v1/mcp.proto opx/v1/hook.proto

@@ -47,10 +47,45 @@ type Config struct {
 	Agents    Agents    `yaml:"agents"`
 	MCP       MCP       `yaml:"mcp"`
 	Fleet     Fleet     `yaml:"fleet"`
+	Hooks     Hooks     `yaml:"hooks"`
 
 	// Path is the file the configuration came from ("" for defaults).
 	Path string `yaml:"-"`
 }
+
+// Hooks configures how opx answers the hooks of the coding-agent CLIs it
+// audits (`opx hook AGENT`, docs/agents.md).
+type Hooks struct {
+	// OnEngineDown is what a hook answers a tool call when no engine can
+	// be reached or started: deny (the default: fail closed) or allow,
+	// in which case the hook writes the call down and the next engine to
+	// start records it (hook.unrecorded).
+	OnEngineDown string `yaml:"on_engine_down"`
+	// Escalation is how a call Shield escalates to a human is answered:
+	// wait (the default) for `opx approve` / `opx deny` as for opx's own
+	// agent, or ask, handing the question to the CLI's own permission
+	// prompt where it has one (Claude Code, Codex CLI), recorded as such.
+	Escalation string `yaml:"escalation"`
+	// DecisionTimeout bounds how long a hook waits for a decision (an
+	// escalation waiting for a human) before it denies; below the hook
+	// timeout `opx agents install` configures (600 s).
+	DecisionTimeout Duration `yaml:"decision_timeout"`
+	// ToolTimeout bounds how long opx waits for the end of a tool call it
+	// allowed before it closes the call as interrupted.
+	ToolTimeout Duration `yaml:"tool_timeout"`
+	// SandboxCommands runs the agent's shell commands inside opx's
+	// command sandbox where the CLI lets a hook rewrite the tool's input
+	// (Claude Code's updatedInput).
+	SandboxCommands bool `yaml:"sandbox_commands"`
+}
+
+// The values of hooks.on_engine_down and hooks.escalation.
+const (
+	HooksDeny  = "deny"
+	HooksAllow = "allow"
+	HooksWait  = "wait"
+	HooksAsk   = "ask"
+)
 
 // Provider selects and configures the model provider.
 type Provider struct {
@@ -288,6 +323,8 @@ func Default() Config {
 		Ledger:    Ledger{CheckpointEntries: 1000, CheckpointInterval: Duration(10 * time.Second)},
 		Agents:    Agents{Enabled: true, MaxConcurrent: 4, MaxRounds: 15, Timeout: Duration(5 * time.Minute)},
 		MCP:       MCP{MaxProxySessions: 32},
+		Hooks: Hooks{OnEngineDown: HooksDeny, Escalation: HooksWait, DecisionTimeout: Duration(9 * time.Minute),
+			ToolTimeout: Duration(30 * time.Minute)},
 	}
 }
 
@@ -379,6 +416,18 @@ func (c *Config) Validate() error {
 	}
 	if t := time.Duration(c.Agents.Timeout); t < 100*time.Millisecond || t > 24*time.Hour {
 		return bad("agents.timeout must be between 100ms and 24h, got %s", t)
+	}
+	if v := c.Hooks.OnEngineDown; v != HooksDeny && v != HooksAllow {
+		return bad("hooks.on_engine_down must be deny or allow, got %q", v)
+	}
+	if v := c.Hooks.Escalation; v != HooksWait && v != HooksAsk {
+		return bad("hooks.escalation must be wait or ask, got %q", v)
+	}
+	if t := time.Duration(c.Hooks.DecisionTimeout); t < time.Second || t > 590*time.Second {
+		return bad("hooks.decision_timeout must be between 1s and 590s (the hook timeout opx agents install sets is 600s), got %s", t)
+	}
+	if t := time.Duration(c.Hooks.ToolTimeout); t < time.Second || t > 24*time.Hour {
+		return bad("hooks.tool_timeout must be between 1s and 24h, got %s", t)
 	}
 	if n := c.MCP.MaxProxySessions; n < 1 || n > 1024 {
 		return bad("mcp.max_proxy_sessions must be 1..1024, got %d", n)

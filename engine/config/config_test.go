@@ -107,6 +107,31 @@ func TestProvider_APIKey(t *testing.T) {
 	}
 }
 
+// TestParse_TemplateHooksExample: the template's commented hooks section,
+// uncommented, is a valid configuration of the defaults.
+func TestParse_TemplateHooksExample(t *testing.T) {
+	var lines []string
+	in := false
+	for _, l := range strings.Split(config.Template, "\n") {
+		if l == "# hooks:" {
+			in = true
+		}
+		if in {
+			lines = append(lines, strings.TrimPrefix(l, "# "))
+		}
+	}
+	c, err := config.Parse([]byte(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, strings.Join(lines, "\n"))
+	}
+	if c.Hooks != config.Default().Hooks {
+		t.Errorf("the template's hooks section is %+v, the defaults %+v", c.Hooks, config.Default().Hooks)
+	}
+	if _, err := config.Parse([]byte("hooks:\n  on_engine_down: maybe\n")); !errors.Is(err, config.ErrInvalid) {
+		t.Errorf("on_engine_down: maybe: %v", err)
+	}
+}
+
 // TestParse_TemplateMCPExample: the template's commented mcp section,
 // uncommented, is a valid configuration naming what it says.
 func TestParse_TemplateMCPExample(t *testing.T) {
@@ -115,6 +140,9 @@ func TestParse_TemplateMCPExample(t *testing.T) {
 	for _, l := range strings.Split(config.Template, "\n") {
 		if l == "# mcp:" {
 			in = true
+		}
+		if in && l == "" {
+			break // the section ends at the blank line
 		}
 		if in && !strings.Contains(l, "npm install") {
 			l = strings.TrimPrefix(strings.TrimPrefix(l, "# "), "#")

@@ -140,4 +140,15 @@ agents:
 #     #   timeout: 30s                  # per request; default 60s
 #     #   disabled: true                # configured, not started
 #   max_proxy_sessions: 32 # opx mcp-proxy sessions open at once (each runs its own upstream)
+
+# Claude Code, Codex CLI and Gemini CLI audited through their hooks
+# (docs/agents.md; opx agents install claude|codex|gemini): every tool call
+# the agent makes is recorded, judged by Shield and snapshotted before it
+# runs, and opx rollback --session undoes what it changed.
+# hooks:
+#   on_engine_down: deny     # or allow: calls pass unjudged while no engine runs (recorded at the next start)
+#   escalation: wait         # or ask: hand escalations to the CLI's own prompt (Claude Code, Codex)
+#   decision_timeout: 9m     # an escalation unanswered by then is denied (below the 600 s hook timeout)
+#   tool_timeout: 30m        # an allowed call whose end never comes is closed as interrupted
+#   sandbox_commands: false  # run the agent's shell commands in opx's command sandbox (Claude Code)
 `

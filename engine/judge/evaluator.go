@@ -23,6 +23,11 @@ type Proposal struct {
 	// it was proposed (LinkResolver; recorded in tool.proposed): Shield
 	// judges both forms and the executor opens the resolved one.
 	Links map[string]string
+	// Unknown are reasons the call could not be understood before it was
+	// proposed (a coding agent's tool opx does not know, an input that
+	// does not decode: agents/toolmap): Shield judges them as it judges
+	// what it cannot read itself.
+	Unknown []string
 }
 
 // Verdict is one tier's decision on a proposal.

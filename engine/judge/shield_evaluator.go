@@ -80,6 +80,7 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 	str := func(k string) string { s, _ := args[k].(string); return s }
 	a := shield.Action{Session: p.Session, Tool: p.Tool, Mutating: p.Def.Mutating}
 	f := &a.Facts
+	f.Unknown = append(f.Unknown, p.Unknown...)
 	if why, ok := p.Links[linksTruncated]; ok {
 		f.Unknown = append(f.Unknown, "the call names "+why+" before it was judged: where the rest lead is not known")
 	}

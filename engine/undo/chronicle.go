@@ -27,7 +27,9 @@ type Chronicle struct {
 	protected []string
 	logf      func(string, ...any)
 
-	mu     sync.Mutex // held across snapshot, execution and post-state
+	// lock, one slot, is held across snapshot, execution and post-state
+	// (a channel, so a waiter can give up: LockContext).
+	lock   chan struct{}
 	index  *chronicle.Index
 	plansM sync.Mutex
 	// plans are the rollback plans this Chronicle recorded: true while
@@ -61,7 +63,7 @@ var DefaultExclude = []string{".git/objects"}
 // snapshots leave out DefaultExclude; SetExclude changes that.
 func NewChronicle(fsys chronicle.Workspace, rec Recorder, r chronicle.Retention) *Chronicle {
 	c := &Chronicle{fs: fsys, rec: rec, scanner: chronicle.NewScanner(fsys), retention: r, index: chronicle.NewIndex(),
-		known: map[ledger.Hash]bool{}, plans: map[uint64]bool{}, logf: func(string, ...any) {}}
+		known: map[ledger.Hash]bool{}, plans: map[uint64]bool{}, logf: func(string, ...any) {}, lock: make(chan struct{}, 1)}
 	c.SetExclude(DefaultExclude)
 	c.SetProtected([]string{".opx"})
 	if d, ok := fsys.(interface{ Dir() string }); ok {
@@ -89,8 +91,22 @@ func (c *Chronicle) SetExclude(patterns []string) {
 
 // Lock serialises a mutating call (snapshot, execution, post-state) or a
 // rollback against every other.
-func (c *Chronicle) Lock()   { c.mu.Lock() }
-func (c *Chronicle) Unlock() { c.mu.Unlock() }
+func (c *Chronicle) Lock() { c.lock <- struct{}{} }
+
+// Unlock releases what Lock or LockContext took.
+func (c *Chronicle) Unlock() { <-c.lock }
+
+// LockContext is Lock, given up when ctx ends first (a coding agent's
+// hook that stopped waiting for its answer): then it holds nothing and
+// returns ctx's error.
+func (c *Chronicle) LockContext(ctx context.Context) error {
+	select {
+	case c.lock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
 
 // FS returns the workspace as Chronicle sees it.
 func (c *Chronicle) FS() chronicle.Workspace { return c.fs }

@@ -46,6 +46,10 @@ type Options struct {
 	// there (opx agents install --user does, for Codex trusted with this
 	// environment).
 	Prepare func(home string, env []string) error
+	// Kill, when closed, kills the CLI's process group (a crash in the
+	// middle of a tool call); Run then returns what it left, with Err
+	// saying it was killed.
+	Kill <-chan struct{}
 }
 
 // A Result is what one run of a CLI left.
@@ -133,7 +137,18 @@ func Run(t testing.TB, cli CLI, srv *Server, o Options) *Result {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", cli, err)
 	}
+	waited := make(chan struct{})
+	if o.Kill != nil {
+		go func() {
+			select {
+			case <-o.Kill:
+				killGroup(cmd)
+			case <-waited:
+			}
+		}()
+	}
 	werr := cmd.Wait()
+	close(waited)
 	killGroup(cmd)
 	if ctx.Err() != nil {
 		t.Fatalf("%s did not finish within %v\nstdout: %.2000s\nstderr: %.2000s\nrequests:\n%s", cli, o.Timeout, stdout.Bytes(), stderr.Bytes(), srv.Describe())

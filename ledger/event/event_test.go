@@ -32,6 +32,8 @@ var taxonomy = []string{
 	"mcp.client", "mcp.request", "mcp.response", "shield.result_flagged",
 	// Extensions of the DESIGN table, each documented where it is defined.
 	"client.rejected", "ledger.checkpoint", "chronicle.rollback_started", "ledger.tree_built", "ledger.key", "ledger.cosigned",
+	// The agents audited through their hooks (hook_events.go).
+	"hook.session", "hook.tool_call", "hook.event", "hook.transcript", "hook.unrecorded",
 }
 
 var (
@@ -101,6 +103,11 @@ var samples = []event.Payload{
 	&event.MCPClient{ClientName: "inspector", Upstream: "fs", Command: []string{"mcp-server-filesystem"}},
 	&event.MCPRequest{RequestID: "1", Method: "tools/list", Params: "{}", Size: 2},
 	&event.MCPResponse{RequestID: "1", Method: "tools/list", Result: "{}", Size: 2, DurationMS: 1},
+	&event.HookSession{Agent: "claude", AgentVersion: "2.1.332", AgentSessionID: "a1b2", Model: "claude-x", Cwd: "/w", TranscriptPath: "/h/t.jsonl", Source: "startup"},
+	&event.HookToolCall{ToolUseID: "toolu_1", AgentTool: "Bash", Input: `{"command":"ls"}`, InputSize: 16, Kind: "shell", Calls: 1},
+	&event.HookEvent{Name: "Stop", Kind: "stop", Text: "done", Size: 4},
+	&event.HookTranscript{Path: "/h/t.jsonl", Blob: h1, Size: 10, Stored: 10},
+	&event.HookUnrecorded{Agent: "codex", Name: "PreToolUse", AgentTool: "Bash", At: "2026-12-02T10:00:00Z", Decision: "allow", Reason: "hooks.on_engine_down: allow"},
 	&event.FleetAlert{Source: "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f", Kind: event.AlertGap, Seq: 7, Detail: "entries 7..9 missing"},
 	&event.FleetPinned{Source: "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f", VKey: vkey, From: "ledger.key", Seq: 2},
 	&event.FleetCosigned{Source: "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f", TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",

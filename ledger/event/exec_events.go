@@ -74,6 +74,12 @@ type ExecCompleted struct {
 	// ended by itself: its sub-agent ended (cancelled, timed out, failed,
 	// the engine stopping) while it ran, and what it ran was killed.
 	Stopped bool `json:"stopped,omitempty"`
+	// Interrupted is true for a call opx did not run (an agent's, through
+	// its hooks) whose end the agent never reported: the agent was
+	// killed, the tool interrupted, the CLI crashed. It was closed at the
+	// session's end or the engine's stop or next start, and Post (or Pre
+	// and Post) is what the workspace held then, measured from disk.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 func (*ExecCompleted) Type() string { return TypeExecCompleted }

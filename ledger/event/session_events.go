@@ -22,7 +22,9 @@ func init() {
 // SessionCreated opens a session; the entry's session field is its id.
 // Sub-agent sessions name their parent.
 type SessionCreated struct {
-	Mode          string `json:"mode"` // normal, otr or mcp-proxy
+	// Mode is normal, otr, mcp-proxy, or for an agent audited through
+	// its hooks claude-code, codex or gemini-cli (hook_events.go).
+	Mode          string `json:"mode"`
 	Title         string `json:"title,omitempty"`
 	ParentSession string `json:"parent_session,omitempty"`
 	SubAgentID    string `json:"subagent_id,omitempty"`
@@ -30,7 +32,9 @@ type SessionCreated struct {
 
 func (*SessionCreated) Type() string { return TypeSessionCreated }
 
-func (s *SessionCreated) Validate() error { return oneOf("mode", s.Mode, "normal", "otr", "mcp-proxy") }
+func (s *SessionCreated) Validate() error {
+	return oneOf("mode", s.Mode, "normal", "otr", "mcp-proxy", ModeClaudeCode, ModeCodex, ModeGeminiCLI)
+}
 
 // SessionTitled sets or changes a session's title.
 type SessionTitled struct {

@@ -1,0 +1,200 @@
+package hooks
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+
+	"github.com/opx-dev/opx/chronicle"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+)
+
+// UnrecordedFile is the file, in the workspace's state directory, where
+// `opx hook` writes down each call it let through while no engine ran
+// (hooks.on_engine_down: allow): one event.HookUnrecorded as JSON per
+// line.
+const UnrecordedFile = "hooks-unrecorded.jsonl"
+
+// Bounds on what Recover reads of UnrecordedFile.
+const (
+	maxUnrecordedBytes = 8 << 20
+	maxUnrecordedLine  = 64 << 10
+)
+
+// Recover closes the calls of hook sessions that the crashed run left
+// open (exec.started without an end) as interrupted, measured from disk,
+// and records the calls hooks let through while no engine ran
+// (engine.Hooks).
+func (h *sessions) Recover(ctx context.Context) error {
+	if since, head, ok := h.e.CrashedRun(); ok {
+		if err := h.closeCrashed(ctx, since, head); err != nil {
+			return err
+		}
+	}
+	return h.recordUnrecorded(ctx)
+}
+
+// closeCrashed records exec.completed, interrupted, for each hook call
+// started in entries since..head with no end.
+func (h *sessions) closeCrashed(ctx context.Context, since, head uint64) error {
+	type key struct{ session, call string }
+	type open struct {
+		tool  string
+		paths []string
+		wide  bool
+	}
+	started := map[key]*open{}
+	snaps := map[key]*event.Snapshot{}
+	var order []key
+	err := h.e.Ledger().RangeRaw(since, head, func(seq uint64, raw []byte) error {
+		if !bytes.Contains(raw, []byte(`"call_id":"hk`)) {
+			return nil
+		}
+		en, err := ledger.ParseEntry(raw)
+		if err != nil {
+			return nil
+		}
+		switch en.Type {
+		case event.TypeSnapshot, event.TypeExecStarted, event.TypeExecCompleted, event.TypeExecFailed:
+		default:
+			return nil
+		}
+		p, err := event.Decode(en)
+		if err != nil {
+			return nil
+		}
+		switch x := p.(type) {
+		case *event.Snapshot:
+			snaps[key{en.Session, x.CallID}] = x
+		case *event.ExecStarted:
+			if event.IsHookCallID(x.CallID) {
+				k := key{en.Session, x.CallID}
+				started[k] = &open{tool: x.Tool}
+				order = append(order, k)
+			}
+		case *event.ExecCompleted:
+			delete(started, key{en.Session, x.CallID})
+		case *event.ExecFailed:
+			delete(started, key{en.Session, x.CallID})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("hooks: read the crashed run's calls: %w", err)
+	}
+	fs := h.e.Chronicle().FS()
+	for _, k := range order {
+		o, ok := started[k]
+		if !ok {
+			continue
+		}
+		x := &event.ExecCompleted{CallID: k.call, Tool: o.tool, Interrupted: true, Post: []event.PostState{}}
+		x.Result = fmt.Sprintf("(opx: the engine that allowed this call ended without recording its end (crashed, entry %d); the engine started at entry %d closed it with what the workspace holds now)", since, h.e.StartedSeq())
+		if snap := snaps[k]; snap != nil {
+			if snap.Kind == event.KindFiles {
+				paths := make([]string, 0, len(snap.Files))
+				for _, f := range snap.Files {
+					paths = append(paths, f.Path)
+				}
+				if post, err := chronicle.Post(fs, paths); err == nil {
+					x.Post = post
+				} else {
+					x.DiffError = "post-state not measured: " + err.Error()
+				}
+			} else {
+				// What a command changed is the difference from its
+				// workspace snapshot, which this engine does not hold:
+				// a rollback compares the snapshot's manifest with the
+				// workspace instead.
+				x.DiffError = "the engine that took the snapshot crashed before the call ended: what the call changed was not worked out"
+			}
+		}
+		x.Size = int64(len(x.Result))
+		if _, err := h.e.Recorder().Record(ctx, ledger.Async, k.session, x); err != nil {
+			return err
+		}
+		h.e.Logf("engine: hooks: call %s of session %s was left open by the crashed engine; recorded as interrupted", k.call, k.session)
+	}
+	return nil
+}
+
+// recordUnrecorded records each call UnrecordedFile holds as
+// hook.unrecorded, durably, then removes the file.
+func (h *sessions) recordUnrecorded(ctx context.Context) error {
+	id, err := ledger.WorkspaceID(h.e.Options().Workspace)
+	if err != nil {
+		return nil // no state directory: nothing was written down
+	}
+	lp, err := ledger.DefaultPath(id)
+	if err != nil {
+		return nil
+	}
+	path := filepath.Join(filepath.Dir(lp), UnrecordedFile)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		h.e.Logf("engine: hooks: %s: %v (the calls it lists are not recorded)", path, err)
+		return nil
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(&limited{r: f, n: maxUnrecordedBytes})
+	sc.Buffer(make([]byte, 0, 4096), maxUnrecordedLine)
+	var recs []*event.HookUnrecorded
+	bad := 0
+	for sc.Scan() {
+		var u event.HookUnrecorded
+		if json.Unmarshal(sc.Bytes(), &u) != nil || u.Validate() != nil {
+			bad++
+			continue
+		}
+		recs = append(recs, &u)
+	}
+	if err := sc.Err(); err != nil {
+		bad++
+	}
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].At < recs[j].At })
+	for i, u := range recs {
+		d := ledger.Async
+		if i == len(recs)-1 {
+			d = ledger.Sync
+		}
+		if _, err := h.e.Recorder().Record(ctx, d, "", u); err != nil {
+			return err
+		}
+	}
+	if bad > 0 {
+		h.e.Logf("engine: hooks: %s: %d lines were not calls a hook wrote down; left out", path, bad)
+	}
+	if len(recs) > 0 {
+		h.e.Logf("engine: hooks: recorded %d calls hooks let through while no engine ran (hooks.on_engine_down: allow)", len(recs))
+	}
+	return os.Remove(path)
+}
+
+// limited reads at most n bytes of r.
+type limited struct {
+	r interface{ Read([]byte) (int, error) }
+	n int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errors.New("the file is larger than opx reads")
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
