@@ -31,6 +31,7 @@ func NewApp() *cli.App {
 			statusCommand(),
 			sendCommand(),
 			mcpProxyCommand(),
+			hookCommand(),
 			chatCommand(),
 			approveCommand(),
 			denyCommand(),
