@@ -184,7 +184,9 @@ func (h *hookRun) eventName() string {
 // hooks.decision_timeout.
 type timeoutError struct{ after time.Duration }
 
-func (e *timeoutError) Error() string { return fmt.Sprintf("no decision within %s (hooks.decision_timeout)", e.after) }
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("no decision within %s (hooks.decision_timeout)", e.after)
+}
 
 // errEngineDown marks the failures in which no engine could be reached
 // or started (hooks.on_engine_down decides).
