@@ -65,6 +65,8 @@ type hookRun struct {
 	// kind is what the event is as far as known: pre-tool until the
 	// event says otherwise, so that a failure before then denies.
 	kind hookproto.Kind
+	// name is the event's name as far as known ("" if it names none).
+	name string
 	ev   *hookproto.Event
 	// notes is what opx says on stderr besides the answer (written
 	// unless the answer is an exit-2 denial, whose stderr is the reason
@@ -116,7 +118,7 @@ func runHook(c *cli.Context) (err error) {
 // returns what the CLI is to be told.
 func (h *hookRun) answer() hookproto.Reply {
 	raw, err := readEvent(h.c.App.Reader)
-	h.kind = sniffKind(h.agent, raw)
+	h.name, h.kind = sniffKind(h.agent, raw)
 	if err != nil {
 		return h.refuse(err)
 	}
@@ -124,7 +126,7 @@ func (h *hookRun) answer() hookproto.Reply {
 	if err != nil {
 		return h.refuse(err)
 	}
-	h.ev, h.kind = ev, ev.Kind
+	h.ev, h.name, h.kind = ev, ev.Name, ev.Kind
 	send, err := fitEvent(raw, h.kind)
 	if err != nil {
 		return h.refuse(err)
@@ -174,8 +176,8 @@ func (h *hookRun) deny(reason string) hookproto.Reply {
 
 // eventName names the event for a message.
 func (h *hookRun) eventName() string {
-	if h.ev != nil {
-		return h.ev.Name
+	if h.name != "" {
+		return h.name
 	}
 	return string(h.kind)
 }

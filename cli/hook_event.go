@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/opx-dev/opx/agents/hookproto"
 	"github.com/opx-dev/opx/internal/textclip"
@@ -43,10 +44,10 @@ func readEvent(r io.Reader) ([]byte, error) {
 // the tool's input, so the first one is the event's.
 var eventNameAt = regexp.MustCompile(`"hook_event_name"\s*:\s*"([A-Za-z]{1,64})"`)
 
-// sniffKind is the kind of an event that could not be decoded, as far as
-// its name says: KindPreTool when it names none (fail closed), so only
-// an event that says it is something else is not denied.
-func sniffKind(agent hookproto.Agent, raw []byte) hookproto.Kind {
+// sniffKind is the name and kind of an event that could not be decoded,
+// as far as its name says: KindPreTool when it names none (fail closed),
+// so only an event that says it is something else is not denied.
+func sniffKind(agent hookproto.Agent, raw []byte) (string, hookproto.Kind) {
 	var w struct {
 		Name *string `json:"hook_event_name"`
 	}
@@ -59,10 +60,10 @@ func sniffKind(agent hookproto.Agent, raw []byte) hookproto.Kind {
 			name = string(m[1])
 		}
 	}
-	if name == "" {
-		return hookproto.KindPreTool
+	if name == "" || len(name) > hookproto.MaxNameBytes || strings.ContainsFunc(name, unicode.IsControl) {
+		return "", hookproto.KindPreTool
 	}
-	return hookproto.KindOf(agent, name)
+	return name, hookproto.KindOf(agent, name)
 }
 
 // fitEvent returns the event to send the engine: raw if it fits in a
