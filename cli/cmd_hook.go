@@ -86,8 +86,9 @@ func runHook(c *cli.Context) (err error) {
 	h := &hookRun{c: c, agent: agent, kind: hookproto.KindPreTool, notes: &lockedBuffer{}}
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
 	// What attachEngine says goes to the notes, not straight to stderr.
+	// Not restored: a goroutine that gave up on the engine may still
+	// write, and nothing but this answer is written after it.
 	c.App.ErrWriter = h.notes
-	defer func() { c.App.ErrWriter = stderr }()
 	var reply hookproto.Reply
 	func() {
 		defer func() {
