@@ -36,13 +36,15 @@ func hookCommand() *cli.Command {
 			"for the next engine to record. Other events are never denied: a failure is reported on stderr.\n\n" +
 			"At the session's end (or at any event, with --flush) the agent's transcript file is sent to the engine\n" +
 			"(at most its first 64 MiB) and stored with the session.\n\n" +
-			"EXIT CODES (what the CLI reads):\n" +
+			"EXIT CODES: (what the CLI reads)\n" +
 			"   0  answered: the tool call allowed (or the answer on stdout), or an event that takes no decision\n" +
 			"   2  the tool call denied, the reason on stderr (Claude Code, Codex CLI; Gemini CLI reads a denial\n" +
 			"      on stdout with exit 0); also a usage error, which each CLI takes as a denial",
-		Flags: append(ledgerloc.WorkspaceFlags(),
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "workspace", TakesFile: true,
+				Usage: "workspace `DIR` (default: the one holding the CLI's project directory, else the event's cwd)"},
 			&cli.BoolFlag{Name: "flush", Usage: "also send the agent's transcript (the event's transcript_path) to the engine"},
-		),
+		},
 		Action: runHook,
 	}
 }
