@@ -32,6 +32,7 @@ func NewApp() *cli.App {
 			sendCommand(),
 			mcpProxyCommand(),
 			agentsCommand(),
+			hookCommand(),
 			chatCommand(),
 			approveCommand(),
 			denyCommand(),
