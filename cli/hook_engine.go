@@ -98,8 +98,13 @@ func (h *hookRun) start(ctx context.Context, timeout time.Duration, ws string, s
 		}
 		defer ec.Close()
 		req := &opxv1.HookEventRequest{Agent: string(h.agent), Event: send, ProjectDir: h.ev.ProjectDir}
+		// The CLI's process, for the engine to watch (its calls still
+		// open when it dies are closed as interrupted), and its version
+		// for the session's record.
+		pid, version := agentProcess(h.agent)
+		req.AgentPid = int32(pid)
 		if h.kind == hookproto.KindSessionStart {
-			req.AgentVersion = agentVersion(h.agent)
+			req.AgentVersion = version
 		}
 		if d, ok := ctx.Deadline(); ok {
 			left := time.Until(d)

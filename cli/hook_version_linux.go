@@ -38,23 +38,36 @@ var agentPackages = map[hookproto.Agent][]string{
 // this process's parent, or of that one's parents (the CLI may run the
 // hook through sh -c); "" when none names the package.
 func agentVersion(agent hookproto.Agent) string {
-	return versionFrom(agent, os.Getppid())
+	_, v := agentProcess(agent)
+	return v
+}
+
+// agentProcess is the process of agent's CLI that runs this hook and its
+// version (agentVersion); 0 and "" when none of the parents is it.
+func agentProcess(agent hookproto.Agent) (pid int, version string) {
+	return processFrom(agent, os.Getppid())
 }
 
 // versionFrom is agentVersion searched from process pid up.
 func versionFrom(agent hookproto.Agent, pid int) string {
+	_, v := processFrom(agent, pid)
+	return v
+}
+
+// processFrom is agentProcess searched from process pid up.
+func processFrom(agent hookproto.Agent, pid int) (int, string) {
 	for range versionParents {
 		if pid <= 1 {
-			return ""
+			return 0, ""
 		}
 		for _, p := range procPaths(pid) {
 			if v := packageVersion(agent, p); v != "" {
-				return v
+				return pid, v
 			}
 		}
 		pid = parentPID(pid)
 	}
-	return ""
+	return 0, ""
 }
 
 // procPaths are the files process pid runs: its executable, and those of

@@ -187,11 +187,13 @@ func denyFirstApproval(w *world) string {
 		if code != 0 {
 			return "list: " + errOut
 		}
-		var pending []struct {
-			ApprovalID string `json:"approval_id"`
+		var pending struct {
+			Approvals []struct {
+				ApprovalID string `json:"approval_id"`
+			} `json:"approvals"`
 		}
-		if json.Unmarshal([]byte(out), &pending) == nil && len(pending) > 0 {
-			if _, errOut, code := w.run("deny", pending[0].ApprovalID, "--reason", "the test says no"); code != 0 {
+		if json.Unmarshal([]byte(out), &pending) == nil && len(pending.Approvals) > 0 {
+			if _, errOut, code := w.run("deny", pending.Approvals[0].ApprovalID, "--reason", "the test says no"); code != 0 {
 				return "deny: " + errOut
 			}
 			return ""
