@@ -309,3 +309,45 @@ func sameTree(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// TestE2E_Hooks_SandboxCommands: with hooks.sandbox_commands, Claude
+// Code's shell command runs inside opx's command sandbox: it writes in
+// the workspace, not outside it.
+func TestE2E_Hooks_SandboxCommands(t *testing.T) {
+	s := hookSpecs[0]
+	w := newWorld(t)
+	if err := os.MkdirAll(filepath.Join(w.ws, ".opx"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.ws, ".opx", "config.yaml"), []byte("hooks:\n  sandbox_commands: true\n  decision_timeout: 20s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.start()
+	// A program of the workspace's (Shield lets it run, as the project's
+	// own) that writes outside the workspace: only the sandbox stops it.
+	outside := filepath.Join(t.TempDir(), "escaped.txt")
+	if err := os.WriteFile(filepath.Join(w.ws, "escape.sh"), []byte("#!/bin/sh\necho out > "+outside+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv := s.server(t, agenttest.Shell("echo in > inside.txt; ./escape.sh; echo done"))
+	res := agenttest.Run(t, s.cli, srv, agenttest.Options{Dir: w.ws, Prepare: installHooks(t, w, s), Env: agentEnv(w)})
+	if res.Err != nil || srv.Used() != 1 {
+		t.Fatalf("claude: %v\nstdout: %.2000s\nstderr: %.2000s", res.Err, res.Stdout, res.Stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(w.ws, "inside.txt")); err != nil || string(b) != "in\n" {
+		t.Errorf("inside.txt: %q %v (the sandboxed command did not write in the workspace)", b, err)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Errorf("%s exists: the command wrote outside the workspace", outside)
+	}
+	out, _, _ := w.run("ledger", "tail", "-n", "40")
+	var seq string
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[2] == "hook.tool_call" {
+			seq = f[0]
+		}
+	}
+	if show, _, _ := w.run("ledger", "show", seq); seq == "" || !strings.Contains(strings.ReplaceAll(show, " ", ""), `"sandboxed":true`) {
+		t.Errorf("hook.tool_call %s does not say sandboxed:\n%s", seq, show)
+	}
+}
