@@ -31,6 +31,8 @@ func NewApp() *cli.App {
 			statusCommand(),
 			sendCommand(),
 			mcpProxyCommand(),
+			agentsCommand(),
+			hookCommand(),
 			chatCommand(),
 			approveCommand(),
 			denyCommand(),

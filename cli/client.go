@@ -20,6 +20,7 @@ type engineClient struct {
 	conn   *grpc.ClientConn
 	client opxv1.ClientServiceClient
 	ledger opxv1.LedgerServiceClient
+	hooks  opxv1.HookServiceClient
 	ctx    context.Context // carries the client token
 }
 
@@ -30,6 +31,12 @@ func dialEngine(c *cli.Context) (*engineClient, error) {
 	if err != nil {
 		return nil, err
 	}
+	return dialWorkspace(c, ws)
+}
+
+// dialWorkspace is dialEngine for the workspace ws (absolute and
+// symlink-free), whatever --workspace says.
+func dialWorkspace(c *cli.Context, ws string) (*engineClient, error) {
 	dir, err := ledgerloc.StateDir(ws)
 	if err != nil {
 		return nil, err
@@ -44,7 +51,7 @@ func dialEngine(c *cli.Context) (*engineClient, error) {
 	}
 	ctx := metadata.AppendToOutgoingContext(c.Context, engine.TokenHeader, tok, "opx-client", "opx "+c.Command.Name)
 	return &engineClient{entry: e, conn: conn, client: opxv1.NewClientServiceClient(conn),
-		ledger: opxv1.NewLedgerServiceClient(conn), ctx: ctx}, nil
+		ledger: opxv1.NewLedgerServiceClient(conn), hooks: opxv1.NewHookServiceClient(conn), ctx: ctx}, nil
 }
 
 func (ec *engineClient) Close() error { return ec.conn.Close() }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/opx-dev/opx/agents/install"
 	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/engine/config"
@@ -30,7 +32,10 @@ func doctorCommand() *cli.Command {
 			"would run them: /etc/shadow, your home and ~/.ssh, opx's state directory), whether an engine runs\n" +
 			"for the workspace, and the ledger's head and a strict verify of it (through the engine when it\n" +
 			"runs, from the file otherwise), and the configured MCP servers: a server the engine could not start\n" +
-			"(or, with no engine, whose command cannot be found) is a problem.\n\n" +
+			"(or, with no engine, whose command cannot be found) is a problem. Then the agent CLIs hooked into opx\n" +
+			"(opx agents install), in the workspace and the user's settings: a hook that will not run (its opx gone,\n" +
+			"an event or a tool left out, hooks turned off, a folder the CLI does not trust, or, asking codex, hooks\n" +
+			"Codex does not trust) is a problem.\n\n" +
 			"EXIT CODES:\n   0  everything is in order\n   1  something is wrong (listed under problems)\n   2  usage error",
 		Flags:  append(ledgerloc.Flags(), ui.JSONFlag()),
 		Action: runDoctor,
@@ -49,7 +54,9 @@ type doctorReport struct {
 	// MCPServers are the configured MCP servers: as the engine runs them,
 	// or, without one, whether each command can be found.
 	MCPServers []mcpServerJSON `json:"mcp_servers"`
-	Problems   []string        `json:"problems"`
+	// Agents are the agent CLIs hooked into opx (agents_hooks.go).
+	Agents   []install.Status `json:"agents"`
+	Problems []string         `json:"problems"`
 }
 
 type doctorEngine struct {
@@ -118,6 +125,8 @@ func runDoctor(c *cli.Context) error {
 			rep.MCPServers = mcpConfigured(ws, cfg, problem)
 		}
 	}
+	rep.Agents = agentHooks(context.Background(), ws, true)
+	agentHookProblems(rep.Agents, problem)
 	rep.OK = len(rep.Problems) == 0
 	if c.Bool("json") {
 		if err := ui.WriteJSON(c, rep); err != nil {
@@ -218,6 +227,7 @@ func printDoctor(c *cli.Context, rep doctorReport) {
 		fmt.Fprintf(w, "engine    not running\n")
 	}
 	printMCPServers(w, "mcp       ", rep.MCPServers)
+	printAgentHooks(w, "hooks     ", rep.Agents)
 	switch {
 	case !rep.Ledger.Exists:
 		fmt.Fprintf(w, "ledger    none yet at %s\n", rep.Ledger.Path)

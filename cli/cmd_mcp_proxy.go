@@ -152,16 +152,21 @@ func runMCPProxy(c *cli.Context) error {
 	return p.run()
 }
 
-// attachEngine connects to the workspace's engine, starting one in the
-// background first if none runs (what it says goes to stderr: stdout is
-// the MCP client's).
+// engineProgram is the opx binary attachEngine starts an engine with:
+// this one (tests start a built opx, or one that cannot start).
+var engineProgram = os.Executable
+
+// attachEngine connects to the engine of workspace ws (absolute and
+// symlink-free), starting one in the background first if none runs. What
+// it says goes to stderr, prefixed with the command's name: stdout is the
+// client's (MCP for mcp-proxy, the hook's answer for hook).
 func attachEngine(c *cli.Context, ws string) (*engineClient, error) {
 	dir, err := ledgerloc.StateDir(ws)
 	if err != nil {
 		return nil, err
 	}
 	if _, _, err := registry.Lookup(dir); errors.Is(err, registry.ErrNotRunning) {
-		self, err := os.Executable()
+		self, err := engineProgram()
 		if err != nil {
 			return nil, err
 		}
@@ -169,7 +174,7 @@ func attachEngine(c *cli.Context, ws string) (*engineClient, error) {
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(c.App.ErrWriter, "opx mcp-proxy: no engine runs for %s; starting one in the background\n", ws)
+		fmt.Fprintf(c.App.ErrWriter, "opx %s: no engine runs for %s; starting one in the background\n", c.Command.Name, ws)
 		if err := spawnDaemon(c, c.App.ErrWriter, self, ws, dir, path); err != nil && !errors.Is(err, registry.ErrRunning) {
 			// Another proxy may have started one meanwhile (this one's
 			// manager then refused to be a second): the registry says.
@@ -178,20 +183,20 @@ func attachEngine(c *cli.Context, ws string) (*engineClient, error) {
 			}
 		}
 	}
-	ec, err := dialEngine(c)
+	ec, err := dialWorkspace(c, ws)
 	if errors.Is(err, registry.ErrStarting) {
-		ec, err = waitEngine(c, dir)
+		ec, err = waitEngine(c, ws, dir)
 	}
 	return ec, err
 }
 
 // waitEngine waits (up to 35 s, as opx start --daemon does) for an engine
 // that is starting.
-func waitEngine(c *cli.Context, dir registry.Dir) (*engineClient, error) {
+func waitEngine(c *cli.Context, ws string, dir registry.Dir) (*engineClient, error) {
 	var err error
 	for range 700 {
 		if _, _, err = registry.Lookup(dir); err == nil {
-			return dialEngine(c)
+			return dialWorkspace(c, ws)
 		}
 		if !errors.Is(err, registry.ErrStarting) {
 			return nil, err

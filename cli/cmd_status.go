@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/opx-dev/opx/agents/install"
 	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -12,11 +14,15 @@ import (
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
-		Usage:     "show the workspace's manager, engine and agent, the sandbox, the ledger head, the MCP servers and fleet shipping",
-		UsageText: "opx status [--workspace DIR] [--json]",
-		Description: "Exits 1 when no engine runs for the workspace, so scripts can test it.\n\n" +
+		Usage:     "show the workspace's manager, engine and agent, the sandbox, the ledger head, the MCP servers, fleet shipping and the agent CLIs hooked",
+		UsageText: "opx status [--workspace DIR] [--verbose] [--json]",
+		Description: "Exits 1 when no engine runs for the workspace, so scripts can test it. The agent CLIs hooked into\n" +
+			"opx (opx agents install) are listed either way, with whether their hooks will run; whether Codex\n" +
+			"trusts its hooks is asked of codex only with --verbose (it starts codex app-server; opx doctor\n" +
+			"always asks).\n\n" +
 			exitCodesHelp(""),
-		Flags:  append(ledgerloc.WorkspaceFlags(), ui.JSONFlag()),
+		Flags: append(ledgerloc.WorkspaceFlags(), ui.JSONFlag(),
+			&cli.BoolFlag{Name: "verbose", Usage: "also ask codex whether it trusts opx's hooks"}),
 		Action: runStatus,
 	}
 }
@@ -39,6 +45,8 @@ type statusJSON struct {
 	MCPServers []mcpServerJSON `json:"mcp_servers"`
 	// Fleet is the shipping state (status_fleet.go); absent when off.
 	Fleet *fleetStatusJSON `json:"fleet,omitempty"`
+	// Agents are the agent CLIs hooked into opx (agents_hooks.go).
+	Agents []install.Status `json:"agents"`
 }
 
 func runStatus(c *cli.Context) error {
@@ -49,10 +57,13 @@ func runStatus(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	agents := agentHooks(context.Background(), ws, c.Bool("verbose"))
 	ec, err := dialEngine(c)
 	if err != nil {
 		if c.Bool("json") {
-			ui.WriteJSON(c, statusJSON{Running: false, Workspace: ws, MCPServers: []mcpServerJSON{}})
+			ui.WriteJSON(c, statusJSON{Running: false, Workspace: ws, MCPServers: []mcpServerJSON{}, Agents: agents})
+		} else {
+			printAgentHooks(c.App.Writer, "hooks     ", agents)
 		}
 		return err
 	}
@@ -64,7 +75,7 @@ func runStatus(c *cli.Context) error {
 	out := statusJSON{Running: true, Workspace: st.Workspace, Version: st.Version, ManagerPID: st.ManagerPid, EnginePID: st.EnginePid,
 		AgentPID: st.AgentPid, GRPCPort: st.GrpcPort, SandboxStatus: st.SandboxStatus, SandboxSummary: st.SandboxSummary,
 		LedgerPath: st.LedgerPath, LedgerHeadSeq: st.LedgerHeadSeq, LedgerHeadHash: st.LedgerHeadHash, MCPServers: mcpServersJSON(st.McpServers),
-		Fleet: fleetJSON(st.Fleet)}
+		Fleet: fleetJSON(st.Fleet), Agents: agents}
 	if c.Bool("json") {
 		return ui.WriteJSON(c, out)
 	}
@@ -83,5 +94,6 @@ func runStatus(c *cli.Context) error {
 	fmt.Fprintf(w, "sandbox   %s\nledger    %s\n          head %d %s\n", sandbox, out.LedgerPath, out.LedgerHeadSeq, out.LedgerHeadHash)
 	printMCPServers(w, "mcp       ", out.MCPServers)
 	printFleet(w, out.Fleet)
+	printAgentHooks(w, "hooks     ", out.Agents)
 	return nil
 }

@@ -26,9 +26,14 @@ const (
 func ExitCode(err error) int {
 	var ue *usage.Error
 	var ec cli.ExitCoder
+	var se *statusError
 	switch {
 	case err == nil, errors.Is(err, errHelpShown):
 		return ExitOK
+	case errors.As(err, &se):
+		// A status the command chose, its output written (opx hook's
+		// answer to a coding agent's CLI).
+		return se.code
 	case errors.As(err, new(*refusedError)):
 		// The engine refused to start (internal-engine only): its
 		// manager must not retry.
@@ -66,6 +71,13 @@ func exitCodesHelp(integrity string) string {
 	return s
 }
 
+// statusError is a command's own exit status, its output already
+// written: opx hook answers a coding agent's CLI with exit 2 and the
+// reason on stderr, and nothing else may be printed.
+type statusError struct{ code int }
+
+func (e *statusError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
 // errHelpShown is returned by a command that printed its help because
 // --help came after its arguments; it exits 0 and prints nothing more.
 var errHelpShown = errors.New("help shown")
@@ -80,7 +92,7 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 // error on ErrWriter, once, and never exits the process (main does, with
 // ExitCode), so the app can run inside tests.
 func reportError(c *cli.Context, err error) {
-	if err == nil || errors.Is(err, errHelpShown) || errors.As(err, new(*refusedError)) {
+	if err == nil || errors.Is(err, errHelpShown) || errors.As(err, new(*refusedError)) || errors.As(err, new(*statusError)) {
 		return // a refusal went to the manager, which reports it once
 	}
 	fmt.Fprintf(c.App.ErrWriter, "opx: %v\n", err)

@@ -26,3 +26,11 @@ func ProveLatestForTest(l *ledger.Ledger, seq uint64) (*tlog.Proof, error) {
 	}
 	return buildProof(l, seq, sc)
 }
+
+// SetEngineProgramForTest sets the opx binary attachEngine starts an
+// engine with (a test binary would run its tests); restore undoes it.
+func SetEngineProgramForTest(path string) (restore func()) {
+	old := engineProgram
+	engineProgram = func() (string, error) { return path, nil }
+	return func() { engineProgram = old }
+}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/opx-dev/opx/internal/jsonscan"
 )
 
 // MaxSafeInteger is the largest integer magnitude allowed in an entry. JCS
@@ -81,6 +83,9 @@ func MarshalCanonical(v any) ([]byte, error) {
 type canonParser struct {
 	b   []byte
 	pos int
+	// blob is set by the scanner's skip (scan.go) when a string it
+	// passes ends in the bytes blob (the input holds `blob"`).
+	blob bool
 }
 
 // SyntaxError describes malformed or out-of-profile JSON.
@@ -370,7 +375,7 @@ func (p *canonParser) strBytes() ([]byte, error) {
 	p.pos++ // opening quote
 	start := p.pos
 	// Fast path: no escapes, ASCII or valid UTF-8.
-	p.pos = plainRun(p.b, p.pos)
+	p.pos = jsonscan.PlainRun(p.b, p.pos)
 	for p.pos < len(p.b) {
 		c := p.b[p.pos]
 		if c == '"' {
@@ -507,7 +512,7 @@ func appendCanonString(out []byte, s string) []byte {
 // appendCanonBytes is appendCanonString for a byte slice; a string with
 // nothing to escape is copied as is.
 func appendCanonBytes(out, s []byte) []byte {
-	if plainRun(s, 0) == len(s) {
+	if jsonscan.PlainRun(s, 0) == len(s) {
 		out = append(out, '"')
 		out = append(out, s...)
 		return append(out, '"')

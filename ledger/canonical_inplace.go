@@ -1,6 +1,10 @@
 package ledger
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/opx-dev/opx/internal/jsonscan"
+)
 
 // canonicalInPlace reports that b is in canonical form by reading it once,
 // without writing the canonical form out and comparing (what isCanonical
@@ -104,7 +108,7 @@ func (p *canonParser) inPlaceString(escapes bool) bool {
 	p.pos++ // opening quote
 	start := p.pos
 	for {
-		p.pos = plainRun(p.b, p.pos)
+		p.pos = jsonscan.PlainRun(p.b, p.pos)
 		if p.pos >= len(p.b) {
 			return false
 		}

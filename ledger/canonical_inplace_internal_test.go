@@ -113,27 +113,7 @@ func TestCanonicalInPlace_MatchesRewrite(t *testing.T) {
 		t.Fatalf("only %d canonical seeds", canonical)
 	}
 	special := []byte{' ', '"', '\\', ',', ':', '{', '}', '[', ']', '0', '1', '-', '.', 'e', 'a', 'u', 'n', 0x1f, 0x7f, 0xc3, 0xff}
-	mutated := 0
-	for i, b := range seeds {
-		if i%40 != 0 && len(b) > 100 { // every edge value, a sample of the lines
-			continue
-		}
-		for pos := 0; pos <= len(b); pos++ {
-			sameCanonicalVerdict(t, b[:pos])
-			for _, c := range special {
-				v := append(append(append([]byte{}, b[:pos]...), c), b[pos:]...) // inserted
-				sameCanonicalVerdict(t, v)
-				if pos < len(b) {
-					v = append(append(append([]byte{}, b[:pos]...), c), b[pos+1:]...) // replaced
-					sameCanonicalVerdict(t, v)
-				}
-			}
-			if pos < len(b) {
-				sameCanonicalVerdict(t, append(append([]byte{}, b[:pos]...), b[pos+1:]...))
-			}
-			mutated++
-		}
-	}
+	mutated := eachVariant(seeds, 40, special, func(v []byte) { sameCanonicalVerdict(t, v) })
 	for n := 0; n < 0x80; n++ { // every \u00XX escape
 		sameCanonicalVerdict(t, []byte(`"\u00`+strings.ToLower(strconv.FormatInt(int64(n)|0x100, 16)[1:])+`"`))
 		sameCanonicalVerdict(t, []byte(`"\u00`+strings.ToUpper(strconv.FormatInt(int64(n)|0x100, 16)[1:])+`"`))
@@ -154,4 +134,31 @@ func FuzzCanonicalInPlace(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		sameCanonicalVerdict(t, b)
 	})
+}
+
+// eachVariant calls f with variants of every seed of at most 100 bytes
+// and of every every-th longer one: each prefix, and the seed with each
+// byte replaced by, or preceded by, each of special, or deleted. It
+// returns how many positions it varied.
+func eachVariant(seeds [][]byte, every int, special []byte, f func([]byte)) int {
+	n := 0
+	for i, b := range seeds {
+		if i%every != 0 && len(b) > 100 {
+			continue
+		}
+		for pos := 0; pos <= len(b); pos++ {
+			f(b[:pos])
+			for _, c := range special {
+				f(append(append(append([]byte{}, b[:pos]...), c), b[pos:]...)) // inserted
+				if pos < len(b) {
+					f(append(append(append([]byte{}, b[:pos]...), c), b[pos+1:]...)) // replaced
+				}
+			}
+			if pos < len(b) {
+				f(append(append([]byte{}, b[:pos]...), b[pos+1:]...)) // deleted
+			}
+			n++
+		}
+	}
+	return n
 }

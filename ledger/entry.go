@@ -130,9 +130,13 @@ func ParseEntry(raw []byte) (Entry, error) { return parseEntry(raw, nil) }
 // entries): each is allocated once rather than once an entry.
 type entryStrings struct {
 	m map[string]string
-	// dropTS: ts is checked but not kept (Entry.TS is ""), for a verify
-	// that reads no timestamp.
-	dropTS bool
+	// lean: ts and session are checked but not kept (Entry.TS and
+	// Entry.Session are ""), for the default verify, which reads neither.
+	lean bool
+	// dataBlob is whether the data of the entry parsed last holds the
+	// bytes `blob"` (BlobRefs' precheck), as the syntax check of the data
+	// saw them: verify need not search the data again.
+	dataBlob bool
 }
 
 // maxEntryStrings bounds an entryStrings table: past it, strings are
@@ -165,8 +169,41 @@ func (t *entryStrings) str(s *scanner) (string, error) {
 	return v, nil
 }
 
+// ts reads the ts member's string: kept, or when lean checked only.
+func (t *entryStrings) ts(s *scanner) (string, error) {
+	if t == nil || !t.lean {
+		return s.str()
+	}
+	return "", s.checkStr()
+}
+
+// session reads the session member's string: from the table, or when
+// lean checked only.
+func (t *entryStrings) session(s *scanner) (string, error) {
+	if t == nil || !t.lean {
+		return t.str(s)
+	}
+	return "", s.checkStr()
+}
+
+// noteData keeps what the scan of an entry's data saw.
+func (t *entryStrings) noteData(s *scanner) {
+	if t != nil {
+		t.dataBlob = s.blob
+	}
+}
+
 // parseEntry is ParseEntry taking session and type from t (nil: none).
 func parseEntry(raw []byte, t *entryStrings) (Entry, error) {
+	if e, ok := parseEntryLaidOut(raw, t); ok {
+		return e, nil
+	}
+	return parseEntryAnyLayout(raw, t)
+}
+
+// parseEntryAnyLayout reads the members in any order, with any white
+// space, and words what is wrong.
+func parseEntryAnyLayout(raw []byte, t *entryStrings) (Entry, error) {
 	e := Entry{Raw: raw}
 	s := scanner{b: raw}
 	s.space()
@@ -203,9 +240,11 @@ func parseEntry(raw []byte, t *entryStrings) (Entry, error) {
 		case "data":
 			bit = fData
 			start := s.pos
+			s.blob = false
 			if err := s.skipValue(0); err != nil {
 				return e, err
 			}
+			t.noteData(&s)
 			e.Data = raw[start:s.pos]
 			if raw[start] != '{' {
 				return e, s.fail("data is not an object")
@@ -226,19 +265,12 @@ func parseEntry(raw []byte, t *entryStrings) (Entry, error) {
 			}
 		case "session":
 			bit = fSession
-			if e.Session, err = t.str(&s); err != nil {
+			if e.Session, err = t.session(&s); err != nil {
 				return e, err
 			}
 		case "ts":
 			bit = fTS
-			if t != nil && t.dropTS {
-				if s.pos >= len(s.b) || s.b[s.pos] != '"' {
-					return e, s.fail("expected string")
-				}
-				if _, err = s.p().strBytes(); err != nil {
-					return e, err
-				}
-			} else if e.TS, err = s.str(); err != nil {
+			if e.TS, err = t.ts(&s); err != nil {
 				return e, err
 			}
 		case "type":

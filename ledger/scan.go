@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"strconv"
+
+	"github.com/opx-dev/opx/internal/jsonscan"
 )
 
 // scanner is the allocation-light reader behind ParseEntry. It shares the
@@ -33,6 +35,15 @@ func (s *scanner) str() (string, error) {
 	return s.p().str()
 }
 
+// checkStr checks the string at s as str reads it, keeping nothing.
+func (s *scanner) checkStr() error {
+	if s.pos >= len(s.b) || s.b[s.pos] != '"' {
+		return s.fail("expected string")
+	}
+	_, err := s.p().strBytes()
+	return err
+}
+
 // keyBytes returns an object key's decoded bytes without allocating when
 // the key has no escapes (entry member names never do).
 func (s *scanner) keyBytes() ([]byte, error) {
@@ -51,7 +62,7 @@ func (s *scanner) rawStr() ([]byte, error) {
 		return nil, s.fail("expected string")
 	}
 	start := s.pos
-	s.pos = plainRun(s.b, s.pos)
+	s.pos = jsonscan.PlainRun(s.b, s.pos)
 	for s.pos < len(s.b) {
 		switch c := s.b[s.pos]; {
 		case c == '"':
@@ -80,144 +91,173 @@ func (s *scanner) uint() (uint64, error) {
 	return n, nil
 }
 
-// skipValue advances past one JSON value, checking its syntax.
+// skipValue advances past one JSON value, checking its syntax; on an
+// error s.pos is where it was found.
 func (s *scanner) skipValue(depth int) error {
+	end, msg := skipJSON(s.b, s.pos, depth, &s.blob)
+	s.pos = end
+	if msg != "" {
+		return s.fail(msg)
+	}
+	return nil
+}
+
+// skipJSON is skipValue on locals, the position in a register rather
+// than in the scanner (what makes it fast): it returns the position after
+// the value at b[i:], or where it is malformed with what is wrong. It
+// sets *blob when a string it passes ends in the bytes blob.
+func skipJSON(b []byte, i, depth int, blob *bool) (int, string) {
 	if depth > maxDepth {
-		return s.fail("nesting too deep")
+		return i, "nesting too deep"
 	}
-	if s.pos >= len(s.b) {
-		return s.fail("unexpected end of input")
+	if i >= len(b) {
+		return i, "unexpected end of input"
 	}
-	switch c := s.b[s.pos]; {
+	var msg string
+	switch c := b[i]; {
 	case c == '"':
-		return s.skipString()
+		return skipJSONString(b, i, blob)
 	case c == '{':
-		s.pos++
-		s.space()
-		if s.eat('}') {
-			return nil
+		i = skipJSONSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return i + 1, ""
 		}
 		for {
-			s.space()
-			if err := s.skipString(); err != nil {
-				return err
+			if i, msg = skipJSONString(b, skipJSONSpace(b, i), blob); msg != "" {
+				return i, msg
 			}
-			s.space()
-			if !s.eat(':') {
-				return s.fail("expected :")
+			if i = skipJSONSpace(b, i); i >= len(b) || b[i] != ':' {
+				return i, "expected :"
 			}
-			s.space()
-			if err := s.skipValue(depth + 1); err != nil {
-				return err
+			if i, msg = skipJSON(b, skipJSONSpace(b, i+1), depth+1, blob); msg != "" {
+				return i, msg
 			}
-			s.space()
-			if s.eat(',') {
+			if i = skipJSONSpace(b, i); i < len(b) && b[i] == ',' {
+				i++
 				continue
 			}
-			if s.eat('}') {
-				return nil
+			if i < len(b) && b[i] == '}' {
+				return i + 1, ""
 			}
-			return s.fail("expected , or }")
+			return i, "expected , or }"
 		}
 	case c == '[':
-		s.pos++
-		s.space()
-		if s.eat(']') {
-			return nil
+		i = skipJSONSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1, ""
 		}
 		for {
-			s.space()
-			if err := s.skipValue(depth + 1); err != nil {
-				return err
+			if i, msg = skipJSON(b, skipJSONSpace(b, i), depth+1, blob); msg != "" {
+				return i, msg
 			}
-			s.space()
-			if s.eat(',') {
+			if i = skipJSONSpace(b, i); i < len(b) && b[i] == ',' {
+				i++
 				continue
 			}
-			if s.eat(']') {
-				return nil
+			if i < len(b) && b[i] == ']' {
+				return i + 1, ""
 			}
-			return s.fail("expected , or ]")
+			return i, "expected , or ]"
 		}
 	case c == '-' || (c >= '0' && c <= '9'):
 		if c == '-' {
-			s.pos++
+			i++
 		}
-		if _, err := s.uint(); err != nil {
-			return err
+		// As scanner.uint: digits, no leading zero, at most 2^53-1.
+		start, n := i, uint64(0)
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			if n <= MaxSafeInteger {
+				n = n*10 + uint64(b[i]-'0')
+			}
 		}
-		if s.pos < len(s.b) && (s.b[s.pos] == '.' || s.b[s.pos] == 'e' || s.b[s.pos] == 'E') {
-			return s.fail("non-integer number")
-		}
-		return nil
-	case c == 't':
-		_, err := s.p().literal(nil, "true")
-		return err
-	case c == 'f':
-		_, err := s.p().literal(nil, "false")
-		return err
-	case c == 'n':
-		_, err := s.p().literal(nil, "null")
-		return err
-	}
-	return s.fail("unexpected character")
-}
-
-func (s *scanner) skipString() error {
-	if !s.eat('"') {
-		return s.fail("expected string")
-	}
-	s.pos = plainRun(s.b, s.pos)
-	for s.pos < len(s.b) {
-		c := s.b[s.pos]
 		switch {
-		case c == '"':
-			s.pos++
-			return nil
-		case c < 0x20:
-			return s.fail("control character in string")
-		case c == '\\':
-			if s.pos+1 >= len(s.b) {
-				return s.fail("unterminated escape")
-			}
-			switch s.b[s.pos+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.pos += 2
-			case 'u':
-				s.pos += 2
-				if _, err := s.p().hex4(); err != nil {
-					return err
-				}
-			default:
-				return s.fail("invalid escape")
-			}
-		default:
-			s.pos++
+		case i == start || (b[start] == '0' && i-start > 1):
+			return i, "expected unsigned integer"
+		case n > MaxSafeInteger:
+			return i, "integer out of range"
+		case i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E'):
+			return i, "non-integer number"
 		}
+		return i, ""
+	case c == 't':
+		return skipJSONLiteral(b, i, "true")
+	case c == 'f':
+		return skipJSONLiteral(b, i, "false")
+	case c == 'n':
+		return skipJSONLiteral(b, i, "null")
 	}
-	return s.fail("unterminated string")
+	return i, "unexpected character"
 }
 
-// plainRun returns the index of the first byte at or after i that needs a
-// look in a JSON string (a quote, a backslash or a control character), or
-// len(b), examining eight bytes per step.
-func plainRun(b []byte, i int) int {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(b); i += 8 {
-		v := binary.LittleEndian.Uint64(b[i:])
-		q := v ^ (lo * '"')
-		bs := v ^ (lo * '\\')
-		// Exact: a byte is flagged iff it is a quote, a backslash or
-		// below 0x20 (bytes >= 0x80 are never flagged).
-		t := ((q - lo) &^ q) | ((bs - lo) &^ bs) | ((v - lo*0x20) &^ v)
-		if t &= hi; t != 0 {
-			return i + bits.TrailingZeros64(t)/8
-		}
-	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
-			return i
-		}
+// skipJSONSpace returns the position of the first byte at or after i that
+// is not JSON white space.
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
 	return i
 }
+
+func skipJSONLiteral(b []byte, i int, lit string) (int, string) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return i, "invalid literal"
+	}
+	return i + len(lit), ""
+}
+
+// skipJSONString is skipJSON of the string that should start at b[i].
+func skipJSONString(b []byte, i int, blob *bool) (int, string) {
+	if i >= len(b) || b[i] != '"' {
+		return i, "expected string"
+	}
+	i++
+	for {
+		// Most strings end within eight bytes: that word is looked at
+		// here, without a call.
+		if i+8 <= len(b) {
+			if t := jsonscan.SpecialBytes(binary.LittleEndian.Uint64(b[i:])); t != 0 {
+				i += bits.TrailingZeros64(t) / 8
+			} else {
+				i = jsonscan.PlainRun(b, i+8)
+			}
+		} else {
+			i = jsonscan.PlainRun(b, i)
+		}
+		if i >= len(b) {
+			return i, "unterminated string"
+		}
+		switch c := b[i]; {
+		case c == '"':
+			if i >= 4 && binary.LittleEndian.Uint32(b[i-4:]) == blobWord {
+				*blob = true
+			}
+			return i + 1, ""
+		case c < 0x20:
+			return i, "control character in string"
+		}
+		// A backslash.
+		if i+1 >= len(b) {
+			return i, "unterminated escape"
+		}
+		switch b[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			i += 2
+			if i+4 > len(b) {
+				return i, "short \\u escape"
+			}
+			for _, h := range b[i : i+4] {
+				if l := h | 0x20; (h < '0' || h > '9') && (l < 'a' || l > 'f') { // hex4's digits
+					return i, "invalid \\u escape"
+				}
+			}
+			i += 4
+		default:
+			return i, "invalid escape"
+		}
+	}
+}
+
+// blobWord is the bytes "blob" read as a little-endian uint32.
+var blobWord = binary.LittleEndian.Uint32([]byte("blob"))

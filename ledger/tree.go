@@ -71,19 +71,27 @@ func LeafHash(entry []byte) [32]byte {
 	return lh.sum(entry)
 }
 
-// leafHasher computes leaf hashes with one SHA-256 state, reused.
-type leafHasher struct{ h hash.Hash }
+// leafHasher computes leaf hashes with one SHA-256 state and one output
+// buffer, reused: a leaf costs no allocation (a slice handed to the
+// hash.Hash interface escapes, so neither the prefix nor the sum may be
+// a fresh one each call).
+type leafHasher struct {
+	h   hash.Hash
+	out [32]byte
+}
+
+// leafPrefix is the RFC 6962 leaf prefix, shared for the reason above.
+var leafPrefix = [1]byte{rfc6962.RFC6962LeafHashPrefix}
 
 func (lh *leafHasher) sum(entry []byte) [32]byte {
 	if lh.h == nil {
 		lh.h = sha256.New()
 	}
 	lh.h.Reset()
-	lh.h.Write([]byte{rfc6962.RFC6962LeafHashPrefix})
+	lh.h.Write(leafPrefix[:])
 	lh.h.Write(entry)
-	var out [32]byte
-	lh.h.Sum(out[:0])
-	return out
+	lh.h.Sum(lh.out[:0])
+	return lh.out
 }
 
 // emptyTreeRoot is the root of the tree of no entries: SHA-256 of nothing.

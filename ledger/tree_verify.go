@@ -3,12 +3,14 @@ package ledger
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
 
 	"github.com/transparency-dev/merkle/compact"
+	"github.com/transparency-dev/merkle/rfc6962"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -171,6 +173,10 @@ func (c *checker) treeChunk(ch chunk, leaves [][32]byte, types []string, datas [
 	if c.tree.tiles != nil {
 		visit = func(id compact.NodeID, h []byte) { c.visitTile(ch.tiles, ct, id, h, res) }
 	}
+	if r, ok := perfectSubtree(begin, leaves, types, visit); ok {
+		ct.rng = r
+		return
+	}
 	for i := range leaves {
 		if types[i] == TypeCheckpoint || types[i] == TypeTreeBuilt {
 			if m, ok := parseTreeMark(types[i], datas[i]); ok {
@@ -179,6 +185,63 @@ func (c *checker) treeChunk(ch chunk, leaves [][32]byte, types []string, datas [
 			}
 		}
 		ct.rng.Append(leaves[i][:], visit)
+	}
+}
+
+// perfectSubtree is the compact range of a chunk that is one perfect
+// subtree of the tree (a power of two of leaves, below 2^16, starting at
+// a multiple of it) and records no tree (no entry needs the range up to
+// it): the range holds just the subtree's root, what appending the leaves
+// one by one gives, here computed in place in leaves (which it
+// overwrites) without a compact.Range step or an allocation for each
+// node. visit, if set, sees what appending shows of the tiles' heights,
+// in the same order: the leaves, and after each 256 of them the node at
+// height 8 over them. ok is false for any other chunk, leaves untouched.
+func perfectSubtree(begin uint64, leaves [][32]byte, types []string, visit compact.VisitFn) (*compact.Range, bool) {
+	n := uint64(len(leaves))
+	if n == 0 || n&(n-1) != 0 || n >= 1<<(2*tileHeight) || begin%n != 0 {
+		return nil, false
+	}
+	for _, typ := range types {
+		if typ == TypeCheckpoint || typ == TypeTreeBuilt {
+			return nil, false
+		}
+	}
+	block := min(n, 1<<tileHeight)
+	for b := uint64(0); b < n; b += block {
+		blk := leaves[b : b+block]
+		if visit != nil {
+			for i := range blk {
+				visit(compact.NodeID{Level: 0, Index: begin + b + uint64(i)}, blk[i][:])
+			}
+		}
+		hashUp(blk)
+		leaves[b/block] = blk[0] // b/block <= b: a block already hashed
+		if visit != nil && block == 1<<tileHeight {
+			visit(compact.NodeID{Level: tileHeight, Index: (begin + b) >> tileHeight}, leaves[b/block][:])
+		}
+	}
+	top := leaves[:n/block]
+	hashUp(top)
+	root := top[0]
+	r, err := treeFactory.NewRange(begin, begin+n, [][]byte{root[:]})
+	if err != nil {
+		panic(err) // one perfect subtree is a valid range
+	}
+	return r, true
+}
+
+// hashUp puts in hs[0] the root of the perfect tree over the nodes hs (a
+// power of two of them, all at one height), overwriting hs on the way.
+func hashUp(hs [][32]byte) {
+	var buf [1 + 2*hashSize]byte
+	buf[0] = rfc6962.RFC6962NodeHashPrefix
+	for w := len(hs); w > 1; w /= 2 {
+		for j := 0; j < w/2; j++ {
+			copy(buf[1:], hs[2*j][:])
+			copy(buf[1+hashSize:], hs[2*j+1][:])
+			hs[j] = sha256.Sum256(buf[:])
+		}
 	}
 }
 

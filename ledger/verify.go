@@ -387,7 +387,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 	var lh leafHasher
 	var scratch []byte
 	// The default verify reads no timestamp: it is checked, not kept.
-	strs := &entryStrings{dropTS: !c.opts.Strict}
+	strs := &entryStrings{lean: !c.opts.Strict}
 	leaves := make([][32]byte, len(ch.items))
 	types := make([]string, len(ch.items))
 	datas := make([][]byte, len(ch.items))
@@ -417,7 +417,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 					Detail:   fmt.Sprintf("entry stored under key %d says seq %d", it.key, e.Seq),
 					Expected: fmt.Sprint(it.key), Found: fmt.Sprint(e.Seq)})
 			}
-			c.checkEntry(&e, l.key, res, fail, &scratch)
+			c.checkEntry(&e, strs.dataBlob, l.key, res, fail, &scratch)
 			types[i], datas[i], seqs[i] = e.Type, e.Data, e.Seq
 			if c.ordering() {
 				if res.ordered == nil {
@@ -438,9 +438,12 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 	return res
 }
 
-// checkEntry runs the checks that need only the entry itself. scratch is
-// the worker's buffer for the canonical-form check.
-func (c *checker) checkEntry(e *Entry, seq uint64, res *chunkResult, fail func(uint64, Kind, string), scratch *[]byte) {
+// checkEntry runs the checks that need only the entry itself. blob is
+// whether the entry's data holds the bytes `blob"` (parseEntry saw them
+// or not): without them it names no blob, and both blob readers would
+// only search the data for them again. scratch is the worker's buffer
+// for the canonical-form check.
+func (c *checker) checkEntry(e *Entry, blob bool, seq uint64, res *chunkResult, fail func(uint64, Kind, string), scratch *[]byte) {
 	if e.Seq == 0 && !e.Prev.IsZero() {
 		res.push(&IntegrityError{Seq: 0, Kind: KindHashMismatch,
 			Detail: "genesis prev is not all zeros", Expected: ZeroHash.String(), Found: e.Prev.String()})
@@ -462,12 +465,14 @@ func (c *checker) checkEntry(e *Entry, seq uint64, res *chunkResult, fail func(u
 			res.refs[h] = seq
 		}
 	}
-	if canonical {
+	switch {
+	case !blob: // no blob named
+	case canonical:
 		// Walked in place: the entry is canonical, so its data is too.
 		if err := canonicalBlobRefs(e.Data, ref); err != nil {
 			fail(seq, KindUnreadable, "data: "+err.Error())
 		}
-	} else {
+	default:
 		refs, err := BlobRefs(e.Data)
 		if err != nil {
 			fail(seq, KindUnreadable, "data: "+err.Error())

@@ -59,6 +59,15 @@ var eventKinds = map[Agent]map[string]Kind{
 	},
 }
 
+// KindOf is the Kind of agent's event named name (hook_event_name):
+// KindOther for a name this package does not know.
+func KindOf(agent Agent, name string) Kind {
+	if k := eventKinds[agent][name]; k != "" {
+		return k
+	}
+	return KindOther
+}
+
 // preToolEvent is the hook_event_name each CLI's pre-tool answer names.
 var preToolEvent = map[Agent]string{Claude: "PreToolUse", Codex: "PreToolUse", Gemini: "BeforeTool"}
 

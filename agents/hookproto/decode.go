@@ -110,10 +110,7 @@ func (e *Event) identify(w *wire) error {
 		return err
 	}
 	e.Name = *w.HookEventName
-	e.Kind = eventKinds[e.Agent][e.Name]
-	if e.Kind == "" {
-		e.Kind = KindOther
-	}
+	e.Kind = KindOf(e.Agent, e.Name)
 	if w.SessionID == nil {
 		return fmt.Errorf("%w: no session_id", ErrBadID)
 	}

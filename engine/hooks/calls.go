@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/opx-dev/opx/agents/hookproto"
 	"github.com/opx-dev/opx/agents/toolmap"
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -34,6 +37,10 @@ type call struct {
 	once    sync.Once
 	refusal *engine.ToolOutcome
 	err     error
+	// asked is set when an escalation was handed to the CLI's own
+	// permission prompt (hooks.escalation: ask): the answer is ask.
+	asked     atomic.Bool
+	askReason string // set before asked
 }
 
 // report hands the call its end; false when it had one already.
@@ -71,6 +78,13 @@ func (h *sessions) preTool(ctx context.Context, s *session, ev *hookproto.Event,
 		return deny(fmt.Sprintf("opx: %d tool calls of this session are running, the most opx follows at once", n))
 	}
 	m := toolmap.Map(s.agent, ev.Tool, ev.ToolInput, ws, ev.Cwd)
+	cfg := h.config()
+	var updated json.RawMessage
+	if cfg.SandboxCommands {
+		// What Shield judges is the command as the agent wrote it; what
+		// runs is the same inside the sandbox.
+		updated, _ = h.sandboxed(m, ev.ToolInput)
+	}
 	inline, blobHash, blob := event.Inline(string(ev.ToolInput))
 	var blobs [][]byte
 	if blob != nil {
@@ -78,7 +92,7 @@ func (h *sessions) preTool(ctx context.Context, s *session, ev *hookproto.Event,
 	}
 	seq := e.Record(ctx, ledger.Async, s.id, &event.HookToolCall{ToolUseID: ev.ToolUseID, ToolUseIDDerived: ev.ToolUseIDDerived,
 		AgentTool: ev.Tool, Input: inline, InputBlob: blobHash, InputSize: int64(len(ev.ToolInput)), Kind: string(m.Kind),
-		Calls: len(m.Calls), Unknown: clipAll(m.Unknown), TurnID: ev.TurnID, Model: ev.Model}, blobs...)
+		Calls: len(m.Calls), Unknown: clipAll(m.Unknown), TurnID: ev.TurnID, Model: ev.Model, Sandboxed: updated != nil}, blobs...)
 	if seq == 0 {
 		return nil, status.Error(codes.Internal, "opx: the ledger failed; nothing more is recorded")
 	}
@@ -94,7 +108,6 @@ func (h *sessions) preTool(ctx context.Context, s *session, ev *hookproto.Event,
 	s.mu.Lock()
 	s.open[ev.ToolUseID] = c
 	s.mu.Unlock()
-	cfg := h.config()
 	if deadline <= 0 || deadline > time.Duration(cfg.DecisionTimeout) {
 		deadline = time.Duration(cfg.DecisionTimeout)
 	}
@@ -107,6 +120,11 @@ func (h *sessions) preTool(ctx context.Context, s *session, ev *hookproto.Event,
 		messageID = ev.TurnID
 	}
 	toolTimeout := time.Duration(cfg.ToolTimeout)
+	if cfg.Escalation == config.HooksAsk && (s.agent == hookproto.Claude || s.agent == hookproto.Codex) {
+		sub := e.Subscribe(s.id)
+		defer sub.Close()
+		go h.handOver(s, c, sub)
+	}
 	h.running.Add(1)
 	go func() {
 		defer h.running.Done()
@@ -140,6 +158,11 @@ func (h *sessions) preTool(ctx context.Context, s *session, ev *hookproto.Event,
 	}()
 	select {
 	case <-c.allowed:
+		reply.UpdatedInput = updated
+		if c.asked.Load() {
+			reply.Decision = string(hookproto.Ask)
+			reply.Reason = "opx Shield asks a human about this call (hooks.escalation: ask): " + c.askReason
+		}
 		return reply, nil
 	case <-c.done:
 		if c.err != nil {
@@ -150,6 +173,33 @@ func (h *sessions) preTool(ctx context.Context, s *session, ev *hookproto.Event,
 			return deny("opx: the engine stopped before the call was allowed")
 		}
 		return deny("opx: " + c.refusal.Content)
+	}
+}
+
+// handOver answers the escalations of c's calls, as they are asked, by
+// handing them to the CLI's own permission prompt (hooks.escalation:
+// ask): each approval is resolved as handed over, and the hook answers
+// ask. Whether the user allowed the call shows in whether the agent
+// reports its end; one it never reports is closed as interrupted.
+func (h *sessions) handOver(s *session, c *call, sub *engine.Subscription) {
+	for ev := range sub.C {
+		if ev.Type != "approval_requested" {
+			continue
+		}
+		var d struct {
+			ApprovalID string `json:"approval_id"`
+			CallID     string `json:"call_id"`
+			Reason     string `json:"reason"`
+		}
+		if json.Unmarshal(ev.Data, &d) != nil || !slices.Contains(c.ids, d.CallID) {
+			continue
+		}
+		c.askReason = textclip.Cut(d.Reason, 1024)
+		c.asked.Store(true)
+		by := agentNames[s.agent] + "'s own permission prompt (hooks.escalation: ask)"
+		if _, err := h.e.Approvals().Resolve(d.ApprovalID, true, by, "handed to the user at the agent's prompt; the call ran only if it reported an end"); err != nil && !errors.Is(err, engine.ErrUnknownApproval) {
+			h.e.Fatal(err)
+		}
 	}
 }
 
@@ -252,6 +302,7 @@ func (h *sessions) Stop(reason string) {
 		all = append(all, s)
 	}
 	h.mu.Unlock()
+	h.pids.close()
 	for _, s := range all {
 		s.mu.Lock()
 		for _, c := range s.open {
@@ -269,5 +320,3 @@ func (h *sessions) Stop(reason string) {
 		h.e.Logf("engine: hooks: calls still being judged at stop; their hooks are answered deny")
 	}
 }
-
-var errStopped = errors.New("the engine is stopping")

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/judge"
@@ -197,4 +199,103 @@ func checkCausal(t *testing.T, l *ledger.Ledger) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeConfig writes the workspace's .opx/config.yaml.
+func (w *hookWorld) writeConfig(t *testing.T, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(w.ws, ".opx"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.ws, ".opx", "config.yaml"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHooks_EscalationWaitsForDeny: a call Shield asks a human about
+// waits for the answer (opx deny, here through Approvals); the denial
+// is the hook's answer, and nothing started.
+func TestHooks_EscalationWaitsForDeny(t *testing.T) {
+	w := newHookWorld(t)
+	sub := w.e.Subscribe(SessionID("claude", "s1"))
+	defer sub.Close()
+	go func() {
+		for ev := range sub.C {
+			if ev.Type != "approval_requested" {
+				continue
+			}
+			var d struct {
+				ApprovalID string `json:"approval_id"`
+			}
+			_ = json.Unmarshal(ev.Data, &d)
+			_, _ = w.e.Approvals().Resolve(d.ApprovalID, false, "alice", "not today")
+		}
+	}()
+	r := w.send(t, w.claude("PreToolUse", map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "git push origin main"}, "tool_use_id": "toolu_3"}))
+	if r.Decision != "deny" || !strings.Contains(r.Reason, "not today") {
+		t.Fatalf("reply %+v", r)
+	}
+	if n := len(w.entries(t, event.TypeExecStarted)); n != 0 {
+		t.Errorf("%d exec.started for a denied call", n)
+	}
+	checkCausal(t, w.l)
+}
+
+// TestHooks_EscalationAsk: with hooks.escalation: ask, the escalation is
+// handed to the CLI's own prompt: the approval is recorded as handed
+// over and the hook answers ask.
+func TestHooks_EscalationAsk(t *testing.T) {
+	w := newHookWorld(t)
+	w.writeConfig(t, "hooks:\n  escalation: ask\n")
+	r := w.send(t, w.claude("PreToolUse", map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "git push origin main"}, "tool_use_id": "toolu_4"}))
+	if r.Decision != "ask" || !strings.Contains(r.Reason, "git-push") {
+		t.Fatalf("reply %+v", r)
+	}
+	res := w.entries(t, event.TypeApprovalResolved)
+	if len(res) != 1 || !strings.Contains(res[0].(*event.ApprovalResolved).By, "permission prompt") {
+		t.Errorf("approval.resolved %+v", res)
+	}
+	// The user declined at the prompt: no report comes; the session's
+	// end closes the call.
+	w.send(t, w.claude("SessionEnd", map[string]any{"reason": "other"}))
+	if done := w.entries(t, event.TypeExecCompleted); len(done) != 1 || !done[0].(*event.ExecCompleted).Interrupted {
+		t.Errorf("exec.completed %+v", done)
+	}
+	checkCausal(t, w.l)
+}
+
+// TestHooks_AgentKilledMidTool: the agent's process dies while it runs
+// an allowed call (no report, no session end): the call is closed as
+// interrupted and the session's end recorded as the agent's death.
+func TestHooks_AgentKilledMidTool(t *testing.T) {
+	w := newHookWorld(t)
+	agent := exec.Command("sleep", "1000")
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
+	req := w.claude("PreToolUse", map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "sleep 600"}, "tool_use_id": "toolu_5"})
+	req.AgentPid = int32(agent.Process.Pid)
+	if r := w.send(t, req); r.Decision != "allow" {
+		t.Fatalf("reply %+v", r)
+	}
+	if err := agent.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = agent.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(w.entries(t, event.TypeHookEvent)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no end recorded 30 s after the agent died")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	done := w.entries(t, event.TypeExecCompleted)
+	if len(done) != 1 || !done[0].(*event.ExecCompleted).Interrupted || !strings.Contains(done[0].(*event.ExecCompleted).Result, "exited") {
+		t.Errorf("exec.completed %+v", done)
+	}
+	if ev := w.entries(t, event.TypeHookEvent); ev[0].(*event.HookEvent).Kind != "session-end" {
+		t.Errorf("hook.event %+v", ev)
+	}
+	checkCausal(t, w.l)
 }

@@ -1,32 +1,18 @@
 package hooks
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 
+	"github.com/opx-dev/opx/agents/unrecorded"
 	"github.com/opx-dev/opx/chronicle"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
-)
-
-// UnrecordedFile is the file, in the workspace's state directory, where
-// `opx hook` writes down each call it let through while no engine ran
-// (hooks.on_engine_down: allow): one event.HookUnrecorded as JSON per
-// line.
-const UnrecordedFile = "hooks-unrecorded.jsonl"
-
-// Bounds on what Recover reads of UnrecordedFile.
-const (
-	maxUnrecordedBytes = 8 << 20
-	maxUnrecordedLine  = 64 << 10
 )
 
 // Recover closes the calls of hook sessions that the crashed run left
@@ -126,8 +112,11 @@ func (h *sessions) closeCrashed(ctx context.Context, since, head uint64) error {
 	return nil
 }
 
-// recordUnrecorded records each call UnrecordedFile holds as
-// hook.unrecorded, durably, then removes the file.
+// recordUnrecorded records each call the unrecorded file (a hook's,
+// agents/unrecorded) holds as hook.unrecorded, durably, then removes it.
+// The file is renamed aside first, so a hook writing meanwhile starts a
+// new one; one left aside by an engine that died while recording it is
+// recorded first (its lines may then be recorded twice: never lost).
 func (h *sessions) recordUnrecorded(ctx context.Context) error {
 	id, err := ledger.WorkspaceID(h.e.Options().Workspace)
 	if err != nil {
@@ -137,30 +126,32 @@ func (h *sessions) recordUnrecorded(ctx context.Context) error {
 	if err != nil {
 		return nil
 	}
-	path := filepath.Join(filepath.Dir(lp), UnrecordedFile)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if errors.Is(err, os.ErrNotExist) {
+	path := filepath.Join(filepath.Dir(lp), unrecorded.File)
+	aside := path + ".recording"
+	if _, err := os.Lstat(aside); errors.Is(err, os.ErrNotExist) {
+		if err := os.Rename(path, aside); errors.Is(err, os.ErrNotExist) {
+			return nil
+		} else if err != nil {
+			h.e.Logf("engine: hooks: %s: %v (the calls it lists are not recorded)", path, err)
+			return nil
+		}
+	}
+	lines, bad, err := unrecorded.Read(aside, unrecorded.MaxFileBytes+unrecorded.MaxLineBytes)
+	if err != nil && !errors.Is(err, unrecorded.ErrTooLarge) {
+		h.e.Logf("engine: hooks: %s: %v (the calls it lists are not recorded)", aside, err)
 		return nil
 	}
 	if err != nil {
-		h.e.Logf("engine: hooks: %s: %v (the calls it lists are not recorded)", path, err)
-		return nil
+		h.e.Logf("engine: hooks: %s: %v; the lines before the bound are recorded", aside, err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(&limited{r: f, n: maxUnrecordedBytes})
-	sc.Buffer(make([]byte, 0, 4096), maxUnrecordedLine)
-	var recs []*event.HookUnrecorded
-	bad := 0
-	for sc.Scan() {
-		var u event.HookUnrecorded
-		if json.Unmarshal(sc.Bytes(), &u) != nil || u.Validate() != nil {
+	recs := make([]*event.HookUnrecorded, 0, len(lines))
+	for _, l := range lines {
+		u := event.HookUnrecorded(l)
+		if u.Validate() != nil {
 			bad++
 			continue
 		}
 		recs = append(recs, &u)
-	}
-	if err := sc.Err(); err != nil {
-		bad++
 	}
 	sort.SliceStable(recs, func(i, j int) bool { return recs[i].At < recs[j].At })
 	for i, u := range recs {
@@ -173,28 +164,10 @@ func (h *sessions) recordUnrecorded(ctx context.Context) error {
 		}
 	}
 	if bad > 0 {
-		h.e.Logf("engine: hooks: %s: %d lines were not calls a hook wrote down; left out", path, bad)
+		h.e.Logf("engine: hooks: %s: %d lines were not calls a hook wrote down; left out", aside, bad)
 	}
 	if len(recs) > 0 {
 		h.e.Logf("engine: hooks: recorded %d calls hooks let through while no engine ran (hooks.on_engine_down: allow)", len(recs))
 	}
-	return os.Remove(path)
-}
-
-// limited reads at most n bytes of r.
-type limited struct {
-	r interface{ Read([]byte) (int, error) }
-	n int64
-}
-
-func (l *limited) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, errors.New("the file is larger than opx reads")
-	}
-	if int64(len(p)) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.r.Read(p)
-	l.n -= int64(n)
-	return n, err
+	return os.Remove(aside)
 }

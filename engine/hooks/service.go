@@ -71,8 +71,10 @@ func (s *service) Transcript(stream opxv1.HookService_TranscriptServer) error {
 		truncated = truncated || c.Truncated
 	}
 	size := max(first.Size, int64(len(data)))
-	if !truncated {
-		size = int64(len(data))
+	if !truncated && size != int64(len(data)) {
+		// The file changed while the hook read it: what was stored is
+		// not the whole of what it announced.
+		truncated = true
 	}
 	hash := ledger.Sum(data)
 	seq := h.e.Record(stream.Context(), ledger.Sync, id, &event.HookTranscript{Path: textclip.Cut(first.Path, hookproto.MaxPathBytes),

@@ -63,6 +63,8 @@ type sessions struct {
 	running sync.WaitGroup
 	// uploads bounds the transcripts received at once.
 	uploads chan struct{}
+	// pids tells when an agent's process exits.
+	pids pidWatch
 }
 
 func newSessions() *sessions {
@@ -83,6 +85,7 @@ type session struct {
 	ended   bool
 	titled  bool
 	prompts int
+	pid     int // the agent's process, watched (0: none)
 }
 
 // config is the workspace's hooks configuration (as the engine's
@@ -121,6 +124,9 @@ func (h *sessions) event(ctx context.Context, req *opxv1.HookEventRequest) (*opx
 	s, err := h.session(ctx, agent, ev, textclip.Cut(strings.ToValidUTF8(req.AgentVersion, "?"), 64))
 	if err != nil {
 		return nil, err
+	}
+	if req.AgentPid > 0 {
+		h.watchAgent(s, int(req.AgentPid))
 	}
 	reply := &opxv1.HookEventReply{Decision: string(hookproto.Allow), SessionId: s.id}
 	switch ev.Kind {
@@ -246,6 +252,47 @@ func (h *sessions) prompt(ctx context.Context, s *session, ev *hookproto.Event) 
 		if line = strings.TrimSpace(line); line != "" {
 			h.record(ctx, ledger.Async, s.id, &event.SessionTitled{Title: textclip.Cut(agentNames[s.agent]+": "+line, 120)}, "")
 		}
+	}
+}
+
+// watchAgent watches the session's agent process (the first one a hook
+// names, or a new one once that exited): when it exits, the calls it left
+// open are closed as interrupted and, unless the session ended, the end
+// is recorded as the agent's death.
+func (h *sessions) watchAgent(s *session, pid int) {
+	s.mu.Lock()
+	if s.pid != 0 {
+		s.mu.Unlock()
+		return
+	}
+	s.pid = pid
+	s.mu.Unlock()
+	err := h.pids.watch(pid, func() {
+		s.mu.Lock()
+		s.pid = 0
+		ended := s.ended
+		s.ended = true
+		open := make([]*call, 0, len(s.open))
+		for _, c := range s.open {
+			open = append(open, c)
+		}
+		s.mu.Unlock()
+		why := fmt.Sprintf("the agent's process (pid %d) exited before it reported the end of this call", pid)
+		for _, c := range open {
+			c.interrupt(why)
+		}
+		for _, c := range open {
+			<-c.done
+		}
+		if !ended && h.isClosed() == "" {
+			h.record(context.Background(), ledger.Sync, s.id, &event.HookEvent{Name: "opx:agent-exited", Kind: string(hookproto.KindSessionEnd),
+				Detail: fmt.Sprintf("the %s process (pid %d) exited without ending its session (killed or crashed)", agentNames[s.agent], pid)}, "")
+		}
+	})
+	if err != nil {
+		s.mu.Lock()
+		s.pid = 0
+		s.mu.Unlock()
 	}
 }
 

@@ -16,7 +16,9 @@
 //   - Running a CLI headless once (Run) in a working directory with an
 //     isolated HOME, TMPDIR, XDG directories and CLI configuration (never
 //     the caller's ~), with given command hooks (for Codex trusted
-//     through agents/codextrust), in its own process group that is killed
+//     through agents/codextrust) or a configuration the test writes
+//     itself into that home (Options.Prepare: opx agents install), in its
+//     own process group that is killed
 //     when the run ends, times out, or the test is cleaned up; and a hook
 //     script that records each invocation's stdin and environment
 //     (HookLog).

@@ -40,6 +40,16 @@ type Options struct {
 	// Timeout bounds the run (default 90 s): a CLI that hangs is killed
 	// with its process group and the test fails.
 	Timeout time.Duration
+	// Prepare, when set, runs after the CLI's configuration is written
+	// into the isolated home and before the CLI starts, with that home and
+	// the CLI's environment: a test writes its own hook configuration
+	// there (opx agents install --user does, for Codex trusted with this
+	// environment).
+	Prepare func(home string, env []string) error
+	// Kill, when closed, kills the CLI's process group (a crash in the
+	// middle of a tool call); Run then returns what it left, with Err
+	// saying it was killed.
+	Kill <-chan struct{}
 }
 
 // A Result is what one run of a CLI left.
@@ -109,6 +119,9 @@ func Run(t testing.TB, cli CLI, srv *Server, o Options) *Result {
 	case Gemini:
 		env, args, err = geminiSetup(home, srv, o, env)
 	}
+	if err == nil && o.Prepare != nil {
+		err = o.Prepare(home, append(env, o.Env...))
+	}
 	if err != nil {
 		t.Fatalf("%s setup: %v", cli, err)
 	}
@@ -124,7 +137,18 @@ func Run(t testing.TB, cli CLI, srv *Server, o Options) *Result {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", cli, err)
 	}
+	waited := make(chan struct{})
+	if o.Kill != nil {
+		go func() {
+			select {
+			case <-o.Kill:
+				killGroup(cmd)
+			case <-waited:
+			}
+		}()
+	}
 	werr := cmd.Wait()
+	close(waited)
 	killGroup(cmd)
 	if ctx.Err() != nil {
 		t.Fatalf("%s did not finish within %v\nstdout: %.2000s\nstderr: %.2000s\nrequests:\n%s", cli, o.Timeout, stdout.Bytes(), stderr.Bytes(), srv.Describe())

@@ -2,14 +2,14 @@ package event
 
 import (
 	"encoding"
-	"encoding/binary"
 	"encoding/json"
-	"math/bits"
 	"reflect"
 	"strings"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/opx-dev/opx/internal/jsonscan"
 )
 
 // The fast path of Check. Strict verify checks every payload of the
@@ -530,7 +530,7 @@ func (d *fastDecoder) str() (string, bool) {
 		return "", false
 	}
 	start := d.pos
-	if i := plainRun(d.b, start); i < len(d.b) && d.b[i] == '"' {
+	if i := jsonscan.PlainRun(d.b, start); i < len(d.b) && d.b[i] == '"' {
 		// The common case: no escape up to the closing quote.
 		raw := d.b[start:i]
 		d.pos = i + 1
@@ -564,30 +564,6 @@ func (d *fastDecoder) str() (string, bool) {
 		return "", false
 	}
 	return unescape(raw)
-}
-
-// plainRun returns the index of the first byte at or after i that is a
-// quote, a backslash or a control character, or len(b), eight bytes a
-// step (ledger's scanner has the same).
-func plainRun(b []byte, i int) int {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(b); i += 8 {
-		v := binary.LittleEndian.Uint64(b[i:])
-		q := v ^ (lo * '"')
-		bs := v ^ (lo * '\\')
-		// Exact: a byte is flagged iff it is a quote, a backslash or
-		// below 0x20 (bytes >= 0x80 are never flagged).
-		t := ((q - lo) &^ q) | ((bs - lo) &^ bs) | ((v - lo*0x20) &^ v)
-		if t &= hi; t != 0 {
-			return i + bits.TrailingZeros64(t)/8
-		}
-	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
-			return i
-		}
-	}
-	return i
 }
 
 // unescape decodes the escapes of a JSON string's content.

@@ -97,6 +97,11 @@ type HookToolCall struct {
 	Unknown []string `json:"unknown,omitempty"`
 	TurnID  string   `json:"turn_id,omitempty"`
 	Model   string   `json:"model,omitempty"`
+	// Sandboxed says the agent was told to run the command inside opx's
+	// command sandbox (hooks.sandbox_commands: its input rewritten to
+	// the sandbox's launcher with the same command; Shield judged the
+	// command as the agent wrote it).
+	Sandboxed bool `json:"sandboxed,omitempty"`
 }
 
 func (*HookToolCall) Type() string { return TypeHookToolCall }

@@ -35,7 +35,11 @@ type HookEventRequest struct {
 	AgentVersion string `protobuf:"bytes,4,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
 	// deadline_ms is how long the hook waits for the answer at most: an
 	// escalation still waiting for a human then is denied.
-	DeadlineMs    int64 `protobuf:"varint,5,opt,name=deadline_ms,json=deadlineMs,proto3" json:"deadline_ms,omitempty"`
+	DeadlineMs int64 `protobuf:"varint,5,opt,name=deadline_ms,json=deadlineMs,proto3" json:"deadline_ms,omitempty"`
+	// agent_pid is the CLI's process as the hook found it among its
+	// ancestors (0: not found). The engine watches it: calls still open
+	// when it exits are closed as interrupted.
+	AgentPid      int32 `protobuf:"varint,6,opt,name=agent_pid,json=agentPid,proto3" json:"agent_pid,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -101,6 +105,13 @@ func (x *HookEventRequest) GetAgentVersion() string {
 func (x *HookEventRequest) GetDeadlineMs() int64 {
 	if x != nil {
 		return x.DeadlineMs
+	}
+	return 0
+}
+
+func (x *HookEventRequest) GetAgentPid() int32 {
+	if x != nil {
+		return x.AgentPid
 	}
 	return 0
 }
@@ -348,7 +359,7 @@ var File_opx_v1_hook_proto protoreflect.FileDescriptor
 
 const file_opx_v1_hook_proto_rawDesc = "" +
 	"\n" +
-	"\x11opx/v1/hook.proto\x12\x06opx.v1\"\xa5\x01\n" +
+	"\x11opx/v1/hook.proto\x12\x06opx.v1\"\xc2\x01\n" +
 	"\x10HookEventRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x14\n" +
 	"\x05event\x18\x02 \x01(\fR\x05event\x12\x1f\n" +
@@ -356,7 +367,8 @@ const file_opx_v1_hook_proto_rawDesc = "" +
 	"projectDir\x12#\n" +
 	"\ragent_version\x18\x04 \x01(\tR\fagentVersion\x12\x1f\n" +
 	"\vdeadline_ms\x18\x05 \x01(\x03R\n" +
-	"deadlineMs\"\xcc\x01\n" +
+	"deadlineMs\x12\x1b\n" +
+	"\tagent_pid\x18\x06 \x01(\x05R\bagentPid\"\xcc\x01\n" +
 	"\x0eHookEventReply\x12\x1a\n" +
 	"\bdecision\x18\x01 \x01(\tR\bdecision\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12#\n" +
