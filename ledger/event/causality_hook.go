@@ -34,10 +34,6 @@ import (
 // checked do not hold it (a review that starts later), the rules that
 // need it are left out.
 
-// hookModes are the modes of the sessions of agents audited through
-// their hooks.
-var hookModes = map[string]bool{ModeClaudeCode: true, ModeCodex: true, ModeGeminiCLI: true}
-
 // hookCallState is what the rules remember of an agent's call.
 type hookCallState struct {
 	calls    int // opx calls it maps to
@@ -69,7 +65,7 @@ func (c *Causality) checkHookEntry(e *ledger.Entry) error {
 	default:
 		return nil
 	}
-	if mode := c.modeOf(e.Session); mode != "" && !hookModes[mode] {
+	if mode := c.modeOf(e.Session); mode != "" && !HookMode(mode) {
 		return fmt.Errorf("%s in session %s of mode %s: only the sessions of an agent audited through its hooks hold one", e.Type, e.Session, mode)
 	}
 	if e.Type == TypeHookToolCall {
@@ -100,7 +96,7 @@ func parseHookCallID(id string) (seq uint64, i int, ok bool) {
 // (st its state before the entry, nil if never proposed).
 func (c *Causality) checkHookCall(e *ledger.Entry, f *callFields, st *callState) error {
 	mode := c.modeOf(e.Session)
-	hooked := hookModes[mode]
+	hooked := HookMode(mode)
 	seq, i, isHook := parseHookCallID(f.CallID)
 	switch e.Type {
 	case TypeToolProposed:

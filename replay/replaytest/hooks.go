@@ -49,7 +49,10 @@ var HookPolicyHash = ledger.Sum(fixtures.DefaultPolicy).String()
 //     and never reported: closed as interrupted at the session's end;
 //   - "orphan": a post-tool report for a call opx never saw;
 //   - "end": the session's end (hook.event session-end), and the
-//     transcript (hook.transcript, a blob).
+//     transcript (hook.transcript, a blob);
+//   - the engine stops and another starts, which records a call the
+//     agent's hook let through unjudged meanwhile ("unrecorded",
+//     hook.unrecorded, engine-wide, naming the agent's session s1).
 //
 // Each agent call's step is named as above; its opx calls' entries are
 // "<name>.<i>.proposed", ".t0", ".t1", ".snapshot", ".exec", ".done".
@@ -134,6 +137,16 @@ func HookScene() []Step {
 	s.add("end", &event.HookEvent{Name: "SessionEnd", Kind: "session-end", Reason: "other", Detail: "the Claude Code session ended"})
 	s.add("transcript", &event.HookTranscript{Path: HookTranscriptPath, Blob: ledger.Sum([]byte(HookTranscript)).String(),
 		Size: int64(len(HookTranscript)), Stored: int64(len(HookTranscript))}, []byte(HookTranscript))
+
+	// The engine stops; the agent goes on with none (hooks.on_engine_down:
+	// allow), and the next engine records what its hook let through.
+	s.engine("engine.stopped", &event.EngineStopped{Reason: "opx stop", Cause: event.StopShutdown, UptimeMS: 13000})
+	s.engine("engine.restarted", &event.EngineStarted{Version: "test", PID: 101, Workspace: HookWorkspace,
+		ConfigHash: HookPolicyHash, Policy: "default", PolicyHash: HookPolicyHash, PolicyBlob: HookPolicyHash,
+		Shield: &event.ShieldEnv{Home: HookHome, Protected: []string{}, ReadOnly: []string{}}, Provider: "scripted", Model: "m-1"})
+	s.engine("unrecorded", &event.HookUnrecorded{Agent: "claude", AgentSessionID: "s1", Name: "PreToolUse", AgentTool: "Bash",
+		Input: `{"command":"rm -rf build"}`, Cwd: HookWorkspace, At: "2026-11-22T10:00:14Z", Decision: "allow",
+		Reason: "no engine ran (hooks.on_engine_down: allow)"})
 	return s.steps
 }
 
