@@ -262,7 +262,12 @@ func shortInput(p *event.HookToolCall, cwd string) string {
 	case str("command", "cmd") != "":
 		parts = append(parts, str("command", "cmd"))
 	default:
-		if argv, ok := in["command"].([]any); ok {
+		// Codex's argv: ["bash", "-lc", SCRIPT] is SCRIPT.
+		for _, k := range []string{"command", "cmd"} {
+			argv, ok := in[k].([]any)
+			if !ok || len(argv) == 0 {
+				continue
+			}
 			var ss []string
 			for _, a := range argv {
 				ss = append(ss, fmt.Sprint(a))
@@ -271,6 +276,7 @@ func shortInput(p *event.HookToolCall, cwd string) string {
 				ss = ss[2:]
 			}
 			parts = append(parts, strings.Join(ss, " "))
+			break
 		}
 	}
 	if len(parts) == 0 {
