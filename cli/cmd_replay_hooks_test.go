@@ -1,7 +1,9 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
@@ -16,9 +18,124 @@ func hookLedger(t *testing.T) (string, map[string]uint64) {
 	return path, replaytest.Write(t, path, replaytest.HookScene())
 }
 
-func TestReplay_Hooks_Timeline(t *testing.T) {
-	path, _ := hookLedger(t)
+// TestReplay_Hooks: opx replay of a hook session shows each agent call
+// with the agent's own tool and its input in short beside opx's calls and
+// judgment (verdicts with tier, rule and reason, snapshots, results, the
+// blocked and the interrupted one), the prompts as turns, the end of the
+// model's turn, the session's end and the transcript; --json carries the
+// same.
+func TestReplay_Hooks(t *testing.T) {
+	path, seq := hookLedger(t)
 	r := run(t, "replay", replaytest.HookSession, "--ledger", path)
 	r.wantCode(t, cli.ExitOK)
-	t.Log(r.stdout)
+	r.wantOut(t,
+		"agent Claude Code 2.0.14 (seq 3), its session \"s1\", model claude-sonnet-4-5",
+		"transcript "+replaytest.HookTranscriptPath+" stored at seq "+utoa(seq["transcript"]),
+		"turn 1  #"+utoa(seq["p1"])+"  user via opx hook claude: \"make two files, then fix the README\"",
+		"#"+utoa(seq["bash"])+" Bash \"echo one > one.txt && echo two > two.txt\" (shell) → completed",
+		"execute_command {\"command\":\"echo one > one.txt && echo two > two.txt\"} → completed",
+		"snapshot (workspace) of one.txt, two.txt", "changed one.txt, two.txt",
+		"#"+utoa(seq["key"])+" Bash \"cat ~/.ssh/id_rsa\" (shell) → BLOCKED",
+		"block tier 1 credential-path: cat reads "+replaytest.HookHome+"/.ssh/id_rsa",
+		"#"+utoa(seq["multi"])+" MultiEdit \"README.md, 2 edits\" (write, 2 opx calls) → completed",
+		"#"+utoa(seq["stop"])+" the model ended its turn after", replaytest.HookStopText,
+		"#"+utoa(seq["edit"])+" Edit \"notes.md\" (write) → INTERRUPTED: the agent never reported its end",
+		"interrupted after 3007 ms, the agent never reported its end", "changed notes.md",
+		"the agent reported the end of its Bash call toolu_77, of which opx has no open record",
+		"the agent's session ended (other)",
+		"while no engine ran, opx hook PreToolUse answered allow to Claude Code's Bash",
+		"model calls not through opx",
+		"agent calls: 5 (Bash 2, Edit 1, MultiEdit 1, Read 1): 1 blocked, 1 interrupted",
+		"blocked:\n  #"+utoa(seq["key.0.proposed"])+" [Bash] execute_command")
+	// The multi-edit's two opx calls are under it, in order.
+	if i, j, k := seqAt(r.stdout, seq["multi"]), seqAt(r.stdout, seq["multi.0.proposed"]), seqAt(r.stdout, seq["multi.1.proposed"]); i < 0 || j < i || k < j {
+		t.Errorf("the multi-edit's opx calls are not under it:\n%s", r.stdout)
+	}
+
+	j := run(t, "replay", replaytest.HookSession, "--json", "--ledger", path)
+	j.wantCode(t, cli.ExitOK)
+	var out struct {
+		Timeline struct {
+			Mode  string
+			Agent struct{ Agent, Name string }
+			Turns []struct {
+				AgentCalls []struct {
+					AgentTool string   `json:"agent_tool"`
+					Short     string   `json:"short"`
+					CallIDs   []string `json:"call_ids"`
+					Outcome   string
+				} `json:"agent_calls"`
+			}
+			Totals struct {
+				AgentCalls  int `json:"agent_calls"`
+				Interrupted int
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	tl := out.Timeline
+	if tl.Mode != "claude-code" || tl.Agent.Name != "Claude Code" || len(tl.Turns) != 2 || tl.Totals.AgentCalls != 5 || tl.Totals.Interrupted != 1 {
+		t.Fatalf("--json: %s", j.stdout)
+	}
+	var got []string
+	for _, tn := range tl.Turns {
+		for _, ac := range tn.AgentCalls {
+			got = append(got, ac.AgentTool+":"+ac.Outcome+":"+utoa(uint64(len(ac.CallIDs))))
+		}
+	}
+	if want := "Bash:completed:1 Bash:blocked:1 Read:completed:1 MultiEdit:completed:2 Edit:interrupted:1"; strings.Join(got, " ") != want {
+		t.Errorf("--json agent calls %v, want %s", got, want)
+	}
+}
+
+// TestReview_Hooks: the other review commands on a hook session:
+// sessions lists it with its mode, history holds the prompts and the
+// model's last message, the report shows the agent's tools and its
+// transcript, metrics count the agent's calls by tool, blocked and
+// interrupted.
+func TestReview_Hooks(t *testing.T) {
+	path, _ := hookLedger(t)
+	s := run(t, "sessions", "--ledger", path)
+	s.wantCode(t, cli.ExitOK)
+	s.wantOut(t, replaytest.HookSession, " claude-code ")
+
+	h := run(t, "history", replaytest.HookSession, "--ledger", path)
+	h.wantCode(t, cli.ExitOK)
+	h.wantOut(t, "make two files, then fix the README", replaytest.HookStopText, "now fix the typo in notes.md")
+	if i, j := strings.Index(h.stdout, "make two files"), strings.Index(h.stdout, replaytest.HookStopText); j < i {
+		t.Errorf("the model's last message comes before the prompt:\n%s", h.stdout)
+	}
+
+	rep := run(t, "report", "-o", "-", "--no-workspace", "--ledger", path, replaytest.HookSession)
+	rep.wantCode(t, cli.ExitOK)
+	rep.wantOut(t, `<dt>Agent</dt><dd class="hook-agent">Claude Code 2.0.14`,
+		`<code>`+replaytest.HookTranscriptPath+`</code>, stored at seq`, `&#34;make two files, then fix the README&#34;`,
+		`the agent's <code class="agent-tool">Bash</code> <code class="args">echo one &gt; one.txt &amp;&amp; echo two &gt; two.txt</code> (shell) → <span class="o-good">completed</span>`,
+		`the agent's <code class="agent-tool">MultiEdit</code>`, `<b>the model ended its turn</b>`,
+		`interrupted after 3007 ms: the agent never reported its end`,
+		`the agent's <code class="agent-tool">Bash</code> call #`, // in the blocked box
+		`<dt>Agent calls</dt><dd>5 (`, `1 blocked or denied`, `1 interrupted`, `<h3>The agent's tools</h3>`)
+
+	m := run(t, "metrics", "--ledger", path)
+	m.wantCode(t, cli.ExitOK)
+	m.wantOut(t, "SESSIONS BY MODE: claude-code 1", "AGENT TOOLS",
+		"claude-code   Bash                           2        1            0",
+		"claude-code   Edit                           1        0            1",
+		"claude-code   MultiEdit                      1        0            0",
+		"let through unjudged while no engine ran (hooks.on_engine_down: allow): claude 1")
+	var mj struct {
+		Sessions   map[string]uint64
+		AgentTools []struct {
+			Mode, Tool                  string
+			Calls, Blocked, Interrupted uint64
+		} `json:"agent_tools"`
+	}
+	if err := json.Unmarshal([]byte(run(t, "metrics", "--json", "--ledger", path).stdout), &mj); err != nil {
+		t.Fatal(err)
+	}
+	if mj.Sessions["claude-code"] != 1 || len(mj.AgentTools) != 4 || mj.AgentTools[0].Tool != "Bash" || mj.AgentTools[0].Blocked != 1 {
+		t.Errorf("metrics --json %+v", mj)
+	}
 }
