@@ -29,7 +29,10 @@ func replayCommand() *cli.Command {
 			"not verify prints its failures and no timeline (exit 4); --force prints the timeline anyway, still\n" +
 			"exiting 4. `opx sessions` lists the sessions. Reads the ledger file, or the running engine's ledger\n" +
 			"service while an engine holds it.\n\n" +
-			"--rerun re-drives the session with the real sandboxed agent; --policy FILE re-evaluates its proposals.\n\n" +
+			"--rerun re-drives the session with the real sandboxed agent; --policy FILE re-evaluates its proposals.\n" +
+			"A session of an agent audited through its hooks (mode claude-code, codex, gemini-cli) cannot be re-driven (its\n" +
+			"model calls did not pass through opx): --rerun re-judges every recorded proposal under the policy recorded in\n" +
+			"force instead, and a decision that would differ is a divergence.\n\n" +
 			reviewVerifyHelp +
 			exitCodesHelp("integrity failure found: the ledger does not verify (or a rerun diverged)"),
 		HideHelpCommand: true,

@@ -2,11 +2,14 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
+	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/replaytest"
 )
 
@@ -138,4 +141,65 @@ func TestReview_Hooks(t *testing.T) {
 	if mj.Sessions["claude-code"] != 1 || len(mj.AgentTools) != 4 || mj.AgentTools[0].Tool != "Bash" || mj.AgentTools[0].Blocked != 1 {
 		t.Errorf("metrics --json %+v", mj)
 	}
+}
+
+// TestReplay_Hooks_Rerun: --rerun of a hook session says its model calls
+// cannot be re-driven and re-judges every recorded proposal under the
+// recorded policy: the scene's decisions are Shield's (exit 0); a
+// recorded decision Shield would not take is a divergence (exit 4).
+func TestReplay_Hooks_Rerun(t *testing.T) {
+	path, _ := hookLedger(t)
+	r := run(t, "replay", replaytest.HookSession, "--rerun", "--ledger", path)
+	r.wantCode(t, cli.ExitOK)
+	r.wantOut(t, "rerun of claude-code session "+replaytest.HookSession+" (Claude Code 2.0.14): ", "5 agent calls, 6 proposals, 2 prompts",
+		"the agent's model calls cannot be re-driven", "re-judged instead, under the policy recorded in force ("+replaytest.HookPolicyHash[:12]+")",
+		"identical: the 6 proposals reach the same decisions")
+
+	// The credential read recorded as allowed (and never run): Shield
+	// under the recorded policy blocks it.
+	steps := replaytest.HookScene()
+	key := replaytest.Find(steps, "key.0.t1").Payload.(*event.ShieldVerdict)
+	allowed := *key
+	allowed.Decision, allowed.Rule, allowed.Reason = event.Allow, "heuristics:none", "no heuristic matched"
+	forged := filepath.Join(t.TempDir(), "ledger.db")
+	seq := replaytest.Write(t, forged, replaytest.Replace(steps, "key.0.t1", replaytest.Step{Name: "key.0.t1", Session: replaytest.HookSession, Payload: &allowed}))
+	d := run(t, "replay", replaytest.HookSession, "--rerun", "--ledger", forged)
+	d.wantCode(t, cli.ExitIntegrity)
+	d.wantOut(t, "divergence: 1 decision of 6 would differ under the recorded policy", "decisions that would change:",
+		fmt.Sprintf("seq %-6d [Bash]", seq["key.0.t0"]), "[Bash] execute_command {\"command\":\"cat ~/.ssh/id_rsa\"}",
+		"allow tier 0 policy:text-and-inspection  ->  block tier 1 credential-path")
+	j := run(t, "replay", replaytest.HookSession, "--rerun", "--json", "--ledger", forged)
+	j.wantCode(t, cli.ExitIntegrity)
+	var out struct {
+		Redriven        bool
+		Note            string
+		Mode            string
+		Identical       bool
+		DecisionChanges int `json:"decision_changes"`
+		Changes         []struct {
+			AgentTool string `json:"agent_tool"`
+			AgentCall uint64 `json:"agent_call"`
+		}
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Redriven || !strings.Contains(out.Note, "cannot be re-driven") || out.Mode != "claude-code" || out.Identical || out.DecisionChanges != 1 ||
+		len(out.Changes) != 1 || out.Changes[0].AgentTool != "Bash" || out.Changes[0].AgentCall != seq["key"] {
+		t.Errorf("--rerun --json: %s", j.stdout)
+	}
+}
+
+// TestReplay_Hooks_WhatIf: --policy re-judges a hook session's proposals
+// under another policy and names the agent's own tool of each change.
+func TestReplay_Hooks_WhatIf(t *testing.T) {
+	path, seq := hookLedger(t)
+	policy := filepath.Join(t.TempDir(), "no-reads.yaml")
+	if err := os.WriteFile(policy, []byte("version: 1\ndefault: allow\ndeny:\n  - name: no-reads\n    tools: [\"read_file\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "replay", replaytest.HookSession, "--policy", policy, "--ledger", path)
+	r.wantCode(t, cli.ExitOK)
+	r.wantOut(t, "what-if: 6 proposals of session "+replaytest.HookSession, "decisions that would change:",
+		fmt.Sprintf("seq %-6d [Read] read_file {\"path\":\"README.md\"}", seq["read.0.t0"]), "->  block tier 0 policy:no-reads")
 }

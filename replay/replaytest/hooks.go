@@ -6,6 +6,7 @@ import (
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/shield"
 )
 
 // The hook scene's ids and texts.
@@ -143,7 +144,7 @@ func HookScene() []Step {
 	s.engine("engine.stopped", &event.EngineStopped{Reason: "opx stop", Cause: event.StopShutdown, UptimeMS: 13000})
 	s.engine("engine.restarted", &event.EngineStarted{Version: "test", PID: 101, Workspace: HookWorkspace,
 		ConfigHash: HookPolicyHash, Policy: "default", PolicyHash: HookPolicyHash, PolicyBlob: HookPolicyHash,
-		Shield: &event.ShieldEnv{Home: HookHome, Protected: []string{}, ReadOnly: []string{}}, Provider: "scripted", Model: "m-1"})
+		Shield: &event.ShieldEnv{Home: HookHome, Protected: []string{}, ReadOnly: []string{}, Rules: shield.RulesVersion}, Provider: "scripted", Model: "m-1"})
 	s.engine("unrecorded", &event.HookUnrecorded{Agent: "claude", AgentSessionID: "s1", Name: "PreToolUse", AgentTool: "Bash",
 		Input: `{"command":"rm -rf build"}`, Cwd: HookWorkspace, At: "2026-11-22T10:00:14Z", Decision: "allow",
 		Reason: "no engine ran (hooks.on_engine_down: allow)"})
