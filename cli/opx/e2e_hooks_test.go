@@ -164,13 +164,21 @@ func TestE2E_Hooks_KilledMidTool(t *testing.T) {
 	if res.Err == nil {
 		t.Fatalf("claude was not killed: %s", res.Stdout)
 	}
-	id := hookSession(t, w, s)
-	var out string
-	for !strings.Contains(out, "interrupted") {
-		var code int
-		if out, _, code = w.run("replay", id, "--json"); code != 0 {
-			t.Fatalf("replay: %d", code)
+	// The engine watches the CLI's process: the call it left open is
+	// closed as interrupted once it is dead.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out, errOut, code := w.run("ledger", "tail", "-n", "5")
+		if code != 0 {
+			t.Fatalf("ledger tail: %d %s", code, errOut)
 		}
+		if strings.Contains(out, `"interrupted":true`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no interrupted exec.completed 2 minutes after the CLI was killed:\n%s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	if out, errOut, code := w.run("ledger", "verify", "--strict"); code != 0 {
 		t.Fatalf("verify --strict: %d\n%s\n%s", code, out, errOut)

@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -298,4 +299,31 @@ func TestHooks_AgentKilledMidTool(t *testing.T) {
 		t.Errorf("hook.event %+v", ev)
 	}
 	checkCausal(t, w.l)
+}
+
+// TestHooks_AgentToolsJudged: the agents' own bookkeeping is allowed, a
+// web search is judged by its query (a secret in it is blocked), and a
+// tool opx does not know is asked about (here: nobody answers in time).
+func TestHooks_AgentToolsJudged(t *testing.T) {
+	w := newHookWorld(t)
+	for i, c := range []struct {
+		tool     string
+		in       map[string]any
+		decision string
+	}{
+		{"TodoWrite", map[string]any{"todos": []any{map[string]any{"content": "tidy", "status": "pending"}}}, "allow"},
+		{"WebSearch", map[string]any{"query": "golang generics tutorial"}, "allow"},
+		{"WebSearch", map[string]any{"query": "who owns ghp_Zx8Kq2Lm9Np4Rt7Vw1Ys3Bc6Df0Gh5Jk8Ll1a"}, "deny"},
+		{"NewFancyTool", map[string]any{"x": 1}, "deny"},
+	} {
+		req := w.claude("PreToolUse", map[string]any{"tool_name": c.tool, "tool_input": c.in, "tool_use_id": fmt.Sprintf("toolu_j%d", i)})
+		req.DeadlineMs = 1500
+		r := w.send(t, req)
+		if r.Decision != c.decision {
+			t.Errorf("%s %v: %s (%s), want %s", c.tool, c.in, r.Decision, r.Reason, c.decision)
+		}
+		if c.tool == "NewFancyTool" && !strings.Contains(r.Reason, "no decision") {
+			t.Errorf("unknown tool: %s, want it asked about", r.Reason)
+		}
+	}
 }

@@ -191,6 +191,15 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 		if b := str("body"); b != "" {
 			f.Texts = append(f.Texts, shield.Text{Source: "body", Body: b})
 		}
+	case "web_search":
+		// A coding agent's search (agents/toolmap): the query goes to
+		// its search provider.
+		// query goes to its search provider, a host opx cannot name:
+		// tier 1 reads it as what a request there carries.
+		if q, _ := args["query"].(string); q != "" {
+			f.Requests = append(f.Requests, shield.Request{Host: "the agent's search provider", Method: "GET", By: p.Tool})
+			f.Texts = append(f.Texts, shield.Text{Source: "search query", Body: q})
+		}
 	case "spawn_agent", "agent_message":
 		// What a sub-agent is told is text Shield reads like any other
 		// (prompt injection, secrets); the tools it asks are names, and
