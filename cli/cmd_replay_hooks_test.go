@@ -152,7 +152,8 @@ func TestReplay_Hooks_Rerun(t *testing.T) {
 	r := run(t, "replay", replaytest.HookSession, "--rerun", "--ledger", path)
 	r.wantCode(t, cli.ExitOK)
 	r.wantOut(t, "rerun of claude-code session "+replaytest.HookSession+" (Claude Code 2.0.14): ", "5 agent calls, 6 proposals, 2 prompts",
-		"the agent's model calls cannot be re-driven", "re-judged instead, under the policy recorded in force ("+replaytest.HookPolicyHash[:12]+")",
+		"the agent's model calls cannot be re-driven", "re-judged instead, under the policy recorded in force",
+		"policy recorded in force: "+replaytest.HookPolicyHash[:12],
 		"identical: the 6 proposals reach the same decisions")
 
 	// The credential read recorded as allowed (and never run): Shield
@@ -202,4 +203,46 @@ func TestReplay_Hooks_WhatIf(t *testing.T) {
 	r.wantCode(t, cli.ExitOK)
 	r.wantOut(t, "what-if: 6 proposals of session "+replaytest.HookSession, "decisions that would change:",
 		fmt.Sprintf("seq %-6d [Read] read_file {\"path\":\"README.md\"}", seq["read.0.t0"]), "->  block tier 0 policy:no-reads")
+}
+
+// TestVerify_Hooks: opx ledger verify --strict passes on a hook session
+// with a blocked and an interrupted call, and fails (exit 4) on one whose
+// agent's call ran without its snapshot.
+func TestVerify_Hooks(t *testing.T) {
+	path, _ := hookLedger(t)
+	run(t, "ledger", "verify", "--strict", "--ledger", path).wantCode(t, cli.ExitOK)
+
+	steps := replaytest.HookScene()
+	bash := replaytest.Find(steps, "bash.0.proposed").Payload.(*event.ToolProposed)
+	broken := filepath.Join(t.TempDir(), "ledger.db")
+	seq := replaytest.Write(t, broken, replaytest.Replace(steps, "bash.0.snapshot", replaytest.Step{Name: "bash.0.snapshot",
+		Session: replaytest.HookSession, Payload: &event.Note{Author: "test", Text: "no snapshot"}}))
+	r := run(t, "ledger", "verify", "--strict", "--ledger", broken)
+	r.wantCode(t, cli.ExitIntegrity)
+	r.wantOut(t, "seq "+utoa(seq["bash.0.exec"]), "mutating call "+bash.CallID+" executed without a snapshot first")
+	// Default verification checks no causality: it passes.
+	run(t, "ledger", "verify", "--ledger", broken).wantCode(t, cli.ExitOK)
+}
+
+// TestReplay_Hooks_EscapesAgentText: what the agent sent (its tool name,
+// input, prompt, last message) reaches the terminal escaped.
+func TestReplay_Hooks_EscapesAgentText(t *testing.T) {
+	steps := replaytest.HookScene()
+	bash := *replaytest.Find(steps, "bash").Payload.(*event.HookToolCall)
+	bash.AgentTool, bash.Input = "Ba\x1b]0;pwned\x07sh", `{"command":"echo \u001b[2J\u202eoops"}`
+	bash.InputSize = int64(len(bash.Input))
+	stop := *replaytest.Find(steps, "stop").Payload.(*event.HookEvent)
+	stop.Text = "done\x1b[31m"
+	stop.Size = int64(len(stop.Text))
+	steps = replaytest.Replace(steps, "bash", replaytest.Step{Name: "bash", Session: replaytest.HookSession, Payload: &bash})
+	steps = replaytest.Replace(steps, "stop", replaytest.Step{Name: "stop", Session: replaytest.HookSession, Payload: &stop})
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	replaytest.Write(t, path, steps)
+	for _, args := range [][]string{{"replay", replaytest.HookSession}, {"metrics"}, {"history", replaytest.HookSession}} {
+		r := run(t, append(args, "--ledger", path)...)
+		r.wantCode(t, cli.ExitOK)
+		if strings.ContainsAny(r.stdout, "\x1b\x07\u202e") {
+			t.Errorf("%v prints the agent's control characters raw:\n%q", args, r.stdout)
+		}
+	}
 }

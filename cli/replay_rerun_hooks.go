@@ -7,6 +7,7 @@ import (
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/engine/redrive"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/rerun"
 	"github.com/urfave/cli/v2"
 )
@@ -31,30 +32,28 @@ const hookRerunNote = "the agent's model calls cannot be re-driven: they did not
 // would change listed. A decision that would change is a divergence
 // (exit 4, as a rerun's); a change of rule alone is reported, no more.
 func runHookRerun(c *cli.Context, rec *rerun.Recording, out rerunOutput) error {
+	w, asJSON := c.App.Writer, c.Bool("json")
+	if !asJSON {
+		// Said first: a record that cannot be re-judged (no policy text
+		// recorded) ends the command below.
+		agent := "agent unknown: no hook.session recorded"
+		if a := rec.Hook.Agent; a != nil {
+			agent = strings.TrimSpace(event.HookAgentName(a.Agent) + " " + printable(a.AgentVersion))
+		}
+		fmt.Fprintf(w, "rerun of %s session %s (%s): %d recorded events, %s, %d proposals, %s\n", rec.Mode, rec.Session, agent, len(rec.Entries),
+			ui.Plural(uint64(len(rec.Hook.Calls)), "agent call", "agent calls"), len(rec.Proposals), ui.Plural(uint64(len(rec.Messages)), "prompt", "prompts"))
+		fmt.Fprintln(w, hookRerunNote)
+	}
 	rj, err := redrive.Rejudge(rec)
 	if err != nil {
 		return fmt.Errorf("rerun session %s: %w", rec.Session, err)
 	}
-	w := c.App.Writer
-	if c.Bool("json") {
+	if asJSON {
 		if err := ui.WriteJSON(c, hookRerunOutput{LedgerID: out.LedgerID, Verification: out.Verification, Note: hookRerunNote, RejudgeReport: rj}); err != nil {
 			return err
 		}
 	} else {
-		agent := rj.Agent
-		if rj.AgentVersion != "" {
-			agent += " " + printable(rj.AgentVersion)
-		}
-		if agent == "" {
-			agent = "agent unknown: no hook.session recorded"
-		}
-		fmt.Fprintf(w, "rerun of %s session %s (%s): %d recorded events, %s, %d proposals, %s\n", rj.Mode, rec.Session, agent, len(rec.Entries),
-			ui.Plural(uint64(rj.AgentCalls), "agent call", "agent calls"), rj.Proposals, ui.Plural(uint64(rj.Prompts), "prompt", "prompts"))
-		policy := "none recorded"
-		if rj.PolicyHash != "" {
-			policy = shortHash(rj.PolicyHash)
-		}
-		fmt.Fprintf(w, "%s (%s)\n", hookRerunNote, policy)
+		fmt.Fprintf(w, "policy recorded in force: %s\n", strings.Join(shortHashes(rj.Policies), ", "))
 		if len(rj.RecordedRules) > 0 {
 			fmt.Fprintf(w, "note: the session was judged by Shield rules version %s; this opx has version %s, so a change may come from the rules\n",
 				strings.Join(rj.RecordedRules, ", "), rj.Rules)
@@ -75,4 +74,12 @@ func runHookRerun(c *cli.Context, rec *rerun.Recording, out rerunOutput) error {
 		return fmt.Errorf("session %s: %d decision(s) would differ under the recorded policy: %w", rec.Session, rj.DecisionChanges, rerun.ErrDiverged)
 	}
 	return nil
+}
+
+func shortHashes(hs []string) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = shortHash(h)
+	}
+	return out
 }

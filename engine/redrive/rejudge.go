@@ -3,6 +3,7 @@ package redrive
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/opx-dev/opx/engine"
@@ -41,8 +42,8 @@ type RejudgeReport struct {
 	// proposals were re-judged; Prompts the user's prompts recorded.
 	AgentCalls int `json:"agent_calls"`
 	Prompts    int `json:"prompts"`
-	// Policies are the hashes of the policies recorded in force, in the
-	// order the session's proposals met them.
+	// Policies are the hashes of the policies recorded in force, each
+	// once, in the order the session's proposals met them.
 	Policies []string `json:"policies"`
 	// Identical is true when no decision would change (a change of rule
 	// alone, reported in Changes, is no divergence).
@@ -66,7 +67,9 @@ func Rejudge(rec *rerun.Recording) (*RejudgeReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Policies = append(out.Policies, en.Started.PolicyHash)
+		if !slices.Contains(out.Policies, en.Started.PolicyHash) {
+			out.Policies = append(out.Policies, en.Started.PolicyHash)
+		}
 		if string(text) == engine.ReadOnlyPolicyText {
 			return engine.ReadOnlyPolicy{}, nil
 		}

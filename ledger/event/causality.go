@@ -24,6 +24,12 @@ import (
 // before an engine starts or stops. Every execution names its proposal's
 // tool.
 //
+// The sessions of agents audited through their hooks (mode claude-code,
+// codex, gemini-cli) have rules of their own too (causality_hook.go):
+// every proposal there is an opx call of a recorded agent's call, an
+// agent's call runs whole or not at all, and only an agent's call is
+// closed as interrupted.
+//
 // Rollbacks follow the write-ahead rule too: every chronicle.rollback names
 // its chronicle.rollback_started (the plan, recorded before any path
 // changed), with the same target and pre-snapshot and only planned paths;
