@@ -80,10 +80,10 @@ func (c *Causality) checkHookEntry(e *ledger.Entry) error {
 	return nil
 }
 
-// parseHookCallID splits a hook call id into the seq of its agent's call
-// and its index.
+// parseHookCallID splits a hook call id (event.HookCallID) into the seq
+// of its agent's call and its index.
 func parseHookCallID(id string) (seq uint64, i int, ok bool) {
-	if !IsHookCallID(id) {
+	if len(id) < 5 || id[0] != 'h' || id[1] != 'k' || !IsHookCallID(id) {
 		return 0, 0, false
 	}
 	s, n, _ := strings.Cut(id[2:], ".")
@@ -93,16 +93,17 @@ func parseHookCallID(id string) (seq uint64, i int, ok bool) {
 }
 
 // checkHookCall applies the hook rules to an entry about opx call f.CallID
-// (st its state before the entry, nil if never proposed).
+// (st its state before the entry, nil if never proposed). Only entries of
+// hook sessions, and interrupted ends, are looked at further.
 func (c *Causality) checkHookCall(e *ledger.Entry, f *callFields, st *callState) error {
 	mode := c.modeOf(e.Session)
 	hooked := HookMode(mode)
+	if !hooked && !(e.Type == TypeExecCompleted && f.Interrupted) {
+		return nil // a model may name a call anything, "hk7.0" too
+	}
 	seq, i, isHook := parseHookCallID(f.CallID)
 	switch e.Type {
 	case TypeToolProposed:
-		if !hooked {
-			return nil // a model may name a call anything, "hk7.0" too
-		}
 		if !isHook || f.SubAgentID != "" {
 			return fmt.Errorf("proposal of call %s in a session of an agent audited through its hooks, which is no opx call of an agent's call (hk<seq>.<i>)", f.CallID)
 		}
@@ -117,11 +118,8 @@ func (c *Causality) checkHookCall(e *ledger.Entry, f *callFields, st *callState)
 		}
 		h.proposed++
 	case TypeExecStarted:
-		if !hooked || !isHook || st == nil {
-			return nil
-		}
 		h := c.hookCalls[hookCallKey{e.Session, seq}]
-		if h == nil {
+		if !isHook || st == nil || h == nil {
 			return nil // its proposal was reported
 		}
 		for j := 0; j < h.calls; j++ {
