@@ -2,7 +2,9 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,6 +62,25 @@ func hookCommand(w *world, agent string) string {
 	return w.bin + " hook " + agent + " --workspace " + w.ws
 }
 
+// installHooks runs `opx agents install AGENT --user` with the CLI's
+// environment (its isolated home), as agenttest.Options.Prepare.
+func installHooks(t *testing.T, w *world, s hookSpec) func(home string, env []string) error {
+	return func(home string, env []string) error {
+		args := []string{"agents", "install", s.agent, "--user"}
+		if s.cli == agenttest.Codex {
+			argv, _ := agenttest.Program(t, agenttest.Codex)
+			args = append(args, "--codex", argv[0])
+		}
+		cmd := exec.Command(w.bin, args...)
+		cmd.Env = append(env, "NO_COLOR=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("opx %v: %v\n%s", args, err, out)
+		}
+		return nil
+	}
+}
+
 // hooksFor are the hooks of spec s, every one running opx hook.
 func hooksFor(w *world, s hookSpec) []agenttest.Hook {
 	cmd := hookCommand(w, s.agent)
@@ -96,14 +117,20 @@ func TestE2E_Hooks(t *testing.T) {
 				agenttest.Shell("git push origin main"),
 			)
 			srv := s.server(t, turns...)
-			denied := make(chan string, 1)
-			go func() { denied <- denyFirstApproval(w) }()
-			res := agenttest.Run(t, s.cli, srv, agenttest.Options{Dir: w.ws, Hooks: hooksFor(w, s), Prompt: "tidy the readme", Env: agentEnv(w)})
+			stop, denyDone := make(chan struct{}), make(chan struct{})
+			var denyWhy string
+			go func() { defer close(denyDone); denyWhy = denyFirstApproval(w, stop) }()
+			defer func() { close(stop); <-denyDone }()
+			// The hooks as a user gets them: `opx agents install AGENT
+			// --user` in the run's isolated home (Codex's trusted through
+			// the real codex app-server).
+			res := agenttest.Run(t, s.cli, srv, agenttest.Options{Dir: w.ws, Prepare: installHooks(t, w, s), Prompt: "tidy the readme", Env: agentEnv(w)})
 			if res.Err != nil || srv.Used() != len(turns) {
 				t.Fatalf("%s: %v, %d of %d turns used\nstdout: %.3000s\nstderr: %.3000s\n%s", s.cli, res.Err, srv.Used(), len(turns), res.Stdout, res.Stderr, srv.Describe())
 			}
-			if why := <-denied; why != "" {
-				t.Fatalf("opx deny: %s", why)
+			<-denyDone
+			if denyWhy != "" {
+				t.Fatalf("opx deny: %s", denyWhy)
 			}
 			if b, _ := os.ReadFile(filepath.Join(w.ws, "README.md")); !strings.Contains(string(b), "hooked") {
 				t.Errorf("README.md after the edit: %q", b)
@@ -187,10 +214,15 @@ func TestE2E_Hooks_KilledMidTool(t *testing.T) {
 
 // denyFirstApproval waits for the first approval pending in w's engine
 // and denies it with `opx deny`, returning what went wrong ("" if
-// nothing).
-func denyFirstApproval(w *world) string {
+// nothing); it gives up when stop is closed.
+func denyFirstApproval(w *world, stop <-chan struct{}) string {
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
+		select {
+		case <-stop:
+			return "the test ended first"
+		default:
+		}
 		out, errOut, code := w.run("deny", "--json")
 		if code != 0 {
 			return "list: " + errOut
