@@ -75,7 +75,7 @@ func runHistory(c *cli.Context) error {
 		if m.Role == "assistant" && m.InputTokens+m.OutputTokens > 0 {
 			fmt.Fprintf(w, "  (%d in, %d out tokens)", m.InputTokens, m.OutputTokens)
 		}
-		fmt.Fprintf(w, "\n%s\n\n", indent(strings.TrimRight(event.Display(m.Content), "\n"), "  "))
+		fmt.Fprintf(w, "\n%s\n\n", indent(strings.TrimRight(cleanLines(m.Content), "\n"), "  "))
 	}
 	return nil
 }
@@ -150,6 +150,28 @@ func readSessionHistory(c *cli.Context, session string) ([]messageJSON, error) {
 		return nil
 	})
 	return out, err
+}
+
+// cleanLines is clean for text shown on lines of its own: newlines and
+// tabs kept, every other control character and bidirectional override
+// escaped (a message may carry escape sequences meant for the reader's
+// terminal), nothing clipped.
+func cleanLines(s string) string {
+	s = event.Display(s)
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func indent(s, by string) string { return by + strings.ReplaceAll(s, "\n", "\n"+by) }

@@ -39,6 +39,26 @@ type metricsJSON struct {
 	// MCPServers are the MCP servers' share of the tool calls (tools
 	// mcp__<server>__<tool>), by server, and their lives.
 	MCPServers []mcpMetrics `json:"mcp_servers"`
+	// Sessions counts the sessions by mode (normal, otr, mcp-proxy,
+	// claude-code, codex, gemini-cli).
+	Sessions map[string]uint64 `json:"sessions"`
+	// AgentTools are the calls of the agents audited through their
+	// hooks, by mode and the agent's own tool name; HookUnrecorded the
+	// calls their hooks let through unjudged while no engine ran, by
+	// agent.
+	AgentTools     []agentToolMetrics `json:"agent_tools"`
+	HookUnrecorded map[string]uint64  `json:"hook_unrecorded"`
+}
+
+// agentToolMetrics counts the calls of one tool of an agent audited
+// through its hooks: blocked (a verdict blocked one of its opx calls, or
+// a human denied it) and interrupted (the agent never reported its end).
+type agentToolMetrics struct {
+	Mode        string `json:"mode"`
+	Tool        string `json:"tool"`
+	Calls       uint64 `json:"calls"`
+	Blocked     uint64 `json:"blocked"`
+	Interrupted uint64 `json:"interrupted"`
 }
 
 // mcpMetrics counts one MCP server's calls and life.
@@ -101,8 +121,10 @@ type toolMetrics struct {
 // collectMetrics turns the projection's counters into the three tables.
 func collectMetrics(counters []projection.Counter) metricsJSON {
 	out := metricsJSON{Verdicts: []verdictCount{}, Models: []modelMetrics{}, Tools: []toolMetrics{},
-		SubAgents: subAgentMetrics{FailedBy: map[string]uint64{}, Verdicts: map[string]uint64{}}, MCPServers: []mcpMetrics{}}
+		SubAgents: subAgentMetrics{FailedBy: map[string]uint64{}, Verdicts: map[string]uint64{}}, MCPServers: []mcpMetrics{},
+		Sessions: map[string]uint64{}, AgentTools: []agentToolMetrics{}, HookUnrecorded: map[string]uint64{}}
 	models, tools, servers := map[string]*modelMetrics{}, map[string]*toolMetrics{}, map[string]*mcpMetrics{}
+	agentTools := map[[2]string]*agentToolMetrics{}
 	sa := &out.SubAgents
 	for _, c := range counters {
 		k := c.Key
@@ -148,6 +170,24 @@ func collectMetrics(counters []projection.Counter) metricsJSON {
 				servers[k[1]] = m
 			}
 			setMCP(m, k[2], c.Value)
+		case len(k) == 2 && k[0] == "session":
+			out.Sessions[k[1]] = c.Value
+		case len(k) == 2 && k[0] == "hook_unrecorded":
+			out.HookUnrecorded[k[1]] = c.Value
+		case len(k) == 4 && k[0] == "agent_tool":
+			a := agentTools[[2]string{k[1], k[2]}]
+			if a == nil {
+				a = &agentToolMetrics{Mode: k[1], Tool: k[2]}
+				agentTools[[2]string{k[1], k[2]}] = a
+			}
+			switch k[3] {
+			case "calls":
+				a.Calls = c.Value
+			case "blocked":
+				a.Blocked = c.Value
+			case "interrupted":
+				a.Interrupted = c.Value
+			}
 		case len(k) == 3 && k[0] == "tool":
 			t := tools[k[1]]
 			if t == nil {
@@ -170,6 +210,13 @@ func collectMetrics(counters []projection.Counter) metricsJSON {
 		out.MCPServers = append(out.MCPServers, *m)
 	}
 	sort.Slice(out.MCPServers, func(i, j int) bool { return out.MCPServers[i].Server < out.MCPServers[j].Server })
+	for _, a := range agentTools {
+		out.AgentTools = append(out.AgentTools, *a)
+	}
+	sort.Slice(out.AgentTools, func(i, j int) bool {
+		a, b := out.AgentTools[i], out.AgentTools[j]
+		return a.Mode < b.Mode || a.Mode == b.Mode && a.Tool < b.Tool
+	})
 	return out
 }
 
@@ -231,7 +278,7 @@ func runMetrics(c *cli.Context) error {
 		return ui.WriteJSON(c, out)
 	}
 	w := c.App.Writer
-	if len(out.Verdicts)+len(out.Models)+len(out.Tools)+len(out.MCPServers) == 0 {
+	if len(out.Verdicts)+len(out.Models)+len(out.Tools)+len(out.MCPServers)+len(out.AgentTools) == 0 {
 		fmt.Fprintln(w, "no verdicts, model calls or tool calls recorded")
 		return nil
 	}
@@ -257,7 +304,35 @@ func runMetrics(c *cli.Context) error {
 	}
 	printSubAgentMetrics(w, out.SubAgents)
 	printMCPMetrics(w, out.MCPServers)
+	printAgentMetrics(w, out)
 	return nil
+}
+
+// printAgentMetrics prints the sessions by mode and the table of the
+// agents' calls through their hooks, if any agent was audited so.
+func printAgentMetrics(w io.Writer, out metricsJSON) {
+	if len(out.AgentTools)+len(out.HookUnrecorded) == 0 {
+		return
+	}
+	var modes []string
+	for m, n := range out.Sessions {
+		modes = append(modes, fmt.Sprintf("%s %d", ui.Clip(printable(m), 20), n))
+	}
+	sort.Strings(modes)
+	fmt.Fprintf(w, "\nSESSIONS BY MODE: %s\n", strings.Join(modes, ", "))
+	fmt.Fprintf(w, "\nAGENT TOOLS (calls of the agents audited through their hooks, by their own names; each judged as opx calls above)\n"+
+		"%-12s  %-24s  %6s  %7s  %11s\n", "MODE", "TOOL", "CALLS", "BLOCKED", "INTERRUPTED")
+	for _, a := range out.AgentTools {
+		fmt.Fprintf(w, "%-12s  %-24s  %6d  %7d  %11d\n", ui.Clip(printable(a.Mode), 12), ui.Clip(printable(a.Tool), 24), a.Calls, a.Blocked, a.Interrupted)
+	}
+	if len(out.HookUnrecorded) > 0 {
+		var agents []string
+		for a, n := range out.HookUnrecorded {
+			agents = append(agents, fmt.Sprintf("%s %d", ui.Clip(printable(a), 20), n))
+		}
+		sort.Strings(agents)
+		fmt.Fprintf(w, "let through unjudged while no engine ran (hooks.on_engine_down: allow): %s\n", strings.Join(agents, ", "))
+	}
 }
 
 // printMCPMetrics prints the MCP server table, if any server ran or was

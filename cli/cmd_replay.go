@@ -29,7 +29,10 @@ func replayCommand() *cli.Command {
 			"not verify prints its failures and no timeline (exit 4); --force prints the timeline anyway, still\n" +
 			"exiting 4. `opx sessions` lists the sessions. Reads the ledger file, or the running engine's ledger\n" +
 			"service while an engine holds it.\n\n" +
-			"--rerun re-drives the session with the real sandboxed agent; --policy FILE re-evaluates its proposals.\n\n" +
+			"--rerun re-drives the session with the real sandboxed agent; --policy FILE re-evaluates its proposals.\n" +
+			"A session of an agent audited through its hooks (mode claude-code, codex, gemini-cli) cannot be re-driven (its\n" +
+			"model calls did not pass through opx): --rerun re-judges every recorded proposal under the policy recorded in\n" +
+			"force instead, and a decision that would differ is a divergence.\n\n" +
 			reviewVerifyHelp +
 			exitCodesHelp("integrity failure found: the ledger does not verify (or a rerun diverged)"),
 		HideHelpCommand: true,
@@ -239,6 +242,7 @@ func printTimeline(w io.Writer, t *replay.Timeline) {
 		fmt.Fprintf(w, "  engine %s (seq %d): policy %s %s, %s/%s, workspace %s\n", e.Version, e.Seq, clean(e.Policy, 80),
 			shortHash(e.PolicyHash), e.Provider, e.Model, clean(e.Workspace, 120))
 	}
+	printHookAgent(w, t)
 	fmt.Fprintln(w)
 	for _, it := range t.Items() {
 		if it.Event != nil {
@@ -261,6 +265,12 @@ func printTurn(w io.Writer, tn *replay.Turn) {
 	if tn.SubAgentID != "" {
 		who = "sub-agent " + tn.SubAgentID
 	}
+	if tn.Unprompted {
+		fmt.Fprintf(w, "%s  #%d  %s\n", ui.Paint(w, "1", fmt.Sprintf("turn %d", tn.N)), tn.Seq,
+			ui.Paint(w, "33", "no prompt recorded: the agent's calls before opx saw a prompt of it"))
+		printSteps(w, "", tn)
+		return
+	}
 	fmt.Fprintf(w, "%s  #%d  %s: %s\n", ui.Paint(w, "1", fmt.Sprintf("turn %d", tn.N)), tn.Seq, who, quoteText(tn.Content, 300))
 	printSteps(w, "", tn)
 }
@@ -280,6 +290,9 @@ func printSteps(w io.Writer, indent string, tn *replay.Turn) {
 		case st.Model != nil:
 			fmt.Fprintf(w, "%s%s\n", branch, modelLine(w, st.Model))
 			printCalls(w, sub, st.Calls)
+		case st.Agent != nil:
+			fmt.Fprintf(w, "%s%s\n", branch, agentCallLine(w, st.Agent))
+			printCalls(w, sub, st.Calls)
 		case len(st.Calls) > 0:
 			fmt.Fprintf(w, "%s%s\n", branch, callLine(w, st.Calls[0]))
 			printCallDetail(w, sub, st.Calls[0])
@@ -289,12 +302,18 @@ func printSteps(w io.Writer, indent string, tn *replay.Turn) {
 			fmt.Fprintf(w, "%s#%d %s %s: %s\n", branch, st.Error.Seq, ui.Red(w, "agent error"), clean(st.Error.Code, 40), quoteText(st.Error.Message, 300))
 		case st.Response != nil:
 			what := "answer"
-			if tn.Proxied {
+			switch {
+			case tn.Proxied:
 				what = "the client got"
+			case tn.Hooked:
+				what = "the model ended its turn"
 			}
 			fmt.Fprintf(w, "%s#%d %s after %s: %s\n", branch, st.Response.Seq, what, duration(tn.DurationMS), quoteText(st.Response.Content, 400))
 		default:
 			s := "no answer recorded"
+			if tn.Hooked {
+				s = "no end of the model's turn recorded"
+			}
 			if tn.Streamed.PartialText != "" {
 				s += "; the agent had streamed " + quoteText(tn.Streamed.PartialText, 200)
 			}
@@ -457,6 +476,16 @@ func sameJSON(agent, canonical string) bool {
 // exited non-zero) or "ran"; and the paths it changed.
 func execLine(w io.Writer, x *replay.Execution) string {
 	var l string
+	switch {
+	case x.Status == "running":
+		return fmt.Sprintf("#%d started; %s", x.StartedSeq, ui.Paint(w, "33", "no end recorded"))
+	case x.Interrupted:
+		// An agent's call whose end it never reported (through its
+		// hooks): what the workspace held when opx closed it.
+		l = fmt.Sprintf("#%d→#%d %s after %s, the agent never reported its end: %s", x.StartedSeq, x.EndSeq, ui.Paint(w, "33", "interrupted"),
+			ms(x.DurationMS), resultText(x.Result, x.ResultBlob, x.Size))
+		return l + changedText(x)
+	}
 	switch x.Status {
 	case "running":
 		return fmt.Sprintf("#%d started; %s", x.StartedSeq, ui.Paint(w, "33", "no end recorded"))
@@ -474,20 +503,27 @@ func execLine(w io.Writer, x *replay.Execution) string {
 	default:
 		l = fmt.Sprintf("#%d→#%d ran %s, exit %d: %s", x.StartedSeq, x.EndSeq, ms(x.DurationMS), x.ExitCode, resultText(x.Result, x.ResultBlob, x.Size))
 	}
+	return l + changedText(x)
+}
+
+// changedText says what an execution changed: "; changed a, b", or why
+// that was not worked out; "" for nothing.
+func changedText(x *replay.Execution) string {
 	var changed []string
 	for _, p := range x.Changed {
 		changed = append(changed, clean(p, 80))
 	}
 	switch {
 	case x.DiffError != "":
-		l += "; changes not worked out: " + clean(x.DiffError, 120)
+		return "; changes not worked out: " + clean(x.DiffError, 120)
 	case len(changed) > 0:
-		l += "; changed " + strings.Join(changed[:min(len(changed), 5)], ", ")
+		l := "; changed " + strings.Join(changed[:min(len(changed), 5)], ", ")
 		if len(changed) > 5 {
 			l += fmt.Sprintf(" (+%d more)", len(changed)-5)
 		}
+		return l
 	}
-	return l
+	return ""
 }
 
 func snapshotPaths(s *replay.Snapshot) string {
@@ -547,14 +583,21 @@ func printTotals(w io.Writer, t *replay.Timeline) {
 	if tt.Exited > 0 {
 		exited = fmt.Sprintf(" (%d exited non-zero)", tt.Exited)
 	}
-	fmt.Fprintf(w, "\ntotals: %s, %s (%s), %s: %d ran%s, %s, %s, %s; %s, %s, %s, %s; %s\n",
-		ui.Plural(uint64(tt.Turns), "turn", "turns"), ui.Plural(uint64(tt.ModelCalls), "model call", "model calls"), tokens(tt.Usage),
+	models := fmt.Sprintf("%s (%s)", ui.Plural(uint64(tt.ModelCalls), "model call", "model calls"), tokens(tt.Usage))
+	if t.Agent != nil && tt.ModelCalls == 0 {
+		models = "model calls not through opx (the agent's transcript holds them)"
+	}
+	fmt.Fprintf(w, "\ntotals: %s, %s, %s: %d ran%s, %s, %s, %s; %s, %s, %s, %s; %s\n",
+		ui.Plural(uint64(tt.Turns), "turn", "turns"), models,
 		ui.Plural(uint64(tt.ToolCalls), "tool call", "tool calls"), tt.Executed, exited, paintIf(w, tt.Blocked > 0, "31", fmt.Sprintf("%d blocked", tt.Blocked)),
 		paintIf(w, tt.Failed > 0, "31", fmt.Sprintf("%d failed", tt.Failed)),
 		paintIf(w, tt.Flagged > 0, "31", ui.Plural(uint64(tt.Flagged), "result flagged", "results flagged")), ui.Plural(uint64(tt.Snapshots), "snapshot", "snapshots"), ui.Plural(uint64(tt.Rollbacks), "rollback", "rollbacks"),
 		ui.Plural(uint64(tt.AgentErrors+tt.ModelErrors), "error", "errors"), ui.Plural(uint64(tt.Crashes), "crash", "crashes"), duration(tt.DurationMS))
 	if s := subAgentTotals(tt.SubAgents); s != "" {
 		fmt.Fprintf(w, "%s, whose calls are counted above\n", s)
+	}
+	if s := agentTotals(w, tt); s != "" {
+		fmt.Fprintln(w, s)
 	}
 	if blocked := t.Blocked(); len(blocked) > 0 {
 		fmt.Fprintln(w, ui.Red(w, "blocked:"))
@@ -563,7 +606,7 @@ func printTotals(w io.Writer, t *replay.Timeline) {
 			if v := tc.BlockedBy; v != nil {
 				why = fmt.Sprintf("tier %d %s: %s", v.Tier, clean(v.Rule, 60), clean(v.Reason, 300))
 			}
-			fmt.Fprintf(w, "  #%d %s%s %s — %s\n", tc.Seq, bySubAgent(tc), clean(tc.Tool, 60), clean(tc.Arguments, 160), why)
+			fmt.Fprintf(w, "  #%d %s%s%s %s — %s\n", tc.Seq, bySubAgent(tc), byAgent(t, tc), clean(tc.Tool, 60), clean(tc.Arguments, 160), why)
 		}
 	}
 	if flagged := t.Flagged(); len(flagged) > 0 {

@@ -62,6 +62,9 @@ func runRerun(c *cli.Context, session string) error {
 	if err != nil {
 		return err
 	}
+	if rec.Hook != nil {
+		return runHookRerun(c, rec, out)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -238,8 +241,16 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 		fmt.Fprintf(w, "note: the session was judged by Shield rules version %s; this opx has version %s, so a change may come from the rules as well as the policy\n",
 			strings.Join(wi.RecordedRules, ", "), wi.Rules)
 	}
+	printChanges(w, wi.Changes)
+	return nil
+}
+
+// printChanges lists re-judged verdicts that would change, the decision
+// changes first, each with the sub-agent or the agent's own tool (a hook
+// session's) it is of.
+func printChanges(w io.Writer, changes []redrive.WhatIfChange) {
 	kind := ""
-	for _, ch := range wi.Changes {
+	for _, ch := range changes {
 		if ch.Kind != kind {
 			kind = ch.Kind
 			if kind == redrive.WhatIfDecision {
@@ -252,13 +263,15 @@ func runWhatIf(c *cli.Context, session, policyFile string) error {
 		if ch.SubAgentID != "" {
 			by = "[sub-agent " + ui.Clip(ch.SubAgentID, 40) + "] "
 		}
+		if ch.AgentTool != "" {
+			by = "[" + ui.Clip(printable(ch.AgentTool), 40) + "] "
+		}
 		fmt.Fprintf(w, "  seq %-6d %s%s %s\n", ch.Seq, by, ch.Tool, ui.Clip(oneLine(ch.Arguments), 72))
 		fmt.Fprintf(w, "             %s  ->  %s\n", verdictText(ch.Old), verdictText(ch.New))
 		if ch.Answered != nil {
 			fmt.Fprintf(w, "             (recorded: the escalation was answered %s)\n", verdictText(*ch.Answered))
 		}
 	}
-	return nil
 }
 
 func verdictText(v redrive.WhatIfVerdict) string {

@@ -53,7 +53,8 @@ var reportTemplate = template.Must(template.New("report.html.tmpl").Funcs(templa
 		return typ == event.TypeAgentCrashed || typ == event.TypeEngineCrashed || typ == event.TypeAgentError
 	},
 	"basisText": basisText,
-	"blob":      func(string) string { return "" }, // bound to the ledger per report
+	"blob":      func(string) string { return "" },                       // bound to the ledger per report
+	"agentOf":   func(*replay.ToolCall) *replay.AgentCall { return nil }, // bound to the timeline per report
 }).ParseFS(reportFiles, "report/report.html.tmpl"))
 
 func reportCommand() *cli.Command {
@@ -198,19 +199,22 @@ type changeView struct {
 
 // reportView is what the template renders.
 type reportView struct {
-	Generated     string
-	LedgerID      string
-	LedgerPath    string
-	Verify        *ledger.Report
-	VerifiedBy    *ledger.ReviewVerification
-	T             *replay.Timeline
-	Blocked       []*replay.ToolCall
-	Flagged       []*replay.ToolCall // results Shield flagged: beside Blocked at the top
-	Models        []string
-	Verdicts      []verdictRow
-	Changes       []changeView
-	WorkspaceNote string
-	CSS           template.CSS
+	Generated  string
+	LedgerID   string
+	LedgerPath string
+	Verify     *ledger.Report
+	VerifiedBy *ledger.ReviewVerification
+	T          *replay.Timeline
+	Blocked    []*replay.ToolCall
+	Flagged    []*replay.ToolCall // results Shield flagged: beside Blocked at the top
+	Models     []string
+	Verdicts   []verdictRow
+	Changes    []changeView
+	// AgentBlocked and AgentInterrupted count a hook session's agent
+	// calls blocked (or denied) and interrupted.
+	AgentBlocked, AgentInterrupted int
+	WorkspaceNote                  string
+	CSS                            template.CSS
 }
 
 func renderReport(ss *sessionSource, rep *ledger.Report, how *ledger.ReviewVerification, t *replay.Timeline, changes []replay.FileChange, wsNote string) ([]byte, error) {
@@ -224,6 +228,10 @@ func renderReport(ss *sessionSource, rep *ledger.Report, how *ledger.ReviewVerif
 		for _, vd := range tc.Verdicts {
 			v.Verdicts = append(v.Verdicts, verdictRow{V: vd, Call: tc})
 		}
+	}
+	for _, u := range t.Totals.ByAgentTool {
+		v.AgentBlocked += u.Blocked
+		v.AgentInterrupted += u.Interrupted
 	}
 	for _, fc := range changes {
 		v.Changes = append(v.Changes, changeView{FileChange: fc, Lines: diffLines(fc.Unified)})
@@ -239,7 +247,7 @@ func renderReport(ss *sessionSource, rep *ledger.Report, how *ledger.ReviewVerif
 		}
 		blobs[hex] = readBlobText(ss.src, t, hex)
 		return blobs[hex]
-	}})
+	}, "agentOf": t.AgentCallOf})
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, v); err != nil {
 		return nil, fmt.Errorf("render report: %w", err)

@@ -77,8 +77,9 @@ func runSessions(c *cli.Context) error {
 }
 
 // modeWidth is the MODE column's width: the longest mode a session can
-// have (event.SessionCreated: normal, otr, mcp-proxy).
-const modeWidth = len("mcp-proxy")
+// have (event.SessionCreated: normal, otr, mcp-proxy, and the agents
+// audited through their hooks: claude-code, codex, gemini-cli).
+const modeWidth = len(event.ModeClaudeCode)
 
 // modeColumn is a recorded mode for the MODE column: shown safely, and
 // clipped to the column (a mirror's entries are another machine's).

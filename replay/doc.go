@@ -18,6 +18,10 @@
 //     overlaps that span: the engine died while serving the session.
 //   - chronicle.rollback of the session, of one of its snapshots, or of the
 //     snapshot a rollback of it took (undoing the undo), wherever it is.
+//   - For a session of an agent audited through its hooks (mode
+//     claude-code, codex, gemini-cli): hook.unrecorded naming its agent
+//     and the agent's session id, wherever it is (an engine records at
+//     its start the calls the hook let through while none ran).
 //
 // # Sub-agents: a tree out of interleaved entries
 //

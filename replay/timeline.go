@@ -39,7 +39,12 @@ type Timeline struct {
 	// Engine is the engine run in force when the session began: version,
 	// policy and model.
 	Engine *EngineRun `json:"engine,omitempty"`
-	Turns  []*Turn    `json:"turns"`
+	// Agent is the coding agent of a session audited through its hooks
+	// (mode claude-code, codex or gemini-cli), as its first hook.session
+	// said; Transcripts the agent's transcripts stored (hook.transcript).
+	Agent       *HookAgent    `json:"agent,omitempty"`
+	Transcripts []*Transcript `json:"transcripts,omitempty"`
+	Turns       []*Turn       `json:"turns"`
 	// Events are the session's entries outside any turn, in seq order.
 	Events []*Event `json:"events"`
 	// Snapshots are the session's snapshots, oldest first (also reachable
@@ -93,6 +98,15 @@ type Turn struct {
 	// Seq, MessageID its call id), and Response is what it got back (its
 	// mcp.response).
 	Proxied bool `json:"proxied,omitempty"`
+	// Hooked marks the turn of a session audited through an agent's
+	// hooks (timeline_hooks.go): Content is the user's prompt as the
+	// hook reported it, AgentCalls the agent's tool calls, Response the
+	// model's last message as the agent's end-of-turn hook reported it.
+	// Unprompted marks such a turn that holds the calls the agent made
+	// before opx saw any prompt of it.
+	Hooked     bool         `json:"hooked,omitempty"`
+	Unprompted bool         `json:"unprompted,omitempty"`
+	AgentCalls []*AgentCall `json:"agent_calls,omitempty"`
 	// ProcessSeq is the engine.process_request that asked the agent.
 	ProcessSeq   uint64       `json:"process_seq,omitempty"`
 	History      int          `json:"history"`       // messages of history sent
@@ -197,6 +211,9 @@ type ToolCall struct {
 	// session's agent is about: its "id" argument (agent_status,
 	// agent_result, agent_message, cancel_agent).
 	AboutSubAgent string `json:"about_subagent,omitempty"`
+	// AgentCall is the seq of the agent's call (hook.tool_call) this
+	// call is one of the opx calls of; 0 for any other call.
+	AgentCall uint64 `json:"agent_call,omitempty"`
 }
 
 // Tool call outcomes.
@@ -211,6 +228,10 @@ const (
 	OutcomeCompleted   = "completed"    // ran and did what was asked (event.ExecOK)
 	OutcomeExited      = "exited"       // a command it ran exited non-zero or was killed (event.ExecExited)
 	OutcomeFailed      = "failed"       // the tool failed (event.ExecError)
+	// OutcomeInterrupted: an agent's call (through its hooks) whose end
+	// the agent never reported: closed by opx with what the workspace
+	// held then.
+	OutcomeInterrupted = "interrupted"
 )
 
 // Verdict is a shield.verdict.
@@ -279,6 +300,9 @@ type Execution struct {
 	Pre        []event.FileState `json:"pre,omitempty"`
 	Post       []event.PostState `json:"post"`
 	DiffError  string            `json:"diff_error,omitempty"`
+	// Interrupted is exec.completed's: the agent never reported the end
+	// of its call (OutcomeInterrupted).
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Changed are the paths the call changed, sorted: for a files
 	// snapshot those whose post-state differs from the snapshot's
 	// pre-state, for a workspace snapshot what the diff found; empty for

@@ -73,6 +73,13 @@ type builder struct {
 	subs      map[string]*SubAgent   // the session's sub-agents by id
 	// proxyClient is an mcp-proxy session's client, by name.
 	proxyClient string
+	// agentCalls are a hook session's agent calls by the seq of their
+	// hook.tool_call (timeline_hooks.go).
+	agentCalls map[uint64]*AgentCall
+	// unrecorded are the calls hooks let through while no engine ran
+	// (hook.unrecorded), kept at the end if they name the session's
+	// agent.
+	unrecorded []unrecorded
 	// withheldArgs is set by a call of the session's agent whose
 	// arguments are withheld (off the record).
 	withheldArgs bool
@@ -89,7 +96,7 @@ func newBuilder(session string) *builder {
 			Problems: []string{}, pruned: map[string]uint64{}},
 		turns: map[turnKey]*Turn{}, cur: map[string]*Turn{}, requests: map[string]*ModelCall{}, asked: map[callKey]*ModelCall{},
 		calls: map[callKey]*ToolCall{}, agentOnly: map[callKey]*ToolCall{}, subs: map[string]*SubAgent{},
-		snaps: map[uint64]*Snapshot{}, related: map[uint64]bool{},
+		snaps: map[uint64]*Snapshot{}, related: map[uint64]bool{}, agentCalls: map[uint64]*AgentCall{},
 	}
 }
 
@@ -111,7 +118,7 @@ func (b *builder) apply(e ledger.Entry) error {
 		// Decode only what can concern the session: most of a large
 		// ledger is other sessions' entries.
 		switch e.Type {
-		case event.TypeEngineStarted, event.TypeEngineCrashed, event.TypeRollback, event.TypePruned:
+		case event.TypeEngineStarted, event.TypeEngineCrashed, event.TypeRollback, event.TypePruned, event.TypeHookUnrecorded:
 		default:
 			if e.Session != "" || !b.spanned || !engineWide[e.Type] {
 				return nil
@@ -157,7 +164,8 @@ func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
 		b.t.Title = p.Title
 		b.float(e, summarise(e, p))
 	case *event.ClientMessage:
-		b.newTurn(e, "", p.MessageID, p.Content, p.Client)
+		t := b.newTurn(e, "", p.MessageID, p.Content, p.Client)
+		t.Hooked = event.HookMode(b.t.Mode)
 	case *event.ProcessRequest:
 		t := b.turns[turnKey{p.SubAgentID, p.MessageID}]
 		if t == nil || t.ProcessSeq != 0 {
@@ -219,6 +227,7 @@ func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
 		tc.Seq, tc.TS, tc.Tool, tc.Arguments, tc.ActionHash, tc.Mutating = e.Seq, e.TS, p.Tool, p.Arguments, p.ActionHash, p.Mutating
 		if p.SubAgentID == "" {
 			b.parentCall(tc)
+			b.hookProposed(tc)
 		}
 	case *event.ShieldVerdict:
 		if tc := b.call(e, p.SubAgentID, p.CallID); tc != nil {
@@ -265,6 +274,7 @@ func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
 			x := b.exec(tc)
 			x.EndSeq, x.Status, x.Result, x.ResultBlob, x.Size = e.Seq, p.Outcome(), p.Result, p.ResultBlob, p.Size
 			x.ExitCode, x.DurationMS, x.Pre, x.Post, x.DiffError = p.ExitCode, p.DurationMS, p.Pre, nonNil(p.Post), p.DiffError
+			x.Interrupted = p.Interrupted
 			x.Changed = changed(tc.Snapshot, p)
 			if s := tc.Snapshot; s != nil && s.Kind == event.KindWorkspace {
 				for _, f := range p.Pre {
@@ -318,6 +328,10 @@ func (b *builder) own(e ledger.Entry, p event.Payload, derr error) {
 		if !b.proxy(e, p) {
 			b.float(e, summarise(e, p))
 		}
+	case *event.HookSession, *event.HookToolCall, *event.HookEvent, *event.HookTranscript:
+		if !b.hook(e, p) {
+			b.float(e, summarise(e, p))
+		}
 	case *event.SubAgentSpawned:
 		b.spawn(e, p)
 	case *event.SubAgentCompleted, *event.SubAgentFailed, *event.SubAgentCancelled, *event.SubAgentTimedOut:
@@ -346,6 +360,11 @@ func (b *builder) other(e ledger.Entry, p event.Payload) {
 		return
 	case *event.EngineCrashed:
 		b.cands = append(b.cands, candidate{ev: b.event(e, summarise(e, p)), lo: p.StartedSeq, hi: p.LastSeq})
+		return
+	case *event.HookUnrecorded:
+		if e.Session == "" {
+			b.unrecorded = append(b.unrecorded, unrecorded{ev: b.event(e, summarise(e, p)), p: p})
+		}
 		return
 	}
 	if e.Session == "" && b.spanned && engineWide[e.Type] {

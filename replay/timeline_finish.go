@@ -20,6 +20,7 @@ func (b *builder) finish() *Timeline {
 	if t.Engine != nil {
 		t.read = append(t.read, t.Engine.Seq)
 	}
+	b.finishHooks()
 	slices.Sort(t.read)
 	t.read = slices.Compact(t.read)
 	sort.SliceStable(b.floating, func(i, j int) bool { return b.floating[i].Seq < b.floating[j].Seq })
@@ -84,6 +85,9 @@ func finishTurn(tn *Turn) {
 	for _, tc := range tn.ToolCalls {
 		tc.Outcome, tc.BlockedBy = outcome(tc)
 	}
+	for _, ac := range tn.AgentCalls {
+		ac.Outcome, ac.BlockedBy = agentOutcome(ac)
+	}
 }
 
 // outcome says what became of a call. A human's (or the timeout's) no
@@ -104,6 +108,8 @@ func outcome(tc *ToolCall) (string, *Verdict) {
 	switch {
 	case tc.Seq == 0:
 		return OutcomeNotProposed, nil
+	case tc.Exec != nil && tc.Exec.Interrupted:
+		return OutcomeInterrupted, nil
 	case tc.Exec != nil && tc.Exec.Status == event.ExecOK:
 		return OutcomeCompleted, nil
 	case tc.Exec != nil && tc.Exec.Status == event.ExecExited:

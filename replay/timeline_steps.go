@@ -3,12 +3,14 @@ package replay
 import "sort"
 
 // Step is one node of a turn's tree, in seq order: a model call with the
-// tool calls it asked for, a tool call no recorded model call asked for,
-// an event, an agent error, or the answer. Exactly one of Model, Event,
-// Error, Response is set, or only Calls (one orphan call).
+// tool calls it asked for, an agent's call through its hooks with its opx
+// calls, a tool call no recorded model call asked for, an event, an agent
+// error, or the answer. Exactly one of Model, Agent, Event, Error,
+// Response is set, or only Calls (one orphan call).
 type Step struct {
 	Seq      uint64
 	Model    *ModelCall
+	Agent    *AgentCall
 	Calls    []*ToolCall
 	Event    *Event
 	Error    *AgentErr
@@ -30,7 +32,15 @@ func (tn *Turn) Steps() []Step {
 		}
 		out = append(out, Step{Seq: seq, Model: mc})
 	}
+	agent := map[uint64]bool{}
+	for _, ac := range tn.AgentCalls {
+		out = append(out, Step{Seq: ac.Seq, Agent: ac, Calls: append([]*ToolCall(nil), ac.calls...)})
+		agent[ac.Seq] = true
+	}
 	for _, tc := range tn.ToolCalls {
+		if tc.AgentCall != 0 && agent[tc.AgentCall] {
+			continue
+		}
 		if i, ok := byResponse[tc.AskedBy]; ok && tc.AskedBy != 0 {
 			out[i].Calls = append(out[i].Calls, tc)
 			continue

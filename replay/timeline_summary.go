@@ -105,6 +105,9 @@ func summarise(e ledger.Entry, p event.Payload) string {
 	if s := summariseMCP(p); s != "" {
 		return s
 	}
+	if s := summariseHook(p); s != "" {
+		return s
+	}
 	return e.Type
 }
 

@@ -37,7 +37,7 @@ func callByID(t *testing.T, tl *replay.Timeline, id string) *replay.ToolCall {
 }
 
 // TestScene_CoversEveryEntryType keeps the hand-built ledgers honest:
-// between them (the scene and replaytest's sub-agent and MCP scenes) they hold
+// between them (the scene and replaytest's sub-agent, MCP and hook scenes) they hold
 // every type of the taxonomy (but ledger.checkpoint and
 // ledger.tree_built, which the ledger package writes for projections and
 // the Merkle tree, and ledger.key, which the engine writes about the
@@ -48,7 +48,7 @@ func TestScene_CoversEveryEntryType(t *testing.T) {
 	if err := sc.l.Range(0, ^uint64(0), func(e ledger.Entry) error { have[e.Type] = true; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range append(replaytest.SubAgentScene(), replaytest.MCPScene()...) {
+	for _, s := range slices.Concat(replaytest.SubAgentScene(), replaytest.MCPScene(), replaytest.HookScene()) {
 		have[s.Payload.Type()] = true
 	}
 	for _, typ := range event.Types() {

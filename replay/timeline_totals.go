@@ -33,6 +33,14 @@ type Totals struct {
 	Denied      int         `json:"denied"`
 	ExecMS      int64       `json:"exec_ms"` // sum of execution durations
 	ByTool      []ToolUsage `json:"by_tool"`
+	// Interrupted counts the executions of an agent's calls (through its
+	// hooks) whose end the agent never reported.
+	Interrupted int `json:"interrupted,omitempty"`
+	// AgentCalls counts the tool calls of an agent audited through its
+	// hooks (each of one or more of ToolCalls), ByAgentTool by the
+	// agent's own tool name.
+	AgentCalls  int              `json:"agent_calls,omitempty"`
+	ByAgentTool []AgentToolUsage `json:"by_agent_tool,omitempty"`
 
 	Verdicts []VerdictCount `json:"verdicts"`
 
@@ -67,6 +75,15 @@ type ToolUsage struct {
 	Failed   int    `json:"failed"`
 	TotalMS  int64  `json:"total_ms"`
 	MaxMS    int64  `json:"max_ms"`
+}
+
+// AgentToolUsage is the calls of one tool of an agent audited through
+// its hooks, by its own name, and how they ended.
+type AgentToolUsage struct {
+	AgentTool   string `json:"agent_tool"`
+	Calls       int    `json:"calls"`
+	Blocked     int    `json:"blocked"`
+	Interrupted int    `json:"interrupted"`
 }
 
 // VerdictCount counts verdicts of one tier, rule and decision.
@@ -152,6 +169,7 @@ func totals(t *Timeline) Totals {
 		Verdicts: []VerdictCount{}, SubAgents: subAgentCounts(t.subs)}
 	models := map[[2]string]*ModelUsage{}
 	tools := map[string]*ToolUsage{}
+	agentTools := map[string]*AgentToolUsage{}
 	verdicts := map[VerdictCount]int{}
 	for _, tn := range t.allTurns() {
 		tt.AgentErrors += len(tn.Errors)
@@ -219,9 +237,27 @@ func totals(t *Timeline) Totals {
 					tt.Failed++
 					tu.Failed++
 				}
+				if x.Interrupted {
+					tt.Interrupted++
+				}
 				tt.ExecMS += x.DurationMS
 				tu.TotalMS += x.DurationMS
 				tu.MaxMS = max(tu.MaxMS, x.DurationMS)
+			}
+		}
+		for _, ac := range tn.AgentCalls {
+			tt.AgentCalls++
+			au := agentTools[ac.AgentTool]
+			if au == nil {
+				au = &AgentToolUsage{AgentTool: ac.AgentTool}
+				agentTools[ac.AgentTool] = au
+			}
+			au.Calls++
+			switch ac.Outcome {
+			case OutcomeBlocked, OutcomeDenied:
+				au.Blocked++
+			case OutcomeInterrupted:
+				au.Interrupted++
 			}
 		}
 		for _, ev := range tn.Events {
@@ -247,6 +283,10 @@ func totals(t *Timeline) Totals {
 		tt.ByTool = append(tt.ByTool, *tu)
 	}
 	sort.Slice(tt.ByTool, func(i, j int) bool { return tt.ByTool[i].Tool < tt.ByTool[j].Tool })
+	for _, au := range agentTools {
+		tt.ByAgentTool = append(tt.ByAgentTool, *au)
+	}
+	sort.Slice(tt.ByAgentTool, func(i, j int) bool { return tt.ByAgentTool[i].AgentTool < tt.ByAgentTool[j].AgentTool })
 	for k, n := range verdicts {
 		k.Count = n
 		tt.Verdicts = append(tt.Verdicts, k)

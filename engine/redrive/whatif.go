@@ -43,9 +43,14 @@ type WhatIfChange struct {
 	// SubAgentID names the sub-agent that proposed the call ("" the
 	// session's own agent).
 	SubAgentID string `json:"subagent_id,omitempty"`
-	CallID     string `json:"call_id"`
-	Tool       string `json:"tool"`
-	Arguments  string `json:"arguments"`
+	// AgentCall and AgentTool name, in a session of an agent audited
+	// through its hooks, the agent's call (its hook.tool_call) this
+	// proposal is one of the opx calls of, and the agent's own tool.
+	AgentCall uint64 `json:"agent_call,omitempty"`
+	AgentTool string `json:"agent_tool,omitempty"`
+	CallID    string `json:"call_id"`
+	Tool      string `json:"tool"`
+	Arguments string `json:"arguments"`
 	// Kind is WhatIfDecision when the decision itself would change, and
 	// WhatIfRule when only the tier or rule that reaches it would.
 	Kind        string          `json:"kind"`
@@ -90,7 +95,22 @@ type WhatIfReport struct {
 // granted, a mutating tool off the record) was decided before any tier
 // and by no policy: it stays as recorded and is never a change.
 func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) {
-	rep := &WhatIfReport{Session: rec.Session, PolicyHash: policy.Hash().String(), Proposals: len(rec.Proposals), Changes: []WhatIfChange{}}
+	rep, err := judgeAgain(rec, func(en *rerun.Engine, now func() time.Time) (judge.Evaluator, error) {
+		return NewRecordedShield(en, policy, now), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep.PolicyHash = policy.Hash().String()
+	return rep, nil
+}
+
+// judgeAgain re-evaluates every recorded proposal of rec with the
+// evaluator evaluator makes for the engine run it was proposed under
+// (each made once, with now as its clock), and reports every verdict
+// that would change.
+func judgeAgain(rec *rerun.Recording, evaluator func(en *rerun.Engine, now func() time.Time) (judge.Evaluator, error)) (*WhatIfReport, error) {
+	rep := &WhatIfReport{Session: rec.Session, Proposals: len(rec.Proposals), Changes: []WhatIfChange{}}
 	tools, err := executor.NewRegistry(executor.NewMemory(nil)) // the only tools that act on paths their arguments do not name
 	if err != nil {
 		return nil, err
@@ -110,7 +130,9 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 		}
 		ev := shields[en]
 		if ev == nil {
-			ev = NewRecordedShield(en, policy, now)
+			if ev, err = evaluator(en, now); err != nil {
+				return nil, err
+			}
 			shields[en] = ev
 			if r := recordedRules(en); r != shield.RulesVersion && !slices.Contains(rep.RecordedRules, r) {
 				rep.RecordedRules = append(rep.RecordedRules, r)
@@ -121,11 +143,7 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 			continue
 		}
 		clock = p.TS
-		args := json.RawMessage(p.Arguments)
-		call := executor.Call{ID: p.CallID, Tool: p.Tool, Args: args}
-		prop := judge.Proposal{Session: rec.Session, SubAgentID: p.SubAgentID, MessageID: p.MessageID, CallID: p.CallID, Tool: p.Tool, Args: args,
-			ActionHash: engine.ActionHash(p.Tool, args), Def: executor.ToolDef{Name: p.Tool, Mutating: p.Mutating, ReadOnlyHint: recordedReadOnlyHint(rec, p)}, Known: true, Paths: tools.Paths(call), Links: p.Links}
-		newVs := ev.Evaluate(context.Background(), prop)
+		newVs := ev.Evaluate(context.Background(), recordedProposal(rec, p, tools))
 		var oldVs []judge.Verdict
 		var oldSeqs []uint64
 		var answered *WhatIfVerdict
@@ -151,6 +169,9 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 		}
 		c := WhatIfChange{Seq: p.Seq, ProposalSeq: p.Seq, SubAgentID: p.SubAgentID, CallID: p.CallID, Tool: p.Tool, Arguments: p.Arguments, Kind: kind,
 			Old: whatIfVerdict(was), New: whatIfVerdict(is), OldVerdicts: whatIfVerdicts(oldVs), NewVerdicts: whatIfVerdicts(newVs)}
+		if ac := p.AgentCall; ac != nil {
+			c.AgentCall, c.AgentTool = ac.Seq, ac.AgentTool
+		}
 		for i, v := range oldVs {
 			if v == was {
 				c.Seq = oldSeqs[i]
@@ -174,6 +195,25 @@ func WhatIf(rec *rerun.Recording, policy *shield.Policy) (*WhatIfReport, error) 
 		}
 	}
 	return rep, nil
+}
+
+// recordedProposal is a recorded proposal as the pipeline judged it: a
+// tool of the engine's (its paths named as its executor names them), or,
+// for an opx call of an agent's call through its hooks
+// (engine.HandleExternal), a tool the agent named that opx's registry may
+// not hold, with what the agent's call could not be understood as
+// (hook.tool_call's unknown) judged as such.
+func recordedProposal(rec *rerun.Recording, p *rerun.Proposal, tools *executor.Registry) judge.Proposal {
+	args := json.RawMessage(p.Arguments)
+	call := executor.Call{ID: p.CallID, Tool: p.Tool, Args: args}
+	prop := judge.Proposal{Session: rec.Session, SubAgentID: p.SubAgentID, MessageID: p.MessageID, CallID: p.CallID, Tool: p.Tool, Args: args,
+		ActionHash: engine.ActionHash(p.Tool, args), Def: executor.ToolDef{Name: p.Tool, Mutating: p.Mutating, ReadOnlyHint: recordedReadOnlyHint(rec, p)},
+		Known: true, Paths: tools.Paths(call), Links: p.Links}
+	if ac := p.AgentCall; ac != nil && len(ac.Unknown) > 0 {
+		prop.Unknown = append([]string(nil), ac.Unknown...)
+		prop.Known, prop.Paths = false, nil
+	}
+	return prop
 }
 
 // restriction reports whether a recorded verdict is a restriction's

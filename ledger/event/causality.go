@@ -24,6 +24,12 @@ import (
 // before an engine starts or stops. Every execution names its proposal's
 // tool.
 //
+// The sessions of agents audited through their hooks (mode claude-code,
+// codex, gemini-cli) have rules of their own too (causality_hook.go):
+// every proposal there is an opx call of a recorded agent's call, an
+// agent's call runs whole or not at all, and only an agent's call is
+// closed as interrupted.
+//
 // Rollbacks follow the write-ahead rule too: every chronicle.rollback names
 // its chronicle.rollback_started (the plan, recorded before any path
 // changed), with the same target and pre-snapshot and only planned paths;
@@ -46,6 +52,11 @@ type Causality struct {
 	subs       map[subKey]*subState
 	spawnedIDs map[string]string
 	partial    bool // fed a session's entries only (ReviewStrictOptions)
+	// modes are the sessions' modes (session.created), hookCalls the
+	// agents' calls of hook sessions by session and seq
+	// (causality_hook.go).
+	modes     map[string]string
+	hookCalls map[hookCallKey]*hookCallState
 }
 
 type callKey struct{ session, subagent, callID string }
@@ -69,7 +80,7 @@ type callState struct {
 // NewCausality returns a checker with no calls seen.
 func NewCausality() *Causality {
 	return &Causality{calls: map[callKey]*callState{}, plans: map[uint64]*RollbackStarted{},
-		subs: map[subKey]*subState{}, spawnedIDs: map[string]string{}}
+		subs: map[subKey]*subState{}, spawnedIDs: map[string]string{}, modes: map[string]string{}, hookCalls: map[hookCallKey]*hookCallState{}}
 }
 
 // callFields are the members the causality rules read.
@@ -82,6 +93,9 @@ type callFields struct {
 	Decision   string `json:"decision"`
 	Approved   bool   `json:"approved"`
 	ActionHash string `json:"action_hash"`
+	// Interrupted is exec.completed's: an agent's call closed without
+	// its report.
+	Interrupted bool `json:"interrupted"`
 }
 
 // read fills f from data exactly as json.Unmarshal does. It reads the
@@ -112,6 +126,8 @@ func (f *callFields) read(data []byte) error {
 			flag = &f.Mutating
 		case "approved":
 			flag = &f.Approved
+		case "interrupted":
+			flag = &f.Interrupted
 		default:
 			plain = !foldsToName(k, callFieldNames)
 			return plain
@@ -135,7 +151,7 @@ func (f *callFields) read(data []byte) error {
 }
 
 // callFieldNames are callFields' member names.
-var callFieldNames = []string{"subagent_id", "message_id", "call_id", "tool", "decision", "action_hash", "mutating", "approved"}
+var callFieldNames = []string{"subagent_id", "message_id", "call_id", "tool", "decision", "action_hash", "mutating", "approved", "interrupted"}
 
 // foldsToName reports whether encoding/json could match key to one of
 // names (which are ASCII) though it is none of them exactly: a case
@@ -174,6 +190,8 @@ func (c *Causality) Check(e *ledger.Entry) error {
 	switch e.Type {
 	case TypeRollbackStarted, TypeRollback, TypeEngineStarted:
 		err = c.checkRollback(e)
+	case TypeSessionCreated, TypeHookSession, TypeHookToolCall, TypeHookEvent, TypeHookTranscript:
+		err = c.checkHookEntry(e)
 	default:
 		err = c.checkCall(e)
 	}
@@ -183,7 +201,8 @@ func (c *Causality) Check(e *ledger.Entry) error {
 	return err
 }
 
-// checkCall applies the rules about one tool call.
+// checkCall applies the rules about one tool call: those of every call,
+// then those of an agent's call through its hooks (causality_hook.go).
 func (c *Causality) checkCall(e *ledger.Entry) error {
 	switch e.Type {
 	case TypeToolProposed, TypeShieldVerdict, TypeApprovalResolved, TypeSnapshot,
@@ -195,6 +214,16 @@ func (c *Causality) checkCall(e *ledger.Entry) error {
 	if err := f.read(e.Data); err != nil || f.CallID == "" {
 		return nil
 	}
+	st := c.calls[callKey{e.Session, f.SubAgentID, f.CallID}]
+	err := c.checkCallRules(e, &f)
+	if herr := c.checkHookCall(e, &f, st); err == nil {
+		err = herr
+	}
+	return err
+}
+
+// checkCallRules applies the rules of every tool call.
+func (c *Causality) checkCallRules(e *ledger.Entry, f *callFields) error {
 	k := callKey{e.Session, f.SubAgentID, f.CallID}
 	name := "call " + f.CallID
 	if f.SubAgentID != "" {

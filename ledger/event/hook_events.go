@@ -28,6 +28,26 @@ const (
 	ModeGeminiCLI  = "gemini-cli"
 )
 
+// HookMode reports whether mode is that of an agent audited through its
+// hooks.
+func HookMode(mode string) bool {
+	return mode == ModeClaudeCode || mode == ModeCodex || mode == ModeGeminiCLI
+}
+
+// HookAgentName is an agent of a hook entry (claude, codex, gemini) as
+// people name it; the name itself for another.
+func HookAgentName(agent string) string {
+	switch agent {
+	case "claude":
+		return "Claude Code"
+	case "codex":
+		return "Codex CLI"
+	case "gemini":
+		return "Gemini CLI"
+	}
+	return agent
+}
+
 func init() {
 	register(func() Payload { return &HookSession{} })
 	register(func() Payload { return &HookToolCall{} })

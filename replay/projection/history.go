@@ -3,6 +3,7 @@ package projection
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -21,11 +22,14 @@ type Message struct {
 }
 
 // History keeps each session's messages in order: key session NUL
-// 8-byte seq.
+// 8-byte seq. In a session of an agent audited through its hooks, the
+// user's prompts are its client messages and the model's answers the
+// last message of each of its turns (hook.event of kind stop), with no
+// usage: its model calls did not pass through opx.
 type History struct{}
 
 func (History) Name() string    { return "history" }
-func (History) Version() string { return "2" }
+func (History) Version() string { return "3" }
 
 func (History) Apply(b ledger.Bucket, e *ledger.Entry) error {
 	if e.Session == "" {
@@ -50,6 +54,18 @@ func (History) Apply(b ledger.Bucket, e *ledger.Entry) error {
 			if err := json.Unmarshal(f[2], &m.Thoughts); err != nil {
 				return nil
 			}
+		}
+	case event.TypeHookEvent:
+		f := ledger.Fields(e.Data, "kind", "text", "text_blob", "size")
+		if ledger.RawString(f[0]) != "stop" {
+			return nil
+		}
+		m = Message{ID: fmt.Sprintf("stop-%d/answer", e.Seq), Role: "assistant", Content: ledger.RawString(f[1])}
+		if blob := ledger.RawString(f[2]); blob != "" {
+			m.Content = fmt.Sprintf("[the model's last message: %d bytes, kept as blob %s]", ledger.RawInt(f[3]), blob)
+		}
+		if m.Content == "" {
+			return nil
 		}
 	default:
 		return nil

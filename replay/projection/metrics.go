@@ -23,6 +23,9 @@ import (
 //	subagent_tool calls|failed|exited|duration_ms
 //	mcp server calls|failed|duration_ms|flagged
 //	mcp server started|exited|crashed|start_failed|protocol_errors
+//	session mode
+//	agent_tool mode tool calls|blocked|interrupted
+//	hook_unrecorded agent
 //
 // The sub-agents' verdicts, model calls and tool calls are in the totals
 // (verdict, llm, tool) like the agent's, and also counted apart under
@@ -37,10 +40,13 @@ import (
 // mcp__<server>__<tool>) is counted per server too, with the results
 // Shield flagged and the servers' lives: starts, exits (crashed: those
 // not ended by opx), failed starts and protocol errors.
+//
+// The sessions are counted by mode, and the calls of agents audited
+// through their hooks by the agent's own tool names (metrics_hooks.go).
 type Metrics struct{}
 
 func (Metrics) Name() string    { return "metrics" }
-func (Metrics) Version() string { return "5" }
+func (Metrics) Version() string { return "6" }
 
 // subAgentEnds names the end entries' counters.
 var subAgentEnds = map[string]string{event.TypeSubAgentSpawned: "spawned", event.TypeSubAgentCompleted: "completed",
@@ -51,6 +57,9 @@ func (m Metrics) Apply(b ledger.Bucket, e *ledger.Entry) error {
 		return err
 	}
 	if err := m.mcp(b, e); err != nil {
+		return err
+	}
+	if err := m.hooks(b, e); err != nil {
 		return err
 	}
 	return m.subAgent(b, e)
@@ -249,12 +258,13 @@ type Counter struct {
 	Value uint64   `json:"value"`
 }
 
-// ReadMetrics returns every counter, in key order.
+// ReadMetrics returns every counter, in key order (not the fold's own
+// state).
 func ReadMetrics(b ledger.Bucket) []Counter {
 	var out []Counter
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if len(v) != 8 {
+		if len(v) != 8 || bytes.HasPrefix(k, []byte(stateMark)) {
 			continue
 		}
 		var parts []string

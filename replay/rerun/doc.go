@@ -112,6 +112,16 @@
 // answer quotes its id), so a rerun reuses the recorded ones and they are
 // compared like everything else.
 //
+// # Sessions of agents audited through their hooks
+//
+// A session of mode claude-code, codex or gemini-cli (Recording.Hook)
+// recorded an agent that called its model itself: no model request or
+// answer of it is in the ledger to be served again, and opx ran none of
+// its tools. Load reads its agent (hook.session) and its calls
+// (hook.tool_call), each with the proposals of its opx calls
+// (Proposal.AgentCall); such a session is re-judged, not re-driven
+// (engine/redrive.Rejudge).
+//
 // # Invariants
 //
 //   - Compare is a pure function of its two entry lists.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,6 +41,11 @@ type Recording struct {
 	// Proxy is an mcp-proxy session's client and requests (nil for other
 	// sessions).
 	Proxy *Proxy
+	// Hook is a session of an agent audited through its hooks (mode
+	// claude-code, codex, gemini-cli): the agent and its calls (nil for
+	// other sessions). Its model calls never passed through opx: there
+	// is nothing to re-drive, only proposals to re-judge.
+	Hook *Hook
 
 	l Source
 }
@@ -123,6 +129,25 @@ type Proposal struct {
 	// its full content; nil when no answer was recorded.
 	Result        *event.ToolResult
 	ResultContent string
+	// AgentCall is, in a hook session, the agent's call this proposal is
+	// one of the opx calls of (nil for any other proposal).
+	AgentCall *AgentCall
+}
+
+// Hook is what a hook session recorded of its agent.
+type Hook struct {
+	// Agent is the first hook.session (nil when none was recorded).
+	Agent *event.HookSession
+	// Calls are the agent's tool calls (hook.tool_call), in order.
+	Calls []*AgentCall
+}
+
+// AgentCall is one tool call of an agent audited through its hooks, with
+// the proposals of its opx calls, in order.
+type AgentCall struct {
+	Seq uint64
+	event.HookToolCall
+	Proposals []*Proposal
 }
 
 // Verdict is one recorded shield.verdict.
@@ -276,6 +301,17 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 		if x.Mode == "mcp-proxy" {
 			r.Proxy = &Proxy{}
 		}
+		if event.HookMode(x.Mode) {
+			r.Hook = &Hook{}
+		}
+	case *event.HookSession:
+		if r.Hook != nil && r.Hook.Agent == nil {
+			r.Hook.Agent = x
+		}
+	case *event.HookToolCall:
+		if r.Hook != nil {
+			r.Hook.Calls = append(r.Hook.Calls, &AgentCall{Seq: en.Seq, HookToolCall: *x})
+		}
 	case *event.SubAgentSpawned:
 		r.SubAgents = append(r.SubAgents, &SubAgent{Seq: en.Seq, SubAgentSpawned: *x})
 	case *event.SubAgentCompleted, *event.SubAgentFailed, *event.SubAgentCancelled, *event.SubAgentTimedOut:
@@ -316,6 +352,10 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 			Mutating: x.Mutating, Links: event.LinkMap(x.Links), Engine: engine}
 		r.Proposals = append(r.Proposals, pr)
 		proposals[CallKey(x.SubAgentID, x.CallID)] = pr
+		if ac := r.agentCall(x.CallID); ac != nil && x.SubAgentID == "" {
+			pr.AgentCall = ac
+			ac.Proposals = append(ac.Proposals, pr)
+		}
 	case *event.ShieldVerdict:
 		if pr := proposals[CallKey(x.SubAgentID, x.CallID)]; pr != nil {
 			pr.Verdicts = append(pr.Verdicts, Verdict{Seq: en.Seq, ShieldVerdict: *x})
@@ -440,6 +480,26 @@ func (r *Recording) addProxy(en ledger.Entry, p event.Payload, proposals map[str
 			}
 		}
 		r.Proxy.Listings = append(r.Proxy.Listings, l)
+	}
+	return nil
+}
+
+// agentCall returns, in a hook session, the agent's call whose opx call
+// id is id (event.HookCallID); nil for none.
+func (r *Recording) agentCall(id string) *AgentCall {
+	if r.Hook == nil || !event.IsHookCallID(id) {
+		return nil
+	}
+	s, _, _ := strings.Cut(id[2:], ".")
+	seq, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return nil
+	}
+	// The latest agent call is the likeliest: its opx calls follow it.
+	for i := len(r.Hook.Calls) - 1; i >= 0; i-- {
+		if ac := r.Hook.Calls[i]; ac.Seq == seq {
+			return ac
+		}
 	}
 	return nil
 }
