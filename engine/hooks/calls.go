@@ -65,6 +65,14 @@ func (h *sessions) preTool(ctx context.Context, s *session, ev *hookproto.Event,
 	ws := e.Options().Workspace
 	deny := func(why string) (*opxv1.HookEventReply, error) {
 		reply.Decision, reply.Reason = string(hookproto.Deny), textclip.Cut(why, hookproto.MaxReasonBytes)
+		// The answer the agent got, as engine.tool_result is for opx's
+		// own agent: durable before the hook hears it (a denial after an
+		// allowing verdict, the hook gone, a lock not had in time, has no
+		// other record).
+		if h.record(ctx, ledger.Sync, s.id, &event.HookEvent{Name: ev.Name, Kind: string(ev.Kind), ToolUseID: ev.ToolUseID, AgentTool: ev.Tool,
+			Detail: "denied: " + textclip.Cut(why, 1024)}, "") == 0 {
+			return nil, status.Error(codes.Internal, "opx: the ledger failed; nothing more is recorded")
+		}
 		return reply, nil
 	}
 	s.mu.Lock()
