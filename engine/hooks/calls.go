@@ -114,8 +114,15 @@ func (h *sessions) preTool(ctx context.Context, s *session, ev *hookproto.Event,
 	c := &call{toolUseID: ev.ToolUseID, ids: reply.CallIds, allowed: make(chan struct{}), done: make(chan struct{}),
 		result: make(chan engine.ExternalResult, 1)}
 	s.mu.Lock()
-	s.open[ev.ToolUseID] = c
+	_, dup = s.open[ev.ToolUseID]
+	if !dup {
+		s.open[ev.ToolUseID] = c
+	}
 	s.mu.Unlock()
+	if dup {
+		// Asked twice at once: the first holds the id.
+		return deny(fmt.Sprintf("opx: the tool call %s is already running in this session; a call id names one call", ev.ToolUseID))
+	}
 	if deadline <= 0 || deadline > time.Duration(cfg.DecisionTimeout) {
 		deadline = time.Duration(cfg.DecisionTimeout)
 	}
