@@ -59,9 +59,10 @@ type ExternalResult struct {
 // is returned with run never called. The error is non-nil only when the
 // ledger failed.
 //
-// ctx is the asker's: once it ends, a call still waiting to be judged or
-// for the Chronicle's lock is refused and nothing of it starts; once run
-// is called, the outcome is recorded whatever ctx does.
+// ctx is the asker's: once it ends, a call not yet judged or still
+// waiting for the Chronicle's lock is refused and nothing of it starts
+// (an escalation's wait is the asker's to end, by denying its approval);
+// once run is called, the outcome is recorded whatever ctx does.
 func (p *Pipeline) HandleExternal(ctx context.Context, session, messageID string, calls []ExternalCall, run func() ExternalResult) (refusal *ToolOutcome, err error) {
 	if len(calls) == 0 {
 		return &ToolOutcome{Content: "error: no call to judge", IsError: true}, nil
@@ -115,7 +116,10 @@ func (p *Pipeline) HandleExternal(ctx context.Context, session, messageID string
 		if ctx.Err() != nil {
 			return &ToolOutcome{Content: "error: the agent's hook stopped waiting before the call was judged", IsError: true}, nil
 		}
-		if refused, err := p.judge(ctx, q.prop); err != nil || refused != nil {
+		// Judged without ctx: an ended wait must not fail a record (the
+		// ledger would count it a failure and stop the engine); the asker
+		// ends an escalation's wait by denying its approval.
+		if refused, err := p.judge(rctx, q.prop); err != nil || refused != nil {
 			if len(calls) > 1 && refused != nil {
 				refused.Content = fmt.Sprintf("%s (opx call %d of %d of the agent's call)", refused.Content, len(ps), len(calls))
 			}

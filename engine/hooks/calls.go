@@ -135,11 +135,12 @@ func (h *sessions) preTool(ctx context.Context, s *session, ev *hookproto.Event,
 		messageID = ev.TurnID
 	}
 	toolTimeout := time.Duration(cfg.ToolTimeout)
-	if cfg.Escalation == config.HooksAsk && (s.agent == hookproto.Claude || s.agent == hookproto.Codex) {
-		sub := e.Subscribe(s.id)
-		defer sub.Close()
-		go h.handOver(s, c, sub)
-	}
+	// The call's approvals: handed to the CLI's prompt (ask), or denied
+	// once the hook stops waiting.
+	sub := e.Subscribe(s.id)
+	defer sub.Close()
+	ask := cfg.Escalation == config.HooksAsk && (s.agent == hookproto.Claude || s.agent == hookproto.Codex)
+	go h.watchApprovals(jctx, s, c, sub, ask)
 	h.running.Add(1)
 	go func() {
 		defer h.running.Done()
@@ -191,30 +192,54 @@ func (h *sessions) preTool(ctx context.Context, s *session, ev *hookproto.Event,
 	}
 }
 
-// handOver answers the escalations of c's calls, as they are asked, by
-// handing them to the CLI's own permission prompt (hooks.escalation:
-// ask): each approval is resolved as handed over, and the hook answers
-// ask. Whether the user allowed the call shows in whether the agent
-// reports its end; one it never reports is closed as interrupted.
-func (h *sessions) handOver(s *session, c *call, sub *engine.Subscription) {
-	for ev := range sub.C {
-		if ev.Type != "approval_requested" {
-			continue
+// watchApprovals follows the approvals of c's calls as they are asked.
+// With ask it hands each to the CLI's own permission prompt
+// (hooks.escalation: ask): the approval is resolved as handed over and
+// the hook answers ask; whether the user allowed the call shows in
+// whether the agent reports its end (one it never reports is closed as
+// interrupted). Otherwise, once the hook stops waiting (wait ends: its
+// deadline, or it went away), each one still pending is denied, which
+// ends the call's judging.
+func (h *sessions) watchApprovals(wait context.Context, s *session, c *call, sub *engine.Subscription, ask bool) {
+	var pending []string
+	for {
+		select {
+		case ev, ok := <-sub.C:
+			if !ok {
+				return
+			}
+			if ev.Type != "approval_requested" {
+				continue
+			}
+			var d struct {
+				ApprovalID string `json:"approval_id"`
+				CallID     string `json:"call_id"`
+				Reason     string `json:"reason"`
+			}
+			if json.Unmarshal(ev.Data, &d) != nil || !slices.Contains(c.ids, d.CallID) {
+				continue
+			}
+			if !ask {
+				pending = append(pending, d.ApprovalID)
+				continue
+			}
+			c.askReason = textclip.Cut(d.Reason, 1024)
+			c.asked.Store(true)
+			by := agentNames[s.agent] + "'s own permission prompt (hooks.escalation: ask)"
+			h.resolve(d.ApprovalID, true, by, "handed to the user at the agent's prompt; the call ran only if it reported an end")
+		case <-wait.Done():
+			for _, id := range pending {
+				h.resolve(id, false, "opx hook", "the agent's hook stopped waiting: "+textclip.Cut(context.Cause(wait).Error(), 256))
+			}
+			return
 		}
-		var d struct {
-			ApprovalID string `json:"approval_id"`
-			CallID     string `json:"call_id"`
-			Reason     string `json:"reason"`
-		}
-		if json.Unmarshal(ev.Data, &d) != nil || !slices.Contains(c.ids, d.CallID) {
-			continue
-		}
-		c.askReason = textclip.Cut(d.Reason, 1024)
-		c.asked.Store(true)
-		by := agentNames[s.agent] + "'s own permission prompt (hooks.escalation: ask)"
-		if _, err := h.e.Approvals().Resolve(d.ApprovalID, true, by, "handed to the user at the agent's prompt; the call ran only if it reported an end"); err != nil && !errors.Is(err, engine.ErrUnknownApproval) {
-			h.e.Fatal(err)
-		}
+	}
+}
+
+// resolve answers an approval, unless it was answered meanwhile.
+func (h *sessions) resolve(id string, approved bool, by, reason string) {
+	if _, err := h.e.Approvals().Resolve(id, approved, by, reason); err != nil && !errors.Is(err, engine.ErrUnknownApproval) {
+		h.e.Fatal(err)
 	}
 }
 
