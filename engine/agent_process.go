@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
 	"os/exec"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
-	"github.com/opx-dev/opx/sandbox"
 )
 
 // superviseAgent spawns the agent with a fresh token each time and
@@ -98,37 +95,6 @@ func (e *Engine) agentSandbox() event.SandboxConfig {
 // errAgentRefused ends agent supervision after an agent was killed for its
 // sandbox.
 var errAgentRefused = errors.New("agent refused")
-
-// plantCanary creates what the agent's canary probes aim at, each
-// certainly usable without a sandbox: a readable file, a writable
-// directory, and a listener on a port the agent is not allowed.
-func (e *Engine) plantCanary() (cleanup func(), err error) {
-	dir, err := makeCanaryDir(e.opts.RunDir, e.opts.Logf)
-	if err != nil {
-		return nil, err
-	}
-	file := dir + "/canary.txt"
-	if err := os.WriteFile(file, []byte("opx canary: reading this means the sandbox did not hold\n"), 0o644); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	e.canaryTargets = sandbox.CanaryTargets{ReadFile: file, WriteDir: dir, ConnectAddr: l.Addr().String()}
-	return func() { l.Close(); os.RemoveAll(dir) }, nil
-}
 
 // agentGone forgets the connected agent.
 func (e *Engine) agentGone() {

@@ -259,11 +259,12 @@ func (e *Engine) Run(ctx context.Context) error {
 	agentDone := make(chan error, 1)
 	agentRunning := e.opts.SpawnAgent != nil
 	if agentRunning {
-		cleanup, err := e.plantCanary()
+		targets, cleanup, err := sandbox.PlantCanaryTargets(e.opts.RunDir, e.opts.Logf)
 		if err != nil {
 			return fmt.Errorf("canary targets: %w", err)
 		}
 		defer cleanup()
+		e.canaryTargets = targets
 		go func() { agentDone <- e.superviseAgent(ctx) }()
 	}
 	if e.mcp != nil {
