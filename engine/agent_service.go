@@ -2,15 +2,12 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
-	"time"
 
-	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/agentwire"
 	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -18,9 +15,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
-
-// readyTimeout bounds the wait for an agent's first message.
-const readyTimeout = 10 * time.Second
 
 // agentService serves AgentService.RunSession: the one stream between the
 // engine and its sandboxed agent.
@@ -34,15 +28,8 @@ type agentService struct {
 // ledger holds directives in the order the agent receives them.
 type agentConn struct {
 	id     string
-	stream agentStream
+	stream agentwire.Stream
 	mu     sync.Mutex
-}
-
-// agentStream is the engine's side of RunSession or RunSubAgent: the
-// same messages either way.
-type agentStream interface {
-	Send(*opxv1.EngineDirective) error
-	Recv() (*opxv1.AgentEvent, error)
 }
 
 func (a *agentConn) send(ctx context.Context, e *Engine, session string, p event.Payload, d *opxv1.EngineDirective, blobs ...[]byte) error {
@@ -60,7 +47,7 @@ func (a *agentConn) send(ctx context.Context, e *Engine, session string, p event
 func (s *agentService) RunSession(stream opxv1.AgentService_RunSessionServer) error {
 	e := s.e
 	ctx := stream.Context()
-	first, err := recvTimeout(stream, readyTimeout)
+	first, err := agentwire.RecvTimeout(stream, agentwire.ReadyTimeout)
 	if err != nil {
 		return status.Errorf(codes.DeadlineExceeded, "no AgentReady: %v", err)
 	}
@@ -76,7 +63,7 @@ func (s *agentService) RunSession(stream opxv1.AgentService_RunSessionServer) er
 	e.mu.Lock()
 	want := e.agentToken
 	e.mu.Unlock()
-	canary, canaryErr := parseCanary(ready.SandboxCanaryJson)
+	canary, canaryErr := agentwire.ParseCanary(ready.SandboxCanaryJson)
 	if !tokenEqual(ready.Token, want) {
 		e.record(ctx, ledger.Sync, "", &event.AgentReady{AgentID: agentID, TokenValid: false, CanaryStatus: canary.Status})
 		e.opts.Logf("engine: rejected an agent stream with a wrong token")
@@ -149,38 +136,6 @@ func (e *Engine) disconnect(conn *agentConn) {
 	}
 }
 
-// recvTimeout receives one event or gives up after d.
-func recvTimeout(stream agentStream, d time.Duration) (*opxv1.AgentEvent, error) {
-	type res struct {
-		ev  *opxv1.AgentEvent
-		err error
-	}
-	c := make(chan res, 1)
-	go func() { ev, err := stream.Recv(); c <- res{ev, err} }()
-	select {
-	case r := <-c:
-		return r.ev, r.err
-	case <-time.After(d):
-		return nil, fmt.Errorf("timed out after %v", d)
-	}
-}
-
-// parseCanary decodes the agent's canary result. A result that is missing
-// or malformed counts as unsandboxed: the engine cannot vouch for it.
-func parseCanary(js string) (event.Canary, error) {
-	var c event.Canary
-	if err := json.Unmarshal([]byte(js), &c); err != nil {
-		return event.Canary{Status: event.CanaryUnsandboxed, Summary: "malformed canary result", Probes: []event.Probe{}}, fmt.Errorf("malformed canary result: %v", err)
-	}
-	if c.Probes == nil {
-		c.Probes = []event.Probe{}
-	}
-	if err := (&event.SandboxCanary{AgentID: "x", Action: "warned", Result: c}).Validate(); err != nil {
-		return event.Canary{Status: event.CanaryUnsandboxed, Summary: "inconsistent canary result", Probes: []event.Probe{}}, fmt.Errorf("inconsistent canary result: %v", err)
-	}
-	return c, nil
-}
-
 // recordFromAgent records a payload built from the agent's input. A
 // payload the agent made invalid (an empty call id, say) is recorded as an
 // agent.error describing it instead, so hostile input is on record but
@@ -248,14 +203,14 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 		}()
 	case *opxv1.AgentEvent_ToolDefsRequest:
 		r := x.ToolDefsRequest
-		e.recordFromAgent(ctx, ledger.Async, "", &event.ToolDefsRequest{CallID: r.CallId, Groups: nonNil(r.Groups)})
+		e.recordFromAgent(ctx, ledger.Async, "", &event.ToolDefsRequest{CallID: r.CallId, Groups: agentwire.NonNil(r.Groups)})
 		defs, _ := e.tools.Group(r.Groups...)
 		names := make([]string, 0, len(defs))
 		for _, d := range defs {
 			names = append(names, d.Name)
 		}
-		_ = conn.send(ctx, e, "", &event.ToolDefs{CallID: nonEmpty(r.CallId), Groups: nonNil(r.Groups), Tools: names},
-			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ToolDefs{ToolDefs: &opxv1.ToolDefsDelivery{CallId: r.CallId, Tools: protoDefs(defs)}}})
+		_ = conn.send(ctx, e, "", &event.ToolDefs{CallID: agentwire.NonEmpty(r.CallId), Groups: agentwire.NonNil(r.Groups), Tools: names},
+			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ToolDefs{ToolDefs: &opxv1.ToolDefsDelivery{CallId: r.CallId, Tools: agentwire.ProtoDefs(defs)}}})
 	case *opxv1.AgentEvent_MemoryFlush:
 		content, h, blob := event.Inline(x.MemoryFlush.Content)
 		var blobs [][]byte
@@ -266,7 +221,7 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 	case *opxv1.AgentEvent_ResponseComplete:
 		rc := x.ResponseComplete
 		f, session := e.messageSession(rc.MessageId)
-		p := responseComplete("", rc)
+		p := agentwire.ResponseComplete("", rc)
 		seq := e.recordFromAgent(ctx, ledger.Sync, session, p)
 		if f == nil {
 			return
@@ -279,7 +234,7 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 	case *opxv1.AgentEvent_Error:
 		ae := x.Error
 		f, session := e.messageSession(ae.MessageId)
-		p := agentErrorPayload("", ae)
+		p := agentwire.AgentErrorPayload("", ae)
 		code, msg := p.Code, p.Message
 		seq := e.record(ctx, ledger.Async, session, p)
 		if f != nil {
@@ -294,37 +249,10 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 	}
 }
 
-// responseComplete is the response_complete entry of an agent's or
-// sub-agent's answer.
-func responseComplete(subagent string, rc *opxv1.AgentResponseComplete) *event.ResponseComplete {
-	p := &event.ResponseComplete{SubAgentID: subagent, MessageID: rc.MessageId, Content: rc.Content, Thoughts: []event.Thought{}}
-	for _, t := range rc.Thoughts {
-		p.Thoughts = append(p.Thoughts, event.Thought{Stage: t.Stage, Summary: t.Summary, Detail: string(t.Detail)})
-	}
-	if u := rc.TokenUsage; u != nil {
-		p.Usage = event.Usage{InputTokens: max(u.InputTokens, 0), OutputTokens: max(u.OutputTokens, 0), TotalTokens: max(u.TotalTokens, 0)}
-	}
-	return p
-}
-
-// agentErrorPayload is the agent.error entry of an agent's or
-// sub-agent's error event, its strings bounded.
-func agentErrorPayload(subagent string, ae *opxv1.AgentError) *event.AgentError {
-	code := textclip.Cut(ae.Code, 64)
-	if code == "" {
-		code = "unspecified"
-	}
-	msg := textclip.Cut(ae.Message, 4096)
-	if msg == "" {
-		msg = "(no message)"
-	}
-	return &event.AgentError{SubAgentID: subagent, MessageID: textclip.Cut(ae.MessageId, 128), Code: code, Message: msg}
-}
-
 // reply records and sends a tool result.
 func (e *Engine) reply(ctx context.Context, conn *agentConn, session, subagent, callID, content string, isError bool) {
 	inline, h, blob := event.Inline(content)
-	p := &event.ToolResult{SubAgentID: subagent, CallID: nonEmpty(callID), Content: inline, Blob: h, Size: int64(len(content)), IsError: isError}
+	p := &event.ToolResult{SubAgentID: subagent, CallID: agentwire.NonEmpty(callID), Content: inline, Blob: h, Size: int64(len(content)), IsError: isError}
 	d := &opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ToolResult{ToolResult: &opxv1.ToolResultDelivery{CallId: callID, Content: content, IsError: isError}}}
 	var blobs [][]byte
 	if blob != nil {
@@ -333,27 +261,4 @@ func (e *Engine) reply(ctx context.Context, conn *agentConn, session, subagent, 
 	if err := conn.send(ctx, e, session, p, d, blobs...); err != nil {
 		e.opts.Logf("engine: deliver tool result %s: %v", callID, err)
 	}
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-// nonEmpty names a missing call id in the record.
-func nonEmpty(id string) string {
-	if strings.TrimSpace(id) == "" {
-		return "(none)"
-	}
-	return textclip.Cut(id, 128)
-}
-
-func protoDefs(defs []executor.ToolDef) []*opxv1.ToolDef {
-	out := make([]*opxv1.ToolDef, 0, len(defs))
-	for _, d := range defs {
-		out = append(out, &opxv1.ToolDef{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema, Group: d.Group})
-	}
-	return out
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/engine/agentwire"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/ledger"
@@ -222,11 +223,8 @@ func (e *Engine) SubAgentLaunch(tok, id, parent string, maxRounds int) AgentLaun
 // first, in order).
 type AgentConn = agentConn
 
-// AgentStream is the engine's side of RunSession or RunSubAgent.
-type AgentStream = agentStream
-
 // NewAgentConn returns the connection of agent id over stream.
-func NewAgentConn(id string, stream AgentStream) *AgentConn {
+func NewAgentConn(id string, stream agentwire.Stream) *AgentConn {
 	return &agentConn{id: id, stream: stream}
 }
 
@@ -248,38 +246,8 @@ func (e *Engine) CompleteModelCall(s SubAgent, session string, req *opxv1.LLMReq
 
 // The engine's helpers the sub-agents use alike.
 
-// ReadyTimeout bounds the wait for an agent's first message.
-const ReadyTimeout = readyTimeout
-
 // TokenEqual compares tokens in constant time.
 func TokenEqual(a, b string) bool { return tokenEqual(a, b) }
 
 // MetadataValue returns a call's metadata value for key.
 func MetadataValue(ctx context.Context, key string) string { return metadataValue(ctx, key) }
-
-// RecvTimeout receives one event or gives up after d.
-func RecvTimeout(stream AgentStream, d time.Duration) (*opxv1.AgentEvent, error) {
-	return recvTimeout(stream, d)
-}
-
-// ParseCanary decodes an agent's canary result.
-func ParseCanary(js string) (event.Canary, error) { return parseCanary(js) }
-
-// ProtoDefs returns tool definitions as the agent protocol sends them.
-func ProtoDefs(defs []executor.ToolDef) []*opxv1.ToolDef { return protoDefs(defs) }
-
-// ResponseComplete is the agent.response_complete entry of an answer.
-func ResponseComplete(subagent string, rc *opxv1.AgentResponseComplete) *event.ResponseComplete {
-	return responseComplete(subagent, rc)
-}
-
-// AgentErrorPayload is the agent.error entry of an agent's error.
-func AgentErrorPayload(subagent string, ae *opxv1.AgentError) *event.AgentError {
-	return agentErrorPayload(subagent, ae)
-}
-
-// NonNil returns s, or an empty list for nil.
-func NonNil(s []string) []string { return nonNil(s) }
-
-// NonEmpty names a missing call id in the record.
-func NonEmpty(id string) string { return nonEmpty(id) }

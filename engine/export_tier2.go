@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/opx-dev/opx/engine/agentwire"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/tier2"
@@ -23,9 +24,9 @@ type Tier2 interface {
 var _ tier2.Recorder = (*Recorder)(nil)
 
 // RecordLLMResponse records the llm.response of one exchange the way the
-// gateway records its own (llmResponse): tier 2's, through
+// gateway records its own (agentwire.LLMResponse): tier 2's, through
 // tier2.Recorder.
 func (r *Recorder) RecordLLMResponse(ctx context.Context, d ledger.Durability, session string, p llm.Provider, subagent, reqID string, x *llm.Exchange, callErr error) (uint64, error) {
-	resp, blobs := llmResponse(p, subagent, reqID, x, callErr)
+	resp, blobs := agentwire.LLMResponse(p, subagent, reqID, x, callErr)
 	return r.Record(ctx, d, session, resp, blobs...)
 }
