@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/opx-dev/opx/engine/agentwire"
 	"github.com/opx-dev/opx/internal/textclip"
@@ -96,15 +97,55 @@ func (s *agentService) RunSession(stream opxv1.AgentService_RunSessionServer) er
 	e.mu.Unlock()
 	defer e.disconnect(conn)
 
+	// Until the agent ends its stream, or the engine has stopped its
+	// agent and ends it (Run, before the server's graceful stop).
+	done := make(chan struct{})
+	defer close(done)
+	events := agentwire.Events(stream, done)
 	for {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
+		r := agentwire.Next(events, e.streamsEnded)
+		if errors.Is(r.Err, io.EOF) {
 			return nil
 		}
-		if err != nil {
-			return err
+		if r.Err != nil {
+			return r.Err
 		}
-		e.handleAgentEvent(ctx, conn, ev)
+		e.handleAgentEvent(ctx, conn, r.Event)
+	}
+}
+
+// callStarted and callDone count the agent's tool calls under way: a
+// stopping engine delivers their results before it ends the agent's
+// stream (awaitCalls).
+func (e *Engine) callStarted() {
+	e.mu.Lock()
+	e.agentCalls++
+	e.mu.Unlock()
+}
+
+func (e *Engine) callDone() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.agentCalls--; e.agentCalls == 0 && e.callsIdle != nil {
+		close(e.callsIdle)
+		e.callsIdle = nil
+	}
+}
+
+// awaitCalls waits, up to d, until no tool call of the agent is under
+// way.
+func (e *Engine) awaitCalls(d time.Duration) {
+	e.mu.Lock()
+	if e.agentCalls == 0 {
+		e.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	e.callsIdle = idle
+	e.mu.Unlock()
+	select {
+	case <-idle:
+	case <-time.After(d):
 	}
 }
 
@@ -189,7 +230,9 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 			return
 		}
 		e.publish(f.session, f.messageID, "tool_call", seq, map[string]string{"call_id": tc.CallId, "tool": tc.ToolName, "arguments": textclip.Cut(tc.ArgumentsJson, 4096)})
+		e.callStarted()
 		go func() {
+			defer e.callDone()
 			// Once proposed, a call goes through the pipeline to its recorded
 			// end even if the agent disconnects meanwhile: a half-recorded
 			// call would be worse evidence than a result nobody received.

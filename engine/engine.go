@@ -70,6 +70,14 @@ type Engine struct {
 	running    context.Context // Run's context: done once the engine stops
 	stopReason string          // what the client that stopped the engine said
 	agentReady chan struct{}   // closed when an agent is accepted; replaced when it goes
+	// streamsEnded is closed once Run has stopped the agent and the
+	// sub-agents: their streams end then (StreamsEnded), so the server's
+	// graceful stop need not wait for a peer that keeps one open.
+	streamsEnded chan struct{}
+	// agentCalls counts the agent's tool calls under way; callsIdle,
+	// when set, is closed once none is (awaitCalls).
+	agentCalls int
+	callsIdle  chan struct{}
 
 	rejectedAt         time.Time // last client.rejected recorded
 	rejectedSuppressed int       // refusals since then not recorded
@@ -170,7 +178,7 @@ func New(opts Options) (*Engine, error) {
 		}
 	}
 	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(opts.Ledger),
-		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now(), subs: subs,
+		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), streamsEnded: make(chan struct{}), started: time.Now(), subs: subs,
 		proxies: makeMCPProxies(), hooks: makeHooks(), sandboxCaps: sandbox.New().Probe()}
 	subs.Bind(e)
 	e.proxies.Bind(e)
@@ -341,6 +349,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		case <-time.After(10 * time.Second):
 		}
 	}
+	// The results of the agent's calls under way are delivered (bounded,
+	// as the graceful stop was), then the engine ends the agents'
+	// streams, so the graceful stop waits for no peer that keeps one open.
+	e.awaitCalls(2 * time.Second)
+	close(e.streamsEnded)
 	gracefulStop(srv, 2*time.Second)
 	if e.mcp != nil {
 		// Each server's end recorded ("stopped") before engine.stopped.

@@ -195,6 +195,11 @@ func (e *Engine) RecordFromSub(ctx context.Context, d ledger.Durability, session
 	return e.recordFromSub(ctx, d, session, subagent, p, blobs...)
 }
 
+// StreamsEnded is closed once the engine has stopped its agent and
+// sub-agents, before its server's graceful stop: an agent stream still
+// open then is ended by the engine.
+func (e *Engine) StreamsEnded() <-chan struct{} { return e.streamsEnded }
+
 // Fatal stops the engine because the ledger failed.
 func (e *Engine) Fatal(err error) { e.fatal(err) }
 

@@ -12,6 +12,8 @@ import (
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // ReadyTimeout bounds the wait for an agent's first message.
@@ -107,6 +109,7 @@ func ProtoDefs(defs []executor.ToolDef) []*opxv1.ToolDef {
 	}
 	return out
 }
+
 // LLMResponse is the llm.response entry of one exchange, with the raw
 // response body as its blob: what the model answered, or why it did not.
 // The gateway and the tier 2 evaluator record their calls the same way.
@@ -141,3 +144,47 @@ func LLMResponse(p llm.Provider, subagent, reqID string, x *llm.Exchange, callEr
 	return r, blobs
 }
 
+// Received is one Recv of a Stream: an event, or why there is none.
+type Received struct {
+	Event *opxv1.AgentEvent
+	Err   error
+}
+
+// Events receives stream's events in the background and hands them on in
+// order, the last one with Recv's error, until done is closed (the
+// handler returned). It lets a handler end its stream when the engine
+// stops although the agent keeps it open (Next).
+func Events(stream Stream, done <-chan struct{}) <-chan Received {
+	c := make(chan Received)
+	go func() {
+		for {
+			ev, err := stream.Recv()
+			select {
+			case c <- Received{ev, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return c
+}
+
+// Next returns the next of events; once ended is closed (the engine has
+// stopped its agents), one already received if any, else an Unavailable
+// error: the engine ends the stream.
+func Next(events <-chan Received, ended <-chan struct{}) Received {
+	select {
+	case r := <-events:
+		return r
+	case <-ended:
+		select {
+		case r := <-events:
+			return r
+		default:
+			return Received{Err: status.Error(codes.Unavailable, "the engine stopped")}
+		}
+	}
+}

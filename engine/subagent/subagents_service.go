@@ -113,8 +113,14 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 		e.failSub(ctx, s, event.SubAgentCrashed, "its task could not be delivered: "+err.Error())
 		return err
 	}
+	// Until the sub-agent ends its stream, or the engine has stopped its
+	// sub-agents and ends it.
+	done := make(chan struct{})
+	defer close(done)
+	events := agentwire.Events(stream, done)
 	for {
-		ev, err := stream.Recv()
+		r := agentwire.Next(events, e.StreamsEnded())
+		ev, err := r.Event, r.Err
 		if errors.Is(err, io.EOF) || err != nil {
 			// A stream gone while the sub-agent has not ended: its
 			// process is killed; watchSubAgent records the crash.
