@@ -14,6 +14,7 @@ import (
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/engine/otr"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/engine/tier2"
 	"github.com/opx-dev/opx/engine/undo"
@@ -217,7 +218,7 @@ func New(opts Options) (*Engine, error) {
 		}
 		e.pipe.Tier2 = t2
 	}
-	// Replay mode (replay_mode.go).
+	// Replay mode (rooms.go: setupReplay).
 	if opts.replay != nil {
 		e.setupReplay(mcpSource)
 	}
@@ -400,7 +401,7 @@ const (
 
 // newServer builds the gRPC server with every service on the engine's
 // port behind one authenticator (auth.go); a client's unary answer then
-// waits until what it may name is durable (durable.go).
+// waits until what it may name is durable (broadcaster.go).
 func (e *Engine) newServer() *grpc.Server {
 	auth := &authenticator{client: e.opts.ClientToken, rejected: e.recordRejection, agent: func() string {
 		e.mu.Lock()
@@ -458,3 +459,14 @@ func (e *Engine) record(ctx context.Context, d ledger.Durability, session string
 
 // pid of this process, for status.
 var pid = os.Getpid()
+
+// otrKnown is what the engine knows of the names it records (otr.Known):
+// its registered tools and their groups, and the models engine.started
+// names (its provider's and the tier 2 evaluator's).
+func (e *Engine) otrKnown() event.Known {
+	models := []string{e.opts.Provider.Model()}
+	if t2 := e.opts.Tier2Provider; t2 != nil {
+		models = append(models, t2.Model())
+	}
+	return otr.Known(e.tools, models...)
+}
