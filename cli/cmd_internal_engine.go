@@ -143,7 +143,7 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	provider, err := engine.NewProvider(cfg.Provider, ws)
+	provider, err := llm.FromConfig(cfg.Provider, ws)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -201,7 +201,7 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 	if cfg.Shield.Tier2Enabled {
 		tier2 = provider
 		if cfg.Shield.Tier2Provider.Kind != "" {
-			if tier2, err = engine.NewProvider(cfg.Shield.Tier2Provider, ws); err != nil {
+			if tier2, err = llm.FromConfig(cfg.Shield.Tier2Provider, ws); err != nil {
 				return nil, nil, fmt.Errorf("shield.tier2_provider: %w", err)
 			}
 		}

@@ -3,12 +3,13 @@ package engine
 import (
 	"context"
 	"errors"
-	"github.com/opx-dev/opx/engine/otr"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/opx-dev/opx/engine/agentwire"
+	"github.com/opx-dev/opx/engine/otr"
 	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -151,7 +152,7 @@ func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv
 	}
 	err = agent.send(ctx, e, sessionID, &event.ProcessRequest{MessageID: msgID, Content: req.Content, Mode: mode, History: len(history), Tools: names},
 		&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ProcessRequest{ProcessRequest: &opxv1.ProcessRequest{
-			SessionId: sessionID, MessageId: msgID, Content: req.Content, Mode: mode, History: history, Tools: protoDefs(defs)}}})
+			SessionId: sessionID, MessageId: msgID, Content: req.Content, Mode: mode, History: history, Tools: agentwire.ProtoDefs(defs)}}})
 	if err != nil {
 		e.mu.Lock()
 		delete(e.inflight, msgID)

@@ -3,6 +3,19 @@
 // gateway, and the tool pipeline that judges, snapshots and executes what
 // the agent proposes.
 //
+// # Files
+//
+// engine.go (New, Run, the server), options.go, agent.go (the agent's
+// process and stream), client_service.go, gateway.go (the LLM gateway),
+// pipeline*.go, approvals.go, recorder.go, broadcaster.go (what a client
+// may be told: only what is durable), session.go (start, sessions,
+// checkpoints), auth.go; rooms.go holds the interfaces through which the
+// core reaches the rooms above it (and the MCP servers and tier 2 below),
+// subagents.go the sub-agents', accessors.go what the rooms above borrow.
+// The helpers it shares with them live below it: engine/agentwire (the
+// agent protocol as entries), sandbox (the canary's targets), engine/llm
+// (the provider a configuration names).
+//
 // # Invariants
 //
 //   - Everything the engine learns or decides is recorded through the

@@ -14,6 +14,7 @@ import (
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/engine/otr"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/engine/tier2"
 	"github.com/opx-dev/opx/engine/undo"
@@ -70,6 +71,14 @@ type Engine struct {
 	running    context.Context // Run's context: done once the engine stops
 	stopReason string          // what the client that stopped the engine said
 	agentReady chan struct{}   // closed when an agent is accepted; replaced when it goes
+	// streamsEnded is closed once Run has stopped the agent and the
+	// sub-agents: their streams end then (StreamsEnded), so the server's
+	// graceful stop need not wait for a peer that keeps one open.
+	streamsEnded chan struct{}
+	// agentCalls counts the agent's tool calls under way; callsIdle,
+	// when set, is closed once none is (awaitCalls).
+	agentCalls int
+	callsIdle  chan struct{}
 
 	rejectedAt         time.Time // last client.rejected recorded
 	rejectedSuppressed int       // refusals since then not recorded
@@ -170,7 +179,7 @@ func New(opts Options) (*Engine, error) {
 		}
 	}
 	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(opts.Ledger),
-		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), started: time.Now(), subs: subs,
+		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), streamsEnded: make(chan struct{}), started: time.Now(), subs: subs,
 		proxies: makeMCPProxies(), hooks: makeHooks(), sandboxCaps: sandbox.New().Probe()}
 	subs.Bind(e)
 	e.proxies.Bind(e)
@@ -209,7 +218,7 @@ func New(opts Options) (*Engine, error) {
 		}
 		e.pipe.Tier2 = t2
 	}
-	// Replay mode (replay_mode.go).
+	// Replay mode (rooms.go: setupReplay).
 	if opts.replay != nil {
 		e.setupReplay(mcpSource)
 	}
@@ -259,11 +268,12 @@ func (e *Engine) Run(ctx context.Context) error {
 	agentDone := make(chan error, 1)
 	agentRunning := e.opts.SpawnAgent != nil
 	if agentRunning {
-		cleanup, err := e.plantCanary()
+		targets, cleanup, err := sandbox.PlantCanaryTargets(e.opts.RunDir, e.opts.Logf)
 		if err != nil {
 			return fmt.Errorf("canary targets: %w", err)
 		}
 		defer cleanup()
+		e.canaryTargets = targets
 		go func() { agentDone <- e.superviseAgent(ctx) }()
 	}
 	if e.mcp != nil {
@@ -340,6 +350,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		case <-time.After(10 * time.Second):
 		}
 	}
+	// The results of the agent's calls under way are delivered (bounded,
+	// as the graceful stop was), then the engine ends the agents'
+	// streams, so the graceful stop waits for no peer that keeps one open.
+	e.awaitCalls(2 * time.Second)
+	close(e.streamsEnded)
 	gracefulStop(srv, 2*time.Second)
 	if e.mcp != nil {
 		// Each server's end recorded ("stopped") before engine.stopped.
@@ -386,7 +401,7 @@ const (
 
 // newServer builds the gRPC server with every service on the engine's
 // port behind one authenticator (auth.go); a client's unary answer then
-// waits until what it may name is durable (durable.go).
+// waits until what it may name is durable (broadcaster.go).
 func (e *Engine) newServer() *grpc.Server {
 	auth := &authenticator{client: e.opts.ClientToken, rejected: e.recordRejection, agent: func() string {
 		e.mu.Lock()
@@ -444,3 +459,14 @@ func (e *Engine) record(ctx context.Context, d ledger.Durability, session string
 
 // pid of this process, for status.
 var pid = os.Getpid()
+
+// otrKnown is what the engine knows of the names it records (otr.Known):
+// its registered tools and their groups, and the models engine.started
+// names (its provider's and the tier 2 evaluator's).
+func (e *Engine) otrKnown() event.Known {
+	models := []string{e.opts.Provider.Model()}
+	if t2 := e.opts.Tier2Provider; t2 != nil {
+		models = append(models, t2.Model())
+	}
+	return otr.Known(e.tools, models...)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/opx-dev/opx/engine/agentwire"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
@@ -120,7 +121,7 @@ func (g *gateway) complete(s SubAgent, session string, req *opxv1.LLMRequest, st
 		}
 		return stream.Send(out)
 	})
-	r, blobs := llmResponse(p, subagent, reqID, x, callErr)
+	r, blobs := agentwire.LLMResponse(p, subagent, reqID, x, callErr)
 	if model != p.Model() {
 		r.Model = model
 	}
@@ -129,40 +130,6 @@ func (g *gateway) complete(s SubAgent, session string, req *opxv1.LLMRequest, st
 		return status.Errorf(codes.Unavailable, "model call failed: %v", callErr)
 	}
 	return nil
-}
-
-// llmResponse is the llm.response entry of one exchange, with the raw
-// response body as its blob: what the model answered, or why it did not.
-// The gateway and the tier 2 evaluator record their calls the same way.
-func llmResponse(p llm.Provider, subagent, reqID string, x *llm.Exchange, callErr error) (*event.LLMResponse, [][]byte) {
-	r := &event.LLMResponse{SubAgentID: subagent, RequestID: reqID, Provider: p.Name(), Model: p.Model(), Attempts: 1, ToolCalls: []event.ToolCall{}}
-	var blobs [][]byte
-	if x != nil {
-		if len(x.ResponseBody) > 0 {
-			r.Blob, r.Size = ledger.Sum(x.ResponseBody).String(), int64(len(x.ResponseBody))
-			blobs = append(blobs, x.ResponseBody)
-		}
-		if n := len(x.Attempts); n > 0 {
-			r.Attempts, r.Status = n, x.Attempts[n-1].Status
-		}
-		r.LatencyMS = x.Latency.Milliseconds()
-		r.Text = x.Text
-		for _, tc := range x.ToolCalls {
-			r.ToolCalls = append(r.ToolCalls, event.ToolCall{CallID: nonEmpty(tc.ID), Tool: nonEmpty(tc.Name), Arguments: tc.Arguments})
-		}
-		if x.Done != nil {
-			r.FinishReason = x.Done.FinishReason
-			r.Usage = event.Usage{InputTokens: x.Done.Usage.InputTokens, OutputTokens: x.Done.Usage.OutputTokens,
-				TotalTokens: x.Done.Usage.InputTokens + x.Done.Usage.OutputTokens}
-		}
-	}
-	if callErr != nil {
-		r.Error = textclip.Cut(callErr.Error(), 4096)
-	}
-	if r.Blob == "" && r.Error == "" {
-		r.Error = "empty response"
-	}
-	return r, blobs
 }
 
 // currentAgentToken is the token of the agent last spawned ("" before

@@ -11,6 +11,7 @@ import (
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
+	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -110,7 +111,7 @@ type Options struct {
 	// or that long after it when anything was; defaults 1000 and 10 s.
 	CheckpointEntries  uint64
 	CheckpointInterval time.Duration
-	// Fleet starts shipping the ledger to NATS JetStream (fleet.go;
+	// Fleet starts shipping the ledger to NATS JetStream (rooms.go: Shipper;
 	// fleet/ship, started by whoever starts the engine); nil ships
 	// nothing.
 	Fleet StartShipper
@@ -120,7 +121,7 @@ type Options struct {
 	// the core's.
 	Services ServiceRegistrar
 	// replay, set by NewReplay only, runs the engine in replay mode
-	// (replay_mode.go, engine/redrive): it re-drives a recorded session
+	// (rooms.go: ReplayMode, engine/redrive): it re-drives a recorded session
 	// and stops when done.
 	replay ReplayMode
 }
@@ -137,4 +138,35 @@ type AgentLaunch struct {
 	SubAgentID    string
 	ParentSession string
 	MaxRounds     int
+}
+
+// ProcessEnd is how an engine process ended, as the process that waited
+// for it or signalled it wrote it down (registry.End): its pid, its exit
+// code or the signal that ended it, and for a signal who sent it
+// (event.CrashSender*) and why.
+type ProcessEnd struct {
+	PID      int
+	ExitCode int
+	Signal   string // "SIGKILL"; "" when it exited
+	Sender   string // event.CrashSenderManager, CrashSenderStop, CrashSenderUnknown, or ""
+	Reason   string
+	// Unconfirmed marks a note written before the signal was sent whose
+	// sender did not see the process end (it died itself, or could not
+	// wait for a process not its child).
+	Unconfirmed bool
+}
+
+// MCPConfig configures the engine's MCP servers.
+type MCPConfig struct {
+	Sandbox mcp.Sandbox
+	Specs   []mcp.Spec
+	// Disabled are the configured servers not started (reported as such).
+	Disabled []string
+	// StartTimeout bounds how long a message waits for the servers to be
+	// started (or to have failed) once, so its agent is offered their
+	// tools; default 2 minutes. The engine itself never waits for them.
+	StartTimeout time.Duration
+	// MaxProxySessions bounds the open `opx mcp-proxy` sessions; a new
+	// one over it is refused (ResourceExhausted). Default 32.
+	MaxProxySessions int
 }

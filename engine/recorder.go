@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/opx-dev/opx/engine/otr"
 	"strings"
 	"sync"
 
+	"github.com/opx-dev/opx/engine/otr"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/engine/tier2"
 	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -93,7 +95,7 @@ func (e *Engine) load() error {
 		ConfigHash: e.opts.ConfigHash.String(), Policy: e.opts.Policy, PolicyHash: e.opts.Evaluator.PolicyHash().String(),
 		Provider: e.opts.Provider.Name(), Model: e.opts.Provider.Model()}
 	// With what a rerun needs to rebuild this configuration (the policy
-	// text as a blob, Shield's paths, limits): replay_mode.go.
+	// text as a blob, Shield's paths, limits): completeStarted below.
 	blobs := e.completeStarted(started)
 	seq, err := e.rec.Record(ctx, ledger.Sync, "", started, blobs...)
 	if err == nil {
@@ -324,4 +326,92 @@ func (e *Engine) messageSession(id string) (*inflight, string) {
 func (e *Engine) publish(session, messageID, typ string, seq uint64, data any) {
 	b, _ := json.Marshal(data)
 	e.bc.Publish(&opxv1.PipelineEvent{Type: typ, SessionId: session, MessageId: messageID, Data: b, Timestamp: time.Now().UnixNano(), Seq: seq})
+}
+
+// describeCrash adds to c how the run that died ended, from
+// Options.PreviousEnd, when that note is about the same process: the pid
+// the run's engine.started names. A note about another process (an
+// older run, a pid reused) is left out, and so is one that would not
+// validate: the crash is recorded in any case.
+func (e *Engine) describeCrash(c *event.EngineCrashed) {
+	end := e.opts.PreviousEnd
+	if end == nil || end.PID <= 0 {
+		return
+	}
+	entry, err := e.opts.Ledger.Get(c.StartedSeq)
+	if err != nil {
+		return
+	}
+	p, err := event.Decode(entry)
+	started, ok := p.(*event.EngineStarted)
+	if err != nil || !ok || started.PID != end.PID {
+		return
+	}
+	d := *c
+	d.PID = end.PID
+	if end.Signal == "" {
+		d.ExitCode = end.ExitCode
+		d.Detail += fmt.Sprintf(": its process (pid %d) exited with code %d", end.PID, end.ExitCode)
+	} else {
+		d.Signal, d.Sender, d.Reason = end.Signal, end.Sender, end.Reason
+		switch end.Sender {
+		case event.CrashSenderManager:
+			if end.Unconfirmed {
+				d.Detail += fmt.Sprintf(": its manager sent its process (pid %d) %s (%s); the manager did not see it end", end.PID, end.Signal, end.Reason)
+				break
+			}
+			d.Detail += fmt.Sprintf(": its process (pid %d) was killed by %s, sent by its manager: %s", end.PID, end.Signal, end.Reason)
+		case event.CrashSenderStop:
+			d.Detail += fmt.Sprintf(": its process (pid %d) was sent %s by opx: %s", end.PID, end.Signal, end.Reason)
+		default: // no reason: nobody who could give one is known
+			d.Sender, d.Reason = event.CrashSenderUnknown, ""
+			d.Detail += fmt.Sprintf(": its process (pid %d) was killed by %s, not sent by opx (the kernel does not say who sent it)", end.PID, end.Signal)
+		}
+	}
+	if d.Validate() != nil {
+		return
+	}
+	*c = d
+}
+
+// What engine.started records so that a rerun can rebuild the engine's
+// configuration (engine/redrive rebuilds it).
+
+// checkPolicyText refuses a policy text that is not the evaluator's
+// policy: engine.started would name one policy and hold another.
+func checkPolicyText(opts Options) error {
+	if opts.PolicyText == nil {
+		return nil
+	}
+	if got, want := ledger.Sum(opts.PolicyText), opts.Evaluator.PolicyHash(); got != want {
+		return fmt.Errorf("engine: the policy text hashes to %s, the evaluator's policy to %s", got, want)
+	}
+	return nil
+}
+
+// completeStarted adds to engine.started what a rerun needs beside the
+// hashes, and returns the blobs it names (the policy text).
+func (e *Engine) completeStarted(s *event.EngineStarted) [][]byte {
+	var blobs [][]byte
+	text := e.opts.PolicyText
+	if _, ok := e.opts.Evaluator.(ReadOnlyPolicy); ok && text == nil {
+		text = []byte(readOnlyPolicyText)
+	}
+	if text != nil && ledger.Sum(text).String() == s.PolicyHash {
+		s.PolicyBlob = s.PolicyHash
+		blobs = append(blobs, text)
+	}
+	s.Shield = e.opts.ShieldEnv
+	s.MaxToolCalls = e.opts.MaxToolCalls
+	s.ApprovalTimeoutMS = e.approvals.timeout.Milliseconds()
+	s.ProviderMaxTokens = e.opts.ProviderMaxTokens
+	if t2 := e.opts.Tier2Provider; t2 != nil {
+		s.Tier2Provider, s.Tier2Model = t2.Name(), t2.Model()
+		s.Tier2DailyBudget = cmp.Or(e.opts.Tier2DailyBudget, tier2.DefaultDailyBudget)
+	}
+	if a := e.opts.Agents; a.Enabled {
+		s.Agents = &event.AgentLimits{MaxConcurrent: a.MaxConcurrent, MaxRounds: a.MaxRounds, TimeoutMS: a.Timeout.Milliseconds()}
+	}
+	s.Replay = e.opts.replay != nil
+	return blobs
 }

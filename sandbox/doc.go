@@ -33,4 +33,7 @@
 //   - CanaryResult, ProbeResult, their JSON fields, the status values and
 //     the status computation are those of the seed document on canary
 //     probes.
+//   - The canary's targets (PlantCanaryTargets) are planted in a directory
+//     named after the engine's pid; a later engine removes those whose
+//     engine is gone, and only those.
 package sandbox

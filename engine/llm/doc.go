@@ -19,4 +19,9 @@
 //   - Scripted: a deterministic model that follows a transcript; it writes
 //     its answers in the OpenAI streaming format, so it is recorded and
 //     replayed through the same parser as a real provider.
+//
+// FromConfig builds the one a workspace's configuration names (the
+// scripted provider by default, so everything works offline). The
+// package imports nothing of the engine but its configuration
+// (engine/config) and the built-in transcript (fixtures).
 package llm

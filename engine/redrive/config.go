@@ -14,7 +14,7 @@ import (
 )
 
 // How a rerun rebuilds an engine run's configuration from its
-// engine.started (what the engine records there: engine/replay_mode.go).
+// engine.started (what the engine records there: engine/session.go, completeStarted).
 
 // agentsConfig is the sub-agent configuration an engine run recorded:
 // off when it offered no agent tools. A rerun starts real processes for

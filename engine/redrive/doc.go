@@ -12,7 +12,7 @@
 // It owns the replay-mode state (replayState) and everything the engine
 // asks of it; the engine's side of replay mode (the interface, NewReplay,
 // the mcp-proxy session's re-drive, what engine.started records for a
-// rerun) stays in the core (engine/replay_mode.go).
+// rerun) stays in the core (engine/rooms.go: ReplayMode).
 //
 // Imports: the core (engine) and the engine's own lower packages
 // (executor, llm, mcp), ledger, replay/rerun and replay/projection,

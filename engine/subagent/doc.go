@@ -18,7 +18,7 @@
 // The core keeps what must hold whether or not this package is linked:
 // the configuration (engine.AgentsConfig), the agent tools' group name,
 // and the recovery that ends the sub-agents of a crashed engine
-// (subagent.failed engine_crashed, engine/subagents_recover.go).
+// (subagent.failed engine_crashed, engine/subagents.go).
 //
 // # Imports
 //

@@ -3,13 +3,13 @@ package subagent
 import (
 	"context"
 	"fmt"
-	"github.com/opx-dev/opx/engine"
 	"os/exec"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/internal/textclip"

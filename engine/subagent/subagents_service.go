@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/opx-dev/opx/engine"
 	"io"
 
+	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/agentwire"
 	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -35,7 +36,7 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 	if s == nil {
 		return status.Error(codes.Unauthenticated, "no live sub-agent has this token")
 	}
-	first, err := engine.RecvTimeout(stream, engine.ReadyTimeout)
+	first, err := agentwire.RecvTimeout(stream, agentwire.ReadyTimeout)
 	if err != nil {
 		e.failSub(ctx, s, event.SubAgentRefused, fmt.Sprintf("no AgentReady: %v", err))
 		return status.Errorf(codes.DeadlineExceeded, "no AgentReady: %v", err)
@@ -47,7 +48,7 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 		e.failSub(ctx, s, event.SubAgentRefused, msg)
 		return status.Error(codes.InvalidArgument, "the first message must be AgentReady")
 	}
-	canary, canaryErr := engine.ParseCanary(ready.SandboxCanaryJson)
+	canary, canaryErr := agentwire.ParseCanary(ready.SandboxCanaryJson)
 	// Waits for spawnSubAgent to have recorded agent.spawned.
 	s.mu.Lock()
 	second := s.registered
@@ -112,8 +113,14 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 		e.failSub(ctx, s, event.SubAgentCrashed, "its task could not be delivered: "+err.Error())
 		return err
 	}
+	// Until the sub-agent ends its stream, or the engine has stopped its
+	// sub-agents and ends it.
+	done := make(chan struct{})
+	defer close(done)
+	events := agentwire.Events(stream, done)
 	for {
-		ev, err := stream.Recv()
+		r := agentwire.Next(events, e.StreamsEnded())
+		ev, err := r.Event, r.Err
 		if errors.Is(err, io.EOF) || err != nil {
 			// A stream gone while the sub-agent has not ended: its
 			// process is killed; watchSubAgent records the crash.
@@ -160,7 +167,7 @@ func (e *Manager) sendTurn(ctx context.Context, s *subAgent, conn *engine.AgentC
 	for _, d := range s.defs {
 		names = append(names, d.Name)
 	}
-	defs := engine.ProtoDefs(s.defs)
+	defs := agentwire.ProtoDefs(s.defs)
 	s.mu.Unlock()
 	return e.Send(ctx, conn, s.session, &event.ProcessRequest{SubAgentID: s.id, MessageID: msgID, Content: content, Mode: s.mode,
 		History: len(history), Tools: names},
@@ -241,14 +248,14 @@ func (e *Manager) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *en
 			return
 		}
 		r := x.ToolDefsRequest
-		e.RecordFromSub(ctx, ledger.Async, s.session, s.id, &event.ToolDefsRequest{SubAgentID: s.id, CallID: r.CallId, Groups: engine.NonNil(r.Groups)})
-		_ = e.Send(ctx, conn, s.session, &event.ToolDefs{SubAgentID: s.id, CallID: engine.NonEmpty(r.CallId), Groups: engine.NonNil(r.Groups), Tools: []string{}},
+		e.RecordFromSub(ctx, ledger.Async, s.session, s.id, &event.ToolDefsRequest{SubAgentID: s.id, CallID: r.CallId, Groups: agentwire.NonNil(r.Groups)})
+		_ = e.Send(ctx, conn, s.session, &event.ToolDefs{SubAgentID: s.id, CallID: agentwire.NonEmpty(r.CallId), Groups: agentwire.NonNil(r.Groups), Tools: []string{}},
 			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ToolDefs{ToolDefs: &opxv1.ToolDefsDelivery{CallId: r.CallId}}})
 	case *opxv1.AgentEvent_MemoryFlush:
 		protocol("memory flush of %d bytes from sub-agent %s refused: sub-agents do not write memory", len(x.MemoryFlush.Content), s.id)
 	case *opxv1.AgentEvent_ResponseComplete:
 		rc := x.ResponseComplete
-		p := engine.ResponseComplete(s.id, rc)
+		p := agentwire.ResponseComplete(s.id, rc)
 		if rc.MessageId != cur {
 			// A violation: recorded (without an fsync) only while counted.
 			if e.countProtocolError(ctx, s) {
@@ -279,7 +286,7 @@ func (e *Manager) handleSubAgentEvent(ctx context.Context, s *subAgent, conn *en
 		}
 		e.completeSub(ctx, s, rc.Content)
 	case *opxv1.AgentEvent_Error:
-		p := engine.AgentErrorPayload(s.id, x.Error)
+		p := agentwire.AgentErrorPayload(s.id, x.Error)
 		if x.Error.MessageId != cur {
 			// About a message it is not working on: a violation.
 			if e.countProtocolError(ctx, s) {

@@ -1,11 +1,10 @@
-package engine
+package llm
 
 import (
 	"fmt"
 	"path/filepath"
 
 	"github.com/opx-dev/opx/engine/config"
-	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/fixtures"
 	"github.com/opx-dev/opx/internal/regularfile"
 )
@@ -14,11 +13,11 @@ import (
 // workspace's configuration.
 const maxTranscriptBytes = 16 << 20
 
-// NewProvider builds the model provider a workspace's configuration names.
+// FromConfig builds the model provider a workspace's configuration names.
 // The scripted provider is the default: it follows the configured
 // transcript (relative to the workspace) or the built-in default one, so
 // everything works offline.
-func NewProvider(c config.Provider, workspace string) (llm.Provider, error) {
+func FromConfig(c config.Provider, workspace string) (Provider, error) {
 	switch c.Kind {
 	case config.ProviderScripted, "":
 		b := fixtures.DefaultTranscript
@@ -32,23 +31,23 @@ func NewProvider(c config.Provider, workspace string) (llm.Provider, error) {
 				return nil, fmt.Errorf("provider.transcript: %w", err)
 			}
 		}
-		t, err := llm.ParseTranscript(b)
+		t, err := ParseTranscript(b)
 		if err != nil {
 			return nil, fmt.Errorf("provider.transcript: %w", err)
 		}
-		return llm.NewScripted(t), nil
+		return NewScripted(t), nil
 	case config.ProviderOpenAI:
 		key, err := c.APIKey()
 		if err != nil {
 			return nil, err
 		}
-		return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: c.BaseURL, APIKey: key, Model: c.Model})
+		return NewOpenAI(OpenAIConfig{BaseURL: c.BaseURL, APIKey: key, Model: c.Model})
 	case config.ProviderAnthropic:
 		key, err := c.APIKey()
 		if err != nil {
 			return nil, err
 		}
-		return llm.NewAnthropic(llm.AnthropicConfig{BaseURL: c.BaseURL, APIKey: key, Model: c.Model, MaxTokens: c.MaxTokens})
+		return NewAnthropic(AnthropicConfig{BaseURL: c.BaseURL, APIKey: key, Model: c.Model, MaxTokens: c.MaxTokens})
 	default:
 		return nil, fmt.Errorf("provider kind %q: want scripted, openai or anthropic", c.Kind)
 	}

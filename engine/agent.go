@@ -2,15 +2,15 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"os/exec"
 	"sync"
 	"time"
 
-	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/agentwire"
+	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -18,9 +18,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
-
-// readyTimeout bounds the wait for an agent's first message.
-const readyTimeout = 10 * time.Second
 
 // agentService serves AgentService.RunSession: the one stream between the
 // engine and its sandboxed agent.
@@ -34,15 +31,8 @@ type agentService struct {
 // ledger holds directives in the order the agent receives them.
 type agentConn struct {
 	id     string
-	stream agentStream
+	stream agentwire.Stream
 	mu     sync.Mutex
-}
-
-// agentStream is the engine's side of RunSession or RunSubAgent: the
-// same messages either way.
-type agentStream interface {
-	Send(*opxv1.EngineDirective) error
-	Recv() (*opxv1.AgentEvent, error)
 }
 
 func (a *agentConn) send(ctx context.Context, e *Engine, session string, p event.Payload, d *opxv1.EngineDirective, blobs ...[]byte) error {
@@ -60,7 +50,7 @@ func (a *agentConn) send(ctx context.Context, e *Engine, session string, p event
 func (s *agentService) RunSession(stream opxv1.AgentService_RunSessionServer) error {
 	e := s.e
 	ctx := stream.Context()
-	first, err := recvTimeout(stream, readyTimeout)
+	first, err := agentwire.RecvTimeout(stream, agentwire.ReadyTimeout)
 	if err != nil {
 		return status.Errorf(codes.DeadlineExceeded, "no AgentReady: %v", err)
 	}
@@ -76,7 +66,7 @@ func (s *agentService) RunSession(stream opxv1.AgentService_RunSessionServer) er
 	e.mu.Lock()
 	want := e.agentToken
 	e.mu.Unlock()
-	canary, canaryErr := parseCanary(ready.SandboxCanaryJson)
+	canary, canaryErr := agentwire.ParseCanary(ready.SandboxCanaryJson)
 	if !tokenEqual(ready.Token, want) {
 		e.record(ctx, ledger.Sync, "", &event.AgentReady{AgentID: agentID, TokenValid: false, CanaryStatus: canary.Status})
 		e.opts.Logf("engine: rejected an agent stream with a wrong token")
@@ -109,15 +99,55 @@ func (s *agentService) RunSession(stream opxv1.AgentService_RunSessionServer) er
 	e.mu.Unlock()
 	defer e.disconnect(conn)
 
+	// Until the agent ends its stream, or the engine has stopped its
+	// agent and ends it (Run, before the server's graceful stop).
+	done := make(chan struct{})
+	defer close(done)
+	events := agentwire.Events(stream, done)
 	for {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
+		r := agentwire.Next(events, e.streamsEnded)
+		if errors.Is(r.Err, io.EOF) {
 			return nil
 		}
-		if err != nil {
-			return err
+		if r.Err != nil {
+			return r.Err
 		}
-		e.handleAgentEvent(ctx, conn, ev)
+		e.handleAgentEvent(ctx, conn, r.Event)
+	}
+}
+
+// callStarted and callDone count the agent's tool calls under way: a
+// stopping engine delivers their results before it ends the agent's
+// stream (awaitCalls).
+func (e *Engine) callStarted() {
+	e.mu.Lock()
+	e.agentCalls++
+	e.mu.Unlock()
+}
+
+func (e *Engine) callDone() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.agentCalls--; e.agentCalls == 0 && e.callsIdle != nil {
+		close(e.callsIdle)
+		e.callsIdle = nil
+	}
+}
+
+// awaitCalls waits, up to d, until no tool call of the agent is under
+// way.
+func (e *Engine) awaitCalls(d time.Duration) {
+	e.mu.Lock()
+	if e.agentCalls == 0 {
+		e.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	e.callsIdle = idle
+	e.mu.Unlock()
+	select {
+	case <-idle:
+	case <-time.After(d):
 	}
 }
 
@@ -147,38 +177,6 @@ func (e *Engine) disconnect(conn *agentConn) {
 		e.agent = nil
 		e.agentReady = make(chan struct{})
 	}
-}
-
-// recvTimeout receives one event or gives up after d.
-func recvTimeout(stream agentStream, d time.Duration) (*opxv1.AgentEvent, error) {
-	type res struct {
-		ev  *opxv1.AgentEvent
-		err error
-	}
-	c := make(chan res, 1)
-	go func() { ev, err := stream.Recv(); c <- res{ev, err} }()
-	select {
-	case r := <-c:
-		return r.ev, r.err
-	case <-time.After(d):
-		return nil, fmt.Errorf("timed out after %v", d)
-	}
-}
-
-// parseCanary decodes the agent's canary result. A result that is missing
-// or malformed counts as unsandboxed: the engine cannot vouch for it.
-func parseCanary(js string) (event.Canary, error) {
-	var c event.Canary
-	if err := json.Unmarshal([]byte(js), &c); err != nil {
-		return event.Canary{Status: event.CanaryUnsandboxed, Summary: "malformed canary result", Probes: []event.Probe{}}, fmt.Errorf("malformed canary result: %v", err)
-	}
-	if c.Probes == nil {
-		c.Probes = []event.Probe{}
-	}
-	if err := (&event.SandboxCanary{AgentID: "x", Action: "warned", Result: c}).Validate(); err != nil {
-		return event.Canary{Status: event.CanaryUnsandboxed, Summary: "inconsistent canary result", Probes: []event.Probe{}}, fmt.Errorf("inconsistent canary result: %v", err)
-	}
-	return c, nil
 }
 
 // recordFromAgent records a payload built from the agent's input. A
@@ -234,7 +232,9 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 			return
 		}
 		e.publish(f.session, f.messageID, "tool_call", seq, map[string]string{"call_id": tc.CallId, "tool": tc.ToolName, "arguments": textclip.Cut(tc.ArgumentsJson, 4096)})
+		e.callStarted()
 		go func() {
+			defer e.callDone()
 			// Once proposed, a call goes through the pipeline to its recorded
 			// end even if the agent disconnects meanwhile: a half-recorded
 			// call would be worse evidence than a result nobody received.
@@ -248,14 +248,14 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 		}()
 	case *opxv1.AgentEvent_ToolDefsRequest:
 		r := x.ToolDefsRequest
-		e.recordFromAgent(ctx, ledger.Async, "", &event.ToolDefsRequest{CallID: r.CallId, Groups: nonNil(r.Groups)})
+		e.recordFromAgent(ctx, ledger.Async, "", &event.ToolDefsRequest{CallID: r.CallId, Groups: agentwire.NonNil(r.Groups)})
 		defs, _ := e.tools.Group(r.Groups...)
 		names := make([]string, 0, len(defs))
 		for _, d := range defs {
 			names = append(names, d.Name)
 		}
-		_ = conn.send(ctx, e, "", &event.ToolDefs{CallID: nonEmpty(r.CallId), Groups: nonNil(r.Groups), Tools: names},
-			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ToolDefs{ToolDefs: &opxv1.ToolDefsDelivery{CallId: r.CallId, Tools: protoDefs(defs)}}})
+		_ = conn.send(ctx, e, "", &event.ToolDefs{CallID: agentwire.NonEmpty(r.CallId), Groups: agentwire.NonNil(r.Groups), Tools: names},
+			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ToolDefs{ToolDefs: &opxv1.ToolDefsDelivery{CallId: r.CallId, Tools: agentwire.ProtoDefs(defs)}}})
 	case *opxv1.AgentEvent_MemoryFlush:
 		content, h, blob := event.Inline(x.MemoryFlush.Content)
 		var blobs [][]byte
@@ -266,7 +266,7 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 	case *opxv1.AgentEvent_ResponseComplete:
 		rc := x.ResponseComplete
 		f, session := e.messageSession(rc.MessageId)
-		p := responseComplete("", rc)
+		p := agentwire.ResponseComplete("", rc)
 		seq := e.recordFromAgent(ctx, ledger.Sync, session, p)
 		if f == nil {
 			return
@@ -279,7 +279,7 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 	case *opxv1.AgentEvent_Error:
 		ae := x.Error
 		f, session := e.messageSession(ae.MessageId)
-		p := agentErrorPayload("", ae)
+		p := agentwire.AgentErrorPayload("", ae)
 		code, msg := p.Code, p.Message
 		seq := e.record(ctx, ledger.Async, session, p)
 		if f != nil {
@@ -294,37 +294,10 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 	}
 }
 
-// responseComplete is the response_complete entry of an agent's or
-// sub-agent's answer.
-func responseComplete(subagent string, rc *opxv1.AgentResponseComplete) *event.ResponseComplete {
-	p := &event.ResponseComplete{SubAgentID: subagent, MessageID: rc.MessageId, Content: rc.Content, Thoughts: []event.Thought{}}
-	for _, t := range rc.Thoughts {
-		p.Thoughts = append(p.Thoughts, event.Thought{Stage: t.Stage, Summary: t.Summary, Detail: string(t.Detail)})
-	}
-	if u := rc.TokenUsage; u != nil {
-		p.Usage = event.Usage{InputTokens: max(u.InputTokens, 0), OutputTokens: max(u.OutputTokens, 0), TotalTokens: max(u.TotalTokens, 0)}
-	}
-	return p
-}
-
-// agentErrorPayload is the agent.error entry of an agent's or
-// sub-agent's error event, its strings bounded.
-func agentErrorPayload(subagent string, ae *opxv1.AgentError) *event.AgentError {
-	code := textclip.Cut(ae.Code, 64)
-	if code == "" {
-		code = "unspecified"
-	}
-	msg := textclip.Cut(ae.Message, 4096)
-	if msg == "" {
-		msg = "(no message)"
-	}
-	return &event.AgentError{SubAgentID: subagent, MessageID: textclip.Cut(ae.MessageId, 128), Code: code, Message: msg}
-}
-
 // reply records and sends a tool result.
 func (e *Engine) reply(ctx context.Context, conn *agentConn, session, subagent, callID, content string, isError bool) {
 	inline, h, blob := event.Inline(content)
-	p := &event.ToolResult{SubAgentID: subagent, CallID: nonEmpty(callID), Content: inline, Blob: h, Size: int64(len(content)), IsError: isError}
+	p := &event.ToolResult{SubAgentID: subagent, CallID: agentwire.NonEmpty(callID), Content: inline, Blob: h, Size: int64(len(content)), IsError: isError}
 	d := &opxv1.EngineDirective{Directive: &opxv1.EngineDirective_ToolResult{ToolResult: &opxv1.ToolResultDelivery{CallId: callID, Content: content, IsError: isError}}}
 	var blobs [][]byte
 	if blob != nil {
@@ -335,25 +308,128 @@ func (e *Engine) reply(ctx context.Context, conn *agentConn, session, subagent, 
 	}
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
+// superviseAgent spawns the agent with a fresh token each time and
+// restarts it within its own crash budget, recording each step.
+func (e *Engine) superviseAgent(ctx context.Context) error {
+	restarts := 0
+	spawn := func(ctx context.Context) (*exec.Cmd, error) {
+		tok, err := newToken()
+		if err != nil {
+			return nil, err
+		}
+		e.mu.Lock()
+		e.agentToken = tok
+		e.mu.Unlock()
+		e.mu.Lock()
+		refused := e.agentRefused
+		e.mu.Unlock()
+		if refused != "" {
+			return nil, fmt.Errorf("%w: %s", errAgentRefused, refused)
+		}
+		cmd, err := e.opts.SpawnAgent(ctx, AgentLaunch{Addr: fmt.Sprintf("127.0.0.1:%d", e.port), Token: tok, Canary: e.canaryTargets})
+		if err != nil {
+			return nil, err
+		}
+		// Recorded here rather than on the Started event, so it precedes
+		// anything the new agent sends.
+		e.record(ctx, ledger.Async, "", &event.AgentSpawned{AgentID: fmt.Sprintf("agent-%d", restarts+1), PID: cmd.Process.Pid, Restart: restarts,
+			Sandbox: e.agentSandbox()})
+		return cmd, nil
 	}
-	return s
+	err := supervise.Run(ctx, e.opts.AgentPolicy, spawn, func(ev supervise.Event) {
+		agentID := fmt.Sprintf("agent-%d", restarts+1)
+		switch ev.Kind {
+		case supervise.Started:
+			e.mu.Lock()
+			e.agentPID = ev.Pid
+			e.mu.Unlock()
+		case supervise.Stopped, supervise.Restarted:
+			e.agentGone()
+			e.record(ctx, ledger.Async, "", &event.AgentExited{AgentID: agentID, PID: ev.Pid, ExitCode: ev.ExitCode, Reason: string(ev.Kind)})
+			restarts++
+		case supervise.Crashed, supervise.GaveUp:
+			e.agentGone()
+			detail := fmt.Sprintf("agent exited with status %d", ev.ExitCode)
+			if ev.Signal != "" {
+				detail = "agent killed by signal " + ev.Signal
+			}
+			if ev.Kind == supervise.GaveUp {
+				detail += fmt.Sprintf("; %d crashes in the window, not respawning", ev.Crashes)
+			}
+			e.mu.Lock()
+			refused := e.agentRefused
+			e.mu.Unlock()
+			if refused != "" {
+				detail += "; not respawned: " + refused
+			}
+			e.record(ctx, ledger.Sync, "", &event.AgentCrashed{AgentID: agentID, PID: ev.Pid, ExitCode: ev.ExitCode, Signal: ev.Signal,
+				Detail: detail, Respawn: ev.Kind == supervise.Crashed && refused == ""})
+			e.failInflight("agent crashed: " + detail)
+			restarts++
+		}
+	})
+	if errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled) {
+		return nil
+	}
+	return err
 }
 
-// nonEmpty names a missing call id in the record.
-func nonEmpty(id string) string {
-	if strings.TrimSpace(id) == "" {
-		return "(none)"
+// agentSandbox is the sandbox an agent or sub-agent is started under:
+// what `opx internal-agent` applies to itself on this kernel (Landlock at
+// its ABI with no path granted, seccomp on every thread, TCP connect to
+// the engine's port only), or none where the kernel has no sandbox. The
+// agent's canary then says whether it holds.
+func (e *Engine) agentSandbox() event.SandboxConfig {
+	c := event.SandboxConfig{Mechanism: "none", ReadPaths: []string{}, WritePaths: []string{}, ConnectPort: e.port}
+	if caps := e.sandboxCaps; caps.Filesystem && caps.Seccomp {
+		c.Mechanism, c.LandlockABI, c.Seccomp = caps.Mechanism, caps.LandlockABI, true
 	}
-	return textclip.Cut(id, 128)
+	return c
 }
 
-func protoDefs(defs []executor.ToolDef) []*opxv1.ToolDef {
-	out := make([]*opxv1.ToolDef, 0, len(defs))
-	for _, d := range defs {
-		out = append(out, &opxv1.ToolDef{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema, Group: d.Group})
+// errAgentRefused ends agent supervision after an agent was killed for its
+// sandbox.
+var errAgentRefused = errors.New("agent refused")
+
+// agentGone forgets the connected agent.
+func (e *Engine) agentGone() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.agent != nil {
+		e.agent = nil
+		e.agentReady = make(chan struct{})
 	}
-	return out
+	e.agentPID = 0
+}
+
+// waitAgent returns the connected agent, waiting up to d for one.
+func (e *Engine) waitAgent(ctx context.Context, d time.Duration) (*agentConn, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		e.mu.Lock()
+		a, ready := e.agent, e.agentReady
+		e.mu.Unlock()
+		if a != nil {
+			return a, nil
+		}
+		select {
+		case <-ready:
+		case <-t.C:
+			return nil, errors.New("no agent connected")
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// shutdownAgent asks the connected agent to stop.
+func (e *Engine) shutdownAgent(reason string) {
+	e.mu.Lock()
+	a := e.agent
+	e.mu.Unlock()
+	if a != nil {
+		_ = a.send(context.Background(), e, "", &event.Shutdown{Reason: reason},
+			&opxv1.EngineDirective{Directive: &opxv1.EngineDirective_Shutdown{Shutdown: &opxv1.ShutdownDirective{Reason: reason}}})
+	}
 }

@@ -1,17 +1,18 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/engine/agentwire"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
-	"github.com/opx-dev/opx/replay/projection"
 )
 
 // What the core asks of the sub-agents, and what it lends them. The
@@ -171,45 +172,14 @@ func ProposalOf(ctx context.Context) (judge.Proposal, bool) {
 	return p, ok
 }
 
-// What the engine lends its sub-agents.
-
-// Options returns the options the engine runs with.
-func (e *Engine) Options() Options { return e.opts }
-
-// Recorder returns the engine's recorder.
-func (e *Engine) Recorder() *Recorder { return e.rec }
-
-// Pipeline returns the engine's tool pipeline.
-func (e *Engine) Pipeline() *Pipeline { return e.pipe }
-
-// Approvals returns the engine's pending approvals.
-func (e *Engine) Approvals() *Approvals { return e.approvals }
-
-// Tools returns the engine's tool registry.
-func (e *Engine) Tools() *executor.Registry { return e.tools }
+// What the engine lends its sub-agents beside what every room borrows
+// (accessors.go).
 
 // RecordFromSub records a payload built from sub-agent subagent's input:
 // one that does not validate is recorded as an agent.error instead.
 func (e *Engine) RecordFromSub(ctx context.Context, d ledger.Durability, session, subagent string, p event.Payload, blobs ...[]byte) uint64 {
 	return e.recordFromSub(ctx, d, session, subagent, p, blobs...)
 }
-
-// Fatal stops the engine because the ledger failed.
-func (e *Engine) Fatal(err error) { e.fatal(err) }
-
-// ReadSession reads a session from the sessions projection.
-func (e *Engine) ReadSession(ctx context.Context, id string) (projection.Session, bool, error) {
-	return e.readSession(ctx, id)
-}
-
-// JudgeCanary decides what becomes of an agent or sub-agent from its
-// canary: accepted, warned or killed, with the reason.
-func (e *Engine) JudgeCanary(canary event.Canary, canaryErr error) (action, reason string) {
-	return e.judgeCanary(canary, canaryErr)
-}
-
-// AgentSandbox is the sandbox an agent process is started in.
-func (e *Engine) AgentSandbox() event.SandboxConfig { return e.agentSandbox() }
 
 // SubAgentLaunch is what starts sub-agent id of session parent: the
 // engine's address and canary targets, and its token.
@@ -222,11 +192,8 @@ func (e *Engine) SubAgentLaunch(tok, id, parent string, maxRounds int) AgentLaun
 // first, in order).
 type AgentConn = agentConn
 
-// AgentStream is the engine's side of RunSession or RunSubAgent.
-type AgentStream = agentStream
-
 // NewAgentConn returns the connection of agent id over stream.
-func NewAgentConn(id string, stream AgentStream) *AgentConn {
+func NewAgentConn(id string, stream agentwire.Stream) *AgentConn {
 	return &agentConn{id: id, stream: stream}
 }
 
@@ -246,40 +213,71 @@ func (e *Engine) CompleteModelCall(s SubAgent, session string, req *opxv1.LLMReq
 	return (&gateway{e: e}).complete(s, session, req, stream)
 }
 
-// The engine's helpers the sub-agents use alike.
-
-// ReadyTimeout bounds the wait for an agent's first message.
-const ReadyTimeout = readyTimeout
-
-// TokenEqual compares tokens in constant time.
-func TokenEqual(a, b string) bool { return tokenEqual(a, b) }
-
-// MetadataValue returns a call's metadata value for key.
-func MetadataValue(ctx context.Context, key string) string { return metadataValue(ctx, key) }
-
-// RecvTimeout receives one event or gives up after d.
-func RecvTimeout(stream AgentStream, d time.Duration) (*opxv1.AgentEvent, error) {
-	return recvTimeout(stream, d)
+// SubAgent returns sub-agent id's session and a channel closed when it
+// has ended; ok false when the engine has no such sub-agent.
+func (e *Engine) SubAgent(id string) (session string, done <-chan struct{}, ok bool) {
+	sa := e.subs.Get(id)
+	if sa == nil {
+		return "", nil, false
+	}
+	return sa.Session(), sa.Done(), true
 }
 
-// ParseCanary decodes an agent's canary result.
-func ParseCanary(js string) (event.Canary, error) { return parseCanary(js) }
-
-// ProtoDefs returns tool definitions as the agent protocol sends them.
-func ProtoDefs(defs []executor.ToolDef) []*opxv1.ToolDef { return protoDefs(defs) }
-
-// ResponseComplete is the agent.response_complete entry of an answer.
-func ResponseComplete(subagent string, rc *opxv1.AgentResponseComplete) *event.ResponseComplete {
-	return responseComplete(subagent, rc)
+// ExpireSubAgent fires sub-agent id's timeout at once: its end entry and
+// the reason its parent reads are the engine's own.
+func (e *Engine) ExpireSubAgent(id string) {
+	if sa := e.subs.Get(id); sa != nil {
+		sa.Expire()
+	}
 }
 
-// AgentErrorPayload is the agent.error entry of an agent's error.
-func AgentErrorPayload(subagent string, ae *opxv1.AgentError) *event.AgentError {
-	return agentErrorPayload(subagent, ae)
+// KillSubAgent kills sub-agent id's process (it crashes).
+func (e *Engine) KillSubAgent(id string) {
+	if sa := e.subs.Get(id); sa != nil {
+		sa.Kill()
+	}
 }
 
-// NonNil returns s, or an empty list for nil.
-func NonNil(s []string) []string { return nonNil(s) }
+// Recovery of sub-agents after a crash is the core's: it reads only the
+// ledger, and runs whether or not this engine has sub-agents of its own.
 
-// NonEmpty names a missing call id in the record.
-func NonEmpty(id string) string { return nonEmpty(id) }
+// failCrashedSubAgents records subagent.failed engine_crashed for each
+// sub-agent spawned since the crashed engine's start (entry since) that
+// no entry ended: their processes died with that engine (parent-death
+// signal), so nothing of them can follow.
+func (e *Engine) failCrashedSubAgents(ctx context.Context, since, head uint64) error {
+	type open struct{ session, id string }
+	var spawned []open
+	ended := map[open]bool{}
+	err := e.opts.Ledger.RangeRaw(since, head, func(seq uint64, raw []byte) error {
+		if !bytes.Contains(raw, []byte(`"type":"subagent.`)) {
+			return nil
+		}
+		en, err := ledger.ParseEntry(raw)
+		if err != nil {
+			return nil
+		}
+		id, _ := ledger.FieldString(en.Data, "subagent_id")
+		k := open{en.Session, id}
+		switch {
+		case en.Type == event.TypeSubAgentSpawned:
+			spawned = append(spawned, k)
+		case event.SubAgentEnded(en.Type):
+			ended[k] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load sub-agents: %w", err)
+	}
+	for _, k := range spawned {
+		if ended[k] {
+			continue
+		}
+		if _, err := e.rec.Record(ctx, ledger.Async, k.session, &event.SubAgentFailed{SubAgentID: k.id, Reason: event.SubAgentEngineCrashed,
+			Detail: fmt.Sprintf("the engine started at entry %d crashed while it ran; its process died with it", since)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,4 +1,4 @@
-package engine
+package agentwire
 
 import (
 	"testing"
@@ -15,7 +15,7 @@ func FuzzParseCanary(f *testing.F) {
 	f.Add(`{"status":"partial","probes":null}`)
 	f.Add(`[]`)
 	f.Fuzz(func(t *testing.T, js string) {
-		c, err := parseCanary(js)
+		c, err := ParseCanary(js)
 		if err != nil {
 			if c.Status != event.CanaryUnsandboxed {
 				t.Fatalf("refused canary %q counts as %q, want unsandboxed", js, c.Status)

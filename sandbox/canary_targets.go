@@ -1,13 +1,45 @@
-package engine
+package sandbox
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 )
+
+// PlantCanaryTargets creates what the agent's canary probes aim at, each
+// certainly usable without a sandbox: a readable file, a writable
+// directory (this engine's canary directory in runDir, default
+// os.TempDir()), and a listener on a port the agent is not allowed.
+// cleanup removes them.
+func PlantCanaryTargets(runDir string, logf func(string, ...any)) (t CanaryTargets, cleanup func(), err error) {
+	dir, err := makeCanaryDir(runDir, logf)
+	if err != nil {
+		return CanaryTargets{}, nil, err
+	}
+	file := dir + "/canary.txt"
+	if err := os.WriteFile(file, []byte("opx canary: reading this means the sandbox did not hold\n"), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return CanaryTargets{}, nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		os.RemoveAll(dir)
+		return CanaryTargets{}, nil, err
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return CanaryTargets{ReadFile: file, WriteDir: dir, ConnectAddr: l.Addr().String()}, func() { l.Close(); os.RemoveAll(dir) }, nil
+}
 
 // canaryPrefix starts the name of every canary directory; the engine's
 // pid follows, so a later engine can tell whose it is.
@@ -49,22 +81,4 @@ func sweepCanaryDirs(dir string, logf func(string, ...any)) {
 			logf("engine: removed %s, left by engine pid %d", ent.Name(), pid)
 		}
 	}
-}
-
-// processExists reports whether pid names a process that has not exited
-// (a zombie nobody reaped has exited).
-func processExists(pid int) bool {
-	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
-		return false
-	}
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		return true // no /proc here: trust kill
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return !os.IsNotExist(err)
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }

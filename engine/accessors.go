@@ -1,0 +1,213 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/opx-dev/opx/engine/executor"
+	"github.com/opx-dev/opx/engine/judge"
+	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/engine/undo"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/opx-dev/opx/replay/projection"
+)
+
+// What the rooms above the core borrow of it, as methods, so that none of
+// them needs a field of the core: the services of engine/grpcapi, the
+// mcp-proxy sessions and hook sessions, the rerun driver (engine/redrive)
+// and the sub-agents (engine/subagent, with more in subagents.go).
+
+// Ledger is the ledger the engine records in (Options.Ledger).
+func (e *Engine) Ledger() *ledger.Ledger { return e.opts.Ledger }
+
+// Chronicle is the engine's Chronicle: its snapshots and rollbacks.
+func (e *Engine) Chronicle() *undo.Chronicle { return e.chron }
+
+// Logf reports to the engine's operator (Options.Logf).
+func (e *Engine) Logf(format string, args ...any) { e.opts.Logf(format, args...) }
+
+// Stopping is closed once the engine stops (Run's context is done):
+// followers leave.
+func (e *Engine) Stopping() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.running.Done()
+}
+
+// CheckpointOnDemand records a checkpoint for a client that needs one
+// covering an entry appended since the latest, and returns once it is
+// durable; ErrStopping once the engine stops (session.go's
+// checkpointOnDemand). Callers bound how often (checkpoint.OnDemand).
+func (e *Engine) CheckpointOnDemand(ctx context.Context) error { return e.checkpointOnDemand(ctx) }
+
+// DurableHead is the head a client may be told of (broadcaster.go).
+func DurableHead(l *ledger.Ledger) (ledger.Head, error) { return durableHead(l) }
+
+// ClientName is the name a client call is recorded under: what the
+// client says in its opx-client header, clipped, else "grpc".
+func ClientName(ctx context.Context) string { return clientName(ctx) }
+
+// Replaying is the driver re-driving a recorded session in replay mode
+// (NewReplay), nil in a live engine.
+func (e *Engine) Replaying() ReplayMode { return e.opts.replay }
+
+// MCPRecorder is the Recorder MCP servers record through: a ledger
+// failure stops the engine, as any of its own.
+func (e *Engine) MCPRecorder() mcp.Recorder { return e.mcpRecorder() }
+
+// Subscribe follows the events the engine publishes for session (its
+// approvals, verdicts, ...) until the Subscription is closed.
+func (e *Engine) Subscribe(session string) *Subscription { return e.bc.Subscribe(session) }
+
+// CrashedRun is the range of entries of the engine run that ended
+// without engine.stopped, found when this engine started: from its
+// engine.started (since) to the last entry it left (head); ok is false
+// when the last run stopped cleanly.
+func (e *Engine) CrashedRun() (since, head uint64, ok bool) {
+	return e.crashedSince, e.crashedHead, e.crashedSince > 0
+}
+
+// StartedSeq is this engine's engine.started.
+func (e *Engine) StartedSeq() uint64 { return e.startedSeq }
+
+// What the rerun driver (engine/redrive) may do to an engine in replay
+// mode: the few internals it reaches, as methods, so that it needs no
+// field of the core.
+
+// ReadOnlyPolicyText is the read-only policy's text (a record names it by
+// its hash).
+const ReadOnlyPolicyText = readOnlyPolicyText
+
+// NewToken returns 128 random bits in hex.
+func NewToken() (string, error) { return newToken() }
+
+// TitleOf is the title a session gets from its first message.
+func TitleOf(s string) string { return titleOf(s) }
+
+// StopReplay stops the engine as a client's Shutdown does, without the
+// pause a reply needs: the replay is finished.
+func (e *Engine) StopReplay() {
+	e.mu.Lock()
+	e.stopReason = "replay finished"
+	stop := e.stop
+	e.mu.Unlock()
+	if stop != nil {
+		stop(errShutdown)
+	}
+}
+
+// ReplayProxy re-drives the recorded mcp-proxy session (no agent:
+// engine/mcpproxy/replay.go).
+func (e *Engine) ReplayProxy(ctx context.Context) { e.proxies.Replay(ctx) }
+
+// AwaitAgent waits, as a client's message does, for the agent to connect;
+// the error says why none did (refused: the reason).
+func (e *Engine) AwaitAgent(ctx context.Context) error {
+	if _, err := e.waitAgent(ctx, agentWait); err != nil {
+		e.mu.Lock()
+		refused := e.agentRefused
+		e.mu.Unlock()
+		if refused != "" {
+			err = fmt.Errorf("the agent was refused: %s", refused)
+		}
+		return err
+	}
+	return nil
+}
+
+// SetMaxToolCalls sets the tool calls a message may make (0 or less: the
+// default 50), as the engine run a replayed message arrived under had it.
+func (e *Engine) SetMaxToolCalls(n int) {
+	e.mu.Lock()
+	e.opts.MaxToolCalls = n
+	if e.opts.MaxToolCalls <= 0 {
+		e.opts.MaxToolCalls = 50
+	}
+	e.mu.Unlock()
+}
+
+// Record records p and stops the engine if the ledger failed.
+func (e *Engine) Record(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) uint64 {
+	return e.record(ctx, d, session, p, blobs...)
+}
+
+// SendMessage feeds a client message through the live SendMessage path.
+func (e *Engine) SendMessage(req *opxv1.ClientMessageRequest, stream opxv1.ClientService_SendMessageServer) error {
+	return (&clientService{e: e}).SendMessage(req, stream)
+}
+
+// Canary is the agent's sandbox status and summary as its canary
+// reported them ("" before it did).
+func (e *Engine) Canary() (status, summary string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.canary != nil {
+		return e.canary.Status, e.canary.Summary
+	}
+	return "", ""
+}
+
+// ToolsFor is the registry that judges, snapshots and executes session's
+// calls (SessionTools', else Tools).
+func (p *Pipeline) ToolsFor(session string) *executor.Registry { return p.toolsFor(session) }
+
+// RecordStarted records exec.started for prop; refusal, if not "", is
+// why the call may not start.
+func (p *Pipeline) RecordStarted(ctx context.Context, prop judge.Proposal) (refusal string, err error) {
+	return p.recordStarted(ctx, prop)
+}
+
+// FlagResult has Shield read an untrusted tool result and records what it
+// found.
+func (p *Pipeline) FlagResult(ctx context.Context, prop judge.Proposal, def executor.ToolDef, result string) (string, error) {
+	return p.flagResult(ctx, prop, def, result)
+}
+
+// What the engine lends its sub-agents.
+
+// Options returns the options the engine runs with.
+func (e *Engine) Options() Options { return e.opts }
+
+// Recorder returns the engine's recorder.
+func (e *Engine) Recorder() *Recorder { return e.rec }
+
+// Pipeline returns the engine's tool pipeline.
+func (e *Engine) Pipeline() *Pipeline { return e.pipe }
+
+// Approvals returns the engine's pending approvals.
+func (e *Engine) Approvals() *Approvals { return e.approvals }
+
+// Tools returns the engine's tool registry.
+func (e *Engine) Tools() *executor.Registry { return e.tools }
+
+// StreamsEnded is closed once the engine has stopped its agent and
+// sub-agents, before its server's graceful stop: an agent stream still
+// open then is ended by the engine.
+func (e *Engine) StreamsEnded() <-chan struct{} { return e.streamsEnded }
+
+// Fatal stops the engine because the ledger failed.
+func (e *Engine) Fatal(err error) { e.fatal(err) }
+
+// ReadSession reads a session from the sessions projection.
+func (e *Engine) ReadSession(ctx context.Context, id string) (projection.Session, bool, error) {
+	return e.readSession(ctx, id)
+}
+
+// JudgeCanary decides what becomes of an agent or sub-agent from its
+// canary: accepted, warned or killed, with the reason.
+func (e *Engine) JudgeCanary(canary event.Canary, canaryErr error) (action, reason string) {
+	return e.judgeCanary(canary, canaryErr)
+}
+
+// AgentSandbox is the sandbox an agent process is started in.
+func (e *Engine) AgentSandbox() event.SandboxConfig { return e.agentSandbox() }
+
+// The engine's helpers the sub-agents use alike.
+
+// TokenEqual compares tokens in constant time.
+func TokenEqual(a, b string) bool { return tokenEqual(a, b) }
+
+// MetadataValue returns a call's metadata value for key.
+func MetadataValue(ctx context.Context, key string) string { return metadataValue(ctx, key) }
