@@ -34,14 +34,15 @@ func (h *run) attach(ctx context.Context, ws string) (*engineClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := registry.Lookup(dir); errors.Is(err, registry.ErrNotRunning) {
+	e, tok, err := registry.Lookup(dir)
+	if errors.Is(err, registry.ErrNotRunning) {
 		program := h.o.Program
 		if program == nil {
 			program = os.Executable
 		}
-		opx, err := program()
-		if err != nil {
-			return nil, err
+		opx, perr := program()
+		if perr != nil {
+			return nil, perr
 		}
 		fmt.Fprintf(h.notes, "opx hook: no engine runs for %s; starting one in the background\n", ws)
 		if err := daemon.Start(h.notes, opx, ws, dir); err != nil && !errors.Is(err, registry.ErrRunning) {
@@ -51,24 +52,23 @@ func (h *run) attach(ctx context.Context, ws string) (*engineClient, error) {
 				return nil, err
 			}
 		}
+		e, tok, err = registry.Lookup(dir)
 	}
-	ec, err := h.dial(ctx, ws, dir)
 	if errors.Is(err, registry.ErrStarting) {
 		if err := daemon.Wait(ctx, dir); err != nil {
 			return nil, err
 		}
-		ec, err = h.dial(ctx, ws, dir)
+		e, tok, err = registry.Lookup(dir)
 	}
-	return ec, err
-}
-
-// dial finds the engine of ws in the registry of dir and connects to it
-// with the client token. The engine listens on loopback only.
-func (h *run) dial(ctx context.Context, ws string, dir registry.Dir) (*engineClient, error) {
-	e, tok, err := registry.Lookup(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ws, err)
 	}
+	return h.connect(ctx, e, tok)
+}
+
+// connect connects to the engine e with the client token tok. The engine
+// listens on loopback only.
+func (h *run) connect(ctx context.Context, e registry.Entry, tok string) (*engineClient, error) {
 	conn, err := grpc.NewClient(e.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return nil, err

@@ -80,17 +80,31 @@ func (h *run) start(ctx context.Context, timeout time.Duration, ws string, send 
 			}
 			close(x.flushed)
 		}()
+		// The CLI's process, for the engine to watch (its calls still
+		// open when it dies are closed as interrupted), and its version
+		// for the session's record: looked for in /proc while the
+		// connection to the engine is made.
+		type process struct {
+			pid     int
+			version string
+		}
+		found := make(chan process, 1)
+		go func() {
+			var p process
+			// A panic here only leaves the process unknown.
+			defer func() { recover(); found <- p }()
+			p.pid, p.version = agentProcess(h.o.Agent)
+		}()
 		ec, err := h.attach(ctx, ws)
 		if err != nil {
 			x.reply <- exchangeReply{err: &engineDownError{err: err}}
 			return
 		}
 		defer ec.Close()
+		ec.conn.Connect()
 		req := &opxv1.HookEventRequest{Agent: string(h.o.Agent), Event: send, ProjectDir: h.ev.ProjectDir}
-		// The CLI's process, for the engine to watch (its calls still
-		// open when it dies are closed as interrupted), and its version
-		// for the session's record.
-		pid, version := agentProcess(h.o.Agent)
+		p := <-found
+		pid, version := p.pid, p.version
 		req.AgentPid = int32(pid)
 		if h.kind == hookproto.KindSessionStart {
 			req.AgentVersion = version
