@@ -14,8 +14,9 @@ type Options struct {
 	Agent hookproto.Agent
 	Scope Scope
 	// Exe is the opx the hooks run: an absolute path to an executable
-	// (Executable, or the user's --command). Uninstall uses it only to
-	// recognise opx's hooks that run an opx not named opx.
+	// (Executable, the opx-hook beside it, or the user's --command).
+	// Uninstall uses it only to recognise opx's hooks that run an opx not
+	// named opx.
 	Exe string
 	// Codex starts `codex app-server` to record Codex's hooks as trusted
 	// (Install of codex needs it; nil is an error there).
