@@ -460,11 +460,11 @@ func TestExecutable_GoBuildCacheRefused(t *testing.T) {
 
 func TestHookCommand_Quoting(t *testing.T) {
 	for exe, want := range map[string]string{
-		"/usr/local/bin/opx":  "/usr/local/bin/opx hook codex",
-		"/home/a b/opx":       "'/home/a b/opx' hook codex",
-		"/home/it's/opx":      `"/home/it's/opx" hook codex`,
-		"/home/$HOME`x`/opx":  `'/home/$HOME` + "`x`" + `/opx' hook codex`,
-		"/home/new\nline/opx": "",
+		"/usr/local/bin/opx":      "/usr/local/bin/opx hook codex",
+		"/home/a b/opx":           "'/home/a b/opx' hook codex",
+		"/home/it's/opx":          `"/home/it's/opx" hook codex`,
+		"/home/$HOME`x`/opx":      `'/home/$HOME` + "`x`" + `/opx' hook codex`,
+		"/home/new\nline/opx":     "",
 		"/usr/local/bin/opx-hook": "/usr/local/bin/opx-hook codex",
 		"/home/a b/opx-hook":      "'/home/a b/opx-hook' codex",
 	} {
