@@ -30,8 +30,10 @@ type Result struct {
 	// Path is the settings file; Written whether it changed.
 	Path    string `json:"path"`
 	Written bool   `json:"written"`
-	// Command is the command line the hooks run (Install).
-	Command string `json:"command,omitempty"`
+	// Command is the command line the hooks run (Install), and
+	// CommandWhy why it runs that program (the caller's words).
+	Command    string `json:"command,omitempty"`
+	CommandWhy string `json:"command_why,omitempty"`
 	// Events are the events hooked (Install) or unhooked (Uninstall).
 	Events []string `json:"events"`
 	// Removed counts opx's handlers taken out (Uninstall, and Install

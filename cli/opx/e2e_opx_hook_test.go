@@ -109,3 +109,49 @@ func TestOpxHook_StartsEngine(t *testing.T) {
 	}
 	wantHookRecords(t, w)
 }
+
+// TestOpxHook_AgentsInstall: `opx agents install` writes the opx-hook
+// beside the opx that runs, and says why; without one, `opx hook`, and
+// says how to get the faster one, replacing the opx-hook's hooks.
+func TestOpxHook_AgentsInstall(t *testing.T) {
+	w := newWorld(t)
+	hook := buildHook(t)
+	dir := t.TempDir()
+	for _, b := range []string{w.bin, hook} {
+		dst := filepath.Join(dir, filepath.Base(b))
+		if err := os.Link(b, dst); err != nil {
+			data, rerr := os.ReadFile(b)
+			if rerr != nil || os.WriteFile(dst, data, 0o755) != nil {
+				t.Fatalf("copy %s: %v %v", b, err, rerr)
+			}
+		}
+	}
+	opx := filepath.Join(dir, "opx")
+	install := func() string {
+		t.Helper()
+		cmd := exec.Command(opx, "agents", "install", "claude", "--workspace", w.ws)
+		cmd.Env = append(w.env(), "HOME="+t.TempDir(), "CLAUDE_CONFIG_DIR=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("opx agents install: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	settings := filepath.Join(w.ws, ".claude", "settings.json")
+	out := install()
+	if want := "claude runs: " + filepath.Join(dir, "opx-hook") + " claude\n    (the opx-hook beside this opx:"; !strings.Contains(out, want) {
+		t.Errorf("install beside opx-hook:\n%s\nwant %q", out, want)
+	}
+	if b, _ := os.ReadFile(settings); !strings.Contains(string(b), filepath.Join(dir, "opx-hook")+" claude\"") {
+		t.Errorf("the settings do not run opx-hook:\n%s", b)
+	}
+	if err := os.Remove(filepath.Join(dir, "opx-hook")); err != nil {
+		t.Fatal(err)
+	}
+	out = install()
+	for _, want := range []string{"replacing 7 older opx hooks", "claude runs: " + opx + " hook claude\n    (this opx: no opx-hook beside it"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("install without opx-hook:\n%s\nwant %q", out, want)
+		}
+	}
+}
