@@ -21,6 +21,9 @@ func hookCommand() *cli.Command {
 			"CLI's own prompt. The workspace is --workspace, else the nearest directory at or above the CLI's\n" +
 			"project directory (else the event's cwd) that holds .opx/ or has a ledger.\n\n" +
 			"stdout is the CLI's: everything opx says goes to stderr.\n\n" +
+			"opx-hook AGENT [--workspace DIR] [--flush], the small binary built from ./cli/opx-hook, is this\n" +
+			"command without the rest of opx: it starts about 10 ms sooner on every hook (opx agents install uses\n" +
+			"it when it sits beside opx), and starts an engine with the opx beside it, else on $PATH.\n\n" +
 			"Fail closed: before a tool call, anything that keeps opx from deciding (an event it cannot read, no\n" +
 			"workspace, no engine, no answer within hooks.decision_timeout, an internal error) denies the call with\n" +
 			"the reason. With hooks.on_engine_down: allow (.opx/config.yaml), a call made while no engine can be\n" +
