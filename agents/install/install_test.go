@@ -251,6 +251,13 @@ func TestInstall_OpxHook(t *testing.T) {
 			t.Errorf("%s: gemini's hooks found in claude's: %+v", exe, st)
 		}
 	}
+	// An opx-hook with no opx to start an engine with is a problem.
+	must(t, os.Remove(opx))
+	t.Setenv("PATH", t.TempDir())
+	st := install.Inspect(context.Background(), hookproto.Claude, install.Project(ws), install.InspectOptions{})
+	if len(st.Problems) != 1 || !strings.Contains(st.Problems[0], "finds no opx beside it nor on $PATH") {
+		t.Errorf("opx-hook without opx: problems %q", st.Problems)
+	}
 	// Uninstall by the other program still knows opx-hook's as opx's.
 	res, err := install.Uninstall(install.Options{Agent: hookproto.Claude, Scope: install.Project(ws), Exe: opx})
 	if err != nil || res.Removed != n {
