@@ -28,7 +28,9 @@ type VerifyOptions struct {
 	// the entry's chunk, with the entry that worker parsed); an error it
 	// returns is reported as KindCausality at that entry. It is where
 	// rules that span entries (nothing executes before its verdict) are
-	// checked.
+	// checked. The entry's Data, Raw and TS share the bytes read (a
+	// store's mapped pages) and are valid during the call only: what is
+	// kept must be copied.
 	CheckOrder func(e *Entry) error
 	// CheckEnd, if set and Strict (with CheckOrder), is called once after
 	// the last entry CheckOrder saw, for rules whose second half never
@@ -240,6 +242,7 @@ func (c *checker) join(idx int, res *chunkResult) {
 				c.rep.add(&IntegrityError{Seq: res.ordered[i].Seq, Kind: KindCausality, Detail: err.Error()})
 			}
 		}
+		releaseOrdered(res.ordered)
 		res.ordered = nil
 		if c.budget != nil {
 			c.budget.release(res.weight)
@@ -387,11 +390,11 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 	var lh leafHasher
 	var scratch []byte
 	// The default verify reads no timestamp: it is checked, not kept.
-	strs := &entryStrings{lean: !c.opts.Strict}
-	leaves := make([][32]byte, len(ch.items))
-	types := make([]string, len(ch.items))
-	datas := make([][]byte, len(ch.items))
-	seqs := make([]uint64, len(ch.items))
+	strs := &entryStrings{lean: !c.opts.Strict, shareTS: c.opts.Strict}
+	leaves := make([][32]byte, len(ch.items)) // the chunk's range keeps slices of it
+	cols := chunkColumns.Get().(*columns)
+	defer chunkColumns.Put(cols)
+	types, datas, seqs := cols.reset(len(ch.items))
 	for i, it := range ch.items {
 		l := link{key: it.key, hash: Sum(it.raw)}
 		leaves[i] = lh.sum(it.raw)
@@ -421,7 +424,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 			types[i], datas[i], seqs[i] = e.Type, e.Data, e.Seq
 			if c.ordering() {
 				if res.ordered == nil {
-					res.ordered = make([]Entry, 0, len(ch.items))
+					res.ordered = orderedEntries(len(ch.items))
 				}
 				res.ordered = append(res.ordered, e)
 			}
@@ -629,4 +632,51 @@ func feedStoreFrom(tx *bolt.Tx, c *checker, from uint64) (failure *IntegrityErro
 func beUint64(b []byte) uint64 {
 	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
 		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
+}
+
+// columns are what the tree check reads of a chunk's entries (types,
+// data, seqs), one slot per entry, reused from chunk to chunk: nothing
+// keeps them past checkChunk.
+type columns struct {
+	types []string
+	datas [][]byte
+	seqs  []uint64
+}
+
+var chunkColumns = sync.Pool{New: func() any { return new(columns) }}
+
+// reset returns the columns for n entries, zeroed.
+func (c *columns) reset(n int) ([]string, [][]byte, []uint64) {
+	if cap(c.types) < n {
+		c.types, c.datas, c.seqs = make([]string, n), make([][]byte, n), make([]uint64, n)
+	}
+	c.types, c.datas, c.seqs = c.types[:n], c.datas[:n], c.seqs[:n]
+	clear(c.types)
+	clear(c.datas)
+	clear(c.seqs)
+	return c.types, c.datas, c.seqs
+}
+
+// orderedPool holds the slices of entries kept for CheckOrder, returned
+// when their chunk is joined: a strict verify would otherwise allocate
+// (and the collector scan) a slice of entries for every chunk.
+var orderedPool sync.Pool
+
+// orderedEntries returns an empty slice of entries with room for n.
+func orderedEntries(n int) []Entry {
+	if p, ok := orderedPool.Get().(*[]Entry); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]Entry, 0, n)
+}
+
+// releaseOrdered returns es to orderedPool, cleared so it holds no
+// entry's bytes (a stream's lines) meanwhile.
+func releaseOrdered(es []Entry) {
+	if cap(es) == 0 {
+		return
+	}
+	clear(es[:cap(es)])
+	es = es[:0]
+	orderedPool.Put(&es)
 }
