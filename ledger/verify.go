@@ -355,6 +355,7 @@ func (c *checker) worker() {
 	defer catchFaults()()
 	for ch := range c.work {
 		res := c.safeCheckChunk(ch)
+		releaseItems(ch.items)
 		ch.items = nil
 		res.weight = ch.weight // released when joined: its entries are held until then
 		c.mu.Lock()
@@ -594,7 +595,7 @@ func feedStore(tx *bolt.Tx, c *checker) *IntegrityError { return feedStoreFrom(t
 func feedStoreFrom(tx *bolt.Tx, c *checker, from uint64) (failure *IntegrityError) {
 	next := from
 	idx := 0
-	items := make([]item, 0, chunkSize)
+	items := newItems()
 	defer func() {
 		if r := recover(); r != nil {
 			failure = &IntegrityError{Seq: next, Kind: KindUnreadable, Detail: fmt.Sprintf("file is corrupt near entry %d: %v", next, r)}
@@ -623,7 +624,7 @@ func feedStoreFrom(tx *bolt.Tx, c *checker, from uint64) (failure *IntegrityErro
 		if len(items) == chunkSize {
 			c.submit(chunk{idx: idx, items: items})
 			idx++
-			items = make([]item, 0, chunkSize)
+			items = newItems()
 		}
 	}
 	return failure
@@ -679,4 +680,27 @@ func releaseOrdered(es []Entry) {
 	clear(es[:cap(es)])
 	es = es[:0]
 	orderedPool.Put(&es)
+}
+
+// itemPool holds the item slices of chunks checked, for the store's
+// feeder to fill again.
+var itemPool sync.Pool
+
+// newItems returns an empty slice of items with room for a chunk.
+func newItems() []item {
+	if p, ok := itemPool.Get().(*[]item); ok {
+		return (*p)[:0]
+	}
+	return make([]item, 0, chunkSize)
+}
+
+// releaseItems returns a chunk's items to itemPool, cleared: they point
+// into the file's map (or a stream's lines).
+func releaseItems(its []item) {
+	if cap(its) != chunkSize {
+		return
+	}
+	clear(its[:cap(its)])
+	its = its[:0]
+	itemPool.Put(&its)
 }
