@@ -138,6 +138,10 @@ type entryStrings struct {
 	// a copy (strict verify, whose entries live no longer than their
 	// bytes: VerifyOptions.CheckOrder).
 	shareTS bool
+	// canon: parseEntryLaidOut looks for canonical form on the way, and
+	// canonical says it found the entry parsed last canonical (false:
+	// not known).
+	canon, canonical bool
 	// dataBlob is whether the data of the entry parsed last holds the
 	// bytes `blob"` (BlobRefs' precheck), as the syntax check of the data
 	// saw them: verify need not search the data again.

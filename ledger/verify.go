@@ -391,7 +391,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 	var lh leafHasher
 	var scratch []byte
 	// The default verify reads no timestamp: it is checked, not kept.
-	strs := &entryStrings{lean: !c.opts.Strict, shareTS: c.opts.Strict}
+	strs := &entryStrings{lean: !c.opts.Strict, shareTS: c.opts.Strict, canon: c.opts.Strict}
 	leaves := make([][32]byte, len(ch.items)) // the chunk's range keeps slices of it
 	cols := chunkColumns.Get().(*columns)
 	defer chunkColumns.Put(cols)
@@ -421,7 +421,7 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 					Detail:   fmt.Sprintf("entry stored under key %d says seq %d", it.key, e.Seq),
 					Expected: fmt.Sprint(it.key), Found: fmt.Sprint(e.Seq)})
 			}
-			c.checkEntry(&e, strs.dataBlob, l.key, res, fail, &scratch)
+			c.checkEntry(&e, strs.dataBlob, strs.canonical, l.key, res, fail, &scratch)
 			types[i], datas[i], seqs[i] = e.Type, e.Data, e.Seq
 			if c.ordering() {
 				if res.ordered == nil {
@@ -445,16 +445,17 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 // checkEntry runs the checks that need only the entry itself. blob is
 // whether the entry's data holds the bytes `blob"` (parseEntry saw them
 // or not): without them it names no blob, and both blob readers would
-// only search the data for them again. scratch is the worker's buffer
-// for the canonical-form check.
-func (c *checker) checkEntry(e *Entry, blob bool, seq uint64, res *chunkResult, fail func(uint64, Kind, string), scratch *[]byte) {
+// only search the data for them again. canonical is whether parseEntry
+// found the entry in canonical form on the way (strict: false leaves it
+// to isCanonical). scratch is the worker's buffer for the canonical-form
+// check.
+func (c *checker) checkEntry(e *Entry, blob, canonical bool, seq uint64, res *chunkResult, fail func(uint64, Kind, string), scratch *[]byte) {
 	if e.Seq == 0 && !e.Prev.IsZero() {
 		res.push(&IntegrityError{Seq: 0, Kind: KindHashMismatch,
 			Detail: "genesis prev is not all zeros", Expected: ZeroHash.String(), Found: e.Prev.String()})
 	}
-	canonical := false
 	if c.opts.Strict {
-		if canonical = isCanonical(e.Raw, scratch); !canonical {
+		if canonical = canonical || isCanonical(e.Raw, scratch); !canonical {
 			fail(seq, KindNotCanonical, "entry bytes are not in canonical (RFC 8785) form")
 		}
 		if err := checkPayload(e, c.opts.CheckPayload); err != nil {
