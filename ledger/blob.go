@@ -220,11 +220,11 @@ func (s *scanner) walkBlobs(add func(Hash), depth int) error {
 				return s.fail("expected :")
 			}
 			if s.pos < len(s.b) && s.b[s.pos] == '"' && (string(k) == "blob" || bytes.HasSuffix(k, []byte("_blob"))) {
-				v, err := s.str()
+				v, err := s.p().strBytes() // no copy: only parsed
 				if err != nil {
 					return err
 				}
-				if h, err := ParseHash(v); err == nil {
+				if h, err := parseHashBytes(v); err == nil {
 					add(h)
 				}
 			} else if err := s.walkBlobs(add, depth+1); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/zeebo/blake3"
 )
@@ -133,6 +134,14 @@ type entryStrings struct {
 	// lean: ts and session are checked but not kept (Entry.TS and
 	// Entry.Session are ""), for the default verify, which reads neither.
 	lean bool
+	// shareTS: a ts without escapes shares the entry's bytes instead of
+	// a copy (strict verify, whose entries live no longer than their
+	// bytes: VerifyOptions.CheckOrder).
+	shareTS bool
+	// canon: parseEntryLaidOut looks for canonical form on the way, and
+	// canonical says it found the entry parsed last canonical (false:
+	// not known).
+	canon, canonical bool
 	// dataBlob is whether the data of the entry parsed last holds the
 	// bytes `blob"` (BlobRefs' precheck), as the syntax check of the data
 	// saw them: verify need not search the data again.
@@ -171,10 +180,26 @@ func (t *entryStrings) str(s *scanner) (string, error) {
 
 // ts reads the ts member's string: kept, or when lean checked only.
 func (t *entryStrings) ts(s *scanner) (string, error) {
-	if t == nil || !t.lean {
+	switch {
+	case t == nil || !t.lean && !t.shareTS:
 		return s.str()
+	case t.lean:
+		return "", s.checkStr()
 	}
-	return "", s.checkStr()
+	if s.pos >= len(s.b) || s.b[s.pos] != '"' {
+		return "", s.fail("expected string")
+	}
+	start := s.pos + 1
+	b, err := s.p().strBytes()
+	if err != nil {
+		return "", err
+	}
+	// Without escapes b is the bytes between the quotes; any escape
+	// makes the decoded string shorter than its span.
+	if len(b) > 0 && len(b) == s.pos-1-start {
+		return unsafe.String(&b[0], len(b)), nil
+	}
+	return string(b), nil
 }
 
 // session reads the session member's string: from the table, or when

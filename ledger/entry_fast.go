@@ -1,5 +1,7 @@
 package ledger
 
+import "bytes"
+
 // parseEntryLaidOut is parseEntry for an entry laid out exactly as
 // encodeEntry writes it (the six members in sorted order, no white
 // space), which is every entry opx writes: each member name is matched
@@ -8,7 +10,17 @@ package ledger
 // general loop uses, so an entry taken here decodes as the loop would
 // decode it. ok is false for any other layout and for any error; the
 // general loop then reads the entry and decides (and words the error).
+//
+// With t.canon (strict verify), it also finds whether the entry is in
+// canonical form, as isCanonical would, reading each value once: the data
+// is read by the canonical form's reader instead of the syntax check when
+// it is canonical (canonical data is valid JSON, so the check would pass
+// and end there), and t.canonical says the whole entry was found
+// canonical. False says nothing: isCanonical then decides.
 func parseEntryLaidOut(raw []byte, t *entryStrings) (e Entry, ok bool) {
+	if t != nil {
+		t.canonical = false // until this entry is found canonical
+	}
 	s := scanner{b: raw}
 	if !s.lit(`{"data":{`) {
 		return e, false
@@ -16,7 +28,18 @@ func parseEntryLaidOut(raw []byte, t *entryStrings) (e Entry, ok bool) {
 	s.pos--
 	start := s.pos
 	s.blob = false
-	if s.skipValue(0) != nil {
+	// canon: every value read so far is in canonical form (t.canon).
+	canon := false
+	if t != nil && t.canon {
+		p := canonParser{b: raw, pos: start}
+		if canon = p.inPlaceValue(1); canon {
+			// Canonical data is valid JSON: the syntax check below
+			// would end where this one did.
+			s.pos = p.pos
+			s.blob = bytes.Contains(raw[start:s.pos], []byte(`blob"`))
+		}
+	}
+	if !canon && s.skipValue(0) != nil {
 		return e, false
 	}
 	e.Data = raw[start:s.pos]
@@ -33,21 +56,51 @@ func parseEntryLaidOut(raw []byte, t *entryStrings) (e Entry, ok bool) {
 	if !s.lit(`","seq":`) {
 		return e, false
 	}
-	if e.Seq, err = s.uint(); err != nil || !s.lit(`,"session":`) {
+	at := s.pos
+	if e.Seq, err = s.uint(); err != nil {
 		return e, false
 	}
-	if e.Session, err = t.session(&s); err != nil || !s.lit(`,"ts":`) {
+	canon = canon && canonicalAt(raw, at, s.pos)
+	if !s.lit(`,"session":`) {
 		return e, false
 	}
-	if e.TS, err = t.ts(&s); err != nil || !s.lit(`,"type":`) {
+	at = s.pos
+	if e.Session, err = t.session(&s); err != nil {
 		return e, false
 	}
+	canon = canon && canonicalAt(raw, at, s.pos)
+	if !s.lit(`,"ts":`) {
+		return e, false
+	}
+	at = s.pos
+	if e.TS, err = t.ts(&s); err != nil {
+		return e, false
+	}
+	canon = canon && canonicalAt(raw, at, s.pos)
+	if !s.lit(`,"type":`) {
+		return e, false
+	}
+	at = s.pos
 	if e.Type, err = t.str(&s); err != nil || !s.lit(`}`) || s.pos != len(raw) {
 		return e, false
 	}
+	// The member names are in canonical order, without white space, and
+	// prev's 64 hex digits need no escape: the entry is canonical when
+	// its values are.
+	canon = canon && canonicalAt(raw, at, s.pos-1)
 	t.noteData(&s)
+	if canon {
+		t.canonical = true
+	}
 	e.Raw = raw
 	return e, true
+}
+
+// canonicalAt reports whether raw[from:to] is one value in canonical
+// form, a member's value inside an entry (nesting depth 1).
+func canonicalAt(raw []byte, from, to int) bool {
+	p := canonParser{b: raw[:to], pos: from}
+	return p.inPlaceValue(1) && p.pos == to
 }
 
 // lit advances past l if the input continues with it.

@@ -8,12 +8,24 @@ import (
 // sameEntryParse fails t when parseEntryLaidOut takes b and the general
 // loop (parseEntryAnyLayout) does not, or reads it otherwise, or when
 // either path's dataBlob is not BlobRefs' precheck of the data. It
-// reports whether the laid-out path took b.
+// reports whether the laid-out path took b. With the tables of strict
+// verify (canon), the laid-out path also says the entry is canonical
+// exactly when canonicalInPlace does (the first step of isCanonical).
 func sameEntryParse(t testing.TB, b []byte) bool {
 	t.Helper()
 	took := false
-	for _, keep := range []bool{true, false} {
-		fastTab, slowTab := &entryStrings{lean: !keep}, &entryStrings{lean: !keep}
+	for _, mode := range []string{"keep", "lean", "strict"} {
+		keep, strict := mode != "lean", mode == "strict"
+		fastTab := &entryStrings{lean: !keep, shareTS: strict, canon: strict}
+		if strict {
+			// A table of a worker has read entries before: what it
+			// found of them must not stick.
+			parseEntryLaidOut(canonicalEntry, fastTab)
+			if !fastTab.canonical {
+				t.Fatalf("%q: not found canonical", canonicalEntry)
+			}
+		}
+		slowTab := &entryStrings{lean: !keep}
 		fast, ok := parseEntryLaidOut(b, fastTab)
 		slow, err := parseEntryAnyLayout(b, slowTab)
 		if ok && err != nil {
@@ -35,9 +47,18 @@ func sameEntryParse(t testing.TB, b []byte) bool {
 			fastTab.dataBlob != blob {
 			t.Fatalf("%q:\nlaid out %+v (blob %v)\n general %+v (blob %v)", b, fast, fastTab.dataBlob, slow, blob)
 		}
+		// The whole entry's in-place reader, which isCanonical runs
+		// first (and TestCanonicalInPlace_MatchesRewrite holds to the
+		// rewrite), decides alike.
+		if strict && fastTab.canonical != canonicalInPlace(b) {
+			t.Fatalf("%q: the laid-out path says canonical %v, the in-place reader %v", b, fastTab.canonical, canonicalInPlace(b))
+		}
 	}
 	return took
 }
+
+// canonicalEntry is an entry in canonical form.
+var canonicalEntry = []byte(`{"data":{"a":1},"prev":"` + ZeroHash.String() + `","seq":1,"session":"s","ts":"t","type":"a.b"}`)
 
 // TestParseEntryLaidOut_MatchesAnyLayout: on the fixture ledgers' lines
 // and edge values (canonicalSeeds), entries naming blobs, and variants

@@ -53,13 +53,18 @@ var treeHasher = nodeHasher{}
 
 type nodeHasher struct{}
 
-func (nodeHasher) HashChildren(l, r []byte) []byte {
+func (n nodeHasher) HashChildren(l, r []byte) []byte {
+	h := n.sum(l, r)
+	return h[:]
+}
+
+// sum is HashChildren into an array.
+func (nodeHasher) sum(l, r []byte) [32]byte {
 	var buf [1 + 2*hashSize]byte
 	buf[0] = rfc6962.RFC6962NodeHashPrefix
 	copy(buf[1:], l)
 	copy(buf[1+hashSize:], r)
-	h := sha256.Sum256(buf[:])
-	return h[:]
+	return sha256.Sum256(buf[:])
 }
 
 // treeFactory builds the compact ranges of the tree.

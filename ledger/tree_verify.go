@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/transparency-dev/merkle/compact"
 	"github.com/transparency-dev/merkle/rfc6962"
@@ -177,15 +178,66 @@ func (c *checker) treeChunk(ch chunk, leaves [][32]byte, types []string, datas [
 		ct.rng = r
 		return
 	}
+	slab := nodeSlabs.Get().(*nodeSlab)
+	defer slab.release()
+	ct.rng = slab.f.NewEmptyRange(begin)
 	for i := range leaves {
 		if types[i] == TypeCheckpoint || types[i] == TypeTreeBuilt {
 			if m, ok := parseTreeMark(types[i], datas[i]); ok {
-				m.leaf, m.prefix = begin+uint64(i), cloneRange(ct.rng)
+				m.leaf, m.prefix = begin+uint64(i), ownRange(ct.rng)
 				ct.marks = append(ct.marks, m)
 			}
 		}
 		ct.rng.Append(leaves[i][:], visit)
 	}
+	ct.rng = ownRange(ct.rng)
+}
+
+// nodeSlab gives the inner nodes a chunk's range computes their bytes
+// from one buffer, reused chunk after chunk, where treeHasher allocates
+// 32 bytes for each. Nothing may keep them past the chunk: the ranges
+// kept are copied out (ownRange) and visitTile copies what it keeps.
+type nodeSlab struct {
+	buf []byte
+	f   compact.RangeFactory
+}
+
+var nodeSlabs = sync.Pool{New: func() any {
+	s := new(nodeSlab)
+	s.f.Hash = s.hashChildren
+	return s
+}}
+
+func (s *nodeSlab) hashChildren(l, r []byte) []byte {
+	h := treeHasher.sum(l, r)
+	if len(s.buf)+hashSize > cap(s.buf) {
+		// The nodes handed out so far stay in the old buffer.
+		s.buf = make([]byte, 0, max(2*cap(s.buf), chunkSize*hashSize))
+	}
+	n := len(s.buf)
+	s.buf = append(s.buf, h[:]...)
+	return s.buf[n : n+hashSize : n+hashSize]
+}
+
+func (s *nodeSlab) release() {
+	s.buf = s.buf[:0]
+	nodeSlabs.Put(s)
+}
+
+// ownRange is a copy of r, hashes included, built by treeFactory: it
+// shares no bytes with r (a chunk's nodeSlab).
+func ownRange(r *compact.Range) *compact.Range {
+	hs := make([][]byte, len(r.Hashes()))
+	flat := make([]byte, len(hs)*hashSize)
+	for i, h := range r.Hashes() {
+		hs[i] = flat[i*hashSize : (i+1)*hashSize : (i+1)*hashSize]
+		copy(hs[i], h)
+	}
+	c, err := treeFactory.NewRange(r.Begin(), r.End(), hs)
+	if err != nil {
+		panic(err) // a copy of a valid range is valid
+	}
+	return c
 }
 
 // perfectSubtree is the compact range of a chunk that is one perfect

@@ -28,7 +28,9 @@ type VerifyOptions struct {
 	// the entry's chunk, with the entry that worker parsed); an error it
 	// returns is reported as KindCausality at that entry. It is where
 	// rules that span entries (nothing executes before its verdict) are
-	// checked.
+	// checked. The entry's Data, Raw and TS share the bytes read (a
+	// store's mapped pages) and are valid during the call only: what is
+	// kept must be copied.
 	CheckOrder func(e *Entry) error
 	// CheckEnd, if set and Strict (with CheckOrder), is called once after
 	// the last entry CheckOrder saw, for rules whose second half never
@@ -240,6 +242,7 @@ func (c *checker) join(idx int, res *chunkResult) {
 				c.rep.add(&IntegrityError{Seq: res.ordered[i].Seq, Kind: KindCausality, Detail: err.Error()})
 			}
 		}
+		releaseOrdered(res.ordered)
 		res.ordered = nil
 		if c.budget != nil {
 			c.budget.release(res.weight)
@@ -352,6 +355,7 @@ func (c *checker) worker() {
 	defer catchFaults()()
 	for ch := range c.work {
 		res := c.safeCheckChunk(ch)
+		releaseItems(ch.items)
 		ch.items = nil
 		res.weight = ch.weight // released when joined: its entries are held until then
 		c.mu.Lock()
@@ -387,11 +391,11 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 	var lh leafHasher
 	var scratch []byte
 	// The default verify reads no timestamp: it is checked, not kept.
-	strs := &entryStrings{lean: !c.opts.Strict}
-	leaves := make([][32]byte, len(ch.items))
-	types := make([]string, len(ch.items))
-	datas := make([][]byte, len(ch.items))
-	seqs := make([]uint64, len(ch.items))
+	strs := &entryStrings{lean: !c.opts.Strict, shareTS: c.opts.Strict, canon: c.opts.Strict}
+	leaves := make([][32]byte, len(ch.items)) // the chunk's range keeps slices of it
+	cols := chunkColumns.Get().(*columns)
+	defer chunkColumns.Put(cols)
+	types, datas, seqs := cols.reset(len(ch.items))
 	for i, it := range ch.items {
 		l := link{key: it.key, hash: Sum(it.raw)}
 		leaves[i] = lh.sum(it.raw)
@@ -417,11 +421,11 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 					Detail:   fmt.Sprintf("entry stored under key %d says seq %d", it.key, e.Seq),
 					Expected: fmt.Sprint(it.key), Found: fmt.Sprint(e.Seq)})
 			}
-			c.checkEntry(&e, strs.dataBlob, l.key, res, fail, &scratch)
+			c.checkEntry(&e, strs.dataBlob, strs.canonical, l.key, res, fail, &scratch)
 			types[i], datas[i], seqs[i] = e.Type, e.Data, e.Seq
 			if c.ordering() {
 				if res.ordered == nil {
-					res.ordered = make([]Entry, 0, len(ch.items))
+					res.ordered = orderedEntries(len(ch.items))
 				}
 				res.ordered = append(res.ordered, e)
 			}
@@ -441,16 +445,17 @@ func (c *checker) checkChunk(ch chunk) *chunkResult {
 // checkEntry runs the checks that need only the entry itself. blob is
 // whether the entry's data holds the bytes `blob"` (parseEntry saw them
 // or not): without them it names no blob, and both blob readers would
-// only search the data for them again. scratch is the worker's buffer
-// for the canonical-form check.
-func (c *checker) checkEntry(e *Entry, blob bool, seq uint64, res *chunkResult, fail func(uint64, Kind, string), scratch *[]byte) {
+// only search the data for them again. canonical is whether parseEntry
+// found the entry in canonical form on the way (strict: false leaves it
+// to isCanonical). scratch is the worker's buffer for the canonical-form
+// check.
+func (c *checker) checkEntry(e *Entry, blob, canonical bool, seq uint64, res *chunkResult, fail func(uint64, Kind, string), scratch *[]byte) {
 	if e.Seq == 0 && !e.Prev.IsZero() {
 		res.push(&IntegrityError{Seq: 0, Kind: KindHashMismatch,
 			Detail: "genesis prev is not all zeros", Expected: ZeroHash.String(), Found: e.Prev.String()})
 	}
-	canonical := false
 	if c.opts.Strict {
-		if canonical = isCanonical(e.Raw, scratch); !canonical {
+		if canonical = canonical || isCanonical(e.Raw, scratch); !canonical {
 			fail(seq, KindNotCanonical, "entry bytes are not in canonical (RFC 8785) form")
 		}
 		if err := checkPayload(e, c.opts.CheckPayload); err != nil {
@@ -591,7 +596,7 @@ func feedStore(tx *bolt.Tx, c *checker) *IntegrityError { return feedStoreFrom(t
 func feedStoreFrom(tx *bolt.Tx, c *checker, from uint64) (failure *IntegrityError) {
 	next := from
 	idx := 0
-	items := make([]item, 0, chunkSize)
+	items := newItems()
 	defer func() {
 		if r := recover(); r != nil {
 			failure = &IntegrityError{Seq: next, Kind: KindUnreadable, Detail: fmt.Sprintf("file is corrupt near entry %d: %v", next, r)}
@@ -620,7 +625,7 @@ func feedStoreFrom(tx *bolt.Tx, c *checker, from uint64) (failure *IntegrityErro
 		if len(items) == chunkSize {
 			c.submit(chunk{idx: idx, items: items})
 			idx++
-			items = make([]item, 0, chunkSize)
+			items = newItems()
 		}
 	}
 	return failure
@@ -629,4 +634,74 @@ func feedStoreFrom(tx *bolt.Tx, c *checker, from uint64) (failure *IntegrityErro
 func beUint64(b []byte) uint64 {
 	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
 		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
+}
+
+// columns are what the tree check reads of a chunk's entries (types,
+// data, seqs), one slot per entry, reused from chunk to chunk: nothing
+// keeps them past checkChunk.
+type columns struct {
+	types []string
+	datas [][]byte
+	seqs  []uint64
+}
+
+var chunkColumns = sync.Pool{New: func() any { return new(columns) }}
+
+// reset returns the columns for n entries, zeroed.
+func (c *columns) reset(n int) ([]string, [][]byte, []uint64) {
+	if cap(c.types) < n {
+		c.types, c.datas, c.seqs = make([]string, n), make([][]byte, n), make([]uint64, n)
+	}
+	c.types, c.datas, c.seqs = c.types[:n], c.datas[:n], c.seqs[:n]
+	clear(c.types)
+	clear(c.datas)
+	clear(c.seqs)
+	return c.types, c.datas, c.seqs
+}
+
+// orderedPool holds the slices of entries kept for CheckOrder, returned
+// when their chunk is joined: a strict verify would otherwise allocate
+// (and the collector scan) a slice of entries for every chunk.
+var orderedPool sync.Pool
+
+// orderedEntries returns an empty slice of entries with room for n.
+func orderedEntries(n int) []Entry {
+	if p, ok := orderedPool.Get().(*[]Entry); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]Entry, 0, n)
+}
+
+// releaseOrdered returns es to orderedPool, cleared so it holds no
+// entry's bytes (a stream's lines) meanwhile.
+func releaseOrdered(es []Entry) {
+	if cap(es) == 0 {
+		return
+	}
+	clear(es[:cap(es)])
+	es = es[:0]
+	orderedPool.Put(&es)
+}
+
+// itemPool holds the item slices of chunks checked, for the store's
+// feeder to fill again.
+var itemPool sync.Pool
+
+// newItems returns an empty slice of items with room for a chunk.
+func newItems() []item {
+	if p, ok := itemPool.Get().(*[]item); ok {
+		return (*p)[:0]
+	}
+	return make([]item, 0, chunkSize)
+}
+
+// releaseItems returns a chunk's items to itemPool, cleared: they point
+// into the file's map (or a stream's lines).
+func releaseItems(its []item) {
+	if cap(its) != chunkSize {
+		return
+	}
+	clear(its[:cap(its)])
+	its = its[:0]
+	itemPool.Put(&its)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/opx-dev/opx/ledger"
 )
@@ -98,7 +99,10 @@ type callFields struct {
 	Interrupted bool `json:"interrupted"`
 }
 
-// read fills f from data exactly as json.Unmarshal does. It reads the
+// read fills f from data exactly as json.Unmarshal does. Strings read in
+// place share data's bytes (a store's entries are the file's mapped
+// pages): f is valid while data is, and what outlives the entry is
+// cloned (checkCallRules, for a proposal). It reads the
 // members in place (ledger.Members) when each is plain: an ASCII key that
 // is one of f's names exactly, or no case variant of one (encoding/json
 // matches names case-insensitively), a string without escapes in valid
@@ -134,8 +138,11 @@ func (f *callFields) read(data []byte) error {
 		}
 		switch {
 		case string(raw) == "null": // leaves the field as it is, as encoding/json does
-		case str != nil && plainString(raw):
-			*str = string(raw[1 : len(raw)-1])
+		case str != nil && string(raw) == `""`:
+			*str = ""
+		case str != nil && len(raw) > 2 && plainString(raw):
+			// Shares data's bytes: no copy for a field only compared.
+			*str = unsafe.String(&raw[1], len(raw)-2)
 		case flag != nil && (string(raw) == "true" || string(raw) == "false"):
 			*flag = string(raw) == "true"
 		default:
@@ -146,8 +153,21 @@ func (f *callFields) read(data []byte) error {
 	if ok && plain {
 		return nil
 	}
-	*f = callFields{}
-	return json.Unmarshal(data, f)
+	// Decoded into a fresh value, copied: f itself does not reach
+	// json.Unmarshal, so the callers' callFields stay on their stacks.
+	var g callFields
+	err := json.Unmarshal(data, &g)
+	*f = g
+	return err
+}
+
+// name is how a rule's finding names the call: its id and sub-agent.
+// Built only for a finding (a string per entry otherwise).
+func (f *callFields) name() string {
+	if f.SubAgentID != "" {
+		return "call " + f.CallID + " of sub-agent " + f.SubAgentID
+	}
+	return "call " + f.CallID
 }
 
 // callFieldNames are callFields' member names.
@@ -225,35 +245,35 @@ func (c *Causality) checkCall(e *ledger.Entry) error {
 // checkCallRules applies the rules of every tool call.
 func (c *Causality) checkCallRules(e *ledger.Entry, f *callFields) error {
 	k := callKey{e.Session, f.SubAgentID, f.CallID}
-	name := "call " + f.CallID
-	if f.SubAgentID != "" {
-		name += " of sub-agent " + f.SubAgentID
-	}
 	st := c.calls[k]
 	if e.Type == TypeToolProposed {
 		// Models reuse call ids (per message, per round); the latest
 		// proposal of an id is the call the following entries are about.
-		c.calls[k] = &callState{proposed: e.Seq, messageID: f.MessageID, tool: f.Tool, mutating: f.Mutating, action: f.ActionHash}
+		// f's strings share the entry's bytes (callFields.read): what is
+		// kept is copied.
+		k = callKey{k.session, strings.Clone(f.SubAgentID), strings.Clone(f.CallID)}
+		c.calls[k] = &callState{proposed: e.Seq, messageID: strings.Clone(f.MessageID), tool: strings.Clone(f.Tool),
+			mutating: f.Mutating, action: strings.Clone(f.ActionHash)}
 		return nil
 	}
 	if st == nil {
 		if e.Type == TypeSnapshot {
 			return nil // rollbacks snapshot outside any tool call
 		}
-		return fmt.Errorf("%s for %s, which was never proposed", e.Type, name)
+		return fmt.Errorf("%s for %s, which was never proposed", e.Type, f.name())
 	}
 	switch e.Type {
 	case TypeShieldVerdict:
 		if f.ActionHash != st.action {
-			return fmt.Errorf("verdict for %s judged action %s, but the proposal at seq %d is %s", name, short(f.ActionHash), st.proposed, short(st.action))
+			return fmt.Errorf("verdict for %s judged action %s, but the proposal at seq %d is %s", f.name(), short(f.ActionHash), st.proposed, short(st.action))
 		}
-		st.verdict = f.Decision
+		st.verdict = keptDecision(f.Decision)
 		if f.Decision == Block {
 			st.blocked = true
 		}
 	case TypeApprovalResolved:
 		if st.verdict != Escalate {
-			return fmt.Errorf("approval for %s, which was not escalated", name)
+			return fmt.Errorf("approval for %s, which was not escalated", f.name())
 		}
 		st.approved = f.Approved
 		st.blocked = st.blocked || !f.Approved
@@ -265,37 +285,52 @@ func (c *Causality) checkCallRules(e *ledger.Entry, f *callFields) error {
 		defer func() { st.started = true }()
 		switch {
 		case st.blocked:
-			return fmt.Errorf("%s executed although it was blocked", name)
+			return fmt.Errorf("%s executed although it was blocked", f.name())
 		case st.verdict == "":
-			return fmt.Errorf("%s executed without a verdict", name)
+			return fmt.Errorf("%s executed without a verdict", f.name())
 		case st.verdict == Escalate && !st.approved:
-			return fmt.Errorf("%s executed while its escalation was unresolved", name)
+			return fmt.Errorf("%s executed while its escalation was unresolved", f.name())
 		case st.verdict != Allow && st.verdict != Escalate:
-			return fmt.Errorf("%s executed under verdict %q", name, st.verdict)
+			return fmt.Errorf("%s executed under verdict %q", f.name(), st.verdict)
 		case st.mutating && !st.snapshot:
-			return fmt.Errorf("mutating %s executed without a snapshot first", name)
+			return fmt.Errorf("mutating %s executed without a snapshot first", f.name())
 		case st.started:
-			return fmt.Errorf("%s executed twice", name)
+			return fmt.Errorf("%s executed twice", f.name())
 		case f.Tool != st.tool:
 			// The action hash is not recomputed here, so the tool it
 			// names is compared: what ran is what was proposed.
-			return fmt.Errorf("%s executed %q, but the proposal at seq %d is %q", name, f.Tool, st.proposed, st.tool)
+			return fmt.Errorf("%s executed %q, but the proposal at seq %d is %q", f.name(), f.Tool, st.proposed, st.tool)
 		case f.ActionHash != st.action:
-			return fmt.Errorf("%s executed action %s, but the proposal at seq %d is %s", name, short(f.ActionHash), st.proposed, short(st.action))
+			return fmt.Errorf("%s executed action %s, but the proposal at seq %d is %s", f.name(), short(f.ActionHash), st.proposed, short(st.action))
 		}
 	case TypeExecCompleted, TypeExecFailed:
 		switch {
 		case !st.started:
-			return fmt.Errorf("%s for %s, which never started", e.Type, name)
+			return fmt.Errorf("%s for %s, which never started", e.Type, f.name())
 		case st.done:
-			return fmt.Errorf("%s for %s, which already ended", e.Type, name)
+			return fmt.Errorf("%s for %s, which already ended", e.Type, f.name())
 		}
 		st.done = true
 		if f.Tool != st.tool {
-			return fmt.Errorf("%s for %s names %q, but the proposal at seq %d is %q", e.Type, name, f.Tool, st.proposed, st.tool)
+			return fmt.Errorf("%s for %s names %q, but the proposal at seq %d is %q", e.Type, f.name(), f.Tool, st.proposed, st.tool)
 		}
 	}
 	return nil
+}
+
+// keptDecision is a verdict's decision to keep in a call's state: the
+// package's constant for a known one, else a copy (f's strings share the
+// entry's bytes).
+func keptDecision(d string) string {
+	switch d {
+	case Allow:
+		return Allow
+	case Block:
+		return Block
+	case Escalate:
+		return Escalate
+	}
+	return strings.Clone(d)
 }
 
 func short(h string) string {

@@ -114,6 +114,23 @@ const (
 // without it (most) are not decoded by the sub-agent rules.
 var subagentMember = []byte(`"subagent_id":`)
 
+// hasSubagentMember is bytes.Contains(data, subagentMember), searching
+// for the bytes after the quote: bytes.Index looks for a needle's first
+// byte, and a quote is in every member of a payload.
+func hasSubagentMember(data []byte) bool {
+	tail := subagentMember[1:]
+	for i := 0; ; {
+		j := bytes.Index(data[i:], tail)
+		if j < 0 {
+			return false
+		}
+		if i+j > 0 && data[i+j-1] == '"' {
+			return true
+		}
+		i += j + 1
+	}
+}
+
 // checkSubAgent applies the sub-agent rules to e. Payloads that do not
 // decode are skipped (Check reports them).
 func (c *Causality) checkSubAgent(e *ledger.Entry) error {
@@ -130,7 +147,7 @@ func (c *Causality) checkSubAgent(e *ledger.Entry) error {
 		}
 		return c.spawned(e, p.(*SubAgentSpawned))
 	}
-	if !bytes.Contains(e.Data, subagentMember) {
+	if !hasSubagentMember(e.Data) {
 		return nil
 	}
 	var f subFields

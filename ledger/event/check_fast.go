@@ -56,6 +56,9 @@ type codec struct {
 	// zeroed holds zero payloads of a registered type for fastCheck,
 	// which zeroes each after use: one allocation fewer per entry.
 	zeroed sync.Pool
+	// arrays holds arrays of a Slice codec's elements for a lender
+	// (check_fast_lend.go).
+	arrays sync.Pool
 }
 
 // field is one member of a struct plan.
@@ -194,9 +197,11 @@ func fastCheck(typ string, data []byte) bool {
 		p = registry[typ]()
 	}
 	ptr := reflect.ValueOf(p).UnsafePointer()
-	ok := decodeInto(c, ptr, data, true) && p.Validate() == nil
+	l := lenders.Get().(*lender)
+	ok := decodeWith(c, ptr, data, true, l) && p.Validate() == nil
 	reflect.NewAt(c.typ, ptr).Elem().SetZero()
 	c.zeroed.Put(p)
+	l.takeBack()
 	return ok
 }
 
@@ -219,7 +224,13 @@ func fastDecode(typ string, data []byte, alias bool) (Payload, bool) {
 
 // decodeInto fills the zero struct of codec c at ptr from data.
 func decodeInto(c *codec, ptr unsafe.Pointer, data []byte, alias bool) bool {
-	d := fastDecoder{b: data, alias: alias}
+	return decodeWith(c, ptr, data, alias, nil)
+}
+
+// decodeWith is decodeInto with the slices' arrays lent by l (if not
+// nil), for a payload dropped before l takes them back.
+func decodeWith(c *codec, ptr unsafe.Pointer, data []byte, alias bool, l *lender) bool {
+	d := fastDecoder{b: data, alias: alias, lender: l}
 	d.space()
 	if !d.object(c.plan, ptr, 0) {
 		return false
@@ -230,9 +241,10 @@ func decodeInto(c *codec, ptr unsafe.Pointer, data []byte, alias bool) bool {
 
 // fastDecoder is the scan of one payload.
 type fastDecoder struct {
-	b     []byte
-	pos   int
-	alias bool
+	b      []byte
+	pos    int
+	alias  bool
+	lender *lender // lends the slices' arrays; nil: each is made
 }
 
 func (d *fastDecoder) space() {
@@ -391,13 +403,13 @@ func (d *fastDecoder) array(c *codec, ptr unsafe.Pointer, depth int) bool {
 		return false
 	}
 	size := c.elem.typ.Size()
-	s := reflect.MakeSlice(c.typ, 4, 4)
+	s := d.makeSlice(c, 4)
 	n := 0
 	d.space()
 	if !d.eat(']') {
 		for ; ; n++ {
 			if n == s.Len() {
-				g := reflect.MakeSlice(c.typ, 2*n, 2*n)
+				g := d.makeSlice(c, 2*n)
 				reflect.Copy(g, s)
 				s = g
 			}
