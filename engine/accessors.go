@@ -6,6 +6,7 @@ import (
 
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
+	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/undo"
 	"github.com/opx-dev/opx/ledger"
@@ -133,11 +134,6 @@ func (e *Engine) Record(ctx context.Context, d ledger.Durability, session string
 	return e.record(ctx, d, session, p, blobs...)
 }
 
-// SendMessage feeds a client message through the live SendMessage path.
-func (e *Engine) SendMessage(req *opxv1.ClientMessageRequest, stream opxv1.ClientService_SendMessageServer) error {
-	return (&clientService{e: e}).SendMessage(req, stream)
-}
-
 // Canary is the agent's sandbox status and summary as its canary
 // reported them ("" before it did).
 func (e *Engine) Canary() (status, summary string) {
@@ -203,6 +199,60 @@ func (e *Engine) JudgeCanary(canary event.Canary, canaryErr error) (action, reas
 
 // AgentSandbox is the sandbox an agent process is started in.
 func (e *Engine) AgentSandbox() event.SandboxConfig { return e.agentSandbox() }
+
+// What the client service (engine/grpcapi) reads of the engine, besides
+// SendMessage, Status and RequestStop (message.go).
+
+// ReadHistory reads a session's messages, oldest first, from the history
+// projection (limit 0: all).
+func (e *Engine) ReadHistory(session string, offset, limit int) ([]*opxv1.ChatMessage, error) {
+	return e.readHistory(session, offset, limit)
+}
+
+// OTRApproval is what the engine judged of an off-the-record session's
+// pending approval (the ledger holds commitments only); ok false for any
+// other.
+func (e *Engine) OTRApproval(session, id string) (arguments, reason string, ok bool) {
+	return e.rec.otr.Approval(session, id)
+}
+
+// UnixNano parses an entry timestamp; 0 if it does not parse.
+func UnixNano(ts string) int64 { return unixNano(ts) }
+
+// What the LLM gateway (engine/gateway) asks of the engine.
+
+// SubAgentByToken is the live sub-agent whose token tok is, or nil.
+func (e *Engine) SubAgentByToken(tok string) SubAgent { return e.subs.ByToken(tok) }
+
+// AgentToken is the token of the agent last spawned ("" before the
+// first, which no token matches).
+func (e *Engine) AgentToken() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.agentToken
+}
+
+// MessageSession is the session of the message id in flight; ok is
+// false when no such message is.
+func (e *Engine) MessageSession(id string) (session string, ok bool) {
+	if f := e.message(id); f != nil {
+		return f.session, true
+	}
+	return "", false
+}
+
+// NextRequestID names the next model request (req_N, counted with the
+// engine's other ids).
+func (e *Engine) NextRequestID() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.msgN++
+	return fmt.Sprintf("req_%d", e.msgN)
+}
+
+// Model is the provider the agents' model calls go to and its retry
+// policy (Options.Provider, Options.Retry).
+func (e *Engine) Model() (llm.Provider, llm.RetryPolicy) { return e.opts.Provider, e.opts.Retry }
 
 // The engine's helpers the sub-agents use alike.
 

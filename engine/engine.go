@@ -403,18 +403,13 @@ const (
 // port behind one authenticator (auth.go); a client's unary answer then
 // waits until what it may name is durable (broadcaster.go).
 func (e *Engine) newServer() *grpc.Server {
-	auth := &authenticator{client: e.opts.ClientToken, rejected: e.recordRejection, agent: func() string {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		return e.agentToken
-	}, subagent: func(tok string) bool { return e.subs.ByToken(tok) != nil }}
+	auth := &authenticator{client: e.opts.ClientToken, rejected: e.recordRejection, agent: e.AgentToken, subagent: func(tok string) bool { return e.subs.ByToken(tok) != nil }}
 	srv := grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMessageBytes), grpc.MaxHeaderListSize(maxHeaderBytes),
 		grpc.ChainUnaryInterceptor(auth.unary, e.durableAnswer), grpc.StreamInterceptor(auth.stream))
 	opxv1.RegisterAgentServiceServer(srv, &agentService{e: e})
 	opxv1.RegisterSubAgentServiceServer(srv, e.subs.Service())
-	opxv1.RegisterLLMGatewayServer(srv, &gateway{e: e})
-	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
+	e.registerServices(srv) // the LLM gateway and ClientService (engine/grpcapi)
 	if e.opts.Services != nil {
 		e.opts.Services(srv, e)
 	}

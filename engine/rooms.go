@@ -36,11 +36,37 @@ import (
 // sub-agents' interfaces are in subagents.go.
 
 // What the gRPC services of engine/grpcapi reach the engine through: the
-// core never imports them (Options.Services registers them).
+// core never imports them (UseServices and Options.Services register
+// them).
 
 // ServiceRegistrar registers gRPC services on the engine's server, behind
 // its authenticator and durable answers (Options.Services).
 type ServiceRegistrar = func(srv *grpc.Server, e *Engine)
+
+var (
+	servicesMu   sync.Mutex
+	coreServices ServiceRegistrar
+)
+
+// UseServices sets the services every engine serves whoever starts it,
+// the client service and the LLM gateway: engine/grpcapi calls it when it
+// is linked in. Without it an engine serves neither (a client or an
+// agent is told Unimplemented).
+func UseServices(f ServiceRegistrar) {
+	servicesMu.Lock()
+	coreServices = f
+	servicesMu.Unlock()
+}
+
+// registerServices registers the services of UseServices on srv, if any.
+func (e *Engine) registerServices(srv *grpc.Server) {
+	servicesMu.Lock()
+	f := coreServices
+	servicesMu.Unlock()
+	if f != nil {
+		f(srv, e)
+	}
+}
 
 // What the core asks of the `opx mcp-proxy` sessions, and what it lends
 // them. The sessions live in engine/mcpproxy, which imports the engine;

@@ -207,12 +207,6 @@ func (e *Engine) Reply(ctx context.Context, conn *AgentConn, session, subagent, 
 	e.reply(ctx, conn, session, subagent, callID, content, isError)
 }
 
-// CompleteModelCall makes one model call of sub-agent s for session,
-// recording the request before and the response after (the gateway's).
-func (e *Engine) CompleteModelCall(s SubAgent, session string, req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
-	return (&gateway{e: e}).complete(s, session, req, stream)
-}
-
 // SubAgent returns sub-agent id's session and a channel closed when it
 // has ended; ok false when the engine has no such sub-agent.
 func (e *Engine) SubAgent(id string) (session string, done <-chan struct{}, ok bool) {
