@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
+	"github.com/opx-dev/opx/engine/agentwire"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
@@ -16,9 +18,10 @@ import (
 )
 
 // What the rooms above the core borrow of it, as methods, so that none of
-// them needs a field of the core: the services of engine/grpcapi, the
-// mcp-proxy sessions and hook sessions, the rerun driver (engine/redrive)
-// and the sub-agents (engine/subagent, with more in subagents.go).
+// them needs a field of the core: the services of engine/grpcapi, the LLM
+// gateway (engine/gateway), the mcp-proxy sessions and hook sessions, the
+// rerun driver (engine/redrive) and the sub-agents (engine/subagent, the
+// last section).
 
 // Ledger is the ledger the engine records in (Options.Ledger).
 func (e *Engine) Ledger() *ledger.Ledger { return e.opts.Ledger }
@@ -261,3 +264,122 @@ func TokenEqual(a, b string) bool { return tokenEqual(a, b) }
 
 // MetadataValue returns a call's metadata value for key.
 func MetadataValue(ctx context.Context, key string) string { return metadataValue(ctx, key) }
+
+// proposalKey carries the call's Proposal to executors that act for the
+// calling agent (the agent tools): its session, message and call.
+type proposalKey struct{}
+
+func withProposal(ctx context.Context, p judge.Proposal) context.Context {
+	return context.WithValue(ctx, proposalKey{}, p)
+}
+
+// ProposalOf returns the Proposal of the call an executor runs for, put
+// there by the pipeline; false outside the pipeline.
+func ProposalOf(ctx context.Context) (judge.Proposal, bool) {
+	p, ok := ctx.Value(proposalKey{}).(judge.Proposal)
+	return p, ok
+}
+
+// What the engine lends its sub-agents beside what every room borrows
+// (accessors.go).
+
+// RecordFromSub records a payload built from sub-agent subagent's input:
+// one that does not validate is recorded as an agent.error instead.
+func (e *Engine) RecordFromSub(ctx context.Context, d ledger.Durability, session, subagent string, p event.Payload, blobs ...[]byte) uint64 {
+	return e.recordFromSub(ctx, d, session, subagent, p, blobs...)
+}
+
+// SubAgentLaunch is what starts sub-agent id of session parent: the
+// engine's address and canary targets, and its token.
+func (e *Engine) SubAgentLaunch(tok, id, parent string, maxRounds int) AgentLaunch {
+	return AgentLaunch{Addr: fmt.Sprintf("127.0.0.1:%d", e.port), Token: tok,
+		Canary: e.canaryTargets, SubAgentID: id, ParentSession: parent, MaxRounds: maxRounds}
+}
+
+// AgentConn is an accepted agent or sub-agent stream (sends recorded
+// first, in order).
+type AgentConn = agentConn
+
+// NewAgentConn returns the connection of agent id over stream.
+func NewAgentConn(id string, stream agentwire.Stream) *AgentConn {
+	return &agentConn{id: id, stream: stream}
+}
+
+// Send records p and sends d on conn, in order.
+func (e *Engine) Send(ctx context.Context, conn *AgentConn, session string, p event.Payload, d *opxv1.EngineDirective, blobs ...[]byte) error {
+	return conn.send(ctx, e, session, p, d, blobs...)
+}
+
+// Reply records and sends a tool result.
+func (e *Engine) Reply(ctx context.Context, conn *AgentConn, session, subagent, callID, content string, isError bool) {
+	e.reply(ctx, conn, session, subagent, callID, content, isError)
+}
+
+// SubAgent returns sub-agent id's session and a channel closed when it
+// has ended; ok false when the engine has no such sub-agent.
+func (e *Engine) SubAgent(id string) (session string, done <-chan struct{}, ok bool) {
+	sa := e.subs.Get(id)
+	if sa == nil {
+		return "", nil, false
+	}
+	return sa.Session(), sa.Done(), true
+}
+
+// ExpireSubAgent fires sub-agent id's timeout at once: its end entry and
+// the reason its parent reads are the engine's own.
+func (e *Engine) ExpireSubAgent(id string) {
+	if sa := e.subs.Get(id); sa != nil {
+		sa.Expire()
+	}
+}
+
+// KillSubAgent kills sub-agent id's process (it crashes).
+func (e *Engine) KillSubAgent(id string) {
+	if sa := e.subs.Get(id); sa != nil {
+		sa.Kill()
+	}
+}
+
+// Recovery of sub-agents after a crash is the core's: it reads only the
+// ledger, and runs whether or not this engine has sub-agents of its own.
+
+// failCrashedSubAgents records subagent.failed engine_crashed for each
+// sub-agent spawned since the crashed engine's start (entry since) that
+// no entry ended: their processes died with that engine (parent-death
+// signal), so nothing of them can follow.
+func (e *Engine) failCrashedSubAgents(ctx context.Context, since, head uint64) error {
+	type open struct{ session, id string }
+	var spawned []open
+	ended := map[open]bool{}
+	err := e.opts.Ledger.RangeRaw(since, head, func(seq uint64, raw []byte) error {
+		if !bytes.Contains(raw, []byte(`"type":"subagent.`)) {
+			return nil
+		}
+		en, err := ledger.ParseEntry(raw)
+		if err != nil {
+			return nil
+		}
+		id, _ := ledger.FieldString(en.Data, "subagent_id")
+		k := open{en.Session, id}
+		switch {
+		case en.Type == event.TypeSubAgentSpawned:
+			spawned = append(spawned, k)
+		case event.SubAgentEnded(en.Type):
+			ended[k] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load sub-agents: %w", err)
+	}
+	for _, k := range spawned {
+		if ended[k] {
+			continue
+		}
+		if _, err := e.rec.Record(ctx, ledger.Async, k.session, &event.SubAgentFailed{SubAgentID: k.id, Reason: event.SubAgentEngineCrashed,
+			Detail: fmt.Sprintf("the engine started at entry %d crashed while it ran; its process died with it", since)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,17 +1,23 @@
 // Package engine is opx's privileged process: the only ledger writer at run
-// time, the gRPC server the sandboxed agent and the clients talk to, the LLM
-// gateway, and the tool pipeline that judges, snapshots and executes what
+// time, the gRPC server the sandboxed agent and the clients talk to, and
+// the tool pipeline that judges, snapshots and executes what
 // the agent proposes.
 //
 // # Files
 //
-// engine.go (New, Run, the server), options.go, agent.go (the agent's
-// process and stream), client_service.go, gateway.go (the LLM gateway),
-// pipeline*.go, approvals.go, recorder.go, broadcaster.go (what a client
-// may be told: only what is durable), session.go (start, sessions,
-// checkpoints), auth.go; rooms.go holds the interfaces through which the
-// core reaches the rooms above it (and the MCP servers and tier 2 below),
-// subagents.go the sub-agents', accessors.go what the rooms above borrow.
+// engine.go (New, Run, the server), options.go (what it is given, the
+// fleet's shipper and the MCP servers it starts with them), agent.go (the
+// agent's process and stream), message.go (a client's message: its
+// session, its delivery to the agent, the events streamed back; status
+// and stop), pipeline*.go, approvals.go, recorder.go (and tier 2's
+// recording), broadcaster.go (what a client may be told: only what is
+// durable), session.go (start, sessions, checkpoints), auth.go; rooms.go
+// holds the interfaces through which the core reaches the rooms above it
+// (services, mcp-proxy and hook sessions, sub-agents, the rerun driver),
+// accessors.go what the rooms above borrow. The gRPC services other than
+// the agent's are thin adapters above the core (engine/grpcapi, the LLM
+// gateway in engine/gateway, sub-agents' in engine/subagent, mcp-proxy's
+// and hooks').
 // The helpers it shares with them live below it: engine/agentwire (the
 // agent protocol as entries), sandbox (the canary's targets), engine/llm
 // (the provider a configuration names).
@@ -35,7 +41,7 @@
 //     (auth.go) whose table names the credential each service requires
 //     (the client token, the agent's token, a live sub-agent's token); a
 //     service missing from the table is refused to every caller.
-//   - Sub-agents (subagents.go, docs/subagents.md) are sandboxed processes
+//   - Sub-agents (engine/subagent, docs/subagents.md) are sandboxed processes
 //     like the agent, each with its own single-use token and the tools
 //     granted at spawn; their entries are in the parent's session with
 //     their subagent_id, exactly one entry ends each, and nothing of a
