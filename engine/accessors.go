@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/opx-dev/opx/engine/agentwire"
+	"github.com/opx-dev/opx/engine/broadcast"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
@@ -46,7 +47,7 @@ func (e *Engine) Stopping() <-chan struct{} {
 // checkpointOnDemand). Callers bound how often (checkpoint.OnDemand).
 func (e *Engine) CheckpointOnDemand(ctx context.Context) error { return e.checkpointOnDemand(ctx) }
 
-// DurableHead is the head a client may be told of (broadcaster.go).
+// DurableHead is the head a client may be told of (auth.go).
 func DurableHead(l *ledger.Ledger) (ledger.Head, error) { return durableHead(l) }
 
 // ClientName is the name a client call is recorded under: what the
@@ -64,6 +65,10 @@ func (e *Engine) MCPRecorder() mcp.Recorder { return e.mcpRecorder() }
 // Subscribe follows the events the engine publishes for session (its
 // approvals, verdicts, ...) until the Subscription is closed.
 func (e *Engine) Subscribe(session string) *Subscription { return e.bc.Subscribe(session) }
+
+// Subscription is a client's (or a room's) following of a session's
+// events (engine/broadcast).
+type Subscription = broadcast.Subscription
 
 // CrashedRun is the range of entries of the engine run that ended
 // without engine.stopped, found when this engine started: from its

@@ -5,19 +5,19 @@
 //
 // # Files
 //
-// engine.go (New, Run, the server), options.go (what it is given, the
-// fleet's shipper and the MCP servers it starts with them), agent.go (the
-// agent's process and stream), message.go (a client's message: its
+// engine.go (New, Run, the server), options.go (what it is given, and
+// the fleet's shipper and the MCP servers it starts with them), agent.go
+// (the agent's process and stream), message.go (a client's message: its
 // session, its delivery to the agent, the events streamed back; status
 // and stop), pipeline*.go, approvals.go, recorder.go (and tier 2's
-// recording), broadcaster.go (what a client may be told: only what is
-// durable), session.go (start, sessions, checkpoints), auth.go; rooms.go
-// holds the interfaces through which the core reaches the rooms above it
-// (services, mcp-proxy and hook sessions, sub-agents, the rerun driver),
-// accessors.go what the rooms above borrow. The gRPC services other than
-// the agent's are thin adapters above the core (engine/grpcapi, the LLM
-// gateway in engine/gateway, sub-agents' in engine/subagent, mcp-proxy's
-// and hooks').
+// recording), session.go (start, sessions, checkpoints), auth.go (one way
+// in, and answers only of what is durable); rooms.go holds the interfaces
+// through which the core reaches the rooms above it (services, mcp-proxy
+// and hook sessions, sub-agents, the rerun driver), accessors.go what
+// they borrow. The gRPC services other than the agent's are adapters
+// above the core (engine/grpcapi, engine/gateway, engine/subagent,
+// engine/mcpproxy, engine/hooks); the events streamed to clients are
+// held until durable by engine/broadcast, below it.
 // The helpers it shares with them live below it: engine/agentwire (the
 // agent protocol as entries), sandbox (the canary's targets), engine/llm
 // (the provider a configuration names).
@@ -52,9 +52,11 @@
 //     alone and ended with it, its client's tool calls go through the
 //     same pipeline (Pipeline.SessionTools holds the upstream's tools),
 //     and its end is recorded before engine.stopped.
-//   - Clients hear only of durable entries: the Broadcaster releases an
-//     event once the ledger's durable watermark passes every entry
-//     appended before it, and the ledger service and GetStatus stop at
-//     the durable head, so no seq, session id or message id reaches a
-//     client before its entry could survive a crash.
+//   - Clients hear only of durable entries: the Broadcaster
+//     (engine/broadcast) releases an event once the ledger's durable
+//     watermark passes every entry appended before it, a unary answer
+//     leaves once what was appended before it is durable (durableAnswer),
+//     and the ledger service and GetStatus stop at the durable head, so no
+//     seq, session id or message id reaches a client before its entry
+//     could survive a crash.
 package engine
