@@ -38,27 +38,38 @@ import (
 // its authenticator and durable answers (Options.Services).
 type ServiceRegistrar = func(srv *grpc.Server, e *Engine)
 
-var (
-	servicesMu   sync.Mutex
-	coreServices ServiceRegistrar
-)
+// linked is what a room above the core registers when its package is
+// linked in (its init calls Use...), read by every engine New makes.
+type linked[T any] struct {
+	mu sync.Mutex
+	v  T
+}
+
+func (l *linked[T]) set(v T) {
+	l.mu.Lock()
+	l.v = v
+	l.mu.Unlock()
+}
+
+func (l *linked[T]) get() T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.v
+}
+
+var coreServices linked[ServiceRegistrar]
 
 // UseServices sets the services every engine serves whoever starts it,
 // the client service and the LLM gateway: engine/grpcapi calls it when it
 // is linked in. Without it an engine serves neither (a client or an
 // agent is told Unimplemented).
 func UseServices(f ServiceRegistrar) {
-	servicesMu.Lock()
-	coreServices = f
-	servicesMu.Unlock()
+	coreServices.set(f)
 }
 
 // registerServices registers the services of UseServices on srv, if any.
 func (e *Engine) registerServices(srv *grpc.Server) {
-	servicesMu.Lock()
-	f := coreServices
-	servicesMu.Unlock()
-	if f != nil {
+	if f := coreServices.get(); f != nil {
 		f(srv, e)
 	}
 }
@@ -87,26 +98,18 @@ type MCPProxies interface {
 	Bind(e *Engine)
 }
 
-var (
-	proxiesMu     sync.Mutex
-	newMCPProxies func() MCPProxies
-)
+var newMCPProxies linked[func() MCPProxies]
 
 // UseMCPProxies sets how each engine makes its set of mcp-proxy sessions:
 // engine/mcpproxy calls it when it is linked in. Without it an engine
 // opens none, and a rerun of a proxy session fails.
 func UseMCPProxies(f func() MCPProxies) {
-	proxiesMu.Lock()
-	newMCPProxies = f
-	proxiesMu.Unlock()
+	newMCPProxies.set(f)
 }
 
 // makeMCPProxies returns a new set of mcp-proxy sessions, or none.
 func makeMCPProxies() MCPProxies {
-	proxiesMu.Lock()
-	f := newMCPProxies
-	proxiesMu.Unlock()
-	if f != nil {
+	if f := newMCPProxies.get(); f != nil {
 		return f()
 	}
 	return &noMCPProxies{}
@@ -159,26 +162,18 @@ type Hooks interface {
 	Stop(reason string)
 }
 
-var (
-	hooksMu  sync.Mutex
-	newHooks func() Hooks
-)
+var newHooks linked[func() Hooks]
 
 // UseHooks sets how each engine makes its hook sessions: engine/hooks
 // calls it when it is linked in. Without it an engine serves no
 // HookService (a hook is told Unimplemented, and fails closed).
 func UseHooks(f func() Hooks) {
-	hooksMu.Lock()
-	newHooks = f
-	hooksMu.Unlock()
+	newHooks.set(f)
 }
 
 // makeHooks returns a new set of hook sessions, or none.
 func makeHooks() Hooks {
-	hooksMu.Lock()
-	f := newHooks
-	hooksMu.Unlock()
-	if f != nil {
+	if f := newHooks.get(); f != nil {
 		return f()
 	}
 	return noHooks{}
@@ -368,26 +363,18 @@ type SubAgent interface {
 	Kill()
 }
 
-var (
-	subAgentsMu  sync.Mutex
-	newSubAgents func() SubAgents
-)
+var newSubAgents linked[func() SubAgents]
 
 // UseSubAgents sets how each engine makes its set of sub-agents:
 // engine/subagent calls it when it is linked in. Without it an engine
 // has none, and refuses a configuration that enables them.
 func UseSubAgents(f func() SubAgents) {
-	subAgentsMu.Lock()
-	newSubAgents = f
-	subAgentsMu.Unlock()
+	newSubAgents.set(f)
 }
 
 // makeSubAgents returns a new set of sub-agents, or none.
 func makeSubAgents(cfg AgentsConfig) (SubAgents, error) {
-	subAgentsMu.Lock()
-	f := newSubAgents
-	subAgentsMu.Unlock()
-	if f != nil {
+	if f := newSubAgents.get(); f != nil {
 		return f(), nil
 	}
 	if cfg.Enabled {
