@@ -40,7 +40,7 @@ func TestAgentsInstall_ClaudeRoundTrip(t *testing.T) {
 	}
 	r := run(t, "agents", "install", "claude", "--workspace", ws, "--command", opx)
 	r.wantCode(t, cli.ExitOK)
-	r.wantOut(t, "wrote "+settings, "claude runs: "+opx+" hook claude", "PostToolUseFailure")
+	r.wantOut(t, "wrote "+settings, "claude runs: "+opx+" hook claude\n    (given by --command)", "PostToolUseFailure")
 	first, _ := os.ReadFile(settings)
 	r = run(t, "agents", "install", "claude", "--workspace", ws, "--command", opx)
 	r.wantCode(t, cli.ExitOK)
@@ -91,7 +91,7 @@ func TestAgentsInstall_GoRunRefused(t *testing.T) {
 	ws, _ := agentsEnv(t)
 	r := run(t, "agents", "install", "gemini", "--workspace", ws)
 	r.wantCode(t, cli.ExitError)
-	r.wantErr(t, "built by go run or go test", "go build -o ~/bin/opx ./cli/opx", "go install ./cli/opx", "--command PATH")
+	r.wantErr(t, "built by go run or go test", "go build -o ~/bin/ ./cli/opx ./cli/opx-hook", "go install ./cli/opx ./cli/opx-hook", "--command PATH")
 	if _, err := os.Stat(filepath.Join(ws, ".gemini")); !os.IsNotExist(err) {
 		t.Errorf("something was written: %v", err)
 	}

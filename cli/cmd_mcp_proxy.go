@@ -7,8 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"time"
 
+	"github.com/opx-dev/opx/cli/internal/daemon"
 	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/config"
@@ -193,21 +193,10 @@ func attachEngine(c *cli.Context, ws string) (*engineClient, error) {
 // waitEngine waits (up to 35 s, as opx start --daemon does) for an engine
 // that is starting.
 func waitEngine(c *cli.Context, ws string, dir registry.Dir) (*engineClient, error) {
-	var err error
-	for range 700 {
-		if _, _, err = registry.Lookup(dir); err == nil {
-			return dialWorkspace(c, ws)
-		}
-		if !errors.Is(err, registry.ErrStarting) {
-			return nil, err
-		}
-		select {
-		case <-c.Context.Done():
-			return nil, c.Context.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := daemon.Wait(c.Context, dir); err != nil {
+		return nil, err
 	}
-	return nil, err
+	return dialWorkspace(c, ws)
 }
 
 // proxyProgram is the absolute path of an upstream's program as the

@@ -1,18 +1,15 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
-	"time"
 
+	"github.com/opx-dev/opx/cli/internal/daemon"
 	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/usage"
 	"github.com/opx-dev/opx/engine/config"
@@ -101,64 +98,9 @@ func startDaemon(c *cli.Context, self, ws string, dir registry.Dir, path string)
 
 // spawnDaemon is startDaemon saying what it did on w.
 func spawnDaemon(c *cli.Context, w io.Writer, self, ws string, dir registry.Dir, path string) error {
-	if _, _, err := registry.Lookup(dir); err == nil {
-		return fmt.Errorf("%w", registry.ErrRunning)
-	}
-	if err := os.MkdirAll(string(dir), 0o700); err != nil {
-		return err
-	}
-	logPath := filepath.Join(string(dir), "engine.log")
-	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	args := []string{"start", "--workspace", ws}
+	var extra []string
 	if c.Bool("require-sandbox") {
-		args = append(args, "--require-sandbox")
+		extra = append(extra, "--require-sandbox")
 	}
-	cmd := exec.Command(self, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(35 * time.Second)
-	for {
-		if e, _, err := registry.Lookup(dir); err == nil {
-			fmt.Fprintf(w, "opx: engine running on %s (manager pid %d, in the background)\n  log %s\n", e.Addr(), e.ManagerPID, logPath)
-			return nil
-		}
-		select {
-		case err := <-exited:
-			if last := lastLine(logPath); last != "" {
-				return fmt.Errorf("opx start exited early (%v): %s (see %s)", err, strings.TrimPrefix(last, "opx: "), logPath)
-			}
-			return fmt.Errorf("opx start exited early (%v); see %s", err, logPath)
-		case <-deadline:
-			return errors.New("the engine did not come up within 35 s; see " + logPath)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// lastLine returns the last non-empty line of the file at path, from its
-// last 4 KiB.
-func lastLine(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ""
-	}
-	off := max(fi.Size()-4096, 0)
-	b := make([]byte, fi.Size()-off)
-	n, _ := f.ReadAt(b, off)
-	lines := strings.Split(strings.TrimRight(string(b[:n]), "\n"), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
+	return daemon.Start(w, self, ws, dir, extra...)
 }

@@ -68,23 +68,42 @@ func CheckCommand(path string) error {
 	return nil
 }
 
-// HookCommand is the command line a CLI's hook runs: opx at exe (quoted
-// for the shell where it needs it), then hook AGENT.
+// HookProgram is the base name of the small hook binary (cli/opx-hook),
+// which runs as `opx-hook AGENT` where opx runs as `opx hook AGENT`.
+const HookProgram = "opx-hook"
+
+// IsHookProgram reports whether exe is the small hook binary, by its
+// name.
+func IsHookProgram(exe string) bool { return filepath.Base(exe) == HookProgram }
+
+// HookCommand is the command line a CLI's hook runs: the program at exe
+// (quoted for the shell where it needs it), then hook AGENT for opx, or
+// AGENT alone for opx-hook (IsHookProgram).
 func HookCommand(exe string, agent hookproto.Agent) (string, error) {
 	q, err := syntax.Quote(exe, syntax.LangPOSIX)
 	if err != nil {
 		return "", fmt.Errorf("%w: %q cannot be quoted for the shell: %v", ErrCommand, exe, err)
 	}
+	if IsHookProgram(exe) {
+		return q + " " + string(agent), nil
+	}
 	return q + " hook " + string(agent), nil
 }
 
-// parseHook returns the program of command if command runs
-// `opx ... hook AGENT`: its first word's base name is opx, or the word is
-// self (the opx being installed, whatever its name), and "hook" AGENT
-// follow it. A command the shell parser cannot split is not opx's.
+// parseHook returns the program of command if command runs opx's hook
+// for agent: `opx ... hook AGENT` (the first word's base name is opx, or
+// the word is self, the program being installed, whatever its name), or
+// `opx-hook ... AGENT`. A command the shell parser cannot split is not
+// opx's.
 func parseHook(command string, agent hookproto.Agent, self string) (exe string, ok bool) {
 	words, err := shell.Fields(command, os.Getenv)
-	if err != nil || len(words) < 3 {
+	if err != nil || len(words) < 2 {
+		return "", false
+	}
+	if IsHookProgram(words[0]) {
+		if slices.Contains(words[1:], string(agent)) {
+			return words[0], true
+		}
 		return "", false
 	}
 	if filepath.Base(words[0]) != "opx" && (self == "" || words[0] != self) {

@@ -24,7 +24,8 @@
 // CLAUDE_CONFIG_DIR, CODEX_HOME and GEMINI_CLI_HOME move the user's files
 // as they move the CLIs'. Each event gets one group of opx's with one
 // command handler, `EXE hook AGENT`, EXE the absolute path of opx quoted
-// for the shell. Matchers are written only on tool events: Codex drops a
+// for the shell; or `EXE AGENT` when EXE is the small hook binary
+// opx-hook (IsHookProgram: by its name), which starts faster. Matchers are written only on tool events: Codex drops a
 // matcher elsewhere, and the pinned CLIs fire the other events without
 // one (internal/agenttest's tour shows it).
 //
@@ -38,7 +39,8 @@
 //
 //   - An opx hook is recognised by its command alone: the first word's
 //     base name is opx (or it is the opx being installed) and `hook AGENT`
-//     follows. Nothing else is ever removed or replaced.
+//     follows, or its base name is opx-hook and AGENT follows. Either
+//     form replaces the other. Nothing else is ever removed or replaced.
 //   - Merging keeps every other member of the file, at every level, in its
 //     order; an older opx group is replaced where it stood; an opx handler
 //     inside someone else's group is taken out of it, the group kept.

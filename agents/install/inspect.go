@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 
 	"github.com/opx-dev/opx/agents/codextrust"
@@ -130,6 +132,9 @@ func Inspect(ctx context.Context, agent hookproto.Agent, sc Scope, o InspectOpti
 			problem("the hooks run %s, which cannot run: %v", p, err)
 		} else if InBuildCache(p) {
 			problem("the hooks run %s, a go run binary the go command will delete (install opx and run opx agents install %s again)", p, agent)
+		} else if IsHookProgram(p) && !opxFor(p) {
+			problem("the hooks run %s, which finds no opx beside it nor on $PATH to start an engine with: "+
+				"while no engine runs, every tool call is denied", p)
 		}
 	}
 	switch agent {
@@ -185,4 +190,15 @@ func geminiProblems(f *settingsFile, sc Scope, problem func(string, ...any)) {
 	if trusted, why := geminiFolderTrusted(sc.Workspace); !trusted {
 		problem("Gemini CLI runs no hook in a folder it does not trust, and %s: %s", sc.Workspace, why)
 	}
+}
+
+// opxFor reports whether the opx-hook at hook finds an opx to start an
+// engine with, as it looks for one: beside it, else on $PATH (this
+// process's, which the agent's CLI may not share).
+func opxFor(hook string) bool {
+	if CheckCommand(filepath.Join(filepath.Dir(hook), "opx")) == nil {
+		return true
+	}
+	_, err := exec.LookPath("opx")
+	return err == nil
 }

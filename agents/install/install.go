@@ -14,8 +14,9 @@ type Options struct {
 	Agent hookproto.Agent
 	Scope Scope
 	// Exe is the opx the hooks run: an absolute path to an executable
-	// (Executable, or the user's --command). Uninstall uses it only to
-	// recognise opx's hooks that run an opx not named opx.
+	// (Executable, the opx-hook beside it, or the user's --command).
+	// Uninstall uses it only to recognise opx's hooks that run an opx not
+	// named opx.
 	Exe string
 	// Codex starts `codex app-server` to record Codex's hooks as trusted
 	// (Install of codex needs it; nil is an error there).
@@ -29,8 +30,10 @@ type Result struct {
 	// Path is the settings file; Written whether it changed.
 	Path    string `json:"path"`
 	Written bool   `json:"written"`
-	// Command is the command line the hooks run (Install).
-	Command string `json:"command,omitempty"`
+	// Command is the command line the hooks run (Install), and
+	// CommandWhy why it runs that program (the caller's words).
+	Command    string `json:"command,omitempty"`
+	CommandWhy string `json:"command_why,omitempty"`
 	// Events are the events hooked (Install) or unhooked (Uninstall).
 	Events []string `json:"events"`
 	// Removed counts opx's handlers taken out (Uninstall, and Install

@@ -214,6 +214,57 @@ func TestInstall_ReplacesOlderOpx(t *testing.T) {
 	}
 }
 
+// TestInstall_OpxHook: the small hook binary is written as `opx-hook
+// AGENT`; installing it replaces opx's `opx hook AGENT` in its place and
+// the other way round; Inspect and Uninstall, from either, know both as
+// opx's, and not another agent's.
+func TestInstall_OpxHook(t *testing.T) {
+	isolate(t)
+	ws := t.TempDir()
+	opx := fakeOpx(t, "bin")
+	hook := filepath.Join(filepath.Dir(opx), install.HookProgram)
+	must(t, os.WriteFile(hook, []byte("#!/bin/sh\nexit 0\n"), 0o755))
+	path, _ := install.SettingsPath(hookproto.Claude, install.Project(ws))
+	n := len(install.Events(hookproto.Claude))
+	for i, exe := range []string{opx, hook, opx, hook} {
+		o := install.Options{Agent: hookproto.Claude, Scope: install.Project(ws), Exe: exe}
+		res, err := install.Install(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := exe + " hook claude"
+		if exe == hook {
+			want = exe + " claude"
+		}
+		if res.Command != want || (i > 0 && res.Removed != n) {
+			t.Errorf("%s: command %q, removed %d; want %q, %d", exe, res.Command, res.Removed, want, n)
+		}
+		text := mustRead(t, path)
+		if strings.Count(text, `"command": `) != n || strings.Count(text, want+`"`) != n {
+			t.Errorf("%s: the settings do not run %q on every event once:\n%s", exe, want, text)
+		}
+		st := install.Inspect(context.Background(), hookproto.Claude, o.Scope, install.InspectOptions{})
+		if !st.Installed || !slices.Equal(st.Programs, []string{exe}) {
+			t.Errorf("%s: Inspect %+v", exe, st)
+		}
+		if st := install.Inspect(context.Background(), hookproto.Gemini, o.Scope, install.InspectOptions{}); st.Installed {
+			t.Errorf("%s: gemini's hooks found in claude's: %+v", exe, st)
+		}
+	}
+	// An opx-hook with no opx to start an engine with is a problem.
+	must(t, os.Remove(opx))
+	t.Setenv("PATH", t.TempDir())
+	st := install.Inspect(context.Background(), hookproto.Claude, install.Project(ws), install.InspectOptions{})
+	if len(st.Problems) != 1 || !strings.Contains(st.Problems[0], "finds no opx beside it nor on $PATH") {
+		t.Errorf("opx-hook without opx: problems %q", st.Problems)
+	}
+	// Uninstall by the other program still knows opx-hook's as opx's.
+	res, err := install.Uninstall(install.Options{Agent: hookproto.Claude, Scope: install.Project(ws), Exe: opx})
+	if err != nil || res.Removed != n {
+		t.Errorf("uninstall: %+v %v", res, err)
+	}
+}
+
 // TestUninstall_Restores: install then uninstall leaves the document that
 // was there (re-encoded), for a file with other hooks, one without any,
 // and none at all.
@@ -416,11 +467,13 @@ func TestExecutable_GoBuildCacheRefused(t *testing.T) {
 
 func TestHookCommand_Quoting(t *testing.T) {
 	for exe, want := range map[string]string{
-		"/usr/local/bin/opx":  "/usr/local/bin/opx hook codex",
-		"/home/a b/opx":       "'/home/a b/opx' hook codex",
-		"/home/it's/opx":      `"/home/it's/opx" hook codex`,
-		"/home/$HOME`x`/opx":  `'/home/$HOME` + "`x`" + `/opx' hook codex`,
-		"/home/new\nline/opx": "",
+		"/usr/local/bin/opx":      "/usr/local/bin/opx hook codex",
+		"/home/a b/opx":           "'/home/a b/opx' hook codex",
+		"/home/it's/opx":          `"/home/it's/opx" hook codex`,
+		"/home/$HOME`x`/opx":      `'/home/$HOME` + "`x`" + `/opx' hook codex`,
+		"/home/new\nline/opx":     "",
+		"/usr/local/bin/opx-hook": "/usr/local/bin/opx-hook codex",
+		"/home/a b/opx-hook":      "'/home/a b/opx-hook' codex",
 	} {
 		got, err := install.HookCommand(exe, hookproto.Codex)
 		if want == "" {

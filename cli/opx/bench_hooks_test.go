@@ -3,8 +3,9 @@ package main_test
 // What opx's hooks add to a coding agent's tool call (issue 26): the real
 // binary as the CLI would run it (`opx hook claude`, a new process per
 // event, its event on stdin), the real engine, Shield, the ledger's
-// durable writes; beside the same process start of a hook that runs
-// `true`, alternating call by call in one run.
+// durable writes; and the same through the small opx-hook binary; beside
+// the same process start of a hook that runs `true`, alternating call by
+// call in one run.
 //
 //	go test -run '^$' -bench 'Hook' -benchtime 200x ./cli/opx/
 
@@ -109,34 +110,59 @@ func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // BenchmarkHookRoundTrip: a read through the hooks (the pre-tool event:
 // process start, judged, proposal, verdicts and start durable; the
-// post-tool event: result durable) beside two runs of a hook that runs
-// `true` with the same stdin. Reports p50/p99 of both and the p50 added.
+// post-tool event: result durable), through `opx hook` and through the
+// small `opx-hook` binary, beside two runs of a hook that runs `true`
+// with the same stdin, alternating call by call. Reports, for each, the
+// pre-tool hook alone and the pre+post round trip: p50/p99, and what
+// they add to `true`'s.
 func BenchmarkHookRoundTrip(b *testing.B) {
 	h := startHookBench(b, 0)
 	h.waitEngine()
-	opx := []string{h.bin, "hook", "claude", "--workspace", h.ws}
+	hooks := []struct {
+		name string
+		argv []string
+	}{
+		{"opx", []string{h.bin, "hook", "claude", "--workspace", h.ws}},
+		{"opxhook", []string{buildHook(b), "claude", "--workspace", h.ws}},
+	}
 	truth := []string{"true"}
 	read := map[string]any{"tool_name": "Read", "tool_input": map[string]any{"file_path": filepath.Join(h.ws, "README.md")}}
-	var hooked, plain []time.Duration
+	var plainPre, plainTrip []time.Duration
+	pre, trip := make([][]time.Duration, len(hooks)), make([][]time.Duration, len(hooks))
 	b.ResetTimer()
 	for i := range b.N {
-		// A new agent session every 100 calls: Shield's rate limit is
+		// A new agent session every 50 calls: Shield's rate limit is
 		// 120 proposals a minute per session.
-		s := fmt.Sprintf("bench-%d", i/100)
-		id := fmt.Sprintf("toolu_%d", i)
-		pre, post := clone(read), clone(read)
-		pre["tool_use_id"], post["tool_use_id"] = id, id
-		post["tool_response"], post["duration_ms"] = map[string]any{"type": "text", "file": map[string]any{"content": "# bench\n"}}, 1
-		preEv, postEv := h.event(s, "PreToolUse", pre), h.event(s, "PostToolUse", post)
-		plain = append(plain, h.run(preEv, truth...)+h.run(postEv, truth...))
-		hooked = append(hooked, h.run(preEv, opx...)+h.run(postEv, opx...))
+		s := fmt.Sprintf("bench-%d", i/50)
+		events := func(id string) ([]byte, []byte) {
+			p, q := clone(read), clone(read)
+			p["tool_use_id"], q["tool_use_id"] = id, id
+			q["tool_response"], q["duration_ms"] = map[string]any{"type": "text", "file": map[string]any{"content": "# bench\n"}}, 1
+			return h.event(s, "PreToolUse", p), h.event(s, "PostToolUse", q)
+		}
+		preEv, postEv := events(fmt.Sprintf("toolu_%d", i))
+		d := h.run(preEv, truth...)
+		plainPre, plainTrip = append(plainPre, d), append(plainTrip, d+h.run(postEv, truth...))
+		for k, hk := range hooks {
+			preEv, postEv := events(fmt.Sprintf("toolu_%d_%s", i, hk.name))
+			d := h.run(preEv, hk.argv...)
+			pre[k], trip[k] = append(pre[k], d), append(trip[k], d+h.run(postEv, hk.argv...))
+		}
 	}
 	b.StopTimer()
-	b.ReportMetric(msOf(pct(hooked, 0.5)), "opx-p50-ms")
-	b.ReportMetric(msOf(pct(hooked, 0.99)), "opx-p99-ms")
-	b.ReportMetric(msOf(pct(plain, 0.5)), "true-p50-ms")
-	b.ReportMetric(msOf(pct(plain, 0.99)), "true-p99-ms")
-	b.ReportMetric(msOf(pct(hooked, 0.5)-pct(plain, 0.5)), "added-p50-ms")
+	b.ReportMetric(msOf(pct(plainPre, 0.5)), "true-pre-p50-ms")
+	b.ReportMetric(msOf(pct(plainTrip, 0.5)), "true-trip-p50-ms")
+	b.ReportMetric(msOf(pct(plainTrip, 0.99)), "true-trip-p99-ms")
+	for k, hk := range hooks {
+		b.ReportMetric(msOf(pct(pre[k], 0.5)), hk.name+"-pre-p50-ms")
+		b.ReportMetric(msOf(pct(pre[k], 0.99)), hk.name+"-pre-p99-ms")
+		b.ReportMetric(msOf(pct(pre[k], 0.5)-pct(plainPre, 0.5)), hk.name+"-pre-added-p50-ms")
+		b.ReportMetric(msOf(pct(pre[k], 0.99)-pct(plainPre, 0.99)), hk.name+"-pre-added-p99-ms")
+		b.ReportMetric(msOf(pct(trip[k], 0.5)), hk.name+"-trip-p50-ms")
+		b.ReportMetric(msOf(pct(trip[k], 0.99)), hk.name+"-trip-p99-ms")
+		b.ReportMetric(msOf(pct(trip[k], 0.5)-pct(plainTrip, 0.5)), hk.name+"-trip-added-p50-ms")
+		b.ReportMetric(msOf(pct(trip[k], 0.99)-pct(plainTrip, 0.99)), hk.name+"-trip-added-p99-ms")
+	}
 }
 
 // BenchmarkHookShellSnapshot: what a team pays per shell command: the

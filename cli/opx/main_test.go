@@ -54,6 +54,40 @@ func buildOpx(t testing.TB) string {
 	return builtBin
 }
 
+var (
+	buildHookOnce sync.Once
+	builtHook     string
+	buildHookErr  error
+)
+
+// buildHook builds the opx-hook binary once per test run, in a directory
+// of its own beside a link to the built opx (as they are installed
+// together: opx-hook starts an engine with the opx beside it). Not in
+// opx's own directory: there, opx agents install would write opx-hook
+// into the hooks of every other test.
+func buildHook(t testing.TB) string {
+	t.Helper()
+	opx := buildOpx(t)
+	buildHookOnce.Do(func() {
+		dir := filepath.Join(filepath.Dir(opx), "hook")
+		if buildHookErr = os.MkdirAll(dir, 0o755); buildHookErr != nil {
+			return
+		}
+		if buildHookErr = os.Symlink(opx, filepath.Join(dir, "opx")); buildHookErr != nil {
+			return
+		}
+		builtHook = filepath.Join(dir, "opx-hook")
+		out, err := exec.Command("go", "build", "-o", builtHook, "../opx-hook").CombinedOutput()
+		if err != nil {
+			buildHookErr = fmt.Errorf("go build opx-hook: %v\n%s", err, out)
+		}
+	})
+	if buildHookErr != nil {
+		t.Fatal(buildHookErr)
+	}
+	return builtHook
+}
+
 // runOpx runs the built binary and returns its stdout, stderr and exit code.
 func runOpx(t *testing.T, bin string, args ...string) (string, string, int) {
 	t.Helper()

@@ -1,4 +1,4 @@
-package cli
+package hookrun
 
 import (
 	"context"
@@ -10,24 +10,16 @@ import (
 
 	"github.com/opx-dev/opx/agents/hookproto"
 	"github.com/opx-dev/opx/agents/unrecorded"
-	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/engine/config"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
-// hookEngineMargin is how much sooner than the hook the engine is asked
-// to give up (deadline_ms), so that its own denial, recorded, arrives
+// engineMargin is how much sooner than the hook the engine is asked to
+// give up (deadline_ms), so that its own denial, recorded, arrives
 // before the hook's.
-const hookEngineMargin = time.Second
-
-// engineDownError is a failure to reach or start the workspace's engine
-// (hooks.on_engine_down decides what a tool call is then told).
-type engineDownError struct{ err error }
-
-func (e *engineDownError) Error() string { return "no engine: " + e.err.Error() }
-func (e *engineDownError) Unwrap() error { return e.err }
+const engineMargin = time.Second
 
 // exchange is what the goroutine that talks to the engine delivers: the
 // engine's reply or why there is none, then (flushed) the outcome of
@@ -45,9 +37,8 @@ type exchangeReply struct {
 // decide has the engine of ws decide or record the event and returns the
 // CLI's answer. Everything, an engine's start included, happens within
 // hooks.decision_timeout: past it a tool call is denied.
-func (h *hookRun) decide(ws string, cfg config.Hooks, send []byte) hookproto.Reply {
+func (h *run) decide(parent context.Context, ws string, cfg config.Hooks, send []byte) hookproto.Reply {
 	timeout := time.Duration(cfg.DecisionTimeout)
-	parent := h.c.Context
 	if parent == nil {
 		parent = context.Background()
 	}
@@ -74,10 +65,8 @@ func (h *hookRun) decide(ws string, cfg config.Hooks, send []byte) hookproto.Rep
 
 // start talks to the engine in a goroutine, so that an engine that does
 // not come up or answer in time cannot hold the hook past its deadline.
-func (h *hookRun) start(ctx context.Context, timeout time.Duration, ws string, send []byte) exchange {
+func (h *run) start(ctx context.Context, timeout time.Duration, ws string, send []byte) exchange {
 	x := exchange{reply: make(chan exchangeReply, 1), flushed: make(chan error, 1)}
-	// The engine's client carries this context (and its deadline).
-	h.c.Context = ctx
 	go func() {
 		replied := false
 		defer func() {
@@ -91,25 +80,39 @@ func (h *hookRun) start(ctx context.Context, timeout time.Duration, ws string, s
 			}
 			close(x.flushed)
 		}()
-		ec, err := attachEngine(h.c, ws)
+		// The CLI's process, for the engine to watch (its calls still
+		// open when it dies are closed as interrupted), and its version
+		// for the session's record: looked for in /proc while the
+		// connection to the engine is made.
+		type process struct {
+			pid     int
+			version string
+		}
+		found := make(chan process, 1)
+		go func() {
+			var p process
+			// A panic here only leaves the process unknown.
+			defer func() { recover(); found <- p }()
+			p.pid, p.version = agentProcess(h.o.Agent)
+		}()
+		ec, err := h.attach(ctx, ws)
 		if err != nil {
 			x.reply <- exchangeReply{err: &engineDownError{err: err}}
 			return
 		}
 		defer ec.Close()
-		req := &opxv1.HookEventRequest{Agent: string(h.agent), Event: send, ProjectDir: h.ev.ProjectDir}
-		// The CLI's process, for the engine to watch (its calls still
-		// open when it dies are closed as interrupted), and its version
-		// for the session's record.
-		pid, version := agentProcess(h.agent)
+		ec.conn.Connect()
+		req := &opxv1.HookEventRequest{Agent: string(h.o.Agent), Event: send, ProjectDir: h.ev.ProjectDir}
+		p := <-found
+		pid, version := p.pid, p.version
 		req.AgentPid = int32(pid)
 		if h.kind == hookproto.KindSessionStart {
 			req.AgentVersion = version
 		}
 		if d, ok := ctx.Deadline(); ok {
 			left := time.Until(d)
-			if left > 2*hookEngineMargin {
-				left -= hookEngineMargin
+			if left > 2*engineMargin {
+				left -= engineMargin
 			}
 			req.DeadlineMs = max(left.Milliseconds(), 1)
 		}
@@ -120,11 +123,11 @@ func (h *hookRun) start(ctx context.Context, timeout time.Duration, ws string, s
 			return
 		}
 		path := rep.TranscriptPath
-		if path == "" && h.c.Bool("flush") {
+		if path == "" && h.o.Flush {
 			path = h.ev.TranscriptPath
 		}
 		if path != "" {
-			x.flushed <- sendTranscript(ec, h.agent, h.ev.SessionID, path)
+			x.flushed <- sendTranscript(ec, h.o.Agent, h.ev.SessionID, path)
 		}
 	}()
 	return x
@@ -149,7 +152,7 @@ func rpcFailure(ctx context.Context, err error, timeout time.Duration) error {
 
 // encode turns the engine's reply (or the failure to get one) into the
 // CLI's answer.
-func (h *hookRun) encode(ws string, cfg config.Hooks, got exchangeReply) hookproto.Reply {
+func (h *run) encode(ws string, cfg config.Hooks, got exchangeReply) hookproto.Reply {
 	var down *engineDownError
 	switch {
 	case errors.As(got.err, &down):
@@ -161,9 +164,9 @@ func (h *hookRun) encode(ws string, cfg config.Hooks, got exchangeReply) hookpro
 	if h.kind != hookproto.KindPreTool && a.Decision == "" {
 		a.Decision = hookproto.Allow // recorded; nothing to decide
 	}
-	r, err := hookproto.Encode(h.agent, h.kind, a)
+	r, err := hookproto.Encode(h.o.Agent, h.kind, a)
 	if err != nil {
-		return h.refuse(fmt.Errorf("the engine's answer cannot be given to %s: %w", h.agent, err))
+		return h.refuse(fmt.Errorf("the engine's answer cannot be given to %s: %w", h.o.Agent, err))
 	}
 	return r
 }
@@ -171,12 +174,12 @@ func (h *hookRun) encode(ws string, cfg config.Hooks, got exchangeReply) hookpro
 // engineDown answers an event no engine could take. A tool call is
 // denied, unless hooks.on_engine_down is allow: then it is allowed and
 // written down for the next engine to record.
-func (h *hookRun) engineDown(ws string, cfg config.Hooks, down *engineDownError) hookproto.Reply {
+func (h *run) engineDown(ws string, cfg config.Hooks, down *engineDownError) hookproto.Reply {
 	if h.kind != hookproto.KindPreTool || cfg.OnEngineDown != config.HooksAllow {
 		return h.refuse(down)
 	}
 	reason := down.Error() + "; hooks.on_engine_down: allow"
-	line := unrecorded.Line{Agent: string(h.agent), AgentSessionID: h.ev.SessionID, Name: h.ev.Name, AgentTool: h.ev.Tool,
+	line := unrecorded.Line{Agent: string(h.o.Agent), AgentSessionID: h.ev.SessionID, Name: h.ev.Name, AgentTool: h.ev.Tool,
 		Input: string(h.ev.ToolInput), Cwd: h.ev.Cwd, At: time.Now().UTC().Format(time.RFC3339Nano),
 		Decision: string(hookproto.Allow), Reason: reason}
 	if path, err := writeUnrecorded(ws, line); err != nil {
@@ -184,7 +187,7 @@ func (h *hookRun) engineDown(ws string, cfg config.Hooks, down *engineDownError)
 	} else {
 		fmt.Fprintf(h.notes, "opx hook: %s: the %s call runs unjudged; written down in %s for the next engine to record\n", reason, h.ev.Tool, path)
 	}
-	r, err := hookproto.Encode(h.agent, h.kind, hookproto.Answer{Decision: hookproto.Allow})
+	r, err := hookproto.Encode(h.o.Agent, h.kind, hookproto.Answer{Decision: hookproto.Allow})
 	if err != nil {
 		return h.refuse(err)
 	}
@@ -194,7 +197,7 @@ func (h *hookRun) engineDown(ws string, cfg config.Hooks, down *engineDownError)
 // writeUnrecorded appends line to the workspace's unrecorded-calls file
 // and returns its path.
 func writeUnrecorded(ws string, line unrecorded.Line) (string, error) {
-	dir, err := ledgerloc.StateDir(ws)
+	dir, err := stateDir(ws)
 	if err != nil {
 		return "", err
 	}

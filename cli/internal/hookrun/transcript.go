@@ -1,4 +1,4 @@
-package cli
+package hookrun
 
 import (
 	"errors"
@@ -14,18 +14,18 @@ import (
 
 // Bounds of a transcript sent to the engine.
 const (
-	// hookMaxTranscript is the most of a transcript file sent: past it,
+	// maxTranscript is the most of a transcript file sent: past it,
 	// its first bytes, marked truncated.
-	hookMaxTranscript = 64 << 20
-	// hookTranscriptChunk is the size of one TranscriptChunk's data.
-	hookTranscriptChunk = 1 << 20
+	maxTranscript = 64 << 20
+	// transcriptChunk is the size of one TranscriptChunk's data.
+	transcriptChunk = 1 << 20
 )
 
 // sendTranscript streams the agent's transcript file at path to the
-// engine (HookService.Transcript), in chunks of hookTranscriptChunk, the
+// engine (HookService.Transcript), in chunks of transcriptChunk, the
 // first naming the session. It is the user's own file, but its path came
 // on stdin: only a regular file is read, never through a symlink at the
-// end of the path, and at most hookMaxTranscript bytes of it.
+// end of the path, and at most maxTranscript bytes of it.
 func sendTranscript(ec *engineClient, agent hookproto.Agent, session, path string) error {
 	if !filepath.IsAbs(path) {
 		return fmt.Errorf("transcript path %q is not absolute", path)
@@ -46,12 +46,12 @@ func sendTranscript(ec *engineClient, agent hookproto.Agent, session, path strin
 		return fmt.Errorf("transcript %s is not a regular file: not read", path)
 	}
 	size := fi.Size()
-	limit := min(size, hookMaxTranscript)
+	limit := min(size, maxTranscript)
 	stream, err := ec.hooks.Transcript(ec.ctx)
 	if err != nil {
 		return err
 	}
-	buf := make([]byte, min(hookTranscriptChunk, max(limit, 1)))
+	buf := make([]byte, min(transcriptChunk, max(limit, 1)))
 	var sent int64
 	for first := true; first || sent < limit; first = false {
 		// A file that shrinks while it is read ends early: the engine
@@ -59,7 +59,7 @@ func sendTranscript(ec *engineClient, agent hookproto.Agent, session, path strin
 		k, rerr := io.ReadFull(f, buf[:min(int64(len(buf)), limit-sent)])
 		msg := &opxv1.TranscriptChunk{Data: buf[:k]}
 		if first {
-			msg.Agent, msg.AgentSessionId, msg.Path, msg.Size, msg.Truncated = string(agent), session, path, size, size > hookMaxTranscript
+			msg.Agent, msg.AgentSessionId, msg.Path, msg.Size, msg.Truncated = string(agent), session, path, size, size > maxTranscript
 		}
 		// SendMsg has encoded the chunk when it returns: buf is free.
 		if err := stream.Send(msg); err != nil {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cli
+package hookrun
 
 import "github.com/opx-dev/opx/agents/hookproto"
 

@@ -1,4 +1,4 @@
-package cli
+package hookrun
 
 import (
 	"bytes"
@@ -68,15 +68,15 @@ func sniffKind(agent hookproto.Agent, raw []byte) (string, hookproto.Kind) {
 
 // fitEvent returns the event to send the engine: raw if it fits in a
 // message. A larger tool call is refused (opx judges calls of at most
-// hookMaxSend bytes); any other larger event is sent with its
-// tool_response cut to its first hookCutResponse bytes, as a string,
+// maxSend bytes); any other larger event is sent with its
+// tool_response cut to its first cutResponse bytes, as a string,
 // and a member "opx_truncated" giving the response's size.
 func fitEvent(raw []byte, kind hookproto.Kind) ([]byte, error) {
-	if len(raw) <= hookMaxSend {
+	if len(raw) <= maxSend {
 		return raw, nil
 	}
 	if kind == hookproto.KindPreTool {
-		return nil, fmt.Errorf("the call's event is %d bytes; opx judges tool calls of at most %d bytes", len(raw), hookMaxSend)
+		return nil, fmt.Errorf("the call's event is %d bytes; opx judges tool calls of at most %d bytes", len(raw), maxSend)
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -84,13 +84,13 @@ func fitEvent(raw []byte, kind hookproto.Kind) ([]byte, error) {
 	}
 	resp, ok := m["tool_response"]
 	if !ok {
-		return nil, fmt.Errorf("the event is %d bytes, more than opx records (%d) and has no tool response to cut", len(raw), hookMaxSend)
+		return nil, fmt.Errorf("the event is %d bytes, more than opx records (%d) and has no tool response to cut", len(raw), maxSend)
 	}
 	var text string
 	if json.Unmarshal(resp, &text) != nil {
 		text = string(resp) // not a string: its JSON text
 	}
-	text = strings.ToValidUTF8(textclip.Cut(text, hookCutResponse), "\uFFFD")
+	text = strings.ToValidUTF8(textclip.Cut(text, cutResponse), "\uFFFD")
 	cut, err := json.Marshal(text)
 	if err != nil {
 		return nil, err
@@ -106,8 +106,8 @@ func fitEvent(raw []byte, kind hookproto.Kind) ([]byte, error) {
 		return nil, err
 	}
 	out := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-	if len(out) > hookMaxSend {
-		return nil, fmt.Errorf("the event is %d bytes with its tool response cut, more than opx records (%d)", len(out), hookMaxSend)
+	if len(out) > maxSend {
+		return nil, fmt.Errorf("the event is %d bytes with its tool response cut, more than opx records (%d)", len(out), maxSend)
 	}
 	return out, nil
 }
