@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/agentwire"
+	"github.com/opx-dev/opx/engine/broadcast"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
@@ -205,7 +206,7 @@ func (e *Engine) handleAgentEvent(ctx context.Context, conn *agentConn, ev *opxv
 			return
 		}
 		if f != nil {
-			e.publish(session, f.messageID, typeToken, 0, map[string]string{"text": x.LlmToken.Token})
+			e.publish(session, f.messageID, broadcast.TypeToken, 0, map[string]string{"text": x.LlmToken.Token})
 		}
 	case *opxv1.AgentEvent_ToolCall:
 		tc := x.ToolCall

@@ -1,17 +1,23 @@
 // Package engine is opx's privileged process: the only ledger writer at run
-// time, the gRPC server the sandboxed agent and the clients talk to, the LLM
-// gateway, and the tool pipeline that judges, snapshots and executes what
+// time, the gRPC server the sandboxed agent and the clients talk to, and
+// the tool pipeline that judges, snapshots and executes what
 // the agent proposes.
 //
 // # Files
 //
-// engine.go (New, Run, the server), options.go, agent.go (the agent's
-// process and stream), client_service.go, gateway.go (the LLM gateway),
-// pipeline*.go, approvals.go, recorder.go, broadcaster.go (what a client
-// may be told: only what is durable), session.go (start, sessions,
-// checkpoints), auth.go; rooms.go holds the interfaces through which the
-// core reaches the rooms above it (and the MCP servers and tier 2 below),
-// subagents.go the sub-agents', accessors.go what the rooms above borrow.
+// engine.go (New, Run, the server), options.go (what it is given, and
+// the fleet's shipper and the MCP servers it starts with them), agent.go
+// (the agent's process and stream), message.go (a client's message: its
+// session, its delivery to the agent, the events streamed back; status
+// and stop), pipeline*.go, approvals.go, recorder.go (and tier 2's
+// recording), session.go (start, sessions, checkpoints), auth.go (one way
+// in, and answers only of what is durable); rooms.go holds the interfaces
+// through which the core reaches the rooms above it (services, mcp-proxy
+// and hook sessions, sub-agents, the rerun driver), accessors.go what
+// they borrow. The gRPC services other than the agent's are adapters
+// above the core (engine/grpcapi, engine/gateway, engine/subagent,
+// engine/mcpproxy, engine/hooks); the events streamed to clients are
+// held until durable by engine/broadcast, below it.
 // The helpers it shares with them live below it: engine/agentwire (the
 // agent protocol as entries), sandbox (the canary's targets), engine/llm
 // (the provider a configuration names).
@@ -35,7 +41,7 @@
 //     (auth.go) whose table names the credential each service requires
 //     (the client token, the agent's token, a live sub-agent's token); a
 //     service missing from the table is refused to every caller.
-//   - Sub-agents (subagents.go, docs/subagents.md) are sandboxed processes
+//   - Sub-agents (engine/subagent, docs/subagents.md) are sandboxed processes
 //     like the agent, each with its own single-use token and the tools
 //     granted at spawn; their entries are in the parent's session with
 //     their subagent_id, exactly one entry ends each, and nothing of a
@@ -46,9 +52,11 @@
 //     alone and ended with it, its client's tool calls go through the
 //     same pipeline (Pipeline.SessionTools holds the upstream's tools),
 //     and its end is recorded before engine.stopped.
-//   - Clients hear only of durable entries: the Broadcaster releases an
-//     event once the ledger's durable watermark passes every entry
-//     appended before it, and the ledger service and GetStatus stop at
-//     the durable head, so no seq, session id or message id reaches a
-//     client before its entry could survive a crash.
+//   - Clients hear only of durable entries: the Broadcaster
+//     (engine/broadcast) releases an event once the ledger's durable
+//     watermark passes every entry appended before it, a unary answer
+//     leaves once what was appended before it is durable (durableAnswer),
+//     and the ledger service and GetStatus stop at the durable head, so no
+//     seq, session id or message id reaches a client before its entry
+//     could survive a crash.
 package engine

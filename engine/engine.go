@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/engine/broadcast"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/mcp"
@@ -41,7 +42,7 @@ type Engine struct {
 	// checkpointEvery counts from.
 	lastCheckpoint uint64
 	ws             *executor.Workspace
-	bc             *Broadcaster
+	bc             *broadcast.Broadcaster
 	// subs are the sub-agents of this engine's life.
 	subs SubAgents
 	// mcp runs the configured MCP servers; nil without any.
@@ -178,7 +179,7 @@ func New(opts Options) (*Engine, error) {
 			timeout = max(timeout, cmp.Or(s.Timeout, mcp.DefaultTimeout)+30*time.Second)
 		}
 	}
-	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: NewBroadcaster(opts.Ledger),
+	e := &Engine{opts: opts, rec: NewRecorder(opts.Ledger), tools: tools, ws: ws, bc: broadcast.New(opts.Ledger),
 		inflight: map[string]*inflight{}, agentReady: make(chan struct{}), streamsEnded: make(chan struct{}), started: time.Now(), subs: subs,
 		proxies: makeMCPProxies(), hooks: makeHooks(), sandboxCaps: sandbox.New().Probe()}
 	subs.Bind(e)
@@ -401,20 +402,15 @@ const (
 
 // newServer builds the gRPC server with every service on the engine's
 // port behind one authenticator (auth.go); a client's unary answer then
-// waits until what it may name is durable (broadcaster.go).
+// waits until what it may name is durable (auth.go: durableAnswer).
 func (e *Engine) newServer() *grpc.Server {
-	auth := &authenticator{client: e.opts.ClientToken, rejected: e.recordRejection, agent: func() string {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		return e.agentToken
-	}, subagent: func(tok string) bool { return e.subs.ByToken(tok) != nil }}
+	auth := &authenticator{client: e.opts.ClientToken, rejected: e.recordRejection, agent: e.AgentToken, subagent: func(tok string) bool { return e.subs.ByToken(tok) != nil }}
 	srv := grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMessageBytes), grpc.MaxHeaderListSize(maxHeaderBytes),
 		grpc.ChainUnaryInterceptor(auth.unary, e.durableAnswer), grpc.StreamInterceptor(auth.stream))
 	opxv1.RegisterAgentServiceServer(srv, &agentService{e: e})
 	opxv1.RegisterSubAgentServiceServer(srv, e.subs.Service())
-	opxv1.RegisterLLMGatewayServer(srv, &gateway{e: e})
-	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
+	e.registerServices(srv) // the LLM gateway and ClientService (engine/grpcapi)
 	if e.opts.Services != nil {
 		e.opts.Services(srv, e)
 	}

@@ -23,9 +23,7 @@ func (f *failingReplay) Fail(err error)              { f.err = err }
 // the rerun of a proxy session, saying why. Not parallel: it swaps the
 // registered maker.
 func TestMCPProxies_NoneLinked(t *testing.T) {
-	proxiesMu.Lock()
-	saved := newMCPProxies
-	proxiesMu.Unlock()
+	saved := newMCPProxies.get()
 	defer UseMCPProxies(saved)
 	UseMCPProxies(nil)
 

@@ -12,9 +12,7 @@ import (
 // every call that names one (no sub-agent is known). Not parallel: it
 // swaps the registered maker.
 func TestSubAgents_NoneLinked(t *testing.T) {
-	subAgentsMu.Lock()
-	saved := newSubAgents
-	subAgentsMu.Unlock()
+	saved := newSubAgents.get()
 	defer UseSubAgents(saved)
 	UseSubAgents(nil)
 

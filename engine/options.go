@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os/exec"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/opx-dev/opx/chronicle"
@@ -13,8 +16,10 @@ import (
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/supervise"
+	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/opx-dev/opx/sandbox"
 )
 
@@ -81,7 +86,7 @@ type Options struct {
 	// ApprovalTimeout is how long an escalation waits for a human before
 	// it is denied; default DefaultApprovalTimeout.
 	ApprovalTimeout time.Duration
-	// Agents configures sub-agents (subagents.go); not Enabled, the
+	// Agents configures sub-agents (rooms.go: SubAgents); not Enabled, the
 	// agent tools are not offered.
 	Agents AgentsConfig
 	// MCP runs MCP servers and offers their tools (mcp.Source); nil or
@@ -111,7 +116,7 @@ type Options struct {
 	// or that long after it when anything was; defaults 1000 and 10 s.
 	CheckpointEntries  uint64
 	CheckpointInterval time.Duration
-	// Fleet starts shipping the ledger to NATS JetStream (rooms.go: Shipper;
+	// Fleet starts shipping the ledger to NATS JetStream (Shipper below;
 	// fleet/ship, started by whoever starts the engine); nil ships
 	// nothing.
 	Fleet StartShipper
@@ -169,4 +174,169 @@ type MCPConfig struct {
 	// MaxProxySessions bounds the open `opx mcp-proxy` sessions; a new
 	// one over it is refused (ResourceExhausted). Default 32.
 	MaxProxySessions int
+}
+
+// Shipper ships the ledger to a fleet while the engine runs (fleet/ship).
+// The engine owns this interface so that it never imports the fleet,
+// whose collector imports the engine's packages: the shipper is started
+// by whoever starts the engine (Options.Fleet), and the engine only asks
+// where it stands and stops it.
+type Shipper interface {
+	// Status is where shipping stands, for GetStatus.
+	Status() *opxv1.FleetStatus
+	// Close ships what it can within drain, then stops.
+	Close(drain time.Duration) error
+}
+
+// CosignRecorder records in the ledger a witness's cosignature the
+// shipper accepted (the shipper never writes entries itself).
+type CosignRecorder interface {
+	RecordCosigned(ctx context.Context, c *event.Cosigned) error
+}
+
+// StartShipper starts shipping the ledger in the background, recording
+// the cosignatures it accepts with rec. It must not block on the fleet:
+// NATS being down is only a state Status shows.
+type StartShipper func(ctx context.Context, rec CosignRecorder) (Shipper, error)
+
+// fleetDrain bounds how long a stopping engine waits for its last
+// entries (engine.stopped among them) to be shipped; whatever is left is
+// shipped from the cursor at the next start.
+const fleetDrain = 3 * time.Second
+
+// startFleet starts shipping the ledger (Options.Fleet) in the
+// background: it never blocks the engine, and NATS being down is only a
+// state shown by status.
+func (e *Engine) startFleet(ctx context.Context) error {
+	if e.opts.Fleet == nil {
+		return nil
+	}
+	s, err := e.opts.Fleet(context.WithoutCancel(ctx), cosignRecorder{e})
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.shipper = s
+	e.mu.Unlock()
+	return nil
+}
+
+// stopFleet ships what it can within fleetDrain, then stops.
+func (e *Engine) stopFleet() {
+	e.mu.Lock()
+	s := e.shipper
+	e.mu.Unlock()
+	if s == nil {
+		return
+	}
+	if err := s.Close(fleetDrain); err != nil {
+		e.opts.Logf("engine: fleet: %v", err)
+	}
+}
+
+// cosignRecorder records the witness's cosignatures the shipper accepted.
+type cosignRecorder struct{ e *Engine }
+
+func (r cosignRecorder) RecordCosigned(ctx context.Context, c *event.Cosigned) error {
+	_, err := r.e.rec.Record(ctx, ledger.Sync, "", c)
+	return err
+}
+
+// fleetStatusProto is the shipping state for GetStatus (nil when off).
+func (e *Engine) fleetStatusProto() *opxv1.FleetStatus {
+	e.mu.Lock()
+	s := e.shipper
+	e.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return s.Status()
+}
+
+// MCP servers for opx's own agent (docs/mcp.md): the servers of the
+// configuration's mcp.servers run under an mcp.Manager the engine starts
+// with itself and stops before engine.stopped; their tools are a dynamic
+// source of the executor registry (mcp.Source), so the agent is offered
+// what the servers offer at each message, named mcp__<server>__<tool> in
+// the group mcp:<server>. A call of one is a proposal like any other.
+
+// MCPServers is what the engine uses of an mcp.Manager.
+type MCPServers interface {
+	// Start starts every server in the background and returns at once.
+	Start(ctx context.Context)
+	// WaitStarted returns once each server started or failed at least once.
+	WaitStarted(ctx context.Context) error
+	// Tools are every running server's tools, sorted by name.
+	Tools() []mcp.Tool
+	// Call calls a tool by its namespaced name.
+	Call(ctx context.Context, callID, name string, args json.RawMessage) (mcp.Result, error)
+	// Spec is a configured server's.
+	Spec(server string) (mcp.Spec, bool)
+	// Status is each configured server's state, sorted by name.
+	Status() []mcp.ServerStatus
+	// Stop ends every server and records their exits.
+	Stop(ctx context.Context)
+}
+
+// mcpRecorder is the Recorder the engine's servers record through: a
+// ledger failure stops the engine, as any of its own.
+func (e *Engine) mcpRecorder() mcp.Recorder {
+	return func(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) error {
+		_, err := e.rec.Record(context.WithoutCancel(ctx), d, session, p, blobs...)
+		if err != nil {
+			e.fatal(err)
+		}
+		return err
+	}
+}
+
+// mcpStatusProto is the state of every configured server, sorted by
+// name: the running engine's servers as its manager has them, and the
+// disabled ones.
+func (e *Engine) mcpStatusProto() []*opxv1.McpServerStatus {
+	cfg := e.opts.MCP
+	if cfg == nil {
+		return nil
+	}
+	var out []*opxv1.McpServerStatus
+	if e.mcp != nil {
+		for _, s := range e.mcp.Status() {
+			p := &opxv1.McpServerStatus{Name: s.Name, State: s.State, Pid: int64(s.PID), Instance: int64(s.Instance), Tools: int64(s.Tools),
+				Restarts: int64(s.Restarts), LastError: textclip.Cut(strings.ToValidUTF8(s.LastError, "\uFFFD"), 1024)}
+			if !s.Since.IsZero() {
+				p.Since = s.Since.UTC().Format(time.RFC3339)
+			}
+			if spec, ok := e.mcp.Spec(s.Name); ok {
+				p.Writable, p.Network = spec.Writable, spec.Network
+			}
+			out = append(out, p)
+		}
+	}
+	for _, name := range cfg.Disabled {
+		out = append(out, &opxv1.McpServerStatus{Name: name, State: "disabled"})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// waitMCP waits (bounded) until every server started or failed once, so a
+// message's agent is offered their tools.
+func (e *Engine) waitMCP(ctx context.Context) {
+	if e.mcp == nil {
+		return
+	}
+	d := e.opts.MCP.StartTimeout
+	if d <= 0 {
+		d = 2 * time.Minute
+	}
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	if err := e.mcp.WaitStarted(wctx); err != nil {
+		e.opts.Logf("engine: MCP servers not all started: %v", err)
+	}
+}
+
+// newMCPManager builds the Manager of the engine's servers.
+var newMCPManager = func(sb mcp.Sandbox, specs []mcp.Spec, rec mcp.Recorder) MCPServers {
+	return mcp.NewManager(sb, specs, rec)
 }

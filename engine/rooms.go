@@ -2,22 +2,16 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/opx-dev/opx/engine/agentwire"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/tier2"
-	"github.com/opx-dev/opx/internal/textclip"
-	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/opx-dev/opx/replay/rerun"
@@ -32,15 +26,53 @@ import (
 // registers itself (Use...) or is handed to the engine by whoever starts
 // it (Options), and without it the core runs with the no-op default
 // below. Tier 2 and the MCP servers, below the core, are reached the
-// same way (Tier2, MCPServers); tier 2 records through the Recorder. The
-// sub-agents' interfaces are in subagents.go.
+// same way (recorder.go: Tier2, options.go: MCPServers); tier 2 records
+// through the Recorder, and so does the fleet's shipper (options.go:
+// Shipper).
 
 // What the gRPC services of engine/grpcapi reach the engine through: the
-// core never imports them (Options.Services registers them).
+// core never imports them (UseServices and Options.Services register
+// them).
 
 // ServiceRegistrar registers gRPC services on the engine's server, behind
 // its authenticator and durable answers (Options.Services).
 type ServiceRegistrar = func(srv *grpc.Server, e *Engine)
+
+// linked is what a room above the core registers when its package is
+// linked in (its init calls Use...), read by every engine New makes.
+type linked[T any] struct {
+	mu sync.Mutex
+	v  T
+}
+
+func (l *linked[T]) set(v T) {
+	l.mu.Lock()
+	l.v = v
+	l.mu.Unlock()
+}
+
+func (l *linked[T]) get() T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.v
+}
+
+var coreServices linked[ServiceRegistrar]
+
+// UseServices sets the services every engine serves whoever starts it,
+// the client service and the LLM gateway: engine/grpcapi calls it when it
+// is linked in. Without it an engine serves neither (a client or an
+// agent is told Unimplemented).
+func UseServices(f ServiceRegistrar) {
+	coreServices.set(f)
+}
+
+// registerServices registers the services of UseServices on srv, if any.
+func (e *Engine) registerServices(srv *grpc.Server) {
+	if f := coreServices.get(); f != nil {
+		f(srv, e)
+	}
+}
 
 // What the core asks of the `opx mcp-proxy` sessions, and what it lends
 // them. The sessions live in engine/mcpproxy, which imports the engine;
@@ -66,26 +98,18 @@ type MCPProxies interface {
 	Bind(e *Engine)
 }
 
-var (
-	proxiesMu     sync.Mutex
-	newMCPProxies func() MCPProxies
-)
+var newMCPProxies linked[func() MCPProxies]
 
 // UseMCPProxies sets how each engine makes its set of mcp-proxy sessions:
 // engine/mcpproxy calls it when it is linked in. Without it an engine
 // opens none, and a rerun of a proxy session fails.
 func UseMCPProxies(f func() MCPProxies) {
-	proxiesMu.Lock()
-	newMCPProxies = f
-	proxiesMu.Unlock()
+	newMCPProxies.set(f)
 }
 
 // makeMCPProxies returns a new set of mcp-proxy sessions, or none.
 func makeMCPProxies() MCPProxies {
-	proxiesMu.Lock()
-	f := newMCPProxies
-	proxiesMu.Unlock()
-	if f != nil {
+	if f := newMCPProxies.get(); f != nil {
 		return f()
 	}
 	return &noMCPProxies{}
@@ -138,26 +162,18 @@ type Hooks interface {
 	Stop(reason string)
 }
 
-var (
-	hooksMu  sync.Mutex
-	newHooks func() Hooks
-)
+var newHooks linked[func() Hooks]
 
 // UseHooks sets how each engine makes its hook sessions: engine/hooks
 // calls it when it is linked in. Without it an engine serves no
 // HookService (a hook is told Unimplemented, and fails closed).
 func UseHooks(f func() Hooks) {
-	hooksMu.Lock()
-	newHooks = f
-	hooksMu.Unlock()
+	newHooks.set(f)
 }
 
 // makeHooks returns a new set of hook sessions, or none.
 func makeHooks() Hooks {
-	hooksMu.Lock()
-	f := newHooks
-	hooksMu.Unlock()
-	if f != nil {
+	if f := newHooks.get(); f != nil {
 		return f()
 	}
 	return noHooks{}
@@ -170,104 +186,6 @@ func (noHooks) Bind(*Engine)                  {}
 func (noHooks) Register(*grpc.Server)         {}
 func (noHooks) Recover(context.Context) error { return nil }
 func (noHooks) Stop(string)                   {}
-
-// Shipper ships the ledger to a fleet while the engine runs (fleet/ship).
-// The engine owns this interface so that it never imports the fleet,
-// whose collector imports the engine's packages: the shipper is started
-// by whoever starts the engine (Options.Fleet), and the engine only asks
-// where it stands and stops it.
-type Shipper interface {
-	// Status is where shipping stands, for GetStatus.
-	Status() *opxv1.FleetStatus
-	// Close ships what it can within drain, then stops.
-	Close(drain time.Duration) error
-}
-
-// CosignRecorder records in the ledger a witness's cosignature the
-// shipper accepted (the shipper never writes entries itself).
-type CosignRecorder interface {
-	RecordCosigned(ctx context.Context, c *event.Cosigned) error
-}
-
-// StartShipper starts shipping the ledger in the background, recording
-// the cosignatures it accepts with rec. It must not block on the fleet:
-// NATS being down is only a state Status shows.
-type StartShipper func(ctx context.Context, rec CosignRecorder) (Shipper, error)
-
-// fleetDrain bounds how long a stopping engine waits for its last
-// entries (engine.stopped among them) to be shipped; whatever is left is
-// shipped from the cursor at the next start.
-const fleetDrain = 3 * time.Second
-
-// startFleet starts shipping the ledger (Options.Fleet) in the
-// background: it never blocks the engine, and NATS being down is only a
-// state shown by status.
-func (e *Engine) startFleet(ctx context.Context) error {
-	if e.opts.Fleet == nil {
-		return nil
-	}
-	s, err := e.opts.Fleet(context.WithoutCancel(ctx), cosignRecorder{e})
-	if err != nil {
-		return err
-	}
-	e.mu.Lock()
-	e.shipper = s
-	e.mu.Unlock()
-	return nil
-}
-
-// stopFleet ships what it can within fleetDrain, then stops.
-func (e *Engine) stopFleet() {
-	e.mu.Lock()
-	s := e.shipper
-	e.mu.Unlock()
-	if s == nil {
-		return
-	}
-	if err := s.Close(fleetDrain); err != nil {
-		e.opts.Logf("engine: fleet: %v", err)
-	}
-}
-
-// cosignRecorder records the witness's cosignatures the shipper accepted.
-type cosignRecorder struct{ e *Engine }
-
-func (r cosignRecorder) RecordCosigned(ctx context.Context, c *event.Cosigned) error {
-	_, err := r.e.rec.Record(ctx, ledger.Sync, "", c)
-	return err
-}
-
-// fleetStatusProto is the shipping state for GetStatus (nil when off).
-func (e *Engine) fleetStatusProto() *opxv1.FleetStatus {
-	e.mu.Lock()
-	s := e.shipper
-	e.mu.Unlock()
-	if s == nil {
-		return nil
-	}
-	return s.Status()
-}
-
-// Tier 2 (the model asked about escalations) lives in engine/tier2,
-// below the core: the engine builds it (New, setupReplay) and asks it
-// through Tier2; it records through the engine's Recorder.
-
-// Tier2 answers escalations to tier 2 (tier2.LLMEvaluator).
-type Tier2 interface {
-	// Judge returns an allow or block verdict (tier 2) on p, which esc
-	// escalated. The error is non-nil only when the ledger failed.
-	Judge(ctx context.Context, p judge.Proposal, esc judge.Verdict) (judge.Verdict, error)
-}
-
-var _ tier2.Recorder = (*Recorder)(nil)
-
-// RecordLLMResponse records the llm.response of one exchange the way the
-// gateway records its own (agentwire.LLMResponse): tier 2's, through
-// tier2.Recorder.
-func (r *Recorder) RecordLLMResponse(ctx context.Context, d ledger.Durability, session string, p llm.Provider, subagent, reqID string, x *llm.Exchange, callErr error) (uint64, error) {
-	resp, blobs := agentwire.LLMResponse(p, subagent, reqID, x, callErr)
-	return r.Record(ctx, d, session, resp, blobs...)
-}
 
 // ReplayMode is what an engine in replay mode asks of the driver that
 // re-drives a recorded session (engine/redrive): the core owns this
@@ -359,90 +277,136 @@ func (e *Engine) driveReplay(ctx context.Context) {
 	e.opts.replay.Drive(ctx, e)
 }
 
-// MCP servers for opx's own agent (docs/mcp.md): the servers of the
-// configuration's mcp.servers run under an mcp.Manager the engine starts
-// with itself and stops before engine.stopped; their tools are a dynamic
-// source of the executor registry (mcp.Source), so the agent is offered
-// what the servers offer at each message, named mcp__<server>__<tool> in
-// the group mcp:<server>. A call of one is a proposal like any other.
+// What the core asks of the sub-agents, and what it lends them. The
+// sub-agents live in engine/subagent, which imports the engine; the
+// engine reaches them only through SubAgents, made by the function
+// engine/subagent registers (UseSubAgents) when it is linked in.
 
-// MCPServers is what the engine uses of an mcp.Manager.
-type MCPServers interface {
-	// Start starts every server in the background and returns at once.
-	Start(ctx context.Context)
-	// WaitStarted returns once each server started or failed at least once.
-	WaitStarted(ctx context.Context) error
-	// Tools are every running server's tools, sorted by name.
-	Tools() []mcp.Tool
-	// Call calls a tool by its namespaced name.
-	Call(ctx context.Context, callID, name string, args json.RawMessage) (mcp.Result, error)
-	// Spec is a configured server's.
-	Spec(server string) (mcp.Spec, bool)
-	// Status is each configured server's state, sorted by name.
-	Status() []mcp.ServerStatus
-	// Stop ends every server and records their exits.
-	Stop(ctx context.Context)
+// AgentsConfig configures sub-agents (config `agents:`).
+type AgentsConfig struct {
+	// Enabled offers the agent tools (group "agents") to the session's
+	// agent; off, none is registered.
+	Enabled bool
+	// MaxConcurrent bounds the sub-agents alive at once; default 4.
+	MaxConcurrent int
+	// MaxRounds bounds a sub-agent's model calls; default 15.
+	MaxRounds int
+	// Timeout is a sub-agent's wall-clock limit from its spawn; default
+	// 5 minutes.
+	Timeout time.Duration
 }
 
-// mcpRecorder is the Recorder the engine's servers record through: a
-// ledger failure stops the engine, as any of its own.
-func (e *Engine) mcpRecorder() mcp.Recorder {
-	return func(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) error {
-		_, err := e.rec.Record(context.WithoutCancel(ctx), d, session, p, blobs...)
-		if err != nil {
-			e.fatal(err)
-		}
-		return err
+func (c AgentsConfig) withDefaults() AgentsConfig {
+	if c.MaxConcurrent <= 0 {
+		c.MaxConcurrent = 4
 	}
+	if c.MaxRounds <= 0 {
+		c.MaxRounds = 15
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 5 * time.Minute
+	}
+	return c
 }
 
-// mcpStatusProto is the state of every configured server, sorted by
-// name: the running engine's servers as its manager has them, and the
-// disabled ones.
-func (e *Engine) mcpStatusProto() []*opxv1.McpServerStatus {
-	cfg := e.opts.MCP
-	if cfg == nil {
+// GroupAgents is the tool group of the agent tools.
+const GroupAgents = "agents"
+
+// SubAgents is the engine's set of sub-agents, as the core uses it: the
+// pipeline's hooks (Restrict, Admit, ExecScope), the authenticator's and
+// the gateway's token check (ByToken), the engine's stop (Stop), its
+// gRPC service, and the agent tools it offers.
+type SubAgents interface {
+	// Restrict blocks a sub-agent's call to a tool it was not granted;
+	// nil lets the tiers judge (Pipeline.Restrict).
+	Restrict(p judge.Proposal) *judge.Verdict
+	// Admit lets a sub-agent's allowed call start unless it has ended
+	// (Pipeline.Admit).
+	Admit(p judge.Proposal) (release func(), refusal string)
+	// ExecScope stops a sub-agent's execution when it ends
+	// (Pipeline.ExecScope).
+	ExecScope(p judge.Proposal) (context.Context, func())
+	// ByToken returns the live sub-agent whose token tok is, or nil.
+	ByToken(tok string) SubAgent
+	// Get returns the sub-agent with id, or nil.
+	Get(id string) SubAgent
+	// Stop ends every live sub-agent (the engine is stopping) and waits
+	// for their processes.
+	Stop(reason string)
+	// AgentTools is the executor of the agent tools (group GroupAgents).
+	AgentTools() executor.Executor
+	// Service serves SubAgentService on the engine's port.
+	Service() opxv1.SubAgentServiceServer
+	// Bind gives the set its engine, once New has made it.
+	Bind(e *Engine)
+}
+
+// SubAgent is one sub-agent as the core sees it.
+type SubAgent interface {
+	ID() string
+	// Session is its parent's session.
+	Session() string
+	// Model is the model its calls name ("" for the engine's).
+	Model() string
+	// Hold holds off its end (its end entry waits) until release is
+	// called; false, holding nothing, once it has ended.
+	Hold() (release func(), ok bool)
+	// Stopped is done once it has ended.
+	Stopped() context.Context
+	// Done is closed once it has ended.
+	Done() <-chan struct{}
+	// Complete serves a model call it made (LLMGateway.Complete).
+	Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error
+	// Expire makes its timeout fire now; Kill kills its process (the
+	// rerun re-enacts a recorded timeout or crash with them).
+	Expire()
+	Kill()
+}
+
+var newSubAgents linked[func() SubAgents]
+
+// UseSubAgents sets how each engine makes its set of sub-agents:
+// engine/subagent calls it when it is linked in. Without it an engine
+// has none, and refuses a configuration that enables them.
+func UseSubAgents(f func() SubAgents) {
+	newSubAgents.set(f)
+}
+
+// makeSubAgents returns a new set of sub-agents, or none.
+func makeSubAgents(cfg AgentsConfig) (SubAgents, error) {
+	if f := newSubAgents.get(); f != nil {
+		return f(), nil
+	}
+	if cfg.Enabled {
+		return nil, fmt.Errorf("sub-agents are enabled (agents:), but this engine was built without them (engine/subagent)")
+	}
+	return noSubAgents{}, nil
+}
+
+// noSubAgents is an engine's set when none is linked in: no sub-agent is
+// known, so each call that names one is blocked.
+type noSubAgents struct{}
+
+func (noSubAgents) Restrict(p judge.Proposal) *judge.Verdict {
+	if p.SubAgentID == "" {
 		return nil
 	}
-	var out []*opxv1.McpServerStatus
-	if e.mcp != nil {
-		for _, s := range e.mcp.Status() {
-			p := &opxv1.McpServerStatus{Name: s.Name, State: s.State, Pid: int64(s.PID), Instance: int64(s.Instance), Tools: int64(s.Tools),
-				Restarts: int64(s.Restarts), LastError: textclip.Cut(strings.ToValidUTF8(s.LastError, "\uFFFD"), 1024)}
-			if !s.Since.IsZero() {
-				p.Since = s.Since.UTC().Format(time.RFC3339)
-			}
-			if spec, ok := e.mcp.Spec(s.Name); ok {
-				p.Writable, p.Network = spec.Writable, spec.Network
-			}
-			out = append(out, p)
-		}
-	}
-	for _, name := range cfg.Disabled {
-		out = append(out, &opxv1.McpServerStatus{Name: name, State: "disabled"})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return &judge.Verdict{Decision: event.Block, Tier: -1, Rule: "subagent:not-granted", Reason: "no sub-agent " + p.SubAgentID + " is known to this engine"}
 }
 
-// waitMCP waits (bounded) until every server started or failed once, so a
-// message's agent is offered their tools.
-func (e *Engine) waitMCP(ctx context.Context) {
-	if e.mcp == nil {
-		return
+func (noSubAgents) Admit(p judge.Proposal) (func(), string) {
+	if p.SubAgentID == "" {
+		return func() {}, ""
 	}
-	d := e.opts.MCP.StartTimeout
-	if d <= 0 {
-		d = 2 * time.Minute
-	}
-	wctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	if err := e.mcp.WaitStarted(wctx); err != nil {
-		e.opts.Logf("engine: MCP servers not all started: %v", err)
-	}
+	return nil, "no sub-agent " + p.SubAgentID + " is known to this engine"
 }
 
-// newMCPManager builds the Manager of the engine's servers.
-var newMCPManager = func(sb mcp.Sandbox, specs []mcp.Spec, rec mcp.Recorder) MCPServers {
-	return mcp.NewManager(sb, specs, rec)
+func (noSubAgents) ExecScope(judge.Proposal) (context.Context, func()) { return nil, func() {} }
+func (noSubAgents) ByToken(string) SubAgent                            { return nil }
+func (noSubAgents) Get(string) SubAgent                                { return nil }
+func (noSubAgents) Stop(string)                                        {}
+func (noSubAgents) AgentTools() executor.Executor                      { return nil }
+func (noSubAgents) Bind(*Engine)                                       {}
+func (noSubAgents) Service() opxv1.SubAgentServiceServer {
+	return opxv1.UnimplementedSubAgentServiceServer{}
 }

@@ -3,6 +3,7 @@ package grpcapi
 import (
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/checkpoint"
+	"github.com/opx-dev/opx/engine/gateway"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"google.golang.org/grpc"
 )
@@ -18,3 +19,15 @@ func Register(srv *grpc.Server, e *engine.Engine) {
 }
 
 var _ engine.ServiceRegistrar = Register
+
+// Every engine serves the client service and the LLM gateway, whoever
+// starts it and whatever its Options.Services: a rerun's engine
+// (engine/redrive) too, whose agent's model calls go through the
+// gateway.
+func init() { engine.UseServices(registerCore) }
+
+// registerCore registers ClientService and LLMGateway of e on srv.
+func registerCore(srv *grpc.Server, e *engine.Engine) {
+	opxv1.RegisterLLMGatewayServer(srv, gateway.NewService(e))
+	opxv1.RegisterClientServiceServer(srv, &clientService{e: e})
+}

@@ -16,7 +16,9 @@
 //
 // Imports: the core (engine) and the engine's own lower packages
 // (executor, llm, mcp), ledger, replay/rerun and replay/projection,
-// shield, fixtures, proto. The core never imports this package: New takes
+// shield, fixtures, proto; engine/grpcapi only to link it in (its
+// registration serves the LLM gateway the rerun's agent calls). The core
+// never imports this package: New takes
 // the replay mode through engine.NewReplay, and only its callers (cli,
 // tests) import redrive.
 //

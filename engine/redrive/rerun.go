@@ -14,6 +14,9 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/executor"
+	// The rerun's agent makes its model calls through the LLM gateway,
+	// which engine/grpcapi registers on every engine's server.
+	_ "github.com/opx-dev/opx/engine/grpcapi"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/ledger"

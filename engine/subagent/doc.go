@@ -22,8 +22,10 @@
 //
 // # Imports
 //
-// subagent imports the engine (the core) and its leaf packages
-// (executor, ledger, event, the protocol); the engine never imports it.
+// subagent imports the engine (the core), the LLM gateway
+// (engine/gateway, which makes its admitted model calls) and leaf
+// packages (executor, ledger, event, the protocol); the engine never
+// imports it.
 //
 // # Invariants
 //

@@ -3,6 +3,7 @@ package subagent
 import (
 	"fmt"
 
+	"github.com/opx-dev/opx/engine/gateway"
 	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -15,7 +16,7 @@ import (
 // calls made with s's token. It serves them only for the message s is
 // working on, and only within its rounds (agents.max_rounds); the call
 // over the limit is refused, recorded, and ends s (failed max_rounds).
-// The call itself is the gateway's (engine.CompleteModelCall).
+// The call itself is the gateway's (gateway.Complete).
 func (s *subAgent) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
 	e := s.m
 	ctx := stream.Context()
@@ -45,5 +46,5 @@ func (s *subAgent) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_Compl
 		e.failSub(ctx, s, event.SubAgentMaxRounds, msg)
 		return status.Error(codes.ResourceExhausted, msg)
 	}
-	return e.CompleteModelCall(s, s.session, req, stream)
+	return gateway.Complete(e.Engine, s, s.session, req, stream)
 }

@@ -1,4 +1,4 @@
-package engine_test
+package broadcast_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/broadcast"
 	"github.com/opx-dev/opx/ledger"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
@@ -46,7 +46,7 @@ func TestBroadcasterBrokenChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := engine.NewBroadcaster(l)
+	b := broadcast.New(l)
 	sub := b.Subscribe("s")
 	fi, err := os.Stat(path)
 	if err != nil {

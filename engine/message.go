@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
-	"sort"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -14,7 +14,6 @@ import (
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
-	"github.com/opx-dev/opx/replay/projection"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -25,16 +24,11 @@ const MaxMessageBytes = 256 << 10
 // agentWait bounds how long SendMessage waits for an agent to connect.
 const agentWait = 30 * time.Second
 
-// clientService serves ClientService to authenticated clients.
-type clientService struct {
-	opxv1.UnimplementedClientServiceServer
-	e *Engine
-}
-
 // SendMessage records the message, hands it to the agent and streams the
-// session's pipeline events until the agent answered it (or failed).
-func (c *clientService) SendMessage(req *opxv1.ClientMessageRequest, stream opxv1.ClientService_SendMessageServer) error {
-	e := c.e
+// session's pipeline events until the agent answered it (or failed):
+// ClientService.SendMessage (engine/grpcapi), and the rerun driver's
+// recorded messages (engine/redrive).
+func (e *Engine) SendMessage(req *opxv1.ClientMessageRequest, stream opxv1.ClientService_SendMessageServer) error {
 	ctx := stream.Context()
 	switch {
 	case strings.TrimSpace(req.Content) == "":
@@ -207,113 +201,12 @@ func clientName(ctx context.Context) string {
 	return "grpc"
 }
 
-// ListSessions lists sessions, most recently updated first, from the
-// sessions projection.
-func (c *clientService) ListSessions(_ context.Context, req *opxv1.ListSessionsRequest) (*opxv1.ListSessionsResponse, error) {
-	out := &opxv1.ListSessionsResponse{}
-	err := c.e.opts.Ledger.ReadProjection(projection.Sessions{}, func(b ledger.Bucket) error {
-		for _, s := range projection.ReadSessions(b) {
-			if s.Mode == "otr" && !req.IncludeOtr {
-				continue
-			}
-			out.Sessions = append(out.Sessions, &opxv1.SessionInfo{Id: s.ID, Title: s.Title, Mode: s.Mode,
-				CreatedAt: unixNano(s.Created), UpdatedAt: unixNano(s.Updated), MessageCount: int64(s.Messages)})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "sessions: %v", err)
-	}
-	sort.Slice(out.Sessions, func(i, j int) bool {
-		a, b := out.Sessions[i], out.Sessions[j]
-		if a.UpdatedAt != b.UpdatedAt {
-			return a.UpdatedAt > b.UpdatedAt
-		}
-		return a.Id < b.Id
-	})
-	return out, nil
-}
-
-// GetHistory returns a session's messages, oldest first, from the history
-// projection.
-func (c *clientService) GetHistory(ctx context.Context, req *opxv1.GetHistoryRequest) (*opxv1.GetHistoryResponse, error) {
-	if _, ok, err := c.e.readSession(ctx, req.SessionId); err != nil {
-		return nil, status.Errorf(codes.Internal, "sessions: %v", err)
-	} else if !ok {
-		return nil, status.Errorf(codes.NotFound, "no session %q", textclip.Cut(req.SessionId, 128))
-	}
-	h, err := c.e.readHistory(req.SessionId, int(max(req.Offset, 0)), int(max(req.Limit, 0)))
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "history: %v", err)
-	}
-	return &opxv1.GetHistoryResponse{Messages: h}, nil
-}
-
-// ResolveApproval answers an escalation waiting for a human. The answer is
-// durable (approval.resolved, by the client's name) when this returns; the
-// call then runs, or the agent hears it was denied.
-func (c *clientService) ResolveApproval(ctx context.Context, req *opxv1.ApprovalRequest) (*opxv1.ApprovalResponse, error) {
-	if strings.TrimSpace(req.ApprovalId) == "" {
-		return nil, status.Error(codes.InvalidArgument, "no approval id")
-	}
-	by := clientName(ctx)
-	if by == "timeout" || by == "engine" {
-		// Reserved for the engine's own denials.
-		by = "client " + by
-	}
-	out, err := c.e.approvals.Resolve(req.ApprovalId, req.Approved, by, textclip.Cut(strings.TrimSpace(req.Reason), 1024))
-	switch {
-	case errors.Is(err, ErrUnknownApproval):
-		return nil, status.Errorf(codes.NotFound, "no pending approval %q (unknown, or already resolved)", textclip.Cut(req.ApprovalId, 128))
-	case err != nil:
-		c.e.fatal(err)
-		return nil, status.Errorf(codes.Internal, "record the answer: %v", err)
-	}
-	return &opxv1.ApprovalResponse{Resolved: true, Seq: out.Seq, CallId: out.CallID, Tool: out.Tool, Approved: out.Approved, By: out.By,
-		SubagentId: out.SubAgentID}, nil
-}
-
-// ListApprovals lists the escalations waiting for a human, oldest first,
-// from the approvals projection: every approval.requested of this engine
-// without an approval.resolved. (An approval is recorded before its
-// waiter is registered, and its waiter is removed before the answer is
-// recorded: in those instants the list and ResolveApproval disagree, and
-// ResolveApproval says so.)
-func (c *clientService) ListApprovals(_ context.Context, req *opxv1.ListApprovalsRequest) (*opxv1.ListApprovalsResponse, error) {
-	out := &opxv1.ListApprovalsResponse{}
-	err := c.e.opts.Ledger.ReadProjection(projection.Approvals{}, func(b ledger.Bucket) error {
-		for _, a := range projection.ReadApprovals(b, req.SessionId, true) {
-			if a.RequestedSeq <= c.e.startedSeq {
-				continue // an engine before this one asked: no one waits for the answer
-			}
-			var expires int64
-			if t := a.Expires(); !t.IsZero() {
-				expires = t.UnixNano()
-			}
-			args, reason := a.Arguments, a.Reason
-			if x, r, ok := c.e.rec.otr.Approval(a.Session, a.ID); ok {
-				// Off the record: the ledger holds commitments; the
-				// human asked sees what the engine judged.
-				args, reason = x, r
-			}
-			out.Approvals = append(out.Approvals, &opxv1.PendingApproval{ApprovalId: a.ID, SessionId: a.Session, SubagentId: a.SubAgentID, MessageId: a.MessageID,
-				CallId: a.CallID, Tool: a.Tool, Arguments: args, Reason: reason, RequestedAt: unixNano(a.RequestedTS),
-				TimeoutMs: a.TimeoutMS, ExpiresAt: expires, Seq: a.RequestedSeq})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "approvals: %v", err)
-	}
-	return out, nil
-}
-
-// GetStatus reports the processes, the sandbox and the ledger head.
-func (c *clientService) GetStatus(context.Context, *opxv1.StatusRequest) (*opxv1.StatusResponse, error) {
-	e := c.e
+// Status reports the processes, the sandbox and the ledger head
+// (ClientService.GetStatus).
+func (e *Engine) Status() (*opxv1.StatusResponse, error) {
 	h, err := durableHead(e.opts.Ledger)
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "ledger head: %v", err)
+		return nil, fmt.Errorf("ledger head: %w", err)
 	}
 	servers := e.mcpStatusProto()
 	fleet := e.fleetStatusProto()
@@ -332,16 +225,15 @@ func (c *clientService) GetStatus(context.Context, *opxv1.StatusRequest) (*opxv1
 	return st, nil
 }
 
-// Shutdown stops the engine cleanly (exit 0).
-func (c *clientService) Shutdown(_ context.Context, req *opxv1.ShutdownRequest) (*opxv1.ShutdownResponse, error) {
-	c.e.requestStop(errShutdown, req.Reason)
-	return &opxv1.ShutdownResponse{}, nil
-}
-
-// Restart stops the engine asking its manager for a restart (exit 75).
-func (c *clientService) Restart(_ context.Context, req *opxv1.RestartRequest) (*opxv1.RestartResponse, error) {
-	c.e.requestStop(ErrRestart, req.Reason)
-	return &opxv1.RestartResponse{}, nil
+// RequestStop stops the engine for a client, after its reply is on its
+// way: cleanly (exit 0), or asking its manager for a restart (exit 75)
+// when restart is set; reason is what the client said.
+func (e *Engine) RequestStop(restart bool, reason string) {
+	cause := errShutdown
+	if restart {
+		cause = ErrRestart
+	}
+	e.requestStop(cause, reason)
 }
 
 func (e *Engine) requestStop(cause error, reason string) {

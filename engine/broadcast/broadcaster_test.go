@@ -1,4 +1,4 @@
-package engine_test
+package broadcast_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/broadcast"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/ledgertest"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
@@ -39,10 +39,10 @@ func noteRecord(i int) ledger.Record {
 }
 
 func TestBroadcaster_FanOut(t *testing.T) {
-	b := engine.NewBroadcaster(broadcastLedger(t, 0))
+	b := broadcast.New(broadcastLedger(t, 0))
 	s1, s2, other := b.Subscribe("s"), b.Subscribe("s"), b.Subscribe("t")
 	b.Publish(&opxv1.PipelineEvent{SessionId: "s", Type: "token"})
-	for i, s := range []*engine.Subscription{s1, s2} {
+	for i, s := range []*broadcast.Subscription{s1, s2} {
 		if ev := <-s.C; ev.Type != "token" {
 			t.Errorf("subscriber %d got %v", i, ev)
 		}
@@ -65,7 +65,7 @@ func TestBroadcaster_FanOut(t *testing.T) {
 // TestBroadcaster_SlowSubscriberDropped: a client that stops reading is cut
 // off instead of stalling the engine.
 func TestBroadcaster_SlowSubscriberDropped(t *testing.T) {
-	b := engine.NewBroadcaster(broadcastLedger(t, 0))
+	b := broadcast.New(broadcastLedger(t, 0))
 	slow, fast := b.Subscribe("s"), b.Subscribe("s")
 	// The fast one reads each event before the next is published.
 	got := make(chan struct{})
@@ -96,7 +96,7 @@ func TestBroadcaster_SlowSubscriberDropped(t *testing.T) {
 // with the events between them (a CI failure: `opx send` on a busy
 // machine was cut off in the middle of a model's answer).
 func TestBroadcaster_SlowReaderGetsEveryToken(t *testing.T) {
-	b := engine.NewBroadcaster(broadcastLedger(t, 0))
+	b := broadcast.New(broadcastLedger(t, 0))
 	slow := b.Subscribe("s")
 	var want strings.Builder
 	token := func(msg, text string) {
@@ -146,7 +146,7 @@ func TestBroadcaster_SlowReaderGetsEveryToken(t *testing.T) {
 // TestBroadcaster_TokensBounded: what waits for a client that reads
 // nothing is bounded in bytes too: past it the client is cut off.
 func TestBroadcaster_TokensBounded(t *testing.T) {
-	b := engine.NewBroadcaster(broadcastLedger(t, 0))
+	b := broadcast.New(broadcastLedger(t, 0))
 	stuck := b.Subscribe("s")
 	data, _ := json.Marshal(map[string]string{"text": strings.Repeat("x", 64<<10)})
 	for range 1000 { // 64 MiB
@@ -166,7 +166,7 @@ func TestBroadcaster_TokensBounded(t *testing.T) {
 // back (an hour), so only the Sync commits.
 func TestBroadcaster_HoldsUntilDurable(t *testing.T) {
 	l := broadcastLedger(t, time.Hour)
-	b := engine.NewBroadcaster(l)
+	b := broadcast.New(l)
 	defer b.Close()
 	sub := b.Subscribe("s")
 	a, err := l.Append(context.Background(), ledger.Async, noteRecord(1))
@@ -205,7 +205,7 @@ func TestBroadcaster_HoldsUntilDurable(t *testing.T) {
 // receives every event.
 func TestBroadcaster_NeverAheadOfDurable(t *testing.T) {
 	l := broadcastLedger(t, time.Millisecond)
-	b := engine.NewBroadcaster(l)
+	b := broadcast.New(l)
 	defer b.Close()
 	sub := b.Subscribe("s")
 	const writers, each = 4, 200

@@ -1,15 +1,11 @@
-package engine
+package broadcast
 
 import (
-	"context"
 	"encoding/json"
 	"sync"
 
 	"github.com/opx-dev/opx/ledger"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // What a slow client may fall behind before it is cut off: the ledger
@@ -27,8 +23,9 @@ const (
 	subscriberChan = 16
 )
 
-// typeToken is the pipeline event of a model's text delta.
-const typeToken = "token"
+// TypeToken is the pipeline event of a model's text delta: a client's
+// unread ones are joined into one.
+const TypeToken = "token"
 
 // Broadcaster fans pipeline events out to every client subscribed to a
 // session. It is the one place that decides when a client may hear of an
@@ -77,9 +74,9 @@ type Subscription struct {
 	done   chan struct{} // closed by closeLocked
 }
 
-// NewBroadcaster returns a broadcaster with no subscribers that publishes
+// New returns a broadcaster with no subscribers that publishes
 // what l makes durable.
-func NewBroadcaster(l *ledger.Ledger) *Broadcaster {
+func New(l *ledger.Ledger) *Broadcaster {
 	return &Broadcaster{l: l, subs: map[string]map[*Subscription]struct{}{}, quit: make(chan struct{})}
 }
 
@@ -149,8 +146,8 @@ func (s *Subscription) pump() {
 // token queued last for the same message; a subscription over its bounds
 // is cut off. b.mu is held.
 func (s *Subscription) enqueueLocked(ev *opxv1.PipelineEvent) {
-	if n := len(s.q); n > 0 && ev.Type == typeToken {
-		if last := &s.q[n-1]; last.ev.Type == typeToken && last.ev.MessageId == ev.MessageId && last.join(ev) {
+	if n := len(s.q); n > 0 && ev.Type == TypeToken {
+		if last := &s.q[n-1]; last.ev.Type == TypeToken && last.ev.MessageId == ev.MessageId && last.join(ev) {
 			s.qBytes += len(ev.Data)
 			if s.qBytes > subscriberBytes {
 				s.closeLocked()
@@ -204,7 +201,7 @@ func (q queued) event() *opxv1.PipelineEvent {
 		return q.ev
 	}
 	data, _ := json.Marshal(tokenData{Text: string(q.text)})
-	return &opxv1.PipelineEvent{Type: typeToken, SessionId: q.ev.SessionId, MessageId: q.ev.MessageId, Data: data, Timestamp: q.ev.Timestamp}
+	return &opxv1.PipelineEvent{Type: TypeToken, SessionId: q.ev.SessionId, MessageId: q.ev.MessageId, Data: data, Timestamp: q.ev.Timestamp}
 }
 
 type tokenData struct {
@@ -309,53 +306,4 @@ func (b *Broadcaster) Subscribers(session string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.subs[session])
-}
-
-// What a client may be told: only entries that are durable. Three paths
-// reach clients, each held to it here or beside it:
-//   - streamed pipeline events go through the Broadcaster, which releases
-//     an event once the durable watermark passes every entry appended
-//     before it;
-//   - unary answers (sessions, history, approvals, status, rollback
-//     reports) leave only after the ledger synced what was appended
-//     before the handler returned (durableAnswer);
-//   - the ledger service's head, ReadEntries, StreamEntries and Follow
-//     stop at the durable head (durableHead, ledger.Watermark).
-
-// durableAnswer holds a client's unary answer until every entry appended
-// before its handler returned is durable, whatever the handler read or
-// recorded. With nothing queued it costs a lock; otherwise it waits for
-// (and hurries) the group commit.
-func (e *Engine) durableAnswer(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	resp, err := h(ctx, req)
-	if requiredCredential(info.FullMethod) != credClient {
-		return resp, err
-	}
-	if serr := e.opts.Ledger.Sync(ctx); serr != nil {
-		if ctx.Err() != nil {
-			return nil, status.FromContextError(ctx.Err()).Err()
-		}
-		return nil, status.Errorf(codes.Unavailable, "the ledger did not commit the answer's entries: %v", serr)
-	}
-	return resp, err
-}
-
-// durableHead is the head a client may be told of: the committed head,
-// but never past the writer's durable watermark (a commit's head is
-// readable a moment before its fsync returns).
-func durableHead(l *ledger.Ledger) (ledger.Head, error) {
-	h, err := l.Head()
-	if err != nil {
-		return h, err
-	}
-	w, err := l.Watermark()
-	if err != nil || w.Durable >= h.Seq {
-		return h, err
-	}
-	en, err := l.Get(w.Durable)
-	if err != nil {
-		return h, err
-	}
-	h.Seq, h.Hash = en.Seq, en.Hash()
-	return h, nil
 }

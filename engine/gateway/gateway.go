@@ -1,9 +1,9 @@
-package engine
+package gateway
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/agentwire"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/internal/textclip"
@@ -14,13 +14,40 @@ import (
 	"google.golang.org/grpc/status"
 )
 
+// Engine is what the gateway uses of the engine (*engine.Engine).
+type Engine interface {
+	// SubAgentByToken is the live sub-agent whose token tok is, or nil.
+	SubAgentByToken(tok string) engine.SubAgent
+	// AgentToken is the token of the agent last spawned.
+	AgentToken() string
+	// MessageSession is the session of the message id in flight.
+	MessageSession(id string) (session string, ok bool)
+	// NextRequestID names the next model request.
+	NextRequestID() string
+	// Model is the provider the agents' model calls go to and its retry
+	// policy (Options.Provider, Options.Retry).
+	Model() (llm.Provider, llm.RetryPolicy)
+	// Record records p, and stops the engine if the ledger failed.
+	Record(ctx context.Context, d ledger.Durability, session string, p event.Payload, blobs ...[]byte) uint64
+}
+
 // gateway serves LLMGateway.Complete: the agent's only way to a model. The
 // engine records the exact request body before the call and the raw
 // response after it, and streams the parsed chunks to the agent as they
 // arrive.
 type gateway struct {
 	opxv1.UnimplementedLLMGatewayServer
-	e *Engine
+	e Engine
+}
+
+// NewService serves LLMGateway for e.
+func NewService(e Engine) opxv1.LLMGatewayServer { return &gateway{e: e} }
+
+// Complete makes one model call of sub-agent s for session, recording
+// the request before and the response after (engine/subagent, once it
+// has admitted the call).
+func Complete(e Engine, s engine.SubAgent, session string, req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
+	return (&gateway{e: e}).complete(s, session, req, stream)
 }
 
 // Complete serves a model call for a message in flight; a call for any
@@ -29,8 +56,8 @@ type gateway struct {
 func (g *gateway) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
 	e := g.e
 	ctx := stream.Context()
-	tok := metadataValue(ctx, opxv1.AgentTokenHeader)
-	if s := e.subs.ByToken(tok); s != nil {
+	tok := engine.MetadataValue(ctx, opxv1.AgentTokenHeader)
+	if s := e.SubAgentByToken(tok); s != nil {
 		return s.Complete(req, stream)
 	}
 	// Not a live sub-agent's token: served only if it is the session
@@ -38,27 +65,27 @@ func (g *gateway) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_Comple
 	// the request is read after, so a sub-agent that ended since (or an
 	// agent replaced since) holds a token that is no one's any more, and
 	// its call must not fall through to the session agent's path.
-	if !tokenEqual(tok, e.currentAgentToken()) {
+	if !engine.TokenEqual(tok, e.AgentToken()) {
 		return status.Error(codes.Unauthenticated, "the token is no live agent's or sub-agent's any more; refused")
 	}
-	f := e.message(req.MessageId)
-	if f == nil || f.session != req.SessionId {
+	session, ok := e.MessageSession(req.MessageId)
+	if !ok || session != req.SessionId {
 		return status.Errorf(codes.PermissionDenied, "no message %q in flight in session %q", textclip.Cut(req.MessageId, 128), textclip.Cut(req.SessionId, 128))
 	}
-	return g.complete(nil, f.session, req, stream)
+	return g.complete(nil, session, req, stream)
 }
 
 // complete makes one model call for session (for sub-agent s, nil for
 // the session's agent, with its model if it asked for one), recording
 // the request before and the response after.
-func (g *gateway) complete(s SubAgent, session string, req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
+func (g *gateway) complete(s engine.SubAgent, session string, req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
 	e := g.e
 	ctx := stream.Context()
 	subagent, model := "", ""
 	if s != nil {
 		subagent, model = s.ID(), s.Model()
 	}
-	p := e.opts.Provider
+	p, retry := e.Model()
 	if model == "" {
 		model = p.Model()
 	}
@@ -77,10 +104,7 @@ func (g *gateway) complete(s SubAgent, session string, req *opxv1.LLMRequest, st
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "encode the model request: %v", err)
 	}
-	e.mu.Lock()
-	e.msgN++
-	reqID := fmt.Sprintf("req_%d", e.msgN)
-	e.mu.Unlock()
+	reqID := e.NextRequestID()
 	release := func() {}
 	if s != nil {
 		// Under the gate: no model call of a sub-agent starts after its
@@ -90,7 +114,7 @@ func (g *gateway) complete(s SubAgent, session string, req *opxv1.LLMRequest, st
 			return status.Errorf(codes.Aborted, "sub-agent %s has ended", s.ID())
 		}
 	}
-	e.record(ctx, ledger.Async, session, &event.LLMRequest{SubAgentID: subagent, RequestID: reqID, MessageID: req.MessageId, Provider: p.Name(),
+	e.Record(ctx, ledger.Async, session, &event.LLMRequest{SubAgentID: subagent, RequestID: reqID, MessageID: req.MessageId, Provider: p.Name(),
 		Model: model, Blob: ledger.Sum(body).String(), Size: int64(len(body))}, body)
 	release()
 
@@ -102,7 +126,7 @@ func (g *gateway) complete(s SubAgent, session string, req *opxv1.LLMRequest, st
 		defer stop(nil)
 		defer context.AfterFunc(s.Stopped(), func() { stop(context.Cause(s.Stopped())) })()
 	}
-	x, callErr := llm.Complete(callCtx, p, lreq, e.opts.Retry, func(c llm.Chunk) error {
+	x, callErr := llm.Complete(callCtx, p, lreq, retry, func(c llm.Chunk) error {
 		var out *opxv1.LLMChunk
 		switch {
 		case c.Text != "":
@@ -125,17 +149,9 @@ func (g *gateway) complete(s SubAgent, session string, req *opxv1.LLMRequest, st
 	if model != p.Model() {
 		r.Model = model
 	}
-	e.record(ctx, ledger.Async, session, r, blobs...)
+	e.Record(ctx, ledger.Async, session, r, blobs...)
 	if callErr != nil {
 		return status.Errorf(codes.Unavailable, "model call failed: %v", callErr)
 	}
 	return nil
-}
-
-// currentAgentToken is the token of the agent last spawned ("" before
-// the first, which no token matches).
-func (e *Engine) currentAgentToken() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.agentToken
 }
