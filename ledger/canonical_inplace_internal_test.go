@@ -101,6 +101,9 @@ func canonicalSeeds(t testing.TB) [][]byte {
 // prefix), canonicalInPlace never calls canonical what the rewrite does
 // not, and settles every canonical line without a backslash.
 func TestCanonicalInPlace_MatchesRewrite(t *testing.T) {
+	// The three mutation sweeps (this, the laid-out parse and the JSON
+	// skip) are the package's longest tests: they run beside each other.
+	t.Parallel()
 	seeds := canonicalSeeds(t)
 	canonical := 0
 	for _, b := range seeds {

@@ -67,6 +67,7 @@ var canonicalEntry = []byte(`{"data":{"a":1},"prev":"` + ZeroHash.String() + `",
 // laid-out path takes only what the general loop reads, reads it alike,
 // and takes every canonical entry; dataBlob is BlobRefs' precheck.
 func TestParseEntryLaidOut_MatchesAnyLayout(t *testing.T) {
+	t.Parallel()
 	seeds := canonicalSeeds(t)
 	prev := `"prev":"` + ZeroHash.String() + `"`
 	for _, data := range []string{`{"blob":"x"}`, `{"a_blob":"x","b":[{"blob":1}]}`, `{"a":"blob"}`, `{"a":"\u0062lob"}`,
@@ -91,7 +92,9 @@ func TestParseEntryLaidOut_MatchesAnyLayout(t *testing.T) {
 		t.Fatalf("only %d canonical entries among the seeds", canonical)
 	}
 	special := []byte{' ', '"', '\\', ',', ':', '{', '}', '[', ']', '0', '1', '-', '.', 'a', 'b', 'u', 'n', 0x1f, 0xc3, 0xff}
-	mutated := eachVariant(seeds, 50, special, func(v []byte) { sameEntryParse(t, v) })
+	// Every position of one long entry in 100 (and of every short one):
+	// FuzzParseEntryLaidOut searches the rest.
+	mutated := eachVariant(seeds, 100, special, func(v []byte) { sameEntryParse(t, v) })
 	t.Logf("%d seeds (%d canonical entries, %d taken), %d positions mutated", len(seeds), canonical, took, mutated)
 }
 
