@@ -123,6 +123,20 @@ func DefaultPath(workspaceID string) (string, error) {
 	return filepath.Join(dir, "opx", workspaceID, "ledger.db"), nil
 }
 
+// StateDir is the directory of a workspace's default ledger, where its
+// registry entry, client token and the files its hooks write live.
+func StateDir(workspace string) (string, error) {
+	id, err := WorkspaceID(workspace)
+	if err != nil {
+		return "", err
+	}
+	p, err := DefaultPath(id)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(p), nil
+}
+
 // WorkspaceID names a workspace in the state dir: the first 16 bytes of
 // the BLAKE3-256 of its absolute, symlink-resolved path, in hex.
 func WorkspaceID(dir string) (string, error) {

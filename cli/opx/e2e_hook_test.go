@@ -20,7 +20,15 @@ import (
 // hook runs `opx hook AGENT ARGS...` in the world with stdin.
 func (w *world) hook(agent string, stdin []byte, args ...string) (string, string, int) {
 	w.t.Helper()
-	cmd := exec.Command(w.bin, append([]string{"hook", agent}, args...)...)
+	return w.runHookProgram(append([]string{w.bin, "hook", agent}, args...), stdin)
+}
+
+// runHookProgram runs a hook's command line argv in the world with stdin
+// and the CLIs' project-dir variables unset, as a CLI would run it, and
+// returns its stdout, stderr and exit status.
+func (w *world) runHookProgram(argv []string, stdin []byte) (string, string, int) {
+	w.t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(w.env(), "CLAUDE_PROJECT_DIR=", "GEMINI_PROJECT_DIR=")
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errOut bytes.Buffer
@@ -33,7 +41,7 @@ func (w *world) hook(agent string, stdin []byte, args ...string) (string, string
 	case errors.As(err, &exit):
 		return out.String(), errOut.String(), exit.ExitCode()
 	}
-	w.t.Fatalf("run opx hook: %v", err)
+	w.t.Fatalf("run %v: %v", argv, err)
 	return "", "", -1
 }
 

@@ -1,9 +1,7 @@
 package main_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,21 +18,7 @@ import (
 // opxHook runs `opx-hook AGENT --workspace WS` in the world with stdin.
 func (w *world) opxHook(bin, agent string, stdin []byte) (string, string, int) {
 	w.t.Helper()
-	cmd := exec.Command(bin, agent, "--workspace", w.ws)
-	cmd.Env = append(w.env(), "CLAUDE_PROJECT_DIR=", "GEMINI_PROJECT_DIR=")
-	cmd.Stdin = bytes.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return out.String(), errOut.String(), 0
-	case errors.As(err, &exit):
-		return out.String(), errOut.String(), exit.ExitCode()
-	}
-	w.t.Fatalf("run opx-hook: %v", err)
-	return "", "", -1
+	return w.runHookProgram([]string{bin, agent, "--workspace", w.ws}, stdin)
 }
 
 // readEvent is Claude Code's pre-tool event of a Read of the world's

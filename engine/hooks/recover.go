@@ -118,15 +118,11 @@ func (h *sessions) closeCrashed(ctx context.Context, since, head uint64) error {
 // new one; one left aside by an engine that died while recording it is
 // recorded first (its lines may then be recorded twice: never lost).
 func (h *sessions) recordUnrecorded(ctx context.Context) error {
-	id, err := ledger.WorkspaceID(h.e.Options().Workspace)
+	dir, err := ledger.StateDir(h.e.Options().Workspace)
 	if err != nil {
 		return nil // no state directory: nothing was written down
 	}
-	lp, err := ledger.DefaultPath(id)
-	if err != nil {
-		return nil
-	}
-	path := filepath.Join(filepath.Dir(lp), unrecorded.File)
+	path := filepath.Join(dir, unrecorded.File)
 	aside := path + ".recording"
 	if _, err := os.Lstat(aside); errors.Is(err, os.ErrNotExist) {
 		if err := os.Rename(path, aside); errors.Is(err, os.ErrNotExist) {

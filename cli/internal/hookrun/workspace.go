@@ -79,13 +79,6 @@ func workspaceErr(ws string, err error) error {
 // token live: the directory of its default ledger path (as
 // ledgerloc.StateDir).
 func stateDir(ws string) (registry.Dir, error) {
-	id, err := ledger.WorkspaceID(ws)
-	if err != nil {
-		return "", err
-	}
-	p, err := ledger.DefaultPath(id)
-	if err != nil {
-		return "", err
-	}
-	return registry.Dir(filepath.Dir(p)), nil
+	d, err := ledger.StateDir(ws)
+	return registry.Dir(d), err
 }

@@ -55,13 +55,6 @@ func WorkspaceErr(ws string, err error) error {
 // StateDir is where a workspace's ledger, registry entry and client token
 // live: the directory of its default ledger path.
 func StateDir(workspace string) (registry.Dir, error) {
-	id, err := ledger.WorkspaceID(workspace)
-	if err != nil {
-		return "", err
-	}
-	p, err := ledger.DefaultPath(id)
-	if err != nil {
-		return "", err
-	}
-	return registry.Dir(filepath.Dir(p)), nil
+	d, err := ledger.StateDir(workspace)
+	return registry.Dir(d), err
 }
