@@ -245,8 +245,20 @@ func (c *Collector) load() error {
 	return nil
 }
 
-// Run connects, consumes and verifies until ctx ends.
+// Run connects, consumes and verifies until ctx ends; then it returns
+// nil, whatever step the end interrupted (a consumer being created, a
+// stream being updated): an error that is only the end's is not the
+// collector's.
 func (c *Collector) Run(ctx context.Context) error {
+	err := c.run(ctx)
+	if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return nil
+	}
+	return err
+}
+
+// run is Run.
+func (c *Collector) run(ctx context.Context) error {
 	nc, err := nats.Connect(c.cfg.URL, append([]nats.Option{nats.Name("opx collector"), nats.MaxReconnects(-1)}, c.cfg.NATSOptions...)...)
 	if err != nil {
 		return fmt.Errorf("collector: connect %s: %w", redact(c.cfg.URL), err)

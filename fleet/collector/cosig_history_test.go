@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/opx-dev/opx/fleet"
+	"github.com/opx-dev/opx/fleet/collector"
 )
 
 // Issue 24 #1: a cosignature stream made by an earlier opx keeps one
@@ -51,5 +52,24 @@ func TestCollector_KeepsEveryCosignature(t *testing.T) {
 				t.Errorf("max messages per source %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestCollector_StopMidStartIsNotAnError: a collector stopped while it
+// sets up (its streams, its consumer) returns nil, as when stopped while
+// it consumes: what the stop interrupted is not a failure (CI saw
+// "consumer: context canceled" from a test that stopped the collector
+// just as its consumer was being created).
+func TestCollector_StopMidStartIsNotAnError(t *testing.T) {
+	srv := startServer(t)
+	c, err := collector.New(collector.Config{URL: srv.ClientURL(), Prefix: prefix, Store: t.TempDir(), NoSync: true, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.Run(ctx); err != nil {
+		t.Errorf("Run stopped before it began: %v, want nil", err)
 	}
 }
