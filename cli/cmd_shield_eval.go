@@ -19,6 +19,8 @@ import (
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/replay/projection"
 	"github.com/opx-dev/opx/shield"
 	"github.com/urfave/cli/v2"
 )
@@ -41,7 +43,11 @@ func shieldEvalCommand() *cli.Command {
 			"them (any block blocks, else an escalation asks, else the last allow). Only Shield's own tiers\n" +
 			"run (-1: opx's state and configuration, 0: the policy, 1: the built-in rules): no model is\n" +
 			"asked and no human, so an escalation is printed as \"escalate\" with the tier that would answer\n" +
-			"it. There is no rate limit. \"id\" is echoed when given, and other fields are ignored, so a\n" +
+			"it. There is no rate limit. \"id\" is echoed when given.\n\n" +
+			"Lines that name the same \"session\" (a string) are one session, judged in order: a call that\n" +
+			"reads something sensitive (\"sensitive\" in its output) and is not blocked taints the session as\n" +
+			"if it ran, and later calls that can carry data out are judged with that taint (flow:*). A line\n" +
+			"without \"session\" is a session of its own. Other fields are ignored, so a\n" +
 			"corpus of cases with their expectations can be piped in as it is. A tool opx does not have is\n" +
 			"judged as the engine judges it (as a tool that changes nothing) and marked \"unknown_tool\":true;\n" +
 			"the engine would then fail the call.\n\n" +
@@ -107,7 +113,15 @@ type shieldEval struct {
 	ws    *executor.Workspace // held (O_PATH) for the tools' definitions; nothing runs in it
 	// maxLine bounds a line; 0 means maxEvalLine.
 	maxLine int
+	// taint is, per "session" named by the lines, the calls that read
+	// something sensitive and were not blocked (an escalation may be
+	// approved, and then the call runs), as the engine's taint
+	// projection would hold them had each run.
+	taint map[string][]event.Taint
 }
+
+// maxEvalSessions bounds the sessions opx shield eval remembers taint for.
+const maxEvalSessions = 100000
 
 // newShieldEval configures Shield as `opx start` would for the workspace,
 // with --policy in place of the configured policy when given. It only
@@ -191,6 +205,11 @@ type evalResult struct {
 	Reason      string          `json:"reason"`
 	Verdicts    []evalVerdict   `json:"verdicts"`
 	UnknownTool bool            `json:"unknown_tool,omitempty"`
+	// Sensitive and Manifests are what the engine would record with the
+	// proposal: what it reads that is sensitive, and the changes it
+	// makes to manifests.
+	Sensitive []string                `json:"sensitive,omitempty"`
+	Manifests []event.ManifestChanges `json:"manifests,omitempty"`
 }
 
 // evalError is opx shield eval's line for a bad input line.
@@ -269,15 +288,38 @@ func (e *shieldEval) judge(n int, line []byte) (evalResult, json.RawMessage, err
 	def, known := e.tools.Def(tool)
 	callID := "eval-" + strconv.Itoa(n)
 	call := executor.Call{ID: callID, Tool: tool, Args: args}
+	session := ""
+	if raw, ok := in["session"]; ok && json.Unmarshal(raw, &session) != nil {
+		return evalResult{}, id, errors.New(`"session" must be a string`)
+	}
 	prop := judge.Proposal{Session: "eval", CallID: callID, Tool: tool, Args: args, ActionHash: engine.ActionHash(tool, args),
 		Def: def, Known: known, Paths: e.tools.Paths(call)}
-	if lr, ok := e.eval.(judge.LinkResolver); ok {
-		prop.Links = lr.Links(prop) // as the engine does: paths through symlinks judged where they lead too
+	if session != "" {
+		prop.Session = "eval:" + session
+	}
+	// As the engine does before it records a proposal: paths through
+	// symlinks judged where they lead too, manifests' changes computed,
+	// sensitive reads named, and the session's taint.
+	if ob, ok := e.eval.(judge.Observer); ok {
+		prop.Observe(ob.Observe(prop))
+	}
+	if session != "" {
+		prop.Taint = e.taint[session]
 	}
 	vs := e.eval.Evaluate(context.Background(), prop)
 	final := engine.Decide(vs)
+	if session != "" && len(prop.Sensitive) > 0 && final.Decision != event.Block {
+		if e.taint == nil {
+			e.taint = map[string][]event.Taint{}
+		}
+		if _, seen := e.taint[session]; seen || len(e.taint) < maxEvalSessions {
+			if ts := e.taint[session]; len(ts) < projection.MaxTaint {
+				e.taint[session] = append(ts, event.Taint{Seq: uint64(n), CallID: callID, What: prop.Sensitive[0]})
+			}
+		}
+	}
 	res := evalResult{ID: id, Decision: final.Decision, Tier: final.Tier, Rule: final.Rule, Reason: final.Reason,
-		Verdicts: make([]evalVerdict, len(vs)), UnknownTool: !known}
+		Verdicts: make([]evalVerdict, len(vs)), UnknownTool: !known, Sensitive: prop.Sensitive, Manifests: prop.Manifests}
 	for i, v := range vs {
 		res.Verdicts[i] = evalVerdict{Tier: v.Tier, Decision: v.Decision, Rule: v.Rule, Reason: v.Reason}
 	}

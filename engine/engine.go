@@ -209,7 +209,7 @@ func New(opts Options) (*Engine, error) {
 		OnVerdict: func(session, messageID string, seq uint64, v *event.ShieldVerdict) {
 			e.publish(session, messageID, "verdict", seq, v)
 		}, Approvals: e.approvals, Restrict: e.restrict, Admit: e.subs.Admit,
-		ExecScope: e.subs.ExecScope, SessionTools: e.proxies.Tools}
+		ExecScope: e.subs.ExecScope, SessionTools: e.proxies.Tools, Taint: e.readTaint}
 	if opts.Tier2Provider != nil {
 		t2, err := tier2.NewLLMEvaluator(tier2.LLMEvaluatorConfig{Recorder: e.rec, Provider: opts.Tier2Provider, Retry: opts.Retry,
 			Budget: opts.Tier2DailyBudget, Workspace: opts.Workspace})

@@ -96,6 +96,11 @@ type Pipeline struct {
 	// does not define is unknown there.
 	SessionTools func(session string) *executor.Registry
 
+	// Taint, if set, returns the session's calls that read something
+	// sensitive and ran (the taint projection), for Shield to judge what
+	// can carry data out with (flow:tainted-egress).
+	Taint func(ctx context.Context, session string) []event.Taint
+
 	// replay, set in replay mode, stands in for Chronicle and the
 	// executors with what was recorded (engine/redrive).
 	replay ReplayMode
@@ -158,7 +163,7 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	call := executor.Call{ID: callID, Tool: tool, Args: args}
 	prop := judge.Proposal{Session: session, SubAgentID: subagent, MessageID: messageID, CallID: callID, Tool: tool,
 		Args: args, ActionHash: ActionHash(tool, args), Def: def, Known: known, Paths: tools.Paths(call)}
-	prop.Links = p.links(prop)
+	p.observe(ctx, &prop)
 	call.Links = prop.Links
 	if refusal, err := p.recordProposed(ctx, prop); err != nil || refusal != "" {
 		// A refusal leaves the raw call in agent.tool_call only.
@@ -245,24 +250,33 @@ func (p *Pipeline) toolsFor(session string) *executor.Registry {
 	return p.Tools
 }
 
-// links resolves prop's paths through symlinks (judge.LinkResolver) before it
-// is recorded; in replay mode they are the recorded ones, so a rerun
-// judges what was judged whatever the filesystem holds now.
-func (p *Pipeline) links(prop judge.Proposal) map[string]string {
+// observe sets what prop is judged with beside its arguments, before
+// it is recorded: where its paths lead through symlinks, the changes it
+// makes to manifests and what it reads that is sensitive (judge.Observer),
+// and the session's taint (Taint). In replay mode they are the recorded
+// ones, so a rerun judges what was judged whatever the filesystem and
+// the ledger hold now.
+func (p *Pipeline) observe(ctx context.Context, prop *judge.Proposal) {
 	if p.replay != nil {
-		return p.replay.RecordedLinks(prop)
+		prop.Observe(p.replay.Recorded(*prop))
+		return
 	}
-	if lr, ok := p.Evaluator.(judge.LinkResolver); ok {
-		return lr.Links(prop)
+	var o judge.Observed
+	if ob, ok := p.Evaluator.(judge.Observer); ok {
+		o = ob.Observe(*prop)
 	}
-	return nil
+	if p.Taint != nil {
+		o.Taint = p.Taint(ctx, prop.Session)
+	}
+	prop.Observe(o)
 }
 
 // recordProposed records tool.proposed for prop once Admit admits it
 // (a sub-agent that has ended proposes nothing more).
 func (p *Pipeline) recordProposed(ctx context.Context, prop judge.Proposal) (refusal string, err error) {
 	return p.recordAdmitted(ctx, prop, ledger.Async, &event.ToolProposed{SubAgentID: prop.SubAgentID, MessageID: prop.MessageID,
-		CallID: prop.CallID, Tool: prop.Tool, Arguments: string(prop.Args), ActionHash: prop.ActionHash.String(), Mutating: prop.Def.Mutating, Links: event.LinksOf(prop.Links)})
+		CallID: prop.CallID, Tool: prop.Tool, Arguments: string(prop.Args), ActionHash: prop.ActionHash.String(), Mutating: prop.Def.Mutating, Links: event.LinksOf(prop.Links),
+		Manifests: prop.Manifests, Sensitive: prop.Sensitive, Taint: prop.Taint})
 }
 
 // recordStarted records exec.started (Sync) for prop once Admit admits

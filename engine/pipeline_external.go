@@ -108,7 +108,7 @@ func (p *Pipeline) HandleExternal(ctx context.Context, session, messageID string
 		if known {
 			q.prop.Paths = p.Tools.Paths(q.call)
 		}
-		q.prop.Links = p.links(q.prop)
+		p.observe(ctx, &q.prop)
 		q.call.Links = q.prop.Links
 		if r, err := p.recordProposed(rctx, q.prop); err != nil || r != "" {
 			return &ToolOutcome{Content: r, IsError: true}, err

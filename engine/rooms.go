@@ -209,8 +209,10 @@ type ReplayMode interface {
 	Live(p judge.Proposal) bool
 	// Execute stands in for the snapshot and executor of an allowed call.
 	Execute(ctx context.Context, p *Pipeline, prop judge.Proposal, call executor.Call, def executor.ToolDef) (ToolOutcome, error)
-	// RecordedLinks are the links recorded with the proposal p replays.
-	RecordedLinks(p judge.Proposal) map[string]string
+	// Recorded is what was observed with the proposal p replays (links,
+	// manifests' changes, sensitive reads, the session's taint), as
+	// tool.proposed recorded it.
+	Recorded(p judge.Proposal) judge.Observed
 	// ApprovalID names a new approval as the record named it; Answer
 	// resolves it as the record answered it.
 	ApprovalID(p judge.Proposal) string

@@ -415,3 +415,19 @@ func (e *Engine) completeStarted(s *event.EngineStarted) [][]byte {
 	s.Replay = e.opts.replay != nil
 	return blobs
 }
+
+// readTaint returns the session's calls that read something sensitive and
+// ran (projection.Taint), for Pipeline.Taint. A projection that cannot be
+// read leaves the taint unknown, which is judged as taint: what can carry
+// data out is then asked about rather than let through.
+func (e *Engine) readTaint(_ context.Context, session string) []event.Taint {
+	var out []event.Taint
+	err := e.opts.Ledger.ReadProjection(projection.Taint{}, func(b ledger.Bucket) error {
+		out = projection.ReadTaint(b, session)
+		return nil
+	})
+	if err != nil && !errors.Is(err, ledger.ErrNoProjection) {
+		return []event.Taint{{What: "data that cannot be known (the taint projection could not be read: " + err.Error() + ")"}}
+	}
+	return out
+}

@@ -270,7 +270,7 @@ func curlH(x *call) {
 			x.ref(kRead, shellx.Word{Text: p, Dynamic: u.Dynamic, Glob: u.Glob}, false)
 			continue
 		}
-		k := x.request(Request{Host: hostOf(u.Text), Method: method, Data: data, Files: files})
+		k := x.request(Request{Host: hostOf(u.Text), Method: method, Data: data, Files: files, Query: QueryOf(u.Text)})
 		x.computed(k, u)
 		for _, w := range computed {
 			x.computed(k, w)
@@ -374,7 +374,7 @@ func wgetH(x *call) {
 		}
 	}
 	for _, u := range ops {
-		k := x.request(Request{Host: hostOf(u.Text), Method: method, Data: data, Files: files})
+		k := x.request(Request{Host: hostOf(u.Text), Method: method, Data: data, Files: files, Query: QueryOf(u.Text)})
 		x.computed(k, u)
 		for _, w := range computed {
 			x.computed(k, w)
@@ -474,7 +474,7 @@ func ariaH(x *call) {
 	x.ref(kWrite, dir, true)
 	x.fetch(dir.Text, true)
 	for _, u := range ops {
-		k := x.request(Request{Host: hostOf(u.Text), Method: "GET"})
+		k := x.request(Request{Host: hostOf(u.Text), Method: "GET", Query: QueryOf(u.Text)})
 		x.computed(k, u)
 	}
 }

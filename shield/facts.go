@@ -63,6 +63,10 @@ type Request struct {
 	Data bool
 	// Files are the absolute paths whose content it sends.
 	Files []string
+	// Query is the URL's raw query string when the URL is known (and its
+	// last path segment, when that alone reads as data: queryOf), for
+	// flow:query-data.
+	Query string
 	By    string
 }
 

@@ -26,6 +26,12 @@ type Policy struct {
 	Deny    []Rule  `yaml:"deny"`
 	Verify  []Rule  `yaml:"verify"`
 	Allow   []Rule  `yaml:"allow"`
+	// Secrets are path globs (as Rule.Paths) of files that hold secrets
+	// the built-in credential paths do not know (config/secrets.yml, a
+	// service account key): reading one does not by itself block (a
+	// deny rule does that), but once a session has read one, what can
+	// carry data out is asked about (flow:tainted-egress).
+	Secrets []string `yaml:"secrets"`
 
 	hash ledger.Hash
 }

@@ -106,6 +106,46 @@ func (s *Shield) secretEnv(_ *Action, f *Facts, j *judgement) {
 	if dump := envDump(f); dump != "" {
 		s.envFiltered(dump, f, j)
 	}
+	if d := wholeEnvDump(f); d != "" {
+		// The whole environment, printed: every secret the session's
+		// programs were handed reaches the model and the transcript.
+		j.escalate("credential-env", "%s prints the whole environment, where tokens and keys are handed to programs", d)
+	}
+}
+
+// wholeEnvDump returns the program that prints the whole environment,
+// values and all, to the action's output, or "": env, printenv, export,
+// set, declare -p/-x and typeset -x with no other argument, or a read of
+// /proc/self/environ, unless a filter (env | grep GO) picks lines out of
+// it (a filter that picks secrets is envFiltered's).
+func wholeEnvDump(f *Facts) string {
+	dump := ""
+	for _, r := range f.Runs {
+		if strings.Contains(r.Line, "=") {
+			continue // export X=1, declare -x X=1: setting, not printing
+		}
+		switch {
+		case len(r.Argv) == 1 && (r.Name == "env" || r.Name == "printenv" || r.Name == "export" || r.Name == "set"):
+			dump = r.Name
+		case len(r.Argv) == 2 && strings.Contains(r.Line, " ") && !strings.Contains(r.Line, "=") &&
+			(r.Name == "export" && r.Argv[1] == "-p" || (r.Name == "declare" || r.Name == "typeset") && slices.Contains([]string{"-p", "-x", "-px", "-xp"}, r.Argv[1])):
+			dump = r.Name + " " + r.Argv[1]
+		}
+	}
+	for _, r := range f.Reads {
+		if r.Path == "/proc/self/environ" && r.By != "" && !slices.Contains(envDumpers, r.By) {
+			dump = r.By + " /proc/self/environ"
+		}
+	}
+	if dump == "" {
+		return ""
+	}
+	for _, r := range f.Runs {
+		if slices.Contains(envFilters, r.Name) && len(r.Argv) > 1 {
+			return ""
+		}
+	}
+	return dump
 }
 
 // envDump returns the program that prints the whole environment in the

@@ -86,6 +86,13 @@ func TestCredentialEnv(t *testing.T) {
 			t.Errorf("%s: %s %s (%s), want block credential-env", line, v.Decision, v.Rule, v.Reason)
 		}
 	}
+	// The whole environment printed is asked about (issue 27): values
+	// and all, every token handed to the session's programs.
+	for _, line := range []string{`printenv`, `env`, `export -p`, `declare -x`, `set`, `cat /proc/self/environ`, `env | cat`} {
+		if v, _ := judge(line); v.Decision != Escalate || v.Rule != "credential-env" {
+			t.Errorf("%s: %s %s (%s), want escalate credential-env", line, v.Decision, v.Rule, v.Reason)
+		}
+	}
 	for _, line := range []string{
 		`echo $PATH`,
 		`echo $HOME`,
@@ -97,7 +104,6 @@ func TestCredentialEnv(t *testing.T) {
 		`export API_URL=http://localhost:3000`,
 		`set -euo pipefail; grep -rn key src`,
 		`env GOOS=linux go build ./...`,
-		`printenv`,
 		`python3 -c "import os; print(os.environ['HOME'])"`,
 		`node -e "console.log(process.env.NODE_ENV)"`,
 		`grep -rn token src/`,

@@ -228,7 +228,7 @@ func TestRules_Credentials(t *testing.T) {
 		{"cp .env.example .env", facts(s, "").read(".env.example").write(".env").run("cp .env.example .env").cmd(), none},
 		{"sed over Go files is not a key", facts(s, "").read("src/*.go").write("src/*.go").run("sed -i s/a/b/ src/*.go").cmd(), none},
 		{"a glob that names keys", facts(s, "").read("keys/id_*").run("cat keys/id_*").cmd(), b},
-		{"env of the command itself", facts(s, "").read("/proc/self/environ").run("env").cmd(), none},
+		{"env dumps the whole environment", facts(s, "").read("/proc/self/environ").run("env").cmd(), "escalate credential-env"},
 		{"env of init", facts(s, "").read("/proc/1/environ").run("cat /proc/1/environ").cmd(), b},
 		{"delete a key outside", facts(s, "").del("~/.ssh/id_rsa").run("rm ~/.ssh/id_rsa").cmd(), b},
 	})

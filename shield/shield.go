@@ -40,6 +40,11 @@ type Action struct {
 	// Facts are what the action does in detail (see Facts); a Command's
 	// are added by Evaluate (CommandFacts).
 	Facts Facts
+	// Taint are the session's earlier calls that read something
+	// sensitive and ran (Sensitive), as the engine knew them when the
+	// action was proposed: what can carry data out is judged with them
+	// (flow:tainted-egress).
+	Taint []Taint
 	// Links are where the filesystem resolved the paths Command names
 	// when the action was judged (through symlinks, beneath the
 	// workspace): absolute path as the facts have it -> absolute path it
@@ -79,10 +84,11 @@ type Shield struct {
 	literals []string // cfg.Protected as a command may write them ("~/...")
 	// protected are cfg.Protected and, for a state directory of opx's
 	// (…/opx/<workspace id>), the directory of every workspace's state.
-	protected  []string
-	memoryFile string                  // the workspace's MEMORY.md
-	rules      *ruleSet                // tier 1, compiled for this workspace and home
-	paths      map[*Rule][]pathPattern // the policy's path globs, compiled
+	protected   []string
+	memoryFile  string                  // the workspace's MEMORY.md
+	rules       *ruleSet                // tier 1, compiled for this workspace and home
+	paths       map[*Rule][]pathPattern // the policy's path globs, compiled
+	secretGlobs []pathPattern           // the policy's Secrets, compiled
 
 	mu     sync.Mutex
 	recent map[string][]time.Time // session -> proposal times in the last minute
@@ -115,6 +121,9 @@ func New(cfg Config) *Shield {
 	s.rules = compileRules(cfg)
 	if cfg.Policy != nil {
 		s.paths = compilePaths(cfg.Policy, cfg.Workspace, cfg.Home)
+		for _, g := range cfg.Policy.Secrets {
+			s.secretGlobs = append(s.secretGlobs, compilePattern(g, resolvePattern(g, cfg.Workspace, cfg.Home)))
+		}
 	}
 	return s
 }

@@ -78,7 +78,7 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 		_ = json.Unmarshal(p.Args, &args)
 	}
 	str := func(k string) string { s, _ := args[k].(string); return s }
-	a := shield.Action{Session: p.Session, Tool: p.Tool, Mutating: p.Def.Mutating}
+	a := shield.Action{Session: p.Session, Tool: p.Tool, Mutating: p.Def.Mutating, Taint: taintOf(p.Taint)}
 	f := &a.Facts
 	f.Unknown = append(f.Unknown, p.Unknown...)
 	if why, ok := p.Links[linksTruncated]; ok {
@@ -320,6 +320,7 @@ func httpRequest(args map[string]any) shield.Request {
 	raw, _ := args["url"].(string)
 	if u, err := url.Parse(raw); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
 		q.Host = strings.ToLower(u.Hostname())
+		q.Query = shield.QueryOf(raw)
 		if len(u.RawQuery) > maxPlainQuery || u.User != nil {
 			q.Data = true
 		}

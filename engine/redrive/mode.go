@@ -36,8 +36,8 @@ func (s *replayState) Execute(ctx context.Context, p *engine.Pipeline, prop judg
 	return s.execute(ctx, p, prop, call, def)
 }
 
-// RecordedLinks implements engine.ReplayMode (pipeline.go).
-func (s *replayState) RecordedLinks(p judge.Proposal) map[string]string { return s.recordedLinks(p) }
+// Recorded implements engine.ReplayMode (pipeline.go).
+func (s *replayState) Recorded(p judge.Proposal) judge.Observed { return s.recorded(p) }
 
 // ApprovalID implements engine.ReplayMode (rerun.go).
 func (s *replayState) ApprovalID(p judge.Proposal) string { return s.approvalID(p) }

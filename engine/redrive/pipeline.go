@@ -117,17 +117,19 @@ func (s *replayState) take(p judge.Proposal) *rerun.Proposal {
 	return rp
 }
 
-// recordedLinks are the links recorded with the proposal p replays (the
-// next recorded one with its call id, if it proposes the same action),
-// without taking it: Evaluate does.
-func (s *replayState) recordedLinks(p judge.Proposal) map[string]string {
+// recorded is what was observed with the proposal p replays (the next
+// recorded one with its call id, if it proposes the same action: links,
+// manifests' changes, sensitive reads, taint), without taking it:
+// Evaluate does.
+func (s *replayState) recorded(p judge.Proposal) judge.Observed {
 	k := callKey(p.SubAgentID, p.MessageID, p.CallID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if q := s.pending[k]; len(q) > 0 && q[0].Tool == p.Tool && q[0].Arguments == string(p.Args) {
-		return q[0].Links
+		r := q[0]
+		return judge.Observed{Links: r.Links, Manifests: r.Manifests, Sensitive: r.Sensitive, Taint: r.Taint}
 	}
-	return nil
+	return judge.Observed{}
 }
 
 // live reports whether an allowed call runs for real in replay mode

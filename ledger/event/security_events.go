@@ -45,6 +45,52 @@ type ToolProposed struct {
 	// Path. Shield judged both forms; a replay judges these rather than
 	// today's filesystem. Absent in ledgers written before it.
 	Links []Link `json:"links,omitempty"`
+	// Manifests, when present, are the changes the call makes to files a
+	// toolchain reads to fetch or run code (go.mod, package.json, lockfiles,
+	// registry settings ...), computed by parsing each before and after
+	// when it was proposed (shield/manifest): Shield judged these, and a
+	// replay judges them rather than the files of the day. Only files with
+	// a change, or that could not be parsed, are listed. Absent in ledgers
+	// written before it.
+	Manifests []ManifestChanges `json:"manifests,omitempty"`
+	// Sensitive, when present, says what the call reads that is sensitive
+	// (credentials, the environment, key material, a file the policy marks
+	// secret), as Shield named it: once the call runs, the session holds
+	// that data, and what can carry data out is judged as such (Taint).
+	Sensitive []string `json:"sensitive,omitempty"`
+	// Taint, when present, are the earlier calls of the session that read
+	// something sensitive and ran, as the engine knew them when this call
+	// was proposed: Shield judged with them, and a replay does too.
+	Taint []Taint `json:"taint,omitempty"`
+}
+
+// ManifestChanges are the changes a call makes to one manifest.
+type ManifestChanges struct {
+	// Path is the file, relative to the workspace as the call names it.
+	Path   string `json:"path"`
+	Format string `json:"format"`
+	// Changes are what the change does (none when Error is set).
+	Changes []ManifestChange `json:"changes,omitempty"`
+	// Error says why the file, before or after, could not be judged: it
+	// could not be parsed, or is over the size judged.
+	Error string `json:"error,omitempty"`
+}
+
+// ManifestChange is one change to a manifest: where code comes from
+// ("source"), code that runs at build, install or test time ("runs"), a
+// checksum or its verification ("checksum").
+type ManifestChange struct {
+	Kind   string `json:"kind"`
+	Key    string `json:"key"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Taint is an earlier call of a session that read something sensitive.
+type Taint struct {
+	Seq        uint64 `json:"seq"` // its tool.proposed
+	SubAgentID string `json:"subagent_id,omitempty"`
+	CallID     string `json:"call_id"`
+	What       string `json:"what"`
 }
 
 // Link is one path a call named and where the filesystem resolved it.

@@ -102,6 +102,28 @@ func Withhold(p Payload, c *Commitments) (Payload, error) {
 				q.Links[i] = Link{Path: c.Text(DomainPath, l.Path), To: c.Text(DomainPath, l.To)}
 			}
 		}
+		if t.Manifests != nil {
+			q.Manifests = make([]ManifestChanges, len(t.Manifests))
+			for i, m := range t.Manifests {
+				w := ManifestChanges{Path: c.Text(DomainPath, m.Path), Format: m.Format, Error: c.Text(DomainError, m.Error)}
+				for _, ch := range m.Changes {
+					w.Changes = append(w.Changes, ManifestChange{Kind: ch.Kind, Key: c.Text(DomainArguments, ch.Key), Detail: c.Text(DomainArguments, ch.Detail)})
+				}
+				q.Manifests[i] = w
+			}
+		}
+		if t.Sensitive != nil {
+			q.Sensitive = make([]string, len(t.Sensitive))
+			for i, s := range t.Sensitive {
+				q.Sensitive[i] = c.Text(DomainReason, s)
+			}
+		}
+		if t.Taint != nil {
+			q.Taint = make([]Taint, len(t.Taint))
+			for i, x := range t.Taint {
+				q.Taint[i] = Taint{Seq: x.Seq, SubAgentID: x.SubAgentID, CallID: c.CallID(x.CallID), What: c.Text(DomainReason, x.What)}
+			}
+		}
 		return &q, nil
 	case *ShieldVerdict:
 		q := *t

@@ -10,7 +10,7 @@ import (
 
 // All returns every projection the engine keeps, in a fixed order.
 func All() []ledger.Projection {
-	return []ledger.Projection{Sessions{}, History{}, Snapshots{}, Approvals{}, Metrics{}, event.KeysProjection{}}
+	return []ledger.Projection{Sessions{}, History{}, Snapshots{}, Approvals{}, Metrics{}, Taint{}, event.KeysProjection{}}
 }
 
 // key joins parts with NUL, which no id, path or name contains.

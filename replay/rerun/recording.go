@@ -116,7 +116,13 @@ type Proposal struct {
 	Mutating                           bool
 	// Links are the recorded resolutions of the call's paths through
 	// symlinks (event.ToolProposed.Links).
-	Links     map[string]string
+	Links map[string]string
+	// Manifests, Sensitive and Taint are what else was observed with it
+	// (event.ToolProposed): manifests' changes, sensitive reads, and the
+	// session's taint.
+	Manifests []event.ManifestChanges
+	Sensitive []string
+	Taint     []event.Taint
 	Engine    *Engine
 	Verdicts  []Verdict
 	Snapshot  *event.Snapshot // nil: none taken
@@ -349,7 +355,7 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 	case *event.ToolProposed:
 		ts, _ := en.Time()
 		pr := &Proposal{Seq: en.Seq, TS: ts, SubAgentID: x.SubAgentID, MessageID: x.MessageID, CallID: x.CallID, Tool: x.Tool, Arguments: x.Arguments,
-			Mutating: x.Mutating, Links: event.LinkMap(x.Links), Engine: engine}
+			Mutating: x.Mutating, Links: event.LinkMap(x.Links), Manifests: x.Manifests, Sensitive: x.Sensitive, Taint: x.Taint, Engine: engine}
 		r.Proposals = append(r.Proposals, pr)
 		proposals[CallKey(x.SubAgentID, x.CallID)] = pr
 		if ac := r.agentCall(x.CallID); ac != nil && x.SubAgentID == "" {

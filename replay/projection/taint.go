@@ -1,0 +1,73 @@
+package projection
+
+import (
+	"bytes"
+
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+)
+
+// Taint keeps, per session, the calls that read something sensitive and
+// ran (Shield's information flow, docs/shield-rules.md "flow:*"): a
+// tool.proposed naming what it reads that is sensitive is held until its
+// exec.started, which makes the session hold that data. The engine reads
+// it when a call is proposed and records what it read with the proposal
+// (tool.proposed taint), so a replay judges with the same taint.
+type Taint struct{}
+
+func (Taint) Name() string    { return "taint" }
+func (Taint) Version() string { return "1" }
+
+// MaxTaint bounds what is kept per session: the first reads that taint it
+// (one is enough to judge by; the rest are named in the ledger).
+const MaxTaint = 16
+
+// pendingTaint is a sensitive proposal waiting for its exec.started.
+type pendingTaint struct {
+	Seq  uint64 `json:"seq"`
+	What string `json:"what"`
+}
+
+func (Taint) Apply(b ledger.Bucket, e *ledger.Entry) error {
+	switch e.Type {
+	case event.TypeToolProposed:
+		var p event.ToolProposed
+		if !bytes.Contains(e.Data, []byte(`"sensitive"`)) || !decode(e, &p) || len(p.Sensitive) == 0 {
+			return nil
+		}
+		return putJSON(b, key(e.Session, "p", p.SubAgentID, p.CallID), &pendingTaint{Seq: e.Seq, What: p.Sensitive[0]})
+	case event.TypeExecStarted:
+		var p event.ExecStarted
+		if !decode(e, &p) {
+			return nil
+		}
+		k := key(e.Session, "p", p.SubAgentID, p.CallID)
+		var pt pendingTaint
+		if !getJSON(b, k, &pt) {
+			return nil
+		}
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+		if len(ReadTaint(b, e.Session)) >= MaxTaint {
+			return nil
+		}
+		return putJSON(b, seqKey(pt.Seq, e.Session, "t"), &event.Taint{Seq: pt.Seq, SubAgentID: p.SubAgentID, CallID: p.CallID, What: pt.What})
+	}
+	return nil
+}
+
+// ReadTaint returns the calls of session that read something sensitive
+// and ran, oldest first (at most MaxTaint).
+func ReadTaint(b ledger.Bucket, session string) []event.Taint {
+	prefix := append(key(session, "t"), 0)
+	var out []event.Taint
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var t event.Taint
+		if err := jsonUnmarshal(v, &t); err == nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}

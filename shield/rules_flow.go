@@ -1,0 +1,317 @@
+package shield
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Information flow within a session (issue 27, docs/shield-rules.md
+// "flow:*"). Shield is pure: it does not remember. What a session has read
+// that is sensitive is told to it with each action (Action.Taint), by the
+// engine, which keeps it as a projection of the ledger (the calls whose
+// tool.proposed named a sensitive read, Sensitive, and that ran) and
+// records it with the proposal, so that a replay judges with the same
+// taint.
+
+// Taint is an earlier call of the session that read something sensitive
+// and ran: the session holds that data.
+type Taint struct {
+	Call string // the call's id (and seq), for reasons
+	What string // what it read, as Sensitive named it
+}
+
+// maxSensitive bounds what Sensitive names for one action.
+const maxSensitive = 4
+
+// Sensitive names what a reads that is sensitive: credential paths,
+// the whole environment or a variable whose name says it is a secret,
+// key material, a path the policy marks secret (Policy.Secrets). Once a
+// sensitive read has run, an action that can carry data out escalates
+// (flow:tainted-egress). Whether the read itself is allowed is the other
+// rules' business: a blocked read never runs and taints nothing.
+func (s *Shield) Sensitive(a Action) []string {
+	f := s.facts(&a)
+	var out []string
+	add := func(format string, args ...any) {
+		if len(out) < maxSensitive {
+			if w := fmt.Sprintf(format, args...); !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	for i := range f.Reads {
+		r := &f.Reads[i]
+		if g := s.credential(r); g != "" {
+			add("%s (credentials: %s)", r.Path, g)
+		} else if g := s.secretPath(r.Path); g != "" {
+			add("%s (marked secret by the policy: %s)", r.Path, g)
+		}
+	}
+	if d := envDump(&f); d != "" {
+		add("the environment (%s)", d)
+	}
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if slices.Contains(envPrinters, r.Name) || slices.Contains(envDumpers, r.Name) {
+			if names := secretRefs(r.Line); len(names) > 0 {
+				add("$%s (%s)", names[0], r.Name)
+			}
+		}
+		if t := tokenPrinter(r); t != "" {
+			add("a token (%s)", t)
+		}
+	}
+	for _, t := range f.Texts {
+		if literalSource(t.Source) {
+			if names := secretReads(t.Body); len(names) > 0 {
+				add("$%s (%s)", names[0], t.Source)
+			}
+		}
+	}
+	return out
+}
+
+// tokenPrinter names a command that prints a credential it holds (gh auth
+// token, aws configure get aws_secret_access_key, git credential fill),
+// or "".
+func tokenPrinter(r *Run) string {
+	argv := strings.Join(r.Argv, " ")
+	switch r.Name {
+	case "gh", "glab":
+		if strings.Contains(argv, "auth token") || strings.Contains(argv, "--show-token") {
+			return r.Name + " auth token"
+		}
+	case "aws":
+		if strings.Contains(argv, "configure get") || strings.Contains(argv, "get-session-token") || strings.Contains(argv, "export-credentials") {
+			return "aws credentials"
+		}
+	case "gcloud":
+		if strings.Contains(argv, "print-access-token") || strings.Contains(argv, "print-identity-token") {
+			return "gcloud access token"
+		}
+	case "az":
+		if strings.Contains(argv, "get-access-token") {
+			return "az access token"
+		}
+	case "git":
+		if strings.Contains(argv, "credential fill") {
+			return "git credential fill"
+		}
+	case "security":
+		if strings.Contains(argv, "find-generic-password") || strings.Contains(argv, "find-internet-password") {
+			return "keychain"
+		}
+	case "secret-tool", "pass", "op", "vault", "bw", "lpass":
+		return r.Name
+	}
+	return ""
+}
+
+// secretPath returns the policy's secrets glob that p matches, or "".
+func (s *Shield) secretPath(p string) string {
+	if len(s.secretGlobs) == 0 {
+		return ""
+	}
+	segs := splitPath(p)
+	for i := range s.secretGlobs {
+		if s.secretGlobs[i].matchSplit(&Ref{Path: p}, segs) {
+			return s.secretGlobs[i].src
+		}
+	}
+	return ""
+}
+
+// taintedEgress is `flow:tainted-egress`: once the session holds
+// sensitive data (a.Taint), anything that can carry data out escalates,
+// naming the read that tainted it: a request with data, a query string or
+// headers beyond the plain ones, any request a command makes (its data
+// cannot be bounded by reading the line), a git push, a package publish,
+// a DNS lookup. Loopback and hosts the policy allows with data are left
+// to the network rules (the policy trusts them with data already).
+func (s *Shield) taintedEgress(a *Action, f *Facts, j *judgement) {
+	if len(a.Taint) == 0 || j.inner {
+		return
+	}
+	t := a.Taint[0]
+	why := func(what string) {
+		j.escalate("flow:tainted-egress", "this session read %s (call %s); %s can carry it out", t.What, t.Call, what)
+	}
+	for i := range f.Requests {
+		q := &f.Requests[i]
+		if localHost(q.Host) {
+			continue
+		}
+		host := q.Host
+		if host == "" {
+			host = "a host not known before it runs"
+		}
+		switch {
+		case q.By == "git":
+			why("git sending to " + host)
+			return
+		case q.Data || len(q.Files) > 0:
+			why(fmt.Sprintf("%s sending data to %s", q.By, host))
+			return
+		case q.Query != "":
+			why(fmt.Sprintf("%s with a query string to %s", q.By, host))
+			return
+		case q.By != "http_request" && q.By != "web_search" && !s.hostAllowed(q.Host):
+			// A command's request: what it sends is not bounded by the
+			// line (a path, a header, a name to resolve).
+			why(fmt.Sprintf("%s reaching %s", q.By, host))
+			return
+		}
+	}
+	for i := range f.Runs {
+		if p := publisher(&f.Runs[i]); p != "" {
+			why(p)
+			return
+		}
+	}
+}
+
+// publisher names a command that publishes a package or artifact, or "".
+func publisher(r *Run) string {
+	if len(r.Argv) < 2 {
+		return ""
+	}
+	sub := r.Argv[1]
+	switch r.Name {
+	case "npm", "pnpm", "yarn", "bun":
+		if sub == "publish" || (sub == "npm" && len(r.Argv) > 2 && r.Argv[2] == "publish") {
+			return r.Name + " publish"
+		}
+	case "cargo", "poetry", "gem", "dotnet", "nuget", "flit", "hatch", "pdm", "uv":
+		if sub == "publish" || sub == "push" {
+			return r.Name + " " + sub
+		}
+	case "twine":
+		if sub == "upload" {
+			return "twine upload"
+		}
+	case "docker", "podman":
+		if sub == "push" {
+			return r.Name + " push"
+		}
+	case "gh":
+		if sub == "release" || sub == "gist" {
+			return "gh " + sub
+		}
+	}
+	return ""
+}
+
+// Query strings that carry data (flow:query-data): a value at least
+// minQueryData long with the character spread of encoded data (base64,
+// base32, long hex beyond a digest), or any value over maxQueryValue.
+const (
+	minQueryData  = 20
+	maxQueryValue = 96
+	// queryEntropy is the spread (Shannon bits per character) above
+	// which a value reads as encoded data: base64 of random bytes is
+	// near log2(len), words and digests (hex: at most 4) fall below.
+	queryEntropy = 4.1
+)
+
+// queryData is `flow:query-data`: a GET whose query (or path) carries a
+// long or high-entropy value to a host the policy does not list. An
+// http_request is made by the engine itself, where the command sandbox's
+// network rule does not apply: a query string is a way out.
+func (s *Shield) queryData(_ *Action, f *Facts, j *judgement) {
+	for i := range f.Requests {
+		q := &f.Requests[i]
+		if q.Query == "" || q.Host == "" || localHost(q.Host) || s.hostAllowed(q.Host) {
+			continue
+		}
+		if k, v, ok := dataInQuery(q.Query); ok {
+			j.escalate("flow:query-data", "%s sends %s=%s to %s in its query string: encoded or long data can leave that way", q.By, clipText(k, 40), clipText(v, 40), q.Host)
+			return
+		}
+	}
+}
+
+// dataInQuery returns the first query parameter whose value (or name, for
+// a value-less parameter) reads as data.
+func dataInQuery(raw string) (string, string, bool) {
+	for part := range strings.SplitSeq(raw, "&") {
+		k, v, _ := strings.Cut(part, "=")
+		if v == "" {
+			k, v = "", k
+		}
+		if dv, err := url.QueryUnescape(v); err == nil {
+			v = dv
+		}
+		if encodedData(v) {
+			return k, v, true
+		}
+	}
+	return "", "", false
+}
+
+// encodedData reports whether a value reads as data rather than a word,
+// a number, a version, a path or a digest.
+func encodedData(v string) bool {
+	if len(v) > maxQueryValue {
+		return !plainWords(v)
+	}
+	if len(v) < minQueryData || strings.ContainsAny(v, " /") {
+		return false
+	}
+	hex := true
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			hex = false
+			break
+		}
+	}
+	if hex {
+		return len(v) > 64 // longer than a SHA-256: data, not a digest
+	}
+	return entropy(v) >= queryEntropy
+}
+
+// plainWords reports whether a long value is text of words (a search
+// query, a sentence), which a query legitimately carries.
+func plainWords(v string) bool {
+	words := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '+' || r == ',' })
+	return len(words) >= 4 && len(v)/len(words) < 16
+}
+
+// entropy is the Shannon entropy of s in bits per byte.
+func entropy(s string) float64 {
+	var n [256]int
+	for i := 0; i < len(s); i++ {
+		n[s[i]]++
+	}
+	var h float64
+	l := float64(len(s))
+	for _, c := range n {
+		if c > 0 {
+			p := float64(c) / l
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}
+
+// QueryOf is the raw query of a URL, or "" (and the path's last segment
+// when it alone is long: /x/<data> carries as much as ?d=<data>).
+func QueryOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	q := u.RawQuery
+	if seg := path.Base(u.Path); len(seg) >= minQueryData && encodedData(seg) {
+		if q != "" {
+			q += "&"
+		}
+		q += url.QueryEscape(seg)
+	}
+	return q
+}
