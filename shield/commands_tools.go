@@ -91,8 +91,13 @@ func jsH(x *call) {
 	case "config", "set":
 		if len(ops) > 0 && (ops[0].Text == "set" || sub == "set" || ops[0].Text == "delete" || ops[0].Text == "edit") {
 			x.refPath(kWrite, "~/.npmrc", false)
-		} else if len(ops) > 0 && (ops[0].Text == "list" || ops[0].Text == "get" || ops[0].Text == "ls") {
+		} else if len(ops) > 1 && ops[0].Text == "get" && npmSecretKey(ops[1].Text) {
+			// npm config get of a token prints it; of any other key
+			// (registry, cache), its value only, and list masks
+			// tokens ("(protected)").
 			x.refPath(kRead, "~/.npmrc", false)
+		} else if len(ops) == 1 && ops[0].Text == "get" {
+			x.refPath(kRead, "~/.npmrc", false) // get without a key lists everything
 		}
 	}
 }
@@ -297,4 +302,11 @@ func cargoH(x *call) {
 			x.refPath(kWrite, ".", true)
 		}
 	}
+}
+
+// npmSecretKey reports whether an npm configuration key names a secret.
+func npmSecretKey(k string) bool {
+	k = strings.ToLower(k)
+	return strings.Contains(k, "auth") || strings.Contains(k, "token") || strings.Contains(k, "pass") || strings.Contains(k, "cert") ||
+		strings.Contains(k, "key") || strings.Contains(k, "_") || strings.HasPrefix(k, "//")
 }

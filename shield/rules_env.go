@@ -137,6 +137,13 @@ func wholeEnvDump(f *Facts) string {
 			dump = r.By + " /proc/self/environ"
 		}
 	}
+	for _, r := range f.Runs {
+		if slices.Contains(codeRunners, r.Name) && r.Name != "source" && r.Name != "." {
+			if code := strings.Join(r.Argv[min(1, len(r.Argv)):], " "); wholeEnvInCode(code) && codePrints.MatchString(code) {
+				dump = r.Name + " code"
+			}
+		}
+	}
 	if dump == "" {
 		return ""
 	}
@@ -229,4 +236,43 @@ func secretNames(names []string) []string {
 		}
 	}
 	return out
+}
+
+// wholeEnv are the ways interpreter code names the whole environment.
+var wholeEnv = []string{"os.environ", "process.env", "ENV", "%ENV", "$_ENV", "System.getenv()", "Deno.env.toObject()", "os.Environ()"}
+
+// wholeEnvInCode reports whether code uses the environment whole (printed
+// or passed on as a map: print(dict(os.environ)), console.log(process.env),
+// os.environ.items()) rather than one variable of it (os.environ['HOME'],
+// process.env.NODE_ENV, os.environ.get('X')).
+func wholeEnvInCode(code string) bool {
+	if len(code) > maxSecretScan {
+		code = code[:maxSecretScan]
+	}
+	for _, w := range wholeEnv {
+		for rest := code; ; {
+			k := strings.Index(rest, w)
+			if k < 0 {
+				break
+			}
+			before := rest[:k]
+			rest = rest[k+len(w):]
+			if w == "ENV" && (strings.HasSuffix(before, "%") || strings.HasSuffix(before, "_") || len(before) > 0 && isWordByte(before[len(before)-1])) {
+				continue
+			}
+			next := strings.TrimLeft(rest, " \t")
+			switch {
+			case strings.HasPrefix(next, "[") || strings.HasPrefix(next, "{") || strings.HasPrefix(next, ".get") || strings.HasPrefix(next, ".fetch") ||
+				strings.HasPrefix(next, ".setdefault") || strings.HasPrefix(next, ".pop"):
+				continue // one variable
+			case strings.HasPrefix(next, ".items") || strings.HasPrefix(next, ".keys") || strings.HasPrefix(next, ".values") ||
+				strings.HasPrefix(next, ".copy") || strings.HasPrefix(next, ".to_h") || strings.HasPrefix(next, ".each"):
+				return true
+			case strings.HasPrefix(next, "."):
+				continue // process.env.NODE_ENV
+			}
+			return true
+		}
+	}
+	return false
 }

@@ -210,7 +210,10 @@ func publisher(r *Run) string {
 // base32, long hex beyond a digest), or any value over maxQueryValue.
 const (
 	minQueryData  = 20
-	maxQueryValue = 96
+	maxQueryValue = 64
+	// minStructuredData is the shortest value judged by its shape
+	// (structured data: key: value, addresses, JSON).
+	minStructuredData = 40
 	// queryEntropy is the spread (Shannon bits per character) above
 	// which a value reads as encoded data: base64 of random bytes is
 	// near log2(len), words and digests (hex: at most 4) fall below.
@@ -258,6 +261,11 @@ func encodedData(v string) bool {
 	if len(v) > maxQueryValue {
 		return !plainWords(v)
 	}
+	if len(v) >= minStructuredData && strings.ContainsAny(v, "@:=;{}\n") && !plainWords(v) && !urlValue(v) {
+		// Structured data (a config line, a list of addresses, JSON):
+		// not what a plain query carries.
+		return true
+	}
 	if len(v) < minQueryData || strings.ContainsAny(v, " /") {
 		return false
 	}
@@ -273,6 +281,13 @@ func encodedData(v string) bool {
 		return len(v) > 64 // longer than a SHA-256: data, not a digest
 	}
 	return entropy(v) >= queryEntropy
+}
+
+// urlValue reports whether a value is one URL (a redirect or a link to
+// look up: ?url=https://...), which a query legitimately carries.
+func urlValue(v string) bool {
+	u, err := url.Parse(v)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil && len(v) <= maxQueryValue
 }
 
 // plainWords reports whether a long value is text of words (a search

@@ -305,6 +305,10 @@ func orDot(p string) string {
 var plainHeaders = map[string]bool{"accept": true, "accept-language": true, "accept-encoding": true, "content-type": true,
 	"if-none-match": true, "if-modified-since": true, "cache-control": true, "range": true, "x-github-api-version": true}
 
+// maxPlainUserAgent is the longest User-Agent a request may carry and
+// still be judged a plain read.
+const maxPlainUserAgent = 64
+
 // maxPlainQuery is the longest query string a request may carry and
 // still be judged a plain read: a longer one can carry data out.
 const maxPlainQuery = 256
@@ -329,8 +333,12 @@ func httpRequest(args map[string]any) shield.Request {
 		q.Data = true
 	}
 	if h, ok := args["headers"].(map[string]any); ok {
-		for k := range h {
-			if !plainHeaders[strings.ToLower(k)] {
+		for k, v := range h {
+			lk := strings.ToLower(k)
+			if vs, _ := v.(string); lk == "user-agent" && len(vs) <= maxPlainUserAgent && !strings.ContainsAny(vs, "=@") {
+				continue // a client's name and version
+			}
+			if !plainHeaders[lk] {
 				q.Data = true
 			}
 		}
