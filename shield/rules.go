@@ -74,6 +74,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).scriptContent,
 		(*Shield).memoryInstruction,
 		(*Shield).promptInjection,
+		(*Shield).addressedText,
 		(*Shield).agentTask,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,

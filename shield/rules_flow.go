@@ -293,7 +293,7 @@ func urlValue(v string) bool {
 // plainWords reports whether a long value is text of words (a search
 // query, a sentence), which a query legitimately carries.
 func plainWords(v string) bool {
-	words := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '+' || r == ',' })
+	words := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '+' })
 	return len(words) >= 4 && len(v)/len(words) < 16
 }
 

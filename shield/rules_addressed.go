@@ -1,0 +1,83 @@
+package shield
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Text addressed to an AI (prompt-injection:addressed). Instructions
+// planted for an agent or a reviewing model take a recognisable grammar
+// whatever their wording: they name their reader — by role ("assistant:",
+// "AI agents,", "@agent", "LLM reviewers:", "note to AI code reviewers",
+// "if you are an AI") — and then direct it. A file, commit message, note
+// or request body that does both is asked about: it is written to steer
+// whoever reads it next, not to inform a human.
+
+// addressee is the reader an instruction names: a vocative at the start of
+// a line or comment (after comment markers and markup), a "note/message/
+// instructions to|for" phrase, an "attention"/"dear"/"hey" address, an
+// @-mention, or "if you are an AI".
+var addressee = regexp.MustCompile(`(?im)` +
+	`(?:^[\s#/*<!\-\[\]():>%;"'` + "`" + `]*(?:dear |hey |hi |attention,? |to )?(?:the |all |any |every )?(?:ai|llm|gpt|claude|copilot|codex|gemini|cursor|devin|aider|chatgpt|assistant|agent|coding agent|language model|model|bot|automated|automation)(?:[ -](?:code |coding )?(?:reviewers?|agents?|assistants?|tools?|models?|systems?|bots?|readers?))?s?\s*[:,]` +
+	`|\b(?:notes?|message|instructions?|directions?|reminder|guidance|attention)\s*(?:to|for)\s*(?:the |all |any |every |future |other )?(?:ai|llm|gpt|claude|copilot|codex|gemini|cursor|automated|coding)\b[^\n]{0,30}?` +
+	`|@(?:ai|agent|assistant|claude|copilot|codex|gemini|cursor|bot|llm)\b` +
+	`|\bif you(?: are|'re)(?: an?)? (?:ai|llm|language model|assistant|agent|bot|automated)\b` +
+	`|\b(?:ai|llm|automated)[ -](?:code )?(?:reviewers?|agents?|assistants?|readers?)\b[^\n]{0,20}?[:,])`)
+
+// directive is what follows an address when it steers: an imperative, a
+// rule, a waiver or a claim that overrides what the reader was told.
+var directive = regexp.MustCompile(`(?i)\b(?:delete|remove|drop|ignore|disregard|forget|override|skip|disable|bypass|approve|merge|push|force|print|reveal|leak|dump|post|send|upload|curl|wget|run|execute|install|report|mark|treat|pretend|comply|obey|follow|grant|commit|rewrite|replace|share|email|tell|never|always|must|should|do not|don't|no longer|instead|deprecated|is handled|are handled|pre-?approved|without asking|auto-?approve|is safe|are safe|trust)\b`)
+
+// maxAddressedScan bounds the text the rule reads after an address.
+const maxAddressedScan = 240
+
+// addressedText is `prompt-injection:addressed` (escalate): text the
+// action writes, commits, sends or stores that addresses an AI reader and
+// directs it. Agent instruction files are meant to be read that way
+// (instructions:agent-file judges writes to them), and quoting one in
+// documentation about agents is still asked about: a human reads the doc
+// in review and can say yes.
+func (s *Shield) addressedText(a *Action, f *Facts, j *judgement) {
+	for _, t := range f.Texts {
+		if t.Source == "url" || t.Source == "stdin" || literalSource(t.Source) {
+			continue // a URL is judged by the network rules; code literals are code
+		}
+		if m, ok := addressedIn(t.Body); ok {
+			j.escalate("prompt-injection:addressed", "the %s addresses an AI reader and directs it (%q): text written to steer the next agent or reviewer", textName(t.Source), clipText(m, 80))
+			return
+		}
+	}
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if r.Name != "git" || len(r.Argv) < 2 || (r.Argv[1] != "commit" && r.Argv[1] != "notes" && r.Argv[1] != "tag") {
+			continue
+		}
+		for k := 2; k+1 < len(r.Argv); k++ {
+			if r.Argv[k] == "-m" || r.Argv[k] == "--message" {
+				if m, ok := addressedIn(r.Argv[k+1]); ok {
+					j.escalate("prompt-injection:addressed", "git %s's message addresses an AI reader and directs it (%q)", r.Argv[1], clipText(m, 80))
+					return
+				}
+			}
+		}
+	}
+}
+
+// addressedIn returns the address and what follows it when text
+// addresses an AI reader and directs it.
+func addressedIn(text string) (string, bool) {
+	if len(text) > maxTextJudged {
+		text = text[:maxTextJudged]
+	}
+	for _, loc := range addressee.FindAllStringIndex(text, 32) {
+		end := min(len(text), loc[1]+maxAddressedScan)
+		rest := text[loc[1]:end]
+		if k := strings.Index(rest, "\n\n"); k >= 0 {
+			rest = rest[:k]
+		}
+		if directive.MatchString(rest) {
+			return strings.TrimSpace(text[loc[0]:loc[1]] + rest), true
+		}
+	}
+	return "", false
+}
