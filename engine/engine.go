@@ -46,7 +46,7 @@ type Engine struct {
 	// subs are the sub-agents of this engine's life.
 	subs SubAgents
 	// mcp runs the configured MCP servers; nil without any.
-	mcp MCPServers
+	mcp mcp.Servers
 	// proxies are the open `opx mcp-proxy` sessions.
 	proxies MCPProxies
 	// hooks are the sessions of the coding agents audited through their
@@ -186,7 +186,7 @@ func New(opts Options) (*Engine, error) {
 	e.proxies.Bind(e)
 	e.hooks.Bind(e)
 	if opts.MCP != nil && len(opts.MCP.Specs) > 0 && opts.replay == nil {
-		e.mcp = newMCPManager(opts.MCP.Sandbox, opts.MCP.Specs, e.mcpRecorder())
+		e.mcp = mcp.NewManager(opts.MCP.Sandbox, opts.MCP.Specs, e.mcpRecorder())
 	}
 	if e.mcp != nil {
 		mcpSource.List, mcpSource.Call = e.mcp.Tools, e.mcp.Call

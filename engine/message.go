@@ -138,7 +138,11 @@ func (e *Engine) SendMessage(req *opxv1.ClientMessageRequest, stream opxv1.Clien
 	// The agent is offered the MCP servers' tools once each server has
 	// started (or failed) once: the first message after a start waits
 	// for them, bounded.
-	e.waitMCP(ctx)
+	if e.mcp != nil {
+		if err := e.opts.MCP.WaitStarted(ctx, e.mcp); err != nil {
+			e.opts.Logf("engine: MCP servers not all started: %v", err)
+		}
+	}
 	defs, _ := e.tools.Group(e.tools.Groups()...)
 	names := make([]string, 0, len(defs))
 	for _, d := range defs {
@@ -208,7 +212,7 @@ func (e *Engine) Status() (*opxv1.StatusResponse, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger head: %w", err)
 	}
-	servers := e.mcpStatusProto()
+	servers := e.opts.MCP.StatusProto(e.mcp)
 	fleet := e.fleetStatusProto()
 	e.mu.Lock()
 	defer e.mu.Unlock()

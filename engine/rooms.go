@@ -26,7 +26,7 @@ import (
 // registers itself (Use...) or is handed to the engine by whoever starts
 // it (Options), and without it the core runs with the no-op default
 // below. Tier 2 and the MCP servers, below the core, are reached the
-// same way (recorder.go: Tier2, options.go: MCPServers); tier 2 records
+// same way (recorder.go: Tier2, engine/mcp: Servers); tier 2 records
 // through the Recorder, and so does the fleet's shipper (options.go:
 // Shipper).
 

@@ -64,7 +64,7 @@ const (
 	// at once; a request over it is refused at once, unrecorded.
 	proxyMaxInFlight = 16
 	// defaultMaxProxySessions bounds the sessions open at once when the
-	// configuration does not (MCPConfig.MaxProxySessions).
+	// configuration does not (mcp.Config.MaxProxySessions).
 	defaultMaxProxySessions = 32
 	// proxyMaxResult bounds an answer handed to a proxy (gRPC's message
 	// limit is above it): a passed-through answer over it is refused, a
