@@ -219,9 +219,13 @@ func New(opts Options) (*Engine, error) {
 		}
 		e.pipe.Tier2 = t2
 	}
-	// Replay mode (rooms.go: setupReplay).
-	if opts.replay != nil {
-		e.setupReplay(mcpSource)
+	// Replay mode (rooms.go: ReplayMode): no MCP server runs, the tools
+	// are the recorded listings, and the driver (engine/redrive) sets up
+	// the rest (Attach).
+	if s := opts.replay; s != nil {
+		e.pipe.replay = s
+		mcpSource.List, mcpSource.Writable, mcpSource.Call = s.MCPTools, s.MCPWritable, nil
+		s.Attach(e)
 	}
 	if err := e.load(); err != nil {
 		ws.Close()
@@ -283,7 +287,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		e.mcp.Start(ctx)
 	}
 	if e.opts.replay != nil {
-		go e.driveReplay(ctx) // feeds the recorded messages, then stops the engine
+		go e.opts.replay.Drive(ctx, e) // feeds the recorded messages, then stops the engine
 	}
 	if err := e.startFleet(ctx); err != nil {
 		e.opts.Logf("engine: fleet: %v (not shipping)", err)
