@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/engine/auth"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
@@ -129,7 +130,7 @@ func (a *Approvals) Recorded(id func(p judge.Proposal) string, answer func(a *Ap
 // before DenyAll stops waiting for it (the pipeline records its tier 3
 // verdict there). The error is non-nil only when the ledger failed.
 func (a *Approvals) Ask(ctx context.Context, p judge.Proposal, reason string, then func(ApprovalOutcome) error) (ApprovalOutcome, error) {
-	tok, err := newToken()
+	tok, err := auth.NewToken()
 	if err != nil {
 		return ApprovalOutcome{}, err
 	}

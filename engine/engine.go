@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/engine/auth"
 	"github.com/opx-dev/opx/engine/broadcast"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
@@ -405,13 +406,13 @@ const (
 )
 
 // newServer builds the gRPC server with every service on the engine's
-// port behind one authenticator (auth.go); a client's unary answer then
+// port behind one authenticator (engine/auth); a client's unary answer then
 // waits until what it may name is durable (auth.go: durableAnswer).
 func (e *Engine) newServer() *grpc.Server {
-	auth := &authenticator{client: e.opts.ClientToken, rejected: e.recordRejection, agent: e.AgentToken, subagent: func(tok string) bool { return e.subs.ByToken(tok) != nil }}
+	a := &auth.Authenticator{Client: e.opts.ClientToken, Rejected: e.recordRejection, Agent: e.AgentToken, SubAgent: func(tok string) bool { return e.subs.ByToken(tok) != nil }}
 	srv := grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMessageBytes), grpc.MaxHeaderListSize(maxHeaderBytes),
-		grpc.ChainUnaryInterceptor(auth.unary, e.durableAnswer), grpc.StreamInterceptor(auth.stream))
+		grpc.ChainUnaryInterceptor(a.Unary, e.durableAnswer), grpc.StreamInterceptor(a.Stream))
 	opxv1.RegisterAgentServiceServer(srv, &agentService{e: e})
 	opxv1.RegisterSubAgentServiceServer(srv, e.subs.Service())
 	e.registerServices(srv) // the LLM gateway and ClientService (engine/grpcapi)

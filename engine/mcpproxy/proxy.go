@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/auth"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/mcp"
@@ -168,7 +169,7 @@ func (p *proxySessions) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	client := proxyClient(open, spec)
-	tok, err := engine.NewToken()
+	tok, err := auth.NewToken()
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
