@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/opx-dev/opx/cli/internal/liveledger"
 	"io"
 
 	"github.com/opx-dev/opx/chronicle"
@@ -85,11 +86,11 @@ func openReviewSourceAt(c *cli.Context, path string, named bool) (*review, error
 	case errors.Is(err, ledger.ErrLocked):
 		var ec *engineClient
 		if named {
-			rl, derr := dialLedgerEngine(c, path)
+			rl, derr := liveledger.Dial(c, path)
 			if derr != nil {
 				return nil, err // the file is locked and nothing registered beside it answers: say so
 			}
-			ec = &engineClient{conn: rl.conn, ledger: rl.client, ctx: rl.ctx}
+			ec = &engineClient{conn: rl.Conn(), ledger: rl.Client(), ctx: rl.Ctx()}
 		} else {
 			var derr error
 			if ec, derr = dialEngine(c); derr != nil {

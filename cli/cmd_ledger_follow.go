@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/opx-dev/opx/cli/internal/liveledger"
 	"io"
 	"os"
 	"os/signal"
@@ -112,11 +113,11 @@ func runLedgerFollow(c *cli.Context) error {
 // or the chain breaks.
 func (f *follower) run() error {
 	for f.c.Context.Err() == nil {
-		r, err := dialLedgerEngine(f.c, f.path)
+		r, err := liveledger.Dial(f.c, f.path)
 		if err == nil {
 			err = f.fromEngine(r)
 			r.Close()
-			if !errors.Is(err, errEngineGone) && f.c.Context.Err() == nil {
+			if !errors.Is(err, liveledger.ErrEngineGone) && f.c.Context.Err() == nil {
 				return err // the chain broke, or the engine sent what no ledger holds
 			}
 			// The engine went away: the next one, or the file. The pause
@@ -225,25 +226,25 @@ func (f *follower) accept(seq uint64, raw []byte) error {
 }
 
 // fromEngine follows the engine's Follow stream until it ends.
-func (f *follower) fromEngine(r *remoteLedger) error {
+func (f *follower) fromEngine(r *liveledger.Ledger) error {
 	get := func(seq uint64) ([]byte, error) {
 		var out []byte
-		if seq > r.head.Seq {
+		if seq > r.FixedHead().Seq {
 			return nil, nil
 		}
 		err := r.Entries(seq, seq, func(_ uint64, raw []byte) error { out = raw; return nil })
 		return out, err
 	}
-	if err := f.attach(r.head, get); err != nil {
+	if err := f.attach(r.FixedHead(), get); err != nil {
 		return err
 	}
 	start := f.next
 	if !f.anchored {
 		start = f.from - 1 // the anchor comes first
 	}
-	s, err := r.client.Follow(r.ctx, &opxv1.FollowRequest{FromSeq: start})
+	s, err := r.Client().Follow(r.Ctx(), &opxv1.FollowRequest{FromSeq: start})
 	if err != nil {
-		return engineErr(err)
+		return liveledger.EngineErr(err)
 	}
 	for {
 		en, err := s.Recv()
@@ -251,10 +252,10 @@ func (f *follower) fromEngine(r *remoteLedger) error {
 			// A stream the engine ends cleanly is treated as a restart:
 			// reconnect, and check again that the ledger holds the last
 			// entry printed, before going on.
-			return fmt.Errorf("%w (it ended the follow stream)", errEngineGone)
+			return fmt.Errorf("%w (it ended the follow stream)", liveledger.ErrEngineGone)
 		}
 		if err != nil {
-			return engineErr(err)
+			return liveledger.EngineErr(err)
 		}
 		if !f.anchored {
 			if en.Seq != f.from-1 || len(en.Raw) > ledger.MaxLineSize {
@@ -279,7 +280,7 @@ func (f *follower) fromEngine(r *remoteLedger) error {
 // entry seq-1 is in the signed tree of seq entries confirms the content
 // of every entry printed up to it, through the chain. Without a key
 // there, or for a checkpoint of another tree, it says nothing.
-func (f *follower) confirm(r *remoteLedger, seq uint64, raw []byte, prev ledger.Hash) error {
+func (f *follower) confirm(r *liveledger.Ledger, seq uint64, raw []byte, prev ledger.Hash) error {
 	if seq == 0 || !bytes.HasSuffix(raw, []byte(`"type":"`+ledger.TypeCheckpoint+`"}`)) {
 		return nil
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/opx-dev/opx/cli/internal/liveledger"
 	"os"
 	"strings"
 
@@ -124,14 +125,14 @@ func author() string {
 
 // noteByEngine asks the engine that holds the ledger to append the note.
 func noteByEngine(c *cli.Context, path string, locked error, text string) error {
-	r, err := dialLedgerEngine(c, path)
+	r, err := liveledger.Dial(c, path)
 	if err != nil {
 		return &usage.Explained{Err: locked, Msg: fmt.Sprintf("an engine holds %s, and no engine registered for it answers (%v)", path, err)}
 	}
 	defer r.Close()
-	resp, err := r.client.AppendNote(r.ctx, &opxv1.AppendNoteRequest{Session: c.String("session"), Author: author(), Text: text})
+	resp, err := r.Client().AppendNote(r.Ctx(), &opxv1.AppendNoteRequest{Session: c.String("session"), Author: author(), Text: text})
 	if err != nil {
-		return fmt.Errorf("append note to %s: %w", path, engineErr(err))
+		return fmt.Errorf("append note to %s: %w", path, liveledger.EngineErr(err))
 	}
 	h, err := ledger.ParseHash(resp.Hash)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/opx-dev/opx/cli/internal/liveledger"
 
 	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
@@ -121,14 +122,14 @@ func rebuild(c *cli.Context, path string) (*ledger.RebuildReport, error) {
 // report is the engine's word (the engine holds the buckets); it is only
 // checked for shape.
 func rebuildByEngine(c *cli.Context, path string, locked error) (*ledger.RebuildReport, error) {
-	r, err := dialLedgerEngine(c, path)
+	r, err := liveledger.Dial(c, path)
 	if err != nil {
 		return nil, &usage.Explained{Err: locked, Msg: fmt.Sprintf("an engine holds %s, and no engine registered for it answers (%v)", path, err)}
 	}
 	defer r.Close()
-	resp, err := r.client.Rebuild(r.ctx, &opxv1.RebuildRequest{})
+	resp, err := r.Client().Rebuild(r.Ctx(), &opxv1.RebuildRequest{})
 	if err != nil {
-		return nil, fmt.Errorf("rebuild %s: %w", path, engineErr(err))
+		return nil, fmt.Errorf("rebuild %s: %w", path, liveledger.EngineErr(err))
 	}
 	var rep ledger.RebuildReport
 	if err := json.Unmarshal(resp.ReportJson, &rep); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/opx-dev/opx/cli/internal/liveledger"
 	"io"
 	"strconv"
 
@@ -70,8 +71,8 @@ func runLedgerShow(c *cli.Context) error {
 		e, err = rv.local.Get(seq)
 		st = localStater{rv.local}
 	} else {
-		e, err = remoteGet(rv.remote, seq)
-		st = remoteStater{rv.remote}
+		e, err = liveledger.Get(rv.remote, seq)
+		st = liveledger.Stater{R: rv.remote}
 	}
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
@@ -103,7 +104,7 @@ func runLedgerShow(c *cli.Context) error {
 }
 
 // blobStater is what show needs of a ledger: a *ledger.Ledger, or the
-// engine's ledger (remoteStater).
+// engine's ledger (liveledger.Stater).
 type blobStater interface {
 	StatBlob(h ledger.Hash) (ledger.BlobInfo, error)
 	// ContentSize decompresses the blob to count its bytes, checking

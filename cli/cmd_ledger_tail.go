@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/opx-dev/opx/cli/internal/liveledger"
 
 	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
@@ -90,7 +91,7 @@ func tailLine(e ledger.Entry) string {
 
 // remoteTail is Ledger.Tail through the engine: the last n entries up to
 // its durable head, oldest first.
-func remoteTail(r *remoteLedger, n int) ([]ledger.Entry, error) {
+func remoteTail(r *liveledger.Ledger, n int) ([]ledger.Entry, error) {
 	h, _ := r.Head()
 	from := uint64(0)
 	if h.Seq >= uint64(n) {

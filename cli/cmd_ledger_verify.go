@@ -136,7 +136,7 @@ func runLedgerVerify(c *cli.Context) error {
 				opts.CheckCheckpoint = tee.checkCheckpoint()
 			}
 			if opts.CheckEnd != nil {
-				opts.CheckEnd = settleRunningPlans(rv.remote, rv.remote.head, opts.CheckEnd)
+				opts.CheckEnd = settleRunningPlans(rv.remote, rv.remote.FixedHead(), opts.CheckEnd)
 			}
 			rep, err = ledger.VerifySource(tee, opts)
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/opx-dev/opx/cli/internal/liveledger"
 	"io"
 	"strings"
 
@@ -198,7 +199,7 @@ func openSessionSource(c *cli.Context) (*sessionSource, error) {
 		// code as the file's, the signed checkpoints against the keys
 		// recorded, in one pass whose entry hashes the timeline is then
 		// read against (engineSource.verified).
-		rl, err := dialLedgerEngine(c, r.path)
+		rl, err := liveledger.Dial(c, r.path)
 		if err != nil {
 			return nil, fmt.Errorf("verify through the engine: %w", err)
 		}
@@ -206,7 +207,7 @@ func openSessionSource(c *cli.Context) (*sessionSource, error) {
 		tee := newTeeSource(rl, 0, true)
 		opts := event.StrictOptions()
 		opts.CheckCheckpoint = tee.checkCheckpoint()
-		opts.CheckEnd = settleRunningPlans(rl, rl.head, opts.CheckEnd)
+		opts.CheckEnd = settleRunningPlans(rl, rl.FixedHead(), opts.CheckEnd)
 		bar := ui.NewProgress(c, "verify")
 		opts.Progress = bar.Update
 		rep, err := ledger.VerifySource(tee, opts)

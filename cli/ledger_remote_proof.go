@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/opx-dev/opx/cli/internal/liveledger"
 	"path/filepath"
 
 	"github.com/opx-dev/opx/cli/internal/ui"
@@ -21,7 +22,7 @@ import (
 // makes up in an entry it forges is never used while the key file is
 // there, and can only be used otherwise by forging the whole chain, as
 // rewriting the file offline would.
-func openRemoteNote(r *remoteLedger, path string, note []byte, given *tlog.Verifier, latest bool) (tlog.Checkpoint, tlog.Verifier, error) {
+func openRemoteNote(r *liveledger.Ledger, path string, note []byte, given *tlog.Verifier, latest bool) (tlog.Checkpoint, tlog.Verifier, error) {
 	if given != nil {
 		return openWith(note, []tlog.Verifier{*given})
 	}
@@ -68,7 +69,7 @@ func openWith(note []byte, keys []tlog.Verifier) (tlog.Checkpoint, tlog.Verifier
 // note (the latest signed checkpoint when note is nil) and checks all of
 // it here: the note's signature, its tree against the proof, the entry's
 // bytes against the leaf.
-func remoteProve(r *remoteLedger, path string, seq uint64, note []byte, given *tlog.Verifier) (*tlog.Proof, signedCheckpoint, error) {
+func remoteProve(r *liveledger.Ledger, path string, seq uint64, note []byte, given *tlog.Verifier) (*tlog.Proof, signedCheckpoint, error) {
 	var sc signedCheckpoint
 	req := &opxv1.ProveRequest{Seq: seq}
 	keyOf := func(note []byte, latest bool) (err error) {
@@ -80,17 +81,17 @@ func remoteProve(r *remoteLedger, path string, seq uint64, note []byte, given *t
 		if err := keyOf(note, false); err != nil {
 			return nil, sc, err
 		}
-		if sc.CP.Origin != tlog.Origin(r.head.LedgerID) {
-			return nil, sc, fmt.Errorf("%w: the checkpoint is of %s, this ledger is %s", tlog.ErrProof, sc.CP.Origin, tlog.Origin(r.head.LedgerID))
+		if sc.CP.Origin != tlog.Origin(r.FixedHead().LedgerID) {
+			return nil, sc, fmt.Errorf("%w: the checkpoint is of %s, this ledger is %s", tlog.ErrProof, sc.CP.Origin, tlog.Origin(r.FixedHead().LedgerID))
 		}
 		if seq >= sc.CP.Size {
 			return nil, sc, fmt.Errorf("entry %d is not in the checkpoint's tree of %s", seq, ui.Plural(sc.CP.Size, "entry", "entries"))
 		}
 		req.TreeSize = sc.CP.Size
 	}
-	resp, err := r.client.Prove(r.ctx, req)
+	resp, err := r.Client().Prove(r.Ctx(), req)
 	if err != nil {
-		return nil, sc, engineErr(err)
+		return nil, sc, liveledger.EngineErr(err)
 	}
 	if note == nil {
 		if len(resp.Note) > tlog.MaxNoteBytes {
@@ -99,8 +100,8 @@ func remoteProve(r *remoteLedger, path string, seq uint64, note []byte, given *t
 		if err := keyOf([]byte(resp.Note), true); err != nil {
 			return nil, sc, fmt.Errorf("the engine's latest checkpoint: %w", err)
 		}
-		if sc.CP.Origin != tlog.Origin(r.head.LedgerID) {
-			return nil, sc, fmt.Errorf("the engine's latest checkpoint: %w: it is of %s, this ledger is %s", tlog.ErrProof, sc.CP.Origin, tlog.Origin(r.head.LedgerID))
+		if sc.CP.Origin != tlog.Origin(r.FixedHead().LedgerID) {
+			return nil, sc, fmt.Errorf("the engine's latest checkpoint: %w: it is of %s, this ledger is %s", tlog.ErrProof, sc.CP.Origin, tlog.Origin(r.FixedHead().LedgerID))
 		}
 		// A checkpoint of tree n is recorded by entry n (the entry just
 		// after the tree it covers), as offline.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/opx-dev/opx/cli/internal/ledgerloc"
+	"github.com/opx-dev/opx/cli/internal/liveledger"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/urfave/cli/v2"
 )
@@ -31,7 +32,7 @@ func openReview(c *cli.Context) (*ledger.Ledger, error) {
 type ledgerReview struct {
 	path   string // as the user named it
 	local  *ledger.Ledger
-	remote *remoteLedger
+	remote *liveledger.Ledger
 }
 
 func (r *ledgerReview) Close() error {
@@ -51,7 +52,7 @@ func openReviewOrEngine(c *cli.Context) (*ledgerReview, error) {
 	if err := ledgerloc.RefuseEmpty(path); err != nil {
 		return nil, err
 	}
-	l, r, err := openEngineOrFile(c, path)
+	l, r, err := liveledger.OpenEngineOrFile(c, path)
 	if err != nil {
 		return nil, err
 	}

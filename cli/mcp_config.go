@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/ledger"
@@ -66,7 +65,7 @@ func mcpSandbox(self, ws string, log io.Writer) (mcp.Sandbox, error) {
 // mcpConfig is the engine's MCP configuration: the configured servers
 // (Specs, and the Disabled ones by name) and the sandbox they, and an
 // `opx mcp-proxy -- COMMAND` upstream, run in. Set even without servers.
-func mcpConfig(self, ws string, cfg config.Config, log io.Writer) (*engine.MCPConfig, error) {
+func mcpConfig(self, ws string, cfg config.Config, log io.Writer) (*mcp.Config, error) {
 	var disabled []string
 	for name, srv := range cfg.MCP.Servers {
 		if srv.Disabled {
@@ -78,5 +77,5 @@ func mcpConfig(self, ws string, cfg config.Config, log io.Writer) (*engine.MCPCo
 	if err != nil {
 		return nil, err
 	}
-	return &engine.MCPConfig{Sandbox: sb, Specs: mcpSpecs(ws, cfg), Disabled: disabled, MaxProxySessions: cfg.MCP.MaxProxySessions}, nil
+	return &mcp.Config{Sandbox: sb, Specs: mcpSpecs(ws, cfg), Disabled: disabled, MaxProxySessions: cfg.MCP.MaxProxySessions}, nil
 }

@@ -3,13 +3,13 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"github.com/opx-dev/opx/cli/internal/liveledger"
 	"slices"
 	"sync"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/tlog"
-	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 )
 
 // sinceSource is what verify --since and prove read: the file, or the
@@ -35,19 +35,6 @@ func sinceSourceOf(rv *ledgerReview) sinceSource {
 		return localSince{rv.local}
 	}
 	return rv.remote
-}
-
-// ConsistencyProof asks the engine for the proof; the caller checks it
-// against roots it trusts.
-func (r *remoteLedger) ConsistencyProof(size1, size2 uint64) ([][]byte, error) {
-	resp, err := r.client.ConsistencyProof(r.ctx, &opxv1.ConsistencyProofRequest{Size1: size1, Size2: size2})
-	if err != nil {
-		return nil, engineErr(err)
-	}
-	if len(resp.Hashes) > tlog.MaxProofHashes {
-		return nil, fmt.Errorf("the engine's consistency proof: %d hashes (at most %d)", len(resp.Hashes), tlog.MaxProofHashes)
-	}
-	return resp.Hashes, nil
 }
 
 // treeWalk is what one pass over the entries gives --since, prove and
@@ -145,19 +132,19 @@ func walkTree(src sinceSource, at uint64) (*treeWalk, error) {
 // signed checkpoints, the entries a timeline is built from) is then tied
 // to the bytes that pass checked.
 type teeSource struct {
-	*remoteLedger
+	*liveledger.Ledger
 	mu         sync.Mutex
 	walk       *treeWalk
 	keepHashes bool
 	hashes     []ledger.Hash // hashes[seq], when keepHashes
 }
 
-func newTeeSource(r *remoteLedger, at uint64, keepHashes bool) *teeSource {
-	return &teeSource{remoteLedger: r, walk: newTreeWalk(r.head, at), keepHashes: keepHashes}
+func newTeeSource(r *liveledger.Ledger, at uint64, keepHashes bool) *teeSource {
+	return &teeSource{Ledger: r, walk: newTreeWalk(r.FixedHead(), at), keepHashes: keepHashes}
 }
 
 func (t *teeSource) Entries(from, to uint64, fn func(seq uint64, raw []byte) error) error {
-	return t.remoteLedger.Entries(from, to, func(seq uint64, raw []byte) error {
+	return t.Ledger.Entries(from, to, func(seq uint64, raw []byte) error {
 		t.mu.Lock()
 		before := t.walk.tree.Size()
 		t.walk.add(seq, raw)
@@ -181,6 +168,6 @@ func (t *teeSource) keys() []event.RecordedKey {
 // the entries up to the checkpoint have passed through Entries.
 func (t *teeSource) checkCheckpoint() func(seq uint64, th ledger.TreeHead, note string) error {
 	return func(seq uint64, th ledger.TreeHead, note string) error {
-		return event.CheckCheckpoints(t.head.LedgerID, t.keys())(seq, th, note)
+		return event.CheckCheckpoints(t.FixedHead().LedgerID, t.keys())(seq, th, note)
 	}
 }

@@ -89,9 +89,6 @@ func (e *Engine) StartedSeq() uint64 { return e.startedSeq }
 // its hash).
 const ReadOnlyPolicyText = readOnlyPolicyText
 
-// NewToken returns 128 random bits in hex.
-func NewToken() (string, error) { return newToken() }
-
 // TitleOf is the title a session gets from its first message.
 func TitleOf(s string) string { return titleOf(s) }
 
@@ -261,14 +258,6 @@ func (e *Engine) NextRequestID() string {
 // Model is the provider the agents' model calls go to and its retry
 // policy (Options.Provider, Options.Retry).
 func (e *Engine) Model() (llm.Provider, llm.RetryPolicy) { return e.opts.Provider, e.opts.Retry }
-
-// The engine's helpers the sub-agents use alike.
-
-// TokenEqual compares tokens in constant time.
-func TokenEqual(a, b string) bool { return tokenEqual(a, b) }
-
-// MetadataValue returns a call's metadata value for key.
-func MetadataValue(ctx context.Context, key string) string { return metadataValue(ctx, key) }
 
 // proposalKey carries the call's Proposal to executors that act for the
 // calling agent (the agent tools): its session, message and call.

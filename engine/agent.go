@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/agentwire"
+	"github.com/opx-dev/opx/engine/auth"
 	"github.com/opx-dev/opx/engine/broadcast"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/internal/textclip"
@@ -68,7 +69,7 @@ func (s *agentService) RunSession(stream opxv1.AgentService_RunSessionServer) er
 	want := e.agentToken
 	e.mu.Unlock()
 	canary, canaryErr := agentwire.ParseCanary(ready.SandboxCanaryJson)
-	if !tokenEqual(ready.Token, want) {
+	if !auth.TokenEqual(ready.Token, want) {
 		e.record(ctx, ledger.Sync, "", &event.AgentReady{AgentID: agentID, TokenValid: false, CanaryStatus: canary.Status})
 		e.opts.Logf("engine: rejected an agent stream with a wrong token")
 		return status.Error(codes.PermissionDenied, "wrong agent token")
@@ -314,7 +315,7 @@ func (e *Engine) reply(ctx context.Context, conn *agentConn, session, subagent, 
 func (e *Engine) superviseAgent(ctx context.Context) error {
 	restarts := 0
 	spawn := func(ctx context.Context) (*exec.Cmd, error) {
-		tok, err := newToken()
+		tok, err := auth.NewToken()
 		if err != nil {
 			return nil, err
 		}

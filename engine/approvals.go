@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/engine/auth"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
@@ -105,12 +106,31 @@ func NewApprovals(rec *Recorder, timeout time.Duration, publish func(session, me
 	return &Approvals{rec: rec, timeout: timeout, publish: publish, pending: map[string]*approval{}}
 }
 
+// Recorded makes an engine in replay mode (engine/redrive) name each new
+// approval as the record named it (id) and resolve it as the record
+// answered it (answer), the moment it is asked: the id is in the answer
+// the agent reads, so in the next request body. Call it before the engine
+// runs.
+func (a *Approvals) Recorded(id func(p judge.Proposal) string, answer func(a *Approvals, id string)) {
+	a.id = id
+	publish := a.publish
+	a.publish = func(session, messageID, typ string, seq uint64, data any) {
+		if publish != nil {
+			publish(session, messageID, typ, seq, data)
+		}
+		if m, ok := data.(map[string]any); ok && typ == "approval_requested" {
+			id, _ := m["approval_id"].(string)
+			answer(a, id)
+		}
+	}
+}
+
 // Ask records approval.requested for p, tells the session's clients and
 // waits for the answer. then runs with the outcome before Ask returns and
 // before DenyAll stops waiting for it (the pipeline records its tier 3
 // verdict there). The error is non-nil only when the ledger failed.
 func (a *Approvals) Ask(ctx context.Context, p judge.Proposal, reason string, then func(ApprovalOutcome) error) (ApprovalOutcome, error) {
-	tok, err := newToken()
+	tok, err := auth.NewToken()
 	if err != nil {
 		return ApprovalOutcome{}, err
 	}

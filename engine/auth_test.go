@@ -81,7 +81,7 @@ func TestEngine_EveryRPCAuthenticated(t *testing.T) {
 					t.Errorf("%s with the agent's token: %v; want Unauthenticated", method, err)
 				}
 			default:
-				t.Errorf("%s is registered but open to no caller: name its credential in serviceCredentials (auth.go)", method)
+				t.Errorf("%s is registered but open to no caller: name its credential in serviceCredentials (engine/auth)", method)
 				continue
 			}
 			bg := context.Background()

@@ -6,12 +6,14 @@
 // # Files
 //
 // engine.go (New, Run, the server), options.go (what it is given, and
-// the fleet's shipper and the MCP servers it starts with them), agent.go
+// the fleet's shipper it starts with them; the MCP servers' glue is
+// engine/mcp's), agent.go
 // (the agent's process and stream), message.go (a client's message: its
 // session, its delivery to the agent, the events streamed back; status
 // and stop), pipeline*.go, approvals.go, recorder.go (and tier 2's
-// recording), session.go (start, sessions, checkpoints), auth.go (one way
-// in, and answers only of what is durable); rooms.go holds the interfaces
+// recording), session.go (start, sessions, checkpoints), auth.go (the
+// record of refused calls, and answers only of what is durable; the one
+// way in is engine/auth, below the core); rooms.go holds the interfaces
 // through which the core reaches the rooms above it (services, mcp-proxy
 // and hook sessions, sub-agents, the rerun driver), accessors.go what
 // they borrow. The gRPC services other than the agent's are adapters
@@ -38,7 +40,7 @@
 //   - What runs is exactly what was judged: the action hash over the tool
 //     and its canonical arguments is re-checked before execution.
 //   - One way in: every RPC on the engine's port passes one authenticator
-//     (auth.go) whose table names the credential each service requires
+//     (engine/auth) whose table names the credential each service requires
 //     (the client token, the agent's token, a live sub-agent's token); a
 //     service missing from the table is refused to every caller.
 //   - Sub-agents (engine/subagent, docs/subagents.md) are sandboxed processes

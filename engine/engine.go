@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opx-dev/opx/engine/auth"
 	"github.com/opx-dev/opx/engine/broadcast"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
@@ -46,7 +47,7 @@ type Engine struct {
 	// subs are the sub-agents of this engine's life.
 	subs SubAgents
 	// mcp runs the configured MCP servers; nil without any.
-	mcp MCPServers
+	mcp mcp.Servers
 	// proxies are the open `opx mcp-proxy` sessions.
 	proxies MCPProxies
 	// hooks are the sessions of the coding agents audited through their
@@ -186,7 +187,7 @@ func New(opts Options) (*Engine, error) {
 	e.proxies.Bind(e)
 	e.hooks.Bind(e)
 	if opts.MCP != nil && len(opts.MCP.Specs) > 0 && opts.replay == nil {
-		e.mcp = newMCPManager(opts.MCP.Sandbox, opts.MCP.Specs, e.mcpRecorder())
+		e.mcp = mcp.NewManager(opts.MCP.Sandbox, opts.MCP.Specs, e.mcpRecorder())
 	}
 	if e.mcp != nil {
 		mcpSource.List, mcpSource.Call = e.mcp.Tools, e.mcp.Call
@@ -219,9 +220,13 @@ func New(opts Options) (*Engine, error) {
 		}
 		e.pipe.Tier2 = t2
 	}
-	// Replay mode (rooms.go: setupReplay).
-	if opts.replay != nil {
-		e.setupReplay(mcpSource)
+	// Replay mode (rooms.go: ReplayMode): no MCP server runs, the tools
+	// are the recorded listings, and the driver (engine/redrive) sets up
+	// the rest (Attach).
+	if s := opts.replay; s != nil {
+		e.pipe.replay = s
+		mcpSource.List, mcpSource.Writable, mcpSource.Call = s.MCPTools, s.MCPWritable, nil
+		s.Attach(e)
 	}
 	if err := e.load(); err != nil {
 		ws.Close()
@@ -283,7 +288,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		e.mcp.Start(ctx)
 	}
 	if e.opts.replay != nil {
-		go e.driveReplay(ctx) // feeds the recorded messages, then stops the engine
+		go e.opts.replay.Drive(ctx, e) // feeds the recorded messages, then stops the engine
 	}
 	if err := e.startFleet(ctx); err != nil {
 		e.opts.Logf("engine: fleet: %v (not shipping)", err)
@@ -401,13 +406,13 @@ const (
 )
 
 // newServer builds the gRPC server with every service on the engine's
-// port behind one authenticator (auth.go); a client's unary answer then
+// port behind one authenticator (engine/auth); a client's unary answer then
 // waits until what it may name is durable (auth.go: durableAnswer).
 func (e *Engine) newServer() *grpc.Server {
-	auth := &authenticator{client: e.opts.ClientToken, rejected: e.recordRejection, agent: e.AgentToken, subagent: func(tok string) bool { return e.subs.ByToken(tok) != nil }}
+	a := &auth.Authenticator{Client: e.opts.ClientToken, Rejected: e.recordRejection, Agent: e.AgentToken, SubAgent: func(tok string) bool { return e.subs.ByToken(tok) != nil }}
 	srv := grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMessageBytes), grpc.MaxHeaderListSize(maxHeaderBytes),
-		grpc.ChainUnaryInterceptor(auth.unary, e.durableAnswer), grpc.StreamInterceptor(auth.stream))
+		grpc.ChainUnaryInterceptor(a.Unary, e.durableAnswer), grpc.StreamInterceptor(a.Stream))
 	opxv1.RegisterAgentServiceServer(srv, &agentService{e: e})
 	opxv1.RegisterSubAgentServiceServer(srv, e.subs.Service())
 	e.registerServices(srv) // the LLM gateway and ClientService (engine/grpcapi)

@@ -1,6 +1,9 @@
 package engine
 
-import "google.golang.org/grpc"
+import (
+	"github.com/opx-dev/opx/engine/auth"
+	"google.golang.org/grpc"
+)
 
 // ServiceInfo returns what the running engine's gRPC server registers, so
 // tests can enumerate every method on the port.
@@ -15,4 +18,6 @@ func (e *Engine) ServiceInfo() map[string]grpc.ServiceInfo {
 
 // RequiredCredential names the credential a full method name requires:
 // "client", "agent" or "refused".
-func RequiredCredential(fullMethod string) string { return requiredCredential(fullMethod).String() }
+func RequiredCredential(fullMethod string) string {
+	return auth.RequiredCredential(fullMethod).String()
+}

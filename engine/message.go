@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/opx-dev/opx/engine/agentwire"
+	"github.com/opx-dev/opx/engine/auth"
 	"github.com/opx-dev/opx/engine/otr"
 	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
@@ -60,7 +61,7 @@ func (e *Engine) SendMessage(req *opxv1.ClientMessageRequest, stream opxv1.Clien
 	newSession := sessionID == ""
 	var history []*opxv1.ChatMessage
 	if newSession {
-		tok, err := newToken()
+		tok, err := auth.NewToken()
 		if err != nil {
 			return err
 		}
@@ -95,7 +96,7 @@ func (e *Engine) SendMessage(req *opxv1.ClientMessageRequest, stream opxv1.Clien
 			return status.Errorf(codes.Internal, "history: %v", err)
 		}
 	}
-	tok, err := newToken()
+	tok, err := auth.NewToken()
 	if err != nil {
 		return err
 	}
@@ -138,7 +139,11 @@ func (e *Engine) SendMessage(req *opxv1.ClientMessageRequest, stream opxv1.Clien
 	// The agent is offered the MCP servers' tools once each server has
 	// started (or failed) once: the first message after a start waits
 	// for them, bounded.
-	e.waitMCP(ctx)
+	if e.mcp != nil {
+		if err := e.opts.MCP.WaitStarted(ctx, e.mcp); err != nil {
+			e.opts.Logf("engine: MCP servers not all started: %v", err)
+		}
+	}
 	defs, _ := e.tools.Group(e.tools.Groups()...)
 	names := make([]string, 0, len(defs))
 	for _, d := range defs {
@@ -195,7 +200,7 @@ func titleOf(s string) string {
 
 // clientName is what a client calls itself (metadata "opx-client").
 func clientName(ctx context.Context) string {
-	if v := metadataValue(ctx, "opx-client"); v != "" {
+	if v := auth.MetadataValue(ctx, "opx-client"); v != "" {
 		return textclip.Cut(v, 64)
 	}
 	return "grpc"
@@ -208,7 +213,7 @@ func (e *Engine) Status() (*opxv1.StatusResponse, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger head: %w", err)
 	}
-	servers := e.mcpStatusProto()
+	servers := e.opts.MCP.StatusProto(e.mcp)
 	fleet := e.fleetStatusProto()
 	e.mu.Lock()
 	defer e.mu.Unlock()

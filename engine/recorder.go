@@ -178,8 +178,9 @@ func (r *Recorder) Prune(ctx context.Context, rec ledger.Record, keepFrom uint64
 }
 
 // Tier 2 (the model asked about escalations) lives in engine/tier2,
-// below the core: the engine builds it (New, setupReplay) and asks it
-// through Tier2; it records through the engine's Recorder.
+// below the core: the engine builds it (New; in replay mode, engine/
+// redrive's Attach) and asks it through Tier2; it records through the
+// engine's Recorder.
 
 // Tier2 answers escalations to tier 2 (tier2.LLMEvaluator).
 type Tier2 interface {

@@ -175,9 +175,9 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 		return cmd, err
 	}
 	pr, pw := io.Pipe()
-	var mcpCfg *engine.MCPConfig
+	var mcpCfg *mcp.Config
 	if spec.mcp != nil {
-		mcpCfg = &engine.MCPConfig{Sandbox: mcp.Sandbox{Self: mcptest.Self(t), HomeRoot: t.TempDir(), Log: io.Discard}, Specs: spec.mcp(ws)}
+		mcpCfg = &mcp.Config{Sandbox: mcp.Sandbox{Self: mcptest.Self(t), HomeRoot: t.TempDir(), Log: io.Discard}, Specs: spec.mcp(ws)}
 	}
 	e, err := engine.New(engine.Options{Services: grpcapi.Register, Tier2Provider: tier2, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "test policy", Evaluator: ev, PolicyText: text, ShieldEnv: env, Stdout: pw,

@@ -9,9 +9,7 @@ import (
 
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
-	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/mcp"
-	"github.com/opx-dev/opx/engine/tier2"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/opx-dev/opx/replay/rerun"
@@ -26,7 +24,7 @@ import (
 // registers itself (Use...) or is handed to the engine by whoever starts
 // it (Options), and without it the core runs with the no-op default
 // below. Tier 2 and the MCP servers, below the core, are reached the
-// same way (recorder.go: Tier2, options.go: MCPServers); tier 2 records
+// same way (recorder.go: Tier2, engine/mcp: Servers); tier 2 records
 // through the Recorder, and so does the fleet's shipper (options.go:
 // Shipper).
 
@@ -192,14 +190,16 @@ func (noHooks) Stop(string)                   {}
 // interface and never imports the driver, which NewReplay hands it.
 // Everything the engine does in replay mode goes through it: the
 // pipeline serves allowed calls from the record (Live, Execute,
-// RecordedLinks), approvals keep their recorded ids and answers
-// (ApprovalID, Answer), the MCP tools are the recorded listings
-// (MCPTools, MCPWritable), tier 2 runs on the recorded model (Tier2), and
-// Run starts Drive, which feeds the record and stops the engine.
+// RecordedLinks), the MCP tools are the recorded listings (MCPTools,
+// MCPWritable), Attach puts the engine New built into replay mode (the
+// driver runs tier 2 on the recorded model and has approvals keep their
+// recorded ids and answers: Approvals.Recorded), and Run starts Drive,
+// which feeds the record and stops the engine.
 type ReplayMode interface {
 	// Recording is the session re-driven.
 	Recording() *rerun.Recording
-	// Attach gives the driver the engine New built, before it runs.
+	// Attach gives the driver the engine New built, before it runs and
+	// before it loads its sessions, to put it into replay mode.
 	Attach(e *Engine)
 	// Drive feeds the record to e, then stops e (StopReplay). Run calls
 	// it in its own goroutine.
@@ -213,17 +213,10 @@ type ReplayMode interface {
 	// manifests' changes, sensitive reads, the session's taint), as
 	// tool.proposed recorded it.
 	Recorded(p judge.Proposal) judge.Observed
-	// ApprovalID names a new approval as the record named it; Answer
-	// resolves it as the record answered it.
-	ApprovalID(p judge.Proposal) string
-	Answer(a *Approvals, id string)
 	// MCPTools and MCPWritable are the MCP servers' tools as the record
 	// listed them for the message being fed.
 	MCPTools() []mcp.Tool
 	MCPWritable(server string) bool
-	// Tier2 is the recorded tier 2 model (nil: none), its daily budget
-	// and the recorded workspace it is shown.
-	Tier2() (provider llm.Provider, budget int, workspace string)
 	// OffRecord reports whether the replay left the record; OffRecordf
 	// notes where it did; Fail ends the rerun with an error; Blobs reads
 	// the named blobs from the record.
@@ -238,45 +231,6 @@ type ReplayMode interface {
 func NewReplay(opts Options, r ReplayMode) (*Engine, error) {
 	opts.replay = r
 	return New(opts)
-}
-
-// setupReplay puts an engine New is building into replay mode.
-func (e *Engine) setupReplay(mcpSource *mcp.Source) {
-	s := e.opts.replay
-	e.pipe.replay = s
-	// MCP tools in replay mode: no server runs (engine/redrive).
-	mcpSource.List = s.MCPTools
-	mcpSource.Writable = s.MCPWritable
-	mcpSource.Call = nil
-	s.Attach(e)
-	if provider, budget, workspace := s.Tier2(); provider != nil {
-		// Built here, not by New: the evaluator shows the model the
-		// recorded workspace, not the replay's empty one.
-		t2, err := tier2.NewLLMEvaluator(tier2.LLMEvaluatorConfig{Recorder: e.rec, Provider: provider, Retry: e.opts.Retry,
-			Budget: budget, Workspace: workspace})
-		if err == nil {
-			e.pipe.Tier2 = t2
-		}
-	}
-	// Approvals keep their recorded ids (the id is in the answer the
-	// agent reads, so in the next request body) and are answered as
-	// recorded, the moment they are asked.
-	e.approvals.id = s.ApprovalID
-	publish := e.approvals.publish
-	e.approvals.publish = func(session, messageID, typ string, seq uint64, data any) {
-		if publish != nil {
-			publish(session, messageID, typ, seq, data)
-		}
-		if m, ok := data.(map[string]any); ok && typ == "approval_requested" {
-			id, _ := m["approval_id"].(string)
-			s.Answer(e.approvals, id)
-		}
-	}
-}
-
-// driveReplay hands the running engine to the driver (ReplayMode.Drive).
-func (e *Engine) driveReplay(ctx context.Context) {
-	e.opts.replay.Drive(ctx, e)
 }
 
 // What the core asks of the sub-agents, and what it lends them. The

@@ -5,6 +5,7 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/agentwire"
+	"github.com/opx-dev/opx/engine/auth"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
@@ -56,7 +57,7 @@ func Complete(e Engine, s engine.SubAgent, session string, req *opxv1.LLMRequest
 func (g *gateway) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_CompleteServer) error {
 	e := g.e
 	ctx := stream.Context()
-	tok := engine.MetadataValue(ctx, opxv1.AgentTokenHeader)
+	tok := auth.MetadataValue(ctx, opxv1.AgentTokenHeader)
 	if s := e.SubAgentByToken(tok); s != nil {
 		return s.Complete(req, stream)
 	}
@@ -65,7 +66,7 @@ func (g *gateway) Complete(req *opxv1.LLMRequest, stream opxv1.LLMGateway_Comple
 	// the request is read after, so a sub-agent that ended since (or an
 	// agent replaced since) holds a token that is no one's any more, and
 	// its call must not fall through to the session agent's path.
-	if !engine.TokenEqual(tok, e.AgentToken()) {
+	if !auth.TokenEqual(tok, e.AgentToken()) {
 		return status.Error(codes.Unauthenticated, "the token is no live agent's or sub-agent's any more; refused")
 	}
 	session, ok := e.MessageSession(req.MessageId)

@@ -62,6 +62,12 @@
 //     answer as received, and ToolsFromListing rebuilds from it exactly
 //     the tools offered.
 //
+// The engine's own servers (servers.go): Config is how the engine is
+// told to run them (engine.Options.MCP), Servers what it uses of their
+// Manager, and StatusProto how GetStatus reports them. Imports: the
+// engine's lower packages (executor, supervise), ledger, sandbox, shield
+// and the protocol; never the engine.
+//
 // Concurrent Conns of one Spec.Name share the private home
 // HomeRoot/<name>; give each a HomeRoot of its own where that matters.
 package mcp

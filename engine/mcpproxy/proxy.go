@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/auth"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/mcp"
@@ -64,7 +65,7 @@ const (
 	// at once; a request over it is refused at once, unrecorded.
 	proxyMaxInFlight = 16
 	// defaultMaxProxySessions bounds the sessions open at once when the
-	// configuration does not (MCPConfig.MaxProxySessions).
+	// configuration does not (mcp.Config.MaxProxySessions).
 	defaultMaxProxySessions = 32
 	// proxyMaxResult bounds an answer handed to a proxy (gRPC's message
 	// limit is above it): a passed-through answer over it is refused, a
@@ -168,7 +169,7 @@ func (p *proxySessions) openProxy(ctx context.Context, open *opxv1.ProxyOpen) (*
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	client := proxyClient(open, spec)
-	tok, err := engine.NewToken()
+	tok, err := auth.NewToken()
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}

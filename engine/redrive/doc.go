@@ -9,13 +9,16 @@
 // approvals, snapshots and results, the recorded MCP listings) and feeds
 // the recorded client messages; its report is rerun.Compare's.
 //
-// It owns the replay-mode state (replayState) and everything the engine
-// asks of it; the engine's side of replay mode (the interface, NewReplay,
-// the mcp-proxy session's re-drive, what engine.started records for a
-// rerun) stays in the core (engine/rooms.go: ReplayMode).
+// It owns the replay-mode state (replayState), everything the engine
+// asks of it, and putting the engine New built into replay mode (Attach:
+// tier 2 on the recorded model, approvals answered as recorded through
+// engine.Approvals.Recorded); the engine's side of replay mode (the
+// interface, NewReplay, the mcp-proxy session's re-drive, what
+// engine.started records for a rerun) stays in the core
+// (engine/rooms.go: ReplayMode).
 //
 // Imports: the core (engine) and the engine's own lower packages
-// (executor, llm, mcp), ledger, replay/rerun and replay/projection,
+// (executor, llm, mcp, tier2), ledger, replay/rerun and replay/projection,
 // shield, fixtures, proto; engine/grpcapi only to link it in (its
 // registration serves the LLM gateway the rerun's agent calls). The core
 // never imports this package: New takes

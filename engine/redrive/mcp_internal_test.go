@@ -52,7 +52,7 @@ func TestReplayMCP_ReadOnlyHintFromTheRecord(t *testing.T) {
 	msg := &rerun.Message{ID: "m1", MCP: []*rerun.MCPListing{l}, Tools: []string{"mcp__fs__read_text_file", "mcp__fs__write_file"}}
 	rec := &rerun.Recording{Messages: []*rerun.Message{msg}}
 	// A rerun's definitions: the engine's tool source takes the tools and
-	// whether a server is writable from replay mode (engine.setupReplay),
+	// whether a server is writable from replay mode (engine.New),
 	// and makes each definition's ReadOnlyHint the tool's.
 	s := &replayState{rec: rec}
 	if !s.MCPWritable("fs") {

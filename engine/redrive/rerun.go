@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/auth"
 	"github.com/opx-dev/opx/engine/executor"
 	// The rerun's agent makes its model calls through the LLM gateway,
 	// which engine/grpcapi registers on every engine's server.
@@ -282,7 +283,7 @@ func replayOptions(rec *rerun.Recording, ws string, l *ledger.Ledger) (*replaySt
 	if err != nil {
 		return nil, engine.Options{}, err
 	}
-	tok, err := engine.NewToken()
+	tok, err := auth.NewToken()
 	if err != nil {
 		return nil, engine.Options{}, err
 	}
@@ -343,7 +344,7 @@ func (s *replayState) approvalID(p judge.Proposal) string {
 	s.mu.Unlock()
 	if rec == nil {
 		s.offRecordf("approval for call %s%s: the record has no further approval for it", p.CallID, threadName(p.SubAgentID))
-		tok, _ := engine.NewToken()
+		tok, _ := auth.NewToken()
 		return "apr_" + tok[:16]
 	}
 	s.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/auth"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/internal/textclip"
@@ -138,7 +139,7 @@ func (m *subagents) byTok(tok string) *subAgent {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for t, s := range m.byToken {
-		if engine.TokenEqual(tok, t) {
+		if auth.TokenEqual(tok, t) {
 			return s
 		}
 	}

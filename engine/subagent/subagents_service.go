@@ -8,6 +8,7 @@ import (
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/agentwire"
+	"github.com/opx-dev/opx/engine/auth"
 	"github.com/opx-dev/opx/internal/textclip"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -32,7 +33,7 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 	ctx := stream.Context()
 	// The authenticator let the stream through with a live sub-agent's
 	// token; it names the sub-agent.
-	s := e.subs.byTok(engine.MetadataValue(ctx, opxv1.AgentTokenHeader))
+	s := e.subs.byTok(auth.MetadataValue(ctx, opxv1.AgentTokenHeader))
 	if s == nil {
 		return status.Error(codes.Unauthenticated, "no live sub-agent has this token")
 	}
@@ -58,7 +59,7 @@ func (svc *subAgentService) RunSubAgent(stream opxv1.SubAgentService_RunSubAgent
 	switch {
 	case second:
 		refusal = "a second registration with the token of sub-agent " + s.id + " (a token is single-use); refused"
-	case !engine.TokenEqual(ready.Token, s.token):
+	case !auth.TokenEqual(ready.Token, s.token):
 		refusal = "AgentReady carries another token than the stream's"
 	case ready.AgentId != s.id:
 		refusal = fmt.Sprintf("AgentReady names %q, but the token is sub-agent %s's", textclip.Cut(ready.AgentId, 64), s.id)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine"
+	"github.com/opx-dev/opx/engine/auth"
 	"github.com/opx-dev/opx/engine/executor"
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/mcp"
@@ -232,7 +233,7 @@ func (e *Manager) spawnSubAgent(ctx context.Context, p judge.Proposal, task stri
 	if err != nil {
 		return executor.Errorf("spawn_agent refused: %v", err)
 	}
-	tok, err := engine.NewToken()
+	tok, err := auth.NewToken()
 	if err != nil {
 		return executor.Errorf("spawn_agent: %v", err)
 	}

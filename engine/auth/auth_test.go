@@ -1,4 +1,4 @@
-package engine
+package auth
 
 import (
 	"context"
@@ -16,11 +16,11 @@ import (
 // each refusal is reported for the record.
 func TestAuthenticator_FailsClosed(t *testing.T) {
 	var refused []string
-	a := &authenticator{client: "c0ffee", agent: func() string { return "a9e47" },
-		rejected: func(_ context.Context, method, reason string) { refused = append(refused, method+": "+reason) }}
+	a := &Authenticator{Client: "c0ffee", Agent: func() string { return "a9e47" },
+		Rejected: func(_ context.Context, method, reason string) { refused = append(refused, method+": "+reason) }}
 	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs(opxv1.ClientTokenHeader, "c0ffee", opxv1.AgentTokenHeader, "a9e47"))
 	for _, m := range []string{"/" + opxv1.SubAgentService_ServiceDesc.ServiceName + "/RunSubAgent", "/opx.v1.NewService/Call", "no-slash", ""} {
-		if err := a.check(ctx, m); status.Code(err) != codes.Unauthenticated {
+		if err := a.Check(ctx, m); status.Code(err) != codes.Unauthenticated {
 			t.Errorf("%q: %v; want Unauthenticated", m, err)
 		}
 	}
@@ -29,7 +29,7 @@ func TestAuthenticator_FailsClosed(t *testing.T) {
 	}
 	// The same tokens open what the table opens.
 	for _, m := range []string{"/opx.v1.ClientService/GetStatus", "/opx.v1.AgentService/RunSession", "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"} {
-		if err := a.check(ctx, m); err != nil {
+		if err := a.Check(ctx, m); err != nil {
 			t.Errorf("%q: %v", m, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package cli
+package liveledger
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/registry"
 	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/tlog"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
 	"google.golang.org/grpc"
@@ -22,17 +23,17 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// maxEngineMessage bounds every message a client accepts from an engine:
+// MaxMessage bounds every message a client accepts from an engine:
 // one entry of the largest size (ledger.MaxLineSize) and its framing. An
 // engine is outside input to a review command; a larger message is
 // refused by gRPC (RESOURCE_EXHAUSTED) before it is held.
-const maxEngineMessage = ledger.MaxLineSize + 64<<10
+const MaxMessage = ledger.MaxLineSize + 64<<10
 
-// remoteLedger is the running engine's ledger, read through its
+// Ledger is the running engine's ledger, read through its
 // LedgerService: a ledger.Source whose every byte the client checks
 // itself (VerifySource, ExportSource). Head is fixed when it is opened;
 // the ledger may grow meanwhile, and everything up to that head is fixed.
-type remoteLedger struct {
+type Ledger struct {
 	conn   *grpc.ClientConn
 	client opxv1.LedgerServiceClient
 	ctx    context.Context // carries the client token
@@ -43,11 +44,11 @@ type remoteLedger struct {
 	bucket bool
 }
 
-// dialLedgerEngine connects to the engine registered for the state
+// Dial connects to the engine registered for the state
 // directory that holds the ledger at path (the ledger's directory) and
 // reads its durable head. It fails with registry.ErrNotRunning or
 // ErrStarting when no engine serves there.
-func dialLedgerEngine(c *cli.Context, path string) (*remoteLedger, error) {
+func Dial(c *cli.Context, path string) (*Ledger, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -59,10 +60,10 @@ func dialLedgerEngine(c *cli.Context, path string) (*remoteLedger, error) {
 	if !ledgerloc.SamePath(abs, e.Ledger) {
 		// Another file in the engine's directory: what the engine serves
 		// is not this ledger.
-		return nil, fmt.Errorf("%w: the engine registered in %s serves %s, not %s", errOtherLedger, filepath.Dir(abs), e.Ledger, path)
+		return nil, fmt.Errorf("%w: the engine registered in %s serves %s, not %s", ErrOtherLedger, filepath.Dir(abs), e.Ledger, path)
 	}
 	conn, err := grpc.NewClient(e.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxEngineMessage)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessage)))
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +71,7 @@ func dialLedgerEngine(c *cli.Context, path string) (*remoteLedger, error) {
 	if c.Command != nil {
 		name = "opx ledger " + c.Command.Name
 	}
-	r := &remoteLedger{conn: conn, client: opxv1.NewLedgerServiceClient(conn),
+	r := &Ledger{conn: conn, client: opxv1.NewLedgerServiceClient(conn),
 		ctx: metadata.AppendToOutgoingContext(c.Context, engine.TokenHeader, tok, "opx-client", name)}
 	h, err := r.client.Head(r.ctx, &opxv1.HeadRequest{})
 	if err == nil {
@@ -79,7 +80,7 @@ func dialLedgerEngine(c *cli.Context, path string) (*remoteLedger, error) {
 	}
 	if err != nil {
 		conn.Close()
-		return nil, engineErr(err)
+		return nil, EngineErr(err)
 	}
 	return r, nil
 }
@@ -95,16 +96,16 @@ func headFrom(h *opxv1.HeadResponse) (ledger.Head, error) {
 	return ledger.Head{LedgerID: h.LedgerId, Seq: h.Seq, Hash: hash}, nil
 }
 
-// errOtherLedger is returned for a ledger file that the engine registered
+// ErrOtherLedger is returned for a ledger file that the engine registered
 // in its directory does not serve.
-var errOtherLedger = errors.New("not the engine's ledger")
+var ErrOtherLedger = errors.New("not the engine's ledger")
 
-// errEngineGone is wrapped by the error of a command whose engine stopped
+// ErrEngineGone is wrapped by the error of a command whose engine stopped
 // answering while it read through it.
-var errEngineGone = errors.New("the engine stopped answering")
+var ErrEngineGone = errors.New("the engine stopped answering")
 
-// engineErr rewords an RPC failure for the command line.
-func engineErr(err error) error {
+// EngineErr rewords an RPC failure for the command line.
+func EngineErr(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -114,28 +115,40 @@ func engineErr(err error) error {
 	}
 	switch st.Code() {
 	case codes.Unavailable, codes.Canceled:
-		return fmt.Errorf("%w (%s); run the command again", errEngineGone, st.Message())
+		return fmt.Errorf("%w (%s); run the command again", ErrEngineGone, st.Message())
 	case codes.ResourceExhausted:
-		return fmt.Errorf("the engine sent a message larger than any ledger message (%d bytes): %s", maxEngineMessage, st.Message())
+		return fmt.Errorf("the engine sent a message larger than any ledger message (%d bytes): %s", MaxMessage, st.Message())
 	}
 	return fmt.Errorf("engine: %s: %s", st.Code(), st.Message())
 }
 
-func (r *remoteLedger) Close() error { return r.conn.Close() }
+func (r *Ledger) Close() error { return r.conn.Close() }
+
+// FixedHead is the head fixed when the ledger was opened.
+func (r *Ledger) FixedHead() ledger.Head { return r.head }
+
+// Client is the engine's LedgerService, and Ctx the context its calls
+// carry (the client token), for the commands that ask it more than this
+// package reads (follow, note, rebuild, prove).
+func (r *Ledger) Client() opxv1.LedgerServiceClient { return r.client }
+func (r *Ledger) Ctx() context.Context              { return r.ctx }
+
+// Conn is the connection to the engine (closed by Close).
+func (r *Ledger) Conn() *grpc.ClientConn { return r.conn }
 
 // Head returns the head fixed when the ledger was opened.
-func (r *remoteLedger) Head() (ledger.Head, error) { return r.head, nil }
+func (r *Ledger) Head() (ledger.Head, error) { return r.head, nil }
 
 // Entries streams the stored entries from..to. What the engine sends is
 // checked for shape only (seqs inside the range and increasing, no entry
 // over ledger.MaxLineSize, so the stream ends); the entries themselves
 // are the caller's to check.
-func (r *remoteLedger) Entries(from, to uint64, fn func(seq uint64, raw []byte) error) error {
+func (r *Ledger) Entries(from, to uint64, fn func(seq uint64, raw []byte) error) error {
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
 	s, err := r.client.ReadEntries(ctx, &opxv1.ReadEntriesRequest{FromSeq: from, ToSeq: to})
 	if err != nil {
-		return engineErr(err)
+		return EngineErr(err)
 	}
 	next := from
 	for {
@@ -144,7 +157,7 @@ func (r *remoteLedger) Entries(from, to uint64, fn func(seq uint64, raw []byte) 
 			return nil
 		}
 		if err != nil {
-			return engineErr(err)
+			return EngineErr(err)
 		}
 		for _, en := range b.Entries {
 			if err := checkSent(en, next, to); err != nil {
@@ -174,7 +187,7 @@ func checkSent(en *opxv1.LedgerEntry, next, to uint64) error {
 }
 
 // Blob opens a blob's stored frame as the engine streams it.
-func (r *remoteLedger) Blob(h ledger.Hash) (io.ReadCloser, error) {
+func (r *Ledger) Blob(h ledger.Hash) (io.ReadCloser, error) {
 	ctx, cancel := context.WithCancel(r.ctx)
 	s, err := r.client.GetBlobFrame(ctx, &opxv1.GetBlobRequest{Hash: h.String()})
 	var first *opxv1.BlobFrameChunk
@@ -190,7 +203,7 @@ func (r *remoteLedger) Blob(h ledger.Hash) (io.ReadCloser, error) {
 	}
 	if err != nil {
 		cancel()
-		return nil, engineErr(err)
+		return nil, EngineErr(err)
 	}
 	return &frameReader{s: s, cancel: cancel, buf: first.Data, left: ledger.MaxBlobFrame - int64(len(first.Data))}, nil
 }
@@ -220,7 +233,7 @@ func (f *frameReader) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		if err != nil {
-			f.err = engineErr(err)
+			f.err = EngineErr(err)
 			return 0, f.err
 		}
 		f.buf = m.Data
@@ -233,11 +246,11 @@ func (f *frameReader) Read(p []byte) (int, error) {
 
 func (f *frameReader) Close() error { f.cancel(); return nil }
 
-// openEngineOrFile opens the ledger at path for review: the file when no
+// OpenEngineOrFile opens the ledger at path for review: the file when no
 // engine holds it, else the running engine's ledger. While an engine is
 // (re)starting, or one just went away, it tries both again for a few
 // seconds. Exactly one of the results is set.
-func openEngineOrFile(c *cli.Context, path string) (*ledger.Ledger, *remoteLedger, error) {
+func OpenEngineOrFile(c *cli.Context, path string) (*ledger.Ledger, *Ledger, error) {
 	start := time.Now()
 	deadline := start.Add(engineWait)
 	for {
@@ -248,11 +261,11 @@ func openEngineOrFile(c *cli.Context, path string) (*ledger.Ledger, *remoteLedge
 			}
 			return l, nil, nil
 		}
-		r, rerr := dialLedgerEngine(c, path)
+		r, rerr := Dial(c, path)
 		if rerr == nil {
 			return nil, r, nil
 		}
-		if errors.Is(rerr, errOtherLedger) {
+		if errors.Is(rerr, ErrOtherLedger) {
 			deadline = time.Now() // no engine serves this file: waiting will not change that
 		}
 		if errors.Is(rerr, registry.ErrNotRunning) && time.Now().After(start.Add(lockWait)) {
@@ -280,9 +293,9 @@ const (
 	lockWait   = time.Second
 )
 
-// remoteGet is Ledger.Get through the engine: the stored entry seq, parsed
+// Get is Ledger.Get through the engine: the stored entry seq, parsed
 // and checked to be entry seq, or an error wrapping ErrNotFound.
-func remoteGet(r *remoteLedger, seq uint64) (ledger.Entry, error) {
+func Get(r *Ledger, seq uint64) (ledger.Entry, error) {
 	var e ledger.Entry
 	found := false
 	if seq <= r.head.Seq {
@@ -302,13 +315,13 @@ func remoteGet(r *remoteLedger, seq uint64) (ledger.Entry, error) {
 	return e, nil
 }
 
-// remoteStater summarises blobs through the engine for show, from the
+// Stater summarises blobs through the engine for show, from the
 // stored frames it streams, checked here.
-type remoteStater struct{ r *remoteLedger }
+type Stater struct{ R *Ledger }
 
 // StatBlob reads the frame (without holding it) for its size and header.
-func (s remoteStater) StatBlob(h ledger.Hash) (ledger.BlobInfo, error) {
-	rc, err := s.r.Blob(h)
+func (s Stater) StatBlob(h ledger.Hash) (ledger.BlobInfo, error) {
+	rc, err := s.R.Blob(h)
 	if err != nil {
 		return ledger.BlobInfo{}, err
 	}
@@ -326,8 +339,8 @@ func (s remoteStater) StatBlob(h ledger.Hash) (ledger.BlobInfo, error) {
 }
 
 // ContentSize decompresses the frame as it streams, checking its hash.
-func (s remoteStater) ContentSize(h ledger.Hash) (int64, error) {
-	rc, err := s.r.Blob(h)
+func (s Stater) ContentSize(h ledger.Hash) (int64, error) {
+	rc, err := s.R.Blob(h)
 	if err != nil {
 		return 0, err
 	}
@@ -337,8 +350,8 @@ func (s remoteStater) ContentSize(h ledger.Hash) (int64, error) {
 
 // BlobBatch fetches small frames many to a request (ledger.BlobBatchSource).
 // Each frame is one the engine sends whole, within one message
-// (maxEngineMessage); the caller checks it.
-func (r *remoteLedger) BlobBatch(hashes []ledger.Hash, fn func(i int, zst []byte, found bool) error) error {
+// (MaxMessage); the caller checks it.
+func (r *Ledger) BlobBatch(hashes []ledger.Hash, fn func(i int, zst []byte, found bool) error) error {
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
 	req := &opxv1.GetBlobFramesRequest{Hashes: make([]string, len(hashes))}
@@ -347,7 +360,7 @@ func (r *remoteLedger) BlobBatch(hashes []ledger.Hash, fn func(i int, zst []byte
 	}
 	s, err := r.client.GetBlobFrames(ctx, req)
 	if err != nil {
-		return engineErr(err)
+		return EngineErr(err)
 	}
 	next := 0
 	for {
@@ -356,7 +369,7 @@ func (r *remoteLedger) BlobBatch(hashes []ledger.Hash, fn func(i int, zst []byte
 			break
 		}
 		if err != nil {
-			return engineErr(err)
+			return EngineErr(err)
 		}
 		for _, f := range m.Frames {
 			if int(f.Index) != next {
@@ -382,15 +395,15 @@ func (r *remoteLedger) BlobBatch(hashes []ledger.Hash, fn func(i int, zst []byte
 }
 
 // TreeLayout is the engine's tree layout, as its head said.
-func (r *remoteLedger) TreeLayout() (string, bool, error) { return r.layout, r.bucket, nil }
+func (r *Ledger) TreeLayout() (string, bool, error) { return r.layout, r.bucket, nil }
 
 // Tiles streams the engine's stored tiles of the tree of size entries.
-func (r *remoteLedger) Tiles(size uint64, fn func(key, tile []byte) error) error {
+func (r *Ledger) Tiles(size uint64, fn func(key, tile []byte) error) error {
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
 	s, err := r.client.ReadTiles(ctx, &opxv1.ReadTilesRequest{Size: size})
 	if err != nil {
-		return engineErr(err)
+		return EngineErr(err)
 	}
 	for {
 		m, err := s.Recv()
@@ -398,7 +411,7 @@ func (r *remoteLedger) Tiles(size uint64, fn func(key, tile []byte) error) error
 			return nil
 		}
 		if err != nil {
-			return engineErr(err)
+			return EngineErr(err)
 		}
 		for _, t := range m.Tiles {
 			if err := fn(t.Key, t.Data); err != nil {
@@ -406,4 +419,17 @@ func (r *remoteLedger) Tiles(size uint64, fn func(key, tile []byte) error) error
 			}
 		}
 	}
+}
+
+// ConsistencyProof asks the engine for the proof; the caller checks it
+// against roots it trusts.
+func (r *Ledger) ConsistencyProof(size1, size2 uint64) ([][]byte, error) {
+	resp, err := r.client.ConsistencyProof(r.ctx, &opxv1.ConsistencyProofRequest{Size1: size1, Size2: size2})
+	if err != nil {
+		return nil, EngineErr(err)
+	}
+	if len(resp.Hashes) > tlog.MaxProofHashes {
+		return nil, fmt.Errorf("the engine's consistency proof: %d hashes (at most %d)", len(resp.Hashes), tlog.MaxProofHashes)
+	}
+	return resp.Hashes, nil
 }
