@@ -106,10 +106,7 @@ func skipsHooks(args []string) string {
 			if x == "--no-verify" {
 				return "skips the hooks (--no-verify)"
 			}
-			if sub == "commit" && !strings.HasPrefix(x, "--") && strings.ContainsRune(x[1:], 'n') && !strings.ContainsAny(x[1:], "mFCctS") {
-				return "skips the hooks (-n)"
-			}
-			if sub == "commit" && x == "-n" {
+			if sub == "commit" && !strings.HasPrefix(x, "--") && shortFlag(x[1:], 'n', "mFCct") {
 				return "skips the hooks (-n)"
 			}
 			continue
@@ -180,6 +177,20 @@ func loneAmp(line string) bool {
 			continue
 		}
 		return true
+	}
+	return false
+}
+
+// shortFlag reports whether a cluster of short options (without its
+// dash) holds flag before any option that takes the rest as its value.
+func shortFlag(cluster string, flag byte, valued string) bool {
+	for i := 0; i < len(cluster); i++ {
+		switch c := cluster[i]; {
+		case c == flag:
+			return true
+		case strings.IndexByte(valued, c) >= 0:
+			return false
+		}
 	}
 	return false
 }

@@ -32,7 +32,7 @@ var (
 	pyFetch   = regexp.MustCompile(`\b(?:urllib|urlopen|requests\.get|httpx|http\.client|socket)\b`)
 	pyRun     = regexp.MustCompile(`\b(?:exec|eval|compile|__import__|runpy)\s*\(`)
 	nodeFetch = regexp.MustCompile(`\b(?:fetch|https?\.get|https?\.request|axios)\b`)
-	nodeRun   = regexp.MustCompile(`\beval\s*\(|\bnew Function\b|\bvm\.run|\brequire\(['"]vm['"]\)`)
+	nodeRun   = regexp.MustCompile(`\beval\b|\bnew Function\b|\bvm\.run|\brequire\(['"]vm['"]\)`)
 )
 
 // remoteRunner is `remote-code:runner`: a package runner or installer
@@ -89,7 +89,7 @@ func remoteRun(name string, argv []string) string {
 				if strings.HasPrefix(a, "-") {
 					continue
 				}
-				if _, v, ok := strings.Cut(a, "@"); ok && !goPinned.MatchString(v) {
+				if m, v, ok := strings.Cut(a, "@"); ok && !goPinned.MatchString(v) && !goProject(m) {
 					return "go " + args[0] + " of " + a + ": a moving version, not pinned by go.sum"
 				}
 			}
@@ -219,4 +219,12 @@ func pipRemote(args []string) string {
 		}
 	}
 	return ""
+}
+
+// goProject reports whether a module path is the Go project's own
+// (golang.org/x/..., go.dev, google.golang.org): trusted as the
+// toolchain that fetches it is, at any version.
+func goProject(mod string) bool {
+	first, _, _ := strings.Cut(mod, "/")
+	return first == "golang.org" || first == "go.dev" || first == "google.golang.org"
 }

@@ -227,7 +227,7 @@ func standingWordByte(b byte) bool {
 func (s *Shield) memoryFileWrite(_ *Action, f *Facts, j *judgement) {
 	for i := range f.Writes {
 		r := &f.Writes[i]
-		if r.Glob || metaWriters[r.By] || r.Tree || !memoryFile(r.Path) {
+		if r.Glob || metaWriters[r.By] || !memoryFile(r.Path) {
 			continue
 		}
 		seen := false
