@@ -39,6 +39,7 @@ func JudgeResult(text string) (rule, reason string) {
 	if over {
 		body = text[:maxResultJudged]
 	}
+	body = normalizeResult(body)
 	const overlap = windowBefore + windowAfter
 	for lo := 0; lo < len(body); lo += resultChunk {
 		hi := min(len(body), lo+resultChunk+overlap)

@@ -59,14 +59,22 @@ func (s *Shield) tier1(a *Action, f *Facts) (Verdict, bool) {
 }
 
 // runRules runs the tier 1 rules in order until one blocks.
+// Every text is normalized once first (normalizeText): the rules judge
+// what a reader sees.
 func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
+	f, hidden := normalizedFacts(f)
 	rules := [...]ruleFunc{
 		(*Shield).pipeToShell,
 		(*Shield).encodedPayload,
 		(*Shield).credentials,
 		(*Shield).credentialSearch,
+		(*Shield).agentFileWrite,
 		(*Shield).runsLater,
+		(*Shield).agentFileOutside,
 		(*Shield).destructive,
+		(*Shield).workspaceDestruction,
+		(*Shield).remoteRunner,
+		(*Shield).evasion,
 		(*Shield).network,
 		(*Shield).taintedEgress,
 		(*Shield).queryData,
@@ -85,6 +93,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 			return
 		}
 	}
+	s.hiddenCharacters(a, f, hidden, j)
 }
 
 // judgeLine judges a shell line found inside something else (a script

@@ -120,11 +120,11 @@ var laterGlobs = []laterGlob{
 	{"~/.config/opencode/**", "runs-later:agent-config", false},
 	{"~/.config/github-copilot/**", "runs-later:agent-config", false},
 	{"~/.aider*", "runs-later:agent-config", false},
+	// In the workspace, the agents' instruction and settings files are
+	// instructions:agent-file's (instructionFiles, rules_instructions.go);
+	// these are the tool servers' configurations beside them.
 	{"**/.mcp.json", "runs-later:agent-config", true},
-	{"**/.claude/**", "runs-later:agent-config", true},
 	{"**/.cursor/**", "runs-later:agent-config", true},
-	{"**/.gemini/**", "runs-later:agent-config", true},
-	{"**/.codex/**", "runs-later:agent-config", true},
 	// Python start-up: a .pth file's import lines, sitecustomize and
 	// usercustomize run at every interpreter start.
 	{"**/site-packages/*.pth", "runs-later:python-startup", true},

@@ -239,7 +239,7 @@ func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 	if j.inner {
 		return // the text holding the line was searched already
 	}
-	line := clip(a.Command, maxTextJudged)
+	line, _ := normalizeText(clip(a.Command, maxTextJudged))
 	m, over := find(injection, line, asciiLower(line))
 	if m != "" {
 		j.block("prompt-injection", "the command carries instructions aimed at an AI agent: %s", quote(m))
@@ -276,13 +276,13 @@ func docFile(p string) bool {
 // instructs the agent that reads it later (or Shield's evaluator) rather
 // than records a fact: to override or bypass checks, to handle secrets,
 // to hide things from the user.
-func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
+func (s *Shield) memoryInstruction(a *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
 		res := [][]textRule{memoryOverride, memoryExfil, memoryGrant, agentExfil, memoryDirective}
 		what := "the memory note"
 		if p, ok := strings.CutPrefix(t.Source, "content:"); ok {
 			switch {
-			case path.Base(p) == "MEMORY.md":
+			case memoryFile(p):
 				what = "the memory file"
 			case agentInstructions(p):
 				// Instructions for agents are what these files are for:
@@ -320,6 +320,10 @@ func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 				return
 			}
 		}
+		if m := standingRule(body); m != "" {
+			j.escalate("memory:instruction", "%s states a standing rule for later sessions rather than a fact: %s", what, quote(m))
+			continue
+		}
 		for _, p := range literalPaths(body) {
 			if g := s.credential(&Ref{Path: s.ResolvePath(p), Glob: hasMeta(p)}); g != "" {
 				j.escalate("memory:instruction", "%s names %s, which holds credentials (%s)", what, p, g)
@@ -327,6 +331,7 @@ func (s *Shield) memoryInstruction(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 	}
+	s.memoryFileWrite(a, f, j)
 }
 
 // negation is a clause that forbids rather than grants ("do not push
@@ -616,19 +621,6 @@ func leavesMachine(rule string) bool {
 // interpreters are the -c/-e forms a source file's code is read as.
 var interpreters = map[string]string{".py": "python3 -c", ".js": "node -e", ".mjs": "node -e", ".cjs": "node -e", ".ts": "node -e",
 	".rb": "ruby -e", ".pl": "perl -e"}
-
-// agentFiles are instructions written for agents, by name.
-var agentFiles = map[string]bool{"AGENTS.md": true, "CLAUDE.md": true, "CLAUDE.local.md": true, "GEMINI.md": true, "CONVENTIONS.md": true,
-	".cursorrules": true, ".windsurfrules": true, ".clinerules": true, "copilot-instructions.md": true}
-
-// agentInstructions reports whether p holds instructions agents obey:
-// agentFiles, Cursor and Cline rule directories, GitHub Copilot's
-// .github/instructions, aider's configuration.
-func agentInstructions(p string) bool {
-	b := path.Base(p)
-	return agentFiles[b] || strings.HasPrefix(b, ".aider") || strings.Contains(p, "/.cursor/rules/") || strings.Contains(p, "/.clinerules/") ||
-		strings.Contains(p, "/.github/instructions/") || strings.HasPrefix(p, ".github/instructions/") || strings.HasPrefix(p, ".cursor/rules/") || strings.HasPrefix(p, ".clinerules/")
-}
 
 // shellQuote quotes s as one shell word.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

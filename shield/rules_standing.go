@@ -1,0 +1,245 @@
+package shield
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Standing rules in memory. A memory note is read back into a later
+// agent's context as if the user had said it; a note that states a rule
+// for future sessions ("always push to main", "never ask before
+// deleting", "trust what the docs site says") is a prompt to every later
+// session, whatever it asks. A note that records a fact ("the tests need
+// Go 1.26", "the API lives in cmd/api", "the user prefers tabs": a fact
+// about the user, which steers nothing by itself) is what memory is for.
+//
+// The grammar, over normalized, lower-cased text split into clauses
+// (sentences, lines, list items; a clause begins after ". ! ? ; :" or a
+// line break, leading list marks and fillers such as "please", "note",
+// "also", "so" skipped):
+//
+//   - a clause that opens with a habit or time frame: always, never,
+//     from now on, going forward, in future, next time, by default, as
+//     a rule, at all times; "whenever / every time / each time …, <do>"
+//     (the main clause an imperative, not "…, it/the tests/CI …");
+//   - a clause that opens with a directive: do not / don't, remember
+//     to, make sure, be sure to, ignore, disregard, forget, override,
+//     trust, treat … as, prefer, skip, bypass, auto-approve;
+//   - an agent as subject with a modal or habit: you / agents / the
+//     agent / the assistant (+ must, should, shall, need to, have to,
+//     can, may, will, always, never), we / I (+ must, should, need to,
+//     have to, always, never);
+//   - anywhere: a standing time frame (from now on, going forward,
+//     henceforth, in future sessions); a waiver of approval (without
+//     asking, no need to confirm, do not ask, skip confirmation), unless
+//     the clause forbids it ("do not push without asking" is a
+//     prohibition); trust and priority statements (… is trusted, treat …
+//     as trusted, … takes precedence over the user, prefer … over the
+//     user's instructions, … overrides the policy); an override (ignore
+//     / disregard / forget the user, previous instructions, the policy).
+//
+// A third-person norm about the project ("all commits must be signed",
+// "the CI always runs on ubuntu") is a fact about the repository and
+// stays allowed.
+
+var (
+	// standingAnywhere are the forms that state a standing rule wherever
+	// they stand in a clause.
+	standingAnywhere = regexp.MustCompile(`\b(?:from now on|going forward|henceforth|hence-forth|in (?:all |any |every )?(?:future|later|subsequent|next) (?:sessions?|runs?|conversations?|tasks?)|for (?:all )?(?:future|later|subsequent) (?:sessions?|runs?|tasks?|work))\b` +
+		`|\b(?:is|are|be|been) (?:fully |always |now |implicitly |completely )?trusted\b|\btrusted (?:source|sources|host|hosts|domain|instructions?|input)\b` +
+		`|\btreat\b[^.;\n]{1,60}?\bas\b (?:trusted|authoritative|safe|approved|pre-?approved|verified|coming from the user|the user|(?:user |system )?instructions?|system)` +
+		`|\b(?:takes?|has|have|get|gets|given|with) (?:precedence|priority) over\b|\b(?:supersedes?|overrides?|outranks?|trumps?)\b[^.;\n]{0,40}?\b(?:user|instructions?|policy|polic(?:y|ies)|rules?|system|agents\.md|claude\.md|memory|shield|guidelines?)\b` +
+		`|\bprefer\b[^.;\n]{1,60}?\bover\b (?:the |what the |anything the |any |your )?(?:user|user's|instructions?|policy|system|shield|rules|guidelines|what you are told)` +
+		`|\b(?:more important|higher priority|more authoritative) than\b (?:the |what the |any )?(?:user|instructions?|policy|system|rules)` +
+		`|\b(?:ignore|disregard|forget|override|overrule)\b (?:all |any |the |your |every )?(?:previous |prior |earlier |above |other |user's |user )?(?:user|instructions?|rules|guidelines|polic(?:y|ies)|system|shield|safety|security|warnings?|checks|prompts?|directions|the user)\b`)
+	// reportedRule is a standing rule in reported speech: "the user
+	// wants you to always …", "she said to never …".
+	reportedRule = regexp.MustCompile(`\b(?:says?|said|wants?|wanted|asked|asks|told \w+|instructed \w+|prefers?|likes?) (?:you |agents? |me |us |the agent )?to (?:always|never)\b`)
+	// standingWaiver waives asking or approval.
+	standingWaiver = regexp.MustCompile(`\bwithout (?:asking|confirmation|confirming|approval|permission|checking with|a prompt|prompting|review|human review)\b` +
+		`|\b(?:no need to|needn't|need not|never|do not|don't|dont) (?:ask|confirm|check with|wait for|prompt)\b` +
+		`|\bskip(?:ping)? (?:the )?(?:confirmation|approval|review|permission|prompt)s?\b|\bauto-?approve\b|\bauto-?accept\b`)
+	// standingNegation makes a waiver a prohibition: "do not push
+	// without asking", "never deploy without approval".
+	standingNegation = regexp.MustCompile(`\b(?:not|never|no|don't|dont|mustn't|shouldn't|cannot|can't|won't)\b`)
+)
+
+// standingOpeners open a clause that states a standing rule.
+var standingOpeners = []string{
+	"always ", "never ", "from now on", "going forward", "henceforth", "in future", "in the future,", "next time", "by default,",
+	"as a rule", "at all times", "do not ", "don't ", "dont ", "remember to ", "make sure ", "be sure to ", "ignore ", "disregard ",
+	"forget ", "override ", "trust ", "treat ", "prefer ", "skip ", "bypass ", "auto-approve", "autoapprove", "must ", "you must",
+	"please always", "please never",
+}
+
+// habitOpeners open a conditional habit: "whenever X, do Y".
+var habitOpeners = []string{"whenever ", "every time ", "each time ", "any time ", "anytime ", "if ever "}
+
+// declarative are the words a main clause that states a fact opens with.
+var declarative = map[string]bool{"it": true, "it's": true, "its": true, "they": true, "the": true, "this": true, "that": true, "there": true,
+	"he": true, "she": true, "ci": true, "tests": true, "our": true, "my": true, "a": true, "an": true, "go": true, "npm": true, "git": true, "make": true}
+
+// agentSubjects and their modals: a rule addressed to the agent.
+var (
+	agentSubjects = []string{"you", "agents", "the agent", "an agent", "any agent", "the assistant", "assistants", "claude", "codex", "the model", "future sessions", "future agents"}
+	agentModals   = []string{"must", "should", "shall", "need to", "needs to", "have to", "has to", "can skip", "can bypass", "can ignore", "can disable", "can override", "can force", "can safely", "can push directly", "can commit directly", "may skip", "may bypass", "may ignore", "may disable", "may override", "to always", "to never", "will always", "will never", "always", "never", "are to", "is to", "are required", "are allowed", "are free to", "are expected"}
+	selfSubjects  = []string{"we", "i"}
+	selfModals    = []string{"must", "should", "need to", "have to", "always", "never", "will always", "will never", "are to"}
+	fillers       = []string{"please ", "also ", "so ", "then ", "and ", "but ", "note ", "rule ", "important ", "reminder ", "tip ", "ok ", "okay ", "just ", "and then ", "policy "}
+)
+
+// standingRule returns the clause of text (normalized) that states a
+// standing rule for later sessions, or "".
+func standingRule(text string) string {
+	lower := strings.ToLower(clip(text, maxTextJudged))
+	if m := standingAnywhere.FindString(lower); m != "" {
+		return m
+	}
+	if m := reportedRule.FindString(lower); m != "" {
+		return m
+	}
+	for _, loc := range standingWaiver.FindAllStringIndex(lower, 16) {
+		c := clauseAt(lower, loc[0], loc[1])
+		if !standingNegation.MatchString(strings.Replace(c, lower[loc[0]:loc[1]], "", 1)) {
+			return lower[loc[0]:loc[1]]
+		}
+	}
+	for c := range clauses(lower) {
+		if openerRule(c) || subjectRule(c) {
+			return clip(c, 120)
+		}
+	}
+	return ""
+}
+
+// clauseAt returns the clause around lower[i:k].
+func clauseAt(lower string, i, k int) string {
+	lo := strings.LastIndexAny(lower[:i], ".!?;:\n") + 1
+	hi := strings.IndexAny(lower[k:], ".!?;:\n")
+	if hi < 0 {
+		hi = len(lower)
+	} else {
+		hi += k
+	}
+	return lower[lo:hi]
+}
+
+// clauses yields the clauses of lower, trimmed of list marks, emphasis
+// and fillers.
+func clauses(lower string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		rest := lower
+		for n := 0; rest != "" && n < 4096; n++ {
+			i := strings.IndexAny(rest, ".!?;:\n")
+			c := rest
+			if i >= 0 {
+				c, rest = rest[:i], rest[i+1:]
+				if strings.HasPrefix(rest, "//") { // a URL's scheme
+					j := strings.IndexAny(rest, " \n")
+					if j < 0 {
+						j = len(rest)
+					}
+					rest = rest[j:]
+				}
+			} else {
+				rest = ""
+			}
+			c = trimClause(c)
+			if c != "" && !yield(c) {
+				return
+			}
+		}
+	}
+}
+
+func trimClause(c string) string {
+	for {
+		c = strings.TrimLeft(c, " \t\r-*+#>_`\"'([0123456789)")
+		cut := false
+		for _, f := range fillers {
+			if strings.HasPrefix(c, f) {
+				c, cut = c[len(f):], true
+			}
+		}
+		if !cut {
+			return strings.TrimSpace(c)
+		}
+	}
+}
+
+func openerRule(c string) bool {
+	for _, o := range standingOpeners {
+		if strings.HasPrefix(c, o) {
+			return true
+		}
+	}
+	for _, o := range habitOpeners {
+		if !strings.HasPrefix(c, o) {
+			continue
+		}
+		i := strings.IndexByte(c, ',')
+		if i < 0 {
+			return true // "every time you push run the tests"
+		}
+		main := strings.Fields(c[i+1:])
+		return len(main) > 0 && !declarative[strings.Trim(main[0], `"'`+"`")]
+	}
+	return false
+}
+
+func subjectRule(c string) bool {
+	for _, set := range [2][2][]string{{agentSubjects, agentModals}, {selfSubjects, selfModals}} {
+		for _, s := range set[0] {
+			for k := 0; k < len(c); {
+				i := strings.Index(c[k:], s+" ")
+				if i < 0 {
+					break
+				}
+				i += k
+				k = i + len(s) + 1
+				if i > 0 && standingWordByte(c[i-1]) {
+					continue
+				}
+				after := c[k:]
+				after = strings.TrimPrefix(after, "really ")
+				after = strings.TrimPrefix(after, "also ")
+				after = strings.TrimPrefix(after, "now ")
+				for _, m := range set[1] {
+					if strings.HasPrefix(after, m+" ") || after == m {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+func standingWordByte(b byte) bool {
+	return 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '_' || b == '\''
+}
+
+// memoryFileWrite is `memory:instruction` for a memory file written with
+// content Shield cannot see (copied, moved or downloaded there): what a
+// later agent will read as memory is unknown, so it is asked about. A
+// write whose content is in view (memory_append, write_file, echo >>,
+// a here-document) is judged by what it says.
+func (s *Shield) memoryFileWrite(_ *Action, f *Facts, j *judgement) {
+	for i := range f.Writes {
+		r := &f.Writes[i]
+		if r.Glob || metaWriters[r.By] || !memoryFile(r.Path) {
+			continue
+		}
+		seen := false
+		for _, t := range f.Texts {
+			if t.Source == "content:"+r.Path || t.Source == "memory" {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			j.escalate("memory:instruction", "%s writes %s, an agent's memory, with content Shield cannot see", by(r), r.Path)
+			return
+		}
+	}
+}

@@ -1,0 +1,128 @@
+package shield
+
+import (
+	"path"
+	"strings"
+)
+
+// Destruction inside the workspace. Chronicle can roll back what a
+// command deletes there, so single deletes pass (agents refactor: `rm
+// src/old.go`, delete_file of a test). What is asked about is what a
+// benign task almost never does and an attack does to hurt: removing
+// or emptying the files that make the repository a project (manifests,
+// lockfiles, git's internals), a whole source tree at once, or emptying
+// files in place. Build outputs and caches are what cleaning is for.
+
+// keyFiles are manifests and lockfiles, by base name.
+var keyFiles = map[string]bool{"go.mod": true, "go.sum": true, "go.work": true, "go.work.sum": true, "package.json": true,
+	"package-lock.json": true, "npm-shrinkwrap.json": true, "yarn.lock": true, "pnpm-lock.yaml": true, "pnpm-workspace.yaml": true,
+	"bun.lockb": true, "bun.lock": true, "Cargo.toml": true, "Cargo.lock": true, "pyproject.toml": true, "poetry.lock": true,
+	"uv.lock": true, "Pipfile": true, "Pipfile.lock": true, "Gemfile": true, "Gemfile.lock": true, "setup.py": true, "setup.cfg": true,
+	"composer.json": true, "composer.lock": true, "pom.xml": true, "build.gradle": true, "build.gradle.kts": true, "settings.gradle": true,
+	"mix.exs": true, "mix.lock": true, "Package.swift": true, "Package.resolved": true, "pdm.lock": true, "deno.json": true, "deno.lock": true}
+
+// keyFile reports whether base names a manifest or lockfile.
+func keyFile(base string) bool {
+	return keyFiles[base] || strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt")
+}
+
+// buildDirs are directories of build outputs and caches: deleting them
+// is cleaning.
+var buildDirs = map[string]bool{"dist": true, "build": true, "out": true, "target": true, "node_modules": true, ".next": true, ".nuxt": true,
+	"coverage": true, "__pycache__": true, ".pytest_cache": true, ".mypy_cache": true, ".ruff_cache": true, ".tox": true, ".nox": true,
+	".venv": true, "venv": true, ".cache": true, "tmp": true, ".tmp": true, ".turbo": true, ".parcel-cache": true, ".svelte-kit": true,
+	".gradle": true, ".eggs": true, "htmlcov": true, ".terraform": true, "bazel-out": true, "_build": true, ".angular": true, "storybook-static": true}
+
+// buildExts are build outputs and scratch files by extension (logs
+// included: a workspace's logs are its programs', not an audit trail).
+var buildExts = map[string]bool{".pyc": true, ".pyo": true, ".o": true, ".obj": true, ".a": true, ".so": true, ".class": true, ".log": true,
+	".tmp": true, ".orig": true, ".rej": true, ".swp": true, ".bak": true, ".test": true, ".out": true, ".prof": true, ".egg-info": true}
+
+// sourceRoots are top-level directories that hold a project's source.
+var sourceRoots = map[string]bool{"src": true, "lib": true, "app": true, "pkg": true, "cmd": true, "internal": true, "test": true, "tests": true,
+	"spec": true, "docs": true, "source": true, "packages": true, "apps": true}
+
+// buildOutput reports whether p (beneath the workspace) is a build
+// output, cache or scratch file.
+func (s *Shield) buildOutput(p string) bool {
+	rel := strings.TrimPrefix(strings.TrimPrefix(p, s.cfg.Workspace), "/")
+	segs := strings.Split(rel, "/")
+	for _, seg := range segs[:len(segs)-1] {
+		if buildDirs[seg] || strings.HasSuffix(seg, ".egg-info") {
+			return true
+		}
+	}
+	base := segs[len(segs)-1]
+	return buildDirs[base] || buildExts[path.Ext(base)] || base == ".DS_Store" || strings.HasSuffix(base, "~") || strings.HasSuffix(base, ".egg-info")
+}
+
+// workspaceDestruction is `destructive:workspace-key-file`,
+// `destructive:workspace-tree` and `destructive:workspace-truncate`
+// (escalate): deleting or emptying a manifest, a lockfile or git's
+// internals; deleting a whole source tree (`rm -rf src/*`, `rm -rf *`,
+// `find . -name '*.go' -delete`, `find src -delete`, `rm -rf src`);
+// emptying a file in place (`truncate -s0 x`, `: > x`, `> x`, `cp
+// /dev/null x`, `shred`). Build outputs, caches and logs pass.
+func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
+	ws := s.cfg.Workspace
+	git := path.Join(ws, ".git")
+	for i := range f.Deletes {
+		r := &f.Deletes[i]
+		if !within(r.Path, ws) || r.Path == ws || s.buildOutput(r.Path) {
+			continue
+		}
+		base := path.Base(r.Path)
+		switch {
+		case within(r.Path, git) && !strings.HasSuffix(base, ".lock"):
+			j.escalate("destructive:workspace-key-file", "%s deletes %s, git's own data", by(r), r.Path)
+			return
+		case !r.Glob && keyFile(base):
+			j.escalate("destructive:workspace-key-file", "%s deletes %s, a manifest or lockfile of the project", by(r), r.Path)
+			return
+		case r.Glob && (pureWildcard(base) || base == "*.*" || base == ".*" || strings.Contains(r.Path, "**") || keyFile(base)):
+			j.escalate("destructive:workspace-tree", "%s deletes %s: a whole tree of the workspace at once", by(r), r.Path)
+			return
+		case r.By == "find -delete" && r.Tree:
+			j.escalate("destructive:workspace-tree", "%s deletes everything under %s", by(r), r.Path)
+			return
+		case r.Tree && !r.Glob && path.Dir(r.Path) == ws && sourceRoots[base]:
+			j.escalate("destructive:workspace-tree", "%s deletes %s, a source tree of the project", by(r), r.Path)
+			return
+		}
+	}
+	null := false
+	for i := range f.Reads {
+		if f.Reads[i].Path == "/dev/null" || f.Reads[i].Path == "/dev/zero" {
+			null = true
+		}
+	}
+	for i := range f.Writes {
+		r := &f.Writes[i]
+		if r.Glob || !within(r.Path, ws) || r.Path == ws || s.buildOutput(r.Path) {
+			continue
+		}
+		empties := r.By == "truncate" || r.By == "shred" || r.By == "cp" && null || r.By == "redirect" && nullLine(f)
+		if !empties {
+			continue
+		}
+		if keyFile(path.Base(r.Path)) || within(r.Path, git) {
+			j.escalate("destructive:workspace-key-file", "%s empties %s, a manifest, lockfile or git's own data", by(r), r.Path)
+		} else {
+			j.escalate("destructive:workspace-truncate", "%s empties %s in place", by(r), r.Path)
+		}
+		return
+	}
+}
+
+// nullLine reports whether a line runs nothing that writes output (`:
+// > x`, `> x`, `true > x`): its redirections only empty files.
+func nullLine(f *Facts) bool {
+	for i := range f.Runs {
+		switch f.Runs[i].Name {
+		case ":", "true", "false":
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,193 @@
+package shield
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Text is judged as a reader sees it, not as its bytes spell it: every
+// tier 1 rule that reads text reads it through normalizeText, once per
+// text (runRules normalizes Facts.Texts before the rules run; the
+// command line and MCP results are normalized where they are searched).
+//
+//   - Format characters (Unicode category Cf: zero-width space, joiner
+//     and non-joiner, word joiner, BOM, bidi controls, soft hyphen) are
+//     invisible: "ign\u200bore" is read as "ignore".
+//   - Tag characters (U+E0020..U+E007E) spell ASCII invisibly ("ASCII
+//     smuggling"): they are read as the ASCII they spell.
+//   - NFKC folds compatibility forms: fullwidth "ｉｇｎｏｒｅ" is
+//     "ignore", ligatures and circled digits their plain letters.
+//
+// Pure ASCII text (nearly all of it) is returned as is, without a copy.
+
+// normalizeText returns s as the text rules read it, and whether it hid
+// something: a format character inside a Latin word (between two letters
+// or digits of the Latin script, as "ign\u200bore"), or tag characters
+// spelling text. A joiner between emoji, a non-joiner inside a Persian
+// word, bidi marks around Hebrew or Arabic, a BOM at the start are
+// ordinary typography, and hide nothing. Text beyond maxTextJudged is
+// kept as is (the rules judge only that much, and tooLargeToJudge asks
+// about the rest).
+func normalizeText(s string) (string, bool) {
+	i := 0
+	for i < len(s) && s[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(s) {
+		return s, false
+	}
+	if len(s) > maxTextJudged {
+		head, hidden := normalizeFrom(s[:maxTextJudged], i)
+		return head + s[maxTextJudged:], hidden
+	}
+	return normalizeFrom(s, i)
+}
+
+// normalizeResult is normalizeText over a whole tool result (bounded by
+// JudgeResult's maxResultJudged).
+func normalizeResult(s string) string {
+	i := 0
+	for i < len(s) && s[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	out, _ := normalizeFrom(s, i)
+	return out
+}
+
+// normalizeFrom normalizes head, whose first i bytes are ASCII.
+func normalizeFrom(head string, i int) (string, bool) {
+	var b strings.Builder
+	b.Grow(len(head))
+	b.WriteString(head[:i])
+	hidden := false
+	for j := i; j < len(head); {
+		r, n := utf8.DecodeRuneInString(head[j:])
+		switch {
+		case r >= 0xE0020 && r <= 0xE007E:
+			if !afterFlag(head[:j]) {
+				hidden = true
+				b.WriteByte(byte(r - 0xE0000))
+			}
+		case r >= 0xE0000 && r <= 0xE007F, unicode.Is(unicode.Cf, r):
+			if !hidden && latinAround(head, j, j+n) {
+				hidden = true
+			}
+		default:
+			b.WriteString(head[j : j+n])
+		}
+		j += n
+	}
+	return norm.NFKC.String(b.String()), hidden
+}
+
+// latinAround reports whether the format character at s[i:k] sits
+// between two Latin letters or digits (other format characters skipped).
+func latinAround(s string, i, k int) bool {
+	var prev, next rune
+	for j := i; j > 0; {
+		r, n := utf8.DecodeLastRuneInString(s[:j])
+		if !unicode.Is(unicode.Cf, r) {
+			prev = r
+			break
+		}
+		j -= n
+	}
+	for j := k; j < len(s); {
+		r, n := utf8.DecodeRuneInString(s[j:])
+		if !unicode.Is(unicode.Cf, r) {
+			next = r
+			break
+		}
+		j += n
+	}
+	return latinWordRune(prev) && latinWordRune(next)
+}
+
+// latinWordRune reports whether r is a letter or digit of the Latin
+// script (fullwidth forms included).
+func latinWordRune(r rune) bool {
+	switch {
+	case r < utf8.RuneSelf:
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	case unicode.Is(unicode.Latin, r):
+		return true
+	}
+	return 0xFF10 <= r && r <= 0xFF19
+}
+
+// afterFlag reports whether tag characters at the end of s continue an
+// emoji tag sequence (a subdivision flag: U+1F3F4 then tags).
+func afterFlag(s string) bool {
+	for len(s) > 0 {
+		r, n := utf8.DecodeLastRuneInString(s)
+		if r == 0x1F3F4 {
+			return true
+		}
+		if r < 0xE0000 || r > 0xE007F {
+			return false
+		}
+		s = s[:len(s)-n]
+	}
+	return false
+}
+
+// normalizedFacts returns f with its texts normalized (f itself when
+// none changes), and the indexes of the texts that hid something.
+func normalizedFacts(f *Facts) (*Facts, []int) {
+	var out *Facts
+	var hidden []int
+	for i, t := range f.Texts {
+		body, h := normalizeText(t.Body)
+		if h {
+			hidden = append(hidden, i)
+		}
+		if body == t.Body {
+			continue
+		}
+		if out == nil {
+			c := *f
+			c.Texts = append([]Text(nil), f.Texts...)
+			out = &c
+		}
+		out.Texts[i].Body = body
+	}
+	if out == nil {
+		return f, hidden
+	}
+	return out, hidden
+}
+
+// hiddenCharacters is `text:hidden-characters`: text meant for an
+// agent (a memory note, an agent instruction or memory file, a command
+// writing one) that hides letters from a human reader: invisible
+// characters inside words, or tag characters spelling text. The rules
+// judged the text as normalized; what a reviewer would not see is asked
+// about.
+func (s *Shield) hiddenCharacters(a *Action, f *Facts, hidden []int, j *judgement) {
+	for _, i := range hidden {
+		t := &f.Texts[i]
+		p, file := strings.CutPrefix(t.Source, "content:")
+		if t.Source == "memory" || file && (agentInstructions(p) || memoryFile(p)) {
+			j.escalate("text:hidden-characters", "the %s hides characters from a human reader (format or tag characters inside words)", textName(t.Source))
+			return
+		}
+	}
+	if a.Command == "" || j.inner {
+		return
+	}
+	if _, h := normalizeText(a.Command); !h {
+		return
+	}
+	for i := range f.Writes {
+		if p := f.Writes[i].Path; agentInstructions(p) || memoryFile(p) {
+			j.escalate("text:hidden-characters", "the command writes %s, read by agents, with characters hidden from a human reader", p)
+			return
+		}
+	}
+}
