@@ -22,14 +22,14 @@ var (
 	nameSearchers    = map[string]bool{"find": true, "fd": true, "fdfind": true, "locate": true, "mlocate": true, "plocate": true}
 )
 
-// credentialSearch is `credential-search` (escalate): a search whose
-// pattern is key material or a token's prefix (grep -r "BEGIN RSA PRIVATE
-// KEY" ., rg 'AKIA[0-9A-Z]{16}'), a search for secret words beyond the
-// workspace (grep -ri password ~), or a search for credential files by
+// credentialSearch is `credential-search` (escalate): a search beyond the
+// workspace whose pattern is key material, a token's prefix or a secret
+// word (grep -r "BEGIN RSA PRIVATE KEY" ~, rg 'AKIA[0-9A-Z]{16}' /,
+// grep -ri password /etc), or a search anywhere for credential files by
 // name (find / -name id_rsa, find ~ -name '*.pem'). It is how a session
 // finds secrets whose paths it does not know; what it prints reaches the
-// model. A search of the workspace's code for a word (grep -rn token src)
-// is not.
+// model. A search of the workspace's own code (grep -rn token src, a scan
+// for leaked keys: grep -rn AKIA .) is not.
 func (s *Shield) credentialSearch(_ *Action, f *Facts, j *judgement) {
 	for i := range f.Runs {
 		r := &f.Runs[i]
@@ -52,8 +52,8 @@ func (s *Shield) credentialSearch(_ *Action, f *Facts, j *judgement) {
 				if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--regexp=") && !strings.HasPrefix(a, "-e") {
 					continue
 				}
-				if keyMaterial.MatchString(a) {
-					j.escalate("credential-search", "%s searches for key material or a token (%s): a hunt for secrets", r.Name, clipText(a, 60))
+				if outside && keyMaterial.MatchString(a) {
+					j.escalate("credential-search", "%s searches outside the workspace for key material or a token (%s): a hunt for secrets", r.Name, clipText(a, 60))
 					return
 				}
 				if outside && secretSearchWords.MatchString(a) {
