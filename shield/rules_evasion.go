@@ -68,9 +68,12 @@ func (s *Shield) evasion(a *Action, f *Facts, j *judgement) {
 	if a.Command == "" || j.inner {
 		return
 	}
-	if m := histVars.FindString(a.Command); m != "" {
-		j.escalate("evasion:history", "the command turns the shell's history off: %s", quote(strings.TrimSpace(m)))
-		return
+	// The expression's words first: they spare most lines a search.
+	if strings.Contains(a.Command, "HIST") || strings.Contains(a.Command, "history") {
+		if m := histVars.FindString(a.Command); m != "" {
+			j.escalate("evasion:history", "the command turns the shell's history off: %s", quote(strings.TrimSpace(m)))
+			return
+		}
 	}
 	if git {
 		if m := hookSkipEnv.FindString(a.Command); m != "" {

@@ -85,15 +85,14 @@ var (
 	memoryPats      = compileInstructions(memoryFiles)
 )
 
-// matchTail reports whether path p (slash-separated) ends as pattern
-// segs (reversed) says.
-func (ip *instructionPattern) match(p string) bool {
+// match reports whether a path, split into its segments, ends as the
+// pattern says.
+func (ip *instructionPattern) match(parts []string) bool {
 	segs := ip.segs
 	if segs[0] == "**" {
-		// Anything beneath a directory named segs[1..] (in reverse):
-		// find that directory at any depth.
+		// Anything beneath a directory named segs[1:] (reversed), at
+		// any depth.
 		dir := segs[1:]
-		parts := strings.Split(strings.Trim(p, "/"), "/")
 		for k := len(parts) - 2; k >= len(dir)-1; k-- {
 			ok := true
 			for d := range dir {
@@ -108,22 +107,33 @@ func (ip *instructionPattern) match(p string) bool {
 		}
 		return false
 	}
-	rest := p
-	for _, s := range segs {
-		if rest == "" {
+	if len(segs) > len(parts) {
+		return false
+	}
+	for d, sg := range segs {
+		if !segEq(sg, parts[len(parts)-1-d]) {
 			return false
-		}
-		i := strings.LastIndexByte(rest, '/')
-		if !segEq(s, rest[i+1:]) {
-			return false
-		}
-		if i < 0 {
-			rest = ""
-		} else {
-			rest = rest[:i]
 		}
 	}
 	return true
+}
+
+// pathParts splits a slash-separated path into its segments, into buf
+// when it is large enough (no allocation for ordinary paths).
+func pathParts(p string, buf []string) []string {
+	parts := buf[:0]
+	for p != "" {
+		i := strings.IndexByte(p, '/')
+		if i < 0 {
+			parts = append(parts, p)
+			break
+		}
+		if i > 0 {
+			parts = append(parts, p[:i])
+		}
+		p = p[i+1:]
+	}
+	return parts
 }
 
 func segEq(pat, seg string) bool {
@@ -135,8 +145,13 @@ func segEq(pat, seg string) bool {
 
 // instructionAgents returns who reads p as instructions, or "".
 func instructionAgents(p string) string {
+	var buf [32]string
+	parts := pathParts(p, buf[:])
+	if len(parts) == 0 {
+		return ""
+	}
 	for i := range instructionPats {
-		if instructionPats[i].match(p) {
+		if instructionPats[i].match(parts) {
 			return instructionPats[i].agents
 		}
 	}
@@ -148,8 +163,13 @@ func agentInstructions(p string) bool { return instructionAgents(p) != "" }
 
 // memoryFile reports whether p is an agent's memory file.
 func memoryFile(p string) bool {
+	var buf [32]string
+	parts := pathParts(p, buf[:])
+	if len(parts) == 0 {
+		return false
+	}
 	for i := range memoryPats {
-		if memoryPats[i].match(p) {
+		if memoryPats[i].match(parts) {
 			return true
 		}
 	}

@@ -45,7 +45,7 @@ import (
 var (
 	// standingAnywhere are the forms that state a standing rule wherever
 	// they stand in a clause.
-	standingAnywhere = regexp.MustCompile(`\b(?:from now on|going forward|henceforth|hence-forth|in (?:all |any |every )?(?:future|later|subsequent|next) (?:sessions?|runs?|conversations?|tasks?)|for (?:all )?(?:future|later|subsequent) (?:sessions?|runs?|tasks?|work))\b` +
+	standingAnywhere = regexp.MustCompile(`\b(?:from now on|from this point (?:on|forward)|for the rest of (?:the|this) (?:project|repo|repository|session|work)|going forward|henceforth|hence-forth|in (?:all |any |every )?(?:future|later|subsequent|next) (?:sessions?|runs?|conversations?|tasks?)|for (?:all )?(?:future|later|subsequent) (?:sessions?|runs?|tasks?|work))\b` +
 		`|\b(?:is|are|be|been) (?:fully |always |now |implicitly |completely )?trusted\b|\btrusted (?:source|sources|host|hosts|domain|instructions?|input)\b` +
 		`|\btreat\b[^.;\n]{1,60}?\bas\b (?:trusted|authoritative|safe|approved|pre-?approved|verified|coming from the user|the user|(?:user |system )?instructions?|system)` +
 		`|\b(?:takes?|has|have|get|gets|given|with) (?:precedence|priority) over\b|\b(?:supersedes?|overrides?|outranks?|trumps?)\b[^.;\n]{0,40}?\b(?:user|instructions?|policy|polic(?:y|ies)|rules?|system|agents\.md|claude\.md|memory|shield|guidelines?)\b` +
