@@ -51,13 +51,19 @@ func (s *Shield) Sensitive(a Action) []string {
 			add("%s (marked secret by the policy: %s)", r.Path, g)
 		}
 	}
-	if d := envDump(&f); d != "" {
+	if d := wholeEnvDump(&f); d != "" {
 		add("the environment (%s)", d)
+	} else if d := envDump(&f); d != "" && len(envFilteredSecrets(&f)) > 0 {
+		add("the environment's secrets (%s)", d)
 	}
 	for i := range f.Runs {
 		r := &f.Runs[i]
 		if slices.Contains(envPrinters, r.Name) || slices.Contains(envDumpers, r.Name) {
-			if names := secretRefs(r.Line); len(names) > 0 {
+			names := secretRefs(r.Line)
+			if r.Name == "printenv" {
+				names = append(names, secretNames(r.Argv[min(1, len(r.Argv)):])...)
+			}
+			if len(names) > 0 {
 				add("$%s (%s)", names[0], r.Name)
 			}
 		}
@@ -329,4 +335,22 @@ func QueryOf(raw string) string {
 		q += url.QueryEscape(seg)
 	}
 	return q
+}
+
+// envFilteredSecrets returns the secret words a filter over a dump of the
+// environment looks for (env | grep -i token).
+func envFilteredSecrets(f *Facts) []string {
+	var out []string
+	for _, r := range f.Runs {
+		if !slices.Contains(envFilters, r.Name) {
+			continue
+		}
+		line := strings.ToLower(r.Line)
+		for _, w := range envFilterWords {
+			if strings.Contains(line, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }
