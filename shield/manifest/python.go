@@ -26,30 +26,37 @@ func pyName(s string) string {
 	return b.String()
 }
 
-func pyURLish(s string) bool {
+// pyURLPrefix reports whether s starts as a URL, VCS reference or path.
+func pyURLPrefix(s string) bool {
 	for _, p := range []string{"git+", "hg+", "svn+", "bzr+", "http://", "https://", "file:", "ftp://", "./", "../", "/", "~", "git@", "ssh://"} {
 		if strings.HasPrefix(s, p) {
 			return true
 		}
 	}
+	return s == "." || s == ".."
+}
+
+func pyArchive(s string) bool {
 	for _, x := range []string{".whl", ".tar.gz", ".zip", ".tgz", ".tar.bz2"} {
 		if strings.HasSuffix(s, x) {
 			return true
 		}
 	}
-	return s == "." || strings.Contains(s, "://")
+	return false
 }
+
+func pyURLish(s string) bool { return pyURLPrefix(s) || pyArchive(s) }
 
 // pyReq parses a PEP 508 requirement (or a bare URL or path): its
 // normalized name, its URL when it names one, and its version part.
 func pyReq(s string) (name, url, spec string, ok bool) {
 	s = strings.TrimSpace(s)
-	if pyURLish(s) {
+	bare := func() (string, string, string, bool) {
 		u := s
 		if i := strings.Index(u, " ;"); i >= 0 {
 			u = strings.TrimSpace(u[:i])
 		}
-		name = u
+		name := u
 		if i := strings.Index(u, "#egg="); i >= 0 {
 			egg := u[i+5:]
 			if j := strings.IndexAny(egg, "&[ "); j >= 0 {
@@ -58,6 +65,9 @@ func pyReq(s string) (name, url, spec string, ok bool) {
 			name = pyName(egg)
 		}
 		return name, u, "", true
+	}
+	if pyURLPrefix(s) {
+		return bare()
 	}
 	i := 0
 	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9' || s[i] == '.' || s[i] == '_' || s[i] == '-') {
@@ -85,6 +95,9 @@ func pyReq(s string) (name, url, spec string, ok bool) {
 		}
 		return name, u, "", true
 	}
+	if pyArchive(s) {
+		return bare()
+	}
 	if j := strings.IndexByte(rest, ';'); j >= 0 {
 		rest = strings.TrimSpace(rest[:j])
 	}
@@ -92,6 +105,25 @@ func pyReq(s string) (name, url, spec string, ok bool) {
 		return "", "", "", false
 	}
 	return name, "", rest, true
+}
+
+// tables returns an array of TOML tables (or one table) as a list.
+func tables(v any) []map[string]any {
+	switch x := v.(type) {
+	case []map[string]any:
+		return x
+	case []any:
+		var out []map[string]any
+		for _, e := range x {
+			if t := tbl(e); t != nil {
+				out = append(out, t)
+			}
+		}
+		return out
+	case map[string]any:
+		return []map[string]any{x}
+	}
+	return nil
 }
 
 // pyReqFact judges one PEP 508 requirement string under prefix.
@@ -271,14 +303,7 @@ func pyprojectFacts(data []byte, fs *facts) error {
 		pdeps("tool.poetry.group."+g+".dependencies", tbl(tbl(v)["dependencies"]))
 	}
 	sources := func(head string, v any) {
-		l, _ := v.([]any)
-		if l == nil {
-			if t := tbl(v); t != nil {
-				l = []any{t}
-			}
-		}
-		for _, x := range l {
-			t := tbl(x)
+		for _, t := range tables(v) {
 			n := str(t["name"])
 			if n == "" {
 				n = str(t["url"])
@@ -380,16 +405,7 @@ func pipfileFacts(data []byte, fs *facts) error {
 	if err != nil {
 		return err
 	}
-	l, _ := m["source"].([]map[string]any)
-	var srcs []any
-	for _, x := range l {
-		srcs = append(srcs, x)
-	}
-	if a, ok := m["source"].([]any); ok {
-		srcs = a
-	}
-	for _, x := range srcs {
-		t := tbl(x)
+	for _, t := range tables(m["source"]) {
 		n, u := str(t["name"]), str(t["url"])
 		if defaultPyIndex(u) {
 			fs.note("[[source]] "+n, u)
