@@ -507,11 +507,8 @@ func pyToolCommand(prog string, args []string) ([]Change, []string, bool) {
 		if strings.HasPrefix(a, "-") {
 			continue
 		}
-		spec := a
-		if n, s, ok := strings.Cut(a, "@"); ok && prog == "poetry" && !strings.Contains(n, "/") {
-			spec = s // poetry add name@git+https://…
-		}
-		if pySpecSource(spec) || pySpecSource(a) {
+		_, after, has := strings.Cut(a, "@")
+		if pyURLPrefix(a) || pyArchive(a) || has && pyURLish(strings.TrimSpace(after)) {
 			out = append(out, src("dependency "+a, a))
 		}
 	}

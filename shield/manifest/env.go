@@ -22,8 +22,12 @@ func publicPattern(v string) bool {
 			continue
 		}
 		host, rest, _ := strings.Cut(p, "/")
-		if strings.ContainsAny(host, "*?[") && !strings.Contains(host, ".") || strings.HasPrefix(host, "*") {
-			return true
+		if strings.ContainsAny(host, "*?[") {
+			// a pattern covering a whole top-level domain or more
+			rest := strings.TrimLeft(host, "*?[].")
+			if !strings.Contains(rest, ".") || strings.ContainsAny(rest, "*?[") {
+				return true
+			}
 		}
 		if publicGoHosts[strings.ToLower(host)] && (rest == "" || rest == "*") {
 			return true
