@@ -195,6 +195,15 @@ func npmCommand(prog string, args []string) ([]Change, []string, bool) {
 				i += n - 1
 				continue
 			}
+			if v, n := opt(rest, i, "--userconfig", "--globalconfig"); n > 0 {
+				out = append(out, src(strings.SplitN(a, "=", 2)[0], v))
+				i += n - 1
+				continue
+			}
+			if _, n := opt(rest, i, "--prefix", "-w", "--workspace", "--tag", "--omit", "--include", "--cache", "--filter", "-C", "--dir", "--cwd", "--install-strategy", "--save-prefix"); n > 0 {
+				i += n - 1
+				continue
+			}
 			if strings.HasPrefix(a, "--@") && strings.Contains(a, ":registry") {
 				k, v, _ := strings.Cut(a[2:], "=")
 				out = append(out, src(k, v))

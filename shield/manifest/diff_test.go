@@ -179,6 +179,8 @@ func TestDiff_NPM(t *testing.T) {
 		{name: "yarn integrity", path: "yarn.lock", before: yarnV1, after: strings.Replace(yarnV1, "sha512-BBB", "sha512-ZZZ", 1), want: []string{"checksum @scope/x@2.0.1"}},
 		{name: "yarn malformed", path: "yarn.lock", after: "left-pad@^1.0.0\n  version \"1\"\n", err: true},
 		{name: "berry bump", path: "yarn.lock", before: yarnBerry, after: strings.NewReplacer("1.3.0", "1.3.1", "checksum: aaa", "checksum: bbb").Replace(yarnBerry)},
+		{name: "berry builtin patch", path: "yarn.lock", isNew: true, after: yarnBerry + "\n\"resolve@patch:resolve@^1.20.0#~builtin<compat/resolve>\":\n  version: 1.22.1\n  resolution: \"resolve@patch:resolve@npm%3A1.22.1#~builtin<compat/resolve>::version=1.22.1&hash=07638b\"\n  checksum: ccc\n"},
+		{name: "berry custom patch", path: "yarn.lock", before: yarnBerry, after: yarnBerry + "\n\"x@patch:x@npm%3A1.0.0#./.yarn/patches/x.patch::locator=app%40workspace%3A.\":\n  version: 1.0.0\n  resolution: \"x@patch:x@npm%3A1.0.0#./.yarn/patches/x.patch::locator=app%40workspace%3A.\"\n", want: []string{"source x@1.0.0"}},
 		{name: "berry git", path: "yarn.lock", before: yarnBerry, after: strings.Replace(yarnBerry, `"left-pad@npm:1.3.0"`, `"left-pad@https://github.com/e/left-pad.git#commit=abc"`, 1), want: []string{"source left-pad@1.3.0"}},
 
 		{name: "pnpm bump", path: "pnpm-lock.yaml", before: pnpmLockA, after: strings.NewReplacer("/left-pad@1.3.0", "/left-pad@1.3.1", "sha512-AAA", "sha512-CCC").Replace(pnpmLockA)},
@@ -277,7 +279,8 @@ func TestDiff_Python(t *testing.T) {
 		{name: "req vcs", path: "requirements.txt", before: req, after: strings.Replace(req, "requests==2.31.0", "requests @ git+https://evil.example/requests.git", 1), want: []string{"source requirement requests"}},
 		{name: "req bare url", path: "constraints.txt", before: "", after: "git+https://evil.example/x.git#egg=xpkg\n", want: []string{"source requirement xpkg"}},
 		{name: "req hash", path: "requirements.txt", before: req, after: strings.Replace(req, "sha256:bbb", "sha256:ccc", 1), want: []string{"checksum hash numpy==1.26.0"}},
-		{name: "req in dir", path: "requirements/base.in", before: "", after: "-e ./local\n", want: []string{"source requirement ./local"}},
+		{name: "req in dir", path: "requirements/base.in", before: "", after: "./local\n-e .\n", want: []string{"source requirement ./local"}},
+		{name: "req editable vcs", path: "requirements.txt", before: "", after: "-e git+https://e.example/x.git#egg=x\n", want: []string{"source requirement x"}},
 		{name: "req malformed", path: "requirements.txt", after: "requests[security\n", err: true},
 
 		{name: "pyproject bump", path: "pyproject.toml", before: pyproject, after: strings.NewReplacer("requests>=2.31", "requests>=2.32", `flask = "^2.0"`, `flask = "^2.1"`).Replace(pyproject)},

@@ -98,6 +98,7 @@ func TestCommand(t *testing.T) {
 		{"npm install ./x.tgz", "source dependencies../x.tgz", "package.json package-lock.json", true},
 		{"npm install lodash --registry https://evil.example", "source registry", "package.json package-lock.json", true},
 		{"npm install -g typescript", "", "", false},
+		{"npm install -w packages/a lodash", "", "package.json package-lock.json", true},
 		{"yarn add https://e.example/x.tgz", "source dependencies.https://e.example/x.tgz", "package.json yarn.lock", true},
 		{"pnpm add left-pad", "", "package.json pnpm-lock.yaml", true},
 		{"bun add git+ssh://git@github.com/e/x.git", "source dependencies.git+ssh://git@github.com/e/x.git", "package.json bun.lockb", true},

@@ -33,10 +33,11 @@ type Change struct {
 }
 
 const (
-	maxEntries = 10000 // entries examined per side
-	maxChanges = 32    // changes returned
-	maxValue   = 120   // bytes of a value shown
-	maxDepth   = 32    // nesting walked in trees
+	maxEntries = 10000  // entries examined per side
+	maxLines   = 100000 // lines scanned per side by the line-based readers
+	maxChanges = 32     // changes returned
+	maxValue   = 120    // bytes of a value shown
+	maxDepth   = 32     // nesting walked in trees
 )
 
 // Format names the kind of file p is, or "" when no toolchain reads it to
@@ -356,11 +357,11 @@ func runner(f string) string {
 	return "python at startup"
 }
 
-// lines splits data into at most maxEntries*4 lines, or errTooMany.
+// lines splits data into at most maxLines lines, or errTooMany.
 func lines(data []byte) ([]string, error) {
 	s := string(data)
 	n := strings.Count(s, "\n")
-	if n > maxEntries*4 {
+	if n > maxLines {
 		return nil, errTooMany
 	}
 	return strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n"), nil

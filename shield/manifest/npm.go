@@ -232,14 +232,11 @@ func yarnLock(data []byte, m map[string]lockEntry) error {
 			}
 			first, _, _ := strings.Cut(h, ",")
 			first = strings.Trim(strings.TrimSpace(first), `"`)
-			at := strings.LastIndexByte(first, '@')
+			at := strings.IndexByte(first[min(1, len(first)):], '@') + 1
 			if at <= 0 {
 				return fmt.Errorf("manifest: yarn.lock: line %d: entry without a range", i+1)
 			}
 			name = first[:at]
-			if j := strings.Index(name, "@npm:"); j > 0 { // alias spec
-				name = name[:j]
-			}
 			cur = &lockEntry{}
 			continue
 		}
@@ -277,6 +274,8 @@ func yarnLock(data []byte, m map[string]lockEntry) error {
 				cur.origin = "npm:"
 			case strings.HasPrefix(r, "workspace:"):
 				cur.origin = "workspace:"
+			case strings.HasPrefix(r, "patch:") && strings.Contains(r, "@npm%3A") && strings.Contains(r, "#~builtin<"):
+				cur.origin = "npm:" // yarn's own compatibility patches
 			default:
 				cur.origin = urlOrigin(r)
 			}
@@ -445,7 +444,7 @@ func yarnrcFacts(data []byte, fs *facts) error {
 				for scope, c := range sc {
 					if cm, ok := c.(map[string]any); ok {
 						for _, kk := range []string{"npmRegistryServer", "npmPublishRegistry"} {
-							if s, ok := cm[kk]; ok {
+							if s, ok := cm[kk]; ok && !defaultNpmRegistry(str(s)) {
 								fs.add(KindSource, "npmScopes."+scope+"."+kk, str(s))
 							}
 						}

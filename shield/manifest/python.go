@@ -205,7 +205,11 @@ func requirementsFacts(data []byte, fs *facts) error {
 				if url == "" {
 					url = val
 				}
-				fs.set("requirement "+name, fact{kind: KindSource, val: val, cmp: url, flag: true})
+				if local := !strings.Contains(val, ":") && !strings.HasPrefix(val, "git@"); local && !leaves(val) {
+					fs.note("requirement "+name, val) // the project's own tree, as `pip install -e .`
+				} else {
+					fs.set("requirement "+name, fact{kind: KindSource, val: val, cmp: url, flag: true})
+				}
 			}
 			continue // -r, -c, --hash alone, --pre, --no-binary, …: names only
 		}
