@@ -41,7 +41,7 @@ func sourceFact(fs *facts, k string, v any, where ...string) {
 	}
 	var cmp []string
 	for _, w := range where {
-		if x, ok := t[w]; ok {
+		if x, ok := t[w]; ok && !(w == "index" && x == "pypi") {
 			cmp = append(cmp, w+"="+str(x))
 		}
 	}

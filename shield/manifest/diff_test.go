@@ -297,6 +297,7 @@ func TestDiff_Python(t *testing.T) {
 		{name: "pipfile bump", path: "Pipfile", before: "[[source]]\nname = \"pypi\"\nurl = \"https://pypi.org/simple\"\nverify_ssl = true\n\n[packages]\nrequests = \"==2.31\"\n", after: "[[source]]\nname = \"pypi\"\nurl = \"https://pypi.org/simple\"\nverify_ssl = true\n\n[packages]\nrequests = \"==2.32\"\n"},
 		{name: "pipfile new default", path: "Pipfile", isNew: true, after: "[[source]]\nname = \"pypi\"\nurl = \"https://pypi.org/simple\"\nverify_ssl = true\n\n[packages]\nrequests = \"*\"\n"},
 		{name: "pipfile source", path: "Pipfile", before: "[packages]\nrequests = \"*\"\n", after: "[[source]]\nname = \"evil\"\nurl = \"https://evil.example/simple\"\n\n[packages]\nrequests = {git = \"https://evil.example/r.git\"}\n", want: []string{"source [[source]] evil", "source packages.requests"}},
+		{name: "pipfile index pypi", path: "Pipfile", before: "[packages]\nrequests = \"*\"\n", after: "[packages]\nrequests = {version = \"*\", index = \"pypi\"}\n"},
 		{name: "pipfile malformed", path: "Pipfile", after: "[packages\n", err: true},
 
 		{name: "pipfile.lock hash", path: "Pipfile.lock", before: `{"_meta":{"sources":[{"name":"pypi","url":"https://pypi.org/simple","verify_ssl":true}]},"default":{"requests":{"version":"==2.31.0","hashes":["sha256:a"]}}}`,

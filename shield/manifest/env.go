@@ -104,6 +104,9 @@ func envChanges(name, value string) []Change {
 		if up == "NODE_TLS_REJECT_UNAUTHORIZED" && v != "0" || v == "" {
 			return nil
 		}
+		if up == "BUNDLE_SSL_VERIFY_MODE" && v != "0" {
+			return nil
+		}
 		if up == "CARGO_HTTP_CHECK_REVOKE" && !isFalse(v) {
 			return nil
 		}

@@ -49,6 +49,10 @@ func TestEnv(t *testing.T) {
 		{"NODE_OPTIONS", "--require /tmp/x.js", KindRuns},
 		{"NODE_OPTIONS", "--import=./x.mjs", KindRuns},
 		{"LD_PRELOAD", "/tmp/x.so", KindRuns},
+		{"BUNDLE_SSL_VERIFY_MODE", "0", KindChecksum},
+		{"BUNDLE_SSL_VERIFY_MODE", "1", ""},
+		{"GONOSUMDB", "*.com", KindChecksum},
+		{"CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", "/tmp/r", KindRuns},
 		{"PATH", "/usr/bin", ""},
 		{"HOME", "/tmp", ""},
 	} {

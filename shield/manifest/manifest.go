@@ -107,6 +107,13 @@ func Diff(p string, before, after []byte) ([]Change, error) {
 		return nil, nil
 	}
 	base := path.Base(strings.ReplaceAll(p, "\\", "/"))
+	if structured[f] {
+		for _, side := range [][]byte{before, after} {
+			if err := checkNesting(side, f); err != nil {
+				return nil, err
+			}
+		}
+	}
 	var out []Change
 	var err error
 	switch f {
@@ -365,4 +372,34 @@ func lines(data []byte) ([]string, error) {
 		return nil, errTooMany
 	}
 	return strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n"), nil
+}
+
+// structured formats are handed to a JSON, TOML or YAML parser.
+var structured = set("package.json", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarnrc",
+	"Cargo.toml", "Cargo.lock", "cargo-config", "pyproject.toml", "Pipfile", "Pipfile.lock", "poetry.lock",
+	"uv.lock", "gemrc", "bundle-config", "pre-commit")
+
+// maxNesting bounds how deep brackets and braces may nest before a side is
+// handed to a parser (a recursive one spends memory at each level).
+const maxNesting = 256
+
+// checkNesting refuses data whose brackets and braces nest deeper than
+// maxNesting. It does not know strings, so a bracket in a string counts:
+// that can only make it stricter.
+func checkNesting(data []byte, format string) error {
+	d := 0
+	for _, c := range data {
+		switch c {
+		case '[', '{':
+			d++
+			if d > maxNesting {
+				return fmt.Errorf("manifest: %s: nested too deep to judge", format)
+			}
+		case ']', '}':
+			if d > 0 {
+				d--
+			}
+		}
+	}
+	return nil
 }

@@ -13,7 +13,7 @@ import (
 // install, pack or publish.
 var npmLifecycle = set("preinstall", "install", "postinstall", "prepare", "prepublish",
 	"prepublishOnly", "prepack", "postpack", "preprepare", "postprepare", "preuninstall",
-	"uninstall", "postuninstall", "dependencies", "publish", "postpublish", "preversion", "version", "postversion")
+	"uninstall", "postuninstall", "dependencies", "pnpm:devPreinstall", "publish", "postpublish", "preversion", "version", "postversion")
 
 var npmDepSections = []string{"dependencies", "devDependencies", "optionalDependencies", "peerDependencies"}
 

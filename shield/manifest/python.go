@@ -156,17 +156,19 @@ func requirementsFacts(data []byte, fs *facts) error {
 		return err
 	}
 	var joined []string
-	cur := ""
+	var cur strings.Builder
 	for _, l := range ls {
 		if strings.HasSuffix(l, "\\") {
-			cur += strings.TrimSuffix(l, "\\") + " "
+			cur.WriteString(strings.TrimSuffix(l, "\\"))
+			cur.WriteByte(' ')
 			continue
 		}
-		joined = append(joined, cur+l)
-		cur = ""
+		cur.WriteString(l)
+		joined = append(joined, cur.String())
+		cur.Reset()
 	}
-	if cur != "" {
-		joined = append(joined, cur)
+	if cur.Len() > 0 {
+		joined = append(joined, cur.String())
 	}
 	for n, l := range joined {
 		if strings.HasPrefix(strings.TrimSpace(l), "#") {

@@ -92,20 +92,23 @@ func gemfileFacts(data []byte, fs *facts) error {
 	if err != nil {
 		return err
 	}
-	cur := ""
+	var cur strings.Builder
 	for i, l := range ls {
 		t := rubyStrip(l)
-		if t == "" && cur == "" {
+		if t == "" && cur.Len() == 0 {
 			continue
 		}
 		if _, ok := rubyQuoted(t); !ok {
 			return fmt.Errorf("manifest: Gemfile: line %d: unbalanced quotes", i+1)
 		}
 		if strings.HasSuffix(t, ",") || strings.HasSuffix(t, "\\") {
-			cur += strings.TrimSuffix(t, "\\") + " "
+			cur.WriteString(strings.TrimSuffix(t, "\\"))
+			cur.WriteByte(' ')
 			continue
 		}
-		t, cur = strings.TrimSpace(cur+t), ""
+		cur.WriteString(t)
+		t = strings.TrimSpace(cur.String())
+		cur.Reset()
 		word := t
 		if j := strings.IndexAny(t, " (\t"); j >= 0 {
 			word = t[:j]
