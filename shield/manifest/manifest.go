@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path"
@@ -107,6 +108,7 @@ func Diff(p string, before, after []byte) ([]Change, error) {
 		return nil, nil
 	}
 	base := path.Base(strings.ReplaceAll(p, "\\", "/"))
+	before, after = bytes.TrimPrefix(before, bom), bytes.TrimPrefix(after, bom)
 	if structured[f] {
 		for _, side := range [][]byte{before, after} {
 			if err := checkNesting(side, f); err != nil {
@@ -185,6 +187,8 @@ func Diff(p string, before, after []byte) ([]Change, error) {
 	}
 	return finish(out), nil
 }
+
+var bom = []byte("\xef\xbb\xbf")
 
 // fact is one judged thing a side of a file holds.
 type fact struct {
