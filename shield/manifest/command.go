@@ -93,7 +93,9 @@ func goCommand(args []string) ([]Change, []string, bool) {
 			if v, n := opt(rest, i, "-replace", "--replace"); n > 0 {
 				old, nw, _ := strings.Cut(v, "=")
 				old, _, _ = strings.Cut(old, "@")
-				out = append(out, src("replace "+old, nw))
+				if np, nv, _ := strings.Cut(nw, "@"); !(np == old && nv != "") {
+					out = append(out, src("replace "+old, nw))
+				}
 				i += n - 1
 				continue
 			}

@@ -77,6 +77,7 @@ func TestCommand(t *testing.T) {
 		{"go mod edit -replace=golang.org/x/net=github.com/evil/net@v1.0.0", "source replace golang.org/x/net", "go.mod", true},
 		{"go mod edit -replace golang.org/x/net@v0.1.0=../net", "source replace golang.org/x/net", "go.mod", true},
 		{"go mod edit -dropreplace=golang.org/x/net", "", "go.mod", true},
+		{"go mod edit -replace=golang.org/x/net=golang.org/x/net@v0.1.0", "", "go.mod", true},
 		{"go mod edit -require=golang.org/x/net@v0.2.0 -go=1.22", "", "go.mod", true},
 		{"go mod edit -exclude=a.com/b@v1.0.0 -retract=v1.0.0 -module=x.com/y", "", "go.mod", true},
 		{"go env -w GOPROXY=https://evil.example GOFLAGS=-mod=mod", "source GOPROXY", "", true},

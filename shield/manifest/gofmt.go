@@ -22,6 +22,10 @@ func replaceFacts(rs []*modfile.Replace, fs *facts) {
 			k += "@" + r.Old.Version
 		}
 		f := fact{kind: KindSource, flag: true}
+		if r.New.Path == r.Old.Path && r.New.Version != "" {
+			fs.note(k, r.New.Path+" "+r.New.Version) // a pin within the same module
+			continue
+		}
 		if r.New.Version == "" {
 			f.val, f.cmp = r.New.Path, "dir "+r.New.Path
 		} else {

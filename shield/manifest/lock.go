@@ -82,6 +82,15 @@ func lockChanges(b, a map[string]lockEntry, defaults map[string]bool) []Change {
 	return out
 }
 
+// localOrigin is "" (the project's own tree) for a relative path that
+// stays inside it, else where it leads.
+func localOrigin(kind, p string) string {
+	if p == "" || p == "." || !leaves(p) && !strings.Contains(p, ":") {
+		return ""
+	}
+	return kind + " " + p
+}
+
 func orDefault(s string) string {
 	if s == "" {
 		return "default registry"

@@ -482,7 +482,7 @@ func diffPipfileLock(before, after []byte) ([]Change, error) {
 				case p.Git != "":
 					e.origin, e.show = "git "+p.Git, p.Git+"@"+p.Ref
 				case p.Path != "":
-					e.origin, e.show = "path "+p.Path, p.Path
+					e.origin, e.show = localOrigin("path", p.Path), p.Path
 				case p.File != "":
 					e.origin, e.show = urlOrigin(p.File), p.File
 				case p.Index != "" && p.Index != "pypi":
@@ -538,6 +538,9 @@ func poetryLock(data []byte, m map[string]lockEntry) error {
 		e := lockEntry{version: p.Version, integrity: hashList(hs)}
 		if p.Source.Type != "" {
 			e.origin, e.show = p.Source.Type+" "+p.Source.URL, p.Source.Type+" "+p.Source.URL
+			if p.Source.Type == "directory" || p.Source.Type == "file" {
+				e.origin = localOrigin(p.Source.Type, p.Source.URL)
+			}
 		}
 		if err := addEntry(m, pyName(p.Name)+"@"+p.Version, e); err != nil {
 			return err
@@ -580,6 +583,9 @@ func uvLock(data []byte, m map[string]lockEntry) error {
 				}
 			}
 			e.origin, e.show = k+":"+v, k+":"+p.Source[k]
+			if k == "editable" || k == "virtual" || k == "directory" || k == "path" {
+				e.origin = localOrigin(k+":", v)
+			}
 			break
 		}
 		if e.origin == "registry:https://pypi.org/simple" {
