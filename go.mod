@@ -3,6 +3,7 @@ module github.com/opx-dev/opx
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/klauspost/compress v1.20.3
 	github.com/landlock-lsm/go-landlock v0.11.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
