@@ -399,6 +399,7 @@ func (m *model) command(i int) {
 		m.dispatch(x, c.Args)
 	}
 	x.assigns()
+	x.supplyAssigns()
 	if len(c.Args) == 0 || isDecl(c.Args[0].Text) {
 		for _, a := range c.Assigns {
 			if a.Value.Dynamic {
@@ -529,6 +530,7 @@ func (m *model) dispatch(x *call, argv []shellx.Word) {
 			x.generic()
 		}
 		x.remoteSources()
+		x.supplyCommand()
 		return
 	}
 }

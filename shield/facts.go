@@ -27,6 +27,13 @@ type Facts struct {
 	// x.sh URL && sh x.sh), decoded data (base64 -d | sh), a reverse
 	// shell (nc -e /bin/sh HOST PORT). Added by Shield.CommandFacts.
 	Execs []Exec
+	// Supply are changes to where code comes from, or to code that runs
+	// at build, install or test time (shield/manifest): those a file tool
+	// makes to a manifest, computed by the engine before the call from
+	// the file as it is (judge.ShieldEvaluator.Manifests, recorded with
+	// the proposal), and those a package manager's command or an
+	// environment setting of the line makes (CommandFacts).
+	Supply []Supply
 	// Unknown are reasons the action cannot be fully understood (a line
 	// that does not parse, a command whose name is computed, a write to
 	// a path that cannot be known): each is a reason to ask.
@@ -98,4 +105,17 @@ type Exec struct {
 type Text struct {
 	Source string // "content", "memory", "body", "python -c", "base64", ...
 	Body   string
+}
+
+// Supply is one change to where code comes from or to code that runs
+// later (Facts.Supply).
+type Supply struct {
+	Path   string // the file changed (absolute), or "" for a command's own settings
+	Kind   string // manifest.KindSource, KindRuns or KindChecksum; "" with Error
+	Key    string // what changed: "replace golang.org/x/net", "scripts.postinstall", "GOPROXY"
+	Detail string
+	By     string // the tool or program
+	// Error says why the change could not be judged (a manifest that
+	// does not parse, or is over the size parsed).
+	Error string
 }

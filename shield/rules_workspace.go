@@ -31,7 +31,8 @@ func keyFile(base string) bool {
 var buildDirs = map[string]bool{"dist": true, "build": true, "out": true, "target": true, "node_modules": true, ".next": true, ".nuxt": true,
 	"coverage": true, "__pycache__": true, ".pytest_cache": true, ".mypy_cache": true, ".ruff_cache": true, ".tox": true, ".nox": true,
 	".venv": true, "venv": true, ".cache": true, "tmp": true, ".tmp": true, ".turbo": true, ".parcel-cache": true, ".svelte-kit": true,
-	".gradle": true, ".eggs": true, "htmlcov": true, ".terraform": true, "bazel-out": true, "_build": true, ".angular": true, "storybook-static": true}
+	".gradle": true, ".eggs": true, "htmlcov": true, ".terraform": true, "bazel-out": true, "_build": true, ".angular": true, "storybook-static": true,
+	"bin": true, "obj": true, "_site": true, ".output": true, ".docusaurus": true, ".expo": true, ".serverless": true, ".aws-sam": true, "vendor": true}
 
 // buildExts are build outputs and scratch files by extension (logs
 // included: a workspace's logs are its programs', not an audit trail).
@@ -85,8 +86,13 @@ func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
 		case r.By == "find -delete" && r.Tree:
 			j.escalate("destructive:workspace-tree", "%s deletes everything under %s", by(r), r.Path)
 			return
-		case r.Tree && !r.Glob && path.Dir(r.Path) == ws && sourceRoots[base]:
-			j.escalate("destructive:workspace-tree", "%s deletes %s, a source tree of the project", by(r), r.Path)
+		case r.Tree && !r.Glob && path.Dir(r.Path) == ws && r.By != "mv" && r.By != "move_file" && r.By != "git" && r.By != "rsync":
+			// A top-level directory that is not a build output: a tree
+			// of the project (src, services, web ...), whatever its name.
+			j.escalate("destructive:workspace-tree", "%s deletes %s, a whole top-level tree of the project", by(r), r.Path)
+			return
+		case !r.Glob && s.guardFile(r.Path):
+			j.escalate("destructive:workspace-checks", "%s deletes %s, a check that guards the repository (CI, hooks)", by(r), r.Path)
 			return
 		}
 	}
@@ -125,4 +131,101 @@ func nullLine(f *Facts) bool {
 		}
 	}
 	return true
+}
+
+// guardFile reports whether p is a check that guards the repository: a
+// CI workflow or pipeline, a git hook manager's hook or configuration.
+// Deleting one removes what would have caught a change.
+func (s *Shield) guardFile(p string) bool {
+	rel := strings.TrimPrefix(strings.TrimPrefix(p, s.cfg.Workspace), "/")
+	for _, pre := range []string{".github/workflows/", ".husky/", ".circleci/", ".buildkite/", ".gitlab/ci/"} {
+		if strings.HasPrefix(rel, pre) {
+			return true
+		}
+	}
+	switch rel {
+	case ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", ".gitlab-ci.yml", "Jenkinsfile", "azure-pipelines.yml",
+		".travis.yml", "bitbucket-pipelines.yml", ".drone.yml", "CODEOWNERS", ".github/CODEOWNERS":
+		return true
+	}
+	return false
+}
+
+// gitDestroys names what a git command destroys that git could otherwise
+// recover, or "": commits dropped by a hard reset to an ancestor, branches
+// force-deleted, the reflog expired, unreachable objects pruned now,
+// stashes cleared, history rewritten, refs deleted, the whole index
+// untracked.
+func gitDestroys(argv []string) string {
+	if len(argv) < 2 {
+		return ""
+	}
+	args := argv[1:]
+	for len(args) > 1 && (args[0] == "-C" || args[0] == "-c") {
+		args = args[2:]
+	}
+	if len(args) == 0 {
+		return ""
+	}
+	rest := strings.Join(args[1:], " ")
+	has := func(fs ...string) bool {
+		for _, a := range args[1:] {
+			for _, f := range fs {
+				if a == f {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch args[0] {
+	case "reset":
+		if has("--hard", "--merge", "--keep") {
+			for _, a := range args[1:] {
+				if strings.Contains(a, "~") || strings.Contains(a, "^") {
+					return "commits dropped by a hard reset to " + a
+				}
+			}
+		}
+	case "branch":
+		if has("-D") || has("-d", "--delete") && has("-f", "--force") {
+			return "branches force-deleted"
+		}
+	case "reflog":
+		if strings.Contains(rest, "expire") || strings.Contains(rest, "delete") {
+			return "the reflog expired"
+		}
+	case "gc", "prune":
+		if strings.Contains(rest, "--prune=now") || strings.Contains(rest, "--expire=now") || args[0] == "prune" {
+			return "unreachable objects pruned"
+		}
+	case "stash":
+		if strings.HasPrefix(rest, "clear") {
+			return "every stash cleared"
+		}
+	case "filter-branch", "filter-repo":
+		return "history rewritten"
+	case "update-ref":
+		if has("-d") {
+			return "a ref deleted"
+		}
+	case "rm":
+		if has("--cached") && (has("-r") || has("-rf") || has("-fr")) && (has(".") || has("*") || has(":/")) {
+			return "every file untracked"
+		}
+	}
+	return ""
+}
+
+// gitDestruction is `destructive:git-history` (escalate): a git command
+// that destroys what git could otherwise bring back (gitDestroys).
+func (s *Shield) gitDestruction(_ *Action, f *Facts, j *judgement) {
+	for i := range f.Runs {
+		if r := &f.Runs[i]; r.Name == "git" {
+			if what := gitDestroys(r.Argv); what != "" {
+				j.escalate("destructive:git-history", "%s: %s, which git could otherwise recover", clipText(r.Line, 80), what)
+				return
+			}
+		}
+	}
 }

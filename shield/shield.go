@@ -183,6 +183,7 @@ func (s *Shield) facts(a *Action) Facts {
 		Runs:     append([]Run(nil), a.Facts.Runs...),
 		Texts:    append([]Text(nil), a.Facts.Texts...),
 		Execs:    append([]Exec(nil), a.Facts.Execs...),
+		Supply:   append([]Supply(nil), a.Facts.Supply...),
 		Unknown:  append([]string(nil), a.Facts.Unknown...),
 	}
 	written := map[string]bool{}
@@ -214,6 +215,7 @@ func (s *Shield) facts(a *Action) Facts {
 		f.Runs = append(f.Runs, c.Runs...)
 		f.Texts = append(f.Texts, c.Texts...)
 		f.Execs = append(f.Execs, c.Execs...)
+		f.Supply = append(f.Supply, c.Supply...)
 		f.Unknown = append(f.Unknown, c.Unknown...)
 	}
 	if len(a.Links) > 0 {
@@ -261,6 +263,7 @@ func (s *Shield) facts(a *Action) Facts {
 			}
 		}
 	}
+	s.codeEffects(&f)
 	if dotglobOn(a, &f) {
 		for _, refs := range [][]Ref{f.Reads, f.Writes, f.Deletes} {
 			for i := range refs {

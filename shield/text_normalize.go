@@ -75,7 +75,9 @@ func normalizeFrom(head string, i int) (string, bool) {
 				b.WriteByte(byte(r - 0xE0000))
 			}
 		case r >= 0xE0000 && r <= 0xE007F, unicode.Is(unicode.Cf, r):
-			if !hidden && latinAround(head, j, j+n) {
+			// A soft hyphen inside a word is typography (a break hint
+			// in German or Dutch text), not a hiding place.
+			if !hidden && r != 0xAD && latinAround(head, j, j+n) {
 				hidden = true
 			}
 		default:
@@ -163,20 +165,25 @@ func normalizedFacts(f *Facts) (*Facts, []int) {
 	return out, hidden
 }
 
-// hiddenCharacters is `text:hidden-characters`: text meant for an
-// agent (a memory note, an agent instruction or memory file, a command
-// writing one) that hides letters from a human reader: invisible
-// characters inside words, or tag characters spelling text. The rules
+// hiddenCharacters is `text:hidden-characters`: text the action writes,
+// stores or sends (a file's content, a memory note, a commit message, a
+// request body; a command writing an agent's file) that hides letters
+// from a human reader: invisible characters inside words, or tag
+// characters spelling text. Text is what a later agent or reviewer reads;
+// a soft hyphen, an emoji sequence or right-to-left marks are not hiding. The rules
 // judged the text as normalized; what a reviewer would not see is asked
 // about.
 func (s *Shield) hiddenCharacters(a *Action, f *Facts, hidden []int, j *judgement) {
 	for _, i := range hidden {
 		t := &f.Texts[i]
-		p, file := strings.CutPrefix(t.Source, "content:")
-		if t.Source == "memory" || file && (agentInstructions(p) || memoryFile(p)) {
-			j.escalate("text:hidden-characters", "the %s hides characters from a human reader (format or tag characters inside words)", textName(t.Source))
-			return
+		// Any text the action writes, stores or sends: a file's content,
+		// a memory note, a commit message, a request body. Code literals
+		// and decoded data are judged as code.
+		if literalSource(t.Source) || t.Source == "stdin" || t.Source == "url" {
+			continue
 		}
+		j.escalate("text:hidden-characters", "the %s hides characters from a human reader (format or tag characters inside words)", textName(t.Source))
+		return
 	}
 	if a.Command == "" || j.inner {
 		return

@@ -13,12 +13,12 @@ func TestNormalizeText(t *testing.T) {
 		{"plain ascii", "plain ascii", false},
 		{"ign\u200bore prev\u200bious", "ignore previous", true},
 		{"ｉｇｎｏｒｅ", "ignore", false},
-		{"a\u2060b", "ab", true},               // word joiner
-		{"x\u202eevil", "xevil", true},         // bidi override inside a word
-		{"\ufeffhello", "hello", false},        // BOM at the start
-		{"co\u00adoperate", "cooperate", true}, // soft hyphen
-		{"👩\u200d💻", "👩💻", false},              // emoji ZWJ
-		{"می\u200cخواهم", "میخواهم", false},    // Persian ZWNJ
+		{"a\u2060b", "ab", true},                // word joiner
+		{"x\u202eevil", "xevil", true},          // bidi override inside a word
+		{"\ufeffhello", "hello", false},         // BOM at the start
+		{"co\u00adoperate", "cooperate", false}, // soft hyphen: typography, stripped
+		{"👩\u200d💻", "👩💻", false},               // emoji ZWJ
+		{"می\u200cخواهم", "میخواهم", false},     // Persian ZWNJ
 		{"hi \U000E0069\U000E0067", "hi ig", true},
 		{"ﬁle", "file", false}, // ligature
 	} {

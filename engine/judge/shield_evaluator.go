@@ -158,10 +158,12 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 		r := ref(str("path"), false)
 		add(&f.Writes, str("path"), false)
 		f.Texts = append(f.Texts, shield.Text{Source: "content:" + r.Path, Body: str("content")})
+		f.Supply = append(f.Supply, supplyOf(e.S.ResolvePath("."), p)...)
 	case "edit_file":
 		r := ref(str("path"), false)
 		add(&f.Writes, str("path"), false)
 		f.Texts = append(f.Texts, shield.Text{Source: "content:" + r.Path, Body: str("new")})
+		f.Supply = append(f.Supply, supplyOf(e.S.ResolvePath("."), p)...)
 	case "delete_file":
 		add(&f.Deletes, str("path"), false)
 	case "move_file":

@@ -49,7 +49,11 @@ func sourceFact(fs *facts, k string, v any, where ...string) {
 		fs.note(k, str(v))
 		return
 	}
-	fs.set(k, fact{kind: KindSource, val: str(v), cmp: strings.Join(cmp, " "), flag: true})
+	f := fact{kind: KindSource, val: str(v), cmp: strings.Join(cmp, " "), flag: true}
+	if p, ok := t["path"].(string); ok && len(cmp) == 1 {
+		f.local = p
+	}
+	fs.set(k, f)
 }
 
 var cargoDepTables = []string{"dependencies", "dev-dependencies", "build-dependencies", "dev_dependencies", "build_dependencies"}
@@ -138,6 +142,13 @@ func cargoConfigFacts(data []byte, fs *facts) error {
 			case "replace-with", "registry", "directory", "local-registry", "git":
 				fs.add(KindSource, "source."+name+"."+k, str(x))
 			}
+		}
+	}
+	for src, v := range tbl(m["patch"]) {
+		// [patch] in a cargo configuration overrides dependencies as
+		// Cargo.toml's does.
+		for name, d := range tbl(v) {
+			fs.add(KindSource, "patch."+src+"."+name, str(d))
 		}
 	}
 	for name, v := range tbl(m["registries"]) {

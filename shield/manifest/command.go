@@ -56,7 +56,7 @@ func opt(args []string, i int, names ...string) (string, int) {
 	return "", 0
 }
 
-func src(k, v string) Change { return Change{KindSource, clean(k), "now " + clip(v)} }
+func src(k, v string) Change { return Change{KindSource, clean(k), "now " + clip(v), ""} }
 
 func goCommand(args []string) ([]Change, []string, bool) {
 	if len(args) < 1 {
@@ -107,7 +107,7 @@ func goCommand(args []string) ([]Change, []string, bool) {
 				continue
 			}
 			if v, n := opt(rest, i, "-tool", "--tool"); n > 0 {
-				out = append(out, Change{KindRuns, "tool " + clean(v), "now tool " + clip(v)})
+				out = append(out, Change{KindRuns, "tool " + clean(v), "now tool " + clip(v), ""})
 				i += n - 1
 				continue
 			}
@@ -269,11 +269,11 @@ func npmCommand(prog string, args []string) ([]Change, []string, bool) {
 		return out, cfgFiles, true
 	case prog == "yarn" && verb == "set" && len(rest) >= 2 && rest[0] == "version":
 		if v := rest[1]; strings.Contains(v, "/") || strings.Contains(v, ":") || strings.HasPrefix(v, ".") {
-			out = append(out, Change{KindRuns, "yarnPath", "now " + clip(v)})
+			out = append(out, Change{KindRuns, "yarnPath", "now " + clip(v), ""})
 		}
 		return out, []string{".yarnrc.yml"}, true
 	case prog == "yarn" && verb == "plugin" && len(rest) >= 2 && rest[0] == "import":
-		return []Change{{KindRuns, "plugins " + clean(rest[1]), "now " + clip(rest[1])}}, []string{".yarnrc.yml"}, true
+		return []Change{{KindRuns, "plugins " + clean(rest[1]), "now " + clip(rest[1]), ""}}, []string{".yarnrc.yml"}, true
 	}
 	return nil, nil, false
 }
@@ -316,22 +316,22 @@ func npmConfigSet(k, v string) []Change {
 		}
 		return []Change{src(k, v)}
 	case "yarnPath":
-		return []Change{{KindRuns, k, "now " + clip(v)}}
+		return []Change{{KindRuns, k, "now " + clip(v), ""}}
 	case "enableStrictSsl":
 		if isFalse(v) {
-			return []Change{{KindChecksum, k, "now " + clip(v)}}
+			return []Change{{KindChecksum, k, "now " + clip(v), ""}}
 		}
 		return nil
 	case "unsafeHttpWhitelist", "caFilePath", "httpsCaFilePath":
-		return []Change{{KindChecksum, k, "now " + clip(v)}}
+		return []Change{{KindChecksum, k, "now " + clip(v), ""}}
 	case "yarn-path":
-		return []Change{{KindRuns, k, "now " + clip(v)}}
+		return []Change{{KindRuns, k, "now " + clip(v), ""}}
 	}
 	if strings.HasPrefix(k, "npmScopes.") && strings.HasSuffix(k, "RegistryServer") {
 		return []Change{src(k, v)}
 	}
 	if f, ok := npmKey(k, v); ok && f.flag {
-		return []Change{{f.kind, clean(k), "now " + clip(v)}}
+		return []Change{{f.kind, clean(k), "now " + clip(v), ""}}
 	}
 	return nil
 }
@@ -408,7 +408,7 @@ func pipCommand(args []string) ([]Change, []string, bool) {
 			case "extra-index-url", "find-links", "trusted-host":
 				out = append(out, src(k, args[3]))
 			case "cert":
-				out = append(out, Change{KindChecksum, clean(k), "now " + clip(args[3])})
+				out = append(out, Change{KindChecksum, clean(k), "now " + clip(args[3]), ""})
 			}
 			return out, nil, true
 		}
@@ -480,13 +480,13 @@ func pyToolCommand(prog string, args []string) ([]Change, []string, bool) {
 			out = append(out, src(k, args[2]))
 		}
 		if strings.Contains(k, "verify_ssl") && isFalse(args[2]) || strings.HasPrefix(k, "certificates.") {
-			out = append(out, Change{KindChecksum, clean(k), "now " + clip(args[2])})
+			out = append(out, Change{KindChecksum, clean(k), "now " + clip(args[2]), ""})
 		}
 		return out, nil, true
 	case prog == "poetry" && args[0] == "self" && len(args) >= 2 && args[1] == "add":
 		for _, a := range args[2:] {
 			if !strings.HasPrefix(a, "-") {
-				out = append(out, Change{KindRuns, "poetry plugin " + clean(a), "now " + clip(a)})
+				out = append(out, Change{KindRuns, "poetry plugin " + clean(a), "now " + clip(a), ""})
 			}
 		}
 		return out, nil, true

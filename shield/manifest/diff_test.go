@@ -457,3 +457,23 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestDiff_Review: a private scope moved to the public registry, and a
+// [patch] in a cargo configuration, are changes of source.
+func TestDiff_Review(t *testing.T) {
+	for _, c := range []struct {
+		p, before, after, key string
+	}{
+		{".npmrc", "@acme:registry=https://npm.pkg.github.com/\n", "@acme:registry=https://registry.npmjs.org/\n", "@acme:registry"},
+		{".cargo/config.toml", "[alias]\nb = \"build\"\n", "[alias]\nb = \"build\"\n[patch.crates-io]\nsyn = { git = \"https://github.com/x/syn\" }\n", "patch.crates-io.syn"},
+	} {
+		got, err := Diff(c.p, []byte(c.before), []byte(c.after))
+		if err != nil || len(got) != 1 || got[0].Key != c.key || got[0].Kind != KindSource {
+			t.Errorf("%s: %+v %v, want %s", c.p, got, err, c.key)
+		}
+	}
+	// A new scope on the public registry is no change.
+	if got, err := Diff(".npmrc", []byte("save-exact=true\n"), []byte("save-exact=true\n@acme:registry=https://registry.npmjs.org/\n")); err != nil || len(got) != 0 {
+		t.Errorf("new scope on the public registry: %+v %v", got, err)
+	}
+}

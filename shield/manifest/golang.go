@@ -27,7 +27,7 @@ func replaceFacts(rs []*modfile.Replace, fs *facts) {
 			continue
 		}
 		if r.New.Version == "" {
-			f.val, f.cmp = r.New.Path, "dir "+r.New.Path
+			f.val, f.cmp, f.local = r.New.Path, "dir "+r.New.Path, r.New.Path
 		} else {
 			f.val, f.cmp = r.New.Path+" "+r.New.Version, "mod "+r.New.Path
 		}
@@ -59,7 +59,7 @@ func goWorkFacts(data []byte, fs *facts) error {
 	for _, u := range f.Use {
 		p := strings.ReplaceAll(u.Path, "\\", "/")
 		if leaves(p) {
-			fs.add(KindSource, "use "+u.Path, u.Path)
+			fs.set("use "+u.Path, fact{kind: KindSource, val: u.Path, flag: true, local: p})
 		}
 	}
 	return nil

@@ -69,14 +69,14 @@ func lockChanges(b, a map[string]lockEntry, defaults map[string]bool) []Change {
 		be, ok := b[k]
 		switch {
 		case ok && ae.origin != be.origin && ae.origin != "" && !defaults[ae.origin]:
-			out = append(out, Change{KindSource, k, "now " + clip(ae.show) + " (was " + clip(orDefault(be.show)) + ")"})
+			out = append(out, Change{KindSource, k, "now " + clip(ae.show) + " (was " + clip(orDefault(be.show)) + ")", ""})
 		case !ok && ae.origin != "" && !defaults[ae.origin] && !allowed[ae.origin]:
-			out = append(out, Change{KindSource, k, "now " + clip(ae.show) + " (new)"})
+			out = append(out, Change{KindSource, k, "now " + clip(ae.show) + " (new)", ""})
 		case ok && ae.version == be.version && be.integrity != "" && ae.integrity != be.integrity:
-			out = append(out, Change{KindChecksum, k, "hash now " + clip(ae.integrity) + " (was " + clip(be.integrity) + ") at " + clip(ae.version)})
+			out = append(out, Change{KindChecksum, k, "hash now " + clip(ae.integrity) + " (was " + clip(be.integrity) + ") at " + clip(ae.version), ""})
 		}
 		if ae.runs && !(ok && be.runs) {
-			out = append(out, Change{KindRuns, k, "runs an install script (" + clip(ae.version) + ")"})
+			out = append(out, Change{KindRuns, k, "runs an install script (" + clip(ae.version) + ")", ""})
 		}
 	}
 	return out

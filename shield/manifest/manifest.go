@@ -31,6 +31,11 @@ type Change struct {
 	Kind   string // KindSource, KindRuns or KindChecksum
 	Key    string // what changed, e.g. "replace golang.org/x/net", "scripts.postinstall"
 	Detail string // one human line, values clipped
+	// Local, for a KindSource change, is the local directory the source
+	// now is, as written (relative to the file's directory, or
+	// absolute): a replace or use of a directory, a path dependency.
+	// The caller decides whether it leaves the workspace.
+	Local string
 }
 
 const (
@@ -198,6 +203,7 @@ type fact struct {
 	flag bool   // reportable when added or changed
 	// changedOnly: report only when it existed before with another cmp.
 	changedOnly bool
+	local       string // Change.Local
 }
 
 func (f fact) key() string {
@@ -268,7 +274,7 @@ func diffFacts(b, a *facts) ([]Change, error) {
 		} else {
 			d += " (new)"
 		}
-		out = append(out, Change{Kind: f.kind, Key: clean(k), Detail: d})
+		out = append(out, Change{Kind: f.kind, Key: clean(k), Detail: d, Local: f.local})
 	}
 	return out, nil
 }

@@ -50,9 +50,12 @@ func npmScalar(v any) string {
 
 // npmDepFact judges one dependency-like entry.
 func npmDepFact(fs *facts, k, spec string) {
-	if npmRegistrySpec(spec) {
+	switch {
+	case npmRegistrySpec(spec):
 		fs.note(k, spec)
-	} else {
+	case strings.HasPrefix(spec, "file:") || strings.HasPrefix(spec, "link:"):
+		fs.set(k, fact{kind: KindSource, val: spec, flag: true, local: spec[5:]})
+	default:
 		fs.add(KindSource, k, spec)
 	}
 }
@@ -332,6 +335,12 @@ func npmKey(k, v string) (fact, bool) {
 	k = strings.ToLower(strings.TrimSpace(k))
 	v = strings.Trim(strings.TrimSpace(v), `"'`)
 	switch {
+	case strings.HasPrefix(k, "@") && strings.HasSuffix(k, ":registry"):
+		// A scope's registry moved anywhere else, the public registry
+		// included (a private scope resolved from the public registry is
+		// dependency confusion); a new scope on the public registry is
+		// no change.
+		return fact{kind: KindSource, val: v, flag: true, changedOnly: defaultNpmRegistry(v)}, true
 	case k == "registry" || strings.HasSuffix(k, ":registry"):
 		return fact{kind: KindSource, val: v, flag: !defaultNpmRegistry(v)}, true
 	case k == "replace-registry-host":

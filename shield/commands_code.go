@@ -1,0 +1,85 @@
+package shield
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// What interpreter code given on the command line (python3 -c, node -e,
+// ruby -e, perl -e ...) writes and deletes, by the calls that name a
+// literal path: open(p, 'w'), Path(p).write_text, fs.writeFileSync(p),
+// File.write(p), shutil.rmtree(p), os.remove(p), fs.rmSync(p, {recursive})
+// ... Each is a Write or Delete of the path, By the interpreter, with
+// content Shield does not see: the rules that judge what a write means
+// (an agent's instruction file, a manifest, a key file, a source tree)
+// then judge it as they judge a write by any other program.
+
+// codeWrite and codeDelete find the calls; the path is the first group.
+var (
+	codeWrite = []*regexp.Regexp{
+		regexp.MustCompile(`\bopen\(\s*['"]([^'"\n]{1,512})['"]\s*,\s*(?:mode\s*=\s*)?['"][rbt]*[wax+]`),
+		regexp.MustCompile(`\bPath\(\s*['"]([^'"\n]{1,512})['"]\s*\)\s*\.\s*(?:write_text|write_bytes|touch|open\(\s*['"][rbt]*[wax+])`),
+		regexp.MustCompile(`\b(?:fs|fsp|promises)\s*\.\s*(?:writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream|copyFile|copyFileSync|truncate|truncateSync)\(\s*['"` + "`" + `]([^'"` + "`" + `\n]{1,512})['"` + "`" + `]`),
+		regexp.MustCompile(`\b(?:File|IO)\s*\.\s*(?:write|binwrite|open\(\s*['"][^'"\n]{1,512}['"]\s*,\s*['"][wa])\(?\s*['"]?([^'"\n,)]{1,512})`),
+		regexp.MustCompile(`\bDeno\s*\.\s*(?:writeTextFile|writeFile|writeTextFileSync|writeFileSync)\(\s*['"]([^'"\n]{1,512})['"]`),
+		regexp.MustCompile(`\bshutil\s*\.\s*(?:copy|copy2|copyfile|move)\(\s*[^,\n]{1,512},\s*['"]([^'"\n]{1,512})['"]`),
+		regexp.MustCompile(`\bopen\s*\(\s*(?:my\s+)?\$?\w+\s*,\s*['"]\s*>>?\s*['"]\s*,\s*['"]([^'"\n]{1,512})['"]`), // perl 3-arg
+		regexp.MustCompile(`\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?\s*([^'"\n]{1,512})['"]`),                 // perl 2-arg
+		regexp.MustCompile(`\bfile_put_contents\(\s*['"]([^'"\n]{1,512})['"]`),
+	}
+	codeDelete = []*regexp.Regexp{
+		regexp.MustCompile(`\bshutil\s*\.\s*rmtree\(\s*['"]([^'"\n]{1,512})['"]`),
+		regexp.MustCompile(`\bos\s*\.\s*(?:remove|unlink|rmdir|removedirs)\(\s*['"]([^'"\n]{1,512})['"]`),
+		regexp.MustCompile(`\bPath\(\s*['"]([^'"\n]{1,512})['"]\s*\)\s*\.\s*(?:unlink|rmdir)\(`),
+		regexp.MustCompile(`\b(?:fs|fsp|promises)\s*\.\s*(?:rm|rmSync|rmdir|rmdirSync|unlink|unlinkSync)\(\s*['"` + "`" + `]([^'"` + "`" + `\n]{1,512})['"` + "`" + `]`),
+		regexp.MustCompile(`\bFileUtils\s*\.\s*(?:rm_rf|rm_r|rm|remove_dir|remove_entry|rmtree)\(\s*['"]([^'"\n]{1,512})['"]`),
+		regexp.MustCompile(`\b(?:File|Dir)\s*\.\s*(?:delete|unlink|rmdir)\(\s*['"]([^'"\n]{1,512})['"]`),
+		regexp.MustCompile(`\bDeno\s*\.\s*remove\(\s*['"]([^'"\n]{1,512})['"]`),
+		regexp.MustCompile(`\b(?:unlink|rmtree|remove_tree)\s*\(?\s*['"]([^'"\n]{1,512})['"]`),
+	}
+	// codeTreeDelete are the deletes that remove a whole tree.
+	codeTreeDelete = regexp.MustCompile(`rmtree|rm_rf|rm_r|remove_tree|recursive|removedirs|remove_dir`)
+)
+
+// codeInterpreters are the programs whose -c/-e code is read for writes
+// and deletes.
+var codeInterpreters = []string{"python", "python2", "python3", "perl", "ruby", "node", "nodejs", "deno", "bun", "php"}
+
+// codeEffects adds to f the writes and deletes of literal paths that the
+// interpreter code of its Runs makes.
+func (s *Shield) codeEffects(f *Facts) {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if !slices.Contains(codeInterpreters, r.Name) || len(r.Argv) < 2 {
+			continue
+		}
+		code := strings.Join(r.Argv[1:], " ")
+		if !slices.ContainsFunc(r.Argv[1:], func(a string) bool { return a == "-c" || a == "-e" || a == "-E" || a == "-r" || a == "--eval" }) {
+			// The code comes on standard input (python3 - <<EOF):
+			// the line's here-documents.
+			for _, t := range f.Texts {
+				if t.Source == "stdin" {
+					code += "\n" + t.Body
+				}
+			}
+		}
+		if len(code) > maxTextJudged {
+			code = code[:maxTextJudged]
+		}
+		for _, re := range codeWrite {
+			for _, m := range re.FindAllStringSubmatch(code, 16) {
+				if p := strings.TrimSpace(m[1]); p != "" && !strings.ContainsAny(p, "{}$") {
+					f.Writes = append(f.Writes, Ref{Path: s.ResolvePath(p), By: r.Name})
+				}
+			}
+		}
+		for _, re := range codeDelete {
+			for _, m := range re.FindAllStringSubmatch(code, 16) {
+				if p := strings.TrimSpace(m[1]); p != "" && !strings.ContainsAny(p, "{}$") {
+					f.Deletes = append(f.Deletes, Ref{Path: s.ResolvePath(p), Tree: codeTreeDelete.MatchString(m[0]) || strings.Contains(code, "recursive"), By: r.Name})
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,206 @@
+package shield
+
+import (
+	"strings"
+
+	"github.com/opx-dev/opx/shield/manifest"
+)
+
+// The supply chain (issue 27, docs/shield-rules.md "supply-chain:*"): a
+// change to a file some toolchain reads to fetch or run code is judged by
+// the change it makes, computed by parsing the file (shield/manifest), not
+// by the words it is written in. Where code comes from being redirected
+// (a replace, a git, URL or path dependency, an override, another index
+// or registry), code added that runs at build, install or test time
+// (lifecycle scripts, build.rs, //go:generate, conftest.py, a build
+// backend) and a checksum turned off or changed are asked about; a version
+// bump within the same source, or a new dependency from the default
+// registry, is not. Typosquats (a new dependency whose name imitates
+// another's, from the default registry) are out of reach of such rules.
+
+// supplyAssigns are the environment settings of a simple command
+// (NAME=value prefixes, and env's NAME=value arguments), judged by
+// manifest.Env.
+func (x *call) supplyAssigns() {
+	for _, a := range x.c.Assigns {
+		x.supplyEnv(a.Name, a.Value.Text)
+	}
+}
+
+func (x *call) supplyEnv(name, value string) {
+	for _, c := range manifest.Env(name, value) {
+		x.m.f.Supply = append(x.m.f.Supply, Supply{Kind: c.Kind, Key: c.Key, Detail: c.Detail, By: "environment " + name})
+	}
+}
+
+// supplyCommand adds what a package manager's command changes in the
+// manifests and settings it writes (go mod edit -replace, npm pkg set
+// scripts.postinstall=..., cargo add --git, pip install --index-url,
+// go env -w GOPROXY=...), and the environment an export, env or declare
+// sets for what follows.
+func (x *call) supplyCommand() {
+	if len(x.argv) == 0 {
+		return
+	}
+	switch x.name {
+	case "export", "env", "declare", "typeset", "setenv":
+		for _, w := range x.args {
+			if k, v, ok := strings.Cut(w.Text, "="); ok && k != "" && !strings.HasPrefix(k, "-") {
+				x.supplyEnv(k, v)
+			}
+		}
+		return
+	}
+	argv := wordTexts(x.argv)
+	argv[0] = x.name
+	changes, files, ok := manifest.Command(argv)
+	if !ok {
+		return
+	}
+	file := ""
+	if len(files) > 0 {
+		if p, ok := x.abs(files[0]); ok {
+			file = p
+		}
+	}
+	for _, c := range changes {
+		x.m.f.Supply = append(x.m.f.Supply, Supply{Path: file, Kind: c.Kind, Key: c.Key, Detail: c.Detail, By: x.name})
+	}
+}
+
+// supplyChain is `supply-chain:*` (escalate): every change in f.Supply,
+// and every manifest a command writes whose change can be computed from
+// the text it writes (echo ... >> requirements.txt, a here-document into
+// package.json: judged as what it adds) or cannot be computed at all
+// (sed -i on go.mod: supply-chain:unjudged). A package manager's own
+// commands (go get, npm install, cargo update) are judged by what they
+// are asked to do (manifest.Command), not by the files they rewrite.
+func (s *Shield) supplyChain(_ *Action, f *Facts, j *judgement) {
+	for _, c := range f.Supply {
+		s.supplyVerdict(c, j)
+		if j.set {
+			return
+		}
+	}
+	for i := range f.Writes {
+		w := &f.Writes[i]
+		if w.Tree || w.Glob || fileTool(w.By) || !s.inWorkspace(w.Path) {
+			continue
+		}
+		rel := strings.TrimPrefix(w.Path, s.cfg.Workspace+"/")
+		format := manifest.Format(rel)
+		if format == "" || packageManager(w.By) {
+			continue
+		}
+		body, known := "", false
+		for _, t := range f.Texts {
+			if t.Source == "content:"+w.Path {
+				body, known = t.Body, true
+				break
+			}
+		}
+		if inPlaceEditor(w.By) {
+			known = false // the text is an edit script, not what the file will hold
+		}
+		if format == "go-source" && !known && !goGenerateIn(f) {
+			continue // Go source edited: only a //go:generate line runs later
+		}
+		if !known {
+			j.escalate("supply-chain:unjudged", "%s changes %s, which %s reads to fetch or run code, in a way Shield does not compute: asked about", w.By, rel, toolchainOf(format))
+			return
+		}
+		changes, err := manifest.Diff(rel, nil, []byte(body))
+		if err != nil {
+			// A fragment appended to a structured file (JSON, TOML) does
+			// not parse on its own: what it does is not known.
+			j.escalate("supply-chain:unjudged", "%s writes text into %s that Shield cannot judge as part of it (%v)", w.By, rel, err)
+			return
+		}
+		for _, c := range changes {
+			s.supplyVerdict(Supply{Path: w.Path, Kind: c.Kind, Key: c.Key, Detail: c.Detail, By: w.By}, j)
+			if j.set {
+				return
+			}
+		}
+	}
+}
+
+// supplyVerdict escalates one change.
+func (s *Shield) supplyVerdict(c Supply, j *judgement) {
+	where := "the package manager's settings"
+	if c.Path != "" {
+		where = strings.TrimPrefix(c.Path, s.cfg.Workspace+"/")
+	}
+	what := strings.TrimSpace(c.Key + " " + c.Detail)
+	switch {
+	case c.Error != "":
+		j.escalate("supply-chain:unjudged", "%s changes %s, which a toolchain reads to fetch or run code, and the change cannot be judged: %s", c.By, where, c.Error)
+	case c.Kind == manifest.KindSource:
+		j.escalate("supply-chain:source", "%s changes where code comes from in %s: %s", c.By, where, clipText(what, 160))
+	case c.Kind == manifest.KindRuns:
+		j.escalate("supply-chain:runs-code", "%s adds or changes code that runs at build, install or test time in %s: %s", c.By, where, clipText(what, 160))
+	case c.Kind == manifest.KindChecksum:
+		j.escalate("supply-chain:checksum", "%s turns off or changes how fetched code is verified in %s: %s", c.By, where, clipText(what, 160))
+	}
+}
+
+// fileTool reports whether by is a file tool, whose changes to manifests
+// the engine computes before the call (Facts.Supply).
+func fileTool(by string) bool {
+	switch by {
+	case "write_file", "edit_file", "move_file", "delete_file", "make_dir", "memory_append":
+		return true
+	}
+	return strings.HasPrefix(by, "mcp__")
+}
+
+// packageManager reports whether a program rewrites manifests as its
+// job: it is judged by what it is asked to do.
+func packageManager(name string) bool {
+	switch name {
+	case "go", "npm", "pnpm", "yarn", "bun", "cargo", "pip", "pip3", "poetry", "uv", "pdm", "pipenv", "bundle", "gem", "gofmt", "goimports":
+		return true
+	}
+	return false
+}
+
+// toolchainOf names who reads a manifest of format, for reasons.
+func toolchainOf(format string) string {
+	switch {
+	case strings.HasPrefix(format, "go"):
+		return "the Go toolchain"
+	case format == "package.json" || strings.Contains(format, "npm") || strings.Contains(format, "yarn") || strings.Contains(format, "pnpm") || format == "package-lock.json":
+		return "npm"
+	case strings.HasPrefix(format, "Cargo") || strings.HasPrefix(format, "cargo") || format == "build.rs":
+		return "cargo"
+	case strings.HasPrefix(format, "Gem") || strings.Contains(format, "gem") || strings.Contains(format, "bundle"):
+		return "bundler"
+	}
+	return "a toolchain"
+}
+
+// inPlaceEditor reports whether a program edits files in place by a
+// script (sed -i, perl -pi): the text Shield sees is the script.
+func inPlaceEditor(name string) bool {
+	switch name {
+	case "sed", "gsed", "perl", "awk", "gawk", "ruby", "ex", "ed", "vim", "vi", "nvim", "emacs":
+		return true
+	}
+	return false
+}
+
+// goGenerateIn reports whether the action's text or lines mention a
+// //go:generate directive.
+func goGenerateIn(f *Facts) bool {
+	for _, t := range f.Texts {
+		if strings.Contains(t.Body, "go:generate") {
+			return true
+		}
+	}
+	for _, r := range f.Runs {
+		if strings.Contains(r.Line, "go:generate") {
+			return true
+		}
+	}
+	return false
+}
