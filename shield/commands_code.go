@@ -25,7 +25,7 @@ var (
 		regexp.MustCompile(`\bDeno\s*\.\s*(?:writeTextFile|writeFile|writeTextFileSync|writeFileSync)\(\s*['"]([^'"\n]{1,512})['"]`),
 		regexp.MustCompile(`\bshutil\s*\.\s*(?:copy|copy2|copyfile|move)\(\s*[^,\n]{1,512},\s*['"]([^'"\n]{1,512})['"]`),
 		regexp.MustCompile(`\bopen\s*\(\s*(?:my\s+)?\$?\w+\s*,\s*['"]\s*>>?\s*['"]\s*,\s*['"]([^'"\n]{1,512})['"]`), // perl 3-arg
-		regexp.MustCompile(`\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?\s*([^'"\n]{1,512})['"]`),                 // perl 2-arg
+		regexp.MustCompile(`\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?\s*([^'"\n]{1,512})['"]`),                  // perl 2-arg
 		regexp.MustCompile(`\bfile_put_contents\(\s*['"]([^'"\n]{1,512})['"]`),
 	}
 	codeDelete = []*regexp.Regexp{
