@@ -101,3 +101,70 @@ func TestFlow_TaintRecordedAndReplayed(t *testing.T) {
 		return nil
 	})
 }
+
+// supplyTranscript bumps a dependency's version in package.json, then
+// adds an install script to it.
+const supplyTranscript = `{"model": "supply-test-1", "turns": [
+ {"match": "(?i)deps", "steps": [
+  {"tool_calls": [{"name": "edit_file", "arguments": "{\"path\": \"package.json\", \"old\": \"\\\"left-pad\\\": \\\"^1.2.0\\\"\", \"new\": \"\\\"left-pad\\\": \\\"^1.3.0\\\"\"}"}]},
+  {"tool_calls": [{"name": "edit_file", "arguments": "{\"path\": \"package.json\", \"old\": \"\\\"test\\\": \\\"jest\\\"\", \"new\": \"\\\"test\\\": \\\"jest\\\", \\\"postinstall\\\": \\\"node scripts/setup.js\\\"\"}"}]},
+  {"text": "Done: {{.LastResult}}"}
+ ]}
+]}`
+
+const supplyPackageJSON = `{
+  "name": "app",
+  "version": "1.0.0",
+  "scripts": {"test": "jest"},
+  "dependencies": {"left-pad": "^1.2.0"}
+}
+`
+
+// TestSupply_ManifestChangeRecordedAndReplayed: an edit of package.json
+// is judged by the change it makes, computed by the engine from the file
+// before and after: a version bump passes, an install script is asked
+// about (supply-chain:runs-code); the change is recorded with the
+// proposal (tool.proposed manifests), and a rerun, which judges the
+// record and not the file of the day, reproduces both.
+func TestSupply_ManifestChangeRecordedAndReplayed(t *testing.T) {
+	r := recordSession(t, recordSpec{transcript: supplyTranscript, approve: false,
+		files: map[string]string{"package.json": supplyPackageJSON, "README.md": "# supply\n"}, messages: []string{"update the deps"}})
+	l, err := ledger.OpenReadOnly(r.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	h, _ := l.Head()
+	var props []event.ToolProposed
+	rules := map[string][]string{}
+	l.Range(1, h.Seq, func(e ledger.Entry) error {
+		switch e.Type {
+		case event.TypeToolProposed:
+			var p event.ToolProposed
+			json.Unmarshal(e.Data, &p)
+			props = append(props, p)
+		case event.TypeShieldVerdict:
+			var v event.ShieldVerdict
+			json.Unmarshal(e.Data, &v)
+			rules[v.CallID] = append(rules[v.CallID], v.Decision+" "+v.Rule)
+		}
+		return nil
+	})
+	if len(props) != 2 {
+		t.Fatalf("proposals %+v, want two edits", props)
+	}
+	if len(props[0].Manifests) != 0 || strings.Contains(strings.Join(rules[props[0].CallID], ","), "supply-chain") {
+		t.Errorf("the version bump: manifests %+v, verdicts %v; want no change", props[0].Manifests, rules[props[0].CallID])
+	}
+	m := props[1].Manifests
+	if len(m) != 1 || m[0].Path != "package.json" || len(m[0].Changes) != 1 || m[0].Changes[0].Kind != "runs" || m[0].Changes[0].Key != "scripts.postinstall" {
+		t.Errorf("the install script: manifests %+v, want scripts.postinstall (runs)", m)
+	}
+	if !strings.Contains(strings.Join(rules[props[1].CallID], ","), "escalate supply-chain:runs-code") {
+		t.Errorf("the install script: verdicts %v, want supply-chain:runs-code", rules[props[1].CallID])
+	}
+	if rep := rerunSession(t, r.path, r.session); !rep.Identical {
+		d := rep.Divergence
+		t.Fatalf("rerun diverged at seq %d (%s, %s): %s", d.Seq, d.Type, d.Kind, d.Diff)
+	}
+}
