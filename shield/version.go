@@ -8,7 +8,13 @@ package shield
 //
 //	1 (absent from records): pattern-matched command lines, until issue 14.
 //	2: parsed commands (shellx), Facts, the tier 1 rule set of docs/shield-rules.md.
-const RulesVersion = "2"
+//	3: issue 27: text normalized before every text rule; manifests judged by
+//	   the change they make (supply-chain:*); information flow within a
+//	   session (flow:*, with the taint and the manifests' changes recorded
+//	   with each proposal); agent instruction files as a class; standing
+//	   rules in memory; runners, workspace destruction, evasion, credential
+//	   searches and whole-environment dumps.
+const RulesVersion = "3"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).
