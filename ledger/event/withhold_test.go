@@ -30,7 +30,7 @@ var envelope = map[string][]string{
 	event.TypeAgentCrashed:      {"agent_id", "subagent_id", "signal"},
 	event.TypeLLMRequest:        {"subagent_id", "request_id", "message_id", "provider"},
 	event.TypeLLMResponse:       {"subagent_id", "request_id", "provider", "finish_reason"},
-	event.TypeToolProposed:      {"subagent_id", "message_id"},
+	event.TypeToolProposed:      {"subagent_id", "message_id", "manifests[].format", "manifests[].changes[].kind", "taint[].subagent_id"},
 	event.TypeShieldVerdict:     {"subagent_id", "decision", "rule", "policy_hash"},
 	event.TypeApprovalRequested: {"subagent_id", "approval_id", "message_id"},
 	event.TypeApprovalResolved:  {"subagent_id", "approval_id", "by"},
