@@ -57,10 +57,12 @@ type ToolProposed struct {
 	// (credentials, the environment, key material, a file the policy marks
 	// secret), as Shield named it: once the call runs, the session holds
 	// that data, and what can carry data out is judged as such (Taint).
+	// Absent in ledgers written before it.
 	Sensitive []string `json:"sensitive,omitempty"`
 	// Taint, when present, are the earlier calls of the session that read
 	// something sensitive and ran, as the engine knew them when this call
 	// was proposed: Shield judged with them, and a replay does too.
+	// Absent in ledgers written before it.
 	Taint []Taint `json:"taint,omitempty"`
 }
 
