@@ -136,8 +136,11 @@ func (s *Shield) secretPath(p string) string {
 // naming the read that tainted it: a request with data, a query string or
 // headers beyond the plain ones, any request a command makes (its data
 // cannot be bounded by reading the line), a git push, a package publish,
-// a DNS lookup. Loopback and hosts the policy allows with data are left
-// to the network rules (the policy trusts them with data already).
+// a DNS lookup. Loopback is left to the network rules; so is a plain
+// request (no data, no query) a command makes to a host the policy
+// lists. A host on the list still gets asked about when the request
+// carries data or a query, or is a push: the list says where work may be
+// sent, not where a session's secrets may go.
 func (s *Shield) taintedEgress(a *Action, f *Facts, j *judgement) {
 	if len(a.Taint) == 0 || j.inner {
 		return

@@ -64,6 +64,14 @@ func (x *call) supplyCommand() {
 		}
 	}
 	for _, c := range changes {
+		if c.Local != "" && !strings.HasPrefix(c.Local, "~") {
+			// A directory inside the workspace is the workspace's own
+			// code (relative to the command's directory, where go
+			// finds go.mod: a go.mod elsewhere is go's to refuse).
+			if p, ok := x.abs(c.Local); ok && within(p, x.m.s.cfg.Workspace) {
+				continue
+			}
+		}
 		x.m.f.Supply = append(x.m.f.Supply, Supply{Path: file, Kind: c.Kind, Key: c.Key, Detail: c.Detail, By: x.name})
 	}
 }

@@ -94,14 +94,20 @@ func goCommand(args []string) ([]Change, []string, bool) {
 				old, nw, _ := strings.Cut(v, "=")
 				old, _, _ = strings.Cut(old, "@")
 				if np, nv, _ := strings.Cut(nw, "@"); !(np == old && nv != "") {
-					out = append(out, src("replace "+old, nw))
+					c := src("replace "+old, nw)
+					if localPath(np) {
+						c.Local = np
+					}
+					out = append(out, c)
 				}
 				i += n - 1
 				continue
 			}
 			if v, n := opt(rest, i, "-use", "--use"); n > 0 {
 				if leaves(v) {
-					out = append(out, src("use "+v, v))
+					c := src("use "+v, v)
+					c.Local = v
+					out = append(out, c)
 				}
 				i += n - 1
 				continue
@@ -119,7 +125,9 @@ func goCommand(args []string) ([]Change, []string, bool) {
 	case len(args) >= 2 && args[0] == "work" && args[1] == "use":
 		for _, a := range args[2:] {
 			if !strings.HasPrefix(a, "-") && leaves(a) {
-				out = append(out, src("use "+a, a))
+				c := src("use "+a, a)
+				c.Local = a
+				out = append(out, c)
 			}
 		}
 		return out, []string{"go.work"}, true
@@ -609,4 +617,10 @@ func rubyCommand(prog string, args []string) ([]Change, []string, bool) {
 		return nil, files, true
 	}
 	return nil, nil, false
+}
+
+// localPath reports whether a replacement is a directory (go.mod's rule:
+// it begins with ./, ../ or /) rather than a module path.
+func localPath(p string) bool {
+	return p == "." || p == ".." || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/")
 }
