@@ -56,6 +56,34 @@ func grepLike(recursiveByDefault bool, sp *spec) handler {
 		if len(ops) == 0 && tree && (recursiveByDefault || x.c.PipeIn < 0) {
 			x.refPath(kRead, ".", true)
 		}
+		// A recursive search narrowed to names (--include='*.env*', rg -g
+		// '*.pem') reads what those names match: judged as that glob, so
+		// a search of the workspace's env files is a read of them.
+		if !tree {
+			return
+		}
+		dirs := ops
+		if len(dirs) == 0 {
+			dirs = []shellx.Word{{Text: "."}}
+		}
+		for _, g := range vals(opts, "--include", "-g", "--glob", "--iglob") {
+			if g.Text == "" || strings.HasPrefix(g.Text, "!") || g.Dynamic {
+				continue
+			}
+			pats := []string{strings.TrimPrefix(g.Text, "**/")}
+			if rest, ok := strings.CutPrefix(pats[0], "*"); ok && strings.HasPrefix(rest, ".") {
+				// grep's and rg's globs match a leading dot, as the
+				// shell's do not: *.env* names .env too.
+				pats = append(pats, rest)
+			}
+			for _, d := range dirs {
+				for _, p := range pats {
+					if !d.Dynamic && !d.Glob {
+						x.ref(kRead, shellx.Word{Text: strings.TrimSuffix(d.Text, "/") + "/**/" + p, Glob: true}, false)
+					}
+				}
+			}
+		}
 	}
 }
 

@@ -18,11 +18,21 @@ import (
 // instructions to|for" phrase, an "attention"/"dear"/"hey" address, an
 // @-mention, or "if you are an AI".
 var addressee = regexp.MustCompile(`(?im)` +
-	`(?:^[\s#/*<!\-\[\]():>%;"'` + "`" + `]*(?:dear |hey |hi |attention,? |to )?(?:the |all |any |every )?(?:ai|llm|gpt|claude|copilot|codex|gemini|cursor|devin|aider|chatgpt|assistant|agent|coding agent|language model|model|bot|automated|automation)(?:[ -](?:code |coding )?(?:reviewers?|agents?|assistants?|tools?|models?|systems?|bots?|readers?))?s?\s*[:,]` +
-	`|\b(?:notes?|message|instructions?|directions?|reminder|guidance|attention)\s*(?:to|for)\s*(?:the |all |any |every |future |other )?(?:ai|llm|gpt|claude|copilot|codex|gemini|cursor|automated|coding)\b[^\n]{0,30}?` +
+	// A vocative at the start of a line or comment: an optional greeting,
+	// a determiner and up to two modifiers, the reader's role, and up to
+	// four more words (who reads this, working on it) before ":" or ",".
+	`(?:^[\s#/*<!\-\[\]():>%;"'` + "`" + `]*(?:(?:dear|hey|hi|hello|attention|note|notice|to|for|message to|instructions for|reminder for)[ ,:]+)?(?:the |all |any |every |future |other |an? )?(?:[a-z-]+ ){0,2}` + aiReader + `s?(?:[ -](?:[a-z'-]+)){0,4}\s*[:,]` +
+	`|\b(?:notes?|message|instructions?|directions?|reminder|guidance|attention)\s*(?:to|for)\s*(?:the |all |any |every |future |other )?(?:[a-z-]+ ){0,2}` + aiReader + `\b[^\n]{0,30}?` +
 	`|@(?:ai|agent|assistant|claude|copilot|codex|gemini|cursor|bot|llm)\b` +
-	`|\bif you(?: are|'re)(?: an?)? (?:ai|llm|language model|assistant|agent|bot|automated)\b` +
+	`|\bif you(?: are|'re)(?: an?)? (?:[a-z-]+ )?` + aiReader + `\b` +
 	`|\b(?:ai|llm|automated)[ -](?:code )?(?:reviewers?|agents?|assistants?|readers?)\b[^\n]{0,20}?[:,])`)
+
+// aiReader names an AI reader: by product or as an assistant, or as an
+// agent, model or bot qualified as an AI's ("coding agent", "AI model",
+// "automated reviewer"); a bare "model:" or "agent:" is a word of the
+// code (a data model, a user agent), not an address.
+const aiReader = `(?:ai|llm|gpt|claude|copilot|codex|gemini|cursor|devin|aider|chatgpt|assistant|language model|chatbot|` +
+	`(?:ai|coding|code|automated|autonomous|llm|gpt|software)[ -](?:agent|model|bot|reviewer|helper|tool)|agent(?:ic)? (?:reading|working)|bot reading)`
 
 // directive is what follows an address when it steers: an imperative, a
 // rule, a waiver or a claim that overrides what the reader was told.
@@ -72,8 +82,8 @@ func addressedIn(text string) (string, bool) {
 	for _, loc := range addressee.FindAllStringIndex(text, 32) {
 		end := min(len(text), loc[1]+maxAddressedScan)
 		rest := text[loc[1]:end]
-		if k := strings.Index(rest, "\n\n"); k >= 0 {
-			rest = rest[:k]
+		if k := strings.IndexByte(rest, '\n'); k >= 0 {
+			rest = rest[:k] // the directive follows the address on its line
 		}
 		if directive.MatchString(rest) {
 			return strings.TrimSpace(text[loc[0]:loc[1]] + rest), true
