@@ -12,6 +12,7 @@ import (
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
+	"github.com/opx-dev/opx/replay/projection"
 )
 
 // importedSample imports the committed sample with opx ledger import
@@ -111,7 +112,7 @@ func TestLedgerRebuild(t *testing.T) {
 	r := run(t, "ledger", "rebuild", "--json", "--ledger", path)
 	r.wantCode(t, cli.ExitOK)
 	m := r.jsonObject(t)
-	if m["ok"] != true || len(m["projections"].([]any)) != 6 {
+	if m["ok"] != true || len(m["projections"].([]any)) != len(projection.All()) {
 		t.Errorf("rebuild: %v", m)
 	}
 	// A checkpoint, then a forged one naming a root no fold gives.
