@@ -277,3 +277,37 @@ EOF`,
 		}
 	}
 }
+
+// TestWorkspaceHistoryAndChecks: destroying what git could recover,
+// deleting the checks that guard the repository and removing a whole
+// top-level tree are asked about; their everyday neighbours are not.
+func TestWorkspaceHistoryAndChecks(t *testing.T) {
+	s := flowShield()
+	for line, want := range map[string]string{
+		`git reset --hard HEAD~5`:                          "destructive:git-history",
+		`git branch -D feature/x`:                          "destructive:git-history",
+		`git reflog expire --expire=now --all`:             "destructive:git-history",
+		`git gc --prune=now`:                               "destructive:git-history",
+		`git stash clear`:                                  "destructive:git-history",
+		`git filter-branch --tree-filter 'rm -f x' HEAD`:   "destructive:git-history",
+		`git rm -r --cached .`:                             "destructive:git-history",
+		`rm .github/workflows/ci.yml`:                      "destructive:workspace-checks",
+		`rm -f .husky/pre-commit`:                          "destructive:workspace-checks",
+		`rm .pre-commit-config.yaml`:                       "destructive:workspace-checks",
+		`rm -rf services`:                                  "destructive:workspace-tree",
+		`python3 -c "import shutil; shutil.rmtree('web')"`: "destructive:workspace-tree",
+	} {
+		if got, why := decided(s, cmd(line)); got != "escalate "+want && !strings.HasPrefix(got, "block") {
+			t.Errorf("%s: %s (%s), want %s", line, got, why, want)
+		}
+	}
+	for _, line := range []string{
+		`git reset --hard`, `git reset --hard origin/main`, `git reset HEAD~1`, `git branch -d merged-branch`, `git stash pop`, `git gc`,
+		`git rm --cached secrets.txt`, `rm -rf dist build node_modules`, `rm -rf bin obj`, `rm src/old.go`, `rm -rf internal/oldpkg`,
+		`mv services/api services/gateway`, `rm .github/ISSUE_TEMPLATE/bug.md`,
+	} {
+		if got, why := decided(s, cmd(line)); strings.Contains(got, "git-history") || strings.Contains(got, "workspace-checks") || strings.Contains(got, "workspace-tree") {
+			t.Errorf("%s: %s (%s), want none of these", line, got, why)
+		}
+	}
+}
