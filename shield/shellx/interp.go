@@ -210,6 +210,24 @@ var codeExec = map[string]map[string]bool{
 	"php":    {"eval": true},
 }
 
+// runsByName are the functions and methods that run programs or code,
+// as a name reached dynamically spells them.
+var runsByName = map[string]bool{"system": true, "popen": true, "exec": true, "execSync": true, "execFile": true, "execFileSync": true,
+	"spawn": true, "spawnSync": true, "fork": true, "eval": true, "Popen": true, "check_output": true, "check_call": true, "call": true,
+	"run": true, "execv": true, "execve": true, "execvp": true, "execl": true, "execlp": true, "getoutput": true, "getstatusoutput": true,
+	"instance_eval": true, "class_eval": true, "shell_exec": true,
+	"passthru": true, "proc_open": true, "backtick": true, "Function": true}
+
+// nameArg are the calls that reach a module, function or method by name,
+// with the index of the argument that names it.
+var nameArg = map[string]map[string]int{
+	"python": {"__import__": 0, "import_module": 0, "getattr": 1, "setattr": 1},
+	"node":   {"require": 0, "import": 0},
+	"ruby":   {"send": 0, "public_send": 0, "__send__": 0, "const_get": 0, "method": 0, "require": 0},
+	"php":    {"call_user_func": 0, "call_user_func_array": 0},
+	"perl":   {"require": 0},
+}
+
 func langFamily(lang string) string {
 	switch lang {
 	case "deno", "bun":
@@ -259,12 +277,48 @@ func (p *parser) code(lang, label, code string, c *ctx) {
 				p.codeShell(d, false, c, joinVia(label, "base64"))
 				used[i] = true
 			}
+		case tPunct:
+			// obj['execSync'](...): a method that runs programs or code,
+			// called by a string subscript (the name folded from pieces).
+			if t.text == "[" {
+				// The subscript: string literals joined by +.
+				var name strings.Builder
+				j := i + 1
+				for ; j < len(toks) && j < i+33; j += 2 {
+					if toks[j].kind != tStr {
+						break
+					}
+					name.WriteString(strings.ReplaceAll(toks[j].text, dynPlaceholder, ""))
+					if j+1 >= len(toks) || toks[j+1].text != "+" {
+						j++
+						break
+					}
+				}
+				if name.Len() > 0 && j+1 < len(toks) && toks[j].text == "]" && toks[j+1].text == "(" && runsByName[name.String()] {
+					p.opaque(label + ": [" + name.String() + "]() calls a function that runs programs or code by a string subscript")
+				}
+			}
 		case tExec:
 			p.literal(label, strings.ReplaceAll(t.text, dynPlaceholder, ""))
 			p.codeShell(t.text, t.dyn, c, label)
 			used[i] = true
 		case tIdent:
 			name := lastSegment(t.text)
+			if k, ok := nameArg[fam][name]; ok && i+1 < len(toks) && toks[i+1].text == "(" {
+				// A module, function or method reached by a name built
+				// at run time (require('child_'+'process'),
+				// getattr(os, 'sys'+'tem')): code built from pieces.
+				if args := callArgs(toks, i+2, true); len(args) > k && (!args[k].str || args[k].dyn) {
+					p.opaque(label + ": " + name + "() reaches a module or function by a name built at run time")
+				} else if len(args) > k && runsByName[lastSegment(args[k].text)] {
+					p.opaque(label + ": " + name + "() reaches " + args[k].text + " by name, a call that runs programs or code")
+				}
+			}
+			if fam == "perl" && name == "eval" && i+1 < len(toks) && toks[i+1].text != "(" && toks[i+1].text != "{" && toks[i+1].kind != tStr {
+				// perl's eval EXPR without parentheses: eval pack(...),
+				// eval $code.
+				p.opaque(label + ": eval runs code built at run time")
+			}
 			if codeExec[fam][name] && i+1 < len(toks) && toks[i+1].text == "(" {
 				args := callArgs(toks, i+2, true)
 				if len(args) > 0 && args[0].str {
