@@ -211,7 +211,22 @@ func pipH(x *call) {
 		}
 	case "config":
 		if len(ops) > 0 && (ops[0].Text == "set" || ops[0].Text == "edit" || ops[0].Text == "unset") {
-			x.refPath(kWrite, "~/.config/pip/pip.conf", false)
+			switch {
+			case x.name == "pip" || x.name == "pip3":
+				x.refPath(kWrite, "~/.config/pip/pip.conf", false)
+			case (x.name == "bundle" || x.name == "bundler") && has(opts, "--local"):
+				x.refPath(kWrite, ".bundle/config", false)
+			case x.name == "bundle" || x.name == "bundler":
+				x.refPath(kWrite, "~/.bundle/config", false)
+			case x.name == "poetry" && has(opts, "--local"):
+				x.refPath(kWrite, "poetry.toml", false)
+			case x.name == "poetry":
+				x.refPath(kWrite, "~/.config/pypoetry/config.toml", false)
+			case x.name == "composer":
+				x.refPath(kWrite, "composer.json", false)
+			default:
+				x.m.unknown(x.name + " config " + ops[0].Text + " changes a configuration file Shield does not locate")
+			}
 		}
 	}
 }

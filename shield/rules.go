@@ -62,6 +62,7 @@ func (s *Shield) tier1(a *Action, f *Facts) (Verdict, bool) {
 // Every text is normalized once first (normalizeText): the rules judge
 // what a reader sees.
 func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
+	raw := f
 	f, hidden := normalizedFacts(f)
 	rules := [...]ruleFunc{
 		(*Shield).pipeToShell,
@@ -96,6 +97,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		}
 	}
 	s.hiddenCharacters(a, f, hidden, j)
+	s.deceptiveText(raw, j)
 }
 
 // judgeLine judges a shell line found inside something else (a script

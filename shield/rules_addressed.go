@@ -21,7 +21,9 @@ var addressee = regexp.MustCompile(`(?im)` +
 	// A vocative at the start of a line or comment: an optional greeting,
 	// a determiner and up to two modifiers, the reader's role, and up to
 	// four more words (who reads this, working on it) before ":" or ",".
-	`(?:^[\s#/*<!\-\[\]():>%;"'` + "`" + `]*(?:(?:dear|hey|hi|hello|attention|note|notice|to|for|message to|instructions for|reminder for)[ ,:]+)?(?:the |all |any |every |future |other |an? )?(?:[a-z-]+ ){0,2}` + aiReader + `s?(?:[ -](?:[a-z'-]+)){0,4}\s*[:,]` +
+	`(?:(?:^[\s#/*<!\-\[\]():>%;"'` + "`" + `]*|[.!?]\s+|<!--\s*|["']\s*)(?:(?:important|urgent|nb|note|notice|warning|attention)[ !:]+)?(?:(?:dear|hey|hi|hello|attention|note|notice|to|for|message to|instructions for|reminder for)[ ,:]+)?(?:the |all |any |every |future |other |an? )?(?:[a-z-]+ ){0,2}` + aiReader + `s?(?:[ -](?:[a-z'-]+)){0,4}\s*[:,]` +
+	// In a hidden HTML comment, any agent, bot or model addressed.
+	`|<!--\s*(?:[a-z-]+ ){0,2}(?:agents?|bots?|models?|assistants?|reviewers?)\s*[:,]` +
 	`|\b(?:notes?|message|instructions?|directions?|reminder|guidance|attention)\s*(?:to|for)\s*(?:the |all |any |every |future |other )?(?:[a-z-]+ ){0,2}` + aiReader + `\b[^\n]{0,30}?` +
 	`|@(?:ai|agent|assistant|claude|copilot|codex|gemini|cursor|bot|llm)\b` +
 	`|\bif you(?: are|'re)(?: an?)? (?:[a-z-]+ )?` + aiReader + `\b` +
@@ -31,12 +33,14 @@ var addressee = regexp.MustCompile(`(?im)` +
 // agent, model or bot qualified as an AI's ("coding agent", "AI model",
 // "automated reviewer"); a bare "model:" or "agent:" is a word of the
 // code (a data model, a user agent), not an address.
-const aiReader = `(?:ai|llm|gpt|claude|copilot|codex|gemini|cursor|devin|aider|chatgpt|assistant|language model|chatbot|` +
-	`(?:ai|coding|code|automated|autonomous|llm|gpt|software)[ -](?:agent|model|bot|reviewer|helper|tool)|agent(?:ic)? (?:reading|working)|bot reading)`
+const aiReader = `(?:system(?: note| message| prompt| instruction)?|ai|llm|gpt|claude|copilot|codex|gemini|cursor|devin|aider|chatgpt|assistant|language model|chatbot|` +
+	`(?:ai|coding|code|automated|autonomous|llm|gpt|software)[ -](?:agent|model|bot|reviewer|helper|tool)|agent(?:ic)? (?:reading|working)|bot reading|` +
+	`[a-z]+[ -]bot)`
 
 // directive is what follows an address when it steers: an imperative, a
 // rule, a waiver or a claim that overrides what the reader was told.
-var directive = regexp.MustCompile(`(?i)\b(?:delete|remove|drop|ignore|disregard|forget|override|skip|disable|bypass|approve|merge|push|force|print|reveal|leak|dump|post|send|upload|curl|wget|run|execute|install|report|mark|treat|pretend|comply|obey|follow|grant|commit|rewrite|replace|share|email|tell|never|always|must|should|do not|don't|no longer|instead|deprecated|is handled|are handled|pre-?approved|without asking|auto-?approve|is safe|are safe|trust)\b`)
+var directive = regexp.MustCompile(`(?i)\b(?:delete|remove|drop|ignore|disregard|forget|override|skip|disable|bypass|approve|merge|push|force|print|reveal|leak|dump|post|send|upload|curl|wget|run|execute|install|report|mark|treat|pretend|comply|obey|follow|grant|commit|rewrite|replace|share|email|tell|never|always|must|should|do not|don't|no longer|instead|deprecated|is handled|are handled|pre-?approved|without asking|auto-?approve|is safe|are safe|trust|` +
+	`set|use|add|point|copy|paste|put|write|update|configure|enable|call|fetch|download|publish|deploy|release|respond|reply|output|include|insert|append|change|modify|label|close|open|continue|proceed|new task|needs? to|have to|make sure|ensure)\b`)
 
 // maxAddressedScan bounds the text the rule reads after an address.
 const maxAddressedScan = 240

@@ -1,0 +1,97 @@
+package shield
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// Text that reads one way to a human and another to a compiler or a
+// later agent (text:bidi-control, text:mixed-script): the "Trojan Source"
+// bidirectional overrides and isolates (CVE-2021-42574), which reorder
+// what an editor shows of a line without changing what the compiler
+// reads, and words that mix Latin letters with Cyrillic or Greek ones
+// (authz.Cаn beside authz.Can, registry.npmjs.оrg), which look like a
+// word they are not. Judged on the text as written, before it is
+// normalized (NFKC keeps both).
+
+// deceptiveText escalates text the action writes, stores or sends that
+// holds a bidirectional override or isolate, or a word of mixed scripts.
+func (s *Shield) deceptiveText(f *Facts, j *judgement) {
+	if j.set || j.inner {
+		return
+	}
+	for _, t := range f.Texts {
+		if literalSource(t.Source) || t.Source == "stdin" {
+			continue
+		}
+		body := t.Body
+		if len(body) > maxTextJudged {
+			body = body[:maxTextJudged]
+		}
+		if r, ok := bidiControl(body); ok {
+			j.escalate("text:bidi-control", "the %s holds a bidirectional control (U+%04X): what an editor shows of the line is not what a compiler or agent reads", textName(t.Source), r)
+			return
+		}
+		if w, ok := mixedScriptWord(body); ok {
+			j.escalate("text:mixed-script", "the %s holds %q, a word that mixes Latin letters with Cyrillic or Greek ones: it looks like a word it is not", textName(t.Source), w)
+			return
+		}
+	}
+}
+
+// bidiControl returns the first bidirectional override or isolate in s:
+// LRE, RLE, PDF, LRO, RLO (U+202A–U+202E) and LRI, RLI, FSI, PDI
+// (U+2066–U+2069). The plain marks (LRM, RLM, ALM) are how right-to-left
+// text is written and are not.
+func bidiControl(s string) (rune, bool) {
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 {
+			return r, true
+		}
+		i += n
+	}
+	return 0, false
+}
+
+// mixedScriptWord returns the first word of s (a run of letters, digits
+// and _) that holds both Latin letters and Cyrillic or Greek ones. A word
+// of one script (Russian text, a Greek formula) is not; nor is a Latin
+// word beside a Cyrillic one.
+func mixedScriptWord(s string) (string, bool) {
+	start, latin, other := -1, false, false
+	for i := 0; i <= len(s); {
+		var r rune = ' '
+		n := 1
+		if i < len(s) {
+			r, n = utf8.DecodeRuneInString(s[i:])
+		}
+		if r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start, latin, other = i, false, false
+			}
+			switch {
+			case r < utf8.RuneSelf:
+				latin = latin || unicode.IsLetter(r)
+			case unicode.Is(unicode.Latin, r):
+				latin = true
+			case unicode.Is(unicode.Cyrillic, r) || unicode.Is(unicode.Greek, r):
+				other = true
+			}
+		} else if start >= 0 {
+			if latin && other {
+				return s[start:i], true
+			}
+			start = -1
+		}
+		i += n
+		if i > len(s) {
+			break
+		}
+	}
+	return "", false
+}
