@@ -217,6 +217,13 @@ func makeH(x *call) {
 			// Every recipe runs through it.
 			x.m.unknown(x.name + " runs its recipes with " + clipText(t, 120))
 		}
+		if (t == "-f" || t == "--file" || t == "--makefile") && i+1 < len(args) {
+			// The makefile is a substitution (make -f <(curl URL)):
+			// its recipes are code produced at run time.
+			if _, kind := substitution(args[i+1].Text); kind != "" {
+				x.dynamicCode(args[i+1], x.name)
+			}
+		}
 		var ev shellx.Word
 		switch {
 		case (t == "-E" || t == "--eval") && i+1 < len(args):

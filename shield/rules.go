@@ -69,6 +69,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).encodedPayload,
 		(*Shield).credentials,
 		(*Shield).credentialSearch,
+		(*Shield).credentialStore,
 		(*Shield).agentFileWrite,
 		(*Shield).runsLater,
 		(*Shield).agentFileOutside,

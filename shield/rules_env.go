@@ -103,7 +103,15 @@ func (s *Shield) secretEnv(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 	}
-	if dump := envDump(f); dump != "" {
+	dump := envDump(f)
+	if dump == "" {
+		for _, r := range f.Reads {
+			if r.Path == "/proc/self/environ" {
+				dump = r.By + " /proc/self/environ"
+			}
+		}
+	}
+	if dump != "" {
 		s.envFiltered(dump, f, j)
 	}
 	if d := wholeEnvDump(f); d != "" {

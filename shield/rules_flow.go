@@ -107,6 +107,14 @@ func tokenPrinter(r *Run) string {
 		if strings.Contains(argv, "credential fill") {
 			return "git credential fill"
 		}
+		if strings.Contains(argv, "config") && (strings.Contains(argv, "extraheader") || strings.Contains(argv, "credential.") && strings.Contains(argv, "--get")) {
+			return "git config " + "extraheader"
+		}
+	case "python", "python3", "node", "ruby", "perl":
+		if strings.Contains(argv, "get_password") || strings.Contains(argv, "getPassword") || strings.Contains(argv, "get_credential") ||
+			strings.Contains(argv, "find-generic-password") {
+			return r.Name + " reading a keyring"
+		}
 	case "security":
 		if strings.Contains(argv, "find-generic-password") || strings.Contains(argv, "find-internet-password") {
 			return "keychain"
@@ -236,7 +244,14 @@ const (
 func (s *Shield) queryData(_ *Action, f *Facts, j *judgement) {
 	for i := range f.Requests {
 		q := &f.Requests[i]
-		if q.Query == "" || q.Host == "" || localHost(q.Host) || s.hostAllowed(q.Host) {
+		if q.Host == "" || localHost(q.Host) || s.hostAllowed(q.Host) {
+			continue
+		}
+		if l := dataLabel(q.Host); l != "" {
+			j.escalate("flow:query-data", "%s reaches %s, whose name carries %s: encoded data can leave in a host name (a DNS lookup)", q.By, clipText(q.Host, 60), clipText(l, 40))
+			return
+		}
+		if q.Query == "" {
 			continue
 		}
 		if k, v, ok := dataInQuery(q.Query); ok {
@@ -262,6 +277,18 @@ func dataInQuery(raw string) (string, string, bool) {
 		}
 	}
 	return "", "", false
+}
+
+// EncodedData reports whether a value (a query parameter, a header,
+// a host name's label) reads as encoded or structured data rather than a
+// word, a number, a version, a path or a digest.
+func EncodedData(v string) bool {
+	for _, w := range strings.Fields(v) {
+		if len(w) >= minQueryData && encodedData(w) {
+			return true
+		}
+	}
+	return encodedData(v)
 }
 
 // encodedData reports whether a value reads as data rather than a word,
@@ -356,4 +383,32 @@ func envFilteredSecrets(f *Facts) []string {
 		}
 	}
 	return out
+}
+
+// dataLabel returns the first label of host (but the last two, the
+// registered name) that reads as encoded data, or "".
+func dataLabel(host string) string {
+	labels := strings.Split(host, ".")
+	if len(labels) < 3 {
+		return ""
+	}
+	for _, l := range labels[:len(labels)-2] {
+		if len(l) >= 16 && encodedData(l) || len(l) >= 16 && entropy(l) >= 3.6 && strings.IndexFunc(l, func(r rune) bool { return r >= '0' && r <= '9' }) >= 0 {
+			return l
+		}
+	}
+	return ""
+}
+
+// credentialStore is `credential-store` (escalate): a command that prints
+// a credential a tool keeps for the user (gh auth token, git's configured
+// auth header, a keyring's password, aws configure get): what it prints
+// reaches the model and the transcript.
+func (s *Shield) credentialStore(_ *Action, f *Facts, j *judgement) {
+	for i := range f.Runs {
+		if t := tokenPrinter(&f.Runs[i]); t != "" {
+			j.escalate("credential-store", "%s prints a credential a tool keeps for the user (%s)", clipText(f.Runs[i].Line, 80), t)
+			return
+		}
+	}
 }

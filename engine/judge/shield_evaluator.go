@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"sort"
 	"strings"
 
 	"github.com/opx-dev/opx/engine/executor"
@@ -193,6 +194,12 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 		if b := str("body"); b != "" {
 			f.Texts = append(f.Texts, shield.Text{Source: "body", Body: b})
 		}
+		if h := headerText(args); h != "" {
+			// What the headers carry is judged as what the request
+			// sends (a token in a User-Agent leaves as surely as in a
+			// body).
+			f.Texts = append(f.Texts, shield.Text{Source: "headers", Body: h})
+		}
 	case "web_search":
 		// A coding agent's search (agents/toolmap): the query goes to
 		// its search provider.
@@ -337,7 +344,7 @@ func httpRequest(args map[string]any) shield.Request {
 	if h, ok := args["headers"].(map[string]any); ok {
 		for k, v := range h {
 			lk := strings.ToLower(k)
-			if vs, _ := v.(string); lk == "user-agent" && len(vs) <= maxPlainUserAgent && !strings.ContainsAny(vs, "=@") {
+			if vs, _ := v.(string); lk == "user-agent" && len(vs) <= maxPlainUserAgent && !strings.ContainsAny(vs, "=") && !shield.EncodedData(vs) {
 				continue // a client's name and version
 			}
 			if !plainHeaders[lk] {
@@ -346,4 +353,24 @@ func httpRequest(args map[string]any) shield.Request {
 		}
 	}
 	return q
+}
+
+// headerText is an http_request's headers as lines of "name: value",
+// sorted by name; "" for none.
+func headerText(args map[string]any) string {
+	h, _ := args["headers"].(map[string]any)
+	if len(h) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, k := range names {
+		v, _ := h[k].(string)
+		b.WriteString(k + ": " + v + "\n")
+	}
+	return b.String()
 }

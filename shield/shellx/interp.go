@@ -314,9 +314,9 @@ func (p *parser) code(lang, label, code string, c *ctx) {
 					p.opaque(label + ": " + name + "() reaches " + args[k].text + " by name, a call that runs programs or code")
 				}
 			}
-			if fam == "perl" && name == "eval" && i+1 < len(toks) && toks[i+1].text != "(" && toks[i+1].text != "{" && toks[i+1].kind != tStr {
-				// perl's eval EXPR without parentheses: eval pack(...),
-				// eval $code.
+			if (fam == "perl" || fam == "ruby") && name == "eval" && i+1 < len(toks) && toks[i+1].text != "(" && toks[i+1].text != "{" && toks[i+1].kind != tStr {
+				// perl's and ruby's eval EXPR without parentheses: eval
+				// pack(...), eval Net::HTTP.get(...).
 				p.opaque(label + ": eval runs code built at run time")
 			}
 			if codeExec[fam][name] && i+1 < len(toks) && toks[i+1].text == "(" {
