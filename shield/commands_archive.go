@@ -17,7 +17,8 @@ func tarH(x *call) {
 	hasArchive := false
 	dir := x.cwd
 	var ops []shellx.Word
-	absolute := false // -P: members keep their absolute names
+	absolute := false    // -P: members keep their absolute names
+	removeFiles := false // --remove-files: members deleted once archived
 	take := func(i *int) (shellx.Word, bool) {
 		if *i+1 < len(args) {
 			*i++
@@ -73,6 +74,8 @@ func tarH(x *call) {
 				}
 			case "--absolute-names":
 				absolute = true
+			case "--remove-files":
+				removeFiles = true
 			}
 		case len(t) > 1 && t[0] == '-' || i == 0 && t != "" && !args[i].Dynamic && strings.Trim(t, "cxtrudAvzjJaf0123456789pPSkmhOwlBiGgWMRoTCXbLNK") == "":
 			letters := strings.TrimPrefix(t, "-")
@@ -116,6 +119,13 @@ func tarH(x *call) {
 	case 'c':
 		if hasArchive && archive.Text != "-" {
 			x.ref(kWrite, archive, false)
+		}
+		if removeFiles {
+			y := *x
+			y.cwd = dir
+			for _, w := range ops {
+				y.ref(kDelete, w, true)
+			}
 		}
 	case 'x':
 		if hasArchive && archive.Text != "-" {

@@ -37,6 +37,7 @@ var (
 		regexp.MustCompile(`\b(?:File|Dir)\s*\.\s*(?:delete|unlink|rmdir)\(\s*['"]([^'"\n]{1,512})['"]`),
 		regexp.MustCompile(`\bDeno\s*\.\s*remove\(\s*['"]([^'"\n]{1,512})['"]`),
 		regexp.MustCompile(`\b(?:unlink|rmtree|remove_tree)\s*\(?\s*['"]([^'"\n]{1,512})['"]`),
+		regexp.MustCompile(`\b(?:rmtree|remove_tree|rm_rf|rm_r|rmSync|rm)\s*\(\s*(?:glob|Dir\.glob|Dir\[|glob\.glob)\s*\(?\s*['"]([^'"\n]{1,512})['"]`),
 	}
 	// codeTreeDelete are the deletes that remove a whole tree.
 	codeTreeDelete = regexp.MustCompile(`rmtree|rm_rf|rm_r|remove_tree|recursive|removedirs|remove_dir`)
@@ -77,7 +78,7 @@ func (s *Shield) codeEffects(f *Facts) {
 		for _, re := range codeDelete {
 			for _, m := range re.FindAllStringSubmatch(code, 16) {
 				if p := strings.TrimSpace(m[1]); p != "" && !strings.ContainsAny(p, "{}$") {
-					f.Deletes = append(f.Deletes, Ref{Path: s.ResolvePath(p), Tree: codeTreeDelete.MatchString(m[0]) || strings.Contains(code, "recursive"), By: r.Name})
+					f.Deletes = append(f.Deletes, Ref{Path: s.ResolvePath(p), Glob: strings.ContainsAny(p, "*?["), Tree: codeTreeDelete.MatchString(m[0]) || strings.Contains(code, "recursive"), By: r.Name})
 				}
 			}
 		}

@@ -97,8 +97,18 @@ func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
 		}
 	}
 	null := false
+	for i := range f.Runs {
+		if f.Runs[i].Name == "dd" {
+			for _, a := range f.Runs[i].Argv {
+				if a == "if=/dev/zero" || a == "if=/dev/urandom" || a == "if=/dev/random" || a == "if=/dev/null" {
+					null = true
+				}
+			}
+		}
+	}
 	for i := range f.Reads {
-		if f.Reads[i].Path == "/dev/null" || f.Reads[i].Path == "/dev/zero" {
+		switch f.Reads[i].Path {
+		case "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random":
 			null = true
 		}
 	}
@@ -107,7 +117,7 @@ func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
 		if r.Glob || !within(r.Path, ws) || r.Path == ws || s.buildOutput(r.Path) {
 			continue
 		}
-		empties := r.By == "truncate" || r.By == "shred" || r.By == "cp" && null || r.By == "redirect" && nullLine(f)
+		empties := r.By == "truncate" || r.By == "shred" || (r.By == "cp" || r.By == "dd") && null || r.By == "redirect" && nullLine(f)
 		if !empties {
 			continue
 		}
