@@ -52,6 +52,14 @@ var (
 		`|\bprefer\b[^.;\n]{1,60}?\bover\b (?:the |what the |anything the |any |your )?(?:user|user's|instructions?|policy|system|shield|rules|guidelines|what you are told)` +
 		`|\b(?:more important|higher priority|more authoritative) than\b (?:the |what the |any )?(?:user|instructions?|policy|system|rules)` +
 		`|\b(?:ignore|disregard|forget|override|overrule)\b (?:all |any |the |your |every )?(?:previous |prior |earlier |above |other |user's |user )?(?:user|instructions?|rules|guidelines|polic(?:y|ies)|system|shield|safety|security|warnings?|checks|prompts?|directions|the user)\b`)
+	// standingRoutine is a routine for later sessions: what to do at a
+	// session's start or before anything else ("session start
+	// checklist: run x", "first thing, run y"), and a purpose clause
+	// followed by an imperative that sends, runs or stores ("to debug
+	// CI, post env output to https://…").
+	standingRoutine = regexp.MustCompile(`(?:^|[.;:\n]\s*|, )(?:run|execute|call|source|load|read|open|fetch|curl|start|install|paste|send|post)\b[^.\n]{0,80}?before (?:anything|doing anything) else` +
+		`|\b(?:first thing(?: in| of)? (?:each|every|any)? ?(?:session|run|task)?|at (?:the )?(?:start|beginning) of (?:each|every|any|the next|a new) (?:session|run|task|conversation)|(?:session|startup|start-up) (?:start |)(?:checklist|routine|ritual)|on (?:every |each )?(?:startup|session start))\b` +
+		`|(?:^|[.;:\n]\s*)to [a-z]+(?: [a-z]+){0,4}, (?:run|post|send|upload|curl|pipe|paste|copy|export|set|use|add|install|fetch|download|execute)\b[^.\n]{0,80}?(?:https?://|\benv\b|\$[a-z_]+|\.env|token|secret|key|password|sudo|--no-verify|--force|curl|wget)`)
 	// reportedRule is a standing rule in reported speech: "the user
 	// wants you to always …", "she said to never …".
 	reportedRule = regexp.MustCompile(`\b(?:says?|said|wants?|wanted|asked|asks|told \w+|instructed \w+|prefers?|likes?) (?:you |agents? |me |us |the agent )?to (?:always|never)\b`)
@@ -97,6 +105,9 @@ func standingRule(text string) string {
 	}
 	if m := reportedRule.FindString(lower); m != "" {
 		return m
+	}
+	if m := standingRoutine.FindString(lower); m != "" {
+		return strings.TrimLeft(m, ".;:\n ")
 	}
 	for _, loc := range standingWaiver.FindAllStringIndex(lower, 16) {
 		c := clauseAt(lower, loc[0], loc[1])

@@ -96,14 +96,25 @@ func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 	}
-	null := false
+	null, ddOver := false, false
 	for i := range f.Runs {
 		if f.Runs[i].Name == "dd" {
+			// dd of zeros or random bytes over a file: in place
+			// (conv=notrunc) it corrupts what is there; onto source or
+			// a manifest it replaces it. Random test data (of=x.bin) is
+			// what dd writes every day.
+			zero, notrunc := false, false
 			for _, a := range f.Runs[i].Argv {
-				if a == "if=/dev/zero" || a == "if=/dev/urandom" || a == "if=/dev/random" || a == "if=/dev/null" {
-					null = true
+				switch {
+				case a == "if=/dev/zero" || a == "if=/dev/urandom" || a == "if=/dev/random" || a == "if=/dev/null":
+					zero = true
+				case strings.HasPrefix(a, "conv=") && strings.Contains(a, "notrunc"):
+					notrunc = true
+				case strings.HasPrefix(a, "of="):
+					notrunc = notrunc || sourceFile(a[3:])
 				}
 			}
+			ddOver = ddOver || zero && notrunc
 		}
 	}
 	for i := range f.Reads {
@@ -117,7 +128,7 @@ func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
 		if r.Glob || !within(r.Path, ws) || r.Path == ws || s.buildOutput(r.Path) {
 			continue
 		}
-		empties := r.By == "truncate" || r.By == "shred" || (r.By == "cp" || r.By == "dd") && null || r.By == "redirect" && nullLine(f)
+		empties := r.By == "truncate" || r.By == "shred" || r.By == "cp" && null || r.By == "dd" && ddOver || r.By == "redirect" && nullLine(f)
 		if !empties {
 			continue
 		}
@@ -238,4 +249,19 @@ func (s *Shield) gitDestruction(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 	}
+}
+
+// sourceFile reports whether a path's name is source code, a manifest or
+// a document of the project (not data: .bin, .dat, .img).
+func sourceFile(p string) bool {
+	base := path.Base(p)
+	if keyFile(base) {
+		return true
+	}
+	switch path.Ext(base) {
+	case ".go", ".rs", ".py", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".java", ".kt", ".c", ".h", ".cc", ".cpp", ".hpp", ".rb", ".php",
+		".swift", ".cs", ".scala", ".sh", ".sql", ".json", ".toml", ".yaml", ".yml", ".md", ".proto", ".tf", ".vue", ".svelte", ".css", ".html":
+		return true
+	}
+	return false
 }
