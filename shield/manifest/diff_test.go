@@ -477,3 +477,20 @@ func TestDiff_Review(t *testing.T) {
 		t.Errorf("new scope on the public registry: %+v %v", got, err)
 	}
 }
+
+// TestDiff_LockMovedToPublicRegistry: a package a lockfile resolved from
+// a private registry, now resolved from the public one, is a change of
+// source (dependency confusion); a bump on the public registry is not.
+func TestDiff_LockMovedToPublicRegistry(t *testing.T) {
+	lock := func(resolved, version string) []byte {
+		return []byte(`{"lockfileVersion":3,"packages":{"":{"name":"x"},"node_modules/@acme/ui":{"version":"` + version + `","resolved":"` + resolved + `","integrity":"sha512-` + version + `"}}}`)
+	}
+	got, err := Diff("package-lock.json", lock("https://npm.pkg.github.com/download/@acme/ui/2.3.1/abc", "2.3.1"), lock("https://registry.npmjs.org/@acme/ui/-/ui-2.3.1.tgz", "2.3.1"))
+	if err != nil || len(got) == 0 || got[0].Kind != KindSource {
+		t.Errorf("moved to the public registry: %+v %v", got, err)
+	}
+	got, err = Diff("package-lock.json", lock("https://registry.npmjs.org/@acme/ui/-/ui-2.3.1.tgz", "2.3.1"), lock("https://registry.npmjs.org/@acme/ui/-/ui-2.3.2.tgz", "2.3.2"))
+	if err != nil || len(got) != 0 {
+		t.Errorf("a bump on the public registry: %+v %v", got, err)
+	}
+}

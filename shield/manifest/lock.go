@@ -68,7 +68,9 @@ func lockChanges(b, a map[string]lockEntry, defaults map[string]bool) []Change {
 	for k, ae := range a {
 		be, ok := b[k]
 		switch {
-		case ok && ae.origin != be.origin && ae.origin != "" && !defaults[ae.origin]:
+		case ok && ae.origin != be.origin && !(defaultOrigin(ae.origin, defaults) && defaultOrigin(be.origin, defaults)):
+			// Moved to another origin; from a private one to the public
+			// registry included (dependency confusion).
 			out = append(out, Change{KindSource, k, "now " + clip(ae.show) + " (was " + clip(orDefault(be.show)) + ")", ""})
 		case !ok && ae.origin != "" && !defaults[ae.origin] && !allowed[ae.origin]:
 			out = append(out, Change{KindSource, k, "now " + clip(ae.show) + " (new)", ""})
@@ -126,4 +128,10 @@ func hashList(xs []string) string {
 	xs = append([]string(nil), xs...)
 	sort.Strings(xs)
 	return strings.Join(xs, " ")
+}
+
+// defaultOrigin reports whether origin is the ecosystem's default ("" or
+// one of defaults).
+func defaultOrigin(origin string, defaults map[string]bool) bool {
+	return origin == "" || defaults[origin]
 }
