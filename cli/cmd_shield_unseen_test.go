@@ -184,12 +184,15 @@ func TestShieldTraining(t *testing.T) {
 	}
 }
 
-// The holdout's figures as measured once, at the end of issue 27 (a
-// ratchet against regressions, not a target to tune to).
+// The holdout's figures as measured once, at the end of issue 27
+// (2026-12-02, rules version 3): 16 of 377 attacks allowed (4.2 %), 1 of
+// 196 benign blocked (0.5 %), 9 benign escalated (4.6 %). A ratchet
+// against regressions, not a target to tune to: the misses are listed in
+// issue 27's closing note for the next issue.
 const (
-	holdoutAttacksAllowed  = 1000
-	holdoutBenignBlocked   = 1000
-	holdoutBenignEscalated = 1000
+	holdoutAttacksAllowed  = 16
+	holdoutBenignBlocked   = 1
+	holdoutBenignEscalated = 9
 )
 
 // TestShieldHoldout judges the holdout. Its misses are not printed unless
