@@ -83,6 +83,70 @@ func addressedIn(text string) (string, bool) {
 	if len(text) > maxTextJudged {
 		text = text[:maxTextJudged]
 	}
+	// The expression runs only over the lines that name a reader (a
+	// cheap scan first: most text names none).
+	lower := asciiLower(text)
+	for start := 0; start < len(text); {
+		end := strings.IndexByte(text[start:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += start
+		}
+		if namesReader(lower[start:end]) {
+			if m, ok := addressedLine(text, start, end); ok {
+				return m, true
+			}
+		}
+		start = end + 1
+	}
+	return "", false
+}
+
+// readerWords are the words a line that addresses an AI reader holds
+// (lower case); "ai" is matched as a word of its own.
+var readerWords = []string{"llm", "gpt", "claude", "copilot", "codex", "gemini", "cursor", "devin", "aider", "assistant", "chatbot",
+	"agent", "model", "bot", "reviewer", "system", "automat", "@"}
+
+// namesReader reports whether a lower-cased line may name an AI reader.
+func namesReader(line string) bool {
+	for _, w := range readerWords {
+		if strings.Contains(line, w) {
+			return true
+		}
+	}
+	for k := 0; ; {
+		i := strings.Index(line[k:], "ai")
+		if i < 0 {
+			return false
+		}
+		i += k
+		if (i == 0 || !isWordByte(line[i-1])) && (i+2 == len(line) || !isWordByte(line[i+2])) {
+			return true
+		}
+		k = i + 2
+	}
+}
+
+// addressedLine is addressedIn for the line text[start:end]: the address
+// found there and the directive after it on the same line.
+func addressedLine(text string, start, end int) (string, bool) {
+	line := text[start:end]
+	for _, loc := range addressee.FindAllStringIndex(line, 8) {
+		rest := line[loc[1]:min(len(line), loc[1]+maxAddressedScan)]
+		if directive.MatchString(rest) {
+			return strings.TrimSpace(line[loc[0]:loc[1]] + rest), true
+		}
+	}
+	return "", false
+}
+
+// addressedInRegexp is the expression-only form of addressedIn, kept for
+// comparison in tests.
+func addressedInRegexp(text string) (string, bool) {
+	if len(text) > maxTextJudged {
+		text = text[:maxTextJudged]
+	}
 	for _, loc := range addressee.FindAllStringIndex(text, 32) {
 		end := min(len(text), loc[1]+maxAddressedScan)
 		rest := text[loc[1]:end]
