@@ -164,7 +164,7 @@ func verifyCosig(t testing.TB, key string, cp, sigs []byte) {
 // order, with the status, content type and body the spec names.
 func TestWitness_Protocol(t *testing.T) {
 	lg := newTestLog(t, "example.com/log")
-	other := newTestLog(t, "example.com/other") // not configured
+	other := newTestLog(t, "example.com/other")  // not configured
 	impostor := newTestLog(t, "example.com/log") // same origin, another key
 	w := startWitness(t, t.TempDir(), witnesshttp.Options{Rate: 1000, Burst: 1000}, lg)
 	lg.grow(t, 10)
@@ -378,4 +378,3 @@ func TestWitness_Hostile(t *testing.T) {
 		}
 	}
 }
-
