@@ -57,7 +57,7 @@ func TestScene_CoversEveryEntryType(t *testing.T) {
 		// checkpoint (fleet/ship records it); fleet.* live in a
 		// collector's own ledger (fleet/collector), never an engine's.
 		if typ == ledger.TypeCheckpoint || typ == ledger.TypeTreeBuilt || typ == event.TypeKey ||
-			typ == event.TypeCosigned || strings.HasPrefix(typ, "fleet.") {
+			typ == event.TypeCosigned || typ == event.TypeWitnessAlert || strings.HasPrefix(typ, "fleet.") {
 			continue
 		}
 		if !have[typ] {

@@ -15,7 +15,7 @@ import (
 // taxonomy is DESIGN.md's entry type table, copied by hand so that a type
 // added to or dropped from the package without the design shows up here.
 var taxonomy = []string{
-	"fleet.alert", "fleet.pinned", "fleet.cosigned",
+	"fleet.alert", "fleet.pinned", "fleet.cosigned", "fleet.witnessed",
 	"ledger.genesis", "ledger.note",
 	"engine.started", "engine.stopped", "engine.crashed",
 	"agent.spawned", "agent.exited", "agent.crashed", "sandbox.canary",
@@ -32,6 +32,7 @@ var taxonomy = []string{
 	"mcp.client", "mcp.request", "mcp.response", "shield.result_flagged",
 	// Extensions of the DESIGN table, each documented where it is defined.
 	"client.rejected", "ledger.checkpoint", "chronicle.rollback_started", "ledger.tree_built", "ledger.key", "ledger.cosigned",
+	"ledger.witness_alert",
 	// The agents audited through their hooks (hook_events.go).
 	"hook.session", "hook.tool_call", "hook.event", "hook.transcript", "hook.unrecorded",
 }
@@ -89,6 +90,8 @@ var samples = []event.Payload{
 	&event.Key{VKey: vkey, Reason: event.KeyCreated},
 	&event.Cosigned{Witness: "witness.example", KeyHash: "0a1b2c3d", TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
 		Note: "opx.local/ledger/x\n10\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n— x sig\n"},
+	&event.WitnessAlert{Witness: "witness.example", KeyHash: "0a1b2c3d", URL: "http://127.0.0.1:8080", Kind: event.WitnessBadProof,
+		TreeSize: 12, OldSize: 10, Status: 422, Detail: "the witness rejected the consistency proof"},
 	&event.SubAgentSpawned{SubAgentID: "sub_1", ParentMessageID: "m1", ParentCallID: "c1", Task: "read a", TaskSize: 6, Tools: []string{"read_file"}, MaxRounds: 10, TimeoutMS: 60000},
 	&event.SubAgentCompleted{SubAgentID: "sub_1", Result: "done", Size: 4, Rounds: 2, ToolCalls: 1, DurationMS: 5},
 	&event.SubAgentFailed{SubAgentID: "sub_1", Reason: event.SubAgentCrashed, Detail: "killed by signal killed"},
@@ -112,6 +115,8 @@ var samples = []event.Payload{
 	&event.FleetPinned{Source: "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f", VKey: vkey, From: "ledger.key", Seq: 2},
 	&event.FleetCosigned{Source: "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f", TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
 		Note: "opx.local/ledger/x\n10\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n— x sig\n— w sig\n"},
+	&event.FleetWitnessed{Origin: "example.com/behind-the-sofa", TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
+		Note: "example.com/behind-the-sofa\n10\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n— example.com/behind-the-sofa sig\n— w sig\n"},
 	&event.ResultFlagged{CallID: "c1", Tool: "mcp__fs__read_file", Rule: "prompt-injection", Reason: "instructions to the model", Action: "annotated"},
 }
 
@@ -174,6 +179,8 @@ func TestCheck_Rejects(t *testing.T) {
 		{"key of no opx ledger", "ledger.key", `{"vkey":"` + strings.Replace(vkey, "opx.local/ledger/", "x/", 1) + `","reason":"created"}`, event.ErrInvalidPayload},
 		{"cosigned note of another size", "ledger.cosigned", `{"key_hash":"0a1b2c3d","note":"o\\n11\\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\\n\\n","tree_root":"47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=","tree_size":10,"witness":"w"}`, event.ErrInvalidPayload},
 		{"cosigned bad key hash", "ledger.cosigned", `{"key_hash":"0A1B","note":"o\\n10\\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\\n\\n","tree_root":"47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=","tree_size":10,"witness":"w"}`, event.ErrInvalidPayload},
+		{"witness alert unknown kind", "ledger.witness_alert", `{"detail":"d","key_hash":"0a1b2c3d","kind":"oops","old_size":0,"status":422,"tree_size":3,"url":"http://127.0.0.1:1","witness":"w"}`, event.ErrInvalidPayload},
+		{"witness alert not a url", "ledger.witness_alert", `{"detail":"d","key_hash":"0a1b2c3d","kind":"bad-proof","old_size":0,"status":422,"tree_size":3,"url":"ftp://x","witness":"w"}`, event.ErrInvalidPayload},
 		{"key without reason", "ledger.key", `{"vkey":"` + vkey + `","reason":""}`, event.ErrInvalidPayload},
 	}
 	for _, tt := range tests {

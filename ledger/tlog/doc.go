@@ -57,10 +57,21 @@
 // "seq" is index. VerifyConsistency checks that one tree extends another
 // (verify --since), against roots the caller trusts.
 //
+// # The witness protocol
+//
+// witness.go is the wire form of C2SP tlog-witness
+// (https://c2sp.org/tlog-witness), shared by the engine (a log asking
+// witnesses to cosign) and the collector (a witness): the add-checkpoint
+// request body (AddCheckpointRequest: "old N", at most MaxProofLines
+// base64 consistency proof hashes, an empty line, the signed checkpoint)
+// and the 409 answer's body (FormatSize, ParseSize; ContentTypeSize). The
+// codec checks the form only; what each status code means is the
+// witness's.
+//
 // # Reading outside input
 //
 // A note, a proof file and a key string may come from anywhere. Each is
 // read in memory bounded by a constant (MaxNoteBytes, MaxProofBytes,
-// MaxVerifierKeyBytes), from regular files only, and every malformation
+// MaxVerifierKeyBytes, MaxAddCheckpointBytes), from regular files only, and every malformation
 // is an error wrapping ErrMalformed, never a panic.
 package tlog

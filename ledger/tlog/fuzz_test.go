@@ -1,6 +1,8 @@
 package tlog_test
 
 import (
+	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/opx-dev/opx/ledger/tlog"
@@ -42,5 +44,51 @@ func FuzzOpen(f *testing.F) {
 	f.Add([]byte("opx.local/ledger/x\n1\nAAAA\n\n— x abc\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = tlog.Open(b, s.Verifier())
+	})
+}
+
+// FuzzParseAddCheckpointRequest: any bytes parse to a request or fail
+// with ErrMalformed, never panic; a parsed request is within the bounds
+// and marshals back to the bytes it came from (one spelling per request).
+//
+//	go test ./ledger/tlog -run '^$' -fuzz FuzzParseAddCheckpointRequest -fuzztime 60s
+func FuzzParseAddCheckpointRequest(f *testing.F) {
+	f.Add([]byte(specExample))
+	f.Add([]byte("old 0\n\nx"))
+	f.Add([]byte("old 1\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\nx\n"))
+	f.Add([]byte("old 01\r\n\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := tlog.ParseAddCheckpointRequest(b)
+		if err != nil {
+			if !errors.Is(err, tlog.ErrMalformed) {
+				t.Fatalf("error %v does not wrap ErrMalformed", err)
+			}
+			return
+		}
+		if len(r.Proof) > tlog.MaxProofLines || len(r.Checkpoint) == 0 || len(r.Checkpoint) > tlog.MaxNoteBytes {
+			t.Fatalf("out of bounds: %d proof lines, checkpoint of %d bytes", len(r.Proof), len(r.Checkpoint))
+		}
+		if got := r.Marshal(); !bytes.Equal(got, b) {
+			t.Fatalf("Marshal(Parse(%q)) = %q", b, got)
+		}
+	})
+}
+
+// FuzzParseSize: any bytes parse to a size or fail with ErrMalformed; a
+// parsed size formats back to the body with its final newline.
+func FuzzParseSize(f *testing.F) {
+	f.Add([]byte("0\n"))
+	f.Add([]byte("18446744073709551615\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, err := tlog.ParseSize(b)
+		if err != nil {
+			if !errors.Is(err, tlog.ErrMalformed) {
+				t.Fatalf("error %v does not wrap ErrMalformed", err)
+			}
+			return
+		}
+		if got := tlog.FormatSize(n); !bytes.Equal(bytes.TrimSuffix(got, []byte{'\n'}), bytes.TrimSuffix(b, []byte{'\n'})) {
+			t.Fatalf("FormatSize(ParseSize(%q)) = %q", b, got)
+		}
 	})
 }
