@@ -95,10 +95,12 @@ type Status struct {
 // Submitter submits checkpoints to the configured witnesses, one
 // goroutine each.
 type Submitter struct {
-	opts    Options
-	workers []*worker
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	opts      Options
+	workers   []*worker
+	cancel    context.CancelFunc
+	stop      chan struct{} // closed by Close: no new request
+	closeOnce sync.Once
+	wg        sync.WaitGroup
 }
 
 // checkpoint is a signed checkpoint note of the ledger and what it says.
@@ -149,6 +151,7 @@ func New(opts Options) (*Submitter, error) {
 // background, before the first request). ctx ends them.
 func (s *Submitter) Start(ctx context.Context) {
 	ctx, s.cancel = context.WithCancel(ctx)
+	s.stop = make(chan struct{})
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -163,7 +166,7 @@ func (s *Submitter) Start(ctx context.Context) {
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
-				w.run(ctx)
+				w.run(ctx, s.stop)
 			}()
 		}
 	}()
@@ -197,6 +200,7 @@ func (s *Submitter) Close(drain time.Duration) error {
 	if s.cancel == nil {
 		return nil
 	}
+	s.closeOnce.Do(func() { close(s.stop) })
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	select {

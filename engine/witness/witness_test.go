@@ -273,8 +273,10 @@ func TestSubmitter_409(t *testing.T) {
 	n2 := lg.grow(4)
 	blind.Submit(n2)
 	waitFor(t, "the cosignature after the 409", func() bool { return cosignedSize(blind) == sizeOf(t, n2) })
-	if _, _, statuses := tw.state(); !slices.Equal(statuses[1:], []int{409, 200}) {
-		t.Errorf("statuses %v, want 200 409 200", statuses)
+	// The blind submitter may first submit the latest checkpoint it reads
+	// at start (n1 or n2): one 409, then 200s.
+	if _, _, statuses := tw.state(); statuses[1] != 409 || slices.Contains(statuses[2:], 409) || slices.ContainsFunc(statuses[2:], func(c int) bool { return c != 200 }) {
+		t.Errorf("statuses %v, want 200 409 200...", statuses)
 	}
 	if st := blind.Status()[0]; st.Conflicts != 1 || st.Alert != "" {
 		t.Errorf("status %+v", st)

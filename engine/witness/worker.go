@@ -68,7 +68,7 @@ func (w *worker) status() Status {
 
 // run submits the pending checkpoint whenever there is one, until ctx
 // ends, backing off after failures that may pass.
-func (w *worker) run(ctx context.Context) {
+func (w *worker) run(ctx context.Context, stop <-chan struct{}) {
 	backoff := time.Duration(0)
 	for {
 		if backoff > 0 {
@@ -77,11 +77,16 @@ func (w *worker) run(ctx context.Context) {
 			case <-ctx.Done():
 				t.Stop()
 				return
+			case <-stop:
+				t.Stop()
+				return
 			case <-t.C:
 			}
 		} else {
 			select {
 			case <-ctx.Done():
+				return
+			case <-stop:
 				return
 			case <-w.wake:
 			}
