@@ -17,7 +17,9 @@ import (
 
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/fleet"
+	"github.com/opx-dev/opx/fleet/collector"
 	"github.com/opx-dev/opx/fleet/natsrv"
+	"github.com/opx-dev/opx/internal/regularfile"
 )
 
 // defaultEmbeddedListen is where --embedded-nats listens for engines: the
@@ -29,6 +31,7 @@ func collectorCommand() *cli.Command {
 		Name:  "collector",
 		Usage: "collect the fleet's ledgers from NATS JetStream: verify, witness and serve them for review",
 		UsageText: "opx collector (--nats URL | --embedded-nats DIR [--listen HOST:PORT]) --store DIR [--config FILE]\n" +
+			"                 [--witness-listen HOST:PORT [--witness-logs FILE] [--witness-rate N]]\n" +
 			"   opx collector key --store DIR [--json]",
 		Description: "Runs until interrupted (SIGINT, SIGTERM). A durable JetStream consumer reads every engine's ledger\n" +
 			"subject; each source ledger is kept in STORE/sources/<ledger id>/ledger.db, an ordinary opx ledger\n" +
@@ -37,7 +40,8 @@ func collectorCommand() *cli.Command {
 			"consistency with the ones before. Each checkpoint it verified is cosigned with the store's witness\n" +
 			"key (`opx collector key`), recorded in STORE/collector.db and published back to its engine. Anything\n" +
 			"wrong is an alert (`opx fleet alerts`). --embedded-nats runs a JetStream server in this process for\n" +
-			"one machine, its data in DIR. docs/fleet.md.\n\n" + exitCodesHelp(""),
+			"one machine, its data in DIR. --witness-listen also makes it a C2SP tlog-witness: POST\n" +
+			"/add-checkpoint for its sources' origins and the logs in --witness-logs. docs/fleet.md.\n\n" + exitCodesHelp(""),
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "nats", Usage: "NATS server `URL`s, comma-separated (default: url in --config)"},
@@ -47,6 +51,9 @@ func collectorCommand() *cli.Command {
 			&cli.StringFlag{Name: "config", Usage: "collector config `FILE` (YAML: url, creds, nkey, tls, prefix, replicas, durable, stall_after, allow_keys, max_sources)", TakesFile: true},
 			&cli.StringFlag{Name: "prefix", Usage: "subject `PREFIX` (default: the config's, else " + fleet.DefaultPrefix + ")"},
 			&cli.DurationFlag{Name: "stall-after", Usage: "alert a source that ships nothing for `DURATION` (0: never; default: the config's, else 0)"},
+			&cli.StringFlag{Name: "witness-listen", Usage: "serve C2SP tlog-witness POST /add-checkpoint on `HOST:PORT` (HTTP; docs/fleet.md)"},
+			&cli.StringFlag{Name: "witness-logs", Usage: "other logs to witness: `FILE` of ORIGIN KEY lines (besides the sources)", TakesFile: true},
+			&cli.Float64Flag{Name: "witness-rate", Usage: "add-checkpoint requests per second per origin (burst twice that)", Value: 10},
 		},
 		Subcommands: []*cli.Command{collectorKeyCommand()},
 		Action:      runCollector,
@@ -78,7 +85,12 @@ type collectorSetup struct {
 	prefix     string
 	stallAfter time.Duration
 	cfg        *collectorConfig
-	natsOpts   []nats.Option // with --embedded-nats: the collector's login
+	// witnessListen, witnessLogs and witnessRate: the collector as a
+	// C2SP tlog-witness (--witness-listen, --witness-logs, --witness-rate).
+	witnessListen string
+	witnessLogs   []collector.WitnessLog
+	witnessRate   float64
+	natsOpts      []nats.Option // with --embedded-nats: the collector's login
 }
 
 // embeddedCollectorUser is the collector's user on its embedded server,
@@ -148,8 +160,34 @@ func collectorArgs(c *cli.Context) (*collectorSetup, error) {
 			return nil, usage.Errorf(c, "--stall-after must not be negative")
 		}
 	}
+	s.witnessListen, s.witnessRate = c.String("witness-listen"), c.Float64("witness-rate")
+	if s.witnessListen != "" {
+		host, port, err := net.SplitHostPort(s.witnessListen)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+			return nil, usage.Errorf(c, "--witness-listen %q: want HOST:PORT", s.witnessListen)
+		}
+		_ = host // "" listens on every interface, as net.Listen does
+	}
+	if s.witnessRate <= 0 {
+		return nil, usage.Errorf(c, "--witness-rate must be positive")
+	}
+	if p := c.String("witness-logs"); p != "" {
+		if s.witnessListen == "" {
+			return nil, usage.Errorf(c, "--witness-logs goes with --witness-listen")
+		}
+		b, err := regularfile.Read(p, maxWitnessLogsFile)
+		if err != nil {
+			return nil, fmt.Errorf("--witness-logs: %w", err)
+		}
+		if s.witnessLogs, err = collector.ParseWitnessLogs(string(b)); err != nil {
+			return nil, fmt.Errorf("--witness-logs %s: %w", p, err)
+		}
+	}
 	return s, nil
 }
+
+// maxWitnessLogsFile bounds the --witness-logs file.
+const maxWitnessLogsFile = 4 << 20
 
 func runCollector(c *cli.Context) error {
 	s, err := collectorArgs(c)

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/opx-dev/opx/fleet/collector"
+	"github.com/opx-dev/opx/fleet/witnesshttp"
 )
 
 // runCollectorService runs the collector (fleet/collector) until ctx ends.
@@ -26,6 +27,8 @@ func runCollectorService(ctx context.Context, c *cli.Context, s *collectorSetup)
 	errw := c.App.ErrWriter
 	col, err := collector.New(collector.Config{URL: s.url, NATSOptions: opts, Prefix: s.prefix, Store: s.store,
 		Durable: s.cfg.Durable, Replicas: s.cfg.Replicas, StallAfter: s.stallAfter, AllowKeys: allow, MaxSources: s.cfg.MaxSources,
+		WitnessListen: s.witnessListen, WitnessLogs: s.witnessLogs,
+		WitnessHTTP: witnesshttp.Options{Rate: s.witnessRate, Burst: max(1, int(2*s.witnessRate))},
 		// What it logs may quote what sources sent: no control
 		// characters reach the operator's terminal or log.
 		Logf: func(format string, args ...any) { fmt.Fprintln(errw, printable(fmt.Sprintf(format, args...))) }})

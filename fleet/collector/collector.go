@@ -7,16 +7,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/opx-dev/opx/fleet"
+	"github.com/opx-dev/opx/fleet/witnesshttp"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/tlog"
 	"github.com/opx-dev/opx/replay/projection"
+	"golang.org/x/mod/sumdb/note"
 )
 
 // Config configures a collector.
@@ -58,6 +61,16 @@ type Config struct {
 	AllowKeys []string
 	// WitnessName names a new cosigner key ("opx-collector" when empty).
 	WitnessName string
+	// WitnessLogs are logs other than the sources that the collector
+	// witnesses over HTTP (add-checkpoint), each with its key. The
+	// sources' origins, with their pinned or allowed keys, are witnessed
+	// too.
+	WitnessLogs []WitnessLog
+	// WitnessListen, if set, is the HOST:PORT where the collector serves
+	// C2SP tlog-witness add-checkpoint (HTTP; put TLS in front of it),
+	// bounded by WitnessHTTP.
+	WitnessListen string
+	WitnessHTTP   witnesshttp.Options
 	// NoSync skips fsync in the ledgers (tests only).
 	NoSync bool
 	// Stored, if set, is called after each commit of a mirror with its
@@ -90,6 +103,14 @@ type Collector struct {
 
 	statusAt time.Time
 	dirty    bool // the status changed since it was written
+
+	// book is the witness's state per origin, shared by the NATS path
+	// and add-checkpoint (witnessed.go); witnessed counts the
+	// add-checkpoint requests cosigned (this collector life).
+	book      witnessBook
+	witnessed atomic.Uint64
+	// witnessAddr is where add-checkpoint is served ("" nowhere).
+	witnessAddr atomic.Pointer[string]
 }
 
 // Run runs a collector until ctx ends.
@@ -136,6 +157,16 @@ func New(cfg Config) (*Collector, error) {
 			return nil, fmt.Errorf("collector: allowed key %q is not an opx ledger's key", k)
 		}
 		c.allow[id] = append(c.allow[id], v)
+		if nv, err := note.NewVerifier(v.String()); err == nil {
+			c.book.trust(v.Name(), nv)
+		}
+	}
+	for _, l := range cfg.WitnessLogs {
+		v, err := l.verifier()
+		if err != nil {
+			return nil, fmt.Errorf("collector: %w", err)
+		}
+		c.book.trust(l.Origin, v)
 	}
 	if err := os.MkdirAll(filepath.Join(cfg.Store, "sources"), 0o700); err != nil {
 		return nil, fmt.Errorf("collector: %w", err)
@@ -259,6 +290,13 @@ func (c *Collector) Run(ctx context.Context) error {
 
 // run is Run.
 func (c *Collector) run(ctx context.Context) error {
+	if c.cfg.WitnessListen != "" {
+		stop, err := c.serveWitness(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	nc, err := nats.Connect(c.cfg.URL, append([]nats.Option{nats.Name("opx collector"), nats.MaxReconnects(-1)}, c.cfg.NATSOptions...)...)
 	if err != nil {
 		return fmt.Errorf("collector: connect %s: %w", redact(c.cfg.URL), err)

@@ -25,11 +25,16 @@ const maxStatusFile = 64 << 20
 
 // Status is the collector's state as its readers see it.
 type Status struct {
-	Updated     string         `json:"updated"`
-	Running     bool           `json:"running"` // false once it stopped cleanly
-	WitnessKey  string         `json:"witness_key"`
-	WitnessName string         `json:"witness_name"`
-	Sources     []SourceStatus `json:"sources"`
+	Updated     string `json:"updated"`
+	Running     bool   `json:"running"` // false once it stopped cleanly
+	WitnessKey  string `json:"witness_key"`
+	WitnessName string `json:"witness_name"`
+	// WitnessListen is where the collector serves C2SP tlog-witness
+	// add-checkpoint; Witnessed counts the checkpoints it cosigned there
+	// (this collector life).
+	WitnessListen string         `json:"witness_listen,omitempty"`
+	Witnessed     uint64         `json:"witnessed,omitempty"`
+	Sources       []SourceStatus `json:"sources"`
 	// MaxSources is the bound on sources; RefusedMessages counts the
 	// messages of sources beyond it (this collector life).
 	MaxSources      int     `json:"max_sources"`
@@ -77,7 +82,8 @@ func timeNow() string { return time.Now().UTC().Format(ledger.TimeLayout) }
 func (c *Collector) status(running bool) *Status {
 	st := &Status{Updated: timeNow(), Running: running, WitnessKey: c.wit.VKey, WitnessName: c.wit.Name(),
 		Alerts: append([]Alert{}, c.alerts.recent...), Sources: []SourceStatus{},
-		MaxSources: c.cfg.MaxSources, RefusedMessages: c.refusedMsgs}
+		MaxSources: c.cfg.MaxSources, RefusedMessages: c.refusedMsgs,
+		WitnessListen: c.WitnessAddr(), Witnessed: c.witnessed.Load()}
 	counts := map[string]int{}
 	for _, a := range c.alerts.recent {
 		counts[a.Source]++

@@ -98,6 +98,7 @@ func (c *Collector) takeKey(b *batch, s *source, seq uint64, raw []byte) {
 	if len(s.keys) == 0 {
 		s.keys, s.pinnedSeq = []tlog.Verifier{k.Verifier}, seq
 		c.record(b, &event.FleetPinned{Source: s.id, VKey: k.Key.VKey, From: "ledger.key", Seq: seq})
+		c.trustSource(s)
 		if k.Key.Reason == event.KeyReplaced {
 			c.alert(b, s.id, event.AlertKeyReplaced, seq, "the first key shipped says it replaced another: "+clip(k.Key.Detail))
 		}
@@ -208,13 +209,23 @@ func (c *Collector) checkTree(b *batch, p pendingCheckpoint) bool {
 
 // cosign cosigns a verified checkpoint and records the cosigned note
 // (published after the collector's ledger is synced).
+//
+// The checkpoint must also extend, and be larger than, the latest the
+// witness cosigned for the source's origin on either path
+// (witnessCheckNATS): an add-checkpoint over HTTP may have gone ahead.
 func (c *Collector) cosign(b *batch, s *source, p pendingCheckpoint) {
+	done := c.witnessCheckNATS(b, s, p)
+	if done == nil {
+		return
+	}
 	text, err := c.wit.Cosign(p.note, p.key)
 	if err != nil {
+		done(false)
 		c.cfg.Logf("collector: source %s: cosign %d: %v", s.id, p.seq, err)
 		return
 	}
-	c.record(b, &event.FleetCosigned{Source: s.id, TreeSize: p.seq, TreeRoot: p.cp.RootString(), Note: string(text)})
+	_, err = c.record(b, &event.FleetCosigned{Source: s.id, TreeSize: p.seq, TreeRoot: p.cp.RootString(), Note: string(text)})
+	done(err == nil)
 	s.cosigned, s.cosigNote, s.published = p.seq, text, false
 }
 
@@ -296,9 +307,13 @@ func (c *Collector) replayOwn() error {
 				v, err := tlog.ParseVerifierKey(p.VKey)
 				if err == nil {
 					s.keys, s.pinnedSeq = []tlog.Verifier{v}, p.Seq
+					c.trustSource(s)
 				}
 			}
+		case *event.FleetWitnessed:
+			c.book.advance(p.Origin, p.TreeSize, p.TreeRoot)
 		case *event.FleetCosigned:
+			c.book.advance(tlog.Origin(p.Source), p.TreeSize, p.TreeRoot)
 			s := c.source(p.Source)
 			if p.TreeSize > s.cosigned {
 				s.cosigned, s.cosigNote, s.published = p.TreeSize, []byte(p.Note), false

@@ -15,7 +15,7 @@ import (
 // taxonomy is DESIGN.md's entry type table, copied by hand so that a type
 // added to or dropped from the package without the design shows up here.
 var taxonomy = []string{
-	"fleet.alert", "fleet.pinned", "fleet.cosigned",
+	"fleet.alert", "fleet.pinned", "fleet.cosigned", "fleet.witnessed",
 	"ledger.genesis", "ledger.note",
 	"engine.started", "engine.stopped", "engine.crashed",
 	"agent.spawned", "agent.exited", "agent.crashed", "sandbox.canary",
@@ -115,6 +115,8 @@ var samples = []event.Payload{
 	&event.FleetPinned{Source: "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f", VKey: vkey, From: "ledger.key", Seq: 2},
 	&event.FleetCosigned{Source: "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f", TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
 		Note: "opx.local/ledger/x\n10\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n— x sig\n— w sig\n"},
+	&event.FleetWitnessed{Origin: "example.com/behind-the-sofa", TreeSize: 10, TreeRoot: "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
+		Note: "example.com/behind-the-sofa\n10\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n— example.com/behind-the-sofa sig\n— w sig\n"},
 	&event.ResultFlagged{CallID: "c1", Tool: "mcp__fs__read_file", Rule: "prompt-injection", Reason: "instructions to the model", Action: "annotated"},
 }
 

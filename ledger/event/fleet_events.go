@@ -11,6 +11,9 @@ const (
 	TypeFleetAlert    = "fleet.alert"
 	TypeFleetPinned   = "fleet.pinned"
 	TypeFleetCosigned = "fleet.cosigned"
+	// TypeFleetWitnessed: a checkpoint the collector cosigned as a C2SP
+	// tlog-witness (an add-checkpoint request over HTTP).
+	TypeFleetWitnessed = "fleet.witnessed"
 )
 
 // Alert kinds (fleet.alert kind), normative: `opx fleet alerts` and
@@ -45,6 +48,7 @@ func init() {
 	register(func() Payload { return &FleetAlert{} })
 	register(func() Payload { return &FleetPinned{} })
 	register(func() Payload { return &FleetCosigned{} })
+	register(func() Payload { return &FleetWitnessed{} })
 }
 
 // FleetAlert is something wrong with a source ledger: its id ("-" when
@@ -122,4 +126,40 @@ func (c *FleetCosigned) Validate() error {
 		return errors.New("note is larger than 64 KiB")
 	}
 	return need("note", c.Note)
+}
+
+// MaxWitnessedOrigin bounds a witnessed checkpoint's origin.
+const MaxWitnessedOrigin = 1024
+
+// FleetWitnessed is a checkpoint the collector cosigned as a C2SP
+// tlog-witness, answering an add-checkpoint request: the log's origin,
+// the tree, and the note as answered (the checkpoint, the log's
+// signatures that verified, the witness's cosignature/v1 line). It is
+// recorded, and synced, before the answer is sent: the latest one per
+// origin (with the fleet.cosigned of an opx source's origin) is the
+// witness's state, rebuilt from the ledger after a restart, so it never
+// cosigns a tree that does not extend one it cosigned.
+type FleetWitnessed struct {
+	Origin   string `json:"origin"`
+	TreeSize uint64 `json:"tree_size"`
+	TreeRoot string `json:"tree_root"`
+	Note     string `json:"note"`
+}
+
+func (*FleetWitnessed) Type() string { return TypeFleetWitnessed }
+
+func (w *FleetWitnessed) Validate() error {
+	if err := need("origin", w.Origin, "note", w.Note); err != nil {
+		return err
+	}
+	if len(w.Origin) > MaxWitnessedOrigin {
+		return errors.New("origin is longer than 1024 bytes")
+	}
+	if err := needTree(w.TreeSize, w.TreeRoot); err != nil {
+		return err
+	}
+	if len(w.Note) > MaxCosignedNote {
+		return errors.New("note is larger than 64 KiB")
+	}
+	return nil
 }

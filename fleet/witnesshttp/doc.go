@@ -1,0 +1,31 @@
+// Package witnesshttp is the HTTP face of a C2SP tlog-witness
+// (https://c2sp.org/tlog-witness): it serves POST /add-checkpoint for a
+// Witness (the collector) and maps what the witness decides to the
+// protocol's status codes, content types and bodies. It owns the
+// transport's defences, nothing of the witness's state.
+//
+// # What it owns
+//
+//   - The request: POST only, a body of at most
+//     tlog.MaxAddCheckpointBytes (read through a limit, never more),
+//     parsed by tlog.ParseAddCheckpointRequest; anything else is 400
+//     (405 for another method, 413 for a larger body).
+//   - The answers: 200 with the cosignature lines (text/plain;
+//     charset=utf-8); 409 with the witness's latest size
+//     (tlog.ContentTypeSize, tlog.FormatSize); 404 unknown origin; 403
+//     no trusted signature; 400 old size above the checkpoint's or a
+//     malformed body; 422 a proof that does not verify; 429 beyond an
+//     origin's rate; 503 when MaxInFlight requests are being served.
+//   - Bounds: a token bucket per known origin (origins the witness does
+//     not know get 404 before any state is made for them, so memory
+//     grows with the witness's configuration, not with what clients
+//     send), a bound on requests in flight, and the server's read,
+//     write, idle and header timeouts (Serve).
+//
+// # What it does not
+//
+// The checks of signature and consistency, their atomicity per origin
+// and the durable record before the answer are the Witness's
+// (fleet/collector): this package never answers 200 without the
+// Witness's cosignature.
+package witnesshttp

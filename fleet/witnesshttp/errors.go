@@ -1,0 +1,38 @@
+package witnesshttp
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors a Witness returns from AddCheckpoint, each mapped to the
+// protocol's status code. A malformed note or body wraps
+// tlog.ErrMalformed (400).
+var (
+	// ErrUnknownOrigin is returned for a checkpoint of an origin the
+	// witness has no key for (404).
+	ErrUnknownOrigin = errors.New("unknown origin")
+	// ErrNoSignature is returned when no signature of a key trusted for
+	// the origin verifies, or one of a trusted key's name and hash does
+	// not (403).
+	ErrNoSignature = errors.New("no valid signature of a trusted key")
+	// ErrOldSize is returned when the old size is above the checkpoint's
+	// size (400).
+	ErrOldSize = errors.New("old size is larger than the checkpoint's")
+	// ErrBadProof is returned when the consistency proof does not prove
+	// the checkpoint extends the latest one cosigned, a proof is sent
+	// with old size 0, the same size comes with another root, or a tree
+	// of size 0 has a root other than the empty tree's (422).
+	ErrBadProof = errors.New("checkpoint is not consistent with the one cosigned")
+)
+
+// ConflictError is returned when the old size is not the size of the
+// latest checkpoint the witness cosigned for the origin (409, with
+// Latest as the body).
+type ConflictError struct {
+	Latest uint64
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("old size is not the latest cosigned size %d", e.Latest)
+}
