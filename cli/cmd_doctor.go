@@ -31,7 +31,8 @@ func doctorCommand() *cli.Command {
 			"sandboxed child, what commands run in the command sandbox cannot read (it tries, as the engine\n" +
 			"would run them: /etc/shadow, your home and ~/.ssh, opx's state directory), whether an engine runs\n" +
 			"for the workspace, and the ledger's head and a strict verify of it (through the engine when it\n" +
-			"runs, from the file otherwise), and the configured MCP servers: a server the engine could not start\n" +
+			"runs, from the file otherwise), the C2SP witnesses of ledger.witnesses (one with a standing alert is a\n" +
+			"problem), and the configured MCP servers: a server the engine could not start\n" +
 			"(or, with no engine, whose command cannot be found) is a problem. Then the agent CLIs hooked into opx\n" +
 			"(opx agents install), in the workspace and the user's settings: a hook that will not run (its opx gone,\n" +
 			"an event or a tool left out, hooks turned off, a folder the CLI does not trust, or, asking codex, hooks\n" +
@@ -54,6 +55,10 @@ type doctorReport struct {
 	// MCPServers are the configured MCP servers: as the engine runs them,
 	// or, without one, whether each command can be found.
 	MCPServers []mcpServerJSON `json:"mcp_servers"`
+	// Witnesses are the C2SP witnesses of ledger.witnesses as the engine
+	// sees them (none without an engine): one with a standing alert is a
+	// problem.
+	Witnesses []witnessStatusJSON `json:"witnesses"`
 	// Agents are the agent CLIs hooked into opx (agents_hooks.go).
 	Agents   []install.Status `json:"agents"`
 	Problems []string         `json:"problems"`
@@ -76,7 +81,7 @@ func runDoctor(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	rep := doctorReport{Problems: []string{}, MCPServers: []mcpServerJSON{}}
+	rep := doctorReport{Problems: []string{}, MCPServers: []mcpServerJSON{}, Witnesses: []witnessStatusJSON{}}
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
 
 	var uts unix.Utsname
@@ -183,6 +188,8 @@ func doctorLedgerViaEngine(c *cli.Context, rep *doctorReport, problem func(strin
 				problem("%s", why)
 			}
 		}
+		rep.Witnesses = witnessesJSON(st.Witnesses)
+		witnessProblems(rep.Witnesses, problem)
 	}
 	h, err := ec.ledger.Head(ec.ctx, &opxv1.HeadRequest{})
 	if err != nil {
@@ -227,6 +234,9 @@ func printDoctor(c *cli.Context, rep doctorReport) {
 		fmt.Fprintf(w, "engine    not running\n")
 	}
 	printMCPServers(w, "mcp       ", rep.MCPServers)
+	if rep.Engine.Running {
+		printWitnesses(w, rep.Witnesses)
+	}
 	printAgentHooks(w, "hooks     ", rep.Agents)
 	switch {
 	case !rep.Ledger.Exists:

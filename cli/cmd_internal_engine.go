@@ -246,6 +246,7 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 		Checkpoints:     keeper, CheckpointEntries: uint64(cfg.Ledger.CheckpointEntries),
 		CheckpointInterval: time.Duration(cfg.Ledger.CheckpointInterval),
 		Fleet:              fleetStarter(fleet, l, ws, keeper, func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) }),
+		Witnesses:          witnessStarter(cfg.Ledger.Witnesses, l, func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) }),
 		Services:           grpcapi.Register,
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"strings"
 
 	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/urfave/cli/v2"
@@ -22,10 +23,16 @@ func ledgerCheckpointCommand() *cli.Command {
 			"printing, it checks the note: signed by the key the ledger records before it, naming the tree\n" +
 			"the ledger holds at that size. While an engine holds the ledger, the note comes from the engine\n" +
 			"and is checked here (signed by the key recorded last; a proof ties it to the entries).\n\n" +
+			"With --cosigned, prints instead the largest checkpoint witnesses cosigned (ledger.cosigned: the\n" +
+			"C2SP witnesses of ledger.witnesses, the fleet's collector) with every cosignature line the ledger\n" +
+			"records for it merged into one C2SP note, the form a verifier expects. Save it off this machine:\n\n" +
+			"   opx ledger checkpoint --cosigned > ledger.cosigned\n" +
+			"   opx ledger verify --witness KEY --cosigned ledger.cosigned\n\n" +
 			exitCodesHelp("the latest checkpoint does not verify against the ledger's key or tree"),
 		HideHelpCommand: true,
-		Flags:           append(ledgerloc.Flags(), ui.JSONFlag()),
-		Action:          runLedgerCheckpoint,
+		Flags: append(ledgerloc.Flags(), ui.JSONFlag(),
+			&cli.BoolFlag{Name: "cosigned", Usage: "print the largest cosigned checkpoint with every cosignature line merged"}),
+		Action: runLedgerCheckpoint,
 	}
 }
 
@@ -37,6 +44,8 @@ type checkpointResult struct {
 	RootHash string `json:"root_hash"`
 	VKey     string `json:"vkey"`
 	Note     string `json:"note"`
+	// Witnesses (--cosigned): each cosigner merged, as name+key hash.
+	Witnesses []string `json:"witnesses,omitempty"`
 }
 
 func runLedgerCheckpoint(c *cli.Context) error {
@@ -57,6 +66,18 @@ func runLedgerCheckpoint(c *cli.Context) error {
 		_, sc, err = remoteProve(rv.remote, rv.path, 0, nil, nil)
 	}
 	if err != nil {
+		return err
+	}
+	if c.Bool("cosigned") {
+		cs, err := latestCosigned(rv, sc.Key)
+		if err != nil {
+			return err
+		}
+		if c.Bool("json") {
+			return ui.WriteJSON(c, checkpointResult{Seq: cs.Seqs[len(cs.Seqs)-1], Origin: sc.CP.Origin, TreeSize: cs.TreeSize,
+				RootHash: strings.SplitN(cs.Note, "\n", 4)[2], VKey: sc.Key.String(), Note: cs.Note, Witnesses: cs.Witnesses})
+		}
+		_, err = io.WriteString(c.App.Writer, cs.Note)
 		return err
 	}
 	if c.Bool("json") {

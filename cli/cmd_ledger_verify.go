@@ -79,11 +79,11 @@ func runLedgerVerify(c *cli.Context) error {
 			sinceSize = peekSize(note)
 		}
 	}
-	wit, err := newWitnessCheck(c, len(args))
+	wits, err := newWitnessChecks(c, len(args))
 	if err != nil {
 		return err
 	}
-	var witnessed *witnessResult
+	var witnessed []*witnessResult
 	if c.String("key") != "" && c.String("since") == "" && len(args) == 0 {
 		return usage.Errorf(c, "--key goes with --since FILE, or with an EXPORT whose bundled checkpoint it checks")
 	}
@@ -110,11 +110,13 @@ func runLedgerVerify(c *cli.Context) error {
 		}
 		defer rv.Close()
 		what = rv.path
-		if wit != nil {
+		for i, wit := range wits {
 			if err := wit.find(rv); err != nil {
 				return err
 			}
-			sinceSize = wit.sinceSize()
+			if i == 0 {
+				sinceSize = wit.sinceSize() // the one pass keeps this root; others walk again
+			}
 		}
 		if rv.local != nil {
 			if c.Bool("strict") {
@@ -147,12 +149,8 @@ func runLedgerVerify(c *cli.Context) error {
 			}
 			since, err = checkSince(c, rv, rep, w)
 		}
-		if err == nil && wit != nil {
-			var w *treeWalk
-			if tee != nil && wit.found {
-				w = tee.walk
-			}
-			witnessed, err = wit.check(c, rv, rep, w)
+		if err == nil && len(wits) > 0 {
+			witnessed, err = checkWitnesses(c, rv, rep, tee, wits)
 		}
 	}
 	bar.Finish()
@@ -160,11 +158,19 @@ func runLedgerVerify(c *cli.Context) error {
 		return err
 	}
 	switch {
-	case c.Bool("json") && witnessed != nil:
+	case c.Bool("json") && len(witnessed) == 1:
 		if err := ui.WriteJSON(c, struct {
 			*ledger.Report
 			Witness *witnessResult `json:"witness"`
-		}{jsonReport(rep), witnessed}); err != nil {
+		}{jsonReport(rep), witnessed[0]}); err != nil {
+			return err
+		}
+	case c.Bool("json") && len(witnessed) > 1:
+		if err := ui.WriteJSON(c, struct {
+			*ledger.Report
+			Witnesses []*witnessResult `json:"witnesses"`
+			Quorum    quorumResult     `json:"quorum"`
+		}{jsonReport(rep), witnessed, quorumOf(c, witnessed)}); err != nil {
 			return err
 		}
 	case c.Bool("json") && since != nil:
@@ -186,8 +192,17 @@ func runLedgerVerify(c *cli.Context) error {
 		if since != nil {
 			printSince(c.App.Writer, since)
 		}
-		if witnessed != nil {
-			printWitness(c.App.Writer, witnessed)
+		for _, r := range witnessed {
+			printWitness(c.App.Writer, r)
+		}
+		if len(witnessed) > 1 {
+			q := quorumOf(c, witnessed)
+			paint := ui.Green
+			if q.Cosigned < q.Quorum {
+				paint = ui.Red
+			}
+			fmt.Fprintf(c.App.Writer, "%s: %d of %d witnesses cosigned a checkpoint the ledger extends (quorum %d)\n",
+				paint(c.App.Writer, "quorum"), q.Cosigned, q.Witnesses, q.Quorum)
 		}
 		printReport(c.App.Writer, rep)
 	}

@@ -34,7 +34,8 @@ const kindNotWitnessed ledger.Kind = "not-witnessed"
 // witness's cosignature.
 func witnessFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "witness", Usage: "require a checkpoint cosigned by the witness `KEY` (as `opx collector key` prints it, or a file holding it) and prove the ledger an append-only extension of it"},
+		&cli.StringSliceFlag{Name: "witness", Usage: "require a checkpoint cosigned by the witness `KEY` (as `opx collector key` prints it, a C2SP witness's verifier key, or a file holding it) and prove the ledger an append-only extension of it; may be given several times (see --quorum)"},
+		&cli.IntFlag{Name: "quorum", Usage: "with several --witness: at least `K` of them must have cosigned a checkpoint the ledger extends (default: all of them); a cosigned checkpoint the ledger does not extend fails whatever K"},
 		&cli.StringFlag{Name: "cosigned", Usage: "with --witness: a cosigned checkpoint note in `FILE`, kept off this machine (default: the largest one on the cosignature stream); with --nats too, the larger of the two", TakesFile: true},
 		&cli.StringFlag{Name: "nats", Usage: "with --witness: read every cosigned checkpoint of this ledger from the cosignature stream of the NATS server `URL` and take the largest (default: the workspace's fleet.url)"},
 		&cli.StringFlag{Name: "nats-creds", Usage: "with --nats: a NATS credentials `FILE`", TakesFile: true},
@@ -101,9 +102,40 @@ type witnessResult struct {
 	OK            bool         `json:"ok"`
 }
 
-// newWitnessCheck reads --witness and --cosigned (nil without --witness).
-func newWitnessCheck(c *cli.Context, nargs int) (*witnessCheck, error) {
-	k := c.String("witness")
+// newWitnessChecks reads --witness (each KEY), --quorum and --cosigned
+// (nil without --witness).
+func newWitnessChecks(c *cli.Context, nargs int) ([]*witnessCheck, error) {
+	keys := c.StringSlice("witness")
+	if len(keys) == 0 {
+		if c.IsSet("quorum") {
+			return nil, usage.Errorf(c, "--quorum goes with --witness KEY")
+		}
+		_, err := newWitnessCheck(c, nargs, "")
+		return nil, err
+	}
+	if q := c.Int("quorum"); c.IsSet("quorum") && (q < 1 || q > len(keys)) {
+		return nil, usage.Errorf(c, "--quorum %d: want 1..%d (the number of --witness keys)", q, len(keys))
+	}
+	var out []*witnessCheck
+	seen := map[string]bool{}
+	for _, k := range keys {
+		w, err := newWitnessCheck(c, nargs, k)
+		if err != nil {
+			return nil, err
+		}
+		id := fmt.Sprintf("%s+%08x", w.key.Name(), w.key.KeyHash())
+		if seen[id] {
+			return nil, usage.Errorf(c, "--witness %s is given twice", id)
+		}
+		seen[id] = true
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// newWitnessCheck reads one --witness KEY and --cosigned (nil for an
+// empty KEY).
+func newWitnessCheck(c *cli.Context, nargs int, k string) (*witnessCheck, error) {
 	if k == "" {
 		for _, f := range []string{"cosigned", "nats", "nats-creds", "nats-prefix", "offline"} {
 			if c.IsSet(f) {

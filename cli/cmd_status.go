@@ -14,7 +14,7 @@ import (
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
-		Usage:     "show the workspace's manager, engine and agent, the sandbox, the ledger head, the MCP servers, fleet shipping and the agent CLIs hooked",
+		Usage:     "show the workspace's manager, engine and agent, the sandbox, the ledger head, the MCP servers, fleet shipping, the C2SP witnesses and the agent CLIs hooked",
 		UsageText: "opx status [--workspace DIR] [--verbose] [--json]",
 		Description: "Exits 1 when no engine runs for the workspace, so scripts can test it. The agent CLIs hooked into\n" +
 			"opx (opx agents install) are listed either way, with whether their hooks will run; whether Codex\n" +
@@ -45,6 +45,9 @@ type statusJSON struct {
 	MCPServers []mcpServerJSON `json:"mcp_servers"`
 	// Fleet is the shipping state (status_fleet.go); absent when off.
 	Fleet *fleetStatusJSON `json:"fleet,omitempty"`
+	// Witnesses are the C2SP witnesses of ledger.witnesses
+	// (status_witness.go).
+	Witnesses []witnessStatusJSON `json:"witnesses"`
 	// Agents are the agent CLIs hooked into opx (agents_hooks.go).
 	Agents []install.Status `json:"agents"`
 }
@@ -61,7 +64,7 @@ func runStatus(c *cli.Context) error {
 	ec, err := dialEngine(c)
 	if err != nil {
 		if c.Bool("json") {
-			ui.WriteJSON(c, statusJSON{Running: false, Workspace: ws, MCPServers: []mcpServerJSON{}, Agents: agents})
+			ui.WriteJSON(c, statusJSON{Running: false, Workspace: ws, MCPServers: []mcpServerJSON{}, Witnesses: []witnessStatusJSON{}, Agents: agents})
 		} else {
 			printAgentHooks(c.App.Writer, "hooks     ", agents)
 		}
@@ -75,7 +78,7 @@ func runStatus(c *cli.Context) error {
 	out := statusJSON{Running: true, Workspace: st.Workspace, Version: st.Version, ManagerPID: st.ManagerPid, EnginePID: st.EnginePid,
 		AgentPID: st.AgentPid, GRPCPort: st.GrpcPort, SandboxStatus: st.SandboxStatus, SandboxSummary: st.SandboxSummary,
 		LedgerPath: st.LedgerPath, LedgerHeadSeq: st.LedgerHeadSeq, LedgerHeadHash: st.LedgerHeadHash, MCPServers: mcpServersJSON(st.McpServers),
-		Fleet: fleetJSON(st.Fleet), Agents: agents}
+		Fleet: fleetJSON(st.Fleet), Witnesses: witnessesJSON(st.Witnesses), Agents: agents}
 	if c.Bool("json") {
 		return ui.WriteJSON(c, out)
 	}
@@ -94,6 +97,7 @@ func runStatus(c *cli.Context) error {
 	fmt.Fprintf(w, "sandbox   %s\nledger    %s\n          head %d %s\n", sandbox, out.LedgerPath, out.LedgerHeadSeq, out.LedgerHeadHash)
 	printMCPServers(w, "mcp       ", out.MCPServers)
 	printFleet(w, out.Fleet)
+	printWitnesses(w, out.Witnesses)
 	printAgentHooks(w, "hooks     ", out.Agents)
 	return nil
 }

@@ -58,6 +58,8 @@ type Engine struct {
 	crashedSince, crashedHead uint64
 	// shipper ships the ledger (Options.Fleet); nil when off. Under mu.
 	shipper Shipper
+	// witnesses submits checkpoints to C2SP witnesses (Options.Witnesses).
+	witnesses Witnesses
 
 	mu         sync.Mutex
 	srv        *grpc.Server // set by Run
@@ -293,6 +295,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	if err := e.startFleet(ctx); err != nil {
 		e.opts.Logf("engine: fleet: %v (not shipping)", err)
 	}
+	if err := e.startWitnesses(ctx); err != nil {
+		e.opts.Logf("engine: witnesses: %v (not submitting checkpoints)", err)
+	}
 	everyDone := make(chan struct{})
 	go func() {
 		defer close(everyDone)
@@ -376,6 +381,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		UptimeMS: time.Since(e.started).Milliseconds()}); err != nil && result == nil {
 		result = err
 	}
+	e.stopWitnesses()
 	e.stopFleet()
 	return result
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os/exec"
 	"time"
@@ -117,6 +118,10 @@ type Options struct {
 	// fleet/ship, started by whoever starts the engine); nil ships
 	// nothing.
 	Fleet StartShipper
+	// Witnesses submits each checkpoint the engine signs to C2SP
+	// tlog-witnesses (config ledger.witnesses; engine/witness, started by
+	// whoever starts the engine); nil submits to none.
+	Witnesses StartWitnesses
 	// Services registers the gRPC services that are not the core's
 	// (engine/grpcapi.Register: the ledger and Chronicle services) on the
 	// engine's server, behind the same authenticator; nil serves only
@@ -180,6 +185,93 @@ type CosignRecorder interface {
 // the cosignatures it accepts with rec. It must not block on the fleet:
 // NATS being down is only a state Status shows.
 type StartShipper func(ctx context.Context, rec CosignRecorder) (Shipper, error)
+
+// Witnesses submits the engine's signed checkpoints to C2SP
+// tlog-witnesses (engine/witness). The engine owns this interface as it
+// owns Shipper: it hands each checkpoint note it signed, once durable, to
+// Submit, which must never block (the tool path never waits on a
+// witness), and asks where each witness stands.
+type Witnesses interface {
+	Submit(note string)
+	Status() []*opxv1.WitnessStatus
+	Close(drain time.Duration) error
+}
+
+// WitnessRecorder records, durably and in no session, what the witnesses
+// answered (ledger.cosigned, ledger.witness_alert).
+type WitnessRecorder func(ctx context.Context, p event.Payload) error
+
+// StartWitnesses starts submitting checkpoints in the background.
+type StartWitnesses func(ctx context.Context, rec WitnessRecorder) (Witnesses, error)
+
+// witnessDrain bounds how long a stopping engine waits for a request to a
+// witness under way (the checkpoint at stop is submitted at the next
+// start: the submitter reads the latest one from the ledger).
+const witnessDrain = 2 * time.Second
+
+// startWitnesses starts the witnesses' submitter (Options.Witnesses).
+func (e *Engine) startWitnesses(ctx context.Context) error {
+	if e.opts.Witnesses == nil {
+		return nil
+	}
+	w, err := e.opts.Witnesses(context.WithoutCancel(ctx), func(ctx context.Context, p event.Payload) error {
+		_, err := e.rec.Record(ctx, ledger.Sync, "", p)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.witnesses = w
+	e.mu.Unlock()
+	return nil
+}
+
+// submitCheckpoint hands the signed note of the durable checkpoint entry
+// seq to the witnesses.
+func (e *Engine) submitCheckpoint(seq uint64) {
+	e.mu.Lock()
+	w := e.witnesses
+	e.mu.Unlock()
+	if w == nil {
+		return
+	}
+	en, err := e.opts.Ledger.Get(seq)
+	var c ledger.CheckpointPayload
+	if err == nil {
+		err = json.Unmarshal(en.Data, &c)
+	}
+	if err != nil {
+		e.opts.Logf("engine: witnesses: checkpoint %d: %v", seq, err)
+		return
+	}
+	if c.Note != "" {
+		w.Submit(c.Note)
+	}
+}
+
+// stopWitnesses stops the submitter.
+func (e *Engine) stopWitnesses() {
+	e.mu.Lock()
+	w := e.witnesses
+	e.mu.Unlock()
+	if w != nil {
+		if err := w.Close(witnessDrain); err != nil {
+			e.opts.Logf("engine: witnesses: %v", err)
+		}
+	}
+}
+
+// witnessStatusProto is where each witness stands, for GetStatus.
+func (e *Engine) witnessStatusProto() []*opxv1.WitnessStatus {
+	e.mu.Lock()
+	w := e.witnesses
+	e.mu.Unlock()
+	if w == nil {
+		return nil
+	}
+	return w.Status()
+}
 
 // fleetDrain bounds how long a stopping engine waits for its last
 // entries (engine.stopped among them) to be shipped; whatever is left is

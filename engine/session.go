@@ -130,6 +130,8 @@ func (e *Engine) checkpoint() (uint64, bool) {
 			// The signed note is in the ledger; only the copy in the
 			// state directory is behind.
 			e.opts.Logf("engine: checkpoint %d: %v", app.Seq, err)
+		} else {
+			e.submitCheckpoint(app.Seq) // Publish made it durable
 		}
 	}
 	return app.Seq, true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -148,6 +149,25 @@ type Ledger struct {
 	// CheckpointInterval: a checkpoint is signed this long after the last
 	// one when anything was appended since.
 	CheckpointInterval Duration `yaml:"checkpoint_interval"`
+	// Witnesses are C2SP tlog-witnesses (https://c2sp.org/tlog-witness:
+	// transparency-dev's omniwitness, the public witness network, an opx
+	// collector's --witness-listen) the engine submits each checkpoint it
+	// signs to, recording each cosignature as ledger.cosigned
+	// (engine/witness). None: no witness.
+	Witnesses []LedgerWitness `yaml:"witnesses"`
+}
+
+// MaxWitnesses bounds ledger.witnesses: each costs a request per
+// checkpoint.
+const MaxWitnesses = 16
+
+// LedgerWitness is one witness: its URL (the submission prefix; the
+// engine POSTs URL/add-checkpoint) and its verifier key in the note format
+// ("<name>+<hash>+<key>", Ed25519 or cosignature/v1), which the
+// cosignatures it returns must verify under before they are recorded.
+type LedgerWitness struct {
+	URL string `yaml:"url"`
+	Key string `yaml:"key"`
 }
 
 // Agents configures sub-agents: sandboxed agent processes the session's
@@ -408,6 +428,9 @@ func (c *Config) Validate() error {
 	if t := time.Duration(c.Ledger.CheckpointInterval); t < time.Second || t > 24*time.Hour {
 		return bad("ledger.checkpoint_interval must be between 1s and 24h, got %s", t)
 	}
+	if err := checkWitnesses(c.Ledger.Witnesses); err != nil {
+		return err
+	}
 	if n := c.Agents.MaxConcurrent; n < 1 || n > 64 {
 		return bad("agents.max_concurrent must be 1..64, got %d", n)
 	}
@@ -511,4 +534,32 @@ func (p Provider) APIKey() (string, error) {
 		return "", fmt.Errorf("%w: environment variable %s (provider.api_key_env) is empty", ErrInvalid, p.APIKeyEnv)
 	}
 	return k, nil
+}
+
+// checkWitnesses checks ledger.witnesses: http(s) URLs without query or
+// fragment, keys that parse, no key twice, at most MaxWitnesses.
+func checkWitnesses(ws []LedgerWitness) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+	}
+	if len(ws) > MaxWitnesses {
+		return bad("ledger.witnesses lists %d witnesses (at most %d)", len(ws), MaxWitnesses)
+	}
+	seen := map[string]bool{}
+	for i, w := range ws {
+		u, err := url.Parse(w.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return bad("ledger.witnesses[%d].url %q must be http(s)://host[:port][/prefix], the witness's submission prefix", i, w.URL)
+		}
+		v, err := tdnote.NewVerifierForCosignatureV1(strings.TrimSpace(w.Key))
+		if err != nil {
+			return bad("ledger.witnesses[%d].key: %v (want the witness's verifier key, <name>+<hash>+<key>)", i, err)
+		}
+		id := fmt.Sprintf("%s+%08x", v.Name(), v.KeyHash())
+		if seen[id] {
+			return bad("ledger.witnesses[%d]: the key %s is listed twice", i, id)
+		}
+		seen[id] = true
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"crypto/rand"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/engine/config"
+	"golang.org/x/mod/sumdb/note"
 )
 
 func TestParse_TemplateIsTheDefault(t *testing.T) {
@@ -163,5 +165,32 @@ func TestParse_TemplateMCPExample(t *testing.T) {
 	}
 	if !fetch.Network || !fetch.Disabled || time.Duration(fetch.Timeout) != 30*time.Second || fetch.Env["LOG_LEVEL"] != "warn" {
 		t.Errorf("fetch %+v", fetch)
+	}
+}
+
+// TestValidate_Witnesses: ledger.witnesses takes http(s) URLs and
+// verifier keys, each key once.
+func TestValidate_Witnesses(t *testing.T) {
+	_, vkey, err := note.GenerateKey(rand.Reader, "witness.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ws []config.LedgerWitness
+		ok bool
+	}{
+		{nil, true},
+		{[]config.LedgerWitness{{URL: "http://127.0.0.1:8080", Key: vkey}}, true},
+		{[]config.LedgerWitness{{URL: "https://w.example.com/prefix", Key: vkey}}, true},
+		{[]config.LedgerWitness{{URL: "ftp://w.example.com", Key: vkey}}, false},
+		{[]config.LedgerWitness{{URL: "https://w.example.com?x=1", Key: vkey}}, false},
+		{[]config.LedgerWitness{{URL: "https://w.example.com", Key: "nope"}}, false},
+		{[]config.LedgerWitness{{URL: "https://a.example.com", Key: vkey}, {URL: "https://b.example.com", Key: vkey}}, false},
+	} {
+		cfg := config.Default()
+		cfg.Ledger.Witnesses = c.ws
+		if err := cfg.Validate(); (err == nil) != c.ok {
+			t.Errorf("%+v: %v", c.ws, err)
+		}
 	}
 }

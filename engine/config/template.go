@@ -81,6 +81,14 @@ ledger:
   # opx ledger verify --since proves the ledger only grew since.
   checkpoint_entries: 1000
   checkpoint_interval: 10s
+  # C2SP tlog-witnesses (transparency-dev's omniwitness, the public witness
+  # network, an opx collector) the engine submits each checkpoint to; each
+  # cosignature is recorded (ledger.cosigned), a refusal is an alert
+  # (ledger.witness_alert, opx status). The witness must list this log's
+  # origin and verifier key (opx ledger key). For example:
+  # witnesses:
+  #   - url: https://witness.example.com
+  #     key: witness.example.com+2b5f9c0e+BM5k...
 
 agents:
   # Sub-agents: the agent may start helpers (spawn_agent), each its own

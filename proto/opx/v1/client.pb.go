@@ -876,7 +876,9 @@ type StatusResponse struct {
 	// The configured MCP servers (mcp.servers), sorted by name.
 	McpServers []*McpServerStatus `protobuf:"bytes,12,rep,name=mcp_servers,json=mcpServers,proto3" json:"mcp_servers,omitempty"`
 	// Shipping to NATS JetStream (fleet.enabled); absent when off.
-	Fleet         *FleetStatus `protobuf:"bytes,13,opt,name=fleet,proto3" json:"fleet,omitempty"`
+	Fleet *FleetStatus `protobuf:"bytes,13,opt,name=fleet,proto3" json:"fleet,omitempty"`
+	// The C2SP tlog-witnesses of ledger.witnesses, in config order.
+	Witnesses     []*WitnessStatus `protobuf:"bytes,14,rep,name=witnesses,proto3" json:"witnesses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1002,6 +1004,155 @@ func (x *StatusResponse) GetFleet() *FleetStatus {
 	return nil
 }
 
+func (x *StatusResponse) GetWitnesses() []*WitnessStatus {
+	if x != nil {
+		return x.Witnesses
+	}
+	return nil
+}
+
+// WitnessStatus is where one C2SP tlog-witness the engine submits its
+// checkpoints to stands (engine/witness).
+type WitnessStatus struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Url           string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`                                      // the witness key's name
+	KeyHash       string                 `protobuf:"bytes,3,opt,name=key_hash,json=keyHash,proto3" json:"key_hash,omitempty"`                 // 8 hex
+	CosignedSize  uint64                 `protobuf:"varint,4,opt,name=cosigned_size,json=cosignedSize,proto3" json:"cosigned_size,omitempty"` // the largest tree size it cosigned (recorded); 0: none
+	PendingSize   uint64                 `protobuf:"varint,5,opt,name=pending_size,json=pendingSize,proto3" json:"pending_size,omitempty"`    // the checkpoint waiting to be cosigned; 0: none
+	Submitted     uint64                 `protobuf:"varint,6,opt,name=submitted,proto3" json:"submitted,omitempty"`                           // requests made by this engine
+	Cosigned      uint64                 `protobuf:"varint,7,opt,name=cosigned,proto3" json:"cosigned,omitempty"`                             // cosignatures recorded by this engine
+	Conflicts     uint64                 `protobuf:"varint,8,opt,name=conflicts,proto3" json:"conflicts,omitempty"`                           // 409s followed
+	LastError     string                 `protobuf:"bytes,9,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`           // network or server error, retried; cleared by a cosignature
+	LastErrorAt   string                 `protobuf:"bytes,10,opt,name=last_error_at,json=lastErrorAt,proto3" json:"last_error_at,omitempty"`  // RFC 3339
+	AlertKind     string                 `protobuf:"bytes,11,opt,name=alert_kind,json=alertKind,proto3" json:"alert_kind,omitempty"`          // ledger.witness_alert kind not followed by a cosignature; empty: none
+	Alert         string                 `protobuf:"bytes,12,opt,name=alert,proto3" json:"alert,omitempty"`
+	AlertAt       string                 `protobuf:"bytes,13,opt,name=alert_at,json=alertAt,proto3" json:"alert_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WitnessStatus) Reset() {
+	*x = WitnessStatus{}
+	mi := &file_opx_v1_client_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WitnessStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WitnessStatus) ProtoMessage() {}
+
+func (x *WitnessStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_client_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WitnessStatus.ProtoReflect.Descriptor instead.
+func (*WitnessStatus) Descriptor() ([]byte, []int) {
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *WitnessStatus) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *WitnessStatus) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WitnessStatus) GetKeyHash() string {
+	if x != nil {
+		return x.KeyHash
+	}
+	return ""
+}
+
+func (x *WitnessStatus) GetCosignedSize() uint64 {
+	if x != nil {
+		return x.CosignedSize
+	}
+	return 0
+}
+
+func (x *WitnessStatus) GetPendingSize() uint64 {
+	if x != nil {
+		return x.PendingSize
+	}
+	return 0
+}
+
+func (x *WitnessStatus) GetSubmitted() uint64 {
+	if x != nil {
+		return x.Submitted
+	}
+	return 0
+}
+
+func (x *WitnessStatus) GetCosigned() uint64 {
+	if x != nil {
+		return x.Cosigned
+	}
+	return 0
+}
+
+func (x *WitnessStatus) GetConflicts() uint64 {
+	if x != nil {
+		return x.Conflicts
+	}
+	return 0
+}
+
+func (x *WitnessStatus) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *WitnessStatus) GetLastErrorAt() string {
+	if x != nil {
+		return x.LastErrorAt
+	}
+	return ""
+}
+
+func (x *WitnessStatus) GetAlertKind() string {
+	if x != nil {
+		return x.AlertKind
+	}
+	return ""
+}
+
+func (x *WitnessStatus) GetAlert() string {
+	if x != nil {
+		return x.Alert
+	}
+	return ""
+}
+
+func (x *WitnessStatus) GetAlertAt() string {
+	if x != nil {
+		return x.AlertAt
+	}
+	return ""
+}
+
 // FleetStatus is where shipping the ledger stands (docs/fleet.md).
 type FleetStatus struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -1026,7 +1177,7 @@ type FleetStatus struct {
 
 func (x *FleetStatus) Reset() {
 	*x = FleetStatus{}
-	mi := &file_opx_v1_client_proto_msgTypes[14]
+	mi := &file_opx_v1_client_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1038,7 +1189,7 @@ func (x *FleetStatus) String() string {
 func (*FleetStatus) ProtoMessage() {}
 
 func (x *FleetStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[14]
+	mi := &file_opx_v1_client_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1051,7 +1202,7 @@ func (x *FleetStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FleetStatus.ProtoReflect.Descriptor instead.
 func (*FleetStatus) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{14}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FleetStatus) GetUrl() string {
@@ -1171,7 +1322,7 @@ type McpServerStatus struct {
 
 func (x *McpServerStatus) Reset() {
 	*x = McpServerStatus{}
-	mi := &file_opx_v1_client_proto_msgTypes[15]
+	mi := &file_opx_v1_client_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1183,7 +1334,7 @@ func (x *McpServerStatus) String() string {
 func (*McpServerStatus) ProtoMessage() {}
 
 func (x *McpServerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[15]
+	mi := &file_opx_v1_client_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1196,7 +1347,7 @@ func (x *McpServerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServerStatus.ProtoReflect.Descriptor instead.
 func (*McpServerStatus) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{15}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *McpServerStatus) GetName() string {
@@ -1278,7 +1429,7 @@ type ShutdownRequest struct {
 
 func (x *ShutdownRequest) Reset() {
 	*x = ShutdownRequest{}
-	mi := &file_opx_v1_client_proto_msgTypes[16]
+	mi := &file_opx_v1_client_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +1441,7 @@ func (x *ShutdownRequest) String() string {
 func (*ShutdownRequest) ProtoMessage() {}
 
 func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[16]
+	mi := &file_opx_v1_client_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +1454,7 @@ func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownRequest.ProtoReflect.Descriptor instead.
 func (*ShutdownRequest) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{16}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ShutdownRequest) GetReason() string {
@@ -1321,7 +1472,7 @@ type ShutdownResponse struct {
 
 func (x *ShutdownResponse) Reset() {
 	*x = ShutdownResponse{}
-	mi := &file_opx_v1_client_proto_msgTypes[17]
+	mi := &file_opx_v1_client_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1333,7 +1484,7 @@ func (x *ShutdownResponse) String() string {
 func (*ShutdownResponse) ProtoMessage() {}
 
 func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[17]
+	mi := &file_opx_v1_client_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1346,7 +1497,7 @@ func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownResponse.ProtoReflect.Descriptor instead.
 func (*ShutdownResponse) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{17}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{18}
 }
 
 type RestartRequest struct {
@@ -1358,7 +1509,7 @@ type RestartRequest struct {
 
 func (x *RestartRequest) Reset() {
 	*x = RestartRequest{}
-	mi := &file_opx_v1_client_proto_msgTypes[18]
+	mi := &file_opx_v1_client_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1370,7 +1521,7 @@ func (x *RestartRequest) String() string {
 func (*RestartRequest) ProtoMessage() {}
 
 func (x *RestartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[18]
+	mi := &file_opx_v1_client_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1383,7 +1534,7 @@ func (x *RestartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartRequest.ProtoReflect.Descriptor instead.
 func (*RestartRequest) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{18}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RestartRequest) GetReason() string {
@@ -1401,7 +1552,7 @@ type RestartResponse struct {
 
 func (x *RestartResponse) Reset() {
 	*x = RestartResponse{}
-	mi := &file_opx_v1_client_proto_msgTypes[19]
+	mi := &file_opx_v1_client_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1413,7 +1564,7 @@ func (x *RestartResponse) String() string {
 func (*RestartResponse) ProtoMessage() {}
 
 func (x *RestartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[19]
+	mi := &file_opx_v1_client_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1426,7 +1577,7 @@ func (x *RestartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartResponse.ProtoReflect.Descriptor instead.
 func (*RestartResponse) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{19}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{20}
 }
 
 var File_opx_v1_client_proto protoreflect.FileDescriptor
@@ -1510,7 +1661,7 @@ const file_opx_v1_client_proto_rawDesc = "" +
 	"\x03seq\x18\v \x01(\x04R\x03seq\x12\x1f\n" +
 	"\vsubagent_id\x18\f \x01(\tR\n" +
 	"subagentId\"\x0f\n" +
-	"\rStatusRequest\"\xea\x03\n" +
+	"\rStatusRequest\"\x9f\x04\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x1c\n" +
 	"\tworkspace\x18\x02 \x01(\tR\tworkspace\x12\x1f\n" +
@@ -1529,7 +1680,25 @@ const file_opx_v1_client_proto_rawDesc = "" +
 	"ledgerPath\x128\n" +
 	"\vmcp_servers\x18\f \x03(\v2\x17.opx.v1.McpServerStatusR\n" +
 	"mcpServers\x12)\n" +
-	"\x05fleet\x18\r \x01(\v2\x13.opx.v1.FleetStatusR\x05fleet\"\xa4\x03\n" +
+	"\x05fleet\x18\r \x01(\v2\x13.opx.v1.FleetStatusR\x05fleet\x123\n" +
+	"\twitnesses\x18\x0e \x03(\v2\x15.opx.v1.WitnessStatusR\twitnesses\"\x83\x03\n" +
+	"\rWitnessStatus\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x19\n" +
+	"\bkey_hash\x18\x03 \x01(\tR\akeyHash\x12#\n" +
+	"\rcosigned_size\x18\x04 \x01(\x04R\fcosignedSize\x12!\n" +
+	"\fpending_size\x18\x05 \x01(\x04R\vpendingSize\x12\x1c\n" +
+	"\tsubmitted\x18\x06 \x01(\x04R\tsubmitted\x12\x1a\n" +
+	"\bcosigned\x18\a \x01(\x04R\bcosigned\x12\x1c\n" +
+	"\tconflicts\x18\b \x01(\x04R\tconflicts\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\t \x01(\tR\tlastError\x12\"\n" +
+	"\rlast_error_at\x18\n" +
+	" \x01(\tR\vlastErrorAt\x12\x1d\n" +
+	"\n" +
+	"alert_kind\x18\v \x01(\tR\talertKind\x12\x14\n" +
+	"\x05alert\x18\f \x01(\tR\x05alert\x12\x19\n" +
+	"\balert_at\x18\r \x01(\tR\aalertAt\"\xa4\x03\n" +
 	"\vFleetStatus\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
 	"\x06stream\x18\x02 \x01(\tR\x06stream\x12\x18\n" +
@@ -1593,7 +1762,7 @@ func file_opx_v1_client_proto_rawDescGZIP() []byte {
 	return file_opx_v1_client_proto_rawDescData
 }
 
-var file_opx_v1_client_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_opx_v1_client_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_opx_v1_client_proto_goTypes = []any{
 	(*ClientMessageRequest)(nil),  // 0: opx.v1.ClientMessageRequest
 	(*PipelineEvent)(nil),         // 1: opx.v1.PipelineEvent
@@ -1609,41 +1778,43 @@ var file_opx_v1_client_proto_goTypes = []any{
 	(*PendingApproval)(nil),       // 11: opx.v1.PendingApproval
 	(*StatusRequest)(nil),         // 12: opx.v1.StatusRequest
 	(*StatusResponse)(nil),        // 13: opx.v1.StatusResponse
-	(*FleetStatus)(nil),           // 14: opx.v1.FleetStatus
-	(*McpServerStatus)(nil),       // 15: opx.v1.McpServerStatus
-	(*ShutdownRequest)(nil),       // 16: opx.v1.ShutdownRequest
-	(*ShutdownResponse)(nil),      // 17: opx.v1.ShutdownResponse
-	(*RestartRequest)(nil),        // 18: opx.v1.RestartRequest
-	(*RestartResponse)(nil),       // 19: opx.v1.RestartResponse
-	(*ChatMessage)(nil),           // 20: opx.v1.ChatMessage
+	(*WitnessStatus)(nil),         // 14: opx.v1.WitnessStatus
+	(*FleetStatus)(nil),           // 15: opx.v1.FleetStatus
+	(*McpServerStatus)(nil),       // 16: opx.v1.McpServerStatus
+	(*ShutdownRequest)(nil),       // 17: opx.v1.ShutdownRequest
+	(*ShutdownResponse)(nil),      // 18: opx.v1.ShutdownResponse
+	(*RestartRequest)(nil),        // 19: opx.v1.RestartRequest
+	(*RestartResponse)(nil),       // 20: opx.v1.RestartResponse
+	(*ChatMessage)(nil),           // 21: opx.v1.ChatMessage
 }
 var file_opx_v1_client_proto_depIdxs = []int32{
 	4,  // 0: opx.v1.ListSessionsResponse.sessions:type_name -> opx.v1.SessionInfo
-	20, // 1: opx.v1.GetHistoryResponse.messages:type_name -> opx.v1.ChatMessage
+	21, // 1: opx.v1.GetHistoryResponse.messages:type_name -> opx.v1.ChatMessage
 	11, // 2: opx.v1.ListApprovalsResponse.approvals:type_name -> opx.v1.PendingApproval
-	15, // 3: opx.v1.StatusResponse.mcp_servers:type_name -> opx.v1.McpServerStatus
-	14, // 4: opx.v1.StatusResponse.fleet:type_name -> opx.v1.FleetStatus
-	0,  // 5: opx.v1.ClientService.SendMessage:input_type -> opx.v1.ClientMessageRequest
-	2,  // 6: opx.v1.ClientService.ListSessions:input_type -> opx.v1.ListSessionsRequest
-	5,  // 7: opx.v1.ClientService.GetHistory:input_type -> opx.v1.GetHistoryRequest
-	7,  // 8: opx.v1.ClientService.ResolveApproval:input_type -> opx.v1.ApprovalRequest
-	9,  // 9: opx.v1.ClientService.ListApprovals:input_type -> opx.v1.ListApprovalsRequest
-	12, // 10: opx.v1.ClientService.GetStatus:input_type -> opx.v1.StatusRequest
-	16, // 11: opx.v1.ClientService.Shutdown:input_type -> opx.v1.ShutdownRequest
-	18, // 12: opx.v1.ClientService.Restart:input_type -> opx.v1.RestartRequest
-	1,  // 13: opx.v1.ClientService.SendMessage:output_type -> opx.v1.PipelineEvent
-	3,  // 14: opx.v1.ClientService.ListSessions:output_type -> opx.v1.ListSessionsResponse
-	6,  // 15: opx.v1.ClientService.GetHistory:output_type -> opx.v1.GetHistoryResponse
-	8,  // 16: opx.v1.ClientService.ResolveApproval:output_type -> opx.v1.ApprovalResponse
-	10, // 17: opx.v1.ClientService.ListApprovals:output_type -> opx.v1.ListApprovalsResponse
-	13, // 18: opx.v1.ClientService.GetStatus:output_type -> opx.v1.StatusResponse
-	17, // 19: opx.v1.ClientService.Shutdown:output_type -> opx.v1.ShutdownResponse
-	19, // 20: opx.v1.ClientService.Restart:output_type -> opx.v1.RestartResponse
-	13, // [13:21] is the sub-list for method output_type
-	5,  // [5:13] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	16, // 3: opx.v1.StatusResponse.mcp_servers:type_name -> opx.v1.McpServerStatus
+	15, // 4: opx.v1.StatusResponse.fleet:type_name -> opx.v1.FleetStatus
+	14, // 5: opx.v1.StatusResponse.witnesses:type_name -> opx.v1.WitnessStatus
+	0,  // 6: opx.v1.ClientService.SendMessage:input_type -> opx.v1.ClientMessageRequest
+	2,  // 7: opx.v1.ClientService.ListSessions:input_type -> opx.v1.ListSessionsRequest
+	5,  // 8: opx.v1.ClientService.GetHistory:input_type -> opx.v1.GetHistoryRequest
+	7,  // 9: opx.v1.ClientService.ResolveApproval:input_type -> opx.v1.ApprovalRequest
+	9,  // 10: opx.v1.ClientService.ListApprovals:input_type -> opx.v1.ListApprovalsRequest
+	12, // 11: opx.v1.ClientService.GetStatus:input_type -> opx.v1.StatusRequest
+	17, // 12: opx.v1.ClientService.Shutdown:input_type -> opx.v1.ShutdownRequest
+	19, // 13: opx.v1.ClientService.Restart:input_type -> opx.v1.RestartRequest
+	1,  // 14: opx.v1.ClientService.SendMessage:output_type -> opx.v1.PipelineEvent
+	3,  // 15: opx.v1.ClientService.ListSessions:output_type -> opx.v1.ListSessionsResponse
+	6,  // 16: opx.v1.ClientService.GetHistory:output_type -> opx.v1.GetHistoryResponse
+	8,  // 17: opx.v1.ClientService.ResolveApproval:output_type -> opx.v1.ApprovalResponse
+	10, // 18: opx.v1.ClientService.ListApprovals:output_type -> opx.v1.ListApprovalsResponse
+	13, // 19: opx.v1.ClientService.GetStatus:output_type -> opx.v1.StatusResponse
+	18, // 20: opx.v1.ClientService.Shutdown:output_type -> opx.v1.ShutdownResponse
+	20, // 21: opx.v1.ClientService.Restart:output_type -> opx.v1.RestartResponse
+	14, // [14:22] is the sub-list for method output_type
+	6,  // [6:14] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_opx_v1_client_proto_init() }
@@ -1658,7 +1829,7 @@ func file_opx_v1_client_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opx_v1_client_proto_rawDesc), len(file_opx_v1_client_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
