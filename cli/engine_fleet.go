@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/opx-dev/opx/engine/outward"
 	"os"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/checkpoint"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/fleet/ship"
@@ -43,15 +43,15 @@ func fleetConfig(f config.Fleet) (*ship.Config, error) {
 }
 
 // fleetStarter starts the engine's shipper (engine.Options.Fleet): the
-// engine reaches the fleet only through engine.Shipper, so the shipper is
+// engine reaches the fleet only through outward.Shipper, so the shipper is
 // started here, with the ledger l, said in the hello to be this host's,
 // the workspace's and this version's, and carrying the ledger's verifier
 // key when checkpoints are signed. Nil when shipping is off (fc nil).
-func fleetStarter(fc *ship.Config, l *ledger.Ledger, workspace string, keeper *checkpoint.Keeper, logf func(format string, args ...any)) engine.StartShipper {
+func fleetStarter(fc *ship.Config, l *ledger.Ledger, workspace string, keeper *checkpoint.Keeper, logf func(format string, args ...any)) outward.StartShipper {
 	if fc == nil {
 		return nil
 	}
-	return func(ctx context.Context, rec engine.CosignRecorder) (engine.Shipper, error) {
+	return func(ctx context.Context, rec outward.CosignRecorder) (outward.Shipper, error) {
 		cfg := *fc
 		if cfg.Host == "" {
 			cfg.Host, _ = os.Hostname()
@@ -73,10 +73,10 @@ func fleetStarter(fc *ship.Config, l *ledger.Ledger, workspace string, keeper *c
 	}
 }
 
-// fleetShipper is a ship.Shipper as the engine sees it (engine.Shipper).
+// fleetShipper is a ship.Shipper as the engine sees it (outward.Shipper).
 type fleetShipper struct{ s *ship.Shipper }
 
-// Status implements engine.Shipper: the shipping state as GetStatus
+// Status implements outward.Shipper: the shipping state as GetStatus
 // answers it.
 func (f fleetShipper) Status() *opxv1.FleetStatus {
 	st := f.s.Status()
@@ -89,5 +89,5 @@ func (f fleetShipper) Status() *opxv1.FleetStatus {
 	return out
 }
 
-// Close implements engine.Shipper.
+// Close implements outward.Shipper.
 func (f fleetShipper) Close(drain time.Duration) error { return f.s.Close(drain) }

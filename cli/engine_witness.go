@@ -2,9 +2,9 @@ package cli
 
 import (
 	"context"
+	"github.com/opx-dev/opx/engine/outward"
 	"time"
 
-	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/config"
 	"github.com/opx-dev/opx/engine/witness"
 	"github.com/opx-dev/opx/ledger"
@@ -15,11 +15,11 @@ import (
 
 // witnessStarter starts submitting the engine's checkpoints to the
 // witnesses of ledger.witnesses (nil when it lists none).
-func witnessStarter(ws []config.LedgerWitness, l *ledger.Ledger, logf func(format string, args ...any)) engine.StartWitnesses {
+func witnessStarter(ws []config.LedgerWitness, l *ledger.Ledger, logf func(format string, args ...any)) outward.StartWitnesses {
 	if len(ws) == 0 {
 		return nil
 	}
-	return func(ctx context.Context, rec engine.WitnessRecorder) (engine.Witnesses, error) {
+	return func(ctx context.Context, rec outward.WitnessRecorder) (outward.Witnesses, error) {
 		opts := witness.Options{Origin: tlog.Origin(l.ID()), Ledger: l, Logf: logf,
 			Record: func(ctx context.Context, p event.Payload) error { return rec(ctx, p) }}
 		for _, w := range ws {
@@ -35,13 +35,13 @@ func witnessStarter(ws []config.LedgerWitness, l *ledger.Ledger, logf func(forma
 }
 
 // engineWitnesses is a witness.Submitter as the engine sees it
-// (engine.Witnesses).
+// (outward.Witnesses).
 type engineWitnesses struct{ s *witness.Submitter }
 
 func (e engineWitnesses) Submit(note string)              { e.s.Submit(note) }
 func (e engineWitnesses) Close(drain time.Duration) error { return e.s.Close(drain) }
 
-// Status implements engine.Witnesses: each witness as GetStatus answers.
+// Status implements outward.Witnesses: each witness as GetStatus answers.
 func (e engineWitnesses) Status() []*opxv1.WitnessStatus {
 	var out []*opxv1.WitnessStatus
 	for _, st := range e.s.Status() {

@@ -5,9 +5,9 @@
 //
 // # Files
 //
-// engine.go (New, Run, the server), options.go (what it is given, and
-// the fleet's shipper it starts with them; the MCP servers' glue is
-// engine/mcp's), agent.go
+// engine.go (New, Run, the server), options.go (what it is given; the
+// fleet's shipper and the witnesses it runs beside it are
+// engine/outward's, the MCP servers' glue engine/mcp's), agent.go
 // (the agent's process and stream), message.go (a client's message: its
 // session, its delivery to the agent, the events streamed back; status
 // and stop), pipeline*.go, approvals.go, recorder.go (and tier 2's

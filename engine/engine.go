@@ -17,6 +17,7 @@ import (
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/mcp"
 	"github.com/opx-dev/opx/engine/otr"
+	"github.com/opx-dev/opx/engine/outward"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/engine/tier2"
 	"github.com/opx-dev/opx/engine/undo"
@@ -56,10 +57,9 @@ type Engine struct {
 	// crashedSince and crashedHead are the run that ended without
 	// engine.stopped, found at load (CrashedRun).
 	crashedSince, crashedHead uint64
-	// shipper ships the ledger (Options.Fleet); nil when off. Under mu.
-	shipper Shipper
-	// witnesses submits checkpoints to C2SP witnesses (Options.Witnesses).
-	witnesses Witnesses
+	// out ships the ledger and submits checkpoints to witnesses
+	// (Options.Fleet, Options.Witnesses).
+	out outward.Set
 
 	mu         sync.Mutex
 	srv        *grpc.Server // set by Run
@@ -292,11 +292,15 @@ func (e *Engine) Run(ctx context.Context) error {
 	if e.opts.replay != nil {
 		go e.opts.replay.Drive(ctx, e) // feeds the recorded messages, then stops the engine
 	}
-	if err := e.startFleet(ctx); err != nil {
-		e.opts.Logf("engine: fleet: %v (not shipping)", err)
+	fleetErr, witnessErr := e.out.Start(ctx, e.opts.Fleet, e.opts.Witnesses, func(ctx context.Context, p event.Payload) error {
+		_, err := e.rec.Record(ctx, ledger.Sync, "", p)
+		return err
+	})
+	if fleetErr != nil {
+		e.opts.Logf("engine: fleet: %v (not shipping)", fleetErr)
 	}
-	if err := e.startWitnesses(ctx); err != nil {
-		e.opts.Logf("engine: witnesses: %v (not submitting checkpoints)", err)
+	if witnessErr != nil {
+		e.opts.Logf("engine: witnesses: %v (not submitting checkpoints)", witnessErr)
 	}
 	everyDone := make(chan struct{})
 	go func() {
@@ -381,8 +385,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		UptimeMS: time.Since(e.started).Milliseconds()}); err != nil && result == nil {
 		result = err
 	}
-	e.stopWitnesses()
-	e.stopFleet()
+	e.out.Stop(e.opts.Logf)
 	return result
 }
 

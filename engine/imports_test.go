@@ -9,7 +9,8 @@ import (
 // TestEngine_ImportsNothingAbove: the engine and its packages depend on
 // no room above them (fleet, cli): the fleet's collector imports the
 // engine's packages, and the engine reaches the shipper only through
-// Shipper, which whoever starts the engine provides (Options.Fleet).
+// outward.Shipper, which whoever starts the engine provides
+// (Options.Fleet).
 func TestEngine_ImportsNothingAbove(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "./...").CombinedOutput()
 	if err != nil {

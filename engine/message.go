@@ -214,8 +214,8 @@ func (e *Engine) Status() (*opxv1.StatusResponse, error) {
 		return nil, fmt.Errorf("ledger head: %w", err)
 	}
 	servers := e.opts.MCP.StatusProto(e.mcp)
-	fleet := e.fleetStatusProto()
-	witnesses := e.witnessStatusProto()
+	fleet := e.out.FleetStatus()
+	witnesses := e.out.WitnessStatus()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := &opxv1.StatusResponse{Version: e.opts.Version, Workspace: e.opts.Workspace, ManagerPid: int64(e.opts.ManagerPID),

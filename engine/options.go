@@ -13,10 +13,10 @@ import (
 	"github.com/opx-dev/opx/engine/judge"
 	"github.com/opx-dev/opx/engine/llm"
 	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/engine/outward"
 	"github.com/opx-dev/opx/engine/supervise"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
-	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/opx-dev/opx/sandbox"
 )
 
@@ -114,14 +114,14 @@ type Options struct {
 	// or that long after it when anything was; defaults 1000 and 10 s.
 	CheckpointEntries  uint64
 	CheckpointInterval time.Duration
-	// Fleet starts shipping the ledger to NATS JetStream (Shipper below;
+	// Fleet starts shipping the ledger to NATS JetStream (engine/outward;
 	// fleet/ship, started by whoever starts the engine); nil ships
 	// nothing.
-	Fleet StartShipper
+	Fleet outward.StartShipper
 	// Witnesses submits each checkpoint the engine signs to C2SP
 	// tlog-witnesses (config ledger.witnesses; engine/witness, started by
 	// whoever starts the engine); nil submits to none.
-	Witnesses StartWitnesses
+	Witnesses outward.StartWitnesses
 	// Services registers the gRPC services that are not the core's
 	// (engine/grpcapi.Register: the ledger and Chronicle services) on the
 	// engine's server, behind the same authenticator; nil serves only
@@ -163,79 +163,9 @@ type ProcessEnd struct {
 	Unconfirmed bool
 }
 
-// Shipper ships the ledger to a fleet while the engine runs (fleet/ship).
-// The engine owns this interface so that it never imports the fleet,
-// whose collector imports the engine's packages: the shipper is started
-// by whoever starts the engine (Options.Fleet), and the engine only asks
-// where it stands and stops it.
-type Shipper interface {
-	// Status is where shipping stands, for GetStatus.
-	Status() *opxv1.FleetStatus
-	// Close ships what it can within drain, then stops.
-	Close(drain time.Duration) error
-}
-
-// CosignRecorder records in the ledger a witness's cosignature the
-// shipper accepted (the shipper never writes entries itself).
-type CosignRecorder interface {
-	RecordCosigned(ctx context.Context, c *event.Cosigned) error
-}
-
-// StartShipper starts shipping the ledger in the background, recording
-// the cosignatures it accepts with rec. It must not block on the fleet:
-// NATS being down is only a state Status shows.
-type StartShipper func(ctx context.Context, rec CosignRecorder) (Shipper, error)
-
-// Witnesses submits the engine's signed checkpoints to C2SP
-// tlog-witnesses (engine/witness). The engine owns this interface as it
-// owns Shipper: it hands each checkpoint note it signed, once durable, to
-// Submit, which must never block (the tool path never waits on a
-// witness), and asks where each witness stands.
-type Witnesses interface {
-	Submit(note string)
-	Status() []*opxv1.WitnessStatus
-	Close(drain time.Duration) error
-}
-
-// WitnessRecorder records, durably and in no session, what the witnesses
-// answered (ledger.cosigned, ledger.witness_alert).
-type WitnessRecorder func(ctx context.Context, p event.Payload) error
-
-// StartWitnesses starts submitting checkpoints in the background.
-type StartWitnesses func(ctx context.Context, rec WitnessRecorder) (Witnesses, error)
-
-// witnessDrain bounds how long a stopping engine waits for a request to a
-// witness under way (the checkpoint at stop is submitted at the next
-// start: the submitter reads the latest one from the ledger).
-const witnessDrain = 2 * time.Second
-
-// startWitnesses starts the witnesses' submitter (Options.Witnesses).
-func (e *Engine) startWitnesses(ctx context.Context) error {
-	if e.opts.Witnesses == nil {
-		return nil
-	}
-	w, err := e.opts.Witnesses(context.WithoutCancel(ctx), func(ctx context.Context, p event.Payload) error {
-		_, err := e.rec.Record(ctx, ledger.Sync, "", p)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	e.mu.Lock()
-	e.witnesses = w
-	e.mu.Unlock()
-	return nil
-}
-
 // submitCheckpoint hands the signed note of the durable checkpoint entry
-// seq to the witnesses.
+// seq to the witnesses (engine/outward).
 func (e *Engine) submitCheckpoint(seq uint64) {
-	e.mu.Lock()
-	w := e.witnesses
-	e.mu.Unlock()
-	if w == nil {
-		return
-	}
 	en, err := e.opts.Ledger.Get(seq)
 	var c ledger.CheckpointPayload
 	if err == nil {
@@ -245,86 +175,7 @@ func (e *Engine) submitCheckpoint(seq uint64) {
 		e.opts.Logf("engine: witnesses: checkpoint %d: %v", seq, err)
 		return
 	}
-	if c.Note != "" {
-		w.Submit(c.Note)
-	}
-}
-
-// stopWitnesses stops the submitter.
-func (e *Engine) stopWitnesses() {
-	e.mu.Lock()
-	w := e.witnesses
-	e.mu.Unlock()
-	if w != nil {
-		if err := w.Close(witnessDrain); err != nil {
-			e.opts.Logf("engine: witnesses: %v", err)
-		}
-	}
-}
-
-// witnessStatusProto is where each witness stands, for GetStatus.
-func (e *Engine) witnessStatusProto() []*opxv1.WitnessStatus {
-	e.mu.Lock()
-	w := e.witnesses
-	e.mu.Unlock()
-	if w == nil {
-		return nil
-	}
-	return w.Status()
-}
-
-// fleetDrain bounds how long a stopping engine waits for its last
-// entries (engine.stopped among them) to be shipped; whatever is left is
-// shipped from the cursor at the next start.
-const fleetDrain = 3 * time.Second
-
-// startFleet starts shipping the ledger (Options.Fleet) in the
-// background: it never blocks the engine, and NATS being down is only a
-// state shown by status.
-func (e *Engine) startFleet(ctx context.Context) error {
-	if e.opts.Fleet == nil {
-		return nil
-	}
-	s, err := e.opts.Fleet(context.WithoutCancel(ctx), cosignRecorder{e})
-	if err != nil {
-		return err
-	}
-	e.mu.Lock()
-	e.shipper = s
-	e.mu.Unlock()
-	return nil
-}
-
-// stopFleet ships what it can within fleetDrain, then stops.
-func (e *Engine) stopFleet() {
-	e.mu.Lock()
-	s := e.shipper
-	e.mu.Unlock()
-	if s == nil {
-		return
-	}
-	if err := s.Close(fleetDrain); err != nil {
-		e.opts.Logf("engine: fleet: %v", err)
-	}
-}
-
-// cosignRecorder records the witness's cosignatures the shipper accepted.
-type cosignRecorder struct{ e *Engine }
-
-func (r cosignRecorder) RecordCosigned(ctx context.Context, c *event.Cosigned) error {
-	_, err := r.e.rec.Record(ctx, ledger.Sync, "", c)
-	return err
-}
-
-// fleetStatusProto is the shipping state for GetStatus (nil when off).
-func (e *Engine) fleetStatusProto() *opxv1.FleetStatus {
-	e.mu.Lock()
-	s := e.shipper
-	e.mu.Unlock()
-	if s == nil {
-		return nil
-	}
-	return s.Status()
+	e.out.Submit(c.Note)
 }
 
 // mcpRecorder is the Recorder the engine's servers record through: a

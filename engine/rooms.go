@@ -25,8 +25,8 @@ import (
 // it (Options), and without it the core runs with the no-op default
 // below. Tier 2 and the MCP servers, below the core, are reached the
 // same way (recorder.go: Tier2, engine/mcp: Servers); tier 2 records
-// through the Recorder, and so does the fleet's shipper (options.go:
-// Shipper).
+// through the Recorder, and so do the fleet's shipper and the C2SP
+// witnesses (engine/outward: Shipper, Witnesses).
 
 // What the gRPC services of engine/grpcapi reach the engine through: the
 // core never imports them (UseServices and Options.Services register

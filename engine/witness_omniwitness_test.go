@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"github.com/opx-dev/opx/engine/outward"
 	"testing"
 	"time"
 
@@ -39,7 +40,7 @@ func TestEngine_WitnessedByOmniwitness(t *testing.T) {
 	var ow *omniwitnesstest.Witness
 	r := startEngineWith(t, ledger.Options{SignCheckpoint: k.Sign}, func(o *engine.Options) {
 		o.Checkpoints, o.CheckpointEntries, o.CheckpointInterval = k, 5, time.Hour
-		o.Witnesses = func(ctx context.Context, rec engine.WitnessRecorder) (engine.Witnesses, error) {
+		o.Witnesses = func(ctx context.Context, rec outward.WitnessRecorder) (outward.Witnesses, error) {
 			// Started after the key is set up: the omniwitness lists this
 			// log by its origin and verifier key.
 			v, _ := k.Verifier()
