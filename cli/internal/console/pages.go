@@ -26,7 +26,7 @@ type Page struct {
 	Template string
 	// Nav is its label in the navigation bar; "" keeps it out.
 	Nav, NavPath string
-	Handle  func(s *Server, w http.ResponseWriter, r *http.Request) (any, error)
+	Handle       func(s *Server, w http.ResponseWriter, r *http.Request) (any, error)
 }
 
 // Pages is the console's route table.
