@@ -119,7 +119,7 @@ func artifacts(t *testing.T) string {
 
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	b, err := chromedp.Run(ctx, chromedp.FullScreenshot(80))
+	b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
