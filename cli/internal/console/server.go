@@ -166,3 +166,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, loopback, tls bool)
 	}
 	return err
 }
+
+// Weight is what a page weighs before any data: the bytes of the
+// embedded templates, style sheet and script.
+func Weight() (int, error) {
+	n := 0
+	for _, fsys := range []fs.FS{templateFiles, assetFiles} {
+		err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := fs.ReadFile(fsys, path)
+			n += len(b)
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
