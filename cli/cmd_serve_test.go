@@ -22,7 +22,7 @@ import (
 
 // startServe runs `opx serve args...` in-process and returns the URL it
 // printed (with the token); the server stops when the test ends.
-func startServe(t *testing.T, args ...string) string {
+func startServe(t testing.TB, args ...string) string {
 	t.Helper()
 	app := cli.NewApp()
 	pr, pw := io.Pipe()
