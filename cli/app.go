@@ -46,6 +46,7 @@ func NewApp() *cli.App {
 			rollbackCommand(),
 			replayCommand(),
 			reportCommand(),
+			serveCommand(),
 			internalEngineCommand(),
 			internalAgentCommand(),
 			sandboxCommand(),

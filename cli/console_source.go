@@ -1,0 +1,303 @@
+package cli
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/opx-dev/opx/cli/internal/console"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/replay"
+	"github.com/opx-dev/opx/replay/projection"
+	"github.com/urfave/cli/v2"
+)
+
+// consoleSource is the ledger `opx serve` shows, read by the review
+// commands' own code: the sessions as `opx sessions` lists them, a
+// session verified and built as `opx replay` does, proofs as `opx ledger
+// prove`, the report as `opx report`, the segment as `opx ledger export
+// --session`. Each request opens the ledger (the file read-only, or the
+// running engine that holds it) as one run of those commands does, so a
+// console never keeps an engine from starting.
+type consoleSource struct {
+	c     *cli.Context
+	about console.About
+
+	mu       sync.Mutex
+	outcomes *ledger.MemBucket // projection.Outcomes, folded up to next-1
+	next     uint64
+}
+
+func newConsoleSource(c *cli.Context) (*consoleSource, error) {
+	ss, err := openSessionSource(c)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.Close()
+	return &consoleSource{c: c, about: console.About{Path: ss.path, LedgerID: ss.id, Live: ss.live},
+		outcomes: ledger.NewMemBucket()}, nil
+}
+
+func (s *consoleSource) About() console.About { return s.about }
+
+// Sessions reads the sessions projection as `opx sessions` does, and the
+// outcome counts from a fold kept here and caught up entry by entry.
+func (s *consoleSource) Sessions(ctx context.Context) (*console.SessionList, error) {
+	r, err := openReviewSource(s.c)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var list []projection.Session
+	err = r.readProjection(projection.Sessions{}, func(b ledger.Bucket) error {
+		list = projection.ReadSessions(b)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sessions of %s: %w", r.path, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := projection.Outcomes{}
+	err = r.src.Range(s.next, ^uint64(0), func(e ledger.Entry) error {
+		if e.Seq != s.next {
+			return &ledger.IntegrityError{Seq: e.Seq, Kind: ledger.KindSeqMismatch, Detail: fmt.Sprintf("expected entry %d", s.next)}
+		}
+		if err := p.Apply(s.outcomes, &e); err != nil {
+			return err
+		}
+		s.next++
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("outcomes of %s: %w", r.path, err)
+	}
+	out := &console.SessionList{Days: projection.ReadDayVerdicts(s.outcomes), Sessions: make([]console.SessionRow, len(list))}
+	if s.next > 0 {
+		out.Head = s.next - 1
+	}
+	for i, ses := range list {
+		out.Sessions[i] = console.SessionRow{Session: ses, Outcomes: projection.ReadOutcomes(s.outcomes, ses.ID)}
+	}
+	return out, nil
+}
+
+// Session verifies and builds a session as `opx replay --force` does
+// (the timeline is shown with the failures when the ledger does not
+// verify), then reads the hashes of its entries and the checkpoints
+// that cover them.
+func (s *consoleSource) Session(ctx context.Context, id string) (*console.SessionView, error) {
+	ss, err := openSessionSource(s.c)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.Close()
+	vs, err := verifySession(s.c, ss, id, true)
+	if errors.Is(err, replay.ErrUnknownSession) {
+		return nil, fmt.Errorf("%w: %w", console.ErrNotFound, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if vs.buildErr != nil {
+		return nil, vs.buildErr
+	}
+	t := vs.t
+	v := &console.SessionView{Timeline: t, Report: vs.rep, How: vs.how, Hashes: map[uint64]string{}}
+	if v.Changes, err = replay.Changes(ss.src, t, nil); err != nil {
+		return nil, err
+	}
+	if read := t.Read(); len(read) > 0 {
+		want := make(map[uint64]bool, len(read))
+		for _, q := range read {
+			want[q] = true
+		}
+		err := ss.src.Range(read[0], read[len(read)-1], func(e ledger.Entry) error {
+			if want[e.Seq] {
+				v.Hashes[e.Seq] = ledger.Sum(e.Raw).String()
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	s.checkpoints(v)
+	return v, nil
+}
+
+// checkpoints fills in the latest signed checkpoint and the largest tree
+// a witness cosigned, each checked as `opx ledger checkpoint [--cosigned]`
+// checks them; what cannot be checked is left out (no badge).
+func (s *consoleSource) checkpoints(v *console.SessionView) {
+	rv, err := openReviewOrEngine(s.c)
+	if err != nil {
+		return
+	}
+	defer rv.Close()
+	var sc signedCheckpoint
+	if rv.local != nil {
+		sc, err = latestSigned(rv.local)
+	} else {
+		_, sc, err = remoteProve(rv.remote, rv.path, 0, nil, nil)
+	}
+	if err != nil {
+		return
+	}
+	v.SignedTree, v.SignedSeq = sc.CP.Size, sc.Seq
+	if cs, err := latestCosigned(rv, sc.Key); err == nil {
+		v.Cosigned, v.Witnesses = cs.TreeSize, cs.Witnesses
+	}
+}
+
+// Proof is `opx ledger prove SEQ --json`.
+func (s *consoleSource) Proof(ctx context.Context, seq uint64) ([]byte, error) {
+	rv, err := openReviewOrEngine(s.c)
+	if err != nil {
+		return nil, err
+	}
+	defer rv.Close()
+	var p interface{ Marshal() ([]byte, error) }
+	if rv.local != nil {
+		p, _, err = prove(s.c, rv.local, seq)
+	} else {
+		p, _, err = proveThroughEngine(s.c, rv, seq)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", console.ErrNotFound, err)
+	}
+	return p.Marshal()
+}
+
+// Report is `opx report --no-workspace -o - SESSION`.
+func (s *consoleSource) Report(ctx context.Context, id string, w io.Writer) error {
+	ss, err := openSessionSource(s.c)
+	if err != nil {
+		return err
+	}
+	defer ss.Close()
+	vs, err := verifySession(s.c, ss, id, true)
+	if errors.Is(err, replay.ErrUnknownSession) {
+		return fmt.Errorf("%w: %w", console.ErrNotFound, err)
+	}
+	if err != nil {
+		return err
+	}
+	if vs.buildErr != nil {
+		return vs.buildErr
+	}
+	changes, err := replay.Changes(ss.src, vs.t, nil)
+	if err != nil {
+		return err
+	}
+	html, err := renderReport(ss, vs.rep, vs.how, vs.t, changes,
+		"The workspace was not read (opx serve): post-state content comes from the ledger only.")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(html)
+	return err
+}
+
+// Export is `opx ledger export --session ID -o session.jsonl` into a
+// temporary directory, written to w as one tar archive: the segment, and
+// its bundle of blobs and manifest (with the proofs).
+func (s *consoleSource) Export(ctx context.Context, id string, w io.Writer) error {
+	rv, err := openReviewOrEngine(s.c)
+	if err != nil {
+		return err
+	}
+	defer rv.Close()
+	dir, err := os.MkdirTemp("", "opx-serve-export-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "session.jsonl")
+	opts := ledger.ExportOptions{Session: id}
+	if rv.local != nil {
+		_, err = rv.local.ExportFile(out, opts)
+	} else {
+		_, err = ledger.ExportSourceFile(rv.remote, out, opts)
+	}
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(w)
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		h, err := tar.FileInfoHeader(info, "")
+		if err != nil {
+			return err
+		}
+		h.Name = filepath.ToSlash(rel)
+		if err := tw.WriteHeader(h); err != nil || d.IsDir() {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(tw, f)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return tw.Close()
+}
+
+// Entry is entry seq's stored bytes.
+func (s *consoleSource) Entry(ctx context.Context, seq uint64) ([]byte, error) {
+	r, err := openReviewSource(s.c)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var raw []byte
+	err = r.src.Range(seq, seq, func(e ledger.Entry) error {
+		if e.Seq == seq {
+			raw = append([]byte(nil), e.Raw...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("%w: entry %d", console.ErrNotFound, seq)
+	}
+	return raw, nil
+}
+
+// Blob is a blob, hash-checked by the ledger (or here, through the engine).
+func (s *consoleSource) Blob(ctx context.Context, hash string) ([]byte, error) {
+	h, err := ledger.ParseHash(hash)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", console.ErrBadRequest, err)
+	}
+	r, err := openReviewSource(s.c)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b, err := r.src.GetBlob(h)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %w", console.ErrNotFound, err)
+	}
+	return b, err
+}

@@ -1,0 +1,59 @@
+package console
+
+import (
+	"net/http"
+
+	"github.com/opx-dev/opx/replay"
+)
+
+// sessionView is the session page: the timeline, how it verified, and a
+// badge per entry.
+type sessionView struct {
+	*SessionView
+	T        *replay.Timeline
+	OTR      bool
+	failures map[uint64]bool
+	Items    []replay.Item
+}
+
+// Badge is how one entry shown was checked.
+type Badge struct {
+	Seq  uint64
+	Hash string // BLAKE3 of its stored bytes, hex ("" when not read)
+	// Chain: the verification covered it and found nothing wrong.
+	Chain bool
+	// Failed: the verification found something wrong with it.
+	Failed bool
+	// Signed: a signed checkpoint's tree holds it (a proof is one click
+	// away); Cosigned: a witness cosigned such a tree.
+	Signed   bool
+	Cosigned bool
+}
+
+// B is the badge of entry seq.
+func (v *sessionView) B(seq uint64) Badge {
+	b := Badge{Seq: seq, Hash: v.Hashes[seq]}
+	b.Failed = v.failures[seq]
+	b.Chain = v.Report != nil && !b.Failed && (v.Report.OK || seq <= v.Report.HeadSeq)
+	b.Signed = seq < v.SignedTree
+	b.Cosigned = seq < v.Cosigned
+	return b
+}
+
+func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) (any, error) {
+	sv, err := s.src.Session(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	v := &sessionView{SessionView: sv, T: sv.Timeline, failures: map[uint64]bool{}}
+	if sv.Report != nil {
+		for _, f := range sv.Report.Failures {
+			v.failures[f.Seq] = true
+		}
+	}
+	if v.T != nil {
+		v.OTR = v.T.Mode == "otr"
+		v.Items = v.T.Items()
+	}
+	return v, nil
+}

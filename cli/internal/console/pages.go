@@ -1,0 +1,156 @@
+package console
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// Page is one route of the console: a page (Template set) or a download.
+// Adding a page is adding a Page to Pages and, for a page,
+// templates/<Template>.html defining "title" and "content" (the layout
+// wraps it). Handle returns the data its template renders, or writes the
+// response itself and returns nil data; an error is answered with its
+// status (statusOf), never with recorded content.
+type Page struct {
+	// Pattern is its http.ServeMux pattern ("GET /sessions/{id}"). A
+	// method other than GET and HEAD is state-changing: the guard checks
+	// its origin.
+	Pattern string
+	// Template is the page's template file (without .html); "" for a
+	// route that writes its own response (a download).
+	Template string
+	// Nav is its label in the navigation bar; "" keeps it out.
+	Nav, NavPath string
+	Handle       func(s *Server, w http.ResponseWriter, r *http.Request) (any, error)
+}
+
+// Pages is the console's route table.
+func Pages() []Page {
+	return []Page{
+		{Pattern: "GET /{$}", Template: "sessions", Nav: "Sessions", NavPath: "/", Handle: (*Server).sessionsPage},
+		{Pattern: "GET /sessions/{id}", Template: "session", Handle: (*Server).sessionPage},
+		{Pattern: "GET /sessions/{id}/report", Handle: (*Server).reportDownload},
+		{Pattern: "GET /sessions/{id}/export", Handle: (*Server).exportDownload},
+		{Pattern: "GET /proof/{seq}", Handle: (*Server).proofDownload},
+		{Pattern: "GET /entry/{seq}", Handle: (*Server).entryDownload},
+		{Pattern: "GET /blob/{hash}", Handle: (*Server).blobDownload},
+		// The approvals inbox, annotations and the fleet view are added
+		// here (issue 29).
+	}
+}
+
+// layoutView is what the layout renders around a page.
+type layoutView struct {
+	Title string
+	Nav   []navItem
+	About About
+	Page  any
+}
+
+type navItem struct {
+	Label, Path string
+	Current     bool
+}
+
+// handle runs p and renders its template in the layout.
+func (s *Server) handle(p Page) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, err := p.Handle(s, w, r)
+		if err != nil {
+			http.Error(w, errorText(err), statusOf(err))
+			return
+		}
+		if p.Template == "" || data == nil {
+			return
+		}
+		v := layoutView{About: s.src.About(), Page: data}
+		for _, q := range s.pages {
+			if q.Nav != "" {
+				v.Nav = append(v.Nav, navItem{Label: q.Nav, Path: q.NavPath, Current: q.Template == p.Template})
+			}
+		}
+		var buf bytes.Buffer
+		if err := s.tmpl[p.Template].Execute(&buf, v); err != nil {
+			http.Error(w, "render: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(buf.Bytes())
+	})
+}
+
+// statusOf is the HTTP status of a handler's error.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, ErrBadRequest):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound
+	}
+	return http.StatusInternalServerError
+}
+
+// errorText is an error as a plain-text response says it (neutralised:
+// an error may quote recorded content).
+func errorText(err error) string { return Neutral(err.Error()) }
+
+// seqParam reads the path value name as a seq.
+func seqParam(r *http.Request, name string) (uint64, error) {
+	n, err := strconv.ParseUint(r.PathValue(name), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s is not a seq", ErrBadRequest, name)
+	}
+	return n, nil
+}
+
+// funcs are the templates' helpers. Every recorded string a template
+// shows goes through text (Neutral) or value (Neutral and clipped).
+var funcs = template.FuncMap{
+	"text":  Neutral,
+	"value": func(s string) Clip { return clip(s, ValueLimit) },
+	"short": func(s string, n int) string {
+		s = Neutral(s)
+		if len(s) <= n {
+			return s
+		}
+		i := n
+		for i > 0 && s[i]&0xc0 == 0x80 {
+			i--
+		}
+		return s[:i] + "…"
+	},
+	"hash12": func(s string) string {
+		if len(s) > 12 {
+			return s[:12]
+		}
+		return s
+	},
+	"kib": func(n int) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024) },
+	"lines": func(s string) []string {
+		return strings.Split(s, "\n")
+	},
+	"diffClass": func(l string) string {
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+			return "dh"
+		case strings.HasPrefix(l, "+"):
+			return "da"
+		case strings.HasPrefix(l, "-"):
+			return "dd"
+		case strings.HasPrefix(l, "@@"):
+			return "dc"
+		}
+		return ""
+	},
+	"add":  func(a, b int) int { return a + b },
+	"pair": func(v, x any) pair { return pair{V: v, X: x} },
+}
+
+// pair passes two values to a nested template: the page's view (or a
+// seq) and the item it renders.
+type pair struct{ V, X any }
