@@ -51,6 +51,25 @@ func TestArchitecture_EveryPackageHasARow(t *testing.T) {
 	}
 }
 
+// TestArchitecture_EveryPackageHasADocGo: every package of the module has
+// a doc.go whose package comment says what it owns (issue 25): the one
+// place a newcomer reads first.
+func TestArchitecture_EveryPackageHasADocGo(t *testing.T) {
+	pkgs := modulePackages(t)
+	pkgs["."] = true
+	for _, p := range sortedKeys(pkgs) {
+		f := filepath.Join(filepath.FromSlash(p), "doc.go")
+		file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ParseComments|parser.PackageClauseOnly)
+		if err != nil {
+			t.Errorf("package %s has no doc.go (%v): add one whose package comment says what it owns", p, err)
+			continue
+		}
+		if file.Doc == nil || len(strings.TrimSpace(file.Doc.Text())) < 20 {
+			t.Errorf("%s: no package comment (or a stub): say what the package owns", f)
+		}
+	}
+}
+
 // TestArchitecture_READMEFolderTable: every top-level folder that holds
 // a package has a row in the README's folder table, and every row names
 // a folder that holds one.

@@ -146,4 +146,6 @@ func (s *Set) WitnessStatus() []*opxv1.WitnessStatus {
 // cosignRecorder records the cosignatures the shipper accepted.
 type cosignRecorder Recorder
 
-func (r cosignRecorder) RecordCosigned(ctx context.Context, c *event.Cosigned) error { return r(ctx, c) }
+func (r cosignRecorder) RecordCosigned(ctx context.Context, c *event.Cosigned) error {
+	return r(ctx, c)
+}

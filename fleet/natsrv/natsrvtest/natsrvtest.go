@@ -1,4 +1,3 @@
-// Package natsrvtest starts the embedded JetStream server for tests.
 package natsrvtest
 
 import (

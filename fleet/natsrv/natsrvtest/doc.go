@@ -1,0 +1,2 @@
+// Package natsrvtest starts the embedded JetStream server for tests.
+package natsrvtest
