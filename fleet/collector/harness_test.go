@@ -43,6 +43,7 @@ func startServer(t *testing.T) *natsrv.Server { return natsrvtest.Start(t) }
 // running is a collector running on its own goroutine.
 type running struct {
 	store string
+	c     *collector.Collector
 	stop  func() error
 }
 
@@ -61,7 +62,7 @@ func startCollector(t *testing.T, url, store string, mod ...func(*collector.Conf
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	stopped := false
-	r := &running{store: store}
+	r := &running{store: store, c: c}
 	r.stop = func() error {
 		if stopped {
 			return nil
