@@ -93,12 +93,13 @@ next:
 	}
 }
 
-// trustSource trusts the source's keys (pinned or allowed) for its
-// origin.
+// trustSource trusts the source's keys (pinned or allowed) for the
+// origins they sign for (the default one, or the team's ledger.origin
+// the key is named by).
 func (c *Collector) trustSource(s *source) {
 	for _, v := range s.keys {
 		if nv, err := note.NewVerifier(v.String()); err == nil {
-			c.book.trust(tlog.Origin(s.id), nv)
+			c.book.trust(event.Origin(s.id, v), nv)
 		}
 	}
 }
@@ -301,7 +302,7 @@ func (w *Witness) cosignLines(n *note.Note) (lines, cosigned []byte, err error) 
 // origin's state locked (the caller records and calls done), or nil
 // when p is not to be cosigned.
 func (c *Collector) witnessCheckNATS(b *batch, s *source, p pendingCheckpoint) (done func(cosigned bool)) {
-	l := c.book.get(tlog.Origin(s.id), true)
+	l := c.book.get(p.cp.Origin, true) // the source's key's (openCheckpoint)
 	l.mu.Lock()
 	if l.size > 0 {
 		// The mirror's tree is committed up to p.seq at least; beyond
