@@ -167,10 +167,15 @@ type src struct {
 	k    *checkpoint.Keeper
 }
 
-func newSource(t *testing.T, dir string) *src {
+func newSource(t *testing.T, dir string) *src { return newSourceAs(t, dir, "") }
+
+// newSourceAs is newSource signing under origin (ledger.origin; "" the
+// default).
+func newSourceAs(t *testing.T, dir, origin string) *src {
 	t.Helper()
 	path := filepath.Join(dir, "ledger.db")
 	k := checkpoint.ForLedger(path)
+	k.SetOrigin(origin)
 	l, err := ledger.Create(path, ledger.Options{NoSync: true, SignCheckpoint: k.Sign})
 	if err != nil {
 		t.Fatal(err)

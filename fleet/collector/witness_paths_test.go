@@ -23,9 +23,17 @@ import (
 func startBothPaths(t *testing.T) (*running, *pub, string) {
 	t.Helper()
 	srv := startServer(t)
-	r := startCollector(t, srv.ClientURL(), t.TempDir(), func(c *collector.Config) { c.WitnessListen = "127.0.0.1:0" })
+	r, url := startWitnessOn(t, srv.ClientURL(), t.TempDir())
+	return r, newPub(t, srv.ClientURL()), url
+}
+
+// startWitnessOn runs a collector on store with add-checkpoint on
+// loopback.
+func startWitnessOn(t *testing.T, natsURL, store string) (*running, string) {
+	t.Helper()
+	r := startCollector(t, natsURL, store, func(c *collector.Config) { c.WitnessListen = "127.0.0.1:0" })
 	waitFor(t, "the witness listener", func() bool { return r.c.WitnessAddr() != "" })
-	return r, newPub(t, srv.ClientURL()), "http://" + r.c.WitnessAddr()
+	return r, "http://" + r.c.WitnessAddr()
 }
 
 // noteAt is the signed checkpoint note of the source's entry seq.
@@ -196,5 +204,54 @@ func TestWitnessPaths_HTTPThenNATS(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWitnessPaths_TeamOrigin: a source signing under its team's own
+// origin (ledger.origin, recorded by its ledger.key) is mirrored and
+// cosigned over NATS, and witnessed over add-checkpoint under that
+// origin, one state for both; its default origin is not one the
+// collector witnesses for it.
+func TestWitnessPaths_TeamOrigin(t *testing.T) {
+	const origin = "example.com/opx/team-a"
+	srv := startServer(t)
+	r, url := startWitnessOn(t, srv.ClientURL(), t.TempDir())
+	p := newPub(t, srv.ClientURL())
+	s := newSourceAs(t, t.TempDir(), origin)
+	s.notes(t, 10, true)
+	cp1 := s.head(t).Seq
+	if !strings.HasPrefix(string(noteAt(t, s, cp1)), origin+"\n") {
+		t.Fatalf("checkpoint %q", noteAt(t, s, cp1))
+	}
+	p.ship(s.Ledger, 0, cp1)
+	r.waitCosigned(t, s.ID(), cp1)
+	want409(t, url, addReq(t, s, 0, cp1), cp1)
+	s.notes(t, 5, true)
+	cp2 := s.head(t).Seq
+	code, _, body := post(t, url, addReq(t, s, cp1, cp2))
+	if code != 200 {
+		t.Fatalf("an extension under the team's origin: %d %q", code, body)
+	}
+	verifyCosig(t, r.c.WitnessKey(), noteAt(t, s, cp2), body)
+	p.ship(s.Ledger, cp1+1, cp2)
+	r.waitCosigned(t, s.ID(), cp2)
+	// cp3 over NATS only; restarted, the collector knows it as the
+	// origin's latest from its fleet.cosigned entry.
+	s.notes(t, 4, true)
+	cp3 := s.head(t).Seq
+	p.ship(s.Ledger, cp2+1, cp3)
+	r.waitCosigned(t, s.ID(), cp3)
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	r, url = startWitnessOn(t, srv.ClientURL(), r.store)
+	want409(t, url, addReq(t, s, cp2, cp3), cp3)
+	other := newTestLog(t, tlog.Origin(s.ID()))
+	other.grow(t, 3)
+	if code, _, _ := post(t, url, other.request(t, 0, 3)); code != 404 {
+		t.Fatalf("the default origin of a source signing under its team's: %d, want 404", code)
+	}
+	if a := r.alerts(t, ""); len(a) != 0 {
+		t.Fatalf("alerts: %+v", a)
 	}
 }
