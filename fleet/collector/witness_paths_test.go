@@ -255,3 +255,36 @@ func TestWitnessPaths_TeamOrigin(t *testing.T) {
 		t.Fatalf("alerts: %+v", a)
 	}
 }
+
+// TestCollector_AllowSourceKeys_TeamOrigin: a source under its team's
+// origin checked with an allowed key (by ledger id: the origin does not
+// name it) is cosigned without an alert, and its origin is witnessed
+// over add-checkpoint from the start; a key of another ledger's default
+// origin is refused for the id.
+func TestCollector_AllowSourceKeys_TeamOrigin(t *testing.T) {
+	const origin = "example.com/opx/team-b"
+	srv := startServer(t)
+	p := newPub(t, srv.ClientURL())
+	s := newSourceAs(t, t.TempDir(), origin)
+	s.notes(t, 6, true)
+	cp := s.head(t).Seq
+	r := startCollector(t, srv.ClientURL(), t.TempDir(), func(c *collector.Config) {
+		c.AllowSourceKeys = map[string][]string{s.ID(): {s.vkey}}
+		c.WitnessListen = "127.0.0.1:0"
+	})
+	waitFor(t, "the witness listener", func() bool { return r.c.WitnessAddr() != "" })
+	url := "http://" + r.c.WitnessAddr()
+	// Known before anything was shipped: the allow-list names the key.
+	if code, _, body := post(t, url, addReq(t, s, 0, cp)); code != 200 {
+		t.Fatalf("add-checkpoint under the allowed team origin: %d %q", code, body)
+	}
+	p.ship(s.Ledger, 0, cp)
+	r.waitCosigned(t, s.ID(), cp)
+	if a := r.alerts(t, ""); len(a) != 0 {
+		t.Fatalf("alerts: %s", details(a))
+	}
+	other := keyOf(t, "00112233445566778899aabbccddeeff")
+	if _, err := collector.New(collector.Config{Store: t.TempDir(), AllowSourceKeys: map[string][]string{s.ID(): {other.Verifier().String()}}}); err == nil {
+		t.Fatal("another ledger's key allowed for the id")
+	}
+}
