@@ -31,7 +31,7 @@ func collectorCommand() *cli.Command {
 		Name:  "collector",
 		Usage: "collect the fleet's ledgers from NATS JetStream: verify, witness and serve them for review",
 		UsageText: "opx collector (--nats URL | --embedded-nats DIR [--listen HOST:PORT]) --store DIR [--config FILE]\n" +
-			"                 [--witness-listen HOST:PORT [--witness-logs FILE] [--witness-rate N]]\n" +
+			"                 [--witness-listen HOST:PORT [--witness-insecure-listen] [--witness-logs FILE] [--witness-rate N]]\n" +
 			"   opx collector key --store DIR [--json]",
 		Description: "Runs until interrupted (SIGINT, SIGTERM). A durable JetStream consumer reads every engine's ledger\n" +
 			"subject; each source ledger is kept in STORE/sources/<ledger id>/ledger.db, an ordinary opx ledger\n" +
@@ -41,7 +41,8 @@ func collectorCommand() *cli.Command {
 			"key (`opx collector key`), recorded in STORE/collector.db and published back to its engine. Anything\n" +
 			"wrong is an alert (`opx fleet alerts`). --embedded-nats runs a JetStream server in this process for\n" +
 			"one machine, its data in DIR. --witness-listen also makes it a C2SP tlog-witness: POST\n" +
-			"/add-checkpoint for its sources' origins and the logs in --witness-logs. docs/fleet.md.\n\n" + exitCodesHelp(""),
+			"/add-checkpoint for its sources' origins and the logs in --witness-logs, on a loopback address\n" +
+			"(plain HTTP: a TLS proxy in front) unless --witness-insecure-listen. docs/fleet.md.\n\n" + exitCodesHelp(""),
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "nats", Usage: "NATS server `URL`s, comma-separated (default: url in --config)"},
@@ -52,6 +53,7 @@ func collectorCommand() *cli.Command {
 			&cli.StringFlag{Name: "prefix", Usage: "subject `PREFIX` (default: the config's, else " + fleet.DefaultPrefix + ")"},
 			&cli.DurationFlag{Name: "stall-after", Usage: "alert a source that ships nothing for `DURATION` (0: never; default: the config's, else 0)"},
 			&cli.StringFlag{Name: "witness-listen", Usage: "serve C2SP tlog-witness POST /add-checkpoint on `HOST:PORT` (HTTP; docs/fleet.md)"},
+			&cli.BoolFlag{Name: "witness-insecure-listen", Usage: "let --witness-listen be an address other than loopback (plain HTTP)"},
 			&cli.StringFlag{Name: "witness-logs", Usage: "other logs to witness: `FILE` of ORIGIN KEY lines (besides the sources)", TakesFile: true},
 			&cli.Float64Flag{Name: "witness-rate", Usage: "add-checkpoint requests per second per origin (burst twice that)", Value: 10},
 		},
@@ -166,7 +168,16 @@ func collectorArgs(c *cli.Context) (*collectorSetup, error) {
 		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
 			return nil, usage.Errorf(c, "--witness-listen %q: want HOST:PORT", s.witnessListen)
 		}
-		_ = host // "" listens on every interface, as net.Listen does
+		// Plain HTTP: loopback (behind a TLS proxy) unless the operator
+		// says otherwise, as `opx serve` (issue 29) will.
+		if !isLoopbackHost(host) && !c.Bool("witness-insecure-listen") {
+			return nil, usage.Errorf(c, "--witness-listen %q is not a loopback address: the witness speaks plain HTTP; put a TLS proxy in front of a loopback address, or give --witness-insecure-listen", s.witnessListen)
+		}
+		if !isLoopbackHost(host) {
+			fmt.Fprintf(c.App.ErrWriter, "warning: --witness-listen %s: add-checkpoint served in plain HTTP beyond loopback\n", s.witnessListen)
+		}
+	} else if c.Bool("witness-insecure-listen") {
+		return nil, usage.Errorf(c, "--witness-insecure-listen goes with --witness-listen")
 	}
 	if s.witnessRate <= 0 {
 		return nil, usage.Errorf(c, "--witness-rate must be positive")
@@ -240,4 +251,14 @@ func runCollectorKey(c *cli.Context) error {
 	}
 	fmt.Fprintln(c.App.Writer, key)
 	return nil
+}
+
+// isLoopbackHost reports whether host (of HOST:PORT) is loopback only:
+// "localhost" or a loopback IP ("" and 0.0.0.0 are every interface).
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -164,6 +164,7 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 	// the engine loads (or creates) and records it once the ledger is
 	// open, and signs every checkpoint with it from then on.
 	keeper := checkpoint.ForLedger(path)
+	keeper.SetOrigin(cfg.Ledger.Origin)
 	opts.SignCheckpoint = keeper.Sign
 	l, err := ledger.Open(path, opts)
 	if errors.Is(err, ledger.ErrNotExist) {
@@ -246,7 +247,7 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 		Checkpoints:     keeper, CheckpointEntries: uint64(cfg.Ledger.CheckpointEntries),
 		CheckpointInterval: time.Duration(cfg.Ledger.CheckpointInterval),
 		Fleet:              fleetStarter(fleet, l, ws, keeper, func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) }),
-		Witnesses:          witnessStarter(cfg.Ledger.Witnesses, l, func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) }),
+		Witnesses:          witnessStarter(cfg.Ledger.Witnesses, cfg.Ledger.Origin, l, func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) }),
 		Services:           grpcapi.Register,
 	})
 	if err != nil {

@@ -91,7 +91,7 @@ func checkExtends(c *cli.Context, rv *ledgerReview, rep *ledger.Report, w *treeW
 		rep.AddFailure(&ledger.IntegrityError{Seq: seq, Kind: ledger.KindNotExtension, Detail: fmt.Sprintf(format, args...)})
 		return res, nil
 	}
-	origin := tlog.Origin(h.LedgerID)
+	origin, _ := tlog.KeyOrigin(h.LedgerID, sc.Key.Name())
 	switch {
 	case sc.CP.Origin != origin:
 		return fail(0, "%s is a checkpoint of %s; this ledger is %s", file, sc.CP.Origin, origin)

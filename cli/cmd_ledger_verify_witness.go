@@ -62,6 +62,7 @@ const cosigFetchTimeout = 60 * time.Second
 // source can only raise it, so an older cosignature published again, or a
 // ledger that dropped its later ledger.cosigned entries, cannot lower it.
 type witnessCheck struct {
+	id    string // the ledger id
 	key   note.Verifier
 	vkey  string
 	file  string // where the reference was found
@@ -78,9 +79,14 @@ type witnessCheck struct {
 	nats      *natsRef
 	where     string // the stream, for the output
 	offline   bool
-	origin    string // this ledger's checkpoint origin
-	read      int    // messages read on the stream
-	warning   string // what the stream's limits allow
+	origin    string // this ledger's checkpoint origin (the latest)
+	// origins are every origin the ledger's checkpoints were signed for
+	// (its recorded keys' names, ledger.origin; the default always).
+	// Nil: read through an engine, any origin tlog.KeyOrigin allows for
+	// the ledger id (a foreign log's note then fails as not-extension).
+	origins map[string]bool
+	read    int    // messages read on the stream
+	warning string // what the stream's limits allow
 }
 
 // witnessResult is what --witness proved, for --json.
@@ -362,7 +368,7 @@ func cosignedBy(text []byte, v note.Verifier) bool {
 // the reference only (at most event.MaxCosignedNote / fleet.MaxCosigBytes).
 func (w *witnessCheck) consider(text []byte, from string, seq uint64) {
 	origin, _, _ := bytes.Cut(text, []byte("\n"))
-	if string(origin) != w.origin || !cosignedBy(text, w.key) {
+	if !w.ours(string(origin)) || !cosignedBy(text, w.key) {
 		return
 	}
 	if w.found && peekSize(text) <= peekSize(w.note) {
@@ -381,13 +387,20 @@ func (w *witnessCheck) find(rv *ledgerReview) error {
 	if err != nil {
 		return err
 	}
-	w.origin = tlog.Origin(id)
+	w.id, w.origin = id, tlog.Origin(id)
+	if rv.local != nil {
+		keys, err := event.Keys(rv.local)
+		if err != nil {
+			return fmt.Errorf("--witness: the ledger's keys: %w", err)
+		}
+		w.origins, w.origin = event.Origins(id, keys), event.LatestOrigin(id, keys)
+	}
 	if w.given != nil {
 		origin, _, _ := bytes.Cut(w.given, []byte("\n"))
 		switch {
 		case !cosignedBy(w.given, w.key):
 			w.givenBad = fmt.Sprintf("%s carries no valid cosignature of %s", w.givenFile, w.key.Name())
-		case string(origin) != w.origin:
+		case !w.ours(string(origin)):
 			w.givenBad = fmt.Sprintf("%s is a checkpoint of %s; this ledger is %s", w.givenFile, ui.Clip(string(origin), 120), w.origin)
 		default:
 			w.consider(w.given, w.givenFile, 0)
@@ -526,4 +539,13 @@ func printWitness(w io.Writer, r *witnessResult) {
 		return
 	}
 	fmt.Fprintf(w, "%s: no checkpoint cosigned by %s (%s) that the ledger extends (%s)\n", ui.Red(w, "witness"), r.Witness, r.KeyHash, r.From)
+}
+
+// ours reports whether a checkpoint of origin is one of this ledger's.
+func (w *witnessCheck) ours(origin string) bool {
+	if w.origins != nil {
+		return w.origins[origin]
+	}
+	o, ok := tlog.KeyOrigin(w.id, origin)
+	return ok && o == origin
 }

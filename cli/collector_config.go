@@ -131,8 +131,8 @@ func (c *collectorConfig) check() error {
 		if err != nil {
 			return fmt.Errorf("allow_keys %s: %v", id, err) // a config error, not an integrity finding
 		}
-		if v.Name() != tlog.Origin(id) {
-			return fmt.Errorf("allow_keys %s: the key is for %q, not this ledger", id, ui.Clip(v.Name(), 80))
+		if _, ok := tlog.KeyOrigin(id, v.Name()); !ok {
+			return fmt.Errorf("allow_keys %s: the key is for %q, not this ledger (nor an origin of the team's)", id, ui.Clip(v.Name(), 80))
 		}
 	}
 	return nil

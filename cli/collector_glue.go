@@ -10,6 +10,7 @@ import (
 
 	"github.com/opx-dev/opx/fleet/collector"
 	"github.com/opx-dev/opx/fleet/witnesshttp"
+	"github.com/opx-dev/opx/ledger/tlog"
 )
 
 // runCollectorService runs the collector (fleet/collector) until ctx ends.
@@ -20,13 +21,18 @@ func runCollectorService(ctx context.Context, c *cli.Context, s *collectorSetup)
 	}
 	opts = append(opts, s.natsOpts...)
 	var allow []string
-	for _, k := range s.cfg.AllowKeys {
+	allowByID := map[string][]string{} // keys named by a team's origin (ledger.origin)
+	for id, k := range s.cfg.AllowKeys {
+		if v, err := tlog.ParseVerifierKey(k); err == nil && v.Name() != tlog.Origin(id) {
+			allowByID[id] = append(allowByID[id], k)
+			continue
+		}
 		allow = append(allow, k)
 	}
 	sort.Strings(allow)
 	errw := c.App.ErrWriter
 	col, err := collector.New(collector.Config{URL: s.url, NATSOptions: opts, Prefix: s.prefix, Store: s.store,
-		Durable: s.cfg.Durable, Replicas: s.cfg.Replicas, StallAfter: s.stallAfter, AllowKeys: allow, MaxSources: s.cfg.MaxSources,
+		Durable: s.cfg.Durable, Replicas: s.cfg.Replicas, StallAfter: s.stallAfter, AllowKeys: allow, AllowSourceKeys: allowByID, MaxSources: s.cfg.MaxSources,
 		WitnessListen: s.witnessListen, WitnessLogs: s.witnessLogs,
 		WitnessHTTP: witnesshttp.Options{Rate: s.witnessRate, Burst: max(1, int(2*s.witnessRate))},
 		// What it logs may quote what sources sent: no control

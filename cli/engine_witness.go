@@ -14,13 +14,17 @@ import (
 )
 
 // witnessStarter starts submitting the engine's checkpoints to the
-// witnesses of ledger.witnesses (nil when it lists none).
-func witnessStarter(ws []config.LedgerWitness, l *ledger.Ledger, logf func(format string, args ...any)) outward.StartWitnesses {
+// witnesses of ledger.witnesses (nil when it lists none), as checkpoints
+// of origin (ledger.origin; "" the default, tlog.Origin(id)).
+func witnessStarter(ws []config.LedgerWitness, origin string, l *ledger.Ledger, logf func(format string, args ...any)) outward.StartWitnesses {
 	if len(ws) == 0 {
 		return nil
 	}
+	if origin == "" {
+		origin = tlog.Origin(l.ID())
+	}
 	return func(ctx context.Context, rec outward.WitnessRecorder) (outward.Witnesses, error) {
-		opts := witness.Options{Origin: tlog.Origin(l.ID()), Ledger: l, Logf: logf,
+		opts := witness.Options{Origin: origin, Ledger: l, Logf: logf,
 			Record: func(ctx context.Context, p event.Payload) error { return rec(ctx, p) }}
 		for _, w := range ws {
 			opts.Witnesses = append(opts.Witnesses, witness.Witness{URL: w.URL, Key: w.Key})

@@ -115,8 +115,8 @@ func latestSigned(l *ledger.Ledger) (signedCheckpoint, error) {
 // matchTree checks that the ledger holds the checkpoint's tree: its
 // origin is the ledger's and its root is the stored tree's at that size.
 func matchTree(l *ledger.Ledger, cp tlog.Checkpoint) error {
-	if cp.Origin != tlog.Origin(l.ID()) {
-		return fmt.Errorf("%w: the checkpoint is of %s, this ledger is %s", ledger.ErrIntegrity, cp.Origin, tlog.Origin(l.ID()))
+	if o, ok := tlog.KeyOrigin(l.ID(), cp.Origin); !ok || o != cp.Origin {
+		return fmt.Errorf("%w: the checkpoint is of %s, this ledger is %s", ledger.ErrIntegrity, cp.Origin, o)
 	}
 	th, err := l.TreeHeadAt(cp.Size)
 	if errors.Is(err, ledger.ErrTreeSize) {

@@ -81,8 +81,8 @@ func remoteProve(r *liveledger.Ledger, path string, seq uint64, note []byte, giv
 		if err := keyOf(note, false); err != nil {
 			return nil, sc, err
 		}
-		if sc.CP.Origin != tlog.Origin(r.FixedHead().LedgerID) {
-			return nil, sc, fmt.Errorf("%w: the checkpoint is of %s, this ledger is %s", tlog.ErrProof, sc.CP.Origin, tlog.Origin(r.FixedHead().LedgerID))
+		if o, ok := tlog.KeyOrigin(r.FixedHead().LedgerID, sc.CP.Origin); !ok || o != sc.CP.Origin {
+			return nil, sc, fmt.Errorf("%w: the checkpoint is of %s, this ledger is %s", tlog.ErrProof, sc.CP.Origin, o)
 		}
 		if seq >= sc.CP.Size {
 			return nil, sc, fmt.Errorf("entry %d is not in the checkpoint's tree of %s", seq, ui.Plural(sc.CP.Size, "entry", "entries"))
@@ -100,8 +100,8 @@ func remoteProve(r *liveledger.Ledger, path string, seq uint64, note []byte, giv
 		if err := keyOf([]byte(resp.Note), true); err != nil {
 			return nil, sc, fmt.Errorf("the engine's latest checkpoint: %w", err)
 		}
-		if sc.CP.Origin != tlog.Origin(r.FixedHead().LedgerID) {
-			return nil, sc, fmt.Errorf("the engine's latest checkpoint: %w: it is of %s, this ledger is %s", tlog.ErrProof, sc.CP.Origin, tlog.Origin(r.FixedHead().LedgerID))
+		if o, ok := tlog.KeyOrigin(r.FixedHead().LedgerID, sc.CP.Origin); !ok || o != sc.CP.Origin {
+			return nil, sc, fmt.Errorf("the engine's latest checkpoint: %w: it is of %s, this ledger is %s", tlog.ErrProof, sc.CP.Origin, o)
 		}
 		// A checkpoint of tree n is recorded by entry n (the entry just
 		// after the tree it covers), as offline.

@@ -178,8 +178,8 @@ func checkManifestProofs(m *Manifest, entries map[uint64][]byte, pinned string) 
 		fail(m.FromSeq, KindCheckpoint, "manifest verifier_key: %v", err)
 		return nil, fails
 	}
-	if want := tlog.Origin(m.LedgerID); v.Name() != want {
-		fail(m.FromSeq, KindCheckpoint, "key %s is not a key of ledger %s (its name is %q, want %q)", v, m.LedgerID, v.Name(), want)
+	if !ownOrigin(m.LedgerID, v.Name()) {
+		fail(m.FromSeq, KindCheckpoint, "key %s is not a key of ledger %s (its name is %q, want %q or an origin of the team's)", v, m.LedgerID, v.Name(), tlog.Origin(m.LedgerID))
 		return nil, fails
 	}
 	if len(m.Checkpoint) > tlog.MaxNoteBytes {

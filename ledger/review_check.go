@@ -64,7 +64,7 @@ func (rv *reviewRun) run(shown []uint64) error {
 	}
 	cp := rv.cp
 	rv.how.TreeSize, rv.how.Root = cp.Size, cp.RootString()
-	if cp.Size != c.TreeSize || cp.Size != sc.seq || cp.RootString() != c.TreeRoot || cp.Origin != tlog.Origin(r.l.ID()) {
+	if cp.Size != c.TreeSize || cp.Size != sc.seq || cp.RootString() != c.TreeRoot || !ownOrigin(r.l.ID(), cp.Origin) {
 		rv.fail(sc.seq, KindCheckpoint, "checkpoint entry %d records tree %d %s, its note says %s tree %d %s",
 			sc.seq, c.TreeSize, c.TreeRoot, cp.Origin, cp.Size, cp.RootString())
 		return nil
@@ -322,4 +322,12 @@ func (rv *reviewRun) after(before []byte) error {
 		}
 	}
 	return nil
+}
+
+// ownOrigin reports whether a checkpoint of origin can be the ledger
+// ledgerID's (tlog.KeyOrigin: its default origin, or one a team chose and
+// the ledger's key, recorded in it, is named by).
+func ownOrigin(ledgerID, origin string) bool {
+	o, ok := tlog.KeyOrigin(ledgerID, origin)
+	return ok && o == origin
 }

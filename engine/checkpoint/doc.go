@@ -23,6 +23,14 @@
 //     the first checkpoint it signs; a key found different from the one
 //     recorded last (the key file was lost or replaced) is recorded as
 //     "replaced", so investigators see it.
+//   - The key is named by the ledger's origin: tlog.Origin(id), or the
+//     team's ledger.origin (Keeper.SetOrigin). When the origin changes,
+//     the key this ledger recorded last is moved aside (never deleted:
+//     tlog.KeyFile.retired-*), a new key is created and recorded
+//     ("replaced", the detail naming ledger.origin); a key file for
+//     another origin that the ledger never recorded is refused, as
+//     before. Verifiers read each checkpoint's origin from the key
+//     recorded before it (event.Origin), never from configuration.
 //   - The note file (tlog.NoteFile) is written only after the checkpoint
 //     entry holding the note is durable, atomically, so it never names a
 //     tree the ledger does not hold; and only forward: Keeper.Publish is

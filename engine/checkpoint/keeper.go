@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -17,7 +19,8 @@ import (
 // Options.SignCheckpoint; Setup loads (or creates) the key once the
 // ledger is open and records it.
 type Keeper struct {
-	dir string
+	dir    string
+	origin string // ledger.origin; "" the default, tlog.Origin(id)
 
 	mu sync.Mutex
 	s  *tlog.Signer
@@ -36,6 +39,21 @@ func NewKeeper(dir string) *Keeper { return &Keeper{dir: dir} }
 // ForLedger returns the keeper of the ledger file at path: its key lives
 // beside it.
 func ForLedger(path string) *Keeper { return NewKeeper(filepath.Dir(path)) }
+
+// SetOrigin makes Setup sign under origin (ledger.origin, checked by
+// tlog.CheckOrigin) instead of the default tlog.Origin(ledger id). Call
+// it before Setup.
+func (k *Keeper) SetOrigin(origin string) { k.origin = origin }
+
+// Origin is the origin the key signs for, after Setup ("" before).
+func (k *Keeper) Origin() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.s == nil {
+		return ""
+	}
+	return k.s.Origin()
+}
 
 // Dir is the directory holding the key and the note file.
 func (k *Keeper) Dir() string { return k.dir }
@@ -67,9 +85,15 @@ func (k *Keeper) Verifier() (tlog.Verifier, bool) {
 // the state directory holds none, and records its verifier key in l
 // (ledger.key, durable) unless the last recorded key is that one. A key
 // file that is not private, or that signs for another ledger, is an error
-// that says what to do: it is never used, replaced or deleted.
+// that says what to do: it is never used, replaced or deleted. The key
+// signs for SetOrigin's origin (tlog.Origin(id) by default); when the
+// origin changed, the key recorded last is moved aside (KeyFile.retired-*)
+// and a new one is created and recorded (ledger.key, replaced).
 func (k *Keeper) Setup(ctx context.Context, l *ledger.Ledger) error {
-	origin := tlog.Origin(l.ID())
+	origin := k.origin
+	if origin == "" {
+		origin = tlog.Origin(l.ID())
+	}
 	s, err := tlog.LoadKey(k.dir)
 	created := false
 	if errors.Is(err, tlog.ErrNoKey) {
@@ -79,10 +103,6 @@ func (k *Keeper) Setup(ctx context.Context, l *ledger.Ledger) error {
 	if err != nil {
 		return err
 	}
-	if s.Origin() != origin {
-		return fmt.Errorf("%s signs for %s, not for this ledger (%s): move it away and a new key is created and recorded",
-			filepath.Join(k.dir, tlog.KeyFile), s.Origin(), origin)
-	}
 	h, err := l.Head()
 	if err != nil {
 		return err
@@ -90,6 +110,20 @@ func (k *Keeper) Setup(ctx context.Context, l *ledger.Ledger) error {
 	last, ok, err := event.KeyAt(l, h.Seq+1)
 	if err != nil {
 		return fmt.Errorf("checkpoint key: the recorded key: %w", err)
+	}
+	retired := ""
+	if s.Origin() != origin {
+		// The key this ledger recorded last, for another origin:
+		// ledger.origin changed. Its checkpoints stay verifiable with
+		// the recorded key; the file is kept aside, a new key signs
+		// for the new origin from here on.
+		if !ok || last.Key.VKey != s.Verifier().String() {
+			return fmt.Errorf("%s signs for %s, not for this ledger (%s): move it away and a new key is created and recorded",
+				filepath.Join(k.dir, tlog.KeyFile), s.Origin(), origin)
+		}
+		if s, retired, err = retireKey(k.dir, origin); err != nil {
+			return err
+		}
 	}
 	vkey := s.Verifier().String()
 	var rec *event.Key
@@ -101,8 +135,12 @@ func (k *Keeper) Setup(ctx context.Context, l *ledger.Ledger) error {
 		if created {
 			what = "was missing"
 		}
-		rec = &event.Key{VKey: vkey, Reason: event.KeyReplaced, Detail: fmt.Sprintf(
-			"the key file %s %s; the key recorded at entry %d (%s) no longer signs", tlog.KeyFile, what, last.Seq, last.Key.VKey)}
+		detail := fmt.Sprintf("the key file %s %s; the key recorded at entry %d (%s) no longer signs", tlog.KeyFile, what, last.Seq, last.Key.VKey)
+		if retired != "" {
+			detail = fmt.Sprintf("ledger.origin: checkpoints are signed for %s from here on; the key recorded at entry %d (%s) signed for %s and no longer signs (kept as %s)",
+				s.Origin(), last.Seq, last.Key.VKey, last.Verifier.Name(), retired)
+		}
+		rec = &event.Key{VKey: vkey, Reason: event.KeyReplaced, Detail: detail}
 	}
 	if rec != nil {
 		r, err := event.Record("", rec)
@@ -150,4 +188,18 @@ func (k *Keeper) Publish(ctx context.Context, l *ledger.Ledger, seq uint64) erro
 	}
 	k.published = seq
 	return nil
+}
+
+// retireKey moves the key file aside (KeyFile.retired-<unix ns>, still
+// 0600) and creates a new key for origin in its place.
+func retireKey(dir, origin string) (*tlog.Signer, string, error) {
+	name := fmt.Sprintf("%s.retired-%d", tlog.KeyFile, time.Now().UnixNano())
+	if err := os.Rename(filepath.Join(dir, tlog.KeyFile), filepath.Join(dir, name)); err != nil {
+		return nil, "", fmt.Errorf("checkpoint key: retire the key of the former origin: %w", err)
+	}
+	s, err := tlog.CreateKey(dir, origin)
+	if err != nil {
+		return nil, "", err
+	}
+	return s, name, nil
 }

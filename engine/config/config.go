@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/opx-dev/opx/internal/regularfile"
+	"github.com/opx-dev/opx/ledger/tlog"
 	tdnote "github.com/transparency-dev/formats/note"
 	"go.yaml.in/yaml/v3"
 )
@@ -155,6 +156,12 @@ type Ledger struct {
 	// signs to, recording each cosignature as ledger.cosigned
 	// (engine/witness). None: no witness.
 	Witnesses []LedgerWitness `yaml:"witnesses"`
+	// Origin is the team's own checkpoint origin (C2SP tlog-checkpoint:
+	// a schema-less URL such as example.com/opx/ledger, tlog.CheckOrigin),
+	// one per ledger: the signing key is named by it and every checkpoint
+	// signed from then on carries it; the ledger records it (ledger.key)
+	// and verifiers read it from there. Empty: opx.local/ledger/<id>.
+	Origin string `yaml:"origin"`
 }
 
 // MaxWitnesses bounds ledger.witnesses: each costs a request per
@@ -427,6 +434,11 @@ func (c *Config) Validate() error {
 	}
 	if t := time.Duration(c.Ledger.CheckpointInterval); t < time.Second || t > 24*time.Hour {
 		return bad("ledger.checkpoint_interval must be between 1s and 24h, got %s", t)
+	}
+	if o := c.Ledger.Origin; o != "" {
+		if err := tlog.CheckOrigin(o); err != nil {
+			return bad("ledger.origin: %v", err)
+		}
 	}
 	if err := checkWitnesses(c.Ledger.Witnesses); err != nil {
 		return err

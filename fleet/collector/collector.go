@@ -59,6 +59,10 @@ type Config struct {
 	// those keys only; any other source's key is pinned from its first
 	// ledger.key entry.
 	AllowKeys []string
+	// AllowSourceKeys are allowed keys by source ledger id, for keys
+	// named by a team's own origin (ledger.origin), which does not name
+	// the id; keys under the default origin may be given here too.
+	AllowSourceKeys map[string][]string
 	// WitnessName names a new cosigner key ("opx-collector" when empty).
 	WitnessName string
 	// WitnessLogs are logs other than the sources that the collector
@@ -159,6 +163,25 @@ func New(cfg Config) (*Collector, error) {
 		c.allow[id] = append(c.allow[id], v)
 		if nv, err := note.NewVerifier(v.String()); err == nil {
 			c.book.trust(v.Name(), nv)
+		}
+	}
+	for id, ks := range cfg.AllowSourceKeys {
+		if err := fleet.CheckLedgerID(id); err != nil {
+			return nil, fmt.Errorf("collector: allowed keys of %q: %w", id, err)
+		}
+		for _, k := range ks {
+			v, err := tlog.ParseVerifierKey(strings.TrimSpace(k))
+			if err != nil {
+				return nil, fmt.Errorf("collector: allowed key %q: %w", k, err)
+			}
+			origin, ok := tlog.KeyOrigin(id, v.Name())
+			if !ok {
+				return nil, fmt.Errorf("collector: allowed key %q is not a key of ledger %s", k, id)
+			}
+			c.allow[id] = append(c.allow[id], v)
+			if nv, err := note.NewVerifier(v.String()); err == nil {
+				c.book.trust(origin, nv)
+			}
 		}
 	}
 	for _, l := range cfg.WitnessLogs {

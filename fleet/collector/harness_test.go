@@ -43,6 +43,7 @@ func startServer(t *testing.T) *natsrv.Server { return natsrvtest.Start(t) }
 // running is a collector running on its own goroutine.
 type running struct {
 	store string
+	c     *collector.Collector
 	stop  func() error
 }
 
@@ -61,7 +62,7 @@ func startCollector(t *testing.T, url, store string, mod ...func(*collector.Conf
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	stopped := false
-	r := &running{store: store}
+	r := &running{store: store, c: c}
 	r.stop = func() error {
 		if stopped {
 			return nil
@@ -166,10 +167,15 @@ type src struct {
 	k    *checkpoint.Keeper
 }
 
-func newSource(t *testing.T, dir string) *src {
+func newSource(t *testing.T, dir string) *src { return newSourceAs(t, dir, "") }
+
+// newSourceAs is newSource signing under origin (ledger.origin; "" the
+// default).
+func newSourceAs(t *testing.T, dir, origin string) *src {
 	t.Helper()
 	path := filepath.Join(dir, "ledger.db")
 	k := checkpoint.ForLedger(path)
+	k.SetOrigin(origin)
 	l, err := ledger.Create(path, ledger.Options{NoSync: true, SignCheckpoint: k.Sign})
 	if err != nil {
 		t.Fatal(err)

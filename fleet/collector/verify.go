@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/opx-dev/opx/fleet"
 	"github.com/opx-dev/opx/ledger"
@@ -143,7 +144,7 @@ func (c *Collector) openCheckpoint(s *source, seq uint64, note string) (tlog.Che
 			continue
 		}
 		switch {
-		case cp.Origin != tlog.Origin(s.id):
+		case cp.Origin != event.Origin(s.id, v):
 			return cp, v, fmt.Errorf("the checkpoint's origin is %s, not this source's", clip(cp.Origin))
 		case cp.Size != seq:
 			return cp, v, fmt.Errorf("the checkpoint at entry %d names tree size %d", seq, cp.Size)
@@ -313,7 +314,7 @@ func (c *Collector) replayOwn() error {
 		case *event.FleetWitnessed:
 			c.book.advance(p.Origin, p.TreeSize, p.TreeRoot)
 		case *event.FleetCosigned:
-			c.book.advance(tlog.Origin(p.Source), p.TreeSize, p.TreeRoot)
+			c.book.advance(cosignedOrigin(p), p.TreeSize, p.TreeRoot)
 			s := c.source(p.Source)
 			if p.TreeSize > s.cosigned {
 				s.cosigned, s.cosigNote, s.published = p.TreeSize, []byte(p.Note), false
@@ -331,4 +332,15 @@ func clip(s string) string {
 		return s[:120] + "…"
 	}
 	return s
+}
+
+// cosignedOrigin is the origin of a recorded cosignature: its note's
+// first line when the source's key may sign for it (tlog.KeyOrigin: a
+// team's ledger.origin), else the source's default origin.
+func cosignedOrigin(p *event.FleetCosigned) string {
+	line, _, _ := strings.Cut(p.Note, "\n")
+	if o, ok := tlog.KeyOrigin(p.Source, line); ok && o == line {
+		return line
+	}
+	return tlog.Origin(p.Source)
 }

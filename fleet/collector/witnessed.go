@@ -93,12 +93,13 @@ next:
 	}
 }
 
-// trustSource trusts the source's keys (pinned or allowed) for its
-// origin.
+// trustSource trusts the source's keys (pinned or allowed) for the
+// origins they sign for (the default one, or the team's ledger.origin
+// the key is named by).
 func (c *Collector) trustSource(s *source) {
 	for _, v := range s.keys {
 		if nv, err := note.NewVerifier(v.String()); err == nil {
-			c.book.trust(tlog.Origin(s.id), nv)
+			c.book.trust(event.Origin(s.id, v), nv)
 		}
 	}
 }
@@ -291,30 +292,36 @@ func (w *Witness) cosignLines(n *note.Note) (lines, cosigned []byte, err error) 
 
 // witnessCheckNATS is the NATS path's part of the shared state: before
 // the collector cosigns source s's checkpoint p (verified against the
-// mirror), it must extend the latest the witness cosigned for the origin
-// on either path (the mirror's root at that size is the one cosigned),
-// and be larger. It returns the origin's state locked (the caller
-// records and calls done), or nil when p is not to be cosigned.
+// mirror, and larger than the source's last cosigned over NATS), the
+// mirror must have, at the latest size the witness cosigned for the
+// origin on either path, the root cosigned (else a fork alert: the
+// source signed another history, sent over add-checkpoint), and p must
+// be at least that size. A checkpoint of exactly that size is the tree
+// already cosigned: it is cosigned again, so the source gets its
+// cosignature over NATS, and the state does not move. It returns the
+// origin's state locked (the caller records and calls done), or nil
+// when p is not to be cosigned.
 func (c *Collector) witnessCheckNATS(b *batch, s *source, p pendingCheckpoint) (done func(cosigned bool)) {
-	l := c.book.get(tlog.Origin(s.id), true)
+	l := c.book.get(p.cp.Origin, true) // the source's key's (openCheckpoint)
 	l.mu.Lock()
-	if p.seq <= l.size {
-		l.mu.Unlock()
-		return nil
-	}
 	if l.size > 0 {
+		// The mirror's tree is committed up to p.seq at least; beyond
+		// it, the cosigned size may not be there yet (checked later).
 		th, err := s.m.TreeHeadAt(l.size)
-		if err != nil || th.Root != l.root {
+		if err == nil && th.Root != l.root {
+			size, root := l.size, l.root
 			l.mu.Unlock()
-			if err == nil {
-				c.alert(b, s.id, event.AlertFork, l.size, fmt.Sprintf("the collector cosigned tree %d with root %s (add-checkpoint); the entries shipped make root %s",
-					l.size, tlog.Checkpoint{Root: l.root}.RootString(), tlog.Checkpoint{Root: th.Root}.RootString()))
-			}
+			c.alert(b, s.id, event.AlertFork, size, fmt.Sprintf("the collector cosigned tree %d with root %s (add-checkpoint); the entries shipped make root %s",
+				size, tlog.Checkpoint{Root: root}.RootString(), tlog.Checkpoint{Root: th.Root}.RootString()))
 			return nil
 		}
 	}
+	if p.seq < l.size {
+		l.mu.Unlock() // a larger tree is cosigned: this one is covered
+		return nil
+	}
 	return func(cosigned bool) {
-		if cosigned {
+		if cosigned && p.seq > l.size {
 			l.size, l.root = p.seq, p.cp.Root
 		}
 		l.mu.Unlock()

@@ -9,7 +9,8 @@
 //   - The request: POST only, a body of at most
 //     tlog.MaxAddCheckpointBytes (read through a limit, never more),
 //     parsed by tlog.ParseAddCheckpointRequest; anything else is 400
-//     (405 for another method, 413 for a larger body).
+//     (405 for another method, 413 for a larger body, 408 for a body
+//     not read within Options.Timeout).
 //   - The answers: 200 with the cosignature lines (text/plain;
 //     charset=utf-8); 409 with the witness's latest size
 //     (tlog.ContentTypeSize, tlog.FormatSize); 404 unknown origin; 403

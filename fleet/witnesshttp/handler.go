@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -106,13 +107,22 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		plain(rw, http.StatusServiceUnavailable, "too many requests in flight")
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), h.opts.Timeout)
+	deadline := time.Now().Add(h.opts.Timeout)
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
 	defer cancel()
+	// The body is read within the same deadline whatever server serves
+	// h (Serve's ReadTimeout is only Serve's): a client that sends its
+	// body slowly holds an in-flight slot for Timeout at most.
+	_ = http.NewResponseController(rw).SetReadDeadline(deadline)
 	if r.ContentLength > int64(tlog.MaxAddCheckpointBytes) {
 		plain(rw, http.StatusRequestEntityTooLarge, fmt.Sprintf("body of %d bytes (at most %d)", r.ContentLength, tlog.MaxAddCheckpointBytes))
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, int64(tlog.MaxAddCheckpointBytes)+1))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		plain(rw, http.StatusRequestTimeout, "body not read in time")
+		return
+	}
 	if err != nil {
 		plain(rw, http.StatusBadRequest, "read body: "+err.Error())
 		return

@@ -42,11 +42,18 @@ func (k *Key) Validate() error {
 	if err != nil {
 		return err
 	}
-	if v.String() != k.VKey || !strings.HasPrefix(v.Name(), tlog.OriginPrefix) {
+	if v.String() != k.VKey || !IsLedgerOrigin(v.Name()) {
 		return errors.New("vkey is not an opx ledger's verifier key")
 	}
 	if k.Reason != KeyCreated && k.Reason != KeyReplaced {
 		return errors.New("reason is not created or replaced")
 	}
 	return nil
+}
+
+// IsLedgerOrigin reports whether origin may name an opx ledger's key:
+// the default, tlog.OriginPrefix and an id, or one a team chose
+// (ledger.origin, tlog.CheckOrigin).
+func IsLedgerOrigin(origin string) bool {
+	return strings.HasPrefix(origin, tlog.OriginPrefix) || tlog.CheckOrigin(origin) == nil
 }
