@@ -61,7 +61,9 @@ type Witness struct {
 }
 
 // Start runs omniwitness on loopback with one log: origin and its
-// verifier key (an opx ledger's, `opx ledger key`).
+// verifier key (an opx ledger's, `opx ledger key`). Call it, or Binary,
+// on the test's goroutine: it skips or fails the test (runtime.Goexit),
+// which on another goroutine would end that goroutine instead.
 func Start(t testing.TB, origin, logVKey string) *Witness {
 	t.Helper()
 	bin := Binary(t)
