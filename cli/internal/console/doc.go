@@ -32,8 +32,8 @@
 //   - Every request carries the token (query on the first visit, then the
 //     cookie it sets); it is compared in constant time. A request without
 //     it is refused with 403 before any handler runs.
-//   - Every request other than GET and HEAD also needs a same-origin
-//     Origin or Referer, and a Sec-Fetch-Site of same-origin when sent.
+//   - Every request other than GET and HEAD also needs a Sec-Fetch-Site
+//     of same-origin, or, without one, a same-origin Origin or Referer.
 //   - Every response carries a Content-Security-Policy that allows script
 //     from 'self' only (the embedded console.js; no inline script), no
 //     remote resource, and frame-ancestors 'none'.

@@ -39,8 +39,11 @@ func Pages() []Page {
 		{Pattern: "GET /proof/{seq}", Handle: (*Server).proofDownload},
 		{Pattern: "GET /entry/{seq}", Handle: (*Server).entryDownload},
 		{Pattern: "GET /blob/{hash}", Handle: (*Server).blobDownload},
-		// The approvals inbox, annotations and the fleet view are added
-		// here (issue 29).
+		{Pattern: "GET /approvals", Template: "approvals", Nav: "Approvals", NavPath: "/approvals", Handle: (*Server).approvalsPage},
+		{Pattern: "POST /approvals/{id}", Handle: (*Server).approvalAnswer},
+		{Pattern: "GET /events", Handle: (*Server).events},
+		{Pattern: "GET /sessions/{id}/annotate", Template: "annotate", Handle: (*Server).annotatePage},
+		{Pattern: "POST /sessions/{id}/notes", Handle: (*Server).annotationPost},
 	}
 }
 
@@ -91,6 +94,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, ErrOffline):
+		return http.StatusConflict
 	}
 	return http.StatusInternalServerError
 }

@@ -148,7 +148,10 @@ func (s *Server) URL(ln net.Listener, tls bool) string {
 // Serve serves the console on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, loopback, tls bool) error {
 	hs := &http.Server{Handler: s.Handler(loopback, tls), ReadHeaderTimeout: 10 * time.Second,
-		MaxHeaderBytes: 64 << 10, ErrorLog: log.New(io.Discard, "", 0)}
+		MaxHeaderBytes: 64 << 10, ErrorLog: log.New(io.Discard, "", 0),
+		// Requests end with the server: an event stream never holds a
+		// stopping console open.
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	done := make(chan struct{})
 	go func() {
 		select {
