@@ -35,6 +35,8 @@ type Badge struct {
 	Notes   []annotation
 }
 
+func (v *sessionView) key() (any, string) { return v.SessionView, "" }
+
 // B is the badge of entry seq.
 func (v *sessionView) B(seq uint64) Badge {
 	b := Badge{Seq: seq, Hash: v.Hashes[seq]}

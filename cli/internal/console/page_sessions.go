@@ -141,7 +141,11 @@ type sessionsView struct {
 	Prev      string
 	Next      string
 	Head      uint64
+	list      *SessionList
+	query     string
 }
+
+func (v *sessionsView) key() (any, string) { return v.list, v.query }
 
 type outcomeCount struct {
 	Name string
@@ -158,7 +162,8 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	v := &sessionsView{Filter: f, Modes: filterModes, Total: len(list.Sessions), Head: list.Head, Page: f.Page}
+	v := &sessionsView{Filter: f, Modes: filterModes, Total: len(list.Sessions), Head: list.Head, Page: f.Page,
+		list: list, query: r.URL.RawQuery}
 	for _, o := range filterOutcomes {
 		v.Outcomes = append(v.Outcomes, o.Name)
 	}
@@ -196,8 +201,9 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) (any, erro
 	lo := min((f.Page-1)*PageSize, len(matched))
 	hi := min(lo+PageSize, len(matched))
 	for _, row := range matched[lo:hi] {
-		row.Title = event.Display(row.Title)
-		v.Rows = append(v.Rows, *row)
+		r := *row // the Source's listing may be shared: not changed here
+		r.Title = event.Display(r.Title)
+		v.Rows = append(v.Rows, r)
 	}
 	if f.Page > 1 {
 		v.Prev = f.query(f.Page - 1)

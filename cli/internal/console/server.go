@@ -45,6 +45,8 @@ type Server struct {
 	pages []Page
 	tmpl  map[string]*template.Template
 	mux   *http.ServeMux
+	// rendered are pages already rendered from the Source's answers.
+	rendered renderCache
 }
 
 // New builds the console over o.Source with the pages of Pages.

@@ -12,7 +12,9 @@ import (
 
 // Source is the ledger the console shows, read and checked by the code of
 // the review commands (the cli package builds it). Every method may be
-// called from many requests at once.
+// called from many requests at once. What it returns may be shared
+// between requests (kept while the ledger's head does not move): the
+// pages never change it.
 type Source interface {
 	// About names the ledger: where it is and how it is read.
 	About() About
