@@ -108,6 +108,6 @@ func (s *Server) annotationPost(w http.ResponseWriter, r *http.Request) (any, er
 	if _, err := s.src.Annotate(r.Context(), id, about, text); err != nil {
 		return nil, err
 	}
-	http.Redirect(w, r, fmt.Sprintf("/sessions/%s#seq-%d", id, about), http.StatusSeeOther)
+	http.Redirect(w, r, fmt.Sprintf("%s/sessions/%s#seq-%d", s.base, id, about), http.StatusSeeOther)
 	return nil, nil
 }

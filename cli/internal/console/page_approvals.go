@@ -83,6 +83,6 @@ func (s *Server) approvalAnswer(w http.ResponseWriter, r *http.Request) (any, er
 		answer = "approved"
 	}
 	q := url.Values{"done": {id}, "answer": {answer}, "seq": {strconv.FormatUint(res.Seq, 10)}}
-	http.Redirect(w, r, "/approvals?"+q.Encode(), http.StatusSeeOther)
+	http.Redirect(w, r, s.base+"/approvals?"+q.Encode(), http.StatusSeeOther)
 	return nil, nil
 }

@@ -187,7 +187,7 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) (any, erro
 	for j, o := range filterOutcomes {
 		g := f
 		g.Outcome = o.Name
-		v.Counts = append(v.Counts, outcomeCount{Name: o.Name, N: counts[j], Link: g.query(1)})
+		v.Counts = append(v.Counts, outcomeCount{Name: o.Name, N: counts[j], Link: s.base + g.query(1)})
 	}
 	// Most recently updated first (RFC 3339 UTC sorts as text), then id.
 	sort.Slice(matched, func(i, j int) bool {
@@ -206,10 +206,10 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) (any, erro
 		v.Rows = append(v.Rows, r)
 	}
 	if f.Page > 1 {
-		v.Prev = f.query(f.Page - 1)
+		v.Prev = s.base + f.query(f.Page-1)
 	}
 	if f.Page < v.Pages {
-		v.Next = f.query(f.Page + 1)
+		v.Next = s.base + f.query(f.Page+1)
 	}
 	v.Chart = verdictChart(list.Days, f)
 	return v, nil

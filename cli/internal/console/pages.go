@@ -83,10 +83,10 @@ func (s *Server) handle(p Page) http.Handler {
 				return
 			}
 		}
-		v := layoutView{About: s.src.About(), Page: data}
+		v := layoutView{About: s.about, Page: data}
 		for _, q := range s.pages {
 			if q.Nav != "" {
-				v.Nav = append(v.Nav, navItem{Label: q.Nav, Path: q.NavPath, Current: q.Template == p.Template})
+				v.Nav = append(v.Nav, navItem{Label: q.Nav, Path: s.base + q.NavPath, Current: q.Template == p.Template})
 			}
 		}
 		var buf bytes.Buffer

@@ -33,7 +33,7 @@ document.addEventListener("DOMContentLoaded", function () {
         if (again) { again = false; refresh(); }
       });
     };
-    var es = new EventSource("/events");
+    var es = new EventSource(inbox.dataset.events);
     es.addEventListener("entry", function (ev) {
       var t = JSON.parse(ev.data).type || "";
       if (t.indexOf("approval.") === 0) {
