@@ -37,11 +37,21 @@ var (
 // reviewBenchLedger returns the cached benchmark ledger, building it if
 // needed, and a session in its middle.
 func reviewBenchLedger(b *testing.B) (string, string) {
+	return benchLedger(b, *reviewBenchEntries, 50)
+}
+
+// benchLedger returns the cached benchmark ledger of n entries in
+// sessions of per turns (12 entries each), building it if needed, and a
+// session in its middle.
+func benchLedger(b *testing.B, n, per int) (string, string) {
 	b.Helper()
-	n := *reviewBenchEntries
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("opx-review-bench-v1-%d", n))
+	name := fmt.Sprintf("opx-review-bench-v1-%d", n)
+	if per != 50 {
+		name = fmt.Sprintf("opx-review-bench-v1-%d-%d", n, per)
+	}
+	dir := filepath.Join(os.TempDir(), name)
 	path := filepath.Join(dir, "ledger.db")
-	session := fmt.Sprintf("ses_%06d", n/600/2)
+	session := fmt.Sprintf("ses_%06d", n/(12*per)/2)
 	if _, err := os.Stat(filepath.Join(dir, "complete")); err == nil {
 		return path, session
 	}
@@ -78,8 +88,8 @@ func reviewBenchLedger(b *testing.B) (string, string) {
 	add("", &event.Key{VKey: signer.Verifier().String(), Reason: event.KeyCreated})
 	next := 1000
 	for count < n {
-		s := fmt.Sprintf("ses_%06d", turn/50)
-		if turn%50 == 0 {
+		s := fmt.Sprintf("ses_%06d", turn/per)
+		if turn%per == 0 {
 			add(s, &event.SessionCreated{Mode: "normal", Title: "benchmark session"})
 		}
 		msg, call := fmt.Sprintf("msg_%d", turn), fmt.Sprintf("call_%d", turn)

@@ -78,6 +78,9 @@ type follower struct {
 	prev     ledger.Hash // the hash of entry next-1 (zeros when next is 0)
 	id       string      // the ledger id, once seen
 	fileSeen time.Time   // the file's mtime when last read offline
+	// emit, when set, receives each entry accepted in place of printing
+	// it (the console's event stream).
+	emit func(e ledger.Entry) error
 }
 
 func runLedgerFollow(c *cli.Context) error {
@@ -212,6 +215,9 @@ func (f *follower) accept(seq uint64, raw []byte) error {
 	f.next, f.prev = seq+1, e.Hash()
 	if f.types != nil && !f.types[e.Type] {
 		return nil
+	}
+	if f.emit != nil {
+		return f.emit(e)
 	}
 	if f.json {
 		b, err := json.Marshal(tailEntry{Seq: e.Seq, Hash: e.Hash().String(), Entry: e.Raw})

@@ -26,11 +26,13 @@ func ledgerNoteCommand() *cli.Command {
 			"before the command returns. Creates the ledger if there is none at the path yet, and says so.\n" +
 			"Arguments are joined with spaces; put -- before text that starts with a dash.\n" +
 			"While an engine holds the ledger, the engine appends the note (recording this client's name beside the\n" +
-			"author) and answers once it is durable.\n\n" +
+			"author) and answers once it is durable. --about SEQ makes it an annotation of that entry (opx replay,\n" +
+			"opx report and opx serve show it with the step; strict verification checks the entry is before it).\n\n" +
 			exitCodesHelp("integrity failure found: the stored head does not match the last entry, nothing appended"),
 		HideHelpCommand: true,
 		Flags: append(ledgerloc.Flags(),
 			&cli.StringFlag{Name: "session", Usage: "attach the note to session `ID`"},
+			&cli.Uint64Flag{Name: "about", Usage: "the note is about entry `SEQ` (an annotation of that step; it must be recorded)"},
 			ui.JSONFlag(),
 		),
 		Action: runLedgerNote,
@@ -54,7 +56,8 @@ func runLedgerNote(c *cli.Context) error {
 	if strings.TrimSpace(text) == "" {
 		return usage.Errorf(c, "TEXT is empty")
 	}
-	rec, err := event.Record(c.String("session"), &event.Note{Author: author(), Text: text})
+	about := c.Uint64("about")
+	rec, err := event.Record(c.String("session"), &event.Note{Author: author(), Text: text, About: about})
 	if err != nil {
 		return usage.Errorf(c, "%v", err)
 	}
@@ -76,6 +79,14 @@ func runLedgerNote(c *cli.Context) error {
 	if err := recoverRollbacks(c, l, engine.NewRecorder(l), ws); err != nil {
 		l.Close()
 		return err
+	}
+	if about != 0 {
+		// Strict verification's rule (an annotation names an entry
+		// before it), kept before anything is appended.
+		if h, err := l.Head(); err != nil || about > h.Seq {
+			l.Close()
+			return usage.Errorf(c, "--about %d: the ledger has no such entry yet", about)
+		}
 	}
 	if created && !c.Bool("json") {
 		fmt.Fprintf(c.App.Writer, "created a new ledger at %s (ledger_id %s)\n", path, l.ID())
@@ -130,7 +141,8 @@ func noteByEngine(c *cli.Context, path string, locked error, text string) error 
 		return &usage.Explained{Err: locked, Msg: fmt.Sprintf("an engine holds %s, and no engine registered for it answers (%v)", path, err)}
 	}
 	defer r.Close()
-	resp, err := r.Client().AppendNote(r.Ctx(), &opxv1.AppendNoteRequest{Session: c.String("session"), Author: author(), Text: text})
+	resp, err := r.Client().AppendNote(r.Ctx(), &opxv1.AppendNoteRequest{Session: c.String("session"), Author: author(), Text: text,
+		About: c.Uint64("about")})
 	if err != nil {
 		return fmt.Errorf("append note to %s: %w", path, liveledger.EngineErr(err))
 	}

@@ -15,12 +15,17 @@ func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "serve",
 		Usage:     "serve an investigator's console for the ledger in the browser",
-		UsageText: "opx serve [--workspace DIR | --ledger PATH | --source ID --store DIR] [--listen 127.0.0.1:PORT] [--tls-cert FILE --tls-key FILE | --insecure-listen]",
+		UsageText: "opx serve [--workspace DIR | --ledger PATH | --store DIR [--source ID]] [--listen 127.0.0.1:PORT] [--tls-cert FILE --tls-key FILE | --insecure-listen]",
 		Description: "Serves the sessions of the ledger (filter by mode, outcome, time and text; verdicts per day), each\n" +
 			"session's timeline as opx replay builds it with a verification badge per entry (chain-verified,\n" +
 			"in a signed checkpoint with its inclusion proof to download, cosigned by a witness), and the\n" +
 			"session's HTML report and JSONL segment to download. It reads the ledger file, or the running\n" +
-			"engine's ledger service while an engine holds it, and verifies what it shows as opx replay does.\n\n" +
+			"engine's ledger service while an engine holds it, and verifies what it shows as opx replay does.\n" +
+			"Approvals: what the running engine asks, answered with a reason as opx approve and opx deny answer\n" +
+			"(recorded by \"opx serve\"); the page follows the ledger (opx ledger follow's checked stream).\n" +
+			"Annotations: a note on any step, appended as a ledger.note about that entry (opx ledger note --about).\n" +
+			"With --store DIR and no --source, the fleet: the collector's sources (as opx fleet sources), its\n" +
+			"alerts with their evidence, and each source's sessions and timelines.\n\n" +
 			"It listens on 127.0.0.1 (a free port unless --listen) and prints a URL with a fresh access token:\n" +
 			"every request needs it (the page keeps it in a cookie). Another address needs --tls-cert and\n" +
 			"--tls-key, or --insecure-listen (plain HTTP, with a warning). Stop it with Ctrl-C.\n\n" +
@@ -40,15 +45,23 @@ func runServe(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	if c.IsSet("store") && !c.IsSet("source") {
-		return usage.Errorf(c, "--store needs --source ID for now (the fleet view of every source is not in the console yet)")
-	}
-	src, err := newConsoleSource(c)
-	if err != nil {
-		return err
-	}
-	o := console.Options{Source: src, Listen: c.String("listen"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
+	o := console.Options{Listen: c.String("listen"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
 		InsecureListen: c.Bool("insecure-listen"), Warn: c.App.ErrWriter}
+	var about console.About
+	if _, store := usage.FlagGiven(c, "store"); store && !c.IsSet("source") {
+		// The fleet: every source of the collector's store.
+		f, err := newConsoleFleet(c)
+		if err != nil {
+			return err
+		}
+		o.Fleet, about = f, f.About()
+	} else {
+		src, err := newConsoleSource(c)
+		if err != nil {
+			return err
+		}
+		o.Source, about = src, src.about
+	}
 	srv, err := console.New(o)
 	if err != nil {
 		return err
@@ -58,7 +71,7 @@ func runServe(c *cli.Context) error {
 		return usage.Errorf(c, "%v", err)
 	}
 	tls := o.TLSCert != ""
-	fmt.Fprintf(c.App.Writer, "opx console for %s\n  %s\n", src.about.Path, srv.URL(ln, tls))
+	fmt.Fprintf(c.App.Writer, "opx console for %s\n  %s\n", about.Path, srv.URL(ln, tls))
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return srv.Serve(ctx, ln, loopback, tls)

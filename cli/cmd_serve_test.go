@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -205,6 +206,17 @@ func TestServe_Browser(t *testing.T) {
 
 func ptrTrue() *bool { b := true; return &b }
 
+// hostileJSON is v as JSON with its markup left as it is (not \u003c).
+func hostileJSON(t *testing.T, v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(b.String())
+}
+
 // hostile is recorded content meant to run, hide or break layout.
 const hostile = "<script>window.pwned=1;document.title='pwned'</script><img src=x onerror=\"window.pwned=2\">" +
 	"<a href=\"javascript:window.pwned=3\">click</a> &lt;b&gt; &amp;amp; \x1b[31mred\x1b[0m \u202eevil\u202c \u200bzw"
@@ -226,6 +238,34 @@ func TestServe_Hostile(t *testing.T) {
 	cr.Title = hostile
 	c.Payload = &cr
 	steps = replaytest.Replace(steps, "created", c)
+	// The tool's arguments and its result are hostile too (a file read
+	// whose name and content are the attack, 10 MB of result).
+	args := hostileJSON(t, map[string]string{"path": hostile})
+	for _, name := range []string{"c1.agent", "c1.proposed"} {
+		st := replaytest.Find(steps, name)
+		switch p := st.Payload.(type) {
+		case *event.AgentToolCall:
+			q := *p
+			q.Arguments = args
+			st.Payload = &q
+		case *event.ToolProposed:
+			q := *p
+			q.Arguments = args
+			st.Payload = &q
+		}
+		steps = replaytest.Replace(steps, name, st)
+	}
+	result := hostile + " " + strings.Repeat("R", 10<<20)
+	done := replaytest.Find(steps, "c1.done")
+	dn := *(done.Payload.(*event.ExecCompleted))
+	dn.Result, dn.Size = result, int64(len(result))
+	done.Payload = &dn
+	steps = replaytest.Replace(steps, "c1.done", done)
+	res := replaytest.Find(steps, "c1.result")
+	rs := *(res.Payload.(*event.ToolResult))
+	rs.Content, rs.Size = hostile, int64(len(hostile))
+	res.Payload = &rs
+	steps = replaytest.Replace(steps, "c1.result", res)
 	replaytest.Write(t, path, steps)
 	url := startServe(t, "--ledger", path)
 	base, token, _ := strings.Cut(url, "/?token=")
@@ -241,6 +281,11 @@ func TestServe_Hostile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every value opened, so that a payload hidden in a closed details
+	// would have its chance to run.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#expand-all"))); err != nil {
+		t.Fatal(err)
+	}
 	screenshot(t, ctx, "console-hostile.png")
 	for _, check := range []struct{ expr, want string }{
 		{`String(window.pwned)`, "undefined"},
@@ -251,6 +296,11 @@ func TestServe_Hostile(t *testing.T) {
 		{`String(document.body.innerText.includes("\u202e"))`, "false"},
 		{`String(document.body.innerText.includes("download the whole entry"))`, "true"},
 		{`String(document.documentElement.scrollWidth <= window.innerWidth + 1)`, "true"},
+		// The arguments and the result show the markup as text.
+		{`String(document.querySelector(".call details.args pre").textContent.includes("<script>window.pwned=1"))`, "true"},
+		{`String(Array.from(document.querySelectorAll(".exec pre.value")).some(p => p.textContent.includes("<img src=x onerror")))`, "true"},
+		{`String(Array.from(document.querySelectorAll(".delivery pre.value")).some(p => p.textContent.includes("javascript:window.pwned=3")))`, "true"},
+		{`String(document.querySelectorAll(".exec p.cut").length >= 1)`, "true"},
 	} {
 		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](check.expr))
 		if err != nil || got != check.want {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/opx-dev/opx/cli/internal/console"
 	"github.com/opx-dev/opx/ledger"
+	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/opx-dev/opx/replay"
 	"github.com/opx-dev/opx/replay/projection"
 	"github.com/urfave/cli/v2"
@@ -32,6 +33,48 @@ type consoleSource struct {
 	mu       sync.Mutex
 	outcomes *ledger.MemBucket // projection.Outcomes, folded up to next-1
 	next     uint64
+
+	// What the pages showed, kept while the ledger's head stays where it
+	// was: an append-only ledger whose head (seq and hash) has not moved
+	// holds what it held, and every answer below is a function of it.
+	// A new entry (an engine's, a note) moves the head and drops them.
+	cacheMu  sync.Mutex
+	cacheAt  ledger.Head
+	list     *console.SessionList
+	views    map[string]*console.SessionView
+	signedAt *console.SessionView // checkpoints() of cacheAt, in its Signed*/Cosigned/Witnesses
+}
+
+// reviewHead is the head of r's ledger: the file's, or the durable head
+// the engine reports.
+func reviewHead(r *review) (ledger.Head, error) {
+	if r.file != nil {
+		return r.file.Head()
+	}
+	es, ok := r.src.(*engineSource)
+	if !ok {
+		return ledger.Head{}, fmt.Errorf("no head for %s", r.path)
+	}
+	h, err := es.ec.ledger.Head(es.ec.ctx, &opxv1.HeadRequest{})
+	if err != nil {
+		return ledger.Head{}, fmt.Errorf("ask the engine for the ledger head: %w", err)
+	}
+	hash, err := ledger.ParseHash(h.Hash)
+	if err != nil {
+		return ledger.Head{}, err
+	}
+	return ledger.Head{LedgerID: h.LedgerId, Seq: h.Seq, Hash: hash}, nil
+}
+
+// viewCacheSize bounds the session views kept for one head.
+const viewCacheSize = 16
+
+// cached returns the cache for head h, emptied when h is not the head it
+// was filled at. The caller holds cacheMu.
+func (s *consoleSource) cachedAt(h ledger.Head) {
+	if h != s.cacheAt || s.views == nil {
+		s.cacheAt, s.list, s.views, s.signedAt = h, nil, map[string]*console.SessionView{}, nil
+	}
 }
 
 func newConsoleSource(c *cli.Context) (*consoleSource, error) {
@@ -54,8 +97,34 @@ func (s *consoleSource) Sessions(ctx context.Context) (*console.SessionList, err
 		return nil, err
 	}
 	defer r.Close()
+	h, err := reviewHead(r)
+	if err != nil {
+		return nil, err
+	}
+	s.cacheMu.Lock()
+	s.cachedAt(h)
+	cached := s.list
+	s.cacheMu.Unlock()
+	if cached != nil {
+		return cached, nil
+	}
+	out, err := s.sessions(r)
+	if err != nil {
+		return nil, err
+	}
+	s.cacheMu.Lock()
+	if s.cacheAt == h {
+		s.list = out
+	}
+	s.cacheMu.Unlock()
+	return out, nil
+}
+
+// sessions reads the listing from r: the sessions projection, and the
+// outcomes fold caught up.
+func (s *consoleSource) sessions(r *review) (*console.SessionList, error) {
 	var list []projection.Session
-	err = r.readProjection(projection.Sessions{}, func(b ledger.Bucket) error {
+	err := r.readProjection(projection.Sessions{}, func(b ledger.Bucket) error {
 		list = projection.ReadSessions(b)
 		return nil
 	})
@@ -98,6 +167,34 @@ func (s *consoleSource) Session(ctx context.Context, id string) (*console.Sessio
 		return nil, err
 	}
 	defer ss.Close()
+	h, err := reviewHead(ss.review)
+	if err != nil {
+		return nil, err
+	}
+	s.cacheMu.Lock()
+	s.cachedAt(h)
+	cached := s.views[id]
+	s.cacheMu.Unlock()
+	if cached != nil {
+		return cached, nil
+	}
+	v, err := s.session(ss, id, h)
+	if err != nil {
+		return nil, err
+	}
+	s.cacheMu.Lock()
+	if s.cacheAt == h {
+		if len(s.views) >= viewCacheSize {
+			clear(s.views)
+		}
+		s.views[id] = v
+	}
+	s.cacheMu.Unlock()
+	return v, nil
+}
+
+// session is Session read from ss, whose head is h.
+func (s *consoleSource) session(ss *sessionSource, id string, h ledger.Head) (*console.SessionView, error) {
 	vs, err := verifySession(s.c, ss, id, true)
 	if errors.Is(err, replay.ErrUnknownSession) {
 		return nil, fmt.Errorf("%w: %w", console.ErrNotFound, err)
@@ -128,7 +225,22 @@ func (s *consoleSource) Session(ctx context.Context, id string) (*console.Sessio
 			return nil, err
 		}
 	}
-	s.checkpoints(v)
+	s.cacheMu.Lock()
+	at := s.signedAt
+	if s.cacheAt != h {
+		at = nil
+	}
+	s.cacheMu.Unlock()
+	if at == nil {
+		at = &console.SessionView{}
+		s.checkpoints(at)
+		s.cacheMu.Lock()
+		if s.cacheAt == h {
+			s.signedAt = at
+		}
+		s.cacheMu.Unlock()
+	}
+	v.SignedTree, v.SignedSeq, v.Cosigned, v.Witnesses = at.SignedTree, at.SignedSeq, at.Cosigned, at.Witnesses
 	return v, nil
 }
 

@@ -38,6 +38,9 @@ func summarise(e ledger.Entry, p event.Payload) string {
 		return fmt.Sprintf("engine delivered tools %s (call %s)", list(p.Tools), p.CallID)
 	case *event.Note:
 		s := "note by " + p.Author + ": " + quote(p.Text)
+		if p.About != 0 {
+			s = fmt.Sprintf("note by %s about #%d: %s", p.Author, p.About, quote(p.Text))
+		}
 		if p.Attachment != "" {
 			s += fmt.Sprintf(" (attachment %s, blob %s)", p.Attachment, short(p.Blob))
 		}

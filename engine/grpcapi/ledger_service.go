@@ -345,9 +345,15 @@ func (s *ledgerService) GetBlobFrames(req *opxv1.GetBlobFramesRequest, stream op
 // (its user), the client's name as other client calls record it. It
 // answers once the note is durable.
 func (s *ledgerService) AppendNote(ctx context.Context, req *opxv1.AppendNoteRequest) (*opxv1.AppendNoteResponse, error) {
-	rec, err := event.Record(req.Session, &event.Note{Author: textclip.Cut(req.Author, 256), Text: req.Text, Client: engine.ClientName(ctx)})
+	rec, err := event.Record(req.Session, &event.Note{Author: textclip.Cut(req.Author, 256), Text: req.Text, Client: engine.ClientName(ctx),
+		About: req.About})
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if h, err := engine.DurableHead(s.l()); err == nil && req.About > h.Seq {
+		// The rule strict verification applies (an annotation names an
+		// entry before it), refused before anything is appended.
+		return nil, status.Errorf(codes.InvalidArgument, "about entry %d: the ledger's head is %d", req.About, h.Seq)
 	}
 	app, err := s.l().Append(ctx, ledger.Sync, rec)
 	if err != nil {

@@ -15,7 +15,8 @@ import (
 // entries (DESIGN, "Entry types"): every exec.* follows a tool.proposed and
 // an allowing verdict (or an approval) for its call_id; a mutating tool's
 // chronicle.snapshot precedes its exec.started; no blocked call_id is ever
-// executed. Calls are told apart by session, sub-agent and call_id.
+// executed. Calls are told apart by session, sub-agent and call_id. A
+// ledger.note that is about an entry (an annotation) names one before it.
 //
 // Sub-agents have rules of their own (causality_subagent.go): each is
 // spawned by an allowed, executing spawn_agent call of the session's own
@@ -212,6 +213,8 @@ func (c *Causality) Check(e *ledger.Entry) error {
 		err = c.checkRollback(e)
 	case TypeSessionCreated, TypeHookSession, TypeHookToolCall, TypeHookEvent, TypeHookTranscript:
 		err = c.checkHookEntry(e)
+	case TypeNote:
+		err = checkNoteAbout(e)
 	default:
 		err = c.checkCall(e)
 	}
@@ -219,6 +222,21 @@ func (c *Causality) Check(e *ledger.Entry) error {
 		return errSub
 	}
 	return err
+}
+
+// checkNoteAbout applies the rule of an annotation: the entry a note is
+// about was recorded before it (a note cannot vouch for what came after).
+func checkNoteAbout(e *ledger.Entry) error {
+	var n struct {
+		About uint64 `json:"about"`
+	}
+	if err := json.Unmarshal(e.Data, &n); err != nil || n.About == 0 {
+		return nil // an undecodable payload is reported by the payload check
+	}
+	if n.About >= e.Seq {
+		return fmt.Errorf("ledger.note is about entry %d, which is not before it", n.About)
+	}
+	return nil
 }
 
 // checkCall applies the rules about one tool call: those of every call,

@@ -31,3 +31,22 @@ func TestCausality_KeepsNoEntryBytes(t *testing.T) {
 		copy(data, r.Replace(x[2]))
 	}
 }
+
+// TestCausality_NoteAbout: an annotation names an entry before it; one
+// about itself or a later entry does not verify strictly.
+func TestCausality_NoteAbout(t *testing.T) {
+	for _, tc := range []struct {
+		about   string
+		wantErr bool
+	}{{"", false}, {`,"about":3`, false}, {`,"about":4`, true}, {`,"about":9`, true}} {
+		opts := event.StrictOptions()
+		data := `{"author":"a","text":"t"` + tc.about + `}`
+		if err := event.Check(event.TypeNote, []byte(data)); err != nil {
+			t.Fatalf("%s: payload: %v", data, err)
+		}
+		e := ledger.Entry{Seq: 4, Session: "s", Type: event.TypeNote, Data: []byte(data)}
+		if err := opts.CheckOrder(&e); (err != nil) != tc.wantErr {
+			t.Errorf("%s: %v, want error %v", data, err, tc.wantErr)
+		}
+	}
+}

@@ -50,6 +50,11 @@ type Note struct {
 	// Client names the client that asked the engine to append the note
 	// (as client.message does), when the engine appended it.
 	Client string `json:"client,omitempty"`
+	// About is the seq of the entry the note is about (an annotation of
+	// one step of a session, as `opx serve` writes them); 0 when the note
+	// is about no one entry (seq 0 is the genesis, never annotated).
+	// Strict verification checks that it names an entry before the note.
+	About uint64 `json:"about,omitempty"`
 }
 
 func (*Note) Type() string { return TypeNote }

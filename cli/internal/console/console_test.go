@@ -32,6 +32,19 @@ func (fakeSource) Report(context.Context, string, io.Writer) error { return cons
 func (fakeSource) Export(context.Context, string, io.Writer) error { return console.ErrNotFound }
 func (fakeSource) Entry(context.Context, uint64) ([]byte, error)   { return nil, console.ErrNotFound }
 func (fakeSource) Blob(context.Context, string) ([]byte, error)    { return nil, console.ErrNotFound }
+func (fakeSource) Approvals(context.Context) ([]console.Pending, error) {
+	return nil, console.ErrOffline
+}
+func (fakeSource) Resolve(context.Context, string, bool, string) (*console.Resolved, error) {
+	return nil, console.ErrOffline
+}
+func (fakeSource) Annotate(context.Context, string, uint64, string) (uint64, error) {
+	return 0, console.ErrNotFound
+}
+func (fakeSource) Follow(ctx context.Context, _ func(console.Followed) error) error {
+	<-ctx.Done()
+	return nil
+}
 
 const token = "0123456789abcdef0123456789abcdef"
 

@@ -14,6 +14,16 @@
 //   - How recorded content is shown: escaped by html/template, with ANSI
 //     escapes and bidi/format controls made visible and long values cut
 //     at ValueLimit with a download of the whole (neutral.go).
+//   - The console's writes, each the Source's (the code of the command
+//     that makes it from a terminal): an answer to an approval
+//     (page_approvals.go), an annotation (page_annotate.go).
+//   - The event stream the pages follow (page_events.go): each entry's
+//     seq, type and session as it becomes durable, never its content.
+//   - The fleet (fleet.go): a collector's sources and alerts, and a
+//     console per source under /sources/<id>/ (every link of a page is
+//     under its Server's base path).
+//   - Rendered pages kept while the Source's answer they came from is
+//     (the Source keeps it while the ledger's head does not move).
 //
 // It does not read the ledger itself: a Source (source.go), built by the
 // cli package from the same code as `opx sessions`, `opx replay`,
@@ -24,7 +34,8 @@
 // # What it may import
 //
 // The standard library, ledger, ledger/event, ledger/tlog, replay,
-// replay/projection and chronicle (for the types it renders). Never the
+// replay/projection and chronicle (for the types it renders), and fleet
+// (CheckLedgerID). Never the
 // cli package (which imports it), the engine or Shield.
 //
 // # Invariants
@@ -32,8 +43,8 @@
 //   - Every request carries the token (query on the first visit, then the
 //     cookie it sets); it is compared in constant time. A request without
 //     it is refused with 403 before any handler runs.
-//   - Every request other than GET and HEAD also needs a same-origin
-//     Origin or Referer, and a Sec-Fetch-Site of same-origin when sent.
+//   - Every request other than GET and HEAD also needs a Sec-Fetch-Site
+//     of same-origin, or, without one, a same-origin Origin or Referer.
 //   - Every response carries a Content-Security-Policy that allows script
 //     from 'self' only (the embedded console.js; no inline script), no
 //     remote resource, and frame-ancestors 'none'.

@@ -22,4 +22,7 @@ var (
 	// ErrNotFound is returned by a handler or Source for what the ledger
 	// does not hold (404).
 	ErrNotFound = errors.New("not found")
+	// ErrOffline is returned by a Source for what needs the running
+	// engine (the approvals) when no engine holds the ledger (409).
+	ErrOffline = errors.New("no engine holds this ledger: nothing waits for an answer")
 )

@@ -85,10 +85,17 @@ func guard(token string, loopback, tls bool, h http.Handler) http.Handler {
 func safeMethod(m string) bool { return m == http.MethodGet || m == http.MethodHead }
 
 // sameOrigin says a state-changing request comes from a page of this
-// server: Sec-Fetch-Site, when the browser sends it, is same-origin, and
-// Origin (or, without it, Referer) names this host.
+// server: Sec-Fetch-Site, which browsers set and pages cannot, says
+// same-origin; or, from a client that does not send it, Origin (or,
+// without it, Referer) names this host. (A browser sends Origin "null"
+// for a form posted under the console's no-referrer policy, so
+// Sec-Fetch-Site is what vouches for the console's own forms.)
 func sameOrigin(r *http.Request) bool {
-	if s := r.Header.Get("Sec-Fetch-Site"); s != "" && s != "same-origin" {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin":
+		return true
+	case "":
+	default:
 		return false
 	}
 	o := r.Header.Get("Origin")

@@ -13,6 +13,7 @@ type sessionView struct {
 	T        *replay.Timeline
 	OTR      bool
 	failures map[uint64]bool
+	notes    map[uint64][]annotation
 	Items    []replay.Item
 }
 
@@ -28,7 +29,13 @@ type Badge struct {
 	// away); Cosigned: a witness cosigned such a tree.
 	Signed   bool
 	Cosigned bool
+	// Session is the session shown (for the link that annotates the
+	// entry); Notes are the annotations about the entry.
+	Session string
+	Notes   []annotation
 }
+
+func (v *sessionView) key() (any, string) { return v.SessionView, "" }
 
 // B is the badge of entry seq.
 func (v *sessionView) B(seq uint64) Badge {
@@ -37,6 +44,10 @@ func (v *sessionView) B(seq uint64) Badge {
 	b.Chain = v.Report != nil && !b.Failed && (v.Report.OK || seq <= v.Report.HeadSeq)
 	b.Signed = seq < v.SignedTree
 	b.Cosigned = seq < v.Cosigned
+	b.Notes = v.notes[seq]
+	if v.T != nil {
+		b.Session = v.T.Session
+	}
 	return b
 }
 
@@ -45,7 +56,7 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	v := &sessionView{SessionView: sv, T: sv.Timeline, failures: map[uint64]bool{}}
+	v := &sessionView{SessionView: sv, T: sv.Timeline, failures: map[uint64]bool{}, notes: annotations(sv.Timeline)}
 	if sv.Report != nil {
 		for _, f := range sv.Report.Failures {
 			v.failures[f.Seq] = true

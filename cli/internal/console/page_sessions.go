@@ -141,7 +141,11 @@ type sessionsView struct {
 	Prev      string
 	Next      string
 	Head      uint64
+	list      *SessionList
+	query     string
 }
+
+func (v *sessionsView) key() (any, string) { return v.list, v.query }
 
 type outcomeCount struct {
 	Name string
@@ -158,7 +162,8 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	v := &sessionsView{Filter: f, Modes: filterModes, Total: len(list.Sessions), Head: list.Head, Page: f.Page}
+	v := &sessionsView{Filter: f, Modes: filterModes, Total: len(list.Sessions), Head: list.Head, Page: f.Page,
+		list: list, query: r.URL.RawQuery}
 	for _, o := range filterOutcomes {
 		v.Outcomes = append(v.Outcomes, o.Name)
 	}
@@ -182,7 +187,7 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) (any, erro
 	for j, o := range filterOutcomes {
 		g := f
 		g.Outcome = o.Name
-		v.Counts = append(v.Counts, outcomeCount{Name: o.Name, N: counts[j], Link: g.query(1)})
+		v.Counts = append(v.Counts, outcomeCount{Name: o.Name, N: counts[j], Link: s.base + g.query(1)})
 	}
 	// Most recently updated first (RFC 3339 UTC sorts as text), then id.
 	sort.Slice(matched, func(i, j int) bool {
@@ -196,14 +201,15 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) (any, erro
 	lo := min((f.Page-1)*PageSize, len(matched))
 	hi := min(lo+PageSize, len(matched))
 	for _, row := range matched[lo:hi] {
-		row.Title = event.Display(row.Title)
-		v.Rows = append(v.Rows, *row)
+		r := *row // the Source's listing may be shared: not changed here
+		r.Title = event.Display(r.Title)
+		v.Rows = append(v.Rows, r)
 	}
 	if f.Page > 1 {
-		v.Prev = f.query(f.Page - 1)
+		v.Prev = s.base + f.query(f.Page-1)
 	}
 	if f.Page < v.Pages {
-		v.Next = f.query(f.Page + 1)
+		v.Next = s.base + f.query(f.Page+1)
 	}
 	v.Chart = verdictChart(list.Days, f)
 	return v, nil

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Page is one route of the console: a page (Template set) or a download.
@@ -39,8 +40,11 @@ func Pages() []Page {
 		{Pattern: "GET /proof/{seq}", Handle: (*Server).proofDownload},
 		{Pattern: "GET /entry/{seq}", Handle: (*Server).entryDownload},
 		{Pattern: "GET /blob/{hash}", Handle: (*Server).blobDownload},
-		// The approvals inbox, annotations and the fleet view are added
-		// here (issue 29).
+		{Pattern: "GET /approvals", Template: "approvals", Nav: "Approvals", NavPath: "/approvals", Handle: (*Server).approvalsPage},
+		{Pattern: "POST /approvals/{id}", Handle: (*Server).approvalAnswer},
+		{Pattern: "GET /events", Handle: (*Server).events},
+		{Pattern: "GET /sessions/{id}/annotate", Template: "annotate", Handle: (*Server).annotatePage},
+		{Pattern: "POST /sessions/{id}/notes", Handle: (*Server).annotationPost},
 	}
 }
 
@@ -68,10 +72,21 @@ func (s *Server) handle(p Page) http.Handler {
 		if p.Template == "" || data == nil {
 			return
 		}
-		v := layoutView{About: s.src.About(), Page: data}
+		k, keyed := data.(keyed)
+		var key renderKey
+		if keyed {
+			key.of, key.query = k.key()
+			key.page = p.Template
+			if b, ok := s.rendered.get(key); ok {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				w.Write(b)
+				return
+			}
+		}
+		v := layoutView{About: s.about, Page: data}
 		for _, q := range s.pages {
 			if q.Nav != "" {
-				v.Nav = append(v.Nav, navItem{Label: q.Nav, Path: q.NavPath, Current: q.Template == p.Template})
+				v.Nav = append(v.Nav, navItem{Label: q.Nav, Path: s.base + q.NavPath, Current: q.Template == p.Template})
 			}
 		}
 		var buf bytes.Buffer
@@ -79,9 +94,52 @@ func (s *Server) handle(p Page) http.Handler {
 			http.Error(w, "render: "+err.Error(), http.StatusInternalServerError)
 			return
 		}
+		if keyed {
+			s.rendered.put(key, buf.Bytes())
+		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write(buf.Bytes())
 	})
+}
+
+// keyed is a page's data that says what it was made from: the Source's
+// answer (shared while the ledger's head does not move) and the query
+// that shaped it. Two requests with the same key render the same bytes,
+// so the second is answered from the first's.
+type keyed interface {
+	key() (of any, query string)
+}
+
+type renderKey struct {
+	page  string
+	of    any
+	query string
+}
+
+// renderCache holds pages rendered from the Source's current answers:
+// an answer replaced (the head moved) is never asked for again, and the
+// cache is emptied whenever it holds renderCacheSize pages.
+type renderCache struct {
+	mu sync.Mutex
+	m  map[renderKey][]byte
+}
+
+const renderCacheSize = 64
+
+func (c *renderCache) get(k renderKey) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.m[k]
+	return b, ok
+}
+
+func (c *renderCache) put(k renderKey, b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= renderCacheSize {
+		c.m = map[renderKey][]byte{}
+	}
+	c.m[k] = append([]byte(nil), b...)
 }
 
 // statusOf is the HTTP status of a handler's error.
@@ -91,6 +149,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, ErrOffline):
+		return http.StatusConflict
 	}
 	return http.StatusInternalServerError
 }

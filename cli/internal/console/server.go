@@ -36,23 +36,42 @@ type Options struct {
 	Token string
 	// Warn receives the warnings (plain HTTP off loopback); nil: none.
 	Warn io.Writer
+	// Fleet, in place of Source, serves a collector's store: the
+	// sources, the alerts, and each source's pages under
+	// /sources/<id>/ (fleet.go).
+	Fleet Fleet
+	// Base is the path the pages are served under ("" for the root; a
+	// fleet's source console is under /sources/<id>).
+	Base string
 }
 
 // Server is a console: its pages over one Source.
 type Server struct {
 	src   Source
+	fleet Fleet
+	about About
+	base  string
 	token string
 	pages []Page
 	tmpl  map[string]*template.Template
 	mux   *http.ServeMux
+	// rendered are pages already rendered from the Source's answers.
+	rendered renderCache
+	// subs are a fleet console's source consoles (fleet.go).
+	subs sourceConsoles
 }
 
 // New builds the console over o.Source with the pages of Pages.
 func New(o Options) (*Server, error) {
-	if o.Source == nil {
+	if o.Source == nil && o.Fleet == nil {
 		return nil, ErrNoSource
 	}
-	s := &Server{src: o.Source, token: o.Token, tmpl: map[string]*template.Template{}, mux: http.NewServeMux()}
+	s := &Server{src: o.Source, fleet: o.Fleet, base: o.Base, token: o.Token, tmpl: map[string]*template.Template{}, mux: http.NewServeMux()}
+	if o.Fleet != nil {
+		s.about = o.Fleet.About()
+	} else {
+		s.about = o.Source.About()
+	}
 	if s.token == "" {
 		t, err := NewToken()
 		if err != nil {
@@ -61,13 +80,17 @@ func New(o Options) (*Server, error) {
 		s.token = t
 	}
 	s.pages = Pages()
+	if o.Fleet != nil {
+		s.pages = FleetPages()
+	}
+	base := template.FuncMap{"base": func() string { return s.base }}
 	for _, p := range s.pages {
 		if p.Template == "" {
 			continue
 		}
 		// One template set per page: the layout and the page's own file,
 		// so two pages' blocks never collide.
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+p.Template+".html")
+		t, err := template.New("layout.html").Funcs(funcs).Funcs(base).ParseFS(templateFiles, "templates/layout.html", "templates/"+p.Template+".html")
 		if err != nil {
 			return nil, fmt.Errorf("console: page %s: %w", p.Template, err)
 		}
@@ -148,7 +171,10 @@ func (s *Server) URL(ln net.Listener, tls bool) string {
 // Serve serves the console on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, loopback, tls bool) error {
 	hs := &http.Server{Handler: s.Handler(loopback, tls), ReadHeaderTimeout: 10 * time.Second,
-		MaxHeaderBytes: 64 << 10, ErrorLog: log.New(io.Discard, "", 0)}
+		MaxHeaderBytes: 64 << 10, ErrorLog: log.New(io.Discard, "", 0),
+		// Requests end with the server: an event stream never holds a
+		// stopping console open.
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	done := make(chan struct{})
 	go func() {
 		select {

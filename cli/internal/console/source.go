@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/replay"
@@ -11,7 +12,9 @@ import (
 
 // Source is the ledger the console shows, read and checked by the code of
 // the review commands (the cli package builds it). Every method may be
-// called from many requests at once.
+// called from many requests at once. What it returns may be shared
+// between requests (kept while the ledger's head does not move): the
+// pages never change it.
 type Source interface {
 	// About names the ledger: where it is and how it is read.
 	About() About
@@ -36,6 +39,48 @@ type Source interface {
 	Entry(ctx context.Context, seq uint64) ([]byte, error)
 	// Blob returns the blob whose BLAKE3 hash is hash (hex), checked.
 	Blob(ctx context.Context, hash string) ([]byte, error)
+
+	// Approvals returns the approvals waiting in the running engine that
+	// holds the ledger, as `opx approve` lists them; ErrOffline when no
+	// engine holds it (then nothing waits).
+	Approvals(ctx context.Context) ([]Pending, error)
+	// Resolve answers approval id as `opx approve` and `opx deny` do:
+	// the engine records approval.resolved by this client, with reason,
+	// before the call runs (or is refused).
+	Resolve(ctx context.Context, id string, approve bool, reason string) (*Resolved, error)
+	// Annotate appends a ledger.note of session about entry about, as
+	// `opx ledger note --session --about` does (through the engine while
+	// one holds the ledger), and returns its seq once durable.
+	Annotate(ctx context.Context, session string, about uint64, text string) (uint64, error)
+	// Follow calls fn with each entry that becomes durable, as
+	// `opx ledger follow` checks and prints them (each follows the one
+	// before it), from the last few on, until ctx ends or fn fails.
+	Follow(ctx context.Context, fn func(Followed) error) error
+}
+
+// Pending is an approval waiting for a human.
+type Pending struct {
+	ID, Session, SubAgent, CallID, Tool string
+	// Arguments are the call's arguments exactly as proposed (canonical
+	// JSON); Reason is why Shield escalated it.
+	Arguments, Reason string
+	Expires           time.Time
+	Seq               uint64 // approval.requested
+}
+
+// Resolved is an answer recorded.
+type Resolved struct {
+	Approved         bool
+	Tool, CallID, By string
+	Seq              uint64 // approval.resolved
+}
+
+// Followed is one entry of the follow stream: what a page needs to know
+// to refresh (never its content).
+type Followed struct {
+	Seq     uint64 `json:"seq"`
+	Type    string `json:"type"`
+	Session string `json:"session,omitempty"`
 }
 
 // About names the ledger a console shows.

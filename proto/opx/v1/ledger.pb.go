@@ -630,6 +630,7 @@ type AppendNoteRequest struct {
 	Session       string                 `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
 	Author        string                 `protobuf:"bytes,2,opt,name=author,proto3" json:"author,omitempty"` // the client's user
 	Text          string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	About         uint64                 `protobuf:"varint,4,opt,name=about,proto3" json:"about,omitempty"` // the seq of the entry the note is about (0: none)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -683,6 +684,13 @@ func (x *AppendNoteRequest) GetText() string {
 		return x.Text
 	}
 	return ""
+}
+
+func (x *AppendNoteRequest) GetAbout() uint64 {
+	if x != nil {
+		return x.About
+	}
+	return 0
 }
 
 type AppendNoteResponse struct {
@@ -1374,11 +1382,12 @@ const file_opx_v1_ledger_proto_rawDesc = "" +
 	"\x0eBlobFrameChunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x1d\n" +
 	"\n" +
-	"frame_size\x18\x02 \x01(\x04R\tframeSize\"Y\n" +
+	"frame_size\x18\x02 \x01(\x04R\tframeSize\"o\n" +
 	"\x11AppendNoteRequest\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x16\n" +
 	"\x06author\x18\x02 \x01(\tR\x06author\x12\x12\n" +
-	"\x04text\x18\x03 \x01(\tR\x04text\":\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12\x14\n" +
+	"\x05about\x18\x04 \x01(\x04R\x05about\":\n" +
 	"\x12AppendNoteResponse\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x12\n" +
 	"\x04hash\x18\x02 \x01(\tR\x04hash\"\x10\n" +
