@@ -138,7 +138,7 @@ func TestWitnessInterop_Omniwitness(t *testing.T) {
 		t.Fatalf("sizes %d %d", latestSize(older), latestSize(s))
 	}
 	got := submitLatest(t, older, ow.URL, ow.VKey)
-	if got.status.AlertKind != event.WitnessAhead || got.status.Conflicts != 1 {
+	if got.status.AlertKind != event.WitnessAhead || got.status.Conflicts < 1 { // retried after backoff: one or more
 		t.Errorf("older copy: %+v", got.status)
 	}
 	older = growLedger(t, older, 30, 30)
