@@ -167,9 +167,11 @@ func (s *Shield) taintedEgress(a *Action, f *Facts, j *judgement) {
 			host = "a host not known before it runs"
 		}
 		switch {
-		case q.By == "git":
+		case q.By == "git" && (q.Method == "PUSH" || q.Data):
 			why("git sending to " + host)
 			return
+		case q.By == "git":
+			continue // a fetch or clone sends nothing of the session's
 		case q.Data || len(q.Files) > 0:
 			why(fmt.Sprintf("%s sending data to %s", q.By, host))
 			return

@@ -102,6 +102,8 @@ func TestFlow_TaintedEgress(t *testing.T) {
 		cmd("go test ./..."),
 		cmd("curl http://localhost:3000/health"),
 		cmd("grep -rn TODO src"),
+		cmd("git fetch origin"),
+		cmd("git pull --rebase"),
 		{Tool: "write_file", Facts: Facts{Writes: []Ref{{Path: "/ws/notes.md", By: "write_file"}}}},
 	} {
 		a.Taint = taint
