@@ -424,12 +424,21 @@ func (e *Engine) completeStarted(s *event.EngineStarted) [][]byte {
 // data out is then asked about rather than let through.
 func (e *Engine) readTaint(_ context.Context, session string) []event.Taint {
 	var out []event.Taint
-	err := e.opts.Ledger.ReadProjection(projection.Taint{}, func(b ledger.Bucket) error {
+	// ViewProjection, not ReadProjection: the engine's projections are
+	// folded in the transaction that commits each entry, so the file's is
+	// current; folding the whole ledger into memory instead, on every
+	// proposal, is what ReadProjection would do for a ledger opened
+	// without it.
+	err := e.opts.Ledger.ViewProjection(projection.Taint{}, func(b ledger.Bucket) error {
 		out = projection.ReadTaint(b, session)
 		return nil
 	})
-	if err != nil && !errors.Is(err, ledger.ErrNoProjection) {
+	switch {
+	case err == nil:
+		return out
+	case errors.Is(err, ledger.ErrNoProjection):
+		return nil // a ledger opened without projections (tests): no taint is kept
+	default:
 		return []event.Taint{{What: "data that cannot be known (the taint projection could not be read: " + err.Error() + ")"}}
 	}
-	return out
 }
