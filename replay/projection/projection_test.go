@@ -1,10 +1,12 @@
 package projection_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/opx-dev/opx/chronicle"
@@ -224,5 +226,42 @@ func TestSnapshots_MatchChronicleIndex(t *testing.T) {
 	}
 	if kinds["files"] == 0 || kinds["workspace"] == 0 || restored == 0 || pruned == 0 || statuses["completed"] == 0 || len(statuses) < 2 {
 		t.Errorf("the sample no longer covers every case: kinds %v, statuses %v, %d restored, %d pruned", kinds, statuses, restored, pruned)
+	}
+}
+
+// TestTaint_FoldsInTheFile: the taint projection folds in the ledger file
+// as entries commit (reading and writing by key: a fold that used a
+// cursor would be marked broken and every read would refold the ledger),
+// keeps a sensitive call once it started, drops one that never ran, and
+// keeps at most MaxTaint per session.
+func TestTaint_FoldsInTheFile(t *testing.T) {
+	l, err := ledger.Create(filepath.Join(t.TempDir(), "l.db"), ledger.Options{NoSync: true, Projections: projection.All()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+	add := func(p event.Payload) {
+		t.Helper()
+		if _, err := l.Append(ctx, ledger.Sync, event.MustRecord("s1", p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hash := strings.Repeat("ab", 32)
+	for i := 0; i < projection.MaxTaint+3; i++ {
+		id := fmt.Sprint("c", i)
+		add(&event.ToolProposed{CallID: id, Tool: "read_file", Arguments: "{}", ActionHash: hash, Sensitive: []string{"a secret " + id}})
+		add(&event.ExecStarted{CallID: id, Tool: "read_file", ActionHash: hash})
+	}
+	add(&event.ToolProposed{CallID: "never", Tool: "read_file", Arguments: "{}", ActionHash: hash, Sensitive: []string{"not run"}})
+	var got []event.Taint
+	if err := l.ViewProjection(projection.Taint{}, func(b ledger.Bucket) error {
+		got = projection.ReadTaint(b, "s1")
+		return nil
+	}); err != nil {
+		t.Fatalf("the file's taint projection: %v", err)
+	}
+	if len(got) != projection.MaxTaint || got[0].CallID != "c0" || got[0].What != "a secret c0" {
+		t.Errorf("taint %+v, want the first %d calls that ran", got, projection.MaxTaint)
 	}
 }

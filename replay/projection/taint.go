@@ -16,7 +16,7 @@ import (
 type Taint struct{}
 
 func (Taint) Name() string    { return "taint" }
-func (Taint) Version() string { return "1" }
+func (Taint) Version() string { return "2" }
 
 // MaxTaint bounds what is kept per session: the first reads that taint it
 // (one is enough to judge by; the rest are named in the ledger).
@@ -49,8 +49,15 @@ func (Taint) Apply(b ledger.Bucket, e *ledger.Entry) error {
 		if err := b.Delete(k); err != nil {
 			return err
 		}
-		if len(ReadTaint(b, e.Session)) >= MaxTaint {
+		// Folds read and write by key (no cursor): the count is kept.
+		nk := key(e.Session, "n")
+		var n int
+		getJSON(b, nk, &n)
+		if n >= MaxTaint {
 			return nil
+		}
+		if err := putJSON(b, nk, n+1); err != nil {
+			return err
 		}
 		return putJSON(b, seqKey(pt.Seq, e.Session, "t"), &event.Taint{Seq: pt.Seq, SubAgentID: p.SubAgentID, CallID: p.CallID, What: pt.What})
 	}
