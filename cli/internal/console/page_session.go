@@ -33,6 +33,9 @@ type Badge struct {
 	// entry); Notes are the annotations about the entry.
 	Session string
 	Notes   []annotation
+	// Files: the session has snapshots, so the workspace as of this
+	// entry can be rebuilt (a link to it).
+	Files bool
 }
 
 func (v *sessionView) key() (any, string) { return v.SessionView, "" }
@@ -47,6 +50,7 @@ func (v *sessionView) B(seq uint64) Badge {
 	b.Notes = v.notes[seq]
 	if v.T != nil {
 		b.Session = v.T.Session
+		b.Files = len(v.T.Snapshots) > 0
 	}
 	return b
 }

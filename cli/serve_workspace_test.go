@@ -1,0 +1,83 @@
+package cli_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/opx-dev/opx/cli"
+)
+
+// consoleClient is an HTTP client that has presented the console's token
+// (the cookie), and the console's base URL.
+func consoleClient(t *testing.T, u string) (*http.Client, string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	base, _, _ := strings.Cut(u, "/?token=")
+	return c, base
+}
+
+func getPage(t *testing.T, c *http.Client, u string, want int) string {
+	t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Fatalf("GET %s: %d, want %d: %.300s", u, resp.StatusCode, want, b)
+	}
+	return string(b)
+}
+
+// TestServe_Workspace: a step of a session links to the workspace as of
+// that step, rebuilt from the snapshots: pkg10/pkg10.go is absent before
+// the call that creates it, and what that call left differs from what
+// the session left; an entry of another session
+// is refused.
+func TestServe_Workspace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sample.db")
+	run(t, "ledger", "import", filepath.Join("..", "fixtures", "ledgers", "sample.jsonl.zst"), "--ledger", path).wantCode(t, cli.ExitOK)
+	c, base := consoleClient(t, startServe(t, "--ledger", path))
+	const ses = "ses_1b91c9b1"
+	page := getPage(t, c, base+"/sessions/"+ses, 200)
+	if !strings.Contains(page, `href="/sessions/`+ses+`/workspace?at=855"`) {
+		t.Fatalf("no workspace link on snapshot #855")
+	}
+	file := func(at string) string {
+		return getPage(t, c, base+"/sessions/"+ses+"/workspace?at="+at+"&path="+url.QueryEscape("pkg10/pkg10.go"), 200)
+	}
+	list := getPage(t, c, base+"/sessions/"+ses+"/workspace?at=855", 200)
+	if !strings.Contains(list, `id="wsfiles"`) || !strings.Contains(list, "pkg10/pkg10.go") {
+		t.Fatalf("file list: %.2000s", list)
+	}
+	if absent := file("855"); !strings.Contains(absent, "not a file: absent") {
+		t.Errorf("pkg10/pkg10.go before the call that created it: %.500s", absent)
+	}
+	before, after := file("857"), file("")
+	pre := func(s string) string {
+		_, x, _ := strings.Cut(s, `<pre class="value">`)
+		x, _, _ = strings.Cut(x, "</pre>")
+		return x
+	}
+	if pre(before) == "" || pre(after) == "" || pre(before) == pre(after) {
+		t.Errorf("pkg10/pkg10.go at #857 and at the end:\n%s\n---\n%s", pre(before), pre(after))
+	}
+	if !strings.Contains(before, "package pkg10") {
+		t.Errorf("content at #857: %.500s", pre(before))
+	}
+	getPage(t, c, base+"/sessions/"+ses+"/workspace?at=217", 404)
+	getPage(t, c, base+"/sessions/"+ses+"/workspace?at=x", 400)
+	getPage(t, c, base+"/sessions/"+ses+"/workspace?path=nope", 404)
+}
