@@ -12,10 +12,12 @@ import (
 	"sync"
 
 	"github.com/opx-dev/opx/cli/internal/console"
+	"github.com/opx-dev/opx/engine/redrive"
 	"github.com/opx-dev/opx/ledger"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/opx-dev/opx/replay"
 	"github.com/opx-dev/opx/replay/projection"
+	"github.com/opx-dev/opx/shield"
 	"github.com/urfave/cli/v2"
 )
 
@@ -412,4 +414,34 @@ func (s *consoleSource) Blob(ctx context.Context, hash string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %w", console.ErrNotFound, err)
 	}
 	return b, err
+}
+
+// WhatIf is `opx replay SESSION --policy FILE`: the ledger verified (one
+// that does not verify is refused, as the command refuses it), the
+// session's proposals re-evaluated under policy. Nothing is recorded.
+func (s *consoleSource) WhatIf(ctx context.Context, id string, policy []byte) (*redrive.WhatIfReport, error) {
+	p, err := shield.ParsePolicy(policy)
+	if err != nil {
+		return nil, fmt.Errorf("%w: policy: %w", console.ErrBadRequest, err)
+	}
+	ss, err := openSessionSource(s.c)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.Close()
+	if err := replay.Lookup(ss.src, id, 0); errors.Is(err, replay.ErrUnknownSession) {
+		return nil, fmt.Errorf("%w: %w", console.ErrNotFound, err)
+	}
+	rep, err := ss.verify()
+	if err != nil {
+		return nil, err
+	}
+	if !rep.OK {
+		return nil, fmt.Errorf("the ledger does not verify (%d failures): nothing is re-judged from it", len(rep.Failures))
+	}
+	rec, err := loadSession(ss, id)
+	if err != nil {
+		return nil, err
+	}
+	return redrive.WhatIf(rec, p)
 }

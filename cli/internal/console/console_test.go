@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/cli/internal/console"
+	"github.com/opx-dev/opx/engine/redrive"
 	"github.com/opx-dev/opx/replay/projection"
 )
 
@@ -32,6 +33,9 @@ func (fakeSource) Report(context.Context, string, io.Writer) error { return cons
 func (fakeSource) Export(context.Context, string, io.Writer) error { return console.ErrNotFound }
 func (fakeSource) Entry(context.Context, uint64) ([]byte, error)   { return nil, console.ErrNotFound }
 func (fakeSource) Blob(context.Context, string) ([]byte, error)    { return nil, console.ErrNotFound }
+func (fakeSource) WhatIf(context.Context, string, []byte) (*redrive.WhatIfReport, error) {
+	return nil, console.ErrNotFound
+}
 func (fakeSource) Approvals(context.Context) ([]console.Pending, error) {
 	return nil, console.ErrOffline
 }

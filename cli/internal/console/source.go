@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/opx-dev/opx/engine/redrive"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/replay"
 	"github.com/opx-dev/opx/replay/projection"
@@ -39,6 +40,10 @@ type Source interface {
 	Entry(ctx context.Context, seq uint64) ([]byte, error)
 	// Blob returns the blob whose BLAKE3 hash is hash (hex), checked.
 	Blob(ctx context.Context, hash string) ([]byte, error)
+	// WhatIf re-evaluates every recorded proposal of session under the
+	// policy text (YAML) as `opx replay --policy` does, recording
+	// nothing; ErrBadRequest when policy is not a valid policy.
+	WhatIf(ctx context.Context, session string, policy []byte) (*redrive.WhatIfReport, error)
 
 	// Approvals returns the approvals waiting in the running engine that
 	// holds the ledger, as `opx approve` lists them; ErrOffline when no
