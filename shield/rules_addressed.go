@@ -140,22 +140,3 @@ func addressedLine(text string, start, end int) (string, bool) {
 	}
 	return "", false
 }
-
-// addressedInRegexp is the expression-only form of addressedIn, kept for
-// comparison in tests.
-func addressedInRegexp(text string) (string, bool) {
-	if len(text) > maxTextJudged {
-		text = text[:maxTextJudged]
-	}
-	for _, loc := range addressee.FindAllStringIndex(text, 32) {
-		end := min(len(text), loc[1]+maxAddressedScan)
-		rest := text[loc[1]:end]
-		if k := strings.IndexByte(rest, '\n'); k >= 0 {
-			rest = rest[:k] // the directive follows the address on its line
-		}
-		if directive.MatchString(rest) {
-			return strings.TrimSpace(text[loc[0]:loc[1]] + rest), true
-		}
-	}
-	return "", false
-}

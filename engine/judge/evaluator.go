@@ -21,7 +21,7 @@ type Proposal struct {
 	// not name (executor.Pather), for Shield to judge.
 	Paths []string
 	// Links are where the paths the call names led through symlinks when
-	// it was proposed (LinkResolver; recorded in tool.proposed): Shield
+	// it was proposed (Observer; recorded in tool.proposed): Shield
 	// judges both forms and the executor opens the resolved one.
 	Links map[string]string
 	// Manifests are the changes the call makes to files a toolchain reads

@@ -21,12 +21,6 @@ import (
 // refused rather than followed. A replay or what-if judges the recorded
 // links, never the filesystem of the day.
 
-// LinkResolver is an Evaluator that resolves a proposal's paths on the
-// filesystem before it is recorded and judged (ShieldEvaluator with FS).
-type LinkResolver interface {
-	Links(p Proposal) map[string]string
-}
-
 // Bounds on what Links resolves for one proposal: the paths looked up
 // (a command line may name many) and the resolutions recorded. A
 // proposal over either records linksTruncated, which Shield escalates.
@@ -43,7 +37,7 @@ const (
 // linksTruncated is the key Links records when it stopped at a bound.
 const linksTruncated = ""
 
-// Links implements LinkResolver: the paths p names (as written: a tool's
+// Links (part of Observe) is the paths p names (as written: a tool's
 // path arguments, an MCP call's path values, the paths a command line
 // names, as absolute paths) that resolve through a symlink, mapped to
 // where they lead (workspace-relative, or absolute when out of it). Nil
