@@ -96,44 +96,48 @@ func BenchmarkShieldEval(b *testing.B) {
 	}
 	ctx := context.Background()
 	for _, kind := range []string{"command", "file"} {
-		props := kinds[kind]
-		for _, side := range []string{"ours", "baseline"} {
-			b.Run(kind+"/"+side, func(b *testing.B) {
-				oursD := make([]time.Duration, 0, b.N*len(props))
-				baseD := make([]time.Duration, 0, b.N*len(props))
-				runOurs := func() (total time.Duration) {
+		benchSides(b, kind, kinds[kind], func(p judge.Proposal) { ours.Evaluate(ctx, p) }, func(p judge.Proposal) {
+			base.EvaluateTool(ctx, p.Session, p.Tool, p.Def.Mutating, p.Args, p.Paths)
+		}, false)
+	}
+}
+
+// benchSides runs kind/ours and kind/baseline: ours and base over props,
+// alternated (alternate), each side reporting its ns/op per proposal and
+// the median of the single evaluations (p50-ns; p99-ns too with tail),
+// and both ours/baseline (total time).
+func benchSides(b *testing.B, kind string, props []judge.Proposal, ours, base func(judge.Proposal), tail bool) {
+	for _, side := range []string{"ours", "baseline"} {
+		b.Run(kind+"/"+side, func(b *testing.B) {
+			oursD := make([]time.Duration, 0, b.N*len(props))
+			baseD := make([]time.Duration, 0, b.N*len(props))
+			timed := func(eval func(judge.Proposal), ds *[]time.Duration) func() time.Duration {
+				return func() (total time.Duration) {
 					for _, p := range props {
 						t0 := time.Now()
-						ours.Evaluate(ctx, p)
+						eval(p)
 						d := time.Since(t0)
-						oursD = append(oursD, d)
+						*ds = append(*ds, d)
 						total += d
 					}
 					return total
 				}
-				runBase := func() (total time.Duration) {
-					for _, p := range props {
-						t0 := time.Now()
-						base.EvaluateTool(ctx, p.Session, p.Tool, p.Def.Mutating, p.Args, p.Paths)
-						d := time.Since(t0)
-						baseD = append(baseD, d)
-						total += d
-					}
-					return total
-				}
-				b.ResetTimer()
-				oursT, baseT := alternate(b.N, runOurs, runBase)
-				b.StopTimer()
-				n := float64(b.N * len(props))
-				mine, ds := oursT, oursD
-				if side == "baseline" {
-					mine, ds = baseT, baseD
-				}
-				b.ReportMetric(float64(mine.Nanoseconds())/n, "ns/op")
-				b.ReportMetric(float64(p50(ds).Nanoseconds()), "p50-ns")
-				b.ReportMetric(oursT.Seconds()/baseT.Seconds(), "ours/baseline")
-			})
-		}
+			}
+			b.ResetTimer()
+			oursT, baseT := alternate(b.N, timed(ours, &oursD), timed(base, &baseD))
+			b.StopTimer()
+			n := float64(b.N * len(props))
+			mine, ds := oursT, oursD
+			if side == "baseline" {
+				mine, ds = baseT, baseD
+			}
+			b.ReportMetric(float64(mine.Nanoseconds())/n, "ns/op")
+			b.ReportMetric(float64(p50(ds).Nanoseconds()), "p50-ns")
+			if tail {
+				b.ReportMetric(float64(p99(ds).Nanoseconds()), "p99-ns")
+			}
+			b.ReportMetric(oursT.Seconds()/baseT.Seconds(), "ours/baseline")
+		})
 	}
 }
 
@@ -237,49 +241,15 @@ func BenchmarkShieldEvalObserved(b *testing.B) {
 	}
 	ctx := context.Background()
 	for _, kind := range []string{"command", "file", "manifest"} {
-		props := kinds[kind]
-		if len(props) == 0 {
+		if len(kinds[kind]) == 0 {
 			b.Fatalf("no %s proposals in the training corpus", kind)
 		}
-		for _, side := range []string{"ours", "baseline"} {
-			b.Run(kind+"/"+side, func(b *testing.B) {
-				oursD := make([]time.Duration, 0, b.N*len(props))
-				baseD := make([]time.Duration, 0, b.N*len(props))
-				runOurs := func() (total time.Duration) {
-					for _, p := range props {
-						t0 := time.Now()
-						p.Observe(ours.Observe(p))
-						ours.Evaluate(ctx, p)
-						d := time.Since(t0)
-						oursD = append(oursD, d)
-						total += d
-					}
-					return total
-				}
-				runBase := func() (total time.Duration) {
-					for _, p := range props {
-						t0 := time.Now()
-						base.EvaluateTool(ctx, p.Session, p.Tool, p.Def.Mutating, p.Args, p.Paths)
-						d := time.Since(t0)
-						baseD = append(baseD, d)
-						total += d
-					}
-					return total
-				}
-				b.ResetTimer()
-				oursT, baseT := alternate(b.N, runOurs, runBase)
-				b.StopTimer()
-				n := float64(b.N * len(props))
-				mine, ds := oursT, oursD
-				if side == "baseline" {
-					mine, ds = baseT, baseD
-				}
-				b.ReportMetric(float64(mine.Nanoseconds())/n, "ns/op")
-				b.ReportMetric(float64(p50(ds).Nanoseconds()), "p50-ns")
-				b.ReportMetric(float64(p99(ds).Nanoseconds()), "p99-ns")
-				b.ReportMetric(oursT.Seconds()/baseT.Seconds(), "ours/baseline")
-			})
-		}
+		benchSides(b, kind, kinds[kind], func(p judge.Proposal) {
+			p.Observe(ours.Observe(p))
+			ours.Evaluate(ctx, p)
+		}, func(p judge.Proposal) {
+			base.EvaluateTool(ctx, p.Session, p.Tool, p.Def.Mutating, p.Args, p.Paths)
+		}, true)
 	}
 }
 
