@@ -37,27 +37,7 @@ func TestFlow_TaintRecordedAndReplayed(t *testing.T) {
 	r := recordSession(t, recordSpec{transcript: flowTranscript, policy: flowPolicy, approve: false,
 		files:    map[string]string{"config/secrets.yml": "db_password: hunter2\n", "README.md": "# flow\n"},
 		messages: []string{"check the config"}})
-	l, err := ledger.OpenReadOnly(r.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	h, _ := l.Head()
-	var props []event.ToolProposed
-	var verdicts []event.ShieldVerdict
-	l.Range(1, h.Seq, func(e ledger.Entry) error {
-		switch e.Type {
-		case event.TypeToolProposed:
-			var p event.ToolProposed
-			json.Unmarshal(e.Data, &p)
-			props = append(props, p)
-		case event.TypeShieldVerdict:
-			var v event.ShieldVerdict
-			json.Unmarshal(e.Data, &v)
-			verdicts = append(verdicts, v)
-		}
-		return nil
-	})
+	props, verdicts := proposalsAndVerdicts(t, r.path)
 	if len(props) != 2 {
 		t.Fatalf("proposals %+v, want the read and the request", props)
 	}
@@ -85,21 +65,17 @@ func TestFlow_TaintRecordedAndReplayed(t *testing.T) {
 	clean := recordSession(t, recordSpec{transcript: strings.Replace(flowTranscript, `config/secrets.yml\"}"}]},`, `README.md\"}"}]},`, 1),
 		policy: flowPolicy, files: map[string]string{"config/secrets.yml": "db_password: hunter2\n", "README.md": "# flow\n"},
 		messages: []string{"check the config"}})
-	cl, err := ledger.OpenReadOnly(clean.path)
-	if err != nil {
-		t.Fatal(err)
+	cprops, cverdicts := proposalsAndVerdicts(t, clean.path)
+	for _, v := range cverdicts {
+		if strings.Contains(v.Rule+v.Reason, "flow:") {
+			t.Errorf("a session that read no secret: %+v", v)
+		}
 	}
-	defer cl.Close()
-	h, _ = cl.Head()
-	cl.Range(1, h.Seq, func(e ledger.Entry) error {
-		if e.Type == event.TypeShieldVerdict && strings.Contains(string(e.Data), "flow:") {
-			t.Errorf("a session that read no secret: %s", e.Data)
+	for _, p := range cprops {
+		if len(p.Taint) > 0 {
+			t.Errorf("a session that read no secret recorded taint: %+v", p)
 		}
-		if e.Type == event.TypeToolProposed && strings.Contains(string(e.Data), `"taint"`) {
-			t.Errorf("a session that read no secret recorded taint: %s", e.Data)
-		}
-		return nil
-	})
+	}
 }
 
 // supplyTranscript bumps a dependency's version in package.json, then
@@ -129,27 +105,11 @@ const supplyPackageJSON = `{
 func TestSupply_ManifestChangeRecordedAndReplayed(t *testing.T) {
 	r := recordSession(t, recordSpec{transcript: supplyTranscript, approve: false,
 		files: map[string]string{"package.json": supplyPackageJSON, "README.md": "# supply\n"}, messages: []string{"update the deps"}})
-	l, err := ledger.OpenReadOnly(r.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	h, _ := l.Head()
-	var props []event.ToolProposed
+	props, verdicts := proposalsAndVerdicts(t, r.path)
 	rules := map[string][]string{}
-	l.Range(1, h.Seq, func(e ledger.Entry) error {
-		switch e.Type {
-		case event.TypeToolProposed:
-			var p event.ToolProposed
-			json.Unmarshal(e.Data, &p)
-			props = append(props, p)
-		case event.TypeShieldVerdict:
-			var v event.ShieldVerdict
-			json.Unmarshal(e.Data, &v)
-			rules[v.CallID] = append(rules[v.CallID], v.Decision+" "+v.Rule)
-		}
-		return nil
-	})
+	for _, v := range verdicts {
+		rules[v.CallID] = append(rules[v.CallID], v.Decision+" "+v.Rule)
+	}
 	if len(props) != 2 {
 		t.Fatalf("proposals %+v, want two edits", props)
 	}
@@ -167,4 +127,32 @@ func TestSupply_ManifestChangeRecordedAndReplayed(t *testing.T) {
 		d := rep.Divergence
 		t.Fatalf("rerun diverged at seq %d (%s, %s): %s", d.Seq, d.Type, d.Kind, d.Diff)
 	}
+}
+
+// proposalsAndVerdicts reads a closed ledger's tool.proposed and
+// shield.verdict entries, in order.
+func proposalsAndVerdicts(t *testing.T, path string) ([]event.ToolProposed, []event.ShieldVerdict) {
+	t.Helper()
+	l, err := ledger.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	h, _ := l.Head()
+	var props []event.ToolProposed
+	var verdicts []event.ShieldVerdict
+	l.Range(1, h.Seq, func(e ledger.Entry) error {
+		switch e.Type {
+		case event.TypeToolProposed:
+			var p event.ToolProposed
+			json.Unmarshal(e.Data, &p)
+			props = append(props, p)
+		case event.TypeShieldVerdict:
+			var v event.ShieldVerdict
+			json.Unmarshal(e.Data, &v)
+			verdicts = append(verdicts, v)
+		}
+		return nil
+	})
+	return props, verdicts
 }
