@@ -57,10 +57,12 @@ type Mapper struct {
 	model   *AIModel // the engine's configured model
 	cp      *Checkpoint
 
-	calls     map[callKey]*call
-	callOrder []callKey // FIFO of keys in calls (may hold stale keys)
-	sessions  map[string]*sessionState
-	sessOrder []string
+	calls    map[callKey]*call
+	callRing []callKey // the keys of calls in insertion order, a ring
+	callNext int
+	sessions map[string]*sessionState
+	sessRing []string
+	sessNext int
 }
 
 type callKey struct{ session, subagent, id string }
@@ -238,22 +240,22 @@ func (m *Mapper) key(session, subagent, id string) callKey {
 	return callKey{s, a, i}
 }
 
-// putCall remembers a call, forgetting the oldest beyond maxCalls.
+// putCall remembers a call. Each new key takes the next slot of a ring
+// of maxCalls, forgetting the call whose key held it, so at most
+// maxCalls are remembered. (A slot may name a call already ended, or one
+// whose id was reused since; forgetting that one early costs detail.)
 func (m *Mapper) putCall(k callKey, c *call) {
 	if _, ok := m.calls[k]; !ok {
-		m.callOrder = append(m.callOrder, k)
-	}
-	m.calls[k] = c
-	for len(m.calls) > maxCalls || len(m.callOrder) > 2*maxCalls {
-		old := m.callOrder[0]
-		m.callOrder = m.callOrder[1:]
-		if len(m.calls) > maxCalls {
+		if m.callRing == nil {
+			m.callRing = make([]callKey, maxCalls)
+		}
+		if old := m.callRing[m.callNext]; old != (callKey{}) {
 			delete(m.calls, old)
 		}
+		m.callRing[m.callNext] = k
+		m.callNext = (m.callNext + 1) % maxCalls
 	}
-	if cap(m.callOrder) > 4*maxCalls {
-		m.callOrder = append([]callKey(nil), m.callOrder...)
-	}
+	m.calls[k] = c
 }
 
 // session returns a session's state, forgetting the oldest beyond
@@ -264,12 +266,15 @@ func (m *Mapper) session(id string) *sessionState {
 		return s
 	}
 	s := &sessionState{}
-	m.sessions[id] = s
-	m.sessOrder = append(m.sessOrder, id)
-	if len(m.sessOrder) > maxSessions {
-		delete(m.sessions, m.sessOrder[0])
-		m.sessOrder = append([]string(nil), m.sessOrder[1:]...)
+	if m.sessRing == nil {
+		m.sessRing = make([]string, maxSessions)
 	}
+	if old := m.sessRing[m.sessNext]; old != "" || len(m.sessions) >= maxSessions {
+		delete(m.sessions, old)
+	}
+	m.sessions[id] = s
+	m.sessRing[m.sessNext] = id
+	m.sessNext = (m.sessNext + 1) % maxSessions
 	return s
 }
 

@@ -6,13 +6,31 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ocsf"
+	"github.com/opx-dev/opx/ocsf/ocsftest"
 )
+
+var (
+	schemaOnce sync.Once
+	schemaVal  *ocsftest.Schema
+	schemaErr  error
+)
+
+// loadSchema reads testdata/schema once.
+func loadSchema(t testing.TB) *ocsftest.Schema {
+	t.Helper()
+	schemaOnce.Do(func() { schemaVal, schemaErr = ocsftest.Load("testdata/schema") })
+	if schemaErr != nil {
+		t.Fatalf("schema: %v", schemaErr)
+	}
+	return schemaVal
+}
 
 // sampleEntries reads the sample ledger fixtures/ledgers/sample.jsonl.zst
 // (written by fixtures/fixturegen from real engine shapes: every entry
@@ -92,7 +110,7 @@ func checkLines(t *testing.T, lines [][]byte) []map[string]any {
 		if err := json.Unmarshal(l, &ev); err != nil {
 			t.Fatalf("line %d: %v: %s", i, err, l)
 		}
-		for _, p := range s.validate(ev) {
+		for _, p := range s.Validate(ev) {
 			t.Errorf("line %d (class %v): %s", i, ev["class_uid"], p)
 		}
 		uid := ev["metadata"].(map[string]any)["uid"].(string)

@@ -1,4 +1,4 @@
-package ocsf_test
+package ocsftest
 
 // A validator of OCSF events against the schema's own JSON definitions
 // (testdata/schema, copied from github.com/ocsf/ocsf-schema), resolved as
@@ -17,10 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"testing"
 )
-
-const schemaDir = "testdata/schema"
 
 // attr is a resolved attribute of a class or object.
 type attr struct {
@@ -42,7 +39,8 @@ type shape struct {
 	hasConstrnt bool
 }
 
-type schemaDef struct {
+type Schema struct {
+	dir        string
 	dict       map[string]map[string]any
 	types      map[string]map[string]any
 	categories map[string]int
@@ -50,6 +48,7 @@ type schemaDef struct {
 	objects    map[string]map[string]any // by name
 	classes    map[int]*shape            // by class_uid
 	resolved   map[string]*shape         // objects, resolved
+	base       *shape                    // base_event, resolved
 	mu         sync.Mutex
 }
 
@@ -65,24 +64,12 @@ func readJSON(path string) (map[string]any, error) {
 	return m, nil
 }
 
-var (
-	schemaOnce sync.Once
-	schemaVal  *schemaDef
-	schemaErr  error
-)
-
-// loadSchema reads testdata/schema once.
-func loadSchema(t testing.TB) *schemaDef {
-	t.Helper()
-	schemaOnce.Do(func() { schemaVal, schemaErr = readSchema() })
-	if schemaErr != nil {
-		t.Fatalf("schema: %v", schemaErr)
-	}
-	return schemaVal
-}
-
-func readSchema() (*schemaDef, error) {
-	s := &schemaDef{events: map[string]map[string]any{}, objects: map[string]map[string]any{},
+// Load reads the schema files in dir (the layout of the ocsf-schema
+// repository: dictionary.json, categories.json, events/, objects/,
+// profiles/) and resolves every event class they hold.
+func Load(dir string) (*Schema, error) {
+	schemaDir := dir
+	s := &Schema{dir: dir, events: map[string]map[string]any{}, objects: map[string]map[string]any{},
 		categories: map[string]int{}, classes: map[int]*shape{}, resolved: map[string]*shape{}}
 	d, err := readJSON(filepath.Join(schemaDir, "dictionary.json"))
 	if err != nil {
@@ -119,6 +106,9 @@ func readSchema() (*schemaDef, error) {
 			return nil, err
 		}
 	}
+	if s.base, err = s.resolve("base_event", s.events, map[string]bool{}); err != nil {
+		return nil, err
+	}
 	for name, raw := range s.events {
 		if _, ok := raw["uid"]; !ok {
 			continue // an abstract parent (base_event, system, ...)
@@ -138,7 +128,7 @@ func readSchema() (*schemaDef, error) {
 
 // resolve builds a class or object from its definition, its parents and
 // its includes.
-func (s *schemaDef) resolve(name string, defs map[string]map[string]any, seen map[string]bool) (*shape, error) {
+func (s *Schema) resolve(name string, defs map[string]map[string]any, seen map[string]bool) (*shape, error) {
 	raw, ok := defs[name]
 	if !ok {
 		return nil, fmt.Errorf("%s: not in the schema files", name)
@@ -177,7 +167,7 @@ func (s *schemaDef) resolve(name string, defs map[string]map[string]any, seen ma
 	}
 	attrs, _ := raw["attributes"].(map[string]any)
 	for _, inc := range anyStrings(attrs["$include"]) {
-		pr, err := readJSON(filepath.Join(schemaDir, inc))
+		pr, err := readJSON(filepath.Join(s.dir, inc))
 		if err != nil {
 			return nil, fmt.Errorf("%s: $include: %w", name, err)
 		}
@@ -200,7 +190,7 @@ func (s *schemaDef) resolve(name string, defs map[string]map[string]any, seen ma
 }
 
 // merge adds or overrides an attribute of sh.
-func (s *schemaDef) merge(sh *shape, k string, def map[string]any, profile string) error {
+func (s *Schema) merge(sh *shape, k string, def map[string]any, profile string) error {
 	a := sh.attrs[k]
 	if a == nil {
 		d, ok := s.dict[k]
@@ -267,7 +257,7 @@ func anyStrings(v any) []string {
 }
 
 // object returns a resolved object.
-func (s *schemaDef) object(name string) (*shape, error) {
+func (s *Schema) object(name string) (*shape, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sh := s.resolved[name]; sh != nil {
@@ -281,9 +271,13 @@ func (s *schemaDef) object(name string) (*shape, error) {
 	return sh, nil
 }
 
-// validate checks one event (a decoded JSON object) and returns every
-// problem found.
-func (s *schemaDef) validate(ev map[string]any) []string {
+// Validate checks one event (a decoded JSON object) and returns every
+// problem found: class_uid, category_uid, activity_id and type_uid
+// consistent; every attribute the class requires present (a profile's
+// only where metadata.profiles names it); no attribute the class, its
+// profiles or an object does not define; types; enum values; an
+// object's at_least_one constraint.
+func (s *Schema) Validate(ev map[string]any) []string {
 	var errs []string
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 	num := func(k string) (int64, bool) {
@@ -321,15 +315,22 @@ func (s *schemaDef) validate(ev map[string]any) []string {
 	return errs
 }
 
-// baseProfile reports whether a profile is the base event's (every
-// class has it).
-func (s *schemaDef) baseProfile(p string) bool {
-	base, err := s.resolve("base_event", s.events, map[string]bool{})
-	return err == nil && base.profiles[p]
+// Classes lists the class_uids the schema files define.
+func (s *Schema) Classes() []int {
+	var out []int
+	for uid := range s.classes {
+		out = append(out, uid)
+	}
+	sort.Ints(out)
+	return out
 }
 
+// baseProfile reports whether a profile is the base event's (every
+// class has it).
+func (s *Schema) baseProfile(p string) bool { return s.base != nil && s.base.profiles[p] }
+
 // check validates an object's members against a shape.
-func (s *schemaDef) check(sh *shape, obj map[string]any, at string, profiles map[string]bool, bad func(string, ...any)) {
+func (s *Schema) check(sh *shape, obj map[string]any, at string, profiles map[string]bool, bad func(string, ...any)) {
 	for k, a := range sh.attrs {
 		// A profile's attributes are required only where it applies.
 		if a.requirement == "required" && (a.profile == "" || profiles[a.profile]) {
@@ -380,7 +381,7 @@ func (s *schemaDef) check(sh *shape, obj map[string]any, at string, profiles map
 }
 
 // value validates one value of an attribute's type.
-func (s *schemaDef) value(a *attr, v any, at string, profiles map[string]bool, bad func(string, ...any)) {
+func (s *Schema) value(a *attr, v any, at string, profiles map[string]bool, bad func(string, ...any)) {
 	typ := a.typ
 	for i := 0; i < 4; i++ { // a type's base type: timestamp_t is a long_t
 		t, ok := s.types[typ]

@@ -50,7 +50,7 @@ func TestSchema_Validate_CatchesMistakes(t *testing.T) {
 		}, "from profile record_integrity"},
 	}
 	for class, ev := range byClass {
-		if p := s.validate(ev); len(p) > 0 {
+		if p := s.Validate(ev); len(p) > 0 {
 			t.Fatalf("class %v: the valid event fails: %v", class, p)
 		}
 		for _, m := range mistakes {
@@ -58,7 +58,7 @@ func TestSchema_Validate_CatchesMistakes(t *testing.T) {
 			var bad map[string]any
 			json.Unmarshal(b, &bad)
 			m.edit(bad)
-			problems := s.validate(bad)
+			problems := s.Validate(bad)
 			if !strings.Contains(strings.Join(problems, "\n"), m.want) {
 				t.Errorf("class %v, %s: want a problem with %q, got %v", class, m.name, m.want, problems)
 			}
