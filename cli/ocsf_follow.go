@@ -234,6 +234,7 @@ func followOCSF(c *cli.Context, path string, opts ocsf.Options, out *ocsfOutput,
 			f.from = resume - ocsfWarmUp
 		}
 	}
+	key := id // the cursor's key: the source's id, else the ledger's
 	cp, haveCP := followCheckpoint(c, path)
 	var m *ocsf.Mapper
 	var buf []byte
@@ -255,7 +256,10 @@ func followOCSF(c *cli.Context, path string, opts ocsf.Options, out *ocsfOutput,
 			}
 			return nil // mapped again for its state, written before
 		}
-		return out.write(f.id, e.Seq, e.Hash(), buf)
+		if key == "" {
+			key = f.id
+		}
+		return out.write(key, e.Seq, e.Hash(), buf)
 	}
 	err := f.run()
 	if err == nil && c.Context.Err() == nil && resume > 0 && f.next < resume {
