@@ -163,6 +163,9 @@ func (m *Mapper) flagged(e *ledger.Entry, p *event.ResultFlagged) []Event {
 	ev := m.base(e, detectionFinding, 1)
 	m.callFacts(&ev, e, p.SubAgentID, p.CallID)
 	rule, _ := clip(p.Rule, MaxName)
+	if withheld(rule) {
+		rule = "(withheld)"
+	}
 	ev.FindingInfo = &FindingInfo{UID: fmt.Sprintf("%s:%d", m.o.LedgerID, e.Seq),
 		Title:    "opx Shield flagged the result of " + m.toolName(e.Session, p.Tool),
 		Types:    []string{"opx.shield.result_flagged"},
