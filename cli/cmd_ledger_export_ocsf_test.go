@@ -260,3 +260,14 @@ func TestLedgerExportOCSF_FollowRestartsResume(t *testing.T) {
 	os.Remove(out + ".cursor")
 	run(t, "ledger", "export", "--format", "ocsf", "--follow", "--ledger", path, "-o", out).wantCode(t, cli.ExitError)
 }
+
+// TestLedgerExportOCSF_DamagedLedger: a chain that breaks is exit 4, and
+// no partial export is left behind.
+func TestLedgerExportOCSF_DamagedLedger(t *testing.T) {
+	path := tampered(t, newLedger(t, 10).Path, 5)
+	out := filepath.Join(t.TempDir(), "events.jsonl")
+	run(t, "ledger", "export", "--format", "ocsf", "--ledger", path, "-o", out).wantCode(t, cli.ExitIntegrity)
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a partial export is left: %v", err)
+	}
+}

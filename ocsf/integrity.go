@@ -47,6 +47,11 @@ func entryFingerprint(h ledger.Hash) Fingerprint {
 	return Fingerprint{AlgorithmID: 99, Algorithm: "BLAKE3-256", EncodingID: 1, SerializationID: 2, Value: h.String()}
 }
 
+// maxNote bounds the signed note an event carries (a note with its
+// signatures and a few witnesses' cosignatures is well under 1 KiB);
+// a checkpoint with a larger one is not used.
+const maxNote = 8 << 10
+
 // ParseCheckpoint reads a ledger.checkpoint entry: ok is false when it
 // is not one, or carries no signed note.
 func ParseCheckpoint(e *ledger.Entry) (Checkpoint, bool) {
@@ -54,7 +59,7 @@ func ParseCheckpoint(e *ledger.Entry) (Checkpoint, bool) {
 		return Checkpoint{}, false
 	}
 	var p ledger.CheckpointPayload
-	if err := json.Unmarshal(e.Data, &p); err != nil || p.Note == "" || len(p.Note) > 64<<10 || p.TreeSize != e.Seq {
+	if err := json.Unmarshal(e.Data, &p); err != nil || p.Note == "" || len(p.Note) > maxNote || p.TreeSize != e.Seq {
 		return Checkpoint{}, false
 	}
 	cp := Checkpoint{Seq: e.Seq, TreeSize: p.TreeSize, Root: p.TreeRoot, Note: p.Note}
