@@ -97,6 +97,32 @@ func TestLedgerExportOCSF_SampleValidates(t *testing.T) {
 	}
 }
 
+// TestLedgerExportOCSF_SignedCheckpoint: the demo a real engine recorded
+// (a signing ledger): the events of the entries its latest signed
+// checkpoint covers carry it, found by reading backward from the head.
+func TestLedgerExportOCSF_SignedCheckpoint(t *testing.T) {
+	t.Setenv("OPX_LEDGER", "")
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	run(t, "ledger", "import", "../fixtures/recorded/demo.jsonl.zst", "--ledger", path).wantCode(t, cli.ExitOK)
+	r := run(t, "ledger", "export", "--format", "ocsf", "--ledger", path)
+	r.wantCode(t, cli.ExitOK)
+	signed := 0
+	for _, ev := range checkOCSF(t, r.stdout) {
+		att := ev["attestation_list"].([]any)[0].(map[string]any)
+		seq := ev["metadata"].(map[string]any)["sequence"].(float64)
+		if _, ok := att["signatures"]; ok {
+			signed++
+			cp := ev["unmapped"].(map[string]any)["opx"].(map[string]any)["checkpoint"].(map[string]any)
+			if cp["tree_size"].(float64) <= seq {
+				t.Errorf("entry %v carries checkpoint %v, which does not cover it", seq, cp["tree_size"])
+			}
+		}
+	}
+	if signed == 0 {
+		t.Errorf("no event carries the signed checkpoint:\n%s", r.stdout)
+	}
+}
+
 func TestLedgerExportOCSF_Usage(t *testing.T) {
 	path := newLedger(t, 3).Path
 	run(t, "ledger", "export", "--format", "xml", "--ledger", path, "-o", "x").wantCode(t, cli.ExitUsage)
@@ -251,10 +277,17 @@ func TestLedgerExportOCSF_FollowRestartsResume(t *testing.T) {
 		}
 	}
 
+	// Once, through the running engine: the same events.
+	r := run(t, "ledger", "export", "--format", "ocsf", "--ledger", path)
+	r.wantCode(t, cli.ExitOK)
+	if n := strings.Count(r.stdout, `"class_uid":1007`); n != 11 {
+		t.Errorf("through the engine: %d process events, want 11", n)
+	}
+
 	// The cursor is tied to its ledger: another ledger is refused (exit 4).
 	other := filepath.Join(t.TempDir(), "ledger.db")
 	appendOffline(t, other, "s2", 0, 1)
-	r := run(t, "ledger", "export", "--format", "ocsf", "--follow", "--ledger", other, "-o", out)
+	r = run(t, "ledger", "export", "--format", "ocsf", "--follow", "--ledger", other, "-o", out)
 	r.wantCode(t, cli.ExitIntegrity)
 	// An output without its cursor is not guessed at.
 	os.Remove(out + ".cursor")
