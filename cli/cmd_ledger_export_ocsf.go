@@ -25,8 +25,8 @@ import (
 func ocsfExportFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "follow", Usage: "with --format ocsf: keep writing events as entries become durable (Ctrl-C stops)"},
-		&cli.StringFlag{Name: "cursor", Usage: "with --format ocsf --follow: where to keep the resume point (default FILE.cursor with -o FILE)", TakesFile: true},
-		&cli.StringFlag{Name: "host", Usage: "with --format ocsf: the engine's host name for device.hostname (default this machine's)"},
+		&cli.StringFlag{Name: "cursor", Usage: "with --format ocsf --follow: keep the resume point in `PATH` (default FILE.cursor with -o FILE)", TakesFile: true},
+		&cli.StringFlag{Name: "host", Usage: "with --format ocsf: the engine's host `NAME` for device.hostname (default this machine's)"},
 	}
 }
 
@@ -44,6 +44,9 @@ const ocsfExportHelp = "With --format ocsf, writes OCSF 1.9 events instead (docs
 func runLedgerExportOCSF(c *cli.Context) error {
 	if c.IsSet("tiles") {
 		return usage.Errorf(c, "--tiles is a tree, not events; give it without --format ocsf")
+	}
+	if c.Bool("json") {
+		return usage.Errorf(c, "--format ocsf writes events, one JSON object per line; --json is for the JSONL export's summary")
 	}
 	path, err := ledgerloc.Path(c)
 	if err != nil {

@@ -128,6 +128,8 @@ func TestLedgerExportOCSF_Usage(t *testing.T) {
 	run(t, "ledger", "export", "--format", "xml", "--ledger", path, "-o", "x").wantCode(t, cli.ExitUsage)
 	run(t, "ledger", "export", "--ledger", path, "-o", filepath.Join(t.TempDir(), "x.jsonl"), "--follow").wantCode(t, cli.ExitUsage)
 	run(t, "ledger", "export", "--format", "ocsf", "--ledger", path, "--cursor", "c").wantCode(t, cli.ExitUsage)
+	run(t, "ledger", "export", "--format", "ocsf", "--ledger", path, "--json").wantCode(t, cli.ExitUsage)
+	run(t, "ledger", "export", "--format", "ocsf", "--ledger", path, "--tiles", t.TempDir()+"/t").wantCode(t, cli.ExitUsage)
 }
 
 // ocsfExport is an `opx ledger export --format ocsf --follow` running in
