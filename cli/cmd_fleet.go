@@ -75,6 +75,7 @@ func fleetCommand() *cli.Command {
 					ui.JSONFlag()},
 				Action: runFleetAlerts,
 			},
+			fleetExportCommand(storeFlag),
 		},
 	}
 }

@@ -11,10 +11,10 @@ import (
 )
 
 func ledgerExportCommand() *cli.Command {
-	return &cli.Command{
+	cmd := &cli.Command{
 		Name:      "export",
 		Usage:     "write the ledger, or one session's segment, as JSONL with its blobs",
-		UsageText: "opx ledger export (-o FILE [--session ID] | --tiles DIR) [--json] [--ledger PATH | --workspace DIR]",
+		UsageText: "opx ledger export (-o FILE [--session ID] | --tiles DIR | --format ocsf [-o FILE] [--session ID] [--follow [--cursor FILE]]) [--json] [--ledger PATH | --workspace DIR]",
 		Description: "Writes one entry per line, the stored bytes verbatim (zstd-compressed when FILE ends in .zst),\n" +
 			"and the blobs the entries name plus a manifest to the bundle NAME.blobs/ beside it. Nothing is\n" +
 			"overwritten. The chain is checked while exporting: a damaged ledger is not exported.\n" +
@@ -34,21 +34,35 @@ func ledgerExportCommand() *cli.Command {
 			"(exit 1, nothing written; a JSONL export holds it). Files are 0600: make them readable to serve them.\n" +
 			"While an engine holds the ledger, the tree is computed here from the entries it sends up to its durable\n" +
 			"head, and written only if its root is the signed checkpoint's: the same files as an offline export.\n\n" +
+			ocsfExportHelp + "\n" +
 			exitCodesHelp("integrity failure found: the ledger is damaged, nothing was exported"),
 		HideHelpCommand: true,
 		Flags: append(ledgerloc.Flags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "export `FILE` (.jsonl or .jsonl.zst; required)", TakesFile: true},
 			&cli.StringFlag{Name: "session", Usage: "export only the segment covering session `ID`"},
 			&cli.StringFlag{Name: "tiles", Usage: "write the tree of the latest signed checkpoint as a static tlog-tiles tree in `DIR`", TakesFile: true},
+			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "`FORMAT` of the export: jsonl (the entries) or ocsf (OCSF events for SIEMs)"},
 			ui.JSONFlag(),
 		),
 		Action: runLedgerExport,
 	}
+	cmd.Flags = append(cmd.Flags, ocsfExportFlags()...)
+	return cmd
 }
 
 func runLedgerExport(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
+	}
+	switch c.String("format") {
+	case "jsonl":
+		if c.IsSet("follow") || c.IsSet("cursor") || c.IsSet("host") {
+			return usage.Errorf(c, "--follow, --cursor and --host are for --format ocsf")
+		}
+	case "ocsf":
+		return runLedgerExportOCSF(c)
+	default:
+		return usage.Errorf(c, "--format %q: want jsonl or ocsf", ui.Clip(c.String("format"), 40))
 	}
 	out := c.String("output")
 	if c.IsSet("tiles") {
