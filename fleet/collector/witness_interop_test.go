@@ -1,6 +1,7 @@
 package collector_test
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"os"
 	"os/exec"
@@ -76,6 +77,10 @@ func TestWitness_Interop_TransparencyDevClient(t *testing.T) {
 	impostor.grow(t, 15)
 	badProof := lg.proof(t, 6, 15)
 	badProof[0][0] ^= 1
+	fork, err := lg.signer.Sign(15, sha256.Sum256([]byte("another root")))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name  string
 		old   uint64
@@ -89,6 +94,7 @@ func TestWitness_Interop_TransparencyDevClient(t *testing.T) {
 		{"bad signature: 403", 6, impostor.proof(t, 6, 15), impostor.checkpoint(t, 15), "refused no-valid-signature"},
 		{"old size over the checkpoint's: 400", 16, nil, lg.checkpoint(t, 15), "refused old-size-invalid"},
 		{"consistent: cosigned", 6, lg.proof(t, 6, 15), lg.checkpoint(t, 15), "cosigned "},
+		{"the size cosigned, another root: 409 without a size", 15, nil, []byte(fork), "refused root-mismatch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := run(tc.old, tc.proof, tc.cp); !strings.HasPrefix(got, tc.want) {

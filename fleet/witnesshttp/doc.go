@@ -13,7 +13,9 @@
 //     not read within Options.Timeout).
 //   - The answers: 200 with the cosignature lines (text/plain;
 //     charset=utf-8); 409 with the witness's latest size
-//     (tlog.ContentTypeSize, tlog.FormatSize); 404 unknown origin; 403
+//     (tlog.ContentTypeSize, tlog.FormatSize) for a stale old size, 409
+//     with text/plain for another root at the size cosigned; 404
+//     unknown origin; 403
 //     no trusted signature; 400 old size above the checkpoint's or a
 //     malformed body; 422 a proof that does not verify; 429 beyond an
 //     origin's rate; 503 when MaxInFlight requests are being served.

@@ -158,6 +158,10 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		rw.WriteHeader(http.StatusOK)
 		rw.Write(sigs)
+	case errors.As(err, &conflict) && conflict.Root:
+		// No size body: transparency-dev's client tells a root
+		// mismatch from a stale size by the content type.
+		h.refuse(rw, r, http.StatusConflict, err)
 	case errors.As(err, &conflict):
 		rw.Header().Set("Content-Type", tlog.ContentTypeSize)
 		rw.WriteHeader(http.StatusConflict)
