@@ -71,10 +71,12 @@ type Config struct {
 	// too.
 	WitnessLogs []WitnessLog
 	// WitnessListen, if set, is the HOST:PORT where the collector serves
-	// C2SP tlog-witness add-checkpoint (HTTP; put TLS in front of it),
-	// bounded by WitnessHTTP.
+	// C2SP tlog-witness add-checkpoint, bounded by WitnessHTTP and
+	// WitnessServe: HTTPS when WitnessServe.TLS is set, else plain HTTP
+	// (loopback, behind a TLS proxy: the CLI enforces it).
 	WitnessListen string
 	WitnessHTTP   witnesshttp.Options
+	WitnessServe  witnesshttp.ServeConfig
 	// NoSync skips fsync in the ledgers (tests only).
 	NoSync bool
 	// Stored, if set, is called after each commit of a mirror with its

@@ -169,12 +169,16 @@ func (c *Collector) serveWitness(ctx context.Context) (stop func(), err error) {
 	}
 	addr := ln.Addr().String()
 	c.witnessAddr.Store(&addr)
-	c.cfg.Logf("collector: witness (C2SP tlog-witness) serving POST http://%s%s", addr, tlog.AddCheckpointPath)
+	scheme := "http"
+	if c.cfg.WitnessServe.TLS != nil {
+		scheme = "https"
+	}
+	c.cfg.Logf("collector: witness (C2SP tlog-witness) serving POST %s://%s%s", scheme, addr, tlog.AddCheckpointPath)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := witnesshttp.Serve(ctx, ln, c.WitnessHandler(c.cfg.WitnessHTTP)); err != nil {
+		if err := witnesshttp.Serve(ctx, ln, c.WitnessHandler(c.cfg.WitnessHTTP), c.cfg.WitnessServe); err != nil {
 			c.cfg.Logf("collector: witness listener: %v", err)
 		}
 	}()

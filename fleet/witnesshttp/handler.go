@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -221,36 +220,4 @@ func plain(rw http.ResponseWriter, code int, msg string) {
 	rw.Header().Set("X-Content-Type-Options", "nosniff")
 	rw.WriteHeader(code)
 	io.WriteString(rw, msg+"\n")
-}
-
-// Serve serves h on ln until ctx ends, with bounded header, read, write
-// and idle times, then shuts down (waiting up to 5 s for requests being
-// served).
-func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       DefaultTimeout,
-		WriteTimeout:      DefaultTimeout + 5*time.Second,
-		IdleTimeout:       90 * time.Second,
-		MaxHeaderBytes:    16 << 10,
-	}
-	done, stop := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		select {
-		case <-ctx.Done():
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			srv.Shutdown(sctx)
-		case <-stop: // Serve failed
-		}
-	}()
-	err := srv.Serve(ln)
-	close(stop)
-	<-done
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return err
 }
