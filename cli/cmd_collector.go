@@ -20,6 +20,7 @@ import (
 	"github.com/opx-dev/opx/fleet"
 	"github.com/opx-dev/opx/fleet/collector"
 	"github.com/opx-dev/opx/fleet/natsrv"
+	"github.com/opx-dev/opx/fleet/witnesshttp"
 	"github.com/opx-dev/opx/internal/regularfile"
 )
 
@@ -61,6 +62,7 @@ func collectorCommand() *cli.Command {
 			&cli.BoolFlag{Name: "witness-insecure-listen", Usage: "let --witness-listen be an address other than loopback in plain HTTP"},
 			&cli.StringFlag{Name: "witness-logs", Usage: "other logs to witness: `FILE` of ORIGIN KEY lines (besides the sources)", TakesFile: true},
 			&cli.Float64Flag{Name: "witness-rate", Usage: "add-checkpoint requests per second per origin (burst twice that)", Value: 10},
+			&cli.Float64Flag{Name: "witness-client-rate", Usage: "add-checkpoint requests per second per client address, an IPv6 client's /64 (burst twice that; the 4096 addresses seen last are remembered)", Value: witnesshttp.DefaultClientRate},
 		},
 		Subcommands: []*cli.Command{collectorKeyCommand()},
 		Action:      runCollector,
@@ -97,6 +99,7 @@ type collectorSetup struct {
 	witnessListen string
 	witnessLogs   []collector.WitnessLog
 	witnessRate   float64
+	witnessClient float64       // --witness-client-rate
 	witnessTLS    *tls.Config   // --witness-tls-cert/--witness-tls-key; nil: plain HTTP
 	natsOpts      []nats.Option // with --embedded-nats: the collector's login
 }
@@ -202,6 +205,9 @@ func collectorArgs(c *cli.Context) (*collectorSetup, error) {
 	}
 	if s.witnessRate <= 0 {
 		return nil, usage.Errorf(c, "--witness-rate must be positive")
+	}
+	if s.witnessClient = c.Float64("witness-client-rate"); s.witnessClient <= 0 {
+		return nil, usage.Errorf(c, "--witness-client-rate must be positive")
 	}
 	if p := c.String("witness-logs"); p != "" {
 		if s.witnessListen == "" {

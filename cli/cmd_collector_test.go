@@ -63,6 +63,7 @@ func TestCollector_UsageErrors(t *testing.T) {
 		{"witness tls and insecure", []string{"collector", "--store", store, "--nats", "nats://h:1", "--witness-listen", "0.0.0.0:8443", "--witness-tls-cert", cfg("x"), "--witness-tls-key", cfg("x"), "--witness-insecure-listen"}, cli.ExitUsage, "not with --witness-tls-cert"},
 		{"witness tls not a certificate", []string{"collector", "--store", store, "--nats", "nats://h:1", "--witness-listen", "0.0.0.0:8443", "--witness-tls-cert", cfg("x"), "--witness-tls-key", cfg("x")}, cli.ExitUsage, "--witness-tls-cert/--witness-tls-key"},
 		{"witness rate zero", []string{"collector", "--store", store, "--nats", "nats://h:1", "--witness-listen", "127.0.0.1:0", "--witness-rate", "0"}, cli.ExitUsage, "--witness-rate must be positive"},
+		{"witness client rate zero", []string{"collector", "--store", store, "--nats", "nats://h:1", "--witness-listen", "127.0.0.1:0", "--witness-client-rate", "0"}, cli.ExitUsage, "--witness-client-rate must be positive"},
 		{"witness rate negative", []string{"collector", "--store", store, "--nats", "nats://h:1", "--witness-listen", "127.0.0.1:0", "--witness-rate", "-1"}, cli.ExitUsage, "--witness-rate must be positive"},
 		{"witness logs alone", []string{"collector", "--store", store, "--nats", "nats://h:1", "--witness-logs", cfg("")}, cli.ExitUsage, "goes with --witness-listen"},
 		{"witness logs missing", []string{"collector", "--store", store, "--nats", "nats://h:1", "--witness-listen", "127.0.0.1:0", "--witness-logs", filepath.Join(dir, "nope")}, cli.ExitError, "no such file"},
