@@ -339,7 +339,7 @@ func (c *Collector) witnessCheckNATS(b *batch, s *source, p pendingCheckpoint) (
 			size, root, cosigned := l.size, l.root, l.note
 			l.mu.Unlock()
 			c.alert(b, s.id, event.AlertFork, size, fmt.Sprintf("the collector cosigned tree %d with root %s (add-checkpoint); the entries shipped make root %s. The note: %s",
-				size, rootString(root), rootString(th.Root), cosigned))
+				size, rootString(root), rootString(th.Root), evidence(cosigned)))
 			return nil
 		}
 	}

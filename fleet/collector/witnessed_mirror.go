@@ -136,7 +136,7 @@ func (c *Collector) checkMirror(l *witnessedLog, size uint64, root [32]byte, sig
 // cosigned), signed the note that names another.
 func (c *Collector) forkSeen(l *witnessedLog, size uint64, have, got [32]byte, signed []byte, why string) {
 	detail := fmt.Sprintf("add-checkpoint sent tree %d with root %s, signed by a key trusted for the origin; %s (have %s). The note: %s",
-		size, rootString(got), why, rootString(have), signed)
+		size, rootString(got), why, rootString(have), evidence(signed))
 	if l.source == "" || l.source == closedSource {
 		c.cfg.Logf("collector: witness: %s", clip(detail))
 		return
@@ -191,7 +191,7 @@ func (c *Collector) checkWitnessed(b *batch, s *source) {
 			if th.Root != p.root {
 				fork = &forkEvidence{source: s.id, size: p.size, detail: fmt.Sprintf(
 					"the collector cosigned tree %d with root %s over add-checkpoint before its mirror had it; the entries shipped make root %s. The note: %s",
-					p.size, rootString(p.root), rootString(th.Root), p.note)}
+					p.size, rootString(p.root), rootString(th.Root), evidence(p.note))}
 				l.pending = pendingWitnessed{}
 				break
 			}
@@ -208,3 +208,16 @@ func (c *Collector) checkWitnessed(b *batch, s *source) {
 }
 
 func rootString(r [32]byte) string { return tlog.Checkpoint{Root: r}.RootString() }
+
+// maxEvidence bounds the note an alert quotes (the checkpoint's text and
+// its first signatures: the log's among them when it signed first; the
+// alert's detail is cut at event.MaxAlertDetail anyway).
+const maxEvidence = 640
+
+// evidence is a signed note as an alert quotes it.
+func evidence(n []byte) string {
+	if len(n) > maxEvidence {
+		return string(n[:maxEvidence]) + "…"
+	}
+	return string(n)
+}
