@@ -2,6 +2,7 @@ package cli
 
 import (
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"github.com/opx-dev/opx/fleet"
 	"github.com/opx-dev/opx/fleet/collector"
 	"github.com/opx-dev/opx/fleet/natsrv"
+	"github.com/opx-dev/opx/fleet/witnesshttp"
 	"github.com/opx-dev/opx/internal/regularfile"
 )
 
@@ -31,7 +33,8 @@ func collectorCommand() *cli.Command {
 		Name:  "collector",
 		Usage: "collect the fleet's ledgers from NATS JetStream: verify, witness and serve them for review",
 		UsageText: "opx collector (--nats URL | --embedded-nats DIR [--listen HOST:PORT]) --store DIR [--config FILE]\n" +
-			"                 [--witness-listen HOST:PORT [--witness-insecure-listen] [--witness-logs FILE] [--witness-rate N]]\n" +
+			"                 [--witness-listen HOST:PORT [--witness-tls-cert FILE --witness-tls-key FILE | --witness-insecure-listen]\n" +
+			"                  [--witness-logs FILE] [--witness-rate N] [--witness-client-rate N]]\n" +
 			"   opx collector key --store DIR [--json]",
 		Description: "Runs until interrupted (SIGINT, SIGTERM). A durable JetStream consumer reads every engine's ledger\n" +
 			"subject; each source ledger is kept in STORE/sources/<ledger id>/ledger.db, an ordinary opx ledger\n" +
@@ -41,8 +44,9 @@ func collectorCommand() *cli.Command {
 			"key (`opx collector key`), recorded in STORE/collector.db and published back to its engine. Anything\n" +
 			"wrong is an alert (`opx fleet alerts`). --embedded-nats runs a JetStream server in this process for\n" +
 			"one machine, its data in DIR. --witness-listen also makes it a C2SP tlog-witness: POST\n" +
-			"/add-checkpoint for its sources' origins and the logs in --witness-logs, on a loopback address\n" +
-			"(plain HTTP: a TLS proxy in front) unless --witness-insecure-listen. docs/fleet.md.\n\n" + exitCodesHelp(""),
+			"/add-checkpoint for its sources' origins and the logs in --witness-logs: HTTPS with\n" +
+			"--witness-tls-cert/--witness-tls-key on any address; plain HTTP on a loopback address (a TLS proxy in\n" +
+			"front), or beyond it with --witness-insecure-listen. docs/fleet.md.\n\n" + exitCodesHelp(""),
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "nats", Usage: "NATS server `URL`s, comma-separated (default: url in --config)"},
@@ -52,10 +56,13 @@ func collectorCommand() *cli.Command {
 			&cli.StringFlag{Name: "config", Usage: "collector config `FILE` (YAML: url, creds, nkey, tls, prefix, replicas, durable, stall_after, allow_keys, max_sources)", TakesFile: true},
 			&cli.StringFlag{Name: "prefix", Usage: "subject `PREFIX` (default: the config's, else " + fleet.DefaultPrefix + ")"},
 			&cli.DurationFlag{Name: "stall-after", Usage: "alert a source that ships nothing for `DURATION` (0: never; default: the config's, else 0)"},
-			&cli.StringFlag{Name: "witness-listen", Usage: "serve C2SP tlog-witness POST /add-checkpoint on `HOST:PORT` (HTTP; docs/fleet.md)"},
-			&cli.BoolFlag{Name: "witness-insecure-listen", Usage: "let --witness-listen be an address other than loopback (plain HTTP)"},
+			&cli.StringFlag{Name: "witness-listen", Usage: "serve C2SP tlog-witness POST /add-checkpoint on `HOST:PORT` (docs/fleet.md)"},
+			&cli.StringFlag{Name: "witness-tls-cert", Usage: "serve --witness-listen in HTTPS with the certificate (chain) in `FILE` (PEM)", TakesFile: true},
+			&cli.StringFlag{Name: "witness-tls-key", Usage: "the private key of --witness-tls-cert in `FILE` (PEM)", TakesFile: true},
+			&cli.BoolFlag{Name: "witness-insecure-listen", Usage: "let --witness-listen be an address other than loopback in plain HTTP"},
 			&cli.StringFlag{Name: "witness-logs", Usage: "other logs to witness: `FILE` of ORIGIN KEY lines (besides the sources)", TakesFile: true},
 			&cli.Float64Flag{Name: "witness-rate", Usage: "add-checkpoint requests per second per origin (burst twice that)", Value: 10},
+			&cli.Float64Flag{Name: "witness-client-rate", Usage: "add-checkpoint requests per second per client address, an IPv6 client's /64 (burst twice that; the 4096 addresses seen last are remembered)", Value: witnesshttp.DefaultClientRate},
 		},
 		Subcommands: []*cli.Command{collectorKeyCommand()},
 		Action:      runCollector,
@@ -92,6 +99,8 @@ type collectorSetup struct {
 	witnessListen string
 	witnessLogs   []collector.WitnessLog
 	witnessRate   float64
+	witnessClient float64       // --witness-client-rate
+	witnessTLS    *tls.Config   // --witness-tls-cert/--witness-tls-key; nil: plain HTTP
 	natsOpts      []nats.Option // with --embedded-nats: the collector's login
 }
 
@@ -168,19 +177,37 @@ func collectorArgs(c *cli.Context) (*collectorSetup, error) {
 		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
 			return nil, usage.Errorf(c, "--witness-listen %q: want HOST:PORT", s.witnessListen)
 		}
-		// Plain HTTP: loopback (behind a TLS proxy) unless the operator
-		// says otherwise, as `opx serve` (issue 29) will.
-		if !isLoopbackHost(host) && !c.Bool("witness-insecure-listen") {
-			return nil, usage.Errorf(c, "--witness-listen %q is not a loopback address: the witness speaks plain HTTP; put a TLS proxy in front of a loopback address, or give --witness-insecure-listen", s.witnessListen)
-		}
-		if !isLoopbackHost(host) {
+		cert, key := c.String("witness-tls-cert"), c.String("witness-tls-key")
+		switch {
+		case (cert == "") != (key == ""):
+			return nil, usage.Errorf(c, "--witness-tls-cert and --witness-tls-key go together")
+		case cert != "" && c.Bool("witness-insecure-listen"):
+			return nil, usage.Errorf(c, "--witness-insecure-listen is for plain HTTP: not with --witness-tls-cert")
+		case cert != "":
+			pair, err := tls.LoadX509KeyPair(cert, key)
+			if err != nil {
+				return nil, usage.Errorf(c, "--witness-tls-cert/--witness-tls-key: %v", err)
+			}
+			s.witnessTLS = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+		case !isLoopbackHost(host) && !c.Bool("witness-insecure-listen"):
+			// Plain HTTP: loopback (behind a TLS proxy) unless the
+			// operator says otherwise, as `opx serve` does.
+			return nil, usage.Errorf(c, "--witness-listen %q is not a loopback address: give --witness-tls-cert and --witness-tls-key, put a TLS proxy in front of a loopback address, or give --witness-insecure-listen (plain HTTP)", s.witnessListen)
+		case !isLoopbackHost(host):
 			fmt.Fprintf(c.App.ErrWriter, "warning: --witness-listen %s: add-checkpoint served in plain HTTP beyond loopback\n", s.witnessListen)
 		}
-	} else if c.Bool("witness-insecure-listen") {
-		return nil, usage.Errorf(c, "--witness-insecure-listen goes with --witness-listen")
+	} else {
+		for _, f := range []string{"witness-insecure-listen", "witness-tls-cert", "witness-tls-key"} {
+			if c.IsSet(f) {
+				return nil, usage.Errorf(c, "--%s goes with --witness-listen", f)
+			}
+		}
 	}
 	if s.witnessRate <= 0 {
 		return nil, usage.Errorf(c, "--witness-rate must be positive")
+	}
+	if s.witnessClient = c.Float64("witness-client-rate"); s.witnessClient <= 0 {
+		return nil, usage.Errorf(c, "--witness-client-rate must be positive")
 	}
 	if p := c.String("witness-logs"); p != "" {
 		if s.witnessListen == "" {

@@ -59,6 +59,10 @@ type doctorReport struct {
 	// sees them (none without an engine): one with a standing alert is a
 	// problem.
 	Witnesses []witnessStatusJSON `json:"witnesses"`
+	// CheckpointOrigin and CheckpointKey: the ledger's checkpoints'
+	// origin and verifier key, as the engine signs them.
+	CheckpointOrigin string `json:"checkpoint_origin,omitempty"`
+	CheckpointKey    string `json:"checkpoint_key,omitempty"`
 	// Agents are the agent CLIs hooked into opx (agents_hooks.go).
 	Agents   []install.Status `json:"agents"`
 	Problems []string         `json:"problems"`
@@ -189,6 +193,7 @@ func doctorLedgerViaEngine(c *cli.Context, rep *doctorReport, problem func(strin
 			}
 		}
 		rep.Witnesses = witnessesJSON(st.Witnesses)
+		rep.CheckpointOrigin, rep.CheckpointKey = st.CheckpointOrigin, st.CheckpointKey
 		witnessProblems(rep.Witnesses, problem)
 	}
 	h, err := ec.ledger.Head(ec.ctx, &opxv1.HeadRequest{})
@@ -235,6 +240,7 @@ func printDoctor(c *cli.Context, rep doctorReport) {
 	}
 	printMCPServers(w, "mcp       ", rep.MCPServers)
 	if rep.Engine.Running {
+		printCheckpointKey(w, rep.CheckpointOrigin, rep.CheckpointKey)
 		printWitnesses(w, rep.Witnesses)
 	}
 	printAgentHooks(w, "hooks     ", rep.Agents)

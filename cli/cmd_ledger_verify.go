@@ -110,13 +110,12 @@ func runLedgerVerify(c *cli.Context) error {
 		}
 		defer rv.Close()
 		what = rv.path
-		for i, wit := range wits {
+		var witnessSizes []uint64 // the one pass keeps each witness's root
+		for _, wit := range wits {
 			if err := wit.find(rv); err != nil {
 				return err
 			}
-			if i == 0 {
-				sinceSize = wit.sinceSize() // the one pass keeps this root; others walk again
-			}
+			witnessSizes = append(witnessSizes, wit.sinceSize())
 		}
 		if rv.local != nil {
 			if c.Bool("strict") {
@@ -134,6 +133,7 @@ func runLedgerVerify(c *cli.Context) error {
 			// checkpoints need (the tree, the keys recorded): a second
 			// read could be answered with other bytes.
 			tee = newTeeSource(rv.remote, sinceSize, false)
+			tee.walk.wantRoots(witnessSizes...)
 			if c.Bool("strict") {
 				opts.CheckCheckpoint = tee.checkCheckpoint()
 			}

@@ -37,11 +37,11 @@ func quorumOf(c *cli.Context, rs []*witnessResult) quorumResult {
 func checkWitnesses(c *cli.Context, rv *ledgerReview, rep *ledger.Report, tee *teeSource, wits []*witnessCheck) ([]*witnessResult, error) {
 	var out []*witnessResult
 	var notWitnessed []*ledger.IntegrityError
-	for i, wit := range wits {
-		var w *treeWalk
-		if i == 0 && tee != nil && wit.found {
-			w = tee.walk // the one pass kept this witness's size
-		}
+	w, err := witnessWalk(rv, tee, wits)
+	if err != nil {
+		return nil, err
+	}
+	for _, wit := range wits {
 		scratch := &ledger.Report{HeadSeq: rep.HeadSeq, OK: true}
 		r, err := wit.check(c, rv, scratch, w)
 		if err != nil {
@@ -66,4 +66,29 @@ func checkWitnesses(c *cli.Context, rv *ledgerReview, rep *ledger.Report, tee *t
 		}
 	}
 	return out, nil
+}
+
+// witnessWalk is the one walk of the ledger every witness's check reads
+// its reference's root from: the verify pass's own through an engine
+// (asked for every size before it started), else one walk of the file
+// for all of them (each check walked it again before). Nil when no
+// witness has a reference to check.
+func witnessWalk(rv *ledgerReview, tee *teeSource, wits []*witnessCheck) (*treeWalk, error) {
+	if tee != nil {
+		return tee.walk, nil
+	}
+	var sizes []uint64
+	for _, wit := range wits {
+		if wit.found && wit.givenBad == "" {
+			sizes = append(sizes, wit.sinceSize())
+		}
+	}
+	if len(sizes) == 0 {
+		return nil, nil
+	}
+	w, err := walkTree(sinceSourceOf(rv), sizes...)
+	if err != nil {
+		return nil, fmt.Errorf("--witness: recompute the tree: %w", err)
+	}
+	return w, nil
 }

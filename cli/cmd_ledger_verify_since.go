@@ -73,7 +73,7 @@ func checkExtends(c *cli.Context, rv *ledgerReview, rep *ledger.Report, w *treeW
 	// One pass: the verifier's own tree (every entry's stored bytes,
 	// hashed here), its root at the size the note claims (checked once
 	// the signature is), and the keys the ledger records.
-	if w == nil {
+	if w == nil || !w.want[peekSize(note)] {
 		if w, err = walkTree(src, peekSize(note)); err != nil {
 			return nil, fmt.Errorf("%s: recompute the tree: %w", flag, err)
 		}
@@ -85,6 +85,7 @@ func checkExtends(c *cli.Context, rv *ledgerReview, rep *ledger.Report, w *treeW
 		return nil, err
 	}
 	size2, root2 := w.tree.Size(), w.tree.Root()
+	rootAt, walked := w.rootAt(sc.CP.Size)
 	res := &sinceResult{File: file, TreeSize: sc.CP.Size, RootHash: sc.CP.RootString(), VKey: sc.Key.String(),
 		Size: size2, Root: tlog.Checkpoint{Root: root2}.RootString()}
 	fail := func(seq uint64, format string, args ...any) (*sinceResult, error) {
@@ -105,13 +106,13 @@ func checkExtends(c *cli.Context, rv *ledgerReview, rep *ledger.Report, w *treeW
 	}
 	if err := tlog.VerifyConsistency(sc.CP.Size, size2, proof, sc.CP.Root, root2); err != nil {
 		return fail(sc.CP.Size-1, "the ledger's first %s are not those %s signed (the entries hash to root %s, the checkpoint says %s): rewritten or forked since: %v",
-			ui.Plural(sc.CP.Size, "entry", "entries"), file, tlog.Checkpoint{Root: w.rootAt}.RootString(), sc.CP.RootString(), err)
+			ui.Plural(sc.CP.Size, "entry", "entries"), file, tlog.Checkpoint{Root: rootAt}.RootString(), sc.CP.RootString(), err)
 	}
-	if w.at != sc.CP.Size || w.rootAt != sc.CP.Root {
+	if !walked || rootAt != sc.CP.Root {
 		// A consistency proof that checks out against both roots makes
 		// this impossible; said plainly should it ever happen.
 		return fail(sc.CP.Size-1, "the ledger's first %d entries hash to root %s, the checkpoint says %s",
-			sc.CP.Size, tlog.Checkpoint{Root: w.rootAt}.RootString(), sc.CP.RootString())
+			sc.CP.Size, tlog.Checkpoint{Root: rootAt}.RootString(), sc.CP.RootString())
 	}
 	res.Extended = true
 	return res, nil

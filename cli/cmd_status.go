@@ -48,6 +48,10 @@ type statusJSON struct {
 	// Witnesses are the C2SP witnesses of ledger.witnesses
 	// (status_witness.go).
 	Witnesses []witnessStatusJSON `json:"witnesses"`
+	// CheckpointOrigin and CheckpointKey are what a witness lists the
+	// ledger's log by: its checkpoints' origin and verifier key.
+	CheckpointOrigin string `json:"checkpoint_origin,omitempty"`
+	CheckpointKey    string `json:"checkpoint_key,omitempty"`
 	// Agents are the agent CLIs hooked into opx (agents_hooks.go).
 	Agents []install.Status `json:"agents"`
 }
@@ -78,7 +82,8 @@ func runStatus(c *cli.Context) error {
 	out := statusJSON{Running: true, Workspace: st.Workspace, Version: st.Version, ManagerPID: st.ManagerPid, EnginePID: st.EnginePid,
 		AgentPID: st.AgentPid, GRPCPort: st.GrpcPort, SandboxStatus: st.SandboxStatus, SandboxSummary: st.SandboxSummary,
 		LedgerPath: st.LedgerPath, LedgerHeadSeq: st.LedgerHeadSeq, LedgerHeadHash: st.LedgerHeadHash, MCPServers: mcpServersJSON(st.McpServers),
-		Fleet: fleetJSON(st.Fleet), Witnesses: witnessesJSON(st.Witnesses), Agents: agents}
+		Fleet: fleetJSON(st.Fleet), Witnesses: witnessesJSON(st.Witnesses), CheckpointOrigin: st.CheckpointOrigin,
+		CheckpointKey: st.CheckpointKey, Agents: agents}
 	if c.Bool("json") {
 		return ui.WriteJSON(c, out)
 	}
@@ -97,6 +102,7 @@ func runStatus(c *cli.Context) error {
 	fmt.Fprintf(w, "sandbox   %s\nledger    %s\n          head %d %s\n", sandbox, out.LedgerPath, out.LedgerHeadSeq, out.LedgerHeadHash)
 	printMCPServers(w, "mcp       ", out.MCPServers)
 	printFleet(w, out.Fleet)
+	printCheckpointKey(w, out.CheckpointOrigin, out.CheckpointKey)
 	printWitnesses(w, out.Witnesses)
 	printAgentHooks(w, "hooks     ", out.Agents)
 	return nil

@@ -34,7 +34,9 @@ func runCollectorService(ctx context.Context, c *cli.Context, s *collectorSetup)
 	col, err := collector.New(collector.Config{URL: s.url, NATSOptions: opts, Prefix: s.prefix, Store: s.store,
 		Durable: s.cfg.Durable, Replicas: s.cfg.Replicas, StallAfter: s.stallAfter, AllowKeys: allow, AllowSourceKeys: allowByID, MaxSources: s.cfg.MaxSources,
 		WitnessListen: s.witnessListen, WitnessLogs: s.witnessLogs,
-		WitnessHTTP: witnesshttp.Options{Rate: s.witnessRate, Burst: max(1, int(2*s.witnessRate))},
+		WitnessHTTP: witnesshttp.Options{Rate: s.witnessRate, Burst: max(1, int(2*s.witnessRate)),
+			ClientRate: s.witnessClient, ClientBurst: max(1, int(2*s.witnessClient))},
+		WitnessServe: witnesshttp.ServeConfig{TLS: s.witnessTLS},
 		// What it logs may quote what sources sent: no control
 		// characters reach the operator's terminal or log.
 		Logf: func(format string, args ...any) { fmt.Fprintln(errw, printable(fmt.Sprintf(format, args...))) }})

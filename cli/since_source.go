@@ -38,27 +38,46 @@ func sinceSourceOf(rv *ledgerReview) sinceSource {
 }
 
 // treeWalk is what one pass over the entries gives --since, prove and
-// key: the tree recomputed from them, its root at one size, and the keys
+// key: the tree recomputed from them, its roots at the sizes asked, and the keys
 // recorded, over a chain checked link by link from genesis to the head
 // the source names. Through an engine it is folded in the verify pass
 // itself (teeSource), so that nothing a command concludes comes from a
 // second read the engine could answer differently.
 type treeWalk struct {
-	tree   *tlog.RootBuilder
-	rootAt [32]byte // the root at size at
-	at     uint64
-	keys   []event.RecordedKey
-	prev   ledger.Hash // the hash of the last entry folded
-	head   ledger.Head // the head to reach
-	err    error       // the first break: the walk stops there
+	tree *tlog.RootBuilder
+	// roots holds the root at each size asked for (want), once the walk
+	// passed it: one walk serves every --witness's reference and
+	// --since's.
+	want  map[uint64]bool
+	roots map[uint64][32]byte
+	keys  []event.RecordedKey
+	prev  ledger.Hash // the hash of the last entry folded
+	head  ledger.Head // the head to reach
+	err   error       // the first break: the walk stops there
 }
 
-func newTreeWalk(head ledger.Head, at uint64) *treeWalk {
-	w := &treeWalk{tree: tlog.NewRootBuilder(), at: at, head: head}
-	if at == 0 {
-		w.rootAt = w.tree.Root()
-	}
+func newTreeWalk(head ledger.Head, at ...uint64) *treeWalk {
+	w := &treeWalk{tree: tlog.NewRootBuilder(), head: head, want: map[uint64]bool{}, roots: map[uint64][32]byte{}}
+	w.wantRoots(at...)
 	return w
+}
+
+// wantRoots asks for the roots at sizes too (before the walk reaches
+// them; the empty tree's is known at once).
+func (w *treeWalk) wantRoots(sizes ...uint64) {
+	for _, n := range sizes {
+		w.want[n] = true
+		if n == 0 {
+			w.roots[0] = tlog.NewRootBuilder().Root()
+		}
+	}
+}
+
+// rootAt is the root of the first size entries, when the walk was asked
+// for it and passed it.
+func (w *treeWalk) rootAt(size uint64) ([32]byte, bool) {
+	r, ok := w.roots[size]
+	return r, ok
 }
 
 var keySuffix = []byte(`"type":"` + event.TypeKey + `"}`)
@@ -84,8 +103,8 @@ func (w *treeWalk) add(seq uint64, raw []byte) {
 	}
 	w.prev = ledger.Sum(raw)
 	w.tree.Append(raw)
-	if w.tree.Size() == w.at {
-		w.rootAt = w.tree.Root()
+	if n := w.tree.Size(); w.want[n] {
+		w.roots[n] = w.tree.Root()
 	}
 	if bytes.HasSuffix(raw, keySuffix) {
 		if k, err := event.ParseKeyEntry(seq, raw); err == nil {
@@ -109,12 +128,12 @@ func (w *treeWalk) done() error {
 
 // walkTree reads every entry up to the head once, checking the chain,
 // hashing each into the tree and collecting the ledger.key entries.
-func walkTree(src sinceSource, at uint64) (*treeWalk, error) {
+func walkTree(src sinceSource, at ...uint64) (*treeWalk, error) {
 	h, err := src.Head()
 	if err != nil {
 		return nil, err
 	}
-	w := newTreeWalk(h, at)
+	w := newTreeWalk(h, at...)
 	err = src.Entries(0, h.Seq, func(seq uint64, raw []byte) error {
 		w.add(seq, raw)
 		return w.err

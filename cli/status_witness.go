@@ -77,3 +77,12 @@ func printWitnesses(w io.Writer, ws []witnessStatusJSON) {
 		}
 	}
 }
+
+// printCheckpointKey prints the origin and the verifier key the ledger's
+// checkpoints are signed with: what a witness lists the log by.
+func printCheckpointKey(w io.Writer, origin, key string) {
+	if origin == "" {
+		return
+	}
+	fmt.Fprintf(w, "origin    %s\n          key %s\n", origin, key)
+}

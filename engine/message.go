@@ -222,6 +222,11 @@ func (e *Engine) Status() (*opxv1.StatusResponse, error) {
 		EnginePid: int64(pid), AgentPid: int64(e.agentPID), GrpcPort: int64(e.port),
 		LedgerHeadSeq: h.Seq, LedgerHeadHash: h.Hash.String(), LedgerPath: e.opts.Ledger.Path(), SandboxStatus: "no agent",
 		McpServers: servers, Fleet: fleet, Witnesses: witnesses}
+	if k := e.opts.Checkpoints; k != nil {
+		if v, ok := k.Verifier(); ok {
+			st.CheckpointOrigin, st.CheckpointKey = k.Origin(), v.String()
+		}
+	}
 	switch {
 	case e.agentRefused != "":
 		st.SandboxStatus, st.SandboxSummary = e.canary.Status, "agent refused: "+e.agentRefused

@@ -89,7 +89,7 @@ func witnessHTTP(b *testing.B, origins, k int) (time.Duration, int) {
 		b.Fatal(err)
 	}
 	defer col.Close()
-	srv := httptest.NewServer(col.WitnessHandler(witnesshttp.Options{Rate: 1e9, Burst: 1 << 30}))
+	srv := httptest.NewServer(col.WitnessHandler(witnesshttp.Options{Rate: 1e9, Burst: 1 << 30, ClientRate: 1e9, ClientBurst: 1 << 30}))
 	defer srv.Close()
 	start := time.Now()
 	var wg sync.WaitGroup

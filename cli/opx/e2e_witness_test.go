@@ -76,6 +76,22 @@ func TestE2E_StartWitnessed(t *testing.T) {
 	if ws[0].URL != ow.URL || ws[0].Alert != "" {
 		t.Fatalf("status witness %+v", ws[0])
 	}
+	// Beside the witnesses: the origin and key they list the log by,
+	// in status and doctor, text and JSON.
+	for _, args := range [][]string{{"status", "--json"}, {"doctor", "--json"}} {
+		out, _, _ := w.run(args...)
+		var ck struct {
+			Origin string `json:"checkpoint_origin"`
+			Key    string `json:"checkpoint_key"`
+		}
+		if err := json.Unmarshal([]byte(out), &ck); err != nil || ck.Origin != origin || ck.Key != vkey {
+			t.Fatalf("opx %s: checkpoint origin %q key %q (%v), want %s %s", args[0], ck.Origin, ck.Key, err, origin, vkey)
+		}
+		out, _, _ = w.run(args[0])
+		if !strings.Contains(out, "origin    "+origin+"\n          key "+vkey+"\n") {
+			t.Fatalf("opx %s does not show the origin and key:\n%s", args[0], out)
+		}
+	}
 	st, _ := w.status()
 	w.stop(m)
 

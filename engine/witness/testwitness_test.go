@@ -103,7 +103,12 @@ func (w *testWitness) serve(rw http.ResponseWriter, r *http.Request) int {
 		for i := range req.Proof {
 			hs[i] = req.Proof[i][:]
 		}
-		if w.size == cp.Size && cp.Root != w.root || w.size < cp.Size && tlog.VerifyConsistency(w.size, cp.Size, hs, w.root, cp.Root) != nil {
+		if w.size == cp.Size && cp.Root != w.root {
+			// The spec's answer, as omniwitness gives it: 409, no size.
+			http.Error(rw, "root mismatch", http.StatusConflict)
+			return 409
+		}
+		if w.size < cp.Size && tlog.VerifyConsistency(w.size, cp.Size, hs, w.root, cp.Root) != nil {
 			http.Error(rw, "bad proof", http.StatusUnprocessableEntity)
 			return 422
 		}

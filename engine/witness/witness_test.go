@@ -360,6 +360,33 @@ func TestSubmitter_OlderCopy(t *testing.T) {
 	waitFor(t, "the alert read back", func() bool { return s.Status()[0].AlertKind != "" })
 }
 
+// TestSubmitter_SameSizeOtherRoot: a witness that cosigned another root
+// at the size of the ledger's checkpoint answers 409 (no size) once the
+// submitter proves from that size: a bad-proof alert with the 409, no
+// cosignature, no loop of retries.
+func TestSubmitter_SameSizeOtherRoot(t *testing.T) {
+	lg := openLog(t, t.TempDir())
+	tw := newTestWitness(t, lg.verifier())
+	srv := httptest.NewServer(tw)
+	defer srv.Close()
+	n1 := lg.grow(3)
+	tw.mu.Lock()
+	tw.size, tw.root = sizeOf(t, n1), [32]byte{1}
+	tw.mu.Unlock()
+	s := lg.start(t, witness.Witness{URL: srv.URL, Key: tw.vkey})
+	s.Submit(n1)
+	waitFor(t, "the bad-proof alert", func() bool { return len(alertsOf(lg)) == 1 })
+	if a := alertsOf(lg)[0]; a.Kind != event.WitnessBadProof || a.Status != 409 || a.OldSize != sizeOf(t, n1) {
+		t.Errorf("alert %+v", a)
+	}
+	if _, _, statuses := tw.state(); !slices.Equal(statuses, []int{409, 409}) {
+		t.Errorf("statuses %v, want 409 (stale) then 409 (root)", statuses)
+	}
+	if st := s.Status()[0]; st.CosignedSize != 0 || st.AlertKind != event.WitnessBadProof {
+		t.Errorf("status %+v", st)
+	}
+}
+
 // TestSubmitter_Rewound: a witness stating a size below one it cosigned
 // is an alert; the submitter does not prove from there.
 func TestSubmitter_Rewound(t *testing.T) {

@@ -166,6 +166,14 @@ func (w *worker) submit(ctx context.Context, cp *checkpoint) (retry bool) {
 			return w.cosign(ctx, cp, old, body)
 		case http.StatusConflict:
 			n, err := tlog.ParseSize(body)
+			if old == cp.size && (err != nil || n == old) {
+				// The spec's 409 for a root other than the one the
+				// witness cosigned at this size (omniwitness sends it
+				// with no body).
+				w.raise(ctx, cp, event.WitnessBadProof, status, old, old, fmt.Sprintf(
+					"the witness cosigned another root for the tree of %d entries of this ledger: the ledger was rewritten, or restored from an older copy and grown again: %s", old, clip(body)))
+				return false
+			}
 			if err != nil || !strings.HasPrefix(ctype, tlog.ContentTypeSize) {
 				w.raise(ctx, cp, event.WitnessProtocol, status, old, 0, fmt.Sprintf(
 					"409 whose body is not a %s size (content type %q): %s", tlog.ContentTypeSize, ctype, clip(body)))

@@ -71,10 +71,12 @@ type Config struct {
 	// too.
 	WitnessLogs []WitnessLog
 	// WitnessListen, if set, is the HOST:PORT where the collector serves
-	// C2SP tlog-witness add-checkpoint (HTTP; put TLS in front of it),
-	// bounded by WitnessHTTP.
+	// C2SP tlog-witness add-checkpoint, bounded by WitnessHTTP and
+	// WitnessServe: HTTPS when WitnessServe.TLS is set, else plain HTTP
+	// (loopback, behind a TLS proxy: the CLI enforces it).
 	WitnessListen string
 	WitnessHTTP   witnesshttp.Options
+	WitnessServe  witnesshttp.ServeConfig
 	// NoSync skips fsync in the ledgers (tests only).
 	NoSync bool
 	// Stored, if set, is called after each commit of a mirror with its
@@ -115,6 +117,9 @@ type Collector struct {
 	witnessed atomic.Uint64
 	// witnessAddr is where add-checkpoint is served ("" nowhere).
 	witnessAddr atomic.Pointer[string]
+	// forks are the forks add-checkpoint found, for the run loop to
+	// record (witnessed_mirror.go).
+	forks forkQueue
 }
 
 // Run runs a collector until ctx ends.
@@ -151,6 +156,7 @@ func New(cfg Config) (*Collector, error) {
 		cfg.Logf = func(string, ...any) {}
 	}
 	c := &Collector{cfg: cfg, allow: map[string][]tlog.Verifier{}, sources: map[string]*source{}}
+	c.forks.wake = make(chan struct{}, 1)
 	for _, k := range cfg.AllowKeys {
 		v, err := tlog.ParseVerifierKey(strings.TrimSpace(k))
 		if err != nil {
@@ -164,6 +170,7 @@ func New(cfg Config) (*Collector, error) {
 		if nv, err := note.NewVerifier(v.String()); err == nil {
 			c.book.trust(v.Name(), nv)
 		}
+		c.book.bind(v.Name(), id, nil)
 	}
 	for id, ks := range cfg.AllowSourceKeys {
 		if err := fleet.CheckLedgerID(id); err != nil {
@@ -182,6 +189,7 @@ func New(cfg Config) (*Collector, error) {
 			if nv, err := note.NewVerifier(v.String()); err == nil {
 				c.book.trust(origin, nv)
 			}
+			c.book.bind(origin, id, nil)
 		}
 	}
 	for _, l := range cfg.WitnessLogs {
@@ -220,6 +228,7 @@ const OwnLedger = "collector.db"
 // Close closes the ledgers (after Run has returned).
 func (c *Collector) Close() error {
 	var errs []error
+	c.book.unbindMirrors()
 	for _, s := range c.sources {
 		c.unserve(s)
 		if s.m != nil {
@@ -292,6 +301,7 @@ func (c *Collector) load() error {
 		s := c.source(d.Name())
 		s.m = m
 		s.next, s.prev = m.MirrorNext()
+		c.trustSource(s) // the origins' mirror, for add-checkpoint
 		if err := c.scanMirror(s); err != nil {
 			return err
 		}
@@ -356,6 +366,12 @@ func (c *Collector) run(ctx context.Context) error {
 	for _, s := range c.sources {
 		c.catchUpCosign(ctx, s)
 	}
+	// What add-checkpoint cosigned before the mirror had it, compared
+	// with the mirror as it is now.
+	b := c.newBatch()
+	for _, s := range c.sources {
+		c.checkWitnessed(b, s)
+	}
 	if err := c.own.Sync(ctx); err != nil {
 		return err
 	}
@@ -409,6 +425,12 @@ func (c *Collector) run(ctx context.Context) error {
 			return fmt.Errorf("collector: consumer: %w", err)
 		case <-tick.C:
 			c.tick(ctx)
+		case <-c.forks.wake:
+			b := c.newBatch()
+			c.takeForks(b)
+			if err := c.commit(ctx, b); err != nil {
+				return err
+			}
 		case m, ok := <-msgs:
 			if !ok {
 				return nil
@@ -440,6 +462,7 @@ func (c *Collector) run(ctx context.Context) error {
 // what could not be published, and rewrites the status.
 func (c *Collector) tick(ctx context.Context) {
 	b := c.newBatch()
+	c.takeForks(b)
 	now := time.Now()
 	for _, s := range c.sources {
 		if c.cfg.StallAfter > 0 && s.m != nil && !s.stalled && !s.lastSeen.IsZero() && now.Sub(s.lastSeen) > c.cfg.StallAfter {

@@ -450,6 +450,7 @@ func (c *Collector) createMirror(ctx context.Context, b *batch, s *source, raw [
 	}
 	s.m = m
 	s.next, s.prev = 1, ledger.Sum(raw)
+	c.trustSource(s) // the origins' mirror, for add-checkpoint
 	s.progressAt = time.Now()
 	b.touched[s] = true
 	for _, hb := range s.blobs {
@@ -578,6 +579,9 @@ func (c *Collector) commit(ctx context.Context, b *batch) error {
 				c.cfg.Stored(s.id, s.next-1)
 			}
 		}
+	}
+	for s := range b.touched {
+		c.checkWitnessed(b, s)
 	}
 	cosign := map[*source]pendingCheckpoint{}
 	for _, p := range b.checks {

@@ -312,9 +312,9 @@ func (c *Collector) replayOwn() error {
 				}
 			}
 		case *event.FleetWitnessed:
-			c.book.advance(p.Origin, p.TreeSize, p.TreeRoot)
+			c.book.advance(p.Origin, p.TreeSize, p.TreeRoot, p.Note)
 		case *event.FleetCosigned:
-			c.book.advance(cosignedOrigin(p), p.TreeSize, p.TreeRoot)
+			c.book.advance(cosignedOrigin(p), p.TreeSize, p.TreeRoot, p.Note)
 			s := c.source(p.Source)
 			if p.TreeSize > s.cosigned {
 				s.cosigned, s.cosigNote, s.published = p.TreeSize, []byte(p.Note), false

@@ -1,6 +1,7 @@
 package collector_test
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"os"
 	"os/exec"
@@ -44,28 +45,9 @@ func TestWitness_Interop_TransparencyDevClient(t *testing.T) {
 	other := newTestLog(t, "example.com/unknown")
 	impostor := newTestLog(t, "example.com/interop")
 	w := startWitness(t, t.TempDir(), witnesshttp.Options{Rate: 1000, Burst: 1000}, lg)
-	dir := t.TempDir()
-	n := 0
 	run := func(old uint64, proof [][32]byte, cp []byte) string {
 		t.Helper()
-		n++
-		cpf := filepath.Join(dir, "cp"+strings.Repeat("x", n))
-		pf := cpf + ".proof"
-		var lines []string
-		for _, h := range proof {
-			lines = append(lines, base64.StdEncoding.EncodeToString(h[:]))
-		}
-		if err := os.WriteFile(cpf, cp, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(pf, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		out, err := exec.Command(bin, "-url", w.url, "-witness-key", w.key, "-old", strconv.FormatUint(old, 10), "-proof", pf, "-checkpoint", cpf).CombinedOutput()
-		if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 3) {
-			t.Fatalf("witnessclient: %v: %s", err, out)
-		}
-		return strings.TrimSpace(string(out))
+		return runWitnessClient(t, bin, w.url, w.key, old, proof, cp)
 	}
 	lg.grow(t, 6)
 	if got := run(0, nil, lg.checkpoint(t, 6)); !strings.HasPrefix(got, "cosigned ") {
@@ -76,6 +58,10 @@ func TestWitness_Interop_TransparencyDevClient(t *testing.T) {
 	impostor.grow(t, 15)
 	badProof := lg.proof(t, 6, 15)
 	badProof[0][0] ^= 1
+	fork, err := lg.signer.Sign(15, sha256.Sum256([]byte("another root")))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name  string
 		old   uint64
@@ -89,6 +75,7 @@ func TestWitness_Interop_TransparencyDevClient(t *testing.T) {
 		{"bad signature: 403", 6, impostor.proof(t, 6, 15), impostor.checkpoint(t, 15), "refused no-valid-signature"},
 		{"old size over the checkpoint's: 400", 16, nil, lg.checkpoint(t, 15), "refused old-size-invalid"},
 		{"consistent: cosigned", 6, lg.proof(t, 6, 15), lg.checkpoint(t, 15), "cosigned "},
+		{"the size cosigned, another root: 409 without a size", 15, nil, []byte(fork), "refused root-mismatch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := run(tc.old, tc.proof, tc.cp); !strings.HasPrefix(got, tc.want) {
@@ -96,4 +83,31 @@ func TestWitness_Interop_TransparencyDevClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runWitnessClient submits cp from old with proof to the witness at url
+// with transparency-dev's client (bin), with env added to its
+// environment, and returns what it printed.
+func runWitnessClient(t *testing.T, bin, url, key string, old uint64, proof [][32]byte, cp []byte, env ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	cpf := filepath.Join(dir, "checkpoint")
+	pf := filepath.Join(dir, "proof")
+	var lines []string
+	for _, h := range proof {
+		lines = append(lines, base64.StdEncoding.EncodeToString(h[:]))
+	}
+	if err := os.WriteFile(cpf, cp, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pf, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-url", url, "-witness-key", key, "-old", strconv.FormatUint(old, 10), "-proof", pf, "-checkpoint", cpf)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 3) {
+		t.Fatalf("witnessclient: %v: %s", err, out)
+	}
+	return strings.TrimSpace(string(out))
 }

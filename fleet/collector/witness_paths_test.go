@@ -94,10 +94,21 @@ func want409(t *testing.T, url string, body []byte, latest uint64) {
 	}
 }
 
+// wantRoot409 posts a checkpoint of the size cosigned with another root:
+// 409 without a size (a root mismatch, not a stale size).
+func wantRoot409(t *testing.T, url string, body []byte) {
+	t.Helper()
+	code, ctype, b := post(t, url, body)
+	if code != 409 || ctype == tlog.ContentTypeSize || !strings.Contains(string(b), "another root") {
+		t.Fatalf("%d %q %q, want 409 (another root) without a size", code, ctype, b)
+	}
+}
+
 // TestWitnessPaths_NATSThenHTTP: a checkpoint cosigned over NATS is the
 // origin's latest for add-checkpoint: a request from an older size gets
 // 409 with it, the same tree is cosigned again, another root at its
-// size is 422, and an extension from it is cosigned.
+// size is 409 (and a fork alert: the source signed two roots for one
+// size), and an extension from it is cosigned.
 func TestWitnessPaths_NATSThenHTTP(t *testing.T) {
 	r, p, url := startBothPaths(t)
 	s := newSource(t, t.TempDir())
@@ -112,8 +123,9 @@ func TestWitnessPaths_NATSThenHTTP(t *testing.T) {
 		t.Fatalf("the tree cosigned over NATS, again over HTTP: %d %q", code, body)
 	}
 	verifyCosig(t, r.c.WitnessKey(), noteAt(t, s, cp1), body)
-	if code, _, body := post(t, url, forkReq(t, s, cp1, cp1)); code != 422 {
-		t.Fatalf("another root at the size cosigned over NATS: %d %q, want 422", code, body)
+	wantRoot409(t, url, forkReq(t, s, cp1, cp1))
+	if forks := r.waitAlert(t, event.AlertFork); forks[0].SourceSeq != cp1 || !strings.Contains(forks[0].Detail, "— ") {
+		t.Fatalf("fork alert %+v, want one at %d with the signed note", forks[0], cp1)
 	}
 
 	s.notes(t, 6, true)
@@ -133,8 +145,8 @@ func TestWitnessPaths_NATSThenHTTP(t *testing.T) {
 	if code, _, body := post(t, url, addReq(t, s, cp3, cp3)); code != 200 {
 		t.Fatalf("the latest again: %d %q", code, body)
 	}
-	if a := r.alerts(t, ""); len(a) != 0 {
-		t.Fatalf("alerts on an honest source: %+v", a)
+	if a := r.alerts(t, ""); len(a) != 1 {
+		t.Fatalf("alerts beside the one fork: %+v", a)
 	}
 }
 
@@ -199,9 +211,7 @@ func TestWitnessPaths_HTTPThenNATS(t *testing.T) {
 			// HTTP goes on from the forked size, never back to the mirror's.
 			want409(t, url, addReq(t, s, 0, cp), forked)
 			if tc.ahead == 0 {
-				if code, _, body := post(t, url, addReq(t, s, cp, cp)); code != 422 {
-					t.Fatalf("the mirror's root at the forked size: %d %q, want 422", code, body)
-				}
+				wantRoot409(t, url, addReq(t, s, cp, cp)) // another root at the size cosigned
 			}
 		})
 	}

@@ -46,6 +46,18 @@ type witnessedLog struct {
 	keys []note.Verifier // trusted for the origin; none: unknown
 	size uint64          // the latest cosigned (0: none)
 	root [32]byte
+	note []byte // the latest cosigned note (evidence for a later fork alert)
+
+	// source is the collector's source whose origin this is ("" for a
+	// --witness-logs log), mirror its mirror once it has one (set by the
+	// run loop, nil again when the collector closes): add-checkpoint
+	// compares the checkpoint with the mirror's tree (witnessed_mirror.go).
+	source string
+	mirror *ledger.Ledger
+	// pending is the earliest checkpoint cosigned over add-checkpoint
+	// beyond what the mirror held then (size 0: none), compared with the
+	// mirror once it holds that size.
+	pending pendingWitnessed
 }
 
 func (b *witnessBook) get(origin string, create bool) *witnessedLog {
@@ -64,7 +76,7 @@ func (b *witnessBook) get(origin string, create bool) *witnessedLog {
 
 // advance takes a recorded cosignature (replay): the latest is the
 // largest, sizes never going back for one origin.
-func (b *witnessBook) advance(origin string, size uint64, root string) {
+func (b *witnessBook) advance(origin string, size uint64, root, cosigned string) {
 	r, err := ledger.DecodeTreeRoot(root)
 	if err != nil {
 		return
@@ -73,7 +85,7 @@ func (b *witnessBook) advance(origin string, size uint64, root string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if size > l.size {
-		l.size, l.root = size, [32]byte(r)
+		l.size, l.root, l.note = size, [32]byte(r), []byte(cosigned)
 	}
 }
 
@@ -101,6 +113,7 @@ func (c *Collector) trustSource(s *source) {
 		if nv, err := note.NewVerifier(v.String()); err == nil {
 			c.book.trust(event.Origin(s.id, v), nv)
 		}
+		c.book.bind(event.Origin(s.id, v), s.id, s.m)
 	}
 }
 
@@ -156,12 +169,16 @@ func (c *Collector) serveWitness(ctx context.Context) (stop func(), err error) {
 	}
 	addr := ln.Addr().String()
 	c.witnessAddr.Store(&addr)
-	c.cfg.Logf("collector: witness (C2SP tlog-witness) serving POST http://%s%s", addr, tlog.AddCheckpointPath)
+	scheme := "http"
+	if c.cfg.WitnessServe.TLS != nil {
+		scheme = "https"
+	}
+	c.cfg.Logf("collector: witness (C2SP tlog-witness) serving POST %s://%s%s", scheme, addr, tlog.AddCheckpointPath)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := witnesshttp.Serve(ctx, ln, c.WitnessHandler(c.cfg.WitnessHTTP)); err != nil {
+		if err := witnesshttp.Serve(ctx, ln, c.WitnessHandler(c.cfg.WitnessHTTP), c.cfg.WitnessServe); err != nil {
 			c.cfg.Logf("collector: witness listener: %v", err)
 		}
 	}()
@@ -241,8 +258,11 @@ func (c *Collector) addCheckpoint(ctx context.Context, origin string, req tlog.A
 		return nil, fmt.Errorf("%w: a tree of size 0 whose root is not the empty tree's", witnesshttp.ErrBadProof)
 	case req.OldSize == 0 && len(req.Proof) > 0:
 		return nil, fmt.Errorf("%w: a proof from size 0", witnesshttp.ErrBadProof)
-	case req.OldSize == cp.Size && (root != l.root && cp.Size > 0 || len(req.Proof) > 0):
-		return nil, fmt.Errorf("%w: tree %d cosigned with root %x, now %x", witnesshttp.ErrBadProof, cp.Size, l.root, root)
+	case req.OldSize == cp.Size && len(req.Proof) > 0:
+		return nil, fmt.Errorf("%w: a proof from the checkpoint's own size", witnesshttp.ErrBadProof)
+	case req.OldSize == cp.Size && cp.Size > 0 && root != l.root:
+		c.forkSeen(l, cp.Size, l.root, root, req.Checkpoint, "the collector cosigned it with another root")
+		return nil, &witnesshttp.ConflictError{Latest: l.size, Root: true}
 	case req.OldSize > 0 && req.OldSize < cp.Size:
 		hashes := make([][]byte, len(req.Proof))
 		for i := range req.Proof {
@@ -251,6 +271,10 @@ func (c *Collector) addCheckpoint(ctx context.Context, origin string, req tlog.A
 		if err := tlog.VerifyConsistency(req.OldSize, cp.Size, hashes, l.root, root); err != nil {
 			return nil, fmt.Errorf("%w: %v", witnesshttp.ErrBadProof, err)
 		}
+	}
+	behind, err := c.checkMirror(l, cp.Size, root, req.Checkpoint)
+	if err != nil {
+		return nil, err
 	}
 	lines, cosigned, err := c.wit.cosignLines(n)
 	if err != nil {
@@ -265,7 +289,10 @@ func (c *Collector) addCheckpoint(ctx context.Context, origin string, req tlog.A
 		if _, err := c.own.Append(ctx, ledger.Sync, rec); err != nil {
 			return nil, fmt.Errorf("record the cosignature: %w", err)
 		}
-		l.size, l.root = cp.Size, root
+		l.size, l.root, l.note = cp.Size, root, cosigned
+		if behind && l.pending.size == 0 {
+			l.pending = pendingWitnessed{size: cp.Size, root: root, note: cosigned}
+		}
 	}
 	c.witnessed.Add(1)
 	return lines, nil
@@ -309,10 +336,10 @@ func (c *Collector) witnessCheckNATS(b *batch, s *source, p pendingCheckpoint) (
 		// it, the cosigned size may not be there yet (checked later).
 		th, err := s.m.TreeHeadAt(l.size)
 		if err == nil && th.Root != l.root {
-			size, root := l.size, l.root
+			size, root, cosigned := l.size, l.root, l.note
 			l.mu.Unlock()
-			c.alert(b, s.id, event.AlertFork, size, fmt.Sprintf("the collector cosigned tree %d with root %s (add-checkpoint); the entries shipped make root %s",
-				size, tlog.Checkpoint{Root: root}.RootString(), tlog.Checkpoint{Root: th.Root}.RootString()))
+			c.alert(b, s.id, event.AlertFork, size, fmt.Sprintf("the collector cosigned tree %d with root %s (add-checkpoint); the entries shipped make root %s. The note: %s",
+				size, rootString(root), rootString(th.Root), evidence(cosigned)))
 			return nil
 		}
 	}
@@ -322,7 +349,7 @@ func (c *Collector) witnessCheckNATS(b *batch, s *source, p pendingCheckpoint) (
 	}
 	return func(cosigned bool) {
 		if cosigned && p.seq > l.size {
-			l.size, l.root = p.seq, p.cp.Root
+			l.size, l.root, l.note = p.seq, p.cp.Root, p.note
 		}
 		l.mu.Unlock()
 	}

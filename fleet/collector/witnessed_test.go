@@ -216,13 +216,16 @@ func TestWitness_Protocol(t *testing.T) {
 	if code, _, body = post(t, w.url, lg.request(t, 17, 17)); code != 200 {
 		t.Fatalf("same tree: %d %q", code, body)
 	}
-	// Same size, another root, signed by the log's key: 422.
+	// Same size, another root, signed by the log's key: 409 (the spec's
+	// answer to a root that differs at the size cosigned), not as a size
+	// (omniwitness's answer, which transparency-dev's client reads as a
+	// root mismatch).
 	fork, err := lg.signer.Sign(17, sha256.Sum256([]byte("fork")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, _, body = post(t, w.url, tlog.AddCheckpointRequest{OldSize: 17, Checkpoint: []byte(fork)}.Marshal()); code != 422 {
-		t.Fatalf("same size fork: %d %q", code, body)
+	if code, ctype, body := post(t, w.url, tlog.AddCheckpointRequest{OldSize: 17, Checkpoint: []byte(fork)}.Marshal()); code != 409 || ctype == tlog.ContentTypeSize {
+		t.Fatalf("same size fork: %d %q %q, want 409 without a size", code, ctype, body)
 	}
 	// A method other than POST, another path.
 	if resp, err := http.Get(w.url + tlog.AddCheckpointPath); err != nil || resp.StatusCode != 405 {

@@ -13,15 +13,21 @@
 //     not read within Options.Timeout).
 //   - The answers: 200 with the cosignature lines (text/plain;
 //     charset=utf-8); 409 with the witness's latest size
-//     (tlog.ContentTypeSize, tlog.FormatSize); 404 unknown origin; 403
-//     no trusted signature; 400 old size above the checkpoint's or a
-//     malformed body; 422 a proof that does not verify; 429 beyond an
-//     origin's rate; 503 when MaxInFlight requests are being served.
-//   - Bounds: a token bucket per known origin (origins the witness does
-//     not know get 404 before any state is made for them, so memory
-//     grows with the witness's configuration, not with what clients
-//     send), a bound on requests in flight, and the server's read,
-//     write, idle and header timeouts (Serve).
+//     (tlog.ContentTypeSize, tlog.FormatSize) for a stale old size, 409
+//     with text/plain for another root at the size cosigned; 404
+//     unknown origin; 403 no trusted signature; 400 old size above the
+//     checkpoint's or a malformed body; 422 a proof that does not
+//     verify; 429 beyond a client address's or an origin's rate; 503
+//     when MaxInFlight requests are being served.
+//   - Bounds: a token bucket per client address (an IPv6 client's /64),
+//     taken before the body is read, at most Options.MaxClients of them
+//     (the one seen least recently is forgotten for a new one:
+//     clients.go); a token bucket per known origin (origins the witness
+//     does not know get 404 before any state is made for them, so
+//     memory grows with the witness's configuration, not with what
+//     clients send); a bound on requests in flight; and Serve's bound
+//     on connections and its handshake, header, read, write and idle
+//     timeouts, in HTTPS when given a TLS configuration.
 //
 // # What it does not
 //

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -36,6 +35,14 @@ type Options struct {
 	// many at once (DefaultRate, DefaultBurst when 0).
 	Rate  float64
 	Burst int
+	// ClientRate is the requests per second each client address (an
+	// IPv6 client's /64) may make, whatever their origins, ClientBurst
+	// how many at once (DefaultClientRate, twice the rate when 0);
+	// MaxClients bounds the addresses remembered (DefaultMaxClients when
+	// 0; beyond it the one seen least recently is forgotten).
+	ClientRate  float64
+	ClientBurst int
+	MaxClients  int
 	// MaxInFlight bounds the requests being served at once, across
 	// origins (DefaultMaxInFlight when 0); one more is a 503.
 	MaxInFlight int
@@ -50,6 +57,8 @@ type Options struct {
 const (
 	DefaultRate        = 10
 	DefaultBurst       = 20
+	DefaultClientRate  = 50
+	DefaultMaxClients  = 4096
 	DefaultMaxInFlight = 64
 	DefaultTimeout     = 10 * time.Second
 )
@@ -66,6 +75,7 @@ type Handler struct {
 
 	mu      sync.Mutex
 	buckets map[string]*rate.Limiter // known origins only
+	clients *clientBook
 }
 
 // New returns the handler of w.
@@ -76,6 +86,15 @@ func New(w Witness, opts Options) *Handler {
 	if opts.Burst <= 0 {
 		opts.Burst = DefaultBurst
 	}
+	if opts.ClientRate <= 0 {
+		opts.ClientRate = DefaultClientRate
+	}
+	if opts.ClientBurst <= 0 {
+		opts.ClientBurst = max(1, int(2*opts.ClientRate))
+	}
+	if opts.MaxClients <= 0 {
+		opts.MaxClients = DefaultMaxClients
+	}
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = DefaultMaxInFlight
 	}
@@ -85,7 +104,8 @@ func New(w Witness, opts Options) *Handler {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	return &Handler{w: w, opts: opts, inFlight: make(chan struct{}, opts.MaxInFlight), buckets: map[string]*rate.Limiter{}}
+	return &Handler{w: w, opts: opts, inFlight: make(chan struct{}, opts.MaxInFlight), buckets: map[string]*rate.Limiter{},
+		clients: newClientBook(opts.MaxClients, opts.ClientRate, opts.ClientBurst)}
 }
 
 // ServeHTTP serves one request.
@@ -97,6 +117,13 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		rw.Header().Set("Allow", http.MethodPost)
 		plain(rw, http.StatusMethodNotAllowed, "add-checkpoint takes POST")
+		return
+	}
+	// The client's bucket first: a client beyond its rate costs a map
+	// lookup, no in-flight slot, no body read.
+	if !h.clients.allow(r.RemoteAddr) {
+		rw.Header().Set("Retry-After", "1")
+		plain(rw, http.StatusTooManyRequests, "rate limit of the client address")
 		return
 	}
 	select {
@@ -158,6 +185,10 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		rw.WriteHeader(http.StatusOK)
 		rw.Write(sigs)
+	case errors.As(err, &conflict) && conflict.Root:
+		// No size body: transparency-dev's client tells a root
+		// mismatch from a stale size by the content type.
+		h.refuse(rw, r, http.StatusConflict, err)
 	case errors.As(err, &conflict):
 		rw.Header().Set("Content-Type", tlog.ContentTypeSize)
 		rw.WriteHeader(http.StatusConflict)
@@ -219,34 +250,14 @@ func plain(rw http.ResponseWriter, code int, msg string) {
 	io.WriteString(rw, msg+"\n")
 }
 
-// Serve serves h on ln until ctx ends, with bounded header, read, write
-// and idle times, then shuts down (waiting up to 5 s for requests being
-// served).
-func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       DefaultTimeout,
-		WriteTimeout:      DefaultTimeout + 5*time.Second,
-		IdleTimeout:       90 * time.Second,
-		MaxHeaderBytes:    16 << 10,
-	}
-	done, stop := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		select {
-		case <-ctx.Done():
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			srv.Shutdown(sctx)
-		case <-stop: // Serve failed
-		}
-	}()
-	err := srv.Serve(ln)
-	close(stop)
-	<-done
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return err
+// Clients is the number of client addresses the handler remembers (at
+// most Options.MaxClients).
+func (h *Handler) Clients() int { return h.clients.len() }
+
+// Origins is the number of origins the handler keeps a bucket for (the
+// known ones that sent a request).
+func (h *Handler) Origins() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.buckets)
 }

@@ -297,7 +297,9 @@ func TestServe_StopsWithContext(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- witnesshttp.Serve(ctx, ln, witnesshttp.New(newFake(nil), witnesshttp.Options{})) }()
+	go func() {
+		done <- witnesshttp.Serve(ctx, ln, witnesshttp.New(newFake(nil), witnesshttp.Options{}), witnesshttp.ServeConfig{})
+	}()
 	if a := do(t, "POST", "http://"+ln.Addr().String()+tlog.AddCheckpointPath, body("example.com/log")); a.code != 200 {
 		t.Fatalf("served: %d", a.code)
 	}

@@ -878,9 +878,15 @@ type StatusResponse struct {
 	// Shipping to NATS JetStream (fleet.enabled); absent when off.
 	Fleet *FleetStatus `protobuf:"bytes,13,opt,name=fleet,proto3" json:"fleet,omitempty"`
 	// The C2SP tlog-witnesses of ledger.witnesses, in config order.
-	Witnesses     []*WitnessStatus `protobuf:"bytes,14,rep,name=witnesses,proto3" json:"witnesses,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Witnesses []*WitnessStatus `protobuf:"bytes,14,rep,name=witnesses,proto3" json:"witnesses,omitempty"`
+	// The origin the ledger's checkpoints are signed for (ledger.origin, else
+	// opx.local/ledger/<id>) and the verifier key that signs them (note
+	// format: name+hash+key), as a witness lists the log; empty when the
+	// engine signs no checkpoints.
+	CheckpointOrigin string `protobuf:"bytes,15,opt,name=checkpoint_origin,json=checkpointOrigin,proto3" json:"checkpoint_origin,omitempty"`
+	CheckpointKey    string `protobuf:"bytes,16,opt,name=checkpoint_key,json=checkpointKey,proto3" json:"checkpoint_key,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
@@ -1009,6 +1015,20 @@ func (x *StatusResponse) GetWitnesses() []*WitnessStatus {
 		return x.Witnesses
 	}
 	return nil
+}
+
+func (x *StatusResponse) GetCheckpointOrigin() string {
+	if x != nil {
+		return x.CheckpointOrigin
+	}
+	return ""
+}
+
+func (x *StatusResponse) GetCheckpointKey() string {
+	if x != nil {
+		return x.CheckpointKey
+	}
+	return ""
 }
 
 // WitnessStatus is where one C2SP tlog-witness the engine submits its
@@ -1661,7 +1681,7 @@ const file_opx_v1_client_proto_rawDesc = "" +
 	"\x03seq\x18\v \x01(\x04R\x03seq\x12\x1f\n" +
 	"\vsubagent_id\x18\f \x01(\tR\n" +
 	"subagentId\"\x0f\n" +
-	"\rStatusRequest\"\x9f\x04\n" +
+	"\rStatusRequest\"\xf3\x04\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x1c\n" +
 	"\tworkspace\x18\x02 \x01(\tR\tworkspace\x12\x1f\n" +
@@ -1681,7 +1701,9 @@ const file_opx_v1_client_proto_rawDesc = "" +
 	"\vmcp_servers\x18\f \x03(\v2\x17.opx.v1.McpServerStatusR\n" +
 	"mcpServers\x12)\n" +
 	"\x05fleet\x18\r \x01(\v2\x13.opx.v1.FleetStatusR\x05fleet\x123\n" +
-	"\twitnesses\x18\x0e \x03(\v2\x15.opx.v1.WitnessStatusR\twitnesses\"\x83\x03\n" +
+	"\twitnesses\x18\x0e \x03(\v2\x15.opx.v1.WitnessStatusR\twitnesses\x12+\n" +
+	"\x11checkpoint_origin\x18\x0f \x01(\tR\x10checkpointOrigin\x12%\n" +
+	"\x0echeckpoint_key\x18\x10 \x01(\tR\rcheckpointKey\"\x83\x03\n" +
 	"\rWitnessStatus\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x19\n" +

@@ -1,0 +1,223 @@
+package collector
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/opx-dev/opx/fleet/witnesshttp"
+	"github.com/opx-dev/opx/ledger"
+	"github.com/opx-dev/opx/ledger/event"
+	"github.com/opx-dev/opx/ledger/tlog"
+)
+
+// An origin the collector both mirrors (a source, over NATS) and
+// witnesses over add-checkpoint has two views of one log: the
+// checkpoints it is sent, and the tree its mirror verified. The witness
+// cosigns over HTTP only what agrees with the mirror:
+//
+//   - The mirror holds the checkpoint's size: the checkpoint's root must
+//     be the mirror's root at that size. Another root is refused with
+//     422 (the checkpoint is not consistent with the log as the witness
+//     verified it: a 409 would tell the client to retry, which cannot
+//     help) and is a fork alert whose detail carries the source's signed
+//     note (two roots for one size under one key: the evidence).
+//   - The mirror is behind (NATS has not delivered that size yet): the
+//     witness cosigns on the consistency proof alone, as any witness
+//     does, and keeps the earliest such checkpoint pending; once the
+//     mirror holds its size (each commit checks), a root other than the
+//     mirror's is a fork alert with the note the witness cosigned. The
+//     NATS path checks the latest HTTP-cosigned size as well before it
+//     cosigns (witnessCheckNATS), so whichever path comes first for a
+//     size, the witness key cosigns one root for it and the other is an
+//     alert.
+//
+// Checking the pending one, then the latest, is enough: each HTTP
+// cosignature after the pending one was proved consistent with it, so
+// when the mirror agrees at the latest size it agrees at every size
+// cosigned before it.
+
+// pendingWitnessed is a checkpoint cosigned over add-checkpoint that the
+// mirror has not been compared with yet.
+type pendingWitnessed struct {
+	size uint64
+	root [32]byte
+	note []byte
+}
+
+// maxForkEvidence bounds the fork alerts add-checkpoint hands to the run
+// loop between two of its turns (one per source and size at most; more
+// are logged, and the run loop's own check finds them again).
+const maxForkEvidence = 64
+
+// forkEvidence is a fork add-checkpoint found: recorded as an alert by
+// the run loop (which owns the alerts).
+type forkEvidence struct {
+	source string
+	size   uint64
+	detail string
+}
+
+// forkQueue carries forkEvidence from add-checkpoint to the run loop.
+type forkQueue struct {
+	mu   sync.Mutex
+	list []forkEvidence
+	wake chan struct{} // one pending wake-up at most
+}
+
+// bind notes that origin is the source id's, mirrored in m (nil: none
+// yet). A mirror bound for the first time with a cosigned checkpoint
+// already recorded (a restart) makes that checkpoint pending: it is
+// compared with the mirror at the next check.
+func (b *witnessBook) bind(origin, id string, m *ledger.Ledger) {
+	l := b.get(origin, true)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.source = id
+	if m != nil && l.mirror == nil && l.size > 0 && l.pending.size == 0 {
+		l.pending = pendingWitnessed{size: l.size, root: l.root, note: l.note}
+	}
+	l.mirror = m
+}
+
+// unbindMirrors forgets every mirror (before they are closed): an
+// add-checkpoint still being served finds none and fails with 500
+// rather than read a closed ledger.
+func (b *witnessBook) unbindMirrors() {
+	b.mu.Lock()
+	logs := make([]*witnessedLog, 0, len(b.logs))
+	for _, l := range b.logs {
+		logs = append(logs, l)
+	}
+	b.mu.Unlock()
+	for _, l := range logs {
+		l.mu.Lock()
+		if l.source != "" {
+			l.mirror, l.source = nil, closedSource
+		}
+		l.mu.Unlock()
+	}
+}
+
+// closedSource marks an origin whose source's mirror is closed.
+const closedSource = "\x00closed"
+
+// checkMirror compares a checkpoint of l's origin (size, root, its
+// signed note) with the mirror of l's source; l is locked. behind is
+// true when the origin is a source's and its mirror does not hold size
+// yet. A root other than the mirror's is witnesshttp.ErrBadProof (and a
+// fork alert).
+func (c *Collector) checkMirror(l *witnessedLog, size uint64, root [32]byte, signed []byte) (behind bool, err error) {
+	switch {
+	case l.source == "":
+		return false, nil // not a source's origin
+	case l.source == closedSource:
+		return false, errors.New("the collector is closing")
+	case l.mirror == nil || size == 0:
+		return l.mirror == nil, nil // no mirror yet: compared once there is one
+	}
+	th, err := l.mirror.TreeHeadAt(size)
+	switch {
+	case errors.Is(err, ledger.ErrTreeSize):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("the mirror of source %s: %w", l.source, err)
+	case th.Root != root:
+		c.forkSeen(l, size, th.Root, root, signed, "the entries shipped make root "+rootString(th.Root))
+		return false, fmt.Errorf("%w: the tree of %d entries of source %s has root %s, not %s", witnesshttp.ErrBadProof,
+			size, l.source, rootString(th.Root), rootString(root))
+	}
+	return false, nil
+}
+
+// forkSeen hands a fork add-checkpoint was sent to the run loop (for a
+// source's origin; a --witness-logs log's is only logged): have is the
+// root the collector knows for size (its mirror's, or the one it
+// cosigned), signed the note that names another.
+func (c *Collector) forkSeen(l *witnessedLog, size uint64, have, got [32]byte, signed []byte, why string) {
+	detail := fmt.Sprintf("add-checkpoint sent tree %d with root %s, signed by a key trusted for the origin; %s (have %s). The note: %s",
+		size, rootString(got), why, rootString(have), evidence(signed))
+	if l.source == "" || l.source == closedSource {
+		c.cfg.Logf("collector: witness: %s", clip(detail))
+		return
+	}
+	q := &c.forks
+	q.mu.Lock()
+	if len(q.list) < maxForkEvidence {
+		q.list = append(q.list, forkEvidence{source: l.source, size: size, detail: detail})
+	} else {
+		c.cfg.Logf("collector: witness: fork alerts queued beyond %d: %s", maxForkEvidence, clip(detail))
+	}
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// takeForks records the forks add-checkpoint found as alerts (the run
+// loop).
+func (c *Collector) takeForks(b *batch) {
+	q := &c.forks
+	q.mu.Lock()
+	list := q.list
+	q.list = nil
+	q.mu.Unlock()
+	for _, f := range list {
+		c.alert(b, f.source, event.AlertFork, f.size, f.detail)
+	}
+}
+
+// checkWitnessed compares what add-checkpoint cosigned for s's origins
+// beyond its mirror then with the mirror now (the run loop, after the
+// mirror's commit): a root other than the mirror's is a fork alert.
+func (c *Collector) checkWitnessed(b *batch, s *source) {
+	if s.m == nil {
+		return
+	}
+	for _, v := range s.keys {
+		l := c.book.get(event.Origin(s.id, v), false)
+		if l == nil {
+			continue
+		}
+		var fork *forkEvidence
+		l.mu.Lock()
+		for l.pending.size > 0 {
+			p := l.pending
+			th, err := s.m.TreeHeadAt(p.size)
+			if err != nil {
+				break // not there yet
+			}
+			if th.Root != p.root {
+				fork = &forkEvidence{source: s.id, size: p.size, detail: fmt.Sprintf(
+					"the collector cosigned tree %d with root %s over add-checkpoint before its mirror had it; the entries shipped make root %s. The note: %s",
+					p.size, rootString(p.root), rootString(th.Root), evidence(p.note))}
+				l.pending = pendingWitnessed{}
+				break
+			}
+			l.pending = pendingWitnessed{}
+			if l.size > p.size {
+				l.pending = pendingWitnessed{size: l.size, root: l.root, note: l.note}
+			}
+		}
+		l.mu.Unlock()
+		if fork != nil {
+			c.alert(b, fork.source, event.AlertFork, fork.size, fork.detail)
+		}
+	}
+}
+
+func rootString(r [32]byte) string { return tlog.Checkpoint{Root: r}.RootString() }
+
+// maxEvidence bounds the note an alert quotes (the checkpoint's text and
+// its first signatures: the log's among them when it signed first; the
+// alert's detail is cut at event.MaxAlertDetail anyway).
+const maxEvidence = 640
+
+// evidence is a signed note as an alert quotes it.
+func evidence(n []byte) string {
+	if len(n) > maxEvidence {
+		return string(n[:maxEvidence]) + "…"
+	}
+	return string(n)
+}
