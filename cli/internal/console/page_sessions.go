@@ -2,11 +2,13 @@ package console
 
 import (
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/projection"
@@ -130,9 +132,9 @@ type sessionsView struct {
 	Filter    sessionFilter
 	Modes     []string
 	Outcomes  []string
-	Rows      []SessionRow
-	Total     int // sessions in the ledger
-	Matched   int // sessions that pass the filter
+	Rows      []template.HTML // each row rendered (Server.row)
+	Total     int             // sessions in the ledger
+	Matched   int             // sessions that pass the filter
 	OTRHidden int
 	Counts    []outcomeCount
 	Chart     chart
@@ -202,8 +204,14 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) (any, erro
 	hi := min(lo+PageSize, len(matched))
 	for _, row := range matched[lo:hi] {
 		r := *row // the Source's listing may be shared: not changed here
-		r.Title = event.Display(r.Title)
-		v.Rows = append(v.Rows, r)
+		// What the row shows of the title, and no more: the row is
+		// kept by value (Server.row), and a title may be long.
+		r.Title = short(event.Display(r.Title), 200)
+		h, err := s.row(r)
+		if err != nil {
+			return nil, err
+		}
+		v.Rows = append(v.Rows, h)
 	}
 	if f.Page > 1 {
 		v.Prev = s.base + f.query(f.Page-1)
@@ -213,6 +221,42 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) (any, erro
 	}
 	v.Chart = verdictChart(list.Days, f)
 	return v, nil
+}
+
+// row is a session's row of the listing, rendered by the "row" template
+// of sessions.html. A row is a function of the session's projection and
+// outcome counts only, and a new entry changes one session at most, so
+// the rows rendered before are kept by value (rowCacheSize of them) and
+// a listing after a new entry renders only the row that changed.
+func (s *Server) row(r SessionRow) (template.HTML, error) {
+	c := &s.rows
+	c.mu.Lock()
+	h, ok := c.m[r]
+	c.mu.Unlock()
+	if ok {
+		return h, nil
+	}
+	var b strings.Builder
+	if err := s.tmpl["sessions"].ExecuteTemplate(&b, "row", r); err != nil {
+		return "", fmt.Errorf("render a session's row: %w", err)
+	}
+	h = template.HTML(b.String())
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= rowCacheSize {
+		c.m = map[SessionRow]template.HTML{}
+	}
+	c.m[r] = h
+	c.mu.Unlock()
+	return h, nil
+}
+
+// rowCacheSize bounds the rendered rows a console keeps.
+const rowCacheSize = 1024
+
+// rowCache holds rendered rows by what they were rendered from.
+type rowCache struct {
+	mu sync.Mutex
+	m  map[SessionRow]template.HTML
 }
 
 // chart is the verdicts-per-day bar chart, drawn as SVG on the server.

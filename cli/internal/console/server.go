@@ -57,6 +57,8 @@ type Server struct {
 	mux   *http.ServeMux
 	// rendered are pages already rendered from the Source's answers.
 	rendered renderCache
+	// rows are the sessions listing's rows already rendered.
+	rows rowCache
 	// subs are a fleet console's source consoles (fleet.go).
 	subs sourceConsoles
 }
