@@ -46,6 +46,7 @@ func Pages() []Page {
 		{Pattern: "GET /sessions/{id}/annotate", Template: "annotate", Handle: (*Server).annotatePage},
 		{Pattern: "POST /sessions/{id}/notes", Handle: (*Server).annotationPost},
 		{Pattern: "POST /sessions/{id}/whatif", Template: "whatif", Handle: (*Server).whatIfPost},
+		{Pattern: "GET /compare", Template: "compare", Handle: (*Server).comparePage},
 		{Pattern: "GET /sessions/{id}/workspace", Template: "workspace", Handle: (*Server).workspacePage},
 	}
 }
