@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -8,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/opx-dev/opx/cli"
 )
@@ -49,7 +53,8 @@ func getPage(t *testing.T, c *http.Client, u string, want int) string {
 func TestServe_Workspace(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sample.db")
 	run(t, "ledger", "import", filepath.Join("..", "fixtures", "ledgers", "sample.jsonl.zst"), "--ledger", path).wantCode(t, cli.ExitOK)
-	c, base := consoleClient(t, startServe(t, "--ledger", path))
+	u := startServe(t, "--ledger", path)
+	c, base := consoleClient(t, u)
 	const ses = "ses_1b91c9b1"
 	page := getPage(t, c, base+"/sessions/"+ses, 200)
 	if !strings.Contains(page, `href="/sessions/`+ses+`/workspace?at=855"`) {
@@ -80,4 +85,27 @@ func TestServe_Workspace(t *testing.T) {
 	getPage(t, c, base+"/sessions/"+ses+"/workspace?at=217", 404)
 	getPage(t, c, base+"/sessions/"+ses+"/workspace?at=x", 400)
 	getPage(t, c, base+"/sessions/"+ses+"/workspace?path=nope", 404)
+
+	// In Chromium: from the step's files link to the list, then the file.
+	ctx, cancel := context.WithTimeout(browserCtx(t), 60*time.Second)
+	defer cancel()
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(u),
+		chromedp.Navigate(base+"/sessions/"+ses),
+		chromedp.Click(chromedp.CSS(`a.wslink[href$="workspace?at=855"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#wsfiles")),
+		chromedp.Click(chromedp.CSS(`#wsfiles a[href$="path=pkg10%2fpkg10.go" i]`)),
+		chromedp.WaitVisible(chromedp.CSS("#wsfile p.note")),
+		chromedp.Navigate(base+"/sessions/"+ses+"/workspace?at=857"),
+		chromedp.Click(chromedp.CSS(`#wsfiles a[href$="path=pkg10%2fpkg10.go" i]`)),
+		chromedp.WaitVisible(chromedp.CSS("#wsfile pre.value")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "console-workspace.png")
+	got, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#wsfile pre.value")))
+	if err != nil || !strings.Contains(got, "package pkg10") {
+		t.Errorf("pkg10/pkg10.go at #857 in the browser: %q %v", got, err)
+	}
 }
