@@ -44,7 +44,10 @@ type consoleSource struct {
 	cacheAt  ledger.Head
 	list     *console.SessionList
 	views    map[string]*console.SessionView
-	signedAt *console.SessionView // checkpoints() of cacheAt, in its Signed*/Cosigned/Witnesses
+	signedAt *evidence // the checkpoints' evidence at cacheAt
+
+	// evidence reads the checkpoints and cosignatures incrementally.
+	evidence consoleEvidence
 }
 
 // reviewHead is the head of r's ledger: the file's, or the durable head
@@ -212,62 +215,73 @@ func (s *consoleSource) session(ss *sessionSource, id string, h ledger.Head) (*c
 	if v.Changes, err = replay.Changes(ss.src, t, nil); err != nil {
 		return nil, err
 	}
-	if read := t.Read(); len(read) > 0 {
-		want := make(map[uint64]bool, len(read))
-		for _, q := range read {
-			want[q] = true
-		}
-		err := ss.src.Range(read[0], read[len(read)-1], func(e ledger.Entry) error {
-			if want[e.Seq] {
-				v.Hashes[e.Seq] = ledger.Sum(e.Raw).String()
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+	if err := entryHashes(ss.review, t.Read(), v.Hashes); err != nil {
+		return nil, err
 	}
+	ev := s.evidenceAt(ss.review, h)
+	v.SignedTree, v.SignedSeq, v.Cosigned, v.Witnesses = ev.SignedTree, ev.SignedSeq, ev.Cosigned, ev.Witnesses
+	return v, nil
+}
+
+// entryHashes sets hashes[seq] to the BLAKE3 of entry seq's stored bytes
+// for each seq of read (ascending), reading only those entries: each run
+// of consecutive seqs is one range (a timeline reads its session's
+// entries and a few far behind them, such as the engine's start), and a
+// file's entries are hashed as stored, without parsing them.
+func entryHashes(r *review, read []uint64, hashes map[uint64]string) error {
+	for i := 0; i < len(read); {
+		j := i + 1
+		for j < len(read) && read[j] == read[j-1]+1 {
+			j++
+		}
+		lo, hi := read[i], read[j-1]
+		var err error
+		if r.file != nil {
+			err = r.file.RangeRaw(lo, hi, func(seq uint64, raw []byte) error {
+				hashes[seq] = ledger.Sum(raw).String()
+				return nil
+			})
+		} else {
+			err = r.src.Range(lo, hi, func(e ledger.Entry) error {
+				hashes[e.Seq] = ledger.Sum(e.Raw).String()
+				return nil
+			})
+		}
+		if err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// evidenceAt is the checkpoints' evidence at head h (consoleEvidence) of
+// r's ledger, kept with the other answers of h.
+func (s *consoleSource) evidenceAt(r *review, h ledger.Head) evidence {
 	s.cacheMu.Lock()
 	at := s.signedAt
 	if s.cacheAt != h {
 		at = nil
 	}
 	s.cacheMu.Unlock()
-	if at == nil {
-		at = &console.SessionView{}
-		s.checkpoints(at)
-		s.cacheMu.Lock()
-		if s.cacheAt == h {
-			s.signedAt = at
+	if at != nil {
+		return *at
+	}
+	rv := &ledgerReview{path: r.path, local: r.file}
+	if r.file == nil {
+		var err error
+		if rv, err = openReviewOrEngine(s.c); err != nil {
+			return evidence{}
 		}
-		s.cacheMu.Unlock()
+		defer rv.Close()
 	}
-	v.SignedTree, v.SignedSeq, v.Cosigned, v.Witnesses = at.SignedTree, at.SignedSeq, at.Cosigned, at.Witnesses
-	return v, nil
-}
-
-// checkpoints fills in the latest signed checkpoint and the largest tree
-// a witness cosigned, each checked as `opx ledger checkpoint [--cosigned]`
-// checks them; what cannot be checked is left out (no badge).
-func (s *consoleSource) checkpoints(v *console.SessionView) {
-	rv, err := openReviewOrEngine(s.c)
-	if err != nil {
-		return
+	ev := s.evidence.at(rv, h)
+	s.cacheMu.Lock()
+	if s.cacheAt == h {
+		s.signedAt = &ev
 	}
-	defer rv.Close()
-	var sc signedCheckpoint
-	if rv.local != nil {
-		sc, err = latestSigned(rv.local)
-	} else {
-		_, sc, err = remoteProve(rv.remote, rv.path, 0, nil, nil)
-	}
-	if err != nil {
-		return
-	}
-	v.SignedTree, v.SignedSeq = sc.CP.Size, sc.Seq
-	if cs, err := latestCosigned(rv, sc.Key); err == nil {
-		v.Cosigned, v.Witnesses = cs.TreeSize, cs.Witnesses
-	}
+	s.cacheMu.Unlock()
+	return ev
 }
 
 // Proof is `opx ledger prove SEQ --json`.

@@ -91,6 +91,15 @@ func latestSigned(l *ledger.Ledger) (signedCheckpoint, error) {
 	if !found {
 		return sc, errNoCheckpoint
 	}
+	return checkSigned(l, sc.Seq, pay)
+}
+
+// checkSigned checks the ledger.checkpoint entry seq, whose payload is
+// pay (with a note): signed by the key the ledger records before it,
+// naming the tree size and root the entry records, which must be the
+// ledger's tree at that size.
+func checkSigned(l *ledger.Ledger, seq uint64, pay ledger.CheckpointPayload) (signedCheckpoint, error) {
+	sc := signedCheckpoint{Seq: seq, Note: pay.Note}
 	k, ok, err := event.KeyAt(l, sc.Seq)
 	if err != nil {
 		return sc, err

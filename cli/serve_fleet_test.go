@@ -108,6 +108,32 @@ func TestServe_Fleet(t *testing.T) {
 	if err != nil || !strings.Contains(ok, "ok") {
 		t.Errorf("verification: %q %v", ok, err)
 	}
+	// What-if under the source's pages too: a policy picked and posted
+	// through the session page's form, answered under /sources/<id>/.
+	file := filepath.Join(t.TempDir(), "deny-all.yaml")
+	if err := os.WriteFile(file, []byte("version: 1\ndefault: deny\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.SetUploadFiles(chromedp.CSS(`#whatif-form input[type=file]`), []string{file}),
+		chromedp.Click(chromedp.CSS("#whatif-run")),
+		chromedp.WaitVisible(chromedp.CSS("#whatif-summary")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "console-fleet-whatif.png")
+	loc, err = chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`))
+	if err != nil || !strings.HasPrefix(loc, "/sources/"+a+"/sessions/ses_") || !strings.HasSuffix(loc, "/whatif") {
+		t.Errorf("what-if at %q (%v)", loc, err)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#whatif tr.w-decision").length`)); err != nil || n == 0 {
+		t.Errorf("decisions a deny-all policy changes: %d (%v)", n, err)
+	}
+	back, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#whatif-summary a").getAttribute("href")`))
+	if err != nil || !strings.HasPrefix(back, "/sources/"+a+"/sessions/") {
+		t.Errorf("what-if's way back: %q (%v)", back, err)
+	}
 	_ = base
 	ledgertest.MustVerify(t, pa)
 	ledgertest.MustVerify(t, filepath.Join(store, "collector.db"))

@@ -2,12 +2,17 @@ package cli_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"mime/multipart"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/opx-dev/opx/cli"
 )
@@ -20,7 +25,8 @@ func TestServe_WhatIf(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sample.db")
 	run(t, "ledger", "import", filepath.Join("..", "fixtures", "ledgers", "sample.jsonl.zst"), "--ledger", path).wantCode(t, cli.ExitOK)
 	before := len(ledgerEntries(t, 1<<20, "--ledger", path))
-	c, base := consoleClient(t, startServe(t, "--ledger", path))
+	u := startServe(t, "--ledger", path)
+	c, base := consoleClient(t, u)
 	const ses = "ses_1b91c9b1"
 	if page := getPage(t, c, base+"/sessions/"+ses, 200); !strings.Contains(page, `id="whatif-form"`) {
 		t.Fatal("no what-if form on the session page")
@@ -42,7 +48,8 @@ func TestServe_WhatIf(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	code, page := post("version: 1\ndefault: allow\ndeny:\n  - name: no-writes\n    tools: [\"write_file\"]\n")
+	const noWrites = "version: 1\ndefault: allow\ndeny:\n  - name: no-writes\n    tools: [\"write_file\"]\n"
+	code, page := post(noWrites)
 	if code != 200 || !strings.Contains(page, `id="whatif"`) || strings.Count(page, `<tr class="w-decision">`) != 3 ||
 		!strings.Contains(page, "policy:no-writes") {
 		t.Fatalf("what-if: %d %.3000s", code, page)
@@ -55,5 +62,32 @@ func TestServe_WhatIf(t *testing.T) {
 	}
 	if after := len(ledgerEntries(t, 1<<20, "--ledger", path)); after != before {
 		t.Errorf("the ledger grew from %d to %d entries", before, after)
+	}
+
+	// In Chromium, through the session page's form: the file picked and
+	// posted as a reader would.
+	file := filepath.Join(t.TempDir(), "no-writes.yaml")
+	if err := os.WriteFile(file, []byte(noWrites), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(browserCtx(t), 60*time.Second)
+	defer cancel()
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(u),
+		chromedp.Navigate(base+"/sessions/"+ses),
+		chromedp.SetUploadFiles(chromedp.CSS(`#whatif-form input[type=file]`), []string{file}),
+		chromedp.Click(chromedp.CSS("#whatif-run")),
+		chromedp.WaitVisible(chromedp.CSS("#whatif")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "console-whatif.png")
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#whatif tr.w-decision").length`))
+	if err != nil || n != 3 {
+		t.Errorf("decisions changed in the browser: %d %v", n, err)
+	}
+	if after := len(ledgerEntries(t, 1<<20, "--ledger", path)); after != before {
+		t.Errorf("the browser's what-if grew the ledger from %d to %d entries", before, after)
 	}
 }

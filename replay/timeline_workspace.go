@@ -35,7 +35,13 @@ type WorkspaceFile struct {
 // execution's post-state from changes, a rollback restoring a
 // snapshot), or, when none is that early, the first record of it. Paths
 // no entry named are not known and not listed. Sorted by path.
-func WorkspaceAt(t *Timeline, changes []FileChange, at uint64) []WorkspaceFile {
+//
+// manifests holds the full manifest (every path's state, as
+// chronicle.DecodeTree reads it) of workspace snapshots by seq, for those
+// the caller read: such a snapshot names every path of the workspace, not
+// only the few whose content it stored (its Files). A workspace snapshot
+// without one counts with its Files.
+func WorkspaceAt(t *Timeline, changes []FileChange, at uint64, manifests map[uint64][]event.FileState) []WorkspaceFile {
 	type record struct {
 		seq uint64
 		f   WorkspaceFile
@@ -46,6 +52,10 @@ func WorkspaceAt(t *Timeline, changes []FileChange, at uint64) []WorkspaceFile {
 	}
 	pres := map[uint64][]event.FileState{} // per snapshot
 	for _, s := range t.Snapshots {
+		if m, ok := manifests[s.Seq]; ok {
+			pres[s.Seq] = append(pres[s.Seq], m...)
+			continue
+		}
 		pres[s.Seq] = append(pres[s.Seq], s.Files...)
 	}
 	for _, fc := range changes {

@@ -213,3 +213,17 @@ func TestPageWeight(t *testing.T) {
 		t.Errorf("page weight %d bytes, over 300 KB", n)
 	}
 }
+
+// TestServer_Approvals_Seen: the inbox's ?seen= (the approval.requested
+// the page learnt of) is a seq or a bad request; offline it waits for
+// nothing.
+func TestServer_Approvals_Seen(t *testing.T) {
+	h := newServer(t)
+	cookie := map[string]string{"Cookie": "opx_console=" + token}
+	if w := do(h, "GET", "/approvals?seen=x", cookie); w.Code != 400 {
+		t.Errorf("seen=x: %d, want 400", w.Code)
+	}
+	if w := do(h, "GET", "/approvals?seen=12", cookie); w.Code != 200 || !strings.Contains(w.Body.String(), `id="offline"`) {
+		t.Errorf("seen=12 offline: %d %.300s", w.Code, w.Body)
+	}
+}

@@ -23,7 +23,10 @@
 //     console per source under /sources/<id>/ (every link of a page is
 //     under its Server's base path).
 //   - Rendered pages kept while the Source's answer they came from is
-//     (the Source keeps it while the ledger's head does not move).
+//     (the Source keeps it while the ledger's head does not move), and
+//     the listing's rows kept by the row they render (a new entry changes
+//     one session's row at most).
+//   - The side by side of two sessions' tool calls (page_compare.go).
 //
 // It does not read the ledger itself: a Source (source.go), built by the
 // cli package from the same code as `opx sessions`, `opx replay`,
@@ -48,6 +51,9 @@
 //   - Every response carries a Content-Security-Policy that allows script
 //     from 'self' only (the embedded console.js; no inline script), no
 //     remote resource, and frame-ancestors 'none'.
+//   - HTML is written by html/template, except a timeline step's badge
+//     (badge.go: one per step, so written in Go for speed), where every
+//     value is escaped by hand for where it goes; its test holds that.
 //   - Off-the-record content is never shown: the ledger withholds it, and
 //     the pages say so.
 package console

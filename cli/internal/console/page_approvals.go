@@ -1,12 +1,14 @@
 package console
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
+	"time"
 )
 
 // ReasonLimit is the longest reason an answer may carry.
@@ -30,7 +32,16 @@ type doneView struct {
 
 func (s *Server) approvalsPage(w http.ResponseWriter, r *http.Request) (any, error) {
 	v := &approvalsView{}
-	ps, err := s.src.Approvals(r.Context())
+	q := r.URL.Query()
+	var seen uint64
+	if x := q.Get("seen"); x != "" {
+		n, err := strconv.ParseUint(x, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: seen is not a seq", ErrBadRequest)
+		}
+		seen = n
+	}
+	ps, err := s.listed(r.Context(), seen)
 	switch {
 	case errors.Is(err, ErrOffline):
 		v.Offline = true
@@ -38,7 +49,6 @@ func (s *Server) approvalsPage(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, err
 	}
 	v.Pending = ps
-	q := r.URL.Query()
 	if id := q.Get("done"); approvalID.MatchString(id) {
 		seq, _ := strconv.ParseUint(q.Get("seq"), 10, 64)
 		answer := "denied"
@@ -48,6 +58,41 @@ func (s *Server) approvalsPage(w http.ResponseWriter, r *http.Request) (any, err
 		v.Done = &doneView{ID: id, Answer: answer, Seq: seq}
 	}
 	return v, nil
+}
+
+// listedWait bounds how long the inbox waits for the engine to list an
+// approval whose approval.requested the page has seen.
+const listedWait = 2 * time.Second
+
+// listed returns the approvals waiting. With seen (an approval.requested
+// entry the page learnt of from the event stream), it first waits until
+// the engine lists the approval asked at seen, at most listedWait: the
+// engine records the request and then adds it to what it lists, so the
+// entry can arrive a moment before the list has it. Once the wait is
+// over (it is listed, it was answered meanwhile, or the engine is
+// gone), what the engine lists is the answer.
+func (s *Server) listed(ctx context.Context, seen uint64) ([]Pending, error) {
+	deadline := time.Now().Add(listedWait)
+	pause := 2 * time.Millisecond
+	for {
+		ps, err := s.src.Approvals(ctx)
+		if err != nil || seen == 0 || time.Now().After(deadline) {
+			return ps, err
+		}
+		for _, p := range ps {
+			if p.Seq == seen {
+				return ps, nil
+			}
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
 }
 
 // approvalAnswer is the inbox's form: answer=approve|deny, reason. The

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"html/template"
 	"net/http"
 
 	"github.com/opx-dev/opx/replay"
@@ -15,6 +16,7 @@ type sessionView struct {
 	failures map[uint64]bool
 	notes    map[uint64][]annotation
 	Items    []replay.Item
+	base     string
 }
 
 // Badge is how one entry shown was checked.
@@ -55,12 +57,15 @@ func (v *sessionView) B(seq uint64) Badge {
 	return b
 }
 
+// Badge is the badge of entry seq, rendered (Badge.HTML).
+func (v *sessionView) Badge(seq uint64) template.HTML { return v.B(seq).HTML(v.base) }
+
 func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) (any, error) {
 	sv, err := s.src.Session(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
-	v := &sessionView{SessionView: sv, T: sv.Timeline, failures: map[uint64]bool{}, notes: annotations(sv.Timeline)}
+	v := &sessionView{SessionView: sv, T: sv.Timeline, failures: map[uint64]bool{}, notes: annotations(sv.Timeline), base: s.base}
 	if sv.Report != nil {
 		for _, f := range sv.Report.Failures {
 			v.failures[f.Seq] = true

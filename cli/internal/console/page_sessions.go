@@ -2,11 +2,13 @@ package console
 
 import (
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/replay/projection"
@@ -34,6 +36,15 @@ var filterOutcomes = []struct {
 	Slot int
 }{{"blocked", projection.SlotBlock}, {"escalated", projection.SlotApproval}, {"denied", projection.SlotDenied},
 	{"failed", projection.SlotFailed}, {"flagged", projection.SlotFlagged}, {"rolled-back", projection.SlotRolledBack}}
+
+// outcomeNames are filterOutcomes' names.
+var outcomeNames = func() []string {
+	var out []string
+	for _, o := range filterOutcomes {
+		out = append(out, o.Name)
+	}
+	return out
+}()
 
 func parseFilter(q url.Values) (sessionFilter, error) {
 	f := sessionFilter{Mode: q.Get("mode"), Outcome: q.Get("outcome"), From: q.Get("from"), To: q.Get("to"),
@@ -128,11 +139,10 @@ func (f sessionFilter) query(page int) string {
 // sessionsView is the sessions page.
 type sessionsView struct {
 	Filter    sessionFilter
-	Modes     []string
-	Outcomes  []string
-	Rows      []SessionRow
-	Total     int // sessions in the ledger
-	Matched   int // sessions that pass the filter
+	Rows      []template.HTML // each row rendered (Server.row)
+	Form      template.HTML   // the filter form (Server.filterForm)
+	Total     int             // sessions in the ledger
+	Matched   int             // sessions that pass the filter
 	OTRHidden int
 	Counts    []outcomeCount
 	Chart     chart
@@ -162,10 +172,10 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	v := &sessionsView{Filter: f, Modes: filterModes, Total: len(list.Sessions), Head: list.Head, Page: f.Page,
+	v := &sessionsView{Filter: f, Total: len(list.Sessions), Head: list.Head, Page: f.Page,
 		list: list, query: r.URL.RawQuery}
-	for _, o := range filterOutcomes {
-		v.Outcomes = append(v.Outcomes, o.Name)
+	if v.Form, err = s.filterForm(f); err != nil {
+		return nil, err
 	}
 	counts := make([]int, len(filterOutcomes))
 	var matched []*SessionRow
@@ -202,8 +212,14 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) (any, erro
 	hi := min(lo+PageSize, len(matched))
 	for _, row := range matched[lo:hi] {
 		r := *row // the Source's listing may be shared: not changed here
-		r.Title = event.Display(r.Title)
-		v.Rows = append(v.Rows, r)
+		// What the row shows of the title, and no more: the row is
+		// kept by value (Server.row), and a title may be long.
+		r.Title = short(event.Display(r.Title), 200)
+		h, err := s.row(r)
+		if err != nil {
+			return nil, err
+		}
+		v.Rows = append(v.Rows, h)
 	}
 	if f.Page > 1 {
 		v.Prev = s.base + f.query(f.Page-1)
@@ -213,6 +229,73 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) (any, erro
 	}
 	v.Chart = verdictChart(list.Days, f)
 	return v, nil
+}
+
+// row is a session's row of the listing, rendered by the "row" template
+// of sessions.html. A row is a function of the session's projection and
+// outcome counts only, and a new entry changes one session at most, so
+// the rows rendered before are kept by value and a listing after a new
+// entry renders only the row that changed.
+func (s *Server) row(r SessionRow) (template.HTML, error) {
+	return s.rows.render(r, func(b *strings.Builder) error {
+		return s.tmpl["sessions"].ExecuteTemplate(b, "row", r)
+	})
+}
+
+// filterForm is the listing's filter form as f fills it ("filter" of
+// sessions.html), kept by f as the rows are.
+// A filter of more than formKeyLimit bytes (the query is the reader's)
+// is rendered each time, not kept.
+func (s *Server) filterForm(f sessionFilter) (template.HTML, error) {
+	exec := func(b *strings.Builder) error {
+		return s.tmpl["sessions"].ExecuteTemplate(b, "filter", formView{Filter: f, Modes: filterModes, Outcomes: outcomeNames})
+	}
+	if len(f.Mode)+len(f.Outcome)+len(f.From)+len(f.To)+len(f.Q) > formKeyLimit {
+		var b strings.Builder
+		err := exec(&b)
+		return template.HTML(b.String()), err
+	}
+	return s.forms.render(f, exec)
+}
+
+// formKeyLimit bounds the filters kept rendered.
+const formKeyLimit = 512
+
+type formView struct {
+	Filter          sessionFilter
+	Modes, Outcomes []string
+}
+
+// fragmentCacheSize bounds the fragments a fragmentCache keeps.
+const fragmentCacheSize = 1024
+
+// fragmentCache holds HTML fragments rendered by html/template, by the
+// value they were rendered from (a comparable value of bounded size: a
+// fragment is a function of it alone). Full, it starts over.
+type fragmentCache[K comparable] struct {
+	mu sync.Mutex
+	m  map[K]template.HTML
+}
+
+func (c *fragmentCache[K]) render(k K, exec func(*strings.Builder) error) (template.HTML, error) {
+	c.mu.Lock()
+	h, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return h, nil
+	}
+	var b strings.Builder
+	if err := exec(&b); err != nil {
+		return "", fmt.Errorf("render a fragment: %w", err)
+	}
+	h = template.HTML(b.String())
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= fragmentCacheSize {
+		c.m = map[K]template.HTML{}
+	}
+	c.m[k] = h
+	c.mu.Unlock()
+	return h, nil
 }
 
 // chart is the verdicts-per-day bar chart, drawn as SVG on the server.

@@ -46,6 +46,7 @@ func Pages() []Page {
 		{Pattern: "GET /sessions/{id}/annotate", Template: "annotate", Handle: (*Server).annotatePage},
 		{Pattern: "POST /sessions/{id}/notes", Handle: (*Server).annotationPost},
 		{Pattern: "POST /sessions/{id}/whatif", Template: "whatif", Handle: (*Server).whatIfPost},
+		{Pattern: "GET /compare", Template: "compare", Handle: (*Server).comparePage},
 		{Pattern: "GET /sessions/{id}/workspace", Template: "workspace", Handle: (*Server).workspacePage},
 	}
 }
@@ -173,26 +174,11 @@ func seqParam(r *http.Request, name string) (uint64, error) {
 // funcs are the templates' helpers. Every recorded string a template
 // shows goes through text (Neutral) or value (Neutral and clipped).
 var funcs = template.FuncMap{
-	"text":  Neutral,
-	"value": func(s string) Clip { return clip(s, ValueLimit) },
-	"short": func(s string, n int) string {
-		s = Neutral(s)
-		if len(s) <= n {
-			return s
-		}
-		i := n
-		for i > 0 && s[i]&0xc0 == 0x80 {
-			i--
-		}
-		return s[:i] + "…"
-	},
-	"hash12": func(s string) string {
-		if len(s) > 12 {
-			return s[:12]
-		}
-		return s
-	},
-	"kib": func(n int) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024) },
+	"text":   Neutral,
+	"value":  func(s string) Clip { return clip(s, ValueLimit) },
+	"short":  short,
+	"hash12": hash12,
+	"kib":    func(n int) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024) },
 	"lines": func(s string) []string {
 		return strings.Split(s, "\n")
 	},
@@ -211,6 +197,28 @@ var funcs = template.FuncMap{
 	},
 	"add":  func(a, b int) int { return a + b },
 	"pair": func(v, x any) pair { return pair{V: v, X: x} },
+}
+
+// short is s Neutral, cut to at most n bytes on a character boundary
+// with an ellipsis.
+func short(s string, n int) string {
+	s = Neutral(s)
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && s[i]&0xc0 == 0x80 {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// hash12 is a hash's first 12 characters.
+func hash12(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
 }
 
 // pair passes two values to a nested template: the page's view (or a

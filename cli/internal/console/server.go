@@ -57,6 +57,10 @@ type Server struct {
 	mux   *http.ServeMux
 	// rendered are pages already rendered from the Source's answers.
 	rendered renderCache
+	// rows and forms are the sessions listing's rows and filter forms
+	// already rendered.
+	rows  fragmentCache[SessionRow]
+	forms fragmentCache[sessionFilter]
 	// subs are a fleet console's source consoles (fleet.go).
 	subs sourceConsoles
 }
