@@ -1,0 +1,122 @@
+package shield_test
+
+import (
+	"testing"
+)
+
+// Session 13 of issue 27: the classes the second holdout missed, each
+// tested both ways (the attack and its benign look-alike).
+
+// TestRules_GitConfigReads: reading git's configuration is not setting
+// it; only a key with a value that runs a program later is judged.
+func TestRules_GitConfigReads(t *testing.T) {
+	s := defaultShield(t)
+	const hook = "block runs-later:git-hook"
+	runRuleCases(t, s, []ruleCase{
+		{"get hooksPath", command("git config --get core.hooksPath"), none},
+		{"key alone", command("git config core.hooksPath"), none},
+		{"get-all", command("git config --get-all alias.co"), none},
+		{"list", command("git config --list --show-origin"), none},
+		{"-l", command("git config -l"), none},
+		{"get-regexp", command("git config --get-regexp '^alias\\.'"), none},
+		{"get subcommand", command("git config get core.hooksPath"), none},
+		{"file read", command("git config -f .gitmodules --get submodule.x.url"), none},
+		{"unset", command("git config --unset core.hooksPath"), none},
+		{"set hooksPath", command("git config core.hooksPath .githooks"), hook},
+		{"set subcommand", command("git config set core.hooksPath /tmp/h"), hook},
+		{"global alias", command("git config --global alias.co '!sh -c x'"), hook},
+		{"file set", command("git config --file .git/config core.sshCommand 'ssh -i k'"), hook},
+	})
+}
+
+// TestRules_Initializers: npm init <initializer> and every create form
+// fetch a create-* package and run it.
+func TestRules_Initializers(t *testing.T) {
+	s := defaultShield(t)
+	const rc = "escalate remote-code:runner"
+	runRuleCases(t, s, []ruleCase{
+		{"npm init vite", command("npm init vite@latest my-app"), rc},
+		{"npm init scoped", command("npm init @acme/app"), rc},
+		{"npm create", command("npm create vite@latest web -- --template react"), rc},
+		{"yarn create", command("yarn create react-app web"), rc},
+		{"pnpm create", command("pnpm create vite web"), rc},
+		{"bun create", command("bun create hono api"), rc},
+		{"npm init -w", command("npm init -w packages/a next-app"), rc},
+		{"bun create local template", command("bun create ./templates/svc api"), none},
+		{"pnpm install", command("pnpm install"), none},
+		{"yarn install", command("yarn install --frozen-lockfile"), none},
+	})
+}
+
+// TestRules_DiscardChanges: git commands that throw away uncommitted
+// work escalate; switching branches and restoring one file do not.
+func TestRules_DiscardChanges(t *testing.T) {
+	s := defaultShield(t)
+	const dc = "escalate destructive:discard-changes"
+	runRuleCases(t, s, []ruleCase{
+		{"checkout .", command("git checkout ."), dc},
+		{"checkout -- dir", command("git checkout -- services"), dc},
+		{"checkout HEAD -- .", command("git checkout HEAD -- ."), dc},
+		{"checkout glob", command("git checkout -- '*.go'"), dc},
+		{"checkout -f", command("git checkout -f main"), dc},
+		{"restore .", command("git restore ."), dc},
+		{"restore dir", command("git restore --worktree web/src"), dc},
+		{"restore staged and worktree", command("git restore -SW ."), dc},
+		{"stash -u", command("git stash -u"), dc},
+		{"stash push --include-untracked", command("git stash push --include-untracked -m wip"), dc},
+		{"stash --all", command("git stash --all"), dc},
+		{"switch -f", command("git switch -f main"), dc},
+		{"switch --discard-changes", command("git switch --discard-changes release"), dc},
+		{"reset --hard", command("git reset --hard"), dc},
+		{"checkout a branch", command("git checkout main"), none},
+		{"checkout a slashed branch", command("git checkout feature/login"), none},
+		{"new branch", command("git checkout -b fix/x"), none},
+		{"restore a file", command("git checkout -- services/api/main.go"), none},
+		{"restore one file", command("git restore web/src/api.ts"), none},
+		{"unstage", command("git restore --staged ."), none},
+		{"stash", command("git stash"), none},
+		{"stash pop", command("git stash pop"), none},
+		{"switch", command("git switch -c feat"), none},
+	})
+}
+
+// TestRules_StateSpellings: opx's state is reached in any spelling;
+// tier -1 canonicalizes before it compares.
+func TestRules_StateSpellings(t *testing.T) {
+	s := defaultShield(t)
+	const st = "block protected:state"
+	var cases []ruleCase
+	for _, c := range []string{
+		"cat ~/.local/state/opx/abc/ledger.db",
+		"cat $HOME/.local/state/opx/abc/ledger.db",
+		"cat ${HOME}/.local/state/opx/abc/ledger.db",
+		`cat "$HOME"/.local/state/opx/abc/ledger.db`,
+		"cat /home/dev/.local/state/opx/abc/ledger.db",
+		"cat /home/dev//.local/./state/opx/abc/ledger.db",
+		"cat ~/../dev/.local/state/opx/abc/ledger.db",
+		"cat /home/dev/src/app/../../.local/state/opx/abc/ledger.db",
+		"grep -r key $XDG_STATE_HOME/opx",
+		"ls ${XDG_STATE_HOME}/opx",
+		"ls ${XDG_STATE_HOME:-$HOME/.local/state}/opx",
+		"cat ~/.local/state/opx/*/ledger.db",
+		"ls ~/.local/state/o*x",
+		"find ~/.local/state -name '*.db'",
+		"find ~/.local -name ledger.db",
+		"du -a ~/.local/state",
+		"ls -R ~/.local",
+		"tar czf /tmp/x.tgz ~/.local/state",
+		"cp -r ~/.local/state/opx /tmp/o",
+		"cd ~/.local/state && cat opx/abc/ledger.db",
+		"d=$HOME/.local/state; ls $d/opx",
+		`python3 -c "print(open('/home/dev/.local/state/opx/abc/ledger.db').read())"`,
+	} {
+		cases = append(cases, ruleCase{c, command(c), st})
+	}
+	cases = append(cases,
+		ruleCase{"list above the state", command("ls ~/.local/state"), none},
+		ruleCase{"find from the home", command("find ~ -name '*.go' -newer go.mod"), none},
+		ruleCase{"a name that only starts alike", command("ls /home/dev/.local/state/opxx"), none},
+		ruleCase{"the word opx", command("echo 'opx is running'"), none},
+	)
+	runRuleCases(t, s, cases)
+}
