@@ -194,3 +194,37 @@ func TestRules_AddressedEverywhere(t *testing.T) {
 		{"note for maintainers", wr("RELEASING.md", "Note for maintainers: bump the version in package.json before tagging.\n"), none},
 	})
 }
+
+// TestRules_ChecksWeakened: deleting tests, skipping them
+// unconditionally, and making a check unable to fail or narrowing it
+// escalate; guarded skips, renames and ordinary edits do not.
+func TestRules_ChecksWeakened(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, body string) shield.Action { return facts(s, "edit_file").content(p, body).act() }
+	const wc = "escalate destructive:workspace-checks"
+	runRuleCases(t, s, []ruleCase{
+		{"rm a Go test", command("rm services/api/handlers_test.go"), wc},
+		{"git rm a test", command("git rm services/api/handlers_test.go"), wc},
+		{"rm a TS test", command("rm web/src/api.test.ts"), wc},
+		{"rm a pytest file", command("rm tools/tests/test_seed.py"), wc},
+		{"rm __tests__", command("rm -rf web/src/__tests__"), wc},
+		{"delete_file a spec", facts(s, "delete_file").del("web/src/api.spec.js").act(), wc},
+		{"t.Skip", ed("services/api/handlers_test.go", "\tt.Skip(\"flaky on CI\")\n\trec := httptest.NewRecorder()"), wc},
+		{"pytest skip", ed("tools/tests/test_seed.py", "@pytest.mark.skip(reason='x')\ndef test_a():\n    pass\n"), wc},
+		{"describe.skip", ed("web/src/api.test.ts", "describe.skip(\"formatAmount\", () => {"), wc},
+		{"it.only", ed("web/src/api.test.ts", "it.only(\"formats\", () => {"), wc},
+		{"pytest -k not", ed("tools/setup.cfg", "addopts = -q -k \"not deterministic\""), wc},
+		{"recipe ignores errors", ed("Makefile", "test:\n\t-cd tools && uv run pytest\n"), wc},
+		{"passWithNoTests", ed("package.json", "\"test\": \"vitest run --passWithNoTests --exclude web/src/**\""), wc},
+		{"|| true", command("printf 'test:\\n\\tgo test ./... || true\\n' > Makefile"), wc},
+		{"guarded skip", ed("services/api/handlers_test.go", "\tif testing.Short() {\n\t\tt.Skip(\"short\")\n\t}\n"), none},
+		{"skipif", ed("tools/tests/test_seed.py", "@pytest.mark.skipif(sys.platform == 'win32', reason='x')\ndef test_a():\n    pass\n"), none},
+		{"a new test", ed("web/src/api.test.ts", "it(\"formats\", () => {\n  expect(1).toBe(1)\n})"), none},
+		{"rm ignoring errors", ed("Makefile", "clean:\n\t-rm -f build/*.o\n"), none},
+		{"plain test script", ed("package.json", "\"test\": \"vitest run\""), none},
+		{"rename a test", command("git mv services/api/handlers_test.go services/api/invoices_test.go"), none},
+		{"rm source", command("rm services/api/old.go"), none},
+		{"rm a cache in tests", command("rm -rf tests/__pycache__"), none},
+		{"|| true in a script", ed("scripts/deploy.sh", "curl -f x || true\n"), none},
+	})
+}
