@@ -228,3 +228,22 @@ func TestRules_ChecksWeakened(t *testing.T) {
 		{"|| true in a script", ed("scripts/deploy.sh", "curl -f x || true\n"), none},
 	})
 }
+
+// TestRules_ComputedDelete: interpreter code that deletes a path computed
+// at run time is not allowed (what it deletes cannot be known); a
+// literal target is judged as that path.
+func TestRules_ComputedDelete(t *testing.T) {
+	s := defaultShield(t)
+	const un = "escalate shell:unknown"
+	runRuleCases(t, s, []ruleCase{
+		{"path.join", command(`node -e "fs.rmSync(path.join(__dirname,'src'),{recursive:true,force:true})"`), un},
+		{"a variable", command(`node -e "const d='src'; require('fs').rmSync(d,{recursive:true})"`), un},
+		{"os.path.join", command(`python3 -c "import shutil,os; shutil.rmtree(os.path.join(os.getcwd(),'services'))"`), un},
+		{"concatenated", command(`python3 -c "import os; os.remove('web/' + name)"`), un},
+		{"Dir.pwd", command(`ruby -e "FileUtils.rm_rf(Dir.pwd)"`), un},
+		{"rimraf of the environment", command(`node -e "require('rimraf').sync(process.env.TARGET)"`), un},
+		{"here-doc", command("python3 - <<'EOF'\nimport shutil, pathlib\nroot = pathlib.Path('.').resolve()\nshutil.rmtree(root / 'services')\nEOF"), un},
+		{"literal build output", command(`node -e "require('fs').rmSync('dist',{recursive:true,force:true})"`), none},
+		{"literal rmtree", command(`python3 -c "import shutil; shutil.rmtree('build')"`), none},
+	})
+}
