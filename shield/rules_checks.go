@@ -144,8 +144,9 @@ func (s *Shield) checksWeakened(_ *Action, f *Facts, j *judgement) {
 		if !ok || !within(p, ws) {
 			continue
 		}
+		body := clip(t.Body, maxTextJudged)
 		if testFile(p) || testDirIn(p) {
-			if m := unconditionalSkip(t.Body); m != "" {
+			if m := unconditionalSkip(body); m != "" {
 				j.escalate("destructive:workspace-checks", "the content of %s skips a test unconditionally (%s)", p, m)
 				return
 			}
@@ -153,21 +154,39 @@ func (s *Shield) checksWeakened(_ *Action, f *Facts, j *judgement) {
 		if !s.checkConfig(p) {
 			continue
 		}
-		if m := weakened.FindString(t.Body); m != "" {
+		if !mayWeaken(body) {
+			continue
+		}
+		if m := weakened.FindString(body); m != "" {
 			j.escalate("destructive:workspace-checks", "the content of %s makes a check unable to fail or narrows it (%s)", p, strings.TrimSpace(m))
 			return
 		}
-		if m := checkRecipe.FindString(t.Body); m != "" {
+		if m := checkRecipe.FindString(body); m != "" {
 			j.escalate("destructive:workspace-checks", "the content of %s makes a test or lint ignore its errors (%s)", p, clipText(strings.TrimSpace(m), 80))
 			return
 		}
 		if ciYAML(p) {
-			if m := goTestRun.FindString(t.Body); m != "" {
+			if m := goTestRun.FindString(body); m != "" {
 				j.escalate("destructive:workspace-checks", "the content of %s narrows the tests CI runs (%s)", p, clipText(strings.TrimSpace(m), 80))
 				return
 			}
 		}
 	}
+}
+
+// weakenMarks are literal pieces every weakened or checkRecipe match
+// holds: a text with none is spared the expressions.
+var weakenMarks = []string{"||", "exit 0", "continue-on-error", "allow_failure", "ass", "-k", "--deselect", "--ignore", "-skip", "--exclude",
+	"IgnorePatterns", "--no-fail", "--exit-zero", "--max-warnings", "if:", "set +e", "\t-", "\t@", "\t+", "-run"}
+
+// mayWeaken reports whether body holds any of weakenMarks.
+func mayWeaken(body string) bool {
+	for _, m := range weakenMarks {
+		if strings.Contains(body, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // renamed reports whether a delete is the source of a move whose
