@@ -247,3 +247,26 @@ func TestRules_ComputedDelete(t *testing.T) {
 		{"literal rmtree", command(`python3 -c "import shutil; shutil.rmtree('build')"`), none},
 	})
 }
+
+// TestRules_ManifestReplaced: a manifest copied, moved or linked over
+// with content the engine did not observe, one written through a link
+// the line makes, and one written empty are asked about; copies of other
+// files are not.
+func TestRules_ManifestReplaced(t *testing.T) {
+	s := defaultShield(t)
+	const un = "escalate supply-chain:unjudged"
+	const kf = "escalate destructive:workspace-key-file"
+	runRuleCases(t, s, []ruleCase{
+		{"cp over a lockfile", command("cp /tmp/evil.json package-lock.json"), un},
+		{"ln over go.mod", command("ln -sf /tmp/x go.mod"), un},
+		{"cp over go.sum", command("cp /tmp/x services/api/go.sum"), un},
+		{"a link the line makes", command("ln -sf go.mod notes.txt; printf 'replace x => y v1\\n' >> notes.txt"), un},
+		{"{} over a lockfile", command("echo '{}' > package-lock.json"), kf},
+		{"empty go.mod", facts(s, "write_file").content("go.mod", "").act(), kf},
+		{"{} lockfile by the file tool", facts(s, "write_file").content("package-lock.json", "{}\n").act(), kf},
+		{"a backup", command("cp go.mod go.mod.bak"), none},
+		{"a source copy", command("cp src/a.go src/b.go"), none},
+		{"a link to a readme", command("ln -s README.md r.md && echo hi >> r.md"), none},
+		{"a small go.mod", facts(s, "write_file").content("services/api/go.mod", "module x\n\ngo 1.23\n").act(), none},
+	})
+}

@@ -96,6 +96,20 @@ func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 	}
+	// A manifest or lockfile written with nothing in it (an empty
+	// go.mod, "{}" over package-lock.json): the project's dependencies
+	// and their pins are gone, whatever wrote it.
+	for _, t := range f.Texts {
+		p, ok := strings.CutPrefix(t.Source, "content:")
+		if !ok || !within(p, ws) || !keyFile(path.Base(p)) {
+			continue
+		}
+		switch strings.Trim(t.Body, " \t\r\n") {
+		case "", "{}", "[]", "null", "{\n}":
+			j.escalate("destructive:workspace-key-file", "%s is written empty (%q): a manifest or lockfile of the project emptied", p, clipText(t.Body, 20))
+			return
+		}
+	}
 	null, ddOver := false, false
 	for i := range f.Runs {
 		if f.Runs[i].Name == "dd" {

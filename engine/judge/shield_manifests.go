@@ -26,7 +26,41 @@ import (
 // manifest.MaxBytes, or one that does not parse, is a change with an
 // Error, which Shield asks about.
 func (e ShieldEvaluator) Manifests(p Proposal) []event.ManifestChanges {
-	if e.FS == nil || (p.Tool != "write_file" && p.Tool != "edit_file") {
+	if e.FS == nil {
+		return nil
+	}
+	switch p.Tool {
+	case "move_file":
+		var args struct{ From, To string }
+		if json.Unmarshal(p.Args, &args) != nil || args.From == "" || args.To == "" {
+			return nil
+		}
+		return e.copied(p, args.From, args.To)
+	case "execute_command":
+		var args struct{ Command, Cwd string }
+		if json.Unmarshal(p.Args, &args) != nil || args.Command == "" {
+			return nil
+		}
+		var out []event.ManifestChanges
+		for _, r := range e.S.CommandFactsIn(args.Command, args.Cwd).Runs {
+			src, dst, ok := copyOperands(r.Name, r.Argv)
+			if !ok {
+				continue
+			}
+			if args.Cwd != "" && !path.IsAbs(src) && !strings.HasPrefix(src, "~") {
+				src = path.Join(args.Cwd, src)
+			}
+			if args.Cwd != "" && !path.IsAbs(dst) && !strings.HasPrefix(dst, "~") {
+				dst = path.Join(args.Cwd, dst)
+			}
+			out = append(out, e.copied(p, src, dst)...)
+			if len(out) >= 8 {
+				break
+			}
+		}
+		return out
+	case "write_file", "edit_file":
+	default:
 		return nil
 	}
 	var args struct {
@@ -62,19 +96,117 @@ func (e ShieldEvaluator) Manifests(p Proposal) []event.ManifestChanges {
 		}
 		after = []byte(strings.Replace(string(before), args.Old, args.New, n))
 	}
+	out, ok := e.manifestChange(rel, format, before, after)
+	if !ok || len(out.Changes) == 0 && out.Error == "" {
+		return nil
+	}
+	return []event.ManifestChanges{out}
+}
+
+// manifestChange is the change from before to after of the manifest at
+// rel, both parsed; false when neither side could be judged as a
+// manifest. Integrity pins dropped (a lockfile replaced by one with
+// fewer, or an emptied go.sum) are a checksum change whatever else the
+// diff finds.
+func (e ShieldEvaluator) manifestChange(rel, format string, before, after []byte) (event.ManifestChanges, bool) {
 	changes, err := manifest.Diff(rel, before, after)
 	if err != nil {
-		return []event.ManifestChanges{{Path: rel, Format: format, Error: err.Error()}}
+		return event.ManifestChanges{Path: rel, Format: format, Error: err.Error()}, true
 	}
 	changes = e.withinWorkspace(rel, changes)
-	if len(changes) == 0 {
-		return nil
+	if b, a := pins(before), pins(after); a < b {
+		changes = append(changes, manifest.Change{Kind: manifest.KindChecksum, Key: "integrity pins",
+			Detail: fmt.Sprintf("%d of the %d recorded hashes are gone: what is fetched is no longer verified", b-a, b)})
 	}
 	out := event.ManifestChanges{Path: rel, Format: format, Changes: make([]event.ManifestChange, len(changes))}
 	for i, c := range changes {
 		out.Changes[i] = event.ManifestChange{Kind: c.Kind, Key: c.Key, Detail: c.Detail}
 	}
+	return out, true
+}
+
+// pinMarks are how lockfiles and checksum files record a hash: npm's
+// "integrity", yarn's and pnpm's integrity, Cargo.lock's checksum, pip's
+// --hash, Pipfile.lock's and poetry's hashes, go.sum's h1: lines.
+var pinMarks = []string{`"integrity"`, "integrity ", "integrity:", "checksum = ", "--hash=", `"sha256:`, "hash = ", " h1:", "sha512-"}
+
+// pins counts the hashes a lockfile records (the most any one mark
+// counts: a file uses one form).
+func pins(b []byte) int {
+	n := 0
+	for _, m := range pinMarks {
+		n = max(n, strings.Count(string(b), m))
+	}
+	return n
+}
+
+// copied is the change a copy, move or link of src over dst makes when
+// dst is a manifest in the workspace: dst before, src's content after,
+// both read through the workspace. A source outside the workspace (or
+// unreadable) is a change that cannot be judged. Observed with no change
+// (a backup put back) it is recorded with no changes, so Shield knows it
+// was looked at.
+func (e ShieldEvaluator) copied(p Proposal, src, dst string) []event.ManifestChanges {
+	rel, ok := e.workspaceRel(p, dst)
+	if !ok {
+		return nil
+	}
+	format := manifest.Format(rel)
+	if format == "" || format == "go-source" {
+		return nil
+	}
+	from, ok := e.workspaceRel(p, src)
+	if !ok {
+		return []event.ManifestChanges{{Path: rel, Format: format, Error: "its content comes from " + src + ", outside the workspace, which the engine does not read"}}
+	}
+	before, err := e.readManifest(rel)
+	if err != nil {
+		return []event.ManifestChanges{{Path: rel, Format: format, Error: err.Error()}}
+	}
+	after, err := e.readManifest(from)
+	if err != nil {
+		return []event.ManifestChanges{{Path: rel, Format: format, Error: err.Error()}}
+	}
+	if after == nil {
+		return []event.ManifestChanges{{Path: rel, Format: format, Error: src + " does not exist before the call: what it will hold is not known"}}
+	}
+	out, _ := e.manifestChange(rel, format, before, after)
 	return []event.ManifestChanges{out}
+}
+
+// copyOperands returns the source and destination of a cp, mv, ln,
+// install or rsync that copies one file to one destination (options and
+// their values skipped); false for any other form (several sources, -t).
+func copyOperands(name string, argv []string) (src, dst string, ok bool) {
+	switch name {
+	case "cp", "mv", "ln", "install", "rsync":
+	default:
+		return "", "", false
+	}
+	valued := map[string]bool{"-m": true, "--mode": true, "-o": true, "--owner": true, "-g": true, "--group": true, "-S": true,
+		"--suffix": true, "-e": true, "--rsh": true, "--exclude": true, "--include": true, "--filter": true, "-f": name == "rsync", "--chmod": true}
+	var ops []string
+	dashed := false
+	for k := 1; k < len(argv); k++ {
+		a := argv[k]
+		switch {
+		case dashed:
+			ops = append(ops, a)
+		case a == "--":
+			dashed = true
+		case a == "-t" || strings.HasPrefix(a, "--target-directory"):
+			return "", "", false
+		case valued[a]:
+			k++
+		case strings.HasPrefix(a, "-") && a != "-":
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if len(ops) != 2 {
+		return "", "", false
+	}
+	return ops[0], ops[1], true
 }
 
 // workspaceRel is the workspace-relative path a tool's path argument
@@ -83,7 +215,11 @@ func (e ShieldEvaluator) Manifests(p Proposal) []event.ManifestChanges {
 func (e ShieldEvaluator) workspaceRel(p Proposal, raw string) (string, bool) {
 	ws := e.S.ResolvePath(".")
 	abs := e.S.ResolvePath(raw)
-	if to, ok := p.Links[raw]; ok {
+	to, ok := p.Links[raw]
+	if !ok {
+		to, ok = p.Links[abs] // a command's paths are recorded absolute
+	}
+	if ok {
 		if path.IsAbs(to) {
 			abs = to
 		} else {
@@ -158,6 +294,11 @@ func supplyOf(ws string, p Proposal) []shield.Supply {
 		if m.Error != "" {
 			out = append(out, shield.Supply{Path: at, By: p.Tool, Error: m.Error})
 			continue
+		}
+		if len(m.Changes) == 0 {
+			// Observed, no change (a copy of what is there): a marker
+			// with no kind, which Shield judges as looked at.
+			out = append(out, shield.Supply{Path: at, By: p.Tool})
 		}
 		for _, c := range m.Changes {
 			out = append(out, shield.Supply{Path: at, Kind: c.Kind, Key: c.Key, Detail: c.Detail, By: p.Tool})
