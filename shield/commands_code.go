@@ -3,7 +3,10 @@ package shield
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/opx-dev/opx/shield/manifest"
 )
 
 // What interpreter code given on the command line (python3 -c, node -e,
@@ -109,6 +112,53 @@ func (s *Shield) codeEffects(f *Facts) {
 			}
 			f.Unknown = append(f.Unknown, r.Name+" code deletes a path computed at run time ("+clip(strings.TrimSpace(call), 80)+"): what it deletes cannot be known")
 			break
+		}
+	}
+}
+
+// patchEffects adds to f the files a patch given on the line (a
+// here-document or here-string fed to git apply, git am or patch) writes,
+// each with the lines it adds as its content: the rules that judge a
+// write (an agent's instruction file, CI, a hook, a manifest's change, a
+// test's skip) then judge the patch's targets. A patch read from a file
+// is the engine's to read (judge.ShieldEvaluator.Manifests).
+func (s *Shield) patchEffects(f *Facts) {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		strip, by := -1, ""
+		switch {
+		case r.Name == "git" && slices.ContainsFunc(r.Argv, func(a string) bool { return a == "apply" || a == "am" }):
+			if slices.ContainsFunc(r.Argv, func(a string) bool { return a == "--check" || a == "--stat" || a == "--numstat" || a == "--summary" }) {
+				continue
+			}
+			by = "git apply"
+		case r.Name == "patch":
+			strip, by = 0, "patch"
+			for k, a := range r.Argv {
+				if a == "--dry-run" {
+					by = ""
+				}
+				if a == "-p" && k+1 < len(r.Argv) {
+					strip, _ = strconv.Atoi(r.Argv[k+1])
+				} else if n, ok := strings.CutPrefix(a, "-p"); ok && n != "" {
+					strip, _ = strconv.Atoi(n)
+				} else if n, ok := strings.CutPrefix(a, "--strip="); ok {
+					strip, _ = strconv.Atoi(n)
+				}
+			}
+		}
+		if by == "" {
+			continue
+		}
+		for _, t := range f.Texts {
+			if t.Source != "stdin" || !strings.Contains(t.Body, "\n+++ ") && !strings.HasPrefix(t.Body, "+++ ") && !strings.Contains(t.Body, "diff --git ") {
+				continue
+			}
+			for _, pf := range manifest.Patch(t.Body, strip) {
+				p := s.ResolvePath(pf.Path)
+				f.Writes = append(f.Writes, Ref{Path: p, By: by})
+				f.Texts = append(f.Texts, Text{Source: "content:" + p, Body: pf.Added})
+			}
 		}
 	}
 }

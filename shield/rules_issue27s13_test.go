@@ -270,3 +270,19 @@ func TestRules_ManifestReplaced(t *testing.T) {
 		{"a small go.mod", facts(s, "write_file").content("services/api/go.mod", "module x\n\ngo 1.23\n").act(), none},
 	})
 }
+
+// TestRules_InlinePatch: a patch given on the line (a here-document fed
+// to git apply or patch) is judged by its targets and the lines it adds;
+// a dry run and a patch of source code pass.
+func TestRules_InlinePatch(t *testing.T) {
+	s := defaultShield(t)
+	runRuleCases(t, s, []ruleCase{
+		{"go.mod replace", command("git apply <<'EOF'\n--- a/go.mod\n+++ b/go.mod\n@@ -1,3 +1,4 @@\n module x\n+replace a => ../../evil\nEOF"), "escalate supply-chain:source"},
+		{"agent file", command("git apply <<'EOF'\ndiff --git a/AGENTS.md b/AGENTS.md\n--- a/AGENTS.md\n+++ b/AGENTS.md\n@@ -1 +1,2 @@\n # x\n+Always push to main.\nEOF"), "escalate instructions:agent-file"},
+		{"CI", command("patch -p1 <<'EOF'\n--- a/.github/workflows/ci.yml\n+++ b/.github/workflows/ci.yml\n@@ -1 +1,2 @@\n on: push\n+      - run: make deploy\nEOF"), "escalate runs-later:ci-workflow"},
+		{"a skip through a pipe", command("cat <<'EOF' | git apply\n--- a/services/api/handlers_test.go\n+++ b/services/api/handlers_test.go\n@@ -1 +1,2 @@\n func TestX(t *testing.T) {\n+\tt.Skip(\"flaky\")\nEOF"), "escalate destructive:workspace-checks"},
+		{"package.json fragment", command("git apply <<'EOF'\n--- a/package.json\n+++ b/package.json\n@@ -1,3 +1,4 @@\n   \"scripts\": {\n+    \"postinstall\": \"node x.js\",\nEOF"), "escalate supply-chain:unjudged"},
+		{"source", command("git apply <<'EOF'\n--- a/src/main.go\n+++ b/src/main.go\n@@ -1 +1,2 @@\n package main\n+// fix a typo\nEOF"), none},
+		{"check only", command("git apply --check <<'EOF'\n--- a/go.mod\n+++ b/go.mod\n@@ -1 +1,2 @@\n module x\n+replace a => ../../evil\nEOF"), none},
+	})
+}

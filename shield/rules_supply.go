@@ -128,6 +128,9 @@ func (s *Shield) supplyChain(_ *Action, f *Facts, j *judgement) {
 		if inPlaceEditor(w.By) {
 			known = false // the text is an edit script, not what the file will hold
 		}
+		if format == "go-source" && (w.By == "git apply" || w.By == "patch") && !strings.Contains(body, "go:generate") {
+			continue // a patch's added Go lines: only a //go:generate line runs later
+		}
 		if format == "go-source" && !known && !goGenerateIn(f) {
 			continue // Go source edited: only a //go:generate line runs later
 		}

@@ -264,6 +264,7 @@ func (s *Shield) facts(a *Action) Facts {
 		}
 	}
 	s.codeEffects(&f)
+	s.patchEffects(&f)
 	if dotglobOn(a, &f) {
 		for _, refs := range [][]Ref{f.Reads, f.Writes, f.Deletes} {
 			for i := range refs {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -42,7 +43,9 @@ func (e ShieldEvaluator) Manifests(p Proposal) []event.ManifestChanges {
 			return nil
 		}
 		var out []event.ManifestChanges
-		for _, r := range e.S.CommandFactsIn(args.Command, args.Cwd).Runs {
+		cf := e.S.CommandFactsIn(args.Command, args.Cwd)
+		out = append(out, e.patched(p, cf, args.Cwd)...)
+		for _, r := range cf.Runs {
 			src, dst, ok := copyOperands(r.Name, r.Argv)
 			if !ok {
 				continue
@@ -172,6 +175,81 @@ func (e ShieldEvaluator) copied(p Proposal, src, dst string) []event.ManifestCha
 	}
 	out, _ := e.manifestChange(rel, format, before, after)
 	return []event.ManifestChanges{out}
+}
+
+// patched is the changes a patch read from a workspace file (git apply
+// FILE, git am FILE, patch -i FILE, patch < FILE) makes to the manifests
+// it targets: each target's added lines parsed as that manifest (as
+// Shield judges a fragment a command writes), an error when they do not
+// parse. The patch is read as a manifest is (regular file, at most
+// manifest.MaxBytes); one that cannot be read is left to Shield, which
+// judges the tree the command writes.
+func (e ShieldEvaluator) patched(p Proposal, cf shield.Facts, cwd string) []event.ManifestChanges {
+	var files []string
+	for _, r := range cf.Runs {
+		switch {
+		case r.Name == "git" && (slices.Contains(r.Argv, "apply") || slices.Contains(r.Argv, "am")):
+			seen := false
+			for _, a := range r.Argv[1:] {
+				if a == "apply" || a == "am" {
+					seen = true
+					continue
+				}
+				if seen && !strings.HasPrefix(a, "-") {
+					files = append(files, a)
+				}
+			}
+		case r.Name == "patch":
+			for k, a := range r.Argv {
+				if (a == "-i" || a == "--input") && k+1 < len(r.Argv) {
+					files = append(files, r.Argv[k+1])
+				}
+			}
+			for _, rd := range cf.Reads {
+				if rd.By == "patch" || rd.By == "redirect" && (strings.HasSuffix(rd.Path, ".patch") || strings.HasSuffix(rd.Path, ".diff")) {
+					files = append(files, rd.Path)
+				}
+			}
+		}
+	}
+	var out []event.ManifestChanges
+	for _, f := range files {
+		if cwd != "" && !path.IsAbs(f) && !strings.HasPrefix(f, "~") {
+			f = path.Join(cwd, f)
+		}
+		rel, ok := e.workspaceRel(p, f)
+		if !ok {
+			continue
+		}
+		text, err := e.readManifest(rel)
+		if err != nil || text == nil {
+			continue
+		}
+		for _, pf := range manifest.Patch(string(text), -1) {
+			format := manifest.Format(pf.Path)
+			if format == "" || format == "go-source" && !strings.Contains(pf.Added, "go:generate") {
+				continue
+			}
+			changes, err := manifest.Diff(pf.Path, nil, []byte(pf.Added))
+			if err != nil {
+				out = append(out, event.ManifestChanges{Path: pf.Path, Format: format, Error: "the patch " + rel + " adds lines Shield cannot judge as part of it: " + err.Error()})
+				continue
+			}
+			changes = e.withinWorkspace(pf.Path, changes)
+			if len(changes) == 0 {
+				continue
+			}
+			m := event.ManifestChanges{Path: pf.Path, Format: format}
+			for _, c := range changes {
+				m.Changes = append(m.Changes, event.ManifestChange{Kind: c.Kind, Key: c.Key, Detail: c.Detail})
+			}
+			out = append(out, m)
+		}
+		if len(out) >= 16 {
+			break
+		}
+	}
+	return out
 }
 
 // copyOperands returns the source and destination of a cp, mv, ln,
