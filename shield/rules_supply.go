@@ -126,6 +126,9 @@ func (s *Shield) supplyChain(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 		if inPlaceEditor(w.By) {
+			if observed(f, w.Path) {
+				continue // a literal substitution the engine applied: judged by its change (Facts.Supply)
+			}
 			known = false // the text is an edit script, not what the file will hold
 		}
 		if format == "go-source" && (w.By == "git apply" || w.By == "patch") && !strings.Contains(body, "go:generate") {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -45,6 +46,7 @@ func (e ShieldEvaluator) Manifests(p Proposal) []event.ManifestChanges {
 		var out []event.ManifestChanges
 		cf := e.S.CommandFactsIn(args.Command, args.Cwd)
 		out = append(out, e.patched(p, cf, args.Cwd)...)
+		out = append(out, e.sedEdits(p, cf, args.Cwd)...)
 		for _, r := range cf.Runs {
 			src, dst, ok := copyOperands(r.Name, r.Argv)
 			if !ok {
@@ -250,6 +252,151 @@ func (e ShieldEvaluator) patched(p Proposal, cf shield.Facts, cwd string) []even
 		}
 	}
 	return out
+}
+
+// sedEdits is the change a `sed -i 's/RE/NEW/[g]' FILE...` makes to
+// the manifests it edits, when the script is one substitution Go's
+// regexp can run as sed would (sedSubst): applied line by line to the
+// file as read, both sides parsed. Any other sed script is left to Shield,
+// which asks about it.
+func (e ShieldEvaluator) sedEdits(p Proposal, cf shield.Facts, cwd string) []event.ManifestChanges {
+	var out []event.ManifestChanges
+	for _, r := range cf.Runs {
+		if r.Name != "sed" && r.Name != "gsed" {
+			continue
+		}
+		inPlace, ere, script, files := false, false, "", []string(nil)
+		for k := 1; k < len(r.Argv); k++ {
+			a := r.Argv[k]
+			switch {
+			case a == "-i" || strings.HasPrefix(a, "-i") || a == "--in-place" || strings.HasPrefix(a, "--in-place="):
+				inPlace = true
+			case a == "-e" || a == "--expression":
+				if script != "" || k+1 >= len(r.Argv) {
+					script = "\x00" // several scripts: not a single substitution
+				} else {
+					script = r.Argv[k+1]
+				}
+				k++
+			case a == "-E" || a == "-r" || a == "--regexp-extended":
+				ere = true
+			case a == "-s" || a == "--separate":
+			case strings.HasPrefix(a, "-"):
+				script = "\x00" // an option Shield does not model
+			case script == "":
+				script = a
+			default:
+				files = append(files, a)
+			}
+		}
+		re, repl, global, ok := sedSubst(script, ere)
+		if !inPlace || !ok || len(files) == 0 {
+			continue
+		}
+		for _, f := range files {
+			if cwd != "" && !path.IsAbs(f) && !strings.HasPrefix(f, "~") {
+				f = path.Join(cwd, f)
+			}
+			rel, ok := e.workspaceRel(p, f)
+			if !ok {
+				continue
+			}
+			format := manifest.Format(rel)
+			if format == "" || format == "go-source" {
+				continue
+			}
+			before, err := e.readManifest(rel)
+			if err != nil || before == nil {
+				continue // Shield asks about what it cannot compute
+			}
+			var b strings.Builder
+			for line := range strings.Lines(string(before)) {
+				body, nl := strings.CutSuffix(line, "\n")
+				if global {
+					body = re.ReplaceAllString(body, repl)
+				} else if loc := re.FindStringIndex(body); loc != nil {
+					body = body[:loc[0]] + re.ReplaceAllString(body[loc[0]:loc[1]], repl) + body[loc[1]:]
+				}
+				b.WriteString(body)
+				if nl {
+					b.WriteByte('\n')
+				}
+			}
+			m, _ := e.manifestChange(rel, format, before, []byte(b.String()))
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// sedSubst reads a sed script that is one substitution,
+// s<d>RE<d>NEW<d>[g], as a Go expression and its replacement: a basic
+// (or, with ere, extended) expression of plain characters, ".", "*",
+// brackets and anchors; false for back-references, GNU's \( \{ \| \+
+// \? in a basic one, or flags other than g.
+func sedSubst(script string, ere bool) (re *regexp.Regexp, repl string, global, ok bool) {
+	if len(script) < 4 || script[0] != 's' {
+		return nil, "", false, false
+	}
+	d := script[1]
+	if d == '\\' || d == '\n' || d == ' ' {
+		return nil, "", false, false
+	}
+	var parts []string
+	var cur strings.Builder
+	for i := 2; i < len(script); i++ {
+		c := script[i]
+		inRE := len(parts) == 0
+		switch {
+		case c == '\\' && i+1 < len(script):
+			i++
+			n := script[i]
+			switch {
+			case n >= '0' && n <= '9':
+				return nil, "", false, false // a back-reference
+			case n == d:
+				if inRE {
+					cur.WriteString(regexp.QuoteMeta(string(n)))
+				} else {
+					cur.WriteByte(n)
+				}
+			case inRE && !ere && strings.IndexByte("(){}|+?", n) >= 0:
+				return nil, "", false, false // GNU's basic operators
+			case inRE:
+				cur.WriteString(regexp.QuoteMeta(string(n)))
+			case n == 'n':
+				cur.WriteByte('\n')
+			default:
+				cur.WriteByte(n)
+			}
+		case c == d:
+			parts = append(parts, cur.String())
+			cur.Reset()
+		case inRE && !ere && strings.IndexByte("+?(){}|", c) >= 0:
+			cur.WriteString(regexp.QuoteMeta(string(c)))
+		case !inRE && c == '&':
+			cur.WriteString("${0}")
+		case !inRE && c == '$':
+			cur.WriteString("$$")
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	if len(parts) != 2 || parts[0] == "" {
+		return nil, "", false, false
+	}
+	switch cur.String() {
+	case "":
+	case "g":
+		global = true
+	default:
+		return nil, "", false, false
+	}
+	re, err := regexp.Compile(parts[0])
+	if err != nil {
+		return nil, "", false, false
+	}
+	return re, parts[1], global, true
 }
 
 // copyOperands returns the source and destination of a cp, mv, ln,
