@@ -309,3 +309,15 @@ func TestRules_MakeDefault(t *testing.T) {
 		{"jobs", command("export MAKEFLAGS=-j4"), none},
 	})
 }
+
+// TestRules_FindsState: a find from above the state that selects opx by
+// name hunts for the ledger; one that selects something else does not.
+func TestRules_FindsState(t *testing.T) {
+	s := defaultShield(t)
+	runRuleCases(t, s, []ruleCase{
+		{"find -path opx", command("find / -path '*opx*' -name '*.db' 2>/dev/null"), "block protected:state"},
+		{"find -iname OPX", command("find /home -iname '*OPX*'"), "block protected:state"},
+		{"find from the home", command("find ~ -name '*.go'"), none},
+		{"find in the workspace", command("find . -name '*opx*'"), none},
+	})
+}

@@ -390,6 +390,9 @@ func (s *Shield) hardcoded(a *Action, f *Facts) (Verdict, bool) {
 			}
 		}
 	}
+	if lit := s.findsState(f); lit != "" {
+		return Verdict{Block, -1, "protected:state", "find searches above opx's own state for it (" + lit + ")"}, true
+	}
 	// A backstop for what the facts may have missed: the state's path as
 	// the command or a payload writes it, in any spelling (canonText).
 	if a.Command != "" {
@@ -405,6 +408,51 @@ func (s *Shield) hardcoded(a *Action, f *Facts) (Verdict, bool) {
 		}
 	}
 	return Verdict{}, false
+}
+
+// findsState returns the predicate of a find that starts above opx's
+// state and selects it by name (find / -path '*opx*' -name '*.db': a
+// hunt for the ledger), or "".
+func (s *Shield) findsState(f *Facts) string {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if r.Name != "find" && r.Name != "gfind" && r.Name != "fd" && r.Name != "fdfind" {
+			continue
+		}
+		above := false
+		for k := range f.Reads {
+			rd := &f.Reads[k]
+			if rd.By != r.Name {
+				continue
+			}
+			for _, prot := range s.protected {
+				if _, up := reaches(rd, prot); up {
+					above = true
+				}
+			}
+		}
+		if !above {
+			continue
+		}
+		for k, a := range r.Argv {
+			switch a {
+			case "-path", "-ipath", "-wholename", "-iwholename", "-name", "-iname", "-regex", "-iregex":
+			default:
+				if k == 0 || r.Name == "find" || r.Name == "gfind" || strings.HasPrefix(a, "-") {
+					continue
+				}
+				// fd PATTERN: its first operand is the pattern.
+				if strings.Contains(strings.ToLower(a), "opx") {
+					return a
+				}
+				continue
+			}
+			if k+1 < len(r.Argv) && strings.Contains(strings.ToLower(r.Argv[k+1]), "opx") {
+				return a + " " + r.Argv[k+1]
+			}
+		}
+	}
+	return ""
 }
 
 // listsBeneath reports whether r is read by a program that lists every
