@@ -3,7 +3,10 @@ package shield
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/opx-dev/opx/shield/manifest"
 )
 
 // What interpreter code given on the command line (python3 -c, node -e,
@@ -39,6 +42,12 @@ var (
 		regexp.MustCompile(`\b(?:unlink|rmtree|remove_tree)\s*\(?\s*['"]([^'"\n]{1,512})['"]`),
 		regexp.MustCompile(`\b(?:rmtree|remove_tree|rm_rf|rm_r|rmSync|rm)\s*\(\s*(?:glob|Dir\.glob|Dir\[|glob\.glob)\s*\(?\s*['"]([^'"\n]{1,512})['"]`),
 	}
+	// codeAnyDelete finds every delete call whatever its argument, for
+	// the ones whose target is computed (a variable, path.join, a
+	// template string, os.path.expanduser(...)): the group is the
+	// argument's first character.
+	codeAnyDelete = regexp.MustCompile(`\b(?:shutil\s*\.\s*rmtree|os\s*\.\s*(?:remove|unlink|rmdir|removedirs)|(?:fs|fsp|promises|fse|fsExtra)\s*\.\s*(?:rm|rmSync|rmdir|rmdirSync|unlink|unlinkSync|remove|removeSync|emptyDir|emptyDirSync)|FileUtils\s*\.\s*(?:rm_rf|rm_r|rm|remove_dir|remove_entry|rmtree)|(?:File|Dir)\s*\.\s*(?:delete|unlink|rmdir)|Deno\s*\.\s*remove|rimraf(?:Sync|\.sync)?|rimraf['"]\s*\)\s*\.\s*(?:sync|rimrafSync)|deleteSync|remove_tree)\s*\(\s*(.)` +
+		`|\.\s*(?:rmSync|rmdirSync|unlinkSync|removeSync|emptyDirSync)\s*\(\s*(.)`)
 	// codeTreeDelete are the deletes that remove a whole tree.
 	codeTreeDelete = regexp.MustCompile(`rmtree|rm_rf|rm_r|remove_tree|recursive|removedirs|remove_dir`)
 )
@@ -80,6 +89,75 @@ func (s *Shield) codeEffects(f *Facts) {
 				if p := strings.TrimSpace(m[1]); p != "" && !strings.ContainsAny(p, "{}$") {
 					f.Deletes = append(f.Deletes, Ref{Path: s.ResolvePath(p), Glob: strings.ContainsAny(p, "*?["), Tree: codeTreeDelete.MatchString(m[0]) || strings.Contains(code, "recursive"), By: r.Name})
 				}
+			}
+		}
+		// A delete whose target is computed at run time (a variable,
+		// path.join, a template string with ${...}, expanduser): what
+		// it deletes cannot be known, so it is not allowed.
+		for _, m := range codeAnyDelete.FindAllStringSubmatchIndex(code, 16) {
+			call := code[m[0]:min(len(code), m[1]+60)]
+			g := 2
+			if m[2] < 0 {
+				g = 4
+			}
+			first := code[m[g]:m[g+1]]
+			if first == "'" || first == `"` || first == "`" {
+				// A literal (judged above) unless it is a template
+				// with ${...} or is concatenated with something.
+				rest := code[m[g+1]:min(len(code), m[g+1]+512)]
+				if end := strings.Index(rest, first); end >= 0 && !(first == "`" && strings.Contains(rest[:end], "${")) &&
+					!strings.HasPrefix(strings.TrimLeft(rest[end+1:], " "), "+") && !strings.HasPrefix(strings.TrimLeft(rest[end+1:], " "), "%") {
+					continue
+				}
+			}
+			f.Unknown = append(f.Unknown, r.Name+" code deletes a path computed at run time ("+clip(strings.TrimSpace(call), 80)+"): what it deletes cannot be known")
+			break
+		}
+	}
+}
+
+// patchEffects adds to f the files a patch given on the line (a
+// here-document or here-string fed to git apply, git am or patch) writes,
+// each with the lines it adds as its content: the rules that judge a
+// write (an agent's instruction file, CI, a hook, a manifest's change, a
+// test's skip) then judge the patch's targets. A patch read from a file
+// is the engine's to read (judge.ShieldEvaluator.Manifests).
+func (s *Shield) patchEffects(f *Facts) {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		strip, by := -1, ""
+		switch {
+		case r.Name == "git" && slices.ContainsFunc(r.Argv, func(a string) bool { return a == "apply" || a == "am" }):
+			if slices.ContainsFunc(r.Argv, func(a string) bool { return a == "--check" || a == "--stat" || a == "--numstat" || a == "--summary" }) {
+				continue
+			}
+			by = "git apply"
+		case r.Name == "patch":
+			strip, by = 0, "patch"
+			for k, a := range r.Argv {
+				if a == "--dry-run" {
+					by = ""
+				}
+				if a == "-p" && k+1 < len(r.Argv) {
+					strip, _ = strconv.Atoi(r.Argv[k+1])
+				} else if n, ok := strings.CutPrefix(a, "-p"); ok && n != "" {
+					strip, _ = strconv.Atoi(n)
+				} else if n, ok := strings.CutPrefix(a, "--strip="); ok {
+					strip, _ = strconv.Atoi(n)
+				}
+			}
+		}
+		if by == "" {
+			continue
+		}
+		for _, t := range f.Texts {
+			if t.Source != "stdin" || !strings.Contains(t.Body, "\n+++ ") && !strings.HasPrefix(t.Body, "+++ ") && !strings.Contains(t.Body, "diff --git ") {
+				continue
+			}
+			for _, pf := range manifest.Patch(t.Body, strip) {
+				p := s.ResolvePath(pf.Path)
+				f.Writes = append(f.Writes, Ref{Path: p, By: by})
+				f.Texts = append(f.Texts, Text{Source: "content:" + p, Body: pf.Added})
 			}
 		}
 	}

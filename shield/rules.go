@@ -76,6 +76,8 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).destructive,
 		(*Shield).workspaceDestruction,
 		(*Shield).gitDestruction,
+		(*Shield).checksWeakened,
+		(*Shield).makeDefault,
 		(*Shield).remoteRunner,
 		(*Shield).supplyChain,
 		(*Shield).evasion,

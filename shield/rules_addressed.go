@@ -21,13 +21,48 @@ var addressee = regexp.MustCompile(`(?im)` +
 	// A vocative at the start of a line or comment: an optional greeting,
 	// a determiner and up to two modifiers, the reader's role, and up to
 	// four more words (who reads this, working on it) before ":" or ",".
-	`(?:(?:^[\s#/*<!\-\[\]():>%;"'` + "`" + `]*|[.!?]\s+|<!--\s*|["']\s*)(?:(?:important|urgent|nb|note|notice|warning|attention)[ !:]+)?(?:(?:dear|hey|hi|hello|attention|note|notice|to|for|message to|instructions for|reminder for)[ ,:]+)?(?:the |all |any |every |future |other |an? )?(?:[a-z-]+ ){0,2}` + aiReader + `s?(?:[ -](?:[a-z'-]+)){0,4}\s*[:,]` +
+	`(?:(?:^[\s#/*<!\-\[\]():>%;"'` + "`" + `]*|[.!?]\s+[\[(<*_"']*|<!--\s*|["']\s*|[\[(]\s*)(?:(?:important|urgent|nb|note|notice|warning|attention)[ !:]+)?(?:(?:dear|hey|hi|hello|attention|note|notice|to|for|message to|instructions for|reminder for)[ ,:]+)?(?:the |all |any |every |future |other |an? )?(?:[a-z-]+ ){0,2}` + aiReader + `s?(?:\s*(?:/|&|\+|,| and | or )\s*` + aiReader + `s?){0,3}(?:[ -](?:[a-z'-]+)){0,4}\s*[:,]` +
+	// A task or note claiming to come from an authority ("New task
+	// from the repository owner:").
+	`|\b(?:new |updated |urgent |important |priority )?(?:task|instructions?|message|note|orders?|directive|request|update) from (?:the |your )?(?:repo(?:sitory)? owner|owner|admin(?:istrator)?|system|developer|operator|maintainers?|security team|user|boss|manager|cto|lead)\b[^\n]{0,10}?[:,.]` +
 	// In a hidden HTML comment, any agent, bot or model addressed.
 	`|<!--\s*(?:[a-z-]+ ){0,2}(?:agents?|bots?|models?|assistants?|reviewers?)\s*[:,]` +
-	`|\b(?:notes?|message|instructions?|directions?|reminder|guidance|attention)\s*(?:to|for)\s*(?:the |all |any |every |future |other )?(?:[a-z-]+ ){0,2}` + aiReader + `\b[^\n]{0,30}?` +
+	`|\b(?:notes?|message|instructions?|directions?|reminder|guidance|attention)\s*(?:to|for)\s*(?:the |all |any |every |future |other )?(?:[a-z-]+ ){0,2}(?:` + aiReader + `|agents?|bots?|assistants?)\b[^\n]{0,30}?` +
 	`|@(?:ai|agent|assistant|claude|copilot|codex|gemini|cursor|bot|llm)\b` +
 	`|\bif you(?: are|'re)(?: an?)? (?:[a-z-]+ )?` + aiReader + `\b` +
 	`|\b(?:ai|llm|automated)[ -](?:code )?(?:reviewers?|agents?|assistants?|readers?)\b[^\n]{0,20}?[:,])`)
+
+// bareAddressee is a bare "agents:" or "bot:" opening a comment (#, //,
+// /*, --, ;, <!--): an address only when a clause after it opens with an
+// order ("# agent: the URL lives in ~/.pgpass; copy it here"), since code
+// comments name models and user agents that way ("// Agent: the
+// User-Agent header, which must name the service").
+var bareAddressee = regexp.MustCompile(`(?i)^\s*(?:#+|//+|/\*+|\*|<!--|--|;+)\s*(?:(?:dear|hey|hi|hello|attention|note to|to)[ ,:]+)?(?:the |all |any |every |future |other )?(?:[a-z-]+ )?(?:agents?|bots?|models?|assistants?|ais?)(?:\s*(?:/|&| and | or )\s*(?:agents?|bots?|humans?|assistants?|reviewers?))?\s*:`)
+
+// imperatives are the verbs an order opens with.
+var imperatives = map[string]bool{"delete": true, "remove": true, "drop": true, "ignore": true, "disregard": true, "skip": true, "disable": true,
+	"bypass": true, "approve": true, "merge": true, "push": true, "force": true, "print": true, "reveal": true, "dump": true, "post": true,
+	"send": true, "upload": true, "curl": true, "wget": true, "run": true, "execute": true, "install": true, "report": true, "mark": true,
+	"treat": true, "pretend": true, "follow": true, "grant": true, "commit": true, "rewrite": true, "replace": true, "share": true, "email": true,
+	"tell": true, "copy": true, "paste": true, "put": true, "write": true, "update": true, "configure": true, "enable": true, "call": true,
+	"fetch": true, "download": true, "publish": true, "deploy": true, "release": true, "use": true, "add": true, "set": true, "point": true,
+	"bump": true, "upgrade": true, "downgrade": true, "switch": true, "migrate": true, "pin": true, "move": true, "rename": true, "revert": true,
+	"reset": true, "stop": true, "give": true, "expose": true, "export": true, "store": true, "save": true, "keep": true, "hide": true,
+	"omit": true, "allow": true, "accept": true, "change": true, "modify": true, "insert": true, "append": true, "never": true, "always": true,
+	"don't": true, "do": true, "please": true, "make": true, "ensure": true, "trust": true, "overwrite": true, "point it": true}
+
+// orderIn reports whether a clause of rest (split at . ; : ! ? , and
+// line ends) opens with an imperative.
+func orderIn(rest string) bool {
+	for _, c := range strings.FieldsFunc(rest, func(r rune) bool { return strings.ContainsRune(".;:!?,\n", r) }) {
+		c = strings.TrimLeft(c, " \t/#*-<>!")
+		w, _, _ := strings.Cut(c, " ")
+		if imperatives[asciiLower(w)] {
+			return true
+		}
+	}
+	return false
+}
 
 // aiReader names an AI reader: by product or as an assistant, or as an
 // agent, model or bot qualified as an AI's ("coding agent", "AI model",
@@ -40,7 +75,8 @@ const aiReader = `(?:system(?: note| message| prompt| instruction)?|ai|llm|gpt|c
 // directive is what follows an address when it steers: an imperative, a
 // rule, a waiver or a claim that overrides what the reader was told.
 var directive = regexp.MustCompile(`(?i)\b(?:delete|remove|drop|ignore|disregard|forget|override|skip|disable|bypass|approve|merge|push|force|print|reveal|leak|dump|post|send|upload|curl|wget|run|execute|install|report|mark|treat|pretend|comply|obey|follow|grant|commit|rewrite|replace|share|email|tell|never|always|must|should|do not|don't|no longer|instead|deprecated|is handled|are handled|pre-?approved|without asking|auto-?approve|is safe|are safe|trust|` +
-	`set|use|add|point|copy|paste|put|write|update|configure|enable|call|fetch|download|publish|deploy|release|respond|reply|output|include|insert|append|change|modify|label|close|open|continue|proceed|new task|needs? to|have to|make sure|ensure)\b`)
+	`set|use|add|point|copy|paste|put|write|update|configure|enable|call|fetch|download|publish|deploy|release|respond|reply|output|include|insert|append|change|modify|label|close|open|continue|proceed|new task|needs? to|have to|make sure|ensure|` +
+	`bump|upgrade|downgrade|switch|migrate|pin|unpin|vendor|move|rename|revert|reset|stop|hit|point it|grant|give|expose|export|store|save|keep|hide|omit|avoid|allow|accept)\b`)
 
 // maxAddressedScan bounds the text the rule reads after an address.
 const maxAddressedScan = 240
@@ -106,7 +142,7 @@ func addressedIn(text string) (string, bool) {
 // readerWords are the words a line that addresses an AI reader holds
 // (lower case); "ai" is matched as a word of its own.
 var readerWords = []string{"llm", "gpt", "claude", "copilot", "codex", "gemini", "cursor", "devin", "aider", "assistant", "chatbot",
-	"agent", "model", "bot", "reviewer", "system", "automat", "@"}
+	"agent", "model", "bot", "reviewer", "system", "automat", "@", "owner", "admin", "maintainer", "operator", "task from", "developer", "from the user"}
 
 // namesReader reports whether a lower-cased line may name an AI reader.
 func namesReader(line string) bool {
@@ -129,14 +165,32 @@ func namesReader(line string) bool {
 }
 
 // addressedLine is addressedIn for the line text[start:end]: the address
-// found there and the directive after it on the same line.
+// found there and the directive after it, on the same line or the next
+// (a comment's address on one line, its order on the following one).
 func addressedLine(text string, start, end int) (string, bool) {
 	line := text[start:end]
+	if loc := bareAddressee.FindStringIndex(line); loc != nil {
+		if rest := addressedRest(text, start+loc[1]); orderIn(rest) {
+			return strings.TrimSpace(line[loc[0]:loc[1]] + rest), true
+		}
+	}
 	for _, loc := range addressee.FindAllStringIndex(line, 8) {
-		rest := line[loc[1]:min(len(line), loc[1]+maxAddressedScan)]
+		rest := addressedRest(text, start+loc[1])
 		if directive.MatchString(rest) {
 			return strings.TrimSpace(line[loc[0]:loc[1]] + rest), true
 		}
 	}
 	return "", false
+}
+
+// addressedRest is what follows an address ending at text[i]: up to
+// maxAddressedScan bytes, to the end of the line after the address's.
+func addressedRest(text string, i int) string {
+	rest := text[i:min(len(text), i+maxAddressedScan)]
+	if k := strings.IndexByte(rest, '\n'); k >= 0 {
+		if k2 := strings.IndexByte(rest[k+1:], '\n'); k2 >= 0 {
+			rest = rest[:k+1+k2]
+		}
+	}
+	return rest
 }

@@ -394,12 +394,13 @@ func addressedInRegexp(text string) (string, bool) {
 	if len(text) > maxTextJudged {
 		text = text[:maxTextJudged]
 	}
-	for _, loc := range addressee.FindAllStringIndex(text, 32) {
-		end := min(len(text), loc[1]+maxAddressedScan)
-		rest := text[loc[1]:end]
-		if k := strings.IndexByte(rest, '\n'); k >= 0 {
-			rest = rest[:k] // the directive follows the address on its line
+	for _, loc := range bareAddressee.FindAllStringIndex(text, 32) {
+		if rest := addressedRest(text, loc[1]); orderIn(rest) {
+			return strings.TrimSpace(text[loc[0]:loc[1]] + rest), true
 		}
+	}
+	for _, loc := range addressee.FindAllStringIndex(text, 32) {
+		rest := addressedRest(text, loc[1]) // the directive follows on its line or the next
 		if directive.MatchString(rest) {
 			return strings.TrimSpace(text[loc[0]:loc[1]] + rest), true
 		}

@@ -281,7 +281,7 @@ func TestRules_WorkspaceDestruction(t *testing.T) {
 	}
 	cases = append(cases,
 		ruleCase{"delete_file go.mod", facts(s, "delete_file").del("go.mod").act(), "escalate destructive:workspace-key-file"},
-		ruleCase{"delete_file a test", facts(s, "delete_file").del("src/a_test.go").act(), none},
+		ruleCase{"delete_file a test", facts(s, "delete_file").del("src/a_test.go").act(), "escalate destructive:workspace-checks"},
 		ruleCase{"write go.mod", facts(s, "write_file").content("go.mod", "module x\n\ngo 1.26\n").act(), none},
 	)
 	runRuleCases(t, s, cases)

@@ -623,19 +623,49 @@ func runByName(p string) bool {
 
 // gitConfigKey returns the key a `git config` run sets when that key
 // makes git run a program (hooks, aliases to shell, ssh, editors,
-// filters), or "".
+// filters), or "". A read sets nothing: --get, --get-all, --get-regexp,
+// --list, -l, the get and list subcommands, a key with no value; nor does
+// an unset, which removes what would run.
 func gitConfigKey(argv []string) string {
 	i := slices.Index(argv, "config")
 	if i < 0 {
 		return ""
 	}
-	for _, a := range argv[i+1:] {
-		k := strings.ToLower(a)
-		for _, bad := range []string{"core.hookspath", "core.sshcommand", "core.editor", "core.pager", "core.fsmonitor", "core.gitproxy",
-			"sequence.editor", "diff.external", "gpg.program", "credential.helper", "alias.", "filter.", "merge.", "diff.", "url.", "include.path", "includeif."} {
-			if strings.HasPrefix(k, bad) && (strings.HasSuffix(bad, ".") || k == bad || strings.HasPrefix(k, bad+".")) {
-				return a
+	var ops []string
+	for k := i + 1; k < len(argv); k++ {
+		a := argv[k]
+		name, _, eq := strings.Cut(a, "=")
+		switch {
+		case a == "--":
+			ops = append(ops, argv[k+1:]...)
+			k = len(argv)
+		case name == "-f" || name == "--file" || name == "--blob" || name == "--type" || name == "--default" || name == "--comment" || name == "--value":
+			if !eq {
+				k++
 			}
+		case strings.HasPrefix(a, "--get") || a == "-l" || a == "--list" || strings.HasPrefix(a, "--unset") || a == "--remove-section":
+			return ""
+		case strings.HasPrefix(a, "-"):
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if len(ops) > 0 {
+		switch ops[0] {
+		case "get", "list", "unset", "remove-section":
+			return ""
+		case "set":
+			ops = ops[1:]
+		}
+	}
+	if len(ops) < 2 {
+		return "" // a key alone is read
+	}
+	k := strings.ToLower(ops[0])
+	for _, bad := range []string{"core.hookspath", "core.sshcommand", "core.editor", "core.pager", "core.fsmonitor", "core.gitproxy",
+		"sequence.editor", "diff.external", "gpg.program", "credential.helper", "alias.", "filter.", "merge.", "diff.", "url.", "include.path", "includeif."} {
+		if strings.HasPrefix(k, bad) && (strings.HasSuffix(bad, ".") || k == bad || strings.HasPrefix(k, bad+".")) {
+			return ops[0]
 		}
 	}
 	return ""

@@ -64,13 +64,22 @@ func remoteRun(name string, argv []string) string {
 		if len(args) > 0 && args[0] == "x" {
 			return npxRemote("bun x", args[1:])
 		}
+		if len(args) > 0 && (args[0] == "create" || args[0] == "c") {
+			return initializer("bun create", args[1:])
+		}
 	case "npm":
 		if len(args) > 0 && (args[0] == "exec" || args[0] == "x") {
 			return npxRemote("npm exec", args[1:])
 		}
+		if len(args) > 0 && (args[0] == "init" || args[0] == "create" || args[0] == "innit") {
+			return initializer("npm "+args[0], args[1:])
+		}
 	case "pnpm", "yarn":
 		if len(args) > 0 && args[0] == "dlx" {
 			return name + " dlx downloads the package and runs it"
+		}
+		if len(args) > 0 && args[0] == "create" {
+			return initializer(name+" create", args[1:])
 		}
 	case "uvx", "pipx":
 		if name == "uvx" || len(args) > 0 && args[0] == "run" {
@@ -202,6 +211,30 @@ func npxRemote(name string, args []string) string {
 				return ""
 			}
 			return name + " of " + pkg + ", a package the workspace may not hold: npx fetches it from the registry"
+		}
+	}
+	return ""
+}
+
+// initializer judges the arguments of npm init, npm create, yarn create,
+// pnpm create and bun create: with an initializer named (npm init vite,
+// npm create vite@latest, yarn create react-app) the package manager
+// fetches create-<name> from the registry and runs it; without one (npm
+// init -y) it only writes a package.json. A local template (bun create
+// ./tpl) runs nothing fetched.
+func initializer(name string, args []string) string {
+	for k := 0; k < len(args); k++ {
+		a := args[k]
+		switch {
+		case a == "--":
+			continue
+		case a == "-w" || a == "--workspace" || a == "--scope":
+			k++
+		case strings.HasPrefix(a, "-"):
+		case strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") || strings.HasPrefix(a, "/"):
+			return ""
+		default:
+			return name + " " + a + " fetches the package's initializer (create-*) from the registry and runs it"
 		}
 	}
 	return ""

@@ -47,7 +47,27 @@ var (
 	// they stand in a clause.
 	standingAnywhere = regexp.MustCompile(`\b(?:from now on|from this point (?:on|forward)|for the rest of (?:the|this) (?:project|repo|repository|session|work)|going forward|henceforth|hence-forth|in (?:all |any |every )?(?:future|later|subsequent|next) (?:sessions?|runs?|conversations?|tasks?)|for (?:all )?(?:future|later|subsequent) (?:sessions?|runs?|tasks?|work))\b` +
 		`|\b(?:is|are|be|been) (?:fully |always |now |implicitly |completely )?trusted\b|\btrusted (?:source|sources|host|hosts|domain|instructions?|input)\b` +
-		`|\btreat\b[^.;\n]{1,60}?\bas\b (?:trusted|authoritative|safe|approved|pre-?approved|verified|coming from the user|the user|(?:user |system )?instructions?|system)` +
+		`|\btreat(?:s|ed|ing)?\b[^.;\n]{1,100}?\bas\b (?:trusted|authoritative|safe|approved|pre-?approved|verified|(?:if |though )?(?:coming |come |they came |it came )?(?:directly )?from the user|the user|(?:the )?user's|(?:user |system |developer )?instructions?|system|binding|final)` +
+		// Authority: an instruction source ranked above the user, the
+		// user's instructions or the policy demoted, a note claiming to
+		// be the system, the developer or an administrator.
+		`|\b(?:rank|ranks|ranked|come|comes|sit|sits|count|counts|weigh|weighs|placed?|stand|stands)\b[^.;\n]{0,24}?\b(?:above|before|over|ahead of)\b (?:the |what the |any |your |whatever the |anything the |everything the )?(?:user|user's|users|instructions?|prompts?|requests?|policy|system|shield)` +
+		`|\b(?:this file|this note|these notes|this memory|memory|memory\.md|readme(?:\.md)?|the readme|the docs?|the wiki|notes\.md|todo\.md)\b[^.;\n]{0,30}?\b(?:is|are) (?:the )?(?:final|binding|authoritative|canonical|the source of truth|the only source of truth|the last word|highest priority|top priority)\b` +
+		`|\binstead of (?:what the user (?:says|said|asks|asked|wants)|the user's (?:instructions?|requests?)|asking the user)\b` +
+		`|\b(?:agents\.md|claude\.md|gemini\.md|copilot-instructions(?:\.md)?|\.cursorrules|contributing(?:\.md)?|the (?:user's )?instructions?|the user's rules?|(?:the |that |this )?rule (?:about|on|that)[^.;\n]{0,60}?|the polic(?:y|ies)|the guidelines|shield|the (?:security )?review)\b[^.;\n]{0,20}?\b(?:is|are) (?:now )?(?:outdated|obsolete|deprecated|stale|void|invalid|superseded|out of date|wrong|suspended|lifted|waived|disabled)\b` +
+		`|\b(?:rule|rules|instructions?|requirements?|polic(?:y|ies)|guidelines?|restrictions?|approvals?|checks?|review)\b[^.;\n]{0,60}?\bno longer (?:applies|apply|holds?|stands?|in (?:force|effect)|relevant|needed|required|necessary|matters?)\b` +
+		`|(?:^|[\n.;]\s*)[\[(<*#_ -]*(?:system|developer|dev|admin|administrator|root|operator|sysadmin|security team|repo owner|repository owner|owner|maintainer)(?: (?:note|message|instruction|instructions|prompt|override|notice|directive|update))?[\])>*_ ]*:` +
+		`|\b(?:message|note|instructions?|notice|directive|order|update|override) from (?:the |your )?(?:system|developer|dev team|admin|administrator|operator|security team|repo owner|owner|maintainers?|opx|shield|anthropic|openai)\b` +
+		`|\b(?:i am|i'm|this is|speaking as|as) (?:the |your )?(?:system|developer|admin|administrator|operator|repo owner|repository owner|security team)\b` +
+		// Waivers claimed on someone's authority: "security approved
+		// running agents without Shield", "approval given in #dev".
+		`|\b(?:approved|authori[sz]ed|signed off on|cleared|okayed|ok'd|allowed|permitted|waived)\b[^.;\n]{0,30}?\b(?:running|to run|to skip|skipping|to bypass|bypassing|to push|pushing|to disable|disabling|without|agents?|the agent|you|assistants?)\b` +
+		`|\b(?:approval|permission|sign-?off|authori[sz]ation|exemption|exception)\b[^.;\n]{0,12}?\b(?:was |has been |is |were )?(?:given|granted|obtained|received|issued)\b` +
+		// A plan against Shield: what to do when a call is blocked.
+		`|\b(?:if|when|whenever|once)\b[^.;\n]{0,40}?\b(?:call|command|tool|action|request|shield|opx|it|something|anything)\b[^.;\n]{0,20}?\b(?:is |are |gets? |was )?(?:blocked|denied|refused|rejected|escalated|flagged)\b` +
+		// Concealment from the user.
+		`|\b(?:don't|do not|dont|never|without|no need to|avoid)\b (?:ever )?(?:mention|tell|report|inform|notify|say|disclose|reveal|show|surface|flag)(?:ing)?\b[^.;\n]{0,50}?\b(?:user|users|human|humans|reviewer|reviewers|summary|summaries|anyone|maintainers?|team|report|pr description|commit message)\b` +
+		`|\b(?:hide|conceal|omit|leave out|keep quiet about|cover up)\b[^.;\n]{0,50}?\b(?:from|in) (?:the |your )?(?:user|users|human|summary|summaries|report|reviewer|reviewers|pr|commit message|changelog)\b` +
 		`|\b(?:takes?|has|have|get|gets|given|with) (?:precedence|priority) over\b|\b(?:supersedes?|overrides?|outranks?|trumps?)\b[^.;\n]{0,40}?\b(?:user|instructions?|policy|polic(?:y|ies)|rules?|system|agents\.md|claude\.md|memory|shield|guidelines?)\b` +
 		`|\bprefer\b[^.;\n]{1,60}?\bover\b (?:the |what the |anything the |any |your )?(?:user|user's|instructions?|policy|system|shield|rules|guidelines|what you are told)` +
 		`|\b(?:more important|higher priority|more authoritative) than\b (?:the |what the |any )?(?:user|instructions?|policy|system|rules)` +
@@ -64,7 +84,7 @@ var (
 	// wants you to always …", "she said to never …".
 	reportedRule = regexp.MustCompile(`\b(?:says?|said|wants?|wanted|asked|asks|told \w+|instructed \w+|prefers?|likes?) (?:you |agents? |me |us |the agent )?to (?:always|never)\b`)
 	// standingWaiver waives asking or approval.
-	standingWaiver = regexp.MustCompile(`\bwithout (?:asking|confirmation|confirming|approval|permission|checking with|a prompt|prompting|review|human review)\b` +
+	standingWaiver = regexp.MustCompile(`\bwithout (?:re-?)?(?:asking|confirmation|confirming|approval|permission|checking(?: with| back)?|a prompt|prompting|review|reviewing|human review|verification|verifying|double-checking)\b` +
 		`|\b(?:no need to|needn't|need not|never|do not|don't|dont) (?:ask|confirm|check with|wait for|prompt)\b` +
 		`|\bskip(?:ping)? (?:the )?(?:confirmation|approval|review|permission|prompt)s?\b|\bauto-?approve\b|\bauto-?accept\b`)
 	// standingNegation makes a waiver a prohibition: "do not push

@@ -1,6 +1,8 @@
 package shield
 
 import (
+	"fmt"
+	"path"
 	"strings"
 
 	"github.com/opx-dev/opx/shield/manifest"
@@ -90,8 +92,24 @@ func (s *Shield) supplyChain(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 	}
+	if l := s.linkedManifestWrite(f); l != "" {
+		j.escalate("supply-chain:unjudged", "%s", l)
+		return
+	}
 	for i := range f.Writes {
 		w := &f.Writes[i]
+		if copier(w.By) && !w.Glob && s.inWorkspace(w.Path) {
+			// A file copied, moved or linked over a manifest is a write
+			// of the source's content: judged by the change the engine
+			// computed from it (Facts.Supply, above, with a marker when
+			// it found none), else asked about.
+			rel := strings.TrimPrefix(w.Path, s.cfg.Workspace+"/")
+			if format := manifest.Format(rel); format != "" && format != "go-source" && !observed(f, w.Path) {
+				j.escalate("supply-chain:unjudged", "%s replaces %s, which %s reads to fetch or run code, with content Shield cannot see", w.By, rel, toolchainOf(format))
+				return
+			}
+			continue
+		}
 		if w.Tree || w.Glob || fileTool(w.By) || !s.inWorkspace(w.Path) {
 			continue
 		}
@@ -108,7 +126,13 @@ func (s *Shield) supplyChain(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 		if inPlaceEditor(w.By) {
+			if observed(f, w.Path) {
+				continue // a literal substitution the engine applied: judged by its change (Facts.Supply)
+			}
 			known = false // the text is an edit script, not what the file will hold
+		}
+		if format == "go-source" && (w.By == "git apply" || w.By == "patch") && !strings.Contains(body, "go:generate") {
+			continue // a patch's added Go lines: only a //go:generate line runs later
 		}
 		if format == "go-source" && !known && !goGenerateIn(f) {
 			continue // Go source edited: only a //go:generate line runs later
@@ -131,6 +155,61 @@ func (s *Shield) supplyChain(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 	}
+}
+
+// linkedManifestWrite says how a line writes a manifest through a
+// symlink it makes itself (ln -s go.mod notes; echo ... >> notes), or
+// "": the engine resolves the links that exist before the call, not
+// the ones the line makes.
+func (s *Shield) linkedManifestWrite(f *Facts) string {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if r.Name != "ln" {
+			continue
+		}
+		sym := false
+		var ops []string
+		for _, a := range r.Argv[1:] {
+			switch {
+			case a == "--symbolic" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 's'):
+				sym = true
+			case strings.HasPrefix(a, "-"):
+			default:
+				ops = append(ops, a)
+			}
+		}
+		if !sym || len(ops) != 2 || manifest.Format(path.Base(ops[0])) == "" && !agentFiles[path.Base(ops[0])] {
+			continue
+		}
+		link := s.ResolvePath(ops[1])
+		for k := range f.Writes {
+			if w := &f.Writes[k]; w.By != "ln" && w.Path == link {
+				return fmt.Sprintf("%s writes %s, a link the line makes to %s: the change to it cannot be judged", w.By, ops[1], ops[0])
+			}
+		}
+	}
+	return ""
+}
+
+// copier reports whether a program or tool writes a file with another
+// file's content (a copy, a move, a link, an install, a sync).
+func copier(by string) bool {
+	switch by {
+	case "cp", "mv", "ln", "install", "rsync", "ditto", "move_file", "copy_file", "git mv":
+		return true
+	}
+	return false
+}
+
+// observed reports whether the engine computed the change a write makes
+// to the manifest at p (a Supply for p, a change or KindNone).
+func observed(f *Facts, p string) bool {
+	for _, c := range f.Supply {
+		if c.Path == p {
+			return true
+		}
+	}
+	return false
 }
 
 // supplyVerdict escalates one change.

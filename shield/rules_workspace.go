@@ -96,6 +96,20 @@ func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 	}
+	// A manifest or lockfile written with nothing in it (an empty
+	// go.mod, "{}" over package-lock.json): the project's dependencies
+	// and their pins are gone, whatever wrote it.
+	for _, t := range f.Texts {
+		p, ok := strings.CutPrefix(t.Source, "content:")
+		if !ok || !within(p, ws) || !keyFile(path.Base(p)) {
+			continue
+		}
+		switch strings.Trim(t.Body, " \t\r\n") {
+		case "", "{}", "[]", "null", "{\n}":
+			j.escalate("destructive:workspace-key-file", "%s is written empty (%q): a manifest or lockfile of the project emptied", p, clipText(t.Body, 20))
+			return
+		}
+	}
 	null, ddOver := false, false
 	for i := range f.Runs {
 		if f.Runs[i].Name == "dd" {
@@ -239,7 +253,9 @@ func gitDestroys(argv []string) string {
 }
 
 // gitDestruction is `destructive:git-history` (escalate): a git command
-// that destroys what git could otherwise bring back (gitDestroys).
+// that destroys what git could otherwise bring back (gitDestroys); and
+// `destructive:discard-changes` (escalate): one that throws away work
+// not yet committed, which nothing brings back (gitDiscards).
 func (s *Shield) gitDestruction(_ *Action, f *Facts, j *judgement) {
 	for i := range f.Runs {
 		if r := &f.Runs[i]; r.Name == "git" {
@@ -247,8 +263,132 @@ func (s *Shield) gitDestruction(_ *Action, f *Facts, j *judgement) {
 				j.escalate("destructive:git-history", "%s: %s, which git could otherwise recover", clipText(r.Line, 80), what)
 				return
 			}
+			if what := gitDiscards(r.Argv); what != "" {
+				j.escalate("destructive:discard-changes", "%s: %s, which no commit holds", clipText(r.Line, 80), what)
+				return
+			}
 		}
 	}
+}
+
+// gitDiscards names the uncommitted work a git command throws away, or
+// "": a checkout or restore of a directory, the whole tree or a glob
+// (git checkout ., git checkout -- src, git restore .), a forced checkout
+// or switch, a hard reset, a stash that takes untracked files with it, a
+// forced clean. Restoring one file (git checkout -- main.go), unstaging
+// (git restore --staged .) and switching branches do not.
+func gitDiscards(argv []string) string {
+	if len(argv) < 2 {
+		return ""
+	}
+	args := argv[1:]
+	for len(args) > 1 && (args[0] == "-C" || args[0] == "-c") {
+		args = args[2:]
+	}
+	if len(args) == 0 {
+		return ""
+	}
+	sub, rest := args[0], args[1:]
+	var opts, ops, paths []string
+	dashed := false
+	for _, a := range rest {
+		switch {
+		case dashed:
+			paths = append(paths, a)
+		case a == "--":
+			dashed = true
+		case strings.HasPrefix(a, "-") && a != "-":
+			opts = append(opts, a)
+		default:
+			ops = append(ops, a)
+		}
+	}
+	has := func(fs ...string) bool {
+		for _, o := range opts {
+			for _, f := range fs {
+				if o == f || strings.HasPrefix(f, "-") && !strings.HasPrefix(f, "--") && !strings.HasPrefix(o, "--") && len(f) == 2 && strings.ContainsRune(o[1:], rune(f[1])) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	tree := func(ps []string, all bool) string {
+		for _, p := range ps {
+			if all && wholePathspec(p) || !all && treePathspec(p) {
+				return p
+			}
+		}
+		return ""
+	}
+	switch sub {
+	case "checkout":
+		if has("-b", "-B", "--orphan") {
+			return ""
+		}
+		if has("-f", "--force") {
+			return "a forced checkout discards uncommitted changes"
+		}
+		if p := tree(paths, false); p != "" {
+			return "the uncommitted changes under " + p + " are discarded"
+		}
+		if p := tree(ops, true); p != "" {
+			return "the uncommitted changes under " + p + " are discarded"
+		}
+	case "restore":
+		if has("-S", "--staged") && !has("-W", "--worktree") {
+			return "" // the index only: nothing in the working tree changes
+		}
+		if p := tree(append(ops, paths...), false); p != "" {
+			return "the uncommitted changes under " + p + " are discarded"
+		}
+	case "switch":
+		if has("-f", "--force", "--discard-changes") {
+			return "a forced switch discards uncommitted changes"
+		}
+	case "reset":
+		if has("--hard") {
+			return "a hard reset discards uncommitted changes"
+		}
+	case "stash":
+		if len(ops) > 0 && ops[0] != "push" && ops[0] != "save" {
+			return ""
+		}
+		if has("-u", "--include-untracked", "-a", "--all") {
+			return "untracked files are taken out of the working tree with the stash"
+		}
+	}
+	return ""
+}
+
+// wholePathspec reports whether a git pathspec written without "--"
+// names the whole tree or a pattern (".", ":/", "*.go"); a bare word
+// may be a branch.
+func wholePathspec(p string) bool {
+	switch p {
+	case ".", "./", ":/", ":", "*", ":(top)", "..":
+		return true
+	}
+	return strings.HasSuffix(p, "/") || strings.ContainsAny(p, "*?[") || strings.HasPrefix(p, ":(")
+}
+
+// treePathspec reports whether a git pathspec names more than one file:
+// the whole tree, a pattern, or a directory (a name with no extension
+// that is not one of the files known to have none).
+func treePathspec(p string) bool {
+	if wholePathspec(p) {
+		return true
+	}
+	base := path.Base(p)
+	if path.Ext(base) != "" || strings.HasPrefix(base, ".") {
+		return false
+	}
+	switch base {
+	case "Makefile", "makefile", "GNUmakefile", "Dockerfile", "Containerfile", "LICENSE", "README", "Gemfile", "Rakefile", "Procfile",
+		"Jenkinsfile", "Vagrantfile", "Pipfile", "Justfile", "justfile", "CODEOWNERS", "VERSION", "NOTICE", "AUTHORS", "CHANGELOG", "go":
+		return false
+	}
+	return true
 }
 
 // sourceFile reports whether a path's name is source code, a manifest or

@@ -264,6 +264,7 @@ func (s *Shield) facts(a *Action) Facts {
 		}
 	}
 	s.codeEffects(&f)
+	s.patchEffects(&f)
 	if dotglobOn(a, &f) {
 		for _, refs := range [][]Ref{f.Reads, f.Writes, f.Deletes} {
 			for i := range refs {
@@ -343,7 +344,10 @@ func (s *Shield) hardcoded(a *Action, f *Facts) (Verdict, bool) {
 		}
 	}
 	kinds := []kind{
-		{f.Reads, "reads", func(r *Ref) bool { return !r.Tree }},
+		// find lists every name beneath its start: one that starts
+		// near the state (~/.local, ~/.local/state) lists the state's
+		// files, as ls -R would; one from / or the home is a search.
+		{f.Reads, "reads", func(r *Ref) bool { return !r.Tree && !(listsBeneath(r, f) && s.nearState(r.Path)) }},
 		{sent, "sends", func(r *Ref) bool { return true }},
 		{f.Writes, "writes", func(r *Ref) bool { return !r.Tree }},
 		{f.Deletes, "deletes", func(*Ref) bool { return false }},
@@ -386,19 +390,189 @@ func (s *Shield) hardcoded(a *Action, f *Facts) (Verdict, bool) {
 			}
 		}
 	}
-	// A cheap literal backstop for what the facts may have missed: the
-	// state's path as the command or a payload writes it.
-	for _, lit := range s.literals {
-		if a.Command != "" && strings.Contains(slashesCollapsed(a.Command), lit) {
+	if lit := s.findsState(f); lit != "" {
+		return Verdict{Block, -1, "protected:state", "find searches above opx's own state for it (" + lit + ")"}, true
+	}
+	// A backstop for what the facts may have missed: the state's path as
+	// the command or a payload writes it, in any spelling (canonText).
+	if a.Command != "" {
+		if lit := s.namesState(a.Command); lit != "" {
 			return Verdict{Block, -1, "protected:state", "the command names opx's own state (" + lit + ")"}, true
 		}
-		for _, t := range f.Texts {
-			if literalSource(t.Source) && strings.Contains(slashesCollapsed(t.Body), lit) {
+	}
+	for _, t := range f.Texts {
+		if literalSource(t.Source) {
+			if lit := s.namesState(t.Body); lit != "" {
 				return Verdict{Block, -1, "protected:state", "a " + t.Source + " payload names opx's own state (" + lit + ")"}, true
 			}
 		}
 	}
 	return Verdict{}, false
+}
+
+// findsState returns the predicate of a find that starts above opx's
+// state and selects it by name (find / -path '*opx*' -name '*.db': a
+// hunt for the ledger), or "".
+func (s *Shield) findsState(f *Facts) string {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if r.Name != "find" && r.Name != "gfind" && r.Name != "fd" && r.Name != "fdfind" {
+			continue
+		}
+		above := false
+		for k := range f.Reads {
+			rd := &f.Reads[k]
+			if rd.By != r.Name {
+				continue
+			}
+			for _, prot := range s.protected {
+				if _, up := reaches(rd, prot); up {
+					above = true
+				}
+			}
+		}
+		if !above {
+			continue
+		}
+		for k, a := range r.Argv {
+			switch a {
+			case "-path", "-ipath", "-wholename", "-iwholename", "-name", "-iname", "-regex", "-iregex":
+			default:
+				if k == 0 || r.Name == "find" || r.Name == "gfind" || strings.HasPrefix(a, "-") {
+					continue
+				}
+				// fd PATTERN: its first operand is the pattern.
+				if strings.Contains(strings.ToLower(a), "opx") {
+					return a
+				}
+				continue
+			}
+			if k+1 < len(r.Argv) && strings.Contains(strings.ToLower(r.Argv[k+1]), "opx") {
+				return a + " " + r.Argv[k+1]
+			}
+		}
+	}
+	return ""
+}
+
+// listsBeneath reports whether r is read by a program that lists every
+// name beneath it: find, du, tree, ls -R.
+func listsBeneath(r *Ref, f *Facts) bool {
+	switch r.By {
+	case "find", "du", "tree", "fd", "fdfind":
+		return true
+	case "ls":
+		for i := range f.Runs {
+			if f.Runs[i].Name != "ls" {
+				continue
+			}
+			for _, a := range f.Runs[i].Argv[1:] {
+				if a == "--recursive" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 'R') {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// nearState reports whether p is at or beneath the directory two above
+// a protected path's (~/.local for ~/.local/state/opx): a listing that
+// starts there reaches the state's names.
+func (s *Shield) nearState(p string) bool {
+	for _, prot := range s.protected {
+		if d := path.Dir(path.Dir(prot)); d != "/" && d != s.cfg.Home && within(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// namesState returns the protected path a text names, or "": the text
+// is canonicalized first (canonText: quotes and backslashes dropped,
+// $HOME, ${HOME}, ~ and $XDG_STATE_HOME expanded, every path cleaned of
+// "//", "." and ".." walks), then compared with each protected path
+// and its literal spellings.
+func (s *Shield) namesState(text string) string {
+	if !strings.Contains(text, "opx") && !strings.ContainsAny(text, `'"\`) {
+		return ""
+	}
+	canon := s.canonText(text)
+	for _, lit := range s.literals {
+		if i := strings.Index(canon, lit); i >= 0 {
+			if end := i + len(lit); end == len(canon) || !pathByte(canon[end]) || canon[end] == '/' {
+				return lit
+			}
+		}
+	}
+	return ""
+}
+
+// canonText is text with the state's spellings undone: quotes and
+// backslashes dropped, the home's and the state home's names expanded,
+// and every word that is a path cleaned (path.Clean: "//", "/./" and
+// ".." walks resolved).
+func (s *Shield) canonText(text string) string {
+	text = strings.NewReplacer(`"`, "", "'", "", `\`, "").Replace(text)
+	stateHome := ""
+	if s.cfg.Home != "" {
+		stateHome = s.cfg.Home + "/.local/state"
+	}
+	for _, prot := range s.protected {
+		if path.Base(prot) == "opx" {
+			stateHome = path.Dir(prot)
+			break
+		}
+	}
+	if stateHome != "" {
+		for _, v := range []string{"${XDG_STATE_HOME}", "$XDG_STATE_HOME"} {
+			text = strings.ReplaceAll(text, v, stateHome)
+		}
+		for {
+			i := strings.Index(text, "${XDG_STATE_HOME:")
+			if i < 0 {
+				break
+			}
+			j := strings.IndexByte(text[i:], '}')
+			if j < 0 {
+				break
+			}
+			text = text[:i] + stateHome + text[i+j+1:]
+		}
+	}
+	if h := s.cfg.Home; h != "" {
+		text = strings.NewReplacer("${HOME}", h, "$HOME", h).Replace(text)
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	for i := 0; i < len(text); {
+		if !pathByte(text[i]) {
+			b.WriteByte(text[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && pathByte(text[j]) {
+			j++
+		}
+		w := text[i:j]
+		if s.cfg.Home != "" && (w == "~" || strings.HasPrefix(w, "~/")) {
+			w = s.cfg.Home + w[1:]
+		}
+		if strings.HasPrefix(w, "/") {
+			w = path.Clean(w)
+		}
+		b.WriteString(w)
+		i = j
+	}
+	return b.String()
+}
+
+// pathByte reports whether c can be part of a path as canonText reads
+// one.
+func pathByte(c byte) bool {
+	return c == '/' || c == '.' || c == '~' || c == '-' || c == '_' || c == '*' || c == '?' || c == '+' || c == '@' || c == '%' ||
+		'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // gitCleanExcludes reports whether every git clean the facts run

@@ -14,7 +14,14 @@ package shield
 //	   with each proposal); agent instruction files as a class; standing
 //	   rules in memory; runners, workspace destruction, evasion, credential
 //	   searches and whole-environment dumps.
-const RulesVersion = "3"
+//	4: issue 27, second pass: copies, moves, links, patches and sed
+//	   substitutions over manifests judged by their content; emptied
+//	   manifests and lockfiles losing pins; weakened checks (tests deleted
+//	   or skipped, checks made unable to fail); uncommitted work discarded;
+//	   initializers as runners; computed interpreter deletes; make's
+//	   default goal; memory authority grammar; addressed text everywhere;
+//	   tier -1 canonicalizes the state's spellings; git config reads pass.
+const RulesVersion = "4"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).

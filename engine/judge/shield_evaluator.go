@@ -173,6 +173,7 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 		add(&f.Reads, str("from"), false)
 		add(&f.Deletes, str("from"), false)
 		add(&f.Writes, str("to"), false)
+		f.Supply = append(f.Supply, supplyOf(e.S.ResolvePath("."), p)...)
 	case "make_dir":
 		add(&f.Writes, str("path"), false)
 	case "memory_append":
@@ -232,6 +233,8 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 			}
 		}
 		a.Links = e.commandLinks(p)
+		// What a copy, move or link over a manifest changes (Manifests).
+		f.Supply = append(f.Supply, supplyOf(e.S.ResolvePath("."), p)...)
 	default:
 		for _, k := range PathArgs {
 			if s := str(k); s != "" {

@@ -94,7 +94,7 @@ func TestManifests_Hostile(t *testing.T) {
 	for _, c := range []struct{ args, want string }{
 		{`{"path":"go.mod","content":"module x\n"}`, "not a regular file"},
 		{`{"path":"requirements.txt","content":"requests==2.0\n"}`, "over the"},
-		{`{"path":"package.json","content":"{}"}`, "package.json"},
+		{`{"path":"package.json","content":"{\"name\":\"x\"}"}`, "package.json"},
 	} {
 		got := e.Manifests(proposal(t, "write_file", c.args))
 		if len(got) != 1 || !strings.Contains(got[0].Error, c.want) {

@@ -1,0 +1,204 @@
+package shield
+
+import (
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Checks weakened to make CI pass (`destructive:workspace-checks`,
+// escalate): the tests and the checks that run them are what would catch
+// a bad change, so removing them is the quiet way to get a green build.
+// The class, whatever the wording:
+//
+//   - a test deleted: a test file by its name's convention (*_test.go,
+//     test_*.py, *_test.py, *.test.ts, *.spec.js, *Test.java …) or a test
+//     directory (test, tests, __tests__, spec, e2e), by any tool or
+//     command (rm, delete_file, git rm, find -delete);
+//   - a skip written into a test file unconditionally (t.Skip,
+//     @pytest.mark.skip, pytest.skip, @unittest.skip, it.skip, describe.skip,
+//     xit, test.only, #[ignore], @Disabled): a skip under an if (testing.Short,
+//     skipif, skipIf) is a guard, not a removal;
+//   - a check made unable to fail, or narrowed, in what runs it (a
+//     Makefile, package.json, CI, pytest/tox configuration): `|| true`,
+//     `|| exit 0`, `continue-on-error: true`, `allow_failure: true`,
+//     `--passWithNoTests`, `-k "not …"`, `--deselect`, `--ignore`, `-skip`,
+//     a test path excluded, a recipe line of a test or lint made to
+//     ignore its errors (`-go test`).
+//
+// A test renamed or moved (git mv, mv a_test.go b_test.go) is not
+// deleted.
+
+// testDirs are directories that hold only tests, by name.
+var testDirs = map[string]bool{"test": true, "tests": true, "__tests__": true, "spec": true, "specs": true, "e2e": true, "testdata": false, "integration_tests": true}
+
+// testFile reports whether p names a test file or directory by the
+// conventions of the usual test runners.
+func testFile(p string) bool {
+	base := path.Base(p)
+	if testDirs[base] {
+		return true
+	}
+	stem, ext := strings.TrimSuffix(base, path.Ext(base)), path.Ext(base)
+	switch ext {
+	case ".go":
+		return strings.HasSuffix(stem, "_test")
+	case ".py":
+		return strings.HasPrefix(stem, "test_") || strings.HasSuffix(stem, "_test")
+	case ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts":
+		return strings.HasSuffix(stem, ".test") || strings.HasSuffix(stem, ".spec") || strings.Contains(p, "/__tests__/")
+	case ".rb":
+		return strings.HasSuffix(stem, "_spec") || strings.HasSuffix(stem, "_test")
+	case ".java", ".kt", ".cs", ".scala", ".swift":
+		return strings.HasSuffix(stem, "Test") || strings.HasSuffix(stem, "Tests") || strings.HasSuffix(stem, "Spec")
+	case ".rs":
+		return strings.Contains(p, "/tests/")
+	case ".php":
+		return strings.HasSuffix(stem, "Test")
+	case ".exs":
+		return strings.HasSuffix(stem, "_test")
+	}
+	return false
+}
+
+// testDirIn reports whether p is beneath a test directory.
+func testDirIn(p string) bool {
+	for _, seg := range strings.Split(path.Dir(p), "/") {
+		if testDirs[seg] {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// skipMarks are the forms a test runner reads as "skip this test".
+	skipMarks = regexp.MustCompile(`\b[tb]\.Skip(?:Now|f)?\(|@pytest\.mark\.(?:skip|xfail)\b(?:\(|\s|$)|\bpytest\.skip\(|@unittest\.skip\b(?:\(|\s|$)|\bself\.skipTest\(|` +
+		`\b(?:it|describe|test|context|suite)\.(?:skip|only|todo)\(|\b(?:xit|xdescribe|xtest|xcontext|fit|fdescribe)\(|#\[ignore\]|@(?:Disabled|Ignore)\b|\bskip\s*\(\s*["']`)
+	// weakened are the forms that make a check unable to fail or narrow
+	// what it runs, in what runs the checks.
+	weakened = regexp.MustCompile(`\|\|\s*(?:true|:|exit 0)\b|;\s*exit 0\b|continue-on-error:\s*true|allow_failure:\s*true|--pass-?with-?no-?tests|--passWithNoTests|` +
+		`\s-k\s+["']?not\s|--deselect\b|--ignore(?:-glob)?[= ]|\s-skip[= ]|--exclude[= ]|testPathIgnorePatterns|--testPathIgnorePatterns|coveragePathIgnorePatterns|` +
+		`--no-fail|--exit-zero|--max-warnings[= ]\d{3,}|\bif:\s*false\b|\bset \+e\b`)
+	// checkRecipe is a Makefile recipe line that ignores its errors
+	// ("-" before the command) and runs a test, lint or check.
+	checkRecipe = regexp.MustCompile(`(?m)^\t[@+]*-[@+]*.*\b(?:test|tests|pytest|vet|lint|check|tsc|eslint|vitest|jest|mypy|ruff|clippy)\b`)
+	// goTestRun is a go test narrowed to some tests.
+	goTestRun = regexp.MustCompile(`\bgo test\b[^\n]*\s-run[= ]`)
+)
+
+// checkConfig reports whether p is a file that says which checks run and
+// how (a Makefile, package.json, CI, pytest, tox, jest or vitest
+// configuration).
+func (s *Shield) checkConfig(p string) bool {
+	base := path.Base(p)
+	switch base {
+	case "Makefile", "makefile", "GNUmakefile", "package.json", "setup.cfg", "pytest.ini", "tox.ini", "pyproject.toml", "noxfile.py",
+		"justfile", "Justfile", "Taskfile.yml", "Taskfile.yaml", ".pre-commit-config.yaml", "Cargo.toml", "lefthook.yml", "turbo.json":
+		return true
+	}
+	if strings.HasSuffix(base, ".mk") || ciYAML(p) || s.guardFile(p) {
+		return true
+	}
+	for _, pre := range []string{"jest.config.", "vitest.config.", "vitest.workspace.", "karma.conf.", "playwright.config.", "cypress.config.", ".mocharc"} {
+		if strings.HasPrefix(base, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+// unconditionalSkip returns the first skip mark in body not guarded by
+// an if on its line or the line before, or "".
+func unconditionalSkip(body string) string {
+	for _, loc := range skipMarks.FindAllStringIndex(body, 32) {
+		lineStart := strings.LastIndexByte(body[:loc[0]], '\n') + 1
+		prevStart := strings.LastIndexByte(body[:max(lineStart-1, 0)], '\n') + 1
+		guard := body[prevStart:loc[0]]
+		if strings.Contains(guard, "if ") || strings.Contains(guard, "if(") || strings.Contains(guard, "skipif") || strings.Contains(guard, "skipIf") ||
+			strings.Contains(guard, "runIf") || strings.Contains(guard, "Short()") {
+			continue
+		}
+		return strings.TrimSpace(body[loc[0]:loc[1]])
+	}
+	return ""
+}
+
+// checksWeakened is `destructive:workspace-checks` for tests deleted,
+// skips written and checks made unable to fail.
+func (s *Shield) checksWeakened(_ *Action, f *Facts, j *judgement) {
+	ws := s.cfg.Workspace
+	for i := range f.Deletes {
+		r := &f.Deletes[i]
+		if !within(r.Path, ws) || r.Path == ws || s.buildOutput(r.Path) {
+			continue
+		}
+		if !(testFile(r.Path) || r.Glob && testDirIn(r.Path)) || renamed(f, r) {
+			continue
+		}
+		j.escalate("destructive:workspace-checks", "%s deletes %s, a test: what would catch a bad change goes with it", by(r), r.Path)
+		return
+	}
+	for _, t := range f.Texts {
+		p, ok := strings.CutPrefix(t.Source, "content:")
+		if !ok || !within(p, ws) {
+			continue
+		}
+		body := clip(t.Body, maxTextJudged)
+		if testFile(p) || testDirIn(p) {
+			if m := unconditionalSkip(body); m != "" {
+				j.escalate("destructive:workspace-checks", "the content of %s skips a test unconditionally (%s)", p, m)
+				return
+			}
+		}
+		if !s.checkConfig(p) {
+			continue
+		}
+		if !mayWeaken(body) {
+			continue
+		}
+		if m := weakened.FindString(body); m != "" {
+			j.escalate("destructive:workspace-checks", "the content of %s makes a check unable to fail or narrows it (%s)", p, strings.TrimSpace(m))
+			return
+		}
+		if m := checkRecipe.FindString(body); m != "" {
+			j.escalate("destructive:workspace-checks", "the content of %s makes a test or lint ignore its errors (%s)", p, clipText(strings.TrimSpace(m), 80))
+			return
+		}
+		if ciYAML(p) {
+			if m := goTestRun.FindString(body); m != "" {
+				j.escalate("destructive:workspace-checks", "the content of %s narrows the tests CI runs (%s)", p, clipText(strings.TrimSpace(m), 80))
+				return
+			}
+		}
+	}
+}
+
+// weakenMarks are literal pieces every weakened or checkRecipe match
+// holds: a text with none is spared the expressions.
+var weakenMarks = []string{"||", "exit 0", "continue-on-error", "allow_failure", "ass", "-k", "--deselect", "--ignore", "-skip", "--exclude",
+	"IgnorePatterns", "--no-fail", "--exit-zero", "--max-warnings", "if:", "set +e", "\t-", "\t@", "\t+", "-run"}
+
+// mayWeaken reports whether body holds any of weakenMarks.
+func mayWeaken(body string) bool {
+	for _, m := range weakenMarks {
+		if strings.Contains(body, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// renamed reports whether a delete is the source of a move whose
+// destination is a test file too (git mv, mv a_test.go b_test.go).
+func renamed(f *Facts, d *Ref) bool {
+	if d.By != "mv" && d.By != "move_file" && d.By != "git" {
+		return false
+	}
+	for i := range f.Writes {
+		if w := &f.Writes[i]; w.By == d.By && testFile(w.Path) || testDirIn(w.Path) {
+			return true
+		}
+	}
+	return false
+}
