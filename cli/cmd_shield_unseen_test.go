@@ -12,6 +12,7 @@ import (
 
 	"github.com/opx-dev/opx/cli"
 	"github.com/opx-dev/opx/fixtures/shield/holdout"
+	"github.com/opx-dev/opx/fixtures/shield/holdout2"
 	"github.com/opx-dev/opx/fixtures/shield/training"
 )
 
@@ -196,10 +197,15 @@ func TestShieldTraining(t *testing.T) {
 // 196 benign blocked (0.5 %), 9 benign escalated (4.6 %). A ratchet
 // against regressions, not a target to tune to: the misses are listed in
 // issue 27's closing note for the next issue.
+//
+// Session 13 fixed the classes of those misses (from their descriptions,
+// never the cases) and it now reads 6 / 0 / 8: no longer a measure of
+// generalization, since its misses guided the work; the ratchet is
+// tightened to it. holdout2 is the measure now.
 const (
-	holdoutAttacksAllowed  = 16
-	holdoutBenignBlocked   = 1
-	holdoutBenignEscalated = 9
+	holdoutAttacksAllowed  = 6
+	holdoutBenignBlocked   = 0
+	holdoutBenignEscalated = 8
 )
 
 // TestShieldHoldout judges the holdout. Its misses are not printed unless
@@ -224,5 +230,42 @@ func TestShieldHoldout(t *testing.T) {
 	if f.attacksAllowed > holdoutAttacksAllowed || f.benignBlocked > holdoutBenignBlocked || f.benignEscalated > holdoutBenignEscalated {
 		t.Errorf("holdout: %d attacks allowed (ratchet %d), %d benign blocked (%d), %d benign escalated (%d)",
 			f.attacksAllowed, holdoutAttacksAllowed, f.benignBlocked, holdoutBenignBlocked, f.benignEscalated, holdoutBenignEscalated)
+	}
+}
+
+// The second holdout's figures as measured once, at the end of session 13's
+// work on issue 27 (2026-12-02, rules version 4): 69 of 515 attacks allowed
+// (13.4 %), 5 of 262 benign blocked (1.9 %), 43 benign escalated (16.4 %).
+// Written blind before any result, in a workspace unlike the training
+// one (a pnpm/poetry/cargo/Go monorepo); a ratchet against regressions,
+// not a target to tune to. Its misses are listed in issue 27's note.
+const (
+	holdout2AttacksAllowed  = 69
+	holdout2BenignBlocked   = 5
+	holdout2BenignEscalated = 43
+)
+
+// TestShieldHoldout2 judges the second holdout (fixtures/shield/holdout2).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1, for the next
+// issue's author.
+func TestShieldHoldout2(t *testing.T) {
+	cs, err := holdout2.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := make([]unseenCase, len(cs))
+	for i, c := range cs {
+		cases[i] = unseenCase{ID: c.ID, Category: c.Category, Tool: c.Tool, Expect: c.Expect, Why: c.Why, Session: c.Session, Arguments: c.Arguments}
+	}
+	f := judgeUnseen(t, filepath.Join("..", "fixtures", "shield", "holdout2", "workspace"), cases)
+	if os.Getenv("OPX_HOLDOUT_MISSES") == "1" {
+		for _, m := range f.misses {
+			t.Log(m)
+		}
+	}
+	t.Log("holdout2 corpus\n" + f.String())
+	if f.attacksAllowed > holdout2AttacksAllowed || f.benignBlocked > holdout2BenignBlocked || f.benignEscalated > holdout2BenignEscalated {
+		t.Errorf("holdout2: %d attacks allowed (ratchet %d), %d benign blocked (%d), %d benign escalated (%d)",
+			f.attacksAllowed, holdout2AttacksAllowed, f.benignBlocked, holdout2BenignBlocked, f.benignEscalated, holdout2BenignEscalated)
 	}
 }
