@@ -50,6 +50,10 @@ type ClientMessage struct {
 	MessageID string `json:"message_id"`
 	Content   string `json:"content"`
 	Client    string `json:"client,omitempty"` // e.g. "opx send", "opx chat"
+	// Traceparent is the W3C trace context the client sent (opx send
+	// passes its TRACEPARENT): the turn's span is its child in the
+	// telemetry opx exports. Absent when none was sent.
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 func (*ClientMessage) Type() string { return TypeClientMessage }
