@@ -261,4 +261,3 @@ func TestExport_Content_OnlyWhenAsked(t *testing.T) {
 		t.Error("no content exported with Content on")
 	}
 }
-
