@@ -48,6 +48,9 @@ type statusJSON struct {
 	// Witnesses are the C2SP witnesses of ledger.witnesses
 	// (status_witness.go).
 	Witnesses []witnessStatusJSON `json:"witnesses"`
+	// Telemetry is the OpenTelemetry export (status_telemetry.go);
+	// absent when off.
+	Telemetry *telemetryStatusJSON `json:"telemetry,omitempty"`
 	// Agents are the agent CLIs hooked into opx (agents_hooks.go).
 	Agents []install.Status `json:"agents"`
 }
@@ -78,7 +81,7 @@ func runStatus(c *cli.Context) error {
 	out := statusJSON{Running: true, Workspace: st.Workspace, Version: st.Version, ManagerPID: st.ManagerPid, EnginePID: st.EnginePid,
 		AgentPID: st.AgentPid, GRPCPort: st.GrpcPort, SandboxStatus: st.SandboxStatus, SandboxSummary: st.SandboxSummary,
 		LedgerPath: st.LedgerPath, LedgerHeadSeq: st.LedgerHeadSeq, LedgerHeadHash: st.LedgerHeadHash, MCPServers: mcpServersJSON(st.McpServers),
-		Fleet: fleetJSON(st.Fleet), Witnesses: witnessesJSON(st.Witnesses), Agents: agents}
+		Fleet: fleetJSON(st.Fleet), Witnesses: witnessesJSON(st.Witnesses), Telemetry: telemetryJSON(st.Telemetry), Agents: agents}
 	if c.Bool("json") {
 		return ui.WriteJSON(c, out)
 	}
@@ -98,6 +101,7 @@ func runStatus(c *cli.Context) error {
 	printMCPServers(w, "mcp       ", out.MCPServers)
 	printFleet(w, out.Fleet)
 	printWitnesses(w, out.Witnesses)
+	printTelemetry(w, out.Telemetry)
 	printAgentHooks(w, "hooks     ", out.Agents)
 	return nil
 }

@@ -302,6 +302,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	if witnessErr != nil {
 		e.opts.Logf("engine: witnesses: %v (not submitting checkpoints)", witnessErr)
 	}
+	if err := e.out.StartTelemetry(ctx, e.opts.Telemetry); err != nil {
+		e.opts.Logf("engine: telemetry: %v (not exporting)", err)
+	}
 	everyDone := make(chan struct{})
 	go func() {
 		defer close(everyDone)

@@ -216,12 +216,13 @@ func (e *Engine) Status() (*opxv1.StatusResponse, error) {
 	servers := e.opts.MCP.StatusProto(e.mcp)
 	fleet := e.out.FleetStatus()
 	witnesses := e.out.WitnessStatus()
+	telemetry := e.out.TelemetryStatus()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := &opxv1.StatusResponse{Version: e.opts.Version, Workspace: e.opts.Workspace, ManagerPid: int64(e.opts.ManagerPID),
 		EnginePid: int64(pid), AgentPid: int64(e.agentPID), GrpcPort: int64(e.port),
 		LedgerHeadSeq: h.Seq, LedgerHeadHash: h.Hash.String(), LedgerPath: e.opts.Ledger.Path(), SandboxStatus: "no agent",
-		McpServers: servers, Fleet: fleet, Witnesses: witnesses}
+		McpServers: servers, Fleet: fleet, Witnesses: witnesses, Telemetry: telemetry}
 	switch {
 	case e.agentRefused != "":
 		st.SandboxStatus, st.SandboxSummary = e.canary.Status, "agent refused: "+e.agentRefused
