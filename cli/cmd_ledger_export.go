@@ -14,7 +14,7 @@ func ledgerExportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write the ledger, or one session's segment, as JSONL with its blobs",
-		UsageText: "opx ledger export (-o FILE [--session ID] | --tiles DIR) [--json] [--ledger PATH | --workspace DIR]",
+		UsageText: "opx ledger export (-o FILE [--session ID] | --tiles DIR | --format otlp --endpoint URL [--protocol grpc|http] [--insecure] [--session ID]) [--json] [--ledger PATH | --workspace DIR]",
 		Description: "Writes one entry per line, the stored bytes verbatim (zstd-compressed when FILE ends in .zst),\n" +
 			"and the blobs the entries name plus a manifest to the bundle NAME.blobs/ beside it. Nothing is\n" +
 			"overwritten. The chain is checked while exporting: a damaged ledger is not exported.\n" +
@@ -34,9 +34,13 @@ func ledgerExportCommand() *cli.Command {
 			"(exit 1, nothing written; a JSONL export holds it). Files are 0600: make them readable to serve them.\n" +
 			"While an engine holds the ledger, the tree is computed here from the entries it sends up to its durable\n" +
 			"head, and written only if its root is the signed checkpoint's: the same files as an offline export.\n\n" +
+			"With --format otlp, sends the entries (of one session with --session) to the OTLP collector at\n" +
+			"--endpoint as OpenTelemetry spans and events, with their original timestamps and ids derived from\n" +
+			"the ledger, so exporting again sends the same spans; each names its entry's seq and hash\n" +
+			"(docs/telemetry.md). Content only with --content.\n\n" +
 			exitCodesHelp("integrity failure found: the ledger is damaged, nothing was exported"),
 		HideHelpCommand: true,
-		Flags: append(ledgerloc.Flags(),
+		Flags: append(append(ledgerloc.Flags(), ledgerExportOTLPFlags()...),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "export `FILE` (.jsonl or .jsonl.zst; required)", TakesFile: true},
 			&cli.StringFlag{Name: "session", Usage: "export only the segment covering session `ID`"},
 			&cli.StringFlag{Name: "tiles", Usage: "write the tree of the latest signed checkpoint as a static tlog-tiles tree in `DIR`", TakesFile: true},
@@ -49,6 +53,13 @@ func ledgerExportCommand() *cli.Command {
 func runLedgerExport(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
+	}
+	switch f := c.String("format"); f {
+	case "", "jsonl":
+	case "otlp":
+		return runLedgerExportOTLP(c) // cmd_ledger_export_otlp.go
+	default:
+		return usage.Errorf(c, "--format %q: want jsonl or otlp", f)
 	}
 	out := c.String("output")
 	if c.IsSet("tiles") {
