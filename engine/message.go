@@ -134,7 +134,8 @@ func (e *Engine) SendMessage(req *opxv1.ClientMessageRequest, stream opxv1.Clien
 		e.publish(sessionID, msgID, "session_created", seq, map[string]string{"session_id": sessionID, "title": title})
 	}
 
-	seq := e.record(ctx, ledger.Async, sessionID, &event.ClientMessage{MessageID: msgID, Content: req.Content, Client: clientName(ctx)})
+	seq := e.record(ctx, ledger.Async, sessionID, &event.ClientMessage{MessageID: msgID, Content: req.Content, Client: clientName(ctx),
+		Traceparent: traceparent(ctx)})
 	e.publish(sessionID, msgID, "message", seq, map[string]string{"content": req.Content})
 	// The agent is offered the MCP servers' tools once each server has
 	// started (or failed) once: the first message after a start waits
@@ -196,6 +197,17 @@ func titleOf(s string) string {
 	}
 	r := []rune(s)
 	return string(r[:57]) + "..."
+}
+
+// traceparent is the W3C trace context the client sent (metadata
+// "traceparent", as opx send passes its TRACEPARENT), "" when none or
+// not a valid one: the turn's span is its child in the telemetry
+// exported (telemetry/).
+func traceparent(ctx context.Context) string {
+	if v := auth.MetadataValue(ctx, "traceparent"); event.ValidTraceparent(v) {
+		return v
+	}
+	return ""
 }
 
 // clientName is what a client calls itself (metadata "opx-client").
