@@ -129,8 +129,20 @@ func (lv *Live) run(from uint64) {
 		case <-lv.stop:
 			return
 		}
+		// Gather what the engine commits for a moment before reading:
+		// one read transaction and one wake-up per batch, not per
+		// commit, so the export stays off the engine's cores.
+		select {
+		case <-time.After(batchDelay):
+		case <-lv.stop:
+			return
+		}
 	}
 }
+
+// batchDelay is how long Live lets durable entries gather before it reads
+// them.
+const batchDelay = 200 * time.Millisecond
 
 var errStopped = errors.New("stopped")
 

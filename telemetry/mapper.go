@@ -47,6 +47,8 @@ type Mapper struct {
 
 	sessions map[string]*sessionState
 	open     int
+	curSeq   uint64 // the entry being applied, and its hash (hashed once)
+	curHash  string
 	provider string // of the engine run in force
 	model    string
 	servers  map[string]int // MCP server -> instance last started
@@ -97,9 +99,16 @@ func (m *Mapper) session(id string) *sessionState {
 
 // ledgerAttrs are the opx.ledger.* attributes of e.
 func (m *Mapper) ledgerAttrs(e *ledger.Entry, kv ...attribute.KeyValue) []attribute.KeyValue {
-	h := e.Hash()
 	return append(kv, attribute.String("opx.ledger.id", m.opts.LedgerID), attribute.Int64("opx.ledger.seq", int64(e.Seq)),
-		attribute.String("opx.ledger.hash", h.String()), attribute.String("opx.entry.type", e.Type))
+		attribute.String("opx.ledger.hash", m.hashOf(e)), attribute.String("opx.entry.type", e.Type))
+}
+
+// hashOf is e's hash in hex, computed once per entry applied.
+func (m *Mapper) hashOf(e *ledger.Entry) string {
+	if m.curHash == "" || m.curSeq != e.Seq {
+		m.curSeq, m.curHash = e.Seq, e.Hash().String()
+	}
+	return m.curHash
 }
 
 // entryTime is e's timestamp (the zero time for one that does not parse:
@@ -148,8 +157,7 @@ func (m *Mapper) end(o *openSpan, e *ledger.Entry, kv ...attribute.KeyValue) {
 	ts := o.last
 	if e != nil {
 		ts = entryTime(e)
-		h := e.Hash()
-		kv = append(kv, attribute.Int64("opx.ledger.end_seq", int64(e.Seq)), attribute.String("opx.ledger.end_hash", h.String()))
+		kv = append(kv, attribute.Int64("opx.ledger.end_seq", int64(e.Seq)), attribute.String("opx.ledger.end_hash", m.hashOf(e)))
 	} else {
 		kv = append(kv, attribute.Bool("opx.open", true))
 	}
@@ -329,7 +337,7 @@ func (m *Mapper) apply(e *ledger.Entry, p event.Payload) {
 			attribute.String("opx.shield.policy_hash", p.PolicyHash), attribute.String("opx.action_hash", p.ActionHash))
 		if o != nil && p.Decision == event.Block {
 			o.enforced, o.errType = "blocked", "opx.blocked"
-			o.setAttrs(attribute.Int64("opx.blocked.seq", int64(e.Seq)), attribute.String("opx.blocked.hash", hashOf(e)),
+			o.setAttrs(attribute.Int64("opx.blocked.seq", int64(e.Seq)), attribute.String("opx.blocked.hash", m.hashOf(e)),
 				attribute.String("opx.blocked.rule", clean(p.Rule, MaxString)))
 		}
 	case *event.ApprovalRequested:
@@ -574,8 +582,6 @@ func (m *Mapper) Flush() {
 	}
 	clear(m.sessions)
 }
-
-func hashOf(e *ledger.Entry) string { h := e.Hash(); return h.String() }
 
 // cut returns at most n bytes of s, on a rune boundary.
 func cut(s string, n int) string {
