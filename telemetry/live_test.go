@@ -172,3 +172,32 @@ func TestExport_HostileContent_Bounded(t *testing.T) {
 		}
 	}
 }
+
+// TestMapper_ManyOpen_Bounded: calls that never end (a hostile or cut
+// ledger) hold at most MaxOpen spans; the rest end at once, counted.
+func TestMapper_ManyOpen_Bounded(t *testing.T) {
+	l := newLedger(t)
+	recs := []ledger.Record{event.MustRecord("ses_open", &event.ClientMessage{MessageID: "m", Content: "x"})}
+	for i := range 200 {
+		recs = append(recs, event.MustRecord("ses_open", &event.ToolProposed{MessageID: "m", CallID: "c" + strings.Repeat("x", i), Tool: "read_file", Arguments: "{}", ActionHash: h64}))
+	}
+	if _, err := l.Append(context.Background(), ledger.Sync, recs...); err != nil {
+		t.Fatal(err)
+	}
+	mem := tracetest.NewInMemoryExporter()
+	tp := telemetry.NewProvider(mem, telemetry.ProviderOptions{Block: true})
+	m := telemetry.NewMapper(tp.Tracer(telemetry.Tracer), telemetry.Options{LedgerID: l.ID(), MaxOpen: 10})
+	if err := l.Range(0, ^uint64(0), func(e ledger.Entry) error { m.Apply(e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if m.Spans != 201 || m.Truncated != 191 {
+		t.Errorf("spans %d, truncated %d; want 201 and 191", m.Spans, m.Truncated)
+	}
+	m.Flush()
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(mem.GetSpans()); n != 201 {
+		t.Errorf("%d spans sent, want 201 (every one ended)", n)
+	}
+}

@@ -87,9 +87,22 @@ func NewMapper(tr trace.Tracer, opts Options) *Mapper {
 	return &Mapper{tr: tr, opts: opts, sessions: map[string]*sessionState{}, servers: map[string]int{}}
 }
 
+// maxSessions bounds the sessions whose state is kept; past it, the
+// sessions with nothing open are forgotten (an off-the-record session
+// forgotten stays withheld: its recorded content is in withheld form,
+// which is never exported).
+const maxSessions = 4096
+
 func (m *Mapper) session(id string) *sessionState {
 	s := m.sessions[id]
 	if s == nil {
+		if len(m.sessions) >= maxSessions {
+			for k, v := range m.sessions {
+				if len(v.turns)+len(v.model)+len(v.calls)+len(v.subs)+len(v.mcp) == 0 {
+					delete(m.sessions, k)
+				}
+			}
+		}
 		s = &sessionState{turns: map[string]*openSpan{}, model: map[string]*openSpan{}, calls: map[callKey]*openSpan{},
 			subs: map[string]*openSpan{}, mcp: map[string]*openSpan{}}
 		m.sessions[id] = s
@@ -137,14 +150,13 @@ func (m *Mapper) start(e *ledger.Entry, parent trace.SpanContext, name string, k
 	_, s := m.tr.Start(ctx, name, trace.WithTimestamp(ts), trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 	m.Spans++
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: want.trace, SpanID: want.span, TraceFlags: trace.FlagsSampled})
-	o := &openSpan{s: s, sc: sc, last: ts}
 	if m.open >= m.opts.MaxOpen {
 		s.SetAttributes(attribute.Bool("opx.truncated", true))
 		s.End(trace.WithTimestamp(ts))
 		m.Truncated++
-		o.s = nil
-		return o
+		return nil // nothing is held for it: the maps stay bounded
 	}
+	o := &openSpan{s: s, sc: sc, last: ts}
 	m.open++
 	return o
 }
@@ -261,7 +273,7 @@ func (m *Mapper) apply(e *ledger.Entry, p event.Payload) {
 		if kv, ok := m.content(s, "gen_ai.input.messages", p.Content); ok {
 			o.setAttrs(kv)
 		}
-		s.turns[""] = o
+		store(s.turns, "", o)
 	case *event.ProcessRequest:
 		if t := s.turns[p.SubAgentID]; t != nil && t.s != nil && p.SubAgentID == "" {
 			return // the turn its client.message opened
@@ -275,7 +287,7 @@ func (m *Mapper) apply(e *ledger.Entry, p event.Payload) {
 		if kv, ok := m.content(s, "gen_ai.input.messages", p.Content); ok {
 			o.setAttrs(kv)
 		}
-		s.turns[p.SubAgentID] = o
+		store(s.turns, p.SubAgentID, o)
 	case *event.ResponseComplete:
 		o := s.turns[p.SubAgentID]
 		m.addContent(s, o, "gen_ai.output.messages", messagesIf(p.Content))
@@ -297,7 +309,7 @@ func (m *Mapper) apply(e *ledger.Entry, p event.Payload) {
 			kv = append(kv, attribute.Bool("opx.shield.evaluator", true))
 		}
 		m.end(s.model[p.RequestID], nil)
-		s.model[p.RequestID] = m.start(e, parent, "chat "+clean(p.Model, MaxString), trace.SpanKindClient, kv...)
+		store(s.model, p.RequestID, m.start(e, parent, "chat "+clean(p.Model, MaxString), trace.SpanKindClient, kv...))
 	case *event.LLMResponse:
 		o := s.model[p.RequestID]
 		if o == nil {
@@ -328,7 +340,7 @@ func (m *Mapper) apply(e *ledger.Entry, p event.Payload) {
 		}
 		o := m.start(e, s.parentOf(p.SubAgentID), name, kind, kv...)
 		m.addContent(s, o, "gen_ai.tool.call.arguments", p.Arguments)
-		s.calls[k] = o
+		store(s.calls, k, o)
 	case *event.ShieldVerdict:
 		o := s.calls[callKey{p.SubAgentID, p.CallID}]
 		m.event(o, e, "opx.shield.verdict", attribute.String("opx.shield.decision", p.Decision),
@@ -412,7 +424,7 @@ func (m *Mapper) apply(e *ledger.Entry, p event.Payload) {
 			attribute.String("gen_ai.agent.name", clean(p.SubAgentID, MaxString)), attribute.String("gen_ai.request.model", clean(p.Model, MaxString)),
 			attribute.String("opx.parent_call_id", clean(p.ParentCallID, MaxString)))
 		m.addContent(s, o, "gen_ai.input.messages", messagesIf(p.Task))
-		s.subs[p.SubAgentID] = o
+		store(s.subs, p.SubAgentID, o)
 	case *event.SubAgentCompleted:
 		m.endSub(s, e, p.SubAgentID, "", attribute.Int64("gen_ai.usage.input_tokens", p.Usage.InputTokens),
 			attribute.Int64("gen_ai.usage.output_tokens", p.Usage.OutputTokens), attribute.Int("opx.subagent.tool_calls", p.ToolCalls))
@@ -439,9 +451,9 @@ func (m *Mapper) apply(e *ledger.Entry, p event.Payload) {
 		m.end(s.mcp[p.RequestID], nil)
 		o := m.start(e, trace.SpanContext{}, name, trace.SpanKindServer, kv...)
 		m.addContent(s, o, "gen_ai.tool.call.arguments", p.Params)
-		s.mcp[p.RequestID] = o
+		store(s.mcp, p.RequestID, o)
 		if s.proxy && p.Method == "tools/call" {
-			s.turns[""] = o // the proxied call's opx tool call nests under it
+			store(s.turns, "", o) // the proxied call's opx tool call nests under it
 		}
 	case *event.MCPResponse:
 		o := s.mcp[p.RequestID]
@@ -468,6 +480,15 @@ func (m *Mapper) apply(e *ledger.Entry, p event.Payload) {
 		m.event(o, e, "opx.rollback", kv...)
 		m.end(o, e)
 	}
+}
+
+// store keeps o under k, or forgets k when o is nil (a span not held).
+func store[K comparable](mp map[K]*openSpan, k K, o *openSpan) {
+	if o == nil {
+		delete(mp, k)
+		return
+	}
+	mp[k] = o
 }
 
 func messagesIf(text string) string {
