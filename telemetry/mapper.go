@@ -241,7 +241,7 @@ func (m *Mapper) Apply(e ledger.Entry) {
 	default:
 		return
 	}
-	p, err := event.Decode(e)
+	p, err := event.DecodeFast(e)
 	if err != nil {
 		m.Skipped++
 		return
