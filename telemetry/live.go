@@ -94,9 +94,9 @@ func (lv *Live) run(from uint64) {
 		lv.trunc.Store(m.Truncated)
 	}()
 	for {
-		wm, err := lv.l.Watermark()
-		if err != nil && wm.Advanced == nil {
-			lv.logf("telemetry: ledger: %v", err)
+		wm, werr := lv.l.Watermark()
+		if werr != nil && wm.Durable < from {
+			lv.logf("telemetry: ledger: %v", werr)
 			return
 		}
 		if wm.Durable >= from {
@@ -121,7 +121,12 @@ func (lv *Live) run(from uint64) {
 				return
 			}
 		}
-		if wm.Advanced == nil {
+		if wm.Advanced == nil || werr != nil {
+			// A read-only ledger, or a writer that failed: the durable
+			// head will not move again.
+			if werr != nil {
+				lv.logf("telemetry: ledger: %v", werr)
+			}
 			return
 		}
 		select {
