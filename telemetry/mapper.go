@@ -270,7 +270,7 @@ func (m *Mapper) apply(e *ledger.Entry, p event.Payload) {
 		m.end(s.turns[""], nil)
 		parent, _ := ParseTraceparent(p.Traceparent)
 		o := m.startTurn(e, parent, "", p.MessageID)
-		if kv, ok := m.content(s, "gen_ai.input.messages", p.Content); ok {
+		if kv, ok := m.content(s, "gen_ai.input.messages", messagesIf("user", p.Content)); ok {
 			o.setAttrs(kv)
 		}
 		store(s.turns, "", o)
@@ -284,13 +284,13 @@ func (m *Mapper) apply(e *ledger.Entry, p event.Payload) {
 			parent = sub.sc
 		}
 		o := m.startTurn(e, parent, p.SubAgentID, p.MessageID)
-		if kv, ok := m.content(s, "gen_ai.input.messages", p.Content); ok {
+		if kv, ok := m.content(s, "gen_ai.input.messages", messagesIf("user", p.Content)); ok {
 			o.setAttrs(kv)
 		}
 		store(s.turns, p.SubAgentID, o)
 	case *event.ResponseComplete:
 		o := s.turns[p.SubAgentID]
-		m.addContent(s, o, "gen_ai.output.messages", messagesIf(p.Content))
+		m.addContent(s, o, "gen_ai.output.messages", messagesIf("assistant", p.Content))
 		m.end(o, e)
 		delete(s.turns, p.SubAgentID)
 	case *event.AgentError:
@@ -327,7 +327,7 @@ func (m *Mapper) apply(e *ledger.Entry, p event.Payload) {
 			o.errType = "opx.model_error"
 			kv = append(kv, attribute.String("opx.error.message", clean(p.Error, MaxString)))
 		}
-		m.addContent(s, o, "gen_ai.output.messages", messagesIf(p.Text))
+		m.addContent(s, o, "gen_ai.output.messages", messagesIf("assistant", p.Text))
 		m.end(o, e, kv...)
 	case *event.ToolProposed:
 		k := callKey{p.SubAgentID, p.CallID}
@@ -423,7 +423,7 @@ func (m *Mapper) apply(e *ledger.Entry, p event.Payload) {
 			attribute.String("gen_ai.operation.name", "invoke_agent"), attribute.String("gen_ai.agent.id", clean(p.SubAgentID, MaxString)),
 			attribute.String("gen_ai.agent.name", clean(p.SubAgentID, MaxString)), attribute.String("gen_ai.request.model", clean(p.Model, MaxString)),
 			attribute.String("opx.parent_call_id", clean(p.ParentCallID, MaxString)))
-		m.addContent(s, o, "gen_ai.input.messages", messagesIf(p.Task))
+		m.addContent(s, o, "gen_ai.input.messages", messagesIf("user", p.Task))
 		store(s.subs, p.SubAgentID, o)
 	case *event.SubAgentCompleted:
 		m.endSub(s, e, p.SubAgentID, "", attribute.Int64("gen_ai.usage.input_tokens", p.Usage.InputTokens),
@@ -491,14 +491,16 @@ func store[K comparable](mp map[K]*openSpan, k K, o *openSpan) {
 	mp[k] = o
 }
 
-func messagesIf(text string) string {
+// messagesIf is text as the conventions' message list of role (withheld
+// text as is, for content to refuse; "" for none).
+func messagesIf(role, text string) string {
 	if text == "" {
 		return ""
 	}
 	if _, withheld := event.Withheld(text); withheld {
 		return text
 	}
-	return messages("assistant", cut(text, MaxContent))
+	return messages(role, cut(text, MaxContent))
 }
 
 func (o *openSpan) setAttrs(kv ...attribute.KeyValue) {
