@@ -2,6 +2,8 @@ package cli_test
 
 import (
 	"net"
+	"strconv"
+	"strings"
 	"testing"
 
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -52,4 +54,18 @@ func TestLedgerExport_OTLP_SendsAndRefuses(t *testing.T) {
 	dead := lis.Addr().String()
 	lis.Close()
 	run(t, "ledger", "export", "--ledger", path, "--format", "otlp", "--endpoint", dead, "--insecure").wantCode(t, cli.ExitError)
+}
+
+// TestLedgerExport_OTLP_Tampered: a verdict rewritten from block to allow
+// breaks the chain; the OTLP export stops there, an integrity failure
+// (exit 4), rather than send spans naming hashes of a chain that does
+// not link.
+func TestLedgerExport_OTLP_Tampered(t *testing.T) {
+	path, seq := rewrittenVerdict(t, replaySample(t), injection)
+	_, addr := startReceiver(t)
+	r := run(t, "ledger", "export", "--ledger", path, "--format", "otlp", "--endpoint", addr, "--insecure")
+	r.wantCode(t, cli.ExitIntegrity)
+	if !strings.Contains(r.stderr+r.err.Error(), strconv.FormatUint(seq+1, 10)) {
+		t.Errorf("the error does not name entry %d: %v\n%s", seq+1, r.err, r.stderr)
+	}
 }
