@@ -213,6 +213,9 @@ func New(opts Options) (*Engine, error) {
 			e.publish(session, messageID, "verdict", seq, v)
 		}, Approvals: e.approvals, Restrict: e.restrict, Admit: e.subs.Admit,
 		ExecScope: e.subs.ExecScope, SessionTools: e.proxies.Tools, Taint: e.readTaint}
+	if opts.Telemetry != nil {
+		e.pipe.TraceContext = e.mcpTraceContext
+	}
 	if opts.Tier2Provider != nil {
 		t2, err := tier2.NewLLMEvaluator(tier2.LLMEvaluatorConfig{Recorder: e.rec, Provider: opts.Tier2Provider, Retry: opts.Retry,
 			Budget: opts.Tier2DailyBudget, Workspace: opts.Workspace})

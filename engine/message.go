@@ -134,8 +134,12 @@ func (e *Engine) SendMessage(req *opxv1.ClientMessageRequest, stream opxv1.Clien
 		e.publish(sessionID, msgID, "session_created", seq, map[string]string{"session_id": sessionID, "title": title})
 	}
 
+	tp := traceparent(ctx)
 	seq := e.record(ctx, ledger.Async, sessionID, &event.ClientMessage{MessageID: msgID, Content: req.Content, Client: clientName(ctx),
-		Traceparent: traceparent(ctx)})
+		Traceparent: tp})
+	e.mu.Lock()
+	f.turnSeq, f.traceparent = seq, tp
+	e.mu.Unlock()
 	e.publish(sessionID, msgID, "message", seq, map[string]string{"content": req.Content})
 	// The agent is offered the MCP servers' tools once each server has
 	// started (or failed) once: the first message after a start waits

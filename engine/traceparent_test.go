@@ -3,13 +3,19 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"net"
+	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/metadata"
 
+	"github.com/opx-dev/opx/engine/mcp"
+	"github.com/opx-dev/opx/internal/mcptest"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
+	"github.com/opx-dev/opx/telemetry"
 )
 
 // TestSendMessage_Traceparent_Recorded: a W3C traceparent a client sends
@@ -68,5 +74,56 @@ func TestSendMessage_Traceparent_Recorded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestEngine_MCP_Traceparent: with telemetry on, an MCP server's tool is
+// called with params._meta.traceparent naming the call's execute_tool
+// span in its turn's trace, as telemetry derives them from the ledger
+// (the client.message and the tool.proposed).
+func TestEngine_MCP_Traceparent(t *testing.T) {
+	bad := mcptest.BadServer(t)
+	mcptest.NeedSandbox(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := lis.Addr().String() // a collector that is down: the export is not what is tested here
+	lis.Close()
+	rec := recordSession(t, recordSpec{
+		transcript: `{"model": "m", "turns": [{"match": "^meta", "steps": [{"tool_calls": [{"name": "mcp__bad__meta", "arguments": "{}"}]}, {"text": "{{.LastResult}}"}]}]}`,
+		policy:     "version: 1\ndefault: allow\n",
+		messages:   []string{"meta"},
+		mcp: func(ws string) []mcp.Spec {
+			return []mcp.Spec{{Name: "bad", Argv: []string{bad}, Workspace: ws, Timeout: 20 * time.Second}}
+		},
+		tune: liveTelemetry(down),
+	})
+	es := entriesOf(t, rec.path)
+	var msgSeq, propSeq uint64
+	var result string
+	for _, e := range es {
+		switch p := e.p.(type) {
+		case *event.ClientMessage:
+			msgSeq = e.Seq
+		case *event.ToolProposed:
+			if p.Tool == "mcp__bad__meta" {
+				propSeq = e.Seq
+			}
+		case *event.ExecCompleted:
+			if p.Tool == "mcp__bad__meta" {
+				result = p.Result
+			}
+		}
+	}
+	l, err := ledger.OpenReadOnly(rec.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := l.ID()
+	l.Close()
+	want := "00-" + telemetry.TraceID(id, rec.session, msgSeq).String() + "-" + telemetry.SpanID(id, rec.session, propSeq).String() + "-01"
+	if msgSeq == 0 || propSeq == 0 || !strings.Contains(result, want) {
+		t.Errorf("the server got %q, want %q (client.message %d, tool.proposed %d)", result, want, msgSeq, propSeq)
 	}
 }
