@@ -248,6 +248,7 @@ func newEngine(c *cli.Context) (e *engine.Engine, closeAll func(), err error) {
 		CheckpointInterval: time.Duration(cfg.Ledger.CheckpointInterval),
 		Fleet:              fleetStarter(fleet, l, ws, keeper, func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) }),
 		Witnesses:          witnessStarter(cfg.Ledger.Witnesses, cfg.Ledger.Origin, l, func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) }),
+		Telemetry:          telemetryStarter(cfg.Telemetry, l, func(format string, args ...any) { fmt.Fprintf(errw, format+"\n", args...) }),
 		Services:           grpcapi.Register,
 	})
 	if err != nil {

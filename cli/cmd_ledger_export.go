@@ -14,7 +14,7 @@ func ledgerExportCommand() *cli.Command {
 	cmd := &cli.Command{
 		Name:      "export",
 		Usage:     "write the ledger, or one session's segment, as JSONL with its blobs",
-		UsageText: "opx ledger export (-o FILE [--session ID] | --tiles DIR | --format ocsf [-o FILE] [--session ID] [--follow [--cursor FILE]]) [--json] [--ledger PATH | --workspace DIR]",
+		UsageText: "opx ledger export (-o FILE [--session ID] | --tiles DIR | --format ocsf [-o FILE] [--session ID] [--follow [--cursor FILE]] | --format otlp --endpoint URL [--protocol grpc|http] [--insecure] [--session ID]) [--json] [--ledger PATH | --workspace DIR]",
 		Description: "Writes one entry per line, the stored bytes verbatim (zstd-compressed when FILE ends in .zst),\n" +
 			"and the blobs the entries name plus a manifest to the bundle NAME.blobs/ beside it. Nothing is\n" +
 			"overwritten. The chain is checked while exporting: a damaged ledger is not exported.\n" +
@@ -35,13 +35,17 @@ func ledgerExportCommand() *cli.Command {
 			"While an engine holds the ledger, the tree is computed here from the entries it sends up to its durable\n" +
 			"head, and written only if its root is the signed checkpoint's: the same files as an offline export.\n\n" +
 			ocsfExportHelp + "\n" +
+			"With --format otlp, sends the entries (of one session with --session) to the OTLP collector at\n" +
+			"--endpoint as OpenTelemetry spans and events, with their original timestamps and ids derived from\n" +
+			"the ledger, so exporting again sends the same spans; each names its entry's seq and hash\n" +
+			"(docs/telemetry.md). Content only with --content.\n\n" +
 			exitCodesHelp("integrity failure found: the ledger is damaged, nothing was exported"),
 		HideHelpCommand: true,
-		Flags: append(ledgerloc.Flags(),
+		Flags: append(append(ledgerloc.Flags(), ledgerExportOTLPFlags()...),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "export `FILE` (.jsonl or .jsonl.zst; required)", TakesFile: true},
 			&cli.StringFlag{Name: "session", Usage: "export only the segment covering session `ID`"},
 			&cli.StringFlag{Name: "tiles", Usage: "write the tree of the latest signed checkpoint as a static tlog-tiles tree in `DIR`", TakesFile: true},
-			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "`FORMAT` of the export: jsonl (the entries) or ocsf (OCSF events for SIEMs)"},
+			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "`FORMAT` of the export: jsonl (the entries), ocsf (OCSF events for SIEMs) or otlp (OpenTelemetry spans sent to --endpoint)"},
 			ui.JSONFlag(),
 		),
 		Action: runLedgerExport,
@@ -54,15 +58,22 @@ func runLedgerExport(c *cli.Context) error {
 	if _, err := wantArgs(c, 0, 0, ""); err != nil {
 		return err
 	}
-	switch c.String("format") {
+	switch f := c.String("format"); f {
 	case "jsonl":
 		if c.IsSet("follow") || c.IsSet("cursor") || c.IsSet("host") {
 			return usage.Errorf(c, "--follow, --cursor and --host are for --format ocsf")
 		}
+		for _, name := range []string{"endpoint", "protocol", "insecure", "header", "content"} {
+			if c.IsSet(name) {
+				return usage.Errorf(c, "--%s is for --format otlp", name)
+			}
+		}
 	case "ocsf":
-		return runLedgerExportOCSF(c)
+		return runLedgerExportOCSF(c) // cmd_ledger_export_ocsf.go
+	case "otlp":
+		return runLedgerExportOTLP(c) // cmd_ledger_export_otlp.go
 	default:
-		return usage.Errorf(c, "--format %q: want jsonl or ocsf", ui.Clip(c.String("format"), 40))
+		return usage.Errorf(c, "--format %q: want jsonl, ocsf or otlp", ui.Clip(f, 40))
 	}
 	out := c.String("output")
 	if c.IsSet("tiles") {

@@ -1,15 +1,20 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+
+	"google.golang.org/grpc/metadata"
 
 	"github.com/opx-dev/opx/cli/internal/ledgerloc"
 	"github.com/opx-dev/opx/cli/internal/ui"
 	"github.com/opx-dev/opx/cli/internal/usage"
+	"github.com/opx-dev/opx/ledger/event"
 	opxv1 "github.com/opx-dev/opx/proto/opx/v1"
 	"github.com/urfave/cli/v2"
 )
@@ -22,7 +27,8 @@ func sendCommand() *cli.Command {
 		Description: "Starts a new session unless --session names one. The answer streams to stdout as it is written;\n" +
 			"tool calls and their results are shown on stderr. When Shield asks a human, the request is shown\n" +
 			"with its ID and the commands that answer it (opx approve ID, opx deny ID, from another terminal);\n" +
-			"the answer waits meanwhile. With --json every pipeline event is printed as one JSON object per\n" +
+			"the answer waits meanwhile. A W3C TRACEPARENT in the environment is passed on and recorded: the turn's\n" +
+			"span in the OpenTelemetry export is its child (docs/telemetry.md). With --json every pipeline event is printed as one JSON object per\n" +
 			"line instead.\n\n" +
 			"With --otr the new session is off the record (docs/otr.md): read-only (Shield blocks every tool\n" +
 			"that could change something, rule otr:read-only), and recorded as an envelope whose texts are\n" +
@@ -69,7 +75,7 @@ func runSend(c *cli.Context) error {
 		return err
 	}
 	defer ec.Close()
-	stream, err := ec.client.SendMessage(ec.ctx, &opxv1.ClientMessageRequest{SessionId: c.String("session"), Content: text, Mode: sendMode(c.Bool("otr"))})
+	stream, err := ec.client.SendMessage(withTraceparent(ec.ctx), &opxv1.ClientMessageRequest{SessionId: c.String("session"), Content: text, Mode: sendMode(c.Bool("otr"))})
 	if err != nil {
 		return fmt.Errorf("send: %w", err)
 	}
@@ -179,4 +185,15 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// withTraceparent passes the W3C trace context of opx send's environment
+// (TRACEPARENT, as a CI job or a traced script sets it) to the engine,
+// which records it with the message: the turn's span is its child
+// (docs/telemetry.md). An invalid one is ignored.
+func withTraceparent(ctx context.Context) context.Context {
+	if tp := strings.TrimSpace(os.Getenv("TRACEPARENT")); event.ValidTraceparent(tp) {
+		return metadata.AppendToOutgoingContext(ctx, "traceparent", tp)
+	}
+	return ctx
 }

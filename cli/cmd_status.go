@@ -52,6 +52,9 @@ type statusJSON struct {
 	// ledger's log by: its checkpoints' origin and verifier key.
 	CheckpointOrigin string `json:"checkpoint_origin,omitempty"`
 	CheckpointKey    string `json:"checkpoint_key,omitempty"`
+	// Telemetry is the OpenTelemetry export (status_telemetry.go);
+	// absent when off.
+	Telemetry *telemetryStatusJSON `json:"telemetry,omitempty"`
 	// Agents are the agent CLIs hooked into opx (agents_hooks.go).
 	Agents []install.Status `json:"agents"`
 }
@@ -83,7 +86,7 @@ func runStatus(c *cli.Context) error {
 		AgentPID: st.AgentPid, GRPCPort: st.GrpcPort, SandboxStatus: st.SandboxStatus, SandboxSummary: st.SandboxSummary,
 		LedgerPath: st.LedgerPath, LedgerHeadSeq: st.LedgerHeadSeq, LedgerHeadHash: st.LedgerHeadHash, MCPServers: mcpServersJSON(st.McpServers),
 		Fleet: fleetJSON(st.Fleet), Witnesses: witnessesJSON(st.Witnesses), CheckpointOrigin: st.CheckpointOrigin,
-		CheckpointKey: st.CheckpointKey, Agents: agents}
+		CheckpointKey: st.CheckpointKey, Telemetry: telemetryJSON(st.Telemetry), Agents: agents}
 	if c.Bool("json") {
 		return ui.WriteJSON(c, out)
 	}
@@ -104,6 +107,7 @@ func runStatus(c *cli.Context) error {
 	printFleet(w, out.Fleet)
 	printCheckpointKey(w, out.CheckpointOrigin, out.CheckpointKey)
 	printWitnesses(w, out.Witnesses)
+	printTelemetry(w, out.Telemetry)
 	printAgentHooks(w, "hooks     ", out.Agents)
 	return nil
 }

@@ -213,6 +213,9 @@ func New(opts Options) (*Engine, error) {
 			e.publish(session, messageID, "verdict", seq, v)
 		}, Approvals: e.approvals, Restrict: e.restrict, Admit: e.subs.Admit,
 		ExecScope: e.subs.ExecScope, SessionTools: e.proxies.Tools, Taint: e.readTaint}
+	if opts.Telemetry != nil {
+		e.pipe.TraceContext = e.mcpTraceContext
+	}
 	if opts.Tier2Provider != nil {
 		t2, err := tier2.NewLLMEvaluator(tier2.LLMEvaluatorConfig{Recorder: e.rec, Provider: opts.Tier2Provider, Retry: opts.Retry,
 			Budget: opts.Tier2DailyBudget, Workspace: opts.Workspace})
@@ -301,6 +304,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	if witnessErr != nil {
 		e.opts.Logf("engine: witnesses: %v (not submitting checkpoints)", witnessErr)
+	}
+	if err := e.out.StartTelemetry(ctx, e.opts.Telemetry); err != nil {
+		e.opts.Logf("engine: telemetry: %v (not exporting)", err)
 	}
 	everyDone := make(chan struct{})
 	go func() {

@@ -134,7 +134,12 @@ func (e *Engine) SendMessage(req *opxv1.ClientMessageRequest, stream opxv1.Clien
 		e.publish(sessionID, msgID, "session_created", seq, map[string]string{"session_id": sessionID, "title": title})
 	}
 
-	seq := e.record(ctx, ledger.Async, sessionID, &event.ClientMessage{MessageID: msgID, Content: req.Content, Client: clientName(ctx)})
+	tp := traceparent(ctx)
+	seq := e.record(ctx, ledger.Async, sessionID, &event.ClientMessage{MessageID: msgID, Content: req.Content, Client: clientName(ctx),
+		Traceparent: tp})
+	e.mu.Lock()
+	f.turnSeq, f.traceparent = seq, tp
+	e.mu.Unlock()
 	e.publish(sessionID, msgID, "message", seq, map[string]string{"content": req.Content})
 	// The agent is offered the MCP servers' tools once each server has
 	// started (or failed) once: the first message after a start waits
@@ -198,6 +203,17 @@ func titleOf(s string) string {
 	return string(r[:57]) + "..."
 }
 
+// traceparent is the W3C trace context the client sent (metadata
+// "traceparent", as opx send passes its TRACEPARENT), "" when none or
+// not a valid one: the turn's span is its child in the telemetry
+// exported (telemetry/).
+func traceparent(ctx context.Context) string {
+	if v := auth.MetadataValue(ctx, "traceparent"); event.ValidTraceparent(v) {
+		return v
+	}
+	return ""
+}
+
 // clientName is what a client calls itself (metadata "opx-client").
 func clientName(ctx context.Context) string {
 	if v := auth.MetadataValue(ctx, "opx-client"); v != "" {
@@ -216,12 +232,13 @@ func (e *Engine) Status() (*opxv1.StatusResponse, error) {
 	servers := e.opts.MCP.StatusProto(e.mcp)
 	fleet := e.out.FleetStatus()
 	witnesses := e.out.WitnessStatus()
+	telemetry := e.out.TelemetryStatus()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := &opxv1.StatusResponse{Version: e.opts.Version, Workspace: e.opts.Workspace, ManagerPid: int64(e.opts.ManagerPID),
 		EnginePid: int64(pid), AgentPid: int64(e.agentPID), GrpcPort: int64(e.port),
 		LedgerHeadSeq: h.Seq, LedgerHeadHash: h.Hash.String(), LedgerPath: e.opts.Ledger.Path(), SandboxStatus: "no agent",
-		McpServers: servers, Fleet: fleet, Witnesses: witnesses}
+		McpServers: servers, Fleet: fleet, Witnesses: witnesses, Telemetry: telemetry}
 	if k := e.opts.Checkpoints; k != nil {
 		if v, ok := k.Verifier(); ok {
 			st.CheckpointOrigin, st.CheckpointKey = k.Origin(), v.String()

@@ -122,6 +122,10 @@ type Options struct {
 	// tlog-witnesses (config ledger.witnesses; engine/witness, started by
 	// whoever starts the engine); nil submits to none.
 	Witnesses outward.StartWitnesses
+	// Telemetry exports the ledger's entries as OpenTelemetry spans as
+	// they become durable (config telemetry.otlp; telemetry.Live, started
+	// by whoever starts the engine); nil exports nothing.
+	Telemetry outward.StartTelemetry
 	// Services registers the gRPC services that are not the core's
 	// (engine/grpcapi.Register: the ledger and Chronicle services) on the
 	// engine's server, behind the same authenticator; nil serves only

@@ -63,6 +63,10 @@ type Pipeline struct {
 	// OnVerdict, if set, is told each verdict once it is recorded (the
 	// engine shows them to the session's clients).
 	OnVerdict func(session, messageID string, seq uint64, v *event.ShieldVerdict)
+	// TraceContext, if set, returns the context a call's execution runs
+	// in given its tool.proposed seq: the engine adds the W3C trace
+	// context an MCP server is sent (mcpTraceContext).
+	TraceContext func(ctx context.Context, prop judge.Proposal, proposedSeq uint64) context.Context
 	// Tier2, if set, answers escalations to tier 2 (the LLM evaluator);
 	// without it they go to a human, and the verdict says so.
 	Tier2 Tier2
@@ -165,7 +169,8 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 		Args: args, ActionHash: ActionHash(tool, args), Def: def, Known: known, Paths: tools.Paths(call)}
 	p.observe(ctx, &prop)
 	call.Links = prop.Links
-	if refusal, err := p.recordProposed(ctx, prop); err != nil || refusal != "" {
+	proposedSeq, refusal, err := p.recordProposed(ctx, prop)
+	if err != nil || refusal != "" {
 		// A refusal leaves the raw call in agent.tool_call only.
 		return ToolOutcome{Content: refusal, IsError: true}, err
 	}
@@ -203,6 +208,9 @@ func (p *Pipeline) Handle(ctx context.Context, session, subagent, messageID, cal
 	// executor runs.
 	if refusal, err := p.recordStarted(ctx, prop); err != nil || refusal != "" {
 		return ToolOutcome{Content: refusal, IsError: true}, err
+	}
+	if p.TraceContext != nil {
+		ctx = p.TraceContext(ctx, prop, proposedSeq)
 	}
 	ex, release := p.execute(ctx, tools, prop, call)
 	// Released once the call's end is recorded (ExecScope's done).
@@ -273,8 +281,8 @@ func (p *Pipeline) observe(ctx context.Context, prop *judge.Proposal) {
 
 // recordProposed records tool.proposed for prop once Admit admits it
 // (a sub-agent that has ended proposes nothing more).
-func (p *Pipeline) recordProposed(ctx context.Context, prop judge.Proposal) (refusal string, err error) {
-	return p.recordAdmitted(ctx, prop, ledger.Async, &event.ToolProposed{SubAgentID: prop.SubAgentID, MessageID: prop.MessageID,
+func (p *Pipeline) recordProposed(ctx context.Context, prop judge.Proposal) (seq uint64, refusal string, err error) {
+	return p.recordAdmittedSeq(ctx, prop, ledger.Async, &event.ToolProposed{SubAgentID: prop.SubAgentID, MessageID: prop.MessageID,
 		CallID: prop.CallID, Tool: prop.Tool, Arguments: string(prop.Args), ActionHash: prop.ActionHash.String(), Mutating: prop.Def.Mutating, Links: event.LinksOf(prop.Links),
 		Manifests: prop.Manifests, Sensitive: prop.Sensitive, Taint: prop.Taint})
 }
@@ -289,15 +297,21 @@ func (p *Pipeline) recordStarted(ctx context.Context, prop judge.Proposal) (refu
 // recordAdmitted records entry for prop while Admit holds it admitted; a
 // refusal is the answer to give instead, with nothing recorded.
 func (p *Pipeline) recordAdmitted(ctx context.Context, prop judge.Proposal, d ledger.Durability, entry event.Payload) (refusal string, err error) {
+	_, refusal, err = p.recordAdmittedSeq(ctx, prop, d, entry)
+	return refusal, err
+}
+
+// recordAdmittedSeq is recordAdmitted returning the entry's seq too.
+func (p *Pipeline) recordAdmittedSeq(ctx context.Context, prop judge.Proposal, d ledger.Durability, entry event.Payload) (seq uint64, refusal string, err error) {
 	if p.Admit != nil {
 		release, refusal := p.Admit(prop)
 		if refusal != "" {
-			return "error: " + refusal, nil
+			return 0, "error: " + refusal, nil
 		}
 		defer release()
 	}
-	_, err = p.Recorder.Record(ctx, d, prop.Session, entry)
-	return "", err
+	seq, err = p.Recorder.Record(ctx, d, prop.Session, entry)
+	return seq, "", err
 }
 
 // parseArgs checks that arguments are one JSON object in the ledger's

@@ -110,7 +110,7 @@ func (p *Pipeline) HandleExternal(ctx context.Context, session, messageID string
 		}
 		p.observe(ctx, &q.prop)
 		q.call.Links = q.prop.Links
-		if r, err := p.recordProposed(rctx, q.prop); err != nil || r != "" {
+		if _, r, err := p.recordProposed(rctx, q.prop); err != nil || r != "" {
 			return &ToolOutcome{Content: r, IsError: true}, err
 		}
 		if ctx.Err() != nil {

@@ -107,6 +107,8 @@ type recordSpec struct {
 	// before, if set, is called before message i is sent, with the
 	// engine's ledger to wait on (Follow) and the context to call it in.
 	before func(i int, ctx context.Context, ledger opxv1.LedgerServiceClient)
+	// tune, if set, changes the engine's options before it starts.
+	tune func(*engine.Options)
 }
 
 // recorded is a live session's ledger.
@@ -179,10 +181,14 @@ func recordSession(t testing.TB, spec recordSpec) recorded {
 	if spec.mcp != nil {
 		mcpCfg = &mcp.Config{Sandbox: mcp.Sandbox{Self: mcptest.Self(t), HomeRoot: t.TempDir(), Log: io.Discard}, Specs: spec.mcp(ws)}
 	}
-	e, err := engine.New(engine.Options{Services: grpcapi.Register, Tier2Provider: tier2, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
+	opts := engine.Options{Services: grpcapi.Register, Tier2Provider: tier2, Workspace: ws, Ledger: l, Provider: llm.NewScripted(tr), ClientToken: clientToken,
 		Version: "test", Policy: "test policy", Evaluator: ev, PolicyText: text, ShieldEnv: env, Stdout: pw,
 		HTTP: &executor.HTTPConfig{AllowHost: func(string) bool { return false }}, SpawnAgent: spawn,
-		Agents: engine.AgentsConfig{Enabled: spec.agents, MaxRounds: spec.subRounds, Timeout: spec.subTimeout}, MCP: mcpCfg})
+		Agents: engine.AgentsConfig{Enabled: spec.agents, MaxRounds: spec.subRounds, Timeout: spec.subTimeout}, MCP: mcpCfg}
+	if spec.tune != nil {
+		spec.tune(&opts)
+	}
+	e, err := engine.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

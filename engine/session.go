@@ -22,8 +22,13 @@ import (
 type inflight struct {
 	session, messageID string
 	toolCalls          int
-	done               chan struct{}
-	once               sync.Once
+	// turnSeq is its client.message (0 until recorded) and traceparent
+	// the client's trace context recorded with it: the trace of its
+	// calls as telemetry exports them (mcpTraceContext).
+	turnSeq     uint64
+	traceparent string
+	done        chan struct{}
+	once        sync.Once
 }
 
 func (f *inflight) finish() { f.once.Do(func() { close(f.done) }) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"path"
@@ -50,9 +51,83 @@ type Config struct {
 	MCP       MCP       `yaml:"mcp"`
 	Fleet     Fleet     `yaml:"fleet"`
 	Hooks     Hooks     `yaml:"hooks"`
+	Telemetry Telemetry `yaml:"telemetry"`
 
 	// Path is the file the configuration came from ("" for defaults).
 	Path string `yaml:"-"`
+}
+
+// Telemetry configures the engine's OpenTelemetry export
+// (docs/telemetry.md): off unless telemetry.otlp.endpoint is set.
+type Telemetry struct {
+	OTLP OTLP `yaml:"otlp"`
+	// Content attaches arguments, results and messages to the spans
+	// (never for an off-the-record session). Off by default.
+	Content bool `yaml:"content"`
+}
+
+// OTLP is where the engine sends its spans.
+type OTLP struct {
+	// Endpoint is the collector: host:port or http(s)://host:port[/path].
+	Endpoint string `yaml:"endpoint"`
+	// Protocol is grpc (the default) or http.
+	Protocol string `yaml:"protocol"`
+	// Headers are sent with every export (an API key): mind that the
+	// configuration file holds them.
+	Headers map[string]string `yaml:"headers"`
+	// Insecure sends without TLS (a collector on loopback).
+	Insecure bool `yaml:"insecure"`
+	// Sample is the fraction of traces (turns) sent, 0 < sample <= 1;
+	// 0 (unset) sends them all.
+	Sample float64 `yaml:"sample"`
+}
+
+// MaxOTLPHeaders bounds telemetry.otlp.headers.
+const MaxOTLPHeaders = 32
+
+var otlpHeaderRE = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]{1,128}$`)
+
+// checkTelemetry checks telemetry.otlp.
+func checkTelemetry(t Telemetry) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+	}
+	o := t.OTLP
+	if o.Endpoint == "" {
+		if o.Protocol != "" || len(o.Headers) > 0 || o.Sample != 0 || o.Insecure {
+			return bad("telemetry.otlp sets fields but no endpoint")
+		}
+		return nil
+	}
+	if len(o.Endpoint) > 512 || strings.ContainsAny(o.Endpoint, " \t\r\n") {
+		return bad("telemetry.otlp.endpoint %q is not host:port or http(s)://host:port[/path]", clipValue(o.Endpoint))
+	}
+	if strings.Contains(o.Endpoint, "://") {
+		u, err := url.Parse(o.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return bad("telemetry.otlp.endpoint %q must be http(s)://host:port[/path]", clipValue(o.Endpoint))
+		}
+	} else if _, port, err := net.SplitHostPort(o.Endpoint); err != nil || port == "" {
+		return bad("telemetry.otlp.endpoint %q must be host:port or http(s)://host:port[/path]", clipValue(o.Endpoint))
+	}
+	if o.Protocol != "" && o.Protocol != "grpc" && o.Protocol != "http" {
+		return bad("telemetry.otlp.protocol must be grpc or http, got %q", clipValue(o.Protocol))
+	}
+	if o.Sample < 0 || o.Sample > 1 || o.Sample != o.Sample {
+		return bad("telemetry.otlp.sample must be between 0 and 1, got %v", o.Sample)
+	}
+	if len(o.Headers) > MaxOTLPHeaders {
+		return bad("telemetry.otlp.headers has %d headers (at most %d)", len(o.Headers), MaxOTLPHeaders)
+	}
+	for k, v := range o.Headers {
+		if !otlpHeaderRE.MatchString(k) {
+			return bad("telemetry.otlp.headers: %q is not a header name", clipValue(k))
+		}
+		if len(v) > 4096 || strings.ContainsAny(v, "\r\n\x00") {
+			return bad("telemetry.otlp.headers[%s]: the value holds a line break or is over 4096 bytes", k)
+		}
+	}
+	return nil
 }
 
 // Hooks configures how opx answers the hooks of the coding-agent CLIs it
@@ -441,6 +516,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := checkWitnesses(c.Ledger.Witnesses); err != nil {
+		return err
+	}
+	if err := checkTelemetry(c.Telemetry); err != nil {
 		return err
 	}
 	if n := c.Agents.MaxConcurrent; n < 1 || n > 64 {

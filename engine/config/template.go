@@ -149,6 +149,21 @@ agents:
 #     #   disabled: true                # configured, not started
 #   max_proxy_sessions: 32 # opx mcp-proxy sessions open at once (each runs its own upstream)
 
+# OpenTelemetry (docs/telemetry.md): the engine sends each turn, model
+# call, tool call, MCP call and sub-agent as spans (the GenAI and MCP
+# conventions), Shield's verdicts, approvals and snapshots as events, each
+# naming its ledger entry (opx.ledger.seq, opx.ledger.hash), as entries
+# become durable, in the background: a collector that is down only counts
+# failures (opx status). opx ledger export --format otlp sends the past.
+# telemetry:
+#   otlp:
+#     endpoint: localhost:4317   # or http(s)://host:4318 with protocol: http
+#     protocol: grpc             # or http
+#     insecure: true             # no TLS (a collector on loopback)
+#     headers: {x-api-key: "..."}
+#     sample: 1                  # fraction of turns sent
+#   content: false               # true: arguments, results and messages too (never off the record)
+
 # Claude Code, Codex CLI and Gemini CLI audited through their hooks
 # (docs/agents.md; opx agents install claude|codex|gemini): every tool call
 # the agent makes is recorded, judged by Shield and snapshotted before it

@@ -514,3 +514,18 @@ func TestBadServer_BigRequest(t *testing.T) {
 		t.Errorf("malformed: %+v", pe)
 	}
 }
+
+// TestBadServer_Traceparent: a tools/call made with a trace context sends
+// it in params._meta.traceparent (the MCP conventions' propagation); one
+// made without sends none.
+func TestBadServer_Traceparent(t *testing.T) {
+	e := newEnv(t)
+	c := e.start(t, badSpec(t, time.Minute))
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	if r, err := c.CallTool(mcp.WithTraceparent(context.Background(), tp), "call-meta", "meta", nil); err != nil || r.Text != tp {
+		t.Errorf("with a trace context: %+v %v", r, err)
+	}
+	if r, err := c.CallTool(context.Background(), "call-meta-2", "meta", nil); err != nil || r.Text != "" {
+		t.Errorf("without: %+v %v", r, err)
+	}
+}

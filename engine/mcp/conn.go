@@ -368,7 +368,13 @@ func (c *Conn) CallTool(ctx context.Context, callID, tool string, args json.RawM
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, fmt.Errorf("%w: %s did not answer tools/call %s within %v", ErrTimeout, c.spec.Name, tool, c.timeout))
 	defer cancel()
-	raw, err := c.lc.call(ctx, "tools/call", map[string]any{"name": tool, "arguments": args}, callID)
+	params := map[string]any{"name": tool, "arguments": args}
+	if tp := traceparentOf(ctx); tp != "" {
+		// The MCP semantic conventions' propagation: the server's spans
+		// join the trace of the call (docs/telemetry.md).
+		params["_meta"] = map[string]string{"traceparent": tp}
+	}
+	raw, err := c.lc.call(ctx, "tools/call", params, callID)
 	if err == nil && c.frz != nil {
 		// What the call made it send (tools/list_changed) is read before
 		// it is stopped again: it answers a ping only after it, in order
@@ -593,4 +599,18 @@ func opxVersion() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// traceparentKey carries the W3C trace context of a tools/call.
+type traceparentKey struct{}
+
+// WithTraceparent returns ctx carrying tp, the W3C traceparent CallTool
+// sends the server in params._meta.traceparent.
+func WithTraceparent(ctx context.Context, tp string) context.Context {
+	return context.WithValue(ctx, traceparentKey{}, tp)
+}
+
+func traceparentOf(ctx context.Context) string {
+	tp, _ := ctx.Value(traceparentKey{}).(string)
+	return tp
 }

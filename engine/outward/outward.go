@@ -49,6 +49,18 @@ type WitnessRecorder = Recorder
 // StartWitnesses starts submitting checkpoints in the background.
 type StartWitnesses func(ctx context.Context, rec WitnessRecorder) (Witnesses, error)
 
+// Telemetry exports the ledger as OpenTelemetry spans while the engine
+// runs (telemetry.Live): it reads entries once durable, in its own
+// goroutine; the engine only asks where it stands and stops it.
+type Telemetry interface {
+	Status() *opxv1.TelemetryStatus
+	Close(drain time.Duration) error
+}
+
+// StartTelemetry starts the export in the background. It must not block
+// on the collector: one that is down is only a counter in Status.
+type StartTelemetry func(ctx context.Context) (Telemetry, error)
+
 // Drains bound how long a stopping engine waits: for its last entries
 // (engine.stopped among them) to be shipped, and for a request to a
 // witness under way. What is left goes at the next start (the shipper
@@ -57,6 +69,8 @@ type StartWitnesses func(ctx context.Context, rec WitnessRecorder) (Witnesses, e
 const (
 	FleetDrain   = 3 * time.Second
 	WitnessDrain = 2 * time.Second
+	// TelemetryDrain bounds sending the spans still queued at stop.
+	TelemetryDrain = 2 * time.Second
 )
 
 // Set is the engine's shipper and witnesses while it runs. The zero Set
@@ -65,6 +79,36 @@ type Set struct {
 	mu        sync.Mutex
 	shipper   Shipper
 	witnesses Witnesses
+	telemetry Telemetry
+}
+
+// StartTelemetry starts the OpenTelemetry export (nil starts nothing), in
+// the background; a failure to start is returned for the engine to
+// report, not to stop on.
+func (s *Set) StartTelemetry(ctx context.Context, start StartTelemetry) error {
+	if start == nil {
+		return nil
+	}
+	t, err := start(context.WithoutCancel(ctx))
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.telemetry = t
+	s.mu.Unlock()
+	return nil
+}
+
+// TelemetryStatus is where the OpenTelemetry export stands, for
+// GetStatus (nil when off).
+func (s *Set) TelemetryStatus() *opxv1.TelemetryStatus {
+	s.mu.Lock()
+	t := s.telemetry
+	s.mu.Unlock()
+	if t == nil {
+		return nil
+	}
+	return t.Status()
 }
 
 // Start starts what is configured (nil starts nothing), in the
@@ -103,12 +147,17 @@ func (s *Set) Submit(note string) {
 	}
 }
 
-// Stop stops the witnesses, then the shipper (it ships the entries the
+// Stop stops the telemetry export, the witnesses, then the shipper (it ships the entries the
 // engine recorded last), each within its drain; logf reports a failure.
 func (s *Set) Stop(logf func(format string, args ...any)) {
 	s.mu.Lock()
-	w, sh := s.witnesses, s.shipper
+	w, sh, t := s.witnesses, s.shipper, s.telemetry
 	s.mu.Unlock()
+	if t != nil {
+		if err := t.Close(TelemetryDrain); err != nil {
+			logf("engine: telemetry: %v", err)
+		}
+	}
 	if w != nil {
 		if err := w.Close(WitnessDrain); err != nil {
 			logf("engine: witnesses: %v", err)

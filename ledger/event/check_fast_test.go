@@ -382,3 +382,16 @@ func BenchmarkCheck(b *testing.B) {
 		})
 	}
 }
+
+// TestDecodeFast_MatchesDecode: DecodeFast gives Decode's payload and
+// verdict for every payload of the fixture ledgers (broken ones too).
+func TestDecodeFast_MatchesDecode(t *testing.T) {
+	for i, in := range fixturePayloads(t) {
+		e := ledger.Entry{Seq: uint64(i), Type: in.typ, Data: in.data}
+		a, errA := event.Decode(e)
+		b, errB := event.DecodeFast(e)
+		if (errA == nil) != (errB == nil) || !reflect.DeepEqual(a, b) {
+			t.Fatalf("payload %d (%s): Decode %+v %v, DecodeFast %+v %v", i, e.Type, a, errA, b, errB)
+		}
+	}
+}

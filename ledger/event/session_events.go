@@ -1,6 +1,9 @@
 package event
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Types of the session area.
 const (
@@ -50,12 +53,30 @@ type ClientMessage struct {
 	MessageID string `json:"message_id"`
 	Content   string `json:"content"`
 	Client    string `json:"client,omitempty"` // e.g. "opx send", "opx chat"
+	// Traceparent is the W3C trace context the client sent (opx send
+	// passes its TRACEPARENT): the turn's span is its child in the
+	// telemetry opx exports. Absent when none was sent.
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 func (*ClientMessage) Type() string { return TypeClientMessage }
 
 func (m *ClientMessage) Validate() error {
+	if m.Traceparent != "" && !ValidTraceparent(m.Traceparent) {
+		return errors.New("traceparent is not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)")
+	}
 	return need("message_id", m.MessageID, "content", m.Content)
+}
+
+// ValidTraceparent reports whether s is a W3C traceparent of version 00
+// with a trace id and a span id that are not all zeros, in lower case.
+func ValidTraceparent(s string) bool {
+	if len(s) != 55 || s[:3] != "00-" || s[35] != '-' || s[52] != '-' {
+		return false
+	}
+	tid, sid, fl := s[3:35], s[36:52], s[53:]
+	return isLowerHex(tid, 32) && isLowerHex(sid, 16) && isLowerHex(fl, 2) &&
+		tid != strings.Repeat("0", 32) && sid != strings.Repeat("0", 16)
 }
 
 // ClientRejected records client calls refused for their token. The engine

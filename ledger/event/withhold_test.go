@@ -20,7 +20,7 @@ import (
 var envelope = map[string][]string{
 	event.TypeSessionCreated:    {"mode", "parent_session", "subagent_id"},
 	event.TypeSessionTitled:     {},
-	event.TypeClientMessage:     {"message_id", "client"},
+	event.TypeClientMessage:     {"message_id", "client", "traceparent"},
 	event.TypeProcessRequest:    {"subagent_id", "message_id", "mode"},
 	event.TypeAgentTokens:       {"subagent_id", "message_id"},
 	event.TypeAgentToolCall:     {"subagent_id", "message_id"},

@@ -116,8 +116,15 @@ func handle(m message, start string) {
 		var p struct {
 			Name      string         `json:"name"`
 			Arguments map[string]any `json:"arguments"`
+			Meta      map[string]any `json:"_meta"`
 		}
 		json.Unmarshal(m.Params, &p)
+		if p.Name == "meta" {
+			// Answers the traceparent its caller sent in params._meta.
+			tp, _ := p.Meta["traceparent"].(string)
+			result(m.ID, text(tp))
+			return
+		}
 		if p.Name == "freeze" {
 			// Nothing is written again, and the input is no longer read:
 			// this goroutine is the reader.
@@ -131,7 +138,7 @@ func handle(m message, start string) {
 }
 
 var toolNames = []string{"echo", "crash", "hang", "freeze", "big", "bigfirst", "endless", "malformed", "badutf8", "garbage",
-	"unexpected", "change", "flood", "spawn", "slow", "closeout", "bigrequest"}
+	"unexpected", "change", "flood", "spawn", "slow", "closeout", "bigrequest", "meta"}
 
 func tool(name string) map[string]any {
 	return map[string]any{"name": name, "description": "badserver's " + name,

@@ -885,8 +885,10 @@ type StatusResponse struct {
 	// engine signs no checkpoints.
 	CheckpointOrigin string `protobuf:"bytes,15,opt,name=checkpoint_origin,json=checkpointOrigin,proto3" json:"checkpoint_origin,omitempty"`
 	CheckpointKey    string `protobuf:"bytes,16,opt,name=checkpoint_key,json=checkpointKey,proto3" json:"checkpoint_key,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The OpenTelemetry export (telemetry.otlp); absent when off.
+	Telemetry     *TelemetryStatus `protobuf:"bytes,17,opt,name=telemetry,proto3" json:"telemetry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
@@ -1031,6 +1033,131 @@ func (x *StatusResponse) GetCheckpointKey() string {
 	return ""
 }
 
+func (x *StatusResponse) GetTelemetry() *TelemetryStatus {
+	if x != nil {
+		return x.Telemetry
+	}
+	return nil
+}
+
+// TelemetryStatus is where the engine's OTLP export stands
+// (docs/telemetry.md). A collector that is down only counts failures.
+type TelemetryStatus struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Endpoint      string                 `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	Protocol      string                 `protobuf:"bytes,2,opt,name=protocol,proto3" json:"protocol,omitempty"`               // grpc or http
+	ReadSeq       uint64                 `protobuf:"varint,3,opt,name=read_seq,json=readSeq,proto3" json:"read_seq,omitempty"` // the last durable entry mapped
+	Spans         uint64                 `protobuf:"varint,4,opt,name=spans,proto3" json:"spans,omitempty"`                    // spans ended (sampled or not)
+	Exported      uint64                 `protobuf:"varint,5,opt,name=exported,proto3" json:"exported,omitempty"`              // spans the collector accepted
+	Failed        uint64                 `protobuf:"varint,6,opt,name=failed,proto3" json:"failed,omitempty"`                  // spans whose export failed (dropped)
+	Unsent        uint64                 `protobuf:"varint,7,opt,name=unsent,proto3" json:"unsent,omitempty"`                  // ended, neither exported nor failed: queued, over the queue, or not sampled
+	Truncated     uint64                 `protobuf:"varint,8,opt,name=truncated,proto3" json:"truncated,omitempty"`            // spans ended at once: too many open
+	LastError     string                 `protobuf:"bytes,9,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	LastErrorAt   string                 `protobuf:"bytes,10,opt,name=last_error_at,json=lastErrorAt,proto3" json:"last_error_at,omitempty"` // RFC 3339, empty: never
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TelemetryStatus) Reset() {
+	*x = TelemetryStatus{}
+	mi := &file_opx_v1_client_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TelemetryStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TelemetryStatus) ProtoMessage() {}
+
+func (x *TelemetryStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_opx_v1_client_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TelemetryStatus.ProtoReflect.Descriptor instead.
+func (*TelemetryStatus) Descriptor() ([]byte, []int) {
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *TelemetryStatus) GetEndpoint() string {
+	if x != nil {
+		return x.Endpoint
+	}
+	return ""
+}
+
+func (x *TelemetryStatus) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *TelemetryStatus) GetReadSeq() uint64 {
+	if x != nil {
+		return x.ReadSeq
+	}
+	return 0
+}
+
+func (x *TelemetryStatus) GetSpans() uint64 {
+	if x != nil {
+		return x.Spans
+	}
+	return 0
+}
+
+func (x *TelemetryStatus) GetExported() uint64 {
+	if x != nil {
+		return x.Exported
+	}
+	return 0
+}
+
+func (x *TelemetryStatus) GetFailed() uint64 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *TelemetryStatus) GetUnsent() uint64 {
+	if x != nil {
+		return x.Unsent
+	}
+	return 0
+}
+
+func (x *TelemetryStatus) GetTruncated() uint64 {
+	if x != nil {
+		return x.Truncated
+	}
+	return 0
+}
+
+func (x *TelemetryStatus) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *TelemetryStatus) GetLastErrorAt() string {
+	if x != nil {
+		return x.LastErrorAt
+	}
+	return ""
+}
+
 // WitnessStatus is where one C2SP tlog-witness the engine submits its
 // checkpoints to stands (engine/witness).
 type WitnessStatus struct {
@@ -1054,7 +1181,7 @@ type WitnessStatus struct {
 
 func (x *WitnessStatus) Reset() {
 	*x = WitnessStatus{}
-	mi := &file_opx_v1_client_proto_msgTypes[14]
+	mi := &file_opx_v1_client_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1066,7 +1193,7 @@ func (x *WitnessStatus) String() string {
 func (*WitnessStatus) ProtoMessage() {}
 
 func (x *WitnessStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[14]
+	mi := &file_opx_v1_client_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1079,7 +1206,7 @@ func (x *WitnessStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WitnessStatus.ProtoReflect.Descriptor instead.
 func (*WitnessStatus) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{14}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WitnessStatus) GetUrl() string {
@@ -1197,7 +1324,7 @@ type FleetStatus struct {
 
 func (x *FleetStatus) Reset() {
 	*x = FleetStatus{}
-	mi := &file_opx_v1_client_proto_msgTypes[15]
+	mi := &file_opx_v1_client_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1209,7 +1336,7 @@ func (x *FleetStatus) String() string {
 func (*FleetStatus) ProtoMessage() {}
 
 func (x *FleetStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[15]
+	mi := &file_opx_v1_client_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1222,7 +1349,7 @@ func (x *FleetStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FleetStatus.ProtoReflect.Descriptor instead.
 func (*FleetStatus) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{15}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *FleetStatus) GetUrl() string {
@@ -1342,7 +1469,7 @@ type McpServerStatus struct {
 
 func (x *McpServerStatus) Reset() {
 	*x = McpServerStatus{}
-	mi := &file_opx_v1_client_proto_msgTypes[16]
+	mi := &file_opx_v1_client_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1354,7 +1481,7 @@ func (x *McpServerStatus) String() string {
 func (*McpServerStatus) ProtoMessage() {}
 
 func (x *McpServerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[16]
+	mi := &file_opx_v1_client_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1367,7 +1494,7 @@ func (x *McpServerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServerStatus.ProtoReflect.Descriptor instead.
 func (*McpServerStatus) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{16}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *McpServerStatus) GetName() string {
@@ -1449,7 +1576,7 @@ type ShutdownRequest struct {
 
 func (x *ShutdownRequest) Reset() {
 	*x = ShutdownRequest{}
-	mi := &file_opx_v1_client_proto_msgTypes[17]
+	mi := &file_opx_v1_client_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1588,7 @@ func (x *ShutdownRequest) String() string {
 func (*ShutdownRequest) ProtoMessage() {}
 
 func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[17]
+	mi := &file_opx_v1_client_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1474,7 +1601,7 @@ func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownRequest.ProtoReflect.Descriptor instead.
 func (*ShutdownRequest) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{17}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ShutdownRequest) GetReason() string {
@@ -1492,7 +1619,7 @@ type ShutdownResponse struct {
 
 func (x *ShutdownResponse) Reset() {
 	*x = ShutdownResponse{}
-	mi := &file_opx_v1_client_proto_msgTypes[18]
+	mi := &file_opx_v1_client_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1631,7 @@ func (x *ShutdownResponse) String() string {
 func (*ShutdownResponse) ProtoMessage() {}
 
 func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[18]
+	mi := &file_opx_v1_client_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1517,7 +1644,7 @@ func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownResponse.ProtoReflect.Descriptor instead.
 func (*ShutdownResponse) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{18}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{19}
 }
 
 type RestartRequest struct {
@@ -1529,7 +1656,7 @@ type RestartRequest struct {
 
 func (x *RestartRequest) Reset() {
 	*x = RestartRequest{}
-	mi := &file_opx_v1_client_proto_msgTypes[19]
+	mi := &file_opx_v1_client_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1541,7 +1668,7 @@ func (x *RestartRequest) String() string {
 func (*RestartRequest) ProtoMessage() {}
 
 func (x *RestartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[19]
+	mi := &file_opx_v1_client_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1554,7 +1681,7 @@ func (x *RestartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartRequest.ProtoReflect.Descriptor instead.
 func (*RestartRequest) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{19}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RestartRequest) GetReason() string {
@@ -1572,7 +1699,7 @@ type RestartResponse struct {
 
 func (x *RestartResponse) Reset() {
 	*x = RestartResponse{}
-	mi := &file_opx_v1_client_proto_msgTypes[20]
+	mi := &file_opx_v1_client_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1584,7 +1711,7 @@ func (x *RestartResponse) String() string {
 func (*RestartResponse) ProtoMessage() {}
 
 func (x *RestartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opx_v1_client_proto_msgTypes[20]
+	mi := &file_opx_v1_client_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1597,7 +1724,7 @@ func (x *RestartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartResponse.ProtoReflect.Descriptor instead.
 func (*RestartResponse) Descriptor() ([]byte, []int) {
-	return file_opx_v1_client_proto_rawDescGZIP(), []int{20}
+	return file_opx_v1_client_proto_rawDescGZIP(), []int{21}
 }
 
 var File_opx_v1_client_proto protoreflect.FileDescriptor
@@ -1681,7 +1808,7 @@ const file_opx_v1_client_proto_rawDesc = "" +
 	"\x03seq\x18\v \x01(\x04R\x03seq\x12\x1f\n" +
 	"\vsubagent_id\x18\f \x01(\tR\n" +
 	"subagentId\"\x0f\n" +
-	"\rStatusRequest\"\xf3\x04\n" +
+	"\rStatusRequest\"\xaa\x05\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x1c\n" +
 	"\tworkspace\x18\x02 \x01(\tR\tworkspace\x12\x1f\n" +
@@ -1703,7 +1830,21 @@ const file_opx_v1_client_proto_rawDesc = "" +
 	"\x05fleet\x18\r \x01(\v2\x13.opx.v1.FleetStatusR\x05fleet\x123\n" +
 	"\twitnesses\x18\x0e \x03(\v2\x15.opx.v1.WitnessStatusR\twitnesses\x12+\n" +
 	"\x11checkpoint_origin\x18\x0f \x01(\tR\x10checkpointOrigin\x12%\n" +
-	"\x0echeckpoint_key\x18\x10 \x01(\tR\rcheckpointKey\"\x83\x03\n" +
+	"\x0echeckpoint_key\x18\x10 \x01(\tR\rcheckpointKey\x125\n" +
+	"\ttelemetry\x18\x11 \x01(\v2\x17.opx.v1.TelemetryStatusR\ttelemetry\"\xa7\x02\n" +
+	"\x0fTelemetryStatus\x12\x1a\n" +
+	"\bendpoint\x18\x01 \x01(\tR\bendpoint\x12\x1a\n" +
+	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12\x19\n" +
+	"\bread_seq\x18\x03 \x01(\x04R\areadSeq\x12\x14\n" +
+	"\x05spans\x18\x04 \x01(\x04R\x05spans\x12\x1a\n" +
+	"\bexported\x18\x05 \x01(\x04R\bexported\x12\x16\n" +
+	"\x06failed\x18\x06 \x01(\x04R\x06failed\x12\x16\n" +
+	"\x06unsent\x18\a \x01(\x04R\x06unsent\x12\x1c\n" +
+	"\ttruncated\x18\b \x01(\x04R\ttruncated\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\t \x01(\tR\tlastError\x12\"\n" +
+	"\rlast_error_at\x18\n" +
+	" \x01(\tR\vlastErrorAt\"\x83\x03\n" +
 	"\rWitnessStatus\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x19\n" +
@@ -1784,7 +1925,7 @@ func file_opx_v1_client_proto_rawDescGZIP() []byte {
 	return file_opx_v1_client_proto_rawDescData
 }
 
-var file_opx_v1_client_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_opx_v1_client_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_opx_v1_client_proto_goTypes = []any{
 	(*ClientMessageRequest)(nil),  // 0: opx.v1.ClientMessageRequest
 	(*PipelineEvent)(nil),         // 1: opx.v1.PipelineEvent
@@ -1800,43 +1941,45 @@ var file_opx_v1_client_proto_goTypes = []any{
 	(*PendingApproval)(nil),       // 11: opx.v1.PendingApproval
 	(*StatusRequest)(nil),         // 12: opx.v1.StatusRequest
 	(*StatusResponse)(nil),        // 13: opx.v1.StatusResponse
-	(*WitnessStatus)(nil),         // 14: opx.v1.WitnessStatus
-	(*FleetStatus)(nil),           // 15: opx.v1.FleetStatus
-	(*McpServerStatus)(nil),       // 16: opx.v1.McpServerStatus
-	(*ShutdownRequest)(nil),       // 17: opx.v1.ShutdownRequest
-	(*ShutdownResponse)(nil),      // 18: opx.v1.ShutdownResponse
-	(*RestartRequest)(nil),        // 19: opx.v1.RestartRequest
-	(*RestartResponse)(nil),       // 20: opx.v1.RestartResponse
-	(*ChatMessage)(nil),           // 21: opx.v1.ChatMessage
+	(*TelemetryStatus)(nil),       // 14: opx.v1.TelemetryStatus
+	(*WitnessStatus)(nil),         // 15: opx.v1.WitnessStatus
+	(*FleetStatus)(nil),           // 16: opx.v1.FleetStatus
+	(*McpServerStatus)(nil),       // 17: opx.v1.McpServerStatus
+	(*ShutdownRequest)(nil),       // 18: opx.v1.ShutdownRequest
+	(*ShutdownResponse)(nil),      // 19: opx.v1.ShutdownResponse
+	(*RestartRequest)(nil),        // 20: opx.v1.RestartRequest
+	(*RestartResponse)(nil),       // 21: opx.v1.RestartResponse
+	(*ChatMessage)(nil),           // 22: opx.v1.ChatMessage
 }
 var file_opx_v1_client_proto_depIdxs = []int32{
 	4,  // 0: opx.v1.ListSessionsResponse.sessions:type_name -> opx.v1.SessionInfo
-	21, // 1: opx.v1.GetHistoryResponse.messages:type_name -> opx.v1.ChatMessage
+	22, // 1: opx.v1.GetHistoryResponse.messages:type_name -> opx.v1.ChatMessage
 	11, // 2: opx.v1.ListApprovalsResponse.approvals:type_name -> opx.v1.PendingApproval
-	16, // 3: opx.v1.StatusResponse.mcp_servers:type_name -> opx.v1.McpServerStatus
-	15, // 4: opx.v1.StatusResponse.fleet:type_name -> opx.v1.FleetStatus
-	14, // 5: opx.v1.StatusResponse.witnesses:type_name -> opx.v1.WitnessStatus
-	0,  // 6: opx.v1.ClientService.SendMessage:input_type -> opx.v1.ClientMessageRequest
-	2,  // 7: opx.v1.ClientService.ListSessions:input_type -> opx.v1.ListSessionsRequest
-	5,  // 8: opx.v1.ClientService.GetHistory:input_type -> opx.v1.GetHistoryRequest
-	7,  // 9: opx.v1.ClientService.ResolveApproval:input_type -> opx.v1.ApprovalRequest
-	9,  // 10: opx.v1.ClientService.ListApprovals:input_type -> opx.v1.ListApprovalsRequest
-	12, // 11: opx.v1.ClientService.GetStatus:input_type -> opx.v1.StatusRequest
-	17, // 12: opx.v1.ClientService.Shutdown:input_type -> opx.v1.ShutdownRequest
-	19, // 13: opx.v1.ClientService.Restart:input_type -> opx.v1.RestartRequest
-	1,  // 14: opx.v1.ClientService.SendMessage:output_type -> opx.v1.PipelineEvent
-	3,  // 15: opx.v1.ClientService.ListSessions:output_type -> opx.v1.ListSessionsResponse
-	6,  // 16: opx.v1.ClientService.GetHistory:output_type -> opx.v1.GetHistoryResponse
-	8,  // 17: opx.v1.ClientService.ResolveApproval:output_type -> opx.v1.ApprovalResponse
-	10, // 18: opx.v1.ClientService.ListApprovals:output_type -> opx.v1.ListApprovalsResponse
-	13, // 19: opx.v1.ClientService.GetStatus:output_type -> opx.v1.StatusResponse
-	18, // 20: opx.v1.ClientService.Shutdown:output_type -> opx.v1.ShutdownResponse
-	20, // 21: opx.v1.ClientService.Restart:output_type -> opx.v1.RestartResponse
-	14, // [14:22] is the sub-list for method output_type
-	6,  // [6:14] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	17, // 3: opx.v1.StatusResponse.mcp_servers:type_name -> opx.v1.McpServerStatus
+	16, // 4: opx.v1.StatusResponse.fleet:type_name -> opx.v1.FleetStatus
+	15, // 5: opx.v1.StatusResponse.witnesses:type_name -> opx.v1.WitnessStatus
+	14, // 6: opx.v1.StatusResponse.telemetry:type_name -> opx.v1.TelemetryStatus
+	0,  // 7: opx.v1.ClientService.SendMessage:input_type -> opx.v1.ClientMessageRequest
+	2,  // 8: opx.v1.ClientService.ListSessions:input_type -> opx.v1.ListSessionsRequest
+	5,  // 9: opx.v1.ClientService.GetHistory:input_type -> opx.v1.GetHistoryRequest
+	7,  // 10: opx.v1.ClientService.ResolveApproval:input_type -> opx.v1.ApprovalRequest
+	9,  // 11: opx.v1.ClientService.ListApprovals:input_type -> opx.v1.ListApprovalsRequest
+	12, // 12: opx.v1.ClientService.GetStatus:input_type -> opx.v1.StatusRequest
+	18, // 13: opx.v1.ClientService.Shutdown:input_type -> opx.v1.ShutdownRequest
+	20, // 14: opx.v1.ClientService.Restart:input_type -> opx.v1.RestartRequest
+	1,  // 15: opx.v1.ClientService.SendMessage:output_type -> opx.v1.PipelineEvent
+	3,  // 16: opx.v1.ClientService.ListSessions:output_type -> opx.v1.ListSessionsResponse
+	6,  // 17: opx.v1.ClientService.GetHistory:output_type -> opx.v1.GetHistoryResponse
+	8,  // 18: opx.v1.ClientService.ResolveApproval:output_type -> opx.v1.ApprovalResponse
+	10, // 19: opx.v1.ClientService.ListApprovals:output_type -> opx.v1.ListApprovalsResponse
+	13, // 20: opx.v1.ClientService.GetStatus:output_type -> opx.v1.StatusResponse
+	19, // 21: opx.v1.ClientService.Shutdown:output_type -> opx.v1.ShutdownResponse
+	21, // 22: opx.v1.ClientService.Restart:output_type -> opx.v1.RestartResponse
+	15, // [15:23] is the sub-list for method output_type
+	7,  // [7:15] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_opx_v1_client_proto_init() }
@@ -1851,7 +1994,7 @@ func file_opx_v1_client_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opx_v1_client_proto_rawDesc), len(file_opx_v1_client_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
