@@ -54,6 +54,11 @@ type Config struct {
 	// fleet.ResendRequest; at most one per source per fleet.ResendEvery).
 	// DefaultResendAfter when 0.
 	ResendAfter time.Duration
+	// WitnessAheadAfter: a tree cosigned over add-checkpoint for a
+	// source's origin that its mirror still lacks this long after, though
+	// the source shipped since, is a gap alert (witnessed_mirror.go).
+	// DefaultWitnessAheadAfter when 0.
+	WitnessAheadAfter time.Duration
 	// AllowKeys are source verifier keys (as `opx ledger key` prints
 	// them). A source whose origin one of them names is checked with
 	// those keys only; any other source's key is pinned from its first
@@ -148,6 +153,9 @@ func New(cfg Config) (*Collector, error) {
 	}
 	if cfg.MaxSources <= 0 {
 		cfg.MaxSources = DefaultMaxSources
+	}
+	if cfg.WitnessAheadAfter <= 0 {
+		cfg.WitnessAheadAfter = DefaultWitnessAheadAfter
 	}
 	if cfg.ResendAfter <= 0 {
 		cfg.ResendAfter = DefaultResendAfter
@@ -473,6 +481,10 @@ func (c *Collector) tick(ctx context.Context) {
 			c.gap(b, s, "waited longer than "+GapAfter.String())
 		}
 		c.checkBehind(s, now)
+		c.checkWitnessedAhead(b, s, now)
+		if a := c.witnessedAhead(s); a != s.aheadShown {
+			s.aheadShown, c.dirty = a, true // add-checkpoint cosigned it: its goroutine does not mark the status
+		}
 		c.dropOldBlobs(b, s, now)
 	}
 	if err := c.commit(ctx, b); err != nil {

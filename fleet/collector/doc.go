@@ -23,7 +23,9 @@
 // holds with another root; a hello naming a head the mirror holds with
 // another hash; a broken chain after one), rewind (a hello naming a head
 // behind what was shipped), gap (entries waited for beyond the reorder
-// bounds or GapAfter), bad-signature (a checkpoint not signed by the
+// bounds or GapAfter; a tree cosigned over add-checkpoint that the
+// mirror still lacks Config.WitnessAheadAfter later, the source having
+// shipped since), bad-signature (a checkpoint not signed by the
 // pinned key, or unsigned after a key was pinned), key-replaced (a
 // ledger.key other than the pinned one: it is not trusted), stalled
 // (nothing for Config.StallAfter), malformed (a message or entry that

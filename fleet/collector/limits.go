@@ -30,6 +30,9 @@ const (
 	tooManyEvery      = 10 * time.Minute
 	// DefaultResendAfter is Config.ResendAfter's default.
 	DefaultResendAfter = 5 * time.Second
+	// DefaultWitnessAheadAfter is Config.WitnessAheadAfter's default: as
+	// long as an entry may wait for an earlier one.
+	DefaultWitnessAheadAfter = GapAfter
 	// GapAfter is how long an entry may wait for an earlier one before
 	// the source has a gap.
 	GapAfter = 2 * time.Minute

@@ -58,6 +58,8 @@ type source struct {
 	resendAt   time.Time // the last resend request (at most one per fleet.ResendEvery)
 	resendFrom uint64    // and where it asked to start
 	resends    uint64    // requests published
+	// aheadShown is the WitnessedAhead the status last showed.
+	aheadShown uint64
 }
 
 type claim struct {

@@ -60,7 +60,11 @@ type SourceStatus struct {
 	// of the last one cosigned.
 	Checkpoint uint64 `json:"checkpoint"`
 	Cosigned   uint64 `json:"cosigned"`
-	LastSeen   string `json:"last_seen,omitempty"`
+	// WitnessedAhead is a tree size add-checkpoint cosigned for the
+	// source's origin that the mirror does not hold yet (0: none): the
+	// NATS path cosigns only above it.
+	WitnessedAhead uint64 `json:"witnessed_ahead,omitempty"`
+	LastSeen       string `json:"last_seen,omitempty"`
 	// LagSeconds is how long since the source last sent anything.
 	LagSeconds float64 `json:"lag_seconds"`
 	Held       int     `json:"held"`    // entries waiting for an earlier one
@@ -92,7 +96,7 @@ func (c *Collector) status(running bool) *Status {
 	for _, s := range c.sources {
 		ss := SourceStatus{ID: s.id, HasMirror: s.m != nil, Checkpoint: s.checkpoint, Cosigned: s.cosigned,
 			Held: len(s.held), Dropped: s.dropped, Alerts: counts[s.id], Suppressed: c.alerts.suppressed[s.id],
-			Stalled: s.stalled, Path: SourcePath(c.cfg.Store, s.id)}
+			Stalled: s.stalled, Path: SourcePath(c.cfg.Store, s.id), WitnessedAhead: c.witnessedAhead(s)}
 		if s.m != nil {
 			ss.HeadSeq, ss.HeadHash = s.next-1, s.prev.String()
 		}

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/opx-dev/opx/fleet/collector"
 
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/tlog"
@@ -139,5 +142,44 @@ func TestWitnessMirror_AddCheckpoint_RaceWithNATS(t *testing.T) {
 			t.Fatalf("round %d: %d %q", round, code, body)
 		}
 		t.Logf("round %d: add-checkpoint %d", round, code)
+	}
+}
+
+// TestWitnessMirror_AddCheckpoint_FarAhead: a copy of the source's key
+// gets a tree far beyond the source cosigned over add-checkpoint (its
+// proof verifies: it extends the cosigned checkpoint). The mirror never
+// reaches that size, so the fork is never compared; the status shows the
+// size, and once the source has shipped since and the mirror still
+// lacks it WitnessAheadAfter later, that is a gap alert quoting the
+// cosigned note. Before the source ships anything, there is none (NATS
+// may just be slower than HTTP).
+func TestWitnessMirror_AddCheckpoint_FarAhead(t *testing.T) {
+	srv := startServer(t)
+	r := startCollector(t, srv.ClientURL(), t.TempDir(), func(c *collector.Config) {
+		c.WitnessListen, c.WitnessAheadAfter = "127.0.0.1:0", time.Millisecond
+	})
+	waitFor(t, "the witness listener", func() bool { return r.c.WitnessAddr() != "" })
+	url, p := "http://"+r.c.WitnessAddr(), newPub(t, srv.ClientURL())
+	a, b, cp1 := forkedPair(t, r, p)
+	b.notes(t, 40, true)
+	far := b.head(t).Seq
+	if code, _, body := post(t, url, addReq(t, b, cp1, far)); code != 200 {
+		t.Fatalf("a forged tree beyond the mirror: %d %q, want 200 (its proof verifies)", code, body)
+	}
+	waitFor(t, fmt.Sprintf("the status showing tree %d witnessed ahead of the mirror", far), func() bool {
+		s := r.source(t, a.ID())
+		return s != nil && s.WitnessedAhead == far
+	})
+	if g := r.alerts(t, event.AlertGap); len(g) != 0 {
+		t.Fatalf("a gap alert before the source shipped anything since: %+v", g)
+	}
+	a.notes(t, 3, false)
+	h := a.head(t).Seq
+	p.ship(a.Ledger, cp1+1, h)
+	r.waitHead(t, a.ID(), h)
+	gaps := r.waitAlert(t, event.AlertGap)
+	if gaps[0].Source != a.ID() || gaps[0].SourceSeq != far-1 || !strings.Contains(gaps[0].Detail, "add-checkpoint") ||
+		!strings.Contains(gaps[0].Detail, "\n— ") {
+		t.Fatalf("gap alert %+v, want one for %s at %d quoting the cosigned note", gaps[0], a.ID(), far-1)
 	}
 }

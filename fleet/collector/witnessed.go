@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"time"
 
 	tdlog "github.com/transparency-dev/formats/log"
 	tdnote "github.com/transparency-dev/formats/note"
@@ -291,7 +292,7 @@ func (c *Collector) addCheckpoint(ctx context.Context, origin string, req tlog.A
 		}
 		l.size, l.root, l.note = cp.Size, root, cosigned
 		if behind && l.pending.size == 0 {
-			l.pending = pendingWitnessed{size: cp.Size, root: root, note: cosigned}
+			l.pending = pendingWitnessed{size: cp.Size, root: root, note: cosigned, at: time.Now()}
 		}
 	}
 	c.witnessed.Add(1)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/opx-dev/opx/fleet/witnesshttp"
 	"github.com/opx-dev/opx/ledger"
@@ -36,6 +37,14 @@ import (
 // cosignature after the pending one was proved consistent with it, so
 // when the mirror agrees at the latest size it agrees at every size
 // cosigned before it.
+//
+// A tree cosigned far beyond what the source ships (a holder of the
+// source's key proving a forged tree of any size) would never be
+// compared, and the NATS path cosigns only above it: so once the source
+// has shipped since and its mirror still lacks that size
+// Config.WitnessAheadAfter after the cosignature, that is a gap alert
+// (checkWitnessedAhead), and the status shows the size (SourceStatus.
+// WitnessedAhead) for as long as the mirror lacks it.
 
 // pendingWitnessed is a checkpoint cosigned over add-checkpoint that the
 // mirror has not been compared with yet.
@@ -43,6 +52,10 @@ type pendingWitnessed struct {
 	size uint64
 	root [32]byte
 	note []byte
+	// at is when it became pending (cosigned, or bound after a restart);
+	// alerted that checkWitnessedAhead raised its gap alert.
+	at      time.Time
+	alerted bool
 }
 
 // maxForkEvidence bounds the fork alerts add-checkpoint hands to the run
@@ -75,7 +88,7 @@ func (b *witnessBook) bind(origin, id string, m *ledger.Ledger) {
 	defer l.mu.Unlock()
 	l.source = id
 	if m != nil && l.mirror == nil && l.size > 0 && l.pending.size == 0 {
-		l.pending = pendingWitnessed{size: l.size, root: l.root, note: l.note}
+		l.pending = pendingWitnessed{size: l.size, root: l.root, note: l.note, at: time.Now()}
 	}
 	l.mirror = m
 }
@@ -197,7 +210,7 @@ func (c *Collector) checkWitnessed(b *batch, s *source) {
 			}
 			l.pending = pendingWitnessed{}
 			if l.size > p.size {
-				l.pending = pendingWitnessed{size: l.size, root: l.root, note: l.note}
+				l.pending = pendingWitnessed{size: l.size, root: l.root, note: l.note, at: p.at}
 			}
 		}
 		l.mu.Unlock()
@@ -205,6 +218,55 @@ func (c *Collector) checkWitnessed(b *batch, s *source) {
 			c.alert(b, fork.source, event.AlertFork, fork.size, fork.detail)
 		}
 	}
+}
+
+// checkWitnessedAhead raises a gap alert when add-checkpoint cosigned a
+// tree of one of s's origins that its mirror still lacks
+// Config.WitnessAheadAfter later, although the source has shipped since
+// (the mirror moved after the cosignature): an honest source ships the
+// entries of every checkpoint it signs, so the mirror would have them.
+// Once per pending checkpoint; the tick, with the other time bounds.
+func (c *Collector) checkWitnessedAhead(b *batch, s *source, now time.Time) {
+	if s.m == nil {
+		return
+	}
+	for _, v := range s.keys {
+		l := c.book.get(event.Origin(s.id, v), false)
+		if l == nil {
+			continue
+		}
+		l.mu.Lock()
+		p := l.pending
+		due := p.size > s.next && !p.alerted && !p.at.IsZero() && s.progressAt.After(p.at) &&
+			now.Sub(p.at) > c.cfg.WitnessAheadAfter
+		if due {
+			l.pending.alerted = true
+		}
+		l.mu.Unlock()
+		if due {
+			c.alert(b, s.id, event.AlertGap, p.size-1, fmt.Sprintf(
+				"the collector cosigned tree %d over add-checkpoint %s ago; the source has shipped since and its mirror holds %d entries: the entries of that tree have not come (a tree the source never had, signed with its key, looks like this; the NATS path cosigns only above %d). The note: %s",
+				p.size, now.Sub(p.at).Round(time.Second), s.next, p.size, evidence(p.note)))
+		}
+	}
+}
+
+// witnessedAhead is the largest tree add-checkpoint cosigned for s's
+// origins that its mirror lacks (0: none), for the status.
+func (c *Collector) witnessedAhead(s *source) uint64 {
+	var ahead uint64
+	for _, v := range s.keys {
+		l := c.book.get(event.Origin(s.id, v), false)
+		if l == nil {
+			continue
+		}
+		l.mu.Lock()
+		if l.pending.size > 0 && l.size > s.next && l.size > ahead {
+			ahead = l.size
+		}
+		l.mu.Unlock()
+	}
+	return ahead
 }
 
 func rootString(r [32]byte) string { return tlog.Checkpoint{Root: r}.RootString() }
