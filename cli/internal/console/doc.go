@@ -37,9 +37,10 @@
 // # What it may import
 //
 // The standard library, ledger, ledger/event, ledger/tlog, replay,
-// replay/projection and chronicle (for the types it renders), and fleet
-// (CheckLedgerID). Never the
-// cli package (which imports it), the engine or Shield.
+// replay/projection and chronicle (for the types it renders), fleet
+// (CheckLedgerID) and engine/redrive for one type (WhatIfReport, the
+// what-if page's data; the re-judging itself is the Source's, in cli).
+// Never the cli package (which imports it), the engine's core or Shield.
 //
 // # Invariants
 //
