@@ -379,8 +379,10 @@ func TestSubmitter_SameSizeOtherRoot(t *testing.T) {
 	if a := alertsOf(lg)[0]; a.Kind != event.WitnessBadProof || a.Status != 409 || a.OldSize != sizeOf(t, n1) {
 		t.Errorf("alert %+v", a)
 	}
-	if _, _, statuses := tw.state(); !slices.Equal(statuses, []int{409, 409}) {
-		t.Errorf("statuses %v, want 409 (stale) then 409 (root)", statuses)
+	// A refused checkpoint is tried again after backoff, so more requests
+	// may follow the first two by now: each one refused the same way.
+	if _, _, statuses := tw.state(); len(statuses) < 2 || slices.ContainsFunc(statuses, func(c int) bool { return c != 409 }) {
+		t.Errorf("statuses %v, want 409 (stale) then 409 (root), and only 409 after", statuses)
 	}
 	if st := s.Status()[0]; st.CosignedSize != 0 || st.AlertKind != event.WitnessBadProof {
 		t.Errorf("status %+v", st)
