@@ -172,6 +172,20 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 			if r.Tree {
 				what = "everything under " + r.Path
 			}
+			if r.By == "history" && !r.Tree && !r.Glob {
+				// The shell's own history shown (history | tail, fc -l):
+				// what was typed may hold a token, but showing it is
+				// how one finds the last command. Asked about; reading
+				// the file itself (cat ~/.bash_history) or sending it
+				// still blocks.
+				j.escalate("credential-path", "%s shows the shell's history (%s), which may hold tokens typed on a command line", r.By, r.Path)
+				continue
+			}
+			if !r.Tree && !r.Glob && path.Base(r.Path) == "config" && path.Base(path.Dir(r.Path)) == ".ssh" {
+				// ~/.ssh/config names hosts and key files, no secret.
+				j.escalate("credential-path", "%s reads %s, which names hosts and key files", by(r), r.Path)
+				continue
+			}
 			if !r.Tree && !r.Glob && credentialDir(g, r.Path) {
 				// The directory itself, not what is in it: a listing
 				// (ls ~/.ssh) shows names, a plain read of a directory
