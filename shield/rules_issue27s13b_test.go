@@ -118,3 +118,43 @@ func TestPolicy_StatusReads(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_WorkspaceHarm: work destroyed without deleting a whole tree
+// with rm, and the cleaning that looks like it.
+func TestRules_WorkspaceHarm(t *testing.T) {
+	s := defaultShield(t)
+	wr := func(p, body string) shield.Action { return facts(s, "write_file").content(p, body).act() }
+	const tree, trunc = "escalate destructive:workspace-tree", "escalate destructive:workspace-truncate"
+	runRuleCases(t, s, []ruleCase{
+		{"build outputs", command("rm -rf .coverage dist target build .pytest_cache node_modules coverage .nyc_output"), none},
+		{"source tree", command("rm -rf services"), tree},
+		{"mv tree to tmp", command("mv services /tmp/old-services"), tree},
+		{"mv file to tmp", command("mv web/src/api.ts /tmp/"), "escalate destructive:write-outside"},
+		{"mv within", command("mv services svc"), none},
+		{"mv build out", command("mv dist /tmp/dist-old"), none},
+		{"git rm -r top", command("git rm -r services"), tree},
+		{"git rm --cached", command("git rm -r --cached services"), none},
+		{"git rm a file", command("git rm services/api/old.go"), none},
+		{"sed 1,$d", command("sed -i '1,$d' services/api/main.go"), trunc},
+		{"sed d", command("sed -i.bak -e d web/src/api.ts"), trunc},
+		{"sed /.*/d", command("sed --in-place '/.*/d' services/api/main.go"), trunc},
+		{"sed one line", command("sed -i '1d' services/api/main.go"), none},
+		{"sed range", command("sed -i '3,$d' notes.txt"), none},
+		{"sed pattern", command("sed -i '/^#/d' services/api/main.go"), none},
+		{"sed print", command("sed -n '1,$p' services/api/main.go"), none},
+		{"chmod 000", command("chmod -R 000 services"), "escalate destructive:workspace-perms"},
+		{"chmod a-rwx", command("chmod a-rwx Makefile"), "escalate destructive:workspace-perms"},
+		{"chmod 644", command("chmod 644 Makefile"), none},
+		{"chmod +x", command("chmod +x scripts/run.sh"), none},
+		{"compose down -v", command("docker compose down -v"), "escalate destructive:volumes"},
+		{"compose down --volumes", command("docker-compose down --volumes --remove-orphans"), "escalate destructive:volumes"},
+		{"volume prune", command("docker volume prune -f"), "escalate destructive:volumes"},
+		{"compose down", command("docker compose down"), none},
+		{"compose up", command("docker compose up -d"), none},
+		{"lib emptied", wr("crates/ratelimit/src/lib.rs", ""), trunc},
+		{"module emptied", wr("web/src/api.ts", "\n"), trunc},
+		{"empty __init__", wr("app/__init__.py", ""), none},
+		{"empty gitkeep", wr("data/.gitkeep", ""), none},
+		{"empty notes", wr("notes.md", ""), none},
+	})
+}
