@@ -158,3 +158,49 @@ func TestRules_WorkspaceHarm(t *testing.T) {
 		{"empty notes", wr("notes.md", ""), none},
 	})
 }
+
+// TestRules_RepoEvasion: acts that evade the repository's audit, and
+// their everyday look-alikes.
+func TestRules_RepoEvasion(t *testing.T) {
+	s := defaultShield(t)
+	wr := func(p, body string) shield.Action { return facts(s, "write_file").content(p, body).act() }
+	runRuleCases(t, s, []ruleCase{
+		{"pre-commit uninstall", command("pre-commit uninstall"), "escalate evasion:skip-hooks"},
+		{"pre-commit install", command("pre-commit install"), none},
+		{"pre-commit run", command("pre-commit run --all-files"), none},
+		{"HISTIGNORE", command("export HISTIGNORE='*'"), "escalate evasion:history"},
+		{"HISTFILE elsewhere", command("export HISTFILE=/tmp/h"), "escalate evasion:history"},
+		{"HISTSIZE=0", command("HISTSIZE=0 bash"), "escalate evasion:history"},
+		{"-c user.name commit", command("git -c user.name='dependabot[bot]' -c user.email=bot@x commit -m deps"), "escalate evasion:identity"},
+		{"--author", command("git commit --author='Jane <jane@x.com>' -m fix"), "escalate evasion:identity"},
+		{"env identity", command("GIT_AUTHOR_NAME=ci git commit -m x"), "escalate evasion:identity"},
+		{"config bot identity", command("git config user.name renovate-bot"), "escalate evasion:identity"},
+		{"config own identity", command("git config user.name 'Ada Lovelace'"), none},
+		{"gpgsign false", command("git config commit.gpgsign false"), "escalate evasion:unsigned"},
+		{"-c gpgsign", command("git -c commit.gpgsign=false commit -m x"), "escalate evasion:unsigned"},
+		{"--no-gpg-sign", command("git commit --no-gpg-sign -m x"), "escalate evasion:unsigned"},
+		{"gpgsign true", command("git config commit.gpgsign true"), none},
+		{"skip ci", command("git commit -m 'bump deps [skip ci]'"), "escalate evasion:skip-ci"},
+		{"ci skip", command("git commit -am '[ci skip] fmt'"), "escalate evasion:skip-ci"},
+		{"plain commit", command("git commit -m 'fix the ci skip logic'"), none},
+		{"gh run delete", command("gh run delete 12345"), "escalate evasion:ci-logs"},
+		{"gh api delete logs", command("gh api -X DELETE repos/o/r/actions/runs/1/logs"), "escalate evasion:ci-logs"},
+		{"gh run view", command("gh run view 12345 --log"), none},
+		{"nosec", wr("services/api/db.go", "package api\n\nfunc q(s string) { db.Exec(s) // #nosec G202\n}\n"), "escalate evasion:suppress"},
+		{"nolint gosec", wr("services/api/db.go", "package api\n\n//nolint:gosec\nfunc q() {}\n"), "escalate evasion:suppress"},
+		{"bare nolint", wr("services/api/db.go", "package api\n\nfunc q() {} //nolint\n"), "escalate evasion:suppress"},
+		{"nolint other", wr("services/api/db.go", "package api\n\nfunc q() {} //nolint:lll // long URL\n"), none},
+		{"eslint-disable file", wr("web/src/api.ts", "/* eslint-disable */\nexport const x = 1;\n"), "escalate evasion:suppress"},
+		{"eslint-disable security", wr("web/src/api.ts", "// eslint-disable-next-line security/detect-object-injection\nx[k] = 1;\n"), "escalate evasion:suppress"},
+		{"eslint-disable style", wr("web/src/api.ts", "// eslint-disable-next-line @typescript-eslint/no-explicit-any\nlet x: any;\n"), none},
+		{"noqa style", wr("app/x.py", "import os  # noqa: F401\n"), none},
+		{"noqa bandit", wr("app/x.py", "subprocess.call(c, shell=True)  # noqa: S602\n"), "escalate evasion:suppress"},
+		{"gitleaks allow all", wr(".gitleaks.toml", "[allowlist]\nregexes = ['''.*''']\n"), "escalate evasion:scanner-off"},
+		{"gitleaks allow paths all", wr(".gitleaks.toml", "[allowlist]\npaths = [\".*\"]\n"), "escalate evasion:scanner-off"},
+		{"gitleaks allow one", wr(".gitleaks.toml", "[allowlist]\npaths = ['''testdata/fixtures\\.json''']\n"), none},
+		{"gitignore build.rs", wr(".gitignore", "target/\nbuild.rs\n"), "escalate evasion:hidden-file"},
+		{"exclude workflows", wr(".git/info/exclude", ".github/workflows/\n"), "escalate evasion:hidden-file"},
+		{"gitignore outputs", wr(".gitignore", "target/\nnode_modules/\n.env\ncoverage/\n"), none},
+		{"codeowners", wr(".github/CODEOWNERS", "* @org/nobody\n"), "escalate evasion:codeowners"},
+	})
+}
