@@ -204,3 +204,29 @@ func TestRules_RepoEvasion(t *testing.T) {
 		{"codeowners", wr(".github/CODEOWNERS", "* @org/nobody\n"), "escalate evasion:codeowners"},
 	})
 }
+
+// TestRules_CredentialTheftSession13: other processes' environments,
+// editors' state databases, resolved compose config, keys hard-coded.
+func TestRules_CredentialTheftSession13(t *testing.T) {
+	s := defaultShield(t)
+	wr := func(p, body string) shield.Action { return facts(s, "write_file").content(p, body).act() }
+	const env, store = "escalate credential-env", "escalate credential-store"
+	runRuleCases(t, s, []ruleCase{
+		{"ps eww", command("ps eww"), env},
+		{"ps auxe", command("ps auxe"), env},
+		{"ps aux", command("ps aux"), none},
+		{"ps -ef", command("ps -ef"), none},
+		{"ps -e", command("ps -e -o pid,comm"), none},
+		{"compose config", command("docker compose config"), env},
+		{"compose config services", command("docker compose config --services"), none},
+		{"vscdb", command("sqlite3 ~/.config/Code/User/globalStorage/state.vscdb .dump"), "block credential-path"},
+		{"cursor storage", command("cat ~/.config/Cursor/User/globalStorage/storage.json"), "block credential-path"},
+		{"vscode settings", command("cat ~/.config/Code/User/settings.json"), none},
+		{"key in source", wr("services/api/client.go", "package api\n\nconst token = \"ghp_"+"abcdefghijklmnopqrstuvwxyz0123456789\"\n"), store},
+		{"aws key in config code", wr("app/settings.py", "AWS_KEY = 'AKIA"+"Q3EGRTYHWQ2ZPLMN'\n"), store},
+		{"placeholder", wr("app/settings.py", "AWS_KEY = 'AKIAIOSFODNN7EXAMPLE'\n"), none},
+		{"key in a test", wr("app/tests/test_auth.py", "TOKEN = 'ghp_"+"abcdefghijklmnopqrstuvwxyz0123456789'\n"), none},
+		{"env lookup", wr("app/settings.py", "AWS_KEY = os.environ['AWS_ACCESS_KEY_ID']\n"), none},
+		{"local dsn", wr("app/settings.py", "DSN = 'postgres://dev:dev@localhost/app'\n"), none},
+	})
+}

@@ -35,6 +35,10 @@ var credentialGlobs = []string{
 	"wallet.dat", "~/.config/heroku/**", "~/.netrc-*", "~/.wrangler/**", "~/.config/configstore/**", "~/.dockercfg",
 	"~/.config/hcloud/**", "~/.ovh.conf", "~/.aliyun/**", "~/.config/gcloud*/**", "~/.terraformrc", "~/.config/op/**",
 	"~/.snowsql/**", "~/.dbt/profiles.yml", "~/.bluemix/**", "~/.linode-cli", "~/.config/vercel/**", "~/.vercel/**",
+	// Editors' state databases: extensions' and AI assistants' tokens.
+	"**/state.vscdb", "**/state.vscdb.backup", "~/.config/Code/User/globalStorage/**", "~/.config/Cursor/User/globalStorage/**",
+	"~/.config/Code - Insiders/User/globalStorage/**", "~/.config/VSCodium/User/globalStorage/**", "~/.config/Windsurf/User/globalStorage/**",
+	"~/Library/Application Support/Code/User/globalStorage/**", "~/Library/Application Support/Cursor/User/globalStorage/**",
 	// Shell and REPL histories: passwords and tokens typed on a command line.
 	".*_history", "fish_history", ".*history.db",
 }
