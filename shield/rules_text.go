@@ -78,6 +78,10 @@ var (
 		tr("override|bypass|disable|turn off|skip",
 			`(?i)\b(?:override|bypass|disable|turn off|skip)\b[^.\n]{0,40}?\b(?:shield|evaluator|guardrails?|safety checks?|security checks?|approvals?|sandbox)\b`),
 		tr("always", `(?i)\balways (?:return|answer|respond(?: with)?|output|say) "?(?:allow|approved?|yes)\b`),
+		// Skipping the repository's hooks, recommended: what the hooks
+		// would catch goes unchecked in every later session.
+		tr("no-verify|husky|hook|-n to git|commit -n",
+			`(?i)(?:^|[^\w-])(?:use|pass|add|with|commit with|run with|always)\b[^.\n]{0,40}?--no-verify\b|(?:^|[\s(])--no-verify\b[^.\n]{0,40}?\b(?:when|to|for|if|since|because|;)|\bHUSKY=0\b|\bskip(?:ping)?\s+(?:the\s+)?(?:git\s+|pre-?commit\s+|commit\s+)?hooks?\b[^.\n]{0,40}?\b(?:when|if|since|because|,|;|they)|\b(?:pass|use|add) -n to git commit\b|\bgit commit -n\b`),
 	}
 	// memoryExfil is a note that tells a later agent to handle secrets.
 	memoryExfil = []textRule{
