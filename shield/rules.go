@@ -80,6 +80,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).makeDefault,
 		(*Shield).remoteRunner,
 		(*Shield).supplyChain,
+		(*Shield).lookalikePackages,
 		(*Shield).evasion,
 		(*Shield).repoEvasion,
 		(*Shield).taintedEgress,

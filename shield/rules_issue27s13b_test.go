@@ -278,3 +278,42 @@ func TestRules_MemoryNoVerify(t *testing.T) {
 		{"hooks fact with flag name", note("- CI rejects commits whose hooks were skipped; --no-verify does not help there."), none},
 	})
 }
+
+// TestRules_LookalikePackages: typosquats of popular packages and known
+// compromised releases, by install commands and manifests; the packages
+// themselves and their legitimate neighbours pass.
+func TestRules_LookalikePackages(t *testing.T) {
+	s := defaultShield(t)
+	wr := func(p, body string) shield.Action { return facts(s, "write_file").content(p, body).act() }
+	const la, kb = "escalate supply-chain:lookalike", "escalate supply-chain:known-bad"
+	runRuleCases(t, s, []ruleCase{
+		{"npm transposition", command("npm install --save-exact raect-dom@18.3.1"), la},
+		{"npm extra letter", command("npm i expresss"), la},
+		{"npm separator", command("pnpm add react_dom"), la},
+		{"npm digit for letter", command("yarn add l0dash"), la},
+		{"uv add", command("uv add requets"), la},
+		{"pip install", command("pip install reqeusts==2.31.0"), la},
+		{"cargo add", command("cargo add serde_jsom"), la},
+		{"gem install", command("gem install rai1s"), la},
+		{"go get", command("go get github.com/gorila/mux@v1.8.0"), la},
+		{"homoglyph", command("npm install reаct"), la},
+		{"known bad version", command("npm install event-stream@3.3.6"), kb},
+		{"known bad any", command("cargo add rustdecimal"), kb},
+		{"known bad pypi", command("pip install python3-dateutil"), kb},
+		{"known bad gem", command("gem install rest-client -v 1.6.13"), kb},
+		{"ua-parser-js bad", command("npm i ua-parser-js@0.7.29"), kb},
+		{"manifest typo", wr("package.json", "{\n  \"dependencies\": {\n    \"raect\": \"^18.2.0\"\n  }\n}\n"), la},
+		{"requirements typo", wr("tools/requirements.txt", "requets==2.31.0\n"), la},
+		{"Cargo typo", wr("Cargo.toml", "[dependencies]\nserde_jsn = \"1\"\n"), la},
+		{"Gemfile bad", wr("Gemfile", "gem 'rest-client', '1.6.13'\n"), kb},
+		{"react", command("npm install react react-dom@18.3.1"), none},
+		{"preact", command("npm install preact"), none},
+		{"pypi normalization", command("pip install Typing_Extensions python_dateutil"), none},
+		{"event-stream good", command("npm install event-stream@4.0.1"), none},
+		{"unrelated", command("npm install left-pad zustand"), none},
+		{"local path", command("pip install -e ./tools"), none},
+		{"requirements file", command("pip install -r requirements.txt"), none},
+		{"manifest fine", wr("package.json", "{\n  \"name\": \"web\",\n  \"version\": \"1.0.0\",\n  \"dependencies\": {\n    \"react\": \"^18.2.0\",\n    \"vite\": \"5.0.0\"\n  }\n}\n"), none},
+		{"go get own", command("go get github.com/gorilla/mux@v1.8.0"), none},
+	})
+}
