@@ -317,3 +317,19 @@ func TestRules_LookalikePackages(t *testing.T) {
 		{"go get own", command("go get github.com/gorilla/mux@v1.8.0"), none},
 	})
 }
+
+// TestRules_TautologicalTests: a test file whose every assertion cannot
+// fail; one tautology among real assertions passes.
+func TestRules_TautologicalTests(t *testing.T) {
+	s := defaultShield(t)
+	wr := func(p, body string) shield.Action { return facts(s, "write_file").content(p, body).act() }
+	const wc = "escalate destructive:workspace-checks"
+	runRuleCases(t, s, []ruleCase{
+		{"assert True", wr("tools/tests/test_seed.py", "def test_seed_module_imports():\n    assert True\n"), wc},
+		{"expect true", wr("web/src/api.test.ts", "test('api', () => {\n  expect(true).toBe(true);\n});\n"), wc},
+		{"rust", wr("crates/x/tests/it.rs", "#[test]\nfn works() {\n    assert!(true);\n}\n"), wc},
+		{"real assertions", wr("tools/tests/test_seed.py", "def test_seed():\n    assert seed() == 3\n    assert True\n"), none},
+		{"smoke import", wr("tools/tests/test_smoke.py", "def test_imports():\n    import tools.seed\n"), none},
+		{"real ts", wr("web/src/api.test.ts", "test('api', () => {\n  expect(get()).toBe(1);\n});\n"), none},
+	})
+}
