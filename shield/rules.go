@@ -81,6 +81,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).remoteRunner,
 		(*Shield).supplyChain,
 		(*Shield).lookalikePackages,
+		(*Shield).containerBuild,
 		(*Shield).evasion,
 		(*Shield).repoEvasion,
 		(*Shield).taintedEgress,

@@ -2,6 +2,7 @@ package shield
 
 import (
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -518,6 +519,9 @@ func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
 			if r.By == "git" && (strings.HasSuffix(l.src, ".git/config") || strings.HasSuffix(l.src, ".gitconfig") || strings.HasSuffix(l.src, "/git/config")) {
 				return false // git config: judged by the key it sets (below)
 			}
+			if l.rule == "runs-later:direnv" && s.inWorkspace(r.Path) && onlyActivatesVenv(f, r.Path) {
+				return true // a workspace .envrc that only activates a virtualenv
+			}
 			if l.ask && s.inWorkspace(r.Path) {
 				j.escalate(l.rule, "%s writes %s, which runs later outside any sandbox (%s)", by(r), r.Path, l.src)
 			} else {
@@ -687,4 +691,29 @@ func gitConfigKey(argv []string) string {
 		}
 	}
 	return ""
+}
+
+// envrcVenvLine is a line of an .envrc that only activates a virtualenv
+// in the workspace (or is blank or a comment).
+var envrcVenvLine = regexp.MustCompile(`^\s*(?:#.*|(?:source|\.)\s+(?:\./)?\.?venv/bin/activate|layout\s+python3?|layout\s+pyenv\s+[\d.]+|(?:export\s+)?VIRTUAL_ENV=["']?(?:\./)?\.?venv["']?|PATH_add\s+(?:\./)?\.?venv/bin)?\s*$`)
+
+// onlyActivatesVenv reports whether the content written to p (an .envrc)
+// is known and every line of it only activates a virtualenv.
+func onlyActivatesVenv(f *Facts, p string) bool {
+	seen := false
+	for _, t := range f.Texts {
+		if t.Source != "content:"+p {
+			continue
+		}
+		if len(t.Body) > 4096 {
+			return false
+		}
+		for _, line := range strings.Split(t.Body, "\n") {
+			if !envrcVenvLine.MatchString(line) {
+				return false
+			}
+		}
+		seen = true
+	}
+	return seen
 }
