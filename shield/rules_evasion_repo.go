@@ -20,6 +20,13 @@ var (
 	// bandit, semgrep, secret scanners, eslint wholesale or its security
 	// rules, golangci-lint wholesale.
 	suppressRe = regexp.MustCompile(`(?i)(?:#|//|/\*)\s*(?:#?nosec\b|nosemgrep\b|gitleaks:allow|pragma:\s*allowlist\s+secret|noqa:\s*S\d|nolint(?::[\w,]*gosec)?(?:\s|$|\*/)|eslint-disable(?:-next-line|-line)?(?:\s*(?:\*/|$)|\s+[\w/,\s-]*(?:security/|no-eval|no-implied-eval|no-new-func))|NOSONAR\b)`)
+	// forgedTurnRe is a conversation turn written into a commit message
+	// or a note: the user's or the assistant's consent, forged where a
+	// later reader (an agent, a reviewer) takes it for the record.
+	forgedTurnRe = regexp.MustCompile(`(?im)(?:^|\\n|\n)\s*(?:user|human|assistant|the user)\s*:\s*["']?(?:yes|ok|okay|sure|approved?|go ahead|proceed|confirmed|do it|lgtm)\b`)
+	// markdownBeaconRe is a markdown image whose URL carries data in its
+	// query: rendering it sends the data to the image's host.
+	markdownBeaconRe = regexp.MustCompile(`!\[[^\]]*\]\(\s*https?://[^)\s?]+\?[^)\s]*=(?:[A-Za-z0-9+/_%-]{24,}|[^)\s&]*(?:\$\{|\$\(|\{\{))`)
 	// allowAllRe is a scanner allowlist entry that matches everything.
 	allowAllRe = regexp.MustCompile(`(?m)(?:^|[\[\s,=])(?:'''|"|')(?:\.\*|\.\+|\^\.\*\$?|\*\*(?:/\*)?|\*)(?:'''|"|')`)
 	// guardNameRe is a .gitignore or info/exclude line that hides a file
@@ -70,6 +77,10 @@ func (s *Shield) repoEvasion(a *Action, f *Facts, j *judgement) {
 		body := clip(t.Body, maxTextJudged)
 		base := path.Base(p)
 		rel := strings.TrimPrefix(strings.TrimPrefix(p, s.cfg.Workspace), "/")
+		if m := markdownBeaconRe.FindString(body); m != "" {
+			j.escalate("exfiltration:markdown-image", "%s holds a markdown image whose URL carries data (%s): rendering it sends the data", rel, quote(m))
+			return
+		}
 		switch {
 		case base == ".gitignore" || rel == ".git/info/exclude" || strings.HasSuffix(rel, "/.git/info/exclude"):
 			if m := guardNameRe.FindString(body); m != "" {
@@ -127,6 +138,8 @@ func gitEvades(args []string) string {
 				return "evasion:identity commits under another identity (" + x + ")"
 			case skipCIRe.MatchString(x):
 				return "evasion:skip-ci tells CI to skip the commit"
+			case sub == "commit" && forgedTurnRe.MatchString(x):
+				return "evasion:forged-turn writes a conversation turn (someone's consent) into the commit message"
 			}
 		case "config":
 			kl := strings.ToLower(x)
