@@ -2,6 +2,7 @@ package shield
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/opx-dev/opx/shield/shellx"
@@ -629,6 +630,13 @@ func sshH(x *call) {
 		return
 	}
 	host := hostOf(ops[0].Text)
+	if len(ops) == 1 && x.forgeAuthTest(opts, ops[0], host) {
+		// ssh -T git@github.com: the forge's git account has no shell;
+		// it answers with the name the key authenticates as. Nothing of
+		// the line's is sent: a connection, not an upload.
+		x.request(Request{Host: host})
+		return
+	}
 	k := x.request(Request{Host: host, Data: true})
 	x.computed(k, ops[0])
 	x.fromStdin(k)
@@ -638,6 +646,32 @@ func sshH(x *call) {
 			x.computed(k, w)
 		}
 	}
+}
+
+// forgeAuthTest reports whether ssh's only operand names the git account
+// of a known forge (git@github.com, ssh://git@gitlab.com), statically,
+// with no remote command, no forwarding or escape options and nothing on
+// standard input: the forge's authentication test.
+func (x *call) forgeAuthTest(opts []opt, target shellx.Word, host string) bool {
+	if target.Dynamic || !slices.Contains(forges, host) || has(opts, "-L", "-R", "-D", "-W", "-w", "-o", "-F", "-J", "-O", "-S", "-e", "-E", "-P", "-i") {
+		return false
+	}
+	user, _, ok := strings.Cut(strings.TrimPrefix(target.Text, "ssh://"), "@")
+	if l, ok2 := val(opts, "-l"); ok2 {
+		user, ok = l.Text, !l.Dynamic
+	}
+	if !ok || user != "git" && user != "hg" {
+		return false
+	}
+	if x.c.PipeIn >= 0 {
+		return false
+	}
+	for _, r := range x.c.Redirects {
+		if strings.HasPrefix(r.Op, "<") {
+			return false
+		}
+	}
+	return true
 }
 
 // remoteSpec splits "[user@]host:path" from a local path.

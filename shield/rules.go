@@ -80,7 +80,10 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).makeDefault,
 		(*Shield).remoteRunner,
 		(*Shield).supplyChain,
+		(*Shield).lookalikePackages,
+		(*Shield).containerBuild,
 		(*Shield).evasion,
+		(*Shield).repoEvasion,
 		(*Shield).taintedEgress,
 		(*Shield).network,
 		(*Shield).queryData,
@@ -273,10 +276,29 @@ func specificName(src string) bool {
 	return !strings.Contains(src, "/") && !genericGlob(src)
 }
 
+// publicKeyMaterial reports whether r names only what ssh publishes: a
+// public key (*.pub, a glob included when its literal suffix is ".pub")
+// or known_hosts. Neither is a secret: a public key is handed to every
+// server it logs in to, known_hosts holds the servers' public keys. A
+// recursive read (everything under ~/.ssh) is not this, nor is a glob
+// that could reach a private key (~/.ssh/id_*).
+func publicKeyMaterial(r *Ref, base string) bool {
+	if r.Tree {
+		return false
+	}
+	if strings.HasSuffix(base, ".pub") && !strings.ContainsAny(base[:len(base)-4], "/") {
+		return !r.Glob || !hasMeta(path.Ext(base))
+	}
+	return !r.Glob && (base == "known_hosts" || base == "known_hosts.old")
+}
+
 // credential returns the credential pattern r could touch, or "".
 func (s *Shield) credential(r *Ref) string {
 	segs := splitPath(r.Path)
 	base := segs[len(segs)-1]
+	if publicKeyMaterial(r, base) {
+		return ""
+	}
 	template := isTemplate(base) || envSource(base)
 	generic := r.Glob && genericGlob(base)
 	found := ""

@@ -140,6 +140,11 @@ func wholeEnvDump(f *Facts) string {
 			dump = r.Name + " " + r.Argv[1]
 		}
 	}
+	for _, r := range f.Runs {
+		if d := otherEnvDump(&r); d != "" {
+			dump = d
+		}
+	}
 	for _, r := range f.Reads {
 		if r.Path == "/proc/self/environ" && r.By != "" && !slices.Contains(envDumpers, r.By) {
 			dump = r.By + " /proc/self/environ"
@@ -283,4 +288,31 @@ func wholeEnvInCode(code string) bool {
 		}
 	}
 	return false
+}
+
+// otherEnvDump names a command that prints other processes' environments
+// (ps with BSD's e: ps eww, ps auxe) or a compose project's with every
+// variable resolved (docker compose config), or "".
+func otherEnvDump(r *Run) string {
+	args := r.Argv[min(1, len(r.Argv)):]
+	switch r.Name {
+	case "ps":
+		for _, a := range args {
+			if a != "" && a[0] != '-' && strings.ContainsRune(a, 'e') && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzACFHLMSTUVXZ") == "" {
+				return "ps " + a + " (other processes' environments)"
+			}
+		}
+	case "docker", "podman", "docker-compose", "podman-compose":
+		compose := r.Name == "docker-compose" || r.Name == "podman-compose" || slices.Contains(args, "compose")
+		if compose && slices.Contains(args, "config") {
+			for _, a := range args {
+				switch a {
+				case "--services", "--volumes", "--images", "--profiles", "--networks", "-q", "--quiet", "--hash", "--no-interpolate":
+					return ""
+				}
+			}
+			return r.Name + " compose config (every variable resolved)"
+		}
+	}
+	return ""
 }

@@ -53,6 +53,14 @@ var instructionFiles = []instructionFile{
 	{"opencode.json", "opencode"},
 	{".opencode/**", "opencode"},
 	{".codex/**", "Codex"},
+	{".amazonq/rules/**", "Amazon Q Developer"},
+	{".augment-guidelines", "Augment Code"},
+	{".augment/rules/**", "Augment Code"},
+	{".aiassistant/rules/**", "JetBrains AI Assistant"},
+	{".trae/rules/**", "Trae"},
+	{".goosehints", "Goose"},
+	{".openhands/microagents/**", "OpenHands"},
+	{".github/chatmodes/**", "GitHub Copilot (*.chatmode.md)"},
 }
 
 // memoryFiles are where agents keep memory between sessions: what is
@@ -193,10 +201,21 @@ var agentFiles = func() map[string]bool {
 // write, edit, move or copy onto it, or any shell write the facts
 // report) to a file that coding agents read as instructions. Whatever it
 // says, it is a prompt to every later agent in the repository, so a
-// human reads it first. Reading one is not this rule's, nor is deleting
-// one (destructive rules judge deletes). A recursive rewrite (gofmt -w .)
-// is judged by where it starts.
+// human reads it first. Reading one is not this rule's; deleting
+// one is a change to the instructions too (removing a rule is changing
+// them): deleting or moving one away in the workspace is asked about as
+// well. A recursive rewrite (gofmt -w .) is judged by where it starts.
 func (s *Shield) agentFileWrite(_ *Action, f *Facts, j *judgement) {
+	for i := range f.Deletes {
+		r := &f.Deletes[i]
+		if r.Glob || !s.inWorkspace(r.Path) {
+			continue
+		}
+		if who := instructionAgents(r.Path); who != "" {
+			j.escalate("instructions:agent-file", "%s removes %s, which %s read as instructions: removing instructions changes them", by(r), r.Path, who)
+			return
+		}
+	}
 	for i := range f.Writes {
 		r := &f.Writes[i]
 		if r.Glob || metaWriters[r.By] {

@@ -40,7 +40,7 @@ func TestRules_AgentFile(t *testing.T) {
 		// Neighbours: reading, deleting, look-alikes, metadata.
 		ruleCase{"read", facts(s, "read_file").read("AGENTS.md").act(), none},
 		ruleCase{"cat", command("cat CLAUDE.md .cursorrules"), none},
-		ruleCase{"delete", facts(s, "delete_file").del("AGENTS.md").act(), none},
+		ruleCase{"delete", facts(s, "delete_file").del("AGENTS.md").act(), esc}, // session 13: removing instructions changes them
 		ruleCase{"docs about agents", wr("docs/agents.md", "How our agents work."), none},
 		ruleCase{"agents package", wr("internal/agents/agents.go", "package agents\n"), none},
 		ruleCase{"claude code docs", wr("docs/CLAUDE-setup.md", "Install Claude Code."), none},

@@ -323,6 +323,10 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 			return
 		case q.Data:
 			j.escalate("exfiltration:data", "%s sends data to %s", q.By, target)
+		case q.By == "ssh" && !q.Data && slices.Contains(forges, host):
+			// A forge's authentication test (ssh -T git@github.com; see
+			// forgeAuthTest): the git account has no shell and nothing
+			// of the line's is sent.
 		case host == "" && q.Method != "":
 			// A tool's configured endpoint (kubectl, git fetch): nothing
 			// of the line's goes with it.

@@ -2,6 +2,7 @@ package shield
 
 import (
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -35,6 +36,10 @@ var credentialGlobs = []string{
 	"wallet.dat", "~/.config/heroku/**", "~/.netrc-*", "~/.wrangler/**", "~/.config/configstore/**", "~/.dockercfg",
 	"~/.config/hcloud/**", "~/.ovh.conf", "~/.aliyun/**", "~/.config/gcloud*/**", "~/.terraformrc", "~/.config/op/**",
 	"~/.snowsql/**", "~/.dbt/profiles.yml", "~/.bluemix/**", "~/.linode-cli", "~/.config/vercel/**", "~/.vercel/**",
+	// Editors' state databases: extensions' and AI assistants' tokens.
+	"**/state.vscdb", "**/state.vscdb.backup", "~/.config/Code/User/globalStorage/**", "~/.config/Cursor/User/globalStorage/**",
+	"~/.config/Code - Insiders/User/globalStorage/**", "~/.config/VSCodium/User/globalStorage/**", "~/.config/Windsurf/User/globalStorage/**",
+	"~/Library/Application Support/Code/User/globalStorage/**", "~/Library/Application Support/Cursor/User/globalStorage/**",
 	// Shell and REPL histories: passwords and tokens typed on a command line.
 	".*_history", "fish_history", ".*history.db",
 }
@@ -171,6 +176,20 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 			what := r.Path
 			if r.Tree {
 				what = "everything under " + r.Path
+			}
+			if r.By == "history" && !r.Tree && !r.Glob {
+				// The shell's own history shown (history | tail, fc -l):
+				// what was typed may hold a token, but showing it is
+				// how one finds the last command. Asked about; reading
+				// the file itself (cat ~/.bash_history) or sending it
+				// still blocks.
+				j.escalate("credential-path", "%s shows the shell's history (%s), which may hold tokens typed on a command line", r.By, r.Path)
+				continue
+			}
+			if !r.Tree && !r.Glob && path.Base(r.Path) == "config" && path.Base(path.Dir(r.Path)) == ".ssh" {
+				// ~/.ssh/config names hosts and key files, no secret.
+				j.escalate("credential-path", "%s reads %s, which names hosts and key files", by(r), r.Path)
+				continue
 			}
 			if !r.Tree && !r.Glob && credentialDir(g, r.Path) {
 				// The directory itself, not what is in it: a listing
@@ -500,6 +519,9 @@ func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
 			if r.By == "git" && (strings.HasSuffix(l.src, ".git/config") || strings.HasSuffix(l.src, ".gitconfig") || strings.HasSuffix(l.src, "/git/config")) {
 				return false // git config: judged by the key it sets (below)
 			}
+			if l.rule == "runs-later:direnv" && s.inWorkspace(r.Path) && onlyActivatesVenv(f, r.Path) {
+				return true // a workspace .envrc that only activates a virtualenv
+			}
 			if l.ask && s.inWorkspace(r.Path) {
 				j.escalate(l.rule, "%s writes %s, which runs later outside any sandbox (%s)", by(r), r.Path, l.src)
 			} else {
@@ -669,4 +691,29 @@ func gitConfigKey(argv []string) string {
 		}
 	}
 	return ""
+}
+
+// envrcVenvLine is a line of an .envrc that only activates a virtualenv
+// in the workspace (or is blank or a comment).
+var envrcVenvLine = regexp.MustCompile(`^\s*(?:#.*|(?:source|\.)\s+(?:\./)?\.?venv/bin/activate|layout\s+python3?|layout\s+pyenv\s+[\d.]+|(?:export\s+)?VIRTUAL_ENV=["']?(?:\./)?\.?venv["']?|PATH_add\s+(?:\./)?\.?venv/bin)?\s*$`)
+
+// onlyActivatesVenv reports whether the content written to p (an .envrc)
+// is known and every line of it only activates a virtualenv.
+func onlyActivatesVenv(f *Facts, p string) bool {
+	seen := false
+	for _, t := range f.Texts {
+		if t.Source != "content:"+p {
+			continue
+		}
+		if len(t.Body) > 4096 {
+			return false
+		}
+		for _, line := range strings.Split(t.Body, "\n") {
+			if !envrcVenvLine.MatchString(line) {
+				return false
+			}
+		}
+		seen = true
+	}
+	return seen
 }

@@ -1,6 +1,7 @@
 package shield
 
 import (
+	"path"
 	"regexp"
 	"strings"
 )
@@ -82,6 +83,7 @@ func (s *Shield) secrets(a *Action, f *Facts, j *judgement) {
 	if s.secretEnv(a, f, j); j.blocked() {
 		return
 	}
+	s.hardcodedSecret(f, j)
 	untrusted := ""
 	for _, q := range f.Requests {
 		if q.Host == "" || !(s.hostAllowed(q.Host) || localHost(q.Host)) {
@@ -111,4 +113,34 @@ func (s *Shield) secrets(a *Action, f *Facts, j *judgement) {
 			j.block("exfiltration:secret", "the command sends %s to %s", k, untrusted)
 		}
 	}
+}
+
+// hardcodedSecret is `credential-store` (escalate): a code file written
+// with a secret of a specific shape in it (a private key, a cloud or
+// forge token: not an assignment named like a secret, not a password in
+// a URL, which examples and local configuration hold), outside tests and
+// templates. A key hard-coded into source leaves with the next push.
+func (s *Shield) hardcodedSecret(f *Facts, j *judgement) {
+	for _, t := range f.Texts {
+		p, ok := strings.CutPrefix(t.Source, "content:")
+		if !ok || p == s.memoryFile || !(codeFile(p) || sourceExts[path.Ext(p)]) || testFile(p) || isTemplate(path.Base(p)) {
+			continue
+		}
+		body := clip(t.Body, maxSecretScan)
+		for _, sh := range secretShapes[:9] {
+			m := sh.re.FindString(body)
+			if m == "" || placeholderSecret(m) {
+				continue
+			}
+			j.escalate("credential-store", "%s is written with %s in its code: a hard-coded key leaves with the next push", path.Base(p), sh.name)
+			return
+		}
+	}
+}
+
+// placeholderSecret reports whether a secret-shaped match is a
+// documented placeholder (AKIAIOSFODNN7EXAMPLE, sk-xxxxxxxx...).
+func placeholderSecret(m string) bool {
+	u := strings.ToUpper(m)
+	return strings.Contains(u, "EXAMPLE") || strings.Contains(u, "XXXXXXXX") || strings.Contains(u, "00000000") || strings.Contains(u, "DUMMY") || strings.Contains(u, "FAKE")
 }

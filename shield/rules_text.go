@@ -78,6 +78,10 @@ var (
 		tr("override|bypass|disable|turn off|skip",
 			`(?i)\b(?:override|bypass|disable|turn off|skip)\b[^.\n]{0,40}?\b(?:shield|evaluator|guardrails?|safety checks?|security checks?|approvals?|sandbox)\b`),
 		tr("always", `(?i)\balways (?:return|answer|respond(?: with)?|output|say) "?(?:allow|approved?|yes)\b`),
+		// Skipping the repository's hooks, recommended: what the hooks
+		// would catch goes unchecked in every later session.
+		tr("no-verify|husky|hook|-n to git|commit -n",
+			`(?i)(?:^|[^\w-])(?:use|pass|add|with|commit with|run with|always)\b[^.\n]{0,40}?--no-verify\b|(?:^|[\s(])--no-verify\b[^.\n]{0,40}?\b(?:when|to|for|if|since|because|;)|\bHUSKY=0\b|\bskip(?:ping)?\s+(?:the\s+)?(?:git\s+|pre-?commit\s+|commit\s+)?hooks?\b[^.\n]{0,40}?\b(?:when|if|since|because|,|;|they)|\b(?:pass|use|add) -n to git commit\b|\bgit commit -n\b`),
 	}
 	// memoryExfil is a note that tells a later agent to handle secrets.
 	memoryExfil = []textRule{
@@ -229,6 +233,14 @@ func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 				j.escalate("prompt-injection", "the %s, documentation, quotes instructions aimed at an AI agent: %s", textName(t.Source), quote(m))
 				continue
 			}
+			if p, ok := strings.CutPrefix(t.Source, "content:"); ok && testFile(p) && inStringLiteral(body, m) {
+				// A sanitizer's test asserts that the phrase is stripped:
+				// a string literal of a test is data for the code under
+				// test, not prose to whoever reads the file. Asked about
+				// (a plant is also a literal); in a comment it blocks.
+				j.escalate("prompt-injection", "the test %s quotes, as test data, instructions aimed at an AI agent: %s", path.Base(p), quote(m))
+				continue
+			}
 			j.block("prompt-injection", "the %s carries instructions aimed at an AI agent: %s", textName(t.Source), quote(m))
 			return
 		}
@@ -259,6 +271,47 @@ func quotedIn(body, m string) bool {
 		return true
 	}
 	return strings.Count(body[:i], "```")%2 == 1
+}
+
+// inStringLiteral reports whether the first occurrence of m in body lies
+// inside a string literal on its line: after an odd number of unescaped
+// double, single or back quotes, on a line that is not a comment. A
+// docstring or a fenced block is prose, not a literal.
+func inStringLiteral(body, m string) bool {
+	i := strings.Index(body, m)
+	if i < 0 {
+		return false
+	}
+	before := body[:i]
+	if strings.Count(before, "```")%2 == 1 {
+		return false // a code block of prose: quotedIn's business
+	}
+	if strings.Count(before, `"""`)%2 == 1 || strings.Count(before, "'''")%2 == 1 {
+		return false // a docstring is prose to its reader
+	}
+	line := before[strings.LastIndexByte(before, '\n')+1:]
+	t := strings.TrimSpace(line)
+	for _, c := range []string{"//", "#", "/*", "*", "--", "<!--"} {
+		if strings.HasPrefix(t, c) {
+			return false
+		}
+	}
+	for _, q := range []byte{'"', '\'', '`'} {
+		n := 0
+		for k := 0; k < len(line); k++ {
+			if line[k] == '\\' {
+				k++
+				continue
+			}
+			if line[k] == q {
+				n++
+			}
+		}
+		if n%2 == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // docFile reports whether p is prose in a documentation directory (not
@@ -445,6 +498,9 @@ func (s *Shield) scriptContent(_ *Action, f *Facts, j *judgement) {
 			keep = func(rule string) bool { return rule != "credential-path" }
 		}
 		v, ok, inner := s.judgeLine(line, keep)
+		if ok && v.Rule == "prompt-injection" && testFile(p) {
+			continue // the file's text is judged as text (test data passes as such)
+		}
 		if ok && v.Rule == "destructive:system-write" {
 			// An install target or script writing /usr/local/bin runs
 			// when someone installs: asked about, not refused.

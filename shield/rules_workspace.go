@@ -31,7 +31,7 @@ func keyFile(base string) bool {
 var buildDirs = map[string]bool{"dist": true, "build": true, "out": true, "target": true, "node_modules": true, ".next": true, ".nuxt": true,
 	"coverage": true, "__pycache__": true, ".pytest_cache": true, ".mypy_cache": true, ".ruff_cache": true, ".tox": true, ".nox": true,
 	".venv": true, "venv": true, ".cache": true, "tmp": true, ".tmp": true, ".turbo": true, ".parcel-cache": true, ".svelte-kit": true,
-	".gradle": true, ".eggs": true, "htmlcov": true, ".terraform": true, "bazel-out": true, "_build": true, ".angular": true, "storybook-static": true,
+	".gradle": true, ".eggs": true, ".coverage": true, ".nyc_output": true, ".hypothesis": true, ".vite": true, "htmlcov": true, ".terraform": true, "bazel-out": true, "_build": true, ".angular": true, "storybook-static": true,
 	"bin": true, "obj": true, "_site": true, ".output": true, ".docusaurus": true, ".expo": true, ".serverless": true, ".aws-sam": true, "vendor": true}
 
 // buildExts are build outputs and scratch files by extension (logs
@@ -67,6 +67,9 @@ func (s *Shield) buildOutput(p string) bool {
 func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
 	ws := s.cfg.Workspace
 	git := path.Join(ws, ".git")
+	if s.workspaceHarm(f, j) {
+		return
+	}
 	for i := range f.Deletes {
 		r := &f.Deletes[i]
 		if !within(r.Path, ws) || r.Path == ws || s.buildOutput(r.Path) {

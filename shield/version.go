@@ -21,7 +21,15 @@ package shield
 //	   initializers as runners; computed interpreter deletes; make's
 //	   default goal; memory authority grammar; addressed text everywhere;
 //	   tier -1 canonicalizes the state's spellings; git config reads pass.
-const RulesVersion = "4"
+//	5: issue 27, the second holdout's classes (session 13, second pass):
+//	   public keys and known_hosts are not credentials; a forge's ssh auth
+//	   test passes; the shell's history shown asks; injection phrases in a
+//	   test's string literals ask; look-alike and known-bad packages;
+//	   container builds; work destroyed without rm; the repository's audit
+//	   evaded; more agent instruction files, and removing one; other
+//	   processes' environments, editors' state, hard-coded keys; forged
+//	   turns and markdown beacons; tautological tests; venv-only .envrc.
+const RulesVersion = "5"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).
