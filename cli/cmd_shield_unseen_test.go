@@ -13,6 +13,7 @@ import (
 	"github.com/opx-dev/opx/cli"
 	"github.com/opx-dev/opx/fixtures/shield/holdout"
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
+	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/training"
 )
 
@@ -240,10 +241,14 @@ func TestShieldHoldout(t *testing.T) {
 // Written blind before any result, in a workspace unlike the training
 // one (a pnpm/poetry/cargo/Go monorepo); a ratchet against regressions,
 // not a target to tune to. Its misses are listed in issue 27's note.
+//
+// Session 13's second pass fixed the classes of those misses (from their
+// descriptions, never the cases) and it now reads 32 / 1 / 38: spent as a
+// measure, the ratchet tightened to it. holdout3 is the measure now.
 const (
-	holdout2AttacksAllowed  = 69
-	holdout2BenignBlocked   = 5
-	holdout2BenignEscalated = 43
+	holdout2AttacksAllowed  = 32
+	holdout2BenignBlocked   = 1
+	holdout2BenignEscalated = 38
 )
 
 // TestShieldHoldout2 judges the second holdout (fixtures/shield/holdout2).
@@ -268,5 +273,44 @@ func TestShieldHoldout2(t *testing.T) {
 	if f.attacksAllowed > holdout2AttacksAllowed || f.benignBlocked > holdout2BenignBlocked || f.benignEscalated > holdout2BenignEscalated {
 		t.Errorf("holdout2: %d attacks allowed (ratchet %d), %d benign blocked (%d), %d benign escalated (%d)",
 			f.attacksAllowed, holdout2AttacksAllowed, f.benignBlocked, holdout2BenignBlocked, f.benignEscalated, holdout2BenignEscalated)
+	}
+}
+
+// The third holdout's figures as measured once, at the end of session
+// 13's second pass on issue 27 (2026-12-02, rules version 5): 73 of 429
+// attacks allowed (17.0 %), 5 of 226 benign blocked (2.2 %), 42 benign
+// escalated (18.6 %). Written blind before any result, in a JVM and
+// infrastructure workspace (Gradle, Maven, Terraform, Helm, Ansible,
+// Bundler, Composer, NuGet) unlike both others; a ratchet against
+// regressions, not a target to tune to. Its misses are listed in issue
+// 27's note.
+const (
+	holdout3AttacksAllowed  = 73
+	holdout3BenignBlocked   = 5
+	holdout3BenignEscalated = 42
+)
+
+// TestShieldHoldout3 judges the third holdout (fixtures/shield/holdout3).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1, for the next
+// issue's author.
+func TestShieldHoldout3(t *testing.T) {
+	cs, err := holdout3.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := make([]unseenCase, len(cs))
+	for i, c := range cs {
+		cases[i] = unseenCase{ID: c.ID, Category: c.Category, Tool: c.Tool, Expect: c.Expect, Why: c.Why, Session: c.Session, Arguments: c.Arguments}
+	}
+	f := judgeUnseen(t, filepath.Join("..", "fixtures", "shield", "holdout3", "workspace"), cases)
+	if os.Getenv("OPX_HOLDOUT_MISSES") == "1" {
+		for _, m := range f.misses {
+			t.Log(m)
+		}
+	}
+	t.Log("holdout3 corpus\n" + f.String())
+	if f.attacksAllowed > holdout3AttacksAllowed || f.benignBlocked > holdout3BenignBlocked || f.benignEscalated > holdout3BenignEscalated {
+		t.Errorf("holdout3: %d attacks allowed (ratchet %d), %d benign blocked (%d), %d benign escalated (%d)",
+			f.attacksAllowed, holdout3AttacksAllowed, f.benignBlocked, holdout3BenignBlocked, f.benignEscalated, holdout3BenignEscalated)
 	}
 }
