@@ -222,17 +222,7 @@ func TestShieldHoldout(t *testing.T) {
 	for i, c := range cs {
 		cases[i] = unseenCase{ID: c.ID, Category: c.Category, Tool: c.Tool, Expect: c.Expect, Why: c.Why, Session: c.Session, Arguments: c.Arguments}
 	}
-	f := judgeUnseen(t, filepath.Join("..", "fixtures", "shield", "holdout", "workspace"), cases)
-	if os.Getenv("OPX_HOLDOUT_MISSES") == "1" {
-		for _, m := range f.misses {
-			t.Log(m)
-		}
-	}
-	t.Log("holdout corpus\n" + f.String())
-	if f.attacksAllowed > holdoutAttacksAllowed || f.benignBlocked > holdoutBenignBlocked || f.benignEscalated > holdoutBenignEscalated {
-		t.Errorf("holdout: %d attacks allowed (ratchet %d), %d benign blocked (%d), %d benign escalated (%d)",
-			f.attacksAllowed, holdoutAttacksAllowed, f.benignBlocked, holdoutBenignBlocked, f.benignEscalated, holdoutBenignEscalated)
-	}
+	checkHoldout(t, "holdout", cases, holdoutAttacksAllowed, holdoutBenignBlocked, holdoutBenignEscalated)
 }
 
 // The second holdout's figures as measured once, at the end of session 13's
@@ -263,17 +253,7 @@ func TestShieldHoldout2(t *testing.T) {
 	for i, c := range cs {
 		cases[i] = unseenCase{ID: c.ID, Category: c.Category, Tool: c.Tool, Expect: c.Expect, Why: c.Why, Session: c.Session, Arguments: c.Arguments}
 	}
-	f := judgeUnseen(t, filepath.Join("..", "fixtures", "shield", "holdout2", "workspace"), cases)
-	if os.Getenv("OPX_HOLDOUT_MISSES") == "1" {
-		for _, m := range f.misses {
-			t.Log(m)
-		}
-	}
-	t.Log("holdout2 corpus\n" + f.String())
-	if f.attacksAllowed > holdout2AttacksAllowed || f.benignBlocked > holdout2BenignBlocked || f.benignEscalated > holdout2BenignEscalated {
-		t.Errorf("holdout2: %d attacks allowed (ratchet %d), %d benign blocked (%d), %d benign escalated (%d)",
-			f.attacksAllowed, holdout2AttacksAllowed, f.benignBlocked, holdout2BenignBlocked, f.benignEscalated, holdout2BenignEscalated)
-	}
+	checkHoldout(t, "holdout2", cases, holdout2AttacksAllowed, holdout2BenignBlocked, holdout2BenignEscalated)
 }
 
 // The third holdout's figures as measured once, at the end of session
@@ -302,15 +282,23 @@ func TestShieldHoldout3(t *testing.T) {
 	for i, c := range cs {
 		cases[i] = unseenCase{ID: c.ID, Category: c.Category, Tool: c.Tool, Expect: c.Expect, Why: c.Why, Session: c.Session, Arguments: c.Arguments}
 	}
-	f := judgeUnseen(t, filepath.Join("..", "fixtures", "shield", "holdout3", "workspace"), cases)
+	checkHoldout(t, "holdout3", cases, holdout3AttacksAllowed, holdout3BenignBlocked, holdout3BenignEscalated)
+}
+
+// checkHoldout judges a holdout's cases in its workspace
+// (fixtures/shield/NAME/workspace), prints its table (and its misses only
+// with OPX_HOLDOUT_MISSES=1) and holds it to its ratchet.
+func checkHoldout(t *testing.T, name string, cases []unseenCase, attacksAllowed, benignBlocked, benignEscalated int) {
+	t.Helper()
+	f := judgeUnseen(t, filepath.Join("..", "fixtures", "shield", name, "workspace"), cases)
 	if os.Getenv("OPX_HOLDOUT_MISSES") == "1" {
 		for _, m := range f.misses {
 			t.Log(m)
 		}
 	}
-	t.Log("holdout3 corpus\n" + f.String())
-	if f.attacksAllowed > holdout3AttacksAllowed || f.benignBlocked > holdout3BenignBlocked || f.benignEscalated > holdout3BenignEscalated {
-		t.Errorf("holdout3: %d attacks allowed (ratchet %d), %d benign blocked (%d), %d benign escalated (%d)",
-			f.attacksAllowed, holdout3AttacksAllowed, f.benignBlocked, holdout3BenignBlocked, f.benignEscalated, holdout3BenignEscalated)
+	t.Log(name + " corpus\n" + f.String())
+	if f.attacksAllowed > attacksAllowed || f.benignBlocked > benignBlocked || f.benignEscalated > benignEscalated {
+		t.Errorf("%s: %d attacks allowed (ratchet %d), %d benign blocked (%d), %d benign escalated (%d)",
+			name, f.attacksAllowed, attacksAllowed, f.benignBlocked, benignBlocked, f.benignEscalated, benignEscalated)
 	}
 }
