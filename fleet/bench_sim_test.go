@@ -62,6 +62,9 @@ func BenchmarkFleetSim(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if *simFor <= 0 {
+		b.Fatalf("-fleet.sim-for %v: want a positive duration", *simFor)
+	}
 	// Each source needs its three warm-up entries and RATE × duration
 	// more, in the largest scenario that has it.
 	most := 0
@@ -74,6 +77,15 @@ func BenchmarkFleetSim(b *testing.B) {
 		for i := range sc.sources {
 			entries[i] = max(entries[i], e)
 		}
+	}
+	total := 0
+	for _, e := range entries {
+		total += e
+	}
+	// Each entry is held in memory (~450 bytes) and its publish time
+	// twice (16 bytes).
+	if total > maxSimEntries {
+		b.Fatalf("-fleet.sim and -fleet.sim-for ask for %d entries; at most %d", total, maxSimEntries)
 	}
 	start := time.Now()
 	pool := prepareSimSources(b, simPoolDir(b), entries)
@@ -96,6 +108,9 @@ var (
 	simPool      = flag.String("fleet.sim-pool", "/dev/shm", "where BenchmarkFleetSim writes its source ledgers before it reads them into memory (a memory file system when there is one: their preparation is not what it measures)")
 	simRuns      = flag.String("fleet.sim-runs", "pub,raw,collector", "BenchmarkFleetSim's runs per scenario (pub and raw give the baselines)")
 )
+
+// maxSimEntries bounds the entries prepared (a few GB of memory).
+const maxSimEntries = 5_000_000
 
 // simWarm is how many entries of each source the warm-up publishes:
 // genesis, ledger.key and the first signed checkpoint.
