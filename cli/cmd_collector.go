@@ -21,6 +21,7 @@ import (
 	"github.com/opx-dev/opx/fleet/collector"
 	"github.com/opx-dev/opx/fleet/natsrv"
 	"github.com/opx-dev/opx/fleet/witnesshttp"
+	"github.com/opx-dev/opx/internal/fdlimit"
 	"github.com/opx-dev/opx/internal/regularfile"
 )
 
@@ -231,6 +232,13 @@ func runCollector(c *cli.Context) error {
 	s, err := collectorArgs(c)
 	if err != nil {
 		return err
+	}
+	// A collector holds files open per source (its mirrors): it runs with
+	// the most open files the system allows it, and says how many.
+	if r, err := fdlimit.Raise(); err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "collector: %v\n", err)
+	} else {
+		fmt.Fprintf(c.App.ErrWriter, "collector: %s\n", r)
 	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -551,6 +551,9 @@ func TestE2E_FleetEmbedded(t *testing.T) {
 	if !strings.Contains(col.out.String(), "nats://"+addr) || !strings.Contains(col.out.String(), key) {
 		t.Errorf("the collector does not say where it listens and its key:\n%s", col.out.String())
 	}
+	if !strings.Contains(col.out.String(), "collector: open files: ") {
+		t.Errorf("the collector does not say its open-files limit:\n%s", col.out.String())
+	}
 	w := fleetWorld(t, "nats://"+addr, 1)
 	m := w.start()
 	id := ledgerIDOf(t, w)
