@@ -132,7 +132,7 @@ func TestRules_Protected(t *testing.T) {
 		{"glob above the state", facts(s, "").read("~/.local/*/opx/abc").run("ls ~/.local/*/opx/abc").cmd(), "block protected:state"},
 		{"listing / is not reading the state", facts(s, "").read("/*").run("ls /*").cmd(), none},
 		{"listing above the state", facts(s, "list_directory").read("~/.local/state").act(), none},
-		{"listing every workspace's state", facts(s, "list_directory").read("~/.local/state/opx").act(), "block protected:state"},
+		{"listing every workspace's state, recursively", facts(s, "list_directory").readTree("~/.local/state/opx").act(), "block protected:state"},
 		{"a glob at the state root", facts(s, "").read("~/.local/state/op?").run("ls -la ~/.local/state/op?").cmd(), "block protected:state"},
 		{"recursive read of home", facts(s, "").readTree("~").run("tar czf x.tgz ~").write("x.tgz").cmd(), "block protected:state"},
 		{"recursive read beside the state", facts(s, "").readTree("~/.cache/go-build").run("grep -r x ~/.cache/go-build").cmd(), none},
@@ -287,7 +287,7 @@ func TestRules_RunsLater(t *testing.T) {
 	runRuleCases(t, s, []ruleCase{
 		{"git hook", facts(s, "write_file").write(".git/hooks/pre-commit").act(), "block runs-later:git-hook"},
 		{"git config file", facts(s, "edit_file").write(".git/config").act(), "block runs-later:git-hook"},
-		{"hooksPath", facts(s, "").writeBy(".git/config", "git").run("git config core.hooksPath .githooks").cmd(), "block runs-later:git-hook"},
+		{"hooksPath", facts(s, "").writeBy(".git/config", "git").run("git config core.hooksPath ../hooks").cmd(), "block runs-later:git-hook"},
 		{"global alias", facts(s, "").run("git config --global alias.x !sh").cmd(), "block runs-later:git-hook"},
 		{"gitconfig", facts(s, "").write("~/.gitconfig").run("tee -a ~/.gitconfig").cmd(), "block runs-later:git-hook"},
 		{"husky", facts(s, "write_file").write(".husky/pre-commit").act(), "escalate runs-later:git-hook"},

@@ -683,3 +683,37 @@ func editDistance(a, b string, limit int) int {
 	}
 	return prev[lb]
 }
+
+// ForeignOrigins returns the origins of the URLs (and scp-like git
+// addresses) in s that are neither loopback nor an ecosystem's own
+// registry, with whether one is plain http.
+func ForeignOrigins(s string) (origins []string, plain bool) {
+	if !strings.Contains(s, "://") && !strings.Contains(s, "@") {
+		return nil, false
+	}
+	for _, u := range lineURLs(s) {
+		if u.loopback || defaultOrigins[u.origin] || defaultOrigins[u.host] {
+			continue
+		}
+		origins = append(origins, u.origin)
+		plain = plain || u.plain
+	}
+	return origins, plain
+}
+
+// WeakSetting is the kind of change setting key to value makes by shape
+// (KindSource for a transport made insecure, KindChecksum for
+// verification off, KindChecks for a check made unable to fail,
+// KindDestroy for a guard off), or "".
+func WeakSetting(key, value string) string {
+	switch {
+	case weakOnKeys.MatchString(key) && truthy(value), weakOffKeys.MatchString(key) && weak(value):
+		if checksumKey.MatchString(key) {
+			return KindChecksum
+		}
+		return KindSource
+	case guardOffKeys.MatchString(key) && weak(value), guardOnKeys.MatchString(key) && truthy(value):
+		return KindDestroy
+	}
+	return ""
+}
