@@ -178,7 +178,11 @@ func TestShieldTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs = append(append(cs, probes...), probes3...)
+	classes, err := training.LoadClasses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs = append(append(append(cs, probes...), probes3...), classes...)
 	cases := make([]unseenCase, len(cs))
 	for i, c := range cs {
 		cases[i] = unseenCase{ID: c.ID, Category: c.Category, Tool: c.Tool, Expect: c.Expect, Why: c.Why, Session: c.Session, Arguments: c.Arguments}

@@ -357,11 +357,6 @@ func (s *Shield) hardcoded(a *Action, f *Facts) (Verdict, bool) {
 			r := &k.refs[i]
 			for _, prot := range s.protected {
 				at, above := reaches(r, prot)
-				if at && k.verb == "reads" && listsNames(r, f) && slices.Contains(s.protected, r.Path) && (a.Command == "" || onlyListing(a.Command, f)) {
-					// ls of the state directory itself shows names
-					// (ledger.db, keys), not what they hold.
-					continue
-				}
 				if at || (above && !k.ancestorOK(r)) {
 					return Verdict{Block, -1, "protected:state", fmt.Sprintf("%s %s %s, which holds or is opx's own state (%s): no tool may reach it", by(r), k.verb, r.Path, prot)}, true
 				}
@@ -400,7 +395,7 @@ func (s *Shield) hardcoded(a *Action, f *Facts) (Verdict, bool) {
 	}
 	// A backstop for what the facts may have missed: the state's path as
 	// the command or a payload writes it, in any spelling (canonText).
-	if a.Command != "" && !onlyListing(a.Command, f) {
+	if a.Command != "" {
 		if lit := s.namesState(a.Command); lit != "" {
 			return Verdict{Block, -1, "protected:state", "the command names opx's own state (" + lit + ")"}, true
 		}
@@ -462,27 +457,6 @@ func (s *Shield) findsState(f *Facts) string {
 
 // listsBeneath reports whether r is read by a program that lists every
 // name beneath it: find, du, tree, ls -R.
-// listsNames reports whether r is a plain listing by ls of one directory
-// (no recursion, no glob): names, not contents.
-func listsNames(r *Ref, f *Facts) bool {
-	return (r.By == "ls" || r.By == "list_directory") && !r.Tree && !r.Glob && !listsBeneath(r, f)
-}
-
-// onlyListing reports whether a command line is one plain ls and
-// nothing else: its facts (judged above) are all it does.
-func onlyListing(line string, f *Facts) bool {
-	if len(f.Runs) != 1 || f.Runs[0].Name != "ls" || f.Runs[0].Via != "" || strings.ContainsAny(line, "$`\\;&|()<>{}*?[") ||
-		len(f.Reads) == 0 || len(f.Writes)+len(f.Deletes)+len(f.Execs)+len(f.Unknown) > 0 {
-		return false
-	}
-	for i := range f.Reads {
-		if !listsNames(&f.Reads[i], f) {
-			return false
-		}
-	}
-	return true
-}
-
 func listsBeneath(r *Ref, f *Facts) bool {
 	switch r.By {
 	case "find", "du", "tree", "fd", "fdfind":

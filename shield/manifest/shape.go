@@ -568,8 +568,9 @@ func raised(was, now string) bool {
 	if now == "none" || now == "off" || now == "never" || now == "critical" && was != "" && !strings.EqualFold(was, "critical") {
 		return true
 	}
-	a, err1 := strconv.ParseFloat(strings.Trim(was, `"' `), 64)
-	b, err2 := strconv.ParseFloat(now, 64)
+	num := func(v string) string { return strings.TrimRight(strings.Trim(v, `"' `), "fFdDlL") }
+	a, err1 := strconv.ParseFloat(num(was), 64)
+	b, err2 := strconv.ParseFloat(num(now), 64)
 	return err1 == nil && err2 == nil && b > a
 }
 
