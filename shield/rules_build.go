@@ -115,6 +115,13 @@ func (s *Shield) buildCommands(_ *Action, f *Facts, j *judgement) {
 			if sourceWord.MatchString(a) {
 				named = true
 			}
+			if strings.HasPrefix(a, "-") && sourceFlagName.MatchString(a) {
+				v, _ := cutValue(a, args, k)
+				if strings.ContainsAny(v, "$`") {
+					j.escalate("supply-chain:source", "%s points %s at a source computed when it runs (%s): what it names cannot be judged", quote(r.Line), r.Name, v)
+					return
+				}
+			}
 		}
 		if !named {
 			continue
@@ -154,6 +161,17 @@ func outsideSource(s *Shield, a string) (string, bool) {
 		return "", false
 	}
 	return v, true
+}
+
+// cutValue is a flag's value: after "=", else the next argument.
+func cutValue(a string, args []string, k int) (string, bool) {
+	if _, v, ok := strings.Cut(a, "="); ok {
+		return v, true
+	}
+	if k+1 < len(args) {
+		return args[k+1], true
+	}
+	return "", false
 }
 
 func slicesContains(xs []string, x string) bool {

@@ -71,6 +71,10 @@ var (
 		`^-{1,2}r(?:equire)?\s+\S|^require\s*:|\bcallback(?:s_enabled|_whitelist|_plugins)\b|` +
 		`\b(?:action|filter|lookup|strategy|vars|inventory|connection|cache|test|module)_plugins\s*=|\blibrary\s*=|\bmodule_utils\s*=|` +
 		`apply\s*\(?\s*from\s*[:=(]\s*["']?https?:`)
+	// computedSource is a source whose value is built when the tool runs
+	// (an environment variable, a property, a decoded string, a URL
+	// glued from pieces): what it will name cannot be judged.
+	computedSource = regexp.MustCompile(`(?i)\b(?:url|uri|source|src|registry|repository|repositories|mirror|index[-_]?url|feed|distributionurl|artifactUrls?)\b["']?\s*(?:\+?=|:|\(|\s)\s*(?:uri\(\s*)?(?:System\.|providers\.|project\.|property\(|findProperty|getenv|env\.|ENV\[|os\.environ|process\.env|\$\{?[A-Za-z_]|String\(|new\s+String|[\w.]*decode|atob\(|base64|file\(|[A-Za-z_][\w.]*\s*\+)|\b(?:https?|git|ftp)://["']?\s*(?:\+|\$\{?[A-Za-z_]|#\{|\{\{|%\()`)
 	// codeListKeys are keys whose list items are code the tool loads.
 	codeListKeys = regexp.MustCompile(`(?i)^(?:require|requires|plugins|plugin|load|preload|extensions|callbacks_enabled|init_scripts?)$`)
 	// metaKeys name a URL that is documentation, not a source.
@@ -303,6 +307,9 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 			case codeListKeys.MatchString(ctx):
 				add(KindRuns, ctx, "now "+t+" (loaded as code)")
 			}
+		}
+		if m := computedSource.FindString(t); m != "" {
+			add(KindSource, "computed source", "now "+t+" (where code comes from is computed when the tool runs)")
 		}
 		// Code run when the tool reads the file.
 		if runsRe.MatchString(t) {

@@ -55,6 +55,12 @@ var shapeCases = []struct {
 	{"swiftpm", "Package.swift", "dependencies: [\n    .package(url: \"https://github.com/apple/swift-log.git\", from: \"1.5.0\"),\n]\n", "dependencies: [\n    .package(url: \"https://github.com/apple/swift-log.git\", from: \"1.5.4\"),\n]\n", ""},
 	{"swiftpm fork", "Package.swift", "dependencies: [\n    .package(url: \"https://github.com/apple/swift-log.git\", from: \"1.5.0\"),\n]\n", "dependencies: [\n    .package(url: \"https://github.com/app1e/swift-log.git\", from: \"1.5.0\"),\n]\n", KindSource},
 	{"trivyignore", ".trivyignore", "", "CVE-2024-1234\n", KindChecks},
+	// An attacker's evasions of the shape: a URL glued from pieces, read
+	// from the environment or a property, or decoded.
+	{"url glued", "build.gradle.kts", "repositories {\n}\n", "repositories {\n    maven { url = uri(\"https://\" + host + \"/m2\") }\n}\n", KindSource},
+	{"url from env", "build.gradle.kts", "repositories {\n}\n", "repositories {\n    maven { url = uri(System.getenv(\"REPO\")) }\n}\n", KindSource},
+	{"url decoded", "build.gradle", "repositories {\n}\n", "repositories {\n    maven { url new String(Base64.decoder.decode('aHR0cHM6Ly94')) }\n}\n", KindSource},
+	{"interpolated host", "pom.xml", "<project>\n</project>\n", "<project>\n  <repositories><repository><url>https://${repo.host}/m2</url></repository></repositories>\n</project>\n", KindSource},
 }
 
 func TestDiffShape_Cases(t *testing.T) {
