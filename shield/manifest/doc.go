@@ -34,7 +34,6 @@
 //   - bundler, rubygems: Gemfile (gems.rb), Gemfile.lock (gems.locked),
 //     .gemrc, .bundle/config
 //   - pre-commit: .pre-commit-config.yaml
-//
 //   - every other build, package, infrastructure and check tool's files
 //     (one table, buildfiles.go: Gradle, Maven, sbt, NuGet, Composer,
 //     Terraform, Helm, Ansible, Bazel, CMake, Conan, SwiftPM, pub, mix,
