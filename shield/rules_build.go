@@ -80,12 +80,14 @@ func (s *Shield) buildCommands(_ *Action, f *Facts, j *judgement) {
 			}
 			continue
 		}
-		if urlClients[r.Name] {
+		if urlClients[r.Name] || !worthJudging(args) {
 			continue
 		}
 		named := false
 		for k, a := range args {
+			flag := strings.HasPrefix(a, "-")
 			switch {
+			case !flag:
 			case insecureFlag.MatchString(a):
 				j.escalate("supply-chain:source", "%s weakens how %s fetches code (%s): a transport or its verification is turned off", quote(r.Line), r.Name, a)
 				return
@@ -101,7 +103,7 @@ func (s *Shield) buildCommands(_ *Action, f *Facts, j *judgement) {
 					return
 				}
 			}
-			if key, v, ok := strings.Cut(strings.TrimLeft(a, "-"), "="); ok && !strings.Contains(key, "/") {
+			if key, v, ok := strings.Cut(strings.TrimLeft(a, "-"), "="); ok && flag && !strings.Contains(key, "/") {
 				if kind := manifest.WeakSetting(strings.TrimPrefix(key, "D"), v); kind != "" {
 					s.supplyVerdict(Supply{Kind: kind, Key: key, Detail: "set to " + v, By: r.Name}, j)
 					return
@@ -112,10 +114,10 @@ func (s *Shield) buildCommands(_ *Action, f *Facts, j *judgement) {
 					return
 				}
 			}
-			if sourceWord.MatchString(a) {
+			if !named && sourceWord.MatchString(a) {
 				named = true
 			}
-			if strings.HasPrefix(a, "-") && sourceFlagName.MatchString(a) {
+			if flag && sourceFlagName.MatchString(a) {
 				v, _ := cutValue(a, args, k)
 				if strings.ContainsAny(v, "$`") {
 					j.escalate("supply-chain:source", "%s points %s at a source computed when it runs (%s): what it names cannot be judged", quote(r.Line), r.Name, v)
@@ -144,6 +146,25 @@ func (s *Shield) buildCommands(_ *Action, f *Facts, j *judgement) {
 }
 
 var sourceFlagName = regexp.MustCompile(`(?i)source|registry|repo|index|feed|mirror|find-links|plugin-dir`)
+
+// worthJudging reports whether a command's arguments hold anything the
+// rule judges (a flag, a URL-like word, a variable, an absolute path, a
+// setting): most lines hold none, and are spared the expressions.
+func worthJudging(args []string) bool {
+	for _, a := range args {
+		if a == "" {
+			continue
+		}
+		switch a[0] {
+		case '-', '/', '~', '.':
+			return true
+		}
+		if strings.Contains(a, "://") || strings.ContainsAny(a, "@$=") || a == "config" || a == "set" {
+			return true
+		}
+	}
+	return false
+}
 
 // outsideSource reports whether a flag value names a local directory
 // outside the workspace as a source (--source=/opt/feed, --add-source

@@ -107,9 +107,11 @@ func buildFile(p string) string {
 	if r, ok := buildNames[base]; ok {
 		return r
 	}
-	for _, s := range buildSuffixes {
-		if strings.HasSuffix(base, s.suffix) {
-			return s.reader
+	if strings.IndexByte(base, '.') >= 0 {
+		for _, s := range buildSuffixes {
+			if strings.HasSuffix(base, s.suffix) {
+				return s.reader
+			}
 		}
 	}
 	dir := path.Dir(p)
