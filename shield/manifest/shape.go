@@ -68,7 +68,7 @@ var (
 		`helm\.sh/hook\b|\bpreload\s*=|build-type:\s*custom|\bcurl\s+\S|\bwget\s+\S|\|\s*(?:ba|z|da)?sh\b|` +
 		`\b(?:ba)?sh\s+-c\b|\bpowershell\b|\bpwsh\b|Invoke-(?:Expression|WebRequest)|\biex\b|\bos\.system\b|` +
 		`\bsubprocess\b|\bsystem\s*\(|\bchild_process\b|\beval\s*\(|` +
-		`^-{1,2}r(?:equire)?\s+\S|^require\s*:|\bcallback(?:s_enabled|_whitelist|_plugins)\b|` +
+		`^-{1,2}r(?:equire)?\s+["']?(?:\.|/|~|\S*/)|^require\s*:\s*["']?(?:\.|/|~|\S*/)|\bcallback(?:s_enabled|_whitelist|_plugins)\b|` +
 		`\b(?:action|filter|lookup|strategy|vars|inventory|connection|cache|test|module)_plugins\s*=|\blibrary\s*=|\bmodule_utils\s*=|` +
 		`apply\s*\(?\s*from\s*[:=(]\s*["']?https?:`)
 	// computedSource is a source whose value is built when the tool runs
@@ -304,7 +304,7 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 			switch {
 			case excludeKeys.MatchString(ctx) && everything(item):
 				add(KindChecks, ctx, "now "+t)
-			case codeListKeys.MatchString(ctx):
+			case codeListKeys.MatchString(ctx) && pathLike(item):
 				add(KindRuns, ctx, "now "+t+" (loaded as code)")
 			}
 		}
@@ -327,6 +327,9 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 		}
 		if strings.HasSuffix(p, "ignore") && everything(t) {
 			add(KindChecks, "everything ignored", "now "+t)
+		}
+		if scanner(reader) && matchAllQuoted.MatchString(t) {
+			add(KindChecks, "everything allowed", "now "+t+" (a pattern that matches everything)")
 		}
 		// A dependency or plugin id one or two letters from one the file names.
 		for _, id := range identRe.FindAllString(t, 16) {
@@ -551,6 +554,13 @@ func listItem(t string) (string, bool) {
 	return "", false
 }
 
+// pathLike reports whether a list item names a file or a URL rather than
+// a package from the default registry (rubocop-rails is a dependency;
+// ./lib/cop.rb and https://… are code the tool loads as it is).
+func pathLike(v string) bool {
+	return strings.HasPrefix(v, ".") || strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || strings.Contains(v, "/") || strings.Contains(v, "\\")
+}
+
 func truthy(v string) bool {
 	switch strings.ToLower(strings.Trim(v, `"' `)) {
 	case "true", "yes", "on", "1", "always", "all", "y":
@@ -581,10 +591,23 @@ func raised(was, now string) bool {
 	return err1 == nil && err2 == nil && b > a
 }
 
+// matchAllQuoted is a quoted pattern (glob or regular expression) that
+// matches everything.
+var matchAllQuoted = regexp.MustCompile(`["'](?:\(\?s\))?(?:\^?\.[*+]\$?|\*\*?(?:/\*\*?)?|\[\\s\\S\][*+])["']`)
+
+// scanner reports whether reader is a secret or vulnerability scanner.
+func scanner(reader string) bool {
+	switch reader {
+	case "gitleaks", "secretlint", "trufflehog", "detect-secrets", "semgrep", "trivy", "snyk", "checkov", "a dependency checker", "sonar":
+		return true
+	}
+	return false
+}
+
 // everything reports whether a pattern matches every file.
 func everything(v string) bool {
 	switch strings.Trim(strings.TrimSpace(v), `"'[],`) {
-	case "*", "**", "**/*", "/**", ".*", ".*/**", "/", "./", ".", "*/**", "**/**", "**/*.*", "*.*":
+	case "*", "**", "**/*", "/**", ".*", ".*/**", "/", "./", ".", "*/**", "**/**", "**/*.*", "*.*", ".+", "^.*$", "^.*", "(?s).*", `[\s\S]*`:
 		return true
 	}
 	return false
