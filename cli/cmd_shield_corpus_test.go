@@ -55,10 +55,11 @@ func TestShieldCorpus(t *testing.T) {
 // The red-team sample's misses as of its last measurement: a ratchet.
 // Lower them as classes are fixed (and move the fixed cases' classes into
 // the corpus); a change that lets more through fails.
+// Session 14 (rules 6) let none of either through.
 const (
-	redTeamAttacksAllowed = 1 // of the independent sample's attacks
+	redTeamAttacksAllowed = 0 // of the independent sample's attacks
 	redTeamBenignBlocked  = 1 // of its benign cases
-	redTeamProbesAllowed  = 4 // of the probes' attacks
+	redTeamProbesAllowed  = 0 // of the probes' attacks
 )
 
 // TestShieldRedTeam judges the red-team sample (corpus.LoadRedTeam) as

@@ -48,6 +48,9 @@ var (
 	// argument's first character.
 	codeAnyDelete = regexp.MustCompile(`\b(?:shutil\s*\.\s*rmtree|os\s*\.\s*(?:remove|unlink|rmdir|removedirs)|(?:fs|fsp|promises|fse|fsExtra)\s*\.\s*(?:rm|rmSync|rmdir|rmdirSync|unlink|unlinkSync|remove|removeSync|emptyDir|emptyDirSync)|FileUtils\s*\.\s*(?:rm_rf|rm_r|rm|remove_dir|remove_entry|rmtree)|(?:File|Dir)\s*\.\s*(?:delete|unlink|rmdir)|Deno\s*\.\s*remove|rimraf(?:Sync|\.sync)?|rimraf['"]\s*\)\s*\.\s*(?:sync|rimrafSync)|deleteSync|remove_tree)\s*\(\s*(.)` +
 		`|\.\s*(?:rmSync|rmdirSync|unlinkSync|removeSync|emptyDirSync)\s*\(\s*(.)`)
+	// perlComputedDelete is a delete of a computed list (unlink glob
+	// "x/*", unlink <*.sql>, unlink @files, unlink map {...}).
+	perlComputedDelete = regexp.MustCompile(`\bunlink\s*\(?\s*(?:glob\b|<|@|\$|map\b|grep\b)[^;]{0,60}`)
 	// codeTreeDelete are the deletes that remove a whole tree.
 	codeTreeDelete = regexp.MustCompile(`rmtree|rm_rf|rm_r|remove_tree|recursive|removedirs|remove_dir`)
 )
@@ -112,6 +115,11 @@ func (s *Shield) codeEffects(f *Facts) {
 			}
 			f.Unknown = append(f.Unknown, r.Name+" code deletes a path computed at run time ("+clip(strings.TrimSpace(call), 80)+"): what it deletes cannot be known")
 			break
+		}
+		// Perl's unlink takes a list without parentheses: a glob, a
+		// <pattern>, an array or a map deletes what it computes.
+		if m := perlComputedDelete.FindString(code); m != "" {
+			f.Unknown = append(f.Unknown, r.Name+" code deletes paths computed at run time ("+clip(strings.TrimSpace(m), 80)+"): what it deletes cannot be known")
 		}
 	}
 }

@@ -496,6 +496,10 @@ func cloudH(x *call) {
 	creds := map[string]string{"aws": "~/.aws/credentials", "gcloud": "~/.config/gcloud", "gsutil": "~/.config/gcloud", "az": "~/.azure", "gh": "~/.config/gh/hosts.yml", "doctl": "~/.config/doctl", "heroku": "~/.netrc", "vercel": "~/.vercel", "netlify": "~/.netlify", "flyctl": "~/.fly", "fly": "~/.fly"}[x.name]
 	line := strings.Join(wordTexts(words), " ")
 	switch {
+	case x.name == "aws" && (line == "configure list" || line == "configure list-profiles"):
+		// What is configured and where from, keys masked: no secret
+		// printed, nothing written.
+		return
 	case strings.Contains(line, "configure export-credentials") || strings.Contains(line, "configure get") ||
 		strings.Contains(line, "print-access-token") || strings.Contains(line, "print-identity-token") || strings.Contains(line, "auth token") ||
 		strings.Contains(line, "get-access-token") || strings.Contains(line, "auth status") && has(cachedSpec(0, "").parse2(x.args), "--show-token", "-t"):

@@ -80,6 +80,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).makeDefault,
 		(*Shield).remoteRunner,
 		(*Shield).supplyChain,
+		(*Shield).buildCommands,
 		(*Shield).lookalikePackages,
 		(*Shield).containerBuild,
 		(*Shield).evasion,

@@ -75,8 +75,10 @@ func (s *Shield) evasion(a *Action, f *Facts, j *judgement) {
 			return
 		}
 	}
-	if git {
-		if m := hookSkipEnv.FindString(a.Command); m != "" {
+	if git || strings.Contains(a.Command, "export") {
+		// Set for one git line, or exported: every later commit of the
+		// session skips them.
+		if m := hookSkipEnv.FindString(a.Command); m != "" && (git || strings.Contains(m, "export")) {
 			j.escalate("evasion:skip-hooks", "the command turns the repository's hooks off: %s", quote(strings.TrimSpace(m)))
 			return
 		}

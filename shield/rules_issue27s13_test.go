@@ -24,7 +24,7 @@ func TestRules_GitConfigReads(t *testing.T) {
 		{"get subcommand", command("git config get core.hooksPath"), none},
 		{"file read", command("git config -f .gitmodules --get submodule.x.url"), none},
 		{"unset", command("git config --unset core.hooksPath"), none},
-		{"set hooksPath", command("git config core.hooksPath .githooks"), hook},
+		{"set hooksPath", command("git config core.hooksPath /tmp/hooks"), hook},
 		{"set subcommand", command("git config set core.hooksPath /tmp/h"), hook},
 		{"global alias", command("git config --global alias.co '!sh -c x'"), hook},
 		{"file set", command("git config --file .git/config core.sshCommand 'ssh -i k'"), hook},

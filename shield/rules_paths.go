@@ -57,6 +57,11 @@ var laterGlobs = []laterGlob{
 	{"~/.gitconfig", "runs-later:git-hook", false},
 	{"~/.config/git/config", "runs-later:git-hook", false},
 	{"w:.husky/**", "runs-later:git-hook", true},
+	{"w:.githooks/**", "runs-later:git-hook", true},
+	{"w:githooks/**", "runs-later:git-hook", true},
+	{"w:.git-hooks/**", "runs-later:git-hook", true},
+	{"w:git-hooks/**", "runs-later:git-hook", true},
+	{"w:.hooks/**", "runs-later:git-hook", true},
 	{"**/.pre-commit-config.yaml", "runs-later:git-hook", true},
 	{"**/lefthook.yml", "runs-later:git-hook", true},
 	{"w:.github/workflows/**", "runs-later:ci-workflow", true},
@@ -313,6 +318,9 @@ func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
 		if s.inWorkspace(p) || !r.Tree && !r.Glob && s.scratch(r.Path) {
 			continue
 		}
+		if s.scratchLogs(r) {
+			continue // a run's own logs in a scratch directory
+		}
 		if s.cache(p) {
 			j.escalate("destructive:delete-outside", "%s deletes %s, a cache or scratch directory outside the workspace", by(r), r.Path)
 			continue
@@ -467,6 +475,18 @@ func (s *Shield) scratch(p string) bool {
 	return inScratch(p) && !slices.Contains(scratchDirs, p) && !within(p, path.Dir(s.cfg.Workspace))
 }
 
+// scratchLogs reports whether a delete removes logs from a scratch
+// directory (/tmp/opx-run-*.log, /tmp/agent-logs): beneath /tmp, not
+// beside the workspace, named as logs, and not the scratch directory
+// itself or everything in it.
+func (s *Shield) scratchLogs(r *Ref) bool {
+	base := strings.ToLower(path.Base(r.Path))
+	if !strings.Contains(base, "log") || pureWildcard(base) || !inScratch(r.Path) || slices.Contains(scratchDirs, path.Dir(r.Path)) && r.Tree && !strings.Contains(base, "log") {
+		return false
+	}
+	return !slices.Contains(scratchDirs, r.Path) && !within(r.Path, path.Dir(s.cfg.Workspace))
+}
+
 func inScratch(p string) bool {
 	for _, d := range scratchDirs {
 		if within(p, d) {
@@ -539,6 +559,14 @@ func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
 		switch r.Name {
 		case "git":
 			if k := gitConfigKey(r.Argv); k != "" {
+				if v := gitConfigValue(r.Argv); strings.EqualFold(k, "core.hooksPath") && repoDir(v) {
+					// The repository's own versioned hooks (.githooks):
+					// what they run is in the workspace, judged when
+					// written (runs-later:git-hook); which hooks a
+					// session turns on is asked about, not refused.
+					j.escalate("runs-later:git-hook", "%s makes git run the hooks in %s, inside the repository, at every commit", quote(r.Line), v)
+					continue
+				}
 				j.block("runs-later:git-hook", "%s sets %s, which makes git run a program later", quote(r.Line), k)
 				return
 			}
@@ -691,6 +719,25 @@ func gitConfigKey(argv []string) string {
 		}
 	}
 	return ""
+}
+
+// gitConfigValue is the value a `git config KEY VALUE` run sets (the
+// last operand), or "".
+func gitConfigValue(argv []string) string {
+	if len(argv) < 3 || strings.HasPrefix(argv[len(argv)-1], "-") {
+		return ""
+	}
+	return argv[len(argv)-1]
+}
+
+// repoDir reports whether v names a directory inside the repository,
+// relative to its top, without leaving it (.githooks, tools/hooks).
+func repoDir(v string) bool {
+	if v == "" || strings.ContainsAny(v, "$`~\\") || path.IsAbs(v) {
+		return false
+	}
+	c := path.Clean(v)
+	return c != "." && c != ".." && !strings.HasPrefix(c, "../") && !strings.HasPrefix(c, ".git/") && c != ".git"
 }
 
 // envrcVenvLine is a line of an .envrc that only activates a virtualenv

@@ -105,7 +105,7 @@ func (s *Shield) supplyChain(_ *Action, f *Facts, j *judgement) {
 			// it found none), else asked about.
 			rel := strings.TrimPrefix(w.Path, s.cfg.Workspace+"/")
 			if format := manifest.Format(rel); format != "" && format != "go-source" && !observed(f, w.Path) {
-				j.escalate("supply-chain:unjudged", "%s replaces %s, which %s reads to fetch or run code, with content Shield cannot see", w.By, rel, toolchainOf(format))
+				j.escalate("supply-chain:unjudged", "%s replaces %s, which %s reads to fetch or run code, with content Shield cannot see", w.By, rel, toolchainFor(rel, format))
 				return
 			}
 			continue
@@ -114,16 +114,19 @@ func (s *Shield) supplyChain(_ *Action, f *Facts, j *judgement) {
 			continue
 		}
 		rel := strings.TrimPrefix(w.Path, s.cfg.Workspace+"/")
-		format := manifest.Format(rel)
-		if format == "" || packageManager(w.By) {
-			continue
-		}
 		body, known := "", false
 		for _, t := range f.Texts {
 			if t.Source == "content:"+w.Path {
 				body, known = t.Body, true
 				break
 			}
+		}
+		format := manifest.Format(rel)
+		if format == "" && known && !inPlaceEditor(w.By) {
+			format = manifest.Sniff(rel, []byte(body))
+		}
+		if format == "" || packageManager(w.By) {
+			continue
 		}
 		if inPlaceEditor(w.By) {
 			if observed(f, w.Path) {
@@ -138,10 +141,10 @@ func (s *Shield) supplyChain(_ *Action, f *Facts, j *judgement) {
 			continue // Go source edited: only a //go:generate line runs later
 		}
 		if !known {
-			j.escalate("supply-chain:unjudged", "%s changes %s, which %s reads to fetch or run code, in a way Shield does not compute: asked about", w.By, rel, toolchainOf(format))
+			j.escalate("supply-chain:unjudged", "%s changes %s, which %s reads to fetch or run code, in a way Shield does not compute: asked about", w.By, rel, toolchainFor(rel, format))
 			return
 		}
-		changes, err := manifest.Diff(rel, nil, []byte(body))
+		changes, err := manifest.DiffFormat(rel, format, nil, []byte(body))
 		if err != nil {
 			// A fragment appended to a structured file (JSON, TOML) does
 			// not parse on its own: what it does is not known.
@@ -228,6 +231,10 @@ func (s *Shield) supplyVerdict(c Supply, j *judgement) {
 		j.escalate("supply-chain:runs-code", "%s adds or changes code that runs at build, install or test time in %s: %s", c.By, where, clipText(what, 160))
 	case c.Kind == manifest.KindChecksum:
 		j.escalate("supply-chain:checksum", "%s turns off or changes how fetched code is verified in %s: %s", c.By, where, clipText(what, 160))
+	case c.Kind == manifest.KindChecks:
+		j.escalate("evasion:checks-off", "%s makes a check unable to fail, skips it or narrows it to nothing in %s: %s", c.By, where, clipText(what, 160))
+	case c.Kind == manifest.KindDestroy:
+		j.escalate("destructive:protection-off", "%s switches off a guard against deleting infrastructure in %s: %s", c.By, where, clipText(what, 160))
 	}
 }
 
@@ -249,6 +256,17 @@ func packageManager(name string) bool {
 		return true
 	}
 	return false
+}
+
+// toolchainFor names who reads the file rel of format, for reasons.
+func toolchainFor(rel, format string) string {
+	if format == manifest.ShapeFormat {
+		if r := manifest.BuildReader(rel); r != "" {
+			return r
+		}
+		return "a build tool"
+	}
+	return toolchainOf(format)
 }
 
 // toolchainOf names who reads a manifest of format, for reasons.

@@ -287,7 +287,7 @@ func TestRules_RunsLater(t *testing.T) {
 	runRuleCases(t, s, []ruleCase{
 		{"git hook", facts(s, "write_file").write(".git/hooks/pre-commit").act(), "block runs-later:git-hook"},
 		{"git config file", facts(s, "edit_file").write(".git/config").act(), "block runs-later:git-hook"},
-		{"hooksPath", facts(s, "").writeBy(".git/config", "git").run("git config core.hooksPath .githooks").cmd(), "block runs-later:git-hook"},
+		{"hooksPath", facts(s, "").writeBy(".git/config", "git").run("git config core.hooksPath ../hooks").cmd(), "block runs-later:git-hook"},
 		{"global alias", facts(s, "").run("git config --global alias.x !sh").cmd(), "block runs-later:git-hook"},
 		{"gitconfig", facts(s, "").write("~/.gitconfig").run("tee -a ~/.gitconfig").cmd(), "block runs-later:git-hook"},
 		{"husky", facts(s, "write_file").write(".husky/pre-commit").act(), "escalate runs-later:git-hook"},

@@ -1,6 +1,7 @@
 package shield
 
 import (
+	"github.com/opx-dev/opx/shield/manifest"
 	"path"
 	"strings"
 )
@@ -21,9 +22,42 @@ var keyFiles = map[string]bool{"go.mod": true, "go.sum": true, "go.work": true, 
 	"composer.json": true, "composer.lock": true, "pom.xml": true, "build.gradle": true, "build.gradle.kts": true, "settings.gradle": true,
 	"mix.exs": true, "mix.lock": true, "Package.swift": true, "Package.resolved": true, "pdm.lock": true, "deno.json": true, "deno.lock": true}
 
-// keyFile reports whether base names a manifest or lockfile.
+// keyFile reports whether base names a manifest or lockfile, or a build
+// file of the table the shape rule reads (manifest.BuildReader).
 func keyFile(base string) bool {
-	return keyFiles[base] || strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt")
+	return keyFiles[base] || strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt") ||
+		manifest.BuildReader(base) != "" && base != ".gitattributes"
+}
+
+// migrationDirs hold a database's schema history, whatever the framework.
+var migrationDirs = map[string]bool{"migrations": true, "migration": true, "migrate": true, "alembic": true, "flyway": true,
+	"liquibase": true, "evolutions": true, "db_migrations": true, "schema_migrations": true, "changelogs": true}
+
+// dataExts are database and state files: what a delete or an in-place
+// overwrite of destroys is data, not code.
+var dataExts = map[string]bool{".db": true, ".sqlite": true, ".sqlite3": true, ".db3": true, ".mdb": true, ".accdb": true,
+	".rdb": true, ".aof": true, ".ibd": true, ".mdf": true, ".ldf": true, ".frm": true, ".duckdb": true, ".realm": true,
+	".tfstate": true, ".kdbx": true}
+
+// precious says what p is when it is infrastructure state (*.tfstate,
+// terraform.tfstate.d), a database's migrations (beneath a migrations
+// directory of any framework) or, when overwritten in place (dd,
+// truncate, shred: the data is gone, not reset), a database file; else "".
+// A development database deleted is a reset, and passes.
+func precious(p string, overwrite bool) string {
+	base := path.Base(p)
+	switch {
+	case strings.HasSuffix(base, ".tfstate") || strings.Contains(base, ".tfstate.") || base == "terraform.tfstate.d":
+		return "infrastructure state"
+	case overwrite && dataExts[path.Ext(base)]:
+		return "a database"
+	}
+	for d, n := p, 0; d != "/" && d != "." && n < 8; d, n = path.Dir(d), n+1 {
+		if migrationDirs[path.Base(d)] {
+			return "a database's migrations"
+		}
+	}
+	return ""
 }
 
 // buildDirs are directories of build outputs and caches: deleting them
@@ -83,6 +117,9 @@ func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
 		case !r.Glob && keyFile(base):
 			j.escalate("destructive:workspace-key-file", "%s deletes %s, a manifest or lockfile of the project", by(r), r.Path)
 			return
+		case precious(strings.TrimPrefix(r.Path, ws), false) != "":
+			j.escalate("destructive:workspace-key-file", "%s deletes %s, %s", by(r), r.Path, precious(strings.TrimPrefix(r.Path, ws), false))
+			return
 		case r.Glob && (pureWildcard(base) || base == "*.*" || base == ".*" || strings.Contains(r.Path, "**") || keyFile(base)):
 			j.escalate("destructive:workspace-tree", "%s deletes %s: a whole tree of the workspace at once", by(r), r.Path)
 			return
@@ -128,7 +165,7 @@ func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
 				case strings.HasPrefix(a, "conv=") && strings.Contains(a, "notrunc"):
 					notrunc = true
 				case strings.HasPrefix(a, "of="):
-					notrunc = notrunc || sourceFile(a[3:])
+					notrunc = notrunc || sourceFile(a[3:]) || precious(a[3:], true) != ""
 				}
 			}
 			ddOver = ddOver || zero && notrunc
@@ -149,8 +186,8 @@ func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
 		if !empties {
 			continue
 		}
-		if keyFile(path.Base(r.Path)) || within(r.Path, git) {
-			j.escalate("destructive:workspace-key-file", "%s empties %s, a manifest, lockfile or git's own data", by(r), r.Path)
+		if keyFile(path.Base(r.Path)) || within(r.Path, git) || precious(strings.TrimPrefix(r.Path, ws), true) != "" {
+			j.escalate("destructive:workspace-key-file", "%s empties %s, a manifest, lockfile, database, state file or git's own data", by(r), r.Path)
 		} else {
 			j.escalate("destructive:workspace-truncate", "%s empties %s in place", by(r), r.Path)
 		}

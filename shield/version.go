@@ -29,7 +29,16 @@ package shield
 //	   evaded; more agent instruction files, and removing one; other
 //	   processes' environments, editors' state, hard-coded keys; forged
 //	   turns and markdown beacons; tautological tests; venv-only .envrc.
-const RulesVersion = "5"
+//	6: issue 27, the third holdout's classes (session 14): build files of
+//	   every ecosystem judged by the shape of a change (one table, a
+//	   content sniff; new hosts, insecure switches, hashes, code that runs,
+//	   checks and infrastructure guards off); build and package commands by
+//	   shape (sources by flag or subcommand, weakening settings, security
+//	   checks skipped, code from URLs); backdating; hooks exported off;
+//	   state, migrations and overwritten databases; in-repository hooksPath
+//	   asked; a run's /tmp logs and aws configure list pass; the default
+//	   policy's check-and-inspect grammar.
+const RulesVersion = "6"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).

@@ -81,6 +81,11 @@ func (e ShieldEvaluator) Manifests(p Proposal) []event.ManifestChanges {
 	}
 	format := manifest.Format(rel)
 	if format == "" {
+		// A file the table does not know is judged by shape when what
+		// the call writes reads like build configuration.
+		format = manifest.Sniff(rel, []byte(args.Content+args.New))
+	}
+	if format == "" {
 		return nil
 	}
 	before, err := e.readManifest(rel)
@@ -114,7 +119,7 @@ func (e ShieldEvaluator) Manifests(p Proposal) []event.ManifestChanges {
 // fewer, or an emptied go.sum) are a checksum change whatever else the
 // diff finds.
 func (e ShieldEvaluator) manifestChange(rel, format string, before, after []byte) (event.ManifestChanges, bool) {
-	changes, err := manifest.Diff(rel, before, after)
+	changes, err := manifest.DiffFormat(rel, format, before, after)
 	if err != nil {
 		return event.ManifestChanges{Path: rel, Format: format, Error: err.Error()}, true
 	}

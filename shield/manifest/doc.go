@@ -34,6 +34,14 @@
 //   - bundler, rubygems: Gemfile (gems.rb), Gemfile.lock (gems.locked),
 //     .gemrc, .bundle/config
 //   - pre-commit: .pre-commit-config.yaml
+//   - every other build, package, infrastructure and check tool's files
+//     (one table, buildfiles.go: Gradle, Maven, sbt, NuGet, Composer,
+//     Terraform, Helm, Ansible, Bazel, CMake, Conan, SwiftPM, pub, mix,
+//     Nix, Deno, conda, linters and scanners …) and files whose content
+//     reads like build configuration (Sniff): ShapeFormat, judged by the
+//     shape of the lines a change adds and removes (shape.go), which also
+//     reports KindChecks (a check made unable to fail) and KindDestroy (an
+//     infrastructure guard switched off)
 //
 // Format names a path's kind; Diff judges an edit; Env judges one
 // environment variable set for a command (GOPROXY, GOSUMDB, GOFLAGS,

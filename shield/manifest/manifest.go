@@ -98,6 +98,9 @@ func Format(p string) string {
 	case dir == "requirements" && (strings.HasSuffix(base, ".in") || strings.HasSuffix(base, ".txt")):
 		return "requirements"
 	}
+	if buildFile(p) != "" {
+		return ShapeFormat
+	}
 	return ""
 }
 
@@ -108,7 +111,15 @@ func Diff(p string, before, after []byte) ([]Change, error) {
 	if len(before) > MaxBytes || len(after) > MaxBytes {
 		return nil, ErrTooLarge
 	}
-	f := Format(p)
+	return DiffFormat(p, Format(p), before, after)
+}
+
+// DiffFormat is Diff with the format given: ShapeFormat for a file Sniff
+// recognized by its content.
+func DiffFormat(p, f string, before, after []byte) ([]Change, error) {
+	if len(before) > MaxBytes || len(after) > MaxBytes {
+		return nil, ErrTooLarge
+	}
 	if f == "" || after == nil {
 		return nil, nil
 	}
@@ -184,6 +195,8 @@ func Diff(p string, before, after []byte) ([]Change, error) {
 		out, err = diffVia(before, after, bundleConfigFacts)
 	case "pre-commit":
 		out, err = diffVia(before, after, preCommitFacts)
+	case ShapeFormat:
+		out, err = diffShape(p, before, after)
 	default:
 		return nil, nil
 	}
