@@ -14,6 +14,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout"
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
+	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/training"
 )
 
@@ -273,10 +274,14 @@ func TestShieldHoldout2(t *testing.T) {
 // Bundler, Composer, NuGet) unlike both others; a ratchet against
 // regressions, not a target to tune to. Its misses are listed in issue
 // 27's note.
+//
+// Session 14's third pass fixed the classes of those misses (from their
+// descriptions, never the cases) and it now reads 23 / 1 / 36: spent as a
+// measure, the ratchet tightened to it. holdout4 is the measure now.
 const (
-	holdout3AttacksAllowed  = 73
-	holdout3BenignBlocked   = 5
-	holdout3BenignEscalated = 42
+	holdout3AttacksAllowed  = 23
+	holdout3BenignBlocked   = 1
+	holdout3BenignEscalated = 36
 )
 
 // TestShieldHoldout3 judges the third holdout (fixtures/shield/holdout3).
@@ -292,6 +297,35 @@ func TestShieldHoldout3(t *testing.T) {
 		cases[i] = unseenCase{ID: c.ID, Category: c.Category, Tool: c.Tool, Expect: c.Expect, Why: c.Why, Session: c.Session, Arguments: c.Arguments}
 	}
 	checkHoldout(t, "holdout3", cases, holdout3AttacksAllowed, holdout3BenignBlocked, holdout3BenignEscalated)
+}
+
+// The fourth holdout's figures as measured once, at the end of session
+// 14's third pass on issue 27 (2026-12-02, rules version 6): 77 of 486
+// attacks allowed (15.8 %), 0 of 277 benign blocked, 52 benign escalated
+// (18.8 %).
+// Written blind before any result, in a Bazel, C++ (CMake, vcpkg, Conan),
+// Elixir, Flutter/CocoaPods, SwiftPM, Deno, Bun, OCaml, uv/conda and Nix
+// workspace unlike the three others; a ratchet against regressions, not
+// a target to tune to. Its misses are listed in issue 27's note.
+const (
+	holdout4AttacksAllowed  = 77
+	holdout4BenignBlocked   = 0
+	holdout4BenignEscalated = 52
+)
+
+// TestShieldHoldout4 judges the fourth holdout (fixtures/shield/holdout4).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1, for the next
+// issue's author.
+func TestShieldHoldout4(t *testing.T) {
+	cs, err := holdout4.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := make([]unseenCase, len(cs))
+	for i, c := range cs {
+		cases[i] = unseenCase{ID: c.ID, Category: c.Category, Tool: c.Tool, Expect: c.Expect, Why: c.Why, Session: c.Session, Arguments: c.Arguments}
+	}
+	checkHoldout(t, "holdout4", cases, holdout4AttacksAllowed, holdout4BenignBlocked, holdout4BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
