@@ -19,12 +19,19 @@ import (
 )
 
 // Review while the collector runs: the collector holds each mirror's
-// file (bbolt's lock), so, as a running engine does for its ledger, it
-// serves each mirror's read-only LedgerService (one loopback listener for all) and
-// registers it in the mirror's directory (engine.lock held, engine.json,
-// client.token 0600). Every existing command that reads a ledger through
-// the registry (`opx replay S --ledger STORE/sources/ID/ledger.db`) then
-// reads the mirror through the collector; once it stops, from the file.
+// file (bbolt's lock) while it has it open, so, as a running engine does
+// for its ledger, it serves each mirror's read-only LedgerService (one
+// loopback listener for all) and registers it in the mirror's directory
+// (engine.json, client.token 0600). Every existing command that reads a
+// ledger through the registry (`opx replay S --ledger
+// STORE/sources/ID/ledger.db`) then reads the mirror through the
+// collector; once it stops, from the file.
+//
+// The registry's lock is the store's (STORE/engine.lock, held by the
+// collector for its whole life: one collector per store); each mirror's
+// engine.lock is a symbolic link to it (registry.Lock.Share), so a
+// registered mirror costs two small files and no descriptor, and a
+// request opens the mirror only while it is served (mirrors.go).
 
 // One gRPC server on one loopback listener serves every mirror: the
 // token a client sends (the one in the mirror's client.token) picks the
@@ -33,32 +40,34 @@ import (
 // maxServedMessage bounds a request to a mirror's service.
 const maxServedMessage = 1 << 20
 
-type served struct {
-	lock  *registry.Lock
-	token string
-	stop  chan struct{}
-}
-
 // mirrorServer is the collector's one server of mirrors.
 type mirrorServer struct {
 	ln  net.Listener
 	srv *grpc.Server
-	mu  sync.RWMutex
-	by  map[string]opxv1.LedgerServiceServer // token -> its mirror's service
+	cache *mirrorCache
+	stop  chan struct{} // closed when the server stops
+	mu    sync.RWMutex
+	by    map[string]string // token -> its mirror's source id
 }
 
-func (ms *mirrorServer) lookup(ctx context.Context) (opxv1.LedgerServiceServer, error) {
+// lookup returns the service of the mirror the request's token names,
+// with the mirror held open until release.
+func (ms *mirrorServer) lookup(ctx context.Context) (svc opxv1.LedgerServiceServer, release func(), err error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	given := md.Get(opxv1.ClientTokenHeader)
 	if len(given) == 1 {
 		ms.mu.RLock()
-		svc := ms.by[given[0]]
+		id, ok := ms.by[given[0]]
 		ms.mu.RUnlock()
-		if svc != nil {
-			return svc, nil
+		if ok {
+			l, release, err := ms.cache.acquire(id, nil)
+			if err != nil {
+				return nil, nil, status.Errorf(codes.Unavailable, "the mirror of source %s: %v", id, err)
+			}
+			return grpcapi.NewReadOnlyLedgerService(l, ms.stop), release, nil
 		}
 	}
-	return nil, status.Error(codes.Unauthenticated, "the client token of a mirror is required")
+	return nil, nil, status.Error(codes.Unauthenticated, "the client token of a mirror is required")
 }
 
 // desc is the LedgerService's description with each handler given the
@@ -69,10 +78,11 @@ func (ms *mirrorServer) desc() *grpc.ServiceDesc {
 	for i := range d.Methods {
 		h := d.Methods[i].Handler
 		d.Methods[i].Handler = func(_ any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
-			svc, err := ms.lookup(ctx)
+			svc, release, err := ms.lookup(ctx)
 			if err != nil {
 				return nil, err
 			}
+			defer release()
 			return h(svc, ctx, dec, ic)
 		}
 	}
@@ -80,10 +90,11 @@ func (ms *mirrorServer) desc() *grpc.ServiceDesc {
 	for i := range d.Streams {
 		h := d.Streams[i].Handler
 		d.Streams[i].Handler = func(_ any, ss grpc.ServerStream) error {
-			svc, err := ms.lookup(ss.Context())
+			svc, release, err := ms.lookup(ss.Context())
 			if err != nil {
 				return err
 			}
+			defer release()
 			return h(svc, ss)
 		}
 	}
@@ -99,7 +110,7 @@ func (c *Collector) mirrors() (*mirrorServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms := &mirrorServer{ln: ln, by: map[string]opxv1.LedgerServiceServer{}}
+	ms := &mirrorServer{ln: ln, cache: c.cache, stop: make(chan struct{}), by: map[string]string{}}
 	ms.srv = grpc.NewServer(grpc.MaxRecvMsgSize(maxServedMessage))
 	ms.srv.RegisterService(ms.desc(), struct{ opxv1.LedgerServiceServer }{})
 	go ms.srv.Serve(ln)
@@ -110,15 +121,16 @@ func (c *Collector) mirrors() (*mirrorServer, error) {
 // stopMirrors stops the server of mirrors (after every unserve).
 func (c *Collector) stopMirrors() {
 	if c.ms != nil {
+		close(c.ms.stop)
 		c.ms.srv.Stop()
 		c.ms = nil
 	}
 }
 
-// serve starts the service of a mirror (errors are logged: review then
-// waits for the collector to stop).
+// serve registers a mirror for review once it is written (errors are
+// logged: review then waits for the collector to stop).
 func (c *Collector) serve(s *source) {
-	if s.m == nil || s.served != nil {
+	if c.mat.next(s) == 0 || s.served != "" || c.lock == nil {
 		return
 	}
 	if err := c.startServing(s); err != nil {
@@ -127,7 +139,7 @@ func (c *Collector) serve(s *source) {
 }
 
 func (c *Collector) startServing(s *source) error {
-	path, err := filepath.Abs(s.m.Path())
+	path, err := filepath.Abs(SourcePath(c.cfg.Store, s.id))
 	if err != nil {
 		return err
 	}
@@ -135,45 +147,39 @@ func (c *Collector) startServing(s *source) error {
 	if err != nil {
 		return err
 	}
-	lock, err := registry.Acquire(registry.Dir(filepath.Dir(path)))
-	if err != nil {
-		return err
-	}
-	tok, err := lock.NewToken()
-	if err != nil {
-		lock.Release()
-		return err
-	}
-	stop := make(chan struct{})
-	ms.mu.Lock()
-	ms.by[tok] = grpcapi.NewReadOnlyLedgerService(s.m, stop)
-	ms.mu.Unlock()
 	pid := os.Getpid()
-	if err := lock.Publish(registry.Entry{Workspace: "fleet source " + s.id, ManagerPID: pid, EnginePID: pid,
-		Port: ms.ln.Addr().(*net.TCPAddr).Port, Ledger: path}); err != nil {
-		ms.mu.Lock()
-		delete(ms.by, tok)
-		ms.mu.Unlock()
-		close(stop)
-		lock.Release()
+	tok, err := c.lock.Share(registry.Dir(filepath.Dir(path)), registry.Entry{Workspace: "fleet source " + s.id, ManagerPID: pid, EnginePID: pid,
+		Port: ms.ln.Addr().(*net.TCPAddr).Port, Ledger: path})
+	if err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
-	s.served = &served{lock: lock, token: tok, stop: stop}
+	ms.mu.Lock()
+	ms.by[tok] = s.id
+	ms.mu.Unlock()
+	s.served = tok
 	return nil
 }
 
 // unserve stops serving a mirror and removes its registration.
 func (c *Collector) unserve(s *source) {
-	if s.served == nil {
+	if s.served == "" {
 		return
 	}
-	s.served.lock.Unpublish()
+	registry.Unshare(registry.Dir(filepath.Dir(SourcePath(c.cfg.Store, s.id))))
 	if c.ms != nil {
 		c.ms.mu.Lock()
-		delete(c.ms.by, s.served.token)
+		delete(c.ms.by, s.served)
 		c.ms.mu.Unlock()
 	}
-	close(s.served.stop)
-	s.served.lock.Release()
-	s.served = nil
+	s.served = ""
+}
+
+// lockStore takes the store's registry lock: one collector per store,
+// and the lock every served mirror's registration links to.
+func lockStore(store string) (*registry.Lock, error) {
+	l, err := registry.Acquire(registry.Dir(store))
+	if err != nil {
+		return nil, fmt.Errorf("collector: store %s: %w", store, err)
+	}
+	return l, nil
 }
