@@ -42,8 +42,8 @@ const maxServedMessage = 1 << 20
 
 // mirrorServer is the collector's one server of mirrors.
 type mirrorServer struct {
-	ln  net.Listener
-	srv *grpc.Server
+	ln    net.Listener
+	srv   *grpc.Server
 	cache *mirrorCache
 	stop  chan struct{} // closed when the server stops
 	mu    sync.RWMutex
