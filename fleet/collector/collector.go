@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -94,6 +95,10 @@ type Config struct {
 	// source's mirror holds, durably, entries up to headSeq. It must not
 	// block.
 	Materialized func(ledgerID string, headSeq uint64)
+	// AckWait is how long JetStream waits for the collector's ack of a
+	// message before it delivers it again (a collector that died with
+	// messages in hand gets them again after it); the default when 0.
+	AckWait time.Duration
 	// MaxOpenMirrors bounds the mirrors held open while unused (each
 	// holds a descriptor); DefaultMaxOpenMirrors when 0.
 	MaxOpenMirrors int
@@ -261,6 +266,14 @@ func New(cfg Config) (*Collector, error) {
 		c.Close()
 		return nil, fmt.Errorf("collector: %w", err)
 	}
+	// What the journal held is in the mirrors: the checkpoints it held
+	// are checked (their check may not have run before the crash), then
+	// it is emptied.
+	c.recheckJournaled(context.Background())
+	if err := c.jn.Reset(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("collector: %w", err)
+	}
 	c.startMaterializer()
 	return c, nil
 }
@@ -275,19 +288,23 @@ const JournalDir = "journal"
 // closes the ledgers (after Run has returned).
 func (c *Collector) Close() error {
 	var errs []error
+	if c.mat != nil {
+		// What waits is written, and what waited for it checked.
+		if err := c.mat.close(); err != nil {
+			errs = append(errs, err)
+		} else if err := c.materialized(context.Background()); err != nil {
+			errs = append(errs, err)
+		} else {
+			// Every record is in its mirror: the journal is emptied.
+			errs = append(errs, c.jn.Close(), c.jn.Reset())
+		}
+	}
 	c.book.unbindMirrors()
 	for _, s := range c.sources {
 		c.unserve(s)
 	}
 	c.stopMirrors()
-	if c.mat != nil {
-		errs = append(errs, c.mat.close())
-		if _, err := c.mat.take(); err == nil {
-			// Every record is in its mirror: the journal is emptied.
-			errs = append(errs, c.jn.Close(), c.jn.Reset())
-		}
-		c.mat = nil
-	}
+	c.mat = nil
 	if c.jn != nil {
 		c.jn.Close()
 	}
@@ -447,7 +464,7 @@ func (c *Collector) run(ctx context.Context) error {
 		Description:   "opx collector (" + fleet.WireVersion + ")",
 		FilterSubject: fleet.LedgerSubjects(c.cfg.Prefix),
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       ackWait,
+		AckWait:       cmp.Or(c.cfg.AckWait, ackWait),
 		MaxAckPending: maxAckPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	})

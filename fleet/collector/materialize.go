@@ -334,19 +334,37 @@ func (c *Collector) recoverJournal() error {
 	held := int64(0)
 	applied := 0
 	flush := func() error {
-		for _, id := range order {
-			recs := byID[id]
-			err := c.recoverSource(id, recs)
-			if errors.Is(err, errJournalSkip) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			applied += len(recs)
+		// Sources side by side, as the materializer writes them.
+		var mu sync.Mutex
+		var errs []error
+		work := make(chan string)
+		var wg sync.WaitGroup
+		for range materializeWorkers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for id := range work {
+					recs := byID[id]
+					err := c.recoverSource(id, recs)
+					mu.Lock()
+					switch {
+					case errors.Is(err, errJournalSkip):
+					case err != nil:
+						errs = append(errs, err)
+					default:
+						applied += len(recs)
+					}
+					mu.Unlock()
+				}
+			}()
 		}
+		for _, id := range order {
+			work <- id
+		}
+		close(work)
+		wg.Wait()
 		byID, order, held = map[string][]pendingRec{}, nil, 0
-		return nil
+		return errors.Join(errs...)
 	}
 	cut, err := c.jn.Replay(func(seg uint64, off int64, r journal.Record) error {
 		if _, ok := byID[r.Source]; !ok {
@@ -374,7 +392,7 @@ func (c *Collector) recoverJournal() error {
 	if applied > 0 {
 		c.cfg.Logf("collector: journal: %d records checked against the mirrors", applied)
 	}
-	return c.jn.Reset()
+	return nil
 }
 
 // recoverSource writes one source's records (recovery).

@@ -127,10 +127,11 @@ func (c *Collector) stopMirrors() {
 	}
 }
 
-// serve registers a mirror for review once it is written (errors are
-// logged: review then waits for the collector to stop).
+// serve registers a mirror for review once it is written, while the
+// collector runs (errors are logged: review then waits for the collector
+// to stop).
 func (c *Collector) serve(s *source) {
-	if c.mat.next(s) == 0 || s.served != "" || c.lock == nil {
+	if c.nc == nil || c.mat.next(s) == 0 || s.served != "" || c.lock == nil {
 		return
 	}
 	if err := c.startServing(s); err != nil {
