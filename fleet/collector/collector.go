@@ -116,9 +116,11 @@ type Collector struct {
 	nc    *nats.Conn // resend requests (core NATS)
 	ms    *mirrorServer
 	lock  *registry.Lock // the store's: one collector per store (serve.go)
-	jn    *journal.Journal
-	mat   *materializer
-	cache *mirrorCache
+	// started is this process's start time, for its registry entries.
+	started uint64
+	jn      *journal.Journal
+	mat     *materializer
+	cache   *mirrorCache
 	// recheck are the checkpoint entries recovery found in the journal,
 	// by source: checked again once the collector runs.
 	recheck map[string][]uint64
@@ -300,9 +302,7 @@ func (c *Collector) Close() error {
 		}
 	}
 	c.book.unbindMirrors()
-	for _, s := range c.sources {
-		c.unserve(s)
-	}
+	c.unserveAll()
 	c.stopMirrors()
 	c.mat = nil
 	if c.jn != nil {
@@ -431,13 +431,15 @@ func (c *Collector) run(ctx context.Context) error {
 	} else if up {
 		c.cfg.Logf("collector: %s now keeps every cosignature (it kept one per source)", fleet.CosigStream(c.cfg.Prefix))
 	}
-	for _, s := range c.sources {
-		c.serve(s)
+	if c.started == 0 {
+		c.started, _ = registry.StartTime(os.Getpid())
 	}
+	stopServing := make(chan struct{})
+	servingDone := c.serveAll(stopServing)
 	defer func() {
-		for _, s := range c.sources {
-			c.unserve(s)
-		}
+		close(stopServing)
+		servingDone()
+		c.unserveAll()
 		c.stopMirrors()
 	}()
 	// What was cosigned before a crash is published again as recorded;

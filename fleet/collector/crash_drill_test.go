@@ -326,4 +326,3 @@ func sameBlobs(t *testing.T, store string, s *ledger.Ledger) {
 		return nil
 	})
 }
-

@@ -195,6 +195,15 @@ func (m *materializer) work() {
 		next, prev, err := m.c.apply(m.ctx, s, recs)
 
 		m.mu.Lock()
+		if errors.Is(err, ledger.ErrLocked) {
+			// A reader holds the mirror's file (opened it directly while
+			// the mirror was closed): its records wait, and the source
+			// takes its turn again (the open waited for the lock).
+			m.dirty = append(m.dirty, s)
+			m.mu.Unlock()
+			m.c.cfg.Logf("%v (again later)", err)
+			continue
+		}
 		if err != nil {
 			if m.err == nil {
 				m.err = err

@@ -48,6 +48,7 @@ type mirrorServer struct {
 	stop  chan struct{} // closed when the server stops
 	mu    sync.RWMutex
 	by    map[string]string // token -> its mirror's source id
+	ids   map[string]string // source id -> its token ("" while registered)
 }
 
 // lookup returns the service of the mirror the request's token names,
@@ -110,7 +111,7 @@ func (c *Collector) mirrors() (*mirrorServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms := &mirrorServer{ln: ln, cache: c.cache, stop: make(chan struct{}), by: map[string]string{}}
+	ms := &mirrorServer{ln: ln, cache: c.cache, stop: make(chan struct{}), by: map[string]string{}, ids: map[string]string{}}
 	ms.srv = grpc.NewServer(grpc.MaxRecvMsgSize(maxServedMessage))
 	ms.srv.RegisterService(ms.desc(), struct{ opxv1.LedgerServiceServer }{})
 	go ms.srv.Serve(ln)
@@ -118,7 +119,7 @@ func (c *Collector) mirrors() (*mirrorServer, error) {
 	return ms, nil
 }
 
-// stopMirrors stops the server of mirrors (after every unserve).
+// stopMirrors stops the server of mirrors (after unserveAll).
 func (c *Collector) stopMirrors() {
 	if c.ms != nil {
 		close(c.ms.stop)
@@ -131,48 +132,98 @@ func (c *Collector) stopMirrors() {
 // collector runs (errors are logged: review then waits for the collector
 // to stop).
 func (c *Collector) serve(s *source) {
-	if c.nc == nil || c.mat.next(s) == 0 || s.served != "" || c.lock == nil {
+	if c.nc == nil || c.mat.next(s) == 0 || c.lock == nil {
 		return
-	}
-	if err := c.startServing(s); err != nil {
-		c.cfg.Logf("collector: source %s: serving its mirror for review: %v", s.id, err)
-	}
-}
-
-func (c *Collector) startServing(s *source) error {
-	path, err := filepath.Abs(SourcePath(c.cfg.Store, s.id))
-	if err != nil {
-		return err
 	}
 	ms, err := c.mirrors()
 	if err != nil {
-		return err
-	}
-	pid := os.Getpid()
-	tok, err := c.lock.Share(registry.Dir(filepath.Dir(path)), registry.Entry{Workspace: "fleet source " + s.id, ManagerPID: pid, EnginePID: pid,
-		Port: ms.ln.Addr().(*net.TCPAddr).Port, Ledger: path})
-	if err != nil {
-		return fmt.Errorf("register: %w", err)
-	}
-	ms.mu.Lock()
-	ms.by[tok] = s.id
-	ms.mu.Unlock()
-	s.served = tok
-	return nil
-}
-
-// unserve stops serving a mirror and removes its registration.
-func (c *Collector) unserve(s *source) {
-	if s.served == "" {
+		c.cfg.Logf("collector: serving mirrors for review: %v", err)
 		return
 	}
-	registry.Unshare(registry.Dir(filepath.Dir(SourcePath(c.cfg.Store, s.id))))
-	if c.ms != nil {
-		c.ms.mu.Lock()
-		delete(c.ms.by, s.served)
-		c.ms.mu.Unlock()
+	c.register(ms, s.id)
+}
+
+// serveAll registers every mirror written, in the background (a file
+// or two each: thousands take seconds, which the consumer does not wait
+// for), until stop.
+func (c *Collector) serveAll(stop <-chan struct{}) (wait func()) {
+	if c.nc == nil || c.lock == nil {
+		return func() {}
 	}
-	s.served = ""
+	ms, err := c.mirrors()
+	if err != nil {
+		c.cfg.Logf("collector: serving mirrors for review: %v", err)
+		return func() {}
+	}
+	var ids []string
+	for _, s := range c.sources {
+		if c.mat.next(s) > 0 {
+			ids = append(ids, s.id)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, id := range ids {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			c.register(ms, id)
+		}
+	}()
+	return func() { <-done }
+}
+
+// register writes the registry entry of source id's mirror, once.
+func (c *Collector) register(ms *mirrorServer, id string) {
+	ms.mu.Lock()
+	if _, ok := ms.ids[id]; ok {
+		ms.mu.Unlock()
+		return
+	}
+	ms.ids[id] = "" // being registered
+	ms.mu.Unlock()
+	tok, err := c.startServing(ms, id)
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if err != nil {
+		delete(ms.ids, id)
+		c.cfg.Logf("collector: source %s: serving its mirror for review: %v", id, err)
+		return
+	}
+	ms.ids[id] = tok
+	ms.by[tok] = id
+}
+
+func (c *Collector) startServing(ms *mirrorServer, id string) (string, error) {
+	path, err := filepath.Abs(SourcePath(c.cfg.Store, id))
+	if err != nil {
+		return "", err
+	}
+	pid := os.Getpid()
+	tok, err := c.lock.Share(registry.Dir(filepath.Dir(path)), registry.Entry{Workspace: "fleet source " + id, ManagerPID: pid, EnginePID: pid,
+		ManagerStart: c.started, EngineStart: c.started, Port: ms.ln.Addr().(*net.TCPAddr).Port, Ledger: path})
+	if err != nil {
+		return "", fmt.Errorf("register: %w", err)
+	}
+	return tok, nil
+}
+
+// unserveAll stops serving every mirror and removes their
+// registrations (after serveAll's goroutine ended).
+func (c *Collector) unserveAll() {
+	if c.ms == nil {
+		return
+	}
+	c.ms.mu.Lock()
+	ids := c.ms.ids
+	c.ms.ids, c.ms.by = map[string]string{}, map[string]string{}
+	c.ms.mu.Unlock()
+	for id := range ids {
+		registry.Unshare(registry.Dir(filepath.Dir(SourcePath(c.cfg.Store, id))))
+	}
 }
 
 // lockStore takes the store's registry lock: one collector per store,

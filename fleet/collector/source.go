@@ -54,7 +54,6 @@ type source struct {
 	heldSize int64
 	brokenAt uint64 // the seq whose prev broke the chain (0: none)
 	forked   bool   // a hello named a head the mirror holds with another hash
-	served   string // its client token while it is served for review (serve.go)
 
 	keys       []tlog.Verifier // the pinned key (or the allow-list)
 	pinnedSeq  uint64
