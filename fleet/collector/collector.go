@@ -116,8 +116,10 @@ type Collector struct {
 	nc    *nats.Conn // resend requests (core NATS)
 	ms    *mirrorServer
 	lock  *registry.Lock // the store's: one collector per store (serve.go)
-	// started is this process's start time, for its registry entries.
+	// started is this process's start time, for its registry entries;
+	// reg registers the mirrors for review while it runs (serve.go).
 	started uint64
+	reg     *registrar
 	jn      *journal.Journal
 	mat     *materializer
 	cache   *mirrorCache

@@ -107,8 +107,17 @@ func TestCollector_ManySources_BoundedDescriptors(t *testing.T) {
 	if bound := before + collector.DefaultMaxOpenMirrors + 64; during > bound || after > bound {
 		t.Errorf("%d and %d descriptors open, more than %d before + %d mirrors + 64", during, after, before, collector.DefaultMaxOpenMirrors)
 	}
-	if _, _, err := registry.Lookup(registry.Dir(filepath.Dir(collector.SourcePath(store, recorded[n-1].id)))); err != nil {
-		t.Errorf("a mirror is not served for review: %v", err)
+	// Every mirror is registered for review (in the background).
+	waitFor(t, "the mirrors registered for review", func() bool {
+		for _, rs := range []recordedSource{recorded[0], recorded[n-1]} {
+			if _, _, err := registry.Lookup(registry.Dir(filepath.Dir(collector.SourcePath(store, rs.id)))); err != nil {
+				return false
+			}
+		}
+		return true
+	})
+	if fds := openFDs(t); fds > before+collector.DefaultMaxOpenMirrors+64 {
+		t.Errorf("%d descriptors open once every mirror is registered", fds)
 	}
 }
 

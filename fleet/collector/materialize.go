@@ -195,7 +195,7 @@ func (m *materializer) work() {
 		next, prev, err := m.c.apply(m.ctx, s, recs)
 
 		m.mu.Lock()
-		if errors.Is(err, ledger.ErrLocked) {
+		if errors.Is(err, ledger.ErrLocked) && !m.closing {
 			// A reader holds the mirror's file (opened it directly while
 			// the mirror was closed): its records wait, and the source
 			// takes its turn again (the open waited for the lock).
@@ -214,10 +214,6 @@ func (m *materializer) work() {
 			m.signal()
 			return
 		}
-		s.queue = s.queue[k:]
-		if len(s.queue) == 0 {
-			s.queue = nil
-		}
 		s.mat, s.matPrev = next, prev
 		m.pending -= size
 		for _, p := range recs {
@@ -231,6 +227,11 @@ func (m *materializer) work() {
 			if p.rec.Kind == journal.Blob {
 				r.blobs = append(r.blobs, ledger.Hash(p.rec.Blob))
 			}
+		}
+		clear(s.queue[:k]) // the records' bytes are not kept by the array
+		s.queue = s.queue[k:]
+		if len(s.queue) == 0 {
+			s.queue = nil
 		}
 		if len(s.queue) > 0 {
 			m.dirty = append(m.dirty, s)

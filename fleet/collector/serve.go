@@ -128,24 +128,33 @@ func (c *Collector) stopMirrors() {
 	}
 }
 
-// serve registers a mirror for review once it is written, while the
-// collector runs (errors are logged: review then waits for the collector
-// to stop).
+// serve has a mirror registered for review once it is written, while
+// the collector runs, by the registrar's goroutine (a file or two each:
+// thousands take seconds, which the run loop does not wait for).
 func (c *Collector) serve(s *source) {
-	if c.nc == nil || c.mat.next(s) == 0 || c.lock == nil {
+	r := c.reg
+	if r == nil || c.mat.next(s) == 0 {
 		return
 	}
-	ms, err := c.mirrors()
-	if err != nil {
-		c.cfg.Logf("collector: serving mirrors for review: %v", err)
-		return
+	r.mu.Lock()
+	r.ids = append(r.ids, s.id)
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
 	}
-	c.register(ms, s.id)
 }
 
-// serveAll registers every mirror written, in the background (a file
-// or two each: thousands take seconds, which the consumer does not wait
-// for), until stop.
+// registrar registers mirrors for review in the background.
+type registrar struct {
+	mu   sync.Mutex
+	ids  []string
+	wake chan struct{}
+}
+
+// serveAll starts the registrar with every mirror written; it runs
+// until stop (errors are logged: review then waits for the collector to
+// stop). wait returns once it ended.
 func (c *Collector) serveAll(stop <-chan struct{}) (wait func()) {
 	if c.nc == nil || c.lock == nil {
 		return func() {}
@@ -155,25 +164,40 @@ func (c *Collector) serveAll(stop <-chan struct{}) (wait func()) {
 		c.cfg.Logf("collector: serving mirrors for review: %v", err)
 		return func() {}
 	}
-	var ids []string
+	r := &registrar{wake: make(chan struct{}, 1)}
 	for _, s := range c.sources {
 		if c.mat.next(s) > 0 {
-			ids = append(ids, s.id)
+			r.ids = append(r.ids, s.id)
 		}
 	}
+	c.reg = r
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for _, id := range ids {
+		for {
+			r.mu.Lock()
+			ids := r.ids
+			r.ids = nil
+			r.mu.Unlock()
+			for _, id := range ids {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c.register(ms, id)
+			}
 			select {
 			case <-stop:
 				return
-			default:
+			case <-r.wake:
 			}
-			c.register(ms, id)
 		}
 	}()
-	return func() { <-done }
+	return func() {
+		<-done
+		c.reg = nil
+	}
 }
 
 // register writes the registry entry of source id's mirror, once.
