@@ -87,7 +87,15 @@ func TestCollector_ManySources_BoundedDescriptors(t *testing.T) {
 	}
 	start := time.Now()
 	r := startCollector(t, srv.ClientURL(), store, hook)
-	waitFor(t, "every source's mirror", func() bool { return at(1) == n })
+	// A new mirror costs ~10 ms here (bbolt file, tree, projections):
+	// the wait grows with the sources.
+	deadline := time.Now().Add(max(time.Minute, time.Duration(n)*50*time.Millisecond))
+	for at(1) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d sources' mirrors written", at(1), n)
+		}
+		time.Sleep(20 * time.Millisecond) // polling, bounded by the deadline
+	}
 	during := openFDs(t)
 	t.Logf("%d sources taken in %v: %d descriptors open (%d before)", n, time.Since(start).Round(time.Millisecond), during, before)
 	if err := r.stop(); err != nil {
