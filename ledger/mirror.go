@@ -49,17 +49,9 @@ func CreateMirror(path string, genesis []byte, opts Options) (*Ledger, error) {
 	if err := checkProjections(opts.Projections); err != nil {
 		return nil, fmt.Errorf("create mirror %s: %w", path, err)
 	}
-	e, err := checkVerbatim(0, ZeroHash, genesis)
+	id, err := CheckMirrorGenesis(genesis)
 	if err != nil {
 		return nil, fmt.Errorf("create mirror %s: %w", path, err)
-	}
-	id, err := parseGenesisID(e.Data)
-	if err == nil && (e.Type != TypeGenesis || !isLedgerID(id)) {
-		err = errors.New("not a ledger.genesis entry with a ledger id of 32 lowercase hex")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("create mirror %s: %w", path,
-			&IntegrityError{Seq: 0, Kind: KindUnreadable, Detail: "genesis: " + err.Error()})
 	}
 	if _, err := os.Lstat(path); err == nil {
 		return nil, fmt.Errorf("create mirror %s: %w", path, ErrExists)
@@ -95,6 +87,53 @@ func CreateMirror(path string, genesis []byte, opts Options) (*Ledger, error) {
 		}
 	}
 	return OpenMirror(path, opts)
+}
+
+// CheckMirrorGenesis checks, as CreateMirror does, that genesis is a
+// source's genesis entry a mirror can be made of, and returns its ledger
+// id. Refusals are *IntegrityError.
+func CheckMirrorGenesis(genesis []byte) (string, error) {
+	e, err := checkVerbatim(0, ZeroHash, genesis)
+	if err != nil {
+		return "", err
+	}
+	id, err := parseGenesisID(e.Data)
+	if err == nil && (e.Type != TypeGenesis || !isLedgerID(id)) {
+		err = errors.New("not a ledger.genesis entry with a ledger id of 32 lowercase hex")
+	}
+	if err != nil {
+		return "", &IntegrityError{Seq: 0, Kind: KindUnreadable, Detail: "genesis: " + err.Error()}
+	}
+	return id, nil
+}
+
+// CheckVerbatim checks, as AppendVerbatim does, that raw is an entry a
+// mirror takes at seq after an entry hashing to prev: it parses, carries
+// seq and chains by prev. Refusals are *IntegrityError (kinds
+// unreadable, gap, seq-mismatch, hash-mismatch). It lets a caller verify
+// entries before it holds the mirror (the fleet collector's journal).
+func CheckVerbatim(seq uint64, prev Hash, raw []byte) error {
+	_, err := checkVerbatim(seq, prev, raw)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+// CheckBlobFrame checks, as PutBlobFrame does, that frame is a zstd
+// frame a mirror stores as blob h. A refusal is an *IntegrityError of
+// kind blob-corrupt.
+func CheckBlobFrame(h Hash, frame []byte) error {
+	if len(frame) > maxBlobFrame {
+		return &IntegrityError{Kind: KindBlobCorrupt, Detail: fmt.Sprintf("blob %s: a frame of %d bytes (at most %d)", h, len(frame), int64(maxBlobFrame)), Expected: h.String()}
+	}
+	dec := blobDecoders.Get().(*blobDecoder)
+	f := checkBlobFrame(dec.d, h, bytes.NewReader(frame))
+	blobDecoders.Put(dec)
+	if f != nil {
+		return f
+	}
+	return nil
 }
 
 // OpenMirror opens an existing mirror ledger for appending; a ledger that

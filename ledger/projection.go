@@ -493,6 +493,26 @@ func (l *Ledger) prepareProjections(head uint64) error {
 	if len(l.opts.Projections) == 0 {
 		return nil
 	}
+	// Most opens find every projection current: a read transaction
+	// says so without the write transaction's commit and fsync.
+	current := true
+	if err := l.db.View(func(tx *bolt.Tx) error {
+		st := tx.Bucket(bucketProjState)
+		for _, p := range l.opts.Projections {
+			if st == nil {
+				current = false
+				return nil
+			}
+			s, ok := decodeProjState(st.Get([]byte(p.Name())))
+			if !ok || tx.Bucket(projBucketName(p.Name())) == nil || s.broken || s.version != p.Version() || s.through < head {
+				current = false
+				return nil
+			}
+		}
+		return nil
+	}); err != nil || current {
+		return err
+	}
 	var stale []Projection
 	err := l.db.Update(func(tx *bolt.Tx) error {
 		st, err := tx.CreateBucketIfNotExists(bucketProjState)

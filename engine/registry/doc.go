@@ -7,7 +7,10 @@
 // (held with flock by the process manager for as long as it runs),
 // "engine.json" (manager and engine pids with their start times, gRPC
 // port, workspace) and "client.token" (the per-engine client token, mode
-// 0600).
+// 0600). A process serving many ledgers (the fleet collector's mirrors)
+// holds one lock and shares it (Lock.Share): each served directory's
+// "engine.lock" is a symbolic link to the held one, beside its own
+// engine.json and client.token, so it costs no descriptor.
 //
 // # Invariants
 //

@@ -295,3 +295,56 @@ func trimNL(b []byte) []byte {
 	}
 	return b
 }
+
+// Share registers in dir a service of the process that holds l (one
+// process serving many ledgers, each in its own directory: the fleet
+// collector's mirrors) without a descriptor of dir's own: dir's
+// engine.lock becomes a symbolic link to l's lock file, so Lookup in
+// dir finds it held for as long as l is, and the link names a lock
+// nobody holds once l is released. It writes a fresh client token and e
+// in dir and returns the token; Unshare removes them.
+func (l *Lock) Share(dir Dir, e Entry) (string, error) {
+	if err := os.MkdirAll(string(dir), 0o700); err != nil {
+		return "", err
+	}
+	own, err := filepath.Abs(l.dir.path("engine.lock"))
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(string(dir))
+	if err != nil {
+		return "", err
+	}
+	target, err := filepath.Rel(abs, own)
+	if err != nil {
+		target = own
+	}
+	link := dir.path("engine.lock")
+	if have, err := os.Readlink(link); err != nil || have != target {
+		tmp := link + ".link"
+		os.Remove(tmp)
+		if err := os.Symlink(target, tmp); err != nil {
+			return "", err
+		}
+		if err := os.Rename(tmp, link); err != nil {
+			os.Remove(tmp)
+			return "", err
+		}
+	}
+	shared := &Lock{dir: dir}
+	tok, err := shared.NewToken()
+	if err != nil {
+		return "", err
+	}
+	if err := shared.Publish(e); err != nil {
+		Unshare(dir)
+		return "", err
+	}
+	return tok, nil
+}
+
+// Unshare removes the entry and token Share wrote in dir.
+func Unshare(dir Dir) {
+	os.Remove(dir.path("engine.json"))
+	os.Remove(dir.path("client.token"))
+}

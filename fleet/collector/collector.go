@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +14,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/opx-dev/opx/engine/registry"
 	"github.com/opx-dev/opx/fleet"
+	"github.com/opx-dev/opx/fleet/collector/journal"
 	"github.com/opx-dev/opx/fleet/witnesshttp"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
@@ -84,9 +87,21 @@ type Config struct {
 	WitnessServe  witnesshttp.ServeConfig
 	// NoSync skips fsync in the ledgers (tests only).
 	NoSync bool
-	// Stored, if set, is called after each commit of a mirror with its
-	// head (benchmarks time the lag with it). It must not block.
+	// Stored, if set, is called once what a batch verified of a source
+	// is durable in the journal (and about to be acknowledged), with the
+	// head verified (benchmarks time the lag with it). It must not block.
 	Stored func(ledgerID string, headSeq uint64)
+	// Materialized, if set, is called (from the run loop) once a
+	// source's mirror holds, durably, entries up to headSeq. It must not
+	// block.
+	Materialized func(ledgerID string, headSeq uint64)
+	// AckWait is how long JetStream waits for the collector's ack of a
+	// message before it delivers it again (a collector that died with
+	// messages in hand gets them again after it); the default when 0.
+	AckWait time.Duration
+	// MaxOpenMirrors bounds the mirrors held open while unused (each
+	// holds a descriptor); DefaultMaxOpenMirrors when 0.
+	MaxOpenMirrors int
 	// Logf, if set, receives what the collector does that is not an alert.
 	Logf func(format string, args ...any)
 }
@@ -100,6 +115,17 @@ type Collector struct {
 	js    jetstream.JetStream
 	nc    *nats.Conn // resend requests (core NATS)
 	ms    *mirrorServer
+	lock  *registry.Lock // the store's: one collector per store (serve.go)
+	// started is this process's start time, for its registry entries;
+	// reg registers the mirrors for review while it runs (serve.go).
+	started uint64
+	reg     *registrar
+	jn      *journal.Journal
+	mat     *materializer
+	cache   *mirrorCache
+	// recheck are the checkpoint entries recovery found in the journal,
+	// by source: checked again once the collector runs.
+	recheck map[string][]uint64
 
 	sources map[string]*source
 	alerts  alertBook
@@ -160,10 +186,14 @@ func New(cfg Config) (*Collector, error) {
 	if cfg.ResendAfter <= 0 {
 		cfg.ResendAfter = DefaultResendAfter
 	}
+	if cfg.MaxOpenMirrors <= 0 {
+		cfg.MaxOpenMirrors = DefaultMaxOpenMirrors
+	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	c := &Collector{cfg: cfg, allow: map[string][]tlog.Verifier{}, sources: map[string]*source{}}
+	c := &Collector{cfg: cfg, allow: map[string][]tlog.Verifier{}, sources: map[string]*source{}, recheck: map[string][]uint64{}}
+	c.cache = newMirrorCache(cfg.Store, c.mirrorOptions(), cfg.MaxOpenMirrors, cfg.Logf)
 	c.forks.wake = make(chan struct{}, 1)
 	for _, k := range cfg.AllowKeys {
 		v, err := tlog.ParseVerifierKey(strings.TrimSpace(k))
@@ -211,7 +241,11 @@ func New(cfg Config) (*Collector, error) {
 		return nil, fmt.Errorf("collector: %w", err)
 	}
 	var err error
+	if c.lock, err = lockStore(cfg.Store); err != nil {
+		return nil, err
+	}
 	if c.wit, err = LoadWitness(cfg.Store, cfg.WitnessName); err != nil {
+		c.lock.Release()
 		return nil, fmt.Errorf("collector: %w", err)
 	}
 	opts := ledger.Options{NoSync: cfg.NoSync}
@@ -221,34 +255,70 @@ func New(cfg Config) (*Collector, error) {
 		c.own, err = ledger.Create(path, opts)
 	}
 	if err != nil {
+		c.lock.Release()
 		return nil, fmt.Errorf("collector: %w", err)
+	}
+	if c.jn, err = journal.Open(filepath.Join(cfg.Store, JournalDir), journal.Options{NoSync: cfg.NoSync}); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("collector: %w", err)
+	}
+	if err := c.recoverJournal(); err != nil {
+		c.Close()
+		return nil, err
 	}
 	if err := c.load(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("collector: %w", err)
 	}
+	// What the journal held is in the mirrors: the checkpoints it held
+	// are checked (their check may not have run before the crash), then
+	// it is emptied.
+	c.recheckJournaled(context.Background())
+	if err := c.jn.Reset(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("collector: %w", err)
+	}
+	c.startMaterializer()
 	return c, nil
 }
 
 // OwnLedger is the collector's own ledger in its store.
 const OwnLedger = "collector.db"
 
-// Close closes the ledgers (after Run has returned).
+// JournalDir is the collector's journal in its store.
+const JournalDir = "journal"
+
+// Close writes to the mirrors what the journal holds beyond them, and
+// closes the ledgers (after Run has returned).
 func (c *Collector) Close() error {
 	var errs []error
-	c.book.unbindMirrors()
-	for _, s := range c.sources {
-		c.unserve(s)
-		if s.m != nil {
-			errs = append(errs, s.m.Close())
-			s.m = nil
+	if c.mat != nil {
+		// What waits is written, and what waited for it checked.
+		if err := c.mat.close(); err != nil {
+			errs = append(errs, err)
+		} else if err := c.materialized(context.Background()); err != nil {
+			errs = append(errs, err)
+		} else {
+			// Every record is in its mirror: the journal is emptied.
+			errs = append(errs, c.jn.Close(), c.jn.Reset())
 		}
 	}
+	c.book.unbindMirrors()
+	c.unserveAll()
 	c.stopMirrors()
+	c.mat = nil
+	if c.jn != nil {
+		c.jn.Close()
+	}
+	errs = append(errs, c.cache.closeAll())
 	if c.own != nil {
 		c.writeStatus(true)
 		errs = append(errs, c.own.Close())
 		c.own = nil
+	}
+	if c.lock != nil {
+		c.lock.Release()
+		c.lock = nil
 	}
 	return errors.Join(errs...)
 }
@@ -284,7 +354,7 @@ func (c *Collector) load() error {
 			continue
 		}
 		path := SourcePath(c.cfg.Store, d.Name())
-		m, err := ledger.OpenMirror(path, c.mirrorOptions())
+		m, release, err := c.cache.acquire(d.Name(), nil)
 		if errors.Is(err, ledger.ErrNotExist) {
 			continue
 		}
@@ -307,10 +377,13 @@ func (c *Collector) load() error {
 			return err
 		}
 		s := c.source(d.Name())
-		s.m = m
+		s.has = true
 		s.next, s.prev = m.MirrorNext()
+		s.mat, s.matPrev = s.next, s.prev
 		c.trustSource(s) // the origins' mirror, for add-checkpoint
-		if err := c.scanMirror(s); err != nil {
+		err = c.scanMirror(s, m)
+		release()
+		if err != nil {
 			return err
 		}
 	}
@@ -360,13 +433,15 @@ func (c *Collector) run(ctx context.Context) error {
 	} else if up {
 		c.cfg.Logf("collector: %s now keeps every cosignature (it kept one per source)", fleet.CosigStream(c.cfg.Prefix))
 	}
-	for _, s := range c.sources {
-		c.serve(s)
+	if c.started == 0 {
+		c.started, _ = registry.StartTime(os.Getpid())
 	}
+	stopServing := make(chan struct{})
+	servingDone := c.serveAll(stopServing)
 	defer func() {
-		for _, s := range c.sources {
-			c.unserve(s)
-		}
+		close(stopServing)
+		servingDone()
+		c.unserveAll()
 		c.stopMirrors()
 	}()
 	// What was cosigned before a crash is published again as recorded;
@@ -374,6 +449,10 @@ func (c *Collector) run(ctx context.Context) error {
 	for _, s := range c.sources {
 		c.catchUpCosign(ctx, s)
 	}
+	// The checkpoints the journal held when the collector last stopped
+	// may not have been checked against their mirrors' trees: they are
+	// now (an alert already recorded is not recorded twice).
+	c.recheckJournaled(ctx)
 	// What add-checkpoint cosigned before the mirror had it, compared
 	// with the mirror as it is now.
 	b := c.newBatch()
@@ -389,7 +468,7 @@ func (c *Collector) run(ctx context.Context) error {
 		Description:   "opx collector (" + fleet.WireVersion + ")",
 		FilterSubject: fleet.LedgerSubjects(c.cfg.Prefix),
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       ackWait,
+		AckWait:       cmp.Or(c.cfg.AckWait, ackWait),
 		MaxAckPending: maxAckPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
@@ -426,12 +505,25 @@ func (c *Collector) run(ctx context.Context) error {
 	tick := time.NewTicker(statusEvery)
 	defer tick.Stop()
 	for {
+		// Beyond MaxPendingBytes waiting to be materialized, no message
+		// is taken until the materializer caught up: JetStream holds them.
+		in := msgs
+		if c.mat.pendingBytes() > MaxPendingBytes {
+			in = nil
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case err := <-pullErr:
 			return fmt.Errorf("collector: consumer: %w", err)
+		case <-c.mat.wake:
+			if err := c.materialized(ctx); err != nil {
+				return err
+			}
 		case <-tick.C:
+			if err := c.materialized(ctx); err != nil {
+				return err
+			}
 			c.tick(ctx)
 		case <-c.forks.wake:
 			b := c.newBatch()
@@ -439,7 +531,7 @@ func (c *Collector) run(ctx context.Context) error {
 			if err := c.commit(ctx, b); err != nil {
 				return err
 			}
-		case m, ok := <-msgs:
+		case m, ok := <-in:
 			if !ok {
 				return nil
 			}
@@ -473,7 +565,7 @@ func (c *Collector) tick(ctx context.Context) {
 	c.takeForks(b)
 	now := time.Now()
 	for _, s := range c.sources {
-		if c.cfg.StallAfter > 0 && s.m != nil && !s.stalled && !s.lastSeen.IsZero() && now.Sub(s.lastSeen) > c.cfg.StallAfter {
+		if c.cfg.StallAfter > 0 && s.has && !s.stalled && !s.lastSeen.IsZero() && now.Sub(s.lastSeen) > c.cfg.StallAfter {
 			s.stalled = true
 			c.alert(b, s.id, "stalled", s.next, fmt.Sprintf("nothing received for %s (last at %s)", now.Sub(s.lastSeen).Round(time.Millisecond), s.lastSeen.UTC().Format(time.RFC3339)))
 		}
@@ -492,6 +584,7 @@ func (c *Collector) tick(ctx context.Context) {
 	}
 	c.publishPending(ctx)
 	c.writeStatus(false)
+	c.cache.closeIdle()
 }
 
 func redact(urls string) string {

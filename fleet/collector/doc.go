@@ -8,11 +8,26 @@
 // # Store
 //
 //	STORE/collector.db              the collector's own opx ledger (fleet.* entries)
+//	STORE/journal/<n>.wal           the write-ahead journal of every source (package journal)
+//	STORE/engine.lock               the store's registry lock, held while the collector runs
 //	STORE/witness.key               its cosigner key (a note signer key, 0600)
 //	STORE/status.json               sources and recent alerts, rewritten atomically
 //	STORE/sources/<id>/ledger.db    one mirror ledger per source
-//	STORE/sources/<id>/engine.*     its registry entry while the collector runs
+//	STORE/sources/<id>/engine.lock  a symbolic link to STORE/engine.lock
+//	STORE/sources/<id>/engine.json  its registry entry while the collector runs
 //	STORE/sources/<id>/client.token (serve.go)
+//
+// # Journal and mirrors
+//
+// A batch is verified in memory against each source's verified head
+// (next, prev); what it verified is appended to the journal and synced
+// once, whatever the number of sources (commit, source.go); then the
+// messages are acknowledged. The materializer (materialize.go) writes
+// the records to the mirrors behind it, each source in turn, in bounded
+// durable commits; the run loop then runs what needed the mirror (a
+// checkpoint's tree, add-checkpoint's pending comparisons) and the
+// journal forgets the records. Mirrors are opened on demand and closed
+// when unused (mirrors.go).
 //
 // # Alerts
 //
@@ -41,16 +56,26 @@
 //
 // # Invariants
 //
-//   - A message is acknowledged only once what it carries is committed
-//     (the mirror's entry or blob, the collector ledger's alert): a
-//     crash between the commit and the ack redelivers it, and a resend
-//     of an entry the mirror holds with the same bytes is dropped.
+//   - A message is acknowledged only once what it carries is durable
+//     (the journal's record of the entry or blob, synced; the collector
+//     ledger's alert): a crash between the sync and the ack redelivers
+//     it, and a resend of an entry the collector holds (in its mirror or
+//     its journal) with the same bytes is dropped.
+//   - A mirror holds a prefix of what was acknowledged for its source;
+//     every record of the journal is in its mirror before the journal
+//     forgets it, and at start the journal is written to the mirrors
+//     (recoverJournal: a record a mirror holds is skipped once found
+//     byte-identical) before anything is consumed. A SIGKILL at any
+//     moment loses nothing acknowledged and duplicates nothing.
+//   - What waits to be materialized is at most MaxPendingBytes (the
+//     consumer stops pulling beyond it); at most MaxOpenMirrors unused
+//     mirrors are open; an idle source holds no descriptor.
 //   - A mirror holds only entries that parse, follow seq and chain by
 //     prev from the source's genesis; blobs only once they hash to their
 //     name. Everything else is an alert, never a write.
 //   - A checkpoint is cosigned only after its signature verified with the
 //     source's pinned key and its root is the mirror's own tree at its
-//     size (which, the tree being the mirror's, proves it extends every
+//     size (once the mirror holds it) (which, the tree being the mirror's, proves it extends every
 //     checkpoint before it). The cosigned note is recorded in the
 //     collector's ledger before it is published; after a restart the
 //     recorded one is published again, never signed anew.

@@ -74,8 +74,14 @@ func FuzzCollector_Handle(f *testing.F) {
 		if c.held < 0 || c.held > TotalHeldBytes || c.heldEntries < 0 || c.heldEntries > TotalHeldEntries {
 			t.Fatalf("held %d bytes, %d entries", c.held, c.heldEntries)
 		}
-		if s := c.sources[id]; s != nil && s.m != nil {
-			if next, prev := s.m.MirrorNext(); next != s.next || prev != s.prev {
+		for !c.mat.idle() {
+			<-c.mat.wake // each pass of the materializer signals
+		}
+		if err := c.materialized(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.sources[id]; s != nil && s.has {
+			if next, prev := c.matHead(s); next != s.next || prev != s.prev {
 				t.Fatalf("collector at %d %s, mirror at %d %s", s.next, s.prev, next, prev)
 			}
 		}

@@ -24,6 +24,14 @@ const (
 	// it, which its verify then reports). Joining the parts holds it
 	// twice for a moment.
 	MaxCollectedBlob = TotalHeldBytes / 2
+	// MaxPendingBytes bounds the records verified and journaled that
+	// wait, in memory, to be written to their mirrors: beyond it the
+	// collector takes no more messages until the mirrors caught up.
+	MaxPendingBytes = 256 << 20
+	// DefaultMaxOpenMirrors is Config.MaxOpenMirrors's default: with the
+	// collector's own files and connections, well within the 1024
+	// descriptors of a default soft limit.
+	DefaultMaxOpenMirrors = 256
 	// DefaultMaxSources is Config.MaxSources's default; tooManyEvery
 	// bounds its alerts.
 	DefaultMaxSources = 10000

@@ -42,10 +42,10 @@ func (c *Collector) checkBehind(s *source, now time.Time) {
 		if oldest.Before(now.Add(-c.cfg.ResendAfter)) {
 			c.askResend(s, fmt.Sprintf("%d entries wait for entry %d", len(s.held), s.next))
 		}
-	case s.hello != nil && (s.m == nil || s.hello.HeadSeq >= s.next) && !s.progressAt.IsZero() &&
+	case s.hello != nil && (!s.has || s.hello.HeadSeq >= s.next) && !s.progressAt.IsZero() &&
 		s.progressAt.Before(now.Add(-c.cfg.ResendAfter)):
 		at := "no genesis yet"
-		if s.m != nil {
+		if s.has {
 			at = fmt.Sprintf("the mirror is at %d", s.next-1)
 		}
 		c.askResend(s, fmt.Sprintf("%s, the source's hello named head %d", at, s.hello.HeadSeq))
@@ -63,7 +63,7 @@ func (c *Collector) askResend(s *source, why string) {
 	var e [16]byte
 	rand.Read(e[:])
 	from := s.next
-	if s.m == nil {
+	if !s.has {
 		from = 0
 	}
 	m, err := fleet.ResendMessage(c.cfg.Prefix, fleet.ResendRequest{LedgerID: s.id, From: from, Epoch: hex.EncodeToString(e[:]), Reason: why})

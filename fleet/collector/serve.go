@@ -19,12 +19,19 @@ import (
 )
 
 // Review while the collector runs: the collector holds each mirror's
-// file (bbolt's lock), so, as a running engine does for its ledger, it
-// serves each mirror's read-only LedgerService (one loopback listener for all) and
-// registers it in the mirror's directory (engine.lock held, engine.json,
-// client.token 0600). Every existing command that reads a ledger through
-// the registry (`opx replay S --ledger STORE/sources/ID/ledger.db`) then
-// reads the mirror through the collector; once it stops, from the file.
+// file (bbolt's lock) while it has it open, so, as a running engine does
+// for its ledger, it serves each mirror's read-only LedgerService (one
+// loopback listener for all) and registers it in the mirror's directory
+// (engine.json, client.token 0600). Every existing command that reads a
+// ledger through the registry (`opx replay S --ledger
+// STORE/sources/ID/ledger.db`) then reads the mirror through the
+// collector; once it stops, from the file.
+//
+// The registry's lock is the store's (STORE/engine.lock, held by the
+// collector for its whole life: one collector per store); each mirror's
+// engine.lock is a symbolic link to it (registry.Lock.Share), so a
+// registered mirror costs two small files and no descriptor, and a
+// request opens the mirror only while it is served (mirrors.go).
 
 // One gRPC server on one loopback listener serves every mirror: the
 // token a client sends (the one in the mirror's client.token) picks the
@@ -33,32 +40,35 @@ import (
 // maxServedMessage bounds a request to a mirror's service.
 const maxServedMessage = 1 << 20
 
-type served struct {
-	lock  *registry.Lock
-	token string
-	stop  chan struct{}
-}
-
 // mirrorServer is the collector's one server of mirrors.
 type mirrorServer struct {
-	ln  net.Listener
-	srv *grpc.Server
-	mu  sync.RWMutex
-	by  map[string]opxv1.LedgerServiceServer // token -> its mirror's service
+	ln    net.Listener
+	srv   *grpc.Server
+	cache *mirrorCache
+	stop  chan struct{} // closed when the server stops
+	mu    sync.RWMutex
+	by    map[string]string // token -> its mirror's source id
+	ids   map[string]string // source id -> its token ("" while registered)
 }
 
-func (ms *mirrorServer) lookup(ctx context.Context) (opxv1.LedgerServiceServer, error) {
+// lookup returns the service of the mirror the request's token names,
+// with the mirror held open until release.
+func (ms *mirrorServer) lookup(ctx context.Context) (svc opxv1.LedgerServiceServer, release func(), err error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	given := md.Get(opxv1.ClientTokenHeader)
 	if len(given) == 1 {
 		ms.mu.RLock()
-		svc := ms.by[given[0]]
+		id, ok := ms.by[given[0]]
 		ms.mu.RUnlock()
-		if svc != nil {
-			return svc, nil
+		if ok {
+			l, release, err := ms.cache.acquire(id, nil)
+			if err != nil {
+				return nil, nil, status.Errorf(codes.Unavailable, "the mirror of source %s: %v", id, err)
+			}
+			return grpcapi.NewReadOnlyLedgerService(l, ms.stop), release, nil
 		}
 	}
-	return nil, status.Error(codes.Unauthenticated, "the client token of a mirror is required")
+	return nil, nil, status.Error(codes.Unauthenticated, "the client token of a mirror is required")
 }
 
 // desc is the LedgerService's description with each handler given the
@@ -69,10 +79,11 @@ func (ms *mirrorServer) desc() *grpc.ServiceDesc {
 	for i := range d.Methods {
 		h := d.Methods[i].Handler
 		d.Methods[i].Handler = func(_ any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
-			svc, err := ms.lookup(ctx)
+			svc, release, err := ms.lookup(ctx)
 			if err != nil {
 				return nil, err
 			}
+			defer release()
 			return h(svc, ctx, dec, ic)
 		}
 	}
@@ -80,10 +91,11 @@ func (ms *mirrorServer) desc() *grpc.ServiceDesc {
 	for i := range d.Streams {
 		h := d.Streams[i].Handler
 		d.Streams[i].Handler = func(_ any, ss grpc.ServerStream) error {
-			svc, err := ms.lookup(ss.Context())
+			svc, release, err := ms.lookup(ss.Context())
 			if err != nil {
 				return err
 			}
+			defer release()
 			return h(svc, ss)
 		}
 	}
@@ -99,7 +111,7 @@ func (c *Collector) mirrors() (*mirrorServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms := &mirrorServer{ln: ln, by: map[string]opxv1.LedgerServiceServer{}}
+	ms := &mirrorServer{ln: ln, cache: c.cache, stop: make(chan struct{}), by: map[string]string{}, ids: map[string]string{}}
 	ms.srv = grpc.NewServer(grpc.MaxRecvMsgSize(maxServedMessage))
 	ms.srv.RegisterService(ms.desc(), struct{ opxv1.LedgerServiceServer }{})
 	go ms.srv.Serve(ln)
@@ -107,73 +119,143 @@ func (c *Collector) mirrors() (*mirrorServer, error) {
 	return ms, nil
 }
 
-// stopMirrors stops the server of mirrors (after every unserve).
+// stopMirrors stops the server of mirrors (after unserveAll).
 func (c *Collector) stopMirrors() {
 	if c.ms != nil {
+		close(c.ms.stop)
 		c.ms.srv.Stop()
 		c.ms = nil
 	}
 }
 
-// serve starts the service of a mirror (errors are logged: review then
-// waits for the collector to stop).
+// serve has a mirror registered for review once it is written, while
+// the collector runs, by the registrar's goroutine (a file or two each:
+// thousands take seconds, which the run loop does not wait for).
 func (c *Collector) serve(s *source) {
-	if s.m == nil || s.served != nil {
+	r := c.reg
+	if r == nil || c.mat.next(s) == 0 {
 		return
 	}
-	if err := c.startServing(s); err != nil {
-		c.cfg.Logf("collector: source %s: serving its mirror for review: %v", s.id, err)
+	r.mu.Lock()
+	r.ids = append(r.ids, s.id)
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
 	}
 }
 
-func (c *Collector) startServing(s *source) error {
-	path, err := filepath.Abs(s.m.Path())
-	if err != nil {
-		return err
+// registrar registers mirrors for review in the background.
+type registrar struct {
+	mu   sync.Mutex
+	ids  []string
+	wake chan struct{}
+}
+
+// serveAll starts the registrar with every mirror written; it runs
+// until stop (errors are logged: review then waits for the collector to
+// stop). wait returns once it ended.
+func (c *Collector) serveAll(stop <-chan struct{}) (wait func()) {
+	if c.nc == nil || c.lock == nil {
+		return func() {}
 	}
 	ms, err := c.mirrors()
 	if err != nil {
-		return err
+		c.cfg.Logf("collector: serving mirrors for review: %v", err)
+		return func() {}
 	}
-	lock, err := registry.Acquire(registry.Dir(filepath.Dir(path)))
-	if err != nil {
-		return err
+	r := &registrar{wake: make(chan struct{}, 1)}
+	for _, s := range c.sources {
+		if c.mat.next(s) > 0 {
+			r.ids = append(r.ids, s.id)
+		}
 	}
-	tok, err := lock.NewToken()
-	if err != nil {
-		lock.Release()
-		return err
+	c.reg = r
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			r.mu.Lock()
+			ids := r.ids
+			r.ids = nil
+			r.mu.Unlock()
+			for _, id := range ids {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c.register(ms, id)
+			}
+			select {
+			case <-stop:
+				return
+			case <-r.wake:
+			}
+		}
+	}()
+	return func() {
+		<-done
+		c.reg = nil
 	}
-	stop := make(chan struct{})
-	ms.mu.Lock()
-	ms.by[tok] = grpcapi.NewReadOnlyLedgerService(s.m, stop)
-	ms.mu.Unlock()
-	pid := os.Getpid()
-	if err := lock.Publish(registry.Entry{Workspace: "fleet source " + s.id, ManagerPID: pid, EnginePID: pid,
-		Port: ms.ln.Addr().(*net.TCPAddr).Port, Ledger: path}); err != nil {
-		ms.mu.Lock()
-		delete(ms.by, tok)
-		ms.mu.Unlock()
-		close(stop)
-		lock.Release()
-		return fmt.Errorf("register: %w", err)
-	}
-	s.served = &served{lock: lock, token: tok, stop: stop}
-	return nil
 }
 
-// unserve stops serving a mirror and removes its registration.
-func (c *Collector) unserve(s *source) {
-	if s.served == nil {
+// register writes the registry entry of source id's mirror, once.
+func (c *Collector) register(ms *mirrorServer, id string) {
+	ms.mu.Lock()
+	if _, ok := ms.ids[id]; ok {
+		ms.mu.Unlock()
 		return
 	}
-	s.served.lock.Unpublish()
-	if c.ms != nil {
-		c.ms.mu.Lock()
-		delete(c.ms.by, s.served.token)
-		c.ms.mu.Unlock()
+	ms.ids[id] = "" // being registered
+	ms.mu.Unlock()
+	tok, err := c.startServing(ms, id)
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if err != nil {
+		delete(ms.ids, id)
+		c.cfg.Logf("collector: source %s: serving its mirror for review: %v", id, err)
+		return
 	}
-	close(s.served.stop)
-	s.served.lock.Release()
-	s.served = nil
+	ms.ids[id] = tok
+	ms.by[tok] = id
+}
+
+func (c *Collector) startServing(ms *mirrorServer, id string) (string, error) {
+	path, err := filepath.Abs(SourcePath(c.cfg.Store, id))
+	if err != nil {
+		return "", err
+	}
+	pid := os.Getpid()
+	tok, err := c.lock.Share(registry.Dir(filepath.Dir(path)), registry.Entry{Workspace: "fleet source " + id, ManagerPID: pid, EnginePID: pid,
+		ManagerStart: c.started, EngineStart: c.started, Port: ms.ln.Addr().(*net.TCPAddr).Port, Ledger: path})
+	if err != nil {
+		return "", fmt.Errorf("register: %w", err)
+	}
+	return tok, nil
+}
+
+// unserveAll stops serving every mirror and removes their
+// registrations (after serveAll's goroutine ended).
+func (c *Collector) unserveAll() {
+	if c.ms == nil {
+		return
+	}
+	c.ms.mu.Lock()
+	ids := c.ms.ids
+	c.ms.ids, c.ms.by = map[string]string{}, map[string]string{}
+	c.ms.mu.Unlock()
+	for id := range ids {
+		registry.Unshare(registry.Dir(filepath.Dir(SourcePath(c.cfg.Store, id))))
+	}
+}
+
+// lockStore takes the store's registry lock: one collector per store,
+// and the lock every served mirror's registration links to.
+func lockStore(store string) (*registry.Lock, error) {
+	l, err := registry.Acquire(registry.Dir(store))
+	if err != nil {
+		return nil, fmt.Errorf("collector: store %s: %w", store, err)
+	}
+	return l, nil
 }

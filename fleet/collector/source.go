@@ -5,16 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/opx-dev/opx/fleet"
+	"github.com/opx-dev/opx/fleet/collector/journal"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/tlog"
@@ -22,10 +20,28 @@ import (
 
 // source is what the collector knows of one source ledger.
 type source struct {
-	id   string
-	m    *ledger.Ledger // nil until its genesis arrives
-	next uint64         // the seq the mirror takes next
+	id string
+	// has: its genesis was verified and journaled (false until it
+	// arrives); next is the seq verified next, prev the hash its prev
+	// must be (what the journal holds, the mirror following).
+	has  bool
+	next uint64
 	prev ledger.Hash
+
+	// Guarded by the materializer's mu (materialize.go): the records
+	// journaled and not yet in the mirror, whether the source is in the
+	// materializer's turn, and the mirror's own next seq (0: no mirror
+	// written yet) and the hash its prev must be.
+	queue   []pendingRec
+	queued  bool
+	mat     uint64
+	matPrev ledger.Hash
+
+	// jblobs are the blobs journaled that the mirror may not hold yet;
+	// checks the checkpoints verified whose tree waits for the mirror.
+	jblobs map[ledger.Hash]bool
+	checks []pendingCheckpoint
+	trees  *mirrorTrees // the mirror's trees, for add-checkpoint
 
 	hello    *fleet.Hello
 	claims   []claim // heads hellos named beyond the mirror's
@@ -36,9 +52,8 @@ type source struct {
 	parts    map[string]*assembly  // entries and blobs arriving in parts
 	blobs    []heldBlob            // blobs that came before the genesis
 	heldSize int64
-	brokenAt uint64  // the seq whose prev broke the chain (0: none)
-	forked   bool    // a hello named a head the mirror holds with another hash
-	served   *served // its LedgerService for review (serve.go)
+	brokenAt uint64 // the seq whose prev broke the chain (0: none)
+	forked   bool   // a hello named a head the mirror holds with another hash
 
 	keys       []tlog.Verifier // the pinned key (or the allow-list)
 	pinnedSeq  uint64
@@ -140,7 +155,8 @@ type assembly struct {
 func (c *Collector) source(id string) *source {
 	s := c.sources[id]
 	if s == nil {
-		s = &source{id: id, held: map[uint64]*heldEntry{}, parts: map[string]*assembly{}}
+		s = &source{id: id, held: map[uint64]*heldEntry{}, parts: map[string]*assembly{}, jblobs: map[ledger.Hash]bool{}}
+		s.trees = &mirrorTrees{cache: c.cache, id: id}
 		if keys := c.allow[id]; len(keys) > 0 {
 			s.keys = keys
 		}
@@ -170,7 +186,19 @@ type batch struct {
 	acks    []jetstream.Msg // acknowledged once the batch commits
 	touched map[*source]bool
 	checks  []pendingCheckpoint
-	err     error // a store that failed: the batch is not acknowledged
+	// recs are the records the batch verified, for the journal, each of
+	// the source recSrc says.
+	recs   []journal.Record
+	recSrc []*source
+	err    error // a store that failed: the batch is not acknowledged
+}
+
+// journal adds a verified record of s to the batch.
+func (b *batch) journal(s *source, r journal.Record) {
+	r.Source = s.id
+	b.recs = append(b.recs, r)
+	b.recSrc = append(b.recSrc, s)
+	b.touched[s] = true
 }
 
 type pendingCheckpoint struct {
@@ -227,18 +255,14 @@ func (c *Collector) part(ctx context.Context, b *batch, s *source, msg *fleet.Me
 	if msg.Kind == fleet.KindBlob {
 		key = "b" + msg.Blob.String()
 	}
-	if msg.Kind == fleet.KindEntry && s.m != nil && msg.Seq < s.next {
-		// A resend of an entry the mirror holds: each part is compared
-		// as it comes (an entry in parts is never a checkpoint). One
-		// that differs proves other bytes for seq; equal ones are
-		// dropped, so a rewrite that keeps some parts is still seen.
-		if b.touched[s] {
-			if err := s.m.Sync(ctx); err != nil {
-				b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: %w", s.id, err))
-				return
-			}
-		}
-		if e, err := s.m.Get(msg.Seq); err == nil {
+	if msg.Kind == fleet.KindEntry && s.has && msg.Seq < s.next {
+		// A resend of an entry the collector holds (in its mirror or
+		// its journal): each part is compared as it comes (an entry in
+		// parts is never a checkpoint). One that differs proves other
+		// bytes for seq; equal ones are dropped, so a rewrite that keeps
+		// some parts is still seen.
+		if raw, err := c.entryAt(s, msg.Seq); err == nil {
+			e := ledger.Entry{Raw: raw}
 			b.acks = append(b.acks, jm)
 			off := msg.Part * fleet.MaxChunk
 			if int64(len(e.Raw)) == msg.Size && off+len(msg.Data) <= len(e.Raw) && bytes.Equal(e.Raw[off:off+len(msg.Data)], msg.Data) {
@@ -249,7 +273,7 @@ func (c *Collector) part(ctx context.Context, b *batch, s *source, msg *fleet.Me
 				kind, why = event.AlertFork, "published as conflicting with the stream's: another history under this ledger id"
 			}
 			c.alert(b, s.id, kind, msg.Seq, fmt.Sprintf("entry %d (part %d/%d of %d bytes; the mirror holds %d bytes, hash %s) %s",
-				msg.Seq, msg.Part, msg.Parts, msg.Size, len(e.Raw), e.Hash(), why))
+				msg.Seq, msg.Part, msg.Parts, msg.Size, len(e.Raw), ledger.Sum(e.Raw), why))
 			return
 		}
 	}
@@ -314,7 +338,7 @@ func (c *Collector) whole(ctx context.Context, b *batch, s *source, kind fleet.K
 	}
 	c.takeEntry(ctx, b, s, seq, data, msgs, conflict)
 	// Entries that waited for this one follow it.
-	for s.m != nil {
+	for s.has {
 		h, ok := s.held[s.next]
 		if !ok {
 			break
@@ -328,7 +352,7 @@ func (c *Collector) whole(ctx context.Context, b *batch, s *source, kind fleet.K
 }
 
 func (c *Collector) takeBlob(ctx context.Context, b *batch, s *source, h ledger.Hash, frame []byte, msgs []jetstream.Msg) {
-	if s.m == nil {
+	if !s.has {
 		for i := range s.blobs {
 			if s.blobs[i].h == h && bytes.Equal(s.blobs[i].frame, frame) {
 				s.blobs[i].msgs = append(s.blobs[i].msgs, msgs...) // a redelivery: held once
@@ -346,10 +370,10 @@ func (c *Collector) takeBlob(ctx context.Context, b *batch, s *source, h ledger.
 		return
 	}
 	b.acks = append(b.acks, msgs...)
-	if ok, _ := s.m.HasBlob(h); ok {
+	if s.jblobs[h] || c.mirrorHasBlob(s, h) {
 		return
 	}
-	if err := s.m.PutBlobFrame(ctx, ledger.Async, h, frame); err != nil {
+	if err := ledger.CheckBlobFrame(h, frame); err != nil {
 		var ie *ledger.IntegrityError
 		if errors.As(err, &ie) {
 			c.alertMsg(b, s.id, event.AlertBadBlob, s.next, streamSeq(msgs), ie.Detail)
@@ -363,7 +387,8 @@ func (c *Collector) takeBlob(ctx context.Context, b *batch, s *source, h ledger.
 		b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: blob %s: %w", s.id, h, err))
 		return
 	}
-	b.touched[s] = true
+	s.jblobs[h] = true
+	b.journal(s, journal.Record{Kind: journal.Blob, Seq: s.next, Blob: h, Data: frame})
 }
 
 // takeEntry takes the entry seq of s.
@@ -373,14 +398,14 @@ func (c *Collector) takeBlob(ctx context.Context, b *batch, s *source, h ledger.
 // history under this ledger id: a fork.
 func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint64, raw []byte, msgs []jetstream.Msg, conflict bool) {
 	switch {
-	case s.m == nil && seq == 0:
+	case !s.has && seq == 0:
 		c.createMirror(ctx, b, s, raw, msgs)
 		return
-	case s.m != nil && seq < s.next:
+	case s.has && seq < s.next:
 		c.resent(ctx, b, s, seq, raw, conflict)
 		b.acks = append(b.acks, msgs...)
 		return
-	case s.m == nil || seq > s.next:
+	case !s.has || seq > s.next:
 		if s.brokenAt != 0 && seq > s.brokenAt {
 			s.dropped++ // chained onto the entry that broke the chain
 			b.acks = append(b.acks, msgs...)
@@ -412,20 +437,19 @@ func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint
 		return
 	}
 	b.acks = append(b.acks, msgs...)
-	if _, err := s.m.AppendVerbatim(ctx, ledger.Async, raw); err != nil {
+	if err := ledger.CheckVerbatim(seq, s.prev, raw); err != nil {
 		c.refused(b, s, seq, raw, msgs, err)
 		return
 	}
+	b.journal(s, journal.Record{Kind: journal.Entry, Seq: seq, Data: raw})
 	s.next, s.prev = seq+1, ledger.Sum(raw)
 	s.brokenAt = 0
 	s.progressAt = time.Now()
-	b.touched[s] = true
 	c.inspect(b, s, seq, raw)
 }
 
 func (c *Collector) createMirror(ctx context.Context, b *batch, s *source, raw []byte, msgs []jetstream.Msg) {
 	b.acks = append(b.acks, msgs...)
-	path := SourcePath(c.cfg.Store, s.id)
 	e, err := ledger.ParseEntry(raw)
 	if err == nil && !bytes.Contains(e.Data, []byte(`"ledger_id":"`+s.id+`"`)) {
 		err = fmt.Errorf("the genesis names another ledger than its subject (%s)", s.id)
@@ -434,7 +458,7 @@ func (c *Collector) createMirror(ctx context.Context, b *batch, s *source, raw [
 		c.alertMsg(b, s.id, event.AlertMalformed, 0, streamSeq(msgs), "genesis: "+err.Error())
 		return
 	}
-	m, err := ledger.CreateMirror(path, raw, c.mirrorOptions())
+	id, err := ledger.CheckMirrorGenesis(raw)
 	var ie *ledger.IntegrityError
 	switch {
 	case errors.As(err, &ie):
@@ -443,25 +467,22 @@ func (c *Collector) createMirror(ctx context.Context, b *batch, s *source, raw [
 	case err != nil:
 		b.err = errors.Join(b.err, fmt.Errorf("collector: source %s: %w", s.id, err))
 		return
-	}
-	if m.ID() != s.id {
-		m.Close()
-		os.RemoveAll(filepath.Dir(path))
-		c.alert(b, s.id, event.AlertMalformed, 0, "the genesis names ledger "+m.ID())
+	case id != s.id:
+		c.alert(b, s.id, event.AlertMalformed, 0, "the genesis names ledger "+id)
 		return
 	}
-	s.m = m
+	// The mirror is created when the genesis is materialized.
+	b.journal(s, journal.Record{Kind: journal.Entry, Seq: 0, Data: raw})
+	s.has = true
 	s.next, s.prev = 1, ledger.Sum(raw)
 	c.trustSource(s) // the origins' mirror, for add-checkpoint
 	s.progressAt = time.Now()
-	b.touched[s] = true
 	for _, hb := range s.blobs {
 		s.heldSize -= int64(len(hb.frame))
 		c.held -= int64(len(hb.frame))
 		c.takeBlob(ctx, b, s, hb.h, hb.frame, hb.msgs)
 	}
 	s.blobs = nil
-	c.serve(s)
 	c.cfg.Logf("collector: new source %s", s.id)
 }
 
@@ -470,13 +491,8 @@ func (c *Collector) createMirror(ctx context.Context, b *batch, s *source, raw [
 // a rewrite, or a fork when they are a checkpoint the source's key
 // signed.
 func (c *Collector) resent(ctx context.Context, b *batch, s *source, seq uint64, raw []byte, conflict bool) {
-	if b.touched[s] {
-		if err := s.m.Sync(ctx); err != nil {
-			c.cfg.Logf("collector: source %s: %v", s.id, err)
-			return
-		}
-	}
-	e, err := s.m.Get(seq)
+	held, err := c.entryAt(s, seq)
+	e := ledger.Entry{Raw: held}
 	if err != nil {
 		c.cfg.Logf("collector: source %s: entry %d: %v", s.id, seq, err)
 		return
@@ -546,54 +562,34 @@ func (c *Collector) gap(b *batch, s *source, why string) {
 	c.askResend(s, "gap: "+why)
 }
 
-// commit makes the batch durable (mirrors, then the collector's ledger),
-// checks the checkpoints that needed the mirrors' trees, cosigns and
-// publishes, and acknowledges the messages.
+// commit makes the batch durable (the journal, synced once for every
+// source the batch touched, then the collector's ledger), acknowledges
+// its messages and hands what it verified to the materializer; the
+// checkpoints that need the mirrors' trees wait for the mirrors
+// (materialized).
 func (c *Collector) commit(ctx context.Context, b *batch) error {
 	if b.err != nil {
 		return b.err
 	}
-	// The mirrors' commits (an fsync each) run side by side.
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []error
-	for s := range b.touched {
-		if s.m == nil {
-			continue
+	if len(b.recs) > 0 {
+		seg, err := c.jn.Append(b.recs)
+		if err == nil {
+			err = c.jn.Sync()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := s.m.Sync(ctx); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("collector: source %s: %w", s.id, err))
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
+		if err != nil {
+			return fmt.Errorf("collector: %w", err)
+		}
+		c.mat.push(seg, b.recs, b.recSrc)
 	}
 	if c.cfg.Stored != nil {
 		for s := range b.touched {
-			if s.m != nil {
-				c.cfg.Stored(s.id, s.next-1)
-			}
+			c.cfg.Stored(s.id, s.next-1)
 		}
 	}
-	for s := range b.touched {
-		c.checkWitnessed(b, s)
-	}
-	cosign := map[*source]pendingCheckpoint{}
 	for _, p := range b.checks {
-		if c.checkTree(b, p) && p.seq > p.s.cosigned {
-			cosign[p.s] = p // the latest of each source
-		}
+		p.s.checks = append(p.s.checks, p)
 	}
-	for s, p := range cosign {
-		c.cosign(b, s, p)
-	}
+	cosigned := c.checkMaterialized(b, b.touched)
 	if err := c.own.Sync(ctx); err != nil {
 		return fmt.Errorf("collector: own ledger: %w", err)
 	}
@@ -602,7 +598,7 @@ func (c *Collector) commit(ctx context.Context, b *batch) error {
 			c.cfg.Logf("collector: ack: %v", err)
 		}
 	}
-	if len(cosign) > 0 {
+	if cosigned {
 		c.publishPending(ctx)
 	}
 	if len(b.seen) > 0 || len(b.touched) > 0 {
@@ -610,6 +606,113 @@ func (c *Collector) commit(ctx context.Context, b *batch) error {
 		c.writeStatus(false)
 	}
 	return nil
+}
+
+// materialized takes what the materializer wrote since the last call:
+// the checks that waited for the mirrors run, the status shows the
+// mirrors' heads, and the journal forgets the records (once what the
+// checks recorded is durable).
+func (c *Collector) materialized(ctx context.Context) error {
+	reports, err := c.mat.take()
+	if err != nil {
+		return err
+	}
+	if len(reports) == 0 {
+		return nil
+	}
+	b := c.newBatch()
+	moved := map[*source]bool{}
+	for _, r := range reports {
+		for _, h := range r.blobs {
+			delete(r.s.jblobs, h)
+		}
+		moved[r.s] = true
+	}
+	for s := range moved {
+		if c.cfg.Materialized != nil {
+			c.cfg.Materialized(s.id, c.mat.next(s)-1)
+		}
+		c.serve(s)
+	}
+	cosigned := c.checkMaterialized(b, moved)
+	if err := c.commit(ctx, b); err != nil {
+		return err
+	}
+	for _, r := range reports {
+		c.jn.Done(r.seg, r.n)
+	}
+	if cosigned {
+		c.publishPending(ctx)
+	}
+	c.dirty = true
+	return nil
+}
+
+// checkMaterialized runs, for each source of srcs, what waited for its
+// mirror: add-checkpoint's cosignatures compared with it, and the
+// checkpoints verified whose size it holds now (checkTree, then the
+// latest is cosigned). It reports whether it cosigned.
+func (c *Collector) checkMaterialized(b *batch, srcs map[*source]bool) bool {
+	cosigned := false
+	for s := range srcs {
+		mat := c.mat.next(s)
+		if mat == 0 {
+			continue
+		}
+		c.checkWitnessed(b, s)
+		var latest *pendingCheckpoint
+		keep := s.checks[:0]
+		for i := range s.checks {
+			p := s.checks[i]
+			if p.seq >= mat {
+				keep = append(keep, p)
+				continue
+			}
+			if c.checkTree(b, p) && p.seq > s.cosigned && (latest == nil || p.seq > latest.seq) {
+				latest = &p
+			}
+		}
+		clear(s.checks[len(keep):])
+		s.checks = keep
+		if latest != nil {
+			c.cosign(b, s, *latest)
+			cosigned = true
+		}
+	}
+	return cosigned
+}
+
+// entryAt is the entry seq (below s.next) the collector holds for s:
+// from the materializer's queue while it waits there, else from the
+// mirror.
+func (c *Collector) entryAt(s *source, seq uint64) ([]byte, error) {
+	if raw, ok := c.mat.queued(s, seq); ok {
+		return raw, nil
+	}
+	l, release, err := c.cache.acquire(s.id, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	e, err := l.Get(seq)
+	if err != nil {
+		return nil, err
+	}
+	return e.Raw, nil
+}
+
+// mirrorHasBlob reports whether s's mirror holds blob h (committed).
+func (c *Collector) mirrorHasBlob(s *source, h ledger.Hash) bool {
+	if c.mat.next(s) == 0 {
+		return false
+	}
+	l, release, err := c.cache.acquire(s.id, nil)
+	if err != nil {
+		return false
+	}
+	defer release()
+	ok, _ := l.HasBlob(h)
+	return ok
 }
 
 func sourceOfSubject(prefix, subject string) string {

@@ -49,11 +49,16 @@ type SourceStatus struct {
 	Workspace  string `json:"workspace,omitempty"`
 	OpxVersion string `json:"opx_version,omitempty"`
 	Boot       string `json:"boot,omitempty"`
-	// HeadSeq and HeadHash are the mirror's head (HasMirror false: none
-	// yet, the genesis has not arrived).
-	HasMirror bool   `json:"has_mirror"`
-	HeadSeq   uint64 `json:"head_seq"`
-	HeadHash  string `json:"head_hash,omitempty"`
+	// HeadSeq and HeadHash are the mirror's head: what it holds,
+	// durably, and what a reader of the mirror sees (HasMirror false:
+	// none yet). VerifiedSeq is the head verified and durable in the
+	// collector's journal (acknowledged), which the mirror follows:
+	// HeadSeq <= VerifiedSeq (HasVerified false: no genesis yet).
+	HasMirror   bool   `json:"has_mirror"`
+	HeadSeq     uint64 `json:"head_seq"`
+	HeadHash    string `json:"head_hash,omitempty"`
+	HasVerified bool   `json:"has_verified"`
+	VerifiedSeq uint64 `json:"verified_seq"`
 	// ClaimedHead is the head the source's last hello named.
 	ClaimedHead uint64 `json:"claimed_head"`
 	// Checkpoint is the size of the last checkpoint verified, Cosigned
@@ -94,11 +99,14 @@ func (c *Collector) status(running bool) *Status {
 	}
 	now := time.Now()
 	for _, s := range c.sources {
-		ss := SourceStatus{ID: s.id, HasMirror: s.m != nil, Checkpoint: s.checkpoint, Cosigned: s.cosigned,
+		ss := SourceStatus{ID: s.id, Checkpoint: s.checkpoint, Cosigned: s.cosigned,
 			Held: len(s.held), Dropped: s.dropped, Alerts: counts[s.id], Suppressed: c.alerts.suppressed[s.id],
 			Stalled: s.stalled, Path: SourcePath(c.cfg.Store, s.id), WitnessedAhead: c.witnessedAhead(s)}
-		if s.m != nil {
-			ss.HeadSeq, ss.HeadHash = s.next-1, s.prev.String()
+		if s.has {
+			ss.HasVerified, ss.VerifiedSeq = true, s.next-1
+		}
+		if mat, prev := c.matHead(s); mat > 0 {
+			ss.HasMirror, ss.HeadSeq, ss.HeadHash = true, mat-1, prev.String()
 		}
 		if s.resends > 0 {
 			ss.Resends, ss.LastResend, ss.ResendFrom = s.resends, s.resendAt.UTC().Format(time.RFC3339Nano), s.resendFrom

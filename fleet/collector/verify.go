@@ -30,7 +30,7 @@ func (c *Collector) takeHello(b *batch, s *source, h *fleet.Hello) {
 	h = clipHello(h)
 	s.hello = h
 	cl := claim{seq: h.HeadSeq, hash: h.HeadHash, boot: h.Boot}
-	if s.m != nil && h.HeadSeq < s.next {
+	if s.has && h.HeadSeq < s.next {
 		if c.checkClaim(b, s, cl) && h.HeadSeq+1 < s.next {
 			c.alert(b, s.id, event.AlertRewind, h.HeadSeq, fmt.Sprintf("engine %s (host %q) says its head is %d; %d entries after it were shipped",
 				clip(h.Boot), clip(h.Host), h.HeadSeq, s.next-1-h.HeadSeq))
@@ -50,14 +50,11 @@ func (c *Collector) checkClaim(b *batch, s *source, cl claim) bool {
 	if cl.seq+1 == s.next {
 		got = s.prev.String()
 	} else {
-		if b.touched[s] {
-			s.m.Sync(context.Background())
-		}
-		e, err := s.m.Get(cl.seq)
+		raw, err := c.entryAt(s, cl.seq)
 		if err != nil {
 			return true
 		}
-		got = e.Hash().String()
+		got = ledger.Sum(raw).String()
 	}
 	if got != cl.hash {
 		s.forked = true
@@ -191,10 +188,10 @@ func (c *Collector) takeCheckpoint(b *batch, s *source, seq uint64, raw []byte) 
 }
 
 // checkTree compares a signed checkpoint with the mirror's own tree at
-// its size (committed by now): the same root proves the checkpoint is
-// this history, and extends every earlier one.
+// its size (materialized by now): the same root proves the checkpoint
+// is this history, and extends every earlier one.
 func (c *Collector) checkTree(b *batch, p pendingCheckpoint) bool {
-	th, err := p.s.m.TreeHeadAt(p.seq)
+	th, err := p.s.trees.TreeHeadAt(p.seq)
 	if err != nil {
 		c.cfg.Logf("collector: source %s: tree at %d: %v", p.s.id, p.seq, err)
 		return false
@@ -234,15 +231,15 @@ func (c *Collector) cosign(b *batch, s *source, p pendingCheckpoint) {
 // mirror holds when it is newer than the last one cosigned (the crash
 // came between the mirror's commit and the cosignature's record).
 func (c *Collector) catchUpCosign(ctx context.Context, s *source) {
-	if s.m == nil || s.lastCheckpoint <= s.cosigned {
+	if !s.has || s.lastCheckpoint <= s.cosigned {
 		return
 	}
-	e, err := s.m.Get(s.lastCheckpoint)
+	raw, err := c.entryAt(s, s.lastCheckpoint)
 	if err != nil {
 		return
 	}
 	b := c.newBatch()
-	c.takeCheckpoint(b, s, s.lastCheckpoint, e.Raw)
+	c.takeCheckpoint(b, s, s.lastCheckpoint, raw)
 	if len(b.checks) == 1 && c.checkTree(b, b.checks[0]) {
 		c.cosign(b, s, b.checks[0])
 	}
@@ -272,8 +269,8 @@ func (c *Collector) publishPending(ctx context.Context) {
 // pinned key (when the collector's ledger has none: a crash between the
 // two commits) and its latest checkpoint entry, not verified yet: the
 // status's checkpoint stays the last one cosigned until it is.
-func (c *Collector) scanMirror(s *source) error {
-	return s.m.RangeRaw(0, s.next-1, func(seq uint64, raw []byte) error {
+func (c *Collector) scanMirror(s *source, l *ledger.Ledger) error {
+	return l.RangeRaw(0, s.next-1, func(seq uint64, raw []byte) error {
 		switch {
 		case bytes.HasSuffix(raw, keySuffix) && len(s.keys) == 0:
 			b := c.newBatch()
@@ -343,4 +340,43 @@ func cosignedOrigin(p *event.FleetCosigned) string {
 		return line
 	}
 	return tlog.Origin(p.Source)
+}
+
+// recheckJournaled checks the checkpoint entries recovery found in the
+// journal (recoverJournal): the crash may have come between their
+// journal's sync and the check of their trees. Alerts already recorded
+// are not recorded again; the latest verified beyond the last cosigned
+// is cosigned.
+func (c *Collector) recheckJournaled(ctx context.Context) {
+	if len(c.recheck) == 0 {
+		return
+	}
+	b := c.newBatch()
+	for id, seqs := range c.recheck {
+		s := c.sources[id]
+		if s == nil || !s.has {
+			continue
+		}
+		for _, seq := range seqs {
+			if seq >= s.next {
+				continue
+			}
+			if raw, err := c.entryAt(s, seq); err == nil {
+				c.takeCheckpoint(b, s, seq, raw)
+			}
+		}
+	}
+	latest := map[*source]pendingCheckpoint{}
+	for _, p := range b.checks {
+		if c.checkTree(b, p) && p.seq > p.s.cosigned && p.seq > latest[p.s].seq {
+			latest[p.s] = p
+		}
+	}
+	for s, p := range latest {
+		c.cosign(b, s, p)
+	}
+	if err := c.own.Sync(ctx); err != nil {
+		c.cfg.Logf("collector: %v", err)
+	}
+	c.recheck = nil
 }

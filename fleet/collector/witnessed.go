@@ -54,7 +54,7 @@ type witnessedLog struct {
 	// run loop, nil again when the collector closes): add-checkpoint
 	// compares the checkpoint with the mirror's tree (witnessed_mirror.go).
 	source string
-	mirror *ledger.Ledger
+	mirror *mirrorTrees
 	// pending is the earliest checkpoint cosigned over add-checkpoint
 	// beyond what the mirror held then (size 0: none), compared with the
 	// mirror once it holds that size.
@@ -114,7 +114,11 @@ func (c *Collector) trustSource(s *source) {
 		if nv, err := note.NewVerifier(v.String()); err == nil {
 			c.book.trust(event.Origin(s.id, v), nv)
 		}
-		c.book.bind(event.Origin(s.id, v), s.id, s.m)
+		var m *mirrorTrees
+		if s.has {
+			m = s.trees
+		}
+		c.book.bind(event.Origin(s.id, v), s.id, m)
 	}
 }
 
@@ -335,7 +339,7 @@ func (c *Collector) witnessCheckNATS(b *batch, s *source, p pendingCheckpoint) (
 	if l.size > 0 {
 		// The mirror's tree is committed up to p.seq at least; beyond
 		// it, the cosigned size may not be there yet (checked later).
-		th, err := s.m.TreeHeadAt(l.size)
+		th, err := s.trees.TreeHeadAt(l.size)
 		if err == nil && th.Root != l.root {
 			size, root, cosigned := l.size, l.root, l.note
 			l.mu.Unlock()

@@ -82,7 +82,7 @@ type forkQueue struct {
 // yet). A mirror bound for the first time with a cosigned checkpoint
 // already recorded (a restart) makes that checkpoint pending: it is
 // compared with the mirror at the next check.
-func (b *witnessBook) bind(origin, id string, m *ledger.Ledger) {
+func (b *witnessBook) bind(origin, id string, m *mirrorTrees) {
 	l := b.get(origin, true)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -185,7 +185,7 @@ func (c *Collector) takeForks(b *batch) {
 // beyond its mirror then with the mirror now (the run loop, after the
 // mirror's commit): a root other than the mirror's is a fork alert.
 func (c *Collector) checkWitnessed(b *batch, s *source) {
-	if s.m == nil {
+	if !s.has {
 		return
 	}
 	for _, v := range s.keys {
@@ -197,7 +197,7 @@ func (c *Collector) checkWitnessed(b *batch, s *source) {
 		l.mu.Lock()
 		for l.pending.size > 0 {
 			p := l.pending
-			th, err := s.m.TreeHeadAt(p.size)
+			th, err := s.trees.TreeHeadAt(p.size)
 			if err != nil {
 				break // not there yet
 			}
@@ -227,7 +227,7 @@ func (c *Collector) checkWitnessed(b *batch, s *source) {
 // entries of every checkpoint it signs, so the mirror would have them.
 // Once per pending checkpoint; the tick, with the other time bounds.
 func (c *Collector) checkWitnessedAhead(b *batch, s *source, now time.Time) {
-	if s.m == nil {
+	if !s.has {
 		return
 	}
 	for _, v := range s.keys {
