@@ -3,11 +3,13 @@ package ledger
 import (
 	"bufio"
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -116,7 +118,7 @@ func TestCanonicalInPlace_MatchesRewrite(t *testing.T) {
 		t.Fatalf("only %d canonical seeds", canonical)
 	}
 	special := []byte{' ', '"', '\\', ',', ':', '{', '}', '[', ']', '0', '1', '-', '.', 'e', 'a', 'u', 'n', 0x1f, 0x7f, 0xc3, 0xff}
-	mutated := eachVariant(seeds, 40, special, func(v []byte) { sameCanonicalVerdict(t, v) })
+	mutated := eachVariant(t, seeds, sweepBudget(t, 1_000_000), special, func(v []byte) { sameCanonicalVerdict(t, v) })
 	for n := 0; n < 0x80; n++ { // every \u00XX escape
 		sameCanonicalVerdict(t, []byte(`"\u00`+strings.ToLower(strconv.FormatInt(int64(n)|0x100, 16)[1:])+`"`))
 		sameCanonicalVerdict(t, []byte(`"\u00`+strings.ToUpper(strconv.FormatInt(int64(n)|0x100, 16)[1:])+`"`))
@@ -139,16 +141,73 @@ func FuzzCanonicalInPlace(f *testing.F) {
 	})
 }
 
+// sweepBudget is the sum of the squared lengths of the long seeds a
+// mutation sweep varies: n, or OPX_SWEEP_BUDGET when set
+// (OPX_SWEEP_BUDGET=1000000000 varies them all, some minutes under
+// -race).
+func sweepBudget(t testing.TB, n int) int {
+	t.Helper()
+	if s := os.Getenv("OPX_SWEEP_BUDGET"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 {
+			t.Fatalf("OPX_SWEEP_BUDGET=%q: not a count", s)
+		}
+		return v
+	}
+	return n
+}
+
 // eachVariant calls f with variants of every seed of at most 100 bytes
-// and of every every-th longer one: each prefix, and the seed with each
-// byte replaced by, or preceded by, each of special, or deleted. It
-// returns how many positions it varied.
-func eachVariant(seeds [][]byte, every int, special []byte, f func([]byte)) int {
-	n := 0
-	for i, b := range seeds {
-		if i%every != 0 && len(b) > 100 {
+// and of distinct longer ones drawn afresh each run, as many as fit in
+// budget (the sum of their squared lengths): each prefix, and the seed
+// with each byte replaced by, or preceded by, each of special, or
+// deleted. It returns how many positions it varied.
+//
+// A long seed costs the square of its length (a variant per position,
+// each read whole), and under -race a fixture entry of ~500 bytes costs
+// a second or more: a fixed one in 40 of them made these sweeps the
+// suite's long pole. The draw varies from run to run, so successive runs
+// cover the long seeds, and it is logged: OPX_SWEEP_SEED=n replays a
+// run's draw. A seed longer than the square root of the budget is left
+// to the fuzz targets (they take seeds under 2000 bytes). Every short
+// seed (the edge values) is varied in every run.
+func eachVariant(t testing.TB, seeds [][]byte, budget int, special []byte, f func([]byte)) int {
+	t.Helper()
+	var short, longs [][]byte
+	seen := map[string]bool{}
+	for _, b := range seeds {
+		if seen[string(b)] {
 			continue
 		}
+		seen[string(b)] = true
+		if len(b) <= 100 {
+			short = append(short, b)
+		} else {
+			longs = append(longs, b)
+		}
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("OPX_SWEEP_SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("OPX_SWEEP_SEED=%q: %v", s, err)
+		}
+		seed = n
+	}
+	rng := rand.New(rand.NewPCG(seed, 0))
+	rng.Shuffle(len(longs), func(i, j int) { longs[i], longs[j] = longs[j], longs[i] })
+	drawn, left := 0, budget
+	for _, b := range longs {
+		if len(b)*len(b) <= left {
+			left -= len(b) * len(b)
+			longs[drawn] = b
+			drawn++
+		}
+	}
+	longs = longs[:drawn]
+	t.Logf("OPX_SWEEP_SEED=%d: every position of %d short seeds and of %d long ones drawn from %d", seed, len(short), len(longs), len(seen)-len(short))
+	n := 0
+	for _, b := range append(short, longs...) {
 		for pos := 0; pos <= len(b); pos++ {
 			f(b[:pos])
 			for _, c := range special {

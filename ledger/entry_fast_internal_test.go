@@ -92,9 +92,9 @@ func TestParseEntryLaidOut_MatchesAnyLayout(t *testing.T) {
 		t.Fatalf("only %d canonical entries among the seeds", canonical)
 	}
 	special := []byte{' ', '"', '\\', ',', ':', '{', '}', '[', ']', '0', '1', '-', '.', 'a', 'b', 'u', 'n', 0x1f, 0xc3, 0xff}
-	// Every position of one long entry in 100 (and of every short one):
-	// FuzzParseEntryLaidOut searches the rest.
-	mutated := eachVariant(seeds, 100, special, func(v []byte) { sameEntryParse(t, v) })
+	// Every position of every short seed and of long entries drawn afresh
+	// each run (eachVariant): FuzzParseEntryLaidOut searches the rest.
+	mutated := eachVariant(t, seeds, sweepBudget(t, 600_000), special, func(v []byte) { sameEntryParse(t, v) })
 	t.Logf("%d seeds (%d canonical entries, %d taken), %d positions mutated", len(seeds), canonical, took, mutated)
 }
 

@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -213,7 +214,7 @@ func copyBundle(t *testing.T, from, to string) {
 	}
 }
 
-// zstBomb writes a blob frame of n zero bytes (a few KiB per GiB).
+// zstBomb writes a blob of n zero bytes (some 100 KiB per GiB).
 func zstBomb(t *testing.T, path string, n int64) {
 	t.Helper()
 	f, err := os.Create(path)
@@ -221,13 +222,37 @@ func zstBomb(t *testing.T, path string, n int64) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	zw, _ := zstd.NewWriter(f, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	// Zstd frames concatenated decompress to their contents concatenated,
+	// so one compressed MiB of zeros, repeated, is the same stream of zeros
+	// as one frame of n: compressing a GiB under -race took most of a
+	// row's time. The reader learns the size only by decompressing, as
+	// from one frame (a streamed frame says no content size).
+	w := bufio.NewWriterSize(f, 1<<20)
+	mib := zstZeros(t, 1<<20)
+	for ; n >= 1<<20; n -= 1 << 20 {
+		w.Write(mib)
+	}
+	if n > 0 {
+		w.Write(zstZeros(t, n))
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// zstZeros returns one zstd frame of n zeros, written as a stream (its
+// header says no content size).
+func zstZeros(t *testing.T, n int64) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw, _ := zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 	if _, err := io.Copy(zw, io.LimitReader(zeros{}, n)); err != nil {
 		t.Fatal(err)
 	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return buf.Bytes()
 }
 
 type zeros struct{}

@@ -71,6 +71,10 @@ type Options struct {
 	// noTree keeps no Merkle tree: the baseline of the append benchmarks
 	// only. Checkpoints then record no tree.
 	noTree bool
+	// foldBatch, if positive, replaces defaultFoldBatch: tests only, so
+	// that a fold across batches needs a few thousand entries, not
+	// hundreds of thousands.
+	foldBatch int
 }
 
 func (o *Options) defaults() {

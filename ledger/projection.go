@@ -554,8 +554,9 @@ func resetProjection(tx *bolt.Tx, p Projection) error {
 	return st.Delete([]byte(p.Name()))
 }
 
-// foldBatch is how many entries one catch-up or rebuild transaction folds.
-const foldBatch = 65536
+// defaultFoldBatch is how many entries one catch-up or rebuild
+// transaction folds (Options.foldBatch for tests).
+const defaultFoldBatch = 65536
 
 // foldProjections folds the committed entries each projection of ps has
 // not seen, up to head, in transactions of foldBatch entries. While one
@@ -578,6 +579,10 @@ func (l *Ledger) foldProjections(ps []Projection, head uint64, check func(cp *En
 	})
 	if err != nil || from > head {
 		return err
+	}
+	foldBatch := uint64(defaultFoldBatch)
+	if l.opts.foldBatch > 0 {
+		foldBatch = uint64(l.opts.foldBatch)
 	}
 	type chunk struct {
 		entries []Entry

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/opx-dev/opx/ledger"
@@ -31,6 +32,15 @@ type outsideProof struct {
 	Checkpoint string   `json:"checkpoint"`
 }
 
+// The proofcheck program, built once per test binary (TestMain removes
+// proofcheckDir).
+var (
+	proofcheckOnce sync.Once
+	proofcheckDir  string
+	proofcheckBin  string
+	proofcheckErr  error
+)
+
 // proofCheckers builds testdata/proofcheck (standard library only, no opx
 // import) and returns the two outside checkers of an inclusion proof:
 // that program and testdata/verify-proof.sh (jq, openssl, sha256sum,
@@ -46,14 +56,24 @@ func proofCheckers(t *testing.T) map[string]func(proofPath, key string) (string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "proofcheck")
-	// Built outside the module, so that nothing of opx can be linked in.
-	build := exec.Command("go", "build", "-o", bin, src)
-	build.Dir = t.TempDir()
-	build.Env = append(os.Environ(), "GO111MODULE=off", "GOFLAGS=")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build proofcheck: %v\n%s", err, out)
+	proofcheckOnce.Do(func() {
+		// Built once for the package's three users, outside the module,
+		// so that nothing of opx can be linked in.
+		if proofcheckDir, proofcheckErr = os.MkdirTemp("", "opx-proofcheck-"); proofcheckErr != nil {
+			return
+		}
+		proofcheckBin = filepath.Join(proofcheckDir, "proofcheck")
+		build := exec.Command("go", "build", "-o", proofcheckBin, src)
+		build.Dir = proofcheckDir
+		build.Env = append(os.Environ(), "GO111MODULE=off", "GOFLAGS=")
+		if out, err := build.CombinedOutput(); err != nil {
+			proofcheckErr = fmt.Errorf("build proofcheck: %v\n%s", err, out)
+		}
+	})
+	if proofcheckErr != nil {
+		t.Fatal(proofcheckErr)
 	}
+	bin := proofcheckBin
 	return map[string]func(string, string) (string, error){
 		"proofcheck": func(p, key string) (string, error) {
 			out, err := exec.Command(bin, "-key", key, p).CombinedOutput()

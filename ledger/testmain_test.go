@@ -41,5 +41,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if proofcheckDir != "" {
+		os.RemoveAll(proofcheckDir)
+	}
+	os.Exit(code)
 }

@@ -16,3 +16,10 @@ func SetTreeBuildBatch(n int) func() {
 	treeBuildBatch = n
 	return func() { treeBuildBatch = old }
 }
+
+// WithFoldBatch returns o with projection folds (catch-up, rebuild) in
+// transactions of n entries instead of 65536.
+func WithFoldBatch(o Options, n int) Options {
+	o.foldBatch = n
+	return o
+}
