@@ -139,7 +139,9 @@ type Collector struct {
 	tooManyAt   time.Time
 
 	statusAt time.Time
-	dirty    bool // the status changed since it was written
+	// statusCost is what the last status write took (writeStatus).
+	statusCost time.Duration
+	dirty      bool // the status changed since it was written
 
 	// book is the witness's state per origin, shared by the NATS path
 	// and add-checkpoint (witnessed.go); witnessed counts the

@@ -63,4 +63,9 @@ const (
 	ackWait = 5 * time.Minute
 	// statusEvery bounds how often the status file is rewritten.
 	statusEvery = 250 * time.Millisecond
+	// statusCostShare: the status is rewritten at most once per this many
+	// times what its last write took (10,000 sources: a status of some
+	// MB, ~100 ms to write), so it costs the run loop at most 1/20 of its
+	// time whatever the number of sources.
+	statusCostShare = 20
 )

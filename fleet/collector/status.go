@@ -176,17 +176,21 @@ func clipHello(h *fleet.Hello) *fleet.Hello {
 // another goroutine: readers there use OpenStore).
 func (c *Collector) Status() *Status { return c.status(true) }
 
-// writeStatus rewrites the status file, at most every statusEvery unless
-// final.
+// writeStatus rewrites the status file unless nothing changed, at most
+// every statusEvery or, when writing it takes long (many sources), every
+// statusCostShare times what the last write took, so that it never takes
+// more than a small share of the run loop; final writes it in any case.
 func (c *Collector) writeStatus(final bool) {
-	if !final && (!c.dirty || time.Since(c.statusAt) < statusEvery) {
+	if !final && (!c.dirty || time.Since(c.statusAt) < max(statusEvery, statusCostShare*c.statusCost)) {
 		return
 	}
-	c.statusAt, c.dirty = time.Now(), false
+	start := time.Now()
+	c.statusAt, c.dirty = start, false
 	b, err := json.MarshalIndent(c.status(!final), "", "  ")
 	if err == nil {
 		err = writeAtomic(filepath.Join(c.cfg.Store, StatusFile), b)
 	}
+	c.statusCost = time.Since(start)
 	if err != nil {
 		c.cfg.Logf("collector: status: %v", err)
 	}
