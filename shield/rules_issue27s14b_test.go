@@ -68,3 +68,40 @@ func TestPolicy_CheckAndInspect_FetchInstallClean(t *testing.T) {
 		{"a home path", command("mix deps.get ~/x"), asked},
 	})
 }
+
+// TestRules_SecretStoresByShape: a tool's token file the credential list
+// does not name is known by its shape, and a hunt for secrets by where it
+// looks (history, a home, a table of tokens) rather than by the searcher.
+func TestRules_SecretStoresByShape(t *testing.T) {
+	s := defaultShield(t)
+	const cred = "block credential-path"
+	const hunt = "escalate credential-search"
+	runRuleCases(t, s, []ruleCase{
+		{"nix netrc", command("cat /etc/nix/netrc"), cred},
+		{"a netrc in a tool dir", command("cat ~/.config/nix/netrc"), cred},
+		{"an agent's auth.json", command("cat ~/.codex/auth.json"), cred},
+		{"a cli token file", command("head ~/.config/linear/token"), cred},
+		{"an api key file", command("cat ~/.local/share/mytool/api_key.txt"), cred},
+		{"secrets in a dot dir", command("cp ~/.deployer/secrets.yaml /tmp/x"), cred},
+		{"credentials toml", command("less /root/.fastly/credentials.toml"), cred},
+		{"auth rc", command("cat ~/.acme/authrc"), cred},
+		{"history with patches grepped", command("git log -p --all | grep -i token"), hunt},
+		{"pickaxe for a password", command("git log -S password --oneline"), hunt},
+		{"git grep over every revision", command("git grep -i api_key $(git rev-list --all)"), hunt},
+		{"scanner over home", command("gitleaks detect --source ~ --no-git"), hunt},
+		{"trufflehog over root", command("trufflehog filesystem /"), hunt},
+		{"scanner over home var", command("detect-secrets scan $HOME"), hunt},
+		{"token table", command(`sqlite3 db/development.sqlite3 "SELECT user_id, token FROM api_tokens"`), hunt},
+		{"password column", command(`psql -h localhost -d app -c "select email, password_digest from users"`), hunt},
+		{"code about auth", command("cat ~/.config/nvim/lua/auth.lua"), none},
+		{"workspace auth module", command("cat internal/auth/token.go"), none},
+		{"a shell rc", command("cat ~/.bashrc"), none},
+		{"a tool's settings", command("cat ~/.config/starship.toml"), none},
+		{"a project sibling", command("ls ../tokens-service"), none},
+		{"diff checked for leaks", command("git diff --cached | grep -i secret"), none},
+		{"history of code narrowed to a path", command("git log -p -S password -- src/ | head -50"), none},
+		{"log searched for a word", command("git log --oneline | grep -i fix"), none},
+		{"scanner on the workspace", command("gitleaks detect --source . --no-git"), none},
+		{"users listed", command(`sqlite3 db/development.sqlite3 "select id, email from users"`), none},
+	})
+}

@@ -41,7 +41,9 @@ package shield
 //	7: issue 27, the fourth holdout's classes (session 14, second pass),
 //	   by effect: build and package tools fetching, installing from their
 //	   manifest, cleaning or graphing inside the workspace are allowed by
-//	   the default policy.
+//	   the default policy; credential files known by their shape (a name
+//	   saying credential in a tool's configuration directory); secret
+//	   hunts over history, home-wide scans and token tables.
 const RulesVersion = "7"
 
 // RecordedRules is the rules version a record names ("" before versions
