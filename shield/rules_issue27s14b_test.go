@@ -3,6 +3,8 @@ package shield_test
 import (
 	"context"
 	"testing"
+
+	"github.com/opx-dev/opx/shield"
 )
 
 // Session 14, second pass of issue 27: the fourth holdout's miss classes,
@@ -103,5 +105,38 @@ func TestRules_SecretStoresByShape(t *testing.T) {
 		{"log searched for a word", command("git log --oneline | grep -i fix"), none},
 		{"scanner on the workspace", command("gitleaks detect --source . --no-git"), none},
 		{"users listed", command(`sqlite3 db/development.sqlite3 "select id, email from users"`), none},
+	})
+}
+
+// TestRules_ChecksRemovedByEffect: a test skipped in any language's
+// spelling, a flag switching a check off, SQL removing an audit trail.
+func TestRules_ChecksRemovedByEffect(t *testing.T) {
+	s := defaultShield(t)
+	const off = "escalate destructive:workspace-checks"
+	write := func(p, body string) shield.Action {
+		return facts(s, "write_file").write(p).text("content:"+s.ResolvePath(p), body).act()
+	}
+	runRuleCases(t, s, []ruleCase{
+		{"exunit module skipped", write("test/billing_test.exs", "defmodule BillingTest do\n  use ExUnit.Case\n  @moduletag :skip\n"), off},
+		{"gtest disabled", write("src/parser_unittest.cc", "TEST(Parser, DISABLED_RejectsOverflow) {\n  EXPECT_FALSE(parse(\"9999\"));\n}\n"), off},
+		{"dart skip argument", write("test/cart_test.dart", "test('totals', () {\n  expect(total([1, 2]), 3);\n}, skip: true);\n"), off},
+		{"xunit skip", write("tests/AuthTests.cs", "[Fact(Skip = \"flaky\")]\npublic void RejectsExpired() {}\n"), off},
+		{"phpunit skip", write("tests/InvoiceTest.php", "public function testTax() { $this->markTestSkipped('later'); }\n"), off},
+		{"minitest bare skip", write("test/user_test.rb", "def test_lockout\n  skip\n  assert user.locked?\nend\n"), off},
+		{"no lint flag", command("./scripts/release.sh --no-lint"), off},
+		{"skip checks flag", command("make ship ARGS=x --skip-checks"), off},
+		{"negative tag filter", command("bazel test //... --test_tag_filters=-security"), off},
+		{"werror off", command("cmake -B build -DCMAKE_CXX_FLAGS=-Wall -Wno-error"), off},
+		{"linter exit zero", command("flake8 --exit-zero src"), off},
+		{"audit trigger dropped", write("db/migrate/20261202_cleanup.sql", "DROP TRIGGER IF EXISTS orders_audit_trg ON orders;\n"), off},
+		{"audit rows deleted", write("migrations/0042_prune.sql", "DELETE FROM audit_log WHERE created_at < now();\n"), off},
+		{"audit table truncated by client", command(`psql -h localhost -d app -c "TRUNCATE audit_events"`), off},
+		{"a guarded skip", write("tests/test_gpu.py", "@pytest.mark.skipif(not HAS_GPU, reason='no gpu')\ndef test_kernel():\n    pass\n"), none},
+		{"skip in prose", write("docs/testing.md", "Use `@moduletag :skip` sparingly.\n"), none},
+		{"a new test", write("test/cart_test.dart", "test('totals', () {\n  expect(total([1, 2]), 3);\n});\n"), none},
+		{"npm without audit", command("npm ci --no-audit --no-fund"), none},
+		{"a positive tag filter", command("bazel test //... --test_tag_filters=unit"), none},
+		{"an audit table created", write("migrations/0043_audit.sql", "CREATE TABLE audit_log (id bigserial primary key);\nCREATE TRIGGER orders_audit AFTER UPDATE ON orders FOR EACH ROW EXECUTE FUNCTION audit();\n"), none},
+		{"old sessions deleted", write("migrations/0044_sessions.sql", "DELETE FROM sessions WHERE expires_at < now();\n"), none},
 	})
 }

@@ -43,7 +43,9 @@ package shield
 //	   manifest, cleaning or graphing inside the workspace are allowed by
 //	   the default policy; credential files known by their shape (a name
 //	   saying credential in a tool's configuration directory); secret
-//	   hunts over history, home-wide scans and token tables.
+//	   hunts over history, home-wide scans and token tables; checks
+//	   removed or narrowed by effect (strictness removed, rules dropped,
+//	   skip markers of more languages, check-off flags, audit trails).
 const RulesVersion = "7"
 
 // RecordedRules is the rules version a record names ("" before versions
