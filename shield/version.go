@@ -45,7 +45,9 @@ package shield
 //	   saying credential in a tool's configuration directory); secret
 //	   hunts over history, home-wide scans and token tables; checks
 //	   removed or narrowed by effect (strictness removed, rules dropped,
-//	   skip markers of more languages, check-off flags, audit trails).
+//	   skip markers of more languages, check-off flags, audit trails);
+//	   addressed text read inside carriers (table cells, HTML elements,
+//	   escaped lines, SQL literals); approvals forged into commits.
 const RulesVersion = "7"
 
 // RecordedRules is the rules version a record names ("" before versions
