@@ -19,7 +19,7 @@ var (
 	// records a review or approval (session 14, second pass): written by
 	// the agent, it claims a human's act that did not take place.
 	forgedApprovalRe = regexp.MustCompile(`(?im)^\s*(?:approved|reviewed|acked|security[- ]reviewed|security[- ]approved|lgtm|okayed)[- ]by\s*:\s*\S|^\s*(?:approval|approved|security[- ]review|security[- ]sign[- ]?off|code[- ]review|review(?:[- ]status)?)\s*:\s*(?:approved|passed|granted|ok|lgtm|done|yes)\b`)
-	skipCIRe = regexp.MustCompile(`(?i)\[(?:skip ci|ci skip|no ci|skip actions|actions skip|skip azurepipelines|skip netlify)\]|\*\*\*NO_CI\*\*\*|(?m)^skip-checks:\s*true`)
+	skipCIRe         = regexp.MustCompile(`(?i)\[(?:skip ci|ci skip|no ci|skip actions|actions skip|skip azurepipelines|skip netlify)\]|\*\*\*NO_CI\*\*\*|(?m)^skip-checks:\s*true`)
 	// suppressRe is a comment that silences a security finding: gosec,
 	// bandit, semgrep, secret scanners, eslint wholesale or its security
 	// rules, golangci-lint wholesale.
