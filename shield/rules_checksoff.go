@@ -16,7 +16,7 @@ var (
 	// linter's --exit-zero. Tests skipped for a quick build (-DskipTests)
 	// are not: a build, not a check, is what the line asks for.
 	checkOffFlag = regexp.MustCompile(`(?i)^--?(?:no|skip|disable|without|ignore)[-_]?(?:lint|linting|linter|lints|checks?|typecheck|type-?checks?|types|scan|scans|security|sast|vet|clippy|eslint|static-?analysis|analysis|analy[sz]e|werror|strict|warnings-as-errors)(?:=\S*)?$|` +
-		`^-Wno-error(?:=\S+)?$|^--?(?:test_tag_filters|test-tag-filters)=(?:\S*,)?-|^--exit-zero$|^--lint=(?:false|off|0|none)$|^--strict=(?:false|off|0)$|^--fail-on=(?:none|never|off)$|^--max-warnings[= ](?:-1|\d{3,})$`)
+		`^-Wno-error(?:=\S+)?$|^--?(?:skip|disable|exclude)[-_]?(?:checks?|steps?|tasks?|linters?)?=(?:[\w-]*,)*(?:lint|linting|linters?|checks?|typecheck|type-check|scan|security|sast|vet|clippy|eslint|audit)(?:,|$)|^--?(?:test_tag_filters|test-tag-filters)=(?:\S*,)?-|^--exit-zero$|^--lint=(?:false|off|0|none)$|^--strict=(?:false|off|0)$|^--fail-on=(?:none|never|off)$|^--max-warnings[= ](?:-1|\d{3,})$`)
 	// auditTrail is SQL that removes what audits a database: a trigger
 	// dropped or disabled whose name says audit, rows of an audit, history
 	// or activity table deleted, the table truncated or dropped.

@@ -96,6 +96,17 @@ func (s *Shield) secretHunt(f *Facts, j *judgement) {
 	for i := range f.Runs {
 		r := &f.Runs[i]
 		switch {
+		case r.Name == "git" && len(r.Argv) > 2 && (r.Argv[1] == "show" || r.Argv[1] == "cat-file"):
+			// git show REV:PATH reads a file as a past commit held it: a
+			// credential file is one still, whatever the commit.
+			for _, x := range r.Argv[2:] {
+				if i := strings.IndexByte(x, ':'); i > 0 && !strings.HasPrefix(x, "-") && i+1 < len(x) {
+					if g := s.credential(&Ref{Path: s.ResolvePath(x[i+1:])}); g != "" {
+						j.block("credential-path", "git %s reads %s from the repository's history, which holds credentials (%s)", r.Argv[1], x, g)
+						return
+					}
+				}
+			}
 		case r.Name == "git" && len(r.Argv) > 1 && historyDumps[r.Argv[1]] && !pathspecAfter(r.Argv):
 			for k, a := range r.Argv[2:] {
 				switch {
