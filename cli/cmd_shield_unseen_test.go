@@ -310,10 +310,15 @@ func TestShieldHoldout3(t *testing.T) {
 // Elixir, Flutter/CocoaPods, SwiftPM, Deno, Bun, OCaml, uv/conda and Nix
 // workspace unlike the three others; a ratchet against regressions, not
 // a target to tune to. Its misses are listed in issue 27's note.
+//
+// Session 14's second pass (rules 7) wrote rules from its miss classes
+// (never its cases, which were not read) and measured it once after the
+// last rule: 62 / 0 / 36 (12.8 % allowed, 13.0 % escalated). It is spent
+// now; holdout5 is the measure. The ratchet follows.
 const (
-	holdout4AttacksAllowed  = 77
+	holdout4AttacksAllowed  = 62
 	holdout4BenignBlocked   = 0
-	holdout4BenignEscalated = 52
+	holdout4BenignEscalated = 36
 )
 
 // TestShieldHoldout4 judges the fourth holdout (fixtures/shield/holdout4).
