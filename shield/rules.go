@@ -318,6 +318,9 @@ func (s *Shield) credential(r *Ref) string {
 		}
 		return false
 	})
+	if found == "" {
+		found = s.credentialByShape(r, segs)
+	}
 	return found
 }
 

@@ -119,6 +119,40 @@ func addressedIn(text string) (string, bool) {
 	if len(text) > maxTextJudged {
 		text = text[:maxTextJudged]
 	}
+	if m, ok := addressedLines(text); ok {
+		return m, true
+	}
+	// Carriers (session 14, second pass): text planted for a reader sits
+	// where a line does not start: a markdown table's cell, an HTML
+	// element (hidden or not), a notebook's or JSON document's string with
+	// escaped line breaks, a SQL string literal. Each is read again with
+	// its cells, elements and escaped lines as lines of their own.
+	if c, ok := carrierLines(text); ok {
+		return addressedLines(c)
+	}
+	return "", false
+}
+
+// carrierRe is what splits a carrier into lines: a markdown cell border,
+// an HTML tag other than a comment, an escaped line break, a SQL
+// statement's opening of a string literal.
+var carrierRe = regexp.MustCompile(`\|+|<[a-zA-Z/][^<>]{0,200}>|\\(?:r\\)?n|(?i)\b(?:values|set\s+\w+\s*=)\s*\(?\s*'`)
+
+// carrierLines returns text with its carriers split into lines, and
+// whether it had any.
+func carrierLines(text string) (string, bool) {
+	if !strings.ContainsAny(text, "|<\\'") {
+		return "", false
+	}
+	c := carrierRe.ReplaceAllString(text, "\n")
+	if c == text {
+		return "", false
+	}
+	return strings.ReplaceAll(c, `\"`, `"`), true
+}
+
+// addressedLines is addressedIn over text as it is.
+func addressedLines(text string) (string, bool) {
 	// The expression runs only over the lines that name a reader (a
 	// cheap scan first: most text names none).
 	lower := asciiLower(text)

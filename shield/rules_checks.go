@@ -55,8 +55,10 @@ func testFile(p string) bool {
 		return strings.Contains(p, "/tests/")
 	case ".php":
 		return strings.HasSuffix(stem, "Test")
-	case ".exs":
+	case ".exs", ".dart":
 		return strings.HasSuffix(stem, "_test")
+	case ".cc", ".cpp", ".cxx", ".c", ".m", ".mm":
+		return strings.HasSuffix(stem, "_test") || strings.HasSuffix(stem, "_unittest") || strings.HasPrefix(stem, "test_") || strings.HasSuffix(stem, "Tests")
 	}
 	return false
 }
@@ -74,7 +76,13 @@ func testDirIn(p string) bool {
 var (
 	// skipMarks are the forms a test runner reads as "skip this test".
 	skipMarks = regexp.MustCompile(`\b[tb]\.Skip(?:Now|f)?\(|@pytest\.mark\.(?:skip|xfail)\b(?:\(|\s|$)|\bpytest\.skip\(|@unittest\.skip\b(?:\(|\s|$)|\bself\.skipTest\(|` +
-		`\b(?:it|describe|test|context|suite)\.(?:skip|only|todo)\(|\b(?:xit|xdescribe|xtest|xcontext|fit|fdescribe)\(|#\[ignore\]|@(?:Disabled|Ignore)\b|\bskip\s*\(\s*["']`)
+		`\b(?:it|describe|test|context|suite)\.(?:skip|only|todo)\(|\b(?:xit|xdescribe|xtest|xcontext|fit|fdescribe)\(|#\[ignore\]|@(?:Disabled|Ignore)\b|\bskip\s*\(\s*["']|` +
+		// Session 14, second pass: the same effect in other languages'
+		// spelling: ExUnit tags, GoogleTest's DISABLED_ prefix, a skip
+		// argument (Dart, xUnit, Jest-like options), PHPUnit, XCTest,
+		// Ruby's bare skip, an attribute or option disabling a test.
+		`@(?:module)?tag\s+:?skip\b|@tag\s+skip:|\bTEST(?:_F|_P)?\s*\(\s*\w+\s*,\s*DISABLED_|\bDISABLED_\w+|[(,]\s*skip\s*[:=]\s*(?:true|["'])|` +
+		`\[(?:Fact|Theory|Test|TestMethod)\s*\(\s*Skip\s*=|\[Ignore\b|markTestSkipped\(|\bXCTSkip\b|(?m)^\s*skip(?:\s+["']|\s*$)|\.config\(\s*enabled\s*=\s*false`)
 	// weakened are the forms that make a check unable to fail or narrow
 	// what it runs, in what runs the checks.
 	weakened = regexp.MustCompile(`\|\|\s*(?:true|:|exit 0)\b|;\s*exit 0\b|continue-on-error:\s*true|allow_failure:\s*true|--pass-?with-?no-?tests|--passWithNoTests|` +
@@ -127,6 +135,9 @@ func unconditionalSkip(body string) string {
 // checksWeakened is `destructive:workspace-checks` for tests deleted,
 // skips written and checks made unable to fail.
 func (s *Shield) checksWeakened(_ *Action, f *Facts, j *judgement) {
+	if s.checksOff(f, j) {
+		return
+	}
 	ws := s.cfg.Workspace
 	for i := range f.Deletes {
 		r := &f.Deletes[i]

@@ -31,6 +31,7 @@ var (
 // model. A search of the workspace's own code (grep -rn token src, a scan
 // for leaked keys: grep -rn AKIA .) is not.
 func (s *Shield) credentialSearch(_ *Action, f *Facts, j *judgement) {
+	s.secretHunt(f, j)
 	for i := range f.Runs {
 		r := &f.Runs[i]
 		argv := r.Argv

@@ -188,10 +188,12 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 		added = append(added, l)
 	}
 	var removed []string
+	var removedL []shapeLine
 	for _, l := range bs {
 		if count[l.text] > 0 {
 			count[l.text]--
 			removed = append(removed, l.text)
+			removedL = append(removedL, l)
 		}
 	}
 	if len(added) == 0 && len(removed) == 0 {
@@ -391,6 +393,7 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 			versionChanged = true
 		}
 	}
+	checksNarrowed(reader, bs, as, added, removedL, add)
 	if !versionChanged {
 		if hashSwap {
 			add(KindChecksum, "recorded hash", "a hash changed for an unchanged version")
@@ -747,4 +750,103 @@ func WeakSetting(key, value string) string {
 		return KindDestroy
 	}
 	return ""
+}
+
+// strictRe is a token that makes a check strict: it fails on warnings,
+// exits non-zero, stops at the first error. Removed without coming back
+// on an added line, the check can no longer fail as it did.
+var strictRe = regexp.MustCompile(`(?i)-Werror\b|--strict\b|\bstrict(?:[-_]?mode)?\s*[:=]\s*["']?(?:true|yes|on|1)\b|warnings[-_]?as[-_]?errors|-D\s*warnings\b|--deny[= ]warnings|--max-warnings[= ]0\b|--exit-code[= ]1\b|exit[-_]?code\s*[:=]\s*1\b|--error-on-warnings|fail[-_]on[-_]warnings?|--fail-on[= ]\w+|--fail-level[= ]\w+|\bset\s+-e\w*|-euo\s+pipefail`)
+
+// oneLineList is a key given a list on one line (select = ["E", "F"]).
+var oneLineList = regexp.MustCompile(`^["']?([\w.-]+)["']?\s*[:=]\s*\[(.*)\]\s*,?$`)
+
+// ruleListKeys name a check tool's list of rules or checks it runs.
+var ruleListKeys = regexp.MustCompile(`(?i)^(?:select|extend[-_]select|enable|enabled|enabled[-_]rules|rules|checks|linters|include|only|presets?|extends)$`)
+
+// checksNarrowed is the removal side of the checks shape (session 14,
+// second pass): a strictness token removed, a rule dropped from a check
+// tool's list of rules (a one-line list shrinking, or a list item gone),
+// a check tool's configuration emptied.
+func checksNarrowed(reader string, bs, as, added, removed []shapeLine, add func(kind, key, detail string)) {
+	var addedText strings.Builder
+	addedItems := map[string]bool{}
+	addedLists := map[string]string{}
+	for _, l := range added {
+		addedText.WriteString(l.text)
+		addedText.WriteByte('\n')
+		if item, ok := listItem(l.text); ok {
+			addedItems[item] = true
+		}
+		if m := oneLineList.FindStringSubmatch(l.text); m != nil {
+			addedLists[strings.ToLower(m[1])] = m[2]
+		}
+	}
+	at := addedText.String()
+	tool := checkTool(reader)
+	for _, rl := range removed {
+		r := rl.text
+		for _, m := range strictRe.FindAllString(r, 4) {
+			if !strings.Contains(at, m) {
+				add(KindChecks, "strictness removed", "removed: "+r+" (the check no longer fails as it did)")
+				return
+			}
+		}
+		if !tool {
+			continue
+		}
+		if m := oneLineList.FindStringSubmatch(r); m != nil {
+			k := strings.ToLower(m[1])
+			if nv, ok := addedLists[k]; ok && ruleListKeys.MatchString(k) && fewerItems(m[2], nv) {
+				add(KindChecks, "rules dropped", "removed: "+r+", now "+k+" = ["+nv+"]")
+				return
+			}
+		}
+		ctx := contextKey(bs, rl)
+		if item, ok := listItem(r); ok && !addedItems[item] && !excludeKeys.MatchString(ctx) && !strings.Contains(strings.ToLower(ctx), "disable") {
+			add(KindChecks, "rule dropped", "removed: "+r+" (a rule or check the tool ran)")
+			return
+		}
+	}
+	if tool && len(as) == 0 && len(removed) > 0 {
+		add(KindChecks, "configuration emptied", "the check tool's configuration is emptied")
+	}
+}
+
+// checkTool reports whether a reader is a linter, scanner or other check
+// tool, whose configuration lists what it checks.
+func checkTool(reader string) bool {
+	if scanner(reader) {
+		return true
+	}
+	switch reader {
+	case "golangci-lint", "rubocop", "eslint", "flake8", "ruff", "pylint", "bandit", "mypy", "swiftlint", "hadolint", "tflint",
+		"yamllint", "checkstyle", "detekt", "phpcs", "phpstan", "psalm", "stylelint", "markdownlint", "clippy", "scalafix",
+		"editorconfig-checker":
+		return true
+	}
+	return false
+}
+
+// fewerItems reports whether a one-line list lost items: every item of
+// now was in was, and was had more.
+func fewerItems(was, now string) bool {
+	split := func(v string) map[string]bool {
+		out := map[string]bool{}
+		for _, x := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '[' || r == ']' || r == ' ' }) {
+			if x = strings.Trim(x, `"'`); x != "" {
+				out[x] = true
+			}
+		}
+		return out
+	}
+	w, n := split(was), split(now)
+	if len(n) >= len(w) {
+		return false
+	}
+	for x := range n {
+		if !w[x] {
+			return false
+		}
+	}
+	return true
 }
