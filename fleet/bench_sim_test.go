@@ -49,7 +49,7 @@ import (
 // Each run first publishes every source's first three entries (genesis,
 // key, first checkpoint) and waits until they are taken (the collector:
 // acknowledged and written in their mirrors; warm_s: the mirrors created,
-// mirrors created), then publishes for -fleet.sim-for at RATE entries/s
+// once per source), then publishes for -fleet.sim-for at RATE entries/s
 // per source, each source's publishes spread over the second by a fixed
 // phase, each stamped with its publish time, and waits until every
 // published entry is taken. The CPU is the process's (getrusage, user +
