@@ -52,6 +52,11 @@ func startCollector(t *testing.T, bin, store string, args ...string) *collectorP
 			p.cmd.Process.Kill()
 			<-p.done
 		}
+		// What the collector said, for whoever reads a failure (a wait
+		// that timed out says only what it waited for).
+		if t.Failed() {
+			t.Logf("opx collector's output:\n%s", p.out.String())
+		}
 	})
 	waitFor(t, "the collector to start", func() bool {
 		select {
