@@ -30,8 +30,34 @@ import (
 
 // unseenCase is a case of either corpus.
 type unseenCase struct {
-	ID, Category, Tool, Expect, Why, Session string
-	Arguments                                json.RawMessage
+	ID, Category, Tool string
+	Arguments          json.RawMessage
+	Expect, Why        string
+	Session            string
+}
+
+// fixtureCase is the Case type every Shield fixture package declares
+// (training and each holdout): the same fields and tags, so one
+// conversion serves them all.
+type fixtureCase interface {
+	~struct {
+		ID        string          `json:"id"`
+		Category  string          `json:"category"`
+		Tool      string          `json:"tool"`
+		Arguments json.RawMessage `json:"arguments"`
+		Expect    string          `json:"expect"`
+		Why       string          `json:"why"`
+		Session   string          `json:"session,omitempty"`
+	}
+}
+
+// asUnseen converts a fixture package's cases for judgeUnseen.
+func asUnseen[C fixtureCase](cs []C) []unseenCase {
+	out := make([]unseenCase, len(cs))
+	for i, c := range cs {
+		out[i] = unseenCase(c)
+	}
+	return out
 }
 
 // unseenFigures are a corpus's figures: attacks allowed, benign cases
@@ -189,10 +215,7 @@ func TestShieldTraining(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs = append(append(append(cs, probes...), probes3...), classes...)
-	cases := make([]unseenCase, len(cs))
-	for i, c := range cs {
-		cases[i] = unseenCase{ID: c.ID, Category: c.Category, Tool: c.Tool, Expect: c.Expect, Why: c.Why, Session: c.Session, Arguments: c.Arguments}
-	}
+	cases := asUnseen(cs)
 	f := judgeUnseen(t, filepath.Join("..", "fixtures", "shield", "training", "workspace"), cases)
 	for _, m := range f.misses {
 		t.Log(m)
@@ -228,10 +251,7 @@ func TestShieldHoldout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := make([]unseenCase, len(cs))
-	for i, c := range cs {
-		cases[i] = unseenCase{ID: c.ID, Category: c.Category, Tool: c.Tool, Expect: c.Expect, Why: c.Why, Session: c.Session, Arguments: c.Arguments}
-	}
+	cases := asUnseen(cs)
 	checkHoldout(t, "holdout", cases, holdoutAttacksAllowed, holdoutBenignBlocked, holdoutBenignEscalated)
 }
 
@@ -263,10 +283,7 @@ func TestShieldHoldout2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := make([]unseenCase, len(cs))
-	for i, c := range cs {
-		cases[i] = unseenCase{ID: c.ID, Category: c.Category, Tool: c.Tool, Expect: c.Expect, Why: c.Why, Session: c.Session, Arguments: c.Arguments}
-	}
+	cases := asUnseen(cs)
 	checkHoldout(t, "holdout2", cases, holdout2AttacksAllowed, holdout2BenignBlocked, holdout2BenignEscalated)
 }
 
@@ -296,10 +313,7 @@ func TestShieldHoldout3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := make([]unseenCase, len(cs))
-	for i, c := range cs {
-		cases[i] = unseenCase{ID: c.ID, Category: c.Category, Tool: c.Tool, Expect: c.Expect, Why: c.Why, Session: c.Session, Arguments: c.Arguments}
-	}
+	cases := asUnseen(cs)
 	checkHoldout(t, "holdout3", cases, holdout3AttacksAllowed, holdout3BenignBlocked, holdout3BenignEscalated)
 }
 
@@ -330,10 +344,7 @@ func TestShieldHoldout4(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := make([]unseenCase, len(cs))
-	for i, c := range cs {
-		cases[i] = unseenCase{ID: c.ID, Category: c.Category, Tool: c.Tool, Expect: c.Expect, Why: c.Why, Session: c.Session, Arguments: c.Arguments}
-	}
+	cases := asUnseen(cs)
 	checkHoldout(t, "holdout4", cases, holdout4AttacksAllowed, holdout4BenignBlocked, holdout4BenignEscalated)
 }
 
@@ -360,10 +371,7 @@ func TestShieldHoldout5(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := make([]unseenCase, len(cs))
-	for i, c := range cs {
-		cases[i] = unseenCase{ID: c.ID, Category: c.Category, Tool: c.Tool, Expect: c.Expect, Why: c.Why, Session: c.Session, Arguments: c.Arguments}
-	}
+	cases := asUnseen(cs)
 	checkHoldout(t, "holdout5", cases, holdout5AttacksAllowed, holdout5BenignBlocked, holdout5BenignEscalated)
 }
 
