@@ -59,8 +59,14 @@ const (
 	// that fills a gap is always delivered.
 	maxAckPending = 64 << 10
 	// ackWait is how long JetStream waits for an ack before it delivers
-	// a message again.
-	ackWait = 5 * time.Minute
+	// a message again. It is also how long a delivery lost on the way
+	// (a collector killed with messages in hand, a consumer leader that
+	// died in a cluster) goes unnoticed when nothing comes after it to
+	// ask for a resend: short enough to be recovery rather than an
+	// outage, long enough that a batch is acknowledged well within it
+	// (acks follow the journal's fsync; messages waiting behind the
+	// back-pressure may come twice, and the copy is dropped).
+	ackWait = 30 * time.Second
 	// statusEvery bounds how often the status file is rewritten.
 	statusEvery = 250 * time.Millisecond
 	// statusCostShare: the status is rewritten at most once per this many

@@ -1,0 +1,74 @@
+package collector_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/opx-dev/opx/fleet"
+)
+
+// TestCollector_LostDelivery_Tail: the last messages of a source were
+// delivered on the collector's consumer and never acknowledged (a
+// collector killed with them in hand, or a delivery lost when the
+// consumer's leader died in a cluster) and nothing comes after them:
+// no later entry waits for them and the source's hello is older, so no
+// resend is asked. JetStream delivers them again after the consumer's
+// ack wait, and the default must be short enough for that to be
+// recovery rather than an outage: with the default of 5 minutes this
+// test times out (TestE2E_FleetCluster did, once, after the stream
+// leader was killed).
+func TestCollector_LostDelivery_Tail(t *testing.T) {
+	srv := startServer(t)
+	store := t.TempDir()
+	p := newPub(t, srv.ClientURL())
+	s := newSource(t, t.TempDir())
+	s.notes(t, 6, true)
+	p.hello(s.Ledger, "a")
+	p.ship(s.Ledger, 0, s.head(t).Seq)
+	r := startCollector(t, srv.ClientURL(), store)
+	r.waitHead(t, s.ID(), s.head(t).Seq)
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	from := s.head(t).Seq + 1
+	s.notes(t, 3, true)
+	p.ship(s.Ledger, from, s.head(t).Seq)
+
+	// The collector's durable consumer delivers the new messages to
+	// someone who never acknowledges them (the collector, just before
+	// it was killed).
+	ctx := context.Background()
+	cons, err := p.js.Consumer(ctx, fleet.LedgerStream(prefix), "opx-collector")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(info.NumPending)
+	if n < 3 {
+		t.Fatalf("%d new messages in the stream", n)
+	}
+	batch, err := cons.FetchNoWait(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for range batch.Messages() {
+		got++
+	}
+	if got != n {
+		t.Fatalf("fetched %d of %d messages", got, n)
+	}
+
+	r = startCollector(t, srv.ClientURL(), store)
+	r.waitHead(t, s.ID(), s.head(t).Seq)
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if a := r.alerts(t, ""); len(a) != 0 {
+		t.Fatalf("alerts: %s", details(a))
+	}
+	sameEntries(t, store, s.Ledger)
+}
