@@ -230,7 +230,7 @@ func TestServe_Hostile(t *testing.T) {
 	steps := replaytest.MCPScene()
 	m := replaytest.Find(steps, "m1")
 	msg := *(m.Payload.(*event.ClientMessage))
-	msg.Content = hostile + " " + strings.Repeat("A", 10<<20)
+	msg.Content = hostile + " " + strings.Repeat("A", 1<<20)
 	m.Payload = &msg
 	steps = replaytest.Replace(steps, "m1", m)
 	c := replaytest.Find(steps, "created")
@@ -239,7 +239,8 @@ func TestServe_Hostile(t *testing.T) {
 	c.Payload = &cr
 	steps = replaytest.Replace(steps, "created", c)
 	// The tool's arguments and its result are hostile too (a file read
-	// whose name and content are the attack, 10 MB of result).
+	// whose name and content are the attack, 1 MiB of result: 16 times
+	// what the page shows of a value).
 	args := hostileJSON(t, map[string]string{"path": hostile})
 	for _, name := range []string{"c1.agent", "c1.proposed"} {
 		st := replaytest.Find(steps, name)
@@ -255,7 +256,7 @@ func TestServe_Hostile(t *testing.T) {
 		}
 		steps = replaytest.Replace(steps, name, st)
 	}
-	result := hostile + " " + strings.Repeat("R", 10<<20)
+	result := hostile + " " + strings.Repeat("R", 1<<20)
 	done := replaytest.Find(steps, "c1.done")
 	dn := *(done.Payload.(*event.ExecCompleted))
 	dn.Result, dn.Size = result, int64(len(result))
