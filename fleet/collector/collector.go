@@ -95,6 +95,12 @@ type Config struct {
 	// source's mirror holds, durably, entries up to headSeq. It must not
 	// block.
 	Materialized func(ledgerID string, headSeq uint64)
+	// PullExpires is how long one pull request of the consumer waits on
+	// the server (30 s when 0); the server sends a heartbeat every half
+	// of it, and when two are missed (the server's connection stalled, a
+	// cluster moving the consumer's leader, a machine too busy to answer)
+	// the collector logs it and pulls again.
+	PullExpires time.Duration
 	// AckWait is how long JetStream waits for the collector's ack of a
 	// message before it delivers it again (a collector that died with
 	// messages in hand gets them again after it); the default when 0.
@@ -477,7 +483,7 @@ func (c *Collector) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("collector: consumer: %w", err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(maxBatch))
+	it, err := cons.Messages(jetstream.PullMaxMessages(maxBatch), jetstream.PullExpiry(cmp.Or(c.cfg.PullExpires, pullExpires)))
 	if err != nil {
 		return fmt.Errorf("collector: consumer: %w", err)
 	}
@@ -487,6 +493,13 @@ func (c *Collector) run(ctx context.Context) error {
 		defer close(msgs)
 		for {
 			m, err := it.Next()
+			if errors.Is(err, jetstream.ErrNoHeartbeat) {
+				// Not the end: the iterator drops what it expected of the
+				// pull it lost and pulls again. What was delivered and not
+				// received comes again after the ack wait.
+				c.cfg.Logf("collector: consumer: %v (pulling again)", err)
+				continue
+			}
 			if err != nil {
 				if !errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 					pullErr <- err

@@ -67,6 +67,9 @@ const (
 	// (acks follow the journal's fsync; messages waiting behind the
 	// back-pressure may come twice, and the copy is dropped).
 	ackWait = 30 * time.Second
+	// pullExpires is how long one pull request waits on the server
+	// (nats.go's default; heartbeats every half of it).
+	pullExpires = 30 * time.Second
 	// statusEvery bounds how often the status file is rewritten.
 	statusEvery = 250 * time.Millisecond
 	// statusCostShare: the status is rewritten at most once per this many
