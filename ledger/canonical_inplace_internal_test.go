@@ -142,8 +142,8 @@ func FuzzCanonicalInPlace(f *testing.F) {
 }
 
 // sweepBudget is the sum of the squared lengths of the long seeds a
-// mutation sweep varies: n, or OPX_SWEEP_BUDGET when set
-// (OPX_SWEEP_BUDGET=1000000000 varies them all, some minutes under
+// mutation sweep varies: n (n/4 under -race), or OPX_SWEEP_BUDGET when
+// set (OPX_SWEEP_BUDGET=1000000000 varies them all, some minutes under
 // -race).
 func sweepBudget(t testing.TB, n int) int {
 	t.Helper()
@@ -153,6 +153,9 @@ func sweepBudget(t testing.TB, n int) int {
 			t.Fatalf("OPX_SWEEP_BUDGET=%q: not a count", s)
 		}
 		return v
+	}
+	if raceDetector {
+		return n / 4
 	}
 	return n
 }
