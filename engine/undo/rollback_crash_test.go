@@ -81,7 +81,7 @@ func runRollbackChild(t *testing.T, ledgerPath, ws string, after int) {
 // verify passes; and rolling the session back again finishes the job
 // without --force.
 func TestChronicle_Rollback_KilledThenRecovered(t *testing.T) {
-	const nFiles = 400
+	const nFiles = 100
 	for _, tc := range []struct {
 		name  string
 		after func(steps int) int
