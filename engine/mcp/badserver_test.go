@@ -128,19 +128,21 @@ func TestBadServer_HugeResult(t *testing.T) {
 			c := e.start(t, badSpec(t, time.Minute))
 			runtime.GC()
 			before := totalAlloc()
-			_, err := c.CallTool(context.Background(), "call-"+tool, tool, json.RawMessage(`{"mb":100}`))
+			// 48 MB: more than the bound on what opx may allocate for it
+			// (twice the frame cap), so an answer held whole fails.
+			_, err := c.CallTool(context.Background(), "call-"+tool, tool, json.RawMessage(`{"mb":48}`))
 			allocated := totalAlloc() - before
 			if !errors.Is(err, mcp.ErrOversize) {
-				t.Fatalf("100 MB result: %v", err)
+				t.Fatalf("48 MB result: %v", err)
 			}
-			// 100 MB went by; what opx allocated for it is the capped line
+			// 48 MB went by; what opx allocated for it is the capped line
 			// (gathered up to the cap) and change.
-			t.Logf("allocated %d MB while a 100 MB answer went by", allocated>>20)
+			t.Logf("allocated %d MB while a 48 MB answer went by", allocated>>20)
 			if allocated > 2*mcp.MaxFrameBytes {
-				t.Errorf("allocated %d MB for a 100 MB answer", allocated>>20)
+				t.Errorf("allocated %d MB for a 48 MB answer", allocated>>20)
 			}
 			pe := protocolErrors(e, "oversize")
-			if len(pe) != 1 || pe[0].CallID != "call-"+tool || pe[0].Size < 100<<20 {
+			if len(pe) != 1 || pe[0].CallID != "call-"+tool || pe[0].Size < 48<<20 {
 				t.Errorf("protocol errors: %+v", pe)
 			}
 			echo(t, c, "after-"+tool)
