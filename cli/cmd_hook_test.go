@@ -270,7 +270,7 @@ func TestHook_FiftyMegabytes(t *testing.T) {
 // engine is denied before any engine is asked.
 func TestHook_TooLargeToJudge(t *testing.T) {
 	ws := hookWorkspace(t, "")
-	big := strings.Repeat("x", 5<<20)
+	big := strings.Repeat("x", 4<<20) // the bound is 4 MiB - 64 KiB
 	for _, agent := range hookAgents {
 		ev := hookEvent(agent, hookproto.KindPreTool, ws, map[string]any{"tool_input": map[string]any{"command": big}})
 		r := runHook(t, bytes.NewReader(ev), "hook", string(agent))

@@ -42,6 +42,7 @@ func openProbe(path string) {
 // sandboxed command cannot read the key (EACCES); a lost key is replaced
 // and recorded as such, and what the old key signed still verifies.
 func TestE2E_CheckpointKey(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	m := w.start()
 	st, _ := w.status()

@@ -26,6 +26,7 @@ const rewriteTranscript = `{"model": "e2e", "turns": [{"match": "rewrite", "step
 // restore every file, checked by hash, mode and absence; the rollback is
 // recorded and the ledger verifies strictly.
 func TestE2E_ShellCommandRollback(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	orig := map[string]string{}
 	for i := range 1000 {

@@ -54,6 +54,7 @@ func (w *world) session() string {
 // engine.crashed says which process died, of SIGKILL, sent by someone
 // who is not opx; replay's timeline and the manager's log say so too.
 func TestProcess_EngineKilledFromOutside(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	m := w.start()
 	session := w.session()
@@ -83,6 +84,7 @@ func TestProcess_EngineKilledFromOutside(t *testing.T) {
 // the grace; the manager logs each signal before it sends it, and the
 // next engine's engine.crashed says the manager killed it and why.
 func TestProcess_EngineKilledByManager(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	m := w.start()
 	session := w.session()
@@ -127,6 +129,7 @@ func TestProcess_EngineKilledByManager(t *testing.T) {
 // orphaned approval, and records the crash as SIGKILL from a sender that
 // is not opx.
 func TestProcess_EngineKilledWithOTRApprovalPending(t *testing.T) {
+	t.Parallel()
 	for _, restart := range []bool{false, true} {
 		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) { otrApprovalPendingEnd(t, restart) })
 	}

@@ -37,6 +37,7 @@ type told struct {
 // client.message. A seq told before its entry was durable would be
 // missing, or given to another entry by the next engine.
 func TestE2E_EngineKilledWhileClientsSend(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	m := w.start()
 	st, _ := w.status()

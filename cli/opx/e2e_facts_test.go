@@ -139,6 +139,7 @@ func readRaw(t *testing.T, path, session string) []*rawCall {
 // every view; a command that exited non-zero is "ran, exit N" in every
 // view; a failed call that changed nothing is not listed as a change.
 func TestE2E_FailuresAgreeAcrossViews(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	var script []map[string]string
 	for _, c := range failingCalls {
@@ -449,6 +450,7 @@ func lineWith(out, s string) string {
 // fails and every view says so; the model edits nothing and says the
 // tests fail, never that they pass.
 func TestE2E_TestsTurn_NoInvoice(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	if err := os.WriteFile(filepath.Join(w.ws, "test.sh"), []byte("#!/bin/sh\necho 'FAIL invoice.sh is missing'\nexit 1\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -136,6 +136,7 @@ func streamEntries(t *testing.T, url, id string) (entries [][]byte, blobs map[le
 // the stream is recorded as ledger.cosigned; verify --witness passes, and
 // fails once the ledger is rewritten on the machine.
 func TestE2E_FleetShip(t *testing.T) {
+	t.Parallel()
 	srv, err := natsrv.Start(natsrv.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -307,6 +308,7 @@ func publishCosig(t *testing.T, url, id string, size uint64, text string) {
 // with the collector's key passes, then fails once the history is
 // changed on the machine.
 func TestE2E_FleetShip_WitnessedByCollector(t *testing.T) {
+	t.Parallel()
 	srv, err := natsrv.Start(natsrv.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -249,6 +249,7 @@ func streamLeader(t *testing.T, c *natsrv.Cluster) int {
 // Restarted, it catches up with the others. The collector's mirrors are
 // the engines' ledgers, byte for byte, with no alert.
 func TestE2E_FleetCluster(t *testing.T) {
+	t.Parallel()
 	c, err := natsrv.StartCluster(t.TempDir(), "e2e", 3)
 	if err != nil {
 		t.Fatal(err)
@@ -390,6 +391,7 @@ func engineCosigned(t *testing.T, path string) map[uint64]string {
 // twice, no alert is raised, and every checkpoint has one cosignature
 // (the engine records the same notes the collector recorded).
 func TestE2E_FleetCollectorKilled(t *testing.T) {
+	t.Parallel()
 	srv, err := natsrv.Start(natsrv.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -448,6 +450,7 @@ func TestE2E_FleetCollectorKilled(t *testing.T) {
 // working (its tool path never waits for NATS); once NATS is back the
 // backlog arrives at the collector, which holds the whole ledger.
 func TestE2E_FleetNATSDown(t *testing.T) {
+	t.Parallel()
 	srv, err := natsrv.Start(natsrv.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -536,6 +539,7 @@ func reviewBySource(t *testing.T, bin, store, id string, w *world) {
 // `opx collector key` prints, the engine records the cosignature, and
 // `opx ledger verify --witness KEY` passes on the engine's ledger.
 func TestE2E_FleetEmbedded(t *testing.T) {
+	t.Parallel()
 	bin := buildOpx(t)
 	store := t.TempDir()
 	key, errOut, code := runOpx(t, bin, "collector", "key", "--store", store)

@@ -64,6 +64,7 @@ func preToolEvent(agent, cwd string) []byte {
 // With hooks.on_engine_down: allow, exit 0, nothing on stdout, and the
 // call written down.
 func TestOpx_Hook_FailClosed(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	if err := os.MkdirAll(filepath.Join(w.ws, ".opx"), 0o755); err != nil {
 		t.Fatal(err)

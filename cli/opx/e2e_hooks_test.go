@@ -104,8 +104,10 @@ func agentEnv(w *world) []string {
 // the agent's own tool names, verifies strictly, and rollback --session
 // restores the workspace byte for byte.
 func TestE2E_Hooks(t *testing.T) {
+	t.Parallel()
 	for _, s := range hookSpecs {
 		t.Run(s.agent, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t)
 			w.start()
 			before := snapshotDir(t, w.ws)
@@ -176,6 +178,7 @@ func TestE2E_Hooks(t *testing.T) {
 // TestE2E_Hooks_KilledMidTool: Claude Code killed while a command it was
 // allowed runs leaves an interrupted record, not a dangling call.
 func TestE2E_Hooks_KilledMidTool(t *testing.T) {
+	t.Parallel()
 	s := hookSpecs[0]
 	w := newWorld(t)
 	w.start()
@@ -314,6 +317,7 @@ func sameTree(a, b map[string]string) bool {
 // Code's shell command runs inside opx's command sandbox: it writes in
 // the workspace, not outside it.
 func TestE2E_Hooks_SandboxCommands(t *testing.T) {
+	t.Parallel()
 	s := hookSpecs[0]
 	w := newWorld(t)
 	if err := os.MkdirAll(filepath.Join(w.ws, ".opx"), 0o755); err != nil {

@@ -35,6 +35,7 @@ type liveCall struct {
 // a wrong answer. Follow prints every entry once, in order, across the
 // restarts.
 func TestProcess_LedgerCommandsWhileEngineRespawns(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	m := w.start()
 	if _, errOut, code := w.run("send", "read README.md"); code != 0 {

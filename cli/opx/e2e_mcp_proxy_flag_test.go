@@ -18,6 +18,7 @@ import (
 // rerun is identical (review #7), with the proxy's engine still running
 // (issue 24 #4) and after it stopped.
 func TestE2E_MCPProxy_ForwardedAnswerFlagged(t *testing.T) {
+	t.Parallel()
 	w := proxyWorld(t)
 	t.Cleanup(func() { w.run("stop") }) // the engine the first proxy started
 	ev := w.connectProxy("flag-client", nil, "everything")

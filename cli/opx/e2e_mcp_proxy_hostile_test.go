@@ -32,11 +32,12 @@ import (
 // send that they should not. The engine's McpProxyService is spoken to
 // directly (a stream that does not open first, opens twice, names what
 // is not there, floods), a client sends lines over the cap and garbage,
-// and misbehaving upstreams crash mid-call, never answer, answer 100 MB,
+// and misbehaving upstreams crash mid-call, never answer, answer 48 MB,
 // answer malformed JSON-RPC, or never start. Each is refused or recorded
 // with a clear error, the session goes on or ends with its end recorded,
 // nothing hangs, and the ledger verifies strictly.
 func TestE2E_MCPProxy_Hostile(t *testing.T) {
+	t.Parallel()
 	bad := mcptest.BadServer(t)
 	w := proxyWorld(t, fmt.Sprintf("    bad:\n      command: %s\n      timeout: 2s\n", bad))
 	m := w.start()
@@ -173,8 +174,8 @@ func TestE2E_MCPProxy_Hostile(t *testing.T) {
 		if !res.IsError || !strings.Contains(text, "did not answer in time") {
 			t.Errorf("hang: %v %q", res.IsError, text)
 		}
-		// 100 MB: cut at the transport's cap, bounded.
-		res, text = p.call(t, "big", map[string]any{"mb": 100})
+		// 48 MB (three times the transport's cap): cut at the cap, bounded.
+		res, text = p.call(t, "big", map[string]any{"mb": 48})
 		if !res.IsError || len(text) > 1<<20 {
 			t.Errorf("big: %v %d bytes %q", res.IsError, len(text), clip(text))
 		}

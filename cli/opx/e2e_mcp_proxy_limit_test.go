@@ -17,6 +17,7 @@ import (
 // over mcp.max_proxy_sessions is refused with a clear error, and a
 // session's end makes room again (review #13).
 func TestE2E_MCPProxy_SessionLimit(t *testing.T) {
+	t.Parallel()
 	w := proxyWorld(t, "  max_proxy_sessions: 1\n")
 	w.start()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -93,6 +93,7 @@ var approvalIDRe = regexp.MustCompile(`approval \((apr_[A-Za-z0-9_]+)\)`)
 // that says by whom and why). A client that set no logging level and
 // sent no progress token gets neither.
 func TestE2E_MCPProxy_ApprovalNotices(t *testing.T) {
+	t.Parallel()
 	w := proxyWorld(t)
 	w.start()
 	ws := w.ws
@@ -250,6 +251,7 @@ func TestE2E_MCPProxy_ApprovalNotices(t *testing.T) {
 // npm inspector CLI (which never shows the proxy's stderr) gets the same
 // tool error, not its own 60 s timeout.
 func TestE2E_MCPProxy_ApprovalTimeout(t *testing.T) {
+	t.Parallel()
 	w := proxyWorld(t, "shield:\n  approval_timeout: 3s\n")
 	w.start()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -15,6 +15,7 @@ import (
 // prefix, when the client leaves (issue 24 #4: the error was printed
 // twice, the second time as "opx: opx mcp-proxy: …").
 func TestE2E_MCPProxy_ClientLeavesEarly(t *testing.T) {
+	t.Parallel()
 	mcptest.NeedSandbox(t)
 	w := newWorld(t)
 	t.Cleanup(func() { w.run("stop") }) // the engine the first proxy started

@@ -539,6 +539,7 @@ func checkProxyLedger(t *testing.T, path, session string) {
 // client) in front of opx mcp-proxy, one session per invocation. No
 // engine runs at first: the first proxy starts one in the background.
 func TestE2E_MCPProxy_Inspector(t *testing.T) {
+	t.Parallel()
 	inspector := mcptest.Program(t, mcptest.Inspector)
 	w := proxyWorld(t)
 	defer func() {
@@ -600,6 +601,7 @@ func TestE2E_MCPProxy_Inspector(t *testing.T) {
 // once in a workspace where no engine runs: one engine is started, every
 // proxy attaches to it, each client gets its session.
 func TestE2E_MCPProxy_StartRace(t *testing.T) {
+	t.Parallel()
 	every := mcptest.Program(t, mcptest.Everything)
 	mcptest.NeedSandbox(t)
 	w := newWorld(t)

@@ -80,6 +80,7 @@ allow:
 // the calls, opx metrics counts them, and `opx replay --rerun` re-drives
 // the session without any server, identically.
 func TestE2E_MCP_Filesystem(t *testing.T) {
+	t.Parallel()
 	fs := mcptest.Program(t, mcptest.Filesystem)
 	bad := mcptest.BadServer(t)
 	mcptest.NeedSandbox(t)
@@ -259,6 +260,7 @@ const badTranscriptE2E = `{"model": "e2e", "turns": [{"match": "misbehave", "ste
 // nothing hangs, the engine's memory stays far below what a server sent,
 // and the ledger verifies strictly.
 func TestE2E_MCP_BadServers(t *testing.T) {
+	t.Parallel()
 	bad := mcptest.BadServer(t)
 	mcptest.NeedSandbox(t)
 	w := newWorld(t)

@@ -47,6 +47,7 @@ func wantHookRecords(t *testing.T, w *world) {
 // from the workspace's running engine; a credential read is denied in
 // Claude Code's format (exit 2, the reason on stderr).
 func TestOpxHook_RealEngine(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	bin := buildHook(t)
 	if err := os.MkdirAll(filepath.Join(w.ws, ".opx"), 0o755); err != nil {
@@ -72,6 +73,7 @@ func TestOpxHook_RealEngine(t *testing.T) {
 // with the opx beside it (opx start, in the background), says so on
 // stderr, and the call is judged and recorded by it.
 func TestOpxHook_StartsEngine(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	bin := buildHook(t)
 	if err := os.MkdirAll(filepath.Join(w.ws, ".opx"), 0o755); err != nil {
@@ -98,6 +100,7 @@ func TestOpxHook_StartsEngine(t *testing.T) {
 // beside the opx that runs, and says why; without one, `opx hook`, and
 // says how to get the faster one, replacing the opx-hook's hooks.
 func TestOpxHook_AgentsInstall(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	hook := buildHook(t)
 	dir := t.TempDir()

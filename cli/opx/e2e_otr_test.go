@@ -46,6 +46,7 @@ const otrTranscript = `{"model":"opx-scripted-1","turns":[{"match":"","steps":[`
 // "[off the record: N bytes]", and after a restart the session cannot be
 // continued (its conversation was only in the first engine's memory).
 func TestE2E_OffTheRecordLeavesNoText(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	user, second, file := otrMarker(t, "USERTEXT"), otrMarker(t, "SECONDTEXT"), otrMarker(t, "FILETEXT")
 	// Over the inline limit, so its result and the model's answer would
@@ -173,6 +174,7 @@ const otrTeamTranscript = `{"model":"opx-scripted-1","turns":[` +
 // blocked by otr:read-only) and withheld like its parent; the ledger,
 // with the sub-agent's causality, verifies strictly.
 func TestE2E_OffTheRecordSubAgent(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	w := newWorld(t)
 	user, file := otrMarker(t, "USERTEXT"), otrMarker(t, "FILETEXT")
@@ -290,6 +292,7 @@ func zstdAll(b []byte) ([]byte, error) {
 // session (prompt "otr> "), read-only, hidden from /sessions; /new goes
 // back to a normal one; opx chat --otr starts off the record.
 func TestE2E_OffTheRecordChat(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	m := w.start()
 	chat := func(stdin string, args ...string) string {

@@ -99,6 +99,7 @@ func (w *world) lastStop(path string) *event.EngineStopped {
 // go, the engine's last entry says its manager was gone, nothing is left
 // locked or running, status says not running and the next start works.
 func TestProcess_ManagerKilled(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	m := w.start()
 	st, _ := w.status()
@@ -245,6 +246,7 @@ func TestProcess_OrphanedEngine(t *testing.T) {
 // refuses to start (exit 78) and the manager gives up at once, saying why
 // once, instead of crash-looping.
 func TestProcess_EngineRefusesOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	if err := os.MkdirAll(w.stateDir(), 0o700); err != nil {
 		t.Fatal(err)
@@ -277,6 +279,7 @@ func TestProcess_EngineRefusesOnce(t *testing.T) {
 // that is not a pipe refuses to start rather than take the first read
 // error for its manager's death.
 func TestProcess_EngineBadLivenessFD(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	tok := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(tok, []byte("x\n"), 0o600)

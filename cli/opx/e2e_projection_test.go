@@ -42,6 +42,7 @@ func projectionDigests(t *testing.T, path string) map[string]string {
 // `opx ledger rebuild` byte-identical, and the state roots it recorded at
 // start and stop are reproduced by the entries.
 func TestE2E_ProjectionsRebuild(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	m := w.start()
 	if _, errOut, code := w.run("send", "read README.md"); code != 0 {

@@ -99,6 +99,7 @@ func rerunOnce(t *testing.T, bin, path, session string) (rerunJSON, string, int)
 // entry, while an unaltered copy imported the same way reruns identically
 // with the workspace gone.
 func TestE2E_Rerun(t *testing.T) {
+	t.Parallel()
 	bin := buildOpx(t)
 	d := runDemo(t, bin, "", "")
 
@@ -178,6 +179,7 @@ func TestE2E_Rerun(t *testing.T) {
 // sub-agent's recorded answers altered in a re-chained copy diverges
 // there, exit 4, naming the sub-agent.
 func TestE2E_RerunSubAgentDiverges(t *testing.T) {
+	t.Parallel()
 	bin := buildOpx(t)
 	d := runDemo(t, bin, "", "")
 	r, out, code := rerunOnce(t, bin, d.ledger, d.session)
@@ -214,6 +216,7 @@ func TestE2E_RerunSubAgentDiverges(t *testing.T) {
 // blocked `sh test.sh` calls are listed as block -> allow. The session,
 // recorded under its own policy file, also reruns identically.
 func TestE2E_WhatIf(t *testing.T) {
+	t.Parallel()
 	bin := buildOpx(t)
 	ws, state := t.TempDir(), t.TempDir()
 	def, err := os.ReadFile("../../fixtures/policies/default.yaml")

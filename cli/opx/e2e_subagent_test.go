@@ -161,6 +161,7 @@ func typesOf(es []ledger.Entry) []string {
 // through agent_result, every entry they caused names them, and the
 // ledger verifies strictly.
 func TestE2E_SubAgents_Parallel(t *testing.T) {
+	t.Parallel()
 	w := subWorld(t, "  max_concurrent: 4\n")
 	m := w.startLogged()
 	out, errOut, code := w.run("send", "run the team")
@@ -344,6 +345,7 @@ func (w *world) pendingOf(id string) string {
 // which then completes; every thread of a waiting sub-agent is confined
 // (Seccomp 2, NoNewPrivs 1).
 func TestE2E_SubAgents_CancelAndApprove(t *testing.T) {
+	t.Parallel()
 	w := subWorld(t, "  max_concurrent: 2\n")
 	m := w.startLogged()
 	sent := w.sendAsync("run the waiters")
@@ -388,6 +390,7 @@ func TestE2E_SubAgents_CancelAndApprove(t *testing.T) {
 // subagent.failed crashed), its approval is denied, and the parent learns
 // it through agent_result.
 func TestE2E_SubAgents_Crash(t *testing.T) {
+	t.Parallel()
 	w := subWorld(t, "  max_concurrent: 1\n")
 	m := w.startLogged()
 	sent := w.sendAsync("run one waiter")
@@ -472,6 +475,7 @@ func (w *world) reuseToken(pid int, id string) {
 // agents.timeout is killed and timed out; a sub-agent that tries to spawn
 // is refused (subagent:not-granted) and says so in its answer.
 func TestE2E_SubAgents_TimeoutAndRecursion(t *testing.T) {
+	t.Parallel()
 	w := subWorld(t, "  timeout: 300ms\n")
 	m := w.startLogged()
 	res := <-w.sendAsync("run one waiter")
@@ -505,6 +509,7 @@ func TestE2E_SubAgents_TimeoutAndRecursion(t *testing.T) {
 // it (the parent-death signal), and the next engine records
 // subagent.failed engine_crashed for it before its engine.started.
 func TestE2E_SubAgents_EngineStopAndCrash(t *testing.T) {
+	t.Parallel()
 	w := subWorld(t, "  max_concurrent: 2\n")
 	m := w.startLogged()
 	sent := w.sendAsync("run one waiter")

@@ -197,6 +197,7 @@ func count(types []string, typ string) int {
 // agent's edit is snapshotted, the tests run through the sandboxed shell,
 // and the session's rollback restores the file and is recorded.
 func TestE2E_Demo(t *testing.T) {
+	t.Parallel()
 	bin := buildOpx(t)
 	cmd := exec.Command(bin, "demo")
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "OPX_LEDGER=", "TMPDIR="+t.TempDir())
@@ -323,6 +324,7 @@ func TestE2E_Demo(t *testing.T) {
 }
 
 func TestE2E_StartSendStop(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	m := w.start()
 	// A second instance for the same workspace is refused.
@@ -355,6 +357,7 @@ func TestE2E_StartSendStop(t *testing.T) {
 // TestE2E_RestartIsNotACrash restarts the engine more times than the crash
 // budget allows: exit 75 respawns at once and is never counted.
 func TestE2E_RestartIsNotACrash(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	m := w.start()
 	st := w.waitAgent(m, 0)
@@ -386,6 +389,7 @@ func TestE2E_RestartIsNotACrash(t *testing.T) {
 // TestE2E_AgentKilledMidSession: the agent dies, the crash is recorded, a
 // new agent comes up and the session goes on.
 func TestE2E_AgentKilledMidSession(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	m := w.start()
 	out, errOut, code := w.run("send", "read README.md")
@@ -410,6 +414,7 @@ func TestE2E_AgentKilledMidSession(t *testing.T) {
 // gives up: within six kills, with a clear message; the next engine start
 // records that the previous one crashed.
 func TestE2E_EngineCrashBudget(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	m := w.start()
 	st, _ := w.status()
@@ -453,6 +458,7 @@ func TestE2E_EngineCrashBudget(t *testing.T) {
 // reflection and calls ClientService with the client token (grpcurl's -H
 // goes with reflection requests too), and is refused both without it.
 func TestE2E_Grpcurl(t *testing.T) {
+	t.Parallel()
 	grpcurl, err := exec.LookPath("grpcurl")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -497,6 +503,7 @@ func TestE2E_Grpcurl(t *testing.T) {
 // TestE2E_Daemon: --daemon returns once the engine is up, the manager runs
 // on in its own session, and opx stop ends it.
 func TestE2E_Daemon(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	out, errOut, code := w.run("start", "--daemon")
 	if code != 0 || !strings.Contains(out, "in the background") {
@@ -529,6 +536,7 @@ func TestE2E_Daemon(t *testing.T) {
 // TestE2E_Chat drives opx chat through its stdin: a message, the session
 // list, a new session, quit.
 func TestE2E_Chat(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	m := w.start()
 	defer w.stop(m)
@@ -564,6 +572,7 @@ func needSandbox(t *testing.T) {
 // TestE2E_SandboxedAgent: the agent opx start runs is sandboxed, says so in
 // status, and the canary is on record.
 func TestE2E_SandboxedAgent(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	w := newWorld(t)
 	m := w.start()
@@ -630,6 +639,7 @@ func TestE2E_SandboxedAgent(t *testing.T) {
 // tests pass: the story says what happened there, not the demo's usual
 // one (no blocks, no fix, no rollback of an edit that never was).
 func TestE2E_Demo_PlainWorkspace(t *testing.T) {
+	t.Parallel()
 	bin := buildOpx(t)
 	ws, state := t.TempDir(), t.TempDir()
 	for name, content := range map[string]string{"README.md": "# my project\n\nRun make.\n", "test.sh": "#!/bin/sh\necho all good\n"} {

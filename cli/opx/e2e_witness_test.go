@@ -36,6 +36,7 @@ func (w *world) writeConfig(body string) {
 // --cosigned` prints. Without omniwitness the test skips, and fails
 // under CI=true (omniwitnesstest.Binary).
 func TestE2E_StartWitnessed(t *testing.T) {
+	t.Parallel()
 	omniwitnesstest.Binary(t)
 	const origin = "example.com/opx/e2e"
 	w := newWorld(t)

@@ -26,6 +26,7 @@ import (
 // HTTPS: a client that trusts the certificate is answered by the witness
 // (an origin it does not witness: 404), plain HTTP to the port is not.
 func TestE2E_CollectorWitnessTLS(t *testing.T) {
+	t.Parallel()
 	bin := buildOpx(t)
 	dir := t.TempDir()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

@@ -116,6 +116,7 @@ func runOpxIn(t *testing.T, bin, dir string, args ...string) (string, string, in
 }
 
 func TestOpx_LedgerVerify(t *testing.T) {
+	t.Parallel()
 	bin := buildOpx(t)
 	dir := t.TempDir()
 	lg := ledgertest.New(t, filepath.Join(dir, "ledger.db"), 40)

@@ -21,6 +21,7 @@ import (
 // committed fixtures (a regenerated sample, a renamed flag, a rerun that
 // no longer matches the recorded demo) fails here.
 func TestREADME_SampleCommands(t *testing.T) {
+	t.Parallel()
 	bin := buildOpx(t)
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -136,6 +137,7 @@ func clipOutput(s string) string {
 // once the generator had grown): a regenerated sample fails here until the
 // README says its size.
 func TestREADME_SampleSize(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +186,7 @@ func TestREADME_SampleSize(t *testing.T) {
 // for an OpenAI-compatible endpoint and one for Anthropic, each naming
 // the variable that holds its key.
 func TestREADME_ProviderConfig(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)

@@ -67,6 +67,7 @@ func alive(pid int) bool {
 // gets the parent-death signal; its children are orphaned and run on,
 // unsandboxed from opx's view, with nothing left to kill them.
 func TestRV16_EngineCrashOrphansServerChildren(t *testing.T) {
+	t.Parallel()
 	srv := rv16Server(t)
 	w := proxyWorld(t)
 	t.Cleanup(func() { w.run("stop") }) // the engine the first proxy started
@@ -103,6 +104,7 @@ func TestRV16_EngineCrashOrphansServerChildren(t *testing.T) {
 // (fs-secrets denies secret/**, fs-reads allows the read tools by name)
 // the deny rule sees no path and the read is allowed.
 func TestRV16_PathDisguisedAsURLEvadesDenyRule(t *testing.T) {
+	t.Parallel()
 	w := proxyWorld(t)
 	t.Cleanup(func() { w.run("stop") }) // the engine the first proxy started
 	p := w.connectProxy("rv16-client", nil, "fs")
@@ -124,6 +126,7 @@ func TestRV16_PathDisguisedAsURLEvadesDenyRule(t *testing.T) {
 // $HOME/.node_modules package, an .npmrc) is read, or run, by the next,
 // whatever its command, here one run with --network.
 func TestRV16_ProxyUpstreamsShareHome(t *testing.T) {
+	t.Parallel()
 	srv := rv16Server(t)
 	w := proxyWorld(t)
 	t.Cleanup(func() { w.run("stop") }) // the engine the first proxy started

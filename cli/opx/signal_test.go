@@ -90,6 +90,7 @@ func (p *pinned) signal(sig syscall.Signal) error {
 // the world's opx processes is; a pinned process that has exited takes
 // its signal to nobody.
 func TestSignal_NeverAnotherProgram(t *testing.T) {
+	t.Parallel()
 	w := &world{t: t, bin: buildOpx(t)}
 	other := exec.Command("sleep", "60")
 	if err := other.Start(); err != nil {

@@ -28,6 +28,7 @@ import (
 // sets the number of kills (default 3, for CI); OPX_SOAK_SEED replays a
 // run (the seed is logged).
 func TestSoak_ProcessTree(t *testing.T) {
+	t.Parallel()
 	rounds := 3
 	if v := os.Getenv("OPX_SOAK_ROUNDS"); v != "" {
 		n, err := strconv.Atoi(v)
