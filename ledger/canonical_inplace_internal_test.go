@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/opx-dev/opx/internal/race"
 )
 
 // canonicalByRewrite is isCanonical before canonicalInPlace: the
@@ -154,7 +156,7 @@ func sweepBudget(t testing.TB, n int) int {
 		}
 		return v
 	}
-	if raceDetector {
+	if race.Enabled {
 		return n / 4
 	}
 	return n

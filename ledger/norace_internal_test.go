@@ -1,6 +1,0 @@
-//go:build !race
-
-package ledger
-
-// raceDetector: see race_internal_test.go.
-const raceDetector = false
