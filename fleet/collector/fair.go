@@ -22,9 +22,10 @@ import (
 // (maxBatch) is given to the deferred messages, source after source,
 // fairShare at a time; what does not fit waits for the next batch.
 //
-// So a flood that fits in the window (deferMaxMsgs messages,
-// deferMaxBytes) delays another source's next entry by at most one
-// batch (maxBatch messages) of it, whatever its size; beyond the window
+// So a flood that fits in the window (deferMaxMsgs messages and
+// deferMaxBytes, each message counted deferMsgCost beyond its data)
+// delays another source's next entry by at most one batch (maxBatch
+// messages) of it, whatever its size; beyond the window
 // the others wait for what exceeds it, handled maxBatch at a time, as
 // before. A message deferred is held as a message held in the reorder
 // buffer is: unacknowledged until what it carries is durable, delivered
@@ -38,7 +39,11 @@ const (
 	// reorder buffers' TotalHeldEntries (a quarter) and two pulls in
 	// flight, within the consumer's maxAckPending.
 	deferMaxMsgs  = maxAckPending / 2
-	deferMaxBytes = 64 << 20
+	deferMaxBytes = 128 << 20
+	// deferMsgCost is what a deferred message is counted beyond its
+	// data: the client's message, its subject, reply and parsed headers
+	// (an estimate).
+	deferMsgCost = 512
 	// readAheadWait bounds the wait for the next message the consumer
 	// says it holds, while reading ahead of a flood.
 	readAheadWait = 2 * time.Second
@@ -63,7 +68,7 @@ func (d *deferred) push(id string, m jetstream.Msg) {
 	}
 	d.q[id] = append(d.q[id], m)
 	d.n++
-	d.bytes += int64(len(m.Data()))
+	d.bytes += deferMsgCost + int64(len(m.Data()))
 }
 
 // nakAll gives the deferred messages back to JetStream (the collector
@@ -169,7 +174,7 @@ func (c *Collector) drainDeferred(ctx context.Context, b *batch) {
 				q[k] = nil
 				k++
 				c.def.n--
-				c.def.bytes -= int64(len(m.Data()))
+				c.def.bytes -= deferMsgCost + int64(len(m.Data()))
 				c.handleCounted(ctx, b, id, m)
 			}
 			if q = q[k:]; len(q) > 0 {

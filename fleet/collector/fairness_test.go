@@ -28,7 +28,7 @@ const fairFloodEnv = "OPX_COLLECTOR_FLOOD"
 // flood (the count was the flood's size, 5,000 here). With the flood's
 // messages beyond a batch's share deferred while the batch reads on
 // (fair.go), it is at most one batch (2,048 messages), whatever the
-// flood's size within the window (131,072 messages, 64 MiB).
+// flood's size within the window (131,072 messages, 128 MiB).
 func TestCollector_Flood_OthersWait(t *testing.T) {
 	flood := 5000
 	if v, err := strconv.Atoi(os.Getenv(fairFloodEnv)); err == nil && v > 0 {
