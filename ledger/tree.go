@@ -144,6 +144,11 @@ type tileStore struct {
 	b       *bolt.Bucket
 	entries *bolt.Bucket // nil: no level-0 edge tile (verify compares stored tiles only)
 	size    uint64
+	// edge, if set, is the writer's committed level-0 edge: the leaf
+	// hashes it holds of the edge tile are not hashed again (entries
+	// never change, so a later commit's edge holds the same hashes for
+	// the entries the transaction sees).
+	edge *edgeTile
 }
 
 // tile returns tile lvl/idx: stored, or for the level-0 edge, hashed
@@ -154,7 +159,13 @@ func (t tileStore) tile(lvl uint8, idx uint64) []byte {
 	}
 	var lh leafHasher
 	var out []byte
-	for seq := idx * tileWidth; seq < t.size; seq++ {
+	seq := idx * tileWidth
+	if e := t.edge; e != nil && e.idx == idx {
+		n := min(uint64(len(e.hashes))/hashSize, t.size-seq)
+		out = append(make([]byte, 0, (t.size-seq)*hashSize), e.hashes[:n*hashSize]...)
+		seq += n
+	}
+	for ; seq < t.size; seq++ {
 		raw := t.entries.Get(seqKey(seq))
 		if raw == nil {
 			break // short: the caller says the tree is damaged
@@ -257,7 +268,7 @@ func (l *Ledger) viewTree(fn func(t tileStore, size uint64) error) error {
 		if err != nil {
 			return err
 		}
-		return fn(tileStore{b: b, entries: tx.Bucket(bucketEntries), size: h.Seq + 1}, h.Seq+1)
+		return fn(tileStore{b: b, entries: tx.Bucket(bucketEntries), size: h.Seq + 1, edge: l.edgeTile()}, h.Seq+1)
 	})
 }
 

@@ -1,10 +1,12 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/transparency-dev/merkle/compact"
@@ -91,6 +93,10 @@ type writer struct {
 	tree    *compact.Range
 	edge0   []byte // the level-0 hashes of the tree's partial edge tile (not stored)
 	hasTree bool
+	// edge is a copy of the committed edge0 for readers (tileStore.tile):
+	// the leaf hashes a tree read would otherwise hash again from the
+	// entries (up to 255 of them per read).
+	edge atomic.Pointer[edgeTile]
 
 	// cmu is held while a batch is taken and committed, by the committer
 	// goroutine or by a Sync appender that found it idle, so batches
@@ -106,6 +112,7 @@ type writer struct {
 func newWriter(l *Ledger, seq uint64, prev Hash, tree *compact.Range, edge0 []byte) *writer {
 	w := &writer{l: l, seq: seq, prev: prev, tree: tree, edge0: edge0, hasTree: tree != nil, durable: seq, advanced: make(chan struct{}),
 		kick: make(chan struct{}, 1), quit: make(chan struct{})}
+	w.publishEdge()
 	w.wg.Add(1)
 	go w.loop()
 	return w
@@ -428,10 +435,35 @@ func (w *writer) flushLocked() {
 	}
 }
 
+// edgeTile is the level-0 edge tile of a committed tree: tile idx's
+// leaf hashes, as many as the tree had entries in it.
+type edgeTile struct {
+	idx    uint64
+	hashes []byte
+}
+
+// publishEdge copies the committed edge for readers; under cmu (or
+// before the writer runs).
+func (w *writer) publishEdge() {
+	if w.tree == nil {
+		return
+	}
+	w.edge.Store(&edgeTile{idx: w.tree.End() / tileWidth, hashes: bytes.Clone(w.edge0)})
+}
+
+// edgeTile is the writer's committed level-0 edge (nil: none known).
+func (l *Ledger) edgeTile() *edgeTile {
+	if l.w == nil {
+		return nil
+	}
+	return l.w.edge.Load()
+}
+
 func (w *writer) commit(b *batch) {
 	tree, edge0, err := w.commitTx(b)
 	if err == nil && tree != nil {
 		w.tree, w.edge0 = tree, edge0 // under cmu, as every commit
+		w.publishEdge()
 	}
 	w.mu.Lock()
 	w.finishLocked(b, err)

@@ -89,7 +89,8 @@ type Config struct {
 	NoSync bool
 	// Stored, if set, is called once what a batch verified of a source
 	// is durable in the journal (and about to be acknowledged), with the
-	// head verified (benchmarks time the lag with it). It must not block.
+	// head verified (benchmarks time the lag with it), the sources of a
+	// batch in the order the batch took them. It must not block.
 	Stored func(ledgerID string, headSeq uint64)
 	// Materialized, if set, is called (from the run loop) once a
 	// source's mirror holds, durably, entries up to headSeq. It must not
@@ -106,7 +107,9 @@ type Config struct {
 	// messages in hand gets them again after it); the default when 0.
 	AckWait time.Duration
 	// MaxOpenMirrors bounds the mirrors held open while unused (each
-	// holds a descriptor); DefaultMaxOpenMirrors when 0.
+	// holds a descriptor); when 0, a quarter of the soft limit on open
+	// files, at least DefaultMaxOpenMirrors and at most
+	// MaxDefaultOpenMirrors.
 	MaxOpenMirrors int
 	// Logf, if set, receives what the collector does that is not an alert.
 	Logf func(format string, args ...any)
@@ -134,6 +137,7 @@ type Collector struct {
 	recheck map[string][]uint64
 
 	sources map[string]*source
+	def     deferred // messages deferred for fairness (fair.go)
 	alerts  alertBook
 	held    int64 // bytes held by every source (reorder buffers and parts)
 	// heldEntries counts the entries every reorder buffer holds.
@@ -195,7 +199,7 @@ func New(cfg Config) (*Collector, error) {
 		cfg.ResendAfter = DefaultResendAfter
 	}
 	if cfg.MaxOpenMirrors <= 0 {
-		cfg.MaxOpenMirrors = DefaultMaxOpenMirrors
+		cfg.MaxOpenMirrors = defaultMaxOpenMirrors()
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -513,6 +517,7 @@ func (c *Collector) run(ctx context.Context) error {
 		it.Stop()
 		for range msgs { // the puller ends
 		}
+		c.def.nakAll()
 	}()
 	c.cfg.Logf("collector: consuming %s as %s, witness %s", fleet.LedgerSubjects(c.cfg.Prefix), c.cfg.Durable, c.wit.VKey)
 	c.dirty = true
@@ -525,6 +530,11 @@ func (c *Collector) run(ctx context.Context) error {
 		in := msgs
 		if c.mat.pendingBytes() > MaxPendingBytes {
 			in = nil
+		}
+		// Messages deferred (fair.go) make a batch whatever arrives.
+		var now <-chan struct{}
+		if in != nil && c.def.n > 0 {
+			now = closedChan
 		}
 		select {
 		case <-ctx.Done():
@@ -551,27 +561,22 @@ func (c *Collector) run(ctx context.Context) error {
 				return nil
 			}
 			b := c.newBatch()
-			size := len(m.Data())
-			c.handle(ctx, b, m)
-		more:
-			for len(b.seen) < maxBatch && size < maxBatchBytes {
-				select {
-				case m, ok := <-msgs:
-					if !ok {
-						break more
-					}
-					size += len(m.Data())
-					c.handle(ctx, b, m)
-				default:
-					break more
-				}
+			c.readBatch(ctx, b, m, msgs)
+			if err := c.commit(ctx, b); err != nil {
+				return err
 			}
+		case <-now:
+			b := c.newBatch()
+			c.readBatch(ctx, b, nil, msgs)
 			if err := c.commit(ctx, b); err != nil {
 				return err
 			}
 		}
 	}
 }
+
+// closedChan is always ready.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // tick finds stalled sources and gaps that waited too long, publishes
 // what could not be published, and rewrites the status.

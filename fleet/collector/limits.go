@@ -15,9 +15,11 @@ const (
 	// has a gap (entries) or a bad blob (blobs).
 	TotalHeldBytes = 512 << 20
 	// TotalHeldEntries bounds the entries every reorder buffer holds at
-	// once, unacknowledged: half the consumer's maxAckPending, so that
-	// JetStream always has room to deliver the entry they wait for.
-	TotalHeldEntries = maxAckPending / 2
+	// once, unacknowledged: a quarter of the consumer's maxAckPending
+	// (with the messages deferred for fairness, at most half of it,
+	// fair.go), so that JetStream always has room to deliver the entry
+	// they wait for.
+	TotalHeldEntries = maxAckPending / 4
 	// MaxCollectedBlob bounds the stored frame of a blob the collector
 	// assembles from parts (a source holds at most that much while one
 	// arrives; a larger one is a bad-blob alert, and the mirror lacks
@@ -28,10 +30,15 @@ const (
 	// wait, in memory, to be written to their mirrors: beyond it the
 	// collector takes no more messages until the mirrors caught up.
 	MaxPendingBytes = 256 << 20
-	// DefaultMaxOpenMirrors is Config.MaxOpenMirrors's default: with the
-	// collector's own files and connections, well within the 1024
-	// descriptors of a default soft limit.
+	// DefaultMaxOpenMirrors is Config.MaxOpenMirrors's least default:
+	// with the collector's own files and connections, well within the
+	// 1024 descriptors of a default soft limit. Under a higher limit the
+	// default is a quarter of it, at most MaxDefaultOpenMirrors
+	// (defaultMaxOpenMirrors): a mirror closed and opened again costs a
+	// bbolt open and the rehash of its tree's edge (up to 255 entries),
+	// which 1,000 busy sources over 256 open mirrors paid on every write.
 	DefaultMaxOpenMirrors = 256
+	MaxDefaultOpenMirrors = 4096
 	// DefaultMaxSources is Config.MaxSources's default; tooManyEvery
 	// bounds its alerts.
 	DefaultMaxSources = 10000
@@ -55,9 +62,10 @@ const (
 	maxBatch      = 2048
 	maxBatchBytes = 32 << 20
 	// maxAckPending is the consumer's bound on unacknowledged messages:
-	// far above what the reorder buffers may hold, so that the entry
-	// that fills a gap is always delivered.
-	maxAckPending = 64 << 10
+	// far above what the reorder buffers and the messages deferred for
+	// fairness may hold, so that the entry that fills a gap is always
+	// delivered.
+	maxAckPending = 256 << 10
 	// ackWait is how long JetStream waits for an ack before it delivers
 	// a message again. It is also how long a delivery lost on the way
 	// (a collector killed with messages in hand, a consumer leader that

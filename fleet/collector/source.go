@@ -185,12 +185,17 @@ type batch struct {
 	seen    []jetstream.Msg // every message handled (for the count)
 	acks    []jetstream.Msg // acknowledged once the batch commits
 	touched map[*source]bool
+	order   []*source // the sources touched, in the order they were
 	checks  []pendingCheckpoint
 	// recs are the records the batch verified, for the journal, each of
 	// the source recSrc says.
 	recs   []journal.Record
 	recSrc []*source
 	err    error // a store that failed: the batch is not acknowledged
+	// per counts the messages handled per source id, size their bytes
+	// (fair.go).
+	per  map[string]int
+	size int
 }
 
 // journal adds a verified record of s to the batch.
@@ -198,7 +203,10 @@ func (b *batch) journal(s *source, r journal.Record) {
 	r.Source = s.id
 	b.recs = append(b.recs, r)
 	b.recSrc = append(b.recSrc, s)
-	b.touched[s] = true
+	if !b.touched[s] {
+		b.touched[s] = true
+		b.order = append(b.order, s)
+	}
 }
 
 type pendingCheckpoint struct {
@@ -582,7 +590,7 @@ func (c *Collector) commit(ctx context.Context, b *batch) error {
 		c.mat.push(seg, b.recs, b.recSrc)
 	}
 	if c.cfg.Stored != nil {
-		for s := range b.touched {
+		for _, s := range b.order {
 			c.cfg.Stored(s.id, s.next-1)
 		}
 	}

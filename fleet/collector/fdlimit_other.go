@@ -1,0 +1,5 @@
+//go:build !unix
+
+package collector
+
+func defaultMaxOpenMirrors() int { return DefaultMaxOpenMirrors }
