@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"github.com/opx-dev/opx/agents/hookproto"
 	"github.com/opx-dev/opx/agents/unrecorded"
 	"github.com/opx-dev/opx/cli"
+	"github.com/opx-dev/opx/internal/gobuild"
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 	"github.com/opx-dev/opx/ledger/ledgertest"
@@ -39,9 +39,7 @@ func builtOpx(t *testing.T) string {
 			return
 		}
 		opxBin = filepath.Join(dir, "opx")
-		if out, err := exec.Command("go", "build", "-o", opxBin, "./opx").CombinedOutput(); err != nil {
-			opxBinErr = fmt.Errorf("go build opx: %v\n%s", err, out)
-		}
+		opxBinErr = gobuild.Build("opx", ".", opxBin, "./opx")
 	})
 	if opxBinErr != nil {
 		t.Fatal(opxBinErr)

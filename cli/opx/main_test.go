@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/opx-dev/opx/cli"
+	"github.com/opx-dev/opx/internal/gobuild"
 	"github.com/opx-dev/opx/ledger/ledgertest"
 )
 
@@ -43,10 +44,7 @@ func buildOpx(t testing.TB) string {
 			return
 		}
 		builtBin = filepath.Join(buildDir, "opx")
-		out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build opx: %v\n%s", err, out)
-		}
+		buildErr = gobuild.Build("opx", ".", builtBin, ".")
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
