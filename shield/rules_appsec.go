@@ -248,7 +248,10 @@ var (
 	cspWeak        = regexp.MustCompile(`(?i)'unsafe-(inline|eval)'|unsafe-eval|(^|[\s"'])\*($|[\s;"',])|\bdata:|\bhttps?:\s`)
 	sqlStatement   = regexp.MustCompile(`(?i)\b(select\s[^\n]*\sfrom|insert\s+into|update\s+\w+\s+set|delete\s+from)\b`)
 	sqlBuilt       = regexp.MustCompile(`(?i)\bf["']|\$\{|#\{|["']\s*\+\s*\w|\w\s*\+\s*["']|["']\s*%\s*[\w(]|\.format\(|Sprintf\(|String\.format\(|\+\s*\w+\s*\+`)
-	pathsKey       = regexp.MustCompile(`(?i)\b\w*(public|exempt|exclude[ds]?|skip|unauth\w*|anonymous|bypass|whitelist|allowlist|unprotected|no_?auth|open)_?(paths?|routes?|urls?|endpoints?|prefix(es)?)\b|\bmatcher\b|AllowAnonymous`)
+	// A name the bundler inlines into client code, and on the same line a
+	// server secret read from the environment.
+	publicSecret = regexp.MustCompile(`\b(NEXT_PUBLIC_|VITE_|REACT_APP_|EXPO_PUBLIC_|NUXT_PUBLIC_|GATSBY_|PUBLIC_)\w*.*(?:process\.env|import\.meta\.env|os\.environ|getenv)\W+(\w*(?:SECRET|TOKEN|PRIVATE|PASSWORD|PASSWD|API_KEY|DATABASE_URL|DSN)\w*)`)
+	pathsKey     = regexp.MustCompile(`(?i)\b\w*(public|exempt|exclude[ds]?|skip|unauth\w*|anonymous|bypass|whitelist|allowlist|unprotected|no_?auth|open)_?(paths?|routes?|urls?|endpoints?|prefix(es)?)\b|\bmatcher\b|AllowAnonymous`)
 )
 
 // weakLine returns why an added line weakens a control, or "". oldText
@@ -308,6 +311,9 @@ func weakLine(l, oldText, newText string) string {
 		if h := newHosts(l, oldText); h != "" {
 			return "the content security policy widened to " + h
 		}
+	}
+	if m := publicSecret.FindStringSubmatch(l); m != nil && !strings.Contains(strings.ToUpper(m[2]), "PUBLISHABLE") && !strings.Contains(strings.ToUpper(m[2]), "PUBLIC") {
+		return "a server secret (" + m[2] + ") exposed to the browser bundle (" + clipText(l, 80) + ")"
 	}
 	if sqlStatement.MatchString(l) && sqlBuilt.MatchString(l) && !strings.Contains(l, "?") {
 		return "SQL built from values by string formatting (" + clipText(l, 80) + ")"
@@ -521,4 +527,33 @@ func sqlCommand(f *Facts) string {
 		}
 	}
 	return ""
+}
+
+// decodeExec is code that runs what it decodes at run time: an exec or
+// eval sink whose argument is a base64, hex or char-code decoder (the
+// payload is not in the text, so encoded-payload cannot read it).
+var decodeExec = regexp.MustCompile(`(?i)\b(exec|eval|os\.system|os\.popen|subprocess\.\w+|execSync|exec\.Command|spawnSync|spawn|Function|system|sh\s+-c|bash\s+-c)\s*\(?\s*[^)\n]{0,80}?(b64decode|base64\.(?:b64|standard_b64|urlsafe_b64)?decode|atob\(|Buffer\.from\([^)]*["']base64|base64\s+-d|base64\s+--decode|unhexlify|bytes\.fromhex|fromCharCode|codecs\.decode|StdEncoding\.DecodeString)`)
+
+// decodedAtRuntime is `encoded-payload:runtime` (escalate): text written,
+// carried or run (a file's content, an interpreter's -c or -e, a build
+// recipe) that decodes data and runs it. What it runs is not in the
+// text: an environment variable, a file, a string Shield cannot read.
+func (s *Shield) decodedAtRuntime(_ *Action, f *Facts, j *judgement) {
+	for _, t := range f.Texts {
+		if p, ok := strings.CutPrefix(t.Source, "content:"); ok && testSource(p) {
+			continue
+		}
+		if m := decodeExec.FindString(clipRaw(t.Body, maxAppsecText)); m != "" {
+			j.escalate("encoded-payload:runtime", "%s runs what it decodes at run time (%s): what runs is not in the text", textWhere(t.Source), clipText(m, 80))
+			return
+		}
+	}
+}
+
+// textWhere names a text's source for reasons.
+func textWhere(src string) string {
+	if p, ok := strings.CutPrefix(src, "content:"); ok {
+		return "the text written to " + p
+	}
+	return src
 }

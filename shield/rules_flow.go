@@ -32,7 +32,9 @@ const maxSensitive = 4
 // key material, a path the policy marks secret (Policy.Secrets). Once a
 // sensitive read has run, an action that can carry data out escalates
 // (flow:tainted-egress). Whether the read itself is allowed is the other
-// rules' business: a blocked read never runs and taints nothing.
+// rules' business: a blocked read never runs and taints nothing. It also
+// names, with ChangedPrefix, the files a tool runs as code that a changes
+// (flow:changed-then-run): the engine keeps both the same way.
 func (s *Shield) Sensitive(a Action) []string {
 	f := s.facts(&a)
 	var out []string
@@ -77,6 +79,11 @@ func (s *Shield) Sensitive(a Action) []string {
 				add("$%s (%s)", names[0], t.Source)
 			}
 		}
+	}
+	// Build and test files it changes (flow:changed-then-run), after
+	// the reads: one entry per call is kept, and a read matters more.
+	for _, c := range s.changedFiles(&f) {
+		add("%s", c)
 	}
 	return out
 }
@@ -153,7 +160,11 @@ func (s *Shield) taintedEgress(a *Action, f *Facts, j *judgement) {
 	if len(a.Taint) == 0 || j.inner {
 		return
 	}
-	t := a.Taint[0]
+	i := slices.IndexFunc(a.Taint, func(t Taint) bool { return !t.Changed() })
+	if i < 0 {
+		return // only build files changed: flow:changed-then-run's business
+	}
+	t := a.Taint[i]
 	why := func(what string) {
 		j.escalate("flow:tainted-egress", "this session read %s (call %s); %s can carry it out", t.What, t.Call, what)
 	}

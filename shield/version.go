@@ -53,7 +53,12 @@ package shield
 //	   control removed with nothing restoring it, a control's setting
 //	   flipped to its weak value, a wildcard where a list was, SQL built
 //	   by interpolation, request input run, early exits before a check,
-//	   privileges granted by SQL commands).
+//	   privileges granted by SQL commands, server secrets inlined into a
+//	   browser bundle); a build or test file changed, then run
+//	   (flow:changed-then-run, from a per-session memory kept in the
+//	   taint projection); decoded data run at run time
+//	   (encoded-payload:runtime); JavaScript test runners' configuration
+//	   in the build-file table.
 const RulesVersion = "8"
 
 // RecordedRules is the rules version a record names ("" before versions
