@@ -77,6 +77,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).workspaceDestruction,
 		(*Shield).gitDestruction,
 		(*Shield).checksWeakened,
+		(*Shield).checksLoosenedRule,
 		(*Shield).appsecWeakened,
 		(*Shield).decodedAtRuntime,
 		(*Shield).makeDefault,

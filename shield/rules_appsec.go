@@ -512,6 +512,12 @@ func requestRun(plus []string) string {
 // administrator.
 var sqlPrivilege = regexp.MustCompile(`(?i)\bgrant\s+all\b|\bto\s+public\b|\b(superuser|bypassrls)\b|with\s+grant\s+option|\bgrant\s+[\w, ]+\s+(on\s+|to\s+)|\bupdate\s+\w+\s+set\b[^;]*\b(is_?admin|is_?superuser|is_?staff|admin|role|roles|permissions?|scopes?)\b\s*=`)
 
+// runsSQLClient reports whether r is a database client, run directly or
+// inside a container or over ssh (docker compose exec db psql …).
+func runsSQLClient(r *Run) bool {
+	return sqlClients[r.Name] || slices.ContainsFunc(r.Argv, func(w string) bool { return sqlClients[path.Base(w)] })
+}
+
 // sqlCommand is `appsec:control-weakened` for SQL a command runs against
 // a database (psql -c, mysql -e, sqlite3 DB "...", directly or through
 // docker/kubectl exec or ssh): privileges granted, or
@@ -519,8 +525,8 @@ var sqlPrivilege = regexp.MustCompile(`(?i)\bgrant\s+all\b|\bto\s+public\b|\b(su
 func sqlCommand(f *Facts) string {
 	for i := range f.Runs {
 		r := &f.Runs[i]
-		if !sqlClients[r.Name] && !slices.ContainsFunc(r.Argv, func(w string) bool { return sqlClients[path.Base(w)] }) {
-			continue // a client run directly, or inside a container or over ssh
+		if !runsSQLClient(r) {
+			continue
 		}
 		if m := sqlPrivilege.FindString(r.Line); m != "" {
 			return r.Name + " runs SQL that grants privileges or an administrator role (" + clipText(m, 60) + ")"

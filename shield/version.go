@@ -58,7 +58,10 @@ package shield
 //	   (flow:changed-then-run, from a per-session memory kept in the
 //	   taint projection); decoded data run at run time
 //	   (encoded-payload:runtime); JavaScript test runners' configuration
-//	   in the build-file table.
+//	   in the build-file table; checks loosened by the shape of an edit
+//	   (thresholds lowered, rule lists narrowed, ignores widened, strict
+//	   off, assertions loosened, audit code skipped) and audit SQL through
+//	   container or ssh clients.
 const RulesVersion = "8"
 
 // RecordedRules is the rules version a record names ("" before versions
