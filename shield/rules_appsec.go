@@ -142,15 +142,27 @@ func weakenedControl(p, added, old string) string {
 	}
 	oldText := strings.Join(minus, "\n")
 	newText := strings.Join(plus, "\n")
+	// The costly patterns only read lines that hold a hint.
+	var hplus, hminus []string
 	for _, l := range plus {
+		if hinted(l) {
+			hplus = append(hplus, l)
+		}
+	}
+	for _, l := range minus {
+		if hinted(l) {
+			hminus = append(hminus, l)
+		}
+	}
+	for _, l := range hplus {
 		if why := weakLine(l, oldText, newText); why != "" {
 			return why
 		}
 	}
-	if why := requestRun(plus); why != "" {
+	if why := requestRun(hplus); why != "" {
 		return why
 	}
-	if why := removedControl(minus, added); why != "" {
+	if why := removedControl(hminus, added); why != "" {
 		return why
 	}
 	if why := bypassAdded(plus, minus, old, secFile); why != "" {
@@ -186,12 +198,27 @@ func securityFile(p string) bool {
 
 // appsecHints are words without which no line of a text can be a control
 // this rule judges (a cheap first pass).
-var appsecHints = []string{"verif", "secure", "httponly", "csrf", "xsrf", "auth", "signature", "ssl", "tls",
+var appsecHints = []string{"verif", "secur", "httponly", "csrf", "xsrf", "auth", "sig", "ssl", "tls",
 	"insecure", "skip", "bypass", "allow", "origin", "cors", "trust", "debug", "alg", "select", "insert", "update",
-	"delete", "grant", "superuser", "security-policy", "securitypolicy", "-src", "permit", "samesite", "cert",
-	"hostname", "unverified", "hmac", "digest", "permission", "login", "public", "exempt", "matcher", "strict",
+	"delete", "grant", "superuser", "policy", "-src", "permit", "samesite", "cert", "directives",
+	"hostname", "hmac", "digest", "permission", "login", "public", "exempt", "exclude", "matcher", "strict",
 	"escape", "sanitiz", "protect", "role", "admin", "token", "depends", "require", "guard", "secret", "webhook",
-	"construct", "sig", "exec", "query", "request", "eval", "system", "spawn", "innerhtml", "safe"}
+	"construct", "exec", "query", "request", "eval", "system", "spawn", "innerhtml", "safe", "danger", "unsafe",
+	"accept", "expir", "frameoptions", "xss", "hsts", "disable", "anonymous", "whitelist", "unprotected", "open",
+	"subprocess", "popen", "child_process", "new function", "pickle", "yaml", "render", "vite_", "react_app", "gatsby",
+	"constant_time", "timingsafe", "rate", "helmet", "ensure", "access", "enforce", "none"}
+
+// hinted reports whether a line holds a word without which no rule of
+// weakenedControl can match it.
+func hinted(l string) bool {
+	l = strings.ToLower(l)
+	for _, h := range appsecHints {
+		if strings.Contains(l, h) {
+			return true
+		}
+	}
+	return false
+}
 
 func appsecHint(text string) bool {
 	if text == "" {
@@ -549,11 +576,25 @@ func (s *Shield) decodedAtRuntime(_ *Action, f *Facts, j *judgement) {
 		if p, ok := strings.CutPrefix(t.Source, "content:"); ok && testSource(p) {
 			continue
 		}
+		if !decodeHint(t.Body) {
+			continue
+		}
 		if m := decodeExec.FindString(clipRaw(t.Body, maxAppsecText)); m != "" {
 			j.escalate("encoded-payload:runtime", "%s runs what it decodes at run time (%s): what runs is not in the text", textWhere(t.Source), clipText(m, 80))
 			return
 		}
 	}
+}
+
+// decodeHint reports whether text names a decoder decodeExec knows (a
+// cheap first pass).
+func decodeHint(text string) bool {
+	for _, h := range []string{"b64decode", "base64", "atob(", "unhexlify", "fromhex", "fromCharCode", "codecs.decode", "DecodeString", "b64_decode"} {
+		if strings.Contains(text, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // textWhere names a text's source for reasons.
