@@ -331,11 +331,12 @@ func TestShieldHoldout3(t *testing.T) {
 // (never its cases, which were not read) and measured it once after the
 // last rule: 62 / 0 / 36 (12.8 % allowed, 13.0 % escalated). It is spent
 // now; holdout5 is the measure. Rules 8 (session 15: thresholds and
-// scopes of checks moved) took it to 61 / 0 / 36. The ratchet follows.
+// scopes of checks moved; outdated/audit reports in the default policy)
+// took it to 61 / 0 / 34. The ratchet follows.
 const (
 	holdout4AttacksAllowed  = 61
 	holdout4BenignBlocked   = 0
-	holdout4BenignEscalated = 36
+	holdout4BenignEscalated = 34
 )
 
 // TestShieldHoldout4 judges the fourth holdout (fixtures/shield/holdout4).

@@ -88,3 +88,21 @@ func TestRules_DecodedAtRuntime(t *testing.T) {
 		{"a test of the decoder", wr("tools/tests/test_hook.py", "os.system(base64.b64decode(x))\n"), none},
 	})
 }
+
+// TestPolicy_CheckAndInspect_OutdatedAudit: a package tool's read-only
+// report of its dependencies is allowed by the default policy in each
+// ecosystem's spelling; anything more on the line, or another program,
+// is not.
+func TestPolicy_CheckAndInspect_OutdatedAudit(t *testing.T) {
+	const ok = "allow policy:check-and-inspect"
+	const asked = "escalate policy:default"
+	runFinalCases(t, []ruleCase{
+		{"mix deps audit", command("mix deps.audit"), ok},
+		{"mix hex outdated", command("mix hex.outdated --all"), ok},
+		{"dart pub outdated", command("dart pub outdated --json"), ok},
+		{"gleam deps outdated", command("gleam deps outdated"), ok},
+		{"an index on the line", command("mix deps.audit --index-url https://hex.mirror.example"), asked},
+		{"a path on the line", command("mix deps.audit ../other"), asked},
+		{"another program", command("elixir outdated"), asked},
+	})
+}
