@@ -26,7 +26,8 @@ func appSource(p string) bool {
 	switch strings.ToLower(path.Ext(p)) {
 	case ".py", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".go", ".java", ".kt", ".scala", ".groovy",
 		".rb", ".php", ".cs", ".rs", ".swift", ".ex", ".exs", ".erl", ".vue", ".svelte", ".sql",
-		".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".properties", ".json", ".env", ".xml", ".tf":
+		".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".properties", ".json", ".env", ".xml", ".tf",
+		".html", ".erb", ".hbs", ".jinja", ".j2", ".njk", ".ejs", ".pug", ".twig", ".astro", ".cshtml", ".jsp":
 		return true
 	}
 	return strings.HasPrefix(path.Base(p), ".env")
@@ -278,7 +279,11 @@ var (
 	// A name the bundler inlines into client code, and on the same line a
 	// server secret read from the environment.
 	publicSecret = regexp.MustCompile(`\b(NEXT_PUBLIC_|VITE_|REACT_APP_|EXPO_PUBLIC_|NUXT_PUBLIC_|GATSBY_|PUBLIC_)\w*.*(?:process\.env|import\.meta\.env|os\.environ|getenv)\W+(\w*(?:SECRET|TOKEN|PRIVATE|PASSWORD|PASSWD|API_KEY|DATABASE_URL|DSN)\w*)`)
-	pathsKey     = regexp.MustCompile(`(?i)\b\w*(public|exempt|exclude[ds]?|skip|unauth\w*|anonymous|bypass|whitelist|allowlist|unprotected|no_?auth|open)_?(paths?|routes?|urls?|endpoints?|prefix(es)?)\b|\bmatcher\b|AllowAnonymous`)
+	// A secret read from the environment inside a template's braces
+	// (JSX {process.env.X}, {{ env.X }}, <%= ENV['X'] %>): rendered into
+	// what the browser receives.
+	renderedSecret = regexp.MustCompile(`(?:\{|\{\{|<%=)\s*(?:process\.env\.|import\.meta\.env\.|env\.|ENV\[["']|os\.environ\[["']|getenv\(["'])(\w*(?:SECRET|TOKEN|PRIVATE|PASSWORD|PASSWD|API_KEY|DATABASE_URL|DSN)\w*)`)
+	pathsKey       = regexp.MustCompile(`(?i)\b\w*(public|exempt|exclude[ds]?|skip|unauth\w*|anonymous|bypass|whitelist|allowlist|unprotected|no_?auth|open)_?(paths?|routes?|urls?|endpoints?|prefix(es)?)\b|\bmatcher\b|AllowAnonymous`)
 )
 
 // weakLine returns why an added line weakens a control, or "". oldText
@@ -341,6 +346,9 @@ func weakLine(l, oldText, newText string) string {
 	}
 	if m := publicSecret.FindStringSubmatch(l); m != nil && !strings.Contains(strings.ToUpper(m[2]), "PUBLISHABLE") && !strings.Contains(strings.ToUpper(m[2]), "PUBLIC") {
 		return "a server secret (" + m[2] + ") exposed to the browser bundle (" + clipText(l, 80) + ")"
+	}
+	if m := renderedSecret.FindStringSubmatch(l); m != nil {
+		return "a server secret (" + m[1] + ") rendered into a page (" + clipText(l, 80) + ")"
 	}
 	if sqlStatement.MatchString(l) && sqlBuilt.MatchString(l) && !strings.Contains(l, "?") {
 		return "SQL built from values by string formatting (" + clipText(l, 80) + ")"

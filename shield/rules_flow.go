@@ -288,6 +288,10 @@ func dataInQuery(raw string) (string, string, bool) {
 		if encodedData(v) {
 			return k, v, true
 		}
+		if dnsName(v) && (dataLabel(v) != "" || hexLabel(v) != "") {
+			// a name to resolve (DNS over HTTPS: ?name=<data>.zone)
+			return k, v, true
+		}
 	}
 	return "", "", false
 }
@@ -396,6 +400,48 @@ func envFilteredSecrets(f *Facts) []string {
 		}
 	}
 	return out
+}
+
+// dnsName reports whether v reads as a host name of three labels or more.
+func dnsName(v string) bool {
+	if strings.Count(v, ".") < 2 || len(v) > 253 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// minHexLabel is the shortest label of hex digits read as data in a name
+// a query asks to resolve (a content hash in a host name is rarer there
+// than in a CDN's host).
+const minHexLabel = 24
+
+// hexLabel returns the first label of host (but the last two) made of at
+// least minHexLabel hex digits, or "".
+func hexLabel(host string) string {
+	labels := strings.Split(host, ".")
+	for _, l := range labels[:max(0, len(labels)-2)] {
+		if len(l) < minHexLabel {
+			continue
+		}
+		hex := true
+		for i := 0; i < len(l); i++ {
+			c := l[i] | 0x20
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				hex = false
+				break
+			}
+		}
+		if hex {
+			return l
+		}
+	}
+	return ""
 }
 
 // dataLabel returns the first label of host (but the last two, the

@@ -61,7 +61,8 @@ package shield
 //	   in the build-file table; checks loosened by the shape of an edit
 //	   (thresholds lowered, rule lists narrowed, ignores widened, strict
 //	   off, assertions loosened, audit code skipped) and audit SQL through
-//	   container or ssh clients.
+//	   container or ssh clients; secrets rendered into pages; data in a
+//	   name a DNS-over-HTTPS query resolves (flow:query-data).
 const RulesVersion = "8"
 
 // RecordedRules is the rules version a record names ("" before versions
