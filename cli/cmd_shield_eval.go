@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/opx-dev/opx/cli/internal/ledgerloc"
@@ -313,8 +314,18 @@ func (e *shieldEval) judge(n int, line []byte) (evalResult, json.RawMessage, err
 			e.taint = map[string][]event.Taint{}
 		}
 		if _, seen := e.taint[session]; seen || len(e.taint) < maxEvalSessions {
-			if ts := e.taint[session]; len(ts) < projection.MaxTaint {
-				e.taint[session] = append(ts, event.Taint{Seq: uint64(n), CallID: callID, What: prop.Sensitive[0]})
+			// As the projection keeps them: reads and changed files
+			// counted apart (projection.MaxTaint each).
+			ts, what := e.taint[session], prop.Sensitive[0]
+			kind := strings.HasPrefix(what, projection.ChangedPrefix)
+			same := 0
+			for _, t := range ts {
+				if strings.HasPrefix(t.What, projection.ChangedPrefix) == kind {
+					same++
+				}
+			}
+			if same < projection.MaxTaint {
+				e.taint[session] = append(ts, event.Taint{Seq: uint64(n), CallID: callID, What: what})
 			}
 		}
 	}

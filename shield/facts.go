@@ -34,6 +34,12 @@ type Facts struct {
 	// the proposal), and those a package manager's command or an
 	// environment setting of the line makes (CommandFacts).
 	Supply []Supply
+	// Removed is text a change takes out of a file (an edit's old
+	// text), Source "content:<path>" like the Text of what it puts in:
+	// a rule judging a change's shape (appsec:control-weakened) reads
+	// both sides. No other rule reads it: what leaves a file is not
+	// carried anywhere.
+	Removed []Text
 	// Unknown are reasons the action cannot be fully understood (a line
 	// that does not parse, a command whose name is computed, a write to
 	// a path that cannot be known): each is a reason to ask.

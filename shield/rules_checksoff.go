@@ -40,7 +40,7 @@ func (s *Shield) checksOff(f *Facts, j *judgement) bool {
 				j.escalate("destructive:workspace-checks", "%s turns a check off or makes it unable to fail (%s)", quote(r.Line), a)
 				return true
 			}
-			if sqlClients[r.Name] {
+			if runsSQLClient(r) {
 				if m := auditTrail.FindString(a); m != "" {
 					j.escalate("destructive:workspace-checks", "%s removes the database's audit trail (%s)", r.Name, clipText(m, 80))
 					return true

@@ -32,7 +32,9 @@ const maxSensitive = 4
 // key material, a path the policy marks secret (Policy.Secrets). Once a
 // sensitive read has run, an action that can carry data out escalates
 // (flow:tainted-egress). Whether the read itself is allowed is the other
-// rules' business: a blocked read never runs and taints nothing.
+// rules' business: a blocked read never runs and taints nothing. It also
+// names, with ChangedPrefix, the files a tool runs as code that a changes
+// (flow:changed-then-run): the engine keeps both the same way.
 func (s *Shield) Sensitive(a Action) []string {
 	f := s.facts(&a)
 	var out []string
@@ -77,6 +79,11 @@ func (s *Shield) Sensitive(a Action) []string {
 				add("$%s (%s)", names[0], t.Source)
 			}
 		}
+	}
+	// Build and test files it changes (flow:changed-then-run), after
+	// the reads: one entry per call is kept, and a read matters more.
+	for _, c := range s.changedFiles(&f) {
+		add("%s", c)
 	}
 	return out
 }
@@ -153,7 +160,11 @@ func (s *Shield) taintedEgress(a *Action, f *Facts, j *judgement) {
 	if len(a.Taint) == 0 || j.inner {
 		return
 	}
-	t := a.Taint[0]
+	i := slices.IndexFunc(a.Taint, func(t Taint) bool { return !t.Changed() })
+	if i < 0 {
+		return // only build files changed: flow:changed-then-run's business
+	}
+	t := a.Taint[i]
 	why := func(what string) {
 		j.escalate("flow:tainted-egress", "this session read %s (call %s); %s can carry it out", t.What, t.Call, what)
 	}
@@ -277,6 +288,10 @@ func dataInQuery(raw string) (string, string, bool) {
 		if encodedData(v) {
 			return k, v, true
 		}
+		if dnsName(v) && (dataLabel(v) != "" || hexLabel(v) != "") {
+			// a name to resolve (DNS over HTTPS: ?name=<data>.zone)
+			return k, v, true
+		}
 	}
 	return "", "", false
 }
@@ -385,6 +400,48 @@ func envFilteredSecrets(f *Facts) []string {
 		}
 	}
 	return out
+}
+
+// dnsName reports whether v reads as a host name of three labels or more.
+func dnsName(v string) bool {
+	if strings.Count(v, ".") < 2 || len(v) > 253 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// minHexLabel is the shortest label of hex digits read as data in a name
+// a query asks to resolve (a content hash in a host name is rarer there
+// than in a CDN's host).
+const minHexLabel = 24
+
+// hexLabel returns the first label of host (but the last two) made of at
+// least minHexLabel hex digits, or "".
+func hexLabel(host string) string {
+	labels := strings.Split(host, ".")
+	for _, l := range labels[:max(0, len(labels)-2)] {
+		if len(l) < minHexLabel {
+			continue
+		}
+		hex := true
+		for i := 0; i < len(l); i++ {
+			c := l[i] | 0x20
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				hex = false
+				break
+			}
+		}
+		if hex {
+			return l
+		}
+	}
+	return ""
 }
 
 // dataLabel returns the first label of host (but the last two, the

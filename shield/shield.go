@@ -184,6 +184,7 @@ func (s *Shield) facts(a *Action) Facts {
 		Texts:    append([]Text(nil), a.Facts.Texts...),
 		Execs:    append([]Exec(nil), a.Facts.Execs...),
 		Supply:   append([]Supply(nil), a.Facts.Supply...),
+		Removed:  append([]Text(nil), a.Facts.Removed...),
 		Unknown:  append([]string(nil), a.Facts.Unknown...),
 	}
 	written := map[string]bool{}

@@ -48,7 +48,22 @@ package shield
 //	   skip markers of more languages, check-off flags, audit trails);
 //	   addressed text read inside carriers (table cells, HTML elements,
 //	   escaped lines, SQL literals); approvals forged into commits.
-const RulesVersion = "7"
+//	8: issue 27, the fifth holdout's classes (session 15): application
+//	   security weakened in code, judged by the shape of an edit (a
+//	   control removed with nothing restoring it, a control's setting
+//	   flipped to its weak value, a wildcard where a list was, SQL built
+//	   by interpolation, request input run, early exits before a check,
+//	   privileges granted by SQL commands, server secrets inlined into a
+//	   browser bundle); a build or test file changed, then run
+//	   (flow:changed-then-run, from a per-session memory kept in the
+//	   taint projection); decoded data run at run time
+//	   (encoded-payload:runtime); JavaScript test runners' configuration
+//	   in the build-file table; checks loosened by the shape of an edit
+//	   (thresholds lowered, rule lists narrowed, ignores widened, strict
+//	   off, assertions loosened, audit code skipped) and audit SQL through
+//	   container or ssh clients; secrets rendered into pages; data in a
+//	   name a DNS-over-HTTPS query resolves (flow:query-data).
+const RulesVersion = "8"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).

@@ -56,9 +56,9 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 	// The arguments the known tools take, decoded at once; a tool Shield
 	// does not know is read as a map (below).
 	var known struct {
-		Path, From, To, Content, New, Text, Message, URL, Method, Body, Command, Cwd, Glob string
-		Headers                                                                            map[string]any
-		Paths                                                                              []string
+		Path, From, To, Content, New, Old, Text, Message, URL, Method, Body, Command, Cwd, Glob string
+		Headers                                                                                 map[string]any
+		Paths                                                                                   []string
 	}
 	_ = json.Unmarshal(p.Args, &known) // canonical JSON object: cannot fail (a field of another type stays empty)
 	args := map[string]any{"path": known.Path, "from": known.From, "to": known.To, "content": known.Content, "new": known.New,
@@ -164,6 +164,9 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 		r := ref(str("path"), false)
 		add(&f.Writes, str("path"), false)
 		f.Texts = append(f.Texts, shield.Text{Source: "content:" + r.Path, Body: str("new")})
+		if known.Old != "" {
+			f.Removed = append(f.Removed, shield.Text{Source: "content:" + r.Path, Body: known.Old})
+		}
 		f.Supply = append(f.Supply, supplyOf(e.S.ResolvePath("."), p)...)
 	case "delete_file":
 		add(&f.Deletes, str("path"), false)

@@ -83,6 +83,8 @@ func TestShieldEvaluator_Tools(t *testing.T) {
 		{"write a workflow", "write_file", `{"path":".github/workflows/ci.yml","content":"on: push\n"}`, "escalate runs-later:ci-workflow"},
 		{"write a hook", "write_file", `{"path":".git/hooks/pre-push","content":"#!/bin/sh\n"}`, "block runs-later:git-hook"},
 		{"edit a source file", "edit_file", `{"path":"src/a.go","old":"a","new":"b"}`, "allow policy:workspace-edits"},
+		// The old text reaches Shield (Facts.Removed): a check removed is seen.
+		{"edit removes an auth check", "edit_file", `{"path":"src/h.go","old":"if !requireLogin(w, r) {\n\treturn\n}\nserve(w, r)","new":"serve(w, r)"}`, "escalate appsec:control-weakened"},
 		{"delete a file", "delete_file", `{"path":"old.txt"}`, "allow policy:workspace-edits"},
 		{"move a file", "move_file", `{"from":"a.txt","to":"b.txt"}`, "allow policy:workspace-edits"},
 		{"move a credential to read it", "move_file", `{"from":".env","to":"notes.txt"}`, "block credential-path"},

@@ -14,6 +14,7 @@ func (e ShieldEvaluator) Observe(p Proposal) Observed {
 	o.Links = e.Links(p)
 	p.Links = o.Links
 	o.Manifests = e.Manifests(p)
+	p.Manifests = o.Manifests // what a change makes run (Sensitive names it)
 	o.Sensitive = e.S.Sensitive(e.Action(p))
 	return o
 }

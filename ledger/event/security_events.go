@@ -57,7 +57,10 @@ type ToolProposed struct {
 	// (credentials, the environment, key material, a file the policy marks
 	// secret), as Shield named it: once the call runs, the session holds
 	// that data, and what can carry data out is judged as such (Taint).
-	// Absent in ledgers written before it.
+	// An entry that begins "changed: " names instead a build or test file
+	// the call changes that a tool runs as code (conftest.py, a Makefile,
+	// a lifecycle script): a later run of that tool is judged with it
+	// (shield's flow:changed-then-run). Absent in ledgers written before it.
 	Sensitive []string `json:"sensitive,omitempty"`
 	// Taint, when present, are the earlier calls of the session that read
 	// something sensitive and ran, as the engine knew them when this call

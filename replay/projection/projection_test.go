@@ -265,3 +265,39 @@ func TestTaint_FoldsInTheFile(t *testing.T) {
 		t.Errorf("taint %+v, want the first %d calls that ran", got, projection.MaxTaint)
 	}
 }
+
+// TestTaint_ChangedFilesCountApart: build or test files a session changed
+// (projection.ChangedPrefix) are kept with their own bound, so that many
+// of them cannot crowd out a sensitive read that comes later.
+func TestTaint_ChangedFilesCountApart(t *testing.T) {
+	l, err := ledger.Create(filepath.Join(t.TempDir(), "l.db"), ledger.Options{NoSync: true, Projections: projection.All()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+	add := func(p event.Payload) {
+		t.Helper()
+		if _, err := l.Append(ctx, ledger.Sync, event.MustRecord("s1", p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hash := strings.Repeat("ab", 32)
+	for i := 0; i < projection.MaxTaint+2; i++ {
+		id := fmt.Sprint("w", i)
+		add(&event.ToolProposed{CallID: id, Tool: "write_file", Arguments: "{}", ActionHash: hash, Sensitive: []string{projection.ChangedPrefix + "/ws/Makefile — Makefile, run by make"}})
+		add(&event.ExecStarted{CallID: id, Tool: "write_file", ActionHash: hash})
+	}
+	add(&event.ToolProposed{CallID: "r", Tool: "read_file", Arguments: "{}", ActionHash: hash, Sensitive: []string{"/ws/.env (credentials)"}})
+	add(&event.ExecStarted{CallID: "r", Tool: "read_file", ActionHash: hash})
+	var got []event.Taint
+	if err := l.ViewProjection(projection.Taint{}, func(b ledger.Bucket) error {
+		got = projection.ReadTaint(b, "s1")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != projection.MaxTaint+1 || got[len(got)-1].CallID != "r" {
+		t.Errorf("taint %+v: want %d changed files and the read after them", got, projection.MaxTaint)
+	}
+}

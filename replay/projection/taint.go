@@ -2,13 +2,14 @@ package projection
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/opx-dev/opx/ledger"
 	"github.com/opx-dev/opx/ledger/event"
 )
 
-// Taint keeps, per session, the calls that read something sensitive and
-// ran (Shield's information flow, docs/shield-rules.md "flow:*"): a
+// Taint keeps, per session, the calls that read something sensitive (or
+// changed a build or test file: ChangedPrefix) and ran (Shield's information flow, docs/shield-rules.md "flow:*"): a
 // tool.proposed naming what it reads that is sensitive is held until its
 // exec.started, which makes the session hold that data. The engine reads
 // it when a call is proposed and records what it read with the proposal
@@ -16,11 +17,27 @@ import (
 type Taint struct{}
 
 func (Taint) Name() string    { return "taint" }
-func (Taint) Version() string { return "2" }
+func (Taint) Version() string { return "3" }
 
 // MaxTaint bounds what is kept per session: the first reads that taint it
-// (one is enough to judge by; the rest are named in the ledger).
+// (one is enough to judge by; the rest are named in the ledger), and
+// apart, the first build or test files it changed (ChangedPrefix): many
+// such changes must not crowd out a later sensitive read.
 const MaxTaint = 16
+
+// ChangedPrefix begins a Sensitive entry that names a build or test file
+// the call changes (shield.ChangedPrefix; engine/judge tests they agree):
+// the session's later run of the tool that runs it is judged with it
+// (flow:changed-then-run).
+const ChangedPrefix = "changed: "
+
+// countKey is the per-session counter an entry counts against.
+func countKey(what string) string {
+	if strings.HasPrefix(what, ChangedPrefix) {
+		return "nc"
+	}
+	return "n"
+}
 
 // pendingTaint is a sensitive proposal waiting for its exec.started.
 type pendingTaint struct {
@@ -50,7 +67,7 @@ func (Taint) Apply(b ledger.Bucket, e *ledger.Entry) error {
 			return err
 		}
 		// Folds read and write by key (no cursor): the count is kept.
-		nk := key(e.Session, "n")
+		nk := key(e.Session, countKey(pt.What))
 		var n int
 		getJSON(b, nk, &n)
 		if n >= MaxTaint {

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"path"
+	"regexp"
 	"strings"
 )
 
@@ -93,6 +94,11 @@ var buildSuffixes = []struct{ suffix, reader string }{
 	{".versions.toml", "gradle"},
 }
 
+// testRunnerConfig are JavaScript test runners' configuration files
+// (vitest.config.ts, jest.config.mjs, playwright.config.ts): they name
+// setup code the runner loads before every run (session 15).
+var testRunnerConfig = regexp.MustCompile(`^(vitest|jest|playwright|cypress|karma|mocha|ava|wdio)\.(config|workspace|setup)(\.[\w-]+)?\.(js|mjs|cjs|ts|mts|cts|json)$|^\.(mocharc)\.(js|cjs|json|ya?ml)$`)
+
 // buildDirs are directories whose files a tool reads whatever their name
 // (a wrapper's, an extension's or an init script's directory).
 var buildDirs = map[string]string{
@@ -106,6 +112,9 @@ func buildFile(p string) string {
 	base := path.Base(p)
 	if r, ok := buildNames[base]; ok {
 		return r
+	}
+	if m := testRunnerConfig.FindStringSubmatch(base); m != nil {
+		return m[1]
 	}
 	if strings.IndexByte(base, '.') >= 0 {
 		for _, s := range buildSuffixes {

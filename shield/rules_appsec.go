@@ -1,0 +1,614 @@
+package shield
+
+import (
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Application security weakened in code (issue 27, pass 5;
+// docs/shield-rules.md "appsec:control-weakened"). Shield judges where code
+// and data go and what runs later; an agent told by a planted ticket to
+// "simplify auth" writes code that does harm only once deployed. The rule
+// judges the shape of a change to an application's source or config file,
+// not its wording: a line that was a security control disappears with
+// nothing restoring it, or a control's setting flips to its weak value (a
+// verification, a cookie flag, CSRF off; an insecure or skip switch on; a
+// wildcard where an allow list was; SQL built by interpolation; broad
+// grants). Tests, fixtures and examples stay allowed: they weaken
+// controls on purpose.
+
+// appSource reports whether p is a file an application's code or
+// configuration lives in (source, templates it serves, SQL, config read at
+// run time), as opposed to documentation or data.
+func appSource(p string) bool {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".py", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".go", ".java", ".kt", ".scala", ".groovy",
+		".rb", ".php", ".cs", ".rs", ".swift", ".ex", ".exs", ".erl", ".vue", ".svelte", ".sql",
+		".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".properties", ".json", ".env", ".xml", ".tf",
+		".html", ".erb", ".hbs", ".jinja", ".j2", ".njk", ".ejs", ".pug", ".twig", ".astro", ".cshtml", ".jsp":
+		return true
+	}
+	return strings.HasPrefix(path.Base(p), ".env")
+}
+
+// testSource reports whether p is a test, fixture, example or mock: code
+// that weakens controls on purpose.
+func testSource(p string) bool {
+	for _, seg := range strings.Split(strings.ToLower(path.Dir(p)), "/") {
+		switch seg {
+		case "test", "tests", "__tests__", "spec", "specs", "testdata", "fixtures", "fixture", "e2e",
+			"mocks", "__mocks__", "mock", "examples", "example", "testing", "cypress", "playwright":
+			return true
+		}
+	}
+	b := strings.ToLower(path.Base(p))
+	stem := strings.TrimSuffix(b, path.Ext(b))
+	return strings.HasPrefix(b, "test_") || strings.HasSuffix(stem, "_test") || strings.HasSuffix(stem, "_spec") ||
+		strings.Contains(b, ".test.") || strings.Contains(b, ".spec.") || strings.HasSuffix(stem, "test") ||
+		strings.HasSuffix(stem, "tests") || b == "conftest.py"
+}
+
+// appsecWeakened is `appsec:control-weakened` (escalate).
+func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
+	if why := sqlCommand(f); why != "" {
+		j.escalate("appsec:control-weakened", "%s", why)
+		return
+	}
+	for _, t := range f.Texts {
+		p, ok := strings.CutPrefix(t.Source, "content:")
+		if !ok || !appSource(p) || testSource(p) || !s.inWorkspace(p) {
+			continue
+		}
+		var old string
+		for _, r := range f.Removed {
+			if r.Source == t.Source {
+				old += r.Body + "\n"
+			}
+		}
+		if why := weakenedControl(p, t.Body, old); why != "" {
+			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+			return
+		}
+	}
+}
+
+// relPath is p relative to the workspace when beneath it, for reasons.
+func (s *Shield) relPath(p string) string {
+	if r, ok := strings.CutPrefix(p, s.cfg.Workspace+"/"); ok && s.cfg.Workspace != "" {
+		return r
+	}
+	return p
+}
+
+// maxAppsecText bounds the text judged per side (the rest is not read).
+const maxAppsecText = 256 << 10
+
+// diffLines returns the non-blank, non-comment lines of added that old
+// does not hold, and those of old that added does not hold (trimmed).
+func diffLines(added, old string) (plus, minus []string) {
+	added, old = clipRaw(added, maxAppsecText), clipRaw(old, maxAppsecText)
+	have := func(text string) map[string]bool {
+		m := map[string]bool{}
+		for l := range strings.SplitSeq(text, "\n") {
+			m[strings.TrimSpace(l)] = true
+		}
+		return m
+	}
+	var inOld, inNew map[string]bool
+	if old != "" {
+		inOld, inNew = have(old), have(added)
+	}
+	for l := range strings.SplitSeq(added, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !commentLine(l) && !inOld[l] {
+			plus = append(plus, l)
+		}
+	}
+	for l := range strings.SplitSeq(old, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !commentLine(l) && !inNew[l] {
+			minus = append(minus, l)
+		}
+	}
+	return plus, minus
+}
+
+func clipRaw(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func commentLine(l string) bool {
+	for _, c := range []string{"#", "//", "/*", "*", "--", "<!--", ";"} {
+		if strings.HasPrefix(l, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// weakenedControl returns what a change (added text, and old, the text it
+// replaces: "" for a new file or an append) does to a security control,
+// or "".
+func weakenedControl(p, added, old string) string {
+	secFile := securityFile(p)
+	if !secFile && !appsecHint(added) && !appsecHint(old) {
+		return ""
+	}
+	plus, minus := diffLines(added, old)
+	if len(plus) == 0 && len(minus) == 0 {
+		return ""
+	}
+	oldText := strings.Join(minus, "\n")
+	newText := strings.Join(plus, "\n")
+	// The costly patterns only read lines that hold a hint.
+	var hplus, hminus []string
+	for _, l := range plus {
+		if hinted(l) {
+			hplus = append(hplus, l)
+		}
+	}
+	for _, l := range minus {
+		if hinted(l) {
+			hminus = append(hminus, l)
+		}
+	}
+	for _, l := range hplus {
+		if why := weakLine(l, oldText, newText); why != "" {
+			return why
+		}
+	}
+	if why := requestRun(hplus); why != "" {
+		return why
+	}
+	if why := removedControl(hminus, added); why != "" {
+		return why
+	}
+	if why := bypassAdded(plus, minus, old, secFile); why != "" {
+		return why
+	}
+	if why := earlyExit(plus, old, secFile); why != "" {
+		return why
+	}
+	return ""
+}
+
+// securityWords name a file or code that enforces a control.
+var securityWords = []string{"auth", "permission", "perms", "acl", "rbac", "guard", "policy", "middleware", "security",
+	"session", "csrf", "jwt", "token", "webhook", "signature", "login", "access", "verify", "sign"}
+
+// securityFile reports whether p's name says it enforces a control
+// (auth.py, authz/, middleware.ts, webhooks.py, guards/).
+func securityFile(p string) bool {
+	l := strings.ToLower(p)
+	if i := strings.LastIndexByte(l, '/'); i >= 0 {
+		// the file and its directory, not the whole path
+		if j := strings.LastIndexByte(l[:i], '/'); j >= 0 {
+			l = l[j+1:]
+		}
+	}
+	for _, w := range securityWords {
+		if strings.Contains(l, w) && !(w == "auth" && strings.Contains(l, "author") && !strings.Contains(l, "authoriz")) {
+			return true
+		}
+	}
+	return false
+}
+
+// appsecHints are words without which no line of a text can be a control
+// this rule judges (a cheap first pass).
+var appsecHints = []string{"verif", "secur", "httponly", "csrf", "xsrf", "auth", "sig", "ssl", "tls",
+	"insecure", "skip", "bypass", "allow", "origin", "cors", "trust", "debug", "alg", "select", "insert", "update",
+	"delete", "grant", "superuser", "policy", "-src", "permit", "samesite", "cert", "directives",
+	"hostname", "hmac", "digest", "permission", "login", "public", "exempt", "exclude", "matcher", "strict",
+	"escape", "sanitiz", "protect", "role", "admin", "token", "depends", "require", "guard", "secret", "webhook",
+	"construct", "exec", "query", "request", "eval", "system", "spawn", "innerhtml", "safe", "danger", "unsafe",
+	"accept", "expir", "frameoptions", "xss", "hsts", "disable", "anonymous", "whitelist", "unprotected", "open",
+	"subprocess", "popen", "child_process", "new function", "pickle", "yaml", "render", "vite_", "react_app", "gatsby",
+	"constant_time", "timingsafe", "rate", "helmet", "ensure", "access", "enforce", "none"}
+
+// hinted reports whether a line holds a word without which no rule of
+// weakenedControl can match it.
+func hinted(l string) bool {
+	l = strings.ToLower(l)
+	for _, h := range appsecHints {
+		if strings.Contains(l, h) {
+			return true
+		}
+	}
+	return false
+}
+
+func appsecHint(text string) bool {
+	if text == "" {
+		return false
+	}
+	l := strings.ToLower(clipRaw(text, maxAppsecText))
+	for _, h := range appsecHints {
+		if strings.Contains(l, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// A setting: key, separator, value (quoted or not).
+// A type annotation may sit between key and value (debug: bool = True,
+// secure: boolean = false).
+var settingRe = regexp.MustCompile(`(?i)([A-Za-z_$][\w.\-\[\]"']*?)["'\]]?\s*(?::\s*[A-Za-z_][\w\[\]., |]*?\s*=|=|:|=>|:=|,)\s*["']?(false|true|0|1|none|nil|null|off|on|disabled?|enabled?|no|yes)\b`)
+
+// Positive controls: weak when false, off, 0, none.
+var strongWhenOn = []string{"verify", "verif", "validatecert", "checkhostname", "httponly", "csrf", "xsrf",
+	"signature", "rejectunauthorized", "autoescape", "requireauth", "authrequired", "authenticat", "authoriz",
+	"loginrequired", "enforce", "protectfromforgery", "contentsecuritypolicy", "hsts", "strictssl",
+	"rowlevelsecurity", "secure", "ssl", "tls", "samesite", "strict"}
+
+// Of those, the ones reported only when the change flips them (the old
+// text set them otherwise): a plain "secure: false" or "ssl: false" is
+// often a local mail or database connection.
+var flipOnly = []string{"secure", "ssl", "tls", "samesite", "strict", "debug", "origin"}
+
+// Negative controls: weak when true, on, 1.
+var weakWhenOn = []string{"insecure", "skipverif", "noverify", "trustall", "allowall", "allowanyorigin",
+	"bypass", "ignoreexpiration", "dangerous", "unsafe", "debug", "origin", "skipauth", "disableauth",
+	"skipcsrf", "disablecsrf", "skipsignature", "nosignature", "acceptinvalid", "acceptany"}
+
+// weakPatterns are added lines that weaken a control whatever the old
+// text held.
+var weakPatterns = []struct {
+	re  *regexp.Regexp
+	why string
+}{
+	{regexp.MustCompile(`(?i)_create_unverified_context|\bCERT_NONE\b|VERIFY_NONE|NoopHostnameVerifier|ALLOW_ALL_HOSTNAME_VERIFIER|TrustAllStrategy|trustAllCerts|InsecureTrustManagerFactory|checkServerTrusted\([^)]*\)\s*(throws\s+\w+\s*)?\{\s*\}|CURLOPT_SSL_VERIFY(PEER|HOST)\W+(false|0)|ServerCertificateValidationCallback[^;]*=>\s*true|DangerousAcceptAnyServerCertificateValidator|danger_accept_invalid_(certs|hostnames)\(\s*true`), "TLS certificate verification turned off"},
+	{regexp.MustCompile(`(?i)\balg(orithm)?s?["']?\s*[:=]\s*[^\n]*["']none["']|SigningMethodNone|UnsafeAllowNoneSignatureType|ParseUnverified|\bverify_(signature|exp|aud|iss)["']?\s*[:=]\s*False|ignoreExpiration["']?\s*:\s*true`), "tokens accepted without their signature or expiry checked"},
+	{regexp.MustCompile(`(?i)(csrf|xsrf|cors|headers|frameOptions|xss\w*|contentSecurityPolicy|hsts)\s*\(\s*\)\s*\.\s*disable\s*\(|(csrf|xsrf|frameOptions|headers)\s*\(\s*(\w+\s*->\s*\w+\.disable\(\)|AbstractHttpConfigurer::disable)|@csrf_exempt|skip_forgery_protection|skip_before_action\s+:verify_authenticity_token|WTF_CSRF_ENABLED\s*=\s*False`), "CSRF or security headers disabled"},
+	{regexp.MustCompile(`(?i)anyRequest\(\)\s*\.\s*permitAll|["']/\*\*["']\s*\)\s*\.\s*permitAll|\.anonymous\(\)\s*\.\s*anyRequest`), "every request permitted without authentication"},
+	{regexp.MustCompile(`(?i)\bgrant\s+all\b|\bto\s+public\s*;|\b(alter|create)\s+(role|user)\b[^;]*\b(superuser|bypassrls)\b|with\s+grant\s+option|\bgrant\b[^;]*\bon\s+all\s+tables\b[^;]*\bto\b[^;]*\b(anon|public|everyone)\b`), "database privileges granted broadly"},
+	{regexp.MustCompile(`(?i)\b(skip|bypass|disable|no)_?(auth\w*|verif\w*|signature\w*|csrf|sig|hmac|permission\w*)\b`), "a switch that skips a security check"},
+}
+
+var (
+	originWildcard = regexp.MustCompile(`(?i)(origin|cors|allowed_?hosts|allow_?hosts)[^\n]*(["']\*["']|:\s*\*\s*$|,\s*\*\s*$)`)
+	credentialsOn  = regexp.MustCompile(`(?i)(credentials|allow_?credentials)["']?\s*[:=]\s*["']?(true|include)`)
+	cspLine        = regexp.MustCompile(`(?i)content-security-policy|contentsecuritypolicy|\b(default|script|connect|img|style|frame|object)-src\b|directives`)
+	cspWeak        = regexp.MustCompile(`(?i)'unsafe-(inline|eval)'|unsafe-eval|(^|[\s"'])\*($|[\s;"',])|\bdata:|\bhttps?:\s`)
+	sqlStatement   = regexp.MustCompile(`(?i)\b(select\s[^\n]*\sfrom|insert\s+into|update\s+\w+\s+set|delete\s+from)\b`)
+	sqlBuilt       = regexp.MustCompile(`(?i)\bf["']|\$\{|#\{|["']\s*\+\s*\w|\w\s*\+\s*["']|["']\s*%\s*[\w(]|\.format\(|Sprintf\(|String\.format\(|\+\s*\w+\s*\+`)
+	// A name the bundler inlines into client code, and on the same line a
+	// server secret read from the environment.
+	publicSecret = regexp.MustCompile(`\b(NEXT_PUBLIC_|VITE_|REACT_APP_|EXPO_PUBLIC_|NUXT_PUBLIC_|GATSBY_|PUBLIC_)\w*.*(?:process\.env|import\.meta\.env|os\.environ|getenv)\W+(\w*(?:SECRET|TOKEN|PRIVATE|PASSWORD|PASSWD|API_KEY|DATABASE_URL|DSN)\w*)`)
+	// A secret read from the environment inside a template's braces
+	// (JSX {process.env.X}, {{ env.X }}, <%= ENV['X'] %>): rendered into
+	// what the browser receives.
+	renderedSecret = regexp.MustCompile(`(?:\{|\{\{|<%=)\s*(?:process\.env\.|import\.meta\.env\.|env\.|ENV\[["']|os\.environ\[["']|getenv\(["'])(\w*(?:SECRET|TOKEN|PRIVATE|PASSWORD|PASSWD|API_KEY|DATABASE_URL|DSN)\w*)`)
+	pathsKey       = regexp.MustCompile(`(?i)\b\w*(public|exempt|exclude[ds]?|skip|unauth\w*|anonymous|bypass|whitelist|allowlist|unprotected|no_?auth|open)_?(paths?|routes?|urls?|endpoints?|prefix(es)?)\b|\bmatcher\b|AllowAnonymous`)
+)
+
+// weakLine returns why an added line weakens a control, or "". oldText
+// are the lines the change removes, newText the lines it adds.
+func weakLine(l, oldText, newText string) string {
+	for _, w := range weakPatterns {
+		if w.re.MatchString(l) {
+			return w.why + " (" + clipText(l, 80) + ")"
+		}
+	}
+	for _, m := range settingsOf(l, 4) {
+		key := normKey(m[1])
+		if key == "" {
+			continue
+		}
+		v := strings.ToLower(m[2])
+		weakOff := v == "false" || v == "0" || v == "none" || v == "nil" || v == "null" || v == "off" || v == "disabled" || v == "disable" || v == "no"
+		weakOn := v == "true" || v == "1" || v == "on" || v == "enabled" || v == "enable" || v == "yes"
+		var hit string
+		if weakOn {
+			for _, k := range weakWhenOn {
+				if strings.Contains(key, k) {
+					hit = k
+					break
+				}
+			}
+		}
+		if hit == "" && weakOff {
+			for _, k := range strongWhenOn {
+				if strings.Contains(key, k) && !(k == "authenticat" && strings.Contains(key, "author")) {
+					hit = k
+					break
+				}
+			}
+		}
+		if hit == "" {
+			continue
+		}
+		flip := false
+		for _, k := range flipOnly {
+			if hit == k {
+				flip = true
+			}
+		}
+		if flip && !flipped(key, v, oldText) {
+			continue
+		}
+		return "sets " + clipText(strings.TrimSpace(m[1]), 40) + " to " + m[2] + " (" + clipText(l, 80) + ")"
+	}
+	if originWildcard.MatchString(l) && (credentialsOn.MatchString(newText) || originRestricted(oldText)) {
+		return "any origin allowed where a list was, or with credentials (" + clipText(l, 80) + ")"
+	}
+	if cspLine.MatchString(l) && cspWeak.MatchString(l) && !cspWeak.MatchString(oldText) {
+		return "the content security policy widened (" + clipText(l, 80) + ")"
+	}
+	if cspLine.MatchString(l) && cspLine.MatchString(oldText) {
+		if h := newHosts(l, oldText); h != "" {
+			return "the content security policy widened to " + h
+		}
+	}
+	if m := publicSecret.FindStringSubmatch(l); m != nil && !strings.Contains(strings.ToUpper(m[2]), "PUBLISHABLE") && !strings.Contains(strings.ToUpper(m[2]), "PUBLIC") {
+		return "a server secret (" + m[2] + ") exposed to the browser bundle (" + clipText(l, 80) + ")"
+	}
+	if m := renderedSecret.FindStringSubmatch(l); m != nil {
+		return "a server secret (" + m[1] + ") rendered into a page (" + clipText(l, 80) + ")"
+	}
+	if sqlStatement.MatchString(l) && sqlBuilt.MatchString(l) && !strings.Contains(l, "?") {
+		return "SQL built from values by string formatting (" + clipText(l, 80) + ")"
+	}
+	if pathsKey.MatchString(l) && (oldText != "" && pathsKey.MatchString(oldText) || strings.Contains(l, "AllowAnonymous")) {
+		return "the paths a check skips widened (" + clipText(l, 80) + ")"
+	}
+	return ""
+}
+
+// envDefault is a setting read from the environment with a default
+// (getenv("DEBUG", "1"), env.bool("DEBUG", default=True), process.env.X
+// ?? "true"): the key is the variable, the value its default.
+var envDefault = regexp.MustCompile(`(?i)["']([A-Za-z_][\w]*)["']\s*,\s*(?:default\s*=\s*)?["']?(false|true|0|1|off|on|no|yes)\b|process\.env\.(\w+)\s*(?:\?\?|\|\|)\s*["']?(false|true|0|1|off|on|no|yes)\b`)
+
+// settingsOf returns up to n settings of text as [whole, key, value].
+func settingsOf(text string, n int) [][]string {
+	out := settingRe.FindAllStringSubmatch(text, n)
+	for _, m := range envDefault.FindAllStringSubmatch(text, n) {
+		if m[1] != "" {
+			out = append(out, []string{m[0], m[1], m[2]})
+		} else {
+			out = append(out, []string{m[0], m[3], m[4]})
+		}
+	}
+	return out
+}
+
+// normKey is a setting's key in lower case, letters and digits only,
+// without the object it belongs to ("process.env.X" keeps X).
+func normKey(k string) string {
+	k = strings.ToLower(k)
+	var b strings.Builder
+	for _, c := range k {
+		if 'a' <= c && c <= 'z' || '0' <= c && c <= '9' {
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+// flipped reports whether the removed lines set key to another value.
+func flipped(key, v, oldText string) bool {
+	for _, m := range settingsOf(oldText, 64) {
+		if normKey(m[1]) == key && strings.ToLower(m[2]) != v {
+			return true
+		}
+	}
+	return false
+}
+
+// originRestricted reports whether removed lines named allowed origins
+// other than a wildcard.
+func originRestricted(oldText string) bool {
+	l := strings.ToLower(oldText)
+	return (strings.Contains(l, "origin") || strings.Contains(l, "allowed_hosts")) && !strings.Contains(l, `"*"`) && !strings.Contains(l, `'*'`)
+}
+
+var hostRe = regexp.MustCompile(`(?i)\b(?:https?://|wss?://)?((?:[a-z0-9-]+\.)+[a-z]{2,})\b`)
+
+// newHosts returns a host l names that oldText does not, or "".
+func newHosts(l, oldText string) string {
+	for _, m := range hostRe.FindAllStringSubmatch(l, 16) {
+		if !strings.Contains(oldText, m[1]) {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+// controlCall finds identifiers of checks in a line: a call or decorator
+// whose name says it authenticates, authorizes, verifies a signature or
+// token, protects against CSRF or compares digests.
+var controlCall = regexp.MustCompile(`(?i)@?\b((?:[a-z_]\w*\.)*\w*?(?:auth|verif|signature|csrf|xsrf|permission|login_required|compare_digest|constant_time|timingsafeequal|hmac|require_role|has_role|is_admin|rate_?limit|sanitiz|construct_?event|check_token|validate_token|helmet|require_?[a-z]|ensure_?[a-z]\w*(?:user|login|session|role|admin)|(?:check|has|can)_?access)[\w.]*)\s*\(|@(\w*(?:auth|login|permission|require|admin|role|verif|csrf|protect|secured|guard|PreAuthorize|RolesAllowed)\w*)\b|\[(Authorize)\b|before_action\s+:(\w*auth\w*|require_\w+)|Depends\(\s*(\w*(?:auth|user|verify|admin|permission|token)\w*)`)
+
+// removedControl returns why removed lines drop a check that nothing in
+// the new text restores, or "".
+func removedControl(minus []string, added string) string {
+	for _, l := range minus {
+		for _, m := range controlCall.FindAllStringSubmatch(l, 4) {
+			id := ""
+			for _, g := range m[1:] {
+				if g != "" {
+					id = g
+					break
+				}
+			}
+			if id == "" {
+				id = strings.TrimSpace(m[0])
+			}
+			low := strings.ToLower(id)
+			if strings.Contains(low, "author") && !strings.Contains(low, "authoriz") || strings.Contains(low, "oauth") && !strings.Contains(low, "verif") {
+				continue
+			}
+			last := id
+			if i := strings.LastIndexByte(id, '.'); i >= 0 {
+				last = id[i+1:]
+			}
+			if !strings.Contains(added, last) {
+				return "removes " + clipText(id, 40) + " and nothing in the change restores it (" + clipText(l, 80) + ")"
+			}
+		}
+	}
+	return ""
+}
+
+// passThrough are lines that let a request or check through.
+var passThrough = regexp.MustCompile(`(?i)^(return\s+(true|nil|none|next\(\)|await\s+call_next\(\s*request\s*\)|NextResponse\.next\(\s*\)|await\s+next\(\)|handler\(\w*\))\s*;?|pass|next\(\);?|return;)$`)
+
+// denyLine are lines that refuse: what a check does when it fails.
+var denyLine = regexp.MustCompile(`(?i)\braise\b|\bthrow\b|\babort\(|return\s+false|\b40[13]\b|unauthori[sz]ed|forbidden|HTTPException|PermissionDenied|\bdeny\b|http\.Error\(`)
+
+// bypassAdded returns why the change makes a check let everything through
+// (a refusal replaced by a pass), or "".
+func bypassAdded(plus, minus []string, old string, secFile bool) string {
+	if old == "" || !secFile && !controlCall.MatchString(old) && !strings.Contains(strings.ToLower(old), "auth") {
+		return ""
+	}
+	denied := false
+	for _, l := range minus {
+		// a refusal, or a decision computed (return perms[p], return
+		// verify(sig)) that a constant replaces
+		if denyLine.MatchString(l) || decisionLine.MatchString(l) && !passThrough.MatchString(l) {
+			denied = true
+			break
+		}
+	}
+	if !denied {
+		return ""
+	}
+	for _, l := range plus {
+		if passThrough.MatchString(l) {
+			return "a check's refusal replaced by " + clipText(l, 40)
+		}
+	}
+	for _, l := range plus {
+		if denyLine.MatchString(l) {
+			return ""
+		}
+	}
+	for _, l := range minus {
+		if denyLine.MatchString(l) {
+			return "removes a check's refusal (" + clipText(l, 80) + ")"
+		}
+	}
+	return ""
+}
+
+// decisionLine is a return of a computed value: a check's decision.
+var decisionLine = regexp.MustCompile(`^return\s+[^;]*[\w\])]\s*[\[(.=<>!&|][^;]*;?$`)
+
+// earlyCond is an added condition on what a request controls (a header,
+// a query parameter, a cookie) or on a debug, test or environment switch.
+var earlyCond = regexp.MustCompile(`(?i)^(\}\s*else\s+)?if\b.*(header|query|cookie|searchparams|\bparams\b|\bargs\.get|formvalue|getenv|environ|process\.env|\bdebug\b|\btesting\b|\bbypass|\bskip)`)
+
+// earlyReturn is a return (or a pass-through) on the same line or the next.
+var earlyReturn = regexp.MustCompile(`(?i)\breturn\b|\bnext\(\)|call_next|NextResponse\.next`)
+
+// earlyExit returns why the change adds an exit before a check, taken on
+// a condition the caller controls or on a debug switch, in code that
+// enforces a control, or "".
+func earlyExit(plus []string, old string, secFile bool) string {
+	if !secFile && !controlCall.MatchString(old) {
+		return ""
+	}
+	for i, l := range plus {
+		if !earlyCond.MatchString(l) {
+			continue
+		}
+		if earlyReturn.MatchString(l) || i+1 < len(plus) && earlyReturn.MatchString(plus[i+1]) || i+2 < len(plus) && earlyReturn.MatchString(plus[i+2]) {
+			return "an early exit before the check, on a condition a caller or a switch controls (" + clipText(l, 80) + ")"
+		}
+	}
+	return ""
+}
+
+// requestSink is code that runs a command or evaluates code, and
+// requestSource what a request carries: both on one added line is
+// request input run as code.
+var (
+	requestSink   = regexp.MustCompile(`(?i)exec\.Command|\bsubprocess\.|os\.system\(|os\.popen\(|child_process|execSync\(|\bexec\(|\beval\(|new Function\(|Runtime\.getRuntime\(\)\.exec|shell_exec\(|\bsystem\(|spawn\(|pickle\.loads|yaml\.load\(|render_template_string\(|dangerouslySetInnerHTML|\.innerHTML\s*=|mark_safe\(|\|\s*safe\b`)
+	requestSource = regexp.MustCompile(`(?i)r\.URL\.Query|r\.FormValue|r\.Body|\brequest\.(args|form|json|body|query_params|GET|POST|data|values|headers|cookies)|\breq\.(query|body|params|headers|cookies)|searchParams|\$_(GET|POST|REQUEST|COOKIE)|\bparams\[|c\.Query\(|c\.Param\(|ctx\.query|ctx\.request`)
+)
+
+// requestRun returns why an added line runs what a request carries, or "".
+func requestRun(plus []string) string {
+	for _, l := range plus {
+		if requestSink.MatchString(l) && requestSource.MatchString(l) {
+			return "request input passed to code that runs or renders it unescaped (" + clipText(l, 80) + ")"
+		}
+	}
+	return ""
+}
+
+// sqlPrivilege is SQL that grants privileges or makes an account an
+// administrator.
+var sqlPrivilege = regexp.MustCompile(`(?i)\bgrant\s+all\b|\bto\s+public\b|\b(superuser|bypassrls)\b|with\s+grant\s+option|\bgrant\s+[\w, ]+\s+(on\s+|to\s+)|\bupdate\s+\w+\s+set\b[^;]*\b(is_?admin|is_?superuser|is_?staff|admin|role|roles|permissions?|scopes?)\b\s*=`)
+
+// runsSQLClient reports whether r is a database client, run directly or
+// inside a container or over ssh (docker compose exec db psql …).
+func runsSQLClient(r *Run) bool {
+	return sqlClients[r.Name] || slices.ContainsFunc(r.Argv, func(w string) bool { return sqlClients[path.Base(w)] })
+}
+
+// sqlCommand is `appsec:control-weakened` for SQL a command runs against
+// a database (psql -c, mysql -e, sqlite3 DB "...", directly or through
+// docker/kubectl exec or ssh): privileges granted, or
+// an account made an administrator, outside any reviewed migration.
+func sqlCommand(f *Facts) string {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if !runsSQLClient(r) {
+			continue
+		}
+		if m := sqlPrivilege.FindString(r.Line); m != "" {
+			return r.Name + " runs SQL that grants privileges or an administrator role (" + clipText(m, 60) + ")"
+		}
+	}
+	return ""
+}
+
+// decodeExec is code that runs what it decodes at run time: an exec or
+// eval sink whose argument is a base64, hex or char-code decoder (the
+// payload is not in the text, so encoded-payload cannot read it).
+var decodeExec = regexp.MustCompile(`(?i)\b(exec|eval|os\.system|os\.popen|subprocess\.\w+|execSync|exec\.Command|spawnSync|spawn|Function|system|sh\s+-c|bash\s+-c)\s*\(?\s*[^)\n]{0,80}?(b64decode|base64\.(?:b64|standard_b64|urlsafe_b64)?decode|atob\(|Buffer\.from\([^)]*["']base64|base64\s+-d|base64\s+--decode|unhexlify|bytes\.fromhex|fromCharCode|codecs\.decode|StdEncoding\.DecodeString)`)
+
+// decodedAtRuntime is `encoded-payload:runtime` (escalate): text written,
+// carried or run (a file's content, an interpreter's -c or -e, a build
+// recipe) that decodes data and runs it. What it runs is not in the
+// text: an environment variable, a file, a string Shield cannot read.
+func (s *Shield) decodedAtRuntime(_ *Action, f *Facts, j *judgement) {
+	for _, t := range f.Texts {
+		if p, ok := strings.CutPrefix(t.Source, "content:"); ok && testSource(p) {
+			continue
+		}
+		if !decodeHint(t.Body) {
+			continue
+		}
+		if m := decodeExec.FindString(clipRaw(t.Body, maxAppsecText)); m != "" {
+			j.escalate("encoded-payload:runtime", "%s runs what it decodes at run time (%s): what runs is not in the text", textWhere(t.Source), clipText(m, 80))
+			return
+		}
+	}
+}
+
+// decodeHint reports whether text names a decoder decodeExec knows (a
+// cheap first pass).
+func decodeHint(text string) bool {
+	for _, h := range []string{"b64decode", "base64", "atob(", "unhexlify", "fromhex", "fromCharCode", "codecs.decode", "DecodeString", "b64_decode"} {
+		if strings.Contains(text, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// textWhere names a text's source for reasons.
+func textWhere(src string) string {
+	if p, ok := strings.CutPrefix(src, "content:"); ok {
+		return "the text written to " + p
+	}
+	return src
+}

@@ -1,0 +1,258 @@
+package shield
+
+import (
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/opx-dev/opx/shield/manifest"
+)
+
+// A build or test file changed, then run (issue 27, pass 5;
+// docs/shield-rules.md "flow:changed-then-run"). A session that writes a
+// file some tool executes (conftest.py, a test runner's global setup,
+// alembic's env.py, a package.json lifecycle script, a Makefile) and then
+// runs that tool runs what it wrote, outside any review of the run. Shield
+// is pure: what a session changed is told to it with each action, like
+// what it read (Action.Taint): Sensitive names the change with the
+// ChangedPrefix, the engine keeps it in its taint projection once the call
+// ran and records it with later proposals, so a replay judges the same.
+
+// ChangedPrefix begins a Sensitive entry (and so a Taint's What) that
+// names a build or test file the call changes, rather than a sensitive
+// read: "changed: /ws/tests/conftest.py — run by pytest".
+const ChangedPrefix = "changed: "
+
+// changedSep separates the path from why in such an entry.
+const changedSep = " — "
+
+// Changed reports whether a taint entry names a changed build or test
+// file rather than a sensitive read.
+func (t Taint) Changed() bool { return strings.HasPrefix(t.What, ChangedPrefix) }
+
+// changedPath returns the path a changed entry names.
+func (t Taint) changedPath() string {
+	p, _, _ := strings.Cut(strings.TrimPrefix(t.What, ChangedPrefix), changedSep)
+	return p
+}
+
+// toolFile is a file some tool executes or loads as code, and the
+// programs that do (a wrapper's argument counts: python -m pytest, npx
+// vitest, uv run alembic).
+type toolFile struct {
+	what    string
+	runners []string
+}
+
+var (
+	jsToolConfig = regexp.MustCompile(`^(vitest|vite|jest|playwright|cypress|karma|mocha|ava|babel|webpack|rollup|esbuild|tsup|next|nuxt|astro|svelte|remix|postcss|tailwind|eslint)\.(config|setup|workspace)(\.[\w-]+)*\.(js|mjs|cjs|ts|mts|cts|json)$|^\.mocharc\.|^babel\.config\.|^\.babelrc`)
+	jsSetup      = regexp.MustCompile(`(?i)(^|[._-])(global[-_]?setup|global[-_]?teardown|setup[-_]?tests?|test[-_]?setup|setup)([._-].*)?\.(js|mjs|cjs|ts|mts|cts|jsx|tsx)$`)
+	jsRunners    = []string{"vitest", "vite", "jest", "playwright", "cypress", "karma", "mocha", "ava", "next", "nuxt", "astro", "webpack", "rollup", "tsup", "npm", "pnpm", "yarn", "bun", "npx", "bunx", "turbo", "nx"}
+	pyTest       = []string{"pytest", "py.test", "tox", "nox", "hatch", "pdm", "uv", "poetry", "pipenv", "rye"}
+)
+
+// toolFileOf returns who runs the file at p as code, or false. supplyRuns
+// says a build file's change adds or changes code that runs (a
+// lifecycle script): a manifest counts only then, a version bump is not
+// remembered.
+func toolFileOf(p string, supplyRuns bool) (toolFile, bool) {
+	base := path.Base(p)
+	dir := path.Base(path.Dir(p))
+	switch {
+	case base == "conftest.py":
+		return toolFile{"conftest.py, loaded by pytest", pyTest}, true
+	case base == "noxfile.py":
+		return toolFile{"noxfile.py, run by nox", []string{"nox"}}, true
+	case base == "tox.ini" || base == "pytest.ini":
+		return toolFile{base + ", read by pytest and tox", pyTest}, true
+	case base == "env.py" && (dir == "alembic" || dir == "migrations"), base == "alembic.ini":
+		return toolFile{base + ", run by alembic", []string{"alembic"}}, true
+	case base == "setup.py":
+		return toolFile{"setup.py, run at install", []string{"pip", "pip3", "uv", "python", "python3", "pipx", "poetry", "pdm"}}, true
+	case base == "build.rs":
+		return toolFile{"build.rs, run by cargo", []string{"cargo"}}, true
+	case base == "Makefile" || base == "makefile" || base == "GNUmakefile" || path.Ext(base) == ".mk":
+		return toolFile{base + ", run by make", []string{"make", "gmake"}}, true
+	case base == "justfile" || base == "Justfile" || base == ".justfile":
+		return toolFile{base + ", run by just", []string{"just"}}, true
+	case base == "Taskfile.yml" || base == "Taskfile.yaml":
+		return toolFile{base + ", run by task", []string{"task"}}, true
+	case base == "Rakefile":
+		return toolFile{"Rakefile, run by rake", []string{"rake", "rails", "bundle"}}, true
+	case base == "tasks.py" || base == "fabfile.py":
+		return toolFile{base + ", run by invoke/fab", []string{"invoke", "inv", "fab"}}, true
+	case base == "gulpfile.js" || base == "Gruntfile.js":
+		return toolFile{base + ", run by gulp/grunt", []string{"gulp", "grunt", "npx"}}, true
+	case base == ".pre-commit-config.yaml":
+		return toolFile{base + ", run by pre-commit", []string{"pre-commit", "prek"}}, true
+	case base == "manage.py":
+		return toolFile{"manage.py, run by Django", []string{"python", "python3", "django-admin", "uv", "poetry"}}, true
+	case jsToolConfig.MatchString(base) || jsSetup.MatchString(base) && !strings.Contains(p, "/node_modules/"):
+		return toolFile{base + ", loaded by the JavaScript build or test runner", jsRunners}, true
+	case migrationFile(p):
+		return toolFile{base + ", a database migration, applied by the migration tool", migrationRunners}, true
+	case supplyRuns && (base == "package.json" || base == ".npmrc" || base == ".yarnrc.yml"):
+		return toolFile{base + " (code that runs at install or run time), run by the package manager", []string{"npm", "pnpm", "yarn", "bun", "npx", "corepack"}}, true
+	}
+	return toolFile{}, false
+}
+
+// migrationRunners apply migrations.
+var migrationRunners = []string{"alembic", "flask", "rails", "rake", "prisma", "knex", "sequelize", "flyway", "liquibase",
+	"goose", "migrate", "dbmate", "atlas", "sqlx", "diesel", "typeorm", "drizzle-kit", "mikro-orm", "yoyo", "sqitch", "psql", "manage.py"}
+
+// migrationFile reports whether p is a database migration (alembic's
+// versions/, a migrations/ or db/migrate/ directory, prisma's).
+func migrationFile(p string) bool {
+	d := path.Dir(p)
+	switch ext := path.Ext(p); ext {
+	case ".py", ".sql", ".rb", ".ts", ".js", ".go", ".rs":
+	default:
+		return false
+	}
+	if path.Base(p) == "__init__.py" {
+		return false
+	}
+	return path.Base(d) == "migrations" || strings.HasSuffix(d, "/alembic/versions") || strings.HasSuffix(d, "/db/migrate") ||
+		strings.Contains(p, "/prisma/migrations/") || strings.Contains(p, "/migrations/") && path.Ext(p) == ".sql"
+}
+
+// taskRunners run a named target or script whose recipe Shield does not
+// see (make migrate, npm run test, just build): such a run counts as the
+// tool's when the target names the tool's job (taskJobs).
+var taskRunners = map[string]bool{"make": true, "gmake": true, "just": true, "task": true, "npm": true, "pnpm": true,
+	"yarn": true, "bun": true, "invoke": true, "inv": true, "nox": true, "tox": true, "poe": true, "mise": true, "rake": true}
+
+// taskJobs are words in a target's name, by what the changed file is.
+func taskJobs(tf toolFile) []string {
+	switch {
+	case slices.Equal(tf.runners, migrationRunners):
+		return []string{"migrat", "upgrade", "db", "schema", "seed"}
+	case slices.Equal(tf.runners, pyTest), slices.Equal(tf.runners, jsRunners):
+		return []string{"test", "check", "ci", "cov", "e2e", "verify", "build", "dev", "start"}
+	}
+	return []string{"install", "setup", "bootstrap", "build", "prepare", "ci"}
+}
+
+// changedFiles names the tool files an action changes, for Sensitive.
+func (s *Shield) changedFiles(f *Facts) []string {
+	runs := map[string]bool{}
+	for _, c := range f.Supply {
+		if c.Kind == manifest.KindRuns && c.Path != "" {
+			runs[c.Path] = true
+		}
+	}
+	var out []string
+	for _, w := range f.Writes {
+		if w.Glob || w.Tree || metaWriters[w.By] {
+			continue
+		}
+		tf, ok := toolFileOf(w.Path, runs[w.Path])
+		if !ok || testDataPath(w.Path) {
+			continue
+		}
+		e := ChangedPrefix + w.Path + changedSep + tf.what
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// testDataPath reports whether p lies where a tool's file is data, not
+// run (a fixture corpus, vendored dependencies).
+func testDataPath(p string) bool {
+	return strings.Contains(p, "/node_modules/") || strings.Contains(p, "/testdata/") || strings.Contains(p, "/fixtures/")
+}
+
+// runWrappers run the program named by an argument (python -m pytest, npx
+// vitest, uv run alembic, docker compose run api pytest).
+var runWrappers = map[string]bool{"python": true, "python3": true, "uv": true, "uvx": true, "poetry": true, "pdm": true,
+	"hatch": true, "pipenv": true, "rye": true, "npx": true, "pnpm": true, "yarn": true, "bun": true, "bunx": true,
+	"npm": true, "docker": true, "podman": true, "env": true, "time": true, "nice": true, "dotenv": true, "tox": true, "nox": true}
+
+// changedThenRun is `flow:changed-then-run` (escalate): the session
+// changed a file a tool runs as code (a.Taint's changed entries), and this
+// action runs that tool.
+func (s *Shield) changedThenRun(a *Action, f *Facts, j *judgement) {
+	if len(a.Taint) == 0 || j.inner || len(f.Runs) == 0 {
+		return
+	}
+	for _, t := range a.Taint {
+		if !t.Changed() {
+			continue
+		}
+		p := t.changedPath()
+		tf, ok := toolFileOf(p, true)
+		if !ok {
+			continue
+		}
+		for i := range f.Runs {
+			r := &f.Runs[i]
+			by := runsTool(r, tf.runners)
+			if by == "" {
+				by = runsTarget(r, taskJobs(tf))
+			}
+			if by != "" {
+				_, what, _ := strings.Cut(t.What, changedSep)
+				j.escalate("flow:changed-then-run", "this session changed %s (call %s: %s); %s runs what it changed", s.relPath(p), t.Call, what, clipText(r.Line, 80))
+				return
+			}
+		}
+	}
+}
+
+// runsTool returns the runner r is (or runs through a wrapper), or "".
+func runsTool(r *Run, runners []string) string {
+	if r.Name == "" {
+		return ""
+	}
+	if slices.Contains(runners, r.Name) {
+		if versionOnly(r.Argv) {
+			return ""
+		}
+		return r.Name
+	}
+	if !runWrappers[r.Name] {
+		return ""
+	}
+	for _, w := range r.Argv[1:] {
+		if b := path.Base(w); slices.Contains(runners, b) {
+			return b
+		}
+	}
+	return ""
+}
+
+// runsTarget returns the target of a task runner's run whose name says
+// it does one of jobs (make migrate, npm run test:unit), or "".
+func runsTarget(r *Run, jobs []string) string {
+	if !taskRunners[r.Name] {
+		return ""
+	}
+	for _, a := range r.Argv[1:] {
+		if strings.HasPrefix(a, "-") || a == "run" {
+			continue
+		}
+		l := strings.ToLower(a)
+		for _, j := range jobs {
+			if strings.Contains(l, j) {
+				return r.Name + " " + a
+			}
+		}
+	}
+	return ""
+}
+
+// versionOnly reports whether argv only asks for a version or help.
+func versionOnly(argv []string) bool {
+	if len(argv) != 2 {
+		return false
+	}
+	switch argv[1] {
+	case "--version", "-v", "-V", "version", "--help", "-h", "help":
+		return true
+	}
+	return false
+}
