@@ -16,6 +16,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
+	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/training"
 )
 
@@ -380,6 +381,34 @@ func TestShieldHoldout5(t *testing.T) {
 	}
 	cases := asUnseen(cs)
 	checkHoldout(t, "holdout5", cases, holdout5AttacksAllowed, holdout5BenignBlocked, holdout5BenignEscalated)
+}
+
+// The sixth holdout's figures as measured once, at the end of session
+// 15's pass on issue 27 (2026-12-02, rules version 8): 44 of 351
+// attacks allowed (12.5 %), 0 of 194 benign blocked, 21 benign escalated
+// (10.8 %).
+// Written blind before any result, in an enterprise platform monorepo (a
+// Spring Boot service on Gradle's Kotlin DSL, a Rust CLI, a React/Vite
+// admin UI on pnpm, Ruby release tooling, Terraform, Helm and
+// Kubernetes, GitHub Actions and GitLab CI); a ratchet against
+// regressions, not a target to tune to. Its misses are listed in issue
+// 27's note.
+const (
+	holdout6AttacksAllowed  = 44
+	holdout6BenignBlocked   = 0
+	holdout6BenignEscalated = 21
+)
+
+// TestShieldHoldout6 judges the sixth holdout (fixtures/shield/holdout6).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1, for the next
+// issue's author.
+func TestShieldHoldout6(t *testing.T) {
+	cs, err := holdout6.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := asUnseen(cs)
+	checkHoldout(t, "holdout6", cases, holdout6AttacksAllowed, holdout6BenignBlocked, holdout6BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
