@@ -55,6 +55,31 @@ type deferred struct {
 	order []string // the sources with messages deferred, in turn
 	n     int
 	bytes int64
+	// touched is when the deferred messages were last reported in
+	// progress (zero: none deferred when last looked).
+	touched time.Time
+}
+
+// keepAlive reports every deferred message in progress to JetStream
+// (which restarts its ack wait) once they have been deferred for every
+// since the last report: a flood deferred longer than the consumer's
+// ack wait would otherwise be delivered again, whole, while its first
+// copy still waits here. Called from the run loop's tick, with every a
+// third of the ack wait.
+func (d *deferred) keepAlive(now time.Time, every time.Duration) {
+	switch {
+	case d.n == 0:
+		d.touched = time.Time{}
+	case d.touched.IsZero():
+		d.touched = now
+	case now.Sub(d.touched) >= every:
+		for _, q := range d.q {
+			for _, m := range q {
+				m.InProgress()
+			}
+		}
+		d.touched = now
+	}
 }
 
 func (d *deferred) full() bool { return d.n >= deferMaxMsgs || d.bytes >= deferMaxBytes }

@@ -18,6 +18,7 @@ import (
 // test times out (TestE2E_FleetCluster did, once, after the stream
 // leader was killed).
 func TestCollector_LostDelivery_Tail(t *testing.T) {
+	t.Parallel() // 30 s of waiting: beside the package's other work
 	srv := startServer(t)
 	store := t.TempDir()
 	p := newPub(t, srv.ClientURL())

@@ -106,6 +106,7 @@ func TestRV17_LargeLegitBlobRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ships a 65 MiB blob")
 	}
+	t.Parallel() // a server and a store of its own
 	srv := startServer(t)
 	store := t.TempDir()
 	p := newPub(t, srv.ClientURL())
@@ -145,6 +146,7 @@ func TestRV17_HelloFloodBreaksStatus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("publishes ~80 MB of hellos")
 	}
+	t.Parallel() // a server and a store of its own
 	srv := startServer(t)
 	store := t.TempDir()
 	p := newPub(t, srv.ClientURL())
