@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/opx-dev/opx/cli/internal/ledgerloc"
@@ -314,19 +313,8 @@ func (e *shieldEval) judge(n int, line []byte) (evalResult, json.RawMessage, err
 			e.taint = map[string][]event.Taint{}
 		}
 		if _, seen := e.taint[session]; seen || len(e.taint) < maxEvalSessions {
-			// As the projection keeps them: reads and changed files
-			// counted apart (projection.MaxTaint each).
-			ts, what := e.taint[session], prop.Sensitive[0]
-			kind := strings.HasPrefix(what, projection.ChangedPrefix)
-			same := 0
-			for _, t := range ts {
-				if strings.HasPrefix(t.What, projection.ChangedPrefix) == kind {
-					same++
-				}
-			}
-			if same < projection.MaxTaint {
-				e.taint[session] = append(ts, event.Taint{Seq: uint64(n), CallID: callID, What: what})
-			}
+			// As the projection keeps them.
+			e.taint[session] = projection.KeepTaint(e.taint[session], event.Taint{Seq: uint64(n), CallID: callID}, prop.Sensitive)
 		}
 	}
 	res := evalResult{ID: id, Decision: final.Decision, Tier: final.Tier, Rule: final.Rule, Reason: final.Reason,

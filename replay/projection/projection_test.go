@@ -285,7 +285,7 @@ func TestTaint_ChangedFilesCountApart(t *testing.T) {
 	hash := strings.Repeat("ab", 32)
 	for i := 0; i < projection.MaxTaint+2; i++ {
 		id := fmt.Sprint("w", i)
-		add(&event.ToolProposed{CallID: id, Tool: "write_file", Arguments: "{}", ActionHash: hash, Sensitive: []string{projection.ChangedPrefix + "/ws/Makefile — Makefile, run by make"}})
+		add(&event.ToolProposed{CallID: id, Tool: "write_file", Arguments: "{}", ActionHash: hash, Sensitive: []string{projection.ChangedPrefix + "/ws/" + id + "/Makefile — Makefile, run by make"}})
 		add(&event.ExecStarted{CallID: id, Tool: "write_file", ActionHash: hash})
 	}
 	add(&event.ToolProposed{CallID: "r", Tool: "read_file", Arguments: "{}", ActionHash: hash, Sensitive: []string{"/ws/.env (credentials)"}})
@@ -299,5 +299,66 @@ func TestTaint_ChangedFilesCountApart(t *testing.T) {
 	}
 	if len(got) != projection.MaxTaint+1 || got[len(got)-1].CallID != "r" {
 		t.Errorf("taint %+v: want %d changed files and the read after them", got, projection.MaxTaint)
+	}
+}
+
+// TestTaint_EveryEntryEachFileOnce: a call naming two changed files keeps
+// both (not only the first), a file changed again is held once (editing
+// one file many times does not use up the bound: a different file
+// changed after that is still kept), and KeepTaint, the same rule over a
+// list (opx shield eval), keeps exactly what the fold keeps.
+func TestTaint_EveryEntryEachFileOnce(t *testing.T) {
+	l, err := ledger.Create(filepath.Join(t.TempDir(), "l.db"), ledger.Options{NoSync: true, Projections: projection.All()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+	hash := strings.Repeat("ab", 32)
+	conftest := projection.ChangedPrefix + "/ws/tests/conftest.py — conftest.py, loaded by pytest"
+	makefile := projection.ChangedPrefix + "/ws/Makefile — Makefile, run by make"
+	build := projection.ChangedPrefix + "/ws/build.rs — build.rs, run by cargo"
+	calls := [][]string{{"/ws/.env (credentials)", conftest, makefile}}
+	for range projection.MaxTaint + 4 {
+		calls = append(calls, []string{conftest})
+	}
+	calls = append(calls, []string{build})
+	var want []event.Taint
+	for i, whats := range calls {
+		id := fmt.Sprint("c", i)
+		for _, p := range []event.Payload{
+			&event.ToolProposed{CallID: id, Tool: "execute_command", Arguments: "{}", ActionHash: hash, Sensitive: whats},
+			&event.ExecStarted{CallID: id, Tool: "execute_command", ActionHash: hash},
+		} {
+			ap, err := l.Append(ctx, ledger.Sync, event.MustRecord("s1", p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := p.(*event.ToolProposed); ok {
+				want = projection.KeepTaint(want, event.Taint{Seq: ap[0].Seq, CallID: id}, whats)
+			}
+		}
+	}
+	var got []event.Taint
+	if err := l.ViewProjection(projection.Taint{}, func(b ledger.Bucket) error {
+		got = projection.ReadTaint(b, "s1")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var whats []string
+	for _, g := range got {
+		whats = append(whats, g.What)
+	}
+	if len(whats) != 4 || whats[1] != conftest || whats[2] != makefile || whats[3] != build {
+		t.Fatalf("taint %q: want the read, conftest.py and the Makefile of the first call, then build.rs", whats)
+	}
+	if len(want) != len(got) {
+		t.Fatalf("KeepTaint keeps %d entries, the fold %d", len(want), len(got))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("entry %d: fold %+v, KeepTaint %+v", i, got[i], want[i])
+		}
 	}
 }
