@@ -1,0 +1,69 @@
+package shield_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/opx-dev/opx/shield"
+	"github.com/opx-dev/opx/shield/manifest"
+)
+
+// Session 15, issue 27 pass 6: a build file judged by shape whose change
+// adds code that runs or a new origin, then its reader or wrapper run
+// (flow:changed-then-run); read and check verbs of helm, kubectl and
+// signature verifiers allowed. Our own wording, both ways.
+func TestFlow_ChangedThenRun_BuildFiles(t *testing.T) {
+	s := defaultShield(t)
+	changed := func(a shield.Action) []shield.Taint {
+		var out []shield.Taint
+		for _, w := range s.Sensitive(a) {
+			if strings.HasPrefix(w, shield.ChangedPrefix) {
+				out = append(out, shield.Taint{Call: "c1", What: w})
+			}
+		}
+		return out
+	}
+	edit := func(p, body, kind string) shield.Action {
+		a := facts(s, "edit_file").content(p, body).act()
+		if kind != "" {
+			a.Facts.Supply = append(a.Facts.Supply, shield.Supply{Path: s.ResolvePath(p), Kind: kind, Key: "new source", By: "edit_file"})
+		}
+		return a
+	}
+	then := func(first shield.Action, line string) shield.Action {
+		a := command(line)
+		a.Taint = changed(first)
+		return a
+	}
+	wrapper := edit("gradle/wrapper/gradle-wrapper.properties", "distributionUrl=https\\://dist.builds.example/gradle-8.9-bin.zip\n", manifest.KindSource)
+	task := edit("app/build.gradle.kts", "val warm by tasks.registering(Exec::class) { commandLine(\"sh\", \"-c\", \"./warm.sh\") }\n", manifest.KindRuns)
+	chart := edit("deploy/chart/Chart.yaml", "    repository: https://charts.mirror.example/stable\n", manifest.KindSource)
+	bump := edit("app/build.gradle.kts", "    implementation(\"org.slf4j:slf4j-api:2.0.16\")\n", "")
+	pomRepo := edit("pom.xml", "<url>https://repo.mirror.example/maven2</url>\n", manifest.KindSource)
+	const asked = "escalate flow:changed-then-run"
+	runRuleCases(t, s, []ruleCase{
+		{"wrapper origin then version", then(wrapper, "./gradlew --version"), asked},
+		{"exec task then build", then(task, "./gradlew :app:build"), asked},
+		{"chart repository then dependency update", then(chart, "helm dependency update deploy/chart"), asked},
+		{"pom repository then mvnw", then(pomRepo, "./mvnw -q verify"), asked},
+
+		{"version bump then build", then(bump, "./gradlew :app:test"), none},
+		{"exec task then go test", then(task, "go test ./..."), none},
+		{"helm lint", command("helm lint deploy/chart"), none},
+		{"helm dependency build", command("helm dependency build deploy/chart"), none},
+		{"kubectl diff", command("kubectl diff -k deploy/overlays/prod"), none},
+		{"kubectl auth can-i", command("kubectl auth can-i list pods -n web"), none},
+		{"cosign verify", command("cosign verify --certificate-identity-regexp 'https://github.com/acme/.*' --certificate-oidc-issuer https://token.actions.githubusercontent.com ghcr.io/acme/api:1.2.0"), none},
+	})
+	// Writes to the cluster, and a verifier's signing verbs, stay asked.
+	for _, line := range []string{"kubectl apply -k deploy/overlays/prod", "helm upgrade --install api deploy/chart", "cosign sign ghcr.io/acme/api:1.2.0"} {
+		asks := false
+		for _, v := range s.Evaluate(context.Background(), command(line)) {
+			asks = asks || v.Decision != "allow"
+		}
+		if !asks {
+			t.Errorf("%s: allowed by every tier", line)
+		}
+	}
+}
