@@ -628,6 +628,12 @@ func (s *Shield) decodedAtRuntime(_ *Action, f *Facts, j *judgement) {
 		if p, ok := strings.CutPrefix(t.Source, "content:"); ok && testSource(p) {
 			continue
 		}
+		if fetchHint(t.Body) {
+			if m := fetchEval.FindString(clipRaw(t.Body, maxAppsecText)); m != "" {
+				j.escalate("remote-code:eval-fetched", "%s runs code it fetches at run time (%s): what runs is on a server, not in the text", textWhere(t.Source), clipText(m, 80))
+				return
+			}
+		}
 		if !decodeHint(t.Body) {
 			continue
 		}
@@ -655,4 +661,20 @@ func textWhere(src string) string {
 		return "the text written to " + p
 	}
 	return src
+}
+
+// fetchEval is code that evaluates what it fetches at run time: an eval
+// or load sink whose argument reads a URL (Ruby's URI.open, Python's
+// urlopen or requests, JavaScript's fetch, PowerShell's DownloadString).
+var fetchEval = regexp.MustCompile(`(?i)\b(eval|exec|instance_eval|class_eval|module_eval|execfile|Function|runInThisContext|runInNewContext|Invoke-Expression|iex)\s*\(?\s*[^;\n]{0,80}?(URI\.open|URI\(|Net::HTTP|HTTParty|Faraday|open-uri|urlopen|urllib\.request|requests\.get|httpx\.get|\bfetch\(|axios\.get|https?\.get\(|DownloadString|Invoke-WebRequest|Invoke-RestMethod|\biwr\b|\birm\b)`)
+
+// fetchHint reports whether text names a fetcher fetchEval knows (a
+// cheap first pass).
+func fetchHint(text string) bool {
+	for _, h := range []string{"URI", "Net::HTTP", "HTTParty", "Faraday", "urlopen", "urllib", "requests.get", "httpx.get", "fetch(", "axios", ".get(", "DownloadString", "Invoke-WebRequest", "Invoke-RestMethod", "iwr", "irm"} {
+		if strings.Contains(text, h) {
+			return true
+		}
+	}
+	return false
 }
