@@ -487,7 +487,7 @@ func fileName(seg string) bool {
 		}
 	}
 	ext := parts[len(parts)-1]
-	if ext == "" || len(ext) > 8 {
+	if ext == "" || len(ext) > 8 || ext[0] < 'a' || ext[0] > 'z' {
 		return false
 	}
 	for _, c := range ext {

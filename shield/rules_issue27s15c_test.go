@@ -92,3 +92,24 @@ func TestRules_EvalFetched(t *testing.T) {
 		{"eval of a local expression", wr("tools/calc.py", "print(eval('1 + 2'))\n"), none},
 	})
 }
+
+// A secret named in prose with its value, in a memory note or a commit
+// message, both ways.
+func TestRules_ProseSecret(t *testing.T) {
+	s := defaultShield(t)
+	mem := func(body string) shield.Action {
+		return facts(s, "memory_append").write("MEMORY.md").text("memory", body).act()
+	}
+	commit := func(msg string) shield.Action { return facts(s, "git_commit").text("commit message", msg).act() }
+	runRuleCases(t, s, []ruleCase{
+		{"memory prose password", mem("the staging db password is Kq7-ramp.2031 (from the ops vault)"), "block memory:secret"},
+		{"memory token for host", mem("token for ci.example: tQ9vLx2mZp81"), "block memory:secret"},
+		{"commit message password", commit("wip: REDIS_PASSWORD=Wn4x!rQ77zz on staging, drop later"), "escalate exfiltration:secret"},
+		{"commit message prose", commit("hotfix: the admin password is Bl4ck-Sw4n!9 for now"), "escalate exfiltration:secret"},
+
+		{"memory where a token lives", mem("the deploy token is kept in the ops vault, never in the repo"), none},
+		{"memory password policy", mem("passwords are rotated monthly; the password is required at login"), none},
+		{"commit reads from env", commit("ci: read DEPLOY_TOKEN from the environment"), none},
+		{"commit token rename", commit("auth: token is refreshed before expiry"), none},
+	})
+}
