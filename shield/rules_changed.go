@@ -177,6 +177,9 @@ func (s *Shield) changedFiles(f *Facts) []string {
 			continue
 		}
 		tf, ok := toolFileOf(w.Path, runs[w.Path])
+		if !ok && fetchingScript(f, w.Path) {
+			tf, ok = toolFile{what: path.Base(w.Path) + ", a script that runs code it fetches", runners: []string{path.Base(w.Path)}, always: true}, true
+		}
 		if !ok || testDataPath(w.Path) {
 			continue
 		}
@@ -198,7 +201,8 @@ func testDataPath(p string) bool {
 // vitest, uv run alembic, docker compose run api pytest).
 var runWrappers = map[string]bool{"python": true, "python3": true, "uv": true, "uvx": true, "poetry": true, "pdm": true,
 	"hatch": true, "pipenv": true, "rye": true, "npx": true, "pnpm": true, "yarn": true, "bun": true, "bunx": true,
-	"npm": true, "docker": true, "podman": true, "env": true, "time": true, "nice": true, "dotenv": true, "tox": true, "nox": true}
+	"npm": true, "docker": true, "podman": true, "env": true, "time": true, "nice": true, "dotenv": true, "tox": true, "nox": true,
+	"sh": true, "bash": true, "zsh": true, "ruby": true, "node": true, "perl": true, "pwsh": true}
 
 // changedThenRun is `flow:changed-then-run` (escalate): the session
 // changed a file a tool runs as code (a.Taint's changed entries), and this
@@ -213,6 +217,9 @@ func (s *Shield) changedThenRun(a *Action, f *Facts, j *judgement) {
 		}
 		p := t.changedPath()
 		tf, ok := toolFileOf(p, true)
+		if !ok && strings.HasSuffix(t.What, ", a script that runs code it fetches") {
+			tf, ok = toolFile{what: "", runners: []string{path.Base(p)}, always: true}, true
+		}
 		if !ok {
 			continue
 		}
@@ -281,6 +288,25 @@ func versionOnly(argv []string) bool {
 	switch argv[1] {
 	case "--version", "-v", "-V", "version", "--help", "-h", "help":
 		return true
+	}
+	return false
+}
+
+// scriptFetchRun is a script's line that runs what it fetches (curl … |
+// sh, iex (… DownloadString …)); fetchEval covers code evaluating it.
+var scriptFetchRun = regexp.MustCompile(`(?i)\b(curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^\n|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b|\b(curl|wget)\b[^\n|]*\|\s*(sudo\s+)?(python\d*|perl|ruby|node)\b|\b(iex|Invoke-Expression)\b[^\n]*(DownloadString|Invoke-WebRequest|iwr|irm)`)
+
+// fetchingScript reports whether the action writes, at p, a script that
+// runs code it fetches: the session running it next runs the server's
+// answer (flow:changed-then-run remembers it, with the script as runner).
+func fetchingScript(f *Facts, p string) bool {
+	for _, t := range f.Texts {
+		if t.Source == "content:"+p {
+			body := clipRaw(t.Body, maxAppsecText)
+			if scriptFetchRun.MatchString(body) || fetchHint(body) && fetchEval.MatchString(body) {
+				return true
+			}
+		}
 	}
 	return false
 }
