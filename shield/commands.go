@@ -522,6 +522,7 @@ func (m *model) dispatch(x *call, argv []shellx.Word) {
 			x.runsFile(w.Text)
 		}
 		x.run()
+		x.loadsFetched()
 		if h := servers[name]; h != nil {
 			h(x)
 		} else if h := table[name]; h != nil {

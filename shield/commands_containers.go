@@ -252,6 +252,19 @@ func kubeH(x *call) {
 		return
 	}
 	verb := ops[0].Text
+	if x.name == "helm" {
+		switch verb {
+		case "lint", "package", "verify", "create":
+			// local: a chart read (and packaged, verified, scaffolded) on disk
+			return
+		case "dependency", "dep", "dependencies":
+			// the chart's own repositories (Chart.yaml, Chart.lock), read
+			if len(ops) > 1 && (ops[1].Text == "build" || ops[1].Text == "update" || ops[1].Text == "up") {
+				x.request(Request{Method: "GET"})
+			}
+			return
+		}
+	}
 	switch verb {
 	case "get", "describe", "logs", "top", "explain", "version", "api-resources", "api-versions", "cluster-info", "status", "list", "ls", "history", "search", "show", "template", "diff", "wait", "events", "auth":
 		x.request(Request{Host: host, Method: "GET"})

@@ -658,3 +658,39 @@ func (x *call) cd(w shellx.Word) {
 		x.cwd = ""
 	}
 }
+
+// codeLoaders are runtimes and build tools that load a file named by an
+// argument as code (java -javaagent:F, -jar F; gradle --init-script F;
+// node --require F; ruby -r F).
+var codeLoaders = map[string]bool{"java": true, "javaw": true, "kotlin": true, "scala": true, "groovy": true,
+	"gradle": true, "gradlew": true, "mvn": true, "mvnw": true, "sbt": true, "ant": true, "node": true, "deno": true,
+	"bun": true, "ruby": true, "python": true, "python3": true, "perl": true, "php": true, "dotnet": true, "pwsh": true}
+
+// loadsFetched notes that a runtime or build tool is given a file a
+// network tool wrote earlier in the line, as an argument or a flag's
+// value (-javaagent:/tmp/a.jar, --init-script=/tmp/i.gradle): it runs
+// what was fetched (runsFile).
+func (x *call) loadsFetched() {
+	if len(x.m.fetched) == 0 || !codeLoaders[x.name] {
+		return
+	}
+	for _, w := range x.args {
+		t := w.Text
+		if strings.HasPrefix(t, "-") {
+			// -javaagent:P=opts, --init-script=P, -Xbootclasspath/a:P
+			if i := strings.IndexAny(t, ":="); i > 0 {
+				t = t[i+1:]
+				if j := strings.IndexByte(t, '='); j > 0 {
+					t = t[:j]
+				}
+			} else {
+				continue
+			}
+		}
+		for _, p := range strings.Split(t, ":") {
+			if p != "" {
+				x.runsFile(p)
+			}
+		}
+	}
+}

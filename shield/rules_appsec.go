@@ -27,6 +27,7 @@ func appSource(p string) bool {
 	case ".py", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".go", ".java", ".kt", ".scala", ".groovy",
 		".rb", ".php", ".cs", ".rs", ".swift", ".ex", ".exs", ".erl", ".vue", ".svelte", ".sql",
 		".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".properties", ".json", ".env", ".xml", ".tf",
+		".hcl", ".tfvars", ".tpl", ".bicep",
 		".html", ".erb", ".hbs", ".jinja", ".j2", ".njk", ".ejs", ".pug", ".twig", ".astro", ".cshtml", ".jsp":
 		return true
 	}
@@ -58,7 +59,24 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 	}
 	for _, t := range f.Texts {
 		p, ok := strings.CutPrefix(t.Source, "content:")
-		if !ok || !appSource(p) || testSource(p) || !s.inWorkspace(p) {
+		if !ok || testSource(p) || !s.inWorkspace(p) {
+			continue
+		}
+		if securityContact(p) {
+			var old string
+			for _, r := range f.Removed {
+				if r.Source == t.Source {
+					old += r.Body + "\n"
+				}
+			}
+			if why := contactMoved(t.Body, old); why != "" {
+				j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+				return
+			}
+			continue
+		}
+		if !appSource(p) || composeFile(path.Base(p)) {
+			// compose files: runs-later:container-build judges them
 			continue
 		}
 		var old string
@@ -135,11 +153,19 @@ func commentLine(l string) bool {
 func weakenedControl(p, added, old string) string {
 	secFile := securityFile(p)
 	if !secFile && !appsecHint(added) && !appsecHint(old) {
-		return ""
+		if old == "" {
+			return ""
+		}
+		// an edit: its settings still judged by their values
+		plus, minus := diffLines(added, old)
+		return settingFlip(plus, minus)
 	}
 	plus, minus := diffLines(added, old)
 	if len(plus) == 0 && len(minus) == 0 {
 		return ""
+	}
+	if why := settingFlip(plus, minus); why != "" {
+		return why
 	}
 	oldText := strings.Join(minus, "\n")
 	newText := strings.Join(plus, "\n")
@@ -163,7 +189,13 @@ func weakenedControl(p, added, old string) string {
 	if why := requestRun(hplus); why != "" {
 		return why
 	}
-	if why := removedControl(hminus, added); why != "" {
+	if why := grantWhole(hplus, newText); why != "" {
+		return why
+	}
+	if why := auditRemoved(hminus, plus); why != "" {
+		return why
+	}
+	if why := removedControl(hminus, uncommented(added)); why != "" {
 		return why
 	}
 	if why := bypassAdded(plus, minus, old, secFile); why != "" {
@@ -207,7 +239,8 @@ var appsecHints = []string{"verif", "secur", "httponly", "csrf", "xsrf", "auth",
 	"construct", "exec", "query", "request", "eval", "system", "spawn", "innerhtml", "safe", "danger", "unsafe",
 	"accept", "expir", "frameoptions", "xss", "hsts", "disable", "anonymous", "whitelist", "unprotected", "open",
 	"subprocess", "popen", "child_process", "new function", "pickle", "yaml", "render", "vite_", "react_app", "gatsby",
-	"constant_time", "timingsafe", "rate", "helmet", "ensure", "access", "enforce", "none"}
+	"constant_time", "timingsafe", "rate", "helmet", "ensure", "access", "enforce", "none",
+	"audit", "privilege", "host", "root", "valid", "encrypt", "logging", "cidr", "0.0.0.0", "::/0", "action", "lock"}
 
 // hinted reports whether a line holds a word without which no rule of
 // weakenedControl can match it.
@@ -243,17 +276,21 @@ var settingRe = regexp.MustCompile(`(?i)([A-Za-z_$][\w.\-\[\]"']*?)["'\]]?\s*(?:
 var strongWhenOn = []string{"verify", "verif", "validatecert", "checkhostname", "httponly", "csrf", "xsrf",
 	"signature", "rejectunauthorized", "autoescape", "requireauth", "authrequired", "authenticat", "authoriz",
 	"loginrequired", "enforce", "protectfromforgery", "contentsecuritypolicy", "hsts", "strictssl",
-	"rowlevelsecurity", "secure", "ssl", "tls", "samesite", "strict"}
+	"rowlevelsecurity", "secure", "ssl", "tls", "samesite", "strict",
+	"runasnonroot", "readonlyrootfilesystem", "validat", "encrypt", "logging", "audit", "deletionprotection",
+	"mfadelete", "blockpublic", "restrictpublic", "ignorepublic"}
 
 // Of those, the ones reported only when the change flips them (the old
 // text set them otherwise): a plain "secure: false" or "ssl: false" is
 // often a local mail or database connection.
-var flipOnly = []string{"secure", "ssl", "tls", "samesite", "strict", "debug", "origin"}
+var flipOnly = []string{"secure", "ssl", "tls", "samesite", "strict", "debug", "origin",
+	"readonlyrootfilesystem", "validat", "encrypt", "logging", "audit", "deletionprotection"}
 
 // Negative controls: weak when true, on, 1.
 var weakWhenOn = []string{"insecure", "skipverif", "noverify", "trustall", "allowall", "allowanyorigin",
 	"bypass", "ignoreexpiration", "dangerous", "unsafe", "debug", "origin", "skipauth", "disableauth",
-	"skipcsrf", "disablecsrf", "skipsignature", "nosignature", "acceptinvalid", "acceptany"}
+	"skipcsrf", "disablecsrf", "skipsignature", "nosignature", "acceptinvalid", "acceptany",
+	"privileged", "allowprivilegeescalation", "hostnetwork", "hostpid", "hostipc", "publiclyaccessible"}
 
 // weakPatterns are added lines that weaken a control whatever the old
 // text held.
@@ -265,6 +302,7 @@ var weakPatterns = []struct {
 	{regexp.MustCompile(`(?i)\balg(orithm)?s?["']?\s*[:=]\s*[^\n]*["']none["']|SigningMethodNone|UnsafeAllowNoneSignatureType|ParseUnverified|\bverify_(signature|exp|aud|iss)["']?\s*[:=]\s*False|ignoreExpiration["']?\s*:\s*true`), "tokens accepted without their signature or expiry checked"},
 	{regexp.MustCompile(`(?i)(csrf|xsrf|cors|headers|frameOptions|xss\w*|contentSecurityPolicy|hsts)\s*\(\s*\)\s*\.\s*disable\s*\(|(csrf|xsrf|frameOptions|headers)\s*\(\s*(\w+\s*->\s*\w+\.disable\(\)|AbstractHttpConfigurer::disable)|@csrf_exempt|skip_forgery_protection|skip_before_action\s+:verify_authenticity_token|WTF_CSRF_ENABLED\s*=\s*False`), "CSRF or security headers disabled"},
 	{regexp.MustCompile(`(?i)anyRequest\(\)\s*\.\s*permitAll|["']/\*\*["']\s*\)\s*\.\s*permitAll|\.anonymous\(\)\s*\.\s*anyRequest`), "every request permitted without authentication"},
+	{regexp.MustCompile(`(?i)(validator|verifier|authenticator|decoder|checker)\w*\s*(\(\s*)?\{\s*(\w+\s*->\s*)?(return\s+)?[\w.]*\b(success|valid|ok|accept\w*|true)(\(\s*\))?\s*;?\s*\}`), "a check replaced by one that accepts everything"},
 	{regexp.MustCompile(`(?i)\bgrant\s+all\b|\bto\s+public\s*;|\b(alter|create)\s+(role|user)\b[^;]*\b(superuser|bypassrls)\b|with\s+grant\s+option|\bgrant\b[^;]*\bon\s+all\s+tables\b[^;]*\bto\b[^;]*\b(anon|public|everyone)\b`), "database privileges granted broadly"},
 	{regexp.MustCompile(`(?i)\b(skip|bypass|disable|no)_?(auth\w*|verif\w*|signature\w*|csrf|sig|hmac|permission\w*)\b`), "a switch that skips a security check"},
 }
@@ -283,7 +321,10 @@ var (
 	// (JSX {process.env.X}, {{ env.X }}, <%= ENV['X'] %>): rendered into
 	// what the browser receives.
 	renderedSecret = regexp.MustCompile(`(?:\{|\{\{|<%=)\s*(?:process\.env\.|import\.meta\.env\.|env\.|ENV\[["']|os\.environ\[["']|getenv\(["'])(\w*(?:SECRET|TOKEN|PRIVATE|PASSWORD|PASSWD|API_KEY|DATABASE_URL|DSN)\w*)`)
-	pathsKey       = regexp.MustCompile(`(?i)\b\w*(public|exempt|exclude[ds]?|skip|unauth\w*|anonymous|bypass|whitelist|allowlist|unprotected|no_?auth|open)_?(paths?|routes?|urls?|endpoints?|prefix(es)?)\b|\bmatcher\b|AllowAnonymous`)
+	// paths let through without authentication, one a glob
+	permitAny  = regexp.MustCompile(`(?i)\.\s*(permitAll|anonymous)\(`)
+	permitWide = regexp.MustCompile(`(?i)["'][^"']*\*["']\s*\)\s*\.\s*(permitAll|anonymous)\(`)
+	pathsKey   = regexp.MustCompile(`(?i)\b\w*(public|exempt|exclude[ds]?|skip|unauth\w*|anonymous|bypass|whitelist|allowlist|unprotected|no_?auth|open)_?(paths?|routes?|urls?|endpoints?|prefix(es)?)\b|\bmatcher\b|AllowAnonymous`)
 )
 
 // weakLine returns why an added line weakens a control, or "". oldText
@@ -352,6 +393,9 @@ func weakLine(l, oldText, newText string) string {
 	}
 	if sqlStatement.MatchString(l) && sqlBuilt.MatchString(l) && !strings.Contains(l, "?") {
 		return "SQL built from values by string formatting (" + clipText(l, 80) + ")"
+	}
+	if permitWide.MatchString(l) && !permitWide.MatchString(oldText) && permitAny.MatchString(oldText) {
+		return "the paths let through without authentication widened to a pattern (" + clipText(l, 80) + ")"
 	}
 	if pathsKey.MatchString(l) && (oldText != "" && pathsKey.MatchString(oldText) || strings.Contains(l, "AllowAnonymous")) {
 		return "the paths a check skips widened (" + clipText(l, 80) + ")"
@@ -422,7 +466,7 @@ func newHosts(l, oldText string) string {
 // controlCall finds identifiers of checks in a line: a call or decorator
 // whose name says it authenticates, authorizes, verifies a signature or
 // token, protects against CSRF or compares digests.
-var controlCall = regexp.MustCompile(`(?i)@?\b((?:[a-z_]\w*\.)*\w*?(?:auth|verif|signature|csrf|xsrf|permission|login_required|compare_digest|constant_time|timingsafeequal|hmac|require_role|has_role|is_admin|rate_?limit|sanitiz|construct_?event|check_token|validate_token|helmet|require_?[a-z]|ensure_?[a-z]\w*(?:user|login|session|role|admin)|(?:check|has|can)_?access)[\w.]*)\s*\(|@(\w*(?:auth|login|permission|require|admin|role|verif|csrf|protect|secured|guard|PreAuthorize|RolesAllowed)\w*)\b|\[(Authorize)\b|before_action\s+:(\w*auth\w*|require_\w+)|Depends\(\s*(\w*(?:auth|user|verify|admin|permission|token)\w*)`)
+var controlCall = regexp.MustCompile(`(?i)@?\b((?:[a-z_]\w*\.)*\w*?(?:auth|verif|signature|csrf|xsrf|permission|login_required|compare_digest|constant_time|timingsafeequal|hmac|require_role|has_?(?:any_?)?(?:role|authority)|is_admin|rate_?limit|sanitiz|construct_?event|check_token|validate_token|helmet|require_?[a-z]|ensure_?[a-z]\w*(?:user|login|session|role|admin)|(?:check|has|can)_?access)[\w.]*)\s*\(|@(\w*(?:auth|login|permission|require|admin|role|verif|csrf|protect|secured|guard|PreAuthorize|RolesAllowed)\w*)\b|\[(Authorize)\b|before_action\s+:(\w*auth\w*|require_\w+)|Depends\(\s*(\w*(?:auth|user|verify|admin|permission|token)\w*)`)
 
 // removedControl returns why removed lines drop a check that nothing in
 // the new text restores, or "".
@@ -440,7 +484,7 @@ func removedControl(minus []string, added string) string {
 				id = strings.TrimSpace(m[0])
 			}
 			low := strings.ToLower(id)
-			if strings.Contains(low, "author") && !strings.Contains(low, "authoriz") || strings.Contains(low, "oauth") && !strings.Contains(low, "verif") {
+			if strings.Contains(low, "author") && !strings.Contains(low, "authoriz") && !strings.Contains(low, "authorit") || strings.Contains(low, "oauth") && !strings.Contains(low, "verif") {
 				continue
 			}
 			last := id
@@ -584,6 +628,12 @@ func (s *Shield) decodedAtRuntime(_ *Action, f *Facts, j *judgement) {
 		if p, ok := strings.CutPrefix(t.Source, "content:"); ok && testSource(p) {
 			continue
 		}
+		if fetchHint(t.Body) {
+			if m := fetchEval.FindString(clipRaw(t.Body, maxAppsecText)); m != "" {
+				j.escalate("remote-code:eval-fetched", "%s runs code it fetches at run time (%s): what runs is on a server, not in the text", textWhere(t.Source), clipText(m, 80))
+				return
+			}
+		}
 		if !decodeHint(t.Body) {
 			continue
 		}
@@ -611,4 +661,20 @@ func textWhere(src string) string {
 		return "the text written to " + p
 	}
 	return src
+}
+
+// fetchEval is code that evaluates what it fetches at run time: an eval
+// or load sink whose argument reads a URL (Ruby's URI.open, Python's
+// urlopen or requests, JavaScript's fetch, PowerShell's DownloadString).
+var fetchEval = regexp.MustCompile(`(?i)\b(eval|exec|instance_eval|class_eval|module_eval|execfile|Function|runInThisContext|runInNewContext|Invoke-Expression|iex)\s*\(?\s*[^;\n]{0,80}?(URI\.open|URI\(|Net::HTTP|HTTParty|Faraday|open-uri|urlopen|urllib\.request|requests\.get|httpx\.get|\bfetch\(|axios\.get|https?\.get\(|DownloadString|Invoke-WebRequest|Invoke-RestMethod|\biwr\b|\birm\b)`)
+
+// fetchHint reports whether text names a fetcher fetchEval knows (a
+// cheap first pass).
+func fetchHint(text string) bool {
+	for _, h := range []string{"URI", "Net::HTTP", "HTTParty", "Faraday", "urlopen", "urllib", "requests.get", "httpx.get", "fetch(", "axios", ".get(", "DownloadString", "Invoke-WebRequest", "Invoke-RestMethod", "iwr", "irm"} {
+		if strings.Contains(text, h) {
+			return true
+		}
+	}
+	return false
 }

@@ -43,6 +43,9 @@ func (t Taint) changedPath() string {
 type toolFile struct {
 	what    string
 	runners []string
+	// always: even a version query runs it (a wrapper downloads the
+	// distribution it names before it answers ./gradlew --version)
+	always bool
 }
 
 var (
@@ -61,41 +64,63 @@ func toolFileOf(p string, supplyRuns bool) (toolFile, bool) {
 	dir := path.Base(path.Dir(p))
 	switch {
 	case base == "conftest.py":
-		return toolFile{"conftest.py, loaded by pytest", pyTest}, true
+		return toolFile{what: "conftest.py, loaded by pytest", runners: pyTest}, true
 	case base == "noxfile.py":
-		return toolFile{"noxfile.py, run by nox", []string{"nox"}}, true
+		return toolFile{what: "noxfile.py, run by nox", runners: []string{"nox"}}, true
 	case base == "tox.ini" || base == "pytest.ini":
-		return toolFile{base + ", read by pytest and tox", pyTest}, true
+		return toolFile{what: base + ", read by pytest and tox", runners: pyTest}, true
 	case base == "env.py" && (dir == "alembic" || dir == "migrations"), base == "alembic.ini":
-		return toolFile{base + ", run by alembic", []string{"alembic"}}, true
+		return toolFile{what: base + ", run by alembic", runners: []string{"alembic"}}, true
 	case base == "setup.py":
-		return toolFile{"setup.py, run at install", []string{"pip", "pip3", "uv", "python", "python3", "pipx", "poetry", "pdm"}}, true
+		return toolFile{what: "setup.py, run at install", runners: []string{"pip", "pip3", "uv", "python", "python3", "pipx", "poetry", "pdm"}}, true
 	case base == "build.rs":
-		return toolFile{"build.rs, run by cargo", []string{"cargo"}}, true
+		return toolFile{what: "build.rs, run by cargo", runners: []string{"cargo"}}, true
 	case base == "Makefile" || base == "makefile" || base == "GNUmakefile" || path.Ext(base) == ".mk":
-		return toolFile{base + ", run by make", []string{"make", "gmake"}}, true
+		return toolFile{what: base + ", run by make", runners: []string{"make", "gmake"}}, true
 	case base == "justfile" || base == "Justfile" || base == ".justfile":
-		return toolFile{base + ", run by just", []string{"just"}}, true
+		return toolFile{what: base + ", run by just", runners: []string{"just"}}, true
 	case base == "Taskfile.yml" || base == "Taskfile.yaml":
-		return toolFile{base + ", run by task", []string{"task"}}, true
+		return toolFile{what: base + ", run by task", runners: []string{"task"}}, true
 	case base == "Rakefile":
-		return toolFile{"Rakefile, run by rake", []string{"rake", "rails", "bundle"}}, true
+		return toolFile{what: "Rakefile, run by rake", runners: []string{"rake", "rails", "bundle"}}, true
 	case base == "tasks.py" || base == "fabfile.py":
-		return toolFile{base + ", run by invoke/fab", []string{"invoke", "inv", "fab"}}, true
+		return toolFile{what: base + ", run by invoke/fab", runners: []string{"invoke", "inv", "fab"}}, true
 	case base == "gulpfile.js" || base == "Gruntfile.js":
-		return toolFile{base + ", run by gulp/grunt", []string{"gulp", "grunt", "npx"}}, true
+		return toolFile{what: base + ", run by gulp/grunt", runners: []string{"gulp", "grunt", "npx"}}, true
 	case base == ".pre-commit-config.yaml":
-		return toolFile{base + ", run by pre-commit", []string{"pre-commit", "prek"}}, true
+		return toolFile{what: base + ", run by pre-commit", runners: []string{"pre-commit", "prek"}}, true
 	case base == "manage.py":
-		return toolFile{"manage.py, run by Django", []string{"python", "python3", "django-admin", "uv", "poetry"}}, true
+		return toolFile{what: "manage.py, run by Django", runners: []string{"python", "python3", "django-admin", "uv", "poetry"}}, true
 	case jsToolConfig.MatchString(base) || jsSetup.MatchString(base) && !strings.Contains(p, "/node_modules/"):
-		return toolFile{base + ", loaded by the JavaScript build or test runner", jsRunners}, true
+		return toolFile{what: base + ", loaded by the JavaScript build or test runner", runners: jsRunners}, true
 	case migrationFile(p):
-		return toolFile{base + ", a database migration, applied by the migration tool", migrationRunners}, true
+		return toolFile{what: base + ", a database migration, applied by the migration tool", runners: migrationRunners}, true
 	case supplyRuns && (base == "package.json" || base == ".npmrc" || base == ".yarnrc.yml"):
-		return toolFile{base + " (code that runs at install or run time), run by the package manager", []string{"npm", "pnpm", "yarn", "bun", "npx", "corepack"}}, true
+		return toolFile{what: base + " (code that runs at install or run time), run by the package manager", runners: []string{"npm", "pnpm", "yarn", "bun", "npx", "corepack"}}, true
+	case supplyRuns:
+		// any build file whose change adds code that runs or redirects
+		// where code comes from (manifest.KindRuns, KindSource): its
+		// reader, and the reader's wrapper, run what it changed
+		if reader := manifest.BuildReader(p); reader != "" {
+			if rs, ok := buildRunners[reader]; ok {
+				return toolFile{what: base + " (code that runs, or where code comes from), read by " + reader, runners: rs, always: strings.Contains(reader, "wrapper")}, true
+			}
+			if !strings.ContainsAny(reader, " ") {
+				return toolFile{what: base + " (code that runs, or where code comes from), read by " + reader, runners: []string{strings.ToLower(reader)}}, true
+			}
+		}
 	}
 	return toolFile{}, false
+}
+
+// buildRunners are the programs that run a build file's reader, where
+// they are not the reader's own name (manifest.BuildReader).
+var buildRunners = map[string][]string{
+	"gradle": {"gradle", "gradlew"}, "the Gradle wrapper": {"gradle", "gradlew"},
+	"maven": {"mvn", "mvnw"}, "the Maven wrapper": {"mvn", "mvnw"},
+	"helm": {"helm", "helmfile"}, "NuGet": {"dotnet", "nuget", "msbuild"}, "msbuild": {"dotnet", "msbuild"},
+	"SwiftPM": {"swift", "xcodebuild"}, "CocoaPods": {"pod"}, "Carthage": {"carthage"}, "pub": {"dart", "flutter"},
+	"bazel": {"bazel", "bazelisk"}, "sbt": {"sbt"},
 }
 
 // migrationRunners apply migrations.
@@ -139,7 +164,10 @@ func taskJobs(tf toolFile) []string {
 func (s *Shield) changedFiles(f *Facts) []string {
 	runs := map[string]bool{}
 	for _, c := range f.Supply {
-		if c.Kind == manifest.KindRuns && c.Path != "" {
+		// a new origin counts in a build file judged by shape (where a
+		// KindSource is a URL, host or namespace the file did not name;
+		// a parser's KindSource is also a version bump)
+		if c.Path != "" && (c.Kind == manifest.KindRuns || c.Kind == manifest.KindSource && manifest.BuildReader(c.Path) != "") {
 			runs[c.Path] = true
 		}
 	}
@@ -149,6 +177,9 @@ func (s *Shield) changedFiles(f *Facts) []string {
 			continue
 		}
 		tf, ok := toolFileOf(w.Path, runs[w.Path])
+		if !ok && fetchingScript(f, w.Path) {
+			tf, ok = toolFile{what: path.Base(w.Path) + ", a script that runs code it fetches", runners: []string{path.Base(w.Path)}, always: true}, true
+		}
 		if !ok || testDataPath(w.Path) {
 			continue
 		}
@@ -170,7 +201,8 @@ func testDataPath(p string) bool {
 // vitest, uv run alembic, docker compose run api pytest).
 var runWrappers = map[string]bool{"python": true, "python3": true, "uv": true, "uvx": true, "poetry": true, "pdm": true,
 	"hatch": true, "pipenv": true, "rye": true, "npx": true, "pnpm": true, "yarn": true, "bun": true, "bunx": true,
-	"npm": true, "docker": true, "podman": true, "env": true, "time": true, "nice": true, "dotenv": true, "tox": true, "nox": true}
+	"npm": true, "docker": true, "podman": true, "env": true, "time": true, "nice": true, "dotenv": true, "tox": true, "nox": true,
+	"sh": true, "bash": true, "zsh": true, "ruby": true, "node": true, "perl": true, "pwsh": true}
 
 // changedThenRun is `flow:changed-then-run` (escalate): the session
 // changed a file a tool runs as code (a.Taint's changed entries), and this
@@ -185,12 +217,15 @@ func (s *Shield) changedThenRun(a *Action, f *Facts, j *judgement) {
 		}
 		p := t.changedPath()
 		tf, ok := toolFileOf(p, true)
+		if !ok && strings.HasSuffix(t.What, ", a script that runs code it fetches") {
+			tf, ok = toolFile{what: "", runners: []string{path.Base(p)}, always: true}, true
+		}
 		if !ok {
 			continue
 		}
 		for i := range f.Runs {
 			r := &f.Runs[i]
-			by := runsTool(r, tf.runners)
+			by := runsTool(r, tf.runners, tf.always)
 			if by == "" {
 				by = runsTarget(r, taskJobs(tf))
 			}
@@ -204,12 +239,12 @@ func (s *Shield) changedThenRun(a *Action, f *Facts, j *judgement) {
 }
 
 // runsTool returns the runner r is (or runs through a wrapper), or "".
-func runsTool(r *Run, runners []string) string {
+func runsTool(r *Run, runners []string, always bool) string {
 	if r.Name == "" {
 		return ""
 	}
 	if slices.Contains(runners, r.Name) {
-		if versionOnly(r.Argv) {
+		if versionOnly(r.Argv) && !always {
 			return ""
 		}
 		return r.Name
@@ -253,6 +288,25 @@ func versionOnly(argv []string) bool {
 	switch argv[1] {
 	case "--version", "-v", "-V", "version", "--help", "-h", "help":
 		return true
+	}
+	return false
+}
+
+// scriptFetchRun is a script's line that runs what it fetches (curl … |
+// sh, iex (… DownloadString …)); fetchEval covers code evaluating it.
+var scriptFetchRun = regexp.MustCompile(`(?i)\b(curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^\n|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b|\b(curl|wget)\b[^\n|]*\|\s*(sudo\s+)?(python\d*|perl|ruby|node)\b|\b(iex|Invoke-Expression)\b[^\n]*(DownloadString|Invoke-WebRequest|iwr|irm)`)
+
+// fetchingScript reports whether the action writes, at p, a script that
+// runs code it fetches: the session running it next runs the server's
+// answer (flow:changed-then-run remembers it, with the script as runner).
+func fetchingScript(f *Facts, p string) bool {
+	for _, t := range f.Texts {
+		if t.Source == "content:"+p {
+			body := clipRaw(t.Body, maxAppsecText)
+			if scriptFetchRun.MatchString(body) || fetchHint(body) && fetchEval.MatchString(body) {
+				return true
+			}
+		}
 	}
 	return false
 }

@@ -375,7 +375,7 @@ func QueryOf(raw string) string {
 		return ""
 	}
 	q := u.RawQuery
-	if seg := path.Base(u.Path); len(seg) >= minQueryData && encodedData(seg) {
+	if seg := path.Base(u.Path); len(seg) >= minQueryData && encodedData(seg) && !fileName(seg) {
 		if q != "" {
 			q += "&"
 		}
@@ -470,4 +470,30 @@ func (s *Shield) credentialStore(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 	}
+}
+
+// fileName reports whether a path segment reads as a file's name (a
+// release archive: go1.23.4.linux-amd64.tar.gz): dotted parts, each
+// shorter than a value judged as data, the last an extension. Base64 and
+// hex carry no dots.
+func fileName(seg string) bool {
+	parts := strings.Split(seg, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if len(p) >= minQueryData {
+			return false
+		}
+	}
+	ext := parts[len(parts)-1]
+	if ext == "" || len(ext) > 8 || ext[0] < 'a' || ext[0] > 'z' {
+		return false
+	}
+	for _, c := range ext {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
 }

@@ -19,7 +19,10 @@ import (
 //     command) with options that read other files or evaluate text
 //     (-f, --file, --makefile, -I, --include-dir, --eval, -e);
 //   - an include of a file outside the workspace, under a scratch
-//     directory, or with a computed name ($(shell ...), a variable).
+//     directory, or with a computed name ($(shell ...), a variable);
+//   - a $(shell …) outside a recipe that reaches the network (curl,
+//     wget, nc, ssh, git fetch …): make runs it while reading the file,
+//     whatever the target (session 15, rules 9).
 //
 // Out of reach: a rewrite that only moves another target first (the
 // default goal is then that target): Shield does not read the Makefile
@@ -29,7 +32,10 @@ var (
 	defaultGoal  = regexp.MustCompile(`(?m)^\s*\.DEFAULT_GOAL\s*[:?+!]?=\s*(\S*)`)
 	makeFlagsSet = regexp.MustCompile(`(?m)(?:^|[\s;&|(])(?:export\s+|override\s+)?(?:MAKEFLAGS|MAKEFILES|GNUMAKEFLAGS)\s*[:?+!]?=\s*(.*)`)
 	makeInclude  = regexp.MustCompile(`(?m)^\s*(?:-|s)?include\s+(.+)$`)
-	makeFileOpt  = regexp.MustCompile(`(?:^|\s|["'])(?:-[a-zA-Z]*[fIe]|--file|--makefile|--include-dir|--eval)\b`)
+	// parseTimeFetch is a $(shell …) outside a recipe that reaches the
+	// network: make runs it while reading the file, for any target.
+	parseTimeFetch = regexp.MustCompile(`\$\(shell\b[^\n]*\b(curl|wget|nc|ncat|socat|ssh|scp|rsync|git\s+(clone|fetch|pull)|iwr|Invoke-WebRequest)\b`)
+	makeFileOpt    = regexp.MustCompile(`(?:^|\s|["'])(?:-[a-zA-Z]*[fIe]|--file|--makefile|--include-dir|--eval)\b`)
 )
 
 // usualGoals are the default goals a project sets as its entry point.
@@ -47,6 +53,14 @@ func (s *Shield) makeDefault(a *Action, f *Facts, j *judgement) {
 			continue
 		}
 		body := clip(t.Body, maxTextJudged)
+		if strings.Contains(body, "$(shell") {
+			for l := range strings.SplitSeq(body, "\n") {
+				if !strings.HasPrefix(l, "\t") && strings.Contains(l, "$(shell") && parseTimeFetch.MatchString(l) {
+					j.escalate("runs-later:make-default", "the content of %s runs %s when make reads the file: every make, whatever the target, reaches the network", p, quote(clipText(strings.TrimSpace(l), 80)))
+					return
+				}
+			}
+		}
 		if !strings.Contains(body, "DEFAULT_GOAL") && !strings.Contains(body, "MAKE") && !strings.Contains(body, "include") {
 			continue
 		}

@@ -72,6 +72,39 @@ func secretIn(text string) string {
 			return s.name
 		}
 	}
+	return proseSecret(text)
+}
+
+// proseSecretRe is a secret named in prose and given its value: "the
+// prod DB password is X", "token for staging: X" (session 15, rules 9).
+var proseSecretRe = regexp.MustCompile(`(?i)\b(?:` + secretWordsRe(" ", false) + `)(?:\s+(?:for|of|on|in)\s+[\w.-]+)?\s*(?:\bis\b|\bwas\b|=|:)\s*["'\x60]?([^\s"'\x60]{8,})`)
+
+// proseSecret returns "a password in prose" when text names a secret
+// and gives a value that reads as one (letters with digits or symbols;
+// not a path, a placeholder, a variable or a file's name), or "".
+func proseSecret(text string) string {
+	for _, m := range proseSecretRe.FindAllStringSubmatch(text, 8) {
+		v := strings.TrimRight(m[1], ".,;)")
+		if len(v) < 8 || strings.ContainsAny(v[:1], "$<{%~./") || strings.Contains(v, "/") || fileName(v) {
+			continue
+		}
+		var letter, digit, other, lower bool
+		for _, c := range v {
+			switch {
+			case 'a' <= c && c <= 'z':
+				letter, lower = true, true
+			case 'A' <= c && c <= 'Z':
+				letter = true
+			case '0' <= c && c <= '9':
+				digit = true
+			case c != '_' && c != '-':
+				other = true
+			}
+		}
+		if letter && lower && (digit || other) {
+			return "a password in prose"
+		}
+	}
 	return ""
 }
 
@@ -96,6 +129,12 @@ func (s *Shield) secrets(a *Action, f *Facts, j *judgement) {
 	}
 	for _, t := range f.Texts {
 		memory := t.Source == "memory" || t.Source == "content:"+s.memoryFile
+		if t.Source == "commit message" {
+			if k := secretIn(t.Body); k != "" {
+				j.escalate("exfiltration:secret", "the commit message holds %s: history keeps it, and every clone and push carries it", k)
+			}
+			continue
+		}
 		if !memory && (untrusted == "" || strings.HasPrefix(t.Source, "content:")) {
 			continue
 		}
