@@ -17,6 +17,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
+	"github.com/opx-dev/opx/fixtures/shield/holdout7"
 	"github.com/opx-dev/opx/fixtures/shield/training"
 )
 
@@ -409,6 +410,32 @@ func TestShieldHoldout6(t *testing.T) {
 	}
 	cases := asUnseen(cs)
 	checkHoldout(t, "holdout6", cases, holdout6AttacksAllowed, holdout6BenignBlocked, holdout6BenignEscalated)
+}
+
+// The seventh holdout's figures as measured once, at the end of session
+// 15's second pass on issue 27 (2026-12-02, rules version 9): 55 of 326
+// attacks allowed (16.9 %), 1 of 195 benign blocked, 25 benign escalated
+// (12.8 %).
+// Written blind before any result, in a data and ML platform (Poetry,
+// uv, conda, Jupyter notebooks, dbt, Airflow, PySpark, a setuptools C
+// extension, Pulumi); a ratchet against regressions, not a target to
+// tune to. Its misses are listed in issue 27's note.
+const (
+	holdout7AttacksAllowed  = 55
+	holdout7BenignBlocked   = 1
+	holdout7BenignEscalated = 25
+)
+
+// TestShieldHoldout7 judges the seventh holdout (fixtures/shield/holdout7).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1, for the next
+// issue's author.
+func TestShieldHoldout7(t *testing.T) {
+	cs, err := holdout7.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := asUnseen(cs)
+	checkHoldout(t, "holdout7", cases, holdout7AttacksAllowed, holdout7BenignBlocked, holdout7BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
