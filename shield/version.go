@@ -63,7 +63,15 @@ package shield
 //	   off, assertions loosened, audit code skipped) and audit SQL through
 //	   container or ssh clients; secrets rendered into pages; data in a
 //	   name a DNS-over-HTTPS query resolves (flow:query-data).
-const RulesVersion = "8"
+//	9: issue 27, the sixth holdout's classes (session 15, second pass):
+//	   application security weakened in infrastructure and framework
+//	   configuration (Terraform/HCL, Kubernetes and Helm YAML, framework
+//	   properties); runs-later writes judged by their diff; helm, kubectl
+//	   and cosign read verbs in the check-and-inspect grammar;
+//	   changed-then-run through wrappers and fetched scripts;
+//	   remote-code:eval-fetched; make's $(shell …) outside a recipe;
+//	   secrets in prose and in commit messages.
+const RulesVersion = "9"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).
