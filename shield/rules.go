@@ -89,6 +89,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).evasion,
 		(*Shield).repoEvasion,
 		(*Shield).taintedEgress,
+		(*Shield).writtenSink,
 		(*Shield).changedThenRun,
 		(*Shield).network,
 		(*Shield).queryData,
