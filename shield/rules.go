@@ -80,6 +80,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).checksLoosenedRule,
 		(*Shield).appsecWeakened,
 		(*Shield).decodedAtRuntime,
+		(*Shield).writtenRemote,
 		(*Shield).makeDefault,
 		(*Shield).remoteRunner,
 		(*Shield).supplyChain,

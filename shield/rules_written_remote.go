@@ -1,0 +1,88 @@
+package shield
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Code written that fetches code and runs it (issue 27, pass 7, rules
+// 10; docs/shield-rules.md "remote-code:written"). pipe-to-shell judges a
+// command line that pipes a download into a shell; the same line written
+// into a file runs later, when the notebook, the DAG, the task runner,
+// the CI step or the service runs it, and is as remote. Any written text
+// (a notebook's cells, a Python string handed to a shell, a task file, a
+// YAML job, a properties file, source code) whose added lines pipe a
+// download into an interpreter, run a download through a substitution or
+// PowerShell's Invoke-Expression, or load code from a URL at run time (a
+// Spark job's jars and Python files, PHP's include of a URL, Ruby's load
+// of URI.open, a class loader or assembly from the network, a script
+// downloaded to a file) is asked about. Prose (READMEs quote installers),
+// lockfiles and container builds (RUN lines act inside the image) are
+// left to their own rules.
+
+// writtenFetchRun are the shapes, each a line of written text.
+var writtenFetchRun = []*regexp.Regexp{
+	// A download piped into an interpreter.
+	regexp.MustCompile(`(?i)\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c|lwp-request|http\s+get)\b[^|\n]{0,300}\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\S+=\S*\s+)*)?(?:/\S*/)?(?:(?:ba|z|da|k|mk|fi|a)?sh|python[0-9.]*|perl|ruby|node|php|iex|invoke-expression|pwsh|powershell)\b`),
+	// A download run through a substitution.
+	regexp.MustCompile(`(?i)(?:\b(?:(?:ba|z|da|k)?sh|source|python[0-9.]*|perl|ruby|node|eval|exec)|(?:^|[\s;&|])\.)\s+(?:-c\s+)?["']?(?:<\(|\$\()\s*(?:curl|wget|iwr|irm)\b`),
+	// PowerShell running what it downloads.
+	regexp.MustCompile(`(?i)\b(?:iex|invoke-expression)\b[\s("']*(?:\(?\s*new-object\s+(?:system\.)?net\.webclient\s*\)?\s*\.\s*download(?:string|data)|iwr\b|irm\b|invoke-webrequest|invoke-restmethod)|\.download(?:string|data)\([^)\n]{0,200}\)\s*\|\s*(?:iex|invoke-expression)\b`),
+	// Code loaded from a URL at run time: Spark's files, jars and
+	// archives, PHP's include, Ruby's load, a dynamic import, a class
+	// loader or an assembly from the network, eval of a download.
+	regexp.MustCompile(`(?i)(?:\baddPyFile|\baddFile|\baddJar|\badd_?(?:py_?)?files?|\bspark\.(?:jars|files|archives|submit\.pyFiles|driver\.extraClassPath|executor\.extraClassPath)|--jars|--py-files|--files|--archives)["'\s(=:,]{1,80}[^\s"'()]{0,200}?(?:https?|ftp)://`),
+	regexp.MustCompile(`(?i)\b(?:include|require)(?:_once)?\s*\(?\s*["'](?:https?|ftp)://|\bload\s*\(?\s*(?:URI\.open|open|Kernel\.open|URI\.parse|Net::HTTP\.get)\s*\(\s*(?:URI\()?["']https?://|\bimport\(\s*["'` + "`" + `]https?://|new\s+URLClassLoader\([^)\n]{0,200}https?://|Assembly\.Load(?:From)?\(\s*[^\n;]{0,120}(?:Download|https?://)`),
+	regexp.MustCompile(`(?i)\b(?:exec|eval)\s*\(\s*(?:await\s+)?(?:\(?\s*await\s+)?(?:requests\.get|httpx\.get|urlopen|urllib\.request\.urlopen|urllib2\.urlopen|file_get_contents|fetch|curl_exec|open-uri|URI\.open)\s*\(`),
+	// A script downloaded to a file (then imported or run).
+	regexp.MustCompile(`(?i)\b(?:urlretrieve|download_file|DownloadFile)\s*\([^)\n]{0,200}\.(?:py|sh|ps1|rb|js|pl|jar)["']`),
+}
+
+// remoteHint reports whether a line may hold one of the shapes (a cheap
+// first pass).
+func remoteHint(l string) bool {
+	lower := asciiLower(l)
+	for _, h := range []string{"curl", "wget", "iwr", "irm", "invoke-", "aria2c", "lwp-", "http get", "download", "://", "iex"} {
+		if strings.Contains(lower, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// writtenRemote is `remote-code:written` (escalate).
+func (s *Shield) writtenRemote(a *Action, f *Facts, j *judgement) {
+	seen := map[string]bool{}
+	for _, t := range f.Texts {
+		p, ok := strings.CutPrefix(t.Source, "content:")
+		if !ok || seen[p] || !remoteCarrier(p) || !remoteHint(t.Body) {
+			continue
+		}
+		seen[p] = true
+		added, old := textOf(f, p)
+		plus, _ := diffLines(codeText(p, added), codeText(p, old))
+		for _, l := range plus {
+			if !remoteHint(l) {
+				continue
+			}
+			l = clipRaw(l, 4096)
+			for _, re := range writtenFetchRun {
+				if m := re.FindString(l); m != "" {
+					j.escalate("remote-code:written", "%s writes code to %s that fetches code and runs it (%s): what runs is whatever the server sends when the file runs", toolName(a), s.relPath(p), clipText(m, 100))
+					return
+				}
+			}
+		}
+	}
+}
+
+// remoteCarrier reports whether written text at p is judged for code it
+// fetches and runs: not prose, lockfiles or container builds.
+func remoteCarrier(p string) bool {
+	base := strings.ToLower(p[strings.LastIndexByte(p, '/')+1:])
+	ext := ""
+	if k := strings.LastIndexByte(base, '.'); k >= 0 {
+		ext = base[k:]
+	}
+	return !proseExt[ext] && !strings.Contains(base, "lock") && !containerFile(p)
+}
