@@ -97,6 +97,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).secrets,
 		(*Shield).scriptContent,
 		(*Shield).memoryInstruction,
+		(*Shield).memoryCommand,
 		(*Shield).promptInjection,
 		(*Shield).addressedText,
 		(*Shield).agentTask,
