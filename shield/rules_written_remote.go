@@ -60,20 +60,45 @@ func (s *Shield) writtenRemote(a *Action, f *Facts, j *judgement) {
 		}
 		seen[p] = true
 		added, old := textOf(f, p)
-		plus, _ := diffLines(codeText(p, added), codeText(p, old))
-		for _, l := range plus {
-			if !remoteHint(l) {
-				continue
-			}
-			l = clipRaw(l, 4096)
-			for _, re := range writtenFetchRun {
-				if m := re.FindString(l); m != "" {
-					j.escalate("remote-code:written", "%s writes code to %s that fetches code and runs it (%s): what runs is whatever the server sends when the file runs", toolName(a), s.relPath(p), clipText(m, 100))
-					return
-				}
+		if m := remoteAdded(p, added, old); m != "" {
+			j.escalate("remote-code:written", "%s writes code to %s that fetches code and runs it (%s): what runs is whatever the server sends when the file runs", toolName(a), s.relPath(p), clipText(m, 100))
+			return
+		}
+	}
+}
+
+// remoteAdded returns the first shape of writtenFetchRun the lines added
+// to p hold, or "".
+func remoteAdded(p, added, old string) string {
+	plus, _ := diffLines(codeText(p, added), codeText(p, old))
+	for _, l := range plus {
+		if !remoteHint(l) {
+			continue
+		}
+		l = clipRaw(l, 4096)
+		for _, re := range writtenFetchRun {
+			if m := re.FindString(l); m != "" {
+				return m
 			}
 		}
 	}
+	return ""
+}
+
+// writtenRisk reports whether the action's write at p adds code that
+// sends data out or runs fetched code (exfiltration:written-code,
+// remote-code:written): flow:changed-then-run remembers the file, and
+// a later run of it (python x.py, jupyter nbconvert --execute x.ipynb)
+// is asked about as running what it changed.
+func (s *Shield) writtenRisk(f *Facts, p string) bool {
+	added, old := textOf(f, p)
+	if added == "" {
+		return false
+	}
+	if remoteCarrier(p) && remoteHint(added) && remoteAdded(p, added, old) != "" {
+		return true
+	}
+	return writtenCode(p) && sinkHint(added) && s.sinkAdded(codeText(p, added), codeText(p, old)) != ""
 }
 
 // remoteCarrier reports whether written text at p is judged for code it

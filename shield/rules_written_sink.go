@@ -51,7 +51,8 @@ var sinkCarries = regexp.MustCompile(`(?i)[.:>]\s*(?:post|put|patch)(?:async|_?j
 	`\bcopy\s+into\b|\bunload\s*\(|\bexport\s+data\b|\binsert\s+into\s+function\b|\bcreate\s+(?:or\s+replace\s+)?(?:external\s+)?(?:stage|location|table)\b|\bto\s+'[a-z0-9]+://|\blocation\s*=?\s*'[a-z0-9]+://|` +
 	`\bsmtplib\b|\bSmtpClient\b|\bnodemailer\b|\bmail\(|Mail::|ActionMailer|\bsend_?mail\b|` +
 	`\w+To(?:S3|Gcs|GCS|Azure\w*|Blob|Sftp|Ftp|Http|Wasb)\w*\(|\b(?:aws\s+s3\s+(?:cp|sync|mv)|gsutil\s+(?:-m\s+)?(?:cp|rsync|mv)|azcopy\s+(?:copy|sync)|rclone\s+(?:copy|sync|move))\b|` +
-	`\bcurl\b[^\n]{0,200}\s(?:-d|--data\S*|-F|--form|-T|--upload-file|-X\s*(?:POST|PUT|PATCH))\b|\bwget\b[^\n]{0,200}--post`)
+	`\bcurl\b[^\n]{0,200}\s(?:-d|--data\S*|-F|--form|-T|--upload-file|-X\s*(?:POST|PUT|PATCH))\b|\bwget\b[^\n]{0,200}--post|` +
+	`\bparams\s*=\s*\{[^}\n]{0,200}:\s*[a-z_]`)
 
 // sinkSecret is what code reads that is the program's to keep: the
 // environment, cookies and storage, request headers, keys and tokens,
@@ -186,7 +187,7 @@ func lineDests(l string) []sinkDest {
 	}
 	k := 0
 	for _, d := range out {
-		if !inComment(l[:d.at]) {
+		if !inComment(l[:d.at]) && !proseLead(l[:d.at]) {
 			out[k] = d
 			k++
 		}
@@ -202,6 +203,29 @@ func inComment(before string) bool {
 	}
 	return strings.Contains(before, "#") && !strings.Contains(before, "#{") || strings.Contains(before, "// ") || strings.HasSuffix(strings.TrimSpace(before), "//")
 }
+
+// proseWords is what text before a URL holds when the URL is named in
+// prose (a docstring, a description): words and sentence punctuation.
+var proseWords = regexp.MustCompile(`^[\s*>]*[A-Za-z][A-Za-z ,.;!?']*\s$`)
+
+// fetchWords open a command line whose URL is its target, not prose.
+var fetchWords = map[string]bool{"curl": true, "wget": true, "http": true, "https": true, "xh": true, "aria2c": true, "fetch": true,
+	"nc": true, "ncat": true, "scp": true, "rsync": true, "sftp": true, "ftp": true, "open": true, "post": true, "put": true, "get": true}
+
+// proseLead reports whether the text before a destination on its line
+// is prose ("See https://…", "Docs live at https://…"), not code.
+func proseLead(before string) bool {
+	if !proseWords.MatchString(before) {
+		return false
+	}
+	first, _, _ := strings.Cut(strings.TrimLeft(before, " \t*>"), " ")
+	return !fetchWords[asciiLower(first)]
+}
+
+// envLookup is code reading one setting from the environment: on the
+// destination's own line it is where the URL comes from
+// (os.getenv("API", "https://…")), not what is sent.
+var envLookup = regexp.MustCompile(`(?i)os\.getenv|os\.environ(?:\.get)?|\bgetenv\(|process\.env|ENV\.fetch|\bENV\[|\benv\(|System\.getenv|GetEnvironmentVariable|os\.Getenv|std::env::var`)
 
 // docHosts are the hosts documentation and schemas name: never a place
 // data goes to.
@@ -313,7 +337,7 @@ func sinkCarried(plus []string, marks []byte, i int, d sinkDest) string {
 		switch {
 		case sinkCarries.MatchString(l):
 			m = 2
-		case sinkSecret.MatchString(l):
+		case k == i && sinkSecret.MatchString(envLookup.ReplaceAllString(l, "")), k != i && sinkSecret.MatchString(l):
 			m = 3
 		}
 		if k != i {
@@ -338,6 +362,10 @@ func sinkCarried(plus []string, marks []byte, i int, d sinkDest) string {
 	}
 	return ""
 }
+
+// writtenRiskWhat ends a changed entry (flow:changed-then-run) for a
+// file whose write adds code that sends data out or runs fetched code.
+const writtenRiskWhat = ", code that sends data out or runs fetched code"
 
 // toolName names the action for reasons.
 func toolName(a *Action) string {
