@@ -35,6 +35,10 @@ var sinkBucket = regexp.MustCompile(`(?i)\b(?:s3_?bucket|gcs_?bucket|dest(?:inat
 // sinkMail is a mail server or a recipient named in code that sends mail.
 var sinkMail = regexp.MustCompile(`(?i)(?:smtplib\.SMTP(?:_SSL)?\(|SmtpClient\(|Net::SMTP\.start\(|smtp\.Dial\(|smtp\.SendMail\(|createTransport\(\s*\{\s*host\s*:|smtp_?host\s*[=:]|smtp_?server\s*[=:]|address\s*:)\s*["']([a-z0-9][\w.-]*\.[a-z]{2,})|\b(?:to|recipients?|cc|bcc|mail_?to|send_?to|to_?addrs?)\s*(?:=>|[=:])\s*\[?\s*["'][\w.+-]+@([\w-]+(?:\.[\w-]+)+)["']|\bmail\(\s*["'][\w.+-]+@([\w-]+(?:\.[\w-]+)+)["']`)
 
+// sinkSocket is a host a raw connection is opened to: sockets, dialers,
+// TCP clients in any language.
+var sinkSocket = regexp.MustCompile(`(?i)(?:\.connect|create_connection|TcpStream::connect|net\.Dial(?:Timeout)?|new\s+Socket|TcpClient|fsockopen|TCPSocket\.new|Socket\.tcp)\s*\(\s*(?:"tcp",\s*)?\(?\s*["']([a-z0-9][a-z0-9.-]*\.[a-z]{2,24})(?::\d+)?["']`)
+
 // sinkDNS is a host name built from data inside a string: what is looked
 // up carries it (f"{secret}.x.example", `${d}.x.example`, "%s.x.example").
 var sinkDNS = regexp.MustCompile(`(?i)(?:\{[^{}\n]{1,60}\}|#\{[^{}\n]{1,60}\}|%[sdvx]|["'` + "`" + `]\s*\+\s*[\w.()\[\]]{1,60}\s*\+\s*["'` + "`" + `])\.((?:[a-z0-9-]{1,63}\.)+[a-z]{2,24})\b`)
@@ -43,16 +47,23 @@ var sinkDNS = regexp.MustCompile(`(?i)(?:\{[^{}\n]{1,60}\}|#\{[^{}\n]{1,60}\}|%[
 var dnsLookup = regexp.MustCompile(`(?i)gethostbyname|getaddrinfo|\bresolve[rs]?\b|dns\.|LookupHost|LookupIP|lookup\(|nslookup|\bdig\b|InetAddress\.getByName|Dns\.GetHost|Resolv`)
 
 // sinkCarries is added code that carries data: an HTTP method that sends,
-// a body or form, an upload, a write of a table or frame, mail, SQL that
-// unloads to or names an external location, a transfer operator, a curl
-// that posts.
-var sinkCarries = regexp.MustCompile(`(?i)[.:>]\s*(?:post|put|patch)(?:async|_?json|form|object)?\s*[(!]|\bhttp\.(?:post|postform|put)\b|\bmethod\s*[:=]\s*["'` + "`" + `]?(?:post|put|patch)\b|NewRequest(?:WithContext)?\([^)\n]{0,40}"(?:POST|PUT|PATCH)"|Net::HTTP::(?:Post|Put|Patch)|CURLOPT_POST|\b(?:json|data|body|files|form|payload|multipart)\s*[:=]\s*[^\s=,)}\]]|` +
-	`\b(?:upload\w*|put_?object|copy_?object|send_?beacon|send_?mail|sendmail|send_?message|deliver\w*|publish|to_parquet|to_csv|to_json|to_sql|to_excel|to_feather|save_?as_?table|insert_?into|write_?stream|write_?to)\s*\(|\.write\b|\.save\(|\.send\(|\.mode\(\s*["'](?:overwrite|append)|` +
+// a body or form passed as an argument, an upload, mail, SQL that unloads
+// to or names an external location, a transfer operator, a curl that
+// posts, query parameters built from variables.
+var sinkCarries = regexp.MustCompile(`(?i)[.:>]\s*(?:post|put|patch)(?:async|_?json|form|object)?\s*[(!]|\bhttp\.(?:post|postform|put)\b|\bmethod\s*[:=]\s*["'` + "`" + `]?(?:post|put|patch)\b|NewRequest(?:WithContext)?\([^)\n]{0,40}"(?:POST|PUT|PATCH)"|Net::HTTP::(?:Post|Put|Patch)|CURLOPT_POST|(?:^\s*|[(,{]\s*)(?:json|data|body|files|form|payload|multipart|content)(?:\s*:\s*|=|\s*=>\s*)[^\s=,)}\]]|` +
+	`\b(?:upload\w*|put_?object|copy_?object|send_?beacon|send_?mail|sendmail|send_?message|deliver\w*|publish)\s*\(|\.send\(|` +
 	`\bcopy\s+into\b|\bunload\s*\(|\bexport\s+data\b|\binsert\s+into\s+function\b|\bcreate\s+(?:or\s+replace\s+)?(?:external\s+)?(?:stage|location|table)\b|\bto\s+'[a-z0-9]+://|\blocation\s*=?\s*'[a-z0-9]+://|` +
 	`\bsmtplib\b|\bSmtpClient\b|\bnodemailer\b|\bmail\(|Mail::|ActionMailer|\bsend_?mail\b|` +
 	`\w+To(?:S3|Gcs|GCS|Azure\w*|Blob|Sftp|Ftp|Http|Wasb)\w*\(|\b(?:aws\s+s3\s+(?:cp|sync|mv)|gsutil\s+(?:-m\s+)?(?:cp|rsync|mv)|azcopy\s+(?:copy|sync)|rclone\s+(?:copy|sync|move))\b|` +
 	`\bcurl\b[^\n]{0,200}\s(?:-d|--data\S*|-F|--form|-T|--upload-file|-X\s*(?:POST|PUT|PATCH))\b|\bwget\b[^\n]{0,200}--post|` +
-	`\bparams\s*=\s*\{[^}\n]{0,200}:\s*[a-z_]`)
+	`\bparams\s*=\s*\{[^}\n]{0,200}:\s*[a-z_]|` +
+	`getOutputStream\(|setDoOutput\(\s*true|\bdoOutput\s*=\s*true|\bOutputStreamWriter\b|\.(?:sendall|sendto|sendBytes|writeBytes)\(`)
+
+// sinkWrites is a table or frame written out (df.write…parquet(URI),
+// to_parquet(URI), saveAsTable): data goes to the destination it names
+// on the same line or the lines after it, not to a URL read before it
+// (pd.read_csv("https://…") then df.to_csv("out.csv") is a download).
+var sinkWrites = regexp.MustCompile(`(?i)\b(?:to_parquet|to_csv|to_json|to_sql|to_excel|to_feather|to_pickle|save_?as_?table|insert_?into|write_?stream|write_?to)\s*\(|\.write\b|\.save\(|\.mode\(\s*["'](?:overwrite|append)`)
 
 // sinkSecret is what code reads that is the program's to keep: the
 // environment, cookies and storage, request headers, keys and tokens,
@@ -67,7 +78,7 @@ var sinkURLData = regexp.MustCompile(`(?i)\?[^\s"'` + "`" + `]{0,200}=(?:["'` + 
 // sinkHint reports whether text may name a destination sinkURL,
 // sinkBucket, sinkMail or sinkDNS finds (a cheap first pass).
 func sinkHint(text string) bool {
-	return strings.Contains(text, "://") || strings.Contains(text, "ucket") || strings.Contains(text, "@") ||
+	return strings.Contains(text, "://") || strings.Contains(text, "onnect") || strings.Contains(text, "Dial") || strings.Contains(text, "ocket") || strings.Contains(text, "ucket") || strings.Contains(text, "@") ||
 		strings.Contains(text, "mtp") || strings.Contains(text, "mail(") || strings.Contains(text, "ontainer") || strings.Contains(text, "disk(") ||
 		dnsHint(text)
 }
@@ -169,6 +180,11 @@ func lineDests(l string) []sinkDest {
 			if m[g] >= 0 {
 				out = append(out, sinkDest{name: strings.ToLower(l[m[g]:m[g+1]]), what: "bucket", at: m[g]})
 			}
+		}
+	}
+	if strings.Contains(l, "onnect") || strings.Contains(l, "Dial") || strings.Contains(l, "ocket") || strings.Contains(l, "Tcp") {
+		for _, m := range sinkSocket.FindAllStringSubmatchIndex(l, 4) {
+			out = append(out, sinkDest{name: strings.ToLower(l[m[2]:m[3]]), what: "host", at: m[2]})
 		}
 	}
 	if strings.Contains(l, "mtp") || strings.Contains(l, "@") || strings.Contains(l, "ddress") {
@@ -297,7 +313,7 @@ func (s *Shield) sinkAdded(added, old string) string {
 	plus, _ := diffLines(added, old)
 	oldLower := asciiLower(old)
 	// What each line carries is read once, however many destinations
-	// name it in their window: 0 unread, 1 nothing, 2 data, 3 secrets.
+	// name it in their window (the mark* bits; 0 unread).
 	marks := make([]byte, len(plus))
 	for i, l := range plus {
 		if !sinkHint(l) {
@@ -315,6 +331,14 @@ func (s *Shield) sinkAdded(added, old string) string {
 	return ""
 }
 
+// Marks of what a line carries (sinkCarried), read once per line.
+const (
+	markRead   = 1 << iota // computed
+	markSends              // sinkCarries
+	markWrites             // sinkWrites
+	markSecret             // sinkSecret
+)
+
 // sinkCarried returns how the added lines around plus[i] carry data to
 // d, or "".
 func sinkCarried(plus []string, marks []byte, i int, d sinkDest) string {
@@ -326,19 +350,23 @@ func sinkCarried(plus []string, marks []byte, i int, d sinkDest) string {
 		if k == i {
 			// The destination's own line, around the destination: a
 			// long line is read where the call is (not memoized: each
-			// destination reads its own part).
-			l = l[max(0, d.at-1024):min(len(l), d.at+1024)]
+			// destination reads its own part), without the environment
+			// lookup a URL may be the default of.
+			l = envLookup.ReplaceAllString(l[max(0, d.at-1024):min(len(l), d.at+1024)], "")
 		} else if marks[k] != 0 {
 			return marks[k]
 		} else {
 			l = clipRaw(l, 2048)
 		}
-		m := byte(1)
-		switch {
-		case sinkCarries.MatchString(l):
-			m = 2
-		case k == i && sinkSecret.MatchString(envLookup.ReplaceAllString(l, "")), k != i && sinkSecret.MatchString(l):
-			m = 3
+		m := byte(markRead)
+		if sinkCarries.MatchString(l) {
+			m |= markSends
+		}
+		if sinkWrites.MatchString(l) {
+			m |= markWrites
+		}
+		if sinkSecret.MatchString(l) {
+			m |= markSecret
 		}
 		if k != i {
 			marks[k] = m
@@ -348,13 +376,12 @@ func sinkCarried(plus []string, marks []byte, i int, d sinkDest) string {
 	lo, hi := max(0, i-sinkWindowBefore), min(len(plus), i+sinkWindowAfter+1)
 	secret := -1
 	for k := lo; k < hi; k++ {
-		switch mark(k) {
-		case 2:
+		m := mark(k)
+		if m&markSends != 0 || m&markWrites != 0 && k <= i {
 			return "sends data (" + clipText(strings.TrimSpace(plus[k]), 60) + ") to the"
-		case 3:
-			if secret < 0 {
-				secret = k
-			}
+		}
+		if m&markSecret != 0 && secret < 0 {
+			secret = k
 		}
 	}
 	if secret >= 0 {
