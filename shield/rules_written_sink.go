@@ -25,12 +25,12 @@ import (
 // sinkURL is a URL with a scheme that sends: web, sockets, file transfer,
 // object stores and data lakes, mail. Group 1 the scheme, 2 the host (or
 // bucket, or account).
-var sinkURL = regexp.MustCompile(`(?i)\b(https?|wss?|ftps?|sftp|s3[an]?|gs|gcs|az|abfss?|wasbs?|adls?|oss|cos|r2|hdfs|webhdfs|smtps?)://(?:[^\s/@"'` + "`" + `<>]{1,200}@)?([a-z0-9_{$%\[][a-z0-9._\-{}$%\]]{0,252})`)
+var sinkURL = regexp.MustCompile(`(?i)\b(https?|wss?|ftps?|sftp|s3[an]?|gs|gcs|az|abfss?|wasbs?|adls?|oss|cos|r2|hdfs|webhdfs|smtps?)://(?:[^\s/@"'` + "`" + `<>]+@)?([a-z0-9_{$%\[][a-z0-9._\-{}$%\]]*)`)
 
 // sinkBucket is a bucket or container named without a URL: a keyword
 // argument or field (bucket="x", Bucket: aws.String("x"), s3_bucket=),
 // boto3's upload_file(path, "bucket", key), a client's bucket("x").
-var sinkBucket = regexp.MustCompile(`(?i)\b(?:s3_?bucket|gcs_?bucket|dest(?:ination)?_?bucket|target_?bucket|bucket_?name|bucket|container_?name)["']?\s*(?:=>|[=:])\s*(?:aws\.String\(\s*)?["']([a-z0-9][a-z0-9._-]{2,62})["']|\.(?:upload_file|upload_fileobj|copy)\(\s*[^,()\n]{1,80},\s*["']([a-z0-9][a-z0-9._-]{2,62})["']|\b(?:bucket|Bucket|get_bucket|getBucket|get_container_client|GetBlobContainerClient|disk)\(\s*["']([a-z0-9][a-z0-9._-]{2,62})["']`)
+var sinkBucket = regexp.MustCompile(`(?i)\b(?:s3_?bucket|gcs_?bucket|dest(?:ination)?_?bucket|target_?bucket|bucket_?name|bucket|container_?name)["']?\s*(?:=>|[=:])\s*(?:aws\.String\(\s*)?["']([a-z0-9][a-z0-9._-]{2,})["']|\.(?:upload_file|upload_fileobj|copy)\(\s*[^,()\n]+,\s*["']([a-z0-9][a-z0-9._-]{2,})["']|\b(?:bucket|Bucket|get_bucket|getBucket|get_container_client|GetBlobContainerClient|disk)\(\s*["']([a-z0-9][a-z0-9._-]{2,})["']`)
 
 // sinkMail is a mail server or a recipient named in code that sends mail.
 var sinkMail = regexp.MustCompile(`(?i)(?:smtplib\.SMTP(?:_SSL)?\(|SmtpClient\(|Net::SMTP\.start\(|smtp\.Dial\(|smtp\.SendMail\(|createTransport\(\s*\{\s*host\s*:|smtp_?host\s*[=:]|smtp_?server\s*[=:]|address\s*:)\s*["']([a-z0-9][\w.-]*\.[a-z]{2,})|\b(?:to|recipients?|cc|bcc|mail_?to|send_?to|to_?addrs?)\s*(?:=>|[=:])\s*\[?\s*["'][\w.+-]+@([\w-]+(?:\.[\w-]+)+)["']|\bmail\(\s*["'][\w.+-]+@([\w-]+(?:\.[\w-]+)+)["']`)
@@ -41,7 +41,7 @@ var sinkSocket = regexp.MustCompile(`(?i)(?:\.connect|create_connection|TcpStrea
 
 // sinkDNS is a host name built from data inside a string: what is looked
 // up carries it (f"{secret}.x.example", `${d}.x.example`, "%s.x.example").
-var sinkDNS = regexp.MustCompile(`(?i)(?:\{[^{}\n]{1,60}\}|#\{[^{}\n]{1,60}\}|%[sdvx]|["'` + "`" + `]\s*\+\s*[\w.()\[\]]{1,60}\s*\+\s*["'` + "`" + `])\.((?:[a-z0-9-]{1,63}\.)+[a-z]{2,24})\b`)
+var sinkDNS = regexp.MustCompile(`(?i)(?:\{[^{}\n]+\}|#\{[^{}\n]+\}|%[sdvx]|["'` + "`" + `]\s*\+\s*[\w.()\[\]]+\s*\+\s*["'` + "`" + `])\.((?:[a-z0-9-]+\.)+[a-z]{2,24})\b`)
 
 // dnsLookup is code that resolves a name.
 var dnsLookup = regexp.MustCompile(`(?i)gethostbyname|getaddrinfo|\bresolve[rs]?\b|dns\.|LookupHost|LookupIP|lookup\(|nslookup|\bdig\b|InetAddress\.getByName|Dns\.GetHost|Resolv`)
@@ -50,13 +50,13 @@ var dnsLookup = regexp.MustCompile(`(?i)gethostbyname|getaddrinfo|\bresolve[rs]?
 // a body or form passed as an argument, an upload, mail, SQL that unloads
 // to or names an external location, a transfer operator, a curl that
 // posts, query parameters built from variables.
-var sinkCarries = regexp.MustCompile(`(?i)[.:>]\s*(?:post|put|patch)(?:async|_?json|form|object)?\s*[(!]|\bhttp\.(?:post|postform|put)\b|\bmethod\s*[:=]\s*["'` + "`" + `]?(?:post|put|patch)\b|NewRequest(?:WithContext)?\([^)\n]{0,40}"(?:POST|PUT|PATCH)"|Net::HTTP::(?:Post|Put|Patch)|CURLOPT_POST|(?:^\s*|[(,{]\s*)(?:json|data|body|files|form|payload|multipart|content)(?:\s*:\s*|=|\s*=>\s*)[^\s=,)}\]]|` +
+var sinkCarries = regexp.MustCompile(`(?i)[.:>]\s*(?:post|put|patch)(?:async|_?json|form|object)?\s*[(!]|\bhttp\.(?:post|postform|put)\b|\bmethod\s*[:=]\s*["'` + "`" + `]?(?:post|put|patch)\b|NewRequest(?:WithContext)?\([^)\n]*"(?:POST|PUT|PATCH)"|Net::HTTP::(?:Post|Put|Patch)|CURLOPT_POST|(?:^\s*|[(,{]\s*)(?:json|data|body|files|form|payload|multipart|content)(?:\s*:\s*|=|\s*=>\s*)[^\s=,)}\]]|` +
 	`\b(?:upload\w*|put_?object|copy_?object|send_?beacon|send_?mail|sendmail|send_?message|deliver\w*|publish)\s*\(|\.send\(|` +
 	`\bcopy\s+into\b|\bunload\s*\(|\bexport\s+data\b|\binsert\s+into\s+function\b|\bcreate\s+(?:or\s+replace\s+)?(?:external\s+)?(?:stage|location|table)\b|\bto\s+'[a-z0-9]+://|\blocation\s*=?\s*'[a-z0-9]+://|` +
 	`\bsmtplib\b|\bSmtpClient\b|\bnodemailer\b|\bmail\(|Mail::|ActionMailer|\bsend_?mail\b|` +
 	`\w+To(?:S3|Gcs|GCS|Azure\w*|Blob|Sftp|Ftp|Http|Wasb)\w*\(|\b(?:aws\s+s3\s+(?:cp|sync|mv)|gsutil\s+(?:-m\s+)?(?:cp|rsync|mv)|azcopy\s+(?:copy|sync)|rclone\s+(?:copy|sync|move))\b|` +
-	`\bcurl\b[^\n]{0,200}\s(?:-d|--data\S*|-F|--form|-T|--upload-file|-X\s*(?:POST|PUT|PATCH))\b|\bwget\b[^\n]{0,200}--post|` +
-	`\bparams\s*=\s*\{[^}\n]{0,200}:\s*[a-z_]|` +
+	`\bcurl\b[^\n]*\s(?:-d|--data\S*|-F|--form|-T|--upload-file|-X\s*(?:POST|PUT|PATCH))\b|\bwget\b[^\n]*--post|` +
+	`\bparams\s*=\s*\{[^}\n]*:\s*[a-z_]|` +
 	`getOutputStream\(|setDoOutput\(\s*true|\bdoOutput\s*=\s*true|\bOutputStreamWriter\b|\.(?:sendall|sendto|sendBytes|writeBytes)\(`)
 
 // sinkWrites is a table or frame written out (df.write…parquet(URI),
@@ -73,7 +73,7 @@ var sinkSecret = regexp.MustCompile(`(?i)os\.environ|os\.getenv|\bgetenv\(|proce
 // sinkURLData is a URL whose query (or the value a "=" ends it with) is
 // built from the program's values: concatenated, interpolated or
 // formatted.
-var sinkURLData = regexp.MustCompile(`(?i)\?[^\s"'` + "`" + `]{0,200}=(?:["'` + "`" + `]\s*(?:\+|\.\s*\$|\.\.|<>|&)|\{|\$\{|\$\w|#\{|%[sdvq]|\{\{)|=["'` + "`" + `]\s*\+\s*[\w$]`)
+var sinkURLData = regexp.MustCompile(`(?i)\?[^\s"'` + "`" + `]*=(?:["'` + "`" + `]\s*(?:\+|\.\s*\$|\.\.|<>|&)|\{|\$\{|\$\w|#\{|%[sdvq]|\{\{)|=["'` + "`" + `]\s*\+\s*[\w$]`)
 
 // sinkHint reports whether text may name a destination sinkURL,
 // sinkBucket, sinkMail or sinkDNS finds (a cheap first pass).
