@@ -20,7 +20,7 @@ import (
 //   - a tag naming an AI reader ("[assistant-directive]", "<agent-note>",
 //     "(for the AI)") followed by an order or a secret;
 //   - any address followed by what an instruction to leak names: a
-//     credential path, a key or token, a URL.
+//     credential path, a key or token.
 // A CSV's or TSV's cells are read as lines of their own.
 
 // looseAddressee is a bare address to agents, bots, assistants or AIs
@@ -32,8 +32,8 @@ var looseAddressee = regexp.MustCompile(`(?i)(?:^[\s"'>*_#/\-\[(]*|[.!?]\s+|[=:]
 var aiTag = regexp.MustCompile(`(?i)[\[<(]\s*(?:for (?:the |an? )?)?(?:ai|llm|agent|assistant|bot|copilot|claude|codex|gemini|cursor|system)(?:[ _-][a-z]{1,20}){0,2}\s*[\]>)]`)
 
 // leakMention is what an instruction to leak names: a credential path or
-// file, a key, token or password, a URL.
-var leakMention = regexp.MustCompile(`(?i)~/\.|\$HOME/\.|\.(?:aws|ssh|kube|docker|gnupg|netrc|pgpass|npmrc|pypirc)\b|\bcredentials?\b|\bsecrets?\b|\btokens?\b|\bapi[_ -]?keys?\b|\bpasswords?\b|\bprivate keys?\b|https?://`)
+// file, a key, token or password (a URL alone is not: "docs live at …").
+var leakMention = regexp.MustCompile(`(?i)~/\.|\$HOME/\.|\.(?:aws|ssh|kube|docker|gnupg|netrc|pgpass|npmrc|pypirc)\b|\bcredentials?\b|\bsecrets?\b|\btokens?\b|\bapi[_ -]?keys?\b|\bpasswords?\b|\bprivate keys?\b`)
 
 // adverbs may open an order before its verb ("first run", "then paste").
 var adverbs = map[string]bool{"first": true, "then": true, "also": true, "now": true, "just": true, "simply": true, "immediately": true,

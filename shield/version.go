@@ -80,7 +80,7 @@ package shield
 //	   substitutions, PowerShell, code loaded from URLs at run time);
 //	   instructions planted in data carriers (bare addresses opening a
 //	   line, sentence or string value, AI tags, an address naming a
-//	   credential or URL, CSV cells) and memory notes whose procedure runs
+//	   credential or key, CSV cells) and memory notes whose procedure runs
 //	   what leaks (memory:command).
 const RulesVersion = "10"
 
