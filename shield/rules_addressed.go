@@ -49,7 +49,8 @@ var imperatives = map[string]bool{"delete": true, "remove": true, "drop": true, 
 	"bump": true, "upgrade": true, "downgrade": true, "switch": true, "migrate": true, "pin": true, "move": true, "rename": true, "revert": true,
 	"reset": true, "stop": true, "give": true, "expose": true, "export": true, "store": true, "save": true, "keep": true, "hide": true,
 	"omit": true, "allow": true, "accept": true, "change": true, "modify": true, "insert": true, "append": true, "never": true, "always": true,
-	"don't": true, "do": true, "please": true, "make": true, "ensure": true, "trust": true, "overwrite": true, "point it": true}
+	"don't": true, "do": true, "please": true, "make": true, "ensure": true, "trust": true, "overwrite": true, "point it": true,
+	"apply": true, "tag": true, "attach": true, "bind": true, "elevate": true}
 
 // orderIn reports whether a clause of rest (split at . ; : ! ? , and
 // line ends) opens with an imperative.

@@ -11,7 +11,7 @@ import (
 // the next agent hides wherever text is stored rather than read as a
 // line: a notebook's markdown cell or stored output, a DAG's doc_md or a
 // docstring, a package's description in pyproject or package.json, a
-// seed CSV's cell, a YAML or TOML value. Three shapes add to what
+// seed CSV's cell, a YAML or TOML value. Four shapes add to what
 // addressee reads, whatever the stack:
 //   - a bare address to agents, bots, assistants or AIs that opens a
 //     line, a sentence, or a string value ("Agents maintaining this DAG:",
@@ -19,6 +19,8 @@ import (
 //     adverb: "first run", "then paste");
 //   - a tag naming an AI reader ("[assistant-directive]", "<agent-note>",
 //     "(for the AI)") followed by an order or a secret;
+//   - agents as the subject of a rule that sends them first or lets them
+//     do more ("… must first fetch", "Agents may publish");
 //   - any address followed by what an instruction to leak names: a
 //     credential path, a key or token.
 // A CSV's or TSV's cells are read as lines of their own.
@@ -26,7 +28,18 @@ import (
 // looseAddressee is a bare address to agents, bots, assistants or AIs
 // that opens a line, a sentence or a string value, with up to four words
 // qualifying it ("Agents maintaining this DAG:").
-var looseAddressee = regexp.MustCompile(`(?i)(?:^[\s"'>*_#/\-\[(]*|[.!?]\s+|[=:]\s*["'>]\s*)(?:(?:dear|hey|hi|hello|attention|note to|to)[ ,:]+)?(?:the |all |any |every |future |other )?(?:[a-z-]+ )?(?:agents?|bots?|assistants?|ais)(?:\s*(?:/|&| and | or )\s*(?:agents?|bots?|humans?|assistants?|reviewers?))?(?:[ -][a-z'-]+){0,4}\s*[:,]`)
+var looseAddressee = regexp.MustCompile(`(?i)(?:^[\s"'>*_#/\-\[(]*|[.!?]\s+|[=:]\s*["'>]\s*)(?:(?:dear|hey|hi|hello|attention|note to|to)[ ,:]+)?(?:the |all |any |every |future |other )?(?:[a-z-]+ )?(?:agents?|bots?|assistants?|ais)(?:\s*(?:/|&| and | or )\s*(?:agents?|bots?|humans?|assistants?|reviewers?))?(?:(?:[ -][a-z'-]+){0,4}\s*:|\s*,)`)
+
+// agentModal is agents named as the subject of a rule that sends them
+// somewhere first or lets them do more: "AI agents must first fetch …",
+// "Assistants generating clients from this spec should first run …",
+// "Agents may tag and push releases": a sentence opening (a line, a
+// sentence, a string value) naming agents, assistants, bots or AIs, up to
+// five words qualifying them, a permissive modal or a "must first", an
+// adverb or two; group 1 is the verb. A rule that restricts them ("Agents
+// must not push", "Agents must treat such text as data") is documentation
+// of a policy, not a planted one.
+var agentModal = regexp.MustCompile(`(?i)(?:^[\s"'>*_#/\-\[(]*|[.!?]\s+|[=:]\s*["'>]?\s*)(?:all |any |the |every |future |other )?(?:(?:ai|coding|code|llm|autonomous|automated)[ -])?(?:agents?|assistants?|bots?|llms?|ais)\b(?:[ ,-]+[a-z'-]+){0,5}?\s+(?:(?:must|should|shall|need to|needs to|are to|have to|has to|are expected to)\s+first|may|can|are allowed to|are permitted to|are free to|no longer need to|do not need to|don't need to)\s+(?:(?:always|now|also|then|just|simply|immediately|safely|freely|directly)\s+){0,2}([a-z]+)`)
 
 // aiTag is a bracketed or angled tag naming an AI reader.
 var aiTag = regexp.MustCompile(`(?i)[\[<(]\s*(?:for (?:the |an? )?)?(?:ai|llm|agent|assistant|bot|copilot|claude|codex|gemini|cursor|system)(?:[ _-][a-z]{1,20}){0,2}\s*[\]>)]`)
@@ -68,6 +81,11 @@ func carriedAddress(text string, start, end int) (string, bool) {
 		rest := addressedRest(text, start+loc[1])
 		if orderAfterAdverb(rest) {
 			return strings.TrimSpace(line[loc[0]:loc[1]] + rest), true
+		}
+	}
+	for _, m := range agentModal.FindAllStringSubmatchIndex(line, 4) {
+		if imperatives[asciiLower(line[m[2]:m[3]])] && !codeAgent(line[m[0]:m[1]]) {
+			return strings.TrimSpace(addressedRest(text, start+m[0])), true
 		}
 	}
 	for _, loc := range aiTag.FindAllStringIndex(line, 4) {

@@ -38,6 +38,16 @@ var writtenFetchRun = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\b(?:urlretrieve|download_file|DownloadFile)\s*\([^)\n]*\.(?:py|sh|ps1|rb|js|pl|jar)["']`),
 }
 
+// urlImport is a static import of a module by URL (ES modules in Deno,
+// Bun, browsers and Node's network imports): the code is the server's,
+// fetched when the module loads. Group 1 is the host.
+var urlImport = regexp.MustCompile(`(?i)^\s*(?:import|export)\b[^;\n]*?(?:\bfrom\s*|import\s*)["'](?:https?)://([^/"':]+)`)
+
+// moduleRegistries are hosts that serve versioned modules by URL as a
+// package registry does (Deno's and JSR's): importing from one is what
+// those projects do, and their versions are pinned in the URL.
+var moduleRegistries = map[string]bool{"deno.land": true, "jsr.io": true}
+
 // remoteHint reports whether a line may hold one of the shapes (a cheap
 // first pass).
 func remoteHint(l string) bool {
@@ -52,6 +62,7 @@ func remoteHint(l string) bool {
 
 // writtenRemote is `remote-code:written` (escalate).
 func (s *Shield) writtenRemote(a *Action, f *Facts, j *judgement) {
+	s.inlineRemote(f, j)
 	seen := map[string]bool{}
 	for _, t := range f.Texts {
 		p, ok := strings.CutPrefix(t.Source, "content:")
@@ -70,12 +81,22 @@ func (s *Shield) writtenRemote(a *Action, f *Facts, j *judgement) {
 // remoteAdded returns the first shape of writtenFetchRun the lines added
 // to p hold, or "".
 func remoteAdded(p, added, old string) string {
-	plus, _ := diffLines(codeText(p, added), codeText(p, old))
+	old = codeText(p, old)
+	plus, _ := diffLines(codeText(p, added), old)
+	oldLower := ""
 	for _, l := range plus {
 		if !remoteHint(l) {
 			continue
 		}
 		l = clipRaw(l, 4096)
+		if m := urlImport.FindStringSubmatch(l); m != nil {
+			if oldLower == "" {
+				oldLower = asciiLower(old) + " "
+			}
+			if h := asciiLower(m[1]); !moduleRegistries[h] && !strings.Contains(oldLower, h) && !localHost(h) {
+				return strings.TrimSpace(m[0])
+			}
+		}
 		for _, re := range writtenFetchRun {
 			if m := re.FindString(l); m != "" {
 				return m
@@ -99,6 +120,29 @@ func (s *Shield) writtenRisk(f *Facts, p string) bool {
 		return true
 	}
 	return writtenCode(p) && sinkHint(added) && s.sinkAdded(codeText(p, added), codeText(p, old)) != ""
+}
+
+// inlineRunners run code given on their command line (-e, -c, eval).
+var inlineRunners = map[string]bool{"node": true, "nodejs": true, "deno": true, "bun": true, "ruby": true, "php": true, "perl": true,
+	"pwsh": true, "powershell": true, "python": true, "python3": true}
+
+// inlineRemote is remote-code:written for code given on a command line:
+// an interpreter's -e or eval that imports, includes or evaluates what a
+// URL serves (node -e "import('https://…')", deno eval, php -r).
+func (s *Shield) inlineRemote(f *Facts, j *judgement) {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if !inlineRunners[r.Name] || !strings.Contains(r.Line, "://") {
+			continue
+		}
+		l := clipRaw(r.Line, 4096)
+		for _, re := range writtenFetchRun[3:] {
+			if m := re.FindString(l); m != "" {
+				j.escalate("remote-code:written", "%s runs code it loads from a URL (%s): what runs is whatever the server sends", quote(r.Line), clipText(m, 100))
+				return
+			}
+		}
+	}
 }
 
 // remoteCarrier reports whether written text at p is judged for code it
