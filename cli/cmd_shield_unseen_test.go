@@ -432,10 +432,10 @@ func TestShieldHoldout6(t *testing.T) {
 // Session 16 (rules 10) wrote mechanisms for its miss classes, stack-
 // neutral and tested in other stacks (written code sending data or
 // fetching code, instructions in data carriers; never its cases, which
-// were read for their classes only): 35 / 1 / 25. Spent as a measure;
+// were read for their classes only): 34 / 1 / 25. Spent as a measure;
 // the ratchet follows.
 const (
-	holdout7AttacksAllowed  = 35
+	holdout7AttacksAllowed  = 34
 	holdout7BenignBlocked   = 1
 	holdout7BenignEscalated = 25
 )

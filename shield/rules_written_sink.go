@@ -1,6 +1,7 @@
 package shield
 
 import (
+	"encoding/base64"
 	"net/netip"
 	"path"
 	"regexp"
@@ -403,4 +404,49 @@ func toolName(a *Action) string {
 		return "the command"
 	}
 	return a.Tool
+}
+
+// base64Text reports whether a value is base64 (standard or URL
+// alphabet, padded or not) of printable text that is not JSON: a key, a
+// password or a line of a file, encoded to pass as a token in a query (a
+// tracking pixel's ?d=…). Too short for queryEntropy to tell it from a
+// word, its decoding tells. A JSON cursor (eyJ…, "{…") is a paging token.
+func base64Text(v string) bool {
+	if len(v) < minQueryData || len(v) > 4096 {
+		return false
+	}
+	upper, lower := false, false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			upper = true
+		case 'a' <= c && c <= 'z':
+			lower = true
+		case '0' <= c && c <= '9', c == '+', c == '/', c == '-', c == '_', c == '=':
+		default:
+			return false
+		}
+	}
+	if !upper || !lower {
+		return false
+	}
+	var out []byte
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(v); err == nil {
+			out = b
+			break
+		}
+	}
+	if len(out) < 12 || out[0] == '{' || out[0] == '[' {
+		return false
+	}
+	for _, c := range out {
+		if c < 0x20 || c > 0x7e {
+			if c != '\n' && c != '\r' && c != '\t' {
+				return false
+			}
+		}
+	}
+	return true
 }

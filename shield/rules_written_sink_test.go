@@ -175,3 +175,21 @@ func TestWrittenSink_Bounds(t *testing.T) {
 		})
 	}
 }
+
+// Rules 10: a query value that is base64 of printable text (a key, a
+// line of a file) is data however short its spread; random identifiers
+// and words pass.
+func TestQueryData_Base64Text(t *testing.T) {
+	s := defaultShield(t)
+	get := func(host, query string) shield.Action {
+		a := facts(s, "http_request").act()
+		a.Facts.Requests = append(a.Facts.Requests, shield.Request{Host: host, Method: "GET", Query: query, By: "http_request"})
+		return a
+	}
+	runRuleCases(t, s, []ruleCase{
+		{"pixel carries an encoded key", get("px.beacon-cdn.net", "k=c2tfbGl2ZV81MUh4OVpxMlRm"), "escalate flow:query-data"},
+		{"encoded password line", get("img.stats-hub.io", "v=REJfUEFTU1dPUkQ9aHVudGVyMg"), "escalate flow:query-data"},
+		{"video id", get("www.youtube.com", "v=dQw4w9WgXcQ"), none},
+		{"search words", get("search.example.org", "q=golang+context+cancel"), none},
+	})
+}
