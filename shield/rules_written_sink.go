@@ -213,12 +213,27 @@ func lineDests(l string) []sinkDest {
 }
 
 // inComment reports whether text before a position on a line ends in a
-// comment: a "#" or "//" outside quotes.
+// comment: a "#" (not Ruby's "#{") or "//" (not a URL's) outside quotes.
 func inComment(before string) bool {
-	if strings.Count(before, `"`)%2 == 1 || strings.Count(before, `'`)%2 == 1 || strings.Count(before, "`")%2 == 1 {
-		return false
+	var q byte
+	for k := 0; k < len(before); k++ {
+		c := before[k]
+		switch {
+		case q != 0:
+			if c == '\\' {
+				k++
+			} else if c == q {
+				q = 0
+			}
+		case c == '"' || c == '\'' || c == '`':
+			q = c
+		case c == '#' && (k+1 == len(before) || before[k+1] != '{'):
+			return true
+		case c == '/' && k+1 < len(before) && before[k+1] == '/' && (k == 0 || before[k-1] != ':'):
+			return true
+		}
 	}
-	return strings.Contains(before, "#") && !strings.Contains(before, "#{") || strings.Contains(before, "// ") || strings.HasSuffix(strings.TrimSpace(before), "//")
+	return false
 }
 
 // proseWords is what text before a URL holds when the URL is named in
