@@ -31,7 +31,7 @@ var sinkURL = regexp.MustCompile(`(?i)\b(https?|wss?|ftps?|sftp|s3[an]?|gs|gcs|a
 // sinkBucket is a bucket or container named without a URL: a keyword
 // argument or field (bucket="x", Bucket: aws.String("x"), s3_bucket=),
 // boto3's upload_file(path, "bucket", key), a client's bucket("x").
-var sinkBucket = regexp.MustCompile(`(?i)\b(?:s3_?bucket|gcs_?bucket|dest(?:ination)?_?bucket|target_?bucket|bucket_?name|bucket|container_?name)["']?\s*(?:=>|[=:])\s*(?:aws\.String\(\s*)?["']([a-z0-9][a-z0-9._-]{2,})["']|\.(?:upload_file|upload_fileobj|copy)\(\s*[^,()\n]+,\s*["']([a-z0-9][a-z0-9._-]{2,})["']|\b(?:bucket|Bucket|get_bucket|getBucket|get_container_client|GetBlobContainerClient|disk)\(\s*["']([a-z0-9][a-z0-9._-]{2,})["']`)
+var sinkBucket = regexp.MustCompile(`(?i)\b(?:s3_?bucket|gcs_?bucket|dest(?:ination)?_?bucket|target_?bucket|bucket_?name|bucket|container_?name)["']?\s*(?:=>|[=:])\s*(?:aws\.String\(\s*)?["']([a-z0-9][a-z0-9._-]{2,})["']|\.(?:upload_file|upload_fileobj|copy)\(\s*[^,()\n]+,\s*["']([a-z0-9][a-z0-9._-]{2,})["']|\b(?:bucket|Bucket|get_bucket|getBucket|get_container_client|GetBlobContainerClient)\(\s*["']([a-z0-9][a-z0-9._-]{2,})["']`)
 
 // sinkMail is a mail server or a recipient named in code that sends mail.
 var sinkMail = regexp.MustCompile(`(?i)(?:smtplib\.SMTP(?:_SSL)?\(|SmtpClient\(|Net::SMTP\.start\(|smtp\.Dial\(|smtp\.SendMail\(|createTransport\(\s*\{\s*host\s*:|smtp_?host\s*[=:]|smtp_?server\s*[=:]|address\s*:)\s*["']([a-z0-9][\w.-]*\.[a-z]{2,})|\b(?:to|recipients?|cc|bcc|mail_?to|send_?to|to_?addrs?)\s*(?:=>|[=:])\s*\[?\s*["'][\w.+-]+@([\w-]+(?:\.[\w-]+)+)["']|\bmail\(\s*["'][\w.+-]+@([\w-]+(?:\.[\w-]+)+)["']`)
@@ -80,7 +80,7 @@ var sinkURLData = regexp.MustCompile(`(?i)\?[^\s"'` + "`" + `]*=(?:["'` + "`" + 
 // sinkBucket, sinkMail or sinkDNS finds (a cheap first pass).
 func sinkHint(text string) bool {
 	return strings.Contains(text, "://") || strings.Contains(text, "onnect") || strings.Contains(text, "Dial") || strings.Contains(text, "ocket") || strings.Contains(text, "ucket") || strings.Contains(text, "@") ||
-		strings.Contains(text, "mtp") || strings.Contains(text, "mail(") || strings.Contains(text, "ontainer") || strings.Contains(text, "disk(") ||
+		strings.Contains(text, "mtp") || strings.Contains(text, "mail(") || strings.Contains(text, "ontainer") ||
 		dnsHint(text)
 }
 
