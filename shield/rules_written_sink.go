@@ -31,7 +31,7 @@ var sinkURL = regexp.MustCompile(`(?i)\b(https?|wss?|ftps?|sftp|s3[an]?|gs|gcs|a
 // sinkBucket is a bucket or container named without a URL: a keyword
 // argument or field (bucket="x", Bucket: aws.String("x"), s3_bucket=),
 // boto3's upload_file(path, "bucket", key), a client's bucket("x").
-var sinkBucket = regexp.MustCompile(`(?i)\b(?:s3_?bucket|gcs_?bucket|dest(?:ination)?_?bucket|target_?bucket|bucket_?name|bucket|container_?name)["']?\s*(?:=>|[=:])\s*(?:aws\.String\(\s*)?["']([a-z0-9][a-z0-9._-]{2,})["']|\.(?:upload_file|upload_fileobj|copy)\(\s*[^,()\n]+,\s*["']([a-z0-9][a-z0-9._-]{2,})["']|\b(?:bucket|Bucket|get_bucket|getBucket|get_container_client|GetBlobContainerClient)\(\s*["']([a-z0-9][a-z0-9._-]{2,})["']`)
+var sinkBucket = regexp.MustCompile(`(?i)\b(?:s3_?bucket|gcs_?bucket|dest(?:ination)?_?bucket|target_?bucket|bucket_?name|bucket)["']?\s*(?:=>|[=:])\s*(?:aws\.String\(\s*)?["']([a-z0-9][a-z0-9._-]{2,})["']|\.(?:upload_file|upload_fileobj|copy)\(\s*[^,()\n]+,\s*["']([a-z0-9][a-z0-9._-]{2,})["']|\b(?:bucket|Bucket|get_bucket|getBucket|get_container_client|GetBlobContainerClient)\(\s*["']([a-z0-9][a-z0-9._-]{2,})["']`)
 
 // sinkMail is a mail server or a recipient named in code that sends mail.
 var sinkMail = regexp.MustCompile(`(?i)(?:smtplib\.SMTP(?:_SSL)?\(|SmtpClient\(|Net::SMTP\.start\(|smtp\.Dial\(|smtp\.SendMail\(|createTransport\(\s*\{\s*host\s*:|smtp_?host\s*[=:]|smtp_?server\s*[=:]|address\s*:)\s*["']([a-z0-9][\w.-]*\.[a-z]{2,})|\b(?:to|recipients?|cc|bcc|mail_?to|send_?to|to_?addrs?)\s*(?:=>|[=:])\s*\[?\s*["'][\w.+-]+@([\w-]+(?:\.[\w-]+)+)["']|\bmail\(\s*["'][\w.+-]+@([\w-]+(?:\.[\w-]+)+)["']`)
@@ -70,6 +70,10 @@ var sinkWrites = regexp.MustCompile(`(?i)\b(?:to_parquet|to_csv|to_json|to_sql|t
 // environment, cookies and storage, request headers, keys and tokens,
 // query results and frames.
 var sinkSecret = regexp.MustCompile(`(?i)os\.environ|os\.getenv|\bgetenv\(|process\.env|\bENV\[|System\.getenv|GetEnvironmentVariable|os\.Environ\(|document\.cookie|localStorage|sessionStorage|\$_(?:COOKIE|SERVER|ENV|SESSION)|\b(?:request|req|ctx|r)\.(?:headers?|cookies|Header)\b|\bauthorization\b|\bcookies?\b|api_?key|secret|passw(?:or)?d|\btoken\b|_token\b|credential|private_?key|\.to_dict\(|\.to_records\(|fetchall\(|\.collect\(|\bselect\s+\*`)
+
+// sinkRows is what a program holds that is rows of data: query results,
+// frames, whole tables. Sent to a bucket, they are an export.
+var sinkRows = regexp.MustCompile(`(?i)\.to_dict\(|\.to_records\(|fetchall\(|\.collect\(|\bselect\s+\*|\bselect\s+[\w, ]+\s+from\b`)
 
 // sinkURLData is a URL whose query (or the value a "=" ends it with) is
 // built from the program's values: concatenated, interpolated or
@@ -304,7 +308,7 @@ func registrable(h string) string {
 
 // sinkWindow is how many added lines around a destination the rule reads
 // for what carries data (the statement around it, a call's arguments).
-const sinkWindowBefore, sinkWindowAfter = 3, 8
+const sinkWindowBefore, sinkWindowAfter = 5, 8
 
 // writtenSink is `exfiltration:written-code` (escalate).
 func (s *Shield) writtenSink(a *Action, f *Facts, j *judgement) {
@@ -353,6 +357,7 @@ const (
 	markSends              // sinkCarries
 	markWrites             // sinkWrites
 	markSecret             // sinkSecret
+	markRows               // sinkRows
 )
 
 // sinkCarried returns how the added lines around plus[i] carry data to
@@ -384,6 +389,9 @@ func sinkCarried(plus []string, marks []byte, i int, d sinkDest) string {
 		if sinkSecret.MatchString(l) {
 			m |= markSecret
 		}
+		if sinkRows.MatchString(l) {
+			m |= markRows
+		}
 		if k != i {
 			marks[k] = m
 		}
@@ -396,11 +404,13 @@ func sinkCarried(plus []string, marks []byte, i int, d sinkDest) string {
 		if m&markSends != 0 || m&markWrites != 0 && k <= i {
 			return "sends data (" + clipText(strings.TrimSpace(plus[k]), 60) + ") to the"
 		}
-		if m&markSecret != 0 && secret < 0 {
+		if secret < 0 && (m&markSecret != 0 && d.what != "bucket" || m&markRows != 0) {
 			secret = k
 		}
 	}
 	if secret >= 0 {
+		// A bucket is named by infrastructure too (a Terraform resource
+		// beside a secret's): only rows, a write or an upload carry to it.
 		return "passes what the program holds (" + clipText(strings.TrimSpace(plus[secret]), 60) + ") to the"
 	}
 	return ""
