@@ -50,14 +50,13 @@ var dnsLookup = regexp.MustCompile(`(?i)gethostbyname|getaddrinfo|\bresolve[rs]?
 // sinkCarries is added code that carries data: an HTTP method that sends,
 // a body or form passed as an argument, an upload, mail, SQL that unloads
 // to or names an external location, a transfer operator, a curl that
-// posts, query parameters built from variables.
+// posts.
 var sinkCarries = regexp.MustCompile(`(?i)[.:>]\s*(?:post|put|patch)(?:async|_?json|form|object)?\s*[(!]|\bhttp\.(?:post|postform|put)\b|\bmethod\s*[:=]\s*["'` + "`" + `]?(?:post|put|patch)\b|NewRequest(?:WithContext)?\([^)\n]*"(?:POST|PUT|PATCH)"|Net::HTTP::(?:Post|Put|Patch)|CURLOPT_POST|(?:^\s*|[(,{]\s*)(?:json|data|body|files|form|payload|multipart|content)(?:\s*:\s*|=|\s*=>\s*)[^\s=,)}\]]|` +
 	`\b(?:upload\w*|put_?object|copy_?object|send_?beacon|send_?mail|sendmail|send_?message|deliver\w*|publish)\s*\(|\.send\(|` +
 	`\bcopy\s+into\b|\bunload\s*\(|\bexport\s+data\b|\binsert\s+into\s+function\b|\bcreate\s+(?:or\s+replace\s+)?(?:external\s+)?(?:stage|location|table)\b|\bto\s+'[a-z0-9]+://|\blocation\s*=?\s*'[a-z0-9]+://|` +
 	`\bsmtplib\b|\bSmtpClient\b|\bnodemailer\b|\bmail\(|Mail::|ActionMailer|\bsend_?mail\b|` +
 	`\w+To(?:S3|Gcs|GCS|Azure\w*|Blob|Sftp|Ftp|Http|Wasb)\w*\(|\b(?:aws\s+s3\s+(?:cp|sync|mv)|gsutil\s+(?:-m\s+)?(?:cp|rsync|mv)|azcopy\s+(?:copy|sync)|rclone\s+(?:copy|sync|move))\b|` +
 	`\bcurl\b[^\n]*\s(?:-d|--data\S*|-F|--form|-T|--upload-file|-X\s*(?:POST|PUT|PATCH))\b|\bwget\b[^\n]*--post|` +
-	`\bparams\s*=\s*\{[^}\n]*:\s*[a-z_]|` +
 	`getOutputStream\(|setDoOutput\(\s*true|\bdoOutput\s*=\s*true|\bOutputStreamWriter\b|\.(?:sendall|sendto|sendBytes|writeBytes)\(`)
 
 // sinkWrites is a table or frame written out (df.write…parquet(URI),
@@ -69,11 +68,14 @@ var sinkWrites = regexp.MustCompile(`(?i)\b(?:to_parquet|to_csv|to_json|to_sql|t
 // sinkSecret is what code reads that is the program's to keep: the
 // environment, cookies and storage, request headers, keys and tokens,
 // query results and frames.
-var sinkSecret = regexp.MustCompile(`(?i)os\.environ|os\.getenv|\bgetenv\(|process\.env|\bENV\[|System\.getenv|GetEnvironmentVariable|os\.Environ\(|document\.cookie|localStorage|sessionStorage|\$_(?:COOKIE|SERVER|ENV|SESSION)|\b(?:request|req|ctx|r)\.(?:headers?|cookies|Header)\b|\bauthorization\b|\bcookies?\b|api_?key|secret|passw(?:or)?d|\btoken\b|_token\b|credential|private_?key|\.to_dict\(|\.to_records\(|fetchall\(|\.collect\(|\bselect\s+\*`)
+var sinkSecret = regexp.MustCompile(`(?i)os\.environ|os\.getenv|\bgetenv\(|process\.env|\bENV\[|System\.getenv|GetEnvironmentVariable|os\.Environ\(|document\.cookie|localStorage|sessionStorage|\$_(?:COOKIE|SERVER|ENV|SESSION)|\b(?:request|req|ctx|r)\.(?:headers?|cookies|Header)\b|\bauthorization\b|\bcookies?\b|api_?key|secret|passw(?:or)?d|\btoken\b|_token\b|credential|private_?key|\be-?mails?\b|\bphone(?:_?number)?\b|\bssn\b|\bdate_?of_?birth\b|\bdob\b|\.to_dict\(|\.to_records\(|fetchall\(|\.collect\(|\bselect\s+\*`)
 
 // sinkRows is what a program holds that is rows of data: query results,
 // frames, whole tables. Sent to a bucket, they are an export.
 var sinkRows = regexp.MustCompile(`(?i)\.to_dict\(|\.to_records\(|fetchall\(|\.collect\(|\bselect\s+\*|\bselect\s+[\w, ]+\s+from\b`)
+
+// sinkEncoded is a value encoded to travel: base64, hex, serialized.
+var sinkEncoded = regexp.MustCompile(`(?i)btoa\(|b64encode|base64|\.hex\(|hexlify|bin2hex|JSON\.stringify|json\.dumps|json_encode|to_json|Marshal\(|serialize|pickle\.dumps`)
 
 // sinkURLData is a URL whose query (or the value a "=" ends it with) is
 // built from the program's values: concatenated, interpolated or
@@ -335,20 +337,59 @@ func (s *Shield) sinkAdded(added, old string) string {
 	// What each line carries is read once, however many destinations
 	// name it in their window (the mark* bits; 0 unread).
 	marks := make([]byte, len(plus))
+	// sources are destinations the added code names first where nothing
+	// is sent (a read of a lake, a GET of an API): writing back to the
+	// same place keeps the data where it was.
+	var sources []string
 	for i, l := range plus {
 		if !sinkHint(l) {
 			continue
 		}
 		for _, d := range lineDests(l) {
-			if s.quietDest(d) || oldLower != "" && (strings.Contains(oldLower, d.name) || d.what != "bucket" && strings.Contains(oldLower, registrable(d.name))) {
+			if s.quietDest(d) || knownDest(d, oldLower, sources) {
 				continue
 			}
-			if how := sinkCarried(plus, marks, i, d); how != "" {
+			how := sinkCarried(plus, marks, i, d)
+			if how != "" {
 				return how + " " + d.what + " " + d.name + ", which the file did not name and the policy does not allow (" + clipText(l, 100) + ")"
+			}
+			if len(sources) < 64 {
+				sources = append(sources, d.name)
 			}
 		}
 	}
 	return ""
+}
+
+// knownDest reports whether the file's old text, or what the added code
+// reads first, names d: the same host or registered domain, the same
+// bucket or another of the same owner's prefix (acme-raw, acme-curated).
+func knownDest(d sinkDest, oldLower string, sources []string) bool {
+	owner := d.name
+	if d.what == "bucket" {
+		owner = bucketOwner(d.name)
+	} else if d.what != "DNS name" {
+		owner = registrable(d.name)
+	}
+	if oldLower != "" && (strings.Contains(oldLower, d.name) || owner != "" && strings.Contains(oldLower, owner)) {
+		return true
+	}
+	for _, src := range sources {
+		if src == d.name || owner != "" && strings.Contains(src, owner) {
+			return true
+		}
+	}
+	return false
+}
+
+// bucketOwner is a bucket name's first word when it reads as an owner's
+// prefix (four letters or more: "acme" of acme-raw-eu), or "".
+func bucketOwner(b string) string {
+	w, _, ok := strings.Cut(strings.NewReplacer(".", "-", "_", "-").Replace(b), "-")
+	if !ok || len(w) < 4 {
+		return ""
+	}
+	return w + "-"
 }
 
 // Marks of what a line carries (sinkCarried), read once per line.
@@ -363,8 +404,8 @@ const (
 // sinkCarried returns how the added lines around plus[i] carry data to
 // d, or "".
 func sinkCarried(plus []string, marks []byte, i int, d sinkDest) string {
-	if d.data {
-		return "builds the program's values into a request to"
+	if d.data && d.what == "DNS name" {
+		return "builds the program's values into a name looked up at"
 	}
 	mark := func(k int) byte {
 		l := plus[k]
@@ -407,6 +448,9 @@ func sinkCarried(plus []string, marks []byte, i int, d sinkDest) string {
 		if secret < 0 && (m&markSecret != 0 && d.what != "bucket" || m&markRows != 0) {
 			secret = k
 		}
+	}
+	if d.data && (secret >= 0 || sinkEncoded.MatchString(plus[i])) {
+		return "builds what the program holds into a request to"
 	}
 	if secret >= 0 {
 		// A bucket is named by infrastructure too (a Terraform resource

