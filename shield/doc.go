@@ -16,7 +16,9 @@
 //   - Tier 1, built-in rules with stable names (rules*.go, listed in
 //     docs/shield-rules.md): credentials, destructive acts, exfiltration,
 //     writes that run later outside any sandbox, scripts judged by what
-//     they would run, memory that instructs, prompt injection, encoded
+//     they would run, code written in any language that will send data
+//     to a destination the file did not name or run code it fetches,
+//     memory that instructs, prompt injection, encoded
 //     payloads, what cannot be understood. A tier 1 block overrides a
 //     tier 0 allow; the policy can trust a host, not silence a rule. Tier
 //     1 may also escalate what is suspicious but plausibly benign.

@@ -49,7 +49,8 @@ var imperatives = map[string]bool{"delete": true, "remove": true, "drop": true, 
 	"bump": true, "upgrade": true, "downgrade": true, "switch": true, "migrate": true, "pin": true, "move": true, "rename": true, "revert": true,
 	"reset": true, "stop": true, "give": true, "expose": true, "export": true, "store": true, "save": true, "keep": true, "hide": true,
 	"omit": true, "allow": true, "accept": true, "change": true, "modify": true, "insert": true, "append": true, "never": true, "always": true,
-	"don't": true, "do": true, "please": true, "make": true, "ensure": true, "trust": true, "overwrite": true, "point it": true}
+	"don't": true, "do": true, "please": true, "make": true, "ensure": true, "trust": true, "overwrite": true, "point it": true,
+	"apply": true, "tag": true, "attach": true, "bind": true, "elevate": true}
 
 // orderIn reports whether a clause of rest (split at . ; : ! ? , and
 // line ends) opens with an imperative.
@@ -92,7 +93,7 @@ func (s *Shield) addressedText(a *Action, f *Facts, j *judgement) {
 		if t.Source == "url" || t.Source == "stdin" || literalSource(t.Source) {
 			continue // a URL is judged by the network rules; code literals are code
 		}
-		if m, ok := addressedIn(t.Body); ok {
+		if m, ok := addressedIn(cellLines(t.Source, t.Body)); ok {
 			j.escalate("prompt-injection:addressed", "the %s addresses an AI reader and directs it (%q): text written to steer the next agent or reviewer", textName(t.Source), clipText(m, 80))
 			return
 		}
@@ -203,18 +204,18 @@ func namesReader(line string) bool {
 // (a comment's address on one line, its order on the following one).
 func addressedLine(text string, start, end int) (string, bool) {
 	line := text[start:end]
-	if loc := bareAddressee.FindStringIndex(line); loc != nil {
+	if loc := bareAddressee.FindStringIndex(line); loc != nil && !codeAgent(line[loc[0]:loc[1]]) {
 		if rest := addressedRest(text, start+loc[1]); orderIn(rest) {
 			return strings.TrimSpace(line[loc[0]:loc[1]] + rest), true
 		}
 	}
 	for _, loc := range addressee.FindAllStringIndex(line, 8) {
 		rest := addressedRest(text, start+loc[1])
-		if directive.MatchString(rest) {
+		if directive.MatchString(rest) || leakMention.MatchString(rest) || orderAfterAdverb(rest) {
 			return strings.TrimSpace(line[loc[0]:loc[1]] + rest), true
 		}
 	}
-	return "", false
+	return carriedAddress(text, start, end)
 }
 
 // addressedRest is what follows an address ending at text[i]: up to

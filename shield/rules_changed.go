@@ -180,6 +180,9 @@ func (s *Shield) changedFiles(f *Facts) []string {
 		if !ok && fetchingScript(f, w.Path) {
 			tf, ok = toolFile{what: path.Base(w.Path) + ", a script that runs code it fetches", runners: []string{path.Base(w.Path)}, always: true}, true
 		}
+		if !ok && s.writtenRisk(f, w.Path) {
+			tf, ok = toolFile{what: path.Base(w.Path) + writtenRiskWhat, runners: []string{path.Base(w.Path)}, always: true}, true
+		}
 		if !ok || testDataPath(w.Path) {
 			continue
 		}
@@ -202,7 +205,8 @@ func testDataPath(p string) bool {
 var runWrappers = map[string]bool{"python": true, "python3": true, "uv": true, "uvx": true, "poetry": true, "pdm": true,
 	"hatch": true, "pipenv": true, "rye": true, "npx": true, "pnpm": true, "yarn": true, "bun": true, "bunx": true,
 	"npm": true, "docker": true, "podman": true, "env": true, "time": true, "nice": true, "dotenv": true, "tox": true, "nox": true,
-	"sh": true, "bash": true, "zsh": true, "ruby": true, "node": true, "perl": true, "pwsh": true}
+	"sh": true, "bash": true, "zsh": true, "ruby": true, "node": true, "perl": true, "pwsh": true,
+	"jupyter": true, "papermill": true, "ipython": true, "spark-submit": true, "php": true, "deno": true}
 
 // changedThenRun is `flow:changed-then-run` (escalate): the session
 // changed a file a tool runs as code (a.Taint's changed entries), and this
@@ -217,7 +221,7 @@ func (s *Shield) changedThenRun(a *Action, f *Facts, j *judgement) {
 		}
 		p := t.changedPath()
 		tf, ok := toolFileOf(p, true)
-		if !ok && strings.HasSuffix(t.What, ", a script that runs code it fetches") {
+		if !ok && (strings.HasSuffix(t.What, ", a script that runs code it fetches") || strings.HasSuffix(t.What, writtenRiskWhat)) {
 			tf, ok = toolFile{what: "", runners: []string{path.Base(p)}, always: true}, true
 		}
 		if !ok {

@@ -333,7 +333,7 @@ func encodedData(v string) bool {
 	if hex {
 		return len(v) > 64 // longer than a SHA-256: data, not a digest
 	}
-	return entropy(v) >= queryEntropy
+	return entropy(v) >= queryEntropy || base64Text(v)
 }
 
 // urlValue reports whether a value is one URL (a redirect or a link to

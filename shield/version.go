@@ -71,7 +71,18 @@ package shield
 //	   changed-then-run through wrappers and fetched scripts;
 //	   remote-code:eval-fetched; make's $(shell …) outside a recipe;
 //	   secrets in prose and in commit messages.
-const RulesVersion = "9"
+//	10: issue 27, the seventh holdout's classes (session 16), by mechanism
+//	   across stacks: code written that sends data to a destination the
+//	   file did not name (exfiltration:written-code: hosts, buckets and
+//	   lakes, mail, DNS names built from data, in any language, notebooks
+//	   unescaped); code written that fetches code and runs it
+//	   (remote-code:written: downloads piped into interpreters,
+//	   substitutions, PowerShell, code loaded from URLs at run time);
+//	   instructions planted in data carriers (bare addresses opening a
+//	   line, sentence or string value, AI tags, an address naming a
+//	   credential or key, CSV cells) and memory notes whose procedure runs
+//	   what leaks (memory:command).
+const RulesVersion = "10"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).
