@@ -325,6 +325,10 @@ func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
 			j.escalate("destructive:delete-outside", "%s deletes %s, a cache or scratch directory outside the workspace", by(r), r.Path)
 			continue
 		}
+		if s.scratchGlob(r) {
+			j.escalate("destructive:delete-outside", "%s deletes %s, files named by a pattern in a scratch directory: Shield cannot know who made them", by(r), r.Path)
+			continue
+		}
 		j.block("destructive:delete-outside", "%s deletes %s, outside the workspace", by(r), r.Path)
 		return
 	}
@@ -766,4 +770,27 @@ func onlyActivatesVenv(f *Facts, p string) bool {
 		seen = true
 	}
 	return seen
+}
+
+// scratchGlob reports whether a delete names files by a pattern directly
+// in a scratch directory or beneath one (rm -f /tmp/job-*.parquet), with
+// a name that is more than wildcards (two letters or digits at least)
+// and no pattern above the last segment: a run's scratch files, or
+// someone else's, which a human can tell apart and Shield cannot (rules
+// 10: asked, not blocked).
+func (s *Shield) scratchGlob(r *Ref) bool {
+	if !r.Glob || !inScratch(r.Path) || slices.Contains(scratchDirs, r.Path) || within(r.Path, path.Dir(s.cfg.Workspace)) {
+		return false
+	}
+	dir, base := path.Dir(r.Path), path.Base(r.Path)
+	if hasMeta(dir) || !hasMeta(base) {
+		return false
+	}
+	n := 0
+	for _, c := range base {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+			n++
+		}
+	}
+	return n >= 2
 }
