@@ -75,15 +75,23 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 			}
 			continue
 		}
-		if !appSource(p) || composeFile(path.Base(p)) {
-			// compose files: runs-later:container-build judges them
-			continue
-		}
 		var old string
 		for _, r := range f.Removed {
 			if r.Source == t.Source {
 				old += r.Body + "\n"
 			}
+		}
+		if base := path.Base(p); composeFile(base) || dockerfile(base) {
+			// runs-later:container-build judges what they run; here
+			// only the settings they weaken (rules 10)
+			if why := containerWeakened(base, t.Body, old); why != "" {
+				j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+				return
+			}
+			continue
+		}
+		if !appSource(p) {
+			continue
 		}
 		if why := weakenedControl(p, t.Body, old); why != "" {
 			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
@@ -158,13 +166,25 @@ func weakenedControl(p, added, old string) string {
 		}
 		// an edit: its settings still judged by their values
 		plus, minus := diffLines(added, old)
-		return settingFlip(plus, minus)
+		if why := settingFlip(plus, minus); why != "" {
+			return why
+		}
+		if why := weakSetting(plus, minus, old); why != "" {
+			return why
+		}
+		return neutered(p, added, old, plus, minus)
 	}
 	plus, minus := diffLines(added, old)
 	if len(plus) == 0 && len(minus) == 0 {
 		return ""
 	}
 	if why := settingFlip(plus, minus); why != "" {
+		return why
+	}
+	if why := weakSetting(plus, minus, old); why != "" {
+		return why
+	}
+	if why := neutered(p, added, old, plus, minus); why != "" {
 		return why
 	}
 	oldText := strings.Join(minus, "\n")
@@ -240,7 +260,8 @@ var appsecHints = []string{"verif", "secur", "httponly", "csrf", "xsrf", "auth",
 	"accept", "expir", "frameoptions", "xss", "hsts", "disable", "anonymous", "whitelist", "unprotected", "open",
 	"subprocess", "popen", "child_process", "new function", "pickle", "yaml", "render", "vite_", "react_app", "gatsby",
 	"constant_time", "timingsafe", "rate", "helmet", "ensure", "access", "enforce", "none",
-	"audit", "privilege", "host", "root", "valid", "encrypt", "logging", "cidr", "0.0.0.0", "::/0", "action", "lock"}
+	"audit", "privilege", "host", "root", "valid", "encrypt", "logging", "cidr", "0.0.0.0", "::/0", "action", "lock",
+	"passw", "apikey", "api_key", "retention", "retain", "trail", "mfa", "versioning", "backup", "principal", "bind", "listen"}
 
 // hinted reports whether a line holds a word without which no rule of
 // weakenedControl can match it.

@@ -71,7 +71,20 @@ package shield
 //	   changed-then-run through wrappers and fetched scripts;
 //	   remote-code:eval-fetched; make's $(shell …) outside a recipe;
 //	   secrets in prose and in commit messages.
-const RulesVersion = "9"
+//	10: issue 27, the seventh holdout's classes (session 16), as mechanisms
+//	   that do not depend on a stack's vocabulary (k27d's part): security
+//	   settings read in every language and format (normalized keys judged
+//	   by concept: protections off or removed, exposures on, retention
+//	   shortened, credentials emptied or given literal defaults, listeners
+//	   and ports on every interface, grants widened, images run as root);
+//	   data protections neutered and checks made to fail open; data-stack
+//	   build files and bare-name channel lists in the shape table, channels
+//	   and code artifacts by URL on command lines; the default policy's
+//	   grammar over data and cloud tools' read, compile, plan and dev verbs,
+//	   cloud-secret-reads asked, except_commands and topic-branch pushes;
+//	   scratch files deleted by a pattern asked; forge text read for
+//	   addressed instructions.
+const RulesVersion = "10"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).
