@@ -79,6 +79,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).checksWeakened,
 		(*Shield).checksLoosenedRule,
 		(*Shield).appsecWeakened,
+		(*Shield).laterDestruction,
 		(*Shield).decodedAtRuntime,
 		(*Shield).makeDefault,
 		(*Shield).remoteRunner,

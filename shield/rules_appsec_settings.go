@@ -41,7 +41,7 @@ var (
 	// A setting in code or configuration: key (bare, quoted, a flag,
 	// dotted), a separator, a value (quoted, a bracketed list, or a
 	// token). Several per line.
-	anySetting = regexp.MustCompile(`(?:^|[\s,({;])(?:--?)?["']?([A-Za-z_$][\w.$-]{0,80})["']?\s*(?::=|=>|=|:)\s*("[^"\n]{0,200}"|'[^'\n]{0,200}'|\[[^\]\n]{0,300}\]|[^\s,;)}\]]{1,200})`)
+	anySetting = regexp.MustCompile(`(?:^|[\s,({;])(?:--?)?["']?([A-Za-z_$][\w.$-]{0,80})["']?\s*(?::=|=>|=|:)\s*("[^"\n]{0,200}"|'[^'\n]{0,200}'|\[[^\]\n]{0,300}\]|[^\s,;(){}\[\]]{1,200}(?:\([^\s,;()=:]{0,80}\))?)`)
 	// A properties or .conf line: a dotted key, blanks, a value.
 	spacedSetting = regexp.MustCompile(`^([A-Za-z][\w-]*(?:\.[\w-]+)+)\s+(\S{1,200})$`)
 	// A credential read from the environment with a literal default.
@@ -92,7 +92,7 @@ func settingVal(v string) string {
 	// a literal wrapped in a call: pulumi.Bool(false), aws.Bool(true),
 	// jsii.Bool(false), to.Ptr(false), Boolean(false)
 	if i := strings.LastIndexByte(v, '('); i >= 0 && !strings.HasPrefix(v, "(") {
-		v = v[i+1:]
+		v = strings.TrimSuffix(v[i+1:], ")")
 	}
 	return strings.ToLower(strings.Trim(v, ` "'`))
 }
