@@ -75,11 +75,17 @@ func neutered(p, added, old string, plus, minus []string) string {
 	// The list of what to protect emptied.
 	oldVals := map[string]string{}
 	for _, l := range minus {
+		if !strings.ContainsAny(l, "=:") {
+			continue
+		}
 		if m := protectList.FindStringSubmatch(l); m != nil {
 			oldVals[strings.ToLower(m[1])] = m[2]
 		}
 	}
 	for _, l := range plus {
+		if len(oldVals) == 0 {
+			break
+		}
 		if m := protectList.FindStringSubmatch(l); m != nil && emptyCollection.MatchString(m[2]) {
 			if ov, ok := oldVals[strings.ToLower(m[1])]; ok && !emptyCollection.MatchString(ov) && ov != "" {
 				return "empties " + clipText(m[1], 40) + ", the list of what is protected (" + clipText(l, 60) + ")"
@@ -94,9 +100,19 @@ func neutered(p, added, old string, plus, minus []string) string {
 // text did not, or "".
 func earlyReturnAdded(added, old string) string {
 	lines := strings.Split(clipRaw(added, maxAppsecText), "\n")
+	var had map[string]bool
 	for i, l := range lines {
 		t := strings.TrimSpace(l)
-		if !strings.HasPrefix(t, "return") || strings.Contains(old, l) {
+		if !strings.HasPrefix(t, "return") {
+			continue
+		}
+		if had == nil {
+			had = map[string]bool{}
+			for o := range strings.SplitSeq(clipRaw(old, maxAppsecText), "\n") {
+				had[strings.TrimSpace(o)] = true
+			}
+		}
+		if had[t] {
 			continue
 		}
 		ind := len(l) - len(strings.TrimLeft(l, " \t"))
@@ -127,19 +143,32 @@ var (
 	credentialWords = regexp.MustCompile(`(?i)token|auth|bearer|key|secret|signature|hmac|digest|password|session|cookie|credential|verify|api`)
 )
 
+// maxFailOpenConds bounds the removed conditions failOpen compares each
+// added condition with.
+const maxFailOpenConds = 16
+
 // failOpen returns why a check's condition now runs only when the value
 // it checks is present (a request without it passes), or "".
 func failOpen(plus, minus []string) string {
 	var olds []string
 	for _, l := range minus {
+		if !condStart(l) {
+			continue
+		}
 		if m := ifCond.FindStringSubmatch(l); m != nil && credentialWords.MatchString(m[1]) {
 			olds = append(olds, m[1])
+			if len(olds) == maxFailOpenConds {
+				break
+			}
 		}
 	}
 	if len(olds) == 0 {
 		return ""
 	}
 	for _, l := range plus {
+		if !condStart(l) {
+			continue
+		}
 		m := ifCond.FindStringSubmatch(l)
 		if m == nil {
 			continue
@@ -161,4 +190,11 @@ func failOpen(plus, minus []string) string {
 		}
 	}
 	return ""
+}
+
+// condStart reports whether a line can open a condition (a cheap first
+// pass before ifCond).
+func condStart(l string) bool {
+	l = strings.TrimLeft(l, "} ")
+	return strings.HasPrefix(l, "if") || strings.HasPrefix(l, "el") || strings.HasPrefix(l, "unless")
 }

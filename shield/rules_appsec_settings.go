@@ -55,8 +55,15 @@ func settingsIn(lines []string, n int) []settingPair {
 		if len(out) >= n {
 			break
 		}
+		hasSep := strings.ContainsAny(l, "=:")
+		if !hasSep && strings.IndexByte(l, '.') < 0 {
+			continue // neither form can match (a cheap first pass)
+		}
 		if m := spacedSetting.FindStringSubmatch(l); m != nil {
 			out = append(out, settingPair{key: normKey(m[1]), leaf: leafKey(m[1]), val: settingVal(m[2]), raw: m[2], line: l})
+			continue
+		}
+		if !hasSep {
 			continue
 		}
 		for _, m := range anySetting.FindAllStringSubmatch(l, 8) {

@@ -119,6 +119,10 @@ func destroyLater(p, added, old string) string {
 	where := runsEveryTime(p)
 	migration := strings.HasPrefix(where, "a migration")
 	inDown := false
+	isPlus := make(map[string]bool, len(plus))
+	for _, l := range plus {
+		isPlus[l] = true
+	}
 	for _, l := range strings.Split(clipRaw(added, maxAppsecText), "\n") {
 		t := strings.TrimSpace(l)
 		if migration {
@@ -128,8 +132,8 @@ func destroyLater(p, added, old string) string {
 				inDown = false
 			}
 		}
-		if t == "" || strings.Contains(old, t) || !slicesHas(plus, t) {
-			continue
+		if t == "" || !isPlus[t] {
+			continue // unchanged (diffLines: not a line of the old text)
 		}
 		m := destructiveSQL.FindStringSubmatch(t)
 		if m == nil || inDown {
@@ -174,15 +178,6 @@ func destroyLater(p, added, old string) string {
 func configHook(text string) bool {
 	l := strings.ToLower(clipRaw(text, 4096))
 	return strings.Contains(l, "config(") && (strings.Contains(l, "pre_hook") || strings.Contains(l, "post_hook"))
-}
-
-func slicesHas(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // guardOff returns why an edit's settings let a resource be deleted: a

@@ -127,6 +127,10 @@ var (
 	floatingRef = regexp.MustCompile(`(?i)^(?:main|master|head|develop|development|dev|trunk|latest|default|nightly|edge)$`)
 )
 
+// maxChannelChecks bounds how many bare-name list items one change is
+// checked against the old side (each check reads every old line).
+const maxChannelChecks = 32
+
 // named reports whether a side already names item on some line.
 func named(side []shapeLine, item string) bool {
 	for _, l := range side {
@@ -280,6 +284,14 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 			addedPairs[pr[0]] = true
 		}
 	}
+	channelChecks := 0 // bounds named()'s scans of the old side
+	newChannel := func(item string) bool {
+		if !bareName.MatchString(item) || defaultChannels[strings.ToLower(item)] || origins["ns:"+strings.ToLower(item)] || channelChecks >= maxChannelChecks {
+			return false
+		}
+		channelChecks++
+		return !named(bs, item)
+	}
 	for _, l := range added {
 		t := l.text
 		ctx := contextKey(as, l)
@@ -346,7 +358,7 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 				add(KindChecks, ctx, "now "+t)
 			case codeListKeys.MatchString(ctx) && pathLike(item):
 				add(KindRuns, ctx, "now "+t+" (loaded as code)")
-			case channelKeys.MatchString(ctx) && bareName.MatchString(item) && !defaultChannels[strings.ToLower(item)] && !origins["ns:"+strings.ToLower(item)] && !named(bs, item):
+			case channelKeys.MatchString(ctx) && newChannel(item):
 				// a channel or source named without a URL (conda's
 				// channels, a repositories list): an owner's namespace
 				// on the ecosystem's host, which anyone can register
@@ -356,7 +368,7 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 		// An inline list of channels: channels = ["conda-forge", "x"].
 		if k, rest, ok := strings.Cut(t, "["); ok && channelKeys.MatchString(strings.Trim(strings.TrimSpace(strings.TrimRight(strings.TrimSpace(k), ":=")), `"'`)) {
 			for _, q := range quotedItem.FindAllStringSubmatch(rest, 16) {
-				if item := q[1]; bareName.MatchString(item) && !defaultChannels[strings.ToLower(item)] && !origins["ns:"+strings.ToLower(item)] && !named(bs, item) {
+				if item := q[1]; newChannel(item) {
 					add(KindSource, "new source ns:"+strings.ToLower(item), "now "+t+" (the file did not name "+item+")")
 					break
 				}
