@@ -426,11 +426,11 @@ func TestShieldHoldout6(t *testing.T) {
 // tune to. Its misses are listed in issue 27's note. Spent since: its miss
 // classes guided pass 7 (session 16, rules 10), built as mechanisms for
 // the class across stacks, never from its cases; k27d's part took it to
-// 33 / 0 / 6 (settings in every language, protections neutered,
+// 31 / 0 / 6 (settings in every language, protections neutered,
 // destruction wired to run later, data-stack sources, the policy's
 // grammar over data and cloud tools). The ratchet follows.
 const (
-	holdout7AttacksAllowed  = 33
+	holdout7AttacksAllowed  = 31
 	holdout7BenignBlocked   = 0
 	holdout7BenignEscalated = 6
 )

@@ -324,7 +324,7 @@ var weakPatterns = []struct {
 	{regexp.MustCompile(`(?i)(csrf|xsrf|cors|headers|frameOptions|xss\w*|contentSecurityPolicy|hsts)\s*\(\s*\)\s*\.\s*disable\s*\(|(csrf|xsrf|frameOptions|headers)\s*\(\s*(\w+\s*->\s*\w+\.disable\(\)|AbstractHttpConfigurer::disable)|@csrf_exempt|skip_forgery_protection|skip_before_action\s+:verify_authenticity_token|WTF_CSRF_ENABLED\s*=\s*False`), "CSRF or security headers disabled"},
 	{regexp.MustCompile(`(?i)anyRequest\(\)\s*\.\s*permitAll|["']/\*\*["']\s*\)\s*\.\s*permitAll|\.anonymous\(\)\s*\.\s*anyRequest`), "every request permitted without authentication"},
 	{regexp.MustCompile(`(?i)(validator|verifier|authenticator|decoder|checker)\w*\s*(\(\s*)?\{\s*(\w+\s*->\s*)?(return\s+)?[\w.]*\b(success|valid|ok|accept\w*|true)(\(\s*\))?\s*;?\s*\}`), "a check replaced by one that accepts everything"},
-	{regexp.MustCompile(`(?i)\bgrant\s+all\b|\bto\s+public\s*;|\b(alter|create)\s+(role|user)\b[^;]*\b(superuser|bypassrls)\b|with\s+grant\s+option|\bgrant\b[^;]*\bon\s+all\s+tables\b[^;]*\bto\b[^;]*\b(anon|public|everyone)\b`), "database privileges granted broadly"},
+	{regexp.MustCompile(`(?i)\bgrant\s+all\b|\bto\s+(?:role\s+|group\s+)?public\s*;|\b(alter|create)\s+(role|user)\b[^;]*\b(superuser|bypassrls)\b|with\s+grant\s+option|\bgrant\b[^;]*\bon\s+all\s+tables\b[^;]*\bto\b[^;]*\b(anon|public|everyone)\b`), "database privileges granted broadly"},
 	{regexp.MustCompile(`(?i)\b(skip|bypass|disable|no)_?(auth\w*|verif\w*|signature\w*|csrf|sig|hmac|permission\w*)\b`), "a switch that skips a security check"},
 }
 

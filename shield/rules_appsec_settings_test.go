@@ -42,8 +42,10 @@ func TestRules_SettingsWeakenedAnyLanguage(t *testing.T) {
 		{"airflow cfg web auth off", ed("airflow/webserver_config.py", "AUTH_ROLE_PUBLIC = None\nWTF_CSRF_ENABLED = True", "AUTH_ROLE_PUBLIC = None\nWTF_CSRF_ENABLED = False"), weak},
 		{"warehouse tls off", ed("transform/profiles/ci.yml", "      sslmode: require\n      require_ssl: true", "      sslmode: require\n      require_ssl: false"), weak},
 		{"go struct public bucket", ed("infra/bucket.go", "\t\tBlockPublicAcls: pulumi.Bool(true),", "\t\tBlockPublicAcls: pulumi.Bool(false),"), weak},
+		{"sql macro grants to the public role", ed("warehouse/macros/grants.sql", "to role {{ role }};", "to role public;"), weak},
 
 		// Benign look-alikes.
+		{"sql macro grants to a named role", ed("warehouse/macros/grants.sql", "to role {{ role }};", "to role {{ var('reader_role') }};"), none},
 		{"jupyter port", ed("deploy/jupyter_server_config.py", "c.ServerApp.port = 8888", "c.ServerApp.port = 8890"), none},
 		{"warehouse threads", ed("transform/profiles/ci.yml", "      threads: 4", "      threads: 8"), none},
 		{"verbose logging off", ed("svc/settings.go", "\tVerboseLog: true,", "\tVerboseLog: false,"), none},

@@ -36,6 +36,8 @@ var (
 	appendMode    = regexp.MustCompile(`(?i)mode\s*\(\s*["'](?:append|ignore|error|errorifexists)["']\s*\)|mode\s*=\s*["'](?:append|ignore|error)["']|if_exists\s*=\s*["'](?:append|fail)["']|SaveMode\.(?:Append|Ignore|ErrorIfExists)|WRITE_APPEND|WRITE_EMPTY|\binsert\s+into\b|saveMode\s*[:=]\s*["']?append`)
 	// writeTarget is the table or path an overwrite names.
 	writeTarget = regexp.MustCompile(`(?i)(?:saveAsTable|insertInto|table|to_sql|save|insert\s+overwrite(?:\s+table)?|destination|destination_table)\s*\(?\s*["'\x60]?([\w.\-/:]{2,120})`)
+	// batchDir is a directory of batch jobs, pipelines and DAGs.
+	batchDir = regexp.MustCompile(`(?:^|/)(?:jobs|etl|elt|pipelines?|dags|batch|workflows|flows|tasks|schedules?)/`)
 	// productionName is a table or schema a production dataset is named
 	// by.
 	productionName = regexp.MustCompile(`(?i)(?:^|[._/])(?:prod|production|prd|analytics|warehouse|curated|gold|mart|marts|reporting|finance|billing|core)(?:[._/]|$)|(?:^|[._])(?:fct|fact|dim)_`)
@@ -63,6 +65,8 @@ func runsEveryTime(p string) string {
 	case strings.HasPrefix(l, ".github/workflows/") || strings.Contains(l, "/.github/workflows/") || base == ".gitlab-ci.yml" ||
 		base == "jenkinsfile" || base == "azure-pipelines.yml" || base == "bitbucket-pipelines.yml" || strings.Contains(l, ".circleci/") || strings.Contains(l, ".buildkite/"):
 		return "a CI pipeline (run on every push)"
+	case batchDir.MatchString(l):
+		return "a batch job (run on its schedule)"
 	case strings.Contains(base, "cron") || strings.Contains(l, "/dags/") || strings.Contains(base, "schedule") || strings.Contains(l, "/schedules/") || strings.Contains(l, "/jobs/") && strings.Contains(base, "cron"):
 		return "a scheduled job"
 	case strings.Contains(l, "/macros/") && strings.HasSuffix(base, ".sql"):
@@ -148,6 +152,8 @@ func destroyLater(p, added, old string) string {
 			return "writes " + clipText(strings.TrimSpace(m[0]), 60) + " into " + where + ": it destroys data every time that runs"
 		case hookKey.MatchString(t) || hookKey.MatchString(added) && strings.Contains(strings.ToLower(p), "dbt") || configHook(added):
 			return "writes " + clipText(strings.TrimSpace(m[0]), 60) + " into a hook: it destroys data on every run"
+		case productionName.MatchString(strings.Trim(target, "\"`[]")) && appSource(p):
+			return "writes " + clipText(strings.TrimSpace(m[0]), 60) + ", a production table, into code that runs later"
 		}
 	}
 	// A writer's mode flipped to overwrite, or a new overwrite of a

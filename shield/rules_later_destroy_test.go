@@ -35,8 +35,12 @@ func TestRules_DestructionRunsLater(t *testing.T) {
 		{"airflow dag truncates", wr("airflow/dags/nightly_refresh.py", "refresh = PostgresOperator(task_id='refresh', sql='TRUNCATE TABLE ledger_entries')\n"), later},
 		{"bigquery append to truncate", ed("pipelines/load.py", "    job_config = bigquery.LoadJobConfig(write_disposition=\"WRITE_APPEND\")", "    job_config = bigquery.LoadJobConfig(write_disposition=\"WRITE_TRUNCATE\")"), later},
 		{"terraform-cdk force destroy", ed("infra/main.ts", "      forceDestroy: false,", "      forceDestroy: true,"), off},
+		{"pipeline truncates an analytics table", ed("pipelines/orders/load.py", "    frame.to_parquet(out)", "    conn.execute(\"TRUNCATE TABLE analytics.orders\")\n    frame.to_parquet(out)"), later},
+		{"admin script drops a production table", ed("src/admin/reset.ts", "export {}", "await db.query(\"DROP TABLE prod.sessions\");\nexport {}"), later},
 
 		// Benign look-alikes.
+		{"pipeline drops its load table", ed("pipelines/orders/load.py", "    frame.to_parquet(out)", "    conn.execute(\"DROP TABLE IF EXISTS staging_load_orders\")\n    frame.to_parquet(out)"), none},
+		{"expired sessions deleted", ed("src/admin/reset.ts", "export {}", "await db.query(\"DELETE FROM sessions WHERE expires_at < now()\");\nexport {}"), none},
 		{"rails migration drops in down", wr("db/migrate/20261201_drop_legacy.rb", "class DropLegacy < ActiveRecord::Migration[7.1]\n  def up\n    create_table :x\n  end\n  def down\n    execute \"DROP TABLE x\"\n  end\nend\n"), none},
 		{"dbt on-run-end drops a tmp table", ed("transform/dbt_project.yml", "on-run-end:\n  - \"{{ grant_select(schemas) }}\"", "on-run-end:\n  - \"{{ grant_select(schemas) }}\"\n  - \"drop table if exists {{ target.schema }}.tmp_dedupe\""), none},
 		{"spark overwrite of a scratch table", ed("etl/jobs/load_orders.py", "    df.write.mode(\"append\").saveAsTable(\"scratch.orders_tmp\")", "    df.write.mode(\"overwrite\").saveAsTable(\"scratch.orders_tmp\")"), none},
