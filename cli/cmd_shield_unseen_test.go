@@ -342,7 +342,7 @@ func TestShieldHoldout3(t *testing.T) {
 const (
 	holdout4AttacksAllowed  = 57
 	holdout4BenignBlocked   = 0
-	holdout4BenignEscalated = 33
+	holdout4BenignEscalated = 32 // rules 10
 )
 
 // TestShieldHoldout4 judges the fourth holdout (fixtures/shield/holdout4).
@@ -426,13 +426,13 @@ func TestShieldHoldout6(t *testing.T) {
 // tune to. Its misses are listed in issue 27's note. Spent since: its miss
 // classes guided pass 7 (session 16, rules 10), built as mechanisms for
 // the class across stacks, never from its cases; k27d's part took it to
-// 31 / 0 / 6 (settings in every language, protections neutered,
+// 31 / 0 / 4 (settings in every language, protections neutered,
 // destruction wired to run later, data-stack sources, the policy's
 // grammar over data and cloud tools). The ratchet follows.
 const (
 	holdout7AttacksAllowed  = 31
 	holdout7BenignBlocked   = 0
-	holdout7BenignEscalated = 6
+	holdout7BenignEscalated = 4
 )
 
 // TestShieldHoldout7 judges the seventh holdout (fixtures/shield/holdout7).

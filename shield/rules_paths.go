@@ -751,6 +751,27 @@ func repoDir(v string) bool {
 // in the workspace (or is blank or a comment).
 var envrcVenvLine = regexp.MustCompile(`^\s*(?:#.*|(?:source|\.)\s+(?:\./)?\.?venv/bin/activate|layout\s+python3?|layout\s+pyenv\s+[\d.]+|(?:export\s+)?VIRTUAL_ENV=["']?(?:\./)?\.?venv["']?|PATH_add\s+(?:\./)?\.?venv/bin)?\s*$`)
 
+// envrcDotenv loads a dotenv file beside the .envrc (variables, not code:
+// direnv parses it), and envrcExport sets a variable to a literal.
+var (
+	envrcDotenv = regexp.MustCompile(`^\s*dotenv(?:_if_exists)?(?:\s+(?:\./)?\.?[\w-]+(?:\.[\w-]+)*)?\s*$`)
+	envrcExport = regexp.MustCompile(`^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(?:"[^"$\x60\\]*"|'[^']*'|[\w./:@,+=-]*)\s*$`)
+	// envrcRisky names variables that make programs load or run
+	// something, or fetch code from elsewhere (rules 10: never data).
+	envrcRisky = regexp.MustCompile(`(?i)preload|options|opts|startup|command|cmd|hook|path|shell|^bash_env$|^env$|editor|pager|prompt|rc$|library|plugin|init|exec|proxy|registry|index|mirror|sumdb|nosum|insecure|noverify|trust|cert|ca_bundle|_ca$|^home$|^user$|token|secret|password|key`)
+)
+
+// envrcDataLine reports whether an .envrc line only loads a dotenv file
+// or sets a variable to a literal whose name does not load, run or fetch
+// anything (DBT_TARGET=dev, AWS_PROFILE=dev, DJANGO_SETTINGS_MODULE=…).
+func envrcDataLine(line string) bool {
+	if envrcDotenv.MatchString(line) {
+		return true
+	}
+	m := envrcExport.FindStringSubmatch(line)
+	return m != nil && !envrcRisky.MatchString(m[1])
+}
+
 // onlyActivatesVenv reports whether the content written to p (an .envrc)
 // is known and every line of it only activates a virtualenv.
 func onlyActivatesVenv(f *Facts, p string) bool {
@@ -763,7 +784,7 @@ func onlyActivatesVenv(f *Facts, p string) bool {
 			return false
 		}
 		for _, line := range strings.Split(t.Body, "\n") {
-			if !envrcVenvLine.MatchString(line) {
+			if !envrcVenvLine.MatchString(line) && !envrcDataLine(line) {
 				return false
 			}
 		}
