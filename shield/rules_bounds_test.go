@@ -46,11 +46,15 @@ func worstShapes(s *shield.Shield) []shape {
 		{"package.json", write("package.json", `{"scripts":{`+strings.Repeat(`"a":"echo hi",`, 8<<20/15)+`"b":"x"}}`), "escalate input:too-large-to-judge"},
 		{"doc keywords", write("docs/a.md", strings.Repeat("note allow system agent ", 8<<20/24)), "escalate input:too-large-to-judge"},
 		// rules 10: settings, neutered protections and destruction read
-		// from a large edit's both sides; a channel list far longer than
-		// the old side's lines are compared with.
+		// from a large edit's both sides (the hooks edit at 64 KiB: under
+		// -race, where sync.Pool keeps nothing, every per-line expression
+		// of the appsec readers allocates its machine, 0.5 M at 256 KiB);
+		// more destructive-looking statements than are read, asked; a
+		// channel list far longer than the old side's lines are compared
+		// with.
 		{"settings edit", edit("infra/stack.py", strings.Repeat("    if token != expected_token: enable_logging=True, days=365\n", 256<<10/60),
 			strings.Repeat("    if token and token != expected_token: enable_logging=False, days=1\n", 256<<10/70)), "escalate"},
-		{"hooks edit", edit("transform/dbt_project.yml", strings.Repeat("  - \"select 1\"\n", 256<<10/16), strings.Repeat("  - \"drop table tmp_x\"\n", 256<<10/24)), "allow"},
+		{"hooks edit", edit("transform/dbt_project.yml", strings.Repeat("  - \"select 1\"\n", 64<<10/16), strings.Repeat("  - \"drop table tmp_x\"\n", 64<<10/24)), "escalate destructive:runs-later"},
 		{"channel list", write("environment.yml", "channels:\n"+strings.Repeat("  - c\n", 1<<20/6)), "escalate"},
 	}
 }

@@ -148,3 +148,31 @@ func TestRules_EnvrcDataAndWrappedChecks(t *testing.T) {
 		{"ci wrapped script", ed(".github/workflows/ci.yml", "      - run: uv run pytest", "      - run: uv run pytest\n      - run: uv run python scripts/upload.py"), ci},
 	})
 }
+
+// TestPolicy_ExceptCommands: a rule's except_commands keep a program's
+// line from counting; they need commands beside them, and must compile.
+func TestPolicy_ExceptCommands(t *testing.T) {
+	for _, bad := range []string{
+		"version: 1\nverify:\n  - name: x\n    tools: [execute_command]\n    except_commands: ['^git push']\n",
+		"version: 1\nverify:\n  - name: x\n    commands: ['^git']\n    except_commands: ['(']\n",
+	} {
+		if _, err := shield.ParsePolicy([]byte(bad)); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+	p, err := shield.ParsePolicy([]byte("version: 1\ndefault: allow\nverify:\n  - name: pushes\n    commands: ['^\\s*git\\s+push\\b']\n    except_commands: ['^\\s*git\\s+push\\s+origin\\s+feature/\\S+\\s*$']\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := shield.New(shield.Config{Workspace: "/home/dev/src/app", Home: "/home/dev", Policy: p})
+	for line, want := range map[string]string{
+		"git push origin feature/x":                   "allow policy:default",
+		"git push origin main":                        "escalate policy:pushes",
+		"git push origin feature/x && git push --all": "escalate policy:pushes",
+	} {
+		vs := s.Evaluate(t.Context(), command(line))
+		if got := vs[0].Decision + " " + vs[0].Rule; got != want {
+			t.Errorf("%s: tier 0 %s, want %s", line, got, want)
+		}
+	}
+}

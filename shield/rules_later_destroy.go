@@ -123,6 +123,7 @@ func destroyLater(p, added, old string) string {
 	where := runsEveryTime(p)
 	migration := strings.HasPrefix(where, "a migration")
 	inDown := false
+	seen := 0
 	isPlus := make(map[string]bool, len(plus))
 	for _, l := range plus {
 		isPlus[l] = true
@@ -139,8 +140,18 @@ func destroyLater(p, added, old string) string {
 		if t == "" || !isPlus[t] {
 			continue // unchanged (diffLines: not a line of the old text)
 		}
+		if inDown || !sqlVerbHint(t) {
+			continue
+		}
+		if seen++; seen > maxDestroyStatements {
+			// bounded: what is not read is asked about where it runs later
+			if where != "" {
+				return "holds more destructive-looking statements than Shield reads (" + strconv.Itoa(maxDestroyStatements) + ") in " + where
+			}
+			break
+		}
 		m := destructiveSQL.FindStringSubmatch(t)
-		if m == nil || inDown {
+		if m == nil {
 			continue
 		}
 		target := strings.TrimSpace(m[1] + m[2] + m[3])
@@ -177,6 +188,21 @@ func destroyLater(p, added, old string) string {
 		}
 	}
 	return ""
+}
+
+// maxDestroyStatements bounds the destructive-looking lines one text is
+// read for.
+const maxDestroyStatements = 64
+
+// sqlVerbHint reports whether a line holds a verb destructiveSQL needs (a
+// cheap first pass).
+func sqlVerbHint(l string) bool {
+	for _, v := range []string{"drop", "DROP", "Drop", "truncate", "TRUNCATE", "Truncate", "delete", "DELETE", "Delete"} {
+		if strings.Contains(l, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // configHook reports whether a model's text sets a hook in its config
