@@ -130,10 +130,15 @@ var (
 	auditSwitch = regexp.MustCompile(`audit|trail|eventlog|accesslog|flowlog|logfilevalidation|(?:enable|include|record)\w*(?:log|event)|encrypt|versioning|deletionprotection|mfa|objectlock|verif`)
 	// exposures and negated protections: weak when turned on.
 	exposeConcept = regexp.MustCompile(`public|anonymous|privileged|insecure|allowall|unauthenticated|unauth|noauth|withoutauth|(?:disable|skip|bypass|ignore|no)(?:audit|log|encrypt|ssl|tls|verif|valid|auth|csrf|sign|check|mfa|protection)|hostnetwork|hostpid|allowprivilegeescalation`)
+	// protections whose removal counts whatever their value names (an
+	// algorithm, a key, a mode), not only a switch set on.
+	removedStrong = regexp.MustCompile(`encrypt|^sse|kmskey|versioning|objectlock|deletionprotection|terminationprotection|mfa|logfilevalidation`)
 	// a guard against exposure (block public access): a protection.
 	publicGuard = regexp.MustCompile(`(?:block|restrict|deny|prevent|ignore|disable|no)public`)
 	// a retention: weak when shortened.
 	retentionConcept = regexp.MustCompile(`retention|retain(?:days|period|for)|keep(?:days|last|for)|^days$|^years$|lockdays|lockyears|minretention`)
+	// a bare days or years counts on a line about keeping data.
+	retentionContext = regexp.MustCompile(`(?i)retention|retain|lock|compliance|governance|lifecycle|keep|backup|snapshot|archive|expir`)
 	// a credential: weak when emptied.
 	credentialConcept = regexp.MustCompile(`token|password|passwd|secret|apikey|authkey|accesskey`)
 	// where a listener binds.
@@ -172,7 +177,7 @@ func weakSetting(plus, minus []string, old string) string {
 		if newKeys[s.key] || strings.Contains(addedText, s.key) || valOff(s.val) || s.val == "''" {
 			continue
 		}
-		if (protectConcept.MatchString(s.key) || publicGuard.MatchString(s.key)) && (!exposeConcept.MatchString(s.key) || publicGuard.MatchString(s.key)) && !diagnostic.MatchString(s.key) && (valOn(s.val) || !strings.HasPrefix(s.raw, "[") && s.val != "" && !strings.ContainsAny(s.val, "(")) {
+		if (protectConcept.MatchString(s.key) || publicGuard.MatchString(s.key)) && (!exposeConcept.MatchString(s.key) || publicGuard.MatchString(s.key)) && !diagnostic.MatchString(s.key) && (valOn(s.val) || removedStrong.MatchString(s.key) && !strings.HasPrefix(s.raw, "[") && s.val != "" && !strings.ContainsAny(s.val, "($`{")) {
 			return "removes " + clipText(s.key, 40) + " (" + clipText(s.line, 80) + ") and nothing sets it again"
 		}
 	}
@@ -197,7 +202,7 @@ func settingMoved(s settingPair, before map[string]settingPair, edit bool) strin
 		return "turns " + clipText(k, 40) + " off"
 	case expose && valOn(v) && (!had || !valOn(o.val)) && (had || edit):
 		return "turns " + clipText(k, 40) + " on"
-	case had && retentionConcept.MatchString(k):
+	case had && retentionConcept.MatchString(k) && (k != "days" && k != "years" || retentionContext.MatchString(s.line)):
 		a, e1 := strconv.Atoi(o.val)
 		b, e2 := strconv.Atoi(v)
 		if e1 == nil && e2 == nil && b*2 < a {

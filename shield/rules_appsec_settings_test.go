@@ -45,6 +45,8 @@ func TestRules_SettingsWeakenedAnyLanguage(t *testing.T) {
 		{"sql macro grants to the public role", ed("warehouse/macros/grants.sql", "to role {{ role }};", "to role public;"), weak},
 
 		// Benign look-alikes.
+		{"report window shorter", ed("src/report.py", "    rows = fetch(days=7)", "    rows = fetch(days=3)"), none},
+		{"client drops a header", ed("src/client.ts", "  headers: { Authorization: `Bearer ${token}`, Accept: \"application/json\" },", "  headers: { Accept: \"application/json\" },"), none},
 		{"sql macro grants to a named role", ed("warehouse/macros/grants.sql", "to role {{ role }};", "to role {{ var('reader_role') }};"), none},
 		{"jupyter port", ed("deploy/jupyter_server_config.py", "c.ServerApp.port = 8888", "c.ServerApp.port = 8890"), none},
 		{"warehouse threads", ed("transform/profiles/ci.yml", "      threads: 4", "      threads: 8"), none},
