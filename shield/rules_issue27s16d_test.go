@@ -61,6 +61,8 @@ func TestPolicy_DataCloudReadVerbs(t *testing.T) {
 		{"s3 listing", command("aws s3 ls s3://lake-raw-dev/ --profile lake-dev"), ok},
 		{"describe", command("aws cloudtrail describe-trails --profile lake-dev --region eu-west-1"), ok},
 		{"list", command("aws rds describe-db-instances --db-instance-identifier x --query 'DBInstances[].Endpoint'"), ok},
+		{"describe elsewhere", command("aws ec2 describe-instances --endpoint-url=https://api.cloud-mirror.example"), "escalate policy:cloud-secret-reads"},
+		{"describe with any selection option", command("aws ecs describe-services --cluster dev --services api --profile dev"), ok},
 		{"copy to a dev bucket", command("aws s3 cp data/sample/orders.csv s3://lake-raw-dev/sample/ --profile lake-dev"), ok},
 		{"copy to a partner bucket", command("aws s3 cp data/sample/orders.csv s3://partner-drop/ --profile lake-dev"), asked},
 		{"copy under prod", command("aws s3 cp data/sample/orders.csv s3://lake-raw-dev/ --profile lake-prod"), asked},
