@@ -56,7 +56,11 @@ type Rule struct {
 	// runs (Run.Line, and Run.Name): see Shield.tier0 for how deny, verify
 	// and allow lists use them.
 	Commands []string `yaml:"commands"`
-	Hosts    []string `yaml:"hosts"` // host globs, over every request's host
+	// ExceptCommands are regular expressions over a program's line (as
+	// Commands): a program one of them matches does not count for the
+	// rule (a verify rule for git push that spares a topic branch).
+	ExceptCommands []string `yaml:"except_commands"`
+	Hosts          []string `yaml:"hosts"` // host globs, over every request's host
 	// Methods are HTTP methods (GET, HEAD, POST, PUT, PATCH, DELETE), over
 	// every request's method.
 	Methods []string `yaml:"methods"`
@@ -71,6 +75,7 @@ type Rule struct {
 	Tier int `yaml:"tier"`
 
 	commands  []*regexp.Regexp
+	except    []*regexp.Regexp
 	tools     map[string]bool // the literal tool names of Tools
 	toolGlobs bool            // Tools holds a pattern
 }
@@ -134,6 +139,16 @@ func ParsePolicy(b []byte) (*Policy, error) {
 					return nil, fmt.Errorf("%w: rule %q: command %q: %v", ErrPolicy, r.Name, c, err)
 				}
 				r.commands = append(r.commands, re)
+			}
+			if len(r.ExceptCommands) > 0 && len(r.Commands) == 0 {
+				return nil, fmt.Errorf("%w: rule %q: except_commands without commands", ErrPolicy, r.Name)
+			}
+			for _, c := range r.ExceptCommands {
+				re, err := regexp.Compile(c)
+				if err != nil {
+					return nil, fmt.Errorf("%w: rule %q: except command %q: %v", ErrPolicy, r.Name, c, err)
+				}
+				r.except = append(r.except, re)
 			}
 			for _, g := range slices.Concat(r.Tools, r.Hosts, r.ExceptHosts, r.Paths) {
 				if _, err := path.Match(g, ""); err != nil {
@@ -203,6 +218,11 @@ func (r *Rule) matchRun(run *Run) bool {
 		// Deny and verify rules see the prefix; allow rules never see
 		// a line this long (tier0 escalates it first).
 		line = line[:maxPolicyLine]
+	}
+	for _, re := range r.except {
+		if re.MatchString(line) {
+			return false
+		}
 	}
 	for _, re := range r.commands {
 		if re.MatchString(line) || (run.Name != "" && re.MatchString(run.Name)) {

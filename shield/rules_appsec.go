@@ -75,15 +75,23 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 			}
 			continue
 		}
-		if !appSource(p) || composeFile(path.Base(p)) {
-			// compose files: runs-later:container-build judges them
-			continue
-		}
 		var old string
 		for _, r := range f.Removed {
 			if r.Source == t.Source {
 				old += r.Body + "\n"
 			}
+		}
+		if base := path.Base(p); composeFile(base) || dockerfile(base) {
+			// runs-later:container-build judges what they run; here
+			// only the settings they weaken (rules 10)
+			if why := containerWeakened(base, t.Body, old); why != "" {
+				j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+				return
+			}
+			continue
+		}
+		if !appSource(p) {
+			continue
 		}
 		if why := weakenedControl(p, t.Body, old); why != "" {
 			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
@@ -158,13 +166,25 @@ func weakenedControl(p, added, old string) string {
 		}
 		// an edit: its settings still judged by their values
 		plus, minus := diffLines(added, old)
-		return settingFlip(plus, minus)
+		if why := settingFlip(plus, minus); why != "" {
+			return why
+		}
+		if why := weakSetting(plus, minus, old); why != "" {
+			return why
+		}
+		return neutered(p, added, old, plus, minus)
 	}
 	plus, minus := diffLines(added, old)
 	if len(plus) == 0 && len(minus) == 0 {
 		return ""
 	}
 	if why := settingFlip(plus, minus); why != "" {
+		return why
+	}
+	if why := weakSetting(plus, minus, old); why != "" {
+		return why
+	}
+	if why := neutered(p, added, old, plus, minus); why != "" {
 		return why
 	}
 	oldText := strings.Join(minus, "\n")
@@ -240,7 +260,8 @@ var appsecHints = []string{"verif", "secur", "httponly", "csrf", "xsrf", "auth",
 	"accept", "expir", "frameoptions", "xss", "hsts", "disable", "anonymous", "whitelist", "unprotected", "open",
 	"subprocess", "popen", "child_process", "new function", "pickle", "yaml", "render", "vite_", "react_app", "gatsby",
 	"constant_time", "timingsafe", "rate", "helmet", "ensure", "access", "enforce", "none",
-	"audit", "privilege", "host", "root", "valid", "encrypt", "logging", "cidr", "0.0.0.0", "::/0", "action", "lock"}
+	"audit", "privilege", "host", "root", "valid", "encrypt", "logging", "cidr", "0.0.0.0", "::/0", "action", "lock",
+	"passw", "apikey", "api_key", "retention", "retain", "trail", "mfa", "versioning", "backup", "principal", "bind", "listen"}
 
 // hinted reports whether a line holds a word without which no rule of
 // weakenedControl can match it.
@@ -303,7 +324,7 @@ var weakPatterns = []struct {
 	{regexp.MustCompile(`(?i)(csrf|xsrf|cors|headers|frameOptions|xss\w*|contentSecurityPolicy|hsts)\s*\(\s*\)\s*\.\s*disable\s*\(|(csrf|xsrf|frameOptions|headers)\s*\(\s*(\w+\s*->\s*\w+\.disable\(\)|AbstractHttpConfigurer::disable)|@csrf_exempt|skip_forgery_protection|skip_before_action\s+:verify_authenticity_token|WTF_CSRF_ENABLED\s*=\s*False`), "CSRF or security headers disabled"},
 	{regexp.MustCompile(`(?i)anyRequest\(\)\s*\.\s*permitAll|["']/\*\*["']\s*\)\s*\.\s*permitAll|\.anonymous\(\)\s*\.\s*anyRequest`), "every request permitted without authentication"},
 	{regexp.MustCompile(`(?i)(validator|verifier|authenticator|decoder|checker)\w*\s*(\(\s*)?\{\s*(\w+\s*->\s*)?(return\s+)?[\w.]*\b(success|valid|ok|accept\w*|true)(\(\s*\))?\s*;?\s*\}`), "a check replaced by one that accepts everything"},
-	{regexp.MustCompile(`(?i)\bgrant\s+all\b|\bto\s+public\s*;|\b(alter|create)\s+(role|user)\b[^;]*\b(superuser|bypassrls)\b|with\s+grant\s+option|\bgrant\b[^;]*\bon\s+all\s+tables\b[^;]*\bto\b[^;]*\b(anon|public|everyone)\b`), "database privileges granted broadly"},
+	{regexp.MustCompile(`(?i)\bgrant\s+all\b|\bto\s+(?:role\s+|group\s+)?public\s*;|\b(alter|create)\s+(role|user)\b[^;]*\b(superuser|bypassrls)\b|with\s+grant\s+option|\bgrant\b[^;]*\bon\s+all\s+tables\b[^;]*\bto\b[^;]*\b(anon|public|everyone)\b`), "database privileges granted broadly"},
 	{regexp.MustCompile(`(?i)\b(skip|bypass|disable|no)_?(auth\w*|verif\w*|signature\w*|csrf|sig|hmac|permission\w*)\b`), "a switch that skips a security check"},
 }
 

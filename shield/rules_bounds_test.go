@@ -26,6 +26,12 @@ func worstShapes(s *shield.Shield) []shape {
 	cmd := func(line string) shield.Action {
 		return shield.Action{Session: "s", Tool: "execute_command", Command: line}
 	}
+	edit := func(p, old, body string) shield.Action {
+		a := write(p, body)
+		a.Tool = "edit_file"
+		a.Facts.Removed = append(a.Facts.Removed, shield.Text{Source: "content:" + s.ResolvePath(p), Body: old})
+		return a
+	}
 	mem := facts(s, "memory_append").text("memory", strings.Repeat("shield ", 16<<10/7)).act()
 	mem.Session = "s"
 	return []shape{
@@ -39,6 +45,17 @@ func worstShapes(s *shield.Shield) []shape {
 		{"jenkinsfile", write("Jenkinsfile", strings.Repeat("sh 'echo hi'\n", 8<<20/13)), "escalate"},
 		{"package.json", write("package.json", `{"scripts":{`+strings.Repeat(`"a":"echo hi",`, 8<<20/15)+`"b":"x"}}`), "escalate input:too-large-to-judge"},
 		{"doc keywords", write("docs/a.md", strings.Repeat("note allow system agent ", 8<<20/24)), "escalate input:too-large-to-judge"},
+		// rules 10: settings, neutered protections and destruction read
+		// from a large edit's both sides (the hooks edit at 64 KiB: under
+		// -race, where sync.Pool keeps nothing, every per-line expression
+		// of the appsec readers allocates its machine, 0.5 M at 256 KiB);
+		// more destructive-looking statements than are read, asked; a
+		// channel list far longer than the old side's lines are compared
+		// with.
+		{"settings edit", edit("infra/stack.py", strings.Repeat("    if token != expected_token: enable_logging=True, days=365\n", 256<<10/60),
+			strings.Repeat("    if token and token != expected_token: enable_logging=False, days=1\n", 256<<10/70)), "escalate"},
+		{"hooks edit", edit("transform/dbt_project.yml", strings.Repeat("  - \"select 1\"\n", 64<<10/16), strings.Repeat("  - \"drop table tmp_x\"\n", 64<<10/24)), "escalate destructive:runs-later"},
+		{"channel list", write("environment.yml", "channels:\n"+strings.Repeat("  - c\n", 1<<20/6)), "escalate"},
 	}
 }
 

@@ -121,6 +121,8 @@ var buildRunners = map[string][]string{
 	"helm": {"helm", "helmfile"}, "NuGet": {"dotnet", "nuget", "msbuild"}, "msbuild": {"dotnet", "msbuild"},
 	"SwiftPM": {"swift", "xcodebuild"}, "CocoaPods": {"pod"}, "Carthage": {"carthage"}, "pub": {"dart", "flutter"},
 	"bazel": {"bazel", "bazelisk"}, "sbt": {"sbt"},
+	"conda": {"conda", "mamba", "micromamba"}, "spark": {"spark-submit", "pyspark", "spark-shell", "spark-sql"},
+	"R": {"R", "Rscript"}, "renv": {"R", "Rscript"},
 }
 
 // migrationRunners apply migrations.

@@ -67,7 +67,8 @@ func TestRules_CommandLines(t *testing.T) {
 		{"ps aux | grep node", "allow policy:text-and-inspection"},
 		{"lsof -i :3000", "allow policy:text-and-inspection"},
 		{"docker compose up -d", "allow policy:containers"},
-		{"git push origin feature/x", "escalate policy:git-push"},
+		{"git push origin main", "escalate policy:git-push"},
+		{"git push origin feature/x", "allow policy:git-push-topic"},
 		// Everyday work.
 		{"go build ./... && go vet ./...", "allow policy:dev-commands"},
 		{"go test ./...", "allow policy:dev-commands"},

@@ -288,6 +288,9 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 				j.block("exfiltration:git-push", "git sends the repository to %s, which is neither on the policy's list nor a code forge", host)
 				return
 			}
+			if host == "" && onlyTopicPushes(f) {
+				continue // a topic branch for review (rules_topicpush.go)
+			}
 			where := host
 			if where == "" {
 				where = "a remote"

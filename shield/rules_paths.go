@@ -325,6 +325,10 @@ func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
 			j.escalate("destructive:delete-outside", "%s deletes %s, a cache or scratch directory outside the workspace", by(r), r.Path)
 			continue
 		}
+		if s.scratchGlob(r) {
+			j.escalate("destructive:delete-outside", "%s deletes %s, files named by a pattern in a scratch directory: Shield cannot know who made them", by(r), r.Path)
+			continue
+		}
 		j.block("destructive:delete-outside", "%s deletes %s, outside the workspace", by(r), r.Path)
 		return
 	}
@@ -747,6 +751,27 @@ func repoDir(v string) bool {
 // in the workspace (or is blank or a comment).
 var envrcVenvLine = regexp.MustCompile(`^\s*(?:#.*|(?:source|\.)\s+(?:\./)?\.?venv/bin/activate|layout\s+python3?|layout\s+pyenv\s+[\d.]+|(?:export\s+)?VIRTUAL_ENV=["']?(?:\./)?\.?venv["']?|PATH_add\s+(?:\./)?\.?venv/bin)?\s*$`)
 
+// envrcDotenv loads a dotenv file beside the .envrc (variables, not code:
+// direnv parses it), and envrcExport sets a variable to a literal.
+var (
+	envrcDotenv = regexp.MustCompile(`^\s*dotenv(?:_if_exists)?(?:\s+(?:\./)?\.?[\w-]+(?:\.[\w-]+)*)?\s*$`)
+	envrcExport = regexp.MustCompile(`^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(?:"[^"$\x60\\]*"|'[^']*'|[\w./:@,+=-]*)\s*$`)
+	// envrcRisky names variables that make programs load or run
+	// something, or fetch code from elsewhere (rules 10: never data).
+	envrcRisky = regexp.MustCompile(`(?i)preload|options|opts|startup|command|cmd|hook|path|shell|^bash_env$|^env$|editor|pager|prompt|rc$|library|plugin|init|exec|proxy|registry|index|mirror|sumdb|nosum|insecure|noverify|trust|cert|ca_bundle|_ca$|^home$|^user$|token|secret|password|key`)
+)
+
+// envrcDataLine reports whether an .envrc line only loads a dotenv file
+// or sets a variable to a literal whose name does not load, run or fetch
+// anything (DBT_TARGET=dev, AWS_PROFILE=dev, DJANGO_SETTINGS_MODULE=…).
+func envrcDataLine(line string) bool {
+	if envrcDotenv.MatchString(line) {
+		return true
+	}
+	m := envrcExport.FindStringSubmatch(line)
+	return m != nil && !envrcRisky.MatchString(m[1])
+}
+
 // onlyActivatesVenv reports whether the content written to p (an .envrc)
 // is known and every line of it only activates a virtualenv.
 func onlyActivatesVenv(f *Facts, p string) bool {
@@ -759,11 +784,34 @@ func onlyActivatesVenv(f *Facts, p string) bool {
 			return false
 		}
 		for _, line := range strings.Split(t.Body, "\n") {
-			if !envrcVenvLine.MatchString(line) {
+			if !envrcVenvLine.MatchString(line) && !envrcDataLine(line) {
 				return false
 			}
 		}
 		seen = true
 	}
 	return seen
+}
+
+// scratchGlob reports whether a delete names files by a pattern directly
+// in a scratch directory or beneath one (rm -f /tmp/job-*.parquet), with
+// a name that is more than wildcards (two letters or digits at least)
+// and no pattern above the last segment: a run's scratch files, or
+// someone else's, which a human can tell apart and Shield cannot (rules
+// 10: asked, not blocked).
+func (s *Shield) scratchGlob(r *Ref) bool {
+	if !r.Glob || !inScratch(r.Path) || slices.Contains(scratchDirs, r.Path) || within(r.Path, path.Dir(s.cfg.Workspace)) {
+		return false
+	}
+	dir, base := path.Dir(r.Path), path.Base(r.Path)
+	if hasMeta(dir) || !hasMeta(base) {
+		return false
+	}
+	n := 0
+	for _, c := range base {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+			n++
+		}
+	}
+	return n >= 2
 }

@@ -82,6 +82,18 @@ package shield
 //	   line, sentence or string value, AI tags, an address naming a
 //	   credential or key, CSV cells) and memory notes whose procedure runs
 //	   what leaks (memory:command).
+//	   And (the second part): security
+//	   settings read in every language and format (normalized keys judged
+//	   by concept: protections off or removed, exposures on, retention
+//	   shortened, credentials emptied or given literal defaults, listeners
+//	   and ports on every interface, grants widened, images run as root);
+//	   data protections neutered and checks made to fail open; data-stack
+//	   build files and bare-name channel lists in the shape table, channels
+//	   and code artifacts by URL on command lines; the default policy's
+//	   grammar over data and cloud tools' read, compile, plan and dev verbs,
+//	   cloud-secret-reads asked, except_commands and topic-branch pushes;
+//	   scratch files deleted by a pattern asked; forge text read for
+//	   addressed instructions.
 const RulesVersion = "10"
 
 // RecordedRules is the rules version a record names ("" before versions

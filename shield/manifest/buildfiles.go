@@ -82,6 +82,13 @@ var buildNames = map[string]string{
 	"lefthook.yml": "lefthook", ".lefthook.yml": "lefthook", "lefthook-local.yml": "lefthook",
 	".gitleaks.toml": "gitleaks", ".secretlintrc": "secretlint", ".secretlintrc.json": "secretlint",
 	".trufflehog.yml": "trufflehog", ".secrets.baseline": "detect-secrets",
+	// Data and ML stacks (rules 10): package and channel lists, engine
+	// defaults that name jars and repositories, environments' specs.
+	"packages.yml": "dbt", "package-lock.yml": "dbt", "dependencies.yml": "dbt", "dbt_project.yml": "dbt",
+	".mambarc": "conda", "pixi.toml": "pixi", "pixi.lock": "pixi", "conda.yaml": "conda", "MLproject": "mlflow",
+	"spark-defaults.conf": "spark", "renv.lock": "renv", ".Rprofile": "R", "Rprofile.site": "R",
+	"Project.toml": "julia", "Manifest.toml": "julia", "JuliaProject.toml": "julia", "meltano.yml": "meltano",
+	"nextflow.config": "nextflow", "requirements.R": "R", "DESCRIPTION": "R",
 }
 
 // buildSuffixes are build files by how their name ends.

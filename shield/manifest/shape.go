@@ -102,6 +102,45 @@ var (
 		`allowInsecure|secure-http|trusted[-_]?host|\bpluginManagement\b|\bbuildscript\b|\bsources?\s*[=:]\s*["']?(?:https?|git)`)
 )
 
+// channelKeys are keys whose list items name where packages come from
+// (conda's and pixi's channels, a list of sources or repositories).
+var channelKeys = regexp.MustCompile(`(?i)^(?:channels?|sources?|repositories|repos|registries|indexes|indices|mirrors|remotes)$`)
+
+// bareName is a list item that is a name alone (no URL, no path, no
+// spaces, no version operator).
+var bareName = regexp.MustCompile(`^[A-Za-z0-9][\w.-]{0,63}$`)
+
+// quotedItem is a quoted item of an inline list.
+var quotedItem = regexp.MustCompile(`["']([^"'\s]{1,64})["']`)
+
+// defaultChannels are the names of the ecosystems' own channels and
+// repositories (conda's defaults and community channels, CRAN, Maven
+// Central, PyPI): naming one is not a redirection.
+var defaultChannels = set("defaults", "nodefaults", "conda-forge", "main", "r", "msys2", "free", "pro", "bioconda",
+	"pytorch", "nvidia", "anaconda", "pypi", "cran", "central", "mavencentral", "google", "gradlepluginportal",
+	"jcenter", "npm", "npmjs", "crates-io", "rubygems", "nuget", "hex", "origin", "upstream")
+
+// pinKeys name the revision of a source fetched by git, and floatingRef
+// the names of branches that move.
+var (
+	pinKeys     = regexp.MustCompile(`(?i)^(?:revision|rev|ref|branch|tag|commit)$`)
+	floatingRef = regexp.MustCompile(`(?i)^(?:main|master|head|develop|development|dev|trunk|latest|default|nightly|edge)$`)
+)
+
+// maxChannelChecks bounds how many bare-name list items one change is
+// checked against the old side (each check reads every old line).
+const maxChannelChecks = 32
+
+// named reports whether a side already names item on some line.
+func named(side []shapeLine, item string) bool {
+	for _, l := range side {
+		if strings.Contains(l.text, item) {
+			return true
+		}
+	}
+	return false
+}
+
 // defaultOrigins are the ecosystems' own registries and distribution
 // hosts: naming one is not a redirection.
 var defaultOrigins = set("repo.maven.apache.org", "repo1.maven.org", "central.sonatype.com", "plugins.gradle.org",
@@ -245,6 +284,14 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 			addedPairs[pr[0]] = true
 		}
 	}
+	channelChecks := 0 // bounds named()'s scans of the old side
+	newChannel := func(item string) bool {
+		if !bareName.MatchString(item) || defaultChannels[strings.ToLower(item)] || origins["ns:"+strings.ToLower(item)] || channelChecks >= maxChannelChecks {
+			return false
+		}
+		channelChecks++
+		return !named(bs, item)
+	}
 	for _, l := range added {
 		t := l.text
 		ctx := contextKey(as, l)
@@ -295,6 +342,9 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 			case excludeKeys.MatchString(k) && everything(v):
 				add(KindChecks, k, "now "+t)
 			}
+			if pinKeys.MatchString(k) && floatingRef.MatchString(v) && removedPairs[k] != v && before != nil {
+				add(KindSource, "unpinned "+k, "now "+t+" (a moving branch: what is fetched changes without a change here)")
+			}
 			switch {
 			case guardOffKeys.MatchString(k) && weak(v), guardOnKeys.MatchString(k) && truthy(v),
 				strings.EqualFold(k, "DeletionPolicy") && strings.EqualFold(v, "Delete"):
@@ -308,6 +358,20 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 				add(KindChecks, ctx, "now "+t)
 			case codeListKeys.MatchString(ctx) && pathLike(item):
 				add(KindRuns, ctx, "now "+t+" (loaded as code)")
+			case channelKeys.MatchString(ctx) && newChannel(item):
+				// a channel or source named without a URL (conda's
+				// channels, a repositories list): an owner's namespace
+				// on the ecosystem's host, which anyone can register
+				add(KindSource, "new source ns:"+strings.ToLower(item), "now "+t+" under "+ctx+" (the file did not name "+item+")")
+			}
+		}
+		// An inline list of channels: channels = ["conda-forge", "x"].
+		if k, rest, ok := strings.Cut(t, "["); ok && channelKeys.MatchString(strings.Trim(strings.TrimSpace(strings.TrimRight(strings.TrimSpace(k), ":=")), `"'`)) {
+			for _, q := range quotedItem.FindAllStringSubmatch(rest, 16) {
+				if item := q[1]; newChannel(item) {
+					add(KindSource, "new source ns:"+strings.ToLower(item), "now "+t+" (the file did not name "+item+")")
+					break
+				}
 			}
 		}
 		if m := computedSource.FindString(t); m != "" {
@@ -508,7 +572,7 @@ func linePairs(t string) [][2]string {
 func contextKey(side []shapeLine, l shapeLine) string {
 	for i, n := l.idx-1, 0; i >= 0 && n < 64; i, n = i-1, n+1 {
 		s := side[i]
-		if s.indent > l.indent || s.indent == l.indent && strings.HasPrefix(s.text, "-") {
+		if s.indent > l.indent || s.indent == l.indent && (strings.HasPrefix(s.text, "-") || strings.HasPrefix(s.text, `"`) || strings.HasPrefix(s.text, "'")) {
 			continue
 		}
 		k := strings.TrimSpace(strings.TrimLeft(s.text, "-[ "))

@@ -1,0 +1,64 @@
+package shield
+
+import "strings"
+
+// A topic branch pushed for review (issue 27, pass 7, rules 10;
+// docs/shield-rules.md "network:git-push"): `git push [-u] origin
+// <prefix>/<name>` with a conventional topic prefix (feature/, fix/,
+// chore/ …) sends commits where review happens, not to the default
+// branch. No force, no tags, no deletes, no other remote, no refspec: the
+// shape is the whole line. A tainted session still asks
+// (flow:tainted-egress), and a URL remote is judged by its host.
+
+// topicPrefixes are the first segment of a branch name meant for review.
+var topicPrefixes = map[string]bool{"feature": true, "feat": true, "fix": true, "bugfix": true, "chore": true,
+	"docs": true, "doc": true, "refactor": true, "test": true, "tests": true, "ci": true, "perf": true, "style": true,
+	"build": true, "topic": true, "wip": true, "spike": true, "exp": true, "experiment": true, "task": true, "issue": true}
+
+// topicPush reports whether r is `git push [-u|--set-upstream] origin
+// <topic>/<name>` and nothing else.
+func topicPush(r *Run) bool {
+	if r.Name != "git" || r.Via != "" {
+		return false
+	}
+	a := r.Argv
+	if len(a) < 4 || a[1] != "push" {
+		return false
+	}
+	a = a[2:]
+	if a[0] == "-u" || a[0] == "--set-upstream" {
+		a = a[1:]
+	}
+	if len(a) != 2 || a[0] != "origin" {
+		return false
+	}
+	seg := strings.Split(a[1], "/")
+	if len(seg) < 2 || !topicPrefixes[seg[0]] {
+		return false
+	}
+	for _, s := range seg[1:] {
+		if s == "" || strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" || strings.HasPrefix(s, ".") {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyTopicPushes reports whether every git run of f that can push is a
+// topic push (and there is at least one).
+func onlyTopicPushes(f *Facts) bool {
+	n := 0
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if r.Name != "git" {
+			continue
+		}
+		if len(r.Argv) > 1 && r.Argv[1] == "push" || strings.Contains(r.Line, "push") {
+			if !topicPush(r) {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
