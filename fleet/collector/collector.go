@@ -549,7 +549,7 @@ func (c *Collector) run(ctx context.Context) error {
 			if err := c.materialized(ctx); err != nil {
 				return err
 			}
-			c.def.keepAlive(time.Now(), cmp.Or(c.cfg.AckWait, ackWait)/3)
+			c.keepAlive(time.Now(), cmp.Or(c.cfg.AckWait, ackWait)/3)
 			c.tick(ctx)
 		case <-c.forks.wake:
 			b := c.newBatch()

@@ -88,6 +88,8 @@ type heldEntry struct {
 	msgs     []jetstream.Msg
 	at       time.Time
 	conflict bool // came under a ConflictMsgID
+	// touched is when msgs were last reported in progress (held_alive.go).
+	touched time.Time
 }
 
 // isConflict reports whether msg is an entry published under its
@@ -108,6 +110,8 @@ type heldBlob struct {
 	frame []byte
 	msgs  []jetstream.Msg
 	at    time.Time
+	// touched is when msgs were last reported in progress (held_alive.go).
+	touched time.Time
 }
 
 // dropOldBlobs gives up on the blobs that came before a genesis that did
@@ -150,6 +154,8 @@ type assembly struct {
 	at    time.Time
 	// conflict: a part came under a ConflictMsgID.
 	conflict bool
+	// touched is when msgs were last reported in progress (held_alive.go).
+	touched time.Time
 }
 
 func (c *Collector) source(id string) *source {
