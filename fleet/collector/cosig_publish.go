@@ -17,8 +17,8 @@ import (
 // commit that cosigned, and every tick). A publication that failed, or
 // whose answer has not come when the collector stops, is published again
 // (the run loop's next tries, or the next start's: what is recorded and
-// not known published is published again, under the same message id,
-// so the stream keeps it once).
+// not known published is published again, as it was before publishing
+// was asynchronous; the stream may then hold it twice).
 
 // cosigFlight is a cosignature published whose answer has not come.
 type cosigFlight struct {
