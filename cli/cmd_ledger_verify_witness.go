@@ -50,6 +50,10 @@ type natsRef struct {
 	url    string
 	prefix string
 	opts   []nats.Option
+	// pull replaces the consumer's pull options, and read is called after
+	// each message read (tests: small pulls, short heartbeats, a stall).
+	pull []jetstream.PullMessagesOpt
+	read func(n int)
 }
 
 // cosigFetchTimeout bounds reading the cosignature stream, every
@@ -273,7 +277,11 @@ func (r *natsRef) scan(id string, take func(text []byte)) (n int, warning string
 	if err != nil {
 		return 0, warning, fmt.Errorf("--witness: reading the cosignatures of %s at %s: %w", id, redactURL(r.url), err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxBytes(cosigBuffer))
+	pull := r.pull
+	if pull == nil {
+		pull = []jetstream.PullMessagesOpt{jetstream.PullMaxBytes(cosigBuffer)}
+	}
+	it, err := cons.Messages(pull...)
 	if err != nil {
 		return 0, warning, fmt.Errorf("--witness: reading the cosignatures of %s at %s: %w", id, redactURL(r.url), err)
 	}
@@ -283,6 +291,10 @@ func (r *natsRef) scan(id string, take func(text []byte)) (n int, warning string
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
 	for {
+		// Heartbeats missed (a server or a connection that stalled) do
+		// not end the scan: the ordered consumer is created again after
+		// the last message read, within the deadline
+		// (TestWitnessScan_MissedHeartbeats_GoesOn).
 		m, err := it.Next()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -291,6 +303,9 @@ func (r *natsRef) scan(id string, take func(text []byte)) (n int, warning string
 			return n, warning, fmt.Errorf("--witness: reading the cosignatures of %s at %s (%d of them read): %w", id, redactURL(r.url), n, err)
 		}
 		n++
+		if r.read != nil {
+			r.read(n)
+		}
 		md, err := m.Metadata()
 		if err != nil {
 			return n, warning, fmt.Errorf("--witness: reading the cosignatures of %s: %w", id, err)

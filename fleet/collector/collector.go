@@ -142,6 +142,13 @@ type Collector struct {
 	held    int64 // bytes held by every source (reorder buffers and parts)
 	// heldEntries counts the entries every reorder buffer holds.
 	heldEntries int
+	// toPublish are the sources whose cosigned note may not be on the
+	// stream, cosigFlights the publications in flight (cosig_publish.go).
+	toPublish    map[*source]bool
+	cosigFlights []cosigFlight
+	// syncedAt is when the journal was last synced (readBatch lingers
+	// after it).
+	syncedAt time.Time
 
 	// refusedMsgs counts the messages of sources beyond MaxSources,
 	// tooManyAt is the last too-many alert.
@@ -429,7 +436,7 @@ func (c *Collector) run(ctx context.Context) error {
 	}
 	defer nc.Close()
 	c.nc = nc
-	defer func() { c.nc = nil }()
+	defer func() { c.nc = nil; c.dropFlights() }()
 	if c.js, err = jetstream.New(nc); err != nil {
 		return err
 	}
@@ -549,7 +556,7 @@ func (c *Collector) run(ctx context.Context) error {
 			if err := c.materialized(ctx); err != nil {
 				return err
 			}
-			c.def.keepAlive(time.Now(), cmp.Or(c.cfg.AckWait, ackWait)/3)
+			c.keepAlive(time.Now(), cmp.Or(c.cfg.AckWait, ackWait)/3)
 			c.tick(ctx)
 		case <-c.forks.wake:
 			b := c.newBatch()

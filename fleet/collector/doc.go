@@ -72,7 +72,11 @@
 //     mirrors are open; an idle source holds no descriptor.
 //   - A mirror holds only entries that parse, follow seq and chain by
 //     prev from the source's genesis; blobs only once they hash to their
-//     name. Everything else is an alert, never a write.
+//     name. Everything else is an alert, never a write. An entry is
+//     parsed and checked once, when it arrives (ledger.CheckVerified);
+//     its mirror takes only what that check made (ledger.AppendVerified,
+//     which checks seq and prev against the mirror's head again), and
+//     what recovery reads back from the journal is checked in full.
 //   - A checkpoint is cosigned only after its signature verified with the
 //     source's pinned key and its root is the mirror's own tree at its
 //     size (once the mirror holds it) (which, the tree being the mirror's, proves it extends every

@@ -47,6 +47,13 @@ const (
 	// readAheadWait bounds the wait for the next message the consumer
 	// says it holds, while reading ahead of a flood.
 	readAheadWait = 2 * time.Second
+	// batchLinger: a batch that takes what is delivered reads on until
+	// this long after the journal's last sync (its commit), so the
+	// journal syncs (and the run loop's commits) at most about once per
+	// batchLinger whatever the number of sources, each for more entries
+	// as the load grows, and an entry that comes after an idle time is
+	// committed at once.
+	batchLinger = 20 * time.Millisecond
 )
 
 // deferred are the messages deferred, per source, in order.
@@ -154,11 +161,15 @@ read:
 		}
 		// Nothing delivered yet: read on while the consumer holds more
 		// (the batch fills up; a flood's backlog may hide others'
-		// messages behind it).
+		// messages behind it), and until batchLinger has passed since
+		// the journal was last synced.
+		wait := readAheadWait
 		if last == nil || !morePending(last) {
-			break
+			if wait = time.Until(c.syncedAt.Add(batchLinger)); wait <= 0 {
+				break
+			}
 		}
-		t := time.NewTimer(readAheadWait)
+		t := time.NewTimer(wait)
 		select {
 		case m, ok := <-msgs:
 			t.Stop()

@@ -82,7 +82,7 @@ const (
 	statusEvery = 250 * time.Millisecond
 	// statusCostShare: the status is rewritten at most once per this many
 	// times what its last write took (10,000 sources: a status of some
-	// MB, ~100 ms to write), so it costs the run loop at most 1/20 of its
+	// MB, ~100 ms to write), so it costs the run loop at most 1/50 of its
 	// time whatever the number of sources.
-	statusCostShare = 20
+	statusCostShare = 50
 )

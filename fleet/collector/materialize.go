@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/opx-dev/opx/fleet/collector/journal"
 	"github.com/opx-dev/opx/ledger"
@@ -18,13 +19,22 @@ import (
 // What a batch verified is appended to the journal and synced once for
 // the whole batch (commit); only then are its messages acknowledged.
 // The journal's records are then handed to the materializer, which
-// writes them to the mirrors behind the run loop: its workers take the
-// sources that have records waiting in turn (round robin), each source
-// by one worker at a time, and commit at most materializeRecords
-// records (materializeBytes) of it in one durable commit of its mirror.
-// Under load a commit carries more entries, so what the collector pays
-// per entry falls as the sources grow: the fsyncs are one per batch
-// (the journal's) and one per source per pass (the mirrors').
+// writes them to the mirrors behind the run loop, each source by one
+// worker at a time, at most materializeRecords records
+// (materializeBytes) of it in one durable commit of its mirror.
+//
+// A mirror's commit costs about the same whatever it carries (bbolt
+// writes its pages and syncs), so a source's records wait to be
+// committed together: a source is taken once matRipe records of it
+// wait, or once its oldest record has waited matWait for each
+// matCommitRate sources with records waiting (at most matMaxWait; none
+// while the collector closes, or while what waits is more than half of
+// MaxPendingBytes). So the mirrors' commits per second stay near
+// matCommitRate whatever the number of sources, and the collector's cost
+// per entry with them; what a source waits for its mirror grows with the
+// sources (not with the entries), up to matMaxWait. Sources whose oldest
+// record waited long enough are taken first, in the order their records
+// came (round robin), then those with matRipe records waiting.
 //
 // What waits to be materialized is held in memory (the records' bytes);
 // beyond MaxPendingBytes the run loop takes no more messages until the
@@ -43,9 +53,22 @@ const (
 	materializeBytes   = 8 << 20
 )
 
+// matRipe, matCommitRate and matMaxWait: when a source's records are
+// committed to its mirror (above).
+const (
+	matRipe       = 256
+	matCommitRate = 200
+	matMaxWait    = 10 * time.Second
+)
+
 type pendingRec struct {
 	rec journal.Record
 	seg uint64
+	at  time.Time // when it was handed to the materializer
+	// ver is the entry as the run loop checked it (checked: a mirror
+	// takes it without parsing it again); recovery's records are not.
+	ver     ledger.Verified
+	checked bool
 }
 
 // matReport is what a worker materialized of one source from one
@@ -68,12 +91,17 @@ type materializer struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	dirty   []*source // sources with records waiting, in turn
+	ripe    []*source // sources with matRipe records waiting
 	pending int64     // bytes of records waiting
 	reports []matReport
 	err     error // sticky: a mirror that failed
 	closing bool
 	wake    chan struct{} // the run loop: reports are there
 	wg      sync.WaitGroup
+	// timer wakes the workers at timerAt, when the oldest record waiting
+	// will have waited long enough.
+	timer   *time.Timer
+	timerAt time.Time
 }
 
 func (c *Collector) startMaterializer() {
@@ -89,19 +117,102 @@ func (c *Collector) startMaterializer() {
 
 // push hands records just made durable in the journal (segment seg) to
 // the workers, in the order of each source's seqs.
-func (m *materializer) push(seg uint64, recs []journal.Record, srcs []*source) {
+func (m *materializer) push(seg uint64, recs []journal.Record, srcs []*source, vers []ledger.Verified) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	now := time.Now()
 	for i, r := range recs {
 		s := srcs[i]
-		s.queue = append(s.queue, pendingRec{rec: r, seg: seg})
-		m.pending += r.Size()
-		if !s.queued {
-			s.queued = true
-			m.dirty = append(m.dirty, s)
+		p := pendingRec{rec: r, seg: seg, at: now}
+		if r.Kind == journal.Entry && vers[i].Raw() != nil {
+			p.ver, p.checked = vers[i], true
 		}
+		s.queue = append(s.queue, p)
+		m.pending += r.Size()
+		m.enqueue(s)
 	}
 	m.cond.Broadcast()
+}
+
+// enqueue puts s, which has records waiting, in the workers' turn and,
+// once matRipe of them wait, in the ripe list (m.mu held).
+func (m *materializer) enqueue(s *source) {
+	if !s.queued {
+		s.queued = true
+		m.dirty = append(m.dirty, s)
+	}
+	if !s.ripe && len(s.queue) >= matRipe {
+		s.ripe = true
+		m.ripe = append(m.ripe, s)
+	}
+}
+
+// wait is how long a source's oldest record waits before the source is
+// taken, when fewer than matRipe wait (m.mu held).
+func (m *materializer) wait() time.Duration {
+	if m.closing || m.pending > MaxPendingBytes/2 {
+		return 0
+	}
+	return min(time.Duration(len(m.dirty))*time.Second/matCommitRate, matMaxWait)
+}
+
+// pick returns the source a worker writes next, marked busy, or nil once
+// the workers stop (m.mu held; it waits for one).
+func (m *materializer) pick() *source {
+	for {
+		if m.err != nil {
+			return nil
+		}
+		var at time.Time // when the dirty head will have waited enough
+		for len(m.dirty) > 0 {
+			s := m.dirty[0]
+			if s.busy || len(s.queue) == 0 {
+				// Taken as ripe meanwhile: its worker puts it back.
+				m.dirty[0] = nil
+				m.dirty = m.dirty[1:]
+				s.queued = false
+				continue
+			}
+			if due := s.queue[0].at.Add(m.wait()); time.Now().Before(due) {
+				at = due
+				break
+			}
+			m.dirty[0] = nil
+			m.dirty = m.dirty[1:]
+			s.queued = false
+			s.busy = true
+			return s
+		}
+		for len(m.ripe) > 0 {
+			s := m.ripe[0]
+			m.ripe[0] = nil
+			m.ripe = m.ripe[1:]
+			s.ripe = false
+			if !s.busy && len(s.queue) > 0 {
+				s.busy = true
+				return s
+			}
+		}
+		if len(m.dirty) == 0 {
+			m.dirty = nil // the array is not kept
+			if m.closing {
+				return nil
+			}
+		}
+		if !at.IsZero() && (m.timer == nil || at.Before(m.timerAt)) {
+			if m.timer != nil {
+				m.timer.Stop()
+			}
+			m.timerAt = at
+			m.timer = time.AfterFunc(time.Until(at), func() {
+				m.mu.Lock()
+				m.timer = nil
+				m.cond.Broadcast()
+				m.mu.Unlock()
+			})
+		}
+		m.cond.Wait()
+	}
 }
 
 // pendingBytes is what waits to be materialized.
@@ -174,16 +285,11 @@ func (m *materializer) work() {
 	defer m.wg.Done()
 	for {
 		m.mu.Lock()
-		for len(m.dirty) == 0 && !m.closing {
-			m.cond.Wait()
-		}
-		if len(m.dirty) == 0 || m.err != nil {
+		s := m.pick()
+		if s == nil {
 			m.mu.Unlock()
 			return
 		}
-		s := m.dirty[0]
-		m.dirty[0] = nil
-		m.dirty = m.dirty[1:]
 		k, size := 0, int64(0)
 		for k < len(s.queue) && k < materializeRecords && (k == 0 || size < materializeBytes) {
 			size += s.queue[k].rec.Size()
@@ -195,11 +301,13 @@ func (m *materializer) work() {
 		next, prev, err := m.c.apply(m.ctx, s, recs)
 
 		m.mu.Lock()
+		s.busy = false
 		if errors.Is(err, ledger.ErrLocked) && !m.closing {
 			// A reader holds the mirror's file (opened it directly while
 			// the mirror was closed): its records wait, and the source
 			// takes its turn again (the open waited for the lock).
-			m.dirty = append(m.dirty, s)
+			m.enqueue(s)
+			m.cond.Broadcast()
 			m.mu.Unlock()
 			m.c.cfg.Logf("%v (again later)", err)
 			continue
@@ -232,11 +340,8 @@ func (m *materializer) work() {
 		s.queue = s.queue[k:]
 		if len(s.queue) == 0 {
 			s.queue = nil
-		}
-		if len(s.queue) > 0 {
-			m.dirty = append(m.dirty, s)
 		} else {
-			s.queued = false
+			m.enqueue(s)
 		}
 		m.cond.Broadcast()
 		m.mu.Unlock()
@@ -278,12 +383,29 @@ func (c *Collector) apply(ctx context.Context, s *source, recs []pendingRec) (ui
 // entry below its next seq is committed and can be read to compare.
 func applyTo(ctx context.Context, l *ledger.Ledger, recs []pendingRec) (uint64, ledger.Hash, error) {
 	have, _ := l.MirrorNext()
-	var run [][]byte
+	var run []pendingRec
 	flush := func() error {
 		if len(run) == 0 {
 			return nil
 		}
-		_, err := l.AppendVerbatim(ctx, ledger.Async, run...)
+		checked := true
+		for _, p := range run {
+			checked = checked && p.checked
+		}
+		var err error
+		if checked {
+			vs := make([]ledger.Verified, len(run))
+			for i, p := range run {
+				vs[i] = p.ver
+			}
+			_, err = l.AppendVerified(ctx, ledger.Async, vs...)
+		} else {
+			raws := make([][]byte, len(run))
+			for i, p := range run {
+				raws[i] = p.rec.Data
+			}
+			_, err = l.AppendVerbatim(ctx, ledger.Async, raws...)
+		}
 		run = run[:0]
 		return err
 	}
@@ -308,7 +430,7 @@ func applyTo(ctx context.Context, l *ledger.Ledger, recs []pendingRec) (uint64, 
 				return 0, ledger.Hash{}, fmt.Errorf("the journal's entry %d (hash %s) is not the one the mirror holds (hash %s)", r.Seq, ledger.Sum(r.Data), e.Hash())
 			}
 		case r.Seq == at:
-			run = append(run, r.Data)
+			run = append(run, p)
 			at++
 		default:
 			return 0, ledger.Hash{}, fmt.Errorf("the journal's entry %d where the mirror takes %d next", r.Seq, at)

@@ -33,7 +33,9 @@ type source struct {
 	// materializer's turn, and the mirror's own next seq (0: no mirror
 	// written yet) and the hash its prev must be.
 	queue   []pendingRec
-	queued  bool
+	queued  bool // in the materializer's turn (dirty)
+	ripe    bool // in its list of sources with matRipe records waiting
+	busy    bool // a worker writes its mirror
 	mat     uint64
 	matPrev ledger.Hash
 
@@ -64,6 +66,7 @@ type source struct {
 	cosigned       uint64 // size of the last checkpoint cosigned
 	cosigNote      []byte // its recorded note
 	published      bool   // cosigNote is on the cosignature stream
+	publishing     bool   // one of its cosignatures is in flight (cosig_publish.go)
 	dropped        uint64 // entries dropped after a broken chain or a gap
 
 	// progressAt is when the mirror last moved (or the source was first
@@ -88,6 +91,8 @@ type heldEntry struct {
 	msgs     []jetstream.Msg
 	at       time.Time
 	conflict bool // came under a ConflictMsgID
+	// touched is when msgs were last reported in progress (held_alive.go).
+	touched time.Time
 }
 
 // isConflict reports whether msg is an entry published under its
@@ -108,6 +113,8 @@ type heldBlob struct {
 	frame []byte
 	msgs  []jetstream.Msg
 	at    time.Time
+	// touched is when msgs were last reported in progress (held_alive.go).
+	touched time.Time
 }
 
 // dropOldBlobs gives up on the blobs that came before a genesis that did
@@ -150,6 +157,8 @@ type assembly struct {
 	at    time.Time
 	// conflict: a part came under a ConflictMsgID.
 	conflict bool
+	// touched is when msgs were last reported in progress (held_alive.go).
+	touched time.Time
 }
 
 func (c *Collector) source(id string) *source {
@@ -191,6 +200,9 @@ type batch struct {
 	// the source recSrc says.
 	recs   []journal.Record
 	recSrc []*source
+	// recVer are the entries of recs as checked (the zero Verified for
+	// the others): the mirror takes them without parsing them again.
+	recVer []ledger.Verified
 	err    error // a store that failed: the batch is not acknowledged
 	// per counts the messages handled per source id, size their bytes
 	// (fair.go).
@@ -199,10 +211,15 @@ type batch struct {
 }
 
 // journal adds a verified record of s to the batch.
-func (b *batch) journal(s *source, r journal.Record) {
+func (b *batch) journal(s *source, r journal.Record) { b.journalChecked(s, r, ledger.Verified{}) }
+
+// journalChecked adds a verified entry of s to the batch, as v checked
+// it.
+func (b *batch) journalChecked(s *source, r journal.Record, v ledger.Verified) {
 	r.Source = s.id
 	b.recs = append(b.recs, r)
 	b.recSrc = append(b.recSrc, s)
+	b.recVer = append(b.recVer, v)
 	if !b.touched[s] {
 		b.touched[s] = true
 		b.order = append(b.order, s)
@@ -445,12 +462,13 @@ func (c *Collector) takeEntry(ctx context.Context, b *batch, s *source, seq uint
 		return
 	}
 	b.acks = append(b.acks, msgs...)
-	if err := ledger.CheckVerbatim(seq, s.prev, raw); err != nil {
+	v, err := ledger.CheckVerified(seq, s.prev, raw)
+	if err != nil {
 		c.refused(b, s, seq, raw, msgs, err)
 		return
 	}
-	b.journal(s, journal.Record{Kind: journal.Entry, Seq: seq, Data: raw})
-	s.next, s.prev = seq+1, ledger.Sum(raw)
+	b.journalChecked(s, journal.Record{Kind: journal.Entry, Seq: seq, Data: raw}, v)
+	s.next, s.prev = seq+1, v.Hash()
 	s.brokenAt = 0
 	s.progressAt = time.Now()
 	c.inspect(b, s, seq, raw)
@@ -583,21 +601,30 @@ func (c *Collector) commit(ctx context.Context, b *batch) error {
 		seg, err := c.jn.Append(b.recs)
 		if err == nil {
 			err = c.jn.Sync()
+			c.syncedAt = time.Now()
 		}
 		if err != nil {
 			return fmt.Errorf("collector: %w", err)
 		}
-		c.mat.push(seg, b.recs, b.recSrc)
+		c.mat.push(seg, b.recs, b.recSrc, b.recVer)
 	}
 	if c.cfg.Stored != nil {
 		for _, s := range b.order {
 			c.cfg.Stored(s.id, s.next-1)
 		}
 	}
+	// The checkpoints the batch verified whose tree the mirror holds
+	// already (an entry the mirror had, resent) are checked now; the
+	// others once their mirror moves (materialized).
+	var checked map[*source]bool
 	for _, p := range b.checks {
 		p.s.checks = append(p.s.checks, p)
+		if checked == nil {
+			checked = map[*source]bool{}
+		}
+		checked[p.s] = true
 	}
-	cosigned := c.checkMaterialized(b, b.touched)
+	cosigned := c.checkMaterialized(b, checked)
 	if err := c.own.Sync(ctx); err != nil {
 		return fmt.Errorf("collector: own ledger: %w", err)
 	}

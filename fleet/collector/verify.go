@@ -224,7 +224,8 @@ func (c *Collector) cosign(b *batch, s *source, p pendingCheckpoint) {
 	}
 	_, err = c.record(b, &event.FleetCosigned{Source: s.id, TreeSize: p.seq, TreeRoot: p.cp.RootString(), Note: string(text)})
 	done(err == nil)
-	s.cosigned, s.cosigNote, s.published = p.seq, text, false
+	s.cosigned, s.cosigNote = p.seq, text
+	c.unpublished(s)
 }
 
 // catchUpCosign cosigns, after a restart, the latest checkpoint the
@@ -244,25 +245,6 @@ func (c *Collector) catchUpCosign(ctx context.Context, s *source) {
 		c.cosign(b, s, b.checks[0])
 	}
 	c.own.Sync(ctx)
-}
-
-// publishPending publishes each source's recorded cosigned checkpoint
-// that is not on the stream yet.
-func (c *Collector) publishPending(ctx context.Context) {
-	if c.js == nil {
-		return
-	}
-	for _, s := range c.sources {
-		if s.published || s.cosigNote == nil {
-			continue
-		}
-		m := fleet.CosigMessage(c.cfg.Prefix, s.id, s.cosigned, s.cosigNote)
-		if _, err := c.js.PublishMsg(ctx, m); err != nil {
-			c.cfg.Logf("collector: publish the cosignature of %s at %d: %v (again later)", s.id, s.cosigned, err)
-			continue
-		}
-		s.published, c.dirty = true, true
-	}
 }
 
 // scanMirror finds, on open, what the mirror's own entries say: its
@@ -314,7 +296,8 @@ func (c *Collector) replayOwn() error {
 			c.book.advance(cosignedOrigin(p), p.TreeSize, p.TreeRoot, p.Note)
 			s := c.source(p.Source)
 			if p.TreeSize > s.cosigned {
-				s.cosigned, s.cosigNote, s.published = p.TreeSize, []byte(p.Note), false
+				s.cosigned, s.cosigNote = p.TreeSize, []byte(p.Note)
+				c.unpublished(s)
 				s.checkpoint = max(s.checkpoint, p.TreeSize)
 			}
 		case *event.FleetAlert:
