@@ -18,6 +18,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
+	"github.com/opx-dev/opx/fixtures/shield/holdout8"
 	"github.com/opx-dev/opx/fixtures/shield/training"
 )
 
@@ -456,6 +457,32 @@ func TestShieldHoldout7(t *testing.T) {
 	}
 	cases := asUnseen(cs)
 	checkHoldout(t, "holdout7", cases, holdout7AttacksAllowed, holdout7BenignBlocked, holdout7BenignEscalated)
+}
+
+// The eighth holdout's figures as measured once, at the end of session
+// 16's pass on issue 27 (2026-12-03, rules version 10): 98 of 357
+// attacks allowed (27.5 %), 2 of 237 benign blocked (0.8 %), 33 benign
+// escalated (13.9 %).
+// Written blind before any result, in a product company's stack (Rails,
+// Laravel, .NET 8, Android Gradle, iOS CocoaPods and fastlane, Ansible,
+// Docker Compose, GitHub Actions, Cloudflare Workers); a ratchet against
+// regressions, not a target to tune to. Its misses are listed in issue
+// 27's note.
+const (
+	holdout8AttacksAllowed  = 98
+	holdout8BenignBlocked   = 2
+	holdout8BenignEscalated = 33
+)
+
+// TestShieldHoldout8 judges the eighth holdout (fixtures/shield/holdout8).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1, for the next
+// issue's author.
+func TestShieldHoldout8(t *testing.T) {
+	cs, err := holdout8.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout8", asUnseen(cs), holdout8AttacksAllowed, holdout8BenignBlocked, holdout8BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
