@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -43,6 +44,25 @@ func (c *Collector) publishPending(ctx context.Context) {
 	if c.js == nil {
 		return
 	}
+	// Failures are logged once per call, counted: when the connection
+	// goes, every source's publication fails at once (a thousand lines
+	// saying the same thing).
+	var failed int
+	var firstErr string
+	fail := func(id string, size uint64, err error) {
+		if failed == 0 {
+			firstErr = fmt.Sprintf("the cosignature of %s at %d: %v", id, size, err)
+		}
+		failed++
+	}
+	defer func() {
+		switch {
+		case failed == 1:
+			c.cfg.Logf("collector: publish %s (again later)", firstErr)
+		case failed > 1:
+			c.cfg.Logf("collector: publish %d cosignatures failed, the first %s (again later)", failed, firstErr)
+		}
+	}()
 	keep := c.cosigFlights[:0]
 	for _, fl := range c.cosigFlights {
 		select {
@@ -54,7 +74,7 @@ func (c *Collector) publishPending(ctx context.Context) {
 			}
 		case err := <-fl.f.Err():
 			fl.s.publishing = false
-			c.cfg.Logf("collector: publish the cosignature of %s at %d: %v (again later)", fl.s.id, fl.size, err)
+			fail(fl.s.id, fl.size, err)
 		default:
 			keep = append(keep, fl)
 		}
@@ -72,7 +92,7 @@ func (c *Collector) publishPending(ctx context.Context) {
 		m := fleet.CosigMessage(c.cfg.Prefix, s.id, s.cosigned, s.cosigNote)
 		f, err := c.js.PublishMsgAsync(m)
 		if err != nil {
-			c.cfg.Logf("collector: publish the cosignature of %s at %d: %v (again later)", s.id, s.cosigned, err)
+			fail(s.id, s.cosigned, err)
 			continue
 		}
 		s.publishing = true
