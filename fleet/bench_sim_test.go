@@ -356,7 +356,8 @@ func (l *lagBook) behind(upTo []uint64) (sources int, entries uint64) {
 type lagStats struct {
 	n             int
 	p50, p99, max time.Duration
-	grow          float64 // mean lag of the last third over the first's
+	grow          float64                              // mean lag of the last third over the first's
+	thirds        [3]struct{ mean, p99 time.Duration } // by publish time
 }
 
 func (l *lagBook) stats(d time.Duration) lagStats {
@@ -385,6 +386,22 @@ func (l *lagBook) stats(d time.Duration) lagStats {
 	st.n, st.p50, st.p99, st.max = len(lags), pct(0.5), pct(0.99), lags[len(lags)-1]
 	if nf > 0 && nl > 0 && first > 0 {
 		st.grow = (float64(last) / float64(nl)) / (float64(first) / float64(nf))
+	}
+	var by [3][]time.Duration
+	for _, s := range l.samples {
+		k := min(2, int(3*s.at/max(d, 1)))
+		by[max(k, 0)] = append(by[max(k, 0)], s.lag)
+	}
+	for k, b := range by {
+		if len(b) == 0 {
+			continue
+		}
+		var sum time.Duration
+		for _, x := range b {
+			sum += x
+		}
+		slices.Sort(b)
+		st.thirds[k].mean, st.thirds[k].p99 = sum/time.Duration(len(b)), b[min(len(b)-1, len(b)*99/100)]
 	}
 	return st
 }
@@ -476,8 +493,11 @@ func runSimScenario(b *testing.B, pool []*simSource, sc simScenario) simReport {
 		}
 		os.RemoveAll(base)
 		x := map[string]*simRun{"pub": r.pub, "raw": r.raw, "collector": r.col}[strings.TrimSpace(kind)]
-		b.Logf("%s %s: warm %v, %d entries, p50 %v p99 %v max %v grow %.2f, cpu %.2fs, late %v, drain %v, fds %d",
-			sc, kind, x.warm.Round(time.Millisecond), x.entries, x.lag.p50, x.lag.p99, x.lag.max, x.lag.grow, x.cpu.Seconds(),
+		th := x.lag.thirds
+		b.Logf("%s %s: warm %v, %d entries, p50 %v p99 %v max %v grow %.2f (mean/p99 by third: %v/%v %v/%v %v/%v), cpu %.2fs, late %v, drain %v, fds %d",
+			sc, kind, x.warm.Round(time.Millisecond), x.entries, x.lag.p50, x.lag.p99, x.lag.max, x.lag.grow,
+			th[0].mean.Round(time.Millisecond), th[0].p99.Round(time.Millisecond), th[1].mean.Round(time.Millisecond), th[1].p99.Round(time.Millisecond),
+			th[2].mean.Round(time.Millisecond), th[2].p99.Round(time.Millisecond), x.cpu.Seconds(),
 			x.late.Round(time.Millisecond), x.drain.Round(time.Millisecond), x.files)
 	}
 	return r
