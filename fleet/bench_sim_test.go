@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,7 +106,7 @@ func BenchmarkFleetSim(b *testing.B) {
 		b.Run(sc.String(), func(b *testing.B) {
 			var r simReport
 			for b.Loop() {
-				r = runSimScenario(b, pool[:sc.sources], sc)
+				r = runSimScenario(b, pool[:sc.sources], sc, strings.Split(*simRuns, ","))
 			}
 			r.report(b)
 		})
@@ -118,6 +119,7 @@ var (
 	simDir       = flag.String("fleet.sim-dir", "", "where BenchmarkFleetSim keeps its sources, streams and stores (default: a temporary directory); put it on the disk to measure")
 	simPool      = flag.String("fleet.sim-pool", "/dev/shm", "where BenchmarkFleetSim writes its source ledgers before it reads them into memory (a memory file system when there is one: their preparation is not what it measures)")
 	simRuns      = flag.String("fleet.sim-runs", "pub,raw,collector", "BenchmarkFleetSim's runs per scenario (pub and raw give the baselines)")
+	simProfile   = flag.String("fleet.sim-cpuprofile", "", "write a CPU profile of each collector run's measured phase to this path, the scenario appended (e.g. cpu.prof.1000x1); not with -test.cpuprofile")
 )
 
 // maxSimEntries bounds the entries prepared (a few GB of memory).
@@ -475,10 +477,9 @@ func (r simReport) report(b *testing.B) {
 }
 
 // runSimScenario runs the runs -fleet.sim-runs names for sc.
-func runSimScenario(b *testing.B, pool []*simSource, sc simScenario) simReport {
+func runSimScenario(b *testing.B, pool []*simSource, sc simScenario, runs []string) simReport {
 	b.Helper()
 	r := simReport{sc: sc}
-	runs := strings.Split(*simRuns, ",")
 	for _, kind := range runs {
 		base := simBase(b)
 		switch strings.TrimSpace(kind) {
@@ -687,6 +688,16 @@ func runSim(b *testing.B, base string, pool []*simSource, sc simScenario, kind s
 
 	// The measured phase.
 	runtime.GC()
+	if *simProfile != "" && kind == "collector" {
+		f, err := os.Create(*simProfile + "." + sc.String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	cpu0 := processCPU(b)
 	period := time.Duration(float64(time.Second) / sc.rate)
 	d := *simFor
@@ -753,6 +764,13 @@ func runSim(b *testing.B, base string, pool []*simSource, sc simScenario, kind s
 		b.Fatalf("%s %s: the collector stopped: %v", sc, kind, err)
 	}
 	run.drain = time.Since(lastPub)
+	if kind == "collector" {
+		// The mirrors' writes are the collector's cost too: its CPU is
+		// counted until they hold every entry (they lag by their wait).
+		if err := waitTaken("the mirrors", mat, last, 10*time.Minute); err != nil {
+			b.Fatalf("%s %s: the collector stopped: %v", sc, kind, err)
+		}
+	}
 	run.cpu = processCPU(b) - cpu0
 	run.files = openFiles()
 	run.late = time.Duration(late.Load())

@@ -156,6 +156,8 @@ type Collector struct {
 	tooManyAt   time.Time
 
 	statusAt time.Time
+	// sweptAt is when tick last went over every source.
+	sweptAt time.Time
 	// statusCost is what the last status write took (writeStatus).
 	statusCost time.Duration
 	dirty      bool // the status changed since it was written
@@ -556,7 +558,6 @@ func (c *Collector) run(ctx context.Context) error {
 			if err := c.materialized(ctx); err != nil {
 				return err
 			}
-			c.keepAlive(time.Now(), cmp.Or(c.cfg.AckWait, ackWait)/3)
 			c.tick(ctx)
 		case <-c.forks.wake:
 			b := c.newBatch()
@@ -586,18 +587,44 @@ func (c *Collector) run(ctx context.Context) error {
 // closedChan is always ready.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// tick finds stalled sources and gaps that waited too long, publishes
-// what could not be published, and rewrites the status.
+// tick takes the forks add-checkpoint found, publishes what could not
+// be published and rewrites the status; every sweepEvery (sweepDue) it
+// also goes over every source: messages held kept alive, stalled
+// sources, gaps that waited too long, resends to ask, and mirrors idle
+// for long closed.
 func (c *Collector) tick(ctx context.Context) {
 	b := c.newBatch()
 	c.takeForks(b)
 	now := time.Now()
+	if c.sweepDue(now) {
+		c.sweptAt = now
+		c.keepAlive(now, cmp.Or(c.cfg.AckWait, ackWait)/3)
+		c.sweep(b, now)
+		c.cache.closeIdle()
+	}
+	if err := c.commit(ctx, b); err != nil {
+		c.cfg.Logf("collector: %v", err)
+	}
+	c.publishPending(ctx)
+	c.writeStatus(false)
+}
+
+// sweepDue reports whether the sources are gone over at now: every
+// sweepEvery, and at least six times per ack wait (a message held is
+// reported in progress within a third of it, sweepDue's period later at
+// most).
+func (c *Collector) sweepDue(now time.Time) bool {
+	return now.Sub(c.sweptAt) >= min(sweepEvery, cmp.Or(c.cfg.AckWait, ackWait)/6)
+}
+
+// sweep goes over every source for what waits on time (tick).
+func (c *Collector) sweep(b *batch, now time.Time) {
 	for _, s := range c.sources {
 		if c.cfg.StallAfter > 0 && s.has && !s.stalled && !s.lastSeen.IsZero() && now.Sub(s.lastSeen) > c.cfg.StallAfter {
 			s.stalled = true
 			c.alert(b, s.id, "stalled", s.next, fmt.Sprintf("nothing received for %s (last at %s)", now.Sub(s.lastSeen).Round(time.Millisecond), s.lastSeen.UTC().Format(time.RFC3339)))
 		}
-		if s.oldestHeld().Before(now.Add(-GapAfter)) {
+		if s.oldestHeld(now).Before(now.Add(-GapAfter)) {
 			c.gap(b, s, "waited longer than "+GapAfter.String())
 		}
 		c.checkBehind(s, now)
@@ -607,12 +634,6 @@ func (c *Collector) tick(ctx context.Context) {
 		}
 		c.dropOldBlobs(b, s, now)
 	}
-	if err := c.commit(ctx, b); err != nil {
-		c.cfg.Logf("collector: %v", err)
-	}
-	c.publishPending(ctx)
-	c.writeStatus(false)
-	c.cache.closeIdle()
 }
 
 func redact(urls string) string {

@@ -80,6 +80,11 @@ const (
 	pullExpires = 30 * time.Second
 	// statusEvery bounds how often the status file is rewritten.
 	statusEvery = 250 * time.Millisecond
+	// sweepEvery is how often the run loop goes over every source for
+	// what waits on time (stalls, gaps, resends, messages held kept
+	// alive; bounds of seconds to minutes): with 10,000 sources, every
+	// statusEvery cost it more than the entries it took.
+	sweepEvery = time.Second
 	// statusCostShare: the status is rewritten at most once per this many
 	// times what its last write took (10,000 sources: a status of some
 	// MB, ~100 ms to write), so it costs the run loop at most 1/50 of its

@@ -58,7 +58,7 @@ const (
 const (
 	matRipe       = 256
 	matCommitRate = 200
-	matMaxWait    = 10 * time.Second
+	matMaxWait    = time.Minute
 )
 
 type pendingRec struct {

@@ -73,3 +73,24 @@ func TestMaterializer_CommitsWait(t *testing.T) {
 		t.Fatalf("wait while closing: %v", m.wait())
 	}
 }
+
+// TestMaterializer_WaitKeepsTheCommitRate: with 10,000 sources waiting
+// (each at 0.1 entry/s) a source's records wait 50 s, so the mirrors'
+// commits stay near matCommitRate a second, each carrying a few entries
+// (with the wait capped at 10 s, each carried one: the cost per entry
+// grew with the sources); beyond matMaxWait's sources, matMaxWait.
+func TestMaterializer_WaitKeepsTheCommitRate(t *testing.T) {
+	m := &materializer{}
+	for _, tc := range []struct {
+		sources int
+		want    time.Duration
+	}{{1000, 5 * time.Second}, {10000, 50 * time.Second}, {20000, matMaxWait}} {
+		m.dirty = make([]*source, tc.sources)
+		if w := m.wait(); w != tc.want {
+			t.Errorf("%d sources waiting: wait %v, want %v", tc.sources, w, tc.want)
+		}
+	}
+	if matMaxWait != time.Minute {
+		t.Errorf("matMaxWait = %v, want 1m (10,000 sources at matCommitRate, and room)", matMaxWait)
+	}
+}

@@ -174,8 +174,9 @@ func (c *Collector) source(id string) *source {
 	return s
 }
 
-func (s *source) oldestHeld() time.Time {
-	t := time.Now()
+// oldestHeld is when the oldest entry or part s holds came (now: none).
+func (s *source) oldestHeld(now time.Time) time.Time {
+	t := now
 	for _, h := range s.held {
 		if h.at.Before(t) {
 			t = h.at

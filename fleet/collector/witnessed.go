@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tdlog "github.com/transparency-dev/formats/log"
@@ -37,7 +38,24 @@ type WitnessLog struct {
 type witnessBook struct {
 	mu   sync.Mutex
 	logs map[string]*witnessedLog
+	// pending counts the logs with a pending checkpoint (setPending):
+	// with none, the run loop's sweep skips every source's origins.
+	pending atomic.Int64
 }
+
+// setPending sets l's pending checkpoint (l.mu held), counted.
+func (b *witnessBook) setPending(l *witnessedLog, p pendingWitnessed) {
+	switch was := l.pending.size > 0; {
+	case !was && p.size > 0:
+		b.pending.Add(1)
+	case was && p.size == 0:
+		b.pending.Add(-1)
+	}
+	l.pending = p
+}
+
+// anyPending reports whether a log has a pending checkpoint.
+func (b *witnessBook) anyPending() bool { return b.pending.Load() > 0 }
 
 // witnessedLog is one origin. mu serializes every check-and-cosign of
 // the origin (HTTP requests and the NATS path): checking the old size
@@ -296,7 +314,7 @@ func (c *Collector) addCheckpoint(ctx context.Context, origin string, req tlog.A
 		}
 		l.size, l.root, l.note = cp.Size, root, cosigned
 		if behind && l.pending.size == 0 {
-			l.pending = pendingWitnessed{size: cp.Size, root: root, note: cosigned, at: time.Now()}
+			c.book.setPending(l, pendingWitnessed{size: cp.Size, root: root, note: cosigned, at: time.Now()})
 		}
 	}
 	c.witnessed.Add(1)

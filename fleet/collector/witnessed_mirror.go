@@ -88,7 +88,7 @@ func (b *witnessBook) bind(origin, id string, m *mirrorTrees) {
 	defer l.mu.Unlock()
 	l.source = id
 	if m != nil && l.mirror == nil && l.size > 0 && l.pending.size == 0 {
-		l.pending = pendingWitnessed{size: l.size, root: l.root, note: l.note, at: time.Now()}
+		b.setPending(l, pendingWitnessed{size: l.size, root: l.root, note: l.note, at: time.Now()})
 	}
 	l.mirror = m
 }
@@ -205,12 +205,12 @@ func (c *Collector) checkWitnessed(b *batch, s *source) {
 				fork = &forkEvidence{source: s.id, size: p.size, detail: fmt.Sprintf(
 					"the collector cosigned tree %d with root %s over add-checkpoint before its mirror had it; the entries shipped make root %s. The note: %s",
 					p.size, rootString(p.root), rootString(th.Root), evidence(p.note))}
-				l.pending = pendingWitnessed{}
+				c.book.setPending(l, pendingWitnessed{})
 				break
 			}
-			l.pending = pendingWitnessed{}
+			c.book.setPending(l, pendingWitnessed{})
 			if l.size > p.size {
-				l.pending = pendingWitnessed{size: l.size, root: l.root, note: l.note, at: p.at}
+				c.book.setPending(l, pendingWitnessed{size: l.size, root: l.root, note: l.note, at: p.at})
 			}
 		}
 		l.mu.Unlock()
@@ -227,7 +227,7 @@ func (c *Collector) checkWitnessed(b *batch, s *source) {
 // entries of every checkpoint it signs, so the mirror would have them.
 // Once per pending checkpoint; the tick, with the other time bounds.
 func (c *Collector) checkWitnessedAhead(b *batch, s *source, now time.Time) {
-	if !s.has {
+	if !s.has || !c.book.anyPending() {
 		return
 	}
 	for _, v := range s.keys {
@@ -255,6 +255,9 @@ func (c *Collector) checkWitnessedAhead(b *batch, s *source, now time.Time) {
 // origins that its mirror lacks (0: none), for the status.
 func (c *Collector) witnessedAhead(s *source) uint64 {
 	var ahead uint64
+	if !c.book.anyPending() {
+		return 0
+	}
 	for _, v := range s.keys {
 		l := c.book.get(event.Origin(s.id, v), false)
 		if l == nil {
