@@ -42,6 +42,15 @@ var credentialGlobs = []string{
 	"~/Library/Application Support/Code/User/globalStorage/**", "~/Library/Application Support/Cursor/User/globalStorage/**",
 	// Shell and REPL histories: passwords and tokens typed on a command line.
 	".*_history", "fish_history", ".*history.db",
+	// Rules 11: stores named by their purpose, whatever the stack: a
+	// vault's password file, signing keystores' password files
+	// (Android's keystore.properties, Flutter's key.properties), PKCS#8
+	// API keys (App Store Connect's AuthKey_*.p8), package managers' and
+	// store tools' user-level credentials.
+	".vault_pass*", ".vault-pass*", "vault_pass*", "vault-pass*", ".vault_password*", "vault_password*", "vault-password*",
+	"keystore.properties", "key.properties", "signing.properties", "*.p8",
+	"~/.nuget/NuGet/NuGet.Config", "~/.config/NuGet/NuGet.Config", "~/.appstoreconnect/**", "~/.fastlane/**",
+	"~/.bundle/config", "~/.composer/auth.json", "~/.config/composer/auth.json", "~/.ansible/**/vault*",
 }
 
 // laterGlob is a path whose content another program runs later, outside
