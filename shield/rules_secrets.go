@@ -84,7 +84,7 @@ var proseSecretRe = regexp.MustCompile(`(?i)\b(?:` + secretWordsRe(" ", false) +
 // …", "signing passphrase is …", "keystore password for release: …". The
 // name is a secret by its shape (a purpose word then key or pass), not by
 // a list of tools; the value is judged as proseSecret judges it.
-var proseKeyRe = regexp.MustCompile(`(?i)\b(?:(?:master|encryption|signing|secret|private|api|app|access|license|licence|deploy|session|jwt|hmac|client|root|admin|decryption|crypt)[ _-]?key|(?:vault|keystore|key ?store|signing|store|key|sudo|root|admin|db|database|ssh|gpg|pgp|wifi|account)[ _-]?pass(?:word|phrase|wd)?|pass ?phrase)(?:\s*\([^()\n]{0,40}\))?(?:\s+(?:for|of|on|in)\s+[\w.-]+)?(?:\s*\([^()\n]{0,40}\))?\s*(?:\bis\b|\bwas\b|=|:)\s*["'\x60]?([^\s"'\x60]{8,})`)
+var proseKeyRe = regexp.MustCompile(`(?i)\b(?:(?:master|encryption|signing|secret|private|api|app|access|license|licence|deploy|session|jwt|hmac|client|root|admin|decryption|crypt) ?key|(?:vault|keystore|key ?store|signing|store|key|sudo|root|admin|db|database|ssh|gpg|pgp|wifi|account) ?pass(?:word|phrase|wd)?|pass ?phrase)(?:\s*\([^()\n]{0,40}\))?(?:\s+(?:for|of|on|in)\s+[\w.-]+)?(?:\s*\([^()\n]{0,40}\))?\s*(?:\bis\b|\bwas\b|=|:)\s*["'\x60]?([^\s"'\x60]{8,})`)
 
 // proseSecret returns "a password in prose" when text names a secret
 // and gives a value that reads as one (letters with digits or symbols;
@@ -94,7 +94,7 @@ func proseSecret(text string) string {
 	ms = append(ms, proseKeyRe.FindAllStringSubmatch(text, 8)...)
 	for _, m := range ms {
 		v := strings.TrimRight(m[1], ".,;)")
-		if len(v) < 8 || strings.ContainsAny(v[:1], "$<{%~./") || strings.Contains(v, "/") || fileName(v) {
+		if len(v) < 8 || strings.ContainsAny(v[:1], "$<{%~./") || strings.Contains(v, "/") || fileName(v) || strings.ContainsAny(v, "([{") {
 			continue
 		}
 		var letter, digit, other, lower bool
