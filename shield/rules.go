@@ -83,6 +83,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).appsecWeakened,
 		(*Shield).laterDestruction,
 		(*Shield).decodedAtRuntime,
+		(*Shield).writtenObfuscation,
 		(*Shield).makeDefault,
 		(*Shield).remoteRunner,
 		(*Shield).supplyChain,
