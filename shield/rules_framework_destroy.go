@@ -19,7 +19,7 @@ var dbWipeVerbs = map[string][]string{
 	"sequelize-cli": {"db:drop", "db:migrate:undo:all"},
 	"typeorm":       {"schema:drop"},
 	"knex":          {"migrate:rollback --all"},
-	"mix":           {"ecto.drop", "ecto.reset"},
+	"mix":           {"ecto.drop", "ecto.reset", "ecto.rollback --all"},
 	"diesel":        {"database reset", "database drop"},
 	"sqlx":          {"database drop", "database reset"},
 	"goose":         {"reset"},
