@@ -88,10 +88,17 @@ func obfuscated(text string) string {
 			}
 		}
 	}
-	for _, m := range byteList.FindAllStringSubmatch(text, maxLiterals) {
+	var lists [][]string
+	if strings.Count(text, ",") >= 7 {
+		lists = byteList.FindAllStringSubmatch(text, maxLiterals)
+	}
+	for _, m := range lists {
 		if why := judgeDecoded("a byte or char-code list", parseByteList(m[1])); why != "" {
 			return why
 		}
+	}
+	if !strings.Contains(text, "rot13") && !strings.Contains(text, "codecs.decode") {
+		return ""
 	}
 	for _, m := range rot13Lit.FindAllStringSubmatch(text, maxLiterals) {
 		d := rot13(m[1])
