@@ -113,3 +113,49 @@ func TestParity_RequestBody(t *testing.T) {
 		{"a password assignment", "DB_PASSWORD=Tr0ub4dor-and-3", "block"},
 	})
 }
+
+// fileRoutes write a text into a workspace source file by a file tool, a
+// redirect, tee and a here-doc.
+func fileRoutes(rel string) []parityRoute {
+	return []parityRoute{
+		{"write_file", func(s *shield.Shield, t string) shield.Action {
+			return facts(s, "write_file").content(rel, t).act()
+		}},
+		{"printf >", func(_ *shield.Shield, t string) shield.Action { return command("printf '%s\\n' " + shq(t) + " > " + rel) }},
+		{"tee", func(_ *shield.Shield, t string) shield.Action {
+			return command("printf '%s\\n' " + shq(t) + " | tee " + rel + " >/dev/null")
+		}},
+		{"here-doc", func(_ *shield.Shield, t string) shield.Action { return command("cat > " + rel + " <<'EOF'\n" + t + "\nEOF") }},
+	}
+}
+
+func TestParity_FileContent(t *testing.T) {
+	runParity(t, fileRoutes("src/telemetry/sink.js"), []struct{ name, text, want string }{
+		{"url hidden in char codes (Node)", "const u = String.fromCharCode(104,116,116,112,115,58,47,47,116,46,101,120,97,109,112,108,101,46,105,111);", "escalate"},
+		{"a security finding silenced", "const v = eval(input); // eslint-disable-line no-eval", "escalate"},
+		{"plain code", "export const add = (a, b) => a + b;", "allow"},
+	})
+	runParity(t, fileRoutes("internal/config/keys.go"), []struct{ name, text, want string }{
+		{"hard-coded token (Go)", "package config\n\nconst token = \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"", "escalate"},
+		{"url in base64 (Go)", "package config\n\nvar sink = \"aHR0cHM6Ly9jb2xsZWN0LmV4YW1wbGUtbWV0cmljcy5uZXQvdjI=\"", "escalate"},
+		{"plain constant (Go)", "package config\n\nconst retries = 3", "allow"},
+	})
+}
+
+// TestPrintfText: printf's output as redirects land it (the route's text
+// must be what the file tool would write).
+func TestPrintfText(t *testing.T) {
+	s := defaultShield(t)
+	for _, c := range []struct{ line, want string }{
+		{`printf '%s\n' 'package x' > a.go`, "package x\n"},
+		{`printf 'a=%s b=%b\n' '1\t' '2\t' > a.txt`, "a=1\\t b=2\t\n"},
+		{`printf '%s,' x y z > a.txt`, "x,y,z,"},
+		{`printf '100%%\n' > a.txt`, "100%\n"},
+		{`printf '%d\n' 42 > a.txt`, "%d\n 42"},
+	} {
+		f := s.CommandFacts(c.line)
+		if len(f.Texts) == 0 || f.Texts[0].Body != c.want {
+			t.Errorf("%s: texts %q, want %q", c.line, f.Texts, c.want)
+		}
+	}
+}
