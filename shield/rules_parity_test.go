@@ -121,11 +121,15 @@ func fileRoutes(rel string) []parityRoute {
 		{"write_file", func(s *shield.Shield, t string) shield.Action {
 			return facts(s, "write_file").content(rel, t).act()
 		}},
-		{"printf >", func(_ *shield.Shield, t string) shield.Action { return command("printf '%s\\n' " + shq(t) + " > " + rel) }},
+		{"printf >", func(_ *shield.Shield, t string) shield.Action {
+			return command("printf '%s\\n' " + shq(t) + " > " + rel)
+		}},
 		{"tee", func(_ *shield.Shield, t string) shield.Action {
 			return command("printf '%s\\n' " + shq(t) + " | tee " + rel + " >/dev/null")
 		}},
-		{"here-doc", func(_ *shield.Shield, t string) shield.Action { return command("cat > " + rel + " <<'EOF'\n" + t + "\nEOF") }},
+		{"here-doc", func(_ *shield.Shield, t string) shield.Action {
+			return command("cat > " + rel + " <<'EOF'\n" + t + "\nEOF")
+		}},
 	}
 }
 
