@@ -180,6 +180,13 @@ var scratchDirs = []string{"/tmp", "/var/tmp", "/dev/shm"}
 // harmlessDevices are the devices a redirection may write.
 var harmlessDevices = []string{"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/**", "/dev/full", "/dev/random", "/dev/urandom"}
 
+// cronOnlyDropped reports whether the facts say a crontab was rewritten
+// with lines dropped only (crontabH: a read of the crontabs, no write).
+func cronOnlyDropped(f *Facts) bool {
+	isCron := func(r Ref) bool { return r.Path == cronDir }
+	return slices.ContainsFunc(f.Reads, isCron) && !slices.ContainsFunc(f.Writes, isCron)
+}
+
 // credentials is `credential-path`: reading a path that holds secrets
 // blocks (as does sending one, or writing or deleting one outside the
 // workspace).
@@ -589,7 +596,9 @@ func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
 				return
 			}
 		case "crontab":
-			if len(r.Argv) > 1 && !slices.Contains(r.Argv[1:], "-l") {
+			if len(r.Argv) > 1 && !slices.Contains(r.Argv[1:], "-l") && !cronOnlyDropped(f) {
+				// (Without a write of the crontabs, the line only drops
+				// entries: crontab -l | grep -v mine | crontab -.)
 				j.block("runs-later:cron", "%s changes the crontab", quote(r.Line))
 				return
 			}
