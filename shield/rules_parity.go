@@ -83,9 +83,10 @@ var (
 	contactPhoneRe = regexp.MustCompile(`\+\d{1,3}(?:[ .-]?\(?\d{1,5}\)?){2,5}`)
 )
 
-// personalContacts says what people's contact details text holds (two
-// people's or more: addresses with numbers, or several numbers), or "".
-// One address (a team's, a maintainer's) is a fact, not a customer list.
+// personalContacts says what people's contact details text holds (an
+// address with a phone number, two numbers, five addresses or more), or
+// "". An address alone (a team's, a maintainer's, a co-author's) is a
+// fact, not a customer's record.
 func personalContacts(text string) string {
 	text = clip(text, maxSecretScan)
 	emails := map[string]bool{}
@@ -105,7 +106,7 @@ func personalContacts(text string) string {
 		}
 	}
 	switch {
-	case len(emails) >= 2 && phones >= 1, phones >= 2, len(emails) >= 5:
+	case len(emails) >= 1 && phones >= 1, phones >= 2, len(emails) >= 5:
 		return fmt.Sprintf("contact details (%d addresses, %d phone numbers)", len(emails), phones)
 	}
 	return ""

@@ -84,6 +84,8 @@ func TestParity_CommitMessage(t *testing.T) {
 		{"skip actions (Node)", "chore: update lockfile [skip actions]", "escalate"},
 		{"azure pipelines", "build: pin toolchain ***NO_CI***", "escalate"},
 		{"a secret in the message", "fix: use AKIAQWERTYUIOPASDFGH for the uploader", "escalate"},
+		{"a customer's contact (Django)", "fix: invoice 4411 for l.moreau@example.fr (+33 6 12 34 56 78) had the wrong VAT", "escalate"},
+		{"co-author trailer", "feat: retry uploads\n\nCo-authored-by: Kim Lee <kim.lee@example.com>", "allow"},
 		{"plain message (Rust)", "fix(parser): handle empty tables in Cargo.toml", "allow"},
 		{"message about CI", "ci: run the skip-list tests on every push", "allow"},
 		{"message naming skip in prose", "docs: explain when to skip CI locally", "allow"},

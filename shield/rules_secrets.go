@@ -141,6 +141,8 @@ func (s *Shield) secrets(a *Action, f *Facts, j *judgement) {
 		if t.Source == "commit message" {
 			if k := secretIn(t.Body); k != "" {
 				j.escalate("exfiltration:secret", "the commit message holds %s: history keeps it, and every clone and push carries it", k)
+			} else if why := personalContacts(t.Body); why != "" {
+				j.escalate("exfiltration:personal-data", "the commit message holds %s: history keeps people's personal data, and every clone and push carries it", why)
 			}
 			continue
 		}
@@ -164,6 +166,10 @@ func (s *Shield) secrets(a *Action, f *Facts, j *judgement) {
 	for _, m := range commitMessageArgs(f) {
 		if k := secretIn(m); k != "" {
 			j.escalate("exfiltration:secret", "the commit message holds %s: history keeps it, and every clone and push carries it", k)
+			break
+		}
+		if why := personalContacts(m); why != "" {
+			j.escalate("exfiltration:personal-data", "the commit message holds %s: history keeps people's personal data, and every clone and push carries it", why)
 			break
 		}
 	}
