@@ -35,6 +35,9 @@ func TestPolicy_FrameworkDevVerbs(t *testing.T) {
 		{"brew install formula", command("brew install jq"), ok},
 		{"brew install from a tap", command("brew install acme/tools/deployer"), asked},
 		{"mysqldump local", command("mysqldump -h 127.0.0.1 -u dev shop_dev"), ok},
+		{"ci workflow on a topic branch", command("gh workflow run tests.yml --ref fix/flaky-upload"), ok},
+		{"deploy workflow", command("gh workflow run deploy.yml --ref fix/flaky-upload"), asked},
+		{"ci workflow on main", command("gh workflow run ci.yml --ref main"), asked},
 		{"pg_dump remote", command("pg_dump -h db.internal.acme.io -U app shop"), asked},
 	})
 }
