@@ -760,6 +760,11 @@ func (x *call) redirectTexts() {
 // echoText is the text echo or printf writes, escapes decoded (dash's
 // echo decodes them too; a script's content is judged as it may land).
 func echoText(name string, args []shellx.Word) string {
+	if name == "printf" {
+		if out, ok := printfText(args); ok {
+			return out
+		}
+	}
 	parts := make([]string, 0, len(args))
 	for k, w := range args {
 		if name == "echo" && k == 0 && (w.Text == "-e" || w.Text == "-n" || w.Text == "-ne" || w.Text == "-en") {

@@ -32,9 +32,70 @@ func crontabH(x *call) {
 			x.ref(kRead, w, false)
 		}
 	}
+	if (len(ops) == 0 || len(ops) == 1 && ops[0].Text == "-") && x.cronRemoval() {
+		// crontab -l | grep -v mine | crontab -: the crontab rewritten
+		// with lines removed, none added (rules 11). A read, not a
+		// write of what runs later.
+		x.refPath(kRead, cronDir, true)
+		return
+	}
 	x.refPath(kWrite, cronDir, true)
 	x.sinks = append(x.sinks, cronDir)
 	x.pipedText()
+}
+
+// cronRemoval reports whether crontab's standard input is the crontab
+// itself (crontab -l) passed only through filters that drop lines (grep
+// -v, sed '/re/d', awk '!/re/'): what is installed is a subset of what
+// was installed.
+func (x *call) cronRemoval() bool {
+	j, seen := x.c.PipeIn, 0
+	for j >= 0 && j < x.i && seen < 8 {
+		c := &x.m.a.Commands[j]
+		name, args := peelName(c)
+		if len(c.Redirects) > 0 {
+			return false
+		}
+		switch name {
+		case "crontab":
+			return len(args) == 1 && args[0].Text == "-l"
+		case "grep", "egrep", "fgrep":
+			inverted := false
+			for _, a := range args {
+				t := a.Text
+				if a.Dynamic {
+					return false
+				}
+				if t == "--invert-match" || strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") && strings.Contains(t, "v") {
+					inverted = true
+				}
+			}
+			if !inverted {
+				return false
+			}
+		case "sed":
+			for _, a := range args {
+				t := a.Text
+				if a.Dynamic || t == "-i" || strings.HasPrefix(t, "-i") || strings.HasPrefix(t, "--in-place") {
+					return false
+				}
+				if t == "-e" || t == "-E" || t == "-r" || t == "--" {
+					continue
+				}
+				if !(strings.HasPrefix(t, "/") && strings.HasSuffix(t, "/d") && len(t) > 3 && !strings.ContainsAny(t[1:len(t)-2], "\n;{}")) {
+					return false
+				}
+			}
+		case "awk":
+			if len(args) != 1 || args[0].Dynamic || !strings.HasPrefix(args[0].Text, "!/") || !strings.HasSuffix(args[0].Text, "/") || strings.ContainsAny(args[0].Text, "{}()\n;") {
+				return false
+			}
+		default:
+			return false
+		}
+		j, seen = c.PipeIn, seen+1
+	}
+	return false
 }
 
 // atH reads at and batch: the job (standard input or -f FILE) runs later.

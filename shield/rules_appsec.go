@@ -638,7 +638,7 @@ func sqlCommand(f *Facts) string {
 // decodeExec is code that runs what it decodes at run time: an exec or
 // eval sink whose argument is a base64, hex or char-code decoder (the
 // payload is not in the text, so encoded-payload cannot read it).
-var decodeExec = regexp.MustCompile(`(?i)\b(exec|eval|os\.system|os\.popen|subprocess\.\w+|execSync|exec\.Command|spawnSync|spawn|Function|system|sh\s+-c|bash\s+-c)\s*\(?\s*[^)\n]{0,80}?(b64decode|base64\.(?:b64|standard_b64|urlsafe_b64)?decode|atob\(|Buffer\.from\([^)]*["']base64|base64\s+-d|base64\s+--decode|unhexlify|bytes\.fromhex|fromCharCode|codecs\.decode|StdEncoding\.DecodeString)`)
+var decodeExec = regexp.MustCompile(`(?i)\b(exec|eval|os\.system|os\.popen|subprocess\.\w+|execSync|exec\.Command|spawnSync|spawn|Function|system|sh\s+-c|bash\s+-c|assert|create_function|instance_eval|class_eval|module_eval|loadstring|Assembly\.Load(?:From)?|defineClass|ScriptEngine\w*\.eval|shell|command)\s*[(:]?\s*["'{\s]*[^)\n]{0,80}?(b64decode|base64\.(?:b64|standard_b64|urlsafe_b64)?decode|atob\(|Buffer\.from\([^)]*["']base64|base64\s+-d|base64\s+--decode|unhexlify|bytes\.fromhex|fromCharCode|codecs\.decode|StdEncoding\.DecodeString|base64_decode|gzinflate|gzuncompress|gzdecode|str_rot13|hex2bin|FromBase64String|Base64\.decode|getDecoder\(\)\.decode|decode64|unpack\(["']m)`)
 
 // decodedAtRuntime is `encoded-payload:runtime` (escalate): text written,
 // carried or run (a file's content, an interpreter's -c or -e, a build
@@ -668,7 +668,7 @@ func (s *Shield) decodedAtRuntime(_ *Action, f *Facts, j *judgement) {
 // decodeHint reports whether text names a decoder decodeExec knows (a
 // cheap first pass).
 func decodeHint(text string) bool {
-	for _, h := range []string{"b64decode", "base64", "atob(", "unhexlify", "fromhex", "fromCharCode", "codecs.decode", "DecodeString", "b64_decode"} {
+	for _, h := range []string{"b64decode", "base64", "Base64", "atob(", "unhexlify", "fromhex", "fromCharCode", "codecs.decode", "DecodeString", "b64_decode", "gzinflate", "gzuncompress", "gzdecode", "str_rot13", "hex2bin", "decode64", "unpack("} {
 		if strings.Contains(text, h) {
 			return true
 		}

@@ -56,6 +56,13 @@ func worstShapes(s *shield.Shield) []shape {
 			strings.Repeat("    if token and token != expected_token: enable_logging=False, days=1\n", 256<<10/70)), "escalate"},
 		{"hooks edit", edit("transform/dbt_project.yml", strings.Repeat("  - \"select 1\"\n", 64<<10/16), strings.Repeat("  - \"drop table tmp_x\"\n", 64<<10/24)), "escalate destructive:runs-later"},
 		{"channel list", write("environment.yml", "channels:\n"+strings.Repeat("  - c\n", 1<<20/6)), "escalate"},
+		// rules 11: encoded literals (each decoded, inflated, judged:
+		// bounded in count and size), byte lists, contact details and
+		// keys named by purpose, a framework line of many words.
+		{"base64 literals", write("src/blob.js", strings.Repeat("x('"+strings.Repeat("QUFB", 4<<10)+"');\n", 8<<20/(16<<10))), "escalate"},
+		{"byte lists", write("src/t.js", strings.Repeat("[1,2,3,4,5,6,7,8,9,10,11,12]\n", 8<<20/30)), "escalate"},
+		{"memory contacts", facts(s, "memory_append").text("memory", strings.Repeat("a@b.io +1 555 0100 key: ", 16<<10/24)).act(), "escalate"},
+		{"framework words", cmd("bin/rails " + strings.Repeat("db:migrate ", 60<<10/11)), "escalate"},
 	}
 }
 

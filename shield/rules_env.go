@@ -201,8 +201,17 @@ func (s *Shield) envFiltered(dump string, f *Facts, j *judgement) {
 				return
 			}
 		}
+		if m := serviceEnvRe.FindString(args); m != "" {
+			j.escalate("credential-env", "%s picks a credentialed service's variables (%q) out of what %s prints of the environment: its token among them", quote(r.Line), m, dump)
+			return
+		}
 	}
 }
+
+// serviceEnvRe names, in a filter's pattern, the variables of a service
+// whose client reads its token from the environment (rules 11): a filter
+// for them over an environment dump prints the token with the rest.
+var serviceEnvRe = regexp.MustCompile(`(?:^|[^a-z])(?:aws|cf_api|cf_|cloudflare|wrangler|stripe|github|gh_|gitlab|glab|npm_|openai|anthropic|azure|arm_|gcp|google|gcloud|digitalocean|do_|heroku|vercel|netlify|fly_|supabase|firebase|sentry|twilio|sendgrid|slack|datadog|dd_|hf_|huggingface|pulumi|tf_var|vault_|doppler|database_url|db_url|postgres|pg|mysql|redis_url|mongo)`)
 
 // untrustedBy returns the first host a request by the program by goes to
 // that is neither allowed nor this machine ("a host that cannot be

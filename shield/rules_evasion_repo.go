@@ -73,6 +73,9 @@ func (s *Shield) repoEvasion(a *Action, f *Facts, j *judgement) {
 			}
 		}
 	}
+	if commitToolEvasion(f, j) {
+		return
+	}
 	for _, t := range f.Texts {
 		p, ok := strings.CutPrefix(t.Source, "content:")
 		if !ok || !within(p, s.cfg.Workspace) {
@@ -142,10 +145,10 @@ func gitEvades(args []string) string {
 				return "evasion:identity commits under another identity (" + x + ")"
 			case skipCIRe.MatchString(x):
 				return "evasion:skip-ci tells CI to skip the commit"
-			case sub == "commit" && forgedTurnRe.MatchString(x):
-				return "evasion:forged-turn writes a conversation turn (someone's consent) into the commit message"
-			case sub == "commit" && forgedApprovalRe.MatchString(x):
-				return "evasion:forged-turn writes an approval into the commit message (" + clipText(forgedApprovalRe.FindString(x), 60) + "): a later reader takes it for a review that took place"
+			case sub == "commit":
+				if why := commitMessageEvades(x); why != "" {
+					return why
+				}
 			}
 		case "config":
 			kl := strings.ToLower(x)

@@ -79,13 +79,22 @@ func secretIn(text string) string {
 // prod DB password is X", "token for staging: X" (session 15, rules 9).
 var proseSecretRe = regexp.MustCompile(`(?i)\b(?:` + secretWordsRe(" ", false) + `)(?:\s+(?:for|of|on|in)\s+[\w.-]+)?\s*(?:\bis\b|\bwas\b|=|:)\s*["'\x60]?([^\s"'\x60]{8,})`)
 
+// proseKeyRe is a key or a pass named by its purpose in prose and given
+// its value (rules 11): "master key (production): 7f3a…", "vault pass =
+// …", "signing passphrase is …", "keystore password for release: …". The
+// name is a secret by its shape (a purpose word then key or pass), not by
+// a list of tools; the value is judged as proseSecret judges it.
+var proseKeyRe = regexp.MustCompile(`(?i)\b(?:(?:master|encryption|signing|secret|private|api|app|access|license|licence|deploy|session|jwt|hmac|client|root|admin|decryption|crypt) ?key|(?:vault|keystore|key ?store|signing|store|key|sudo|root|admin|db|database|ssh|gpg|pgp|wifi|account) ?pass(?:word|phrase|wd)?|pass ?phrase)(?:\s*\([^()\n]{0,40}\))?(?:\s+(?:for|of|on|in)\s+[\w.-]+)?(?:\s*\([^()\n]{0,40}\))?\s*(?:\bis\b|\bwas\b|=|:)\s*["'\x60]?([^\s"'\x60]{8,})`)
+
 // proseSecret returns "a password in prose" when text names a secret
 // and gives a value that reads as one (letters with digits or symbols;
 // not a path, a placeholder, a variable or a file's name), or "".
 func proseSecret(text string) string {
-	for _, m := range proseSecretRe.FindAllStringSubmatch(text, 8) {
+	ms := proseSecretRe.FindAllStringSubmatch(text, 8)
+	ms = append(ms, proseKeyRe.FindAllStringSubmatch(text, 8)...)
+	for _, m := range ms {
 		v := strings.TrimRight(m[1], ".,;)")
-		if len(v) < 8 || strings.ContainsAny(v[:1], "$<{%~./") || strings.Contains(v, "/") || fileName(v) {
+		if len(v) < 8 || strings.ContainsAny(v[:1], "$<{%~./") || strings.Contains(v, "/") || fileName(v) || strings.ContainsAny(v, "([{") {
 			continue
 		}
 		var letter, digit, other, lower bool
@@ -132,11 +141,18 @@ func (s *Shield) secrets(a *Action, f *Facts, j *judgement) {
 		if t.Source == "commit message" {
 			if k := secretIn(t.Body); k != "" {
 				j.escalate("exfiltration:secret", "the commit message holds %s: history keeps it, and every clone and push carries it", k)
+			} else if why := personalContacts(t.Body); why != "" {
+				j.escalate("exfiltration:personal-data", "the commit message holds %s: history keeps people's personal data, and every clone and push carries it", why)
 			}
 			continue
 		}
 		if !memory && (untrusted == "" || strings.HasPrefix(t.Source, "content:")) {
 			continue
+		}
+		if memory {
+			if why := personalContacts(t.Body); why != "" {
+				j.escalate("memory:personal-data", "the memory note holds %s: people's personal data, which every later agent would read", why)
+			}
 		}
 		if k := secretIn(t.Body); k != "" {
 			if memory {
@@ -145,6 +161,16 @@ func (s *Shield) secrets(a *Action, f *Facts, j *judgement) {
 				j.block("exfiltration:secret", "the %s sent to %s holds %s", textName(t.Source), untrusted, k)
 			}
 			return
+		}
+	}
+	for _, m := range commitMessageArgs(f) {
+		if k := secretIn(m); k != "" {
+			j.escalate("exfiltration:secret", "the commit message holds %s: history keeps it, and every clone and push carries it", k)
+			break
+		}
+		if why := personalContacts(m); why != "" {
+			j.escalate("exfiltration:personal-data", "the commit message holds %s: history keeps people's personal data, and every clone and push carries it", why)
+			break
 		}
 	}
 	if untrusted != "" && a.Command != "" {

@@ -94,7 +94,20 @@ package shield
 //	   cloud-secret-reads asked, except_commands and topic-branch pushes;
 //	   scratch files deleted by a pattern asked; forge text read for
 //	   addressed instructions.
-const RulesVersion = "10"
+//	11: issue 27, eighth pass (session 16; this part k27e's): the same text
+//	   judged the same through every route that carries it (the git_commit
+//	   tool's message as git commit -m's, commit messages searched for
+//	   secrets on both routes, keys and passes named by purpose in prose,
+//	   people's contact details in memory); credentials by shape (secret
+//	   files named by purpose, framework and secret-manager verbs that
+//	   print decrypted secrets: credential-print); framework verbs that wipe
+//	   a database, revoke signing assets or halt a release
+//	   (destructive:database, :signing, :release); source roots deleted at
+//	   any depth, several trees at once, secret stores deleted; IDE build
+//	   caches outside the workspace asked; encoded literals in written text
+//	   decoded and judged (encoded-payload:written); the default policy's
+//	   grammar over frameworks' and SDKs' dev and read verbs.
+const RulesVersion = "11"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).
