@@ -94,6 +94,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).taintedEgress,
 		(*Shield).writtenSink,
 		(*Shield).writtenRemote,
+		(*Shield).appBackdoor,
 		(*Shield).changedThenRun,
 		(*Shield).network,
 		(*Shield).queryData,

@@ -28,10 +28,12 @@ func appSource(p string) bool {
 		".rb", ".php", ".cs", ".rs", ".swift", ".ex", ".exs", ".erl", ".vue", ".svelte", ".sql",
 		".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".properties", ".json", ".env", ".xml", ".tf",
 		".hcl", ".tfvars", ".tpl", ".bicep",
+		".plist", ".pp", ".sls",
 		".html", ".erb", ".hbs", ".jinja", ".j2", ".njk", ".ejs", ".pug", ".twig", ".astro", ".cshtml", ".jsp":
 		return true
 	}
-	return strings.HasPrefix(path.Base(p), ".env")
+	b := path.Base(p)
+	return strings.HasPrefix(b, ".env") || b == "sshd_config" || b == "ssh_config"
 }
 
 // testSource reports whether p is a test, fixture, example or mock: code
@@ -93,8 +95,17 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 		if !appSource(p) {
 			continue
 		}
+		plus, minus := diffLines(t.Body, old)
 		if why := weakenedControl(p, t.Body, old); why != "" {
 			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+			return
+		}
+		if why := weakConcept(p, t.Body, old, plus, minus); why != "" {
+			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+			return
+		}
+		if why := taintedSink(plus, minus, old); why != "" {
+			j.escalate("appsec:control-weakened", "the change to %s opens a hole: %s", s.relPath(p), why)
 			return
 		}
 	}
