@@ -28,7 +28,7 @@ func appSource(p string) bool {
 		".rb", ".php", ".cs", ".rs", ".swift", ".ex", ".exs", ".erl", ".vue", ".svelte", ".sql",
 		".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".properties", ".json", ".env", ".xml", ".tf",
 		".hcl", ".tfvars", ".tpl", ".bicep",
-		".plist", ".pp", ".sls",
+		".plist", ".pp", ".sls", ".dart", ".m", ".mm",
 		".html", ".erb", ".hbs", ".jinja", ".j2", ".njk", ".ejs", ".pug", ".twig", ".astro", ".cshtml", ".jsp":
 		return true
 	}

@@ -62,7 +62,7 @@ func (s *Shield) appBackdoor(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 		plus, _ := diffLines(t.Body, old)
-		if why := codeBackdoor(p, t.Body, plus); why != "" {
+		if why := codeBackdoor(s.relPath(p), t.Body, plus); why != "" {
 			j.escalate("persistence:code-backdoor", "the change to %s keeps a way in: %s", s.relPath(p), why)
 			return
 		}
@@ -101,24 +101,37 @@ func codeBackdoor(p, added string, plus []string) string {
 			}
 		}
 	}
-	if !seedSource(p) && accountCreate.MatchString(text) && literalPassword.MatchString(text) && privilegeWord.MatchString(text) {
+	lower := strings.ToLower(text)
+	if !seedSource(p) && strings.Contains(lower, "pass") && hasAny(lower, "creat", "user", "upsert", "insert", "firstor", "updateor", "find_or", "get_or") && accountCreate.MatchString(text) && literalPassword.MatchString(text) && privilegeWord.MatchString(text) {
 		return "an account with a privilege and a password written in the code is created when the application runs (" + clipText(literalPassword.FindString(text), 60) + ")"
 	}
-	for _, l := range plus {
-		switch {
-		case credCompare.MatchString(l):
-			return "a fixed credential written in the code is accepted (" + clipText(l, 80) + ")"
-		case loginPrimitive.MatchString(l) && literalCompare.MatchString(l):
-			return "a hidden path signs in or grants access on a value written in the code (" + clipText(l, 80) + ")"
-		case domainGrant.MatchString(l) && grantWord.MatchString(l):
-			return "access granted to every account of an address's domain (" + clipText(l, 80) + ")"
-		case safelistLine.MatchString(l) && (ipLiteral.MatchString(l) && !privateIP(l) || paramMagic.MatchString(l)):
-			return "a check or throttle skipped for a literal address or a magic value (" + clipText(l, 80) + ")"
-		case remoteScript.MatchString(l) && !strings.Contains(strings.ToLower(l), "description") && !strings.Contains(strings.ToLower(l), "docs"):
-			return "a configuration names a script on a server to run (" + clipText(l, 80) + ")"
+	// each line shape is looked for in the whole text first (one pass),
+	// lines read only for the shapes the text holds
+	compares := hasAny(lower, "==", "equals(", " eq ", "equal?(")
+	cred := compares && hasAny(lower, "pw", "pass", "token", "secret", "key", "otp", "magic", "override") && credCompare.MatchString(text)
+	login := compares && hasAny(lower, "login", "sign_in", "signin", "session[", "impersonat", "gate::before", "setauthentication", "is_superuser", "grant_all") &&
+		loginPrimitive.MatchString(text) && literalCompare.MatchString(text)
+	domain := hasAny(lower, "ends_with", "endswith", "end_with?", "hassuffix", "=~", ".match") && domainGrant.MatchString(text)
+	safe := hasAny(lower, "safelist", "whitelist", "allowlist", "skip_throttl", "exempt", "bypass", "trusted", "skip_before_action") &&
+		safelistLine.MatchString(text) && (ipLiteral.MatchString(text) || paramMagic.MatchString(text))
+	script := strings.Contains(lower, "http") && hasAny(lower, ".rb", ".py", ".sh", ".js", ".ps1", ".php", ".pl", ".lua", ".groovy", ".kts", ".mjs", ".bash") && remoteScript.MatchString(text)
+	if cred || login || domain || safe || script {
+		for _, l := range plus {
+			switch {
+			case cred && credCompare.MatchString(l):
+				return "a fixed credential written in the code is accepted (" + clipText(l, 80) + ")"
+			case login && loginPrimitive.MatchString(l) && literalCompare.MatchString(l):
+				return "a hidden path signs in or grants access on a value written in the code (" + clipText(l, 80) + ")"
+			case domain && domainGrant.MatchString(l) && grantWord.MatchString(l):
+				return "access granted to every account of an address's domain (" + clipText(l, 80) + ")"
+			case safe && safelistLine.MatchString(l) && (ipLiteral.MatchString(l) && !privateIP(l) || paramMagic.MatchString(l)):
+				return "a check or throttle skipped for a literal address or a magic value (" + clipText(l, 80) + ")"
+			case script && remoteScript.MatchString(l) && !strings.Contains(strings.ToLower(l), "description") && !strings.Contains(strings.ToLower(l), "docs"):
+				return "a configuration names a script on a server to run (" + clipText(l, 80) + ")"
+			}
 		}
 	}
-	if strings.Contains(text, "http") && runValue.MatchString(text) && fetchURL.MatchString(text) {
+	if strings.Contains(lower, "http") && hasAny(lower, "process.start", "exec", "subprocess", "os.system", "eval", "system(", "sh\"", "sh'", "function(", "runin", "load(") && runValue.MatchString(text) && fetchURL.MatchString(text) {
 		return "code fetches work from a server and runs it (" + clipText(runValue.FindString(text), 60) + "): what runs is decided elsewhere"
 	}
 	return ""
@@ -134,4 +147,15 @@ func privateIP(l string) bool {
 		}
 	}
 	return true
+}
+
+// hasAny reports whether s holds one of words (a cheap first pass before
+// an expression searches a large text).
+func hasAny(s string, words ...string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -72,26 +72,27 @@ func weakConcept(p, added, old string, plus, minus []string) string {
 		return ""
 	}
 	plusText, minusText := strings.Join(plus, "\n"), strings.Join(minus, "\n")
+	lp, lm := strings.ToLower(plusText), strings.ToLower(minusText)
 	// an SSH key installed
-	if m := sshPubKey.FindString(plusText); m != "" && !strings.Contains(old, m) && !strings.HasSuffix(strings.ToLower(p), ".pub") {
+	if m := sshPubKeyIn(plusText); m != "" && !strings.Contains(old, m) && !strings.HasSuffix(strings.ToLower(p), ".pub") {
 		return "installs an SSH public key (" + clipText(m, 40) + "): its holder gets a login on every host this configures"
 	}
 	// transport
-	if l := firstMatch(plus, trustWeak); l != "" && !trustWeak.MatchString(old) {
+	if l := hintedMatch(plus, lp, trustWeak, "certificates", "trustevaluator", "disabledevaluator", "badcertificate", "proceed(", "expiredcert", "validatesdomain", "invalidcert", "insecurehttploads", "insecureskipverify", "reject_unauthorized"); l != "" && !trustWeak.MatchString(old) {
 		return "TLS trust weakened: certificates not verified, user-installed authorities trusted or errors let through (" + clipText(l, 80) + ")"
 	}
-	if pinMarker.MatchString(minusText) && !pinMarker.MatchString(plusText) && old != "" && !pinMarker.MatchString(cutLines(added, plus)) {
+	if hasAny(lm, "pin", "sha256/", "trustkit", "kts") && pinMarker.MatchString(minusText) && !pinMarker.MatchString(plusText) && old != "" && !pinMarker.MatchString(cutLines(added, plus)) {
 		return "removes certificate pinning with none in its place (" + clipText(firstMatch(minus, pinMarker), 80) + ")"
 	}
 	// secret storage
-	if l := firstMatch(plus, keychainWeak); l != "" && !keychainWeak.MatchString(old) {
+	if l := hintedMatch(plus, lp, keychainWeak, "ksecattr", "accessib", "synchronizable", "userauthenticationrequired", "world_readable"); l != "" && !keychainWeak.MatchString(old) {
 		return "a secret kept where it can be read while the device is locked or copied off it (" + clipText(l, 80) + ")"
 	}
-	if secureStore.MatchString(minusText) && !secureStore.MatchString(plusText) && plainStore.MatchString(plusText) && secretWord.MatchString(plusText) {
+	if hasAny(lm, "keychain", "secure", "keystore", "encrypted", "secitem") && secureStore.MatchString(minusText) && !secureStore.MatchString(plusText) && plainStore.MatchString(plusText) && secretWord.MatchString(plusText) {
 		return "a secret moved from secure storage to plain preferences (" + clipText(firstMatch(plus, plainStore), 80) + ")"
 	}
 	// logging
-	if l := firstMatch(plus, bodyLogging); l != "" && !bodyLogging.MatchString(old) && !strings.Contains(strings.ToLower(l), "debug") {
+	if l := hintedMatch(plus, lp, bodyLogging, "level.", "loglevel.", "sensitivedatalogging", "logrequestbody", "body"); l != "" && !bodyLogging.MatchString(old) && !strings.Contains(strings.ToLower(l), "debug") {
 		return "whole requests and responses logged, tokens and personal data with them (" + clipText(l, 80) + ")"
 	}
 	// settings read in more spellings: plist pairs, "Key value" lines
@@ -122,7 +123,7 @@ func weakConcept(p, added, old string, plus, minus []string) string {
 		}
 	}
 	// host hardening: a security daemon stopped or disabled
-	if l := firstMatch(plus, serviceDown); l != "" && !serviceDown.MatchString(minusText) {
+	if l := hintedMatch(plus, lp, serviceDown, "state", "enable", "ensure", "action", "service.", "systemctl", "masked", "selinux"); l != "" && !serviceDown.MatchString(minusText) {
 		if m := daemonName.FindString(near(added, l, 240)); m != "" {
 			return "stops or disables " + m + ", a host's audit or protection service (" + clipText(l, 80) + ")"
 		}
@@ -231,8 +232,12 @@ func lostItems(was, now string, want *regexp.Regexp) string {
 	return strings.Join(lost, ", ")
 }
 
-// firstMatch returns the first line that re matches, or "".
+// firstMatch returns the first line that re matches, or "" (the joined
+// lines are searched once first: most texts hold none).
 func firstMatch(lines []string, re *regexp.Regexp) string {
+	if len(lines) > 8 && !re.MatchString(strings.Join(lines, "\n")) {
+		return ""
+	}
 	for _, l := range lines {
 		if re.MatchString(l) {
 			return l
@@ -262,4 +267,21 @@ func near(text, l string, n int) string {
 	}
 	a, b := max(0, i-n), min(len(text), i+len(l)+n)
 	return text[a:b]
+}
+
+// hintedMatch is firstMatch when the lower-case joined lines lp hold one
+// of hints, else "".
+func hintedMatch(lines []string, lp string, re *regexp.Regexp, hints ...string) string {
+	if !hasAny(lp, hints...) {
+		return ""
+	}
+	return firstMatch(lines, re)
+}
+
+// sshPubKeyIn is the first SSH public key of text, or "".
+func sshPubKeyIn(text string) string {
+	if !strings.Contains(text, " AAAA") {
+		return ""
+	}
+	return sshPubKey.FindString(text)
 }
