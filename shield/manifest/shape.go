@@ -278,6 +278,7 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 			removedPairs[pr[0]] = pr[1]
 		}
 	}
+	removedText := strings.Join(removed, "\n")
 	addedPairs := map[string]bool{}
 	for _, l := range added {
 		for _, pr := range linePairs(l.text) {
@@ -307,6 +308,7 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 				add(KindSource, "new source "+u.origin, "now "+t+" (the file did not name "+u.origin+")")
 			}
 		}
+		lockLoosened(t, removedText, removedPairs, add)
 		for _, pr := range linePairs(t) {
 			k, v := pr[0], pr[1]
 			lk := strings.ToLower(k)
