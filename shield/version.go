@@ -94,7 +94,18 @@ package shield
 //	   cloud-secret-reads asked, except_commands and topic-branch pushes;
 //	   scratch files deleted by a pattern asked; forge text read for
 //	   addressed instructions.
-const RulesVersion = "10"
+//	11 (session 16, issue 27 pass 8, k27f's part): security settings by
+//	   concept (transport security and pinning, secret storage, log level,
+//	   body logging, redaction lists, audit channels and retention, rate
+//	   limits, host hardening: daemons stopped, sshd "Key value" lines, SSH
+//	   keys installed; plist pairs, Android XML attributes, public exposure);
+//	   untrusted input into dangerous sinks in any language (SQL, shell
+//	   strings, raw HTML, headers and redirects, deserialization, XXE,
+//	   WebView bridges, mass assignment); persistence:code-backdoor
+//	   (accounts at boot, fixed credentials, hidden logins, domain grants,
+//	   safelists, fetched work run, build settings from outside the tree);
+//	   pins, locks, audits and source mappings loosened in the shape table.
+const RulesVersion = "11"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).
