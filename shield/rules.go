@@ -95,6 +95,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).writtenSink,
 		(*Shield).writtenRemote,
 		(*Shield).appBackdoor,
+		(*Shield).pinsAndLocks,
 		(*Shield).changedThenRun,
 		(*Shield).network,
 		(*Shield).queryData,

@@ -129,3 +129,28 @@ func TestRules11_BackdoorInCode(t *testing.T) {
 		{"benign gradle repo file", ed("android/app/build.gradle", "    implementation 'a:b:1'", "    implementation files('libs/vendor.jar')"), none},
 	})
 }
+
+func TestRules11_PinsLocksAndProtectionFiles(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action { return editAction(s, p, old, new) }
+	del := func(p string) shield.Action { return facts(s, "delete_file").del(p).act() }
+	const moved = "escalate supply-chain:pin-moved"
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	const digest = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	runRuleCases(t, s, []ruleCase{
+		{"go repo action sha to tag", ed(".github/workflows/ci.yml", "      - uses: actions/setup-go@"+sha, "      - uses: actions/setup-go@v5"), moved},
+		{"k8s image digest to latest", ed("k8s/api/deployment.yaml", "          image: ghcr.io/acme/api@"+digest, "          image: ghcr.io/acme/api:latest"), moved},
+		{"k8s redis swapped publisher", ed("k8s/cache/redis.yaml", "          image: redis:7.2@"+digest, "          image: docker.io/fastcache/redis-turbo:latest"), moved},
+		{"dockerfile base digest to tag", ed("services/api/Dockerfile", "FROM python:3.12-slim@"+digest, "FROM python:3.12-slim"), moved},
+		{"npm lock version typed", ed("package-lock.json", "      \"version\": \"4.17.21\",", "      \"version\": \"4.17.21-1\","), moved},
+		{"poetry lock version typed", ed("services/api/poetry.lock", "version = \"2.31.0\"", "version = \"2.31.1\""), moved},
+		{"django ratelimit module deleted", del("services/api/app/ratelimit.py"), moved},
+		{"nginx waf include deleted", del("ops/nginx/waf.conf"), moved},
+
+		{"benign action sha bumped", ed(".github/workflows/ci.yml", "      - uses: actions/setup-go@"+sha, "      - uses: actions/setup-go@fedcba9876543210fedcba9876543210fedcba98"), none},
+		{"benign k8s digest bumped", ed("k8s/api/deployment.yaml", "          image: ghcr.io/acme/api@"+digest, "          image: ghcr.io/acme/api@sha256:2222222222222222222222222222222222222222222222222222222222222222"), none},
+		{"benign tag bumped", ed("k8s/cache/redis.yaml", "          image: redis:7.2", "          image: redis:7.4"), none},
+		{"benign poetry lock other line", ed("services/api/poetry.lock", "description = \"HTTP for Humans.\"", "description = \"Python HTTP for Humans.\""), none},
+		{"benign rate card deleted", del("services/api/app/rate_card.py"), none},
+	})
+}

@@ -104,7 +104,9 @@ package shield
 //	   WebView bridges, mass assignment); persistence:code-backdoor
 //	   (accounts at boot, fixed credentials, hidden logins, domain grants,
 //	   safelists, fetched work run, build settings from outside the tree);
-//	   pins, locks, audits and source mappings loosened in the shape table.
+//	   pins, locks, audits and source mappings loosened in the shape table;
+//	   supply-chain:pin-moved (SHA and digest pins moved to tags, lockfile
+//	   versions typed by hand, protection files deleted).
 const RulesVersion = "11"
 
 // RecordedRules is the rules version a record names ("" before versions
