@@ -14,7 +14,8 @@ import (
 //   - a lock, audit or signature switch turned off or relaxed (NuGetAudit,
 //     RestoreLockedMode, frozen lockfiles, signatureValidationMode accept,
 //     dependency verification lenient);
-//   - a package source mapping widened to every package ("*");
+//   - a package source mapping widened to every package ("*"), or
+//     packages mapped to a source the file did not name;
 //   - unstable versions accepted (composer's minimum-stability dev,
 //     prefer-stable off);
 //   - project repositories preferred over the settings' (Gradle's
@@ -31,6 +32,7 @@ var (
 	// values that relax them
 	lockSwitchKey   = regexp.MustCompile(`(?i)^(?:nugetaudit|restorelockedmode|lockedmode|frozenlockfile|frozen|requirelockfile|lockfile|auditenabled|audit|packageverification|dependencyverification|verifydependencies|verifymetadata|signaturevalidationmode|requiresignatures|trustedsignersonly)$`)
 	relaxedValue    = regexp.MustCompile(`(?i)^(?:false|no|off|0|disabled?|none|accept|lenient|warn|optional|never|permissive)$`)
+	mappedSource    = regexp.MustCompile(`(?i)<packageSource\s+key\s*=\s*["']([^"']{1,80})["']`)
 	wideMapping     = regexp.MustCompile(`(?i)<package\s+pattern\s*=\s*["']\*["']`)
 	unstableMin     = regexp.MustCompile(`(?i)["']?minimum-stability["']?\s*[:=]\s*["']?(?:dev|alpha|beta|rc)\b`)
 	preferStableOff = regexp.MustCompile(`(?i)["']?prefer-stable["']?\s*[:=]\s*false`)
@@ -54,7 +56,10 @@ func lettersOnly(k string) string {
 
 // lockLoosened reports what an added line t loosens, given the removed
 // lines' text (old) and pairs; add records it.
-func lockLoosened(t, old string, removedPairs map[string]string, add func(kind, key, detail string)) {
+func lockLoosened(t, old, beforeText string, removedPairs map[string]string, add func(kind, key, detail string)) {
+	if m := mappedSource.FindStringSubmatch(t); m != nil && beforeText != "" && !strings.Contains(beforeText, `"`+m[1]+`"`) && !strings.Contains(beforeText, `'`+m[1]+`'`) {
+		add(KindSource, "packages mapped to a new source", "now "+t+" (the file did not name the source "+m[1]+")")
+	}
 	if floatingVersion.MatchString(t) && !floatingVersion.MatchString(old) {
 		add(KindSource, "floating version", "now "+t+" (a version that floats: what is fetched changes without a change here)")
 	}
