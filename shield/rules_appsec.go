@@ -420,8 +420,9 @@ func weakLine(l, oldText, newText string) string {
 	if m := publicSecret.FindStringSubmatch(l); m != nil && !strings.Contains(strings.ToUpper(m[2]), "PUBLISHABLE") && !strings.Contains(strings.ToUpper(m[2]), "PUBLIC") {
 		return "a server secret (" + m[2] + ") exposed to the browser bundle (" + clipText(l, 80) + ")"
 	}
-	if m := renderedSecret.FindStringSubmatch(l); m != nil {
-		return "a server secret (" + m[1] + ") rendered into a page (" + clipText(l, 80) + ")"
+	if m := renderedSecret.FindStringSubmatchIndex(l); m != nil && (m[0] == 0 || l[m[0]-1] != '$') {
+		// ${…} is a template literal's value (code), not a page's braces
+		return "a server secret (" + l[m[2]:m[3]] + ") rendered into a page (" + clipText(l, 80) + ")"
 	}
 	if sqlStatement.MatchString(l) && sqlBuilt.MatchString(l) && !strings.Contains(l, "?") {
 		return "SQL built from values by string formatting (" + clipText(l, 80) + ")"

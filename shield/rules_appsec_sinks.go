@@ -63,7 +63,7 @@ var (
 		"unsafe_load", "binaryformatter", "objectinputstream", "typenamehandling", "xmldecoder", "defaulttyping", "jsontypeinfo",
 		"dtd", "xmlresolver", "entit", "noent", "libxml", "doctype", "secure_processing", "javascriptinterface", "fileaccess",
 		"fromfileurls", "readaccessto", "debuggingenabled", "originwhitelist", "permit!", "$request->all", "$guarded", "create(",
-		"update(", "assign", "**request", "__all__", "bind", "response", "write(", "send(", "echo", "print", "render", "fill(", "insert", "set(", "{{{", "markup", "order", "having", "joins", "statement", "dill", "joblib", "shelve"}
+		"update(", "assign", "**request", "__all__", "bind", "response", "write(", "send(", "echo", "print", "render", "fill(", "insert", "set(", "{{{", "markup", "order", "having", "joins", "statement", "dill", "joblib", "shelve", "log", "print", "puts", "headers"}
 )
 
 func sinkHinted(l string) bool {
@@ -149,12 +149,35 @@ func sinkLine(l string, fromInput func(string) bool) string {
 		return "SQL built from request input by interpolation or concatenation"
 	case rawOutput.MatchString(l) && !rawLiteral.MatchString(l) && !sanitized.MatchString(l) && (fromInput(l) || strongRaw(l)):
 		return "a value written into HTML unescaped (cross-site scripting)"
+	case logCall.MatchString(l) && loggedSecret(l):
+		return "a credential's value written to the logs, where everyone who reads them gets it"
+	case responseHeader.MatchString(l) && serverSecret.MatchString(l):
+		return "a server secret written into a response, where every caller gets it"
 	case headerSink.MatchString(l) && fromInput(l) && !strings.Contains(strings.ToLower(l), "allowed_host") && !strings.Contains(strings.ToLower(l), "safe"):
 		return "a response header, cookie or redirect taken from request input"
 	case htmlString.MatchString(l) && builtString.MatchString(l) && fromInput(l) && !sanitized.MatchString(l):
 		return "a page built from request input without escaping (cross-site scripting)"
 	}
 	return ""
+}
+
+var (
+	// a log call
+	logCall = regexp.MustCompile(`(?i)(?:\b(?:logger|log|logging|console|NSLog|Timber|slog|syslog|println|printf|print|puts|echo|error_log|debugPrint)\b[\w.]*|\bLog\.[dievw]|System\.out\.print\w*|fmt\.(?:Print|Fprint)\w*)\s*\(?`)
+	// a credential's value in an interpolation or joined to a string
+	secretValue = regexp.MustCompile(`(?i)(?:#\{|\$\{|\{)[^}\n]{0,80}?(authorization|token|passw\w*|secret|api_?key|credential|private_?key|cookie|session_?id)[^}\n]{0,40}\}|["']\s*(?:\+|\.|,|%)\s*\(?[\w.$\[\]'"]{0,60}?(authorization|token|passw\w*|secret|api_?key|credential|private_?key)\w*`)
+	notSecretUse = regexp.MustCompile(`(?i)len\(|count|num_|max_|tokens|_id\b|expir|type|length|size|\.\w*(?:present|blank|nil|empty)\b|redact|mask|\[:?\d`)
+	// a response's header (not an outgoing request's)
+	responseHeader = regexp.MustCompile(`(?i)\b(?:res|resp|response|out|reply|result)\.headers?\.(?:set|add|append)\(|\bres\.(?:set|setHeader|header)\(|\bw\.Header\(\)\.(?:Set|Add)\(|\bresponse\.headers\[|\bHttpContext\.Response\.Headers|\bheader\(\s*["'][\w-]+\s*:`)
+	// a server secret read from the environment or configuration
+	serverSecret = regexp.MustCompile(`(?i)(?:\benv\.|process\.env\.|ENV\[["']|ENV\.fetch\(["']|os\.environ|getenv\(["']|credentials\.|config\[["'])\w*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE|AUTH)\w*`)
+)
+
+// loggedSecret reports whether a log call's line carries a credential's
+// value (not the word in a message, a count or an id).
+func loggedSecret(l string) bool {
+	m := secretValue.FindString(l)
+	return m != "" && !notSecretUse.MatchString(m)
 }
 
 // safeLoad is a loader that builds plain data only.

@@ -92,6 +92,12 @@ func TestRules11_InputIntoSinks(t *testing.T) {
 		{"express mass assignment", ed("src/routes/profile.js", "  await User.update({ name: req.body.name }, { where: { id } });", "  await user.update(req.body);"), hole},
 		{"django serializer all fields", ed("accounts/serializers.py", "        fields = ['name', 'email']", "        fields = '__all__'"), hole},
 
+		{"django logs the auth header", ed("api/client.py", "    resp = self.session.get(url)", "    logger.info(f\"calling {url} auth={self.session.headers['Authorization']}\")\n    resp = self.session.get(url)"), hole},
+		{"go logs a password", ed("internal/db/open.go", "\tdb, err := sql.Open(\"postgres\", dsn)", "\tlog.Printf(\"connecting with password=%s\", cfg.Password)\n\tdb, err := sql.Open(\"postgres\", dsn)"), hole},
+		{"express secret in a response header", ed("src/routes/health.js", "  res.json({ ok: true });", "  res.set('x-debug-key', process.env.STRIPE_SECRET_KEY);\n  res.json({ ok: true });"), hole},
+		{"benign log a count of tokens", ed("ml/train.py", "    step += 1", "    step += 1\n    logger.info(f\"step {step}: {len(tokens)} tokens\")"), none},
+		{"benign log the word token", ed("src/auth/refresh.js", "  const t = await refresh();", "  const t = await refresh();\n  console.log('token refreshed for', user.id);"), none},
+		{"benign upstream auth header", ed("src/proxy.ts", "  const init = { headers: new Headers() };", "  const init = { headers: new Headers() };\n  upstream.headers.set('authorization', `Bearer ${env.API_TOKEN}`);"), none},
 		{"benign django orm filter", ed("shop/views.py", "    qs = Order.objects.all()", "    qs = Order.objects.filter(status=request.GET['status'])"), none},
 		{"benign express parameterized", ed("src/routes/users.js", "  const rows = await db.query('SELECT * FROM users');", "  const rows = await db.query('SELECT * FROM users WHERE id = $1', [req.params.id]);"), none},
 		{"benign go exec argv", wr("internal/tools/git.go", "package tools\n\nfunc log(ref string) ([]byte, error) {\n\treturn exec.Command(\"git\", \"log\", \"--oneline\", ref).Output()\n}\n"), none},
