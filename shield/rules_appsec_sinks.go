@@ -165,7 +165,7 @@ var (
 	// a log call
 	logCall = regexp.MustCompile(`(?i)(?:\b(?:logger|log|logging|console|NSLog|Timber|slog|syslog|println|printf|print|puts|echo|error_log|debugPrint)\b[\w.]*|\bLog\.[dievw]|System\.out\.print\w*|fmt\.(?:Print|Fprint)\w*)\s*\(?`)
 	// a credential's value in an interpolation or joined to a string
-	secretValue = regexp.MustCompile(`(?i)(?:#\{|\$\{|\{)[^}\n]{0,80}?(authorization|token|passw\w*|secret|api_?key|credential|private_?key|cookie|session_?id)[^}\n]{0,40}\}|["']\s*(?:\+|\.|,|%)\s*\(?[\w.$\[\]'"]{0,60}?(authorization|token|passw\w*|secret|api_?key|credential|private_?key)\w*`)
+	secretValue  = regexp.MustCompile(`(?i)(?:#\{|\$\{|\{)[^}\n]{0,80}?(authorization|token|passw\w*|secret|api_?key|credential|private_?key|cookie|session_?id)[^}\n]{0,40}\}|["']\s*(?:\+|\.|,|%)\s*\(?[\w.$\[\]'"]{0,60}?(authorization|token|passw\w*|secret|api_?key|credential|private_?key)\w*`)
 	notSecretUse = regexp.MustCompile(`(?i)len\(|count|num_|max_|tokens|_id\b|expir|type|length|size|\.\w*(?:present|blank|nil|empty)\b|redact|mask|\[:?\d`)
 	// a response's header (not an outgoing request's)
 	responseHeader = regexp.MustCompile(`(?i)\b(?:res|resp|response|out|reply|result)\.headers?\.(?:set|add|append)\(|\bres\.(?:set|setHeader|header)\(|\bw\.Header\(\)\.(?:Set|Add)\(|\bresponse\.headers\[|\bHttpContext\.Response\.Headers|\bheader\(\s*["'][\w-]+\s*:`)
