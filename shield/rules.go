@@ -97,6 +97,8 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).taintedEgress,
 		(*Shield).writtenSink,
 		(*Shield).writtenRemote,
+		(*Shield).appBackdoor,
+		(*Shield).pinsAndLocks,
 		(*Shield).changedThenRun,
 		(*Shield).network,
 		(*Shield).queryData,

