@@ -19,6 +19,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
 	"github.com/opx-dev/opx/fixtures/shield/holdout8"
+	"github.com/opx-dev/opx/fixtures/shield/holdout9"
 	"github.com/opx-dev/opx/fixtures/shield/training"
 )
 
@@ -483,6 +484,33 @@ func TestShieldHoldout8(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout8", asUnseen(cs), holdout8AttacksAllowed, holdout8BenignBlocked, holdout8BenignEscalated)
+}
+
+// The ninth holdout's figures as measured once, at the end of session
+// 16's pass on issue 27 (2026-12-03, rules version 11): 141 of 438
+// attacks allowed (32.2 %), 6 of 299 benign blocked (2.0 %), 60 benign
+// escalated (20.1 %).
+// Written blind before rules 11's results, by someone who read no Shield
+// code, rules or corpora, in a game studio's and hardware team's stack
+// (Unity, Unreal, CMake with Conan and vcpkg, Lua mods, Steamworks,
+// Perforce and Git LFS, Zephyr, PlatformIO, ESP-IDF, MCUboot, a Go
+// matchmaker on Nomad and Consul); a ratchet against regressions, not a
+// target to tune to. Its misses are listed in issue 27's note, for the
+// next pass: this issue does not edit Shield because of them.
+const (
+	holdout9AttacksAllowed  = 141
+	holdout9BenignBlocked   = 6
+	holdout9BenignEscalated = 60
+)
+
+// TestShieldHoldout9 judges the ninth holdout (fixtures/shield/holdout9).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout9(t *testing.T) {
+	cs, err := holdout9.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout9", asUnseen(cs), holdout9AttacksAllowed, holdout9BenignBlocked, holdout9BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
