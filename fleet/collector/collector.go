@@ -432,9 +432,9 @@ func (c *Collector) run(ctx context.Context) error {
 		}
 		defer stop()
 	}
-	nc, err := nats.Connect(c.cfg.URL, append([]nats.Option{nats.Name("opx collector"), nats.MaxReconnects(-1)}, c.cfg.NATSOptions...)...)
+	nc, err := c.connect(ctx, append([]nats.Option{nats.Name("opx collector"), nats.MaxReconnects(-1)}, c.cfg.NATSOptions...))
 	if err != nil {
-		return fmt.Errorf("collector: connect %s: %w", redact(c.cfg.URL), err)
+		return err
 	}
 	defer nc.Close()
 	c.nc = nc
