@@ -76,6 +76,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).agentFileOutside,
 		(*Shield).destructive,
 		(*Shield).workspaceDestruction,
+		(*Shield).purposeDeletes,
 		(*Shield).frameworkDestruction,
 		(*Shield).gitDestruction,
 		(*Shield).checksWeakened,
