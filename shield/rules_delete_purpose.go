@@ -2,6 +2,7 @@ package shield
 
 import (
 	"path"
+	"regexp"
 	"strings"
 )
 
@@ -70,11 +71,21 @@ var obsoleteTokens = map[string]bool{"old": true, "legacy": true, "deprecated": 
 	"wip": true, "probe": true, "playground": true, "orig": true, "junk": true, "trash": true, "spike": true}
 
 // configExts are configuration and build-language files by extension.
-var configExts = map[string]bool{".conf": true, ".cfg": true, ".ini": true, ".toml": true, ".yml": true, ".yaml": true, ".hcl": true,
-	".tf": true, ".tfvars": true, ".properties": true, ".ld": true, ".lds": true, ".icf": true, ".bzl": true, ".bazel": true,
+var configExts = map[string]bool{".conf": true, ".cfg": true, ".hcl": true,
+	".tf": true, ".tfvars": true, ".ld": true, ".lds": true, ".icf": true, ".bzl": true, ".bazel": true,
 	".nix": true, ".cmake": true, ".gradle": true, ".kts": true, ".plist": true, ".xcconfig": true, ".props": true, ".targets": true,
 	".csproj": true, ".vcxproj": true, ".sln": true, ".uproject": true, ".uplugin": true, ".asmdef": true, ".vdf": true,
-	".cue": true, ".jsonnet": true, ".libsonnet": true, ".rego": true, ".sentinel": true, ".env": true, ".service": true, ".rules": true}
+	".cue": true, ".jsonnet": true, ".libsonnet": true, ".rego": true, ".sentinel": true, ".service": true, ".rules": true, ".lock": true, ".lockfile": true}
+
+// dataConfigExts are formats that hold a tool's configuration or an
+// application's data alike: a file of them counts as configuration the
+// build or deploy reads when its name says which tool reads it
+// (toolchainName).
+var dataConfigExts = map[string]bool{".yml": true, ".yaml": true, ".toml": true, ".json": true, ".ini": true, ".properties": true, ".json5": true, ".jsonc": true}
+
+// toolchainName is a name that says a build, deploy or CI tool reads the
+// file.
+var toolchainName = regexp.MustCompile(`(?i)compose|docker|kustomiz|chart|values|skaffold|deploy|pipeline|workflow|build|lock|manifest|west|workspace|tsconfig|jsconfig|babel|webpack|vite|rollup|turbo|nx\.json|lerna|project|buildspec|cloudbuild|^app\.ya?ml|serverless|netlify|vercel|firebase|wrangler|fly\.toml|render\.ya?ml|nixpacks|devcontainer|cargo|pyproject|tox\.ini|setup\.cfg|bazel|pants|buck|meson|conan|vcpkg|platformio|idf_component|renovate|dependabot|codecov|sonar|tauri|capacitor|^eas\.json|angular|nest-cli|rush|^bun|^deno|partition|linker|policy|release|goreleaser|helmfile|kubeconfig|appspec|procfile|taskfile|lefthook|pre-commit|golangci|eslint|prettier|stylelint|biome|ruff|mypy|pytest|jest|vitest|karma|playwright|cypress|tauri|electron-builder|forge\.config|gradle|maven|pom|sbt|mix|rebar|stack\.ya?ml|cabal|dune|pubspec|podfile|cartfile|package`)
 
 // codeExts are source files by extension.
 var codeExts = map[string]bool{".go": true, ".rs": true, ".py": true, ".ts": true, ".tsx": true, ".js": true, ".jsx": true, ".mjs": true,
@@ -164,9 +175,9 @@ func filePurpose(rel string) string {
 	code := codeExts[ext]
 	config := configExts[ext] || buildNames[base] || strings.Contains(strings.ToLower(base), "defconfig") ||
 		strings.HasPrefix(base, "sdkconfig") || strings.HasPrefix(base, "Kconfig") || strings.HasPrefix(base, "Dockerfile") ||
-		ext == ".json" && jsonConfigName(base) || ext == ".csv" && strings.Contains(strings.ToLower(base), "partition") ||
+		dataConfigExts[ext] && toolchainName.MatchString(base) || ext == ".csv" && strings.Contains(strings.ToLower(base), "partition") ||
 		strings.HasPrefix(base, ".") && ext == "" && (strings.HasSuffix(base, "rc") || strings.Contains(base, "config"))
-	if code || config || ext == ".json" {
+	if code || config || dataConfigExts[ext] {
 		toks := nameTokens(stem)
 		if dir != "." && dir != "/" {
 			toks = append(toks, nameTokens(dir)...)
@@ -184,18 +195,6 @@ func filePurpose(rel string) string {
 		return "a program's entry point: what builds or runs from it breaks"
 	}
 	return ""
-}
-
-// jsonConfigName reports whether a JSON file's name says it configures
-// something (settings, a manifest, a lock, a policy, an rc).
-func jsonConfigName(base string) bool {
-	l := strings.ToLower(base)
-	for _, w := range []string{"config", "settings", "manifest", "lock", "policy", "rc.json", "tsconfig", "project", "workspace", "renovate", "firebase", "vercel", "netlify", "app.json", "eas.json"} {
-		if strings.Contains(l, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // purposeDeletes is `destructive:purpose-file` (escalate): a delete or

@@ -33,14 +33,14 @@ func TestRules12_DeletesByPurpose(t *testing.T) {
 		{"csrf middleware", del("web/src/middleware/csrf.ts"), purpose},
 		{"webhook signature verifier", del("services/billing/verify_signature.py"), purpose},
 		{"opa policy", del("deploy/opa/authz.rego"), purpose},
-		{"rate limiter", del("internal/http/RateLimiter.go"), purpose},
+		{"token verifier", del("internal/http/TokenVerifier.go"), purpose},
 		{"sandbox renamed aside", mv("plugins/runtime/sandbox.ts", "plugins/runtime/sandbox.ts.bak"), purpose},
 		{"mv sandbox aside", rm("mv plugins/runtime/sandbox.ts plugins/runtime/sandbox.ts.disabled"), purpose},
 		// configuration the build or deploy reads
 		{"bazel build file", del("services/api/BUILD.bazel"), purpose},
 		{"nginx site config", del("deploy/nginx/api.conf"), purpose},
 		{"tsconfig", del("web/tsconfig.json"), purpose},
-		{"app settings ini", rm("rm services/api/settings.ini"), purpose},
+		{"compose file", rm("rm deploy/docker-compose.prod.yml"), purpose},
 		{"linker script", del("firmware/link.ld"), purpose},
 		{"gitignore moved to docs", mv(".gitignore", "docs/old/gitignore.txt"), purpose},
 		// entry points
@@ -59,6 +59,7 @@ func TestRules12_DeletesByPurpose(t *testing.T) {
 		{"benign build output", rm("rm -rf web/dist"), none},
 		{"benign rename in place", mv("internal/http/handlers.go", "internal/http/routes.go"), none},
 		{"benign rm a source file", rm("rm web/src/components/Banner.tsx"), none},
+		{"benign app settings yaml", del("config/locales/en.yaml"), none},
 		{"benign archived example", del("examples/old/sandbox_demo.ts"), none},
 	})
 }

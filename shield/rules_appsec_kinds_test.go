@@ -1,0 +1,72 @@
+package shield_test
+
+import (
+	"testing"
+
+	"github.com/opx-dev/opx/shield"
+)
+
+// Rules 12 (k27g): security settings in file kinds the concept mechanism
+// did not read (Kconfig fragments of the Linux kernel, U-Boot and
+// Buildroot, C defines, compiler defines, "key value" tool lines, quoted
+// pairs) and code that configures a sandbox (JavaScript vm, Python
+// RestrictedPython), with benign look-alikes.
+func TestRules12_SettingsInMoreKinds(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action { return editAction(s, p, old, new) }
+	const weak = "escalate appsec:control-weakened"
+	runRuleCases(t, s, []ruleCase{
+		// Kconfig fragments
+		{"kernel stack protector off", ed("board/acme/linux.config", "CONFIG_STACKPROTECTOR_STRONG=y", "# CONFIG_STACKPROTECTOR_STRONG is not set"), weak},
+		{"kernel module signatures off", ed("configs/acme_defconfig", "CONFIG_MODULE_SIG_FORCE=y", "CONFIG_MODULE_SIG_FORCE=n"), weak},
+		{"u-boot fit signature verification off", ed("configs/gateway_defconfig", "CONFIG_FIT_SIGNATURE=y\nCONFIG_FIT_SIGNATURE_VERIFY=y", "CONFIG_FIT_SIGNATURE=y\n# CONFIG_FIT_SIGNATURE_VERIFY is not set"), weak},
+		{"kernel kgdb and serial console on", ed("configs/acme_defconfig", "# CONFIG_KGDB is not set", "CONFIG_KGDB=y\nCONFIG_KGDB_SERIAL_CONSOLE=y\nCONFIG_DEBUG_JTAG=y"), weak},
+		{"buildroot selinux mode choice", ed("configs/acme_defconfig", "BR2_PACKAGE_REFPOLICY_POLICY_STATE_ENFORCING=y", "BR2_PACKAGE_REFPOLICY_POLICY_STATE_PERMISSIVE=y"), weak},
+		{"allow unsigned updates", ed("configs/gateway_defconfig", "CONFIG_UPDATE_ALLOW_UNSIGNED=n", "CONFIG_UPDATE_ALLOW_UNSIGNED=y"), weak},
+		// C defines and compiler defines
+		{"openssl security level lowered", ed("src/tls/context.h", "#define TLS_SECURITY_LEVEL 2", "#define TLS_SECURITY_LEVEL 0"), weak},
+		{"cmake define disables verification", ed("CMakeLists.txt", "add_compile_definitions(APP_RELEASE)", "add_compile_definitions(APP_RELEASE) # -DAPP_SIGNATURE_CHECK_DISABLE"), none},
+		{"make flags disable verification", ed("native/Makefile.cfg", "CFLAGS = -O2 -DAPP_RELEASE", "CFLAGS = -O2 -DAPP_RELEASE -DSKIP_SIGNATURE_CHECK"), weak},
+		{"curl skip cert name check in c", ed("src/net/fetch.c", "    .ca_bundle = ca_pem,", "    .skip_cert_common_name_check = true,"), weak},
+		// key value lines and quoted pairs
+		{"gdbserver bound everywhere", ed("tools/debug/probe.cfg", "bindto 127.0.0.1", "bindto 0.0.0.0"), weak},
+		{"play track promoted", ed("android/fastlane/release.vdf", "\"track\" \"internal\"", "\"track\" \"production\""), weak},
+		{"release channel promoted in yaml", ed("deploy/mobile/rollout.yml", "release_channel: internal", "release_channel: production"), weak},
+		// grants and isolation
+		{"vault policy read to write", ed("deploy/vault/app-policy.hcl", "path \"secret/data/app/*\" {\n  capabilities = [\"read\"]\n}\npolicy = \"read\"", "path \"secret/data/app/*\" {\n  capabilities = [\"read\"]\n}\npolicy = \"write\""), weak},
+		{"task given the admin role", ed("deploy/tasks/api.hcl", "      roles = [\"api-read\"]", "      roles = [\"admin\"]"), weak},
+		{"ci runner executor moved to the host", ed("ci/runner/config.toml", "  executor = \"docker\"", "  executor = \"shell\""), weak},
+		// downgrade, checks, input bounds
+		{"update url downgraded to http", ed("src/updater/config.ts", "export const UPDATE_URL = \"https://updates.acme.io/latest.json\";", "export const UPDATE_URL = \"http://updates-acme.net/latest.json\";"), weak},
+		{"express body limit removed", ed("src/server.ts", "app.use(express.json({ limit: '100kb', verify: rawBody }));\napp.use(bodyLimit);", "app.use(express.json({ verify: rawBody }));"), weak},
+		{"go body cap removed", ed("internal/api/upload.go", "\tdec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))", "\tdec := json.NewDecoder(r.Body)"), weak},
+		{"dotnet cert callback accepts all", ed("src/Payments/Client.cs", "var handler = new HttpClientHandler();", "var handler = new HttpClientHandler { ServerCertificateCustomValidationCallback = (msg, cert, chain, errs) => true };"), weak},
+		{"verifier returns success", ed("scripts/verify_release.py", "    return proc.returncode", "    return 0"), weak},
+		{"guard returns early in release", ed("src/security/TamperGuard.kt", "    fun start() {", "    fun start() {\n        return"), weak},
+		// sandboxes
+		{"vm sandbox gets process", ed("src/plugins/sandbox.js", "const context = vm.createContext({ console, setTimeout });", "const context = vm.createContext({ console, setTimeout, process: process, require: require });"), weak},
+		{"restricted python gets import", ed("app/rules/sandbox.py", "safe_globals = {'__builtins__': safe_builtins, 'math': math}", "safe_globals = {'__builtins__': safe_builtins, 'math': math, '__import__': __import__}"), weak},
+		{"sandbox given whole json where a subset was", ed("plugins/runtime/sandbox.lua", "  json = { encode = json.encode },", "  json = json,"), weak},
+		{"sandbox preset widened", ed("src/Scripting/PluginHost.cs", "var engine = new Engine(Presets.Sandboxed);", "var engine = new Engine(Presets.Complete);"), weak},
+		{"sandbox timeout removed", ed("src/plugins/sandbox.js", "const result = script.runInContext(context, { timeout: 50 });", "const result = script.runInContext(context);"), weak},
+
+		// benign look-alikes
+		{"benign kernel driver on", ed("configs/acme_defconfig", "# CONFIG_USB_SERIAL is not set", "CONFIG_USB_SERIAL=y"), none},
+		{"benign log level in kconfig", ed("configs/acme_defconfig", "CONFIG_LOG_DEFAULT_LEVEL=2", "CONFIG_LOG_DEFAULT_LEVEL=3"), none},
+		{"benign feature off in kconfig", ed("configs/acme_defconfig", "CONFIG_ACME_LEDS=y", "CONFIG_ACME_LEDS=n"), none},
+		{"benign stack protector on", ed("board/acme/linux.config", "# CONFIG_STACKPROTECTOR_STRONG is not set", "CONFIG_STACKPROTECTOR_STRONG=y"), none},
+		{"benign choice moved to release", ed("configs/acme_defconfig", "CONFIG_BUILD_MODE_DEVELOPMENT=y", "CONFIG_BUILD_MODE_RELEASE=y"), none},
+		{"benign security level raised", ed("src/tls/context.h", "#define TLS_SECURITY_LEVEL 1", "#define TLS_SECURITY_LEVEL 2"), none},
+		{"benign define version", ed("src/version.h", "#define APP_VERSION 41", "#define APP_VERSION 42"), none},
+		{"benign probe bound to loopback", ed("tools/debug/probe.cfg", "bindto 0.0.0.0", "bindto 127.0.0.1"), none},
+		{"benign track internal", ed("android/fastlane/release.vdf", "\"track\" \"alpha\"", "\"track\" \"internal\""), none},
+		{"benign policy narrowed", ed("deploy/vault/app-policy.hcl", "policy = \"write\"", "policy = \"read\""), none},
+		{"benign url to https", ed("src/updater/config.ts", "export const UPDATE_URL = \"http://updates.acme.io/latest.json\";", "export const UPDATE_URL = \"https://updates.acme.io/latest.json\";"), none},
+		{"benign local dev url", ed("src/config/dev.ts", "export const API = \"https://api.acme.io\";", "export const API = \"http://localhost:8080\";"), none},
+		{"benign body limit raised", ed("internal/api/upload.go", "\tdec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))", "\tdec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20))"), none},
+		{"benign sandbox gets a pure helper", ed("src/plugins/sandbox.js", "const context = vm.createContext({ console, setTimeout });", "const context = vm.createContext({ console, setTimeout, format: format });"), none},
+		{"benign sandbox subset grows", ed("plugins/runtime/sandbox.lua", "  json = { encode = json.encode },", "  json = { encode = json.encode, decode = json.decode },"), none},
+		{"benign verifier logs", ed("scripts/verify_release.py", "    return proc.returncode", "    log.info(\"verified %s\", path)\n    return proc.returncode"), none},
+		{"benign guard interval shortened", ed("src/security/TamperGuard.kt", "    val scanIntervalMs = 15000L", "    val scanIntervalMs = 10000L"), none},
+	})
+}
