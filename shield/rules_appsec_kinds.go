@@ -93,8 +93,8 @@ var (
 	// a bound on input size
 	kindSizeCap = regexp.MustCompile(`(?i)MaxBytesReader|LimitReader|LimitedReader|max_?body_?size|body_?limit|client_max_body_size|MAX_CONTENT_LENGTH|maxContentLength|max_?request_?size|maxRequestBodySize|MaxRequestBodySize|maxFileSize|max_upload_size|DATA_UPLOAD_MAX_MEMORY_SIZE|MaxReceiveMessageSize|maxPayload|max_payload`)
 	// a bare exit, and a result forced to success
-	kindBareReturn = regexp.MustCompile(`^(?:return|return;|return\s+(?:true|True|0|nil|None|null|Ok\(\(\)\)|EXIT_SUCCESS);?)$`)
-	kindPreproc    = regexp.MustCompile(`^(?:#\s*(?:if|ifdef|ifndef|else|elif|endif)\b.*|\{|\}|end)$`)
+	kindBareReturn     = regexp.MustCompile(`^(?:return|return;|return\s+(?:true|True|0|nil|None|null|Ok\(\(\)\)|EXIT_SUCCESS);?)$`)
+	kindPreproc        = regexp.MustCompile(`^(?:#\s*(?:if|ifdef|ifndef|else|elif|endif)\b.*|\{|\}|end)$`)
 	kindComputedReturn = regexp.MustCompile(`^return\s+[A-Za-z_][\w.()\[\]]*[A-Za-z_)\]]\s*;?$`)
 )
 
@@ -489,4 +489,3 @@ func subsetOf(text, name string) bool {
 	}
 	return false
 }
-
