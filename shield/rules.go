@@ -110,6 +110,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).promptInjection,
 		(*Shield).addressedText,
 		(*Shield).forgeText,
+		(*Shield).commitCarries,
 		(*Shield).agentTask,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
