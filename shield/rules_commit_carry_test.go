@@ -12,7 +12,9 @@ import (
 // look-alike.
 func TestRules12_CommitMessagesCarry(t *testing.T) {
 	s := defaultShield(t)
-	tool := func(msg string) shield.Action { return facts(s, "git_commit").write(".git").text("commit message", msg).act() }
+	tool := func(msg string) shield.Action {
+		return facts(s, "git_commit").write(".git").text("commit message", msg).act()
+	}
 	cli := func(msg string) shield.Action {
 		return command("git commit -m '" + strings.ReplaceAll(msg, "'", `'\''`) + "'")
 	}
