@@ -425,7 +425,8 @@ func kindSandbox(p string, plus, minus []string, old string) string {
 	if !ctx {
 		return ""
 	}
-	minusText := strings.Join(minus, "\n")
+	minusText := clipRaw(strings.Join(minus, "\n"), 16<<10)
+	checks := 0 // self-maps judged, at most 64
 	had := map[string]bool{}
 	for _, l := range minus {
 		for _, m := range kindSelfMap.FindAllStringSubmatch(l, 16) {
@@ -437,6 +438,9 @@ func kindSandbox(p string, plus, minus []string, old string) string {
 			name, val := m[1], m[2]
 			if name != val && !strings.HasSuffix(val, "."+name) {
 				continue
+			}
+			if checks++; checks > 64 {
+				return ""
 			}
 			if kindDangerCap[name] && !had[name+"="+val] {
 				return "hands " + name + " to the sandbox (" + clipText(l, 80) + "): sandboxed code reaches what it was kept from"

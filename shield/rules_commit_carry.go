@@ -1,6 +1,7 @@
 package shield
 
 import (
+	"path"
 	"regexp"
 	"strings"
 )
@@ -77,9 +78,150 @@ func commitMessageCarries(msg string) (rule, why string) {
 	return "", ""
 }
 
-// commitCarries judges the messages of the git_commit tool and of git
-// commit -m (escalate).
-func (s *Shield) commitCarries(_ *Action, f *Facts, j *judgement) {
+// askedWhy begins the why of a ChangedPrefix entry that names a change
+// Shield asked about (escalated): "changed: /ws/x — a change Shield asked
+// about (appsec:control-weakened)".
+const askedWhy = "a change Shield asked about ("
+
+// maxAskedText bounds the text of a change askedChange judges a second
+// time (Sensitive runs before Evaluate): a larger change is not
+// remembered for flow:commit-carries.
+const maxAskedText = 64 << 10
+
+// askedNot are rules that ask about a change for where it is rather than
+// what it does (an agent instruction file, a CI workflow, an editor's
+// settings) or for what the session did before: committing such a change
+// once it is approved is ordinary.
+var askedNot = []string{"instructions:agent-file", "runs-later:", "flow:", "policy:", "shell:", "unknown", "too-large"}
+
+// askedChange names, for Sensitive, the file a change writes or deletes
+// in the workspace when tier 1 asks about the change (or blocks it), or
+// "". The engine keeps it in the taint projection once the call ran (an
+// escalation approved), so a later commit naming or staging that file is
+// judged with it (flow:commit-carries).
+func (s *Shield) askedChange(a *Action, f *Facts) string {
+	ws := s.cfg.Workspace
+	if ws == "" || a.Tool == "git_commit" {
+		return ""
+	}
+	var p string
+	for _, refs := range [][]Ref{f.Writes, f.Deletes} {
+		for i := range refs {
+			r := &refs[i]
+			if p == "" && !r.Glob && !metaWriters[r.By] && within(r.Path, ws) && r.Path != ws && !within(r.Path, path.Join(ws, ".git")) && !s.buildOutput(r.Path) {
+				p = r.Path
+			}
+		}
+	}
+	if p == "" {
+		return ""
+	}
+	size := 0
+	for _, t := range f.Texts {
+		size += len(t.Body)
+	}
+	if size > maxAskedText {
+		return "" // judged once, by Evaluate: not again here
+	}
+	for _, c := range s.changedFiles(f) {
+		if strings.HasPrefix(c, ChangedPrefix+p+changedSep) {
+			return "" // already named, as a file a tool runs
+		}
+	}
+	v, ok := s.tier1(a, f)
+	if !ok || v.Decision == Allow {
+		return ""
+	}
+	for _, n := range askedNot {
+		if strings.HasPrefix(v.Rule, n) {
+			return ""
+		}
+	}
+	return ChangedPrefix + p + changedSep + askedWhy + v.Rule + ")"
+}
+
+// committedPaths are the paths a commit names or stages: the git_commit
+// tool's paths, git commit's and git add's path arguments ("." and -A
+// stage the workspace).
+func (s *Shield) committedPaths(a *Action, f *Facts) []string {
+	var out []string
+	if a.Tool == "git_commit" {
+		for i := range f.Reads {
+			if f.Reads[i].By == "git_commit" && len(out) < 64 {
+				out = append(out, f.Reads[i].Path)
+			}
+		}
+	}
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if r.Name != "git" || len(r.Argv) < 2 {
+			continue
+		}
+		args := r.Argv[1:]
+		k := 0
+		for k < len(args) && (args[k] == "-C" || args[k] == "-c") {
+			k += 2
+		}
+		if k >= len(args) || args[k] != "add" && args[k] != "commit" && args[k] != "stage" {
+			continue
+		}
+		sub := args[k]
+		for n := k + 1; n < len(args) && len(out) < 64; n++ {
+			x := args[n]
+			switch {
+			case x == "-m" || x == "--message" || x == "-F" || x == "--file" || x == "--author" || x == "-C" || x == "--reuse-message":
+				n++
+			case x == "-A" || x == "--all" || sub == "commit" && (x == "-a" || x == "-am"):
+				out = append(out, s.cfg.Workspace)
+			case x == "--":
+			case strings.HasPrefix(x, "-"):
+			default:
+				out = append(out, s.ResolvePath(x))
+			}
+		}
+	}
+	return out
+}
+
+// commitCarriesAsked is `flow:commit-carries` (escalate): a commit that
+// names or stages a file this session changed in a call Shield asked
+// about. A commit that names nothing is not judged by this rule: the
+// approved change was already answered by a human, and a refused one
+// never ran.
+func (s *Shield) commitCarriesAsked(a *Action, f *Facts, j *judgement) bool {
+	if len(a.Taint) == 0 {
+		return false
+	}
+	paths := s.committedPaths(a, f)
+	if len(paths) == 0 {
+		return false
+	}
+	for _, t := range a.Taint {
+		if !t.Changed() {
+			continue
+		}
+		_, why, _ := strings.Cut(t.What, changedSep)
+		if !strings.HasPrefix(why, askedWhy) {
+			continue
+		}
+		changed := t.changedPath()
+		for _, p := range paths {
+			if p == changed || within(changed, p) {
+				j.escalate("flow:commit-carries", "this commit carries %s, which this session changed in call %s: %s", s.relPath(changed), t.Call, why)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// commitCarries judges what a commit carries (escalate): a change Shield
+// asked about, and the messages of the git_commit tool and of git commit
+// -m.
+func (s *Shield) commitCarries(a *Action, f *Facts, j *judgement) {
+	if s.commitCarriesAsked(a, f, j) {
+		return
+	}
 	msgs := commitMessageArgs(f)
 	for _, t := range f.Texts {
 		if t.Source == "commit message" {

@@ -45,3 +45,59 @@ func TestRules12_CommitMessagesCarry(t *testing.T) {
 	}
 	runRuleCases(t, s, rc)
 }
+
+// Rules 12 (k27g): a commit that names or stages a file this session
+// changed in a call Shield asked about escalates, naming the change; a
+// commit naming nothing, or other files, passes (the asked change was
+// answered by a human).
+func TestRules12_CommitCarriesAskedChange(t *testing.T) {
+	s := defaultShield(t)
+	asked := func(a shield.Action) []shield.Taint {
+		t.Helper()
+		var out []shield.Taint
+		for _, w := range s.Sensitive(a) {
+			if strings.HasPrefix(w, shield.ChangedPrefix) {
+				out = append(out, shield.Taint{Call: "c7", What: w})
+			}
+		}
+		return out
+	}
+	weak := editAction(s, "services/api/app/settings.py", "SESSION_COOKIE_SECURE = True", "SESSION_COOKIE_SECURE = False")
+	plain := editAction(s, "services/api/app/views.py", "    return render(request, 'a.html')", "    return render(request, 'b.html')")
+	agents := editAction(s, "AGENTS.md", "- run tests", "- run tests with -race")
+	if len(asked(plain)) != 0 || len(asked(agents)) != 0 {
+		t.Fatalf("an allowed change, or one asked about for where it is, is remembered: %v %v", asked(plain), asked(agents))
+	}
+	if len(asked(weak)) != 1 {
+		t.Fatalf("the weakening edit is not remembered: %v", s.Sensitive(weak))
+	}
+	tool := func(first shield.Action, paths ...string) shield.Action {
+		b := facts(s, "git_commit").write(".git").text("commit message", "api: settings")
+		for _, p := range paths {
+			b = b.readTree(p)
+		}
+		a := b.act()
+		a.Taint = asked(first)
+		return a
+	}
+	cli := func(first shield.Action, line string) shield.Action {
+		a := command(line)
+		a.Taint = asked(first)
+		return a
+	}
+	const carries = "escalate flow:commit-carries"
+	runRuleCases(t, s, []ruleCase{
+		{"tool names the file", tool(weak, "services/api/app/settings.py"), carries},
+		{"tool names its directory", tool(weak, "services/api"), carries},
+		{"git add the file", cli(weak, "git add services/api/app/settings.py"), carries},
+		{"git add everything", cli(weak, "git add -A"), carries},
+		{"git commit -a", cli(weak, "git commit -a -m 'api: settings'"), carries},
+		{"git commit the file", cli(weak, "git commit -m 'api: settings' services/api/app/settings.py"), carries},
+
+		{"tool names nothing", tool(weak), none},
+		{"tool names another file", tool(weak, "services/api/app/views.py"), none},
+		{"git add another file", cli(weak, "git add services/api/app/views.py"), none},
+		{"plain change committed", tool(plain, "services/api/app/views.py"), none},
+		{"agent file committed", tool(agents, "AGENTS.md"), none},
+	})
+}
