@@ -121,7 +121,8 @@ package shield
 //	   supply-chain:pin-moved (SHA and digest pins moved to tags, lockfile
 //	   versions typed by hand, protection files deleted).
 //	12: issue 27, ninth pass (session 17; this part k27g's): security
-//	   settings in more file kinds (Kconfig fragments and choices, C and
+//	   settings in more file kinds (dependency declarations sniffed in
+//	   any format; Kconfig fragments and choices, C and
 //	   compiler defines, "key value" and quoted-pair lines, sandboxes
 //	   configured in code; security levels, check intervals, https to
 //	   http, grants, isolation, release channels, shipping exclusions,
