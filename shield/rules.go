@@ -97,6 +97,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).taintedEgress,
 		(*Shield).writtenSink,
 		(*Shield).writtenRemote,
+		(*Shield).fetchThenRun,
 		(*Shield).appBackdoor,
 		(*Shield).pinsAndLocks,
 		(*Shield).purposeDeletes,

@@ -127,7 +127,8 @@ package shield
 //	   configured in code; security levels, check intervals, https to
 //	   http, grants, isolation, release channels, shipping exclusions,
 //	   accept-all callbacks, input size bounds, security components
-//	   returning early); deletes and moves by purpose
+//	   returning early); downloads run across statements; deletes and
+//	   moves by purpose
 //	   (destructive:purpose-file: keys, repository-governing files,
 //	   security components, toolchain configuration, entry points);
 //	   commit messages claiming approval, certifying in a person's name,
