@@ -17,8 +17,8 @@ import (
 // tests and prose are spared.
 
 var (
-	fetchCall = regexp.MustCompile(`(?i)\bDownload(?:File|Data|String)(?:Async|TaskAsync)?\s*\(|\burlretrieve\s*\(|\bdownload_file\s*\(|LoadFileToString\s*\([^)\n]*https?://|\bhttp\.Get\s*\(|\brequests\.get\s*\(|\bhttpx\.get\s*\(|\burlopen\s*\(|\bfetch\s*\(|\bGetByteArrayAsync\s*\(|\bGetStreamAsync\s*\(|\bUnityWebRequest\.Get\s*\(|\bFHttpModule\b|\bURL\s*\([^)\n]*\)\.openStream\s*\(`)
-	runCall   = regexp.MustCompile(`(?i)\bProcess\.Start\s*\(|\bsubprocess\.(?:run|call|Popen|check_output|check_call)\s*\(|\bexec\.Command\s*\(|\bchild_process\b|\bspawn(?:Sync)?\s*\(|\bexecFile(?:Sync)?\s*\(|\bRuntime\.getRuntime\(\)\.exec\s*\(|\bProcessBuilder\s*\(|\bos\.system\s*\(|\bShellExecute\w*\s*\(|\bCreateProcess\w*\s*\(|\bFPlatformProcess::CreateProc\s*\(|\bExecPythonCommand\w*\s*\(|\bos\.startfile\s*\(|\bAssembly\.Load\w*\s*\(|\bdlopen\s*\(|\bLoadLibrary\w*\s*\(|\bSystem\.load\s*\(`)
+	fetchCall  = regexp.MustCompile(`(?i)\bDownload(?:File|Data|String)(?:Async|TaskAsync)?\s*\(|\burlretrieve\s*\(|\bdownload_file\s*\(|LoadFileToString\s*\([^)\n]*https?://|\bhttp\.Get\s*\(|\brequests\.get\s*\(|\bhttpx\.get\s*\(|\burlopen\s*\(|\bfetch\s*\(|\bGetByteArrayAsync\s*\(|\bGetStreamAsync\s*\(|\bUnityWebRequest\.Get\s*\(|\bFHttpModule\b|\bURL\s*\([^)\n]*\)\.openStream\s*\(`)
+	runCall    = regexp.MustCompile(`(?i)\bProcess\.Start\s*\(|\bsubprocess\.(?:run|call|Popen|check_output|check_call)\s*\(|\bexec\.Command\s*\(|\bchild_process\b|\bspawn(?:Sync)?\s*\(|\bexecFile(?:Sync)?\s*\(|\bRuntime\.getRuntime\(\)\.exec\s*\(|\bProcessBuilder\s*\(|\bos\.system\s*\(|\bShellExecute\w*\s*\(|\bCreateProcess\w*\s*\(|\bFPlatformProcess::CreateProc\s*\(|\bExecPythonCommand\w*\s*\(|\bos\.startfile\s*\(|\bAssembly\.Load\w*\s*\(|\bdlopen\s*\(|\bLoadLibrary\w*\s*\(|\bSystem\.load\s*\(`)
 	literalURL = regexp.MustCompile(`(?i)["'(]https?://[^\s"')]{4,}`)
 )
 
