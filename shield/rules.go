@@ -101,6 +101,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).fetchThenRun,
 		(*Shield).pinsAndLocks,
 		(*Shield).purposeDeletes,
+		(*Shield).shippedAndTrusted,
 		(*Shield).changedThenRun,
 		(*Shield).network,
 		(*Shield).queryData,

@@ -65,6 +65,8 @@ var (
 	kindIsoKey    = regexp.MustCompile(`^(?:driver|runtime|runtimeclass|runtimeclassname|isolation|executor|sandbox|launcher)$`)
 	kindIsolated  = map[string]bool{"docker": true, "containerd": true, "podman": true, "runsc": true, "gvisor": true, "kata": true, "firecracker": true, "isolated": true, "sandbox": true, "sandboxed": true, "container": true, "hyperv": true, "java": false}
 	kindUnconfine = map[string]bool{"raw_exec": true, "raw": true, "host": true, "none": true, "unconfined": true, "privileged": true, "local": true, "shell": true, "process": true}
+	// a setting naming the key or certificate that signs or verifies
+	kindKeyRef = regexp.MustCompile(`(?:sign|signing|signature|verif\w{0,8}|release|root|trust\w{0,4}|^ca|pinned)\w{0,12}(?:key|cert|certificate|pubkey|pem)(?:file|path)?$`)
 	// release channels
 	kindChannelKey = regexp.MustCompile(`setlive|releasetrack|^track$|channel$|releasechannel|audience|rollout|visibility|publishstatus`)
 	kindInternal   = map[string]bool{"internal": true, "alpha": true, "dev": true, "development": true, "staging": true, "test": true, "testing": true, "preview": true, "private": true, "draft": true, "qa": true, "nightly": true}
@@ -317,6 +319,8 @@ func kindMoved(p string, s settingPair, before map[string]settingPair) string {
 		return "grants " + clipText(k, 40) + " a root or admin policy (" + clipText(s.raw, 40) + ")"
 	case had && kindIsoKey.MatchString(k) && kindIsolated[o.val] && kindUnconfine[v]:
 		return "moves " + clipText(k, 40) + " from " + o.val + " to " + v + ": the workload runs on the host without isolation"
+	case had && kindKeyRef.MatchString(k) && o.val != "" && v != "" && o.val != v && !valOff(v) && !valOn(v):
+		return "points " + clipText(k, 40) + " at another key (" + clipText(o.val, 40) + " → " + clipText(v, 40) + "): what is signed or trusted changes hands"
 	case had && kindChannelKey.MatchString(k) && kindInternal[o.val] && kindPublic[v]:
 		return "promotes " + clipText(k, 40) + " from " + o.val + " to " + v + ": what was internal goes to everyone"
 	case had && kindPathKey.MatchString(k) && climbs(v) > climbs(o.val) && strings.Contains(v, "*"):

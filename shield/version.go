@@ -127,7 +127,9 @@ package shield
 //	   configured in code; security levels, check intervals, https to
 //	   http, grants, isolation, release channels, shipping exclusions,
 //	   accept-all callbacks, input size bounds, security components
-//	   returning early); downloads run across statements; deletes and
+//	   returning early, signing keys repointed); credentials written
+//	   into what ships, trust anchors overwritten; downloads run across
+//	   statements; deletes and
 //	   moves by purpose
 //	   (destructive:purpose-file: keys, repository-governing files,
 //	   security components, toolchain configuration, entry points);
