@@ -94,6 +94,10 @@ var (
 	kindAcceptAll = regexp.MustCompile(`(?i)\w*(?:valid|verif|check|trust|accept)\w*\s*[=:]\s*(?:\([^)]{0,80}\)|[A-Za-z_]\w{0,20})\s*=>\s*(?:\{\s*return\s+)?true\b|\w*(?:valid|verif|check|trust)\w*\s*=\s*lambda\b[^:]{0,60}:\s*True\b`)
 	// a bound on input size
 	kindSizeCap = regexp.MustCompile(`(?i)MaxBytesReader|LimitReader|LimitedReader|max_?body_?size|body_?limit|client_max_body_size|MAX_CONTENT_LENGTH|maxContentLength|max_?request_?size|maxRequestBodySize|MaxRequestBodySize|maxFileSize|max_upload_size|DATA_UPLOAD_MAX_MEMORY_SIZE|MaxReceiveMessageSize|maxPayload|max_payload`)
+	// a deserializer that instantiates or runs what the data names, and a
+	// safe reader it may replace
+	kindUnsafeDecode = regexp.MustCompile(`TypeNameHandling\s*=\s*(?:[\w.]*\.)?TypeNameHandling\.(?:All|Auto|Objects|Arrays)|\b(?:enable|activate)DefaultTyping\s*\(|\b(?:c?[Pp]ickle|dill|jsonpickle|joblib)\.(?:loads?|decode)\s*\(|\bshelve\.open\s*\(|\bMarshal\.load\s*\(|\bunserialize\s*\(|\bnew\s+ObjectInputStream\s*\(|\bXStream\s*\(\s*\)|\b(?:NetDataContractSerializer|SoapFormatter|LosFormatter|ObjectStateFormatter)\b|\byaml\.unsafe_load\s*\(|\bYAML\.load\s*\(|\beval\s*\(\s*[\w.]*\.read\s*\(`)
+	kindSafeDecode   = regexp.MustCompile(`(?i)\bjson\.loads?\s*\(|JSON\.parse\s*\(|JsonUtility\.|FromJson|DeserializeObject|JsonSerializer\.Deserialize|safe_load|json\.Unmarshal|serde_json|readValue\s*\(|ast\.literal_eval|toml\.load|msgpack|json_decode|JSON\.load|Oj\.load|JSON\.decode`)
 	// a bare exit, and a result forced to success
 	kindBareReturn     = regexp.MustCompile(`^(?:return|return;|return\s+(?:true|True|0|nil|None|null|Ok\(\(\)\)|EXIT_SUCCESS);?)$`)
 	kindPreproc        = regexp.MustCompile(`^(?:#\s*(?:if|ifdef|ifndef|else|elif|endif)\b.*|\{|\}|end)$`)
@@ -257,6 +261,13 @@ func kindChecks(p string, plus, minus []string) string {
 	for _, l := range plus {
 		if kindAcceptAll.MatchString(l) && !kindAcceptAll.MatchString(strings.Join(minus, "\n")) {
 			return "a validation callback that accepts everything (" + clipText(l, 80) + ")"
+		}
+	}
+	if minusText := strings.Join(minus, "\n"); kindSafeDecode.MatchString(minusText) && !kindUnsafeDecode.MatchString(minusText) {
+		for _, l := range plus {
+			if m := kindUnsafeDecode.FindString(l); m != "" {
+				return "replaces a safe reader with one that instantiates or runs what the data names (" + clipText(m, 60) + "): a crafted file runs code"
+			}
 		}
 	}
 	for _, l := range minus {

@@ -70,3 +70,24 @@ func TestRules12_SettingsInMoreKinds(t *testing.T) {
 		{"benign guard interval shortened", ed("src/security/TamperGuard.kt", "    val scanIntervalMs = 15000L", "    val scanIntervalMs = 10000L"), none},
 	})
 }
+
+// Rules 12 (k27g): a safe reader replaced by a deserializer that
+// instantiates or runs what the data names (Jackson, Python, Ruby, PHP,
+// .NET); and build hooks named as such in a build file judged by shape.
+func TestRules12_UnsafeReadersAndBuildHooks(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action { return editAction(s, p, old, new) }
+	const weak = "escalate appsec:control-weakened"
+	runRuleCases(t, s, []ruleCase{
+		{"python json to pickle", ed("app/importer.py", "        data = json.load(f)", "        data = pickle.load(f)"), weak},
+		{"python json to eval", ed("app/importer.py", "        data = json.load(f)", "        data = eval(f.read())"), weak},
+		{"jackson default typing", ed("src/main/java/acme/Codec.java", "    Order o = mapper.readValue(body, Order.class);", "    mapper.activateDefaultTyping(mapper.getPolymorphicTypeValidator());\n    Order o = mapper.readValue(body, Order.class);"), weak},
+		{"ruby json to marshal", ed("lib/cache.rb", "    JSON.parse(File.read(path))", "    Marshal.load(File.binread(path))"), weak},
+		{"php json to unserialize", ed("src/Session.php", "        $data = json_decode($raw, true);", "        $data = unserialize($raw);"), weak},
+		{"dotnet type names", ed("src/Sync/Store.cs", "var o = JsonSerializer.Deserialize<Doc>(text);", "var o = JsonConvert.DeserializeObject<Doc>(text, new JsonSerializerSettings { TypeNameHandling = TypeNameHandling.Auto });"), weak},
+
+		{"benign pickle of a model, new file", facts(s, "write_file").content("ml/train.py", "import pickle\nmodel = pickle.load(open('model.pkl', 'rb'))\n").act(), none},
+		{"benign json options", ed("app/importer.py", "        data = json.load(f)", "        data = json.load(f, parse_float=Decimal)"), none},
+		{"benign safe yaml", ed("app/config.py", "    cfg = json.load(f)", "    cfg = yaml.safe_load(f)"), none},
+	})
+}

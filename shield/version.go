@@ -127,7 +127,9 @@ package shield
 //	   configured in code; security levels, check intervals, https to
 //	   http, grants, isolation, release channels, shipping exclusions,
 //	   accept-all callbacks, input size bounds, security components
-//	   returning early, signing keys repointed); credentials written
+//	   returning early, signing keys repointed, safe readers replaced by
+//	   deserializers that run what the data names; build hooks named as
+//	   such in build files); credentials written
 //	   into what ships, trust anchors overwritten; downloads run across
 //	   statements; deletes and
 //	   moves by purpose

@@ -29,3 +29,30 @@ func TestSniff_Rules12(t *testing.T) {
 		}
 	}
 }
+
+// Rules 12 (k27g): build hooks named as such, and recipe code required
+// from another package, are code that runs (KindRuns) in a shape-judged
+// file; other keys are not.
+func TestShape_BuildHooksRules12(t *testing.T) {
+	for _, c := range []struct {
+		path, before, after string
+		runs                bool
+	}{
+		{"tools/build.cfg", "[env]\nboard = x\n", "[env]\nboard = x\nextra_scripts = pre:scripts/hook.py\n", true},
+		{"ci/buildspec.yml", "phases:\n  build:\n    commands: [make]\n", "phases:\n  build:\n    commands: [make]\npost_build_commands: ./upload.sh\n", true},
+		{"recipes/conanfile.py", "class App(ConanFile):\n    name = 'app'\n", "class App(ConanFile):\n    name = 'app'\n    python_requires = 'helpers/0.3@team/stable'\n", true},
+		{"tools/build.cfg", "[env]\nboard = x\n", "[env]\nboard = y\n", false},
+	} {
+		changes, err := diffShape(c.path, []byte(c.before), []byte(c.after))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs := false
+		for _, ch := range changes {
+			runs = runs || ch.Kind == KindRuns
+		}
+		if runs != c.runs {
+			t.Errorf("%s: runs %v, want %v (%v)", c.path, runs, c.runs, changes)
+		}
+	}
+}
