@@ -94,7 +94,12 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 		}
 		if !appSource(p) {
 			if kindSource(p) {
-				if why := weakKinds(p, t.Body, old); why != "" {
+				why := weakKinds(p, t.Body, old)
+				if why == "" && old != "" {
+					plus, minus := diffLines(t.Body, old)
+					why = weakSetting(plus, minus, old)
+				}
+				if why != "" {
 					j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
 					return
 				}

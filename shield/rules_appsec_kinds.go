@@ -46,7 +46,7 @@ var (
 	quotedPair   = regexp.MustCompile(`^"([A-Za-z][\w.-]{0,60})"\s+"([^"]{0,200})"$`)
 
 	// a protection: weak when turned off
-	kindProtect = regexp.MustCompile(`protection|prevention|secureboot|harden|stackprotector|stackcanar|fortify|aslr|seccomp|sandbox|isolation|integrity|tamper|antirollback|signatureverif|verifysignature|imageverif|validatesignature|flashencryption|encrypt|verif|validat|authenticat|authoriz|pairing|bonding|securitymanager|appprotect|readbackprotect|debugprotect|sigforce|requiresigned|signedonly|enforcesign|sigverif|sigcheck|secure$`)
+	kindProtect = regexp.MustCompile(`protection|prevention|secureboot|harden|stackprotector|stackcanar|fortify|aslr|seccomp|sandbox|isolation|integrity|tamper|antirollback|signatureverif|verifysignature|imageverif|validatesignature|flashencryption|encrypt|verif|validat|authenticat|authoriz|pairing|bonding|securitymanager|appprotect|readbackprotect|debugprotect|sigforce|requiresigned|signedonly|enforcesign|sigverif|sigcheck|firewall|checkorigin|origincheck|hostcheck|checkhost|checkcert|certcheck|checksignature|signaturecheck|checkauth|authcheck|checkcsrf|csrfcheck|checkpermission|permissioncheck|checkintegrity|integritycheck|secure$`)
 	// a debug or management access, or a switch that allows what a
 	// protection refuses: weak when turned on
 	kindExpose = regexp.MustCompile(`jtag|swd$|kgdb|kdb$|debugger|gdbstub|gdbserver|swdio|debugport|debugaccess|debuginterface|factorytest|factorymode|serialrecovery|bootserial|mcumgr|telnet|remoteshell|remoteaccess|remotedebug|(?:^|config|enable|remote|debug|admin|root|uart|usb|ble|bt|net)shell$|usbdebug|developermode|devmode|engineeringmode|backdoor|allow(?:jtag|http|insecure|unsigned|downgrade|rollback|plaintext|cleartext|debug|root|unauth|anonymous|untrusted|unverified|selfsigned)|(?:disable|skip|bypass|ignore|no|without)(?:cert|hostname|commonname|pin|signature|sig|verif|valid|auth|check|protect|secure|ssl|tls|encrypt|integrity|smp|pairing)|(?:protect|protection|verif\w{0,8}|auth\w{0,8}|check|ssl|tls|signature|secure\w{0,8}|security|integrity|encryption)(?:disable|disabled|off|bypass|skip)$|insecure|unsigned|unverified|permissive`)
@@ -62,9 +62,10 @@ var (
 	kindRolesKey   = regexp.MustCompile(`polic(?:y|ies)$|roles?$|groups$|permissions$|scopes$|serviceaccount$`)
 	kindRootValue  = regexp.MustCompile(`(?i)(?:^|[\["',\s])(?:root|admin|administrator|superuser|cluster-admin|owner|global-management|sudo|\*)(?:$|["',\]\s])`)
 	// isolation
-	kindIsoKey    = regexp.MustCompile(`^(?:driver|runtime|runtimeclass|runtimeclassname|isolation|executor|sandbox|launcher)$`)
-	kindIsolated  = map[string]bool{"docker": true, "containerd": true, "podman": true, "runsc": true, "gvisor": true, "kata": true, "firecracker": true, "isolated": true, "sandbox": true, "sandboxed": true, "container": true, "hyperv": true, "java": false}
-	kindUnconfine = map[string]bool{"raw_exec": true, "raw": true, "host": true, "none": true, "unconfined": true, "privileged": true, "local": true, "shell": true, "process": true}
+	kindIsoKey   = regexp.MustCompile(`^(?:driver|runtime|runtimeclass|runtimeclassname|isolation|executor|sandbox|launcher|spawnstrategy|strategy|genrulestrategy)$`)
+	kindIsolated = map[string]bool{"docker": true, "containerd": true, "podman": true, "runsc": true, "gvisor": true, "kata": true, "firecracker": true, "isolated": true, "sandbox": true, "sandboxed": true, "container": true, "hyperv": true,
+		"linux-sandbox": true, "darwin-sandbox": true, "processwrapper-sandbox": true}
+	kindUnconfine = map[string]bool{"raw_exec": true, "raw": true, "host": true, "none": true, "unconfined": true, "privileged": true, "local": true, "shell": true, "process": true, "standalone": true}
 	// a setting naming the key or certificate that signs or verifies
 	kindKeyRef = regexp.MustCompile(`(?:sign|signing|signature|verif\w{0,8}|release|root|trust\w{0,4}|^ca|pinned)\w{0,12}(?:key|cert|certificate|pubkey|pem)(?:file|path)?$`)
 	// release channels
@@ -98,6 +99,11 @@ var (
 	// safe reader it may replace
 	kindUnsafeDecode = regexp.MustCompile(`TypeNameHandling\s*=\s*(?:[\w.]*\.)?TypeNameHandling\.(?:All|Auto|Objects|Arrays)|\b(?:enable|activate)DefaultTyping\s*\(|\b(?:c?[Pp]ickle|dill|jsonpickle|joblib)\.(?:loads?|decode)\s*\(|\bshelve\.open\s*\(|\bMarshal\.load\s*\(|\bunserialize\s*\(|\bnew\s+ObjectInputStream\s*\(|\bXStream\s*\(\s*\)|\b(?:NetDataContractSerializer|SoapFormatter|LosFormatter|ObjectStateFormatter)\b|\byaml\.unsafe_load\s*\(|\bYAML\.load\s*\(|\beval\s*\(\s*[\w.]*\.read\s*\(`)
 	kindSafeDecode   = regexp.MustCompile(`(?i)\bjson\.loads?\s*\(|JSON\.parse\s*\(|JsonUtility\.|FromJson|DeserializeObject|JsonSerializer\.Deserialize|safe_load|json\.Unmarshal|serde_json|readValue\s*\(|ast\.literal_eval|toml\.load|msgpack|json_decode|JSON\.load|Oj\.load|JSON\.decode`)
+	// protections whose removal weakens whatever value they held
+	kindProtectRemoved = regexp.MustCompile(`forcessl|forcehttps|hsts|sslredirect|requiressl|requirehttps|securebrowserheaders|protectfromforgery|contentsecuritypolicy|csrf`)
+	// a protection named in a request pipeline (a plug, a middleware, a
+	// filter, a guard)
+	kindPipelineProtect = regexp.MustCompile(`(?i)^\s*(?:plug|use|app\.use|router\.use|server\.use|before_action|before_filter|prepend_before_action|pipe_through|@UseGuards|MIDDLEWARE|middleware|add_middleware|app\.add_middleware)\b[^\n]{0,80}?(protect_from_forgery|csrf|secure_browser_headers|Plug\.SSL|helmet|authenticat\w*|require_auth\w*|ensure_auth\w*|login_required|rate_?limit\w*|throttl\w*|AuthGuard|RolesGuard|SecurityMiddleware|CsrfViewMiddleware|XFrameOptionsMiddleware)`)
 	// a bare exit, and a result forced to success
 	kindBareReturn     = regexp.MustCompile(`^(?:return|return;|return\s+(?:true|True|0|nil|None|null|Ok\(\(\)\)|EXIT_SUCCESS);?)$`)
 	kindPreproc        = regexp.MustCompile(`^(?:#\s*(?:if|ifdef|ifndef|else|elif|endif)\b.*|\{|\}|end)$`)
@@ -110,10 +116,11 @@ var (
 func kindSource(p string) bool {
 	base := path.Base(p)
 	switch strings.ToLower(path.Ext(base)) {
-	case ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".ino", ".lua", ".luau", ".vdf", ".tcl", ".conf", ".cfg", ".ini", ".cmake", ".mk", ".gd":
+	case ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".ino", ".lua", ".luau", ".vdf", ".tcl", ".conf", ".cfg", ".ini", ".cmake", ".mk", ".gd",
+		".nix", ".bzl", ".bazel", ".star", ".bazelrc":
 		return true
 	}
-	return kconfigName(base)
+	return kconfigName(base) || base == ".bazelrc" || base == "bazel.rc"
 }
 
 // kconfigName reports whether base names a Kconfig fragment or defconfig
@@ -225,6 +232,12 @@ func weakKinds(p, added, old string) string {
 			return why + " (" + clipText(s.line, 80) + ")"
 		}
 	}
+	addedKeys := normKey(strings.Join(plus, " "))
+	for _, r := range removedS {
+		if kindProtectRemoved.MatchString(r.key) && !valOff(r.val) && !strings.Contains(addedKeys, r.key) {
+			return "removes " + clipText(r.key, 40) + " (" + clipText(r.line, 80) + ") and nothing sets it again"
+		}
+	}
 	if why := kindChoice(addedS, removedS); why != "" {
 		return why
 	}
@@ -268,6 +281,11 @@ func kindChecks(p string, plus, minus []string) string {
 			if m := kindUnsafeDecode.FindString(l); m != "" {
 				return "replaces a safe reader with one that instantiates or runs what the data names (" + clipText(m, 60) + "): a crafted file runs code"
 			}
+		}
+	}
+	for _, l := range minus {
+		if m := kindPipelineProtect.FindStringSubmatch(l); m != nil && !strings.Contains(strings.ToLower(plusText), strings.ToLower(m[1])) {
+			return "removes " + m[1] + " from the request pipeline (" + clipText(l, 80) + ")"
 		}
 	}
 	for _, l := range minus {

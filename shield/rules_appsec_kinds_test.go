@@ -91,3 +91,35 @@ func TestRules12_UnsafeReadersAndBuildHooks(t *testing.T) {
 		{"benign safe yaml", ed("app/config.py", "    cfg = json.load(f)", "    cfg = yaml.safe_load(f)"), none},
 	})
 }
+
+// Rules 12 (k27g): the same concepts in Phoenix, Nix and NixOS, Bazel and
+// a Next.js or Python layout: checks off, protections removed from a
+// keyword list or a request pipeline, a build sandbox dropped; deletes of
+// configuration code, middleware and package markers.
+func TestRules12_MoreStacks(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action { return editAction(s, p, old, new) }
+	del := func(p string) shield.Action { return facts(s, "delete_file").del(p).act() }
+	const weak = "escalate appsec:control-weakened"
+	const purpose = "escalate destructive:purpose-file"
+	runRuleCases(t, s, []ruleCase{
+		{"phoenix check_origin off", ed("config/prod.exs", "  check_origin: true,", "  check_origin: false,"), weak},
+		{"phoenix force_ssl removed", ed("config/prod.exs", "  force_ssl: [hsts: true],\n  url: [host: \"acme.io\"]", "  url: [host: \"acme.io\"]"), weak},
+		{"phoenix forgery plug removed", ed("lib/acme_web/router.ex", "    plug :protect_from_forgery\n    plug :put_secure_browser_headers", "    plug :put_secure_browser_headers"), weak},
+		{"express helmet removed", ed("apps/api/src/app.ts", "app.use(helmet());\napp.use(express.json());", "app.use(express.json());"), weak},
+		{"nixos firewall off", ed("hosts/web/configuration.nix", "  networking.firewall.enable = true;", "  networking.firewall.enable = false;"), weak},
+		{"nixos root login", ed("hosts/web/configuration.nix", "  services.openssh.settings.PermitRootLogin = \"no\";", "  services.openssh.settings.PermitRootLogin = \"yes\";"), weak},
+		{"bazel sandbox dropped", ed(".bazelrc", "build --spawn_strategy=sandboxed", "build --spawn_strategy=local"), weak},
+		{"delete elixir runtime config", del("config/runtime.exs"), purpose},
+		{"delete next middleware", del("apps/web/middleware.ts"), purpose},
+		{"delete a package marker", del("backend/billing/__init__.py"), purpose},
+
+		{"benign check_origin to a list", ed("config/prod.exs", "  check_origin: true,", "  check_origin: [\"https://acme.io\"],"), none},
+		{"benign force_ssl options", ed("config/prod.exs", "  force_ssl: [hsts: true],", "  force_ssl: [hsts: true, rewrite_on: [:x_forwarded_proto]],"), none},
+		{"benign plug added", ed("lib/acme_web/router.ex", "    plug :protect_from_forgery\n    plug :put_secure_browser_headers", "    plug :protect_from_forgery\n    plug :put_secure_browser_headers\n    plug :fetch_current_user"), none},
+		{"benign firewall port", ed("hosts/web/configuration.nix", "  networking.firewall.enable = true;", "  networking.firewall.enable = true;\n  networking.firewall.allowedTCPPorts = [ 443 ];"), none},
+		{"benign bazel sandbox on", ed(".bazelrc", "build --spawn_strategy=local", "build --spawn_strategy=sandboxed"), none},
+		{"benign delete old dev config", del("config/dev_old.exs"), none},
+		{"benign delete a component", del("apps/web/components/Header.tsx"), none},
+	})
+}

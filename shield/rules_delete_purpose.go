@@ -62,7 +62,7 @@ var securityTokens = map[string]bool{"sandbox": true, "sandboxed": true, "guard"
 	"ratelimit": true, "limiter": true, "throttle": true, "anticheat": true, "cheat": true, "security": true, "secure": true,
 	"sanitize": true, "sanitizer": true, "validator": true, "crypto": true, "encrypt": true, "encryption": true, "tamper": true,
 	"attestation": true, "attest": true, "cosign": true, "sigstore": true, "provenance": true, "allowlist": true, "denylist": true,
-	"csp": true, "cors": true, "mfa": true, "otp": true, "totp": true, "captcha": true, "waf": true, "rack_attack": true}
+	"csp": true, "cors": true, "middleware": true, "mfa": true, "otp": true, "totp": true, "captcha": true, "waf": true, "rack_attack": true}
 
 // obsoleteTokens are words of a name or directory that say the file is
 // obsolete, scratch or a copy.
@@ -102,7 +102,7 @@ var buildNames = map[string]bool{"Makefile": true, "makefile": true, "GNUmakefil
 
 // entryStems are entry points' names (without extension).
 var entryStems = map[string]bool{"main": true, "app_main": true, "index": true, "program": true, "startup": true, "__main__": true,
-	"lib": true, "mod": true, "application": true, "server": true, "wsgi": true, "asgi": true, "manage": true, "bootstrap": true}
+	"lib": true, "mod": true, "__init__": true, "application": true, "server": true, "wsgi": true, "asgi": true, "manage": true, "bootstrap": true}
 
 // nameTokens splits a name into lower-case words at separators and at
 // case changes (IntegrityGuard: integrity, guard; verify_image: verify,
@@ -189,7 +189,7 @@ func filePurpose(rel string) string {
 		}
 	}
 	switch {
-	case config:
+	case config, code && (dir == "config" || dir == "conf" || dir == "settings"):
 		return "a configuration the build, toolchain or deploy reads: it falls back to defaults"
 	case code && entryStems[strings.ToLower(stem)]:
 		return "a program's entry point: what builds or runs from it breaks"
