@@ -46,7 +46,7 @@ var (
 	quotedPair   = regexp.MustCompile(`^"([A-Za-z][\w.-]{0,60})"\s+"([^"]{0,200})"$`)
 
 	// a protection: weak when turned off
-	kindProtect = regexp.MustCompile(`protection|prevention|secureboot|harden|stackprotector|stackcanar|fortify|aslr|seccomp|sandbox|isolation|integrity|tamper|antirollback|signatureverif|verifysignature|imageverif|validatesignature|flashencryption|encrypt|verif|validat|authenticat|authoriz|pairing|bonding|securitymanager|appprotect|readbackprotect|debugprotect|sigforce|requiresigned|signedonly|enforcesign|sigverif|sigcheck|firewall|checkorigin|origincheck|hostcheck|checkhost|checkcert|certcheck|checksignature|signaturecheck|checkauth|authcheck|checkcsrf|csrfcheck|checkpermission|permissioncheck|checkintegrity|integritycheck|secure$`)
+	kindProtect = regexp.MustCompile(`protection|prevention|secureboot|harden|stackprotector|stackcanar|fortify|aslr|seccomp|sandbox|isolation|integrity|tamper|antirollback|signatureverif|verifysignature|imageverif|validatesignature|flashencryption|encrypt|verif|validat|authenticat|authoriz|pairing|bonding|securitymanager|appprotect|readbackprotect|debugprotect|sigforce|requiresig|requiresigned|signedonly|enforcesign|sigverif|sigcheck|firewall|checkorigin|origincheck|hostcheck|checkhost|checkcert|certcheck|checksignature|signaturecheck|checkauth|authcheck|checkcsrf|csrfcheck|checkpermission|permissioncheck|checkintegrity|integritycheck|secure$`)
 	// a debug or management access, or a switch that allows what a
 	// protection refuses: weak when turned on
 	kindExpose = regexp.MustCompile(`jtag|swd$|kgdb|kdb$|debugger|gdbstub|gdbserver|swdio|debugport|debugaccess|debuginterface|factorytest|factorymode|serialrecovery|bootserial|mcumgr|telnet|remoteshell|remoteaccess|remotedebug|(?:^|config|enable|remote|debug|admin|root|uart|usb|ble|bt|net)shell$|usbdebug|developermode|devmode|engineeringmode|backdoor|allow(?:jtag|http|insecure|unsigned|downgrade|rollback|plaintext|cleartext|debug|root|unauth|anonymous|untrusted|unverified|selfsigned)|(?:disable|skip|bypass|ignore|no|without)(?:cert|hostname|commonname|pin|signature|sig|verif|valid|auth|check|protect|secure|ssl|tls|encrypt|integrity|smp|pairing)|(?:protect|protection|verif\w{0,8}|auth\w{0,8}|check|ssl|tls|signature|secure\w{0,8}|security|integrity|encryption)(?:disable|disabled|off|bypass|skip)$|insecure|unsigned|unverified|permissive`)
@@ -68,6 +68,10 @@ var (
 	kindUnconfine = map[string]bool{"raw_exec": true, "raw": true, "host": true, "none": true, "unconfined": true, "privileged": true, "local": true, "shell": true, "process": true, "standalone": true}
 	// a setting naming the key or certificate that signs or verifies
 	kindKeyRef = regexp.MustCompile(`(?:sign|signing|signature|verif\w{0,8}|release|root|trust\w{0,4}|^ca|pinned)\w{0,12}(?:key|cert|certificate|pubkey|pem)(?:file|path)?$`)
+	// a permission or guard list, what it required, and what lets anyone in
+	kindPermKey    = regexp.MustCompile(`permission|guard|authoriz|accesspolic|authpolic|policies$|requiredroles?$`)
+	kindPermNeeds  = regexp.MustCompile(`(?i)auth|admin|staff|owner|member|role|scope|signedin|loggedin|superuser|verified`)
+	kindPermAnyone = regexp.MustCompile(`(?i)allow_?any|allowall|permitall|public|anonymous|everyone|unauthenticated|\bnone\b|^\[\s*\]$|["'\[\s]\*["'\]\s]`)
 	// release channels
 	kindChannelKey = regexp.MustCompile(`setlive|releasetrack|^track$|channel$|releasechannel|audience|rollout|visibility|publishstatus`)
 	kindInternal   = map[string]bool{"internal": true, "alpha": true, "dev": true, "development": true, "staging": true, "test": true, "testing": true, "preview": true, "private": true, "draft": true, "qa": true, "nightly": true}
@@ -350,6 +354,10 @@ func kindMoved(p string, s settingPair, before map[string]settingPair) string {
 		return "moves " + clipText(k, 40) + " from " + o.val + " to " + v + ": the workload runs on the host without isolation"
 	case had && kindKeyRef.MatchString(k) && o.val != "" && v != "" && o.val != v && !valOff(v) && !valOn(v):
 		return "points " + clipText(k, 40) + " at another key (" + clipText(o.val, 40) + " → " + clipText(v, 40) + "): what is signed or trusted changes hands"
+	case expose && strings.HasPrefix(strings.TrimSpace(s.raw), "[") && strings.Trim(s.raw, "[] \"'") != "" && (!had || strings.Trim(o.raw, "[] \"'") == ""):
+		return "allows " + clipText(k, 40) + " " + clipText(s.raw, 40)
+	case had && kindPermKey.MatchString(k) && kindPermNeeds.MatchString(o.raw) && kindPermAnyone.MatchString(s.raw) && !kindPermNeeds.MatchString(s.raw):
+		return "widens " + clipText(k, 40) + " from " + clipText(o.raw, 40) + " to " + clipText(s.raw, 40) + ": anyone gets in"
 	case had && kindChannelKey.MatchString(k) && kindInternal[o.val] && kindPublic[v]:
 		return "promotes " + clipText(k, 40) + " from " + o.val + " to " + v + ": what was internal goes to everyone"
 	case had && kindPathKey.MatchString(k) && climbs(v) > climbs(o.val) && strings.Contains(v, "*"):

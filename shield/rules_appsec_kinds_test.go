@@ -114,6 +114,12 @@ func TestRules12_MoreStacks(t *testing.T) {
 		{"delete next middleware", del("apps/web/middleware.ts"), purpose},
 		{"delete a package marker", del("backend/billing/__init__.py"), purpose},
 
+		{"nix binary cache signatures off", ed("nix/nix.conf", "require-sigs = true", "require-sigs = false"), weak},
+		{"nix insecure packages permitted", ed("flake.nix", "      config.allowUnfree = true;", "      config.allowUnfree = true;\n      config.permittedInsecurePackages = [ \"openssl-1.1.1w\" ];"), weak},
+		{"drf permission to allow any", ed("backend/api/views.py", "    permission_classes = [IsAuthenticated]", "    permission_classes = [AllowAny]"), weak},
+
+		{"benign nix option", ed("nix/nix.conf", "max-jobs = 4", "max-jobs = 8"), none},
+		{"benign drf permission stricter", ed("backend/api/views.py", "    permission_classes = [IsAuthenticated]", "    permission_classes = [IsAuthenticated, IsAdminUser]"), none},
 		{"benign check_origin to a list", ed("config/prod.exs", "  check_origin: true,", "  check_origin: [\"https://acme.io\"],"), none},
 		{"benign force_ssl options", ed("config/prod.exs", "  force_ssl: [hsts: true],", "  force_ssl: [hsts: true, rewrite_on: [:x_forwarded_proto]],"), none},
 		{"benign plug added", ed("lib/acme_web/router.ex", "    plug :protect_from_forgery\n    plug :put_secure_browser_headers", "    plug :protect_from_forgery\n    plug :put_secure_browser_headers\n    plug :fetch_current_user"), none},

@@ -196,5 +196,6 @@ func SniffCandidate(p string) bool {
 // table or list (dependencies, requires, lib_deps, projects, remotes,
 // components) with a URL or a versioned name in it.
 var dependencyShape = regexp.MustCompile(`(?i)registr(?:y|ies)["']\s*:|repositor(?:y|ies)["']\s*:|` +
+	`(?:^|\s)(?:extra-|trusted-)?substituters\s*=|trusted-public-keys\s*=|` +
 	`(?:url-base|service_url|registry_url|index_url|git|tarball|resolved|remote|repo)["']?\s*[=:]\s*["']?(?:https?|git|ssh)://|` +
 	`(?m)^\s*["']?(?:dependencies|dev-?dependencies|requires|python_requires|lib_deps|platform_packages|projects|remotes|components|packages)["']?\s*[:=]`)

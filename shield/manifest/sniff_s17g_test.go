@@ -15,6 +15,7 @@ func TestSniff_Rules12(t *testing.T) {
 		{"deploy/components.yml", "components:\n  - name: auth\n    git: https://git.acme.io/auth.git\n", true},
 		{"tools/deps.toml", "[remotes]\nmain = 1\nremote = \"https://mirror.acme.io\"\n", true},
 		{"plugins/plugins-lock.json", `{"auth": {"version": "1.2.0", "url": "https://plugins.acme.io/auth-1.2.0.tgz"}}`, true},
+		{"nix/nix.conf", "sandbox = true\nsubstituters = https://cache.nixos.org\n", true},
 		{"config/app.json", `{"title": "Acme", "theme": "dark", "homepage": "https://acme.io"}`, false},
 		{"config/locale.yml", "greeting: hello\nfarewell: bye\n", false},
 		{"docs/notes.md", "dependencies: none\n", false},
