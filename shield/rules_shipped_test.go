@@ -29,3 +29,19 @@ func TestRules12_ShippedAndTrusted(t *testing.T) {
 		{"benign unrelated key path", ed("release/goreleaser.env", "ARTIFACT_DIR=\"dist\"", "ARTIFACT_DIR=\"out\""), none},
 	})
 }
+
+// Rules 12 (k27g): a format character beside a host's dot or a path's
+// slash hides a different name from a reviewer, as one inside a word
+// does; typography and scripts that need the marks pass.
+func TestRules12_HiddenBesideNamePunctuation(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action { return editAction(s, p, old, new) }
+	const hidden = "escalate text:hidden-characters"
+	runRuleCases(t, s, []ruleCase{
+		{"zero width before a host's dot", ed("src/api/client.ts", "const BASE = \"https://api.acme.io/v1\";", "const BASE = \"https://api.acme\u200b.io/v1\";"), hidden},
+		{"word joiner after a path's slash", ed("src/api/client.ts", "const BASE = \"https://api.acme.io/v1\";", "const BASE = \"https://api.acme.io/\u2060v1\";"), hidden},
+		{"benign soft hyphen", ed("src/i18n/de.json", "\"street\": \"Strasse\"", "\"street\": \"Stra\u00adsse\""), none},
+		{"benign emoji sequence", ed("src/i18n/en.json", "\"family\": \"family\"", "\"family\": \"family \U0001F468\u200d\U0001F469\u200d\U0001F467\""), none},
+		{"benign rtl mark in hebrew", ed("src/i18n/he.json", "\"ok\": \"ok\"", "\"ok\": \"\u05d0\u05d9\u05e9\u05d5\u05e8\u200f.\""), none},
+	})
+}

@@ -131,7 +131,8 @@ package shield
 //	   deserializers that run what the data names; build hooks named as
 //	   such in build files); credentials written
 //	   into what ships, trust anchors overwritten; downloads run across
-//	   statements; deletes and
+//	   statements; format characters beside a name's punctuation
+//	   hidden; deletes and
 //	   moves by purpose
 //	   (destructive:purpose-file: keys, repository-governing files,
 //	   security components, toolchain configuration, entry points);
