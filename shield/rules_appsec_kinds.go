@@ -131,7 +131,7 @@ func kindSource(p string) bool {
 // (sdkconfig, sdkconfig.defaults, *_defconfig, .config).
 func kconfigName(base string) bool {
 	l := strings.ToLower(base)
-	return strings.HasPrefix(l, "sdkconfig") || strings.Contains(l, "defconfig") || l == ".config" || strings.HasSuffix(l, ".config")
+	return strings.HasPrefix(l, "sdkconfig") || strings.HasPrefix(l, "kconfig") || strings.Contains(l, "defconfig") || l == ".config" || strings.HasSuffix(l, ".config")
 }
 
 // kindLines returns the trimmed lines of added that old lacks and of old
@@ -249,6 +249,9 @@ func weakKinds(p, added, old string) string {
 		return why
 	}
 	if why := kindShipping(plus, minus, removedS); why != "" {
+		return why
+	}
+	if why := kconfigDefault(p, plus, minus, added+"\n"+old); why != "" {
 		return why
 	}
 	if why := kindChecks(p, plus, minus); why != "" {
@@ -533,4 +536,31 @@ func subsetOf(text, name string) bool {
 		text = text[k+len(name):]
 	}
 	return false
+}
+
+// kconfigMeant is what a Kconfig symbol's prompt or help says it is for
+// when it must stay off in what ships.
+var kconfigMeant = regexp.MustCompile(`(?i)debug|factory|test|insecure|unsafe|develop|never|backdoor|shell|jtag|bypass|disable\w* (?:security|verif|auth|sign)`)
+
+// kconfigDefault returns why an edit of a Kconfig file turns on by
+// default a symbol whose text says it is for debugging, testing or the
+// factory, or "".
+func kconfigDefault(p string, plus, minus []string, text string) string {
+	if !strings.HasPrefix(path.Base(p), "Kconfig") {
+		return ""
+	}
+	off, on := false, false
+	for _, l := range minus {
+		off = off || l == "default n" || strings.HasPrefix(l, "default n if")
+	}
+	for _, l := range plus {
+		on = on || l == "default y" || strings.HasPrefix(l, "default y if")
+	}
+	if !off || !on {
+		return ""
+	}
+	if m := kconfigMeant.FindString(clipRaw(text, 8192)); m != "" {
+		return "turns on by default a symbol meant for " + strings.ToLower(m) + " (default n → default y): release images carry it"
+	}
+	return ""
 }

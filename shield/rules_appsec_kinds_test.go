@@ -120,6 +120,8 @@ func TestRules12_MoreStacks(t *testing.T) {
 
 		{"benign nix option", ed("nix/nix.conf", "max-jobs = 4", "max-jobs = 8"), none},
 		{"benign drf permission stricter", ed("backend/api/views.py", "    permission_classes = [IsAuthenticated]", "    permission_classes = [IsAuthenticated, IsAdminUser]"), none},
+		{"kconfig debug symbol on by default", ed("drivers/acme/Kconfig", "config ACME_DEBUG_SHELL\n\tbool \"Debug shell on the console (development only)\"\n\tdefault n", "config ACME_DEBUG_SHELL\n\tbool \"Debug shell on the console (development only)\"\n\tdefault y"), weak},
+		{"benign kconfig feature on by default", ed("drivers/acme/Kconfig", "config ACME_LEDS\n\tbool \"Status LEDs\"\n\tdefault n", "config ACME_LEDS\n\tbool \"Status LEDs\"\n\tdefault y"), none},
 		{"benign check_origin to a list", ed("config/prod.exs", "  check_origin: true,", "  check_origin: [\"https://acme.io\"],"), none},
 		{"benign force_ssl options", ed("config/prod.exs", "  force_ssl: [hsts: true],", "  force_ssl: [hsts: true, rewrite_on: [:x_forwarded_proto]],"), none},
 		{"benign plug added", ed("lib/acme_web/router.ex", "    plug :protect_from_forgery\n    plug :put_secure_browser_headers", "    plug :protect_from_forgery\n    plug :put_secure_browser_headers\n    plug :fetch_current_user"), none},
