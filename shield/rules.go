@@ -102,6 +102,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).pinsAndLocks,
 		(*Shield).purposeDeletes,
 		(*Shield).shippedAndTrusted,
+		(*Shield).telemetryPersonal,
 		(*Shield).changedThenRun,
 		(*Shield).network,
 		(*Shield).queryData,

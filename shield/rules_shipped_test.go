@@ -45,3 +45,20 @@ func TestRules12_HiddenBesideNamePunctuation(t *testing.T) {
 		{"benign rtl mark in hebrew", ed("src/i18n/he.json", "\"ok\": \"ok\"", "\"ok\": \"\u05d0\u05d9\u05e9\u05d5\u05e8\u200f.\""), none},
 	})
 }
+
+// Rules 12 (k27g): personal data added to what telemetry sends.
+func TestRules12_TelemetryPersonal(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action { return editAction(s, p, old, new) }
+	const pd = "escalate exfiltration:personal-data"
+	runRuleCases(t, s, []ruleCase{
+		{"contacts into analytics", ed("apps/mobile/src/analytics/track.ts", "  props.screen = screen;", "  props.screen = screen;\n  props.contacts = await Contacts.getAll();"), pd},
+		{"chat into crash reports", ed("backend/crash_reporting/report.py", "    payload['build'] = BUILD", "    payload['build'] = BUILD\n    payload['recent_messages'] = chat.last(50)"), pd},
+		{"home dir attached to sentry", ed("internal/telemetry/sentry.go", "\tscope.SetTag(\"build\", build)", "\tscope.SetTag(\"build\", build)\n\tattachDir(os.UserHomeDir())"), pd},
+		{"location into metrics", ed("apps/web/src/metrics/web-vitals.ts", "  send({ name, value });", "  send({ name, value, latitude: pos.coords.latitude, longitude: pos.coords.longitude });"), pd},
+
+		{"benign counter", ed("apps/mobile/src/analytics/track.ts", "  props.screen = screen;", "  props.screen = screen;\n  props.fpsBucket = perf.fpsBucket();"), none},
+		{"benign contacts feature outside telemetry", ed("apps/mobile/src/screens/Invite.tsx", "  const list = [];", "  const list = await Contacts.getAll();"), none},
+		{"benign telemetry test", ed("backend/tests/test_crash_reporting.py", "    payload = {}", "    payload = {'recent_messages': []}"), none},
+	})
+}
