@@ -27,3 +27,18 @@ func TestRules12_FetchThenRun(t *testing.T) {
 		{"benign in a test", ed("tests/test_update.py", "def test_x():", "def test_x():\n    urlretrieve(\"https://x.example.net/a\", p)\n    subprocess.run([p])"), none},
 	})
 }
+
+// Rules 12 (k27g): what a request carries, read into a variable (Go's
+// r.Body, multiple assignment), run as a shell command.
+func TestRules12_RequestRunAsShell(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action { return editAction(s, p, old, new) }
+	const hole = "escalate appsec:control-weakened"
+	runRuleCases(t, s, []ruleCase{
+		{"go body to sh -c", ed("cmd/api/main.go", "\thttp.HandleFunc(\"GET /healthz\", health)", "\thttp.HandleFunc(\"GET /healthz\", health)\n\thttp.HandleFunc(\"POST /debug/run\", func(w http.ResponseWriter, r *http.Request) {\n\t\tb, _ := io.ReadAll(r.Body)\n\t\tout, _ := exec.Command(\"sh\", \"-c\", string(b)).CombinedOutput()\n\t\tw.Write(out)\n\t})"), hole},
+		{"express body to execSync", ed("src/routes/admin.ts", "router.get('/health', health);", "router.get('/health', health);\nrouter.post('/run', (req, res) => {\n  const cmd = req.body.cmd;\n  res.send(execSync(cmd).toString());\n});"), hole},
+
+		{"benign body decoded", ed("cmd/api/main.go", "\thttp.HandleFunc(\"GET /healthz\", health)", "\thttp.HandleFunc(\"GET /healthz\", health)\n\thttp.HandleFunc(\"POST /v1/items\", func(w http.ResponseWriter, r *http.Request) {\n\t\tb, _ := io.ReadAll(r.Body)\n\t\tjson.Unmarshal(b, &item)\n\t})"), none},
+		{"benign fixed command", ed("cmd/api/main.go", "\thttp.HandleFunc(\"GET /healthz\", health)", "\thttp.HandleFunc(\"GET /healthz\", health)\n\tout, _ := exec.Command(\"git\", \"rev-parse\", \"HEAD\").Output()"), none},
+	})
+}
