@@ -33,8 +33,12 @@ func (s *Shield) telemetryPersonal(a *Action, f *Facts, j *judgement) {
 		if old == "" {
 			continue // a new file: what it sends is judged by the sinks rules
 		}
-		plus, _ := diffLines(added, old)
+		plus, minus := diffLines(added, old)
 		oldLower := strings.ToLower(clipRaw(old, maxAppsecText))
+		if why, rule := endpointMoved(plus, minus, oldLower); why != "" {
+			j.escalate(rule, "%s %s in %s", toolName(a), why, s.relPath(p))
+			return
+		}
 		for _, l := range plus {
 			if commentLine(l) {
 				continue
@@ -47,4 +51,39 @@ func (s *Shield) telemetryPersonal(a *Action, f *Facts, j *judgement) {
 			}
 		}
 	}
+}
+
+// endpointURL is a URL literal's host.
+var endpointURL = regexp.MustCompile(`(?i)["'](?:https?|wss?)://([A-Za-z0-9.-]{1,253})(?::\d{1,5})?[/"']`)
+
+// endpointMoved returns why an edit of telemetry code moves where it sends
+// (a URL literal replaced by one whose host the file did not name: an
+// unreviewed destination, exfiltration:written-code; or loopback: the
+// reports go nowhere, appsec:control-weakened), or "".
+func endpointMoved(plus, minus []string, oldLower string) (why, rule string) {
+	was := ""
+	for _, l := range minus {
+		if m := endpointURL.FindStringSubmatch(l); m != nil {
+			was = strings.ToLower(m[1])
+			break
+		}
+	}
+	if was == "" {
+		return "", ""
+	}
+	for _, l := range plus {
+		m := endpointURL.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		h := strings.ToLower(m[1])
+		switch {
+		case h == was:
+		case loopback(h) || h == "0.0.0.0" || h == "localhost":
+			return "points what telemetry reports at " + h + " (was " + was + "): the reports go nowhere", "appsec:control-weakened"
+		case !strings.Contains(oldLower, h):
+			return "moves where telemetry sends its data from " + was + " to " + h + ", a host the file did not name", "exfiltration:written-code"
+		}
+	}
+	return "", ""
 }

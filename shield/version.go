@@ -132,7 +132,8 @@ package shield
 //	   such in build files); credentials written
 //	   into what ships, trust anchors overwritten; downloads run across
 //	   statements; format characters beside a name's punctuation
-//	   hidden; personal data added to telemetry; deletes and
+//	   hidden; personal data added to telemetry, its endpoint moved;
+//	   deletes and
 //	   moves by purpose
 //	   (destructive:purpose-file: keys, repository-governing files,
 //	   security components, toolchain configuration, entry points);

@@ -16,6 +16,8 @@ func TestSniff_Rules12(t *testing.T) {
 		{"tools/deps.toml", "[remotes]\nmain = 1\nremote = \"https://mirror.acme.io\"\n", true},
 		{"plugins/plugins-lock.json", `{"auth": {"version": "1.2.0", "url": "https://plugins.acme.io/auth-1.2.0.tgz"}}`, true},
 		{"nix/nix.conf", "sandbox = true\nsubstituters = https://cache.nixos.org\n", true},
+		{".lfsconfig", "[lfs]\n\turl = https://git.acme.io/acme/app.git/info/lfs\n", true},
+		{".gitmodules", "[submodule \"vendor/ui\"]\n\tpath = vendor/ui\n\turl = https://git.acme.io/ui.git\n", true},
 		{"config/app.json", `{"title": "Acme", "theme": "dark", "homepage": "https://acme.io"}`, false},
 		{"config/locale.yml", "greeting: hello\nfarewell: bye\n", false},
 		{"docs/notes.md", "dependencies: none\n", false},
