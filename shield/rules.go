@@ -103,6 +103,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).purposeDeletes,
 		(*Shield).shippedAndTrusted,
 		(*Shield).telemetryPersonal,
+		(*Shield).prebuiltLinked,
 		(*Shield).changedThenRun,
 		(*Shield).network,
 		(*Shield).queryData,

@@ -133,6 +133,7 @@ package shield
 //	   into what ships, trust anchors overwritten; downloads run across
 //	   statements; format characters beside a name's punctuation
 //	   hidden; personal data added to telemetry, its endpoint moved;
+//	   prebuilt binaries linked by build files (supply-chain:prebuilt);
 //	   deletes and
 //	   moves by purpose
 //	   (destructive:purpose-file: keys, repository-governing files,
