@@ -104,6 +104,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).shippedAndTrusted,
 		(*Shield).telemetryPersonal,
 		(*Shield).prebuiltLinked,
+		(*Shield).warningInverted,
 		(*Shield).changedThenRun,
 		(*Shield).network,
 		(*Shield).queryData,
