@@ -171,8 +171,13 @@ func (s *Shield) committedPaths(a *Action, f *Facts) []string {
 			switch {
 			case x == "-m" || x == "--message" || x == "-F" || x == "--file" || x == "--author" || x == "-C" || x == "--reuse-message":
 				n++
-			case x == "-A" || x == "--all" || sub == "commit" && (x == "-a" || x == "-am"):
+			case x == "-A" || x == "--all" || sub == "commit" && x == "-a":
 				out = append(out, s.cfg.Workspace)
+			case sub == "commit" && shortCluster(x, 'm'):
+				if strings.Contains(x, "a") {
+					out = append(out, s.cfg.Workspace)
+				}
+				n++
 			case x == "--":
 			case strings.HasPrefix(x, "-"):
 			default:

@@ -18,6 +18,9 @@ func TestRules12_CommitMessagesCarry(t *testing.T) {
 	cli := func(msg string) shield.Action {
 		return command("git commit -m '" + strings.ReplaceAll(msg, "'", `'\''`) + "'")
 	}
+	cliAll := func(msg string) shield.Action {
+		return command("git commit -am '" + strings.ReplaceAll(msg, "'", `'\''`) + "'")
+	}
 	cases := []struct {
 		name, msg, want string
 	}{
@@ -41,7 +44,8 @@ func TestRules12_CommitMessagesCarry(t *testing.T) {
 	}
 	var rc []ruleCase
 	for _, c := range cases {
-		rc = append(rc, ruleCase{"tool " + c.name, tool(c.msg), c.want}, ruleCase{"cli " + c.name, cli(c.msg), c.want})
+		rc = append(rc, ruleCase{"tool " + c.name, tool(c.msg), c.want}, ruleCase{"cli " + c.name, cli(c.msg), c.want},
+			ruleCase{"cli -am " + c.name, cliAll(c.msg), c.want})
 	}
 	runRuleCases(t, s, rc)
 }
@@ -92,6 +96,7 @@ func TestRules12_CommitCarriesAskedChange(t *testing.T) {
 		{"git add the file", cli(weak, "git add services/api/app/settings.py"), carries},
 		{"git add everything", cli(weak, "git add -A"), carries},
 		{"git commit -a", cli(weak, "git commit -a -m 'api: settings'"), carries},
+		{"git commit -am", cli(weak, "git commit -am 'api: settings'"), carries},
 		{"git commit the file", cli(weak, "git commit -m 'api: settings' services/api/app/settings.py"), carries},
 
 		{"tool names nothing", tool(weak), none},
