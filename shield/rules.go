@@ -101,6 +101,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).fetchThenRun,
 		(*Shield).pinsAndLocks,
 		(*Shield).purposeDeletes,
+		(*Shield).governingEdited,
 		(*Shield).shippedAndTrusted,
 		(*Shield).telemetryPersonal,
 		(*Shield).prebuiltLinked,

@@ -250,3 +250,77 @@ func moveTarget(f *Facts, by string) string {
 	}
 	return ""
 }
+
+// Ignore and attribute files edited (rules 12): an ignore file (.gitignore,
+// .dockerignore, .npmignore, .helmignore …) that stops ignoring secrets
+// (a removed pattern naming .env, keys, certificates, credentials,
+// secrets, state files, registry credentials) with no added line ignoring
+// them again lets the next commit, image or package carry them; a
+// .gitattributes that drops a `filter=lfs` line puts those binaries
+// straight into git's history. `appsec:control-weakened`, escalate.
+
+var (
+	ignoreFile    = regexp.MustCompile(`^\.(?:git|docker|npm|helm|gcloud|vercel|slug|cf|eslint|prettier)?ignore$|^\.dockerignore$`)
+	ignoredSecret = regexp.MustCompile(`(?i)\.env\b|\.pem\b|\.key\b|\.p12\b|\.pfx\b|\.jks\b|id_rsa|id_ed25519|secret|credential|\.tfstate|\.tfvars|\.npmrc|\.pypirc|kubeconfig|\.netrc|\.aws|service-account|\.keystore`)
+)
+
+// governingEdited judges edits of ignore and attribute files (above).
+func (s *Shield) governingEdited(_ *Action, f *Facts, j *judgement) {
+	for _, t := range f.Texts {
+		p, ok := strings.CutPrefix(t.Source, "content:")
+		if !ok || !within(p, s.cfg.Workspace) || testSource(p) {
+			continue
+		}
+		base := path.Base(p)
+		gitattr := base == ".gitattributes"
+		if !gitattr && !ignoreFile.MatchString(base) {
+			continue
+		}
+		added, old := textOf(f, p)
+		if old == "" {
+			continue
+		}
+		plus, minus := patternLines(added, old)
+		plusText := strings.Join(plus, "\n")
+		for _, l := range minus {
+			switch {
+			case gitattr && strings.Contains(l, "filter=lfs") && !strings.Contains(plusText, strings.Fields(l)[0]+" filter=lfs"):
+				j.escalate("appsec:control-weakened", "the change to %s stops storing %s through LFS: those binaries go into git's history", s.relPath(p), strings.Fields(l)[0])
+				return
+			case !gitattr && !strings.HasPrefix(l, "!") && ignoredSecret.MatchString(l) && !strings.Contains(plusText, l):
+				j.escalate("appsec:control-weakened", "the change to %s stops ignoring %s: the next commit, image or package carries it", s.relPath(p), clipText(l, 60))
+				return
+			}
+		}
+		for _, l := range plus {
+			if !gitattr && strings.HasPrefix(l, "!") && ignoredSecret.MatchString(l) {
+				j.escalate("appsec:control-weakened", "the change to %s un-ignores %s: the next commit, image or package carries it", s.relPath(p), clipText(l, 60))
+				return
+			}
+		}
+	}
+}
+
+// patternLines is diffLines for pattern files, where a leading * is a
+// glob, not a comment: only # starts one.
+func patternLines(added, old string) (plus, minus []string) {
+	added, old = clipRaw(added, maxAppsecText), clipRaw(old, maxAppsecText)
+	inOld, inNew := map[string]bool{}, map[string]bool{}
+	for l := range strings.SplitSeq(old, "\n") {
+		inOld[strings.TrimSpace(l)] = true
+	}
+	for l := range strings.SplitSeq(added, "\n") {
+		inNew[strings.TrimSpace(l)] = true
+	}
+	for l := range strings.SplitSeq(added, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") && !inOld[l] && len(plus) < 1024 {
+			plus = append(plus, l)
+		}
+	}
+	for l := range strings.SplitSeq(old, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") && !inNew[l] && len(minus) < 1024 {
+			minus = append(minus, l)
+		}
+	}
+	return plus, minus
+}

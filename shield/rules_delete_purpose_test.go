@@ -63,3 +63,21 @@ func TestRules12_DeletesByPurpose(t *testing.T) {
 		{"benign archived example", del("examples/old/sandbox_demo.ts"), none},
 	})
 }
+
+// Rules 12 (k27g): ignore files that stop ignoring secrets, and
+// .gitattributes losing LFS lines.
+func TestRules12_IgnoreAndAttributes(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action { return editAction(s, p, old, new) }
+	const weak = "escalate appsec:control-weakened"
+	runRuleCases(t, s, []ruleCase{
+		{"gitignore drops .env", ed(".gitignore", "node_modules/\n.env\n.env.*\n", "node_modules/\n"), weak},
+		{"dockerignore drops keys", ed("services/api/.dockerignore", "*.pem\nsecrets/\n", "secrets/\n"), weak},
+		{"gitignore un-ignores a key", ed(".gitignore", "*.pem\n", "*.pem\n!deploy/prod.pem\n"), weak},
+		{"lfs line dropped", ed(".gitattributes", "*.psd filter=lfs diff=lfs merge=lfs -text\n*.md text\n", "*.md text\n"), weak},
+
+		{"benign gitignore adds", ed(".gitignore", "node_modules/\n", "node_modules/\n.DS_Store\n"), none},
+		{"benign gitignore drops a build dir", ed(".gitignore", "node_modules/\ndist/\n", "node_modules/\n"), none},
+		{"benign gitattributes eol", ed(".gitattributes", "*.md text\n", "*.md text eol=lf\n"), none},
+	})
+}

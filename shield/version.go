@@ -138,6 +138,7 @@ package shield
 //	   (instructions:warning-inverted); deletes and moves by purpose
 //	   (destructive:purpose-file: keys, repository-governing files,
 //	   security components, toolchain configuration, entry points);
+//	   ignore files that stop ignoring secrets, LFS lines dropped;
 //	   commit messages claiming approval, certifying in a person's name,
 //	   ordering bots or holding credential values; commits that name or
 //	   stage a change Shield asked about (flow:commit-carries, from a
