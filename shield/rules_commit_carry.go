@@ -128,16 +128,22 @@ func (s *Shield) askedChange(a *Action, f *Facts) string {
 			return "" // already named, as a file a tool runs
 		}
 	}
-	v, ok := s.tier1(a, f)
-	if !ok || v.Decision == Allow {
+	// judged by the rules about what a change does: a CI workflow's edit
+	// is asked for where it is, and remembered only when a rule about its
+	// content asks too
+	j := judgement{keep: func(rule string) bool {
+		for _, n := range askedNot {
+			if strings.HasPrefix(rule, n) {
+				return false
+			}
+		}
+		return true
+	}}
+	s.runRules(a, f, &j)
+	if !j.set || j.v.Decision == Allow {
 		return ""
 	}
-	for _, n := range askedNot {
-		if strings.HasPrefix(v.Rule, n) {
-			return ""
-		}
-	}
-	return ChangedPrefix + p + changedSep + askedWhy + v.Rule + ")"
+	return ChangedPrefix + p + changedSep + askedWhy + j.v.Rule + ")"
 }
 
 // committedPaths are the paths a commit names or stages: the git_commit
