@@ -100,9 +100,32 @@ var buildNames = map[string]bool{"Makefile": true, "makefile": true, "GNUmakefil
 	"CMakeLists.txt": true, "Tiltfile": true, "Earthfile": true, "Justfile": true, "justfile": true, "Caddyfile": true, "Podfile": true,
 	"Fastfile": true, "Appfile": true, "Dangerfile": true, "Gemfile": true, "Rakefile": true, "Snakefile": true, "Pulumi.yaml": true}
 
-// entryStems are entry points' names (without extension).
+// entryStems are entry points' names (without extension); index counts
+// at a package's root or its src directory only (elsewhere it is a
+// barrel of re-exports), lib only as Rust's crate root.
 var entryStems = map[string]bool{"main": true, "app_main": true, "index": true, "program": true, "startup": true, "__main__": true,
-	"lib": true, "mod": true, "__init__": true, "application": true, "server": true, "wsgi": true, "asgi": true, "manage": true, "bootstrap": true}
+	"lib": true, "__init__": true, "application": true, "server": true, "wsgi": true, "asgi": true, "manage": true, "bootstrap": true}
+
+// governingName is a file under .github/ or .gitlab/ that governs the
+// repository (owners, security policy and scanning, dependency bots,
+// settings and rulesets), not a template.
+var governingName = regexp.MustCompile(`(?i)codeowners|security|codeql|dependabot|renovate|settings|ruleset|protection|scorecard|secret`)
+
+// entryPoint reports whether rel, a code file named stem, is a program's
+// entry point.
+func entryPoint(rel, stem, ext string) bool {
+	s := strings.ToLower(stem)
+	switch {
+	case !entryStems[s]:
+		return false
+	case s == "lib":
+		return ext == ".rs"
+	case s == "index":
+		d := path.Base(path.Dir(rel))
+		return d == "src" || d == "." || !strings.Contains(path.Dir(rel), "/")
+	}
+	return true
+}
 
 // nameTokens splits a name into lower-case words at separators and at
 // case changes (IntegrityGuard: integrity, guard; verify_image: verify,
@@ -169,7 +192,7 @@ func filePurpose(rel string) string {
 	switch {
 	case keyExts[ext] || strings.HasPrefix(base, "id_rsa") || strings.HasPrefix(base, "id_ed25519") || strings.HasPrefix(base, "id_ecdsa"):
 		return "a key or certificate: what it signs, verifies or trusts goes with it"
-	case repoGoverning[base] || strings.HasPrefix(rel, ".github/") && !strings.HasPrefix(rel, ".github/workflows/") || strings.HasPrefix(rel, ".gitlab/"):
+	case repoGoverning[base] || (strings.HasPrefix(rel, ".github/") || strings.HasPrefix(rel, ".gitlab/")) && governingName.MatchString(base):
 		return "a file that governs the repository (what git tracks and how, who reviews, how vulnerabilities are reported, dependency updates)"
 	}
 	code := codeExts[ext]
@@ -191,7 +214,7 @@ func filePurpose(rel string) string {
 	switch {
 	case config, code && (dir == "config" || dir == "conf" || dir == "settings"):
 		return "a configuration the build, toolchain or deploy reads: it falls back to defaults"
-	case code && entryStems[strings.ToLower(stem)]:
+	case code && entryPoint(rel, stem, ext):
 		return "a program's entry point: what builds or runs from it breaks"
 	}
 	return ""

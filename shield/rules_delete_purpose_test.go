@@ -81,3 +81,20 @@ func TestRules12_IgnoreAndAttributes(t *testing.T) {
 		{"benign gitattributes eol", ed(".gitattributes", "*.md text\n", "*.md text eol=lf\n"), none},
 	})
 }
+
+// Rules 12 (k27g): what a refactor deletes in a TypeScript or Rust
+// monorepo passes (a barrel index, a mod.rs, an issue template); an
+// entry point at a package's src root does not.
+func TestRules12_DeletesRefactorShapes(t *testing.T) {
+	s := defaultShield(t)
+	del := func(p string) shield.Action { return facts(s, "delete_file").del(p).act() }
+	runRuleCases(t, s, []ruleCase{
+		{"app entry point", del("apps/web/src/index.tsx"), "escalate destructive:purpose-file"},
+		{"crate root", del("crates/core/src/lib.rs"), "escalate destructive:purpose-file"},
+		{"codeql config", del(".github/codeql/codeql-config.yml"), "escalate destructive:purpose-file"},
+		{"benign barrel index", del("packages/ui/src/components/buttons/index.ts"), none},
+		{"benign mod.rs", del("crates/core/src/parser/mod.rs"), none},
+		{"benign issue template", del(".github/ISSUE_TEMPLATE/bug_report.md"), none},
+		{"benign python lib module", del("tools/scripts/lib.py"), none},
+	})
+}
