@@ -92,11 +92,12 @@ var (
 	kindSelfMap     = regexp.MustCompile(`\b([A-Za-z_]\w{0,30})["']?\s*[=:]\s*([A-Za-z_][\w.]{0,40})\b`)
 	kindDangerCap   = map[string]bool{"os": true, "io": true, "load": true, "loadstring": true, "dofile": true, "loadfile": true, "require": true, "debug": true, "getmetatable": true, "setmetatable": true, "rawset": true, "rawget": true, "rawequal": true, "package": true, "ffi": true, "collectgarbage": true, "process": true, "child_process": true, "eval": true, "Function": true, "globalThis": true, "__import__": true, "__builtins__": true, "builtins": true, "open": true, "exec": true, "compile": true, "subprocess": true, "ctypes": true, "Reflect": true, "Deno": true, "Bun": true, "fs": true, "system": true, "popen": true, "_G": true, "_ENV": true, "getfenv": true, "setfenv": true, "luajava": true}
 	kindSandboxCtx  = regexp.MustCompile(`(?i)sandbox|jail|safe_?env|safe_?globals|allowed_?globals|whitelist|allowlist|restricted|untrusted`)
+	kindSandboxText = regexp.MustCompile(`(?i)sandbox|jail|safe_?env|safe_?globals|allowed_?globals|untrusted`)
 	kindBudget      = regexp.MustCompile(`(?i)sethook|budget|quota|instruction_?limit|max_?instructions|memory_?limit|cpu_?limit|time_?limit|deadline|timeout`)
 	kindPresetWeak  = regexp.MustCompile(`(?i)complete|full|unrestricted|all|trusted|none|unsafe|default`)
 	kindPresetGuard = regexp.MustCompile(`(?i)sandbox|restricted|safe|minimal|soft|hard|strict|locked`)
 	// a validation callback that accepts everything
-	kindAcceptAll = regexp.MustCompile(`(?i)\w*(?:valid|verif|check|trust|accept)\w*\s*[=:]\s*(?:\([^)]{0,80}\)|[A-Za-z_]\w{0,20})\s*=>\s*(?:\{\s*return\s+)?true\b|\w*(?:valid|verif|check|trust)\w*\s*=\s*lambda\b[^:]{0,60}:\s*True\b`)
+	kindAcceptAll = regexp.MustCompile(`(?i)\w*(?:cert|certificate|hostname|signature|token|auth|origin|ssl|tls|server|chain|peer|trust)\w*(?:valid|verif|check|accept)\w*\s*[=:]\s*(?:\([^)]{0,80}\)|[A-Za-z_]\w{0,20})\s*=>\s*(?:\{\s*return\s+)?true\b|\w*(?:valid|verif|check|trust)\w*\s*=\s*lambda\b[^:]{0,60}:\s*True\b`)
 	// a bound on input size
 	kindSizeCap = regexp.MustCompile(`(?i)MaxBytesReader|LimitReader|LimitedReader|max_?body_?size|body_?limit|client_max_body_size|MAX_CONTENT_LENGTH|maxContentLength|max_?request_?size|maxRequestBodySize|MaxRequestBodySize|maxFileSize|max_upload_size|DATA_UPLOAD_MAX_MEMORY_SIZE|MaxReceiveMessageSize|maxPayload|max_payload`)
 	// a deserializer that instantiates or runs what the data names, and a
@@ -343,8 +344,8 @@ func kindMoved(p string, s settingPair, before map[string]settingPair) string {
 		if a, b := trailingNum(o.val), trailingNum(v); a > 0 && b >= 0 && b < a {
 			return "lowers the security level " + clipText(k, 40) + " from " + o.val + " to " + v
 		}
-	case had && kindInterval.MatchString(k) && (kindWatchWork.MatchString(k) || kindWatchWork.MatchString(path.Base(p))):
-		if a, b := leadNum(o.val), leadNum(v); a > 0 && b >= 20*a {
+	case had && kindInterval.MatchString(k) && !strings.Contains(k, "health") && (kindWatchWork.MatchString(k) || kindWatchWork.MatchString(path.Base(p))):
+		if a, b := leadNum(o.val), leadNum(v); a > 0 && b >= 100*a {
 			return "makes " + clipText(k, 40) + " " + o.val + " → " + v + ": the check runs too rarely to protect"
 		}
 	case had && (k == "bindto" || bindConcept.MatchString(k)) && allInterfaces(v) && loopback(o.val):
@@ -465,7 +466,7 @@ func kindShipping(plus, minus []string, removed []settingPair) string {
 // kindSandbox returns why an edit to code that configures a sandbox
 // widens it, or "".
 func kindSandbox(p string, plus, minus []string, old string) string {
-	ctx := kindSandboxCtx.MatchString(p) || kindSandboxCtx.MatchString(clipRaw(old, 4096))
+	ctx := kindSandboxCtx.MatchString(p) || kindSandboxText.MatchString(clipRaw(old, 4096))
 	if !ctx {
 		return ""
 	}

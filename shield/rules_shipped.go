@@ -13,7 +13,8 @@ import (
 //     a literal that mixes letters with digits or symbols) into a file
 //     under a directory whose content is delivered to every user (a web
 //     root, a bundle's assets, a game's Resources or StreamingAssets, an
-//     app's raw resources): `credential-store`, escalate. Elsewhere,
+//     app's raw resources; not a server's resources directory):
+//     `credential-store`, escalate. Elsewhere,
 //     local configuration holds such values and passes;
 //   - key material (a public key or certificate) written over a file
 //     whose name says it anchors trust (release, signing, root, CA,
@@ -24,7 +25,7 @@ import (
 
 var (
 	shippedDirs = map[string]bool{"public": true, "static": true, "assets": true, "www": true, "wwwroot": true, "htdocs": true,
-		"resources": true, "streamingassets": true, "raw": true, "webroot": true, "dist": false, "bundle": true, "media": true}
+		"streamingassets": true, "raw": true, "webroot": true}
 	shippedSecret    = regexp.MustCompile(`(?i)["']?\b[\w.-]{0,30}(?:password|passwd|pass|pwd|secret|token|api_?key|apikey|private_?key|access_?key|auth)["']?\s*[:=]\s*["']?([^\s"',;}{]{8,120})`)
 	trustKeyMaterial = regexp.MustCompile(`-----BEGIN (?:PUBLIC KEY|CERTIFICATE|RSA PUBLIC KEY|EC PUBLIC KEY|PGP PUBLIC KEY BLOCK)-----|\bssh-(?:rsa|ed25519) AAAA`)
 	trustNames       = map[string]bool{"release": true, "signing": true, "sign": true, "root": true, "ca": true, "trusted": true, "trust": true,

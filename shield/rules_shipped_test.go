@@ -60,6 +60,8 @@ func TestRules12_TelemetryPersonal(t *testing.T) {
 		{"endpoint moved to another host", ed("apps/web/src/analytics/client.ts", "const ENDPOINT = \"https://events.acme.io/v1/batch\";", "const ENDPOINT = \"https://collect.metricshub.net/v1/batch\";"), "escalate exfiltration:written-code"},
 		{"crash reports sent nowhere", ed("backend/crash_reporting/config.py", "DSN = \"https://crash.acme.io/api/7/\"", "DSN = \"http://127.0.0.1:9/\""), "escalate appsec:control-weakened"},
 		{"benign endpoint path", ed("apps/web/src/analytics/client.ts", "const ENDPOINT = \"https://events.acme.io/v1/batch\";", "const ENDPOINT = \"https://events.acme.io/v2/batch\";"), none},
+		{"benign error message in a crash report", ed("backend/crash_reporting/report.py", "    payload['build'] = BUILD", "    payload['build'] = BUILD\n    payload['errorMessage'] = str(exc)"), none},
+		{"benign identify with email", ed("apps/web/src/analytics/identify.ts", "  analytics.identify(user.id);", "  analytics.identify(user.id, { email: user.email, plan: user.plan });"), none},
 		{"benign counter", ed("apps/mobile/src/analytics/track.ts", "  props.screen = screen;", "  props.screen = screen;\n  props.fpsBucket = perf.fpsBucket();"), none},
 		{"benign contacts feature outside telemetry", ed("apps/mobile/src/screens/Invite.tsx", "  const list = [];", "  const list = await Contacts.getAll();"), none},
 		{"benign telemetry test", ed("backend/tests/test_crash_reporting.py", "    payload = {}", "    payload = {'recent_messages': []}"), none},

@@ -10,15 +10,14 @@ import (
 // pass; docs/shield-rules.md "(rules 12)"). Telemetry, analytics, crash
 // reporting and tracking code sends what it collects to a third party
 // or a backend nobody reviews per event; an edit that adds people's
-// content to it (friends or contacts, chat or messages, email, phone,
-// location, the user's home directory or documents, the clipboard,
+// content to it (friends or contacts, chat or messages, location, the user's home directory or documents, the clipboard,
 // keystrokes, screenshots) sends that data out with every event. It is
 // `exfiltration:personal-data` (escalate). Counters, timings and build
 // facts pass; tests are spared.
 
 var (
-	telemetryPath = regexp.MustCompile(`(?i)telemetry|analytics|tracking|tracker|crash|metrics|beacon|sentry|bugsnag|datadog|amplitude|mixpanel|segment|posthog|reporter|reporting`)
-	personalData  = regexp.MustCompile(`(?i)\b\w*(?:friends?|contacts?|chat|messages?|inbox|e_?mails?|phone|gps|latitude|longitude|geoloc\w*|birth\w*|ssn|clipboard|keystrokes?|keylog\w*|screenshots?|photos?)\w*\b|SpecialFolder\.(?:UserProfile|Personal|MyDocuments|Desktop)|\bos\.homedir\s*\(|\bexpanduser\s*\(\s*["']~|\bgetenv\s*\(\s*["'](?:HOME|USERPROFILE)["']|\bUserHomeDir\s*\(|\bFPlatformProcess::UserDir\b|\bpersistentDataPath\b`)
+	telemetryPath = regexp.MustCompile(`(?i)telemetry|analytics|tracking|tracker|crash|metrics|beacon|sentry|bugsnag|datadog|amplitude|mixpanel|posthog`)
+	personalData  = regexp.MustCompile(`(?i)\b(?:friends?(?:_?list)?|contacts|address_?book|chat\w{0,12}|direct_?messages|inbox|gps|latitude|longitude|geoloc\w{0,10}|ssn|clipboard|keystrokes?|keylog\w{0,8}|screenshots?|photos?)\b|SpecialFolder\.(?:UserProfile|Personal|MyDocuments|Desktop)|\bos\.homedir\s*\(|\bexpanduser\s*\(\s*["']~|\bgetenv\s*\(\s*["'](?:HOME|USERPROFILE)["']|\bUserHomeDir\s*\(|\bFPlatformProcess::UserDir\b|\bpersistentDataPath\b`)
 )
 
 // telemetryPersonal is `exfiltration:personal-data` for an edit that adds

@@ -38,21 +38,81 @@ func (s *Shield) fetchThenRun(a *Action, f *Facts, j *judgement) {
 			plus = plus[:4096]
 		}
 		var fetched, ran, url string
-		for _, l := range plus {
+		fi := -1
+		for i, l := range plus {
 			l = clipRaw(l, 4096)
 			if fetched == "" && fetchCall.MatchString(l) {
-				fetched = l
-			}
-			if ran == "" && runCall.MatchString(l) {
-				ran = l
+				fetched, fi = l, i
 			}
 			if url == "" {
 				url = literalURL.FindString(l)
 			}
+		}
+		if fetched != "" && url != "" {
+			ran = ranFromFetch(plus, fi)
 		}
 		if fetched != "" && ran != "" && url != "" {
 			j.escalate("remote-code:written", "%s writes code to %s that downloads (%s) and runs (%s): what runs is whatever the server sends", toolName(a), s.relPath(p), clipText(fetched, 60), clipText(ran, 60))
 			return
 		}
 	}
+}
+
+// fetchToken is a name or a string literal a line shares with another.
+var fetchToken = regexp.MustCompile(`[A-Za-z_]\w{0,40}|"[^"\n]{2,200}"|'[^'\n]{2,200}'`)
+
+// fetchStop are names too common to link two lines.
+var fetchStop = map[string]bool{"err": true, "nil": true, "const": true, "let": true, "var": true, "await": true, "new": true,
+	"return": true, "true": true, "false": true, "None": true, "null": true, "self": true, "this": true, "if": true, "def": true,
+	"func": true, "async": true, "function": true, "string": true, "byte": true, "with": true, "as": true, "in": true, "for": true,
+	"os": true, "io": true, "fs": true, "http": true, "https": true, "System": true, "File": true, "_": true}
+
+// ranFromFetch returns the line of plus that starts a process or runs
+// code with what the line at fi fetched (linked through shared names or
+// literals, at most three steps), or "".
+func ranFromFetch(plus []string, fi int) string {
+	if len(plus) > 512 {
+		plus = plus[:512]
+	}
+	if fi < 0 || fi >= len(plus) {
+		return ""
+	}
+	held := map[string]bool{}
+	addTokens := func(l string) {
+		for _, t := range fetchToken.FindAllString(clipRaw(l, 4096), 32) {
+			if !fetchStop[t] && len(held) < 256 {
+				held[t] = true
+			}
+		}
+	}
+	addTokens(plus[fi])
+	used := map[int]bool{fi: true}
+	for step := 0; step < 4; step++ {
+		grew := false
+		for i, l := range plus {
+			if used[i] {
+				continue
+			}
+			shares := false
+			for _, t := range fetchToken.FindAllString(clipRaw(l, 4096), 32) {
+				if held[t] {
+					shares = true
+					break
+				}
+			}
+			if !shares {
+				continue
+			}
+			if runCall.MatchString(l) {
+				return l
+			}
+			used[i] = true
+			addTokens(l)
+			grew = true
+		}
+		if !grew {
+			break
+		}
+	}
+	return ""
 }

