@@ -193,11 +193,12 @@ func SniffCandidate(p string) bool {
 // from in any format (rules 12): a quoted registry or repository key (a
 // JSON manifest's "scopedRegistries", "repositories"), a source key given
 // a URL (url-base, service_url, git, tarball, resolved), a dependency
-// table or list (dependencies, requires, lib_deps, projects, remotes,
-// components) with a URL or a versioned name in it; git-config sections
+// table or list (dependencies, requires, lib_deps, remotes; not the
+// generic components, projects or packages: an OpenAPI file has
+// components); git-config sections
 // that say where objects come from ([lfs], [remote "x"], [submodule "x"]:
 // .lfsconfig, .gitmodules).
 var dependencyShape = regexp.MustCompile(`(?i)registr(?:y|ies)["']\s*:|repositor(?:y|ies)["']\s*:|` +
 	`(?:^|\s)(?:extra-|trusted-)?substituters\s*=|trusted-public-keys\s*=|(?m)^\s*\[(?:lfs|remote\s+"[^"]*"|submodule\s+"[^"]*")\]|` +
 	`(?:url-base|service_url|registry_url|index_url|git|tarball|resolved|remote|repo)["']?\s*[=:]\s*["']?(?:https?|git|ssh)://|` +
-	`(?m)^\s*["']?(?:dependencies|dev-?dependencies|requires|python_requires|lib_deps|platform_packages|projects|remotes|components|packages)["']?\s*[:=]`)
+	`(?m)^\s*["']?(?:dependencies|dev-?dependencies|requires|python_requires|lib_deps|platform_packages|remotes)["']?\s*[:=]`)

@@ -18,6 +18,7 @@ func TestSniff_Rules12(t *testing.T) {
 		{"nix/nix.conf", "sandbox = true\nsubstituters = https://cache.nixos.org\n", true},
 		{".lfsconfig", "[lfs]\n\turl = https://git.acme.io/acme/app.git/info/lfs\n", true},
 		{".gitmodules", "[submodule \"vendor/ui\"]\n\tpath = vendor/ui\n\turl = https://git.acme.io/ui.git\n", true},
+		{"api/openapi.yaml", "openapi: 3.1.0\ncomponents:\n  schemas: {}\n", false},
 		{"config/app.json", `{"title": "Acme", "theme": "dark", "homepage": "https://acme.io"}`, false},
 		{"config/locale.yml", "greeting: hello\nfarewell: bye\n", false},
 		{"docs/notes.md", "dependencies: none\n", false},
