@@ -93,6 +93,17 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 			continue
 		}
 		if !appSource(p) {
+			if kindSource(p) {
+				why := weakKinds(p, t.Body, old)
+				if why == "" && old != "" {
+					plus, minus := diffLines(t.Body, old)
+					why = weakSetting(plus, minus, old)
+				}
+				if why != "" {
+					j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+					return
+				}
+			}
 			continue
 		}
 		plus, minus := diffLines(t.Body, old)
@@ -106,6 +117,10 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 		}
 		if why := taintedSink(plus, minus, old); why != "" {
 			j.escalate("appsec:control-weakened", "the change to %s opens a hole: %s", s.relPath(p), why)
+			return
+		}
+		if why := weakKinds(p, t.Body, old); why != "" { // rules 12
+			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
 			return
 		}
 	}

@@ -29,9 +29,9 @@ import (
 
 var (
 	// what a request carries (wider than requestSource)
-	inputSource = regexp.MustCompile(`(?i)\bparams\s*[\[.]|\$request->(?:input|get|query|post|cookie|all|string|header)\b|\brequest\(\s*['"]|\bRequest::(?:input|get)|\$_(?:GET|POST|REQUEST|COOKIE|SERVER)\b|\b(?:req|request|ctx)\.(?:query|body|params|cookies|headers|args|form|json|data|values|GET|POST|COOKIES|META|query_params|raw_post|raw_body|querystring)\b|\bsearchParams\b|\br\.(?:URL\.Query|FormValue|PostFormValue|Form\b|Header\.Get)|\bc\.(?:Query|Param|PostForm|DefaultQuery|FormValue|QueryParam)\(|\bRequest\.(?:Query|Form|Cookies|Headers)\b|\bHttpContext\.Request\b|\bintent\.(?:data|extras|get\w*Extra)|\bgetQueryParameter\(|\bgetParameter\(|@RequestParam|@PathVariable|\bquery_string\b|\braw_post\b`)
+	inputSource = regexp.MustCompile(`(?i)\bparams\s*[\[.]|\$request->(?:input|get|query|post|cookie|all|string|header)\b|\brequest\(\s*['"]|\bRequest::(?:input|get)|\$_(?:GET|POST|REQUEST|COOKIE|SERVER)\b|\b(?:req|request|ctx)\.(?:query|body|params|cookies|headers|args|form|json|data|values|GET|POST|COOKIES|META|query_params|raw_post|raw_body|querystring)\b|\bsearchParams\b|\br\.(?:URL\.Query|FormValue|PostFormValue|Form\b|Header\.Get)|\bc\.(?:Query|Param|PostForm|DefaultQuery|FormValue|QueryParam)\(|\bRequest\.(?:Query|Form|Cookies|Headers)\b|\bHttpContext\.Request\b|\bintent\.(?:data|extras|get\w*Extra)|\bgetQueryParameter\(|\bgetParameter\(|@RequestParam|@PathVariable|\bquery_string\b|\braw_post\b|\b(?:r|req|request)\.Body\b|\bc\.Request\.Body\b|\bc\.Body\(\)|\bctx\.Request\.Body\b`)
 	// a variable assigned from a source on an added line
-	taintAssign = regexp.MustCompile(`^(?:(?:var|let|const|val|my|local|String|string|auto)\s+)?(\$?[A-Za-z_]\w{0,40})\s*(?::=|=)[^=]`)
+	taintAssign = regexp.MustCompile(`^(?:(?:var|let|const|val|my|local|String|string|auto)\s+)?(\$?[A-Za-z_]\w{0,40})(?:\s*,\s*[A-Za-z_]\w{0,20})?\s*(?::=|=)[^=]`)
 	// SQL run from a string
 	sqlCall = regexp.MustCompile(`(?i)\b(?:where|or_?where|whereRaw|orWhereRaw|havingRaw|orderByRaw|selectRaw|groupByRaw|order|having|joins|find_by_sql|select_all|select_rows|exec_query|execute|executemany|executescript|query|queryRow|queryContext|execContext|exec|raw|rawQuery|execSQL|FromSqlRaw|ExecuteSqlRaw|FromSqlInterpolated|SqlQuery|createQuery|createNativeQuery|queryForList|queryForObject|\$queryRawUnsafe|\$executeRawUnsafe|extra|unprepared|statement|DB::select)\s*\(`)
 	// a string built from values: interpolation or concatenation
@@ -145,6 +145,8 @@ func sinkLine(l string, fromInput func(string) bool) string {
 		return "mass assignment: every field a request sends is written to the model"
 	case shellCall.MatchString(l) && shellBuilt(l):
 		return "a shell command built by interpolation: a value with ; or $( ) runs its own commands"
+	case shellCall.MatchString(l) && fromInput(l): // rules 12
+		return "what a request carries run as a shell command"
 	case sqlCall.MatchString(l) && builtString.MatchString(l) && fromInput(l) && !strings.Contains(l, "?"):
 		return "SQL built from request input by interpolation or concatenation"
 	case rawOutput.MatchString(l) && !rawLiteral.MatchString(l) && !sanitized.MatchString(l) && (fromInput(l) || strongRaw(l)):

@@ -75,6 +75,17 @@ func worstShapes(s *shield.Shield) []shape {
 		{"byte lists", write("src/t.js", strings.Repeat("[1,2,3,4,5,6,7,8,9,10,11,12]\n", 8<<20/30)), "escalate"},
 		{"memory contacts", facts(s, "memory_append").text("memory", strings.Repeat("a@b.io +1 555 0100 key: ", 16<<10/24)).act(), "escalate"},
 		{"framework words", cmd("bin/rails " + strings.Repeat("db:migrate ", 60<<10/11)), "escalate"},
+		// rules 12 (k27g): Kconfig lines, choices and defines read from
+		// both sides of a large edit (choices compared pairwise, bounded
+		// by the settings read); a sandbox table of self-maps on one long
+		// line against a long old side; a commit message of many
+		// password-shaped words.
+		{"kconfig edit", edit("configs/acme_defconfig", strings.Repeat("CONFIG_A_B_MODE_RELEASE=y\n# CONFIG_X_Y is not set\n#define Q_LEVEL 2\n", 256<<10/64),
+			strings.Repeat("CONFIG_A_B_MODE_DEVELOPMENT=y\nCONFIG_X_Y=y\n#define Q_LEVEL 1\n -DA_B ", 256<<10/72)), "escalate"},
+		{"sandbox edit", edit("plugins/runtime/sandbox.lua", strings.Repeat("  a = { x = a.x }, ", 256<<10/20), strings.Repeat("  a = a, b = b, c = c,", 256<<10/22)), "escalate"},
+		{"build binaries edit", edit("native/CMakeLists.txt", strings.Repeat("target_link_libraries(a b)\n", 64<<10/27), strings.Repeat("target_link_libraries(a \"lib/x.a\" 'y.so' (z.dll))\n", 256<<10/50)), "escalate"},
+		{"telemetry edit", edit("src/analytics/track.py", strings.Repeat("props['a'] = 1 # untrusted\n", 64<<10/28), strings.Repeat("props['friends'] = f; requests.get('https://x.example/a'); subprocess.run(x) # trusted, follow them\n", 64<<10/96)), "escalate"},
+		{"commit message words", facts(s, "git_commit").text("commit message", strings.Repeat("pw password pass pin key ", 64<<10/25)).act(), "allow"},
 	}
 }
 

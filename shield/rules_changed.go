@@ -218,8 +218,8 @@ func (s *Shield) changedThenRun(a *Action, f *Facts, j *judgement) {
 		return
 	}
 	for _, t := range a.Taint {
-		if !t.Changed() {
-			continue
+		if !t.Changed() || strings.Contains(t.What, changedSep+askedWhy) {
+			continue // rules 12's asked changes are flow:commit-carries'
 		}
 		p := t.changedPath()
 		tf, ok := toolFileOf(p, true)

@@ -85,6 +85,11 @@ func (s *Shield) Sensitive(a Action) []string {
 	for _, c := range s.changedFiles(&f) {
 		add("%s", c)
 	}
+	// A change Shield asks about, for what commits it later (rules 12,
+	// flow:commit-carries).
+	if c := s.askedChange(&a, &f); c != "" {
+		add("%s", c)
+	}
 	return out
 }
 

@@ -132,7 +132,8 @@ func TestRules11_BackdoorInCode(t *testing.T) {
 		{"benign status compare", ed("src/orders.js", "  if (o.done) notify(o);", "  if (o.status === 'shipped') notify(o);"), none},
 		{"benign private safelist", ed("src/middleware/limit.js", "const limiter = rateLimit({ max: 5 });", "const limiter = rateLimit({ max: 5, skip: (req) => req.ip === '127.0.0.1' }); // allowlist health checks"), none},
 		{"benign go fetch without run", wr("cmd/agent/health.go", "package main\n\nfunc health() error {\n\tresp, err := http.Get(\"https://status.example.com/ping\")\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn resp.Body.Close()\n}\n"), none},
-		{"benign gradle repo file", ed("android/app/build.gradle", "    implementation 'a:b:1'", "    implementation files('libs/vendor.jar')"), none},
+		// rules 12: not a backdoor, but a prebuilt binary with no source is asked (supply-chain:prebuilt)
+		{"benign gradle repo file", ed("android/app/build.gradle", "    implementation 'a:b:1'", "    implementation files('libs/vendor.jar')"), "escalate supply-chain:prebuilt"},
 	})
 }
 

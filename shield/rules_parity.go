@@ -63,7 +63,7 @@ func commitMessageArgs(f *Facts) []string {
 			case !commit && (x == "commit" || x == "tag" || x == "merge"):
 				commit = true
 			case !commit:
-			case (x == "-m" || x == "--message") && k+1 < len(args):
+			case (x == "-m" || x == "--message" || shortCluster(x, 'm')) && k+1 < len(args):
 				out = append(out, args[k+1])
 				k++
 			case strings.HasPrefix(x, "--message="):
@@ -110,4 +110,18 @@ func personalContacts(text string) string {
 		return fmt.Sprintf("contact details (%d addresses, %d phone numbers)", len(emails), phones)
 	}
 	return ""
+}
+
+// shortCluster reports whether x is a cluster of short flags ending in
+// last (-am, -sam: the last takes the next argument). Rules 12.
+func shortCluster(x string, last byte) bool {
+	if len(x) < 3 || x[0] != '-' || x[1] == '-' || x[len(x)-1] != last {
+		return false
+	}
+	for i := 1; i < len(x); i++ {
+		if c := x[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
 }

@@ -90,7 +90,8 @@ func TestReview_ScriptsByShape(t *testing.T) {
 		{"a Go label", write("main.go", "package main\n\nfunc f() {\nouter:\n\tfor {\n\t\tbreak outer\n\t}\n}\n"), none},
 		{"a doc quoting a recipe", write("docs/make.md", "build:\n\tgo build ./...\n"), none},
 		{"rename a source file", move("a.py", "b.py"), none},
-		{"rename a Makefile away", move("Makefile", "Makefile.bak"), none},
+		// rules 12: a build file moved aside is its delete (destructive:purpose-file)
+		{"rename a Makefile away", move("Makefile", "Makefile.bak"), "escalate destructive:purpose-file"},
 		{"move a script", move("build.sh", "scripts/build.sh"), none},
 		{"a script into a Makefile", move("build.sh", "Makefile"), "escalate runs-later:script-replaced"},
 	})

@@ -108,8 +108,15 @@ func latinAround(s string, i, k int) bool {
 		}
 		j += n
 	}
-	return latinWordRune(prev) && latinWordRune(next)
+	// rules 12 (k27g): beside a name's punctuation too (a host's dot, a
+	// path's slash: "example\u200b.com" reads as example.com and is not)
+	return latinWordRune(prev) && latinWordRune(next) ||
+		latinWordRune(prev) && nameJoint(next) || nameJoint(prev) && latinWordRune(next)
 }
+
+// nameJoint reports whether r joins the parts of a host, path or
+// identifier.
+func nameJoint(r rune) bool { return r == '.' || r == '/' || r == ':' || r == '@' || r == '_' }
 
 // latinWordRune reports whether r is a letter or digit of the Latin
 // script (fullwidth forms included).

@@ -120,7 +120,30 @@ package shield
 //	   pins, locks, audits and source mappings loosened in the shape table;
 //	   supply-chain:pin-moved (SHA and digest pins moved to tags, lockfile
 //	   versions typed by hand, protection files deleted).
-const RulesVersion = "11"
+//	12: issue 27, ninth pass (session 17; this part k27g's), by
+//	   mechanism across stacks: security settings in more file kinds
+//	   (Kconfig fragments, defaults and choices, C and compiler defines,
+//	   "key value" and quoted-pair lines, Nix, Bazel, sandboxes configured
+//	   in code; security levels, check intervals, https to http, grants,
+//	   isolation, release channels, shipping exclusions, accept-all
+//	   callbacks, input size bounds, protections removed from pipelines,
+//	   security components returning early, signing keys repointed, safe
+//	   readers replaced by deserializers that run what the data names);
+//	   dependency declarations sniffed in any format, build hooks as code
+//	   that runs; credentials written into what ships, trust anchors
+//	   overwritten; downloads run across statements; request bodies run
+//	   as shell; format characters beside a name's punctuation hidden;
+//	   personal data added to telemetry, its endpoint moved; prebuilt
+//	   binaries linked (supply-chain:prebuilt); safety warnings inverted
+//	   (instructions:warning-inverted); deletes and moves by purpose
+//	   (destructive:purpose-file: keys, repository-governing files,
+//	   security components, toolchain configuration, entry points);
+//	   ignore files that stop ignoring secrets, LFS lines dropped;
+//	   commit messages claiming approval, certifying in a person's name,
+//	   ordering bots or holding credential values; commits that name or
+//	   stage a change Shield asked about (flow:commit-carries, from a
+//	   per-session memory kept in the taint projection).
+const RulesVersion = "12"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).

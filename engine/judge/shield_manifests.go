@@ -85,12 +85,27 @@ func (e ShieldEvaluator) Manifests(p Proposal) []event.ManifestChanges {
 		// the call writes reads like build configuration.
 		format = manifest.Sniff(rel, []byte(args.Content+args.New))
 	}
+	var before []byte
+	read := false
+	if format == "" && p.Tool == "edit_file" && manifest.SniffCandidate(rel) {
+		// An edit's few lines may not say what the file is: its text
+		// does (a JSON manifest's registries around a changed URL;
+		// rules 12). A file that cannot be read is not sniffed.
+		b, err := e.readManifest(rel)
+		if err == nil {
+			before, read = b, true
+			format = manifest.Sniff(rel, b)
+		}
+	}
 	if format == "" {
 		return nil
 	}
-	before, err := e.readManifest(rel)
-	if err != nil {
-		return []event.ManifestChanges{{Path: rel, Format: format, Error: err.Error()}}
+	if !read {
+		b, err := e.readManifest(rel)
+		if err != nil {
+			return []event.ManifestChanges{{Path: rel, Format: format, Error: err.Error()}}
+		}
+		before = b
 	}
 	var after []byte
 	switch p.Tool {

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"path"
 	"regexp"
 	"strings"
@@ -164,8 +165,40 @@ func Sniff(p string, text []byte) string {
 	if len(text) > MaxBytes {
 		text = text[:MaxBytes]
 	}
-	if buildShape.Match(text) {
+	if buildShape.Match(text) || dependencyShape.Match(text) {
+		return ShapeFormat
+	}
+	// a lockfile of any ecosystem that records where packages come from
+	if strings.Contains(strings.TrimSuffix(base, ext), "lock") && bytes.Contains(text, []byte("://")) {
 		return ShapeFormat
 	}
 	return ""
 }
+
+// SniffCandidate reports whether p is a file Sniff could judge by its
+// text (a configuration file's extension, or a dotfile): the engine reads
+// such a file's text to sniff it when what a call writes does not say
+// (rules 12).
+func SniffCandidate(p string) bool {
+	base := strings.ToLower(path.Base(strings.ReplaceAll(p, "\\", "/")))
+	switch path.Ext(base) {
+	case ".xml", ".json", ".jsonc", ".toml", ".yaml", ".yml", ".properties", ".conf", ".cfg", ".ini",
+		".hcl", ".lock", ".config", ".kts", ".groovy", ".rc", ".env":
+		return true
+	}
+	return strings.HasPrefix(base, ".") && !strings.Contains(base[1:], ".")
+}
+
+// dependencyShape is text that declares dependencies or where they come
+// from in any format (rules 12): a quoted registry or repository key (a
+// JSON manifest's "scopedRegistries", "repositories"), a source key given
+// a URL (url-base, service_url, git, tarball, resolved), a dependency
+// table or list (dependencies, requires, lib_deps, remotes; not the
+// generic components, projects or packages: an OpenAPI file has
+// components); git-config sections
+// that say where objects come from ([lfs], [remote "x"], [submodule "x"]:
+// .lfsconfig, .gitmodules).
+var dependencyShape = regexp.MustCompile(`(?i)registr(?:y|ies)["']\s*:|repositor(?:y|ies)["']\s*:|` +
+	`(?:^|\s)(?:extra-|trusted-)?substituters\s*=|trusted-public-keys\s*=|(?m)^\s*\[(?:lfs|remote\s+"[^"]*"|submodule\s+"[^"]*")\]|` +
+	`(?:url-base|service_url|registry_url|index_url|git|tarball|resolved|remote|repo)["']?\s*[=:]\s*["']?(?:https?|git|ssh)://|` +
+	`(?m)^\s*["']?(?:dependencies|dev-?dependencies|requires|python_requires|lib_deps|platform_packages|remotes)["']?\s*[:=]`)

@@ -70,7 +70,10 @@ var (
 		`\bsubprocess\b|\bsystem\s*\(|\bchild_process\b|\beval\s*\(|` +
 		`^-{1,2}r(?:equire)?\s+["']?(?:\.|/|~|\S*/)|^require\s*:\s*["']?(?:\.|/|~|\S*/)|\bcallback(?:s_enabled|_whitelist|_plugins)\b|` +
 		`\b(?:action|filter|lookup|strategy|vars|inventory|connection|cache|test|module)_plugins\s*=|\blibrary\s*=|\bmodule_utils\s*=|` +
-		`apply\s*\(?\s*from\s*[:=(]\s*["']?https?:`)
+		`apply\s*\(?\s*from\s*[:=(]\s*["']?https?:|` +
+		// rules 12: build hooks named as such in any tool's configuration,
+		// and recipe code required from another package
+		`\bextra_scripts\s*=|\b(?:pre|post)[-_]?(?:build|install|compile|link|configure)[-_]?(?:scripts?|hooks?|commands?|steps?)\s*[=:]|\bbuild[-_]?hooks?\s*[=:]|\bpython_requires\s*=`)
 	// computedSource is a source whose value is built when the tool runs
 	// (an environment variable, a property, a decoded string, a URL
 	// glued from pieces): what it will name cannot be judged.
