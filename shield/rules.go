@@ -156,15 +156,27 @@ func (s *Shield) tooLargeToJudge(a *Action, f *Facts, j *judgement) {
 
 // unknown escalates what cannot be understood: a line that does not
 // parse, a computed command name or target. Never allowed unseen.
-func (s *Shield) unknown(_ *Action, f *Facts, j *judgement) {
-	if len(f.Unknown) == 0 {
+func (s *Shield) unknown(a *Action, f *Facts, j *judgement) {
+	unknown := f.Unknown
+	if len(a.Toolchain) > 0 {
+		// A program named by a variable the workspace declares as a
+		// program ("$UNITY_PATH" in its scripts' command position) is
+		// known to be that program (rules 12, rules_toolchain.go).
+		unknown = nil
+		for _, u := range f.Unknown {
+			if !declaredVariableProgram(a, u) {
+				unknown = append(unknown, u)
+			}
+		}
+	}
+	if len(unknown) == 0 {
 		return
 	}
 	more := ""
-	if n := len(f.Unknown); n > 1 {
+	if n := len(unknown); n > 1 {
 		more = fmt.Sprintf(" (and %d more)", n-1)
 	}
-	j.escalate("shell:unknown", "what the action does cannot be fully known: %s%s", f.Unknown[0], more)
+	j.escalate("shell:unknown", "what the action does cannot be fully known: %s%s", unknown[0], more)
 }
 
 // ruleSet is tier 1 compiled for one workspace and home.

@@ -75,7 +75,16 @@ func worstShapes(s *shield.Shield) []shape {
 		{"byte lists", write("src/t.js", strings.Repeat("[1,2,3,4,5,6,7,8,9,10,11,12]\n", 8<<20/30)), "escalate"},
 		{"memory contacts", facts(s, "memory_append").text("memory", strings.Repeat("a@b.io +1 555 0100 key: ", 16<<10/24)).act(), "escalate"},
 		{"framework words", cmd("bin/rails " + strings.Repeat("db:migrate ", 60<<10/11)), "escalate"},
+		// rules 12: a declared tool's line of many words, options and
+		// loopback URLs, just under what the policy reads (each word
+		// split and looked up once; at most 64 URLs parsed).
+		{"toolchain words", toolchainShape("just build " + strings.Repeat("-a=b http://127.0.0.1/x c-d.e ", 8000/31)), "allow"},
 	}
+}
+
+// toolchainShape is a line run by a program the workspace declares.
+func toolchainShape(line string) shield.Action {
+	return shield.Action{Session: "s", Tool: "execute_command", Command: line, Toolchain: []string{"just=justfile"}}
 }
 
 // TestReview_Bounds: the worst shapes are never allowed unread (what

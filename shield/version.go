@@ -120,7 +120,13 @@ package shield
 //	   pins, locks, audits and source mappings loosened in the shape table;
 //	   supply-chain:pin-moved (SHA and digest pins moved to tags, lockfile
 //	   versions typed by hand, protection files deleted).
-const RulesVersion = "11"
+//	12: issue 27, ninth pass (session 17; this part k27h's): the
+//	   workspace's own toolchain (the policy's `toolchain: workspace`: a
+//	   program the workspace declares, found and recorded with the
+//	   proposal, running a verb of daily work; programs named by a
+//	   declared variable known); PowerShell workspace scripts and binutils
+//	   reads in the default policy.
+const RulesVersion = "12"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).

@@ -236,6 +236,7 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 			}
 		}
 		a.Links = e.commandLinks(p)
+		a.Toolchain = p.Toolchain
 		// What a copy, move or link over a manifest changes (Manifests).
 		f.Supply = append(f.Supply, supplyOf(e.S.ResolvePath("."), p)...)
 	default:
