@@ -325,7 +325,7 @@ func publicKeyMaterial(r *Ref, base string) bool {
 func (s *Shield) credential(r *Ref) string {
 	segs := splitPath(r.Path)
 	base := segs[len(segs)-1]
-	if publicKeyMaterial(r, base) {
+	if publicKeyMaterial(r, base) || !r.Tree && !r.Glob && publicByName(base) {
 		return ""
 	}
 	template := isTemplate(base) || envSource(base)

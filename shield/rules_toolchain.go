@@ -152,7 +152,7 @@ var toolchainVerbs = setOf("build", "b", "compile", "make", "rebuild", "test", "
 	"update", "sync", "pull", "fetch", "download", "get", "lock", "create", "migrate", "detect", "set", "monitor", "flash", "erase",
 	"recover", "program", "debug", "debugserver", "attach", "menuconfig", "guiconfig", "opened", "changes", "where", "have",
 	"files", "fstat", "print", "twister", "size", "analyze", "analyse", "audit", "report", "preview", "plan", "render",
-	"template", "fix", "tidy", "vet", "sim", "simulate", "emulate", "reset", "boot", "typecheck", "typegen", "serve", "start",
+	"template", "fix", "tidy", "getpub", "vet", "sim", "simulate", "emulate", "reset", "boot", "typecheck", "typegen", "serve", "start",
 	"bundle", "package", "pack", "prepare", "configure", "setup", "path", "home", "which",
 	"stats", "annotate", "blame", "filelog", "fixes", "labels", "clients", "counters", "dirs", "sizes", "fsck",
 	"pointer", "reconfigure", "all", "flags", "cmake", "ninja", "reload", "routes", "ps", "top", "wait")

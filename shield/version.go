@@ -125,7 +125,9 @@ package shield
 //	   program the workspace declares, found and recorded with the
 //	   proposal, running a verb of daily work; programs named by a
 //	   declared variable known); PowerShell workspace scripts and binutils
-//	   reads in the default policy.
+//	   reads in the default policy; public key material known by its name
+//	   (*-pub.pem, fullchain.pem) and keys a signing tool uses without
+//	   showing them (sign, getpub, -pubout) are not credential reads.
 const RulesVersion = "12"
 
 // RecordedRules is the rules version a record names ("" before versions
