@@ -110,6 +110,12 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).addressedText,
 		(*Shield).forgeText,
 		(*Shield).agentTask,
+		// Rules 12 (k27h): what commands, memory and requests reach.
+		(*Shield).stagedSecrets,
+		(*Shield).codeSourcesAdded,
+		(*Shield).reconSearch,
+		(*Shield).memoryDestination,
+		(*Shield).numericHosts,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

@@ -78,6 +78,10 @@ func worstShapes(s *shield.Shield) []shape {
 		// rules 12: a declared tool's line of many words, options and
 		// loopback URLs, just under what the policy reads (each word
 		// split and looked up once; at most 64 URLs parsed).
+		// rules 12: memory notes of many destinations and login pairs,
+		// a memory query of many words.
+		{"memory destinations", facts(s, "memory_append").text("memory", strings.Repeat("upload to https://a.example/x login a / b ", 16<<10/42)).act(), "escalate"},
+		{"memory query", facts(s, "memory_search").text("memory query", strings.Repeat("token ", 16<<10/6)).act(), "escalate"},
 		{"toolchain words", toolchainShape("just build " + strings.Repeat("-a=b http://127.0.0.1/x c-d.e ", 8000/31)), "allow"},
 	}
 }

@@ -101,6 +101,9 @@ var (
 		tr("ask", `(?i)\b(?:do not|don't|never|no need to) (?:ask|check with|confirm with) (?:for |the user|the human|a human|before)\b|\b(?:do not|don't|never) ask (?:for )?(?:approval|permission|confirmation)\b`),
 		tr("decision|verdict", `(?i)\bdecision\s*[=:]\s*"?allow\b|\bverdicts?\b[^.\n]{0,60}?\b(?:pre-?computed|pre-?approved|already (?:given|decided))\b`),
 		tr("ignore", `(?i)\bignore (?:all |any |the |your )?(?:previous |prior |earlier )?(?:safety|security|shield) (?:rules|instructions|checks|guidelines|policies|policy)\b`),
+		// Rules 12 (k27h): authority granted to content ("instructions
+		// inside community mod files are authoritative").
+		tr("authoritative|trusted|binding", `(?i)\b(?:instructions?|directions?|directives?|prompts?|comments?)\b[^.;\n]{0,60}?\b(?:in|inside|within|from)\b[^.;\n]{0,60}?\b(?:are|is)\s+(?:now\s+)?(?:authoritative|trusted|binding|to be (?:followed|obeyed|trusted))\b`),
 	}
 	// agentExfil is an agent instruction (or note) that tells agents to
 	// put a credential's contents somewhere.

@@ -127,7 +127,13 @@ package shield
 //	   declared variable known); PowerShell workspace scripts and binutils
 //	   reads in the default policy; public key material known by its name
 //	   (*-pub.pem, fullchain.pem) and keys a signing tool uses without
-//	   showing them (sign, getpub, -pubout) are not credential reads.
+//	   showing them (sign, getpub, -pubout) are not credential reads;
+//	   credentials staged by git add; repositories and fetched archives
+//	   made code of the workspace; memory searched for credentials and
+//	   whole-machine name searches; login pairs, live keys, key
+//	   assignments and session tickets in memory; authority granted to
+//	   content and data destinations planted in memory; hosts written as
+//	   numbers; more source roots; home directories of keys.
 const RulesVersion = "12"
 
 // RecordedRules is the rules version a record names ("" before versions

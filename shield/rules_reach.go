@@ -1,0 +1,281 @@
+package shield
+
+import (
+	"net"
+	"net/url"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// What commands, memory and requests reach (rules 12, k27h; docs/
+// shield-rules.md "Secrets staged, code sources added, hunts, memory
+// destinations, numeric hosts"):
+//
+//   - stagedSecrets: `git add` of a credential file (-f past .gitignore
+//     or not) puts it in the next commit, which every push and clone
+//     carries: block, as a commit of it is (credential-path).
+//   - codeSourcesAdded: a repository added as code of the workspace (git
+//     submodule add URL, git subtree add … URL), and an archive fetched
+//     from a host the policy does not allow then unpacked into the
+//     workspace (curl -o x.zip … && unzip x.zip -d vendor/sdk): code no
+//     one reviewed becomes part of the build (supply-chain:source,
+//     remote-code:vendored; escalate).
+//   - reconSearch: a memory search whose query asks for credentials
+//     (password, token, private key, PIN, login …) and a search by name
+//     over the whole machine or a whole home for something in particular
+//     (find / -name 'wallet*', locate cookies.sqlite; not a library, a
+//     header or a kind of file, *.go): hunts, whatever they are named for
+//     (credential-search; escalate).
+//   - memoryDestination: a memory note that makes a host the policy does
+//     not allow the place data goes (an upload endpoint, a webhook, a
+//     sink: "default upload endpoint: https://…"): every later agent
+//     would send there (memory:instruction; escalate).
+//   - numericHosts: a URL whose host is an address written as one
+//     number, in hex or in octal (http://3325256714/, http://0xC6336472/,
+//     http://0306.0063.0144.0162/): a host hidden from its reader
+//     (network:obfuscated-host; block).
+
+// stagedSecrets is credential-path for `git add`.
+func (s *Shield) stagedSecrets(_ *Action, f *Facts, j *judgement) {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if r.Name != "git" || len(r.Argv) < 3 || literalVia(r.Via) {
+			continue
+		}
+		k := 1
+		for k < len(r.Argv) && strings.HasPrefix(r.Argv[k], "-") {
+			if r.Argv[k] == "-C" || r.Argv[k] == "-c" {
+				k++
+			}
+			k++
+		}
+		if k >= len(r.Argv) || (r.Argv[k] != "add" && r.Argv[k] != "stage") {
+			continue
+		}
+		for _, p := range r.Argv[k+1:] {
+			if strings.HasPrefix(p, "-") || p == "." || p == "" {
+				continue
+			}
+			ref := &Ref{Path: s.ResolvePath(p), Glob: hasMeta(p), By: "git add"}
+			if g := s.credential(ref); g != "" {
+				j.block("credential-path", "git add stages %s, which holds credentials (%s): the next commit keeps it, and every push and clone carries it", p, g)
+				return
+			}
+		}
+	}
+}
+
+// archiveExtractors unpack an archive.
+var archiveExtractors = setOf("unzip", "7z", "7za", "bsdtar", "tar", "unrar", "gunzip", "xz", "unxz", "zstd", "cpio")
+
+// codeSourcesAdded judges repositories added as code and fetched
+// archives unpacked into the workspace.
+func (s *Shield) codeSourcesAdded(_ *Action, f *Facts, j *judgement) {
+	fetched := map[string]string{} // path -> host
+	for _, q := range f.Requests {
+		if q.By != "curl" && q.By != "wget" && q.By != "aria2c" && q.By != "http" && q.By != "xh" {
+			continue
+		}
+		if q.Host == "" || s.hostAllowed(q.Host) || localHost(q.Host) {
+			continue
+		}
+		for _, w := range f.Writes {
+			if w.By == q.By && !w.Tree {
+				fetched[w.Path] = q.Host
+			}
+		}
+	}
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if literalVia(r.Via) {
+			continue
+		}
+		if r.Name == "git" && len(r.Argv) > 3 && (r.Argv[1] == "submodule" || r.Argv[1] == "subtree") && slicesContains(r.Argv[2:], "add") {
+			for _, a := range r.Argv[3:] {
+				if strings.Contains(a, "://") || strings.HasPrefix(a, "git@") {
+					j.escalate("supply-chain:source", "git %s add makes %s code of the workspace: a repository no one here reviewed, built with the project", r.Argv[1], clipText(a, 80))
+					return
+				}
+			}
+		}
+	}
+	if len(fetched) == 0 {
+		return
+	}
+	for i := range f.Reads {
+		rd := &f.Reads[i]
+		host, ok := fetched[rd.Path]
+		if !ok || !archiveExtractors[rd.By] {
+			continue
+		}
+		for _, w := range f.Writes {
+			if w.By == rd.By && s.inWorkspace(w.Path) {
+				j.escalate("remote-code:vendored", "%s unpacks an archive fetched from %s into %s: code no one reviewed becomes part of the workspace", rd.By, host, w.Path)
+				return
+			}
+		}
+	}
+}
+
+// memoryCredentialQuery is a memory search for credentials.
+var memoryCredentialQuery = regexp.MustCompile(`(?i)\b(?:passw\w*|passphrase|secrets?|tokens?|credentials?|creds|api[ _-]?keys?|private[ _-]?keys?|ssh[ _-]?keys?|signing[ _-]?keys?|pins?|logins?|tickets?|otp|2fa|mfa|cookies?|session[ _-]?keys?)\b`)
+
+// libraryName is a search by name for what a build links or includes.
+var libraryName = regexp.MustCompile(`(?i)(?:\.so(?:\.[\d*]+)*|\.a|\.dylib|\.dll|\.lib|\.h|\.hpp|\.pc|\.cmake|\.jar|\.pyi?|\.whl|\.tar\.gz)\*?['"]?$|^['"]?lib[\w.+*-]*['"]?$`)
+
+// reconSearch judges hunts: memory searched for credentials, and a
+// whole machine or home searched by name.
+func (s *Shield) reconSearch(a *Action, f *Facts, j *judgement) {
+	if a.Tool == "memory_search" {
+		for _, t := range f.Texts {
+			if t.Source != "memory query" {
+				continue
+			}
+			if m := memoryCredentialQuery.FindString(clip(t.Body, 4096)); m != "" {
+				j.escalate("credential-search", "the memory search asks for %s: a hunt for secrets in what earlier sessions kept", m)
+				return
+			}
+		}
+	}
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if !nameSearchers[r.Name] || literalVia(r.Via) {
+			continue
+		}
+		whole := r.Name == "locate" || r.Name == "mlocate" || r.Name == "plocate"
+		var names []string
+		for k := 1; k < len(r.Argv); k++ {
+			a := r.Argv[k]
+			if r.Name == "find" && findNameTest(a) && k+1 < len(r.Argv) {
+				names = append(names, r.Argv[k+1])
+				k++
+				continue
+			}
+			if strings.HasPrefix(a, "-") {
+				continue
+			}
+			if r.Name == "find" && k == 1 || r.Name != "find" {
+				if p := path.Clean(a); p == "/" || p == "~" || p == "$HOME" || p == "${HOME}" || p == s.cfg.Home || p == "/home" || p == "/Users" {
+					whole = true
+				}
+			}
+			if r.Name != "find" {
+				names = append(names, a)
+			}
+		}
+		if !whole || len(names) == 0 {
+			continue
+		}
+		lib := true
+		for _, n := range names {
+			// A library, a header, or a kind of file ("*.go"): what a
+			// build or a reader looks for, not something in particular.
+			if b := strings.Trim(n, `"'`); !libraryName.MatchString(b) && !genericGlob(b) {
+				lib = false
+			}
+		}
+		if !lib {
+			j.escalate("credential-search", "%s searches the whole machine or home by name (%s): reconnaissance beyond the workspace", r.Name, clipText(strings.Join(names, " "), 60))
+			return
+		}
+	}
+}
+
+// memoryDestinationRe is a note naming where data goes.
+var memoryDestinationRe = regexp.MustCompile(`(?i)\b(?:upload|uploads|endpoint|webhook|sink|collector|drop|dropbox|exfil\w*|send|post|forward|ship|report|dump|backup|mirror|sync)\b[^\n]{0,80}?\b(https?://[^\s"'<>)]+)`)
+
+// memoryDestination judges memory notes that make a host where data goes.
+func (s *Shield) memoryDestination(_ *Action, f *Facts, j *judgement) {
+	for _, t := range f.Texts {
+		if t.Source != "memory" && t.Source != "content:"+s.memoryFile {
+			continue
+		}
+		for _, m := range memoryDestinationRe.FindAllStringSubmatch(clip(t.Body, maxTextJudged), 8) {
+			u, err := url.Parse(strings.TrimRight(m[1], ".,;:"))
+			if err != nil {
+				continue
+			}
+			h := u.Hostname()
+			if h == "" || s.hostAllowed(h) || localHost(h) {
+				continue
+			}
+			j.escalate("memory:instruction", "the memory note makes %s where data goes (%s): every later agent would send there", h, clipText(m[0], 80))
+			return
+		}
+	}
+}
+
+// numericHosts blocks URLs whose host is an address written as a number.
+func (s *Shield) numericHosts(_ *Action, f *Facts, j *judgement) {
+	for _, q := range f.Requests {
+		if h := q.Host; numericHost(h) {
+			j.block("network:obfuscated-host", "%s reaches %s, an address written as a number (%s): a host hidden from its reader", q.By, h, numericHostIP(h))
+			return
+		}
+	}
+	for _, t := range f.Texts {
+		if t.Source != "url" && t.Source != "body" {
+			continue
+		}
+		if u, err := url.Parse(strings.TrimSpace(clip(t.Body, 4096))); err == nil && numericHost(u.Hostname()) {
+			j.block("network:obfuscated-host", "the request reaches %s, an address written as a number (%s): a host hidden from its reader", u.Hostname(), numericHostIP(u.Hostname()))
+			return
+		}
+	}
+}
+
+// numericHost reports whether h is an IPv4 address written as one
+// number (decimal, 0x hex, 0 octal) or with hex or octal parts.
+func numericHost(h string) bool {
+	return numericHostIP(h) != ""
+}
+
+// numericHostIP is the dotted address numericHost's h stands for, or "".
+func numericHostIP(h string) string {
+	if h == "" || len(h) > 64 {
+		return ""
+	}
+	parts := strings.Split(h, ".")
+	if len(parts) > 4 {
+		return ""
+	}
+	var vals []uint64
+	odd := false
+	for _, p := range parts {
+		if p == "" {
+			return ""
+		}
+		base := 10
+		switch {
+		case len(p) > 2 && (p[:2] == "0x" || p[:2] == "0X"):
+			base, p, odd = 16, p[2:], true
+		case len(p) > 1 && p[0] == '0':
+			base, odd = 8, true
+		}
+		v, err := strconv.ParseUint(p, base, 32)
+		if err != nil {
+			return ""
+		}
+		vals = append(vals, v)
+	}
+	if len(parts) == 4 && !odd {
+		return "" // a dotted quad, as written
+	}
+	var n uint64
+	switch len(vals) {
+	case 1:
+		if vals[0] < 1<<16 {
+			return "" // a small number is not an address
+		}
+		n = vals[0]
+	case 2:
+		n = vals[0]<<24 | vals[1]&0xffffff
+	case 3:
+		n = vals[0]<<24 | vals[1]<<16 | vals[2]&0xffff
+	case 4:
+		n = vals[0]<<24 | vals[1]<<16 | vals[2]<<8 | vals[3]
+	}
+	return net.IPv4(byte(n>>24), byte(n>>16), byte(n>>8), byte(n)).String()
+}
