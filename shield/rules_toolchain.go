@@ -115,16 +115,21 @@ var toolchainNever = setOf("sh", "bash", "zsh", "dash", "ksh", "fish", "pwsh", "
 	"curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "socat", "telnet", "ftp", "rclone", "s3cmd",
 	"git", "hg", "svn", "docker", "podman", "kubectl", "gh", "glab", "crontab", "systemctl", "launchctl", "rm", "dd", "mkfs",
 	"npx", "pnpx", "bunx", "uvx", "pipx", "dlx",
-	// The shell's own words.
+	// The shell's own words (shellWords).
 	"cd", "pushd", "popd", "export", "set", "unset", "source", ".", "alias", "true", "false", "echo", "printf", "test", "[",
 	"if", "then", "else", "fi", "for", "while", "do", "done", "case", "esac", "function", "return", "exit", "local", "read")
+
+// shellWords are the shell's own words of toolchainNever: a runner's
+// "run test" runs its task named test, not the builtin.
+var shellWords = setOf("cd", "pushd", "popd", "export", "set", "unset", "source", ".", "alias", "true", "false", "echo", "printf",
+	"test", "[", "if", "then", "else", "fi", "for", "while", "do", "done", "case", "esac", "function", "return", "exit", "local", "read", "time", "watch", "find")
 
 // toolchainRemote are tools whose verbs act on a remote service: they
 // count as the workspace's toolchain only against a loopback address
 // the line names.
 var toolchainRemote = setOf("helm", "helmfile", "terraform", "tofu", "terragrunt", "pulumi", "nomad", "consul", "vault", "boundary",
 	"waypoint", "aws", "gcloud", "az", "ansible", "ansible-playbook", "flyctl", "fly", "vercel", "netlify", "heroku", "firebase",
-	"supabase", "doctl", "eksctl", "oc", "kubectx", "argocd", "flux", "skaffold", "tilt", "wrangler", "railway", "render",
+	"doctl", "eksctl", "oc", "kubectx", "argocd", "flux", "skaffold", "tilt", "railway", "render",
 	"steamcmd", "p4v", "mc", "gsutil", "bq", "cf", "okteto", "serverless", "sls", "cdk", "sam", "copilot")
 
 // toolchainExcluded reports whether key's program is never the
@@ -155,11 +160,11 @@ var toolchainVerbs = setOf("build", "b", "compile", "make", "rebuild", "test", "
 	"template", "fix", "tidy", "getpub", "vet", "sim", "simulate", "emulate", "reset", "boot", "typecheck", "typegen", "serve", "start",
 	"bundle", "package", "pack", "prepare", "configure", "setup", "path", "home", "which",
 	"stats", "annotate", "blame", "filelog", "fixes", "labels", "clients", "counters", "dirs", "sizes", "fsck",
-	"pointer", "reconfigure", "all", "flags", "cmake", "ninja", "reload", "routes", "ps", "top", "wait")
+	"pointer", "reconfigure", "all", "flags", "cmake", "ninja", "reload", "routes", "ps", "top", "wait", "server", "up", "affected")
 
 // toolchainNouns are namespace words a verb follows ("conan graph
 // info", "pio device monitor", "west sdk install").
-var toolchainNouns = setOf("pub", "pkg", "package", "packages", "lock", "lockfile", "graph", "profile", "profiles", "device", "devices", "sdk",
+var toolchainNouns = setOf("pub", "flake", "pkg", "package", "packages", "lock", "lockfile", "graph", "device", "devices", "sdk",
 	"target", "targets", "dependencies", "deps", "dependency", "job", "jobs", "project", "projects", "workspace", "env",
 	"environment", "cache", "toolchain", "toolchains", "component", "components", "board", "boards", "test", "tests", "node",
 	"nodes", "alloc", "allocs", "namespace", "platform", "platforms", "lib", "libs", "library", "module", "modules", "app",
@@ -173,7 +178,7 @@ var toolchainGuarded = setOf("config", "configuration", "remote", "remotes", "re
 	"mirrors", "auth", "account", "accounts", "user", "users", "token", "tokens", "key", "keys", "secret", "secrets",
 	"credential", "credentials", "login", "acl", "policy", "policies", "permission", "permissions", "trust", "hook", "hooks",
 	"plugin", "plugins", "extension", "extensions", "var", "vars", "variable", "variables", "kv", "snapshot", "operator",
-	"self", "ext")
+	"self", "ext", "profile", "profiles")
 
 // toolchainListing are the verbs a guarded noun may take.
 var toolchainListing = setOf("list", "ls", "home", "path", "detect", "status")
@@ -195,8 +200,11 @@ var toolchainRisk = setOf("publish", "upload", "deploy", "push", "submit", "ship
 var toolchainFlagRisk = setOf("publish", "upload", "deploy", "push", "submit", "delete", "remove", "purge", "destroy", "drop",
 	"wipe", "prune", "login", "token", "password", "secret", "credential", "credentials", "trust", "getpriv", "burn",
 	"readcode", "readram", "readuicr", "readout", "dump", "snr", "serialno", "serialnumber", "prod", "production", "golden",
-	"global", "g", "force", "insecure", "noverify", "unsafe", "trustedhost", "allowunsigned", "eraseall", "masserase", "setlive",
-	"override")
+	"force", "insecure", "noverify", "unsafe", "trustedhost", "allowunsigned", "eraseall", "masserase", "setlive", "override")
+
+// toolchainInstallVerbs install packages: with -g or --global, outside
+// the workspace.
+var toolchainInstallVerbs = setOf("install", "i", "add", "update", "upgrade", "link", "uninstall", "remove", "sync", "get")
 
 // toolchainCodeFlags give a program code to run on its command line.
 var toolchainCodeFlags = setOf("e", "eval", "exec", "execute", "expr", "expression", "eval-command")
@@ -286,7 +294,7 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 	}
 	remote := toolchainRemote[path.Base(key)]
 	vcs := toolchainVCS[path.Base(key)]
-	dry := false
+	dry, global := false, false
 	var verbs []string     // the words that are not flag values
 	var afterFlag []string // the words right after a flag (maybe its value)
 	prevFlag := false
@@ -323,6 +331,9 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 			}
 			if lname == "n" || lname == "dry-run" || lname == "dryrun" || lname == "preview" || lname == "check" {
 				dry = true
+			}
+			if lname == "g" || lname == "global" || lname == "user" || lname == "system" {
+				global = true
 			}
 			for _, w := range riskParts(name) {
 				if toolchainFlagRisk[w] {
@@ -373,6 +384,9 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 	if remote && !loop {
 		return false, "it acts on a remote service and names no loopback address"
 	}
+	if len(verbs) == 0 && global {
+		return false, "it installs outside the workspace (a global or user install)"
+	}
 	if len(verbs) == 0 {
 		// Flags and their values only (openocd -f …, "$UNITY_PATH"
 		// -batchmode …): a bare lowercase word after a flag may be a
@@ -386,8 +400,23 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 		return true, ""
 	}
 	v0 := strings.ToLower(verbs[0])
-	parts := strings.FieldsFunc(v0, func(c rune) bool { return c == '-' || c == '_' || c == '.' })
-	if len(parts) > 1 && !strings.Contains(v0, ":") {
+	if ns := strings.FieldsFunc(v0, func(c rune) bool { return c == '.' || c == ':' }); len(ns) > 1 {
+		// A namespaced task (mix ecto.migrate, rake db:migrate, nx
+		// web:build): its last part is the verb.
+		last := ns[len(ns)-1]
+		for _, p := range strings.FieldsFunc(last, func(c rune) bool { return c == '-' || c == '_' }) {
+			if !toolchainVerbs[p] && !toolchainNouns[p] {
+				return false, "its verb " + clipText(v0, 30) + " is not one of daily work"
+			}
+		}
+		if !toolchainVerbs[strings.FieldsFunc(last, func(c rune) bool { return c == '-' || c == '_' })[0]] {
+			return false, "its verb " + clipText(v0, 30) + " is not one of daily work"
+		}
+		v0 = last
+		verbs = verbs[:1]
+	}
+	parts := strings.FieldsFunc(v0, func(c rune) bool { return c == '-' || c == '_' })
+	if len(parts) > 1 {
 		// A compound verb (update-dependencies, set-target, erase_flash):
 		// every part a verb or a noun, the first a verb.
 		if !toolchainVerbs[parts[0]] {
@@ -427,6 +456,22 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 			if strings.HasPrefix(w, "@") && len(w) > 1 && w[1] != '/' {
 				return false, "it runs a target of another repository: " + clipText(w, 60)
 			}
+		}
+	}
+	if global && toolchainInstallVerbs[v0] {
+		return false, "it installs outside the workspace (a global or user install)"
+	}
+	if (v0 == "run" || v0 == "exec") && len(verbs)+len(afterFlag) > 0 {
+		// A runner's run of another program (hatch run sh -c …).
+		next := ""
+		for _, w := range argv {
+			if !strings.HasPrefix(w, "-") && w != verbs[0] && wordLike(w) {
+				next = w
+				break
+			}
+		}
+		if next != "" && toolchainNever[path.Base(next)] && !shellWords[next] {
+			return false, v0 + " runs " + next + ", which the toolchain does not make daily work"
 		}
 	}
 	if vcs && (v0 == "clean" || v0 == "migrate" || v0 == "reset" || v0 == "checkout" || v0 == "resolve" || v0 == "move" || v0 == "rename") && !dry {

@@ -20,8 +20,10 @@ import (
 //     justfile and Taskfile lines, package.json scripts (and its
 //     devDependencies, whose command shares the package's name), CI
 //     steps (run:, script:), workspace scripts (.sh, .ps1, .bat), the
-//     code of the repository's own README and agent instructions and of
-//     docs/*.md, .tool-versions and mise's [tools]; a program named by a
+//     code of the agent instructions (AGENTS.md, CLAUDE.md, GEMINI.md:
+//     an edit of one is asked about, a README's or a doc's is not, so
+//     those declare nothing), .tool-versions and mise's [tools]; a
+//     program named by a
 //     variable in command position ("$UNITY_PATH", & "$env:UNITY_PATH")
 //     is declared as "$UNITY_PATH".
 
@@ -125,19 +127,14 @@ var toolchainByFile = map[string][]string{
 	"Jenkinsfile":                  nil,
 	"azure-pipelines.yml":          nil,
 	"bitbucket-pipelines.yml":      nil,
-	"README.md":                    nil,
 	"AGENTS.md":                    nil,
 	"CLAUDE.md":                    nil,
 	"GEMINI.md":                    nil,
-	"CONTRIBUTING.md":              nil,
-	"DEVELOPMENT.md":               nil,
-	"HACKING.md":                   nil,
 	".github/workflows/*.yml":      nil,
 	".github/workflows/*.yaml":     nil,
 	".circleci/config.yml":         nil,
 	".buildkite/pipeline.yml":      nil,
 	".devcontainer/*.sh":           nil,
-	"docs/*.md":                    nil,
 	"*.mk":                         nil,
 	"*.sh":                         nil,
 	"*.bash":                       nil,
@@ -161,21 +158,21 @@ func toolchainFileKind(rel string) (string, bool) {
 	if dir == "." {
 		dir = ""
 	}
-	// Whole relative patterns first (CI, docs at the top of docs/).
+	// Whole relative patterns first (CI, dev container scripts).
 	for _, k := range []string{".github/workflows/*.yml", ".github/workflows/*.yaml", ".circleci/config.yml",
-		".buildkite/pipeline.yml", ".devcontainer/*.sh", "docs/*.md", ".github/actions/*/action.yml"} {
+		".buildkite/pipeline.yml", ".devcontainer/*.sh", ".github/actions/*/action.yml"} {
 		if ok, _ := path.Match(k, rel); ok {
 			return k, true
 		}
 	}
 	if _, ok := toolchainByFile[base]; ok {
 		switch base {
-		case "README.md", "AGENTS.md", "CLAUDE.md":
+		case "AGENTS.md", "CLAUDE.md":
 			// The repository's own, in its first levels.
 			if strings.Count(rel, "/") > 3 {
 				return "", false
 			}
-		case "GEMINI.md", "CONTRIBUTING.md", "DEVELOPMENT.md", "HACKING.md", ".gitlab-ci.yml", "Jenkinsfile",
+		case "GEMINI.md", ".gitlab-ci.yml", "Jenkinsfile",
 			"azure-pipelines.yml", "bitbucket-pipelines.yml", ".tool-versions", "mise.toml", ".mise.toml":
 			if dir != "" {
 				return "", false
@@ -303,7 +300,7 @@ func DeclaredTools(rel string, b []byte, add func(key string)) {
 		for _, l := range strings.Split(text, "\n") {
 			commandPrograms(l, add)
 		}
-	case "README.md", "AGENTS.md", "CLAUDE.md", "GEMINI.md", "CONTRIBUTING.md", "DEVELOPMENT.md", "HACKING.md", "docs/*.md":
+	case "AGENTS.md", "CLAUDE.md", "GEMINI.md":
 		markdownPrograms(text, add)
 	}
 }
