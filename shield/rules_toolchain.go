@@ -686,3 +686,17 @@ func declaredVariableProgram(a *Action, u string) bool {
 	k := ToolchainKey(&Run{Argv: []string{w}})
 	return strings.HasPrefix(k, "$") && declaredBy(a, k) != ""
 }
+
+// settingsOnly reports whether argv runs a tool's settings or listing
+// verb (conan profile detect, poetry config list, pio account show):
+// the tool's own settings, not the project's build files (rules 12,
+// k27h: flow:changed-then-run does not ask about it).
+func settingsOnly(argv []string) bool {
+	for _, a := range argv[1:] {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		return toolchainGuarded[a] && a != "plugin" && a != "plugins" && a != "extension" && a != "extensions" && a != "hook" && a != "hooks"
+	}
+	return false
+}

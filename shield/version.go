@@ -133,7 +133,8 @@ package shield
 //	   whole-machine name searches; login pairs, live keys, key
 //	   assignments and session tickets in memory; authority granted to
 //	   content and data destinations planted in memory; hosts written as
-//	   numbers; more source roots; home directories of keys.
+//	   numbers; more source roots; home directories of keys; a tool's
+//	   settings verbs are not runs of a changed build file.
 const RulesVersion = "12"
 
 // RecordedRules is the rules version a record names ("" before versions
