@@ -61,6 +61,7 @@ func TestFlow_ChangedThenRun(t *testing.T) {
 		{"lifecycle script then npm config list", then(pkgRuns, "npm config list"), none},
 		{"lifecycle script then pnpm registry listing", then(pkgRuns, "pnpm config get registry"), none},
 		{"lifecycle script then npm run build", then(pkgRuns, "npm run build"), asked},
+		{"lifecycle script then a script set by config", then(pkgRuns, "npm pkg set scripts.build=tsc"), asked},
 	})
 	// A changed file alone is no reason for flow:tainted-egress.
 	a := command("curl -sS https://api.github.com/repos/x/y")

@@ -687,16 +687,28 @@ func declaredVariableProgram(a *Action, u string) bool {
 	return strings.HasPrefix(k, "$") && declaredBy(a, k) != ""
 }
 
-// settingsOnly reports whether argv runs a tool's settings or listing
-// verb (conan profile detect, poetry config list, pio account show):
-// the tool's own settings, not the project's build files (rules 12,
-// k27h: flow:changed-then-run does not ask about it).
+// settingsOnly reports whether argv runs a tool's settings noun with a
+// listing or reading verb (conan profile detect, npm config list, pnpm
+// config get registry): the tool's own settings read, not the project's
+// build files run (rules 12, k27h: flow:changed-then-run does not ask
+// about it). A settings write (composer config scripts.x 'cmd') is not.
 func settingsOnly(argv []string) bool {
+	var words []string
 	for _, a := range argv[1:] {
-		if strings.HasPrefix(a, "-") {
+		if a == "--list" || a == "-l" {
+			words = append(words, "list")
 			continue
 		}
-		return toolchainGuarded[a] && a != "plugin" && a != "plugins" && a != "extension" && a != "extensions" && a != "hook" && a != "hooks"
+		if !strings.HasPrefix(a, "-") {
+			words = append(words, a)
+		}
+	}
+	if len(words) < 2 || !toolchainGuarded[words[0]] {
+		return false
+	}
+	switch words[1] {
+	case "list", "ls", "get", "show", "detect", "home", "path", "status":
+		return len(words) <= 3
 	}
 	return false
 }
