@@ -162,6 +162,24 @@ var toolchainVerbs = setOf("build", "b", "compile", "make", "rebuild", "test", "
 	"stats", "annotate", "blame", "filelog", "fixes", "labels", "clients", "counters", "dirs", "sizes", "fsck",
 	"pointer", "reconfigure", "all", "flags", "cmake", "ninja", "reload", "routes", "ps", "top", "wait", "server", "up", "affected")
 
+// sourceDirWords are directory names a linter or checker takes as its
+// first argument without a "./" (pyright src, tsc apps): arguments, not
+// verbs.
+var sourceDirWords = setOf("src", "lib", "app", "apps", "packages", "tests", "test", "spec", "specs", "services", "web", "api", "cmd",
+	"pkg", "internal", "scripts", "tools", "libs", "modules", "components", "frontend", "backend", "server", "client", "core")
+
+// labelName is the target name of a build label (//pkg:name, @repo//:x,
+// :name), or "".
+func labelName(tok string) string {
+	if !strings.HasPrefix(tok, "//") && !strings.HasPrefix(tok, "@") && !strings.HasPrefix(tok, ":") {
+		return ""
+	}
+	if i := strings.LastIndexByte(tok, ':'); i >= 0 {
+		return tok[i+1:]
+	}
+	return path.Base(tok)
+}
+
 // toolchainNouns are namespace words a verb follows ("conan graph
 // info", "pio device monitor", "west sdk install").
 var toolchainNouns = setOf("pub", "flake", "pkg", "package", "packages", "lock", "lockfile", "graph", "device", "devices", "sdk",
@@ -370,7 +388,14 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 		if w, bad := riskyValue(strings.Trim(tok, `"'`)); bad {
 			return false, w
 		}
-		if !wordLike(tok) {
+		if name := labelName(tok); name != "" {
+			// A build target run by its label (//deploy:image_push): its
+			// name says what it does.
+			if w, bad := riskyValue(name); bad {
+				return false, w
+			}
+		}
+		if !wordLike(tok) || sourceDirWords[tok] && !toolchainVerbs[tok] && !toolchainNouns[tok] {
 			prevFlag = false
 			continue
 		}
@@ -403,16 +428,21 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 	if ns := strings.FieldsFunc(v0, func(c rune) bool { return c == '.' || c == ':' }); len(ns) > 1 {
 		// A namespaced task (mix ecto.migrate, rake db:migrate, nx
 		// web:build): its last part is the verb.
-		last := ns[len(ns)-1]
-		for _, p := range strings.FieldsFunc(last, func(c rune) bool { return c == '-' || c == '_' }) {
-			if !toolchainVerbs[p] && !toolchainNouns[p] {
-				return false, "its verb " + clipText(v0, 30) + " is not one of daily work"
+		// Its verb is its last part (ecto.migrate) or, for a generator, an
+		// earlier one (phx.gen.context).
+		verb := ""
+		for k := len(ns) - 1; k >= 0 && verb == ""; k-- {
+			if p := strings.FieldsFunc(ns[k], func(c rune) bool { return c == '-' || c == '_' }); len(p) > 0 && toolchainVerbs[p[0]] {
+				verb = p[0]
 			}
 		}
-		if !toolchainVerbs[strings.FieldsFunc(last, func(c rune) bool { return c == '-' || c == '_' })[0]] {
+		if verb == "" || !toolchainVerbs[strings.FieldsFunc(ns[len(ns)-1], func(c rune) bool { return c == '-' || c == '_' })[0]] && verb != "gen" && verb != "generate" {
 			return false, "its verb " + clipText(v0, 30) + " is not one of daily work"
 		}
-		v0 = last
+		if toolchainInstallVerbs[verb] && (ns[0] == "archive" || ns[0] == "escript" || ns[0] == "local" || ns[0] == "global") {
+			return false, "it installs outside the workspace (" + clipText(v0, 30) + ")"
+		}
+		v0 = verb
 		verbs = verbs[:1]
 	}
 	parts := strings.FieldsFunc(v0, func(c rune) bool { return c == '-' || c == '_' })
