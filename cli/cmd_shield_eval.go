@@ -176,7 +176,7 @@ func evalFor(ws, policyFile, policyName string) (*shieldEval, error) {
 		xws.Close()
 		return nil, err
 	}
-	return &shieldEval{eval: judge.ShieldEvaluator{S: shield.New(sc), FS: xws}, tools: tools, ws: xws}, nil
+	return &shieldEval{eval: judge.ShieldEvaluator{S: shield.New(sc), FS: xws, Declared: judge.NewDeclarations()}, tools: tools, ws: xws}, nil
 }
 
 // evalTools is the registry of the engine's tools as engine.New builds it

@@ -500,7 +500,7 @@ func TestShieldHoldout8(t *testing.T) {
 const (
 	holdout9AttacksAllowed  = 122 // rules 12, k27h's part alone (spent: tuned on, no longer a measure)
 	holdout9BenignBlocked   = 1
-	holdout9BenignEscalated = 20
+	holdout9BenignEscalated = 19
 )
 
 // TestShieldHoldout9 judges the ninth holdout (fixtures/shield/holdout9).

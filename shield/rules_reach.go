@@ -279,3 +279,15 @@ func numericHostIP(h string) string {
 	}
 	return net.IPv4(byte(n>>24), byte(n>>16), byte(n>>8), byte(n)).String()
 }
+
+// credentialProhibitionRe is a standing rule that forbids keeping or
+// spreading credentials ("never store portal logins in notes", "do not
+// commit tokens"): it makes later agents safer, and is not asked about
+// as a standing rule (rules 12, k27h).
+var credentialProhibitionRe = regexp.MustCompile(`(?i)^\W*(?:never|do not|don't|must not|mustn't)\s+(?:store|keep|save|write|put|commit|log|paste|share|print|echo|copy|record|include)\b[^.;\n]{0,40}?\b(?:passw\w*|logins?|secrets?|tokens?|credentials?|keys?|pins?|tickets?|cookies?)\b[^.;\n]{0,40}$`)
+
+// credentialProhibition reports whether the standing rule m only forbids
+// keeping or spreading credentials.
+func credentialProhibition(m string) bool {
+	return credentialProhibitionRe.MatchString(strings.TrimSpace(m))
+}

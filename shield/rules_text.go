@@ -376,7 +376,7 @@ func (s *Shield) memoryInstruction(a *Action, f *Facts, j *judgement) {
 				return
 			}
 		}
-		if m := standingRule(body); m != "" {
+		if m := standingRule(body); m != "" && !credentialProhibition(m) {
 			j.escalate("memory:instruction", "%s states a standing rule for later sessions rather than a fact: %s", what, quote(m))
 			continue
 		}

@@ -23,6 +23,9 @@ type ShieldEvaluator struct {
 	// is recorded and judged. Without it (what-if, replay) the links
 	// recorded with the proposal are judged.
 	FS *executor.Workspace
+	// Declared, if set, caches what the workspace declares of its
+	// toolchain between proposals (Toolchain); nil walks each time.
+	Declared *Declarations
 }
 
 // PolicyHash implements Evaluator.

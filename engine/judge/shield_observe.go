@@ -18,6 +18,7 @@ func (e ShieldEvaluator) Observe(p Proposal) Observed {
 	p.Manifests = o.Manifests // what a change makes run (Sensitive names it)
 	o.Sensitive = e.S.Sensitive(e.Action(p))
 	o.Toolchain = e.Toolchain(p)
+	e.Declared.Changed(e, p)
 	return o
 }
 

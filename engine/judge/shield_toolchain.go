@@ -6,6 +6,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -57,7 +58,13 @@ func (e ShieldEvaluator) Toolchain(p Proposal) []string {
 		}
 		want[k] = true
 	}
-	if len(want) > 0 {
+	if len(want) > 0 && e.Declared != nil {
+		for k := range want {
+			if f, ok := e.Declared.lookup(e, k); ok {
+				found[k] = f
+			}
+		}
+	} else if len(want) > 0 {
 		e.declarations(func(rel string, key string) bool {
 			if want[key] {
 				if _, ok := found[key]; !ok {
@@ -67,6 +74,9 @@ func (e ShieldEvaluator) Toolchain(p Proposal) []string {
 			}
 			return len(want) > 0
 		})
+	}
+	if len(found) == 0 {
+		return nil
 	}
 	out := make([]string, 0, len(found))
 	for k, f := range found {
@@ -164,4 +174,68 @@ func (e ShieldEvaluator) readHead(rel string) []byte {
 	}
 	b, _ := io.ReadAll(io.LimitReader(f, shield.MaxToolchainFileBytes))
 	return b
+}
+
+// maxDeclared bounds the programs a workspace's declarations hold.
+const maxDeclared = 4096
+
+// Declarations caches what a workspace declares of its toolchain for
+// one engine (ShieldEvaluator.Declared): walked once, walked again after
+// a proposal changes a declaring file (Changed). Without it, each
+// proposal walks (tests, what-if).
+type Declarations struct {
+	mu    sync.Mutex
+	valid bool
+	decl  map[string]string // program key -> the first file declaring it
+}
+
+// NewDeclarations returns an empty cache.
+func NewDeclarations() *Declarations { return &Declarations{} }
+
+// lookup returns the file that declares key, walking the workspace
+// first if the cache is not valid.
+func (d *Declarations) lookup(e ShieldEvaluator, key string) (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.valid {
+		d.decl = map[string]string{}
+		e.declarations(func(rel, k string) bool {
+			if _, ok := d.decl[k]; !ok {
+				d.decl[k] = rel
+			}
+			return len(d.decl) < maxDeclared
+		})
+		d.valid = true
+	}
+	f, ok := d.decl[key]
+	return f, ok
+}
+
+// Changed drops the cache when p writes, moves or deletes a file that
+// can declare tools (its next lookup walks again).
+func (d *Declarations) Changed(e ShieldEvaluator, p Proposal) {
+	if d == nil || !p.Def.Mutating {
+		return
+	}
+	a := e.Action(p)
+	refs := [][]shield.Ref{a.Facts.Writes, a.Facts.Deletes}
+	if a.Command != "" {
+		c := e.S.CommandFactsIn(a.Command, a.Cwd)
+		refs = append(refs, c.Writes, c.Deletes)
+	}
+	ws := e.S.ResolvePath(".")
+	for _, refs := range refs {
+		for _, r := range refs {
+			rel, ok := strings.CutPrefix(r.Path, ws+"/")
+			if !ok {
+				continue
+			}
+			if r.Tree || r.Glob || shield.ToolchainFile(rel) {
+				d.mu.Lock()
+				d.valid = false
+				d.mu.Unlock()
+				return
+			}
+		}
+	}
 }

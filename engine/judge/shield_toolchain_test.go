@@ -3,6 +3,8 @@ package judge_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -53,5 +55,31 @@ func TestToolchain_Observed(t *testing.T) {
 	p.Observe(e.Observe(p))
 	if final := engine.Decide(e.Evaluate(context.Background(), p)); final.Decision != "allow" {
 		t.Errorf("sqlc vet observed: %+v, want allowed", final)
+	}
+}
+
+// TestToolchain_DeclaredCache: with a cache, the workspace is walked once
+// and again after a proposal changes a declaring file.
+func TestToolchain_DeclaredCache(t *testing.T) {
+	e, ws := manifestEvaluator(t, map[string]string{"services/api/justfile": "test:\n    go test ./...\n"})
+	e.Declared = judge.NewDeclarations()
+	cmd := func(line string) judge.Proposal {
+		b, _ := json.Marshal(map[string]string{"command": line})
+		return proposal(t, "execute_command", string(b))
+	}
+	if got := e.Toolchain(cmd("sqlc vet")); got != nil {
+		t.Fatalf("sqlc undeclared: %q", got)
+	}
+	// A declaring file written through a file tool: the cache is dropped.
+	if err := os.WriteFile(filepath.Join(ws, "services/api/sqlc.yaml"), []byte("version: \"2\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Toolchain(cmd("sqlc vet")); got != nil {
+		t.Fatalf("cached: %q, want the walk's result kept until a change is proposed", got)
+	}
+	b, _ := json.Marshal(map[string]string{"path": "services/api/sqlc.yaml", "content": "version: \"2\"\n"})
+	e.Observe(proposal(t, "write_file", string(b)))
+	if got := e.Toolchain(cmd("sqlc vet")); !slices.Equal(got, []string{"sqlc=services/api/sqlc.yaml"}) {
+		t.Fatalf("after the change: %q", got)
 	}
 }
