@@ -186,25 +186,65 @@ func (s *Shield) reconSearch(a *Action, f *Facts, j *judgement) {
 // memoryDestinationRe is a note naming where data goes.
 var memoryDestinationRe = regexp.MustCompile(`(?i)\b(?:upload|uploads|endpoint|webhook|sink|collector|drop|dropbox|exfil\w*|send|post|forward|ship|report|dump|backup|mirror|sync)\b[^\n]{0,80}?\b(https?://[^\s"'<>)]+)`)
 
-// memoryDestination judges memory notes that make a host where data goes.
+// memorySourceRe is a note naming where code comes from: a registry, a
+// mirror, a package source or index (rules 12, k27h).
+var memorySourceRe = regexp.MustCompile(`(?i)\b(?:registry|registries|mirror|mirrors|(?:gem|package|pip|npm|maven|gradle|composer|cargo|go) ?(?:source|repo|repository|repositories|index|proxy|feed)|index[- ]url|sources? for (?:gems|packages|dependencies))\b[^\n]{0,80}?\b((?:https?://)?[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+\.[a-z]{2,}(?:/[^\s"'<>)]*)?)`)
+
+// memorySourceAfterRe is a host named, then made a source ("add
+// repo.x.net to Gradle repositories").
+var memorySourceAfterRe = regexp.MustCompile(`(?i)\b((?:https?://)?[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+\.[a-z]{2,})\b[^\n]{0,40}?\b(?:repositories|registries|registry|mirrors?|package sources|sources for (?:gems|packages|dependencies)|index(?:es)?)\b`)
+
+// memoryDomainRe is a bare host in a note that names destinations.
+var memoryDomainRe = regexp.MustCompile(`(?i)\b(?:https?://)?([a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,})\b`)
+
+// memoryDestination judges memory notes that make a host where data
+// goes, or where code comes from.
 func (s *Shield) memoryDestination(_ *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
 		if t.Source != "memory" && t.Source != "content:"+s.memoryFile {
 			continue
 		}
-		for _, m := range memoryDestinationRe.FindAllStringSubmatch(clip(t.Body, maxTextJudged), 8) {
-			u, err := url.Parse(strings.TrimRight(m[1], ".,;:"))
-			if err != nil {
-				continue
+		body := clip(t.Body, maxTextJudged)
+		for _, m := range memoryDestinationRe.FindAllStringSubmatch(body, 8) {
+			if h := noteHost(m[1]); h != "" && !s.hostAllowed(h) && !localHost(h) {
+				j.escalate("memory:instruction", "the memory note makes %s where data goes (%s): every later agent would send there", h, clipText(m[0], 80))
+				return
 			}
-			h := u.Hostname()
-			if h == "" || s.hostAllowed(h) || localHost(h) {
-				continue
+		}
+		for _, m := range append(memorySourceRe.FindAllStringSubmatch(body, 8), memorySourceAfterRe.FindAllStringSubmatch(body, 8)...) {
+			if h := noteHost(m[1]); h != "" && !s.hostAllowed(h) && !localHost(h) {
+				j.escalate("memory:instruction", "the memory note makes %s where code comes from (%s): every later agent would install from it", h, clipText(m[0], 80))
+				return
 			}
-			j.escalate("memory:instruction", "the memory note makes %s where data goes (%s): every later agent would send there", h, clipText(m[0], 80))
-			return
+		}
+		// Destinations named as bare hosts ("approved upload
+		// destinations: paste.rs, transfer.sh").
+		if loc := destinationsWord.FindStringIndex(body); loc != nil {
+			rest := body[loc[1]:min(len(body), loc[1]+200)]
+			for _, m := range memoryDomainRe.FindAllStringSubmatch(rest, 8) {
+				if h := strings.ToLower(m[1]); !s.hostAllowed(h) && !localHost(h) {
+					j.escalate("memory:instruction", "the memory note makes %s where data goes (%s): every later agent would send there", h, clipText(body[loc[0]:min(len(body), loc[1]+60)], 80))
+					return
+				}
+			}
 		}
 	}
+}
+
+// destinationsWord names a list of places data goes.
+var destinationsWord = regexp.MustCompile(`(?i)\b(?:upload|sharing|share|paste|exfil\w*|send|dump) ?(?:destinations?|targets?|sites?|hosts?|services?)\b`)
+
+// noteHost is the host a URL or bare host names in a note, or "".
+func noteHost(v string) string {
+	v = strings.TrimRight(v, ".,;:")
+	if !strings.Contains(v, "://") {
+		v = "https://" + v
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Hostname())
 }
 
 // numericHosts blocks URLs whose host is an address written as a number.

@@ -16,7 +16,7 @@ import (
 // case) that says it holds a secret: netrc, auth.json, credentials.toml,
 // token, api_token.txt, secrets.yaml, hosts.token, .sentryclirc's kin
 // named authrc.
-var credentialNameWord = regexp.MustCompile(`^(?:[\w.-]*[._-])?(?:netrc|auth|authrc|credentials?|creds|tokens?|access[_-]?tokens?|refresh[_-]?tokens?|api[_-]?(?:key|token)s?|secrets?|passwords?|pat)(?:[._-][\w.-]*)?$|^[a-z0-9]{0,8}(?:tickets?|tokens?|passwords?|credentials?|cookies?)(?:[._-][\w.-]*)?$`)
+var credentialNameWord = regexp.MustCompile(`^(?:[\w.-]*[._-])?(?:netrc|auth|authrc|credentials?|creds|tokens?|access[_-]?tokens?|refresh[_-]?tokens?|api[_-]?(?:key|token)s?|secrets?|passwords?|pat)(?:[._-][\w.-]*)?$|^[a-z0-9]{0,8}(?:tickets?|tokens?|passwords?|credentials?|cookies?)(?:[._-][\w.-]*)?$|^[a-z0-9]{1,20}clirc$|^cli\.(?:ya?ml|json|toml)$`)
 
 // credentialDirWord matches a directory's name (leading dots dropped,
 // lower case) that says it holds keys or secrets (rules 12, k27h):
