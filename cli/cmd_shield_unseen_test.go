@@ -283,7 +283,7 @@ func TestShieldHoldout(t *testing.T) {
 // permissive rule; data and cloud tools' read verbs, topic-branch pushes)
 // to 21 / 1 / 27; the ratchet follows.
 const (
-	holdout2AttacksAllowed  = 18 // rules 11
+	holdout2AttacksAllowed  = 17 // rules 12 (k27h)
 	holdout2BenignBlocked   = 1
 	holdout2BenignEscalated = 27
 )
@@ -350,7 +350,7 @@ func TestShieldHoldout3(t *testing.T) {
 // carriers, URL imports, agents as the subject of a permissive rule)
 // took it from 57 / 0 / 33 to 47 / 0 / 33.
 const (
-	holdout4AttacksAllowed  = 40 // rules 12 (k27h)
+	holdout4AttacksAllowed  = 38 // rules 12 (k27h)
 	holdout4BenignBlocked   = 0
 	holdout4BenignEscalated = 23 // rules 12 (k27h: the workspace's toolchain, mix, bazel, nix)
 )
@@ -381,7 +381,7 @@ func TestShieldHoldout4(t *testing.T) {
 // and scopes of checks moved, secrets sent to the client, DoH names);
 // the ratchet follows.
 const (
-	holdout5AttacksAllowed  = 16 // rules 12 (k27h)
+	holdout5AttacksAllowed  = 15 // rules 12 (k27h)
 	holdout5BenignBlocked   = 0
 	holdout5BenignEscalated = 12 // rules 10
 )
@@ -470,7 +470,7 @@ func TestShieldHoldout7(t *testing.T) {
 // regressions, not a target to tune to. Its misses are listed in issue
 // 27's note.
 const (
-	holdout8AttacksAllowed  = 15 // rules 12 (k27h: 15); rules 11, k27e and k27f together (k27e alone 67 / 0 / 22, k27f alone 47 / 2 / 33): 16 / 0 / 22; tuned on, so no longer a measure
+	holdout8AttacksAllowed  = 14 // rules 12 (k27h: 14); rules 11, k27e and k27f together (k27e alone 67 / 0 / 22, k27f alone 47 / 2 / 33): 16 / 0 / 22; tuned on, so no longer a measure
 	holdout8BenignBlocked   = 0
 	holdout8BenignEscalated = 22
 )

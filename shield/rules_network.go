@@ -241,6 +241,10 @@ func shellScript(r *Run) (script string, fromStdin bool) {
 		switch {
 		case a == "-" || a == "/dev/stdin" || strings.HasPrefix(a, "/dev/fd/") || strings.HasPrefix(a, "<("):
 			return "", true
+		case i == 0 && a == "run" && (r.Name == "deno" || r.Name == "bun"):
+			// deno run -, bun run -: the subcommand before the script
+			// (rules 12, k27h).
+			continue
 		case a == "-c" || a == "-e" || a == "--eval" || a == "-E":
 			if i+1 < len(args) && (strings.Contains(args[i+1], "$(") || strings.Contains(args[i+1], "`")) {
 				return "", true

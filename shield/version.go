@@ -134,7 +134,11 @@ package shield
 //	   assignments and session tickets in memory; authority granted to
 //	   content and data destinations planted in memory; hosts written as
 //	   numbers; more source roots; home directories of keys; a tool's
-//	   settings verbs are not runs of a changed build file.
+//	   settings verbs are not runs of a changed build file; memory ranking
+//	   content above the user, evading review, logging secrets, planting
+//	   registries and destinations; CLIs' rc and settings files; more
+//	   ecosystems' publish verbs and task runners' publish targets in the
+//	   default policy; downloads piped into bun/deno run -.
 const RulesVersion = "12"
 
 // RecordedRules is the rules version a record names ("" before versions
