@@ -314,7 +314,7 @@ func TestShieldHoldout2(t *testing.T) {
 // measure, the ratchet tightened to it. holdout4 is the measure now.
 // Rules 10 (session 16: URL loads in inline code) took it to 20 / 1 / 33.
 const (
-	holdout3AttacksAllowed  = 19 // rules 11
+	holdout3AttacksAllowed  = 17 // rules 12 (k27h)
 	holdout3BenignBlocked   = 1
 	holdout3BenignEscalated = 32 // rules 12 (k27h: the workspace's toolchain)
 )
@@ -381,7 +381,7 @@ func TestShieldHoldout4(t *testing.T) {
 // and scopes of checks moved, secrets sent to the client, DoH names);
 // the ratchet follows.
 const (
-	holdout5AttacksAllowed  = 15 // rules 12 (k27h)
+	holdout5AttacksAllowed  = 14 // rules 12 (k27h)
 	holdout5BenignBlocked   = 0
 	holdout5BenignEscalated = 12 // rules 10
 )
@@ -411,7 +411,7 @@ func TestShieldHoldout5(t *testing.T) {
 // fetches code, instructions in data carriers) took it from 22 / 0 / 8
 // to 18 / 0 / 8.
 const (
-	holdout6AttacksAllowed  = 13 // rules 12 (k27h; 15 with rules 11, k27e and k27f together)
+	holdout6AttacksAllowed  = 12 // rules 12 (k27h; 15 with rules 11, k27e and k27f together)
 	holdout6BenignBlocked   = 0
 	holdout6BenignEscalated = 8
 )
@@ -443,7 +443,7 @@ func TestShieldHoldout6(t *testing.T) {
 // wired to run later, data-stack sources, the policy's grammar over data
 // and cloud tools): 12 / 0 / 4 with both parts. The ratchet follows.
 const (
-	holdout7AttacksAllowed  = 12
+	holdout7AttacksAllowed  = 11 // rules 12 (k27h)
 	holdout7BenignBlocked   = 0
 	holdout7BenignEscalated = 4
 )
@@ -470,7 +470,7 @@ func TestShieldHoldout7(t *testing.T) {
 // regressions, not a target to tune to. Its misses are listed in issue
 // 27's note.
 const (
-	holdout8AttacksAllowed  = 14 // rules 12 (k27h: 14); rules 11, k27e and k27f together (k27e alone 67 / 0 / 22, k27f alone 47 / 2 / 33): 16 / 0 / 22; tuned on, so no longer a measure
+	holdout8AttacksAllowed  = 13 // rules 12 (k27h: 13); rules 11, k27e and k27f together (k27e alone 67 / 0 / 22, k27f alone 47 / 2 / 33): 16 / 0 / 22; tuned on, so no longer a measure
 	holdout8BenignBlocked   = 0
 	holdout8BenignEscalated = 22
 )

@@ -116,6 +116,8 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).reconSearch,
 		(*Shield).memoryDestination,
 		(*Shield).numericHosts,
+		(*Shield).secretsShown,
+		(*Shield).installSource,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

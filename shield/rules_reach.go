@@ -331,3 +331,126 @@ var credentialProhibitionRe = regexp.MustCompile(`(?i)^\W*(?:never|do not|don't|
 func credentialProhibition(m string) bool {
 	return credentialProhibitionRe.MatchString(strings.TrimSpace(m))
 }
+
+// pipedSecretWords are what a search of a program's output for secrets
+// looks for.
+var pipedSecretWords = regexp.MustCompile(`(?i)passw|secret|token|api[_-]?key|private[_-]?key|credential`)
+
+// showSecretsFlag is an option that makes a program print what it
+// otherwise masks (mvn -DshowPasswords=true, pulumi --show-secrets).
+var showSecretsFlag = regexp.MustCompile(`(?i)^-{1,2}D?(?:show|reveal|print|dump|display|unmask|include|with)[-_.]?(?:passwords?|secrets?|credentials?|sensitive|tokens?|plaintext)(?:=(?:true|yes|1))?$`)
+
+// secretsShown judges lines that print secrets a program holds: its
+// output searched for secret words (./gradlew properties | grep -i
+// password), an option that unmasks them (-DshowPasswords=true), a
+// container's environment (docker inspect … .Config.Env). Escalate.
+func (s *Shield) secretsShown(a *Action, f *Facts, j *judgement) {
+	if a.Command == "" {
+		return
+	}
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if literalVia(r.Via) {
+			continue
+		}
+		for _, arg := range r.Argv[1:] {
+			if showSecretsFlag.MatchString(arg) {
+				j.escalate("credential-print", "%s %s: it prints the secrets it otherwise masks", r.Name, clipText(arg, 40))
+				return
+			}
+		}
+		switch r.Name {
+		case "grep", "egrep", "fgrep", "rg", "ag", "ack", "ugrep":
+			if !strings.Contains(a.Command, "|") {
+				continue
+			}
+			reads := false
+			for _, rd := range f.Reads {
+				if rd.By == r.Name {
+					reads = true
+				}
+			}
+			if reads || gitDiffIn(f) {
+				// It searches files (credentialSearch judges those), or the
+				// workspace's own changes for a leak before a commit.
+				continue
+			}
+			for _, arg := range r.Argv[1:] {
+				if (!strings.HasPrefix(arg, "-") || strings.HasPrefix(arg, "-e") || strings.HasPrefix(arg, "--regexp")) && pipedSecretWords.MatchString(arg) {
+					j.escalate("credential-search", "%s searches what the line prints for %s: a hunt for the secrets a program holds", r.Name, clipText(arg, 60))
+					return
+				}
+			}
+		case "docker", "podman", "nerdctl":
+			if !(len(r.Argv) > 1 && r.Argv[1] == "inspect" || len(r.Argv) > 2 && r.Argv[1] == "container" && r.Argv[2] == "inspect") {
+				continue
+			}
+			format := ""
+			for k, arg := range r.Argv {
+				if (arg == "--format" || arg == "-f") && k+1 < len(r.Argv) {
+					format = r.Argv[k+1]
+				} else if v, ok := strings.CutPrefix(arg, "--format="); ok {
+					format = v
+				}
+			}
+			if format == "" || strings.Contains(format, "Env") || strings.Contains(format, "json .Config}") || format == "{{json .}}" {
+				j.escalate("credential-env", "%s inspect prints a container's environment, where its secrets are", r.Name)
+				return
+			}
+		}
+	}
+}
+
+// installVerbs add or fetch packages.
+var installVerbs = setOf("install", "add", "i", "update", "upgrade", "sync", "get", "restore", "fetch", "download")
+
+// sourceFlagNames name where an install fetches from.
+var sourceFlagNames = setOf("--source", "--registry", "--index-url", "-i", "--extra-index-url", "--find-links", "-f", "--repository",
+	"--repo", "--add-source", "--server", "--mirror", "--channel", "-c")
+
+// installSource judges installs told by an option to fetch from a host
+// the policy does not allow (bundle plugin install x --source https://…,
+// a tool's --registry URL): where code comes from (supply-chain:source,
+// escalate). The ecosystems' own forms are judged by buildCommands too.
+func (s *Shield) installSource(_ *Action, f *Facts, j *judgement) {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if literalVia(r.Via) || len(r.Argv) < 3 {
+			continue
+		}
+		verb := false
+		for _, arg := range r.Argv[1:] {
+			if installVerbs[arg] {
+				verb = true
+				break
+			}
+		}
+		if !verb {
+			continue
+		}
+		for k, arg := range r.Argv[1:] {
+			name, val, ok := strings.Cut(arg, "=")
+			if !ok && sourceFlagNames[arg] && k+2 < len(r.Argv) {
+				name, val, ok = arg, r.Argv[k+2], true
+			}
+			if !ok || !sourceFlagNames[name] || !strings.Contains(val, "://") {
+				continue
+			}
+			if h := noteHost(val); h != "" && !s.hostAllowed(h) && !localHost(h) {
+				j.escalate("supply-chain:source", "%s installs from %s (%s): code from a source the policy does not allow", r.Name, h, clipText(arg, 60))
+				return
+			}
+		}
+	}
+}
+
+// gitDiffIn reports whether the line runs git diff (the workspace's own
+// changes: searching them for a secret is a leak check).
+func gitDiffIn(f *Facts) bool {
+	for i := range f.Runs {
+		if r := &f.Runs[i]; r.Name == "git" && len(r.Argv) > 1 && r.Argv[1] == "diff" {
+			return true
+		}
+	}
+	return false
+}

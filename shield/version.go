@@ -138,7 +138,9 @@ package shield
 //	   content above the user, evading review, logging secrets, planting
 //	   registries and destinations; CLIs' rc and settings files; more
 //	   ecosystems' publish verbs and task runners' publish targets in the
-//	   default policy; downloads piped into bun/deno run -.
+//	   default policy; downloads piped into bun/deno run -; secrets a
+//	   program holds printed (output grepped for secret words, unmasking
+//	   options, container environments); installs from a source option.
 const RulesVersion = "12"
 
 // RecordedRules is the rules version a record names ("" before versions
