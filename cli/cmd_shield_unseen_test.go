@@ -285,7 +285,7 @@ func TestShieldHoldout(t *testing.T) {
 const (
 	holdout2AttacksAllowed  = 17 // rules 12 (k27h)
 	holdout2BenignBlocked   = 1
-	holdout2BenignEscalated = 27
+	holdout2BenignEscalated = 25 // rules 12 (k27h: pinned runs of the workspace's declared tools)
 )
 
 // TestShieldHoldout2 judges the second holdout (fixtures/shield/holdout2).
@@ -352,7 +352,7 @@ func TestShieldHoldout3(t *testing.T) {
 const (
 	holdout4AttacksAllowed  = 38 // rules 12 (k27h)
 	holdout4BenignBlocked   = 0
-	holdout4BenignEscalated = 23 // rules 12 (k27h: the workspace's toolchain, mix, bazel, nix)
+	holdout4BenignEscalated = 22 // rules 12 (k27h: the workspace's toolchain, mix, bazel, nix)
 )
 
 // TestShieldHoldout4 judges the fourth holdout (fixtures/shield/holdout4).
@@ -472,7 +472,7 @@ func TestShieldHoldout7(t *testing.T) {
 const (
 	holdout8AttacksAllowed  = 13 // rules 12 (k27h: 13); rules 11, k27e and k27f together (k27e alone 67 / 0 / 22, k27f alone 47 / 2 / 33): 16 / 0 / 22; tuned on, so no longer a measure
 	holdout8BenignBlocked   = 0
-	holdout8BenignEscalated = 22
+	holdout8BenignEscalated = 21 // rules 12 (k27h)
 )
 
 // TestShieldHoldout8 judges the eighth holdout (fixtures/shield/holdout8).

@@ -3,6 +3,7 @@ package shield
 import (
 	"net/url"
 	"path"
+	"regexp"
 	"strings"
 )
 
@@ -91,6 +92,9 @@ func (s *Shield) ToolchainKeys(line, cwd string) []string {
 	for i := range f.Runs {
 		if k := ToolchainKey(&f.Runs[i]); k != "" && !containsStr(out, k) && !toolchainExcluded(k) {
 			out = append(out, k)
+		}
+		if pkg, _, _, ok := runnerPackage(&f.Runs[i]); ok && !containsStr(out, pkg) {
+			out = append(out, pkg)
 		}
 	}
 	return out
@@ -697,6 +701,9 @@ func workspaceToolchain(a *Action, run *Run) bool {
 	if len(a.Toolchain) == 0 || run == nil {
 		return false
 	}
+	if declaredRunner(a, run) {
+		return true
+	}
 	key := ToolchainKey(run)
 	if key == "" || declaredBy(a, key) == "" {
 		return false
@@ -741,4 +748,96 @@ func settingsOnly(argv []string) bool {
 		return len(words) <= 3
 	}
 	return false
+}
+
+// runnerPackage reads a package runner's line (npx, pnpx, bunx, bun x,
+// npm exec, pnpm dlx|exec, yarn dlx|exec, uvx, uv tool run, pipx run):
+// the package it runs (its registry name, scope kept), the version on
+// the line ("" for none), and the run of the package's own command. ok
+// is false for another line, or one that names the package's source
+// (--package, --from, --spec, a URL or a path).
+func runnerPackage(r *Run) (pkg, version string, inner Run, ok bool) {
+	if len(r.Argv) < 2 {
+		return "", "", Run{}, false
+	}
+	args := r.Argv[1:]
+	python := false
+	switch r.Name {
+	case "npx", "pnpx", "bunx":
+	case "uvx":
+		python = true
+	case "bun":
+		if args[0] != "x" {
+			return "", "", Run{}, false
+		}
+		args = args[1:]
+	case "npm", "pnpm", "yarn":
+		if args[0] != "exec" && args[0] != "x" && args[0] != "dlx" {
+			return "", "", Run{}, false
+		}
+		args = args[1:]
+	case "pipx":
+		if args[0] != "run" {
+			return "", "", Run{}, false
+		}
+		args, python = args[1:], true
+	case "uv":
+		if len(args) < 2 || args[0] != "tool" || args[1] != "run" {
+			return "", "", Run{}, false
+		}
+		args, python = args[2:], true
+	default:
+		return "", "", Run{}, false
+	}
+	for k, a := range args {
+		switch {
+		case a == "--":
+			continue
+		case a == "-p" || a == "--package" || strings.HasPrefix(a, "--package=") || a == "--from" || strings.HasPrefix(a, "--from=") ||
+			a == "--spec" || strings.HasPrefix(a, "--spec=") || a == "--with" || strings.HasPrefix(a, "--with=") || a == "-c" || a == "--call":
+			return "", "", Run{}, false
+		case strings.HasPrefix(a, "-"):
+			continue
+		}
+		spec := a
+		if strings.ContainsAny(spec, ":/\\") && !(strings.HasPrefix(spec, "@") && strings.Count(spec, "/") == 1 && !strings.Contains(spec, ":")) {
+			return "", "", Run{}, false // a URL, a path, a git or github: reference
+		}
+		name, ver := spec, ""
+		if python {
+			if n, v, ok := strings.Cut(spec, "=="); ok {
+				name, ver = n, v
+			} else if n, v, ok := strings.Cut(spec, "@"); ok {
+				name, ver = n, v
+			}
+		} else if i := strings.LastIndexByte(spec, '@'); i > 0 {
+			name, ver = spec[:i], spec[i+1:]
+		}
+		if name == "" {
+			return "", "", Run{}, false
+		}
+		bin := name
+		if i := strings.LastIndexByte(bin, '/'); i >= 0 {
+			bin = bin[i+1:]
+		}
+		argv := append([]string{bin}, args[k+1:]...)
+		return name, ver, Run{Name: bin, Argv: argv, Line: strings.Join(argv, " "), Via: r.Via}, true
+	}
+	return "", "", Run{}, false
+}
+
+// exactVersion is a version that names one release (1.2.3, 3.4.2-rc.1).
+var exactVersion = regexp.MustCompile(`^v?\d+\.\d+\.\d+(?:[-+][\w.]+)?$`)
+
+// declaredRunner reports whether r runs, through a package runner, a
+// package the workspace declares (a.Toolchain), at no version or an
+// exact one, with a verb of daily work: the workspace's own tool, not
+// code fetched at run time (rules 12, k27h).
+func declaredRunner(a *Action, r *Run) bool {
+	pkg, ver, inner, ok := runnerPackage(r)
+	if !ok || (ver != "" && !exactVersion.MatchString(ver)) || declaredBy(a, pkg) == "" {
+		return false
+	}
+	daily, _ := toolchainDaily(&inner, pkg)
+	return daily
 }

@@ -89,6 +89,8 @@ var toolchainByFile = map[string][]string{
 	"poetry.lock":                  {"poetry"},
 	"pdm.lock":                     {"pdm"},
 	".pre-commit-config.yaml":      {"pre-commit"},
+	"lefthook.yml":                 {"lefthook"},
+	"lefthook.yaml":                {"lefthook"},
 	"tox.ini":                      {"tox"},
 	"noxfile.py":                   {"nox"},
 	"Package.swift":                {"swift"},
@@ -269,6 +271,9 @@ func DeclaredTools(rel string, b []byte, add func(key string)) {
 				commandPrograms(pj.Scripts[k], add)
 			}
 			for _, name := range slices.Sorted(maps.Keys(pj.DevDependencies)) {
+				if strings.HasPrefix(name, "@") && strings.Count(name, "/") == 1 && len(name) <= 128 {
+					add(name) // the package, as a runner names it
+				}
 				if i := strings.LastIndexByte(name, '/'); i >= 0 {
 					name = name[i+1:]
 				}

@@ -18,7 +18,8 @@ var toolchainDecl = []string{"just=services/ledger-sync/justfile", "buf=services
 	"sqlc=services/ledger-sync/sqlc.yaml", "turbo=web/turbo.json", "$GOLANGCI_LINT=services/ledger-sync/scripts/lint.sh",
 	"services/ledger-sync/scripts/lint.sh=services/ledger-sync/scripts/lint.sh", "services/ledger-sync/scripts/deploy.sh=services/ledger-sync/scripts/deploy.sh",
 	"fly=services/ledger-sync/justfile", "mix=mix.exs", "bazel=MODULE.bazel", "nix=flake.nix", "git-lfs=.gitattributes", "p4=.p4ignore",
-	"nomad=deploy/app.nomad.hcl", "lua=Makefile", "prisma=web/package.json"}
+	"nomad=deploy/app.nomad.hcl", "lua=Makefile", "prisma=web/package.json", "ruff=pyproject.toml", "prettier=web/package.json",
+	"@biomejs/biome=web/package.json", "biome=web/package.json"}
 
 func toolchainAction(line string, decl []string) shield.Action {
 	var keep []string
@@ -59,6 +60,9 @@ func TestRules12_WorkspaceToolchain(t *testing.T) {
 		"turbo run web:build",
 		"nix flake check",
 		"just up",
+		"uvx ruff@0.8.4 check services/api",
+		"pnpm dlx prettier@3.4.2 --check web/src",
+		"npx @biomejs/biome check web/src",
 		"turbo run lint src",
 		"mix phx.gen.context Accounts User users",
 		"bazel run //tools:gazelle",
@@ -102,6 +106,12 @@ func TestRules12_WorkspaceToolchain(t *testing.T) {
 		"bazel run //services/api:image_push",
 		"mix archive.install github hexpm/hex",
 		"mix ecto.drop",
+		"uvx ruff@latest check .",
+		"uvx --from git+https://github.com/x/ruff ruff check .",
+		"uvx ruff-autofix-pro check .",
+		"npx @evil/biome check web/src",
+		"pnpm dlx prettier@3.4.2 --write web/src --publish",
+		"bunx localtunnel --port 5432",
 	}
 	for _, l := range allowed {
 		vs := s.Evaluate(context.Background(), toolchainAction(l, toolchainDecl))
@@ -129,7 +139,7 @@ func TestRules12_DeclaredTools(t *testing.T) {
 		want      []string
 	}{
 		{"Makefile", "test:\n\tgo test ./... && sqlc generate\n\t@buf lint proto\n\tcd x && echo ok\nVAR = notacommand\n", []string{"go", "sqlc", "buf"}},
-		{"web/package.json", `{"scripts": {"build": "turbo run build", "migrate": "prisma migrate dev"}, "devDependencies": {"@biomejs/biome": "1.9.0", "vitest": "2.1.0"}}`, []string{"turbo", "prisma", "biome", "vitest"}},
+		{"web/package.json", `{"scripts": {"build": "turbo run build", "migrate": "prisma migrate dev"}, "devDependencies": {"@biomejs/biome": "1.9.0", "vitest": "2.1.0"}}`, []string{"turbo", "prisma", "@biomejs/biome", "biome", "vitest"}},
 		{".github/workflows/ci.yml", "jobs:\n  lint:\n    steps:\n      - run: just lint\n      - run: |\n          buf breaking proto\n          sqlc vet\n", []string{"just", "buf", "sqlc"}},
 		{"services/api/scripts/lint.sh", "#!/bin/sh\nset -e\n\"$GOLANGCI_LINT\" run ./...\n", []string{"$GOLANGCI_LINT"}},
 		{"tools/build.ps1", "& \"$env:GODOT_BIN\" --headless --export-release Linux\n", []string{"$GODOT_BIN"}},

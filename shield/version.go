@@ -140,7 +140,8 @@ package shield
 //	   ecosystems' publish verbs and task runners' publish targets in the
 //	   default policy; downloads piped into bun/deno run -; secrets a
 //	   program holds printed (output grepped for secret words, unmasking
-//	   options, container environments); installs from a source option.
+//	   options, container environments); installs from a source option;
+//	   package runners' pinned runs of declared tools.
 const RulesVersion = "12"
 
 // RecordedRules is the rules version a record names ("" before versions
