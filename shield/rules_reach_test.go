@@ -135,3 +135,22 @@ func TestRules12_PublishVerbs(t *testing.T) {
 		}
 	}
 }
+
+// TestRules12_LocalDatabaseURL: a database client aimed at this machine
+// by a connection URL is the default policy's inspection-clients, as
+// with -h localhost; another host is not.
+func TestRules12_LocalDatabaseURL(t *testing.T) {
+	s := defaultShield(t)
+	for line, allowed := range map[string]bool{
+		"psql 'postgres://app:app@localhost:5432/app' -c 'select count(*) from invoices'": true,
+		"psql postgresql://127.0.0.1/app":                                                 true,
+		"mongosh mongodb://localhost:27017/app --eval 'db.users.countDocuments()'":        true,
+		"psql 'postgres://app:app@db.internal:5432/app' -c 'select 1'":                    false,
+		"psql 'postgres://app:app@localhost.evil.example:5432/app'":                       false,
+	} {
+		vs := s.Evaluate(t.Context(), shield.Action{Session: "s", Tool: "execute_command", Command: line})
+		if got := vs[0].Decision == shield.Allow; got != allowed {
+			t.Errorf("%s: %+v, want allowed %v", line, vs[0], allowed)
+		}
+	}
+}
