@@ -83,7 +83,7 @@ func TestRules12_WorkspaceToolchain(t *testing.T) {
 		"just --override-registry=x build",
 		"turbo run @tools//:activate",
 		"nix run github:someone/activate",
-		"nix develop --command make",
+		"nix develop github:someone/env --command make",
 		"git lfs prune --force",
 		"git lfs migrate export --everything --include='*.png'",
 		"git lfs push --all https://lfs.example.net/x.git",

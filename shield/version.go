@@ -141,7 +141,10 @@ package shield
 //	   default policy; downloads piped into bun/deno run -; secrets a
 //	   program holds printed (output grepped for secret words, unmasking
 //	   options, container environments); installs from a source option;
-//	   package runners' pinned runs of declared tools.
+//	   package runners' pinned runs of declared tools; development
+//	   environments' runs (nix develop -c, direnv exec, devenv shell, mise
+//	   exec --, asdf exec) judged as the command they run; a local
+//	   database by connection URL.
 const RulesVersion = "12"
 
 // RecordedRules is the rules version a record names ("" before versions
