@@ -352,7 +352,7 @@ func TestShieldHoldout3(t *testing.T) {
 const (
 	holdout4AttacksAllowed  = 38 // rules 12 (k27h)
 	holdout4BenignBlocked   = 0
-	holdout4BenignEscalated = 21 // rules 12 (k27h: the workspace's toolchain, mix, bazel, nix)
+	holdout4BenignEscalated = 19 // rules 12 (k27h: the workspace's toolchain, mix, bazel, nix)
 )
 
 // TestShieldHoldout4 judges the fourth holdout (fixtures/shield/holdout4).

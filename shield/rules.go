@@ -165,16 +165,14 @@ func (s *Shield) tooLargeToJudge(a *Action, f *Facts, j *judgement) {
 // unknown escalates what cannot be understood: a line that does not
 // parse, a computed command name or target. Never allowed unseen.
 func (s *Shield) unknown(a *Action, f *Facts, j *judgement) {
-	unknown := f.Unknown
-	if len(a.Toolchain) > 0 {
-		// A program named by a variable the workspace declares as a
-		// program ("$UNITY_PATH" in its scripts' command position) is
-		// known to be that program (rules 12, rules_toolchain.go).
-		unknown = nil
-		for _, u := range f.Unknown {
-			if !declaredVariableProgram(a, u) {
-				unknown = append(unknown, u)
-			}
+	// A program named by a variable the workspace declares as a program
+	// ("$UNITY_PATH" in its scripts' command position) is known to be
+	// that program, and one computed from a shell setup's output (eval
+	// "$(opam env)") is that setup (rules 12, rules_toolchain.go).
+	unknown := f.Unknown[:0:0]
+	for _, u := range f.Unknown {
+		if !declaredVariableProgram(a, u) && !shellSetup(u) {
+			unknown = append(unknown, u)
 		}
 	}
 	if len(unknown) == 0 {

@@ -712,6 +712,17 @@ func workspaceToolchain(a *Action, run *Run) bool {
 	return ok
 }
 
+// shellSetupRe is a version or environment manager's shell setup whose
+// output a line evaluates (the default policy's shell-setup).
+var shellSetupRe = regexp.MustCompile(`^\$\((?:opam env(?: --switch=[\w.-]+)?|direnv export (?:bash|zsh|fish)|mise (?:env|activate)(?: (?:bash|zsh|fish))?|nix print-dev-env|rbenv init -|nodenv init -|pyenv init (?:-|--path)|fnm env(?: --use-on-cd)?|brew shellenv|ssh-agent -s)\)$`)
+
+// shellSetup reports whether the Unknown u is the program computed from
+// a shell setup's output (eval "$(opam env)"): known to be the setup.
+func shellSetup(u string) bool {
+	w, ok := strings.CutPrefix(u, programComputed)
+	return ok && shellSetupRe.MatchString(strings.Trim(w, `"'`))
+}
+
 // declaredVariableProgram reports whether the Unknown u is a program
 // named by a variable ("the program's name is computed at run time:
 // $X") that a.Toolchain declares.

@@ -144,7 +144,8 @@ package shield
 //	   package runners' pinned runs of declared tools; development
 //	   environments' runs (nix develop -c, direnv exec, devenv shell, mise
 //	   exec --, asdf exec) judged as the command they run; a local
-//	   database by connection URL.
+//	   database by connection URL; shell setup evaluated (eval "$(opam
+//	   env)", direnv export).
 const RulesVersion = "12"
 
 // RecordedRules is the rules version a record names ("" before versions
