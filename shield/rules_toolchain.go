@@ -228,6 +228,32 @@ var toolchainFlagRisk = setOf("publish", "upload", "deploy", "push", "submit", "
 // the workspace.
 var toolchainInstallVerbs = setOf("install", "i", "add", "update", "upgrade", "link", "uninstall", "remove", "sync", "get")
 
+// toolchainInputFlags give a program the file it runs or is configured
+// by: from outside the workspace, not the project's.
+var toolchainInputFlags = setOf("f", "file", "justfile", "makefile", "taskfile", "config", "config-file", "c", "script", "init",
+	"init-file", "rcfile", "rc", "settings", "load", "require", "r", "plugin", "plugins", "preset-file", "buildfile", "b")
+
+// outsidePath reports whether a path value lies outside the workspace
+// as written: absolute (but /dev/null and the like) or under a home.
+func outsidePath(v string) bool {
+	if strings.HasPrefix(v, "~") || strings.HasPrefix(v, "$HOME") || strings.HasPrefix(v, "${HOME}") {
+		return true
+	}
+	return strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "/dev/")
+}
+
+// loaderVar reports whether an assignment before a program changes what
+// program or code it runs (PATH, LD_PRELOAD, NODE_OPTIONS …).
+func loaderVar(name string) bool {
+	switch name {
+	case "PATH", "NODE_OPTIONS", "NODE_PATH", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PERL5OPT", "PERL5LIB", "RUBYOPT",
+		"RUBYLIB", "BASH_ENV", "ENV", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "CC", "CXX",
+		"LDFLAGS", "CFLAGS", "CGO_LDFLAGS", "RUSTC_WRAPPER", "RUSTC", "CARGO_BUILD_RUSTC_WRAPPER", "ELIXIR_ERL_OPTIONS", "ERL_FLAGS":
+		return true
+	}
+	return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_")
+}
+
 // toolchainCodeFlags give a program code to run on its command line.
 var toolchainCodeFlags = setOf("e", "eval", "exec", "execute", "expr", "expression", "eval-command")
 
@@ -301,6 +327,9 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 		if w, bad := riskyValue(val); bad {
 			return false, w
 		}
+		if loaderVar(name) {
+			return false, "its assignment " + clipText(tok, 40) + " changes what program or code runs"
+		}
 		if isLoopbackURL(val) {
 			loop = true
 		}
@@ -370,6 +399,9 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 				if w, bad := riskyValue(v); bad {
 					return false, w
 				}
+				if toolchainInputFlags[lname] && outsidePath(v) {
+					return false, "its option " + clipText(tok, 40) + " takes what it runs from outside the workspace"
+				}
 				if toolchainSourceFlags[lname] {
 					if !isLoopbackURL(v) && !loopback(hostOnly(v)) {
 						return false, "its option " + clipText(tok, 40) + " names where code or a service is"
@@ -379,6 +411,9 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 				prevFlag = false
 			} else {
 				prevFlag = true
+				if toolchainInputFlags[lname] && i+1 < len(argv) && outsidePath(strings.Trim(argv[i+1], `"'`)) {
+					return false, "its option " + clipText(tok, 40) + " takes what it runs from outside the workspace"
+				}
 				if toolchainSourceFlags[lname] && strings.HasPrefix(tok, "--") && i+1 < len(argv) {
 					v := strings.Trim(argv[i+1], `"'`)
 					if !isLoopbackURL(v) && !loopback(hostOnly(v)) {
@@ -603,7 +638,7 @@ func riskParts(s string) []string {
 	prevLower := false
 	for _, c := range s {
 		switch {
-		case c == '-' || c == '_' || c == '.' || c == ':' || c == ';' || c == ',' || c == '+' || c == '=':
+		case c == '-' || c == '_' || c == '.' || c == ':' || c == ';' || c == ',' || c == '+' || c == '=' || c == '#' || c == '@':
 			flush()
 			prevLower = false
 		case c >= 'A' && c <= 'Z':
@@ -620,7 +655,7 @@ func riskParts(s string) []string {
 	flush()
 	if len(out) > 1 {
 		whole := strings.ToLower(strings.Map(func(c rune) rune {
-			if c == '-' || c == '_' || c == '.' || c == ':' || c == ';' || c == ',' || c == '+' || c == '=' {
+			if c == '-' || c == '_' || c == '.' || c == ':' || c == ';' || c == ',' || c == '+' || c == '=' || c == '#' || c == '@' {
 				return -1
 			}
 			return c

@@ -61,6 +61,8 @@ func TestRules12_WorkspaceToolchain(t *testing.T) {
 		"nix flake check",
 		"just up",
 		"uvx ruff@0.8.4 check services/api",
+		"nix run .#fmt",
+		"SQLC_DEBUG=1 sqlc generate -f services/ledger-sync/sqlc.yaml",
 		"pnpm dlx prettier@3.4.2 --check web/src",
 		"npx @biomejs/biome check web/src",
 		"turbo run lint src",
@@ -112,6 +114,12 @@ func TestRules12_WorkspaceToolchain(t *testing.T) {
 		"npx @evil/biome check web/src",
 		"pnpm dlx prettier@3.4.2 --write web/src --publish",
 		"bunx localtunnel --port 5432",
+		"nix run .#deploy",
+		"just --justfile /tmp/evil.just test",
+		"sqlc generate -f ~/Downloads/sqlc.yaml",
+		"PATH=/tmp/x:$PATH just test",
+		"LD_PRELOAD=/tmp/x.so sqlc generate",
+		"NODE_OPTIONS='--require /tmp/x.js' turbo run build",
 	}
 	for _, l := range allowed {
 		vs := s.Evaluate(context.Background(), toolchainAction(l, toolchainDecl))
