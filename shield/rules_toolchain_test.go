@@ -211,3 +211,21 @@ func TestRules12_DeclaredToolsBounds(t *testing.T) {
 		}
 	}
 }
+
+// FuzzToolchain: hostile lines and declaring files neither panic nor
+// take unbounded work (go test -fuzz FuzzToolchain ./shield).
+func FuzzToolchain(f *testing.F) {
+	f.Add("just test", "justfile", "test:\n    go test ./...\n")
+	f.Add(`"$X" -a -b=c -- -D=1 https://127.0.0.1/x @r//:push .#a`, ".github/workflows/ci.yml", "steps:\n  - run: |\n      a && b\n")
+	f.Add("npx @a/b@1.2.3 run -- x", "package.json", `{"scripts":{"a":"b $(c) `+"`d`"+`"},"devDependencies":{"@a/b":"1"}}`)
+	s := defaultShield(f)
+	f.Fuzz(func(t *testing.T, line, rel, body string) {
+		shield.DeclaredTools(rel, []byte(body), func(string) {})
+		keys := s.ToolchainKeys(line, "")
+		var decl []string
+		for _, k := range keys {
+			decl = append(decl, k+"=x")
+		}
+		s.Evaluate(context.Background(), shield.Action{Session: "f", Tool: "execute_command", Command: line, Toolchain: decl})
+	})
+}
