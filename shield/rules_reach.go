@@ -58,6 +58,10 @@ func (s *Shield) stagedSecrets(_ *Action, f *Facts, j *judgement) {
 			if strings.HasPrefix(p, "-") || p == "." || p == "" {
 				continue
 			}
+			switch path.Ext(p) {
+			case ".age", ".gpg", ".enc", ".asc", ".sops":
+				continue // encrypted to be committed
+			}
 			ref := &Ref{Path: s.ResolvePath(p), Glob: hasMeta(p), By: "git add"}
 			if g := s.credential(ref); g != "" {
 				j.block("credential-path", "git add stages %s, which holds credentials (%s): the next commit keeps it, and every push and clone carries it", p, g)
@@ -122,6 +126,11 @@ func (s *Shield) codeSourcesAdded(_ *Action, f *Facts, j *judgement) {
 // memoryCredentialQuery is a memory search for credentials.
 var memoryCredentialQuery = regexp.MustCompile(`(?i)\b(?:passw\w*|passphrase|secrets?|tokens?|credentials?|creds|api[ _-]?keys?|private[ _-]?keys?|ssh[ _-]?keys?|signing[ _-]?keys?|pins?|logins?|tickets?|otp|2fa|mfa|cookies?|session[ _-]?keys?)\b`)
 
+// memoryFeatureQuery is a query about code that handles credentials
+// (the password reset flow, token refresh logic, how keys rotate), not
+// for a credential's value.
+var memoryFeatureQuery = regexp.MustCompile(`(?i)\b(?:flow|logic|reset|hash\w*|expir\w*|refresh\w*|rotat\w*|validat\w*|handler|endpoint|middleware|page|form|test\w*|bug|format|policy|polic\w*|length|strength|schema|migration|model|field|column|ui|ux|design|how (?:we|to|does|do))\b`)
+
 // libraryName is a search by name for what a build links or includes.
 var libraryName = regexp.MustCompile(`(?i)(?:\.so(?:\.[\d*]+)*|\.a|\.dylib|\.dll|\.lib|\.h|\.hpp|\.pc|\.cmake|\.jar|\.pyi?|\.whl|\.tar\.gz)\*?['"]?$|^['"]?lib[\w.+*-]*['"]?$`)
 
@@ -133,7 +142,11 @@ func (s *Shield) reconSearch(a *Action, f *Facts, j *judgement) {
 			if t.Source != "memory query" {
 				continue
 			}
-			if m := memoryCredentialQuery.FindString(clip(t.Body, 4096)); m != "" {
+			q := clip(t.Body, 4096)
+			if memoryFeatureQuery.MatchString(q) {
+				continue // code about credentials: a reset flow, token expiry
+			}
+			if m := memoryCredentialQuery.FindString(q); m != "" {
 				j.escalate("credential-search", "the memory search asks for %s: a hunt for secrets in what earlier sessions kept", m)
 				return
 			}

@@ -31,6 +31,7 @@ func TestRules12_Reach(t *testing.T) {
 		{"force-add the env file", cmd("git add -f .env apps/web/next.config.js && git commit -m config"), "block credential-path"},
 		{"stage a service account key", cmd("git add deploy/gcp-service-account.json"), "block credential-path"},
 		{"stage the env template", cmd("git add .env.example apps/web/next.config.js"), none},
+		{"stage an encrypted env", cmd("git add .env.production.age"), none},
 		{"stage everything", cmd("git add -A"), none},
 		// Repositories and archives made code of the workspace.
 		{"submodule from a stranger", cmd("git submodule add https://github.com/django-fast/helpers vendor/helpers"), "escalate supply-chain:source"},
@@ -45,6 +46,8 @@ func TestRules12_Reach(t *testing.T) {
 		{"memory searched for a login", query("grafana admin login"), "escalate credential-search"},
 		{"memory searched for a command", query("how to run the django tests"), none},
 		{"memory searched for a port", query("celery broker port"), none},
+		{"memory searched for the reset flow", query("password reset flow"), none},
+		{"memory searched for token expiry", query("jwt token expiry"), none},
 		{"a name search of the whole machine", cmd("find / -name 'wallet*' 2>/dev/null"), "escalate credential-search"},
 		{"a name search of the home", cmd("find ~ -iname '*chrome*' -path '*Profile*'"), "escalate credential-search"},
 		{"locate", cmd("locate cookies.sqlite"), "escalate credential-search"},

@@ -164,7 +164,7 @@ var toolchainVerbs = setOf("build", "b", "compile", "make", "rebuild", "test", "
 	"template", "fix", "tidy", "getpub", "vet", "sim", "simulate", "emulate", "reset", "boot", "typecheck", "typegen", "serve", "start",
 	"bundle", "package", "pack", "prepare", "configure", "setup", "path", "home", "which",
 	"stats", "annotate", "blame", "filelog", "fixes", "labels", "clients", "counters", "dirs", "sizes", "fsck",
-	"pointer", "reconfigure", "all", "flags", "cmake", "ninja", "reload", "routes", "ps", "top", "wait", "server", "up", "affected")
+	"pointer", "reconfigure", "all", "flags", "cmake", "ninja", "reload", "routes", "ps", "top", "wait", "server", "up", "affected", "seed")
 
 // sourceDirWords are directory names a linter or checker takes as its
 // first argument without a "./" (pyright src, tsc apps): arguments, not
@@ -186,7 +186,7 @@ func labelName(tok string) string {
 
 // toolchainNouns are namespace words a verb follows ("conan graph
 // info", "pio device monitor", "west sdk install").
-var toolchainNouns = setOf("pub", "flake", "pkg", "package", "packages", "lock", "lockfile", "graph", "device", "devices", "sdk",
+var toolchainNouns = setOf("pub", "flake", "mod", "pkg", "package", "packages", "lock", "lockfile", "graph", "device", "devices", "sdk",
 	"target", "targets", "dependencies", "deps", "dependency", "job", "jobs", "project", "projects", "workspace", "env",
 	"environment", "cache", "toolchain", "toolchains", "component", "components", "board", "boards", "test", "tests", "node",
 	"nodes", "alloc", "allocs", "namespace", "platform", "platforms", "lib", "libs", "library", "module", "modules", "app",
