@@ -466,8 +466,7 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 	v0 := strings.ToLower(verbs[0])
 	if ns := strings.FieldsFunc(v0, func(c rune) bool { return c == '.' || c == ':' }); len(ns) > 1 {
 		// A namespaced task (mix ecto.migrate, rake db:migrate, nx
-		// web:build): its last part is the verb.
-		// Its verb is its last part (ecto.migrate) or, for a generator, an
+		// web:build): its verb is its last part or, for a generator, an
 		// earlier one (phx.gen.context).
 		verb := ""
 		for k := len(ns) - 1; k >= 0 && verb == ""; k-- {
