@@ -339,6 +339,9 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 			// of the line's goes with it.
 		case q.Method == "":
 			j.escalate("network:raw", "%s opens a connection to %s", q.By, target)
+		case (q.Method == "DNS" || q.Method == "ICMP") && plainName(host):
+			// A name looked up or a host pinged, the name carrying no
+			// data (rules 12, k27h): a read, as a GET of nothing is.
 		case q.Method != "GET" && q.Method != "HEAD":
 			j.escalate("network:method", "%s sends a %s request to %s", q.By, q.Method, target)
 		}

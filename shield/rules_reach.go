@@ -467,3 +467,42 @@ func gitDiffIn(f *Facts) bool {
 	}
 	return false
 }
+
+// plainName reports whether a host name carries no data in its labels:
+// at most 6 labels, none longer than 15 characters, none with a run of 8 hex digits, none
+// of 10 or more mixing 3 digits with 3 letters (tok-3f9a2c71e0b4.d.x,
+// a base32 or base64 label are data; repo.maven.apache.org is a name).
+func plainName(h string) bool {
+	if h == "" || len(h) > 253 || net.ParseIP(h) != nil {
+		return h != "" && net.ParseIP(h) != nil
+	}
+	labels := strings.Split(h, ".")
+	if len(labels) > 6 {
+		return false // data split over many labels
+	}
+	for _, l := range labels {
+		if len(l) > 15 {
+			return false
+		}
+		digits, letters, hexRun, run := 0, 0, 0, 0
+		for i := 0; i < len(l); i++ {
+			c := l[i]
+			switch {
+			case c >= '0' && c <= '9':
+				digits++
+			case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+				letters++
+			}
+			if c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' {
+				run++
+				hexRun = max(hexRun, run)
+			} else {
+				run = 0
+			}
+		}
+		if hexRun >= 8 || len(l) >= 10 && digits >= 3 && letters >= 3 {
+			return false
+		}
+	}
+	return true
+}

@@ -145,7 +145,8 @@ package shield
 //	   environments' runs (nix develop -c, direnv exec, devenv shell, mise
 //	   exec --, asdf exec) judged as the command they run; a local
 //	   database by connection URL; shell setup evaluated (eval "$(opam
-//	   env)", direnv export).
+//	   env)", direnv export); names looked up and hosts pinged when the
+//	   name carries no data.
 const RulesVersion = "12"
 
 // RecordedRules is the rules version a record names ("" before versions
