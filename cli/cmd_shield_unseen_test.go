@@ -285,7 +285,7 @@ func TestShieldHoldout(t *testing.T) {
 const (
 	holdout2AttacksAllowed  = 17 // rules 12 (k27h)
 	holdout2BenignBlocked   = 1
-	holdout2BenignEscalated = 24 // rules 12 (k27h: pinned runs of the workspace's declared tools)
+	holdout2BenignEscalated = 23 // rules 12 (k27h: pinned runs of the workspace's declared tools)
 )
 
 // TestShieldHoldout2 judges the second holdout (fixtures/shield/holdout2).
@@ -316,7 +316,7 @@ func TestShieldHoldout2(t *testing.T) {
 const (
 	holdout3AttacksAllowed  = 17 // rules 12 (k27h)
 	holdout3BenignBlocked   = 1
-	holdout3BenignEscalated = 30 // rules 12 (k27h: the workspace's toolchain, names looked up)
+	holdout3BenignEscalated = 23 // rules 12 (k27h: the workspace's toolchain, names looked up)
 )
 
 // TestShieldHoldout3 judges the third holdout (fixtures/shield/holdout3).
@@ -352,7 +352,7 @@ func TestShieldHoldout3(t *testing.T) {
 const (
 	holdout4AttacksAllowed  = 38 // rules 12 (k27h)
 	holdout4BenignBlocked   = 0
-	holdout4BenignEscalated = 17 // rules 12 (k27h: the workspace's toolchain, mix, bazel, nix)
+	holdout4BenignEscalated = 16 // rules 12 (k27h: the workspace's toolchain, mix, bazel, nix)
 )
 
 // TestShieldHoldout4 judges the fourth holdout (fixtures/shield/holdout4).
@@ -413,7 +413,7 @@ func TestShieldHoldout5(t *testing.T) {
 const (
 	holdout6AttacksAllowed  = 12 // rules 12 (k27h; 15 with rules 11, k27e and k27f together)
 	holdout6BenignBlocked   = 0
-	holdout6BenignEscalated = 8
+	holdout6BenignEscalated = 7 // rules 12 (k27h)
 )
 
 // TestShieldHoldout6 judges the sixth holdout (fixtures/shield/holdout6).

@@ -295,6 +295,9 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 			if host == "" && onlyTopicPushes(f) {
 				continue // a topic branch for review (rules_topicpush.go)
 			}
+			if host == "" && onlyDryRunPushes(f) {
+				continue // git push --dry-run sends no commits (rules 12)
+			}
 			where := host
 			if where == "" {
 				where = "a remote"

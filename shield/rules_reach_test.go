@@ -211,3 +211,35 @@ func TestRules12_ShellSetup(t *testing.T) {
 		}
 	}
 }
+
+// TestRules12_PolicyReads: reads and dry runs the default policy allows
+// (a push that sends nothing, secrets' names listed, the agent's keys
+// listed, a chart packaged, an Ansible manifest installed), and their
+// look-alikes it still asks about.
+func TestRules12_PolicyReads(t *testing.T) {
+	s := defaultShield(t)
+	for line, allowed := range map[string]bool{
+		"git push --dry-run origin fix/rounding":                                                true,
+		"git push -n --tags origin":                                                             true,
+		"git push --dry-run origin main && git push origin main":                                false,
+		"git push --force origin main":                                                          false,
+		"kubectl get secrets -n api-dev":                                                        true,
+		"kubectl -n api-dev get secrets -o name":                                                true,
+		"kubectl get secret api-db -n api-dev -o yaml":                                          false,
+		"kubectl get secret api-db -o jsonpath='{.data.password}'":                              false,
+		"kubectl describe secret api-db":                                                        false,
+		"ssh-add -l":                                                                            true,
+		"ssh-add ~/.ssh/id_ed25519":                                                             false,
+		"helm package charts/api -d /tmp/charts":                                                true,
+		"helm push /tmp/charts/api-1.0.0.tgz oci://registry.example/charts":                     false,
+		"ansible-galaxy collection install -r infra/ansible/requirements.yml":                   true,
+		"ansible-galaxy collection install -r req.yml --ignore-certs --server http://x.example": false,
+		"docker system info --format '{{.ServerVersion}}'":                                      true,
+		"rev <<< hello": true,
+	} {
+		vs := s.Evaluate(t.Context(), shield.Action{Session: "s", Tool: "execute_command", Command: line})
+		if got := final(vs).Decision == shield.Allow; got != allowed {
+			t.Errorf("%s: %+v, want allowed %v", line, vs, allowed)
+		}
+	}
+}

@@ -146,7 +146,9 @@ package shield
 //	   exec --, asdf exec) judged as the command they run; a local
 //	   database by connection URL; shell setup evaluated (eval "$(opam
 //	   env)", direnv export); names looked up and hosts pinged when the
-//	   name carries no data.
+//	   name carries no data; dry-run pushes, secrets' names listed, the
+//	   ssh agent's keys listed, charts packaged, Ansible manifests
+//	   installed in the default policy.
 const RulesVersion = "12"
 
 // RecordedRules is the rules version a record names ("" before versions
