@@ -134,7 +134,12 @@ var shellWords = setOf("cd", "pushd", "popd", "export", "set", "unset", "source"
 var toolchainRemote = setOf("helm", "helmfile", "terraform", "tofu", "terragrunt", "pulumi", "nomad", "consul", "vault", "boundary",
 	"waypoint", "aws", "gcloud", "az", "ansible", "ansible-playbook", "flyctl", "fly", "vercel", "netlify", "heroku", "firebase",
 	"doctl", "eksctl", "oc", "kubectx", "argocd", "flux", "skaffold", "tilt", "railway", "render",
-	"steamcmd", "p4v", "mc", "gsutil", "bq", "cf", "okteto", "serverless", "sls", "cdk", "sam", "copilot")
+	"steamcmd", "p4v", "mc", "gsutil", "bq", "cf", "okteto", "serverless", "sls", "cdk", "sam", "copilot",
+	"packer", "cdktf", "eb", "chalice", "zappa", "modal", "ibmcloud", "oci", "linode-cli", "hcloud", "scw", "vultr-cli", "upcloud",
+	"databricks", "snow", "snowsql", "dokku", "caprover", "garden",
+	// Database clients: what they run acts on the database they reach.
+	"psql", "pgcli", "mysql", "mariadb", "mycli", "mongosh", "mongo", "redis-cli", "valkey-cli", "sqlcmd", "clickhouse-client",
+	"cqlsh", "usql", "influx", "cockroach")
 
 // toolchainExcluded reports whether key's program is never the
 // workspace's toolchain in this sense.

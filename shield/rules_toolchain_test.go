@@ -19,7 +19,7 @@ var toolchainDecl = []string{"just=services/ledger-sync/justfile", "buf=services
 	"services/ledger-sync/scripts/lint.sh=services/ledger-sync/scripts/lint.sh", "services/ledger-sync/scripts/deploy.sh=services/ledger-sync/scripts/deploy.sh",
 	"fly=services/ledger-sync/justfile", "mix=mix.exs", "bazel=MODULE.bazel", "nix=flake.nix", "git-lfs=.gitattributes", "p4=.p4ignore",
 	"nomad=deploy/app.nomad.hcl", "lua=Makefile", "prisma=web/package.json", "ruff=pyproject.toml", "prettier=web/package.json",
-	"@biomejs/biome=web/package.json", "biome=web/package.json", "alembic=services/api/alembic.ini"}
+	"@biomejs/biome=web/package.json", "biome=web/package.json", "alembic=services/api/alembic.ini", "psql=Makefile", "packer=Makefile"}
 
 func toolchainAction(line string, decl []string) shield.Action {
 	var keep []string
@@ -62,6 +62,7 @@ func TestRules12_WorkspaceToolchain(t *testing.T) {
 		"just up",
 		"uvx ruff@0.8.4 check services/api",
 		"alembic upgrade head",
+		"psql -h localhost -U app -d app -f db/seed.sql",
 		"alembic revision --autogenerate -m add_invoices",
 		"nix run .#fmt",
 		"SQLC_DEBUG=1 sqlc generate -f services/ledger-sync/sqlc.yaml",
@@ -118,6 +119,8 @@ func TestRules12_WorkspaceToolchain(t *testing.T) {
 		"bunx localtunnel --port 5432",
 		"nix run .#deploy",
 		"alembic downgrade base",
+		"psql \"$DATABASE_URL\" -f db/cleanup.sql",
+		"packer build images/api.pkr.hcl",
 		"ALEMBIC_ENV=production alembic upgrade head",
 		"just --justfile /tmp/evil.just test",
 		"sqlc generate -f ~/Downloads/sqlc.yaml",
