@@ -238,6 +238,29 @@ var toolchainInstallVerbs = setOf("install", "i", "add", "update", "upgrade", "l
 var toolchainInputFlags = setOf("f", "file", "justfile", "makefile", "taskfile", "config", "config-file", "c", "script", "init",
 	"init-file", "rcfile", "rc", "settings", "load", "require", "r", "plugin", "plugins", "preset-file", "buildfile", "b")
 
+// inputFlag reports whether an option (its name) gives a program the
+// file it runs or is configured by: toolchainInputFlags, or a name with
+// a part saying script, file, config, command, init, rc, load, plugin,
+// module, require or include, and none saying output (out, output,
+// dest, log, report, result).
+func inputFlag(name string) bool {
+	lname := strings.ToLower(name)
+	if toolchainInputFlags[lname] {
+		return true
+	}
+	in := false
+	for _, p := range riskParts(name) {
+		switch p {
+		case "out", "output", "dest", "destination", "log", "logs", "report", "reports", "result", "results", "dir", "cache", "tmp", "temp":
+			return false
+		case "script", "file", "config", "cfg", "conf", "cmd", "command", "commander", "init", "rc", "load", "plugin", "module",
+			"require", "include", "preset", "profile":
+			in = true
+		}
+	}
+	return in
+}
+
 // outsidePath reports whether a path value lies outside the workspace
 // as written: absolute (but /dev/null and the like) or under a home.
 func outsidePath(v string) bool {
@@ -404,7 +427,7 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 				if w, bad := riskyValue(v); bad {
 					return false, w
 				}
-				if toolchainInputFlags[lname] && outsidePath(v) {
+				if inputFlag(name) && outsidePath(v) {
 					return false, "its option " + clipText(tok, 40) + " takes what it runs from outside the workspace"
 				}
 				if toolchainSourceFlags[lname] {
@@ -416,7 +439,7 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 				prevFlag = false
 			} else {
 				prevFlag = true
-				if toolchainInputFlags[lname] && i+1 < len(argv) && outsidePath(strings.Trim(argv[i+1], `"'`)) {
+				if inputFlag(name) && i+1 < len(argv) && outsidePath(strings.Trim(argv[i+1], `"'`)) {
 					return false, "its option " + clipText(tok, 40) + " takes what it runs from outside the workspace"
 				}
 				if toolchainSourceFlags[lname] && strings.HasPrefix(tok, "--") && i+1 < len(argv) {
