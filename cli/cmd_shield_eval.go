@@ -176,7 +176,7 @@ func evalFor(ws, policyFile, policyName string) (*shieldEval, error) {
 		xws.Close()
 		return nil, err
 	}
-	return &shieldEval{eval: judge.ShieldEvaluator{S: shield.New(sc), FS: xws}, tools: tools, ws: xws}, nil
+	return &shieldEval{eval: judge.ShieldEvaluator{S: shield.New(sc), FS: xws, Declared: judge.NewDeclarations()}, tools: tools, ws: xws}, nil
 }
 
 // evalTools is the registry of the engine's tools as engine.New builds it
@@ -205,11 +205,13 @@ type evalResult struct {
 	Reason      string          `json:"reason"`
 	Verdicts    []evalVerdict   `json:"verdicts"`
 	UnknownTool bool            `json:"unknown_tool,omitempty"`
-	// Sensitive and Manifests are what the engine would record with the
-	// proposal: what it reads that is sensitive, and the changes it
-	// makes to manifests.
+	// Sensitive, Manifests and Toolchain are what the engine would record
+	// with the proposal: what it reads that is sensitive, the changes it
+	// makes to manifests, and the programs it runs that the workspace
+	// declares ("program=file").
 	Sensitive []string                `json:"sensitive,omitempty"`
 	Manifests []event.ManifestChanges `json:"manifests,omitempty"`
+	Toolchain []string                `json:"toolchain,omitempty"`
 }
 
 // evalError is opx shield eval's line for a bad input line.
@@ -318,7 +320,8 @@ func (e *shieldEval) judge(n int, line []byte) (evalResult, json.RawMessage, err
 		}
 	}
 	res := evalResult{ID: id, Decision: final.Decision, Tier: final.Tier, Rule: final.Rule, Reason: final.Reason,
-		Verdicts: make([]evalVerdict, len(vs)), UnknownTool: !known, Sensitive: prop.Sensitive, Manifests: prop.Manifests}
+		Verdicts: make([]evalVerdict, len(vs)), UnknownTool: !known, Sensitive: prop.Sensitive, Manifests: prop.Manifests,
+		Toolchain: prop.Toolchain}
 	for i, v := range vs {
 		res.Verdicts[i] = evalVerdict{Tier: v.Tier, Decision: v.Decision, Rule: v.Rule, Reason: v.Reason}
 	}

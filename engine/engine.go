@@ -138,6 +138,7 @@ func New(opts Options) (*Engine, error) {
 		// Shield judges paths as this workspace resolves them through
 		// symlinks, as the executors then open them (judge/shield_links.go).
 		se.FS = ws
+		se.Declared = judge.NewDeclarations()
 		opts.Evaluator = se
 	}
 	execs := []executor.Executor{executor.NewFiles(ws), executor.NewEdits(ws), executor.NewSearch(ws), executor.NewMemory(ws)}

@@ -284,7 +284,7 @@ func (p *Pipeline) observe(ctx context.Context, prop *judge.Proposal) {
 func (p *Pipeline) recordProposed(ctx context.Context, prop judge.Proposal) (seq uint64, refusal string, err error) {
 	return p.recordAdmittedSeq(ctx, prop, ledger.Async, &event.ToolProposed{SubAgentID: prop.SubAgentID, MessageID: prop.MessageID,
 		CallID: prop.CallID, Tool: prop.Tool, Arguments: string(prop.Args), ActionHash: prop.ActionHash.String(), Mutating: prop.Def.Mutating, Links: event.LinksOf(prop.Links),
-		Manifests: prop.Manifests, Sensitive: prop.Sensitive, Taint: prop.Taint})
+		Manifests: prop.Manifests, Sensitive: prop.Sensitive, Taint: prop.Taint, Toolchain: prop.Toolchain})
 }
 
 // recordStarted records exec.started (Sync) for prop once Admit admits

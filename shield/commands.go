@@ -482,6 +482,10 @@ func progName(t string) string {
 
 // dispatch judges argv: peels wrappers, adds the Run and the program's
 // facts.
+// programComputed begins the Unknown of a program named by a word
+// computed at run time (a variable).
+const programComputed = "the program's name is computed at run time: "
+
 func (m *model) dispatch(x *call, argv []shellx.Word) {
 	argv = splitIFS(argv)
 	for n := 0; len(argv) > 0 && n < 16; n++ {
@@ -495,7 +499,7 @@ func (m *model) dispatch(x *call, argv []shellx.Word) {
 		if w.Dynamic {
 			x.name, x.argv, x.args = "", argv, argv[1:]
 			x.run()
-			m.unknown("the program's name is computed at run time: " + w.Text)
+			m.unknown(programComputed + w.Text)
 			return
 		}
 		name := progName(w.Text)

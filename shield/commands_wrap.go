@@ -57,7 +57,53 @@ func init() {
 		"capsh":            unwrapCapsh,
 		"systemd-run":      unwrapSystemdRun,
 		"sg":               unwrapSg,
+		// Rules 12 (k27h): development environments that run a command
+		// in the workspace's declared toolchain: the command is judged.
+		"nix":    unwrapEnvRunner(map[string]bool{"develop": true}, []string{"-c", "--command"}),
+		"devenv": unwrapEnvRunner(map[string]bool{"shell": true}, nil),
+		"direnv": unwrapDirenvExec,
+		"mise":   unwrapEnvRunner(map[string]bool{"exec": true, "x": true}, []string{"--"}),
+		"rtx":    unwrapEnvRunner(map[string]bool{"exec": true, "x": true}, []string{"--"}),
+		"asdf":   unwrapEnvRunner(map[string]bool{"exec": true}, nil),
 	}
+}
+
+// unwrapEnvRunner reads a development environment's run of a command in
+// the workspace's own environment (nix develop -c CMD, devenv shell CMD,
+// mise exec -- CMD, asdf exec CMD): with one of verbs first, the command
+// after the first of marks (or, with no marks, after the verb) is the
+// program run, provided nothing between names an environment from
+// elsewhere (nix develop github:o/r -c …, mise exec ubi:o/t -- …: those
+// stay the program itself, judged as such).
+func unwrapEnvRunner(verbs map[string]bool, marks []string) unwrapper {
+	return func(x *call, args []shellx.Word) ([]shellx.Word, bool) {
+		if len(args) < 2 || !verbs[args[0].Text] {
+			return nil, false
+		}
+		if len(marks) == 0 {
+			return args[1:], false
+		}
+		for k, w := range args[1:] {
+			for _, m := range marks {
+				if w.Text == m && k+2 < len(args) {
+					return args[k+2:], false
+				}
+			}
+			if w.Dynamic || !strings.HasPrefix(w.Text, "-") && w.Text != "." && !strings.HasPrefix(w.Text, ".#") && !strings.HasPrefix(w.Text, "./") {
+				return nil, false // an environment named from elsewhere, or computed
+			}
+		}
+		return nil, false
+	}
+}
+
+// unwrapDirenvExec reads direnv exec DIR CMD: the command run with the
+// environment DIR's .envrc gives.
+func unwrapDirenvExec(x *call, args []shellx.Word) ([]shellx.Word, bool) {
+	if len(args) < 3 || args[0].Text != "exec" {
+		return nil, false
+	}
+	return args[2:], false
 }
 
 func harmless(sp *spec) unwrapper {

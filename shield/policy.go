@@ -70,6 +70,10 @@ type Rule struct {
 	// OutsideWorkspace matches actions touching any path outside the
 	// workspace.
 	OutsideWorkspace bool `yaml:"outside_workspace"`
+	// Toolchain "workspace", on an allow rule, matches a program the
+	// workspace declares it uses (Action.Toolchain) running a verb of
+	// daily work (rules_toolchain.go): the project's own toolchain.
+	Toolchain string `yaml:"toolchain"`
 	// Tier, on verify rules, is who answers the escalation: 2 (the LLM
 	// evaluator) or 3 (a human, the default).
 	Tier int `yaml:"tier"`
@@ -108,8 +112,11 @@ func ParsePolicy(b []byte) (*Policy, error) {
 			if r.Name == "" {
 				return nil, fmt.Errorf("%w: %s rule %d has no name", ErrPolicy, list, i+1)
 			}
-			if len(r.Tools)+len(r.Paths)+len(r.Commands)+len(r.Hosts)+len(r.Methods) == 0 && !r.OutsideWorkspace {
-				return nil, fmt.Errorf("%w: %s rule %q matches nothing (set tools, paths, commands, hosts, methods or outside_workspace)", ErrPolicy, list, r.Name)
+			if len(r.Tools)+len(r.Paths)+len(r.Commands)+len(r.Hosts)+len(r.Methods) == 0 && !r.OutsideWorkspace && r.Toolchain == "" {
+				return nil, fmt.Errorf("%w: %s rule %q matches nothing (set tools, paths, commands, hosts, methods, toolchain or outside_workspace)", ErrPolicy, list, r.Name)
+			}
+			if r.Toolchain != "" && (r.Toolchain != "workspace" || list != "allow") {
+				return nil, fmt.Errorf("%w: rule %q: toolchain %q (want \"workspace\", on an allow rule)", ErrPolicy, r.Name, r.Toolchain)
 			}
 			for j, m := range r.Methods {
 				switch u := strings.ToUpper(m); u {
@@ -189,6 +196,9 @@ func (r *Rule) matches(a *Action, f *Facts, pats []pathPattern, ws string, any b
 		if !r.matchRun(run) {
 			return false
 		}
+	}
+	if r.Toolchain != "" && !workspaceToolchain(a, run) {
+		return false
 	}
 	if len(r.Hosts) > 0 || len(r.Methods) > 0 {
 		if len(f.Requests) == 0 {

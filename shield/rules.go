@@ -118,6 +118,14 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).forgeText,
 		(*Shield).commitCarries,
 		(*Shield).agentTask,
+		// Rules 12 (k27h): what commands, memory and requests reach.
+		(*Shield).stagedSecrets,
+		(*Shield).codeSourcesAdded,
+		(*Shield).reconSearch,
+		(*Shield).memoryDestination,
+		(*Shield).numericHosts,
+		(*Shield).secretsShown,
+		(*Shield).installSource,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}
@@ -164,15 +172,25 @@ func (s *Shield) tooLargeToJudge(a *Action, f *Facts, j *judgement) {
 
 // unknown escalates what cannot be understood: a line that does not
 // parse, a computed command name or target. Never allowed unseen.
-func (s *Shield) unknown(_ *Action, f *Facts, j *judgement) {
-	if len(f.Unknown) == 0 {
+func (s *Shield) unknown(a *Action, f *Facts, j *judgement) {
+	// A program named by a variable the workspace declares as a program
+	// ("$UNITY_PATH" in its scripts' command position) is known to be
+	// that program, and one computed from a shell setup's output (eval
+	// "$(opam env)") is that setup (rules 12, rules_toolchain.go).
+	unknown := f.Unknown[:0:0]
+	for _, u := range f.Unknown {
+		if !declaredVariableProgram(a, u) && !shellSetup(u) {
+			unknown = append(unknown, u)
+		}
+	}
+	if len(unknown) == 0 {
 		return
 	}
 	more := ""
-	if n := len(f.Unknown); n > 1 {
+	if n := len(unknown); n > 1 {
 		more = fmt.Sprintf(" (and %d more)", n-1)
 	}
-	j.escalate("shell:unknown", "what the action does cannot be fully known: %s%s", f.Unknown[0], more)
+	j.escalate("shell:unknown", "what the action does cannot be fully known: %s%s", unknown[0], more)
 }
 
 // ruleSet is tier 1 compiled for one workspace and home.
@@ -321,7 +339,7 @@ func publicKeyMaterial(r *Ref, base string) bool {
 func (s *Shield) credential(r *Ref) string {
 	segs := splitPath(r.Path)
 	base := segs[len(segs)-1]
-	if publicKeyMaterial(r, base) {
+	if publicKeyMaterial(r, base) || !r.Tree && !r.Glob && publicByName(base) {
 		return ""
 	}
 	template := isTemplate(base) || envSource(base)

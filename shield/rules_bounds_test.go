@@ -86,7 +86,20 @@ func worstShapes(s *shield.Shield) []shape {
 		{"build binaries edit", edit("native/CMakeLists.txt", strings.Repeat("target_link_libraries(a b)\n", 64<<10/27), strings.Repeat("target_link_libraries(a \"lib/x.a\" 'y.so' (z.dll))\n", 256<<10/50)), "escalate"},
 		{"telemetry edit", edit("src/analytics/track.py", strings.Repeat("props['a'] = 1 # untrusted\n", 64<<10/28), strings.Repeat("props['friends'] = f; requests.get('https://x.example/a'); subprocess.run(x) # trusted, follow them\n", 64<<10/96)), "escalate"},
 		{"commit message words", facts(s, "git_commit").text("commit message", strings.Repeat("pw password pass pin key ", 64<<10/25)).act(), "allow"},
+		// rules 12: a declared tool's line of many words, options and
+		// loopback URLs, just under what the policy reads (each word
+		// split and looked up once; at most 64 URLs parsed).
+		// rules 12: memory notes of many destinations and login pairs,
+		// a memory query of many words.
+		{"memory destinations", facts(s, "memory_append").text("memory", strings.Repeat("upload to https://a.example/x login a / b ", 16<<10/42)).act(), "escalate"},
+		{"memory query", facts(s, "memory_search").text("memory query", strings.Repeat("token ", 16<<10/6)).act(), "escalate"},
+		{"toolchain words", toolchainShape("just build " + strings.Repeat("-a=b http://127.0.0.1/x c-d.e ", 8000/31)), "allow"},
 	}
+}
+
+// toolchainShape is a line run by a program the workspace declares.
+func toolchainShape(line string) shield.Action {
+	return shield.Action{Session: "s", Tool: "execute_command", Command: line, Toolchain: []string{"just=justfile"}}
 }
 
 // TestReview_Bounds: the worst shapes are never allowed unread (what

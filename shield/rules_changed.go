@@ -250,7 +250,7 @@ func runsTool(r *Run, runners []string, always bool) string {
 		return ""
 	}
 	if slices.Contains(runners, r.Name) {
-		if versionOnly(r.Argv) && !always {
+		if (versionOnly(r.Argv) || settingsOnly(r.Argv)) && !always {
 			return ""
 		}
 		return r.Name

@@ -56,6 +56,12 @@ func TestFlow_ChangedThenRun(t *testing.T) {
 		{"makefile then pytest version", then(wr("Makefile", "all:\n"), "make --version"), none},
 		{"readme then make", then(wr("README.md", "# x\n"), "make all"), none},
 		{"migration then go build", then(wr("api/alembic/versions/0009_x.py", "def upgrade(): pass\n"), "go build ./..."), none},
+		// Rules 12 (k27h): a tool's own settings or listing verbs do not
+		// run the project's build files.
+		{"lifecycle script then npm config list", then(pkgRuns, "npm config list"), none},
+		{"lifecycle script then pnpm registry listing", then(pkgRuns, "pnpm config get registry"), none},
+		{"lifecycle script then npm run build", then(pkgRuns, "npm run build"), asked},
+		{"lifecycle script then a script set by config", then(pkgRuns, "npm pkg set scripts.build=tsc"), asked},
 	})
 	// A changed file alone is no reason for flow:tainted-egress.
 	a := command("curl -sS https://api.github.com/repos/x/y")

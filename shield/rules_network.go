@@ -241,6 +241,10 @@ func shellScript(r *Run) (script string, fromStdin bool) {
 		switch {
 		case a == "-" || a == "/dev/stdin" || strings.HasPrefix(a, "/dev/fd/") || strings.HasPrefix(a, "<("):
 			return "", true
+		case i == 0 && a == "run" && (r.Name == "deno" || r.Name == "bun"):
+			// deno run -, bun run -: the subcommand before the script
+			// (rules 12, k27h).
+			continue
 		case a == "-c" || a == "-e" || a == "--eval" || a == "-E":
 			if i+1 < len(args) && (strings.Contains(args[i+1], "$(") || strings.Contains(args[i+1], "`")) {
 				return "", true
@@ -291,6 +295,9 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 			if host == "" && onlyTopicPushes(f) {
 				continue // a topic branch for review (rules_topicpush.go)
 			}
+			if host == "" && onlyDryRunPushes(f) {
+				continue // git push --dry-run sends no commits (rules 12)
+			}
 			where := host
 			if where == "" {
 				where = "a remote"
@@ -335,6 +342,9 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 			// of the line's goes with it.
 		case q.Method == "":
 			j.escalate("network:raw", "%s opens a connection to %s", q.By, target)
+		case (q.Method == "DNS" || q.Method == "ICMP") && plainName(host):
+			// A name looked up or a host pinged, the name carrying no
+			// data (rules 12, k27h): a read, as a GET of nothing is.
 		case q.Method != "GET" && q.Method != "HEAD":
 			j.escalate("network:method", "%s sends a %s request to %s", q.By, q.Method, target)
 		}

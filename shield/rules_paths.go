@@ -193,7 +193,7 @@ func cronOnlyDropped(f *Facts) bool {
 func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 	for i := range f.Reads {
 		r := &f.Reads[i]
-		if g := s.credential(r); g != "" {
+		if g := s.credential(r); g != "" && !s.keyUsed(f, r) {
 			what := r.Path
 			if r.Tree {
 				what = "everything under " + r.Path

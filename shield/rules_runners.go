@@ -41,10 +41,10 @@ var (
 // …@version, cargo install, gem install from a URL, pip install of a
 // URL, deno run of a URL, a Perl, Python or Node one-liner that fetches
 // code and evaluates it).
-func (s *Shield) remoteRunner(_ *Action, f *Facts, j *judgement) {
+func (s *Shield) remoteRunner(a *Action, f *Facts, j *judgement) {
 	for i := range f.Runs {
 		r := &f.Runs[i]
-		if why := remoteRun(r.Name, r.Argv); why != "" {
+		if why := remoteRun(r.Name, r.Argv); why != "" && !declaredRunner(a, r) {
 			j.escalate("remote-code:runner", "%s runs code fetched at run time that the workspace does not pin (%s)", quote(r.Line), why)
 			return
 		}

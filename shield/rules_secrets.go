@@ -25,6 +25,11 @@ var secretShapes = []struct {
 	{"a Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},
 	{"a password in a URL", regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://[^/\s:@'"]+:[^/\s@'"$]{3,}@`)},
 	{"a secret assignment", regexp.MustCompile(`\b[A-Z0-9_]*(?:` + secretWordsRe("_?", true) + `)[A-Z0-9_]*["']?\s*[=:]\s*["']?[^\s"'$<{}]{6,}`)},
+	// Rules 12 (k27h): a service's live or production key by the
+	// convention many share (tk_live_…, pk_prod_…), and a key assigned
+	// to a name ending in KEY (INGEST_KEY=…) whose value reads as one.
+	{"a live API key", regexp.MustCompile(`\b[a-z]{2,8}_(?:live|prod)_[A-Za-z0-9]{10,}`)},
+	{"a key assignment", regexp.MustCompile(`\b[A-Z][A-Z0-9_]*_KEY\s*[=:]\s*["']?[A-Za-z0-9_+/=-]*[0-9][A-Za-z0-9_+/=-]*[a-z][A-Za-z0-9_+/=-]*\b`)},
 }
 
 // secretWords are the words that name a secret: in a variable holding
@@ -86,14 +91,31 @@ var proseSecretRe = regexp.MustCompile(`(?i)\b(?:` + secretWordsRe(" ", false) +
 // a list of tools; the value is judged as proseSecret judges it.
 var proseKeyRe = regexp.MustCompile(`(?i)\b(?:(?:master|encryption|signing|secret|private|api|app|access|license|licence|deploy|session|jwt|hmac|client|root|admin|decryption|crypt) ?key|(?:vault|keystore|key ?store|signing|store|key|sudo|root|admin|db|database|ssh|gpg|pgp|wifi|account) ?pass(?:word|phrase|wd)?|pass ?phrase)(?:\s*\([^()\n]{0,40}\))?(?:\s+(?:for|of|on|in)\s+[\w.-]+)?(?:\s*\([^()\n]{0,40}\))?\s*(?:\bis\b|\bwas\b|=|:)\s*["'\x60]?([^\s"'\x60]{8,})`)
 
+// loginPairRe is a login given as "user / password" (rules 12, k27h):
+// "build login: ci_bot / Tr1dent!ce-88", "portal login dev / Nx!p0rtal".
+// The password (the submatch) is judged as proseSecret judges a value.
+var loginPairRe = regexp.MustCompile(`(?i)\b(?:login|logon|sign[- ]?in|credentials?|account|user(?:name)?)\b[^\n/]{0,40}?[\s:]([\w.@+-]{2,40}\s*/\s*[^\s"'\x60/]{8,})`)
+
+// sessionTicketRe is a session ticket, cookie or PIN named and given a
+// long hexadecimal or base64 value (rules 12): "P4 ticket (valid 12h):
+// 2E8F…", "session cookie: eyJ…". A ticket number (KEY-2291) is short.
+var sessionTicketRe = regexp.MustCompile(`(?i)\b(?:ticket|session|cookie)\b[^\n:=]{0,40}[:=]\s*(?:[A-Fa-f0-9]{24,}|[A-Za-z0-9+/_-]{32,}={0,2})\b`)
+
 // proseSecret returns "a password in prose" when text names a secret
 // and gives a value that reads as one (letters with digits or symbols;
 // not a path, a placeholder, a variable or a file's name), or "".
 func proseSecret(text string) string {
+	if m := sessionTicketRe.FindString(text); m != "" {
+		return "a session ticket"
+	}
 	ms := proseSecretRe.FindAllStringSubmatch(text, 8)
 	ms = append(ms, proseKeyRe.FindAllStringSubmatch(text, 8)...)
+	ms = append(ms, loginPairRe.FindAllStringSubmatch(text, 8)...)
 	for _, m := range ms {
 		v := strings.TrimRight(m[1], ".,;)")
+		if _, pw, ok := strings.Cut(v, "/"); ok && strings.Contains(m[0], "/") {
+			v = strings.TrimSpace(pw) // a login pair: its password
+		}
 		if len(v) < 8 || strings.ContainsAny(v[:1], "$<{%~./") || strings.Contains(v, "/") || fileName(v) || strings.ContainsAny(v, "([{") {
 			continue
 		}

@@ -16,14 +16,32 @@ import (
 // case) that says it holds a secret: netrc, auth.json, credentials.toml,
 // token, api_token.txt, secrets.yaml, hosts.token, .sentryclirc's kin
 // named authrc.
-var credentialNameWord = regexp.MustCompile(`^(?:[\w.-]*[._-])?(?:netrc|auth|authrc|credentials?|creds|tokens?|access[_-]?tokens?|refresh[_-]?tokens?|api[_-]?(?:key|token)s?|secrets?|passwords?|pat)(?:[._-][\w.-]*)?$`)
+var credentialNameWord = regexp.MustCompile(`^(?:[\w.-]*[._-])?(?:netrc|auth|authrc|credentials?|creds|tokens?|access[_-]?tokens?|refresh[_-]?tokens?|api[_-]?(?:key|token)s?|secrets?|passwords?|pat)(?:[._-][\w.-]*)?$|^[a-z0-9]{0,8}(?:tickets?|tokens?|passwords?|credentials?|cookies?)(?:[._-][\w.-]*)?$|^[a-z0-9]{1,20}clirc$|^cli\.(?:ya?ml|json|toml)$`)
+
+// credentialDirWord matches a directory's name (leading dots dropped,
+// lower case) that says it holds keys or secrets (rules 12, k27h):
+// signing-keys, private_keys, secrets, credentials, keystore.
+var credentialDirWord = regexp.MustCompile(`^(?:[\w-]*[_-])?(?:keys|private[_-]?keys?|signing[_-]?keys?|secrets?|credentials?|creds|tokens|keystores?|keyrings?|certs[_-]?private)$`)
 
 // credentialByShape reports why p, read outside the workspace, holds
 // credentials by its shape ("" when it does not): its name says so and it
 // lies in a configuration directory under a home (a dot directory,
 // .config, Library/Application Support, .local/share) or under /etc.
 func (s *Shield) credentialByShape(r *Ref, segs []string) string {
-	if len(segs) < 3 || r.Tree || s.inWorkspace(r.Path) {
+	if len(segs) < 3 || s.inWorkspace(r.Path) {
+		return ""
+	}
+	if r.Tree {
+		// A directory of keys or secrets under a home's tool directory,
+		// read whole (tar -C ~/.acme signing-keys, cp -r ~/.deploy/secrets).
+		name := strings.TrimLeft(strings.ToLower(segs[len(segs)-1]), ".")
+		if !r.Glob && s.underHome(r.Path) && credentialDirWord.MatchString(name) {
+			for _, g := range segs[1 : len(segs)-1] {
+				if strings.HasPrefix(g, ".") || g == "Library" {
+					return "a tool's directory of keys or secrets by its name: " + path.Base(r.Path)
+				}
+			}
+		}
 		return ""
 	}
 	base := strings.ToLower(segs[len(segs)-1])

@@ -62,3 +62,23 @@ func onlyTopicPushes(f *Facts) bool {
 	}
 	return n > 0
 }
+
+// onlyDryRunPushes reports whether every git run of f that can push is a
+// dry run (git push --dry-run|-n …: nothing is sent), and there is one
+// (rules 12, k27h).
+func onlyDryRunPushes(f *Facts) bool {
+	n := 0
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if r.Name != "git" {
+			continue
+		}
+		if len(r.Argv) > 1 && r.Argv[1] == "push" || strings.Contains(r.Line, "push") {
+			if len(r.Argv) < 2 || r.Argv[1] != "push" || !slicesContains(r.Argv[2:], "--dry-run") && !slicesContains(r.Argv[2:], "-n") {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}

@@ -29,7 +29,7 @@ func (s *Shield) scratchPath(p string) bool {
 	rel := strings.TrimPrefix(strings.TrimPrefix(p, s.cfg.Workspace), "/")
 	for _, seg := range strings.Split(rel, "/") {
 		l := strings.ToLower(seg)
-		if regenDirs[seg] || buildDirs[l] || strings.HasPrefix(l, "tmp") || strings.HasSuffix(l, "-cache") || strings.HasSuffix(l, "_cache") || strings.HasSuffix(l, ".tmp") {
+		if regenDirs[seg] || regenDirs[l] || buildDirs[l] || strings.HasPrefix(l, "tmp") || strings.HasSuffix(l, "-cache") || strings.HasSuffix(l, "_cache") || strings.HasSuffix(l, ".tmp") {
 			return true
 		}
 	}
@@ -62,6 +62,13 @@ var subRoots = map[string]bool{"src": true, "source": true, "sources": true, "So
 	"client": true, "cmd": true, "pkg": true, "internal": true, "main": true, "java": true, "kotlin": true, "res": true,
 	"deploy": true, "infra": true, "terraform": true, "charts": true, "roles": true, "playbooks": true}
 
+// assetRoots are directories that hold a (sub-)project's content or
+// code by their name in more ecosystems (rules 12, k27h): a game
+// engine's Assets, Content and Source, a web app's packages, apps,
+// components and routes, Elixir's priv, a schema's migrations.
+var assetRoots = map[string]bool{"assets": true, "Assets": true, "Content": true, "Source": true, "packages": true, "apps": true,
+	"services": true, "components": true, "routes": true, "pages": true, "priv": true, "migrations": true, "proto": true, "protos": true}
+
 // subtreeDestruction is workspaceDestruction's judgement of a secret
 // store deleted (escalate): a repository's encrypted secrets or signing
 // keys. It reports whether it spoke.
@@ -87,7 +94,7 @@ func (s *Shield) treesDestruction(f *Facts, j *judgement) bool {
 		if !r.Tree || r.Glob || !within(r.Path, ws) || path.Dir(r.Path) == ws || r.Path == ws || r.By == "mv" || r.By == "move_file" || r.By == "git" || r.By == "rsync" || s.scratchPath(r.Path) {
 			continue
 		}
-		if subRoots[path.Base(r.Path)] {
+		if subRoots[path.Base(r.Path)] || assetRoots[path.Base(r.Path)] {
 			j.escalate("destructive:workspace-tree", "%s deletes %s, the source or settings root of a part of the project", by(r), r.Path)
 			return true
 		}

@@ -52,6 +52,12 @@ type Action struct {
 	// with Via). They are recorded with the proposal, so a replay judges
 	// the same paths whatever the filesystem holds by then.
 	Links map[string]string
+	// Toolchain are the programs Command runs that the workspace declares
+	// it uses, "key=file" (ToolchainKey, and the workspace file that
+	// declares it), as the engine found them when the action was
+	// proposed (recorded with it, so a replay judges the same): the
+	// policy's `toolchain: workspace` rules match them.
+	Toolchain []string
 }
 
 // Verdict is one tier's decision.

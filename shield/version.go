@@ -143,6 +143,34 @@ package shield
 //	   ordering bots or holding credential values; commits that name or
 //	   stage a change Shield asked about (flow:commit-carries, from a
 //	   per-session memory kept in the taint projection).
+//	   And k27h's part: the workspace's own toolchain (the policy's `toolchain: workspace`: a
+//	   program the workspace declares, found and recorded with the
+//	   proposal, running a verb of daily work; programs named by a
+//	   declared variable known); PowerShell workspace scripts and binutils
+//	   reads in the default policy; public key material known by its name
+//	   (*-pub.pem, fullchain.pem) and keys a signing tool uses without
+//	   showing them (sign, getpub, -pubout) are not credential reads;
+//	   credentials staged by git add; repositories and fetched archives
+//	   made code of the workspace; memory searched for credentials and
+//	   whole-machine name searches; login pairs, live keys, key
+//	   assignments and session tickets in memory; authority granted to
+//	   content and data destinations planted in memory; hosts written as
+//	   numbers; more source roots; home directories of keys; a tool's
+//	   settings verbs are not runs of a changed build file; memory ranking
+//	   content above the user, evading review, logging secrets, planting
+//	   registries and destinations; CLIs' rc and settings files; more
+//	   ecosystems' publish verbs and task runners' publish targets in the
+//	   default policy; downloads piped into bun/deno run -; secrets a
+//	   program holds printed (output grepped for secret words, unmasking
+//	   options, container environments); installs from a source option;
+//	   package runners' pinned runs of declared tools; development
+//	   environments' runs (nix develop -c, direnv exec, devenv shell, mise
+//	   exec --, asdf exec) judged as the command they run; a local
+//	   database by connection URL; shell setup evaluated (eval "$(opam
+//	   env)", direnv export); names looked up and hosts pinged when the
+//	   name carries no data; dry-run pushes, secrets' names listed, the
+//	   ssh agent's keys listed, charts packaged, Ansible manifests
+//	   installed in the default policy.
 const RulesVersion = "12"
 
 // RecordedRules is the rules version a record names ("" before versions

@@ -32,6 +32,10 @@ type Proposal struct {
 	Manifests []event.ManifestChanges
 	Sensitive []string
 	Taint     []event.Taint
+	// Toolchain are the programs the call runs that the workspace
+	// declares it uses ("key=file": ShieldEvaluator.Toolchain), observed
+	// and recorded as Manifests are.
+	Toolchain []string
 	// Unknown are reasons the call could not be understood before it was
 	// proposed (a coding agent's tool opx does not know, an input that
 	// does not decode: agents/toolmap): Shield judges them as it judges
@@ -64,13 +68,14 @@ type Observed struct {
 	Links     map[string]string
 	Manifests []event.ManifestChanges
 	Sensitive []string
+	Toolchain []string
 	// Taint is the engine's (its taint projection), not an Observer's.
 	Taint []event.Taint
 }
 
 // Observe sets what o saw on p.
 func (p *Proposal) Observe(o Observed) {
-	p.Links, p.Manifests, p.Sensitive, p.Taint = o.Links, o.Manifests, o.Sensitive, o.Taint
+	p.Links, p.Manifests, p.Sensitive, p.Taint, p.Toolchain = o.Links, o.Manifests, o.Sensitive, o.Taint, o.Toolchain
 }
 
 // Observer is an Evaluator that looks before it judges: where the

@@ -23,6 +23,9 @@ type ShieldEvaluator struct {
 	// is recorded and judged. Without it (what-if, replay) the links
 	// recorded with the proposal are judged.
 	FS *executor.Workspace
+	// Declared, if set, caches what the workspace declares of its
+	// toolchain between proposals (Toolchain); nil walks each time.
+	Declared *Declarations
 }
 
 // PolicyHash implements Evaluator.
@@ -56,14 +59,14 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 	// The arguments the known tools take, decoded at once; a tool Shield
 	// does not know is read as a map (below).
 	var known struct {
-		Path, From, To, Content, New, Old, Text, Message, URL, Method, Body, Command, Cwd, Glob string
-		Headers                                                                                 map[string]any
-		Paths                                                                                   []string
+		Path, From, To, Content, New, Old, Text, Message, URL, Method, Body, Command, Cwd, Glob, Query string
+		Headers                                                                                        map[string]any
+		Paths                                                                                          []string
 	}
 	_ = json.Unmarshal(p.Args, &known) // canonical JSON object: cannot fail (a field of another type stays empty)
 	args := map[string]any{"path": known.Path, "from": known.From, "to": known.To, "content": known.Content, "new": known.New,
 		"text": known.Text, "message": known.Message, "url": known.URL, "method": known.Method, "body": known.Body,
-		"command": known.Command, "cwd": known.Cwd, "glob": known.Glob}
+		"command": known.Command, "cwd": known.Cwd, "glob": known.Glob, "query": known.Query}
 	if known.Headers != nil {
 		args["headers"] = known.Headers
 	}
@@ -188,6 +191,10 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 		if len(p.Paths) == 0 {
 			add(&f.Reads, executor.MemoryFile, false)
 		}
+		if q := str("query"); q != "" {
+			// What a search asks for (a hunt for credentials is judged).
+			f.Texts = append(f.Texts, shield.Text{Source: "memory query", Body: q})
+		}
 	case "http_request":
 		q := httpRequest(args)
 		f.Requests = append(f.Requests, q)
@@ -236,6 +243,7 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 			}
 		}
 		a.Links = e.commandLinks(p)
+		a.Toolchain = p.Toolchain
 		// What a copy, move or link over a manifest changes (Manifests).
 		f.Supply = append(f.Supply, supplyOf(e.S.ResolvePath("."), p)...)
 	default:

@@ -8,7 +8,8 @@ import (
 // Observe implements Observer: the proposal's links (Links), the changes
 // it makes to manifests (Manifests: read before, computed after, both
 // parsed; only with FS), and what it reads that is sensitive (Shield's
-// Sensitive, judged with the links found).
+// Sensitive, judged with the links found), and which of the programs
+// it runs the workspace declares (Toolchain).
 func (e ShieldEvaluator) Observe(p Proposal) Observed {
 	var o Observed
 	o.Links = e.Links(p)
@@ -16,6 +17,8 @@ func (e ShieldEvaluator) Observe(p Proposal) Observed {
 	o.Manifests = e.Manifests(p)
 	p.Manifests = o.Manifests // what a change makes run (Sensitive names it)
 	o.Sensitive = e.S.Sensitive(e.Action(p))
+	o.Toolchain = e.Toolchain(p)
+	e.Declared.Changed(e, p)
 	return o
 }
 

@@ -127,7 +127,7 @@ func (s *replayState) recorded(p judge.Proposal) judge.Observed {
 	defer s.mu.Unlock()
 	if q := s.pending[k]; len(q) > 0 && q[0].Tool == p.Tool && q[0].Arguments == string(p.Args) {
 		r := q[0]
-		return judge.Observed{Links: r.Links, Manifests: r.Manifests, Sensitive: r.Sensitive, Taint: r.Taint}
+		return judge.Observed{Links: r.Links, Manifests: r.Manifests, Sensitive: r.Sensitive, Taint: r.Taint, Toolchain: r.Toolchain}
 	}
 	return judge.Observed{}
 }

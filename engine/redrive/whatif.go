@@ -208,7 +208,7 @@ func recordedProposal(rec *rerun.Recording, p *rerun.Proposal, tools *executor.R
 	call := executor.Call{ID: p.CallID, Tool: p.Tool, Args: args}
 	prop := judge.Proposal{Session: rec.Session, SubAgentID: p.SubAgentID, MessageID: p.MessageID, CallID: p.CallID, Tool: p.Tool, Args: args,
 		ActionHash: engine.ActionHash(p.Tool, args), Def: executor.ToolDef{Name: p.Tool, Mutating: p.Mutating, ReadOnlyHint: recordedReadOnlyHint(rec, p)},
-		Known: true, Paths: tools.Paths(call), Links: p.Links, Manifests: p.Manifests, Sensitive: p.Sensitive, Taint: p.Taint}
+		Known: true, Paths: tools.Paths(call), Links: p.Links, Manifests: p.Manifests, Sensitive: p.Sensitive, Taint: p.Taint, Toolchain: p.Toolchain}
 	if ac := p.AgentCall; ac != nil && len(ac.Unknown) > 0 {
 		prop.Unknown = append([]string(nil), ac.Unknown...)
 		prop.Known, prop.Paths = false, nil

@@ -67,6 +67,12 @@ type ToolProposed struct {
 	// was proposed: Shield judged with them, and a replay does too.
 	// Absent in ledgers written before it.
 	Taint []Taint `json:"taint,omitempty"`
+	// Toolchain, when present, are the programs the command runs that
+	// the workspace declared it uses when it was proposed, each as
+	// "program=file" (the workspace file that declares it): Shield's
+	// policy judged with them (toolchain: workspace), and a replay does
+	// too. Absent in ledgers written before it.
+	Toolchain []string `json:"toolchain,omitempty"`
 }
 
 // ManifestChanges are the changes a call makes to one manifest.

@@ -112,6 +112,12 @@ func Withhold(p Payload, c *Commitments) (Payload, error) {
 				q.Manifests[i] = w
 			}
 		}
+		if t.Toolchain != nil {
+			q.Toolchain = make([]string, len(t.Toolchain))
+			for i, s := range t.Toolchain {
+				q.Toolchain[i] = c.Text(DomainPath, s)
+			}
+		}
 		if t.Sensitive != nil {
 			q.Sensitive = make([]string, len(t.Sensitive))
 			for i, s := range t.Sensitive {

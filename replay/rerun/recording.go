@@ -122,6 +122,9 @@ type Proposal struct {
 	// session's taint.
 	Manifests []event.ManifestChanges
 	Sensitive []string
+	// Toolchain are the programs the workspace declared
+	// (event.ToolProposed.Toolchain).
+	Toolchain []string
 	Taint     []event.Taint
 	Engine    *Engine
 	Verdicts  []Verdict
@@ -355,7 +358,7 @@ func (r *Recording) add(en ledger.Entry, p event.Payload, engine *Engine, create
 	case *event.ToolProposed:
 		ts, _ := en.Time()
 		pr := &Proposal{Seq: en.Seq, TS: ts, SubAgentID: x.SubAgentID, MessageID: x.MessageID, CallID: x.CallID, Tool: x.Tool, Arguments: x.Arguments,
-			Mutating: x.Mutating, Links: event.LinkMap(x.Links), Manifests: x.Manifests, Sensitive: x.Sensitive, Taint: x.Taint, Engine: engine}
+			Mutating: x.Mutating, Links: event.LinkMap(x.Links), Manifests: x.Manifests, Sensitive: x.Sensitive, Taint: x.Taint, Toolchain: x.Toolchain, Engine: engine}
 		r.Proposals = append(r.Proposals, pr)
 		proposals[CallKey(x.SubAgentID, x.CallID)] = pr
 		if ac := r.agentCall(x.CallID); ac != nil && x.SubAgentID == "" {
