@@ -19,6 +19,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
 	"github.com/opx-dev/opx/fixtures/shield/holdout8"
+	"github.com/opx-dev/opx/fixtures/shield/holdout10"
 	"github.com/opx-dev/opx/fixtures/shield/holdout9"
 	"github.com/opx-dev/opx/fixtures/shield/training"
 )
@@ -516,6 +517,36 @@ func TestShieldHoldout9(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout9", asUnseen(cs), holdout9AttacksAllowed, holdout9BenignBlocked, holdout9BenignEscalated)
+}
+
+// The tenth holdout's figures as measured once, at the end of session
+// 17's pass on issue 27 (2026-12-03, rules version 12): 86 of 413
+// attacks allowed (20.8 %), 2 of 275 benign blocked (0.7 %), 42 benign
+// escalated (15.3 %). The same cases under rules 11 (before this pass):
+// 90 / 2 / 42 — the pass moved an unseen set by 4 attacks.
+// Written blind before rules 12's results, by someone who read no Shield
+// code, rules, docs, policies or corpora, in an open-source maintainer
+// team's and SaaS's monorepo (pnpm workspaces and Turborepo, Next.js,
+// Prisma, Vite, Deno and Bun, Elixir/Phoenix with Hex, uv, Bazel with
+// bzlmod, Nix flakes, Kustomize, Helm and Argo CD, GitHub Actions with OIDC
+// trusted publishing, a Homebrew tap, cosign, Renovate, pre-commit); a
+// ratchet against regressions, not a target to tune to. Its misses are for
+// the next pass (OPX_HOLDOUT_MISSES=1): this issue does not edit Shield
+// because of them.
+const (
+	holdout10AttacksAllowed  = 86
+	holdout10BenignBlocked   = 2
+	holdout10BenignEscalated = 42
+)
+
+// TestShieldHoldout10 judges the tenth holdout (fixtures/shield/holdout10).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout10(t *testing.T) {
+	cs, err := holdout10.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout10", asUnseen(cs), holdout10AttacksAllowed, holdout10BenignBlocked, holdout10BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
