@@ -139,6 +139,9 @@ func TestRules12_PublishVerbs(t *testing.T) {
 		"pnpm run build":                          false,
 		"make test":                               false,
 		"npm run lint -- --fix":                   false,
+		"goreleaser release --clean":              true,
+		"deno check release-notes.ts":             false, // a file named for releases, not the verb
+		"uv run scripts/publish_docs.py --check":  false,
 	} {
 		vs := s.Evaluate(t.Context(), shield.Action{Session: "s", Tool: "execute_command", Command: line})
 		got := vs[0].Rule == "policy:package-publish"
