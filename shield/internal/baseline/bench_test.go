@@ -203,7 +203,10 @@ func BenchmarkShieldEvalObserved(b *testing.B) {
 	}
 	defer xws.Close()
 	ours := judge.ShieldEvaluator{S: shield.New(shield.Config{Workspace: ws, Home: corpus.Home, Protected: []string{state},
-		ReadOnly: []string{}, Policy: policy, Now: now}), FS: xws}
+		ReadOnly: []string{}, Policy: policy, Now: now}), FS: xws,
+		// as engine.New configures it: the workspace's declared toolchain
+		// walked once, again only after a call changes a declaring file
+		Declared: judge.NewDeclarations()}
 	bpolicy, err := baseline.ParsePolicy(baseline.DefaultPolicy)
 	if err != nil {
 		b.Fatal(err)
