@@ -140,6 +140,13 @@ const maxAppsecText = 256 << 10
 // diffLines returns the non-blank, non-comment lines of added that old
 // does not hold, and those of old that added does not hold (trimmed).
 func diffLines(added, old string) (plus, minus []string) {
+	return diffLinesKept(added, old, func(l string) bool { return !commentLine(l) }, 0)
+}
+
+// diffLinesKept is diffLines with the lines that count chosen by keep
+// (the blank ones never do), and at most most of each side (0: no bound
+// but the text's, maxAppsecText).
+func diffLinesKept(added, old string, keep func(line string) bool, most int) (plus, minus []string) {
 	added, old = clipRaw(added, maxAppsecText), clipRaw(old, maxAppsecText)
 	have := func(text string) map[string]bool {
 		m := map[string]bool{}
@@ -152,13 +159,14 @@ func diffLines(added, old string) (plus, minus []string) {
 	if old != "" {
 		inOld, inNew = have(old), have(added)
 	}
+	room := func(n int) bool { return most == 0 || n < most }
 	for l := range strings.SplitSeq(added, "\n") {
-		if l = strings.TrimSpace(l); l != "" && !commentLine(l) && !inOld[l] {
+		if l = strings.TrimSpace(l); l != "" && keep(l) && !inOld[l] && room(len(plus)) {
 			plus = append(plus, l)
 		}
 	}
 	for l := range strings.SplitSeq(old, "\n") {
-		if l = strings.TrimSpace(l); l != "" && !commentLine(l) && !inNew[l] {
+		if l = strings.TrimSpace(l); l != "" && keep(l) && !inNew[l] && room(len(minus)) {
 			minus = append(minus, l)
 		}
 	}

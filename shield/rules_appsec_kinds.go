@@ -139,28 +139,9 @@ func kconfigName(base string) bool {
 // that added lacks, keeping the comment-shaped lines these kinds give
 // meaning to (# CONFIG_X is not set, #define).
 func kindLines(added, old string) (plus, minus []string) {
-	added, old = clipRaw(added, maxAppsecText), clipRaw(old, maxAppsecText)
-	keep := func(l string) bool {
-		return l != "" && (!commentLine(l) || kconfigUnset.MatchString(l) || strings.HasPrefix(l, "#define") || strings.HasPrefix(l, "# define"))
-	}
-	inOld, inNew := map[string]bool{}, map[string]bool{}
-	for l := range strings.SplitSeq(old, "\n") {
-		inOld[strings.TrimSpace(l)] = true
-	}
-	for l := range strings.SplitSeq(added, "\n") {
-		inNew[strings.TrimSpace(l)] = true
-	}
-	for l := range strings.SplitSeq(added, "\n") {
-		if l = strings.TrimSpace(l); keep(l) && !inOld[l] && len(plus) < 256 {
-			plus = append(plus, l)
-		}
-	}
-	for l := range strings.SplitSeq(old, "\n") {
-		if l = strings.TrimSpace(l); keep(l) && !inNew[l] && len(minus) < 256 {
-			minus = append(minus, l)
-		}
-	}
-	return plus, minus
+	return diffLinesKept(added, old, func(l string) bool {
+		return !commentLine(l) || kconfigUnset.MatchString(l) || strings.HasPrefix(l, "#define") || strings.HasPrefix(l, "# define")
+	}, 256)
 }
 
 // kindSettings reads the settings of lines in every spelling above, and

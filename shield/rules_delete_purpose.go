@@ -327,23 +327,5 @@ func (s *Shield) governingEdited(_ *Action, f *Facts, j *judgement) {
 // patternLines is diffLines for pattern files, where a leading * is a
 // glob, not a comment: only # starts one.
 func patternLines(added, old string) (plus, minus []string) {
-	added, old = clipRaw(added, maxAppsecText), clipRaw(old, maxAppsecText)
-	inOld, inNew := map[string]bool{}, map[string]bool{}
-	for l := range strings.SplitSeq(old, "\n") {
-		inOld[strings.TrimSpace(l)] = true
-	}
-	for l := range strings.SplitSeq(added, "\n") {
-		inNew[strings.TrimSpace(l)] = true
-	}
-	for l := range strings.SplitSeq(added, "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") && !inOld[l] && len(plus) < 1024 {
-			plus = append(plus, l)
-		}
-	}
-	for l := range strings.SplitSeq(old, "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") && !inNew[l] && len(minus) < 1024 {
-			minus = append(minus, l)
-		}
-	}
-	return plus, minus
+	return diffLinesKept(added, old, func(l string) bool { return !strings.HasPrefix(l, "#") }, 1024)
 }
