@@ -33,7 +33,7 @@ func shieldEvalCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "eval",
 		Usage:     "judge tool proposals (JSON lines) with Shield's tiers -1, 0 and 1, as the engine would",
-		UsageText: "opx shield eval [--workspace DIR] [--policy FILE] [FILE]",
+		UsageText: "opx shield eval [--workspace DIR] [--policy FILE] [--features] [FILE]",
 		Description: "Reads one proposal per line from FILE (or standard input, also as \"-\"):\n" +
 			"   {\"tool\": \"execute_command\", \"arguments\": {\"command\": \"go test ./...\"}, \"id\": \"optional\"}\n" +
 			"and prints one JSON line per proposal, in order:\n" +
@@ -57,6 +57,8 @@ func shieldEvalCommand() *cli.Command {
 			"A bad line (not a JSON object, no tool, arguments not an object, over 1 MiB) prints\n" +
 			"   {\"line\":N,\"error\":\"...\"}\n" +
 			"and the rest are still judged; the exit status is then 1.\n\n" +
+			"--features adds \"features\" to each line: what tier 1's learned scorer (shield/score) read of\n" +
+			"the proposal, whatever it decided (the rule learned:risk names the heaviest when it asks).\n\n" +
 			"EXAMPLE:\n" +
 			"   echo '{\"tool\":\"execute_command\",\"arguments\":{\"command\":\"cat /etc/shadow\"}}' | opx shield eval --policy policy.yaml\n\n" +
 			exitCodesHelp(""),
@@ -64,6 +66,9 @@ func shieldEvalCommand() *cli.Command {
 			Name:      "policy",
 			Usage:     "policy `FILE` to judge with (default: the workspace's configured policy, else the built-in one)",
 			TakesFile: true,
+		}, &cli.BoolFlag{
+			Name:  "features",
+			Usage: "print the learned scorer's features of each proposal",
 		}),
 		Action: runShieldEval,
 	}
@@ -79,6 +84,7 @@ func runShieldEval(c *cli.Context) error {
 		return err
 	}
 	defer ev.ws.Close()
+	ev.features = c.Bool("features")
 	in, name := io.Reader(c.App.Reader), "standard input"
 	if len(args) == 1 && args[0] != "-" {
 		f, err := os.Open(args[0])
@@ -113,6 +119,8 @@ type shieldEval struct {
 	ws    *executor.Workspace // held (O_PATH) for the tools' definitions; nothing runs in it
 	// maxLine bounds a line; 0 means maxEvalLine.
 	maxLine int
+	// features: print the learned scorer's features (--features).
+	features bool
 	// taint is, per "session" named by the lines, the calls that read
 	// something sensitive and were not blocked (an escalation may be
 	// approved, and then the call runs), as the engine's taint
@@ -212,6 +220,8 @@ type evalResult struct {
 	Sensitive []string                `json:"sensitive,omitempty"`
 	Manifests []event.ManifestChanges `json:"manifests,omitempty"`
 	Toolchain []string                `json:"toolchain,omitempty"`
+	// Features are the learned scorer's features (--features).
+	Features []string `json:"features,omitempty"`
 }
 
 // evalError is opx shield eval's line for a bad input line.
@@ -324,6 +334,9 @@ func (e *shieldEval) judge(n int, line []byte) (evalResult, json.RawMessage, err
 		Toolchain: prop.Toolchain}
 	for i, v := range vs {
 		res.Verdicts[i] = evalVerdict{Tier: v.Tier, Decision: v.Decision, Rule: v.Rule, Reason: v.Reason}
+	}
+	if se, ok := e.eval.(judge.ShieldEvaluator); ok && e.features {
+		res.Features = se.S.Features(se.Action(prop))
 	}
 	return res, id, nil
 }

@@ -336,3 +336,42 @@ func TestShieldEval_Help(t *testing.T) {
 	r.wantCode(t, cli.ExitOK)
 	r.wantOut(t, "EXAMPLE:", "opx shield eval", "--policy", "EXIT CODES:")
 }
+
+// TestShieldEval_Features prints the learned scorer's features with
+// --features, whatever the verdict, and only then.
+func TestShieldEval_Features(t *testing.T) {
+	ws, _ := evalEnv(t)
+	if err := os.WriteFile(filepath.Join(ws, "routes.nim"), []byte("  if not user.isAdmin: resp Http403, \"forbidden\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := `{"tool":"edit_file","arguments":{"path":"routes.nim","old":"  if not user.isAdmin: resp Http403, \"forbidden\"","new":"  discard"}}` + "\n" +
+		`{"tool":"list_directory","arguments":{"path":"."}}` + "\n"
+	r := runIn(t, strings.NewReader(in), "shield", "eval", "--workspace", ws, "--features")
+	r.wantCode(t, cli.ExitOK)
+	g := evalLines(t, r)
+	if len(g) != 2 {
+		t.Fatalf("got %v", g)
+	}
+	fs, _ := g[0]["features"].([]any)
+	want := map[string]bool{"tool:edit_file": false, "-c:auth": false, "change:shrinks": false}
+	for _, f := range fs {
+		if _, ok := want[f.(string)]; ok {
+			want[f.(string)] = true
+		}
+	}
+	for f, ok := range want {
+		if !ok {
+			t.Errorf("features %v lack %s", fs, f)
+		}
+	}
+	if fs, _ := g[1]["features"].([]any); len(fs) == 0 {
+		t.Errorf("a listing has no features: %v", g[1])
+	}
+	// Without the flag, no features.
+	r = runIn(t, strings.NewReader(in), "shield", "eval", "--workspace", ws)
+	for _, l := range evalLines(t, r) {
+		if _, ok := l["features"]; ok {
+			t.Fatalf("features without --features: %v", l)
+		}
+	}
+}

@@ -21,7 +21,10 @@
 //     memory that instructs, prompt injection, encoded
 //     payloads, what cannot be understood. A tier 1 block overrides a
 //     tier 0 allow; the policy can trust a host, not silence a rule. Tier
-//     1 may also escalate what is suspicious but plausibly benign.
+//     1 may also escalate what is suspicious but plausibly benign. What
+//     no rule spoke about, if it is an edit, is scored by the learned
+//     scorer (shield/score, learned.go): it may escalate (to tier 2),
+//     never allow or block.
 //   - Tiers 2 and 3 answer escalations, and live in the engine, which
 //     records their exchanges: tier 2 asks a model, tier 3 a human. An
 //     escalation's Tier names who must answer; a tier 2 escalation with no

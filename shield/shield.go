@@ -172,6 +172,10 @@ func (s *Shield) Evaluate(_ context.Context, a Action) []Verdict {
 		out = append(out, v)
 	} else {
 		out = append(out, Verdict{Allow, 1, "heuristics:none", "no heuristic matched"})
+		// What no rule asks about, the learned scorer may (learned.go).
+		if v, ok := s.learned(&a, &f); ok {
+			out = append(out, v)
+		}
 	}
 	return out
 }

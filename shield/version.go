@@ -171,7 +171,12 @@ package shield
 //	   name carries no data; dry-run pushes, secrets' names listed, the
 //	   ssh agent's keys listed, charts packaged, Ansible manifests
 //	   installed in the default policy.
-const RulesVersion = "12"
+//	13: issue 27, session 18: the learned scorer (shield/score,
+//	   learned:risk): an edit the rules allow is escalated to tier 2 when
+//	   a logistic model over its features (words in and out, security
+//	   concepts, settings flipped, numbers moved, shapes, the file's kind),
+//	   trained on the spent corpora, scores it 0.5 or more.
+const RulesVersion = "13"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).
