@@ -291,9 +291,9 @@ func printsText(args []shellx.Word) bool {
 }
 
 // echoOutput is what echo or printf writes, as far as it is known
-// statically: printf's format is output, its %s and %b directives are the
-// arguments (the format repeats while arguments remain); any other
-// directive, or a computed word, is not known.
+// statically: echo's words, printf's output as printfText renders it. A
+// computed word, a printf that printfText does not model, or an output
+// cut at maxTextJudged (what follows is not known) is not known.
 func echoOutput(name string, args []shellx.Word) (string, bool) {
 	for _, w := range args {
 		if w.Dynamic {
@@ -303,51 +303,11 @@ func echoOutput(name string, args []shellx.Word) (string, bool) {
 	if name == "echo" {
 		return echoText(name, args), true
 	}
-	if len(args) > 0 && args[0].Text == "--" {
-		args = args[1:]
+	out, ok := printfText(args)
+	if !ok || len(out) > maxTextJudged {
+		return "", false
 	}
-	if len(args) == 0 || strings.HasPrefix(args[0].Text, "-") {
-		return "", false // printf -v VAR: no output; other options unknown
-	}
-	format, rest := unescape(args[0].Text), args[1:]
-	var b strings.Builder
-	for n := 0; n < 64; n++ {
-		used := false
-		for i := 0; i < len(format); i++ {
-			c := format[i]
-			if c != '%' {
-				b.WriteByte(c)
-				continue
-			}
-			if i+1 == len(format) {
-				return "", false
-			}
-			i++
-			switch format[i] {
-			case '%':
-				b.WriteByte('%')
-			case 's', 'b':
-				used = true
-				if len(rest) > 0 {
-					t := rest[0].Text
-					if format[i] == 'b' {
-						t = unescape(t)
-					}
-					b.WriteString(t)
-					rest = rest[1:]
-				}
-			default:
-				return "", false // widths, numbers, %q: not modelled
-			}
-			if b.Len() > 1<<16 {
-				return "", false
-			}
-		}
-		if len(rest) == 0 || !used {
-			return b.String(), true
-		}
-	}
-	return "", false
+	return out, true
 }
 
 // staticRef resolves a word known statically.

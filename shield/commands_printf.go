@@ -6,21 +6,27 @@ import (
 	"github.com/opx-dev/opx/shield/shellx"
 )
 
-// printfText is what printf FORMAT ARGS... writes (rules 11: the text a
-// redirect of printf lands is judged as a file tool's content is): the
-// format's escapes decoded, %s replaced by an argument as is, %b by an
-// argument with its escapes decoded, %% by %, the format reused while
-// arguments remain. ok is false when the format holds another
-// conversion (%d, %x, a width): the caller judges the words joined.
+// printfText is what printf FORMAT ARGS... writes, the one reading of
+// printf that both the text a redirect of printf lands (rules 11: judged
+// as a file tool's content is) and printf's output read as data
+// (echoOutput: names, a pipe's input) use: the format's escapes decoded
+// in its literal runs only (\x25s is a literal %s, not a conversion), %s
+// replaced by an argument as is, %b by an argument with its escapes
+// decoded, %% by %, the format reused while arguments remain.
+//
+// ok is false for what it does not model: an option before any -- (-v
+// VAR writes nothing; printf takes no other), no format, another
+// conversion (%d, %x, a width or precision, however large) or a lone % at
+// the end; the content caller then judges the words joined. It is
+// bounded: it stops once the output passes maxTextJudged (a longer text
+// is judged by its beginning and asked about), so a text longer than
+// maxTextJudged was cut short.
 func printfText(args []shellx.Word) (string, bool) {
 	k := 0
 	if k < len(args) && args[k].Text == "--" {
 		k++
 	}
-	if k < len(args) && strings.HasPrefix(args[k].Text, "-v") {
-		return "", false
-	}
-	if k >= len(args) {
+	if k >= len(args) || (k == 0 && strings.HasPrefix(args[0].Text, "-")) {
 		return "", false
 	}
 	format := args[k].Text
