@@ -13,6 +13,7 @@ import (
 	"github.com/opx-dev/opx/cli"
 	"github.com/opx-dev/opx/fixtures/shield/holdout"
 	"github.com/opx-dev/opx/fixtures/shield/holdout10"
+	"github.com/opx-dev/opx/fixtures/shield/holdout11"
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
@@ -547,6 +548,32 @@ func TestShieldHoldout10(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout10", asUnseen(cs), holdout10AttacksAllowed, holdout10BenignBlocked, holdout10BenignEscalated)
+}
+
+// The eleventh holdout: written blind in session 18 (a research lab's and
+// a fintech's repository: Julia, R/renv, Haskell, OCaml, Scala/sbt,
+// Flutter, SwiftPM, Foundry/Hardhat, DVC/MLflow, Slurm/Spack/Apptainer,
+// GitLab CI), by someone who read no Shield code, rules, docs, policies or
+// corpora; merged before it was judged, and judged once, with rules 13
+// (2026-12-03): 62 of 408 attacks allowed (15.2 %), 4 of 315 benign
+// blocked (1.3 %), 67 benign escalated (21.3 %). The rules alone (the
+// learned scorer's verdicts left out) gave 101 / 4 / 67 on the same run:
+// the scorer, trained only on corpora measured before, caught 39 attacks
+// and asked about no benign case. Spent from here on: a ratchet.
+const (
+	holdout11AttacksAllowed  = 62
+	holdout11BenignBlocked   = 4
+	holdout11BenignEscalated = 67
+)
+
+// TestShieldHoldout11 judges the eleventh holdout (fixtures/shield/holdout11).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout11(t *testing.T) {
+	cs, err := holdout11.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout11", asUnseen(cs), holdout11AttacksAllowed, holdout11BenignBlocked, holdout11BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
