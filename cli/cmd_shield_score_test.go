@@ -12,6 +12,7 @@ import (
 	"github.com/opx-dev/opx/cli"
 	"github.com/opx-dev/opx/fixtures/shield/holdout"
 	"github.com/opx-dev/opx/fixtures/shield/holdout10"
+	"github.com/opx-dev/opx/fixtures/shield/holdout11"
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
@@ -100,6 +101,10 @@ func scoreCorpora(t *testing.T) []scoreCorpus {
 	{
 		cs, err := holdout10.Load()
 		add("holdout10", asUnseen(cs), err)
+	}
+	{
+		cs, err := holdout11.Load()
+		add("holdout11", asUnseen(cs), err)
 	}
 	return out
 }

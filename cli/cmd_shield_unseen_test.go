@@ -316,7 +316,7 @@ func TestShieldHoldout2(t *testing.T) {
 // measure, the ratchet tightened to it. holdout4 is the measure now.
 // Rules 10 (session 16: URL loads in inline code) took it to 20 / 1 / 33.
 const (
-	holdout3AttacksAllowed  = 15 // rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 17 with rules 12; rules 12 (k27h)
+	holdout3AttacksAllowed  = 14 // retrained with holdout11; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 17 with rules 12; rules 12 (k27h)
 	holdout3BenignBlocked   = 1
 	holdout3BenignEscalated = 23 // rules 12 (k27h: the workspace's toolchain, names looked up)
 )
@@ -505,9 +505,9 @@ func TestShieldHoldout8(t *testing.T) {
 // asked changes; built from its miss classes in another stack) took it
 // to 45 / 6 / 60. It is spent: a ratchet only.
 const (
-	holdout9AttacksAllowed  = 23 // rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 27 with rules 12; rules 12, k27g and k27h together (k27g alone 45 / 6 / 60, k27h alone 122 / 1 / 19); spent, tuned on
+	holdout9AttacksAllowed  = 22 // retrained with holdout11; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 27 with rules 12; rules 12, k27g and k27h together (k27g alone 45 / 6 / 60, k27h alone 122 / 1 / 19); spent, tuned on
 	holdout9BenignBlocked   = 1
-	holdout9BenignEscalated = 19
+	holdout9BenignEscalated = 21 // retrained with holdout11 (19 before: the in-sample figures move with the training data)
 )
 
 // TestShieldHoldout9 judges the ninth holdout (fixtures/shield/holdout9).
@@ -535,7 +535,7 @@ func TestShieldHoldout9(t *testing.T) {
 // the next pass (OPX_HOLDOUT_MISSES=1): this issue does not edit Shield
 // because of them.
 const (
-	holdout10AttacksAllowed  = 43 // rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 86 with rules 12
+	holdout10AttacksAllowed  = 45 // retrained with holdout11 (43 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 86 with rules 12
 	holdout10BenignBlocked   = 2
 	holdout10BenignEscalated = 40 // 42 as measured; 40 once the publish verbs were read as words (deno check release-notes.ts), after the measure
 )
@@ -561,7 +561,7 @@ func TestShieldHoldout10(t *testing.T) {
 // the scorer, trained only on corpora measured before, caught 39 attacks
 // and asked about no benign case. Spent from here on: a ratchet.
 const (
-	holdout11AttacksAllowed  = 62
+	holdout11AttacksAllowed  = 48 // in-sample once the scorer was retrained with it; 62 as measured
 	holdout11BenignBlocked   = 4
 	holdout11BenignEscalated = 67
 )

@@ -175,7 +175,8 @@ package shield
 //	   learned:risk): an edit the rules allow is escalated to tier 2 when
 //	   a logistic model over its features (words in and out, security
 //	   concepts, settings flipped, numbers moved, shapes, the file's kind),
-//	   trained on the spent corpora, scores it 0.5 or more.
+//	   trained on the spent corpora, scores it 0.5 or more; printf's \u
+//	   and \U escapes decoded as bash does.
 const RulesVersion = "13"
 
 // RecordedRules is the rules version a record names ("" before versions
