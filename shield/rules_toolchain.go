@@ -169,7 +169,9 @@ var toolchainVerbs = setOf("build", "b", "compile", "make", "rebuild", "test", "
 	"template", "fix", "tidy", "getpub", "vet", "sim", "simulate", "emulate", "reset", "boot", "typecheck", "typegen", "serve", "start",
 	"bundle", "package", "pack", "prepare", "configure", "setup", "path", "home", "which",
 	"stats", "annotate", "blame", "filelog", "fixes", "labels", "clients", "counters", "dirs", "sizes", "fsck",
-	"pointer", "reconfigure", "all", "flags", "cmake", "ninja", "reload", "routes", "ps", "top", "wait", "server", "up", "affected", "seed", "upgrade", "revision")
+	"pointer", "reconfigure", "all", "flags", "cmake", "ninja", "reload", "routes", "ps", "top", "wait", "server", "up", "affected", "seed", "upgrade", "revision",
+	// rules 13: pipelines reproduced, environments resolved, fat jars, notebooks and tracking UIs served locally
+	"repro", "reproduce", "assembly", "concretize", "bootstrap", "lab", "notebook", "ui", "metrics", "params", "plots", "dag", "current")
 
 // sourceDirWords are directory names a linter or checker takes as its
 // first argument without a "./" (pyright src, tsc apps): arguments, not

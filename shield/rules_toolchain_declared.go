@@ -116,6 +116,14 @@ var toolchainByFile = map[string][]string{
 	"wrangler.toml":                {"wrangler"},
 	"ProjectVersion.txt":           nil, // a Unity project: its editor is named by a variable
 	"openocd.cfg":                  {"openocd"},
+	"*.sbatch":                     {"sbatch", "squeue", "sacct", "scancel", "srun", "sinfo", "sstat"},
+	"*.slurm":                      {"sbatch", "squeue", "sacct", "scancel", "srun", "sinfo", "sstat"},
+	"foundry.toml":                 {"forge", "cast", "anvil", "chisel"},
+	"MLproject":                    {"mlflow"},
+	"dvc.lock":                     {"dvc"},
+	"*.cabal":                      {"cabal"},
+	"*.opam":                       {"opam", "dune"},
+	"*.ipynb":                      {"jupyter", "jupyter-lab", "jupyter-notebook"},
 	"pyproject.toml":               nil, // [tool.X] sections (below)
 	".tool-versions":               nil, // first column (below)
 	"mise.toml":                    nil,
@@ -238,12 +246,15 @@ func DeclaredTools(rel string, b []byte, add func(key string)) {
 			}
 		}
 	case ".tool-versions":
+		add("asdf")
+		add("mise")
 		for _, l := range strings.Split(text, "\n") {
 			if f := strings.Fields(l); len(f) > 1 && !strings.HasPrefix(f[0], "#") && validProgram(f[0]) {
 				add(f[0])
 			}
 		}
 	case "mise.toml", ".mise.toml":
+		add("mise")
 		in := false
 		for _, l := range strings.Split(text, "\n") {
 			l = strings.TrimSpace(l)

@@ -162,7 +162,10 @@ func TestRules12_DeclaredTools(t *testing.T) {
 		{"services/api/scripts/lint.sh", "#!/bin/sh\nset -e\n\"$GOLANGCI_LINT\" run ./...\n", []string{"$GOLANGCI_LINT"}},
 		{"tools/build.ps1", "& \"$env:GODOT_BIN\" --headless --export-release Linux\n", []string{"$GODOT_BIN"}},
 		{"pyproject.toml", "[project]\nname = \"x\"\n[tool.ruff]\nline-length = 100\n[tool.mypy.overrides]\n", []string{"ruff", "mypy"}},
-		{".tool-versions", "nodejs 20.11.0\nelixir 1.17.2\n", []string{"nodejs", "elixir"}},
+		{".tool-versions", "nodejs 20.11.0\nelixir 1.17.2\n", []string{"asdf", "mise", "nodejs", "elixir"}}, // rules 13: and the version managers that read it
+		{"mise.toml", "[tools]\nnode = \"22\"\n", []string{"mise", "node"}},
+		{"hpc/slurm/backtest.sbatch", "#!/bin/bash\n#SBATCH -N 1\nsrun ./run\n", []string{"sbatch", "squeue", "sacct", "scancel", "srun", "sinfo", "sstat"}},
+		{"contracts/foundry.toml", "[profile.default]\n", []string{"forge", "cast", "anvil", "chisel"}},
 		{"MODULE.bazel", "module(name = \"x\")\n", []string{"bazel", "bazelisk", "ibazel", "buildifier", "buildozer"}},
 		{"AGENTS.md", "Run `just test`, then:\n\n```sh\n$ sqlc generate\n```\n", []string{"just", "sqlc"}},
 		{"README.md", "Run `evil-tool build`.\n", nil},
