@@ -65,7 +65,41 @@ func init() {
 		"mise":   unwrapEnvRunner(map[string]bool{"exec": true, "x": true}, []string{"--"}),
 		"rtx":    unwrapEnvRunner(map[string]bool{"exec": true, "x": true}, []string{"--"}),
 		"asdf":   unwrapEnvRunner(map[string]bool{"exec": true}, nil),
+		// Rules 13: batch schedulers run a command later, elsewhere
+		// (sbatch --wrap CMD: a shell line; srun and salloc: a program
+		// and its arguments): the command is judged.
+		"sbatch": unwrapSbatch,
+		"srun":   unwrapSlurm,
+		"salloc": unwrapSlurm,
 	}
+}
+
+// slurmSpec are the options of Slurm's sbatch, srun and salloc that take
+// a value.
+var slurmSpec = posixSpec("-A --account -p --partition -N --nodes -n --ntasks -c --cpus-per-task -t --time -J --job-name " +
+	"-o --output -e --error -i --input -D --chdir -w --nodelist -x --exclude -G --gpus --gres --mem --mem-per-cpu --mem-per-gpu " +
+	"-q --qos -C --constraint -b --begin -d --dependency -a --array --export --mail-type --mail-user --reservation " +
+	"--ntasks-per-node --signal --wrap --container --mpi --cpu-bind -m --distribution --comment --licenses -L -M --clusters " +
+	"--time-min --deadline --nice --priority --tmp --wckey --gpus-per-node --gpus-per-task --cpus-per-gpu")
+
+// unwrapSbatch reads sbatch: --wrap's shell line is judged as a line the
+// job runs; a job script named as an operand was judged when it was
+// written (and is read here).
+func unwrapSbatch(x *call, args []shellx.Word) ([]shellx.Word, bool) {
+	opts, ops := slurmSpec.parse(args)
+	if c, ok := val(opts, "--wrap"); ok {
+		x.payload(c, "sbatch --wrap")
+	}
+	if len(ops) > 0 {
+		x.ref(kRead, ops[0], false)
+	}
+	return nil, true
+}
+
+// unwrapSlurm reads srun and salloc: the program after the options runs.
+func unwrapSlurm(x *call, args []shellx.Word) ([]shellx.Word, bool) {
+	_, ops := slurmSpec.parse(args)
+	return ops, true
 }
 
 // unwrapEnvRunner reads a development environment's run of a command in

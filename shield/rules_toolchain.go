@@ -634,10 +634,14 @@ func riskyValue(v string) (string, bool) {
 		}
 		return "", false
 	}
-	if strings.ContainsAny(v, "/\\") {
-		return "", false
+	parts := strings.Fields(v)
+	if len(parts) == 1 && strings.ContainsAny(v, "/\\") {
+		return "", false // a path: its words are names
 	}
-	for _, part := range strings.Fields(v) {
+	for _, part := range parts {
+		if a := addressIn(part); a != "" {
+			return "its value names the host " + clipText(a, 60), true
+		}
 		if strings.ContainsAny(part, "/\\") {
 			continue
 		}
@@ -915,4 +919,35 @@ func declaredRunner(a *Action, r *Run) bool {
 	}
 	daily, _ := toolchainDaily(&inner, pkg)
 	return daily
+}
+
+// addressIn returns the remote address a word names, or "": user@host
+// with a dotted host, or an IPv4 address other than loopback (a value
+// that names somewhere else leaves the machine, whatever the words
+// around it; rules 13).
+func addressIn(w string) string {
+	w = strings.Trim(w, `"'()[]{},;`)
+	if i := strings.LastIndexByte(w, '@'); i > 0 && i < len(w)-1 {
+		host := w[i+1:]
+		if j := strings.IndexAny(host, ":/"); j >= 0 {
+			host = host[:j]
+		}
+		if strings.Contains(host, ".") && !strings.HasPrefix(host, "127.") && host != "localhost" && !strings.ContainsAny(host, "$`{") {
+			return w
+		}
+	}
+	for _, f := range strings.FieldsFunc(w, func(c rune) bool { return !(c == '.' || c >= '0' && c <= '9') }) {
+		if strings.Count(f, ".") == 3 && !strings.HasPrefix(f, "127.") && f != "0.0.0.0" {
+			ok := true
+			for _, n := range strings.Split(f, ".") {
+				if n == "" || len(n) > 3 || n > "255" && len(n) == 3 {
+					ok = false
+				}
+			}
+			if ok {
+				return f
+			}
+		}
+	}
+	return ""
 }
