@@ -130,16 +130,24 @@ func (s *Shield) askedChange(a *Action, f *Facts) string {
 	}
 	// judged by the rules about what a change does: a CI workflow's edit
 	// is asked for where it is, and remembered only when a rule about its
-	// content asks too
-	j := judgement{keep: func(rule string) bool {
+	// content asks too. One pass serves Evaluate too (rules_memo.go): the
+	// full verdict, watching what askedChange keeps; a second pass, with
+	// keep, only when a finding it would drop changed the full verdict.
+	kept := func(rule string) bool {
 		for _, n := range askedNot {
 			if strings.HasPrefix(rule, n) {
 				return false
 			}
 		}
 		return true
-	}}
+	}
+	j := judgement{watch: kept}
 	s.runRules(a, f, &j)
+	s.memo.put(a, j.v, j.set)
+	if j.unwatched {
+		j = judgement{keep: kept}
+		s.runRules(a, f, &j)
+	}
 	if !j.set || j.v.Decision == Allow {
 		return ""
 	}
