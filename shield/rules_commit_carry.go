@@ -97,8 +97,9 @@ var askedNot = []string{"instructions:agent-file", "runs-later:", "flow:", "poli
 // in the workspace when tier 1 asks about the change (or blocks it), or
 // "". The engine keeps it in the taint projection once the call ran (an
 // escalation approved), so a later commit naming or staging that file is
-// judged with it (flow:commit-carries).
-func (s *Shield) askedChange(a *Action, f *Facts) string {
+// judged with it (flow:commit-carries). changed are the tool files the
+// action changes (changedFiles, as Sensitive computed them).
+func (s *Shield) askedChange(a *Action, f *Facts, changed []string) string {
 	ws := s.cfg.Workspace
 	if ws == "" || a.Tool == "git_commit" {
 		return ""
@@ -122,7 +123,7 @@ func (s *Shield) askedChange(a *Action, f *Facts) string {
 	if size > maxAskedText {
 		return "" // judged once, by Evaluate: not again here
 	}
-	for _, c := range s.changedFiles(f) {
+	for _, c := range changed {
 		if strings.HasPrefix(c, ChangedPrefix+p+changedSep) {
 			return "" // already named, as a file a tool runs
 		}

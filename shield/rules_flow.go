@@ -82,12 +82,13 @@ func (s *Shield) Sensitive(a Action) []string {
 	}
 	// Build and test files it changes (flow:changed-then-run), after
 	// the reads: one entry per call is kept, and a read matters more.
-	for _, c := range s.changedFiles(&f) {
+	changed := s.changedFiles(&f)
+	for _, c := range changed {
 		add("%s", c)
 	}
 	// A change Shield asks about, for what commits it later (rules 12,
 	// flow:commit-carries).
-	if c := s.askedChange(&a, &f); c != "" {
+	if c := s.askedChange(&a, &f, changed); c != "" {
 		add("%s", c)
 	}
 	return out

@@ -116,3 +116,26 @@ func deepCopy(dst, src reflect.Value) bool {
 	}
 	return true
 }
+
+// sinkMemo is sinkAdded's last question and answer (a pure function of
+// the texts and the Shield's policy).
+type sinkMemo struct {
+	mu              sync.Mutex
+	ok              bool
+	added, old, why string
+}
+
+func (m *sinkMemo) get(added, old string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ok && m.added == added && m.old == old {
+		return m.why, true
+	}
+	return "", false
+}
+
+func (m *sinkMemo) put(added, old, why string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ok, m.added, m.old, m.why = true, added, old, why
+}

@@ -329,8 +329,19 @@ func (s *Shield) writtenSink(a *Action, f *Facts, j *judgement) {
 	}
 }
 
-// sinkAdded returns what the added code sends where, or "".
+// sinkAdded returns what the added code sends where, or "". The last
+// answer is kept (sinkMemo): Sensitive asks it of a change's text
+// (changedFiles), then the rules' pass asks it again of the same text.
 func (s *Shield) sinkAdded(added, old string) string {
+	if why, ok := s.sinks.get(added, old); ok {
+		return why
+	}
+	why := s.sinkAddedUncached(added, old)
+	s.sinks.put(added, old, why)
+	return why
+}
+
+func (s *Shield) sinkAddedUncached(added, old string) string {
 	plus, _ := diffLines(added, old)
 	oldLower := asciiLower(old)
 	// What each line carries is read once, however many destinations

@@ -99,7 +99,8 @@ type Shield struct {
 	mu     sync.Mutex
 	recent map[string][]time.Time // session -> proposal times in the last minute
 
-	memo tier1Memo // tier 1 verdicts Sensitive computed, for Evaluate (rules_memo.go)
+	memo  tier1Memo // tier 1 verdicts Sensitive computed, for Evaluate (rules_memo.go)
+	sinks sinkMemo  // sinkAdded's last answer (rules_memo.go)
 }
 
 // New returns a Shield for cfg. Everything the tiers match with is
