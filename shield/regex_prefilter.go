@@ -3,6 +3,8 @@ package shield
 import (
 	"regexp"
 	"regexp/syntax"
+	"sort"
+	"strings"
 )
 
 // Tier 1's regular expressions with a prefilter. Most are
@@ -31,7 +33,11 @@ var allRx []*rx
 func mustRx(expr string) *rx {
 	r := &rx{Regexp: regexp.MustCompile(expr)}
 	if re, err := syntax.Parse(expr, syntax.Perl); err == nil {
-		if lits, ok := required(re.Simplify()); ok {
+		re = re.Simplify()
+		if alts, ok := branches(re); ok {
+			r.pre = newConjunctive(alts)
+		}
+		if lits, ok := required(re); ok && r.pre == nil {
 			r.pre = newPrefilter(lits)
 		}
 	}
@@ -192,36 +198,18 @@ func req(re *syntax.Regexp) (lits []string, exact, ok bool) {
 		}
 		return nil, false, false
 	case syntax.OpConcat:
-		// runs of exact children multiply into exact sets (bounded);
-		// the result is the most selective set found
-		var best []string
-		found := false
-		consider := func(lits []string) {
-			if !containsString(lits, "") && (!found || better(lits, best)) {
-				best, found = lits, true
-			}
-		}
-		cur, allExact := []string{""}, true
-		for _, sub := range re.Sub {
-			lits, exact, ok := req(sub)
-			if exact && len(cur)*len(lits) <= maxRequired {
-				cur = product(cur, lits)
-				continue
-			}
-			allExact = false
-			consider(cur)
-			cur = []string{""}
-			if exact {
-				cur = lits
-			} else if ok {
-				consider(lits)
-			}
-		}
+		// the result is the most selective of the sets concatSets finds
+		sets, cur, allExact := concatSets(re.Sub)
 		if allExact {
 			return cur, true, true
 		}
-		consider(cur)
-		return best, false, found
+		var best []string
+		for _, l := range sets {
+			if best == nil || better(l, best) {
+				best = l
+			}
+		}
+		return best, false, best != nil
 	case syntax.OpAlternate:
 		var all []string
 		exact := true
@@ -236,13 +224,127 @@ func req(re *syntax.Regexp) (lits []string, exact, ok bool) {
 					all = append(all, l)
 				}
 			}
-			if len(all) > maxRequired {
-				return nil, false, false
-			}
 		}
-		return all, exact, true
+		if exact && len(all) <= maxRequired {
+			return all, true, true
+		}
+		// as a set of literals one of which a match contains: those that
+		// contain another are redundant, and a literal's first bytes are
+		// in the text whenever it is
+		all = minimal(all)
+		for _, n := range []int{6, 3} {
+			if len(all) <= maxRequired {
+				break
+			}
+			all = minimal(prefixes(all, n))
+		}
+		if len(all) > maxRequired {
+			return nil, false, false
+		}
+		return all, false, true
 	}
 	return nil, false, false
+}
+
+// minimal drops the literals that contain another of lits.
+func minimal(lits []string) []string {
+	sorted := append([]string(nil), lits...)
+	sort.Slice(sorted, func(i, j int) bool { return len(sorted[i]) < len(sorted[j]) })
+	var out []string
+	for _, l := range sorted {
+		redundant := false
+		for _, k := range out {
+			if strings.Contains(l, k) {
+				redundant = true
+				break
+			}
+		}
+		if !redundant {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// prefixes cuts each literal to its first n bytes.
+func prefixes(lits []string, n int) []string {
+	out := make([]string, len(lits))
+	for i, l := range lits {
+		out[i] = l[:min(n, len(l))]
+	}
+	return out
+}
+
+// concatSets are the literal sets a concatenation's children require,
+// each on its own (runs of exact children multiplied into exact sets,
+// bounded): every match contains one of each set. cur is the last run;
+// allExact, every child was exact and cur is the whole.
+func concatSets(subs []*syntax.Regexp) (sets [][]string, cur []string, allExact bool) {
+	consider := func(lits []string) {
+		if !containsString(lits, "") {
+			sets = append(sets, lits)
+		}
+	}
+	cur, allExact = []string{""}, true
+	for _, sub := range subs {
+		lits, exact, ok := req(sub)
+		if exact && len(cur)*len(lits) <= maxRequired {
+			cur = product(cur, lits)
+			continue
+		}
+		allExact = false
+		consider(cur)
+		cur = []string{""}
+		if exact {
+			cur = lits
+		} else if ok {
+			consider(lits)
+		}
+	}
+	if !allExact {
+		consider(cur)
+	}
+	return sets, cur, allExact
+}
+
+// branches is the prefilter as alternatives of conjunctions: for each
+// top-level alternative of re, the literal sets it requires together
+// (concatSets); a text can match only if, for some alternative, it
+// holds a literal of each of its sets. False when an alternative
+// requires nothing.
+func branches(re *syntax.Regexp) ([][][]string, bool) {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	alts := []*syntax.Regexp{re}
+	if re.Op == syntax.OpAlternate {
+		alts = re.Sub
+	}
+	var out [][][]string
+	for _, a := range alts {
+		for a.Op == syntax.OpCapture {
+			a = a.Sub[0]
+		}
+		var sets [][]string
+		if a.Op == syntax.OpConcat {
+			all, cur, exact := concatSets(a.Sub)
+			if exact {
+				all = [][]string{cur}
+			}
+			for _, l := range all {
+				if !containsString(l, "") {
+					sets = append(sets, minimal(l))
+				}
+			}
+		} else if lits, _, ok := req(a); ok && !containsString(lits, "") {
+			sets = [][]string{minimal(lits)}
+		}
+		if len(sets) == 0 {
+			return nil, false
+		}
+		out = append(out, sets)
+	}
+	return out, true
 }
 
 // product is every a followed by every b.
@@ -292,10 +394,55 @@ func lowerASCII(c byte) byte {
 	return c
 }
 
-// prefilter finds, without case, whether text holds one of its literals.
+// prefilter finds, without case, whether text holds one of its literals
+// or, with alts, whether for one of the alternatives it holds a literal
+// of each set.
 type prefilter struct {
 	first [256]bool     // the literals' first bytes, both cases
 	by    [256][]string // literals by their (lower case) first byte
+	// conjunctive form (newConjunctive): lits by index, byIx their
+	// indexes by first byte, alts the alternatives' sets of indexes
+	lits []string
+	byIx [256][]int
+	alts [][][]int
+}
+
+// maxConjunctive bounds the distinct literals of a conjunctive
+// prefilter (its presence bits).
+const maxConjunctive = 512
+
+// newConjunctive is the prefilter of alts (branches), nil when they
+// hold more than maxConjunctive distinct literals.
+func newConjunctive(alts [][][]string) *prefilter {
+	p := &prefilter{}
+	index := map[string]int{}
+	for _, sets := range alts {
+		var a [][]int
+		for _, set := range sets {
+			var ix []int
+			for _, l := range set {
+				k, ok := index[l]
+				if !ok {
+					k = len(p.lits)
+					index[l] = k
+					p.lits = append(p.lits, l)
+					c := l[0]
+					p.first[c] = true
+					if 'a' <= c && c <= 'z' {
+						p.first[c-'a'+'A'] = true
+					}
+					p.byIx[c] = append(p.byIx[c], k)
+				}
+				ix = append(ix, k)
+			}
+			a = append(a, ix)
+		}
+		p.alts = append(p.alts, a)
+	}
+	if len(p.lits) > maxConjunctive {
+		return nil
+	}
+	return p
 }
 
 func newPrefilter(lits []string) *prefilter {
@@ -311,9 +458,13 @@ func newPrefilter(lits []string) *prefilter {
 	return p
 }
 
-// may reports whether s holds one of the literals, or a byte outside
-// ASCII (then the expression decides).
+// may reports whether s holds one of the literals (in conjunctive form,
+// one of each set of an alternative), or a byte outside ASCII (then the
+// expression decides).
 func (p *prefilter) may(s string) bool {
+	if p.alts != nil {
+		return p.mayAll(s)
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x80 {
@@ -326,6 +477,46 @@ func (p *prefilter) may(s string) bool {
 			if hasPrefixFold(s[i:], l) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// mayAll is may in conjunctive form: which literals s holds, then
+// whether an alternative has one of each of its sets.
+func (p *prefilter) mayAll(s string) bool {
+	var seen [maxConjunctive / 64]uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return true
+		}
+		if !p.first[c] {
+			continue
+		}
+		for _, k := range p.byIx[lowerASCII(c)] {
+			if seen[k/64]&(1<<(k%64)) == 0 && hasPrefixFold(s[i:], p.lits[k]) {
+				seen[k/64] |= 1 << (k % 64)
+			}
+		}
+	}
+	for _, sets := range p.alts {
+		all := true
+		for _, set := range sets {
+			one := false
+			for _, k := range set {
+				if seen[k/64]&(1<<(k%64)) != 0 {
+					one = true
+					break
+				}
+			}
+			if !one {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
 		}
 	}
 	return false
