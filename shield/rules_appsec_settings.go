@@ -3,6 +3,7 @@ package shield
 import (
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Security settings weakened in any language (issue 27, pass 7, rules 10;
@@ -58,22 +59,70 @@ func settingsIn(lines []string, n int) []settingPair {
 		if !hasSep && strings.IndexByte(l, '.') < 0 {
 			continue // neither form can match (a cheap first pass)
 		}
-		if m := spacedSetting.FindStringSubmatch(l); m != nil {
-			out = append(out, settingPair{key: normKey(m[1]), leaf: leafKey(m[1]), val: settingVal(m[2]), raw: m[2], line: l})
-			continue
-		}
-		if !hasSep {
-			continue
-		}
-		for _, m := range anySetting.FindAllStringSubmatch(l, 8) {
-			k := normKey(m[1])
-			if k == "" {
-				continue
-			}
-			out = append(out, settingPair{key: k, leaf: leafKey(m[1]), val: settingVal(m[2]), raw: strings.TrimSpace(m[2]), line: l})
-		}
+		out = append(out, lineSettings.of(l, hasSep)...)
 	}
 	return out
+}
+
+// lineSettingsOf reads the settings of one line (settingsIn).
+func lineSettingsOf(l string, hasSep bool) []settingPair {
+	if m := spacedSetting.FindStringSubmatch(l); m != nil {
+		return []settingPair{{key: normKey(m[1]), leaf: leafKey(m[1]), val: settingVal(m[2]), raw: m[2], line: l}}
+	}
+	if !hasSep {
+		return nil
+	}
+	var out []settingPair
+	for _, m := range anySetting.FindAllStringSubmatch(l, 8) {
+		k := normKey(m[1])
+		if k == "" {
+			continue
+		}
+		out = append(out, settingPair{key: k, leaf: leafKey(m[1]), val: settingVal(m[2]), raw: strings.TrimSpace(m[2]), line: l})
+	}
+	return out
+}
+
+// lineSettings keeps what lineSettingsOf read of the lines of the action
+// being judged: the rules about settings (weakSetting, weakConcept,
+// laterDestruction, kindSettings) each read the same changed lines.
+// Sensitive empties it (a new action); it holds at most
+// maxLineSettingsBytes of lines, then is emptied. A cache of a pure
+// function: what it holds changes no answer.
+var lineSettings = &settingsMemo{}
+
+const maxLineSettingsBytes = 1 << 20
+
+type settingsMemo struct {
+	mu    sync.Mutex
+	m     map[string][]settingPair
+	bytes int
+}
+
+func (c *settingsMemo) of(l string, hasSep bool) []settingPair {
+	c.mu.Lock()
+	ps, ok := c.m[l]
+	c.mu.Unlock()
+	if ok {
+		return ps
+	}
+	ps = lineSettingsOf(l, hasSep)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.bytes+len(l) > maxLineSettingsBytes {
+		c.m, c.bytes = map[string][]settingPair{}, 0
+	}
+	if len(l) <= maxLineSettingsBytes {
+		c.m[l] = ps
+		c.bytes += len(l)
+	}
+	return ps
+}
+
+func (c *settingsMemo) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m, c.bytes = nil, 0
 }
 
 // leafKey is a dotted key's last segment, normalized (c.ServerApp.ip:

@@ -36,6 +36,7 @@ const maxSensitive = 4
 // names, with ChangedPrefix, the files a tool runs as code that a changes
 // (flow:changed-then-run): the engine keeps both the same way.
 func (s *Shield) Sensitive(a Action) []string {
+	lineSettings.reset() // a new action (rules_appsec_settings.go)
 	f := s.facts(&a)
 	var out []string
 	add := func(format string, args ...any) {
