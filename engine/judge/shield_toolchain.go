@@ -323,7 +323,14 @@ func (d *Declarations) Changed(e ShieldEvaluator, p Proposal) {
 	if d == nil || !p.Def.Mutating {
 		return
 	}
-	a := e.Action(p)
+	d.changed(e, p, e.Action(p))
+}
+
+// changed is Changed with p's action (e.Action(p)) at hand.
+func (d *Declarations) changed(e ShieldEvaluator, p Proposal, a shield.Action) {
+	if d == nil || !p.Def.Mutating {
+		return
+	}
 	refs := [][]shield.Ref{a.Facts.Writes, a.Facts.Deletes}
 	if a.Command != "" {
 		c := e.S.CommandFactsIn(a.Command, a.Cwd)
