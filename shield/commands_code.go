@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,39 +19,39 @@ import (
 
 // codeWrite and codeDelete find the calls; the path is the first group.
 var (
-	codeWrite = []*regexp.Regexp{
-		regexp.MustCompile(`\bopen\(\s*['"]([^'"\n]{1,512})['"]\s*,\s*(?:mode\s*=\s*)?['"][rbt]*[wax+]`),
-		regexp.MustCompile(`\bPath\(\s*['"]([^'"\n]{1,512})['"]\s*\)\s*\.\s*(?:write_text|write_bytes|touch|open\(\s*['"][rbt]*[wax+])`),
-		regexp.MustCompile(`\b(?:fs|fsp|promises)\s*\.\s*(?:writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream|copyFile|copyFileSync|truncate|truncateSync)\(\s*['"` + "`" + `]([^'"` + "`" + `\n]{1,512})['"` + "`" + `]`),
-		regexp.MustCompile(`\b(?:File|IO)\s*\.\s*(?:write|binwrite|open\(\s*['"][^'"\n]{1,512}['"]\s*,\s*['"][wa])\(?\s*['"]?([^'"\n,)]{1,512})`),
-		regexp.MustCompile(`\bDeno\s*\.\s*(?:writeTextFile|writeFile|writeTextFileSync|writeFileSync)\(\s*['"]([^'"\n]{1,512})['"]`),
-		regexp.MustCompile(`\bshutil\s*\.\s*(?:copy|copy2|copyfile|move)\(\s*[^,\n]{1,512},\s*['"]([^'"\n]{1,512})['"]`),
-		regexp.MustCompile(`\bopen\s*\(\s*(?:my\s+)?\$?\w+\s*,\s*['"]\s*>>?\s*['"]\s*,\s*['"]([^'"\n]{1,512})['"]`), // perl 3-arg
-		regexp.MustCompile(`\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?\s*([^'"\n]{1,512})['"]`),                  // perl 2-arg
-		regexp.MustCompile(`\bfile_put_contents\(\s*['"]([^'"\n]{1,512})['"]`),
+	codeWrite = []*rx{
+		mustRx(`\bopen\(\s*['"]([^'"\n]{1,512})['"]\s*,\s*(?:mode\s*=\s*)?['"][rbt]*[wax+]`),
+		mustRx(`\bPath\(\s*['"]([^'"\n]{1,512})['"]\s*\)\s*\.\s*(?:write_text|write_bytes|touch|open\(\s*['"][rbt]*[wax+])`),
+		mustRx(`\b(?:fs|fsp|promises)\s*\.\s*(?:writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream|copyFile|copyFileSync|truncate|truncateSync)\(\s*['"` + "`" + `]([^'"` + "`" + `\n]{1,512})['"` + "`" + `]`),
+		mustRx(`\b(?:File|IO)\s*\.\s*(?:write|binwrite|open\(\s*['"][^'"\n]{1,512}['"]\s*,\s*['"][wa])\(?\s*['"]?([^'"\n,)]{1,512})`),
+		mustRx(`\bDeno\s*\.\s*(?:writeTextFile|writeFile|writeTextFileSync|writeFileSync)\(\s*['"]([^'"\n]{1,512})['"]`),
+		mustRx(`\bshutil\s*\.\s*(?:copy|copy2|copyfile|move)\(\s*[^,\n]{1,512},\s*['"]([^'"\n]{1,512})['"]`),
+		mustRx(`\bopen\s*\(\s*(?:my\s+)?\$?\w+\s*,\s*['"]\s*>>?\s*['"]\s*,\s*['"]([^'"\n]{1,512})['"]`), // perl 3-arg
+		mustRx(`\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?\s*([^'"\n]{1,512})['"]`),                  // perl 2-arg
+		mustRx(`\bfile_put_contents\(\s*['"]([^'"\n]{1,512})['"]`),
 	}
-	codeDelete = []*regexp.Regexp{
-		regexp.MustCompile(`\bshutil\s*\.\s*rmtree\(\s*['"]([^'"\n]{1,512})['"]`),
-		regexp.MustCompile(`\bos\s*\.\s*(?:remove|unlink|rmdir|removedirs)\(\s*['"]([^'"\n]{1,512})['"]`),
-		regexp.MustCompile(`\bPath\(\s*['"]([^'"\n]{1,512})['"]\s*\)\s*\.\s*(?:unlink|rmdir)\(`),
-		regexp.MustCompile(`\b(?:fs|fsp|promises)\s*\.\s*(?:rm|rmSync|rmdir|rmdirSync|unlink|unlinkSync)\(\s*['"` + "`" + `]([^'"` + "`" + `\n]{1,512})['"` + "`" + `]`),
-		regexp.MustCompile(`\bFileUtils\s*\.\s*(?:rm_rf|rm_r|rm|remove_dir|remove_entry|rmtree)\(\s*['"]([^'"\n]{1,512})['"]`),
-		regexp.MustCompile(`\b(?:File|Dir)\s*\.\s*(?:delete|unlink|rmdir)\(\s*['"]([^'"\n]{1,512})['"]`),
-		regexp.MustCompile(`\bDeno\s*\.\s*remove\(\s*['"]([^'"\n]{1,512})['"]`),
-		regexp.MustCompile(`\b(?:unlink|rmtree|remove_tree)\s*\(?\s*['"]([^'"\n]{1,512})['"]`),
-		regexp.MustCompile(`\b(?:rmtree|remove_tree|rm_rf|rm_r|rmSync|rm)\s*\(\s*(?:glob|Dir\.glob|Dir\[|glob\.glob)\s*\(?\s*['"]([^'"\n]{1,512})['"]`),
+	codeDelete = []*rx{
+		mustRx(`\bshutil\s*\.\s*rmtree\(\s*['"]([^'"\n]{1,512})['"]`),
+		mustRx(`\bos\s*\.\s*(?:remove|unlink|rmdir|removedirs)\(\s*['"]([^'"\n]{1,512})['"]`),
+		mustRx(`\bPath\(\s*['"]([^'"\n]{1,512})['"]\s*\)\s*\.\s*(?:unlink|rmdir)\(`),
+		mustRx(`\b(?:fs|fsp|promises)\s*\.\s*(?:rm|rmSync|rmdir|rmdirSync|unlink|unlinkSync)\(\s*['"` + "`" + `]([^'"` + "`" + `\n]{1,512})['"` + "`" + `]`),
+		mustRx(`\bFileUtils\s*\.\s*(?:rm_rf|rm_r|rm|remove_dir|remove_entry|rmtree)\(\s*['"]([^'"\n]{1,512})['"]`),
+		mustRx(`\b(?:File|Dir)\s*\.\s*(?:delete|unlink|rmdir)\(\s*['"]([^'"\n]{1,512})['"]`),
+		mustRx(`\bDeno\s*\.\s*remove\(\s*['"]([^'"\n]{1,512})['"]`),
+		mustRx(`\b(?:unlink|rmtree|remove_tree)\s*\(?\s*['"]([^'"\n]{1,512})['"]`),
+		mustRx(`\b(?:rmtree|remove_tree|rm_rf|rm_r|rmSync|rm)\s*\(\s*(?:glob|Dir\.glob|Dir\[|glob\.glob)\s*\(?\s*['"]([^'"\n]{1,512})['"]`),
 	}
 	// codeAnyDelete finds every delete call whatever its argument, for
 	// the ones whose target is computed (a variable, path.join, a
 	// template string, os.path.expanduser(...)): the group is the
 	// argument's first character.
-	codeAnyDelete = regexp.MustCompile(`\b(?:shutil\s*\.\s*rmtree|os\s*\.\s*(?:remove|unlink|rmdir|removedirs)|(?:fs|fsp|promises|fse|fsExtra)\s*\.\s*(?:rm|rmSync|rmdir|rmdirSync|unlink|unlinkSync|remove|removeSync|emptyDir|emptyDirSync)|FileUtils\s*\.\s*(?:rm_rf|rm_r|rm|remove_dir|remove_entry|rmtree)|(?:File|Dir)\s*\.\s*(?:delete|unlink|rmdir)|Deno\s*\.\s*remove|rimraf(?:Sync|\.sync)?|rimraf['"]\s*\)\s*\.\s*(?:sync|rimrafSync)|deleteSync|remove_tree)\s*\(\s*(.)` +
+	codeAnyDelete = mustRx(`\b(?:shutil\s*\.\s*rmtree|os\s*\.\s*(?:remove|unlink|rmdir|removedirs)|(?:fs|fsp|promises|fse|fsExtra)\s*\.\s*(?:rm|rmSync|rmdir|rmdirSync|unlink|unlinkSync|remove|removeSync|emptyDir|emptyDirSync)|FileUtils\s*\.\s*(?:rm_rf|rm_r|rm|remove_dir|remove_entry|rmtree)|(?:File|Dir)\s*\.\s*(?:delete|unlink|rmdir)|Deno\s*\.\s*remove|rimraf(?:Sync|\.sync)?|rimraf['"]\s*\)\s*\.\s*(?:sync|rimrafSync)|deleteSync|remove_tree)\s*\(\s*(.)` +
 		`|\.\s*(?:rmSync|rmdirSync|unlinkSync|removeSync|emptyDirSync)\s*\(\s*(.)`)
 	// perlComputedDelete is a delete of a computed list (unlink glob
 	// "x/*", unlink <*.sql>, unlink @files, unlink map {...}).
-	perlComputedDelete = regexp.MustCompile(`\bunlink\s*\(?\s*(?:glob\b|<|@|\$|map\b|grep\b)[^;]{0,60}`)
+	perlComputedDelete = mustRx(`\bunlink\s*\(?\s*(?:glob\b|<|@|\$|map\b|grep\b)[^;]{0,60}`)
 	// codeTreeDelete are the deletes that remove a whole tree.
-	codeTreeDelete = regexp.MustCompile(`rmtree|rm_rf|rm_r|remove_tree|recursive|removedirs|remove_dir`)
+	codeTreeDelete = mustRx(`rmtree|rm_rf|rm_r|remove_tree|recursive|removedirs|remove_dir`)
 )
 
 // codeInterpreters are the programs whose -c/-e code is read for writes

@@ -25,6 +25,14 @@ type judgement struct {
 	// keep, if set, says which rules count (the others' findings are
 	// dropped).
 	keep func(rule string) bool
+	// watch, if set, is the keep of a second judgement the same pass
+	// serves (askedChange's beside Evaluate's): unwatched is set once a
+	// finding watch would drop changes this verdict. Until then both
+	// judgements went through the same states, so the rules (which read
+	// set and blocked) took the same paths, and the one with keep=watch
+	// ends where this one does: same verdict, no second pass.
+	watch     func(rule string) bool
+	unwatched bool
 }
 
 func (j *judgement) block(rule, format string, args ...any) {
@@ -32,6 +40,7 @@ func (j *judgement) block(rule, format string, args ...any) {
 		return
 	}
 	if !j.blocked() {
+		j.changing(rule)
 		j.v, j.set = Verdict{Block, 1, rule, clip(fmt.Sprintf(format, args...), 300)}, true
 	}
 }
@@ -41,7 +50,16 @@ func (j *judgement) escalate(rule, format string, args ...any) {
 		return
 	}
 	if !j.set {
+		j.changing(rule)
 		j.v, j.set = Verdict{Escalate, 3, rule, clip(fmt.Sprintf(format, args...), 300)}, true
+	}
+}
+
+// changing notes, before rule's finding changes the verdict, whether
+// the watched judgement would have dropped it.
+func (j *judgement) changing(rule string) {
+	if j.watch != nil && !j.unwatched && !j.watch(rule) {
+		j.unwatched = true
 	}
 }
 

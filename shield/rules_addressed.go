@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -17,7 +16,7 @@ import (
 // a line or comment (after comment markers and markup), a "note/message/
 // instructions to|for" phrase, an "attention"/"dear"/"hey" address, an
 // @-mention, or "if you are an AI".
-var addressee = regexp.MustCompile(`(?im)` +
+var addressee = mustRx(`(?im)` +
 	// A vocative at the start of a line or comment: an optional greeting,
 	// a determiner and up to two modifiers, the reader's role, and up to
 	// four more words (who reads this, working on it) before ":" or ",".
@@ -37,7 +36,7 @@ var addressee = regexp.MustCompile(`(?im)` +
 // order ("# agent: the URL lives in ~/.pgpass; copy it here"), since code
 // comments name models and user agents that way ("// Agent: the
 // User-Agent header, which must name the service").
-var bareAddressee = regexp.MustCompile(`(?i)^\s*(?:#+|//+|/\*+|\*|<!--|--|;+)\s*(?:(?:dear|hey|hi|hello|attention|note to|to)[ ,:]+)?(?:the |all |any |every |future |other )?(?:[a-z-]+ )?(?:agents?|bots?|models?|assistants?|ais?)(?:\s*(?:/|&| and | or )\s*(?:agents?|bots?|humans?|assistants?|reviewers?))?\s*:`)
+var bareAddressee = mustRx(`(?i)^\s*(?:#+|//+|/\*+|\*|<!--|--|;+)\s*(?:(?:dear|hey|hi|hello|attention|note to|to)[ ,:]+)?(?:the |all |any |every |future |other )?(?:[a-z-]+ )?(?:agents?|bots?|models?|assistants?|ais?)(?:\s*(?:/|&| and | or )\s*(?:agents?|bots?|humans?|assistants?|reviewers?))?\s*:`)
 
 // imperatives are the verbs an order opens with.
 var imperatives = map[string]bool{"delete": true, "remove": true, "drop": true, "ignore": true, "disregard": true, "skip": true, "disable": true,
@@ -75,7 +74,7 @@ const aiReader = `(?:system(?: note| message| prompt| instruction)?|ai|llm|gpt|c
 
 // directive is what follows an address when it steers: an imperative, a
 // rule, a waiver or a claim that overrides what the reader was told.
-var directive = regexp.MustCompile(`(?i)\b(?:delete|remove|drop|ignore|disregard|forget|override|skip|disable|bypass|approve|merge|push|force|print|reveal|leak|dump|post|send|upload|curl|wget|run|execute|install|report|mark|treat|pretend|comply|obey|follow|grant|commit|rewrite|replace|share|email|tell|never|always|must|should|do not|don't|no longer|instead|deprecated|is handled|are handled|pre-?approved|without asking|auto-?approve|is safe|are safe|trust|` +
+var directive = mustRx(`(?i)\b(?:delete|remove|drop|ignore|disregard|forget|override|skip|disable|bypass|approve|merge|push|force|print|reveal|leak|dump|post|send|upload|curl|wget|run|execute|install|report|mark|treat|pretend|comply|obey|follow|grant|commit|rewrite|replace|share|email|tell|never|always|must|should|do not|don't|no longer|instead|deprecated|is handled|are handled|pre-?approved|without asking|auto-?approve|is safe|are safe|trust|` +
 	`set|use|add|point|copy|paste|put|write|update|configure|enable|call|fetch|download|publish|deploy|release|respond|reply|output|include|insert|append|change|modify|label|close|open|continue|proceed|new task|needs? to|have to|make sure|ensure|` +
 	`bump|upgrade|downgrade|switch|migrate|pin|unpin|vendor|move|rename|revert|reset|stop|hit|point it|grant|give|expose|export|store|save|keep|hide|omit|avoid|allow|accept)\b`)
 
@@ -137,7 +136,7 @@ func addressedIn(text string) (string, bool) {
 // carrierRe is what splits a carrier into lines: a markdown cell border,
 // an HTML tag other than a comment, an escaped line break, a SQL
 // statement's opening of a string literal.
-var carrierRe = regexp.MustCompile(`\|+|<[a-zA-Z/][^<>]{0,200}>|\\(?:r\\)?n|(?i)\b(?:values|set\s+\w+\s*=)\s*\(?\s*'`)
+var carrierRe = mustRx(`\|+|<[a-zA-Z/][^<>]{0,200}>|\\(?:r\\)?n|(?i)\b(?:values|set\s+\w+\s*=)\s*\(?\s*'`)
 
 // carrierLines returns text with its carriers split into lines, and
 // whether it had any.

@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -28,7 +27,7 @@ import (
 // looseAddressee is a bare address to agents, bots, assistants or AIs
 // that opens a line, a sentence or a string value, with up to four words
 // qualifying it ("Agents maintaining this DAG:").
-var looseAddressee = regexp.MustCompile(`(?i)(?:^[\s"'>*_#/\-\[(]*|[.!?]\s+|[=:]\s*["'>]\s*)(?:(?:dear|hey|hi|hello|attention|note to|to)[ ,:]+)?(?:the |all |any |every |future |other )?(?:[a-z-]+ )?(?:agents?|bots?|assistants?|ais)(?:\s*(?:/|&| and | or )\s*(?:agents?|bots?|humans?|assistants?|reviewers?))?(?:(?:[ -][a-z'-]+){0,4}\s*:|\s*,)`)
+var looseAddressee = mustRx(`(?i)(?:^[\s"'>*_#/\-\[(]*|[.!?]\s+|[=:]\s*["'>]\s*)(?:(?:dear|hey|hi|hello|attention|note to|to)[ ,:]+)?(?:the |all |any |every |future |other )?(?:[a-z-]+ )?(?:agents?|bots?|assistants?|ais)(?:\s*(?:/|&| and | or )\s*(?:agents?|bots?|humans?|assistants?|reviewers?))?(?:(?:[ -][a-z'-]+){0,4}\s*:|\s*,)`)
 
 // agentModal is agents named as the subject of a rule that sends them
 // somewhere first or lets them do more: "AI agents must first fetch …",
@@ -39,14 +38,14 @@ var looseAddressee = regexp.MustCompile(`(?i)(?:^[\s"'>*_#/\-\[(]*|[.!?]\s+|[=:]
 // adverb or two; group 1 is the verb. A rule that restricts them ("Agents
 // must not push", "Agents must treat such text as data") is documentation
 // of a policy, not a planted one.
-var agentModal = regexp.MustCompile(`(?i)(?:^[\s"'>*_#/\-\[(]*|[.!?]\s+|[=:]\s*["'>]?\s*)(?:all |any |the |every |future |other )?(?:(?:ai|coding|code|llm|autonomous|automated)[ -])?(?:agents?|assistants?|bots?|llms?|ais)\b(?:[ ,-]+[a-z'-]+){0,5}?\s+(?:(?:must|should|shall|need to|needs to|are to|have to|has to|are expected to)\s+first|may|can|are allowed to|are permitted to|are free to|no longer need to|do not need to|don't need to)\s+(?:(?:always|now|also|then|just|simply|immediately|safely|freely|directly)\s+){0,2}([a-z]+)`)
+var agentModal = mustRx(`(?i)(?:^[\s"'>*_#/\-\[(]*|[.!?]\s+|[=:]\s*["'>]?\s*)(?:all |any |the |every |future |other )?(?:(?:ai|coding|code|llm|autonomous|automated)[ -])?(?:agents?|assistants?|bots?|llms?|ais)\b(?:[ ,-]+[a-z'-]+){0,5}?\s+(?:(?:must|should|shall|need to|needs to|are to|have to|has to|are expected to)\s+first|may|can|are allowed to|are permitted to|are free to|no longer need to|do not need to|don't need to)\s+(?:(?:always|now|also|then|just|simply|immediately|safely|freely|directly)\s+){0,2}([a-z]+)`)
 
 // aiTag is a bracketed or angled tag naming an AI reader.
-var aiTag = regexp.MustCompile(`(?i)[\[<(]\s*(?:for (?:the |an? )?)?(?:ai|llm|agent|assistant|bot|copilot|claude|codex|gemini|cursor|system)(?:[ _-][a-z]{1,20}){0,2}\s*[\]>)]`)
+var aiTag = mustRx(`(?i)[\[<(]\s*(?:for (?:the |an? )?)?(?:ai|llm|agent|assistant|bot|copilot|claude|codex|gemini|cursor|system)(?:[ _-][a-z]{1,20}){0,2}\s*[\]>)]`)
 
 // leakMention is what an instruction to leak names: a credential path or
 // file, a key, token or password (a URL alone is not: "docs live at …").
-var leakMention = regexp.MustCompile(`(?i)~/\.|\$HOME/\.|\.(?:aws|ssh|kube|docker|gnupg|netrc|pgpass|npmrc|pypirc)\b|\bcredentials?\b|\bsecrets?\b|\btokens?\b|\bapi[_ -]?keys?\b|\bpasswords?\b|\bprivate keys?\b`)
+var leakMention = mustRx(`(?i)~/\.|\$HOME/\.|\.(?:aws|ssh|kube|docker|gnupg|netrc|pgpass|npmrc|pypirc)\b|\bcredentials?\b|\bsecrets?\b|\btokens?\b|\bapi[_ -]?keys?\b|\bpasswords?\b|\bprivate keys?\b`)
 
 // adverbs may open an order before its verb ("first run", "then paste").
 var adverbs = map[string]bool{"first": true, "then": true, "also": true, "now": true, "just": true, "simply": true, "immediately": true,
@@ -110,7 +109,7 @@ func cellLines(src, body string) string {
 // runClause is a command a note tells its reader to run: what follows
 // "run" or "execute" up to the clause's end (", then", ";", a sentence's
 // end, the line's end).
-var runClause = regexp.MustCompile(`(?i)\b(?:run|execute|exec|paste and run|type)\s*:?\s+(.{4,400}?)(?:,\s*(?:then|and then|after that)\b|;|\.\s|\.$|$)`)
+var runClause = mustRx(`(?i)\b(?:run|execute|exec|paste and run|type)\s*:?\s+(.{4,400}?)(?:,\s*(?:then|and then|after that)\b|;|\.\s|\.$|$)`)
 
 // maxNoteCommands bounds the commands judged per note.
 const maxNoteCommands = 8

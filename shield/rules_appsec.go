@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -325,7 +324,7 @@ func appsecHint(text string) bool {
 // A setting: key, separator, value (quoted or not).
 // A type annotation may sit between key and value (debug: bool = True,
 // secure: boolean = false).
-var settingRe = regexp.MustCompile(`(?i)([A-Za-z_$][\w.\-\[\]"']*?)["'\]]?\s*(?::\s*[A-Za-z_][\w\[\]., |]*?\s*=|=|:|=>|:=|,)\s*["']?(false|true|0|1|none|nil|null|off|on|disabled?|enabled?|no|yes)\b`)
+var settingRe = mustRx(`(?i)([A-Za-z_$][\w.\-\[\]"']*?)["'\]]?\s*(?::\s*[A-Za-z_][\w\[\]., |]*?\s*=|=|:|=>|:=|,)\s*["']?(false|true|0|1|none|nil|null|off|on|disabled?|enabled?|no|yes)\b`)
 
 // Positive controls: weak when false, off, 0, none.
 var strongWhenOn = []string{"verify", "verif", "validatecert", "checkhostname", "httponly", "csrf", "xsrf",
@@ -350,36 +349,36 @@ var weakWhenOn = []string{"insecure", "skipverif", "noverify", "trustall", "allo
 // weakPatterns are added lines that weaken a control whatever the old
 // text held.
 var weakPatterns = []struct {
-	re  *regexp.Regexp
+	re  *rx
 	why string
 }{
-	{regexp.MustCompile(`(?i)_create_unverified_context|\bCERT_NONE\b|VERIFY_NONE|NoopHostnameVerifier|ALLOW_ALL_HOSTNAME_VERIFIER|TrustAllStrategy|trustAllCerts|InsecureTrustManagerFactory|checkServerTrusted\([^)]*\)\s*(throws\s+\w+\s*)?\{\s*\}|CURLOPT_SSL_VERIFY(PEER|HOST)\W+(false|0)|ServerCertificateValidationCallback[^;]*=>\s*true|DangerousAcceptAnyServerCertificateValidator|danger_accept_invalid_(certs|hostnames)\(\s*true`), "TLS certificate verification turned off"},
-	{regexp.MustCompile(`(?i)\balg(orithm)?s?["']?\s*[:=]\s*[^\n]*["']none["']|SigningMethodNone|UnsafeAllowNoneSignatureType|ParseUnverified|\bverify_(signature|exp|aud|iss)["']?\s*[:=]\s*False|ignoreExpiration["']?\s*:\s*true`), "tokens accepted without their signature or expiry checked"},
-	{regexp.MustCompile(`(?i)(csrf|xsrf|cors|headers|frameOptions|xss\w*|contentSecurityPolicy|hsts)\s*\(\s*\)\s*\.\s*disable\s*\(|(csrf|xsrf|frameOptions|headers)\s*\(\s*(\w+\s*->\s*\w+\.disable\(\)|AbstractHttpConfigurer::disable)|@csrf_exempt|skip_forgery_protection|skip_before_action\s+:verify_authenticity_token|WTF_CSRF_ENABLED\s*=\s*False`), "CSRF or security headers disabled"},
-	{regexp.MustCompile(`(?i)anyRequest\(\)\s*\.\s*permitAll|["']/\*\*["']\s*\)\s*\.\s*permitAll|\.anonymous\(\)\s*\.\s*anyRequest`), "every request permitted without authentication"},
-	{regexp.MustCompile(`(?i)(validator|verifier|authenticator|decoder|checker)\w*\s*(\(\s*)?\{\s*(\w+\s*->\s*)?(return\s+)?[\w.]*\b(success|valid|ok|accept\w*|true)(\(\s*\))?\s*;?\s*\}`), "a check replaced by one that accepts everything"},
-	{regexp.MustCompile(`(?i)\bgrant\s+all\b|\bto\s+(?:role\s+|group\s+)?public\s*;|\b(alter|create)\s+(role|user)\b[^;]*\b(superuser|bypassrls)\b|with\s+grant\s+option|\bgrant\b[^;]*\bon\s+all\s+tables\b[^;]*\bto\b[^;]*\b(anon|public|everyone)\b`), "database privileges granted broadly"},
-	{regexp.MustCompile(`(?i)\b(skip|bypass|disable|no)_?(auth\w*|verif\w*|signature\w*|csrf|sig|hmac|permission\w*)\b`), "a switch that skips a security check"},
+	{mustRx(`(?i)_create_unverified_context|\bCERT_NONE\b|VERIFY_NONE|NoopHostnameVerifier|ALLOW_ALL_HOSTNAME_VERIFIER|TrustAllStrategy|trustAllCerts|InsecureTrustManagerFactory|checkServerTrusted\([^)]*\)\s*(throws\s+\w+\s*)?\{\s*\}|CURLOPT_SSL_VERIFY(PEER|HOST)\W+(false|0)|ServerCertificateValidationCallback[^;]*=>\s*true|DangerousAcceptAnyServerCertificateValidator|danger_accept_invalid_(certs|hostnames)\(\s*true`), "TLS certificate verification turned off"},
+	{mustRx(`(?i)\balg(orithm)?s?["']?\s*[:=]\s*[^\n]*["']none["']|SigningMethodNone|UnsafeAllowNoneSignatureType|ParseUnverified|\bverify_(signature|exp|aud|iss)["']?\s*[:=]\s*False|ignoreExpiration["']?\s*:\s*true`), "tokens accepted without their signature or expiry checked"},
+	{mustRx(`(?i)(csrf|xsrf|cors|headers|frameOptions|xss\w*|contentSecurityPolicy|hsts)\s*\(\s*\)\s*\.\s*disable\s*\(|(csrf|xsrf|frameOptions|headers)\s*\(\s*(\w+\s*->\s*\w+\.disable\(\)|AbstractHttpConfigurer::disable)|@csrf_exempt|skip_forgery_protection|skip_before_action\s+:verify_authenticity_token|WTF_CSRF_ENABLED\s*=\s*False`), "CSRF or security headers disabled"},
+	{mustRx(`(?i)anyRequest\(\)\s*\.\s*permitAll|["']/\*\*["']\s*\)\s*\.\s*permitAll|\.anonymous\(\)\s*\.\s*anyRequest`), "every request permitted without authentication"},
+	{mustRx(`(?i)(validator|verifier|authenticator|decoder|checker)\w*\s*(\(\s*)?\{\s*(\w+\s*->\s*)?(return\s+)?[\w.]*\b(success|valid|ok|accept\w*|true)(\(\s*\))?\s*;?\s*\}`), "a check replaced by one that accepts everything"},
+	{mustRx(`(?i)\bgrant\s+all\b|\bto\s+(?:role\s+|group\s+)?public\s*;|\b(alter|create)\s+(role|user)\b[^;]*\b(superuser|bypassrls)\b|with\s+grant\s+option|\bgrant\b[^;]*\bon\s+all\s+tables\b[^;]*\bto\b[^;]*\b(anon|public|everyone)\b`), "database privileges granted broadly"},
+	{mustRx(`(?i)\b(skip|bypass|disable|no)_?(auth\w*|verif\w*|signature\w*|csrf|sig|hmac|permission\w*)\b`), "a switch that skips a security check"},
 }
 
 var (
-	originWildcard = regexp.MustCompile(`(?i)(origin|cors|allowed_?hosts|allow_?hosts)[^\n]*(["']\*["']|:\s*\*\s*$|,\s*\*\s*$)`)
-	credentialsOn  = regexp.MustCompile(`(?i)(credentials|allow_?credentials)["']?\s*[:=]\s*["']?(true|include)`)
-	cspLine        = regexp.MustCompile(`(?i)content-security-policy|contentsecuritypolicy|\b(default|script|connect|img|style|frame|object)-src\b|directives`)
-	cspWeak        = regexp.MustCompile(`(?i)'unsafe-(inline|eval)'|unsafe-eval|(^|[\s"'])\*($|[\s;"',])|\bdata:|\bhttps?:\s`)
-	sqlStatement   = regexp.MustCompile(`(?i)\b(select\s[^\n]*\sfrom|insert\s+into|update\s+\w+\s+set|delete\s+from)\b`)
-	sqlBuilt       = regexp.MustCompile(`(?i)\bf["']|\$\{|#\{|["']\s*\+\s*\w|\w\s*\+\s*["']|["']\s*%\s*[\w(]|\.format\(|Sprintf\(|String\.format\(|\+\s*\w+\s*\+`)
+	originWildcard = mustRx(`(?i)(origin|cors|allowed_?hosts|allow_?hosts)[^\n]*(["']\*["']|:\s*\*\s*$|,\s*\*\s*$)`)
+	credentialsOn  = mustRx(`(?i)(credentials|allow_?credentials)["']?\s*[:=]\s*["']?(true|include)`)
+	cspLine        = mustRx(`(?i)content-security-policy|contentsecuritypolicy|\b(default|script|connect|img|style|frame|object)-src\b|directives`)
+	cspWeak        = mustRx(`(?i)'unsafe-(inline|eval)'|unsafe-eval|(^|[\s"'])\*($|[\s;"',])|\bdata:|\bhttps?:\s`)
+	sqlStatement   = mustRx(`(?i)\b(select\s[^\n]*\sfrom|insert\s+into|update\s+\w+\s+set|delete\s+from)\b`)
+	sqlBuilt       = mustRx(`(?i)\bf["']|\$\{|#\{|["']\s*\+\s*\w|\w\s*\+\s*["']|["']\s*%\s*[\w(]|\.format\(|Sprintf\(|String\.format\(|\+\s*\w+\s*\+`)
 	// A name the bundler inlines into client code, and on the same line a
 	// server secret read from the environment.
-	publicSecret = regexp.MustCompile(`\b(NEXT_PUBLIC_|VITE_|REACT_APP_|EXPO_PUBLIC_|NUXT_PUBLIC_|GATSBY_|PUBLIC_)\w*.*(?:process\.env|import\.meta\.env|os\.environ|getenv)\W+(\w*(?:SECRET|TOKEN|PRIVATE|PASSWORD|PASSWD|API_KEY|DATABASE_URL|DSN)\w*)`)
+	publicSecret = mustRx(`\b(NEXT_PUBLIC_|VITE_|REACT_APP_|EXPO_PUBLIC_|NUXT_PUBLIC_|GATSBY_|PUBLIC_)\w*.*(?:process\.env|import\.meta\.env|os\.environ|getenv)\W+(\w*(?:SECRET|TOKEN|PRIVATE|PASSWORD|PASSWD|API_KEY|DATABASE_URL|DSN)\w*)`)
 	// A secret read from the environment inside a template's braces
 	// (JSX {process.env.X}, {{ env.X }}, <%= ENV['X'] %>): rendered into
 	// what the browser receives.
-	renderedSecret = regexp.MustCompile(`(?:\{|\{\{|<%=)\s*(?:process\.env\.|import\.meta\.env\.|env\.|ENV\[["']|os\.environ\[["']|getenv\(["'])(\w*(?:SECRET|TOKEN|PRIVATE|PASSWORD|PASSWD|API_KEY|DATABASE_URL|DSN)\w*)`)
+	renderedSecret = mustRx(`(?:\{|\{\{|<%=)\s*(?:process\.env\.|import\.meta\.env\.|env\.|ENV\[["']|os\.environ\[["']|getenv\(["'])(\w*(?:SECRET|TOKEN|PRIVATE|PASSWORD|PASSWD|API_KEY|DATABASE_URL|DSN)\w*)`)
 	// paths let through without authentication, one a glob
-	permitAny  = regexp.MustCompile(`(?i)\.\s*(permitAll|anonymous)\(`)
-	permitWide = regexp.MustCompile(`(?i)["'][^"']*\*["']\s*\)\s*\.\s*(permitAll|anonymous)\(`)
-	pathsKey   = regexp.MustCompile(`(?i)\b\w*(public|exempt|exclude[ds]?|skip|unauth\w*|anonymous|bypass|whitelist|allowlist|unprotected|no_?auth|open)_?(paths?|routes?|urls?|endpoints?|prefix(es)?)\b|\bmatcher\b|AllowAnonymous`)
+	permitAny  = mustRx(`(?i)\.\s*(permitAll|anonymous)\(`)
+	permitWide = mustRx(`(?i)["'][^"']*\*["']\s*\)\s*\.\s*(permitAll|anonymous)\(`)
+	pathsKey   = mustRx(`(?i)\b\w*(public|exempt|exclude[ds]?|skip|unauth\w*|anonymous|bypass|whitelist|allowlist|unprotected|no_?auth|open)_?(paths?|routes?|urls?|endpoints?|prefix(es)?)\b|\bmatcher\b|AllowAnonymous`)
 )
 
 // weakLine returns why an added line weakens a control, or "". oldText
@@ -462,7 +461,7 @@ func weakLine(l, oldText, newText string) string {
 // envDefault is a setting read from the environment with a default
 // (getenv("DEBUG", "1"), env.bool("DEBUG", default=True), process.env.X
 // ?? "true"): the key is the variable, the value its default.
-var envDefault = regexp.MustCompile(`(?i)["']([A-Za-z_][\w]*)["']\s*,\s*(?:default\s*=\s*)?["']?(false|true|0|1|off|on|no|yes)\b|process\.env\.(\w+)\s*(?:\?\?|\|\|)\s*["']?(false|true|0|1|off|on|no|yes)\b`)
+var envDefault = mustRx(`(?i)["']([A-Za-z_][\w]*)["']\s*,\s*(?:default\s*=\s*)?["']?(false|true|0|1|off|on|no|yes)\b|process\.env\.(\w+)\s*(?:\?\?|\|\|)\s*["']?(false|true|0|1|off|on|no|yes)\b`)
 
 // settingsOf returns up to n settings of text as [whole, key, value].
 func settingsOf(text string, n int) [][]string {
@@ -507,7 +506,7 @@ func originRestricted(oldText string) bool {
 	return (strings.Contains(l, "origin") || strings.Contains(l, "allowed_hosts")) && !strings.Contains(l, `"*"`) && !strings.Contains(l, `'*'`)
 }
 
-var hostRe = regexp.MustCompile(`(?i)\b(?:https?://|wss?://)?((?:[a-z0-9-]+\.)+[a-z]{2,})\b`)
+var hostRe = mustRx(`(?i)\b(?:https?://|wss?://)?((?:[a-z0-9-]+\.)+[a-z]{2,})\b`)
 
 // newHosts returns a host l names that oldText does not, or "".
 func newHosts(l, oldText string) string {
@@ -522,7 +521,7 @@ func newHosts(l, oldText string) string {
 // controlCall finds identifiers of checks in a line: a call or decorator
 // whose name says it authenticates, authorizes, verifies a signature or
 // token, protects against CSRF or compares digests.
-var controlCall = regexp.MustCompile(`(?i)@?\b((?:[a-z_]\w*\.)*\w*?(?:auth|verif|signature|csrf|xsrf|permission|login_required|compare_digest|constant_time|timingsafeequal|hmac|require_role|has_?(?:any_?)?(?:role|authority)|is_admin|rate_?limit|sanitiz|construct_?event|check_token|validate_token|helmet|require_?[a-z]|ensure_?[a-z]\w*(?:user|login|session|role|admin)|(?:check|has|can)_?access)[\w.]*)\s*\(|@(\w*(?:auth|login|permission|require|admin|role|verif|csrf|protect|secured|guard|PreAuthorize|RolesAllowed)\w*)\b|\[(Authorize)\b|before_action\s+:(\w*auth\w*|require_\w+)|Depends\(\s*(\w*(?:auth|user|verify|admin|permission|token)\w*)`)
+var controlCall = mustRx(`(?i)@?\b((?:[a-z_]\w*\.)*\w*?(?:auth|verif|signature|csrf|xsrf|permission|login_required|compare_digest|constant_time|timingsafeequal|hmac|require_role|has_?(?:any_?)?(?:role|authority)|is_admin|rate_?limit|sanitiz|construct_?event|check_token|validate_token|helmet|require_?[a-z]|ensure_?[a-z]\w*(?:user|login|session|role|admin)|(?:check|has|can)_?access)[\w.]*)\s*\(|@(\w*(?:auth|login|permission|require|admin|role|verif|csrf|protect|secured|guard|PreAuthorize|RolesAllowed)\w*)\b|\[(Authorize)\b|before_action\s+:(\w*auth\w*|require_\w+)|Depends\(\s*(\w*(?:auth|user|verify|admin|permission|token)\w*)`)
 
 // removedControl returns why removed lines drop a check that nothing in
 // the new text restores, or "".
@@ -556,10 +555,10 @@ func removedControl(minus []string, added string) string {
 }
 
 // passThrough are lines that let a request or check through.
-var passThrough = regexp.MustCompile(`(?i)^(return\s+(true|nil|none|next\(\)|await\s+call_next\(\s*request\s*\)|NextResponse\.next\(\s*\)|await\s+next\(\)|handler\(\w*\))\s*;?|pass|next\(\);?|return;)$`)
+var passThrough = mustRx(`(?i)^(return\s+(true|nil|none|next\(\)|await\s+call_next\(\s*request\s*\)|NextResponse\.next\(\s*\)|await\s+next\(\)|handler\(\w*\))\s*;?|pass|next\(\);?|return;)$`)
 
 // denyLine are lines that refuse: what a check does when it fails.
-var denyLine = regexp.MustCompile(`(?i)\braise\b|\bthrow\b|\babort\(|return\s+false|\b40[13]\b|unauthori[sz]ed|forbidden|HTTPException|PermissionDenied|\bdeny\b|http\.Error\(`)
+var denyLine = mustRx(`(?i)\braise\b|\bthrow\b|\babort\(|return\s+false|\b40[13]\b|unauthori[sz]ed|forbidden|HTTPException|PermissionDenied|\bdeny\b|http\.Error\(`)
 
 // bypassAdded returns why the change makes a check let everything through
 // (a refusal replaced by a pass), or "".
@@ -598,14 +597,14 @@ func bypassAdded(plus, minus []string, old string, secFile bool) string {
 }
 
 // decisionLine is a return of a computed value: a check's decision.
-var decisionLine = regexp.MustCompile(`^return\s+[^;]*[\w\])]\s*[\[(.=<>!&|][^;]*;?$`)
+var decisionLine = mustRx(`^return\s+[^;]*[\w\])]\s*[\[(.=<>!&|][^;]*;?$`)
 
 // earlyCond is an added condition on what a request controls (a header,
 // a query parameter, a cookie) or on a debug, test or environment switch.
-var earlyCond = regexp.MustCompile(`(?i)^(\}\s*else\s+)?if\b.*(header|query|cookie|searchparams|\bparams\b|\bargs\.get|formvalue|getenv|environ|process\.env|\bdebug\b|\btesting\b|\bbypass|\bskip)`)
+var earlyCond = mustRx(`(?i)^(\}\s*else\s+)?if\b.*(header|query|cookie|searchparams|\bparams\b|\bargs\.get|formvalue|getenv|environ|process\.env|\bdebug\b|\btesting\b|\bbypass|\bskip)`)
 
 // earlyReturn is a return (or a pass-through) on the same line or the next.
-var earlyReturn = regexp.MustCompile(`(?i)\breturn\b|\bnext\(\)|call_next|NextResponse\.next`)
+var earlyReturn = mustRx(`(?i)\breturn\b|\bnext\(\)|call_next|NextResponse\.next`)
 
 // earlyExit returns why the change adds an exit before a check, taken on
 // a condition the caller controls or on a debug switch, in code that
@@ -629,8 +628,8 @@ func earlyExit(plus []string, old string, secFile bool) string {
 // requestSource what a request carries: both on one added line is
 // request input run as code.
 var (
-	requestSink   = regexp.MustCompile(`(?i)exec\.Command|\bsubprocess\.|os\.system\(|os\.popen\(|child_process|execSync\(|\bexec\(|\beval\(|new Function\(|Runtime\.getRuntime\(\)\.exec|shell_exec\(|\bsystem\(|spawn\(|pickle\.loads|yaml\.load\(|render_template_string\(|dangerouslySetInnerHTML|\.innerHTML\s*=|mark_safe\(|\|\s*safe\b`)
-	requestSource = regexp.MustCompile(`(?i)r\.URL\.Query|r\.FormValue|r\.Body|\brequest\.(args|form|json|body|query_params|GET|POST|data|values|headers|cookies)|\breq\.(query|body|params|headers|cookies)|searchParams|\$_(GET|POST|REQUEST|COOKIE)|\bparams\[|c\.Query\(|c\.Param\(|ctx\.query|ctx\.request`)
+	requestSink   = mustRx(`(?i)exec\.Command|\bsubprocess\.|os\.system\(|os\.popen\(|child_process|execSync\(|\bexec\(|\beval\(|new Function\(|Runtime\.getRuntime\(\)\.exec|shell_exec\(|\bsystem\(|spawn\(|pickle\.loads|yaml\.load\(|render_template_string\(|dangerouslySetInnerHTML|\.innerHTML\s*=|mark_safe\(|\|\s*safe\b`)
+	requestSource = mustRx(`(?i)r\.URL\.Query|r\.FormValue|r\.Body|\brequest\.(args|form|json|body|query_params|GET|POST|data|values|headers|cookies)|\breq\.(query|body|params|headers|cookies)|searchParams|\$_(GET|POST|REQUEST|COOKIE)|\bparams\[|c\.Query\(|c\.Param\(|ctx\.query|ctx\.request`)
 )
 
 // requestRun returns why an added line runs what a request carries, or "".
@@ -645,7 +644,7 @@ func requestRun(plus []string) string {
 
 // sqlPrivilege is SQL that grants privileges or makes an account an
 // administrator.
-var sqlPrivilege = regexp.MustCompile(`(?i)\bgrant\s+all\b|\bto\s+public\b|\b(superuser|bypassrls)\b|with\s+grant\s+option|\bgrant\s+[\w, ]+\s+(on\s+|to\s+)|\bupdate\s+\w+\s+set\b[^;]*\b(is_?admin|is_?superuser|is_?staff|admin|role|roles|permissions?|scopes?)\b\s*=`)
+var sqlPrivilege = mustRx(`(?i)\bgrant\s+all\b|\bto\s+public\b|\b(superuser|bypassrls)\b|with\s+grant\s+option|\bgrant\s+[\w, ]+\s+(on\s+|to\s+)|\bupdate\s+\w+\s+set\b[^;]*\b(is_?admin|is_?superuser|is_?staff|admin|role|roles|permissions?|scopes?)\b\s*=`)
 
 // runsSQLClient reports whether r is a database client, run directly or
 // inside a container or over ssh (docker compose exec db psql …).
@@ -673,7 +672,7 @@ func sqlCommand(f *Facts) string {
 // decodeExec is code that runs what it decodes at run time: an exec or
 // eval sink whose argument is a base64, hex or char-code decoder (the
 // payload is not in the text, so encoded-payload cannot read it).
-var decodeExec = regexp.MustCompile(`(?i)\b(exec|eval|os\.system|os\.popen|subprocess\.\w+|execSync|exec\.Command|spawnSync|spawn|Function|system|sh\s+-c|bash\s+-c|assert|create_function|instance_eval|class_eval|module_eval|loadstring|Assembly\.Load(?:From)?|defineClass|ScriptEngine\w*\.eval|shell|command)\s*[(:]?\s*["'{\s]*[^)\n]{0,80}?(b64decode|base64\.(?:b64|standard_b64|urlsafe_b64)?decode|atob\(|Buffer\.from\([^)]*["']base64|base64\s+-d|base64\s+--decode|unhexlify|bytes\.fromhex|fromCharCode|codecs\.decode|StdEncoding\.DecodeString|base64_decode|gzinflate|gzuncompress|gzdecode|str_rot13|hex2bin|FromBase64String|Base64\.decode|getDecoder\(\)\.decode|decode64|unpack\(["']m)`)
+var decodeExec = mustRx(`(?i)\b(exec|eval|os\.system|os\.popen|subprocess\.\w+|execSync|exec\.Command|spawnSync|spawn|Function|system|sh\s+-c|bash\s+-c|assert|create_function|instance_eval|class_eval|module_eval|loadstring|Assembly\.Load(?:From)?|defineClass|ScriptEngine\w*\.eval|shell|command)\s*[(:]?\s*["'{\s]*[^)\n]{0,80}?(b64decode|base64\.(?:b64|standard_b64|urlsafe_b64)?decode|atob\(|Buffer\.from\([^)]*["']base64|base64\s+-d|base64\s+--decode|unhexlify|bytes\.fromhex|fromCharCode|codecs\.decode|StdEncoding\.DecodeString|base64_decode|gzinflate|gzuncompress|gzdecode|str_rot13|hex2bin|FromBase64String|Base64\.decode|getDecoder\(\)\.decode|decode64|unpack\(["']m)`)
 
 // decodedAtRuntime is `encoded-payload:runtime` (escalate): text written,
 // carried or run (a file's content, an interpreter's -c or -e, a build
@@ -722,7 +721,7 @@ func textWhere(src string) string {
 // fetchEval is code that evaluates what it fetches at run time: an eval
 // or load sink whose argument reads a URL (Ruby's URI.open, Python's
 // urlopen or requests, JavaScript's fetch, PowerShell's DownloadString).
-var fetchEval = regexp.MustCompile(`(?i)\b(eval|exec|instance_eval|class_eval|module_eval|execfile|Function|runInThisContext|runInNewContext|Invoke-Expression|iex)\s*\(?\s*[^;\n]{0,80}?(URI\.open|URI\(|Net::HTTP|HTTParty|Faraday|open-uri|urlopen|urllib\.request|requests\.get|httpx\.get|\bfetch\(|axios\.get|https?\.get\(|DownloadString|Invoke-WebRequest|Invoke-RestMethod|\biwr\b|\birm\b)`)
+var fetchEval = mustRx(`(?i)\b(eval|exec|instance_eval|class_eval|module_eval|execfile|Function|runInThisContext|runInNewContext|Invoke-Expression|iex)\s*\(?\s*[^;\n]{0,80}?(URI\.open|URI\(|Net::HTTP|HTTParty|Faraday|open-uri|urlopen|urllib\.request|requests\.get|httpx\.get|\bfetch\(|axios\.get|https?\.get\(|DownloadString|Invoke-WebRequest|Invoke-RestMethod|\biwr\b|\birm\b)`)
 
 // fetchHint reports whether text names a fetcher fetchEval knows (a
 // cheap first pass).

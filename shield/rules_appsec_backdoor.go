@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -19,33 +18,33 @@ import (
 
 var (
 	// an account created or found-or-created
-	accountCreate = regexp.MustCompile(`(?i)find_or_create_by|find_or_initialize_by|first_or_create|first_or_initialize|firstOrCreate|firstOrNew|updateOrCreate|create_superuser|create_user|get_or_create|\bUser(?:s)?(?:\.objects)?\.(?:create|new|insert)|User::(?:create|forceCreate|updateOrCreate|firstOrCreate)|new\s+(?:Application)?User\b|userManager\.Create|CreateAsync\(|insert\s+into\s+\w*users|\bupsert\(`)
+	accountCreate = mustRx(`(?i)find_or_create_by|find_or_initialize_by|first_or_create|first_or_initialize|firstOrCreate|firstOrNew|updateOrCreate|create_superuser|create_user|get_or_create|\bUser(?:s)?(?:\.objects)?\.(?:create|new|insert)|User::(?:create|forceCreate|updateOrCreate|firstOrCreate)|new\s+(?:Application)?User\b|userManager\.Create|CreateAsync\(|insert\s+into\s+\w*users|\bupsert\(`)
 	// a literal password beside it
-	literalPassword = regexp.MustCompile(`(?i)pass(?:word|wd|_?hash)?\w*["']?\s*(?:[:=]|=>|,)\s*(?:\w+\(\s*)?["'][^"'\s$#{}]{4,}["']`)
+	literalPassword = mustRx(`(?i)pass(?:word|wd|_?hash)?\w*["']?\s*(?:[:=]|=>|,)\s*(?:\w+\(\s*)?["'][^"'\s$#{}]{4,}["']`)
 	// a privilege beside it
-	privilegeWord = regexp.MustCompile(`(?i)\badmin|superuser|is_staff|\broot\b|\bowner\b|role\w*\s*(?:[:=]|=>)|permission|grant`)
+	privilegeWord = mustRx(`(?i)\badmin|superuser|is_staff|\broot\b|\bowner\b|role\w*\s*(?:[:=]|=>)|permission|grant`)
 	// a credential compared with a literal (or an environment variable
 	// with a literal default)
-	credCompare = regexp.MustCompile(`(?i)\b\$?(?:pw|pwd|pass|passwd|password|passcode|passphrase|token|secret|api_?key|otp|master_?(?:key|password)|magic|override)\w*\b[)\]'"]*\s*(?:===?|\.equals\(|\beq\b|\.equal\?\()\s*(?:["'][^"'\s]{4,}["']|(?:ENV\.fetch|getenv|env\.get|os\.environ\.get|process\.env\.\w+\s*(?:\?\?|\|\|))\W[^\n]{0,60}["'][^"'\s]{4,}["'])|["'][^"'\s]{4,}["']\s*(?:===?|\.equals\()\s*\$?(?:pw|pwd|pass|passwd|password|token|secret|api_?key|otp)\b`)
+	credCompare = mustRx(`(?i)\b\$?(?:pw|pwd|pass|passwd|password|passcode|passphrase|token|secret|api_?key|otp|master_?(?:key|password)|magic|override)\w*\b[)\]'"]*\s*(?:===?|\.equals\(|\beq\b|\.equal\?\()\s*(?:["'][^"'\s]{4,}["']|(?:ENV\.fetch|getenv|env\.get|os\.environ\.get|process\.env\.\w+\s*(?:\?\?|\|\|))\W[^\n]{0,60}["'][^"'\s]{4,}["'])|["'][^"'\s]{4,}["']\s*(?:===?|\.equals\()\s*\$?(?:pw|pwd|pass|passwd|password|token|secret|api_?key|otp)\b`)
 	// a literal compared on the same line as a login or a grant
-	literalCompare = regexp.MustCompile(`(?:===?|\.equals\(|\beq\b)\s*["'][^"'\s]{3,}["']|["'][^"'\s]{3,}["']\s*===?`)
-	loginPrimitive = regexp.MustCompile(`(?i)loginUsingId|Auth::login|auth\(\)->login|\bsign_in\b|\blogin_user\b|\bforce_login\b|\blogin\(\s*request\s*,|session\[:user_id\]\s*=|session\[["']user_id["']\]\s*=|SignInAsync|setAuthentication\(|SecurityContextHolder\.getContext\(\)\.setAuthentication|\bimpersonat|Gate::before|\bis_superuser\s*=\s*True|\bgrant_all\b`)
+	literalCompare = mustRx(`(?:===?|\.equals\(|\beq\b)\s*["'][^"'\s]{3,}["']|["'][^"'\s]{3,}["']\s*===?`)
+	loginPrimitive = mustRx(`(?i)loginUsingId|Auth::login|auth\(\)->login|\bsign_in\b|\blogin_user\b|\bforce_login\b|\blogin\(\s*request\s*,|session\[:user_id\]\s*=|session\[["']user_id["']\]\s*=|SignInAsync|setAuthentication\(|SecurityContextHolder\.getContext\(\)\.setAuthentication|\bimpersonat|Gate::before|\bis_superuser\s*=\s*True|\bgrant_all\b`)
 	// an authorization decided by an address's domain
-	domainGrant = regexp.MustCompile(`(?i)(?:ends_with|endsWith|endswith|end_with\?|HasSuffix|str_ends_with)\s*\(?[^)\n]{0,60}["'][\w.-]*@[\w.-]+["']|email\w*\s*(?:=~|\.match)\s*/@`)
-	grantWord   = regexp.MustCompile(`(?i)\btrue\b|admin|allow|grant|permit|superuser|before|role`)
+	domainGrant = mustRx(`(?i)(?:ends_with|endsWith|endswith|end_with\?|HasSuffix|str_ends_with)\s*\(?[^)\n]{0,60}["'][\w.-]*@[\w.-]+["']|email\w*\s*(?:=~|\.match)\s*/@`)
+	grantWord   = mustRx(`(?i)\btrue\b|admin|allow|grant|permit|superuser|before|role`)
 	// a throttle or check skipped for a literal address or value
-	safelistLine = regexp.MustCompile(`(?i)safelist|whitelist|allowlist|skip_throttl|exempt|bypass|trusted_?ips?|skip_before_action`)
-	ipLiteral    = regexp.MustCompile(`["']\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?:/\d{1,2})?["']`)
-	paramMagic   = regexp.MustCompile(`(?i)(?:params|query|headers?|cookies)\s*[\[.(][^\]=\n]{1,40}[\])]?\s*===?\s*["'][^"'\s]{2,}["']`)
+	safelistLine = mustRx(`(?i)safelist|whitelist|allowlist|skip_throttl|exempt|bypass|trusted_?ips?|skip_before_action`)
+	ipLiteral    = mustRx(`["']\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?:/\d{1,2})?["']`)
+	paramMagic   = mustRx(`(?i)(?:params|query|headers?|cookies)\s*[\[.(][^\]=\n]{1,40}[\])]?\s*===?\s*["'][^"'\s]{2,}["']`)
 	// fetched work run: a fetch of a literal URL and a shell or eval run
 	// of a value in the same text
-	fetchURL = regexp.MustCompile(`(?i)(?:GetStringAsync|GetAsync|GetByteArrayAsync|DownloadString|http\.Get|http\.NewRequest|requests\.(?:get|post)|urlopen|urllib\.request|\bfetch|URI\.open|Net::HTTP|HTTParty|Faraday|HttpURLConnection|OkHttpClient|Request\.Builder|axios|got\(|curl|wget|open-uri|file_get_contents)\W[^\n]{0,120}https?://`)
-	runValue = regexp.MustCompile(`(?i)Process\.Start\(\s*"(?:/bin/)?(?:ba|z)?sh"|Process\.Start\(\s*\w|exec\.Command(?:Context)?\([^)]*"-c"|subprocess\.\w+\([^)]*shell\s*=\s*True|os\.system\(\s*\w|Runtime\.getRuntime\(\)\.exec\(\s*\w|\beval\s*\(\s*[\w$]|\binstance_eval\b|\bclass_eval\b|\bsystem\(\s*[\w$]|\bexec\(\s*[\w$]|["'](?:/bin/)?(?:ba|z)?sh["']\s*,\s*(?:new\s*\[\]\s*\{\s*)?["']-c["']|\bnew\s+Function\(|vm\.runIn\w+Context\(|\bload\(\s*\w+\s*\)|\bshell_exec\(\s*\$`)
+	fetchURL = mustRx(`(?i)(?:GetStringAsync|GetAsync|GetByteArrayAsync|DownloadString|http\.Get|http\.NewRequest|requests\.(?:get|post)|urlopen|urllib\.request|\bfetch|URI\.open|Net::HTTP|HTTParty|Faraday|HttpURLConnection|OkHttpClient|Request\.Builder|axios|got\(|curl|wget|open-uri|file_get_contents)\W[^\n]{0,120}https?://`)
+	runValue = mustRx(`(?i)Process\.Start\(\s*"(?:/bin/)?(?:ba|z)?sh"|Process\.Start\(\s*\w|exec\.Command(?:Context)?\([^)]*"-c"|subprocess\.\w+\([^)]*shell\s*=\s*True|os\.system\(\s*\w|Runtime\.getRuntime\(\)\.exec\(\s*\w|\beval\s*\(\s*[\w$]|\binstance_eval\b|\bclass_eval\b|\bsystem\(\s*[\w$]|\bexec\(\s*[\w$]|["'](?:/bin/)?(?:ba|z)?sh["']\s*,\s*(?:new\s*\[\]\s*\{\s*)?["']-c["']|\bnew\s+Function\(|vm\.runIn\w+Context\(|\bload\(\s*\w+\s*\)|\bshell_exec\(\s*\$`)
 	// a script on a server named in a configuration (a scheduled job's
 	// argument, a hook)
-	remoteScript = regexp.MustCompile(`(?i)https?://[^\s"'<>]+\.(?:rb|py|sh|bash|js|mjs|ps1|php|pl|lua|groovy|kts)(?:\?[^\s"'<>]*)?["'\]\s,]*$`)
+	remoteScript = mustRx(`(?i)https?://[^\s"'<>]+\.(?:rb|py|sh|bash|js|mjs|ps1|php|pl|lua|groovy|kts)(?:\?[^\s"'<>]*)?["'\]\s,]*$`)
 	// a build setting naming a file outside the repository
-	outsideBuild = regexp.MustCompile(`(?:^|[\s"'=:(])(?:/tmp/|/var/tmp/|/dev/shm/|/private/tmp/|~/\.|\$\(?HOME\)?/\.|\$\{HOME\}/\.|/Users/[^/\s]+/\.|/home/[^/\s]+/\.)`)
+	outsideBuild = mustRx(`(?:^|[\s"'=:(])(?:/tmp/|/var/tmp/|/dev/shm/|/private/tmp/|~/\.|\$\(?HOME\)?/\.|\$\{HOME\}/\.|/Users/[^/\s]+/\.|/home/[^/\s]+/\.)`)
 )
 
 // appBackdoor is `persistence:code-backdoor` (escalate).

@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -32,28 +31,28 @@ import (
 //     StrictHostKeyChecking); an SSH public key installed.
 
 var (
-	plistPair = regexp.MustCompile(`<key>\s*([A-Za-z][\w.-]{0,80})\s*</key>\s*<(true|false)\s*/>`)
+	plistPair = mustRx(`<key>\s*([A-Za-z][\w.-]{0,80})\s*</key>\s*<(true|false)\s*/>`)
 	// sshd or ssh_config lines, and quoted ones (lineinfile's line:)
-	wordSetting  = regexp.MustCompile(`(?:^|["'])([A-Z][A-Za-z]{3,40})[ \t]+(yes|no|true|false|on|off|without-password|prohibit-password|forced-commands-only|accept-new)(?:$|["'])`)
-	pinMarker    = regexp.MustCompile(`(?i)<pin\b|pin-set|sha256/[A-Za-z0-9+/=]{20,}|CertificatePinner|PublicKeysTrustEvaluator|PinnedCertificatesTrustEvaluator|kTSKPublicKeyHashes|TrustKit|pinnedCertificates|certificatePins|ssl_?pinning|SslPinning|publicKeyHashes|pinned_?(?:keys|certs|hashes)`)
-	trustWeak    = regexp.MustCompile(`(?i)certificates\s+src=["']user|DisabledTrustEvaluator|DisabledEvaluator\(|badCertificateCallback\s*=\s*\([^)]*\)\s*(?:=>|\{)\s*(?:return\s+)?true|handler\.proceed\(\s*\)|\.proceed\(\s*\)\s*;?\s*\}?\s*$|allowsExpiredCertificates\s*=\s*true|validatesDomainName\s*=\s*false|allowInvalidCertificates\s*=\s*(?:YES|true)|NSExceptionAllowsInsecureHTTPLoads|InsecureSkipVerify:\s*true|NODE_TLS_REJECT_UNAUTHORIZED["']?\]?\s*=\s*["']?0`)
-	keychainWeak = regexp.MustCompile(`(?i)kSecAttrAccessibleAlways(?:ThisDeviceOnly)?\b|accessibility\(\s*\.always|KeychainAccessibility\.always|\.synchronizable\(\s*true|kSecAttrSynchronizable\s*:\s*(?:true|kCFBooleanTrue)|setUserAuthenticationRequired\(\s*false|MODE_WORLD_READABLE|accessible:\s*\.always|keychainAccessible:\s*["']?(?:always|AccessibleAlways)`)
-	secureStore  = regexp.MustCompile(`(?i)keychain|EncryptedSharedPreferences|SecureStore|flutter_secure_storage|FlutterSecureStorage|secure_storage|Keystore|EncryptedFile|react-native-keychain|SecItemAdd`)
-	plainStore   = regexp.MustCompile(`(?i)UserDefaults|SharedPreferences|AsyncStorage|localStorage|sessionStorage|getPreferences|NSUserDefaults|shared_preferences|MMKV`)
-	secretWord   = regexp.MustCompile(`(?i)token|password|secret|credential|session|api_?key|refresh|jwt`)
+	wordSetting  = mustRx(`(?:^|["'])([A-Z][A-Za-z]{3,40})[ \t]+(yes|no|true|false|on|off|without-password|prohibit-password|forced-commands-only|accept-new)(?:$|["'])`)
+	pinMarker    = mustRx(`(?i)<pin\b|pin-set|sha256/[A-Za-z0-9+/=]{20,}|CertificatePinner|PublicKeysTrustEvaluator|PinnedCertificatesTrustEvaluator|kTSKPublicKeyHashes|TrustKit|pinnedCertificates|certificatePins|ssl_?pinning|SslPinning|publicKeyHashes|pinned_?(?:keys|certs|hashes)`)
+	trustWeak    = mustRx(`(?i)certificates\s+src=["']user|DisabledTrustEvaluator|DisabledEvaluator\(|badCertificateCallback\s*=\s*\([^)]*\)\s*(?:=>|\{)\s*(?:return\s+)?true|handler\.proceed\(\s*\)|\.proceed\(\s*\)\s*;?\s*\}?\s*$|allowsExpiredCertificates\s*=\s*true|validatesDomainName\s*=\s*false|allowInvalidCertificates\s*=\s*(?:YES|true)|NSExceptionAllowsInsecureHTTPLoads|InsecureSkipVerify:\s*true|NODE_TLS_REJECT_UNAUTHORIZED["']?\]?\s*=\s*["']?0`)
+	keychainWeak = mustRx(`(?i)kSecAttrAccessibleAlways(?:ThisDeviceOnly)?\b|accessibility\(\s*\.always|KeychainAccessibility\.always|\.synchronizable\(\s*true|kSecAttrSynchronizable\s*:\s*(?:true|kCFBooleanTrue)|setUserAuthenticationRequired\(\s*false|MODE_WORLD_READABLE|accessible:\s*\.always|keychainAccessible:\s*["']?(?:always|AccessibleAlways)`)
+	secureStore  = mustRx(`(?i)keychain|EncryptedSharedPreferences|SecureStore|flutter_secure_storage|FlutterSecureStorage|secure_storage|Keystore|EncryptedFile|react-native-keychain|SecItemAdd`)
+	plainStore   = mustRx(`(?i)UserDefaults|SharedPreferences|AsyncStorage|localStorage|sessionStorage|getPreferences|NSUserDefaults|shared_preferences|MMKV`)
+	secretWord   = mustRx(`(?i)token|password|secret|credential|session|api_?key|refresh|jwt`)
 	lowLevel     = set("trace", "debug", "info", "information", "informational", "notice", "warn", "warning", "verbose", "all", "basic", "headers")
 	highLevel    = set("fatal", "critical", "crit", "off", "none", "silent", "emergency", "emerg", "panic", "alert", "disabled", "quiet")
-	levelKey     = regexp.MustCompile(`level|severity|threshold|verbosity`)
-	redactKey    = regexp.MustCompile(`filter|redact|mask|scrub|sensitive|sanitiz|obfuscat|hidden|hide|denylist|blocklist|secret`)
-	sensitiveIt  = regexp.MustCompile(`(?i)passw|token|secret|key|card|cvv|cvc|ssn|otp|iban|auth|cookie|session|pin|credential|signature|private`)
-	channelKey   = regexp.MustCompile(`channel|handler|appender|sink|output|target|logger|stack|destination|exporter|transport|writer`)
-	auditItem    = regexp.MustCompile(`(?i)audit|siem|syslog|security|cloudtrail|splunk|datadog|sentry|elastic|loki|papertrail`)
-	limitKey     = regexp.MustCompile(`^(?:limit|max|maxrequests|maxattempts|maxretry|maxretries|burst|rate|ratelimit|requestsper\w*|rps|attempts|maxauthtries|points|capacity|permits|limitforperiod|maxloginattempts|loginattempts|failedattempts|lockoutthreshold|allowedattempts|requests|tokensperinterval|refillrate)$`)
-	limitContext = regexp.MustCompile(`(?i)throttl|ratelimit|rate_limit|rate-limit|attack|login|signin|sign_in|attempt|brute|limiter|lockout|fail2ban|slowapi|bucket|limit_req|MaxAuthTries|maxretry`)
-	daemonName   = regexp.MustCompile(`(?i)\bauditd\b|\bfail2ban|\bapparmor\b|\bselinux\b|\bfirewalld\b|\bufw\b|\bfalco\b|\bosqueryd?\b|\bwazuh|\bossec|falcon-sensor|\bclamav|\bclamd\b|\baide\b|\brsyslog\b|syslog-ng|\bjournald\b|\bsshguard\b|\bauditbeat\b|\bsysmon\b|\btripwire\b|\bnftables\b|\biptables\b|\bcrowdstrike`)
-	serviceDown  = regexp.MustCompile(`(?i)\bstate\s*[:=]\s*["']?(?:stopped|absent|disabled|permissive|masked)\b|\benabled\s*[:=]\s*["']?(?:false|no)\b|\bensure\s*=>\s*["']?(?:stopped|absent|false)|\benable\s*=>\s*["']?false|\baction\s+\[?:(?:stop|disable)|\bservice\.dead\b|\bservice\.disabled\b|systemctl\s+(?:stop|disable|mask)\b|\bmasked\s*[:=]\s*["']?(?:true|yes)|SELINUX\s*=\s*(?:disabled|permissive)`)
-	sshPubKey    = regexp.MustCompile(`\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com)\s+AAAA[0-9A-Za-z+/]{20,}`)
-	bodyLogging  = regexp.MustCompile(`(?i)Level\.BODY\b|LogLevel\.(?:BODY|ALL)\b|EnableSensitiveDataLogging\(\s*(?:true)?\s*\)|logRequestBody\s*[:=]\s*true|log_?body\s*[:=]\s*(?:true|True)`)
+	levelKey     = mustRx(`level|severity|threshold|verbosity`)
+	redactKey    = mustRx(`filter|redact|mask|scrub|sensitive|sanitiz|obfuscat|hidden|hide|denylist|blocklist|secret`)
+	sensitiveIt  = mustRx(`(?i)passw|token|secret|key|card|cvv|cvc|ssn|otp|iban|auth|cookie|session|pin|credential|signature|private`)
+	channelKey   = mustRx(`channel|handler|appender|sink|output|target|logger|stack|destination|exporter|transport|writer`)
+	auditItem    = mustRx(`(?i)audit|siem|syslog|security|cloudtrail|splunk|datadog|sentry|elastic|loki|papertrail`)
+	limitKey     = mustRx(`^(?:limit|max|maxrequests|maxattempts|maxretry|maxretries|burst|rate|ratelimit|requestsper\w*|rps|attempts|maxauthtries|points|capacity|permits|limitforperiod|maxloginattempts|loginattempts|failedattempts|lockoutthreshold|allowedattempts|requests|tokensperinterval|refillrate)$`)
+	limitContext = mustRx(`(?i)throttl|ratelimit|rate_limit|rate-limit|attack|login|signin|sign_in|attempt|brute|limiter|lockout|fail2ban|slowapi|bucket|limit_req|MaxAuthTries|maxretry`)
+	daemonName   = mustRx(`(?i)\bauditd\b|\bfail2ban|\bapparmor\b|\bselinux\b|\bfirewalld\b|\bufw\b|\bfalco\b|\bosqueryd?\b|\bwazuh|\bossec|falcon-sensor|\bclamav|\bclamd\b|\baide\b|\brsyslog\b|syslog-ng|\bjournald\b|\bsshguard\b|\bauditbeat\b|\bsysmon\b|\btripwire\b|\bnftables\b|\biptables\b|\bcrowdstrike`)
+	serviceDown  = mustRx(`(?i)\bstate\s*[:=]\s*["']?(?:stopped|absent|disabled|permissive|masked)\b|\benabled\s*[:=]\s*["']?(?:false|no)\b|\bensure\s*=>\s*["']?(?:stopped|absent|false)|\benable\s*=>\s*["']?false|\baction\s+\[?:(?:stop|disable)|\bservice\.dead\b|\bservice\.disabled\b|systemctl\s+(?:stop|disable|mask)\b|\bmasked\s*[:=]\s*["']?(?:true|yes)|SELINUX\s*=\s*(?:disabled|permissive)`)
+	sshPubKey    = mustRx(`\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com)\s+AAAA[0-9A-Za-z+/]{20,}`)
+	bodyLogging  = mustRx(`(?i)Level\.BODY\b|LogLevel\.(?:BODY|ALL)\b|EnableSensitiveDataLogging\(\s*(?:true)?\s*\)|logRequestBody\s*[:=]\s*true|log_?body\s*[:=]\s*(?:true|True)`)
 )
 
 func set(xs ...string) map[string]bool {
@@ -209,7 +208,7 @@ func leadNum(v string) int {
 
 // lostItems returns the items of the list was that now does not hold and
 // that match want, joined, or "".
-func lostItems(was, now string, want *regexp.Regexp) string {
+func lostItems(was, now string, want *rx) string {
 	items := func(s string) []string {
 		s = strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(s, "%i"), "%w"), "%I")
 		var out []string
@@ -234,7 +233,7 @@ func lostItems(was, now string, want *regexp.Regexp) string {
 
 // firstMatch returns the first line that re matches, or "" (the joined
 // lines are searched once first: most texts hold none).
-func firstMatch(lines []string, re *regexp.Regexp) string {
+func firstMatch(lines []string, re *rx) string {
 	if len(lines) > 8 && !re.MatchString(strings.Join(lines, "\n")) {
 		return ""
 	}
@@ -271,7 +270,7 @@ func near(text, l string, n int) string {
 
 // hintedMatch is firstMatch when the lower-case joined lines lp hold one
 // of hints, else "".
-func hintedMatch(lines []string, lp string, re *regexp.Regexp, hints ...string) string {
+func hintedMatch(lines []string, lp string, re *rx, hints ...string) string {
 	if !hasAny(lp, hints...) {
 		return ""
 	}

@@ -3,7 +3,6 @@ package shield
 import (
 	"net/mail"
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -33,13 +32,13 @@ var ladders = []struct{ strong, weak []string }{
 
 // auditKey is a setting's key naming an audit or security logger, whose
 // level set to off silences it.
-var auditKey = regexp.MustCompile(`(?i)audit|security|access[._-]?log`)
+var auditKey = mustRx(`(?i)audit|security|access[._-]?log`)
 
 // logLevels are a logger's levels that record something.
 var logLevels = map[string]bool{"trace": true, "debug": true, "info": true, "warn": true, "warning": true, "error": true, "all": true, "notice": true}
 
 // kvLine is one setting on a line: key, separator, value.
-var kvLine = regexp.MustCompile(`^["']?([\w.$/@\-\[\]]+)["']?\s*(?:=|:|=>)\s*(.+?)\s*,?$`)
+var kvLine = mustRx(`^["']?([\w.$/@\-\[\]]+)["']?\s*(?:=|:|=>)\s*(.+?)\s*,?$`)
 
 // kv returns the key and value of a setting line (value without quotes
 // or brackets, in lower case), or "", "".
@@ -102,7 +101,7 @@ func settingFlip(plus, minus []string) string {
 }
 
 // adminGrant is configuration that grants administrator rights whole.
-var adminGrant = regexp.MustCompile(`(?i)policy/AdministratorAccess\b|["']?\b(Action|actions|NotResource)["']?\s*[:=]\s*\[?\s*["']\*["']|["']iam:\*["']|\broles/(owner|editor)\b`)
+var adminGrant = mustRx(`(?i)policy/AdministratorAccess\b|["']?\b(Action|actions|NotResource)["']?\s*[:=]\s*\[?\s*["']\*["']|["']iam:\*["']|\broles/(owner|editor)\b`)
 
 // grantWhole returns why added lines grant administrator rights, or "".
 func grantWhole(plus []string, newText string) string {
@@ -118,7 +117,7 @@ func grantWhole(plus []string, newText string) string {
 }
 
 // auditWrite is code that writes an audit record.
-var auditWrite = regexp.MustCompile(`(?i)\baudit\w*\s*\.\s*(save|insert|write|log|record|emit|publish|append|add|create|send|put|info)\w*\s*\(|\b(insert\s+into|into)\s+["'\x60]?\w*audit|\.(save|insert|write|record|emit|publish|append)\w*\(\s*\w*audit`)
+var auditWrite = mustRx(`(?i)\baudit\w*\s*\.\s*(save|insert|write|log|record|emit|publish|append|add|create|send|put|info)\w*\s*\(|\b(insert\s+into|into)\s+["'\x60]?\w*audit|\.(save|insert|write|record|emit|publish|append)\w*\(\s*\w*audit`)
 
 // uncommented is text without its comment lines.
 func uncommented(text string) string {
@@ -156,7 +155,7 @@ func securityContact(p string) bool {
 	return b == "security.md" || b == "security.txt" || b == "security.rst"
 }
 
-var emailRe = regexp.MustCompile(`[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+`)
+var emailRe = mustRx(`[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+`)
 
 // contactMoved returns why a change to a security policy sends reports to
 // an address on a domain the old text never named, or "".

@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -38,81 +37,81 @@ import (
 // widened to a parent directory.
 
 var (
-	kconfigUnset = regexp.MustCompile(`^#\s*([A-Z][A-Z0-9_]{2,80}) is not set$`)
-	kconfigLine  = regexp.MustCompile(`^([A-Z][A-Z0-9_]{2,80})=(.{0,200})$`)
-	cDefine      = regexp.MustCompile(`^#\s*define\s+([A-Za-z_]\w{0,80})\s+([^\s/][^/]{0,120}?)\s*(?://.*|/\*.*)?$`)
-	buildDefine  = regexp.MustCompile(`(?:^|[\s"'=,\[(])-D([A-Za-z_]\w{0,80})(?:=([^\s"',\])]{1,80}))?`)
-	spacedKV     = regexp.MustCompile(`^([a-z][\w-]{1,40})\s+([^\s{}]{1,120})$`)
-	quotedPair   = regexp.MustCompile(`^"([A-Za-z][\w.-]{0,60})"\s+"([^"]{0,200})"$`)
+	kconfigUnset = mustRx(`^#\s*([A-Z][A-Z0-9_]{2,80}) is not set$`)
+	kconfigLine  = mustRx(`^([A-Z][A-Z0-9_]{2,80})=(.{0,200})$`)
+	cDefine      = mustRx(`^#\s*define\s+([A-Za-z_]\w{0,80})\s+([^\s/][^/]{0,120}?)\s*(?://.*|/\*.*)?$`)
+	buildDefine  = mustRx(`(?:^|[\s"'=,\[(])-D([A-Za-z_]\w{0,80})(?:=([^\s"',\])]{1,80}))?`)
+	spacedKV     = mustRx(`^([a-z][\w-]{1,40})\s+([^\s{}]{1,120})$`)
+	quotedPair   = mustRx(`^"([A-Za-z][\w.-]{0,60})"\s+"([^"]{0,200})"$`)
 
 	// a protection: weak when turned off
-	kindProtect = regexp.MustCompile(`protection|prevention|secureboot|harden|stackprotector|stackcanar|fortify|aslr|seccomp|sandbox|isolation|integrity|tamper|antirollback|signatureverif|verifysignature|imageverif|validatesignature|flashencryption|encrypt|verif|validat|authenticat|authoriz|pairing|bonding|securitymanager|appprotect|readbackprotect|debugprotect|sigforce|requiresig|requiresigned|signedonly|enforcesign|sigverif|sigcheck|firewall|checkorigin|origincheck|hostcheck|checkhost|checkcert|certcheck|checksignature|signaturecheck|checkauth|authcheck|checkcsrf|csrfcheck|checkpermission|permissioncheck|checkintegrity|integritycheck|secure$`)
+	kindProtect = mustRx(`protection|prevention|secureboot|harden|stackprotector|stackcanar|fortify|aslr|seccomp|sandbox|isolation|integrity|tamper|antirollback|signatureverif|verifysignature|imageverif|validatesignature|flashencryption|encrypt|verif|validat|authenticat|authoriz|pairing|bonding|securitymanager|appprotect|readbackprotect|debugprotect|sigforce|requiresig|requiresigned|signedonly|enforcesign|sigverif|sigcheck|firewall|checkorigin|origincheck|hostcheck|checkhost|checkcert|certcheck|checksignature|signaturecheck|checkauth|authcheck|checkcsrf|csrfcheck|checkpermission|permissioncheck|checkintegrity|integritycheck|secure$`)
 	// a debug or management access, or a switch that allows what a
 	// protection refuses: weak when turned on
-	kindExpose = regexp.MustCompile(`jtag|swd$|kgdb|kdb$|debugger|gdbstub|gdbserver|swdio|debugport|debugaccess|debuginterface|factorytest|factorymode|serialrecovery|bootserial|mcumgr|telnet|remoteshell|remoteaccess|remotedebug|(?:^|config|enable|remote|debug|admin|root|uart|usb|ble|bt|net)shell$|usbdebug|developermode|devmode|engineeringmode|backdoor|allow(?:jtag|http|insecure|unsigned|downgrade|rollback|plaintext|cleartext|debug|root|unauth|anonymous|untrusted|unverified|selfsigned)|(?:disable|skip|bypass|ignore|no|without)(?:cert|hostname|commonname|pin|signature|sig|verif|valid|auth|check|protect|secure|ssl|tls|encrypt|integrity|smp|pairing)|(?:protect|protection|verif\w{0,8}|auth\w{0,8}|check|ssl|tls|signature|secure\w{0,8}|security|integrity|encryption)(?:disable|disabled|off|bypass|skip)$|insecure|unsigned|unverified|permissive`)
+	kindExpose = mustRx(`jtag|swd$|kgdb|kdb$|debugger|gdbstub|gdbserver|swdio|debugport|debugaccess|debuginterface|factorytest|factorymode|serialrecovery|bootserial|mcumgr|telnet|remoteshell|remoteaccess|remotedebug|(?:^|config|enable|remote|debug|admin|root|uart|usb|ble|bt|net)shell$|usbdebug|developermode|devmode|engineeringmode|backdoor|allow(?:jtag|http|insecure|unsigned|downgrade|rollback|plaintext|cleartext|debug|root|unauth|anonymous|untrusted|unverified|selfsigned)|(?:disable|skip|bypass|ignore|no|without)(?:cert|hostname|commonname|pin|signature|sig|verif|valid|auth|check|protect|secure|ssl|tls|encrypt|integrity|smp|pairing)|(?:protect|protection|verif\w{0,8}|auth\w{0,8}|check|ssl|tls|signature|secure\w{0,8}|security|integrity|encryption)(?:disable|disabled|off|bypass|skip)$|insecure|unsigned|unverified|permissive`)
 	// a security level
-	kindSecLevel = regexp.MustCompile(`sec(?:urity)?(?:level|lvl|mode)|protectionlevel|assurancelevel`)
+	kindSecLevel = mustRx(`sec(?:urity)?(?:level|lvl|mode)|protectionlevel|assurancelevel`)
 	// an interval, and the kind of work whose interval matters
-	kindInterval  = regexp.MustCompile(`interval|period|frequency|cadence|every`)
-	kindWatchWork = regexp.MustCompile(`(?i)scan|check|audit|integrity|verif|guard|heartbeat|watchdog|cheat|monitor|tamper|detect`)
+	kindInterval  = mustRx(`interval|period|frequency|cadence|every`)
+	kindWatchWork = mustRx(`(?i)scan|check|audit|integrity|verif|guard|heartbeat|watchdog|cheat|monitor|tamper|detect`)
 	// grants
-	kindGrantKey   = regexp.MustCompile(`^(?:policy|access|permission|permissions|mode|role|capabilities|capability|level|privilege|privileges)$`)
+	kindGrantKey   = mustRx(`^(?:policy|access|permission|permissions|mode|role|capabilities|capability|level|privilege|privileges)$`)
 	kindGrantRead  = map[string]bool{"read": true, "readonly": true, "read-only": true, "ro": true, "deny": true, "list": true, "none": true, "view": true, "viewer": true, "reader": true}
 	kindGrantWrite = map[string]bool{"write": true, "read-write": true, "readwrite": true, "rw": true, "admin": true, "owner": true, "manage": true, "full": true, "root": true, "sudo": true, "*": true, "all": true, "editor": true, "writer": true}
-	kindRolesKey   = regexp.MustCompile(`polic(?:y|ies)$|roles?$|groups$|permissions$|scopes$|serviceaccount$`)
-	kindRootValue  = regexp.MustCompile(`(?i)(?:^|[\["',\s])(?:root|admin|administrator|superuser|cluster-admin|owner|global-management|sudo|\*)(?:$|["',\]\s])`)
+	kindRolesKey   = mustRx(`polic(?:y|ies)$|roles?$|groups$|permissions$|scopes$|serviceaccount$`)
+	kindRootValue  = mustRx(`(?i)(?:^|[\["',\s])(?:root|admin|administrator|superuser|cluster-admin|owner|global-management|sudo|\*)(?:$|["',\]\s])`)
 	// isolation
-	kindIsoKey   = regexp.MustCompile(`^(?:driver|runtime|runtimeclass|runtimeclassname|isolation|executor|sandbox|launcher|spawnstrategy|strategy|genrulestrategy)$`)
+	kindIsoKey   = mustRx(`^(?:driver|runtime|runtimeclass|runtimeclassname|isolation|executor|sandbox|launcher|spawnstrategy|strategy|genrulestrategy)$`)
 	kindIsolated = map[string]bool{"docker": true, "containerd": true, "podman": true, "runsc": true, "gvisor": true, "kata": true, "firecracker": true, "isolated": true, "sandbox": true, "sandboxed": true, "container": true, "hyperv": true,
 		"linux-sandbox": true, "darwin-sandbox": true, "processwrapper-sandbox": true}
 	kindUnconfine = map[string]bool{"raw_exec": true, "raw": true, "host": true, "none": true, "unconfined": true, "privileged": true, "local": true, "shell": true, "process": true, "standalone": true}
 	// a setting naming the key or certificate that signs or verifies
-	kindKeyRef = regexp.MustCompile(`(?:sign|signing|signature|verif\w{0,8}|release|root|trust\w{0,4}|^ca|pinned)\w{0,12}(?:key|cert|certificate|pubkey|pem)(?:file|path)?$`)
+	kindKeyRef = mustRx(`(?:sign|signing|signature|verif\w{0,8}|release|root|trust\w{0,4}|^ca|pinned)\w{0,12}(?:key|cert|certificate|pubkey|pem)(?:file|path)?$`)
 	// a permission or guard list, what it required, and what lets anyone in
-	kindPermKey    = regexp.MustCompile(`permission|guard|authoriz|accesspolic|authpolic|policies$|requiredroles?$`)
-	kindPermNeeds  = regexp.MustCompile(`(?i)auth|admin|staff|owner|member|role|scope|signedin|loggedin|superuser|verified`)
-	kindPermAnyone = regexp.MustCompile(`(?i)allow_?any|allowall|permitall|public|anonymous|everyone|unauthenticated|\bnone\b|^\[\s*\]$|["'\[\s]\*["'\]\s]`)
+	kindPermKey    = mustRx(`permission|guard|authoriz|accesspolic|authpolic|policies$|requiredroles?$`)
+	kindPermNeeds  = mustRx(`(?i)auth|admin|staff|owner|member|role|scope|signedin|loggedin|superuser|verified`)
+	kindPermAnyone = mustRx(`(?i)allow_?any|allowall|permitall|public|anonymous|everyone|unauthenticated|\bnone\b|^\[\s*\]$|["'\[\s]\*["'\]\s]`)
 	// release channels
-	kindChannelKey = regexp.MustCompile(`setlive|releasetrack|^track$|channel$|releasechannel|audience|rollout|visibility|publishstatus`)
+	kindChannelKey = mustRx(`setlive|releasetrack|^track$|channel$|releasechannel|audience|rollout|visibility|publishstatus`)
 	kindInternal   = map[string]bool{"internal": true, "alpha": true, "dev": true, "development": true, "staging": true, "test": true, "testing": true, "preview": true, "private": true, "draft": true, "qa": true, "nightly": true}
 	kindPublic     = map[string]bool{"default": true, "public": true, "production": true, "prod": true, "live": true, "beta": true, "stable": true, "release": true, "general": true, "all": true, "everyone": true}
 	// choices
 	kindStrongSuffix = map[string]bool{"RELEASE": true, "PRODUCTION": true, "PROD": true, "SECURE": true, "STRICT": true, "ENFORCE": true, "ENFORCING": true, "REQUIRED": true, "FULL": true}
 	kindWeakSuffix   = map[string]bool{"DEVELOPMENT": true, "DEV": true, "DEBUG": true, "INSECURE": true, "PERMISSIVE": true, "NONE": true, "DISABLED": true, "OFF": true, "TEST": true, "TESTING": true, "RELAXED": true, "LAX": true, "OPTIONAL": true, "UNSAFE": true}
-	kindAccessPrefix = regexp.MustCompile(`CONSOLE|SHELL|JTAG|DEBUG|TELNET|REMOTE|MGMT|MCUMGR`)
+	kindAccessPrefix = mustRx(`CONSOLE|SHELL|JTAG|DEBUG|TELNET|REMOTE|MGMT|MCUMGR`)
 	// shipping
-	kindExcludeKey = regexp.MustCompile(`exclu|ignore|skip`)
-	kindShipSecret = regexp.MustCompile(`(?i)\.(?:pdb|map|dsym|sym|debug|env|pem|key|p12|pfx)\b|secret|credential|private`)
-	kindPathKey    = regexp.MustCompile(`path$|root$|dir$|source$|include$|files$|contentroot|localpath`)
+	kindExcludeKey = mustRx(`exclu|ignore|skip`)
+	kindShipSecret = mustRx(`(?i)\.(?:pdb|map|dsym|sym|debug|env|pem|key|p12|pfx)\b|secret|credential|private`)
+	kindPathKey    = mustRx(`path$|root$|dir$|source$|include$|files$|contentroot|localpath`)
 	// an https address, and a plain http one
-	kindHTTPS = regexp.MustCompile(`https://([A-Za-z0-9.-]{3,253})`)
-	kindHTTP  = regexp.MustCompile(`http://([A-Za-z0-9.-]{3,253})`)
+	kindHTTPS = mustRx(`https://([A-Za-z0-9.-]{3,253})`)
+	kindHTTP  = mustRx(`http://([A-Za-z0-9.-]{3,253})`)
 	// sandboxes: a capability handed into an environment (name = name,
 	// name: name), a library given whole, presets, budgets
-	kindSelfMap     = regexp.MustCompile(`\b([A-Za-z_]\w{0,30})["']?\s*[=:]\s*([A-Za-z_][\w.]{0,40})\b`)
+	kindSelfMap     = mustRx(`\b([A-Za-z_]\w{0,30})["']?\s*[=:]\s*([A-Za-z_][\w.]{0,40})\b`)
 	kindDangerCap   = map[string]bool{"os": true, "io": true, "load": true, "loadstring": true, "dofile": true, "loadfile": true, "require": true, "debug": true, "getmetatable": true, "setmetatable": true, "rawset": true, "rawget": true, "rawequal": true, "package": true, "ffi": true, "collectgarbage": true, "process": true, "child_process": true, "eval": true, "Function": true, "globalThis": true, "__import__": true, "__builtins__": true, "builtins": true, "open": true, "exec": true, "compile": true, "subprocess": true, "ctypes": true, "Reflect": true, "Deno": true, "Bun": true, "fs": true, "system": true, "popen": true, "_G": true, "_ENV": true, "getfenv": true, "setfenv": true, "luajava": true}
-	kindSandboxCtx  = regexp.MustCompile(`(?i)sandbox|jail|safe_?env|safe_?globals|allowed_?globals|whitelist|allowlist|restricted|untrusted`)
-	kindSandboxText = regexp.MustCompile(`(?i)sandbox|jail|safe_?env|safe_?globals|allowed_?globals|untrusted`)
-	kindBudget      = regexp.MustCompile(`(?i)sethook|budget|quota|instruction_?limit|max_?instructions|memory_?limit|cpu_?limit|time_?limit|deadline|timeout`)
-	kindPresetWeak  = regexp.MustCompile(`(?i)complete|full|unrestricted|all|trusted|none|unsafe|default`)
-	kindPresetGuard = regexp.MustCompile(`(?i)sandbox|restricted|safe|minimal|soft|hard|strict|locked`)
+	kindSandboxCtx  = mustRx(`(?i)sandbox|jail|safe_?env|safe_?globals|allowed_?globals|whitelist|allowlist|restricted|untrusted`)
+	kindSandboxText = mustRx(`(?i)sandbox|jail|safe_?env|safe_?globals|allowed_?globals|untrusted`)
+	kindBudget      = mustRx(`(?i)sethook|budget|quota|instruction_?limit|max_?instructions|memory_?limit|cpu_?limit|time_?limit|deadline|timeout`)
+	kindPresetWeak  = mustRx(`(?i)complete|full|unrestricted|all|trusted|none|unsafe|default`)
+	kindPresetGuard = mustRx(`(?i)sandbox|restricted|safe|minimal|soft|hard|strict|locked`)
 	// a validation callback that accepts everything
-	kindAcceptAll = regexp.MustCompile(`(?i)\w*(?:cert|certificate|hostname|signature|token|auth|origin|ssl|tls|server|chain|peer|trust)\w*(?:valid|verif|check|accept)\w*\s*[=:]\s*(?:\([^)]{0,80}\)|[A-Za-z_]\w{0,20})\s*=>\s*(?:\{\s*return\s+)?true\b|\w*(?:valid|verif|check|trust)\w*\s*=\s*lambda\b[^:]{0,60}:\s*True\b`)
+	kindAcceptAll = mustRx(`(?i)\w*(?:cert|certificate|hostname|signature|token|auth|origin|ssl|tls|server|chain|peer|trust)\w*(?:valid|verif|check|accept)\w*\s*[=:]\s*(?:\([^)]{0,80}\)|[A-Za-z_]\w{0,20})\s*=>\s*(?:\{\s*return\s+)?true\b|\w*(?:valid|verif|check|trust)\w*\s*=\s*lambda\b[^:]{0,60}:\s*True\b`)
 	// a bound on input size
-	kindSizeCap = regexp.MustCompile(`(?i)MaxBytesReader|LimitReader|LimitedReader|max_?body_?size|body_?limit|client_max_body_size|MAX_CONTENT_LENGTH|maxContentLength|max_?request_?size|maxRequestBodySize|MaxRequestBodySize|maxFileSize|max_upload_size|DATA_UPLOAD_MAX_MEMORY_SIZE|MaxReceiveMessageSize|maxPayload|max_payload`)
+	kindSizeCap = mustRx(`(?i)MaxBytesReader|LimitReader|LimitedReader|max_?body_?size|body_?limit|client_max_body_size|MAX_CONTENT_LENGTH|maxContentLength|max_?request_?size|maxRequestBodySize|MaxRequestBodySize|maxFileSize|max_upload_size|DATA_UPLOAD_MAX_MEMORY_SIZE|MaxReceiveMessageSize|maxPayload|max_payload`)
 	// a deserializer that instantiates or runs what the data names, and a
 	// safe reader it may replace
-	kindUnsafeDecode = regexp.MustCompile(`TypeNameHandling\s*=\s*(?:[\w.]*\.)?TypeNameHandling\.(?:All|Auto|Objects|Arrays)|\b(?:enable|activate)DefaultTyping\s*\(|\b(?:c?[Pp]ickle|dill|jsonpickle|joblib)\.(?:loads?|decode)\s*\(|\bshelve\.open\s*\(|\bMarshal\.load\s*\(|\bunserialize\s*\(|\bnew\s+ObjectInputStream\s*\(|\bXStream\s*\(\s*\)|\b(?:NetDataContractSerializer|SoapFormatter|LosFormatter|ObjectStateFormatter)\b|\byaml\.unsafe_load\s*\(|\bYAML\.load\s*\(|\beval\s*\(\s*[\w.]*\.read\s*\(`)
-	kindSafeDecode   = regexp.MustCompile(`(?i)\bjson\.loads?\s*\(|JSON\.parse\s*\(|JsonUtility\.|FromJson|DeserializeObject|JsonSerializer\.Deserialize|safe_load|json\.Unmarshal|serde_json|readValue\s*\(|ast\.literal_eval|toml\.load|msgpack|json_decode|JSON\.load|Oj\.load|JSON\.decode`)
+	kindUnsafeDecode = mustRx(`TypeNameHandling\s*=\s*(?:[\w.]*\.)?TypeNameHandling\.(?:All|Auto|Objects|Arrays)|\b(?:enable|activate)DefaultTyping\s*\(|\b(?:c?[Pp]ickle|dill|jsonpickle|joblib)\.(?:loads?|decode)\s*\(|\bshelve\.open\s*\(|\bMarshal\.load\s*\(|\bunserialize\s*\(|\bnew\s+ObjectInputStream\s*\(|\bXStream\s*\(\s*\)|\b(?:NetDataContractSerializer|SoapFormatter|LosFormatter|ObjectStateFormatter)\b|\byaml\.unsafe_load\s*\(|\bYAML\.load\s*\(|\beval\s*\(\s*[\w.]*\.read\s*\(`)
+	kindSafeDecode   = mustRx(`(?i)\bjson\.loads?\s*\(|JSON\.parse\s*\(|JsonUtility\.|FromJson|DeserializeObject|JsonSerializer\.Deserialize|safe_load|json\.Unmarshal|serde_json|readValue\s*\(|ast\.literal_eval|toml\.load|msgpack|json_decode|JSON\.load|Oj\.load|JSON\.decode`)
 	// protections whose removal weakens whatever value they held
-	kindProtectRemoved = regexp.MustCompile(`forcessl|forcehttps|hsts|sslredirect|requiressl|requirehttps|securebrowserheaders|protectfromforgery|contentsecuritypolicy|csrf`)
+	kindProtectRemoved = mustRx(`forcessl|forcehttps|hsts|sslredirect|requiressl|requirehttps|securebrowserheaders|protectfromforgery|contentsecuritypolicy|csrf`)
 	// a protection named in a request pipeline (a plug, a middleware, a
 	// filter, a guard)
-	kindPipelineProtect = regexp.MustCompile(`(?i)^\s*(?:plug|use|app\.use|router\.use|server\.use|before_action|before_filter|prepend_before_action|pipe_through|@UseGuards|MIDDLEWARE|middleware|add_middleware|app\.add_middleware)\b[^\n]{0,80}?(protect_from_forgery|csrf|secure_browser_headers|Plug\.SSL|helmet|authenticat\w*|require_auth\w*|ensure_auth\w*|login_required|rate_?limit\w*|throttl\w*|AuthGuard|RolesGuard|SecurityMiddleware|CsrfViewMiddleware|XFrameOptionsMiddleware)`)
+	kindPipelineProtect = mustRx(`(?i)^\s*(?:plug|use|app\.use|router\.use|server\.use|before_action|before_filter|prepend_before_action|pipe_through|@UseGuards|MIDDLEWARE|middleware|add_middleware|app\.add_middleware)\b[^\n]{0,80}?(protect_from_forgery|csrf|secure_browser_headers|Plug\.SSL|helmet|authenticat\w*|require_auth\w*|ensure_auth\w*|login_required|rate_?limit\w*|throttl\w*|AuthGuard|RolesGuard|SecurityMiddleware|CsrfViewMiddleware|XFrameOptionsMiddleware)`)
 	// a bare exit, and a result forced to success
-	kindBareReturn     = regexp.MustCompile(`^(?:return|return;|return\s+(?:true|True|0|nil|None|null|Ok\(\(\)\)|EXIT_SUCCESS);?)$`)
-	kindPreproc        = regexp.MustCompile(`^(?:#\s*(?:if|ifdef|ifndef|else|elif|endif)\b.*|\{|\}|end)$`)
-	kindComputedReturn = regexp.MustCompile(`^return\s+[A-Za-z_][\w.()\[\]]*[A-Za-z_)\]]\s*;?$`)
+	kindBareReturn     = mustRx(`^(?:return|return;|return\s+(?:true|True|0|nil|None|null|Ok\(\(\)\)|EXIT_SUCCESS);?)$`)
+	kindPreproc        = mustRx(`^(?:#\s*(?:if|ifdef|ifndef|else|elif|endif)\b.*|\{|\}|end)$`)
+	kindComputedReturn = mustRx(`^return\s+[A-Za-z_][\w.()\[\]]*[A-Za-z_)\]]\s*;?$`)
 )
 
 // kindSource reports whether p is a file these readers apply to beyond
@@ -522,7 +521,7 @@ func subsetOf(text, name string) bool {
 
 // kconfigMeant is what a Kconfig symbol's prompt or help says it is for
 // when it must stay off in what ships.
-var kconfigMeant = regexp.MustCompile(`(?i)debug|factory|test|insecure|unsafe|develop|never|backdoor|shell|jtag|bypass|disable\w* (?:security|verif|auth|sign)`)
+var kconfigMeant = mustRx(`(?i)debug|factory|test|insecure|unsafe|develop|never|backdoor|shell|jtag|bypass|disable\w* (?:security|verif|auth|sign)`)
 
 // kconfigDefault returns why an edit of a Kconfig file turns on by
 // default a symbol whose text says it is for debugging, testing or the

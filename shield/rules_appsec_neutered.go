@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -16,24 +15,24 @@ import (
 // passes. Judged by the shape of the edit, in any language or template.
 
 // protectWords name code that protects data, in a path or a definition.
-var protectWords = regexp.MustCompile(`(?i)pii|mask|redact|anonymi[sz]|pseudonymi[sz]|privacy|gdpr|sanitiz|scrub|hash|encrypt|crypt|dlp|tokeniz|obfuscat|de-?identif`)
+var protectWords = mustRx(`(?i)pii|mask|redact|anonymi[sz]|pseudonymi[sz]|privacy|gdpr|sanitiz|scrub|hash|encrypt|crypt|dlp|tokeniz|obfuscat|de-?identif`)
 
 // protectDef is a definition of a function or macro whose name says it
 // protects data.
-var protectDef = regexp.MustCompile(`(?i)(?:\bdef|\bfunc|\bfunction|\bfn|macro|\bsub|\bprivate|\bpublic|\bstatic|\bconst|\blet)\s+(?:\([^)]*\)\s*)?\w*(?:pii|mask|redact|anonymi[sz]|pseudonymi[sz]|sanitiz|scrub|hash|encrypt|tokeniz|obfuscat|deidentif)\w*`)
+var protectDef = mustRx(`(?i)(?:\bdef|\bfunc|\bfunction|\bfn|macro|\bsub|\bprivate|\bpublic|\bstatic|\bconst|\blet)\s+(?:\([^)]*\)\s*)?\w*(?:pii|mask|redact|anonymi[sz]|pseudonymi[sz]|sanitiz|scrub|hash|encrypt|tokeniz|obfuscat|deidentif)\w*`)
 
 // protectOp is a line that transforms data to protect it.
-var protectOp = regexp.MustCompile(`(?i)\b\w*(?:md5|sha\d*|hash|hmac|digest|encrypt|crypt|argon2|blake2?|mask|redact|anonymi[sz]|pseudonym|tokeniz|scrub|sanitiz|obfuscat|protect|seal)\w*\s*\(|regexp_replace|\*\*\*|'x+'|"x+"|\bnull\s+as\b`)
+var protectOp = mustRx(`(?i)\b\w*(?:md5|sha\d*|hash|hmac|digest|encrypt|crypt|argon2|blake2?|mask|redact|anonymi[sz]|pseudonym|tokeniz|scrub|sanitiz|obfuscat|protect|seal)\w*\s*\(|regexp_replace|\*\*\*|'x+'|"x+"|\bnull\s+as\b`)
 
 // passThroughLine is a line that hands its input back unchanged: a
 // template's variable, a bare name, a return of a name.
-var passThroughLine = regexp.MustCompile(`^(?:\{\{-?\s*[\w.]+\s*-?\}\}|return\s+[\w.]+\s*;?|[\w.]+\s*;?|select\s+[\w.]+(?:\s+as\s+\w+)?)$`)
+var passThroughLine = mustRx(`^(?:\{\{-?\s*[\w.]+\s*-?\}\}|return\s+[\w.]+\s*;?|[\w.]+\s*;?|select\s+[\w.]+(?:\s+as\s+\w+)?)$`)
 
 // protectList is an assignment or setting of what to protect.
-var protectList = regexp.MustCompile(`(?i)^\s*(?:const\s+|let\s+|var\s+|final\s+|static\s+)*["']?(\w*(?:pii|sensitive|mask|redact|confidential|personal|private|protected|secret)\w*)["']?\s*(?::[^=\n]{0,60})?(?:=|:)\s*(.*?)\s*[,;]?$`)
+var protectList = mustRx(`(?i)^\s*(?:const\s+|let\s+|var\s+|final\s+|static\s+)*["']?(\w*(?:pii|sensitive|mask|redact|confidential|personal|private|protected|secret)\w*)["']?\s*(?::[^=\n]{0,60})?(?:=|:)\s*(.*?)\s*[,;]?$`)
 
 // emptyCollection is a collection literal with nothing in it.
-var emptyCollection = regexp.MustCompile(`^(?:\(\s*\)|\[\s*\]|\{\s*\}|\[\]\*?[\w.]+\{\s*\}|map\[[^\]]{1,40}\][\w.*]+\{\s*\}|(?:new\s+)?\w+\[\]\s*\{\s*\}|Array\(\s*\)|%[wi]\[\s*\]|set\(\s*\)|tuple\(\s*\)|frozenset\(\s*\)|list\(\s*\)|new\s+\w+(?:<[^>]*>)?\(\s*\)|\w+\.(?:of|empty\w*)\(\s*\)|None|null|nil)$`)
+var emptyCollection = mustRx(`^(?:\(\s*\)|\[\s*\]|\{\s*\}|\[\]\*?[\w.]+\{\s*\}|map\[[^\]]{1,40}\][\w.*]+\{\s*\}|(?:new\s+)?\w+\[\]\s*\{\s*\}|Array\(\s*\)|%[wi]\[\s*\]|set\(\s*\)|tuple\(\s*\)|frozenset\(\s*\)|list\(\s*\)|new\s+\w+(?:<[^>]*>)?\(\s*\)|\w+\.(?:of|empty\w*)\(\s*\)|None|null|nil)$`)
 
 // neutered returns why an edit of p stops a protection from protecting
 // (added, old: the new and old text), or "".
@@ -135,12 +134,12 @@ func earlyReturnAdded(added, old string) string {
 var (
 	// ifCond is a condition line: its condition without the keyword,
 	// parentheses, a trailing colon or brace.
-	ifCond = regexp.MustCompile(`^(?:\}\s*)?(?:else\s+if|elif|elsif|if|unless)\s*\(?\s*(.+?)\s*\)?\s*(?:\{|:|then)?$`)
+	ifCond = mustRx(`^(?:\}\s*)?(?:else\s+if|elif|elsif|if|unless)\s*\(?\s*(.+?)\s*\)?\s*(?:\{|:|then)?$`)
 	// presence is a test that a value is there: a bare name, not None,
 	// not null, not empty.
-	presence = regexp.MustCompile(`^(?:!!)?([\w.\[\]'"-]+)(?:\s+is\s+not\s+None|\s*!==?\s*(?:null|undefined|nil|None|""|'')|\s*\.present\?|\s*!=\s*""|\s*\.is_some\(\))?$`)
+	presence = mustRx(`^(?:!!)?([\w.\[\]'"-]+)(?:\s+is\s+not\s+None|\s*!==?\s*(?:null|undefined|nil|None|""|'')|\s*\.present\?|\s*!=\s*""|\s*\.is_some\(\))?$`)
 	// credentialWords name what a check compares.
-	credentialWords = regexp.MustCompile(`(?i)token|auth|bearer|key|secret|signature|hmac|digest|password|session|cookie|credential|verify|api`)
+	credentialWords = mustRx(`(?i)token|auth|bearer|key|secret|signature|hmac|digest|password|session|cookie|credential|verify|api`)
 )
 
 // maxFailOpenConds bounds the removed conditions failOpen compares each

@@ -1,9 +1,9 @@
 package shield
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Security settings weakened in any language (issue 27, pass 7, rules 10;
@@ -41,11 +41,11 @@ var (
 	// A setting in code or configuration: key (bare, quoted, a flag,
 	// dotted), a separator, a value (quoted, a bracketed list, or a
 	// token). Several per line.
-	anySetting = regexp.MustCompile(`(?:^|[\s,({;<])(?:--?)?["']?(?:[A-Za-z]\w{0,20}:)?([A-Za-z_$][\w.$-]{0,80})["']?\s*(?::=|=>|\+=|=|:)\s*("[^"\n]{0,200}"|'[^'\n]{0,200}'|%[iwIW]?\[[^\]\n]{0,300}\]|\[[^\]\n]{0,300}\]|[^\s,;(){}\[\]]{1,200}(?:\([^\s,;()=:]{0,80}\))?)`)
+	anySetting = mustRx(`(?:^|[\s,({;<])(?:--?)?["']?(?:[A-Za-z]\w{0,20}:)?([A-Za-z_$][\w.$-]{0,80})["']?\s*(?::=|=>|\+=|=|:)\s*("[^"\n]{0,200}"|'[^'\n]{0,200}'|%[iwIW]?\[[^\]\n]{0,300}\]|\[[^\]\n]{0,300}\]|[^\s,;(){}\[\]]{1,200}(?:\([^\s,;()=:]{0,80}\))?)`)
 	// A properties or .conf line: a dotted key, blanks, a value.
-	spacedSetting = regexp.MustCompile(`^([A-Za-z][\w-]*(?:\.[\w-]+)+)\s+(\S{1,200})$`)
+	spacedSetting = mustRx(`^([A-Za-z][\w-]*(?:\.[\w-]+)+)\s+(\S{1,200})$`)
 	// A credential read from the environment with a literal default.
-	secretDefault = regexp.MustCompile(`(?i)(?:getenv|environ\.get|env\.get|ENV\.fetch|process\.env\.)\(?\s*["']?(\w*(?:TOKEN|PASSWORD|PASSWD|SECRET|API_?KEY|AUTH_?KEY)\w*)["']?\s*(?:\)\s*)?(?:,|\?\?|\|\|)\s*["']([^"'$\{\}]{1,32})["']`)
+	secretDefault = mustRx(`(?i)(?:getenv|environ\.get|env\.get|ENV\.fetch|process\.env\.)\(?\s*["']?(\w*(?:TOKEN|PASSWORD|PASSWD|SECRET|API_?KEY|AUTH_?KEY)\w*)["']?\s*(?:\)\s*)?(?:,|\?\?|\|\|)\s*["']([^"'$\{\}]{1,32})["']`)
 )
 
 // settingsIn returns the settings of lines (at most n).
@@ -59,22 +59,70 @@ func settingsIn(lines []string, n int) []settingPair {
 		if !hasSep && strings.IndexByte(l, '.') < 0 {
 			continue // neither form can match (a cheap first pass)
 		}
-		if m := spacedSetting.FindStringSubmatch(l); m != nil {
-			out = append(out, settingPair{key: normKey(m[1]), leaf: leafKey(m[1]), val: settingVal(m[2]), raw: m[2], line: l})
-			continue
-		}
-		if !hasSep {
-			continue
-		}
-		for _, m := range anySetting.FindAllStringSubmatch(l, 8) {
-			k := normKey(m[1])
-			if k == "" {
-				continue
-			}
-			out = append(out, settingPair{key: k, leaf: leafKey(m[1]), val: settingVal(m[2]), raw: strings.TrimSpace(m[2]), line: l})
-		}
+		out = append(out, lineSettings.of(l, hasSep)...)
 	}
 	return out
+}
+
+// lineSettingsOf reads the settings of one line (settingsIn).
+func lineSettingsOf(l string, hasSep bool) []settingPair {
+	if m := spacedSetting.FindStringSubmatch(l); m != nil {
+		return []settingPair{{key: normKey(m[1]), leaf: leafKey(m[1]), val: settingVal(m[2]), raw: m[2], line: l}}
+	}
+	if !hasSep {
+		return nil
+	}
+	var out []settingPair
+	for _, m := range anySetting.FindAllStringSubmatch(l, 8) {
+		k := normKey(m[1])
+		if k == "" {
+			continue
+		}
+		out = append(out, settingPair{key: k, leaf: leafKey(m[1]), val: settingVal(m[2]), raw: strings.TrimSpace(m[2]), line: l})
+	}
+	return out
+}
+
+// lineSettings keeps what lineSettingsOf read of the lines of the action
+// being judged: the rules about settings (weakSetting, weakConcept,
+// laterDestruction, kindSettings) each read the same changed lines.
+// Sensitive empties it (a new action); it holds at most
+// maxLineSettingsBytes of lines, then is emptied. A cache of a pure
+// function: what it holds changes no answer.
+var lineSettings = &settingsMemo{}
+
+const maxLineSettingsBytes = 1 << 20
+
+type settingsMemo struct {
+	mu    sync.Mutex
+	m     map[string][]settingPair
+	bytes int
+}
+
+func (c *settingsMemo) of(l string, hasSep bool) []settingPair {
+	c.mu.Lock()
+	ps, ok := c.m[l]
+	c.mu.Unlock()
+	if ok {
+		return ps
+	}
+	ps = lineSettingsOf(l, hasSep)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.bytes+len(l) > maxLineSettingsBytes {
+		c.m, c.bytes = map[string][]settingPair{}, 0
+	}
+	if len(l) <= maxLineSettingsBytes {
+		c.m[l] = ps
+		c.bytes += len(l)
+	}
+	return ps
+}
+
+func (c *settingsMemo) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m, c.bytes = nil, 0
 }
 
 // leafKey is a dotted key's last segment, normalized (c.ServerApp.ip:
@@ -123,28 +171,28 @@ func valOn(v string) bool {
 // Concepts, found in a normalized key.
 var (
 	// protections: weak when turned off or removed.
-	protectConcept = regexp.MustCompile(`^(?:enable|include|record|is)\w*(?:log|event)|audit|trail|eventlog|accesslog|flowlog|logfilevalidation|encrypt|serversideencryption|^sse|kmskey|versioning|deletionprotection|terminationprotection|mfa|multifactor|verif|validat|objectlock|backup|pointintimerecovery|runasnonroot|readonlyrootfilesystem|requiressl|requiretls|enforcessl|forcessl|httpsonly|httpstrafficonly|httpsrequired|tlsrequired|signing|signature|scanonpush|multiregion|globalserviceevents|includeglobal|defender|guardduty|securityhub|waf|firewall|csrf|authenticat|authoriz|authenabled|authrequired|enableauth|requireauth|requirehttps|httpsmetadata|hostkey|pinning|certificatepin|publickeypin|ratelimit|throttl|redact|scrub|masksensitive`)
+	protectConcept = mustRx(`^(?:enable|include|record|is)\w*(?:log|event)|audit|trail|eventlog|accesslog|flowlog|logfilevalidation|encrypt|serversideencryption|^sse|kmskey|versioning|deletionprotection|terminationprotection|mfa|multifactor|verif|validat|objectlock|backup|pointintimerecovery|runasnonroot|readonlyrootfilesystem|requiressl|requiretls|enforcessl|forcessl|httpsonly|httpstrafficonly|httpsrequired|tlsrequired|signing|signature|scanonpush|multiregion|globalserviceevents|includeglobal|defender|guardduty|securityhub|waf|firewall|csrf|authenticat|authoriz|authenabled|authrequired|enableauth|requireauth|requirehttps|httpsmetadata|hostkey|pinning|certificatepin|publickeypin|ratelimit|throttl|redact|scrub|masksensitive`)
 	// diagnostics, not protections: debug or verbose output, query logs.
-	diagnostic = regexp.MustCompile(`debug|verbose|trace|console|sql|query|color|pretty|stdout|stderr|progress|metric|telemetry|analytics|cache`)
+	diagnostic = mustRx(`debug|verbose|trace|console|sql|query|color|pretty|stdout|stderr|progress|metric|telemetry|analytics|cache`)
 	// an audit-kind switch: weak when an edit adds it off.
-	auditSwitch = regexp.MustCompile(`audit|trail|eventlog|accesslog|flowlog|logfilevalidation|(?:enable|include|record)\w*(?:log|event)|encrypt|versioning|deletionprotection|mfa|objectlock|verif|validateissuer|validateaudience|validatelifetime|validatesigningkey|validateissuersigningkey|requirehttps|requiresigned|requireexpiration|hostkey|pinning|ratelimit|throttl`)
+	auditSwitch = mustRx(`audit|trail|eventlog|accesslog|flowlog|logfilevalidation|(?:enable|include|record)\w*(?:log|event)|encrypt|versioning|deletionprotection|mfa|objectlock|verif|validateissuer|validateaudience|validatelifetime|validatesigningkey|validateissuersigningkey|requirehttps|requiresigned|requireexpiration|hostkey|pinning|ratelimit|throttl`)
 	// exposures and negated protections: weak when turned on.
-	exposeConcept = regexp.MustCompile(`public|anonymous|privileged|insecure|allowall|unauthenticated|unauth|noauth|withoutauth|(?:disable|skip|bypass|ignore|no)(?:audit|log|encrypt|ssl|tls|verif|valid|auth|csrf|sign|check|mfa|protection)|hostnetwork|hostpid|allowprivilegeescalation|cleartext|arbitraryloads|insecurehttploads|workersdev|previewurls?$|passwordauthentication|permitrootlogin|permitempty|senddefaultpii|sendpii|logpii|includepii|graphiql|introspection|swaggerenabled|exposeapi|sensitivedatalogging|logsensitive|logsecrets|logpasswords|logrequestbody|logbody|logpayload`)
+	exposeConcept = mustRx(`public|anonymous|privileged|insecure|allowall|unauthenticated|unauth|noauth|withoutauth|(?:disable|skip|bypass|ignore|no)(?:audit|log|encrypt|ssl|tls|verif|valid|auth|csrf|sign|check|mfa|protection)|hostnetwork|hostpid|allowprivilegeescalation|cleartext|arbitraryloads|insecurehttploads|workersdev|previewurls?$|passwordauthentication|permitrootlogin|permitempty|senddefaultpii|sendpii|logpii|includepii|graphiql|introspection|swaggerenabled|exposeapi|sensitivedatalogging|logsensitive|logsecrets|logpasswords|logrequestbody|logbody|logpayload`)
 	// protections whose removal counts whatever their value names (an
 	// algorithm, a key, a mode), not only a switch set on.
-	removedStrong = regexp.MustCompile(`encrypt|^sse|kmskey|versioning|objectlock|deletionprotection|terminationprotection|mfa|logfilevalidation`)
+	removedStrong = mustRx(`encrypt|^sse|kmskey|versioning|objectlock|deletionprotection|terminationprotection|mfa|logfilevalidation`)
 	// a guard against exposure (block public access): a protection.
-	publicGuard = regexp.MustCompile(`(?:block|restrict|deny|prevent|ignore|disable|no)public`)
+	publicGuard = mustRx(`(?:block|restrict|deny|prevent|ignore|disable|no)public`)
 	// a retention: weak when shortened.
-	retentionConcept = regexp.MustCompile(`retention|retain(?:days|period|for)|keep(?:days|last|for)|^days$|^years$|lockdays|lockyears|minretention`)
+	retentionConcept = mustRx(`retention|retain(?:days|period|for)|keep(?:days|last|for)|^days$|^years$|lockdays|lockyears|minretention`)
 	// a bare days or years counts on a line about keeping data.
-	retentionContext = regexp.MustCompile(`(?i)retention|retain|lock|compliance|governance|lifecycle|keep|backup|snapshot|archive|expir`)
+	retentionContext = mustRx(`(?i)retention|retain|lock|compliance|governance|lifecycle|keep|backup|snapshot|archive|expir`)
 	// a credential: weak when emptied.
-	credentialConcept = regexp.MustCompile(`token|password|passwd|secret|apikey|authkey|accesskey`)
+	credentialConcept = mustRx(`token|password|passwd|secret|apikey|authkey|accesskey`)
 	// where a listener binds.
-	bindConcept = regexp.MustCompile(`^(?:host|bind|bindaddress|bindhost|listen|listenaddress|ip|address|serverhost|serveraddress)$|(?:bind|listen)(?:address(?:es)?|addr|host|ip)?$|serverip$`)
+	bindConcept = mustRx(`^(?:host|bind|bindaddress|bindhost|listen|listenaddress|ip|address|serverhost|serveraddress)$|(?:bind|listen)(?:address(?:es)?|addr|host|ip)?$|serverip$`)
 	// who or what a grant covers.
-	scopeConcept = regexp.MustCompile(`^(?:principal|principals|action|actions|resource|resources|notaction|identifiers|members|member|allowedorigins|sourcearn|grantee)$`)
+	scopeConcept = mustRx(`^(?:principal|principals|action|actions|resource|resources|notaction|identifiers|members|member|allowedorigins|sourcearn|grantee)$`)
 )
 
 // weakSetting returns why the settings of an edit's added lines weaken a
@@ -248,7 +296,7 @@ func wildValue(v string) bool {
 
 // portPublish is a container port published on an address:
 // "127.0.0.1:8888:8888".
-var portPublish = regexp.MustCompile(`^-?\s*["']?(127\.0\.0\.1|localhost|\[::1\])?:?(\d{1,5}):(\d{1,5})["']?$`)
+var portPublish = mustRx(`^-?\s*["']?(127\.0\.0\.1|localhost|\[::1\])?:?(\d{1,5}):(\d{1,5})["']?$`)
 
 // exposedPort returns why an added port mapping publishes on every
 // interface a port the removed lines published on loopback, or "".

@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -29,34 +28,34 @@ import (
 
 var (
 	// what a request carries (wider than requestSource)
-	inputSource = regexp.MustCompile(`(?i)\bparams\s*[\[.]|\$request->(?:input|get|query|post|cookie|all|string|header)\b|\brequest\(\s*['"]|\bRequest::(?:input|get)|\$_(?:GET|POST|REQUEST|COOKIE|SERVER)\b|\b(?:req|request|ctx)\.(?:query|body|params|cookies|headers|args|form|json|data|values|GET|POST|COOKIES|META|query_params|raw_post|raw_body|querystring)\b|\bsearchParams\b|\br\.(?:URL\.Query|FormValue|PostFormValue|Form\b|Header\.Get)|\bc\.(?:Query|Param|PostForm|DefaultQuery|FormValue|QueryParam)\(|\bRequest\.(?:Query|Form|Cookies|Headers)\b|\bHttpContext\.Request\b|\bintent\.(?:data|extras|get\w*Extra)|\bgetQueryParameter\(|\bgetParameter\(|@RequestParam|@PathVariable|\bquery_string\b|\braw_post\b|\b(?:r|req|request)\.Body\b|\bc\.Request\.Body\b|\bc\.Body\(\)|\bctx\.Request\.Body\b`)
+	inputSource = mustRx(`(?i)\bparams\s*[\[.]|\$request->(?:input|get|query|post|cookie|all|string|header)\b|\brequest\(\s*['"]|\bRequest::(?:input|get)|\$_(?:GET|POST|REQUEST|COOKIE|SERVER)\b|\b(?:req|request|ctx)\.(?:query|body|params|cookies|headers|args|form|json|data|values|GET|POST|COOKIES|META|query_params|raw_post|raw_body|querystring)\b|\bsearchParams\b|\br\.(?:URL\.Query|FormValue|PostFormValue|Form\b|Header\.Get)|\bc\.(?:Query|Param|PostForm|DefaultQuery|FormValue|QueryParam)\(|\bRequest\.(?:Query|Form|Cookies|Headers)\b|\bHttpContext\.Request\b|\bintent\.(?:data|extras|get\w*Extra)|\bgetQueryParameter\(|\bgetParameter\(|@RequestParam|@PathVariable|\bquery_string\b|\braw_post\b|\b(?:r|req|request)\.Body\b|\bc\.Request\.Body\b|\bc\.Body\(\)|\bctx\.Request\.Body\b`)
 	// a variable assigned from a source on an added line
-	taintAssign = regexp.MustCompile(`^(?:(?:var|let|const|val|my|local|String|string|auto)\s+)?(\$?[A-Za-z_]\w{0,40})(?:\s*,\s*[A-Za-z_]\w{0,20})?\s*(?::=|=)[^=]`)
+	taintAssign = mustRx(`^(?:(?:var|let|const|val|my|local|String|string|auto)\s+)?(\$?[A-Za-z_]\w{0,40})(?:\s*,\s*[A-Za-z_]\w{0,20})?\s*(?::=|=)[^=]`)
 	// SQL run from a string
-	sqlCall = regexp.MustCompile(`(?i)\b(?:where|or_?where|whereRaw|orWhereRaw|havingRaw|orderByRaw|selectRaw|groupByRaw|order|having|joins|find_by_sql|select_all|select_rows|exec_query|execute|executemany|executescript|query|queryRow|queryContext|execContext|exec|raw|rawQuery|execSQL|FromSqlRaw|ExecuteSqlRaw|FromSqlInterpolated|SqlQuery|createQuery|createNativeQuery|queryForList|queryForObject|\$queryRawUnsafe|\$executeRawUnsafe|extra|unprepared|statement|DB::select)\s*\(`)
+	sqlCall = mustRx(`(?i)\b(?:where|or_?where|whereRaw|orWhereRaw|havingRaw|orderByRaw|selectRaw|groupByRaw|order|having|joins|find_by_sql|select_all|select_rows|exec_query|execute|executemany|executescript|query|queryRow|queryContext|execContext|exec|raw|rawQuery|execSQL|FromSqlRaw|ExecuteSqlRaw|FromSqlInterpolated|SqlQuery|createQuery|createNativeQuery|queryForList|queryForObject|\$queryRawUnsafe|\$executeRawUnsafe|extra|unprepared|statement|DB::select)\s*\(`)
 	// a string built from values: interpolation or concatenation
-	builtString = regexp.MustCompile(`#\{|\$\{|\b[fF]["']|["']\s*\.\s*\$|\$\w+\s*\.\s*["']|["']\s*\+\s*[\w$(]|[\w)\]]\s*\+\s*["']|["']\s*%\s*[\w(]|\.format\(|Sprintf\(|String\.format\(|String\.Format\(|\$"[^"\n]*\{|"[^"\n]*\$[A-Za-z_{][^"\n]*"|\$\w+\s*\.\s*\$|["']\s*\.\s*\w+\(`)
+	builtString = mustRx(`#\{|\$\{|\b[fF]["']|["']\s*\.\s*\$|\$\w+\s*\.\s*["']|["']\s*\+\s*[\w$(]|[\w)\]]\s*\+\s*["']|["']\s*%\s*[\w(]|\.format\(|Sprintf\(|String\.format\(|String\.Format\(|\$"[^"\n]*\{|"[^"\n]*\$[A-Za-z_{][^"\n]*"|\$\w+\s*\.\s*\$|["']\s*\.\s*\w+\(`)
 	// a shell command from one string
-	shellCall = regexp.MustCompile(`(?i)(?:^|[^.\w])(?:system|exec|shell_exec|passthru|popen|proc_open|spawn|execSync|os\.system|os\.popen|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec|Process\.Start|Runtime\.getRuntime\(\)\.exec|ProcessBuilder)\s*\(|%x[({\[]|exec\.Command(?:Context)?\([^)]*"-c"|subprocess\.\w+\([^)]*shell\s*=\s*True|` + "`[^`\\n]*#\\{[^`\\n]*`")
+	shellCall = mustRx(`(?i)(?:^|[^.\w])(?:system|exec|shell_exec|passthru|popen|proc_open|spawn|execSync|os\.system|os\.popen|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec|Process\.Start|Runtime\.getRuntime\(\)\.exec|ProcessBuilder)\s*\(|%x[({\[]|exec\.Command(?:Context)?\([^)]*"-c"|subprocess\.\w+\([^)]*shell\s*=\s*True|` + "`[^`\\n]*#\\{[^`\\n]*`")
 	// HTML written out raw
-	rawOutput = regexp.MustCompile(`(?i)\{!!\s*[^!\s][^!]*!!\}|<%==|\.html_safe\b|dangerouslySetInnerHTML|@?Html\.Raw\(|\|\s*safe\b|\bmark_safe\(|\{%-?\s*autoescape\s+(?:off|false)|\bv-html\s*=|\.(?:inner|outer)HTML\s*=|th:utext|\btemplate\.HTML\(|bypassSecurityTrust\w*\(|document\.write\(|insertAdjacentHTML\(|\bMarkup\(|\bSafeString\(|\braw\s*\(|\{\{\{`)
+	rawOutput = mustRx(`(?i)\{!!\s*[^!\s][^!]*!!\}|<%==|\.html_safe\b|dangerouslySetInnerHTML|@?Html\.Raw\(|\|\s*safe\b|\bmark_safe\(|\{%-?\s*autoescape\s+(?:off|false)|\bv-html\s*=|\.(?:inner|outer)HTML\s*=|th:utext|\btemplate\.HTML\(|bypassSecurityTrust\w*\(|document\.write\(|insertAdjacentHTML\(|\bMarkup\(|\bSafeString\(|\braw\s*\(|\{\{\{`)
 	// a literal the raw output writes (not a value)
-	rawLiteral = regexp.MustCompile(`(?i)(?:\{!!|Raw\(|raw\s*\(|mark_safe\(|Markup\(|template\.HTML\(|__html:\s*|innerHTML\s*=\s*)\s*["'<]`)
-	sanitized  = regexp.MustCompile(`(?i)sanitiz|purif|escape|bleach|strip_tags|clean\(|h\(|htmlspecialchars|encode`)
+	rawLiteral = mustRx(`(?i)(?:\{!!|Raw\(|raw\s*\(|mark_safe\(|Markup\(|template\.HTML\(|__html:\s*|innerHTML\s*=\s*)\s*["'<]`)
+	sanitized  = mustRx(`(?i)sanitiz|purif|escape|bleach|strip_tags|clean\(|h\(|htmlspecialchars|encode`)
 	// a response, header or redirect given a value
-	headerSink = regexp.MustCompile(`(?i)\bheaders?\.(?:set|add|append)\(|\bsetHeader\(|\baddHeader\(|\bheader\(\s*["'][\w-]+\s*:|\bheader\(\s*["'][\w-]+["']\s*,|\bHeader\(\)\.(?:Set|Add)\(|\bHeaders?\[|\bresponse\.headers\[|\bredirect_to\b|\bredirect\(|\bRedirect\(|\bsendRedirect\(|\bres\.redirect\(|\bLocation:|\bsetcookie\(|\bcookies\[\S+\]\s*=`)
+	headerSink = mustRx(`(?i)\bheaders?\.(?:set|add|append)\(|\bsetHeader\(|\baddHeader\(|\bheader\(\s*["'][\w-]+\s*:|\bheader\(\s*["'][\w-]+["']\s*,|\bHeader\(\)\.(?:Set|Add)\(|\bHeaders?\[|\bresponse\.headers\[|\bredirect_to\b|\bredirect\(|\bRedirect\(|\bsendRedirect\(|\bres\.redirect\(|\bLocation:|\bsetcookie\(|\bcookies\[\S+\]\s*=`)
 	// a page built from a string holding a tag
-	htmlString = regexp.MustCompile(`["'<]\s*<[a-zA-Z][\w-]*[\s>/]|["']<\w`)
+	htmlString = mustRx(`["'<]\s*<[a-zA-Z][\w-]*[\s>/]|["']<\w`)
 	// holes whatever feeds them
-	deserAny   = regexp.MustCompile(`(?i)\bunsafe_load\b|\bMarshal\.(?:load|restore)\b|\bBinaryFormatter\b|\bNetDataContractSerializer\b|\bSoapFormatter\b|\bLosFormatter\b|\bObjectStateFormatter\b|TypeNameHandling\s*=\s*TypeNameHandling\.(?:All|Auto|Objects|Arrays)|\bnew\s+ObjectInputStream\(|\bXMLDecoder\(|\benableDefaultTyping\(|\bactivateDefaultTyping\(|JsonTypeInfo\.Id\.CLASS|\bnode-serialize\b|yaml\.load\([^)]*Loader\s*=\s*(?:yaml\.)?(?:Unsafe|Full)?Loader\b|\bjsonpickle\.decode\(|\bYAML\.load\([^)]*permitted_classes|Yaml\(\s*\)\.load|new\s+Yaml\(\s*\)`)
-	deserInput = regexp.MustCompile(`(?i)\bunserialize\(|\bpickle\.loads?\(|\bcPickle\.loads?\(|\bdill\.loads?\(|\bjoblib\.load\(|\byaml\.load\(|\bYAML\.load\(|\bshelve\.open\(|\bmarshal\.loads\(`)
-	deserWords = regexp.MustCompile(`(?i)cookie|body|raw_post|input|upload|payload|request|param|socket|recv|\$_`)
-	xxe        = regexp.MustCompile(`(?i)DtdProcessing\s*=\s*(?:System\.Xml\.)?DtdProcessing\.Parse|XmlResolver\s*=\s*new\s+(?:System\.Xml\.)?XmlUrlResolver|ProhibitDtd\s*=\s*false|resolve_entities\s*=\s*True|no_network\s*=\s*False|\bLIBXML_NOENT\b|libxml_disable_entity_loader\(\s*false|setExpandEntityReferences\(\s*true|external-(?:general|parameter)-entities["']\s*,\s*true|disallow-doctype-decl["']\s*,\s*false|FEATURE_SECURE_PROCESSING\s*,\s*false|\bnoent\s*:\s*true|XMLInputFactory\.(?:SUPPORT_DTD|IS_SUPPORTING_EXTERNAL_ENTITIES)\s*,\s*(?:true|Boolean\.TRUE)|\bNOENT\b`)
-	webBridge  = regexp.MustCompile(`(?i)\baddJavascriptInterface\(|setAllowFileAccess(?:FromFileURLs)?\(\s*true|setAllowUniversalAccessFromFileURLs\(\s*true|allow(?:File|UniversalAccessFrom)\w*\s*(?:=|:)\s*\{?\s*true|allowUniversalAccessFromFileURLs\b|allowFileAccessFromFileURLs\b|allowingReadAccessTo:\s*URL\(fileURLWithPath:\s*"/"\)|setWebContentsDebuggingEnabled\(\s*true|originWhitelist=\{\[\s*["']\*["']\s*\]\}`)
-	massAssign = regexp.MustCompile(`(?i)\.permit!|->(?:create|update|fill|forceFill|insert|firstOrCreate|updateOrCreate)\(\s*\$request->(?:all|input)\(\)\s*\)|::(?:create|forceCreate|insert|updateOrCreate)\(\s*\$request->all\(\)|\$guarded\s*=\s*\[\s*\]|\.(?:create|update|insert|new|assign_attributes|update_attributes|build|save)\(\s*(?:params|req\.body|request\.(?:POST|data|json|form|body))\s*\)|Object\.assign\(\s*\w+\s*,\s*req\.body\s*\)|\(\s*\*\*request\.(?:POST|data|json|GET)\b|\.set\(\s*req\.body\s*\)|\.findByIdAndUpdate\(\s*[^,]+,\s*req\.body\s*\)`)
-	allFields  = regexp.MustCompile(`(?i)\bfields\s*=\s*["']__all__["']`)
+	deserAny   = mustRx(`(?i)\bunsafe_load\b|\bMarshal\.(?:load|restore)\b|\bBinaryFormatter\b|\bNetDataContractSerializer\b|\bSoapFormatter\b|\bLosFormatter\b|\bObjectStateFormatter\b|TypeNameHandling\s*=\s*TypeNameHandling\.(?:All|Auto|Objects|Arrays)|\bnew\s+ObjectInputStream\(|\bXMLDecoder\(|\benableDefaultTyping\(|\bactivateDefaultTyping\(|JsonTypeInfo\.Id\.CLASS|\bnode-serialize\b|yaml\.load\([^)]*Loader\s*=\s*(?:yaml\.)?(?:Unsafe|Full)?Loader\b|\bjsonpickle\.decode\(|\bYAML\.load\([^)]*permitted_classes|Yaml\(\s*\)\.load|new\s+Yaml\(\s*\)`)
+	deserInput = mustRx(`(?i)\bunserialize\(|\bpickle\.loads?\(|\bcPickle\.loads?\(|\bdill\.loads?\(|\bjoblib\.load\(|\byaml\.load\(|\bYAML\.load\(|\bshelve\.open\(|\bmarshal\.loads\(`)
+	deserWords = mustRx(`(?i)cookie|body|raw_post|input|upload|payload|request|param|socket|recv|\$_`)
+	xxe        = mustRx(`(?i)DtdProcessing\s*=\s*(?:System\.Xml\.)?DtdProcessing\.Parse|XmlResolver\s*=\s*new\s+(?:System\.Xml\.)?XmlUrlResolver|ProhibitDtd\s*=\s*false|resolve_entities\s*=\s*True|no_network\s*=\s*False|\bLIBXML_NOENT\b|libxml_disable_entity_loader\(\s*false|setExpandEntityReferences\(\s*true|external-(?:general|parameter)-entities["']\s*,\s*true|disallow-doctype-decl["']\s*,\s*false|FEATURE_SECURE_PROCESSING\s*,\s*false|\bnoent\s*:\s*true|XMLInputFactory\.(?:SUPPORT_DTD|IS_SUPPORTING_EXTERNAL_ENTITIES)\s*,\s*(?:true|Boolean\.TRUE)|\bNOENT\b`)
+	webBridge  = mustRx(`(?i)\baddJavascriptInterface\(|setAllowFileAccess(?:FromFileURLs)?\(\s*true|setAllowUniversalAccessFromFileURLs\(\s*true|allow(?:File|UniversalAccessFrom)\w*\s*(?:=|:)\s*\{?\s*true|allowUniversalAccessFromFileURLs\b|allowFileAccessFromFileURLs\b|allowingReadAccessTo:\s*URL\(fileURLWithPath:\s*"/"\)|setWebContentsDebuggingEnabled\(\s*true|originWhitelist=\{\[\s*["']\*["']\s*\]\}`)
+	massAssign = mustRx(`(?i)\.permit!|->(?:create|update|fill|forceFill|insert|firstOrCreate|updateOrCreate)\(\s*\$request->(?:all|input)\(\)\s*\)|::(?:create|forceCreate|insert|updateOrCreate)\(\s*\$request->all\(\)|\$guarded\s*=\s*\[\s*\]|\.(?:create|update|insert|new|assign_attributes|update_attributes|build|save)\(\s*(?:params|req\.body|request\.(?:POST|data|json|form|body))\s*\)|Object\.assign\(\s*\w+\s*,\s*req\.body\s*\)|\(\s*\*\*request\.(?:POST|data|json|GET)\b|\.set\(\s*req\.body\s*\)|\.findByIdAndUpdate\(\s*[^,]+,\s*req\.body\s*\)`)
+	allFields  = mustRx(`(?i)\bfields\s*=\s*["']__all__["']`)
 	// bindings that keep to a list of fields
-	bindList = regexp.MustCompile(`(?i)\[Bind\(|setAllowedFields\(|\.permit\(|\$fillable\s*=|attr_accessible|\bfields\s*=\s*[\[(]`)
+	bindList = mustRx(`(?i)\[Bind\(|setAllowedFields\(|\.permit\(|\$fillable\s*=|attr_accessible|\bfields\s*=\s*[\[(]`)
 	// the sinks' first words (a cheap first pass)
 	sinkHints = []string{"where", "raw", "execute", "query", "exec", "sql", "system", "popen", "spawn", "process", "shell", "`",
 		"html", "safe", "{!!", "<%==", "header", "redirect", "location", "cookie", "serial", "marshal", "pickle", "yaml",
@@ -165,14 +164,14 @@ func sinkLine(l string, fromInput func(string) bool) string {
 
 var (
 	// a log call
-	logCall = regexp.MustCompile(`(?i)(?:\b(?:logger|log|logging|console|NSLog|Timber|slog|syslog|println|printf|print|puts|echo|error_log|debugPrint)\b[\w.]*|\bLog\.[dievw]|System\.out\.print\w*|fmt\.(?:Print|Fprint)\w*)\s*\(?`)
+	logCall = mustRx(`(?i)(?:\b(?:logger|log|logging|console|NSLog|Timber|slog|syslog|println|printf|print|puts|echo|error_log|debugPrint)\b[\w.]*|\bLog\.[dievw]|System\.out\.print\w*|fmt\.(?:Print|Fprint)\w*)\s*\(?`)
 	// a credential's value in an interpolation or joined to a string
-	secretValue  = regexp.MustCompile(`(?i)(?:#\{|\$\{|\{)[^}\n]{0,80}?(authorization|token|passw\w*|secret|api_?key|credential|private_?key|cookie|session_?id)[^}\n]{0,40}\}|["']\s*(?:\+|\.|,|%)\s*\(?[\w.$\[\]'"]{0,60}?(authorization|token|passw\w*|secret|api_?key|credential|private_?key)\w*`)
-	notSecretUse = regexp.MustCompile(`(?i)len\(|count|num_|max_|tokens|_id\b|expir|type|length|size|\.\w*(?:present|blank|nil|empty)\b|redact|mask|\[:?\d`)
+	secretValue  = mustRx(`(?i)(?:#\{|\$\{|\{)[^}\n]{0,80}?(authorization|token|passw\w*|secret|api_?key|credential|private_?key|cookie|session_?id)[^}\n]{0,40}\}|["']\s*(?:\+|\.|,|%)\s*\(?[\w.$\[\]'"]{0,60}?(authorization|token|passw\w*|secret|api_?key|credential|private_?key)\w*`)
+	notSecretUse = mustRx(`(?i)len\(|count|num_|max_|tokens|_id\b|expir|type|length|size|\.\w*(?:present|blank|nil|empty)\b|redact|mask|\[:?\d`)
 	// a response's header (not an outgoing request's)
-	responseHeader = regexp.MustCompile(`(?i)\b(?:res|resp|response|out|reply|result)\.headers?\.(?:set|add|append)\(|\bres\.(?:set|setHeader|header)\(|\bw\.Header\(\)\.(?:Set|Add)\(|\bresponse\.headers\[|\bHttpContext\.Response\.Headers|\bheader\(\s*["'][\w-]+\s*:`)
+	responseHeader = mustRx(`(?i)\b(?:res|resp|response|out|reply|result)\.headers?\.(?:set|add|append)\(|\bres\.(?:set|setHeader|header)\(|\bw\.Header\(\)\.(?:Set|Add)\(|\bresponse\.headers\[|\bHttpContext\.Response\.Headers|\bheader\(\s*["'][\w-]+\s*:`)
 	// a server secret read from the environment or configuration
-	serverSecret = regexp.MustCompile(`(?i)(?:\benv\.|process\.env\.|ENV\[["']|ENV\.fetch\(["']|os\.environ|getenv\(["']|credentials\.|config\[["'])\w*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE|AUTH)\w*`)
+	serverSecret = mustRx(`(?i)(?:\benv\.|process\.env\.|ENV\[["']|ENV\.fetch\(["']|os\.environ|getenv\(["']|credentials\.|config\[["'])\w*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE|AUTH)\w*`)
 )
 
 // loggedSecret reports whether a log call's line carries a credential's
@@ -183,10 +182,10 @@ func loggedSecret(l string) bool {
 }
 
 // safeLoad is a loader that builds plain data only.
-var safeLoad = regexp.MustCompile(`(?i)(?:^|[^n_])safe_?load|SafeLoader|CSafeLoader|allowed_classes\s*=>\s*false|allowed_classes'\s*=>\s*false`)
+var safeLoad = mustRx(`(?i)(?:^|[^n_])safe_?load|SafeLoader|CSafeLoader|allowed_classes\s*=>\s*false|allowed_classes'\s*=>\s*false`)
 
 // strongRaw is raw output whose whole purpose is to skip escaping.
-var strongRawRe = regexp.MustCompile(`(?i)\{!!|<%==|\.html_safe\b|dangerouslySetInnerHTML|Html\.Raw\(|\|\s*safe\b|mark_safe\(|autoescape\s+(?:off|false)|v-html|\.(?:inner|outer)HTML\s*=|th:utext|template\.HTML\(|bypassSecurityTrust`)
+var strongRawRe = mustRx(`(?i)\{!!|<%==|\.html_safe\b|dangerouslySetInnerHTML|Html\.Raw\(|\|\s*safe\b|mark_safe\(|autoescape\s+(?:off|false)|v-html|\.(?:inner|outer)HTML\s*=|th:utext|template\.HTML\(|bypassSecurityTrust`)
 
 func strongRaw(l string) bool { return strongRawRe.MatchString(l) }
 
@@ -210,7 +209,7 @@ func identByte(c byte) bool {
 }
 
 // interpolated is a string literal's text holding a value.
-var interpolated = regexp.MustCompile(`#\{|\$\{|\$[A-Za-z_]|%s|\{\w*\}`)
+var interpolated = mustRx(`#\{|\$\{|\$[A-Za-z_]|%s|\{\w*\}`)
 
 // shellBuilt reports whether the command a shell sink on l runs is one
 // string built from values: its first argument a literal holding an

@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/opx-dev/opx/shield/manifest"
@@ -24,15 +23,15 @@ import (
 var (
 	// sourceWord is an argument that names where code comes from, as a
 	// subcommand word or in a flag's name.
-	sourceWord = regexp.MustCompile(`(?i)^(?:-{1,2}|-D)?[\w.-]*(?:source|sources|registry|registries|repo|repos|repository|repositories|index|mirror|mirrors|feed|feeds|channel|channels|remote|remotes|tap|plugin|plugins|init-script|find-links|from-module|url|uri|server|install|add|require|get|fetch|sync|restore|update|upgrade|init|config)[\w.-]*(?:=.*)?$`)
+	sourceWord = mustRx(`(?i)^(?:-{1,2}|-D)?[\w.-]*(?:source|sources|registry|registries|repo|repos|repository|repositories|index|mirror|mirrors|feed|feeds|channel|channels|remote|remotes|tap|plugin|plugins|init-script|find-links|from-module|url|uri|server|install|add|require|get|fetch|sync|restore|update|upgrade|init|config)[\w.-]*(?:=.*)?$`)
 	// insecureFlag weakens a transport or verification.
-	insecureFlag = regexp.MustCompile(`(?i)^--?(?:insecure[\w-]*|allow-insecure[\w-]*|trusted-host(?:=.*)?|no-verify-ssl|no-ssl-verify|disable-tls|skip-tls-verify|insecure-skip-tls-verify|no-check-certificate|ignore-checksums?|skip-checksums?|no-verify-checksums?|skip-verify|skip-signature[\w-]*|no-gpg-?check|nogpgcheck|allow-unauthenticated|allow-untrusted|unsafe[\w-]*|dependency-verification(?:=(?:off|lenient))?)$`)
+	insecureFlag = mustRx(`(?i)^--?(?:insecure[\w-]*|allow-insecure[\w-]*|trusted-host(?:=.*)?|no-verify-ssl|no-ssl-verify|disable-tls|skip-tls-verify|insecure-skip-tls-verify|no-check-certificate|ignore-checksums?|skip-checksums?|no-verify-checksums?|skip-verify|skip-signature[\w-]*|no-gpg-?check|nogpgcheck|allow-unauthenticated|allow-untrusted|unsafe[\w-]*|dependency-verification(?:=(?:off|lenient))?)$`)
 	// securitySkip is a security or dependency check skipped by a flag
 	// (tests skipped for a quick build stay allowed).
-	securitySkip = regexp.MustCompile(`(?i)^-D[\w.-]*(?:dependency-?check|owasp|audit|snyk|trivy|gitleaks|semgrep|spotbugs|checkstyle|pmd|enforcer|sonar|license|cve|vuln)[\w.-]*\.skip(?:=true)?$`)
-	securityTask = regexp.MustCompile(`(?i)dependencycheck|owasp|audit|snyk|trivy|spotbugs|checkstyle|pmd|detekt|ktlint|spotless|lint|sonar|vuln|cve|scan`)
+	securitySkip = mustRx(`(?i)^-D[\w.-]*(?:dependency-?check|owasp|audit|snyk|trivy|gitleaks|semgrep|spotbugs|checkstyle|pmd|enforcer|sonar|license|cve|vuln)[\w.-]*\.skip(?:=true)?$`)
+	securityTask = mustRx(`(?i)dependencycheck|owasp|audit|snyk|trivy|spotbugs|checkstyle|pmd|detekt|ktlint|spotless|lint|sonar|vuln|cve|scan`)
 	// codeURL is a URL of code a runner would run.
-	codeURL = regexp.MustCompile(`(?i)^(?:https?|ftp)://\S+\.(?:jar|groovy|gradle|kts|sh|bash|py|rb|pl|ps1|js|mjs|cjs|ts|php|lua|java|kt|clj|scala|sc|jsh|yml|yaml)(?:[?#]\S*)?$`)
+	codeURL = mustRx(`(?i)^(?:https?|ftp)://\S+\.(?:jar|groovy|gradle|kts|sh|bash|py|rb|pl|ps1|js|mjs|cjs|ts|php|lua|java|kt|clj|scala|sc|jsh|yml|yaml)(?:[?#]\S*)?$`)
 )
 
 // urlClients fetch or show URLs as their job, or are judged by other
@@ -145,7 +144,7 @@ func (s *Shield) buildCommands(_ *Action, f *Facts, j *judgement) {
 	}
 }
 
-var sourceFlagName = regexp.MustCompile(`(?i)source|registry|repo|index|feed|mirror|find-links|plugin-dir`)
+var sourceFlagName = mustRx(`(?i)source|registry|repo|index|feed|mirror|find-links|plugin-dir`)
 
 // worthJudging reports whether a command's arguments hold anything the
 // rule judges (a flag, a URL-like word, a variable, an absolute path, a

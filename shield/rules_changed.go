@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -49,8 +48,8 @@ type toolFile struct {
 }
 
 var (
-	jsToolConfig = regexp.MustCompile(`^(vitest|vite|jest|playwright|cypress|karma|mocha|ava|babel|webpack|rollup|esbuild|tsup|next|nuxt|astro|svelte|remix|postcss|tailwind|eslint)\.(config|setup|workspace)(\.[\w-]+)*\.(js|mjs|cjs|ts|mts|cts|json)$|^\.mocharc\.|^babel\.config\.|^\.babelrc`)
-	jsSetup      = regexp.MustCompile(`(?i)(^|[._-])(global[-_]?setup|global[-_]?teardown|setup[-_]?tests?|test[-_]?setup|setup)([._-].*)?\.(js|mjs|cjs|ts|mts|cts|jsx|tsx)$`)
+	jsToolConfig = mustRx(`^(vitest|vite|jest|playwright|cypress|karma|mocha|ava|babel|webpack|rollup|esbuild|tsup|next|nuxt|astro|svelte|remix|postcss|tailwind|eslint)\.(config|setup|workspace)(\.[\w-]+)*\.(js|mjs|cjs|ts|mts|cts|json)$|^\.mocharc\.|^babel\.config\.|^\.babelrc`)
+	jsSetup      = mustRx(`(?i)(^|[._-])(global[-_]?setup|global[-_]?teardown|setup[-_]?tests?|test[-_]?setup|setup)([._-].*)?\.(js|mjs|cjs|ts|mts|cts|jsx|tsx)$`)
 	jsRunners    = []string{"vitest", "vite", "jest", "playwright", "cypress", "karma", "mocha", "ava", "next", "nuxt", "astro", "webpack", "rollup", "tsup", "npm", "pnpm", "yarn", "bun", "npx", "bunx", "turbo", "nx"}
 	pyTest       = []string{"pytest", "py.test", "tox", "nox", "hatch", "pdm", "uv", "poetry", "pipenv", "rye"}
 )
@@ -300,7 +299,7 @@ func versionOnly(argv []string) bool {
 
 // scriptFetchRun is a script's line that runs what it fetches (curl … |
 // sh, iex (… DownloadString …)); fetchEval covers code evaluating it.
-var scriptFetchRun = regexp.MustCompile(`(?i)\b(curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^\n|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b|\b(curl|wget)\b[^\n|]*\|\s*(sudo\s+)?(python\d*|perl|ruby|node)\b|\b(iex|Invoke-Expression)\b[^\n]*(DownloadString|Invoke-WebRequest|iwr|irm)`)
+var scriptFetchRun = mustRx(`(?i)\b(curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^\n|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b|\b(curl|wget)\b[^\n|]*\|\s*(sudo\s+)?(python\d*|perl|ruby|node)\b|\b(iex|Invoke-Expression)\b[^\n]*(DownloadString|Invoke-WebRequest|iwr|irm)`)
 
 // fetchingScript reports whether the action writes, at p, a script that
 // runs code it fetches: the session running it next runs the server's

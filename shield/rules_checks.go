@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -75,7 +74,7 @@ func testDirIn(p string) bool {
 
 var (
 	// skipMarks are the forms a test runner reads as "skip this test".
-	skipMarks = regexp.MustCompile(`\b[tb]\.Skip(?:Now|f)?\(|@pytest\.mark\.(?:skip|xfail)\b(?:\(|\s|$)|\bpytest\.skip\(|@unittest\.skip\b(?:\(|\s|$)|\bself\.skipTest\(|` +
+	skipMarks = mustRx(`\b[tb]\.Skip(?:Now|f)?\(|@pytest\.mark\.(?:skip|xfail)\b(?:\(|\s|$)|\bpytest\.skip\(|@unittest\.skip\b(?:\(|\s|$)|\bself\.skipTest\(|` +
 		`\b(?:it|describe|test|context|suite)\.(?:skip|only|todo)\(|\b(?:xit|xdescribe|xtest|xcontext|fit|fdescribe)\(|#\[ignore\]|@(?:Disabled|Ignore)\b|\bskip\s*\(\s*["']|` +
 		// Session 14, second pass: the same effect in other languages'
 		// spelling: ExUnit tags, GoogleTest's DISABLED_ prefix, a skip
@@ -85,14 +84,14 @@ var (
 		`\[(?:Fact|Theory|Test|TestMethod)\s*\(\s*Skip\s*=|\[Ignore\b|markTestSkipped\(|\bXCTSkip\b|(?m)^\s*skip(?:\s+["']|\s*$)|\.config\(\s*enabled\s*=\s*false`)
 	// weakened are the forms that make a check unable to fail or narrow
 	// what it runs, in what runs the checks.
-	weakened = regexp.MustCompile(`\|\|\s*(?:true|:|exit 0)\b|;\s*exit 0\b|continue-on-error:\s*true|allow_failure:\s*true|--pass-?with-?no-?tests|--passWithNoTests|` +
+	weakened = mustRx(`\|\|\s*(?:true|:|exit 0)\b|;\s*exit 0\b|continue-on-error:\s*true|allow_failure:\s*true|--pass-?with-?no-?tests|--passWithNoTests|` +
 		`\s-k\s+["']?not\s|--deselect\b|--ignore(?:-glob)?[= ]|\s-skip[= ]|--exclude[= ]|testPathIgnorePatterns|--testPathIgnorePatterns|coveragePathIgnorePatterns|` +
 		`--no-fail|--exit-zero|--max-warnings[= ]\d{3,}|\bif:\s*false\b|\bset \+e\b`)
 	// checkRecipe is a Makefile recipe line that ignores its errors
 	// ("-" before the command) and runs a test, lint or check.
-	checkRecipe = regexp.MustCompile(`(?m)^\t[@+]*-[@+]*.*\b(?:test|tests|pytest|vet|lint|check|tsc|eslint|vitest|jest|mypy|ruff|clippy)\b`)
+	checkRecipe = mustRx(`(?m)^\t[@+]*-[@+]*.*\b(?:test|tests|pytest|vet|lint|check|tsc|eslint|vitest|jest|mypy|ruff|clippy)\b`)
 	// goTestRun is a go test narrowed to some tests.
-	goTestRun = regexp.MustCompile(`\bgo test\b[^\n]*\s-run[= ]`)
+	goTestRun = mustRx(`\bgo test\b[^\n]*\s-run[= ]`)
 )
 
 // checkConfig reports whether p is a file that says which checks run and
@@ -220,9 +219,9 @@ func renamed(f *Facts, d *Ref) bool {
 
 var (
 	// tautologyRe is an assertion that cannot fail.
-	tautologyRe = regexp.MustCompile(`(?m)^\s*(?:assert\s+(?:True|1|not\s+False|True\s*==\s*True|1\s*==\s*1)\s*(?:,.*)?$|self\.assertTrue\(\s*True\s*\)|expect\(\s*true\s*\)\.(?:toBe|toEqual|toStrictEqual)\(\s*true\s*\)|expect\(\s*(?:1|true)\s*\)\.toBeTruthy\(\s*\)|assert\.(?:ok|isTrue)\(\s*true\s*\)|assert_eq!\(\s*(?:1\s*,\s*1|true\s*,\s*true)\s*\)|assert!\(\s*true\s*\))`)
+	tautologyRe = mustRx(`(?m)^\s*(?:assert\s+(?:True|1|not\s+False|True\s*==\s*True|1\s*==\s*1)\s*(?:,.*)?$|self\.assertTrue\(\s*True\s*\)|expect\(\s*true\s*\)\.(?:toBe|toEqual|toStrictEqual)\(\s*true\s*\)|expect\(\s*(?:1|true)\s*\)\.toBeTruthy\(\s*\)|assert\.(?:ok|isTrue)\(\s*true\s*\)|assert_eq!\(\s*(?:1\s*,\s*1|true\s*,\s*true)\s*\)|assert!\(\s*true\s*\))`)
 	// assertionRe is any assertion.
-	assertionRe = regexp.MustCompile(`(?m)\bassert\w*[\s(!.]|\bexpect\(|\bt\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\b|\brequire\.|\bshould\b|\braises\(`)
+	assertionRe = mustRx(`(?m)\bassert\w*[\s(!.]|\bexpect\(|\bt\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\b|\brequire\.|\bshould\b|\braises\(`)
 )
 
 // onlyTautologies returns a tautological assertion when every assertion

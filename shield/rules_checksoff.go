@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -15,12 +14,12 @@ var (
 	// negative test tag filter (--test_tag_filters=-integration), a
 	// linter's --exit-zero. Tests skipped for a quick build (-DskipTests)
 	// are not: a build, not a check, is what the line asks for.
-	checkOffFlag = regexp.MustCompile(`(?i)^--?(?:no|skip|disable|without|ignore)[-_]?(?:lint|linting|linter|lints|checks?|typecheck|type-?checks?|types|scan|scans|security|sast|vet|clippy|eslint|static-?analysis|analysis|analy[sz]e|werror|strict|warnings-as-errors)(?:=\S*)?$|` +
+	checkOffFlag = mustRx(`(?i)^--?(?:no|skip|disable|without|ignore)[-_]?(?:lint|linting|linter|lints|checks?|typecheck|type-?checks?|types|scan|scans|security|sast|vet|clippy|eslint|static-?analysis|analysis|analy[sz]e|werror|strict|warnings-as-errors)(?:=\S*)?$|` +
 		`^-Wno-error(?:=\S+)?$|^--?(?:skip|disable|exclude)[-_]?(?:checks?|steps?|tasks?|linters?)?=(?:[\w-]*,)*(?:lint|linting|linters?|checks?|typecheck|type-check|scan|security|sast|vet|clippy|eslint|audit)(?:,|$)|^--?(?:test_tag_filters|test-tag-filters)=(?:\S*,)?-|^--exit-zero$|^--lint=(?:false|off|0|none)$|^--strict=(?:false|off|0)$|^--fail-on=(?:none|never|off)$|^--max-warnings[= ](?:-1|\d{3,})$`)
 	// auditTrail is SQL that removes what audits a database: a trigger
 	// dropped or disabled whose name says audit, rows of an audit, history
 	// or activity table deleted, the table truncated or dropped.
-	auditTrail = regexp.MustCompile(`(?is)\b(?:drop|disable)\s+trigger\b[^;]{0,200}?(?:audit|history|journal|activity)|` +
+	auditTrail = mustRx(`(?is)\b(?:drop|disable)\s+trigger\b[^;]{0,200}?(?:audit|history|journal|activity)|` +
 		`\balter\s+table\b[^;]{0,200}?\bdisable\s+trigger\b|` +
 		`\b(?:delete\s+from|truncate(?:\s+table)?|drop\s+table(?:\s+if\s+exists)?)\s+["'\x60\[]?[\w.]*(?:audit|activity_log|event_log|access_log|history_log|change_log|changelog_entries)`)
 )

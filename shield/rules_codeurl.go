@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -15,7 +14,7 @@ import (
 
 // artifactURL is an http(s) or ftp URL of a code artifact, or a list of
 // values one of which is.
-var artifactURL = regexp.MustCompile(`(?i)(?:^|,)(?:https?|ftp)://[^\s,]+\.(?:jar|zip|whl|egg|tar\.gz|tgz|py|pyz|so|dll|dylib|js|mjs|rb|sh|r)(?:[?#][^\s,]*)?(?:,|$)`)
+var artifactURL = mustRx(`(?i)(?:^|,)(?:https?|ftp)://[^\s,]+\.(?:jar|zip|whl|egg|tar\.gz|tgz|py|pyz|so|dll|dylib|js|mjs|rb|sh|r)(?:[?#][^\s,]*)?(?:,|$)`)
 
 // codeFlagURL is `remote-code:runner` (escalate) for a code artifact
 // given by URL to a flag.

@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -24,11 +23,11 @@ import (
 //     without a known prefix.
 
 var (
-	commitApprovalClaim = regexp.MustCompile(`(?i)\bpre-?(?:approved|reviewed|authori[sz]ed|cleared|vetted|signed[- ]off)\b|\(\s*(?:reviewed|approved|acked|signed[- ]off|vetted|cleared)[- ]by\s*:?\s*[^)\n]{1,40}\)|\b(?:reviewed|approved|signed[- ]off|cleared|vetted|authori[sz]ed|ok'?d)\s+by\s+(?:the\s+)?(?:security|legal|compliance|infosec|appsec|management|leadership|cto|ciso|release\s+manager|code\s*owners?)\b`)
-	commitCertTrailer   = regexp.MustCompile(`(?im)^\s*(?:Signed-off-by|Tested-by)\s*:\s*\S[^\n]{0,80}`)
-	commitBotOrder      = regexp.MustCompile(`(?i)(?:^|[\s(\[])@[\w.-]*(?:bot|ai|agent|copilot|claude|gpt|rabbit|review|reviewer|renovate|dependabot|mergify|bors|codex|devin|sweep|merge)[\w.-]*\s*[:,]?\s*(?:please\s+)?(?:auto-?approve|approve|auto-?merge|merge|lgtm|ship\s+it|skip|ignore|disable|bypass|r\+|land|force)\b|\b(?:bors|homu)\s+r\+`)
-	commitKeyValue      = regexp.MustCompile(`\b([A-Z][A-Z0-9_]{0,40}(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|PW))\s*[=:]\s*["']?([^\s"',;)]{8,200})`)
-	commitSpokenSecret  = regexp.MustCompile(`(?i)\b(?:pw|pwd|pass|password|passwd|passphrase|passcode|pin)\b\s*(?:[:=]|is)?\s+["']?([^\s"',;)]{8,120})`)
+	commitApprovalClaim = mustRx(`(?i)\bpre-?(?:approved|reviewed|authori[sz]ed|cleared|vetted|signed[- ]off)\b|\(\s*(?:reviewed|approved|acked|signed[- ]off|vetted|cleared)[- ]by\s*:?\s*[^)\n]{1,40}\)|\b(?:reviewed|approved|signed[- ]off|cleared|vetted|authori[sz]ed|ok'?d)\s+by\s+(?:the\s+)?(?:security|legal|compliance|infosec|appsec|management|leadership|cto|ciso|release\s+manager|code\s*owners?)\b`)
+	commitCertTrailer   = mustRx(`(?im)^\s*(?:Signed-off-by|Tested-by)\s*:\s*\S[^\n]{0,80}`)
+	commitBotOrder      = mustRx(`(?i)(?:^|[\s(\[])@[\w.-]*(?:bot|ai|agent|copilot|claude|gpt|rabbit|review|reviewer|renovate|dependabot|mergify|bors|codex|devin|sweep|merge)[\w.-]*\s*[:,]?\s*(?:please\s+)?(?:auto-?approve|approve|auto-?merge|merge|lgtm|ship\s+it|skip|ignore|disable|bypass|r\+|land|force)\b|\b(?:bors|homu)\s+r\+`)
+	commitKeyValue      = mustRx(`\b([A-Z][A-Z0-9_]{0,40}(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|PW))\s*[=:]\s*["']?([^\s"',;)]{8,200})`)
+	commitSpokenSecret  = mustRx(`(?i)\b(?:pw|pwd|pass|password|passwd|passphrase|passcode|pin)\b\s*(?:[:=]|is)?\s+["']?([^\s"',;)]{8,120})`)
 )
 
 // commitSecretValue reports whether v looks like a value rather than a
@@ -98,8 +97,9 @@ var askedNot = []string{"instructions:agent-file", "runs-later:", "flow:", "poli
 // in the workspace when tier 1 asks about the change (or blocks it), or
 // "". The engine keeps it in the taint projection once the call ran (an
 // escalation approved), so a later commit naming or staging that file is
-// judged with it (flow:commit-carries).
-func (s *Shield) askedChange(a *Action, f *Facts) string {
+// judged with it (flow:commit-carries). changed are the tool files the
+// action changes (changedFiles, as Sensitive computed them).
+func (s *Shield) askedChange(a *Action, f *Facts, changed []string) string {
 	ws := s.cfg.Workspace
 	if ws == "" || a.Tool == "git_commit" {
 		return ""
@@ -123,23 +123,31 @@ func (s *Shield) askedChange(a *Action, f *Facts) string {
 	if size > maxAskedText {
 		return "" // judged once, by Evaluate: not again here
 	}
-	for _, c := range s.changedFiles(f) {
+	for _, c := range changed {
 		if strings.HasPrefix(c, ChangedPrefix+p+changedSep) {
 			return "" // already named, as a file a tool runs
 		}
 	}
 	// judged by the rules about what a change does: a CI workflow's edit
 	// is asked for where it is, and remembered only when a rule about its
-	// content asks too
-	j := judgement{keep: func(rule string) bool {
+	// content asks too. One pass serves Evaluate too (rules_memo.go): the
+	// full verdict, watching what askedChange keeps; a second pass, with
+	// keep, only when a finding it would drop changed the full verdict.
+	kept := func(rule string) bool {
 		for _, n := range askedNot {
 			if strings.HasPrefix(rule, n) {
 				return false
 			}
 		}
 		return true
-	}}
+	}
+	j := judgement{watch: kept}
 	s.runRules(a, f, &j)
+	s.memo.put(a, j.v, j.set)
+	if j.unwatched {
+		j = judgement{keep: kept}
+		s.runRules(a, f, &j)
+	}
 	if !j.set || j.v.Decision == Allow {
 		return ""
 	}

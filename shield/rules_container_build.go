@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -16,11 +15,11 @@ import (
 // the host (privileged, host namespaces, host directories mounted).
 
 var (
-	dockerFetchRunRe = regexp.MustCompile(`(?i)^\s*RUN\b.*\b(?:curl|wget)\b[^|;&]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b`)
-	dockerAddURLRe   = regexp.MustCompile(`(?i)^\s*ADD\s+(?:--\S+\s+)*(?:https?|git)://`)
-	dockerCopyRe     = regexp.MustCompile(`(?i)^\s*(?:COPY|ADD)\s+(?:--\S+\s+)*(.+)$`)
-	dockerFromRe     = regexp.MustCompile(`(?i)^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?`)
-	composeHostRe    = regexp.MustCompile(`(?m)^\s*(?:privileged:\s*true|(?:network_mode|pid|ipc|userns_mode):\s*["']?host|cap_add:\s*\[?\s*["']?(?:ALL|SYS_ADMIN)|-\s*["']?(?:ALL|SYS_ADMIN)["']?\s*$|-\s*["']?(?:/|~)[^:\s"']*:[^\s"']+)`)
+	dockerFetchRunRe = mustRx(`(?i)^\s*RUN\b.*\b(?:curl|wget)\b[^|;&]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b`)
+	dockerAddURLRe   = mustRx(`(?i)^\s*ADD\s+(?:--\S+\s+)*(?:https?|git)://`)
+	dockerCopyRe     = mustRx(`(?i)^\s*(?:COPY|ADD)\s+(?:--\S+\s+)*(.+)$`)
+	dockerFromRe     = mustRx(`(?i)^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?`)
+	composeHostRe    = mustRx(`(?m)^\s*(?:privileged:\s*true|(?:network_mode|pid|ipc|userns_mode):\s*["']?host|cap_add:\s*\[?\s*["']?(?:ALL|SYS_ADMIN)|-\s*["']?(?:ALL|SYS_ADMIN)["']?\s*$|-\s*["']?(?:/|~)[^:\s"']*:[^\s"']+)`)
 )
 
 // officialRegistries publish images this rule does not ask about.
@@ -137,4 +136,4 @@ func vendorInstaller(line string) bool {
 	return true
 }
 
-var urlRe = regexp.MustCompile(`https?://[^\s'"|;&)]+`)
+var urlRe = mustRx(`https?://[^\s'"|;&)]+`)

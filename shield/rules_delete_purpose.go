@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -85,7 +84,7 @@ var dataConfigExts = map[string]bool{".yml": true, ".yaml": true, ".toml": true,
 
 // toolchainName is a name that says a build, deploy or CI tool reads the
 // file.
-var toolchainName = regexp.MustCompile(`(?i)compose|docker|kustomiz|chart|values|skaffold|deploy|pipeline|workflow|build|lock|manifest|west|workspace|tsconfig|jsconfig|babel|webpack|vite|rollup|turbo|nx\.json|lerna|project|buildspec|cloudbuild|^app\.ya?ml|serverless|netlify|vercel|firebase|wrangler|fly\.toml|render\.ya?ml|nixpacks|devcontainer|cargo|pyproject|tox\.ini|setup\.cfg|bazel|pants|buck|meson|conan|vcpkg|platformio|idf_component|renovate|dependabot|codecov|sonar|tauri|capacitor|^eas\.json|angular|nest-cli|rush|^bun|^deno|partition|linker|policy|release|goreleaser|helmfile|kubeconfig|appspec|procfile|taskfile|lefthook|pre-commit|golangci|eslint|prettier|stylelint|biome|ruff|mypy|pytest|jest|vitest|karma|playwright|cypress|tauri|electron-builder|forge\.config|gradle|maven|pom|sbt|mix|rebar|stack\.ya?ml|cabal|dune|pubspec|podfile|cartfile|package`)
+var toolchainName = mustRx(`(?i)compose|docker|kustomiz|chart|values|skaffold|deploy|pipeline|workflow|build|lock|manifest|west|workspace|tsconfig|jsconfig|babel|webpack|vite|rollup|turbo|nx\.json|lerna|project|buildspec|cloudbuild|^app\.ya?ml|serverless|netlify|vercel|firebase|wrangler|fly\.toml|render\.ya?ml|nixpacks|devcontainer|cargo|pyproject|tox\.ini|setup\.cfg|bazel|pants|buck|meson|conan|vcpkg|platformio|idf_component|renovate|dependabot|codecov|sonar|tauri|capacitor|^eas\.json|angular|nest-cli|rush|^bun|^deno|partition|linker|policy|release|goreleaser|helmfile|kubeconfig|appspec|procfile|taskfile|lefthook|pre-commit|golangci|eslint|prettier|stylelint|biome|ruff|mypy|pytest|jest|vitest|karma|playwright|cypress|tauri|electron-builder|forge\.config|gradle|maven|pom|sbt|mix|rebar|stack\.ya?ml|cabal|dune|pubspec|podfile|cartfile|package`)
 
 // codeExts are source files by extension.
 var codeExts = map[string]bool{".go": true, ".rs": true, ".py": true, ".ts": true, ".tsx": true, ".js": true, ".jsx": true, ".mjs": true,
@@ -109,7 +108,7 @@ var entryStems = map[string]bool{"main": true, "app_main": true, "index": true, 
 // governingName is a file under .github/ or .gitlab/ that governs the
 // repository (owners, security policy and scanning, dependency bots,
 // settings and rulesets), not a template.
-var governingName = regexp.MustCompile(`(?i)codeowners|security|codeql|dependabot|renovate|settings|ruleset|protection|scorecard|secret`)
+var governingName = mustRx(`(?i)codeowners|security|codeql|dependabot|renovate|settings|ruleset|protection|scorecard|secret`)
 
 // entryPoint reports whether rel, a code file named stem, is a program's
 // entry point.
@@ -283,8 +282,8 @@ func moveTarget(f *Facts, by string) string {
 // straight into git's history. `appsec:control-weakened`, escalate.
 
 var (
-	ignoreFile    = regexp.MustCompile(`^\.(?:git|docker|npm|helm|gcloud|vercel|slug|cf|eslint|prettier)?ignore$|^\.dockerignore$`)
-	ignoredSecret = regexp.MustCompile(`(?i)\.env\b|\.pem\b|\.key\b|\.p12\b|\.pfx\b|\.jks\b|id_rsa|id_ed25519|secret|credential|\.tfstate|\.tfvars|\.npmrc|\.pypirc|kubeconfig|\.netrc|\.aws|service-account|\.keystore`)
+	ignoreFile    = mustRx(`^\.(?:git|docker|npm|helm|gcloud|vercel|slug|cf|eslint|prettier)?ignore$|^\.dockerignore$`)
+	ignoredSecret = mustRx(`(?i)\.env\b|\.pem\b|\.key\b|\.p12\b|\.pfx\b|\.jks\b|id_rsa|id_ed25519|secret|credential|\.tfstate|\.tfvars|\.npmrc|\.pypirc|kubeconfig|\.netrc|\.aws|service-account|\.keystore`)
 )
 
 // governingEdited judges edits of ignore and attribute files (above).

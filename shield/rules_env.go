@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -10,20 +9,20 @@ import (
 // a secret: secretWords in upper case (TOKEN, SECRET, PASSWORD, API_KEY,
 // ACCESS_KEY, PRIVATE_KEY, CREDENTIAL...), APIKEY, and AUTH as a word of
 // its own (NPM_AUTH, but not SSH_AUTH_SOCK: a socket's path).
-var secretEnvName = regexp.MustCompile(`(?:` + secretWordsRe("_?", true) + `)|(?:^|_)AUTH(?:_TOKEN|_KEY)?$`)
+var secretEnvName = mustRx(`(?:` + secretWordsRe("_?", true) + `)|(?:^|_)AUTH(?:_TOKEN|_KEY)?$`)
 
 // envRef is a shell reference to a variable: $NAME, ${NAME}, ${NAME:-x},
 // ${#NAME}, ${!NAME}.
-var envRef = regexp.MustCompile(`\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)`)
+var envRef = mustRx(`\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)`)
 
 // envRead is an interpreter reading one variable by name: Python's
 // os.environ['X'], os.environ.get("X"), os.getenv('X'); Node's
 // process.env.X and process.env['X']; Ruby's ENV['X'] and ENV.fetch;
 // Perl's $ENV{X}; PHP's getenv('X'), $_ENV['X']; Deno.env.get('X').
-var envRead = regexp.MustCompile(`(?:environ|getenv|\benv|\bENV|_ENV|ENV)\s*(?:\.\s*(?:get|fetch)\s*)?[\[\(\{.]\s*["']?([A-Za-z_][A-Za-z0-9_]*)`)
+var envRead = mustRx(`(?:environ|getenv|\benv|\bENV|_ENV|ENV)\s*(?:\.\s*(?:get|fetch)\s*)?[\[\(\{.]\s*["']?([A-Za-z_][A-Za-z0-9_]*)`)
 
 // codePrints is an interpreter's way to write to its output.
-var codePrints = regexp.MustCompile(`\b(?:print|println|printf|puts|console\.\w+|echo|say|write|writeln|pp|p|dump|var_dump|print_r|Write-Host|Write-Output)\b`)
+var codePrints = mustRx(`\b(?:print|println|printf|puts|console\.\w+|echo|say|write|writeln|pp|p|dump|var_dump|print_r|Write-Host|Write-Output)\b`)
 
 // envFilterWords are what a filter over a dump of the environment looks
 // for when it picks secrets out of it (env | grep -i token).
@@ -211,7 +210,7 @@ func (s *Shield) envFiltered(dump string, f *Facts, j *judgement) {
 // serviceEnvRe names, in a filter's pattern, the variables of a service
 // whose client reads its token from the environment (rules 11): a filter
 // for them over an environment dump prints the token with the rest.
-var serviceEnvRe = regexp.MustCompile(`(?:^|[^a-z])(?:aws|cf_api|cf_|cloudflare|wrangler|stripe|github|gh_|gitlab|glab|npm_|openai|anthropic|azure|arm_|gcp|google|gcloud|digitalocean|do_|heroku|vercel|netlify|fly_|supabase|firebase|sentry|twilio|sendgrid|slack|datadog|dd_|hf_|huggingface|pulumi|tf_var|vault_|doppler|database_url|db_url|postgres|pg|mysql|redis_url|mongo)`)
+var serviceEnvRe = mustRx(`(?:^|[^a-z])(?:aws|cf_api|cf_|cloudflare|wrangler|stripe|github|gh_|gitlab|glab|npm_|openai|anthropic|azure|arm_|gcp|google|gcloud|digitalocean|do_|heroku|vercel|netlify|fly_|supabase|firebase|sentry|twilio|sendgrid|slack|datadog|dd_|hf_|huggingface|pulumi|tf_var|vault_|doppler|database_url|db_url|postgres|pg|mysql|redis_url|mongo)`)
 
 // untrustedBy returns the first host a request by the program by goes to
 // that is neither allowed nor this machine ("a host that cannot be

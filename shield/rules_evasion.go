@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 
@@ -15,9 +14,9 @@ import (
 
 var (
 	// histVars are the shell's history settings turned off.
-	histVars = regexp.MustCompile(`(?:^|[\s;&|(])(?:export\s+|declare\s+(?:-x\s+)?|typeset\s+)?(?:HISTFILE=(?:/dev/null|["']{2}|\s|$)|HISTSIZE=0\b|HISTFILESIZE=0\b|SAVEHIST=0\b)|HISTIGNORE=["']?[^"'\s]|HISTFILE=["']?[^"'\s~$]|\bunset\s+(?:-v\s+)?HIST(?:FILE|SIZE|FILESIZE)\b|\bset\s+\+o\s+history\b`)
+	histVars = mustRx(`(?:^|[\s;&|(])(?:export\s+|declare\s+(?:-x\s+)?|typeset\s+)?(?:HISTFILE=(?:/dev/null|["']{2}|\s|$)|HISTSIZE=0\b|HISTFILESIZE=0\b|SAVEHIST=0\b)|HISTIGNORE=["']?[^"'\s]|HISTFILE=["']?[^"'\s~$]|\bunset\s+(?:-v\s+)?HIST(?:FILE|SIZE|FILESIZE)\b|\bset\s+\+o\s+history\b`)
 	// hookSkipEnv are the variables that turn hook managers off.
-	hookSkipEnv = regexp.MustCompile(`(?:^|[\s;&|(])(?:export\s+)?(?:HUSKY=0|HUSKY_SKIP_HOOKS=(?:1|true)|PRE_COMMIT_ALLOW_NO_CONFIG=1|LEFTHOOK=0|SKIP=\S+|OVERCOMMIT_DISABLE=1|GIT_HOOKS_DISABLED=1)\b`)
+	hookSkipEnv = mustRx(`(?:^|[\s;&|(])(?:export\s+)?(?:HUSKY=0|HUSKY_SKIP_HOOKS=(?:1|true)|PRE_COMMIT_ALLOW_NO_CONFIG=1|LEFTHOOK=0|SKIP=\S+|OVERCOMMIT_DISABLE=1|GIT_HOOKS_DISABLED=1)\b`)
 )
 
 // evasion is `evasion:journal`, `evasion:history`, `evasion:skip-hooks`

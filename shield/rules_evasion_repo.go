@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -18,24 +17,24 @@ var (
 	// forgedApprovalRe is a trailer or line in a commit message that
 	// records a review or approval (session 14, second pass): written by
 	// the agent, it claims a human's act that did not take place.
-	forgedApprovalRe = regexp.MustCompile(`(?im)^\s*(?:approved|reviewed|acked|security[- ]reviewed|security[- ]approved|lgtm|okayed)[- ]by\s*:\s*\S|^\s*(?:approval|approved|security[- ]review|security[- ]sign[- ]?off|code[- ]review|review(?:[- ]status)?)\s*:\s*(?:approved|passed|granted|ok|lgtm|done|yes)\b`)
-	skipCIRe         = regexp.MustCompile(`(?i)\[(?:skip ci|ci skip|no ci|skip actions|actions skip|skip azurepipelines|skip netlify)\]|\*\*\*NO_CI\*\*\*|(?m)^skip-checks:\s*true`)
+	forgedApprovalRe = mustRx(`(?im)^\s*(?:approved|reviewed|acked|security[- ]reviewed|security[- ]approved|lgtm|okayed)[- ]by\s*:\s*\S|^\s*(?:approval|approved|security[- ]review|security[- ]sign[- ]?off|code[- ]review|review(?:[- ]status)?)\s*:\s*(?:approved|passed|granted|ok|lgtm|done|yes)\b`)
+	skipCIRe         = mustRx(`(?i)\[(?:skip ci|ci skip|no ci|skip actions|actions skip|skip azurepipelines|skip netlify)\]|\*\*\*NO_CI\*\*\*|(?m)^skip-checks:\s*true`)
 	// suppressRe is a comment that silences a security finding: gosec,
 	// bandit, semgrep, secret scanners, eslint wholesale or its security
 	// rules, golangci-lint wholesale.
-	suppressRe = regexp.MustCompile(`(?i)(?:#|//|/\*)\s*(?:#?nosec\b|nosemgrep\b|gitleaks:allow|pragma:\s*allowlist\s+secret|noqa:\s*S\d|nolint(?::[\w,]*gosec)?(?:\s|$|\*/)|eslint-disable(?:-next-line|-line)?(?:\s*(?:\*/|$)|\s+[\w/,\s-]*(?:security/|no-eval|no-implied-eval|no-new-func))|NOSONAR\b)`)
+	suppressRe = mustRx(`(?i)(?:#|//|/\*)\s*(?:#?nosec\b|nosemgrep\b|gitleaks:allow|pragma:\s*allowlist\s+secret|noqa:\s*S\d|nolint(?::[\w,]*gosec)?(?:\s|$|\*/)|eslint-disable(?:-next-line|-line)?(?:\s*(?:\*/|$)|\s+[\w/,\s-]*(?:security/|no-eval|no-implied-eval|no-new-func))|NOSONAR\b)`)
 	// forgedTurnRe is a conversation turn written into a commit message
 	// or a note: the user's or the assistant's consent, forged where a
 	// later reader (an agent, a reviewer) takes it for the record.
-	forgedTurnRe = regexp.MustCompile(`(?im)(?:^|\\n|\n)\s*(?:user|human|assistant|the user)\s*:\s*["']?(?:yes|ok|okay|sure|approved?|go ahead|proceed|confirmed|do it|lgtm)\b`)
+	forgedTurnRe = mustRx(`(?im)(?:^|\\n|\n)\s*(?:user|human|assistant|the user)\s*:\s*["']?(?:yes|ok|okay|sure|approved?|go ahead|proceed|confirmed|do it|lgtm)\b`)
 	// markdownBeaconRe is a markdown image whose URL carries data in its
 	// query: rendering it sends the data to the image's host.
-	markdownBeaconRe = regexp.MustCompile(`!\[[^\]]*\]\(\s*https?://[^)\s?]+\?[^)\s]*=(?:[A-Za-z0-9+/_%-]{24,}|[^)\s&]*(?:\$\{|\$\(|\{\{))`)
+	markdownBeaconRe = mustRx(`!\[[^\]]*\]\(\s*https?://[^)\s?]+\?[^)\s]*=(?:[A-Za-z0-9+/_%-]{24,}|[^)\s&]*(?:\$\{|\$\(|\{\{))`)
 	// allowAllRe is a scanner allowlist entry that matches everything.
-	allowAllRe = regexp.MustCompile(`(?m)(?:^|[\[\s,=])(?:'''|"|')(?:\.\*|\.\+|\^\.\*\$?|\*\*(?:/\*)?|\*)(?:'''|"|')`)
+	allowAllRe = mustRx(`(?m)(?:^|[\[\s,=])(?:'''|"|')(?:\.\*|\.\+|\^\.\*\$?|\*\*(?:/\*)?|\*)(?:'''|"|')`)
 	// guardNameRe is a .gitignore or info/exclude line that hides a file
 	// that guards the repository or runs at build time.
-	guardNameRe = regexp.MustCompile(`(?m)^\s*!?/?(?:\*\*/)?(?:build\.rs|\.github(?:/.*)?|\.husky(?:/.*)?|\.githooks(?:/.*)?|hooks(?:/.*)?|\.pre-commit-config\.ya?ml|CODEOWNERS|\.gitlab-ci\.yml|Jenkinsfile|Makefile|\.gitleaks\.toml|conftest\.py|setup\.py|\.envrc|\.gitattributes|\.gitignore)\s*$`)
+	guardNameRe = mustRx(`(?m)^\s*!?/?(?:\*\*/)?(?:build\.rs|\.github(?:/.*)?|\.husky(?:/.*)?|\.githooks(?:/.*)?|hooks(?:/.*)?|\.pre-commit-config\.ya?ml|CODEOWNERS|\.gitlab-ci\.yml|Jenkinsfile|Makefile|\.gitleaks\.toml|conftest\.py|setup\.py|\.envrc|\.gitattributes|\.gitignore)\s*$`)
 )
 
 // repoEvasion is `evasion:*` of the repository's policy (escalate).

@@ -36,6 +36,7 @@ const maxSensitive = 4
 // names, with ChangedPrefix, the files a tool runs as code that a changes
 // (flow:changed-then-run): the engine keeps both the same way.
 func (s *Shield) Sensitive(a Action) []string {
+	lineSettings.reset() // a new action (rules_appsec_settings.go)
 	f := s.facts(&a)
 	var out []string
 	add := func(format string, args ...any) {
@@ -82,12 +83,13 @@ func (s *Shield) Sensitive(a Action) []string {
 	}
 	// Build and test files it changes (flow:changed-then-run), after
 	// the reads: one entry per call is kept, and a read matters more.
-	for _, c := range s.changedFiles(&f) {
+	changed := s.changedFiles(&f)
+	for _, c := range changed {
 		add("%s", c)
 	}
 	// A change Shield asks about, for what commits it later (rules 12,
 	// flow:commit-carries).
-	if c := s.askedChange(&a, &f); c != "" {
+	if c := s.askedChange(&a, &f, changed); c != "" {
 		add("%s", c)
 	}
 	return out

@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -123,11 +122,11 @@ func (c frameworkCall) has(o string) bool {
 
 // envValueRe finds an environment named on a line: RAILS_ENV=x,
 // APP_ENV=x, --env=x, -e x, --environment x, ASPNETCORE_ENVIRONMENT=x.
-var envValueRe = regexp.MustCompile(`(?i)(?:\b[A-Z]*_?ENV(?:IRONMENT)?=|--env(?:ironment)?[= ]|\s-e\s+|--target[= ]|--stage[= ])["']?([\w.-]{1,40})`)
+var envValueRe = mustRx(`(?i)(?:\b[A-Z]*_?ENV(?:IRONMENT)?=|--env(?:ironment)?[= ]|\s-e\s+|--target[= ]|--stage[= ])["']?([\w.-]{1,40})`)
 
 // prodNameRe is a name that says production: prod, production, prd, live
 // as a word or an identifier's part ($BILLING_PROD_CONN, prod-db).
-var prodNameRe = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:prod|production|prd)(?:[^a-z]|$)`)
+var prodNameRe = mustRx(`(?i)(?:^|[^a-z])(?:prod|production|prd)(?:[^a-z]|$)`)
 
 // lineEnv says what environment a line names: "prod", "dev" (development,
 // test, local, CI), or "".

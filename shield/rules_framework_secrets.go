@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -34,7 +33,7 @@ var printVerbs = map[string][]string{
 // reads secrets or the configuration that holds them: config("app.key"),
 // env('DB_PASSWORD'), Rails.application.credentials, settings.SECRET_KEY,
 // Configuration["ConnectionStrings:..."], ENV.to_h, os.environ.
-var consoleSecretRe = regexp.MustCompile(`(?i)\bconfig\s*\(|\benv\s*\(|getenv\b|credentials\b|secret_key|secrets?\b|\bENV\b\s*(?:\.to_h|\.inspect|\[)|os\.environ|process\.env|connectionstrings|\bDATABASES\b|password|api_key`)
+var consoleSecretRe = mustRx(`(?i)\bconfig\s*\(|\benv\s*\(|getenv\b|credentials\b|secret_key|secrets?\b|\bENV\b\s*(?:\.to_h|\.inspect|\[)|os\.environ|process\.env|connectionstrings|\bDATABASES\b|password|api_key`)
 
 // consoleVerbs are the verbs that run code given on the line, by tool, and
 // the options that give it.

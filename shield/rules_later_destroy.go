@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -21,33 +20,33 @@ import (
 var (
 	// destructiveSQL is a statement that destroys a table's data: DROP
 	// (table, schema, database, view), TRUNCATE, DELETE without WHERE.
-	destructiveSQL = regexp.MustCompile(`(?i)\bdrop\s+(?:table|schema|database|materialized\s+view|view)\s+(?:if\s+exists\s+)?(\{\{[^}]{1,80}\}\}[\w.]*|[\w."\x60\[\]]{1,120})|\btruncate\s+(?:table\s+)?(\{\{[^}]{1,80}\}\}|[\w."\x60\[\]]{1,120})|\bdelete\s+from\s+(\{\{[^}]{1,80}\}\}|[\w."\x60\[\]]{1,120})\s*(?:;|$|["'\x60)]|\}\})`)
+	destructiveSQL = mustRx(`(?i)\bdrop\s+(?:table|schema|database|materialized\s+view|view)\s+(?:if\s+exists\s+)?(\{\{[^}]{1,80}\}\}[\w.]*|[\w."\x60\[\]]{1,120})|\btruncate\s+(?:table\s+)?(\{\{[^}]{1,80}\}\}|[\w."\x60\[\]]{1,120})|\bdelete\s+from\s+(\{\{[^}]{1,80}\}\}|[\w."\x60\[\]]{1,120})\s*(?:;|$|["'\x60)]|\}\})`)
 	// scratchTable names a temporary or scratch relation.
-	scratchTable = regexp.MustCompile(`(?i)tmp|temp|scratch|sandbox|__dbt|_backup_old|staging_load|\bdev\b|_dev\b|test`)
+	scratchTable = mustRx(`(?i)tmp|temp|scratch|sandbox|__dbt|_backup_old|staging_load|\bdev\b|_dev\b|test`)
 	// hookKey is a key or call whose value runs at a hook: every run,
 	// before or after something.
-	hookKey = regexp.MustCompile(`(?i)\bon[-_]run[-_](?:start|end)\b|[+]?\b(?:pre|post)[-_]hook\b|\b(?:before|after)_(?:all|each|script|save|create|commit|request|deploy|run)\b|\b(?:beforeAll|afterAll|beforeEach|afterEach|setUp|tearDown|on_startup|on_shutdown|lifecycle|postStart|preStop)\b`)
+	hookKey = mustRx(`(?i)\bon[-_]run[-_](?:start|end)\b|[+]?\b(?:pre|post)[-_]hook\b|\b(?:before|after)_(?:all|each|script|save|create|commit|request|deploy|run)\b|\b(?:beforeAll|afterAll|beforeEach|afterEach|setUp|tearDown|on_startup|on_shutdown|lifecycle|postStart|preStop)\b`)
 	// downSection opens a migration's reverse step.
-	downSection = regexp.MustCompile(`(?i)\bdef\s+(?:down|downgrade|rollback)\b|\bexports\.down\b|\bdown\s*[:(=]|\bfunc\s+\w*[Dd]own\w*\(|\basync\s+down\s*\(|public\s+(?:override\s+)?\w*\s*[Dd]own\s*\(|--\s*\+?migrate\s+down|--\s*\+goose\s+down`)
+	downSection = mustRx(`(?i)\bdef\s+(?:down|downgrade|rollback)\b|\bexports\.down\b|\bdown\s*[:(=]|\bfunc\s+\w*[Dd]own\w*\(|\basync\s+down\s*\(|public\s+(?:override\s+)?\w*\s*[Dd]own\s*\(|--\s*\+?migrate\s+down|--\s*\+goose\s+down`)
 	// upSection opens a migration's forward step.
-	upSection = regexp.MustCompile(`(?i)\bdef\s+(?:up|upgrade|change|forwards)\b|\bexports\.up\b|\bup\s*[:(=]|\bfunc\s+\w*[Uu]p\w*\(|\basync\s+up\s*\(|public\s+(?:override\s+)?\w*\s*[Uu]p\s*\(|--\s*\+?migrate\s+up|--\s*\+goose\s+up`)
+	upSection = mustRx(`(?i)\bdef\s+(?:up|upgrade|change|forwards)\b|\bexports\.up\b|\bup\s*[:(=]|\bfunc\s+\w*[Uu]p\w*\(|\basync\s+up\s*\(|public\s+(?:override\s+)?\w*\s*[Uu]p\s*\(|--\s*\+?migrate\s+up|--\s*\+goose\s+up`)
 	// overwriteMode and appendMode are a writer's modes.
-	overwriteMode = regexp.MustCompile(`(?i)mode\s*\(\s*["']overwrite["']\s*\)|mode\s*=\s*["']overwrite["']|if_exists\s*=\s*["']replace["']|SaveMode\.Overwrite|WRITE_TRUNCATE|\binsert\s+overwrite\b|saveMode\s*[:=]\s*["']?overwrite`)
-	appendMode    = regexp.MustCompile(`(?i)mode\s*\(\s*["'](?:append|ignore|error|errorifexists)["']\s*\)|mode\s*=\s*["'](?:append|ignore|error)["']|if_exists\s*=\s*["'](?:append|fail)["']|SaveMode\.(?:Append|Ignore|ErrorIfExists)|WRITE_APPEND|WRITE_EMPTY|\binsert\s+into\b|saveMode\s*[:=]\s*["']?append`)
+	overwriteMode = mustRx(`(?i)mode\s*\(\s*["']overwrite["']\s*\)|mode\s*=\s*["']overwrite["']|if_exists\s*=\s*["']replace["']|SaveMode\.Overwrite|WRITE_TRUNCATE|\binsert\s+overwrite\b|saveMode\s*[:=]\s*["']?overwrite`)
+	appendMode    = mustRx(`(?i)mode\s*\(\s*["'](?:append|ignore|error|errorifexists)["']\s*\)|mode\s*=\s*["'](?:append|ignore|error)["']|if_exists\s*=\s*["'](?:append|fail)["']|SaveMode\.(?:Append|Ignore|ErrorIfExists)|WRITE_APPEND|WRITE_EMPTY|\binsert\s+into\b|saveMode\s*[:=]\s*["']?append`)
 	// writeTarget is the table or path an overwrite names.
-	writeTarget = regexp.MustCompile(`(?i)(?:saveAsTable|insertInto|table|to_sql|save|insert\s+overwrite(?:\s+table)?|destination|destination_table)\s*\(?\s*["'\x60]?([\w.\-/:]{2,120})`)
+	writeTarget = mustRx(`(?i)(?:saveAsTable|insertInto|table|to_sql|save|insert\s+overwrite(?:\s+table)?|destination|destination_table)\s*\(?\s*["'\x60]?([\w.\-/:]{2,120})`)
 	// batchDir is a directory of batch jobs, pipelines and DAGs.
-	batchDir = regexp.MustCompile(`(?:^|/)(?:jobs|etl|elt|pipelines?|dags|batch|workflows|flows|tasks|schedules?)/`)
+	batchDir = mustRx(`(?:^|/)(?:jobs|etl|elt|pipelines?|dags|batch|workflows|flows|tasks|schedules?)/`)
 	// productionName is a table or schema a production dataset is named
 	// by.
-	productionName = regexp.MustCompile(`(?i)(?:^|[._/])(?:prod|production|prd|analytics|warehouse|curated|gold|mart|marts|reporting|finance|billing|core)(?:[._/]|$)|(?:^|[._])(?:fct|fact|dim)_`)
+	productionName = mustRx(`(?i)(?:^|[._/])(?:prod|production|prd|analytics|warehouse|curated|gold|mart|marts|reporting|finance|billing|core)(?:[._/]|$)|(?:^|[._])(?:fct|fact|dim)_`)
 	// guardKey is a setting that guards a resource against deletion;
 	// guardLoose one that lets it be deleted.
-	guardKey   = regexp.MustCompile(`^(?:protect|retainondelete|preventdestroy|deletionprotection|terminationprotection|retain)$|retainondelete$|preventdestroy$`)
-	guardLoose = regexp.MustCompile(`forcedestroy|forcedelete|autodeleteobjects|skipfinalsnapshot|purgeondelete|deletebeforereplace`)
+	guardKey   = mustRx(`^(?:protect|retainondelete|preventdestroy|deletionprotection|terminationprotection|retain)$|retainondelete$|preventdestroy$`)
+	guardLoose = mustRx(`forcedestroy|forcedelete|autodeleteobjects|skipfinalsnapshot|purgeondelete|deletebeforereplace`)
 	// removalValue reads a removal policy's value: RETAIN or SNAPSHOT
 	// are guards, DESTROY or DELETE are not.
-	removalKey = regexp.MustCompile(`removalpolicy|deletionpolicy|updatereplacepolicy|applyremovalpolicy`)
+	removalKey = mustRx(`removalpolicy|deletionpolicy|updatereplacepolicy|applyremovalpolicy`)
 )
 
 // runsEveryTime names, for a path, why what it holds runs later on every

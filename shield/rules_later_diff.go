@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -19,7 +18,7 @@ import (
 
 // laterLoud is text in an added line that fetches, executes or sends, or
 // starts something on its own.
-var laterLoud = regexp.MustCompile(`(?i)://|\b(curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|iex|invoke-expression|nc|ncat|socat|telnet|ssh|scp|rsync|sftp|ftp|bash|sh|zsh|dash|pwsh|powershell|cmd|eval|exec|source|base64|xxd|openssl|gpg|printenv|env|set|export|sudo|su|chmod|chown|docker|kubectl|aws|gcloud|az|gh|git|npx|pnpx|bunx|uvx|pipx|dlx)\b|\$\(|` + "`" + `|\$\{\{\s*(secrets|github\.token|env)|/dev/(tcp|udp)|\bhooks?\b|runOn|folderOpen|postCreate|postStart|postAttach|onCreate|updateContent|preLaunchTask|\bpython\d*\s+-c|\bnode\s+-e|\bperl\s+-e|\bruby\s+-e|>>?\s*[~/$]|\|\s*\w`)
+var laterLoud = mustRx(`(?i)://|\b(curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|iex|invoke-expression|nc|ncat|socat|telnet|ssh|scp|rsync|sftp|ftp|bash|sh|zsh|dash|pwsh|powershell|cmd|eval|exec|source|base64|xxd|openssl|gpg|printenv|env|set|export|sudo|su|chmod|chown|docker|kubectl|aws|gcloud|az|gh|git|npx|pnpx|bunx|uvx|pipx|dlx)\b|\$\(|` + "`" + `|\$\{\{\s*(secrets|github\.token|env)|/dev/(tcp|udp)|\bhooks?\b|runOn|folderOpen|postCreate|postStart|postAttach|onCreate|updateContent|preLaunchTask|\bpython\d*\s+-c|\bnode\s+-e|\bperl\s+-e|\bruby\s+-e|>>?\s*[~/$]|\|\s*\w`)
 
 // laterExecKeys are keys whose value is a command or what runs one.
 var laterExecKeys = map[string]bool{"run": true, "command": true, "script": true, "before_script": true, "after_script": true,
@@ -28,11 +27,11 @@ var laterExecKeys = map[string]bool{"run": true, "command": true, "script": true
 
 // knownCheck is a command line that runs a known check, test, lint,
 // format or build tool on the project.
-var knownCheck = regexp.MustCompile(`^(\./)?((poetry|uv|pipenv|pdm|hatch|rye)\s+run\s+|bundle\s+exec\s+|pnpm\s+exec\s+)?(cargo\s+(test|clippy|fmt|check|build|nextest|doc|deny|audit|machete)|go\s+(test|vet|build)|golangci-lint|staticcheck|gofmt|(npm|pnpm|yarn|bun)\s+(test|ci|install\s+--frozen-lockfile|run\s+[\w:-]*(lint|test|check|build|format|fmt|typecheck|types)[\w:-]*)|eslint|prettier|tsc|vitest|jest|biome|stylelint|pytest|python\d*\s+-m\s+(pytest|mypy|ruff|unittest)|ruff|black|isort|mypy|pyright|flake8|pylint|tox|nox|make\s+(lint|test|check|build|fmt|format|vet)[\w-]*|gradlew?\s+[\w:-]*(test|check|build|lint|detekt|ktlint|spotless)[\w:-]*|mvnw?\s+(-[\w.=-]+\s+)*(test|verify|package|checkstyle:check|spotless:check)|bundle\s+exec\s+(rspec|rubocop|rake\s+(test|spec))|rspec|rubocop|shellcheck|hadolint|actionlint|yamllint|markdownlint|dotnet\s+(test|build|format)|swift\s+(test|build)|mix\s+(test|format|credo)|pre-commit\s+run|terraform\s+(fmt|validate)|tflint|helm\s+lint)(\s|$)`)
+var knownCheck = mustRx(`^(\./)?((poetry|uv|pipenv|pdm|hatch|rye)\s+run\s+|bundle\s+exec\s+|pnpm\s+exec\s+)?(cargo\s+(test|clippy|fmt|check|build|nextest|doc|deny|audit|machete)|go\s+(test|vet|build)|golangci-lint|staticcheck|gofmt|(npm|pnpm|yarn|bun)\s+(test|ci|install\s+--frozen-lockfile|run\s+[\w:-]*(lint|test|check|build|format|fmt|typecheck|types)[\w:-]*)|eslint|prettier|tsc|vitest|jest|biome|stylelint|pytest|python\d*\s+-m\s+(pytest|mypy|ruff|unittest)|ruff|black|isort|mypy|pyright|flake8|pylint|tox|nox|make\s+(lint|test|check|build|fmt|format|vet)[\w-]*|gradlew?\s+[\w:-]*(test|check|build|lint|detekt|ktlint|spotless)[\w:-]*|mvnw?\s+(-[\w.=-]+\s+)*(test|verify|package|checkstyle:check|spotless:check)|bundle\s+exec\s+(rspec|rubocop|rake\s+(test|spec))|rspec|rubocop|shellcheck|hadolint|actionlint|yamllint|markdownlint|dotnet\s+(test|build|format)|swift\s+(test|build)|mix\s+(test|format|credo)|pre-commit\s+run|terraform\s+(fmt|validate)|tflint|helm\s+lint)(\s|$)`)
 
 // laterData is a line of data only: quoted strings, numbers, brackets,
 // a path (with a slash: a cache or artifact path), or a mapping's key.
-var laterData = regexp.MustCompile(`^[\s\[\]{},]*(("[^"]*"|'[^']*'|-?\d[\d.]*|true|false|null)[\s,\[\]{}]*)*$|^(-\s+)?\.?[\w][\w./*-]*/[\w./*-]*$|^[\w.-]+:$`)
+var laterData = mustRx(`^[\s\[\]{},]*(("[^"]*"|'[^']*'|-?\d[\d.]*|true|false|null)[\s,\[\]{}]*)*$|^(-\s+)?\.?[\w][\w./*-]*/[\w./*-]*$|^[\w.-]+:$`)
 
 // quietLaterEdit reports whether an edit of a file that runs later adds
 // only settings, a same-source version move, or a known check, and
@@ -111,18 +110,18 @@ func quietLaterEdit(added, old string) bool {
 
 // sourceRef is a value naming a source at a ref (owner/name@ref: an
 // action, an orb, a reusable workflow).
-var sourceRef = regexp.MustCompile(`^[\w.-]+/[\w./-]+@\S+$`)
+var sourceRef = mustRx(`^[\w.-]+/[\w./-]+@\S+$`)
 
 // pinnedRef is a version tag or a commit: not a moving branch.
-var pinnedRef = regexp.MustCompile(`(?i)^(v?\d[\w.+-]*|[0-9a-f]{40})$`)
+var pinnedRef = mustRx(`(?i)^(v?\d[\w.+-]*|[0-9a-f]{40})$`)
 
 // laterGuardKey are keys of what triggers a workflow, what its token may
 // do, which environment guards it, and when it runs.
-var laterGuardKey = regexp.MustCompile(`(?i)^(on|if|permissions?|contents|secrets?|environment|schedule|cron|workflow_run|pull_request_target|repository_dispatch|runs-on|id-token|actions|packages|deployments|security-events|statuses|checks|pull-requests|issues|attestations|only|except|rules|when|workflow|trigger|branches|tags|paths-ignore)$|fail|error|skip|ignore|exclude|disable|strict|verify|check`)
+var laterGuardKey = mustRx(`(?i)^(on|if|permissions?|contents|secrets?|environment|schedule|cron|workflow_run|pull_request_target|repository_dispatch|runs-on|id-token|actions|packages|deployments|security-events|statuses|checks|pull-requests|issues|attestations|only|except|rules|when|workflow|trigger|branches|tags|paths-ignore)$|fail|error|skip|ignore|exclude|disable|strict|verify|check`)
 
 // execSetting is a setting's key naming a program, a path to one, or
 // what starts with it.
-var execSetting = regexp.MustCompile(`(?i)path|command|executable|exec|shell|terminal|interpreter|args|env|launch|hook|cmd|binary|server|url|uri|endpoint|proxy|registry|index|source|task|script|program|runtime|automation|trust|approve|auto|allow|permission|confirm|yolo|mcp|agent|chat|secret|token|password|apikey|api_key|api-key|private`)
+var execSetting = mustRx(`(?i)path|command|executable|exec|shell|terminal|interpreter|args|env|launch|hook|cmd|binary|server|url|uri|endpoint|proxy|registry|index|source|task|script|program|runtime|automation|trust|approve|auto|allow|permission|confirm|yolo|mcp|agent|chat|secret|token|password|apikey|api_key|api-key|private`)
 
 // textOf returns the text an action adds to p and the text it removes.
 func textOf(f *Facts, p string) (added, old string) {

@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -65,11 +64,11 @@ var knownBad = map[string]map[string][]string{
 type pkgRef struct{ eco, name, version, by string }
 
 var (
-	pkgJSONDepRe = regexp.MustCompile(`"((?:@[\w.-]+/)?[^"\s/@]+)"\s*:\s*"([~^>=<]*\s*[\w.*+-]*)"`)
-	reqLineRe    = regexp.MustCompile(`(?m)^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:(?:==|>=|~=|<=|!=|>|<)\s*([\w.*+-]+))?`)
-	cargoDepRe   = regexp.MustCompile(`(?m)^\s*([A-Za-z0-9_-]+)\s*=\s*(?:"([^"]*)"|\{[^}\n]*?version\s*=\s*"([^"]*)")`)
-	gemLineRe    = regexp.MustCompile(`(?m)^\s*gem\s+["']([\w.-]+)["'](?:\s*,\s*["'][~>=<\s]*([\w.]+)["'])?`)
-	goRequireRe  = regexp.MustCompile(`(?m)^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]{2,}/[\w./-]+)\s+(v[\w.+-]+)`)
+	pkgJSONDepRe = mustRx(`"((?:@[\w.-]+/)?[^"\s/@]+)"\s*:\s*"([~^>=<]*\s*[\w.*+-]*)"`)
+	reqLineRe    = mustRx(`(?m)^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:(?:==|>=|~=|<=|!=|>|<)\s*([\w.*+-]+))?`)
+	cargoDepRe   = mustRx(`(?m)^\s*([A-Za-z0-9_-]+)\s*=\s*(?:"([^"]*)"|\{[^}\n]*?version\s*=\s*"([^"]*)")`)
+	gemLineRe    = mustRx(`(?m)^\s*gem\s+["']([\w.-]+)["'](?:\s*,\s*["'][~>=<\s]*([\w.]+)["'])?`)
+	goRequireRe  = mustRx(`(?m)^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]{2,}/[\w./-]+)\s+(v[\w.+-]+)`)
 )
 
 // installedPackages are the packages f's commands and manifest writes add.

@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -29,13 +28,13 @@ import (
 // as it was.
 
 var (
-	defaultGoal  = regexp.MustCompile(`(?m)^\s*\.DEFAULT_GOAL\s*[:?+!]?=\s*(\S*)`)
-	makeFlagsSet = regexp.MustCompile(`(?m)(?:^|[\s;&|(])(?:export\s+|override\s+)?(?:MAKEFLAGS|MAKEFILES|GNUMAKEFLAGS)\s*[:?+!]?=\s*(.*)`)
-	makeInclude  = regexp.MustCompile(`(?m)^\s*(?:-|s)?include\s+(.+)$`)
+	defaultGoal  = mustRx(`(?m)^\s*\.DEFAULT_GOAL\s*[:?+!]?=\s*(\S*)`)
+	makeFlagsSet = mustRx(`(?m)(?:^|[\s;&|(])(?:export\s+|override\s+)?(?:MAKEFLAGS|MAKEFILES|GNUMAKEFLAGS)\s*[:?+!]?=\s*(.*)`)
+	makeInclude  = mustRx(`(?m)^\s*(?:-|s)?include\s+(.+)$`)
 	// parseTimeFetch is a $(shell …) outside a recipe that reaches the
 	// network: make runs it while reading the file, for any target.
-	parseTimeFetch = regexp.MustCompile(`\$\(shell\b[^\n]*\b(curl|wget|nc|ncat|socat|ssh|scp|rsync|git\s+(clone|fetch|pull)|iwr|Invoke-WebRequest)\b`)
-	makeFileOpt    = regexp.MustCompile(`(?:^|\s|["'])(?:-[a-zA-Z]*[fIe]|--file|--makefile|--include-dir|--eval)\b`)
+	parseTimeFetch = mustRx(`\$\(shell\b[^\n]*\b(curl|wget|nc|ncat|socat|ssh|scp|rsync|git\s+(clone|fetch|pull)|iwr|Invoke-WebRequest)\b`)
+	makeFileOpt    = mustRx(`(?:^|\s|["'])(?:-[a-zA-Z]*[fIe]|--file|--makefile|--include-dir|--eval)\b`)
 )
 
 // usualGoals are the default goals a project sets as its entry point.

@@ -3,7 +3,6 @@ package shield
 import (
 	"net/netip"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,7 +140,7 @@ var codeRunners = []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "
 
 // pipeIntoShell is the shape of a download piped into an interpreter, a
 // backstop for lines whose facts could not be listed in full (Unknown).
-var pipeIntoShell = regexp.MustCompile(`\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:/\S*/)?(?:ba|z|da|k|mk|fi)?sh\b|\|\s*(?:/\S*/)?(?:python[0-9.]*|perl|ruby|node|php)\b`)
+var pipeIntoShell = mustRx(`\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:/\S*/)?(?:ba|z|da|k|mk|fi)?sh\b|\|\s*(?:/\S*/)?(?:python[0-9.]*|perl|ruby|node|php)\b`)
 
 // hostAllowed reports whether the policy lets tools reach host.
 func (s *Shield) hostAllowed(host string) bool {
@@ -406,7 +405,7 @@ func readsData(f *Facts) bool {
 
 // taskVerb is a request body's instruction to run something: a task
 // handed to another agent or a job runner on the other end.
-var taskVerb = regexp.MustCompile(`(?i)\b(?:run|execute|exec)\s*:?\s+([^"\n]{1,400})`)
+var taskVerb = mustRx(`(?i)\b(?:run|execute|exec)\s*:?\s+([^"\n]{1,400})`)
 
 // agentTask is `network:agent-task`: a request body that tells its
 // receiver (a local agent, a job runner) to run what Shield would block

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -34,17 +33,17 @@ const (
 
 var (
 	// b64Lit is a base64 literal in quotes (16 characters or more).
-	b64Lit = regexp.MustCompile(`["'\x60]([A-Za-z0-9+/_-]{16,}={0,2})["'\x60]`)
+	b64Lit = mustRx(`["'\x60]([A-Za-z0-9+/_-]{16,}={0,2})["'\x60]`)
 	// hexLit is a hex string literal in quotes (an even count, 16 or more).
-	hexLit = regexp.MustCompile(`["'\x60]((?:[0-9a-fA-F]{2}){8,})["'\x60]`)
+	hexLit = mustRx(`["'\x60]((?:[0-9a-fA-F]{2}){8,})["'\x60]`)
 	// byteList is a list of 8 or more numbers (0x68, 104) in brackets or
 	// parentheses: a byte array or a char-code call's arguments.
-	byteList = regexp.MustCompile(`[\[({]\s*((?:(?:0x[0-9a-fA-F]{1,2}|\d{1,3})\s*,\s*){7,}(?:0x[0-9a-fA-F]{1,2}|\d{1,3}))\s*,?\s*[\])}]`)
+	byteList = mustRx(`[\[({]\s*((?:(?:0x[0-9a-fA-F]{1,2}|\d{1,3})\s*,\s*){7,}(?:0x[0-9a-fA-F]{1,2}|\d{1,3}))\s*,?\s*[\])}]`)
 	// rot13Lit is a rot13 call's literal argument.
-	rot13Lit = regexp.MustCompile(`(?i)(?:str_rot13|rot13|codecs\.decode)\s*\(\s*["']([^"'\n]{3,200})["']`)
+	rot13Lit = mustRx(`(?i)(?:str_rot13|rot13|codecs\.decode)\s*\(\s*["']([^"'\n]{3,200})["']`)
 	// decodedBad is what a decoded literal must not say: a URL, a shell
 	// download-and-run, a code runner.
-	decodedBad = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?)://[\w.-]+|\b(?:curl|wget|nc|bash|sh|powershell|iex)\b[^\n]{0,80}(?:\||-c\b|-e\b|https?:)|\b(?:eval|exec|system|passthru|shell_exec|popen|proc_open|assert|create_function|Runtime\.getRuntime|child_process|subprocess|os\.system)\s*\(`)
+	decodedBad = mustRx(`(?i)\b(?:https?|ftp|wss?)://[\w.-]+|\b(?:curl|wget|nc|bash|sh|powershell|iex)\b[^\n]{0,80}(?:\||-c\b|-e\b|https?:)|\b(?:eval|exec|system|passthru|shell_exec|popen|proc_open|assert|create_function|Runtime\.getRuntime|child_process|subprocess|os\.system)\s*\(`)
 	// dangerousNames are what a rot13'd or decoded bare word may not be:
 	// functions that run code or commands.
 	dangerousNames = map[string]bool{"system": true, "exec": true, "passthru": true, "shell_exec": true, "popen": true, "proc_open": true, "eval": true,

@@ -2,7 +2,6 @@ package shield
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -79,8 +78,8 @@ func commitMessageArgs(f *Facts) []string {
 // contactEmailRe and contactPhoneRe find contact details in a note: an address, an
 // international number (+country, then groups of digits).
 var (
-	contactEmailRe = regexp.MustCompile(`\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,4}\b`)
-	contactPhoneRe = regexp.MustCompile(`\+\d{1,3}(?:[ .-]?\(?\d{1,5}\)?){2,5}`)
+	contactEmailRe = mustRx(`\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,4}\b`)
+	contactPhoneRe = mustRx(`\+\d{1,3}(?:[ .-]?\(?\d{1,5}\)?){2,5}`)
 )
 
 // personalContacts says what people's contact details text holds (an

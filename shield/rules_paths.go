@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -769,16 +768,16 @@ func repoDir(v string) bool {
 
 // envrcVenvLine is a line of an .envrc that only activates a virtualenv
 // in the workspace (or is blank or a comment).
-var envrcVenvLine = regexp.MustCompile(`^\s*(?:#.*|(?:source|\.)\s+(?:\./)?\.?venv/bin/activate|layout\s+python3?|layout\s+pyenv\s+[\d.]+|(?:export\s+)?VIRTUAL_ENV=["']?(?:\./)?\.?venv["']?|PATH_add\s+(?:\./)?\.?venv/bin)?\s*$`)
+var envrcVenvLine = mustRx(`^\s*(?:#.*|(?:source|\.)\s+(?:\./)?\.?venv/bin/activate|layout\s+python3?|layout\s+pyenv\s+[\d.]+|(?:export\s+)?VIRTUAL_ENV=["']?(?:\./)?\.?venv["']?|PATH_add\s+(?:\./)?\.?venv/bin)?\s*$`)
 
 // envrcDotenv loads a dotenv file beside the .envrc (variables, not code:
 // direnv parses it), and envrcExport sets a variable to a literal.
 var (
-	envrcDotenv = regexp.MustCompile(`^\s*dotenv(?:_if_exists)?(?:\s+(?:\./)?\.?[\w-]+(?:\.[\w-]+)*)?\s*$`)
-	envrcExport = regexp.MustCompile(`^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(?:"[^"$\x60\\]*"|'[^']*'|[\w./:@,+=-]*)\s*$`)
+	envrcDotenv = mustRx(`^\s*dotenv(?:_if_exists)?(?:\s+(?:\./)?\.?[\w-]+(?:\.[\w-]+)*)?\s*$`)
+	envrcExport = mustRx(`^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(?:"[^"$\x60\\]*"|'[^']*'|[\w./:@,+=-]*)\s*$`)
 	// envrcRisky names variables that make programs load or run
 	// something, or fetch code from elsewhere (rules 10: never data).
-	envrcRisky = regexp.MustCompile(`(?i)preload|options|opts|startup|command|cmd|hook|path|shell|^bash_env$|^env$|editor|pager|prompt|rc$|library|plugin|init|exec|proxy|registry|index|mirror|sumdb|nosum|insecure|noverify|trust|cert|ca_bundle|_ca$|^home$|^user$|token|secret|password|key`)
+	envrcRisky = mustRx(`(?i)preload|options|opts|startup|command|cmd|hook|path|shell|^bash_env$|^env$|editor|pager|prompt|rc$|library|plugin|init|exec|proxy|registry|index|mirror|sumdb|nosum|insecure|noverify|trust|cert|ca_bundle|_ca$|^home$|^user$|token|secret|password|key`)
 )
 
 // envrcDataLine reports whether an .envrc line only loads a dotenv file

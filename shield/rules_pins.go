@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -23,16 +22,16 @@ import (
 
 var (
 	// uses: owner/repo@ref, image: ref, FROM ref
-	refLine = regexp.MustCompile(`(?:\buses:\s*|\bimage:\s*|^FROM\s+(?:--platform=\S+\s+)?)["']?([A-Za-z0-9][\w./-]{0,200})(?:@(sha256:[0-9a-f]{64}|[0-9a-f]{40})|:([\w.-]{1,128})(?:@(sha256:[0-9a-f]{64}))?|@([\w./-]{1,128}))?["']?`)
+	refLine = mustRx(`(?:\buses:\s*|\bimage:\s*|^FROM\s+(?:--platform=\S+\s+)?)["']?([A-Za-z0-9][\w./-]{0,200})(?:@(sha256:[0-9a-f]{64}|[0-9a-f]{40})|:([\w.-]{1,128})(?:@(sha256:[0-9a-f]{64}))?|@([\w./-]{1,128}))?["']?`)
 	// a lockfile by base name
 	lockNames = map[string]bool{"Gemfile.lock": true, "package-lock.json": true, "npm-shrinkwrap.json": true, "yarn.lock": true,
 		"pnpm-lock.yaml": true, "poetry.lock": true, "Pipfile.lock": true, "uv.lock": true, "pdm.lock": true, "Cargo.lock": true,
 		"composer.lock": true, "Podfile.lock": true, "pubspec.lock": true, "go.sum": true, "packages.lock.json": true,
 		"gradle.lockfile": true, "mix.lock": true, "Package.resolved": true, "bun.lock": true, "flake.lock": true,
 		"conan.lock": true, "Manifest.toml": true, "renv.lock": true, "Chart.lock": true, ".terraform.lock.hcl": true}
-	lockVersion = regexp.MustCompile(`\d+\.\d+(?:\.\d+)*(?:[-.+][\w.]+)?`)
+	lockVersion = mustRx(`\d+\.\d+(?:\.\d+)*(?:[-.+][\w.]+)?`)
 	// files whose whole purpose is a protection
-	protectionFile = regexp.MustCompile(`(?i)rack_?attack|rate_?limit|throttl|limiter|firewall|\bwaf\b|content_?security|\bcsp\b|secure_?headers|security_?headers|helmet|audit_?log|audit_?trail|auditing|network_security_config|filter_parameter_logging|brute_?force|fail2ban|jail\.local|apparmor|seccomp`)
+	protectionFile = mustRx(`(?i)rack_?attack|rate_?limit|throttl|limiter|firewall|\bwaf\b|content_?security|\bcsp\b|secure_?headers|security_?headers|helmet|audit_?log|audit_?trail|auditing|network_security_config|filter_parameter_logging|brute_?force|fail2ban|jail\.local|apparmor|seccomp`)
 )
 
 // ref is one pinned or unpinned reference.

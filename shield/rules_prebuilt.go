@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -16,8 +15,8 @@ import (
 // judges.
 
 var (
-	buildLangFile = regexp.MustCompile(`(?i)\.build\.cs$|^cmakelists\.txt$|\.cmake$|^build(?:\.bazel)?$|\.bzl$|^build\.gradle(?:\.kts)?$|\.csproj$|\.vcxproj$|\.fsproj$|\.props$|\.targets$|^meson\.build$|^build\.rs$|^binding\.gyp$|^setup\.py$|^package\.swift$|\.podspec$|\.uplugin$|\.pro$|^sconstruct$|^premake\d*\.lua$|^xmake\.lua$|^build\.zig$`)
-	prebuiltRef   = regexp.MustCompile(`(?i)[\w$(){}./\\-]*[/\\"'(][\w.+-]{1,80}\.(?:lib|dll|so(?:\.\d+){0,3}|a|dylib|jar|aar|node|framework|xcframework)\b`)
+	buildLangFile = mustRx(`(?i)\.build\.cs$|^cmakelists\.txt$|\.cmake$|^build(?:\.bazel)?$|\.bzl$|^build\.gradle(?:\.kts)?$|\.csproj$|\.vcxproj$|\.fsproj$|\.props$|\.targets$|^meson\.build$|^build\.rs$|^binding\.gyp$|^setup\.py$|^package\.swift$|\.podspec$|\.uplugin$|\.pro$|^sconstruct$|^premake\d*\.lua$|^xmake\.lua$|^build\.zig$`)
+	prebuiltRef   = mustRx(`(?i)[\w$(){}./\\-]*[/\\"'(][\w.+-]{1,80}\.(?:lib|dll|so(?:\.\d+){0,3}|a|dylib|jar|aar|node|framework|xcframework)\b`)
 )
 
 // prebuiltLinked is `supply-chain:prebuilt` (escalate).

@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/url"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -124,15 +123,15 @@ func (s *Shield) codeSourcesAdded(_ *Action, f *Facts, j *judgement) {
 }
 
 // memoryCredentialQuery is a memory search for credentials.
-var memoryCredentialQuery = regexp.MustCompile(`(?i)\b(?:passw\w*|passphrase|secrets?|tokens?|credentials?|creds|api[ _-]?keys?|private[ _-]?keys?|ssh[ _-]?keys?|signing[ _-]?keys?|pins?|logins?|tickets?|otp|2fa|mfa|cookies?|session[ _-]?keys?)\b`)
+var memoryCredentialQuery = mustRx(`(?i)\b(?:passw\w*|passphrase|secrets?|tokens?|credentials?|creds|api[ _-]?keys?|private[ _-]?keys?|ssh[ _-]?keys?|signing[ _-]?keys?|pins?|logins?|tickets?|otp|2fa|mfa|cookies?|session[ _-]?keys?)\b`)
 
 // memoryFeatureQuery is a query about code that handles credentials
 // (the password reset flow, token refresh logic, how keys rotate), not
 // for a credential's value.
-var memoryFeatureQuery = regexp.MustCompile(`(?i)\b(?:flow|logic|reset|hash\w*|expir\w*|refresh\w*|rotat\w*|validat\w*|handler|endpoint|middleware|page|form|test\w*|bug|format|policy|polic\w*|length|strength|schema|migration|model|field|column|ui|ux|design|how (?:we|to|does|do))\b`)
+var memoryFeatureQuery = mustRx(`(?i)\b(?:flow|logic|reset|hash\w*|expir\w*|refresh\w*|rotat\w*|validat\w*|handler|endpoint|middleware|page|form|test\w*|bug|format|policy|polic\w*|length|strength|schema|migration|model|field|column|ui|ux|design|how (?:we|to|does|do))\b`)
 
 // libraryName is a search by name for what a build links or includes.
-var libraryName = regexp.MustCompile(`(?i)(?:\.so(?:\.[\d*]+)*|\.a|\.dylib|\.dll|\.lib|\.h|\.hpp|\.pc|\.cmake|\.jar|\.pyi?|\.whl|\.tar\.gz)\*?['"]?$|^['"]?lib[\w.+*-]*['"]?$`)
+var libraryName = mustRx(`(?i)(?:\.so(?:\.[\d*]+)*|\.a|\.dylib|\.dll|\.lib|\.h|\.hpp|\.pc|\.cmake|\.jar|\.pyi?|\.whl|\.tar\.gz)\*?['"]?$|^['"]?lib[\w.+*-]*['"]?$`)
 
 // reconSearch judges hunts: memory searched for credentials, and a
 // whole machine or home searched by name.
@@ -197,18 +196,18 @@ func (s *Shield) reconSearch(a *Action, f *Facts, j *judgement) {
 }
 
 // memoryDestinationRe is a note naming where data goes.
-var memoryDestinationRe = regexp.MustCompile(`(?i)\b(?:upload|uploads|endpoint|webhook|sink|collector|drop|dropbox|exfil\w*|send|post|forward|ship|report|dump|backup|mirror|sync)\b[^\n]{0,80}?\b(https?://[^\s"'<>)]+)`)
+var memoryDestinationRe = mustRx(`(?i)\b(?:upload|uploads|endpoint|webhook|sink|collector|drop|dropbox|exfil\w*|send|post|forward|ship|report|dump|backup|mirror|sync)\b[^\n]{0,80}?\b(https?://[^\s"'<>)]+)`)
 
 // memorySourceRe is a note naming where code comes from: a registry, a
 // mirror, a package source or index (rules 12, k27h).
-var memorySourceRe = regexp.MustCompile(`(?i)\b(?:registry|registries|mirror|mirrors|(?:gem|package|pip|npm|maven|gradle|composer|cargo|go) ?(?:source|repo|repository|repositories|index|proxy|feed)|index[- ]url|sources? for (?:gems|packages|dependencies))\b[^\n]{0,80}?\b((?:https?://)?[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+\.[a-z]{2,}(?:/[^\s"'<>)]*)?)`)
+var memorySourceRe = mustRx(`(?i)\b(?:registry|registries|mirror|mirrors|(?:gem|package|pip|npm|maven|gradle|composer|cargo|go) ?(?:source|repo|repository|repositories|index|proxy|feed)|index[- ]url|sources? for (?:gems|packages|dependencies))\b[^\n]{0,80}?\b((?:https?://)?[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+\.[a-z]{2,}(?:/[^\s"'<>)]*)?)`)
 
 // memorySourceAfterRe is a host named, then made a source ("add
 // repo.x.net to Gradle repositories").
-var memorySourceAfterRe = regexp.MustCompile(`(?i)\b((?:https?://)?[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+\.[a-z]{2,})\b[^\n]{0,40}?\b(?:repositories|registries|registry|mirrors?|package sources|sources for (?:gems|packages|dependencies)|index(?:es)?)\b`)
+var memorySourceAfterRe = mustRx(`(?i)\b((?:https?://)?[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+\.[a-z]{2,})\b[^\n]{0,40}?\b(?:repositories|registries|registry|mirrors?|package sources|sources for (?:gems|packages|dependencies)|index(?:es)?)\b`)
 
 // memoryDomainRe is a bare host in a note that names destinations.
-var memoryDomainRe = regexp.MustCompile(`(?i)\b(?:https?://)?([a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,})\b`)
+var memoryDomainRe = mustRx(`(?i)\b(?:https?://)?([a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,})\b`)
 
 // memoryDestination judges memory notes that make a host where data
 // goes, or where code comes from.
@@ -245,7 +244,7 @@ func (s *Shield) memoryDestination(_ *Action, f *Facts, j *judgement) {
 }
 
 // destinationsWord names a list of places data goes.
-var destinationsWord = regexp.MustCompile(`(?i)\b(?:upload|sharing|share|paste|exfil\w*|send|dump) ?(?:destinations?|targets?|sites?|hosts?|services?)\b`)
+var destinationsWord = mustRx(`(?i)\b(?:upload|sharing|share|paste|exfil\w*|send|dump) ?(?:destinations?|targets?|sites?|hosts?|services?)\b`)
 
 // noteHost is the host a URL or bare host names in a note, or "".
 func noteHost(v string) string {
@@ -337,7 +336,7 @@ func numericHostIP(h string) string {
 // spreading credentials ("never store portal logins in notes", "do not
 // commit tokens"): it makes later agents safer, and is not asked about
 // as a standing rule (rules 12, k27h).
-var credentialProhibitionRe = regexp.MustCompile(`(?i)^\W*(?:never|do not|don't|must not|mustn't)\s+(?:store|keep|save|write|put|commit|log|paste|share|print|echo|copy|record|include)\b[^.;\n]{0,40}?\b(?:passw\w*|logins?|secrets?|tokens?|credentials?|keys?|pins?|tickets?|cookies?)\b[^.;\n]{0,40}$`)
+var credentialProhibitionRe = mustRx(`(?i)^\W*(?:never|do not|don't|must not|mustn't)\s+(?:store|keep|save|write|put|commit|log|paste|share|print|echo|copy|record|include)\b[^.;\n]{0,40}?\b(?:passw\w*|logins?|secrets?|tokens?|credentials?|keys?|pins?|tickets?|cookies?)\b[^.;\n]{0,40}$`)
 
 // credentialProhibition reports whether the standing rule m only forbids
 // keeping or spreading credentials.
@@ -347,11 +346,11 @@ func credentialProhibition(m string) bool {
 
 // pipedSecretWords are what a search of a program's output for secrets
 // looks for.
-var pipedSecretWords = regexp.MustCompile(`(?i)passw|secret|token|api[_-]?key|private[_-]?key|credential`)
+var pipedSecretWords = mustRx(`(?i)passw|secret|token|api[_-]?key|private[_-]?key|credential`)
 
 // showSecretsFlag is an option that makes a program print what it
 // otherwise masks (mvn -DshowPasswords=true, pulumi --show-secrets).
-var showSecretsFlag = regexp.MustCompile(`(?i)^-{1,2}D?(?:show|reveal|print|dump|display|unmask|include|with)[-_.]?(?:passwords?|secrets?|credentials?|sensitive|tokens?|plaintext)(?:=(?:true|yes|1))?$`)
+var showSecretsFlag = mustRx(`(?i)^-{1,2}D?(?:show|reveal|print|dump|display|unmask|include|with)[-_.]?(?:passwords?|secrets?|credentials?|sensitive|tokens?|plaintext)(?:=(?:true|yes|1))?$`)
 
 // secretsShown judges lines that print secrets a program holds: its
 // output searched for secret words (./gradlew properties | grep -i

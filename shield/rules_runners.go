@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -25,14 +24,14 @@ var devTools = map[string]bool{"tsc": true, "jest": true, "eslint": true, "prett
 var (
 	// goPinned is a fixed module version: vX.Y.Z (a pre-release or a
 	// pseudo-version included), which the checksum database pins.
-	goPinned = regexp.MustCompile(`^v\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+incompatible)?$`)
+	goPinned = mustRx(`^v\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+incompatible)?$`)
 	// perlNet and pyNetExec: a one-liner that fetches code and runs it.
-	perlNet   = regexp.MustCompile(`^-M(?:LWP|HTTP::Tiny|IO::Socket|Net::|Mojo::UserAgent|HTTP::)`)
-	perlRun   = regexp.MustCompile(`\b(?:eval|do|system|exec)\b`)
-	pyFetch   = regexp.MustCompile(`\b(?:urllib|urlopen|requests\.get|httpx|http\.client|socket)\b`)
-	pyRun     = regexp.MustCompile(`\b(?:exec|eval|compile|__import__|runpy)\s*\(`)
-	nodeFetch = regexp.MustCompile(`\b(?:fetch|https?\.get|https?\.request|axios)\b`)
-	nodeRun   = regexp.MustCompile(`\beval\b|\bnew Function\b|\bvm\.run|\brequire\(['"]vm['"]\)`)
+	perlNet   = mustRx(`^-M(?:LWP|HTTP::Tiny|IO::Socket|Net::|Mojo::UserAgent|HTTP::)`)
+	perlRun   = mustRx(`\b(?:eval|do|system|exec)\b`)
+	pyFetch   = mustRx(`\b(?:urllib|urlopen|requests\.get|httpx|http\.client|socket)\b`)
+	pyRun     = mustRx(`\b(?:exec|eval|compile|__import__|runpy)\s*\(`)
+	nodeFetch = mustRx(`\b(?:fetch|https?\.get|https?\.request|axios)\b`)
+	nodeRun   = mustRx(`\beval\b|\bnew Function\b|\bvm\.run|\brequire\(['"]vm['"]\)`)
 )
 
 // remoteRunner is `remote-code:runner`: a package runner or installer

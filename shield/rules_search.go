@@ -2,19 +2,18 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
 // keyMaterial matches what a search for credentials looks for by content:
 // key blocks, and the fixed prefixes of cloud, forge and service tokens.
-var keyMaterial = regexp.MustCompile(`(?i:private[ _.\\-]*key|BEGIN[ _.\\-]*(?:RSA|DSA|EC|OPENSSH|PGP|ENCRYPTED)|aws_secret_access_key|aws_session_token|client_secret)|` +
+var keyMaterial = mustRx(`(?i:private[ _.\\-]*key|BEGIN[ _.\\-]*(?:RSA|DSA|EC|OPENSSH|PGP|ENCRYPTED)|aws_secret_access_key|aws_session_token|client_secret)|` +
 	`AKIA|ASIA|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|xox[abpr]-|sk_live|rk_live|sk-(?:proj|ant)|AIza|SG\.|npm_[A-Za-z]|hf_[A-Za-z]`)
 
 // secretWords are what a search for credentials looks for by name, judged
 // only when it searches beyond the workspace (in the workspace, code about
 // tokens and passwords is ordinary work).
-var secretSearchWords = regexp.MustCompile(`(?i)passw|secret|token|api[_-]?key|credential|auth`)
+var secretSearchWords = mustRx(`(?i)passw|secret|token|api[_-]?key|credential|auth`)
 
 // searchers search file content (grep and kin) or names (find and kin).
 var (
@@ -94,7 +93,7 @@ func findNameTest(a string) bool {
 
 // credentialNameRe matches the names (and name patterns) credential files
 // have, as a search by name spells them.
-var credentialNameRe = regexp.MustCompile(`(?i)^\*?\.?(?:id_(?:rsa|dsa|ecdsa|ed25519)\*?|[*]?\.(?:pem|key|p12|pfx|jks|keystore|kdbx|ovpn|keytab|tfstate)|\.env\*?|\.?netrc|\.git-credentials|credentials(?:\.json)?\*?|\.npmrc|\.pypirc|kubeconfig|wallet\.dat|\*?secret\*?|\*?token\*?|\*?passw\*?)$`)
+var credentialNameRe = mustRx(`(?i)^\*?\.?(?:id_(?:rsa|dsa|ecdsa|ed25519)\*?|[*]?\.(?:pem|key|p12|pfx|jks|keystore|kdbx|ovpn|keytab|tfstate)|\.env\*?|\.?netrc|\.git-credentials|credentials(?:\.json)?\*?|\.npmrc|\.pypirc|kubeconfig|wallet\.dat|\*?secret\*?|\*?token\*?|\*?passw\*?)$`)
 
 func credentialName(p string) bool {
 	return credentialNameRe.MatchString(strings.Trim(p, `"'`))

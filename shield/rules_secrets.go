@@ -12,24 +12,24 @@ import (
 // passwords is not a password.
 var secretShapes = []struct {
 	name string
-	re   *regexp.Regexp
+	re   *rx
 }{
-	{"a private key", regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----`)},
-	{"an AWS access key id", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
-	{"an AWS secret key", regexp.MustCompile(`(?i)aws_?secret_?access_?key["']?\s*[=:]\s*["']?[A-Za-z0-9/+]{8,}`)},
-	{"a GitHub token", regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}`)},
-	{"a GitLab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)},
-	{"a Slack token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`)},
-	{"a Stripe key", regexp.MustCompile(`\b[sr]k_live_[A-Za-z0-9]{6,}`)},
-	{"an API key", regexp.MustCompile(`\bsk-(?:live-|proj-|ant-)?[A-Za-z0-9_-]{20,}`)},
-	{"a Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},
-	{"a password in a URL", regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://[^/\s:@'"]+:[^/\s@'"$]{3,}@`)},
-	{"a secret assignment", regexp.MustCompile(`\b[A-Z0-9_]*(?:` + secretWordsRe("_?", true) + `)[A-Z0-9_]*["']?\s*[=:]\s*["']?[^\s"'$<{}]{6,}`)},
+	{"a private key", mustRx(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----`)},
+	{"an AWS access key id", mustRx(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
+	{"an AWS secret key", mustRx(`(?i)aws_?secret_?access_?key["']?\s*[=:]\s*["']?[A-Za-z0-9/+]{8,}`)},
+	{"a GitHub token", mustRx(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}`)},
+	{"a GitLab token", mustRx(`\bglpat-[A-Za-z0-9_-]{20,}`)},
+	{"a Slack token", mustRx(`\bxox[abposr]-[A-Za-z0-9-]{10,}`)},
+	{"a Stripe key", mustRx(`\b[sr]k_live_[A-Za-z0-9]{6,}`)},
+	{"an API key", mustRx(`\bsk-(?:live-|proj-|ant-)?[A-Za-z0-9_-]{20,}`)},
+	{"a Google API key", mustRx(`\bAIza[0-9A-Za-z_-]{35}`)},
+	{"a password in a URL", mustRx(`\b[a-z][a-z0-9+.-]*://[^/\s:@'"]+:[^/\s@'"$]{3,}@`)},
+	{"a secret assignment", mustRx(`\b[A-Z0-9_]*(?:` + secretWordsRe("_?", true) + `)[A-Z0-9_]*["']?\s*[=:]\s*["']?[^\s"'$<{}]{6,}`)},
 	// Rules 12 (k27h): a service's live or production key by the
 	// convention many share (tk_live_…, pk_prod_…), and a key assigned
 	// to a name ending in KEY (INGEST_KEY=…) whose value reads as one.
-	{"a live API key", regexp.MustCompile(`\b[a-z]{2,8}_(?:live|prod)_[A-Za-z0-9]{10,}`)},
-	{"a key assignment", regexp.MustCompile(`\b[A-Z][A-Z0-9_]*_KEY\s*[=:]\s*["']?[A-Za-z0-9_+/=-]*[0-9][A-Za-z0-9_+/=-]*[a-z][A-Za-z0-9_+/=-]*\b`)},
+	{"a live API key", mustRx(`\b[a-z]{2,8}_(?:live|prod)_[A-Za-z0-9]{10,}`)},
+	{"a key assignment", mustRx(`\b[A-Z][A-Z0-9_]*_KEY\s*[=:]\s*["']?[A-Za-z0-9_+/=-]*[0-9][A-Za-z0-9_+/=-]*[a-z][A-Za-z0-9_+/=-]*\b`)},
 }
 
 // secretWords are the words that name a secret: in a variable holding
@@ -82,24 +82,24 @@ func secretIn(text string) string {
 
 // proseSecretRe is a secret named in prose and given its value: "the
 // prod DB password is X", "token for staging: X" (session 15, rules 9).
-var proseSecretRe = regexp.MustCompile(`(?i)\b(?:` + secretWordsRe(" ", false) + `)(?:\s+(?:for|of|on|in)\s+[\w.-]+)?\s*(?:\bis\b|\bwas\b|=|:)\s*["'\x60]?([^\s"'\x60]{8,})`)
+var proseSecretRe = mustRx(`(?i)\b(?:` + secretWordsRe(" ", false) + `)(?:\s+(?:for|of|on|in)\s+[\w.-]+)?\s*(?:\bis\b|\bwas\b|=|:)\s*["'\x60]?([^\s"'\x60]{8,})`)
 
 // proseKeyRe is a key or a pass named by its purpose in prose and given
 // its value (rules 11): "master key (production): 7f3a…", "vault pass =
 // …", "signing passphrase is …", "keystore password for release: …". The
 // name is a secret by its shape (a purpose word then key or pass), not by
 // a list of tools; the value is judged as proseSecret judges it.
-var proseKeyRe = regexp.MustCompile(`(?i)\b(?:(?:master|encryption|signing|secret|private|api|app|access|license|licence|deploy|session|jwt|hmac|client|root|admin|decryption|crypt) ?key|(?:vault|keystore|key ?store|signing|store|key|sudo|root|admin|db|database|ssh|gpg|pgp|wifi|account) ?pass(?:word|phrase|wd)?|pass ?phrase)(?:\s*\([^()\n]{0,40}\))?(?:\s+(?:for|of|on|in)\s+[\w.-]+)?(?:\s*\([^()\n]{0,40}\))?\s*(?:\bis\b|\bwas\b|=|:)\s*["'\x60]?([^\s"'\x60]{8,})`)
+var proseKeyRe = mustRx(`(?i)\b(?:(?:master|encryption|signing|secret|private|api|app|access|license|licence|deploy|session|jwt|hmac|client|root|admin|decryption|crypt) ?key|(?:vault|keystore|key ?store|signing|store|key|sudo|root|admin|db|database|ssh|gpg|pgp|wifi|account) ?pass(?:word|phrase|wd)?|pass ?phrase)(?:\s*\([^()\n]{0,40}\))?(?:\s+(?:for|of|on|in)\s+[\w.-]+)?(?:\s*\([^()\n]{0,40}\))?\s*(?:\bis\b|\bwas\b|=|:)\s*["'\x60]?([^\s"'\x60]{8,})`)
 
 // loginPairRe is a login given as "user / password" (rules 12, k27h):
 // "build login: ci_bot / Tr1dent!ce-88", "portal login dev / Nx!p0rtal".
 // The password (the submatch) is judged as proseSecret judges a value.
-var loginPairRe = regexp.MustCompile(`(?i)\b(?:login|logon|sign[- ]?in|credentials?|account|user(?:name)?)\b[^\n/]{0,40}?[\s:]([\w.@+-]{2,40}\s*/\s*[^\s"'\x60/]{8,})`)
+var loginPairRe = mustRx(`(?i)\b(?:login|logon|sign[- ]?in|credentials?|account|user(?:name)?)\b[^\n/]{0,40}?[\s:]([\w.@+-]{2,40}\s*/\s*[^\s"'\x60/]{8,})`)
 
 // sessionTicketRe is a session ticket, cookie or PIN named and given a
 // long hexadecimal or base64 value (rules 12): "P4 ticket (valid 12h):
 // 2E8F…", "session cookie: eyJ…". A ticket number (KEY-2291) is short.
-var sessionTicketRe = regexp.MustCompile(`(?i)\b(?:ticket|session|cookie)\b[^\n:=]{0,40}[:=]\s*(?:[A-Fa-f0-9]{24,}|[A-Za-z0-9+/_-]{32,}={0,2})\b`)
+var sessionTicketRe = mustRx(`(?i)\b(?:ticket|session|cookie)\b[^\n:=]{0,40}[:=]\s*(?:[A-Fa-f0-9]{24,}|[A-Za-z0-9+/_-]{32,}={0,2})\b`)
 
 // proseSecret returns "a password in prose" when text names a secret
 // and gives a value that reads as one (letters with digits or symbols;

@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -16,12 +15,12 @@ import (
 // case) that says it holds a secret: netrc, auth.json, credentials.toml,
 // token, api_token.txt, secrets.yaml, hosts.token, .sentryclirc's kin
 // named authrc.
-var credentialNameWord = regexp.MustCompile(`^(?:[\w.-]*[._-])?(?:netrc|auth|authrc|credentials?|creds|tokens?|access[_-]?tokens?|refresh[_-]?tokens?|api[_-]?(?:key|token)s?|secrets?|passwords?|pat)(?:[._-][\w.-]*)?$|^[a-z0-9]{0,8}(?:tickets?|tokens?|passwords?|credentials?|cookies?)(?:[._-][\w.-]*)?$|^[a-z0-9]{1,20}clirc$|^cli\.(?:ya?ml|json|toml)$`)
+var credentialNameWord = mustRx(`^(?:[\w.-]*[._-])?(?:netrc|auth|authrc|credentials?|creds|tokens?|access[_-]?tokens?|refresh[_-]?tokens?|api[_-]?(?:key|token)s?|secrets?|passwords?|pat)(?:[._-][\w.-]*)?$|^[a-z0-9]{0,8}(?:tickets?|tokens?|passwords?|credentials?|cookies?)(?:[._-][\w.-]*)?$|^[a-z0-9]{1,20}clirc$|^cli\.(?:ya?ml|json|toml)$`)
 
 // credentialDirWord matches a directory's name (leading dots dropped,
 // lower case) that says it holds keys or secrets (rules 12, k27h):
 // signing-keys, private_keys, secrets, credentials, keystore.
-var credentialDirWord = regexp.MustCompile(`^(?:[\w-]*[_-])?(?:keys|private[_-]?keys?|signing[_-]?keys?|secrets?|credentials?|creds|tokens|keystores?|keyrings?|certs[_-]?private)$`)
+var credentialDirWord = mustRx(`^(?:[\w-]*[_-])?(?:keys|private[_-]?keys?|signing[_-]?keys?|secrets?|credentials?|creds|tokens|keystores?|keyrings?|certs[_-]?private)$`)
 
 // credentialByShape reports why p, read outside the workspace, holds
 // credentials by its shape ("" when it does not): its name says so and it
@@ -102,7 +101,7 @@ var historyDumps = map[string]bool{"log": true, "rev-list": true, "whatchanged":
 
 // tokenTable matches SQL that reads a column or table whose name says it
 // holds secrets (select token from api_tokens, select * from secrets).
-var tokenTable = regexp.MustCompile(`(?is)\bselect\b.*?(?:` + `[\w.]*(?:token|secret|passw|api_?key|credential)[\w]*` + `).*?\bfrom\b|\bfrom\s+["'\x60]?[\w.]*(?:token|secret|passw|api_?key|credential)`)
+var tokenTable = mustRx(`(?is)\bselect\b.*?(?:` + `[\w.]*(?:token|secret|passw|api_?key|credential)[\w]*` + `).*?\bfrom\b|\bfrom\s+["'\x60]?[\w.]*(?:token|secret|passw|api_?key|credential)`)
 
 // secretHunt is the part of credential-search that works by effect rather
 // than by the searcher's name: a search for secret words over the

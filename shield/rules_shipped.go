@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -26,8 +25,8 @@ import (
 var (
 	shippedDirs = map[string]bool{"public": true, "static": true, "assets": true, "www": true, "wwwroot": true, "htdocs": true,
 		"streamingassets": true, "raw": true, "webroot": true}
-	shippedSecret    = regexp.MustCompile(`(?i)["']?\b[\w.-]{0,30}(?:password|passwd|pass|pwd|secret|token|api_?key|apikey|private_?key|access_?key|auth)["']?\s*[:=]\s*["']?([^\s"',;}{]{8,120})`)
-	trustKeyMaterial = regexp.MustCompile(`-----BEGIN (?:PUBLIC KEY|CERTIFICATE|RSA PUBLIC KEY|EC PUBLIC KEY|PGP PUBLIC KEY BLOCK)-----|\bssh-(?:rsa|ed25519) AAAA`)
+	shippedSecret    = mustRx(`(?i)["']?\b[\w.-]{0,30}(?:password|passwd|pass|pwd|secret|token|api_?key|apikey|private_?key|access_?key|auth)["']?\s*[:=]\s*["']?([^\s"',;}{]{8,120})`)
+	trustKeyMaterial = mustRx(`-----BEGIN (?:PUBLIC KEY|CERTIFICATE|RSA PUBLIC KEY|EC PUBLIC KEY|PGP PUBLIC KEY BLOCK)-----|\bssh-(?:rsa|ed25519) AAAA`)
 	trustNames       = map[string]bool{"release": true, "signing": true, "sign": true, "root": true, "ca": true, "trusted": true, "trust": true,
 		"pinned": true, "pin": true, "update": true, "updates": true, "firmware": true, "boot": true, "verify": true, "verification": true, "prod": true, "production": true, "anchor": true}
 )

@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -45,7 +44,7 @@ import (
 var (
 	// standingAnywhere are the forms that state a standing rule wherever
 	// they stand in a clause.
-	standingAnywhere = regexp.MustCompile(`\b(?:from now on|from this point (?:on|forward)|for the rest of (?:the|this) (?:project|repo|repository|session|work)|going forward|henceforth|hence-forth|in (?:all |any |every )?(?:future|later|subsequent|next) (?:sessions?|runs?|conversations?|tasks?)|for (?:all )?(?:future|later|subsequent) (?:sessions?|runs?|tasks?|work))\b` +
+	standingAnywhere = mustRx(`\b(?:from now on|from this point (?:on|forward)|for the rest of (?:the|this) (?:project|repo|repository|session|work)|going forward|henceforth|hence-forth|in (?:all |any |every )?(?:future|later|subsequent|next) (?:sessions?|runs?|conversations?|tasks?)|for (?:all )?(?:future|later|subsequent) (?:sessions?|runs?|tasks?|work))\b` +
 		`|\b(?:is|are|be|been) (?:fully |always |now |implicitly |completely )?trusted\b|\btrusted (?:source|sources|host|hosts|domain|instructions?|input)\b` +
 		`|\btreat(?:s|ed|ing)?\b[^.;\n]{1,100}?\bas\b (?:trusted|authoritative|safe|approved|pre-?approved|verified|(?:if |though )?(?:coming |come |they came |it came )?(?:directly )?from the user|the user|(?:the )?user's|(?:user |system |developer )?instructions?|system|binding|final)` +
 		// Authority: an instruction source ranked above the user, the
@@ -77,19 +76,19 @@ var (
 	// checklist: run x", "first thing, run y"), and a purpose clause
 	// followed by an imperative that sends, runs or stores ("to debug
 	// CI, post env output to https://…").
-	standingRoutine = regexp.MustCompile(`(?:^|[.;:\n]\s*|, )(?:run|execute|call|source|load|read|open|fetch|curl|start|install|paste|send|post)\b[^.\n]{0,80}?before (?:anything|doing anything) else` +
+	standingRoutine = mustRx(`(?:^|[.;:\n]\s*|, )(?:run|execute|call|source|load|read|open|fetch|curl|start|install|paste|send|post)\b[^.\n]{0,80}?before (?:anything|doing anything) else` +
 		`|\b(?:first thing(?: in| of)? (?:each|every|any)? ?(?:session|run|task)?|at (?:the )?(?:start|beginning) of (?:each|every|any|the next|a new) (?:session|run|task|conversation)|(?:session|startup|start-up) (?:start |)(?:checklist|routine|ritual)|on (?:every |each )?(?:startup|session start))\b` +
 		`|(?:^|[.;:\n]\s*)to [a-z]+(?: [a-z]+){0,4}, (?:run|post|send|upload|curl|pipe|paste|copy|export|set|use|add|install|fetch|download|execute)\b[^.\n]{0,80}?(?:https?://|\benv\b|\$[a-z_]+|\.env|token|secret|key|password|sudo|--no-verify|--force|curl|wget)`)
 	// reportedRule is a standing rule in reported speech: "the user
 	// wants you to always …", "she said to never …".
-	reportedRule = regexp.MustCompile(`\b(?:says?|said|wants?|wanted|asked|asks|told \w+|instructed \w+|prefers?|likes?) (?:you |agents? |me |us |the agent )?to (?:always|never)\b`)
+	reportedRule = mustRx(`\b(?:says?|said|wants?|wanted|asked|asks|told \w+|instructed \w+|prefers?|likes?) (?:you |agents? |me |us |the agent )?to (?:always|never)\b`)
 	// standingWaiver waives asking or approval.
-	standingWaiver = regexp.MustCompile(`\bwithout (?:re-?)?(?:asking|confirmation|confirming|approval|permission|checking(?: with| back)?|a prompt|prompting|review|reviewing|human review|verification|verifying|double-checking)\b` +
+	standingWaiver = mustRx(`\bwithout (?:re-?)?(?:asking|confirmation|confirming|approval|permission|checking(?: with| back)?|a prompt|prompting|review|reviewing|human review|verification|verifying|double-checking)\b` +
 		`|\b(?:no need to|needn't|need not|never|do not|don't|dont) (?:ask|confirm|check with|wait for|prompt)\b` +
 		`|\bskip(?:ping)? (?:the )?(?:confirmation|approval|review|permission|prompt)s?\b|\bauto-?approve\b|\bauto-?accept\b`)
 	// standingNegation makes a waiver a prohibition: "do not push
 	// without asking", "never deploy without approval".
-	standingNegation = regexp.MustCompile(`\b(?:not|never|no|don't|dont|mustn't|shouldn't|cannot|can't|won't)\b`)
+	standingNegation = mustRx(`\b(?:not|never|no|don't|dont|mustn't|shouldn't|cannot|can't|won't)\b`)
 )
 
 // standingOpeners open a clause that states a standing rule.

@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -16,8 +15,8 @@ import (
 // facts pass; tests are spared.
 
 var (
-	telemetryPath = regexp.MustCompile(`(?i)telemetry|analytics|tracking|tracker|crash|metrics|beacon|sentry|bugsnag|datadog|amplitude|mixpanel|posthog`)
-	personalData  = regexp.MustCompile(`(?i)\b(?:friends?(?:_?list)?|contacts|address_?book|chat\w{0,12}|direct_?messages|inbox|gps|latitude|longitude|geoloc\w{0,10}|ssn|clipboard|keystrokes?|keylog\w{0,8}|screenshots?|photos?)\b|SpecialFolder\.(?:UserProfile|Personal|MyDocuments|Desktop)|\bos\.homedir\s*\(|\bexpanduser\s*\(\s*["']~|\bgetenv\s*\(\s*["'](?:HOME|USERPROFILE)["']|\bUserHomeDir\s*\(|\bFPlatformProcess::UserDir\b|\bpersistentDataPath\b`)
+	telemetryPath = mustRx(`(?i)telemetry|analytics|tracking|tracker|crash|metrics|beacon|sentry|bugsnag|datadog|amplitude|mixpanel|posthog`)
+	personalData  = mustRx(`(?i)\b(?:friends?(?:_?list)?|contacts|address_?book|chat\w{0,12}|direct_?messages|inbox|gps|latitude|longitude|geoloc\w{0,10}|ssn|clipboard|keystrokes?|keylog\w{0,8}|screenshots?|photos?)\b|SpecialFolder\.(?:UserProfile|Personal|MyDocuments|Desktop)|\bos\.homedir\s*\(|\bexpanduser\s*\(\s*["']~|\bgetenv\s*\(\s*["'](?:HOME|USERPROFILE)["']|\bUserHomeDir\s*\(|\bFPlatformProcess::UserDir\b|\bpersistentDataPath\b`)
 )
 
 // telemetryPersonal is `exfiltration:personal-data` for an edit that adds
@@ -53,7 +52,7 @@ func (s *Shield) telemetryPersonal(a *Action, f *Facts, j *judgement) {
 }
 
 // endpointURL is a URL literal's host.
-var endpointURL = regexp.MustCompile(`(?i)["'](?:https?|wss?)://([A-Za-z0-9.-]{1,253})(?::\d{1,5})?[/"']`)
+var endpointURL = mustRx(`(?i)["'](?:https?|wss?)://([A-Za-z0-9.-]{1,253})(?::\d{1,5})?[/"']`)
 
 // endpointMoved returns why an edit of telemetry code moves where it sends
 // (a URL literal replaced by one whose host the file did not name: an

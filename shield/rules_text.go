@@ -3,7 +3,6 @@ package shield
 import (
 	"encoding/json"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -17,17 +16,17 @@ import (
 
 var (
 	// jsonPair is a "key": "string" pair of a JSON fragment.
-	jsonPair = regexp.MustCompile(`"([^"\\]{1,200})"\s*:\s*"((?:[^"\\]|\\.)*)"`)
-	urlHost  = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?)://(?:[^/\s@'"]*@)?(\[[0-9a-f:]+\]|[a-z0-9.\-]+)`)
+	jsonPair = mustRx(`"([^"\\]{1,200})"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+	urlHost  = mustRx(`(?i)\b(?:https?|ftp|wss?)://(?:[^/\s@'"]*@)?(\[[0-9a-f:]+\]|[a-z0-9.\-]+)`)
 	// ghExpr is a GitHub Actions expression, ${{ … }}: replaced before a
 	// run: line is parsed as shell.
-	ghExpr = regexp.MustCompile(`\$\{\{[^}]*\}\}`)
+	ghExpr = mustRx(`\$\{\{[^}]*\}\}`)
 	// jenkinsSh is a Jenkinsfile sh step's script.
-	jenkinsSh = []*regexp.Regexp{
-		regexp.MustCompile(`(?s)\bsh\s*\(?\s*(?:script:\s*)?'''(.*?)'''`),
-		regexp.MustCompile(`(?s)\bsh\s*\(?\s*(?:script:\s*)?"""(.*?)"""`),
-		regexp.MustCompile(`\bsh\s*\(?\s*(?:script:\s*)?'([^'\n]*)'`),
-		regexp.MustCompile(`\bsh\s*\(?\s*(?:script:\s*)?"([^"\n]*)"`),
+	jenkinsSh = []*rx{
+		mustRx(`(?s)\bsh\s*\(?\s*(?:script:\s*)?'''(.*?)'''`),
+		mustRx(`(?s)\bsh\s*\(?\s*(?:script:\s*)?"""(.*?)"""`),
+		mustRx(`\bsh\s*\(?\s*(?:script:\s*)?'([^'\n]*)'`),
+		mustRx(`\bsh\s*\(?\s*(?:script:\s*)?"([^"\n]*)"`),
 	}
 )
 
@@ -43,11 +42,11 @@ const maxTextJudged = 256 << 10
 // one small expression, so that a text runs only those it could match.
 type textRule struct {
 	words []string
-	re    *regexp.Regexp
+	re    *rx
 }
 
 func tr(words string, re string) textRule {
-	return textRule{strings.Split(words, "|"), regexp.MustCompile(re)}
+	return textRule{strings.Split(words, "|"), mustRx(re)}
 }
 
 var (
@@ -182,7 +181,7 @@ const (
 // findNear searches the windows around each occurrence of word, windows
 // that overlap merged into one, charging the bytes searched to budget;
 // it stops when budget runs out.
-func findNear(re *regexp.Regexp, text, lower, word string, budget *int) string {
+func findNear(re *rx, text, lower, word string, budget *int) string {
 	k := strings.Index(lower, word)
 	for k >= 0 {
 		lo, hi := max(0, k-windowBefore), min(len(text), k+len(word)+windowAfter)
@@ -401,7 +400,7 @@ func (s *Shield) memoryInstruction(a *Action, f *Facts, j *judgement) {
 
 // negation is a clause that forbids rather than grants ("do not push
 // without asking").
-var negation = regexp.MustCompile(`(?i)\b(?:not|never|no|nor|don't|doesn't|mustn't|shouldn't|can't|cannot|won't)\b`)
+var negation = mustRx(`(?i)\b(?:not|never|no|nor|don't|doesn't|mustn't|shouldn't|can't|cannot|won't)\b`)
 
 // findGrant is find over memoryGrant, past matches of the "without
 // asking" kind that a negation makes a prohibition.
@@ -620,7 +619,7 @@ var sourceExts = map[string]bool{".go": true, ".ts": true, ".tsx": true, ".js": 
 	".d.ts": true}
 
 // recipeShape is a make rule followed by a tab-indented recipe line.
-var recipeShape = regexp.MustCompile(`(?m)^[A-Za-z0-9_./%$(){}-][^:=\n]*::?(?:[^=\n][^\n]*)?\n\t\S`)
+var recipeShape = mustRx(`(?m)^[A-Za-z0-9_./%$(){}-][^:=\n]*::?(?:[^=\n][^\n]*)?\n\t\S`)
 
 // shapedScript returns the shell a file whose name says nothing would run
 // if it were run as what its content looks like (`make -f notes.txt`,
@@ -740,7 +739,7 @@ func jsonRuns(body string) string {
 }
 
 // codeSpan is Markdown code: a fenced block's body or an inline span.
-var codeSpan = regexp.MustCompile("(?s)```[a-z]*\n(.*?)```|`([^`\n]+)`")
+var codeSpan = mustRx("(?s)```[a-z]*\n(.*?)```|`([^`\n]+)`")
 
 // codeSpans returns the code of a Markdown file, one span a line: the
 // commands instructions for agents tell them to run.
@@ -763,7 +762,7 @@ func firstLine(s string) string {
 // makeVar is a make variable reference, $(NAME) or ${NAME}: in a recipe
 // it stands for the variable's value, which for the environment's
 // variables (HOME, PWD ...) is the shell's $NAME.
-var makeVar = regexp.MustCompile(`\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]`)
+var makeVar = mustRx(`\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]`)
 
 // recipeLines returns the recipe lines of a Makefile or justfile: those
 // indented with one of indent, without the prefix characters that only
@@ -916,10 +915,10 @@ func textName(src string) string {
 
 var (
 	// pyEnv reads the environment in Python; pyNet sends over the network.
-	pyEnv = regexp.MustCompile(`\bos\.(?:environ\b|getenv\s*\()`)
-	pyNet = regexp.MustCompile(`\b(?:urlopen|urllib\.request\.Request|requests\.(?:post|put|get|request)|httpx\.(?:post|put|get)|http\.client\.HTTPS?Connection|socket\.(?:create_connection|socket))\s*\(`)
+	pyEnv = mustRx(`\bos\.(?:environ\b|getenv\s*\()`)
+	pyNet = mustRx(`\b(?:urlopen|urllib\.request\.Request|requests\.(?:post|put|get|request)|httpx\.(?:post|put|get)|http\.client\.HTTPS?Connection|socket\.(?:create_connection|socket))\s*\(`)
 	// registryKey is a package manager setting naming the registry.
-	registryKey = regexp.MustCompile(`(?im)^\s*(?:@[\w.-]+:)?(?:registry|index-url|extra-index-url|index|repository|npmRegistryServer|registryUrl)\s*[=:]\s*["']?(\S+)`)
+	registryKey = mustRx(`(?im)^\s*(?:@[\w.-]+:)?(?:registry|index-url|extra-index-url|index|repository|npmRegistryServer|registryUrl)\s*[=:]\s*["']?(\S+)`)
 )
 
 // pyStartup are Python files that run without being asked for: pytest

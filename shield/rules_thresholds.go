@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,13 +30,13 @@ func configFile(p string) bool {
 }
 
 // checkWords say a text configures a check.
-var checkWords = regexp.MustCompile(`(?i)cov|threshold|fail[_-]?under|lint|ruff|eslint|mypy|pyright|pytest|jest|vitest|sonar|bandit|flake8|pylint|golangci|semgrep|select|ignore|strict|rules|typescript|tsc|checkstyle|phpstan|psalm|rubocop|clippy|detekt`)
+var checkWords = mustRx(`(?i)cov|threshold|fail[_-]?under|lint|ruff|eslint|mypy|pyright|pytest|jest|vitest|sonar|bandit|flake8|pylint|golangci|semgrep|select|ignore|strict|rules|typescript|tsc|checkstyle|phpstan|psalm|rubocop|clippy|detekt`)
 
 var (
-	numSetting = regexp.MustCompile(`([A-Za-z_][\w.-]*)["']?\s*[:=]\s*["']?(\d+(?:\.\d+)?)\b`)
-	listLine   = regexp.MustCompile(`^["']?([A-Za-z_][\w.-]*)["']?\s*[:=]\s*\[?([^\]]*)\]?`)
-	fileIgnore = regexp.MustCompile(`^["']([^"']+)["']\s*[:=]\s*\[([^\]]*)\]`)
-	listItem   = regexp.MustCompile(`["']([^"']+)["']`)
+	numSetting = mustRx(`([A-Za-z_][\w.-]*)["']?\s*[:=]\s*["']?(\d+(?:\.\d+)?)\b`)
+	listLine   = mustRx(`^["']?([A-Za-z_][\w.-]*)["']?\s*[:=]\s*\[?([^\]]*)\]?`)
+	fileIgnore = mustRx(`^["']([^"']+)["']\s*[:=]\s*\[([^\]]*)\]`)
+	listItem   = mustRx(`["']([^"']+)["']`)
 )
 
 // lowerLoosens are threshold keys a check must reach (lowering loosens);
@@ -180,9 +179,9 @@ func benignExclusion(x string) bool {
 // assertLine is an assertion in a test; looseAssert one that accepts
 // more than one outcome, or anything.
 var (
-	assertLine  = regexp.MustCompile(`^\s*(assert\b|expect\(|self\.assert|assert[A-Z]\w*\(|require\.\w+\(|t\.(Error|Fatal)|Assert\.)`)
-	exactAssert = regexp.MustCompile(`==|toBe\(|toEqual\(|assertEqual|Equal\(|toStrictEqual|toThrow|raises|assertRaises|toHaveStatus|status_code`)
-	looseAssert = regexp.MustCompile(`\bin\s*[\(\[{]|\bor\b|\|\||toBeDefined|toBeTruthy|anything\(\)|assert\s+True\b|>=\s*0\b|toBeGreaterThanOrEqual\(0\)|is not None|!= None|\.\*`)
+	assertLine  = mustRx(`^\s*(assert\b|expect\(|self\.assert|assert[A-Z]\w*\(|require\.\w+\(|t\.(Error|Fatal)|Assert\.)`)
+	exactAssert = mustRx(`==|toBe\(|toEqual\(|assertEqual|Equal\(|toStrictEqual|toThrow|raises|assertRaises|toHaveStatus|status_code`)
+	looseAssert = mustRx(`\bin\s*[\(\[{]|\bor\b|\|\||toBeDefined|toBeTruthy|anything\(\)|assert\s+True\b|>=\s*0\b|toBeGreaterThanOrEqual\(0\)|is not None|!= None|\.\*`)
 )
 
 // assertionLoosened returns why a change to a test file makes an exact

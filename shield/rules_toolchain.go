@@ -3,7 +3,6 @@ package shield
 import (
 	"net/url"
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -782,7 +781,7 @@ func workspaceToolchain(a *Action, run *Run) bool {
 
 // shellSetupRe is a version or environment manager's shell setup whose
 // output a line evaluates (the default policy's shell-setup).
-var shellSetupRe = regexp.MustCompile(`^\$\((?:opam env(?: --switch=[\w.-]+)?|direnv export (?:bash|zsh|fish)|mise (?:env|activate)(?: (?:bash|zsh|fish))?|nix print-dev-env|rbenv init -|nodenv init -|pyenv init (?:-|--path)|fnm env(?: --use-on-cd)?|brew shellenv|ssh-agent -s)\)$`)
+var shellSetupRe = mustRx(`^\$\((?:opam env(?: --switch=[\w.-]+)?|direnv export (?:bash|zsh|fish)|mise (?:env|activate)(?: (?:bash|zsh|fish))?|nix print-dev-env|rbenv init -|nodenv init -|pyenv init (?:-|--path)|fnm env(?: --use-on-cd)?|brew shellenv|ssh-agent -s)\)$`)
 
 // shellSetup reports whether the Unknown u is the program computed from
 // a shell setup's output (eval "$(opam env)"): known to be the setup.
@@ -906,7 +905,7 @@ func runnerPackage(r *Run) (pkg, version string, inner Run, ok bool) {
 }
 
 // exactVersion is a version that names one release (1.2.3, 3.4.2-rc.1).
-var exactVersion = regexp.MustCompile(`^v?\d+\.\d+\.\d+(?:[-+][\w.]+)?$`)
+var exactVersion = mustRx(`^v?\d+\.\d+\.\d+(?:[-+][\w.]+)?$`)
 
 // declaredRunner reports whether r runs, through a package runner, a
 // package the workspace declares (a.Toolchain), at no version or an

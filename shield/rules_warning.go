@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -16,8 +15,8 @@ import (
 // passes.
 
 var (
-	warningText = regexp.MustCompile(`(?i)\buntrusted\b|\bnot (?:be )?trusted\b|\bdo not (?:run|follow|execute|trust|open|obey)\b|\bdon'?t (?:run|follow|execute|trust|obey)\b|\bnever (?:run|follow|execute|trust|obey)\b|\btreat (?:them|it|these|this|those) as (?:untrusted|data|unsafe)\b|\bunsafe to (?:run|follow|execute)\b|\bignore (?:any )?instructions\b`)
-	permitText  = regexp.MustCompile(`(?i)\b(?:are|is|be|as) trusted\b|\bshould be (?:followed|run|executed|obeyed|trusted)\b|\b(?:safe|ok|fine) to (?:run|follow|execute|trust)\b|\bcan be (?:run|followed|executed|trusted)\b|\bfollow (?:them|their|its|these|those)\b|\b(?:run|execute|obey) (?:them|their|its|these|those)\b`)
+	warningText = mustRx(`(?i)\buntrusted\b|\bnot (?:be )?trusted\b|\bdo not (?:run|follow|execute|trust|open|obey)\b|\bdon'?t (?:run|follow|execute|trust|obey)\b|\bnever (?:run|follow|execute|trust|obey)\b|\btreat (?:them|it|these|this|those) as (?:untrusted|data|unsafe)\b|\bunsafe to (?:run|follow|execute)\b|\bignore (?:any )?instructions\b`)
+	permitText  = mustRx(`(?i)\b(?:are|is|be|as) trusted\b|\bshould be (?:followed|run|executed|obeyed|trusted)\b|\b(?:safe|ok|fine) to (?:run|follow|execute|trust)\b|\bcan be (?:run|followed|executed|trusted)\b|\bfollow (?:them|their|its|these|those)\b|\b(?:run|execute|obey) (?:them|their|its|these|those)\b`)
 )
 
 // warningInverted is `instructions:warning-inverted` (escalate).

@@ -2,7 +2,6 @@ package shield
 
 import (
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -95,7 +94,7 @@ func firstWrite(f *Facts, by, ws string) *Ref {
 
 // sedDeleteAllRe is a sed script that deletes every line: d, 1,$d,
 // ,$d, /.*/d, /^/d, /$/d.
-var sedDeleteAllRe = regexp.MustCompile(`^\s*(?:(?:1\s*)?,\s*\$\s*|/(?:\.\*|\^|\$|\^\.\*\$?|\.\*\$)/\s*)?d\s*;?\s*$`)
+var sedDeleteAllRe = mustRx(`^\s*(?:(?:1\s*)?,\s*\$\s*|/(?:\.\*|\^|\$|\^\.\*\$?|\.\*\$)/\s*)?d\s*;?\s*$`)
 
 // sedDeletesAll reports whether argv edits in place (-i, --in-place)
 // with a script that deletes every line.

@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -17,9 +16,9 @@ import (
 // tests and prose are spared.
 
 var (
-	fetchCall  = regexp.MustCompile(`(?i)\bDownload(?:File|Data|String)(?:Async|TaskAsync)?\s*\(|\burlretrieve\s*\(|\bdownload_file\s*\(|LoadFileToString\s*\([^)\n]*https?://|\bhttp\.Get\s*\(|\brequests\.get\s*\(|\bhttpx\.get\s*\(|\burlopen\s*\(|\bfetch\s*\(|\bGetByteArrayAsync\s*\(|\bGetStreamAsync\s*\(|\bUnityWebRequest\.Get\s*\(|\bFHttpModule\b|\bURL\s*\([^)\n]*\)\.openStream\s*\(`)
-	runCall    = regexp.MustCompile(`(?i)\bProcess\.Start\s*\(|\bsubprocess\.(?:run|call|Popen|check_output|check_call)\s*\(|\bexec\.Command\s*\(|\bchild_process\b|\bspawn(?:Sync)?\s*\(|\bexecFile(?:Sync)?\s*\(|\bRuntime\.getRuntime\(\)\.exec\s*\(|\bProcessBuilder\s*\(|\bos\.system\s*\(|\bShellExecute\w*\s*\(|\bCreateProcess\w*\s*\(|\bFPlatformProcess::CreateProc\s*\(|\bExecPythonCommand\w*\s*\(|\bos\.startfile\s*\(|\bAssembly\.Load\w*\s*\(|\bdlopen\s*\(|\bLoadLibrary\w*\s*\(|\bSystem\.load\s*\(`)
-	literalURL = regexp.MustCompile(`(?i)["'(]https?://[^\s"')]{4,}`)
+	fetchCall  = mustRx(`(?i)\bDownload(?:File|Data|String)(?:Async|TaskAsync)?\s*\(|\burlretrieve\s*\(|\bdownload_file\s*\(|LoadFileToString\s*\([^)\n]*https?://|\bhttp\.Get\s*\(|\brequests\.get\s*\(|\bhttpx\.get\s*\(|\burlopen\s*\(|\bfetch\s*\(|\bGetByteArrayAsync\s*\(|\bGetStreamAsync\s*\(|\bUnityWebRequest\.Get\s*\(|\bFHttpModule\b|\bURL\s*\([^)\n]*\)\.openStream\s*\(`)
+	runCall    = mustRx(`(?i)\bProcess\.Start\s*\(|\bsubprocess\.(?:run|call|Popen|check_output|check_call)\s*\(|\bexec\.Command\s*\(|\bchild_process\b|\bspawn(?:Sync)?\s*\(|\bexecFile(?:Sync)?\s*\(|\bRuntime\.getRuntime\(\)\.exec\s*\(|\bProcessBuilder\s*\(|\bos\.system\s*\(|\bShellExecute\w*\s*\(|\bCreateProcess\w*\s*\(|\bFPlatformProcess::CreateProc\s*\(|\bExecPythonCommand\w*\s*\(|\bos\.startfile\s*\(|\bAssembly\.Load\w*\s*\(|\bdlopen\s*\(|\bLoadLibrary\w*\s*\(|\bSystem\.load\s*\(`)
+	literalURL = mustRx(`(?i)["'(]https?://[^\s"')]{4,}`)
 )
 
 // fetchThenRun is `remote-code:written` for a change whose added lines
@@ -59,7 +58,7 @@ func (s *Shield) fetchThenRun(a *Action, f *Facts, j *judgement) {
 }
 
 // fetchToken is a name or a string literal a line shares with another.
-var fetchToken = regexp.MustCompile(`[A-Za-z_]\w{0,40}|"[^"\n]{2,200}"|'[^'\n]{2,200}'`)
+var fetchToken = mustRx(`[A-Za-z_]\w{0,40}|"[^"\n]{2,200}"|'[^'\n]{2,200}'`)
 
 // fetchStop are names too common to link two lines.
 var fetchStop = map[string]bool{"err": true, "nil": true, "const": true, "let": true, "var": true, "await": true, "new": true,

@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -21,27 +20,27 @@ import (
 // left to their own rules.
 
 // writtenFetchRun are the shapes, each a line of written text.
-var writtenFetchRun = []*regexp.Regexp{
+var writtenFetchRun = []*rx{
 	// A download piped into an interpreter.
-	regexp.MustCompile(`(?i)\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c|lwp-request|http\s+get)\b[^|\n]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\S+=\S*\s+)*)?(?:/\S*/)?(?:(?:ba|z|da|k|mk|fi|a)?sh|python[0-9.]*|perl|ruby|node|php|iex|invoke-expression|pwsh|powershell)\b`),
+	mustRx(`(?i)\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c|lwp-request|http\s+get)\b[^|\n]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\S+=\S*\s+)*)?(?:/\S*/)?(?:(?:ba|z|da|k|mk|fi|a)?sh|python[0-9.]*|perl|ruby|node|php|iex|invoke-expression|pwsh|powershell)\b`),
 	// A download run through a substitution.
-	regexp.MustCompile(`(?i)(?:\b(?:(?:ba|z|da|k)?sh|source|python[0-9.]*|perl|ruby|node|eval|exec)|(?:^|[\s;&|])\.)\s+(?:-c\s+)?["']?(?:<\(|\$\()\s*(?:curl|wget|iwr|irm)\b`),
+	mustRx(`(?i)(?:\b(?:(?:ba|z|da|k)?sh|source|python[0-9.]*|perl|ruby|node|eval|exec)|(?:^|[\s;&|])\.)\s+(?:-c\s+)?["']?(?:<\(|\$\()\s*(?:curl|wget|iwr|irm)\b`),
 	// PowerShell running what it downloads.
-	regexp.MustCompile(`(?i)\b(?:iex|invoke-expression)\b[\s("']*(?:\(?\s*new-object\s+(?:system\.)?net\.webclient\s*\)?\s*\.\s*download(?:string|data)|iwr\b|irm\b|invoke-webrequest|invoke-restmethod)|\.download(?:string|data)\([^)\n]*\)\s*\|\s*(?:iex|invoke-expression)\b`),
+	mustRx(`(?i)\b(?:iex|invoke-expression)\b[\s("']*(?:\(?\s*new-object\s+(?:system\.)?net\.webclient\s*\)?\s*\.\s*download(?:string|data)|iwr\b|irm\b|invoke-webrequest|invoke-restmethod)|\.download(?:string|data)\([^)\n]*\)\s*\|\s*(?:iex|invoke-expression)\b`),
 	// Code loaded from a URL at run time: Spark's files, jars and
 	// archives, PHP's include, Ruby's load, a dynamic import, a class
 	// loader or an assembly from the network, eval of a download.
-	regexp.MustCompile(`(?i)(?:\baddPyFile|\baddFile|\baddJar|\badd_?(?:py_?)?files?|\bspark\.(?:jars|files|archives|submit\.pyFiles|driver\.extraClassPath|executor\.extraClassPath)|--jars|--py-files|--files|--archives)["'\s(=:,]+[^\s"'()]*(?:https?|ftp)://`),
-	regexp.MustCompile(`(?i)\b(?:include|require)(?:_once)?\s*\(?\s*["'](?:https?|ftp)://|\bload\s*\(?\s*(?:URI\.open|open|Kernel\.open|URI\.parse|Net::HTTP\.get)\s*\(\s*(?:URI\()?["']https?://|\bimport\(\s*["'` + "`" + `]https?://|new\s+URLClassLoader\([^)\n]*https?://|Assembly\.Load(?:From)?\(\s*[^\n;]*(?:Download|https?://)`),
-	regexp.MustCompile(`(?i)\b(?:exec|eval)\s*\(\s*(?:await\s+)?(?:\(?\s*await\s+)?(?:requests\.get|httpx\.get|urlopen|urllib\.request\.urlopen|urllib2\.urlopen|file_get_contents|fetch|curl_exec|open-uri|URI\.open)\s*\(`),
+	mustRx(`(?i)(?:\baddPyFile|\baddFile|\baddJar|\badd_?(?:py_?)?files?|\bspark\.(?:jars|files|archives|submit\.pyFiles|driver\.extraClassPath|executor\.extraClassPath)|--jars|--py-files|--files|--archives)["'\s(=:,]+[^\s"'()]*(?:https?|ftp)://`),
+	mustRx(`(?i)\b(?:include|require)(?:_once)?\s*\(?\s*["'](?:https?|ftp)://|\bload\s*\(?\s*(?:URI\.open|open|Kernel\.open|URI\.parse|Net::HTTP\.get)\s*\(\s*(?:URI\()?["']https?://|\bimport\(\s*["'` + "`" + `]https?://|new\s+URLClassLoader\([^)\n]*https?://|Assembly\.Load(?:From)?\(\s*[^\n;]*(?:Download|https?://)`),
+	mustRx(`(?i)\b(?:exec|eval)\s*\(\s*(?:await\s+)?(?:\(?\s*await\s+)?(?:requests\.get|httpx\.get|urlopen|urllib\.request\.urlopen|urllib2\.urlopen|file_get_contents|fetch|curl_exec|open-uri|URI\.open)\s*\(`),
 	// A script downloaded to a file (then imported or run).
-	regexp.MustCompile(`(?i)\b(?:urlretrieve|download_file|DownloadFile)\s*\([^)\n]*\.(?:py|sh|ps1|rb|js|pl|jar)["']`),
+	mustRx(`(?i)\b(?:urlretrieve|download_file|DownloadFile)\s*\([^)\n]*\.(?:py|sh|ps1|rb|js|pl|jar)["']`),
 }
 
 // urlImport is a static import of a module by URL (ES modules in Deno,
 // Bun, browsers and Node's network imports): the code is the server's,
 // fetched when the module loads. Group 1 is the host.
-var urlImport = regexp.MustCompile(`(?i)^\s*(?:import|export)\b[^;\n]*?(?:\bfrom\s*|import\s*)["'](?:https?)://([^/"':]+)`)
+var urlImport = mustRx(`(?i)^\s*(?:import|export)\b[^;\n]*?(?:\bfrom\s*|import\s*)["'](?:https?)://([^/"':]+)`)
 
 // moduleRegistries are hosts that serve versioned modules by URL as a
 // package registry does (Deno's and JSR's): importing from one is what

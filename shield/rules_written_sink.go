@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"net/netip"
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -26,32 +25,32 @@ import (
 // sinkURL is a URL with a scheme that sends: web, sockets, file transfer,
 // object stores and data lakes, mail. Group 1 the scheme, 2 the host (or
 // bucket, or account).
-var sinkURL = regexp.MustCompile(`(?i)\b(https?|wss?|ftps?|sftp|s3[an]?|gs|gcs|az|abfss?|wasbs?|adls?|oss|cos|r2|hdfs|webhdfs|smtps?)://(?:[^\s/@"'` + "`" + `<>]+@)?([a-z0-9_{$%\[][a-z0-9._\-{}$%\]]*)`)
+var sinkURL = mustRx(`(?i)\b(https?|wss?|ftps?|sftp|s3[an]?|gs|gcs|az|abfss?|wasbs?|adls?|oss|cos|r2|hdfs|webhdfs|smtps?)://(?:[^\s/@"'` + "`" + `<>]+@)?([a-z0-9_{$%\[][a-z0-9._\-{}$%\]]*)`)
 
 // sinkBucket is a bucket or container named without a URL: a keyword
 // argument or field (bucket="x", Bucket: aws.String("x"), s3_bucket=),
 // boto3's upload_file(path, "bucket", key), a client's bucket("x").
-var sinkBucket = regexp.MustCompile(`(?i)\b(?:s3_?bucket|gcs_?bucket|dest(?:ination)?_?bucket|target_?bucket|bucket_?name|bucket)["']?\s*(?:=>|[=:])\s*(?:aws\.String\(\s*)?["']([a-z0-9][a-z0-9._-]{2,})["']|\.(?:upload_file|upload_fileobj|copy)\(\s*[^,()\n]+,\s*["']([a-z0-9][a-z0-9._-]{2,})["']|\b(?:bucket|Bucket|get_bucket|getBucket|get_container_client|GetBlobContainerClient)\(\s*["']([a-z0-9][a-z0-9._-]{2,})["']`)
+var sinkBucket = mustRx(`(?i)\b(?:s3_?bucket|gcs_?bucket|dest(?:ination)?_?bucket|target_?bucket|bucket_?name|bucket)["']?\s*(?:=>|[=:])\s*(?:aws\.String\(\s*)?["']([a-z0-9][a-z0-9._-]{2,})["']|\.(?:upload_file|upload_fileobj|copy)\(\s*[^,()\n]+,\s*["']([a-z0-9][a-z0-9._-]{2,})["']|\b(?:bucket|Bucket|get_bucket|getBucket|get_container_client|GetBlobContainerClient)\(\s*["']([a-z0-9][a-z0-9._-]{2,})["']`)
 
 // sinkMail is a mail server or a recipient named in code that sends mail.
-var sinkMail = regexp.MustCompile(`(?i)(?:smtplib\.SMTP(?:_SSL)?\(|SmtpClient\(|Net::SMTP\.start\(|smtp\.Dial\(|smtp\.SendMail\(|createTransport\(\s*\{\s*host\s*:|smtp_?host\s*[=:]|smtp_?server\s*[=:]|address\s*:)\s*["']([a-z0-9][\w.-]*\.[a-z]{2,})|\b(?:to|recipients?|cc|bcc|mail_?to|send_?to|to_?addrs?)\s*(?:=>|[=:])\s*\[?\s*["'][\w.+-]+@([\w-]+(?:\.[\w-]+)+)["']|\bmail\(\s*["'][\w.+-]+@([\w-]+(?:\.[\w-]+)+)["']`)
+var sinkMail = mustRx(`(?i)(?:smtplib\.SMTP(?:_SSL)?\(|SmtpClient\(|Net::SMTP\.start\(|smtp\.Dial\(|smtp\.SendMail\(|createTransport\(\s*\{\s*host\s*:|smtp_?host\s*[=:]|smtp_?server\s*[=:]|address\s*:)\s*["']([a-z0-9][\w.-]*\.[a-z]{2,})|\b(?:to|recipients?|cc|bcc|mail_?to|send_?to|to_?addrs?)\s*(?:=>|[=:])\s*\[?\s*["'][\w.+-]+@([\w-]+(?:\.[\w-]+)+)["']|\bmail\(\s*["'][\w.+-]+@([\w-]+(?:\.[\w-]+)+)["']`)
 
 // sinkSocket is a host a raw connection is opened to: sockets, dialers,
 // TCP clients in any language.
-var sinkSocket = regexp.MustCompile(`(?i)(?:\.connect|create_connection|TcpStream::connect|net\.Dial(?:Timeout)?|new\s+Socket|TcpClient|fsockopen|TCPSocket\.new|Socket\.tcp)\s*\(\s*(?:"tcp",\s*)?\(?\s*["']([a-z0-9][a-z0-9.-]*\.[a-z]{2,24})(?::\d+)?["']`)
+var sinkSocket = mustRx(`(?i)(?:\.connect|create_connection|TcpStream::connect|net\.Dial(?:Timeout)?|new\s+Socket|TcpClient|fsockopen|TCPSocket\.new|Socket\.tcp)\s*\(\s*(?:"tcp",\s*)?\(?\s*["']([a-z0-9][a-z0-9.-]*\.[a-z]{2,24})(?::\d+)?["']`)
 
 // sinkDNS is a host name built from data inside a string: what is looked
 // up carries it (f"{secret}.x.example", `${d}.x.example`, "%s.x.example").
-var sinkDNS = regexp.MustCompile(`(?i)(?:\{[^{}\n]+\}|#\{[^{}\n]+\}|%[sdvx]|["'` + "`" + `]\s*\+\s*[\w.()\[\]]+\s*\+\s*["'` + "`" + `])\.((?:[a-z0-9-]+\.)+[a-z]{2,24})\b`)
+var sinkDNS = mustRx(`(?i)(?:\{[^{}\n]+\}|#\{[^{}\n]+\}|%[sdvx]|["'` + "`" + `]\s*\+\s*[\w.()\[\]]+\s*\+\s*["'` + "`" + `])\.((?:[a-z0-9-]+\.)+[a-z]{2,24})\b`)
 
 // dnsLookup is code that resolves a name.
-var dnsLookup = regexp.MustCompile(`(?i)gethostbyname|getaddrinfo|\bresolve[rs]?\b|dns\.|LookupHost|LookupIP|lookup\(|nslookup|\bdig\b|InetAddress\.getByName|Dns\.GetHost|Resolv`)
+var dnsLookup = mustRx(`(?i)gethostbyname|getaddrinfo|\bresolve[rs]?\b|dns\.|LookupHost|LookupIP|lookup\(|nslookup|\bdig\b|InetAddress\.getByName|Dns\.GetHost|Resolv`)
 
 // sinkCarries is added code that carries data: an HTTP method that sends,
 // a body or form passed as an argument, an upload, mail, SQL that unloads
 // to or names an external location, a transfer operator, a curl that
 // posts.
-var sinkCarries = regexp.MustCompile(`(?i)[.:>]\s*(?:post|put|patch)(?:async|_?json|form|object)?\s*[(!]|\bhttp\.(?:post|postform|put)\b|\bmethod\s*[:=]\s*["'` + "`" + `]?(?:post|put|patch)\b|NewRequest(?:WithContext)?\([^)\n]*"(?:POST|PUT|PATCH)"|Net::HTTP::(?:Post|Put|Patch)|CURLOPT_POST|(?:^\s*|[(,{]\s*)(?:json|data|body|files|form|payload|multipart|content)(?:\s*:\s*|=|\s*=>\s*)[^\s=,)}\]]|` +
+var sinkCarries = mustRx(`(?i)[.:>]\s*(?:post|put|patch)(?:async|_?json|form|object)?\s*[(!]|\bhttp\.(?:post|postform|put)\b|\bmethod\s*[:=]\s*["'` + "`" + `]?(?:post|put|patch)\b|NewRequest(?:WithContext)?\([^)\n]*"(?:POST|PUT|PATCH)"|Net::HTTP::(?:Post|Put|Patch)|CURLOPT_POST|(?:^\s*|[(,{]\s*)(?:json|data|body|files|form|payload|multipart|content)(?:\s*:\s*|=|\s*=>\s*)[^\s=,)}\]]|` +
 	`\b(?:upload\w*|put_?object|copy_?object|send_?beacon|send_?mail|sendmail|send_?message|deliver\w*|publish)\s*\(|\.send\(|` +
 	`\bcopy\s+into\b|\bunload\s*\(|\bexport\s+data\b|\binsert\s+into\s+function\b|\bcreate\s+(?:or\s+replace\s+)?(?:external\s+)?(?:stage|location|table)\b|\bto\s+'[a-z0-9]+://|\blocation\s*=?\s*'[a-z0-9]+://|` +
 	`\bsmtplib\b|\bSmtpClient\b|\bnodemailer\b|\bmail\(|Mail::|ActionMailer|\bsend_?mail\b|` +
@@ -63,24 +62,24 @@ var sinkCarries = regexp.MustCompile(`(?i)[.:>]\s*(?:post|put|patch)(?:async|_?j
 // to_parquet(URI), saveAsTable): data goes to the destination it names
 // on the same line or the lines after it, not to a URL read before it
 // (pd.read_csv("https://…") then df.to_csv("out.csv") is a download).
-var sinkWrites = regexp.MustCompile(`(?i)\b(?:to_parquet|to_csv|to_json|to_sql|to_excel|to_feather|to_pickle|save_?as_?table|insert_?into|write_?stream|write_?to)\s*\(|\.write\b|\.save\(|\.mode\(\s*["'](?:overwrite|append)`)
+var sinkWrites = mustRx(`(?i)\b(?:to_parquet|to_csv|to_json|to_sql|to_excel|to_feather|to_pickle|save_?as_?table|insert_?into|write_?stream|write_?to)\s*\(|\.write\b|\.save\(|\.mode\(\s*["'](?:overwrite|append)`)
 
 // sinkSecret is what code reads that is the program's to keep: the
 // environment, cookies and storage, request headers, keys and tokens,
 // query results and frames.
-var sinkSecret = regexp.MustCompile(`(?i)os\.environ|os\.getenv|\bgetenv\(|process\.env|\bENV\[|System\.getenv|GetEnvironmentVariable|os\.Environ\(|document\.cookie|localStorage|sessionStorage|\$_(?:COOKIE|SERVER|ENV|SESSION)|\b(?:request|req|ctx|r)\.(?:headers?|cookies|Header)\b|\bauthorization\b|\bcookies?\b|api_?key|secret|passw(?:or)?d|\btoken\b|_token\b|credential|private_?key|\be-?mails?\b|\bphone(?:_?number)?\b|\bssn\b|\bdate_?of_?birth\b|\bdob\b|\.to_dict\(|\.to_records\(|fetchall\(|\.collect\(|\bselect\s+\*`)
+var sinkSecret = mustRx(`(?i)os\.environ|os\.getenv|\bgetenv\(|process\.env|\bENV\[|System\.getenv|GetEnvironmentVariable|os\.Environ\(|document\.cookie|localStorage|sessionStorage|\$_(?:COOKIE|SERVER|ENV|SESSION)|\b(?:request|req|ctx|r)\.(?:headers?|cookies|Header)\b|\bauthorization\b|\bcookies?\b|api_?key|secret|passw(?:or)?d|\btoken\b|_token\b|credential|private_?key|\be-?mails?\b|\bphone(?:_?number)?\b|\bssn\b|\bdate_?of_?birth\b|\bdob\b|\.to_dict\(|\.to_records\(|fetchall\(|\.collect\(|\bselect\s+\*`)
 
 // sinkRows is what a program holds that is rows of data: query results,
 // frames, whole tables. Sent to a bucket, they are an export.
-var sinkRows = regexp.MustCompile(`(?i)\.to_dict\(|\.to_records\(|fetchall\(|\.collect\(|\bselect\s+\*|\bselect\s+[\w, ]+\s+from\b`)
+var sinkRows = mustRx(`(?i)\.to_dict\(|\.to_records\(|fetchall\(|\.collect\(|\bselect\s+\*|\bselect\s+[\w, ]+\s+from\b`)
 
 // sinkEncoded is a value encoded to travel: base64, hex, serialized.
-var sinkEncoded = regexp.MustCompile(`(?i)btoa\(|b64encode|base64|\.hex\(|hexlify|bin2hex|JSON\.stringify|json\.dumps|json_encode|to_json|Marshal\(|serialize|pickle\.dumps`)
+var sinkEncoded = mustRx(`(?i)btoa\(|b64encode|base64|\.hex\(|hexlify|bin2hex|JSON\.stringify|json\.dumps|json_encode|to_json|Marshal\(|serialize|pickle\.dumps`)
 
 // sinkURLData is a URL whose query (or the value a "=" ends it with) is
 // built from the program's values: concatenated, interpolated or
 // formatted.
-var sinkURLData = regexp.MustCompile(`(?i)\?[^\s"'` + "`" + `]*=(?:["'` + "`" + `]\s*(?:\+|\.\s*\$|\.\.|<>|&)|\{|\$\{|\$\w|#\{|%[sdvq]|\{\{)|=["'` + "`" + `]\s*\+\s*[\w$]`)
+var sinkURLData = mustRx(`(?i)\?[^\s"'` + "`" + `]*=(?:["'` + "`" + `]\s*(?:\+|\.\s*\$|\.\.|<>|&)|\{|\$\{|\$\w|#\{|%[sdvq]|\{\{)|=["'` + "`" + `]\s*\+\s*[\w$]`)
 
 // sinkHint reports whether text may name a destination sinkURL,
 // sinkBucket, sinkMail or sinkDNS finds (a cheap first pass).
@@ -244,7 +243,7 @@ func inComment(before string) bool {
 
 // proseWords is what text before a URL holds when the URL is named in
 // prose (a docstring, a description): words and sentence punctuation.
-var proseWords = regexp.MustCompile(`^[\s*>]*[A-Za-z][A-Za-z ,.;!?']*\s$`)
+var proseWords = mustRx(`^[\s*>]*[A-Za-z][A-Za-z ,.;!?']*\s$`)
 
 // fetchWords open a command line whose URL is its target, not prose.
 var fetchWords = map[string]bool{"curl": true, "wget": true, "http": true, "https": true, "xh": true, "aria2c": true, "fetch": true,
@@ -263,7 +262,7 @@ func proseLead(before string) bool {
 // envLookup is code reading one setting from the environment: on the
 // destination's own line it is where the URL comes from
 // (os.getenv("API", "https://…")), not what is sent.
-var envLookup = regexp.MustCompile(`(?i)os\.getenv|os\.environ(?:\.get)?|\bgetenv\(|process\.env|ENV\.fetch|\bENV\[|\benv\(|System\.getenv|GetEnvironmentVariable|os\.Getenv|std::env::var`)
+var envLookup = mustRx(`(?i)os\.getenv|os\.environ(?:\.get)?|\bgetenv\(|process\.env|ENV\.fetch|\bENV\[|\benv\(|System\.getenv|GetEnvironmentVariable|os\.Getenv|std::env::var`)
 
 // docHosts are the hosts documentation and schemas name: never a place
 // data goes to.
@@ -330,8 +329,19 @@ func (s *Shield) writtenSink(a *Action, f *Facts, j *judgement) {
 	}
 }
 
-// sinkAdded returns what the added code sends where, or "".
+// sinkAdded returns what the added code sends where, or "". The last
+// answer is kept (sinkMemo): Sensitive asks it of a change's text
+// (changedFiles), then the rules' pass asks it again of the same text.
 func (s *Shield) sinkAdded(added, old string) string {
+	if why, ok := s.sinks.get(added, old); ok {
+		return why
+	}
+	why := s.sinkAddedUncached(added, old)
+	s.sinks.put(added, old, why)
+	return why
+}
+
+func (s *Shield) sinkAddedUncached(added, old string) string {
 	plus, _ := diffLines(added, old)
 	oldLower := asciiLower(old)
 	// What each line carries is read once, however many destinations

@@ -98,6 +98,9 @@ type Shield struct {
 
 	mu     sync.Mutex
 	recent map[string][]time.Time // session -> proposal times in the last minute
+
+	memo  tier1Memo // tier 1 verdicts Sensitive computed, for Evaluate (rules_memo.go)
+	sinks sinkMemo  // sinkAdded's last answer (rules_memo.go)
 }
 
 // New returns a Shield for cfg. Everything the tiers match with is
@@ -168,7 +171,11 @@ func (s *Shield) Evaluate(_ context.Context, a Action) []Verdict {
 		return []Verdict{v}
 	}
 	out := []Verdict{s.tier0(&a, &f)}
-	if v, ok := s.tier1(&a, &f); ok {
+	v, ok, memo := s.memo.take(&a)
+	if !memo {
+		v, ok = s.tier1(&a, &f)
+	}
+	if ok {
 		out = append(out, v)
 	} else {
 		out = append(out, Verdict{Allow, 1, "heuristics:none", "no heuristic matched"})

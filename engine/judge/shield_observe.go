@@ -16,9 +16,10 @@ func (e ShieldEvaluator) Observe(p Proposal) Observed {
 	p.Links = o.Links
 	o.Manifests = e.Manifests(p)
 	p.Manifests = o.Manifests // what a change makes run (Sensitive names it)
-	o.Sensitive = e.S.Sensitive(e.Action(p))
+	a := e.Action(p)          // judged by Sensitive, read by Declared
+	o.Sensitive = e.S.Sensitive(a)
 	o.Toolchain = e.Toolchain(p)
-	e.Declared.Changed(e, p)
+	e.Declared.changed(e, p, a)
 	return o
 }
 

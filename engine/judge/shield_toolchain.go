@@ -2,11 +2,14 @@ package judge
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -73,7 +76,7 @@ func (e ShieldEvaluator) Toolchain(p Proposal) []string {
 				delete(want, key)
 			}
 			return len(want) > 0
-		})
+		}, nil)
 	}
 	if len(found) == 0 {
 		return nil
@@ -88,8 +91,10 @@ func (e ShieldEvaluator) Toolchain(p Proposal) []string {
 
 // declarations walks the workspace's declaring files (breadth first, in
 // name order, within the bounds) and calls fn with each declaration
-// until fn returns false.
-func (e ShieldEvaluator) declarations(fn func(rel, key string) bool) {
+// until fn returns false. saw, if set, is told each declaring file read
+// and its lstat. It returns whether the walk went through everything
+// within the depth (no other bound cut it short, fn never said stop).
+func (e ShieldEvaluator) declarations(fn func(rel, key string) bool, saw func(rel string, st *unix.Stat_t)) bool {
 	dirs := []string{"."}
 	entries, files := 0, 0
 	for depth := 0; depth <= toolchainDepth && len(dirs) > 0; depth++ {
@@ -102,7 +107,7 @@ func (e ShieldEvaluator) declarations(fn func(rel, key string) bool) {
 			sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 			for _, ent := range list {
 				if entries++; entries > toolchainEntries {
-					return
+					return false
 				}
 				rel := ent.Name
 				if d != "." {
@@ -119,7 +124,10 @@ func (e ShieldEvaluator) declarations(fn func(rel, key string) bool) {
 						continue
 					}
 					if files++; files > toolchainFiles {
-						return
+						return false
+					}
+					if saw != nil {
+						saw(rel, &ent.Stat)
 					}
 					b := e.readHead(rel)
 					more := true
@@ -129,13 +137,14 @@ func (e ShieldEvaluator) declarations(fn func(rel, key string) bool) {
 						}
 					})
 					if !more {
-						return
+						return false
 					}
 				}
 			}
 		}
 		dirs = next
 	}
+	return true
 }
 
 // skipToolchainDir says which directories declare nothing of the
@@ -148,6 +157,29 @@ func skipToolchainDir(name string) bool {
 	}
 	return strings.HasPrefix(name, ".") && name != ".github" && name != ".gitlab" && name != ".circleci" &&
 		name != ".devcontainer" && name != ".buildkite"
+}
+
+// inSkippedDir reports whether rel (a tree or a glob) lies in a
+// directory the walk skips by name (skipToolchainDir: node_modules,
+// dist, .git…): a real directory now, or nothing yet (what a tree
+// written there makes is a directory the walk skips). A link by that
+// name to a directory the walk reads does not count. Only the
+// components before the first glob character count.
+func (e ShieldEvaluator) inSkippedDir(rel string) bool {
+	parts := strings.Split(rel, "/")
+	for i, c := range parts {
+		if strings.ContainsAny(c, "*?[{\\") {
+			return false
+		}
+		if skipToolchainDir(c) {
+			st, err := e.FS.Lstat(strings.Join(parts[:i+1], "/"))
+			if err != nil {
+				return errors.Is(err, fs.ErrNotExist)
+			}
+			return st.Mode&unix.S_IFMT == unix.S_IFDIR
+		}
+	}
+	return false
 }
 
 // regularFile reports whether rel is a regular file of the workspace.
@@ -183,11 +215,47 @@ const maxDeclared = 4096
 // one engine (ShieldEvaluator.Declared): walked once, walked again after
 // a proposal changes a declaring file (Changed). Without it, each
 // proposal walks (tests, what-if).
+//
+// A proposal that names a declaring file marks it dirty; the next lookup
+// walks again only if one of them differs from what the last walk read
+// (its lstat: device, inode, mode, size, modification and change times),
+// is one the walk did not read, or was changed too close to the walk for
+// its times to tell (racyWindow); a proposal never carried out (refused,
+// or judged without running: shield eval, the benchmarks) costs no walk.
+// A tree or glob written or deleted drops the cache as before, unless it
+// lies in a real directory the walk skips (inSkippedDir: rm -rf
+// node_modules); so does a walk cut short by its bounds.
 type Declarations struct {
 	mu    sync.Mutex
 	valid bool
 	decl  map[string]string // program key -> the first file declaring it
+	// seen are the declaring files the last walk read, as it found them
+	// (nil when the walk was cut short), walked when it began.
+	seen   map[string]fileState
+	walked time.Time
+	dirty  map[string]bool // declaring files proposed since (bounded by maxDirty)
 }
+
+// fileState is what the walk knew of a declaring file.
+type fileState struct {
+	dev, ino   uint64
+	mode       uint32
+	size       int64
+	mtim, ctim unix.Timespec
+}
+
+func stateOf(st *unix.Stat_t) fileState {
+	return fileState{dev: uint64(st.Dev), ino: uint64(st.Ino), mode: st.Mode, size: st.Size, mtim: st.Mtim, ctim: st.Ctim}
+}
+
+// racyWindow: a file changed this close before the walk (or after it)
+// may change again within the same tick of the filesystem's clock (up to
+// 2 s on some) with the same size, leaving its times as they were: it
+// is read again.
+var racyWindow = 3 * time.Second
+
+// maxDirty bounds the dirty files kept between lookups.
+const maxDirty = 64
 
 // NewDeclarations returns an empty cache.
 func NewDeclarations() *Declarations { return &Declarations{} }
@@ -197,27 +265,72 @@ func NewDeclarations() *Declarations { return &Declarations{} }
 func (d *Declarations) lookup(e ShieldEvaluator, key string) (string, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.valid && len(d.dirty) > 0 {
+		for rel := range d.dirty {
+			if !d.unchanged(e, rel) {
+				d.valid = false
+				break
+			}
+		}
+		clear(d.dirty)
+	}
 	if !d.valid {
 		d.decl = map[string]string{}
-		e.declarations(func(rel, k string) bool {
+		d.seen = map[string]fileState{}
+		d.walked = time.Now()
+		complete := e.declarations(func(rel, k string) bool {
 			if _, ok := d.decl[k]; !ok {
 				d.decl[k] = rel
 			}
 			return len(d.decl) < maxDeclared
+		}, func(rel string, st *unix.Stat_t) {
+			d.seen[rel] = stateOf(st)
 		})
+		if !complete {
+			d.seen = nil
+		}
+		clear(d.dirty)
 		d.valid = true
 	}
 	f, ok := d.decl[key]
 	return f, ok
 }
 
-// Changed drops the cache when p writes, moves or deletes a file that
-// can declare tools (its next lookup walks again).
+// unchanged reports whether rel is as the last walk read it, and old
+// enough then for its times to tell; or, a file the (complete) walk did
+// not read, whether it is still absent (the walk cannot have read it:
+// it was absent, or where the walk does not look).
+func (d *Declarations) unchanged(e ShieldEvaluator, rel string) bool {
+	if d.seen == nil {
+		return false
+	}
+	st, err := e.FS.Lstat(rel)
+	was, ok := d.seen[rel]
+	if !ok {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	limit := d.walked.Add(-racyWindow)
+	if !time.Unix(was.mtim.Unix()).Before(limit) || !time.Unix(was.ctim.Unix()).Before(limit) {
+		return false
+	}
+	return err == nil && stateOf(&st) == was
+}
+
+// Changed marks the declaring files p writes, moves or deletes dirty
+// (the next lookup walks again if one of them changed), and drops the
+// cache when p writes or deletes a tree or a glob.
 func (d *Declarations) Changed(e ShieldEvaluator, p Proposal) {
 	if d == nil || !p.Def.Mutating {
 		return
 	}
-	a := e.Action(p)
+	d.changed(e, p, e.Action(p))
+}
+
+// changed is Changed with p's action (e.Action(p)) at hand.
+func (d *Declarations) changed(e ShieldEvaluator, p Proposal, a shield.Action) {
+	if d == nil || !p.Def.Mutating {
+		return
+	}
 	refs := [][]shield.Ref{a.Facts.Writes, a.Facts.Deletes}
 	if a.Command != "" {
 		c := e.S.CommandFactsIn(a.Command, a.Cwd)
@@ -230,11 +343,24 @@ func (d *Declarations) Changed(e ShieldEvaluator, p Proposal) {
 			if !ok {
 				continue
 			}
-			if r.Tree || r.Glob || shield.ToolchainFile(rel) {
+			if r.Tree || r.Glob {
+				if e.inSkippedDir(rel) {
+					continue // rm -rf node_modules, dist/*: where the walk never looks
+				}
 				d.mu.Lock()
 				d.valid = false
 				d.mu.Unlock()
 				return
+			}
+			if shield.ToolchainFile(rel) {
+				d.mu.Lock()
+				if d.dirty == nil {
+					d.dirty = map[string]bool{}
+				}
+				if d.dirty[rel] = true; len(d.dirty) > maxDirty {
+					d.valid = false
+				}
+				d.mu.Unlock()
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/opx-dev/opx/engine"
 	"github.com/opx-dev/opx/engine/judge"
@@ -81,5 +82,114 @@ func TestToolchain_DeclaredCache(t *testing.T) {
 	e.Observe(proposal(t, "write_file", string(b)))
 	if got := e.Toolchain(cmd("sqlc vet")); !slices.Equal(got, []string{"sqlc=services/api/sqlc.yaml"}) {
 		t.Fatalf("after the change: %q", got)
+	}
+}
+
+// TestToolchain_DeclaredCacheDirty: a proposal that names a declaring
+// file costs a walk only once the file changed: proposed and not carried
+// out, the cache stands (a declaration added behind its back stays
+// unseen); carried out, the next lookup walks. A new declaring file
+// proposed and not written costs none either; written, it does. Files
+// changed too recently for their times to tell are read again (the
+// window is set to nothing here: the test's files are all new).
+func TestToolchain_DeclaredCacheDirty(t *testing.T) {
+	defer judge.SetRacyWindow(-time.Hour)()
+	e, ws := manifestEvaluator(t, map[string]string{"services/api/justfile": "test:\n    go test ./...\n", "Makefile": "all:\n\tgo build ./...\n"})
+	e.Declared = judge.NewDeclarations()
+	cmd := func(line string) judge.Proposal {
+		b, _ := json.Marshal(map[string]string{"command": line})
+		return proposal(t, "execute_command", string(b))
+	}
+	write := func(p, content string) judge.Proposal {
+		b, _ := json.Marshal(map[string]string{"path": p, "content": content})
+		return proposal(t, "write_file", string(b))
+	}
+	onDisk := func(p, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(ws, p), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.Toolchain(cmd("sqlc vet")); got != nil {
+		t.Fatalf("sqlc undeclared: %q", got)
+	}
+	// Declared behind the cache's back (no proposal names it): unseen
+	// until a walk.
+	onDisk("services/api/sqlc.yaml", "version: \"2\"\n")
+	// Proposed, not carried out: no walk.
+	e.Observe(write("Makefile", "all:\n\tsqlc generate\n"))
+	e.Observe(write("services/web/package.json", `{"scripts":{"x":"sqlc"}}`))
+	if got := e.Toolchain(cmd("sqlc vet")); got != nil {
+		t.Fatalf("walked again for proposals never carried out: %q", got)
+	}
+	// Proposed and carried out (a different size): the next lookup walks.
+	e.Observe(write("Makefile", "all:\n\tgo build ./... && go vet ./...\n"))
+	onDisk("Makefile", "all:\n\tgo build ./... && go vet ./...\n")
+	if got := e.Toolchain(cmd("sqlc vet")); !slices.Equal(got, []string{"sqlc=services/api/sqlc.yaml"}) {
+		t.Fatalf("after the change ran: %q", got)
+	}
+	// A new declaring file, proposed and written: walks.
+	// (nearer the root than the first: the walk is breadth first)
+	e.Observe(write("tools/sqlc.yaml", "version: \"2\"\n"))
+	if got := e.Toolchain(cmd("sqlc vet")); !slices.Equal(got, []string{"sqlc=services/api/sqlc.yaml"}) {
+		t.Fatalf("a new file proposed, not written: %q", got)
+	}
+	e.Observe(write("tools/sqlc.yaml", "version: \"2\"\n"))
+	if err := os.MkdirAll(filepath.Join(ws, "tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	onDisk("tools/sqlc.yaml", "version: \"2\"\n")
+	if got := e.Toolchain(cmd("sqlc vet")); !slices.Equal(got, []string{"sqlc=tools/sqlc.yaml"}) {
+		t.Fatalf("after a new declaring file: %q", got)
+	}
+}
+
+// TestToolchain_DeclaredCacheRacy: a declaring file changed as recently
+// as the walk is read again whenever it is proposed, its times unequal
+// to the task or not (the real window: the test's files are new).
+func TestToolchain_DeclaredCacheRacy(t *testing.T) {
+	e, ws := manifestEvaluator(t, map[string]string{"Makefile": "all:\n\tgo build ./...\n"})
+	e.Declared = judge.NewDeclarations()
+	b, _ := json.Marshal(map[string]string{"command": "sqlc vet"})
+	cmd := proposal(t, "execute_command", string(b))
+	if got := e.Toolchain(cmd); got != nil {
+		t.Fatalf("sqlc undeclared: %q", got)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "sqlc.yaml"), []byte("version: \"2\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := json.Marshal(map[string]string{"path": "Makefile", "content": "all:\n\tgo build ./...\n"})
+	e.Observe(proposal(t, "write_file", string(w)))
+	if got := e.Toolchain(cmd); !slices.Equal(got, []string{"sqlc=sqlc.yaml"}) {
+		t.Fatalf("a file as recent as the walk not read again: %q", got)
+	}
+}
+
+// TestToolchain_DeclaredCacheSkippedTree: a tree removed where the walk
+// never looks (a real node_modules) costs no walk; the same name as a
+// link to a directory the walk reads, or a tree elsewhere, does.
+func TestToolchain_DeclaredCacheSkippedTree(t *testing.T) {
+	e, ws := manifestEvaluator(t, map[string]string{"node_modules/x/package.json": "{}", "services/api/justfile": "test:\n    go test ./...\n"})
+	if err := os.Symlink("services", filepath.Join(ws, "dist")); err != nil {
+		t.Fatal(err)
+	}
+	e.Declared = judge.NewDeclarations()
+	cmd := func(line string) judge.Proposal {
+		b, _ := json.Marshal(map[string]string{"command": line})
+		return proposal(t, "execute_command", string(b))
+	}
+	if got := e.Toolchain(cmd("sqlc vet")); got != nil {
+		t.Fatalf("sqlc undeclared: %q", got)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "services/sqlc.yaml"), []byte("version: \"2\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Observe(cmd("rm -rf node_modules"))
+	if got := e.Toolchain(cmd("sqlc vet")); got != nil {
+		t.Fatalf("walked again for a tree the walk skips: %q", got)
+	}
+	e.Observe(cmd("rm -rf dist/*"))
+	if got := e.Toolchain(cmd("sqlc vet")); !slices.Equal(got, []string{"sqlc=services/sqlc.yaml"}) {
+		t.Fatalf("a link named like a skipped directory: %q", got)
 	}
 }
