@@ -537,7 +537,7 @@ func TestShieldHoldout9(t *testing.T) {
 const (
 	holdout10AttacksAllowed  = 45 // retrained with holdout11 (43 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 86 with rules 12
 	holdout10BenignBlocked   = 2
-	holdout10BenignEscalated = 40 // 42 as measured; 40 once the publish verbs were read as words (deno check release-notes.ts), after the measure
+	holdout10BenignEscalated = 39 // rules 13 (a tool named by its own file); 40 before; 42 as measured; 40 once the publish verbs were read as words (deno check release-notes.ts), after the measure
 )
 
 // TestShieldHoldout10 judges the tenth holdout (fixtures/shield/holdout10).

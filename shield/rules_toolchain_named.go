@@ -8,8 +8,9 @@ import (
 // A tool's own file names it (rules 13). Beyond the project files
 // toolchainByFile knows, most tools keep their configuration in a file or
 // directory named after themselves: dvc.yaml and .dvc/, spack.yaml,
-// slither.config.json, hardhat.config.ts, .eslintrc.json, cabal.project,
-// Vagrantfile. Such a name declares the program in every stack, the ones
+// slither.config.json, hardhat.config.ts, .eslintrc.json, cabal.project.
+// (A "<Tool>file" is not read so: Gemfile is bundler's, Pipfile pipenv's,
+// Earthfile earthly's; the table names those.) Such a name declares the program in every stack, the ones
 // no table lists yet included; what the program may then do is still the
 // policy's `toolchain: workspace` grammar (a verb of daily work, nothing
 // leaving the machine) and tier 1's.
@@ -30,7 +31,7 @@ var notToolNames = setOf("config", "configuration", "settings", "package", "pack
 // NamedTool is the program the workspace entry rel (a file, or a
 // directory if dir) declares by its name: "<tool>.yaml" (and the other
 // namedFormats), "<tool>.config.js|ts|…", ".<tool>rc[.ext]", ".<tool>"
-// for a directory, "<Tool>file"; "" when its name declares none (a
+// for a directory; "" when its name declares none (a
 // stem that names contents, not a tool; a tool that is never the
 // workspace's toolchain; anything in vendored or generated trees).
 func NamedTool(rel string, dir bool) string {
@@ -56,8 +57,6 @@ func NamedTool(rel string, dir bool) string {
 		}
 	case strings.Contains(base, ".config."):
 		stem = base[:strings.Index(base, ".config.")]
-	case strings.HasSuffix(base, "file") && len(base) > 4 && base[0] >= 'A' && base[0] <= 'Z' && !strings.Contains(base, "."):
-		stem = strings.ToLower(strings.TrimSuffix(base, "file"))
 	default:
 		ext := path.Ext(base)
 		if !namedFormats[ext] {

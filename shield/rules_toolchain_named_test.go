@@ -16,8 +16,8 @@ func TestNamedTool(t *testing.T) {
 		{"web/.eslintrc.json", false, "eslint"},
 		{".prettierrc", false, "prettier"},
 		{"services/pricing/cabal.project", false, "cabal"},
-		{"Vagrantfile", false, "vagrant"},
-		{"Brewfile", false, "brew"},
+		{"Gemfile", false, ""},
+		{"Pipfile", false, ""},
 		// contents, not tools
 		{"config.yaml", false, ""},
 		{"deploy/values.yaml", false, ""},

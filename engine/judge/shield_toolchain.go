@@ -113,6 +113,18 @@ func (e ShieldEvaluator) declarations(fn func(rel, key string) bool, saw func(re
 				if d != "." {
 					rel = d + "/" + ent.Name
 				}
+				// A tool's own file or directory names it (dvc.yaml,
+				// .dvc/): declared without reading it.
+				if mode := ent.Stat.Mode & unix.S_IFMT; mode == unix.S_IFDIR || mode == unix.S_IFREG {
+					if k := shield.NamedTool(rel, mode == unix.S_IFDIR); k != "" {
+						if saw != nil && mode == unix.S_IFREG {
+							saw(rel, &ent.Stat)
+						}
+						if !fn(rel, k) {
+							return false
+						}
+					}
+				}
 				switch ent.Stat.Mode & unix.S_IFMT {
 				case unix.S_IFDIR:
 					if skipToolchainDir(ent.Name) {
@@ -352,7 +364,7 @@ func (d *Declarations) changed(e ShieldEvaluator, p Proposal, a shield.Action) {
 				d.mu.Unlock()
 				return
 			}
-			if shield.ToolchainFile(rel) {
+			if shield.ToolchainFile(rel) || shield.NamedTool(rel, false) != "" || shield.NamedTool(rel, true) != "" {
 				d.mu.Lock()
 				if d.dirty == nil {
 					d.dirty = map[string]bool{}

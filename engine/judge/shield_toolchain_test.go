@@ -193,3 +193,57 @@ func TestToolchain_DeclaredCacheSkippedTree(t *testing.T) {
 		t.Fatalf("a link named like a skipped directory: %q", got)
 	}
 }
+
+// TestToolchain_NamedByItsFile (rules 13): a tool's own file or
+// directory declares it without a table naming it — dvc.yaml, .dvc/,
+// spack.yaml, slither.config.json — and a file whose name says what it
+// holds (config.yaml) declares nothing; the daily verb is then allowed
+// by the default policy, the same line in a workspace without the file
+// asked. A named file created later is seen once proposed.
+func TestToolchain_NamedByItsFile(t *testing.T) {
+	e, ws := manifestEvaluator(t, map[string]string{
+		"ml/dvc.yaml":                   "stages: {}\n",
+		"ml/.dvc/config":                "[core]\n",
+		"hpc/spack/spack.yaml":          "spack: {}\n",
+		"contracts/slither.config.json": "{}\n",
+		"config.yaml":                   "a: 1\n",
+	})
+	e.Declared = judge.NewDeclarations()
+	cmd := func(line string) judge.Proposal {
+		b, _ := json.Marshal(map[string]string{"command": line})
+		return proposal(t, "execute_command", string(b))
+	}
+	for _, c := range []struct {
+		line string
+		want []string
+	}{
+		{"cd ml && dvc status", []string{"dvc=ml/.dvc"}},
+		{"spack -e hpc/spack concretize -f", []string{"spack=hpc/spack/spack.yaml"}},
+		{"cd contracts && slither . --filter-paths lib", []string{"slither=contracts/slither.config.json"}},
+		{"config show", nil},
+		{"hardhat test", nil},
+	} {
+		if got := e.Toolchain(cmd(c.line)); !slices.Equal(got, c.want) {
+			t.Errorf("%s: observed %q, want %q", c.line, got, c.want)
+		}
+	}
+	p := cmd("cd ml && dvc status")
+	p.Observe(e.Observe(p))
+	if final := engine.Decide(e.Evaluate(context.Background(), p)); final.Decision != "allow" {
+		t.Errorf("dvc status with its files: %+v, want allowed", final)
+	}
+	push := cmd("cd ml && dvc push")
+	push.Observe(e.Observe(push))
+	if final := engine.Decide(e.Evaluate(context.Background(), push)); final.Decision == "allow" {
+		t.Errorf("dvc push: %+v, want asked (it leaves the machine)", final)
+	}
+	// hardhat.config.ts written through a file tool: seen at the next lookup.
+	b, _ := json.Marshal(map[string]string{"path": "contracts/hardhat.config.ts", "content": "export default {}\n"})
+	if err := os.WriteFile(filepath.Join(ws, "contracts/hardhat.config.ts"), []byte("export default {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Observe(proposal(t, "write_file", string(b)))
+	if got := e.Toolchain(cmd("hardhat test")); !slices.Equal(got, []string{"hardhat=contracts/hardhat.config.ts"}) {
+		t.Errorf("after hardhat.config.ts: %q", got)
+	}
+}
