@@ -527,6 +527,7 @@ func (m *model) dispatch(x *call, argv []shellx.Word) {
 		}
 		x.run()
 		x.loadsFetched()
+		x.installsFetched()
 		if h := servers[name]; h != nil {
 			h(x)
 		} else if h := table[name]; h != nil {

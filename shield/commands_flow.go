@@ -654,3 +654,28 @@ func (x *call) loadsFetched() {
 		}
 	}
 }
+
+// installWords are the words by which a package tool installs what it is
+// given (gem install F, pip install F, npm i F, dpkg -i F, R CMD INSTALL F).
+var installWords = setOf("install", "i", "add", "-i", "--install", "INSTALL", "localinstall", "reinstall", "upgrade", "-U", "--upgrade")
+
+// installsFetched notes that a program installs a file a network tool
+// wrote earlier in the line (curl -O …/x.gem && gem install ./x.gem,
+// wget … && pip install ./x.whl, && dpkg -i x.deb): installing runs the
+// package's hooks, so it runs what was fetched, whatever the installer
+// (rules 13).
+func (x *call) installsFetched() {
+	if len(x.m.fetched) == 0 {
+		return
+	}
+	verb := false
+	for _, w := range x.args {
+		if installWords[w.Text] {
+			verb = true
+			continue
+		}
+		if verb && !strings.HasPrefix(w.Text, "-") {
+			x.runsFile(w.Text)
+		}
+	}
+}
