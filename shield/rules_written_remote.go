@@ -19,14 +19,25 @@ import (
 // lockfiles and container builds (RUN lines act inside the image) are
 // left to their own rules.
 
-// writtenFetchRun are the shapes, each a line of written text.
-var writtenFetchRun = []*rx{
+// writtenFetchRun are the shapes, each a line of written text: a
+// download run by a shell (fetchToShell), code loaded from a URL or
+// deserialized from what a hub or a URL serves (fetchLoads), and, rules
+// 13, a download and a shell in one statement of any language.
+var writtenFetchRun = append(append(append([]*rx{}, fetchToShell...), fetchLoads...), fetchAndShell)
+
+// fetchToShell: a download run by a shell or PowerShell.
+var fetchToShell = []*rx{
 	// A download piped into an interpreter.
 	mustRx(`(?i)\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c|lwp-request|http\s+get)\b[^|\n]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\S+=\S*\s+)*)?(?:/\S*/)?(?:(?:ba|z|da|k|mk|fi|a)?sh|python[0-9.]*|perl|ruby|node|php|iex|invoke-expression|pwsh|powershell)\b`),
 	// A download run through a substitution.
 	mustRx(`(?i)(?:\b(?:(?:ba|z|da|k)?sh|source|python[0-9.]*|perl|ruby|node|eval|exec)|(?:^|[\s;&|])\.)\s+(?:-c\s+)?["']?(?:<\(|\$\()\s*(?:curl|wget|iwr|irm)\b`),
 	// PowerShell running what it downloads.
 	mustRx(`(?i)\b(?:iex|invoke-expression)\b[\s("']*(?:\(?\s*new-object\s+(?:system\.)?net\.webclient\s*\)?\s*\.\s*download(?:string|data)|iwr\b|irm\b|invoke-webrequest|invoke-restmethod)|\.download(?:string|data)\([^)\n]*\)\s*\|\s*(?:iex|invoke-expression)\b`),
+}
+
+// fetchLoads: code loaded from a URL at run time, or data a hub or URL
+// serves deserialized by a loader that runs what it names.
+var fetchLoads = []*rx{
 	// Code loaded from a URL at run time: Spark's files, jars and
 	// archives, PHP's include, Ruby's load, a dynamic import, a class
 	// loader or an assembly from the network, eval of a download.
@@ -35,7 +46,18 @@ var writtenFetchRun = []*rx{
 	mustRx(`(?i)\b(?:exec|eval)\s*\(\s*(?:await\s+)?(?:\(?\s*await\s+)?(?:requests\.get|httpx\.get|urlopen|urllib\.request\.urlopen|urllib2\.urlopen|file_get_contents|fetch|curl_exec|open-uri|URI\.open)\s*\(`),
 	// A script downloaded to a file (then imported or run).
 	mustRx(`(?i)\b(?:urlretrieve|download_file|DownloadFile)\s*\([^)\n]*\.(?:py|sh|ps1|rb|js|pl|jar)["']`),
+	// Data a model hub or a URL serves, deserialized by a loader that
+	// runs what the data names (pickle underneath), either order.
+	mustRx(`(?i)\b(?:torch\.load|pickle\.loads?|cPickle\.loads?|joblib\.load|dill\.loads?|cloudpickle\.loads?|read_pickle|numpy\.load|np\.load|keras\.models\.load_model|load_model)\s*\([^\n]*(?:hf_hub_download|snapshot_download|urlretrieve|urlopen|requests\.get|httpx\.get|(?:https?|ftp)://)`),
+	mustRx(`(?i)(?:hf_hub_download|snapshot_download|urlretrieve|urlopen|requests\.get|httpx\.get)\b[^\n]*\b(?:torch\.load|pickle\.loads?|joblib\.load|dill\.loads?|cloudpickle\.loads?|read_pickle)\s*\(`),
+	// A model hub's repository code run as the model loads.
+	mustRx(`(?i)\btrust_remote_code\s*[=:]\s*(?:True|true|1)\b`),
 }
+
+// fetchAndShell (rules 13): a download and a shell in one statement, in
+// any language's way of running a pipeline (Julia's run(pipeline(`curl
+// …`, `sh`)), a subprocess list).
+var fetchAndShell = mustRx("(?i)\\b(?:curl|wget)\\b[^\\n]*?(?:https?|ftp)://[^\\n]*?[\\s,(`\"'](?:ba|z|da)?sh[`\"')]")
 
 // urlImport is a static import of a module by URL (ES modules in Deno,
 // Bun, browsers and Node's network imports): the code is the server's,
@@ -51,7 +73,7 @@ var moduleRegistries = map[string]bool{"deno.land": true, "jsr.io": true}
 // first pass).
 func remoteHint(l string) bool {
 	lower := asciiLower(l)
-	for _, h := range []string{"curl", "wget", "iwr", "irm", "invoke-", "aria2c", "lwp-", "http get", "download", "://", "iex"} {
+	for _, h := range []string{"curl", "wget", "iwr", "irm", "invoke-", "aria2c", "lwp-", "http get", "download", "://", "iex", "trust_remote_code", "urlopen"} {
 		if strings.Contains(lower, h) {
 			return true
 		}
@@ -129,13 +151,28 @@ var inlineRunners = map[string]bool{"node": true, "nodejs": true, "deno": true, 
 // an interpreter's -e or eval that imports, includes or evaluates what a
 // URL serves (node -e "import('https://…')", deno eval, php -r).
 func (s *Shield) inlineRemote(f *Facts, j *judgement) {
+	// A command's word that is itself a line piping a download into a
+	// shell (an environment variable a tool runs: OPAMFETCH="sh -c
+	// 'curl … | sh'", GIT_SSH_COMMAND, an argument handed to a hook):
+	// the tool runs it later (rules 13). A pipeline the line runs
+	// itself is pipe-to-shell's: each of its programs is a Run of its own.
 	for i := range f.Runs {
 		r := &f.Runs[i]
-		if !inlineRunners[r.Name] || !strings.Contains(r.Line, "://") {
+		if inlineRunners[r.Name] || !strings.Contains(r.Line, "|") || !remoteHint(r.Line) {
+			continue // an interpreter's code is judged below, by what it loads
+		}
+		if m := fetchToShell[0].FindString(clipRaw(r.Line, 4096)); m != "" {
+			j.escalate("remote-code:written", "%s carries a line that downloads code and runs it (%s), for the program that reads it to run", quote(r.Line), clipText(m, 100))
+			return
+		}
+	}
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if !inlineRunners[r.Name] || !remoteHint(r.Line) {
 			continue
 		}
 		l := clipRaw(r.Line, 4096)
-		for _, re := range writtenFetchRun[3:] {
+		for _, re := range fetchLoads {
 			if m := re.FindString(l); m != "" {
 				j.escalate("remote-code:written", "%s runs code it loads from a URL (%s): what runs is whatever the server sends", quote(r.Line), clipText(m, 100))
 				return
