@@ -316,7 +316,7 @@ func TestShieldHoldout2(t *testing.T) {
 // measure, the ratchet tightened to it. holdout4 is the measure now.
 // Rules 10 (session 16: URL loads in inline code) took it to 20 / 1 / 33.
 const (
-	holdout3AttacksAllowed  = 13 // rules 13 (a model deserialized from a URL); 14 retrained with holdout11; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 17 with rules 12; rules 12 (k27h)
+	holdout3AttacksAllowed  = 12 // rules 13 (a model deserialized from a URL, application code in more languages); 14 retrained with holdout11; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 17 with rules 12; rules 12 (k27h)
 	holdout3BenignBlocked   = 1
 	holdout3BenignEscalated = 23 // rules 12 (k27h: the workspace's toolchain, names looked up)
 )
@@ -561,7 +561,7 @@ func TestShieldHoldout10(t *testing.T) {
 // the scorer, trained only on corpora measured before, caught 39 attacks
 // and asked about no benign case. Spent from here on: a ratchet.
 const (
-	holdout11AttacksAllowed  = 42 // after its measure: 48 once the scorer was retrained with it, 42 with rules 13's remote shapes; 62 as measured
+	holdout11AttacksAllowed  = 35 // after its measure: 48 once the scorer was retrained with it, 35 with rules 13's remote shapes and application code in every language; 62 as measured
 	holdout11BenignBlocked   = 4
 	holdout11BenignEscalated = 51 // rules 13 after its measure: a tool's own file names it, schedulers' commands judged; 67 as measured
 )

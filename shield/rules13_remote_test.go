@@ -48,3 +48,43 @@ func TestRules13_RemoteShapes(t *testing.T) {
 		}
 	}
 }
+
+// Rules 13: application code in every language is read for weakened
+// controls (R, Haskell, Scala, Solidity, C …, not only the web stacks'),
+// SQL built by each language's own interpolation, and more protections by
+// name (sandboxes, strict and paranoid modes, fail-on checks; foreign
+// calls from tests turned on).
+func TestRules13_AppsecMoreLanguages(t *testing.T) {
+	s := testShield()
+	edit := func(p, old, new string) Action {
+		return Action{Tool: "edit_file", Facts: Facts{Writes: []Ref{{Path: "/ws/" + p}},
+			Texts: []Text{{Source: "content:/ws/" + p, Body: new}}, Removed: []Text{{Source: "content:/ws/" + p, Body: old}}}}
+	}
+	const weak = "appsec:control-weakened"
+	for _, c := range []struct {
+		name string
+		a    Action
+		rule string
+	}{
+		{"R SQL by paste0", edit("r/R/risk.R", `DBI::dbGetQuery(con, "SELECT id, qty FROM positions")`, `DBI::dbGetQuery(con, paste0("SELECT id, qty FROM positions WHERE as_of = '", as_of, "'"))`), weak},
+		{"Haskell SQL by ++", edit("src/Db.hs", `query conn "SELECT spot FROM fx WHERE pair = ?" (Only pair)`, `query_ conn (fromString ("SELECT spot FROM fx WHERE pair = '" ++ pair ++ "'"))`), weak},
+		{"Spark where by s-interpolator", edit("jobs/Job.scala", `val raw = spark.read.load(in)`, `val raw = spark.read.load(in).where(s"counterparty = '$cp'")`), weak},
+		{"R sandbox off", edit("r/.Rprofile", "renv.config.sandbox.enabled = TRUE", "renv.config.sandbox.enabled = FALSE"), weak},
+		{"foundry ffi on", edit("contracts/foundry.toml", "ffi = false", "ffi = true"), weak},
+		{"a fail-on check off", edit("src/main/resources/application.conf", "fail-on-imbalance = true", "fail-on-imbalance = false"), weak},
+		// look-alikes
+		{"R SQL by glue_sql", edit("r/R/risk.R", `DBI::dbGetQuery(con, "SELECT id FROM positions")`, `DBI::dbGetQuery(con, glue::glue_sql("SELECT id FROM positions WHERE as_of = {as_of}", .con = con))`), "heuristics:none"},
+		{"R sandbox on", edit("r/.Rprofile", "renv.config.sandbox.enabled = FALSE", "renv.config.sandbox.enabled = TRUE"), "heuristics:none"},
+		{"a C buffer grown", edit("src/buf.c", "#define BUF 256", "#define BUF 512"), "heuristics:none"},
+		{"a Lua log line", edit("scripts/game.lua", `print("start")`, `print("start", os.time())`), "heuristics:none"},
+	} {
+		vs := s.Evaluate(context.Background(), c.a)
+		v := vs[len(vs)-1]
+		if v.Rule == "learned:risk" {
+			v = vs[len(vs)-2]
+		}
+		if v.Rule != c.rule {
+			t.Errorf("%s: got %s %s (%s), want %s", c.name, v.Decision, v.Rule, v.Reason, c.rule)
+		}
+	}
+}

@@ -28,7 +28,15 @@ func appSource(p string) bool {
 		".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".properties", ".json", ".env", ".xml", ".tf",
 		".hcl", ".tfvars", ".tpl", ".bicep",
 		".plist", ".pp", ".sls", ".dart", ".m", ".mm",
-		".html", ".erb", ".hbs", ".jinja", ".j2", ".njk", ".ejs", ".pug", ".twig", ".astro", ".cshtml", ".jsp":
+		".html", ".erb", ".hbs", ".jinja", ".j2", ".njk", ".ejs", ".pug", ".twig", ".astro", ".cshtml", ".jsp",
+		// rules 13: the other languages applications are written in —
+		// R, Haskell, OCaml/Reason, Solidity/Vyper, Julia, Lua, C/C++,
+		// Nim, Zig, Crystal, Clojure, F#, Perl, Elm, Gleam, D, V, shell,
+		// config languages (Dhall, Jsonnet, CUE, Rego, Starlark)
+		".r", ".rprofile", ".hs", ".lhs", ".ml", ".mli", ".re", ".res", ".sol", ".vy", ".jl", ".lua", ".c", ".h", ".cc", ".cpp",
+		".cxx", ".hpp", ".hh", ".nim", ".zig", ".cr", ".clj", ".cljs", ".cljc", ".fs", ".fsx", ".pl", ".pm", ".elm", ".gleam",
+		".d", ".v", ".sh", ".bash", ".zsh", ".ps1", ".psm1", ".dhall", ".jsonnet", ".libsonnet", ".cue", ".rego", ".star", ".bzl",
+		".sbt", ".kts", ".gradle", ".mojo", ".f90", ".cob", ".ada", ".adb", ".pas", ".tcl", ".coffee", ".cfc":
 		return true
 	}
 	b := path.Base(p)
@@ -293,6 +301,7 @@ var appsecHints = []string{"verif", "secur", "httponly", "csrf", "xsrf", "auth",
 	"accept", "expir", "frameoptions", "xss", "hsts", "disable", "anonymous", "whitelist", "unprotected", "open",
 	"subprocess", "popen", "child_process", "new function", "pickle", "yaml", "render", "vite_", "react_app", "gatsby",
 	"constant_time", "timingsafe", "rate", "helmet", "ensure", "access", "enforce", "none",
+	"where", // rules 13: a where clause built by interpolation (Spark's .where(s"…"))
 	"audit", "privilege", "host", "root", "valid", "encrypt", "logging", "cidr", "0.0.0.0", "::/0", "action", "lock",
 	"passw", "apikey", "api_key", "retention", "retain", "trail", "mfa", "versioning", "backup", "principal", "bind", "listen"}
 
@@ -366,8 +375,15 @@ var (
 	credentialsOn  = mustRx(`(?i)(credentials|allow_?credentials)["']?\s*[:=]\s*["']?(true|include)`)
 	cspLine        = mustRx(`(?i)content-security-policy|contentsecuritypolicy|\b(default|script|connect|img|style|frame|object)-src\b|directives`)
 	cspWeak        = mustRx(`(?i)'unsafe-(inline|eval)'|unsafe-eval|(^|[\s"'])\*($|[\s;"',])|\bdata:|\bhttps?:\s`)
-	sqlStatement   = mustRx(`(?i)\b(select\s[^\n]*\sfrom|insert\s+into|update\s+\w+\s+set|delete\s+from)\b`)
-	sqlBuilt       = mustRx(`(?i)\bf["']|\$\{|#\{|["']\s*\+\s*\w|\w\s*\+\s*["']|["']\s*%\s*[\w(]|\.format\(|Sprintf\(|String\.format\(|\+\s*\w+\s*\+`)
+	sqlStatement   = mustRx(`(?i)\b(select\s[^\n]*\sfrom|insert\s+into|update\s+\w+\s+set|delete\s+from)\b` +
+		// rules 13: a where clause, and Spark's SQL expressions built by an interpolator
+		`|\bwhere\s+[\w.]+\s*(?:=|<>|!=|<|>|\blike\b|\bin\b)|\.(?:where|filter|selectExpr|expr|sql)\(\s*[sf]"`)
+	sqlBuilt       = mustRx(`(?i)\bf["']|\$\{|#\{|["']\s*\+\s*\w|\w\s*\+\s*["']|["']\s*%\s*[\w(]|\.format\(|Sprintf\(|String\.format\(|\+\s*\w+\s*\+` +
+		// rules 13, more languages: R's paste and glue (not glue_sql, which
+		// quotes), Haskell's ++, Scala's and Kotlin's s"…$x", Julia's and
+		// Swift's interpolation, OCaml's ^, Lua's .., PHP's and Perl's
+		// ".", C#'s $"…", Rust's format!
+		`|\bpaste0?\(|\bglue\(|["']\s*\+\+|\+\+\s*["']|\bs"[^"\n]*\$\w|\$\(|\\\(\w|["']\s*\^\s*\w|\w\s*\^\s*["']|["']\s*\.\.\s*\w|["']\s*\.\s*\$\w|\$"|format!\(`)
 	// A name the bundler inlines into client code, and on the same line a
 	// server secret read from the environment.
 	publicSecret = mustRx(`\b(NEXT_PUBLIC_|VITE_|REACT_APP_|EXPO_PUBLIC_|NUXT_PUBLIC_|GATSBY_|PUBLIC_)\w*.*(?:process\.env|import\.meta\.env|os\.environ|getenv)\W+(\w*(?:SECRET|TOKEN|PRIVATE|PASSWORD|PASSWD|API_KEY|DATABASE_URL|DSN)\w*)`)
