@@ -378,7 +378,7 @@ var (
 	sqlStatement   = mustRx(`(?i)\b(select\s[^\n]*\sfrom|insert\s+into|update\s+\w+\s+set|delete\s+from)\b` +
 		// rules 13: a where clause, and Spark's SQL expressions built by an interpolator
 		`|\bwhere\s+[\w.]+\s*(?:=|<>|!=|<|>|\blike\b|\bin\b)|\.(?:where|filter|selectExpr|expr|sql)\(\s*[sf]"`)
-	sqlBuilt       = mustRx(`(?i)\bf["']|\$\{|#\{|["']\s*\+\s*\w|\w\s*\+\s*["']|["']\s*%\s*[\w(]|\.format\(|Sprintf\(|String\.format\(|\+\s*\w+\s*\+` +
+	sqlBuilt = mustRx(`(?i)\bf["']|\$\{|#\{|["']\s*\+\s*\w|\w\s*\+\s*["']|["']\s*%\s*[\w(]|\.format\(|Sprintf\(|String\.format\(|\+\s*\w+\s*\+` +
 		// rules 13, more languages: R's paste and glue (not glue_sql, which
 		// quotes), Haskell's ++, Scala's and Kotlin's s"…$x", Julia's and
 		// Swift's interpolation, OCaml's ^, Lua's .., PHP's and Perl's
