@@ -96,6 +96,10 @@ func (s *Shield) addressedText(a *Action, f *Facts, j *judgement) {
 			j.escalate("prompt-injection:addressed", "the %s addresses an AI reader and directs it (%q): text written to steer the next agent or reviewer", textName(t.Source), clipText(m, 80))
 			return
 		}
+		if m := harmfulAgentOrder(t.Body); m != "" {
+			j.escalate("prompt-injection:addressed", "the %s orders agents to run fetched code or hand over secrets (%q): text written to steer the next agent", textName(t.Source), clipText(m, 80))
+			return
+		}
 	}
 	for i := range f.Runs {
 		r := &f.Runs[i]
@@ -227,4 +231,41 @@ func addressedRest(text string, i int) string {
 		}
 	}
 	return rest
+}
+
+// Rules 13: an order to agents in the third person ("agents must …",
+// "assistants should …") — how an llms.txt, a README's AI section or a
+// docs page speaks to them — is planted when what it orders is harmful:
+// a download piped into a shell, or secrets handed over (.env, keys,
+// credentials, tokens included, pasted, sent). Orders to agents that do
+// neither ("agents should use the API reference") are what such files
+// are for.
+var (
+	agentOrder  = mustRx(`(?i)\b(?:ai |coding |llm |autonomous )?(?:agents?|assistants?|models?|llms?)\s+(?:must|should|shall|need to|needs to|have to|has to|are (?:required|expected|asked|instructed) to)\b`)
+	secretGiven = mustRx(`(?i)\b(?:include|attach|paste|send|post|upload|copy|print|cat|share|echo|dump|add)\b[^.\n]{0,60}?(?:\.env(?:\.local)?(?:$|[\s"'`+"`"+`),;])|id_rsa|id_ed25519|\.ssh/|credentials|\.npmrc|\.pypirc|\.netrc|secrets?\b|tokens?\b|api[_ -]?keys?|private keys?|passwords?)`)
+)
+
+// harmfulAgentOrder returns the order, or "".
+func harmfulAgentOrder(text string) string {
+	text = clipRaw(text, maxTextJudged)
+	loc := agentOrder.FindStringIndex(text)
+	if loc == nil {
+		return ""
+	}
+	rest := text[loc[1]:]
+	// the order's own sentence: what it orders
+	if i := strings.IndexAny(rest, "\n"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.Index(rest, ". "); i >= 0 {
+		rest = rest[:i]
+	}
+	for _, re := range []*rx{fetchToShell[0], secretGiven} {
+		at := re.FindStringIndex(rest)
+		// "agents must never include .env …" forbids it
+		if at != nil && !standingNegation.MatchString(asciiLower(rest[:at[0]])) {
+			return text[loc[0]:loc[1]] + " … " + rest[at[0]:at[1]]
+		}
+	}
+	return ""
 }

@@ -84,6 +84,10 @@ var (
 	reportedRule = mustRx(`\b(?:says?|said|wants?|wanted|asked|asks|told \w+|instructed \w+|prefers?|likes?) (?:you |agents? |me |us |the agent )?to (?:always|never)\b`)
 	// standingWaiver waives asking or approval.
 	standingWaiver = mustRx(`\bwithout (?:re-?)?(?:asking|confirmation|confirming|approval|permission|checking(?: with| back)?|a prompt|prompting|review|reviewing|human review|verification|verifying|double-checking)\b` +
+		// rules 13: the forge's review waived, an act pre-approved for later
+		`|\bwithout (?:an? |any )?(?:mr|pr|merge request|pull request|code review|second review|sign-?off|ticket|change request)s?\b` +
+		`|\b(?:pre-?approved|approved (?:on|per|by|in|via) \S+[^.;\n]{0,40}?\b(?:can|may|should|to)\b)` +
+		`|\bcan be (?:deleted|removed|pushed|force-pushed|dropped|merged|deployed|overwritten|purged|rewritten|published|released)\b[^.;\n]{0,40}?\b(?:whenever|any ?time|at will|freely|without|as needed|when convenient|if convenient)\b` +
 		`|\b(?:no need to|needn't|need not|never|do not|don't|dont) (?:ask|confirm|check with|wait for|prompt)\b` +
 		`|\bskip(?:ping)? (?:the )?(?:confirmation|approval|review|permission|prompt)s?\b|\bauto-?approve\b|\bauto-?accept\b`)
 	// standingNegation makes a waiver a prohibition: "do not push
@@ -109,7 +113,9 @@ var declarative = map[string]bool{"it": true, "it's": true, "its": true, "they":
 // agentSubjects and their modals: a rule addressed to the agent.
 var (
 	agentSubjects = []string{"you", "agents", "the agent", "an agent", "any agent", "the assistant", "assistants", "claude", "codex", "the model", "future sessions", "future agents"}
-	agentModals   = []string{"must", "should", "shall", "need to", "needs to", "have to", "has to", "can skip", "can bypass", "can ignore", "can disable", "can override", "can force", "can safely", "can push directly", "can commit directly", "may skip", "may bypass", "may ignore", "may disable", "may override", "to always", "to never", "will always", "will never", "always", "never", "are to", "is to", "are required", "are allowed", "are free to", "are expected"}
+	agentModals   = []string{"must", "should", "shall", "need to", "needs to", "have to", "has to", "can skip", "can bypass", "can ignore", "can disable", "can override", "can force", "can safely", "can push directly", "can commit directly", "may skip", "may bypass", "may ignore", "may disable", "may override",
+		// rules 13: a permission granted to agents ("agents may edit ci/… and push to main")
+		"may ", "can push", "can delete", "can force", "can deploy", "can merge", "can edit", "can remove", "can drop", "can publish", "can release", "can rewrite", "can commit", "to always", "to never", "will always", "will never", "always", "never", "are to", "is to", "are required", "are allowed", "are free to", "are expected"}
 	selfSubjects  = []string{"we", "i"}
 	selfModals    = []string{"must", "should", "need to", "have to", "always", "never", "will always", "will never", "are to"}
 	fillers       = []string{"please ", "also ", "so ", "then ", "and ", "but ", "note ", "rule ", "important ", "reminder ", "tip ", "ok ", "okay ", "just ", "and then ", "policy "}
