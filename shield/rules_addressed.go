@@ -242,7 +242,7 @@ func addressedRest(text string, i int) string {
 // are for.
 var (
 	agentOrder  = mustRx(`(?i)\b(?:ai |coding |llm |autonomous )?(?:agents?|assistants?|models?|llms?)\s+(?:must|should|shall|need to|needs to|have to|has to|are (?:required|expected|asked|instructed) to)\b`)
-	secretGiven = mustRx(`(?i)\b(?:include|attach|paste|send|post|upload|copy|print|cat|share|echo|dump|add)\b[^.\n]{0,60}?(?:\.env(?:\.local)?(?:$|[\s"'`+"`"+`),;])|id_rsa|id_ed25519|\.ssh/|credentials|\.npmrc|\.pypirc|\.netrc|secrets?\b|tokens?\b|api[_ -]?keys?|private keys?|passwords?)`)
+	secretGiven = mustRx(`(?i)\b(?:include|attach|paste|send|post|upload|copy|print|cat|share|echo|dump|add)\b[^.\n]{0,60}?(?:\.env(?:\.local)?(?:$|[\s"'` + "`" + `),;])|id_rsa|id_ed25519|\.ssh/|credentials|\.npmrc|\.pypirc|\.netrc|secrets?\b|tokens?\b|api[_ -]?keys?|private keys?|passwords?)`)
 )
 
 // harmfulAgentOrder returns the order, or "".

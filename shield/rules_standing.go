@@ -116,9 +116,9 @@ var (
 	agentModals   = []string{"must", "should", "shall", "need to", "needs to", "have to", "has to", "can skip", "can bypass", "can ignore", "can disable", "can override", "can force", "can safely", "can push directly", "can commit directly", "may skip", "may bypass", "may ignore", "may disable", "may override",
 		// rules 13: a permission granted to agents ("agents may edit ci/… and push to main")
 		"may ", "can push", "can delete", "can force", "can deploy", "can merge", "can edit", "can remove", "can drop", "can publish", "can release", "can rewrite", "can commit", "to always", "to never", "will always", "will never", "always", "never", "are to", "is to", "are required", "are allowed", "are free to", "are expected"}
-	selfSubjects  = []string{"we", "i"}
-	selfModals    = []string{"must", "should", "need to", "have to", "always", "never", "will always", "will never", "are to"}
-	fillers       = []string{"please ", "also ", "so ", "then ", "and ", "but ", "note ", "rule ", "important ", "reminder ", "tip ", "ok ", "okay ", "just ", "and then ", "policy "}
+	selfSubjects = []string{"we", "i"}
+	selfModals   = []string{"must", "should", "need to", "have to", "always", "never", "will always", "will never", "are to"}
+	fillers      = []string{"please ", "also ", "so ", "then ", "and ", "but ", "note ", "rule ", "important ", "reminder ", "tip ", "ok ", "okay ", "just ", "and then ", "policy "}
 )
 
 // standingRule returns the clause of text (normalized) that states a
