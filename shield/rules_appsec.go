@@ -90,6 +90,20 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 				old += r.Body + "\n"
 			}
 		}
+		if old != "" { // rules 13: access widened, in any file kind
+			plus, minus := diffLines(t.Body, old)
+			why := scopeWidened(p, plus, minus)
+			if why == "" {
+				why = expiryLengthened(plus, minus)
+			}
+			if why == "" {
+				why = recipientAdded(p, plus, minus)
+			}
+			if why != "" {
+				j.escalate("appsec:control-weakened", "the change to %s widens access: %s", s.relPath(p), why)
+				return
+			}
+		}
 		if base := path.Base(p); composeFile(base) || dockerfile(base) {
 			// runs-later:container-build judges what they run; here
 			// only the settings they weaken (rules 10)
