@@ -20,7 +20,7 @@ func (s *Shield) learned(a *Action, f *Facts) (Verdict, bool) {
 		return Verdict{}, false
 	}
 	m := score.Default()
-	p, top := m.Score(s.features(a, f), 5)
+	p, top := m.ScoreInput(s.scoreInput(a, f), 5)
 	if p < m.Threshold {
 		return Verdict{}, false
 	}
@@ -36,12 +36,12 @@ func (s *Shield) learned(a *Action, f *Facts) (Verdict, bool) {
 // Evaluate computes them: for `opx shield eval --features` and training.
 func (s *Shield) Features(a Action) []string {
 	f := s.facts(&a)
-	return s.features(&a, &f)
+	return score.Features(s.scoreInput(&a, &f))
 }
 
-// features fills the scorer's Input from the facts, texts normalized as
+// scoreInput fills the scorer's Input from the facts, texts normalized as
 // the rules read them, paths relative to the workspace ("~/…" the home).
-func (s *Shield) features(a *Action, f *Facts) []string {
+func (s *Shield) scoreInput(a *Action, f *Facts) score.Input {
 	f, _ = normalizedFacts(f)
 	in := score.Input{Tool: a.Tool}
 	removed := map[string]string{}
@@ -88,7 +88,7 @@ func (s *Shield) features(a *Action, f *Facts) []string {
 	for _, x := range f.Execs {
 		in.Execs = append(in.Execs, x.Runner)
 	}
-	return score.Features(in)
+	return in
 }
 
 // relative is p as the scorer reads paths: relative to the workspace,

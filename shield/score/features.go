@@ -75,7 +75,18 @@ func (fs featureSet) add(f string) {
 
 // Features returns in's features, sorted, without duplicates.
 func Features(in Input) []string {
-	fs := featureSet{}
+	fs := extract(in)
+	out := make([]string, 0, len(fs))
+	for f := range fs {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// extract collects in's features.
+func extract(in Input) featureSet {
+	fs := make(featureSet, 128)
 	fs.add("tool:" + in.Tool)
 	for i, c := range in.Changes {
 		if i == maxPaths {
@@ -123,12 +134,7 @@ func Features(in Input) []string {
 	for _, e := range in.Execs {
 		fs.add("exec:" + path.Base(e))
 	}
-	out := make([]string, 0, len(fs))
-	for f := range fs {
-		out = append(out, f)
-	}
-	sort.Strings(out)
-	return out
+	return fs
 }
 
 // textPrefix names a text's source in its features.
@@ -152,7 +158,7 @@ func changeFeatures(fs featureSet, c Change) {
 	fs.add("kind:" + kind)
 	added, removed := clipText(c.Added), clipText(c.Removed)
 	aw, rw := words(added), words(removed)
-	inRemoved := make(map[string]bool, len(rw))
+	inRemoved := make(map[string]bool, len(rw)+1)
 	for _, w := range rw {
 		inRemoved[w] = true
 	}
@@ -172,7 +178,7 @@ func changeFeatures(fs featureSet, c Change) {
 		fs.add("change:edit")
 		if strings.TrimSpace(added) == "" {
 			fs.add("change:removes-only")
-		} else if commentsOut(added, removed) {
+		} else if strings.ContainsAny(added, "#/-;<") && commentsOut(added, removed) {
 			fs.add("change:comments-out")
 		}
 		if len(aw) < len(rw)/2 {
@@ -477,7 +483,7 @@ func FileKind(p string) string {
 // collect them in sets).
 func words(text string) []string {
 	text = clipText(text)
-	var out []string
+	out := make([]string, 0, len(text)/6+1)
 	emit := func(w string) {
 		if len(w) < 2 || len(w) > 30 || len(out) >= 4096 {
 			return

@@ -26,6 +26,22 @@ type Contribution struct {
 	Weight  float64
 }
 
+// ScoreInput is Score of in's features, without listing them.
+func (m *Model) ScoreInput(in Input, top int) (float64, []Contribution) {
+	fs := extract(in)
+	z := m.Bias
+	var cs []Contribution
+	for f := range fs {
+		if w, ok := m.Weights[f]; ok {
+			z += w
+			if w > 0 {
+				cs = append(cs, Contribution{f, w})
+			}
+		}
+	}
+	return sigmoid(z), topOf(cs, top)
+}
+
 // Score returns the probability the model gives that features are an
 // attack's, and the features that raised it most (at most top, heaviest
 // first).
@@ -40,6 +56,11 @@ func (m *Model) Score(features []string, top int) (float64, []Contribution) {
 			}
 		}
 	}
+	return sigmoid(z), topOf(cs, top)
+}
+
+// topOf is cs heaviest first (ties by name), at most top.
+func topOf(cs []Contribution, top int) []Contribution {
 	sort.Slice(cs, func(i, j int) bool {
 		if cs[i].Weight != cs[j].Weight {
 			return cs[i].Weight > cs[j].Weight
@@ -49,7 +70,7 @@ func (m *Model) Score(features []string, top int) (float64, []Contribution) {
 	if len(cs) > top {
 		cs = cs[:top]
 	}
-	return sigmoid(z), cs
+	return cs
 }
 
 func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
