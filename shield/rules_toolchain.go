@@ -92,6 +92,9 @@ func (s *Shield) ToolchainKeys(line, cwd string) []string {
 		if k := ToolchainKey(&f.Runs[i]); k != "" && !containsStr(out, k) && !toolchainExcluded(k) {
 			out = append(out, k)
 		}
+		if k := inlinePackageWork(&f.Runs[i]); k != "" && !containsStr(out, k) {
+			out = append(out, k) // rules 13: julia -e 'using Pkg; Pkg.test()'
+		}
 		if pkg, _, _, ok := runnerPackage(&f.Runs[i]); ok && !containsStr(out, pkg) {
 			out = append(out, pkg)
 		}
@@ -770,6 +773,9 @@ func workspaceToolchain(a *Action, run *Run) bool {
 	}
 	if declaredRunner(a, run) {
 		return true
+	}
+	if k := inlinePackageWork(run); k != "" {
+		return declaredBy(a, k) != ""
 	}
 	key := ToolchainKey(run)
 	if key == "" || declaredBy(a, key) == "" {

@@ -124,6 +124,10 @@ var toolchainByFile = map[string][]string{
 	"*.cabal":                      {"cabal"},
 	"*.opam":                       {"opam", "dune"},
 	"*.ipynb":                      {"jupyter", "jupyter-lab", "jupyter-notebook"},
+	"Project.toml":                 {"julia"},
+	"JuliaProject.toml":            {"julia"},
+	"renv.lock":                    {"Rscript", "R"},
+	"DESCRIPTION":                  {"Rscript", "R"},
 	"pyproject.toml":               nil, // [tool.X] sections (below)
 	".tool-versions":               nil, // first column (below)
 	"mise.toml":                    nil,
