@@ -494,12 +494,23 @@ func (p *prefilter) mayAll(s string) bool {
 		if !p.first[c] {
 			continue
 		}
+		found := false
 		for _, k := range p.byIx[lowerASCII(c)] {
 			if seen[k/64]&(1<<(k%64)) == 0 && hasPrefixFold(s[i:], p.lits[k]) {
 				seen[k/64] |= 1 << (k % 64)
+				found = true
 			}
 		}
+		if found && p.satisfied(&seen) {
+			return true // the rest of s is not needed
+		}
 	}
+	return false
+}
+
+// satisfied reports whether the literals seen hold one of each set of an
+// alternative.
+func (p *prefilter) satisfied(seen *[maxConjunctive / 64]uint64) bool {
 	for _, sets := range p.alts {
 		all := true
 		for _, set := range sets {

@@ -72,13 +72,13 @@ func (s *Shield) writtenObfuscation(_ *Action, f *Facts, j *judgement) {
 // obfuscated says what an encoded literal in text decodes to, or "".
 func obfuscated(text string) string {
 	n := 0
-	for _, m := range b64Lit.FindAllStringSubmatch(text, maxLiterals) {
+	for _, m := range quotedRuns(text, maxLiterals, b64Char, 16, false) { // b64Lit
 		n++
 		if why := judgeDecoded("base64", decodeB64(m[1])); why != "" {
 			return why
 		}
 	}
-	for _, m := range hexLit.FindAllStringSubmatch(text, maxLiterals-n) {
+	for _, m := range quotedRuns(text, maxLiterals-n, hexChar, 16, true) { // hexLit
 		n++
 		b, err := hex.DecodeString(clip(m[1], maxLiteralBytes))
 		if err == nil {
@@ -109,6 +109,57 @@ func obfuscated(text string) string {
 		}
 	}
 	return ""
+}
+
+// quotedRuns is b64Lit's or hexLit's FindAllStringSubmatch(text, n),
+// read by a scanner (both ran over every written text): a quote (", '
+// or `), a run of at least min characters of the class (for hex, an
+// even count), base64's up to two "=", and a quote; leftmost first, not
+// overlapping. Each expression has one way to match at a quote (the run
+// is the longest, and what follows it is a quote or nothing matches), so
+// the scan gives the same matches (TestQuotedRuns).
+func quotedRuns(text string, n int, class func(byte) bool, minRun int, even bool) [][]string {
+	if n == 0 {
+		return nil
+	}
+	var out [][]string
+	for i := 0; i < len(text); i++ {
+		if !quoteChar(text[i]) {
+			continue
+		}
+		j := i + 1
+		for j < len(text) && class(text[j]) {
+			j++
+		}
+		run := j - i - 1
+		if run < minRun || even && run%2 != 0 {
+			continue
+		}
+		if !even {
+			for e := 0; e < 2 && j < len(text) && text[j] == '='; e++ {
+				j++
+			}
+		}
+		if j >= len(text) || !quoteChar(text[j]) {
+			continue
+		}
+		out = append(out, []string{text[i : j+1], text[i+1 : j]})
+		if len(out) == n {
+			break
+		}
+		i = j // the next match begins after this one's closing quote
+	}
+	return out
+}
+
+func quoteChar(c byte) bool { return c == '"' || c == '\'' || c == '`' }
+
+func b64Char(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-'
+}
+
+func hexChar(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // decodeB64 decodes a base64 literal (standard or URL alphabet, padded or
