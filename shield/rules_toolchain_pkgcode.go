@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -20,14 +19,14 @@ import (
 // before.
 
 // pkgCodeStatement is one statement of package-manager work.
-var pkgCodeStatement = regexp.MustCompile(`^(?:using Pkg|import Pkg|` +
+var pkgCodeStatement = mustRx(`^(?:using Pkg|import Pkg|` +
 	`Pkg\.(?:status|st|test|resolve|instantiate|update|up|precompile|build|gc|add|rm|pin|free|activate|develop)\((?P<a>[^()]*)\)|` +
 	`(?:renv|pak|testthat|devtools|usethis)::(?:status|restore|snapshot|test_dir|test_file|test_local|test|check|document|load_all|install|pkg_install|hydrate|init|dependencies|diagnostics|lockfile_validate|activate|update)\((?P<b>[^()]*)\))$`)
 
 // pkgCodeArg is what an argument may hold: names, quoted words and
 // relative paths, numbers, booleans, = and commas; no URL, @, $ or
 // backquote.
-var pkgCodeArg = regexp.MustCompile(`^[\w\s"'.,=:+/-]*$`)
+var pkgCodeArg = mustRx(`^[\w\s"'.,=:+/-]*$`)
 
 // workspacePaths reports whether the paths args quote stay in the
 // workspace: relative, without "..".
