@@ -29,14 +29,21 @@ type Contribution struct {
 // ScoreInput is Score of in's features, without listing them.
 func (m *Model) ScoreInput(in Input, top int) (float64, []Contribution) {
 	fs := extract(in)
-	z := m.Bias
-	var cs []Contribution
+	var ws []Contribution
 	for f := range fs {
 		if w, ok := m.Weights[f]; ok {
-			z += w
-			if w > 0 {
-				cs = append(cs, Contribution{f, w})
-			}
+			ws = append(ws, Contribution{f, w})
+		}
+	}
+	// Summed in the features' order, as Score sums them: the same bits
+	// whatever order the set gives (a replay re-derives the verdict).
+	sort.Slice(ws, func(i, j int) bool { return ws[i].Feature < ws[j].Feature })
+	z := m.Bias
+	var cs []Contribution
+	for _, c := range ws {
+		z += c.Weight
+		if c.Weight > 0 {
+			cs = append(cs, c)
 		}
 	}
 	return sigmoid(z), topOf(cs, top)

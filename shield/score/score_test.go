@@ -176,3 +176,17 @@ func BenchmarkFeatures_Edit(b *testing.B) {
 		m.Score(Features(in), 5)
 	}
 }
+
+// ScoreInput gives Score's answer to the bit, however the feature set
+// iterates.
+func TestScoreInput_SameAsScore(t *testing.T) {
+	m := Default()
+	in := Input{Tool: "edit_file", Changes: []Change{{Path: "src/api/routes.nim", Removed: "  if not user.isAdmin: resp Http403, \"forbidden\"", Added: "  discard"}}}
+	want, wtop := m.Score(Features(in), 5)
+	for i := 0; i < 50; i++ {
+		got, top := m.ScoreInput(in, 5)
+		if got != want || !reflect.DeepEqual(top, wtop) {
+			t.Fatalf("ScoreInput %v %v, Score %v %v", got, top, want, wtop)
+		}
+	}
+}
