@@ -103,6 +103,10 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 				j.escalate("appsec:control-weakened", "the change to %s widens access: %s", s.relPath(p), why)
 				return
 			}
+			if why := writtenFlags(p, plus, minus); why != "" {
+				j.escalate("supply-chain:source", "the change to %s weakens how a written command fetches code: %s", s.relPath(p), why)
+				return
+			}
 		}
 		if base := path.Base(p); composeFile(base) || dockerfile(base) {
 			// runs-later:container-build judges what they run; here

@@ -1,0 +1,36 @@
+package shield
+
+import (
+	"context"
+	"testing"
+)
+
+// Rules 13: flags written into files — a verification turned off added to
+// a written command, a lockfile's hold taken from an install it keeps.
+func TestRules13_WrittenFlags(t *testing.T) {
+	s := testShield()
+	edit := func(p, old, new string) Action {
+		return Action{Tool: "edit_file", Facts: Facts{Writes: []Ref{{Path: "/ws/" + p}},
+			Texts: []Text{{Source: "content:/ws/" + p, Body: new}}, Removed: []Text{{Source: "content:/ws/" + p, Body: old}}}}
+	}
+	const src, none = "supply-chain:source", "heuristics:none"
+	for _, c := range []struct{ name, p, old, new, want string }{
+		{"cosign's transparency log off in a CI include", "ci/deploy.yml", "    - cosign sign-blob --yes --bundle s.bundle f", "    - cosign sign-blob --yes --tlog-upload=false --bundle s.bundle f", src},
+		{"checksums off in an Earthfile", "Earthfile", "    RUN opam install . --deps-only -y", "    RUN opam install . --deps-only --no-checksums -y", src},
+		{"--locked taken from an Earthfile install", "Earthfile", "    RUN opam install . --deps-only --locked -y", "    RUN opam install . --deps-only -y", src},
+		{"--require-hashes taken in a Makefile", "Makefile", "\tpip install --require-hashes -r requirements.txt", "\tpip install -r requirements.txt", src},
+		{"npm ci made npm install in a script", "scripts/bootstrap.sh", "cd web && npm ci", "cd web && npm install", src},
+		{"--locked added", "Earthfile", "    RUN opam install . --deps-only -y", "    RUN opam install . --deps-only --locked -y", none},
+		{"the line changed beyond the flag", "Earthfile", "    RUN opam install . --deps-only --locked -y", "    RUN opam install ./tools --deps-only -y --with-test", none},
+		{"prose quoting the flag", "docs/install.md", "Run `opam install . --locked`.", "Run `opam install .` (add `--no-checksums` only offline).", none},
+	} {
+		vs := s.Evaluate(context.Background(), edit(c.p, c.old, c.new))
+		v := vs[len(vs)-1]
+		if v.Rule == "learned:risk" {
+			v = vs[len(vs)-2]
+		}
+		if v.Rule != c.want {
+			t.Errorf("%s: got %s %s (%s), want %s", c.name, v.Decision, v.Rule, v.Reason, c.want)
+		}
+	}
+}
