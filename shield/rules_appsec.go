@@ -140,6 +140,10 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
 			return
 		}
+		if why := unsafeEdit(plus, minus); why != "" { // rules 13
+			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+			return
+		}
 		if why := taintedSink(plus, minus, old); why != "" {
 			j.escalate("appsec:control-weakened", "the change to %s opens a hole: %s", s.relPath(p), why)
 			return
