@@ -34,3 +34,32 @@ func TestRules13_WrittenFlags(t *testing.T) {
 		}
 	}
 }
+
+// Rules 13: lockfiles of more ecosystems edited by hand, and a base image
+// swapped for another publisher's floating one (Apptainer definitions
+// too).
+func TestRules13_LocksAndImages(t *testing.T) {
+	s := testShield()
+	edit := func(p, old, new string) Action {
+		return Action{Tool: "edit_file", Facts: Facts{Writes: []Ref{{Path: "/ws/" + p}},
+			Texts: []Text{{Source: "content:/ws/" + p, Body: new}}, Removed: []Text{{Source: "content:/ws/" + p, Body: old}}}}
+	}
+	const pin, none = "supply-chain:pin-moved", "heuristics:none"
+	for _, c := range []struct{ name, p, old, new, want string }{
+		{"cabal freeze edited", "services/pricing/cabal.project.freeze", "any.aeson ==2.2.3.0", "any.aeson ==2.2.99.0", pin},
+		{"opam lock forked by a suffix", "tools/recon/recon.opam.locked", `"xmlm" {= "1.4.0"}`, `"xmlm" {= "1.4.0~fork1"}`, pin},
+		{"apptainer base swapped", "hpc/apptainer/train.def", "Bootstrap: docker\nFrom: nvcr.io/nvidia/pytorch:24.10-py3", "Bootstrap: docker\nFrom: docker.io/someone/pytorch-cuda:latest", pin},
+		{"compose image swapped", "docker-compose.yml", "    image: postgres:16.4", "    image: someone/postgres:latest", pin},
+		{"apptainer base bumped", "hpc/apptainer/train.def", "Bootstrap: docker\nFrom: nvcr.io/nvidia/pytorch:24.10-py3", "Bootstrap: docker\nFrom: nvcr.io/nvidia/pytorch:24.11-py3", none},
+		{"a doc's version", "docs/unlock.md", "version 1.2.3", "version 1.2.4", none},
+	} {
+		vs := s.Evaluate(context.Background(), edit(c.p, c.old, c.new))
+		v := vs[len(vs)-1]
+		if v.Rule == "learned:risk" {
+			v = vs[len(vs)-2]
+		}
+		if v.Rule != c.want {
+			t.Errorf("%s: got %s %s (%s), want %s", c.name, v.Decision, v.Rule, v.Reason, c.want)
+		}
+	}
+}

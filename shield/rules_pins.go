@@ -22,14 +22,14 @@ import (
 
 var (
 	// uses: owner/repo@ref, image: ref, FROM ref
-	refLine = mustRx(`(?:\buses:\s*|\bimage:\s*|^FROM\s+(?:--platform=\S+\s+)?)["']?([A-Za-z0-9][\w./-]{0,200})(?:@(sha256:[0-9a-f]{64}|[0-9a-f]{40})|:([\w.-]{1,128})(?:@(sha256:[0-9a-f]{64}))?|@([\w./-]{1,128}))?["']?`)
+	refLine = mustRx(`(?:\buses:\s*|\bimage:\s*|^FROM\s+(?:--platform=\S+\s+)?|^From:\s*)["']?([A-Za-z0-9][\w./-]{0,200})(?:@(sha256:[0-9a-f]{64}|[0-9a-f]{40})|:([\w.-]{1,128})(?:@(sha256:[0-9a-f]{64}))?|@([\w./-]{1,128}))?["']?`)
 	// a lockfile by base name
 	lockNames = map[string]bool{"Gemfile.lock": true, "package-lock.json": true, "npm-shrinkwrap.json": true, "yarn.lock": true,
 		"pnpm-lock.yaml": true, "poetry.lock": true, "Pipfile.lock": true, "uv.lock": true, "pdm.lock": true, "Cargo.lock": true,
 		"composer.lock": true, "Podfile.lock": true, "pubspec.lock": true, "go.sum": true, "packages.lock.json": true,
 		"gradle.lockfile": true, "mix.lock": true, "Package.resolved": true, "bun.lock": true, "flake.lock": true,
 		"conan.lock": true, "Manifest.toml": true, "renv.lock": true, "Chart.lock": true, ".terraform.lock.hcl": true}
-	lockVersion = mustRx(`\d+\.\d+(?:\.\d+)*(?:[-.+][\w.]+)?`)
+	lockVersion = mustRx(`\d+\.\d+(?:\.\d+)*(?:[-.+~][\w.]+)?`)
 	// files whose whole purpose is a protection
 	protectionFile = mustRx(`(?i)rack_?attack|rate_?limit|throttl|limiter|firewall|\bwaf\b|content_?security|\bcsp\b|secure_?headers|security_?headers|helmet|audit_?log|audit_?trail|auditing|network_security_config|filter_parameter_logging|brute_?force|fail2ban|jail\.local|apparmor|seccomp`)
 )
@@ -43,7 +43,8 @@ func refsIn(lines []string) []ref {
 		if len(out) >= 64 {
 			break
 		}
-		if !strings.Contains(l, "uses:") && !strings.Contains(l, "image:") && !strings.HasPrefix(l, "FROM") {
+		// (From: is an Apptainer/Singularity definition's base image; rules 13)
+		if !strings.Contains(l, "uses:") && !strings.Contains(l, "image:") && !strings.HasPrefix(l, "FROM") && !strings.HasPrefix(l, "From:") {
 			continue
 		}
 		m := refLine.FindStringSubmatch(l)
@@ -78,6 +79,17 @@ func pinMoved(plus, minus []string) string {
 	now := refsIn(plus)
 	for _, o := range was {
 		if o.pin == "" {
+			// rules 13: a fixed tag replaced by another publisher's
+			// floating one (nvcr.io/nvidia/pytorch:24.10-py3 ->
+			// docker.io/someone/pytorch-cuda:latest)
+			if o.tag == "" || o.tag == "latest" || len(was) != len(now) {
+				continue
+			}
+			for _, n := range now {
+				if n.pin == "" && (n.tag == "" || n.tag == "latest") && refOwner(n.name) != refOwner(o.name) {
+					return "replaces " + o.name + ":" + o.tag + " with " + n.name + ":" + orLatest(n.tag) + ", another publisher's image at a tag that moves"
+				}
+			}
 			continue
 		}
 		for _, n := range now {
@@ -102,10 +114,25 @@ func orLatest(tag string) string {
 	return tag
 }
 
+// lockName reports whether base names a lockfile: a known one, or by
+// the conventions lockfiles of other ecosystems follow (rules 13:
+// cabal.project.freeze, x.opam.locked, *-lock.json, *.lockfile, *.lock).
+func lockName(base string) bool {
+	if lockNames[base] {
+		return true
+	}
+	for _, suf := range []string{".freeze", ".locked", "-lock.json", "-lock.yaml", ".lockfile", ".lock"} {
+		if strings.HasSuffix(base, suf) && len(base) > len(suf) {
+			return true
+		}
+	}
+	return false
+}
+
 // lockHandEdited returns why an edit of a lockfile changes a version by
 // hand, or "".
 func lockHandEdited(base string, plus, minus []string) string {
-	if !lockNames[base] || len(plus) == 0 || len(minus) == 0 || len(plus) > 8 {
+	if !lockName(base) || len(plus) == 0 || len(minus) == 0 || len(plus) > 8 {
 		return ""
 	}
 	for _, a := range plus {
