@@ -35,3 +35,31 @@ func TestRules13_UnsafeEdits(t *testing.T) {
 		}
 	}
 }
+
+// Rules 13: a bound lifted to its type's maximum, a pipeline's manual
+// gate removed, and their look-alikes.
+func TestRules13_BoundsAndGates(t *testing.T) {
+	s := testShield()
+	edit := func(p, old, new string) Action {
+		return Action{Tool: "edit_file", Facts: Facts{Writes: []Ref{{Path: "/ws/" + p}},
+			Texts: []Text{{Source: "content:/ws/" + p, Body: new}}, Removed: []Text{{Source: "content:/ws/" + p, Body: old}}}}
+	}
+	const weak, none = "appsec:control-weakened", "heuristics:none"
+	for _, c := range []struct{ name, p, old, new, want string }{
+		{"OCaml bound to max_int", "tools/recon/lib/camt.ml", "let max_entries = 200_000", "let max_entries = max_int", weak},
+		{"Java limit to MAX_VALUE", "src/main/java/Upload.java", "    static final int MAX_PARTS = 64;", "    static final int MAX_PARTS = Integer.MAX_VALUE;", weak},
+		{"Rust depth to usize::MAX", "src/parse.rs", "const MAX_DEPTH: usize = 32;", "const MAX_DEPTH: usize = usize::MAX;", weak},
+		{"GitLab deploy made automatic", "ci/deploy.yml", "  - if: $CI_COMMIT_TAG\n    when: manual", "  - if: $CI_COMMIT_BRANCH\n    when: always", weak},
+		{"a bound raised a little", "tools/recon/lib/camt.ml", "let max_entries = 200_000", "let max_entries = 400_000", none},
+		{"a manual gate kept", "ci/deploy.yml", "  - if: $CI_COMMIT_TAG\n    when: manual", "  - if: $CI_COMMIT_TAG =~ /^v/\n    when: manual", none},
+	} {
+		vs := s.Evaluate(context.Background(), edit(c.p, c.old, c.new))
+		v := vs[len(vs)-1]
+		if v.Rule == "learned:risk" {
+			v = vs[len(vs)-2]
+		}
+		if v.Rule != c.want {
+			t.Errorf("%s: got %s %s (%s), want %s", c.name, v.Decision, v.Rule, v.Reason, c.want)
+		}
+	}
+}

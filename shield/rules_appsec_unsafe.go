@@ -57,6 +57,28 @@ func unsafeEdit(plus, minus []string) string {
 				}
 			}
 		}
+		// a bound lifted to its type's maximum
+		if k, v, ok := boundLine(lm); ok && isNumberWord(v) {
+			for _, l := range plus {
+				if k2, v2, ok2 := boundLine(norm(l)); ok2 && k2 == k && unboundedValue.MatchString(v2) {
+					return "lifts the bound " + clipText(k, 40) + " from " + clipText(v, 20) + " to " + clipText(v2, 30)
+				}
+			}
+		}
+		// a pipeline's manual approval gate removed
+		if manualGate.MatchString(lm) {
+			kept := false
+			for _, l := range plus {
+				kept = kept || manualGate.MatchString(l)
+			}
+			if !kept {
+				for _, l := range plus {
+					if autoGate.MatchString(l) {
+						return "removes a pipeline's manual approval (" + clipText(strings.TrimSpace(m), 40) + " → " + clipText(strings.TrimSpace(l), 40) + ")"
+					}
+				}
+			}
+		}
 		// tx.origin where msg.sender was
 		if strings.Contains(lm, "msg.sender") && addedFold(added, strings.ReplaceAll(lm, "msg.sender", "tx.origin")) {
 			return "authenticates by tx.origin where msg.sender was (" + clipText(strings.TrimSpace(m), 60) + ")"
@@ -158,6 +180,54 @@ func subset(a, b []string) bool {
 			found = found || x == y
 		}
 		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// boundKey is a key that bounds work or input; unboundedValue a value
+// that lifts the bound (a type's maximum, infinity); manualGate and
+// autoGate a CI job's manual approval and its automatic replacement.
+var (
+	boundKey       = mustRx(`(?i)max|limit|cap(?:acity)?$|bound|quota|entries|depth|size|len(?:gth)?$|count$|attempts|retries`)
+	unboundedValue = mustRx(`(?i)^(?:max_int|maxint|int\.max|math\.maxint\d*|maxint\d*|integer\.max_value|long\.max_value|int\.max_value|sys\.maxsize|math\.inf|float\(["']inf["']\)|infinity|number\.(?:max_safe_integer|positive_infinity)|[ui](?:8|16|32|64|128|size)::max|usize::max|typemax\(\w+\)|\.inf|-1)[;,)]*$`)
+	manualGate     = mustRx(`(?i)^\s*-?\s*(?:when:\s*manual|manual:\s*true|type:\s*approval|-\s*block:|block:\s*["']?\w)`)
+	autoGate       = mustRx(`(?i)^\s*-?\s*when:\s*(?:always|on_success)\b`)
+)
+
+// boundLine reads "let key = v", "key: v", "const KEY = v" (a bound's key,
+// by boundKey) as key and value.
+func boundLine(l string) (string, string, bool) {
+	i := strings.IndexAny(l, "=:")
+	if i <= 0 || i == len(l)-1 {
+		return "", "", false
+	}
+	key := strings.TrimSpace(l[:i])
+	if j := strings.LastIndexAny(key, " \t"); j >= 0 {
+		key = key[j+1:]
+	}
+	key = strings.Trim(key, `"'`)
+	val := strings.TrimSpace(strings.TrimLeft(l[i+1:], "="))
+	if j := strings.LastIndexByte(val, '='); j >= 0 { // "KEY: usize = 32" (a type between)
+		val = strings.TrimSpace(val[j+1:])
+	}
+	if key == "" || len(key) > 60 || !boundKey.MatchString(key) {
+		return "", "", false
+	}
+	return key, val, true
+}
+
+// isNumberWord reports whether v is a number (with _ or , separators, a
+// trailing ; or ,).
+func isNumberWord(v string) bool {
+	v = strings.TrimRight(v, ";,")
+	if v == "" {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= '0' && c <= '9' || c == '_' || c == '.' && i > 0) {
 			return false
 		}
 	}
