@@ -176,7 +176,19 @@ package shield
 //	   a logistic model over its features (words in and out, security
 //	   concepts, settings flipped, numbers moved, shapes, the file's kind),
 //	   trained on the spent corpora, scores it 0.5 or more; printf's \u
-//	   and \U escapes decoded as bash does.
+//	   and \U escapes decoded as bash does. After holdout11's measure, by
+//	   mechanism: application code in every language read for weakened
+//	   controls and SQL built by each language's interpolation; access
+//	   widened (broader grants, credential lifetimes, secret recipients);
+//	   code made unsafe by small edits (safe variants, guard modifiers,
+//	   narrowed guards, bounds lifted, manual gates removed); flags that
+//	   turn verification off or lockfiles' hold away, written or run;
+//	   remote code in more shapes (a download and a shell in one
+//	   statement, hub data deserialized, trust_remote_code, fetch-and-run
+//	   words, installs of what the line downloaded, batch schedulers'
+//	   commands); lockfiles by convention and base images swapped;
+//	   permissions in memory and harmful orders to agents; a tool named by
+//	   its own file, package managers spoken through Julia and R.
 const RulesVersion = "13"
 
 // RecordedRules is the rules version a record names ("" before versions
