@@ -201,4 +201,4 @@ func SniffCandidate(p string) bool {
 var dependencyShape = regexp.MustCompile(`(?i)registr(?:y|ies)["']\s*:|repositor(?:y|ies)["']\s*:|` +
 	`(?:^|\s)(?:extra-|trusted-)?substituters\s*=|trusted-public-keys\s*=|(?m)^\s*\[(?:lfs|remote\s+"[^"]*"|submodule\s+"[^"]*")\]|` +
 	`(?:url-base|service_url|registry_url|index_url|git|tarball|resolved|remote|repo)["']?\s*[=:]\s*["']?(?:https?|git|ssh)://|` +
-	`(?m)^\s*["']?(?:dependencies|dev-?dependencies|requires|python_requires|lib_deps|platform_packages|remotes)["']?\s*[:=]`)
+	`(?m)^\s*["']?(?:dependencies|dev-?dependencies|requires|python_requires|lib_deps|platform_packages|remotes|dependency_overrides|overrides|resolutions)["']?\s*[:=]`)

@@ -11,6 +11,10 @@ func TestSniff_Rules12(t *testing.T) {
 		want       bool
 	}{
 		{"plugins/registry.json", `{"registries": [{"name": "main", "url": "https://plugins.acme.io"}]}`, true},
+		// rules 13: override tables (Dart's pubspec_overrides.yaml, npm's overrides, yarn's resolutions)
+		{"app/pubspec_overrides.yaml", "dependency_overrides:\n  http:\n    git:\n      url: https://github.com/someone/http\n", true},
+		{"web/package-overrides.json", "{\n  \"overrides\": {\"lodash\": \"4.17.21\"}\n}", true},
+		{"app/settings.yaml", "theme: dark\noverride_colors: false\n", false},
 		{"app/Packages/manifest.json", "{\n  \"scopedRegistries\": [\n  ]\n}", true},
 		{"deploy/components.yml", "components:\n  - name: auth\n    git: https://git.acme.io/auth.git\n", true},
 		{"tools/deps.toml", "[remotes]\nmain = 1\nremote = \"https://mirror.acme.io\"\n", true},
