@@ -115,6 +115,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).taintedEgress,
 		(*Shield).writtenSink,
 		(*Shield).writtenRemote,
+		(*Shield).writtenTracker,
 		(*Shield).appBackdoor,
 		(*Shield).fetchThenRun,
 		(*Shield).pinsAndLocks,

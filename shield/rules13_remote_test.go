@@ -88,3 +88,28 @@ func TestRules13_AppsecMoreLanguages(t *testing.T) {
 		}
 	}
 }
+
+// Rules 13: data handed to an experiment tracker or error reporter.
+func TestRules13_TrackerData(t *testing.T) {
+	s := testShield()
+	edit := func(p, old, new string) Action {
+		return Action{Tool: "edit_file", Facts: Facts{Writes: []Ref{{Path: "/ws/" + p}},
+			Texts: []Text{{Source: "content:/ws/" + p, Body: new}}, Removed: []Text{{Source: "content:/ws/" + p, Body: old}}}}
+	}
+	for _, c := range []struct{ name, old, new, want string }{
+		{"raw transactions logged as an artifact", "    save_file(model, out)", "    save_file(model, out)\n    mlflow.log_artifact(\"data/raw/transactions.parquet\")", "exfiltration:written-code"},
+		{"a glob of raw CSVs saved to W&B", "    g = load(features)", "    g = load(features)\n    wandb.save(\"../r/data-raw/*.csv\", policy=\"now\")", "exfiltration:written-code"},
+		{"the .env attached to Sentry", "    init()", "    init()\n    sentry_sdk.add_attachment(path=\".env\")", "exfiltration:written-code"},
+		{"the model logged", "    save_file(model, out)", "    save_file(model, out)\n    mlflow.log_artifact(\"outputs/model.safetensors\")", "heuristics:none"},
+		{"metrics logged", "    pass", "    wandb.log({\"loss\": loss})", "heuristics:none"},
+	} {
+		vs := s.Evaluate(context.Background(), edit("ml/src/train.py", c.old, c.new))
+		v := vs[len(vs)-1]
+		if v.Rule == "learned:risk" {
+			v = vs[len(vs)-2]
+		}
+		if v.Rule != c.want {
+			t.Errorf("%s: got %s %s (%s), want %s", c.name, v.Decision, v.Rule, v.Reason, c.want)
+		}
+	}
+}
