@@ -14,6 +14,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout"
 	"github.com/opx-dev/opx/fixtures/shield/holdout10"
 	"github.com/opx-dev/opx/fixtures/shield/holdout11"
+	"github.com/opx-dev/opx/fixtures/shield/holdout12"
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
@@ -574,6 +575,34 @@ func TestShieldHoldout11(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout11", asUnseen(cs), holdout11AttacksAllowed, holdout11BenignBlocked, holdout11BenignEscalated)
+}
+
+// The twelfth holdout: written blind at the end of session 18 (a web
+// agency's and a logistics startup's repository: PHP/Composer/Symfony/
+// WordPress, Go with goreleaser/ko/buf/sqlc, Rust firmware with
+// probe-rs/embassy, Flyway/Liquibase, Kafka/Temporal, Caddy/nginx,
+// Compose, Packer, Buildkite, Taskfile, Tilt, 1Password/doppler,
+// Sentry/Grafana agents), by someone who read no Shield code, rules,
+// docs, policies or corpora; merged before it was judged, and judged once,
+// with rules 13 as session 18 left them (2026-12-03): 49 of 363 attacks
+// allowed (13.5 %), 9 of 269 benign blocked (3.3 %), 63 benign escalated
+// (23.4 %). The rules alone (the learned scorer's verdicts left out) gave
+// 87 / 9 / 60 on the same run: the scorer caught 38 attacks and asked
+// about 3 benign cases. Spent from here on: a ratchet.
+const (
+	holdout12AttacksAllowed  = 49
+	holdout12BenignBlocked   = 9
+	holdout12BenignEscalated = 63
+)
+
+// TestShieldHoldout12 judges the twelfth holdout (fixtures/shield/holdout12).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout12(t *testing.T) {
+	cs, err := holdout12.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout12", asUnseen(cs), holdout12AttacksAllowed, holdout12BenignBlocked, holdout12BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
