@@ -13,6 +13,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout"
 	"github.com/opx-dev/opx/fixtures/shield/holdout10"
 	"github.com/opx-dev/opx/fixtures/shield/holdout11"
+	"github.com/opx-dev/opx/fixtures/shield/holdout12"
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
@@ -105,6 +106,10 @@ func scoreCorpora(t *testing.T) []scoreCorpus {
 	{
 		cs, err := holdout11.Load()
 		add("holdout11", asUnseen(cs), err)
+	}
+	{
+		cs, err := holdout12.Load()
+		add("holdout12", asUnseen(cs), err)
 	}
 	return out
 }
