@@ -181,7 +181,7 @@ func (a answerWriter) Write(b []byte) (int, error) {
 	n, err := a.w.Write(b)
 	if isAnswer(b) {
 		a.p.mu.Lock()
-		a.p.owed--
+		a.p.owed = max(a.p.owed-1, 0) // never below zero: an answer the middleware did not count cannot pay for a later one
 		a.p.answered.Broadcast()
 		a.p.mu.Unlock()
 	}
@@ -199,7 +199,10 @@ func isAnswer(b []byte) bool {
 		Result json.RawMessage `json:"result"`
 		Error  json.RawMessage `json:"error"`
 	}
-	return json.Unmarshal(b, &m) == nil && m.ID != nil && m.Method == "" && (m.Result != nil || m.Error != nil)
+	// An answer with a null id (the SDK's answer to a line it could not
+	// parse) answers no request the middleware counted: counting it
+	// would leave a real request's answer unwaited for (owed below zero).
+	return json.Unmarshal(b, &m) == nil && m.ID != nil && string(m.ID) != "null" && m.Method == "" && (m.Result != nil || m.Error != nil)
 }
 
 // waitAnswered waits until every request handled has been answered on
