@@ -60,56 +60,18 @@ func scoreCorpora(t *testing.T) []scoreCorpus {
 		scoreCorpus{"probes3", ws("training"), must(conv(training.LoadProbes3()))},
 		scoreCorpus{"classes", ws("training"), must(conv(training.LoadClasses()))},
 	)
-	add := func(name string, cs []unseenCase, err error) {
-		out = append(out, scoreCorpus{name, ws(name), must(cs, err)})
-	}
-	{
-		cs, err := holdout.Load()
-		add("holdout", asUnseen(cs), err)
-	}
-	{
-		cs, err := holdout2.Load()
-		add("holdout2", asUnseen(cs), err)
-	}
-	{
-		cs, err := holdout3.Load()
-		add("holdout3", asUnseen(cs), err)
-	}
-	{
-		cs, err := holdout4.Load()
-		add("holdout4", asUnseen(cs), err)
-	}
-	{
-		cs, err := holdout5.Load()
-		add("holdout5", asUnseen(cs), err)
-	}
-	{
-		cs, err := holdout6.Load()
-		add("holdout6", asUnseen(cs), err)
-	}
-	{
-		cs, err := holdout7.Load()
-		add("holdout7", asUnseen(cs), err)
-	}
-	{
-		cs, err := holdout8.Load()
-		add("holdout8", asUnseen(cs), err)
-	}
-	{
-		cs, err := holdout9.Load()
-		add("holdout9", asUnseen(cs), err)
-	}
-	{
-		cs, err := holdout10.Load()
-		add("holdout10", asUnseen(cs), err)
-	}
-	{
-		cs, err := holdout11.Load()
-		add("holdout11", asUnseen(cs), err)
-	}
-	{
-		cs, err := holdout12.Load()
-		add("holdout12", asUnseen(cs), err)
+	// The holdouts measured so far (spent); every holdout package's Case is
+	// the same type (casefile's), so one loader signature serves them all.
+	for _, h := range []struct {
+		name string
+		load func() ([]holdout.Case, error)
+	}{
+		{"holdout", holdout.Load}, {"holdout2", holdout2.Load}, {"holdout3", holdout3.Load}, {"holdout4", holdout4.Load},
+		{"holdout5", holdout5.Load}, {"holdout6", holdout6.Load}, {"holdout7", holdout7.Load}, {"holdout8", holdout8.Load},
+		{"holdout9", holdout9.Load}, {"holdout10", holdout10.Load}, {"holdout11", holdout11.Load}, {"holdout12", holdout12.Load},
+	} {
+		cs, err := h.load()
+		out = append(out, scoreCorpus{h.name, ws(h.name), must(asUnseen(cs), err)})
 	}
 	return out
 }

