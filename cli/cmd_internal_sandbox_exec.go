@@ -32,14 +32,10 @@ func internalSandboxExecCommand() *cli.Command {
 }
 
 func runInternalSandboxExec(c *cli.Context) error {
-	p, argv, err := sandbox.ParseCommandArgs(c.Args().Slice())
-	if err != nil {
+	if _, _, err := sandbox.ParseCommandArgs(c.Args().Slice()); err != nil {
 		return usage.Errorf(c, "%v", err)
 	}
 	// Returns only on failure; the error starts with
 	// sandbox.CommandErrorPrefix, which the executors look for.
-	if p.ReapGroup {
-		return sandbox.RunSandboxedReaping(p, argv, os.Environ())
-	}
-	return sandbox.ExecSandboxed(p, argv, os.Environ())
+	return sandbox.Launch(c.Args().Slice(), os.Environ())
 }

@@ -3,7 +3,9 @@ package sandbox
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 )
 
 // CommandPolicy is the sandbox of a process the engine starts on the
@@ -52,10 +54,59 @@ type CommandPolicy struct {
 	AllowNetwork bool
 	// ReapGroup keeps the launcher as the command's parent instead of
 	// executing it: when the launcher is told to stop (SIGTERM, SIGINT,
-	// SIGHUP: the engine's death signal for MCP servers) it kills its
-	// whole process group, the command's children included, which a
-	// parent-death signal on the command alone would leave running.
+	// SIGHUP: the engine's death signal for MCP servers), and when the
+	// command ends, it kills its whole process group, the command's
+	// children included, which a parent-death signal on the command
+	// alone would leave running. How the command ended it first writes
+	// to descriptor ReportFD when that is open (RunSandboxedReaping).
 	ReapGroup bool
+}
+
+// ReportFD is the descriptor on which a reaping launcher (ReapGroup)
+// writes how its command ended, for its parent: the write end of a pipe
+// whose read end the parent keeps (ExtraFiles[0]).
+const ReportFD = 3
+
+// Launch is the launcher's whole work (`opx internal-sandbox-exec ARGS`):
+// it parses args as ParseCommandArgs does, then runs the command as
+// RunSandboxedReaping when the policy says ReapGroup (reporting on
+// ReportFD when its parent handed that on), else as ExecSandboxed. It
+// returns only on failure; a policy error wraps ErrInvalidPolicy.
+func Launch(args []string, env []string) error {
+	p, argv, err := ParseCommandArgs(args)
+	if err != nil {
+		return err
+	}
+	if p.ReapGroup {
+		return RunSandboxedReaping(p, argv, env, inheritedReport())
+	}
+	return ExecSandboxed(p, argv, env)
+}
+
+// ParseEndReport reads what a reaping launcher wrote on ReportFD: the
+// command's exit code, or (code -1) the signal that ended it. ok is false
+// for anything else (nothing written: the launcher was killed or failed
+// before its command ended).
+func ParseEndReport(b []byte) (code int, sig syscall.Signal, ok bool) {
+	line, rest, found := strings.Cut(string(b), "\n")
+	if !found || rest != "" {
+		return 0, 0, false
+	}
+	kind, num, _ := strings.Cut(line, " ")
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 0 || n > 255 {
+		return 0, 0, false
+	}
+	switch kind {
+	case "exit":
+		return n, 0, true
+	case "signal":
+		if n == 0 || n > 64 {
+			return 0, 0, false
+		}
+		return -1, syscall.Signal(n), true
+	}
+	return 0, 0, false
 }
 
 // CommandErrorPrefix starts every error ExecSandboxed returns, so that a

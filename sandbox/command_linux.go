@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -172,14 +173,21 @@ func ExecSandboxed(p CommandPolicy, argv []string, env []string) error {
 
 // RunSandboxedReaping applies p to the calling process, starts argv
 // (as ExecSandboxed would run it) as its child in its process group, and
-// waits: a stop signal (SIGTERM, SIGINT, SIGHUP) kills the whole group,
-// itself included; the child's end ends it the same way (its exit code,
-// or the signal that killed the child raised on itself), so whoever
-// waits for the launcher sees the command's end, unless the launcher's
-// parent has died or a stop signal came meanwhile: then it kills the
-// group, which nobody else would. It returns only on a
-// failure before the child started, as ExecSandboxed.
-func RunSandboxedReaping(p CommandPolicy, argv []string, env []string) error {
+// waits. A stop signal (SIGTERM, SIGINT, SIGHUP: the engine's death
+// signal) kills the whole group, itself included. So does the command's
+// end, always, after the launcher has written how the command ended
+// ("exit N" or "signal N", a line) to report, when report is not nil:
+// the group's other members, the command's children, die with it
+// whoever is left to care. (The launcher used to leave them to its
+// parent when the parent seemed alive; but a dying engine closes its
+// files, so the server reads EOF and ends, before the kernel reparents
+// the launcher and sends it the death signal: in that window the parent
+// looked alive, nobody killed the children, and they outlived the
+// engine — TestRV16_EngineCrashOrphansServerChildren on a loaded
+// machine.) The report is how the engine still learns the command's own
+// exit status: the launcher itself dies of SIGKILL. It returns only on
+// a failure before the child started, as ExecSandboxed.
+func RunSandboxedReaping(p CommandPolicy, argv []string, env []string, report *os.File) error {
 	if len(argv) == 0 {
 		return fmt.Errorf(CommandErrorPrefix+"%w: no command", ErrInvalidPolicy)
 	}
@@ -190,8 +198,21 @@ func RunSandboxedReaping(p CommandPolicy, argv []string, env []string) error {
 	runtime.LockOSThread()
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
-	parent := os.Getppid()
-	if err := ApplyCommandPolicy(p); err != nil {
+	// The launcher lets go of the command's stdin, stdout and stderr
+	// once it has started it (replaced by /dev/null, opened now, before
+	// the policy): a server that closes its output must be read at EOF by
+	// the engine, not held open by its launcher.
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf(CommandErrorPrefix+"%w", err)
+	}
+	keep := -1
+	if report != nil {
+		keep = int(report.Fd())
+		// The command must not inherit it: it could write a false end.
+		unix.CloseOnExec(keep)
+	}
+	if err := applyCommandPolicy(p, keep, int(null.Fd())); err != nil {
 		return err
 	}
 	path, err := lookPath(argv[0], env)
@@ -203,6 +224,10 @@ func RunSandboxedReaping(p CommandPolicy, argv []string, env []string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf(CommandErrorPrefix+"exec %s: %w", path, err)
 	}
+	for fd := 0; fd <= 2; fd++ {
+		_ = unix.Dup3(int(null.Fd()), fd, 0)
+	}
+	null.Close()
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	select {
@@ -210,32 +235,21 @@ func RunSandboxedReaping(p CommandPolicy, argv []string, env []string) error {
 		killGroup()
 	case <-done:
 	}
-	// The command ended, maybe because the parent died: its death closes
-	// the command's pipes, and a server ends at the end of its input,
-	// often before this launcher has handled the death signal (both
-	// cases of the select above are then ready, and one is taken at
-	// random). Nobody is left then to kill the rest of the group, the
-	// command's children: kill it here, as for a stop signal.
-	select {
-	case <-stop:
-		killGroup()
-	default:
+	if report != nil {
+		_, _ = report.WriteString(EndReport(cmd.ProcessState))
 	}
-	if os.Getppid() != parent {
-		killGroup()
+	killGroup()
+	return nil // not reached
+}
+
+// EndReport is the line RunSandboxedReaping writes when its command has
+// ended: "exit N" or "signal N".
+func EndReport(st *os.ProcessState) string {
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		return "signal " + strconv.Itoa(int(ws.Signal())) + "\n"
 	}
-	// The parent lives: end the same way as the command, so that it
-	// (the engine, which then kills what is left of the group) sees the
-	// command's exit code, or the signal that killed it.
-	st, _ := cmd.ProcessState.Sys().(unix.WaitStatus)
-	if st.Signaled() {
-		signal.Reset()
-		_ = unix.Kill(os.Getpid(), st.Signal())
-		_ = unix.Kill(os.Getpid(), unix.SIGKILL) // a signal whose default is not to end a process
-		select {}
-	}
-	os.Exit(st.ExitStatus())
-	return nil
+	return "exit " + strconv.Itoa(ws.ExitStatus()) + "\n"
 }
 
 // killGroup kills the calling process's group, itself included, from the
@@ -257,7 +271,11 @@ func killGroup() {
 // Landlock or seccomp, cannot restrict TCP (Landlock ABI < 4) while p
 // forbids the network, or cannot refuse truncation (ABI < 3) while p
 // makes the workspace read-only.
-func ApplyCommandPolicy(p CommandPolicy) error {
+func ApplyCommandPolicy(p CommandPolicy) error { return applyCommandPolicy(p) }
+
+// applyCommandPolicy is ApplyCommandPolicy keeping the descriptors keep
+// open (negative ones ignored).
+func applyCommandPolicy(p CommandPolicy, keep ...int) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -270,7 +288,7 @@ func ApplyCommandPolicy(p CommandPolicy) error {
 	if err != nil {
 		return fmt.Errorf(CommandErrorPrefix+"seccomp: %w", err)
 	}
-	if err := closeInheritedFDs(); err != nil {
+	if err := closeInheritedFDs(keep...); err != nil {
 		return fmt.Errorf(CommandErrorPrefix+"close inherited descriptors: %w", err)
 	}
 	abi := min(caps.LandlockABI, len(landlockConfigs)-1)
@@ -474,4 +492,13 @@ func lookPath(name string, env []string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s: command not found in PATH %q", name, pathList)
+}
+
+// inheritedReport is descriptor ReportFD when the parent handed it on
+// (open), else nil: run by hand, the command's end is not reported.
+func inheritedReport() *os.File {
+	if _, err := unix.FcntlInt(ReportFD, unix.F_GETFD, 0); err != nil {
+		return nil
+	}
+	return os.NewFile(ReportFD, "end report")
 }

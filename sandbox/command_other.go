@@ -2,7 +2,10 @@
 
 package sandbox
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 // ExecSandboxed fails: this platform has no command sandbox yet, and a
 // command never runs unconfined.
@@ -11,7 +14,7 @@ func ExecSandboxed(p CommandPolicy, argv []string, env []string) error {
 }
 
 // RunSandboxedReaping fails as ExecSandboxed does.
-func RunSandboxedReaping(p CommandPolicy, argv []string, env []string) error {
+func RunSandboxedReaping(p CommandPolicy, argv []string, env []string, _ *os.File) error {
 	return ApplyCommandPolicy(p)
 }
 
@@ -28,3 +31,5 @@ func ApplyCommandPolicy(p CommandPolicy) error {
 func PinCommandPaths() (release func()) { return func() {} }
 
 func commandSystemDirsList() []string { return nil }
+
+func inheritedReport() *os.File { return nil }

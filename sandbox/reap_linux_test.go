@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,10 +44,7 @@ func init() {
 		}
 		select {}
 	case reapLaunchArg:
-		p, argv, err := sandbox.ParseCommandArgs(os.Args[2:])
-		if err == nil {
-			err = sandbox.RunSandboxedReaping(p, argv, os.Environ())
-		}
+		err := sandbox.Launch(os.Args[2:], os.Environ())
 		os.Stderr.WriteString("opx: " + err.Error() + "\n")
 		syscall.Exit(1)
 	}
@@ -135,5 +133,101 @@ func TestRunSandboxedReaping_ParentDiedCommandEnded(t *testing.T) {
 			t.Fatalf("30 s after the launcher's parent died and its command ended, the command's child %d still runs (an orphan)\n%s", pid, said())
 		}
 		return
+	}
+}
+
+// TestRunSandboxedReaping_CommandEndKillsGroup: the command ends while
+// its parent lives and does nothing (as an engine in the middle of dying
+// does: its files closed, so the server read EOF and ended, but not yet
+// reparented, so the launcher cannot tell). The launcher kills the
+// command's children itself, and reports how the command ended on
+// ReportFD, since it dies of SIGKILL. Run as the engine runs it: the
+// test is the parent.
+func TestRunSandboxedReaping_CommandEndKillsGroup(t *testing.T) {
+	needCommandSandbox(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		script, report string
+		code           int
+		sig            syscall.Signal
+	}{
+		{`sleep 3600 >/dev/null 2>&1 & echo $!; exit 7`, "exit 7\n", 7, 0},
+		{`sleep 3600 >/dev/null 2>&1 & echo $!; kill -TERM $$`, "signal 15\n", -1, syscall.SIGTERM},
+	} {
+		policy := sandbox.CommandPolicy{Workspace: t.TempDir(), ReapGroup: true}
+		args := append([]string{reapLaunchArg}, policy.Args()...)
+		args = append(args, "--", "sh", "-c", tc.script)
+		repR, repW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(exe, args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.ExtraFiles = []*os.File{repW}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		repW.Close()
+		line, err := bufio.NewReader(out).ReadString('\n')
+		pid, perr := strconv.Atoi(strings.TrimSpace(line))
+		if err != nil || perr != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the command's child: %q %v %v\n%s", line, err, perr, stderr.String())
+		}
+		pidfd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			t.Fatalf("pidfd of the child %d: %v", pid, err)
+		}
+		t.Cleanup(func() {
+			unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
+			unix.Close(pidfd)
+		})
+		// The launcher ends; this parent lives and kills nothing.
+		werr := cmd.Wait()
+		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Errorf("%s: the launcher ended with %v, want killed by its own SIGKILL of its group\n%s", tc.script, werr, stderr.String())
+		}
+		got, err := io.ReadAll(repR)
+		repR.Close()
+		if err != nil || string(got) != tc.report {
+			t.Errorf("%s: end report %q (%v), want %q", tc.script, got, err, tc.report)
+		}
+		if code, sig, ok := sandbox.ParseEndReport(got); !ok || code != tc.code || sig != tc.sig {
+			t.Errorf("ParseEndReport(%q) = %d %v %v, want %d %v", got, code, sig, ok, tc.code, tc.sig)
+		}
+		fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				t.Fatalf("%s: 30 s after the command ended, its child %d still runs while the launcher's parent lives and killed nothing", tc.script, pid)
+			}
+			break
+		}
+	}
+}
+
+func TestParseEndReport(t *testing.T) {
+	for _, bad := range []string{"", "exit 7", "exit 7\n\n", "exit -1\n", "exit 256\n", "signal 0\n", "signal 65\n", "quit 1\n", "exit 07x\n", "exit 7\nsignal 9\n"} {
+		if _, _, ok := sandbox.ParseEndReport([]byte(bad)); ok {
+			t.Errorf("ParseEndReport(%q) accepted", bad)
+		}
 	}
 }

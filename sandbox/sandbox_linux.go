@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"unsafe"
 
@@ -107,8 +108,10 @@ func (s *Sandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error { return nil }
 // runtime may have created before ApplySelf and cannot live without; an
 // inherited one of those would grant nothing). Everything else — files,
 // directories, sockets, pipes a parent left open — is closed, so no
-// capability survives into the sandbox.
-func closeInheritedFDs() error {
+// capability survives into the sandbox. keep are descriptors the caller
+// holds on purpose (the reaping launcher's end report, ReportFD, and its
+// /dev/null); they stay open.
+func closeInheritedFDs(keep ...int) error {
 	d, err := os.Open("/proc/self/fd")
 	if err != nil {
 		return err
@@ -122,7 +125,7 @@ func closeInheritedFDs() error {
 	var toClose []int
 	for _, name := range names {
 		fd, err := strconv.Atoi(name)
-		if err != nil || fd <= 2 || fd == self {
+		if err != nil || fd <= 2 || fd == self || slices.Contains(keep, fd) {
 			continue
 		}
 		link, err := os.Readlink("/proc/self/fd/" + name)

@@ -16,9 +16,14 @@ import (
 // proxy passes through (Forward); at its end it is killed where it
 // stands (Close): docs/mcp.md says so.
 //
-// A group left stopped when the engine dies is orphaned with stopped
-// members, so the kernel sends it SIGHUP and SIGCONT: the launcher
-// (--reap-group) then kills it, as for a running group.
+// The launcher, the group's leader, is continued at once after each
+// stop: it only waits for the server, and it must be able to act on the
+// engine's death signal (SIGTERM), which a stopped process cannot — it
+// would catch the signal and stop before acting on it, leaving the group
+// stopped for good. It kills the group, stopped members included. (Were
+// the engine to die between the two signals, the group is orphaned with
+// stopped members and the kernel sends it SIGHUP and SIGCONT, which the
+// launcher also acts on.)
 type freezer struct {
 	proc *process
 
@@ -56,6 +61,7 @@ func (f *freezer) freeze() {
 	if f.n == 0 && !f.frozen && !f.off {
 		f.frozen = true
 		f.proc.signal(syscall.SIGSTOP)
+		f.proc.signalLeader(syscall.SIGCONT)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -36,23 +37,48 @@ func waitState(t *testing.T, pid int, state string) {
 	waitFor(t, 30*time.Second, fmt.Sprintf("process %d in state %s", pid, state), func() bool { return procState(pid) == state })
 }
 
+// serverOf is the pid of the launcher's child, the server itself.
+func serverOf(t *testing.T, launcher int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", launcher, launcher))
+	if err != nil {
+		t.Fatalf("the launcher's children: %v", err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 1 {
+		t.Fatalf("the launcher %d has children %q, want one: the server", launcher, f)
+	}
+	pid, err := strconv.Atoi(f[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
 // TestConn_WritableFrozenBetweenCalls: a writable server runs only while
 // opx waits for one of its answers (review #2): stopped once started,
 // answering a call, stopped again after it; a read-only one is not
-// stopped; Close kills a stopped server.
+// stopped; Close kills a stopped server. Its launcher is never left
+// stopped (it must be able to act on the engine's death signal).
 func TestConn_WritableFrozenBetweenCalls(t *testing.T) {
 	e := newEnv(t)
 	spec := badSpec(t, 30*time.Second)
 	spec.Writable = true
 	c := e.start(t, spec)
-	pid := c.Started().PID
-	waitState(t, pid, "T")
+	launcher := c.Started().PID
+	pid := serverOf(t, launcher)
+	frozen := func() {
+		t.Helper()
+		waitState(t, pid, "T")
+		waitFor(t, 30*time.Second, "the launcher running", func() bool { return procState(launcher) != "T" })
+	}
+	frozen()
 	for i := range 3 {
 		r, err := c.CallTool(context.Background(), fmt.Sprint("call-", i), "echo", json.RawMessage(`{"text":"hi"}`))
 		if err != nil || r.Text != "hi" {
 			t.Fatalf("echo %d through the frozen server: %+v %v", i, r, err)
 		}
-		waitState(t, pid, "T")
+		frozen()
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
@@ -91,7 +117,7 @@ func TestConn_WritableRelistsInsideCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	pid := c.Started().PID
+	pid := serverOf(t, c.Started().PID)
 	call := func(id, tool string) {
 		inCall.Store(true)
 		defer inCall.Store(false)

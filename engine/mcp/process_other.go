@@ -22,4 +22,6 @@ func startProcess(argv []string, dir string, env []string) (*process, error) {
 
 func (p *process) signal(sig syscall.Signal) {}
 
+func (p *process) signalLeader(sig syscall.Signal) {}
+
 func (p *process) exitStatus() (int, string) { return -1, "" }

@@ -21,10 +21,7 @@ func init() {
 	if len(os.Args) < 2 || os.Args[1] != LauncherArg {
 		return
 	}
-	p, argv, err := sandbox.ParseCommandArgs(os.Args[2:])
-	if err == nil {
-		err = sandbox.ExecSandboxed(p, argv, os.Environ())
-	}
+	err := sandbox.Launch(os.Args[2:], os.Environ())
 	fmt.Fprintf(os.Stderr, "opx: %v\n", err) // as the opx CLI reports it
 	// syscall.Exit: the race runtime's exit sleep reads GORACE from
 	// /proc/self/environ, which a confined process may not read.
