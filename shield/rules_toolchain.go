@@ -330,23 +330,39 @@ func setOf(words ...string) map[string]bool {
 	return m
 }
 
-// toolchainDaily reports whether r, a program the workspace declares
-// (key), runs a verb of daily work; else why not.
-func toolchainDaily(r *Run, key string) (bool, string) {
+// toolScan is what toolchainScan read of a program's line: its words
+// that are not flag values (verbs), the bare words right after a flag
+// (maybe its value), and what its flags and values say.
+type toolScan struct {
+	argv      []string
+	verbs     []string
+	afterFlag []string
+	remote    bool // the program acts on a remote service (toolchainRemote)
+	vcs       bool
+	loop      bool // the line names a loopback address
+	dry       bool
+	global    bool
+}
+
+// toolchainScan reads r, the program key, for what no daily or
+// inspecting use may hold whatever its verb: code or a service named
+// elsewhere, risky words and values, options that run programs or code
+// or take input from outside the workspace. ok false says why not.
+func toolchainScan(r *Run, key string) (sc toolScan, ok bool, why string) {
 	if key == "" || toolchainExcluded(key) {
-		return false, "not a toolchain program"
+		return sc, false, "not a toolchain program"
 	}
 	if r.Via != "" && literalVia(r.Via) {
-		return false, "found in a payload"
+		return sc, false, "found in a payload"
 	}
 	for _, w := range riskParts(path.Base(key)) {
 		if toolchainRisk[w] {
-			return false, "its name says " + w
+			return sc, false, "its name says " + w
 		}
 	}
 	line := r.Line
 	if len(line) > maxPolicyLine {
-		return false, "too long"
+		return sc, false, "too long"
 	}
 	// Assignments before the program (NOMAD_ADDR=…, MIX_ENV=prod).
 	loop := false
@@ -357,17 +373,17 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 		}
 		val = strings.Trim(val, `"'`)
 		if w, bad := riskyValue(val); bad {
-			return false, w
+			return sc, false, w
 		}
 		if loaderVar(name) {
-			return false, "its assignment " + clipText(tok, 40) + " changes what program or code runs"
+			return sc, false, "its assignment " + clipText(tok, 40) + " changes what program or code runs"
 		}
 		if isLoopbackURL(val) {
 			loop = true
 		}
 	}
 	if ok, why, lp := urlsLoopback(line); !ok {
-		return false, why
+		return sc, false, why
 	} else if lp {
 		loop = true
 	}
@@ -387,19 +403,19 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 			// and values only.
 			for _, t := range argv[i+1:] {
 				if w, bad := riskyToken(t); bad {
-					return false, w
+					return sc, false, w
 				}
 			}
 			break
 		}
 		if remoteRef(strings.Trim(tok, `"'`)) {
-			return false, "it names code from elsewhere: " + clipText(tok, 60)
+			return sc, false, "it names code from elsewhere: " + clipText(tok, 60)
 		}
 		if strings.HasPrefix(tok, "-") && len(tok) > 1 && tok != "-" {
 			name, val, hasVal := strings.Cut(strings.TrimLeft(tok, "-"), "=")
 			lname := strings.ToLower(name)
 			if toolchainRunFlags[lname] {
-				return false, "its option " + clipText(tok, 40) + " runs another program"
+				return sc, false, "its option " + clipText(tok, 40) + " runs another program"
 			}
 			if toolchainCodeFlags[lname] {
 				// -e CODE (mix run -e '…', elixir's, ruby's): a value that is
@@ -409,7 +425,7 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 					v = argv[i+1]
 				}
 				if v != "" && !wordLike(v) {
-					return false, "its option " + clipText(tok, 40) + " runs code given on the line"
+					return sc, false, "its option " + clipText(tok, 40) + " runs code given on the line"
 				}
 			}
 			if lname == "n" || lname == "dry-run" || lname == "dryrun" || lname == "preview" || lname == "check" {
@@ -420,23 +436,23 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 			}
 			for _, w := range riskParts(name) {
 				if toolchainFlagRisk[w] {
-					return false, "its option " + clipText(tok, 40) + " says " + w
+					return sc, false, "its option " + clipText(tok, 40) + " says " + w
 				}
 			}
 			if hasVal {
 				v := strings.Trim(val, `"'`)
 				if v == "" {
-					return false, "its option " + clipText(tok, 40) + " is emptied"
+					return sc, false, "its option " + clipText(tok, 40) + " is emptied"
 				}
 				if w, bad := riskyValue(v); bad {
-					return false, w
+					return sc, false, w
 				}
 				if inputFlag(name) && outsidePath(v) {
-					return false, "its option " + clipText(tok, 40) + " takes what it runs from outside the workspace"
+					return sc, false, "its option " + clipText(tok, 40) + " takes what it runs from outside the workspace"
 				}
 				if toolchainSourceFlags[lname] {
 					if !isLoopbackURL(v) && !loopback(hostOnly(v)) {
-						return false, "its option " + clipText(tok, 40) + " names where code or a service is"
+						return sc, false, "its option " + clipText(tok, 40) + " names where code or a service is"
 					}
 					loop = true
 				}
@@ -444,12 +460,12 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 			} else {
 				prevFlag = true
 				if inputFlag(name) && i+1 < len(argv) && outsidePath(strings.Trim(argv[i+1], `"'`)) {
-					return false, "its option " + clipText(tok, 40) + " takes what it runs from outside the workspace"
+					return sc, false, "its option " + clipText(tok, 40) + " takes what it runs from outside the workspace"
 				}
 				if toolchainSourceFlags[lname] && strings.HasPrefix(tok, "--") && i+1 < len(argv) {
 					v := strings.Trim(argv[i+1], `"'`)
 					if !isLoopbackURL(v) && !loopback(hostOnly(v)) {
-						return false, "its option " + tok + " names where code or a service is"
+						return sc, false, "its option " + tok + " names where code or a service is"
 					}
 					loop = true
 				}
@@ -457,13 +473,13 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 			continue
 		}
 		if w, bad := riskyValue(strings.Trim(tok, `"'`)); bad {
-			return false, w
+			return sc, false, w
 		}
 		if name := labelName(tok); name != "" {
 			// A build target run by its label (//deploy:image_push): its
 			// name says what it does.
 			if w, bad := riskyValue(name); bad {
-				return false, w
+				return sc, false, w
 			}
 		}
 		if !wordLike(tok) || sourceDirWords[tok] && !toolchainVerbs[tok] && !toolchainNouns[tok] {
@@ -477,6 +493,17 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 		}
 		prevFlag = false
 	}
+	return toolScan{argv: argv, verbs: verbs, afterFlag: afterFlag, remote: remote, vcs: vcs, loop: loop, dry: dry, global: global}, true, ""
+}
+
+// toolchainDaily reports whether r, a program the workspace declares
+// (key), runs a verb of daily work; else why not.
+func toolchainDaily(r *Run, key string) (bool, string) {
+	sc, ok, why := toolchainScan(r, key)
+	if !ok {
+		return false, why
+	}
+	argv, verbs, afterFlag, remote, vcs, loop, dry, global := sc.argv, sc.verbs, sc.afterFlag, sc.remote, sc.vcs, sc.loop, sc.dry, sc.global
 	if remote && !loop {
 		return false, "it acts on a remote service and names no loopback address"
 	}

@@ -1,0 +1,158 @@
+package shield
+
+import (
+	"path"
+	"strings"
+)
+
+// Any program's inspecting verbs (rules 14, session 19;
+// docs/shield-rules.md "toolchain: inspect"). A command-line client the
+// policy does not name (temporal, sentry-cli, bk, adb, dvc, logcli …)
+// was asked about whatever it did, and the blind holdouts showed most of
+// those questions were a developer looking: `temporal workflow list`,
+// `sentry-cli releases list`, `adb devices -l`, `argocd app diff`. This
+// matcher (an allow rule's `toolchain: inspect`) lets a program's line
+// through when its subcommand is a verb that only reads or reports
+// (list, show, status, describe, logs, diff, validate …), reached through
+// at most two namespace words that are not verbs themselves, and the line
+// holds nothing toolchainScan refuses for any program (code or a service
+// named elsewhere, risky words and values, options that run code or take
+// input from outside the workspace). Never matched: shells, interpreters,
+// network clients and the programs the policy judges by name
+// (toolchainNever), secret stores (their reads print secrets), a line
+// with a word that changes something anywhere in it (`releases new
+// list` is a release named list), a verb it does not know. Tier 1 still
+// judges every line it allows.
+
+// inspectVerbs only read or report.
+var inspectVerbs = setOf("list", "ls", "show", "info", "status", "describe", "inspect", "outdated", "graph", "tree", "version",
+	"help", "doctor", "validate", "verify", "diff", "log", "logs", "search", "explain", "query", "why", "get", "print", "stats",
+	"top", "ps", "lint", "check", "whoami", "devices", "where", "which", "current", "metrics", "report", "audit", "plan", "preview",
+	"render", "template", "history", "events", "view", "count", "summary", "health", "lag", "capabilities", "env-info")
+
+// inspectChanging are words that change something, wherever they stand
+// in the line (beyond toolchainRisk, which toolchainScan refuses).
+var inspectChanging = setOf("new", "create", "add", "set", "unset", "update", "upgrade", "install", "uninstall", "start", "restart",
+	"run", "exec", "execute", "sync", "import", "export", "write", "edit", "patch", "rename", "move", "mv", "cp", "copy",
+	"enable", "disable", "scale", "cancel", "retry", "rerun", "trigger", "approve", "merge", "close", "reopen", "lock", "unlock",
+	"tag", "untag", "label", "comment", "reply", "init", "generate", "gen", "build", "download", "fetch", "pull", "clone",
+	"reset", "clear", "flush", "attach", "port-forward", "forward", "proxy", "tunnel", "serve", "up", "down", "open", "auth",
+	"rotate", "sign", "encrypt", "decrypt", "invoke", "call", "eval", "backup", "load", "seed", "migrate", "rollback", "release",
+	"produce", "consume", "replay", "resume", "pause", "suspend", "signal", "terminate", "reconcile", "refresh", "rebuild",
+	"commit", "checkout", "switch", "assign", "grant", "link", "unlink", "mount", "unmount", "bind", "register", "unregister",
+	"enqueue", "requeue", "resolve", "ack", "nack", "reveal", "decode", "unseal",
+	"seal", "wrap", "unwrap", "renew", "lookup", "read", "cat", "env", "printenv", "config")
+
+// inspectSecretNouns are namespace words of what holds credentials: even
+// their listings print them in some clients (airflow connections list
+// shows each connection's URI with its password).
+var inspectSecretNouns = setOf("secret", "secrets", "credential", "credentials", "cred", "creds", "key", "keys", "apikey",
+	"apikeys", "token", "tokens", "password", "passwords", "passwd", "connection", "connections", "conn", "conns", "cert",
+	"certs", "certificate", "certificates", "env", "envs", "var", "vars", "variable", "variables", "kv", "vault", "dsn", "auth",
+	"login", "session", "sessions", "cookie", "cookies", "oauth", "sso", "pat", "pats", "jwt", "private")
+
+// secretStores are clients whose reads print secrets: never matched here
+// (the default policy asks about them; their names-only listings have
+// rules of their own).
+var secretStores = setOf("op", "bw", "lpass", "pass", "gopass", "doppler", "infisical", "vault", "sops", "age", "rage", "chamber",
+	"aws-vault", "security", "secret-tool", "keepassxc-cli", "kpcli", "berglas", "teller", "envchain", "gpg", "gpg2", "keyring",
+	"1password", "dotenv-vault", "git-crypt", "ansible-vault", "akeyless", "conjur", "summon", "bao", "openbao", "kubeseal",
+	"credstash", "ejson", "ssh-agent", "ssh-add", "gcloud", "az", "aws", "kubectl", "oc", "heroku", "fly", "flyctl")
+
+// inspectingUse reports whether run is a program's inspecting verb; else
+// why not.
+func inspectingUse(run *Run) (bool, string) {
+	if run == nil {
+		return false, "no program"
+	}
+	key := ToolchainKey(run)
+	if key == "" || strings.Contains(key, "/") || strings.HasPrefix(key, "$") {
+		return false, "not a program by its name"
+	}
+	base := path.Base(key)
+	if toolchainExcluded(base) || secretStores[base] {
+		return false, base + " is not judged by its verbs"
+	}
+	for _, w := range riskParts(base) {
+		if toolchainRisk[w] {
+			return false, "its name says " + w
+		}
+	}
+	sc, ok, why := toolchainScan(run, key)
+	if !ok {
+		return false, why
+	}
+	for _, w := range sc.verbs {
+		for _, p := range riskParts(w) {
+			if inspectChanging[p] {
+				return false, "its word " + clipText(w, 30) + " changes something"
+			}
+			if inspectSecretNouns[p] {
+				return false, "its word " + clipText(w, 30) + " names what holds credentials"
+			}
+		}
+	}
+	// A word right after a flag may be its value (--namespace dispatch)
+	// or a subcommand (--verbose create): a changing verb there, as a
+	// whole word, is refused; so is an option named by one (kafka-topics
+	// --create). An option named by an inspecting verb (--describe,
+	// --list) is the verb of a program that takes its verbs as options.
+	flagVerb := false
+	for _, w := range sc.afterFlag {
+		if inspectChanging[strings.ToLower(w)] {
+			return false, "its word " + clipText(w, 30) + " changes something"
+		}
+	}
+	for _, tok := range sc.argv {
+		if tok == "--" {
+			break
+		}
+		if !strings.HasPrefix(tok, "-") || len(tok) < 3 {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(tok, "-"), "=")
+		name = strings.ToLower(name)
+		if inspectChanging[name] || strings.HasPrefix(tok, "--") && inspectChanging[strings.SplitN(name, "-", 2)[0]] && !inspectVerbs[name] {
+			return false, "its option " + clipText(tok, 30) + " changes something"
+		}
+		if strings.HasPrefix(tok, "--") && inspectVerbs[name] {
+			flagVerb = true
+		}
+	}
+	if len(sc.verbs) == 0 {
+		if flagVerb {
+			return true, ""
+		}
+		return false, "it names no verb"
+	}
+	// At most two namespace words, then the verb.
+	for i, w := range sc.verbs {
+		lw := strings.ToLower(w)
+		if inspectVerbs[lw] {
+			if i > 0 && toolchainGuarded[strings.ToLower(sc.verbs[i-1])] && !toolchainListing[lw] {
+				return false, "it reads " + sc.verbs[i-1] + " beyond a listing"
+			}
+			return true, ""
+		}
+		if i == 2 || !nounLike(lw) {
+			break
+		}
+	}
+	return false, "its verb " + clipText(sc.verbs[0], 30) + " is not one that only reads"
+}
+
+// nounLike reports whether w can be a namespace word before a verb
+// (workflow, releases, debug-files): lowercase letters, digits and
+// dashes, not a verb of daily work (those do things: toolchainVerbs).
+func nounLike(w string) bool {
+	if w == "" || len(w) > 32 || toolchainVerbs[w] {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
