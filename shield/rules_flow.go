@@ -134,9 +134,41 @@ func tokenPrinter(r *Run) string {
 			return "keychain"
 		}
 	case "secret-tool", "pass", "op", "vault", "bw", "lpass":
+		if storeStatusOnly(r.Argv) {
+			return "" // rules 14: who it is logged in as, sealed or not, its version
+		}
 		return r.Name
 	}
 	return ""
+}
+
+// storeStatusOnly reports whether a secret store's argv asks only its
+// status, identity or version (vault status, op whoami, bw --version),
+// with at most an output format: nothing it keeps is printed.
+func storeStatusOnly(argv []string) bool {
+	if len(argv) < 2 {
+		return false
+	}
+	switch argv[1] {
+	case "status", "whoami", "version", "--version", "-v", "--help", "help":
+	default:
+		return false
+	}
+	for i := 2; i < len(argv); i++ {
+		a := argv[i]
+		name, val, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "format" && name != "output" && name != "o" {
+			return false
+		}
+		if val == "" && i+1 < len(argv) {
+			i++
+			val = argv[i]
+		}
+		if val != "json" && val != "table" && val != "yaml" && val != "human-readable" {
+			return false
+		}
+	}
+	return true
 }
 
 // secretPath returns the policy's secrets glob that p matches, or "".

@@ -1,6 +1,7 @@
 package shield
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -62,8 +63,21 @@ func (s *Shield) frameworkSecrets(_ *Action, f *Facts, j *judgement) {
 	}
 }
 
+// namesOnly are the options with which a secret manager's listing prints
+// the secrets' names, never their values (rules 14: doppler secrets
+// --only-names), by tool.
+var namesOnly = map[string][]string{"doppler": {"--only-names"}}
+
 // printsSecrets says how a call prints secrets, or "".
 func printsSecrets(c frameworkCall) string {
+	for _, o := range namesOnly[c.tool] {
+		// The listing itself (doppler secrets), not a verb after it
+		// (secrets get, secrets download print values whatever else).
+		if p := c.positional(); c.has(o) && len(p) >= 1 && p[0] == "secrets" &&
+			!slices.ContainsFunc(p[1:], func(w string) bool { return w == "get" || w == "download" || w == "substitute" }) {
+			return ""
+		}
+	}
 	for _, v := range printVerbs[c.tool] {
 		if strings.HasPrefix(v, "-") {
 			if c.has(v) {

@@ -36,6 +36,10 @@ func TestCredentialsByShape(t *testing.T) {
 		{"heroku config", command("heroku config -a acme-api"), printed},
 		{"heroku ps", command("heroku ps -a acme-api"), none},
 		{"doppler secrets", command("doppler secrets --project api --config prd"), printed},
+		// Rules 14: the names alone.
+		{"doppler secret names", command("doppler secrets --only-names -c dev"), none},
+		{"doppler secret get, names flag", command("doppler secrets get STRIPE_KEY --only-names --plain"), printed},
+		{"doppler secrets download", command("doppler secrets download --only-names --no-file"), printed},
 		{"vault kv get", command("vault kv get secret/payments"), printed},
 		{"npm token read back", command("npm config get //registry.npmjs.org/:_authToken"), path},
 		{"npm registry read back", command("npm config get registry"), none},

@@ -41,7 +41,7 @@ var inspectChanging = setOf("new", "create", "add", "set", "unset", "update", "u
 	"produce", "consume", "replay", "resume", "pause", "suspend", "signal", "terminate", "reconcile", "refresh", "rebuild",
 	"commit", "checkout", "switch", "assign", "grant", "link", "unlink", "mount", "unmount", "bind", "register", "unregister",
 	"enqueue", "requeue", "resolve", "ack", "nack", "reveal", "decode", "unseal",
-	"seal", "wrap", "unwrap", "renew", "lookup", "read", "cat", "env", "printenv", "config")
+	"seal", "wrap", "unwrap", "renew", "lookup", "read", "cat", "env", "printenv")
 
 // inspectSecretNouns are namespace words of what holds credentials: even
 // their listings print them in some clients (airflow connections list
@@ -51,6 +51,19 @@ var inspectSecretNouns = setOf("secret", "secrets", "credential", "credentials",
 	"certs", "certificate", "certificates", "env", "envs", "var", "vars", "variable", "variables", "kv", "vault", "dsn", "auth",
 	"login", "session", "sessions", "cookie", "cookies", "oauth", "sso", "pat", "pats", "jwt", "private")
 
+// inspectChangingOptions are options named by a verb that changes
+// something (kafka-topics --create, --delete-records, --reset-offsets):
+// the option is the verb.
+var inspectChangingOptions = setOf("create", "delete", "add", "set", "unset", "update", "upgrade", "install", "uninstall", "remove",
+	"apply", "execute", "exec", "run", "start", "stop", "restart", "kill", "write", "reset", "push", "upload", "publish", "alter",
+	"drop", "purge", "truncate", "patch", "edit", "import", "restore", "rollback", "migrate", "deploy", "destroy", "wipe",
+	"rotate", "revoke", "grant", "approve", "merge", "trigger", "retry", "rerun", "send", "post", "put", "produce", "replay",
+	"seek", "commit", "move", "rename", "copy", "sync", "enable", "disable", "force")
+
+// inspectChecks are inspecting verbs that check a guarded noun's content
+// without printing it (circleci config validate).
+var inspectChecks = setOf("validate", "lint", "check", "verify")
+
 // secretStores are clients whose reads print secrets: never matched here
 // (the default policy asks about them; their names-only listings have
 // rules of their own).
@@ -58,6 +71,16 @@ var secretStores = setOf("op", "bw", "lpass", "pass", "gopass", "doppler", "infi
 	"aws-vault", "security", "secret-tool", "keepassxc-cli", "kpcli", "berglas", "teller", "envchain", "gpg", "gpg2", "keyring",
 	"1password", "dotenv-vault", "git-crypt", "ansible-vault", "akeyless", "conjur", "summon", "bao", "openbao", "kubeseal",
 	"credstash", "ejson", "ssh-agent", "ssh-add", "gcloud", "az", "aws", "kubectl", "oc", "heroku", "fly", "flyctl")
+
+// inspectRunners run the file or code their first word names (`elixir
+// outdated` runs a script called outdated), or are opx itself (its
+// commands are judged by name: destructive:opx-control).
+var inspectRunners = setOf("elixir", "erl", "escript", "iex", "java", "groovy", "scala", "kotlin", "jshell", "clojure", "clj",
+	"racket", "guile", "runghc", "runhaskell", "ghci", "ocaml", "utop", "swift", "tclsh", "wish", "csi", "luajit", "R", "raku",
+	"sed", "jq", "yq", "busybox", "tcc", "gdb", "lldb", "strace", "ltrace", "valgrind", "chroot", "unshare", "nsenter", "firejail",
+	"bwrap", "flock", "stdbuf", "caffeinate", "script", "expect", "opx", "make", "just", "task", "rake", "invoke", "npm", "pnpm",
+	"yarn", "bun", "deno", "go", "cargo", "dotnet", "mvn", "gradle", "sbt", "mix", "tox", "nox", "mage", "earthly", "nx", "turbo",
+	"lerna", "poe", "doit", "scons", "waf", "ninja")
 
 // inspectingUse reports whether run is a program's inspecting verb; else
 // why not.
@@ -70,7 +93,7 @@ func inspectingUse(run *Run) (bool, string) {
 		return false, "not a program by its name"
 	}
 	base := path.Base(key)
-	if toolchainExcluded(base) || secretStores[base] {
+	if toolchainExcluded(base) || secretStores[base] || inspectRunners[base] {
 		return false, base + " is not judged by its verbs"
 	}
 	for _, w := range riskParts(base) {
@@ -82,11 +105,10 @@ func inspectingUse(run *Run) (bool, string) {
 	if !ok {
 		return false, why
 	}
-	for _, w := range sc.verbs {
+	// Nothing that holds credentials, wherever it stands (connections
+	// get X, get connections X).
+	for _, w := range append(append([]string(nil), sc.verbs...), sc.afterFlag...) {
 		for _, p := range riskParts(w) {
-			if inspectChanging[p] {
-				return false, "its word " + clipText(w, 30) + " changes something"
-			}
 			if inspectSecretNouns[p] {
 				return false, "its word " + clipText(w, 30) + " names what holds credentials"
 			}
@@ -112,7 +134,7 @@ func inspectingUse(run *Run) (bool, string) {
 		}
 		name, _, _ := strings.Cut(strings.TrimLeft(tok, "-"), "=")
 		name = strings.ToLower(name)
-		if inspectChanging[name] || strings.HasPrefix(tok, "--") && inspectChanging[strings.SplitN(name, "-", 2)[0]] && !inspectVerbs[name] {
+		if inspectChangingOptions[name] || inspectChangingOptions[strings.SplitN(name, "-", 2)[0]] {
 			return false, "its option " + clipText(tok, 30) + " changes something"
 		}
 		if strings.HasPrefix(tok, "--") && inspectVerbs[name] {
@@ -125,14 +147,20 @@ func inspectingUse(run *Run) (bool, string) {
 		}
 		return false, "it names no verb"
 	}
-	// At most two namespace words, then the verb.
+	// At most two namespace words that change nothing, then the verb;
+	// what follows the verb is its arguments.
 	for i, w := range sc.verbs {
 		lw := strings.ToLower(w)
 		if inspectVerbs[lw] {
-			if i > 0 && toolchainGuarded[strings.ToLower(sc.verbs[i-1])] && !toolchainListing[lw] {
+			if i > 0 && toolchainGuarded[strings.ToLower(sc.verbs[i-1])] && !toolchainListing[lw] && !inspectChecks[lw] {
 				return false, "it reads " + sc.verbs[i-1] + " beyond a listing"
 			}
 			return true, ""
+		}
+		for _, p := range riskParts(w) {
+			if inspectChanging[p] {
+				return false, "its word " + clipText(w, 30) + " changes something"
+			}
 		}
 		if i == 2 || !nounLike(lw) {
 			break

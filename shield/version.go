@@ -189,7 +189,13 @@ package shield
 //	   commands); lockfiles by convention and base images swapped;
 //	   permissions in memory and harmful orders to agents; a tool named by
 //	   its own file, package managers spoken through Julia and R.
-const RulesVersion = "13"
+//	14 (session 19): any client's verbs that only read or report
+//	   allowed by the default policy (toolchain: inspect), never for
+//	   shells, interpreters, task runners, secret stores or a line with a
+//	   changing word or a credential holder; secret stores' status,
+//	   identity and version, doppler's names-only listing; kubectl's
+//	   reads after its global flags; more of git's read verbs.
+const RulesVersion = "14"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).

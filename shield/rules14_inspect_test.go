@@ -1,0 +1,70 @@
+package shield_test
+
+import "testing"
+
+// Rules 14 (session 19): any command-line client's verbs that only read or
+// report are allowed by the default policy (toolchain: inspect); a verb
+// that changes something, a credential holder, a secret store, an
+// interpreter or task runner, an address elsewhere, production, are not.
+// Our own wording, in clients no rule names.
+func TestPolicy_InspectVerbs(t *testing.T) {
+	const ok = "allow policy:inspect-verbs"
+	const asked = "escalate policy:default"
+	runFinalCases(t, []ruleCase{
+		// Reading and reporting, through namespace words.
+		{"queue listing", command("rabbitmqadmin list queues name messages"), ok},
+		{"workflow engine listing", command("cadence --domain billing workflow list --open"), ok},
+		{"error tracker releases", command("bugsnag-cli releases list --project web"), ok},
+		{"mobile devices", command("idevice_id devices"), ok},
+		{"gitops diff", command("fluxctl diff kustomization apps --path ./deploy/dev"), ok},
+		{"pipeline validation", command("circleci config validate"), ok},
+		{"job log", command("nomad-pack job logs web"), ok},
+		{"broker consumer lag, verb as an option", command("redpanda-cli --brokers 127.0.0.1:9092 --describe --group billing"), ok},
+		{"local query", command("promtool query instant http://127.0.0.1:9090 up"), ok},
+		{"status", command("ollama ps"), ok},
+		// What they must not let through.
+		{"a release created", command("bugsnag-cli releases new list"), asked},
+		{"a subcommand after a flag", command("circleci --verbose create list"), asked},
+		{"an option that creates", command("redpanda-cli --brokers 127.0.0.1:9092 --create --topic x"), asked},
+		{"a job retried", command("nomad-pack job retry web"), asked},
+		{"connections printed", command("dagctl connections get warehouse -o json"), asked},
+		{"variables listed", command("ciclient variables list --project web"), asked},
+		{"tokens listed", command("registryctl tokens list"), asked},
+		{"a secret store read", command("gopass show -o prod/db"), "block credential-path"},
+		{"an interpreter running a file called list", command("elixir list"), asked},
+		{"a task runner's target", command("poe status"), asked},
+		{"another host", command("promtool query instant http://10.2.3.4:9090 up"), asked},
+		{"production", command("fluxctl diff kustomization apps --context prod"), asked},
+		{"a URL of code", command("bugsnag-cli releases list --from https://evil.example/x"), asked},
+		{"opx itself", command("opx ledger verify"), asked},
+		{"an unknown verb", command("rabbitmqadmin purge queue name=jobs"), asked},
+		{"three namespace words deep", command("zz alpha beta gamma list"), asked},
+	})
+}
+
+// TestPolicy_SecretStoreStatus: a secret store's status, identity and
+// version are allowed; its reads are not (credential-print blocks them).
+func TestPolicy_SecretStoreStatus(t *testing.T) {
+	const ok = "allow policy:secret-store-status"
+	runFinalCases(t, []ruleCase{
+		{"vault sealed?", command("vault status"), ok},
+		{"op identity", command("op whoami"), ok},
+		{"doppler names only", command("doppler secrets --only-names -c dev"), ok},
+		{"vault read", command("vault kv get secret/app"), "block credential-print"},
+		{"op read", command("op read op://dev/db/password"), "block credential-print"},
+		{"vault token created", command("vault token create -policy=admin"), "escalate policy:default"},
+	})
+}
+
+// TestPolicy_KubectlGlobalFlags: kubectl's read verbs with a context or a
+// namespace before them are the containers rule's; its changes and
+// secrets are not.
+func TestPolicy_KubectlGlobalFlags(t *testing.T) {
+	const ok = "allow policy:containers"
+	runFinalCases(t, []ruleCase{
+		{"pods of a context", command("kubectl --context staging -n web get pods -o wide"), ok},
+		{"logs of a context", command("kubectl --context=dev-eu --namespace web logs deploy/api --since=10m"), ok},
+		{"a delete", command("kubectl --context staging -n web delete pod api-1"), "escalate policy:default"},
+		{"a secret's value", command("kubectl --context staging -n web get secret db -o yaml"), "escalate policy:cluster-secrets"},
+	})
+}
