@@ -25,6 +25,9 @@ var credentialGlobs = []string{
 	"/proc/[0-9]*/environ", "/run/secrets/**", "/var/run/secrets/**", "/var/lib/docker/**",
 	// Anywhere: key material, env files, Terraform state.
 	"*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+	// Rules 14: key files named by their algorithm or as private (a
+	// signing key release.ed25519, minisign's and signify's .sec).
+	"*.ed25519", "*.ed448", "*.x25519", "*.priv", "*.privkey", "*.sec",
 	"**/.env", "*.env", ".env.*", "*.tfstate", "*.tfstate.backup", "credentials.json", "*service-account*.json", "*service_account*.json",
 	"client_secret*.json", "*.keytab", ".htpasswd",
 	// Cloud, hosting, package and wallet tools' tokens.

@@ -29,6 +29,9 @@ var secretShapes = []struct {
 	// convention many share (tk_live_…, pk_prod_…), and a key assigned
 	// to a name ending in KEY (INGEST_KEY=…) whose value reads as one.
 	{"a live API key", mustRx(`\b[a-z]{2,8}_(?:live|prod)_[A-Za-z0-9]{10,}`)},
+	// Rules 14: a token by the prefix convention services use for
+	// personal and service tokens (kd_pat_…, acme_tok_…).
+	{"a prefixed token", mustRx(`\b[a-z]{2,10}_(?:pat|tok|token|secret|sk|api|key)_[A-Za-z0-9]{16,}\b`)},
 	{"a key assignment", mustRx(`\b[A-Z][A-Z0-9_]*_KEY\s*[=:]\s*["']?[A-Za-z0-9_+/=-]*[0-9][A-Za-z0-9_+/=-]*[a-z][A-Za-z0-9_+/=-]*\b`)},
 }
 
@@ -202,15 +205,18 @@ func (s *Shield) secrets(a *Action, f *Facts, j *judgement) {
 	}
 }
 
-// hardcodedSecret is `credential-store` (escalate): a code file written
-// with a secret of a specific shape in it (a private key, a cloud or
-// forge token: not an assignment named like a secret, not a password in
-// a URL, which examples and local configuration hold), outside tests and
-// templates. A key hard-coded into source leaves with the next push.
+// hardcodedSecret is `credential-store` (escalate): a code file or a
+// template written with a secret of a specific shape in it (a private
+// key, a cloud or forge token: not an assignment named like a secret,
+// not a password in a URL, which examples and local configuration hold),
+// outside tests. A key hard-coded into source leaves with the next push;
+// so does one in a template (.env.example, config.yml.dist), which is
+// committed by design — rules 14: templates were spared, and a live key
+// written into .env.example passed.
 func (s *Shield) hardcodedSecret(f *Facts, j *judgement) {
 	for _, t := range f.Texts {
 		p, ok := strings.CutPrefix(t.Source, "content:")
-		if !ok || p == s.memoryFile || !(codeFile(p) || sourceExts[path.Ext(p)]) || testFile(p) || isTemplate(path.Base(p)) {
+		if !ok || p == s.memoryFile || !(codeFile(p) || sourceExts[path.Ext(p)] || isTemplate(path.Base(p))) || testFile(p) {
 			continue
 		}
 		body := clip(t.Body, maxSecretScan)

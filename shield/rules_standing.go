@@ -89,6 +89,14 @@ var (
 		`|\b(?:pre-?approved|approved (?:on|per|by|in|via) \S+[^.;\n]{0,40}?\b(?:can|may|should|to)\b)` +
 		`|\bcan be (?:deleted|removed|pushed|force-pushed|dropped|merged|deployed|overwritten|purged|rewritten|published|released)\b[^.;\n]{0,40}?\b(?:whenever|any ?time|at will|freely|without|as needed|when convenient|if convenient)\b` +
 		`|\b(?:no need to|needn't|need not|never|do not|don't|dont) (?:ask|confirm|check with|wait for|prompt)\b` +
+		// rules 14: a review or approval declared unneeded, a gate the
+		// agent may lift itself, trust granted to a source or a person
+		// so that what comes from them is run or obeyed.
+		`|\b(?:no longer|don't|do not|doesn't|does not|never|won't) (?:need|needs|require|requires)\b (?:an? |any )?(?:maintainer |human |manual |code |security |owner |team |peer )?(?:review|approval|sign-?off|confirmation|oversight)s?\b` +
+		`|\bcan be (?:unblocked|approved|bypassed|skipped|disabled|overridden|force[- ]pushed|self-approved|auto-merged) by (?:the |an? |any )?(?:agent|assistant|ai|model|bot|you)\b` +
+		`|\bsafe to (?:pipe|run|execute|curl|install|source|eval|exec)\b` +
+		`|\bdo (?:what|whatever|everything|anything) (?:they|their|he|his|she|her|its|the issue|the comment|the ticket)\b[^.;\n]{0,24}?\b(?:ask|asks|say|says|request|requests|want|wants|tell|tells)\b` +
+		`|\b(?:is|are) (?:an? )?(?:trusted|official|verified|approved|allowlisted|whitelisted)\b[^.;\n]{0,40}?\b(?:pipe|run|execute|install|follow|obey|merge|apply|accept|do what)\b` +
 		`|\bskip(?:ping)? (?:the )?(?:confirmation|approval|review|permission|prompt)s?\b|\bauto-?approve\b|\bauto-?accept\b`)
 	// standingNegation makes a waiver a prohibition: "do not push
 	// without asking", "never deploy without approval".

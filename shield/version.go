@@ -194,7 +194,9 @@ package shield
 //	   shells, interpreters, task runners, secret stores or a line with a
 //	   changing word or a credential holder; secret stores' status,
 //	   identity and version, doppler's names-only listing; kubectl's
-//	   reads after its global flags; more of git's read verbs.
+//	   reads after its global flags; more of git's read verbs; memory
+//	   notes that lift a review, a gate or grant trust; prefixed
+//	   tokens; key files by algorithm; secrets in templates.
 const RulesVersion = "14"
 
 // RecordedRules is the rules version a record names ("" before versions
