@@ -230,9 +230,55 @@ func (r *Rule) matches(a *Action, f *Facts, pats []pathPattern, ws string, any b
 	return true
 }
 
+// policyLine is the command line a policy expression reads for run: its
+// own simple command. A program a wrapper runs (xargs, timeout, env,
+// nice, find -exec …) keeps the wrapper's line as Line, and was matched by
+// the wrapper's allow rule — `timeout 60 terraform apply` by
+// text-and-inspection's timeout, `env X=1 npm publish` by its env, past
+// package-publish (rules 14). Such a program is matched as the line that
+// runs it alone: its arguments, quoted where the shell would need it.
+func policyLine(run *Run) string {
+	if run.Via == "" || len(run.Argv) == 0 || leadProgram(run.Line) == run.Argv[0] {
+		return run.Line
+	}
+	last := run.Via
+	if k := strings.LastIndex(last, " > "); k >= 0 {
+		last = last[k+3:]
+	}
+	if wrappers[last] == nil && last != "find -exec" {
+		return run.Line // a payload (eval, sh -c …) has its own rules
+	}
+	var b strings.Builder
+	for i, a := range run.Argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`;&|<>()*?[]{}#~") {
+			b.WriteString(shellQuote(a))
+		} else {
+			b.WriteString(a)
+		}
+		if b.Len() > maxPolicyLine {
+			break
+		}
+	}
+	return b.String()
+}
+
+// leadProgram is the first word of line after assignments (X=1 cmd).
+func leadProgram(line string) string {
+	for _, w := range strings.Fields(line) {
+		if k := strings.IndexByte(w, '='); k > 0 && isIdent(w[:k]) {
+			continue
+		}
+		return strings.Trim(w, `"'`)
+	}
+	return ""
+}
+
 // matchRun reports whether one of r's command expressions matches run.
 func (r *Rule) matchRun(run *Run) bool {
-	line := run.Line
+	line := policyLine(run)
 	if len(line) > maxPolicyLine {
 		// Deny and verify rules see the prefix; allow rules never see
 		// a line this long (tier0 escalates it first).

@@ -68,3 +68,22 @@ func TestPolicy_KubectlGlobalFlags(t *testing.T) {
 		{"a secret's value", command("kubectl --context staging -n web get secret db -o yaml"), "escalate policy:cluster-secrets"},
 	})
 }
+
+// TestPolicy_WrappedProgramsMatchedAsThemselves: a program a wrapper runs
+// (timeout, env, nice, xargs, find -exec …) is matched by the policy as
+// its own line: the wrapper's allow rule does not cover it, and a verify
+// rule for it applies. Before rules 14, `env X=1 npm publish` was allowed
+// by text-and-inspection's env, past package-publish.
+func TestPolicy_WrappedProgramsMatchedAsThemselves(t *testing.T) {
+	runFinalCases(t, []ruleCase{
+		{"publish under env", command("env NODE_ENV=production npm publish"), "escalate policy:package-publish"},
+		{"publish under timeout", command("timeout 120 npm publish --access public"), "escalate policy:package-publish"},
+		{"a push under nice", command("nice -n 10 git push origin main"), "escalate policy:git-push"},
+		{"history replaced through xargs", command("git rev-parse HEAD~3 | xargs -I{} git replace {} HEAD"), "escalate policy:default"},
+		{"an unknown program through find -exec", command("find . -name '*.lock' -exec lockctl unlock {} \\;"), "escalate policy:default"},
+		// What the wrapped program's own rule allows stays allowed.
+		{"tests under timeout", command("timeout 300 go test ./..."), "allow policy:dev-commands"},
+		{"echo through xargs", command("printf 'a\\nb\\n' | xargs -n1 echo"), "allow policy:text-and-inspection"},
+		{"a shell setup evaluated", command(`eval "$(opam env)"`), "allow policy:shell-setup"},
+	})
+}
