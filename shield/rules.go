@@ -104,6 +104,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).writtenObfuscation,
 		(*Shield).makeDefault,
 		(*Shield).remoteRunner,
+		(*Shield).credentialMint,
 		(*Shield).supplyChain,
 		(*Shield).buildCommands,
 		(*Shield).channelSource,

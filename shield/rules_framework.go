@@ -49,6 +49,13 @@ func frameworkOf(r *Run) (frameworkCall, bool) {
 				name, args = strings.ToLower(path.Base(args[1])), args[2:]
 				continue
 			}
+			// Rules 14: pnpm and yarn run a package's binary named as
+			// their first word (pnpm prisma migrate reset, yarn knex …):
+			// a tool the framework rules know is that tool.
+			if (name == "pnpm" || name == "yarn") && len(args) > 0 && frameworkTool(args[0]) {
+				name, args = args[0], args[1:]
+				continue
+			}
 		case "npx", "bunx", "pnpx":
 			for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 				args = args[1:]
@@ -78,6 +85,16 @@ func frameworkOf(r *Run) (frameworkCall, bool) {
 		return frameworkCall{}, false
 	}
 	return frameworkCall{name, args}, true
+}
+
+// frameworkTool reports whether the framework rules know name (a
+// database, secret or release verb of it): a package manager's implicit
+// run of it is that tool.
+func frameworkTool(name string) bool {
+	_, a := dbWipeVerbs[name]
+	_, b := dbProdOnlyVerbs[name]
+	_, c := printVerbs[name]
+	return a || b || c
 }
 
 // positional returns the call's arguments that are not options (a

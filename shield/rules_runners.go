@@ -56,6 +56,9 @@ func remoteRun(name string, argv []string) string {
 	if len(args) > 0 {
 		args = args[1:]
 	}
+	if why := userInstall(name, args); why != "" {
+		return why
+	}
 	switch name {
 	case "npx", "pnpx", "bunx":
 		return npxRemote(name, args)
@@ -259,4 +262,67 @@ func pipRemote(args []string) string {
 func goProject(mod string) bool {
 	first, _, _ := strings.Cut(mod, "/")
 	return first == "golang.org" || first == "go.dev" || first == "google.golang.org"
+}
+
+// userInstall says why a package manager's line installs a package for
+// the user, outside the workspace, or scaffolds a project by running a
+// package's own scripts, or "" (rules 14). A user-level install puts a
+// registry's code on the PATH (or into every later run of the tool, as
+// composer's global plugins are) where it runs later outside any
+// sandbox: remote code, and persistence. A scaffolder fetches a template
+// and runs its hooks (composer create-project's scripts, cargo
+// generate's).
+func userInstall(name string, args []string) string {
+	has := func(flags ...string) bool {
+		for _, a := range args {
+			for _, f := range flags {
+				if a == f || strings.HasPrefix(a, f+"=") {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	first := ""
+	if len(args) > 0 {
+		first = args[0]
+	}
+	switch name {
+	case "composer":
+		if first == "global" && len(args) > 1 && (args[1] == "require" || args[1] == "update" || args[1] == "install" || args[1] == "exec") {
+			return "composer global " + args[1] + ": packages and their plugins outside the workspace, run by every later composer call"
+		}
+		if first == "create-project" && !(has("--no-scripts") && has("--no-plugins")) {
+			return "composer create-project installs a package and runs its scripts and plugins"
+		}
+	case "yarn":
+		if first == "global" && len(args) > 1 && args[1] == "add" {
+			return "yarn global add installs a package for the user, outside the workspace"
+		}
+	case "pip", "pip3":
+		if first == "install" && has("--user") {
+			return "pip install --user installs a package for the user, outside the workspace"
+		}
+	case "gem":
+		if first == "install" && has("--user-install") {
+			return "gem install --user-install installs a gem for the user, outside the workspace"
+		}
+	case "uv":
+		if first == "tool" && len(args) > 1 && args[1] == "install" {
+			return "uv tool install installs a tool for the user, outside the workspace"
+		}
+	case "pipx":
+		if first == "install" || first == "inject" {
+			return "pipx " + first + " installs a tool for the user, outside the workspace"
+		}
+	case "dotnet":
+		if first == "tool" && len(args) > 1 && (args[1] == "install" || args[1] == "update") && has("-g", "--global", "--tool-path") {
+			return "dotnet tool " + args[1] + " --global installs a tool for the user, outside the workspace"
+		}
+	case "cargo":
+		if first == "generate" {
+			return "cargo generate fetches a template and runs its hooks"
+		}
+	}
+	return ""
 }

@@ -196,7 +196,9 @@ package shield
 //	   identity and version, doppler's names-only listing; kubectl's
 //	   reads after its global flags; more of git's read verbs; memory
 //	   notes that lift a review, a gate or grant trust; prefixed
-//	   tokens; key files by algorithm; secrets in templates.
+//	   tokens; key files by algorithm; secrets in templates; programs a
+//	   wrapper runs matched by the policy as themselves; user-level
+//	   installs and scaffolders; credentials minted with a service.
 const RulesVersion = "14"
 
 // RecordedRules is the rules version a record names ("" before versions

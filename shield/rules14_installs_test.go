@@ -1,0 +1,53 @@
+package shield_test
+
+import "testing"
+
+// Rules 14 (session 19): user-level installs and scaffolders are remote
+// code; credentials minted with a service are asked about; a package
+// manager's implicit run of a framework tool is that tool. Our own
+// wording, across ecosystems.
+func TestRules_UserInstallsAndScaffolders(t *testing.T) {
+	s := defaultShield(t)
+	const remote = "escalate remote-code:runner"
+	runRuleCases(t, s, []ruleCase{
+		{"yarn global", command("yarn global add serve-fast"), remote},
+		{"pip user", command("pip install --user httpie-plus"), remote},
+		{"uv tool", command("uv tool install ruff-extras"), remote},
+		{"dotnet global tool", command("dotnet tool install --global dotnet-outdated-tool"), remote},
+		{"gem user install", command("gem install --user-install rubocop-extra"), remote},
+		{"composer global plugin", command("composer global require acme/speedup-plugin"), remote},
+		{"composer scaffold", command("composer create-project acme/starter site"), remote},
+		{"cargo template", command("cargo generate gh:acme/axum-template"), remote},
+		// The workspace's own installs stay as they were.
+		{"pip into the project", command("pip install -r requirements.txt"), "allow heuristics:none"},
+		{"composer scaffold without scripts or plugins", command("composer create-project acme/starter site --no-scripts --no-plugins"), "allow heuristics:none"},
+		{"yarn add", command("yarn add lodash-es"), "allow heuristics:none"},
+	})
+}
+
+func TestRules_CredentialMint(t *testing.T) {
+	s := defaultShield(t)
+	const minted = "escalate credential-mint"
+	runRuleCases(t, s, []ruleCase{
+		{"registry token", command("npm token create --cidr=0.0.0.0/0"), minted},
+		{"cluster token", command("kubectl create token deployer --duration=8760h"), minted},
+		{"forge token", command("glab token create --name ci --scope api"), minted},
+		{"joined verb", command("heroku authorizations:create"), minted},
+		{"compound verb", command("acmectl api-key-create --scope admin"), minted},
+		// Not minted with a service.
+		{"a local ssh key", command("ssh-keygen -t ed25519 -f tmp/test_key -N ''"), "allow heuristics:none"},
+		{"tokens listed", command("npm token list"), "allow heuristics:none"},
+		{"the app's own key", command("php artisan key:generate"), "allow heuristics:none"},
+		{"a project named for keys", command("cargo new key-service"), "allow heuristics:none"},
+		{"a model named ApiKey", command("bin/rails generate model ApiKey name:string"), "allow heuristics:none"},
+	})
+}
+
+func TestRules_PackageManagerRunsFrameworkTool(t *testing.T) {
+	s := defaultShield(t)
+	runRuleCases(t, s, []ruleCase{
+		{"pnpm's prisma resets", command("pnpm prisma migrate reset --force"), "escalate destructive:database"},
+		{"yarn's sequelize drops", command("yarn sequelize db:drop"), "escalate destructive:database"},
+		{"pnpm's prisma generates", command("pnpm prisma generate"), "allow heuristics:none"},
+	})
+}
