@@ -51,3 +51,27 @@ func TestRules_PackageManagerRunsFrameworkTool(t *testing.T) {
 		{"pnpm's prisma generates", command("pnpm prisma generate"), "allow heuristics:none"},
 	})
 }
+
+// TestRules_CertificateByRole: a file handed to a verifier as its
+// certificate, chain or public key is public by role, whatever its name;
+// a plain read of it, or a credential handed so, is not.
+func TestRules_CertificateByRole(t *testing.T) {
+	s := defaultShield(t)
+	runRuleCases(t, s, []ruleCase{
+		{"cosign's certificate", command("cosign verify-blob --certificate dist/checksums.txt.pem --signature dist/checksums.txt.sig dist/checksums.txt"), "allow heuristics:none"},
+		{"a CA bundle by flag", command("notation verify-image --ca-file certs/acme-root.pem registry.local/app:1"), "allow heuristics:none"},
+		{"the same file read", command("cat dist/checksums.txt.pem"), "block credential-path"},
+		{"a home key as a certificate", command("cosign verify-blob --certificate ~/.ssh/id_rsa dist/x"), "block credential-path"},
+	})
+}
+
+// TestPolicy_RegistryPushVerbs: registry clients' push and publish verbs
+// are asked (package-publish); their other verbs are not.
+func TestPolicy_RegistryPushVerbs(t *testing.T) {
+	runFinalCases(t, []ruleCase{
+		{"schema registry push", command("buf push --create --create-visibility public buf.build/acme/api"), "escalate policy:package-publish"},
+		{"an artifact pushed", command("oras push registry.example/acme/rules:v1 rules.tar.gz"), "escalate policy:package-publish"},
+		{"a Haskell package uploaded", command("cabal upload --publish dist-newstyle/sdist/acme-1.0.tar.gz"), "escalate policy:package-publish"},
+		{"code generated", command("buf generate"), "allow policy:dev-commands"},
+	})
+}

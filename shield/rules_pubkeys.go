@@ -54,11 +54,17 @@ func publicByName(base string) bool {
 }
 
 // keyVerbs are the verbs of a signing tool that use a private key
-// without showing it: a signature or the public half comes out.
+// without showing it: a signature or the public half comes out (and,
+// rules 14, any verb named verify-…: verify-blob,
+// verify-attestation, verify-image).
 var keyVerbs = setOf("sign", "getpub", "pubkey", "verify", "-pubout", "--pubout", "-y", "resign")
 
 // keyFlags give a signing tool its key file.
-var keyFlags = setOf("-k", "--key", "-key", "--signing-key", "--private-key", "--key-file", "--keyfile", "-inkey", "-in", "--priv-key")
+var keyFlags = setOf("-k", "--key", "-key", "--signing-key", "--private-key", "--key-file", "--keyfile", "-inkey", "-in", "--priv-key",
+	// Rules 14: a verifier's certificate, chain, trust root or public
+	// key, by role (cosign verify-blob --certificate dist/checksums.txt.pem).
+	"--certificate", "--cert", "--certificate-chain", "--cert-chain", "--ca-cert", "--cacert", "--ca-file", "--ca-roots",
+	"--trusted-root", "--root", "--public-key", "--pubkey", "--pub-key", "--verification-key")
 
 // keyUsed reports whether the credential read r is a key of the
 // workspace that a signing tool's run of f takes as its key, with a verb
@@ -80,7 +86,7 @@ func (s *Shield) keyUsed(f *Facts, r *Ref) bool {
 		}
 		verb, key := false, false
 		for j, a := range run.Argv[1:] {
-			if keyVerbs[a] {
+			if keyVerbs[a] || strings.HasPrefix(a, "verify-") {
 				verb = true
 			}
 			k, v, ok := strings.Cut(a, "=")
