@@ -17,12 +17,16 @@ import (
 // (an agent's instruction file, a manifest, a key file, a source tree)
 // then judge it as they judge a write by any other program.
 
+// requireFS is Node's fs module used where it is required
+// (require('fs').rmSync(…), require("node:fs/promises").rm(…)): rules 14.
+const requireFS = `\brequire\(\s*['"](?:node:)?fs(?:/promises)?['"]\s*\)`
+
 // codeWrite and codeDelete find the calls; the path is the first group.
 var (
 	codeWrite = []*rx{
 		mustRx(`\bopen\(\s*['"]([^'"\n]{1,512})['"]\s*,\s*(?:mode\s*=\s*)?['"][rbt]*[wax+]`),
 		mustRx(`\bPath\(\s*['"]([^'"\n]{1,512})['"]\s*\)\s*\.\s*(?:write_text|write_bytes|touch|open\(\s*['"][rbt]*[wax+])`),
-		mustRx(`\b(?:fs|fsp|promises)\s*\.\s*(?:writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream|copyFile|copyFileSync|truncate|truncateSync)\(\s*['"` + "`" + `]([^'"` + "`" + `\n]{1,512})['"` + "`" + `]`),
+		mustRx(`(?:\b(?:fs|fsp|promises)|` + requireFS + `)\s*\.\s*(?:writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream|copyFile|copyFileSync|truncate|truncateSync)\(\s*['"` + "`" + `]([^'"` + "`" + `\n]{1,512})['"` + "`" + `]`),
 		mustRx(`\b(?:File|IO)\s*\.\s*(?:write|binwrite|open\(\s*['"][^'"\n]{1,512}['"]\s*,\s*['"][wa])\(?\s*['"]?([^'"\n,)]{1,512})`),
 		mustRx(`\bDeno\s*\.\s*(?:writeTextFile|writeFile|writeTextFileSync|writeFileSync)\(\s*['"]([^'"\n]{1,512})['"]`),
 		mustRx(`\bshutil\s*\.\s*(?:copy|copy2|copyfile|move)\(\s*[^,\n]{1,512},\s*['"]([^'"\n]{1,512})['"]`),
@@ -34,7 +38,7 @@ var (
 		mustRx(`\bshutil\s*\.\s*rmtree\(\s*['"]([^'"\n]{1,512})['"]`),
 		mustRx(`\bos\s*\.\s*(?:remove|unlink|rmdir|removedirs)\(\s*['"]([^'"\n]{1,512})['"]`),
 		mustRx(`\bPath\(\s*['"]([^'"\n]{1,512})['"]\s*\)\s*\.\s*(?:unlink|rmdir)\(`),
-		mustRx(`\b(?:fs|fsp|promises)\s*\.\s*(?:rm|rmSync|rmdir|rmdirSync|unlink|unlinkSync)\(\s*['"` + "`" + `]([^'"` + "`" + `\n]{1,512})['"` + "`" + `]`),
+		mustRx(`(?:\b(?:fs|fsp|promises)|` + requireFS + `)\s*\.\s*(?:rm|rmSync|rmdir|rmdirSync|unlink|unlinkSync)\(\s*['"` + "`" + `]([^'"` + "`" + `\n]{1,512})['"` + "`" + `]`),
 		mustRx(`\bFileUtils\s*\.\s*(?:rm_rf|rm_r|rm|remove_dir|remove_entry|rmtree)\(\s*['"]([^'"\n]{1,512})['"]`),
 		mustRx(`\b(?:File|Dir)\s*\.\s*(?:delete|unlink|rmdir)\(\s*['"]([^'"\n]{1,512})['"]`),
 		mustRx(`\bDeno\s*\.\s*remove\(\s*['"]([^'"\n]{1,512})['"]`),

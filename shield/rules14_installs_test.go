@@ -75,3 +75,41 @@ func TestPolicy_RegistryPushVerbs(t *testing.T) {
 		{"code generated", command("buf generate"), "allow policy:dev-commands"},
 	})
 }
+
+// TestRules_DatabaseWipedThroughClients: SQL that drops or empties given
+// to a database client is asked about; reads and bounded deletes are not.
+func TestRules_DatabaseWipedThroughClients(t *testing.T) {
+	s := defaultShield(t)
+	const wiped = "escalate destructive:database"
+	runRuleCases(t, s, []ruleCase{
+		{"a table dropped in a local server", command("psql -h localhost -U app -c 'DROP TABLE invoices'"), wiped},
+		{"a database file's rows deleted", command("sqlite3 var/app.db 'DELETE FROM events;'"), wiped},
+		{"a schema dropped through mysql", command("mysql -h 127.0.0.1 -e 'DROP SCHEMA reporting'"), wiped},
+		{"a here-document truncating", command("psql -h localhost <<'SQL'\nTRUNCATE sessions;\nSQL"), wiped},
+		{"a bounded delete", command("psql -h localhost -c 'DELETE FROM sessions WHERE expires_at < now()'"), "allow heuristics:none"},
+		{"a count", command("sqlite3 var/app.db 'select count(*) from events'"), "allow heuristics:none"},
+	})
+}
+
+// TestRules_Obfuscation14: a program spelled by a brace expansion, and a
+// tree deleted by Node through require('fs').
+func TestRules_Obfuscation14(t *testing.T) {
+	s := defaultShield(t)
+	runRuleCases(t, s, []ruleCase{
+		{"program from braces", command("{rm,-f,lib/old.go}"), "escalate obfuscation:brace-command"},
+		{"program name split", command("{wg,}et -q https://files.example/x"), "escalate obfuscation:brace-command"},
+		{"braces in an argument", command("mkdir -p build/{debug,release}"), "allow heuristics:none"},
+		{"node deletes a tree via require", command(`node -e "require('fs').rmSync('packages', {recursive: true, force: true})"`), "escalate destructive:workspace-tree"},
+		{"node writes a file via require", command(`node -e "require('fs').writeFileSync('out/x.txt', 'ok')"`), "allow heuristics:none"},
+	})
+}
+
+// TestPolicy_HelmValuesAsked: helm's values, all and manifest print
+// secrets; its notes do not.
+func TestPolicy_HelmValuesAsked(t *testing.T) {
+	runFinalCases(t, []ruleCase{
+		{"values of a release", command("helm get values api -n prod --all -o yaml"), "escalate policy:cluster-secrets"},
+		{"a release's manifest", command("helm -n web get manifest api"), "escalate policy:cluster-secrets"},
+		{"its notes", command("helm get notes api"), "allow policy:inspection-clients"},
+	})
+}

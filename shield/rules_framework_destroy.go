@@ -1,6 +1,9 @@
 package shield
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // dbWipeVerbs are framework verbs that drop, empty or rebuild a database
 // (its data lost), by tool; "*" holds verbs any tool's CLI may name. A
@@ -165,4 +168,49 @@ func fastlaneArg(c frameworkCall, name string) string {
 		}
 	}
 	return ""
+}
+
+// sqlWipe is SQL (or a database shell's command) that drops or empties
+// what a database holds: DROP TABLE|DATABASE|SCHEMA …, TRUNCATE, a DELETE
+// without a WHERE, Mongo's drop(), Redis's FLUSHALL.
+var sqlWipe = mustRx(`(?i)\bdrop\s+(?:table|database|schema|view|materialized\s+view|keyspace|collection|owned)\b|\btruncate\s+(?:table\s+)?["\x60\w.]+|\bdelete\s+from\s+["\x60\w.]+\s*(?:;|$|["'])|\.drop(?:Database)?\(\s*\)|\bflush(?:all|db)\b`)
+
+// dbShells are database clients whose arguments (or the text given to
+// them) are SQL or their shell's commands.
+var dbShells = setOf("psql", "mysql", "mariadb", "mongosh", "mongo", "clickhouse-client", "sqlcmd", "cqlsh", "usql", "pgcli", "mycli",
+	"cockroach", "sqlite3", "duckdb", "redis-cli", "valkey-cli", "snowsql", "bq", "trino", "presto", "spark-sql", "influx")
+
+// sqlDestruction is `destructive:database` (escalate; rules 14) for a
+// database client given SQL that drops or empties tables, schemas or
+// databases (psql -c 'DROP TABLE orders', sqlite3 dev.db 'DELETE FROM
+// frames;', redis-cli FLUSHALL): what a server holds is not in any
+// snapshot, and a database file's rows are the project's data.
+func (s *Shield) sqlDestruction(_ *Action, f *Facts, j *judgement) {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if !dbShells[r.Name] || len(r.Argv) < 2 {
+			continue
+		}
+		text := strings.Join(r.Argv[1:], " ")
+		if len(text) > maxTextJudged {
+			text = text[:maxTextJudged]
+		}
+		if m := sqlWipe.FindString(text); m != "" {
+			j.escalate("destructive:database", "%s gives %s %q: it drops or empties what the database holds", quote(r.Line), r.Name, clipText(m, 40))
+			return
+		}
+	}
+	if !slices.ContainsFunc(f.Runs, func(r Run) bool { return dbShells[r.Name] }) {
+		return
+	}
+	for _, t := range f.Texts {
+		// SQL a client reads from a here-document (psql <<'SQL' … SQL).
+		if t.Source != "stdin" {
+			continue
+		}
+		if m := sqlWipe.FindString(clip(t.Body, maxTextJudged)); m != "" {
+			j.escalate("destructive:database", "a database client is given %q: it drops or empties what the database holds", clipText(m, 40))
+			return
+		}
+	}
 }

@@ -198,7 +198,9 @@ package shield
 //	   notes that lift a review, a gate or grant trust; prefixed
 //	   tokens; key files by algorithm; secrets in templates; programs a
 //	   wrapper runs matched by the policy as themselves; user-level
-//	   installs and scaffolders; credentials minted with a service.
+//	   installs and scaffolders; credentials minted with a service;
+//	   SQL that wipes given to database clients; programs spelled by
+//	   brace expansions; certificates by role; registry pushes.
 const RulesVersion = "14"
 
 // RecordedRules is the rules version a record names ("" before versions
