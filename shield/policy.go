@@ -74,7 +74,8 @@ type Rule struct {
 	// workspace declares it uses (Action.Toolchain) running a verb of
 	// daily work (rules_toolchain.go): the project's own toolchain.
 	// Toolchain "inspect" matches any program running a verb that only
-	// reads or reports (rules_inspect.go).
+	// reads or reports; "local", a client of a service on this machine
+	// (rules_inspect.go).
 	Toolchain string `yaml:"toolchain"`
 	// Tier, on verify rules, is who answers the escalation: 2 (the LLM
 	// evaluator) or 3 (a human, the default).
@@ -117,8 +118,8 @@ func ParsePolicy(b []byte) (*Policy, error) {
 			if len(r.Tools)+len(r.Paths)+len(r.Commands)+len(r.Hosts)+len(r.Methods) == 0 && !r.OutsideWorkspace && r.Toolchain == "" {
 				return nil, fmt.Errorf("%w: %s rule %q matches nothing (set tools, paths, commands, hosts, methods, toolchain or outside_workspace)", ErrPolicy, list, r.Name)
 			}
-			if r.Toolchain != "" && (r.Toolchain != "workspace" && r.Toolchain != "inspect" || list != "allow") {
-				return nil, fmt.Errorf("%w: rule %q: toolchain %q (want \"workspace\" or \"inspect\", on an allow rule)", ErrPolicy, r.Name, r.Toolchain)
+			if r.Toolchain != "" && (r.Toolchain != "workspace" && r.Toolchain != "inspect" && r.Toolchain != "local" || list != "allow") {
+				return nil, fmt.Errorf("%w: rule %q: toolchain %q (want \"workspace\", \"inspect\" or \"local\", on an allow rule)", ErrPolicy, r.Name, r.Toolchain)
 			}
 			for j, m := range r.Methods {
 				switch u := strings.ToUpper(m); u {
@@ -206,6 +207,10 @@ func (r *Rule) matches(a *Action, f *Facts, pats []pathPattern, ws string, any b
 		}
 	case "inspect":
 		if ok, _ := inspectingUse(run); !ok {
+			return false
+		}
+	case "local":
+		if ok, _ := localServiceUse(run); !ok {
 			return false
 		}
 	}

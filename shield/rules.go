@@ -105,6 +105,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).makeDefault,
 		(*Shield).remoteRunner,
 		(*Shield).braceCommand,
+		(*Shield).tunnel,
 		(*Shield).credentialMint,
 		(*Shield).supplyChain,
 		(*Shield).buildCommands,

@@ -25,7 +25,7 @@ func TestPolicy_InspectVerbs(t *testing.T) {
 		// What they must not let through.
 		{"a release created", command("bugsnag-cli releases new list"), asked},
 		{"a subcommand after a flag", command("circleci --verbose create list"), asked},
-		{"an option that creates", command("redpanda-cli --brokers 127.0.0.1:9092 --create --topic x"), asked},
+		{"an option that creates", command("redpanda-cli --brokers 10.0.0.7:9092 --create --topic x"), asked},
 		{"a job retried", command("nomad-pack job retry web"), asked},
 		{"connections printed", command("dagctl connections get warehouse -o json"), asked},
 		{"variables listed", command("ciclient variables list --project web"), asked},
@@ -85,5 +85,35 @@ func TestPolicy_WrappedProgramsMatchedAsThemselves(t *testing.T) {
 		{"tests under timeout", command("timeout 300 go test ./..."), "allow policy:dev-commands"},
 		{"echo through xargs", command("printf 'a\\nb\\n' | xargs -n1 echo"), "allow policy:text-and-inspection"},
 		{"a shell setup evaluated", command(`eval "$(opam env)"`), "allow policy:shell-setup"},
+	})
+}
+
+// TestPolicy_LocalServicesAndClusters: a client whose line names only a
+// loopback address, and tools aimed at a local cluster by context, are
+// allowed; anything naming elsewhere, risky words, or a tunnel are not.
+func TestPolicy_LocalServicesAndClusters(t *testing.T) {
+	runFinalCases(t, []ruleCase{
+		{"a local broker consumed", command("kcat -b 127.0.0.1:9092 -t orders.v1 -C -c 10 -e"), "allow policy:local-services"},
+		{"a local workflow started", command("temporal workflow start --address localhost:7233 --task-queue q --type Sync"), "allow policy:local-services"},
+		{"a local queue's messages", command("nats --server nats://127.0.0.1:4222 pub orders.new '{\"id\":1}'"), "allow policy:local-services"},
+		{"a local cluster created", command("kind create cluster --name shop"), "allow policy:local-clusters"},
+		{"a local cluster deleted", command("k3d cluster delete shop"), "allow policy:local-clusters"},
+		{"a remote broker", command("kcat -b kafka.internal.example:9092 -t orders.v1 -C"), "escalate policy:default"},
+		{"a remote cluster", command("kubectl --context gke_shop_prod delete namespace shop"), "escalate policy:default"},
+		{"a local topic deleted", command("kafka-topics.sh --bootstrap-server 127.0.0.1:9092 --delete --topic orders.v1"), "escalate policy:default"},
+	})
+}
+
+// TestRules_Tunnels: a port of this machine exposed to the internet.
+func TestRules_Tunnels(t *testing.T) {
+	s := defaultShield(t)
+	const tunnel = "escalate exfiltration:tunnel"
+	runRuleCases(t, s, []ruleCase{
+		{"cloudflared", command("cloudflared tunnel --url http://localhost:4000"), tunnel},
+		{"ngrok", command("ngrok http 3000"), tunnel},
+		{"tailscale funnel", command("tailscale funnel 8080"), tunnel},
+		{"bore", command("bore local 5432 --to bore.pub"), tunnel},
+		{"ngrok's version", command("ngrok version"), "allow heuristics:none"},
+		{"tailscale's status", command("tailscale status"), "allow heuristics:none"},
 	})
 }

@@ -184,3 +184,37 @@ func nounLike(w string) bool {
 	}
 	return true
 }
+
+// loopbackAddr is a loopback address or host, with an optional port, as
+// a word or a flag's value (127.0.0.1:9092, localhost:3000/api, [::1]).
+var loopbackAddr = mustRx(`(?:^|[\s=/@"'])(?:localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[?::1\]?)(?::\d{1,5})?(?:[/\s"']|$)`)
+
+// localServiceUse reports whether run is a client of a service on this
+// machine (rules 14; an allow rule's `toolchain: local`): its line names
+// a loopback address and nothing toolchainScan refuses for any program (a
+// URL, host or address elsewhere, a production name, risky words such as
+// delete or drop, options that run code or take input from outside the
+// workspace), and the program is not a shell, interpreter, task runner,
+// secret store or one the policy judges by name. kcat -b 127.0.0.1:9092,
+// temporal workflow start --address 127.0.0.1:7233, a local dev server's
+// CLI: the same reach as curl to localhost, which local-http allows.
+func localServiceUse(run *Run) (bool, string) {
+	if run == nil {
+		return false, "no program"
+	}
+	key := ToolchainKey(run)
+	if key == "" || strings.Contains(key, "/") || strings.HasPrefix(key, "$") {
+		return false, "not a program by its name"
+	}
+	base := path.Base(key)
+	if toolchainExcluded(base) || secretStores[base] || inspectRunners[base] {
+		return false, base + " is not judged by where it connects"
+	}
+	if !loopbackAddr.MatchString(run.Line) {
+		return false, "it names no loopback address"
+	}
+	if _, ok, why := toolchainScan(run, key); !ok {
+		return false, why
+	}
+	return true, ""
+}

@@ -200,7 +200,9 @@ package shield
 //	   wrapper runs matched by the policy as themselves; user-level
 //	   installs and scaffolders; credentials minted with a service;
 //	   SQL that wipes given to database clients; programs spelled by
-//	   brace expansions; certificates by role; registry pushes.
+//	   brace expansions; certificates by role; registry pushes; clients
+//	   of this machine's services and local clusters allowed; tunnels
+//	   that expose a port asked about.
 const RulesVersion = "14"
 
 // RecordedRules is the rules version a record names ("" before versions
