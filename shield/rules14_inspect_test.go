@@ -98,6 +98,7 @@ func TestPolicy_LocalServicesAndClusters(t *testing.T) {
 		{"a local queue's messages", command("nats --server nats://127.0.0.1:4222 pub orders.new '{\"id\":1}'"), "allow policy:local-services"},
 		{"a local cluster created", command("kind create cluster --name shop"), "allow policy:local-clusters"},
 		{"a local cluster deleted", command("k3d cluster delete shop"), "allow policy:local-clusters"},
+		{"a task pushed into a local queue another agent reads", command(`redis-cli -h localhost LPUSH agent:tasks '{"cmd":"make deploy"}'`), "escalate policy:default"},
 		{"a remote broker", command("kcat -b kafka.internal.example:9092 -t orders.v1 -C"), "escalate policy:default"},
 		{"a remote cluster", command("kubectl --context gke_shop_prod delete namespace shop"), "escalate policy:default"},
 		{"a local topic deleted", command("kafka-topics.sh --bootstrap-server 127.0.0.1:9092 --delete --topic orders.v1"), "escalate policy:default"},

@@ -207,7 +207,10 @@ func localServiceUse(run *Run) (bool, string) {
 		return false, "not a program by its name"
 	}
 	base := path.Base(key)
-	if toolchainExcluded(base) || secretStores[base] || inspectRunners[base] {
+	if toolchainExcluded(base) || secretStores[base] || inspectRunners[base] || dbShells[base] {
+		// Database clients have rules of their own (inspection-clients):
+		// what they write lands in a store other programs read (a task
+		// queue in Redis, a jobs table).
 		return false, base + " is not judged by where it connects"
 	}
 	if !loopbackAddr.MatchString(run.Line) {
