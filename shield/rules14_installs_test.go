@@ -113,3 +113,20 @@ func TestPolicy_HelmValuesAsked(t *testing.T) {
 		{"its notes", command("helm get notes api"), "allow policy:inspection-clients"},
 	})
 }
+
+// TestRules_LockAndMergeSettings: what holds dependencies to what was
+// reviewed turned off, and changes merged or resources deleted without a
+// human turned on, in any configuration's spelling.
+func TestRules_LockAndMergeSettings(t *testing.T) {
+	s := defaultShield(t)
+	const weak = "escalate appsec:control-weakened"
+	runRuleCases(t, s, []ruleCase{
+		{"a lockfile mode off", editCode(s, ".bazelrc", "common --lockfile_mode=update\n", "common --lockfile_mode=off\n"), weak},
+		{"a lock off in JSON", editCode(s, "tools/deno.json", "  \"lock\": true,\n", "  \"lock\": false,\n"), weak},
+		{"digests unpinned", editCode(s, ".github/renovate.json5", "  pinDigests: true,\n", "  pinDigests: false,\n"), weak},
+		{"automerge on", editCode(s, "renovate.json", "  \"automerge\": false,\n", "  \"automerge\": true,\n"), weak},
+		{"pruning on", editCode(s, "deploy/argo/app.yaml", "      prune: false\n", "      prune: true\n"), weak},
+		{"a lock on", editCode(s, "tools/deno.json", "  \"lock\": false,\n", "  \"lock\": true,\n"), "allow heuristics:none"},
+		{"automerge off", editCode(s, "renovate.json", "  \"automerge\": true,\n", "  \"automerge\": false,\n"), "allow heuristics:none"},
+	})
+}

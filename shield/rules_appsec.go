@@ -26,7 +26,7 @@ func appSource(p string) bool {
 	case ".py", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".go", ".java", ".kt", ".scala", ".groovy",
 		".rb", ".php", ".cs", ".rs", ".swift", ".ex", ".exs", ".erl", ".vue", ".svelte", ".sql",
 		".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".properties", ".json", ".env", ".xml", ".tf",
-		".hcl", ".tfvars", ".tpl", ".bicep",
+		".hcl", ".tfvars", ".tpl", ".bicep", ".json5", ".jsonc", ".hjson",
 		".plist", ".pp", ".sls", ".dart", ".m", ".mm",
 		".html", ".erb", ".hbs", ".jinja", ".j2", ".njk", ".ejs", ".pug", ".twig", ".astro", ".cshtml", ".jsp",
 		// rules 13: the other languages applications are written in —

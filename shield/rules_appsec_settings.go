@@ -174,7 +174,10 @@ var (
 	protectConcept = mustRx(`^(?:enable|include|record|is)\w*(?:log|event)|audit|trail|eventlog|accesslog|flowlog|logfilevalidation|encrypt|serversideencryption|^sse|kmskey|versioning|deletionprotection|terminationprotection|mfa|multifactor|verif|validat|objectlock|backup|pointintimerecovery|runasnonroot|readonlyrootfilesystem|requiressl|requiretls|enforcessl|forcessl|httpsonly|httpstrafficonly|httpsrequired|tlsrequired|signing|signature|scanonpush|multiregion|globalserviceevents|includeglobal|defender|guardduty|securityhub|waf|firewall|csrf|authenticat|authoriz|authenabled|authrequired|enableauth|requireauth|requirehttps|httpsmetadata|hostkey|pinning|certificatepin|publickeypin|ratelimit|throttl|redact|scrub|masksensitive` +
 		// rules 13: a sandbox, strict or paranoid mode, an enforced or
 		// protected mode, a check that fails the run (fail-on-*)
-		`|sandbox|paranoid|strictmode|^strict$|enforc|protected$|protection$|safemode|lockdown|hardened|isolat|^failon|failonerror|failonwarn`)
+		`|sandbox|paranoid|strictmode|^strict$|enforc|protected$|protection$|safemode|lockdown|hardened|isolat|^failon|failonerror|failonwarn` +
+		// rules 14: what holds dependencies to what was reviewed (a
+		// lockfile used, frozen, hashes required, digests pinned)
+		`|lockfile|^lock$|frozen|requirehashes|pindigests|pinversions|immutable`)
 	// diagnostics, not protections: debug or verbose output, query logs.
 	diagnostic = mustRx(`debug|verbose|trace|console|sql|query|color|pretty|stdout|stderr|progress|metric|telemetry|analytics|cache`)
 	// an audit-kind switch: weak when an edit adds it off.
@@ -183,7 +186,10 @@ var (
 	exposeConcept = mustRx(`public|anonymous|privileged|insecure|allowall|unauthenticated|unauth|noauth|withoutauth|(?:disable|skip|bypass|ignore|no)(?:audit|log|encrypt|ssl|tls|verif|valid|auth|csrf|sign|check|mfa|protection)|hostnetwork|hostpid|allowprivilegeescalation|cleartext|arbitraryloads|insecurehttploads|workersdev|previewurls?$|passwordauthentication|permitrootlogin|permitempty|senddefaultpii|sendpii|logpii|includepii|graphiql|introspection|swaggerenabled|exposeapi|sensitivedatalogging|logsensitive|logsecrets|logpasswords|logrequestbody|logbody|logpayload` +
 		// rules 13: foreign calls from tests or scripts (foundry's ffi),
 		// unsafe or unrestricted modes, trust of anything
-		`|^ffi$|allowffi|unsafe|dangerous|unrestricted|allowany|trustall|skipverify`)
+		`|^ffi$|allowffi|unsafe|dangerous|unrestricted|allowany|trustall|skipverify` +
+		// rules 14: changes merged or resources deleted without a human
+		// (dependency bots' automerge, tests ignored, GitOps pruning)
+		`|automerge|autoapprove|ignoretests|skipreview|^prune$|autoprune`)
 	// protections whose removal counts whatever their value names (an
 	// algorithm, a key, a mode), not only a switch set on.
 	removedStrong = mustRx(`encrypt|^sse|kmskey|versioning|objectlock|deletionprotection|terminationprotection|mfa|logfilevalidation`)

@@ -202,7 +202,8 @@ package shield
 //	   SQL that wipes given to database clients; programs spelled by
 //	   brace expansions; certificates by role; registry pushes; clients
 //	   of this machine's services and local clusters allowed; tunnels
-//	   that expose a port asked about.
+//	   that expose a port asked about; lockfiles and unattended merges
+//	   read as settings.
 const RulesVersion = "14"
 
 // RecordedRules is the rules version a record names ("" before versions
