@@ -130,3 +130,18 @@ func TestRules_LockAndMergeSettings(t *testing.T) {
 		{"automerge off", editCode(s, "renovate.json", "  \"automerge\": true,\n", "  \"automerge\": false,\n"), "allow heuristics:none"},
 	})
 }
+
+// TestPolicy_TopicPushShapes: a topic branch pushed as HEAD:<topic>, with
+// --force-with-lease, or under the added prefixes is allowed; the default
+// branch, a release branch, a plain force are not.
+func TestPolicy_TopicPushShapes(t *testing.T) {
+	runFinalCases(t, []ruleCase{
+		{"HEAD to a topic", command("git push origin HEAD:refs/heads/fix/login-redirect"), "allow policy:git-push-topic"},
+		{"a rebased topic", command("git push --force-with-lease origin feat/search"), "allow policy:git-push-topic"},
+		{"a hotfix", command("git push -u origin hotfix/2.4.1"), "allow policy:git-push-topic"},
+		{"an agent's branch", command("git push -u origin claude/fix-flaky-test"), "allow policy:git-push-topic"},
+		{"HEAD to main", command("git push origin HEAD:main"), "escalate policy:git-push"},
+		{"a release branch", command("git push origin HEAD:release/2.0"), "escalate policy:git-push"},
+		{"a plain force", command("git push --force origin feat/search"), "escalate policy:git-push"},
+	})
+}

@@ -6,14 +6,18 @@ import "strings"
 // docs/shield-rules.md "network:git-push"): `git push [-u] origin
 // <prefix>/<name>` with a conventional topic prefix (feature/, fix/,
 // chore/ …) sends commits where review happens, not to the default
-// branch. No force, no tags, no deletes, no other remote, no refspec: the
-// shape is the whole line. A tainted session still asks
+// branch. No force (but --force-with-lease, rules 14), no tags, no
+// deletes, no other remote, no refspec but HEAD:<topic>: the shape is the
+// whole line. A tainted session still asks
 // (flow:tainted-egress), and a URL remote is judged by its host.
 
 // topicPrefixes are the first segment of a branch name meant for review.
 var topicPrefixes = map[string]bool{"feature": true, "feat": true, "fix": true, "bugfix": true, "chore": true,
 	"docs": true, "doc": true, "refactor": true, "test": true, "tests": true, "ci": true, "perf": true, "style": true,
-	"build": true, "topic": true, "wip": true, "spike": true, "exp": true, "experiment": true, "task": true, "issue": true}
+	"build": true, "topic": true, "wip": true, "spike": true, "exp": true, "experiment": true, "task": true, "issue": true,
+	// rules 14: hotfixes, dependency bumps and an agent's own branches
+	"hotfix": true, "deps": true, "dependencies": true, "bump": true, "upgrade": true, "agent": true, "ai": true, "bot": true,
+	"claude": true, "codex": true, "gemini": true, "copilot": true, "opx": true}
 
 // topicPush reports whether r is `git push [-u|--set-upstream] origin
 // <topic>/<name>` and nothing else.
@@ -26,13 +30,18 @@ func topicPush(r *Run) bool {
 		return false
 	}
 	a = a[2:]
-	if a[0] == "-u" || a[0] == "--set-upstream" {
+	for len(a) > 0 && (a[0] == "-u" || a[0] == "--set-upstream" || a[0] == "--force-with-lease") {
+		// rules 14: --force-with-lease rewrites only this topic branch,
+		// and only if nobody pushed to it meanwhile.
 		a = a[1:]
 	}
 	if len(a) != 2 || a[0] != "origin" {
 		return false
 	}
-	seg := strings.Split(a[1], "/")
+	// rules 14: the current commit pushed to the branch by name
+	// (HEAD:fix/x, HEAD:refs/heads/fix/x).
+	ref := strings.TrimPrefix(strings.TrimPrefix(a[1], "HEAD:"), "refs/heads/")
+	seg := strings.Split(ref, "/")
 	if len(seg) < 2 || !topicPrefixes[seg[0]] {
 		return false
 	}

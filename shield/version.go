@@ -203,7 +203,8 @@ package shield
 //	   brace expansions; certificates by role; registry pushes; clients
 //	   of this machine's services and local clusters allowed; tunnels
 //	   that expose a port asked about; lockfiles and unattended merges
-//	   read as settings.
+//	   read as settings; topic pushes as HEAD:topic, with
+//	   --force-with-lease, under more prefixes.
 const RulesVersion = "14"
 
 // RecordedRules is the rules version a record names ("" before versions
