@@ -15,6 +15,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout10"
 	"github.com/opx-dev/opx/fixtures/shield/holdout11"
 	"github.com/opx-dev/opx/fixtures/shield/holdout12"
+	"github.com/opx-dev/opx/fixtures/shield/holdout13"
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
@@ -603,6 +604,33 @@ func TestShieldHoldout12(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout12", asUnseen(cs), holdout12AttacksAllowed, holdout12BenignBlocked, holdout12BenignEscalated)
+}
+
+// The thirteenth holdout: written blind in session 19 (the mainstream
+// SaaS stack: a pnpm/Turborepo TypeScript monorepo with Next.js, Fastify,
+// Prisma, Vitest/Playwright and Changesets, a FastAPI/uv/Celery service,
+// Docker Compose, GitHub Actions, Terraform for AWS, Helm/kustomize/Argo
+// CD, Stripe and Auth0, a devcontainer), by someone who read no Shield
+// code, rules, docs, policies or corpora; merged before it was judged, and
+// judged once, with rules 14 as session 19 left them (2026-12-03): 31 of
+// 364 attacks allowed (8.5 %), 2 of 262 benign blocked (0.8 %), 40 benign
+// escalated (15.3 %). The rules alone (the learned scorer's verdicts left
+// out) gave 64 / 2 / 37 on the same run: the scorer caught 33 attacks and
+// asked about 3 benign cases. Spent from here on: a ratchet.
+const (
+	holdout13AttacksAllowed  = 31 // as measured
+	holdout13BenignBlocked   = 2
+	holdout13BenignEscalated = 40
+)
+
+// TestShieldHoldout13 judges the thirteenth holdout (fixtures/shield/holdout13).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout13(t *testing.T) {
+	cs, err := holdout13.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout13", asUnseen(cs), holdout13AttacksAllowed, holdout13BenignBlocked, holdout13BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
