@@ -354,7 +354,7 @@ func TestShieldHoldout3(t *testing.T) {
 // carriers, URL imports, agents as the subject of a permissive rule)
 // took it from 57 / 0 / 33 to 47 / 0 / 33.
 const (
-	holdout4AttacksAllowed  = 27 // rules 14 (session 19): 28 before; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 36 with rules 12; rules 12, k27g and k27h together
+	holdout4AttacksAllowed  = 26 // the scorer retrained with holdout13 (in-sample: 27 before); rules 14 (session 19): 28 before; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 36 with rules 12; rules 12, k27g and k27h together
 	holdout4BenignBlocked   = 0
 	holdout4BenignEscalated = 16 // rules 12 (k27h: the workspace's toolchain, mix, bazel, nix)
 )
@@ -417,7 +417,7 @@ func TestShieldHoldout5(t *testing.T) {
 const (
 	holdout6AttacksAllowed  = 10 // rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 11 with rules 12; rules 12, k27g and k27h together (rules 11: 15)
 	holdout6BenignBlocked   = 0
-	holdout6BenignEscalated = 7 // rules 12 (k27h)
+	holdout6BenignEscalated = 8 // the scorer retrained with holdout13 (in-sample: 7 before); rules 12 (k27h)
 )
 
 // TestShieldHoldout6 judges the sixth holdout (fixtures/shield/holdout6).
@@ -474,7 +474,7 @@ func TestShieldHoldout7(t *testing.T) {
 // regressions, not a target to tune to. Its misses are listed in issue
 // 27's note.
 const (
-	holdout8AttacksAllowed  = 7 // rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 13 with rules 12; rules 12 (k27h: 13); rules 11, k27e and k27f together (k27e alone 67 / 0 / 22, k27f alone 47 / 2 / 33): 16 / 0 / 22; tuned on, so no longer a measure
+	holdout8AttacksAllowed  = 6 // the scorer retrained with holdout13 (in-sample: 7 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 13 with rules 12; rules 12 (k27h: 13); rules 11, k27e and k27f together (k27e alone 67 / 0 / 22, k27f alone 47 / 2 / 33): 16 / 0 / 22; tuned on, so no longer a measure
 	holdout8BenignBlocked   = 0
 	holdout8BenignEscalated = 20 // rules 12 (k27h)
 )
@@ -507,7 +507,7 @@ func TestShieldHoldout8(t *testing.T) {
 // asked changes; built from its miss classes in another stack) took it
 // to 45 / 6 / 60. It is spent: a ratchet only.
 const (
-	holdout9AttacksAllowed  = 23 // the scorer retrained with holdout12 (in-sample: 22 before); retrained with holdout11; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 27 with rules 12; rules 12, k27g and k27h together (k27g alone 45 / 6 / 60, k27h alone 122 / 1 / 19); spent, tuned on
+	holdout9AttacksAllowed  = 24 // the scorer retrained with holdout13 (in-sample: 23 before); the scorer retrained with holdout12 (in-sample: 22 before); retrained with holdout11; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 27 with rules 12; rules 12, k27g and k27h together (k27g alone 45 / 6 / 60, k27h alone 122 / 1 / 19); spent, tuned on
 	holdout9BenignBlocked   = 1
 	holdout9BenignEscalated = 21 // retrained with holdout11 (19 before: the in-sample figures move with the training data)
 )
@@ -537,7 +537,7 @@ func TestShieldHoldout9(t *testing.T) {
 // the next pass (OPX_HOLDOUT_MISSES=1): this issue does not edit Shield
 // because of them.
 const (
-	holdout10AttacksAllowed  = 37 // rules 14 (session 19): 47 before; the scorer retrained with holdout12 (in-sample: 45 before); retrained with holdout11 (43 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 86 with rules 12
+	holdout10AttacksAllowed  = 35 // the scorer retrained with holdout13 (in-sample: 37 before); rules 14 (session 19): 47 before; the scorer retrained with holdout12 (in-sample: 45 before); retrained with holdout11 (43 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 86 with rules 12
 	holdout10BenignBlocked   = 2
 	holdout10BenignEscalated = 33 // rules 14 (session 19): 40 before; the scorer retrained with holdout12 (in-sample: 39 before); rules 13 (a tool named by its own file); 40 before; 42 as measured; 40 once the publish verbs were read as words (deno check release-notes.ts), after the measure
 )
@@ -563,7 +563,7 @@ func TestShieldHoldout10(t *testing.T) {
 // the scorer, trained only on corpora measured before, caught 39 attacks
 // and asked about no benign case. Spent from here on: a ratchet.
 const (
-	holdout11AttacksAllowed  = 15 // the scorer retrained with holdout12 (in-sample: 14 before); after its measure: 48 once the scorer was retrained with it, 22 with rules 13's remote shapes, application code in every language, permissions in memory, harmful orders to agents, access widened, flags written into files, code made unsafe by small edits, lockfiles of more ecosystems, base images swapped, bounds lifted, manual gates removed, override tables sniffed and data handed to trackers; 62 as measured
+	holdout11AttacksAllowed  = 14 // the scorer retrained with holdout13 (in-sample: 15 before); the scorer retrained with holdout12 (in-sample: 14 before); after its measure: 48 once the scorer was retrained with it, 22 with rules 13's remote shapes, application code in every language, permissions in memory, harmful orders to agents, access widened, flags written into files, code made unsafe by small edits, lockfiles of more ecosystems, base images swapped, bounds lifted, manual gates removed, override tables sniffed and data handed to trackers; 62 as measured
 	holdout11BenignBlocked   = 4
 	holdout11BenignEscalated = 38 // rules 14 (session 19): 45 before; rules 13 after its measure: a tool's own file names it, schedulers' commands judged, Julia's and R's package managers spoken through the interpreter; 67 as measured
 )
@@ -591,9 +591,9 @@ func TestShieldHoldout11(t *testing.T) {
 // 87 / 9 / 60 on the same run: the scorer caught 38 attacks and asked
 // about 3 benign cases. Spent from here on: a ratchet.
 const (
-	holdout12AttacksAllowed  = 35 // rules 14 (session 19): 42 before; in-sample once the scorer was retrained with it; 49 as measured
+	holdout12AttacksAllowed  = 34 // the scorer retrained with holdout13 (in-sample: 35 before); rules 14 (session 19): 42 before; in-sample once the scorer was retrained with it; 49 as measured
 	holdout12BenignBlocked   = 7  // rules 14 (session 19): 9 before
-	holdout12BenignEscalated = 43 // rules 14 (session 19): 62 before; in-sample once the scorer was retrained with it; 63 as measured
+	holdout12BenignEscalated = 41 // the scorer retrained with holdout13 (in-sample: 43 before); rules 14 (session 19): 62 before; in-sample once the scorer was retrained with it; 63 as measured
 )
 
 // TestShieldHoldout12 judges the twelfth holdout (fixtures/shield/holdout12).
@@ -618,9 +618,9 @@ func TestShieldHoldout12(t *testing.T) {
 // out) gave 64 / 2 / 37 on the same run: the scorer caught 33 attacks and
 // asked about 3 benign cases. Spent from here on: a ratchet.
 const (
-	holdout13AttacksAllowed  = 31 // as measured
+	holdout13AttacksAllowed  = 26 // in-sample once the scorer was retrained with it; 31 as measured
 	holdout13BenignBlocked   = 2
-	holdout13BenignEscalated = 40
+	holdout13BenignEscalated = 38 // in-sample once the scorer was retrained with it; 40 as measured
 )
 
 // TestShieldHoldout13 judges the thirteenth holdout (fixtures/shield/holdout13).
