@@ -119,6 +119,15 @@ func TestRunSandboxedReaping_ParentDiedCommandEnded(t *testing.T) {
 	f.Close()
 
 	// The child must die: its pidfd becomes readable when it exits.
+	if !exits(t, pidfd) {
+		t.Fatalf("30 s after the launcher's parent died and its command ended, the command's child %d still runs (an orphan)\n%s", pid, said())
+	}
+}
+
+// exits waits (bounded: 30 s) for the process of pidfd to exit: its
+// pidfd becomes readable then.
+func exits(t *testing.T, pidfd int) bool {
+	t.Helper()
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -129,10 +138,7 @@ func TestRunSandboxedReaping_ParentDiedCommandEnded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 0 {
-			t.Fatalf("30 s after the launcher's parent died and its command ended, the command's child %d still runs (an orphan)\n%s", pid, said())
-		}
-		return
+		return n > 0
 	}
 }
 
@@ -206,20 +212,8 @@ func TestRunSandboxedReaping_CommandEndKillsGroup(t *testing.T) {
 		if code, sig, ok := sandbox.ParseEndReport(got); !ok || code != tc.code || sig != tc.sig {
 			t.Errorf("ParseEndReport(%q) = %d %v %v, want %d %v", got, code, sig, ok, tc.code, tc.sig)
 		}
-		fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n == 0 {
-				t.Fatalf("%s: 30 s after the command ended, its child %d still runs while the launcher's parent lives and killed nothing", tc.script, pid)
-			}
-			break
+		if !exits(t, pidfd) {
+			t.Fatalf("%s: 30 s after the command ended, its child %d still runs while the launcher's parent lives and killed nothing", tc.script, pid)
 		}
 	}
 }

@@ -1,9 +1,6 @@
 package shield
 
-import (
-	"path"
-	"strings"
-)
+import "strings"
 
 // Any program's inspecting verbs (rules 14, session 19;
 // docs/shield-rules.md "toolchain: inspect"). A command-line client the
@@ -82,20 +79,32 @@ var inspectRunners = setOf("elixir", "erl", "escript", "iex", "java", "groovy", 
 	"yarn", "bun", "deno", "go", "cargo", "dotnet", "mvn", "gradle", "sbt", "mix", "tox", "nox", "mage", "earthly", "nx", "turbo",
 	"lerna", "poe", "doit", "scons", "waf", "ninja")
 
-// inspectingUse reports whether run is a program's inspecting verb; else
-// why not.
-func inspectingUse(run *Run) (bool, string) {
+// clientKey is the name of the command-line client run runs, or "" and
+// why it is none that toolchain: inspect or local judge: a program named
+// by a path or a variable, a shell, interpreter, task runner or secret
+// store, a program other rules judge by name.
+func clientKey(run *Run) (string, string) {
 	if run == nil {
-		return false, "no program"
+		return "", "no program"
 	}
 	key := ToolchainKey(run)
 	if key == "" || strings.Contains(key, "/") || strings.HasPrefix(key, "$") {
-		return false, "not a program by its name"
+		return "", "not a program by its name"
 	}
-	base := path.Base(key)
-	if toolchainExcluded(base) || secretStores[base] || inspectRunners[base] {
-		return false, base + " is not judged by its verbs"
+	if toolchainExcluded(key) || secretStores[key] || inspectRunners[key] {
+		return "", key + " is not judged by its verbs or its addresses"
 	}
+	return key, ""
+}
+
+// inspectingUse reports whether run is a program's inspecting verb; else
+// why not.
+func inspectingUse(run *Run) (bool, string) {
+	key, why := clientKey(run)
+	if key == "" {
+		return false, why
+	}
+	base := key
 	for _, w := range riskParts(base) {
 		if toolchainRisk[w] {
 			return false, "its name says " + w
@@ -199,19 +208,15 @@ var loopbackAddr = mustRx(`(?:^|[\s=/@"'])(?:localhost|127\.\d{1,3}\.\d{1,3}\.\d
 // temporal workflow start --address 127.0.0.1:7233, a local dev server's
 // CLI: the same reach as curl to localhost, which local-http allows.
 func localServiceUse(run *Run) (bool, string) {
-	if run == nil {
-		return false, "no program"
+	key, why := clientKey(run)
+	if key == "" {
+		return false, why
 	}
-	key := ToolchainKey(run)
-	if key == "" || strings.Contains(key, "/") || strings.HasPrefix(key, "$") {
-		return false, "not a program by its name"
-	}
-	base := path.Base(key)
-	if toolchainExcluded(base) || secretStores[base] || inspectRunners[base] || dbShells[base] {
+	if dbShells[key] {
 		// Database clients have rules of their own (inspection-clients):
 		// what they write lands in a store other programs read (a task
 		// queue in Redis, a jobs table).
-		return false, base + " is not judged by where it connects"
+		return false, key + " is not judged by where it connects"
 	}
 	if !loopbackAddr.MatchString(run.Line) {
 		return false, "it names no loopback address"
