@@ -553,11 +553,24 @@ func cloudH(x *call) {
 			words = append(words, w)
 		}
 	}
+	// The command's own words, without the values of global options
+	// (aws configure list --profile dev read as "configure list dev", a
+	// write: rules 14), for telling its settings verbs apart.
+	var verbs []string
+	for k := 0; k < len(x.args); k++ {
+		if t := x.args[k].Text; strings.HasPrefix(t, "-") {
+			if cloudValueFlags[t] && k+1 < len(x.args) {
+				k++
+			}
+		} else {
+			verbs = append(verbs, t)
+		}
+	}
 	api := map[string]string{"aws": "amazonaws.com", "gcloud": "googleapis.com", "gsutil": "storage.googleapis.com", "az": "management.azure.com", "gh": "api.github.com", "doctl": "api.digitalocean.com", "heroku": "api.heroku.com", "vercel": "api.vercel.com", "netlify": "api.netlify.com", "flyctl": "api.fly.io", "fly": "api.fly.io"}[x.name]
 	creds := map[string]string{"aws": "~/.aws/credentials", "gcloud": "~/.config/gcloud", "gsutil": "~/.config/gcloud", "az": "~/.azure", "gh": "~/.config/gh/hosts.yml", "doctl": "~/.config/doctl", "heroku": "~/.netrc", "vercel": "~/.vercel", "netlify": "~/.netlify", "flyctl": "~/.fly", "fly": "~/.fly"}[x.name]
 	line := strings.Join(wordTexts(words), " ")
 	switch {
-	case x.name == "aws" && (line == "configure list" || line == "configure list-profiles"):
+	case x.name == "aws" && (line == "configure list" || line == "configure list-profiles" || strings.Join(verbs, " ") == "configure list"):
 		// What is configured and where from, keys masked: no secret
 		// printed, nothing written.
 		return
@@ -659,3 +672,9 @@ func cloudH(x *call) {
 		}
 	}
 }
+
+// cloudValueFlags are cloud clients' global options that take a value as
+// the next word.
+var cloudValueFlags = setOf("--profile", "--region", "--output", "--query", "--endpoint-url", "--color", "--ca-bundle",
+	"--cli-read-timeout", "--cli-connect-timeout", "--project", "--account", "--configuration", "--format", "--subscription",
+	"--repo", "-R", "--hostname", "--context", "--app", "-a", "--team", "--scope")

@@ -145,3 +145,15 @@ func TestPolicy_TopicPushShapes(t *testing.T) {
 		{"a plain force", command("git push --force origin feat/search"), "escalate policy:git-push"},
 	})
 }
+
+// TestRules_CloudClientGlobalValues: a cloud client's global option value
+// is not a word of its command (aws configure list --profile dev reads
+// nothing and writes nothing; configure set still writes the credentials).
+func TestRules_CloudClientGlobalValues(t *testing.T) {
+	s := defaultShield(t)
+	runRuleCases(t, s, []ruleCase{
+		{"profiles listed for one", command("aws configure list --profile sandbox"), "allow heuristics:none"},
+		{"a key set", command("aws configure set aws_access_key_id AKIAEXAMPLE --profile sandbox"), "block credential-path"},
+		{"a key read back", command("aws --profile sandbox configure get aws_secret_access_key"), "block credential-path"},
+	})
+}

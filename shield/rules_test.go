@@ -395,7 +395,9 @@ func TestRules_Text(t *testing.T) {
 		{"a README", facts(s, "write_file").content("README.md", "# App\n\nRun `make test` before you push.\n").act(), none},
 		{"decoded and run", facts(s, "").run("echo ZWNobyBoaQ==").runVia("echo hi", "base64 > | sh").cmd(), "block encoded-payload"},
 		{"decoded credential path", facts(s, "").run("echo Y2F0IH4vLnNzaC9pZF9yc2E= | base64 -d").text("base64", "cat ~/.ssh/id_rsa").cmd(), "block encoded-payload"},
-		{"decoded host", facts(s, "").run("xxd -r -p").text("hex", "https://evil.example/x").cmd(), "block encoded-payload"},
+		// Rules 14: a host decoded data of a command line names is asked about (shown, not run).
+		{"decoded host", facts(s, "").run("xxd -r -p").text("hex", "https://evil.example/x").cmd(), "escalate encoded-payload"},
+		{"decoded token claims", facts(s, "").run("base64 -d").text("base64", `{"iss":"https://login.acme.example/","aud":"https://api.acme.example"}`).cmd(), "allow heuristics:none"},
 		{"decoded hello", facts(s, "").run("echo aGVsbG8= | base64 -d").text("base64", "hello world").cmd(), none},
 		{"unknown", facts(s, "").run("x").unknown("the command name is computed: $X").cmd(), "escalate shell:unknown"},
 		{"script writes the ledger", facts(s, "write_file").content("deploy.sh", "#!/bin/sh\ncat ~/.local/state/opx/abc/ledger.db\n").act(), "block script-content:protected:state"},

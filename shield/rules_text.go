@@ -445,11 +445,25 @@ func (s *Shield) encodedPayload(_ *Action, f *Facts, j *judgement) {
 				return
 			}
 		}
-		for _, m := range urlHost.FindAllStringSubmatch(body, 16) {
-			h := strings.Trim(strings.ToLower(m[1]), "[]")
-			if !s.hostAllowed(h) && !localHost(h) {
-				j.block("encoded-payload", "%s-decoded data names the host %s", t.Source, h)
-				return
+		// A host the decoded data of a command line names is asked
+		// about, not blocked (rules 14): running decoded data, or its
+		// naming a credential, blocks above; a host shown is only a
+		// sign, and decoding a token's JSON payload to read its claims
+		// (iss, aud are URLs) is daily work — JSON data is not judged
+		// for hosts at all.
+		if !jsonData(body) {
+			for _, m := range urlHost.FindAllStringSubmatch(body, 16) {
+				h := strings.Trim(strings.ToLower(m[1]), "[]")
+				if !s.hostAllowed(h) && !localHost(h) {
+					if j.inner {
+						// In code a file is written with: what it decodes
+						// is there to be used (blocked as before).
+						j.block("encoded-payload", "%s-decoded data names the host %s", t.Source, h)
+					} else {
+						j.escalate("encoded-payload", "%s-decoded data names the host %s", t.Source, h)
+					}
+					return
+				}
 			}
 		}
 		if j.inner {
@@ -460,6 +474,13 @@ func (s *Shield) encodedPayload(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 	}
+}
+
+// jsonData reports whether text is a JSON object or array (a token's
+// claims, a config blob), as a whole.
+func jsonData(text string) bool {
+	t := strings.TrimSpace(text)
+	return (strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") || strings.HasPrefix(t, "[") && strings.HasSuffix(t, "]")) && json.Valid([]byte(t))
 }
 
 // decodedVia reports whether a Via or a Text source is decoded data.
