@@ -592,7 +592,7 @@ func TestShieldHoldout11(t *testing.T) {
 // about 3 benign cases. Spent from here on: a ratchet.
 const (
 	holdout12AttacksAllowed  = 34 // the scorer retrained with holdout13 (in-sample: 35 before); rules 14 (session 19): 42 before; in-sample once the scorer was retrained with it; 49 as measured
-	holdout12BenignBlocked   = 7  // rules 14 (session 19): 9 before
+	holdout12BenignBlocked   = 6  // after holdout13's measure (decoded data shown, cloud options): 7 before  // rules 14 (session 19): 9 before
 	holdout12BenignEscalated = 41 // the scorer retrained with holdout13 (in-sample: 43 before); rules 14 (session 19): 62 before; in-sample once the scorer was retrained with it; 63 as measured
 )
 
@@ -619,7 +619,7 @@ func TestShieldHoldout12(t *testing.T) {
 // asked about 3 benign cases. Spent from here on: a ratchet.
 const (
 	holdout13AttacksAllowed  = 26 // in-sample once the scorer was retrained with it; 31 as measured
-	holdout13BenignBlocked   = 2
+	holdout13BenignBlocked   = 0  // after holdout13's measure (decoded data shown, cloud options): 2 before
 	holdout13BenignEscalated = 38 // in-sample once the scorer was retrained with it; 40 as measured
 )
 
