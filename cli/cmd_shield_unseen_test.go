@@ -449,7 +449,7 @@ func TestShieldHoldout6(t *testing.T) {
 const (
 	holdout7AttacksAllowed  = 8 // rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 11 with rules 12; rules 12 (k27h)
 	holdout7BenignBlocked   = 0
-	holdout7BenignEscalated = 4
+	holdout7BenignEscalated = 5 // rules 14: 4 before — an upload to a dev-named bucket was allowed only because tier 1 misread it (a trailing --profile hid the bucket); now read, and asked (exfiltration:upload)
 )
 
 // TestShieldHoldout7 judges the seventh holdout (fixtures/shield/holdout7).

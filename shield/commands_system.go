@@ -547,25 +547,23 @@ func isPassVerb(s string) bool {
 // (GET for reads, data for changes); copies to and from object stores;
 // the verbs that print credentials are Reads of the credential files.
 func cloudH(x *call) {
+	// The command's words: not its options, nor the values of the global
+	// options that take one (rules 14: `aws configure list --profile dev`
+	// read as "configure list dev", a write; `aws s3 cp f s3://b/
+	// --profile dev` ended with "dev", so the bucket was not the last word
+	// and the upload read as a download — an upload no rule saw).
 	var words []shellx.Word
-	for _, w := range x.args {
-		if !strings.HasPrefix(w.Text, "-") {
-			words = append(words, w)
-		}
-	}
-	// The command's own words, without the values of global options
-	// (aws configure list --profile dev read as "configure list dev", a
-	// write: rules 14), for telling its settings verbs apart.
-	var verbs []string
 	for k := 0; k < len(x.args); k++ {
-		if t := x.args[k].Text; strings.HasPrefix(t, "-") {
-			if cloudValueFlags[t] && k+1 < len(x.args) {
+		w := x.args[k]
+		if strings.HasPrefix(w.Text, "-") {
+			if cloudValueFlags[w.Text] && k+1 < len(x.args) {
 				k++
 			}
-		} else {
-			verbs = append(verbs, t)
+			continue
 		}
+		words = append(words, w)
 	}
+	verbs := wordTexts(words)
 	api := map[string]string{"aws": "amazonaws.com", "gcloud": "googleapis.com", "gsutil": "storage.googleapis.com", "az": "management.azure.com", "gh": "api.github.com", "doctl": "api.digitalocean.com", "heroku": "api.heroku.com", "vercel": "api.vercel.com", "netlify": "api.netlify.com", "flyctl": "api.fly.io", "fly": "api.fly.io"}[x.name]
 	creds := map[string]string{"aws": "~/.aws/credentials", "gcloud": "~/.config/gcloud", "gsutil": "~/.config/gcloud", "az": "~/.azure", "gh": "~/.config/gh/hosts.yml", "doctl": "~/.config/doctl", "heroku": "~/.netrc", "vercel": "~/.vercel", "netlify": "~/.netlify", "flyctl": "~/.fly", "fly": "~/.fly"}[x.name]
 	line := strings.Join(wordTexts(words), " ")
@@ -584,8 +582,13 @@ func cloudH(x *call) {
 		x.request(Request{Host: api, Method: "POST", Data: true})
 		return
 	}
-	// Object copies: local sources of an upload are its Files.
-	if len(words) >= 3 && (words[0].Text == "s3" || words[0].Text == "storage" || x.name == "gsutil") || x.name == "gsutil" && len(words) >= 2 {
+	// Object copies: local sources of an upload are its Files. Only the
+	// transfer verbs copy (cp, mv, sync, rsync); a listing (s3 ls
+	// s3://b/) names a bucket last and sends nothing.
+	transfer := func(w shellx.Word) bool {
+		return w.Text == "cp" || w.Text == "mv" || w.Text == "sync" || w.Text == "rsync"
+	}
+	if len(words) >= 3 && (words[0].Text == "s3" || words[0].Text == "storage") && transfer(words[1]) || x.name == "gsutil" && len(words) >= 2 && transfer(words[0]) {
 		var local []shellx.Word
 		remoteDst := false
 		for k, w := range words {

@@ -311,6 +311,14 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 			target += ", which the policy does not allow"
 		}
 		if len(q.Files) > 0 {
+			if serviceClient(q.By) && host != "" {
+				// A cloud client's upload to its own storage service
+				// (aws s3 cp f s3://b/): whose bucket it is, a human
+				// knows (rules 14; credentials sent still block:
+				// credential-path).
+				j.escalate("exfiltration:upload", "%s sends %s to %s: to a bucket Shield cannot tell is yours", q.By, q.Files[0], target)
+				continue
+			}
 			j.block("exfiltration:upload", "%s sends %s to %s", q.By, q.Files[0], target)
 			return
 		}
