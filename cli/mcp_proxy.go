@@ -84,11 +84,11 @@ type mcpProxy struct {
 	server   *sdk.Server
 	canElict bool
 
-	// owed counts the client's requests handled and not yet answered on
-	// stdout (the SDK writes an answer after its handler returns), so an
-	// end of the session on the engine's side lets the answers it already
-	// gave reach the client before the connection closes.
-	owed     int
+	// owed holds the ids of the client's requests not yet answered on
+	// stdout (mcp_proxy_owed.go), so an end of the session on the
+	// engine's side lets the answers it already gave reach the client
+	// before the connection closes.
+	owed     map[string]bool
 	answered *sync.Cond // on mu
 }
 
@@ -119,7 +119,7 @@ func (p *mcpProxy) run() error {
 	if in == nil {
 		in = os.Stdin
 	}
-	t := &sdk.IOTransport{Reader: io.NopCloser(in), Writer: answerWriter{p.c.App.Writer, p}, MaxLineLength: proxyMaxLine}
+	t := &sdk.IOTransport{Reader: io.NopCloser(&requestReader{r: in, p: p, max: proxyMaxLine}), Writer: answerWriter{p.c.App.Writer, p}, MaxLineLength: proxyMaxLine}
 	ss, err := server.Connect(p.ctx, t, nil)
 	if err != nil {
 		return err
@@ -170,8 +170,8 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// answerWriter writes the SDK's messages to the client and counts the
-// answers among them (owed).
+// answerWriter writes the SDK's messages to the client and pays for the
+// requests its answers answer (owed).
 type answerWriter struct {
 	w io.Writer
 	p *mcpProxy
@@ -179,44 +179,24 @@ type answerWriter struct {
 
 func (a answerWriter) Write(b []byte) (int, error) {
 	n, err := a.w.Write(b)
-	if isAnswer(b) {
-		a.p.mu.Lock()
-		a.p.owed = max(a.p.owed-1, 0) // never below zero: an answer the middleware did not count cannot pay for a later one
-		a.p.answered.Broadcast()
-		a.p.mu.Unlock()
-	}
+	a.p.pay(b)
 	return n, err
 }
 
 func (answerWriter) Close() error { return nil }
-
-// isAnswer reports whether b is a JSON-RPC response (an id and a result
-// or an error, no method).
-func isAnswer(b []byte) bool {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
-	// An answer with a null id (the SDK's answer to a line it could not
-	// parse) answers no request the middleware counted: counting it
-	// would leave a real request's answer unwaited for (owed below zero).
-	return json.Unmarshal(b, &m) == nil && m.ID != nil && string(m.ID) != "null" && m.Method == "" && (m.Result != nil || m.Error != nil)
-}
 
 // waitAnswered waits until every request handled has been answered on
 // stdout, for at most d.
 func (p *mcpProxy) waitAnswered(d time.Duration) {
 	t := time.AfterFunc(d, func() {
 		p.mu.Lock()
-		p.owed = 0 // given up: what is left is not waited for
+		clear(p.owed) // given up: what is left is not waited for
 		p.answered.Broadcast()
 		p.mu.Unlock()
 	})
 	defer t.Stop()
 	p.mu.Lock()
-	for p.owed > 0 {
+	for len(p.owed) > 0 {
 		p.answered.Wait()
 	}
 	p.mu.Unlock()
@@ -226,11 +206,6 @@ func (p *mcpProxy) waitAnswered(d time.Duration) {
 // the rest (ping, logging).
 func (p *mcpProxy) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		if !strings.HasPrefix(method, "notifications/") {
-			p.mu.Lock()
-			p.owed++ // answered on stdout after this returns (answerWriter)
-			p.mu.Unlock()
-		}
 		switch {
 		case method == "initialize":
 			return p.initialize(ctx, next, method, req)
