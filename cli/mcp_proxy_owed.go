@@ -111,7 +111,7 @@ func (q *requestReader) Read(b []byte) (int, error) {
 		}
 		if !q.over {
 			if len(q.line)+len(part) > q.max {
-				q.over, q.line = true, q.line[:0]
+				q.over, q.line = true, nil
 			} else {
 				q.line = append(q.line, part...)
 			}
@@ -123,6 +123,9 @@ func (q *requestReader) Read(b []byte) (int, error) {
 			q.p.owe(q.line)
 		}
 		q.line, q.over = q.line[:0], false
+		if cap(q.line) > 64<<10 {
+			q.line = nil // one big line does not hold its buffer for the session
+		}
 		rest = rest[i+1:]
 	}
 	return n, err

@@ -270,15 +270,26 @@ func policyLine(run *Run) string {
 	return b.String()
 }
 
-// leadProgram is the first word of line after assignments (X=1 cmd).
+// leadProgram is the first word of line after assignments (X=1 cmd),
+// found without splitting the whole line (policyLine calls it for every
+// rule a wrapped program is matched against).
 func leadProgram(line string) string {
-	for _, w := range strings.Fields(line) {
+	for rest := line; ; {
+		rest = strings.TrimLeft(rest, " \t\n")
+		if rest == "" {
+			return ""
+		}
+		w := rest
+		if k := strings.IndexAny(rest, " \t\n"); k >= 0 {
+			w, rest = rest[:k], rest[k:]
+		} else {
+			rest = ""
+		}
 		if k := strings.IndexByte(w, '='); k > 0 && isIdent(w[:k]) {
 			continue
 		}
 		return strings.Trim(w, `"'`)
 	}
-	return ""
 }
 
 // matchRun reports whether one of r's command expressions matches run.

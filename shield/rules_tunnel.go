@@ -1,5 +1,7 @@
 package shield
 
+import "strings"
+
 // tunnel is `exfiltration:tunnel` (escalate; rules 14): a program that
 // exposes a port of this machine to the internet — cloudflared tunnel,
 // ngrok, localtunnel, bore, frpc, zrok share, tailscale funnel —, or ssh
@@ -45,7 +47,7 @@ func tunnelRun(r *Run) string {
 	args := r.Argv[1:]
 	if r.Name == "ssh" {
 		for k, a := range args {
-			if a == "-R" || len(a) > 2 && a[0] == '-' && a[1] != '-' && containsRune(a[1:], 'R') && k+1 < len(args) {
+			if a == "-R" || len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a[1:], 'R') && k+1 < len(args) {
 				return "forwards a remote port back to this machine (ssh -R)"
 			}
 		}
@@ -68,13 +70,4 @@ func tunnelRun(r *Run) string {
 		}
 	}
 	return ""
-}
-
-func containsRune(s string, c rune) bool {
-	for _, x := range s {
-		if x == c {
-			return true
-		}
-	}
-	return false
 }
