@@ -519,26 +519,41 @@ func (m *model) dispatch(x *call, argv []shellx.Word) {
 			argv = inner
 			continue
 		}
-		x.name, x.argv, x.args = name, argv, argv[1:]
-		if strings.Contains(w.Text, "/") && !systemBin(w.Text) {
-			// ./x.sh, /tmp/payload: the program itself is a file read.
-			x.ref(kRead, shellx.Word{Text: w.Text, Glob: w.Glob}, false)
-			x.runsFile(w.Text)
+		if pr := projectRunners[name]; pr != nil {
+			// rules 15: the runner is judged as itself, then the
+			// program it runs as its own
+			if inner := pr(x, argv[1:]); len(inner) > 0 && inner[0].Text != inputWord && !inner[0].Dynamic {
+				m.program(x, name, w, argv)
+				x.via = joinVia(x.via, name)
+				argv = inner
+				continue
+			}
 		}
-		x.run()
-		x.loadsFetched()
-		x.installsFetched()
-		if h := servers[name]; h != nil {
-			h(x)
-		} else if h := table[name]; h != nil {
-			h(x)
-		} else {
-			x.generic()
-		}
-		x.remoteSources()
-		x.supplyCommand()
+		m.program(x, name, w, argv)
 		return
 	}
+}
+
+// program adds the Run of argv, a program by its name, and its facts.
+func (m *model) program(x *call, name string, w shellx.Word, argv []shellx.Word) {
+	x.name, x.argv, x.args = name, argv, argv[1:]
+	if strings.Contains(w.Text, "/") && !systemBin(w.Text) {
+		// ./x.sh, /tmp/payload: the program itself is a file read.
+		x.ref(kRead, shellx.Word{Text: w.Text, Glob: w.Glob}, false)
+		x.runsFile(w.Text)
+	}
+	x.run()
+	x.loadsFetched()
+	x.installsFetched()
+	if h := servers[name]; h != nil {
+		h(x)
+	} else if h := table[name]; h != nil {
+		h(x)
+	} else {
+		x.generic()
+	}
+	x.remoteSources()
+	x.supplyCommand()
 }
 
 // systemBin reports whether a program path is in a system directory of

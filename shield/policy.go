@@ -250,7 +250,7 @@ func policyLine(run *Run) string {
 	if k := strings.LastIndex(last, " > "); k >= 0 {
 		last = last[k+3:]
 	}
-	if wrappers[last] == nil && last != "find -exec" {
+	if wrappers[last] == nil && projectRunners[last] == nil && last != "find -exec" {
 		return run.Line // a payload (eval, sh -c …) has its own rules
 	}
 	var b strings.Builder
@@ -452,7 +452,7 @@ func (s *Shield) anyMatch(r *Rule, a *Action, f *Facts) bool {
 func policyRuns(runs []Run) []Run {
 	out := runs[:0:0]
 	for _, r := range runs {
-		if !literalVia(r.Via) {
+		if !literalVia(r.Via) && !projectEnvRun(&r) {
 			out = append(out, r)
 		}
 	}

@@ -35,7 +35,7 @@ var (
 	securitySkip = mustRx(`(?i)^-D[\w.-]*(?:dependency-?check|owasp|audit|snyk|trivy|gitleaks|semgrep|spotbugs|checkstyle|pmd|enforcer|sonar|license|cve|vuln)[\w.-]*\.skip(?:=true)?$`)
 	securityTask = mustRx(`(?i)dependencycheck|owasp|audit|snyk|trivy|spotbugs|checkstyle|pmd|detekt|ktlint|spotless|lint|sonar|vuln|cve|scan`)
 	// codeURL is a URL of code a runner would run.
-	codeURL = mustRx(`(?i)^(?:https?|ftp)://\S+\.(?:jar|groovy|gradle|kts|sh|bash|py|rb|pl|ps1|js|mjs|cjs|ts|php|lua|java|kt|clj|scala|sc|jsh|yml|yaml)(?:[?#]\S*)?$`)
+	codeURL = mustRx(`(?i)^(?:https?|ftp)://\S+\.(?:jar|groovy|gradle|kts|sh|bash|zsh|fish|py|rb|pl|ps1|psm1|js|mjs|cjs|ts|php|lua|java|kt|clj|scala|sc|jsh|csx|fsx|vbs|bat|cmd|r|jl|exs|tcl|nu|yml|yaml)(?:[?#]\S*)?$`)
 )
 
 // urlClients fetch or show URLs as their job, or are judged by other
@@ -54,6 +54,44 @@ var urlRunners = map[string]bool{
 	"java": true, "jbang": true, "groovy": true, "kotlin": true, "kotlinc": true, "scala": true, "php": true, "ruby": true,
 	"perl": true, "node": true, "python": true, "python3": true, "bash": true, "sh": true, "zsh": true, "pwsh": true,
 	"powershell": true, "ansible-playbook": true, "jshell": true, "lua": true, "Rscript": true,
+}
+
+// textTools read a file as text: a download given to one is data
+// (diff <(curl …) local.txt), not code.
+var textTools = setOf("cat", "tac", "diff", "cmp", "comm", "grep", "egrep", "fgrep", "rg", "sort", "uniq", "wc", "head", "tail", "less",
+	"more", "jq", "yq", "sha256sum", "sha1sum", "sha512sum", "md5sum", "b3sum", "shasum", "cksum", "base64", "xxd", "od", "hexdump",
+	"tee", "paste", "join", "column", "cut", "tr", "file", "stat", "vimdiff", "delta", "difft", "colordiff", "wdiff", "sdiff", "gpg",
+	"gpg2", "cosign", "minisign", "signify", "ssh-keygen", "openssl", "echo", "printf", "while", "read")
+
+// fetchedFileArg returns the word of r that is a process substitution
+// of a download (<(curl -s URL), <(wget -qO- URL)), when r is not a text
+// tool reading it (rules 15): a build tool, runner or interpreter given
+// it runs what the host serves.
+func fetchedFileArg(r *Run) string {
+	if textTools[r.Name] {
+		return ""
+	}
+	for _, a := range r.Argv[1:] {
+		inner, ok := strings.CutPrefix(a, "<(")
+		if !ok {
+			continue
+		}
+		inner = strings.TrimLeft(inner, " \t")
+		for _, c := range []string{"curl", "wget", "http", "https", "xh", "fetch", "aria2c", "iwr", "irm", "lwp-request", "GET"} {
+			if strings.HasPrefix(inner, c+" ") {
+				return a
+			}
+		}
+	}
+	return ""
+}
+
+// urlPath is the path of a URL, without its query or fragment.
+func urlPath(u string) string {
+	if k := strings.IndexAny(u, "?#"); k >= 0 {
+		return u[:k]
+	}
+	return u
 }
 
 // buildCommands is the command side of the shape rule.
@@ -82,6 +120,33 @@ func (s *Shield) buildCommands(_ *Action, f *Facts, j *judgement) {
 				}
 			}
 			continue
+		}
+		if a := fetchedFileArg(r); a != "" {
+			j.escalate("remote-code:runner", "%s gives %s what a download returns as a file (%s): code or a build script fetched at run time", quote(r.Line), r.Name, clipText(a, 80))
+			return
+		}
+		if !urlClients[r.Name] && !urlRunners[r.Name] && !textTools[r.Name] {
+			// rules 15: any program given a URL of code to run or load
+			// (dotnet script URL.csx, a runner the list does not name)
+			for _, a := range args {
+				if !strings.HasPrefix(a, "-") && codeURL.MatchString(a) && !strings.HasSuffix(strings.ToLower(urlPath(a)), ".yml") && !strings.HasSuffix(strings.ToLower(urlPath(a)), ".yaml") {
+					j.escalate("remote-code:runner", "%s runs or loads code from a URL (%s): what runs is whatever the host serves", quote(r.Line), clipText(a, 80))
+					return
+				}
+			}
+		}
+		if urlClients[r.Name] && packageManager(r.Name) || r.Name == "uvx" || r.Name == "pipx" || r.Name == "npx" {
+			// rules 15: the package managers' own transport switches
+			// (uv pip install --allow-insecure-host, cargo --insecure)
+			for _, a := range args {
+				if a == "--" {
+					break
+				}
+				if strings.HasPrefix(a, "-") && insecureFlag.MatchString(a) {
+					j.escalate("supply-chain:source", "%s weakens how %s fetches code (%s): a transport or its verification is turned off", quote(r.Line), r.Name, a)
+					return
+				}
+			}
 		}
 		if urlClients[r.Name] || !worthJudging(args) {
 			continue

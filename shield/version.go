@@ -205,7 +205,15 @@ package shield
 //	   that expose a port asked about; lockfiles and unattended merges
 //	   read as settings; topic pushes as HEAD:topic, with
 //	   --force-with-lease, under more prefixes.
-const RulesVersion = "14"
+//	15 (session 20): what a project runner runs (uv run, poetry run,
+//	   bundle exec, pnpm exec, op run …) judged as itself, the policy's
+//	   verify rules seeing it as its own line; secrets in query strings
+//	   by name, reference and shape; guards of the install turned off by
+//	   a flag; checks deleted by the directory that holds them and
+//	   checkers' configurations; a download given as a file and any
+//	   program given a URL of code; pnpm's and yarn's workspace selectors
+//	   no longer hiding a framework tool.
+const RulesVersion = "15"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).

@@ -56,6 +56,65 @@ func opt(args []string, i int, names ...string) (string, int) {
 	return "", 0
 }
 
+// npmGuardFlag judges an npm, pnpm, yarn or bun option that turns off a
+// guard of the install for this run (rules 15): lifecycle scripts or
+// every dependency's build allowed (--ignore-scripts=false,
+// --config.dangerously-allow-all-builds=true), the release-age gate
+// opened (--config.minimum-release-age=0), the lockfile not read or not
+// enforced (--no-package-lock, --no-frozen-lockfile, --no-immutable),
+// the store's integrity not checked, TLS not verified. The npm config
+// keys npmKey judges count too (--registry is judged as a source apart).
+func npmGuardFlag(a string) (Change, bool) {
+	if !strings.HasPrefix(a, "--") || strings.HasPrefix(a, "--@") {
+		return Change{}, false
+	}
+	k, v, has := strings.Cut(a[2:], "=")
+	k = strings.ToLower(k)
+	if !has {
+		v = "true"
+		if rest, ok := strings.CutPrefix(k, "no-"); ok {
+			k, v = rest, "false"
+		}
+	}
+	k = strings.TrimPrefix(k, "config.")
+	ch := func(kind string) (Change, bool) {
+		return Change{kind, clean(k), "now " + clip(v) + " for this run", ""}, true
+	}
+	switch k {
+	case "ignore-scripts":
+		if isFalse(v) {
+			return ch(KindRuns)
+		}
+	case "dangerously-allow-all-builds", "unsafe-perm", "enable-scripts", "enablescripts":
+		if !isFalse(v) {
+			return ch(KindRuns)
+		}
+	case "minimum-release-age", "minimumreleaseage", "min-release-age", "npm-minimal-age-gate", "npmminimalagegate":
+		if v == "0" || v == "" || isFalse(v) {
+			return ch(KindSource)
+		}
+	case "package-lock", "frozen-lockfile", "lockfile", "immutable", "enable-immutable-installs", "prefer-frozen-lockfile":
+		if isFalse(v) {
+			return ch(KindSource)
+		}
+	case "verify-store-integrity", "check-integrity", "enable-hardened-mode", "hardened-mode":
+		if isFalse(v) {
+			return ch(KindChecksum)
+		}
+	case "skip-integrity-check", "no-verify-store-integrity":
+		if !isFalse(v) {
+			return ch(KindChecksum)
+		}
+	case "registry":
+		return Change{}, false // judged as a source where it stands
+	default:
+		if f, ok := npmKey(k, v); ok && f.flag {
+			return ch(f.kind)
+		}
+	}
+	return Change{}, false
+}
+
 func src(k, v string) Change { return Change{KindSource, clean(k), "now " + clip(v), ""} }
 
 func goCommand(args []string) ([]Change, []string, bool) {
@@ -177,8 +236,17 @@ func npmSpecSource(a string) (name string, other bool) {
 }
 
 func npmCommand(prog string, args []string) ([]Change, []string, bool) {
-	// drop leading global flags
+	// drop leading global flags (the ones that take a value with it:
+	// pnpm --filter @acme/api add x names the package, not the verb);
+	// a guard turned off among them still counts (rules 15)
+	var guards []Change
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		if c, ok := npmGuardFlag(args[0]); ok {
+			guards = append(guards, c)
+		}
+		if _, n := opt(args, 0, "--filter", "-F", "-C", "--dir", "--cwd", "-w", "--workspace", "--prefix", "--filter-prod"); n == 2 && !strings.Contains(args[0], "=") {
+			args = args[1:]
+		}
 		args = args[1:]
 	}
 	if len(args) == 0 {
@@ -187,7 +255,7 @@ func npmCommand(prog string, args []string) ([]Change, []string, bool) {
 	lock := map[string]string{"npm": "package-lock.json", "pnpm": "pnpm-lock.yaml", "yarn": "yarn.lock", "bun": "bun.lockb"}[prog]
 	files := []string{"package.json", lock}
 	verb, rest := args[0], args[1:]
-	var out []Change
+	out := guards
 	switch {
 	case npmInstallVerbs[verb] || prog == "yarn" && verb == "add" || prog == "bun" && verb == "add":
 		if prog == "yarn" && verb == "install" || prog == "pnpm" && verb == "install" && len(rest) == 0 {
@@ -219,6 +287,10 @@ func npmCommand(prog string, args []string) ([]Change, []string, bool) {
 				out = append(out, src(k, v))
 				continue
 			}
+			if c, ok := npmGuardFlag(a); ok {
+				out = append(out, c)
+				continue
+			}
 			if strings.HasPrefix(a, "-") {
 				continue
 			}
@@ -228,7 +300,12 @@ func npmCommand(prog string, args []string) ([]Change, []string, bool) {
 		}
 		return out, files, true
 	case npmBenignVerbs[verb]:
-		return nil, files, true
+		for _, a := range rest {
+			if c, ok := npmGuardFlag(a); ok {
+				out = append(out, c)
+			}
+		}
+		return out, files, true
 	case verb == "pkg" && len(rest) >= 1:
 		if rest[0] != "set" {
 			return nil, []string{"package.json"}, true
