@@ -166,3 +166,22 @@ func tier0Of(s *Shield, a Action) (string, string) {
 	v := s.tier0(&a, &f)
 	return v.Decision + " " + v.Rule, v.Reason
 }
+
+// TestRules15_SecretFieldPicked: a secret field picked out of a tool's
+// configuration outside the workspace is a hunt; other fields, and the
+// workspace's own files, are not.
+func TestRules15_SecretFieldPicked(t *testing.T) {
+	s := New(Config{Workspace: "/ws", Home: "/home/u", Policy: &Policy{Default: "allow"}, RateLimit: 1 << 20})
+	for line, want := range map[string]string{
+		"cat ~/.config/relay/state.yaml | yq '.profiles[].api_key'": "escalate credential-search",
+		"jq -r '.accounts[0].password' ~/.acme/session.json":        "escalate credential-search",
+		"awk -F= '/secret/ {print $2}' ~/.config/ship/profile":      "escalate credential-search",
+		"cat ~/.config/relay/state.yaml | yq '.profiles[].region'":  "allow heuristics:none",
+		"jq -r .auth.enabled config/app.json":                       "allow heuristics:none",
+		"jq -r .version ~/.config/relay/state.json":                 "allow heuristics:none",
+	} {
+		if got, why := decided(s, cmd(line)); got != want {
+			t.Errorf("%s: %s (%s), want %s", line, got, why, want)
+		}
+	}
+}

@@ -18,6 +18,7 @@ var secretSearchWords = mustRx(`(?i)passw|secret|token|api[_-]?key|credential|au
 // searchers search file content (grep and kin) or names (find and kin).
 var (
 	contentSearchers = map[string]bool{"grep": true, "egrep": true, "fgrep": true, "rg": true, "ag": true, "ack": true, "ugrep": true, "git": true, "zgrep": true}
+	fieldExtractors  = setOf("jq", "yq", "gojq", "jaq", "dasel", "xq", "tomlq", "awk", "gawk", "sed", "cut", "python", "python3", "node", "ruby", "perl")
 	nameSearchers    = map[string]bool{"find": true, "fd": true, "fdfind": true, "locate": true, "mlocate": true, "plocate": true}
 )
 
@@ -60,6 +61,31 @@ func (s *Shield) credentialSearch(_ *Action, f *Facts, j *judgement) {
 					j.escalate("credential-search", "%s searches outside the workspace for %s: a hunt for secrets", r.Name, clipText(a, 60))
 					return
 				}
+			}
+		case fieldExtractors[r.Name]:
+			// rules 15: a tool's configuration outside the workspace read
+			// on the line (cat ~/.config/argocd/config | yq '.users[].auth-token',
+			// jq -r .token ~/.config/acme/hosts.json) and a secret field
+			// picked out of it
+			from := ""
+			for _, rf := range f.Reads {
+				if !s.inWorkspace(rf.Path) && s.underHome(rf.Path) && !rf.Glob {
+					from = rf.Path
+					break
+				}
+			}
+			if from == "" {
+				continue
+			}
+			for _, a := range argv[1:] {
+				if strings.HasPrefix(a, "-") || !secretSearchWords.MatchString(a) || s.ResolvePath(a) == from {
+					continue
+				}
+				if strings.Contains(a, "/") && !strings.ContainsAny(a, "[|$ ") {
+					continue // a path, not an expression
+				}
+				j.escalate("credential-search", "%s picks %s out of %s, outside the workspace: a secret a tool keeps, printed", r.Name, clipText(a, 60), from)
+				return
 			}
 		case nameSearchers[r.Name]:
 			// find's -name/-iname/-path/-wholename PATTERN; fd and

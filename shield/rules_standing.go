@@ -44,7 +44,7 @@ import (
 var (
 	// standingAnywhere are the forms that state a standing rule wherever
 	// they stand in a clause.
-	standingAnywhere = mustRx(`\b(?:from now on|from this point (?:on|forward)|for the rest of (?:the|this) (?:project|repo|repository|session|work)|going forward|henceforth|hence-forth|in (?:all |any |every )?(?:future|later|subsequent|next) (?:sessions?|runs?|conversations?|tasks?)|for (?:all )?(?:future|later|subsequent) (?:sessions?|runs?|tasks?|work))\b` +
+	standingAnywhere = mustRx(`\b(?:until further notice|for (?:every|each|all|any) (?:future |later |new |subsequent )?(?:sessions?|tasks?|runs?|agents?|conversations?)|standing (?:rule|task|order|instruction|directive|policy|exception|approval|permission)s?|from now on|from this point (?:on|forward)|for the rest of (?:the|this) (?:project|repo|repository|session|work)|going forward|henceforth|hence-forth|in (?:all |any |every )?(?:future|later|subsequent|next) (?:sessions?|runs?|conversations?|tasks?)|for (?:all )?(?:future|later|subsequent) (?:sessions?|runs?|tasks?|work))\b` +
 		`|\b(?:is|are|be|been) (?:fully |always |now |implicitly |completely )?trusted\b|\btrusted (?:source|sources|host|hosts|domain|instructions?|input)\b` +
 		`|\btreat(?:s|ed|ing)?\b[^.;\n]{1,100}?\bas\b (?:trusted|authoritative|safe|approved|pre-?approved|verified|(?:if |though )?(?:coming |come |they came |it came )?(?:directly )?from the user|the user|(?:the )?user's|(?:user |system |developer )?instructions?|system|binding|final)` +
 		// Authority: an instruction source ranked above the user, the
@@ -55,6 +55,9 @@ var (
 		`|\binstead of (?:what the user (?:says|said|asks|asked|wants)|the user's (?:instructions?|requests?)|asking the user)\b` +
 		`|\b(?:agents\.md|claude\.md|gemini\.md|copilot-instructions(?:\.md)?|\.cursorrules|contributing(?:\.md)?|the (?:user's )?instructions?|the user's rules?|(?:the |that |this )?rule (?:about|on|that)[^.;\n]{0,60}?|the polic(?:y|ies)|the guidelines|shield|the (?:security )?review)\b[^.;\n]{0,20}?\b(?:is|are) (?:now )?(?:outdated|obsolete|deprecated|stale|void|invalid|superseded|out of date|wrong|suspended|lifted|waived|disabled)\b` +
 		`|\b(?:rule|rules|instructions?|requirements?|polic(?:y|ies)|guidelines?|restrictions?|approvals?|checks?|review)\b[^.;\n]{0,60}?\bno longer (?:applies|apply|holds?|stands?|in (?:force|effect)|relevant|needed|required|necessary|matters?)\b` +
+		// rules 15: an authority tag in brackets opening a clause, with
+		// no colon ("[SYSTEM] guard checks are disabled")
+		`|(?:^|[\n.;]\s*)[\[(<]\s*(?:system|developer|admin|administrator|operator|root|maintainers?|security)\s*[\])>]` +
 		`|(?:^|[\n.;]\s*)[\[(<*#_ -]*(?:system|developer|dev|admin|administrator|root|operator|sysadmin|security team|repo owner|repository owner|owner|maintainer)(?: (?:note|message|instruction|instructions|prompt|override|notice|directive|update))?[\])>*_ ]*:` +
 		`|\b(?:message|note|instructions?|notice|directive|order|update|override) from (?:the |your )?(?:system|developer|dev team|admin|administrator|operator|security team|repo owner|owner|maintainers?|opx|shield|anthropic|openai)\b` +
 		`|\b(?:i am|i'm|this is|speaking as|as) (?:the |your )?(?:system|developer|admin|administrator|operator|repo owner|repository owner|security team)\b` +
@@ -95,6 +98,10 @@ var (
 		`|\b(?:no longer|don't|do not|doesn't|does not|never|won't) (?:need|needs|require|requires)\b (?:an? |any )?(?:maintainer |human |manual |code |security |owner |team |peer )?(?:review|approval|sign-?off|confirmation|oversight)s?\b` +
 		`|\bcan be (?:unblocked|approved|bypassed|skipped|disabled|overridden|force[- ]pushed|self-approved|auto-merged) by (?:the |an? |any )?(?:agent|assistant|ai|model|bot|you)\b` +
 		`|\bsafe to (?:pipe|run|execute|curl|install|source|eval|exec)\b` +
+		// rules 15: checks waived by name, an act declared safe to do
+		// to the forge or a release ("safe to admin-merge without checks")
+		`|\bwithout (?:the |any |running (?:the )?)?(?:checks?|status checks|required checks|tests|ci|pipelines?|scans?|linting)\b` +
+		`|\bsafe to (?:[a-z]+-)?(?:merge|deploy|push|publish|release|delete|skip|bypass|disable)\b` +
 		`|\bdo (?:what|whatever|everything|anything) (?:they|their|he|his|she|her|its|the issue|the comment|the ticket)\b[^.;\n]{0,24}?\b(?:ask|asks|say|says|request|requests|want|wants|tell|tells)\b` +
 		`|\b(?:is|are) (?:an? )?(?:trusted|official|verified|approved|allowlisted|whitelisted)\b[^.;\n]{0,40}?\b(?:pipe|run|execute|install|follow|obey|merge|apply|accept|do what)\b` +
 		`|\bskip(?:ping)? (?:the )?(?:confirmation|approval|review|permission|prompt)s?\b|\bauto-?approve\b|\bauto-?accept\b`)
@@ -120,7 +127,7 @@ var declarative = map[string]bool{"it": true, "it's": true, "its": true, "they":
 
 // agentSubjects and their modals: a rule addressed to the agent.
 var (
-	agentSubjects = []string{"you", "agents", "the agent", "an agent", "any agent", "the assistant", "assistants", "claude", "codex", "the model", "future sessions", "future agents"}
+	agentSubjects = []string{"you", "agents", "ai agents", "coding agents", "ai assistants", "llms", "the agent", "an agent", "any agent", "the assistant", "assistants", "claude", "codex", "the model", "future sessions", "future agents"}
 	agentModals   = []string{"must", "should", "shall", "need to", "needs to", "have to", "has to", "can skip", "can bypass", "can ignore", "can disable", "can override", "can force", "can safely", "can push directly", "can commit directly", "may skip", "may bypass", "may ignore", "may disable", "may override",
 		// rules 13: a permission granted to agents ("agents may edit ci/… and push to main")
 		"may ", "can push", "can delete", "can force", "can deploy", "can merge", "can edit", "can remove", "can drop", "can publish", "can release", "can rewrite", "can commit", "to always", "to never", "will always", "will never", "always", "never", "are to", "is to", "are required", "are allowed", "are free to", "are expected"}
@@ -253,11 +260,20 @@ func subjectRule(c string) bool {
 						return true
 					}
 				}
+				// rules 15: a short phrase between an agent subject and a
+				// strong modal ("AI agents integrating with X must send …")
+				if set[0][0] == agentSubjects[0] && strongModalAfter.MatchString(after) {
+					return true
+				}
 			}
 		}
 	}
 	return false
 }
+
+// strongModalAfter is a strong modal within a few words of what follows
+// an agent subject: the words between are a phrase about the agent.
+var strongModalAfter = mustRx(`^(?:[a-z][\w-]*,? ){1,5}(?:must|shall|should|need to|needs to|have to|has to|are required to|are expected to|are to)\b`)
 
 func standingWordByte(b byte) bool {
 	return 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '_' || b == '\''
