@@ -640,6 +640,7 @@ func cloudH(x *call) {
 		}
 	}
 	k := x.request(Request{Host: api, Method: method, Data: data})
+	x.forgePost(words)
 	for _, o := range cachedSpec(0, "--body-file -F --body --input --cli-input-json --cli-input-yaml").parse2(x.args) {
 		if o.name == "--body-file" || o.name == "--input" || o.name == "-F" && strings.Contains(o.val.Text, "=@") {
 			f := o.val.Text
@@ -671,6 +672,31 @@ func cloudH(x *call) {
 				if p, ok := x.abs(w.Text); ok && !w.Dynamic {
 					x.m.f.Requests[k].Files = append(x.m.f.Requests[k].Files, p)
 				}
+			}
+		}
+	}
+}
+
+// forgePost adds, as Text "forge post", what a forge client posts for
+// people and bots to read (rules 15): an issue's, a pull request's or a
+// release's body, title, comment or notes, given on the line (gh issue
+// comment N --body …, gh pr review N --comment -b …, gh pr close N -c …).
+// What it holds is judged like what leaves: secrets, personal data,
+// instructions addressed to agents and bots.
+func (x *call) forgePost(words []shellx.Word) {
+	if x.name != "gh" && x.name != "glab" || len(words) < 2 {
+		return
+	}
+	switch words[0].Text {
+	case "issue", "pr", "mr", "release", "discussion", "gist":
+	default:
+		return
+	}
+	for _, o := range cachedSpec(0, "--body -b --title -t --comment -c --notes -n --message -m --description -d --reason").parse2(x.args) {
+		switch o.name {
+		case "--body", "-b", "--title", "-t", "--comment", "-c", "--notes", "-n", "--message", "-m", "--description", "-d":
+			if o.val.Text != "" && len(x.m.f.Texts) < 64 {
+				x.m.f.Texts = append(x.m.f.Texts, Text{Source: "forge post", Body: clip(o.val.Text, maxTextJudged)})
 			}
 		}
 	}

@@ -109,6 +109,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).credentialMint,
 		(*Shield).supplyChain,
 		(*Shield).buildCommands,
+		(*Shield).pullRequestRun,
 		(*Shield).channelSource,
 		(*Shield).codeFlagURL,
 		(*Shield).lookalikePackages,

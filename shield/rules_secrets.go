@@ -163,6 +163,17 @@ func (s *Shield) secrets(a *Action, f *Facts, j *judgement) {
 	}
 	for _, t := range f.Texts {
 		memory := t.Source == "memory" || t.Source == "content:"+s.memoryFile
+		if t.Source == "forge post" {
+			// rules 15: what a forge client posts is public to the
+			// repository's readers, whatever host carries it
+			if k := secretIn(t.Body); k != "" {
+				j.block("exfiltration:secret", "the text posted to the forge holds %s: everyone who reads the repository's issues and pull requests sees it", k)
+				return
+			} else if why := personalContacts(t.Body); why != "" {
+				j.escalate("exfiltration:personal-data", "the text posted to the forge holds %s", why)
+			}
+			continue
+		}
 		if t.Source == "commit message" {
 			if k := secretIn(t.Body); k != "" {
 				j.escalate("exfiltration:secret", "the commit message holds %s: history keeps it, and every clone and push carries it", k)

@@ -53,7 +53,7 @@ var (
 	// injection marks text written to steer an AI agent, a reviewing bot
 	// or Shield's evaluator.
 	injection = []textRule{
-		tr("ignore", `(?i)\bignore (?:all |any |the )?(?:previous|prior|above|earlier) (?:instructions|directions|rules|guidelines)`),
+		tr("ignore", `(?i)\bignore (?:all |any |the |your |all your |all of your |all the )?(?:previous|prior|above|earlier)(?: [a-z-]+){0,2} (?:instructions|directions|rules|guidelines)`),
 		tr("disregard", `(?i)\bdisregard (?:all |any |the |your )?(?:previous|prior|above|system)\b`),
 		tr("ai agent|ai assistant", `(?i)\bAI (?:agents?|assistants?)\s*:`),
 		tr("<!--", `(?i)<!--\s*(?:AI|assistant|LLM|agent)\b`),
@@ -121,7 +121,7 @@ var (
 	}
 	// memoryDirective is a note that instructs rather than records.
 	memoryDirective = []textRule{
-		tr("ignore", `(?i)\bignore (?:all |any |the )?(?:previous|prior|above|earlier|other) (?:instructions|rules|directions|guidelines)`),
+		tr("ignore", `(?i)\bignore (?:all |any |the |your |all your |all of your |all the )?(?:previous|prior|above|earlier|other)(?: [a-z-]+){0,2} (?:instructions|rules|directions|guidelines)`),
 		tr("from now on|you must always", `(?i)\bfrom now on,? you\b|\byou must always\b`),
 		tr("do not|don't|never|without", `(?i)\bdo not (?:tell|inform|mention (?:this )?to|notify|alert) the user\b|\b(?:don't|never) (?:tell|inform|ask|notify) the user\b|\bwithout (?:asking|telling|notifying|informing) the user\b`),
 		tr("never ask|approved", `(?i)\bnever ask (?:for |the user for )?(?:approval|permission|confirmation)\b|\bpre-?approved\b`),
