@@ -265,6 +265,18 @@ func kubeH(x *call) {
 			return
 		}
 	}
+	if verb == "kustomize" && x.name != "helm" || x.name == "kustomize" && verb == "build" {
+		// rules 15: a render of the directory to standard output, on
+		// this machine (a remote base is fetched: its URL is a GET)
+		for _, w := range ops[1:] {
+			if strings.Contains(w.Text, "://") || strings.HasPrefix(w.Text, "github.com/") {
+				x.request(Request{Host: hostOf(w.Text), Method: "GET"})
+				continue
+			}
+			x.ref(kRead, w, true)
+		}
+		return
+	}
 	switch verb {
 	case "get", "describe", "logs", "top", "explain", "version", "api-resources", "api-versions", "cluster-info", "status", "list", "ls", "history", "search", "show", "template", "diff", "wait", "events", "auth":
 		x.request(Request{Host: host, Method: "GET"})

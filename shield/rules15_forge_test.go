@@ -35,3 +35,25 @@ func TestRules15_ForgeCollaboration(t *testing.T) {
 		}
 	}
 }
+
+// TestRules15_RendersAndReads: kustomize's render of a workspace
+// directory, cloud log reads, and a client's listing filtered by a dotted
+// name are allowed by the default policy; plugins, remote bases and
+// credential holders are not.
+func TestRules15_RendersAndReads(t *testing.T) {
+	s := defaultShield(t)
+	for line, want := range map[string]string{
+		"kubectl kustomize deploy/overlays/dev":                                  "allow policy:inspection-clients",
+		"kustomize build deploy/overlays/dev -o /tmp/render.yaml":                "allow policy:inspection-clients",
+		"aws logs tail /ecs/api-dev --since 15m --profile dev":                   "allow policy:check-and-inspect",
+		"acmectl events list --type invoice.payment.failed":                      "allow policy:inspect-verbs",
+		"kustomize build deploy/overlays/dev --enable-helm":                      "escalate policy:default",
+		"kustomize build github.com/acme/bases//prod":                            "escalate policy:default",
+		"acmectl events list --type api-keys":                                    "escalate policy:default",
+		"aws logs put-retention-policy --log-group-name x --retention-in-days 1": "escalate policy:default",
+	} {
+		if v := final(s.Evaluate(context.Background(), command(line))); v.Decision+" "+v.Rule != want {
+			t.Errorf("%s: %s %s (%s), want %s", line, v.Decision, v.Rule, v.Reason, want)
+		}
+	}
+}

@@ -116,8 +116,18 @@ func inspectingUse(run *Run) (bool, string) {
 	}
 	// Nothing that holds credentials, wherever it stands (connections
 	// get X, get connections X).
-	for _, w := range append(append([]string(nil), sc.verbs...), sc.afterFlag...) {
+	for _, w := range sc.verbs {
 		for _, p := range riskParts(w) {
+			if inspectSecretNouns[p] {
+				return false, "its word " + clipText(w, 30) + " names what holds credentials"
+			}
+		}
+	}
+	// A flag's value is read by its dash and underscore parts: a dotted
+	// name is one identifier (rules 15: --type checkout.session.completed
+	// is an event's name, not a session).
+	for _, w := range sc.afterFlag {
+		for _, p := range strings.FieldsFunc(strings.ToLower(w), func(r rune) bool { return r == '-' || r == '_' }) {
 			if inspectSecretNouns[p] {
 				return false, "its word " + clipText(w, 30) + " names what holds credentials"
 			}
