@@ -40,9 +40,35 @@ func (x *call) gitRunsNow(key, value string) {
 	}
 }
 
+// plainGitAlias reports whether an alias's value only names git's own
+// subcommand and options (alias.lg = "log --oneline --graph"): it runs
+// no program and changes no setting (rules 15). A shell alias ("!…"), a
+// config override (-c, --config-env), an exec or pack program, a hook
+// skipped are not plain.
+func plainGitAlias(key, value string) bool {
+	if !strings.HasPrefix(strings.ToLower(key), "alias.") {
+		return false
+	}
+	v := strings.TrimSpace(value)
+	if v == "" || strings.HasPrefix(v, "!") || strings.ContainsAny(v, "$`;|&<>(){}\\") {
+		return false
+	}
+	for _, w := range strings.Fields(v) {
+		switch {
+		case w == "-c" || strings.HasPrefix(w, "--config") || strings.HasPrefix(w, "--exec") || w == "-x" ||
+			strings.HasPrefix(w, "--upload-pack") || strings.HasPrefix(w, "--receive-pack") || w == "--no-verify" || w == "-n" ||
+			strings.HasPrefix(w, "--git-dir") || strings.HasPrefix(w, "--work-tree") || strings.HasPrefix(w, "--ext-diff") ||
+			strings.HasPrefix(w, "--textconv") || strings.HasPrefix(w, "--tool") || w == "difftool" || w == "mergetool" ||
+			w == "filter-branch" || w == "--force" || w == "-f" || strings.HasPrefix(w, "--hard"):
+			return false
+		}
+	}
+	return true
+}
+
 // gitConfigText notes a config value that runs later.
 func (x *call) gitConfigText(key, value string) bool {
-	if !gitRunsLater(key) {
+	if !gitRunsLater(key) || plainGitAlias(key, value) {
 		return false
 	}
 	x.m.f.Texts = append(x.m.f.Texts, Text{Source: "git config " + key, Body: value})

@@ -185,3 +185,22 @@ func TestRules15_SecretFieldPicked(t *testing.T) {
 		}
 	}
 }
+
+// TestRules15_GitAliases: an alias that only names git's own subcommand
+// runs no program; a shell alias, a config override or a hook skipped
+// does — and a value beginning with a dash no longer hides the key.
+func TestRules15_GitAliases(t *testing.T) {
+	s := New(Config{Workspace: "/ws", Home: "/home/u", Policy: &Policy{Default: "allow"}, RateLimit: 1 << 20})
+	for line, want := range map[string]string{
+		"git config --local alias.hist 'log --graph --pretty=oneline --abbrev-commit'": "allow heuristics:none",
+		"git config alias.unstage 'restore --staged'":                                  "allow heuristics:none",
+		"git config alias.sync '!git fetch && ./scripts/post-sync.sh'":                 "block runs-later:git-hook",
+		"git config alias.c 'commit --no-verify'":                                      "block runs-later:git-hook",
+		"git config alias.s '-c core.fsmonitor=./watch.sh status'":                     "block runs-later:git-hook",
+		"git config set alias.d '--exec-path=/tmp/x diff'":                             "block runs-later:git-hook",
+	} {
+		if got, why := decided(s, cmd(line)); got != want {
+			t.Errorf("%s: %s (%s), want %s", line, got, why, want)
+		}
+	}
+}

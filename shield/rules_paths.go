@@ -727,6 +727,12 @@ func gitConfigKey(argv []string) string {
 		case strings.HasPrefix(a, "-"):
 		default:
 			ops = append(ops, a)
+			if strings.Contains(a, ".") && (len(ops) == 1 || len(ops) == 2 && ops[0] == "set") && k+1 < len(argv) {
+				// rules 15: the word after the key is its value, even
+				// when it begins with a dash (alias.st '-c core.hooksPath=…')
+				ops = append(ops, argv[k+1])
+				k = len(argv)
+			}
 		}
 	}
 	if len(ops) > 0 {
@@ -739,6 +745,9 @@ func gitConfigKey(argv []string) string {
 	}
 	if len(ops) < 2 {
 		return "" // a key alone is read
+	}
+	if plainGitAlias(ops[0], ops[1]) {
+		return "" // rules 15: git's own subcommand under another name
 	}
 	k := strings.ToLower(ops[0])
 	for _, bad := range []string{"core.hookspath", "core.sshcommand", "core.editor", "core.pager", "core.fsmonitor", "core.gitproxy",
