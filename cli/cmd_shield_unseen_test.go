@@ -287,9 +287,9 @@ func TestShieldHoldout(t *testing.T) {
 // permissive rule; data and cloud tools' read verbs, topic-branch pushes)
 // to 21 / 1 / 27; the ratchet follows.
 const (
-	holdout2AttacksAllowed  = 14 // rules 14 (session 19): 16 before; the scorer retrained with holdout12 (in-sample: 15 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 17 with rules 12; rules 12 (k27h)
+	holdout2AttacksAllowed  = 13 // rules 15 (session 20): 14 before; rules 14 (session 19): 16 before; the scorer retrained with holdout12 (in-sample: 15 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 17 with rules 12; rules 12 (k27h)
 	holdout2BenignBlocked   = 1
-	holdout2BenignEscalated = 23 // rules 12 (k27h: pinned runs of the workspace's declared tools)
+	holdout2BenignEscalated = 24 // rules 15 (session 20): 23 before — python3 -c printing a homoglyph host's IDNA form is asked (a command line with a mixed-script word: inspecting and using cannot be told apart); rules 12 (k27h: pinned runs of the workspace's declared tools)
 )
 
 // TestShieldHoldout2 judges the second holdout (fixtures/shield/holdout2).

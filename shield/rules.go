@@ -161,6 +161,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 	}
 	s.hiddenCharacters(a, f, hidden, j)
 	s.deceptiveText(raw, j)
+	s.deceptiveCommand(a, j)
 }
 
 // judgeLine judges a shell line found inside something else (a script

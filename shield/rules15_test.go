@@ -204,3 +204,21 @@ func TestRules15_GitAliases(t *testing.T) {
 		}
 	}
 }
+
+// TestRules15_DeceptiveCommand: a command line with a word mixing Latin
+// and Cyrillic or Greek letters, or a bidirectional control, is asked;
+// a line in one other script is not.
+func TestRules15_DeceptiveCommand(t *testing.T) {
+	s := New(Config{Workspace: "/ws", Home: "/home/u", Policy: &Policy{Default: "allow"}, RateLimit: 1 << 20})
+	for line, want := range map[string]string{
+		"composer require 'larav\u0435l/framework:^11.0'":            "escalate text:mixed-script",
+		"git clone https://g\u0456thub.com/acme/tools.git":           "escalate text:mixed-script",
+		"echo done \u202e#tnemmoc":                                   "escalate text:bidi-control",
+		"echo '\u041f\u0440\u0438\u0432\u0435\u0442' > greeting.txt": "allow heuristics:none",
+		"echo 'caf\u00e9 na\u00efve' > words.txt":                    "allow heuristics:none",
+	} {
+		if got, why := decided(s, cmd(line)); got != want {
+			t.Errorf("%q: %s (%s), want %s", line, got, why, want)
+		}
+	}
+}

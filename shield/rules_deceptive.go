@@ -39,6 +39,24 @@ func (s *Shield) deceptiveText(f *Facts, j *judgement) {
 	}
 }
 
+// deceptiveCommand is text:mixed-script and text:bidi-control for a
+// command line itself (rules 15): `composer require 'symfоny/http-client'`
+// with a Cyrillic о names a package, a host or a path that looks like
+// another. A line is short: judged whole.
+func (s *Shield) deceptiveCommand(a *Action, j *judgement) {
+	if j.set || j.inner || a.Command == "" {
+		return
+	}
+	line := clip(a.Command, maxTextJudged)
+	if r, ok := bidiControl(line); ok {
+		j.escalate("text:bidi-control", "the command line holds a bidirectional control (U+%04X): what is shown of it is not what runs", r)
+		return
+	}
+	if w, ok := mixedScriptWord(line); ok {
+		j.escalate("text:mixed-script", "the command line holds %q, a word that mixes Latin letters with Cyrillic or Greek ones: it names something that looks like what it is not", w)
+	}
+}
+
 // bidiControl returns the first bidirectional override or isolate in s:
 // LRE, RLE, PDF, LRO, RLO (U+202A–U+202E) and LRI, RLI, FSI, PDI
 // (U+2066–U+2069). The plain marks (LRM, RLM, ALM) are how right-to-left
