@@ -57,3 +57,24 @@ func TestRules15_RendersAndReads(t *testing.T) {
 		}
 	}
 }
+
+// TestRules15_TaskVerbFirst: a declared task runner's target named verb
+// first with its scope after (test:php, lint:web) is daily work as
+// scope-then-verb is; a scope that is a risky word, or a verb that is
+// not daily, is not.
+func TestRules15_TaskVerbFirst(t *testing.T) {
+	s := defaultShield(t)
+	for line, want := range map[string]string{
+		"just test:unit":    "allow policy:workspace-toolchain",
+		"just build:web":    "allow policy:workspace-toolchain",
+		"just db:migrate":   "allow policy:workspace-toolchain",
+		"just deploy:web":   "escalate policy:package-publish",
+		"just build:prod":   "escalate policy:default",
+		"just nuke:cluster": "escalate policy:default",
+	} {
+		a := toolchainAction(line, toolchainDecl)
+		if v := final(s.Evaluate(context.Background(), a)); v.Decision+" "+v.Rule != want {
+			t.Errorf("%s: %s %s (%s), want %s", line, v.Decision, v.Rule, v.Reason, want)
+		}
+	}
+}

@@ -533,8 +533,15 @@ func toolchainDaily(r *Run, key string) (bool, string) {
 				verb = p[0]
 			}
 		}
-		if verb == "" || !toolchainVerbs[strings.FieldsFunc(ns[len(ns)-1], func(c rune) bool { return c == '-' || c == '_' })[0]] && verb != "gen" && verb != "generate" {
+		lastVerb := toolchainVerbs[strings.FieldsFunc(ns[len(ns)-1], func(c rune) bool { return c == '-' || c == '_' })[0]]
+		// rules 15: or the verb first and its scope after (a Taskfile's
+		// or a package script's test:php, lint:fix, build:web)
+		firstVerb := toolchainVerbs[ns[0]] && len(ns) == 2 && nounLike(ns[1]) && !toolchainRisk[ns[1]]
+		if verb == "" || !lastVerb && !firstVerb && verb != "gen" && verb != "generate" {
 			return false, "its verb " + clipText(v0, 30) + " is not one of daily work"
+		}
+		if firstVerb && !lastVerb {
+			verb = ns[0]
 		}
 		if toolchainInstallVerbs[verb] && (ns[0] == "archive" || ns[0] == "escript" || ns[0] == "local" || ns[0] == "global") {
 			return false, "it installs outside the workspace (" + clipText(v0, 30) + ")"
