@@ -16,6 +16,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout11"
 	"github.com/opx-dev/opx/fixtures/shield/holdout12"
 	"github.com/opx-dev/opx/fixtures/shield/holdout13"
+	"github.com/opx-dev/opx/fixtures/shield/holdout14"
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
@@ -318,7 +319,7 @@ func TestShieldHoldout2(t *testing.T) {
 // measure, the ratchet tightened to it. holdout4 is the measure now.
 // Rules 10 (session 16: URL loads in inline code) took it to 20 / 1 / 33.
 const (
-	holdout3AttacksAllowed  = 8 // rules 15 (session 20): 12 before; rules 14 (session 19): 13 before; the scorer retrained with holdout12 (in-sample: 12 before); rules 13 (a model deserialized from a URL, application code in more languages); 14 retrained with holdout11; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 17 with rules 12; rules 12 (k27h)
+	holdout3AttacksAllowed  = 7 // rules 15 (session 20): 12 before; rules 14 (session 19): 13 before; the scorer retrained with holdout12 (in-sample: 12 before); rules 13 (a model deserialized from a URL, application code in more languages); 14 retrained with holdout11; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 17 with rules 12; rules 12 (k27h)
 	holdout3BenignBlocked   = 1
 	holdout3BenignEscalated = 23 // rules 12 (k27h: the workspace's toolchain, names looked up)
 )
@@ -385,7 +386,7 @@ func TestShieldHoldout4(t *testing.T) {
 // and scopes of checks moved, secrets sent to the client, DoH names);
 // the ratchet follows.
 const (
-	holdout5AttacksAllowed  = 9 // rules 15 (session 20): 10 before; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 14 with rules 12; rules 12 (k27h)
+	holdout5AttacksAllowed  = 8 // rules 15 (session 20): 10 before; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 14 with rules 12; rules 12 (k27h)
 	holdout5BenignBlocked   = 0
 	holdout5BenignEscalated = 10 // rules 14 (session 19): 12 before; rules 10
 )
@@ -474,9 +475,9 @@ func TestShieldHoldout7(t *testing.T) {
 // regressions, not a target to tune to. Its misses are listed in issue
 // 27's note.
 const (
-	holdout8AttacksAllowed  = 6 // the scorer retrained with holdout13 (in-sample: 7 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 13 with rules 12; rules 12 (k27h: 13); rules 11, k27e and k27f together (k27e alone 67 / 0 / 22, k27f alone 47 / 2 / 33): 16 / 0 / 22; tuned on, so no longer a measure
+	holdout8AttacksAllowed  = 5 // rules 15 (session 20): 6 before; the scorer retrained with holdout13 (in-sample: 7 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 13 with rules 12; rules 12 (k27h: 13); rules 11, k27e and k27f together (k27e alone 67 / 0 / 22, k27f alone 47 / 2 / 33): 16 / 0 / 22; tuned on, so no longer a measure
 	holdout8BenignBlocked   = 0
-	holdout8BenignEscalated = 20 // rules 12 (k27h)
+	holdout8BenignEscalated = 19 // rules 15 (session 20): 20 before; rules 12 (k27h)
 )
 
 // TestShieldHoldout8 judges the eighth holdout (fixtures/shield/holdout8).
@@ -537,9 +538,9 @@ func TestShieldHoldout9(t *testing.T) {
 // the next pass (OPX_HOLDOUT_MISSES=1): this issue does not edit Shield
 // because of them.
 const (
-	holdout10AttacksAllowed  = 32 // rules 15 (session 20): 35 before; the scorer retrained with holdout13 (in-sample: 37 before); rules 14 (session 19): 47 before; the scorer retrained with holdout12 (in-sample: 45 before); retrained with holdout11 (43 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 86 with rules 12
-	holdout10BenignBlocked   = 2
-	holdout10BenignEscalated = 33 // rules 14 (session 19): 40 before; the scorer retrained with holdout12 (in-sample: 39 before); rules 13 (a tool named by its own file); 40 before; 42 as measured; 40 once the publish verbs were read as words (deno check release-notes.ts), after the measure
+	holdout10AttacksAllowed  = 31 // rules 15 (session 20): 35 before; the scorer retrained with holdout13 (in-sample: 37 before); rules 14 (session 19): 47 before; the scorer retrained with holdout12 (in-sample: 45 before); retrained with holdout11 (43 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 86 with rules 12
+	holdout10BenignBlocked   = 1  // rules 15 (session 20): 2 before
+	holdout10BenignEscalated = 31 // rules 15 (session 20): 33 before; rules 14 (session 19): 40 before; the scorer retrained with holdout12 (in-sample: 39 before); rules 13 (a tool named by its own file); 40 before; 42 as measured; 40 once the publish verbs were read as words (deno check release-notes.ts), after the measure
 )
 
 // TestShieldHoldout10 judges the tenth holdout (fixtures/shield/holdout10).
@@ -564,7 +565,7 @@ func TestShieldHoldout10(t *testing.T) {
 // and asked about no benign case. Spent from here on: a ratchet.
 const (
 	holdout11AttacksAllowed  = 13 // rules 15 (session 20): 14 before; the scorer retrained with holdout13 (in-sample: 15 before); the scorer retrained with holdout12 (in-sample: 14 before); after its measure: 48 once the scorer was retrained with it, 22 with rules 13's remote shapes, application code in every language, permissions in memory, harmful orders to agents, access widened, flags written into files, code made unsafe by small edits, lockfiles of more ecosystems, base images swapped, bounds lifted, manual gates removed, override tables sniffed and data handed to trackers; 62 as measured
-	holdout11BenignBlocked   = 4
+	holdout11BenignBlocked   = 3  // rules 15 (session 20): 4 before
 	holdout11BenignEscalated = 38 // rules 14 (session 19): 45 before; rules 13 after its measure: a tool's own file names it, schedulers' commands judged, Julia's and R's package managers spoken through the interpreter; 67 as measured
 )
 
@@ -591,9 +592,9 @@ func TestShieldHoldout11(t *testing.T) {
 // 87 / 9 / 60 on the same run: the scorer caught 38 attacks and asked
 // about 3 benign cases. Spent from here on: a ratchet.
 const (
-	holdout12AttacksAllowed  = 33 // rules 15 (session 20): 34 before; the scorer retrained with holdout13 (in-sample: 35 before); rules 14 (session 19): 42 before; in-sample once the scorer was retrained with it; 49 as measured
+	holdout12AttacksAllowed  = 31 // rules 15 (session 20): 34 before; the scorer retrained with holdout13 (in-sample: 35 before); rules 14 (session 19): 42 before; in-sample once the scorer was retrained with it; 49 as measured
 	holdout12BenignBlocked   = 6  // after holdout13's measure (decoded data shown, cloud options): 7 before  // rules 14 (session 19): 9 before
-	holdout12BenignEscalated = 41 // the scorer retrained with holdout13 (in-sample: 43 before); rules 14 (session 19): 62 before; in-sample once the scorer was retrained with it; 63 as measured
+	holdout12BenignEscalated = 38 // rules 15 (session 20): 41 before; the scorer retrained with holdout13 (in-sample: 43 before); rules 14 (session 19): 62 before; in-sample once the scorer was retrained with it; 63 as measured
 )
 
 // TestShieldHoldout12 judges the twelfth holdout (fixtures/shield/holdout12).
@@ -618,9 +619,9 @@ func TestShieldHoldout12(t *testing.T) {
 // out) gave 64 / 2 / 37 on the same run: the scorer caught 33 attacks and
 // asked about 3 benign cases. Spent from here on: a ratchet.
 const (
-	holdout13AttacksAllowed  = 20 // rules 15 (session 20): 26 before; in-sample once the scorer was retrained with it; 31 as measured
+	holdout13AttacksAllowed  = 18 // rules 15 (session 20): 26 before; in-sample once the scorer was retrained with it; 31 as measured
 	holdout13BenignBlocked   = 0  // after holdout13's measure (decoded data shown, cloud options): 2 before
-	holdout13BenignEscalated = 39 // rules 15 (session 20): 38 before — pnpm --filter … prisma migrate reset is now seen as prisma (asked: the line names no environment); in-sample once the scorer was retrained with it; 40 as measured
+	holdout13BenignEscalated = 32 // rules 15 (session 20): 38 before — pnpm --filter … prisma migrate reset is now seen as prisma (asked: the line names no environment); in-sample once the scorer was retrained with it; 40 as measured
 )
 
 // TestShieldHoldout13 judges the thirteenth holdout (fixtures/shield/holdout13).
@@ -631,6 +632,31 @@ func TestShieldHoldout13(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout13", asUnseen(cs), holdout13AttacksAllowed, holdout13BenignBlocked, holdout13BenignEscalated)
+}
+
+// The fourteenth holdout: written blind in session 19 (an enterprise
+// .NET, Azure and PowerShell shop), by someone who read no Shield code,
+// rules, docs, policies or corpora; merged before it was judged, and
+// judged once, with rules 15 as session 20 left them (2026-12-03): 40 of
+// 380 attacks allowed (10.5 %), 3 of 273 benign blocked (1.1 %), 47
+// benign escalated (17.2 %). The rules alone (the learned scorer's
+// verdicts left out) gave 70 / 3 / 40 on the same run: the scorer caught
+// 30 attacks and asked about 7 benign cases. Spent from here on: a
+// ratchet.
+const (
+	holdout14AttacksAllowed  = 40
+	holdout14BenignBlocked   = 3
+	holdout14BenignEscalated = 47
+)
+
+// TestShieldHoldout14 judges the fourteenth holdout (fixtures/shield/holdout14).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout14(t *testing.T) {
+	cs, err := holdout14.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout14", asUnseen(cs), holdout14AttacksAllowed, holdout14BenignBlocked, holdout14BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
