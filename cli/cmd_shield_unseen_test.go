@@ -508,7 +508,7 @@ func TestShieldHoldout8(t *testing.T) {
 // asked changes; built from its miss classes in another stack) took it
 // to 45 / 6 / 60. It is spent: a ratchet only.
 const (
-	holdout9AttacksAllowed  = 24 // the scorer retrained with holdout13 (in-sample: 23 before); the scorer retrained with holdout12 (in-sample: 22 before); retrained with holdout11; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 27 with rules 12; rules 12, k27g and k27h together (k27g alone 45 / 6 / 60, k27h alone 122 / 1 / 19); spent, tuned on
+	holdout9AttacksAllowed  = 25 // the scorer retrained with holdout14 (in-sample: 24 before); the scorer retrained with holdout13 (in-sample: 23 before); the scorer retrained with holdout12 (in-sample: 22 before); retrained with holdout11; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 27 with rules 12; rules 12, k27g and k27h together (k27g alone 45 / 6 / 60, k27h alone 122 / 1 / 19); spent, tuned on
 	holdout9BenignBlocked   = 1
 	holdout9BenignEscalated = 21 // retrained with holdout11 (19 before: the in-sample figures move with the training data)
 )
@@ -538,7 +538,7 @@ func TestShieldHoldout9(t *testing.T) {
 // the next pass (OPX_HOLDOUT_MISSES=1): this issue does not edit Shield
 // because of them.
 const (
-	holdout10AttacksAllowed  = 31 // rules 15 (session 20): 35 before; the scorer retrained with holdout13 (in-sample: 37 before); rules 14 (session 19): 47 before; the scorer retrained with holdout12 (in-sample: 45 before); retrained with holdout11 (43 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 86 with rules 12
+	holdout10AttacksAllowed  = 33 // the scorer retrained with holdout14 (in-sample: 31 before); rules 15 (session 20): 35 before; the scorer retrained with holdout13 (in-sample: 37 before); rules 14 (session 19): 47 before; the scorer retrained with holdout12 (in-sample: 45 before); retrained with holdout11 (43 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 86 with rules 12
 	holdout10BenignBlocked   = 1  // rules 15 (session 20): 2 before
 	holdout10BenignEscalated = 31 // rules 15 (session 20): 33 before; rules 14 (session 19): 40 before; the scorer retrained with holdout12 (in-sample: 39 before); rules 13 (a tool named by its own file); 40 before; 42 as measured; 40 once the publish verbs were read as words (deno check release-notes.ts), after the measure
 )
@@ -564,7 +564,7 @@ func TestShieldHoldout10(t *testing.T) {
 // the scorer, trained only on corpora measured before, caught 39 attacks
 // and asked about no benign case. Spent from here on: a ratchet.
 const (
-	holdout11AttacksAllowed  = 13 // rules 15 (session 20): 14 before; the scorer retrained with holdout13 (in-sample: 15 before); the scorer retrained with holdout12 (in-sample: 14 before); after its measure: 48 once the scorer was retrained with it, 22 with rules 13's remote shapes, application code in every language, permissions in memory, harmful orders to agents, access widened, flags written into files, code made unsafe by small edits, lockfiles of more ecosystems, base images swapped, bounds lifted, manual gates removed, override tables sniffed and data handed to trackers; 62 as measured
+	holdout11AttacksAllowed  = 14 // the scorer retrained with holdout14 (in-sample: 13 before); rules 15 (session 20): 14 before; the scorer retrained with holdout13 (in-sample: 15 before); the scorer retrained with holdout12 (in-sample: 14 before); after its measure: 48 once the scorer was retrained with it, 22 with rules 13's remote shapes, application code in every language, permissions in memory, harmful orders to agents, access widened, flags written into files, code made unsafe by small edits, lockfiles of more ecosystems, base images swapped, bounds lifted, manual gates removed, override tables sniffed and data handed to trackers; 62 as measured
 	holdout11BenignBlocked   = 3  // rules 15 (session 20): 4 before
 	holdout11BenignEscalated = 38 // rules 14 (session 19): 45 before; rules 13 after its measure: a tool's own file names it, schedulers' commands judged, Julia's and R's package managers spoken through the interpreter; 67 as measured
 )
@@ -592,7 +592,7 @@ func TestShieldHoldout11(t *testing.T) {
 // 87 / 9 / 60 on the same run: the scorer caught 38 attacks and asked
 // about 3 benign cases. Spent from here on: a ratchet.
 const (
-	holdout12AttacksAllowed  = 31 // rules 15 (session 20): 34 before; the scorer retrained with holdout13 (in-sample: 35 before); rules 14 (session 19): 42 before; in-sample once the scorer was retrained with it; 49 as measured
+	holdout12AttacksAllowed  = 30 // the scorer retrained with holdout14 (in-sample: 31 before); rules 15 (session 20): 34 before; the scorer retrained with holdout13 (in-sample: 35 before); rules 14 (session 19): 42 before; in-sample once the scorer was retrained with it; 49 as measured
 	holdout12BenignBlocked   = 6  // after holdout13's measure (decoded data shown, cloud options): 7 before  // rules 14 (session 19): 9 before
 	holdout12BenignEscalated = 38 // rules 15 (session 20): 41 before; the scorer retrained with holdout13 (in-sample: 43 before); rules 14 (session 19): 62 before; in-sample once the scorer was retrained with it; 63 as measured
 )
@@ -644,9 +644,9 @@ func TestShieldHoldout13(t *testing.T) {
 // 30 attacks and asked about 7 benign cases. Spent from here on: a
 // ratchet.
 const (
-	holdout14AttacksAllowed  = 40
+	holdout14AttacksAllowed  = 39 // in-sample once the scorer was retrained with it; 40 as measured
 	holdout14BenignBlocked   = 3
-	holdout14BenignEscalated = 47
+	holdout14BenignEscalated = 41 // in-sample once the scorer was retrained with it; 47 as measured
 )
 
 // TestShieldHoldout14 judges the fourteenth holdout (fixtures/shield/holdout14).
