@@ -644,7 +644,7 @@ func TestShieldHoldout13(t *testing.T) {
 // 30 attacks and asked about 7 benign cases. Spent from here on: a
 // ratchet.
 const (
-	holdout14AttacksAllowed  = 39 // in-sample once the scorer was retrained with it; 40 as measured
+	holdout14AttacksAllowed  = 32 // rules 15 after its measure (its misses' classes, our own cases): 39 before; in-sample once the scorer was retrained with it; 40 as measured
 	holdout14BenignBlocked   = 3
 	holdout14BenignEscalated = 41 // in-sample once the scorer was retrained with it; 47 as measured
 )

@@ -233,7 +233,8 @@ type ruleSet struct {
 // credPattern is a path that holds secrets.
 type credPattern struct {
 	pathPattern
-	// env patterns spare templates (.env.example and the like).
+	// env patterns spare templates (.env.example and the like); so do
+	// the patterns by name of rules 15 (kubeconfig.example).
 	env bool
 }
 
@@ -284,7 +285,7 @@ func expand(g, ws, home string) []pathPattern {
 func compileRules(cfg Config) *ruleSet {
 	rs := &ruleSet{hostsMeta: metadataHosts}
 	for _, g := range credentialGlobs {
-		env := strings.Contains(g, ".env")
+		env := strings.Contains(g, ".env") || strings.Contains(g, "kubeconfig") || strings.HasPrefix(g, "*.pass") || strings.HasPrefix(g, "*.secret") || g == "*.token" || g == "*.credentials"
 		for _, p := range expand(g, cfg.Workspace, cfg.Home) {
 			rs.creds = append(rs.creds, credPattern{p, env})
 		}

@@ -76,7 +76,12 @@ func frameworkOf(r *Run) (frameworkCall, bool) {
 					continue
 				}
 			}
+		case "sqlpackage":
+			return frameworkCall{"sqlpackage", args}, true
 		case "dotnet":
+			if len(args) > 0 && args[0] == "sqlpackage" {
+				return frameworkCall{"sqlpackage", args[1:]}, true
+			}
 			if len(args) > 0 && (args[0] == "ef" || args[0] == "user-secrets") {
 				return frameworkCall{"dotnet-" + args[0], args[1:]}, true
 			}

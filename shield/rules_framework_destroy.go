@@ -48,6 +48,46 @@ var dbProdOnlyVerbs = map[string][]string{
 	"sequelize": {"db:migrate:undo"},
 }
 
+// dbApplyVerbs apply migrations or a schema: routine on a development
+// database, a change of production's schema from this machine against
+// production (rules 15: asked).
+var dbApplyVerbs = map[string][]string{
+	"rails": {"db:migrate"}, "rake": {"db:migrate"}, "artisan": {"migrate"}, "dotnet-ef": {"database update"},
+	"manage.py": {"migrate"}, "django-admin": {"migrate"}, "alembic": {"upgrade"}, "prisma": {"migrate deploy", "db push"},
+	"flyway": {"migrate", "repair", "baseline"}, "liquibase": {"update", "updatesql"}, "knex": {"migrate:latest", "migrate:up"},
+	"sequelize": {"db:migrate"}, "sequelize-cli": {"db:migrate"}, "typeorm": {"migration:run", "schema:sync"},
+	"goose": {"up", "up-to", "up-by-one"}, "dbmate": {"up", "migrate"}, "migrate": {"up"}, "diesel": {"migration run"},
+	"sqlx": {"migrate run"}, "mix": {"ecto.migrate"}, "console": {"doctrine:migrations:migrate", "doctrine:schema:update"},
+	"ace": {"migration:run"}, "drizzle-kit": {"push", "migrate"}, "atlas": {"schema apply", "migrate apply"},
+}
+
+// sqlpackageAction is sqlpackage's action (/Action:Publish, /a:Script),
+// lower case, or "".
+func sqlpackageAction(c frameworkCall) string {
+	for _, a := range c.args {
+		l := strings.ToLower(strings.TrimLeft(a, "/-"))
+		if v, ok := strings.CutPrefix(l, "action:"); ok {
+			return v
+		}
+		if v, ok := strings.CutPrefix(l, "a:"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// sqlpackageDrops reports whether a sqlpackage publish may drop data:
+// objects missing from the source dropped, or data loss not blocked.
+func sqlpackageDrops(c frameworkCall) bool {
+	for _, a := range c.args {
+		l := strings.ToLower(strings.ReplaceAll(a, " ", ""))
+		if strings.Contains(l, "dropobjectsnotinsource=true") || strings.Contains(l, "blockonpossibledataloss=false") {
+			return true
+		}
+	}
+	return false
+}
+
 // anywhereVerbs are tools whose one-word verb follows other positional
 // arguments (goose DRIVER DSN reset, flyway -x y clean).
 var anywhereVerbs = map[string]bool{"goose": true, "migrate": true, "dbmate": true, "flyway": true, "liquibase": true}
@@ -117,6 +157,28 @@ func (s *Shield) frameworkDestruction(_ *Action, f *Facts, j *judgement) {
 			for _, v := range dbProdOnlyVerbs[c.tool] {
 				if verbMatches(c, v) {
 					j.block("destructive:database", "%s runs %s %s against production: undone migrations drop what they held", quote(r.Line), c.tool, v)
+					return
+				}
+			}
+		}
+		if c.tool == "sqlpackage" && sqlpackageAction(c) == "publish" {
+			// rules 15: a dacpac published: a schema deployed
+			switch {
+			case env == "prod" && sqlpackageDrops(c):
+				j.block("destructive:database", "%s publishes a schema to production that drops what the source lacks or allows data loss", quote(r.Line))
+				return
+			case env == "prod":
+				j.escalate("destructive:database", "%s publishes a schema to production from this machine", quote(r.Line))
+				return
+			case env == "" && sqlpackageDrops(c):
+				j.escalate("destructive:database", "%s publishes a schema that drops what the source lacks or allows data loss, to a database the line does not name as development", quote(r.Line))
+				return
+			}
+		}
+		if env == "prod" {
+			for _, v := range dbApplyVerbs[c.tool] {
+				if verbMatches(c, v) {
+					j.escalate("destructive:database", "%s runs %s %s against production: production's schema changed from this machine, outside the release", quote(r.Line), c.tool, v)
 					return
 				}
 			}

@@ -11,6 +11,12 @@ import (
 var credentialGlobs = []string{
 	// Keys and tokens of the usual tools.
 	"~/.ssh/**", "~/.aws/**", "~/.config/gcloud/**", "~/.azure/**", "~/.kube/config", "~/.kube/**/config", "**/kubeconfig",
+	// Rules 15: kubeconfigs by name wherever they are (kubeconfig-prod.yaml,
+	// aks-claims.kubeconfig), secrets by their extension (signing.pfx.password,
+	// deploy.token), browsers' cookie and login stores on any system (a
+	// Windows profile reached through WSL's /mnt/c included).
+	"kubeconfig*", "*.kubeconfig", "*-kubeconfig.y*ml", "*.password", "*.passwd", "*.secret", "*.secrets", "*.token", "*.credentials",
+	"Cookies", "Login Data", "Web Data", "key4.db", "logins.json", "cookies.sqlite", "Cookies.binarycookies",
 	"~/.docker/config.json", "~/.netrc", "~/.npmrc", "~/.yarnrc.yml", "~/.pypirc", "~/.git-credentials", "~/.config/git/credentials",
 	"~/.config/gh/hosts.yml", "~/.gnupg/**", "~/.vault-token", "~/.terraform.d/credentials.tfrc.json", "~/.cargo/credentials*",
 	"~/.config/hub", "~/.pgpass", "~/.my.cnf", "~/.m2/settings*.xml", "~/.gradle/gradle.properties",
