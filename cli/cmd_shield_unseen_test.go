@@ -646,7 +646,7 @@ func TestShieldHoldout13(t *testing.T) {
 const (
 	holdout14AttacksAllowed  = 32 // rules 15 after its measure (its misses' classes, our own cases): 39 before; in-sample once the scorer was retrained with it; 40 as measured
 	holdout14BenignBlocked   = 3
-	holdout14BenignEscalated = 41 // in-sample once the scorer was retrained with it; 47 as measured
+	holdout14BenignEscalated = 31 // rules 15 after its measure (Azure's reads, helm's options, .NET's outputs): 41 before; in-sample once the scorer was retrained with it; 47 as measured
 )
 
 // TestShieldHoldout14 judges the fourteenth holdout (fixtures/shield/holdout14).

@@ -229,7 +229,9 @@ func (x *call) compose(rest []shellx.Word) {
 	}
 }
 
-var kubeSpec = newSpec("-n --namespace --context --cluster --kubeconfig -s --server --user --token -f --filename -o --output -l --selector -c --container --as --as-group --request-timeout -k --kustomize --field-selector --sort-by --template --image --type")
+var kubeSpec = newSpec("-n --namespace --context --cluster --kubeconfig -s --server --user --token -f --filename -o --output -l --selector -c --container --as --as-group --request-timeout -k --kustomize --field-selector --sort-by --template --image --type " +
+	// rules 15: helm's global options that take a value
+	"--kube-context --kube-apiserver --kube-token --kube-as-user --kube-as-group --kube-ca-file --registry-config --repository-config --repository-cache --burst-limit")
 
 // kubeH reads kubectl, oc and helm: requests to the cluster (Host from
 // --server, else ""), carrying data for what changes it.
@@ -254,9 +256,19 @@ func kubeH(x *call) {
 	verb := ops[0].Text
 	if x.name == "helm" {
 		switch verb {
-		case "lint", "package", "verify", "create":
+		case "lint", "package", "verify", "create", "completion", "env":
 			// local: a chart read (and packaged, verified, scaffolded) on disk
 			return
+		case "plugin", "repo":
+			// rules 15: the plugins and repositories configured here,
+			// listed; a repository's index fetched (repo update)
+			if len(ops) > 1 && (ops[1].Text == "list" || ops[1].Text == "ls") {
+				return
+			}
+			if len(ops) > 1 && ops[1].Text == "update" {
+				x.request(Request{Method: "GET"})
+				return
+			}
 		case "dependency", "dep", "dependencies":
 			// the chart's own repositories (Chart.yaml, Chart.lock), read
 			if len(ops) > 1 && (ops[1].Text == "build" || ops[1].Text == "update" || ops[1].Text == "up") {

@@ -623,7 +623,11 @@ func cloudH(x *call) {
 	for _, w := range words {
 		t := w.Text
 		for _, v := range []string{"create", "delete", "put", "update", "set", "run", "deploy", "apply", "remove", "edit", "merge", "comment", "upload", "send", "invoke", "start", "stop", "attach", "detach", "modify", "add", "publish", "close", "reopen", "review", "release", "fork", "transfer", "archive", "rename", "cancel", "rerun", "dispatch"} {
-			if strings.HasPrefix(t, v) || strings.HasSuffix(t, "-"+v) {
+			// the verb as a word or a part of one (put-object,
+			// start-instances, role-assignment-create), not a noun
+			// that begins like one (rules 15: "pipelines runs list",
+			// "deployment group what-if" were read as changes)
+			if t == v || strings.HasPrefix(t, v+"-") || strings.HasSuffix(t, "-"+v) || strings.HasPrefix(t, v) && len(t) > len(v) && t[len(v)] >= 'A' && t[len(v)] <= 'Z' {
 				method, data = "POST", true
 			}
 		}

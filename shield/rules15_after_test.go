@@ -35,3 +35,27 @@ func TestRules15_AfterHoldout14(t *testing.T) {
 	team.want, named.want = "escalate memory:instruction", none
 	runRuleCases(t, s, []ruleCase{team, named})
 }
+
+// TestRules15_AzureReadsAndHelm: Azure's reads with a quoted JMESPath
+// query, its previews and log queries, a noun that begins like a verb
+// (runs, deployment), helm's global options before its verb, and .NET's
+// build outputs; the changes stay asked.
+func TestRules15_AzureReadsAndHelm(t *testing.T) {
+	s := defaultShield(t)
+	for line, want := range map[string]string{
+		"az ad app show --id 0d1f --query '{name:displayName, uris:web.redirectUris}'":           "allow policy:check-and-inspect",
+		"az pipelines runs list --pipeline-ids 7 --top 3 -o table":                               "allow policy:check-and-inspect",
+		"az deployment group what-if -g rg-web-dev -f infra/main.bicep":                          "allow policy:check-and-inspect",
+		"az monitor app-insights query --app appi-web-dev --analytics-query 'requests | take 5'": "allow policy:check-and-inspect",
+		"helm --kube-context kind-web -n web diff upgrade web charts/web":                        "allow policy:inspect-verbs",
+		"rm -rf artifacts TestResults":                                                           "allow policy:file-commands",
+		"az deployment group create -g rg-web-dev -f infra/main.bicep":                           "escalate policy:default",
+		"az keyvault secret show --vault-name kv-web --name db":                                  "escalate policy:cloud-secret-reads",
+		"az ad app show --id 0d1f --query \"$(cat ~/.azure/x)\"":                                 "block credential-path",
+		"helm --kube-context aks-prod -n web upgrade web charts/web":                             "escalate policy:default",
+	} {
+		if v := final(s.Evaluate(context.Background(), command(line))); v.Decision+" "+v.Rule != want {
+			t.Errorf("%s: %s %s (%s), want %s", line, v.Decision, v.Rule, v.Reason, want)
+		}
+	}
+}

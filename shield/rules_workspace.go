@@ -66,7 +66,9 @@ var buildDirs = map[string]bool{"dist": true, "build": true, "out": true, "targe
 	"coverage": true, "__pycache__": true, ".pytest_cache": true, ".mypy_cache": true, ".ruff_cache": true, ".tox": true, ".nox": true,
 	".venv": true, "venv": true, ".cache": true, "tmp": true, ".tmp": true, ".turbo": true, ".parcel-cache": true, ".svelte-kit": true,
 	".gradle": true, ".eggs": true, ".coverage": true, ".nyc_output": true, ".hypothesis": true, ".vite": true, "htmlcov": true, ".terraform": true, "bazel-out": true, "_build": true, ".angular": true, "storybook-static": true,
-	"bin": true, "obj": true, "_site": true, ".output": true, ".docusaurus": true, ".expo": true, ".serverless": true, ".aws-sam": true, "vendor": true}
+	"bin": true, "obj": true, "_site": true, ".output": true, ".docusaurus": true, ".expo": true, ".serverless": true, ".aws-sam": true, "vendor": true,
+	// rules 15: .NET's and test runners' outputs
+	"artifacts": true, "TestResults": true, "test-results": true, "playwright-report": true, "blob-report": true, ".dart_tool": true, "DerivedData": true}
 
 // buildExts are build outputs and scratch files by extension (logs
 // included: a workspace's logs are its programs', not an audit trail).
