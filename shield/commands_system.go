@@ -566,6 +566,14 @@ func cloudH(x *call) {
 	verbs := wordTexts(words)
 	api := map[string]string{"aws": "amazonaws.com", "gcloud": "googleapis.com", "gsutil": "storage.googleapis.com", "az": "management.azure.com", "gh": "api.github.com", "doctl": "api.digitalocean.com", "heroku": "api.heroku.com", "vercel": "api.vercel.com", "netlify": "api.netlify.com", "flyctl": "api.fly.io", "fly": "api.fly.io"}[x.name]
 	creds := map[string]string{"aws": "~/.aws/credentials", "gcloud": "~/.config/gcloud", "gsutil": "~/.config/gcloud", "az": "~/.azure", "gh": "~/.config/gh/hosts.yml", "doctl": "~/.config/doctl", "heroku": "~/.netrc", "vercel": "~/.vercel", "netlify": "~/.netlify", "flyctl": "~/.fly", "fly": "~/.fly"}[x.name]
+	if x.name == "az" && len(words) > 0 {
+		switch words[0].Text {
+		case "repos", "pipelines", "boards", "artifacts", "devops":
+			// rules 15: Azure DevOps is its own service (a forge), not
+			// Azure's management API: a policy lists it by that name
+			api = "dev.azure.com"
+		}
+	}
 	line := strings.Join(wordTexts(words), " ")
 	switch {
 	case x.name == "aws" && (line == "configure list" || line == "configure list-profiles" || strings.Join(verbs, " ") == "configure list"):
@@ -688,7 +696,9 @@ func cloudH(x *call) {
 // What it holds is judged like what leaves: secrets, personal data,
 // instructions addressed to agents and bots.
 func (x *call) forgePost(words []shellx.Word) {
-	if x.name != "gh" && x.name != "glab" || len(words) < 2 {
+	if x.name == "az" && len(words) > 2 && words[0].Text == "repos" {
+		words = words[1:] // az repos pr create …
+	} else if x.name != "gh" && x.name != "glab" || len(words) < 2 {
 		return
 	}
 	switch words[0].Text {
