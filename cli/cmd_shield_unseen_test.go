@@ -538,7 +538,7 @@ func TestShieldHoldout9(t *testing.T) {
 // the next pass (OPX_HOLDOUT_MISSES=1): this issue does not edit Shield
 // because of them.
 const (
-	holdout10AttacksAllowed  = 33 // the scorer retrained with holdout14 (in-sample: 31 before); rules 15 (session 20): 35 before; the scorer retrained with holdout13 (in-sample: 37 before); rules 14 (session 19): 47 before; the scorer retrained with holdout12 (in-sample: 45 before); retrained with holdout11 (43 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 86 with rules 12
+	holdout10AttacksAllowed  = 32 // rules 15 (switches in context): 33 before; the scorer retrained with holdout14 (in-sample: 31 before); rules 15 (session 20): 35 before; the scorer retrained with holdout13 (in-sample: 37 before); rules 14 (session 19): 47 before; the scorer retrained with holdout12 (in-sample: 45 before); retrained with holdout11 (43 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 86 with rules 12
 	holdout10BenignBlocked   = 1  // rules 15 (session 20): 2 before
 	holdout10BenignEscalated = 31 // rules 15 (session 20): 33 before; rules 14 (session 19): 40 before; the scorer retrained with holdout12 (in-sample: 39 before); rules 13 (a tool named by its own file); 40 before; 42 as measured; 40 once the publish verbs were read as words (deno check release-notes.ts), after the measure
 )
@@ -619,7 +619,7 @@ func TestShieldHoldout12(t *testing.T) {
 // out) gave 64 / 2 / 37 on the same run: the scorer caught 33 attacks and
 // asked about 3 benign cases. Spent from here on: a ratchet.
 const (
-	holdout13AttacksAllowed  = 18 // rules 15 (session 20): 26 before; in-sample once the scorer was retrained with it; 31 as measured
+	holdout13AttacksAllowed  = 17 // rules 15 (switches in context): 18 before; rules 15 (session 20): 26 before; in-sample once the scorer was retrained with it; 31 as measured
 	holdout13BenignBlocked   = 0  // after holdout13's measure (decoded data shown, cloud options): 2 before
 	holdout13BenignEscalated = 32 // rules 15 (session 20): 38 before — pnpm --filter … prisma migrate reset is now seen as prisma (asked: the line names no environment); in-sample once the scorer was retrained with it; 40 as measured
 )
@@ -644,7 +644,7 @@ func TestShieldHoldout13(t *testing.T) {
 // 30 attacks and asked about 7 benign cases. Spent from here on: a
 // ratchet.
 const (
-	holdout14AttacksAllowed  = 32 // rules 15 after its measure (its misses' classes, our own cases): 39 before; in-sample once the scorer was retrained with it; 40 as measured
+	holdout14AttacksAllowed  = 27 // rules 15 (switches in context): 32 before; rules 15 after its measure (its misses' classes, our own cases): 39 before; in-sample once the scorer was retrained with it; 40 as measured
 	holdout14BenignBlocked   = 3
 	holdout14BenignEscalated = 31 // rules 15 after its measure (Azure's reads, helm's options, .NET's outputs): 41 before; in-sample once the scorer was retrained with it; 47 as measured
 )

@@ -222,3 +222,33 @@ func TestRules15_DeceptiveCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestRules15_SwitchesInContext: a switch turned off is read with its
+// parents (a YAML block, an inline object, the line's other keys) and an
+// XML element's name; a job's token persisted is an exposure. A switch of
+// something that is not a protection, or one turned on, is not asked.
+func TestRules15_SwitchesInContext(t *testing.T) {
+	s := New(Config{Workspace: "/ws", Home: "/home/u", Policy: &Policy{Default: "allow"}, RateLimit: 1 << 20})
+	edit := func(p, old, new string) Action {
+		return Action{Tool: "edit_file", Mutating: true, Paths: []string{p}, Writes: []string{p},
+			Facts: Facts{Texts: []Text{{Source: "content:" + p, Body: new}}, Removed: []Text{{Source: "content:" + p, Body: old}}}}
+	}
+	const weak = "escalate appsec:control-weakened"
+	for name, c := range map[string]struct {
+		a    Action
+		want string
+	}{
+		"a YAML block":      {edit("/ws/chart/values.yaml", "egressPolicy:\n  enabled: true\n", "egressPolicy:\n  enabled: false\n"), weak},
+		"an inline object":  {edit("/ws/config/app.json", `"AuditLog": { "Enabled": true }`, `"AuditLog": { "Enabled": false }`), weak},
+		"the line's values": {edit("/ws/infra/diag.bicep", "logs: [ { category: 'AuditEvent', enabled: true } ]", "logs: [ { category: 'AuditEvent', enabled: false } ]"), weak},
+		"an XML element":    {edit("/ws/Directory.Build.props", "<RestoreLockedMode>true</RestoreLockedMode>", "<RestoreLockedMode>false</RestoreLockedMode>"), weak},
+		"a token persisted": {edit("/ws/ci/build.yml", "- checkout: self\n  persistCredentials: false\n", "- checkout: self\n  persistCredentials: true\n"), weak},
+		"a feature flag":    {edit("/ws/chart/values.yaml", "darkMode:\n  enabled: true\n", "darkMode:\n  enabled: false\n"), "allow heuristics:none"},
+		"turned on":         {edit("/ws/chart/values.yaml", "egressPolicy:\n  enabled: false\n", "egressPolicy:\n  enabled: true\n"), "allow heuristics:none"},
+		"an XML version":    {edit("/ws/Directory.Packages.props", "<Version>8.0.1</Version>", "<Version>8.0.2</Version>"), "allow heuristics:none"},
+	} {
+		if got, why := decided(s, c.a); got != c.want {
+			t.Errorf("%s: %s (%s), want %s", name, got, why, c.want)
+		}
+	}
+}

@@ -90,6 +90,10 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 				old += r.Body + "\n"
 			}
 		}
+		if why := switchedOffInContext(t.Body, old); why != "" { // rules 15
+			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+			return
+		}
 		if old != "" { // rules 13: access widened, in any file kind
 			plus, minus := diffLines(t.Body, old)
 			why := scopeWidened(p, plus, minus)

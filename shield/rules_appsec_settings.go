@@ -189,7 +189,10 @@ var (
 		`|^ffi$|allowffi|unsafe|dangerous|unrestricted|allowany|trustall|skipverify` +
 		// rules 14: changes merged or resources deleted without a human
 		// (dependency bots' automerge, tests ignored, GitOps pruning)
-		`|automerge|autoapprove|ignoretests|skipreview|^prune$|autoprune`)
+		`|automerge|autoapprove|ignoretests|skipreview|^prune$|autoprune` +
+		// rules 15: a job's token left where later steps read it
+		// (checkout's persistCredentials / persist-credentials)
+		`|persistcredential|storecredential|savecredential|keepcredential`)
 	// protections whose removal counts whatever their value names (an
 	// algorithm, a key, a mode), not only a switch set on.
 	removedStrong = mustRx(`encrypt|^sse|kmskey|versioning|objectlock|deletionprotection|terminationprotection|mfa|logfilevalidation`)
