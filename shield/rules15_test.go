@@ -252,3 +252,26 @@ func TestRules15_SwitchesInContext(t *testing.T) {
 		}
 	}
 }
+
+// TestRules15_SwitchesInContextBounded: a text of deep nesting, long
+// lines of braces and thousands of lines is read in bounded work.
+func TestRules15_SwitchesInContextBounded(t *testing.T) {
+	var deep strings.Builder
+	for i := range 600 {
+		deep.WriteString(strings.Repeat(" ", i) + "k" + strings.Repeat("x", 70) + ":\n")
+	}
+	braces := strings.Repeat(`"a": { `, 20000) + `"enabled": false`
+	deep.WriteString(strings.Repeat(" ", 700) + "enabled: false\n")
+	for _, text := range []string{deep.String(), braces} {
+		sw := contextSwitches(text)
+		if len(sw) > maxCtxLines*8 {
+			t.Errorf("%d switches read from a hostile text", len(sw))
+		}
+		for _, c := range sw {
+			if len(c.key) > 10*82 { // maxCtxDepth parents and the key
+				t.Fatalf("a key of %d bytes: its parents are not bounded", len(c.key))
+			}
+		}
+		_ = switchedOffInContext(text, text+"\n")
+	}
+}

@@ -26,8 +26,13 @@ type ctxSwitch struct{ key, val, line string }
 // xmlSetting is an element holding a value on one line: <Key>value</Key>.
 var xmlSetting = mustRx(`<([A-Za-z][\w.-]{0,80})>\s*([^<\s]{1,40})\s*</([A-Za-z][\w.-]{0,80})>`)
 
-// maxCtxLines bounds the lines read per side.
-const maxCtxLines = 2000
+// maxCtxLines bounds the lines read per side, maxCtxDepth the parents
+// kept (a deeper block is read under its first maxCtxDepth parents), so
+// the work per side stays linear whatever the text's shape.
+const (
+	maxCtxLines = 2000
+	maxCtxDepth = 8
+)
 
 // contextSwitches reads text's switches with their parents' keys.
 func contextSwitches(text string) []ctxSwitch {
@@ -63,13 +68,18 @@ func contextSwitches(text string) []ctxSwitch {
 		// A parent: "key:" alone (YAML), "key: {" or "key = {" opening
 		// an object on this line or the next.
 		if k, rest, ok := cutKey(trimmed); ok && (rest == "" || rest == "{" || rest == "|" || rest == ">") {
-			stack = append(stack, parent{indent, k})
+			if len(stack) < maxCtxDepth {
+				stack = append(stack, parent{indent, k})
+			}
 			continue
 		}
 		// Inline objects: "Audit": { "Enabled": false } — a key whose
 		// value opens a brace qualifies the pairs after it on the line.
 		inline := ""
-		for _, seg := range strings.Split(trimmed, "{") {
+		for k, seg := range strings.Split(clipRaw(trimmed, 4096), "{") {
+			if k > maxCtxDepth {
+				break
+			}
 			for _, m := range anySetting.FindAllStringSubmatch(seg, 8) {
 				k := strings.ToLower(strings.Trim(m[1], `"'$`))
 				v := strings.ToLower(strings.Trim(m[2], ` "'`))
