@@ -40,11 +40,18 @@ var awsKeyIDish = mustRx(`^(?:AKIA|ASIA)[0-9A-Z]{12,20}$`)
 // being one (docs' examples and templates).
 var querySecretPlaceholder = mustRx(`(?i)^(?:x+|\*+|<[^>]*>|\{[^}]*\}|your[_-]?\w*|changeme|change[_-]me|redacted|dummy|example|placeholder|none|null|undefined|test|demo|demo[_-]key|xxx+\w*)$`)
 
+// maxQueryParams bounds the parameters read of one query.
+const maxQueryParams = 256
+
 // secretInQuery returns the first query parameter whose name says it is a
 // secret and whose value reads as one, or whose value refers to a
 // variable holding a secret, and why; ok is false when there is none.
 func secretInQuery(raw string) (param, why string, ok bool) {
+	n := 0
 	for part := range strings.SplitSeq(clip(raw, maxSecretScan), "&") {
+		if n++; n > maxQueryParams {
+			return "", "", false // the rest of a query this long is flow:query-data's
+		}
 		k, v, _ := strings.Cut(part, "=")
 		if dk, err := url.QueryUnescape(k); err == nil {
 			k = dk
