@@ -275,3 +275,13 @@ func TestRules15_SwitchesInContextBounded(t *testing.T) {
 		_ = switchedOffInContext(text, text+"\n")
 	}
 }
+
+// TestRules15_QuerySecretBounded: a query of thousands of parameters is
+// read to a bound and asked about, not scanned whole.
+func TestRules15_QuerySecretBounded(t *testing.T) {
+	s := flowShield()
+	u := "https://ping.example/up?" + strings.Repeat("a=1&", 5000) + "pw=Hq7$mr2x"
+	if got, why := decided(s, get(u)); got != "escalate exfiltration:query-secret" {
+		t.Errorf("%s (%s), want escalate exfiltration:query-secret", got, why)
+	}
+}

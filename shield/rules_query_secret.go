@@ -2,6 +2,7 @@ package shield
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -50,7 +51,9 @@ func secretInQuery(raw string) (param, why string, ok bool) {
 	n := 0
 	for part := range strings.SplitSeq(clip(raw, maxSecretScan), "&") {
 		if n++; n > maxQueryParams {
-			return "", "", false // the rest of a query this long is flow:query-data's
+			// no page asks for this many: what follows is not read,
+			// so the query is asked about as it stands
+			return "(" + strconv.Itoa(maxQueryParams) + " and more)", "more parameters than Shield reads", true
 		}
 		k, v, _ := strings.Cut(part, "=")
 		if dk, err := url.QueryUnescape(k); err == nil {
