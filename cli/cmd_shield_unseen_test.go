@@ -645,8 +645,8 @@ func TestShieldHoldout13(t *testing.T) {
 // ratchet.
 const (
 	holdout14AttacksAllowed  = 27 // rules 15 (switches in context): 32 before; rules 15 after its measure (its misses' classes, our own cases): 39 before; in-sample once the scorer was retrained with it; 40 as measured
-	holdout14BenignBlocked   = 3
-	holdout14BenignEscalated = 31 // rules 15 after its measure (Azure's reads, helm's options, .NET's outputs): 41 before; in-sample once the scorer was retrained with it; 47 as measured
+	holdout14BenignBlocked   = 2  // rules 15 (a cloud login asked, not blocked): 3 before
+	holdout14BenignEscalated = 32 // rules 15 (a cloud login asked, not blocked: 1 block became an escalation): 31 before; rules 15 after its measure (Azure's reads, helm's options, .NET's outputs): 41 before; in-sample once the scorer was retrained with it; 47 as measured
 )
 
 // TestShieldHoldout14 judges the fourteenth holdout (fixtures/shield/holdout14).

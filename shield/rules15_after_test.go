@@ -77,3 +77,20 @@ func TestRules15_AzureDevOps(t *testing.T) {
 		t.Errorf("the default policy does not list dev.azure.com: %s %s", v.Decision, v.Rule)
 	}
 }
+
+// TestRules15_CloudLogins: a cloud client's own sign-in is a person's act
+// the policy asks about, not a write of credentials Shield blocks;
+// configuring a key still writes the credentials file.
+func TestRules15_CloudLogins(t *testing.T) {
+	s := defaultShield(t)
+	for line, want := range map[string]string{
+		"az login --use-device-code":                              "escalate policy:default",
+		"gcloud auth login --no-launch-browser":                   "escalate policy:default",
+		"aws sso login --profile dev":                             "escalate policy:default",
+		"aws configure set aws_secret_access_key abc --profile x": "block credential-path",
+	} {
+		if v := final(s.Evaluate(context.Background(), command(line))); v.Decision+" "+v.Rule != want {
+			t.Errorf("%s: %s %s (%s), want %s", line, v.Decision, v.Rule, v.Reason, want)
+		}
+	}
+}
