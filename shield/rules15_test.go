@@ -285,3 +285,34 @@ func TestRules15_QuerySecretBounded(t *testing.T) {
 		t.Errorf("%s (%s), want escalate exfiltration:query-secret", got, why)
 	}
 }
+
+// TestRules15_BoundInputSinks: parameters a framework binds from the
+// request are input wherever they are used (C#'s [FromQuery], Blazor's
+// [SupplyParameterFromQuery], Spring's @RequestParam, NestJS's @Query);
+// a token from the request decoded without verification, Blazor's raw
+// markup, a navigation to a bound URL are holes. Our own code.
+func TestRules15_BoundInputSinks(t *testing.T) {
+	s := New(Config{Workspace: "/ws", Home: "/home/u", Policy: &Policy{Default: "allow"}, RateLimit: 1 << 20})
+	write := func(p, body string) Action {
+		return Action{Tool: "write_file", Mutating: true, Paths: []string{p}, Writes: []string{p}, Facts: Facts{Texts: []Text{{Source: "content:" + p, Body: body}}}}
+	}
+	const hole = "escalate appsec:control-weakened"
+	for name, c := range map[string]struct {
+		a    Action
+		want string
+	}{
+		"C# bound to a shell":                {write("/ws/src/Api/ExportController.cs", "public IActionResult Run([FromQuery] string fmt) =>\n    Ok(Process.Start(\"bash\", $\"-c \\\"pandoc -t {fmt} in.md\\\"\"));\n"), hole},
+		"Spring bound to a redirect":         {write("/ws/src/main/java/app/Go.java", "public void go(@RequestParam String next, HttpServletResponse response) throws IOException {\n    response.sendRedirect(next);\n}\n"), hole},
+		"NestJS bound to SQL":                {write("/ws/src/search.controller.ts", "find(@Query('q') q: string) {\n  return this.db.query(`SELECT * FROM items WHERE name = '${q}'`);\n}\n"), hole},
+		"Blazor navigation":                  {write("/ws/Web/Pages/Back.razor", "@code {\n  [SupplyParameterFromQuery] public string? Next { get; set; }\n  protected override void OnInitialized() => Nav.NavigateTo(Next ?? \"/\");\n}\n"), hole},
+		"Blazor raw markup":                  {write("/ws/Web/Pages/Note.razor", "<p>@((MarkupString)note.Body)</p>\n"), hole},
+		"a JWT from the request, unverified": {write("/ws/api/auth.ts", "export const tenantOf = (req) => jwtDecode(req.headers.authorization.slice(7)).tid;\n"), hole},
+		"a JWT in the browser, for display":  {write("/ws/web/src/user.ts", "export const nameOf = () => jwtDecode(localStorage.getItem('token') ?? '').name;\n"), "allow heuristics:none"},
+		"a bound page number":                {write("/ws/src/Api/ListController.cs", "public IActionResult List([FromQuery] int page) =>\n    Ok(db.Items.Skip(page * 20).Take(20));\n"), "allow heuristics:none"},
+		"Blazor escaped":                     {write("/ws/Web/Pages/Note2.razor", "<p>@note.Body</p>\n"), "allow heuristics:none"},
+	} {
+		if got, why := decided(s, c.a); got != c.want {
+			t.Errorf("%s: %s (%s), want %s", name, got, why, c.want)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func appSource(p string) bool {
 		".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".properties", ".json", ".env", ".xml", ".tf",
 		".hcl", ".tfvars", ".tpl", ".bicep", ".json5", ".jsonc", ".hjson",
 		".plist", ".pp", ".sls", ".dart", ".m", ".mm",
-		".html", ".erb", ".hbs", ".jinja", ".j2", ".njk", ".ejs", ".pug", ".twig", ".astro", ".cshtml", ".jsp",
+		".html", ".erb", ".hbs", ".jinja", ".j2", ".njk", ".ejs", ".pug", ".twig", ".astro", ".cshtml", ".jsp", ".razor", ".vbhtml", ".aspx", ".ascx",
 		// rules 13: the other languages applications are written in —
 		// R, Haskell, OCaml/Reason, Solidity/Vyper, Julia, Lua, C/C++,
 		// Nim, Zig, Crystal, Clojure, F#, Perl, Elm, Gleam, D, V, shell,

@@ -28,22 +28,26 @@ import (
 
 var (
 	// what a request carries (wider than requestSource)
-	inputSource = mustRx(`(?i)\bparams\s*[\[.]|\$request->(?:input|get|query|post|cookie|all|string|header)\b|\brequest\(\s*['"]|\bRequest::(?:input|get)|\$_(?:GET|POST|REQUEST|COOKIE|SERVER)\b|\b(?:req|request|ctx)\.(?:query|body|params|cookies|headers|args|form|json|data|values|GET|POST|COOKIES|META|query_params|raw_post|raw_body|querystring)\b|\bsearchParams\b|\br\.(?:URL\.Query|FormValue|PostFormValue|Form\b|Header\.Get)|\bc\.(?:Query|Param|PostForm|DefaultQuery|FormValue|QueryParam)\(|\bRequest\.(?:Query|Form|Cookies|Headers)\b|\bHttpContext\.Request\b|\bintent\.(?:data|extras|get\w*Extra)|\bgetQueryParameter\(|\bgetParameter\(|@RequestParam|@PathVariable|\bquery_string\b|\braw_post\b|\b(?:r|req|request)\.Body\b|\bc\.Request\.Body\b|\bc\.Body\(\)|\bctx\.Request\.Body\b`)
+	inputSource = mustRx(`(?i)\bparams\s*[\[.]|\$request->(?:input|get|query|post|cookie|all|string|header)\b|\brequest\(\s*['"]|\bRequest::(?:input|get)|\$_(?:GET|POST|REQUEST|COOKIE|SERVER)\b|\b(?:req|request|ctx)\.(?:query|body|params|cookies|headers|args|form|json|data|values|GET|POST|COOKIES|META|query_params|raw_post|raw_body|querystring)\b|\bsearchParams\b|\br\.(?:URL\.Query|FormValue|PostFormValue|Form\b|Header\.Get)|\bc\.(?:Query|Param|PostForm|DefaultQuery|FormValue|QueryParam)\(|\bRequest\.(?:Query|Form|Cookies|Headers)\b|\bHttpContext\.Request\b|\bintent\.(?:data|extras|get\w*Extra)|\bgetQueryParameter\(|\bgetParameter\(|@RequestParam|@PathVariable|\bquery_string\b|\braw_post\b|\b(?:r|req|request)\.Body\b|\bc\.Request\.Body\b|\bc\.Body\(\)|\bctx\.Request\.Body\b` +
+		// rules 15: parameters a framework binds from the request
+		// ([FromQuery] string file, [SupplyParameterFromQuery], @RequestParam,
+		// NestJS's @Query()/@Body()/@Param())
+		`|\[(?:From(?:Query|Body|Route|Form|Header|Services)|SupplyParameterFromQuery|SupplyParameterFromForm)\b|@(?:RequestBody|QueryParam|PathParam|FormParam|HeaderParam|CookieValue|RequestHeader)\b|@(?:Query|Body|Param|Headers|Req)\(`)
 	// a variable assigned from a source on an added line
 	taintAssign = mustRx(`^(?:(?:var|let|const|val|my|local|String|string|auto)\s+)?(\$?[A-Za-z_]\w{0,40})(?:\s*,\s*[A-Za-z_]\w{0,20})?\s*(?::=|=)[^=]`)
 	// SQL run from a string
 	sqlCall = mustRx(`(?i)\b(?:where|or_?where|whereRaw|orWhereRaw|havingRaw|orderByRaw|selectRaw|groupByRaw|order|having|joins|find_by_sql|select_all|select_rows|exec_query|execute|executemany|executescript|query|queryRow|queryContext|execContext|exec|raw|rawQuery|execSQL|FromSqlRaw|ExecuteSqlRaw|FromSqlInterpolated|SqlQuery|createQuery|createNativeQuery|queryForList|queryForObject|\$queryRawUnsafe|\$executeRawUnsafe|extra|unprepared|statement|DB::select)\s*\(`)
 	// a string built from values: interpolation or concatenation
-	builtString = mustRx(`#\{|\$\{|\b[fF]["']|["']\s*\.\s*\$|\$\w+\s*\.\s*["']|["']\s*\+\s*[\w$(]|[\w)\]]\s*\+\s*["']|["']\s*%\s*[\w(]|\.format\(|Sprintf\(|String\.format\(|String\.Format\(|\$"[^"\n]*\{|"[^"\n]*\$[A-Za-z_{][^"\n]*"|\$\w+\s*\.\s*\$|["']\s*\.\s*\w+\(`)
+	builtString = mustRx(`#\{|\$\{|\b[fF]["']|["']\s*\.\s*\$|\$\w+\s*\.\s*["']|["']\s*\+\s*[\w$(]|[\w)\]]\s*\+\s*["']|["']\s*%\s*[\w(]|\.format\(|Sprintf\(|String\.format\(|String\.Format\(|\$@?"(?:[^"\n\\]|\\.)*\{|@\$"[^"\n]*\{|"[^"\n]*\$[A-Za-z_{][^"\n]*"|\$\w+\s*\.\s*\$|["']\s*\.\s*\w+\(`)
 	// a shell command from one string
 	shellCall = mustRx(`(?i)(?:^|[^.\w])(?:system|exec|shell_exec|passthru|popen|proc_open|spawn|execSync|os\.system|os\.popen|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec|Process\.Start|Runtime\.getRuntime\(\)\.exec|ProcessBuilder)\s*\(|%x[({\[]|exec\.Command(?:Context)?\([^)]*"-c"|subprocess\.\w+\([^)]*shell\s*=\s*True|` + "`[^`\\n]*#\\{[^`\\n]*`")
 	// HTML written out raw
-	rawOutput = mustRx(`(?i)\{!!\s*[^!\s][^!]*!!\}|<%==|\.html_safe\b|dangerouslySetInnerHTML|@?Html\.Raw\(|\|\s*safe\b|\bmark_safe\(|\{%-?\s*autoescape\s+(?:off|false)|\bv-html\s*=|\.(?:inner|outer)HTML\s*=|th:utext|\btemplate\.HTML\(|bypassSecurityTrust\w*\(|document\.write\(|insertAdjacentHTML\(|\bMarkup\(|\bSafeString\(|\braw\s*\(|\{\{\{`)
+	rawOutput = mustRx(`(?i)\{!!\s*[^!\s][^!]*!!\}|<%==|\.html_safe\b|dangerouslySetInnerHTML|@?Html\.Raw\(|\|\s*safe\b|\bmark_safe\(|\{%-?\s*autoescape\s+(?:off|false)|\bv-html\s*=|\.(?:inner|outer)HTML\s*=|th:utext|\btemplate\.HTML\(|bypassSecurityTrust\w*\(|document\.write\(|insertAdjacentHTML\(|\bMarkup\(|\bSafeString\(|\braw\s*\(|\{\{\{|\(MarkupString\)|new\s+MarkupString\(`)
 	// a literal the raw output writes (not a value)
 	rawLiteral = mustRx(`(?i)(?:\{!!|Raw\(|raw\s*\(|mark_safe\(|Markup\(|template\.HTML\(|__html:\s*|innerHTML\s*=\s*)\s*["'<]`)
 	sanitized  = mustRx(`(?i)sanitiz|purif|escape|bleach|strip_tags|clean\(|h\(|htmlspecialchars|encode`)
 	// a response, header or redirect given a value
-	headerSink = mustRx(`(?i)\bheaders?\.(?:set|add|append)\(|\bsetHeader\(|\baddHeader\(|\bheader\(\s*["'][\w-]+\s*:|\bheader\(\s*["'][\w-]+["']\s*,|\bHeader\(\)\.(?:Set|Add)\(|\bHeaders?\[|\bresponse\.headers\[|\bredirect_to\b|\bredirect\(|\bRedirect\(|\bsendRedirect\(|\bres\.redirect\(|\bLocation:|\bsetcookie\(|\bcookies\[\S+\]\s*=`)
+	headerSink = mustRx(`(?i)\bheaders?\.(?:set|add|append)\(|\bsetHeader\(|\baddHeader\(|\bheader\(\s*["'][\w-]+\s*:|\bheader\(\s*["'][\w-]+["']\s*,|\bHeader\(\)\.(?:Set|Add)\(|\bHeaders?\[|\bresponse\.headers\[|\bredirect_to\b|\bredirect\(|\bRedirect\(|\bsendRedirect\(|\bres\.redirect\(|\bNavigateTo\(|\bRedirectPermanent\(|\bLocation:|\bsetcookie\(|\bcookies\[\S+\]\s*=`)
 	// a page built from a string holding a tag
 	htmlString = mustRx(`["'<]\s*<[a-zA-Z][\w-]*[\s>/]|["']<\w`)
 	// holes whatever feeds them
@@ -62,7 +66,7 @@ var (
 		"unsafe_load", "binaryformatter", "objectinputstream", "typenamehandling", "xmldecoder", "defaulttyping", "jsontypeinfo",
 		"dtd", "xmlresolver", "entit", "noent", "libxml", "doctype", "secure_processing", "javascriptinterface", "fileaccess",
 		"fromfileurls", "readaccessto", "debuggingenabled", "originwhitelist", "permit!", "$request->all", "$guarded", "create(",
-		"update(", "assign", "**request", "__all__", "bind", "response", "write(", "send(", "echo", "print", "render", "fill(", "insert", "set(", "{{{", "markup", "order", "having", "joins", "statement", "dill", "joblib", "shelve", "log", "print", "puts", "headers"}
+		"update(", "assign", "**request", "__all__", "bind", "response", "navigateto", "readjwt", "readtoken", "jwt", "decodejwt", "parseunverified", "write(", "send(", "echo", "print", "render", "fill(", "insert", "set(", "{{{", "markup", "order", "having", "joins", "statement", "dill", "joblib", "shelve", "log", "print", "puts", "headers"}
 )
 
 func sinkHinted(l string) bool {
@@ -89,6 +93,11 @@ func taintedSink(plus, minus []string, old string) string {
 		}
 		if m := taintAssign.FindStringSubmatch(l); m != nil && inputSource.MatchString(l) {
 			tainted = append(tainted, strings.TrimPrefix(m[1], "$"))
+		}
+		for _, m := range boundParam.FindAllStringSubmatch(l, 4) { // rules 15
+			if len(tainted) < 16 {
+				tainted = append(tainted, m[1])
+			}
 		}
 	}
 	fromInput := func(l string) bool {
@@ -129,6 +138,12 @@ func taintedSink(plus, minus []string, old string) string {
 	return ""
 }
 
+// boundParam names a parameter or property a framework binds from the
+// request: [FromQuery] string file, [SupplyParameterFromQuery] public
+// string? ReturnUrl { get; set; }, @RequestParam String name, @Query('q')
+// q: string.
+var boundParam = mustRx(`(?:\[(?:From(?:Query|Body|Route|Form|Header)|SupplyParameterFromQuery|SupplyParameterFromForm)(?:\([^)]*\))?\]|@(?:RequestParam|RequestBody|PathVariable|QueryParam|PathParam|FormParam|RequestHeader)(?:\([^)]*\))?|@(?:Query|Body|Param|Headers)\([^)]*\))\s*(?:(?:public|private|protected|readonly|required)\s+)*(?:[\w<>?,.\[\]]+\s+)?(\w+)\s*(?:[:,){=;]|$)`)
+
 // sinkLine returns what one added line sends where, or "".
 func sinkLine(l string, fromInput func(string) bool) string {
 	switch {
@@ -150,6 +165,8 @@ func sinkLine(l string, fromInput func(string) bool) string {
 		return "SQL built from request input by interpolation or concatenation"
 	case rawOutput.MatchString(l) && !rawLiteral.MatchString(l) && !sanitized.MatchString(l) && (fromInput(l) || strongRaw(l)):
 		return "a value written into HTML unescaped (cross-site scripting)"
+	case jwtDecodeOnly.MatchString(l) && requestAuth.MatchString(l): // rules 15
+		return "a token from the request read without verifying its signature: anyone can write the claims it trusts"
 	case logCall.MatchString(l) && loggedSecret(l):
 		return "a credential's value written to the logs, where everyone who reads them gets it"
 	case responseHeader.MatchString(l) && serverSecret.MatchString(l):
@@ -163,6 +180,10 @@ func sinkLine(l string, fromInput func(string) bool) string {
 }
 
 var (
+	// rules 15: a JWT decoded without verifying its signature
+	jwtDecodeOnly = mustRx(`(?i)\bReadJwtToken\(|\bReadToken\(|\bjwt\.decode\([^)]*(?:verify_signature["']?\s*:\s*False|verify\s*=\s*False)|\bjwt\.decode\(\s*\w+\s*\)|\bjwtDecode\(|\bjwt_decode\(|\bdecodeJwt\(|\bParseUnverified\(|\bJWT\.decode\(|\bjose\.decodeJwt\(`)
+	// the request's credentials: its Authorization header, its cookies
+	requestAuth = mustRx(`(?i)\bAuthorization\b|\bHeaders?\b[\[.(]|\bheaders\s*\[|\b(?:req|request|r|ctx|c)\.(?:headers|Header|cookies|Cookies|get_header)|\bcookies?\(|bearer`)
 	// a log call
 	logCall = mustRx(`(?i)(?:\b(?:logger|log|logging|console|NSLog|Timber|slog|syslog|println|printf|print|puts|echo|error_log|debugPrint)\b[\w.]*|\bLog\.[dievw]|System\.out\.print\w*|fmt\.(?:Print|Fprint)\w*)\s*\(?`)
 	// a credential's value in an interpolation or joined to a string
@@ -185,7 +206,7 @@ func loggedSecret(l string) bool {
 var safeLoad = mustRx(`(?i)(?:^|[^n_])safe_?load|SafeLoader|CSafeLoader|allowed_classes\s*=>\s*false|allowed_classes'\s*=>\s*false`)
 
 // strongRaw is raw output whose whole purpose is to skip escaping.
-var strongRawRe = mustRx(`(?i)\{!!|<%==|\.html_safe\b|dangerouslySetInnerHTML|Html\.Raw\(|\|\s*safe\b|mark_safe\(|autoescape\s+(?:off|false)|v-html|\.(?:inner|outer)HTML\s*=|th:utext|template\.HTML\(|bypassSecurityTrust`)
+var strongRawRe = mustRx(`(?i)\{!!|<%==|\.html_safe\b|dangerouslySetInnerHTML|Html\.Raw\(|\(MarkupString\)|new\s+MarkupString\(|\|\s*safe\b|mark_safe\(|autoescape\s+(?:off|false)|v-html|\.(?:inner|outer)HTML\s*=|th:utext|template\.HTML\(|bypassSecurityTrust`)
 
 func strongRaw(l string) bool { return strongRawRe.MatchString(l) }
 
