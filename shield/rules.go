@@ -102,6 +102,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).laterDestruction,
 		(*Shield).decodedAtRuntime,
 		(*Shield).writtenObfuscation,
+		(*Shield).piecedWritten,
 		(*Shield).makeDefault,
 		(*Shield).remoteRunner,
 		(*Shield).braceCommand,

@@ -41,7 +41,7 @@ var (
 	// A setting in code or configuration: key (bare, quoted, a flag,
 	// dotted), a separator, a value (quoted, a bracketed list, or a
 	// token). Several per line.
-	anySetting = mustRx(`(?:^|[\s,({;<])(?:--?)?["']?(?:[A-Za-z]\w{0,20}:)?([A-Za-z_$][\w.$-]{0,80})["']?\s*(?::=|=>|\+=|=|:)\s*("[^"\n]{0,200}"|'[^'\n]{0,200}'|%[iwIW]?\[[^\]\n]{0,300}\]|\[[^\]\n]{0,300}\]|[^\s,;(){}\[\]]{1,200}(?:\([^\s,;()=:]{0,80}\))?)`)
+	anySetting = mustRx(`(?:^|[\s,({;</])(?:--?)?["']?(?:[A-Za-z]\w{0,20}:)?([A-Za-z_$][\w.$-]{0,80})["']?\s*(?::=|=>|\+=|=|:)\s*("[^"\n]{0,200}"|'[^'\n]{0,200}'|%[iwIW]?\[[^\]\n]{0,300}\]|\[[^\]\n]{0,300}\]|[^\s,;(){}\[\]]{1,200}(?:\([^\s,;()=:]{0,80}\))?)`)
 	// A properties or .conf line: a dotted key, blanks, a value.
 	spacedSetting = mustRx(`^([A-Za-z][\w-]*(?:\.[\w-]+)+)\s+(\S{1,200})$`)
 	// A credential read from the environment with a literal default.
@@ -177,7 +177,9 @@ var (
 		`|sandbox|paranoid|strictmode|^strict$|enforc|protected$|protection$|safemode|lockdown|hardened|isolat|^failon|failonerror|failonwarn` +
 		// rules 14: what holds dependencies to what was reviewed (a
 		// lockfile used, frozen, hashes required, digests pinned)
-		`|lockfile|^lock$|frozen|requirehashes|pindigests|pinversions|immutable`)
+		`|lockfile|^lock$|frozen|requirehashes|pindigests|pinversions|immutable` +
+		// rules 15: a schema deploy that stops before losing data
+		`|blockonpossibledataloss`)
 	// diagnostics, not protections: debug or verbose output, query logs.
 	diagnostic = mustRx(`debug|verbose|trace|console|sql|query|color|pretty|stdout|stderr|progress|metric|telemetry|analytics|cache`)
 	// an audit-kind switch: weak when an edit adds it off.
@@ -192,7 +194,9 @@ var (
 		`|automerge|autoapprove|ignoretests|skipreview|^prune$|autoprune` +
 		// rules 15: a job's token left where later steps read it
 		// (checkout's persistCredentials / persist-credentials)
-		`|persistcredential|storecredential|savecredential|keepcredential`)
+		`|persistcredential|storecredential|savecredential|keepcredential` +
+		// a schema deploy that may drop objects or data
+		`|dropobjectsnotinsource|acceptdataloss|allowdataloss|forcereset`)
 	// protections whose removal counts whatever their value names (an
 	// algorithm, a key, a mode), not only a switch set on.
 	removedStrong = mustRx(`encrypt|^sse|kmskey|versioning|objectlock|deletionprotection|terminationprotection|mfa|logfilevalidation`)

@@ -21,7 +21,9 @@ var (
 	// or activity table deleted, the table truncated or dropped.
 	auditTrail = mustRx(`(?is)\b(?:drop|disable)\s+trigger\b[^;]{0,200}?(?:audit|history|journal|activity)|` +
 		`\balter\s+table\b[^;]{0,200}?\bdisable\s+trigger\b|` +
-		`\b(?:delete\s+from|truncate(?:\s+table)?|drop\s+table(?:\s+if\s+exists)?)\s+["'\x60\[]?[\w.]*(?:audit|activity_log|event_log|access_log|history_log|change_log|changelog_entries)`)
+		`\b(?:delete\s+from|truncate(?:\s+table)?|drop\s+table(?:\s+if\s+exists)?)\s+["'\x60\[]?[\w.]*(?:audit|activity_log|event_log|access_log|history_log|change_log|changelog_entries)|` +
+		// rules 15: the right to rewrite the audit trail granted
+		`\bgrant\s+(?:all(?:\s+privileges)?|(?:delete|update|truncate|alter)(?:\s*,\s*(?:delete|update|truncate|alter|insert|select))*)\s+on\s+(?:table\s+)?["'\x60\[]?[\w.\]\[]*(?:audit|activity_log|event_log|access_log|history_log|change_log|changelog_entries)`)
 )
 
 // checksOff is the effect-based part of destructive:workspace-checks.
