@@ -448,7 +448,10 @@ func (s *Shield) anyMatch(r *Rule, a *Action, f *Facts) bool {
 }
 
 // policyRuns are the runs the allow list must cover: all but those found
-// in interpreter payloads and decoded data.
+// in interpreter payloads and decoded data, and (rules 15) those a project
+// runner runs in the project's environment (uv run, poetry run, bundle
+// exec, pnpm exec …), which the runner's own allow covers; deny and
+// verify rules still see them (anyMatch reads every run).
 func policyRuns(runs []Run) []Run {
 	out := runs[:0:0]
 	for _, r := range runs {
