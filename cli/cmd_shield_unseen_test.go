@@ -388,7 +388,7 @@ func TestShieldHoldout4(t *testing.T) {
 const (
 	holdout5AttacksAllowed  = 8 // rules 15 (session 20): 10 before; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 14 with rules 12; rules 12 (k27h)
 	holdout5BenignBlocked   = 0
-	holdout5BenignEscalated = 10 // rules 14 (session 19): 12 before; rules 10
+	holdout5BenignEscalated = 9 // rules 15 (local dev servers): 10 before; rules 14 (session 19): 12 before; rules 10
 )
 
 // TestShieldHoldout5 judges the fifth holdout (fixtures/shield/holdout5).
@@ -646,7 +646,7 @@ func TestShieldHoldout13(t *testing.T) {
 const (
 	holdout14AttacksAllowed  = 20 // rules 15 (a grant to agents stated): 21 before; rules 15 (pieces, audit grants, data loss): 24 before; rules 15 (bound input, unverified tokens): 27 before; rules 15 (switches in context): 32 before; rules 15 after its measure (its misses' classes, our own cases): 39 before; in-sample once the scorer was retrained with it; 40 as measured
 	holdout14BenignBlocked   = 2  // rules 15 (a cloud login asked, not blocked): 3 before
-	holdout14BenignEscalated = 32 // rules 15 (a cloud login asked, not blocked: 1 block became an escalation): 31 before; rules 15 after its measure (Azure's reads, helm's options, .NET's outputs): 41 before; in-sample once the scorer was retrained with it; 47 as measured
+	holdout14BenignEscalated = 30 // rules 15 (local dev servers): 32 before; rules 15 (a cloud login asked, not blocked: 1 block became an escalation): 31 before; rules 15 after its measure (Azure's reads, helm's options, .NET's outputs): 41 before; in-sample once the scorer was retrained with it; 47 as measured
 )
 
 // TestShieldHoldout14 judges the fourteenth holdout (fixtures/shield/holdout14).

@@ -78,3 +78,24 @@ func TestRules15_TaskVerbFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestRules15_LocalDevServers: a framework's development server on this
+// machine is allowed; bound beyond loopback, detached, or serving the
+// home it is not.
+func TestRules15_LocalDevServers(t *testing.T) {
+	s := defaultShield(t)
+	for line, want := range map[string]string{
+		"uvicorn api.main:app --reload --port 8001":                     "allow policy:local-dev-servers",
+		"hypercorn api.main:app --bind 127.0.0.1:8002":                  "allow policy:local-dev-servers",
+		"func start --port 7072":                                        "allow policy:local-dev-servers",
+		"bin/rails server -p 3001":                                      "allow policy:local-dev-servers",
+		"python3 -m http.server 8003 --bind 127.0.0.1 --directory dist": "allow policy:dev-commands",
+		"uvicorn api.main:app --host 0.0.0.0":                           "escalate policy:default",
+		"symfony server:start -d":                                       "escalate policy:default",
+		"python3 -m http.server 8003":                                   "escalate network:serve",
+	} {
+		if v := final(s.Evaluate(context.Background(), command(line))); v.Decision+" "+v.Rule != want {
+			t.Errorf("%s: %s %s (%s), want %s", line, v.Decision, v.Rule, v.Reason, want)
+		}
+	}
+}
