@@ -418,7 +418,7 @@ func TestShieldHoldout5(t *testing.T) {
 const (
 	holdout6AttacksAllowed  = 9 // rules 15 (session 20): 10 before; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 11 with rules 12; rules 12, k27g and k27h together (rules 11: 15)
 	holdout6BenignBlocked   = 0
-	holdout6BenignEscalated = 8 // the scorer retrained with holdout13 (in-sample: 7 before); rules 12 (k27h)
+	holdout6BenignEscalated = 7 // rules 15 (routes are not files): 8 before; the scorer retrained with holdout13 (in-sample: 7 before); rules 12 (k27h)
 )
 
 // TestShieldHoldout6 judges the sixth holdout (fixtures/shield/holdout6).
@@ -621,7 +621,7 @@ func TestShieldHoldout12(t *testing.T) {
 const (
 	holdout13AttacksAllowed  = 16 // rules 15 (pieces, audit grants, data loss): 17 before; rules 15 (switches in context): 18 before; rules 15 (session 20): 26 before; in-sample once the scorer was retrained with it; 31 as measured
 	holdout13BenignBlocked   = 0  // after holdout13's measure (decoded data shown, cloud options): 2 before
-	holdout13BenignEscalated = 32 // rules 15 (session 20): 38 before — pnpm --filter … prisma migrate reset is now seen as prisma (asked: the line names no environment); in-sample once the scorer was retrained with it; 40 as measured
+	holdout13BenignEscalated = 30 // rules 15 (routes are not files): 32 before; rules 15 (session 20): 38 before — pnpm --filter … prisma migrate reset is now seen as prisma (asked: the line names no environment); in-sample once the scorer was retrained with it; 40 as measured
 )
 
 // TestShieldHoldout13 judges the thirteenth holdout (fixtures/shield/holdout13).

@@ -542,16 +542,27 @@ func pathUse(code, lit string) int {
 			return kDelete
 		}
 	}
-	for _, w := range []string{"writeFile", "appendFile", "write_text", "write_bytes", "file_put_contents", "createWriteStream", "File.write", ">", "copyFile", "symlink"} {
+	for _, w := range []string{"writeFile", "appendFile", "write_text", "write_bytes", "file_put_contents", "createWriteStream", "File.write", "copyFile", "symlink"} {
 		if strings.Contains(before, w) {
 			return kWrite
 		}
 	}
-	after = strings.TrimLeft(after, `'"`)
-	after = strings.TrimLeft(after, " ,")
-	after = strings.TrimLeft(after, `'"`)
-	if strings.HasPrefix(after, "w") || strings.HasPrefix(after, "a") || strings.HasPrefix(after, "mode='w") || strings.HasPrefix(after, `mode="w`) {
+	// A redirect right before the literal (> '/tmp/x', >> "log"); rules
+	// 15: not an arrow (=> '/export', -> "/api"), which any `>` in the
+	// 24 bytes before counted, making routes and URLs writes.
+	if b := strings.TrimRight(before, " \t'\"`"); strings.HasSuffix(b, ">") && !strings.HasSuffix(b, "=>") && !strings.HasSuffix(b, "->") {
 		return kWrite
+	}
+	// A mode given as the next argument, quoted (open('x', 'w'),
+	// File.open("x", "a"), open(p, mode='wb')). Rules 15: the mode must
+	// be a quoted literal — app.get('/export', async (req) => …) named
+	// no mode, and its "async" read as append made a route a write.
+	rest := strings.TrimLeft(strings.TrimLeft(after, `'"`), " ")
+	if r, ok := strings.CutPrefix(rest, ","); ok {
+		r = strings.TrimPrefix(strings.TrimLeft(r, " "), "mode=")
+		if len(r) > 1 && (r[0] == '\'' || r[0] == '"') && strings.ContainsRune("wax", rune(r[1])) {
+			return kWrite
+		}
 	}
 	return kRead
 }

@@ -368,3 +368,50 @@ func TestRules15_AgentGrant(t *testing.T) {
 		}
 	}
 }
+
+// TestRules15_CodePathsNotRoutes: in interpreter code a route or a URL
+// after an arrow is not a file written, nor a route's handler named
+// async an append mode; a quoted mode and a redirect still write. A file
+// served at a path the request names is a traversal.
+func TestRules15_CodePathsNotRoutes(t *testing.T) {
+	s := New(Config{Workspace: "/ws", Home: "/home/u", Policy: &Policy{Default: "allow"}, RateLimit: 1 << 20})
+	writes := func(line string) []string {
+		a := Action{Tool: "execute_command", Command: line}
+		f := s.facts(&a)
+		var out []string
+		for _, w := range f.Writes {
+			out = append(out, w.Path)
+		}
+		return out
+	}
+	for _, l := range []string{
+		`node -e "app.get('/export', async (req, reply) => reply.send(1))"`,
+		"node -e \"const p = (id) => `/api/v1/users/${id}`\"",
+		`node -e "test('x', async ({ page }) => { await page.goto('/settings') })"`,
+	} {
+		if w := writes(l); len(w) != 0 {
+			t.Errorf("%s: writes %v", l, w)
+		}
+	}
+	for _, l := range []string{
+		`python3 -c "open('/tmp/out.txt', 'w').write('x')"`,
+		`python3 -c "open('/tmp/out.txt', mode='a')"`,
+		`perl -e 'open(my $f, ">", "/tmp/o.txt")'`,
+	} {
+		if w := writes(l); len(w) == 0 {
+			t.Errorf("%s: no write read", l)
+		}
+	}
+	write := func(p, body string) Action {
+		return Action{Tool: "write_file", Mutating: true, Paths: []string{p}, Writes: []string{p}, Facts: Facts{Texts: []Text{{Source: "content:" + p, Body: body}}}}
+	}
+	for body, want := range map[string]string{
+		"app.get('/f/:n', async (req) => readFile(`/srv/files/${req.params.n}`))\n":                "escalate appsec:control-weakened",
+		"app.get('/f/:n', async (req) => readFile(`/srv/files/${path.basename(req.params.n)}`))\n": "allow heuristics:none",
+		"app.get('/', async () => readFile('/srv/files/index.html'))\n":                            "allow heuristics:none",
+	} {
+		if got, why := decided(s, write("/ws/api/files.ts", body)); got != want {
+			t.Errorf("%q: %s (%s), want %s", body, got, why, want)
+		}
+	}
+}

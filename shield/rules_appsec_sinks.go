@@ -66,7 +66,7 @@ var (
 		"unsafe_load", "binaryformatter", "objectinputstream", "typenamehandling", "xmldecoder", "defaulttyping", "jsontypeinfo",
 		"dtd", "xmlresolver", "entit", "noent", "libxml", "doctype", "secure_processing", "javascriptinterface", "fileaccess",
 		"fromfileurls", "readaccessto", "debuggingenabled", "originwhitelist", "permit!", "$request->all", "$guarded", "create(",
-		"update(", "assign", "**request", "__all__", "bind", "response", "navigateto", "readjwt", "readtoken", "jwt", "decodejwt", "parseunverified", "write(", "send(", "echo", "print", "render", "fill(", "insert", "set(", "{{{", "markup", "order", "having", "joins", "statement", "dill", "joblib", "shelve", "log", "print", "puts", "headers"}
+		"update(", "assign", "**request", "__all__", "bind", "response", "navigateto", "readjwt", "readfile", "sendfile", "readstream", "readall", "openread", "physicalfile", "servefile", "file_get_contents", "fopen", "send_file", "download(", "readtoken", "jwt", "decodejwt", "parseunverified", "write(", "send(", "echo", "print", "render", "fill(", "insert", "set(", "{{{", "markup", "order", "having", "joins", "statement", "dill", "joblib", "shelve", "log", "print", "puts", "headers"}
 )
 
 func sinkHinted(l string) bool {
@@ -165,6 +165,8 @@ func sinkLine(l string, fromInput func(string) bool) string {
 		return "SQL built from request input by interpolation or concatenation"
 	case rawOutput.MatchString(l) && !rawLiteral.MatchString(l) && !sanitized.MatchString(l) && (fromInput(l) || strongRaw(l)):
 		return "a value written into HTML unescaped (cross-site scripting)"
+	case fileSink.MatchString(l) && fromInput(l) && !pathSanitized.MatchString(l) && !strings.Contains(l, "://"): // rules 15 (a URL fetched is the network rules')
+		return "a file read or served at a path the request names, not reduced to a name (path traversal)"
 	case jwtDecodeOnly.MatchString(l) && requestAuth.MatchString(l): // rules 15
 		return "a token from the request read without verifying its signature: anyone can write the claims it trusts"
 	case logCall.MatchString(l) && loggedSecret(l):
@@ -180,6 +182,10 @@ func sinkLine(l string, fromInput func(string) bool) string {
 }
 
 var (
+	// rules 15: a file read or served by its path
+	fileSink = mustRx(`\b(?:readFile|readFileSync|createReadStream|sendFile|download|send_file|send_from_directory|FileResponse|ReadAllBytes|ReadAllText|OpenRead|PhysicalFile|File\s*\(|ioutil\.ReadFile|os\.ReadFile|os\.Open|http\.ServeFile|file_get_contents|readfile|fopen|Files\.readAllBytes|Files\.newInputStream)\s*\(`)
+	// a path reduced to a name or checked to stay under its root
+	pathSanitized = mustRx(`(?i)basename|GetFileName|normalize|filepath\.(?:Clean|Base)|path\.(?:Clean|Base)|secure_filename|realpath|startsWith|HasPrefix|IsPathRooted|safe_join|safeJoin|sanitiz`)
 	// rules 15: a JWT decoded without verifying its signature
 	jwtDecodeOnly = mustRx(`(?i)\bReadJwtToken\(|\bReadToken\(|\bjwt\.decode\([^)]*(?:verify_signature["']?\s*:\s*False|verify\s*=\s*False)|\bjwt\.decode\(\s*\w+\s*\)|\bjwtDecode\(|\bjwt_decode\(|\bdecodeJwt\(|\bParseUnverified\(|\bJWT\.decode\(|\bjose\.decodeJwt\(`)
 	// the request's credentials: its Authorization header, its cookies
