@@ -76,17 +76,14 @@ func contextSwitches(text string) []ctxSwitch {
 		// Inline objects: "Audit": { "Enabled": false } — a key whose
 		// value opens a brace qualifies the pairs after it on the line.
 		inline := ""
-		for k, seg := range strings.Split(clipRaw(trimmed, 4096), "{") {
-			if k > maxCtxDepth {
-				break
-			}
+		for _, seg := range strings.SplitN(clipRaw(trimmed, 4096), "{", maxCtxDepth+1) {
 			for _, m := range anySetting.FindAllStringSubmatch(seg, 8) {
-				k := strings.ToLower(strings.Trim(m[1], `"'$`))
+				key := strings.ToLower(strings.Trim(m[1], `"'$`))
 				v := strings.ToLower(strings.Trim(m[2], ` "'`))
 				if v == "" {
 					continue
 				}
-				out = append(out, ctxSwitch{key: prefix + inline + k, val: v, line: trimmed})
+				out = append(out, ctxSwitch{key: prefix + inline + key, val: v, line: trimmed})
 			}
 			if k, _, ok := cutKey(strings.TrimSpace(lastField(seg))); ok {
 				inline += k + "."
