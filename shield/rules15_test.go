@@ -415,3 +415,18 @@ func TestRules15_CodePathsNotRoutes(t *testing.T) {
 		}
 	}
 }
+
+// TestRules15_InstallGlobalsPerProgram: the options before the verb are
+// read as each program reads them — pnpm's -w takes no value, npm's does.
+func TestRules15_InstallGlobalsPerProgram(t *testing.T) {
+	s := New(Config{Workspace: "/ws", Home: "/home/u", Policy: &Policy{Default: "allow"}, RateLimit: 1 << 20})
+	for line, want := range map[string]string{
+		"pnpm -w add zod@3.23.8 --config.minimum-release-age=0": "escalate supply-chain:source",
+		"npm -w web install --ignore-scripts=false":             "escalate supply-chain:runs-code",
+		"pnpm -w add zod@3.23.8":                                "allow heuristics:none",
+	} {
+		if got, why := decided(s, cmd(line)); got != want {
+			t.Errorf("%s: %s (%s), want %s", line, got, why, want)
+		}
+	}
+}

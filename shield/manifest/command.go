@@ -56,6 +56,16 @@ func opt(args []string, i int, names ...string) (string, int) {
 	return "", 0
 }
 
+// npmValuedGlobals are the options before the verb that take a value, by
+// program (pnpm's -w is --workspace-root and takes none; npm's names a
+// workspace).
+var npmValuedGlobals = map[string][]string{
+	"npm":  {"-w", "--workspace", "--prefix", "-C"},
+	"pnpm": {"--filter", "-F", "-C", "--dir", "--filter-prod", "--workspace-dir"},
+	"yarn": {"--cwd"},
+	"bun":  {"--cwd", "--filter"},
+}
+
 // npmGuardFlag judges an npm, pnpm, yarn or bun option that turns off a
 // guard of the install for this run (rules 15): lifecycle scripts or
 // every dependency's build allowed (--ignore-scripts=false,
@@ -244,7 +254,7 @@ func npmCommand(prog string, args []string) ([]Change, []string, bool) {
 		if c, ok := npmGuardFlag(args[0]); ok {
 			guards = append(guards, c)
 		}
-		if _, n := opt(args, 0, "--filter", "-F", "-C", "--dir", "--cwd", "-w", "--workspace", "--prefix", "--filter-prod"); n == 2 && !strings.Contains(args[0], "=") {
+		if _, n := opt(args, 0, npmValuedGlobals[prog]...); n == 2 && !strings.Contains(args[0], "=") {
 			args = args[1:]
 		}
 		args = args[1:]
