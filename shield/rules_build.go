@@ -86,14 +86,6 @@ func fetchedFileArg(r *Run) string {
 	return ""
 }
 
-// urlPath is the path of a URL, without its query or fragment.
-func urlPath(u string) string {
-	if k := strings.IndexAny(u, "?#"); k >= 0 {
-		return u[:k]
-	}
-	return u
-}
-
 // buildCommands is the command side of the shape rule.
 func (s *Shield) buildCommands(_ *Action, f *Facts, j *judgement) {
 	for i := range f.Runs {
@@ -129,7 +121,7 @@ func (s *Shield) buildCommands(_ *Action, f *Facts, j *judgement) {
 			// rules 15: any program given a URL of code to run or load
 			// (dotnet script URL.csx, a runner the list does not name)
 			for _, a := range args {
-				if !strings.HasPrefix(a, "-") && codeURL.MatchString(a) && !strings.HasSuffix(strings.ToLower(urlPath(a)), ".yml") && !strings.HasSuffix(strings.ToLower(urlPath(a)), ".yaml") {
+				if ext := strings.ToLower(path.Ext(urlBase(a))); !strings.HasPrefix(a, "-") && codeURL.MatchString(a) && ext != ".yml" && ext != ".yaml" {
 					j.escalate("remote-code:runner", "%s runs or loads code from a URL (%s): what runs is whatever the host serves", quote(r.Line), clipText(a, 80))
 					return
 				}
