@@ -225,3 +225,28 @@ func TestCluster_ResendIsDeduplicated(t *testing.T) {
 		t.Errorf("%d messages stored, want 2", info.State.Msgs)
 	}
 }
+
+// StartCluster returns only when the JetStream meta leader counts every
+// member as a peer it can place a replica on: a 3-replica stream created
+// at once must not be refused for want of peers (CI once saw "no suitable
+// peers for placement" when StartCluster returned on a leader alone).
+func TestStartCluster_LeaderCountsEveryMember(t *testing.T) {
+	c, err := natsrv.StartCluster(t.TempDir(), "opxready", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Shutdown)
+	leaders := 0
+	for _, s := range c.Servers {
+		if !s.NATS().JetStreamIsLeader() {
+			continue
+		}
+		leaders++
+		if peers := s.NATS().JetStreamClusterPeers(); len(peers) != 3 {
+			t.Fatalf("the meta leader places on %d peers (%v) when StartCluster returns, want 3", len(peers), peers)
+		}
+	}
+	if leaders != 1 {
+		t.Fatalf("%d meta leaders when StartCluster returns, want 1", leaders)
+	}
+}

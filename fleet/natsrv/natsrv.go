@@ -247,28 +247,43 @@ func (c *Cluster) ClientURLs() string {
 	return u
 }
 
-// WaitReady waits until every running member sees a JetStream meta leader.
+// WaitReady waits until every running member sees a JetStream meta leader
+// and is caught up with it, and the leader has heard from every running
+// member as a JetStream peer. A leader alone is not enough: until the
+// leader has a member's statistics it does not count that member for
+// placement, and a stream of R replicas created in that window is refused
+// ("no suitable peers for placement") — CI saw that on a busy machine.
 func (c *Cluster) WaitReady(d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for {
-		ready := true
-		for _, s := range c.Servers {
-			if s == nil || !s.s.Running() {
-				continue
-			}
-			// Current: it knows the meta leader and is caught up with it.
-			if !s.s.JetStreamIsClustered() || !s.s.JetStreamIsCurrent() {
-				ready = false
-			}
-		}
-		if ready {
+		if c.ready() {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("natsrv: the cluster has no JetStream leader after %v", d)
+			return fmt.Errorf("natsrv: the cluster's JetStream is not ready after %v (a leader that counts every running member as a peer)", d)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// ready reports whether every running member is current with a meta
+// leader that counts every running member as a peer.
+func (c *Cluster) ready() bool {
+	running, peers := 0, -1
+	for _, s := range c.Servers {
+		if s == nil || !s.s.Running() {
+			continue
+		}
+		running++
+		// Current: it knows the meta leader and is caught up with it.
+		if !s.s.JetStreamIsClustered() || !s.s.JetStreamIsCurrent() {
+			return false
+		}
+		if s.s.JetStreamIsLeader() {
+			peers = len(s.s.JetStreamClusterPeers())
+		}
+	}
+	return peers >= running
 }
 
 // Shutdown stops every member.
