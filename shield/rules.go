@@ -114,6 +114,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).channelSource,
 		(*Shield).codeFlagURL,
 		(*Shield).lookalikePackages,
+		(*Shield).lookalikeChanges,
 		(*Shield).containerBuild,
 		(*Shield).evasion,
 		(*Shield).repoEvasion,

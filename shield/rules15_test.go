@@ -217,7 +217,8 @@ func TestRules15_GitAliases(t *testing.T) {
 func TestRules15_DeceptiveCommand(t *testing.T) {
 	s := allowShield()
 	for line, want := range map[string]string{
-		"composer require 'larav\u0435l/framework:^11.0'":            "escalate text:mixed-script",
+		"composer require 'larav\u0435l/framework:^11.0'":            "escalate supply-chain:lookalike", // rules 16 reads composer's packages first
+		"cp 'larav\u0435l.txt' notes/":                               "escalate text:mixed-script",
 		"git clone https://g\u0456thub.com/acme/tools.git":           "escalate text:mixed-script",
 		"echo done \u202e#tnemmoc":                                   "escalate text:bidi-control",
 		"echo '\u041f\u0440\u0438\u0432\u0435\u0442' > greeting.txt": "allow heuristics:none",

@@ -1,6 +1,7 @@
 package shield
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -30,6 +31,10 @@ func (s *Shield) deceptiveText(f *Facts, j *judgement) {
 		}
 		if r, ok := bidiControl(body); ok {
 			j.escalate("text:bidi-control", "the %s holds a bidirectional control (U+%04X): what an editor shows of the line is not what a compiler or agent reads", textName(t.Source), r)
+			return
+		}
+		if seq, ok := concealedANSI(body); ok {
+			j.escalate("text:concealed", "the %s holds %q, a terminal escape that hides the text after it: cat and less show a line without what an agent reads", textName(t.Source), seq)
 			return
 		}
 		if w, ok := mixedScriptWord(body); ok {
@@ -109,6 +114,40 @@ func mixedScriptWord(s string) (string, bool) {
 		i += n
 		if i > len(s) {
 			break
+		}
+	}
+	return "", false
+}
+
+// ansiCSI is a terminal control sequence (CSI … final byte), written as
+// the escape byte itself or as a shell or language spells it in a string
+// (\033[, \x1b[, \e[, \u001b[): printf and echo -e turn those into the byte.
+var ansiCSI = mustRx(`(?:\x1b|\\033|\\x1[bB]|\\[eE]|\\u001[bB])\[([0-9;]{0,32})[A-Za-z]`)
+
+// stripANSI returns s without terminal control sequences (a space for
+// each), as a reader of the text sees it; s itself when it has none.
+func stripANSI(s string) string {
+	if !strings.Contains(s, "[") || !strings.ContainsRune(s, 0x1b) && !strings.Contains(s, `\`) {
+		return s
+	}
+	return ansiCSI.ReplaceAllString(s, " ")
+}
+
+// concealedANSI returns a select-graphic-rendition sequence that
+// conceals text (parameter 8; rules 16), or false: a terminal shows
+// nothing of what follows it, an agent reading the file reads all of it.
+func concealedANSI(s string) (string, bool) {
+	if !strings.ContainsRune(s, 0x1b) && !strings.Contains(s, `\`) {
+		return "", false
+	}
+	for _, m := range ansiCSI.FindAllStringSubmatch(s, 64) {
+		if !strings.HasSuffix(m[0], "m") {
+			continue
+		}
+		for _, p := range strings.Split(m[1], ";") {
+			if p == "8" || p == "08" {
+				return m[0], true
+			}
 		}
 	}
 	return "", false

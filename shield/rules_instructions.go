@@ -25,6 +25,7 @@ type instructionFile struct {
 var instructionFiles = []instructionFile{
 	{"AGENTS.md", "Codex, Jules, Amp, Cursor, Zed, opencode, Copilot (the AGENTS.md convention)"},
 	{"AGENTS.override.md", "Codex"},
+	{"AGENT.md", "Amp"}, // rules 16: Amp's own name for it
 	{"CLAUDE.md", "Claude Code"},
 	{"CLAUDE.local.md", "Claude Code"},
 	{".claude/**", "Claude Code (CLAUDE.md, commands, agents, settings and hooks)"},

@@ -3,6 +3,8 @@ package shield
 import (
 	"path"
 	"strings"
+
+	"github.com/opx-dev/opx/shield/manifest"
 )
 
 // Look-alike and known-bad packages (`supply-chain:lookalike`,
@@ -14,36 +16,6 @@ import (
 // known-compromised releases. The lists are small on purpose and
 // documented in docs/shield-rules.md: they catch the everyday squat of
 // the packages most depended on, not every squat.
-
-// popular are, per ecosystem, packages among the most depended on (and
-// their legitimate near neighbours, so that preact is not taken for a
-// squat of react).
-var popular = map[string][]string{
-	"npm": {"react", "react-dom", "preact", "express", "lodash", "axios", "vue", "typescript", "webpack", "vite", "vitest", "jest", "eslint",
-		"prettier", "next", "moment", "chalk", "commander", "debug", "dotenv", "uuid", "request", "async", "underscore", "jquery", "redux",
-		"react-redux", "react-router", "react-router-dom", "mongoose", "mongodb", "socket.io", "body-parser", "cors", "nodemon", "yargs",
-		"classnames", "bluebird", "rxjs", "tslib", "babel-core", "@babel/core", "cross-env", "rimraf", "glob", "minimist", "semver", "ws",
-		"node-fetch", "graphql", "styled-components", "tailwindcss", "postcss", "autoprefixer", "electron", "esbuild", "rollup", "zod",
-		"event-stream", "colors", "faker", "ua-parser-js", "node-ipc", "coa", "rc", "angular", "svelte", "nuxt", "koa", "fastify",
-		"mocha", "chai", "sinon", "typeorm", "sequelize", "prisma", "knex", "pg", "mysql", "mysql2", "redis", "ioredis", "sharp",
-		"puppeteer", "playwright", "cheerio", "date-fns", "dayjs", "immer", "mobx", "nanoid", "qs", "form-data", "inquirer", "ora"},
-	"pypi": {"requests", "numpy", "pandas", "django", "flask", "fastapi", "urllib3", "setuptools", "boto3", "botocore", "pyyaml", "six",
-		"python-dateutil", "certifi", "idna", "charset-normalizer", "cryptography", "pytest", "click", "jinja2", "markupsafe", "attrs",
-		"pydantic", "sqlalchemy", "scipy", "matplotlib", "pillow", "beautifulsoup4", "lxml", "psycopg2", "psycopg2-binary", "redis",
-		"celery", "tensorflow", "torch", "scikit-learn", "opencv-python", "selenium", "colorama", "tqdm", "rich", "httpx", "aiohttp",
-		"uvicorn", "gunicorn", "black", "ruff", "mypy", "flake8", "pylint", "isort", "openai", "anthropic", "jsonschema", "paramiko",
-		"pymongo", "docutils", "wheel", "pip", "virtualenv", "packaging", "typing-extensions", "protobuf", "grpcio", "pyjwt", "bcrypt"},
-	"crates": {"serde", "serde_json", "tokio", "rand", "clap", "anyhow", "thiserror", "log", "regex", "reqwest", "chrono", "futures",
-		"syn", "quote", "proc-macro2", "lazy_static", "once_cell", "hyper", "axum", "tracing", "bytes", "itertools", "libc", "base64",
-		"uuid", "rust_decimal", "time", "url", "env_logger", "sqlx", "diesel", "actix-web", "warp", "rayon", "crossbeam", "parking_lot"},
-	"go": {"github.com/gin-gonic/gin", "github.com/gorilla/mux", "github.com/spf13/cobra", "github.com/spf13/viper", "github.com/sirupsen/logrus",
-		"github.com/stretchr/testify", "github.com/google/uuid", "github.com/pkg/errors", "github.com/golang/protobuf", "google.golang.org/grpc",
-		"go.uber.org/zap", "github.com/go-redis/redis", "github.com/redis/go-redis", "github.com/lib/pq", "github.com/jackc/pgx",
-		"github.com/labstack/echo", "github.com/gofiber/fiber", "github.com/go-sql-driver/mysql", "github.com/aws/aws-sdk-go",
-		"github.com/prometheus/client_golang", "github.com/golang-jwt/jwt", "gopkg.in/yaml.v3", "github.com/boltdb/bolt", "go.etcd.io/bbolt"},
-	"rubygems": {"rails", "rake", "bundler", "rack", "nokogiri", "devise", "puma", "sidekiq", "rspec", "rest-client", "httparty",
-		"faraday", "json", "activesupport", "activerecord", "pg", "mysql2", "redis", "sinatra", "rubocop", "pry", "thor", "aws-sdk"},
-}
 
 // knownBad are releases known to have been compromised or published as
 // malware: ecosystem -> name -> versions ("" for every version).
@@ -82,52 +54,107 @@ func installedPackages(f *Facts) []pkgRef {
 		if !ok {
 			continue
 		}
-		body := clip(t.Body, maxTextJudged)
-		base := path.Base(p)
-		switch {
-		case base == "package.json":
-			for _, m := range pkgJSONDepRe.FindAllStringSubmatch(body, 200) {
-				if m[1] != "name" && m[1] != "version" && !strings.Contains(m[2], " ") {
-					out = append(out, pkgRef{"npm", m[1], strings.TrimLeft(m[2], "~^=<> "), base})
-				}
+		out = append(out, manifestPackages(path.Base(p), clip(t.Body, maxTextJudged))...)
+	}
+	return out
+}
+
+// manifestPackages are the dependencies a manifest's text (the whole
+// file or a fragment an edit puts in) names, for the manifests read by
+// name: package.json, requirements files, Cargo.toml, Gemfile, go.mod,
+// and (rules 16) Python's build and task files (a quoted requirement
+// with a version: pyproject.toml, setup.py, setup.cfg, noxfile.py,
+// tox.ini), Pipfile, MSBuild project files' PackageReference and
+// composer.json.
+func manifestPackages(base, body string) []pkgRef {
+	var out []pkgRef
+	switch {
+	case base == "package.json" || base == "deno.json" || base == "deno.jsonc":
+		for _, m := range pkgJSONDepRe.FindAllStringSubmatch(body, 200) {
+			if m[1] != "name" && m[1] != "version" && !strings.Contains(m[2], " ") {
+				out = append(out, pkgRef{"npm", m[1], strings.TrimLeft(m[2], "~^=<> "), base})
 			}
-		case strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt"):
-			for _, m := range reqLineRe.FindAllStringSubmatch(body, 200) {
-				out = append(out, pkgRef{"pypi", m[1], m[2], base})
+		}
+	case (strings.HasPrefix(base, "requirements") || strings.HasPrefix(base, "constraints")) && (strings.HasSuffix(base, ".txt") || strings.HasSuffix(base, ".in")):
+		for _, m := range reqLineRe.FindAllStringSubmatch(body, 200) {
+			out = append(out, pkgRef{"pypi", m[1], m[2], base})
+		}
+	case base == "pyproject.toml" || base == "setup.py" || base == "setup.cfg" || base == "noxfile.py" || base == "tox.ini" || base == "environment.yml":
+		for _, m := range pyReqStrRe.FindAllStringSubmatch(body, 200) {
+			out = append(out, pkgRef{"pypi", m[1], m[2], base})
+		}
+	case base == "Pipfile":
+		for _, m := range pipfileDepRe.FindAllStringSubmatch(body, 200) {
+			out = append(out, pkgRef{"pypi", m[1], m[2], base})
+		}
+	case base == "Cargo.toml":
+		for _, m := range cargoDepRe.FindAllStringSubmatch(body, 200) {
+			switch m[1] {
+			case "name", "version", "edition", "authors", "license", "description", "resolver", "members", "path", "rust-version", "readme", "repository", "homepage", "build", "publish", "default", "features":
+				continue
 			}
-		case base == "Cargo.toml":
-			for _, m := range cargoDepRe.FindAllStringSubmatch(body, 200) {
-				switch m[1] {
-				case "name", "version", "edition", "authors", "license", "description", "resolver", "members", "path", "rust-version", "readme", "repository", "homepage", "build", "publish", "default", "features":
-					continue
-				}
-				out = append(out, pkgRef{"crates", m[1], m[2] + m[3], base})
-			}
-		case base == "Gemfile":
-			for _, m := range gemLineRe.FindAllStringSubmatch(body, 200) {
-				out = append(out, pkgRef{"rubygems", m[1], m[2], base})
-			}
-		case base == "go.mod":
-			for _, m := range goRequireRe.FindAllStringSubmatch(body, 400) {
-				out = append(out, pkgRef{"go", m[1], m[2], base})
-			}
+			out = append(out, pkgRef{"crates", m[1], m[2] + m[3], base})
+		}
+	case base == "Gemfile":
+		for _, m := range gemLineRe.FindAllStringSubmatch(body, 200) {
+			out = append(out, pkgRef{"rubygems", m[1], m[2], base})
+		}
+	case base == "go.mod":
+		for _, m := range goRequireRe.FindAllStringSubmatch(body, 400) {
+			out = append(out, pkgRef{"go", m[1], m[2], base})
+		}
+	case strings.HasSuffix(base, "proj") || base == "Directory.Packages.props" || base == "packages.config":
+		for _, m := range nugetRefRe.FindAllStringSubmatch(body, 200) {
+			out = append(out, pkgRef{"nuget", m[1] + m[3], m[2], base})
+		}
+	case base == "composer.json":
+		for _, m := range composerDepRe.FindAllStringSubmatch(body, 200) {
+			out = append(out, pkgRef{"packagist", m[1], m[2], base})
 		}
 	}
 	return out
 }
 
-// installArgs are the packages an install command names.
+var (
+	// a quoted requirement with a version ("requests==2.32.3",
+	// 'dbt-postgres>=1.8'): Python build and task files quote many other
+	// strings, so one without a version is not read as a package
+	pyReqStrRe    = mustRx(`["']([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]"']*\])?\s*(?:==|>=|~=|<=|!=|===|>|<)\s*([\w.*+-]+)`)
+	pipfileDepRe  = mustRx(`(?m)^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*=\s*(?:"([^"]*)"|\{)`)
+	nugetRefRe    = mustRx(`<Package(?:Reference|Version)\s+(?:Include|Update)\s*=\s*"([\w.-]+)"(?:\s+Version\s*=\s*"([^"]*)")?|<package\s+id\s*=\s*"([\w.-]+)"`)
+	composerDepRe = mustRx(`"([a-z0-9][\w.-]*/[a-z0-9][\w.-]*)"\s*:\s*"([^"]*)"`)
+)
+
+// installArgs are the packages an install command names. Options
+// before the verb are read per program (pnpm -C web add x, yarn
+// workspace web add x, npm -w web install x), and so are the options
+// after it that take a value (pnpm's -w takes none: pnpm add -w lodahs
+// names lodahs).
 func installArgs(argv []string) []pkgRef {
 	if len(argv) < 3 {
 		return nil
 	}
-	name, sub := path.Base(argv[0]), argv[1]
-	rest := argv[2:]
+	name := path.Base(argv[0])
+	args := argv[1:]
+	if name == "npm" || name == "pnpm" || name == "yarn" || name == "bun" {
+		args = manifest.SkipNPMGlobals(name, args)
+		if name == "yarn" && len(args) >= 2 && args[0] == "workspace" {
+			args = args[2:] // yarn workspace web add x
+		}
+	}
+	if len(args) < 2 {
+		return nil
+	}
+	sub, rest := args[0], args[1:]
 	eco := ""
+	valued := installValued
 	switch name {
 	case "npm", "pnpm", "yarn", "bun":
 		if sub == "add" || sub == "install" || sub == "i" || sub == "in" || sub == "ins" {
 			eco = "npm"
+		}
+		if name == "pnpm" {
+			valued = pnpmValued
 		}
 	case "pip", "pip3", "pipx":
 		if sub == "install" {
@@ -136,7 +163,7 @@ func installArgs(argv []string) []pkgRef {
 	case "uv":
 		if sub == "add" {
 			eco = "pypi"
-		} else if sub == "pip" && len(rest) > 0 && rest[0] == "install" {
+		} else if (sub == "pip" || sub == "tool") && len(rest) > 0 && rest[0] == "install" {
 			eco, rest = "pypi", rest[1:]
 		}
 	case "poetry", "pdm", "pipenv":
@@ -159,6 +186,32 @@ func installArgs(argv []string) []pkgRef {
 		if sub == "add" {
 			eco = "rubygems"
 		}
+	case "composer":
+		if sub == "require" {
+			eco = "packagist"
+		}
+	case "dart", "flutter":
+		if sub == "pub" && len(rest) > 1 && rest[0] == "add" {
+			eco, rest = "pub", rest[1:]
+		}
+	case "deno":
+		if sub == "add" || sub == "install" {
+			eco = "deno"
+		}
+	case "dotnet":
+		// dotnet add [PROJECT] package NAME
+		if sub == "add" {
+			for k, a := range rest {
+				if a == "package" && k+1 < len(rest) {
+					eco, rest = "nuget", rest[k+1:]
+					break
+				}
+			}
+		}
+	case "nuget":
+		if sub == "install" {
+			eco = "nuget"
+		}
 	}
 	if eco == "" {
 		return nil
@@ -170,23 +223,72 @@ func installArgs(argv []string) []pkgRef {
 			skip = false
 			continue
 		}
-		if (a == "-v" || a == "--version") && eco == "rubygems" && len(out) > 0 && k+1 < len(rest) {
+		if (a == "-v" || a == "--version") && (eco == "rubygems" || eco == "nuget") && len(out) > 0 && k+1 < len(rest) {
 			out[len(out)-1].version = rest[k+1] // gem install NAME -v VERSION
 		}
 		if strings.HasPrefix(a, "-") {
-			switch a {
-			case "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url", "--extra-index-url", "-v", "--version", "--group", "-G", "--filter", "-w", "--workspace", "--target", "--prefix", "--registry":
+			if valued[a] {
 				skip = true
 			}
 			continue
 		}
-		if strings.ContainsAny(a, "/\\") && eco != "go" || strings.HasPrefix(a, ".") || strings.Contains(a, "://") || strings.HasSuffix(a, ".whl") || strings.HasSuffix(a, ".tgz") {
+		if eco == "nuget" && len(out) == 1 {
+			break // dotnet add package NAME: one package
+		}
+		e, n, v, ok := registryName(eco, a)
+		if !ok {
 			continue // a path, a URL or an archive: not a registry name
 		}
-		n, v := splitPkgVersion(eco, a)
-		out = append(out, pkgRef{eco, n, v, name + " " + sub})
+		out = append(out, pkgRef{e, n, v, name + " " + sub})
 	}
 	return out
+}
+
+// installValued are the install options that take a value, as a word of
+// their own; pnpmValued pnpm's (its -w, --workspace-root, takes none).
+var (
+	installValued = set("-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url", "--extra-index-url", "-v", "--version",
+		"--group", "-G", "--filter", "-F", "-w", "--workspace", "--target", "--prefix", "--registry", "-C", "--dir", "--cwd", "--tag",
+		"--source", "-s", "--framework", "-f", "--package-directory", "--project", "-p", "--optional", "--extra", "--python", "--index", "--default-index")
+	pnpmValued = set("--filter", "-F", "-C", "--dir", "--registry", "--tag", "--workspace-dir", "--filter-prod")
+)
+
+// registryName reads one install argument as a registry package: its
+// ecosystem (deno's jsr: and npm: specifiers name theirs), name and
+// version, or false for a path, a URL or an archive.
+func registryName(eco, a string) (string, string, string, bool) {
+	if strings.Contains(a, "://") || strings.HasPrefix(a, ".") || strings.HasPrefix(a, "/") || strings.HasPrefix(a, "~") ||
+		strings.HasSuffix(a, ".whl") || strings.HasSuffix(a, ".tgz") || strings.HasSuffix(a, ".tar.gz") || strings.HasSuffix(a, ".gem") || strings.HasSuffix(a, ".nupkg") {
+		return "", "", "", false
+	}
+	if eco == "deno" {
+		switch {
+		case strings.HasPrefix(a, "jsr:"):
+			eco, a = "jsr", a[4:]
+		case strings.HasPrefix(a, "npm:"):
+			eco, a = "npm", a[4:]
+		case strings.HasPrefix(a, "@"):
+			eco = "jsr"
+		default:
+			return "", "", "", false
+		}
+	}
+	if eco == "packagist" {
+		n, v, _ := strings.Cut(a, ":")
+		return eco, n, v, strings.Count(n, "/") == 1
+	}
+	slashes := strings.Count(a, "/")
+	switch {
+	case eco == "go":
+	case (eco == "npm" || eco == "jsr") && strings.HasPrefix(a, "@"):
+		if slashes != 1 {
+			return "", "", "", false
+		}
+	case slashes > 0 || strings.Contains(a, "\\"):
+		return "", "", "", false // a path or a git/github shorthand: judged as a source
+	}
+	n, v := splitPkgVersion(eco, a)
+	return eco, n, v, n != ""
 }
 
 // splitPkgVersion splits "name@1.2.3", "name==1.2", "name@v1" into name
@@ -197,7 +299,7 @@ func splitPkgVersion(eco, a string) (string, string) {
 		if k := strings.IndexAny(a, "=<>~!["); k > 0 {
 			return a[:k], strings.TrimLeft(a[k:], "=<>~!")
 		}
-	case "npm", "go", "crates":
+	case "npm", "jsr", "go", "crates":
 		if k := strings.LastIndexByte(a, '@'); k > 0 {
 			return a[:k], a[k+1:]
 		}
@@ -213,7 +315,10 @@ func (s *Shield) lookalikePackages(_ *Action, f *Facts, j *judgement) {
 			j.escalate("supply-chain:known-bad", "%s adds %s, %s", p.by, p.name, why)
 			return
 		}
-		if of := lookalikeOf(p.eco, p.name); of != "" {
+		if of := lookalikeOf(p.eco, p.name); of == homoglyphName {
+			j.escalate("supply-chain:lookalike", "%s adds %s, a %s package name with characters outside ASCII (a homoglyph of a name it looks like?)", p.by, p.name, p.eco)
+			return
+		} else if of != "" {
 			j.escalate("supply-chain:lookalike", "%s adds %s, which looks like the popular %s package %s (a typosquat?)", p.by, p.name, p.eco, of)
 			return
 		}
@@ -240,11 +345,16 @@ func knownBadRelease(p pkgRef) string {
 	return ""
 }
 
-// lookalikeOf returns the popular package name looks like, or "".
+// homoglyphName is what lookalikeOf returns for a name with characters
+// outside ASCII.
+const homoglyphName = "\x00homoglyph"
+
+// lookalikeOf returns the popular package name looks like, homoglyphName,
+// or "".
 func lookalikeOf(eco, name string) string {
 	for _, r := range name {
 		if r > 0x7e {
-			return "(a name with characters outside ASCII: a homoglyph)"
+			return homoglyphName
 		}
 	}
 	list := popular[eco]
@@ -254,15 +364,13 @@ func lookalikeOf(eco, name string) string {
 			return "" // the package itself
 		}
 	}
+	if eco == "go" {
+		return goLookalike(low, list)
+	}
 	key := squatKey(eco, low)
 	for _, q := range list {
-		if eco == "go" {
-			// A Go path: the same repository under another owner or a
-			// near spelling of the owner or repository.
-			if len(low) >= 12 && editDistance(low, q, 2) == 1 {
-				return q
-			}
-			continue
+		if scopedLookalike(low, q) {
+			return q
 		}
 		if squatKey(eco, q) == key {
 			return q // a separator or digit-for-letter variant
@@ -273,6 +381,64 @@ func lookalikeOf(eco, name string) string {
 		}
 	}
 	return ""
+}
+
+// goLookalike compares a Go module path by its repository (host, owner,
+// name: github.com/go-chii/chi/v5 is github.com/go-chii/chi): one edit
+// from a popular one's, or the same name under an owner two edits away.
+// A popular module's own packages and major versions are the module.
+func goLookalike(p string, list []string) string {
+	repo := goRepo(p)
+	for _, q := range list {
+		if repo == q || strings.HasPrefix(p, q+"/") {
+			return ""
+		}
+	}
+	for _, q := range list {
+		if len(repo) >= 12 && editDistance(repo, q, 2) == 1 {
+			return q
+		}
+		a, b := strings.Split(repo, "/"), strings.Split(q, "/")
+		if len(a) == 3 && len(b) == 3 && a[0] == b[0] && a[2] == b[2] && len(b[1]) >= 5 && editDistance(a[1], b[1], 2) <= 2 {
+			return q
+		}
+	}
+	return ""
+}
+
+// goRepo is a module path's repository: its first three elements on a
+// forge (github.com/owner/name), the path without a major version
+// suffix elsewhere.
+func goRepo(p string) string {
+	parts := strings.Split(p, "/")
+	switch parts[0] {
+	case "github.com", "gitlab.com", "bitbucket.org", "codeberg.org":
+		if len(parts) > 3 {
+			parts = parts[:3]
+		}
+	default:
+		if n := len(parts); n > 1 && len(parts[n-1]) >= 2 && parts[n-1][0] == 'v' && strings.Trim(parts[n-1][1:], "0123456789") == "" {
+			parts = parts[:n-1]
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// scopedLookalike reports whether a scoped name (@std-lib/path) is a
+// popular scoped package's name under a scope that imitates its scope:
+// the same package name, and a scope that begins with the popular one or
+// is one or two edits from it (the package name's own squats are edits
+// of the whole name, judged after).
+func scopedLookalike(n, q string) bool {
+	if !strings.HasPrefix(n, "@") || !strings.HasPrefix(q, "@") {
+		return false
+	}
+	ns, nn, ok1 := strings.Cut(n[1:], "/")
+	qs, qn, ok2 := strings.Cut(q[1:], "/")
+	if !ok1 || !ok2 || nn != qn || ns == qs {
+		return false
+	}
+	return strings.HasPrefix(ns, qs) && len(ns)-len(qs) <= 4 || len(qs) >= 4 && editDistance(ns, qs, 2) <= 2
 }
 
 // pyNorm is PyPI's name normalization (PEP 503): -, _ and . are one.

@@ -213,7 +213,15 @@ package shield
 //	   checkers' configurations; a download given as a file and any
 //	   program given a URL of code; pnpm's and yarn's workspace selectors
 //	   no longer hiding a framework tool.
-const RulesVersion = "15"
+//	16 (session 21): look-alike packages in every package manager's
+//	   spelling and more ecosystems' lists, in Python, MSBuild and
+//	   Composer manifests, and by what an edit replaces (a near spelling
+//	   of the dependency, the same repository under another owner, a
+//	   near spelling of a URL's host, a punycode host); text addressed to
+//	   an AI reader in more forms (markdown comments, orders in the
+//	   second person, summarisers told what to say, image templates that
+//	   carry data, concealed terminal text); AGENT.md.
+const RulesVersion = "16"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).

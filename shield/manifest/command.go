@@ -66,6 +66,19 @@ var npmValuedGlobals = map[string][]string{
 	"bun":  {"--cwd", "--filter"},
 }
 
+// SkipNPMGlobals returns args (what follows npm, pnpm, yarn or bun)
+// without the options before the verb, those that take a value taking
+// it (pnpm --filter @acme/api add x: the verb is add).
+func SkipNPMGlobals(prog string, args []string) []string {
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		if _, n := opt(args, 0, npmValuedGlobals[prog]...); n == 2 && !strings.Contains(args[0], "=") {
+			args = args[1:]
+		}
+		args = args[1:]
+	}
+	return args
+}
+
 // npmGuardFlag judges an npm, pnpm, yarn or bun option that turns off a
 // guard of the install for this run (rules 15): lifecycle scripts or
 // every dependency's build allowed (--ignore-scripts=false,
@@ -250,15 +263,13 @@ func npmCommand(prog string, args []string) ([]Change, []string, bool) {
 	// pnpm --filter @acme/api add x names the package, not the verb);
 	// a guard turned off among them still counts (rules 15)
 	var guards []Change
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
-		if c, ok := npmGuardFlag(args[0]); ok {
+	after := SkipNPMGlobals(prog, args)
+	for _, a := range args[:len(args)-len(after)] {
+		if c, ok := npmGuardFlag(a); ok {
 			guards = append(guards, c)
 		}
-		if _, n := opt(args, 0, npmValuedGlobals[prog]...); n == 2 && !strings.Contains(args[0], "=") {
-			args = args[1:]
-		}
-		args = args[1:]
 	}
+	args = after
 	if len(args) == 0 {
 		return nil, nil, false
 	}
@@ -287,6 +298,9 @@ func npmCommand(prog string, args []string) ([]Change, []string, bool) {
 				out = append(out, src(strings.SplitN(a, "=", 2)[0], v))
 				i += n - 1
 				continue
+			}
+			if prog == "pnpm" && (a == "-w" || a == "--workspace-root") {
+				continue // pnpm's -w takes no value: pnpm add -w x names x
 			}
 			if _, n := opt(rest, i, "--prefix", "-w", "--workspace", "--tag", "--omit", "--include", "--cache", "--filter", "-C", "--dir", "--cwd", "--install-strategy", "--save-prefix"); n > 0 {
 				i += n - 1
