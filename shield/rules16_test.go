@@ -180,3 +180,32 @@ func TestRules16_AddressedReaders(t *testing.T) {
 		}
 	}
 }
+
+// TestRules16_OwnServiceToken: a header that is only a reference to a
+// variable naming the request's registrable domain is the service's own
+// credential; another domain, a subdomain trick, more text, a lower-case
+// name or a name of credential words only are not.
+func TestRules16_OwnServiceToken(t *testing.T) {
+	for _, c := range []struct {
+		value, host string
+		want        bool
+	}{
+		{"Bearer ${SENTRY_AUTH_TOKEN}", "sentry.io", true},
+		{"token $GITHUB_TOKEN", "api.github.com", true},
+		{"${BUILDKITE_API_TOKEN}", "api.buildkite.com", true},
+		{"Bearer ${GRAFANA_API_TOKEN}", "acme.grafana.net", true},
+		{"Bearer ${GITHUB_TOKEN}", "collect.example.net", false},
+		{"Bearer ${SENTRY_AUTH_TOKEN}", "sentry.io.collect.example", false},
+		{"Bearer ${SENTRY_AUTH_TOKEN}x", "sentry.io", false},
+		{"Bearer ${SENTRY_AUTH_TOKEN", "sentry.io", false},
+		{"Bearer abc${SENTRY_AUTH_TOKEN}", "sentry.io", false},
+		{"Bearer ${API_TOKEN}", "api.example.com", false},
+		{"Bearer ${sentry_token}", "sentry.io", false},
+		{"Digest ${SENTRY_AUTH_TOKEN}", "sentry.io", false},
+		{"Bearer ${SENTRY_AUTH_TOKEN}", "", false},
+	} {
+		if got := OwnServiceToken(c.value, c.host); got != c.want {
+			t.Errorf("OwnServiceToken(%q, %q) = %v, want %v", c.value, c.host, got, c.want)
+		}
+	}
+}

@@ -94,7 +94,8 @@ func (s *Shield) treesDestruction(f *Facts, j *judgement) bool {
 		if !r.Tree || r.Glob || !within(r.Path, ws) || path.Dir(r.Path) == ws || r.Path == ws || r.By == "mv" || r.By == "move_file" || r.By == "git" || r.By == "rsync" || s.scratchPath(r.Path) {
 			continue
 		}
-		if subRoots[path.Base(r.Path)] || assetRoots[path.Base(r.Path)] {
+		if b := path.Base(r.Path); subRoots[b] || assetRoots[b] || assetRoots[strings.ToLower(b)] {
+			// rules 16: by name whatever its case (.NET's Migrations, Assets)
 			j.escalate("destructive:workspace-tree", "%s deletes %s, the source or settings root of a part of the project", by(r), r.Path)
 			return true
 		}

@@ -361,6 +361,9 @@ func httpRequest(args map[string]any) shield.Request {
 			if vs, _ := v.(string); lk == "user-agent" && len(vs) <= maxPlainUserAgent && !strings.ContainsAny(vs, "=") && !shield.EncodedData(vs) {
 				continue // a client's name and version
 			}
+			if vs, _ := v.(string); (q.Method == "GET" || q.Method == "HEAD") && shield.OwnServiceToken(vs, q.Host) {
+				continue // rules 16: a read sent with a reference to the service's own token
+			}
 			if !plainHeaders[lk] {
 				q.Data = true
 			}
