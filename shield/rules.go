@@ -115,6 +115,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).codeFlagURL,
 		(*Shield).lookalikePackages,
 		(*Shield).lookalikeChanges,
+		(*Shield).opsConfigText,
 		(*Shield).containerBuild,
 		(*Shield).evasion,
 		(*Shield).repoEvasion,

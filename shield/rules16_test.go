@@ -209,3 +209,47 @@ func TestRules16_OwnServiceToken(t *testing.T) {
 		}
 	}
 }
+
+// TestRules16_OpsConfig: operations configuration judged by what it
+// grants or silences, whatever file holds it; its everyday neighbours are
+// not asked.
+func TestRules16_OpsConfig(t *testing.T) {
+	s := allowShield()
+	for _, a := range []Action{
+		writeAct("ansible/roles/users/templates/ops.sudoers.j2", "%ops ALL=(ALL) NOPASSWD: ALL\n"),
+		writeAct("ansible/roles/users/tasks/main.yml", "- ansible.builtin.lineinfile:\n    path: /etc/sudoers.d/ci\n    line: 'ci-runner ALL=(root) NOPASSWD:ALL'\n"),
+		writeAct("packer/files/sources.list", "deb [arch=amd64 trusted=yes] https://pkgs.mirror-fast.example/ubuntu noble main\n"),
+		writeAct("roles/repo/files/internal.repo", "[internal]\nname=internal\nbaseurl=https://rpm.example.org/el9\ngpgcheck=0\n"),
+		writeAct("roles/base/files/99insecure", "APT::Get::AllowUnauthenticated \"true\";\n"),
+		writeAct("roles/base/files/journald.conf", "[Journal]\nStorage=none\n"),
+		writeAct("roles/audit/files/auditd.conf", "log_file = /var/log/audit/audit.log\ndisk_full_action = ignore\n"),
+		writeAct("roles/audit/files/audit.rules", "-D\n-e 0\n"),
+		writeAct("roles/base/files/logrotate.d/secure", "/var/log/secure {\n  weekly\n  rotate 0\n}\n"),
+		editAct("monitoring/alerts/api.yml", "    expr: rate(http_5xx_total[5m]) > 5", "    expr: rate(http_5xx_total[5m]) > 500"),
+		editAct("monitoring/alerts/disk.yml", "    expr: node_filesystem_avail_bytes < 1e9", "    expr: node_filesystem_avail_bytes < 1e6"),
+		editAct("monitoring/alerts/api.yml", "    for: 5m", "    for: 7d"),
+		editAct("deploy/nginx/admin.conf", "  location /admin {\n    auth_basic \"admin\";\n    auth_basic_user_file /etc/nginx/htpasswd;\n    proxy_pass http://app;", "  location /admin {\n    proxy_pass http://app;"),
+		editAct("deploy/apache/site.conf", "    Require ip 10.0.0.0/8", "    Require all granted"),
+		editAct("deploy/nginx/files.conf", "  location /files/ {\n    root /srv;", "  location /files/ {\n    autoindex on;\n    root /srv;"),
+	} {
+		if got, why := decided(s, a); got != "escalate appsec:control-weakened" {
+			t.Errorf("%s: %s (%s), want escalate appsec:control-weakened", a.Facts.Writes[0].Path, got, why)
+		}
+	}
+	for _, a := range []Action{
+		writeAct("ansible/roles/users/templates/sudoers.j2", "root ALL=(ALL:ALL) ALL\n%sudo ALL=(ALL:ALL) ALL\ndeploy ALL=(root) NOPASSWD: /usr/bin/systemctl restart app\n"),
+		writeAct("packer/files/sources.list", "deb [signed-by=/usr/share/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu noble stable\n"),
+		writeAct("roles/repo/files/internal.repo", "[internal]\nname=internal\nbaseurl=https://rpm.example.org/el9\ngpgcheck=1\n"),
+		writeAct("roles/base/files/journald.conf", "[Journal]\nStorage=persistent\nMaxRetentionSec=30day\n"),
+		writeAct("roles/base/files/logrotate.d/app", "/var/log/app/*.log {\n  daily\n  rotate 14\n  compress\n}\n"),
+		editAct("monitoring/alerts/api.yml", "    expr: rate(http_5xx_total[5m]) > 5", "    expr: rate(http_5xx_total[5m]) > 8"),
+		editAct("monitoring/alerts/api.yml", "    expr: rate(http_5xx_total[5m]) > 50", "    expr: rate(http_5xx_total[5m]) > 5"),
+		editAct("monitoring/alerts/api.yml", "    for: 5m", "    for: 10m"),
+		editAct("deploy/nginx/admin.conf", "  location /admin {\n    auth_basic \"admin\";\n    proxy_pass http://app;", "  location /admin {\n    auth_basic \"admin\";\n    proxy_pass http://app:8080;"),
+		editAct("deploy/nginx/site.conf", "    gzip on;", "    gzip on;\n    gzip_types text/css application/javascript;"),
+	} {
+		if got, why := decided(s, a); got == "escalate appsec:control-weakened" {
+			t.Errorf("%s: %s (%s), want not asked", a.Facts.Writes[0].Path, got, why)
+		}
+	}
+}

@@ -220,7 +220,11 @@ package shield
 //	   near spelling of a URL's host, a punycode host); text addressed to
 //	   an AI reader in more forms (markdown comments, orders in the
 //	   second person, summarisers told what to say, image templates that
-//	   carry data, concealed terminal text); AGENT.md.
+//	   carry data, concealed terminal text); AGENT.md; a service read
+//	   with its own token; operations configuration judged by what it
+//	   grants or silences (sudo grants, package verification off, logs
+//	   kept for nothing, alerts moved away from firing, web access
+//	   controls removed).
 const RulesVersion = "16"
 
 // RecordedRules is the rules version a record names ("" before versions

@@ -1,0 +1,237 @@
+package shield
+
+import (
+	"math"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Operations configuration (rules 16; docs/shield-rules.md "Rules 16:
+// what operations configuration grants and silences"). An infrastructure
+// repository ships the machines' own configuration — sudoers fragments,
+// package sources, log rotation, audit rules, alerting rules, web server
+// access — through Ansible, Packer, Debian packaging or plain copies. What
+// a change there does happens on every host it reaches, so the content
+// is judged by what it grants or silences whatever file holds it:
+//
+//   - appsec:control-weakened: a sudo rule granting every command
+//     (`deploy ALL=(ALL) NOPASSWD: ALL`); package verification turned off
+//     in a source or a package manager's setting (`deb [trusted=yes] …`,
+//     `gpgcheck=0`, `APT::Get::AllowUnauthenticated "true"`); logs or
+//     audit records kept for nothing or dropped (`rotate 0` for audit or
+//     auth logs, journald `Storage=none`, auditd's full-disk action
+//     `ignore`, an audit rule file that turns auditing off); an alert's
+//     threshold moved ten times or more away from firing, or its `for:`
+//     stretched as far; a web server's access control taken out of a
+//     block (`deny all;`, `auth_basic`, `Require valid-user`) or directory
+//     listing turned on.
+
+// sudoGrant is a sudo rule that grants every command, with or without a
+// password: the user or group, the hosts, a runas list, then ALL.
+var sudoGrant = mustRx(`(?m)(?:^|["'\s])%?[\w.@-]+\s+[\w,.-]+\s*=\s*(?:\(\s*(?:ALL|root)(?:\s*:\s*(?:ALL|root))?\s*\)\s*)?(?:NOPASSWD\s*:\s*|SETENV\s*:\s*)*ALL\s*(?:$|["'])`)
+
+// sudoGrantIn returns the first sudo rule in s that grants every command
+// to someone other than root, or "": the distribution's own lines
+// (root ALL=(ALL:ALL) ALL, %sudo ALL=(ALL:ALL) ALL — an admin group with
+// its password) are not a grant.
+func sudoGrantIn(s string) string {
+	if !strings.Contains(s, "ALL") {
+		return ""
+	}
+	for _, m := range sudoGrant.FindAllString(s, 32) {
+		f := strings.Fields(strings.Trim(strings.TrimSpace(m), `"'`))
+		if len(f) == 0 {
+			continue
+		}
+		who := f[0]
+		if who == "root" || (who == "%sudo" || who == "%admin" || who == "%wheel") && !strings.Contains(m, "NOPASSWD") {
+			continue
+		}
+		return m
+	}
+	return ""
+}
+
+// verifyOff is package verification turned off in a written setting.
+var verifyOff = mustRx(`(?im)^\s*deb(?:-src)?\s+\[[^\]\n]*\b(?:trusted|allow-insecure|allow-weak)\s*=\s*yes|^\s*(?:trusted|allow-insecure)\s*:\s*yes\s*$|^\s*gpgcheck\s*=\s*(?:0|no|false)\b|^\s*repo_gpgcheck\s*=\s*(?:0|no|false)\b.*\n(?:.*\n)*?^\s*gpgcheck\s*=\s*(?:0|no|false)|APT::Get::AllowUnauthenticated\s+"?(?:true|1)|Acquire::AllowInsecureRepositories\s+"?(?:true|1)|Acquire::AllowDowngradeToInsecureRepositories\s+"?(?:true|1)|^\s*disable_gpg_check\s*:\s*(?:true|yes)\b`)
+
+// logsDropped are logging and auditing settings that keep nothing.
+var logsDropped = mustRx(`(?im)^\s*Storage\s*=\s*none\b|^\s*MaxRetentionSec\s*=\s*[1-9]\d{0,2}s?\s*$|^\s*(?:disk_full_action|disk_error_action|admin_space_left_action|space_left_action|max_log_file_action)\s*=\s*(?:ignore|suspend)\b|^\s*-e\s+0\s*$|^\s*\*\.\*\s+(?:~|/dev/null)\s*$|^\s*(?:auth|authpriv|audit)[\w.,*]*\s+(?:~|stop|/dev/null)\s*$`)
+
+// rotateZero is logrotate keeping no old file, for a log that records
+// who did what (audit, auth, secure, sudo).
+var rotateZero = mustRx(`(?m)^\s*(?:rotate\s+0|maxage\s+0|size\s+[01]k?)\s*$`)
+
+var auditLogName = mustRx(`(?i)\b(?:audit|auth|secure|sudo|wtmp|btmp|lastlog)`)
+
+// opsConfigText is the rule.
+func (s *Shield) opsConfigText(_ *Action, f *Facts, j *judgement) {
+	for _, t := range f.Texts {
+		p, ok := strings.CutPrefix(t.Source, "content:")
+		if !ok {
+			continue
+		}
+		body := clip(t.Body, maxTextJudged)
+		rel := s.relPath(p)
+		if m := sudoGrantIn(body); m != "" {
+			j.escalate("appsec:control-weakened", "the change to %s grants every command through sudo (%q): root on every host it reaches", rel, clipText(strings.TrimSpace(m), 60))
+			return
+		}
+		if m := verifyOff.FindString(body); m != "" {
+			j.escalate("appsec:control-weakened", "the change to %s turns package verification off (%q): whatever the source serves is installed", rel, clipText(strings.TrimSpace(m), 60))
+			return
+		}
+		if m := logsDropped.FindString(body); m != "" && logOrAuditFile(p) {
+			j.escalate("appsec:control-weakened", "the change to %s keeps no logs or audit records (%q)", rel, clipText(strings.TrimSpace(m), 60))
+			return
+		}
+		if m := rotateZero.FindString(body); m != "" && (auditLogName.MatchString(body) || auditLogName.MatchString(p)) && strings.Contains(strings.ToLower(p), "logrotate") {
+			j.escalate("appsec:control-weakened", "the change to %s keeps no rotated copy of an audit or authentication log (%q)", rel, clipText(strings.TrimSpace(m), 60))
+			return
+		}
+		old := removedText(f, t.Source)
+		if old == "" {
+			continue
+		}
+		if why := alertLoosened(p, clip(old, maxTextJudged), body); why != "" {
+			j.escalate("appsec:control-weakened", "the change to %s %s", rel, why)
+			return
+		}
+		if why := accessRemoved(p, clip(old, maxTextJudged), body); why != "" {
+			j.escalate("appsec:control-weakened", "the change to %s %s", rel, why)
+			return
+		}
+	}
+}
+
+// logOrAuditFile reports whether p's name says it configures logging or
+// auditing (journald.conf, auditd.conf, audit.rules, rsyslog, a role or
+// template of theirs).
+func logOrAuditFile(p string) bool {
+	l := strings.ToLower(p)
+	for _, w := range []string{"journald", "auditd", "audit.rules", "/rules.d/", "rsyslog", "syslog", "logrotate", "audit"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// alertRuleFile reports whether p holds alerting rules.
+func alertRuleFile(p string) bool {
+	l := strings.ToLower(p)
+	return strings.Contains(l, "alert") || strings.Contains(l, "prometheus") || strings.Contains(l, "rules") || strings.Contains(l, "monitor") ||
+		strings.HasSuffix(l, ".rules") || strings.Contains(l, "vmalert") || strings.Contains(l, "mimir") || strings.Contains(l, "loki")
+}
+
+var (
+	exprCmp = regexp.MustCompile(`(>=|<=|>|<|==)\s*(-?\d+(?:\.\d+)?(?:e\d+)?)\s*$`)
+	forDur  = regexp.MustCompile(`(?m)^\s*for\s*:\s*(\d+)([smhdw])\s*$`)
+)
+
+// alertLoosened says how an edit of an alerting rule moves it away from
+// firing: an expression's threshold moved ten times or more the way that
+// fires less (a > threshold raised, a < threshold lowered), or its for:
+// duration stretched ten times or more; "" when it does not.
+func alertLoosened(p, old, new string) string {
+	if !alertRuleFile(p) {
+		return ""
+	}
+	oldCmp, newCmp := exprThresholds(old), exprThresholds(new)
+	for i := 0; i < len(oldCmp) && i < len(newCmp); i++ {
+		o, n := oldCmp[i], newCmp[i]
+		if o.op != n.op || o.v == n.v {
+			continue
+		}
+		switch {
+		case (o.op == ">" || o.op == ">=") && o.v > 0 && n.v >= 10*o.v,
+			(o.op == "<" || o.op == "<=") && o.v > 0 && n.v <= o.v/10:
+			return "moves an alert's threshold from " + o.op + " " + fmtNum(o.v) + " to " + n.op + " " + fmtNum(n.v) + ": the alert stops firing"
+		}
+	}
+	od, nd := forDur.FindStringSubmatch(old), forDur.FindStringSubmatch(new)
+	if od != nil && nd != nil {
+		if a, b := durSeconds(od[1], od[2]), durSeconds(nd[1], nd[2]); a > 0 && b >= 10*a && b >= 3600 {
+			return "stretches an alert's for: from " + od[1] + od[2] + " to " + nd[1] + nd[2] + ": the alert stops firing"
+		}
+	}
+	return ""
+}
+
+type cmpThreshold struct {
+	op string
+	v  float64
+}
+
+// exprThresholds are the comparisons that end an alerting rule's expr
+// lines, in order.
+func exprThresholds(s string) []cmpThreshold {
+	var out []cmpThreshold
+	for _, line := range strings.Split(s, "\n") {
+		if len(out) == 32 {
+			break
+		}
+		k := strings.Index(line, "expr:")
+		if k < 0 {
+			continue
+		}
+		m := exprCmp.FindStringSubmatch(strings.TrimRight(strings.Trim(strings.TrimSpace(line[k+5:]), `"'`), " "))
+		if m == nil {
+			continue
+		}
+		v, err := strconv.ParseFloat(m[2], 64)
+		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+			continue
+		}
+		out = append(out, cmpThreshold{m[1], v})
+	}
+	return out
+}
+
+func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func durSeconds(n, unit string) float64 {
+	v, err := strconv.ParseFloat(n, 64)
+	if err != nil {
+		return 0
+	}
+	return v * map[string]float64{"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[unit]
+}
+
+// accessDirective is a web server's access control: nginx's deny and
+// auth directives, Apache's Require and auth settings, HAProxy's stats
+// auth and request denials, Caddy's basicauth.
+var accessDirective = mustRx(`(?im)^\s*(deny\s+all\s*;|auth_basic\s+(?:"[^"]*"|'[^']*'|[^\s;]+)\s*;|auth_request\s+\S+\s*;|satisfy\s+all\s*;|allow\s+[\d./:a-f]+\s*;|Require\s+(?:valid-user|user|group|ip|host|all\s+denied)\b.*|AuthType\s+\w+|stats\s+auth\s+\S+|http-request\s+(?:deny|auth)\b.*|basic_?auth\b.*|forward_auth\b.*)$`)
+
+// webConfigFile reports whether p is a web server's or proxy's
+// configuration (or a template of one).
+func webConfigFile(p string) bool {
+	l := strings.ToLower(p)
+	base := path.Base(l)
+	return strings.Contains(l, "nginx") || strings.Contains(l, "apache") || strings.Contains(l, "httpd") || strings.Contains(l, "haproxy") ||
+		strings.Contains(l, "caddy") || base == ".htaccess" || strings.Contains(base, ".conf") || strings.Contains(l, "sites-") || strings.Contains(l, "vhost")
+}
+
+// accessRemoved says which access control an edit of a web server's
+// configuration takes out (or that it turns directory listing on); ""
+// when it takes none.
+func accessRemoved(p, old, new string) string {
+	if !webConfigFile(p) {
+		return ""
+	}
+	if strings.Contains(new, "autoindex on") && !strings.Contains(old, "autoindex on") {
+		return "turns directory listing on (autoindex on): every file under the location is listed"
+	}
+	kept := map[string]bool{}
+	for _, m := range accessDirective.FindAllString(new, 64) {
+		kept[strings.Join(strings.Fields(m), " ")] = true
+	}
+	for _, m := range accessDirective.FindAllString(old, 64) {
+		if d := strings.Join(strings.Fields(m), " "); !kept[d] {
+			return "takes out an access control (" + clipText(d, 50) + "): what it guarded is open"
+		}
+	}
+	return ""
+}
