@@ -229,7 +229,7 @@ func (x *call) compose(rest []shellx.Word) {
 	}
 }
 
-var kubeSpec = newSpec("-n --namespace --context --cluster --kubeconfig -s --server --user --token -f --filename -o --output -l --selector -c --container --as --as-group --request-timeout -k --kustomize --field-selector --sort-by --template --image --type " +
+var kubeSpec = newSpec("--address -n --namespace --context --cluster --kubeconfig -s --server --user --token -f --filename -o --output -l --selector -c --container --as --as-group --request-timeout -k --kustomize --field-selector --sort-by --template --image --type " +
 	// rules 15: helm's global options that take a value
 	"--kube-context --kube-apiserver --kube-token --kube-as-user --kube-as-group --kube-ca-file --registry-config --repository-config --repository-cache --burst-limit")
 
@@ -240,6 +240,11 @@ func kubeH(x *call) {
 	host := ""
 	if s, ok := val(opts, "-s", "--server"); ok {
 		host = hostOf(s.Text)
+	} else if c, ok := val(opts, "--context", "--kube-context"); ok && localClusterContext(c.Text) {
+		// rules 16: a local cluster's context (kind-dev, minikube, k3d-x,
+		// docker-desktop) is a cluster on this machine, as local-clusters
+		// allows it; what a line sends it stays on loopback
+		host = "localhost"
 	}
 	for _, w := range vals(opts, "-f", "--filename", "-k", "--kustomize") {
 		if strings.Contains(w.Text, "://") {
@@ -318,13 +323,38 @@ func kubeH(x *call) {
 		}
 	case "port-forward":
 		x.request(Request{Host: host, Data: true})
-		x.listener("localhost", shellx.Word{Dynamic: true})
+		bind := "localhost"
+		if a, ok := val(opts, "--address"); ok && a.Text != "" {
+			// rules 16: --address 0.0.0.0 serves the cluster's port to the
+			// network (the default binds loopback only)
+			for _, b := range strings.Split(a.Text, ",") {
+				if b != "localhost" && b != "127.0.0.1" && b != "::1" {
+					bind = b
+				}
+			}
+		}
+		x.listener(bind, shellx.Word{Dynamic: true})
 	default:
 		k := x.request(Request{Host: host, Data: true})
 		if x.c.PipeIn >= 0 {
 			x.fromStdin(k)
 		}
 	}
+}
+
+// localClusterContext reports whether a kubeconfig context names a
+// cluster on this machine by its tool's convention.
+func localClusterContext(c string) bool {
+	switch c {
+	case "minikube", "docker-desktop", "docker-for-desktop", "rancher-desktop", "orbstack", "colima":
+		return true
+	}
+	for _, p := range []string{"kind-", "k3d-", "minikube-"} {
+		if rest, ok := strings.CutPrefix(c, p); ok && rest != "" && strings.Trim(rest, "abcdefghijklmnopqrstuvwxyz0123456789-") == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // sysPkgH reads apt, apt-get, dnf, yum, apk, zypper, pacman, snap:

@@ -253,3 +253,66 @@ func TestRules16_OpsConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestRules16_PublicAndCheckers: access granted to everyone, a dependency
+// bot merging untested or major updates, a checker's rule list emptied,
+// GCS's public access prevention loosened are asked; scoped grants,
+// ordinary bot settings and a rule list changed are not. A local
+// cluster's context is a host on this machine.
+func TestRules16_PublicAndCheckers(t *testing.T) {
+	s := allowShield()
+	for _, a := range []Action{
+		writeAct("infra/bucket_iam.tf", "resource \"google_storage_bucket_iam_binding\" \"b\" {\n  role    = \"roles/storage.objectViewer\"\n  members = [\"allAuthenticatedUsers\"]\n}\n"),
+		writeAct("infra/policy.json", `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*"}]}`),
+		writeAct("infra/s3.tf", "resource \"aws_s3_bucket_public_access_block\" \"b\" {\n  block_public_acls = false\n}\n"),
+		editAct("infra/gcs.tf", `  public_access_prevention = "enforced"`, `  public_access_prevention = "inherited"`),
+		writeAct(".github/renovate.json", `{"packageRules":[{"matchUpdateTypes":["major"],"automerge":true}]}`),
+		writeAct("renovate.json5", "{\n  automerge: true,\n  ignoreTests: true,\n}\n"),
+		editAct("proto/buf.yaml", "lint:\n  use:\n    - STANDARD", "lint:\n  use: []"),
+		editAct(".golangci.yml", "linters:\n  enable:\n    - gosec\n    - errcheck", "linters:\n  enable: []"),
+	} {
+		if got, why := decided(s, a); got != "escalate appsec:control-weakened" {
+			t.Errorf("%s: %s (%s), want escalate appsec:control-weakened", a.Facts.Writes[0].Path, got, why)
+		}
+	}
+	for _, a := range []Action{
+		writeAct("infra/bucket_iam.tf", "resource \"google_storage_bucket_iam_member\" \"b\" {\n  role   = \"roles/storage.objectViewer\"\n  member = \"serviceAccount:ci@p.iam.gserviceaccount.com\"\n}\n"),
+		writeAct("infra/s3.tf", "resource \"aws_s3_bucket_public_access_block\" \"b\" {\n  block_public_acls = true\n}\n"),
+		writeAct("renovate.json", `{"extends":["config:recommended"],"packageRules":[{"matchUpdateTypes":["patch"],"automerge":true}]}`),
+		editAct("proto/buf.yaml", "lint:\n  use:\n    - STANDARD", "lint:\n  use:\n    - STANDARD\n    - COMMENTS"),
+		editAct(".golangci.yml", "linters:\n  disable: []", "linters:\n  disable: []\n  enable:\n    - gosec"),
+		writeAct("docs/gcp.md", "Never grant roles to allUsers; use a service account.\n"),
+	} {
+		if got, why := decided(s, a); got == "escalate appsec:control-weakened" {
+			t.Errorf("%s: %s (%s), want not asked", a.Facts.Writes[0].Path, got, why)
+		}
+	}
+	for line, local := range map[string]bool{
+		"kubectl --context kind-dev apply -k config/default":     true,
+		"kubectl --context=minikube -n app delete pod web-1":     true,
+		"kubectl --context gke_acme-prod_eu_main apply -f x.yml": false,
+		"kubectl --context kind-dev/../prod apply -f x.yml":      false,
+	} {
+		got, why := decided(s, cmd(line))
+		if local && got != "allow heuristics:none" || !local && got == "allow heuristics:none" {
+			t.Errorf("%s: %s (%s), want local %v", line, got, why, local)
+		}
+	}
+}
+
+// TestRules16_PortForwardAddress: kubectl port-forward binds loopback
+// unless --address says otherwise; an address beyond it serves the
+// cluster's port to the network, even on a local cluster.
+func TestRules16_PortForwardAddress(t *testing.T) {
+	s := allowShield()
+	for line, want := range map[string]string{
+		"kubectl --context kind-dev port-forward --address 0.0.0.0 svc/db 5432:5432":            "escalate network:serve",
+		"kubectl --context kind-dev port-forward --address localhost,10.0.0.5 svc/db 5432:5432": "escalate network:serve",
+		"kubectl --context kind-dev port-forward svc/db 5432:5432":                              "allow heuristics:none",
+		"kubectl --context kind-dev port-forward --address 127.0.0.1 svc/db 5432:5432":          "allow heuristics:none",
+	} {
+		if got, why := decided(s, cmd(line)); got != want {
+			t.Errorf("%s: %s (%s), want %s", line, got, why, want)
+		}
+	}
+}

@@ -27,7 +27,9 @@ var ladders = []struct{ strong, weak []string }{
 	{[]string{"deny", "forbid", "reject", "block", "denied"}, []string{"allow", "allowed", "permit", "accept", "ignore", "skip", "warn", "none", "off"}},
 	// an enforcement mode or level
 	{[]string{"restricted", "baseline", "enforce", "enforcing", "enforced", "compliance", "strict", "required", "require", "mandatory", "verify-full", "verify-ca"},
-		[]string{"privileged", "governance", "permissive", "disabled", "disable", "optional", "none", "off", "allow", "prefer", "dryrun", "dry-run", "audit", "warn", "unrestricted", "lax"}},
+		[]string{"privileged", "governance", "permissive", "disabled", "disable", "optional", "none", "off", "allow", "prefer", "dryrun", "dry-run", "audit", "warn", "unrestricted", "lax",
+			// rules 16: GCS's public_access_prevention enforced → inherited
+			"inherited", "unspecified"}},
 }
 
 // auditKey is a setting's key naming an audit or security logger, whose

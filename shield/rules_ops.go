@@ -91,9 +91,23 @@ func (s *Shield) opsConfigText(_ *Action, f *Facts, j *judgement) {
 			j.escalate("appsec:control-weakened", "the change to %s keeps no rotated copy of an audit or authentication log (%q)", rel, clipText(strings.TrimSpace(m), 60))
 			return
 		}
+		if m := publicGrant.FindString(body); m != "" {
+			j.escalate("appsec:control-weakened", "the change to %s grants access to anyone on the internet (%q)", rel, clipText(strings.TrimSpace(m), 60))
+			return
+		}
+		if why := botMergesUnreviewed(p, body); why != "" {
+			j.escalate("appsec:control-weakened", "the change to %s %s", rel, why)
+			return
+		}
 		old := removedText(f, t.Source)
 		if old == "" {
 			continue
+		}
+		if s.guardFile(p) || checkerConfig[path.Base(p)] {
+			if k := emptiedKey(clip(old, maxTextJudged), body); k != "" {
+				j.escalate("appsec:control-weakened", "the change to %s empties the checker's %s: what it checked is no longer checked", rel, k)
+				return
+			}
 		}
 		if why := alertLoosened(p, clip(old, maxTextJudged), body); why != "" {
 			j.escalate("appsec:control-weakened", "the change to %s %s", rel, why)
@@ -231,6 +245,70 @@ func accessRemoved(p, old, new string) string {
 	for _, m := range accessDirective.FindAllString(old, 64) {
 		if d := strings.Join(strings.Fields(m), " "); !kept[d] {
 			return "takes out an access control (" + clipText(d, 50) + "): what it guarded is open"
+		}
+	}
+	return ""
+}
+
+// publicGrant is access granted to everyone: a cloud IAM member that is
+// every user (allUsers, allAuthenticatedUsers), a policy's principal "*"
+// allowed, a bucket's public ACL or its public-access block turned off.
+var publicGrant = mustRx(`(?i)\b(?:members?|principals?|grantee|identity)\b[^\n]{0,40}?["'\[\s:=]\s*(?:allUsers|allAuthenticatedUsers)\b|"Principal"\s*:\s*(?:"\*"|\{\s*"AWS"\s*:\s*"\*"\s*\})|\bprincipals?\s*=\s*"\*"|\bacl\s*=\s*"public-read(?:-write)?"|\b(?:block_public_acls|block_public_policy|ignore_public_acls|restrict_public_buckets|BlockPublicAcls|BlockPublicPolicy|IgnorePublicAcls|RestrictPublicBuckets)\s*[=:]\s*"?false\b|\ballow_blob_public_access\s*=\s*true\b|\ballowBlobPublicAccess\s*:\s*true\b`)
+
+// botMergesUnreviewed says how a dependency bot's configuration merges
+// updates nobody reviewed or tested: tests ignored for an automerge, or
+// major versions merged automatically; "" otherwise.
+func botMergesUnreviewed(p, body string) string {
+	base := strings.ToLower(path.Base(p))
+	if !strings.HasPrefix(base, "renovate") && !strings.HasPrefix(base, ".renovaterc") {
+		return ""
+	}
+	compact := strings.Join(strings.Fields(body), "")
+	if strings.Contains(compact, `"ignoreTests":true`) || strings.Contains(compact, "ignoreTests:true") {
+		return "merges dependency updates with their tests ignored (ignoreTests): an update that breaks the build lands"
+	}
+	if strings.Contains(compact, `"automerge":true`) && strings.Contains(compact, `"major"`) {
+		return "merges major dependency updates automatically: a new major version lands unreviewed"
+	}
+	return ""
+}
+
+// checkerConfig are checkers' configurations beyond guardConfig whose
+// rule lists an edit may empty (buf's lint and breaking rules, linters').
+var checkerConfig = setOf("buf.yaml", "buf.work.yaml", ".yamllint", ".yamllint.yml", ".yamllint.yaml", ".markdownlint.json",
+	".markdownlint.yaml", ".eslintrc", ".eslintrc.json", ".eslintrc.yml", ".eslintrc.yaml", "ruff.toml", ".ruff.toml", ".spectral.yaml",
+	".spectral.yml", "clippy.toml", ".clippy.toml", "rustfmt.toml", ".swiftlint.yml", "detekt.yml", ".rubocop.yml", "phpstan.neon", "psalm.xml")
+
+var (
+	emptyValue = regexp.MustCompile(`^\s*["']?([\w.-]+)["']?\s*[:=]\s*(?:\[\s*\]|\{\s*\}|""|'')\s*,?\s*$`)
+	keyOpen    = regexp.MustCompile(`^\s*["']?([\w.-]+)["']?\s*[:=]\s*(.*)$`)
+)
+
+// emptiedKey returns a key whose value the new text empties ([] {} "")
+// while the old text gave it items (inline, or as the lines below it),
+// or "".
+func emptiedKey(old, new string) string {
+	emptied := map[string]bool{}
+	for _, l := range strings.SplitN(new, "\n", 2001) {
+		if m := emptyValue.FindStringSubmatch(l); m != nil {
+			emptied[m[1]] = true
+		}
+	}
+	if len(emptied) == 0 {
+		return ""
+	}
+	lines := strings.SplitN(old, "\n", 2001)
+	for i, l := range lines {
+		m := keyOpen.FindStringSubmatch(l)
+		if m == nil || !emptied[m[1]] {
+			continue
+		}
+		v := strings.TrimSpace(m[2])
+		if v != "" && v != "[]" && v != "{}" && v != `""` && v != "''" {
+			return m[1]
+		}
+		if v == "" && i+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+1]), "- ") {
+			return m[1]
 		}
 	}
 	return ""

@@ -21,7 +21,7 @@ import (
 // follows the record: the same line without it is asked.
 func TestToolchain_Observed(t *testing.T) {
 	e, _ := manifestEvaluator(t, map[string]string{
-		"services/api/justfile":        "test:\n    go test ./...\n    sqlc vet\n",
+		"services/api/justfile":        "test:\n    go test ./...\n    tbls doc\n",
 		"services/api/buf.yaml":        "version: v2\n",
 		"services/api/scripts/lint.sh": "#!/bin/sh\n\"$GOLANGCI_LINT\" run ./...\n",
 		"vendor/x/Makefile":            "all:\n\tevil-tool build\n",
@@ -36,7 +36,7 @@ func TestToolchain_Observed(t *testing.T) {
 		want []string
 	}{
 		{"cd services/api && just test", []string{"just=services/api/justfile"}},
-		{"sqlc vet", []string{"sqlc=services/api/justfile"}},
+		{"tbls doc", []string{"tbls=services/api/justfile"}},
 		{"just test", []string{"just=services/api/justfile"}},
 		{`"$GOLANGCI_LINT" run ./...`, []string{"$GOLANGCI_LINT=services/api/scripts/lint.sh"}},
 		{"services/api/scripts/lint.sh --fix", []string{"services/api/scripts/lint.sh=services/api/scripts/lint.sh"}},
@@ -49,13 +49,13 @@ func TestToolchain_Observed(t *testing.T) {
 			t.Errorf("%s: observed %q, want %q", c.line, got, c.want)
 		}
 	}
-	p := cmd("sqlc vet")
+	p := cmd("tbls doc")
 	if final := engine.Decide(e.Evaluate(context.Background(), p)); final.Decision != "escalate" {
-		t.Errorf("sqlc vet unobserved: %+v, want asked", final)
+		t.Errorf("tbls doc unobserved: %+v, want asked", final)
 	}
 	p.Observe(e.Observe(p))
 	if final := engine.Decide(e.Evaluate(context.Background(), p)); final.Decision != "allow" {
-		t.Errorf("sqlc vet observed: %+v, want allowed", final)
+		t.Errorf("tbls doc observed: %+v, want allowed", final)
 	}
 }
 
