@@ -316,3 +316,37 @@ func TestRules16_PortForwardAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestRules16_AppCode: a query's scope dropped, a verification's result
+// thrown away, any origin allowed, a hash's cost at its floor, a request
+// sent where the request says are asked; their refactors are not.
+func TestRules16_AppCode(t *testing.T) {
+	s := allowShield()
+	for _, a := range []Action{
+		editAct("src/repo/invoices.ts", "const rows = await db.invoice.findMany({ where: { accountId: session.accountId, status } })", "const rows = await db.invoice.findMany({ where: { status } })"),
+		editAct("app/models/report.py", "    return Report.objects.filter(org_id=request.user.org_id, pk=pk).first()", "    return Report.objects.filter(pk=pk).first()  # org check done upstream"),
+		editAct("Services/Docs.cs", "var doc = await db.Docs.Where(d => d.CompanyId == companyId && d.Id == id).FirstOrDefaultAsync();", "var doc = await db.Docs.Where(d => d.Id == id).FirstOrDefaultAsync();"),
+		editAct("src/update.rs", "    verify_signature(&blob, &sig)?;", "    let _ = verify_signature(&blob, &sig);"),
+		editAct("pkg/auth/token.go", "\tif err := ValidateClaims(c); err != nil {\n\t\treturn err\n\t}", "\t_ = ValidateClaims(c)"),
+		editAct("api/main.py", "app.add_middleware(CORSMiddleware, allow_origins=[\"https://app.example.org\"])", "app.add_middleware(CORSMiddleware, allow_origins=[\"*\"], allow_credentials=True)"),
+		editAct("lib/password.js", "const hash = await bcrypt.hash(pw, 12)", "const hash = await bcrypt.hash(pw, 4)"),
+		writeAct("app/routes/preview.py", "@app.get('/preview')\ndef preview():\n    target = request.args.get('u')\n    return requests.get(target, timeout=5).text\n"),
+	} {
+		if got, why := decided(s, a); got != "escalate appsec:control-weakened" {
+			t.Errorf("%s: %s (%s), want escalate appsec:control-weakened", a.Facts.Writes[0].Path, got, why)
+		}
+	}
+	for _, a := range []Action{
+		editAct("src/repo/invoices.ts", "const rows = await db.invoice.findMany({ where: { accountId: session.accountId, status } })", "const rows = await db.invoice.findMany({ where: { accountId: session.accountId, status, deletedAt: null } })"),
+		editAct("src/repo/invoices.ts", "const rows = await db.invoice.findMany({ where: { accountId: session.accountId, status } })", "const rows = await scoped(db.invoice, session.accountId).findMany({ where: { status } })"),
+		editAct("src/update.rs", "    verify_signature(&blob, &sig)?;", "    verify_signature(&blob, &sig).context(\"update signature\")?;"),
+		editAct("api/main.py", "app.add_middleware(CORSMiddleware, allow_origins=[\"https://app.example.org\"])", "app.add_middleware(CORSMiddleware, allow_origins=[\"https://app.example.org\", \"https://admin.example.org\"])"),
+		editAct("lib/password.js", "const hash = await bcrypt.hash(pw, 10)", "const hash = await bcrypt.hash(pw, 12)"),
+		writeAct("app/routes/weather.py", "@app.get('/weather')\ndef weather():\n    city = request.args.get('city')\n    return requests.get('https://api.weather.example/v1', params={'q': city}, timeout=5).text\n"),
+		writeAct("src/app/api/items/route.ts", "export async function GET(req: Request) {\n  const q = new URL(req.url).searchParams.get('q')\n  const r = await fetch(`${process.env.API_URL}/items?q=${encodeURIComponent(q ?? '')}`)\n  return r\n}\n"),
+	} {
+		if got, why := decided(s, a); got == "escalate appsec:control-weakened" {
+			t.Errorf("%s: %s (%s), want not asked", a.Facts.Writes[0].Path, got, why)
+		}
+	}
+}

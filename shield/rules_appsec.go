@@ -144,6 +144,19 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
 			return
 		}
+		if why := scopeDropped(plus, minus); why != "" { // rules 16
+			j.escalate("appsec:control-weakened", "the change to %s opens a hole: %s", s.relPath(p), why)
+			return
+		}
+		if why := verifyDiscarded(plus, minus); why == "" {
+			if why = webAccessCode(plus, minus); why != "" {
+				j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+				return
+			}
+		} else {
+			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+			return
+		}
 		if why := unsafeEdit(plus, minus); why != "" { // rules 13
 			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
 			return

@@ -66,7 +66,8 @@ var (
 		"unsafe_load", "binaryformatter", "objectinputstream", "typenamehandling", "xmldecoder", "defaulttyping", "jsontypeinfo",
 		"dtd", "xmlresolver", "entit", "noent", "libxml", "doctype", "secure_processing", "javascriptinterface", "fileaccess",
 		"fromfileurls", "readaccessto", "debuggingenabled", "originwhitelist", "permit!", "$request->all", "$guarded", "create(",
-		"update(", "assign", "**request", "__all__", "bind", "response", "navigateto", "readjwt", "readfile", "sendfile", "readstream", "readall", "openread", "physicalfile", "servefile", "file_get_contents", "fopen", "send_file", "download(", "readtoken", "jwt", "decodejwt", "parseunverified", "write(", "send(", "echo", "print", "render", "fill(", "insert", "set(", "{{{", "markup", "order", "having", "joins", "statement", "dill", "joblib", "shelve", "log", "print", "puts", "headers"}
+		"update(", "assign", "**request", "__all__", "bind", "response", "navigateto", "readjwt", "readfile", "sendfile", "readstream", "readall", "openread", "physicalfile", "servefile", "file_get_contents", "fopen", "send_file", "download(", "readtoken", "jwt", "decodejwt", "parseunverified", "write(", "send(", "echo", "print", "render", "fill(", "insert", "set(", "{{{", "markup", "order", "having", "joins", "statement", "dill", "joblib", "shelve", "log", "print", "puts", "headers",
+		"fetch(", "http.get", "http.head", "http.post", "newrequest", "requests.", "httpx.", "urlopen", "axios", "reqwest", "net::http", "uri.open", "getasync", "getstringasync", "curl_init", ".get(", ".post("}
 )
 
 func sinkHinted(l string) bool {
@@ -167,6 +168,8 @@ func sinkLine(l string, fromInput func(string) bool) string {
 		return "a value written into HTML unescaped (cross-site scripting)"
 	case fileSink.MatchString(l) && fromInput(l) && !pathSanitized.MatchString(l) && !strings.Contains(l, "://"): // rules 15 (a URL fetched is the network rules')
 		return "a file read or served at a path the request names, not reduced to a name (path traversal)"
+	case ssrfSink(l, fromInput): // rules 16
+		return "an outbound request to a URL the request names (server-side request forgery: internal services and cloud metadata reachable)"
 	case jwtDecodeOnly.MatchString(l) && requestAuth.MatchString(l): // rules 15
 		return "a token from the request read without verifying its signature: anyone can write the claims it trusts"
 	case logCall.MatchString(l) && loggedSecret(l):

@@ -1,0 +1,163 @@
+package shield
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Application code, rules 16 (docs/shield-rules.md "Rules 16: application
+// code"), judged by the change's shape in any language:
+//
+//   - a query's scope dropped: the removed lines filter a query by the
+//     tenant, organisation, customer, account, owner or user it belongs
+//     to (tenant_id = $2, .Where(c => c.TenantId == tenant), orgId:
+//     req.user.orgId, s.customer = :c) and the added lines still query
+//     but name that scope nowhere — any tenant's rows come back (IDOR);
+//   - a verification's result discarded: `verify(…)?` becomes `let _ =
+//     verify(…)`, `err := Verify(…)` becomes `_ = Verify(…)`;
+//   - cross-origin requests from any site allowed (origin: true, "*",
+//     AllowOriginFunc returning true, the request's Origin echoed back);
+//   - a password hash's work factor lowered to its minimum (bcrypt's
+//     MinCost, a cost or rounds under 10, PBKDF2 iterations under 10,000);
+//   - server-side request forgery: an outbound request whose URL is what
+//     the request carries (http.Get(r.URL.Query().Get("url")),
+//     fetch(url) after url = searchParams.get("src")) — a sink of
+//     taintedSink.
+
+// scopeWords are the owners a query's rows are scoped to.
+var scopeWords = []string{"tenant", "org", "organization", "organisation", "customer", "account", "owner", "workspace", "company", "team", "user"}
+
+// scopeFilter is a removed line's predicate on such an owner inside a
+// query or filter: a column or property compared or bound.
+var scopeFilter = regexp.MustCompile(`(?i)(?:\b(?:where|and|filter|filter_by|find\w*|andWhere|Where|eq|equals|select|query|scope)\b[^\n]{0,160}?)\b((?:tenant|org|organi[sz]ation|customer|account|owner|workspace|company|team|user)(?:_?id|Id|ID|_uuid)?)\b\s*(?:=|==|===|:|\.eq\(|IN\b|\bis\b)`)
+
+// queryish is a line that still queries or filters.
+var queryish = regexp.MustCompile(`(?i)\b(?:select|where|filter|filter_by|find\w*|query\w*|Where|get\w*|all\(|first\(|load\w*)\b`)
+
+// scopeDropped returns the scope the removed lines filtered a query by
+// that the added lines drop, or "".
+func scopeDropped(plus, minus []string) string {
+	if len(plus) == 0 || len(minus) == 0 {
+		return ""
+	}
+	var code []string
+	for _, l := range plus {
+		// a trailing comment is not code (`.AsQueryable(); // tenant
+		// filter slowed paging` names the scope it drops)
+		if k := strings.Index(l, "//"); k >= 0 && !strings.Contains(l[:k], ":") {
+			l = l[:k]
+		}
+		if k := strings.Index(l, " # "); k >= 0 {
+			l = l[:k]
+		}
+		code = append(code, l)
+	}
+	added := strings.ToLower(strings.Join(code, "\n"))
+	if !queryish.MatchString(added) {
+		return ""
+	}
+	for _, l := range minus[:min(len(minus), 64)] {
+		m := scopeFilter.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		word := strings.ToLower(m[1])
+		base := word
+		for _, w := range scopeWords {
+			if strings.HasPrefix(word, w) {
+				base = w
+				break
+			}
+		}
+		if base == "user" && !strings.Contains(word, "id") {
+			continue // a user named in a query is not always its scope
+		}
+		if !strings.Contains(added, base) {
+			return "a query's " + m[1] + " filter removed: the rows of every " + base + " come back (insecure direct object reference)"
+		}
+	}
+	return ""
+}
+
+var (
+	// a call whose result a check depends on
+	verifyCallName = regexp.MustCompile(`\b(\w*(?:[vV]erify|[vV]alidate|[aA]uthenticate|[aA]uthori[sz]e|[cC]heck[A-Z_]\w*|check_\w+)\w*)\s*\(`)
+	// the result thrown away: let _ =, _ =, a bare statement in Go
+	discarded = regexp.MustCompile(`^\s*(?:let\s+_\w*\s*=|_\s*=|_\s*,\s*_\s*=|_ = )`)
+)
+
+// verifyDiscarded returns the verification whose result an added line
+// throws away while a removed line used it, or "".
+func verifyDiscarded(plus, minus []string) string {
+	old := strings.Join(minus, "\n")
+	for _, l := range plus {
+		if !discarded.MatchString(l) {
+			continue
+		}
+		m := verifyCallName.FindStringSubmatch(l)
+		if m == nil || !strings.Contains(old, m[1]+"(") {
+			continue
+		}
+		return "the result of " + m[1] + " thrown away: the check runs and nothing depends on it"
+	}
+	return ""
+}
+
+// anyOrigin is cross-origin access allowed from any site.
+var anyOrigin = regexp.MustCompile(`(?i)\borigin\s*:\s*(?:true|["']\*["'])|AllowedOrigins\s*:\s*\[\]string\{\s*"\*"\s*\}|allow_origins\s*=\s*\[\s*["']\*["']\s*\]|AllowOriginFunc\s*:\s*func\([^)]*\)\s*bool\s*\{\s*return\s+true|Access-Control-Allow-Origin["']\s*,\s*(?:r|req|request|ctx|c)\.(?:Header\.Get|headers?\.get|get_header|headers\[)\(?\s*["']Origin|AllowAnyOrigin\(\)|SetIsOriginAllowed\(\s*\w*\s*=>\s*true\s*\)|CORS_ALLOW_ALL_ORIGINS\s*=\s*True|CORS_ORIGIN_ALLOW_ALL\s*=\s*True|allowedOriginPatterns\(\s*"\*"\s*\)`)
+
+// weakHash is a password hash's work factor at its floor.
+var weakHash = regexp.MustCompile(`(?i)bcrypt\.MinCost|GenerateFromPassword\([^,)]*,\s*[1-9]\s*\)|\bbcrypt\.(?:hash|genSalt|gensalt)(?:Sync)?\([^)]*\b(?:rounds\s*=\s*)?[1-9]\s*\)|\bgensalt\(\s*(?:rounds\s*=\s*)?[1-9]\s*\)|BCrypt\.HashPassword\([^,)]*,\s*[1-9]\s*\)|(?:iterations|rounds|cost|work_?factor)\s*[:=]\s*[1-9]\d{0,2}\b[^\n]*(?:pbkdf2|bcrypt|hash|argon)|pbkdf2\w*\([^)]*,\s*[1-9]\d{0,3}\s*[,)]`)
+
+// webAccessCode returns why the added lines open cross-origin access or
+// lower a hash's cost that the removed lines did not, or "".
+func webAccessCode(plus, minus []string) string {
+	old := strings.Join(minus, "\n")
+	for _, l := range plus {
+		if anyOrigin.MatchString(l) && !anyOrigin.MatchString(old) {
+			return "cross-origin requests allowed from any site (" + clipText(l, 60) + ")"
+		}
+		if weakHash.MatchString(l) && !weakHash.MatchString(old) {
+			return "a password hash's work factor lowered to its floor (" + clipText(l, 60) + ")"
+		}
+	}
+	return ""
+}
+
+// ssrfCall is an outbound request whose first argument follows.
+var ssrfCall = regexp.MustCompile(`(?i)(?:\bhttp\.(?:Get|Head|Post|PostForm)|\bhttp\.NewRequest(?:WithContext)?|\b(?:client|c|hc|httpClient)\.(?:Get|Head|Post)|\brequests\.(?:get|post|put|head|request)|\bhttpx\.(?:get|post|request)|\burlopen|\burllib\.request\.urlopen|\baxios(?:\.(?:get|post|request))?|(?:^|[^.\w])fetch|\breqwest::get|\bNet::HTTP\.get(?:_response)?|\bURI\.open|\bHttpClient\(\)\.(?:get|post)|\bGetAsync|\bGetStringAsync|\bcurl_init|\bfile_get_contents)\s*\(\s*(?:ctx\s*,\s*|["'](?:GET|POST|HEAD|PUT)["']\s*,\s*)?`)
+
+// ssrfSink reports whether l makes an outbound request to a URL the
+// request names: its first argument is input (not a literal or a template
+// that begins with a fixed host or path).
+func ssrfSink(l string, fromInput func(string) bool) bool {
+	loc := ssrfCall.FindStringIndex(l)
+	if loc == nil {
+		return false
+	}
+	arg := l[loc[1]:]
+	if arg == "" {
+		return false
+	}
+	switch arg[0] {
+	case '"', '\'':
+		return false // a literal URL, or one that begins with a fixed part
+	case '`':
+		// a template: what decides the host is its first part
+		if !strings.HasPrefix(arg[1:], "${") {
+			return false
+		}
+		end := strings.IndexByte(arg, '}')
+		if end < 0 {
+			return false
+		}
+		return fromInput(arg[3:end])
+	case ')':
+		return false
+	}
+	end := strings.IndexAny(arg, ",)")
+	if end < 0 {
+		end = len(arg)
+	}
+	return fromInput(arg[:end])
+}
