@@ -350,3 +350,22 @@ func TestRules16_AppCode(t *testing.T) {
 		}
 	}
 }
+
+// TestRules16_TerraformOutput: Terraform's outputs printed as JSON (the
+// sensitive ones unredacted) or an output named as a secret are asked;
+// a plain output by name is not.
+func TestRules16_TerraformOutput(t *testing.T) {
+	s := allowShield()
+	for line, want := range map[string]string{
+		"terraform output -json":                         "escalate credential-print",
+		"terraform -chdir=infra output -raw db_password": "escalate credential-print",
+		"tofu output -json admin_api_key":                "escalate credential-print",
+		"terraform output vpc_id":                        "allow heuristics:none",
+		"terraform output -raw cluster_endpoint":         "allow heuristics:none",
+		"terraform output -json subnet_ids":              "allow heuristics:none",
+	} {
+		if got, why := decided(s, cmd(line)); got != want {
+			t.Errorf("%s: %s (%s), want %s", line, got, why, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -66,8 +67,52 @@ var rotateZero = mustRx(`(?m)^\s*(?:rotate\s+0|maxage\s+0|size\s+[01]k?)\s*$`)
 
 var auditLogName = mustRx(`(?i)\b(?:audit|auth|secure|sudo|wtmp|btmp|lastlog)`)
 
+// secretOutputName is a Terraform output's name that says it holds a
+// secret.
+var secretOutputName = mustRx(`(?i)pass(?:word|wd)?|secret|token|private|credential|api_?key|access_?key|conn(?:ection)?_?str|dsn|kubeconfig|cert(?:ificate)?_?key`)
+
+// terraformOutput says how a Terraform run prints secrets (rules 16): its
+// outputs as JSON print the sensitive ones unredacted, and an output
+// named as a secret prints it; "" otherwise.
+func terraformOutput(r *Run) string {
+	if r.Name != "terraform" && r.Name != "tofu" && r.Name != "terragrunt" {
+		return ""
+	}
+	args := r.Argv[min(1, len(r.Argv)):]
+	k := slices.Index(args, "output")
+	if k < 0 || slices.Contains(args[:k], "state") {
+		return ""
+	}
+	var names []string
+	asJSON := false
+	for _, a := range args[k+1:] {
+		switch {
+		case a == "-json" || a == "--json":
+			asJSON = true
+		case strings.HasPrefix(a, "-"):
+		default:
+			names = append(names, a)
+		}
+	}
+	for _, n := range names {
+		if secretOutputName.MatchString(n) {
+			return "prints the output " + n + ", named as a secret"
+		}
+	}
+	if asJSON && len(names) == 0 {
+		return "prints every output as JSON, the sensitive ones unredacted"
+	}
+	return ""
+}
+
 // opsConfigText is the rule.
 func (s *Shield) opsConfigText(_ *Action, f *Facts, j *judgement) {
+	for i := range f.Runs {
+		if why := terraformOutput(&f.Runs[i]); why != "" {
+			j.escalate("credential-print", "%s %s: what it prints reaches the model", quote(f.Runs[i].Line), why)
+			return
+		}
+	}
 	for _, t := range f.Texts {
 		p, ok := strings.CutPrefix(t.Source, "content:")
 		if !ok {
