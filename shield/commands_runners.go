@@ -32,7 +32,10 @@ var projectRunners map[string]projectRunner
 
 // projectEnvRunners run a program from the project's own environment: an
 // inner program's allow is the runner's (policyRuns).
-var projectEnvRunners = setOf("uv", "poetry", "pipenv", "pdm", "rye", "bundle", "pnpm", "conda", "mamba", "micromamba", "pixi")
+var projectEnvRunners = setOf("uv", "poetry", "pipenv", "pdm", "rye", "bundle", "pnpm", "conda", "mamba", "micromamba", "pixi",
+	// rules 16: the project's development container (devcontainer exec,
+	// ddev exec): the program runs in the container the project defines
+	"devcontainer", "ddev")
 
 func init() {
 	projectRunners = map[string]projectRunner{
@@ -55,8 +58,12 @@ func init() {
 		"doppler":    runnerVerb("run", "-p --project -c --config --token --scope --name-transformer --mount --mount-format --fallback --command", "--"),
 		"infisical":  runnerVerb("run", "--env --path --projectId --token --tags --domain --command", "--"),
 		"aws-vault":  runnerVerb("exec", "--duration -d --region --mfa-token -t --prompt --server-port --lazy", "--", 1),
-		"dotenv":     runnerDotenv,
-		"sops":       runnerSops,
+		"devcontainer": runnerVerb("exec", "--workspace-folder --container-id --id-label --config --docker-path --docker-compose-path "+
+			"--remote-env --log-level --log-format --terminal-columns --terminal-rows --default-user-env-probe --override-config "+
+			"--user-data-folder --container-data-folder --container-system-data-folder", ""),
+		"ddev":   runnerVerb("exec", "-s --service -d --dir", ""),
+		"dotenv": runnerDotenv,
+		"sops":   runnerSops,
 	}
 }
 
