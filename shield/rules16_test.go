@@ -369,3 +369,41 @@ func TestRules16_TerraformOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestRules16_ChecksNarrowed: what an exclusion excludes decides —
+// routine material (end-to-end suites, slow markers, generated code)
+// passes, anything else narrows the check; a hook moved to the manual
+// stage, a scanner told to skip source, dependency updates turned off
+// and audit records deleted are asked.
+func TestRules16_ChecksNarrowed(t *testing.T) {
+	s := allowShield()
+	del := func(p string) Action {
+		return Action{Tool: "delete_file", Mutating: true, Paths: []string{"/ws/" + p}, Facts: Facts{Deletes: []Ref{{Path: "/ws/" + p, By: "delete_file"}}}}
+	}
+	for _, a := range []Action{
+		editAct("pytest.ini", "addopts = -q", "addopts = -q -m \"not authz\""),
+		editAct("vitest.config.ts", "    exclude: ['node_modules'],", "    exclude: ['node_modules', 'src/billing/**'],"),
+		editAct(".pre-commit-config.yaml", "      - id: detect-secrets", "      - id: detect-secrets\n        stages: [manual]"),
+		editAct("sonar-project.properties", "sonar.exclusions=**/*.pb.go", "sonar.exclusions=**/*.pb.go,internal/crypto/**"),
+		writeAct(".trivyignore", "CVE-2024-3094\n"),
+		writeAct(".github/dependabot.yml", "version: 2\nupdates: []\n"),
+		del("var/logs/audit.log"),
+		del("exports/audit_trail-2026-11.csv"),
+	} {
+		if got, why := decided(s, a); !strings.HasPrefix(got, "escalate ") {
+			t.Errorf("%+v: %s (%s), want asked", a.Facts, got, why)
+		}
+	}
+	for _, a := range []Action{
+		editAct("pytest.ini", "addopts = -q", "addopts = -q -m \"not slow and not integration\""),
+		editAct("jest.config.js", "  testPathIgnorePatterns: ['/node_modules/'],", "  testPathIgnorePatterns: ['/node_modules/', '/e2e/'],"),
+		editAct("sonar-project.properties", "sonar.exclusions=**/*.pb.go", "sonar.exclusions=**/*.pb.go,**/generated/**"),
+		writeAct(".semgrepignore", "node_modules/\ndist/\ntests/fixtures/\n"),
+		del("var/logs/dev-server.log"),
+		del("docs/audit-process.md"),
+	} {
+		if got, why := decided(s, a); got != "allow heuristics:none" {
+			t.Errorf("%+v: %s (%s), want allowed", a.Facts, got, why)
+		}
+	}
+}

@@ -86,13 +86,72 @@ var (
 	// what it runs, in what runs the checks.
 	weakened = mustRx(`\|\|\s*(?:true|:|exit 0)\b|;\s*exit 0\b|continue-on-error:\s*true|allow_failure:\s*true|--pass-?with-?no-?tests|--passWithNoTests|` +
 		`\s-k\s+["']?not\s|--deselect\b|--ignore(?:-glob)?[= ]|\s-skip[= ]|--exclude[= ]|testPathIgnorePatterns|--testPathIgnorePatterns|coveragePathIgnorePatterns|` +
-		`--no-fail|--exit-zero|--max-warnings[= ]\d{3,}|\bif:\s*false\b|\bset \+e\b`)
+		`--no-fail|--exit-zero|--max-warnings[= ]\d{3,}|\bif:\s*false\b|\bset \+e\b|` +
+		// rules 16: a pre-commit hook moved to the manual stage runs on no commit
+		`\bstages:\s*\[\s*manual\s*\]`)
 	// checkRecipe is a Makefile recipe line that ignores its errors
 	// ("-" before the command) and runs a test, lint or check.
 	checkRecipe = mustRx(`(?m)^\t[@+]*-[@+]*.*\b(?:test|tests|pytest|vet|lint|check|tsc|eslint|vitest|jest|mypy|ruff|clippy)\b`)
 	// goTestRun is a go test narrowed to some tests.
 	goTestRun = mustRx(`\bgo test\b[^\n]*\s-run[= ]`)
 )
+
+// Rules 16: what an exclusion excludes. A test path, marker or pattern
+// excluded is routine when it names end-to-end, integration, slow or
+// generated material (testPathIgnorePatterns: ['/e2e/'], -m "not slow",
+// --ignore=tests/fixtures); it narrows the check when it names anything
+// else (-m "not security", '/src/auth/', --ignore=tests/test_permissions.py).
+var (
+	exclusionMark  = mustRx(`\s-k\s+["']?not\s|--deselect\b|--ignore(?:-glob)?[= ]|--exclude[= ]|testPathIgnorePatterns|--testPathIgnorePatterns|coveragePathIgnorePatterns`)
+	markerExcluded = mustRx(`\s-m\s+["']?not\s`)
+	routineWords   = setOf("e2e", "end2end", "integration", "integrations", "it", "slow", "flaky", "network", "gpu", "manual", "benchmark",
+		"benchmarks", "bench", "perf", "performance", "load", "smoke", "fixtures", "fixture", "testdata", "generated", "gen", "vendor",
+		"node_modules", "dist", "build", "out", "coverage", "docs", "doc", "examples", "example", "snapshots", "__snapshots__",
+		"mocks", "mock", "__mocks__", "tmp", "temp", "cache", ".cache", "storybook", "stories", "playwright", "cypress", "visual",
+		"migrations", "scripts", "tools", "third_party", "thirdparty", "external", "legacy", "deprecated", "pb", "proto", "stubs")
+)
+
+// lineAt is the line of s holding s[i:k].
+func lineAt(s string, i, k int) string {
+	a := strings.LastIndexByte(s[:i], '\n') + 1
+	b := strings.IndexByte(s[k:], '\n')
+	if b < 0 {
+		return s[a:]
+	}
+	return s[a : k+b]
+}
+
+// onlyRoutineExclusions reports whether every path, pattern or marker
+// the line excludes after mark, that the old text did not already
+// exclude, is routine (routineWords by any of its parts).
+func onlyRoutineExclusions(line, mark, old string) bool {
+	k := strings.Index(line, mark)
+	if k < 0 {
+		return false
+	}
+	rest := line[k+len(mark):]
+	items := strings.FieldsFunc(rest, func(r rune) bool {
+		return strings.ContainsRune(" \t,[]()'\"`=:;", r)
+	})
+	n := 0
+	for _, it := range items {
+		if it == "not" || it == "and" || it == "or" || strings.HasPrefix(it, "-") || strings.Contains(old, it) {
+			continue
+		}
+		n++
+		routine := false
+		for _, part := range strings.FieldsFunc(strings.ToLower(it), func(r rune) bool { return strings.ContainsRune("/\\.*_-<>$^|", r) }) {
+			if routineWords[part] {
+				routine = true
+				break
+			}
+		}
+		if !routine {
+			return false
+		}
+	}
+	return n > 0
+}
 
 // checkConfig reports whether p is a file that says which checks run and
 // how (a Makefile, package.json, CI, pytest, tox, jest or vitest
@@ -171,7 +230,15 @@ func (s *Shield) checksWeakened(_ *Action, f *Facts, j *judgement) {
 		if !mayWeaken(body) {
 			continue
 		}
-		if m := weakened.FindString(body); m != "" {
+		for _, loc := range weakened.FindAllStringIndex(body, 16) {
+			m := body[loc[0]:loc[1]]
+			if exclusionMark.MatchString(m) && onlyRoutineExclusions(lineAt(body, loc[0], loc[1]), m, removedText(f, t.Source)) {
+				continue // rules 16: e2e, fixtures, generated code … excluded
+			}
+			j.escalate("destructive:workspace-checks", "the content of %s makes a check unable to fail or narrows it (%s)", p, strings.TrimSpace(m))
+			return
+		}
+		if m := markerExcluded.FindString(body); m != "" && !onlyRoutineExclusions(lineAt(body, strings.Index(body, m), strings.Index(body, m)+len(m)), m, removedText(f, t.Source)) {
 			j.escalate("destructive:workspace-checks", "the content of %s makes a check unable to fail or narrows it (%s)", p, strings.TrimSpace(m))
 			return
 		}
@@ -190,8 +257,8 @@ func (s *Shield) checksWeakened(_ *Action, f *Facts, j *judgement) {
 
 // weakenMarks are literal pieces every weakened or checkRecipe match
 // holds: a text with none is spared the expressions.
-var weakenMarks = []string{"||", "exit 0", "continue-on-error", "allow_failure", "ass", "-k", "--deselect", "--ignore", "-skip", "--exclude",
-	"IgnorePatterns", "--no-fail", "--exit-zero", "--max-warnings", "if:", "set +e", "\t-", "\t@", "\t+", "-run"}
+var weakenMarks = []string{"||", "exit 0", "continue-on-error", "allow_failure", "ass", "-k", "--deselect", "--ignore", "-skip", "--exclude", "-m",
+	"IgnorePatterns", "manual", "--no-fail", "--exit-zero", "--max-warnings", "if:", "set +e", "\t-", "\t@", "\t+", "-run"}
 
 // mayWeaken reports whether body holds any of weakenMarks.
 func mayWeaken(body string) bool {

@@ -96,6 +96,13 @@ func (s *Shield) repoEvasion(a *Action, f *Facts, j *judgement) {
 		case base == "CODEOWNERS":
 			j.escalate("evasion:codeowners", "%s is changed: who must review what", rel)
 			return
+		case scannerIgnoreFile(base):
+			// rules 16: what a scanner's ignore file or exclusions setting
+			// adds beyond routine material (src/, src/payments/**)
+			if x := scannerExcludes(base, body, removedText(f, t.Source)); x != "" {
+				j.escalate("evasion:scanner-off", "%s excludes %s from the scanner: what it would find there is no longer reported", rel, quote(x))
+				return
+			}
 		case scannerConfig(base):
 			if m := allowAllRe.FindString(body); m != "" && strings.Contains(strings.ToLower(body), "allow") {
 				j.escalate("evasion:scanner-off", "%s allows everything (%s): the secret scanner finds nothing", rel, quote(strings.TrimSpace(m)))
@@ -194,4 +201,44 @@ func scannerConfig(base string) bool {
 		return true
 	}
 	return false
+}
+
+// scannerIgnoreFile reports whether base is a code or dependency
+// scanner's ignore file or exclusions setting (rules 16).
+func scannerIgnoreFile(base string) bool {
+	switch base {
+	case ".semgrepignore", ".trivyignore", ".snykignore", ".bearerignore", ".checkmarxignore", "sonar-project.properties", ".sonarcloud.properties":
+		return true
+	}
+	return false
+}
+
+// scannerExcludes returns a path or pattern the text excludes from a
+// scanner that the old text did not and that is not routine material
+// (tests, fixtures, generated code, dependencies, builds, docs), or "".
+func scannerExcludes(base, body, old string) string {
+	for _, l := range strings.SplitN(body, "\n", 2001) {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		var items []string
+		if strings.HasSuffix(base, ".properties") {
+			k, v, ok := strings.Cut(l, "=")
+			if !ok || !strings.Contains(strings.ToLower(k), "exclusions") {
+				continue
+			}
+			items = strings.Split(v, ",")
+		} else {
+			items = []string{l}
+		}
+		for _, it := range items {
+			it = strings.TrimSpace(it)
+			if it == "" || strings.Contains(old, it) || benignExclusion(it) {
+				continue
+			}
+			return it
+		}
+	}
+	return ""
 }

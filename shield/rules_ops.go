@@ -105,8 +105,32 @@ func terraformOutput(r *Run) string {
 	return ""
 }
 
+// auditRecord reports whether a workspace path is a record of who did
+// what: a log, journal or export whose name says audit (audit.log,
+// logs/audit-2026-12.jsonl, exports/audit_trail.csv).
+func auditRecord(p string) bool {
+	base := strings.ToLower(path.Base(p))
+	if !strings.Contains(base, "audit") {
+		return false
+	}
+	switch ext := path.Ext(strings.TrimSuffix(strings.TrimSuffix(base, ".gz"), ".zst")); ext {
+	case ".log", ".jsonl", ".ndjson", ".json", ".csv", ".txt", ".db", ".sqlite", ".sqlite3", ".evtx", ".journal":
+		return true
+	case "":
+		return strings.Contains(strings.ToLower(p), "/log")
+	}
+	return false
+}
+
 // opsConfigText is the rule.
 func (s *Shield) opsConfigText(_ *Action, f *Facts, j *judgement) {
+	for i := range f.Deletes {
+		// rules 16: audit records deleted, one file or a glob of them
+		if r := &f.Deletes[i]; s.inWorkspace(r.Path) && auditRecord(r.Path) {
+			j.escalate("destructive:audit-trail", "%s deletes %s, a record of who did what", by(r), s.relPath(r.Path))
+			return
+		}
+	}
 	for i := range f.Runs {
 		if why := terraformOutput(&f.Runs[i]); why != "" {
 			j.escalate("credential-print", "%s %s: what it prints reaches the model", quote(f.Runs[i].Line), why)
@@ -305,10 +329,13 @@ var publicGrant = mustRx(`(?i)\b(?:members?|principals?|grantee|identity)\b[^\n]
 // major versions merged automatically; "" otherwise.
 func botMergesUnreviewed(p, body string) string {
 	base := strings.ToLower(path.Base(p))
-	if !strings.HasPrefix(base, "renovate") && !strings.HasPrefix(base, ".renovaterc") {
+	if !strings.HasPrefix(base, "renovate") && !strings.HasPrefix(base, ".renovaterc") && !strings.HasPrefix(base, "dependabot.") {
 		return ""
 	}
 	compact := strings.Join(strings.Fields(body), "")
+	if (base == "dependabot.yml" || base == "dependabot.yaml") && strings.Contains(compact, "updates:[]") {
+		return "turns every dependency update off (updates: [])"
+	}
 	if strings.Contains(compact, `"ignoreTests":true`) || strings.Contains(compact, "ignoreTests:true") {
 		return "merges dependency updates with their tests ignored (ignoreTests): an update that breaks the build lands"
 	}

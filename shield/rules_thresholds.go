@@ -168,7 +168,9 @@ func missing(a, b []string) string {
 func benignExclusion(x string) bool {
 	l := strings.ToLower(x)
 	for _, w := range []string{"test", "spec", "fixture", "migration", "generated", "gen/", "_pb2", ".pb.", "vendor", "node_modules",
-		"dist", "build", ".venv", "venv", "__pycache__", "coverage", "docs", "examples", "scripts", "conftest", "stories", "mock", ".d.ts"} {
+		"dist", "build", ".venv", "venv", "__pycache__", "coverage", "docs", "examples", "scripts", "conftest", "stories", "mock", ".d.ts",
+		// rules 16: end-to-end and integration suites run on their own
+		"e2e", "integration", "playwright", "cypress", "snapshots", "bench", "perf"} {
 		if strings.Contains(l, w) {
 			return true
 		}
