@@ -384,6 +384,7 @@ func TestRules16_ChecksNarrowed(t *testing.T) {
 		editAct("pytest.ini", "addopts = -q", "addopts = -q -m \"not authz\""),
 		editAct("vitest.config.ts", "    exclude: ['node_modules'],", "    exclude: ['node_modules', 'src/billing/**'],"),
 		editAct(".pre-commit-config.yaml", "      - id: detect-secrets", "      - id: detect-secrets\n        stages: [manual]"),
+		editAct(".bazelrc", "test --test_output=errors", "test --test_output=errors\ntest --test_tag_filters=-integration,-authz"),
 		editAct("sonar-project.properties", "sonar.exclusions=**/*.pb.go", "sonar.exclusions=**/*.pb.go,internal/crypto/**"),
 		writeAct(".trivyignore", "CVE-2024-3094\n"),
 		writeAct(".github/dependabot.yml", "version: 2\nupdates: []\n"),
@@ -398,6 +399,7 @@ func TestRules16_ChecksNarrowed(t *testing.T) {
 		editAct("pytest.ini", "addopts = -q", "addopts = -q -m \"not slow and not integration\""),
 		editAct("jest.config.js", "  testPathIgnorePatterns: ['/node_modules/'],", "  testPathIgnorePatterns: ['/node_modules/', '/e2e/'],"),
 		editAct("sonar-project.properties", "sonar.exclusions=**/*.pb.go", "sonar.exclusions=**/*.pb.go,**/generated/**"),
+		editAct(".bazelrc", "test --test_output=errors", "test --test_output=errors\ntest --test_tag_filters=-manual,-integration"),
 		writeAct(".semgrepignore", "node_modules/\ndist/\ntests/fixtures/\n"),
 		del("var/logs/dev-server.log"),
 		del("docs/audit-process.md"),
@@ -405,5 +407,22 @@ func TestRules16_ChecksNarrowed(t *testing.T) {
 		if got, why := decided(s, a); got != "allow heuristics:none" {
 			t.Errorf("%+v: %s (%s), want allowed", a.Facts, got, why)
 		}
+	}
+}
+
+// TestRules16_TrackedFilesDestroyed: git's list of tracked files handed to
+// a program that deletes or empties them is asked.
+func TestRules16_TrackedFilesDestroyed(t *testing.T) {
+	s := allowShield()
+	for _, line := range []string{
+		"git ls-files -z | xargs -0 truncate -s 0",
+		"git ls-files -- '*.ts' | xargs shred -u",
+	} {
+		if got, why := decided(s, cmd(line)); got == "allow heuristics:none" {
+			t.Errorf("%s: %s (%s), want asked", line, got, why)
+		}
+	}
+	if got, why := decided(s, cmd("git ls-files -z | xargs -0 wc -l")); got != "allow heuristics:none" {
+		t.Errorf("git ls-files | xargs wc: %s (%s), want allowed", got, why)
 	}
 }

@@ -88,7 +88,7 @@ var (
 		`\s-k\s+["']?not\s|--deselect\b|--ignore(?:-glob)?[= ]|\s-skip[= ]|--exclude[= ]|testPathIgnorePatterns|--testPathIgnorePatterns|coveragePathIgnorePatterns|` +
 		`--no-fail|--exit-zero|--max-warnings[= ]\d{3,}|\bif:\s*false\b|\bset \+e\b|` +
 		// rules 16: a pre-commit hook moved to the manual stage runs on no commit
-		`\bstages:\s*\[\s*manual\s*\]`)
+		`\bstages:\s*\[\s*manual\s*\]|--test_tag_filters=|--test_filter=`)
 	// checkRecipe is a Makefile recipe line that ignores its errors
 	// ("-" before the command) and runs a test, lint or check.
 	checkRecipe = mustRx(`(?m)^\t[@+]*-[@+]*.*\b(?:test|tests|pytest|vet|lint|check|tsc|eslint|vitest|jest|mypy|ruff|clippy)\b`)
@@ -102,7 +102,7 @@ var (
 // --ignore=tests/fixtures); it narrows the check when it names anything
 // else (-m "not security", '/src/auth/', --ignore=tests/test_permissions.py).
 var (
-	exclusionMark  = mustRx(`\s-k\s+["']?not\s|--deselect\b|--ignore(?:-glob)?[= ]|--exclude[= ]|testPathIgnorePatterns|--testPathIgnorePatterns|coveragePathIgnorePatterns`)
+	exclusionMark  = mustRx(`\s-k\s+["']?not\s|--deselect\b|--ignore(?:-glob)?[= ]|--exclude[= ]|testPathIgnorePatterns|--testPathIgnorePatterns|coveragePathIgnorePatterns|--test_tag_filters=|--test_filter=`)
 	markerExcluded = mustRx(`\s-m\s+["']?not\s`)
 	routineWords   = setOf("e2e", "end2end", "integration", "integrations", "it", "slow", "flaky", "network", "gpu", "manual", "benchmark",
 		"benchmarks", "bench", "perf", "performance", "load", "smoke", "fixtures", "fixture", "testdata", "generated", "gen", "vendor",
@@ -134,8 +134,12 @@ func onlyRoutineExclusions(line, mark, old string) bool {
 		return strings.ContainsRune(" \t,[]()'\"`=:;", r)
 	})
 	n := 0
+	tags := strings.Contains(mark, "_filter") // bazel's: -tag excludes, tag selects; both narrow
 	for _, it := range items {
-		if it == "not" || it == "and" || it == "or" || strings.HasPrefix(it, "-") || strings.Contains(old, it) {
+		if tags {
+			it = strings.TrimPrefix(it, "-")
+		}
+		if it == "" || it == "not" || it == "and" || it == "or" || strings.HasPrefix(it, "-") || strings.Contains(old, it) {
 			continue
 		}
 		n++
@@ -160,7 +164,8 @@ func (s *Shield) checkConfig(p string) bool {
 	base := path.Base(p)
 	switch base {
 	case "Makefile", "makefile", "GNUmakefile", "package.json", "setup.cfg", "pytest.ini", "tox.ini", "pyproject.toml", "noxfile.py",
-		"justfile", "Justfile", "Taskfile.yml", "Taskfile.yaml", ".pre-commit-config.yaml", "Cargo.toml", "lefthook.yml", "turbo.json":
+		"justfile", "Justfile", "Taskfile.yml", "Taskfile.yaml", ".pre-commit-config.yaml", "Cargo.toml", "lefthook.yml", "turbo.json",
+		".bazelrc", "user.bazelrc", ".bazelrc.user", "phpunit.xml", "phpunit.xml.dist", ".rspec", "karma.conf.js":
 		return true
 	}
 	if strings.HasSuffix(base, ".mk") || ciYAML(p) || s.guardFile(p) {
@@ -258,7 +263,7 @@ func (s *Shield) checksWeakened(_ *Action, f *Facts, j *judgement) {
 // weakenMarks are literal pieces every weakened or checkRecipe match
 // holds: a text with none is spared the expressions.
 var weakenMarks = []string{"||", "exit 0", "continue-on-error", "allow_failure", "ass", "-k", "--deselect", "--ignore", "-skip", "--exclude", "-m",
-	"IgnorePatterns", "manual", "--no-fail", "--exit-zero", "--max-warnings", "if:", "set +e", "\t-", "\t@", "\t+", "-run"}
+	"IgnorePatterns", "manual", "_filter", "--no-fail", "--exit-zero", "--max-warnings", "if:", "set +e", "\t-", "\t@", "\t+", "-run"}
 
 // mayWeaken reports whether body holds any of weakenMarks.
 func mayWeaken(body string) bool {

@@ -122,8 +122,21 @@ func auditRecord(p string) bool {
 	return false
 }
 
+// trackedDestroyed is a line that lists the repository's tracked files
+// and hands them to a program that deletes or empties what it is given
+// (git ls-files | xargs truncate -s 0): the whole source, as a list known
+// only at run time. A listing narrowed to scratch (*.orig, *.rej, *.bak)
+// is a cleanup.
+var trackedDestroyed = mustRx(`\bgit\s+ls-files\b([^|;&\n]*)\|\s*xargs\b[^|;&\n]*?\b(?:rm|truncate|shred|unlink|srm)\b`)
+
+var scratchPathspec = mustRx(`^\s*(?:-[-\w=]+\s+)*(?:["']?\*?[\w/.-]*\.(?:orig|rej|bak|tmp|swp|pyc|log)["']?\s*)+$`)
+
 // opsConfigText is the rule.
-func (s *Shield) opsConfigText(_ *Action, f *Facts, j *judgement) {
+func (s *Shield) opsConfigText(a *Action, f *Facts, j *judgement) {
+	if m := trackedDestroyed.FindStringSubmatch(a.Command); m != nil && !scratchPathspec.MatchString(m[1]) {
+		j.escalate("destructive:workspace-tree", "%q deletes or empties every file git tracks, listed at run time", clipText(m[0], 60))
+		return
+	}
 	for i := range f.Deletes {
 		// rules 16: audit records deleted, one file or a glob of them
 		if r := &f.Deletes[i]; s.inWorkspace(r.Path) && auditRecord(r.Path) {
