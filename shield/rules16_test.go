@@ -459,3 +459,38 @@ func TestRules16_WrittenDoes(t *testing.T) {
 		}
 	}
 }
+
+// TestRules16_SwitchesAndGuards: a guarding setting turned off or an
+// exposing one on, by its name's polarity; a constant-time comparison
+// replaced by ==; a guard's condition made constant; a lifetime made
+// unbounded. Their neighbours pass.
+func TestRules16_SwitchesAndGuards(t *testing.T) {
+	s := allowShield()
+	for _, a := range []Action{
+		editAct("config/flyway.yml", "  clean-disabled: true", "  clean-disabled: false"),
+		editAct("wp-config.php", "define('DISALLOW_FILE_MODS', true);", "define('DISALLOW_FILE_MODS', false);"),
+		editAct("android/app/src/main/AndroidManifest.xml", `android:usesCleartextTraffic="false"`, `android:usesCleartextTraffic="true"`),
+		editAct("composer.json", `"allow-plugins": false,`, `"allow-plugins": true,`),
+		editAct("services/web/package.json", `"private": true,`, `"private": false,`),
+		editAct("lib/auth.rb", "ActiveSupport::SecurityUtils.secure_compare(sig, expected)", "sig == expected"),
+		editAct("api/guard.py", "    if request.user.is_staff:", "    if True or request.user.is_staff:"),
+		editAct("src/session.ts", "  cookie: { maxAge: 3600 },", "  cookie: { maxAge: Infinity },"),
+	} {
+		if got, why := decided(s, a); got != "escalate appsec:control-weakened" {
+			t.Errorf("%s: %s (%s), want escalate appsec:control-weakened", a.Facts.Writes[0].Path, got, why)
+		}
+	}
+	for _, a := range []Action{
+		editAct("config/flyway.yml", "  clean-disabled: false", "  clean-disabled: true"),
+		editAct("tsconfig.json", `"allowJs": false,`, `"allowJs": true,`),
+		editAct("Game.Runtime.asmdef", `"allowUnsafeCode": false,`, `"allowUnsafeCode": true,`),
+		editAct("config/app.yml", "  cache_enabled: true", "  cache_enabled: false"),
+		editAct("lib/auth.rb", "ActiveSupport::SecurityUtils.secure_compare(sig, expected)", "ActiveSupport::SecurityUtils.secure_compare(sig.to_s, expected)"),
+		editAct("api/guard.py", "    if request.user.is_staff:", "    if request.user.is_staff or request.user.is_superuser:"),
+		editAct("src/session.ts", "  cookie: { maxAge: 3600 },", "  cookie: { maxAge: 7200 },"),
+	} {
+		if got, why := decided(s, a); got == "escalate appsec:control-weakened" {
+			t.Errorf("%s: %s (%s), want not asked", a.Facts.Writes[0].Path, got, why)
+		}
+	}
+}

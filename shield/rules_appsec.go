@@ -96,6 +96,14 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 		}
 		if old != "" { // rules 13: access widened, in any file kind
 			plus, minus := diffLines(t.Body, old)
+			if why := boolSwitched(p, plus, minus); why != "" { // rules 16
+				j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+				return
+			}
+			if why := guardsLoosened(plus, minus); why != "" { // rules 16
+				j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+				return
+			}
 			why := scopeWidened(p, plus, minus)
 			if why == "" {
 				why = expiryLengthened(plus, minus)

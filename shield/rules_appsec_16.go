@@ -161,3 +161,99 @@ func ssrfSink(l string, fromInput func(string) bool) bool {
 	}
 	return fromInput(arg[:end])
 }
+
+// boolSetting is a key set to a boolean on a line: YAML, TOML, JSON,
+// INI, XML attributes, PHP define(), a property.
+var boolSetting = regexp.MustCompile(`(?i)(?:define\(\s*["']|^|[\s{,;(])["']?([A-Za-z_][\w:.-]{1,60})["']?\s*(?:=|:|=>|,)\s*["']?(true|false|yes|no|on|off|1|0)["']?\s*(?:[,;)}\s]|$)`)
+
+// guardKeyWords name a setting that guards when it is true (a prevention:
+// clean-disabled, DISALLOW_FILE_EDIT, private, explicit, readonly);
+// riskKeyWords one that exposes when it is true (allowBackup,
+// allow-plugins, usesCleartextTraffic, exported, insecure).
+var (
+	guardKeyWords = regexp.MustCompile(`disabled?$|^disable|disallow|^deny|forbid|prevent|readonly|read_only|^private$|^explicit$|^locked$|frozen|immutable|^(?:no|block)_?`)
+	riskKeyWords  = regexp.MustCompile(`^allow_?(?:backup|plugins?|insecure|all|any|http|cleartext|root|privilege|unauthenticated|anonymous|external|remote|unsigned|untrusted|write|origins?|credentials|downgrade|uploads?|registration|signup)|insecure|unsafe|cleartext|trust_?all|^skip_?(?:verify|tls|ssl|auth|checks?)|bypass|^exported$|auto_?approve|^anonymous`)
+)
+
+// boolSwitched returns why an edit flips a guarding setting off or an
+// exposing one on, reading both sides' boolean settings by key; "".
+func boolSwitched(p string, plus, minus []string) string {
+	if len(plus) == 0 || len(minus) == 0 {
+		return ""
+	}
+	base := strings.ToLower(p[strings.LastIndexByte(p, '/')+1:])
+	if strings.HasPrefix(base, "tsconfig") || strings.HasPrefix(base, "jsconfig") {
+		return "" // compiler options (allowJs) are not exposures
+	}
+	was := map[string]string{}
+	for _, l := range minus[:min(len(minus), 128)] {
+		for _, m := range boolSetting.FindAllStringSubmatch(l, 4) {
+			was[strings.ToLower(m[1])] = boolOf(m[2])
+		}
+	}
+	for _, l := range plus[:min(len(plus), 128)] {
+		for _, m := range boolSetting.FindAllStringSubmatch(l, 4) {
+			k := strings.ToLower(m[1])
+			o, had := was[k]
+			n := boolOf(m[2])
+			if !had || o == n || o == "" || n == "" {
+				continue
+			}
+			leaf := k
+			if i := strings.LastIndexAny(k, ":."); i >= 0 {
+				leaf = k[i+1:]
+			}
+			norm := strings.ReplaceAll(leaf, "-", "_")
+			switch {
+			case o == "true" && n == "false" && guardKeyWords.MatchString(norm):
+				return "turns the guard " + m[1] + " off (" + clipText(l, 60) + ")"
+			case o == "false" && n == "true" && riskKeyWords.MatchString(norm) && !compilerOption[norm]:
+				return "turns " + m[1] + " on (" + clipText(l, 60) + ")"
+			}
+		}
+	}
+	return ""
+}
+
+// compilerOption are switches that let a compiler accept a construct,
+// not exposures (C#'s unsafe blocks).
+var compilerOption = setOf("allowunsafecode", "allowunsafeblocks", "allow_unsafe_code", "allow_unsafe_blocks", "unsafe_code")
+
+func boolOf(v string) string {
+	switch strings.ToLower(v) {
+	case "true", "yes", "on", "1":
+		return "true"
+	case "false", "no", "off", "0":
+		return "false"
+	}
+	return ""
+}
+
+var (
+	// a comparison that takes constant time (a secret compared safely)
+	constTimeCmp = regexp.MustCompile(`hash_equals\(|constant_time_(?:eq|compare)|compare_digest\(|timingSafeEqual\(|ConstantTimeCompare\(|hmac\.Equal\(|MessageDigest\.isEqual\(|secure_compare\(|FixedTimeEquals\(|CryptographicOperations\.FixedTimeEquals|ct_eq\(`)
+	// a condition made constant: if true or …, if (false && …), || true)
+	constGuard = regexp.MustCompile(`\bif\s*\(?\s*(?:(?i:true)\s*(?:\|\||\bor\b)|(?i:false)\s*(?:&&|\band\b)|1\s*(?:\|\||\bor\b)|0\s*(?:&&|\band\b))|(?:\|\||\bor\b)\s*(?i:true)\s*\)|\bunless\s+false\b`)
+	// a lifetime made unbounded
+	infiniteLife = regexp.MustCompile(`(?i)\b(?:max_?age|ttl|expires?(?:_?in)?|lifetime|timeout|validity)\s*[:=]\s*(?::infinity|infinity|Infinity|math\.MaxInt\w*|Number\.MAX_SAFE_INTEGER|float\(["']inf["']\)|-1\b)`)
+)
+
+// guardsLoosened returns why added code compares a secret unsafely where
+// the removed code did it in constant time, makes a guard's condition
+// constant, or makes a lifetime unbounded; "".
+func guardsLoosened(plus, minus []string) string {
+	old := strings.Join(minus, "\n")
+	added := strings.Join(plus, "\n")
+	if constTimeCmp.MatchString(old) && !constTimeCmp.MatchString(added) && strings.Contains(added, "==") {
+		return "a constant-time comparison of a secret replaced by == (" + clipText(plus[0], 60) + ")"
+	}
+	for _, l := range plus {
+		if constGuard.MatchString(l) && !constGuard.MatchString(old) {
+			return "a guard's condition made constant (" + clipText(l, 60) + ")"
+		}
+		if infiniteLife.MatchString(l) && !infiniteLife.MatchString(old) {
+			return "a token's or session's lifetime made unbounded (" + clipText(l, 60) + ")"
+		}
+	}
+	return ""
+}
