@@ -494,3 +494,30 @@ func TestRules16_SwitchesAndGuards(t *testing.T) {
 		}
 	}
 }
+
+// TestRules16_InputGuards: a URL allowlist given file or gopher schemes, a
+// field's validators removed, an account's standing dropped from a
+// condition are asked; a new https host, a validator added and a
+// condition extended pass.
+func TestRules16_InputGuards(t *testing.T) {
+	s := allowShield()
+	for _, a := range []Action{
+		editAct("src/fetcher.py", `ALLOWED = {"https:"}`, `ALLOWED = {"https:", "file:"}`),
+		editAct("src/schemas.ts", "export const Email = z.string().email().max(254);", "export const Email = z.string();"),
+		editAct("app/policies/login.rb", "    user.present? && !user.locked", "    user.present?"),
+	} {
+		if got, why := decided(s, a); got != "escalate appsec:control-weakened" {
+			t.Errorf("%s: %s (%s), want escalate appsec:control-weakened", a.Facts.Writes[0].Path, got, why)
+		}
+	}
+	for _, a := range []Action{
+		editAct("src/fetcher.py", `ALLOWED_HOSTS = {"https://a.example.org"}`, `ALLOWED_HOSTS = {"https://a.example.org", "https://b.example.org"}`),
+		editAct("src/schemas.ts", "export const Email = z.string();", "export const Email = z.string().email().max(254);"),
+		editAct("app/policies/login.rb", "    user.present? && !user.locked", "    user.present? && !user.locked && user.confirmed?"),
+		editAct("src/schemas.ts", "export const Name = z.string().min(1).max(64);", "export const Name = z.string().min(1).max(128);"),
+	} {
+		if got, why := decided(s, a); got == "escalate appsec:control-weakened" {
+			t.Errorf("%s: %s (%s), want not asked", a.Facts.Writes[0].Path, got, why)
+		}
+	}
+}

@@ -156,6 +156,10 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 			j.escalate("appsec:control-weakened", "the change to %s opens a hole: %s", s.relPath(p), why)
 			return
 		}
+		if why := inputGuardsDropped(plus, minus); why != "" { // rules 16
+			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
+			return
+		}
 		if why := verifyDiscarded(plus, minus); why == "" {
 			if why = webAccessCode(plus, minus); why != "" {
 				j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)

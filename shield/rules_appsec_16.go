@@ -257,3 +257,52 @@ func guardsLoosened(plus, minus []string) string {
 	}
 	return ""
 }
+
+var (
+	// URL schemes that reach files, other protocols or scripts
+	riskyScheme = regexp.MustCompile(`["'](?:file|gopher|dict|ftp|ldap|jar|javascript|data|php|expect|netdoc)(?::|://)["']`)
+	// a validator of input on a line
+	validatorCall = regexp.MustCompile(`\.(?:regex|max|min|length|email|uuid|url|nonempty|trim|int|positive|safe|matches|pattern|maxLength|minLength|ip|cuid|datetime)\(|@(?:Pattern|Size|Email|Max|Min|NotBlank|Length)\b|\bvalidators?\s*=|MaxLength\(|RegularExpression\(|validates?\s+:|\bmax_length\s*=|\bvalidate_\w+\(`)
+	// an account's or a token's standing checked in a condition
+	statusConjunct = regexp.MustCompile(`(?i)(?:&&|\band\b)\s*!?\s*[\w.?]*\b(?:suspended|disabled|banned|blocked|locked|deleted|revoked|expired|deactivated|is_active|active|verified|approved|confirmed|enabled)\b[\w.()?]*`)
+)
+
+// inputGuardsDropped returns why an edit widens what input is accepted:
+// a URL allowlist given schemes that reach files or other protocols, a
+// field's validators removed from its line, an account's standing dropped
+// from a condition; "".
+func inputGuardsDropped(plus, minus []string) string {
+	old := strings.Join(minus, "\n")
+	for _, l := range plus {
+		if m := riskyScheme.FindString(l); m != "" && !strings.Contains(old, m) && (strings.Contains(old, `"https:"`) || strings.Contains(old, `'https:'`) || strings.Contains(old, "https")) {
+			return "a URL allowlist now accepts " + m + " (" + clipText(l, 60) + ")"
+		}
+	}
+	for _, o := range minus[:min(len(minus), 64)] {
+		head, _, ok := strings.Cut(o, "=")
+		if !ok || len(head) < 4 {
+			continue
+		}
+		for _, n := range plus[:min(len(plus), 64)] {
+			if !strings.HasPrefix(n, head+"=") {
+				continue
+			}
+			if validatorCall.MatchString(o) && !validatorCall.MatchString(n) {
+				return "a field's validation removed (" + clipText(n, 60) + ")"
+			}
+		}
+	}
+	for _, o := range minus[:min(len(minus), 64)] {
+		m := statusConjunct.FindString(o)
+		if m == "" {
+			continue
+		}
+		rest := strings.Replace(o, m, "", 1)
+		for _, n := range plus[:min(len(plus), 64)] {
+			if strings.Join(strings.Fields(n), "") == strings.Join(strings.Fields(rest), "") {
+				return "a condition no longer checks " + strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(m), "&andAND")) + " (" + clipText(n, 60) + ")"
+			}
+		}
+	}
+	return ""
+}
