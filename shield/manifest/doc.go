@@ -74,7 +74,12 @@
 //     dependency) really leaves the workspace: reported when it may; the
 //     caller resolves it.
 //   - Code files are opaque: setup.py, conftest.py, build.rs and the like
-//     are reported whenever they change, not read.
+//     are reported whenever they change, not parsed — except that a
+//     conftest.py or build.rs change whose added lines reach nothing
+//     beyond the test or the build (no process, network, file written,
+//     environment read, code loaded or decoded, pytest hook, no name bound
+//     from a capable module) is not reported (rules 16: a fixture that
+//     returns a value, a cargo: directive).
 //   - Makefiles, CI workflows, shell profiles and other files that run code
 //     are out of scope (Format returns "").
 //

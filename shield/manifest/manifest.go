@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -368,12 +369,101 @@ func diffCode(f, base string, before, after []byte) ([]Change, error) {
 	if before != nil && string(before) == string(after) {
 		return nil, nil
 	}
+	if (f == "conftest.py" || f == "build.rs") && !addsCapability(f, before, after) {
+		// rules 16: what the change adds can reach nothing beyond the
+		// test or the build (a fixture returning a value, a cargo:
+		// directive): no process, network, file write, environment,
+		// dynamic code or decoding — not reported
+		return nil, nil
+	}
 	d := "changed; run by " + runner(f)
 	if before == nil {
 		d = "new; run by " + runner(f)
 	}
 	return []Change{{Kind: KindRuns, Key: base, Detail: d}}, nil
 }
+
+// capability is what added code can do beyond computing values, by
+// language: run processes, reach the network, write or remove files,
+// read the environment, load or evaluate code, decode hidden data.
+var capability = map[string]*regexp.Regexp{
+	"conftest.py": regexp.MustCompile(`\b(?:import|from)\s+(?:os|subprocess|socket|urllib\d?|requests|httpx|http|ftplib|smtplib|ctypes|importlib|pickle|marshal|base64|codecs|shutil|pty|telnetlib|paramiko|boto3|builtins|runpy|zipimport|webbrowser)\b|\b(?:exec|eval|compile|__import__|getattr|setattr|open|system|popen|urlopen|b64decode|fromhex)\s*\(|\bos\.|\bsubprocess\b|\benviron\b|\.write_(?:text|bytes)\(|\bmonkeypatch\.setenv\(|\bsys\.(?:modules|path|meta_path|settrace|setprofile)\b|\bpytest_(?:configure|sessionstart|sessionfinish|load_initial_conftests|collection\w*|runtest\w*|unconfigure)\b`),
+	"build.rs":    regexp.MustCompile(`\bstd::process\b|\bCommand::new\b|\bprocess::Command\b|\bstd::net\b|\bTcpStream\b|\bUdpSocket\b|\breqwest\b|\bureq\b|\bcurl\b|\bhyper\b|\bfs::(?:write|remove\w*|create\w*|copy|rename|set_permissions)\b|\bFile::(?:create|options)\b|\bOpenOptions\b|\binclude_bytes!|\bunsafe\b|\blibloading\b|\bdownload\b|\bbase64\b|\bfrom_utf8\b|\benv::var(?:_os)?\(\s*"(?:HOME|USER|PATH|SSH\w*|AWS\w*|GITHUB\w*|\w*TOKEN\w*|\w*SECRET\w*|\w*KEY\w*)"|\benv::vars\b|cargo:rustc-link-(?:arg|search)=[^"\n]*(?:/tmp|\.\.|https?:)|cargo:rustc-env=`),
+}
+
+// addsCapability reports whether the lines after adds (those before does
+// not hold) do any of what capability names for f; a file too large to
+// read counts as doing it.
+func addsCapability(f string, before, after []byte) bool {
+	re := capability[f]
+	if re == nil || len(after) > maxCodeRead || len(before) > maxCodeRead {
+		return true
+	}
+	had := map[string]int{}
+	for _, l := range strings.Split(string(before), "\n") {
+		had[strings.TrimSpace(l)]++
+	}
+	// names the file binds from a capable module (from subprocess import
+	// run; import os as o): an added line that uses one is capable too
+	var bound []string
+	if f == "conftest.py" {
+		for _, m := range pyCapableImport.FindAllStringSubmatch(string(after), 64) {
+			for _, n := range strings.Split(m[1]+","+m[2], ",") {
+				n = strings.TrimSpace(n)
+				if _, as, ok := strings.Cut(n, " as "); ok {
+					n = strings.TrimSpace(as)
+				}
+				if n != "" && n != "*" {
+					bound = append(bound, n)
+				}
+			}
+		}
+	}
+	for _, l := range strings.Split(string(after), "\n") {
+		t := strings.TrimSpace(l)
+		if had[t] > 0 {
+			had[t]--
+			continue
+		}
+		if re.MatchString(t) {
+			return true
+		}
+		for _, n := range bound {
+			if wordIn(t, n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pyCapableImport binds names from a capable module: from MOD import
+// a, b (group 1) or import MOD as x (group 2).
+var pyCapableImport = regexp.MustCompile(`(?m)^\s*(?:from\s+(?:os|subprocess|socket|urllib\d?(?:\.\w+)?|requests|httpx|http(?:\.\w+)?|shutil|pty|ctypes|importlib|pickle|base64|codecs|builtins|runpy)\s+import\s+\(?([\w ,]+)\)?|import\s+(?:os|subprocess|socket|requests|httpx|shutil|pickle|base64|ctypes|importlib)\s+as\s+(\w+))`)
+
+// wordIn reports whether w occurs in s as a whole identifier.
+func wordIn(s, w string) bool {
+	for i := 0; ; {
+		k := strings.Index(s[i:], w)
+		if k < 0 {
+			return false
+		}
+		k += i
+		end := k + len(w)
+		if (k == 0 || !identByte(s[k-1])) && (end == len(s) || !identByte(s[end])) {
+			return true
+		}
+		i = k + 1
+	}
+}
+
+func identByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// maxCodeRead bounds what addsCapability reads of a code file (a larger
+// one is reported as it stands).
+const maxCodeRead = 256 << 10
 
 func runner(f string) string {
 	switch f {
