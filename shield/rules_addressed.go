@@ -138,7 +138,7 @@ func (s *Shield) addressedText(a *Action, f *Facts, j *judgement) {
 			j.escalate("prompt-injection:addressed", "the %s addresses an AI reader and directs it (%q): text written to steer the next agent or reviewer", textName(t.Source), clipText(m, 80))
 			return
 		}
-		if m := imageBeacon.FindString(clip(t.Body, maxTextJudged)); m != "" {
+		if m := findIf(imageBeacon, clip(t.Body, maxTextJudged), "!["); m != "" {
 			// rules 16: a template for the next reader's answer with an
 			// image whose URL carries data to be filled in — rendering the
 			// answer sends it (the markdown-image exfiltration of chat UIs)

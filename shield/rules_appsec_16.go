@@ -31,6 +31,17 @@ var scopeWords = []string{"tenant", "org", "organization", "organisation", "cust
 // query or filter: a column or property compared or bound.
 var scopeFilter = regexp.MustCompile(`(?i)(?:\b(?:where|and|filter|filter_by|find\w*|andWhere|Where|eq|equals|select|query|scope)\b[^\n]{0,160}?)\b((?:tenant|org|organi[sz]ation|customer|account|owner|workspace|company|team|user)(?:_?id|Id|ID|_uuid)?)\b\s*(?:=|==|===|:|\.eq\(|IN\b|\bis\b)`)
 
+// namesScope is scopeFilter's cheap first pass: the line names an owner.
+func namesScope(l string) bool {
+	l = strings.ToLower(l)
+	for _, w := range scopeWords {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // queryish is a line that still queries or filters.
 var queryish = regexp.MustCompile(`(?i)\b(?:select|where|filter|filter_by|find\w*|query\w*|Where|get\w*|all\(|first\(|load\w*)\b`)
 
@@ -57,6 +68,9 @@ func scopeDropped(plus, minus []string) string {
 		return ""
 	}
 	for _, l := range minus[:min(len(minus), 64)] {
+		if !namesScope(l) {
+			continue
+		}
 		m := scopeFilter.FindStringSubmatch(l)
 		if m == nil {
 			continue
@@ -109,15 +123,25 @@ var anyOrigin = regexp.MustCompile(`(?i)\borigin\s*:\s*(?:true|["']\*["'])|Allow
 // weakHash is a password hash's work factor at its floor.
 var weakHash = regexp.MustCompile(`(?i)bcrypt\.MinCost|GenerateFromPassword\([^,)]*,\s*[1-9]\s*\)|\bbcrypt\.(?:hash|genSalt|gensalt)(?:Sync)?\([^)]*\b(?:rounds\s*=\s*)?[1-9]\s*\)|\bgensalt\(\s*(?:rounds\s*=\s*)?[1-9]\s*\)|BCrypt\.HashPassword\([^,)]*,\s*[1-9]\s*\)|(?:iterations|rounds|cost|work_?factor)\s*[:=]\s*[1-9]\d{0,2}\b[^\n]*(?:pbkdf2|bcrypt|hash|argon)|pbkdf2\w*\([^)]*,\s*[1-9]\d{0,3}\s*[,)]`)
 
+// hashHint is weakHash's cheap first pass.
+func hashHint(l string) bool {
+	for _, h := range []string{"crypt", "Crypt", "ash", "ost", "ounds", "teration", "bkdf", "alt"} {
+		if strings.Contains(l, h) {
+			return true
+		}
+	}
+	return false
+}
+
 // webAccessCode returns why the added lines open cross-origin access or
 // lower a hash's cost that the removed lines did not, or "".
 func webAccessCode(plus, minus []string) string {
 	old := strings.Join(minus, "\n")
 	for _, l := range plus {
-		if anyOrigin.MatchString(l) && !anyOrigin.MatchString(old) {
+		if (strings.Contains(l, "rigin") || strings.Contains(l, "ORIGIN")) && anyOrigin.MatchString(l) && !anyOrigin.MatchString(old) {
 			return "cross-origin requests allowed from any site (" + clipText(l, 60) + ")"
 		}
-		if weakHash.MatchString(l) && !weakHash.MatchString(old) {
+		if hashHint(l) && weakHash.MatchString(l) && !weakHash.MatchString(old) {
 			return "a password hash's work factor lowered to its floor (" + clipText(l, 60) + ")"
 		}
 	}
@@ -127,10 +151,23 @@ func webAccessCode(plus, minus []string) string {
 // ssrfCall is an outbound request whose first argument follows.
 var ssrfCall = regexp.MustCompile(`(?i)(?:\bhttp\.(?:Get|Head|Post|PostForm)|\bhttp\.NewRequest(?:WithContext)?|\b(?:client|c|hc|httpClient)\.(?:Get|Head|Post)|\brequests\.(?:get|post|put|head|request)|\bhttpx\.(?:get|post|request)|\burlopen|\burllib\.request\.urlopen|\baxios(?:\.(?:get|post|request))?|(?:^|[^.\w])fetch|\breqwest::get|\bNet::HTTP\.get(?:_response)?|\bURI\.open|\bHttpClient\(\)\.(?:get|post)|\bGetAsync|\bGetStringAsync|\bcurl_init|\bfile_get_contents)\s*\(\s*(?:ctx\s*,\s*|["'](?:GET|POST|HEAD|PUT)["']\s*,\s*)?`)
 
+// ssrfHint is ssrfCall's cheap first pass.
+func ssrfHint(l string) bool {
+	for _, h := range []string{"http.", "Client", "client", "requests.", "httpx.", "urlopen", "axios", "fetch", "reqwest", "Net::HTTP", "URI.open", "Async", "curl_init", "file_get_contents", "c.Get", "hc.Get"} {
+		if strings.Contains(l, h) {
+			return true
+		}
+	}
+	return false
+}
+
 // ssrfSink reports whether l makes an outbound request to a URL the
 // request names: its first argument is input (not a literal or a template
 // that begins with a fixed host or path).
 func ssrfSink(l string, fromInput func(string) bool) bool {
+	if !ssrfHint(l) {
+		return false
+	}
 	loc := ssrfCall.FindStringIndex(l)
 	if loc == nil {
 		return false
@@ -187,11 +224,20 @@ func boolSwitched(p string, plus, minus []string) string {
 	}
 	was := map[string]string{}
 	for _, l := range minus[:min(len(minus), 128)] {
+		if !boolHint(l) {
+			continue
+		}
 		for _, m := range boolSetting.FindAllStringSubmatch(l, 4) {
 			was[strings.ToLower(m[1])] = boolOf(m[2])
 		}
 	}
+	if len(was) == 0 {
+		return ""
+	}
 	for _, l := range plus[:min(len(plus), 128)] {
+		if !boolHint(l) {
+			continue
+		}
 		for _, m := range boolSetting.FindAllStringSubmatch(l, 4) {
 			k := strings.ToLower(m[1])
 			o, had := was[k]
@@ -219,6 +265,17 @@ func boolSwitched(p string, plus, minus []string) string {
 // not exposures (C#'s unsafe blocks).
 var compilerOption = setOf("allowunsafecode", "allowunsafeblocks", "allow_unsafe_code", "allow_unsafe_blocks", "unsafe_code")
 
+// boolHint is boolSetting's cheap first pass: a boolean word, or yes,
+// no, on, off, 1 or 0 after a separator.
+func boolHint(l string) bool {
+	for _, h := range []string{"true", "false", "True", "False", "TRUE", "FALSE", "yes", "Yes", "no", "No", "on", "On", "off", "Off", "=1", "=0", " 1", " 0", "\"1", "\"0", "'1", "'0"} {
+		if strings.Contains(l, h) {
+			return true
+		}
+	}
+	return false
+}
+
 func boolOf(v string) string {
 	switch strings.ToLower(v) {
 	case "true", "yes", "on", "1":
@@ -238,20 +295,34 @@ var (
 	infiniteLife = regexp.MustCompile(`(?i)\b(?:max_?age|ttl|expires?(?:_?in)?|lifetime|timeout|validity)\s*[:=]\s*(?::infinity|infinity|Infinity|math\.MaxInt\w*|Number\.MAX_SAFE_INTEGER|float\(["']inf["']\)|-1\b)`)
 )
 
+// cmpHint is constTimeCmp's cheap first pass.
+func cmpHint(s string) bool {
+	for _, h := range []string{"qual", "ompare", "ct_eq", "FixedTime"} {
+		if strings.Contains(s, h) {
+			return true
+		}
+	}
+	return false
+}
+
 // guardsLoosened returns why added code compares a secret unsafely where
 // the removed code did it in constant time, makes a guard's condition
 // constant, or makes a lifetime unbounded; "".
 func guardsLoosened(plus, minus []string) string {
+	if len(plus) == 0 {
+		return ""
+	}
 	old := strings.Join(minus, "\n")
-	added := strings.Join(plus, "\n")
-	if constTimeCmp.MatchString(old) && !constTimeCmp.MatchString(added) && strings.Contains(added, "==") {
-		return "a constant-time comparison of a secret replaced by == (" + clipText(plus[0], 60) + ")"
+	if cmpHint(old) && constTimeCmp.MatchString(old) {
+		if added := strings.Join(plus, "\n"); strings.Contains(added, "==") && !constTimeCmp.MatchString(added) {
+			return "a constant-time comparison of a secret replaced by == (" + clipText(plus[0], 60) + ")"
+		}
 	}
 	for _, l := range plus {
-		if constGuard.MatchString(l) && !constGuard.MatchString(old) {
+		if (strings.Contains(l, "rue") || strings.Contains(l, "alse") || strings.Contains(l, "RUE") || strings.ContainsAny(l, "01")) && constGuard.MatchString(l) && !constGuard.MatchString(old) {
 			return "a guard's condition made constant (" + clipText(l, 60) + ")"
 		}
-		if infiniteLife.MatchString(l) && !infiniteLife.MatchString(old) {
+		if (strings.Contains(l, "nfinit") || strings.Contains(l, "Max") || strings.Contains(l, "MAX") || strings.Contains(l, "inf") || strings.Contains(l, "-1")) && infiniteLife.MatchString(l) && !infiniteLife.MatchString(old) {
 			return "a token's or session's lifetime made unbounded (" + clipText(l, 60) + ")"
 		}
 	}
@@ -274,6 +345,9 @@ var (
 func inputGuardsDropped(plus, minus []string) string {
 	old := strings.Join(minus, "\n")
 	for _, l := range plus {
+		if !strings.Contains(l, ":\"") && !strings.Contains(l, ":'") && !strings.Contains(l, "//\"") && !strings.Contains(l, "//'") {
+			continue
+		}
 		if m := riskyScheme.FindString(l); m != "" && !strings.Contains(old, m) && (strings.Contains(old, `"https:"`) || strings.Contains(old, `'https:'`) || strings.Contains(old, "https")) {
 			return "a URL allowlist now accepts " + m + " (" + clipText(l, 60) + ")"
 		}
@@ -293,6 +367,9 @@ func inputGuardsDropped(plus, minus []string) string {
 		}
 	}
 	for _, o := range minus[:min(len(minus), 64)] {
+		if !strings.Contains(o, "&&") && !strings.Contains(o, " and ") && !strings.Contains(o, " AND ") {
+			continue
+		}
 		m := statusConjunct.FindString(o)
 		if m == "" {
 			continue

@@ -67,7 +67,7 @@ var (
 		"dtd", "xmlresolver", "entit", "noent", "libxml", "doctype", "secure_processing", "javascriptinterface", "fileaccess",
 		"fromfileurls", "readaccessto", "debuggingenabled", "originwhitelist", "permit!", "$request->all", "$guarded", "create(",
 		"update(", "assign", "**request", "__all__", "bind", "response", "navigateto", "readjwt", "readfile", "sendfile", "readstream", "readall", "openread", "physicalfile", "servefile", "file_get_contents", "fopen", "send_file", "download(", "readtoken", "jwt", "decodejwt", "parseunverified", "write(", "send(", "echo", "print", "render", "fill(", "insert", "set(", "{{{", "markup", "order", "having", "joins", "statement", "dill", "joblib", "shelve", "log", "print", "puts", "headers",
-		"fetch(", "http.get", "http.head", "http.post", "newrequest", "requests.", "httpx.", "urlopen", "axios", "reqwest", "net::http", "uri.open", "getasync", "getstringasync", "curl_init", ".get(", ".post("}
+		"fetch(", "http.get", "http.head", "http.post", "newrequest", "requests.", "httpx.", "urlopen", "axios", "reqwest", "net::http", "uri.open", "getasync", "getstringasync", "curl_init", "client.get", "client.post", "client.head", "c.get(", "hc.get("}
 )
 
 func sinkHinted(l string) bool {

@@ -368,11 +368,12 @@ func lookalikeOf(eco, name string) string {
 		return goLookalike(low, list)
 	}
 	key := squatKey(eco, low)
-	for _, q := range list {
+	keys := popularKeys[eco]
+	for i, q := range list {
 		if scopedLookalike(low, q) {
 			return q
 		}
-		if squatKey(eco, q) == key {
+		if keys[i] == key {
 			return q // a separator or digit-for-letter variant
 		}
 		d := editDistance(low, q, 2)
@@ -442,16 +443,30 @@ func scopedLookalike(n, q string) bool {
 }
 
 // pyNorm is PyPI's name normalization (PEP 503): -, _ and . are one.
-func pyNorm(n string) string {
-	return strings.NewReplacer("_", "-", ".", "-").Replace(strings.ToLower(n))
-}
+func pyNorm(n string) string { return pyFold.Replace(strings.ToLower(n)) }
 
-// squatKey folds what a squat varies without an edit a reader sees:
+var pyFold = strings.NewReplacer("_", "-", ".", "-")
+
+// squatFold folds what a squat varies without an edit a reader sees:
 // separators, and digits for the letters they resemble.
-func squatKey(eco, n string) string {
-	n = strings.NewReplacer("-", "", "_", "", ".", "", "0", "o", "1", "l", "3", "e", "5", "s", "rn", "m", "vv", "w").Replace(n)
-	return n
-}
+var squatFold = strings.NewReplacer("-", "", "_", "", ".", "", "0", "o", "1", "l", "3", "e", "5", "s", "rn", "m", "vv", "w")
+
+// squatKey is n folded by squatFold.
+func squatKey(_, n string) string { return squatFold.Replace(n) }
+
+// popularKeys are the popular names' squat keys, by ecosystem, in the
+// lists' order (computed once: lookalikeOf reads them per package).
+var popularKeys = func() map[string][]string {
+	out := map[string][]string{}
+	for eco, list := range popular {
+		ks := make([]string, len(list))
+		for i, q := range list {
+			ks[i] = squatKey(eco, q)
+		}
+		out[eco] = ks
+	}
+	return out
+}()
 
 // editDistance is the optimal string alignment distance of a and b
 // (insertions, deletions, substitutions, adjacent transpositions), or

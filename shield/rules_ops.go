@@ -161,19 +161,21 @@ func (s *Shield) opsConfigText(a *Action, f *Facts, j *judgement) {
 			j.escalate("appsec:control-weakened", "the change to %s grants every command through sudo (%q): root on every host it reaches", rel, clipText(strings.TrimSpace(m), 60))
 			return
 		}
-		if m := verifyOff.FindString(body); m != "" {
+		if m := findIf(verifyOff, body, "trusted", "Trusted", "insecure", "gpgcheck", "AllowUnauthenticated", "AllowInsecure", "AllowDowngrade", "disable_gpg_check"); m != "" {
 			j.escalate("appsec:control-weakened", "the change to %s turns package verification off (%q): whatever the source serves is installed", rel, clipText(strings.TrimSpace(m), 60))
 			return
 		}
-		if m := logsDropped.FindString(body); m != "" && logOrAuditFile(p) {
+		if !logOrAuditFile(p) {
+		} else if m := logsDropped.FindString(body); m != "" {
 			j.escalate("appsec:control-weakened", "the change to %s keeps no logs or audit records (%q)", rel, clipText(strings.TrimSpace(m), 60))
 			return
 		}
-		if m := rotateZero.FindString(body); m != "" && (auditLogName.MatchString(body) || auditLogName.MatchString(p)) && strings.Contains(strings.ToLower(p), "logrotate") {
+		if !strings.Contains(strings.ToLower(p), "logrotate") {
+		} else if m := rotateZero.FindString(body); m != "" && (auditLogName.MatchString(body) || auditLogName.MatchString(p)) {
 			j.escalate("appsec:control-weakened", "the change to %s keeps no rotated copy of an audit or authentication log (%q)", rel, clipText(strings.TrimSpace(m), 60))
 			return
 		}
-		if m := publicGrant.FindString(body); m != "" {
+		if m := findIf(publicGrant, body, "allUsers", "allAuthenticatedUsers", "Principal", "principal", "public", "Public", "BlobPublic"); m != "" {
 			j.escalate("appsec:control-weakened", "the change to %s grants access to anyone on the internet (%q)", rel, clipText(strings.TrimSpace(m), 60))
 			return
 		}
@@ -394,6 +396,17 @@ func emptiedKey(old, new string) string {
 		}
 		if v == "" && i+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+1]), "- ") {
 			return m[1]
+		}
+	}
+	return ""
+}
+
+// findIf is re.FindString(s) when s holds one of hints (a cheap first
+// pass: these expressions run over every text an action writes), else "".
+func findIf(re interface{ FindString(string) string }, s string, hints ...string) string {
+	for _, h := range hints {
+		if strings.Contains(s, h) {
+			return re.FindString(s)
 		}
 	}
 	return ""

@@ -57,7 +57,7 @@ func (s *Shield) writtenDoes(_ *Action, f *Facts, j *judgement) {
 		}
 		body := clip(t.Body, maxTextJudged)
 		rel := s.relPath(p)
-		if m := reverseShell.FindString(body); m != "" {
+		if m := findIf(reverseShell, body, "/dev/tcp/", "/dev/udp/", "nc ", "ncat", "netcat", "socat", "pty.spawn", "dup2", "mkfifo", "TCPSocket", "fsockopen"); m != "" {
 			j.escalate("remote-code:reverse-shell", "the change to %s writes a reverse shell (%q): whatever runs it hands a shell to another machine", rel, clipText(m, 60))
 			return
 		}
@@ -67,7 +67,7 @@ func (s *Shield) writtenDoes(_ *Action, f *Facts, j *judgement) {
 				return
 			}
 		}
-		if m := remoteExtends.FindString(body); m != "" {
+		if m := findIf(remoteExtends, body, "://", "br:"); m != "" {
 			j.escalate("supply-chain:source", "the change to %s loads configuration or code from %q: whatever that address serves runs with the tool", rel, clipText(m, 80))
 			return
 		}
