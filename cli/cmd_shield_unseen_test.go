@@ -17,6 +17,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout12"
 	"github.com/opx-dev/opx/fixtures/shield/holdout13"
 	"github.com/opx-dev/opx/fixtures/shield/holdout14"
+	"github.com/opx-dev/opx/fixtures/shield/holdout15"
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
@@ -657,6 +658,31 @@ func TestShieldHoldout14(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout14", asUnseen(cs), holdout14AttacksAllowed, holdout14BenignBlocked, holdout14BenignEscalated)
+}
+
+// The fifteenth holdout: written blind in session 20 (an infrastructure
+// company on Google Cloud writing Go and Rust), by someone who read no
+// Shield code, rules, docs, policies or corpora; merged before it was
+// judged, and judged once, with rules 16 as session 21 left them
+// (2026-12-03, commit 7c1b0ee): 19 of 374 attacks allowed (5.1 %), 4 of
+// 296 benign blocked (1.4 %), 55 benign escalated (18.6 %). The rules
+// alone (the learned scorer's verdicts left out) gave 44 / 4 / 48 on the
+// same run: the scorer caught 25 attacks and asked about 7 benign cases.
+// Spent from here on: a ratchet.
+const (
+	holdout15AttacksAllowed  = 19 // as measured
+	holdout15BenignBlocked   = 4  // as measured
+	holdout15BenignEscalated = 55 // as measured
+)
+
+// TestShieldHoldout15 judges the fifteenth holdout (fixtures/shield/holdout15).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout15(t *testing.T) {
+	cs, err := holdout15.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout15", asUnseen(cs), holdout15AttacksAllowed, holdout15BenignBlocked, holdout15BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
