@@ -304,7 +304,9 @@ func kubeH(x *call) {
 					x.refPath(kRead, "~/.kube/config", false)
 				}
 			}
-		} else if len(ops) > 1 && ops[1].Text != "get-contexts" && ops[1].Text != "current-context" {
+		} else if len(ops) > 1 && ops[1].Text != "get-contexts" && ops[1].Text != "current-context" && ops[1].Text != "use-context" && ops[1].Text != "use" {
+			// rules 16: use-context only names which context is current
+			// (what a later line then reaches is judged on that line)
 			x.refPath(kWrite, "~/.kube/config", false)
 		}
 	case "repo":

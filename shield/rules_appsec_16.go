@@ -295,6 +295,23 @@ var (
 	infiniteLife = regexp.MustCompile(`(?i)\b(?:max_?age|ttl|expires?(?:_?in)?|lifetime|timeout|validity)\s*[:=]\s*(?::infinity|infinity|Infinity|math\.MaxInt\w*|Number\.MAX_SAFE_INTEGER|float\(["']inf["']\)|-1\b)`)
 )
 
+// looseCmp is a comparison that is not constant-time, or not whole.
+var looseCmp = regexp.MustCompile(`==|!=|\bstarts_?[wW]ith\b|\bHasPrefix\(|\bContains\(|\bcontains\(|\bincludes\(|\.equals\(|\bstrcmp\(|\bEqual\(|\beq\(`)
+
+// verifyArgEmptied is a verification call given an empty argument where
+// the removed line gave it a value (idtoken.Validate(ctx, raw, "")).
+var verifyArgEmptied = regexp.MustCompile(`(?i)\b\w*(?:verify|validate|check|parse)\w*\([^)\n]*,\s*(?:""|''|nil|None|null|undefined)\s*[,)]`)
+
+// matchWidened is an exemption or allowance test made looser: a prefix or
+// exact match replaced by a substring one.
+var (
+	exactMatch = regexp.MustCompile(`\bHasPrefix\(|\bstartsWith\(|\bstart_with\?|\bstartswith\(|\bstarts_with\(|\bHasSuffix\(|\bendsWith\(|===?\s*["']`)
+	subMatch   = regexp.MustCompile(`\bContains\(|\bincludes\(|\binclude\?|\bcontains\(|\bin\s+\w+(?:\.\w+)*\b|\bstrings\.Contains\(|\bindexOf\(`)
+)
+
+// authWords are what an exemption's test names when it skips a check.
+var authWords = regexp.MustCompile(`(?i)health|public|anon|skip|exempt|allow|auth|internal|admin|method|path|url|route|origin|host`)
+
 // cmpHint is constTimeCmp's cheap first pass.
 func cmpHint(s string) bool {
 	for _, h := range []string{"qual", "ompare", "ct_eq", "FixedTime"} {
@@ -314,11 +331,17 @@ func guardsLoosened(plus, minus []string) string {
 	}
 	old := strings.Join(minus, "\n")
 	if cmpHint(old) && constTimeCmp.MatchString(old) {
-		if added := strings.Join(plus, "\n"); strings.Contains(added, "==") && !constTimeCmp.MatchString(added) {
-			return "a constant-time comparison of a secret replaced by == (" + clipText(plus[0], 60) + ")"
+		if added := strings.Join(plus, "\n"); looseCmp.MatchString(added) && !constTimeCmp.MatchString(added) {
+			return "a constant-time comparison of a secret replaced by a plain one (" + clipText(plus[0], 60) + ")"
 		}
 	}
-	for _, l := range plus {
+	for i, l := range plus {
+		if verifyArgEmptied.MatchString(l) && i < len(minus) && !verifyArgEmptied.MatchString(old) && !strings.Contains(old, `""`) {
+			return "a verification given an empty argument where it had a value (" + clipText(l, 60) + ")"
+		}
+		if i < len(minus) && exactMatch.MatchString(minus[i]) && !exactMatch.MatchString(l) && subMatch.MatchString(l) && authWords.MatchString(l+minus[i]) {
+			return "an exemption's match widened from a prefix or exact test to a substring (" + clipText(l, 60) + ")"
+		}
 		if (strings.Contains(l, "rue") || strings.Contains(l, "alse") || strings.Contains(l, "RUE") || strings.ContainsAny(l, "01")) && constGuard.MatchString(l) && !constGuard.MatchString(old) {
 			return "a guard's condition made constant (" + clipText(l, 60) + ")"
 		}

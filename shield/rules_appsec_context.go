@@ -150,4 +150,4 @@ func switchedOffInContext(added, old string) string {
 // ctxProtection are protections named by a switch's parent or its line,
 // beyond protectConcept: network policies, diagnostics that record
 // audit events, transitive pins.
-var ctxProtection = mustRx(`networkpolic|egress|ingress|audit|diagnostic|defender|securitycenter|policy|rbac|admission|podsecurity|seccomp|apparmor|transitivepinning|pinning|threatdetection|advancedthreat|vulnerabilityassessment|soft.?delete|purgeprotection|lockedmode|restorelocked`)
+var ctxProtection = mustRx(`networkpolic|egress|ingress|audit|diagnostic|defender|securitycenter|policy|rbac|admission|podsecurity|seccomp|apparmor|transitivepinning|pinning|threatdetection|advancedthreat|vulnerabilityassessment|soft.?delete|purgeprotection|lockedmode|restorelocked|vulnerab|securityupdates|osvvulnerab`)

@@ -67,7 +67,7 @@ var (
 		"dtd", "xmlresolver", "entit", "noent", "libxml", "doctype", "secure_processing", "javascriptinterface", "fileaccess",
 		"fromfileurls", "readaccessto", "debuggingenabled", "originwhitelist", "permit!", "$request->all", "$guarded", "create(",
 		"update(", "assign", "**request", "__all__", "bind", "response", "navigateto", "readjwt", "readfile", "sendfile", "readstream", "readall", "openread", "physicalfile", "servefile", "file_get_contents", "fopen", "send_file", "download(", "readtoken", "jwt", "decodejwt", "parseunverified", "write(", "send(", "echo", "print", "render", "fill(", "insert", "set(", "{{{", "markup", "order", "having", "joins", "statement", "dill", "joblib", "shelve", "log", "print", "puts", "headers",
-		"fetch(", "http.get", "http.head", "http.post", "newrequest", "requests.", "httpx.", "urlopen", "axios", "reqwest", "net::http", "uri.open", "getasync", "getstringasync", "curl_init", "client.get", "client.post", "client.head", "c.get(", "hc.get("}
+		"fetch(", "http.get", "http.head", "http.post", "newrequest", "requests.", "httpx.", "urlopen", "axios", "reqwest", "net::http", "uri.open", "getasync", "getstringasync", "curl_init", "client.get", "client.post", "client.head", "c.get(", "hc.get(", "environ", "process.env", "getenv", "order by", "group by"}
 )
 
 func sinkHinted(l string) bool {
@@ -168,6 +168,10 @@ func sinkLine(l string, fromInput func(string) bool) string {
 		return "a value written into HTML unescaped (cross-site scripting)"
 	case fileSink.MatchString(l) && fromInput(l) && !pathSanitized.MatchString(l) && !strings.Contains(l, "://"): // rules 15 (a URL fetched is the network rules')
 		return "a file read or served at a path the request names, not reduced to a name (path traversal)"
+	case envServed.MatchString(l): // rules 16
+		return "the process environment written into a response: every caller gets its secrets"
+	case orderByBuilt.MatchString(l): // rules 16
+		return "SQL's ORDER BY, GROUP BY or LIMIT built by concatenation or interpolation: a column or clause the caller names"
 	case ssrfSink(l, fromInput): // rules 16
 		return "an outbound request to a URL the request names (server-side request forgery: internal services and cloud metadata reachable)"
 	case jwtDecodeOnly.MatchString(l) && requestAuth.MatchString(l): // rules 15
@@ -185,6 +189,10 @@ func sinkLine(l string, fromInput func(string) bool) string {
 }
 
 var (
+	// rules 16: the environment dumped into a response
+	envServed = mustRx(`(?:\bw\.Write|\bfmt\.Fprint\w*\(\s*w|\bio\.WriteString\(\s*w|\bres\.(?:send|json|write|end)|\breply\.send|\bjsonify|\bJsonResponse|\bHttpResponse|\bResults\.(?:Ok|Json)|\brender\s+json:|\bctx\.body\s*=|\bc\.(?:JSON|String)\()[^\n]*(?:\bos\.Environ\(\)|\bprocess\.env\b\s*[),]|\bos\.environ\b|\bSystem\.getenv\(\)|\bENV\.to_h\b|Environment\.GetEnvironmentVariables\(\))`)
+	// rules 16: ORDER BY / GROUP BY / LIMIT built from a value
+	orderByBuilt = mustRx("(?i)\\b(?:order|group)\\s+by\\s*[\"'`]\\s*(?:\\+|\\.)\\s*\\$?\\w|\\b(?:order|group)\\s+by\\s+(?:%s|\\$\\{|\\{\\w|#\\{)|\\b(?:order|group)\\s+by\\s+[\"'`]\\s*\\+")
 	// rules 15: a file read or served by its path
 	fileSink = mustRx(`\b(?:readFile|readFileSync|createReadStream|sendFile|download|send_file|send_from_directory|FileResponse|ReadAllBytes|ReadAllText|OpenRead|PhysicalFile|File\s*\(|ioutil\.ReadFile|os\.ReadFile|os\.Open|http\.ServeFile|file_get_contents|readfile|fopen|Files\.readAllBytes|Files\.newInputStream)\s*\(`)
 	// a path reduced to a name or checked to stay under its root

@@ -86,6 +86,14 @@ func toolFileOf(p string, supplyRuns bool) (toolFile, bool) {
 		return toolFile{what: base + ", run by invoke/fab", runners: []string{"invoke", "inv", "fab"}}, true
 	case base == "gulpfile.js" || base == "Gruntfile.js":
 		return toolFile{what: base + ", run by gulp/grunt", runners: []string{"gulp", "grunt", "npx"}}, true
+	case base == "Tiltfile":
+		return toolFile{what: "Tiltfile, run by tilt", runners: []string{"tilt"}}, true
+	case base == "skaffold.yaml" || base == "skaffold.yml":
+		return toolFile{what: base + ", run by skaffold", runners: []string{"skaffold"}}, true
+	case base == "Earthfile":
+		return toolFile{what: "Earthfile, run by earthly", runners: []string{"earthly"}}, true
+	case base == "magefile.go":
+		return toolFile{what: "magefile.go, run by mage", runners: []string{"mage"}}, true
 	case base == ".pre-commit-config.yaml":
 		return toolFile{what: base + ", run by pre-commit", runners: []string{"pre-commit", "prek"}}, true
 	case base == "manage.py":

@@ -207,7 +207,7 @@ func scannerConfig(base string) bool {
 // scanner's ignore file or exclusions setting (rules 16).
 func scannerIgnoreFile(base string) bool {
 	switch base {
-	case ".semgrepignore", ".trivyignore", ".snykignore", ".bearerignore", ".checkmarxignore", "sonar-project.properties", ".sonarcloud.properties":
+	case ".semgrepignore", ".trivyignore", ".snykignore", ".bearerignore", ".checkmarxignore", "sonar-project.properties", ".sonarcloud.properties", ".gitleaksignore":
 		return true
 	}
 	return false

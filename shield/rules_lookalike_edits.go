@@ -132,7 +132,7 @@ func nearName(n, o string) bool {
 	return d == 1 && len(o) >= 5 || d == 2 && len(o) >= 9
 }
 
-var repoRefRe = mustRx(`(?i)(?:github\.com[/:]|gitlab\.com[/:]|codeberg\.org/|github:|gitlab:)([\w.-]+)/([\w.-]+)`)
+var repoRefRe = mustRx(`(?i)(?:github\.com[/:]|gitlab\.com[/:]|codeberg\.org/|github:|gitlab:|buf\.build/|ghcr\.io/|quay\.io/|docker\.io/|registry\.terraform\.io/|bsr\.)([\w.-]+)/([\w.-]+)`)
 
 // ownerSwapped returns an owner/name reference the new text makes that
 // the old does not, whose name the old text had under another owner.

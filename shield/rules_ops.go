@@ -145,6 +145,10 @@ func (s *Shield) opsConfigText(a *Action, f *Facts, j *judgement) {
 		}
 	}
 	for i := range f.Runs {
+		if u := remoteManifest(&f.Runs[i]); u != "" {
+			j.escalate("remote-code:manifest", "%s applies manifests from %s, a moving reference: what the cluster runs is whatever that address serves next", quote(f.Runs[i].Line), u)
+			return
+		}
 		if why := terraformOutput(&f.Runs[i]); why != "" {
 			j.escalate("credential-print", "%s %s: what it prints reaches the model", quote(f.Runs[i].Line), why)
 			return
@@ -173,6 +177,10 @@ func (s *Shield) opsConfigText(a *Action, f *Facts, j *judgement) {
 		if !strings.Contains(strings.ToLower(p), "logrotate") {
 		} else if m := rotateZero.FindString(body); m != "" && (auditLogName.MatchString(body) || auditLogName.MatchString(p)) {
 			j.escalate("appsec:control-weakened", "the change to %s keeps no rotated copy of an audit or authentication log (%q)", rel, clipText(strings.TrimSpace(m), 60))
+			return
+		}
+		if m := findIf(cloudSecretExposed, body, "_key", "sensitive", "exclusion"); m != "" {
+			j.escalate("appsec:control-weakened", "the change to %s %s (%q)", rel, cloudSecretWhy(m), clipText(strings.TrimSpace(m), 60))
 			return
 		}
 		if m := findIf(publicGrant, body, "allUsers", "allAuthenticatedUsers", "Principal", "principal", "public", "Public", "BlobPublic"); m != "" {
@@ -351,6 +359,9 @@ func botMergesUnreviewed(p, body string) string {
 	if (base == "dependabot.yml" || base == "dependabot.yaml") && strings.Contains(compact, "updates:[]") {
 		return "turns every dependency update off (updates: [])"
 	}
+	if strings.Contains(compact, `"vulnerabilityAlerts":{"enabled":false`) || strings.Contains(compact, "vulnerabilityAlerts:{enabled:false") {
+		return "turns off the security updates it opens for vulnerable dependencies (vulnerabilityAlerts)"
+	}
 	if strings.Contains(compact, `"ignoreTests":true`) || strings.Contains(compact, "ignoreTests:true") {
 		return "merges dependency updates with their tests ignored (ignoreTests): an update that breaks the build lands"
 	}
@@ -407,6 +418,59 @@ func findIf(re interface{ FindString(string) string }, s string, hints ...string
 	for _, h := range hints {
 		if strings.Contains(s, h) {
 			return re.FindString(s)
+		}
+	}
+	return ""
+}
+
+// cloudSecretExposed is infrastructure code that mints a long-lived
+// credential (a service account's or an IAM user's key), prints a secret
+// as a plain output, or drops audit logs before they are stored.
+var cloudSecretExposed = mustRx(`(?is)resource\s+"(?:google_service_account_key|aws_iam_access_key|azuread_application_password|azuread_service_principal_password|google_apikeys_key)"|output\s+"[^"]+"\s*\{[^}]{0,200}?(?:private_key|secret|password|token|access_key)[^}]{0,200}?sensitive\s*=\s*false|resource\s+"google_logging_(?:project|folder|organization|billing_account)_exclusion"[^}]{0,400}?(?:cloudaudit|audit)|exclusions?\s*\{[^}]{0,300}?cloudaudit`)
+
+// cloudSecretWhy names what cloudSecretExposed matched.
+func cloudSecretWhy(m string) string {
+	l := strings.ToLower(m)
+	switch {
+	case strings.Contains(l, "exclusion"):
+		return "drops audit log entries before they are stored"
+	case strings.Contains(l, "output"):
+		return "prints a secret as a plain (not sensitive) output"
+	}
+	return "mints a long-lived credential (a key that does not expire with a session)"
+}
+
+// pinnedURL is a URL that names a fixed release: a release asset's tag,
+// a version in the path, a commit's hash, an image digest.
+var pinnedURL = mustRx(`/releases/download/v?\d+[\w.-]*/|/v\d+\.\d+[\w.-]*/|/[0-9a-f]{40}/|@sha256:[0-9a-f]{64}|[?&]ref=v?\d+\.\d+`)
+
+// remoteManifest returns the URL of manifests kubectl or oc applies,
+// creates or replaces from the network when it is not pinned to a
+// release, version or commit (raw.githubusercontent.com/…/main/…), or
+// "" (rules 16).
+func remoteManifest(r *Run) string {
+	if r.Name != "kubectl" && r.Name != "oc" {
+		return ""
+	}
+	verb := false
+	for i, a := range r.Argv {
+		if i == 0 {
+			continue
+		}
+		if a == "apply" || a == "create" || a == "replace" {
+			verb = true
+		}
+		v := ""
+		switch {
+		case a == "-f" || a == "--filename" || a == "-k" || a == "--kustomize":
+			if i+1 < len(r.Argv) {
+				v = r.Argv[i+1]
+			}
+		case strings.HasPrefix(a, "--filename=") || strings.HasPrefix(a, "-f="):
+			_, v, _ = strings.Cut(a, "=")
+		}
+		if verb && strings.Contains(v, "://") && !pinnedURL.MatchString(v) {
+			return v
 		}
 	}
 	return ""

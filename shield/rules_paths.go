@@ -220,6 +220,9 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 				j.escalate("credential-path", "%s reads %s, which names hosts and key files", by(r), r.Path)
 				continue
 			}
+			if !r.Tree && !r.Glob && verifierCertificate(r, g) {
+				continue // rules 16: a certificate a signature verifier checks is public
+			}
 			if !r.Tree && !r.Glob && credentialDir(g, r.Path) {
 				// The directory itself, not what is in it: a listing
 				// (ls ~/.ssh) shows names, a plain read of a directory
@@ -851,4 +854,18 @@ func (s *Shield) scratchGlob(r *Ref) bool {
 		}
 	}
 	return n >= 2
+}
+
+// verifierCertificate reports whether r is a certificate a signature or
+// provenance verifier reads to check a signature (cosign verify-blob
+// --certificate x.pem): public by its role, whatever its extension —
+// only a .pem, .crt or .cert read by a verifier, never a key.
+func verifierCertificate(r *Ref, g string) bool {
+	switch r.By {
+	case "cosign", "notation", "slsa-verifier", "rekor-cli", "sigstore-verify":
+	default:
+		return false
+	}
+	base := strings.ToLower(path.Base(r.Path))
+	return (strings.HasSuffix(base, ".pem") || strings.HasSuffix(base, ".crt") || strings.HasSuffix(base, ".cert")) && !strings.Contains(base, "key")
 }
