@@ -141,7 +141,7 @@ func TestPolicy_TopicPushShapes(t *testing.T) {
 		{"a hotfix", command("git push -u origin hotfix/2.4.1"), "allow policy:git-push-topic"},
 		{"an agent's branch", command("git push -u origin claude/fix-flaky-test"), "allow policy:git-push-topic"},
 		{"HEAD to main", command("git push origin HEAD:main"), "escalate policy:git-push"},
-		{"a release branch", command("git push origin HEAD:release/2.0"), "escalate policy:git-push"},
+		{"a release branch", command("git push origin HEAD:release/2.0"), "escalate policy:git-push-protected"}, // rules 16: a protected namespace,
 		{"a plain force", command("git push --force origin feat/search"), "escalate policy:git-push"},
 	})
 }

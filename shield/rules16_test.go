@@ -557,3 +557,4 @@ func TestRules16_AfterHoldout15(t *testing.T) {
 		}
 	}
 }
+

@@ -91,7 +91,7 @@ func TestShield_TopicPushAndScratchGlobs(t *testing.T) {
 		{"forced topic", command("git push --force origin feature/x"), "escalate policy:git-push"},
 		{"another remote", command("git push mirror feature/x"), "escalate policy:git-push"},
 		{"refspec to main", command("git push origin feature/x:main"), "escalate policy:git-push"},
-		{"release branch", command("git push origin release/2.4"), "escalate policy:git-push"},
+		{"release branch", command("git push origin release/2.4"), "escalate policy:git-push-protected"}, // rules 16: a protected namespace,
 		{"scratch files by pattern", command("rm -f /tmp/rollup-*.parquet"), "escalate destructive:delete-outside"},
 		{"scratch by extension", command("rm /var/tmp/*.csv"), "escalate destructive:delete-outside"},
 		{"all of scratch", command("rm -rf /tmp/*"), "block destructive:delete-outside"},

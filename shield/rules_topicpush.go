@@ -19,6 +19,22 @@ var topicPrefixes = map[string]bool{"feature": true, "feat": true, "fix": true, 
 	"hotfix": true, "deps": true, "dependencies": true, "bump": true, "upgrade": true, "agent": true, "ai": true, "bot": true,
 	"claude": true, "codex": true, "gemini": true, "copilot": true, "opx": true}
 
+// protectedBranches are first segments of branches that ship or are
+// guarded: never a topic.
+var protectedBranches = map[string]bool{"release": true, "releases": true, "rel": true, "stable": true, "prod": true,
+	"production": true, "main": true, "master": true, "develop": true, "development": true, "staging": true, "stage": true,
+	"deploy": true, "deployment": true, "gh-pages": true, "trunk": true, "live": true, "lts": true, "maintenance": true}
+
+// namespaceTopic reports whether a branch's first segment is a plain
+// namespace (api/, infra/, renovate/ — rules 16: teams prefix topic
+// branches by component as often as by kind) and not a protected one.
+func namespaceTopic(seg string) bool {
+	if seg == "" || protectedBranches[seg] || len(seg) > 40 {
+		return false
+	}
+	return strings.Trim(seg, "abcdefghijklmnopqrstuvwxyz0123456789._-") == "" && seg[0] != '.' && seg[0] != '-'
+}
+
 // topicPush reports whether r is `git push [-u|--set-upstream] origin
 // <topic>/<name>` and nothing else.
 func topicPush(r *Run) bool {
@@ -42,7 +58,7 @@ func topicPush(r *Run) bool {
 	// (HEAD:fix/x, HEAD:refs/heads/fix/x).
 	ref := strings.TrimPrefix(strings.TrimPrefix(a[1], "HEAD:"), "refs/heads/")
 	seg := strings.Split(ref, "/")
-	if len(seg) < 2 || !topicPrefixes[seg[0]] {
+	if len(seg) < 2 || !topicPrefixes[seg[0]] && !namespaceTopic(seg[0]) {
 		return false
 	}
 	for _, s := range seg[1:] {
