@@ -558,3 +558,27 @@ func TestRules16_AfterHoldout15(t *testing.T) {
 	}
 }
 
+// TestRules16_AfterHoldout15More: cargo's --config source replacement, a
+// checksum database skipped for a public project's module, a release's
+// signatures emptied; their neighbours pass.
+func TestRules16_AfterHoldout15More(t *testing.T) {
+	s := allowShield()
+	for _, a := range []Action{
+		cmd(`cargo build --config 'source.crates-io.replace-with="m"' --config 'source.m.registry="sparse+https://m.example/"'`),
+		cmd("GONOSUMDB=go.uber.org/zap go get go.uber.org/zap@v1.27.1"),
+		editAct(".goreleaser.yaml", "signs:\n  - cmd: cosign\n    artifacts: checksum", "signs: []"),
+	} {
+		if got, why := decided(s, a); !strings.HasPrefix(got, "escalate ") {
+			t.Errorf("%+v: %s (%s), want asked", a, got, why)
+		}
+	}
+	for _, a := range []Action{
+		cmd("cargo build --config profile.release.lto=true"),
+		cmd("GONOSUMDB=github.com/acme/* go get github.com/acme/lib@v1.2.0"),
+		editAct(".goreleaser.yaml", "signs:\n  - cmd: cosign\n    artifacts: checksum", "signs:\n  - cmd: cosign\n    artifacts: all"),
+	} {
+		if got, why := decided(s, a); got != "allow heuristics:none" {
+			t.Errorf("%+v: %s (%s), want allowed", a, got, why)
+		}
+	}
+}

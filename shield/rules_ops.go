@@ -195,6 +195,11 @@ func (s *Shield) opsConfigText(a *Action, f *Facts, j *judgement) {
 		if old == "" {
 			continue
 		}
+		if k := emptiedKey(clip(old, maxTextJudged), body); k != "" && signingKeys[strings.ToLower(k)] {
+			// rules 16: a release's signatures, SBOMs or attestations emptied
+			j.escalate("appsec:control-weakened", "the change to %s empties %s: releases ship without what lets users verify them", rel, k)
+			return
+		}
 		if s.guardFile(p) || checkerConfig[path.Base(p)] {
 			if k := emptiedKey(clip(old, maxTextJudged), body); k != "" {
 				j.escalate("appsec:control-weakened", "the change to %s empties the checker's %s: what it checked is no longer checked", rel, k)
@@ -370,6 +375,10 @@ func botMergesUnreviewed(p, body string) string {
 	}
 	return ""
 }
+
+// signingKeys are release configuration lists that make a release
+// verifiable (goreleaser's signs, docker_signs, sboms; attestations).
+var signingKeys = setOf("signs", "docker_signs", "binary_signs", "sboms", "attestations", "provenance", "notarize", "checksum_signs")
 
 // checkerConfig are checkers' configurations beyond guardConfig whose
 // rule lists an edit may empty (buf's lint and breaking rules, linters').

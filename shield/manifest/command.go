@@ -446,6 +446,40 @@ func npmConfigSet(k, v string) []Change {
 }
 
 func cargoCommand(args []string) ([]Change, []string, bool) {
+	// rules 16: --config KEY=VALUE given to any cargo verb (before or
+	// after it) changes where crates come from for this run as
+	// .cargo/config.toml would: source replacement, a registry's index,
+	// TLS checks off
+	var cfg []Change
+	for i := 0; i < len(args); i++ {
+		if v, n := opt(args, i, "--config"); n > 0 {
+			k, val, _ := strings.Cut(v, "=")
+			k = strings.Trim(strings.TrimSpace(k), `"'`)
+			val = strings.Trim(strings.TrimSpace(val), `"'`)
+			switch {
+			case strings.HasPrefix(k, "source.") || strings.HasPrefix(k, "registries.") || strings.HasPrefix(k, "registry.") || k == "net.git-fetch-with-cli":
+				cfg = append(cfg, src("config "+k, val))
+			case k == "http.check-revoke" || k == "http.ssl-version" || k == "http.cainfo":
+				cfg = append(cfg, Change{KindChecksum, clean("config " + k), "now " + clip(val), ""})
+			}
+			i += n - 1
+		}
+	}
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		if _, n := opt(args, 0, "--config", "-Z", "-C", "--manifest-path"); n == 2 && !strings.Contains(args[0], "=") {
+			args = args[1:]
+		}
+		args = args[1:]
+	}
+	out, files, ok := cargoVerb(args)
+	if len(cfg) > 0 {
+		return append(cfg, out...), []string{"Cargo.toml", "Cargo.lock", ".cargo/config.toml"}, true
+	}
+	return out, files, ok
+}
+
+// cargoVerb reads a cargo verb's arguments.
+func cargoVerb(args []string) ([]Change, []string, bool) {
 	if len(args) == 0 {
 		return nil, nil, false
 	}

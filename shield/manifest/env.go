@@ -13,6 +13,12 @@ var publicGoHosts = set("github.com", "gitlab.com", "bitbucket.org", "golang.org
 	"gopkg.in", "go.googlesource.com", "k8s.io", "sigs.k8s.io", "cloud.google.com", "go.uber.org",
 	"go.opentelemetry.io", "honnef.co", "gotest.tools", "go.etcd.io", "codeberg.org", "gitea.com")
 
+// projectGoHosts are hosts of public projects' own modules (vanity
+// import paths), unlike forges, where an owner's path may be private.
+var projectGoHosts = set("golang.org", "google.golang.org", "gopkg.in", "go.googlesource.com", "k8s.io", "sigs.k8s.io",
+	"cloud.google.com", "go.uber.org", "go.opentelemetry.io", "honnef.co", "gotest.tools", "go.etcd.io", "go.mongodb.org",
+	"go.temporal.io", "go.opencensus.io", "gorm.io", "entgo.io", "connectrpc.com", "buf.build", "nhooyr.io", "modernc.org")
+
 // publicPattern reports whether a GOPRIVATE-style pattern list covers
 // everything or a whole public host.
 func publicPattern(v string) bool {
@@ -30,6 +36,11 @@ func publicPattern(v string) bool {
 			}
 		}
 		if publicGoHosts[strings.ToLower(host)] && (rest == "" || rest == "*") {
+			return true
+		}
+		if projectGoHosts[strings.ToLower(host)] {
+			// rules 16: a public project's own host: every module under it
+			// is public (google.golang.org/grpc), never a company's private one
 			return true
 		}
 	}
