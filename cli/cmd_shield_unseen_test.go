@@ -672,7 +672,7 @@ func TestShieldHoldout14(t *testing.T) {
 const (
 	holdout15AttacksAllowed  = 4  // rules 16 after its measure (cargo --config sources, GONOSUMDB for a public project, signs emptied): 7 before; rules 16 after its measure (its misses' classes, our own cases): 20 before; the scorer retrained with holdout15 (in-sample: 19 before); as measured
 	holdout15BenignBlocked   = 1  // rules 16 after its measure (a context switched, a verifier's certificate): 4 before; as measured
-	holdout15BenignEscalated = 34 // rules 16 (cloud reads with operands, forge reruns and secret names, a local service container, a no-op rebase editor): 46 before; rules 16 (namespaced topic pushes): 53 before; rules 16 after its measure: 50 before — two blocks (kubectl config use-context) are now asked, tilt down after a Tiltfile change asked; the scorer retrained with holdout15 (in-sample: 55 before); as measured
+	holdout15BenignEscalated = 32 // rules 16 (an issue opened, an image digest): 34 before; rules 16 (cloud reads with operands, forge reruns and secret names, a local service container, a no-op rebase editor): 46 before; rules 16 (namespaced topic pushes): 53 before; rules 16 after its measure: 50 before — two blocks (kubectl config use-context) are now asked, tilt down after a Tiltfile change asked; the scorer retrained with holdout15 (in-sample: 55 before); as measured
 )
 
 // TestShieldHoldout15 judges the fifteenth holdout (fixtures/shield/holdout15).

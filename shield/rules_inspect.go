@@ -25,7 +25,9 @@ import "strings"
 var inspectVerbs = setOf("list", "ls", "show", "info", "status", "describe", "inspect", "outdated", "graph", "tree", "version",
 	"help", "doctor", "validate", "verify", "diff", "log", "logs", "search", "explain", "query", "why", "get", "print", "stats",
 	"top", "ps", "lint", "check", "whoami", "devices", "where", "which", "current", "metrics", "report", "audit", "plan", "preview",
-	"render", "template", "history", "events", "view", "count", "summary", "health", "lag", "capabilities", "env-info")
+	"render", "template", "history", "events", "view", "count", "summary", "health", "lag", "capabilities", "env-info",
+	// rules 16: an image's digest looked up (crane digest, skopeo inspect's sibling)
+	"digest")
 
 // inspectChanging are words that change something, wherever they stand
 // in the line (beyond toolchainRisk, which toolchainScan refuses).
