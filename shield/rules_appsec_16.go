@@ -22,7 +22,14 @@ import (
 //   - server-side request forgery: an outbound request whose URL is what
 //     the request carries (http.Get(r.URL.Query().Get("url")),
 //     fetch(url) after url = searchParams.get("src")) — a sink of
-//     taintedSink.
+//     taintedSink, with the environment served and ORDER BY built;
+//   - in any file: a setting flipped by its name's polarity (a guard
+//     turned off, an exposure turned on: boolSwitched), a constant-time
+//     comparison replaced by a plain one, a guard's condition made
+//     constant, a lifetime made unbounded, a verification given an empty
+//     argument, an exemption's match widened (guardsLoosened); a URL
+//     allowlist given file: or gopher:, a field's validators removed, an
+//     account's standing dropped from a condition (inputGuardsDropped).
 
 // scopeWords are the owners a query's rows are scoped to.
 var scopeWords = []string{"tenant", "org", "organization", "organisation", "customer", "account", "owner", "workspace", "company", "team", "user"}

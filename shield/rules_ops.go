@@ -9,25 +9,30 @@ import (
 	"strings"
 )
 
-// Operations configuration (rules 16; docs/shield-rules.md "Rules 16:
-// what operations configuration grants and silences"). An infrastructure
-// repository ships the machines' own configuration — sudoers fragments,
-// package sources, log rotation, audit rules, alerting rules, web server
-// access — through Ansible, Packer, Debian packaging or plain copies. What
-// a change there does happens on every host it reaches, so the content
-// is judged by what it grants or silences whatever file holds it:
+// Operations and infrastructure configuration (rules 16; docs/shield-rules.md
+// "Rules 16: what operations configuration grants and silences" and the
+// sections after it). An infrastructure repository ships the machines'
+// own configuration — sudoers fragments, package sources, log rotation,
+// audit rules, alerting rules, web server access, cloud resources —
+// through Ansible, Packer, Terraform, Debian packaging or plain copies.
+// What a change there does happens on every host or account it reaches,
+// so the content is judged by what it grants or silences whatever file
+// holds it (opsConfigText):
 //
-//   - appsec:control-weakened: a sudo rule granting every command
-//     (`deploy ALL=(ALL) NOPASSWD: ALL`); package verification turned off
-//     in a source or a package manager's setting (`deb [trusted=yes] …`,
-//     `gpgcheck=0`, `APT::Get::AllowUnauthenticated "true"`); logs or
-//     audit records kept for nothing or dropped (`rotate 0` for audit or
-//     auth logs, journald `Storage=none`, auditd's full-disk action
-//     `ignore`, an audit rule file that turns auditing off); an alert's
-//     threshold moved ten times or more away from firing, or its `for:`
-//     stretched as far; a web server's access control taken out of a
-//     block (`deny all;`, `auth_basic`, `Require valid-user`) or directory
-//     listing turned on.
+//   - appsec:control-weakened: a sudo rule granting every command; package
+//     verification turned off; logs or audit records kept for nothing; an
+//     alert moved ten times or more away from firing; a web server's
+//     access control removed or listing turned on; access granted to
+//     everyone (allUsers, Principal "*", public ACLs); long-lived cloud
+//     keys, secrets printed as plain outputs, audit log exclusions; a
+//     dependency bot merging untested or major updates or turning security
+//     updates off; a checker's rule list or a release's signatures emptied;
+//   - credential-print: Terraform's outputs printed as JSON, or one named
+//     as a secret;
+//   - remote-code:manifest: kubectl applying manifests from a moving URL;
+//   - destructive:audit-trail: audit records deleted in the workspace;
+//     destructive:workspace-tree: git's tracked files handed to a program
+//     that deletes or empties them.
 
 // sudoGrant is a sudo rule that grants every command, with or without a
 // password: the user or group, the hosts, a runas list, then ALL.
@@ -56,7 +61,7 @@ func sudoGrantIn(s string) string {
 }
 
 // verifyOff is package verification turned off in a written setting.
-var verifyOff = mustRx(`(?im)^\s*deb(?:-src)?\s+\[[^\]\n]*\b(?:trusted|allow-insecure|allow-weak)\s*=\s*yes|^\s*(?:trusted|allow-insecure)\s*:\s*yes\s*$|^\s*gpgcheck\s*=\s*(?:0|no|false)\b|^\s*repo_gpgcheck\s*=\s*(?:0|no|false)\b.*\n(?:.*\n)*?^\s*gpgcheck\s*=\s*(?:0|no|false)|APT::Get::AllowUnauthenticated\s+"?(?:true|1)|Acquire::AllowInsecureRepositories\s+"?(?:true|1)|Acquire::AllowDowngradeToInsecureRepositories\s+"?(?:true|1)|^\s*disable_gpg_check\s*:\s*(?:true|yes)\b`)
+var verifyOff = mustRx(`(?im)^\s*deb(?:-src)?\s+\[[^\]\n]*\b(?:trusted|allow-insecure|allow-weak)\s*=\s*yes|^\s*(?:trusted|allow-insecure)\s*:\s*yes\s*$|^\s*(?:repo_)?gpgcheck\s*=\s*(?:0|no|false)\b|APT::Get::AllowUnauthenticated\s+"?(?:true|1)|Acquire::AllowInsecureRepositories\s+"?(?:true|1)|Acquire::AllowDowngradeToInsecureRepositories\s+"?(?:true|1)|^\s*disable_gpg_check\s*:\s*(?:true|yes)\b`)
 
 // logsDropped are logging and auditing settings that keep nothing.
 var logsDropped = mustRx(`(?im)^\s*Storage\s*=\s*none\b|^\s*MaxRetentionSec\s*=\s*[1-9]\d{0,2}s?\s*$|^\s*(?:disk_full_action|disk_error_action|admin_space_left_action|space_left_action|max_log_file_action)\s*=\s*(?:ignore|suspend)\b|^\s*-e\s+0\s*$|^\s*\*\.\*\s+(?:~|/dev/null)\s*$|^\s*(?:auth|authpriv|audit)[\w.,*]*\s+(?:~|stop|/dev/null)\s*$`)
