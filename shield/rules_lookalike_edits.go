@@ -34,12 +34,8 @@ func (s *Shield) lookalikeChanges(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 	}
-	for _, t := range f.Texts {
-		p, ok := strings.CutPrefix(t.Source, "content:")
-		if !ok {
-			continue
-		}
-		body := clip(t.Body, maxTextJudged)
+	for p, t := range writtenFiles(f) {
+		body := t.Body
 		if strings.Contains(body, "xn--") {
 			for _, h := range urlHosts(body) {
 				if punycodeHost(h) {

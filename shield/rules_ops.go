@@ -159,13 +159,8 @@ func (s *Shield) opsConfigText(a *Action, f *Facts, j *judgement) {
 			return
 		}
 	}
-	for _, t := range f.Texts {
-		p, ok := strings.CutPrefix(t.Source, "content:")
-		if !ok {
-			continue
-		}
-		body := clip(t.Body, maxTextJudged)
-		rel := s.relPath(p)
+	for p, t := range writtenFiles(f) {
+		body, rel := t.Body, s.relPath(p)
 		if m := sudoGrantIn(body); m != "" {
 			j.escalate("appsec:control-weakened", "the change to %s grants every command through sudo (%q): root on every host it reaches", rel, clipText(strings.TrimSpace(m), 60))
 			return

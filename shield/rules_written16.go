@@ -1,6 +1,7 @@
 package shield
 
 import (
+	"iter"
 	"path"
 	"strings"
 )
@@ -48,15 +49,27 @@ var reverseShell = mustRx(`(?i)\b(?:ba|z|k)?sh\s+-i\s*[<>]&?\s*/dev/(?:tcp|udp)/
 // module from a URL, or a registry module at :latest.
 var remoteExtends = mustRx(`(?i)["']?(?:extends|plugins?|presets?|parser|require|import)["']?\s*[:=]\s*\[?\s*["'](https?://[^"'\s]+\.(?:js|cjs|mjs|ts|json|ya?ml))["']|\bmodule\s+\w+\s+'br:[\w.-]+/[\w./-]+:latest'`)
 
+// writtenFiles yields each file an action writes (its Text of Source
+// "content:PATH") as the path and the text, clipped to what rules judge.
+func writtenFiles(f *Facts) iter.Seq2[string, Text] {
+	return func(yield func(string, Text) bool) {
+		for _, t := range f.Texts {
+			p, ok := strings.CutPrefix(t.Source, "content:")
+			if !ok {
+				continue
+			}
+			t.Body = clip(t.Body, maxTextJudged)
+			if !yield(p, t) {
+				return
+			}
+		}
+	}
+}
+
 // writtenDoes is the rule.
 func (s *Shield) writtenDoes(_ *Action, f *Facts, j *judgement) {
-	for _, t := range f.Texts {
-		p, ok := strings.CutPrefix(t.Source, "content:")
-		if !ok {
-			continue
-		}
-		body := clip(t.Body, maxTextJudged)
-		rel := s.relPath(p)
+	for p, t := range writtenFiles(f) {
+		body, rel := t.Body, s.relPath(p)
 		if m := findIf(reverseShell, body, "/dev/tcp/", "/dev/udp/", "nc ", "ncat", "netcat", "socat", "pty.spawn", "dup2", "mkfifo", "TCPSocket", "fsockopen"); m != "" {
 			j.escalate("remote-code:reverse-shell", "the change to %s writes a reverse shell (%q): whatever runs it hands a shell to another machine", rel, clipText(m, 60))
 			return
