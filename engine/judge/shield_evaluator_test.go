@@ -121,6 +121,8 @@ func TestShieldEvaluator_Tools(t *testing.T) {
 		{"gcloud logging read", "execute_command", `{"command":"gcloud logging read 'severity>=ERROR' --project=p-dev --limit=50"}`, "allow policy:check-and-inspect"},
 		{"gcloud storage cat", "execute_command", `{"command":"gcloud storage cat gs://b/.env"}`, "escalate policy:default"},
 		{"gh run rerun", "execute_command", `{"command":"gh run rerun 1973041 --failed"}`, "allow policy:forge-reads"},
+		{"a release downloaded to /tmp", "execute_command", `{"command":"gh release download v1.2.0 -p 'checksums.txt*' -D /tmp/v1.2.0"}`, "allow policy:forge-reads"},
+		{"a release downloaded up and out", "execute_command", `{"command":"gh release download v1 -D x/../../../home/dev/.ssh"}`, "escalate policy:default"},
 		{"gh secret list", "execute_command", `{"command":"gh secret list"}`, "allow policy:forge-reads"},
 		{"gh secret set", "execute_command", `{"command":"gh secret set X --body y"}`, "escalate policy:default"},
 		{"a local postgres", "execute_command", `{"command":"docker run --rm -d --name pg -p 127.0.0.1:5432:5432 -e POSTGRES_PASSWORD=dev postgres:17"}`, "allow policy:containers"},
