@@ -1,5 +1,7 @@
 package shield
 
+import "strings"
+
 // Facts are what an action does, as the tiers judge it: derived from a
 // tool's arguments (engine/judge.ShieldEvaluator), or from every simple command
 // of a parsed shell line (Shield.CommandFacts). The contract: every path
@@ -124,4 +126,17 @@ type Supply struct {
 	// Error says why the change could not be judged (a manifest that
 	// does not parse, or is over the size parsed).
 	Error string
+}
+
+// removedText is what the same change takes out of the file source
+// names, or "".
+func removedText(f *Facts, source string) string {
+	var b strings.Builder
+	for _, r := range f.Removed {
+		if r.Source == source {
+			b.WriteString(r.Body)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }

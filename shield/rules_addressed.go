@@ -95,11 +95,6 @@ var directive = mustRx(`(?i)\b(?:delete|remove|drop|ignore|disregard|forget|over
 // authorized or pre-approved to act.
 var agentGrant = mustRx(`(?i)\b(?:ai |coding |autonomous |automated |llm )?(?:agents|agent|assistants|assistant|llms)(?: [a-z-]+){0,4} (?:have|has|hold|holds|are|is|get|gets|were|was)(?: been)?(?: not| no)? (?:standing |blanket |full |pre-?|explicit |permanent )?(?:approval|permission|clearance|allowed|permitted|authori[sz]ed|cleared|approved|exempt)\b[^.\n]{0,80}`)
 
-// imageBeacon is a markdown image whose URL's query holds a
-// placeholder for data (<base64 of .env>, {{secrets}}, ${TOKEN}, [the
-// key]) rather than a value: a template for what the next reader writes.
-var imageBeacon = mustRx(`(?i)!\[[^\]\n]{0,100}\]\(https?://[^\s)"'?]{1,200}\?[^\s)"']{0,200}?(?:<[^>\n]{1,80}>|\{\{?[^}\n]{1,80}\}|\$\{?[A-Z_][A-Z0-9_]*|\[[^\]\n]{1,80}\]|%3C[^%\n]{1,80}%3E)`)
-
 // grantToAgents returns the first statement of text that grants agents
 // authority, or "": not a grant denied, not a user agent's or a service
 // agent's (HTTP clients, monitoring agents).
@@ -138,7 +133,7 @@ func (s *Shield) addressedText(a *Action, f *Facts, j *judgement) {
 			j.escalate("prompt-injection:addressed", "the %s addresses an AI reader and directs it (%q): text written to steer the next agent or reviewer", textName(t.Source), clipText(m, 80))
 			return
 		}
-		if m := findIf(imageBeacon, clip(t.Body, maxTextJudged), "!["); m != "" {
+		if m := imageBeacon.FindString(clip(t.Body, maxTextJudged)); m != "" {
 			// rules 16: a template for the next reader's answer with an
 			// image whose URL carries data to be filled in — rendering the
 			// answer sends it (the markdown-image exfiltration of chat UIs)

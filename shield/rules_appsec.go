@@ -72,24 +72,13 @@ func (s *Shield) appsecWeakened(_ *Action, f *Facts, j *judgement) {
 			continue
 		}
 		if securityContact(p) {
-			var old string
-			for _, r := range f.Removed {
-				if r.Source == t.Source {
-					old += r.Body + "\n"
-				}
-			}
-			if why := contactMoved(t.Body, old); why != "" {
+			if why := contactMoved(t.Body, removedText(f, t.Source)); why != "" {
 				j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
 				return
 			}
 			continue
 		}
-		var old string
-		for _, r := range f.Removed {
-			if r.Source == t.Source {
-				old += r.Body + "\n"
-			}
-		}
+		old := removedText(f, t.Source)
 		if why := switchedOffInContext(t.Body, old); why != "" { // rules 15
 			j.escalate("appsec:control-weakened", "the change to %s weakens a security control: %s", s.relPath(p), why)
 			return

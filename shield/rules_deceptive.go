@@ -126,31 +126,12 @@ var ansiCSI = mustRx(`(?:\x1b|\\033|\\x1[bB]|\\[eE]|\\u001[bB])\[([0-9;]{0,32})[
 
 // stripANSI returns s without terminal control sequences (a space for
 // each), as a reader of the text sees it; s itself when it has none.
-func stripANSI(s string) string {
-	if !hasANSI(s) {
-		return s
-	}
-	return ansiCSI.ReplaceAllString(s, " ")
-}
-
-// hasANSI reports whether s may hold a terminal control sequence (the
-// byte, or a spelling of it before a bracket).
-func hasANSI(s string) bool {
-	for _, h := range []string{"\x1b[", `\033[`, `\x1b[`, `\x1B[`, `\e[`, `\E[`, `\u001b[`, `\u001B[`} {
-		if strings.Contains(s, h) {
-			return true
-		}
-	}
-	return false
-}
+func stripANSI(s string) string { return ansiCSI.ReplaceAllString(s, " ") }
 
 // concealedANSI returns a select-graphic-rendition sequence that
 // conceals text (parameter 8; rules 16), or false: a terminal shows
 // nothing of what follows it, an agent reading the file reads all of it.
 func concealedANSI(s string) (string, bool) {
-	if !hasANSI(s) {
-		return "", false
-	}
 	for _, m := range ansiCSI.FindAllStringSubmatch(s, 64) {
 		if !strings.HasSuffix(m[0], "m") {
 			continue

@@ -30,6 +30,12 @@ var (
 	// markdownBeaconRe is a markdown image whose URL carries data in its
 	// query: rendering it sends the data to the image's host.
 	markdownBeaconRe = mustRx(`!\[[^\]]*\]\(\s*https?://[^)\s?]+\?[^)\s]*=(?:[A-Za-z0-9+/_%-]{24,}|[^)\s&]*(?:\$\{|\$\(|\{\{))`)
+	// imageBeacon is the same image with a placeholder for data in its
+	// query (<base64 of .env>, {{secrets}}, ${TOKEN}, [the key]) rather
+	// than a value: a template for what the next reader writes (rules 16;
+	// prompt-injection:addressed reads it in every text, memory and forge
+	// posts included).
+	imageBeacon = mustRx(`(?i)!\[[^\]\n]{0,100}\]\(https?://[^\s)"'?]{1,200}\?[^\s)"']{0,200}?(?:<[^>\n]{1,80}>|\{\{?[^}\n]{1,80}\}|\$\{?[A-Z_][A-Z0-9_]*|\[[^\]\n]{1,80}\]|%3C[^%\n]{1,80}%3E)`)
 	// allowAllRe is a scanner allowlist entry that matches everything.
 	allowAllRe = mustRx(`(?m)(?:^|[\[\s,=])(?:'''|"|')(?:\.\*|\.\+|\^\.\*\$?|\*\*(?:/\*)?|\*)(?:'''|"|')`)
 	// guardNameRe is a .gitignore or info/exclude line that hides a file

@@ -367,7 +367,7 @@ func lookalikeOf(eco, name string) string {
 	if eco == "go" {
 		return goLookalike(low, list)
 	}
-	key := squatKey(eco, low)
+	key := squatKey(low)
 	keys := popularKeys[eco]
 	for i, q := range list {
 		if scopedLookalike(low, q) {
@@ -452,7 +452,7 @@ var pyFold = strings.NewReplacer("_", "-", ".", "-")
 var squatFold = strings.NewReplacer("-", "", "_", "", ".", "", "0", "o", "1", "l", "3", "e", "5", "s", "rn", "m", "vv", "w")
 
 // squatKey is n folded by squatFold.
-func squatKey(_, n string) string { return squatFold.Replace(n) }
+func squatKey(n string) string { return squatFold.Replace(n) }
 
 // popularKeys are the popular names' squat keys, by ecosystem, in the
 // lists' order (computed once: lookalikeOf reads them per package).
@@ -461,7 +461,7 @@ var popularKeys = func() map[string][]string {
 	for eco, list := range popular {
 		ks := make([]string, len(list))
 		for i, q := range list {
-			ks[i] = squatKey(eco, q)
+			ks[i] = squatKey(q)
 		}
 		out[eco] = ks
 	}

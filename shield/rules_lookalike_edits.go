@@ -68,19 +68,6 @@ func (s *Shield) lookalikeChanges(_ *Action, f *Facts, j *judgement) {
 	}
 }
 
-// removedText is what the same change takes out of the file source
-// names, or "".
-func removedText(f *Facts, source string) string {
-	var b strings.Builder
-	for _, r := range f.Removed {
-		if r.Source == source {
-			b.WriteString(r.Body)
-			b.WriteByte('\n')
-		}
-	}
-	return b.String()
-}
-
 // renamedDependency returns a dependency the new text names, the old
 // does not, that is a near spelling of one the old text names.
 func renamedDependency(base, old, new string) (string, string) {
@@ -121,7 +108,7 @@ func nearName(n, o string) bool {
 	if n == o || strings.TrimRight(n, "0123456789") == strings.TrimRight(o, "0123456789") {
 		return false
 	}
-	if squatKey("", n) == squatKey("", o) {
+	if squatKey(n) == squatKey(o) {
 		return true
 	}
 	d := editDistance(n, o, 2)
@@ -193,7 +180,7 @@ func hostSwapped(old, new string) (string, string) {
 			if registrable(h) == registrable(o) {
 				continue
 			}
-			if squatKey("", h) == squatKey("", o) {
+			if squatKey(h) == squatKey(o) {
 				return h, o
 			}
 			ro, rn := registrable(o), registrable(h)

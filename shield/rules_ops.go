@@ -3,7 +3,6 @@ package shield
 import (
 	"math"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,25 +164,23 @@ func (s *Shield) opsConfigText(a *Action, f *Facts, j *judgement) {
 			j.escalate("appsec:control-weakened", "the change to %s grants every command through sudo (%q): root on every host it reaches", rel, clipText(strings.TrimSpace(m), 60))
 			return
 		}
-		if m := findIf(verifyOff, body, "trusted", "Trusted", "insecure", "gpgcheck", "AllowUnauthenticated", "AllowInsecure", "AllowDowngrade", "disable_gpg_check"); m != "" {
+		if m := verifyOff.FindString(body); m != "" {
 			j.escalate("appsec:control-weakened", "the change to %s turns package verification off (%q): whatever the source serves is installed", rel, clipText(strings.TrimSpace(m), 60))
 			return
 		}
-		if !logOrAuditFile(p) {
-		} else if m := logsDropped.FindString(body); m != "" {
+		if m := logsDropped.FindString(body); m != "" && logOrAuditFile(p) {
 			j.escalate("appsec:control-weakened", "the change to %s keeps no logs or audit records (%q)", rel, clipText(strings.TrimSpace(m), 60))
 			return
 		}
-		if !strings.Contains(strings.ToLower(p), "logrotate") {
-		} else if m := rotateZero.FindString(body); m != "" && (auditLogName.MatchString(body) || auditLogName.MatchString(p)) {
+		if m := rotateZero.FindString(body); m != "" && strings.Contains(strings.ToLower(p), "logrotate") && (auditLogName.MatchString(body) || auditLogName.MatchString(p)) {
 			j.escalate("appsec:control-weakened", "the change to %s keeps no rotated copy of an audit or authentication log (%q)", rel, clipText(strings.TrimSpace(m), 60))
 			return
 		}
-		if m := findIf(cloudSecretExposed, body, "_key", "sensitive", "exclusion"); m != "" {
+		if m := cloudSecretExposed.FindString(body); m != "" {
 			j.escalate("appsec:control-weakened", "the change to %s %s (%q)", rel, cloudSecretWhy(m), clipText(strings.TrimSpace(m), 60))
 			return
 		}
-		if m := findIf(publicGrant, body, "allUsers", "allAuthenticatedUsers", "Principal", "principal", "public", "Public", "BlobPublic"); m != "" {
+		if m := publicGrant.FindString(body); m != "" {
 			j.escalate("appsec:control-weakened", "the change to %s grants access to anyone on the internet (%q)", rel, clipText(strings.TrimSpace(m), 60))
 			return
 		}
@@ -238,8 +235,8 @@ func alertRuleFile(p string) bool {
 }
 
 var (
-	exprCmp = regexp.MustCompile(`(>=|<=|>|<|==)\s*(-?\d+(?:\.\d+)?(?:e\d+)?)\s*$`)
-	forDur  = regexp.MustCompile(`(?m)^\s*for\s*:\s*(\d+)([smhdw])\s*$`)
+	exprCmp = mustRx(`(>=|<=|>|<|==)\s*(-?\d+(?:\.\d+)?(?:e\d+)?)\s*$`)
+	forDur  = mustRx(`(?m)^\s*for\s*:\s*(\d+)([smhdw])\s*$`)
 )
 
 // alertLoosened says how an edit of an alerting rule moves it away from
@@ -387,8 +384,8 @@ var checkerConfig = setOf("buf.yaml", "buf.work.yaml", ".yamllint", ".yamllint.y
 	".spectral.yml", "clippy.toml", ".clippy.toml", "rustfmt.toml", ".swiftlint.yml", "detekt.yml", ".rubocop.yml", "phpstan.neon", "psalm.xml")
 
 var (
-	emptyValue = regexp.MustCompile(`^\s*["']?([\w.-]+)["']?\s*[:=]\s*(?:\[\s*\]|\{\s*\}|""|'')\s*,?\s*$`)
-	keyOpen    = regexp.MustCompile(`^\s*["']?([\w.-]+)["']?\s*[:=]\s*(.*)$`)
+	emptyValue = mustRx(`^\s*["']?([\w.-]+)["']?\s*[:=]\s*(?:\[\s*\]|\{\s*\}|""|'')\s*,?\s*$`)
+	keyOpen    = mustRx(`^\s*["']?([\w.-]+)["']?\s*[:=]\s*(.*)$`)
 )
 
 // emptiedKey returns a key whose value the new text empties ([] {} "")
@@ -416,17 +413,6 @@ func emptiedKey(old, new string) string {
 		}
 		if v == "" && i+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+1]), "- ") {
 			return m[1]
-		}
-	}
-	return ""
-}
-
-// findIf is re.FindString(s) when s holds one of hints (a cheap first
-// pass: these expressions run over every text an action writes), else "".
-func findIf(re interface{ FindString(string) string }, s string, hints ...string) string {
-	for _, h := range hints {
-		if strings.Contains(s, h) {
-			return re.FindString(s)
 		}
 	}
 	return ""

@@ -70,7 +70,7 @@ func writtenFiles(f *Facts) iter.Seq2[string, Text] {
 func (s *Shield) writtenDoes(_ *Action, f *Facts, j *judgement) {
 	for p, t := range writtenFiles(f) {
 		body, rel := t.Body, s.relPath(p)
-		if m := findIf(reverseShell, body, "/dev/tcp/", "/dev/udp/", "nc ", "ncat", "netcat", "socat", "pty.spawn", "dup2", "mkfifo", "TCPSocket", "fsockopen"); m != "" {
+		if m := reverseShell.FindString(body); m != "" {
 			j.escalate("remote-code:reverse-shell", "the change to %s writes a reverse shell (%q): whatever runs it hands a shell to another machine", rel, clipText(m, 60))
 			return
 		}
@@ -80,7 +80,7 @@ func (s *Shield) writtenDoes(_ *Action, f *Facts, j *judgement) {
 				return
 			}
 		}
-		if m := findIf(remoteExtends, body, "://", "br:"); m != "" {
+		if m := remoteExtends.FindString(body); m != "" {
 			j.escalate("supply-chain:source", "the change to %s loads configuration or code from %q: whatever that address serves runs with the tool", rel, clipText(m, 80))
 			return
 		}
