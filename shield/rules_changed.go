@@ -186,6 +186,9 @@ func (s *Shield) changedFiles(f *Facts) []string {
 			continue
 		}
 		tf, ok := toolFileOf(w.Path, runs[w.Path])
+		if ok && s.cleanChange(f, w.Path) {
+			continue // rules 17: read whole, and only the tool's job
+		}
 		if !ok && fetchingScript(f, w.Path) {
 			tf, ok = toolFile{what: path.Base(w.Path) + ", a script that runs code it fetches", runners: []string{path.Base(w.Path)}, always: true}, true
 		}

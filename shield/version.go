@@ -225,7 +225,11 @@ package shield
 //	   grants or silences (sudo grants, package verification off, logs
 //	   kept for nothing, alerts moved away from firing, web access
 //	   controls removed).
-const RulesVersion = "16"
+//	17 (session 22): a change to a tool's file that Shield reads whole
+//	   and finds clean (recipe lines the policy allows, a local hook, a
+//	   migration that only adds schema, a conftest or build.rs without
+//	   capability) is not remembered for flow:changed-then-run.
+const RulesVersion = "17"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).

@@ -391,6 +391,11 @@ var capability = map[string]*regexp.Regexp{
 	"build.rs":    regexp.MustCompile(`\bstd::process\b|\bCommand::new\b|\bprocess::Command\b|\bstd::net\b|\bTcpStream\b|\bUdpSocket\b|\breqwest\b|\bureq\b|\bcurl\b|\bhyper\b|\bfs::(?:write|remove\w*|create\w*|copy|rename|set_permissions)\b|\bFile::(?:create|options)\b|\bOpenOptions\b|\binclude_bytes!|\bunsafe\b|\blibloading\b|\bdownload\b|\bbase64\b|\bfrom_utf8\b|\benv::var(?:_os)?\(\s*"(?:HOME|USER|PATH|SSH\w*|AWS\w*|GITHUB\w*|\w*TOKEN\w*|\w*SECRET\w*|\w*KEY\w*)"|\benv::vars\b|cargo:rustc-link-(?:arg|search)=[^"\n]*(?:/tmp|\.\.|https?:)|cargo:rustc-env=`),
 }
 
+// AddsCapability reports whether the lines after adds to a conftest.py
+// or build.rs (f, the base name) do anything beyond computing values
+// (addsCapability); for any other file it reports true.
+func AddsCapability(f string, before, after []byte) bool { return addsCapability(f, before, after) }
+
 // addsCapability reports whether the lines after adds (those before does
 // not hold) do any of what capability names for f; a file too large to
 // read counts as doing it.
