@@ -46,7 +46,7 @@ func appSource(p string) bool {
 // testSource reports whether p is a test, fixture, example or mock: code
 // that weakens controls on purpose.
 func testSource(p string) bool {
-	for _, seg := range strings.Split(strings.ToLower(path.Dir(p)), "/") {
+	for seg := range strings.SplitSeq(strings.ToLower(path.Dir(p)), "/") {
 		switch seg {
 		case "test", "tests", "__tests__", "spec", "specs", "testdata", "fixtures", "fixture", "e2e",
 			"mocks", "__mocks__", "mock", "examples", "example", "testing", "cypress", "playwright":

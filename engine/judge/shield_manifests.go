@@ -158,9 +158,9 @@ var pinMarks = []string{`"integrity"`, "integrity ", "integrity:", "checksum = "
 // pins counts the hashes a lockfile records (the most any one mark
 // counts: a file uses one form).
 func pins(b []byte) int {
-	n := 0
+	n, text := 0, string(b) // one copy, not one per mark
 	for _, m := range pinMarks {
-		n = max(n, strings.Count(string(b), m))
+		n = max(n, strings.Count(text, m))
 	}
 	return n
 }

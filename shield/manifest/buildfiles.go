@@ -165,7 +165,7 @@ func Sniff(p string, text []byte) string {
 	if len(text) > MaxBytes {
 		text = text[:MaxBytes]
 	}
-	if buildShape.Match(text) || dependencyShape.Match(text) {
+	if sniffHinted(text) && (buildShape.Match(text) || dependencyShape.Match(text)) {
 		return ShapeFormat
 	}
 	// a lockfile of any ecosystem that records where packages come from
@@ -173,6 +173,36 @@ func Sniff(p string, text []byte) string {
 		return ShapeFormat
 	}
 	return ""
+}
+
+// sniffHints are words one of which every match of buildShape and
+// dependencyShape holds (lower case): a text holding none, in ASCII,
+// cannot match them, and the expressions (case-insensitive alternations
+// the backtracker walks over the whole text) are not run.
+var sniffHints = []string{"repositor", "registr", "mirror", "feed", "source", "index", "distributionurl", "dependenc",
+	"allowinsecure", "secure-http", "trusted", "pluginmanagement", "buildscript", "substituters", "[lfs", "[remote",
+	"[submodule", "://", "requires", "lib_deps", "platform_packages", "remotes", "overrides", "resolutions"}
+
+// sniffHinted reports whether text may match buildShape or
+// dependencyShape: it holds a sniffHint, or a byte outside ASCII (case
+// folding outside ASCII is the expressions' to judge).
+func sniffHinted(text []byte) bool {
+	lower := make([]byte, len(text))
+	for i, c := range text {
+		if c >= 0x80 {
+			return true
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	for _, h := range sniffHints {
+		if bytes.Contains(lower, []byte(h)) {
+			return true
+		}
+	}
+	return false
 }
 
 // SniffCandidate reports whether p is a file Sniff could judge by its
