@@ -67,3 +67,52 @@ func TestRules17_CleanChangeNotRemembered(t *testing.T) {
 		{"makefile by a command", then(command("sed -i s/go/gox/ /home/dev/src/app/Makefile"), "make all"), asked},
 	})
 }
+
+// Rules 17: an edit of a CI workflow judged by what it adds — a pinned
+// action of a tool's publisher, a step run always, an option added to a
+// command, a pin moved within a commit — passes; an unknown publisher, a
+// script runner, a check made to pass, a moved tag, a condition that
+// turns a check off, a workspace script run with the runner's token
+// are asked about.
+func TestRules17_QuietCIEdit(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action {
+		a := facts(s, "edit_file").content(p, new).act()
+		a.Facts.Removed = append(a.Facts.Removed, shield.Text{Source: "content:" + s.ResolvePath(p), Body: old})
+		return a
+	}
+	const wf = ".github/workflows/ci.yml"
+	const ci = "escalate runs-later:ci-workflow"
+	sha := "11bd71901bbe5b1630ceea73d27597364c9af683"
+	runRuleCases(t, s, []ruleCase{
+		{"a command replaced by another", ed(wf, "      - run: go test ./...", "      - run: go test -json ./... > report.json\n      - uses: actions/upload-artifact@"+sha+" # v4\n        if: always()\n        with:\n          name: report\n          path: report.json"), ci},
+		{"publisher's setup action by commit", ed(wf, "      - run: ./gradlew check", "      - uses: gradle/actions/setup-gradle@"+sha+"\n      - run: ./gradlew check"), none},
+		{"an option added to a command", ed(wf, "      - run: pnpm turbo run lint test", "      - run: pnpm turbo run lint test --concurrency=4"), none},
+		{"pin moved to another commit", ed(wf, "actions/setup-node@"+sha, "actions/setup-node@0a44ba7841725637a19e28fa30b79a866c81b8a6 # v4.4.0"), none},
+		{"cache keyed by a file", ed(".gitlab-ci.yml", "    key: gradle", "    key:\n      files:\n        - gradle/wrapper/gradle-wrapper.properties"), none},
+		{"an artifact step run always", ed(wf, "      - run: pytest -q", "      - run: pytest -q --junitxml=report.xml\n      - uses: actions/upload-artifact@v4\n        if: always()\n        with:\n          name: report\n          path: report.xml"), none},
+
+		{"unknown publisher by commit", ed(wf, "      - run: go test ./...", "      - uses: helpful-dev/setup-cache@"+sha+"\n      - run: go test ./..."), ci},
+		{"script runner action", ed(wf, "      - run: go test ./...", "      - uses: actions/github-script@"+sha+"\n        with:\n          script: console.log(1)\n      - run: go test ./..."), ci},
+		{"check made to pass", ed(wf, "      - run: npm run lint", "      - run: npm run lint || true"), ci},
+		{"check made to exit zero", ed(wf, "      - run: ruff check .", "      - run: ruff check . --exit-zero"), ci},
+		{"pin moved from a commit to a tag", ed(wf, "uses: tj-actions/changed-files@"+sha, "uses: tj-actions/changed-files@v45"), "escalate supply-chain:pin-moved"},
+		{"check run only on failure", ed(wf, "      - run: go vet ./...", "      - run: go vet ./...\n        if: failure()"), ci},
+		{"workspace script with the token", ed(wf, "      - run: go test ./...", "      - run: go test ./...\n      - run: ./scripts/report.sh"), ci},
+		{"artifact path outside the checkout", ed(wf, "      - run: pytest -q", "      - run: pytest -q\n      - uses: actions/upload-artifact@v4\n        with:\n          name: home\n          path: ~/.ssh"), ci},
+	})
+}
+
+// Rules 17: a hook made to exit before its check is not a quiet edit.
+func TestRules17_HookExitEarly(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action {
+		a := facts(s, "edit_file").content(p, new).act()
+		a.Facts.Removed = append(a.Facts.Removed, shield.Text{Source: "content:" + s.ResolvePath(p), Body: old})
+		return a
+	}
+	runRuleCases(t, s, []ruleCase{
+		{"exit 0 above the check", ed(".husky/pre-commit", "npm run lint", "exit 0\nnpm run lint"), "escalate runs-later:git-hook"},
+		{"agents exempted", ed(".husky/pre-commit", "pnpm exec lint-staged", "[ -n \"$AGENT\" ] && exit 0\npnpm exec lint-staged"), "escalate runs-later:git-hook"},
+	})
+}

@@ -36,7 +36,7 @@ var laterData = mustRx(`^[\s\[\]{},]*(("[^"]*"|'[^']*'|-?\d[\d.]*|true|false|nul
 // quietLaterEdit reports whether an edit of a file that runs later adds
 // only settings, a same-source version move, or a known check, and
 // removes nothing but the values it replaces.
-func quietLaterEdit(added, old string) bool {
+func (s *Shield) quietLaterEdit(added, old string) bool {
 	if old == "" {
 		return false
 	}
@@ -47,6 +47,7 @@ func quietLaterEdit(added, old string) bool {
 	}
 	plus, minus := diffLines(added, old)
 	keys := map[string]bool{}
+	var runs []string // the commands the change adds (rules 17)
 	for _, l := range plus {
 		l = strings.TrimSpace(strings.TrimPrefix(l, "- "))
 		if i := strings.Index(l, " #"); i > 0 {
@@ -58,22 +59,38 @@ func quietLaterEdit(added, old string) bool {
 		k, v := kv(l)
 		if k == "" {
 			if laterData.MatchString(l) {
+				if strings.HasSuffix(l, ":") {
+					keys[strings.ToLower(strings.Trim(strings.TrimSuffix(l, ":"), `"'`))] = true // a key whose value follows
+				}
 				continue
 			}
-			if knownCheck.MatchString(l) && !laterLoud.MatchString(l) {
+			if sourceRef.MatchString(l) && s.quietSource(strings.ToLower(l), old) {
+				continue // an action's reference alone (an edit of its ref)
+			}
+			if s.quietCommand(l, extends(minus, l)) {
+				runs = append(runs, l)
 				continue
 			}
 			return false
 		}
 		k = strings.Trim(k, `"'`)
 		keys[k] = true
+		if k == "if" && quietCondition[rawValue(l)] {
+			continue // a step run whatever came before (an upload of reports)
+		}
 		if laterGuardKey.MatchString(k) {
 			return false
 		}
 		switch {
 		case k == "uses" || k == "repo" || sourceRef.MatchString(v):
-			src, ref, _ := strings.Cut(v, "@")
-			if src == "" || !strings.Contains(strings.ToLower(old), src) || k == "uses" && !pinnedRef.MatchString(ref) {
+			if k == "repo" {
+				src, ref, _ := strings.Cut(v, "@")
+				if src == "" || !strings.Contains(strings.ToLower(old), src) || strings.Contains(src, "@") && !pinnedRef.MatchString(ref) {
+					return false
+				}
+				continue
+			}
+			if !s.quietSource(v, old) {
 				return false
 			}
 			continue
@@ -82,11 +99,20 @@ func quietLaterEdit(added, old string) bool {
 				return false
 			}
 			continue
+		case k == "image" && !strings.Contains(v, "$") && (officialImage(v) || imageDigest.MatchString(v)):
+			continue // an official image, a known publisher's registry, or any image by digest
 		case laterExecKeys[k]:
-			if v == "|" || v == ">" || v == "|-" || v == ">-" || knownCheck.MatchString(v) && !laterLoud.MatchString(v) {
+			if v == "|" || v == ">" || v == "|-" || v == ">-" {
+				continue
+			}
+			if raw := rawValue(l); s.quietCommand(raw, extends(minus, raw)) {
+				runs = append(runs, raw)
 				continue
 			}
 			return false
+		}
+		if (k == "path" || k == "paths") && relPathValue.MatchString(v) {
+			continue // where a step reads or writes in the checkout (an artifact, a cache)
 		}
 		if laterLoud.MatchString(l) || execSetting.MatchString(k) {
 			return false
@@ -101,12 +127,142 @@ func quietLaterEdit(added, old string) bool {
 		}
 		k, _ := kv(l)
 		k = strings.Trim(k, `"'`)
-		if k == "" && !laterData.MatchString(l) || k != "" && (!keys[k] || laterExecKeys[k] && k != "uses" && k != "repo") {
+		if k == "" && sourceRef.MatchString(l) {
+			continue // an action's reference, replaced (its new one judged above)
+		}
+		if laterExecKeys[k] && k != "uses" && k != "repo" || k == "" && !laterData.MatchString(l) {
+			if extended(runs, rawValue(l), l) {
+				continue // a command the change extends (a flag added), the new one judged
+			}
+			return false
+		}
+		if k != "" && !keys[k] {
 			return false
 		}
 	}
 	return true
 }
+
+// quietCondition are step conditions that run a step whatever came
+// before (or as by default), never one that turns a step off (failure()
+// runs a check only once something else failed).
+var quietCondition = map[string]bool{"always()": true, "success()": true, "!cancelled()": true,
+	"${{ always() }}": true, "${{ !cancelled() }}": true, "${{ success() }}": true}
+
+// rawValue is a key: value line's value as written (kv lower-cases it).
+func rawValue(l string) string {
+	_, v, ok := strings.Cut(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- ")), ":")
+	if !ok {
+		return strings.TrimSpace(l)
+	}
+	return strings.Trim(strings.TrimSpace(v), `"'`)
+}
+
+// extended reports whether one of the commands a change adds begins with
+// the command it removes (the same command, an option added).
+func extended(runs []string, removedVal, removedLine string) bool {
+	for _, r := range runs {
+		if removedVal != "" && strings.HasPrefix(r, removedVal) || strings.HasPrefix(r, strings.TrimSpace(strings.TrimPrefix(removedLine, "- "))) {
+			return true
+		}
+	}
+	return false
+}
+
+// quietCommand reports whether a command a CI step or hook adds runs a
+// known check without what fetches, executes, sends or starts on its own
+// (laterLoud), or what makes a check pass whatever it finds
+// (checkNeutered). A command that extends one the change removes (an
+// option added: --concurrency=4) may also be any line the policy allows
+// and tier 1 finds nothing in (cleanLine) that runs a tool, not a
+// program of the workspace or an interpreter given a file (rules 17).
+func (s *Shield) quietCommand(line string, extendsRemoved bool) bool {
+	if line == "" || laterLoud.MatchString(line) || checkNeutered.MatchString(line) {
+		return false
+	}
+	if knownCheck.MatchString(line) {
+		return true
+	}
+	if !extendsRemoved {
+		return false
+	}
+	// Outside the sandbox, with the runner's token, the policy's leave
+	// to run the project's own scripts does not hold.
+	a := Action{Tool: "execute_command", Command: line}
+	for _, r := range s.facts(&a).Runs {
+		if strings.ContainsAny(r.Name, "/.") || ciInterpreters[r.Name] || len(r.Argv) > 0 && strings.Contains(r.Argv[0], "/") {
+			return false
+		}
+	}
+	return s.cleanLine(line)
+}
+
+// checkNeutered is what makes a check or a hook pass whatever it finds:
+// an exit or return, a trailing true, options that turn failures off or
+// skip what is checked.
+var checkNeutered = mustRx(`(?i)\b(exit|return)\b|;\s*(true|:)\s*$|--exit-zero|--no-verify|--max-warnings|--pass-?with-?no-?tests|--ignore|--skip|--exclude|--deselect|\s-k\s|--no-fail|--allow-fail|--force|--continue-on-error|\|\|`)
+
+// extends reports whether cmd begins with a command line the change
+// removes (the same command, an option added).
+func extends(minus []string, cmd string) bool {
+	for _, m := range minus {
+		if v := rawValue(m); v != "" && v != cmd && strings.HasPrefix(cmd, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// ciInterpreters run the file or code they are given.
+var ciInterpreters = map[string]bool{"python": true, "python3": true, "node": true, "ruby": true, "perl": true, "php": true,
+	"bash": true, "sh": true, "zsh": true, "pwsh": true, "powershell": true, "deno": true, "bun": true, "tsx": true, "ts-node": true,
+	"java": true, "dotnet": false, "lua": true, "Rscript": true, "julia": true, "groovy": true, "osascript": true}
+
+// quietSource reports whether an action's reference (owner/name[/path]@ref,
+// lower case) is one the file already named at another pinned ref, or
+// one from a publisher of build tooling pinned by commit (GitHub's own
+// actions by a version tag too); never a script runner's action.
+func (s *Shield) quietSource(v, old string) bool {
+	src, ref, ok := strings.Cut(v, "@")
+	if !ok || src == "" || !pinnedRef.MatchString(ref) || strings.HasPrefix(src, "docker:") || strings.HasPrefix(src, "./") {
+		return false
+	}
+	if strings.Contains(strings.ToLower(old), src+"@") {
+		return true // the same source at another version (a commit moved to a tag: supply-chain:pin-moved)
+	}
+	owner, _, _ := strings.Cut(src, "/")
+	if strings.Contains(src, "script") {
+		return false // actions/github-script runs the code its input holds
+	}
+	if owner == "actions" || owner == "github" {
+		return true
+	}
+	return actionPublishers[owner] && fullCommit.MatchString(ref)
+}
+
+// relPathValue is a relative path inside the checkout: no parent, home,
+// root or variable.
+var relPathValue = mustRx(`^[\w][\w./*@+-]*$`)
+
+// imageDigest is an image reference pinned by digest.
+var imageDigest = mustRx(`@sha256:[0-9a-f]{64}$`)
+
+// fullCommit is a commit's full hash.
+var fullCommit = mustRx(`^[0-9a-f]{40}$`)
+
+// actionPublishers are owners who publish the setup, cache and upload
+// actions of their own tools (a reference by commit to one of theirs is
+// the tool's vendor's code, as pinned as a reference can be).
+var actionPublishers = map[string]bool{"actions": true, "github": true, "docker": true, "hashicorp": true, "gradle": true,
+	"aws-actions": true, "azure": true, "google-github-actions": true, "golangci": true, "astral-sh": true, "pnpm": true,
+	"oven-sh": true, "denoland": true, "dtolnay": true, "swatinem": true, "ruby": true, "shivammathur": true, "codecov": true,
+	"sigstore": true, "slsa-framework": true, "ossf": true, "step-security": true, "jetbrains": true, "microsoft": true,
+	"cloudflare": true, "pypa": true, "goreleaser": true, "anchore": true, "aquasecurity": true, "erlef": true,
+	"subosito": true, "gradle-update": false, "bufbuild": true, "dart-lang": true, "haskell-actions": true, "julia-actions": true,
+	"r-lib": true, "conda-incubator": true, "mamba-org": true, "jdx": true, "taiki-e": true, "rust-lang": true,
+	"nixbuild": true, "cachix": true, "determinatesystems": true, "helm": true, "azure-actions": false, "firebaseextended": true,
+	"supabase": true, "vercel": false, "pulumi": true, "terraform-linters": true, "super-linter": true, "reviewdog": true,
+	"softprops": false, "peter-evans": false}
 
 // sourceRef is a value naming a source at a ref (owner/name@ref: an
 // action, an orb, a reusable workflow).

@@ -575,7 +575,7 @@ func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
 			if l.rule == "runs-later:direnv" && s.inWorkspace(r.Path) && onlyActivatesVenv(f, r.Path) {
 				return true // a workspace .envrc that only activates a virtualenv
 			}
-			if l.ask && s.inWorkspace(r.Path) && r.By == "edit_file" && quietLaterEdit(textOf(f, r.Path)) {
+			if l.ask && s.inWorkspace(r.Path) && r.By == "edit_file" && s.quietLaterEdit(textOf(f, r.Path)) {
 				return true // an edit adding only settings, a version of the same source, a known check
 			}
 			if l.ask && s.inWorkspace(r.Path) {

@@ -228,7 +228,11 @@ package shield
 //	17 (session 22): a change to a tool's file that Shield reads whole
 //	   and finds clean (recipe lines the policy allows, a local hook, a
 //	   migration that only adds schema, a conftest or build.rs without
-//	   capability) is not remembered for flow:changed-then-run.
+//	   capability) is not remembered for flow:changed-then-run; a CI
+//	   edit adding a publisher's action pinned by commit, a step run
+//	   always, a path in the checkout, an official image, or an option
+//	   to a command it replaces is quiet, and any command made to pass
+//	   whatever it finds is not.
 const RulesVersion = "17"
 
 // RecordedRules is the rules version a record names ("" before versions
