@@ -40,6 +40,13 @@ func TestRules16_LookalikeInstalls(t *testing.T) {
 		"cargo add serde_jsno",
 		"gem install nokogri",
 		"bundle add sidekik",
+		// session 22: one table of valued options per program (npm's -s is
+		// --silent, pip's -f takes the links, npm's -w a workspace)
+		"npm install -s lodahs",
+		"npm i -D -s expresss",
+		"pip install -q reqeusts",
+		"npm install -w web --save-exact axois",
+		"cargo add --features derive serde_jsno",
 	} {
 		if got, why := decided(s, cmd(line)); got != "escalate supply-chain:lookalike" {
 			t.Errorf("%s: %s (%s), want escalate supply-chain:lookalike", line, got, why)
@@ -66,6 +73,8 @@ func TestRules16_LookalikeInstalls(t *testing.T) {
 		"gem install rails",
 		"pnpm add ./local-pkg",
 		"npm install github:acme/widget",
+		"npm install -w lodahs express", // lodahs is the workspace -w names
+		"pip install -f lodahs requests",
 	} {
 		if got, why := decided(s, cmd(line)); strings.HasPrefix(got, "escalate supply-chain:lookalike") {
 			t.Errorf("%s: %s (%s), want not asked as a look-alike", line, got, why)

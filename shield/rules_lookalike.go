@@ -147,14 +147,10 @@ func installArgs(argv []string) []pkgRef {
 	}
 	sub, rest := args[0], args[1:]
 	eco := ""
-	valued := installValued
 	switch name {
 	case "npm", "pnpm", "yarn", "bun":
 		if sub == "add" || sub == "install" || sub == "i" || sub == "in" || sub == "ins" {
 			eco = "npm"
-		}
-		if name == "pnpm" {
-			valued = pnpmValued
 		}
 	case "pip", "pip3", "pipx":
 		if sub == "install" {
@@ -227,9 +223,7 @@ func installArgs(argv []string) []pkgRef {
 			out[len(out)-1].version = rest[k+1] // gem install NAME -v VERSION
 		}
 		if strings.HasPrefix(a, "-") {
-			if valued[a] {
-				skip = true
-			}
+			skip = manifest.InstallTakesValue(name, a)
 			continue
 		}
 		if eco == "nuget" && len(out) == 1 {
@@ -243,15 +237,6 @@ func installArgs(argv []string) []pkgRef {
 	}
 	return out
 }
-
-// installValued are the install options that take a value, as a word of
-// their own; pnpmValued pnpm's (its -w, --workspace-root, takes none).
-var (
-	installValued = set("-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url", "--extra-index-url", "-v", "--version",
-		"--group", "-G", "--filter", "-F", "-w", "--workspace", "--target", "--prefix", "--registry", "-C", "--dir", "--cwd", "--tag",
-		"--source", "-s", "--framework", "-f", "--package-directory", "--project", "-p", "--optional", "--extra", "--python", "--index", "--default-index")
-	pnpmValued = set("--filter", "-F", "-C", "--dir", "--registry", "--tag", "--workspace-dir", "--filter-prod")
-)
 
 // registryName reads one install argument as a registry package: its
 // ecosystem (deno's jsr: and npm: specifiers name theirs), name and

@@ -66,6 +66,58 @@ var npmValuedGlobals = map[string][]string{
 	"bun":  {"--cwd", "--filter"},
 }
 
+// installValued are, by program, the options after an install or add
+// verb that take a value as a word of their own (--registry URL, -w web):
+// what follows such an option is its value, not a package. One table for
+// every reader of an install line (the manifest's change here, Shield's
+// look-alike packages). Short options mean different things per program:
+// npm's -s is --silent and its -w names a workspace; pnpm's -w is
+// --workspace-root; pip's -f is --find-links, dotnet's --framework.
+var installValued = func() map[string]map[string]bool {
+	m := map[string][]string{
+		"npm":      {"--prefix", "-w", "--workspace", "--tag", "--omit", "--include", "--cache", "-C", "--install-strategy", "--save-prefix", "--registry", "--userconfig", "--globalconfig"},
+		"pnpm":     {"--filter", "-F", "-C", "--dir", "--registry", "--tag", "--workspace-dir", "--filter-prod", "--save-prefix", "--config-dir", "--store-dir", "--virtual-store-dir"},
+		"yarn":     {"--cwd", "--registry", "--tag", "--modules-folder", "--cache-folder"},
+		"bun":      {"--cwd", "--filter", "--registry", "-c", "--config", "--backend", "--cache-dir"},
+		"pip":      {"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--platform", "--python-version", "--implementation", "--abi", "--src", "--upgrade-strategy", "--progress-bar", "--log", "--proxy", "--cert", "--client-cert", "--cache-dir", "--trusted-host", "--report", "--config-settings", "-C"},
+		"uv":       {"-r", "--requirements", "--requirement", "-c", "--constraint", "--constraints", "-e", "--editable", "-i", "--index-url", "--extra-index-url", "--index", "--default-index", "-f", "--find-links", "--group", "--optional", "--extra", "-p", "--python", "--package", "--project", "--directory", "--target", "--prefix", "--branch", "--tag", "--rev", "--marker", "-m", "--script", "--upgrade-package", "-P", "--with", "--from"},
+		"poetry":   {"-G", "--group", "-E", "--extras", "--source", "--python", "--platform", "-C", "--directory", "-P", "--project", "--markers"},
+		"pdm":      {"-G", "--group", "-p", "--project", "-L", "--lockfile", "-v", "--venv", "--save-strategy", "--update-strategy"},
+		"pipenv":   {"-r", "--requirements", "-i", "--index", "--extra-index-url", "--python", "--categories"},
+		"cargo":    {"--git", "--branch", "--tag", "--rev", "--path", "--registry", "--index", "-p", "--package", "--features", "-F", "--rename", "--target", "--manifest-path", "--version", "--vers", "--root", "-j", "--jobs", "--profile", "--config", "-Z", "--target-dir", "--bin", "--example"},
+		"go":       {"-C", "-modfile", "-o", "-tags", "-ldflags", "-gcflags", "-asmflags", "-p", "-mod", "-toolexec", "-overlay", "-pgo"},
+		"gem":      {"-v", "--version", "-s", "--source", "-i", "--install-dir", "-n", "--bindir", "--platform", "-g", "--file", "--build-root", "-P", "--trust-policy"},
+		"bundle":   {"-v", "--version", "-s", "--source", "-g", "--group", "--git", "--path", "--branch", "--ref", "--require", "--glob", "--github"},
+		"composer": {"-d", "--working-dir"},
+		"dart":     {"--path", "--git-url", "--git-ref", "--git-path", "--hosted-url", "--directory", "-C", "--sdk"},
+		"deno":     {"-c", "--config", "--lock", "--import-map", "--cert", "--allow-scripts"},
+		"dotnet":   {"-v", "--version", "-s", "--source", "-f", "--framework", "--package-directory", "--project"},
+		"nuget":    {"-Version", "-Source", "-OutputDirectory", "-Framework", "-ConfigFile", "-FallbackSource", "-v", "-s", "-o"},
+	}
+	m["pip3"], m["pipx"], m["flutter"] = m["pip"], m["pip"], m["dart"]
+	out := make(map[string]map[string]bool, len(m))
+	for prog, opts := range m {
+		out[prog] = map[string]bool{}
+		for _, o := range opts {
+			out[prog][o] = true
+		}
+	}
+	return out
+}()
+
+// InstallTakesValue reports whether option o, after prog's install or
+// add verb, takes the next word as its value (installValued).
+func InstallTakesValue(prog, o string) bool { return installValued[prog][o] }
+
+// installValuedList is prog's installValued options, for opt.
+func installValuedList(prog string) []string {
+	out := make([]string, 0, len(installValued[prog]))
+	for o := range installValued[prog] {
+		out = append(out, o)
+	}
+	return out
+}
+
 // SkipNPMGlobals returns args (what follows npm, pnpm, yarn or bun)
 // without the options before the verb, those that take a value taking
 // it (pnpm --filter @acme/api add x: the verb is add).
@@ -299,11 +351,8 @@ func npmCommand(prog string, args []string) ([]Change, []string, bool) {
 				i += n - 1
 				continue
 			}
-			if prog == "pnpm" && (a == "-w" || a == "--workspace-root") {
-				continue // pnpm's -w takes no value: pnpm add -w x names x
-			}
-			if _, n := opt(rest, i, "--prefix", "-w", "--workspace", "--tag", "--omit", "--include", "--cache", "--filter", "-C", "--dir", "--cwd", "--install-strategy", "--save-prefix"); n > 0 {
-				i += n - 1
+			if _, n := opt(rest, i, installValuedList(prog)...); n > 0 {
+				i += n - 1 // (pnpm's -w takes no value: pnpm add -w x names x)
 				continue
 			}
 			if strings.HasPrefix(a, "--@") && strings.Contains(a, ":registry") {
