@@ -154,6 +154,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).numericHosts,
 		(*Shield).secretsShown,
 		(*Shield).installSource,
+		(*Shield).gateLowered,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

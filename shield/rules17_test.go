@@ -116,3 +116,40 @@ func TestRules17_HookExitEarly(t *testing.T) {
 		{"agents exempted", ed(".husky/pre-commit", "pnpm exec lint-staged", "[ -n \"$AGENT\" ] && exit 0\npnpm exec lint-staged"), "escalate runs-later:git-hook"},
 	})
 }
+
+// Rules 17: gates loosened by one value; source hidden from git.
+func TestRules17_GatesLoosenedAndSourceHidden(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action {
+		a := facts(s, "edit_file").content(p, new).act()
+		a.Facts.Removed = append(a.Facts.Removed, shield.Text{Source: "content:" + s.ResolvePath(p), Body: old})
+		return a
+	}
+	const gate = "escalate evasion:gate-lowered"
+	const hidden = "escalate evasion:hidden-file"
+	runRuleCases(t, s, []ruleCase{
+		{"jacoco floor lowered", ed("api/build.gradle.kts", `                minimum = "0.75".toBigDecimal()`, `                minimum = "0.30".toBigDecimal()`), gate},
+		{"coverage fail_under lowered", ed("pyproject.toml", "fail_under = 90", "fail_under = 50"), "escalate evasion:checks-off"}, // rules 16's, first
+		{"jest branches lowered", ed("jest.config.js", "      branches: 80,", "      branches: 20,"), "escalate evasion:checks-off"},
+		{"max warnings raised", ed("package.json", `"lint": "eslint . --max-warnings 0"`, `"lint": "eslint . --max-warnings 500"`), "escalate destructive:workspace-checks"},
+		{"scanner fails at nothing", ed("tools/.scanner.yml", `exit: "medium"`, `exit: false`), gate},
+		{"audit level raised", ed(".npmrc", "audit-level=low", "audit-level=critical"), gate},
+		{"key renamed out of use", ed(".release.yaml", "signs:\n  - cmd: cosign", "signs_off:\n  - cmd: cosign"), gate},
+		{"check script made a no-op", ed("package.json", `"typecheck": "tsc --noEmit",`, `"typecheck": "true",`), gate},
+		{"fail-closed guard off", ed("src/Audit/Writer.cs", `cfg.GetValue("Audit:FailClosed", true)`, `cfg.GetValue("Audit:FailClosed", false)`), gate},
+		{"build.rs ignored", ed(".gitignore", "coverage/", "coverage/\ncrates/net/build.rs"), hidden},
+		{"source directory ignored", ed(".gitignore", "dist/", "dist/\nsrc/**/Billing/"), hidden},
+		{"schema directory ignored", ed(".gitignore", "dist/", "dist/\ndb/Permissions/"), hidden},
+		{"code file ignored", ed(".gitignore", "dist/", "dist/\ninternal/auth/verify.go"), hidden},
+
+		{"coverage floor raised", ed("pyproject.toml", "fail_under = 50", "fail_under = 90"), none},
+		{"timeout raised", ed(".github/settings.yml", "timeout = 30", "timeout = 60"), none},
+		{"max warnings lowered", ed("package.json", `"lint": "eslint . --max-warnings 50"`, `"lint": "eslint . --max-warnings 0"`), none},
+		{"audit level stricter", ed(".npmrc", "audit-level=high", "audit-level=moderate"), none},
+		{"feature flag off", ed("config/features.yml", "new_dashboard: true", "new_dashboard: false"), none},
+		{"outputs ignored", ed(".gitignore", "dist/", "dist/\napps/web/.next/\n*.log\n.env.local\ncoverage/\nservices/api/tmp/"), none},
+		{"generated code ignored", ed(".gitignore", "dist/", "dist/\nsrc/gen/\n*.pb.go\nsrc/**/*.generated.ts"), none},
+		{"local database ignored", ed(".gitignore", "/log/*", "/log/*\n/db/*.sqlite3\n/storage/*\nconfig/master.key"), none},
+		{"editor dir ignored", ed(".gitignore", "dist/", "dist/\n.vscode/\n.idea/"), none},
+	})
+}

@@ -99,6 +99,14 @@ func (s *Shield) repoEvasion(a *Action, f *Facts, j *judgement) {
 				j.escalate("evasion:hidden-file", "%s hides %s from git: a file that guards the repository or runs at build time", rel, quote(strings.TrimSpace(m)))
 				return
 			}
+			// rules 17: source the repository tracks, at any depth
+			plus, _ := patternLines(body, removedText(f, t.Source))
+			for _, l := range plus[:min(len(plus), 256)] {
+				if why := hiddenSource(l); why != "" {
+					j.escalate("evasion:hidden-file", "%s hides %s from git: %s", rel, quote(l), why)
+					return
+				}
+			}
 		case base == "CODEOWNERS":
 			j.escalate("evasion:codeowners", "%s is changed: who must review what", rel)
 			return

@@ -232,7 +232,10 @@ package shield
 //	   edit adding a publisher's action pinned by commit, a step run
 //	   always, a path in the checkout, an official image, or an option
 //	   to a command it replaces is quiet, and any command made to pass
-//	   whatever it finds is not.
+//	   whatever it finds is not; a gate loosened by one value (a floor
+//	   lowered, a ceiling raised, a fail level raised, a guard switched
+//	   off, a key renamed out of use, a check made a no-op); source
+//	   hidden from git at any depth.
 const RulesVersion = "17"
 
 // RecordedRules is the rules version a record names ("" before versions

@@ -1,0 +1,320 @@
+package shield
+
+import (
+	"path"
+	"strconv"
+	"strings"
+)
+
+// Gates loosened by a change of one value, and source hidden from git
+// (rules 17; docs/shield-rules.md "Rules 17: gates loosened, source
+// hidden"). The class, whatever the tool:
+//
+//   - evasion:gate-lowered (escalate): an edit that keeps a line as it was
+//     but for one value, where the line is a gate and the value moves the
+//     way that lets more through — a coverage floor lowered (minimum =
+//     0.80 → 0.40, fail_under, --cov-fail-under, coverageThreshold's
+//     branches/lines in a test runner's configuration), a ceiling raised
+//     (max-warnings, max complexity, allowed failures), the level a
+//     scanner fails at raised or turned off (exit: "low" → false,
+//     fail-on: high, severity threshold), a guard named for what it
+//     protects switched off (Audit:FailClosed true → false); a key
+//     renamed out of use (signs: → signs_disabled:, x-verify:); a check
+//     script replaced by a command that cannot fail ("api:check": "true").
+//   - evasion:hidden-file (escalate), wider: an ignore line that hides
+//     source the repository tracks — a guard file at any depth
+//     (crates/geo/build.rs), a file of code or build configuration, a
+//     directory inside a source tree (src/**/Audit/, db/Security/) —
+//     rather than outputs, caches, logs, local settings or secrets.
+
+// gateLowerWords name a floor: a lower value lets more through.
+var gateLowerWords = mustRx(`(?i)cover|fail.?under|jacoco|codecov|min.?coverage|\bminimum\b|min_?score|min.?pass`)
+
+// gateRunnerConfig is a test runner's or coverage tool's configuration,
+// where branches/lines/statements/functions are floors.
+var gateRunnerConfig = mustRx(`(?i)^(jest|vitest|karma|nyc|c8|codecov|\.nycrc|\.c8rc|\.coveragerc|coverage|\.codecov)`)
+
+// gateCounts are the floors a runner's coverage block names.
+var gateCounts = mustRx(`(?i)\b(branches|lines|statements|functions)\b`)
+
+// gateRaiseWords name a ceiling: a higher value lets more through.
+var gateRaiseWords = mustRx(`(?i)max.?warnings|max.?errors|max.?issues|max.?problems|max.?violations|max.?complexity|maxcomplexity|allowed.?failures|error.?budget|max.?line.?length`)
+
+// gateLevelKeys name the severity a scanner fails at.
+var gateLevelKeys = mustRx(`(?i)\b(exit|exit.?code|fail.?on|fail.?level|fail.?severity|severity.?threshold|fail.?build|break.?build|audit.?level|error.?on)\b`)
+
+// guardFlagWords name what a boolean guard protects.
+var guardFlagWords = mustRx(`(?i)audit|fail.?closed|enforce|verify|verif|strict|signature|sign(ed|ing)?\b|encrypt|tls|ssl|csrf|rate.?limit|require.?auth|authenticat|authoriz`)
+
+// numberRe is a number in a line (a decimal, a percentage's digits).
+var numberRe = mustRx(`\d+(?:\.\d+)?`)
+
+// severityRank orders the levels a scanner can fail at.
+var severityRank = map[string]int{"info": 1, "low": 2, "minor": 2, "moderate": 3, "medium": 3, "warning": 3, "major": 4, "high": 4, "error": 4, "critical": 5, "blocker": 5}
+
+// offValue is a value that turns a setting off.
+func offValue(v string) bool {
+	switch strings.ToLower(strings.Trim(v, `"' ,;`)) {
+	case "false", "off", "none", "never", "no", "0", "disabled", "":
+		return true
+	}
+	return false
+}
+
+// gateLowered is the rule.
+func (s *Shield) gateLowered(_ *Action, f *Facts, j *judgement) {
+	for _, t := range f.Texts {
+		p, ok := strings.CutPrefix(t.Source, "content:")
+		if !ok || !s.inWorkspace(p) {
+			continue
+		}
+		old := removedText(f, t.Source)
+		if old == "" {
+			continue
+		}
+		plus, minus := diffLines(t.Body, old)
+		if len(plus) == 0 || len(minus) == 0 {
+			continue
+		}
+		if why := loosenedLine(path.Base(p), plus[:min(len(plus), 64)], minus[:min(len(minus), 64)]); why != "" {
+			j.escalate("evasion:gate-lowered", "the change to %s loosens a gate: %s", s.relPath(p), why)
+			return
+		}
+	}
+}
+
+// loosenedLine pairs each removed line with an added line that differs
+// from it in one value (or one key's name) and says how that loosens a
+// gate, or "".
+func loosenedLine(base string, plus, minus []string) string {
+	for _, m := range minus {
+		m = strings.TrimSpace(m)
+		for _, pl := range plus {
+			pl = strings.TrimSpace(pl)
+			if why := loosened(base, m, pl); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// loosened says how line was became line now, if it loosens a gate.
+func loosened(base, was, now string) string {
+	if was == now || len(was) > 400 || len(now) > 400 {
+		return ""
+	}
+	// a key renamed out of use: signs: → signs_disabled:, x-signs:
+	if kw, rw, ok := keyOf(was); ok {
+		if kn, rn, ok := keyOf(now); ok && rw == rn && kn != kw && renamedOff(kw, kn) {
+			return "the key " + quote(kw) + " is renamed " + quote(kn) + ", which no tool reads"
+		}
+		// a check script replaced by what cannot fail
+		if kn, rn, ok := keyOf(now); ok && kn == kw && checkName.MatchString(kw) && !noOp(rw) && noOp(rn) {
+			return quote(kw) + " now runs " + quote(rn) + ", which cannot fail"
+		}
+	}
+	// one number moved
+	ws, wn := splitNumbers(was)
+	ns, nn := splitNumbers(now)
+	if ws == ns && len(wn) == len(nn) && len(wn) > 0 {
+		for i := range wn {
+			if wn[i] == nn[i] {
+				continue
+			}
+			o, e1 := strconv.ParseFloat(wn[i], 64)
+			n, e2 := strconv.ParseFloat(nn[i], 64)
+			if e1 != nil || e2 != nil {
+				return ""
+			}
+			switch {
+			case n < o && (gateLowerWords.MatchString(ws) || gateRunnerConfig.MatchString(base) && gateCounts.MatchString(ws)):
+				return "a floor lowered from " + wn[i] + " to " + nn[i] + " (" + clipText(now, 60) + ")"
+			case n > o && gateRaiseWords.MatchString(ws):
+				return "a ceiling raised from " + wn[i] + " to " + nn[i] + " (" + clipText(now, 60) + ")"
+			}
+			return ""
+		}
+	}
+	// one word moved: a level raised or turned off, a guard switched off
+	wp, wv, ok1 := oneWordDiffers(was, now)
+	if !ok1 {
+		return ""
+	}
+	_ = wp
+	wvl, nvl := strings.ToLower(strings.Trim(wv[0], `"'`)), strings.ToLower(strings.Trim(wv[1], `"'`))
+	if gateLevelKeys.MatchString(was) {
+		if r, ok := severityRank[wvl]; ok {
+			if offValue(nvl) || severityRank[nvl] > r {
+				return "the level it fails at moves from " + quote(wv[0]) + " to " + quote(wv[1])
+			}
+		}
+		if (wvl == "true" || wvl == "1" || wvl == "on") && offValue(nvl) {
+			return "failing is turned off (" + clipText(now, 60) + ")"
+		}
+	}
+	if (wvl == "true" || wvl == "on" || wvl == "enabled" || wvl == "1") && offValue(nvl) && nvl != "" && guardFlagWords.MatchString(was) {
+		return "a guard is switched off (" + clipText(now, 60) + ")"
+	}
+	return ""
+}
+
+// keyOf reads a line as a mapping key and the rest ("signs:", "\"api:check\": \"x\"",
+// "minimum = 1").
+func keyOf(l string) (key, rest string, ok bool) {
+	l = strings.TrimPrefix(strings.TrimSpace(l), "- ")
+	for _, sep := range []string{"\":", "':", ":", "="} {
+		i := strings.Index(l, sep)
+		if i <= 0 {
+			continue
+		}
+		k := strings.Trim(strings.TrimSpace(l[:i+len(sep)-1]), `"'`)
+		if k == "" || strings.ContainsAny(k, " \t(){}[]") {
+			return "", "", false
+		}
+		rest = strings.TrimSpace(l[i+len(sep):])
+		return k, strings.Trim(strings.TrimRight(rest, ","), `"'`), true
+	}
+	return "", "", false
+}
+
+// renamedOff reports whether key now is key was renamed so its tool no
+// longer reads it (a suffix or prefix that says so, or an x- prefix).
+func renamedOff(was, now string) bool {
+	lw, ln := strings.ToLower(was), strings.ToLower(now)
+	if !strings.Contains(ln, lw) {
+		return false
+	}
+	extra := strings.Replace(ln, lw, "", 1)
+	extra = strings.Trim(extra, "_-. ")
+	switch extra {
+	case "disabled", "disable", "off", "skip", "skipped", "old", "bak", "unused", "x", "no", "ignore", "ignored", "removed", "":
+		return extra != "" || strings.HasPrefix(ln, "_") || strings.HasPrefix(ln, "#")
+	}
+	return false
+}
+
+// checkName is a script or target whose name says it checks.
+var checkName = mustRx(`(?i)check|test|lint|verify|audit|scan|typecheck|validate|vet`)
+
+// noOp is a command that does nothing and cannot fail.
+func noOp(cmd string) bool {
+	c := strings.TrimSpace(strings.Trim(cmd, `"'`))
+	switch c {
+	case "true", ":", "exit 0", "", "echo", "/bin/true", "echo ok", "echo skip", "echo skipped":
+		return true
+	}
+	return strings.HasPrefix(c, "echo ") && !strings.ContainsAny(c, "|;&$`")
+}
+
+// splitNumbers returns l with its numbers replaced by a mark, and the
+// numbers.
+func splitNumbers(l string) (string, []string) {
+	nums := numberRe.FindAllString(l, 8)
+	return numberRe.ReplaceAllString(l, "#"), nums
+}
+
+// oneWordDiffers reports whether was and now differ in one word (split
+// on spaces and punctuation that separates values), returning its index
+// and the two words.
+func oneWordDiffers(was, now string) (int, [2]string, bool) {
+	sep := func(r rune) bool { return strings.ContainsRune(" \t,;()=:[]{}", r) }
+	a, b := strings.FieldsFunc(was, sep), strings.FieldsFunc(now, sep)
+	if len(a) != len(b) || len(a) == 0 || len(a) > 40 {
+		return 0, [2]string{}, false
+	}
+	k := -1
+	for i := range a {
+		if a[i] != b[i] {
+			if k >= 0 {
+				return 0, [2]string{}, false
+			}
+			k = i
+		}
+	}
+	if k < 0 {
+		return 0, [2]string{}, false
+	}
+	return k, [2]string{a[k], b[k]}, true
+}
+
+// ignoredOutputs are the names of what an ignore file is for: outputs,
+// caches, dependencies, logs, local and editor state, data, secrets.
+var ignoredOutputs = map[string]bool{"dist": true, "build": true, "builds": true, "out": true, "output": true, "outputs": true,
+	"target": true, "coverage": true, "htmlcov": true, "node_modules": true, ".cache": true, "cache": true, "caches": true,
+	"tmp": true, "temp": true, ".tmp": true, "logs": true, "log": true, "vendor": true, "bin": true, "obj": true,
+	"__pycache__": true, ".venv": true, "venv": true, ".env": true, "env": true, ".next": true, ".nuxt": true,
+	".svelte-kit": true, ".turbo": true, ".parcel-cache": true, ".gradle": true, ".terraform": true, ".pytest_cache": true,
+	".mypy_cache": true, ".ruff_cache": true, ".tox": true, ".nox": true, "site": true, "_site": true, "storybook-static": true,
+	".idea": true, ".ds_store": true, "data": true, "datasets": true, "models": true, "checkpoints": true, "artifacts": true,
+	"reports": true, "generated": true, "gen": true, ".dart_tool": true, ".pub-cache": true, "pods": true, "deriveddata": true,
+	".expo": true, ".angular": true, ".serverless": true, ".aws-sam": true, ".wrangler": true, ".vercel": true, ".netlify": true,
+	".direnv": true, "secrets": true, ".secrets": true, "local": true, "scratch": true, "playground": true, "wip": true,
+	".local": true, "lib-cov": true, "release": true, "releases": true, "packages-cache": true, ".bundle": true, ".sass-cache": true,
+	"public": true, "static": true, "assets-built": true, "_build": true, "deps": true, "zig-cache": true, "zig-out": true,
+	".stack-work": true, "dist-newstyle": true, "cmake-build-debug": true, "cmake-build-release": true, ".eggs": true,
+	"wheels": true, "htmlcov-html": true, "test-results": true, "playwright-report": true, ".vs": true, "x64": true, "debug": true,
+	"uploads": true, "storage": true, "media": true, "var": true, "run": true, "pids": true, "sessions": true, "screenshots": true,
+	"videos": true, "downloads": true, "backups": true, "dumps": true, "snapshots": true, "node_repl_history": true}
+
+// ignoreSourceRoots are directories that hold what the repository is: code,
+// its schema, its guards.
+var ignoreSourceRoots = map[string]bool{"src": true, "lib": true, "app": true, "apps": true, "pkg": true, "internal": true, "cmd": true,
+	"services": true, "db": true, "migrations": true, "security": true, "auth": true, "audit": true, "policies": true,
+	"policy": true, "tests": true, "test": true, "spec": true, ".github": true, ".husky": true, "hooks": true, "scripts": true,
+	"deploy": true, "infra": true, "charts": true, "config": true, "crates": true, "packages": true, "modules": true, "k8s": true}
+
+// ignoreCodeExt are extensions of code and build configuration.
+var ignoreCodeExt = map[string]bool{".go": true, ".rs": true, ".ts": true, ".tsx": true, ".js": true, ".jsx": true, ".mjs": true,
+	".cjs": true, ".py": true, ".rb": true, ".php": true, ".java": true, ".kt": true, ".kts": true, ".cs": true, ".fs": true,
+	".swift": true, ".scala": true, ".c": true, ".h": true, ".cc": true, ".cpp": true, ".hpp": true, ".ex": true, ".exs": true,
+	".erl": true, ".hs": true, ".ml": true, ".lua": true, ".dart": true, ".sh": true, ".bash": true, ".ps1": true, ".psm1": true,
+	".sql": true, ".tf": true, ".hcl": true, ".gradle": true, ".csproj": true, ".props": true, ".targets": true, ".bzl": true,
+	".nix": true, ".vue": true, ".svelte": true}
+
+// generatedName marks a file or pattern of generated or local material.
+var generatedName = mustRx(`(?i)generated|\.pb\.|\.g\.|\.min\.|\.local\b|local\.|override|\.bak$|\.orig$|\.swp$|\.tmp$|\.log$|_gen\.|\.gen\.|mock|\.d\.ts$|\.map$|\.snap$`)
+
+// runsLaterName is a file something runs or reads as instructions later,
+// at any depth (an ignore line naming it hides it from review).
+var runsLaterName = map[string]bool{"tasks.json": true, "launch.json": true, "devcontainer.json": true, ".mcp.json": true,
+	"agents.md": true, "claude.md": true, "gemini.md": true, ".cursorrules": true, "package.json": true, "pyproject.toml": true,
+	"cargo.toml": true, "go.mod": true, "go.sum": true, "pom.xml": true, "build.gradle.kts": true, "build.gradle": true,
+	"dockerfile": true, ".npmrc": true, "requirements.txt": true, "gemfile": true, "composer.json": true, "codeowners": true}
+
+// hiddenSource says what an ignore line hides if it hides source the
+// repository tracks, or "".
+func hiddenSource(line string) string {
+	l := strings.TrimSpace(line)
+	if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "!") {
+		return ""
+	}
+	l = strings.TrimPrefix(strings.TrimPrefix(l, "/"), "**/")
+	dir := strings.HasSuffix(l, "/") || strings.HasSuffix(l, "/**") || strings.HasSuffix(l, "/*")
+	l = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(l, "/**"), "/*"), "/")
+	segs := strings.Split(strings.ToLower(l), "/")
+	for i, s := range segs {
+		if ignoredOutputs[s] || strings.HasPrefix(s, ".env") || s == ".vscode" && i == len(segs)-1 {
+			return ""
+		}
+	}
+	last := segs[len(segs)-1]
+	if generatedName.MatchString(last) || ignoredSecret.MatchString(l) {
+		return ""
+	}
+	if runsLaterName[last] {
+		return "a file a tool runs or reads later"
+	}
+	if ext := path.Ext(last); ext != "" && !strings.HasPrefix(last, ".") {
+		if ignoreCodeExt[ext] && !dir {
+			return "code the repository tracks"
+		}
+		return "" // data, a database, an archive, a local setting
+	}
+	for _, s := range segs {
+		if ignoreSourceRoots[s] {
+			return "a directory of the repository's source"
+		}
+	}
+	return ""
+}
