@@ -28,7 +28,7 @@ import (
 //     rather than outputs, caches, logs, local settings or secrets.
 
 // gateLowerWords name a floor: a lower value lets more through.
-var gateLowerWords = mustRx(`(?i)cover|fail.?under|jacoco|codecov|min.?coverage|\bminimum\b|min_?score|min.?pass`)
+var gateLowerWords = mustRx(`(?i)cover|fail.?under|jacoco|codecov|min.?coverage|\bminimum\b|min_?score|min.?pass|release.?age|cooldown|stability.?days|min.?age\b|minimum.?age`)
 
 // gateRunnerConfig is a test runner's or coverage tool's configuration,
 // where branches/lines/statements/functions are floors.

@@ -235,7 +235,8 @@ package shield
 //	   whatever it finds is not; a gate loosened by one value (a floor
 //	   lowered, a ceiling raised, a fail level raised, a guard switched
 //	   off, a key renamed out of use, a check made a no-op); source
-//	   hidden from git at any depth.
+//	   hidden from git at any depth; a release-age gate opened; a
+//	   package allowed to run its install scripts.
 const RulesVersion = "17"
 
 // RecordedRules is the rules version a record names ("" before versions

@@ -107,7 +107,12 @@ func packageJSONFacts(data []byte, fs *facts) error {
 		if v, ok := p["overrides"]; ok {
 			npmWalkOverrides(fs, "pnpm.overrides", v, 0)
 		}
+		buildsAllowed(fs, "pnpm.onlyBuiltDependencies", p["onlyBuiltDependencies"])
 	}
+	// rules 17: packages allowed to run their install scripts (bun runs
+	// none but these; pnpm's list the same): a name added runs its code
+	// at the next install
+	buildsAllowed(fs, "trustedDependencies", m["trustedDependencies"])
 	for _, sec := range []string{"publishConfig", "config"} {
 		if c, ok := m[sec].(map[string]any); ok {
 			for k, v := range c {
@@ -130,6 +135,21 @@ func packageJSONFacts(data []byte, fs *facts) error {
 		return errTooMany
 	}
 	return nil
+}
+
+// buildsAllowed records each package a list allows to run install
+// scripts (KindRuns: a name added is code that runs at install).
+func buildsAllowed(fs *facts, key string, v any) {
+	list, _ := v.([]any)
+	for i, x := range list {
+		if i >= maxEntries {
+			fs.over = true
+			return
+		}
+		if name, ok := x.(string); ok {
+			fs.add(KindRuns, key+"."+name, "allowed to run its install scripts")
+		}
+	}
 }
 
 // npmLock reads package-lock.json / npm-shrinkwrap.json: v2/v3 "packages",
