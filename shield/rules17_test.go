@@ -156,3 +156,18 @@ func TestRules17_GatesLoosenedAndSourceHidden(t *testing.T) {
 		{"editor dir ignored", ed(".gitignore", "dist/", "dist/\n.vscode/\n.idea/"), none},
 	})
 }
+
+// Rules 17: a package runner that fetches and runs a package, written
+// into a file that runs it later, is remote code; cargo binstall too.
+func TestRules17_RunnerWritten(t *testing.T) {
+	s := defaultShield(t)
+	wr := func(p, body string) shield.Action { return facts(s, "write_file").content(p, body).act() }
+	const rc = "escalate remote-code:written"
+	runRuleCases(t, s, []ruleCase{
+		{"prisma generator fetched", wr("apps/api/prisma/schema.prisma", "generator docs {\n  provider = \"npx -y prisma-docs-gen@latest\"\n}\n"), rc},
+		{"turbo task through dlx", wr("tools/codegen.json", "{\"command\": \"pnpm dlx openapi-gen-fast --in api.yaml\"}\n"), rc},
+		{"prisma client generator", wr("apps/api/prisma/schema.prisma", "generator client {\n  provider = \"prisma-client-js\"\n}\n"), none},
+		{"local bin through npx", wr("tools/codegen.json", "{\"command\": \"npx prisma generate\"}\n"), none},
+		{"cargo binstall", command("cargo binstall -y cargo-speed"), "escalate remote-code:runner"},
+	})
+}

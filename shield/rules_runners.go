@@ -106,6 +106,10 @@ func remoteRun(name string, argv []string) string {
 			}
 		}
 	case "cargo":
+		if len(args) > 1 && args[0] == "binstall" && !versionOnly(args) {
+			// rules 17: a prebuilt binary from a release or a repository
+			return "cargo binstall installs a prebuilt binary fetched from a release or a repository"
+		}
 		if len(args) > 0 && args[0] == "install" {
 			rest := args[1:]
 			for _, a := range rest {

@@ -23,7 +23,13 @@ import (
 // download run by a shell (fetchToShell), code loaded from a URL or
 // deserialized from what a hub or a URL serves (fetchLoads), and, rules
 // 13, a download and a shell in one statement of any language.
-var writtenFetchRun = append(append(append([]*rx{}, fetchToShell...), fetchLoads...), fetchAndShell)
+var writtenFetchRun = append(append(append([]*rx{}, fetchToShell...), fetchLoads...), fetchAndShell, runnerFetch)
+
+// runnerFetch (rules 17): a package runner that fetches and runs a
+// package, written into a file that runs it later (a Prisma generator's
+// provider, a task's command): npx -y or a moving version, dlx, bunx,
+// uvx, pipx run — as remote-code:runner judges the command itself.
+var runnerFetch = mustRx(`(?i)(?:^|[\s"'=\[(,])(?:npx\s+(?:-y|--yes)\s+[@\w]|npx\s+@?[\w./-]+@(?:latest|next|canary)\b|(?:pnpm|yarn)\s+dlx\s+[@\w]|pnpx\s+[@\w]|bunx\s+[@\w]|uvx\s+[@\w]|pipx\s+run\s+[@\w]|npm\s+exec\s+(?:-y|--yes)\s+[@\w])`)
 
 // fetchToShell: a download run by a shell or PowerShell.
 var fetchToShell = []*rx{
@@ -73,7 +79,7 @@ var moduleRegistries = map[string]bool{"deno.land": true, "jsr.io": true}
 // first pass).
 func remoteHint(l string) bool {
 	lower := asciiLower(l)
-	for _, h := range []string{"curl", "wget", "iwr", "irm", "invoke-", "aria2c", "lwp-", "http get", "download", "://", "iex", "trust_remote_code", "urlopen"} {
+	for _, h := range []string{"curl", "wget", "iwr", "irm", "invoke-", "aria2c", "lwp-", "http get", "download", "://", "iex", "trust_remote_code", "urlopen", "npx", "dlx", "bunx", "bun x", "uvx", "pipx", "npm exec"} {
 		if strings.Contains(lower, h) {
 			return true
 		}

@@ -236,7 +236,8 @@ package shield
 //	   lowered, a ceiling raised, a fail level raised, a guard switched
 //	   off, a key renamed out of use, a check made a no-op); source
 //	   hidden from git at any depth; a release-age gate opened; a
-//	   package allowed to run its install scripts.
+//	   package allowed to run its install scripts; package runners
+//	   written into files; cargo binstall.
 const RulesVersion = "17"
 
 // RecordedRules is the rules version a record names ("" before versions
