@@ -105,11 +105,22 @@ func TestEngine_WitnessedByOmniwitness(t *testing.T) {
 	if cs[1].TreeSize <= cs[0].TreeSize {
 		t.Errorf("cosigned sizes %d, %d", cs[0].TreeSize, cs[1].TreeSize)
 	}
-	st, err := r.e.Status()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(st.Witnesses) != 1 || st.Witnesses[0].CosignedSize < cs[1].TreeSize || st.Witnesses[0].AlertKind != "" {
-		t.Errorf("status %v", st.Witnesses)
+	// The worker records a cosignature in the ledger first, then in the
+	// status it reports: wait for the status to show it (a condition, not
+	// a time: on a busy machine the two are apart).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := r.e.Status()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := len(st.Witnesses) == 1 && st.Witnesses[0].CosignedSize >= cs[1].TreeSize && st.Witnesses[0].AlertKind == ""
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status %v: want one witness, cosigned to %d at least, no alert", st.Witnesses, cs[1].TreeSize)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
