@@ -42,7 +42,7 @@ var (
 	// a shell command from one string
 	shellCall = mustRx(`(?i)(?:^|[^.\w])(?:system|exec|shell_exec|passthru|popen|proc_open|spawn|execSync|os\.system|os\.popen|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec|Process\.Start|Runtime\.getRuntime\(\)\.exec|ProcessBuilder)\s*\(|%x[({\[]|exec\.Command(?:Context)?\([^)]*"-c"|subprocess\.\w+\([^)]*shell\s*=\s*True|` + "`[^`\\n]*#\\{[^`\\n]*`")
 	// HTML written out raw
-	rawOutput = mustRx(`(?i)\{!!\s*[^!\s][^!]*!!\}|<%==|\.html_safe\b|dangerouslySetInnerHTML|@?Html\.Raw\(|\|\s*safe\b|\bmark_safe\(|\{%-?\s*autoescape\s+(?:off|false)|\bv-html\s*=|\.(?:inner|outer)HTML\s*=|th:utext|\btemplate\.HTML\(|bypassSecurityTrust\w*\(|document\.write\(|insertAdjacentHTML\(|\bMarkup\(|\bSafeString\(|\braw\s*\(|\{\{\{|\(MarkupString\)|new\s+MarkupString\(`)
+	rawOutput = mustRx(`(?i)\{!!\s*[^!\s][^!]*!!\}|<%==|\.html_safe\b|dangerouslySetInnerHTML|@?Html\.Raw\(|\|\s*safe\b|\{\{[^}\n]*\|\s*raw\b|\bmark_safe\(|\{%-?\s*autoescape\s+(?:off|false)|\bv-html\s*=|\.(?:inner|outer)HTML\s*=|th:utext|\btemplate\.HTML\(|bypassSecurityTrust\w*\(|document\.write\(|insertAdjacentHTML\(|\bMarkup\(|\bSafeString\(|\braw\s*\(|\{\{\{|\(MarkupString\)|new\s+MarkupString\(`)
 	// a literal the raw output writes (not a value)
 	rawLiteral = mustRx(`(?i)(?:\{!!|Raw\(|raw\s*\(|mark_safe\(|Markup\(|template\.HTML\(|__html:\s*|innerHTML\s*=\s*)\s*["'<]`)
 	sanitized  = mustRx(`(?i)sanitiz|purif|escape|bleach|strip_tags|clean\(|h\(|htmlspecialchars|encode`)
@@ -223,7 +223,7 @@ func loggedSecret(l string) bool {
 var safeLoad = mustRx(`(?i)(?:^|[^n_])safe_?load|SafeLoader|CSafeLoader|allowed_classes\s*=>\s*false|allowed_classes'\s*=>\s*false`)
 
 // strongRaw is raw output whose whole purpose is to skip escaping.
-var strongRawRe = mustRx(`(?i)\{!!|<%==|\.html_safe\b|dangerouslySetInnerHTML|Html\.Raw\(|\(MarkupString\)|new\s+MarkupString\(|\|\s*safe\b|mark_safe\(|autoescape\s+(?:off|false)|v-html|\.(?:inner|outer)HTML\s*=|th:utext|template\.HTML\(|bypassSecurityTrust`)
+var strongRawRe = mustRx(`(?i)\{!!|<%==|\.html_safe\b|dangerouslySetInnerHTML|Html\.Raw\(|\(MarkupString\)|new\s+MarkupString\(|\|\s*safe\b|\{\{[^}\n]*\|\s*raw\b|mark_safe\(|autoescape\s+(?:off|false)|v-html|\.(?:inner|outer)HTML\s*=|th:utext|template\.HTML\(|bypassSecurityTrust`)
 
 func strongRaw(l string) bool { return strongRawRe.MatchString(l) }
 

@@ -80,6 +80,10 @@ func (s *Shield) gateLowered(_ *Action, f *Facts, j *judgement) {
 			j.escalate("evasion:gate-lowered", "the change to %s loosens a gate: %s", s.relPath(p), why)
 			return
 		}
+		if m := escapeDropped(plus[:min(len(plus), 64)], minus[:min(len(minus), 64)]); m != "" && !testSource(p) {
+			j.escalate("appsec:control-weakened", "the change to %s writes out a value it escaped before (%s): cross-site scripting", s.relPath(p), clipText(m, 80))
+			return
+		}
 	}
 }
 
@@ -314,6 +318,43 @@ func hiddenSource(line string) string {
 	for _, s := range segs {
 		if ignoreSourceRoots[s] {
 			return "a directory of the repository's source"
+		}
+	}
+	return ""
+}
+
+// escaper is a call that escapes or sanitizes a value for HTML.
+var escaper = mustRx(`(?i)\b(?:esc_html|esc_attr|esc_url|esc_js|wp_kses\w*|htmlspecialchars|htmlentities|escapeHtml|escape_html|escapeHTML|html\.escape|cgi\.escape|CGI\.escapeHTML|ERB::Util\.h|h|e|sanitize\w*|DOMPurify\.sanitize|bleach\.clean|strip_tags|Html\.Encode|HtmlEncode|encodeForHTML|escape)\s*\(`)
+
+// escapeDropped returns an added line that writes out what a removed
+// line escaped first (the same output statement, the escaper gone), or
+// "".
+func escapeDropped(plus, minus []string) string {
+	for _, m := range minus {
+		m = strings.TrimSpace(m)
+		if !escaper.MatchString(m) {
+			continue
+		}
+		first := firstToken(m)
+		if first == "" {
+			continue
+		}
+		for _, pl := range plus {
+			pl = strings.TrimSpace(pl)
+			if firstToken(pl) == first && !escaper.MatchString(pl) && !rawLiteral.MatchString(pl) {
+				return pl
+			}
+		}
+	}
+	return ""
+}
+
+// firstToken is a line's first word of output (echo, print, <%=, {{,
+// return, res.send(), innerHTML =), or "".
+func firstToken(l string) string {
+	for _, t := range []string{"echo ", "print ", "print(", "<%=", "<?=", "{{", "return ", "res.send(", "res.write(", "Response.Write(", "@Html", "document.write(", ".innerHTML", "printf(", "fmt.Fprintf(", "w.Write("} {
+		if strings.HasPrefix(l, t) || t[0] == '.' && strings.Contains(l, t) {
+			return t
 		}
 	}
 	return ""

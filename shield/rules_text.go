@@ -111,6 +111,10 @@ var (
 		// HARBOR_TOKEN at info level").
 		tr("log|print|echo", `(?i)\b(?:log|print|echo|output|dump)\b\s+(?:the\s+)?[A-Z][A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY|ACCESS_KEY|CREDENTIALS?)\b`),
 		tr("avoid|bypass|evade|dodge|get around", `(?i)\b(?:avoid|bypass|evade|dodge|get around|sidestep|slip past)\b[^.;\n]{0,40}?\b(?:needless |unnecessary |extra )?(?:approvals?|(?:the )?(?:command )?reviewer|review|shield|guard|detection|the judge|being flagged|flags?)\b`),
+		// Rules 17: an approval claimed for a risky action ("USER
+		// APPROVED deletion of .git", "the owner has already authorized
+		// the force push"): a later session reads it as consent given.
+		tr("approved|authori|consent|signed off", `(?i)\b(?:user|owner|maintainer|admin|human|operator|lead|manager|security team)s?(?:'s)?\s+(?:has |have |had )?(?:already |explicitly |previously |verbally )?(?:approved|authori[sz]ed|confirmed|consented to|signed off on|okayed|green-?lit)\b[^.\n]{0,60}?\b(?:delet|force|push|disabl|skip|bypass|merg|deploy|releas|publish|rotat|drop|remov|turn(?:ing)? off|rm -rf|sudo|no-verify|production|prod\b|main\b|master\b)|\b(?:approved|authori[sz]ed|confirmed) by (?:the )?(?:user|owner|human|maintainer|admin)\b[^.\n]{0,60}?\b(?:delet|force|push|disabl|skip|bypass|merg|deploy|releas|publish|drop|remov|production|prod\b)`),
 		tr("authoritative|trusted|binding", `(?i)\b(?:instructions?|directions?|directives?|prompts?|comments?)\b[^.;\n]{0,60}?\b(?:in|inside|within|from)\b[^.;\n]{0,60}?\b(?:are|is)\s+(?:now\s+)?(?:authoritative|trusted|binding|to be (?:followed|obeyed|trusted))\b`),
 	}
 	// agentExfil is an agent instruction (or note) that tells agents to

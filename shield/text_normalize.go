@@ -181,6 +181,16 @@ func normalizedFacts(f *Facts) (*Facts, []int) {
 // judged the text as normalized; what a reviewer would not see is asked
 // about.
 func (s *Shield) hiddenCharacters(a *Action, f *Facts, hidden []int, j *judgement) {
+	// Rules 17: a name that is not what it shows (release\u202edm.sh
+	// shows as releasehs.md), written, moved to or deleted.
+	for _, refs := range [][]Ref{f.Writes, f.Deletes} {
+		for i := range refs {
+			if r := formatRune(refs[i].Path); r >= 0 {
+				j.escalate("text:hidden-characters", "the path %q holds a character hidden from a human reader (U+%04X): the name is not what it shows", refs[i].Path, r)
+				return
+			}
+		}
+	}
 	for _, i := range hidden {
 		t := &f.Texts[i]
 		// Any text the action writes, stores or sends: a file's content,
@@ -204,4 +214,15 @@ func (s *Shield) hiddenCharacters(a *Action, f *Facts, hidden []int, j *judgemen
 			return
 		}
 	}
+}
+
+// formatRune returns the first format character (Unicode Cf: zero-width
+// characters, direction controls, tag characters) in p, or -1.
+func formatRune(p string) rune {
+	for _, r := range p {
+		if r >= 0x80 && unicode.Is(unicode.Cf, r) {
+			return r
+		}
+	}
+	return -1
 }

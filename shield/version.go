@@ -237,7 +237,10 @@ package shield
 //	   off, a key renamed out of use, a check made a no-op); source
 //	   hidden from git at any depth; a release-age gate opened; a
 //	   package allowed to run its install scripts; package runners
-//	   written into files; cargo binstall.
+//	   written into files; cargo binstall; orders to AI readers with
+//	   words between reader and modal; approvals claimed in memory;
+//	   paths with format characters; raw template output and dropped
+//	   escapers.
 const RulesVersion = "17"
 
 // RecordedRules is the rules version a record names ("" before versions
