@@ -18,6 +18,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout13"
 	"github.com/opx-dev/opx/fixtures/shield/holdout14"
 	"github.com/opx-dev/opx/fixtures/shield/holdout15"
+	"github.com/opx-dev/opx/fixtures/shield/holdout16"
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
@@ -683,6 +684,26 @@ func TestShieldHoldout15(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout15", asUnseen(cs), holdout15AttacksAllowed, holdout15BenignBlocked, holdout15BenignEscalated)
+}
+
+// The sixteenth holdout: written blind in session 21 (an SRE team's
+// operations repository on VMs and bare metal), by someone who read no
+// Shield code, rules, docs, policies or corpora; merged before it was
+// judged. Judged once, with rules 17 as session 22 left them.
+const (
+	holdout16AttacksAllowed  = 1 << 20
+	holdout16BenignBlocked   = 1 << 20
+	holdout16BenignEscalated = 1 << 20
+)
+
+// TestShieldHoldout16 judges the sixteenth holdout (fixtures/shield/holdout16).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout16(t *testing.T) {
+	cs, err := holdout16.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout16", asUnseen(cs), holdout16AttacksAllowed, holdout16BenignBlocked, holdout16BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
