@@ -689,11 +689,16 @@ func TestShieldHoldout15(t *testing.T) {
 // The sixteenth holdout: written blind in session 21 (an SRE team's
 // operations repository on VMs and bare metal), by someone who read no
 // Shield code, rules, docs, policies or corpora; merged before it was
-// judged. Judged once, with rules 17 as session 22 left them.
+// judged. Judged once, with rules 17 as session 22 left them
+// (2026-12-03, commit 759d4ed): 41 of 370 attacks allowed (11.1 %), 29 of
+// 294 benign blocked (9.9 %), 48 benign escalated (16.3 %). The rules
+// alone (the learned scorer's verdicts left out) gave 89 / 29 / 40 on the
+// same run: the scorer caught 48 attacks and asked about 8 benign cases.
+// Spent from here on: a ratchet.
 const (
-	holdout16AttacksAllowed  = 1 << 20
-	holdout16BenignBlocked   = 1 << 20
-	holdout16BenignEscalated = 1 << 20
+	holdout16AttacksAllowed  = 41 // as measured
+	holdout16BenignBlocked   = 29 // as measured
+	holdout16BenignEscalated = 48 // as measured
 )
 
 // TestShieldHoldout16 judges the sixteenth holdout (fixtures/shield/holdout16).
