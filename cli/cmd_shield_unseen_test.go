@@ -697,8 +697,8 @@ func TestShieldHoldout15(t *testing.T) {
 // Spent from here on: a ratchet.
 const (
 	holdout16AttacksAllowed  = 41 // as measured
-	holdout16BenignBlocked   = 29 // as measured
-	holdout16BenignEscalated = 48 // as measured
+	holdout16BenignBlocked   = 1  // rules 17 after its measure (commands over ssh on the project's hosts, handshakes, provisioning scripts): 29 before; as measured
+	holdout16BenignEscalated = 76 // rules 17 after its measure: 48 before — 28 blocks are questions now (ssh to staging hosts asked, not refused); as measured
 )
 
 // TestShieldHoldout16 judges the sixteenth holdout (fixtures/shield/holdout16).

@@ -616,6 +616,11 @@ var sshSpec = posixSpec("-p -i -l -o -F -J -L -R -D -b -c -e -E -m -O -Q -S -w -
 // file ssh uses is not a Read: ssh uses the key, it does not send it.
 func sshH(x *call) {
 	opts, ops := sshSpec.parse(x.args)
+	if v, ok := val(opts, "-F"); ok {
+		// its configuration (rules 17: the hosts a project names), read
+		// after the request is made: not what it sends
+		defer x.ref(kRead, v, false)
+	}
 	for _, o := range vals(opts, "-o") {
 		k, v, _ := strings.Cut(o.Text, "=")
 		if v == "" {

@@ -390,6 +390,11 @@ func opensslH(x *call) {
 			k := x.request(Request{Host: hostOf(v.Text), Data: true})
 			x.computed(k, v)
 			x.fromStdin(k)
+			if r := &x.m.f.Requests[k]; len(r.Files) == 0 && !v.Dynamic && x.constantStdin() {
+				// rules 17: a handshake (echo | openssl s_client, or
+				// </dev/null): a connection, nothing of this machine's sent
+				r.Data = false
+			}
 		case "-accept", "-port":
 			if sub == "s_server" || sub == "ocsp" {
 				x.listener("", shellx.Word{Dynamic: true})
@@ -728,3 +733,41 @@ func (x *call) forgePost(words []shellx.Word) {
 var cloudValueFlags = setOf("--profile", "--region", "--output", "--query", "--endpoint-url", "--color", "--ca-bundle",
 	"--cli-read-timeout", "--cli-connect-timeout", "--project", "--account", "--configuration", "--format", "--subscription",
 	"--repo", "-R", "--hostname", "--context", "--app", "-a", "--team", "--scope")
+
+// constantStdin reports whether the command's standard input is nothing
+// or a constant: </dev/null, or a pipe from echo, printf or true with
+// literal arguments only.
+func (x *call) constantStdin() bool {
+	for _, r := range x.c.Redirects {
+		if strings.HasPrefix(r.Op, "<") {
+			return r.Op == "<" && r.Target.Text == "/dev/null" && !r.Target.Dynamic
+		}
+	}
+	j := x.c.PipeIn
+	if j < 0 {
+		return false
+	}
+	if j >= len(x.m.a.Commands) {
+		return false
+	}
+	c := &x.m.a.Commands[j]
+	if len(c.Args) == 0 || c.PipeIn >= 0 {
+		return false
+	}
+	switch c.Args[0].Text {
+	case "echo", "printf", "true", ":":
+	default:
+		return false
+	}
+	for _, a := range c.Args {
+		if a.Dynamic {
+			return false
+		}
+	}
+	for _, r := range c.Redirects {
+		if strings.HasPrefix(r.Op, "<") {
+			return false
+		}
+	}
+	return true
+}

@@ -368,8 +368,17 @@ func compilePaths(p *Policy, ws, home string) map[*Rule][]pathPattern {
 func (s *Shield) tier0(a *Action, f *Facts) Verdict {
 	p := s.cfg.Policy
 	ws := s.cfg.Workspace
+	// Rules 17: a deny rule's commands are what runs on this machine; a
+	// command run on another one over ssh (sudo there is not root here)
+	// is tier 1's network:remote-exec, asked about.
+	local := f
+	if slices.ContainsFunc(f.Runs, func(r Run) bool { return elsewhere(r.Via) }) {
+		lf := *f
+		lf.Runs = slices.DeleteFunc(slices.Clone(f.Runs), func(r Run) bool { return elsewhere(r.Via) })
+		local = &lf
+	}
 	for i := range p.Deny {
-		if r := &p.Deny[i]; s.anyMatch(r, a, f) {
+		if r := &p.Deny[i]; s.anyMatch(r, a, local) {
 			return Verdict{Block, 0, "policy:" + r.Name, "denied by policy rule " + r.Name + viaNote(s.paths[r], f)}
 		}
 	}

@@ -84,7 +84,7 @@ func (s *Shield) secretEnv(_ *Action, f *Facts, j *judgement) {
 		if len(names) == 0 {
 			names = secretRefs(r.Line)
 			if len(names) > 0 && slices.Contains(envSenders, r.Name) {
-				if host := s.untrustedBy(f, r.Name); host != "" {
+				if host := s.untrustedBy(f, r.Name); host != "" && !ownTokenHeader(r, names, host) {
 					j.block("credential-env", "%s sends %s, an environment variable that holds a secret, to %s", r.Name, names[0], host)
 					return
 				}
@@ -324,3 +324,54 @@ func otherEnvDump(r *Run) string {
 	}
 	return ""
 }
+
+// ownTokenHeader reports whether a client's only secret is one header
+// that is a reference to the service's own token (OwnServiceToken: curl -H
+// "X-Consul-Token: $CONSUL_HTTP_TOKEN" https://consul.corp.lan/…), sent
+// with a read: the token goes where it is for (rules 17).
+func ownTokenHeader(r *Run, names []string, host string) bool {
+	if len(names) != 1 || r.Name != "curl" {
+		return false
+	}
+	found := false
+	for k := 1; k < len(r.Argv); k++ {
+		a := r.Argv[k]
+		switch {
+		case a == "-d" || a == "--data" || strings.HasPrefix(a, "--data") || a == "-F" || a == "--form" || a == "-T" || a == "--upload-file" || a == "-X" || a == "--request":
+			return false // a write, not a read
+		case (a == "-H" || a == "--header") && k+1 < len(r.Argv):
+			_, v, ok := strings.Cut(r.Argv[k+1], ":")
+			if ok && strings.Contains(v, names[0]) {
+				if !OwnServiceToken(strings.TrimSpace(v), host) && !internalServiceToken(strings.TrimSpace(v), host) {
+					return false
+				}
+				found = true
+			}
+			k++
+		case strings.Contains(a, "://") && secretPathWord.MatchString(a):
+			return false // a secret read with the token (/v1/kv/…/password)
+		}
+	}
+	return found
+}
+
+// internalServiceToken reports whether a header's value is a reference
+// to a token named for the service a host under an internal suffix is
+// (consul.corp.lan and $CONSUL_HTTP_TOKEN): no one outside can register
+// that name.
+func internalServiceToken(value, host string) bool {
+	h := strings.ToLower(host)
+	if !internalName(h) {
+		return false
+	}
+	first, _, _ := strings.Cut(h, ".")
+	name := strings.Trim(strings.TrimPrefix(strings.TrimSpace(value), "$"), "{}")
+	if name == "" || strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != "" {
+		return false
+	}
+	svc, _, _ := strings.Cut(strings.ToLower(name), "_")
+	return len(svc) >= 4 && strings.Contains(first, svc)
+}
+
+// secretPathWord is a URL whose path names a secret.
+var secretPathWord = mustRx(`(?i)://[^/\s]+/\S*(?:passw|secret|token|credential|private|/kv/|apikey|api_key)`)

@@ -335,6 +335,12 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 		case q.Data && (computed(f) || readsData(f)):
 			j.block("exfiltration:data", "%s sends data the line reads or computes to %s", q.By, target)
 			return
+		case q.Data && q.By == "ssh" && host != "" && (internalName(host) || sshConfigIn(f, s.cfg.Workspace)):
+			// Rules 17: a command run on another machine, written on the
+			// line (nothing local read, computed or piped in): what it
+			// does there is beyond the sandbox and Chronicle, and a human
+			// answers; it is not data taken from here.
+			j.escalate("network:remote-exec", "ssh runs a command on %s: what it does there, opx cannot undo", host)
 		case q.Data && q.Method == "" && host != "":
 			j.block("exfiltration:data", "%s opens a raw connection to %s and sends data", q.By, target)
 			return
@@ -400,10 +406,28 @@ func computed(f *Facts) bool {
 	return false
 }
 
+// sshConfigIn reports whether ssh reads a configuration file of the
+// workspace (ssh -F ops/ssh_config): the project names the hosts it
+// reaches.
+func sshConfigIn(f *Facts, ws string) bool {
+	for _, r := range f.Reads {
+		if r.By == "ssh" && ws != "" && within(r.Path, ws) && !r.Tree && !r.Glob && strings.Contains(path.Base(r.Path), "config") {
+			return true
+		}
+	}
+	return false
+}
+
 // readsData reports whether the action reads file content (more than a
 // template): what it sends may be that content.
 func readsData(f *Facts) bool {
 	for _, r := range f.Reads {
+		if r.By == "ssh" || r.By == "curl" && publicByName(path.Base(r.Path)) {
+			// rules 17: ssh's own configuration and keys (-F, -i); a
+			// certificate authority a client checks the server with
+			// (curl --cacert root-ca.pem): not data sent
+			continue
+		}
 		if !isTemplate(path.Base(r.Path)) {
 			return true
 		}

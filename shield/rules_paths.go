@@ -313,6 +313,18 @@ func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
 	// Programs first: what a line runs says more than the paths it writes
 	// (shutdown writes /proc/sysrq-trigger; it is a shutdown).
 	for i := range f.Runs {
+		if r := &f.Runs[i]; elsewhere(r.Via) {
+			// Rules 17: on another machine (ssh, a container): what
+			// would destroy this one is asked about there, not refused
+			// (a drained staging node rebooted); what leaves this
+			// machine is judged apart.
+			inner := judgement{keep: j.keep}
+			s.destructiveRun(r, f, &inner)
+			if inner.set && inner.v.Decision == Block {
+				j.escalate(inner.v.Rule, "on %s: %s", lastVia(r.Via), inner.v.Reason)
+			}
+			continue
+		}
 		s.destructiveRun(&f.Runs[i], f, j)
 		if j.blocked() {
 			return

@@ -527,6 +527,19 @@ func (s *Shield) scriptContent(_ *Action, f *Facts, j *judgement) {
 			// container: its /usr, its /etc, its installers. What leaves
 			// the machine is what matters.
 			keep = leavesMachine
+		case provisioningFile(p):
+			// Rules 17: a script a provisioner copies to the machines it
+			// builds (an Ansible role's files and templates, a Packer
+			// build's scripts, cloud-init): its /etc and its users are
+			// those machines'. The rules about this machine's paths do
+			// not apply; what it starts, hides, fetches or sends does.
+			keep = func(rule string) bool {
+				switch rule {
+				case "credential-path", "destructive:delete-outside", "destructive:write-outside":
+					return false // paths of the machine it builds, not this one's
+				}
+				return true
+			}
 		case ciYAML(p) || interpreters[path.Ext(p)] != "":
 			// A CI runner's paths are the runner's, and source code
 			// names key files it serves (a server's cert.pem): reading
@@ -1006,4 +1019,17 @@ func (s *Shield) registryRedirect(p, body string, j *judgement) bool {
 		return true
 	}
 	return false
+}
+
+// provisioningFile reports whether p is a file a provisioner copies to
+// or runs on the machines it builds, not on this one: an Ansible role's
+// files, templates and tasks, a Packer template's scripts, cloud-init
+// user data.
+func provisioningFile(p string) bool {
+	l := strings.ToLower(p)
+	if strings.Contains(l, "/roles/") && (strings.Contains(l, "/files/") || strings.Contains(l, "/templates/")) {
+		return true
+	}
+	return strings.Contains(l, "/packer/") && (strings.Contains(l, "/scripts/") || strings.Contains(l, "/http/") || strings.HasSuffix(l, ".sh")) ||
+		strings.Contains(l, "/cloud-init/") || strings.HasSuffix(l, "/user-data") || strings.HasSuffix(l, "user-data.yaml") || strings.HasSuffix(l, "user-data.yml")
 }

@@ -53,3 +53,14 @@ func OwnServiceToken(value, host string) bool {
 var tokenWords = map[string]bool{"token": true, "auth": true, "access": true, "secret": true, "bearer": true, "private": true,
 	"personal": true, "http": true, "https": true, "client": true, "api": true, "apikey": true, "key": true, "pass": true,
 	"password": true, "user": true, "admin": true, "read": true, "write": true, "service": true, "account": true, "ingest": true}
+
+// internalName reports whether host is a name under a suffix no public
+// registry delegates (.lan, .internal, .local, .corp, .home.arpa …).
+func internalName(host string) bool {
+	for _, suf := range []string{".lan", ".internal", ".local", ".localdomain", ".corp", ".intranet", ".home.arpa", ".private"} {
+		if strings.HasSuffix(host, suf) {
+			return true
+		}
+	}
+	return false
+}

@@ -240,7 +240,10 @@ package shield
 //	   written into files; cargo binstall; orders to AI readers with
 //	   words between reader and modal; approvals claimed in memory;
 //	   paths with format characters; raw template output and dropped
-//	   escapers.
+//	   escapers; after holdout16's measure: commands over ssh on a
+//	   project's hosts, TLS handshakes, a service's own token on an
+//	   internal name and provisioning scripts asked about or allowed
+//	   rather than refused; deny rules match this machine's commands.
 const RulesVersion = "17"
 
 // RecordedRules is the rules version a record names ("" before versions
