@@ -28,7 +28,7 @@ import (
 //     rather than outputs, caches, logs, local settings or secrets.
 
 // gateLowerWords name a floor: a lower value lets more through.
-var gateLowerWords = mustRx(`(?i)cover|fail.?under|jacoco|codecov|min.?coverage|\bminimum\b|min_?score|min.?pass|release.?age|cooldown|stability.?days|min.?age\b|minimum.?age`)
+var gateLowerWords = mustRx(`(?i)cover|fail.?under|jacoco|codecov|min.?coverage|\bminimum\b|min_?score|min.?pass|release.?age|cooldown|stability.?days|min.?age\b|minimum.?age|^\s*rotate\b|retention|retain|keep.?(?:days|last|count)|max.?age|maxage|days.?to.?keep|history.?limit`)
 
 // gateRunnerConfig is a test runner's or coverage tool's configuration,
 // where branches/lines/statements/functions are floors.
@@ -121,6 +121,13 @@ func loosened(base, was, now string) string {
 	// one number moved
 	ws, wn := splitNumbers(was)
 	ns, nn := splitNumbers(now)
+	// an alerting rule's threshold moved five times or more the way that
+	// fires less (> 0.02 → > 0.2)
+	if alertRules(base) && ws == ns && len(wn) == len(nn) {
+		if why := thresholdMoved(ws, wn, nn); why != "" {
+			return why
+		}
+	}
 	if ws == ns && len(wn) == len(nn) && len(wn) > 0 {
 		for i := range wn {
 			if wn[i] == nn[i] {
@@ -140,13 +147,19 @@ func loosened(base, was, now string) string {
 			return ""
 		}
 	}
-	// one word moved: a level raised or turned off, a guard switched off
-	wp, wv, ok1 := oneWordDiffers(was, now)
-	if !ok1 {
-		return ""
+	// an exact version made a range or a branch
+	if why := unpinned(was, now); why != "" {
+		return why
 	}
-	_ = wp
+	// one word moved: a level raised or turned off, a guard switched off
+	_, wv, ok1 := oneWordDiffers(was, now)
+	if !ok1 {
+		return weakAdded(was, now)
+	}
 	wvl, nvl := strings.ToLower(strings.Trim(wv[0], `"'`)), strings.ToLower(strings.Trim(wv[1], `"'`))
+	if weakWord[nvl] && !weakWord[wvl] {
+		return quote(wv[0]) + " becomes " + quote(wv[1]) + " (" + clipText(now, 60) + ")"
+	}
 	if gateLevelKeys.MatchString(was) {
 		if r, ok := severityRank[wvl]; ok {
 			if offValue(nvl) || severityRank[nvl] > r {
@@ -356,6 +369,77 @@ func firstToken(l string) string {
 		if strings.HasPrefix(l, t) || t[0] == '.' && strings.Contains(l, t) {
 			return t
 		}
+	}
+	return ""
+}
+
+// alertRules reports whether a file (by base name) holds alerting rules.
+func alertRules(base string) bool {
+	b := strings.ToLower(base)
+	return (strings.Contains(b, "rule") || strings.Contains(b, "alert")) && (strings.HasSuffix(b, ".yml") || strings.HasSuffix(b, ".yaml"))
+}
+
+// thresholdMoved says how a comparison's number moved to fire less, by
+// five times or more, or "".
+func thresholdMoved(skeleton string, was, now []string) string {
+	for i := range was {
+		if was[i] == now[i] {
+			continue
+		}
+		o, e1 := strconv.ParseFloat(was[i], 64)
+		n, e2 := strconv.ParseFloat(now[i], 64)
+		if e1 != nil || e2 != nil || o <= 0 || n <= 0 {
+			return ""
+		}
+		gt := strings.Contains(skeleton, ">")
+		lt := strings.Contains(skeleton, "<")
+		switch {
+		case gt && !lt && n >= 5*o, lt && !gt && n*5 <= o:
+			return "an alert's threshold moved from " + was[i] + " to " + now[i] + ": it fires far less"
+		}
+		return ""
+	}
+	return ""
+}
+
+// pinnedExact is a version pinned exactly (= 2.10.0, v2.4.1, 6.2.0).
+var pinnedExact = mustRx(`^(?:==?\s*)?v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?$`)
+
+// movingVersion is a range, a wildcard or a branch.
+var movingVersion = mustRx(`(?i)^(?:[<>~^]=?\s*v?\d|\*|x|latest|main|master|head|develop|dev|trunk|next|stable|nightly|>=|\^|~)`)
+
+// versionKey is a line's key naming a version or a ref.
+var versionKey = mustRx(`(?i)^\s*-?\s*["']?(?:version|ref|rev|tag|branch|required_version)["']?\s*[:=]`)
+
+// unpinned says how a line's exact version became a range or a branch, or "".
+func unpinned(was, now string) string {
+	if !versionKey.MatchString(was) || !versionKey.MatchString(now) {
+		return ""
+	}
+	_, wv, ok := keyOf(was)
+	_, nv, ok2 := keyOf(now)
+	if !ok || !ok2 {
+		return ""
+	}
+	wv, nv = strings.TrimSpace(strings.Trim(wv, `"'`)), strings.TrimSpace(strings.Trim(nv, `"'`))
+	if pinnedExact.MatchString(wv) && movingVersion.MatchString(nv) {
+		return "an exact version " + quote(wv) + " becomes " + quote(nv) + ": whatever is published next is installed"
+	}
+	return ""
+}
+
+// weakWord is a setting's value that trusts, forgets or accepts anyone:
+// authentication by trust, logs kept in memory, a permissive mode.
+var weakWord = map[string]bool{"trust": true, "volatile": true, "permissive": true, "insecure": true, "none": false,
+	"anonymous": true, "any": false, "disabled": false, "allow_all": true, "allowall": true}
+
+// weakProtocol is an old protocol version.
+var weakProtocol = mustRx(`(?i)\b(?:SSLv[23]|TLSv1(?:\.[01])?)\b(?:[^.\d]|$)`)
+
+// weakAdded says what weak protocol a line adds, or "".
+func weakAdded(was, now string) string {
+	if m := weakProtocol.FindString(now); m != "" && !weakProtocol.MatchString(was) && strings.Contains(strings.ToLower(was), "tls") {
+		return "an old protocol is accepted again (" + strings.TrimSpace(m) + ")"
 	}
 	return ""
 }
