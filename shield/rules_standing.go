@@ -72,6 +72,11 @@ var (
 		`|\b(?:if|when|whenever|once)\b[^.;\n]{0,40}?\b(?:call|command|tool|action|request|shield|opx|it|something|anything)\b[^.;\n]{0,20}?\b(?:is |are |gets? |was )?(?:blocked|denied|refused|rejected|escalated|flagged)\b` +
 		// Concealment from the user.
 		`|\b(?:don't|do not|dont|never|without|no need to|avoid)\b (?:ever )?(?:mention|tell|report|inform|notify|say|disclose|reveal|show|surface|flag)(?:ing)?\b[^.;\n]{0,50}?\b(?:user|users|human|humans|reviewer|reviewers|summary|summaries|anyone|maintainers?|team|report|pr description|commit message)\b` +
+		// rules 17: a habit set mid-clause ("apply it whenever touching
+		// the template"); records allowed to be rewritten
+		`|\b(?:apply|use|add|set|turn|enable|disable|keep|put|make|do) (?:it|this|that|them)\b[^.;\n]{0,20}?\b(?:whenever|every time|each time|any time|anytime)\b` +
+		`|\b(?:may|can) be (?:edited|rewritten|changed|altered|backdated|modified|amended)\b[^.;\n]{0,40}?\bto match\b|\bno need to keep (?:the )?(?:original|history|timeline|records?|logs?|evidence|names)\b` +
+		`|\b(?:don't|do not|dont|never|without|no need to|avoid)\b (?:ever )?(?:mention|report|disclose|reveal|flag)(?:ing)?\b[^.;\n]{0,30}?\b(?:in|to) (?:the |any )?(?:mrs?|merge requests?|prs?|pull requests?|changelogs?|reviews?|tickets?|commits?|notes)\b` +
 		`|\b(?:hide|conceal|omit|leave out|keep quiet about|cover up)\b[^.;\n]{0,50}?\b(?:from|in) (?:the |your )?(?:user|users|human|summary|summaries|report|reviewer|reviewers|pr|commit message|changelog)\b` +
 		`|\b(?:takes?|has|have|get|gets|given|with) (?:precedence|priority) over\b|\b(?:supersedes?|overrides?|outranks?|trumps?)\b[^.;\n]{0,40}?\b(?:user|instructions?|policy|polic(?:y|ies)|rules?|system|agents\.md|claude\.md|memory|shield|guidelines?)\b` +
 		`|\bprefer\b[^.;\n]{1,60}?\bover\b (?:the |what the |anything the |any |your )?(?:user|user's|instructions?|policy|system|shield|rules|guidelines|what you are told)` +

@@ -1,6 +1,7 @@
 package shield
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"path"
 	"slices"
@@ -114,7 +115,9 @@ var (
 		// Rules 17: an approval claimed for a risky action ("USER
 		// APPROVED deletion of .git", "the owner has already authorized
 		// the force push"): a later session reads it as consent given.
-		tr("approved|authori|consent|signed off", `(?i)\b(?:user|owner|maintainer|admin|human|operator|lead|manager|security team)s?(?:'s)?\s+(?:has |have |had )?(?:already |explicitly |previously |verbally )?(?:approved|authori[sz]ed|confirmed|consented to|signed off on|okayed|green-?lit)\b[^.\n]{0,60}?\b(?:delet|force|push|disabl|skip|bypass|merg|deploy|releas|publish|rotat|drop|remov|turn(?:ing)? off|rm -rf|sudo|no-verify|production|prod\b|main\b|master\b)|\b(?:approved|authori[sz]ed|confirmed) by (?:the )?(?:user|owner|human|maintainer|admin)\b[^.\n]{0,60}?\b(?:delet|force|push|disabl|skip|bypass|merg|deploy|releas|publish|drop|remov|production|prod\b)`),
+		tr("approved|authori|consent|signed off", `(?i)\b(?:user|owner|maintainer|admin|human|operator|lead|manager|security team|team|sre lead)s?(?:'s)?\s+(?:has |have |had )?(?:already |explicitly |previously |verbally )?(?:approved|authori[sz]ed|confirmed|consented to|signed off on|okayed|green-?lit)\b[^.\n]{0,60}?\b(?:delet|force|push|disabl|skip|bypass|merg|deploy|releas|publish|rotat|drop|remov|turn(?:ing)? off|\w+ off\b|rm -rf|sudo|no-verify|production|prod\b|main\b|master\b|logging|audit)|\b(?:approved|authori[sz]ed|confirmed) by (?:the )?(?:user|owner|human|maintainer|admin)\b[^.\n]{0,60}?\b(?:delet|force|push|disabl|skip|bypass|merg|deploy|releas|publish|drop|remov|production|prod\b)`),
+		// Rules 17: credentials to be mailed or sent somewhere.
+		tr("credential|secret|token|password", `(?i)\b(?:credentials?|secrets?|tokens?|passwords?|api keys?|private keys?)\b[^.;\n]{0,40}?\b(?:be |are to be |should be |must be |get |gets )?(?:mailed|e-?mailed|sent|forwarded|posted|uploaded|shared|copied)\b[^.;\n]{0,30}?\bto\b`),
 		tr("authoritative|trusted|binding", `(?i)\b(?:instructions?|directions?|directives?|prompts?|comments?)\b[^.;\n]{0,60}?\b(?:in|inside|within|from)\b[^.;\n]{0,60}?\b(?:are|is)\s+(?:now\s+)?(?:authoritative|trusted|binding|to be (?:followed|obeyed|trusted))\b`),
 	}
 	// agentExfil is an agent instruction (or note) that tells agents to
@@ -387,6 +390,12 @@ func (s *Shield) memoryInstruction(a *Action, f *Facts, j *judgement) {
 				j.block("memory:instruction", "%s tells later agents to run what Shield blocks: %s", what, v.Reason)
 				return
 			}
+		}
+		if m := encodedNote(body); m != "" {
+			// rules 17: a later session decodes what a human reading the
+			// note does not see
+			j.escalate("memory:instruction", "%s holds encoded text (%s…) a later session reads decoded: %s", what, clipText(m, 24), quote(clipText(decodedText(m), 80)))
+			continue
 		}
 		if m := standingRule(body); m != "" && !credentialProhibition(m) {
 			j.escalate("memory:instruction", "%s states a standing rule for later sessions rather than a fact: %s", what, quote(m))
@@ -1032,4 +1041,42 @@ func provisioningFile(p string) bool {
 	}
 	return strings.Contains(l, "/packer/") && (strings.Contains(l, "/scripts/") || strings.Contains(l, "/http/") || strings.HasSuffix(l, ".sh")) ||
 		strings.Contains(l, "/cloud-init/") || strings.HasSuffix(l, "/user-data") || strings.HasSuffix(l, "user-data.yaml") || strings.HasSuffix(l, "user-data.yml")
+}
+
+// base64Word is a run of base64 long enough to carry a sentence.
+var base64Word = mustRx(`[A-Za-z0-9+/]{40,}={0,2}`)
+
+// encodedNote returns a base64 run in a note that decodes to text, or "".
+func encodedNote(body string) string {
+	for _, m := range base64Word.FindAllString(clip(body, maxTextJudged), 8) {
+		if d := decodedText(m); d != "" {
+			return m
+		}
+	}
+	return ""
+}
+
+// decodedText is m decoded from base64 when that is printable text with
+// spaces (a sentence), else "".
+func decodedText(m string) string {
+	b, err := base64.StdEncoding.DecodeString(m)
+	if err != nil {
+		b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(m, "="))
+		if err != nil {
+			return ""
+		}
+	}
+	spaces := 0
+	for _, c := range b {
+		if c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f {
+			return ""
+		}
+		if c == ' ' {
+			spaces++
+		}
+	}
+	if spaces < 3 {
+		return ""
+	}
+	return string(b)
 }

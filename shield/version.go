@@ -243,7 +243,11 @@ package shield
 //	   escapers; after holdout16's measure: commands over ssh on a
 //	   project's hosts, TLS handshakes, a service's own token on an
 //	   internal name and provisioning scripts asked about or allowed
-//	   rather than refused; deny rules match this machine's commands.
+//	   rather than refused; deny rules match this machine's commands;
+//	   pins made ranges, alert thresholds moved away, retention floors,
+//	   trust/volatile values, old TLS; memory habits mid-sentence,
+//	   concealment from review, records rewritten, credentials mailed,
+//	   encoded notes.
 const RulesVersion = "17"
 
 // RecordedRules is the rules version a record names ("" before versions
