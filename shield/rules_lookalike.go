@@ -365,9 +365,20 @@ func lookalikeOf(eco, name string) string {
 		if d == 1 && len(q) >= 5 || d == 2 && len(q) >= 9 {
 			return q
 		}
+		// rules 17: a popular name with a squatter's suffix
+		// (requests-toolbelt-ng, lodash-fixed, axios-pro)
+		if rest, ok := strings.CutPrefix(low, q); ok && len(q) >= 4 && squatSuffix[strings.TrimLeft(rest, "-_.")] && rest != strings.TrimLeft(rest, "-_.") {
+			return q
+		}
 	}
 	return ""
 }
+
+// squatSuffix are the words a squatter appends to a popular name to pass
+// as its new, fixed or faster edition.
+var squatSuffix = map[string]bool{"ng": true, "pro": true, "plus": true, "fast": true, "faster": true, "lite": true, "fixed": true,
+	"patched": true, "secure": true, "fork": true, "new": true, "v2": true, "next-gen": true, "nextgen": true, "official": true,
+	"latest": true, "updated": true, "improved": true, "ultra": true, "turbo": false}
 
 // goLookalike compares a Go module path by its repository (host, owner,
 // name: github.com/go-chii/chi/v5 is github.com/go-chii/chi): one edit

@@ -72,6 +72,12 @@ func (s *Shield) gateLowered(_ *Action, f *Facts, j *judgement) {
 		if old == "" {
 			continue
 		}
+		if checkScript(p) {
+			if l := scriptExitsEarly(t.Body, old); l != "" {
+				j.escalate("evasion:checks-off", "the change to %s makes the check end early (%s): what follows no longer runs", s.relPath(p), clipText(l, 60))
+				return
+			}
+		}
 		plus, minus := diffLines(t.Body, old)
 		if len(plus) == 0 || len(minus) == 0 {
 			continue
@@ -82,6 +88,14 @@ func (s *Shield) gateLowered(_ *Action, f *Facts, j *judgement) {
 		}
 		if m := escapeDropped(plus[:min(len(plus), 64)], minus[:min(len(minus), 64)]); m != "" && !testSource(p) {
 			j.escalate("appsec:control-weakened", "the change to %s writes out a value it escaped before (%s): cross-site scripting", s.relPath(p), clipText(m, 80))
+			return
+		}
+		if why := originMoved(plus[:min(len(plus), 64)], minus[:min(len(minus), 64)]); why != "" && !proseFile(p) {
+			j.escalate("supply-chain:source", "the change to %s moves where something is fetched from: %s", s.relPath(p), why)
+			return
+		}
+		if m := shellQuoteDropped(plus[:min(len(plus), 64)], minus[:min(len(minus), 64)]); m != "" && !testSource(p) {
+			j.escalate("appsec:control-weakened", "the change to %s hands a value to a shell it quoted before (%s): a value with ; or $( ) runs its own commands", s.relPath(p), clipText(m, 80))
 			return
 		}
 	}
@@ -440,6 +454,96 @@ var weakProtocol = mustRx(`(?i)\b(?:SSLv[23]|TLSv1(?:\.[01])?)\b(?:[^.\d]|$)`)
 func weakAdded(was, now string) string {
 	if m := weakProtocol.FindString(now); m != "" && !weakProtocol.MatchString(was) && strings.Contains(strings.ToLower(was), "tls") {
 		return "an old protocol is accepted again (" + strings.TrimSpace(m) + ")"
+	}
+	return ""
+}
+
+// shellQuoter is a call that quotes a value for a shell.
+var shellQuoter = mustRx(`\b(?:shlex\.quote|pipes\.quote|escapeshellarg|escapeshellcmd|Shellwords\.escape|shellescape|ShellEscape|shell_escape|shellQuote|quote_shell)\s*\(|\.shellescape\b`)
+
+// shellQuoteDropped returns an added line that makes the same call as a
+// removed line did (the same text before its first parenthesis) without
+// the shell quoting the removed line applied, or "".
+func shellQuoteDropped(plus, minus []string) string {
+	for _, m := range minus {
+		m = strings.TrimSpace(m)
+		if !shellQuoter.MatchString(m) {
+			continue
+		}
+		head, _, ok := strings.Cut(m, "(")
+		if !ok || len(head) < 3 {
+			continue
+		}
+		for _, pl := range plus {
+			pl = strings.TrimSpace(pl)
+			if h, _, ok := strings.Cut(pl, "("); ok && h == head && !shellQuoter.MatchString(pl) {
+				return pl
+			}
+		}
+	}
+	return ""
+}
+
+// urlInLine is a URL's scheme and host in a line.
+var urlInLine = mustRx(`(?i)\b(?:https?|ftp)://([a-z0-9.-]+)`)
+
+// originMoved says how a removed line's URL became an added line's URL
+// on another organisation's host, the rest of the line kept (a download
+// moved from the team's proxy to a look-alike CDN), or "".
+func originMoved(plus, minus []string) string {
+	for _, m := range minus {
+		wm := urlInLine.FindAllStringSubmatchIndex(m, 2)
+		if len(wm) != 1 {
+			continue
+		}
+		wh := strings.ToLower(m[wm[0][2]:wm[0][3]])
+		for _, pl := range plus {
+			pm := urlInLine.FindAllStringSubmatchIndex(pl, 2)
+			if len(pm) != 1 {
+				continue
+			}
+			ph := strings.ToLower(pl[pm[0][2]:pm[0][3]])
+			if ph == wh || registrable(ph) == registrable(wh) || localHost(ph) {
+				continue
+			}
+			// the same line but for the URL: what precedes it is kept
+			if strings.TrimSpace(m[:wm[0][0]]) != strings.TrimSpace(pl[:pm[0][0]]) {
+				continue
+			}
+			return wh + " → " + ph
+		}
+	}
+	return ""
+}
+
+// checkScript reports whether p is a script whose name says it checks
+// (scripts/check-vault-encrypted.sh, .husky/pre-commit, lint.sh).
+func checkScript(p string) bool {
+	base := strings.ToLower(path.Base(p))
+	ext := path.Ext(base)
+	if ext != ".sh" && ext != ".bash" && ext != "" && ext != ".zsh" && ext != ".ps1" {
+		return false
+	}
+	return checkName.MatchString(base) || strings.Contains(p, "/.husky/") || strings.Contains(p, "/.githooks/") || base == "pre-commit" || base == "pre-push"
+}
+
+// earlyExitLine is a line that ends a script successfully.
+var earlyExitLine = mustRx(`\bexit\s+0\b|\bexit\s*$|^\s*return\s+0\b`)
+
+// scriptExitsEarly returns an added line that exits with success before other
+// lines of the change, or "".
+func scriptExitsEarly(added, old string) string {
+	lines := strings.Split(strings.TrimRight(added, "\n"), "\n")
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "#") || strings.Contains(old, t) || !earlyExitLine.MatchString(t) {
+			continue
+		}
+		for _, rest := range lines[i+1:] {
+			if r := strings.TrimSpace(rest); r != "" && !strings.HasPrefix(r, "#") && r != "fi" && r != "}" && r != "esac" && r != ";;" {
+				return t
+			}
+		}
 	}
 	return ""
 }

@@ -247,7 +247,9 @@ package shield
 //	   pins made ranges, alert thresholds moved away, retention floors,
 //	   trust/volatile values, old TLS; memory habits mid-sentence,
 //	   concealment from review, records rewritten, credentials mailed,
-//	   encoded notes.
+//	   encoded notes; squatters' suffixes; unsafe yaml loaders; shell
+//	   quoting dropped; downloads moved to another host; checks ended
+//	   early.
 const RulesVersion = "17"
 
 // RecordedRules is the rules version a record names ("" before versions
