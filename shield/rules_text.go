@@ -559,6 +559,9 @@ func (s *Shield) scriptContent(_ *Action, f *Facts, j *judgement) {
 		if ok && v.Rule == "prompt-injection" && testFile(p) {
 			continue // the file's text is judged as text (test data passes as such)
 		}
+		if ok && v.Decision == Block && runbookFile(p) {
+			v.Decision = Escalate // a document: asked about, its reader decides
+		}
 		if ok && v.Rule == "destructive:system-write" {
 			// An install target or script writing /usr/local/bin runs
 			// when someone installs: asked about, not refused.
@@ -637,13 +640,18 @@ func scriptLines(p, body string) string {
 		}
 		return b.String()
 	case ext == ".yml" || ext == ".yaml":
+		if ansibleYAML(p, body) {
+			return ansibleRuns(body) // rules 17
+		}
 		if !ciYAML(p) {
 			return ""
 		}
 		return yamlRuns(body)
 	case base == ".mcp.json" || base == "mcp.json" || strings.Contains(p, "/.claude/") && ext == ".json" || strings.Contains(p, "/.cursor/") && ext == ".json" || strings.Contains(p, "/.gemini/") && ext == ".json":
 		return jsonRuns(body)
-	case agentFiles[base]:
+	case agentFiles[base] || runbookFile(p):
+		// rules 17: a runbook's commands are run by whoever follows it
+		// (agents included) as they stand
 		return codeSpans(body)
 	case interpreters[ext] != "":
 		// Code for an interpreter, judged as its -c/-e payload would be:
@@ -1036,6 +1044,9 @@ func (s *Shield) registryRedirect(p, body string, j *judgement) bool {
 // user data.
 func provisioningFile(p string) bool {
 	l := strings.ToLower(p)
+	if (strings.HasSuffix(l, ".yml") || strings.HasSuffix(l, ".yaml")) && ansibleYAML(p, "") {
+		return true // tasks run on the inventory's hosts
+	}
 	if strings.Contains(l, "/roles/") && (strings.Contains(l, "/files/") || strings.Contains(l, "/templates/")) {
 		return true
 	}
@@ -1080,3 +1091,69 @@ func decodedText(m string) string {
 	}
 	return string(b)
 }
+
+// runbookFile reports whether p is a runbook or playbook in prose: a
+// document people and agents follow step by step.
+func runbookFile(p string) bool {
+	l := strings.ToLower(p)
+	if !strings.HasSuffix(l, ".md") && !strings.HasSuffix(l, ".markdown") {
+		return false
+	}
+	return strings.Contains(l, "/runbooks/") || strings.Contains(l, "/runbook/") || strings.Contains(l, "/playbooks/") ||
+		strings.Contains(path.Base(l), "runbook") || strings.Contains(l, "/sop/") || strings.Contains(l, "/procedures/")
+}
+
+// ansibleYAML reports whether a YAML file at p (with text body, when
+// known) is Ansible tasks or a playbook: a role's tasks or handlers, a
+// molecule scenario, a playbooks directory, or text naming Ansible's
+// modules.
+func ansibleYAML(p, body string) bool {
+	l := strings.ToLower(p)
+	if strings.Contains(l, "/roles/") && (strings.Contains(l, "/tasks/") || strings.Contains(l, "/handlers/")) ||
+		strings.Contains(l, "/molecule/") || strings.Contains(l, "/playbooks/") {
+		return true
+	}
+	return body != "" && strings.Contains(body, "ansible.builtin.")
+}
+
+// ansibleModuleKeys are the task keys whose value is a command line.
+var ansibleModuleKeys = map[string]bool{"shell": true, "command": true, "raw": true, "script": true, "cmd": true,
+	"ansible.builtin.shell": true, "ansible.builtin.command": true, "ansible.builtin.raw": true, "ansible.builtin.script": true,
+	"ansible.windows.win_shell": true, "win_shell": true, "ansible.windows.win_command": true, "win_command": true}
+
+// ansibleRuns returns the command lines Ansible tasks run (a module's
+// free-form value, or its cmd:), Jinja expressions replaced by a word.
+func ansibleRuns(body string) string {
+	var doc yaml.Node
+	if yaml.Unmarshal([]byte(body), &doc) != nil {
+		return ""
+	}
+	var b strings.Builder
+	budget := 100000
+	var walk func(n *yaml.Node, run bool)
+	walk = func(n *yaml.Node, run bool) {
+		if budget--; budget < 0 || n == nil {
+			return
+		}
+		switch n.Kind {
+		case yaml.ScalarNode:
+			if run && n.Tag == "!!str" {
+				b.WriteString(jinjaExpr.ReplaceAllString(n.Value, "JINJA"))
+				b.WriteByte('\n')
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1], ansibleModuleKeys[n.Content[i].Value])
+			}
+		case yaml.SequenceNode, yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, run && n.Kind == yaml.DocumentNode)
+			}
+		}
+	}
+	walk(&doc, false)
+	return b.String()
+}
+
+// jinjaExpr is a Jinja expression in a template or a task.
+var jinjaExpr = mustRx(`\{\{[^}]*\}\}`)

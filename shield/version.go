@@ -249,7 +249,8 @@ package shield
 //	   concealment from review, records rewritten, credentials mailed,
 //	   encoded notes; squatters' suffixes; unsafe yaml loaders; shell
 //	   quoting dropped; downloads moved to another host; checks ended
-//	   early.
+//	   early; runbooks' code spans and Ansible tasks' command lines
+//	   judged as commands.
 const RulesVersion = "17"
 
 // RecordedRules is the rules version a record names ("" before versions
