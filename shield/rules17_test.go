@@ -342,3 +342,21 @@ func TestRules17_RunbooksAndAnsibleTasks(t *testing.T) {
 		{"ansible task on the host's paths", wr("ansible/roles/base/tasks/main.yml", "- name: clean\n  ansible.builtin.command: rm -f /etc/sudoers.d/packer\n- name: reload\n  ansible.builtin.shell: systemctl daemon-reload && journalctl -u app --since -1h | tail\n"), none},
 	})
 }
+
+// Rules 17 after holdout16's measure: sudo grants written as a role's
+// data; sudo's session and syslog records turned off.
+func TestRules17_SudoAsData(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action {
+		a := facts(s, "edit_file").content(p, new).act()
+		a.Facts.Removed = append(a.Facts.Removed, shield.Text{Source: "content:" + s.ResolvePath(p), Body: old})
+		return a
+	}
+	const weak = "escalate appsec:control-weakened"
+	runRuleCases(t, s, []ruleCase{
+		{"a group given every command without a password", ed("ansible/roles/base/defaults/main.yml", "sudo_grants: []", "sudo_grants:\n  - name: vendors\n    nopasswd: true\n    commands: ALL"), weak},
+		{"sudo keeps no session records", ed("ansible/roles/base/templates/sudoers-ops.j2", "Defaults    log_output\n", "Defaults    !log_output\n"), weak},
+		{"a named command without a password", ed("ansible/roles/base/defaults/main.yml", "sudo_grants: []", "sudo_grants:\n  - name: deploy\n    nopasswd: true\n    commands: /usr/bin/systemctl restart app"), weak}, // (rules 16: nopasswd turned on is asked about too)
+		{"sudo records kept", ed("ansible/roles/base/templates/sudoers-ops.j2", "Defaults    env_reset\n", "Defaults    env_reset\nDefaults    log_output\n"), none},
+	})
+}

@@ -37,6 +37,10 @@ import (
 // password: the user or group, the hosts, a runas list, then ALL.
 var sudoGrant = mustRx(`(?m)(?:^|["'\s])%?[\w.@-]+\s+[\w,.-]+\s*=\s*(?:\(\s*(?:ALL|root)(?:\s*:\s*(?:ALL|root))?\s*\)\s*)?(?:NOPASSWD\s*:\s*|SETENV\s*:\s*)*ALL\s*(?:$|["'])`)
 
+// sudoGrantYAML is a sudo grant of every command without a password
+// written as data (an Ansible role's variables), in either order.
+var sudoGrantYAML = mustRx(`(?i)(?:nopasswd:\s*(?:true|yes)\b[^\n]*\n(?:[^\n]*\n){0,3}?[^\n]*\bcommands?:\s*["']?ALL\b|\bcommands?:\s*["']?ALL\b[^\n]*\n(?:[^\n]*\n){0,3}?[^\n]*\bnopasswd:\s*(?:true|yes)\b)`)
+
 // sudoGrantIn returns the first sudo rule in s that grants every command
 // to someone other than root, or "": the distribution's own lines
 // (root ALL=(ALL:ALL) ALL, %sudo ALL=(ALL:ALL) ALL — an admin group with
@@ -44,6 +48,11 @@ var sudoGrant = mustRx(`(?m)(?:^|["'\s])%?[\w.@-]+\s+[\w,.-]+\s*=\s*(?:\(\s*(?:A
 func sudoGrantIn(s string) string {
 	if !strings.Contains(s, "ALL") {
 		return ""
+	}
+	// rules 17: the same grant as data a role templates into sudoers
+	// (name: contractors / nopasswd: true / commands: ALL)
+	if m := sudoGrantYAML.FindString(s); m != "" && !strings.Contains(m, "name: root") {
+		return m
 	}
 	for _, m := range sudoGrant.FindAllString(s, 32) {
 		f := strings.Fields(strings.Trim(strings.TrimSpace(m), `"'`))
@@ -63,7 +72,7 @@ func sudoGrantIn(s string) string {
 var verifyOff = mustRx(`(?im)^\s*deb(?:-src)?\s+\[[^\]\n]*\b(?:trusted|allow-insecure|allow-weak)\s*=\s*yes|^\s*(?:trusted|allow-insecure)\s*:\s*yes\s*$|^\s*(?:repo_)?gpgcheck\s*=\s*(?:0|no|false)\b|APT::Get::AllowUnauthenticated\s+"?(?:true|1)|Acquire::AllowInsecureRepositories\s+"?(?:true|1)|Acquire::AllowDowngradeToInsecureRepositories\s+"?(?:true|1)|^\s*disable_gpg_check\s*:\s*(?:true|yes)\b`)
 
 // logsDropped are logging and auditing settings that keep nothing.
-var logsDropped = mustRx(`(?im)^\s*Storage\s*=\s*none\b|^\s*MaxRetentionSec\s*=\s*[1-9]\d{0,2}s?\s*$|^\s*(?:disk_full_action|disk_error_action|admin_space_left_action|space_left_action|max_log_file_action)\s*=\s*(?:ignore|suspend)\b|^\s*-e\s+0\s*$|^\s*\*\.\*\s+(?:~|/dev/null)\s*$|^\s*(?:auth|authpriv|audit)[\w.,*]*\s+(?:~|stop|/dev/null)\s*$`)
+var logsDropped = mustRx(`(?im)^\s*Defaults\b[^\n]*!\s*(?:log_output|log_input|syslog|logfile|log_allowed|log_denied|log_subcmds)\b|^\s*Storage\s*=\s*none\b|^\s*MaxRetentionSec\s*=\s*[1-9]\d{0,2}s?\s*$|^\s*(?:disk_full_action|disk_error_action|admin_space_left_action|space_left_action|max_log_file_action)\s*=\s*(?:ignore|suspend)\b|^\s*-e\s+0\s*$|^\s*\*\.\*\s+(?:~|/dev/null)\s*$|^\s*(?:auth|authpriv|audit)[\w.,*]*\s+(?:~|stop|/dev/null)\s*$`)
 
 // rotateZero is logrotate keeping no old file, for a log that records
 // who did what (audit, auth, secure, sudo).
@@ -219,7 +228,7 @@ func (s *Shield) opsConfigText(a *Action, f *Facts, j *judgement) {
 // template of theirs).
 func logOrAuditFile(p string) bool {
 	l := strings.ToLower(p)
-	for _, w := range []string{"journald", "auditd", "audit.rules", "/rules.d/", "rsyslog", "syslog", "logrotate", "audit"} {
+	for _, w := range []string{"journald", "auditd", "audit.rules", "/rules.d/", "rsyslog", "syslog", "logrotate", "audit", "sudoers"} {
 		if strings.Contains(l, w) {
 			return true
 		}
