@@ -14,16 +14,7 @@ import (
 // run of the tool that executes it escalates, naming the change.
 func TestFlow_ChangedThenRun(t *testing.T) {
 	s := defaultShield(t)
-	changed := func(a shield.Action) []shield.Taint {
-		t.Helper()
-		var out []shield.Taint
-		for _, w := range s.Sensitive(a) {
-			if strings.HasPrefix(w, shield.ChangedPrefix) {
-				out = append(out, shield.Taint{Call: "c1", What: w})
-			}
-		}
-		return out
-	}
+	changed := func(a shield.Action) []shield.Taint { return changedTaint(s, a) }
 	wr := func(p, body string) shield.Action { return facts(s, "write_file").content(p, body).act() }
 	then := func(first shield.Action, line string) shield.Action {
 		a := command(line)
@@ -114,4 +105,16 @@ func TestPolicy_CheckAndInspect_OutdatedAudit(t *testing.T) {
 		{"a path on the line", command("mix deps.audit ../other"), asked},
 		{"another program", command("elixir outdated"), asked},
 	})
+}
+
+// changedTaint is the taint a session holds once a (which changes build
+// or test files) ran: Sensitive's changed entries, as the engine keeps them.
+func changedTaint(s *shield.Shield, a shield.Action) []shield.Taint {
+	var out []shield.Taint
+	for _, w := range s.Sensitive(a) {
+		if strings.HasPrefix(w, shield.ChangedPrefix) {
+			out = append(out, shield.Taint{Call: "c1", What: w})
+		}
+	}
+	return out
 }

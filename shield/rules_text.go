@@ -899,30 +899,37 @@ func ghValue(expr string) string {
 // yamlRuns returns the shell a CI or task YAML file runs: every string
 // under a run-like key, GitHub expressions replaced by a placeholder.
 func yamlRuns(body string) string {
+	return yamlCommandValues(body, func(k string) bool { return runKeys[k] }, func(v string) string { return ghExpr.ReplaceAllStringFunc(v, ghValue) })
+}
+
+// yamlCommandValues returns, one per line, the string values under the
+// keys run says hold commands (at any depth), each rewritten by expand;
+// "" for text that is not YAML.
+func yamlCommandValues(body string, run func(key string) bool, expand func(string) string) string {
 	var doc yaml.Node
 	if yaml.Unmarshal([]byte(body), &doc) != nil {
 		return ""
 	}
 	var b strings.Builder
 	budget := 100000
-	var walk func(n *yaml.Node, run bool)
-	walk = func(n *yaml.Node, run bool) {
+	var walk func(n *yaml.Node, cmd bool)
+	walk = func(n *yaml.Node, cmd bool) {
 		if budget--; budget < 0 || n == nil {
 			return
 		}
 		switch n.Kind {
 		case yaml.ScalarNode:
-			if run && n.Tag == "!!str" {
-				b.WriteString(ghExpr.ReplaceAllStringFunc(n.Value, ghValue))
+			if cmd && n.Tag == "!!str" {
+				b.WriteString(expand(n.Value))
 				b.WriteByte('\n')
 			}
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				walk(n.Content[i+1], runKeys[n.Content[i].Value])
+				walk(n.Content[i+1], run(n.Content[i].Value))
 			}
 		case yaml.SequenceNode, yaml.DocumentNode:
 			for _, c := range n.Content {
-				walk(c, run)
+				walk(c, cmd)
 			}
 		}
 	}
@@ -1124,35 +1131,7 @@ var ansibleModuleKeys = map[string]bool{"shell": true, "command": true, "raw": t
 // ansibleRuns returns the command lines Ansible tasks run (a module's
 // free-form value, or its cmd:), Jinja expressions replaced by a word.
 func ansibleRuns(body string) string {
-	var doc yaml.Node
-	if yaml.Unmarshal([]byte(body), &doc) != nil {
-		return ""
-	}
-	var b strings.Builder
-	budget := 100000
-	var walk func(n *yaml.Node, run bool)
-	walk = func(n *yaml.Node, run bool) {
-		if budget--; budget < 0 || n == nil {
-			return
-		}
-		switch n.Kind {
-		case yaml.ScalarNode:
-			if run && n.Tag == "!!str" {
-				b.WriteString(jinjaExpr.ReplaceAllString(n.Value, "JINJA"))
-				b.WriteByte('\n')
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				walk(n.Content[i+1], ansibleModuleKeys[n.Content[i].Value])
-			}
-		case yaml.SequenceNode, yaml.DocumentNode:
-			for _, c := range n.Content {
-				walk(c, run && n.Kind == yaml.DocumentNode)
-			}
-		}
-	}
-	walk(&doc, false)
-	return b.String()
+	return yamlCommandValues(body, func(k string) bool { return ansibleModuleKeys[k] }, func(v string) string { return jinjaExpr.ReplaceAllString(v, "JINJA") })
 }
 
 // jinjaExpr is a Jinja expression in a template or a task.
