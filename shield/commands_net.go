@@ -834,3 +834,60 @@ func (x *call) fetchFile(p string) {
 		x.fetch(path.Dir(p), true)
 	}
 }
+
+// rcloneH reads rclone's transfers (rules 17): a remote is NAME:path or
+// :backend:path; a copy, sync or move to one is an upload of the local
+// sources (a Request with no host Shield can name: the remote's
+// configuration says where), from one a download; credentials given as
+// flags go with it.
+func rcloneH(x *call) {
+	if len(x.args) == 0 {
+		return
+	}
+	verb := x.args[0].Text
+	switch verb {
+	case "copy", "sync", "move", "copyto", "moveto", "bisync", "rcat", "copyurl":
+	default:
+		return
+	}
+	var ops []shellx.Word
+	for _, w := range x.args[1:] {
+		if !strings.HasPrefix(w.Text, "-") {
+			ops = append(ops, w)
+		}
+	}
+	// the operands are the first words after the verb (rclone copy SRC
+	// DST [flags]; a flag's value may follow them): rcat's is its
+	// destination alone
+	n := 2
+	if verb == "rcat" {
+		n = 1
+	}
+	if len(ops) < n {
+		return
+	}
+	ops = ops[:n]
+	dst := ops[n-1]
+	remote := func(t string) bool {
+		k := strings.IndexByte(t, ':')
+		return k >= 0 && !strings.ContainsRune(t[:k], '/') && !strings.Contains(t, "://")
+	}
+	if !remote(dst.Text) {
+		return
+	}
+	var files []string
+	for _, w := range ops[:n-1] {
+		if remote(w.Text) || !(strings.HasPrefix(w.Text, "/") || strings.HasPrefix(w.Text, ".") || strings.HasPrefix(w.Text, "~")) {
+			continue
+		}
+		x.ref(kRead, w, true)
+		if p, ok := x.abs(w.Text); ok && !w.Dynamic {
+			files = append(files, p)
+		}
+	}
+	k := x.request(Request{Data: true, Files: files})
+	x.computed(k, dst)
+	if verb == "rcat" {
+		x.fromStdin(k)
+	}
+}

@@ -86,6 +86,7 @@ func init() {
 	set(rawH, "telnet")
 	set(sshH, "ssh", "autossh", "mosh")
 	set(scpH, "scp", "rsync")
+	set(rcloneH, "rclone")
 	set(sessionH, "sftp", "ftp", "tftp", "lftp", "ssh-copy-id", "smbclient", "rdesktop", "xfreerdp", "vncviewer")
 	set(lookupH, "dig", "nslookup", "host", "drill", "kdig", "ping", "ping6", "traceroute", "traceroute6", "tracepath", "mtr", "arping", "fping", "whois", "hping3", "tcptraceroute")
 	set(gitH, "git")

@@ -82,7 +82,7 @@ func (s *Shield) gateLowered(_ *Action, f *Facts, j *judgement) {
 		if len(plus) == 0 || len(minus) == 0 {
 			continue
 		}
-		if why := loosenedLine(path.Base(p), plus[:min(len(plus), 64)], minus[:min(len(minus), 64)]); why != "" {
+		if why := loosenedLine(path.Base(p), clipRaw(t.Body, 2048), plus[:min(len(plus), 64)], minus[:min(len(minus), 64)]); why != "" {
 			j.escalate("evasion:gate-lowered", "the change to %s loosens a gate: %s", s.relPath(p), why)
 			return
 		}
@@ -104,12 +104,12 @@ func (s *Shield) gateLowered(_ *Action, f *Facts, j *judgement) {
 // loosenedLine pairs each removed line with an added line that differs
 // from it in one value (or one key's name) and says how that loosens a
 // gate, or "".
-func loosenedLine(base string, plus, minus []string) string {
+func loosenedLine(base, context string, plus, minus []string) string {
 	for _, m := range minus {
 		m = strings.TrimSpace(m)
 		for _, pl := range plus {
 			pl = strings.TrimSpace(pl)
-			if why := loosened(base, m, pl); why != "" {
+			if why := loosened(base, context, m, pl); why != "" {
 				return why
 			}
 		}
@@ -117,8 +117,10 @@ func loosenedLine(base string, plus, minus []string) string {
 	return ""
 }
 
-// loosened says how line was became line now, if it loosens a gate.
-func loosened(base, was, now string) string {
+// loosened says how line was became line now, if it loosens a gate;
+// context is the change's text around it (a short setting's block:
+// plugin "raw_exec" { … enabled = true).
+func loosened(base, context, was, now string) string {
 	if was == now || len(was) > 400 || len(now) > 400 {
 		return ""
 	}
@@ -173,6 +175,15 @@ func loosened(base, was, now string) string {
 	wvl, nvl := strings.ToLower(strings.Trim(wv[0], `"'`)), strings.ToLower(strings.Trim(wv[1], `"'`))
 	if weakWord[nvl] && !weakWord[wvl] {
 		return quote(wv[0]) + " becomes " + quote(wv[1]) + " (" + clipText(now, 60) + ")"
+	}
+	// an exposure switched on: root login, password logins, unisolated
+	// tasks, privileged containers
+	if onValue(nvl) && offValue(wvl) && (exposureWords.MatchString(was) || len(strings.Fields(was)) <= 3 && exposureWords.MatchString(context)) {
+		return "an exposure is switched on (" + clipText(now, 60) + ")"
+	}
+	// a configuration pointed at production from another environment
+	if prodWord.MatchString(nvl) && !prodWord.MatchString(wvl) && otherEnvWord.MatchString(wvl) {
+		return quote(wv[0]) + " becomes " + quote(wv[1]) + ": this configuration now reaches production"
 	}
 	if gateLevelKeys.MatchString(was) {
 		if r, ok := severityRank[wvl]; ok {
@@ -547,3 +558,21 @@ func scriptExitsEarly(added, old string) string {
 	}
 	return ""
 }
+
+// onValue is a value that turns a setting on.
+func onValue(v string) bool {
+	switch strings.ToLower(strings.Trim(v, `"' ,;`)) {
+	case "true", "on", "yes", "1", "enabled", "enable":
+		return true
+	}
+	return false
+}
+
+// exposureWords name settings whose being on exposes a machine.
+var exposureWords = mustRx(`(?i)root.?login|permit.?root|password.?auth|raw_exec|\bprivileged\b|allow.?privilege|allow.?root|insecure|anonymous|debug.?mode|allow.?all|unauthenticated|skip.?verify|no.?auth`)
+
+// prodWord and otherEnvWord name environments in a value.
+var (
+	prodWord     = mustRx(`(?i)\bprod(?:uction)?\b|[-_/]prod(?:uction)?\b|\bprod(?:uction)?[-_/]`)
+	otherEnvWord = mustRx(`(?i)stag(?:e|ing)|\bdev\b|[-_/]dev\b|\bdev[-_/]|\btest\b|[-_/]test\b|sandbox|preview|\bqa\b`)
+)

@@ -381,7 +381,7 @@ func forge(host string) bool {
 // (registries, clouds, forges) rather than a general network tool.
 func serviceClient(name string) bool {
 	switch name {
-	case "docker", "podman", "helm", "npm", "pnpm", "yarn", "pip", "pip3", "twine", "gh", "glab", "aws", "gcloud", "gsutil", "az", "kubectl", "terraform", "cargo", "gem", "poetry", "mvn", "gradle":
+	case "docker", "podman", "helm", "npm", "pnpm", "yarn", "pip", "pip3", "twine", "gh", "glab", "aws", "gcloud", "gsutil", "az", "kubectl", "terraform", "cargo", "gem", "poetry", "mvn", "gradle", "rclone":
 		return true
 	}
 	return false

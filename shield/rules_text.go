@@ -649,6 +649,8 @@ func scriptLines(p, body string) string {
 		return yamlRuns(body)
 	case base == ".mcp.json" || base == "mcp.json" || strings.Contains(p, "/.claude/") && ext == ".json" || strings.Contains(p, "/.cursor/") && ext == ".json" || strings.Contains(p, "/.gemini/") && ext == ".json":
 		return jsonRuns(body)
+	case systemdUnit(base):
+		return unitExecs(body) // rules 17
 	case agentFiles[base] || runbookFile(p):
 		// rules 17: a runbook's commands are run by whoever follows it
 		// (agents included) as they stand
@@ -1136,3 +1138,31 @@ func ansibleRuns(body string) string {
 
 // jinjaExpr is a Jinja expression in a template or a task.
 var jinjaExpr = mustRx(`\{\{[^}]*\}\}`)
+
+// systemdUnit reports whether base names a systemd unit, or a template of
+// one (pg-offsite.service.j2).
+func systemdUnit(base string) bool {
+	b := strings.ToLower(base)
+	for _, t := range []string{".j2", ".jinja", ".jinja2", ".tmpl", ".tpl", ".erb", ".in"} {
+		b = strings.TrimSuffix(b, t)
+	}
+	switch path.Ext(b) {
+	case ".service", ".timer", ".socket", ".path", ".mount":
+		return true
+	}
+	return false
+}
+
+// unitExec is a unit's line that runs a command.
+var unitExec = mustRx(`(?m)^\s*Exec(?:Start|StartPre|StartPost|Stop|StopPost|Reload|Condition)\s*=\s*[-@+!:]*(.+)$`)
+
+// unitExecs returns the command lines a unit runs, Jinja expressions read
+// as a word.
+func unitExecs(body string) string {
+	var b strings.Builder
+	for _, m := range unitExec.FindAllStringSubmatch(body, 64) {
+		b.WriteString(jinjaExpr.ReplaceAllString(strings.TrimSpace(m[1]), "JINJA"))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -250,7 +250,8 @@ package shield
 //	   encoded notes; squatters' suffixes; unsafe yaml loaders; shell
 //	   quoting dropped; downloads moved to another host; checks ended
 //	   early; runbooks' code spans and Ansible tasks' command lines
-//	   judged as commands.
+//	   judged as commands; systemd units' commands, rclone uploads;
+//	   exposures switched on; configuration pointed at production.
 const RulesVersion = "17"
 
 // RecordedRules is the rules version a record names ("" before versions
