@@ -335,3 +335,22 @@ func TestRules17_UnitsExposuresProduction(t *testing.T) {
 		{"rclone within this machine", command("rclone copy /tmp/a /tmp/b"), none},
 	})
 }
+
+// Rules 17: a cluster's membership, peers and catalog listed and a
+// schedule's next runs are inspecting verbs; a key-value store's read is
+// not.
+func TestRules17_InspectMembership(t *testing.T) {
+	s := defaultShield(t)
+	for line, want := range map[string]string{
+		"consul members":                            "allow",
+		"consul operator raft list-peers":           "allow",
+		"nomad node status -verbose":                "allow",
+		"systemd-analyze calendar '*-*-* 02:15:00'": "allow",
+		"consul kv get app/db_password":             "escalate",
+		"consul members -wan && consul leave":       "escalate",
+	} {
+		if got := final(s.Evaluate(t.Context(), command(line))); string(got.Decision) != want {
+			t.Errorf("%s: %s %s (%s), want %s", line, got.Decision, got.Rule, got.Reason, want)
+		}
+	}
+}

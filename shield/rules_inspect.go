@@ -27,7 +27,11 @@ var inspectVerbs = setOf("list", "ls", "show", "info", "status", "describe", "in
 	"top", "ps", "lint", "check", "whoami", "devices", "where", "which", "current", "metrics", "report", "audit", "plan", "preview",
 	"render", "template", "history", "events", "view", "count", "summary", "health", "lag", "capabilities", "env-info",
 	// rules 16: an image's digest looked up (crane digest, skopeo inspect's sibling)
-	"digest")
+	"digest",
+	// rules 17: a cluster's membership and catalog listed (consul members, consul catalog
+	// services, consul operator raft list-peers, nomad node status), a schedule's next runs
+	// (systemd-analyze calendar)
+	"members", "peers", "list-peers", "nodes", "services", "datacenters", "calendar", "timespan")
 
 // inspectChanging are words that change something, wherever they stand
 // in the line (beyond toolchainRisk, which toolchainScan refuses).
