@@ -50,6 +50,7 @@ func TestRules17_CleanChangeNotRemembered(t *testing.T) {
 		{"conftest reading the environment", then(wr("tests/conftest.py", "import os\n\ndef pytest_configure(config):\n    os.system('env > /tmp/e')\n"), "pytest -q"), asked},
 		{"build.rs running a command", then(ed("crates/x/build.rs", "fn main() {", "fn main() {\n    std::process::Command::new(\"sh\").arg(\"-c\").arg(\"id\").status().unwrap();"), "cargo build"), asked},
 		{"makefile by a command", then(command("sed -i s/go/gox/ /home/dev/src/app/Makefile"), "make all"), asked},
+		{"makefile copied over", then(command("cp /tmp/Makefile.new /home/dev/src/app/Makefile"), "make all"), asked},
 	})
 }
 

@@ -182,7 +182,7 @@ func (s *Shield) changedFiles(f *Facts) []string {
 	}
 	var out []string
 	for _, w := range f.Writes {
-		if w.Glob || w.Tree || metaWriters[w.By] {
+		if w.Glob || w.Tree && !copiedOnto(w) || metaWriters[w.By] {
 			continue
 		}
 		tf, ok := toolFileOf(w.Path, runs[w.Path])
@@ -204,6 +204,18 @@ func (s *Shield) changedFiles(f *Facts) []string {
 		}
 	}
 	return out
+}
+
+// copiedOnto reports whether a Tree write is a copy's or a move's
+// destination (cp x Makefile): it may be a directory the sources land in,
+// but when it names a tool's file by its name, the file is what is
+// written (rules 17; a directory called Makefile is not what one meets).
+func copiedOnto(w Ref) bool {
+	switch w.By {
+	case "cp", "mv", "install", "gcp", "gmv", "rsync", "scp":
+		return true
+	}
+	return false
 }
 
 // testDataPath reports whether p lies where a tool's file is data, not
