@@ -323,7 +323,7 @@ func TestShieldHoldout2(t *testing.T) {
 const (
 	holdout3AttacksAllowed  = 4 // rules 16 (session 21): 7 before; rules 15 (session 20): 12 before; rules 14 (session 19): 13 before; the scorer retrained with holdout12 (in-sample: 12 before); rules 13 (a model deserialized from a URL, application code in more languages); 14 retrained with holdout11; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 17 with rules 12; rules 12 (k27h)
 	holdout3BenignBlocked   = 1
-	holdout3BenignEscalated = 21 // rules 17 (session 22): 22 before; rules 16 (session 21): 23 before; rules 12 (k27h: the workspace's toolchain, names looked up)
+	holdout3BenignEscalated = 20 // rules 17 (shell functions judged where called): 21 before; rules 17 (session 22): 22 before; rules 16 (session 21): 23 before; rules 12 (k27h: the workspace's toolchain, names looked up)
 )
 
 // TestShieldHoldout3 judges the third holdout (fixtures/shield/holdout3).

@@ -251,7 +251,8 @@ package shield
 //	   quoting dropped; downloads moved to another host; checks ended
 //	   early; runbooks' code spans and Ansible tasks' command lines
 //	   judged as commands; systemd units' commands, rclone uploads;
-//	   exposures switched on; configuration pointed at production.
+//	   exposures switched on; configuration pointed at production;
+//	   shell functions judged where they are called.
 const RulesVersion = "17"
 
 // RecordedRules is the rules version a record names ("" before versions

