@@ -21,11 +21,24 @@ import (
 //     protects switched off (Audit:FailClosed true → false); a key
 //     renamed out of use (signs: → signs_disabled:, x-verify:); a check
 //     script replaced by a command that cannot fail ("api:check": "true").
+//     After holdout16's measure, the same pairing also asks about an
+//     exact version made a range or a branch, an alerting rule's
+//     threshold moved five times away from firing, a retention floor
+//     dropped, a value that trusts or forgets (reject → trust,
+//     persistent → volatile), an old TLS protocol, an exposure switched
+//     on (root login, raw_exec), a value naming another environment now
+//     naming production.
 //   - evasion:hidden-file (escalate), wider: an ignore line that hides
 //     source the repository tracks — a guard file at any depth
 //     (crates/geo/build.rs), a file of code or build configuration, a
 //     directory inside a source tree (src/**/Audit/, db/Security/) —
 //     rather than outputs, caches, logs, local settings or secrets.
+//   - evasion:checks-off: a check script given a success exit before
+//     its other lines ([[ -n "$CI" ]] || exit 0).
+//   - appsec:control-weakened: an output statement that drops its HTML
+//     escaper; a call that drops the shell quoting of its value.
+//   - supply-chain:source: a line's one URL moved to another
+//     organisation's host, outside prose.
 
 // gateLowerWords name a floor: a lower value lets more through.
 var gateLowerWords = mustRx(`(?i)cover|fail.?under|jacoco|codecov|min.?coverage|\bminimum\b|min_?score|min.?pass|release.?age|cooldown|stability.?days|min.?age\b|minimum.?age|^\s*rotate\b|retention|retain|keep.?(?:days|last|count)|max.?age|maxage|days.?to.?keep|history.?limit`)
