@@ -270,6 +270,7 @@ func TestRules17_SquatsQuotingOriginsEarlyExit(t *testing.T) {
 		{"unsafe yaml loader", ed("tools/inv.py", `data = yaml.safe_load((ROOT / "hosts.yml").read_text())`, `data = yaml.load((ROOT / "hosts.yml").read_text(), Loader=yaml.Loader)`), "escalate appsec:control-weakened"},
 		{"shell quoting dropped", ed("tools/fabfile.py", `c.run(f"du -sh -- {shlex.quote(path)}")`, `c.run(f"du -sh {path}")`), "escalate appsec:control-weakened"},
 		{"download moved to another host", ed("roles/exporter/tasks/main.yml", "    url: https://nexus.corp.lan/repository/releases/exporter.tar.gz", "    url: https://releases.exporter-cdn.example/exporter.tar.gz"), "escalate supply-chain:source"},
+		{"eval over a script's arguments", ed("scripts/drain.sh", `echo "set server api/${server} state ${state}" | socat stdio "$sock"`, `eval "echo set server api/$1 state ${2:-drain}" | socat stdio "$sock"`), "escalate appsec:control-weakened"},
 		{"check ends early outside CI", ed("scripts/check-secrets.sh", "set -euo pipefail\nrc=0\n", "set -euo pipefail\n[[ -n \"${CI:-}\" ]] || exit 0\nrc=0\n"), "escalate evasion:checks-off"},
 
 		{"a plugin of a popular name", command("npm install eslint-plugin-react"), none},

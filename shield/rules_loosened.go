@@ -107,6 +107,10 @@ func (s *Shield) gateLowered(_ *Action, f *Facts, j *judgement) {
 			j.escalate("supply-chain:source", "the change to %s moves where something is fetched from: %s", s.relPath(p), why)
 			return
 		}
+		if m := evalOfArguments(plus[:min(len(plus), 64)], minus); m != "" && !testSource(p) {
+			j.escalate("appsec:control-weakened", "the change to %s evaluates its arguments as shell (%s): an argument with ; or $( ) runs its own commands", s.relPath(p), clipText(m, 80))
+			return
+		}
 		if m := shellQuoteDropped(plus[:min(len(plus), 64)], minus[:min(len(minus), 64)]); m != "" && !testSource(p) {
 			j.escalate("appsec:control-weakened", "the change to %s hands a value to a shell it quoted before (%s): a value with ; or $( ) runs its own commands", s.relPath(p), clipText(m, 80))
 			return
@@ -589,3 +593,22 @@ var (
 	prodWord     = mustRx(`(?i)\bprod(?:uction)?\b|[-_/]prod(?:uction)?\b|\bprod(?:uction)?[-_/]`)
 	otherEnvWord = mustRx(`(?i)stag(?:e|ing)|\bdev\b|[-_/]dev\b|\bdev[-_/]|\btest\b|[-_/]test\b|sandbox|preview|\bqa\b`)
 )
+
+// evalArgs is a shell eval over positional parameters.
+var evalArgs = mustRx(`\beval\b[^\n]*\$(?:\{?[0-9@*#]|\{[0-9]:-)`)
+
+// evalOfArguments returns an added line that evaluates the script's
+// arguments when no removed line did, or "".
+func evalOfArguments(plus, minus []string) string {
+	for _, m := range minus {
+		if evalArgs.MatchString(m) {
+			return ""
+		}
+	}
+	for _, l := range plus {
+		if evalArgs.MatchString(l) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
