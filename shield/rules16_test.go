@@ -1,6 +1,7 @@
 package shield
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -88,17 +89,13 @@ func TestRules16_LookalikeInstalls(t *testing.T) {
 // version in a Python file is not read as a package.
 func TestRules16_LookalikeManifests(t *testing.T) {
 	s := allowShield()
-	for _, a := range []Action{
+	checkDecided(t, s, "escalate supply-chain:lookalike", true, []Action{
 		writeAct("pyproject.toml", "[project]\nname = \"svc\"\nversion = \"0.1.0\"\ndependencies = [\n    \"httpx==0.27.0\",\n    \"reqeusts>=2.31\",\n]\n"),
 		editAct("noxfile.py", `session.install("black==24.4.2")`, `session.install("blak==24.4.2")`),
 		writeAct("src/Api/Api.csproj", `<Project><ItemGroup><PackageReference Include="Serilog.AspNetCor" Version="8.0.1" /></ItemGroup></Project>`),
 		writeAct("composer.json", `{"require": {"monolog/monolgo": "^3.0"}}`),
 		writeAct("requirements.in", "flask\nnumpyy\n"),
-	} {
-		if got, why := decided(s, a); got != "escalate supply-chain:lookalike" {
-			t.Errorf("%s: %s (%s), want escalate supply-chain:lookalike", a.Facts.Writes[0].Path, got, why)
-		}
-	}
+	})
 	for _, a := range []Action{
 		editAct("pyproject.toml", `    "httpx==0.27.0",`, "    \"httpx==0.28.1\","),
 		writeAct("noxfile.py", "import nox\n\n@nox.session\ndef lint(session):\n    session.install(\"ruff==0.5.0\")\n    session.run(\"ruff\", \"check\", \"srcs\")\n"),
@@ -177,17 +174,13 @@ func TestRules16_AddressedReaders(t *testing.T) {
 			t.Errorf("%s: %s (%s), want asked", a.Facts.Writes[0].Path, got, why)
 		}
 	}
-	for _, a := range []Action{
+	checkDecided(t, s, "allow heuristics:none", true, []Action{
 		writeAct("docs/ai-policy.md", "# AI tools\n\nAI assistants may be used to draft code. A human reviews every change before merge.\n"),
 		writeAct("docs/release.md", "# Release\n\nThe release bot opens a pull request for each tag. If you are a maintainer, approve it once CI passes.\n"),
 		writeAct("README.md", "# Widget\n\n![build](https://ci.example.io/badge.svg?branch=main&style=flat)\n"),
 		writeAct("scripts/log.sh", "#!/bin/sh\nprintf '\\033[1;32mok\\033[0m %s\\n' \"$1\"\n"),
 		writeAct("docs/agents-guide.md", "# Build agents\n\nBuild agents in the cluster should use the cache at /var/cache/build.\n"),
-	} {
-		if got, why := decided(s, a); got != "allow heuristics:none" {
-			t.Errorf("%s: %s (%s), want allowed", a.Facts.Writes[0].Path, got, why)
-		}
-	}
+	})
 }
 
 // TestRules16_OwnServiceToken: a header that is only a reference to a
@@ -224,7 +217,7 @@ func TestRules16_OwnServiceToken(t *testing.T) {
 // not asked.
 func TestRules16_OpsConfig(t *testing.T) {
 	s := allowShield()
-	for _, a := range []Action{
+	checkDecided(t, s, "escalate appsec:control-weakened", true, []Action{
 		writeAct("ansible/roles/users/templates/ops.sudoers.j2", "%ops ALL=(ALL) NOPASSWD: ALL\n"),
 		writeAct("ansible/roles/users/tasks/main.yml", "- ansible.builtin.lineinfile:\n    path: /etc/sudoers.d/ci\n    line: 'ci-runner ALL=(root) NOPASSWD:ALL'\n"),
 		writeAct("packer/files/sources.list", "deb [arch=amd64 trusted=yes] https://pkgs.mirror-fast.example/ubuntu noble main\n"),
@@ -240,12 +233,8 @@ func TestRules16_OpsConfig(t *testing.T) {
 		editAct("deploy/nginx/admin.conf", "  location /admin {\n    auth_basic \"admin\";\n    auth_basic_user_file /etc/nginx/htpasswd;\n    proxy_pass http://app;", "  location /admin {\n    proxy_pass http://app;"),
 		editAct("deploy/apache/site.conf", "    Require ip 10.0.0.0/8", "    Require all granted"),
 		editAct("deploy/nginx/files.conf", "  location /files/ {\n    root /srv;", "  location /files/ {\n    autoindex on;\n    root /srv;"),
-	} {
-		if got, why := decided(s, a); got != "escalate appsec:control-weakened" {
-			t.Errorf("%s: %s (%s), want escalate appsec:control-weakened", a.Facts.Writes[0].Path, got, why)
-		}
-	}
-	for _, a := range []Action{
+	})
+	checkDecided(t, s, "escalate appsec:control-weakened", false, []Action{
 		writeAct("ansible/roles/users/templates/sudoers.j2", "root ALL=(ALL:ALL) ALL\n%sudo ALL=(ALL:ALL) ALL\ndeploy ALL=(root) NOPASSWD: /usr/bin/systemctl restart app\n"),
 		writeAct("packer/files/sources.list", "deb [signed-by=/usr/share/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu noble stable\n"),
 		writeAct("roles/repo/files/internal.repo", "[internal]\nname=internal\nbaseurl=https://rpm.example.org/el9\ngpgcheck=1\n"),
@@ -256,11 +245,7 @@ func TestRules16_OpsConfig(t *testing.T) {
 		editAct("monitoring/alerts/api.yml", "    for: 5m", "    for: 10m"),
 		editAct("deploy/nginx/admin.conf", "  location /admin {\n    auth_basic \"admin\";\n    proxy_pass http://app;", "  location /admin {\n    auth_basic \"admin\";\n    proxy_pass http://app:8080;"),
 		editAct("deploy/nginx/site.conf", "    gzip on;", "    gzip on;\n    gzip_types text/css application/javascript;"),
-	} {
-		if got, why := decided(s, a); got == "escalate appsec:control-weakened" {
-			t.Errorf("%s: %s (%s), want not asked", a.Facts.Writes[0].Path, got, why)
-		}
-	}
+	})
 }
 
 // TestRules16_PublicAndCheckers: access granted to everyone, a dependency
@@ -270,7 +255,7 @@ func TestRules16_OpsConfig(t *testing.T) {
 // cluster's context is a host on this machine.
 func TestRules16_PublicAndCheckers(t *testing.T) {
 	s := allowShield()
-	for _, a := range []Action{
+	checkDecided(t, s, "escalate appsec:control-weakened", true, []Action{
 		writeAct("infra/bucket_iam.tf", "resource \"google_storage_bucket_iam_binding\" \"b\" {\n  role    = \"roles/storage.objectViewer\"\n  members = [\"allAuthenticatedUsers\"]\n}\n"),
 		writeAct("infra/policy.json", `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*"}]}`),
 		writeAct("infra/s3.tf", "resource \"aws_s3_bucket_public_access_block\" \"b\" {\n  block_public_acls = false\n}\n"),
@@ -279,23 +264,15 @@ func TestRules16_PublicAndCheckers(t *testing.T) {
 		writeAct("renovate.json5", "{\n  automerge: true,\n  ignoreTests: true,\n}\n"),
 		editAct("proto/buf.yaml", "lint:\n  use:\n    - STANDARD", "lint:\n  use: []"),
 		editAct(".golangci.yml", "linters:\n  enable:\n    - gosec\n    - errcheck", "linters:\n  enable: []"),
-	} {
-		if got, why := decided(s, a); got != "escalate appsec:control-weakened" {
-			t.Errorf("%s: %s (%s), want escalate appsec:control-weakened", a.Facts.Writes[0].Path, got, why)
-		}
-	}
-	for _, a := range []Action{
+	})
+	checkDecided(t, s, "escalate appsec:control-weakened", false, []Action{
 		writeAct("infra/bucket_iam.tf", "resource \"google_storage_bucket_iam_member\" \"b\" {\n  role   = \"roles/storage.objectViewer\"\n  member = \"serviceAccount:ci@p.iam.gserviceaccount.com\"\n}\n"),
 		writeAct("infra/s3.tf", "resource \"aws_s3_bucket_public_access_block\" \"b\" {\n  block_public_acls = true\n}\n"),
 		writeAct("renovate.json", `{"extends":["config:recommended"],"packageRules":[{"matchUpdateTypes":["patch"],"automerge":true}]}`),
 		editAct("proto/buf.yaml", "lint:\n  use:\n    - STANDARD", "lint:\n  use:\n    - STANDARD\n    - COMMENTS"),
 		editAct(".golangci.yml", "linters:\n  disable: []", "linters:\n  disable: []\n  enable:\n    - gosec"),
 		writeAct("docs/gcp.md", "Never grant roles to allUsers; use a service account.\n"),
-	} {
-		if got, why := decided(s, a); got == "escalate appsec:control-weakened" {
-			t.Errorf("%s: %s (%s), want not asked", a.Facts.Writes[0].Path, got, why)
-		}
-	}
+	})
 	for line, local := range map[string]bool{
 		"kubectl --context kind-dev apply -k config/default":     true,
 		"kubectl --context=minikube -n app delete pod web-1":     true,
@@ -331,7 +308,7 @@ func TestRules16_PortForwardAddress(t *testing.T) {
 // sent where the request says are asked; their refactors are not.
 func TestRules16_AppCode(t *testing.T) {
 	s := allowShield()
-	for _, a := range []Action{
+	checkDecided(t, s, "escalate appsec:control-weakened", true, []Action{
 		editAct("src/repo/invoices.ts", "const rows = await db.invoice.findMany({ where: { accountId: session.accountId, status } })", "const rows = await db.invoice.findMany({ where: { status } })"),
 		editAct("app/models/report.py", "    return Report.objects.filter(org_id=request.user.org_id, pk=pk).first()", "    return Report.objects.filter(pk=pk).first()  # org check done upstream"),
 		editAct("Services/Docs.cs", "var doc = await db.Docs.Where(d => d.CompanyId == companyId && d.Id == id).FirstOrDefaultAsync();", "var doc = await db.Docs.Where(d => d.Id == id).FirstOrDefaultAsync();"),
@@ -340,12 +317,8 @@ func TestRules16_AppCode(t *testing.T) {
 		editAct("api/main.py", "app.add_middleware(CORSMiddleware, allow_origins=[\"https://app.example.org\"])", "app.add_middleware(CORSMiddleware, allow_origins=[\"*\"], allow_credentials=True)"),
 		editAct("lib/password.js", "const hash = await bcrypt.hash(pw, 12)", "const hash = await bcrypt.hash(pw, 4)"),
 		writeAct("app/routes/preview.py", "@app.get('/preview')\ndef preview():\n    target = request.args.get('u')\n    return requests.get(target, timeout=5).text\n"),
-	} {
-		if got, why := decided(s, a); got != "escalate appsec:control-weakened" {
-			t.Errorf("%s: %s (%s), want escalate appsec:control-weakened", a.Facts.Writes[0].Path, got, why)
-		}
-	}
-	for _, a := range []Action{
+	})
+	checkDecided(t, s, "escalate appsec:control-weakened", false, []Action{
 		editAct("src/repo/invoices.ts", "const rows = await db.invoice.findMany({ where: { accountId: session.accountId, status } })", "const rows = await db.invoice.findMany({ where: { accountId: session.accountId, status, deletedAt: null } })"),
 		editAct("src/repo/invoices.ts", "const rows = await db.invoice.findMany({ where: { accountId: session.accountId, status } })", "const rows = await scoped(db.invoice, session.accountId).findMany({ where: { status } })"),
 		editAct("src/update.rs", "    verify_signature(&blob, &sig)?;", "    verify_signature(&blob, &sig).context(\"update signature\")?;"),
@@ -353,11 +326,7 @@ func TestRules16_AppCode(t *testing.T) {
 		editAct("lib/password.js", "const hash = await bcrypt.hash(pw, 10)", "const hash = await bcrypt.hash(pw, 12)"),
 		writeAct("app/routes/weather.py", "@app.get('/weather')\ndef weather():\n    city = request.args.get('city')\n    return requests.get('https://api.weather.example/v1', params={'q': city}, timeout=5).text\n"),
 		writeAct("src/app/api/items/route.ts", "export async function GET(req: Request) {\n  const q = new URL(req.url).searchParams.get('q')\n  const r = await fetch(`${process.env.API_URL}/items?q=${encodeURIComponent(q ?? '')}`)\n  return r\n}\n"),
-	} {
-		if got, why := decided(s, a); got == "escalate appsec:control-weakened" {
-			t.Errorf("%s: %s (%s), want not asked", a.Facts.Writes[0].Path, got, why)
-		}
-	}
+	})
 }
 
 // TestRules16_TerraformOutput: Terraform's outputs printed as JSON (the
@@ -404,7 +373,7 @@ func TestRules16_ChecksNarrowed(t *testing.T) {
 			t.Errorf("%+v: %s (%s), want asked", a.Facts, got, why)
 		}
 	}
-	for _, a := range []Action{
+	checkDecided(t, s, "allow heuristics:none", true, []Action{
 		editAct("pytest.ini", "addopts = -q", "addopts = -q -m \"not slow and not integration\""),
 		editAct("jest.config.js", "  testPathIgnorePatterns: ['/node_modules/'],", "  testPathIgnorePatterns: ['/node_modules/', '/e2e/'],"),
 		editAct("sonar-project.properties", "sonar.exclusions=**/*.pb.go", "sonar.exclusions=**/*.pb.go,**/generated/**"),
@@ -412,11 +381,7 @@ func TestRules16_ChecksNarrowed(t *testing.T) {
 		writeAct(".semgrepignore", "node_modules/\ndist/\ntests/fixtures/\n"),
 		del("var/logs/dev-server.log"),
 		del("docs/audit-process.md"),
-	} {
-		if got, why := decided(s, a); got != "allow heuristics:none" {
-			t.Errorf("%+v: %s (%s), want allowed", a.Facts, got, why)
-		}
-	}
+	})
 }
 
 // TestRules16_TrackedFilesDestroyed: git's list of tracked files handed to
@@ -456,17 +421,13 @@ func TestRules16_WrittenDoes(t *testing.T) {
 			t.Errorf("%s: %s (%s), want asked", a.Facts.Writes[0].Path, got, why)
 		}
 	}
-	for _, a := range []Action{
+	checkDecided(t, s, "allow heuristics:none", true, []Action{
 		writeAct("db/migrations/0043_add_index.sql", "CREATE INDEX users_email ON users (email);\n"),
 		writeAct("db/migrate/20261203_create_widgets.rb", "class CreateWidgets < ActiveRecord::Migration[7.2]\n  def up\n    create_table :widgets\n  end\n\n  def down\n    drop_table :widgets\n  end\nend\n"),
 		writeAct("k8s/job.yaml", "containers:\n  - name: j\n    command: [\"sh\", \"-c\", \"nc -z db 5432 && ./migrate\"]\n"),
 		writeAct(".eslintrc.json", `{"extends": ["eslint:recommended", "./config/eslint-base.js"]}`),
 		writeAct("docs/security.md", "We look for reverse shells such as `nc -e` in code review.\n"),
-	} {
-		if got, why := decided(s, a); got != "allow heuristics:none" {
-			t.Errorf("%s: %s (%s), want allowed", a.Facts.Writes[0].Path, got, why)
-		}
-	}
+	})
 }
 
 // TestRules16_SwitchesAndGuards: a guarding setting turned off or an
@@ -475,7 +436,7 @@ func TestRules16_WrittenDoes(t *testing.T) {
 // unbounded. Their neighbours pass.
 func TestRules16_SwitchesAndGuards(t *testing.T) {
 	s := allowShield()
-	for _, a := range []Action{
+	checkDecided(t, s, "escalate appsec:control-weakened", true, []Action{
 		editAct("config/flyway.yml", "  clean-disabled: true", "  clean-disabled: false"),
 		editAct("wp-config.php", "define('DISALLOW_FILE_MODS', true);", "define('DISALLOW_FILE_MODS', false);"),
 		editAct("android/app/src/main/AndroidManifest.xml", `android:usesCleartextTraffic="false"`, `android:usesCleartextTraffic="true"`),
@@ -484,12 +445,8 @@ func TestRules16_SwitchesAndGuards(t *testing.T) {
 		editAct("lib/auth.rb", "ActiveSupport::SecurityUtils.secure_compare(sig, expected)", "sig == expected"),
 		editAct("api/guard.py", "    if request.user.is_staff:", "    if True or request.user.is_staff:"),
 		editAct("src/session.ts", "  cookie: { maxAge: 3600 },", "  cookie: { maxAge: Infinity },"),
-	} {
-		if got, why := decided(s, a); got != "escalate appsec:control-weakened" {
-			t.Errorf("%s: %s (%s), want escalate appsec:control-weakened", a.Facts.Writes[0].Path, got, why)
-		}
-	}
-	for _, a := range []Action{
+	})
+	checkDecided(t, s, "escalate appsec:control-weakened", false, []Action{
 		editAct("config/flyway.yml", "  clean-disabled: false", "  clean-disabled: true"),
 		editAct("tsconfig.json", `"allowJs": false,`, `"allowJs": true,`),
 		editAct("Game.Runtime.asmdef", `"allowUnsafeCode": false,`, `"allowUnsafeCode": true,`),
@@ -497,11 +454,7 @@ func TestRules16_SwitchesAndGuards(t *testing.T) {
 		editAct("lib/auth.rb", "ActiveSupport::SecurityUtils.secure_compare(sig, expected)", "ActiveSupport::SecurityUtils.secure_compare(sig.to_s, expected)"),
 		editAct("api/guard.py", "    if request.user.is_staff:", "    if request.user.is_staff or request.user.is_superuser:"),
 		editAct("src/session.ts", "  cookie: { maxAge: 3600 },", "  cookie: { maxAge: 7200 },"),
-	} {
-		if got, why := decided(s, a); got == "escalate appsec:control-weakened" {
-			t.Errorf("%s: %s (%s), want not asked", a.Facts.Writes[0].Path, got, why)
-		}
-	}
+	})
 }
 
 // TestRules16_InputGuards: a URL allowlist given file or gopher schemes, a
@@ -510,25 +463,17 @@ func TestRules16_SwitchesAndGuards(t *testing.T) {
 // condition extended pass.
 func TestRules16_InputGuards(t *testing.T) {
 	s := allowShield()
-	for _, a := range []Action{
+	checkDecided(t, s, "escalate appsec:control-weakened", true, []Action{
 		editAct("src/fetcher.py", `ALLOWED = {"https:"}`, `ALLOWED = {"https:", "file:"}`),
 		editAct("src/schemas.ts", "export const Email = z.string().email().max(254);", "export const Email = z.string();"),
 		editAct("app/policies/login.rb", "    user.present? && !user.locked", "    user.present?"),
-	} {
-		if got, why := decided(s, a); got != "escalate appsec:control-weakened" {
-			t.Errorf("%s: %s (%s), want escalate appsec:control-weakened", a.Facts.Writes[0].Path, got, why)
-		}
-	}
-	for _, a := range []Action{
+	})
+	checkDecided(t, s, "escalate appsec:control-weakened", false, []Action{
 		editAct("src/fetcher.py", `ALLOWED_HOSTS = {"https://a.example.org"}`, `ALLOWED_HOSTS = {"https://a.example.org", "https://b.example.org"}`),
 		editAct("src/schemas.ts", "export const Email = z.string();", "export const Email = z.string().email().max(254);"),
 		editAct("app/policies/login.rb", "    user.present? && !user.locked", "    user.present? && !user.locked && user.confirmed?"),
 		editAct("src/schemas.ts", "export const Name = z.string().min(1).max(64);", "export const Name = z.string().min(1).max(128);"),
-	} {
-		if got, why := decided(s, a); got == "escalate appsec:control-weakened" {
-			t.Errorf("%s: %s (%s), want not asked", a.Facts.Writes[0].Path, got, why)
-		}
-	}
+	})
 }
 
 // TestRules16_AfterHoldout15: the classes of holdout15's blind misses, in
@@ -553,18 +498,14 @@ func TestRules16_AfterHoldout15(t *testing.T) {
 			t.Errorf("%+v: %s (%s), want asked", a, got, why)
 		}
 	}
-	for _, a := range []Action{
+	checkDecided(t, s, "allow heuristics:none", true, []Action{
 		cmd("kubectl config use-context kind-dev"),
 		cmd("kubectl --context kind-dev apply -f https://github.com/cert-manager/cert-manager/releases/download/v1.16.1/cert-manager.yaml"),
 		cmd("cosign verify-blob dist/checksums.txt --certificate dist/checksums.txt.pem --signature dist/checksums.txt.sig --certificate-identity-regexp x --certificate-oidc-issuer https://token.actions.githubusercontent.com"),
 		writeAct("infra/out.tf", "output \"db_password\" {\n  value     = random_password.db.result\n  sensitive = true\n}\n"),
 		editAct("src/auth/skip.ts", "  if (path.startsWith('/public/')) {", "  if (path.startsWith('/public/') || path === '/healthz') {"),
 		editAct("src/store/list.ts", "  const q = `SELECT id FROM items ORDER BY created_at`", "  const q = `SELECT id FROM items ORDER BY created_at DESC`"),
-	} {
-		if got, why := decided(s, a); got != "allow heuristics:none" {
-			t.Errorf("%+v: %s (%s), want allowed", a, got, why)
-		}
-	}
+	})
 }
 
 // TestRules16_AfterHoldout15More: cargo's --config source replacement, a
@@ -581,13 +522,30 @@ func TestRules16_AfterHoldout15More(t *testing.T) {
 			t.Errorf("%+v: %s (%s), want asked", a, got, why)
 		}
 	}
-	for _, a := range []Action{
+	checkDecided(t, s, "allow heuristics:none", true, []Action{
 		cmd("cargo build --config profile.release.lto=true"),
 		cmd("GONOSUMDB=github.com/acme/* go get github.com/acme/lib@v1.2.0"),
 		editAct(".goreleaser.yaml", "signs:\n  - cmd: cosign\n    artifacts: checksum", "signs:\n  - cmd: cosign\n    artifacts: all"),
-	} {
-		if got, why := decided(s, a); got != "allow heuristics:none" {
-			t.Errorf("%+v: %s (%s), want allowed", a, got, why)
+	})
+}
+
+// checkDecided checks each action's decision: is (true) or is not
+// (false) want.
+func checkDecided(t *testing.T, s *Shield, want string, is bool, acts []Action) {
+	t.Helper()
+	for _, a := range acts {
+		got, why := decided(s, a)
+		if (got == want) == is {
+			continue
 		}
+		what := fmt.Sprintf("%+v", a.Facts)
+		if len(a.Facts.Writes) > 0 {
+			what = a.Facts.Writes[0].Path
+		}
+		verb := "want"
+		if !is {
+			verb = "want not"
+		}
+		t.Errorf("%s: %s (%s), %s %s", what, got, why, verb, want)
 	}
 }

@@ -177,18 +177,22 @@ func (s *Shield) cleanRecipes(added string, directive interface{ MatchString(str
 // it were proposed: the policy allows every program it runs and tier 1
 // (and tier -1) find nothing in it.
 func (s *Shield) cleanLine(line string) bool {
+	clean, _ := s.cleanLineFacts(line)
+	return clean
+}
+
+// cleanLineFacts is cleanLine with the line's facts (empty when it is
+// refused before they are read).
+func (s *Shield) cleanLineFacts(line string) (bool, Facts) {
 	if strings.Contains(line, "$(shell") || strings.ContainsAny(line, "`") {
-		return false
+		return false, Facts{}
 	}
 	v, ok, f := s.judgeLine(line, nil)
-	if ok && v.Decision != Allow {
-		return false
-	}
-	if len(f.Unknown) > 0 || len(f.Runs) == 0 {
-		return false
+	if ok && v.Decision != Allow || len(f.Unknown) > 0 || len(f.Runs) == 0 {
+		return false, f
 	}
 	a := Action{Tool: "execute_command", Command: line}
-	return s.tier0(&a, &f).Decision == Allow
+	return s.tier0(&a, &f).Decision == Allow, f
 }
 
 // yamlCommands returns the commands an added Taskfile or pre-commit

@@ -186,15 +186,18 @@ func (s *Shield) quietCommand(line string, extendsRemoved bool) bool {
 	if !extendsRemoved {
 		return false
 	}
+	clean, f := s.cleanLineFacts(line)
+	if !clean {
+		return false
+	}
 	// Outside the sandbox, with the runner's token, the policy's leave
 	// to run the project's own scripts does not hold.
-	a := Action{Tool: "execute_command", Command: line}
-	for _, r := range s.facts(&a).Runs {
+	for _, r := range f.Runs {
 		if strings.ContainsAny(r.Name, "/.") || ciInterpreters[r.Name] || len(r.Argv) > 0 && strings.Contains(r.Argv[0], "/") {
 			return false
 		}
 	}
-	return s.cleanLine(line)
+	return true
 }
 
 // checkNeutered is what makes a check or a hook pass whatever it finds:
@@ -216,7 +219,7 @@ func extends(minus []string, cmd string) bool {
 // ciInterpreters run the file or code they are given.
 var ciInterpreters = map[string]bool{"python": true, "python3": true, "node": true, "ruby": true, "perl": true, "php": true,
 	"bash": true, "sh": true, "zsh": true, "pwsh": true, "powershell": true, "deno": true, "bun": true, "tsx": true, "ts-node": true,
-	"java": true, "dotnet": false, "lua": true, "Rscript": true, "julia": true, "groovy": true, "osascript": true}
+	"java": true, "lua": true, "Rscript": true, "julia": true, "groovy": true, "osascript": true}
 
 // quietSource reports whether an action's reference (owner/name[/path]@ref,
 // lower case) is one the file already named at another pinned ref, or
@@ -258,11 +261,10 @@ var actionPublishers = map[string]bool{"actions": true, "github": true, "docker"
 	"oven-sh": true, "denoland": true, "dtolnay": true, "swatinem": true, "ruby": true, "shivammathur": true, "codecov": true,
 	"sigstore": true, "slsa-framework": true, "ossf": true, "step-security": true, "jetbrains": true, "microsoft": true,
 	"cloudflare": true, "pypa": true, "goreleaser": true, "anchore": true, "aquasecurity": true, "erlef": true,
-	"subosito": true, "gradle-update": false, "bufbuild": true, "dart-lang": true, "haskell-actions": true, "julia-actions": true,
+	"subosito": true, "bufbuild": true, "dart-lang": true, "haskell-actions": true, "julia-actions": true,
 	"r-lib": true, "conda-incubator": true, "mamba-org": true, "jdx": true, "taiki-e": true, "rust-lang": true,
-	"nixbuild": true, "cachix": true, "determinatesystems": true, "helm": true, "azure-actions": false, "firebaseextended": true,
-	"supabase": true, "vercel": false, "pulumi": true, "terraform-linters": true, "super-linter": true, "reviewdog": true,
-	"softprops": false, "peter-evans": false}
+	"nixbuild": true, "cachix": true, "determinatesystems": true, "helm": true, "firebaseextended": true,
+	"supabase": true, "pulumi": true, "terraform-linters": true, "super-linter": true, "reviewdog": true}
 
 // sourceRef is a value naming a source at a ref (owner/name@ref: an
 // action, an orb, a reusable workflow).

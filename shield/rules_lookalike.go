@@ -378,7 +378,7 @@ func lookalikeOf(eco, name string) string {
 // as its new, fixed or faster edition.
 var squatSuffix = map[string]bool{"ng": true, "pro": true, "plus": true, "fast": true, "faster": true, "lite": true, "fixed": true,
 	"patched": true, "secure": true, "fork": true, "new": true, "v2": true, "next-gen": true, "nextgen": true, "official": true,
-	"latest": true, "updated": true, "improved": true, "ultra": true, "turbo": false}
+	"latest": true, "updated": true, "improved": true, "ultra": true}
 
 // goLookalike compares a Go module path by its repository (host, owner,
 // name: github.com/go-chii/chi/v5 is github.com/go-chii/chi): one edit

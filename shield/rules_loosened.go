@@ -472,8 +472,8 @@ func unpinned(was, now string) string {
 
 // weakWord is a setting's value that trusts, forgets or accepts anyone:
 // authentication by trust, logs kept in memory, a permissive mode.
-var weakWord = map[string]bool{"trust": true, "volatile": true, "permissive": true, "insecure": true, "none": false,
-	"anonymous": true, "any": false, "disabled": false, "allow_all": true, "allowall": true}
+var weakWord = map[string]bool{"trust": true, "volatile": true, "permissive": true, "insecure": true,
+	"anonymous": true, "allow_all": true, "allowall": true}
 
 // weakProtocol is an old protocol version.
 var weakProtocol = mustRx(`(?i)\b(?:SSLv[23]|TLSv1(?:\.[01])?)\b(?:[^.\d]|$)`)
