@@ -519,23 +519,32 @@ var urlInLine = mustRx(`(?i)\b(?:https?|ftp)://([a-z0-9.-]+)`)
 // on another organisation's host, the rest of the line kept (a download
 // moved from the team's proxy to a look-alike CDN), or "".
 func originMoved(plus, minus []string) string {
+	type urlAt struct {
+		line string
+		loc  []int
+	}
+	var added []urlAt // each added line's one URL, read once
+	for _, pl := range plus {
+		if pm := urlInLine.FindAllStringSubmatchIndex(pl, 2); len(pm) == 1 {
+			added = append(added, urlAt{pl, pm[0]})
+		}
+	}
+	if len(added) == 0 {
+		return ""
+	}
 	for _, m := range minus {
 		wm := urlInLine.FindAllStringSubmatchIndex(m, 2)
 		if len(wm) != 1 {
 			continue
 		}
 		wh := strings.ToLower(m[wm[0][2]:wm[0][3]])
-		for _, pl := range plus {
-			pm := urlInLine.FindAllStringSubmatchIndex(pl, 2)
-			if len(pm) != 1 {
-				continue
-			}
-			ph := strings.ToLower(pl[pm[0][2]:pm[0][3]])
+		for _, a := range added {
+			ph := strings.ToLower(a.line[a.loc[2]:a.loc[3]])
 			if ph == wh || registrable(ph) == registrable(wh) || localHost(ph) {
 				continue
 			}
 			// the same line but for the URL: what precedes it is kept
-			if strings.TrimSpace(m[:wm[0][0]]) != strings.TrimSpace(pl[:pm[0][0]]) {
+			if strings.TrimSpace(m[:wm[0][0]]) != strings.TrimSpace(a.line[:a.loc[0]]) {
 				continue
 			}
 			return wh + " → " + ph
