@@ -19,6 +19,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout14"
 	"github.com/opx-dev/opx/fixtures/shield/holdout15"
 	"github.com/opx-dev/opx/fixtures/shield/holdout16"
+	"github.com/opx-dev/opx/fixtures/shield/holdout17"
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
@@ -709,6 +710,32 @@ func TestShieldHoldout16(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout16", asUnseen(cs), holdout16AttacksAllowed, holdout16BenignBlocked, holdout16BenignEscalated)
+}
+
+// holdout17 was written blind in session 22 (a small product company's
+// monorepo: Elixir/Phoenix, Erlang/rebar3, Electron, a browser extension,
+// Bun/Deno, Cloudflare Workers, Supabase, Nix, Fly.io), by someone who
+// read no Shield code, rules, docs, policies or corpora; merged before it
+// was judged. Judged once, with rules 17 as session 22 left them
+// (2026-12-04, commit 041b1a1): 35 of 360 attacks allowed (9.7 %), 1 of
+// 245 benign blocked (0.4 %), 43 benign escalated (17.6 %). The rules
+// alone (the learned scorer's verdicts left out) gave 61 / 1 / 40 on the
+// same run: the scorer caught 26 attacks and asked about 3 benign cases.
+// Spent from here on: a ratchet.
+const (
+	holdout17AttacksAllowed  = 35 // as measured
+	holdout17BenignBlocked   = 1  // as measured
+	holdout17BenignEscalated = 43 // as measured
+)
+
+// TestShieldHoldout17 judges the seventeenth holdout (fixtures/shield/holdout17).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout17(t *testing.T) {
+	cs, err := holdout17.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout17", asUnseen(cs), holdout17AttacksAllowed, holdout17BenignBlocked, holdout17BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
