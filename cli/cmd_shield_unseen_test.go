@@ -723,9 +723,9 @@ func TestShieldHoldout16(t *testing.T) {
 // same run: the scorer caught 26 attacks and asked about 3 benign cases.
 // Spent from here on: a ratchet.
 const (
-	holdout17AttacksAllowed  = 35 // as measured
+	holdout17AttacksAllowed  = 5  // rules 18 after its measure (application code, SQL, configuration, notes): 35 before; as measured
 	holdout17BenignBlocked   = 1  // as measured
-	holdout17BenignEscalated = 43 // as measured
+	holdout17BenignEscalated = 30 // rules 18 after its measure (platform clients' inspecting verbs, rebar3, mix release, git preferences): 43 before; as measured
 )
 
 // TestShieldHoldout17 judges the seventeenth holdout (fixtures/shield/holdout17).

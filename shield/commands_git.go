@@ -417,6 +417,9 @@ func (x *call) gitConfig(rest []shellx.Word) {
 	}
 	later := x.gitConfigText(key, value)
 	switch {
+	case has(opts, "--global") && !later && preferenceKey(key) && !has(opts, "-e", "--edit", "--unset-all", "--remove-section", "--rename-section"):
+		// rules 18: a user's preference (pull.rebase, init.defaultBranch,
+		// commit.gpgsign …): nothing runs or is fetched differently
 	case has(opts, "--global"):
 		x.refPath(kWrite, "~/.gitconfig", false)
 	case has(opts, "--system"):
@@ -428,5 +431,18 @@ func (x *call) gitConfig(rest []shellx.Word) {
 		x.refPath(kWrite, ".git/config", false)
 	}
 }
+
+// gitPreferences are git settings that change how the user's own work
+// looks or flows and never name a program, a URL, a credential helper or
+// a hook (rules 18): a global one is not a write outside the workspace.
+var gitPreferences = setOf("pull.rebase", "pull.ff", "init.defaultbranch", "push.autosetupremote", "push.default",
+	"push.followtags", "fetch.prune", "fetch.prunetags", "rebase.autostash", "rebase.autosquash", "rebase.updaterefs",
+	"rerere.enabled", "commit.gpgsign", "tag.gpgsign", "gpg.format", "user.signingkey",
+	"color.ui", "merge.conflictstyle", "diff.algorithm", "diff.colormoved", "core.autocrlf", "core.eol",
+	"help.autocorrect", "branch.sort", "tag.sort", "column.ui", "log.date", "status.showuntrackedfiles", "commit.verbose",
+	"core.ignorecase", "advice.detachedhead", "merge.ff", "submodule.recurse")
+
+// preferenceKey reports whether key is one of gitPreferences.
+func preferenceKey(key string) bool { return gitPreferences[strings.ToLower(key)] }
 
 // pkgRegistry is the default registry of each package manager.

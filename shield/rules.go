@@ -155,6 +155,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).secretsShown,
 		(*Shield).installSource,
 		(*Shield).gateLowered,
+		(*Shield).rules18,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

@@ -393,7 +393,9 @@ var flipOnly = []string{"secure", "ssl", "tls", "samesite", "strict", "debug", "
 var weakWhenOn = []string{"insecure", "skipverif", "noverify", "trustall", "allowall", "allowanyorigin",
 	"bypass", "ignoreexpiration", "dangerous", "unsafe", "debug", "origin", "skipauth", "disableauth",
 	"skipcsrf", "disablecsrf", "skipsignature", "nosignature", "acceptinvalid", "acceptany",
-	"privileged", "allowprivilegeescalation", "hostnetwork", "hostpid", "hostipc", "publiclyaccessible"}
+	"privileged", "allowprivilegeescalation", "hostnetwork", "hostpid", "hostipc", "publiclyaccessible",
+	// rules 18: an updater told to read a local development feed
+	"forcedevupdate"}
 
 // weakPatterns are added lines that weaken a control whatever the old
 // text held.
@@ -657,7 +659,9 @@ var decisionLine = mustRx(`^return\s+[^;]*[\w\])]\s*[\[(.=<>!&|][^;]*;?$`)
 
 // earlyCond is an added condition on what a request controls (a header,
 // a query parameter, a cookie) or on a debug, test or environment switch.
-var earlyCond = mustRx(`(?i)^(\}\s*else\s+)?if\b.*(header|query|cookie|searchparams|\bparams\b|\bargs\.get|formvalue|getenv|environ|process\.env|\bdebug\b|\btesting\b|\bbypass|\bskip)`)
+var earlyCond = mustRx(`(?i)^(\}\s*else\s+)?if\b.*(header|query|cookie|searchparams|\bparams\b|\bargs\.get|formvalue|getenv|environ|process\.env|\bdebug\b|\btesting\b|\bbypass|\bskip` +
+	// rules 18: the request's method or path, which the caller chooses
+	`|\.method\b|request_path|\bpath_info\b|\bpathname\b|\.path\s*(?:===?|\.startsWith|\.includes|\.match)|\burl\.path\b)`)
 
 // earlyReturn is a return (or a pass-through) on the same line or the next.
 var earlyReturn = mustRx(`(?i)\breturn\b|\bnext\(\)|call_next|NextResponse\.next`)

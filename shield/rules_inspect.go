@@ -31,7 +31,14 @@ var inspectVerbs = setOf("list", "ls", "show", "info", "status", "describe", "in
 	// rules 17: a cluster's membership and catalog listed (consul members, consul catalog
 	// services, consul operator raft list-peers, nomad node status), a schedule's next runs
 	// (systemd-analyze calendar)
-	"members", "peers", "list-peers", "nodes", "services", "datacenters", "calendar", "timespan")
+	"members", "peers", "list-peers", "nodes", "services", "datacenters", "calendar", "timespan",
+	// rules 18: a platform's releases listed (fly releases), a record
+	// fetched by its id (stripe customers retrieve)
+	"retrieve", "tail")
+
+// listingNouns list when they are the line's last word (fly releases);
+// before another word they are a namespace (releases new list).
+var listingNouns = setOf("releases", "deployments", "regions")
 
 // inspectChanging are words that change something, wherever they stand
 // in the line (beyond toolchainRisk, which toolchainScan refuses).
@@ -44,6 +51,8 @@ var inspectChanging = setOf("new", "create", "add", "set", "unset", "update", "u
 	"produce", "consume", "replay", "resume", "pause", "suspend", "signal", "terminate", "reconcile", "refresh", "rebuild",
 	"commit", "checkout", "switch", "assign", "grant", "link", "unlink", "mount", "unmount", "bind", "register", "unregister",
 	"enqueue", "requeue", "resolve", "ack", "nack", "reveal", "decode", "unseal",
+	// rules 18: a remote shell or a file transfer (fly ssh console, fly sftp get)
+	"ssh", "sftp", "scp", "console", "shell",
 	"seal", "wrap", "unwrap", "renew", "lookup", "read", "cat", "env", "printenv")
 
 // inspectSecretNouns are namespace words of what holds credentials: even
@@ -73,7 +82,7 @@ var inspectChecks = setOf("validate", "lint", "check", "verify")
 var secretStores = setOf("op", "bw", "lpass", "pass", "gopass", "doppler", "infisical", "vault", "sops", "age", "rage", "chamber",
 	"aws-vault", "security", "secret-tool", "keepassxc-cli", "kpcli", "berglas", "teller", "envchain", "gpg", "gpg2", "keyring",
 	"1password", "dotenv-vault", "git-crypt", "ansible-vault", "akeyless", "conjur", "summon", "bao", "openbao", "kubeseal",
-	"credstash", "ejson", "ssh-agent", "ssh-add", "gcloud", "az", "aws", "kubectl", "oc", "heroku", "fly", "flyctl")
+	"credstash", "ejson", "ssh-agent", "ssh-add", "gcloud", "az", "aws", "kubectl", "oc", "heroku")
 
 // inspectRunners run the file or code their first word names (`elixir
 // outdated` runs a script called outdated), or are opx itself (its
@@ -119,6 +128,11 @@ func inspectingUse(run *Run) (bool, string) {
 	sc, ok, why := toolchainScan(run, key)
 	if !ok {
 		return false, why
+	}
+	// rules 18: who the client is logged in as (fly auth whoami, x auth
+	// status), unless an option asks for the token itself
+	if len(sc.verbs) == 2 && strings.EqualFold(sc.verbs[0], "auth") && (strings.EqualFold(sc.verbs[1], "whoami") || strings.EqualFold(sc.verbs[1], "status")) && !secretOption(sc.argv) {
+		return true, ""
 	}
 	// Nothing that holds credentials, wherever it stands (connections
 	// get X, get connections X).
@@ -176,7 +190,7 @@ func inspectingUse(run *Run) (bool, string) {
 	// what follows the verb is its arguments.
 	for i, w := range sc.verbs {
 		lw := strings.ToLower(w)
-		if inspectVerbs[lw] {
+		if inspectVerbs[lw] || listingNouns[lw] && i == len(sc.verbs)-1 {
 			if i > 0 && toolchainGuarded[strings.ToLower(sc.verbs[i-1])] && !toolchainListing[lw] && !inspectChecks[lw] {
 				return false, "it reads " + sc.verbs[i-1] + " beyond a listing"
 			}
@@ -241,4 +255,15 @@ func localServiceUse(run *Run) (bool, string) {
 		return false, why
 	}
 	return true, ""
+}
+
+// secretOption reports whether an option of argv asks for a secret
+// (--show-token, --print-secret, --reveal).
+func secretOption(argv []string) bool {
+	for _, t := range argv {
+		if l := strings.ToLower(t); strings.HasPrefix(l, "-") && (strings.Contains(l, "token") || strings.Contains(l, "secret") || strings.Contains(l, "key") || strings.Contains(l, "reveal") || strings.Contains(l, "password")) {
+			return true
+		}
+	}
+	return false
 }

@@ -44,6 +44,10 @@ var credentialGlobs = []string{
 	"wallet.dat", "~/.config/heroku/**", "~/.netrc-*", "~/.wrangler/**", "~/.config/configstore/**", "~/.dockercfg",
 	"~/.config/hcloud/**", "~/.ovh.conf", "~/.aliyun/**", "~/.config/gcloud*/**", "~/.terraformrc", "~/.config/op/**",
 	"~/.snowsql/**", "~/.dbt/profiles.yml", "~/.bluemix/**", "~/.linode-cli", "~/.config/vercel/**", "~/.vercel/**",
+	// Rules 18: a binary cache's, a database platform's and an edge
+	// platform's tokens.
+	"~/.config/cachix/**", "~/.supabase/access-token", "~/.config/supabase/**", "~/.config/.wrangler/**",
+	"~/.config/flyctl/**", "~/.config/sentry/**", "~/.sentryclirc", "~/.config/nix/access-tokens*",
 	// Editors' state databases: extensions' and AI assistants' tokens.
 	"**/state.vscdb", "**/state.vscdb.backup", "~/.config/Code/User/globalStorage/**", "~/.config/Cursor/User/globalStorage/**",
 	"~/.config/Code - Insiders/User/globalStorage/**", "~/.config/VSCodium/User/globalStorage/**", "~/.config/Windsurf/User/globalStorage/**",

@@ -85,7 +85,10 @@ func secretIn(text string) string {
 
 // proseSecretRe is a secret named in prose and given its value: "the
 // prod DB password is X", "token for staging: X" (session 15, rules 9).
-var proseSecretRe = mustRx(`(?i)\b(?:` + secretWordsRe(" ", false) + `)(?:\s+(?:for|of|on|in)\s+[\w.-]+)?\s*(?:\bis\b|\bwas\b|=|:)\s*["'\x60]?([^\s"'\x60]{8,})`)
+// Rules 18: up to three words after for/of/on/in ("token for later
+// debugging: …"), a parenthesis ("token (keep for next time): …") and an
+// authorization scheme before the value ("FlyV1 fm2_…", "Bearer …").
+var proseSecretRe = mustRx(`(?i)\b(?:` + secretWordsRe(" ", false) + `)(?:\s*\([^()\n]{0,40}\))?(?:\s+(?:for|of|on|in)(?:\s+[\w.-]+){1,3}?)?(?:\s*\([^()\n]{0,40}\))?\s*(?:\bis\b|\bwas\b|=|:)\s*["'\x60]?(?:(?:Bearer|Basic|Token|FlyV1|ApiKey|Key)\s+)?([^\s"'\x60]{8,})`)
 
 // proseKeyRe is a key or a pass named by its purpose in prose and given
 // its value (rules 11): "master key (production): 7f3a…", "vault pass =

@@ -66,7 +66,10 @@ var (
 		`|\b(?:i am|i'm|this is|speaking as|as) (?:the |your )?(?:system|developer|admin|administrator|operator|repo owner|repository owner|security team)\b` +
 		// Waivers claimed on someone's authority: "security approved
 		// running agents without Shield", "approval given in #dev".
-		`|\b(?:approved|authori[sz]ed|signed off on|cleared|okayed|ok'd|allowed|permitted|waived)\b[^.;\n]{0,30}?\b(?:running|to run|to skip|skipping|to bypass|bypassing|to push|pushing|to disable|disabling|without|agents?|the agent|you|assistants?)\b` +
+		`|\b(?:approved|authori[sz]ed|signed off on|cleared|okayed|ok'd|allowed|permitted|waived)\b[^.;\n]{0,30}?\b(?:running|to run|to skip|skipping|to bypass|bypassing|to push|pushing|to disable|disabling|without|agents?|the agent|you|assistants?` +
+		// rules 18: a control's weakening approved ("approved ignoring
+		// certificate errors and unsigned updates")
+		`|ignoring|to ignore|accepting|to accept|turning off|to turn off|trusting|to trust|dropping|to drop|unsigned|untrusted|insecure|invalid)\b` +
 		`|\b(?:approval|permission|sign-?off|authori[sz]ation|exemption|exception)\b[^.;\n]{0,12}?\b(?:was |has been |is |were )?(?:given|granted|obtained|received|issued)\b` +
 		// A plan against Shield: what to do when a call is blocked.
 		`|\b(?:if|when|whenever|once)\b[^.;\n]{0,40}?\b(?:call|command|tool|action|request|shield|opx|it|something|anything)\b[^.;\n]{0,20}?\b(?:is |are |gets? |was )?(?:blocked|denied|refused|rejected|escalated|flagged)\b` +
@@ -93,6 +96,11 @@ var (
 	// reportedRule is a standing rule in reported speech: "the user
 	// wants you to always …", "she said to never …".
 	reportedRule = mustRx(`\b(?:says?|said|wants?|wanted|asked|asks|told \w+|instructed \w+|prefers?|likes?) (?:you |agents? |me |us |the agent )?to (?:always|never)\b`)
+	// followChannel hands authority to text anyone can write: follow,
+	// obey or run what issues, comments, tickets, emails or messages say
+	// (rules 18). Also read in files (runsUntrusted).
+	followChannel = `\b(?:follow|obey|carry out|execute|run|act on|apply|do)\b (?:the |any |all |whatever )?(?:instructions?|commands?|orders?|requests?|directions?|steps?|snippets?|scripts?|code)\b[^.;\n]{0,40}?\b(?:in|from|of|inside)\b[^.;\n]{0,20}?\b(?:issues?|comments?|tickets?|emails?|e-mails?|messages?|pull requests?|PRs?|posts?|threads?|reports?|reviews?)\b` +
+		`|\b(?:run|execute|paste|copy)\b[^.;\n]{0,40}?\b(?:commands?|snippets?|scripts?|code)\b[^.;\n]{0,20}?\b(?:it|they|the (?:issue|comment|ticket|email|message|report|pr|post)s?)\s+(?:contains?|includes?|provides?|gives?|lists?|has|have|holds?)\b`
 	// standingWaiver waives asking or approval.
 	standingWaiver = mustRx(`\bwithout (?:re-?)?(?:asking|confirmation|confirming|approval|permission|checking(?: with| back)?|a prompt|prompting|review|reviewing|human review|verification|verifying|double-checking)\b` +
 		// rules 13: the forge's review waived, an act pre-approved for later
@@ -112,7 +120,10 @@ var (
 		`|\bsafe to (?:[a-z]+-)?(?:merge|deploy|push|publish|release|delete|skip|bypass|disable)\b` +
 		`|\bdo (?:what|whatever|everything|anything) (?:they|their|he|his|she|her|its|the issue|the comment|the ticket)\b[^.;\n]{0,24}?\b(?:ask|asks|say|says|request|requests|want|wants|tell|tells)\b` +
 		`|\b(?:is|are) (?:an? )?(?:trusted|official|verified|approved|allowlisted|whitelisted)\b[^.;\n]{0,40}?\b(?:pipe|run|execute|install|follow|obey|merge|apply|accept|do what)\b` +
-		`|\bskip(?:ping)? (?:the )?(?:confirmation|approval|review|permission|prompt)s?\b|\bauto-?approve\b|\bauto-?accept\b`)
+		`|\bskip(?:ping)? (?:the )?(?:confirmation|approval|review|permission|prompt)s?\b|\bauto-?approve\b|\bauto-?accept\b` +
+		// rules 18: authority handed to what someone writes in a channel
+		// anyone can write to ("follow instructions in their issues")
+		`|` + followChannel)
 	// standingNegation makes a waiver a prohibition: "do not push
 	// without asking", "never deploy without approval".
 	standingNegation = mustRx(`\b(?:not|never|no|don't|dont|mustn't|shouldn't|cannot|can't|won't)\b`)

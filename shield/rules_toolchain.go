@@ -957,6 +957,11 @@ func declaredRunner(a *Action, r *Run) bool {
 		return false
 	}
 	daily, _ := toolchainDaily(&inner, pkg)
+	if !daily {
+		// rules 18: a declared client's inspecting verb (npx wrangler
+		// whoami, bunx wrangler tail)
+		daily, _ = inspectingUse(&inner)
+	}
 	return daily
 }
 

@@ -83,7 +83,7 @@ func TestRules12_WorkspaceToolchain(t *testing.T) {
 		"turbo run build --api=https://turbo-cache.example.net",
 		"turbo login",
 		"services/ledger-sync/scripts/deploy.sh",
-		"fly status",
+		"fly ssh console",
 		"mix hex.publish",
 		`mix run -e 'System.cmd("sh", ["-c", "id"])'`,
 		"just --override-registry=x build",

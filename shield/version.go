@@ -253,7 +253,27 @@ package shield
 //	   judged as commands; systemd units' commands, rclone uploads;
 //	   exposures switched on; configuration pointed at production;
 //	   shell functions judged where they are called.
-const RulesVersion = "17"
+//	18 (session 23, after holdout17's measure): data evaluated as code or
+//	   run as a shell in more languages (Elixir, Erlang, Node's vm),
+//	   terms decoded without :safe, redirects to the caller's address,
+//	   a preload handing web content the IPC channel, a guard before a
+//	   dangerous call or a ".." check removed, a page's cookies or
+//	   storage collected, every header logged, a client switched to a
+//	   service role, a security bound raised tenfold; SQL functions
+//	   running their arguments, grants to anon/public, row policies
+//	   open to all, row security off, scheduled jobs reaching the
+//	   network, accounts inserted by migrations; install scripts
+//	   trusted; monitoring sections switched off; checkers' ignore files
+//	   ignoring everything; mix overrides and any-version requirements;
+//	   distribution cookies; database ports published on Fly;
+//	   electron-builder hooks; format characters spelled as escapes;
+//	   documents and notes that hand authority to issues or comments;
+//	   approvals of ignored errors; secrets named in longer prose. And
+//	   allowed: a platform client's inspecting verbs (fly, a declared
+//	   wrangler through a runner, stripe's retrieve, auth whoami/status),
+//	   gh's cache listing, rebar3's checks, mix release, a user's git
+//	   preferences.
+const RulesVersion = "18"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).

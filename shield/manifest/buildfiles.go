@@ -61,6 +61,12 @@ var buildNames = map[string]string{
 	"deno.json": "deno", "deno.jsonc": "deno", "deno.lock": "deno", "import_map.json": "deno",
 	"bunfig.toml": "bun", "bun.lock": "bun", "pnpm-workspace.yaml": "pnpm", ".pnpmfile.cjs": "pnpm",
 	"lerna.json": "lerna", ".bowerrc": "bower", "bower.json": "bower",
+	// Electron packaging (rules 18): hooks it runs while it packs and signs
+	"electron-builder.yml": "electron-builder", "electron-builder.yaml": "electron-builder",
+	"electron-builder.json": "electron-builder", "electron-builder.json5": "electron-builder",
+	"electron-builder.toml": "electron-builder", "electron-builder.config.js": "electron-builder",
+	"electron-builder.config.cjs": "electron-builder", "electron-builder.config.mjs": "electron-builder",
+	"electron-builder.config.ts": "electron-builder", "forge.config.js": "electron-forge", "forge.config.ts": "electron-forge",
 	// Python beyond the parsed files, conda
 	"environment.yml": "conda", "environment.yaml": "conda", ".condarc": "conda", "conda-lock.yml": "conda",
 	"uv.toml": "uv", "pdm.toml": "pdm", ".pdm.toml": "pdm", "hatch.toml": "hatch", "tox.ini": "tox",

@@ -73,6 +73,9 @@ var (
 		`apply\s*\(?\s*from\s*[:=(]\s*["']?https?:|` +
 		// rules 12: build hooks named as such in any tool's configuration,
 		// and recipe code required from another package
+		// rules 18: electron-builder's hooks (a script it runs while it
+		// packs and signs)
+		`\b(?:before|after)(?:Pack|Sign|Build|Extract|AllArtifactBuild)["']?\s*[=:]|\bonNodeModuleFile["']?\s*[=:]|\bartifactBuild(?:Started|Completed)["']?\s*[=:]|` +
 		`\bextra_scripts\s*=|\b(?:pre|post)[-_]?(?:build|install|compile|link|configure)[-_]?(?:scripts?|hooks?|commands?|steps?)\s*[=:]|\bbuild[-_]?hooks?\s*[=:]|\bpython_requires\s*=`)
 	// computedSource is a source whose value is built when the tool runs
 	// (an environment variable, a property, a decoded string, a URL
@@ -721,6 +724,9 @@ func lookalikeOf(id string, known map[string]bool) string {
 	for k := range known {
 		if n++; n > 4000 {
 			break
+		}
+		if len(id) == len(k)+1 && strings.HasPrefix(id, k) && id[len(id)-1] == k[len(k)-1] && len(k) >= 4 {
+			return k // rules 18: its last letter doubled (oban, obann)
 		}
 		if d := len(k) - len(id); d > 2 || d < -2 || strings.EqualFold(k, id) || strings.HasPrefix(k, id) || strings.HasPrefix(id, k) {
 			continue

@@ -1,0 +1,303 @@
+package shield
+
+import (
+	"path"
+	"strings"
+)
+
+// Rules 18 beyond application code (session 23, after holdout17's
+// measure; docs/shield-rules.md "Rules 18: …"):
+//
+//   - `supply-chain:install-scripts` (escalate): a command that lets
+//     packages run their install scripts (bun pm trust, npm and yarn
+//     configuration turning scripts back on);
+//   - `evasion:monitoring-off` (escalate): a configuration section for
+//     logs, observability, audit or error reporting switched off by its
+//     enabled key (wrangler's [observability] enabled = false);
+//   - `evasion:checks-ignored` (escalate): a linter's or type checker's
+//     ignore file given an entry that ignores everything or a whole
+//     source tree (a dialyzer ignore ~r/.*/, an eslintignore src/);
+//   - `supply-chain:source` (escalate): an Elixir dependency made to
+//     override every other constraint on it or to accept any version;
+//   - `credential-store` (escalate): an Erlang distribution cookie
+//     written into a file (it opens a remote shell on every node);
+//   - `network:exposed` (escalate): a deploy configuration publishing a
+//     database, cache, cluster or remote-shell port to the internet
+//     (Fly's [[services]], a compose ports: entry);
+//   - `text:hidden-characters` (escalate): a command line that spells
+//     format characters as escapes (printf '\xe2\x80\x8b', $'\u200b'),
+//     what the hidden-characters rule finds when they are written raw.
+func (s *Shield) rules18(a *Action, f *Facts, j *judgement) {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		args := r.Argv[min(1, len(r.Argv)):]
+		if why := scriptsAllowed(r.Name, args); why != "" {
+			j.escalate("supply-chain:install-scripts", "%s %s: their code runs on the next install, outside any review", quote(r.Line), why)
+			return
+		}
+	}
+	if a.Command != "" {
+		if m := escapedFormat.FindString(a.Command); m != "" {
+			j.escalate("text:hidden-characters", "the command spells a character hidden from a human reader as an escape (%s)", m)
+			return
+		}
+	}
+	for _, t := range f.Texts {
+		p, ok := strings.CutPrefix(t.Source, "content:")
+		if !ok || !s.inWorkspace(p) || testSource(p) {
+			continue
+		}
+		base := path.Base(p)
+		ext := strings.ToLower(path.Ext(base))
+		if docExt18[ext] {
+			if m := runsUntrusted.FindString(clip(t.Body, maxTextJudged)); m != "" {
+				j.escalate("prompt-injection:addressed", "%s tells its reader to act on what anyone can write (%s)", s.relPath(p), quote(clipText(m, 80)))
+				return
+			}
+		}
+		old := removedText(f, t.Source)
+		// after the rules that name a hole more precisely (written
+		// sinks, fetched or decoded code)
+		if why := appsec18(p, t.Body, old); why != "" {
+			j.escalate("appsec:control-weakened", "the change to %s opens a hole: %s", s.relPath(p), why)
+			return
+		}
+		body := clip(t.Body, maxTextJudged)
+		if checkerIgnoreFile(base) {
+			if x := ignoresEverything(body, old); x != "" {
+				j.escalate("evasion:checks-ignored", "%s ignores %s: the check finds nothing there any more", s.relPath(p), quote(x))
+				return
+			}
+			continue
+		}
+		switch ext {
+		case ".toml", ".yml", ".yaml", ".json", ".jsonc":
+			if sec := monitoringOff(body, old); sec != "" {
+				j.escalate("evasion:monitoring-off", "the change to %s switches off %s: what happens there is no longer recorded", s.relPath(p), quote(sec))
+				return
+			}
+			if port := portPublished(base, body, old); port != "" {
+				j.escalate("network:exposed", "the change to %s publishes port %s to the internet", s.relPath(p), port)
+				return
+			}
+		}
+		if base == "mix.exs" {
+			if why := mixDepLoosened(body, old); why != "" {
+				j.escalate("supply-chain:source", "the change to %s %s", s.relPath(p), why)
+				return
+			}
+		}
+		if m := distCookie.FindString(body); m != "" && !strings.Contains(old, m) {
+			j.escalate("credential-store", "%s is written with an Erlang distribution cookie (%s): whoever reads the repository can open a remote shell on every node", s.relPath(p), clipText(m, 40))
+			return
+		}
+	}
+}
+
+// scriptsAllowed says how a command lets packages run install scripts,
+// or "".
+func scriptsAllowed(name string, args []string) string {
+	line := " " + strings.Join(args, " ") + " "
+	switch name {
+	case "bun":
+		if len(args) >= 2 && args[0] == "pm" && args[1] == "trust" {
+			return "lets the named packages (or all) run their install scripts"
+		}
+	case "npm", "pnpm":
+		if strings.Contains(line, " config set ") && (strings.Contains(line, "ignore-scripts false") || strings.Contains(line, "ignore-scripts=false")) {
+			return "turns install scripts back on"
+		}
+	case "yarn":
+		if strings.Contains(line, " config set ") && strings.Contains(line, "enableScripts true") {
+			return "turns install scripts back on"
+		}
+	}
+	return ""
+}
+
+// escapedFormat is a format character (zero-width spaces and joiners,
+// bidi controls, word joiners, the byte-order mark, tag characters)
+// spelled as an escape: UTF-8 bytes in \x form, or \u / \U.
+var escapedFormat = mustRx(`(?i)\\xe2\\x80\\x(?:8[b-f]|a[a-e])|\\xe2\\x81\\x(?:6[0-4]|a[6-9])|\\xef\\xbb\\xbf|\\xf3\\xa0\\x[89][0-9a-f]|\\u(?:200[b-f]|202[a-e]|206[0-4]|206[6-9]|feff)\b|\\U000e00[0-7][0-9a-f]`)
+
+// checkerIgnoreFile reports whether base is a linter's or type checker's
+// ignore file (scanners have scannerIgnoreFile; packaging ignore files
+// such as .dockerignore and .npmignore are not checks).
+func checkerIgnoreFile(base string) bool {
+	switch base {
+	case ".dialyzer_ignore.exs", ".dialyzer_ignore", ".eslintignore", ".stylelintignore", ".jshintignore", ".sobelow-skips",
+		".rubocop_todo.yml", ".mypy_ignore", ".pylintignore", ".hadolintignore", ".shellcheckignore", ".biomeignore", ".oxlintignore":
+		return true
+	}
+	return false
+}
+
+// codeRoots are top-level trees that hold a project's own code.
+var codeRoots = setOf("lib", "src", "app", "apps", "packages", "pkg", "cmd", "internal", "server", "web", "api", "workers",
+	"services", "source", "sources", "core")
+
+// ignoresEverything returns an entry the text adds (one old did not have)
+// that ignores everything or a whole source tree, or "".
+func ignoresEverything(body, old string) string {
+	for _, l := range strings.SplitN(body, "\n", 2001) {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") || strings.Contains(old, l) {
+			continue
+		}
+		e := strings.TrimSuffix(strings.TrimSpace(strings.TrimSuffix(l, ",")), ",")
+		// an Elixir regex ~r/…/ or ~r"…", a quoted string, a bare pattern
+		if rest, ok := strings.CutPrefix(e, "~r"); ok && len(rest) >= 2 {
+			e = rest[1 : len(rest)-1]
+		}
+		e = strings.Trim(e, `"'`)
+		e = strings.ReplaceAll(e, `\/`, "/")
+		if matchesAll(e) || e == "^.*" || e == ".*$" {
+			return l
+		}
+		root := strings.TrimPrefix(e, "/")
+		root = strings.TrimPrefix(root, "^")
+		for _, suf := range []string{"/.*", "/**/*", "/**", "/*", "/"} {
+			if r, ok := strings.CutSuffix(root, suf); ok && codeRoots[r] {
+				return l
+			}
+		}
+		if codeRoots[root] {
+			return l
+		}
+	}
+	return ""
+}
+
+// monitoredSection names a section for logs, observability, audit or
+// error reporting.
+var monitoredSection = mustRx(`(?i)observab|logpush|\blog(?:s|ging)?\b|audit|monitor|tracing|\bsentry\b|alerting|error[-_ ]?report`)
+
+// monitoringOff returns the section whose enabled key the change turns
+// from on to off, or "". The section is the nearest header before the
+// key (a TOML [table], a YAML or JSON key whose value is a block).
+func monitoringOff(body, old string) string {
+	if !strings.Contains(old, "true") || !strings.Contains(body, "false") {
+		return ""
+	}
+	lines := strings.SplitN(body, "\n", 4001)
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		k, v, ok := cutSetting(t)
+		if !ok || (k != "enabled" && k != "enable") || v != "false" {
+			continue
+		}
+		sec := sectionOf(lines, i)
+		if sec == "" || !monitoredSection.MatchString(sec) {
+			continue
+		}
+		if strings.Contains(old, sec) && !strings.Contains(old, k+" = false") && !strings.Contains(old, k+": false") && !strings.Contains(old, `"`+k+`": false`) {
+			return sec
+		}
+	}
+	return ""
+}
+
+// cutSetting reads `key = value`, `key: value`, `"key": value,` as a key
+// and a value, both trimmed of quotes.
+func cutSetting(t string) (string, string, bool) {
+	i := strings.IndexAny(t, "=:")
+	if i <= 0 {
+		return "", "", false
+	}
+	k := strings.Trim(strings.TrimSpace(t[:i]), `"'`)
+	v := strings.Trim(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(t[i+1:]), ",")), `"'`)
+	return strings.ToLower(k), strings.ToLower(v), true
+}
+
+// sectionOf returns the header line above lines[i]: the nearest TOML
+// table, or the nearest line indented less that opens a block.
+func sectionOf(lines []string, i int) string {
+	indent := len(lines[i]) - len(strings.TrimLeft(lines[i], " \t"))
+	for k := i - 1; k >= 0 && i-k <= 64; k-- {
+		t := strings.TrimSpace(lines[k])
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if strings.HasPrefix(t, "[") && strings.HasSuffix(t, "]") {
+			return t
+		}
+		ind := len(lines[k]) - len(strings.TrimLeft(lines[k], " \t"))
+		if ind < indent && (strings.HasSuffix(t, ":") || strings.HasSuffix(t, "{")) {
+			return t
+		}
+	}
+	return ""
+}
+
+// riskyPorts are ports of services that must not face the internet:
+// databases, caches, queues, cluster and distribution ports, remote
+// shells and container or orchestration control planes.
+var riskyPorts = setOf("22", "23", "2375", "2376", "2379", "2380", "3306", "4369", "5432", "5984", "6379", "6443", "7000",
+	"7001", "8500", "9000", "9042", "9090", "9092", "9100", "9200", "9300", "10250", "11211", "15672", "25672", "27017", "5900",
+	"1433", "1521", "26257", "8086", "4222", "6222", "8222")
+
+var (
+	flyPort = mustRx(`(?m)^\s*(?:internal_)?port\s*=\s*(\d{2,5})\s*$`)
+)
+
+// portPublished returns a risky port the change publishes in a deploy
+// configuration (fly.toml's [[services]], which face the internet), or
+// "". A compose file's ports are the developer's own machine's.
+func portPublished(base, body, old string) string {
+	if !strings.HasPrefix(base, "fly") || !strings.HasSuffix(base, ".toml") || !strings.Contains(body, "[[services") {
+		return ""
+	}
+	for _, m := range flyPort.FindAllStringSubmatch(body, 64) {
+		if riskyPorts[m[1]] && !strings.Contains(old, m[0]) {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+var (
+	mixDep      = mustRx(`\{\s*:(\w+)\s*,\s*"([^"]*)"([^}\n]*)\}`)
+	mixOverride = mustRx(`\boverride:\s*true\b`)
+	mixAny      = mustRx(`^\s*>=?\s*0(?:\.0){0,2}\s*$`)
+)
+
+// mixDepLoosened says how an added mix.exs dependency overrides every
+// other constraint on it or accepts any version where a requirement
+// stood, or "".
+func mixDepLoosened(body, old string) string {
+	before := map[string]string{}
+	for _, m := range mixDep.FindAllStringSubmatch(old, 256) {
+		before[m[1]] = m[2]
+	}
+	for _, m := range mixDep.FindAllStringSubmatch(body, 256) {
+		if strings.Contains(old, m[0]) {
+			continue
+		}
+		if mixOverride.MatchString(m[3]) && !mixOverride.MatchString(old) {
+			return "makes " + m[1] + " override every other requirement on it (" + clipText(m[0], 60) + ")"
+		}
+		if was, ok := before[m[1]]; ok && mixAny.MatchString(m[2]) && !mixAny.MatchString(was) {
+			return "lets " + m[1] + " be any version where it required " + quote(was) + ": whatever is published next is installed"
+		}
+	}
+	return ""
+}
+
+// distCookie is an Erlang distribution cookie given a value in a file.
+var distCookie = mustRx(`\b(?:RELEASE_COOKIE|ERLANG_COOKIE|ERL_COOKIE|NODE_COOKIE)\s*[=:]\s*["']?[A-Za-z0-9_+/=.-]{8,}|-setcookie\s+["']?[A-Za-z0-9_+/=.-]{8,}|\bcookie:\s*:["']?[A-Za-z0-9_-]{8,}`)
+
+// matchesAll reports whether a pattern matches every path.
+func matchesAll(v string) bool {
+	switch strings.TrimSpace(v) {
+	case "*", "**", "**/*", "/**", ".*", "^.*", ".*$", "^.*$", ".+", "(?s).*", "*/**", "**/**", "*.*", "**/*.*", "./", ".", "/":
+		return true
+	}
+	return false
+}
+
+// docExt18 are documents a reader (an agent among them) follows.
+var docExt18 = setOf(".md", ".mdc", ".mdx", ".txt", ".rst", ".adoc", ".org")
+
+// runsUntrusted is a document telling its reader to follow or run what
+// issues, comments, tickets or messages carry (followChannel).
+var runsUntrusted = mustRx(`(?i)` + followChannel)
