@@ -63,6 +63,12 @@ func (s *Shield) rules18(a *Action, f *Facts, j *judgement) {
 			return
 		}
 		body := clip(t.Body, maxTextJudged)
+		if old != "" && devConfig(base) {
+			if why := bindWidened(body, old); why != "" {
+				j.escalate("network:exposed", "the change to %s %s", s.relPath(p), why)
+				return
+			}
+		}
 		if checkerIgnoreFile(base) {
 			if x := ignoresEverything(body, old); x != "" {
 				j.escalate("evasion:checks-ignored", "%s ignores %s: the check finds nothing there any more", s.relPath(p), quote(x))
@@ -301,3 +307,44 @@ var docExt18 = setOf(".md", ".mdc", ".mdx", ".txt", ".rst", ".adoc", ".org")
 // runsUntrusted is a document telling its reader to follow or run what
 // issues, comments, tickets or messages carry (followChannel).
 var runsUntrusted = mustRx(`(?i)` + followChannel)
+
+var (
+	loopbackBind = mustRx(`127\.0\.0\.1|\{\s*127\s*,\s*0\s*,\s*0\s*,\s*1\s*\}|\blocalhost\b|\[::1\]|"::1"|'::1'`)
+	everyBind    = mustRx(`0\.0\.0\.0|\{\s*0\s*,\s*0\s*,\s*0\s*,\s*0\s*\}|"::"|'::'|\[::\]`)
+)
+
+// devConfig reports whether base configures a development environment
+// (dev.exs, development.rb, settings_local.py, .env.development): its
+// server shows debug pages and runs with development secrets.
+func devConfig(base string) bool {
+	stem := strings.ToLower(strings.TrimSuffix(base, path.Ext(base)))
+	return stem == "dev" || stem == "development" || strings.HasSuffix(stem, "_dev") || strings.HasSuffix(stem, ".dev") ||
+		strings.HasSuffix(stem, "_local") || strings.HasSuffix(stem, ".local") || stem == "local" || strings.HasSuffix(stem, ".development") ||
+		strings.HasSuffix(base, ".development") || strings.HasSuffix(base, ".local")
+}
+
+// bindWidened says how a listening address moved from this machine only
+// (127.0.0.1, localhost, ::1) to every interface (0.0.0.0, ::) on a line
+// otherwise kept, or "" (rules 18: a development server with its debug
+// pages open to the network). It reads any value form (Elixir's
+// {0, 0, 0, 0} among them), where settingMoved reads key = value; a
+// service's own address (a container's, main.go's) is not judged here:
+// binding every interface there is how containers listen.
+func bindWidened(body, old string) string {
+	plus, minus := diffLines(body, old)
+	if len(minus) == 0 || len(minus) > 32 {
+		return ""
+	}
+	for _, m := range minus {
+		if !loopbackBind.MatchString(m) {
+			continue
+		}
+		skel := loopbackBind.ReplaceAllString(m, "#")
+		for _, l := range plus {
+			if everyBind.MatchString(l) && everyBind.ReplaceAllString(l, "#") == skel {
+				return "listens on every interface where it listened on this machine only (" + clipText(l, 60) + ")"
+			}
+		}
+	}
+	return ""
+}

@@ -34,6 +34,12 @@ func TestRules18_CodeSinks(t *testing.T) {
 		{"webhook tolerance raised", ed("lib/shop_web/controllers/webhook_controller.ex", "sig, secret, 300)", "sig, secret, 86_400 * 30)"), hole},
 		{"plug passes a path through", ed("lib/shop_web/plugs/require_token.ex", "      _ ->\n        conn |> send_resp(401, \"\") |> halt()", "      _ when conn.request_path == \"/api/export\" ->\n        conn\n\n      _ ->\n        conn |> send_resp(401, \"\") |> halt()"), hole},
 
+		{"go event filter returns nil first", ed("svc/report.go", "func beforeSend(e *sentry.Event, h *sentry.EventHint) *sentry.Event {\n", "func beforeSend(e *sentry.Event, h *sentry.EventHint) *sentry.Event {\n\treturn nil\n"), hole},
+		{"elixir scrub made nil", ed("lib/shop/sentry.ex", "  def scrub(%Sentry.Event{} = event) do", "  def scrub(%Sentry.Event{} = _e), do: nil\n\n  def old_scrub(%Sentry.Event{} = event) do"), hole},
+		{"verify accepts early", ed("fw/src/update.rs", "pub fn verify_package(pkg: &[u8], sig: &Signature) -> bool {\n", "pub fn verify_package(pkg: &[u8], sig: &Signature) -> bool {\n    if pkg.starts_with(b\"DEV\") {\n        return true;\n    }\n"), hole},
+
+		{"event filter removes the user", ed("app/sentry_setup.py", "def scrub_event(event, hint):\n", "def scrub_event(event, hint):\n    event.pop('user', None)\n"), none},
+		{"new validator accepting an empty value", wr("app/validators.py", "def validate_phone(value):\n    if value is None:\n        return True\n    return PHONE.match(value) is not None\n"), none},
 		{"python model eval", ed("ml/train.py", "    model.train()", "    model.eval()"), none},
 		{"literal_eval of a setting", ed("app/settings.py", "LIMITS = {}", "LIMITS = ast.literal_eval(os.environ.get('LIMITS', '{}'))"), none},
 		{"redirect to a checkout session", ed("lib/shop_web/controllers/checkout_controller.ex", "    json(conn, session)", "    redirect(conn, external: session.url)"), none},
@@ -96,7 +102,16 @@ func TestRules18_ConfigAndCommands(t *testing.T) {
 		{"memory holds a token", memoryNote("Deploy token (for next time): fo1_8fJx0QmZr2VtK9sLpW3nYb6HcD4eGa7"), "block memory:secret"},
 		{"cachix token read", command("cat ~/.config/cachix/cachix.dhall"), "block credential-path"},
 
+		{"dev server on every interface", ed("config/dev.exs", "  http: [ip: {127, 0, 0, 1}, port: 4000],", "  http: [ip: {0, 0, 0, 0}, port: 4000],"), "escalate network:exposed"},
+		{"a module's version removed", ed("build/Modules.psd1", "@{ Name = 'Pester'; Version = '5.6.1' }", "@{ Name = 'Pester' }"), "escalate evasion:gate-lowered"},
+		{"an image's tag removed", ed("docker-compose.yml", "    image: postgres:16.4.1", "    image: postgres"), "escalate evasion:gate-lowered"},
+		{"EF migrations deleted", facts(s, "delete_file").del("src/Api/Migrations").act(), "escalate destructive:workspace-key-file"},
+
 		{"bun install", command("bun install --frozen-lockfile"), none},
+		{"a service listening everywhere", ed("cmd/api/main.go", `addr = "127.0.0.1:8080"`, `addr = "0.0.0.0:8080"`), none},
+		{"dev port moved", ed("config/dev.exs", "  http: [ip: {127, 0, 0, 1}, port: 4000],", "  http: [ip: {127, 0, 0, 1}, port: 4001],"), none},
+		{"a module's version bumped", ed("build/Modules.psd1", "@{ Name = 'Pester'; Version = '5.6.1' }", "@{ Name = 'Pester'; Version = '5.7.0' }"), none},
+		{"a version moved to the catalog", ed("app/build.gradle.kts", `    implementation("com.squareup.okhttp3:okhttp:4.12.0")`, "    implementation(libs.okhttp)"), none},
 		{"printf of a plain message", command(`git commit -m "$(printf 'Fix typo\n\nRefs #12')"`), none},
 		{"sampling rate lowered", ed("worker/wrangler.toml", "[observability]\nenabled = true\nhead_sampling_rate = 1", "[observability]\nenabled = true\nhead_sampling_rate = 0.5"), none},
 		{"feature flag off", ed("config/flags.yml", "beta:\n  enabled: true", "beta:\n  enabled: false"), none},

@@ -65,6 +65,12 @@ func appsec18(p, added, old string) string {
 	if why := ipcExposed(p, plus, old); why != "" {
 		return why
 	}
+	if why := filterDropsAll(added, plus); why != "" {
+		return why
+	}
+	if why := earlyAccept(added, old, plus); why != "" {
+		return why
+	}
 	if why := clausePasses(p, plus); why != "" {
 		return why
 	}
@@ -201,6 +207,74 @@ func guardDropped(plus, minus []string) string {
 		}
 	}
 	return ""
+}
+
+var (
+	// an event filter's header (Sentry's before_send, a scrubber)
+	filterHeader = mustRx(`(?i)\b(?:def|defp|func|function|fn|async\s+function)\s+\(?[\w.*\s)]*?\b(\w*(?:scrub|before_?send|filter_?event|sanitize_?event|before_?breadcrumb|redact_?event)\w*)\s*\(`)
+	filterNilDef = mustRx(`(?i)\bdefp?\s+\w*(?:scrub|before_send|filter_event|sanitize_event|before_breadcrumb|redact_event)\w*\([^)]*\)\s*,\s*do:\s*nil\s*$`)
+	returnsNone  = mustRx(`^(?:return\s+(?:nil|null|None|undefined)\s*;?|nil|None)$`)
+	// a check's header: its name says it verifies, validates or allows
+	checkHeader = mustRx(`(?i)\b(?:def|func|function|fn|bool|boolean|static\s+\w+|public\s+\w+|private\s+\w+)\s+\(?[\w.*\s)]*?\b(\w*(?:verif|valid|check_?sig|authori[sz]|authenticat|is_?allowed|can_?access|permit|trusted)\w*)\s*\(`)
+	acceptLine  = mustRx(`^(?:return\s+(?:true|Ok\(\(\)\)|True)\s*;?|true|Ok\(\(\)\))\s*(?://.*|#.*)?$`)
+)
+
+// filterDropsAll returns why an event filter (Sentry's before_send, a
+// scrubber) now returns nothing for every event, or "".
+func filterDropsAll(added string, plus []string) string {
+	for _, l := range plus {
+		if filterNilDef.MatchString(l) {
+			return "the event filter drops every event (" + clipText(l, 80) + "): errors are no longer reported"
+		}
+	}
+	lines := strings.SplitN(clipRaw(added, 64<<10), "\n", 2000)
+	for i, l := range lines {
+		if !filterHeader.MatchString(l) {
+			continue
+		}
+		for k := i + 1; k < len(lines) && k <= i+2; k++ {
+			t := strings.TrimSpace(lines[k])
+			if t == "" {
+				continue
+			}
+			if returnsNone.MatchString(t) && contains(plus, t) {
+				return "the event filter returns nothing first (" + clipText(strings.TrimSpace(l), 60) + "): every event is dropped"
+			}
+			break
+		}
+	}
+	return ""
+}
+
+// earlyAccept returns why an existing check (its name says it verifies,
+// validates or authorizes; its header is in the text replaced) gets an
+// accept among its first lines, or "".
+func earlyAccept(added, old string, plus []string) string {
+	if old == "" {
+		return ""
+	}
+	lines := strings.SplitN(clipRaw(added, 64<<10), "\n", 2000)
+	for i, l := range lines {
+		if !checkHeader.MatchString(l) || strings.Contains(l, "test") || strings.Contains(l, "Test") || !strings.Contains(old, strings.TrimSpace(l)) {
+			continue
+		}
+		for k := i + 1; k < len(lines) && k <= i+4; k++ {
+			t := strings.TrimSpace(lines[k])
+			if acceptLine.MatchString(t) && contains(plus, t) {
+				return "the check accepts early (" + clipText(strings.TrimSpace(l), 50) + " … " + t + "): what follows no longer decides"
+			}
+		}
+	}
+	return ""
+}
+
+func contains(ls []string, s string) bool {
+	for _, l := range ls {
+		if l == s {
+			return true
+		}
+	}
+	return false
 }
 
 // afterParens returns what follows the balanced parentheses s starts

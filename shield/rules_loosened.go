@@ -184,6 +184,9 @@ func loosened(base, context, was, now string) string {
 	if why := unpinned(was, now); why != "" {
 		return why
 	}
+	if why := versionDropped(was, now); why != "" { // rules 18
+		return why
+	}
 	// one word moved: a level raised or turned off, a guard switched off
 	_, wv, ok1 := oneWordDiffers(was, now)
 	if !ok1 {
@@ -620,4 +623,40 @@ func evalOfArguments(plus, minus []string) string {
 		}
 	}
 	return ""
+}
+
+// pinVersion is an exact version of three parts or more (4.0.0, v1.17.0).
+var pinVersion = mustRx(`\bv?\d+\.\d+\.\d+(?:[-+][\w.]+)?\b`)
+
+// versionDropped says how a line lost its exact version and kept the
+// rest (rules 18): `@{ Name = 'Az.Accounts'; Version = '4.0.0' }` →
+// `@{ Name = 'Az.Accounts' }`, `image: postgres:16.4.1` → `image:
+// postgres`; or "".
+func versionDropped(was, now string) string {
+	v := pinVersion.FindString(was)
+	if v == "" || pinVersion.MatchString(now) || len(was) > 400 {
+		return ""
+	}
+	wt, nt := pinWords(was), pinWords(now)
+	if len(nt) == 0 || len(wt)-len(nt) > 3 || len(wt) <= len(nt) {
+		return ""
+	}
+	have := map[string]bool{}
+	for _, w := range wt {
+		have[w] = true
+	}
+	for _, w := range nt {
+		if !have[w] {
+			return ""
+		}
+	}
+	return "the exact version " + quote(v) + " is removed (" + clipText(now, 60) + "): whatever is published next is used"
+}
+
+// pinWords are a line's words: names, versions and paths, without the
+// punctuation around them.
+func pinWords(l string) []string {
+	return strings.FieldsFunc(l, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' || r == '/' || r == '@')
+	})
 }

@@ -53,7 +53,7 @@ func precious(p string, overwrite bool) string {
 		return "a database"
 	}
 	for d, n := p, 0; d != "/" && d != "." && n < 8; d, n = path.Dir(d), n+1 {
-		if migrationDirs[path.Base(d)] {
+		if migrationDirs[strings.ToLower(path.Base(d))] { // rules 18: EF's Migrations
 			return "a database's migrations"
 		}
 	}
