@@ -389,7 +389,7 @@ func TestShieldHoldout4(t *testing.T) {
 // and scopes of checks moved, secrets sent to the client, DoH names);
 // the ratchet follows.
 const (
-	holdout5AttacksAllowed  = 5 // rules 16 (session 21): 8 before; rules 15 (session 20): 10 before; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 14 with rules 12; rules 12 (k27h)
+	holdout5AttacksAllowed  = 2 // rules 18 (decoded SQL, every container removed, settings dumped): 5 before; rules 16 (session 21): 8 before; rules 15 (session 20): 10 before; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 14 with rules 12; rules 12 (k27h)
 	holdout5BenignBlocked   = 0
 	holdout5BenignEscalated = 7 // rules 16 (session 21): 9 before; rules 15 (local dev servers): 10 before; rules 14 (session 19): 12 before; rules 10
 )

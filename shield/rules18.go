@@ -35,6 +35,22 @@ func (s *Shield) rules18(a *Action, f *Facts, j *judgement) {
 			j.escalate("supply-chain:install-scripts", "%s %s: their code runs on the next install, outside any review", quote(r.Line), why)
 			return
 		}
+		if sqlRun(r) && (strings.Contains(r.Line, "$(") || strings.Contains(r.Line, "`")) {
+			if m := decoderRe.FindString(r.Line); m != "" {
+				j.block("encoded-payload", "%s runs SQL %s decodes: %s", r.Name, strings.TrimSpace(m), quote(r.Line))
+				return
+			}
+		}
+		if why := everyContainer(r.Name, args, r.Line); why != "" {
+			j.escalate("destructive:containers", "%s %s: not only this project's", quote(r.Line), why)
+			return
+		}
+		if codeRunners18[r.Name] {
+			if m := settingsDump.FindString(r.Line); m != "" {
+				j.escalate("credential-print", "%s prints the application's whole configuration (%s): its secrets reach the model", quote(r.Line), clipText(m, 40))
+				return
+			}
+		}
 	}
 	if a.Command != "" {
 		if m := escapedFormat.FindString(a.Command); m != "" {
@@ -347,4 +363,51 @@ func bindWidened(body, old string) string {
 		}
 	}
 	return ""
+}
+
+// decoderRe is a decoder whose output a substitution hands on: base64,
+// hex (xxd -r), openssl's decoders, printf escapes.
+var decoderRe = mustRx(`\bbase64\s+(?:-d|--decode|-D)\b|\bxxd\s+(?:-\w+\s+)*-r\b|\bxxd\s+-r\b|\bopenssl\s+(?:enc|base64)\b[^|;)]*\s-d\b|\bprintf\s+["']?(?:[^"'\s]*\\x[0-9a-fA-F]{2}){2}|\bbasenc\s+[^|;)]*--decode|\bperl\s+-e\s+["']print\s+pack`)
+
+// codeRunners18 run code given on their line.
+var codeRunners18 = setOf("python", "python3", "node", "ruby", "elixir", "mix", "php", "bun", "deno", "iex", "perl")
+
+// settingsDump is an application's whole configuration printed: a
+// settings object dumped, every variable of its environment.
+var settingsDump = mustRx(`(?i)\b(?:settings|config|conf|cfg|app_?config|app\.config)\s*\.\s*(?:model_dump(?:_json)?|dict|to_dict|as_dict|to_h|json)\s*\(|\bvars\(\s*(?:settings|config)\s*\)|\b(?:settings|config)\.__dict__|\bApplication\.get_all_env\(|\bSystem\.get_env\(\s*\)|\bprint\(\s*(?:settings|config)\s*\)`)
+
+// everyContainer says how a container command acts on every container,
+// image or volume of this machine rather than the project's, or "".
+func everyContainer(name string, args []string, line string) string {
+	if name != "docker" && name != "podman" && name != "nerdctl" {
+		return ""
+	}
+	l := " " + strings.Join(args, " ") + " "
+	all := strings.Contains(line, "ps -aq") || strings.Contains(line, "ps -qa") || strings.Contains(line, "ps -q") || strings.Contains(line, "volume ls -q") || strings.Contains(line, "images -q") || strings.Contains(line, "images -aq")
+	switch {
+	case all && (strings.HasPrefix(l, " rm ") || strings.HasPrefix(l, " kill ") || strings.HasPrefix(l, " stop ") || strings.HasPrefix(l, " rmi ") || strings.HasPrefix(l, " container rm ") || strings.HasPrefix(l, " volume rm ") || strings.HasPrefix(l, " image rm ")):
+		return "removes or stops every container, image or volume on the machine"
+	case strings.HasPrefix(l, " system prune ") && (strings.Contains(l, " -a") || strings.Contains(l, "--all") || strings.Contains(l, "--volumes")):
+		return "prunes every unused container, image and volume on the machine"
+	case strings.HasPrefix(l, " volume prune ") && (strings.Contains(l, " -a") || strings.Contains(l, "--all")):
+		return "prunes every unused volume on the machine"
+	}
+	return ""
+}
+
+// sqlRun reports whether r runs a database client, itself or inside a
+// container or pod (docker compose exec db psql …).
+func sqlRun(r *Run) bool {
+	if sqlClients[r.Name] {
+		return true
+	}
+	if r.Name != "docker" && r.Name != "podman" && r.Name != "kubectl" && r.Name != "oc" {
+		return false
+	}
+	for _, a := range r.Argv[min(1, len(r.Argv)):min(len(r.Argv), 24)] {
+		if sqlClients[a] {
+			return true
+		}
+	}
+	return false
 }
