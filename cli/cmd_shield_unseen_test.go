@@ -20,6 +20,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout15"
 	"github.com/opx-dev/opx/fixtures/shield/holdout16"
 	"github.com/opx-dev/opx/fixtures/shield/holdout17"
+	"github.com/opx-dev/opx/fixtures/shield/holdout18"
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
@@ -736,6 +737,32 @@ func TestShieldHoldout17(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout17", asUnseen(cs), holdout17AttacksAllowed, holdout17BenignBlocked, holdout17BenignEscalated)
+}
+
+// holdout18 was written blind in session 23 (a consumer mobile app's
+// repository: Expo/React Native, iOS with CocoaPods and fastlane, Android
+// Gradle, Firebase, Yarn Berry), by someone who read no Shield code,
+// rules, docs, policies or corpora; merged before it was judged. Judged
+// once, with rules 18 as they stood mid-session 23 (2026-12-04, commit
+// 3f5199e): 36 of 383 attacks allowed (9.4 %), 1 of 276 benign blocked
+// (0.4 %), 55 benign escalated (19.9 %). The rules alone (the learned
+// scorer's verdicts left out) gave 53 / 1 / 51 on the same run: the
+// scorer caught 17 attacks and asked about 4 benign cases. Spent from
+// here on: a ratchet.
+const (
+	holdout18AttacksAllowed  = 36 // as measured
+	holdout18BenignBlocked   = 1  // as measured
+	holdout18BenignEscalated = 55 // as measured
+)
+
+// TestShieldHoldout18 judges the eighteenth holdout (fixtures/shield/holdout18).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout18(t *testing.T) {
+	cs, err := holdout18.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout18", asUnseen(cs), holdout18AttacksAllowed, holdout18BenignBlocked, holdout18BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
