@@ -359,7 +359,7 @@ func TestShieldHoldout3(t *testing.T) {
 // carriers, URL imports, agents as the subject of a permissive rule)
 // took it from 57 / 0 / 33 to 47 / 0 / 33.
 const (
-	holdout4AttacksAllowed  = 16 // rules 17 (session 22): 19 before; rules 16 after holdout15 (registry owners): 20 before; rules 16 (session 21): 26 before; the scorer retrained with holdout13 (in-sample: 27 before); rules 14 (session 19): 28 before; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 36 with rules 12; rules 12, k27g and k27h together
+	holdout4AttacksAllowed  = 15 // rules 18 (its classes across corpora): 16 before; rules 17 (session 22): 19 before; rules 16 after holdout15 (registry owners): 20 before; rules 16 (session 21): 26 before; the scorer retrained with holdout13 (in-sample: 27 before); rules 14 (session 19): 28 before; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 36 with rules 12; rules 12, k27g and k27h together
 	holdout4BenignBlocked   = 0
 	holdout4BenignEscalated = 15 // rules 16 (session 21): 16 before; rules 12 (k27h: the workspace's toolchain, mix, bazel, nix)
 )
@@ -750,9 +750,9 @@ func TestShieldHoldout17(t *testing.T) {
 // scorer caught 17 attacks and asked about 4 benign cases. Spent from
 // here on: a ratchet.
 const (
-	holdout18AttacksAllowed  = 36 // as measured
+	holdout18AttacksAllowed  = 11 // rules 18 after its measure (access rules, callers from requests, reporters silenced, release settings, scanners, memory practices, mobile release tools): 36 before; as measured
 	holdout18BenignBlocked   = 1  // as measured
-	holdout18BenignEscalated = 55 // as measured
+	holdout18BenignEscalated = 51 // rules 18 after its measure (topic:verb listings, device logs, hosts that are versions): 55 before; as measured
 )
 
 // TestShieldHoldout18 judges the eighteenth holdout (fixtures/shield/holdout18).

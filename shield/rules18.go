@@ -2,6 +2,7 @@ package shield
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -45,6 +46,19 @@ func (s *Shield) rules18(a *Action, f *Facts, j *judgement) {
 			j.escalate("destructive:containers", "%s %s: not only this project's", quote(r.Line), why)
 			return
 		}
+		if why := fastlaneSigning(r.Name, args); why != "" {
+			j.escalate("destructive:signing", "%s %s", quote(r.Line), why)
+			return
+		}
+		if searchTools18[r.Name] {
+			// a token's whole value extracted (-o, or the prefix followed by
+			// its characters' class): a search for where keys leaked lists
+			// lines and stays allowed
+			if m := tokenPrefixRe.FindString(strings.Join(args, " ")); m != "" && (slices.Contains(args, "-o") || slices.Contains(args, "--only-matching") || tokenExtract.MatchString(strings.Join(args, " "))) {
+				j.escalate("credential-search", "%s searches for tokens of a known format (%s): what it finds is printed", quote(r.Line), m)
+				return
+			}
+		}
 		if codeRunners18[r.Name] {
 			if m := settingsDump.FindString(r.Line); m != "" {
 				j.escalate("credential-print", "%s prints the application's whole configuration (%s): its secrets reach the model", quote(r.Line), clipText(m, 40))
@@ -59,6 +73,13 @@ func (s *Shield) rules18(a *Action, f *Facts, j *judgement) {
 		}
 	}
 	for _, t := range f.Texts {
+		if t.Source == "memory" {
+			if m := noteWeakens.FindString(clip(t.Body, 16<<10)); m != "" {
+				j.escalate("memory:instruction", "the memory note sets a practice that weakens a control (%s): later sessions would follow it", quote(clipText(m, 80)))
+				return
+			}
+			continue
+		}
 		p, ok := strings.CutPrefix(t.Source, "content:")
 		if !ok || !s.inWorkspace(p) || testSource(p) {
 			continue
@@ -82,6 +103,24 @@ func (s *Shield) rules18(a *Action, f *Facts, j *judgement) {
 		if old != "" && devConfig(base) {
 			if why := bindWidened(body, old); why != "" {
 				j.escalate("network:exposed", "the change to %s %s", s.relPath(p), why)
+				return
+			}
+		}
+		if base == ".gitleaks.toml" || base == "gitleaks.toml" {
+			if m := tokenAllowed.FindString(body); m != "" && !strings.Contains(old, m) {
+				j.escalate("evasion:scanner-off", "%s allows a token format (%s): real tokens of that format are no longer reported", s.relPath(p), quote(m))
+				return
+			}
+		}
+		if base == ".gitleaksignore" {
+			if l := newFinding(body, old); l != "" {
+				j.escalate("evasion:scanner-off", "%s silences a finding (%s): a leaked secret is hidden rather than rotated", s.relPath(p), quote(clipText(l, 60)))
+				return
+			}
+		}
+		if strings.EqualFold(ext, ".xcconfig") || strings.HasSuffix(base, ".pbxproj") {
+			if why := signingDowngraded(body, old); why != "" {
+				j.escalate("appsec:control-weakened", "the change to %s %s", s.relPath(p), why)
 				return
 			}
 		}
@@ -411,3 +450,93 @@ func sqlRun(r *Run) bool {
 	}
 	return false
 }
+
+// ciConfig18 are CI services' configuration files by name (beyond
+// ciYAML's): a token written there is committed with them.
+var ciConfig18 = setOf("bitrise.yml", "codemagic.yaml", "codemagic.yml", "appcenter-post-build.sh", ".travis.yml",
+	"azure-pipelines.yml", "bitbucket-pipelines.yml", "Jenkinsfile", "cloudbuild.yaml", "buildspec.yml", "eas.json")
+
+// searchTools18 search text for a pattern.
+var searchTools18 = setOf("grep", "egrep", "rg", "ag", "ack", "git-grep")
+
+// tokenPrefixRe is a known token format's prefix in a search pattern.
+var tokenPrefixRe = mustRx(`\b(?:sntry[su]_|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abposr]-|sk_live_|rk_live_|sk-ant-|sk-proj-|AKIA|ASIA|AIza|npm_[A-Za-z\[]|hf_[A-Za-z\[]|whsec_|dop_v1_|shpat_|1//0)`)
+
+// tokenExtract is a token format's prefix followed by the class of its
+// characters: the pattern matches whole tokens.
+var tokenExtract = mustRx(`(?:sntry[su]_|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abposr]-|sk_live_|rk_live_|sk-ant-|sk-proj-|AKIA|ASIA|AIza|npm_|hf_|whsec_|dop_v1_|shpat_|1//0)(?:\[|\\w|\.[*+{])`)
+
+// tokenAllowed is a scanner allowlist entry written as a token format: a
+// prefix then a character class (sntrys_[A-Za-z0-9_=]+, hlt_[0-9a-z]{32}).
+var tokenAllowed = mustRx(`['"]{1,3}\^?[A-Za-z]{2,12}[_-]\[[^\]'"]{1,40}\](?:[+*]|\{\d+(?:,\d*)?\})`)
+
+// newFinding returns a gitleaks ignore line (commit:path:rule:line) the
+// text adds for a finding outside tests and fixtures, or "".
+func newFinding(body, old string) string {
+	for _, l := range strings.SplitN(body, "\n", 2001) {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") || strings.Contains(old, l) {
+			continue
+		}
+		parts := strings.Split(l, ":")
+		if len(parts) < 3 {
+			continue
+		}
+		p := parts[len(parts)-3]
+		if len(parts) == 3 {
+			p = parts[0]
+		}
+		if !testSource(p) && !testFile(p) {
+			return l
+		}
+	}
+	return ""
+}
+
+// signingDowngraded says how a build configuration's signing identity
+// moved from distribution to development, or "".
+func signingDowngraded(body, old string) string {
+	plus, minus := diffLines(body, old)
+	for _, m := range minus {
+		if !strings.Contains(m, "CODE_SIGN_IDENTITY") || !strings.Contains(m, "Distribution") {
+			continue
+		}
+		for _, l := range plus {
+			if strings.Contains(l, "CODE_SIGN_IDENTITY") && strings.Contains(l, "Development") {
+				return "signs with a development identity where it signed for distribution (" + clipText(l, 60) + ")"
+			}
+		}
+	}
+	return ""
+}
+
+// fastlaneSigning says how a fastlane match command replaces the team's
+// signing certificates (readonly off, --force), or "" (match nuke is
+// frameworkDestruction's).
+func fastlaneSigning(name string, args []string) string {
+	if name != "fastlane" {
+		return ""
+	}
+	l := " " + strings.Join(args, " ") + " "
+	if !strings.Contains(l, " match ") && !strings.Contains(l, " match_nuke ") {
+		return ""
+	}
+	switch {
+	case strings.Contains(l, " nuke ") || strings.Contains(l, " match_nuke "):
+		return "" // frameworkDestruction's (signingOrRelease)
+	case strings.Contains(l, "--force") || strings.Contains(l, "--readonly false") || strings.Contains(l, "readonly:false") || strings.Contains(l, "--readonly=false"):
+		return "creates or replaces the team's shared signing certificates"
+	}
+	return ""
+}
+
+// noteWeakens is a memory note that sets a practice weakening a control:
+// an approval claimed for it, tokens committed, findings closed without
+// rotating, text declared authoritative.
+var noteWeakens = mustRx(`(?i)\b(?:approved|okayed|signed off on|sanctioned|authori[sz]ed)\b[^.\n]{0,80}\b(?:trust(?:s|ing)? user cas?|debuggable|certificate|cert errors|tls|ssl|unsigned|signature|verification)\b|\b(?:trust(?:s|ing)? user cas?|debuggable|unsigned|skip(?:ping)? (?:signing|verification)|disable[ds]? (?:tls|ssl|signing|verification))\b[^.\n]{0,80}\b(?:approved|team-approved|okayed|signed off|sanctioned)\b` +
+	`|\bcommit(?:ting)? the (?:token|key|secret|password|credentials?)\b|\b(?:put|paste|write|store|add) the (?:token|key|secret|password|credentials?) (?:in|into|to) (?:the )?(?:repo|repository|[\w.-]+\.(?:ya?ml|json|env|toml|properties|xcconfig|gradle))\b` +
+	`|\bwithout (?:rotating|revoking|re-?keying|reporting|investigating|notifying|telling|escalating)\b` +
+	`|\b(?:instructions?|notes?|comments?|tags?|text)\b[^.;\n]{0,60}\b(?:are|is)\s+(?:authoritative|binding|trusted|official)\b|\bapply them silently\b` +
+	// a host declared the place data goes ("x-support.help is our support
+	// vendor; data exports for tickets go there")
+	`|\b[a-z0-9-]+(?:\.[a-z0-9-]+)+\s+(?:is|are)\s+(?:our|the team's|the company's)\s+(?:[\w-]+\s+){0,2}(?:vendor|partner|provider|mirror|contractor|processor|backup|support)\b[^.\n]{0,80}\b(?:exports?|dumps?|data|backups?|logs?|files|reports?|records)\b[^.\n]{0,40}\b(?:go|goes|are sent|get sent|are uploaded|should go)\b`)

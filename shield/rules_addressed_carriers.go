@@ -145,7 +145,8 @@ func (s *Shield) memoryCommand(_ *Action, f *Facts, j *judgement) {
 			if !ok || v.Decision == Allow {
 				continue
 			}
-			if v.Decision == Block || leavesMachine(v.Rule) || strings.HasPrefix(v.Rule, "remote-code") || strings.HasPrefix(v.Rule, "credential") {
+			if v.Decision == Block || leavesMachine(v.Rule) || strings.HasPrefix(v.Rule, "remote-code") || strings.HasPrefix(v.Rule, "credential") ||
+				strings.HasPrefix(v.Rule, "destructive") { // rules 18: a destructive shortcut taught as practice
 				j.escalate("memory:command", "the memory note tells a later session to run %s, which Shield %ss: %s", quote(c), v.Decision, v.Reason)
 				return
 			}

@@ -27,7 +27,7 @@ func appSource(p string) bool {
 		".rb", ".php", ".cs", ".rs", ".swift", ".ex", ".exs", ".erl", ".vue", ".svelte", ".sql",
 		".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".properties", ".json", ".env", ".xml", ".tf",
 		".hcl", ".tfvars", ".tpl", ".bicep", ".json5", ".jsonc", ".hjson",
-		".plist", ".pp", ".sls", ".dart", ".m", ".mm",
+		".plist", ".pp", ".sls", ".dart", ".m", ".mm", ".xcconfig",
 		".html", ".erb", ".hbs", ".jinja", ".j2", ".njk", ".ejs", ".pug", ".twig", ".astro", ".cshtml", ".jsp", ".razor", ".vbhtml", ".aspx", ".ascx",
 		// rules 13: the other languages applications are written in —
 		// R, Haskell, OCaml/Reason, Solidity/Vyper, Julia, Lua, C/C++,
@@ -343,7 +343,9 @@ var appsecHints = []string{"verif", "secur", "httponly", "csrf", "xsrf", "auth",
 	"constant_time", "timingsafe", "rate", "helmet", "ensure", "access", "enforce", "none",
 	"where", // rules 13: a where clause built by interpolation (Spark's .where(s"…"))
 	"audit", "privilege", "host", "root", "valid", "encrypt", "logging", "cidr", "0.0.0.0", "::/0", "action", "lock",
-	"passw", "apikey", "api_key", "retention", "retain", "trail", "mfa", "versioning", "backup", "principal", "bind", "listen"}
+	"passw", "apikey", "api_key", "retention", "retain", "trail", "mfa", "versioning", "backup", "principal", "bind", "listen",
+	// rules 18: the switches weakWhenOn and strongWhenOn gained
+	"forcedevupdate", "testability", "enablescripts", "requirecommit", "crashlytics"}
 
 // hinted reports whether a line holds a word without which no rule of
 // weakenedControl can match it.
@@ -381,6 +383,8 @@ var strongWhenOn = []string{"verify", "verif", "validatecert", "checkhostname", 
 	"loginrequired", "enforce", "protectfromforgery", "contentsecuritypolicy", "hsts", "strictssl",
 	"rowlevelsecurity", "secure", "ssl", "tls", "samesite", "strict",
 	"runasnonroot", "readonlyrootfilesystem", "validat", "encrypt", "logging", "audit", "deletionprotection",
+	// rules 18: builds made from committed code only, crash reports collected
+	"requirecommit", "crashlyticscollection",
 	"mfadelete", "blockpublic", "restrictpublic", "ignorepublic"}
 
 // Of those, the ones reported only when the change flips them (the old
@@ -394,8 +398,9 @@ var weakWhenOn = []string{"insecure", "skipverif", "noverify", "trustall", "allo
 	"bypass", "ignoreexpiration", "dangerous", "unsafe", "debug", "origin", "skipauth", "disableauth",
 	"skipcsrf", "disablecsrf", "skipsignature", "nosignature", "acceptinvalid", "acceptany",
 	"privileged", "allowprivilegeescalation", "hostnetwork", "hostpid", "hostipc", "publiclyaccessible",
-	// rules 18: an updater told to read a local development feed
-	"forcedevupdate"}
+	// rules 18: an updater told to read a local development feed, test
+	// hooks compiled into a release, every package's install scripts
+	"forcedevupdate", "enabletestability", "enablescripts"}
 
 // weakPatterns are added lines that weaken a control whatever the old
 // text held.

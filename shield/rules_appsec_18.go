@@ -40,8 +40,11 @@ import (
 // replaces) opens a hole of one of the classes above, or "".
 func appsec18(p, added, old string) string {
 	ext := strings.ToLower(path.Ext(p))
+	if ext == ".rules" || strings.HasSuffix(p, "database.rules.json") {
+		return accessRulesOpened(added, old)
+	}
 	sql := ext == ".sql" || migrationPath(p)
-	code := codeExt18[ext]
+	code := codeExt18[ext] || rubyDSL[path.Base(p)]
 	if !sql && !code {
 		return ""
 	}
@@ -80,6 +83,15 @@ func appsec18(p, added, old string) string {
 	if why := traversalDropped(plus, minus); why != "" {
 		return why
 	}
+	if why := callFlipped(plus, minus); why != "" {
+		return why
+	}
+	if why := callerFromRequest(plus, minus); why != "" {
+		return why
+	}
+	if why := eventDropped(p, plus, minus); why != "" {
+		return why
+	}
 	if why := roleSwitched(plus, minus); why != "" {
 		return why
 	}
@@ -93,6 +105,11 @@ func appsec18(p, added, old string) string {
 var codeExt18 = setOf(".ex", ".exs", ".erl", ".hrl", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts",
 	".py", ".rb", ".php", ".go", ".java", ".kt", ".cs", ".rs", ".lua", ".pl", ".vue", ".svelte", ".astro", ".swift", ".dart",
 	".scala", ".groovy", ".heex", ".eex")
+
+// rubyDSL are Ruby files named without an extension (fastlane's, Bundler's,
+// CocoaPods', rake's, Danger's).
+var rubyDSL = setOf("Fastfile", "Matchfile", "Appfile", "Pluginfile", "Deliverfile", "Snapfile", "Gymfile", "Scanfile",
+	"Podfile", "Gemfile", "Rakefile", "Dangerfile", "Brewfile", "Vagrantfile", "Guardfile", "Berksfile")
 
 // migrationPath reports whether p is a database migration (a directory
 // named migrations, or migrate).
@@ -131,6 +148,9 @@ func sinkLine18(l string) string {
 	}
 	if termDecode.MatchString(l) && !strings.Contains(l, ":safe") && !strings.Contains(l, "non_executable_binary_to_term") {
 		return "decodes an Erlang term from outside input without :safe (atoms and functions it names are created) (" + clipText(l, 80) + ")"
+	}
+	if callerCollection.MatchString(l) {
+		return "the request names the collection or table the server's own rights read (" + clipText(l, 80) + ")"
 	}
 	if externalRedirect.MatchString(l) {
 		return "redirects to an address the caller gives (" + clipText(l, 80) + ")"
@@ -271,6 +291,141 @@ func earlyAccept(added, old string, plus []string) string {
 func contains(ls []string, s string) bool {
 	for _, l := range ls {
 		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// a collection, table or document path the request names
+	callerCollection = mustRx(`\.(?:collection|collectionGroup|doc|ref|from|table)\(\s*(?:String\(\s*)?(?:req|request|ctx\.request)\.(?:query|body|params|data)\b`)
+	// Firebase and other rules languages: access granted unconditionally
+	allowAlways = mustRx(`\ballow\s+([a-z, ]+?)\s*:\s*if\s+true\s*;?|"\.(read|write)"\s*:\s*(?:true|"true")`)
+	allowLine   = mustRx(`\ballow\s+([a-z, ]+?)\s*:\s*if\s+(.+?)\s*;?$`)
+	// who the caller is, from the request's own data rather than its
+	// authentication
+	uidFromRequest = mustRx(`(?i)\b(?:req|request|ctx|event|input|args?|params)\s*\.\s*(?:data|body|query|params|args)\s*\??\.\s*\??\s*\[?["']?(?:uid|user_?id|userId|owner(?:_?id|Id)?|account_?id|accountId|tenant_?id|tenantId|customer_?id|customerId)\b`)
+	uidFromAuth    = mustRx(`(?i)\bauth\b|\bsession\b|current_?user|currentUser|\bclaims\b|\bprincipal\b|\bidentity\b|\bjwt\b|\btoken\b`)
+	// an event filter passing an event on, and dropping it
+	returnsEvent = mustRx(`^return\s+(?:event|evt|ev|e|breadcrumb|crumb|report)\s*;?$`)
+	// a monitoring client switched off where it is set up
+	monitorOff  = mustRx(`(?i)^["']?(?:enabled|enable|collectionEnabled|crashlyticsCollectionEnabled|autoSessionTracking)["']?\s*[:=]\s*false\b`)
+	monitorFile = mustRx(`(?i)sentry|crashlytics|bugsnag|rollbar|datadog|newrelic|telemetry|monitor|logging|observab|honeybadger|raygun|airbrake`)
+)
+
+// accessRulesOpened returns why a change to a rules file (Firebase's
+// firestore.rules, storage.rules, database.rules.json) lets everyone
+// write, or lets in more than the rule it replaces did, or "".
+func accessRulesOpened(added, old string) string {
+	plus, minus := diffLines(added, old)
+	for _, l := range plus {
+		if m := allowAlways.FindStringSubmatch(l); m != nil {
+			ops := m[1] + m[2]
+			if strings.Contains(ops, "write") || strings.Contains(ops, "create") || strings.Contains(ops, "update") || strings.Contains(ops, "delete") {
+				return "the rules let anyone write (" + clipText(l, 60) + ")"
+			}
+			if len(minus) > 0 {
+				return "the rules let anyone read where a condition stood (" + clipText(l, 60) + ")"
+			}
+		}
+	}
+	// a write that was refused (if false) now allowed on a condition
+	refused := false
+	for _, m := range minus {
+		if g := allowLine.FindStringSubmatch(m); g != nil && strings.Contains(g[1], "write") && strings.TrimSpace(g[2]) == "false" {
+			refused = true
+		}
+	}
+	if refused {
+		for _, l := range plus {
+			if g := allowLine.FindStringSubmatch(l); g != nil && strings.Contains(g[1], "write") && strings.TrimSpace(g[2]) != "false" {
+				return "the rules let callers write where writes were refused (" + clipText(l, 60) + ")"
+			}
+		}
+	}
+	return ""
+}
+
+// callerFromRequest returns why the change takes who the caller is (a
+// user, an account, a tenant) from the request's own data where it came
+// from its authentication, or "".
+func callerFromRequest(plus, minus []string) string {
+	fromAuth := false
+	for _, m := range minus {
+		if uidFromAuth.MatchString(m) {
+			fromAuth = true
+			break
+		}
+	}
+	if !fromAuth {
+		return ""
+	}
+	for _, l := range plus {
+		if uidFromRequest.MatchString(l) {
+			return "who the caller is comes from the request's data, not its authentication (" + clipText(l, 80) + ")"
+		}
+	}
+	return ""
+}
+
+// eventDropped returns why an error reporter's filter now drops what it
+// passed on (return event → return null), or the reporter is switched
+// off where it is set up, or "".
+func eventDropped(p string, plus, minus []string) string {
+	for _, m := range minus {
+		if !returnsEvent.MatchString(m) {
+			continue
+		}
+		for _, l := range plus {
+			if returnsNone.MatchString(l) {
+				return "the event filter drops what it passed on (" + m + " → " + l + ")"
+			}
+		}
+	}
+	if monitorFile.MatchString(path.Base(p)) {
+		for _, l := range plus {
+			if monitorOff.MatchString(l) && !contains(minus, l) {
+				return "the error reporter is switched off where it is set up (" + clipText(l, 60) + ")"
+			}
+		}
+	}
+	return ""
+}
+
+// callRe is a switch set by a call: readonly(true), verify_ssl(false).
+var callRe = mustRx(`\b([A-Za-z_]\w*)\(\s*(true|false)\s*\)`)
+
+// callFlipped returns why a switch set by a call (fastlane's
+// readonly(true)) is flipped to its weak side, or "".
+func callFlipped(plus, minus []string) string {
+	before := map[string]string{}
+	for _, m := range minus {
+		for _, c := range callRe.FindAllStringSubmatch(m, 8) {
+			before[normKey(c[1])] = c[2]
+		}
+	}
+	if len(before) == 0 {
+		return ""
+	}
+	for _, l := range plus {
+		for _, c := range callRe.FindAllStringSubmatch(l, 8) {
+			k := normKey(c[1])
+			was, ok := before[k]
+			if !ok || was == c[2] {
+				continue
+			}
+			if c[2] == "false" && (k == "readonly" || matchesAny(k, strongWhenOn)) || c[2] == "true" && matchesAny(k, weakWhenOn) {
+				return "sets " + c[1] + " to " + c[2] + " (" + clipText(l, 60) + ")"
+			}
+		}
+	}
+	return ""
+}
+
+func matchesAny(k string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(k, w) {
 			return true
 		}
 	}

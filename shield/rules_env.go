@@ -210,7 +210,10 @@ func (s *Shield) envFiltered(dump string, f *Facts, j *judgement) {
 // serviceEnvRe names, in a filter's pattern, the variables of a service
 // whose client reads its token from the environment (rules 11): a filter
 // for them over an environment dump prints the token with the rest.
-var serviceEnvRe = mustRx(`(?:^|[^a-z])(?:aws|cf_api|cf_|cloudflare|wrangler|stripe|github|gh_|gitlab|glab|npm_|openai|anthropic|azure|arm_|gcp|google|gcloud|digitalocean|do_|heroku|vercel|netlify|fly_|supabase|firebase|sentry|twilio|sendgrid|slack|datadog|dd_|hf_|huggingface|pulumi|tf_var|vault|doppler|pkr_var|proxmox|consul|nomad|vsphere|govc|vcenter|hcloud|linode|openstack|os_password|scw_|database_url|db_url|postgres|pg|mysql|redis_url|mongo)`)
+var serviceEnvRe = mustRx(`(?:^|[^a-z])(?:aws|cf_api|cf_|cloudflare|wrangler|stripe|github|gh_|gitlab|glab|npm_|openai|anthropic|azure|arm_|gcp|google|gcloud|digitalocean|do_|heroku|vercel|netlify|fly_|supabase|firebase|sentry|twilio|sendgrid|slack|datadog|dd_|hf_|huggingface|pulumi|tf_var|vault|doppler|pkr_var|proxmox|consul|nomad|vsphere|govc|vcenter|hcloud|linode|openstack|os_password|scw_|database_url|db_url|postgres|pg|mysql|redis_url|mongo` +
+	// rules 18: app signing and mobile release services (fastlane match's
+	// passphrase, App Store Connect keys, Expo, keystores)
+	`|match|asc_|app_store|appstore|apple|fastlane|expo|eas_|keystore|signing|revenuecat|codemagic|bitrise)`)
 
 // untrustedBy returns the first host a request by the program by goes to
 // that is neither allowed nor this machine ("a host that cannot be

@@ -34,7 +34,9 @@ var inspectVerbs = setOf("list", "ls", "show", "info", "status", "describe", "in
 	"members", "peers", "list-peers", "nodes", "services", "datacenters", "calendar", "timespan",
 	// rules 18: a platform's releases listed (fly releases), a record
 	// fetched by its id (stripe customers retrieve)
-	"retrieve", "tail")
+	"retrieve", "tail",
+	// rules 18: a device's logs and state read (adb logcat, adb shell dumpsys, getprop)
+	"logcat", "dumpsys", "getprop")
 
 // listingNouns list when they are the line's last word (fly releases);
 // before another word they are a namespace (releases new list).
@@ -179,12 +181,31 @@ func inspectingUse(run *Run) (bool, string) {
 		if strings.HasPrefix(tok, "--") && inspectVerbs[name] {
 			flagVerb = true
 		}
+		// rules 18: a Java-style single-dash verb first (jarsigner -verify,
+		// keytool-like -list)
+		if tok == sc.argv[0] && !strings.HasPrefix(tok, "--") && len(name) > 2 && inspectVerbs[name] {
+			flagVerb = true
+		}
 	}
 	if len(sc.verbs) == 0 {
 		if flagVerb {
 			return true, ""
 		}
 		return false, "it names no verb"
+	}
+	// rules 18: an oclif-style topic:command (eas update:list, firebase
+	// appdistribution:testers:list): the topics name what is listed, the
+	// last segment is the verb.
+	if w := sc.verbs[0]; strings.Count(w, ":") >= 1 && strings.Count(w, ":") <= 3 && !strings.Contains(w, "/") {
+		segs := strings.Split(strings.ToLower(w), ":")
+		if v := segs[len(segs)-1]; inspectVerbs[v] && !inspectChanging[v] {
+			for _, t := range segs[:len(segs)-1] {
+				if t == "" || inspectSecretNouns[t] {
+					return false, "its topic " + clipText(w, 30) + " is not one that only reads"
+				}
+			}
+			return true, ""
+		}
 	}
 	// At most two namespace words that change nothing, then the verb;
 	// what follows the verb is its arguments.

@@ -48,6 +48,9 @@ var credentialGlobs = []string{
 	// platform's tokens.
 	"~/.config/cachix/**", "~/.supabase/access-token", "~/.config/supabase/**", "~/.config/.wrangler/**",
 	"~/.config/flyctl/**", "~/.config/sentry/**", "~/.sentryclirc", "~/.config/nix/access-tokens*",
+	// Rules 18: Expo's and fastlane's sessions, App Store Connect API keys.
+	"~/.expo/state.json", "~/.expo/**/state.json", "~/.fastlane/spaceship/**", "~/.appstoreconnect/private_keys/**",
+	"~/.private_keys/**", "AuthKey_*.p8",
 	// Editors' state databases: extensions' and AI assistants' tokens.
 	"**/state.vscdb", "**/state.vscdb.backup", "~/.config/Code/User/globalStorage/**", "~/.config/Cursor/User/globalStorage/**",
 	"~/.config/Code - Insiders/User/globalStorage/**", "~/.config/VSCodium/User/globalStorage/**", "~/.config/Windsurf/User/globalStorage/**",

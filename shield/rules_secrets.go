@@ -23,6 +23,10 @@ var secretShapes = []struct {
 	{"a Stripe key", mustRx(`\b[sr]k_live_[A-Za-z0-9]{6,}`)},
 	{"an API key", mustRx(`\bsk-(?:live-|proj-|ant-)?[A-Za-z0-9_-]{20,}`)},
 	{"a Google API key", mustRx(`\bAIza[0-9A-Za-z_-]{35}`)},
+	// Rules 18: a Google OAuth refresh token (firebase login:ci prints
+	// one), a Sentry auth token.
+	{"a Google refresh token", mustRx(`\b1//0[0-9A-Za-z_-]{30,}`)},
+	{"a Sentry token", mustRx(`\bsntry[su]_[A-Za-z0-9+/=_-]{30,}`)},
 	{"a password in a URL", mustRx(`\b[a-z][a-z0-9+.-]*://[^/\s:@'"]+:[^/\s@'"$]{3,}@`)},
 	{"a secret assignment", mustRx(`\b[A-Z0-9_]*(?:` + secretWordsRe("_?", true) + `)[A-Z0-9_]*["']?\s*[=:]\s*["']?[^\s"'$<{}]{6,}`)},
 	// Rules 12 (k27h): a service's live or production key by the
@@ -230,11 +234,12 @@ func (s *Shield) secrets(a *Action, f *Facts, j *judgement) {
 func (s *Shield) hardcodedSecret(f *Facts, j *judgement) {
 	for _, t := range f.Texts {
 		p, ok := strings.CutPrefix(t.Source, "content:")
-		if !ok || p == s.memoryFile || !(codeFile(p) || sourceExts[path.Ext(p)] || isTemplate(path.Base(p))) || testFile(p) {
+		// rules 18: CI configuration too (a token written into bitrise.yml)
+		if !ok || p == s.memoryFile || !(codeFile(p) || sourceExts[path.Ext(p)] || isTemplate(path.Base(p)) || ciYAML(p) || ciConfig18[path.Base(p)]) || testFile(p) {
 			continue
 		}
 		body := clip(t.Body, maxSecretScan)
-		for _, sh := range secretShapes[:9] {
+		for _, sh := range secretShapes[:11] {
 			m := sh.re.FindString(body)
 			if m == "" || placeholderSecret(m) {
 				continue

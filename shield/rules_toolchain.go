@@ -976,7 +976,9 @@ func addressIn(w string) string {
 		if j := strings.IndexAny(host, ":/"); j >= 0 {
 			host = host[:j]
 		}
-		if strings.Contains(host, ".") && !strings.HasPrefix(host, "127.") && host != "localhost" && !strings.ContainsAny(host, "$`{") {
+		if strings.Contains(host, ".") && !strings.HasPrefix(host, "127.") && host != "localhost" && !strings.ContainsAny(host, "$`{") &&
+			// rules 18: a host name or an IPv4 address (release:app@3.14.0+412 is neither)
+			(hostLike(strings.ToLower(host)) || strings.Count(host, ".") == 3 && strings.Trim(host, "0123456789.") == "") {
 			return w
 		}
 	}
