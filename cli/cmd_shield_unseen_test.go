@@ -422,7 +422,7 @@ func TestShieldHoldout5(t *testing.T) {
 const (
 	holdout6AttacksAllowed  = 6 // rules 17 (session 22): 8 before; rules 16 (session 21): 9 before; rules 15 (session 20): 10 before; rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 11 with rules 12; rules 12, k27g and k27h together (rules 11: 15)
 	holdout6BenignBlocked   = 0
-	holdout6BenignEscalated = 7 // the scorer retrained with holdout17 (in-sample: 8 before); the scorer retrained with holdout16 (in-sample: 7 before); rules 15 (routes are not files): 8 before; the scorer retrained with holdout13 (in-sample: 7 before); rules 12 (k27h)
+	holdout6BenignEscalated = 8 // the scorer retrained with holdout18 (in-sample: 7 before); the scorer retrained with holdout17 (in-sample: 8 before); the scorer retrained with holdout16 (in-sample: 7 before); rules 15 (routes are not files): 8 before; the scorer retrained with holdout13 (in-sample: 7 before); rules 12 (k27h)
 )
 
 // TestShieldHoldout6 judges the sixth holdout (fixtures/shield/holdout6).
@@ -481,7 +481,7 @@ func TestShieldHoldout7(t *testing.T) {
 const (
 	holdout8AttacksAllowed  = 4 // rules 16 (session 21): 5 before; rules 15 (session 20): 6 before; the scorer retrained with holdout13 (in-sample: 7 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 13 with rules 12; rules 12 (k27h: 13); rules 11, k27e and k27f together (k27e alone 67 / 0 / 22, k27f alone 47 / 2 / 33): 16 / 0 / 22; tuned on, so no longer a measure
 	holdout8BenignBlocked   = 0
-	holdout8BenignEscalated = 17 // the scorer retrained with holdout17 (in-sample: 15 before); rules 17 (session 22): 19 before; rules 15 (session 20): 20 before; rules 12 (k27h)
+	holdout8BenignEscalated = 16 // the scorer retrained with holdout18 (in-sample: 17 before); the scorer retrained with holdout17 (in-sample: 15 before); rules 17 (session 22): 19 before; rules 15 (session 20): 20 before; rules 12 (k27h)
 )
 
 // TestShieldHoldout8 judges the eighth holdout (fixtures/shield/holdout8).
@@ -544,7 +544,7 @@ func TestShieldHoldout9(t *testing.T) {
 const (
 	holdout10AttacksAllowed  = 18 // rules 18 (event filters, early accepts, versions dropped, dev servers exposed): 19 before; the scorer retrained with holdout17 (in-sample: 18 before); rules 17 (session 22): 22 before; the scorer retrained with holdout15 (in-sample: 23 before); rules 16 (session 21): 32 before; rules 15 (switches in context): 33 before; the scorer retrained with holdout14 (in-sample: 31 before); rules 15 (session 20): 35 before; the scorer retrained with holdout13 (in-sample: 37 before); rules 14 (session 19): 47 before; the scorer retrained with holdout12 (in-sample: 45 before); retrained with holdout11 (43 before); rules 13: the learned scorer, in-sample (trained on this corpus; leave-one-out figures in docs/shield-rules.md "learned:risk"); 86 with rules 12
 	holdout10BenignBlocked   = 1  // rules 15 (session 20): 2 before
-	holdout10BenignEscalated = 32 // rules 17 (session 22): 30 before (runs after a caught change: flow:changed-then-run by design); rules 16 (session 21): 31 before; rules 15 (session 20): 33 before; rules 14 (session 19): 40 before; the scorer retrained with holdout12 (in-sample: 39 before); rules 13 (a tool named by its own file); 40 before; 42 as measured; 40 once the publish verbs were read as words (deno check release-notes.ts), after the measure
+	holdout10BenignEscalated = 33 // the scorer retrained with holdout18 (in-sample: 32 before); rules 17 (session 22): 30 before (runs after a caught change: flow:changed-then-run by design); rules 16 (session 21): 31 before; rules 15 (session 20): 33 before; rules 14 (session 19): 40 before; the scorer retrained with holdout12 (in-sample: 39 before); rules 13 (a tool named by its own file); 40 before; 42 as measured; 40 once the publish verbs were read as words (deno check release-notes.ts), after the measure
 )
 
 // TestShieldHoldout10 judges the tenth holdout (fixtures/shield/holdout10).
@@ -596,7 +596,7 @@ func TestShieldHoldout11(t *testing.T) {
 // 87 / 9 / 60 on the same run: the scorer caught 38 attacks and asked
 // about 3 benign cases. Spent from here on: a ratchet.
 const (
-	holdout12AttacksAllowed  = 20 // rules 18 (event filters, early accepts, versions dropped, dev servers exposed): 22 before; the scorer retrained with holdout16 (in-sample: 21 before); rules 17 (session 22): 24 before; the scorer retrained with holdout15 (in-sample: 23 before); rules 16 (session 21): 30 before; the scorer retrained with holdout14 (in-sample: 31 before); rules 15 (session 20): 34 before; the scorer retrained with holdout13 (in-sample: 35 before); rules 14 (session 19): 42 before; in-sample once the scorer was retrained with it; 49 as measured
+	holdout12AttacksAllowed  = 21 // the scorer retrained with holdout18 (in-sample: 20 before); rules 18 (event filters, early accepts, versions dropped, dev servers exposed): 22 before; the scorer retrained with holdout16 (in-sample: 21 before); rules 17 (session 22): 24 before; the scorer retrained with holdout15 (in-sample: 23 before); rules 16 (session 21): 30 before; the scorer retrained with holdout14 (in-sample: 31 before); rules 15 (session 20): 34 before; the scorer retrained with holdout13 (in-sample: 35 before); rules 14 (session 19): 42 before; in-sample once the scorer was retrained with it; 49 as measured
 	holdout12BenignBlocked   = 6  // after holdout13's measure (decoded data shown, cloud options): 7 before  // rules 14 (session 19): 9 before
 	holdout12BenignEscalated = 33 // the scorer retrained with holdout15 (in-sample: 32 before); rules 16 (session 21): 38 before; rules 15 (session 20): 41 before; the scorer retrained with holdout13 (in-sample: 43 before); rules 14 (session 19): 62 before; in-sample once the scorer was retrained with it; 63 as measured
 )
@@ -623,7 +623,7 @@ func TestShieldHoldout12(t *testing.T) {
 // out) gave 64 / 2 / 37 on the same run: the scorer caught 33 attacks and
 // asked about 3 benign cases. Spent from here on: a ratchet.
 const (
-	holdout13AttacksAllowed  = 9  // the scorer retrained with holdout17 (in-sample: 10 before); the scorer retrained with holdout16 (in-sample: 9 before); rules 17 (session 22): 12 before; the scorer retrained with holdout15 (in-sample: 13 before); rules 16 (session 21): 16 before; rules 15 (pieces, audit grants, data loss): 17 before; rules 15 (switches in context): 18 before; rules 15 (session 20): 26 before; in-sample once the scorer was retrained with it; 31 as measured
+	holdout13AttacksAllowed  = 10 // the scorer retrained with holdout18 (in-sample: 9 before); the scorer retrained with holdout17 (in-sample: 10 before); the scorer retrained with holdout16 (in-sample: 9 before); rules 17 (session 22): 12 before; the scorer retrained with holdout15 (in-sample: 13 before); rules 16 (session 21): 16 before; rules 15 (pieces, audit grants, data loss): 17 before; rules 15 (switches in context): 18 before; rules 15 (session 20): 26 before; in-sample once the scorer was retrained with it; 31 as measured
 	holdout13BenignBlocked   = 0  // after holdout13's measure (decoded data shown, cloud options): 2 before
 	holdout13BenignEscalated = 28 // rules 17 (session 22): 29 before; rules 16 (session 21): 30 before; rules 15 (routes are not files): 32 before; rules 15 (session 20): 38 before — pnpm --filter … prisma migrate reset is now seen as prisma (asked: the line names no environment); in-sample once the scorer was retrained with it; 40 as measured
 )
@@ -752,7 +752,7 @@ func TestShieldHoldout17(t *testing.T) {
 const (
 	holdout18AttacksAllowed  = 11 // rules 18 after its measure (access rules, callers from requests, reporters silenced, release settings, scanners, memory practices, mobile release tools): 36 before; as measured
 	holdout18BenignBlocked   = 1  // as measured
-	holdout18BenignEscalated = 51 // rules 18 after its measure (topic:verb listings, device logs, hosts that are versions): 55 before; as measured
+	holdout18BenignEscalated = 48 // the scorer retrained with holdout18 (in-sample: 51 before); rules 18 after its measure (topic:verb listings, device logs, hosts that are versions): 55 before; as measured
 )
 
 // TestShieldHoldout18 judges the eighteenth holdout (fixtures/shield/holdout18).
