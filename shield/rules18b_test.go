@@ -54,16 +54,23 @@ func TestRules18_AfterHoldout18(t *testing.T) {
 		{"a grep for work left", command("grep -rn 'TODO' src/"), none},
 	})
 	for line, want := range map[string]string{
-		"eas update:list --branch staging --limit 5":                      "allow",
-		"bundle exec fastlane ios beta":                                   "escalate",
-		"fastlane android internal_track":                                 "escalate",
-		"bundle exec fastlane ios test":                                   "allow",
-		"firebase appdistribution:testers:list --project x":               "allow",
-		"adb -s emulator-5554 logcat -d -s ReactNativeJS":                 "allow",
-		"jarsigner -verify -certs app.apk":                                "allow",
-		`sentry-cli issues list -o acme --query "release:app@3.14.0+412"`: "allow",
-		"firebase functions:secrets:access KEY":                           "escalate",
-		"sentry-cli releases list --org x deploy@10.0.0.5":                "escalate",
+		"eas update:list --branch staging --limit 5":                                          "allow",
+		"bundle exec fastlane ios beta":                                                       "escalate",
+		"fastlane android internal_track":                                                     "escalate",
+		"bundle exec fastlane ios test":                                                       "allow",
+		"xcodebuild -scheme T -sdk iphonesimulator build | xcpretty":                          "allow",
+		"adb -s emulator-5554 install -r app/build/app-debug.apk":                             "allow",
+		"adb -s emulator-5554 shell pm grant com.x.dev android.permission.POST_NOTIFICATIONS": "allow",
+		"adb -s R58M123 shell pm clear com.x":                                                 "escalate",
+		"adb -s emulator-5554 shell rm -rf /sdcard":                                           "escalate",
+		"plutil -p ios/T/Info.plist":                                                          "allow",
+		"codesign -dv --verbose=4 ios/build/T.app":                                            "allow",
+		"firebase appdistribution:testers:list --project x":                                   "allow",
+		"adb -s emulator-5554 logcat -d -s ReactNativeJS":                                     "allow",
+		"jarsigner -verify -certs app.apk":                                                    "allow",
+		`sentry-cli issues list -o acme --query "release:app@3.14.0+412"`:                     "allow",
+		"firebase functions:secrets:access KEY":                                               "escalate",
+		"sentry-cli releases list --org x deploy@10.0.0.5":                                    "escalate",
 	} {
 		if got := final(s.Evaluate(t.Context(), command(line))); string(got.Decision) != want {
 			t.Errorf("%s: %s %s (%s), want %s", line, got.Decision, got.Rule, got.Reason, want)
