@@ -200,9 +200,10 @@ var codeRoots = setOf("lib", "src", "app", "apps", "packages", "pkg", "cmd", "in
 // ignoresEverything returns an entry the text adds (one old did not have)
 // that ignores everything or a whole source tree, or "".
 func ignoresEverything(body, old string) string {
-	for _, l := range strings.SplitN(body, "\n", 2001) {
+	had := lineSet(old)
+	for _, l := range strings.Split(body, "\n") {
 		l = strings.TrimSpace(l)
-		if l == "" || strings.HasPrefix(l, "#") || strings.Contains(old, l) {
+		if l == "" || strings.HasPrefix(l, "#") || had[strings.TrimSuffix(l, ",")] {
 			continue
 		}
 		e := strings.TrimSuffix(strings.TrimSpace(strings.TrimSuffix(l, ",")), ",")
@@ -240,12 +241,16 @@ func monitoringOff(body, old string) string {
 	if !strings.Contains(old, "true") || !strings.Contains(body, "false") {
 		return ""
 	}
-	lines := strings.SplitN(body, "\n", 4001)
+	lines := strings.Split(body, "\n")
+	n := 0
 	for i, l := range lines {
 		t := strings.TrimSpace(l)
 		k, v, ok := cutSetting(t)
 		if !ok || (k != "enabled" && k != "enable") || v != "false" {
 			continue
+		}
+		if n++; n > 16 {
+			break // each candidate reads old: a bound on the work
 		}
 		sec := sectionOf(lines, i)
 		if sec == "" || !monitoredSection.MatchString(sec) {
@@ -308,8 +313,12 @@ func portPublished(base, body, old string) string {
 	if !strings.HasPrefix(base, "fly") || !strings.HasSuffix(base, ".toml") || !strings.Contains(body, "[[services") {
 		return ""
 	}
+	had := map[string]bool{}
+	for _, m := range flyPort.FindAllStringSubmatch(old, 64) {
+		had[m[1]] = true
+	}
 	for _, m := range flyPort.FindAllStringSubmatch(body, 64) {
-		if riskyPorts[m[1]] && !strings.Contains(old, m[0]) {
+		if riskyPorts[m[1]] && !had[m[1]] {
 			return m[1]
 		}
 	}
@@ -330,8 +339,12 @@ func mixDepLoosened(body, old string) string {
 	for _, m := range mixDep.FindAllStringSubmatch(old, 256) {
 		before[m[1]] = m[2]
 	}
+	had := map[string]bool{}
+	for _, m := range mixDep.FindAllStringSubmatch(old, 256) {
+		had[m[0]] = true
+	}
 	for _, m := range mixDep.FindAllStringSubmatch(body, 256) {
-		if strings.Contains(old, m[0]) {
+		if had[m[0]] {
 			continue
 		}
 		if mixOverride.MatchString(m[3]) && !mixOverride.MatchString(old) {
@@ -473,9 +486,10 @@ var tokenAllowed = mustRx(`['"]{1,3}\^?[A-Za-z]{2,12}[_-]\[[^\]'"]{1,40}\](?:[+*
 // newFinding returns a gitleaks ignore line (commit:path:rule:line) the
 // text adds for a finding outside tests and fixtures, or "".
 func newFinding(body, old string) string {
-	for _, l := range strings.SplitN(body, "\n", 2001) {
+	had := lineSet(old)
+	for _, l := range strings.Split(body, "\n") {
 		l = strings.TrimSpace(l)
-		if l == "" || strings.HasPrefix(l, "#") || strings.Contains(old, l) {
+		if l == "" || strings.HasPrefix(l, "#") || had[l] {
 			continue
 		}
 		parts := strings.Split(l, ":")
@@ -540,3 +554,15 @@ var noteWeakens = mustRx(`(?i)\b(?:approved|okayed|signed off on|sanctioned|auth
 	// a host declared the place data goes ("x-support.help is our support
 	// vendor; data exports for tickets go there")
 	`|\b[a-z0-9-]+(?:\.[a-z0-9-]+)+\s+(?:is|are)\s+(?:our|the team's|the company's)\s+(?:[\w-]+\s+){0,2}(?:vendor|partner|provider|mirror|contractor|processor|backup|support)\b[^.\n]{0,80}\b(?:exports?|dumps?|data|backups?|logs?|files|reports?|records)\b[^.\n]{0,40}\b(?:go|goes|are sent|get sent|are uploaded|should go)\b`)
+
+// lineSet is text's lines, trimmed (and of a trailing comma), as a set:
+// what a change's old text held, looked up in constant time whatever the
+// sizes (a line looked for with strings.Contains in old text would cost
+// the product of the two).
+func lineSet(text string) map[string]bool {
+	m := map[string]bool{}
+	for l := range strings.SplitSeq(clip(text, maxTextJudged), "\n") {
+		m[strings.TrimSuffix(strings.TrimSpace(l), ",")] = true
+	}
+	return m
+}

@@ -1,6 +1,8 @@
 package shield_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/opx-dev/opx/shield"
@@ -76,4 +78,25 @@ func TestRules18_AfterHoldout18(t *testing.T) {
 			t.Errorf("%s: %s %s (%s), want %s", line, got.Decision, got.Rule, got.Reason, want)
 		}
 	}
+}
+
+// Rules 18's judges read a change's added and removed text by line sets,
+// never by searching one side for each line of the other: inputs at the
+// size bound (180 KiB each side; 256 KiB is the bound) are judged, to
+// their last line.
+func TestRules18_LargeInputs(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action { return editAction(s, p, old, new) }
+	var oldB, newB strings.Builder
+	for i := 0; oldB.Len() < 180<<10; i++ {
+		fmt.Fprintf(&oldB, "  {\"lib/f%d.ex\", :no_return},\n", i)
+		fmt.Fprintf(&newB, "  {\"lib/g%d.ex\", :no_return},\n", i)
+	}
+	big := newB.String()
+	runRuleCases(t, s, []ruleCase{
+		{"big ignore file, one file each", ed(".dialyzer_ignore.exs", oldB.String(), big), none},
+		{"big ignore file ignoring lib", ed(".dialyzer_ignore.exs", oldB.String(), big+"  ~r/lib\\/.*/\n"), "escalate evasion:checks-ignored"},
+		{"big gitleaksignore of fixtures", ed(".gitleaksignore", strings.ReplaceAll(oldB.String(), "lib/", "test/fixtures/"), strings.ReplaceAll(big, "lib/", "test/fixtures/")), none},
+		{"many filters returning events", ed("src/lib/sentry_filters.ts", strings.Repeat("    return event;\n", 8000), strings.Repeat("    return event ?? null;\n", 8000)), none},
+	})
 }

@@ -241,23 +241,27 @@ var (
 
 // filterDropsAll returns why an event filter (Sentry's before_send, a
 // scrubber) now returns nothing for every event, or "".
-func filterDropsAll(added string, plus []string) string {
+func filterDropsAll(text string, plus []string) string {
 	for _, l := range plus {
 		if filterNilDef.MatchString(l) {
 			return "the event filter drops every event (" + clipText(l, 80) + "): errors are no longer reported"
 		}
 	}
-	lines := strings.SplitN(clipRaw(added, 64<<10), "\n", 2000)
+	lines := strings.SplitN(clipRaw(text, 64<<10), "\n", 2000)
+	var added map[string]bool // plus as a set, made once it is needed
 	for i, l := range lines {
 		if !filterHeader.MatchString(l) {
 			continue
+		}
+		if added == nil {
+			added = setOf(plus...)
 		}
 		for k := i + 1; k < len(lines) && k <= i+2; k++ {
 			t := strings.TrimSpace(lines[k])
 			if t == "" {
 				continue
 			}
-			if returnsNone.MatchString(t) && contains(plus, t) {
+			if returnsNone.MatchString(t) && added[t] {
 				return "the event filter returns nothing first (" + clipText(strings.TrimSpace(l), 60) + "): every event is dropped"
 			}
 			break
@@ -274,27 +278,25 @@ func earlyAccept(added, old string, plus []string) string {
 		return ""
 	}
 	lines := strings.SplitN(clipRaw(added, 64<<10), "\n", 2000)
+	var addedLines, had map[string]bool // made once a header is seen
 	for i, l := range lines {
-		if !checkHeader.MatchString(l) || strings.Contains(l, "test") || strings.Contains(l, "Test") || !strings.Contains(old, strings.TrimSpace(l)) {
+		if !checkHeader.MatchString(l) || strings.Contains(l, "test") || strings.Contains(l, "Test") {
+			continue
+		}
+		if had == nil {
+			had, addedLines = lineSet(old), setOf(plus...)
+		}
+		if !had[strings.TrimSpace(l)] {
 			continue
 		}
 		for k := i + 1; k < len(lines) && k <= i+4; k++ {
 			t := strings.TrimSpace(lines[k])
-			if acceptLine.MatchString(t) && contains(plus, t) {
+			if acceptLine.MatchString(t) && addedLines[t] {
 				return "the check accepts early (" + clipText(strings.TrimSpace(l), 50) + " … " + t + "): what follows no longer decides"
 			}
 		}
 	}
 	return ""
-}
-
-func contains(ls []string, s string) bool {
-	for _, l := range ls {
-		if l == s {
-			return true
-		}
-	}
-	return false
 }
 
 var (
@@ -382,10 +384,12 @@ func eventDropped(p string, plus, minus []string) string {
 				return "the event filter drops what it passed on (" + m + " → " + l + ")"
 			}
 		}
+		break // one removed pass-on is enough to look for
 	}
 	if monitorFile.MatchString(path.Base(p)) {
+		removed := setOf(minus...)
 		for _, l := range plus {
-			if monitorOff.MatchString(l) && !contains(minus, l) {
+			if monitorOff.MatchString(l) && !removed[l] {
 				return "the error reporter is switched off where it is set up (" + clipText(l, 60) + ")"
 			}
 		}
@@ -509,14 +513,19 @@ var (
 // (an anonymous key, the caller's Authorization header) now acts with a
 // service role that row security does not bind, or "".
 func roleSwitched(plus, minus []string) string {
-	for _, l := range plus {
-		if !serviceRole.MatchString(l) {
-			continue
+	caller := false
+	for _, m := range minus {
+		if callerRole.MatchString(m) && !serviceRole.MatchString(m) {
+			caller = true
+			break
 		}
-		for _, m := range minus {
-			if callerRole.MatchString(m) && !serviceRole.MatchString(m) {
-				return "a client that acted with the caller's rights now uses the service role, which row security does not bind (" + clipText(l, 80) + ")"
-			}
+	}
+	if !caller {
+		return ""
+	}
+	for _, l := range plus {
+		if serviceRole.MatchString(l) {
+			return "a client that acted with the caller's rights now uses the service role, which row security does not bind (" + clipText(l, 80) + ")"
 		}
 	}
 	return ""

@@ -231,7 +231,18 @@ func scannerIgnoreFile(base string) bool {
 // scanner that the old text did not and that is not routine material
 // (tests, fixtures, generated code, dependencies, builds, docs), or "".
 func scannerExcludes(base, body, old string) string {
-	for _, l := range strings.SplitN(body, "\n", 2001) {
+	// rules 18: every line (an entry past the 2,000th was not read), each
+	// looked up in old's entries rather than searched for in old's text
+	had := map[string]bool{}
+	for _, l := range strings.Split(clip(old, maxTextJudged), "\n") {
+		for _, it := range strings.Split(l, ",") {
+			if k, v, ok := strings.Cut(it, "="); ok && strings.HasSuffix(base, ".properties") && strings.Contains(strings.ToLower(k), "exclusions") {
+				it = v
+			}
+			had[strings.TrimSpace(it)] = true
+		}
+	}
+	for _, l := range strings.Split(body, "\n") {
 		l = strings.TrimSpace(l)
 		if l == "" || strings.HasPrefix(l, "#") {
 			continue
@@ -248,7 +259,7 @@ func scannerExcludes(base, body, old string) string {
 		}
 		for _, it := range items {
 			it = strings.TrimSpace(it)
-			if it == "" || strings.Contains(old, it) || benignExclusion(it) {
+			if it == "" || had[it] || benignExclusion(it) {
 				continue
 			}
 			return it
