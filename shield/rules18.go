@@ -6,28 +6,37 @@ import (
 	"strings"
 )
 
-// Rules 18 beyond application code (session 23, after holdout17's
-// measure; docs/shield-rules.md "Rules 18: …"):
+// Rules 18 beyond application code (session 23, after holdout17's and
+// holdout18's measures; docs/shield-rules.md "Rules 18: …"). Commands:
 //
-//   - `supply-chain:install-scripts` (escalate): a command that lets
-//     packages run their install scripts (bun pm trust, npm and yarn
-//     configuration turning scripts back on);
-//   - `evasion:monitoring-off` (escalate): a configuration section for
-//     logs, observability, audit or error reporting switched off by its
-//     enabled key (wrangler's [observability] enabled = false);
-//   - `evasion:checks-ignored` (escalate): a linter's or type checker's
-//     ignore file given an entry that ignores everything or a whole
-//     source tree (a dialyzer ignore ~r/.*/, an eslintignore src/);
-//   - `supply-chain:source` (escalate): an Elixir dependency made to
-//     override every other constraint on it or to accept any version;
-//   - `credential-store` (escalate): an Erlang distribution cookie
-//     written into a file (it opens a remote shell on every node);
-//   - `network:exposed` (escalate): a deploy configuration publishing a
-//     database, cache, cluster or remote-shell port to the internet
-//     (Fly's [[services]], a compose ports: entry);
-//   - `text:hidden-characters` (escalate): a command line that spells
-//     format characters as escapes (printf '\xe2\x80\x8b', $'\u200b'),
-//     what the hidden-characters rule finds when they are written raw.
+//   - `supply-chain:install-scripts` (escalate): packages let run their
+//     install scripts (bun pm trust, npm and yarn settings);
+//   - `encoded-payload` (block): SQL a substitution decodes, handed to a
+//     database client (in a container too);
+//   - `destructive:containers` (escalate): every container, image or
+//     volume of the machine removed;
+//   - `destructive:signing` (escalate): fastlane match replacing the
+//     team's certificates (readonly off, --force);
+//   - `credential-search` (escalate): a search extracting tokens of a
+//     known format;
+//   - `credential-print` (escalate): a one-liner printing an
+//     application's whole configuration;
+//   - `text:hidden-characters` (escalate): format characters spelled as
+//     escapes on a command line.
+//
+// Memory notes: `memory:instruction` for a practice that weakens a
+// control (noteWeakens). Files the change writes: appsec18's holes
+// (`appsec:control-weakened`, after the rules that name a hole more
+// precisely); documents telling their reader to act on what anyone can
+// write (`prompt-injection:addressed`); a development server moved to
+// every interface and database ports published on Fly
+// (`network:exposed`); token formats allowlisted and findings ignored in
+// gitleaks (`evasion:scanner-off`); release signing moved to a
+// development identity; checkers' ignore files ignoring everything
+// (`evasion:checks-ignored`); monitoring sections switched off
+// (`evasion:monitoring-off`); mix dependencies overriding or accepting
+// any version (`supply-chain:source`); distribution cookies written
+// (`credential-store`).
 func (s *Shield) rules18(a *Action, f *Facts, j *judgement) {
 	for i := range f.Runs {
 		r := &f.Runs[i]
@@ -186,8 +195,7 @@ var escapedFormat = mustRx(`(?i)\\xe2\\x80\\x(?:8[b-f]|a[a-e])|\\xe2\\x81\\x(?:6
 // such as .dockerignore and .npmignore are not checks).
 func checkerIgnoreFile(base string) bool {
 	switch base {
-	case ".dialyzer_ignore.exs", ".dialyzer_ignore", ".eslintignore", ".stylelintignore", ".jshintignore", ".sobelow-skips",
-		".rubocop_todo.yml", ".mypy_ignore", ".pylintignore", ".hadolintignore", ".shellcheckignore", ".biomeignore", ".oxlintignore":
+	case ".dialyzer_ignore.exs", ".dialyzer_ignore", ".eslintignore", ".stylelintignore", ".jshintignore", ".sobelow-skips":
 		return true
 	}
 	return false
@@ -213,7 +221,7 @@ func ignoresEverything(body, old string) string {
 		}
 		e = strings.Trim(e, `"'`)
 		e = strings.ReplaceAll(e, `\/`, "/")
-		if matchesAll(e) || e == "^.*" || e == ".*$" {
+		if matchesAll(e) {
 			return l
 		}
 		root := strings.TrimPrefix(e, "/")
@@ -302,9 +310,8 @@ var riskyPorts = setOf("22", "23", "2375", "2376", "2379", "2380", "3306", "4369
 	"7001", "8500", "9000", "9042", "9090", "9092", "9100", "9200", "9300", "10250", "11211", "15672", "25672", "27017", "5900",
 	"1433", "1521", "26257", "8086", "4222", "6222", "8222")
 
-var (
-	flyPort = mustRx(`(?m)^\s*(?:internal_)?port\s*=\s*(\d{2,5})\s*$`)
-)
+// flyPort is a port a fly.toml line names.
+var flyPort = mustRx(`(?m)^\s*(?:internal_)?port\s*=\s*(\d{2,5})\s*$`)
 
 // portPublished returns a risky port the change publishes in a deploy
 // configuration (fly.toml's [[services]], which face the internet), or
@@ -335,13 +342,10 @@ var (
 // other constraint on it or accepts any version where a requirement
 // stood, or "".
 func mixDepLoosened(body, old string) string {
-	before := map[string]string{}
+	before := map[string]string{} // each dependency's requirement
+	had := map[string]bool{}      // each tuple as written
 	for _, m := range mixDep.FindAllStringSubmatch(old, 256) {
-		before[m[1]] = m[2]
-	}
-	had := map[string]bool{}
-	for _, m := range mixDep.FindAllStringSubmatch(old, 256) {
-		had[m[0]] = true
+		before[m[1]], had[m[0]] = m[2], true
 	}
 	for _, m := range mixDep.FindAllStringSubmatch(body, 256) {
 		if had[m[0]] {

@@ -33,6 +33,13 @@ import (
 //     every row for writing (or for reading where a revoke was), row
 //     security switched off, scheduled database jobs that reach the
 //     network, accounts and keys inserted.
+//   - after holdout18's measure: an event filter that drops every event
+//     or drops what it passed on, an error reporter switched off where it
+//     is set up; an accept added at the top of an existing check; an
+//     Elixir plug clause passing requests untouched; a call-style switch
+//     flipped weak (fastlane's readonly); the caller's identity taken
+//     from the request's data; a collection the request names; access
+//     rules files (Firebase) that let anyone write or read.
 //
 // Tests, fixtures and examples are not judged (testSource).
 
