@@ -69,7 +69,7 @@ var (
 		`|\b(?:approved|authori[sz]ed|signed off on|cleared|okayed|ok'd|allowed|permitted|waived)\b[^.;\n]{0,30}?\b(?:running|to run|to skip|skipping|to bypass|bypassing|to push|pushing|to disable|disabling|without|agents?|the agent|you|assistants?` +
 		// rules 18: a control's weakening approved ("approved ignoring
 		// certificate errors and unsigned updates")
-		`|ignoring|to ignore|accepting|to accept|turning off|to turn off|trusting|to trust|dropping|to drop|unsigned|untrusted|insecure|invalid)\b` +
+		`|ignoring|to ignore|accepting|to accept|turning off|to turn off|trusting|to trust|dropping|to drop)\b` +
 		`|\b(?:approval|permission|sign-?off|authori[sz]ation|exemption|exception)\b[^.;\n]{0,12}?\b(?:was |has been |is |were )?(?:given|granted|obtained|received|issued)\b` +
 		// A plan against Shield: what to do when a call is blocked.
 		`|\b(?:if|when|whenever|once)\b[^.;\n]{0,40}?\b(?:call|command|tool|action|request|shield|opx|it|something|anything)\b[^.;\n]{0,20}?\b(?:is |are |gets? |was )?(?:blocked|denied|refused|rejected|escalated|flagged)\b` +
