@@ -51,6 +51,15 @@ func (s *Shield) rules18(a *Action, f *Facts, j *judgement) {
 				return
 			}
 		}
+		if r.Name == "sed" && (slices.Contains(args, "-i") || slices.ContainsFunc(args, func(x string) bool { return strings.HasPrefix(x, "-i") || x == "--in-place" })) {
+			// a file that matters beyond this checkout: production's
+			// configuration or inventory, a database's migrations (a
+			// scratch file cut short is not)
+			if m := sedToEnd.FindString(strings.Join(args, " ")); m != "" && slices.ContainsFunc(args, mattersBeyond) {
+				j.escalate("destructive:truncate", "%s deletes a file's lines from a match to its end (%s)", quote(r.Line), m)
+				return
+			}
+		}
 		if why := everyContainer(r.Name, args, r.Line); why != "" {
 			j.escalate("destructive:containers", "%s %s: not only this project's", quote(r.Line), why)
 			return
@@ -76,6 +85,10 @@ func (s *Shield) rules18(a *Action, f *Facts, j *judgement) {
 		}
 	}
 	if a.Command != "" {
+		if m := decodedValue.FindString(a.Command); m != "" {
+			j.escalate("encoded-payload", "the command gives a value it decodes at run time (%s): what it sets cannot be read on the line", clipText(m, 60))
+			return
+		}
 		if m := escapedFormat.FindString(a.Command); m != "" {
 			j.escalate("text:hidden-characters", "the command spells a character hidden from a human reader as an escape (%s)", m)
 			return
@@ -569,4 +582,22 @@ func lineSet(text string) map[string]bool {
 		m[strings.TrimSuffix(strings.TrimSpace(l), ",")] = true
 	}
 	return m
+}
+
+// decodedValue is a variable or an option given a value decoded at run
+// time from escapes or an encoding (GOFLAGS=$(printf '\x2d…')).
+var decodedValue = mustRx(`(?:\b[A-Za-z_][A-Za-z0-9_]*=|--?[A-Za-z][\w-]*=)["']?\$\(\s*(?:printf\s+["']?(?:[^"'\s)]*\\x[0-9a-fA-F]{2}){2}|echo\s+[^|)]*\|\s*(?:base64\s+(?:-d|--decode)|xxd\s+-r))`)
+
+// sedToEnd is a sed address range ending at the last line, deleted
+// (/children:/,$d, 5,$d).
+var sedToEnd = mustRx(`(?:/[^/]*/|\d+)\s*,\s*\$\s*d\b`)
+
+// prodPath names production's configuration or inventory.
+var prodPath = mustRx(`(?i)(?:^|[/_.-])(?:prod|production|live)(?:[/_.-]|$)|(?:^|/)inventor(?:y|ies)(?:/|$)`)
+
+// mattersBeyond reports whether a path argument is a file whose loss
+// reaches beyond this checkout: production's configuration or inventory,
+// a database's migrations.
+func mattersBeyond(p string) bool {
+	return !strings.HasPrefix(p, "-") && (prodPath.MatchString(p) || migrationPath(p))
 }

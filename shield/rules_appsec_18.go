@@ -599,6 +599,7 @@ var (
 	sqlPolicyRW = mustRx(`(?i)\bfor\s+(?:all|insert|update|delete)\b`)
 	sqlPolicyRO = mustRx(`(?i)\bfor\s+select\b`)
 	sqlRLSOff   = mustRx(`(?i)\bdisable\s+row\s+level\s+security\b|\bno\s+force\s+row\s+level\s+security\b|\brow_security\s*=\s*off\b`)
+	sqlAuditOff = mustRx(`(?is)\b(?:server|database)\s+audit(?:\s+specification)?\b[^;]{0,400}?\bstate\s*=\s*off\b|\bpgaudit\.log\s*=\s*'?none\b|\baudit_trail\s*=\s*'?none\b`)
 	sqlCron     = mustRx(`(?i)\bcron\.schedule\w*\s*\(`)
 	sqlNet      = mustRx(`(?i)\bhttp_(?:post|get|put|patch|delete|request)\b|\bnet\.http_\w+|\bhttp\s*\(\s*\(|\bdblink\w*\(|\bcopy\b[^;]*\bprogram\b|\bpg_net\b|\bsys_exec\b`)
 	sqlAccount  = mustRx(`(?i)\binsert\s+into\s+["\w.]*?\b(?:users|accounts|members|memberships|admins|api_tokens|api_keys|access_tokens|tokens|credentials|user_roles|auth\.users)\b[^;]*`)
@@ -642,6 +643,9 @@ func sqlOpened(plus, minus []string) string {
 				return "a row policy that lets every caller read every row, where access was revoked (" + clipText(m, 60) + ")"
 			}
 		}
+	}
+	if m := sqlAuditOff.FindString(text); m != "" {
+		return "a database audit switched off (" + clipText(m, 60) + ")"
 	}
 	if m := sqlRLSOff.FindString(text); m != "" {
 		return "row security switched off (" + m + ")"
