@@ -48,6 +48,7 @@ func TestRules18_CodeSinks(t *testing.T) {
 		{"guard kept around openExternal", ed("desktop/electron/main.ts", "    if (url.startsWith('https://')) shell.openExternal(url);", "    if (isAllowedUrl(url)) shell.openExternal(url);"), none},
 		{"dotdot check moved to a helper", ed("worker/src/files.ts", "    if (!name || name.includes('..')) {", "    if (!name || !isSafeKey(name)) {"), none},
 		{"consent cookie read", ed("web/src/consent.ts", "  return false;", "  return document.cookie.includes('consent=1');"), none},
+		{"cookie helper reads the jar", ed("web/src/cookies.ts", "export function getCookie(name: string) {", "export function getCookie(name: string) {\n  const jar = document.cookie;"), none},
 		{"request id logged", ed("worker/src/index.ts", "    const url = new URL(req.url);", "    const url = new URL(req.url);\n    console.info('in', req.headers.get('cf-ray'));"), none},
 		{"session lifetime fixed", ed("lib/shop_web/endpoint.ex", "max_age: 60 * 60 * 24 * 7,", "max_age: 60 * 60 * 24 * 14,"), none},
 		{"preflight passes the token plug", ed("lib/shop_web/plugs/require_token.ex", "  def call(conn, _opts) do", "  def call(%{method: \"OPTIONS\"} = conn, _opts), do: conn\n\n  def call(conn, _opts) do"), none},

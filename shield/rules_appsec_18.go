@@ -135,8 +135,10 @@ var (
 	// a redirect to an address the caller gives (not a literal, not a
 	// verified path ~p)
 	externalRedirect = mustRx(`\bredirect\([^\n]*\bexternal:\s*(?:params\b|conn\.(?:params|query_params|path_params|body_params)\b|(?:next|return_?to|redirect_?(?:to|uri|url)?|url|to|target|dest\w*|continue|back|goto|location|return_?url|callback\w*)\s*[,)\n]|(?:next|return_?to|redirect_?(?:to|uri|url)?|url|to|target)\s*$)`)
-	// collected: a page's cookies as a value, a store or the document whole
-	pageCollected = mustRx(`[:(,=\[]\s*document\.cookie\s*[,})\];]|\bdocument\.cookie\s*$|JSON\.stringify\(\s*(?:window\.)?(?:localStorage|sessionStorage)\s*\)|\.\.\.(?:window\.)?(?:localStorage|sessionStorage)\b|Object\.(?:entries|keys|values|assign)\(\s*(?:\{\}\s*,\s*)?(?:window\.)?(?:localStorage|sessionStorage)\s*\)|\bdocument\.documentElement\.(?:outer|inner)HTML\b|\b(?:chrome|browser)\.cookies\.getAll\(`)
+	// collected: a page's cookies as a value in an object, a call or a
+	// list (not read into a variable: cookie helpers do that), a store or
+	// the document whole
+	pageCollected = mustRx(`[:(,\[]\s*document\.cookie\s*[,})\]]|JSON\.stringify\(\s*(?:window\.)?(?:localStorage|sessionStorage)\s*\)|\.\.\.(?:window\.)?(?:localStorage|sessionStorage)\b|Object\.(?:entries|keys|values|assign)\(\s*(?:\{\}\s*,\s*)?(?:window\.)?(?:localStorage|sessionStorage)\s*\)|\bdocument\.documentElement\.(?:outer|inner)HTML\b|\b(?:chrome|browser)\.cookies\.getAll\(`)
 	// a log call given every header, every cookie or the whole environment
 	logCall18 = mustRx(`(?i)(?:\bconsole\.\w+|\blog(?:ger)?\.\w+|\bLogger\.\w+|\bslog\.\w+|\bprint(?:ln|f)?\b|\bputs\b|\bIO\.inspect\b|\bfmt\.Print\w*|\bRails\.logger\.\w+|\bwarn\b)\s*\(?`)
 	logsWhole = mustRx(`\b(?:req|request|r|ctx|conn|event|c|context)\.(?:headers|req_headers|Header|cookies|raw_headers|META)\s*(?:[,)}\]]|\.entries\(\)|\.items\(\)|\)\))|Object\.fromEntries\(\s*[\w.]*headers\s*\)|\[\s*\.\.\.\s*[\w.]*headers|JSON\.stringify\(\s*(?:process\.env|[\w.]*headers)\s*\)|\bprocess\.env\s*[,)]|\bos\.environ\s*[,)]|\bSystem\.get_env\(\s*\)|\binspect\(\s*conn\.req_headers|\bdict\(\s*request\.headers\s*\)|\bENV\.to_h\b`)
