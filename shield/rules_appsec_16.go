@@ -37,8 +37,15 @@ var scopeWords = []string{"tenant", "org", "organization", "organisation", "cust
 // query or filter: a column or property compared or bound.
 var scopeFilter = mustRx(`(?i)(?:\b(?:where|and|filter|filter_by|find\w*|andWhere|Where|eq|equals|select|query|scope)\b[^\n]{0,160}?)\b((?:tenant|org|organi[sz]ation|customer|account|owner|workspace|company|team|user)(?:_?id|Id|ID|_uuid)?)\b\s*(?:=|==|===|:|\.eq\(|IN\b|\bis\b)`)
 
+// scopeEq is a query builder's equality on a scope column (drizzle's
+// eq(orders.accountId, …), sqlalchemy's table.c.org_id == …).
+var scopeEq = mustRx(`(?i)\beq\(\s*[\w.]*?\b((?:tenant|org|organi[sz]ation|customer|account|owner|workspace|company|team|user)(?:_?id|Id|ID|_uuid)?)\s*,`)
+
 // queryish is a line that still queries or filters.
-var queryish = mustRx(`(?i)\b(?:select|where|filter|filter_by|find\w*|query\w*|Where|get\w*|all\(|first\(|load\w*)\b`)
+// (rules 18: all( and first( never matched inside the word-bounded
+// group — a "(" then ")" holds no word boundary — and C#'s AsQueryable()
+// still queries.)
+var queryish = mustRx(`(?i)\b(?:select|where|filter|filter_by|find\w*|query\w*|get\w*|load\w*)\b|\b(?:all|first|asqueryable|asnotracking)\(`)
 
 // scopeDropped returns the scope the removed lines filtered a query by
 // that the added lines drop, or "".
@@ -64,6 +71,9 @@ func scopeDropped(plus, minus []string) string {
 	}
 	for _, l := range minus[:min(len(minus), 64)] {
 		m := scopeFilter.FindStringSubmatch(l)
+		if m == nil {
+			m = scopeEq.FindStringSubmatch(l) // rules 18
+		}
 		if m == nil {
 			continue
 		}
