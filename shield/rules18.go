@@ -29,8 +29,8 @@ import (
 // (`appsec:control-weakened`, after the rules that name a hole more
 // precisely); documents telling their reader to act on what anyone can
 // write (`prompt-injection:addressed`); a development server moved to
-// every interface and database ports published on Fly
-// (`network:exposed`); token formats allowlisted and findings ignored in
+// every interface, database ports published on Fly and access granted
+// to a public range (`network:exposed`); token formats allowlisted and findings ignored in
 // gitleaks (`evasion:scanner-off`); release signing moved to a
 // development identity; checkers' ignore files ignoring everything
 // (`evasion:checks-ignored`); monitoring sections switched off
@@ -161,6 +161,12 @@ func (s *Shield) rules18(a *Action, f *Facts, j *judgement) {
 			}
 			if port := portPublished(base, body, old); port != "" {
 				j.escalate("network:exposed", "the change to %s publishes port %s to the internet", s.relPath(p), port)
+				return
+			}
+		}
+		if old != "" || strings.HasPrefix(base, "pg_hba") {
+			if r := publicRangeAdded(base, body, old); r != "" {
+				j.escalate("network:exposed", "the change to %s grants access to %s, a network outside the organisation's", s.relPath(p), r)
 				return
 			}
 		}
@@ -600,4 +606,61 @@ var prodPath = mustRx(`(?i)(?:^|[/_.-])(?:prod|production|live)(?:[/_.-]|$)|(?:^
 // a database's migrations.
 func mattersBeyond(p string) bool {
 	return !strings.HasPrefix(p, "-") && (prodPath.MatchString(p) || migrationPath(p))
+}
+
+var (
+	// accessLine is a line that grants network access: a pg_hba entry,
+	// an allow-list, a firewall or security group's ranges.
+	accessLine = mustRx(`(?im)^\s*-?\s*["']?(?:host|hostssl|hostnossl|hostgssenc)\s+\S+\s+\S+\s+\d|\b(?:cidr\w*|source_ranges|source_address_prefix(?:es)?|allowed_ips|ip_?(?:white|allow)_?list|allow_?from|allowed_?(?:cidrs|networks|ranges)|trusted_(?:proxies|ips|networks)|authorized_networks|ip_rules|ip_ranges|whitelist|allowlist|ingress)\b|\ballow\s+\d`)
+	ipv4CIDR   = mustRx(`\b(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:/\d{1,2})?\b`)
+)
+
+// publicRangeAdded returns a public address or range (not private, not
+// loopback, not link-local, not 0.0.0.0: scope widening's) that an added
+// access line grants and the old text did not, or "". base is the file's
+// name (a new pg_hba file is judged whole).
+func publicRangeAdded(base, body, old string) string {
+	if !accessLine.MatchString(body) {
+		return ""
+	}
+	had := map[string]bool{}
+	for _, m := range ipv4CIDR.FindAllString(clip(old, maxTextJudged), 256) {
+		had[m] = true
+	}
+	plus, _ := diffLines(body, old)
+	for _, l := range plus[:min(len(plus), 256)] {
+		if !accessLine.MatchString(l) {
+			continue
+		}
+		for _, m := range ipv4CIDR.FindAllStringSubmatch(l, 8) {
+			if !had[m[0]] && publicIPv4(m[1:5]) {
+				return m[0]
+			}
+		}
+	}
+	return ""
+}
+
+// publicIPv4 reports whether the four octets make a public address.
+func publicIPv4(o []string) bool {
+	var n [4]int
+	for i, x := range o {
+		v := 0
+		for _, c := range x {
+			v = v*10 + int(c-'0')
+		}
+		if v > 255 {
+			return false
+		}
+		n[i] = v
+	}
+	switch {
+	case n[0] == 0, n[0] == 10, n[0] == 127, n[0] >= 224,
+		n[0] == 172 && n[1] >= 16 && n[1] <= 31,
+		n[0] == 192 && n[1] == 168,
+		n[0] == 100 && n[1] >= 64 && n[1] <= 127,
+		n[0] == 169 && n[1] == 254:
+		return false
+	}
+	return true
 }
