@@ -4,6 +4,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/opx-dev/opx/shield/manifest"
 )
 
 // Rules 18 beyond application code (session 23, after holdout17's and
@@ -13,16 +15,17 @@ import (
 //     install scripts (bun pm trust, npm and yarn settings);
 //   - `encoded-payload` (block): SQL a substitution decodes, handed to a
 //     database client (in a container too);
-//   - `destructive:containers` (escalate): every container, image or
-//     volume of the machine removed;
-//   - `destructive:signing` (escalate): fastlane match replacing the
-//     team's certificates (readonly off, --force);
 //   - `credential-search` (escalate): a search extracting tokens of a
 //     known format;
 //   - `credential-print` (escalate): a one-liner printing an
 //     application's whole configuration;
 //   - `text:hidden-characters` (escalate): format characters spelled as
 //     escapes on a command line.
+//
+// (workspaceHarm holds `destructive:containers`, every container of the
+// machine removed, and `destructive:truncate`, sed cutting a file that
+// matters to its end; frameworkDestruction holds fastlane match's
+// `destructive:signing`.)
 //
 // Memory notes: `memory:instruction` for a practice that weakens a
 // control (noteWeakens). Files the change writes: appsec18's holes
@@ -51,28 +54,12 @@ func (s *Shield) rules18(a *Action, f *Facts, j *judgement) {
 				return
 			}
 		}
-		if r.Name == "sed" && (slices.Contains(args, "-i") || slices.ContainsFunc(args, func(x string) bool { return strings.HasPrefix(x, "-i") || x == "--in-place" })) {
-			// a file that matters beyond this checkout: production's
-			// configuration or inventory, a database's migrations (a
-			// scratch file cut short is not)
-			if m := sedToEnd.FindString(strings.Join(args, " ")); m != "" && slices.ContainsFunc(args, mattersBeyond) {
-				j.escalate("destructive:truncate", "%s deletes a file's lines from a match to its end (%s)", quote(r.Line), m)
-				return
-			}
-		}
-		if why := everyContainer(r.Name, args, r.Line); why != "" {
-			j.escalate("destructive:containers", "%s %s: not only this project's", quote(r.Line), why)
-			return
-		}
-		if why := fastlaneSigning(r.Name, args); why != "" {
-			j.escalate("destructive:signing", "%s %s", quote(r.Line), why)
-			return
-		}
 		if searchTools18[r.Name] {
 			// a token's whole value extracted (-o, or the prefix followed by
 			// its characters' class): a search for where keys leaked lists
 			// lines and stays allowed
-			if m := tokenPrefixRe.FindString(strings.Join(args, " ")); m != "" && (slices.Contains(args, "-o") || slices.Contains(args, "--only-matching") || tokenExtract.MatchString(strings.Join(args, " "))) {
+			line := strings.Join(args, " ")
+			if m := tokenPrefixRe.FindString(line); m != "" && (slices.Contains(args, "-o") || slices.Contains(args, "--only-matching") || tokenExtract.MatchString(line)) {
 				j.escalate("credential-search", "%s searches for tokens of a known format (%s): what it finds is printed", quote(r.Line), m)
 				return
 			}
@@ -240,7 +227,7 @@ func ignoresEverything(body, old string) string {
 		}
 		e = strings.Trim(e, `"'`)
 		e = strings.ReplaceAll(e, `\/`, "/")
-		if matchesAll(e) {
+		if manifest.MatchesAll(e) {
 			return l
 		}
 		root := strings.TrimPrefix(e, "/")
@@ -383,15 +370,6 @@ func mixDepLoosened(body, old string) string {
 // distCookie is an Erlang distribution cookie given a value in a file.
 var distCookie = mustRx(`\b(?:RELEASE_COOKIE|ERLANG_COOKIE|ERL_COOKIE|NODE_COOKIE)\s*[=:]\s*["']?[A-Za-z0-9_+/=.-]{8,}|-setcookie\s+["']?[A-Za-z0-9_+/=.-]{8,}|\bcookie:\s*:["']?[A-Za-z0-9_-]{8,}`)
 
-// matchesAll reports whether a pattern matches every path.
-func matchesAll(v string) bool {
-	switch strings.TrimSpace(v) {
-	case "*", "**", "**/*", "/**", ".*", "^.*", ".*$", "^.*$", ".+", "(?s).*", "*/**", "**/**", "*.*", "**/*.*", "./", ".", "/":
-		return true
-	}
-	return false
-}
-
 // docExt18 are documents a reader (an agent among them) follows.
 var docExt18 = setOf(".md", ".mdc", ".mdx", ".txt", ".rst", ".adoc", ".org")
 
@@ -444,31 +422,13 @@ func bindWidened(body, old string) string {
 // hex (xxd -r), openssl's decoders, printf escapes.
 var decoderRe = mustRx(`\bbase64\s+(?:-d|--decode|-D)\b|\bxxd\s+(?:-\w+\s+)*-r\b|\bxxd\s+-r\b|\bopenssl\s+(?:enc|base64)\b[^|;)]*\s-d\b|\bprintf\s+["']?(?:[^"'\s]*\\x[0-9a-fA-F]{2}){2}|\bbasenc\s+[^|;)]*--decode|\bperl\s+-e\s+["']print\s+pack`)
 
-// codeRunners18 run code given on their line.
-var codeRunners18 = setOf("python", "python3", "node", "ruby", "elixir", "mix", "php", "bun", "deno", "iex", "perl")
+// codeRunners18 run code given on their line: the interpreters
+// commands_code.go knows, and Elixir's.
+var codeRunners18 = setOf(append([]string{"elixir", "mix", "iex"}, codeInterpreters...)...)
 
 // settingsDump is an application's whole configuration printed: a
 // settings object dumped, every variable of its environment.
 var settingsDump = mustRx(`(?i)\b(?:settings|config|conf|cfg|app_?config|app\.config)\s*\.\s*(?:model_dump(?:_json)?|dict|to_dict|as_dict|to_h|json)\s*\(|\bvars\(\s*(?:settings|config)\s*\)|\b(?:settings|config)\.__dict__|\bApplication\.get_all_env\(|\bSystem\.get_env\(\s*\)|\bprint\(\s*(?:settings|config)\s*\)`)
-
-// everyContainer says how a container command acts on every container,
-// image or volume of this machine rather than the project's, or "".
-func everyContainer(name string, args []string, line string) string {
-	if name != "docker" && name != "podman" && name != "nerdctl" {
-		return ""
-	}
-	l := " " + strings.Join(args, " ") + " "
-	all := strings.Contains(line, "ps -aq") || strings.Contains(line, "ps -qa") || strings.Contains(line, "ps -q") || strings.Contains(line, "volume ls -q") || strings.Contains(line, "images -q") || strings.Contains(line, "images -aq")
-	switch {
-	case all && (strings.HasPrefix(l, " rm ") || strings.HasPrefix(l, " kill ") || strings.HasPrefix(l, " stop ") || strings.HasPrefix(l, " rmi ") || strings.HasPrefix(l, " container rm ") || strings.HasPrefix(l, " volume rm ") || strings.HasPrefix(l, " image rm ")):
-		return "removes or stops every container, image or volume on the machine"
-	case strings.HasPrefix(l, " system prune ") && (strings.Contains(l, " -a") || strings.Contains(l, "--all") || strings.Contains(l, "--volumes")):
-		return "prunes every unused container, image and volume on the machine"
-	case strings.HasPrefix(l, " volume prune ") && (strings.Contains(l, " -a") || strings.Contains(l, "--all")):
-		return "prunes every unused volume on the machine"
-	}
-	return ""
-}
 
 // sqlRun reports whether r runs a database client, itself or inside a
 // container or pod (docker compose exec db psql …).
@@ -495,12 +455,16 @@ var ciConfig18 = setOf("bitrise.yml", "codemagic.yaml", "codemagic.yml", "appcen
 // searchTools18 search text for a pattern.
 var searchTools18 = setOf("grep", "egrep", "rg", "ag", "ack", "git-grep")
 
+// tokenPrefixes are known token formats' prefixes (a search pattern's
+// alternation).
+const tokenPrefixes = `sntry[su]_|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abposr]-|sk_live_|rk_live_|sk-ant-|sk-proj-|AKIA|ASIA|AIza|npm_|hf_|whsec_|dop_v1_|shpat_|1//0`
+
 // tokenPrefixRe is a known token format's prefix in a search pattern.
-var tokenPrefixRe = mustRx(`\b(?:sntry[su]_|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abposr]-|sk_live_|rk_live_|sk-ant-|sk-proj-|AKIA|ASIA|AIza|npm_[A-Za-z\[]|hf_[A-Za-z\[]|whsec_|dop_v1_|shpat_|1//0)`)
+var tokenPrefixRe = mustRx(`\b(?:` + tokenPrefixes + `)`)
 
 // tokenExtract is a token format's prefix followed by the class of its
 // characters: the pattern matches whole tokens.
-var tokenExtract = mustRx(`(?:sntry[su]_|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abposr]-|sk_live_|rk_live_|sk-ant-|sk-proj-|AKIA|ASIA|AIza|npm_|hf_|whsec_|dop_v1_|shpat_|1//0)(?:\[|\\w|\.[*+{])`)
+var tokenExtract = mustRx(`(?:` + tokenPrefixes + `)(?:\[|\\w|\.[*+{])`)
 
 // tokenAllowed is a scanner allowlist entry written as a token format: a
 // prefix then a character class (sntrys_[A-Za-z0-9_=]+, hlt_[0-9a-z]{32}).
@@ -547,26 +511,6 @@ func signingDowngraded(body, old string) string {
 	return ""
 }
 
-// fastlaneSigning says how a fastlane match command replaces the team's
-// signing certificates (readonly off, --force), or "" (match nuke is
-// frameworkDestruction's).
-func fastlaneSigning(name string, args []string) string {
-	if name != "fastlane" {
-		return ""
-	}
-	l := " " + strings.Join(args, " ") + " "
-	if !strings.Contains(l, " match ") && !strings.Contains(l, " match_nuke ") {
-		return ""
-	}
-	switch {
-	case strings.Contains(l, " nuke ") || strings.Contains(l, " match_nuke "):
-		return "" // frameworkDestruction's (signingOrRelease)
-	case strings.Contains(l, "--force") || strings.Contains(l, "--readonly false") || strings.Contains(l, "readonly:false") || strings.Contains(l, "--readonly=false"):
-		return "creates or replaces the team's shared signing certificates"
-	}
-	return ""
-}
-
 // noteWeakens is a memory note that sets a practice weakening a control:
 // an approval claimed for it, tokens committed, findings closed without
 // rotating, text declared authoritative.
@@ -593,20 +537,6 @@ func lineSet(text string) map[string]bool {
 // decodedValue is a variable or an option given a value decoded at run
 // time from escapes or an encoding (GOFLAGS=$(printf '\x2d…')).
 var decodedValue = mustRx(`(?:\b[A-Za-z_][A-Za-z0-9_]*=|--?[A-Za-z][\w-]*=)["']?\$\(\s*(?:printf\s+["']?(?:[^"'\s)]*\\x[0-9a-fA-F]{2}){2}|echo\s+[^|)]*\|\s*(?:base64\s+(?:-d|--decode)|xxd\s+-r))`)
-
-// sedToEnd is a sed address range ending at the last line, deleted
-// (/children:/,$d, 5,$d).
-var sedToEnd = mustRx(`(?:/[^/]*/|\d+)\s*,\s*\$\s*d\b`)
-
-// prodPath names production's configuration or inventory.
-var prodPath = mustRx(`(?i)(?:^|[/_.-])(?:prod|production|live)(?:[/_.-]|$)|(?:^|/)inventor(?:y|ies)(?:/|$)`)
-
-// mattersBeyond reports whether a path argument is a file whose loss
-// reaches beyond this checkout: production's configuration or inventory,
-// a database's migrations.
-func mattersBeyond(p string) bool {
-	return !strings.HasPrefix(p, "-") && (prodPath.MatchString(p) || migrationPath(p))
-}
 
 var (
 	// accessLine is a line that grants network access: a pg_hba entry,

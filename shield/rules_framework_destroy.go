@@ -200,6 +200,9 @@ func signingOrRelease(c frameworkCall) string {
 		switch {
 		case strings.HasPrefix(v, "match nuke") || v == "match_nuke" || strings.HasPrefix(v, "nuke"):
 			return "destructive:signing revokes the team's certificates and profiles (match nuke): every build signed with them stops installing"
+		case strings.HasPrefix(v, "match") && (c.has("--force") || fastlaneArg(c, "readonly") == "false" || fastlaneArg(c, "force") == "true"):
+			// rules 18: readonly off or --force: match creates or replaces them
+			return "destructive:signing creates or replaces the team's shared signing certificates (match with readonly off or --force)"
 		case strings.HasPrefix(v, "supply") || strings.HasPrefix(v, "upload_to_play_store") || strings.HasPrefix(v, "deliver") || strings.HasPrefix(v, "upload_to_app_store"):
 			if fastlaneArg(c, "rollout") == "0" || fastlaneArg(c, "rollout") == "0.0" || prodNameRe.MatchString(fastlaneArg(c, "track")) || c.has("--submit_for_review") {
 				return "destructive:release changes a production store release from this machine (a rollout halted or a build submitted)"

@@ -10,7 +10,9 @@ import (
 // are not deletes of a whole tree (workspaceDestruction's): a tree moved
 // out of the workspace, a top-level tree removed through git, every line
 // of a file deleted by sed, a code file written empty, permissions taken
-// away from everyone, a compose stack's volumes deleted. It reports
+// away from everyone, a compose stack's volumes deleted; rules 18: every
+// container, image or volume of the machine removed, a file that matters
+// beyond the checkout cut by sed from a match to its end. It reports
 // whether it escalated.
 func (s *Shield) workspaceHarm(f *Facts, j *judgement) bool {
 	ws := s.cfg.Workspace
@@ -47,6 +49,12 @@ func (s *Shield) workspaceHarm(f *Facts, j *judgement) bool {
 					return true
 				}
 			}
+			// rules 18: from a match to the end, in a file that matters
+			// beyond this checkout (a scratch file cut short is not)
+			if sedInPlace(run.Argv, sedToEnd) && slices.ContainsFunc(run.Argv[1:], mattersBeyond) {
+				j.escalate("destructive:truncate", "%s deletes a file's lines from a match to its end", quote(run.Line))
+				return true
+			}
 		case "chmod":
 			if chmodRemovesAll(run.Argv) {
 				if w := firstWrite(f, "chmod", ws); w != nil && !s.buildOutput(w.Path) {
@@ -57,6 +65,15 @@ func (s *Shield) workspaceHarm(f *Facts, j *judgement) bool {
 		case "docker", "podman", "docker-compose", "podman-compose":
 			if what := dropsVolumes(run.Argv); what != "" {
 				j.escalate("destructive:volumes", "%s deletes %s: the data of the project's services", run.Name, what)
+				return true
+			}
+			if why := everyContainer(run.Name, run.Argv[min(1, len(run.Argv)):], run.Line); why != "" { // rules 18
+				j.escalate("destructive:containers", "%s %s: not only this project's", quote(run.Line), why)
+				return true
+			}
+		case "nerdctl":
+			if why := everyContainer(run.Name, run.Argv[min(1, len(run.Argv)):], run.Line); why != "" {
+				j.escalate("destructive:containers", "%s %s: not only this project's", quote(run.Line), why)
 				return true
 			}
 		}
@@ -98,7 +115,11 @@ var sedDeleteAllRe = mustRx(`^\s*(?:(?:1\s*)?,\s*\$\s*|/(?:\.\*|\^|\$|\^\.\*\$?|
 
 // sedDeletesAll reports whether argv edits in place (-i, --in-place)
 // with a script that deletes every line.
-func sedDeletesAll(argv []string) bool {
+func sedDeletesAll(argv []string) bool { return sedInPlace(argv, sedDeleteAllRe) }
+
+// sedInPlace reports whether sed edits in place with a script (its first
+// operand, or an -e expression) that re matches.
+func sedInPlace(argv []string, re *rx) bool {
 	inPlace, script := false, false
 	for k := 1; k < len(argv); k++ {
 		a := argv[k]
@@ -106,12 +127,12 @@ func sedDeletesAll(argv []string) bool {
 		case a == "-i" || strings.HasPrefix(a, "-i") && !strings.HasPrefix(a, "--") || strings.HasPrefix(a, "--in-place"):
 			inPlace = true
 		case a == "-e" || a == "--expression":
-			if k+1 < len(argv) && sedDeleteAllRe.MatchString(argv[k+1]) {
+			if k+1 < len(argv) && re.MatchString(argv[k+1]) {
 				script = true
 			}
 			k++
 		case !strings.HasPrefix(a, "-") && !script:
-			script = sedDeleteAllRe.MatchString(a)
+			script = re.MatchString(a)
 			if !script {
 				return false // the first operand is the script
 			}
@@ -177,4 +198,38 @@ func codeFile(p string) bool {
 		return true
 	}
 	return false
+}
+
+// everyContainer says how a container command acts on every container,
+// image or volume of this machine rather than the project's, or "".
+func everyContainer(name string, args []string, line string) string {
+	if name != "docker" && name != "podman" && name != "nerdctl" {
+		return ""
+	}
+	l := " " + strings.Join(args, " ") + " "
+	all := strings.Contains(line, "ps -aq") || strings.Contains(line, "ps -qa") || strings.Contains(line, "ps -q") || strings.Contains(line, "volume ls -q") || strings.Contains(line, "images -q") || strings.Contains(line, "images -aq")
+	switch {
+	case all && (strings.HasPrefix(l, " rm ") || strings.HasPrefix(l, " kill ") || strings.HasPrefix(l, " stop ") || strings.HasPrefix(l, " rmi ") || strings.HasPrefix(l, " container rm ") || strings.HasPrefix(l, " volume rm ") || strings.HasPrefix(l, " image rm ")):
+		return "removes or stops every container, image or volume on the machine"
+	case strings.HasPrefix(l, " system prune ") && (strings.Contains(l, " -a") || strings.Contains(l, "--all") || strings.Contains(l, "--volumes")):
+		return "prunes every unused container, image and volume on the machine"
+	case strings.HasPrefix(l, " volume prune ") && (strings.Contains(l, " -a") || strings.Contains(l, "--all")):
+		return "prunes every unused volume on the machine"
+	}
+	return ""
+}
+
+// sedToEnd is a sed address range ending at the last line, deleted
+// (/children:/,$d, 5,$d).
+var sedToEnd = mustRx(`(?:/[^/]*/|\d+)\s*,\s*\$\s*d\b`)
+
+// liveOrInventory names what prodNameRe does not: a live environment,
+// an inventory of hosts.
+var liveOrInventory = mustRx(`(?i)(?:^|[/_.-])live(?:[/_.-]|$)|(?:^|/)inventor(?:y|ies)(?:/|$)`)
+
+// mattersBeyond reports whether a path argument is a file whose loss
+// reaches beyond this checkout: production's configuration or inventory,
+// a database's migrations.
+func mattersBeyond(p string) bool {
+	return !strings.HasPrefix(p, "-") && (prodNameRe.MatchString(p) || liveOrInventory.MatchString(p) || migrationPath(p))
 }

@@ -356,7 +356,7 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 				add(KindChecks, k, "now "+t)
 			case thresholdKeys.MatchString(k) && raised(removedPairs[k], v):
 				add(KindChecks, k, "now "+t+" (was "+removedPairs[k]+")")
-			case excludeKeys.MatchString(k) && everything(v):
+			case excludeKeys.MatchString(k) && MatchesAll(v):
 				add(KindChecks, k, "now "+t)
 			}
 			if pinKeys.MatchString(k) && floatingRef.MatchString(v) && removedPairs[k] != v && before != nil {
@@ -371,7 +371,7 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 		// List items under a key that excludes, or loads code.
 		if item, ok := listItem(t); ok && ctx != "" {
 			switch {
-			case excludeKeys.MatchString(ctx) && everything(item):
+			case excludeKeys.MatchString(ctx) && MatchesAll(item):
 				add(KindChecks, ctx, "now "+t)
 			case codeListKeys.MatchString(ctx) && pathLike(item):
 				add(KindRuns, ctx, "now "+t+" (loaded as code)")
@@ -408,7 +408,7 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 		case "trivy", "snyk":
 			add(KindChecks, "finding ignored", "now "+t)
 		}
-		if strings.HasSuffix(p, "ignore") && everything(t) {
+		if strings.HasSuffix(p, "ignore") && MatchesAll(t) {
 			add(KindChecks, "everything ignored", "now "+t)
 		}
 		if scanner(reader) && matchAllQuoted.MatchString(t) {
@@ -688,10 +688,12 @@ func scanner(reader string) bool {
 	return false
 }
 
-// everything reports whether a pattern matches every file.
-func everything(v string) bool {
+// MatchesAll reports whether a pattern (a glob or a regular expression,
+// quoted or in a list's brackets) matches every file: an ignore or
+// exclude entry that switches a check off wholesale.
+func MatchesAll(v string) bool {
 	switch strings.Trim(strings.TrimSpace(v), `"'[],`) {
-	case "*", "**", "**/*", "/**", ".*", ".*/**", "/", "./", ".", "*/**", "**/**", "**/*.*", "*.*", ".+", "^.*$", "^.*", "(?s).*", `[\s\S]*`:
+	case "*", "**", "**/*", "/**", ".*", ".*/**", "/", "./", ".", "*/**", "**/**", "**/*.*", "*.*", ".+", "^.*$", "^.*", ".*$", "(?s).*", `[\s\S]*`:
 		return true
 	}
 	return false
