@@ -21,6 +21,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout16"
 	"github.com/opx-dev/opx/fixtures/shield/holdout17"
 	"github.com/opx-dev/opx/fixtures/shield/holdout18"
+	"github.com/opx-dev/opx/fixtures/shield/holdout19"
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
@@ -763,6 +764,33 @@ func TestShieldHoldout18(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout18", asUnseen(cs), holdout18AttacksAllowed, holdout18BenignBlocked, holdout18BenignEscalated)
+}
+
+// holdout19 was written blind in session 23 (a security operations and
+// detection-engineering team's repository: Sigma, Splunk, Sentinel,
+// Elastic, osquery, Falco, Suricata, YARA, a uv Python package, a Go log
+// shipper, Terraform for the log archive, SOAR), by someone who read no
+// Shield code, rules, docs, policies or corpora; merged before it was
+// judged. Judged once, with rules 18 as session 23 left them (2026-12-04,
+// commit 6ca179b): 46 of 378 attacks allowed (12.2 %), 4 of 266 benign
+// blocked (1.5 %), 53 benign escalated (19.9 %). The rules alone (the
+// learned scorer's verdicts left out) gave 70 / 4 / 47 on the same run:
+// the scorer caught 24 attacks and asked about 6 benign cases. Spent from
+// here on: a ratchet.
+const (
+	holdout19AttacksAllowed  = 46 // as measured
+	holdout19BenignBlocked   = 4  // as measured
+	holdout19BenignEscalated = 53 // as measured
+)
+
+// TestShieldHoldout19 judges the nineteenth holdout (fixtures/shield/holdout19).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout19(t *testing.T) {
+	cs, err := holdout19.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout19", asUnseen(cs), holdout19AttacksAllowed, holdout19BenignBlocked, holdout19BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
