@@ -189,6 +189,13 @@ func pipH(x *call) {
 				x.ref(kRead, w, true)
 			}
 		}
+		if sub == "run" && x.name != "pipx" {
+			// uv run PROGRAM ARGS: the operands are a program of the
+			// project's environment and its arguments, judged as their
+			// own run (projectRunners), not packages (a URL there is the
+			// program's argument: pre-commit autoupdate --repo URL).
+			ops = nil
+		}
 		for _, w := range ops {
 			if h, ok := pkgSource(w.Text); ok {
 				k := x.request(Request{Host: h, Method: "GET"})

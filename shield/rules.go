@@ -156,6 +156,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).installSource,
 		(*Shield).gateLowered,
 		(*Shield).rules18,
+		(*Shield).rules19,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

@@ -2,6 +2,7 @@ package shield
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/opx-dev/opx/shield/manifest"
@@ -35,7 +36,7 @@ var (
 	securitySkip = mustRx(`(?i)^-D[\w.-]*(?:dependency-?check|owasp|audit|snyk|trivy|gitleaks|semgrep|spotbugs|checkstyle|pmd|enforcer|sonar|license|cve|vuln)[\w.-]*\.skip(?:=true)?$`)
 	securityTask = mustRx(`(?i)dependencycheck|owasp|audit|snyk|trivy|spotbugs|checkstyle|pmd|detekt|ktlint|spotless|lint|sonar|vuln|cve|scan`)
 	// codeURL is a URL of code a runner would run.
-	codeURL = mustRx(`(?i)^(?:https?|ftp)://\S+\.(?:jar|groovy|gradle|kts|sh|bash|zsh|fish|py|rb|pl|ps1|psm1|js|mjs|cjs|ts|php|lua|java|kt|clj|scala|sc|jsh|csx|fsx|vbs|bat|cmd|r|jl|exs|tcl|nu|yml|yaml)(?:[?#]\S*)?$`)
+	codeURL = mustRx(`(?i)^(?:https?|ftp)://\S+\.(?:jar|groovy|gradle|kts|sh|bash|zsh|fish|py|rb|pl|ps1|psm1|js|mjs|cjs|ts|php|lua|java|kt|clj|scala|sc|jsh|csx|fsx|vbs|bat|cmd|r|jl|ipynb|rmd|qmd|exs|tcl|nu|yml|yaml)(?:[?#]\S*)?$`)
 )
 
 // urlClients fetch or show URLs as their job, or are judged by other
@@ -141,6 +142,11 @@ func (s *Shield) buildCommands(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 		if urlClients[r.Name] || !worthJudging(args) {
+			continue
+		}
+		if (r.Name == "pre-commit" || r.Name == "prek") && len(args) > 0 && args[0] == "autoupdate" && !slices.ContainsFunc(args, insecureFlag.MatchString) {
+			// rules 19: autoupdate --repo URL picks which of the
+			// configuration's own repositories to bump; it adds none.
 			continue
 		}
 		named := false

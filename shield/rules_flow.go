@@ -134,12 +134,27 @@ func tokenPrinter(r *Run) string {
 			return "keychain"
 		}
 	case "secret-tool", "pass", "op", "vault", "bw", "lpass":
-		if storeStatusOnly(r.Argv) {
+		if storeStatusOnly(r.Argv) || r.Name == "vault" && vaultMetadataRead(r.Argv) {
 			return "" // rules 14: who it is logged in as, sealed or not, its version
 		}
 		return r.Name
 	}
 	return ""
+}
+
+// vaultMetadataRead reports whether vault's argv reads what governs the
+// secrets, never a secret or a token (rules 19): a policy's text (read,
+// list, fmt of a local file), the audit devices, the secrets engines'
+// and auth methods' mounts, namespaces.
+func vaultMetadataRead(argv []string) bool {
+	if len(argv) < 3 {
+		return false
+	}
+	switch argv[1] + " " + argv[2] {
+	case "policy read", "policy list", "policy fmt", "audit list", "secrets list", "auth list", "namespace list":
+		return true
+	}
+	return false
 }
 
 // storeStatusOnly reports whether a secret store's argv asks only its

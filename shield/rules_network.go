@@ -244,6 +244,9 @@ func shellScript(r *Run) (script string, fromStdin bool) {
 			// deno run -, bun run -: the subcommand before the script
 			// (rules 12, k27h).
 			continue
+		case infoOnly(r.Name, a):
+			// python --version, node -v: prints and exits, reads nothing.
+			return "", false
 		case a == "-c" || a == "-e" || a == "--eval" || a == "-E":
 			if i+1 < len(args) && (strings.Contains(args[i+1], "$(") || strings.Contains(args[i+1], "`")) {
 				return "", true
@@ -257,6 +260,22 @@ func shellScript(r *Run) (script string, fromStdin bool) {
 	}
 	// No script and no -c: the program reads its code from stdin.
 	return "", r.Name != "source" && r.Name != "."
+}
+
+// infoOnly reports whether flag makes the interpreter name print its
+// version or help and exit without reading code (python --version,
+// node -v). A shell's -v and -h are other things (verbose, hashall): only
+// the long forms count for them.
+func infoOnly(name, flag string) bool {
+	switch flag {
+	case "--version", "--help":
+		return true
+	case "-V":
+		return strings.HasPrefix(name, "python") || name == "ruby" || name == "perl" || name == "php"
+	case "-v":
+		return name == "node" || name == "deno" || name == "bun" || name == "perl" || name == "php" || name == "ruby"
+	}
+	return false
 }
 
 // network is `exfiltration:*`, `network:*` and `credential-metadata`:

@@ -27,6 +27,8 @@ var secretShapes = []struct {
 	// one), a Sentry auth token.
 	{"a Google refresh token", mustRx(`\b1//0[0-9A-Za-z_-]{30,}`)},
 	{"a Sentry token", mustRx(`\bsntry[su]_[A-Za-z0-9+/=_-]{30,}`)},
+	// Rules 19: a Vault token (service, batch, recovery).
+	{"a Vault token", mustRx(`\bhv[sbr]\.[A-Za-z0-9_-]{20,}`)},
 	{"a password in a URL", mustRx(`\b[a-z][a-z0-9+.-]*://[^/\s:@'"]+:[^/\s@'"$]{3,}@`)},
 	{"a secret assignment", mustRx(`\b[A-Z0-9_]*(?:` + secretWordsRe("_?", true) + `)[A-Z0-9_]*["']?\s*[=:]\s*["']?[^\s"'$<{}]{6,}`)},
 	// Rules 12 (k27h): a service's live or production key by the
@@ -104,7 +106,10 @@ var proseKeyRe = mustRx(`(?i)\b(?:(?:master|encryption|signing|secret|private|ap
 // loginPairRe is a login given as "user / password" (rules 12, k27h):
 // "build login: ci_bot / Tr1dent!ce-88", "portal login dev / Nx!p0rtal".
 // The password (the submatch) is judged as proseSecret judges a value.
-var loginPairRe = mustRx(`(?i)\b(?:login|logon|sign[- ]?in|credentials?|account|user(?:name)?)\b[^\n/]{0,40}?[\s:]([\w.@+-]{2,40}\s*/\s*[^\s"'\x60/]{8,})`)
+var loginPairRe = mustRx(`(?i)\b(?:login|logon|sign[- ]?in|credentials?|account|user(?:name)?)\b[^\n/]{0,40}?[\s:]([\w.@+-]{2,40}\s*/\s*[^\s"'\x60/]{8,})` +
+	// rules 19: an administrator's pair, its slash spaced as prose writes
+	// it ("Splunk admin: admin / Corvid-2026!"; not cd admin && … a/b)
+	`|(?i)\b(?:admin|root|superuser)\b[^\n/]{0,40}?[\s:]([\w.@+-]{2,40}\s+/\s+[^\s"'\x60/]{8,})`)
 
 // sessionTicketRe is a session ticket, cookie or PIN named and given a
 // long hexadecimal or base64 value (rules 12): "P4 ticket (valid 12h):
@@ -120,7 +125,12 @@ func proseSecret(text string) string {
 	}
 	ms := proseSecretRe.FindAllStringSubmatch(text, 8)
 	ms = append(ms, proseKeyRe.FindAllStringSubmatch(text, 8)...)
-	ms = append(ms, loginPairRe.FindAllStringSubmatch(text, 8)...)
+	for _, m := range loginPairRe.FindAllStringSubmatch(text, 8) {
+		if m[1] == "" {
+			m[1] = m[2] // the administrator's form
+		}
+		ms = append(ms, m)
+	}
 	for _, m := range ms {
 		v := strings.TrimRight(m[1], ".,;)")
 		if _, pw, ok := strings.Cut(v, "/"); ok && strings.Contains(m[0], "/") {

@@ -72,11 +72,11 @@ var (
 	// evaluator) to let things through.
 	memoryOverride = []textRule{
 		tr("shield|evaluator|policy|guardrail|safety|security|approval|verifier|reviewer|sandbox",
-			`(?i)\b(?:shield|evaluator|policy|guardrails?|safety|security|approvals?|verifier|reviewer|sandbox)\b[^.\n]{0,80}?\b(?:override|overridden|bypass|disabled?|turn(?:ed)? off|skip|always (?:return|answer|respond|say|approve|allow)|returns? "?allow|auto-?approve|whitelist|allowlist)`),
+			`(?i)\b(?:shield|evaluator|policy|guardrails?|safety|security|approvals?|verifier|reviewer|sandbox)\b[^.\n]{0,80}?(?:^|[^\w/.-])(?:override|overridden|bypass|disabled?|turn(?:ed)? off|skip|always (?:return|answer|respond|say|approve|allow)|returns? "?allow|auto-?approve|whitelist|allowlist)`),
 		tr("shield|evaluator|policy|guardrail|safety|security|sandbox|filter",
 			`(?i)\b(?:shield|evaluator|policy|guardrails?|safety|security|sandbox|filter)\b[^.\n]{0,80}?\b(?:pre-?approved|exempt(?:ed)?|whitelisted|gets? past|gets? around|circumvent|evade|sneak past|work around)`),
 		tr("override|bypass|disable|turn off|skip",
-			`(?i)\b(?:override|bypass|disable|turn off|skip)\b[^.\n]{0,40}?\b(?:shield|evaluator|guardrails?|safety checks?|security checks?|approvals?|sandbox)\b`),
+			`(?i)(?:^|[^\w/.-])(?:override|bypass|disable|turn off|skip)\b[^.\n]{0,40}?\b(?:shield|evaluator|guardrails?|safety checks?|security checks?|approvals?|sandbox)\b`),
 		tr("always", `(?i)\balways (?:return|answer|respond(?: with)?|output|say) "?(?:allow|approved?|yes)\b`),
 		// Skipping the repository's hooks, recommended: what the hooks
 		// would catch goes unchecked in every later session.
@@ -220,6 +220,30 @@ func findNear(re *rx, text, lower, word string, budget *int) string {
 	return ""
 }
 
+// addedLines is the lines of t, an edit's new text, that its old text
+// (f.Removed, same source) does not hold; false when the change has no
+// old text (a whole file written).
+func addedLines(f *Facts, t Text) (string, bool) {
+	for _, r := range f.Removed {
+		if r.Source != t.Source {
+			continue
+		}
+		old := map[string]bool{}
+		for _, l := range strings.Split(r.Body, "\n") {
+			old[strings.TrimSpace(l)] = true
+		}
+		var b strings.Builder
+		for _, l := range strings.Split(t.Body, "\n") {
+			if !old[strings.TrimSpace(l)] {
+				b.WriteString(l)
+				b.WriteByte('\n')
+			}
+		}
+		return b.String(), true
+	}
+	return "", false
+}
+
 // asciiLower lower-cases ASCII letters only, so that offsets in the result
 // are offsets in s.
 func asciiLower(s string) string {
@@ -243,6 +267,16 @@ func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 			rules = injectionForAgents
 		}
 		m, over := find(rules, body, asciiLower(body))
+		if m != "" && strings.HasPrefix(t.Source, "content:") {
+			if added, ok := addedLines(f, t); ok {
+				// rules 19: an edit that keeps a plant already in the
+				// file (marks it, edits around it) adds no instruction:
+				// only the lines it adds are its own.
+				if m2, _ := find(rules, added, asciiLower(added)); m2 == "" {
+					continue
+				}
+			}
+		}
 		if m != "" {
 			if p, ok := strings.CutPrefix(t.Source, "content:"); ok && docFile(p) && quotedIn(body, m) {
 				// Documentation about prompt injection quotes it (in

@@ -273,7 +273,18 @@ package shield
 //	   wrangler through a runner, stripe's retrieve, auth whoami/status),
 //	   gh's cache listing, rebar3's checks, mix release, a user's git
 //	   preferences.
-const RulesVersion = "18"
+//	19 (session 24, after holdout19's measure): detections, alerts and
+//	   sensors silenced (switches off, suppressions on, status, maturity
+//	   and level lowered, resources and queries made to match nothing);
+//	   reads through a workspace symlink into the home; splunk clean; a
+//	   project runner's inline code read as its program's; notebooks by
+//	   URL; version flags read no stdin; pre-commit autoupdate adds no
+//	   source; an edit's plant judged by the lines it adds; Vault tokens
+//	   and administrators' login pairs in notes; notes making data an
+//	   instruction channel. And the default policy: tags pushed asked;
+//	   cloud get/lookup/head/search reads; vault, fleetctl and
+//	   detection-rules reads allowed.
+const RulesVersion = "19"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).

@@ -397,8 +397,53 @@ func peel(name string, args []Word) []Word {
 		return skipOptions(rest, "", 1)
 	case "env":
 		return peelEnv(rest)
+	case "uv", "poetry", "pipenv", "pdm", "rye", "pixi", "hatch", "conda", "mamba", "micromamba", "bundle":
+		return peelRunner(name, rest)
 	}
 	return nil
+}
+
+// runnerValued are the options of a project runner's run verb that take
+// the next word (uv run --with rich python -c …).
+var runnerValued = map[string]bool{
+	"--with": true, "--with-editable": true, "--with-requirements": true, "--python": true, "-p": true,
+	"--package": true, "--directory": true, "--project": true, "--group": true, "--only-group": true,
+	"--no-group": true, "--extra": true, "--env-file": true, "--index": true, "--default-index": true,
+	"--index-url": true, "-i": true, "--extra-index-url": true, "--find-links": true, "-f": true,
+	"-C": true, "-P": true, "-e": true, "--environment": true, "--manifest-path": true, "-n": true,
+	"--name": true, "--prefix": true, "--cwd": true, "--gemfile": true, "--pyproject": true, "--config-file": true,
+}
+
+// peelRunner returns the program a project runner runs in the project's
+// environment (uv run python -c …, poetry run sh -c …, bundle exec ruby
+// -e …): the words after its verb (run, or exec for bundle) and the
+// verb's options; nil when the line runs nothing (uv sync).
+func peelRunner(name string, rest []Word) []Word {
+	verb := "run"
+	if name == "bundle" {
+		verb = "exec"
+	}
+	i := 0
+	for i < len(rest) && strings.HasPrefix(rest[i].Text, "-") {
+		i++ // global options (uv --quiet run …)
+	}
+	if i >= len(rest) || rest[i].Text != verb {
+		return nil
+	}
+	for i++; i < len(rest); i++ {
+		t := rest[i].Text
+		if t == "--" {
+			i++
+			break
+		}
+		if len(t) < 2 || t[0] != '-' {
+			break
+		}
+		if runnerValued[t] {
+			i++
+		}
+	}
+	return nonEmpty(rest[i:])
 }
 
 // peelEnv skips env's options and NAME=value words; -S splits its string
