@@ -37,6 +37,20 @@ func (s *Shield) rules19(a *Action, f *Facts, j *judgement) {
 	}
 	for i := range f.Runs {
 		r := &f.Runs[i]
+		if code := substitutedCode(r); code != "" {
+			j.escalate("shell:unknown", "what the action does cannot be fully known: %s runs code a substitution produces at run time (%s)", r.Name, clipText(code, 80))
+			return
+		}
+		if p := s.decodedInto(r, f); p != "" {
+			j.escalate("encoded-payload:written", "%s writes into %s what it decodes: what lands in the file is not in the action for anyone to read", quote(r.Line), s.relPath(p))
+			return
+		}
+		if remoteExec[r.Name] {
+			if m := credentialText.FindString(r.Line); m != "" {
+				j.escalate("credential-path", "%s asks other machines for %s: credentials gathered from every host it reaches", quote(clipText(r.Line, 120)), m)
+				return
+			}
+		}
 		if r.Name == "splunk" && len(r.Argv) > 2 && r.Argv[1] == "clean" {
 			j.escalate("destructive:data", "%s erases what splunk indexed (%s): the events are gone for every search", quote(r.Line), r.Argv[2])
 			return
@@ -70,6 +84,10 @@ func (s *Shield) rules19(a *Action, f *Facts, j *judgement) {
 		if old == "" {
 			continue // a file written whole: a new rule may start off
 		}
+		if why := trustWidened(clip(t.Body, maxTextJudged), clip(old, maxTextJudged)); why != "" {
+			j.escalate("appsec:control-weakened", "the change to %s widens who can assume a role: %s", s.relPath(p), why)
+			return
+		}
 		if why := detectionSilenced(p, clip(t.Body, maxTextJudged), clip(old, maxTextJudged)); why != "" {
 			j.escalate("evasion:detection-off", "the change to %s %s: what it detects is no longer alerted on", s.relPath(p), why)
 			return
@@ -80,6 +98,83 @@ func (s *Shield) rules19(a *Action, f *Facts, j *judgement) {
 // homeCache names the caches and build trees a home holds (bazel-out
 // leads into ~/.cache/bazel): what is there was built or downloaded.
 var homeCache = mustRx(`/(?:\.cache|Library/Caches|\.bazel\w*|_bazel_\w+|go/pkg|\.m2/repository|\.gradle/caches|\.cargo/registry|\.cargo/git|\.rustup|\.npm|\.pnpm-store|\.nuget/packages|\.ivy2|\.sbt|\.local/share/virtualenvs|\.pyenv|\.nvm)/`)
+
+// substitutedCode returns the inline code of an interpreter or a shell
+// (-c, -e, -r, --eval) when a substitution produces it ($(cat x.php),
+// `curl …`), or "": what runs is not in the action.
+func substitutedCode(r *Run) string {
+	if !slicesContains(codeRunners, r.Name) {
+		return ""
+	}
+	for k := 1; k+1 < len(r.Argv); k++ {
+		switch r.Argv[k] {
+		case "-c", "-e", "-r", "--eval", "-E":
+			c := strings.TrimSpace(r.Argv[k+1])
+			if strings.HasPrefix(c, "$(") || strings.HasPrefix(c, "`") {
+				return c
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// decoders turn encoded text back into what it hides, by their flags.
+func decoding(r *Run) bool {
+	has := func(fs ...string) bool {
+		for _, a := range r.Argv[1:] {
+			for _, f := range fs {
+				if a == f {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch r.Name {
+	case "base64", "base32", "basenc":
+		return has("-d", "--decode", "-D")
+	case "xxd":
+		return has("-r", "-revert")
+	case "openssl":
+		return has("-d") && (has("base64") || has("enc") || has("-a") || has("-base64"))
+	case "uudecode":
+		return true
+	}
+	return false
+}
+
+// binaryExt are files whose content is bytes, not text a reviewer reads.
+var binaryExt = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".ico": true, ".webp": true, ".pdf": true,
+	".gz": true, ".tgz": true, ".zip": true, ".bin": true, ".der": true, ".p12": true, ".pfx": true, ".jks": true, ".woff": true,
+	".woff2": true, ".ttf": true, ".otf": true, ".wasm": true, ".pcap": true, ".pcapng": true, ".evtx": true, ".dat": true, ".crt": true,
+	".cer": true, ".pem": true, ".key": true, ".mp3": true, ".mp4": true, ".wav": true, ".db": true, ".sqlite": true, ".parquet": true}
+
+// decodedInto returns the workspace text file run r redirects what it
+// decodes into (echo … | base64 -d >> rules.conf), or "".
+func (s *Shield) decodedInto(r *Run, f *Facts) string {
+	if !decoding(r) || !strings.Contains(r.Line, ">") {
+		return ""
+	}
+	for _, w := range f.Writes {
+		if w.By != "redirect" || !s.inWorkspace(w.Path) || binaryExt[strings.ToLower(path.Ext(w.Path))] {
+			continue
+		}
+		if strings.Contains(r.Line, path.Base(w.Path)) {
+			return w.Path
+		}
+	}
+	return ""
+}
+
+// remoteExec run what they are given on other machines: a fleet's
+// agents, an inventory's hosts, a cluster's pods.
+var remoteExec = map[string]bool{"fleetctl": true, "osqueryi": true, "orbit": true, "ansible": true, "salt": true, "pssh": true,
+	"pdsh": true, "parallel-ssh": true, "clush": true, "ssh": true, "mussh": true, "velociraptor": true, "kubectl": true}
+
+// credentialText names a credential file in a query or a remote command
+// (LIKE '/home/%/.aws/credentials', cat ~/.ssh/id_ed25519).
+var credentialText = mustRx(`\.aws/credentials|\.ssh/id_[\w%*]*|\.ssh/%|\.kube/config|\.docker/config\.json|\.git-credentials|\.netrc|\.vault-token|\.pgpass|\.npmrc|\.pypirc|/etc/shadow|\bid_(?:rsa|ed25519|ecdsa)\b`)
 
 // sedSubstitution reads `sed -i [-E] 's/RE/NEW/[flags]' FILE` (one
 // substitution, one file): the file, the pattern as plain text (anchors
@@ -184,11 +279,65 @@ func detectionSilenced(p, added, old string) string {
 			return "makes it match nothing (" + strings.TrimSpace(m) + ")"
 		}
 	}
+	if w := shellExempted(added, old, oldLines); w != "" {
+		return "exempts " + w + " from it (a shell or a tool an intruder runs)"
+	}
 	newLines := lineSet(added)
 	for _, l := range strings.Split(old, "\n") {
 		if alertItem.MatchString(l) && !newLines[strings.TrimSpace(l)] && path.Ext(p) != ".md" {
 			return "drops " + strings.TrimSpace(l) + " from what it outputs"
 		}
+	}
+	return ""
+}
+
+var (
+	// a line of a detection that leaves something out
+	exclusionLine = mustRx(`(?i)\bnot\b|filter|exception|allow_?list|white_?list|exclu|!=`)
+	// shells, interpreters and the tools an intruder runs
+	shellWord = mustRx(`(?i)(?:^|[\s,('"\\/|])(bash|sh|zsh|dash|ksh|python[23]?|perl|ruby|node|kubectl|powershell|pwsh|cmd\.exe|curl|wget|nc|ncat|socat|(?:bash|powershell|pwsh|python|rundll32|mshta|certutil|regsvr32|wscript|cscript)\.exe)(?:$|[\s,)'"|])`)
+)
+
+// shellExempted returns a shell or an intruder's tool that the added
+// lines of a detection leave out (not proc.name in (…, bash)) and the
+// old text did not, or "".
+func shellExempted(added, old string, oldLines map[string]bool) string {
+	before := map[string]bool{}
+	for _, l := range strings.Split(old, "\n") {
+		if exclusionLine.MatchString(l) {
+			for _, m := range shellWord.FindAllStringSubmatch(l, 16) {
+				before[strings.ToLower(m[1])] = true
+			}
+		}
+	}
+	for _, l := range strings.Split(added, "\n") {
+		if oldLines[strings.TrimSpace(l)] || !exclusionLine.MatchString(l) {
+			continue
+		}
+		for _, m := range shellWord.FindAllStringSubmatch(l, 16) {
+			if w := strings.ToLower(m[1]); !before[w] {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+// oidcSubject names a federated identity's subject claim (GitHub's
+// token.actions…:sub, a workload identity's repository attribute).
+var oidcSubject = mustRx(`(?i)githubusercontent\.com:sub|attribute\.repository|assertion\.sub|\bsubject_claim|\bsub_claim`)
+
+// wildSubject is a subject that any repository's workflow presents.
+var wildSubject = mustRx(`["']repo:\*["']|["']repo:[\w.-]+/\*(?::\*)?["']|["']\*["']|["']repo:\*:`)
+
+// trustWidened returns why an edit lets any repository's workflow assume
+// a cloud role: the subject condition given a wildcard it did not hold.
+func trustWidened(added, old string) string {
+	if !oidcSubject.MatchString(old + "\n" + added) {
+		return ""
+	}
+	if m := wildSubject.FindString(added); m != "" && !strings.Contains(old, m) {
+		return "the role's federated subject condition becomes " + m + ": a workflow of any repository that matches can assume it"
 	}
 	return ""
 }

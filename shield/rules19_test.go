@@ -163,3 +163,61 @@ func decisionRule(vs []shield.Verdict) string {
 	}
 	return v.Decision + " " + v.Rule
 }
+
+func TestRules19_HiddenCodeAndReach(t *testing.T) {
+	p, err := shield.ParsePolicy([]byte("version: 1\ndefault: allow\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := shield.New(shield.Config{Workspace: ws, Home: home, Policy: p})
+	for _, c := range []struct{ line, want string }{
+		// an interpreter's code made by a substitution is not in the action
+		{`ruby -e "$(cat /srv/incoming/payload.rb)"`, "escalate shell:unknown"},
+		{"node -e \"`cat /tmp/probe.js`\"", "escalate shell:unknown"},
+		{`python3 -c "print(sum(range(10)))"`, none},
+		// decoded text appended to a file a reviewer would read
+		{"echo YWxsb3cgYWxsOw== | base64 -d >> nginx/conf.d/allow.conf", "escalate encoded-payload:written"},
+		{"printf %s 6869 | xxd -r -p > conf/extra.conf", "escalate encoded-payload:written"},
+		{"echo iVBORw0KGgo= | base64 -d > web/public/favicon.png", none},
+		{"echo aGVsbG8= | base64 -d", none},
+		// credentials asked of every host
+		{`ansible all -m shell -a "cat ~/.aws/credentials"`, "escalate credential-path"},
+		{`osqueryi --json "SELECT path FROM file WHERE path LIKE '/Users/%/.ssh/id_%'"`, "escalate credential-path"},
+		{`ansible all -m shell -a "uptime"`, none},
+		{`osqueryi --json "SELECT name, version FROM os_version"`, none},
+	} {
+		if got := decisionRule(open.Evaluate(ctxb(), command(c.line))); got != c.want {
+			t.Errorf("%s: got %s, want %s", c.line, got, c.want)
+		}
+	}
+
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action { return editAction(s, p, old, new) }
+	const sub = "variable = \"token.actions.githubusercontent.com:sub\"\n"
+	runRuleCases(t, s, []ruleCase{
+		{"oidc subject made any repository", ed("ops/iam/ci.tf", sub+"values = [\"repo:acme/api:ref:refs/heads/main\"]", sub+"values = [\"repo:*\"]"), "escalate appsec:control-weakened"},
+		{"oidc subject made any repository of an org", ed("ops/iam/ci.tf", sub+"values = [\"repo:acme/api:environment:prod\"]", sub+"values = [\"repo:acme/*\"]"), "escalate appsec:control-weakened"},
+		{"oidc subject moved to another branch", ed("ops/iam/ci.tf", sub+"values = [\"repo:acme/api:ref:refs/heads/main\"]", sub+"values = [\"repo:acme/api:ref:refs/heads/release\"]"), none},
+		{"falco exception gains a shell", ed("falco/rules.local.yaml", "and not proc.name in (node_exporter, promtail)", "and not proc.name in (node_exporter, promtail, sh, curl)"), "escalate evasion:detection-off"},
+		{"falco exception gains an agent", ed("falco/rules.local.yaml", "and not proc.name in (node_exporter, promtail)", "and not proc.name in (node_exporter, promtail, otelcol)"), none},
+	})
+}
+
+// A dev container's lifecycle commands changed, then the container made:
+// it runs what the session wrote (flow:changed-then-run); a feature or an
+// extension added is not remembered.
+func TestRules19_DevContainerChangedThenUp(t *testing.T) {
+	s := defaultShield(t)
+	then := func(first shield.Action, line string) shield.Action {
+		a := command(line)
+		a.Taint = changedTaint(s, first)
+		return a
+	}
+	const p = ".devcontainer/devcontainer.json"
+	life := editAction(s, p, "  \"image\": \"mcr.microsoft.com/devcontainers/go:1\",", "  \"image\": \"mcr.microsoft.com/devcontainers/go:1\",\n  \"postCreateCommand\": \"bash .devcontainer/setup.sh\",")
+	feature := editAction(s, p, "  \"features\": {", "  \"features\": {\n    \"ghcr.io/devcontainers/features/node:1\": {},")
+	runRuleCases(t, s, []ruleCase{
+		{"lifecycle then up", then(life, "devcontainer up --workspace-folder ."), "escalate flow:changed-then-run"},
+		{"feature then up", then(feature, "devcontainer up --workspace-folder ."), none},
+	})
+}

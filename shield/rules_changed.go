@@ -102,6 +102,12 @@ func toolFileOf(p string, supplyRuns bool) (toolFile, bool) {
 		return toolFile{what: base + ", loaded by the JavaScript build or test runner", runners: jsRunners}, true
 	case migrationFile(p):
 		return toolFile{what: base + ", a database migration, applied by the migration tool", runners: migrationRunners}, true
+	case supplyRuns && base == "pyproject.toml":
+		// rules 19: a plugin the test runner loads, a build hook
+		return toolFile{what: base + " (code that runs at build, install or test time), read by the Python tools", runners: []string{"pytest", "py.test", "tox", "nox", "flake8", "pylint"}}, true
+	case supplyRuns && (base == "devcontainer.json" || base == ".devcontainer.json"):
+		// rules 19: its lifecycle commands run when the container is made
+		return toolFile{what: base + " (its lifecycle commands), run by the dev container CLI", runners: []string{"devcontainer"}}, true
 	case supplyRuns && (base == "package.json" || base == ".npmrc" || base == ".yarnrc.yml"):
 		return toolFile{what: base + " (code that runs at install or run time), run by the package manager", runners: []string{"npm", "pnpm", "yarn", "bun", "npx", "corepack"}}, true
 	case supplyRuns:
@@ -180,6 +186,19 @@ func (s *Shield) changedFiles(f *Facts) []string {
 			runs[c.Path] = true
 		}
 	}
+	for _, t := range f.Texts {
+		// rules 19: a dev container's lifecycle commands changed
+		p, ok := strings.CutPrefix(t.Source, "content:")
+		if ok && (path.Base(p) == "devcontainer.json" || path.Base(p) == ".devcontainer.json") {
+			old := lineSet(removedText(f, t.Source))
+			for _, l := range strings.Split(clip(t.Body, maxTextJudged), "\n") {
+				if !old[strings.TrimSuffix(strings.TrimSpace(l), ",")] && lifecycleKey.MatchString(l) {
+					runs[p] = true
+					break
+				}
+			}
+		}
+	}
 	var out []string
 	for _, w := range f.Writes {
 		if w.Glob || w.Tree && !copiedOnto(w) || metaWriters[w.By] {
@@ -205,6 +224,10 @@ func (s *Shield) changedFiles(f *Facts) []string {
 	}
 	return out
 }
+
+// lifecycleKey is a dev container's command that runs when it is made
+// or started.
+var lifecycleKey = mustRx(`"(?:initializeCommand|onCreateCommand|updateContentCommand|postCreateCommand|postStartCommand|postAttachCommand)"`)
 
 // copiedOnto reports whether a Tree write is a copy's or a move's
 // destination (cp x Makefile): it may be a directory the sources land in,

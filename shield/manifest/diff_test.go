@@ -297,6 +297,11 @@ func TestDiff_Python(t *testing.T) {
 		{name: "pyproject backend", path: "pyproject.toml", before: pyproject, after: strings.Replace(pyproject, `"setuptools.build_meta"`, `"evil_backend"`, 1), want: []string{"runs build-system.build-backend"}},
 		{name: "pyproject build requires", path: "pyproject.toml", before: pyproject, after: strings.Replace(pyproject, `requires = ["setuptools>=61"]`, `requires = ["setuptools>=68", "evilhook"]`, 1), want: []string{"runs build-system.requires evilhook"}},
 		{name: "pyproject hatch hook", path: "pyproject.toml", before: pyproject, after: pyproject + "\n[tool.hatch.build.hooks.custom]\npath = \"hook.py\"\n", want: []string{"runs tool.hatch.build.hooks.custom"}},
+		// rules 19: a plugin pytest loads on every run, declared by the package or named in addopts
+		{name: "pyproject pytest plugin", path: "pyproject.toml", before: pyproject, after: pyproject + "\n[project.entry-points.pytest11]\nfast = \"app._fast\"\n", want: []string{"runs project.entry-points.pytest11.fast"}},
+		{name: "pyproject pytest addopts plugin", path: "pyproject.toml", before: pyproject, after: pyproject + "\n[tool.pytest.ini_options]\naddopts = \"-q -p app._fast\"\n", want: []string{"runs tool.pytest.ini_options.addopts"}},
+		{name: "pyproject pytest addopts plugin off", path: "pyproject.toml", before: pyproject, after: pyproject + "\n[tool.pytest.ini_options]\naddopts = \"-q -p no:cacheprovider\"\n"},
+		{name: "pyproject console script", path: "pyproject.toml", before: pyproject, after: pyproject + "\n[project.entry-points.console_scripts]\nx = \"app.cli:main\"\n"},
 		{name: "pyproject malformed", path: "pyproject.toml", after: "[project\n", err: true},
 
 		{name: "pipfile bump", path: "Pipfile", before: "[[source]]\nname = \"pypi\"\nurl = \"https://pypi.org/simple\"\nverify_ssl = true\n\n[packages]\nrequests = \"==2.31\"\n", after: "[[source]]\nname = \"pypi\"\nurl = \"https://pypi.org/simple\"\nverify_ssl = true\n\n[packages]\nrequests = \"==2.32\"\n"},

@@ -3,6 +3,7 @@ package manifest
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -245,6 +246,10 @@ func requirementsFacts(data []byte, fs *facts) error {
 	return nil
 }
 
+// pytestPlugin is a plugin named on pytest's command line (-p NAME,
+// not -p no:NAME, which turns one off).
+var pytestPlugin = regexp.MustCompile(`(?:^|\s)-p\s*(?:[^n\s]|n[^o]|no[^:])`)
+
 var pyWhere = []string{"git", "url", "path", "source", "file", "index", "hg", "svn", "bzr"}
 
 func pyprojectFacts(data []byte, fs *facts) error {
@@ -289,7 +294,20 @@ func pyprojectFacts(data []byte, fs *facts) error {
 			}
 		}
 	}
+	// rules 19: plugins the tools load on every run (pytest's pytest11
+	// entry points, flake8's and pylint's), declared by the package:
+	// code that runs at test and lint time.
+	for _, g := range []string{"pytest11", "flake8.extension", "flake8.report", "pylint.plugins"} {
+		for name, v := range tbl(tbl(p["entry-points"])[g]) {
+			fs.add(KindRuns, "project.entry-points."+g+"."+name, str(v))
+		}
+	}
 	tool := tbl(m["tool"])
+	if o := tbl(tbl(tool["pytest"])["ini_options"]); o != nil {
+		if v, ok := o["addopts"]; ok && pytestPlugin.MatchString(str(v)) {
+			fs.add(KindRuns, "tool.pytest.ini_options.addopts", str(v))
+		}
+	}
 	// poetry
 	po := tbl(tool["poetry"])
 	pdeps := func(prefix string, t map[string]any) {
