@@ -221,3 +221,40 @@ func TestRules19_DevContainerChangedThenUp(t *testing.T) {
 		{"feature then up", then(feature, "devcontainer up --workspace-folder ."), none},
 	})
 }
+
+// The default policy's rules 19 reads, and the verbs that run none of a
+// changed configuration's code.
+func TestRules19_ReadsAndVerbs(t *testing.T) {
+	s := defaultShield(t)
+	for _, c := range []struct{ line, want string }{
+		{"gh api /advisories -X GET -f ecosystem=pip -f affects=django -q '.[].ghsa_id'", none},
+		{"gh api repos/acme/api/pulls --paginate -q '.[].title'", none},
+		{"gh api repos/acme/api/issues -f title=x", "escalate policy:default"},
+		{"gh api -X GET repos/acme/api/contents/x -F ref=@notes.txt", "escalate policy:default"},
+		{"gh api repos/acme/api/actions/secrets/NPM_TOKEN", "escalate policy:default"},
+		{"gh api user -q '$ENV'", "escalate policy:default"},
+		{`osqueryi --json "SELECT pid, name FROM processes LIMIT 5;"`, none},
+		{`osqueryi --json "SELECT * FROM process_envs"`, "escalate policy:default"},
+		{"splunk search 'index=web status=500 | stats count by uri' -output csv -maxout 50", none},
+		{"splunk search 'index=web | delete'", "escalate policy:default"},
+		{"zeek -a sensors/zeek/local.zeek", none},
+		{"zeek -C -r captures/dns.pcap sensors/zeek/local.zeek", none},
+		{"goreleaser release --snapshot --clean", none},
+		{"goreleaser release --clean", "escalate policy:package-publish"},
+	} {
+		if got := decisionRule(s.Evaluate(ctxb(), command(c.line))); got != c.want {
+			t.Errorf("%s: got %s, want %s", c.line, got, c.want)
+		}
+	}
+	then := func(first shield.Action, line string) shield.Action {
+		a := command(line)
+		a.Taint = changedTaint(s, first)
+		return a
+	}
+	hooks := editAction(s, ".pre-commit-config.yaml", "  - id: check-yaml", "  - id: check-yaml\n  - id: end-of-file-fixer")
+	runRuleCases(t, s, []ruleCase{
+		{"hooks changed then run", then(hooks, "pre-commit run --all-files"), "escalate flow:changed-then-run"},
+		{"hooks changed then autoupdate", then(hooks, "uv run pre-commit autoupdate"), none},
+		{"hooks changed then validate", then(hooks, "pre-commit validate-config"), none},
+	})
+}

@@ -295,7 +295,7 @@ func runsTool(r *Run, runners []string, always bool) string {
 		return ""
 	}
 	if slices.Contains(runners, r.Name) {
-		if (versionOnly(r.Argv) || settingsOnly(r.Argv)) && !always {
+		if (versionOnly(r.Argv) || settingsOnly(r.Argv) || runsNothing(r.Argv)) && !always {
 			return ""
 		}
 		return r.Name
@@ -303,12 +303,43 @@ func runsTool(r *Run, runners []string, always bool) string {
 	if !runWrappers[r.Name] {
 		return ""
 	}
-	for _, w := range r.Argv[1:] {
+	for k, w := range r.Argv[1:] {
 		if b := path.Base(w); slices.Contains(runners, b) {
+			if runsNothing(r.Argv[1+k:]) && !always {
+				return ""
+			}
 			return b
 		}
 	}
 	return ""
+}
+
+// runsNothing reports whether argv (a tool's name, then its arguments)
+// asks the tool for work that runs none of its configuration's code
+// (rules 19): pre-commit bumping, validating or installing its hooks
+// (not running them), terraform formatting or recording its providers'
+// checksums (not loading them).
+func runsNothing(argv []string) bool {
+	if len(argv) < 2 {
+		return false
+	}
+	switch path.Base(argv[0]) {
+	case "pre-commit", "prek":
+		switch argv[1] {
+		case "autoupdate", "validate-config", "validate-manifest", "clean", "gc", "sample-config", "migrate-config", "install", "uninstall", "init-templatedir":
+			return true
+		}
+	case "terraform", "tofu":
+		args := argv[1:]
+		for len(args) > 0 && strings.HasPrefix(args[0], "-chdir") {
+			args = args[1:]
+		}
+		if len(args) > 0 && (args[0] == "fmt" || args[0] == "version") {
+			return true
+		}
+		return len(args) > 1 && args[0] == "providers" && (args[1] == "lock" || args[1] == "mirror")
+	}
+	return false
 }
 
 // runsTarget returns the target of a task runner's run whose name says
