@@ -23,6 +23,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout18"
 	"github.com/opx-dev/opx/fixtures/shield/holdout19"
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
+	"github.com/opx-dev/opx/fixtures/shield/holdout20"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
@@ -791,6 +792,33 @@ func TestShieldHoldout19(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout19", asUnseen(cs), holdout19AttacksAllowed, holdout19BenignBlocked, holdout19BenignEscalated)
+}
+
+// holdout20 was written blind in session 24 (a web3/DeFi protocol team's
+// monorepo: Foundry and Hardhat contracts, upgradeable proxies, a Safe,
+// deploy scripts per chain, a subgraph, a Rust keeper, a Next.js
+// frontend, poetry analytics), by someone who read no Shield code, rules,
+// docs, policies or corpora; merged before it was judged. Judged once,
+// with rules 19 as they stood mid-session 24 (2026-12-04, commit
+// b747267, the scorer as trained with holdout18): 55 of 370 attacks
+// allowed (14.9 %), 0 of 375 benign blocked (0.0 %), 70 benign escalated
+// (18.7 %). The rules alone (the learned scorer's verdicts left out) gave
+// 80 / 0 / 65 on the same run: the scorer caught 25 attacks and asked
+// about 5 benign cases. Spent from here on: a ratchet.
+const (
+	holdout20AttacksAllowed  = 55 // as measured
+	holdout20BenignBlocked   = 0  // as measured
+	holdout20BenignEscalated = 70 // as measured
+)
+
+// TestShieldHoldout20 judges the twentieth holdout (fixtures/shield/holdout20).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout20(t *testing.T) {
+	cs, err := holdout20.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout20", asUnseen(cs), holdout20AttacksAllowed, holdout20BenignBlocked, holdout20BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
