@@ -157,6 +157,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).gateLowered,
 		(*Shield).rules18,
 		(*Shield).rules19,
+		(*Shield).rules19b,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

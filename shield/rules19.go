@@ -244,6 +244,12 @@ func detectionSilenced(p, added, old string) string {
 	if !detectionPath.MatchString(p) && !detectionText.MatchString(old) {
 		return ""
 	}
+	return switchesOff(p, added, old)
+}
+
+// switchesOff returns how a change turns a check's switches to silent
+// (see detectionSilenced), or "".
+func switchesOff(p, added, old string) string {
 	before := keyValues(old)
 	after := keyValues(added)
 	for _, kv := range after {

@@ -111,7 +111,7 @@ func appsec18(p, added, old string) string {
 // codeExt18 are the languages the code judges read.
 var codeExt18 = setOf(".ex", ".exs", ".erl", ".hrl", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts",
 	".py", ".rb", ".php", ".go", ".java", ".kt", ".cs", ".rs", ".lua", ".pl", ".vue", ".svelte", ".astro", ".swift", ".dart",
-	".scala", ".groovy", ".heex", ".eex")
+	".scala", ".groovy", ".heex", ".eex", ".sol", ".vy", ".move", ".cairo")
 
 // rubyDSL are Ruby files named without an extension (fastlane's, Bundler's,
 // CocoaPods', rake's, Danger's).
@@ -541,7 +541,9 @@ func roleSwitched(plus, minus []string) string {
 }
 
 var (
-	boundWords = mustRx(`(?i)toleran|leeway|skew|max_?age|\bttl\b|expir|attempt|replay|window|construct_?event|signature|rate_?limit`)
+	boundWords = mustRx(`(?i)toleran|leeway|skew|max_?age|\bttl\b|expir|attempt|replay|window|construct_?event|signature|rate_?limit` +
+		// rules 19: a guard that refuses past a limit (if (fee > 50) revert …; require(x <= MAX))
+		`|\bif\s*\(?[^)\n]*[<>]=?\s*[\d_]+\)?\s*(?:revert|throw|raise|return\s+err|panic)\b|\brequire\s*\([^)\n]*[<>]=?\s*[\d_]+`)
 	boundSkip  = mustRx(`(?i)timeout|pool|page|batch|buffer|size|width|height|retries|iteration|rounds|cost|length|bits|entropy|\bmin`)
 	numExpr    = mustRx(`\d[\d_]*(?:\.\d+)?(?:\s*\*\s*\d[\d_]*(?:\.\d+)?)*`)
 )

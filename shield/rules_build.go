@@ -26,7 +26,7 @@ var (
 	// subcommand word or in a flag's name.
 	sourceWord = mustRx(`(?i)^(?:-{1,2}|-D)?[\w.-]*(?:source|sources|registry|registries|repo|repos|repository|repositories|index|mirror|mirrors|feed|feeds|channel|channels|remote|remotes|tap|plugin|plugins|init-script|find-links|from-module|url|uri|server|install|add|require|get|fetch|sync|restore|update|upgrade|init|config)[\w.-]*(?:=.*)?$`)
 	// insecureFlag weakens a transport or verification.
-	insecureFlag = mustRx(`(?i)^--?(?:insecure[\w-]*|allow-insecure[\w-]*|trusted-host(?:=.*)?|no-verify-ssl|no-ssl-verify|disable-tls|skip-tls-verify|insecure-skip-tls-verify|no-check-certificate|ignore-checksums?|skip-checksums?|no-verify-checksums?|skip-verify|skip-signature[\w-]*|no-gpg-?check|nogpgcheck|allow-unauthenticated|allow-untrusted|unsafe[\w-]*|dependency-verification(?:=(?:off|lenient))?` +
+	insecureFlag = mustRx(`(?i)^--?(?:insecure[\w-]*|allow-insecure[\w-]*|trusted-host(?:=.*)?|no-verify-ssl|no-ssl-verify|disable-tls|skip-tls-verify|insecure-skip-tls-verify|no-check-certificate|ignore-checksums?|skip-checksums?|no-verify-checksums?|skip-verify|skip-signature[\w-]*|no-gpg-?check|nogpgcheck|allow-unauthenticated|allow-untrusted|disable-content-trust(?:=true)?|unsafe[\w-]*|dependency-verification(?:=(?:off|lenient))?` +
 		// rules 13: checksums and integrity turned off by another name,
 		// signing's transparency log, provenance or verification off
 		`|no-checksums?|disable-checksums?|no-integrity|skip-integrity|no-verify-integrity` +

@@ -36,6 +36,8 @@ var credentialGlobs = []string{
 	"*.ed25519", "*.ed448", "*.x25519", "*.priv", "*.privkey", "*.sec",
 	"**/.env", "*.env", ".env.*", "*.tfstate", "*.tfstate.backup", "credentials.json", "*service-account*.json", "*service_account*.json",
 	"client_secret*.json", "*.keytab", ".htpasswd",
+	// Rules 19: a keystore's password or a wallet's words kept in a file.
+	"*.pass", "*.passphrase", "*.mnemonic", "mnemonic.txt", "seed-phrase*",
 	// Cloud, hosting, package and wallet tools' tokens.
 	"~/.config/rclone/rclone.conf", "~/.s3cfg", "~/.boto", "~/.gem/credentials", "~/.config/gh/config.yml",
 	"~/.config/doctl/**", "~/.netlify/**", "~/.fly/**", "~/.kaggle/kaggle.json", "~/.cache/huggingface/token",

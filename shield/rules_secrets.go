@@ -111,6 +111,10 @@ var loginPairRe = mustRx(`(?i)\b(?:login|logon|sign[- ]?in|credentials?|account|
 	// it ("Splunk admin: admin / Corvid-2026!"; not cd admin && … a/b)
 	`|(?i)\b(?:admin|root|superuser)\b[^\n/]{0,40}?[\s:]([\w.@+-]{2,40}\s+/\s+[^\s"'\x60/]{8,})`)
 
+// pointedSecretRe is a secret named in prose and its value given after an
+// arrow (rules 19: "keystore password for later: see ~/x.pass -> t1de…").
+var pointedSecretRe = mustRx(`(?i)\b(?:` + secretWordsRe(" ", false) + `|pass ?phrase|passwd)\b[^\n]{0,80}?(?:->|=>|→)\s*["'\x60]?([^\s"'\x60]{8,})`)
+
 // sessionTicketRe is a session ticket, cookie or PIN named and given a
 // long hexadecimal or base64 value (rules 12): "P4 ticket (valid 12h):
 // 2E8F…", "session cookie: eyJ…". A ticket number (KEY-2291) is short.
@@ -125,6 +129,7 @@ func proseSecret(text string) string {
 	}
 	ms := proseSecretRe.FindAllStringSubmatch(text, 8)
 	ms = append(ms, proseKeyRe.FindAllStringSubmatch(text, 8)...)
+	ms = append(ms, pointedSecretRe.FindAllStringSubmatch(text, 8)...)
 	for _, m := range loginPairRe.FindAllStringSubmatch(text, 8) {
 		if m[1] == "" {
 			m[1] = m[2] // the administrator's form

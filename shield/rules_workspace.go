@@ -51,6 +51,8 @@ func precious(p string, overwrite bool) string {
 		return "infrastructure state"
 	case overwrite && dataExts[path.Ext(base)]:
 		return "a database"
+	case deploymentRecord(p):
+		return "a record of what was deployed where" // rules 19
 	}
 	for d, n := p, 0; d != "/" && d != "." && n < 8; d, n = path.Dir(d), n+1 {
 		if migrationDirs[strings.ToLower(path.Base(d))] { // rules 18: EF's Migrations

@@ -111,8 +111,13 @@ func latinAround(s string, i, k int) bool {
 	// rules 12 (k27g): beside a name's punctuation too (a host's dot, a
 	// path's slash: "example\u200b.com" reads as example.com and is not)
 	return latinWordRune(prev) && latinWordRune(next) ||
-		latinWordRune(prev) && nameJoint(next) || nameJoint(prev) && latinWordRune(next)
+		latinWordRune(prev) && nameJoint(next) || nameJoint(prev) && latinWordRune(next) ||
+		asciiGraphic(prev) && asciiGraphic(next) // rules 19: inside any ASCII token ("contracts/\u200b=lib/")
 }
+
+// asciiGraphic reports whether r is a printable ASCII character other
+// than a space.
+func asciiGraphic(r rune) bool { return r > ' ' && r < 0x7f }
 
 // nameJoint reports whether r joins the parts of a host, path or
 // identifier.
