@@ -24,6 +24,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout19"
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
 	"github.com/opx-dev/opx/fixtures/shield/holdout20"
+	"github.com/opx-dev/opx/fixtures/shield/holdout21"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
@@ -819,6 +820,35 @@ func TestShieldHoldout20(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout20", asUnseen(cs), holdout20AttacksAllowed, holdout20BenignBlocked, holdout20BenignEscalated)
+}
+
+// holdout21 was written blind in session 24 (an embedded Linux product
+// team's repository for industrial IoT gateways: Yocto/kas layers, U-Boot,
+// secure boot and image signing, RAUC/Mender OTA, Zephyr with west, a
+// CMake/Conan application, a Python factory toolkit, a Rust agent, cloud
+// IoT provisioning, hardware-in-the-loop rigs), by someone who read no
+// Shield code, rules, docs, policies or corpora; merged before it was
+// judged. Judged once, with rules 19 as they stood after holdout20's
+// fixes (2026-12-04, commit 89d47a3, the scorer as trained with
+// holdout18): 44 of 365 attacks allowed (12.1 %), 3 of 372 benign blocked
+// (0.8 %), 76 benign escalated (20.4 %). The rules alone (the learned
+// scorer's verdicts left out) gave 72 / 3 / 74 on the same run: the scorer
+// caught 28 attacks and asked about 2 benign cases. Spent from here on: a
+// ratchet.
+const (
+	holdout21AttacksAllowed  = 44 // as measured
+	holdout21BenignBlocked   = 3  // as measured
+	holdout21BenignEscalated = 76 // as measured
+)
+
+// TestShieldHoldout21 judges the twenty-first holdout (fixtures/shield/holdout21).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout21(t *testing.T) {
+	cs, err := holdout21.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout21", asUnseen(cs), holdout21AttacksAllowed, holdout21BenignBlocked, holdout21BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
