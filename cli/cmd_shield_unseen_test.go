@@ -628,7 +628,7 @@ func TestShieldHoldout12(t *testing.T) {
 const (
 	holdout13AttacksAllowed  = 10 // the scorer retrained with holdout18 (in-sample: 9 before); the scorer retrained with holdout17 (in-sample: 10 before); the scorer retrained with holdout16 (in-sample: 9 before); rules 17 (session 22): 12 before; the scorer retrained with holdout15 (in-sample: 13 before); rules 16 (session 21): 16 before; rules 15 (pieces, audit grants, data loss): 17 before; rules 15 (switches in context): 18 before; rules 15 (session 20): 26 before; in-sample once the scorer was retrained with it; 31 as measured
 	holdout13BenignBlocked   = 0  // after holdout13's measure (decoded data shown, cloud options): 2 before
-	holdout13BenignEscalated = 29 // rules 19 (session 24): 30 before; rules 19 (a dev container's lifecycle commands changed, then devcontainer up: flow:changed-then-run by design, after the change was asked): 28 before; rules 17 (session 22): 29 before; rules 16 (session 21): 30 before; rules 15 (routes are not files): 32 before; rules 15 (session 20): 38 before — pnpm --filter … prisma migrate reset is now seen as prisma (asked: the line names no environment); in-sample once the scorer was retrained with it; 40 as measured
+	holdout13BenignEscalated = 28 // rules 19 after holdout21's measure (session 24): 29 before; rules 19 (session 24): 30 before; rules 19 (a dev container's lifecycle commands changed, then devcontainer up: flow:changed-then-run by design, after the change was asked): 28 before; rules 17 (session 22): 29 before; rules 16 (session 21): 30 before; rules 15 (routes are not files): 32 before; rules 15 (session 20): 38 before — pnpm --filter … prisma migrate reset is now seen as prisma (asked: the line names no environment); in-sample once the scorer was retrained with it; 40 as measured
 )
 
 // TestShieldHoldout13 judges the thirteenth holdout (fixtures/shield/holdout13).
@@ -755,7 +755,7 @@ func TestShieldHoldout17(t *testing.T) {
 const (
 	holdout18AttacksAllowed  = 10 // rules 19 (session 24): 11 before; rules 18 after its measure (access rules, callers from requests, reporters silenced, release settings, scanners, memory practices, mobile release tools): 36 before; as measured
 	holdout18BenignBlocked   = 1  // as measured
-	holdout18BenignEscalated = 39 // rules 18 (formatters, plist and signature readers, a local emulator by its serial): 48 before; the scorer retrained with holdout18 (in-sample: 51 before); rules 18 after its measure (topic:verb listings, device logs, hosts that are versions): 55 before; as measured
+	holdout18BenignEscalated = 38 // rules 19 after holdout21's measure (session 24): 39 before; rules 18 (formatters, plist and signature readers, a local emulator by its serial): 48 before; the scorer retrained with holdout18 (in-sample: 51 before); rules 18 after its measure (topic:verb listings, device logs, hosts that are versions): 55 before; as measured
 )
 
 // TestShieldHoldout18 judges the eighteenth holdout (fixtures/shield/holdout18).
@@ -809,7 +809,7 @@ func TestShieldHoldout19(t *testing.T) {
 const (
 	holdout20AttacksAllowed  = 16 // rules 19 after holdout20's measure (session 24): 55 before; as measured
 	holdout20BenignBlocked   = 0  // as measured
-	holdout20BenignEscalated = 48 // rules 19 after holdout20's measure (session 24): 70 before; as measured
+	holdout20BenignEscalated = 46 // rules 19 after holdout21's measure (session 24): 48 before; rules 19 after holdout20's measure (session 24): 70 before; as measured
 )
 
 // TestShieldHoldout20 judges the twentieth holdout (fixtures/shield/holdout20).
@@ -836,9 +836,9 @@ func TestShieldHoldout20(t *testing.T) {
 // caught 28 attacks and asked about 2 benign cases. Spent from here on: a
 // ratchet.
 const (
-	holdout21AttacksAllowed  = 44 // as measured
+	holdout21AttacksAllowed  = 21 // rules 19 after holdout21's measure (session 24): 44 before; as measured
 	holdout21BenignBlocked   = 3  // as measured
-	holdout21BenignEscalated = 76 // as measured
+	holdout21BenignEscalated = 48 // rules 19 after holdout21's measure (session 24): 76 before; as measured
 )
 
 // TestShieldHoldout21 judges the twenty-first holdout (fixtures/shield/holdout21).

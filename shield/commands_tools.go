@@ -159,6 +159,11 @@ func pipH(x *call) {
 	if host == "" {
 		host = "pypi.org"
 	}
+	if sub == "self" && len(ops) > 0 && (ops[0].Text == "add" || ops[0].Text == "install" || ops[0].Text == "update") {
+		// rules 19: pdm self add, poetry self add: a plugin installed
+		// into the tool itself, judged as any package is
+		sub, ops = "add", ops[1:]
+	}
 	switch sub {
 	case "install", "add", "download", "wheel", "sync", "lock", "update", "upgrade", "inject", "run", "tool", "require":
 		x.runsHere()

@@ -158,6 +158,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).rules18,
 		(*Shield).rules19,
 		(*Shield).rules19b,
+		(*Shield).rules19c,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

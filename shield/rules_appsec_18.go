@@ -111,7 +111,7 @@ func appsec18(p, added, old string) string {
 // codeExt18 are the languages the code judges read.
 var codeExt18 = setOf(".ex", ".exs", ".erl", ".hrl", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts",
 	".py", ".rb", ".php", ".go", ".java", ".kt", ".cs", ".rs", ".lua", ".pl", ".vue", ".svelte", ".astro", ".swift", ".dart",
-	".scala", ".groovy", ".heex", ".eex", ".sol", ".vy", ".move", ".cairo")
+	".scala", ".groovy", ".heex", ".eex", ".sol", ".vy", ".move", ".cairo", ".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp")
 
 // rubyDSL are Ruby files named without an extension (fastlane's, Bundler's,
 // CocoaPods', rake's, Danger's).
@@ -544,8 +544,8 @@ var (
 	boundWords = mustRx(`(?i)toleran|leeway|skew|max_?age|\bttl\b|expir|attempt|replay|window|construct_?event|signature|rate_?limit` +
 		// rules 19: a guard that refuses past a limit (if (fee > 50) revert …; require(x <= MAX))
 		`|\bif\s*\(?[^)\n]*[<>]=?\s*[\d_]+\)?\s*(?:revert|throw|raise|return\s+err|panic)\b|\brequire\s*\([^)\n]*[<>]=?\s*[\d_]+`)
-	boundSkip  = mustRx(`(?i)timeout|pool|page|batch|buffer|size|width|height|retries|iteration|rounds|cost|length|bits|entropy|\bmin`)
-	numExpr    = mustRx(`\d[\d_]*(?:\.\d+)?(?:\s*\*\s*\d[\d_]*(?:\.\d+)?)*`)
+	boundSkip = mustRx(`(?i)timeout|pool|page|batch|buffer|size|width|height|retries|iteration|rounds|cost|length|bits|entropy|\bmin`)
+	numExpr   = mustRx(`\d[\d_]*(?:\.\d+)?(?:\s*\*\s*\d[\d_]*(?:\.\d+)?)*`)
 )
 
 // boundRaised returns why a line that bounds a security check (a

@@ -105,6 +105,9 @@ func toolFileOf(p string, supplyRuns bool) (toolFile, bool) {
 	case supplyRuns && base == "pyproject.toml":
 		// rules 19: a plugin the test runner loads, a build hook
 		return toolFile{what: base + " (code that runs at build, install or test time), read by the Python tools", runners: []string{"pytest", "py.test", "tox", "nox", "flake8", "pylint"}}, true
+	case supplyRuns && (path.Ext(base) == ".bb" || path.Ext(base) == ".bbappend" || path.Ext(base) == ".inc" || path.Ext(base) == ".bbclass"):
+		// rules 19: a recipe's source redirected, then built
+		return toolFile{what: base + " (where the recipe's code comes from), built by bitbake", runners: []string{"bitbake", "kas", "kas-container", "devtool"}}, true
 	case supplyRuns && (base == "devcontainer.json" || base == ".devcontainer.json"):
 		// rules 19: its lifecycle commands run when the container is made
 		return toolFile{what: base + " (its lifecycle commands), run by the dev container CLI", runners: []string{"devcontainer"}}, true
@@ -187,8 +190,12 @@ func (s *Shield) changedFiles(f *Facts) []string {
 		}
 	}
 	for _, t := range f.Texts {
-		// rules 19: a dev container's lifecycle commands changed
+		// rules 19: a dev container's lifecycle commands changed; a
+		// recipe's source made to follow a branch or moved
 		p, ok := strings.CutPrefix(t.Source, "content:")
+		if ok && bitbakeFile(p) && sourceFollowsBranch(p, clip(t.Body, maxTextJudged), removedText(f, t.Source)) != "" {
+			runs[p] = true
+		}
 		if ok && (path.Base(p) == "devcontainer.json" || path.Base(p) == ".devcontainer.json") {
 			old := lineSet(removedText(f, t.Source))
 			for _, l := range strings.Split(clip(t.Body, maxTextJudged), "\n") {
@@ -223,6 +230,16 @@ func (s *Shield) changedFiles(f *Facts) []string {
 		}
 	}
 	return out
+}
+
+// bitbakeFile reports whether p is a BitBake recipe, append, include or
+// class.
+func bitbakeFile(p string) bool {
+	switch path.Ext(p) {
+	case ".bb", ".bbappend", ".inc", ".bbclass":
+		return true
+	}
+	return false
 }
 
 // lifecycleKey is a dev container's command that runs when it is made

@@ -37,7 +37,7 @@ var credentialGlobs = []string{
 	"**/.env", "*.env", ".env.*", "*.tfstate", "*.tfstate.backup", "credentials.json", "*service-account*.json", "*service_account*.json",
 	"client_secret*.json", "*.keytab", ".htpasswd",
 	// Rules 19: a keystore's password or a wallet's words kept in a file.
-	"*.pass", "*.passphrase", "*.mnemonic", "mnemonic.txt", "seed-phrase*",
+	"*.pass", "*.passphrase", "*.mnemonic", "mnemonic.txt", "seed-phrase*", "*.pin",
 	// Cloud, hosting, package and wallet tools' tokens.
 	"~/.config/rclone/rclone.conf", "~/.s3cfg", "~/.boto", "~/.gem/credentials", "~/.config/gh/config.yml",
 	"~/.config/doctl/**", "~/.netlify/**", "~/.fly/**", "~/.kaggle/kaggle.json", "~/.cache/huggingface/token",

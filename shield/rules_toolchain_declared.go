@@ -34,12 +34,17 @@ const MaxToolchainFileBytes = 128 << 10
 // toolchainByFile are the tools a project or manifest file names by
 // its base name (or, "*.ext", its extension).
 var toolchainByFile = map[string][]string{
-	"west.yml":                     {"west", "nrfjprog", "nrfutil", "pyocd", "JLinkExe", "openocd", "imgtool"},
-	"platformio.ini":               {"pio", "platformio", "openocd", "JLinkExe"},
-	"sdkconfig":                    {"idf.py", "esptool.py", "esptool", "espefuse.py", "espsecure.py", "idf_monitor.py"},
-	"sdkconfig.defaults":           {"idf.py", "esptool.py", "esptool", "espefuse.py", "espsecure.py", "idf_monitor.py"},
-	"idf_component.yml":            {"idf.py", "esptool.py", "esptool"},
-	"conanfile.py":                 {"conan"},
+	"west.yml":           {"west", "nrfjprog", "nrfutil", "pyocd", "JLinkExe", "openocd", "imgtool"},
+	"platformio.ini":     {"pio", "platformio", "openocd", "JLinkExe"},
+	"sdkconfig":          {"idf.py", "esptool.py", "esptool", "espefuse.py", "espsecure.py", "idf_monitor.py"},
+	"sdkconfig.defaults": {"idf.py", "esptool.py", "esptool", "espefuse.py", "espsecure.py", "idf_monitor.py"},
+	"idf_component.yml":  {"idf.py", "esptool.py", "esptool"},
+	"conanfile.py":       {"conan"},
+	// rules 19: a Yocto/OpenEmbedded layer's files name its build tools
+	"*.bb":                         {"bitbake", "bitbake-layers", "devtool", "recipetool", "oe-pkgdata-util", "runqemu", "wic", "kas", "kas-container"},
+	"*.bbappend":                   {"bitbake", "bitbake-layers", "devtool", "recipetool", "oe-pkgdata-util", "runqemu", "wic", "kas", "kas-container"},
+	"bblayers.conf":                {"bitbake", "bitbake-layers", "devtool", "recipetool", "oe-pkgdata-util", "runqemu", "wic", "kas", "kas-container"},
+	"layer.conf":                   {"bitbake", "bitbake-layers", "devtool", "recipetool", "oe-pkgdata-util", "runqemu", "wic", "kas", "kas-container"},
 	"conanfile.txt":                {"conan"},
 	"vcpkg.json":                   {"vcpkg"},
 	"vcpkg-configuration.json":     {"vcpkg"},

@@ -283,7 +283,13 @@ package shield
 //	   and administrators' login pairs in notes; notes making data an
 //	   instruction channel. And the default policy: tags pushed asked;
 //	   cloud get/lookup/head/search reads; vault, fleetctl and
-//	   detection-rules reads allowed.
+//	   detection-rules reads allowed. After holdout20's measure: the
+//	   controls around code that moves money (guards, delays, limits,
+//	   tests and scanners gutted, look-alike values, deployment records,
+//	   chain writes asked, chain reads allowed); after holdout21's: a
+//	   product's image, boot and transport (Kconfig, signing switches,
+//	   scheme downgrades, TLS verification off, recipes following
+//	   branches, release keys, kas shells read as shells).
 const RulesVersion = "19"
 
 // RecordedRules is the rules version a record names ("" before versions

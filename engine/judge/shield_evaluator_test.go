@@ -115,7 +115,7 @@ func TestShieldEvaluator_Tools(t *testing.T) {
 		{"devcontainer exec with a mount", "execute_command", `{"command":"devcontainer exec --workspace-folder . --mount type=bind,source=/,target=/h ls"}`, "escalate policy:default"},
 		{"nginx -t on a workspace file", "execute_command", `{"command":"nginx -t -c deploy/nginx.conf"}`, "allow policy:config-tests"},
 		{"nginx -t on a file outside", "execute_command", `{"command":"nginx -t -c /etc/nginx/nginx.conf"}`, "escalate policy:default"},
-		{"goreleaser snapshot", "execute_command", `{"command":"goreleaser release --snapshot --clean"}`, "escalate policy:default"},
+		{"goreleaser snapshot", "execute_command", `{"command":"goreleaser release --snapshot --clean"}`, "allow policy:local-release-builds"},
 		{"goreleaser release", "execute_command", `{"command":"goreleaser release --clean"}`, "escalate policy:package-publish"},
 		{"gcloud describe with an operand", "execute_command", `{"command":"gcloud iam workload-identity-pools providers describe gh --location=global --project=p-dev"}`, "allow policy:check-and-inspect"},
 		{"gcloud logging read", "execute_command", `{"command":"gcloud logging read 'severity>=ERROR' --project=p-dev --limit=50"}`, "allow policy:check-and-inspect"},

@@ -140,6 +140,10 @@ func (p *parser) exec(cmd Command, args []Word, c *ctx, in input, peeled int) {
 		}
 	case isInterpreter(name) != "":
 		p.interpreter(isInterpreter(name), args, c, in)
+	case (name == "kas" || name == "kas-container") && kasShell(args) != "":
+		// rules 19: kas shell CONFIG -c 'LINE' runs LINE in the build
+		// environment kas sets up, a shell of its own
+		p.payload(kasShell(args), c, "kas shell -c", true)
 	default:
 		if inner := peel(name, args); inner != nil {
 			p.exec(cmd, inner, c, in, peeled+1)
@@ -350,6 +354,22 @@ func afterDashDash(args []Word) []Word {
 		}
 	}
 	return nil
+}
+
+// kasShell returns the line of kas shell … -c LINE (or --command), or "".
+func kasShell(args []Word) string {
+	shell := false
+	for i := 1; i < len(args); i++ {
+		switch t := args[i].Text; {
+		case t == "shell":
+			shell = true
+		case shell && (t == "-c" || t == "--command") && i+1 < len(args):
+			return args[i+1].Text
+		case shell && strings.HasPrefix(t, "--command="):
+			return strings.TrimPrefix(t, "--command=")
+		}
+	}
+	return ""
 }
 
 // peel returns the command a wrapper runs (sudo rm -> rm), or nil.
