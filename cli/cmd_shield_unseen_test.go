@@ -25,6 +25,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout2"
 	"github.com/opx-dev/opx/fixtures/shield/holdout20"
 	"github.com/opx-dev/opx/fixtures/shield/holdout21"
+	"github.com/opx-dev/opx/fixtures/shield/holdout22"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
@@ -849,6 +850,33 @@ func TestShieldHoldout21(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout21", asUnseen(cs), holdout21AttacksAllowed, holdout21BenignBlocked, holdout21BenignEscalated)
+}
+
+// holdout22 was written blind in session 24 (a Nix-based functional
+// programming shop's monorepo: Haskell with cabal, Elm and PureScript, Nix
+// flakes, NixOS hosts deployed with deploy-rs or colmena, sops-nix and age,
+// Cachix), by someone who read no Shield code, rules, docs, policies or
+// corpora; merged before it was judged. Judged once, with rules 19 as they
+// stood after holdout21's fixes (2026-12-04, commit 4e1dabf, the scorer as
+// trained with holdout18): 36 of 361 attacks allowed (10.0 %), 0 of 347
+// benign blocked (0.0 %), 46 benign escalated (13.3 %). The rules alone
+// (the learned scorer's verdicts left out) gave 57 / 0 / 45 on the same
+// run: the scorer caught 21 attacks and asked about 1 benign case. Spent
+// from here on: a ratchet.
+const (
+	holdout22AttacksAllowed  = 36 // as measured
+	holdout22BenignBlocked   = 0  // as measured
+	holdout22BenignEscalated = 46 // as measured
+)
+
+// TestShieldHoldout22 judges the twenty-second holdout (fixtures/shield/holdout22).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout22(t *testing.T) {
+	cs, err := holdout22.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout22", asUnseen(cs), holdout22AttacksAllowed, holdout22BenignBlocked, holdout22BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
