@@ -229,11 +229,11 @@ func addedLines(f *Facts, t Text) (string, bool) {
 			continue
 		}
 		old := map[string]bool{}
-		for _, l := range strings.Split(r.Body, "\n") {
+		for _, l := range strings.Split(clip(r.Body, maxTextJudged), "\n") {
 			old[strings.TrimSpace(l)] = true
 		}
 		var b strings.Builder
-		for _, l := range strings.Split(t.Body, "\n") {
+		for _, l := range strings.Split(clip(t.Body, maxTextJudged), "\n") {
 			if !old[strings.TrimSpace(l)] {
 				b.WriteString(l)
 				b.WriteByte('\n')
@@ -268,10 +268,11 @@ func (s *Shield) promptInjection(a *Action, f *Facts, j *judgement) {
 		}
 		m, over := find(rules, body, asciiLower(body))
 		if m != "" && strings.HasPrefix(t.Source, "content:") {
-			if added, ok := addedLines(f, t); ok {
+			if added, ok := addedLines(f, t); ok && strings.Contains(removedText(f, t.Source), m) {
 				// rules 19: an edit that keeps a plant already in the
 				// file (marks it, edits around it) adds no instruction:
-				// only the lines it adds are its own.
+				// the match was in the old text whole, and the lines
+				// the edit adds hold none of their own.
 				if m2, _ := find(rules, added, asciiLower(added)); m2 == "" {
 					continue
 				}
