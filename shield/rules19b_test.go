@@ -88,6 +88,8 @@ func TestRules19b_ChainPolicy(t *testing.T) {
 		{"graph deploy --studio vaults", "escalate policy:chain-writes"},
 		{"cast call 0x01 \"owner()(address)\" --private-key 0xac09", "escalate policy:default"},
 		{"pnpm --filter @acme/subgraph deploy:studio", "escalate policy:package-publish"},
+		{`cast call 0x01 "f(string)" "hello" --rpc-url https://rpc.example.net`, "escalate policy:default"},
+		{"PRIVATE_KEY=0xac0974 forge script script/Deploy.s.sol --rpc-url sepolia", "escalate policy:default"},
 	} {
 		if got := decisionRule(s.Evaluate(ctxb(), command(c.line))); got != c.want {
 			t.Errorf("%s: got %s, want %s", c.line, got, c.want)
