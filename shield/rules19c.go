@@ -95,8 +95,6 @@ func (s *Shield) rules19c(a *Action, f *Facts, j *judgement) {
 }
 
 var (
-	kcLine19  = mustRx(`^\s*(CONFIG_\w+)=(.*)$`)
-	kcUnset19 = mustRx(`^\s*#\s*(CONFIG_\w+) is not set`)
 	// Kconfig symbols that protect (off is weak)
 	kconfigProtect = mustRx(`HAB|SECURE_BOOT|SECUREBOOT|FIT_SIGNATURE|SIGNATURE|_SIG\b|_SIG_|VERIFY|VERIFIED|STACKPROTECTOR|FORTIFY|RANDOMIZE|KASLR|SECCOMP|SELINUX|APPARMOR|LOCKDOWN|MODULE_SIG|IMA\b|IMA_|EVM|DM_VERITY|TPM|ENCRYPT|AUTOBOOT_KEYED|STRICT_DEVMEM|HARDENED|BOOTSTAGE_STASH|MCUBOOT_SIGNATURE|BOOT_SIGNATURE|WATCHDOG`)
 	// Kconfig symbols that expose (on is weak)
@@ -109,9 +107,11 @@ func kconfigOf(text string) map[string]string {
 		if len(out) >= 512 {
 			break
 		}
-		if m := kcLine19.FindStringSubmatch(l); m != nil {
+		// the Kconfig shapes rules_appsec_kinds reads, CONFIG_ symbols only
+		l = strings.TrimSpace(l)
+		if m := kconfigLine.FindStringSubmatch(l); m != nil && strings.HasPrefix(m[1], "CONFIG_") {
 			out[m[1]] = strings.Trim(strings.TrimSpace(m[2]), `"`)
-		} else if m := kcUnset19.FindStringSubmatch(l); m != nil {
+		} else if m := kconfigUnset.FindStringSubmatch(l); m != nil && strings.HasPrefix(m[1], "CONFIG_") {
 			out[m[1]] = "n"
 		}
 	}
