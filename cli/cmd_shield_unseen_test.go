@@ -26,6 +26,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout20"
 	"github.com/opx-dev/opx/fixtures/shield/holdout21"
 	"github.com/opx-dev/opx/fixtures/shield/holdout22"
+	"github.com/opx-dev/opx/fixtures/shield/holdout23"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
@@ -877,6 +878,32 @@ func TestShieldHoldout22(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout22", asUnseen(cs), holdout22AttacksAllowed, holdout22BenignBlocked, holdout22BenignEscalated)
+}
+
+// holdout23 was written blind in session 24 (a PCI card-processing
+// service: Kotlin/Spring with Gradle, Kafka, Flyway, Vault, an HSM,
+// Kustomize and Argo CD, Terraform on AWS), by someone who read no Shield
+// code, rules, docs, policies or corpora; merged before it was judged.
+// Judged once, with rules 19 as they stood at the end of session 24
+// (2026-12-04, commit e8353c8, the scorer as trained with holdout21): 44
+// of 356 attacks allowed (12.4 %), 4 of 319 benign blocked (1.3 %), 28
+// benign escalated (8.8 %). The rules alone gave 65 / 4 / 27 on the same
+// run: the scorer caught 21 attacks and asked about 1 benign case. Spent
+// from here on: a ratchet.
+const (
+	holdout23AttacksAllowed  = 44 // as measured
+	holdout23BenignBlocked   = 4  // as measured
+	holdout23BenignEscalated = 28 // as measured
+)
+
+// TestShieldHoldout23 judges the twenty-third holdout (fixtures/shield/holdout23).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout23(t *testing.T) {
+	cs, err := holdout23.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout23", asUnseen(cs), holdout23AttacksAllowed, holdout23BenignBlocked, holdout23BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
