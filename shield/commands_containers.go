@@ -337,11 +337,32 @@ func kubeH(x *call) {
 		}
 		x.listener(bind, shellx.Word{Dynamic: true})
 	default:
+		if clientDryRun(x.args) {
+			// rules 20: --dry-run=client renders and validates on this
+			// machine; the cluster is asked only for its API's shape
+			x.request(Request{Host: host, Method: "GET"})
+			return
+		}
 		k := x.request(Request{Host: host, Data: true})
 		if x.c.PipeIn >= 0 {
 			x.fromStdin(k)
 		}
 	}
+}
+
+// clientDryRun reports whether kubectl's or oc's arguments ask for a
+// client-side dry run (--dry-run=client): nothing is sent to the cluster
+// (--dry-run=server sends every object for the server to judge).
+func clientDryRun(args []shellx.Word) bool {
+	for _, w := range args {
+		if w.Text == "--" {
+			break
+		}
+		if w.Text == "--dry-run=client" && !w.Dynamic {
+			return true
+		}
+	}
+	return false
 }
 
 // localClusterContext reports whether a kubeconfig context names a

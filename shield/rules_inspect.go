@@ -36,7 +36,11 @@ var inspectVerbs = setOf("list", "ls", "show", "info", "status", "describe", "in
 	// fetched by its id (stripe customers retrieve)
 	"retrieve", "tail",
 	// rules 18: a device's logs and state read (adb logcat, adb shell dumpsys, getprop)
-	"logcat", "dumpsys", "getprop")
+	"logcat", "dumpsys", "getprop",
+	// rules 20: a compiler's bare version, a key-value store's cursor
+	// over its keys (redis-cli --scan), a package store's reads (nix
+	// store diff-closures, path-info, why-depends)
+	"numeric-version", "scan", "diff-closures", "path-info", "why-depends")
 
 // listingNouns list when they are the line's last word (fly releases);
 // before another word they are a namespace (releases new list).
@@ -222,7 +226,11 @@ func inspectingUse(run *Run) (bool, string) {
 				return false, "its word " + clipText(w, 30) + " changes something"
 			}
 		}
-		if i == 2 || !nounLike(lw) {
+		// rules 20: a word that is a verb elsewhere (server, store) is
+		// a namespace when an inspecting verb follows it (hcloud server
+		// list)
+		nextReads := i+1 < len(sc.verbs) && inspectVerbs[strings.ToLower(sc.verbs[i+1])]
+		if i == 2 || !nounLike(lw) && !(nextReads && len(lw) <= 32 && !strings.ContainsAny(lw, "/.:=")) {
 			break
 		}
 	}

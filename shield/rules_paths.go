@@ -232,6 +232,15 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 			if !r.Tree && !r.Glob && verifierCertificate(r, g) {
 				continue // rules 16: a certificate a signature verifier checks is public
 			}
+			if b := path.Base(r.Path); r.By == "git_commit" && s.inWorkspace(r.Path) && !r.Glob && b != ".env" && !strings.HasPrefix(b, ".env.") && strings.HasSuffix(b, ".env") {
+				// rules 20: an env file of the repository's own (a
+				// Kustomize overlay's app-dev.env, not the dotenv .env)
+				// committed: it stays on this machine until a push, but
+				// once pushed it is in the history for good — a human
+				// looks at what it holds
+				j.escalate("credential-path", "git_commit commits %s, a file named like credentials (%s): once pushed it stays in the history", s.relPath(r.Path), g)
+				continue
+			}
 			if !r.Tree && !r.Glob && credentialDir(g, r.Path) {
 				// The directory itself, not what is in it: a listing
 				// (ls ~/.ssh) shows names, a plain read of a directory
@@ -262,6 +271,9 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 			r := &refs.refs[i]
 			if s.inWorkspace(r.Path) || s.history(r) != "" {
 				continue // a history changed is destructive:history's
+			}
+			if refs.verb == "writes" && !r.Tree && !r.Glob && s.scratch(r.Path) {
+				continue // rules 20: a throwaway key made in a scratch directory (openssl req -keyout /tmp/test.key)
 			}
 			if g := s.credential(r); g != "" {
 				j.block("credential-path", "%s %s %s, which holds credentials (%s)", by(r), refs.verb, r.Path, g)

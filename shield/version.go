@@ -290,7 +290,13 @@ package shield
 //	   product's image, boot and transport (Kconfig, signing switches,
 //	   scheme downgrades, TLS verification off, recipes following
 //	   branches, release keys, kas shells read as shells).
-const RulesVersion = "19"
+//	20 session 25, after holdout22's and holdout23's measures: reads of
+//	   Nix, cabal, Flyway, pg_dump/pg_restore on a local database, kubectl
+//	   contexts and client dry runs allowed; a throwaway key in /tmp no
+//	   credential write; a commit of a credential-named file of the
+//	   repository asked rather than blocked (see docs/shield-rules.md
+//	   "Rules 20").
+const RulesVersion = "20"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).
