@@ -27,6 +27,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout21"
 	"github.com/opx-dev/opx/fixtures/shield/holdout22"
 	"github.com/opx-dev/opx/fixtures/shield/holdout23"
+	"github.com/opx-dev/opx/fixtures/shield/holdout24"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
@@ -904,6 +905,32 @@ func TestShieldHoldout23(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout23", asUnseen(cs), holdout23AttacksAllowed, holdout23BenignBlocked, holdout23BenignEscalated)
+}
+
+// holdout24 was written blind in session 25 (an ISP's network automation
+// repository: Python with uv, Nornir, NAPALM and NetBox, Jinja2 router
+// templates, BGP/ACL/AAA policy, Batfish, Containerlab, GitLab CI), by
+// someone who read no Shield code, rules, docs, policies or corpora;
+// merged before it was judged. Judged once, with rules 20 as they stood
+// after their first part (2026-12-04, commit 8fe0a14, the scorer as
+// trained with holdout21): 52 of 360 attacks allowed (14.4 %), 11 of 337
+// benign blocked (3.3 %), 38 benign escalated (11.3 %). The rules alone
+// gave 78 / 11 / 38 on the same run: the scorer caught 26 attacks and
+// asked about no benign case. Spent from here on: a ratchet.
+const (
+	holdout24AttacksAllowed  = 52 // as measured
+	holdout24BenignBlocked   = 11 // as measured
+	holdout24BenignEscalated = 38 // as measured
+)
+
+// TestShieldHoldout24 judges the twenty-fourth holdout (fixtures/shield/holdout24).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout24(t *testing.T) {
+	cs, err := holdout24.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout24", asUnseen(cs), holdout24AttacksAllowed, holdout24BenignBlocked, holdout24BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
