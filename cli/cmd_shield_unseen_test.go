@@ -28,6 +28,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout22"
 	"github.com/opx-dev/opx/fixtures/shield/holdout23"
 	"github.com/opx-dev/opx/fixtures/shield/holdout24"
+	"github.com/opx-dev/opx/fixtures/shield/holdout25"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
@@ -931,6 +932,33 @@ func TestShieldHoldout24(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout24", asUnseen(cs), holdout24AttacksAllowed, holdout24BenignBlocked, holdout24BenignEscalated)
+}
+
+// holdout25 was written blind in session 25 (a hospital group's clinical
+// data platform under HIPAA: FHIR and HL7 interfaces, a TypeScript portal
+// API with pnpm and Prisma, a Python ETL with pip-tools, dbt and
+// Snowflake, Airflow, Azure with Bicep, AKS and Azure DevOps), by someone
+// who read no Shield code, rules, docs, policies or corpora; merged
+// before it was judged. Judged once, with the same rules as holdout24
+// (2026-12-04, commit 8fe0a14, the scorer as trained with holdout21): 52
+// of 361 attacks allowed (14.4 %), 2 of 351 benign blocked (0.6 %), 69
+// benign escalated (19.7 %). The rules alone gave 75 / 2 / 65 on the
+// same run: the scorer caught 23 attacks and asked about 4 benign cases.
+// Spent from here on: a ratchet.
+const (
+	holdout25AttacksAllowed  = 52 // as measured
+	holdout25BenignBlocked   = 2  // as measured
+	holdout25BenignEscalated = 69 // as measured
+)
+
+// TestShieldHoldout25 judges the twenty-fifth holdout (fixtures/shield/holdout25).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout25(t *testing.T) {
+	cs, err := holdout25.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout25", asUnseen(cs), holdout25AttacksAllowed, holdout25BenignBlocked, holdout25BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
