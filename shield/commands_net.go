@@ -634,6 +634,11 @@ func sshH(x *call) {
 	if len(ops) == 0 {
 		return
 	}
+	if has(opts, "-G") {
+		// rules 20: ssh -G prints the configuration it would use for the
+		// host and exits: no connection
+		return
+	}
 	host := hostOf(ops[0].Text)
 	if len(ops) == 1 && x.forgeAuthTest(opts, ops[0], host) {
 		// ssh -T git@github.com: the forge's git account has no shell;

@@ -558,15 +558,27 @@ func cloudH(x *call) {
 	// --profile dev` ended with "dev", so the bucket was not the last word
 	// and the upload read as a download — an upload no rule saw).
 	var words []shellx.Word
+	// cmdWords are the words before the first option that follows one
+	// (the command path: az pipelines runs list); an unknown option's
+	// value after it is not a verb (rules 20: "--branch release-prep/x"
+	// read as a release)
+	cmdWords := 0
+	optSeen := false
 	for k := 0; k < len(x.args); k++ {
 		w := x.args[k]
 		if strings.HasPrefix(w.Text, "-") {
+			if len(words) > 0 {
+				optSeen = true
+			}
 			if cloudValueFlags[w.Text] && k+1 < len(x.args) {
 				k++
 			}
 			continue
 		}
 		words = append(words, w)
+		if !optSeen {
+			cmdWords = len(words)
+		}
 	}
 	verbs := wordTexts(words)
 	api := map[string]string{"aws": "amazonaws.com", "gcloud": "googleapis.com", "gsutil": "storage.googleapis.com", "az": "management.azure.com", "gh": "api.github.com", "doctl": "api.digitalocean.com", "heroku": "api.heroku.com", "vercel": "api.vercel.com", "netlify": "api.netlify.com", "flyctl": "api.fly.io", "fly": "api.fly.io"}[x.name]
@@ -640,7 +652,7 @@ func cloudH(x *call) {
 		return
 	}
 	method, data := "GET", false
-	for _, w := range words {
+	for _, w := range words[:cmdWords] {
 		t := w.Text
 		for _, v := range []string{"create", "delete", "put", "update", "set", "run", "deploy", "apply", "remove", "edit", "merge", "comment", "upload", "send", "invoke", "start", "stop", "attach", "detach", "modify", "add", "publish", "close", "reopen", "review", "release", "fork", "transfer", "archive", "rename", "cancel", "rerun", "dispatch"} {
 			// the verb as a word or a part of one (put-object,

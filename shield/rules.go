@@ -159,6 +159,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).rules19,
 		(*Shield).rules19b,
 		(*Shield).rules19c,
+		(*Shield).rules20,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

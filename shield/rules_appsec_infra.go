@@ -26,10 +26,14 @@ var ladders = []struct{ strong, weak []string }{
 	// a policy's decision
 	{[]string{"deny", "forbid", "reject", "block", "denied"}, []string{"allow", "allowed", "permit", "accept", "ignore", "skip", "warn", "none", "off"}},
 	// an enforcement mode or level
-	{[]string{"restricted", "baseline", "enforce", "enforcing", "enforced", "compliance", "strict", "required", "require", "mandatory", "verify-full", "verify-ca"},
+	{[]string{"restricted", "baseline", "enforce", "enforcing", "enforced", "compliance", "strict", "required", "require", "mandatory", "verify-full", "verify-ca",
+		// rules 20: a client certificate needed (Spring's client-auth: need)
+		"need"},
 		[]string{"privileged", "governance", "permissive", "disabled", "disable", "optional", "none", "off", "allow", "prefer", "dryrun", "dry-run", "audit", "warn", "unrestricted", "lax",
 			// rules 16: GCS's public_access_prevention enforced → inherited
-			"inherited", "unspecified"}},
+			"inherited", "unspecified",
+			// rules 20: wanted, not needed; lenient locking
+			"want", "lenient"}},
 }
 
 // auditKey is a setting's key naming an audit or security logger, whose

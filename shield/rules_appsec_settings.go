@@ -179,7 +179,12 @@ var (
 		// lockfile used, frozen, hashes required, digests pinned)
 		`|lockfile|^lock$|frozen|requirehashes|pindigests|pinversions|immutable` +
 		// rules 15: a schema deploy that stops before losing data
-		`|blockonpossibledataloss`)
+		`|blockonpossibledataloss` +
+		// rules 20: client certificates required (mTLS), TLS itself on,
+		// a private endpoint or cluster, a safety rollback, a password
+		// asked for sudo, a detector of keys or leaks, a requirement
+		// named *_required (de-identification, consent)
+		`|requireclient|clientcert|mutualtls|^mtls|tlsenabled|^tls$|^ssl$|enabletls|usetls|usessl|sslenabled|privatecluster|privateendpoint|privateaccess|rollback|needspassword|passwordrequired|requirepassword|detectprivate|detectsecret|detectkey|detectleak|secretscan|leakscan|[a-z0-9]+required$`)
 	// diagnostics, not protections: debug or verbose output, query logs.
 	diagnostic = mustRx(`debug|verbose|trace|console|sql|query|color|pretty|stdout|stderr|progress|metric|telemetry|analytics|cache`)
 	// an audit-kind switch: weak when an edit adds it off.
@@ -196,7 +201,11 @@ var (
 		// (checkout's persistCredentials / persist-credentials)
 		`|persistcredential|storecredential|savecredential|keepcredential` +
 		// a schema deploy that may drop objects or data
-		`|dropobjectsnotinsource|acceptdataloss|allowdataloss|forcereset`)
+		`|dropobjectsnotinsource|acceptdataloss|allowdataloss|forcereset` +
+		// rules 20: a firewall opened for a service, keys made
+		// extractable from their module, records erasable for good or
+		// many at once, a requester approving their own change
+		`|openfirewall|extractable|exportable|expunge|allowmultipledelete|allowdelete|cascadedelete|forcedelete|selfapprov`)
 	// protections whose removal counts whatever their value names (an
 	// algorithm, a key, a mode), not only a switch set on.
 	removedStrong = mustRx(`encrypt|^sse|kmskey|versioning|objectlock|deletionprotection|terminationprotection|mfa|logfilevalidation`)

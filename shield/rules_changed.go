@@ -355,6 +355,12 @@ func runsNothing(argv []string) bool {
 			return true
 		}
 		return len(args) > 1 && args[0] == "providers" && (args[1] == "lock" || args[1] == "mirror")
+	case "pnpm", "npm", "yarn", "bun":
+		// rules 20: the package store or cache pruned or listed, a
+		// version printed: no package's script runs
+		args := argv[1:]
+		return len(args) > 1 && (args[0] == "store" && (args[1] == "prune" || args[1] == "path" || args[1] == "status") || args[0] == "cache" && (args[1] == "clean" || args[1] == "ls" || args[1] == "verify" || args[1] == "dir")) ||
+			len(args) == 1 && (args[0] == "--version" || args[0] == "-v")
 	}
 	return false
 }

@@ -75,7 +75,9 @@ func testDirIn(p string) bool {
 var (
 	// skipMarks are the forms a test runner reads as "skip this test".
 	skipMarks = mustRx(`\b[tb]\.Skip(?:Now|f)?\(|@pytest\.mark\.(?:skip|xfail)\b(?:\(|\s|$)|\bpytest\.skip\(|@unittest\.skip\b(?:\(|\s|$)|\bself\.skipTest\(|` +
-		`\b(?:it|describe|test|context|suite)\.(?:skip|only|todo)\(|\b(?:xit|xdescribe|xtest|xcontext|fit|fdescribe)\(|#\[ignore\]|@(?:Disabled|Ignore)\b|\bskip\s*\(\s*["']|` +
+		`\b(?:it|describe|test|context|suite)\.(?:skip|only|todo)\(|\b(?:xit|xdescribe|xtest|xcontext|fit|fdescribe)\(|#\[ignore\]|@(?:\w+\.)*(?:Disabled|Ignore)\b|` +
+		// rules 20: hspec's pending examples (xit "…", xdescribe "…")
+		`\b(?:xit|xspecify|xdescribe|xcontext)\s+"|\bskip\s*\(\s*["']|` +
 		// Session 14, second pass: the same effect in other languages'
 		// spelling: ExUnit tags, GoogleTest's DISABLED_ prefix, a skip
 		// argument (Dart, xUnit, Jest-like options), PHPUnit, XCTest,

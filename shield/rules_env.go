@@ -85,6 +85,14 @@ func (s *Shield) secretEnv(_ *Action, f *Facts, j *judgement) {
 			names = secretRefs(r.Line)
 			if len(names) > 0 && slices.Contains(envSenders, r.Name) {
 				if host := s.untrustedBy(f, r.Name); host != "" && !ownTokenHeader(r, names, host) {
+					if namedServiceHeader(r, names, host) {
+						// rules 20: $NETBOX_TOKEN in an Authorization header
+						// to netbox.example.net: the token's own service by
+						// name, but anyone can register a name that starts
+						// so — asked, not blocked
+						j.escalate("credential-env", "%s sends %s to %s, a host named for the service the token is for: a human knows whether it is theirs", r.Name, names[0], host)
+						continue
+					}
 					j.block("credential-env", "%s sends %s, an environment variable that holds a secret, to %s", r.Name, names[0], host)
 					return
 				}
@@ -160,11 +168,27 @@ func wholeEnvDump(f *Facts) string {
 		return ""
 	}
 	for _, r := range f.Runs {
-		if slices.Contains(envFilters, r.Name) && len(r.Argv) > 1 {
+		if slices.Contains(envFilters, r.Name) && len(r.Argv) > 1 || envNamesOnly(&r) {
 			return ""
 		}
 	}
 	return dump
+}
+
+// envNamesOnly reports whether run keeps only what precedes the first "="
+// of each line (cut -d= -f1, awk -F= '{print $1}', sed 's/=.*//'): the
+// variables' names, never their values (rules 20).
+func envNamesOnly(r *Run) bool {
+	args := strings.Join(r.Argv[min(1, len(r.Argv)):], " ")
+	switch r.Name {
+	case "cut":
+		return (strings.Contains(args, "-d=") || strings.Contains(args, "-d '='") || strings.Contains(args, `-d "="`) || strings.Contains(args, "-d =")) && (strings.HasSuffix(args, "-f1") || strings.Contains(args, "-f1 ") || strings.HasSuffix(args, "-f 1"))
+	case "awk", "gawk":
+		return (strings.Contains(args, "-F=") || strings.Contains(args, "-F '='")) && strings.Contains(args, "{print $1}") && strings.Count(args, "$") == 1
+	case "sed":
+		return args == "s/=.*//" || args == "'s/=.*//'" || args == "-e s/=.*//"
+	}
+	return false
 }
 
 // envDump returns the program that prints the whole environment in the
@@ -374,6 +398,51 @@ func internalServiceToken(value, host string) bool {
 	}
 	svc, _, _ := strings.Cut(strings.ToLower(name), "_")
 	return len(svc) >= 4 && strings.Contains(first, svc)
+}
+
+// namedServiceHeader reports whether curl sends the one secret variable
+// only in an Authorization header ("Token $X", "Bearer $X" or "$X") to a
+// host whose first label names the variable's service (NETBOX_TOKEN and
+// netbox.example.net), reading (no data, no method) and asking for no
+// secret path.
+func namedServiceHeader(r *Run, names []string, host string) bool {
+	if len(names) != 1 || r.Name != "curl" {
+		return false
+	}
+	found := false
+	for k := 1; k < len(r.Argv); k++ {
+		a := r.Argv[k]
+		switch {
+		case a == "-d" || a == "--data" || strings.HasPrefix(a, "--data") || a == "-F" || a == "--form" || a == "-T" || a == "--upload-file" || a == "-X" || a == "--request":
+			return false
+		case (a == "-H" || a == "--header") && k+1 < len(r.Argv):
+			h, v, ok := strings.Cut(r.Argv[k+1], ":")
+			k++
+			if !ok || !strings.Contains(v, names[0]) {
+				continue
+			}
+			if !strings.EqualFold(strings.TrimSpace(h), "authorization") {
+				return false
+			}
+			v = strings.TrimSpace(v)
+			for _, p := range []string{"Token ", "Bearer ", "token ", "bearer "} {
+				v = strings.TrimPrefix(v, p)
+			}
+			name := strings.Trim(strings.TrimPrefix(v, "$"), "{}")
+			if name != names[0] {
+				return false
+			}
+			svc, _, _ := strings.Cut(strings.ToLower(name), "_")
+			first, _, _ := strings.Cut(strings.ToLower(host), ".")
+			if len(svc) < 4 || first != svc {
+				return false
+			}
+			found = true
+		case strings.Contains(a, "://") && secretPathWord.MatchString(a):
+			return false
+		}
+	}
+	return found
 }
 
 // secretPathWord is a URL whose path names a secret.

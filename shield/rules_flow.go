@@ -48,6 +48,11 @@ func (s *Shield) Sensitive(a Action) []string {
 	}
 	for i := range f.Reads {
 		r := &f.Reads[i]
+		if !r.Tree && !r.Glob && (buildSecret(&f, r) || publicPartRead(&f, r)) {
+			// rules 20: mounted into a build, or only its public half
+			// printed: nothing of it reaches the session
+			continue
+		}
 		if g := s.credential(r); g != "" {
 			add("%s (credentials: %s)", r.Path, g)
 		} else if g := s.secretPath(r.Path); g != "" {

@@ -257,7 +257,7 @@ func renamedOff(was, now string) bool {
 }
 
 // checkName is a script or target whose name says it checks.
-var checkName = mustRx(`(?i)check|test|lint|verify|audit|scan|typecheck|validate|vet`)
+var checkName = mustRx(`(?i)check|test|lint|verify|audit|scan|typecheck|validate|vet|gen|guard|gate|preflight|leak|compliance|policy`)
 
 // noOp is a command that does nothing and cannot fail.
 func noOp(cmd string) bool {
@@ -584,9 +584,33 @@ func scriptExitsEarly(added, old string) string {
 				return t
 			}
 		}
+		// rules 20: right after the script's opening (its shebang or
+		// its set -e line, which the edit kept): all of the script
+		// follows the exit even when the edit shows none of it
+		if i > 0 && (strings.HasPrefix(strings.TrimSpace(lines[i-1]), "#!") || errexitOn.MatchString(lines[i-1])) && strings.Contains(old, strings.TrimSpace(lines[i-1])) {
+			return t
+		}
+		// rules 20: the script's own status replaced by success (exit
+		// $status → exit 0)
+		if strings.HasPrefix(t, "exit 0") && exitStatus.MatchString(strings.TrimSpace(old)) {
+			return t + " (was " + strings.TrimSpace(old) + ")"
+		}
+	}
+	// rules 20: errors made non-fatal where they were (set -euo pipefail
+	// → set +e)
+	for _, l := range lines {
+		if errexitOff.MatchString(l) && errexitOn.MatchString(old) && !errexitOn.MatchString(added) {
+			return strings.TrimSpace(l)
+		}
 	}
 	return ""
 }
+
+var (
+	exitStatus = mustRx(`^\s*exit\s+(?:\$\w+|\$\{\w+\}|\$\?|[1-9]\d*)\s*;?\s*$`)
+	errexitOn  = mustRx(`^\s*set\s+-[a-z]*e[a-z]*(?:\s+-o\s+pipefail)?\b`)
+	errexitOff = mustRx(`^\s*set\s+\+e\b`)
+)
 
 // onValue is a value that turns a setting on.
 func onValue(v string) bool {

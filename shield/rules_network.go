@@ -1,6 +1,7 @@
 package shield
 
 import (
+	"net"
 	"net/netip"
 	"path"
 	"slices"
@@ -338,6 +339,13 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 				j.escalate("exfiltration:upload", "%s sends %s to %s: to a bucket Shield cannot tell is yours", q.By, q.Files[0], target)
 				continue
 			}
+			if host != "" && intranetHost(host) && !slices.ContainsFunc(q.Files, func(p string) bool { return s.credential(&Ref{Path: p}) != "" }) {
+				// rules 20: a file copied to a machine of the intranet (a
+				// lab node, a host by a single-label or private name or
+				// address): asked, not taken for exfiltration
+				j.escalate("exfiltration:upload", "%s sends %s to %s, a machine of the intranet by its name: a human knows whose it is", q.By, s.relPath(q.Files[0]), host)
+				continue
+			}
 			j.block("exfiltration:upload", "%s sends %s to %s", q.By, q.Files[0], target)
 			return
 		}
@@ -354,11 +362,14 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 		case q.Data && (computed(f) || readsData(f)):
 			j.block("exfiltration:data", "%s sends data the line reads or computes to %s", q.By, target)
 			return
-		case q.Data && q.By == "ssh" && host != "" && (internalName(host) || sshConfigIn(f, s.cfg.Workspace)):
+		case q.Data && q.By == "ssh" && host != "" && (internalName(host) || sshConfigIn(f, s.cfg.Workspace) || !sshForwards(f)):
 			// Rules 17: a command run on another machine, written on the
 			// line (nothing local read, computed or piped in): what it
 			// does there is beyond the sandbox and Chronicle, and a human
-			// answers; it is not data taken from here.
+			// answers; it is not data taken from here. Rules 20: on any
+			// host (a company's jump host has a public name too) unless
+			// the line forwards ports or tunnels to one; what the line
+			// reads, computes or pipes in still blocks above.
 			j.escalate("network:remote-exec", "ssh runs a command on %s: what it does there, opx cannot undo", host)
 		case q.Data && q.Method == "" && host != "":
 			j.block("exfiltration:data", "%s opens a raw connection to %s and sends data", q.By, target)
@@ -483,4 +494,37 @@ func (s *Shield) agentTask(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 	}
+}
+
+// intranetHost reports whether host is named or addressed as a machine of
+// a private network: a single-label name (a lab node, an ssh alias the
+// user's own configuration resolves), an intranet suffix (internalName),
+// an RFC 1918 or unique-local address. Never loopback (localHost) or a
+// public name.
+func intranetHost(host string) bool {
+	if host == "" || localHost(host) {
+		return false
+	}
+	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
+		return ip.IsPrivate()
+	}
+	return !strings.Contains(host, ".") || internalName(host)
+}
+
+// sshForwards reports whether an ssh run of the facts forwards a port,
+// a socket or a tunnel (-L, -R, -D, -w, -W, alone or in a group of
+// flags: -fNR).
+func sshForwards(f *Facts) bool {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if r.Name != "ssh" {
+			continue
+		}
+		for _, a := range r.Argv[1:] {
+			if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a[1:], "LRDwW") {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -232,6 +232,15 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 			if !r.Tree && !r.Glob && verifierCertificate(r, g) {
 				continue // rules 16: a certificate a signature verifier checks is public
 			}
+			if !r.Tree && !r.Glob && publicPartRead(f, r) {
+				continue // rules 20: openssl x509 on a certificate, a key's public half printed
+			}
+			if !r.Tree && !r.Glob && buildSecret(f, r) {
+				// rules 20: BuildKit's secret mount keeps it out of the
+				// image's layers, but the Dockerfile's steps read it
+				j.escalate("credential-path", "docker build mounts %s as a build secret (%s): what the Dockerfile runs can read it", r.Path, g)
+				continue
+			}
 			if b := path.Base(r.Path); r.By == "git_commit" && s.inWorkspace(r.Path) && !r.Glob && b != ".env" && !strings.HasPrefix(b, ".env.") && strings.HasSuffix(b, ".env") {
 				// rules 20: an env file of the repository's own (a
 				// Kustomize overlay's app-dev.env, not the dotenv .env)
@@ -893,6 +902,64 @@ func (s *Shield) scratchGlob(r *Ref) bool {
 // provenance verifier reads to check a signature (cosign verify-blob
 // --certificate x.pem): public by its role, whatever its extension —
 // only a .pem, .crt or .cert read by a verifier, never a key.
+// publicPartRead reports whether r is read by an openssl run that can
+// print only what is public: a certificate reader (x509, verify, crl:
+// given a private key they fail without printing it) or a key tool
+// asked for the public half (rsa, pkey, ec with -pubout, without -text
+// and -passin, which print or unlock the private parts).
+func publicPartRead(f *Facts, r *Ref) bool {
+	if r.By != "openssl" {
+		return false
+	}
+	for i := range f.Runs {
+		run := &f.Runs[i]
+		if run.Name != "openssl" || len(run.Argv) < 2 || literalVia(run.Via) {
+			continue
+		}
+		sub := run.Argv[1]
+		certOnly := sub == "x509" || sub == "verify" || sub == "crl"
+		pubOnly := (sub == "rsa" || sub == "pkey" || sub == "ec") && slices.Contains(run.Argv, "-pubout") && !slices.Contains(run.Argv, "-text") && !slices.Contains(run.Argv, "-passin")
+		if !certOnly && !pubOnly {
+			continue
+		}
+		for k := 2; k+1 < len(run.Argv); k++ {
+			if a := run.Argv[k]; (a == "-in" || a == "-CAfile" || a == "-untrusted") && run.Argv[k+1] != "" && (run.Argv[k+1] == r.Path || strings.HasSuffix(r.Path, "/"+path.Clean(run.Argv[k+1])) || r.Via != "" && strings.HasSuffix(r.Via, "/"+path.Clean(run.Argv[k+1]))) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// buildSecret reports whether r is the source of a docker build's
+// --secret (id=x,src=PATH), written literally on the line.
+func buildSecret(f *Facts, r *Ref) bool {
+	if r.By != "docker" {
+		return false
+	}
+	for i := range f.Runs {
+		run := &f.Runs[i]
+		if run.Name != "docker" || literalVia(run.Via) || !slices.Contains(run.Argv, "build") && !slices.Contains(run.Argv, "buildx") {
+			continue
+		}
+		for k, a := range run.Argv {
+			v, ok := strings.CutPrefix(a, "--secret=")
+			if !ok && a == "--secret" && k+1 < len(run.Argv) {
+				v, ok = run.Argv[k+1], true
+			}
+			if !ok {
+				continue
+			}
+			for _, part := range strings.Split(v, ",") {
+				if src, ok := strings.CutPrefix(part, "src="); ok && src != "" && (path.Base(src) == path.Base(r.Path)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 func verifierCertificate(r *Ref, g string) bool {
 	switch r.By {
 	case "cosign", "notation", "slsa-verifier", "rekor-cli", "sigstore-verify":

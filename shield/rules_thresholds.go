@@ -192,7 +192,7 @@ func assertionLoosened(added, old string) string {
 	plus, minus := diffLines(added, old)
 	exact := false
 	for _, l := range minus {
-		if assertLine.MatchString(l) && exactAssert.MatchString(l) && !looseAssert.MatchString(l) {
+		if assertLine.MatchString(l) && (exactAssert.MatchString(l) || boundAssert.MatchString(l)) && !looseAssert.MatchString(l) {
 			exact = true
 		}
 	}
@@ -204,8 +204,23 @@ func assertionLoosened(added, old string) string {
 			return "an exact assertion loosened (" + clipText(l, 80) + ")"
 		}
 	}
+	// rules 20: an assertion that keeps its subject and drops its
+	// comparison (assert x == [...] → assert x: it holds for any value)
+	for _, m := range minus {
+		if !assertLine.MatchString(m) || !exactAssert.MatchString(m) && !boundAssert.MatchString(m) {
+			continue
+		}
+		for _, l := range plus {
+			if assertLine.MatchString(l) && !exactAssert.MatchString(l) && !boundAssert.MatchString(l) && len(l) < len(m) && strings.HasPrefix(m, l) {
+				return "an assertion's comparison dropped (" + clipText(l, 80) + ")"
+			}
+		}
+	}
 	return ""
 }
+
+// boundAssert is an assertion that bounds a value (0 < x <= 500).
+var boundAssert = mustRx(`[^<>=!]<=?\s*[\w(]|\w\s*>=?\s*[1-9\w(]`)
 
 // auditFile reports whether p's name says it records an audit trail.
 func auditFile(p string) bool {
