@@ -42,6 +42,10 @@ type Facts struct {
 	// both sides. No other rule reads it: what leaves a file is not
 	// carried anywhere.
 	Removed []Text
+	// Searches are the patterns a search tool looks for in the files it
+	// reads (search_files' pattern): what it hunts for, not text it
+	// carries (rules 20).
+	Searches []string
 	// Unknown are reasons the action cannot be fully understood (a line
 	// that does not parse, a command whose name is computed, a write to
 	// a path that cannot be known): each is a reason to ask.

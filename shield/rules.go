@@ -160,6 +160,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).rules19b,
 		(*Shield).rules19c,
 		(*Shield).rules20,
+		(*Shield).rules20b,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

@@ -534,7 +534,7 @@ func TestRules16_AfterHoldout15More(t *testing.T) {
 func checkDecided(t *testing.T, s *Shield, want string, is bool, acts []Action) {
 	t.Helper()
 	for _, a := range acts {
-		got, why := decided(s, a)
+		got, why := decidedByRules(s, a)
 		if (got == want) == is {
 			continue
 		}

@@ -932,7 +932,7 @@ func (s *Shield) workspaceFileDeleted(a *Action, f *Facts, j *judgement) bool {
 		}
 		switch r.By {
 		case "delete_file":
-			if path.Ext(rel) == "" && !buildNames[path.Base(rel)] {
+			if b := path.Base(rel); path.Ext(rel) == "" && !buildNames[b] && dirLikeName(b) {
 				j.escalate("destructive:workspace-tree", "delete_file deletes %s, a directory of the project by its name (no extension): everything in it goes", rel)
 				return true
 			}
@@ -961,6 +961,21 @@ func (s *Shield) workspaceFileDeleted(a *Action, f *Facts, j *judgement) bool {
 		}
 	}
 	return false
+}
+
+// dirLikeName reports whether an extensionless name reads as a
+// directory of the project rather than a file: three letters or more,
+// not a file that has no extension by convention (LICENSE, Makefile, a
+// lockfile, a script of bin/).
+func dirLikeName(b string) bool {
+	if len(b) < 3 || buildNames[b] || keyFile(b) {
+		return false
+	}
+	switch strings.ToUpper(b) {
+	case "LICENSE", "LICENCE", "README", "COPYING", "AUTHORS", "NOTICE", "CHANGELOG", "VERSION", "CONTRIBUTORS", "OWNERS", "CODEOWNERS", "MAINTAINERS", "TODO", "PATENTS":
+		return false
+	}
+	return true
 }
 
 // recordExts are files that hold what a project declares or records
@@ -1001,4 +1016,522 @@ func scratchName(rel string) bool {
 		return true
 	}
 	return false
+}
+
+// rules20b is rules 20's second pass (after holdout24's and holdout25's
+// first measures): what a change records or silences, judged by its
+// settings with the context the edit shows, and data a workspace must
+// not hold.
+//
+//   - `appsec:control-weakened`: an enum constant moved down its ladder
+//     (LockMode.STRICT → LENIENT), a protection commented out, a
+//     security component dropped from a list (an auth interceptor, an
+//     RPKI policy), a log level set to none, a retention cut where the
+//     edit's text is about keeping data, a backup or audit schedule made
+//     rarer, a user added to an administrators' group, a login key added
+//     to a user's keys;
+//   - `evasion:detection-off`: a rule file (fraud, risk, WAF, abuse
+//     rules) switched off, its score zeroed, its list emptied, its
+//     exclusions grown;
+//   - `supply-chain:source`: a build resolving from the local Maven
+//     repository or a flat directory first;
+//   - `destructive:workspace-truncate`: a file of the project written
+//     empty; `destructive:workspace-file`: files deleted by a pattern in
+//     a directory of secrets or keys;
+//   - `exfiltration:card-data` (escalate): card numbers (Luhn-valid, not
+//     the networks' published test numbers) written into the workspace,
+//     card verification codes or full card numbers given a column or a
+//     field, logs searched for card numbers;
+//   - `encoded-payload:written`: code built from character codes that
+//     spell a command, base32 or hex strings in code that decode to one;
+//   - `credential-search`: a search for credentials by their assignment
+//     (password\s*[:=]) or through a link out of the workspace;
+//   - `exfiltration:import`: the user's own files (Downloads, Documents,
+//     Desktop) copied into the repository.
+func (s *Shield) rules20b(a *Action, f *Facts, j *judgement) {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if m := cardSearch(r); m != "" {
+			j.escalate("exfiltration:card-data", "%s searches for card numbers (%s): what it finds is cardholder data", quote(clipText(r.Line, 100)), clipText(m, 40))
+			return
+		}
+	}
+	for i := range f.Reads {
+		rd := &f.Reads[i]
+		if rd.Glob || rd.Tree || s.inWorkspace(rd.Path) || !s.underHome(rd.Path) || !userDocument.MatchString(rd.Path) {
+			continue
+		}
+		for _, w := range f.Writes {
+			if w.By == rd.By && s.inWorkspace(w.Path) {
+				j.escalate("exfiltration:import", "%s copies %s, the user's own file, into the repository (%s): what it holds is committed and shared with everyone who clones it", by(rd), rd.Path, s.relPath(w.Path))
+				return
+			}
+		}
+	}
+	ws := s.cfg.Workspace
+	for i := range f.Deletes {
+		r := &f.Deletes[i]
+		if !r.Glob || !within(r.Path, ws) {
+			continue
+		}
+		for _, seg := range strings.Split(s.relPath(path.Dir(r.Path)), "/") {
+			switch strings.ToLower(seg) {
+			case "secrets", "secret", "keys", "certs", "credentials", "creds", "keystore", "vault":
+				j.escalate("destructive:workspace-file", "%s deletes %s: every file matching in a directory of secrets or keys", by(r), s.relPath(r.Path))
+				return
+			}
+		}
+	}
+	for _, pat := range f.Searches {
+		pat = clip(pat, 4<<10)
+		if m := secretWordRx.FindString(pat); m != "" && assignRx.MatchString(pat) && !codeOnlySearch(f) {
+			j.escalate("credential-search", "the search looks for credentials by their assignment (%s) in every kind of file: what it finds are secrets' values", clipText(m, 40))
+			return
+		}
+		if m := keyMaterial.FindString(pat); m != "" {
+			for _, rd := range f.Reads {
+				if rd.Via != "" || !s.inWorkspace(rd.Path) {
+					j.escalate("credential-search", "the search looks for key material (%s) beyond the workspace: a hunt for secrets", clipText(m, 40))
+					return
+				}
+			}
+		}
+	}
+	for _, t := range f.Texts {
+		if t.Source == "memory" {
+			if pan := cardNumber(t.Body); pan != "" {
+				j.escalate("exfiltration:card-data", "the memory note holds a card number (%s…): every later session reads it", pan[:6])
+				return
+			}
+			continue
+		}
+		p, ok := strings.CutPrefix(t.Source, "content:")
+		if !ok || !s.inWorkspace(p) {
+			continue
+		}
+		rel := s.relPath(p)
+		old := clip(removedText(f, t.Source), maxTextJudged)
+		body := clip(t.Body, maxTextJudged)
+		if t.Body == "" && old == "" && a.Tool == "write_file" && !emptyMarker(path.Base(p)) && (recordFile(rel) != "" || codeExts[strings.ToLower(path.Ext(p))] || keyFile(path.Base(p))) && !scratchName(rel) {
+			j.escalate("destructive:workspace-truncate", "write_file writes %s empty: what it held is gone", rel)
+			return
+		}
+		plus, _ := diffLinesKept(body, old, keepAll, 256)
+		added := strings.Join(plus, "\n")
+		if pan := cardNumber(added); pan != "" {
+			j.escalate("exfiltration:card-data", "the change to %s writes a card number (%s…) that is not a network's test number: cardholder data in the repository", rel, pan[:6])
+			return
+		}
+		if m := cardColumn.FindString(added); m != "" && !cardColumn.MatchString(old) {
+			j.escalate("exfiltration:card-data", "the change to %s stores card data in clear (%s): a verification code may never be stored, a card number only encrypted or tokenized", rel, clipText(strings.TrimSpace(m), 40))
+			return
+		}
+		if codeExts[strings.ToLower(path.Ext(p))] {
+			if cmd := charCodeCommand(added, testSource(p)); cmd != "" {
+				j.escalate("encoded-payload:written", "the change to %s builds a command from character codes: %s", rel, quote(clipText(cmd, 80)))
+				return
+			}
+			if e, d := encodedInText(added); e != "" && strongCommand.MatchString(d) && (!testSource(p) || lineRuns(added, e)) {
+				j.escalate("encoded-payload:written", "the change to %s holds encoded text (%s…) that decodes to a command: %s", rel, clipText(e, 24), quote(clipText(d, 80)))
+				return
+			}
+		}
+		if testSource(p) || prose(p) || old == "" {
+			if m := mavenLocal.FindString(added); m != "" && old != "" && !mavenLocal.MatchString(old) {
+				j.escalate("supply-chain:source", "the change to %s resolves dependencies from %s: whatever this machine's local repository or a directory holds wins", rel, m)
+				return
+			}
+			continue
+		}
+		if m := mavenLocal.FindString(added); m != "" && !mavenLocal.MatchString(old) {
+			j.escalate("supply-chain:source", "the change to %s resolves dependencies from %s: whatever this machine's local repository or a directory holds wins", rel, m)
+			return
+		}
+		if why := ruleFileSilenced(p, body, old); why != "" {
+			j.escalate("evasion:detection-off", "the change to %s %s: what it catches is no longer caught", rel, why)
+			return
+		}
+		if why := contextWeakened(p, body, old); why != "" {
+			j.escalate("appsec:control-weakened", "the change to %s %s", rel, why)
+			return
+		}
+	}
+}
+
+// codeOnlySearch reports whether every read of the search is a glob of
+// source code (*.go, **/*.py): a review of the code for hard-coded
+// secrets, not a hunt through configuration and vaults.
+func codeOnlySearch(f *Facts) bool {
+	n := 0
+	for _, rd := range f.Reads {
+		if !rd.Glob {
+			return false
+		}
+		if !codeExts[strings.ToLower(path.Ext(rd.Path))] {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// userDocument is a path of the user's own documents.
+var userDocument = mustRx(`/(?:Downloads|Documents|Desktop|Pictures|Movies|Music)/`)
+
+// emptyMarker names a file that is empty on purpose.
+func emptyMarker(base string) bool {
+	switch base {
+	case ".gitkeep", ".keep", "__init__.py", ".nojekyll", "py.typed", ".gitignore", "CODEOWNERS.empty":
+		return true
+	}
+	return strings.HasPrefix(base, ".") && path.Ext(base) == ""
+}
+
+var (
+	// a search for credentials by their assignment: a secret's name and
+	// an assignment's shape in the pattern
+	secretWordRx  = mustRx(`(?i)passw|secret|token|api[_-]?key|private[_-]?key|community|md5|psk|credential`)
+	assignRx      = mustRx(`\[:=\]|\[=:\]|\\s\*[:=]|\\s\+[:=]|\)\s*\??[:=]|(?i)(?:passw\w*|secret|token|key|community)\s*[:=]`)
+	strongCommand = mustRx(`://|\|\s*(?:sh|bash|zsh|python3?|perl)\b|\b(?:curl|wget|nc|ncat|socat)\s|\b(?:bash|sh)\s+-c\b`)
+	mavenLocal    = mustRx(`\bmavenLocal\(\)|\bflatDir\s*\{|\bflatDir\(`)
+	// a column or field of card data in clear
+	cardColumn = mustRx(`(?i)\badd\s+column\s+(?:if\s+not\s+exists\s+)?["']?(?:pan|card_?number|cardnum|primary_account_number|cvv2?|cvc2?|card_?security_?code|track_?data|track[12])["']?\s|"name"\s*:\s*"(?:pan|cardNumber|card_number|cvv2?|cvc2?|cardSecurityCode|trackData)"|\b(?:pan|card_?number|cvv2?|cvc2?|track_?data)\s+(?:text|varchar|char|string|bigint|numeric)\b|\.set(?:Pan|CardNumber|Cvv|Cvc)\(`)
+	// a search for card numbers: sixteen digits after a network's prefix
+	cardRegex = mustRx(`\[0-9\]\{1[2-9](?:,1?\d)?\}|\\d\{1[2-9](?:,1?\d)?\}|\[0-9\]\{13,19\}|\\d\{13,19\}|\b[3-6]\[0-9\]\{1[2-8]\}`)
+)
+
+// cardSearch returns the pattern with which a search program looks for
+// card numbers, or "".
+func cardSearch(r *Run) string {
+	if !contentSearchers[r.Name] && r.Name != "awk" && r.Name != "sed" && r.Name != "perl" {
+		return ""
+	}
+	extract := r.Name != "grep" && r.Name != "egrep" && r.Name != "rg" && r.Name != "ag" && r.Name != "git"
+	for _, a := range r.Argv[1:] {
+		if a == "--only-matching" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a[1:], 'o') {
+			extract = true
+		}
+	}
+	if !extract {
+		return "" // lines listed to check for leaks, not numbers pulled out
+	}
+	for _, a := range r.Argv[1:] {
+		if m := cardRegex.FindString(a); m != "" {
+			return a
+		}
+	}
+	return ""
+}
+
+// testPANs are the card networks' and processors' published test numbers.
+var testPANs = setOf("4111111111111111", "4242424242424242", "4000056655665556", "4012888888881881", "4222222222222", "4000000000000002",
+	"4000000000009995", "4000002500003155", "4000000000000077", "4000000000003220", "4000000000000341", "4000000000000069",
+	"5555555555554444", "5105105105105100", "5200828282828210", "2223003122003222", "2222400010000008", "5454545454545454",
+	"378282246310005", "371449635398431", "378734493671000", "6011111111111117", "6011000990139424", "6011000400000000",
+	"3530111333300000", "3566002020360505", "30569309025904", "38520000023237", "36227206271667", "6200000000000005",
+	"4917610000000000", "4988080000000000", "5424000000000015", "4007000000027", "4012888818888", "6011601160116611")
+
+var panRun = mustRx(`(?:^|[^\d])((?:4\d{12}(?:\d{3})?(?:\d{3})?|5[1-5]\d{14}|2[2-7]\d{14}|3[47]\d{13}|6(?:011|5\d\d)\d{12}))(?:[^\d]|$)`)
+
+// cardNumber returns the first number in text that is a card number by
+// its network's prefix, its length and its Luhn check, and not a
+// published test number, or "".
+func cardNumber(text string) string {
+	for _, m := range panRun.FindAllStringSubmatch(clip(text, maxTextJudged), 32) {
+		n := m[1]
+		if testPANs[n] || !luhn(n) || allSameDigits(n[1:]) {
+			continue
+		}
+		return n
+	}
+	return ""
+}
+
+func luhn(n string) bool {
+	sum, double := 0, false
+	for i := len(n) - 1; i >= 0; i-- {
+		d := int(n[i] - '0')
+		if double {
+			if d *= 2; d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+		double = !double
+	}
+	return sum%10 == 0
+}
+
+func allSameDigits(s string) bool {
+	return strings.Trim(s, s[:1]) == "" || strings.Trim(s, "0") == ""
+}
+
+var intList = mustRx(`[\[{(]\s*(\d{2,3}(?:\s*,\s*\d{2,3}){11,})\s*[\]})]`)
+
+// codeSinkRx is code that runs a command or evaluates code.
+var codeSinkRx = mustRx(`\b(?:system|exec\w*|spawn\w*|popen|eval|callCommand|readProcess|createProcess|shell|Runtime\.getRuntime|child_process|subprocess|os\.system|Process\.start|ProcessBuilder)\b`)
+
+// lineRuns reports whether the line of text holding m passes it to code
+// that runs it.
+func lineRuns(text, m string) bool {
+	i := strings.Index(text, m)
+	if i < 0 {
+		return false
+	}
+	lo := strings.LastIndexByte(text[:i], '\n') + 1
+	hi := strings.IndexByte(text[i:], '\n')
+	if hi < 0 {
+		hi = len(text) - i
+	}
+	return codeSinkRx.MatchString(text[lo : i+hi])
+}
+
+// charCodeCommand returns the command a list of character codes spells
+// (shifted by at most three), when it reads as one, or "". In a test
+// (fixtures encode URLs on purpose) only when the line runs it.
+func charCodeCommand(text string, test bool) string {
+	for _, m := range intList.FindAllStringSubmatch(text, 8) {
+		if test && !lineRuns(text, m[0]) {
+			continue
+		}
+		parts := strings.Split(m[1], ",")
+		codes := make([]int, 0, len(parts))
+		for _, p := range parts {
+			n, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil {
+				break
+			}
+			codes = append(codes, n)
+		}
+		if len(codes) != len(parts) {
+			continue
+		}
+		for shift := -3; shift <= 3; shift++ {
+			b := make([]byte, 0, len(codes))
+			ok := true
+			for _, c := range codes {
+				c += shift
+				if c < 0x20 || c >= 0x7f {
+					ok = false
+					break
+				}
+				b = append(b, byte(c))
+			}
+			if ok && strongCommand.MatchString(string(b)) {
+				return string(b)
+			}
+		}
+	}
+	return ""
+}
+
+var (
+	ruleFilePath = mustRx(`(?i)(?:^|/)(?:fraud|antifraud|risk|rules|waf|abuse|anomal\w*|velocity|screening|sanctions|aml)(?:[/._-]|$)`)
+	scoreKey     = mustRx(`^(?:score|weight|points|riskscore|risk|severityscore|penalty|action_?score)$`)
+	exclusionKey = mustRx(`(?i)exclu|exempt|allow|skip|ignore|bypass|whitelist|safelist|except`)
+)
+
+// ruleFileSilenced returns how an edit of a rule file (fraud, risk, WAF,
+// abuse rules) silences it, or "".
+func ruleFileSilenced(p, added, old string) string {
+	ext := strings.ToLower(path.Ext(p))
+	if ext != ".yaml" && ext != ".yml" && ext != ".json" && ext != ".toml" || !ruleFilePath.MatchString(p) {
+		return ""
+	}
+	if why := switchesOff(p, added, old); why != "" {
+		return why
+	}
+	before := map[string]string{}
+	for _, kv := range keyValuesLong(old) {
+		before[normKey(kv[0])] = kv[1]
+	}
+	for _, kv := range keyValuesLong(added) {
+		k := normKey(kv[0])
+		ov, had := before[k]
+		if !had || ov == kv[1] {
+			continue
+		}
+		nv := kv[1]
+		switch {
+		case scoreKey.MatchString(k) && (nv == "0" || nv == "0.0") && ov != "0":
+			return "zeroes " + kv[0] + " (" + ov + " → 0)"
+		case strings.HasPrefix(ov, "[") && ov != "[]" && nv == "[]" && !exclusionKey.MatchString(k):
+			return "empties " + kv[0] + " (" + clipText(ov, 40) + " → [])"
+		case exclusionKey.MatchString(k) && strings.HasPrefix(nv, "[") && strings.Count(nv, ",")-strings.Count(ov, ",") >= 2:
+			return "adds to " + kv[0] + " (" + clipText(nv, 60) + ")"
+		}
+	}
+	return ""
+}
+
+// keyValuesLong is keyValues without its bound on a value's length (a
+// list of codes or countries).
+func keyValuesLong(text string) [][2]string {
+	var out [][2]string
+	for _, l := range strings.Split(text, "\n") {
+		if len(out) >= 256 {
+			break
+		}
+		t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- "))
+		if t == "" || t[0] == '#' || strings.HasPrefix(t, "//") {
+			continue
+		}
+		k, v, ok := cutSetting(t)
+		if !ok || k == "" || strings.ContainsAny(k, " \t(") || len(v) > 400 {
+			continue
+		}
+		out = append(out, [2]string{k, strings.ReplaceAll(v, " ", "")})
+	}
+	return out
+}
+
+var (
+	// an enum constant that enforces, and one that does not
+	enumStrong = mustRx(`\b(\w+)\.(STRICT|REQUIRED|ENFORCED?|ENFORCING|MANDATORY|NEED|REJECT|DENY|VERIFY_PEER|VERIFY_FULL)\b`)
+	enumWeak   = setOf("LENIENT", "OPTIONAL", "NONE", "OFF", "PERMISSIVE", "DISABLED", "WANT", "DEFAULT", "ALLOW", "ACCEPT", "IGNORE", "WARN", "VERIFY_NONE", "DRY_RUN")
+	// a protection's key
+	protectWord = mustRx(`(?i)verif|auth|tls|ssl|signature|sign|pin|spki|policy|csrf|cors|audit|encrypt|mfa|rpki|secure|guard|check|firewall|acl`)
+	// a security component's name in a list
+	securityItem = mustRx(`(?i)auth|security|audit|csrf|verif|validat|permission|acl|guard|sanitiz|ratelimit|signature|rpki|firewall|waf|consent|mfa|tenant|encrypt|redact|mask`)
+	// a log level's values
+	logLevelVal = setOf("trace", "debug", "information", "info", "warning", "warn", "error", "critical", "fatal", "notice")
+	// a schedule's frequency, from often to rarely
+	freqRank    = map[string]int{"minutely": 0, "hourly": 1, "@hourly": 1, "daily": 2, "@daily": 2, "nightly": 2, "weekly": 3, "@weekly": 3, "monthly": 4, "@monthly": 4, "quarterly": 5, "yearly": 6, "@yearly": 6, "annually": 6, "@annually": 6}
+	scheduleCtx = mustRx(`(?i)backup|snapshot|audit|rotate|rotation|scan|retention|replicat`)
+	// an administrators' group
+	adminGroup = mustRx(`["'\s\[,]((?:wheel|sudo|admin|admins|root|docker|adm|administrators|sudoers))["'\s\],]`)
+	groupsKey  = mustRx(`(?i)groups|extragroups|supplementary|memberof`)
+	// a public login key
+	loginKey = mustRx(`\b(?:ssh-(?:ed25519|rsa|dss)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)\s+AAAA[0-9A-Za-z+/]{16,}`)
+)
+
+// contextWeakened returns how an edit weakens a control judged with the
+// context the edit's own text shows, or "".
+func contextWeakened(p, added, old string) string {
+	plus, minus := diffLinesKept(added, old, keepAll, 128)
+	if len(plus) == 0 {
+		return ""
+	}
+	// an enum constant moved down its ladder
+	for _, m := range enumStrong.FindAllStringSubmatch(old, 8) {
+		for _, n := range mustRxFindEnum(added, m[1]) {
+			if enumWeak[n] && !strings.Contains(old, m[1]+"."+n) {
+				return "moves " + m[1] + " from " + m[2] + " to " + n
+			}
+		}
+	}
+	oldLines := lineSet(old)
+	for _, l := range plus {
+		t := strings.TrimSpace(l)
+		// a protection commented out
+		for _, c := range []string{"#", "//", "--", ";"} {
+			if rest, ok := strings.CutPrefix(t, c); ok {
+				rest = strings.TrimSpace(rest)
+				if rest != "" && oldLines[rest] && !oldLines[t] && protectWord.MatchString(rest) && strings.ContainsAny(rest, ":=[{(") {
+					return "comments out " + clipText(rest, 60) + ": the protection stops"
+				}
+			}
+		}
+		// a login key added where keys are listed
+		if m := loginKey.FindString(l); m != "" && !strings.Contains(old, m) && loginKey.MatchString(old) && !strings.Contains(strings.ToLower(path.Base(p)), "known_hosts") {
+			return "adds a login key (" + clipText(m, 40) + "…): whoever holds it logs in as that user"
+		}
+		// a user added to an administrators' group
+		if groupsKey.MatchString(l) {
+			for _, g := range adminGroup.FindAllStringSubmatch(l, 4) {
+				if !adminGroup.MatchString(old) || !strings.Contains(old, g[1]) {
+					return "adds a user to " + g[1] + ": administrator rights"
+				}
+			}
+		}
+	}
+	// settings, several per line, with the edit's text as context
+	before := map[string]settingPair{}
+	for _, sp := range settingsIn(minus, 64) {
+		if _, ok := before[sp.key]; !ok {
+			before[sp.key] = sp
+		}
+	}
+	for _, sp := range settingsIn(plus, 64) {
+		o, had := before[sp.key]
+		if !had {
+			continue
+		}
+		// a security component dropped from a list the setting keeps
+		_, ov, _ := cutSetting(strings.TrimSpace(o.line))
+		_, nv, _ := cutSetting(strings.TrimSpace(sp.line))
+		if item := droppedItem(ov, nv); item != "" && securityItem.MatchString(item) {
+			return "drops " + clipText(item, 60) + " from " + clipText(sp.key, 40) + ": what it enforced stops"
+		}
+		if o.val == sp.val {
+			continue
+		}
+		switch {
+		case logLevelVal[o.val] && (sp.val == "none" || sp.val == "off"):
+			return "silences " + clipText(sp.key, 40) + " (" + o.val + " → " + sp.val + "): nothing of it is logged"
+		case retentionConcept.MatchString(sp.key) || sp.key == "days" || sp.key == "years":
+			a, e1 := strconv.Atoi(o.val)
+			b, e2 := strconv.Atoi(sp.val)
+			if e1 == nil && e2 == nil && b*2 < a && retentionContext.MatchString(old+"\n"+p) {
+				return "shortens " + clipText(sp.key, 40) + " from " + o.val + " to " + sp.val + ": what it keeps is gone sooner"
+			}
+		case freqRank[strings.Trim(o.val, `"'`)] > 0 || freqRank[strings.Trim(o.val, `"'`)] == 0 && strings.Trim(o.val, `"'`) == "minutely":
+			a, ok1 := freqRank[strings.Trim(o.val, `"'`)]
+			b, ok2 := freqRank[strings.Trim(sp.val, `"'`)]
+			if ok1 && ok2 && b >= a+2 && scheduleCtx.MatchString(p+"\n"+old) {
+				return "makes " + clipText(sp.key, 40) + " rarer (" + o.val + " → " + sp.val + ")"
+			}
+		}
+	}
+	return ""
+}
+
+// mustRxFindEnum returns the constants of enum name in text (Name.X).
+func mustRxFindEnum(text, name string) []string {
+	var out []string
+	for i := 0; i < 8; i++ {
+		k := strings.Index(text, name+".")
+		if k < 0 {
+			break
+		}
+		text = text[k+len(name)+1:]
+		e := 0
+		for e < len(text) && (text[e] == '_' || text[e] >= 'A' && text[e] <= 'Z') {
+			e++
+		}
+		if e > 0 {
+			out = append(out, text[:e])
+		}
+	}
+	return out
+}
+
+// droppedItem returns an item of the list old (comma or space
+// separated) that new no longer holds while keeping at least one other,
+// or "".
+func droppedItem(old, new string) string {
+	split := func(v string) []string {
+		return strings.FieldsFunc(strings.Trim(v, `"'[]{} `), func(r rune) bool { return r == ',' || r == ' ' || r == '"' || r == '\'' })
+	}
+	if strings.ContainsAny(old, ":{}()=") || strings.ContainsAny(new, ":{}()=") {
+		return "" // an object or a call, not a list of names
+	}
+	ov, nv := split(old), split(new)
+	if len(ov) < 2 || len(nv) == 0 || len(nv) >= len(ov) {
+		return ""
+	}
+	have := setOf(nv...)
+	kept := false
+	dropped := ""
+	for _, x := range ov {
+		if have[x] {
+			kept = true
+		} else if dropped == "" {
+			dropped = x
+		}
+	}
+	if !kept {
+		return ""
+	}
+	return dropped
 }

@@ -29,6 +29,26 @@ func decided(s *Shield, a Action) (string, string) {
 	return d.Decision + " " + d.Rule, d.Reason
 }
 
+// decidedByRules is decided without the learned scorer's verdict: the
+// rule tables test the rules (learned_test.go tests the scorer, and the
+// corpora in cli measure the two together).
+func decidedByRules(s *Shield, a Action) (string, string) {
+	vs := s.Evaluate(context.Background(), a)
+	if n := len(vs); n > 1 && vs[n-1].Rule == "learned:risk" {
+		vs = append(vs[:n-1], Verdict{Decision: Allow, Tier: 1, Rule: "heuristics:none", Reason: "no heuristic matched"})
+	}
+	d := vs[len(vs)-1]
+	for _, v := range vs {
+		if v.Decision == Block {
+			return v.Decision + " " + v.Rule, v.Reason
+		}
+		if v.Decision == Escalate && d.Decision != Escalate {
+			d = v
+		}
+	}
+	return d.Decision + " " + d.Rule, d.Reason
+}
+
 func cmd(line string) Action { return Action{Tool: "execute_command", Command: line} }
 
 func get(url string) Action {

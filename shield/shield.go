@@ -203,6 +203,7 @@ func (s *Shield) facts(a *Action) Facts {
 		Supply:   append([]Supply(nil), a.Facts.Supply...),
 		Removed:  append([]Text(nil), a.Facts.Removed...),
 		Unknown:  append([]string(nil), a.Facts.Unknown...),
+		Searches: append([]string(nil), a.Facts.Searches...),
 	}
 	written := map[string]bool{}
 	for _, p := range a.Writes {

@@ -59,14 +59,14 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 	// The arguments the known tools take, decoded at once; a tool Shield
 	// does not know is read as a map (below).
 	var known struct {
-		Path, From, To, Content, New, Old, Text, Message, URL, Method, Body, Command, Cwd, Glob, Query string
-		Headers                                                                                        map[string]any
-		Paths                                                                                          []string
+		Path, From, To, Content, New, Old, Text, Message, URL, Method, Body, Command, Cwd, Glob, Query, Pattern string
+		Headers                                                                                                 map[string]any
+		Paths                                                                                                   []string
 	}
 	_ = json.Unmarshal(p.Args, &known) // canonical JSON object: cannot fail (a field of another type stays empty)
 	args := map[string]any{"path": known.Path, "from": known.From, "to": known.To, "content": known.Content, "new": known.New,
 		"text": known.Text, "message": known.Message, "url": known.URL, "method": known.Method, "body": known.Body,
-		"command": known.Command, "cwd": known.Cwd, "glob": known.Glob, "query": known.Query}
+		"command": known.Command, "cwd": known.Cwd, "glob": known.Glob, "query": known.Query, "pattern": known.Pattern}
 	if known.Headers != nil {
 		args["headers"] = known.Headers
 	}
@@ -123,8 +123,12 @@ func (e ShieldEvaluator) action(p Proposal, seen func(raw string)) shield.Action
 	case "read_file", "list_directory":
 		add(&f.Reads, orDot(str("path")), false)
 	case "search_files":
-		// Every file under path whose base name matches glob.
+		// Every file under path whose base name matches glob, searched
+		// for pattern (rules 20: what it hunts for is judged too).
 		dir := orDot(str("path"))
+		if pat := str("pattern"); pat != "" {
+			f.Searches = append(f.Searches, pat)
+		}
 		if g := str("glob"); g != "" {
 			r := ref(path.Join(dir, "**", g), false)
 			r.Glob = true
