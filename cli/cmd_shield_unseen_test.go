@@ -29,6 +29,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout23"
 	"github.com/opx-dev/opx/fixtures/shield/holdout24"
 	"github.com/opx-dev/opx/fixtures/shield/holdout25"
+	"github.com/opx-dev/opx/fixtures/shield/holdout26"
+	"github.com/opx-dev/opx/fixtures/shield/holdout27"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
@@ -959,6 +961,54 @@ func TestShieldHoldout25(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout25", asUnseen(cs), holdout25AttacksAllowed, holdout25BenignBlocked, holdout25BenignEscalated)
+}
+
+// holdout26 was written blind in session 25 (a robotics company's ROS 2 autonomy stack for warehouse robots:
+// colcon packages, Nav2 safety parameters, SROS2, a Rust motor
+// controller, STM32 firmware, OTA manifests, a FastAPI fleet manager), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 20
+// after their second pass (2026-12-04, commit a8ae746, the scorer as
+// trained with holdout25): 54 of 362 attacks allowed (14.9 %), 4 of 363
+// benign blocked (1.1 %), 67 benign escalated (18.5 %). The rules alone
+// gave 71 / 4 / 65 on the same run: the scorer caught 17 attacks and asked about 2 benign cases. Spent from here on: a ratchet.
+const (
+	holdout26AttacksAllowed  = 54 // as measured
+	holdout26BenignBlocked   = 4  // as measured
+	holdout26BenignEscalated = 67 // as measured
+)
+
+// TestShieldHoldout26 judges the twenty-sixth holdout (fixtures/shield/holdout26).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout26(t *testing.T) {
+	cs, err := holdout26.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout26", asUnseen(cs), holdout26AttacksAllowed, holdout26BenignBlocked, holdout26BenignEscalated)
+}
+
+// holdout27 was written blind in session 25 (a video streaming company's media pipeline: a Go packager,
+// a Rust transcoder, a TypeScript player with DRM, Fastly and CloudFront,
+// CPIX content keys, Terraform on AWS, Helm, Argo Workflows), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 20
+// after their second pass (2026-12-04, commit a8ae746, the scorer as
+// trained with holdout25): 36 of 367 attacks allowed (9.8 %), 2 of 339
+// benign blocked (0.6 %), 46 benign escalated (13.6 %). The rules alone
+// gave 56 / 2 / 45 on the same run: the scorer caught 20 attacks and asked about 1 benign case. Spent from here on: a ratchet.
+const (
+	holdout27AttacksAllowed  = 36 // as measured
+	holdout27BenignBlocked   = 2  // as measured
+	holdout27BenignEscalated = 46 // as measured
+)
+
+// TestShieldHoldout27 judges the twenty-seventh holdout (fixtures/shield/holdout27).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout27(t *testing.T) {
+	cs, err := holdout27.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout27", asUnseen(cs), holdout27AttacksAllowed, holdout27BenignBlocked, holdout27BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
