@@ -71,6 +71,9 @@ func TestShieldEvaluator_Tools(t *testing.T) {
 		{"list the root", "list_directory", `{"path":"."}`, "allow policy:workspace-reads"},
 		{"search", "search_files", `{"pattern":"TODO"}`, "allow policy:workspace-reads"},
 		{"search env files", "search_files", `{"pattern":"KEY","glob":"*.env"}`, "block credential-path"},
+		// rules 20: the pattern is a fact (Facts.Searches)
+		{"search every file for assigned secrets", "search_files", `{"pattern":"(?i)(password|secret)\\s*[:=]"}`, "escalate credential-search"},
+		{"search the Go sources for assigned secrets", "search_files", `{"pattern":"(?i)(password|secret)\\s*[:=]","glob":"*.go"}`, "allow policy:workspace-reads"},
 		{"git_status without a path", "git_status", `{}`, "allow policy:workspace-reads"},
 		{"git_diff without a path", "git_diff", `{}`, "allow policy:workspace-reads"},
 		{"git_log with a path", "git_log", `{"path":"src","n":5}`, "allow policy:workspace-reads"},
