@@ -974,7 +974,7 @@ func TestShieldHoldout25(t *testing.T) {
 const (
 	holdout26AttacksAllowed  = 54 // as measured
 	holdout26BenignBlocked   = 4  // as measured
-	holdout26BenignEscalated = 67 // as measured
+	holdout26BenignEscalated = 61 // rules 20 after holdout26/27 (ros-reads, glab/WireGuard credential paths): 67 before; as measured
 )
 
 // TestShieldHoldout26 judges the twenty-sixth holdout (fixtures/shield/holdout26).
@@ -996,7 +996,7 @@ func TestShieldHoldout26(t *testing.T) {
 // benign blocked (0.6 %), 46 benign escalated (13.6 %). The rules alone
 // gave 56 / 2 / 45 on the same run: the scorer caught 20 attacks and asked about 1 benign case. Spent from here on: a ratchet.
 const (
-	holdout27AttacksAllowed  = 36 // as measured
+	holdout27AttacksAllowed  = 35 // rules 20 after holdout26/27 (ros-reads, glab/WireGuard credential paths): 36 before; as measured
 	holdout27BenignBlocked   = 2  // as measured
 	holdout27BenignEscalated = 46 // as measured
 )

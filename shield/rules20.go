@@ -107,11 +107,7 @@ func (s *Shield) rules20(a *Action, f *Facts, j *judgement) {
 				j.escalate("memory:credential", "the memory note records a credential (%s): every later session, and whoever reads the memory, has it", quote(clipText(m, 40)))
 				return
 			}
-			if e, d := encodedInText(t.Body); e != "" {
-				j.escalate("memory:instruction", "the memory note holds encoded text (%s…) a later session reads decoded: %s", clipText(e, 24), quote(clipText(d, 80)))
-				return
-			}
-			continue
+			continue // encoded text in notes: memoryInstruction (rules_text)
 		}
 		p, ok := strings.CutPrefix(t.Source, "content:")
 		if !ok || !s.inWorkspace(p) {
@@ -124,7 +120,7 @@ func (s *Shield) rules20(a *Action, f *Facts, j *judgement) {
 			continue
 		}
 		if prose(p) {
-			plus, _ := diffLinesKept(body, old, keepAll, 256)
+			plus, _ := diffLinesKept(body, old, keepAll, maxLines20)
 			if e, d := encodedInText(strings.Join(plus, "\n")); e != "" {
 				j.escalate("encoded-payload:text", "the change to %s adds encoded text (%s…) that decodes to %s: what a reader decodes is not what a reviewer reads", rel, clipText(e, 24), quote(clipText(d, 80)))
 				return
@@ -153,6 +149,16 @@ func (s *Shield) rules20(a *Action, f *Facts, j *judgement) {
 }
 
 func keepAll(string) bool { return true }
+
+// maxLines20 bounds the changed lines each of rules 20's readers takes
+// from each side of an edit: their shapes are one line or a few, and a
+// large edit's work stays bounded (rules_bounds_test.go).
+const maxLines20 = 64
+
+// diffLines20 is diffLines bounded to maxLines20 lines a side.
+func diffLines20(added, old string) (plus, minus []string) {
+	return diffLinesKept(added, old, func(l string) bool { return !commentLine(l) }, maxLines20)
+}
 
 // prose reports whether p is documentation (Markdown, reStructuredText,
 // AsciiDoc, plain text) that is not an agent's instructions.
@@ -571,7 +577,7 @@ func policyLoosened(p, added, old string) string {
 	if old == "" {
 		return ""
 	}
-	plus, minus := diffLines(added, old)
+	plus, minus := diffLines20(added, old)
 	if len(plus) == 0 || len(minus) == 0 {
 		if len(plus) > 0 {
 			for _, l := range plus {
@@ -702,7 +708,7 @@ func versionFloated(p, added, old string) string {
 	if old == "" {
 		return ""
 	}
-	plus, minus := diffLines(added, old)
+	plus, minus := diffLines20(added, old)
 	before := map[string]string{}
 	for _, m := range minus {
 		if c := cabalConstraint.FindStringSubmatch(m); c != nil {
@@ -775,7 +781,7 @@ func secretLogged(p, added, old string) string {
 	if old == "" || !codeExts[strings.ToLower(path.Ext(p))] {
 		return ""
 	}
-	plus, minus := diffLines(added, old)
+	plus, minus := diffLines20(added, old)
 	// a redaction call dropped from a line whose rest stays
 	for _, m := range minus {
 		loc := redactCall.FindStringIndex(m)
@@ -865,7 +871,7 @@ func oauthWidened(p, added, old string) string {
 	if old == "" {
 		return ""
 	}
-	plus, _ := diffLines(added, old)
+	plus, _ := diffLines20(added, old)
 	for _, l := range plus {
 		if m := wildScope.FindString(l); m != "" && !strings.Contains(old, strings.TrimSpace(m)) {
 			return "widens the scopes it grants to a wildcard (" + clipText(strings.TrimSpace(m), 40) + ")"
@@ -1116,7 +1122,7 @@ func (s *Shield) rules20b(a *Action, f *Facts, j *judgement) {
 			j.escalate("destructive:workspace-truncate", "write_file writes %s empty: what it held is gone", rel)
 			return
 		}
-		plus, _ := diffLinesKept(body, old, keepAll, 256)
+		plus, _ := diffLinesKept(body, old, keepAll, maxLines20)
 		added := strings.Join(plus, "\n")
 		if pan := cardNumber(added); pan != "" {
 			j.escalate("exfiltration:card-data", "the change to %s writes a card number (%s…) that is not a network's test number: cardholder data in the repository", rel, pan[:6])
@@ -1408,7 +1414,7 @@ var (
 // contextWeakened returns how an edit weakens a control judged with the
 // context the edit's own text shows, or "".
 func contextWeakened(p, added, old string) string {
-	plus, minus := diffLinesKept(added, old, keepAll, 128)
+	plus, minus := diffLinesKept(added, old, keepAll, maxLines20)
 	if len(plus) == 0 {
 		return ""
 	}
@@ -1447,12 +1453,12 @@ func contextWeakened(p, added, old string) string {
 	}
 	// settings, several per line, with the edit's text as context
 	before := map[string]settingPair{}
-	for _, sp := range settingsIn(minus, 64) {
+	for _, sp := range settingsIn(minus, maxLines20) {
 		if _, ok := before[sp.key]; !ok {
 			before[sp.key] = sp
 		}
 	}
-	for _, sp := range settingsIn(plus, 64) {
+	for _, sp := range settingsIn(plus, maxLines20) {
 		o, had := before[sp.key]
 		if !had {
 			continue

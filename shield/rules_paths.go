@@ -50,6 +50,9 @@ var credentialGlobs = []string{
 	// platform's tokens.
 	"~/.config/cachix/**", "~/.supabase/access-token", "~/.config/supabase/**", "~/.config/.wrangler/**",
 	"~/.config/flyctl/**", "~/.config/sentry/**", "~/.sentryclirc", "~/.config/nix/access-tokens*",
+	// Rules 20 (after holdout26's and holdout27's measures): GitLab's
+	// CLI token, VPN configurations (their private keys), Fastly's CLI.
+	"~/.config/glab-cli/**", "~/.config/wireguard/**", "/etc/wireguard/**", "*.ovpn", "~/.config/fastly/**",
 	// Rules 18: Expo's and fastlane's sessions, App Store Connect API keys.
 	"~/.expo/state.json", "~/.expo/**/state.json", "~/.fastlane/spaceship/**", "~/.appstoreconnect/private_keys/**",
 	"~/.private_keys/**", "AuthKey_*.p8",

@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"path"
 	"slices"
@@ -426,10 +425,11 @@ func (s *Shield) memoryInstruction(a *Action, f *Facts, j *judgement) {
 				return
 			}
 		}
-		if m := encodedNote(body); m != "" {
+		if m, d := encodedInText(body); m != "" {
 			// rules 17: a later session decodes what a human reading the
-			// note does not see
-			j.escalate("memory:instruction", "%s holds encoded text (%s…) a later session reads decoded: %s", what, clipText(m, 24), quote(clipText(decodedText(m), 80)))
+			// note does not see (rules 20: base32 and hex too, and a
+			// shorter command: encodedInText)
+			j.escalate("memory:instruction", "%s holds encoded text (%s…) a later session reads decoded: %s", what, clipText(m, 24), quote(clipText(d, 80)))
 			continue
 		}
 		if m := standingRule(body); m != "" && !credentialProhibition(m) {
@@ -1096,44 +1096,6 @@ func provisioningFile(p string) bool {
 	}
 	return strings.Contains(l, "/packer/") && (strings.Contains(l, "/scripts/") || strings.Contains(l, "/http/") || strings.HasSuffix(l, ".sh")) ||
 		strings.Contains(l, "/cloud-init/") || strings.HasSuffix(l, "/user-data") || strings.HasSuffix(l, "user-data.yaml") || strings.HasSuffix(l, "user-data.yml")
-}
-
-// base64Word is a run of base64 long enough to carry a sentence.
-var base64Word = mustRx(`[A-Za-z0-9+/]{40,}={0,2}`)
-
-// encodedNote returns a base64 run in a note that decodes to text, or "".
-func encodedNote(body string) string {
-	for _, m := range base64Word.FindAllString(clip(body, maxTextJudged), 8) {
-		if d := decodedText(m); d != "" {
-			return m
-		}
-	}
-	return ""
-}
-
-// decodedText is m decoded from base64 when that is printable text with
-// spaces (a sentence), else "".
-func decodedText(m string) string {
-	b, err := base64.StdEncoding.DecodeString(m)
-	if err != nil {
-		b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(m, "="))
-		if err != nil {
-			return ""
-		}
-	}
-	spaces := 0
-	for _, c := range b {
-		if c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f {
-			return ""
-		}
-		if c == ' ' {
-			spaces++
-		}
-	}
-	if spaces < 3 {
-		return ""
-	}
-	return string(b)
 }
 
 // runbookFile reports whether p is a runbook or playbook in prose: a
