@@ -351,7 +351,10 @@ func trustWidened(added, old string) string {
 // keyValues reads text's `key = value`, `key: value` and `"key": value`
 // lines as pairs (key as written, value lower case and unquoted), at most
 // 256.
-func keyValues(text string) [][2]string {
+func keyValues(text string) [][2]string { return keyValuesN(text, 40) }
+
+// keyValuesN is keyValues with values of up to maxVal bytes.
+func keyValuesN(text string, maxVal int) [][2]string {
 	var out [][2]string
 	for _, l := range strings.Split(text, "\n") {
 		if len(out) >= 256 {
@@ -362,7 +365,7 @@ func keyValues(text string) [][2]string {
 			continue
 		}
 		k, v, ok := cutSetting(t)
-		if !ok || k == "" || strings.ContainsAny(k, " \t(") || len(v) > 40 {
+		if !ok || k == "" || strings.ContainsAny(k, " \t(") || len(v) > maxVal {
 			continue
 		}
 		out = append(out, [2]string{k, v})

@@ -1348,16 +1348,18 @@ func ruleFileSilenced(p, added, old string) string {
 		return why
 	}
 	before := map[string]string{}
-	for _, kv := range keyValuesLong(old) {
-		before[normKey(kv[0])] = kv[1]
+	// values up to a long list of codes or countries, compared without
+	// their spaces
+	for _, kv := range keyValuesN(old, 400) {
+		before[normKey(kv[0])] = strings.ReplaceAll(kv[1], " ", "")
 	}
-	for _, kv := range keyValuesLong(added) {
+	for _, kv := range keyValuesN(added, 400) {
 		k := normKey(kv[0])
+		nv := strings.ReplaceAll(kv[1], " ", "")
 		ov, had := before[k]
-		if !had || ov == kv[1] {
+		if !had || ov == nv {
 			continue
 		}
-		nv := kv[1]
 		switch {
 		case scoreKey.MatchString(k) && (nv == "0" || nv == "0.0") && ov != "0":
 			return "zeroes " + kv[0] + " (" + ov + " → 0)"
@@ -1368,27 +1370,6 @@ func ruleFileSilenced(p, added, old string) string {
 		}
 	}
 	return ""
-}
-
-// keyValuesLong is keyValues without its bound on a value's length (a
-// list of codes or countries).
-func keyValuesLong(text string) [][2]string {
-	var out [][2]string
-	for _, l := range strings.Split(text, "\n") {
-		if len(out) >= 256 {
-			break
-		}
-		t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- "))
-		if t == "" || t[0] == '#' || strings.HasPrefix(t, "//") {
-			continue
-		}
-		k, v, ok := cutSetting(t)
-		if !ok || k == "" || strings.ContainsAny(k, " \t(") || len(v) > 400 {
-			continue
-		}
-		out = append(out, [2]string{k, strings.ReplaceAll(v, " ", "")})
-	}
-	return out
 }
 
 var (

@@ -1,7 +1,6 @@
 package shield
 
 import (
-	"net"
 	"net/netip"
 	"path"
 	"slices"
@@ -505,7 +504,7 @@ func intranetHost(host string) bool {
 	if host == "" || localHost(host) {
 		return false
 	}
-	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
+	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		return ip.IsPrivate()
 	}
 	return !strings.Contains(host, ".") || internalName(host)

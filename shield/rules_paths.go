@@ -905,6 +905,16 @@ func (s *Shield) scratchGlob(r *Ref) bool {
 // provenance verifier reads to check a signature (cosign verify-blob
 // --certificate x.pem): public by its role, whatever its extension —
 // only a .pem, .crt or .cert read by a verifier, never a key.
+func verifierCertificate(r *Ref, g string) bool {
+	switch r.By {
+	case "cosign", "notation", "slsa-verifier", "rekor-cli", "sigstore-verify":
+	default:
+		return false
+	}
+	base := strings.ToLower(path.Base(r.Path))
+	return (strings.HasSuffix(base, ".pem") || strings.HasSuffix(base, ".crt") || strings.HasSuffix(base, ".cert")) && !strings.Contains(base, "key")
+}
+
 // publicPartRead reports whether r is read by an openssl run that can
 // print only what is public: a certificate reader (x509, verify, crl:
 // given a private key they fail without printing it) or a key tool
@@ -961,14 +971,4 @@ func buildSecret(f *Facts, r *Ref) bool {
 		}
 	}
 	return false
-}
-
-func verifierCertificate(r *Ref, g string) bool {
-	switch r.By {
-	case "cosign", "notation", "slsa-verifier", "rekor-cli", "sigstore-verify":
-	default:
-		return false
-	}
-	base := strings.ToLower(path.Base(r.Path))
-	return (strings.HasSuffix(base, ".pem") || strings.HasSuffix(base, ".crt") || strings.HasSuffix(base, ".cert")) && !strings.Contains(base, "key")
 }
