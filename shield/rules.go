@@ -161,6 +161,8 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).rules19c,
 		(*Shield).rules20,
 		(*Shield).rules20b,
+		(*Shield).rules21,
+		(*Shield).rules21b,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

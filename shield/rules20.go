@@ -165,7 +165,9 @@ func diffLines20(added, old string) (plus, minus []string) {
 func prose(p string) bool {
 	switch strings.ToLower(path.Ext(p)) {
 	case ".md", ".markdown", ".rst", ".adoc", ".txt":
-		return !agentInstructions(p)
+		b := strings.ToLower(path.Base(p))
+		// CMake's build file and pip's requirements are read by tools (rules 21)
+		return !agentInstructions(p) && b != "cmakelists.txt" && !strings.HasPrefix(b, "requirements") && !strings.HasPrefix(b, "constraints")
 	}
 	return false
 }
@@ -696,7 +698,7 @@ func tlsMinor(v string) (int, bool) {
 var (
 	// a version pinned, and made floating
 	pinnedVersion   = mustRx(`^v?\d+(?:\.\d+){1,3}$`)
-	floatingVersion = mustRx(`^(?:v?\d+(?:\.\d+)*\.\+|\+|latest|\*|v?\d+(?:\.\d+)*\.[x*]|-any|>=\s*\S+|\^\S+|~\S+|[\w.-]*(?:SNAPSHOT|snapshot))$`)
+	floatingVersion = mustRx(`^(?:v?\d+(?:\.\d+)*\.\+|\+|latest|nightly|beta|canary|edge|stable|unstable|main|master|head|dev|\*|v?\d+(?:\.\d+)*\.[x*]|-any|>=\s*\S+|\^\S+|~\S+|[\w.-]*(?:SNAPSHOT|snapshot))$`)
 	cabalConstraint = mustRx(`^\s*any\.([\w-]+)\s+(.+?),?\s*$`)
 	flakeURL        = mustRx(`"(github|gitlab|sourcehut):([\w.-]+)/([\w.-]+)(?:/([\w./-]+))?(\?[^"]*)?"`)
 	dockerFrom      = mustRx(`(?im)^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)`)
@@ -1377,7 +1379,7 @@ var (
 	enumStrong = mustRx(`\b(\w+)\.(STRICT|REQUIRED|ENFORCED?|ENFORCING|MANDATORY|NEED|REJECT|DENY|VERIFY_PEER|VERIFY_FULL)\b`)
 	enumWeak   = setOf("LENIENT", "OPTIONAL", "NONE", "OFF", "PERMISSIVE", "DISABLED", "WANT", "DEFAULT", "ALLOW", "ACCEPT", "IGNORE", "WARN", "VERIFY_NONE", "DRY_RUN")
 	// a protection's key
-	protectWord = mustRx(`(?i)verif|auth|tls|ssl|signature|sign|pin|spki|policy|csrf|cors|audit|encrypt|mfa|rpki|secure|guard|check|firewall|acl`)
+	protectWord = mustRx(`(?i)verif|auth|tls|ssl|signature|sign|pin|spki|policy|csrf|cors|audit|encrypt|mfa|rpki|secure|guard|check|firewall|acl|add_\w*test|gtest|test_suite|add_subdirectory\(\s*tests?\b`)
 	// a security component's name in a list
 	securityItem = mustRx(`(?i)auth|security|audit|csrf|verif|validat|permission|acl|guard|sanitiz|ratelimit|signature|rpki|firewall|waf|consent|mfa|tenant|encrypt|redact|mask`)
 	// a log level's values

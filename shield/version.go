@@ -296,7 +296,17 @@ package shield
 //	   credential write; a commit of a credential-named file of the
 //	   repository asked rather than blocked (see docs/shield-rules.md
 //	   "Rules 20").
-const RulesVersion = "20"
+//	21 session 26, after holdout26's and holdout27's measures: bounds and
+//	   switches read with an edit's own structure (maxima raised by a
+//	   quarter, waits stretched fourfold, floors and rotation cut, switches
+//	   off under a protection's header, deny lists emptied, pass lists
+//	   made wildcards), two conditions made either, settings pointed at
+//	   another domain, check scripts made to pass, tests off by a build
+//	   flag, constant conditions, key stores copied into images, scanners
+//	   skipping directories, submodule URLs rewritten, Go toolchains that
+//	   are no release, toolchain channels floated (see
+//	   docs/shield-rules.md "Rules 21").
+const RulesVersion = "21"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).

@@ -32,6 +32,8 @@ func Command(argv []string) (changes []Change, files []string, ok bool) {
 		changes, files, ok = pyToolCommand(prog, args)
 	case "bundle", "bundler", "gem":
 		changes, files, ok = rubyCommand(prog, args)
+	case "git":
+		changes, files, ok = gitCommand(args)
 	default:
 		return nil, nil, false
 	}
@@ -807,4 +809,34 @@ func rubyCommand(prog string, args []string) ([]Change, []string, bool) {
 // it begins with ./, ../ or /) rather than a module path.
 func localPath(p string) bool {
 	return p == "." || p == ".." || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/")
+}
+
+// gitCommand reads what git writes into .gitmodules: `git submodule
+// set-url [--] PATH URL` and `git config -f .gitmodules
+// submodule.NAME.url URL` move where a submodule's code comes from (rules
+// 21). Global options before the verb (-C DIR, -c k=v) are skipped.
+func gitCommand(args []string) ([]Change, []string, bool) {
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		if (args[0] == "-C" || args[0] == "-c") && len(args) > 1 {
+			args = args[1:]
+		}
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return nil, nil, false
+	}
+	var ops []string
+	for _, a := range args[1:] {
+		if a != "--" {
+			ops = append(ops, a)
+		}
+	}
+	switch {
+	case args[0] == "submodule" && len(ops) >= 3 && ops[0] == "set-url":
+		return []Change{{Kind: KindSource, Key: "submodule " + ops[1], Detail: "url set to " + ops[2]}}, []string{".gitmodules"}, true
+	case args[0] == "config" && len(ops) >= 4 && (ops[0] == "-f" || ops[0] == "--file") && path.Base(ops[1]) == ".gitmodules" &&
+		strings.HasPrefix(ops[2], "submodule.") && strings.HasSuffix(ops[2], ".url"):
+		return []Change{{Kind: KindSource, Key: strings.TrimSuffix(ops[2], ".url"), Detail: "url set to " + ops[3]}}, []string{ops[1]}, true
+	}
+	return nil, nil, false
 }

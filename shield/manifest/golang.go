@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/parser"
 	"go/token"
+	"regexp"
 	"strings"
 
 	"golang.org/x/mod/modfile"
@@ -47,8 +48,17 @@ func goModFacts(data []byte, fs *facts) error {
 	for _, r := range f.Require {
 		fs.note("require "+r.Mod.Path, r.Mod.Version)
 	}
+	if f.Toolchain != nil && !releaseToolchain.MatchString(f.Toolchain.Name) {
+		// rules 21: a toolchain that is no Go release (a suffix names a
+		// build of someone's own): the compiler itself comes from elsewhere
+		fs.add(KindSource, "toolchain", "toolchain "+f.Toolchain.Name+" (not a Go release)")
+	}
 	return nil
 }
+
+// releaseToolchain is a Go release's toolchain name (go1.23.4, go1.24rc1)
+// or "default".
+var releaseToolchain = regexp.MustCompile(`^(?:go1\.\d+(?:\.\d+|rc\d+|beta\d+)?|default)$`)
 
 func goWorkFacts(data []byte, fs *facts) error {
 	f, err := modfile.ParseWork("go.work", data, keepVersion)
