@@ -75,7 +75,10 @@ type Rule struct {
 	// daily work (rules_toolchain.go): the project's own toolchain.
 	// Toolchain "inspect" matches any program running a verb that only
 	// reads or reports; "local", a client of a service on this machine
-	// (rules_inspect.go).
+	// (rules_inspect.go); "remote", ssh running a command written on the
+	// line with nothing forwarded (plainRemote): the programs it runs
+	// there are matched by the allow list like every other program of the
+	// line, so the rule allows ssh only where they are allowed here.
 	Toolchain string `yaml:"toolchain"`
 	// Tier, on verify rules, is who answers the escalation: 2 (the LLM
 	// evaluator) or 3 (a human, the default).
@@ -118,8 +121,8 @@ func ParsePolicy(b []byte) (*Policy, error) {
 			if len(r.Tools)+len(r.Paths)+len(r.Commands)+len(r.Hosts)+len(r.Methods) == 0 && !r.OutsideWorkspace && r.Toolchain == "" {
 				return nil, fmt.Errorf("%w: %s rule %q matches nothing (set tools, paths, commands, hosts, methods, toolchain or outside_workspace)", ErrPolicy, list, r.Name)
 			}
-			if r.Toolchain != "" && (r.Toolchain != "workspace" && r.Toolchain != "inspect" && r.Toolchain != "local" || list != "allow") {
-				return nil, fmt.Errorf("%w: rule %q: toolchain %q (want \"workspace\", \"inspect\" or \"local\", on an allow rule)", ErrPolicy, r.Name, r.Toolchain)
+			if r.Toolchain != "" && (r.Toolchain != "workspace" && r.Toolchain != "inspect" && r.Toolchain != "local" && r.Toolchain != "remote" || list != "allow") {
+				return nil, fmt.Errorf("%w: rule %q: toolchain %q (want \"workspace\", \"inspect\", \"local\" or \"remote\", on an allow rule)", ErrPolicy, r.Name, r.Toolchain)
 			}
 			for j, m := range r.Methods {
 				switch u := strings.ToUpper(m); u {
@@ -211,6 +214,10 @@ func (r *Rule) matches(a *Action, f *Facts, pats []pathPattern, ws string, any b
 		}
 	case "local":
 		if ok, _ := localServiceUse(run); !ok {
+			return false
+		}
+	case "remote":
+		if !plainRemote(run) {
 			return false
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/netip"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -623,4 +624,109 @@ func conjunctionLoosened(added, old string) string {
 		}
 	}
 	return ""
+}
+
+// plainRemote reports whether run is ssh running a command written on the
+// line on one host (rules 21, the policy's toolchain "remote"): the host
+// and the command are literal, and nothing is forwarded — no agent (-A),
+// port, socket, tunnel or X11 forwarding, no master or background
+// connection, no command of this machine's run by an -o option. What the
+// command runs there is matched by the allow list program by program
+// (Shield.tier0), and what the line reads or pipes into ssh is tier 1's
+// (network: exfiltration:data).
+func plainRemote(run *Run) bool {
+	if run == nil || run.Name != "ssh" || run.Via != "" {
+		return false
+	}
+	argv := run.Argv
+	i := 1
+	for ; i < len(argv); i++ {
+		a := argv[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			break
+		}
+		for k := 1; k < len(a); k++ {
+			c := a[k]
+			if strings.IndexByte("ALRDWwOSMNfXYG", c) >= 0 {
+				return false
+			}
+			if strings.IndexByte("BbcDEeFIiJLlmOopPQRSWw", c) >= 0 {
+				v := a[k+1:]
+				if v == "" {
+					if i+1 >= len(argv) {
+						return false
+					}
+					i++
+					v = argv[i]
+				}
+				if c == 'o' && sshOptionRuns.MatchString(v) {
+					return false
+				}
+				break
+			}
+		}
+	}
+	if i+1 >= len(argv) {
+		return false // no host, or no command: a login shell
+	}
+	for _, w := range argv[i:] {
+		if strings.ContainsAny(w, "$`\x00") {
+			return false
+		}
+	}
+	return true
+}
+
+// remoteSecret is a path on another machine named as a secret: a key, a
+// token, a password, a credentials file, a directory of them.
+var remoteSecret = mustRx(`(?i)(?:^|/)(?:\.ssh|\.aws|\.gnupg|\.kube|\.docker|secrets?|keys?|credentials?|private)(?:/|$)|[^/]*(?:key|token|secret|credential|passw|shadow|vault|cookie|session|wallet|mnemonic|netrc|kubeconfig|\.runner)[^/]*$|\.(?:pem|p12|pfx|jks|keystore|env|kdbx|ovpn)$`)
+
+// sshOptionRuns is an ssh -o option that runs a command of this machine's
+// or forwards something.
+var sshOptionRuns = mustRx(`(?i)^\s*(?:proxycommand|localcommand|permitlocalcommand|knownhostscommand|remotecommand|forwardagent|forwardx11|localforward|remoteforward|dynamicforward|tunnel|controlmaster|controlpath|stdinnull)\b`)
+
+// remoteReads reports whether the policy allows the action through a rule
+// whose toolchain is "remote" (plainRemote), the host is the project's or
+// the intranet's, and each command ssh runs there, judged as if it ran here, only reads: it writes, deletes, fetches
+// and runs nothing the shell analysis sees, nothing in it is computed on
+// this machine, and the policy allows it here.
+func (s *Shield) remoteReads(a *Action, f *Facts) bool {
+	if a == nil || computed(f) || !slices.ContainsFunc(f.Runs, func(r Run) bool { return plainRemote(&r) }) {
+		return false
+	}
+	if v := s.tier0(a, f); v.Decision != Allow || !slices.ContainsFunc(s.cfg.Policy.Allow, func(r Rule) bool { return r.Toolchain == "remote" && "policy:"+r.Name == v.Rule }) {
+		return false
+	}
+	n := 0
+	for _, t := range f.Texts {
+		host, ok := strings.CutPrefix(t.Source, "ssh ")
+		if !ok {
+			continue
+		}
+		// a machine of the project's or the intranet's, not any host a
+		// line names: an alias the workspace's ssh configuration defines,
+		// a single-label or intranet name, a private address
+		if !intranetHost(host) && !internalName(host) && !sshConfigIn(f, s.cfg.Workspace) {
+			return false
+		}
+		n++
+		rf := s.CommandFacts(t.Body)
+		if len(rf.Writes)+len(rf.Deletes)+len(rf.Requests)+len(rf.Execs)+len(rf.Unknown)+len(rf.Supply) > 0 || len(rf.Runs) == 0 {
+			return false
+		}
+		// the credential paths are this machine's layout: on another one a
+		// file named as a secret is taken for one
+		if slices.ContainsFunc(rf.Reads, func(r Ref) bool { return remoteSecret.MatchString(r.Path) }) {
+			return false
+		}
+		ra := Action{Session: a.Session, Tool: a.Tool, Command: t.Body, Facts: rf}
+		if s.tier0(&ra, &rf).Decision != Allow {
+			return false
+		}
+	}
+	return n > 0
 }

@@ -285,7 +285,7 @@ func infoOnly(name, flag string) bool {
 // read, not exfiltration, and passes; a request carrying files blocks;
 // one carrying data blocks when the line also reads files or computes
 // what it sends, and escalates otherwise.
-func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
+func (s *Shield) network(a *Action, f *Facts, j *judgement) {
 	for i := range f.Requests {
 		q := &f.Requests[i]
 		host := q.Host
@@ -361,6 +361,10 @@ func (s *Shield) network(_ *Action, f *Facts, j *judgement) {
 		case q.Data && (computed(f) || readsData(f)):
 			j.block("exfiltration:data", "%s sends data the line reads or computes to %s", q.By, target)
 			return
+		case q.Data && q.By == "ssh" && host != "" && s.remoteReads(a, f):
+			// Rules 21: the command run there runs only what the policy
+			// allows here (its rule "remote" allowed the line): a read of
+			// another machine's logs or status, nothing of this one sent.
 		case q.Data && q.By == "ssh" && host != "" && (internalName(host) || sshConfigIn(f, s.cfg.Workspace) || !sshForwards(f)):
 			// Rules 17: a command run on another machine, written on the
 			// line (nothing local read, computed or piped in): what it
