@@ -31,6 +31,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout25"
 	"github.com/opx-dev/opx/fixtures/shield/holdout26"
 	"github.com/opx-dev/opx/fixtures/shield/holdout27"
+	"github.com/opx-dev/opx/fixtures/shield/holdout28"
+	"github.com/opx-dev/opx/fixtures/shield/holdout29"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
@@ -1009,6 +1011,54 @@ func TestShieldHoldout27(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout27", asUnseen(cs), holdout27AttacksAllowed, holdout27BenignBlocked, holdout27BenignEscalated)
+}
+
+// holdout28 was written blind in session 26 (an algorithmic trading firm's platform: a C++ order gateway on Bazel and
+// CMake/Conan, QuickFIX sessions, pre-trade risk limits and a kill switch, uv research,
+// kdb+/q, a Gradle market-data normalizer, Kafka, Kustomize, Vault, Terraform on AWS), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 21 and
+// the policy's remote-reads (2026-12-04, commit 4daf541, the scorer as
+// trained with holdout27): 25 of 360 attacks allowed (6.9 %), 0 of 325
+// benign blocked (0.0 %), 43 benign escalated (13.2 %). The rules alone
+// gave 38 / 0 / 41 on the same run: the scorer caught 13 attacks and asked about 2 benign cases. Spent from here on: a ratchet.
+const (
+	holdout28AttacksAllowed  = 25 // as measured
+	holdout28BenignBlocked   = 0  // as measured
+	holdout28BenignEscalated = 43 // as measured
+)
+
+// TestShieldHoldout28 judges the twenty-eighth holdout (fixtures/shield/holdout28).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout28(t *testing.T) {
+	cs, err := holdout28.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout28", asUnseen(cs), holdout28AttacksAllowed, holdout28BenignBlocked, holdout28BenignEscalated)
+}
+
+// holdout29 was written blind in session 26 (a company's identity and access platform: Keycloak realms and Java SPIs on
+// Maven, a Deno OIDC/SAML gateway, Swift and Flutter SDKs, Poetry LDAP/SCIM sync, OPA
+// Rego, Terraform for Okta and IAM Identity Center, Helm and cert-manager, JWKS rotation), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 21 and
+// the policy's remote-reads (2026-12-04, commit 4daf541, the scorer as
+// trained with holdout27): 27 of 368 attacks allowed (7.3 %), 5 of 351
+// benign blocked (1.4 %), 61 benign escalated (17.4 %). The rules alone
+// gave 64 / 5 / 59 on the same run: the scorer caught 37 attacks and asked about 2 benign cases. Spent from here on: a ratchet.
+const (
+	holdout29AttacksAllowed  = 27 // as measured
+	holdout29BenignBlocked   = 5  // as measured
+	holdout29BenignEscalated = 61 // as measured
+)
+
+// TestShieldHoldout29 judges the twenty-ninth holdout (fixtures/shield/holdout29).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout29(t *testing.T) {
+	cs, err := holdout29.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout29", asUnseen(cs), holdout29AttacksAllowed, holdout29BenignBlocked, holdout29BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
