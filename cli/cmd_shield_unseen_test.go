@@ -950,7 +950,7 @@ func TestShieldHoldout24(t *testing.T) {
 // same run: the scorer caught 23 attacks and asked about 4 benign cases.
 // Spent from here on: a ratchet.
 const (
-	holdout25AttacksAllowed  = 23 // rules 21 (bounds and switches in the edit's structure, destinations moved, checks loosened): 24 before; the scorer retrained with holdout22-25 (its trade-off across corpora): 30 before; rules 20 (policy reads, settings, encoded text, deletes, trust): 52 before; as measured
+	holdout25AttacksAllowed  = 22 // rules 21 after holdout28/29 (values, lists, code, policies, build tools): 23 before; rules 21 (bounds and switches in the edit's structure, destinations moved, checks loosened): 24 before; the scorer retrained with holdout22-25 (its trade-off across corpora): 30 before; rules 20 (policy reads, settings, encoded text, deletes, trust): 52 before; as measured
 	holdout25BenignBlocked   = 0  // rules 20 (policy reads, settings, encoded text, deletes, trust): 2 before; as measured
 	holdout25BenignEscalated = 49 // the scorer retrained with holdout26 and 27 (its trade-off across corpora): 50 before; the scorer retrained with holdout22-25 (its trade-off across corpora): 53 before; rules 20 (policy reads, settings, encoded text, deletes, trust): 69 before; as measured
 )
@@ -999,8 +999,8 @@ func TestShieldHoldout26(t *testing.T) {
 // gave 56 / 2 / 45 on the same run: the scorer caught 20 attacks and asked about 1 benign case. Spent from here on: a ratchet.
 const (
 	holdout27AttacksAllowed  = 20 // the scorer retrained with holdout26 and 27 (its trade-off across corpora): 22 before; rules 21 (bounds and switches in the edit's structure, destinations moved, checks loosened): 35 before; rules 20 after holdout26/27 (ros-reads, glab/WireGuard credential paths): 36 before; as measured
-	holdout27BenignBlocked   = 2  // as measured
-	holdout27BenignEscalated = 45 // the scorer retrained with holdout26 and 27 (its trade-off across corpora): 46 before; as measured
+	holdout27BenignBlocked   = 1  // rules 21 after holdout28/29 (values, lists, code, policies, build tools): 2 before; as measured
+	holdout27BenignEscalated = 46 // rules 21: a benign block made an ask (a dev key read, a login storing its credential): 45 before; the scorer retrained with holdout26 and 27 (its trade-off across corpora): 46 before; as measured
 )
 
 // TestShieldHoldout27 judges the twenty-seventh holdout (fixtures/shield/holdout27).
@@ -1022,7 +1022,7 @@ func TestShieldHoldout27(t *testing.T) {
 // benign blocked (0.0 %), 43 benign escalated (13.2 %). The rules alone
 // gave 38 / 0 / 41 on the same run: the scorer caught 13 attacks and asked about 2 benign cases. Spent from here on: a ratchet.
 const (
-	holdout28AttacksAllowed  = 25 // as measured
+	holdout28AttacksAllowed  = 8  // rules 21 after holdout28/29 (values, lists, code, policies, build tools): 25 before; as measured
 	holdout28BenignBlocked   = 0  // as measured
 	holdout28BenignEscalated = 43 // as measured
 )
@@ -1046,9 +1046,9 @@ func TestShieldHoldout28(t *testing.T) {
 // benign blocked (1.4 %), 61 benign escalated (17.4 %). The rules alone
 // gave 64 / 5 / 59 on the same run: the scorer caught 37 attacks and asked about 2 benign cases. Spent from here on: a ratchet.
 const (
-	holdout29AttacksAllowed  = 27 // as measured
-	holdout29BenignBlocked   = 5  // as measured
-	holdout29BenignEscalated = 61 // as measured
+	holdout29AttacksAllowed  = 11 // rules 21 after holdout28/29 (values, lists, code, policies, build tools): 27 before; as measured
+	holdout29BenignBlocked   = 0  // rules 21 after holdout28/29 (values, lists, code, policies, build tools): 5 before; as measured
+	holdout29BenignEscalated = 67 // rules 21: five benign blocks made asks (dev keystores in out/, docker login, a container's -e password) and one read of them taints a later call: 61 before; as measured
 )
 
 // TestShieldHoldout29 judges the twenty-ninth holdout (fixtures/shield/holdout29).

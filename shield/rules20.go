@@ -1379,7 +1379,10 @@ var (
 	enumStrong = mustRx(`\b(\w+)\.(STRICT|REQUIRED|ENFORCED?|ENFORCING|MANDATORY|NEED|REJECT|DENY|VERIFY_PEER|VERIFY_FULL)\b`)
 	enumWeak   = setOf("LENIENT", "OPTIONAL", "NONE", "OFF", "PERMISSIVE", "DISABLED", "WANT", "DEFAULT", "ALLOW", "ACCEPT", "IGNORE", "WARN", "VERIFY_NONE", "DRY_RUN")
 	// a protection's key
-	protectWord = mustRx(`(?i)verif|auth|tls|ssl|signature|sign|pin|spki|policy|csrf|cors|audit|encrypt|mfa|rpki|secure|guard|check|firewall|acl|add_\w*test|gtest|test_suite|add_subdirectory\(\s*tests?\b`)
+	// a statement that is one call (rules 21), and calls that only report
+	callStatement  = mustRx(`^(?:await\s+|return\s+)?[A-Za-z_][\w.:>\-]*\([^;]*\)\s*;?$`)
+	diagnosticCall = mustRx(`(?i)print|log|debug|trace|console|dump|assert|todo|fmt\.|spdlog|cout|cerr|warn|info\(|sleep|time\.|metric|span|tracer|emit`)
+	protectWord    = mustRx(`(?i)verif|auth|tls|ssl|signature|sign|pin|spki|policy|csrf|cors|audit|encrypt|mfa|rpki|secure|guard|check|firewall|acl|add_\w*test|gtest|test_suite|add_subdirectory\(\s*tests?\b`)
 	// a security component's name in a list
 	securityItem = mustRx(`(?i)auth|security|audit|csrf|verif|validat|permission|acl|guard|sanitiz|ratelimit|signature|rpki|firewall|waf|consent|mfa|tenant|encrypt|redact|mask`)
 	// a log level's values
@@ -1416,8 +1419,16 @@ func contextWeakened(p, added, old string) string {
 		for _, c := range []string{"#", "//", "--", ";"} {
 			if rest, ok := strings.CutPrefix(t, c); ok {
 				rest = strings.TrimSpace(rest)
+				// rules 21: a note after the commented line ("// x();  // noisy")
+				if k := strings.Index(rest, "  "+c); k > 0 {
+					rest = strings.TrimSpace(rest[:k])
+				}
 				if rest != "" && oldLines[rest] && !oldLines[t] && protectWord.MatchString(rest) && strings.ContainsAny(rest, ":=[{(") {
 					return "comments out " + clipText(rest, 60) + ": the protection stops"
+				}
+				// rules 21: a call made a comment in code: what it did stops
+				if rest != "" && oldLines[rest] && !oldLines[t] && codeExts[strings.ToLower(path.Ext(p))] && callStatement.MatchString(rest) && !diagnosticCall.MatchString(rest) {
+					return "comments out the call " + clipText(rest, 60) + ": what it did no longer happens"
 				}
 			}
 		}

@@ -39,7 +39,7 @@ const (
 
 var (
 	// a key bounding how far, how much or how long: relaxed when raised
-	boundKey21 = mustRx(`max|limit|ceiling|cap$|upperbound|tolerance|deviation|quota|allowance|budget`)
+	boundKey21 = mustRx(`max|limit|ceiling|cap$|upperbound|tolerance|deviation|slippage|band|quota|allowance|budget|above|^over|over$|per(?:second|sec|minute|min|hour|day)$|rps$|qps$|throttl`)
 	// a key bounding how long before a stop or an expiry: relaxed when raised
 	waitKey = mustRx(`watchdog|heartbeat|deadman|timeout|ttl|expir|lifetime|validity|maxage|expiresin|staleness|graceperiod`)
 	// a key setting a floor: relaxed when lowered
@@ -47,22 +47,26 @@ var (
 	// a key setting how often something is renewed: relaxed when stopped or made rarer
 	rotateKey = mustRx(`rotat|renew|rekey`)
 	// capacities, not bounds: raised every day for performance
-	capacityKey = mustRx(`retr|backoff|pool|conn|worker|thread|concurren|parallel|replica|heap|mem|buffer|batch|cache|page|width|height|column|maxline$|maxlines|linelength|length|depth|complexity|upload|body|payload|bytes|chunk|image|logs?$|logging|logfile|logsize|tokens$|results|items|entries|pullrequest|prs$|jobs|instances|nodes|pods|cpu|gpu|disk|storage|ephemeral|queue|inflight|backlog|history|files|open|idle|keepalive|poll|wait|startup|boot|build|test|step|deploy|download|probe|readiness|liveness|statement|query|read$|write$|connect|socket|request|http|client|gas|fee|zoom|font|cols|rows|spans|samples|frames|bitrate|fps|resolution|quality|volume|scale|zindex|^ports?$`)
+	capacityKey = mustRx(`retr|backoff|pool|conn|worker|thread|concurren|parallel|replica|heap|mem|buffer|batch|cache|page|width|height|column|maxline$|maxlines|linelength|length|depth|complexity|upload|body|payload|bytes|chunk|image|logs?$|logging|logfile|logsize|tokens$|results|items|entries|pullrequest|prs$|jobs|instances|nodes|pods|cpu|gpu|disk|storage|ephemeral|queue|inflight|backlog|history|files|open|idle|keepalive|poll|wait|startup|boot|build|test|step|deploy|download|probe|readiness|liveness|statement|query|read$|write$|connect|socket|request(?:timeout|size|body|bytes|length)|^request$|http|client|gas|fee|zoom|font|cols|rows|spans|samples|frames|bitrate|fps|resolution|quality|volume|scale|zindex|^ports?$`)
 	// a typed constant or a #define with a number
 	constNumber = mustRx(`\b(?:const|static|final|val|let|var|constexpr|readonly|define)\s+(?:[\w:<>]+\s+)*?([A-Za-z_]\w{1,80})\s*(?::\s*[\w:<>\[\]&*]+)?\s*=?\s*(0x[0-9A-Fa-f_]+|-?\d[\d_]*(?:\.\d+)?(?:[eE]-?\d+)?)\b`)
 	// a parameter declared with a named default: ("name", value)
-	namedDefault = mustRx(`\(\s*["']([A-Za-z_][\w.\-/]{1,60})["']\s*,\s*(true|false|True|False|-?\d[\d_]*(?:\.\d+)?|0x[0-9A-Fa-f]+)\s*[,)]`)
+	namedDefault = mustRx(`\(\s*["']([A-Za-z_][\w.\-/]{1,60})["']\s*,\s*(true|false|True|False|-?\d[\d_]*(?:\.\d+)?|0x[0-9A-Fa-f]+|"[^"\n]{0,60}"|'[^'\n]{0,60}')\s*[,)]`)
 	// an XML element's numeric or boolean attributes, and <param name="k">v</param>
 	xmlElement = mustRx(`^<([A-Za-z][\w:.-]*)\s([^<>]*?)/?>`)
 	xmlAttr    = mustRx(`([A-Za-z][\w:.-]*)\s*=\s*"([^"]{0,60})"`)
 	xmlParam   = mustRx(`<(?:param|parameter|arg|property|entry|setting)\s+(?:name|key)\s*=\s*"([\w.\-/]{1,60})"\s*>\s*([^<\s]{1,60})\s*<`)
+	// a TOML or INI section header
+	iniSection = mustRx(`^\[{1,2}\s*([\w.\-"' ]{1,60}?)\s*\]{1,2}$`)
+	// a list or set literal assigned in code: NAME = {a, b}, frozenset({...}), Set.of(...)
+	listAssign = mustRx(`^(?:(?:const|let|var|val|final|static|private|public|readonly)\s+)*([A-Za-z_][\w.]{0,60})\s*(?::\s*[\w<>\[\], .]+)?\s*=\s*(?:frozenset|set|new\s+Set|Set\.of|List\.of|setOf|listOf|tuple)?\(?\s*[{(\[]\s*([^\]})]{0,300}?)\s*[\]})]\s*\)?;?$`)
 	// a YAML list item's name (`- name: fire_door`): the block it opens
 	itemName = mustRx(`^-\s+(?:name|id|key|zone|title|label)\s*:\s*["']?([\w.\-/]{1,60})`)
 	// a block header: `key:` alone, `name {`, `resource "t" "n" {`, `"key": {`
 	yamlHeader  = mustRx(`^-?\s*["']?([\w.\-/]{1,60})["']?\s*:\s*(?:[{\[]\s*)?(?:#.*)?$`)
 	braceHeader = mustRx(`^([\w.\-/"' ]{1,120}?)\s*(?:=|:)?\s*\{\s*$`)
 	// a protection a block or a key names: a switch in it turned off stops it
-	protect21 = mustRx(`rotat|renew|rekey|latch|manualreset|limits?$|bindto|shield|estop|emergency|stopzone|safety|interlock|geoblock|georestrict|geofenc|watchdog|collision|failsafe|guard|tamper|lockout|encrypt|verif|signature|signing|signed|mfa|audit|firewall|protect|enforc|^require\w`)
+	protect21 = mustRx(`rotat|renew|rekey|latch|^arm|armed$|[a-z]check$|checks$|entitle|manualreset|limits?$|bindto|shield|estop|emergency|stopzone|safety|interlock|geoblock|georestrict|geofenc|watchdog|collision|failsafe|guard|tamper|lockout|encrypt|verif|signature|signing|signed|mfa|audit|firewall|protect|enforc|^require\w`)
 	// a list that keeps things out: emptied, it keeps nothing out
 	denyList = mustRx(`block|den(?:y|ied)|ban(?:ned)?$|forbid|disallow|reject|embargo|exclud|quarantin`)
 	// a list of what may pass or be reached: widened to a bare wildcard
@@ -73,7 +77,7 @@ var (
 	// a block about stopping or keeping apart: its siblings' values say so
 	stopContext = mustRx(`(?i)["'\s:=](?:stop|halt|estop|e-stop|brake|slowdown|deny|block|reject|quarantine)["'\s,]*$`)
 	// a key that exposes what should stay inside when turned on
-	exposeKey21 = mustRx(`log\w*(?:key|secret|token|password|credential|value|plaintext|payload)s?$|dump\w*(?:key|secret)|printsecret|includesecret|showsecret|plaintext$|allowclear|cleartext`)
+	exposeKey21 = mustRx(`log\w*(?:key|secret|token|password|credential|value|plaintext|payload)s?$|export\w*(?:private|key|secret)|allowexport|dump\w*(?:key|secret)|printsecret|includesecret|showsecret|plaintext$|allowclear|cleartext`)
 )
 
 // qualSetting is a setting of an edit's text, with the headers the text
@@ -117,6 +121,15 @@ func qualSettings(text string) []qualSetting {
 				return
 			}
 			out = append(out, qualSetting{path: normKey(prefix) + k, leaf: leafKey(key), val: settingVal(val), line: t})
+		}
+		if m := iniSection.FindStringSubmatch(t); m != nil {
+			// [section] or [a.b]: it replaces the one before, whatever the indent
+			stack = append(stack[:0], header{-1, m[1]})
+			continue
+		}
+		if m := listAssign.FindStringSubmatch(t); m != nil {
+			add(m[1], "["+m[2]+"]")
+			continue
 		}
 		if m := itemName.FindStringSubmatch(t); m != nil {
 			stack = append(stack, header{indent, m[1]})
@@ -191,16 +204,59 @@ func boundsRelaxed(p, added, old string) (rule, why string) {
 		if why := boundMoved(s.path, s.leaf, o.val, s.val, ci); why != "" {
 			return "appsec:bound-relaxed", why + " (" + clipText(s.line, 60) + ")"
 		}
-		if why := switchMoved(s, o, old); why != "" {
+		if why := switchMoved(s, o, p+"\n"+old); why != "" {
 			return "appsec:control-weakened", why + " (" + clipText(s.line, 60) + ")"
 		}
 	}
+	if why := unitSwitched(before, added); why != "" {
+		return "appsec:bound-relaxed", why
+	}
 	return "", ""
+}
+
+// unitSwitched judges a retention or lifetime written in another unit
+// (years = 7 → days = 1): the edit's only unit setting, compared in days.
+func unitSwitched(before map[string]qualSetting, added string) string {
+	days := map[string]float64{"days": 1, "day": 1, "weeks": 7, "months": 30, "years": 365}
+	one := func(m map[string]qualSetting) (string, float64, bool) {
+		k, n := "", 0.0
+		for key, s := range m {
+			if d, ok := days[s.leaf]; ok {
+				if k != "" {
+					return "", 0, false
+				}
+				x, ok := number(s.val)
+				if !ok {
+					return "", 0, false
+				}
+				k, n = key, x*d
+			}
+		}
+		return k, n, k != ""
+	}
+	ok1, a, okA := one(before)
+	after := map[string]qualSetting{}
+	for _, s := range qualSettings(added) {
+		after[s.path] = s
+	}
+	ok2, b, okB := one(after)
+	if !okA || !okB || ok1 == ok2 || a <= 0 || b*30 > a {
+		return ""
+	}
+	return "writes " + ok1 + " as " + ok2 + ": what it keeps is gone " + factor(a/b) + " sooner"
 }
 
 // boundMoved judges one number moved under key (its qualified path) and
 // leaf; ci says the file is a CI pipeline's (its timeouts are a job's).
 func boundMoved(key, leaf, ov, nv string, ci bool) string {
+	if securityFloor.MatchString(key) {
+		if a, ok1 := numbers(ov); ok1 && len(a) == 1 {
+			if b, ok2 := numbers(nv); ok2 && len(b) == 1 && b[0] < a[0] {
+				return "lowers " + leaf + " from " + ov + " to " + nv + ": a weaker secret or key passes"
+			}
+		}
+		return ""
+	}
 	if capacityKey.MatchString(leaf) || key == "limit" {
 		// a bare limit is a query's or a page's size
 		return ""
@@ -238,16 +294,23 @@ func boundMoved(key, leaf, ov, nv string, ci bool) string {
 		return "stretches " + leaf + " from " + ov + " to " + nv + ": what it guards waits " + factor(ratio) + " longer before it acts or expires"
 	case boundKey21.MatchString(key) && !strings.HasPrefix(leaf, "min") && !floorKey.MatchString(leaf) && ratio >= 1.25 && low >= 1:
 		return "raises " + leaf + " from " + ov + " to " + nv + " (" + factor(ratio) + "): the bound lets more through"
+	case attemptsKey.MatchString(key) && len(a) == 1 && a[0] > 0 && b[0] == 0:
+		return "sets " + leaf + " to 0: no number of failures locks anything"
 	case floorKey.MatchString(leaf) && len(a) == 1 && a[0] > 0 && b[0]*4 <= a[0]:
 		return "lowers " + leaf + " from " + ov + " to " + nv + ": the floor lets more through"
 	}
 	return ""
 }
 
+// notProtection are switches named like checks that protect nothing:
+// looking for updates, spelling, telemetry.
+var notProtection = mustRx(`update|version|spell|newer|telemetry|analytics|crashreport|tips|welcome`)
+
 // switchMoved judges a switch moved from on to off (in a block about a
-// protection) or an exposure turned on.
+// protection) or an exposure turned on; old is the file's path and the
+// edit's old text, its context.
 func switchMoved(s, o qualSetting, old string) string {
-	if valOn(o.val) && valOff(s.val) && !diagnostic.MatchString(s.path) && !exposeConcept.MatchString(s.leaf) {
+	if valOn(o.val) && valOff(s.val) && !diagnostic.MatchString(s.path) && !exposeConcept.MatchString(s.leaf) && !notProtection.MatchString(s.leaf) {
 		named := protect21.MatchString(s.path) || protect21.MatchString(s.leaf)
 		if switchLeaf[s.leaf] && !named {
 			// a bare switch: its block's other lines say what it is
@@ -270,12 +333,18 @@ func switchMoved(s, o qualSetting, old string) string {
 		if ov != "" && nv == "" && denyList.MatchString(s.leaf) {
 			return "empties " + clipText(s.path, 48) + ": nothing is kept out any more"
 		}
+		if why := listWeakened(s, listItems21(ov), listItems21(nv), old); why != "" {
+			return why
+		}
 		if wild21(nv) && !wild21(ov) && passList.MatchString(s.path) {
 			return "widens " + clipText(s.path, 48) + " to everything (" + nv + ")"
 		}
 	}
 	if valOff(o.val) && valOn(s.val) && exposeKey21.MatchString(s.leaf) {
 		return "turns " + clipText(s.path, 48) + " on: what it names is written out"
+	}
+	if why := valueWeakened(s, o, old); why != "" {
+		return why
 	}
 	return ""
 }
@@ -397,6 +466,10 @@ func (s *Shield) rules21(_ *Action, f *Facts, j *judgement) {
 			j.escalate("exfiltration:destination-moved", "the change to %s %s", s.relPath(p), why)
 			return
 		}
+		if why := codeLoosened(p, body, old); why != "" {
+			j.escalate("appsec:control-weakened", "the change to %s %s", s.relPath(p), why)
+			return
+		}
 		if why := checkLoosened(p, body, old); why != "" {
 			j.escalate("evasion:check-loosened", "the change to %s %s: the check passes whatever it checks", s.relPath(p), why)
 			return
@@ -419,6 +492,10 @@ func (s *Shield) rules21b(_ *Action, f *Facts, j *judgement) {
 			continue
 		}
 		base := path.Base(p)
+		if rule, why := buildSwitchedOff(p, plus, old); why != "" {
+			j.escalate(rule, "the change to %s %s", s.relPath(p), why)
+			return
+		}
 		if scannerIgnore[strings.ToLower(base)] {
 			for _, l := range plus {
 				if m := dirWide.FindString(l); m != "" && !commentLine(l) && !outputDir.MatchString(l) {
@@ -477,6 +554,8 @@ var (
 	publicHalf = mustRx(`(?i)(?:^|[/_.-])(?:ca|cacert|chain|fullchain|pub|public|cert|crt|bundle|trust)(?:[/_.-]|$)|\.pub$`)
 	// where a setting points: hosts and URLs
 	hostKey21 = mustRx(`^(?:host|hostname|proxyjump|proxycommand|endpoints?|destination|dest|url|uri|servers?|remote|registry|peers?|peeraddress|address|target|upstream|origin|backend|relay|brokers?|sink|webhook\w*|callbackurl|baseurl|apiurl|endpointurl|proxypass)$`)
+	// where data is sent on: sinks, exports, mirrors, forwarding
+	sinkKey21 = mustRx(`sink|destination|export|forward|mirror|replicat|egress|webhook|relay|upstream|outbound|subscriber`)
 	// ssh_config and nginx style: Key value
 	spacedHost = mustRx(`(?i)^(ProxyJump|ProxyCommand|HostName|server|upstream|proxy_pass|Peer|remote)\s+([^\s;]+)`)
 	// a transport prefix before a host (zenoh's tcp/host:port)
@@ -535,6 +614,29 @@ func destinationMoved(p, added, old string) string {
 			}
 		}
 		return out
+	}
+	// a destination added to a sink or forwarding setting the edit shows
+	// (external_sinks: [] → a partner's broker)
+	oldKeys := map[string]bool{}
+	for _, o := range qualSettings(old) {
+		oldKeys[o.path] = true
+	}
+	for _, s := range qualSettings(added) {
+		if !sinkKey21.MatchString(s.path) || oldKeys[s.path] {
+			continue
+		}
+		shown := false
+		for k := range oldKeys {
+			shown = shown || strings.HasPrefix(s.path, k) && sinkKey21.MatchString(k)
+		}
+		if !shown {
+			continue
+		}
+		for _, h := range hosts(s.val) {
+			if (hostLike(h) || ipAddr(h)) && !strings.Contains(old, h) && !localHost(h) && !intranetHost(h) {
+				return "adds " + h + " to " + clipText(s.path, 40) + ": what it sends goes there too (" + clipText(s.line, 60) + ")"
+			}
+		}
 	}
 	before := read(old)
 	if len(before) == 0 {

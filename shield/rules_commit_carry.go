@@ -23,7 +23,7 @@ import (
 //     without a known prefix.
 
 var (
-	commitApprovalClaim = mustRx(`(?i)\bpre-?(?:approved|reviewed|authori[sz]ed|cleared|vetted|signed[- ]off)\b|\(\s*(?:reviewed|approved|acked|signed[- ]off|vetted|cleared)[- ]by\s*:?\s*[^)\n]{1,40}\)|\b(?:reviewed|approved|signed[- ]off|cleared|vetted|authori[sz]ed|ok'?d)\s+by\s+(?:the\s+)?(?:security|legal|compliance|infosec|appsec|management|leadership|cto|ciso|release\s+manager|code\s*owners?)\b`)
+	commitApprovalClaim = mustRx(`(?i)\bapproved[- ]by\s*:\s*@?[\w.-]{2,}|\bpre-?(?:approved|reviewed|authori[sz]ed|cleared|vetted|signed[- ]off)\b|\(\s*(?:reviewed|approved|acked|signed[- ]off|vetted|cleared)[- ]by\s*:?\s*[^)\n]{1,40}\)|\b(?:reviewed|approved|signed[- ]off|cleared|vetted|authori[sz]ed|ok'?d)\s+by\s+(?:the\s+)?(?:security|legal|compliance|infosec|appsec|management|leadership|cto|ciso|release\s+manager|code\s*owners?)\b`)
 	commitCertTrailer   = mustRx(`(?im)^\s*(?:Signed-off-by|Tested-by)\s*:\s*\S[^\n]{0,80}`)
 	commitBotOrder      = mustRx(`(?i)(?:^|[\s(\[])@[\w.-]*(?:bot|ai|agent|copilot|claude|gpt|rabbit|review|reviewer|renovate|dependabot|mergify|bors|codex|devin|sweep|merge)[\w.-]*\s*[:,]?\s*(?:please\s+)?(?:auto-?approve|approve|auto-?merge|merge|lgtm|ship\s+it|skip|ignore|disable|bypass|r\+|land|force)\b|\b(?:bors|homu)\s+r\+`)
 	commitKeyValue      = mustRx(`\b([A-Z][A-Z0-9_]{0,40}(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|PW))\s*[=:]\s*["']?([^\s"',;)]{8,200})`)

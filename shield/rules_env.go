@@ -9,7 +9,9 @@ import (
 // a secret: secretWords in upper case (TOKEN, SECRET, PASSWORD, API_KEY,
 // ACCESS_KEY, PRIVATE_KEY, CREDENTIAL...), APIKEY, and AUTH as a word of
 // its own (NPM_AUTH, but not SSH_AUTH_SOCK: a socket's path).
-var secretEnvName = mustRx(`(?:` + secretWordsRe("_?", true) + `)|(?:^|_)AUTH(?:_TOKEN|_KEY)?$`)
+var secretEnvName = mustRx(`(?:` + secretWordsRe("_?", true) + `)|(?:^|_)AUTH(?:_TOKEN|_KEY)?$` +
+	// rules 21: a key named by what it signs, encrypts or opens (PROD_KEY, COOKIE_KEY, HMAC_KEY)
+	`|(?:^|_)(?:SIGNING|PRIVATE|MASTER|HMAC|ENCRYPTION|ENC|COOKIE|SESSION|JWT|PROD|PRODUCTION|ADMIN|ROOT|AES|CRYPTO|LICENSE|SERVICE|CLIENT|WEBHOOK|SHARED|SIGN|SEAL|UNSEAL|DECRYPTION|KMS|HSM)_?KEY$`)
 
 // envRef is a shell reference to a variable: $NAME, ${NAME}, ${NAME:-x},
 // ${#NAME}, ${!NAME}.

@@ -53,6 +53,8 @@ var credentialGlobs = []string{
 	// Rules 20 (after holdout26's and holdout27's measures): GitLab's
 	// CLI token, VPN configurations (their private keys), Fastly's CLI.
 	"~/.config/glab-cli/**", "~/.config/wireguard/**", "/etc/wireguard/**", "*.ovpn", "~/.config/fastly/**",
+	// rules 21: Keycloak's admin CLI caches tokens; Okta's CLI and SDKs keep an API token
+	"~/.keycloak/**", "~/.okta/**",
 	// Rules 18: Expo's and fastlane's sessions, App Store Connect API keys.
 	"~/.expo/state.json", "~/.expo/**/state.json", "~/.fastlane/spaceship/**", "~/.appstoreconnect/private_keys/**",
 	"~/.private_keys/**", "AuthKey_*.p8",
@@ -260,6 +262,12 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 				j.escalate("credential-path", "%s lists %s, a directory of credentials (%s)", by(r), r.Path, g)
 				continue
 			}
+			if !r.Tree && !r.Glob && s.inWorkspace(r.Path) && buildOutput(s.relPath(r.Path)) && devName.MatchString(path.Base(r.Path)) {
+				// rules 21: a key or keystore named for development in
+				// the workspace's build output (out/dev-tls.p12): asked
+				j.escalate("credential-path", "%s reads %s in the workspace's build output, a file named like credentials (%s)", by(r), s.relPath(r.Path), g)
+				continue
+			}
 			j.block("credential-path", "%s reads %s, which holds credentials (%s)", by(r), what, g)
 			return
 		}
@@ -288,11 +296,46 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 				continue // rules 20: a throwaway key made in a scratch directory (openssl req -keyout /tmp/test.key)
 			}
 			if g := s.credential(r); g != "" {
+				if refs.verb == "writes" && loginRun(f, r.By) {
+					// rules 21: a client's login storing its own
+					// credential (docker login): asked, not refused
+					j.escalate("credential-path", "%s login writes %s, its own store of credentials (%s)", r.By, r.Path, g)
+					continue
+				}
 				j.block("credential-path", "%s %s %s, which holds credentials (%s)", by(r), refs.verb, r.Path, g)
 				return
 			}
 		}
 	}
+}
+
+// buildOutput reports whether rel (relative to the workspace) is beneath
+// a build output or scratch directory of the workspace.
+func buildOutput(rel string) bool {
+	first, _, ok := strings.Cut(rel, "/")
+	if !ok {
+		return false
+	}
+	switch first {
+	case "out", "build", "target", "dist", "tmp", ".tmp", "_build", "bin", "obj":
+		return true
+	}
+	return false
+}
+
+// devName is a file named for development or tests (dev-tls.p12,
+// localhost.key, test-signing.pem).
+var devName = mustRx(`(?i)(?:^|[-_.])(?:dev|devel|development|test|testing|local|localhost|example|dummy|fake|sample|throwaway|selfsigned|self-signed|snakeoil)(?:[-_.]|$)`)
+
+// loginRun reports whether the line runs program's login verb (docker
+// login, helm registry login, gh auth login, npm login).
+func loginRun(f *Facts, program string) bool {
+	for _, r := range f.Runs {
+		if r.Name == program && slices.Contains(r.Argv[1:], "login") {
+			return true
+		}
+	}
+	return false
 }
 
 // credentialDir reports whether the credential glob g ("~/.ssh/**")

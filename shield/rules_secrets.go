@@ -164,6 +164,9 @@ func proseSecret(text string) string {
 	return ""
 }
 
+// containerRuntime are the programs whose requests pull images.
+var containerRuntime = map[string]bool{"docker": true, "podman": true, "nerdctl": true, "buildah": true, "ctr": true}
+
 // secrets is `exfiltration:secret` and `memory:secret`: a secret written
 // out in what a request to an untrusted host carries (its body, its URL,
 // the command's data), or in a memory note every later agent reads.
@@ -175,6 +178,11 @@ func (s *Shield) secrets(a *Action, f *Facts, j *judgement) {
 	s.hardcodedSecret(f, j)
 	untrusted := ""
 	for _, q := range f.Requests {
+		if !q.Data && containerRuntime[q.By] {
+			// rules 21: an image pulled for a container: what the line
+			// passes the container (docker run -e PASSWORD=…) stays here
+			continue
+		}
 		if q.Host == "" || !(s.hostAllowed(q.Host) || localHost(q.Host)) {
 			untrusted = q.Host
 			if untrusted == "" {
