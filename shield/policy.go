@@ -471,7 +471,7 @@ func (s *Shield) anyMatch(r *Rule, a *Action, f *Facts) bool {
 func policyRuns(runs []Run) []Run {
 	out := runs[:0:0]
 	for _, r := range runs {
-		if !literalVia(r.Via) && !projectEnvRun(&r) {
+		if !literalVia(r.Via) && !projectEnvRun(&r) && !remoteSetupRun(&r) {
 			out = append(out, r)
 		}
 	}

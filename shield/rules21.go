@@ -783,6 +783,20 @@ func plainRemote(run *Run) bool {
 	return true
 }
 
+// remoteSetup is the other machine's own environment script sourced
+// before the commands (source /opt/ros/jazzy/setup.bash &&): a file of
+// that machine's installation, not code the line brings; what follows is
+// judged.
+var remoteSetup = mustRx(`^\s*(?:(?:source|\.)\s+/(?:opt|usr|etc)/[\w./-]+\s*(?:&&|;)\s*)+`)
+
+// remoteSetupRun reports whether run sources another machine's own
+// environment script over ssh (source /opt/ros/jazzy/setup.bash): not a
+// program for the allow list to match (remoteSetup).
+func remoteSetupRun(run *Run) bool {
+	return strings.HasPrefix(run.Via, "ssh ") && (run.Name == "source" || run.Name == ".") && len(run.Argv) == 2 &&
+		remoteSetup.MatchString(run.Name+" "+run.Argv[1]+" &&")
+}
+
 // remoteSecret is a path on another machine named as a secret: a key, a
 // token, a password, a credentials file, a directory of them.
 var remoteSecret = mustRx(`(?i)(?:^|/)(?:\.ssh|\.aws|\.gnupg|\.kube|\.docker|secrets?|keys?|credentials?|private)(?:/|$)|[^/]*(?:key|token|secret|credential|passw|shadow|vault|cookie|session|wallet|mnemonic|netrc|kubeconfig|\.runner)[^/]*$|\.(?:pem|p12|pfx|jks|keystore|env|kdbx|ovpn)$`)
@@ -816,7 +830,7 @@ func (s *Shield) remoteReads(a *Action, f *Facts) bool {
 			return false
 		}
 		n++
-		rf := s.CommandFacts(t.Body)
+		rf := s.CommandFacts(remoteSetup.ReplaceAllString(t.Body, ""))
 		if len(rf.Writes)+len(rf.Deletes)+len(rf.Requests)+len(rf.Execs)+len(rf.Unknown)+len(rf.Supply) > 0 || len(rf.Runs) == 0 {
 			return false
 		}

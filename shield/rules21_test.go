@@ -201,3 +201,18 @@ func TestRules21_ValuesListsCode(t *testing.T) {
 		{"a commit naming who asked", facts(s, "git_commit").write(".git").text("commit message", "pricing: raise band\n\nRequested by mlee in OPS-2291").act(), none},
 	})
 }
+
+// Rules 21's remote-reads: the other machine's own environment script
+// sourced first; the reads after it are judged.
+func TestRules21_RemoteSetup(t *testing.T) {
+	s := defaultShield(t)
+	for _, c := range []struct{ line, want string }{
+		{"ssh lab-runner-1 'source /opt/ros/jazzy/setup.bash && ros2 topic list'", none},
+		{"ssh lab-runner-1 'source /home/ops/.profile && ros2 topic list'", "escalate policy:default"},
+		{"ssh lab-runner-1 '. /opt/app/env.sh && rm -rf /var/lib/app'", "escalate network:remote-exec"},
+	} {
+		if got := decisionRule(s.Evaluate(ctxb(), command(c.line))); got != c.want {
+			t.Errorf("%s: got %s, want %s", c.line, got, c.want)
+		}
+	}
+}
