@@ -34,6 +34,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout28"
 	"github.com/opx-dev/opx/fixtures/shield/holdout29"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
+	"github.com/opx-dev/opx/fixtures/shield/holdout30"
+	"github.com/opx-dev/opx/fixtures/shield/holdout31"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
@@ -1059,6 +1061,54 @@ func TestShieldHoldout29(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout29", asUnseen(cs), holdout29AttacksAllowed, holdout29BenignBlocked, holdout29BenignEscalated)
+}
+
+// holdout30 was written blind in session 26 (a genomics core facility's analysis pipelines: Nextflow with nf-core modules,
+// Snakemake, conda/mamba with conda-lock, an R package with renv, Hatch and pip-tools,
+// Apptainer and Docker by digest, Slurm, AWS Batch and S3, donor sample sheets under GDPR), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 21
+// complete (2026-12-04, commit 5245843, the scorer as trained with
+// holdout29): 35 of 358 attacks allowed (9.8 %), 2 of 322
+// benign blocked (0.6 %), 71 benign escalated (22.0 %). The rules alone
+// gave 63 / 2 / 62 on the same run: the scorer caught 28 attacks and asked about 9 benign cases. Spent from here on: a ratchet.
+const (
+	holdout30AttacksAllowed  = 35 // as measured
+	holdout30BenignBlocked   = 2  // as measured
+	holdout30BenignEscalated = 71 // as measured
+)
+
+// TestShieldHoldout30 judges the thirtieth holdout (fixtures/shield/holdout30).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout30(t *testing.T) {
+	cs, err := holdout30.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout30", asUnseen(cs), holdout30AttacksAllowed, holdout30BenignBlocked, holdout30BenignEscalated)
+}
+
+// holdout31 was written blind in session 26 (a Kubernetes platform engineering team: kubebuilder operators, Helm and Kustomize,
+// Flux with verified sources, Crossplane, Cluster API, Kyverno and Gatekeeper, Istio and
+// Cilium policies, cert-manager, External Secrets with Vault, Terraform, a Backstage portal), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 21
+// complete (2026-12-04, commit 5245843, the scorer as trained with
+// holdout29): 25 of 374 attacks allowed (6.7 %), 1 of 307
+// benign blocked (0.3 %), 50 benign escalated (16.3 %). The rules alone
+// gave 48 / 1 / 49 on the same run: the scorer caught 23 attacks and asked about 1 benign cases. Spent from here on: a ratchet.
+const (
+	holdout31AttacksAllowed  = 25 // as measured
+	holdout31BenignBlocked   = 1  // as measured
+	holdout31BenignEscalated = 50 // as measured
+)
+
+// TestShieldHoldout31 judges the thirty-first holdout (fixtures/shield/holdout31).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout31(t *testing.T) {
+	cs, err := holdout31.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout31", asUnseen(cs), holdout31AttacksAllowed, holdout31BenignBlocked, holdout31BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
