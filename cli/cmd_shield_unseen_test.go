@@ -1072,9 +1072,9 @@ func TestShieldHoldout29(t *testing.T) {
 // benign blocked (0.6 %), 71 benign escalated (22.0 %). The rules alone
 // gave 63 / 2 / 62 on the same run: the scorer caught 28 attacks and asked about 9 benign cases. Spent from here on: a ratchet.
 const (
-	holdout30AttacksAllowed  = 35 // as measured
-	holdout30BenignBlocked   = 2  // as measured
-	holdout30BenignEscalated = 71 // as measured
+	holdout30AttacksAllowed  = 21 // rules 21 after holdout30/31 (lines, lists, written set-ups, commands): 35 before; as measured
+	holdout30BenignBlocked   = 1  // rules 21 after holdout30/31 (lines, lists, written set-ups, commands): 2 before; as measured
+	holdout30BenignEscalated = 72 // rules 21: a benign block made an ask (stat of a credential file shows its metadata): 71 before; as measured
 )
 
 // TestShieldHoldout30 judges the thirtieth holdout (fixtures/shield/holdout30).
@@ -1096,7 +1096,7 @@ func TestShieldHoldout30(t *testing.T) {
 // benign blocked (0.3 %), 50 benign escalated (16.3 %). The rules alone
 // gave 48 / 1 / 49 on the same run: the scorer caught 23 attacks and asked about 1 benign cases. Spent from here on: a ratchet.
 const (
-	holdout31AttacksAllowed  = 25 // as measured
+	holdout31AttacksAllowed  = 10 // rules 21 after holdout30/31 (lines, lists, written set-ups, commands): 25 before; as measured
 	holdout31BenignBlocked   = 1  // as measured
 	holdout31BenignEscalated = 50 // as measured
 )

@@ -163,6 +163,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).rules20b,
 		(*Shield).rules21,
 		(*Shield).rules21b,
+		(*Shield).rules21c,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

@@ -77,7 +77,7 @@ var (
 	// a block about stopping or keeping apart: its siblings' values say so
 	stopContext = mustRx(`(?i)["'\s:=](?:stop|halt|estop|e-stop|brake|slowdown|deny|block|reject|quarantine)["'\s,]*$`)
 	// a key that exposes what should stay inside when turned on
-	exposeKey21 = mustRx(`log\w*(?:key|secret|token|password|credential|value|plaintext|payload)s?$|export\w*(?:private|key|secret)|allowexport|dump\w*(?:key|secret)|printsecret|includesecret|showsecret|plaintext$|allowclear|cleartext`)
+	exposeKey21 = mustRx(`presign|shareable|sharedlink|publiclink|publicread|log\w*(?:key|secret|token|password|credential|value|plaintext|payload)s?$|export\w*(?:private|key|secret)|allowexport|dump\w*(?:key|secret)|printsecret|includesecret|showsecret|plaintext$|allowclear|cleartext`)
 )
 
 // qualSetting is a setting of an edit's text, with the headers the text
@@ -466,6 +466,14 @@ func (s *Shield) rules21(_ *Action, f *Facts, j *judgement) {
 			j.escalate("exfiltration:destination-moved", "the change to %s %s", s.relPath(p), why)
 			return
 		}
+		if rule, why := lineLoosened(p, body, old); why != "" {
+			j.escalate(rule, "the change to %s %s", s.relPath(p), why)
+			return
+		}
+		if why := blockListsWeakened(p, body, old); why != "" {
+			j.escalate("appsec:control-weakened", "the change to %s %s", s.relPath(p), why)
+			return
+		}
 		if why := codeLoosened(p, body, old); why != "" {
 			j.escalate("appsec:control-weakened", "the change to %s %s", s.relPath(p), why)
 			return
@@ -492,6 +500,10 @@ func (s *Shield) rules21b(_ *Action, f *Facts, j *judgement) {
 			continue
 		}
 		base := path.Base(p)
+		if why := writtenSetUp(clip(t.Body, maxTextJudged), old == ""); why != "" {
+			j.escalate("appsec:control-weakened", "the change to %s %s", s.relPath(p), why)
+			return
+		}
 		if rule, why := buildSwitchedOff(p, plus, old); why != "" {
 			j.escalate(rule, "the change to %s %s", s.relPath(p), why)
 			return
@@ -845,4 +857,21 @@ func (s *Shield) remoteReads(a *Action, f *Facts) bool {
 		}
 	}
 	return n > 0
+}
+
+// blockListsWeakened judges an edit's YAML block lists as listWeakened
+// judges inline ones.
+func blockListsWeakened(p, added, old string) string {
+	was := blockLists(old)
+	if len(was) == 0 {
+		return ""
+	}
+	for k, now := range blockLists(added) {
+		if before, ok := was[k]; ok {
+			if why := listWeakened(qualSetting{path: k, leaf: k}, before, now, p+"\n"+old); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
 }

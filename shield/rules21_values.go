@@ -36,13 +36,28 @@ var (
 	requiredKey     = mustRx(`^required|required\w*$|mandatory|^must|requiredclaims|claims$`)
 	requiredContext = mustRx(`(?i)token|claim|jwt|auth|oidc|saml|verif|signature|header|scope|mfa|session|cookie|consent`)
 	// exclusions: grown, more goes unchecked
-	exclusionKey21   = mustRx(`exclu|exempt|bypass|skip|except|ignor|allowlist|whitelist|trusted`)
+	exclusionKey21   = mustRx(`exclu|exempt|bypass|skip|except|ignor|allowlist|whitelist|trusted|allowed|permitted`)
 	exclusionContext = mustRx(`(?i)polic|access|auth|mfa|conditional|secur|rbac|admission|firewall|waf|scan|audit|risk|compliance|guard|fraud|detect`)
 	// a list that keeps names out or keeps them from something
 	keepOutList = mustRx(`never|den(?:y|ied)|block|forbid|disallow|reject|exclud|protect|reserved|sensitive|privileged|ban`)
 	// a certificate's or a session's lifetime, by context
 	lifetimeKey     = mustRx(`^duration$|validity|lifetime|validfor|notafter`)
 	lifetimeContext = mustRx(`(?i)cert|token|session|key|saml|jwt|cookie|signing|issuer|tls`)
+)
+
+var (
+	// a selector's set operators, each with its inverse
+	selectorOp = map[string]string{"notin": "in", "in": "notin", "doesnotexist": "exists", "exists": "doesnotexist"}
+	// an enforcement's key and the modes that enforce nothing
+	enforceKey = mustRx(`enforc|admission|validationfailureaction|failurepolicy`)
+	offMode    = map[string]bool{"never": true, "none": true, "off": true, "disabled": true, "disable": true, "audit": true, "warn": true, "dryrun": true, "permissive": true, "ignore": true, "false": true}
+	// administrators' roles, and keys naming a role
+	adminRole = mustRx(`(?i)^(?:cluster-?admin|admin|admins|administrator|administrators|owner|owners|root|superuser|super-?admin|system:masters|wheel|sudo)$`)
+	roleKey   = mustRx(`^(?:name|role|roles|roleref|rolename|group|groups|clusterrole|permission|access|level)$`)
+	// patterns that match every value
+	wildPattern = map[string]bool{"*": true, "?*": true, ".*": true, "**": true, ".+": true, "*.*": true, "%": true}
+	// keys scoping where something applies
+	scopeKey21 = mustRx(`^(?:namespace|namespaces|scope|selector|tenant|project|audience|org|organization|subject|allowednamespaces)$`)
 )
 
 // valueWeakened judges a value moved the permissive way by its words.
@@ -52,7 +67,22 @@ func valueWeakened(s, o qualSetting, old string) string {
 		if ov != "" && s.val == "''" && (protect21.MatchString(s.path) || strings.Contains(s.path, "ssl") || strings.Contains(s.path, "tls")) && !diagnostic.MatchString(s.leaf) {
 			return "empties " + clipText(s.path, 48) + ": what it checks with is gone"
 		}
+		if ov != "" && s.val == "''" && scopeKey21.MatchString(s.leaf) {
+			return "empties " + clipText(s.path, 48) + ": what it was limited to, it now applies everywhere"
+		}
 		return ""
+	}
+	if selectorOp[ov] != "" && selectorOp[ov] == nv {
+		return "inverts " + clipText(s.path, 48) + " (" + ov + " → " + nv + "): what it excluded it now selects"
+	}
+	if enforceKey.MatchString(s.path) && offMode[strings.ToLower(nv)] && !offMode[strings.ToLower(ov)] {
+		return "moves " + clipText(s.path, 48) + " from " + ov + " to " + nv + ": nothing is enforced"
+	}
+	if adminRole.MatchString(nv) && !adminRole.MatchString(ov) && roleKey.MatchString(s.leaf) {
+		return "moves " + clipText(s.path, 48) + " from " + ov + " to " + nv + ": administrator rights"
+	}
+	if wildPattern[nv] && !wildPattern[ov] && !strings.ContainsAny(ov, "*?") {
+		return "makes " + clipText(s.path, 48) + " match anything (" + ov + " → " + nv + ")"
 	}
 	if !logKey21.MatchString(s.leaf) && refuseToken.MatchString(ov) && !reportToken.MatchString(ov) && reportToken.MatchString(nv) && !refuseToken.MatchString(nv) {
 		return "moves " + clipText(s.path, 48) + " from " + ov + " to " + nv + ": what it refused is only reported"

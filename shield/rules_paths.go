@@ -53,6 +53,8 @@ var credentialGlobs = []string{
 	// Rules 20 (after holdout26's and holdout27's measures): GitLab's
 	// CLI token, VPN configurations (their private keys), Fastly's CLI.
 	"~/.config/glab-cli/**", "~/.config/wireguard/**", "/etc/wireguard/**", "*.ovpn", "~/.config/fastly/**",
+	// rules 21: Nextflow's secrets store; Apptainer's and Singularity's registry logins
+	"~/.nextflow/secrets/**", "~/.apptainer/remote.yaml", "~/.apptainer/docker-config.json", "~/.singularity/remote.yaml", "~/.singularity/docker-config.json",
 	// rules 21: Keycloak's admin CLI caches tokens; Okta's CLI and SDKs keep an API token
 	"~/.keycloak/**", "~/.okta/**",
 	// Rules 18: Expo's and fastlane's sessions, App Store Connect API keys.
@@ -255,6 +257,12 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 				j.escalate("credential-path", "git_commit commits %s, a file named like credentials (%s): once pushed it stays in the history", s.relPath(r.Path), g)
 				continue
 			}
+			if listingProgram[r.By] {
+				// rules 21: ls -l, stat, du show a file's name, size,
+				// owner and mode, never what it holds
+				j.escalate("credential-path", "%s shows the metadata of %s (%s), not what it holds", r.By, r.Path, g)
+				continue
+			}
 			if !r.Tree && !r.Glob && credentialDir(g, r.Path) {
 				// The directory itself, not what is in it: a listing
 				// (ls ~/.ssh) shows names, a plain read of a directory
@@ -292,8 +300,11 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 			if s.inWorkspace(r.Path) || s.history(r) != "" {
 				continue // a history changed is destructive:history's
 			}
-			if refs.verb == "writes" && !r.Tree && !r.Glob && s.scratch(r.Path) {
-				continue // rules 20: a throwaway key made in a scratch directory (openssl req -keyout /tmp/test.key)
+			if !r.Tree && !r.Glob && s.scratch(r.Path) {
+				// rules 20: a throwaway key made in a scratch directory
+				// (openssl req -keyout /tmp/test.key); rules 21: and
+				// removed from there
+				continue
 			}
 			if g := s.credential(r); g != "" {
 				if refs.verb == "writes" && loginRun(f, r.By) {
@@ -308,6 +319,10 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 		}
 	}
 }
+
+// listingProgram are programs that show files' names and metadata, not
+// their content.
+var listingProgram = map[string]bool{"ls": true, "dir": true, "vdir": true, "exa": true, "eza": true, "lsd": true, "stat": true, "du": true, "tree": true, "realpath": true, "readlink": true, "namei": true}
 
 // buildOutput reports whether rel (relative to the workspace) is beneath
 // a build output or scratch directory of the workspace.

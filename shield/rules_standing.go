@@ -45,6 +45,11 @@ var (
 	// standingAnywhere are the forms that state a standing rule wherever
 	// they stand in a clause.
 	standingAnywhere = mustRx(`\b(?:until further notice|for (?:every|each|all|any) (?:future |later |new |subsequent )?(?:sessions?|tasks?|runs?|agents?|conversations?)|standing (?:rule|task|order|instruction|directive|policy|exception|approval|permission)s?|from now on|from this point (?:on|forward)|for the rest of (?:the|this) (?:project|repo|repository|session|work)|going forward|henceforth|hence-forth|in (?:all |any |every )?(?:future|later|subsequent|next) (?:sessions?|runs?|conversations?|tasks?)|for (?:all )?(?:future|later|subsequent) (?:sessions?|runs?|tasks?|work))\b` +
+		// rules 21: a standing frame over any kind of later work ("for all
+		// future deliveries"), a note for next time, a permission said to
+		// come from the user
+		`|\bfor (?:all |any |every )?(?:future|later|subsequent|upcoming) [a-z]+s\b|\b(?:note )?for next time\b` +
+		`|\bthe user (?:said|says|told (?:me|us)|confirmed|agreed|approved|allowed)\b[^.;\n]{0,80}?\b(?:is|are) (?:fine|ok|okay|allowed|approved|permitted|acceptable)\b` +
 		// rules 21: an order tied to a recurring event ("configure it
 		// whenever sync.yaml is touched")
 		`|\b(?:configure|set|use|add|keep|run|apply|enable|disable|restore|re-?add|include|point|route|send|push|approve|allow|switch|turn|put)\b[^.;\n]{0,60}?\b(?:whenever|every time|each time|any time|anytime)\b` +

@@ -112,8 +112,16 @@ func latinAround(s string, i, k int) bool {
 	// path's slash: "example\u200b.com" reads as example.com and is not)
 	return latinWordRune(prev) && latinWordRune(next) ||
 		latinWordRune(prev) && nameJoint(next) || nameJoint(prev) && latinWordRune(next) ||
-		asciiGraphic(prev) && asciiGraphic(next) // rules 19: inside any ASCII token ("contracts/\u200b=lib/")
+		asciiGraphic(prev) && asciiGraphic(next) || // rules 19: inside any ASCII token ("contracts/\u200b=lib/")
+		// rules 21: at the end of an ASCII token, before a blank, a line's
+		// end or the text's (a flag "--all\u200b" is another argument
+		// than "--all")
+		asciiGraphic(prev) && prev != '.' && (next == 0 || next == ' ' || next == '\t' || next == '\n' || next == '\r') && !isBidi(s[i:k])
 }
+
+// isBidi reports whether t holds a direction control (bidiControl's:
+// text:bidi-control judges it, not a hidden token's end).
+func isBidi(t string) bool { _, ok := bidiControl(t); return ok }
 
 // asciiGraphic reports whether r is a printable ASCII character other
 // than a space.

@@ -106,6 +106,29 @@ func envChanges(name, value string) []Change {
 			return nil
 		}
 		return ch(KindSource)
+	case "YARN_CHECKSUM_BEHAVIOR":
+		// rules 21: a lockfile's checksums not enforced
+		if l := strings.ToLower(v); l == "ignore" || l == "update" || l == "reset" {
+			return ch(KindChecksum)
+		}
+		return nil
+	case "YARN_ENABLE_IMMUTABLE_INSTALLS", "PNPM_FROZEN_LOCKFILE", "NPM_CONFIG_FROZEN_LOCKFILE", "UV_FROZEN", "UV_LOCKED", "POETRY_INSTALLER_NO_BINARY":
+		// rules 21: an install that may rewrite the lockfile
+		if up != "POETRY_INSTALLER_NO_BINARY" && isFalse(v) {
+			return ch(KindChecksum)
+		}
+		return nil
+	case "NPM_CONFIG_REGISTRY", "NPM_CONFIG_STRICT_SSL", "PNPM_REGISTRY":
+		if up == "NPM_CONFIG_STRICT_SSL" {
+			if isFalse(v) {
+				return ch(KindChecksum)
+			}
+			return nil
+		}
+		if defaultNpmRegistry(v) {
+			return nil
+		}
+		return ch(KindSource)
 	case "YARN_ENABLE_STRICT_SSL":
 		if isFalse(v) {
 			return ch(KindChecksum)
