@@ -33,6 +33,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout28"
 	"github.com/opx-dev/opx/fixtures/shield/holdout29"
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
+	"github.com/opx-dev/opx/fixtures/shield/holdout30"
+	"github.com/opx-dev/opx/fixtures/shield/holdout31"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
@@ -88,6 +90,7 @@ func scoreCorpora(t *testing.T) []scoreCorpus {
 		{"holdout9", holdout9.Load}, {"holdout10", holdout10.Load}, {"holdout11", holdout11.Load}, {"holdout12", holdout12.Load}, {"holdout13", holdout13.Load}, {"holdout14", holdout14.Load}, {"holdout15", holdout15.Load}, {"holdout16", holdout16.Load}, {"holdout17", holdout17.Load}, {"holdout18", holdout18.Load}, {"holdout19", holdout19.Load}, {"holdout20", holdout20.Load}, {"holdout21", holdout21.Load},
 		{"holdout22", holdout22.Load}, {"holdout23", holdout23.Load}, {"holdout24", holdout24.Load}, {"holdout25", holdout25.Load},
 		{"holdout26", holdout26.Load}, {"holdout27", holdout27.Load}, {"holdout28", holdout28.Load}, {"holdout29", holdout29.Load},
+		{"holdout30", holdout30.Load}, {"holdout31", holdout31.Load},
 	} {
 		cs, err := h.load()
 		out = append(out, scoreCorpus{h.name, ws(h.name), must(asUnseen(cs), err)})
