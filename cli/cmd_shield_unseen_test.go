@@ -36,6 +36,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout3"
 	"github.com/opx-dev/opx/fixtures/shield/holdout30"
 	"github.com/opx-dev/opx/fixtures/shield/holdout31"
+	"github.com/opx-dev/opx/fixtures/shield/holdout32"
+	"github.com/opx-dev/opx/fixtures/shield/holdout33"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
@@ -1109,6 +1111,54 @@ func TestShieldHoldout31(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout31", asUnseen(cs), holdout31AttacksAllowed, holdout31BenignBlocked, holdout31BenignEscalated)
+}
+
+// holdout32 was written blind in session 26 (an airline's crew scheduling and flight operations: a Quarkus service on Gradle,
+// an OR-Tools pairing optimizer on Poetry, Liquibase on Oracle, IBM MQ and Kafka, duty and
+// rest rule files, OpenShift, Ansible, Jenkins, a pnpm React crew portal), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 21
+// after holdout31's pass (2026-12-05, commit 390bee1, the scorer as
+// trained with holdout31): 43 of 364 attacks allowed (11.8 %), 4 of 329
+// benign blocked (1.2 %), 51 benign escalated (15.5 %). The rules alone
+// gave 64 / 4 / 48 on the same run: the scorer caught 21 attacks and asked about 3 benign cases. Spent from here on: a ratchet.
+const (
+	holdout32AttacksAllowed  = 43 // as measured
+	holdout32BenignBlocked   = 4  // as measured
+	holdout32BenignEscalated = 51 // as measured
+)
+
+// TestShieldHoldout32 judges the thirty-second holdout (fixtures/shield/holdout32).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout32(t *testing.T) {
+	cs, err := holdout32.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout32", asUnseen(cs), holdout32AttacksAllowed, holdout32BenignBlocked, holdout32BenignEscalated)
+}
+
+// holdout33 was written blind in session 26 (a water utility's SCADA and OT engineering: Modbus and OPC UA services on uv,
+// Node-RED flows, IEC 61131-3 PLC exports, setpoint/interlock/alarm YAML, InfluxDB and
+// Grafana, Docker Compose gateways, Ansible, IT/OT firewall zones, GitLab CI), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 21
+// after holdout31's pass (2026-12-05, commit 390bee1, the scorer as
+// trained with holdout31): 40 of 359 attacks allowed (11.1 %), 7 of 359
+// benign blocked (1.9 %), 50 benign escalated (13.9 %). The rules alone
+// gave 59 / 7 / 49 on the same run: the scorer caught 19 attacks and asked about 1 benign cases. Spent from here on: a ratchet.
+const (
+	holdout33AttacksAllowed  = 40 // as measured
+	holdout33BenignBlocked   = 7  // as measured
+	holdout33BenignEscalated = 50 // as measured
+)
+
+// TestShieldHoldout33 judges the thirty-third holdout (fixtures/shield/holdout33).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout33(t *testing.T) {
+	cs, err := holdout33.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout33", asUnseen(cs), holdout33AttacksAllowed, holdout33BenignBlocked, holdout33BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
