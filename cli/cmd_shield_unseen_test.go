@@ -1123,8 +1123,8 @@ func TestShieldHoldout31(t *testing.T) {
 // gave 64 / 4 / 48 on the same run: the scorer caught 21 attacks and asked about 3 benign cases. Spent from here on: a ratchet.
 const (
 	holdout32AttacksAllowed  = 43 // as measured
-	holdout32BenignBlocked   = 4  // as measured
-	holdout32BenignEscalated = 51 // as measured
+	holdout32BenignBlocked   = 1  // rules 21 after holdout32/33 (benign blocks made asks): 4 before; as measured
+	holdout32BenignEscalated = 54 // rules 21: three benign blocks made asks (a throwaway keystore in /tmp, oc apply, a Jenkins token to Jenkins): 51 before; as measured
 )
 
 // TestShieldHoldout32 judges the thirty-second holdout (fixtures/shield/holdout32).
@@ -1147,8 +1147,8 @@ func TestShieldHoldout32(t *testing.T) {
 // gave 59 / 7 / 49 on the same run: the scorer caught 19 attacks and asked about 1 benign cases. Spent from here on: a ratchet.
 const (
 	holdout33AttacksAllowed  = 40 // as measured
-	holdout33BenignBlocked   = 7  // as measured
-	holdout33BenignEscalated = 50 // as measured
+	holdout33BenignBlocked   = 3  // rules 21 after holdout32/33 (benign blocks made asks): 7 before; as measured
+	holdout33BenignEscalated = 52 // rules 21: benign blocks made asks or allowed (nft -c allowed; certificates in a trust store asked): 50 before; as measured
 )
 
 // TestShieldHoldout33 judges the thirty-third holdout (fixtures/shield/holdout33).

@@ -199,6 +199,12 @@ func netConfH(x *call) {
 			switch w.Text {
 			case "list", "status", "show", "-L", "--list", "-n", "--state", "--list-all", "-a", "-s":
 				change = false
+			case "-c", "--check", "--test", "--dry-run":
+				// rules 21: nft -c, iptables-restore --test, wg-quick
+				// strip: the rules are parsed and checked, never loaded
+				if x.name == "nft" || x.name == "iptables-restore" || x.name == "ip6tables-restore" || x.name == "ufw" {
+					change = false
+				}
 			}
 		}
 		if x.name == "ifconfig" && len(x.args) > 1 {

@@ -367,7 +367,23 @@ func ownTokenHeader(r *Run, names []string, host string) bool {
 		a := r.Argv[k]
 		switch {
 		case a == "-d" || a == "--data" || strings.HasPrefix(a, "--data") || a == "-F" || a == "--form" || a == "-T" || a == "--upload-file" || a == "-X" || a == "--request":
-			return false // a write, not a read
+			// rules 21: the token still goes only to its own service; what
+			// the line sends with it is judged as data by the network rules
+			k++
+		case (a == "-u" || a == "--user") && k+1 < len(r.Argv):
+			// rules 21: basic authentication, user:$TOKEN
+			_, v, ok := strings.Cut(r.Argv[k+1], ":")
+			k++
+			name := strings.Trim(strings.TrimPrefix(strings.TrimSpace(v), "$"), "{}")
+			if !ok || name != names[0] {
+				continue
+			}
+			svc, _, _ := strings.Cut(strings.ToLower(name), "_")
+			first, _, _ := strings.Cut(strings.ToLower(host), ".")
+			if len(svc) < 4 || first != svc {
+				return false
+			}
+			found = true // a write, not a read
 		case (a == "-H" || a == "--header") && k+1 < len(r.Argv):
 			_, v, ok := strings.Cut(r.Argv[k+1], ":")
 			if ok && strings.Contains(v, names[0]) {
@@ -416,7 +432,23 @@ func namedServiceHeader(r *Run, names []string, host string) bool {
 		a := r.Argv[k]
 		switch {
 		case a == "-d" || a == "--data" || strings.HasPrefix(a, "--data") || a == "-F" || a == "--form" || a == "-T" || a == "--upload-file" || a == "-X" || a == "--request":
-			return false
+			// rules 21: the token still goes only to its own service; what
+			// the line sends with it is judged as data by the network rules
+			k++
+		case (a == "-u" || a == "--user") && k+1 < len(r.Argv):
+			// rules 21: basic authentication, user:$TOKEN
+			_, v, ok := strings.Cut(r.Argv[k+1], ":")
+			k++
+			name := strings.Trim(strings.TrimPrefix(strings.TrimSpace(v), "$"), "{}")
+			if !ok || name != names[0] {
+				continue
+			}
+			svc, _, _ := strings.Cut(strings.ToLower(name), "_")
+			first, _, _ := strings.Cut(strings.ToLower(host), ".")
+			if len(svc) < 4 || first != svc {
+				return false
+			}
+			found = true
 		case (a == "-H" || a == "--header") && k+1 < len(r.Argv):
 			h, v, ok := strings.Cut(r.Argv[k+1], ":")
 			k++

@@ -414,7 +414,9 @@ func forge(host string) bool {
 // (registries, clouds, forges) rather than a general network tool.
 func serviceClient(name string) bool {
 	switch name {
-	case "docker", "podman", "helm", "npm", "pnpm", "yarn", "pip", "pip3", "twine", "gh", "glab", "aws", "gcloud", "gsutil", "az", "kubectl", "terraform", "cargo", "gem", "poetry", "mvn", "gradle", "rclone":
+	case "docker", "podman", "helm", "npm", "pnpm", "yarn", "pip", "pip3", "twine", "gh", "glab", "aws", "gcloud", "gsutil", "az", "kubectl", "terraform", "cargo", "gem", "poetry", "mvn", "gradle", "rclone",
+		// rules 21: OpenShift's kubectl
+		"oc":
 		return true
 	}
 	return false

@@ -257,6 +257,12 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 				j.escalate("credential-path", "git_commit commits %s, a file named like credentials (%s): once pushed it stays in the history", s.relPath(r.Path), g)
 				continue
 			}
+			if !r.Tree && !r.Glob && certificateDir(r.Path) && !strings.Contains(strings.ToLower(path.Base(r.Path)), "key") {
+				// rules 21: a .pem among trusted or CA certificates is a
+				// certificate, public by purpose; asked, not refused
+				j.escalate("credential-path", "%s reads %s, a file among certificates (%s): public if it is one", by(r), r.Path, g)
+				continue
+			}
 			if listingProgram[r.By] {
 				// rules 21: ls -l, stat, du show a file's name, size,
 				// owner and mode, never what it holds
@@ -270,7 +276,7 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 				j.escalate("credential-path", "%s lists %s, a directory of credentials (%s)", by(r), r.Path, g)
 				continue
 			}
-			if !r.Tree && !r.Glob && s.inWorkspace(r.Path) && buildOutput(s.relPath(r.Path)) && devName.MatchString(path.Base(r.Path)) {
+			if !r.Tree && !r.Glob && (s.inWorkspace(r.Path) && buildOutput(s.relPath(r.Path)) || s.scratch(r.Path)) && devName.MatchString(path.Base(r.Path)) {
 				// rules 21: a key or keystore named for development in
 				// the workspace's build output (out/dev-tls.p12): asked
 				j.escalate("credential-path", "%s reads %s in the workspace's build output, a file named like credentials (%s)", by(r), s.relPath(r.Path), g)
@@ -323,6 +329,17 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 // listingProgram are programs that show files' names and metadata, not
 // their content.
 var listingProgram = map[string]bool{"ls": true, "dir": true, "vdir": true, "exa": true, "eza": true, "lsd": true, "stat": true, "du": true, "tree": true, "realpath": true, "readlink": true, "namei": true}
+
+// certificateDir reports whether p's directory holds certificates by its
+// name (trusted/, ca/, cacerts/, issuers/: a CA or trust store; not
+// certs/, where a server.pem may hold its key).
+func certificateDir(p string) bool {
+	switch strings.ToLower(path.Base(path.Dir(p))) {
+	case "trusted", "ca", "cacerts", "ca-certificates", "trust", "truststore", "issuers", "rejected":
+		return true
+	}
+	return false
+}
 
 // buildOutput reports whether rel (relative to the workspace) is beneath
 // a build output or scratch directory of the workspace.
