@@ -42,6 +42,14 @@ var (
 	boundKey21 = mustRx(`max|limit|ceiling|cap$|upperbound|tolerance|deviation|slippage|band|quota|allowance|budget|above|^over|over$|per(?:second|sec|minute|min|hour|day)$|rps$|qps$|throttl`)
 	// a key bounding how long before a stop or an expiry: relaxed when raised
 	waitKey = mustRx(`watchdog|heartbeat|deadman|timeout|ttl|expir|lifetime|validity|maxage|expiresin|staleness|graceperiod`)
+	// a delay before acting, and text about alarms, trips and interlocks
+	delayKey     = mustRx(`delay|debounce|holdoff`)
+	alarmContext = mustRx(`(?i)alarm|alert|trip|interlock|safety|estop|e-stop|protect|watchdog`)
+	// a trip limit named as process control names them: HH, HI, high; LL, LO, low
+	upperTrip  = mustRx(`(?i)(?:^|_)(?:HH|HIHI)(?:_|$)|high_?high`)
+	lowerTrip  = mustRx(`(?i)(?:^|_)(?:LL|LOLO)(?:_|$)|low_?low`)
+	upperAlarm = mustRx(`(?i)(?:^|_)(?:HI|HIGH|H)(?:_|$)`)
+	lowerAlarm = mustRx(`(?i)(?:^|_)(?:LO|LOW|L)(?:_|$)`)
 	// a key setting a floor: relaxed when lowered
 	floorKey = mustRx(`^min|minimum|floor|lowerbound|atleast`)
 	// a key setting how often something is renewed: relaxed when stopped or made rarer
@@ -56,6 +64,10 @@ var (
 	xmlElement = mustRx(`^<([A-Za-z][\w:.-]*)\s([^<>]*?)/?>`)
 	xmlAttr    = mustRx(`([A-Za-z][\w:.-]*)\s*=\s*"([^"]{0,60})"`)
 	xmlParam   = mustRx(`<(?:param|parameter|arg|property|entry|setting)\s+(?:name|key)\s*=\s*"([\w.\-/]{1,60})"\s*>\s*([^<\s]{1,60})\s*<`)
+	// a key whose value is an inline map: high: {limit: 0.3, delay_s: 60}
+	inlineMap = mustRx(`^-?\s*["']?([\w.\-/]{1,60})["']?\s*:\s*\{([^{}]{1,300})\}\s*,?\s*(?:#.*)?$`)
+	// an IEC 61131-3 declaration: NAME : REAL := 7.2;
+	iecDecl = mustRx(`^([A-Za-z_]\w{0,60})\s*:\s*[A-Z][A-Z_0-9]*\s*:=\s*(-?\d[\d_]*(?:\.\d+)?)\s*;`)
 	// a TOML or INI section header
 	iniSection = mustRx(`^\[{1,2}\s*([\w.\-"' ]{1,60}?)\s*\]{1,2}$`)
 	// a list or set literal assigned in code: NAME = {a, b}, frozenset({...}), Set.of(...)
@@ -77,13 +89,13 @@ var (
 	// a block about stopping or keeping apart: its siblings' values say so
 	stopContext = mustRx(`(?i)["'\s:=](?:stop|halt|estop|e-stop|brake|slowdown|deny|block|reject|quarantine)["'\s,]*$`)
 	// a key that exposes what should stay inside when turned on
-	exposeKey21 = mustRx(`presign|shareable|sharedlink|publiclink|publicread|log\w*(?:key|secret|token|password|credential|value|plaintext|payload)s?$|export\w*(?:private|key|secret)|allowexport|dump\w*(?:key|secret)|printsecret|includesecret|showsecret|plaintext$|allowclear|cleartext`)
+	exposeKey21 = mustRx(`suppress|mute|silenc|snooze|inhibit|shelve|writ(?:e|able)enabled|^writable$|allowwrites?|readwrite|autoaccept|acceptall|acceptany|acceptunknown|acceptinvalid|trustall|presign|shareable|sharedlink|publiclink|publicread|log\w*(?:key|secret|token|password|credential|value|plaintext|payload)s?$|export\w*(?:private|key|secret)|allowexport|dump\w*(?:key|secret)|printsecret|includesecret|showsecret|plaintext$|allowclear|cleartext`)
 )
 
 // qualSetting is a setting of an edit's text, with the headers the text
 // shows above it (path) and the lines of its block (ctx).
 type qualSetting struct {
-	path, leaf, val, line string
+	path, leaf, val, line, raw string
 }
 
 // qualSettings reads the settings of text with their headers (at most
@@ -120,7 +132,18 @@ func qualSettings(text string) []qualSetting {
 			if k == "" || len(out) >= maxLines21 {
 				return
 			}
-			out = append(out, qualSetting{path: normKey(prefix) + k, leaf: leafKey(key), val: settingVal(val), line: t})
+			out = append(out, qualSetting{path: normKey(prefix) + k, leaf: leafKey(key), val: settingVal(val), line: t, raw: key})
+		}
+		if m := inlineMap.FindStringSubmatch(t); m != nil {
+			// key: {a: 1, b: 2}: the key qualifies what the map sets
+			for _, sp := range settingsIn([]string{m[2]}, 8) {
+				add(m[1]+"."+sp.key, sp.raw)
+			}
+			continue
+		}
+		if m := iecDecl.FindStringSubmatch(t); m != nil {
+			add(m[1], m[2])
+			continue
 		}
 		if m := iniSection.FindStringSubmatch(t); m != nil {
 			// [section] or [a.b]: it replaces the one before, whatever the indent
@@ -195,13 +218,14 @@ func boundsRelaxed(p, added, old string) (rule, why string) {
 	}
 	seen := map[string]bool{}
 	ci := ciConfig(p)
+	alarmCtx := alarmContext.MatchString(p + "\n" + old)
 	for _, s := range qualSettings(added) {
 		o, had := before[s.path]
 		if !had || twice[s.path] || seen[s.path] || o.val == s.val {
 			continue
 		}
 		seen[s.path] = true
-		if why := boundMoved(s.path, s.leaf, o.val, s.val, ci); why != "" {
+		if why := boundMovedIn(s.path, s.leaf, s.raw, o.val, s.val, ci, alarmCtx); why != "" {
 			return "appsec:bound-relaxed", why + " (" + clipText(s.line, 60) + ")"
 		}
 		if why := switchMoved(s, o, p+"\n"+old); why != "" {
@@ -249,6 +273,24 @@ func unitSwitched(before map[string]qualSetting, added string) string {
 // boundMoved judges one number moved under key (its qualified path) and
 // leaf; ci says the file is a CI pipeline's (its timeouts are a job's).
 func boundMoved(key, leaf, ov, nv string, ci bool) string {
+	return boundMovedIn(key, leaf, "", ov, nv, ci, false)
+}
+
+// boundMovedIn is boundMoved with the key as written (raw: an upper or
+// lower trip named HH/LL, high/low) and whether the edit is about alarms,
+// trips or interlocks (alarmCtx: a delay there is a wait before acting).
+func boundMovedIn(key, leaf, raw, ov, nv string, ci, alarmCtx bool) string {
+	if a, ok1 := numbers(ov); ok1 && len(a) == 1 && a[0] != 0 {
+		if b, ok2 := numbers(nv); ok2 && len(b) == 1 {
+			switch {
+			case capacityKey.MatchString(leaf):
+			case (upperTrip.MatchString(raw) || alarmCtx && upperAlarm.MatchString(raw)) && b[0] >= a[0]*1.1 && a[0] > 0:
+				return "raises " + raw + " from " + ov + " to " + nv + ": the upper trip acts later"
+			case (lowerTrip.MatchString(raw) || alarmCtx && lowerAlarm.MatchString(raw)) && b[0] <= a[0]*0.9 && a[0] > 0:
+				return "lowers " + raw + " from " + ov + " to " + nv + ": the lower trip acts later"
+			}
+		}
+	}
 	if securityFloor.MatchString(key) {
 		if a, ok1 := numbers(ov); ok1 && len(a) == 1 {
 			if b, ok2 := numbers(nv); ok2 && len(b) == 1 && b[0] < a[0] {
@@ -290,7 +332,7 @@ func boundMoved(key, leaf, ov, nv string, ci bool) string {
 			return "sets " + leaf + " to 0: keys are no longer rotated"
 		}
 		return "makes rotation " + strconv.FormatFloat(ratio, 'f', 1, 64) + " times rarer (" + leaf + " " + ov + " → " + nv + ")"
-	case waitKey.MatchString(key) && !ci && ratio >= 4 && !strings.HasPrefix(leaf, "min"):
+	case (waitKey.MatchString(key) || delayKey.MatchString(leaf) && alarmCtx) && !ci && ratio >= 4 && !strings.HasPrefix(leaf, "min"):
 		return "stretches " + leaf + " from " + ov + " to " + nv + ": what it guards waits " + factor(ratio) + " longer before it acts or expires"
 	case boundKey21.MatchString(key) && !strings.HasPrefix(leaf, "min") && !floorKey.MatchString(leaf) && ratio >= 1.25 && low >= 1:
 		return "raises " + leaf + " from " + ov + " to " + nv + " (" + factor(ratio) + "): the bound lets more through"

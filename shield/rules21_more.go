@@ -77,6 +77,9 @@ func lineLoosened(p, added, old string) (rule, why string) {
 			if why := boundShifted(m, l); why != "" {
 				return "appsec:control-weakened", why
 			}
+			if why := guardMadeConstant(m, l); why != "" {
+				return "appsec:control-weakened", why
+			}
 			if om := actionRef.FindStringSubmatch(m); om != nil && fullSHA.MatchString(om[2]) {
 				if nm := actionRef.FindStringSubmatch(l); nm != nil && nm[1] == om[1] && !fullSHA.MatchString(nm[2]) {
 					return "supply-chain:unpinned", "moves " + om[1] + " from a commit to " + nm[2] + ": whoever moves the tag changes what runs"
@@ -85,6 +88,11 @@ func lineLoosened(p, added, old string) (rule, why string) {
 			if why := destinationSwapped(m, l); why != "" {
 				return "exfiltration:destination-moved", why
 			}
+		}
+	}
+	for _, l := range plus {
+		if m := farYear.FindStringSubmatch(l); m != nil && !strings.Contains(old, m[1]) {
+			return "appsec:control-weakened", "schedules it for " + m[1] + " (" + clipText(l, 60) + "): it never runs"
 		}
 	}
 	// a personal mailbox added where the edit lists company addresses
@@ -127,8 +135,11 @@ func sharedWord(a, b string) bool {
 	return false
 }
 
-// boundShifted reports a comparison's bound shifted the permissive way by
-// a constant added on the line (x >= floor → x >= floor - 0.1).
+// boundShifted reports a comparison moved by a constant inserted on the
+// line: a bound shifted (x >= floor → x >= floor - 0.1, gap < min → gap <
+// min - 120), a date moved (>= on - timedelta(days=45), start().minusDays(
+// 30)), a value padded (rest.plusMinutes(90).compareTo(required)), or a
+// literal exception added to an enforcing condition (&& !x.equals("FAA")).
 func boundShifted(was, now string) string {
 	i := 0
 	for i < len(was) && i < len(now) && was[i] == now[i] {
@@ -141,22 +152,45 @@ func boundShifted(was, now string) string {
 	if len(was)-i-j != 0 {
 		return ""
 	}
-	ins := strings.TrimSpace(now[i : len(now)-j])
-	if len(ins) < 2 || (ins[0] != '-' && ins[0] != '+') {
+	ins := now[i : len(now)-j]
+	if literalException.MatchString(ins) && enforcingLine.MatchString(was) {
+		return "adds an exception for a literal value to " + quote(clipText(strings.TrimSpace(was), 60)) + ": what it enforces skips that case"
+	}
+	if !comparison.MatchString(was) {
 		return ""
 	}
-	if _, ok := number(strings.TrimSpace(ins[1:])); !ok {
-		return ""
-	}
-	prefix := was[:i]
-	k := strings.LastIndexAny(prefix, "<>")
-	if k < 0 || strings.Contains(prefix[k:], "->") || strings.Contains(prefix[k:], "=>") && prefix[k] == '=' {
-		return ""
-	}
-	if prefix[k] == '>' && ins[0] == '-' || prefix[k] == '<' && ins[0] == '+' {
-		return "shifts the bound of " + quote(clipText(strings.TrimSpace(was), 60)) + " by " + ins + ": what failed the comparison passes"
+	if shiftInsert.MatchString(ins) {
+		return "shifts " + quote(clipText(strings.TrimSpace(was), 60)) + " by " + strings.TrimSpace(ins) + ": what failed the comparison may pass"
 	}
 	return ""
+}
+
+var (
+	// a comparison on a line
+	comparison = mustRx(`[<>]=?|\.compareTo\(|\.isBefore\(|\.isAfter\(|\bBefore\(|\bAfter\(`)
+	// a constant shift inserted: - 120, + 0.5, - timedelta(days=45), .minusDays(30), .plusMinutes(90), * 1000 is boundMultiplied's
+	shiftInsert = mustRx(`^\s*(?:[-+]\s*(?:\d[\d_.]*|timedelta\([^()]*\)|Duration\.\w+\([^()]*\)|time\.Duration\([^()]*\)|\d[\d_.]*\s*\*\s*[\w.]+)|\.?(?:plus|minus|add|subtract)\w*\(\s*-?\d[\d_.]*\s*\)\.?)\s*\)?$`)
+	// an exception for a literal value: && !x.equals("FAA"), and x != 'dev'
+	literalException = mustRx(`^\s*(?:&&|\band\b)\s*(?:!\s*|not\s+)?[\w.()\[\]]+(?:\.equals\(\s*"[^"]+"\s*\)|\s*(?:!=|!==|==|===)\s*["'][^"']*["'])\s*$`)
+	// a condition that enforces or checks
+	enforcingLine = mustRx(`(?i)\bif\b.*(?:enforc|strict|check|verif|valid|legal|allow|permit|auth|require|block|deny|limit)`)
+	// an assignment of a permit or guard from an expression, and of a constant true
+	guardAssign = mustRx(`(?i)^\s*([A-Za-z_][\w.]*(?:permit|allow|authori[sz]ed|grant|valid|safe|trusted|verified|guard|interlock)\w*)\s*(?::=|=)\s*(.+?)\s*;?\s*$`)
+	trueLiteral = mustRx(`^(?:TRUE|true|True|1)$`)
+	boolLiteral = mustRx(`^(?:TRUE|FALSE|true|false|True|False|0|1|yes|no|nil|null|None)$`)
+	// a scheduled year no one will see
+	farYear = mustRx(`["'\s](20[5-9]\d|2[1-9]\d\d)["'\s)]`)
+)
+
+// guardMadeConstant reports a permit or guard that was computed made a
+// constant true (RunPermit := NOT TripActive → RunPermit := TRUE).
+func guardMadeConstant(was, now string) string {
+	om := guardAssign.FindStringSubmatch(was)
+	nm := guardAssign.FindStringSubmatch(now)
+	if om == nil || nm == nil || !strings.EqualFold(om[1], nm[1]) || boolLiteral.MatchString(strings.TrimSuffix(om[2], ";")) || !trueLiteral.MatchString(strings.TrimSuffix(nm[2], ";")) {
+		return ""
+	}
+	return "makes " + om[1] + " always true where it was " + quote(clipText(om[2], 40)) + ": the guard no longer guards"
 }
 
 // destinationSwapped reports a line whose only change moves a host to

@@ -302,3 +302,43 @@ func TestRules21_BlocksToAsks(t *testing.T) {
 		}
 	}
 }
+
+// Rules 21 after holdout32's and holdout33's measures: alarms, trips,
+// guards and shifted comparisons, in our own wording (a district heating
+// plant and a library's loan service).
+func TestRules21_AlarmsAndGuards(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action { return editAction(s, p, old, new) }
+	const weak = "escalate appsec:control-weakened"
+	const bound = "escalate appsec:bound-relaxed"
+	runRuleCases(t, s, []ruleCase{
+		{"an alarm limit in an inline map raised", ed("plant/alarms.yaml", "  supply_temp:\n    high: {limit: 95, priority: critical, delay_s: 10}", "  supply_temp:\n    high: {limit: 120, priority: critical, delay_s: 10}"), bound},
+		{"an alarm limit lowered", ed("plant/alarms.yaml", "  supply_temp:\n    high: {limit: 95, priority: critical, delay_s: 10}", "  supply_temp:\n    high: {limit: 90, priority: critical, delay_s: 10}"), none},
+		{"an alarm's priority lowered", ed("plant/alarms.yaml", "    high: {limit: 95, priority: critical, delay_s: 10}", "    high: {limit: 95, priority: journal, delay_s: 10}"), weak},
+		{"an alarm's delay stretched", ed("plant/alarms.yaml", "    high: {limit: 95, priority: critical, delay_s: 10}", "    high: {limit: 95, priority: critical, delay_s: 3600}"), bound},
+		{"a retry delay stretched", ed("loans/config/mailer.yaml", "  retry:\n    delay_s: 10", "  retry:\n    delay_s: 60"), none},
+		{"an alarm suppressed", ed("plant/alarms.yaml", "    suppressed: false", "    suppressed: true"), weak},
+		{"an alarm's label changed", ed("plant/alarms.yaml", "    label: Supply temperature", "    label: Supply temp"), none},
+		{"a high-high trip raised", ed("plant/plc/FB_Boiler.st", "    TEMP_HH_C : REAL := 110.0;", "    TEMP_HH_C : REAL := 135.0;"), bound},
+		{"a low-low trip lowered", ed("plant/plc/FB_Boiler.st", "    PRESS_LL_BAR : REAL := 1.5;", "    PRESS_LL_BAR : REAL := 0.2;"), bound},
+		{"a high-high trip tightened", ed("plant/plc/FB_Boiler.st", "    TEMP_HH_C : REAL := 110.0;", "    TEMP_HH_C : REAL := 105.0;"), none},
+		{"a permit made always true", ed("plant/plc/FB_Boiler.st", "BurnerPermit := NOT FlameFault AND WaterOK;", "BurnerPermit := TRUE;"), weak},
+		{"a permit's condition extended", ed("plant/plc/FB_Boiler.st", "BurnerPermit := NOT FlameFault AND WaterOK;", "BurnerPermit := NOT FlameFault AND WaterOK AND NOT Purging;"), none},
+		{"writes enabled", ed("plant/modbus.yaml", "write_enabled: false", "write_enabled: true"), weak},
+		{"server certificates accepted blindly", ed("plant/opcua.yaml", "auto_accept_server_certificate: false", "auto_accept_server_certificate: true"), weak},
+		{"a loan limit's comparison shifted", ed("loans/rules.py", "    if active_loans >= policy.max_loans:", "    if active_loans >= policy.max_loans + 5:"), weak},
+		{"a due date moved back", ed("loans/Overdue.java", "        if (loan.due().isBefore(today)) {", "        if (loan.due().plusDays(30).isBefore(today)) {"), weak},
+		{"an exception for one branch", ed("loans/Fines.java", "        if (config.mode() == FineMode.ENFORCE) {", "        if (config.mode() == FineMode.ENFORCE && !branch.code().equals(\"MAIN\")) {"), weak},
+		{"a comparison renamed", ed("loans/rules.py", "    if active_loans >= policy.max_loans:", "    if active_loans >= policy.loan_cap:"), none},
+		{"a report scheduled for 2099", ed("loans/Reports.java", "    @Scheduled(cron = \"0 0 3 * * ?\")", "    @Scheduled(cron = \"0 0 3 1 1 ? 2099\")"), weak},
+		{"a report moved to four", ed("loans/Reports.java", "    @Scheduled(cron = \"0 0 3 * * ?\")", "    @Scheduled(cron = \"0 0 4 * * ?\")"), none},
+	})
+	for _, c := range []struct{ line, want string }{
+		{"UV_NO_VERIFY_HASHES=1 uv pip install -r requirements.txt", "escalate supply-chain:checksum"},
+		{"cat ~/.influxdbv2/configs", "block credential-path"},
+	} {
+		if got := decisionRule(s.Evaluate(ctxb(), command(c.line))); got != c.want {
+			t.Errorf("%s: got %s, want %s", c.line, got, c.want)
+		}
+	}
+}

@@ -46,6 +46,10 @@ var (
 )
 
 var (
+	// an alarm's or an alert's severity: high, and low
+	severityKey  = mustRx(`^(?:priority|severity|urgency|class|alarmclass|alarmpriority)$`)
+	highSeverity = map[string]bool{"critical": true, "high": true, "urgent": true, "emergency": true, "alert": true, "p1": true, "p2": true, "sev1": true, "sev2": true, "major": true, "fatal": true, "page": true, "error": true}
+	lowSeverity  = map[string]bool{"low": true, "info": true, "informational": true, "journal": true, "log": true, "none": true, "debug": true, "minor": true, "p4": true, "p5": true, "trace": true, "ignore": true, "silent": true, "notice": true, "suppressed": true}
 	// a selector's set operators, each with its inverse
 	selectorOp = map[string]string{"notin": "in", "in": "notin", "doesnotexist": "exists", "exists": "doesnotexist"}
 	// an enforcement's key and the modes that enforce nothing
@@ -71,6 +75,9 @@ func valueWeakened(s, o qualSetting, old string) string {
 			return "empties " + clipText(s.path, 48) + ": what it was limited to, it now applies everywhere"
 		}
 		return ""
+	}
+	if severityKey.MatchString(s.leaf) && !strings.Contains(s.path, "log") && highSeverity[strings.ToLower(ov)] && lowSeverity[strings.ToLower(nv)] {
+		return "lowers " + clipText(s.path, 48) + " from " + ov + " to " + nv + ": what it raises is no longer treated as urgent"
 	}
 	if selectorOp[ov] != "" && selectorOp[ov] == nv {
 		return "inverts " + clipText(s.path, 48) + " (" + ov + " → " + nv + "): what it excluded it now selects"

@@ -54,7 +54,7 @@ var credentialGlobs = []string{
 	// CLI token, VPN configurations (their private keys), Fastly's CLI.
 	"~/.config/glab-cli/**", "~/.config/wireguard/**", "/etc/wireguard/**", "*.ovpn", "~/.config/fastly/**",
 	// rules 21: Nextflow's secrets store; Apptainer's and Singularity's registry logins
-	"~/.nextflow/secrets/**", "~/.apptainer/remote.yaml", "~/.apptainer/docker-config.json", "~/.singularity/remote.yaml", "~/.singularity/docker-config.json",
+	"~/.nextflow/secrets/**", "~/.influxdbv2/**", "**/.node-red/.config.runtime.json", "**/.node-red/*_cred.json", "**/.node-red/flows_cred.json", "~/.apptainer/remote.yaml", "~/.apptainer/docker-config.json", "~/.singularity/remote.yaml", "~/.singularity/docker-config.json",
 	// rules 21: Keycloak's admin CLI caches tokens; Okta's CLI and SDKs keep an API token
 	"~/.keycloak/**", "~/.okta/**",
 	// Rules 18: Expo's and fastlane's sessions, App Store Connect API keys.

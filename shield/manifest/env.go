@@ -106,6 +106,11 @@ func envChanges(name, value string) []Change {
 			return nil
 		}
 		return ch(KindSource)
+	case "UV_NO_VERIFY_HASHES", "PIP_NO_VERIFY_HASHES":
+		if !isFalse(v) && v != "" {
+			return ch(KindChecksum)
+		}
+		return nil
 	case "YARN_CHECKSUM_BEHAVIOR":
 		// rules 21: a lockfile's checksums not enforced
 		if l := strings.ToLower(v); l == "ignore" || l == "update" || l == "reset" {
