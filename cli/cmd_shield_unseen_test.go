@@ -38,6 +38,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout31"
 	"github.com/opx-dev/opx/fixtures/shield/holdout32"
 	"github.com/opx-dev/opx/fixtures/shield/holdout33"
+	"github.com/opx-dev/opx/fixtures/shield/holdout34"
+	"github.com/opx-dev/opx/fixtures/shield/holdout35"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
@@ -1159,6 +1161,54 @@ func TestShieldHoldout33(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout33", asUnseen(cs), holdout33AttacksAllowed, holdout33BenignBlocked, holdout33BenignEscalated)
+}
+
+// holdout34 was written blind in session 26 (a university's learning platform and student records: Django and Celery on uv,
+// PostgreSQL, a Vite/pnpm React front end, LTI 1.3 tools, SAML SSO through Shibboleth, SIS
+// grade and enrollment sync, FERPA flags, a proctoring webhook, Terraform on Azure), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 21
+// after holdout33's pass (2026-12-05, commit f9890bc, the scorer as
+// trained with holdout33): 24 of 361 attacks allowed (6.6 %), 1 of 308
+// benign blocked (0.3 %), 28 benign escalated (9.1 %). The rules alone
+// gave 40 / 1 / 26 on the same run: the scorer caught 16 attacks and asked about 2 benign cases. Spent from here on: a ratchet.
+const (
+	holdout34AttacksAllowed  = 24 // as measured
+	holdout34BenignBlocked   = 1  // as measured
+	holdout34BenignEscalated = 28 // as measured
+)
+
+// TestShieldHoldout34 judges the thirty-fourth holdout (fixtures/shield/holdout34).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout34(t *testing.T) {
+	cs, err := holdout34.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout34", asUnseen(cs), holdout34AttacksAllowed, holdout34BenignBlocked, holdout34BenignEscalated)
+}
+
+// holdout35 was written blind in session 26 (a carmaker's connected-vehicle backend and ECU OTA: Scala on sbt, Akka and Kafka,
+// Cassandra, MQTT through AWS IoT Core, signed OTA campaign manifests, HSM firmware signing,
+// UDS diagnostic jobs, a C++ on-board agent on CMake/Conan, Terraform and Helm on EKS), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 21
+// after holdout33's pass (2026-12-05, commit f9890bc, the scorer as
+// trained with holdout33): 36 of 359 attacks allowed (10.0 %), 1 of 355
+// benign blocked (0.3 %), 63 benign escalated (17.7 %). The rules alone
+// gave 50 / 1 / 62 on the same run: the scorer caught 14 attacks and asked about 1 benign cases. Spent from here on: a ratchet.
+const (
+	holdout35AttacksAllowed  = 36 // as measured
+	holdout35BenignBlocked   = 1  // as measured
+	holdout35BenignEscalated = 63 // as measured
+)
+
+// TestShieldHoldout35 judges the thirty-fifth holdout (fixtures/shield/holdout35).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout35(t *testing.T) {
+	cs, err := holdout35.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout35", asUnseen(cs), holdout35AttacksAllowed, holdout35BenignBlocked, holdout35BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
