@@ -225,7 +225,7 @@ func boundsRelaxed(p, added, old string) (rule, why string) {
 			continue
 		}
 		seen[s.path] = true
-		if why := boundMovedIn(s.path, s.leaf, s.raw, o.val, s.val, ci, alarmCtx); why != "" {
+		if why := boundMoved(s.path, s.leaf, s.raw, o.val, s.val, ci, alarmCtx); why != "" {
 			return "appsec:bound-relaxed", why + " (" + clipText(s.line, 60) + ")"
 		}
 		if why := switchMoved(s, o, p+"\n"+old); why != "" {
@@ -270,16 +270,12 @@ func unitSwitched(before map[string]qualSetting, added string) string {
 	return "writes " + ok1 + " as " + ok2 + ": what it keeps is gone " + factor(a/b) + " sooner"
 }
 
-// boundMoved judges one number moved under key (its qualified path) and
-// leaf; ci says the file is a CI pipeline's (its timeouts are a job's).
-func boundMoved(key, leaf, ov, nv string, ci bool) string {
-	return boundMovedIn(key, leaf, "", ov, nv, ci, false)
-}
-
-// boundMovedIn is boundMoved with the key as written (raw: an upper or
-// lower trip named HH/LL, high/low) and whether the edit is about alarms,
-// trips or interlocks (alarmCtx: a delay there is a wait before acting).
-func boundMovedIn(key, leaf, raw, ov, nv string, ci, alarmCtx bool) string {
+// boundMoved judges one number moved under key (its qualified path),
+// leaf and raw (the key as written: an upper or lower trip named HH/LL,
+// high/low); ci says the file is a CI pipeline's (its timeouts are a
+// job's), alarmCtx that the edit is about alarms, trips or interlocks (a
+// delay there is a wait before acting).
+func boundMoved(key, leaf, raw, ov, nv string, ci, alarmCtx bool) string {
 	if a, ok1 := numbers(ov); ok1 && len(a) == 1 && a[0] != 0 {
 		if b, ok2 := numbers(nv); ok2 && len(b) == 1 {
 			switch {
