@@ -92,8 +92,9 @@ var (
 	exposeKey21 = mustRx(`suppress|mute|silenc|snooze|inhibit|shelve|writ(?:e|able)enabled|^writable$|allowwrites?|readwrite|autoaccept|acceptall|acceptany|acceptunknown|acceptinvalid|trustall|presign|shareable|sharedlink|publiclink|publicread|log\w*(?:key|secret|token|password|credential|value|plaintext|payload)s?$|export\w*(?:private|key|secret)|allowexport|dump\w*(?:key|secret)|printsecret|includesecret|showsecret|plaintext$|allowclear|cleartext`)
 )
 
-// qualSetting is a setting of an edit's text, with the headers the text
-// shows above it (path) and the lines of its block (ctx).
+// qualSetting is a setting of an edit's text: its key with the headers the
+// text shows above it (path, normalized), its last segment (leaf), its
+// value (val), its line, and the key as written (raw).
 type qualSetting struct {
 	path, leaf, val, line, raw string
 }
