@@ -199,7 +199,7 @@ func qualSettings(text string) []qualSetting {
 // boundsRelaxed returns how an edit of p (added replacing old) relaxes a
 // bound (rule appsec:bound-relaxed) or turns a protection's switch off
 // (appsec:control-weakened), read with the edit's own structure, or "".
-func boundsRelaxed(p, added, old string) (rule, why string) {
+func boundsRelaxed(p, added, old string, oldS, newS []qualSetting) (rule, why string) {
 	if old == "" || testSource(p) || prose(p) || exampleFile(p) {
 		return "", ""
 	}
@@ -208,7 +208,7 @@ func boundsRelaxed(p, added, old string) (rule, why string) {
 	}
 	before := map[string]qualSetting{}
 	twice := map[string]bool{}
-	for _, s := range qualSettings(old) {
+	for _, s := range oldS {
 		if _, ok := before[s.path]; ok {
 			twice[s.path] = true
 		}
@@ -220,7 +220,7 @@ func boundsRelaxed(p, added, old string) (rule, why string) {
 	seen := map[string]bool{}
 	ci := ciConfig(p)
 	alarmCtx := alarmContext.MatchString(p + "\n" + old)
-	for _, s := range qualSettings(added) {
+	for _, s := range newS {
 		o, had := before[s.path]
 		if !had || twice[s.path] || seen[s.path] || o.val == s.val {
 			continue
@@ -233,7 +233,7 @@ func boundsRelaxed(p, added, old string) (rule, why string) {
 			return "appsec:control-weakened", why + " (" + clipText(s.line, 60) + ")"
 		}
 	}
-	if why := unitSwitched(before, added); why != "" {
+	if why := unitSwitched(before, newS); why != "" {
 		return "appsec:bound-relaxed", why
 	}
 	return "", ""
@@ -241,7 +241,7 @@ func boundsRelaxed(p, added, old string) (rule, why string) {
 
 // unitSwitched judges a retention or lifetime written in another unit
 // (years = 7 → days = 1): the edit's only unit setting, compared in days.
-func unitSwitched(before map[string]qualSetting, added string) string {
+func unitSwitched(before map[string]qualSetting, newS []qualSetting) string {
 	days := map[string]float64{"days": 1, "day": 1, "weeks": 7, "months": 30, "years": 365}
 	one := func(m map[string]qualSetting) (string, float64, bool) {
 		k, n := "", 0.0
@@ -261,7 +261,7 @@ func unitSwitched(before map[string]qualSetting, added string) string {
 	}
 	ok1, a, okA := one(before)
 	after := map[string]qualSetting{}
-	for _, s := range qualSettings(added) {
+	for _, s := range newS {
 		after[s.path] = s
 	}
 	ok2, b, okB := one(after)
@@ -490,7 +490,12 @@ func (s *Shield) rules21(_ *Action, f *Facts, j *judgement) {
 			continue
 		}
 		body := clip(t.Body, maxTextJudged)
-		if rule, why := boundsRelaxed(p, body, old); why != "" {
+		// each side's settings are read once for every rule below
+		var oldS, newS []qualSetting
+		if !testSource(p) && !prose(p) {
+			oldS, newS = qualSettings(old), qualSettings(body)
+		}
+		if rule, why := boundsRelaxed(p, body, old, oldS, newS); why != "" {
 			j.escalate(rule, "the change to %s %s", s.relPath(p), why)
 			return
 		}
@@ -501,7 +506,7 @@ func (s *Shield) rules21(_ *Action, f *Facts, j *judgement) {
 			j.escalate("appsec:control-weakened", "the change to %s %s", s.relPath(p), why)
 			return
 		}
-		if why := destinationMoved(p, body, old); why != "" {
+		if why := destinationMoved(p, body, old, oldS, newS); why != "" {
 			j.escalate("exfiltration:destination-moved", "the change to %s %s", s.relPath(p), why)
 			return
 		}
@@ -630,7 +635,7 @@ func distinctLiterals(m []string) bool {
 
 // destinationMoved returns how an edit points a host or URL setting at
 // another registered domain (or adds one beside those it lists), or "".
-func destinationMoved(p, added, old string) string {
+func destinationMoved(p, added, old string, oldS, newS []qualSetting) string {
 	hosts := func(v string) []string {
 		var out []string
 		for _, item := range strings.Split(strings.Trim(v, "[] "), ",") {
@@ -647,11 +652,21 @@ func destinationMoved(p, added, old string) string {
 		}
 		return out
 	}
-	read := func(text string) map[string][]qualSetting {
+	// read returns a text's host settings by leaf, and the leaves in the
+	// order they first appear (a reason must not depend on map order:
+	// a replay re-derives it)
+	read := func(text string, settings []qualSetting) (map[string][]qualSetting, []string) {
 		out := map[string][]qualSetting{}
-		for _, s := range qualSettings(text) {
+		var order []string
+		put := func(k string, s qualSetting) {
+			if _, ok := out[k]; !ok {
+				order = append(order, k)
+			}
+			out[k] = append(out[k], s)
+		}
+		for _, s := range settings {
 			if hostKey21.MatchString(s.leaf) {
-				out[s.leaf] = append(out[s.leaf], s)
+				put(s.leaf, s)
 			}
 		}
 		n := 0
@@ -661,24 +676,24 @@ func destinationMoved(p, added, old string) string {
 			}
 			if m := spacedHost.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
 				k := normKey(m[1])
-				out[k] = append(out[k], qualSetting{path: k, leaf: k, val: strings.ToLower(m[2]), line: strings.TrimSpace(l)})
+				put(k, qualSetting{path: k, leaf: k, val: strings.ToLower(m[2]), line: strings.TrimSpace(l)})
 			}
 		}
-		return out
+		return out, order
 	}
 	// a destination added to a sink or forwarding setting the edit shows
 	// (external_sinks: [] → a partner's broker)
 	oldKeys := map[string]bool{}
-	for _, o := range qualSettings(old) {
+	for _, o := range oldS {
 		oldKeys[o.path] = true
 	}
-	for _, s := range qualSettings(added) {
+	for _, s := range newS {
 		if !sinkKey21.MatchString(s.path) || oldKeys[s.path] {
 			continue
 		}
 		shown := false
-		for k := range oldKeys {
-			shown = shown || strings.HasPrefix(s.path, k) && sinkKey21.MatchString(k)
+		for _, o := range oldS {
+			shown = shown || strings.HasPrefix(s.path, o.path) && sinkKey21.MatchString(o.path)
 		}
 		if !shown {
 			continue
@@ -689,11 +704,13 @@ func destinationMoved(p, added, old string) string {
 			}
 		}
 	}
-	before := read(old)
+	before, _ := read(old, oldS)
 	if len(before) == 0 {
 		return ""
 	}
-	for leaf, news := range read(added) {
+	after, order := read(added, newS)
+	for _, leaf := range order {
+		news := after[leaf]
 		olds := before[leaf]
 		if len(olds) == 0 {
 			continue
@@ -905,7 +922,14 @@ func blockListsWeakened(p, added, old string) string {
 	if len(was) == 0 {
 		return ""
 	}
-	for k, now := range blockLists(added) {
+	now := blockLists(added)
+	keys := make([]string, 0, len(now))
+	for k := range now {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // one reason whatever the map's order: a replay re-derives it
+	for _, k := range keys {
+		now := now[k]
 		if before, ok := was[k]; ok {
 			if why := listWeakened(qualSetting{path: k, leaf: k}, before, now, p+"\n"+old); why != "" {
 				return why

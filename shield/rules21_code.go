@@ -82,18 +82,22 @@ func codeLoosened(p, added, old string) string {
 		}
 	}
 	if grantContext.MatchString(p + "\n" + old) {
+		// the added lines' literals, read once
+		var lits []string
+		for _, l := range plus {
+			for _, nm := range quotedLit.FindAllStringSubmatch(l, 8) {
+				lits = append(lits, nm[1]+nm[2])
+			}
+		}
 		for _, m := range minus {
 			for _, om := range quotedLit.FindAllStringSubmatch(m, 8) {
 				ol := om[1] + om[2]
 				if strings.HasSuffix(ol, "*") {
 					continue
 				}
-				for _, l := range plus {
-					for _, nm := range quotedLit.FindAllStringSubmatch(l, 8) {
-						nl := nm[1] + nm[2]
-						if pre, ok := strings.CutSuffix(nl, "*"); ok && len(pre) >= 2 && strings.HasPrefix(ol, pre) && len(pre) < len(ol) && strings.Contains(pre, "/") {
-							return "widens " + quote(ol) + " to " + quote(nl) + ": the grant covers everything beneath"
-						}
+				for _, nl := range lits {
+					if pre, ok := strings.CutSuffix(nl, "*"); ok && len(pre) >= 2 && strings.HasPrefix(ol, pre) && len(pre) < len(ol) && strings.Contains(pre, "/") {
+						return "widens " + quote(ol) + " to " + quote(nl) + ": the grant covers everything beneath"
 					}
 				}
 			}
@@ -105,18 +109,11 @@ func codeLoosened(p, added, old string) string {
 // boundMultiplied reports how line now multiplies the bound a comparison
 // holds a value to (was: x > band; now: x > band * 40), fourfold or more.
 func boundMultiplied(was, now string) string {
-	i := 0
-	for i < len(was) && i < len(now) && was[i] == now[i] {
-		i++
-	}
-	j := 0
-	for j < len(was)-i && j < len(now)-i && was[len(was)-1-j] == now[len(now)-1-j] {
-		j++
-	}
-	if len(was)-i-j != 0 {
+	i, ins, ok := inserted(was, now)
+	if !ok {
 		return ""
 	}
-	m := multiplied.FindStringSubmatch(now[i : len(now)-j])
+	m := multiplied.FindStringSubmatch(ins)
 	if m == nil {
 		return ""
 	}
@@ -130,6 +127,22 @@ func boundMultiplied(was, now string) string {
 		return ""
 	}
 	return "multiplies the bound of " + quote(clipText(strings.TrimSpace(was), 60)) + " by " + m[1] + ": the check fires " + m[1] + " times later"
+}
+
+// inserted reports whether now is was with text inserted at one place (no
+// other change), where (i, in was) and what (ins).
+func inserted(was, now string) (i int, ins string, ok bool) {
+	for i < len(was) && i < len(now) && was[i] == now[i] {
+		i++
+	}
+	j := 0
+	for j < len(was)-i && j < len(now)-i && was[len(was)-1-j] == now[len(now)-1-j] {
+		j++
+	}
+	if len(was)-i-j != 0 {
+		return 0, "", false
+	}
+	return i, now[i : len(now)-j], true
 }
 
 // buildSwitchedOff returns what a write to a build tool's file switches

@@ -62,14 +62,25 @@ var (
 func lineLoosened(p, added, old string) (rule, why string) {
 	plus, minus := diffLinesKept(added, old, func(l string) bool { return !commentLine(l) }, maxLines20)
 	for _, m := range minus {
+		// what the removed line holds is read once, not for every added line
+		mFails := failStmt.MatchString(m)
+		mFlag := failFlag.FindString(m)
+		mLookup := lookupDefault.FindStringSubmatch(m)
+		if mLookup != nil && !emptyDefault[strings.TrimSpace(mLookup[2])] {
+			mLookup = nil
+		}
+		mAction := actionRef.FindStringSubmatch(m)
+		if mAction != nil && !fullSHA.MatchString(mAction[2]) {
+			mAction = nil
+		}
 		for _, l := range plus {
-			if failStmt.MatchString(m) && !failStmt.MatchString(l) && reportStmt.MatchString(l) && sharedWord(m, l) {
+			if mFails && !failStmt.MatchString(l) && reportStmt.MatchString(l) && sharedWord(m, l) {
 				return "appsec:control-weakened", "turns a failure (" + clipText(m, 50) + ") into a report (" + clipText(l, 50) + "): the run goes on"
 			}
-			if f := failFlag.FindString(m); f != "" && !failFlag.MatchString(l) && strings.Replace(m, f, "", 1) == l {
-				return "evasion:check-loosened", "drops " + strings.TrimSpace(f) + " from " + quote(clipText(l, 60)) + ": the run no longer fails on what it finds"
+			if mFlag != "" && !failFlag.MatchString(l) && strings.Replace(m, mFlag, "", 1) == l {
+				return "evasion:check-loosened", "drops " + strings.TrimSpace(mFlag) + " from " + quote(clipText(l, 60)) + ": the run no longer fails on what it finds"
 			}
-			if om := lookupDefault.FindStringSubmatch(m); om != nil && emptyDefault[strings.TrimSpace(om[2])] {
+			if om := mLookup; om != nil {
 				if nm := lookupDefault.FindStringSubmatch(l); nm != nil && nm[1] == om[1] && !emptyDefault[strings.TrimSpace(nm[2])] && strings.TrimSpace(nm[2]) != "" {
 					return "appsec:control-weakened", "gives the lookup of " + clipText(om[1], 30) + " a default of " + clipText(nm[2], 30) + " where it had none: what is not listed is let through"
 				}
@@ -80,7 +91,7 @@ func lineLoosened(p, added, old string) (rule, why string) {
 			if why := guardMadeConstant(m, l); why != "" {
 				return "appsec:control-weakened", why
 			}
-			if om := actionRef.FindStringSubmatch(m); om != nil && fullSHA.MatchString(om[2]) {
+			if om := mAction; om != nil {
 				if nm := actionRef.FindStringSubmatch(l); nm != nil && nm[1] == om[1] && !fullSHA.MatchString(nm[2]) {
 					return "supply-chain:unpinned", "moves " + om[1] + " from a commit to " + nm[2] + ": whoever moves the tag changes what runs"
 				}
@@ -141,18 +152,10 @@ func sharedWord(a, b string) bool {
 // 30)), a value padded (rest.plusMinutes(90).compareTo(required)), or a
 // literal exception added to an enforcing condition (&& !x.equals("FAA")).
 func boundShifted(was, now string) string {
-	i := 0
-	for i < len(was) && i < len(now) && was[i] == now[i] {
-		i++
-	}
-	j := 0
-	for j < len(was)-i && j < len(now)-i && was[len(was)-1-j] == now[len(now)-1-j] {
-		j++
-	}
-	if len(was)-i-j != 0 {
+	_, ins, ok := inserted(was, now)
+	if !ok {
 		return ""
 	}
-	ins := now[i : len(now)-j]
 	if literalException.MatchString(ins) && enforcingLine.MatchString(was) {
 		return "adds an exception for a literal value to " + quote(clipText(strings.TrimSpace(was), 60)) + ": what it enforces skips that case"
 	}

@@ -378,9 +378,7 @@ func ownTokenHeader(r *Run, names []string, host string) bool {
 			if !ok || name != names[0] {
 				continue
 			}
-			svc, _, _ := strings.Cut(strings.ToLower(name), "_")
-			first, _, _ := strings.Cut(strings.ToLower(host), ".")
-			if len(svc) < 4 || first != svc {
+			if !namesHost(name, host) {
 				return false
 			}
 			found = true // a write, not a read
@@ -443,9 +441,7 @@ func namedServiceHeader(r *Run, names []string, host string) bool {
 			if !ok || name != names[0] {
 				continue
 			}
-			svc, _, _ := strings.Cut(strings.ToLower(name), "_")
-			first, _, _ := strings.Cut(strings.ToLower(host), ".")
-			if len(svc) < 4 || first != svc {
+			if !namesHost(name, host) {
 				return false
 			}
 			found = true
@@ -463,12 +459,7 @@ func namedServiceHeader(r *Run, names []string, host string) bool {
 				v = strings.TrimPrefix(v, p)
 			}
 			name := strings.Trim(strings.TrimPrefix(v, "$"), "{}")
-			if name != names[0] {
-				return false
-			}
-			svc, _, _ := strings.Cut(strings.ToLower(name), "_")
-			first, _, _ := strings.Cut(strings.ToLower(host), ".")
-			if len(svc) < 4 || first != svc {
+			if name != names[0] || !namesHost(name, host) {
 				return false
 			}
 			found = true
@@ -477,6 +468,14 @@ func namedServiceHeader(r *Run, names []string, host string) bool {
 		}
 	}
 	return found
+}
+
+// namesHost reports whether a token's name begins with the first label of
+// host (NETBOX_TOKEN, netbox.example.net): the service it is for.
+func namesHost(name, host string) bool {
+	svc, _, _ := strings.Cut(strings.ToLower(name), "_")
+	first, _, _ := strings.Cut(strings.ToLower(host), ".")
+	return len(svc) >= 4 && first == svc
 }
 
 // secretPathWord is a URL whose path names a secret.
