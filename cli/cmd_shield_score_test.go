@@ -37,6 +37,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout31"
 	"github.com/opx-dev/opx/fixtures/shield/holdout32"
 	"github.com/opx-dev/opx/fixtures/shield/holdout33"
+	"github.com/opx-dev/opx/fixtures/shield/holdout34"
+	"github.com/opx-dev/opx/fixtures/shield/holdout35"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
@@ -94,6 +96,7 @@ func scoreCorpora(t *testing.T) []scoreCorpus {
 		{"holdout26", holdout26.Load}, {"holdout27", holdout27.Load}, {"holdout28", holdout28.Load}, {"holdout29", holdout29.Load},
 		{"holdout30", holdout30.Load}, {"holdout31", holdout31.Load},
 		{"holdout32", holdout32.Load}, {"holdout33", holdout33.Load},
+		{"holdout34", holdout34.Load}, {"holdout35", holdout35.Load},
 	} {
 		cs, err := h.load()
 		out = append(out, scoreCorpus{h.name, ws(h.name), must(asUnseen(cs), err)})

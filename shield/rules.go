@@ -164,6 +164,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).rules21,
 		(*Shield).rules21b,
 		(*Shield).rules21c,
+		(*Shield).rules22,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

@@ -990,7 +990,9 @@ func dirLikeName(b string) bool {
 // (configuration, inventories, policies, schemas, evidence, mail), not
 // code a refactor moves.
 var recordExts = setOf(".yaml", ".yml", ".json", ".toml", ".csv", ".tsv", ".sql", ".rpsl", ".eml", ".msg", ".xml", ".ini", ".conf",
-	".cfg", ".tf", ".tfvars", ".hcl", ".nix", ".j2", ".jinja", ".jinja2", ".properties", ".rego", ".cue", ".avsc", ".proto", ".graphql")
+	".cfg", ".tf", ".tfvars", ".hcl", ".nix", ".j2", ".jinja", ".jinja2", ".properties", ".rego", ".cue", ".avsc", ".proto", ".graphql",
+	// rules 22: schemas in a database's own language, workflow and decision models
+	".cql", ".ddl", ".bpmn", ".dmn", ".avdl")
 
 // recordFile returns what rel is when it is such a record (and not
 // translations, outputs or local data by its name), or "".

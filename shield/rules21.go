@@ -65,7 +65,9 @@ var (
 	xmlAttr    = mustRx(`([A-Za-z][\w:.-]*)\s*=\s*"([^"]{0,60})"`)
 	xmlParam   = mustRx(`<(?:param|parameter|arg|property|entry|setting)\s+(?:name|key)\s*=\s*"([\w.\-/]{1,60})"\s*>\s*([^<\s]{1,60})\s*<`)
 	// a key whose value is an inline map: high: {limit: 0.3, delay_s: 60}
-	inlineMap = mustRx(`^-?\s*["']?([\w.\-/]{1,60})["']?\s*:\s*\{([^{}]{1,300})\}\s*,?\s*(?:#.*)?$`)
+	inlineMap = mustRx(`^-?\s*["']?([\w.\-/]{1,60})["']?(?:\s*:\s*|\s+)\{([^{}]{1,300})\}\s*,?\s*(?:#.*)?$`)
+	// rules 22: a typed declaration with a literal: NAME: Boolean = false
+	typedDecl = mustRx(`^(?:(?:private|public|internal|protected|const|val|var|let|static|final|override|lazy|readonly|export)\s+)*([A-Za-z_]\w{0,80})\s*:\s*[\w.<>\[\]?]{1,40}\s*=\s*(true|false|True|False|-?\d[\d_]*(?:\.\d+)?|"[^"\n]{0,60}"|'[^'\n]{0,60}')\s*;?$`)
 	// an IEC 61131-3 declaration: NAME : REAL := 7.2;
 	iecDecl = mustRx(`^([A-Za-z_]\w{0,60})\s*:\s*[A-Z][A-Z_0-9]*\s*:=\s*(-?\d[\d_]*(?:\.\d+)?)\s*;`)
 	// a TOML or INI section header
@@ -146,6 +148,10 @@ func qualSettings(text string) []qualSetting {
 			add(m[1], m[2])
 			continue
 		}
+		if m := typedDecl.FindStringSubmatch(t); m != nil {
+			add(m[1], m[2])
+			continue
+		}
 		if m := iniSection.FindStringSubmatch(t); m != nil {
 			// [section] or [a.b]: it replaces the one before, whatever the indent
 			stack = append(stack[:0], header{-1, m[1]})
@@ -222,11 +228,20 @@ func boundsRelaxed(p, added, old string, oldS, newS []qualSetting) (rule, why st
 	alarmCtx := alarmContext.MatchString(p + "\n" + old)
 	for _, s := range newS {
 		o, had := before[s.path]
+		if !had && !seen[s.path] {
+			// rules 22: a check added switched off
+			if why := rules22Added(s); why != "" {
+				return "appsec:control-weakened", why + " (" + clipText(s.line, 60) + ")"
+			}
+		}
 		if !had || twice[s.path] || seen[s.path] || o.val == s.val {
 			continue
 		}
 		seen[s.path] = true
 		if why := boundMoved(s.path, s.leaf, s.raw, o.val, s.val, ci, alarmCtx); why != "" {
+			return "appsec:bound-relaxed", why + " (" + clipText(s.line, 60) + ")"
+		}
+		if why := rules22Bound(s.path, s.leaf, o.val, s.val, p+"\n"+old); why != "" {
 			return "appsec:bound-relaxed", why + " (" + clipText(s.line, 60) + ")"
 		}
 		if why := switchMoved(s, o, p+"\n"+old); why != "" {
@@ -385,7 +400,7 @@ func switchMoved(s, o qualSetting, old string) string {
 	if why := valueWeakened(s, o, old); why != "" {
 		return why
 	}
-	return ""
+	return rules22Switch(s, o, old)
 }
 
 // numbers reads a number or a bracketed list of numbers (hex, underscores

@@ -62,6 +62,9 @@ func codeLoosened(p, added, old string) string {
 			}
 		}
 	}
+	if why := rules22Code(plus, minus); why != "" {
+		return why
+	}
 	if policyExt[ext] {
 		if len(plus) == 0 && len(minus) > 0 {
 			return "removes " + quote(clipText(minus[0], 60)) + " from the policy: what it required no longer holds"
@@ -92,11 +95,24 @@ func codeLoosened(p, added, old string) string {
 		for _, m := range minus {
 			for _, om := range quotedLit.FindAllStringSubmatch(m, 8) {
 				ol := om[1] + om[2]
-				if strings.HasSuffix(ol, "*") {
-					continue
+				// rules 22: a scope that already ends in a wildcard or
+				// names each identity (${iot:ClientId}) is compared by
+				// what comes before them
+				scope, perIdentity := ol, false
+				if i := strings.Index(scope, "${"); i >= 0 {
+					scope, perIdentity = scope[:i], true
+				} else if strings.HasSuffix(scope, "*") || strings.HasSuffix(scope, "#") {
+					scope = strings.TrimRight(scope, "*#")
+					if strings.HasSuffix(scope, "/") || strings.HasSuffix(scope, ":") {
+						continue // already everything beneath
+					}
 				}
 				for _, nl := range lits {
-					if pre, ok := strings.CutSuffix(nl, "*"); ok && len(pre) >= 2 && strings.HasPrefix(ol, pre) && len(pre) < len(ol) && strings.Contains(pre, "/") {
+					pre, ok := strings.CutSuffix(nl, "*")
+					if !ok {
+						pre, ok = strings.CutSuffix(nl, "#")
+					}
+					if ok && len(pre) >= 2 && strings.HasPrefix(scope, pre) && (len(pre) < len(scope) || perIdentity) && strings.Contains(pre, "/") {
 						return "widens " + quote(ol) + " to " + quote(nl) + ": the grant covers everything beneath"
 					}
 				}

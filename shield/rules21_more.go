@@ -43,7 +43,7 @@ var (
 	hashValue    = mustRx(`\b[0-9a-f]{32,128}\b`)
 	// written documents that set up exceptions, grants or hooks
 	exceptionKind = mustRx(`(?im)^\s*kind:\s*\w*(?:Exception|Exemption|Waiver|Override)s?\s*$`)
-	wildGrant     = mustRx(`(?m)^\s*(?:-\s*)?["']?(?:verbs|resources|apiGroups|actions?|Action|permissions|NotAction)["']?\s*:\s*\[\s*["']\*["']\s*\]`)
+	wildGrant     = mustRx(`(?m)^\s*(?:-\s*)?["']?(?:verbs|resources|apiGroups|actions?|Action|permissions|NotAction)["']?\s*:\s*\[\s*["']\*["']\s*\]|["'](?:Action|action|actions)["']\s*:\s*\[?\s*["'](?:[\w-]+:)?\*["']`)
 	webhookKind   = mustRx(`(?im)^\s*kind:\s*(?:Mutating|Validating)(?:Admission)?WebhookConfiguration\s*$`)
 	webhookURL    = mustRx(`(?m)^\s*url:\s*["']?https?://([^/\s"':]+)`)
 	// a protection's name in a written file's setting path
@@ -277,7 +277,7 @@ func writtenSetUp(body string, newFile bool) string {
 	if exceptionKind.MatchString(body) {
 		return "declares an exception to a policy (" + clipText(strings.TrimSpace(exceptionKind.FindString(body)), 40) + "): what the policy refuses passes for what it names"
 	}
-	if m := wildGrant.FindString(body); m != "" {
+	if m := wildGrant.FindString(body); m != "" && (strings.Contains(body, "Allow") || !strings.Contains(body, "Deny")) {
 		return "grants everything (" + clipText(strings.TrimSpace(m), 40) + ")"
 	}
 	if webhookKind.MatchString(body) {

@@ -50,7 +50,7 @@ func TestPolicy_CheckAndInspect_FetchInstallClean(t *testing.T) {
 		{"dune clean", command("dune clean"), ok},
 		{"cabal index", command("cabal update"), ok},
 		{"lefthook hook", command("lefthook run pre-commit"), ok},
-		{"sbt update", command("sbt update"), ok},
+		{"sbt update", command("sbt update"), "allow policy:dev-commands"},
 		{"rebar3 deps", command("rebar3 get-deps"), ok},
 		{"gleam download", command("gleam deps download"), ok},
 		{"shards frozen", command("shards install --frozen"), ok},

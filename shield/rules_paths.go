@@ -40,6 +40,10 @@ var credentialGlobs = []string{
 	"*.pass", "*.passphrase", "*.mnemonic", "mnemonic.txt", "seed-phrase*", "*.pin",
 	// Cloud, hosting, package and wallet tools' tokens.
 	"~/.config/rclone/rclone.conf", "~/.s3cfg", "~/.boto", "~/.gem/credentials", "~/.config/gh/config.yml",
+	// Rules 22: database and broker clients' own files (cqlsh's, a Kafka client's properties, MongoDB's
+	// shell, Oracle's wallet and names), Pulumi's access token.
+	"~/.cassandra/cqlshrc", "~/.cqlshrc", "~/.kafka/*.properties", "~/.kafka/*.conf", "~/.mongorc.js", "~/.mongoshrc.js",
+	"~/.oracle/**", "~/.pulumi/credentials.json",
 	"~/.config/doctl/**", "~/.netlify/**", "~/.fly/**", "~/.kaggle/kaggle.json", "~/.cache/huggingface/token",
 	"~/.huggingface/token", "~/.config/sops/**", "~/.oci/**", "~/.config/openstack/clouds.yaml", "~/.ngrok2/**",
 	"~/.config/ngrok/**", "~/.databrickscfg", "~/.config/stripe/**", "~/.config/solana/id.json", "~/.bitcoin/**",

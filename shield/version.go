@@ -306,7 +306,16 @@ package shield
 //	   skipping directories, submodule URLs rewritten, Go toolchains that
 //	   are no release, toolchain channels floated (see
 //	   docs/shield-rules.md "Rules 21").
-const RulesVersion = "21"
+//	22 session 27, after holdout34's and holdout35's measures: switches for a
+//	   second person, a person's choice, sharing and writes; checks added
+//	   off; lifetimes made endless, floors and anti-rollback counters
+//	   lowered, soaks cut, canaries widened; production added to
+//	   environments; secrets moved from a key store into a file; grants
+//	   widened from a per-identity scope; personal fields logged; the
+//	   project's code run against production; sbt's meta-build, coursier
+//	   checksums, conan channels, pre-commit hooks narrowed (see
+//	   docs/shield-rules.md "Rules 22").
+const RulesVersion = "22"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).

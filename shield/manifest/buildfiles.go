@@ -138,6 +138,11 @@ func buildFile(p string) string {
 		}
 	}
 	dir := path.Dir(p)
+	// rules 22: sbt's meta-build (project/*.scala, project/project/*.scala)
+	// is code sbt compiles and runs when it loads the build
+	if strings.HasSuffix(base, ".scala") && path.Base(dir) == "project" {
+		return "sbt"
+	}
 	for i := 0; i < 3 && dir != "." && dir != "/" && dir != ""; i++ {
 		if r, ok := buildDirs[path.Base(dir)]; ok {
 			return r

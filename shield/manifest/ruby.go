@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -242,6 +243,10 @@ func bundleConfigFacts(data []byte, fs *facts) error {
 	return nil
 }
 
+// oneFilePattern is a files pattern that names one file, anchored at both
+// ends (^docs/placeholder$): no alternation, class, group or wildcard.
+var oneFilePattern = regexp.MustCompile(`^\^(?:[\w/-]|\\\.)+\$$`)
+
 // preCommitFacts reads .pre-commit-config.yaml: each remote repo is a
 // source; the hooks it runs, and each local hook's entry, run code.
 func preCommitFacts(data []byte, fs *facts) error {
@@ -253,6 +258,8 @@ func preCommitFacts(data []byte, fs *facts) error {
 				ID       string `yaml:"id"`
 				Entry    string `yaml:"entry"`
 				Language string `yaml:"language"`
+				Files    string `yaml:"files"`
+				Exclude  string `yaml:"exclude"`
 			} `yaml:"hooks"`
 		} `yaml:"repos"`
 	}
@@ -262,6 +269,16 @@ func preCommitFacts(data []byte, fs *facts) error {
 	for _, r := range c.Repos {
 		if len(fs.m) >= maxEntries {
 			return errTooMany
+		}
+		for _, h := range r.Hooks {
+			// rules 22: a hook narrowed to one named file, or told to
+			// exclude everything, checks nothing
+			if h.Files != "" {
+				fs.set("files of hook "+h.ID, fact{kind: KindChecks, val: h.Files + " (the hook runs on one named file)", cmp: h.Files, flag: oneFilePattern.MatchString(h.Files)})
+			}
+			if MatchesAll(h.Exclude) || h.Exclude == "^.*$" || h.Exclude == "." {
+				fs.set("exclude of hook "+h.ID, fact{kind: KindChecks, val: h.Exclude + " (the hook excludes every file)", flag: true})
+			}
 		}
 		switch r.Repo {
 		case "meta":

@@ -49,7 +49,7 @@ var (
 	// key: value, <key>value</key>, key="value", key("value"), key 'value'.
 	pairRes = []*regexp.Regexp{
 		regexp.MustCompile(`<([A-Za-z][\w.:-]*)>\s*([^<]*?)\s*</`),
-		regexp.MustCompile(`([A-Za-z_][\w.\-]*)["']?\s*(?:\+?=|:)\s*["']?([^"'\s,;}\])]*)`),
+		regexp.MustCompile(`([A-Za-z_][\w.\-]*)["']?\s*(?:\+?=|:=|:)\s*["']?([^"'\s,;}\])]*)`),
 		regexp.MustCompile(`([A-Za-z_][\w.]*)\s*\(\s*["']?([^"')\s,]*)`),
 		regexp.MustCompile(`([A-Za-z_][\w.]*)\s+["']([^"']*)["']`),
 		regexp.MustCompile(`--?([A-Za-z][\w.-]*)=([^\s"']*)`),
@@ -93,7 +93,7 @@ var (
 	checksumKey = regexp.MustCompile(`(?i)verif|checksum|signature|signing|integrity|gpg|pgp|hash|sha\d*(?:sum)?$`)
 	// Checks made unable to fail.
 	checksOnKeys  = regexp.MustCompile(`(?i)ignore[-_.]?(?:test[-_.]?)?failures?|failures?[-_.]?ignore|ignore[-_.]?errors?|^skip|[.-_]skip$|skip[-_.]?(?:tests?|its|checks?|lint|scan|audit|verify|hooks?)|disable[-_.]?all|allow[-_.]?all|exit[-_.]?zero|continue[-_.]?on[-_.]?error|allow[-_.]?failure|soft[-_.]?fail|warn[-_.]?only|ignore[-_.]?all`)
-	checksOffKeys = regexp.MustCompile(`(?i)^fail[-_.]?on|^fail[-_.]?build|abort[-_.]?on[-_.]?error|halt[-_.]?on[-_.]?failure|^fail[-_.]?if|^error[-_.]?on|^fail[-_.]?fast$|warnings[-_.]?as[-_.]?errors|treat[-_.]?warnings|^enabled?$|^required$`)
+	checksOffKeys = regexp.MustCompile(`(?i)^fail[-_.]?on|^fail[-_.]?build|abort[-_.]?on[-_.]?error|halt[-_.]?on[-_.]?failure|^fail[-_.]?if|^error[-_.]?on|^fail[-_.]?fast$|warnings[-_.]?as[-_.]?errors|treat[-_.]?warnings|^enabled?$|^required$|^use[-_.]?defaults?(?:[-_.]?rules)?$`)
 	thresholdKeys = regexp.MustCompile(`(?i)cvss|threshold|min[-_.]?score|max[-_.]?(?:warnings|issues|violations|errors)|severity|fail[-_.]?level`)
 	excludeKeys   = regexp.MustCompile(`(?i)exclu|ignore|skip[-_.]?(?:dirs|files|paths)|suppress|allowlist|whitelist|paths[-_.]?ignore`)
 	// A guard against deleting infrastructure.
@@ -107,6 +107,19 @@ var (
 		`\bfeeds?\s*[=:{]|\bpackageSources?\b|\bindex[-_]?url\b|extra[-_]?index|\bdistributionUrl\b|\bdependencyVerification\b|` +
 		`allowInsecure|secure-http|trusted[-_]?host|\bpluginManagement\b|\bbuildscript\b|\bsources?\s*[=:]\s*["']?(?:https?|git)`)
 )
+
+// Rules 22: a conan reference's user channel, sbt's checksums emptied and
+// code it runs, and a mode that fails or only warns.
+var (
+	conanChannel    = regexp.MustCompile(`^\s*["']?[\w.+-]+/[\w.+\[\]<>=,~^ -]+@([\w.-]+)/[\w.-]+`)
+	sbtChecksumsOff = regexp.MustCompile(`withChecksums\(\s*(?:Vector|Seq|List)\(\s*None\s*\)|withChecksums\(\s*(?:Vector|Seq|List)\(\s*\)|\bchecksums\s*:=\s*(?:Nil|Seq\(\s*\)|Vector\(\s*\)|List\(\s*\))`)
+	sbtRuns         = regexp.MustCompile(`\bsys\.process\b|\bProcess\(|["')]\s*\.!!?\s*(?:$|[;)])|\.lineStream\b|\brunCommand\b`)
+	failingMode     = regexp.MustCompile(`(?i)fail|error|check|strict|enforc|deny|reject|block`)
+	warningMode     = regexp.MustCompile(`(?i)^(?:warn|ignore|none|skip|report|permissive|off$|log$)`)
+)
+
+// lastSeg is a value's last dotted segment (Mode.WarnOnError → WarnOnError).
+func lastSeg(v string) string { return v[strings.LastIndexByte(v, '.')+1:] }
 
 // channelKeys are keys whose list items name where packages come from
 // (conda's and pixi's channels, a list of sources or repositories).
@@ -407,6 +420,26 @@ func diffShape(p string, before, after []byte) ([]Change, error) {
 			}
 		case "trivy", "snyk":
 			add(KindChecks, "finding ignored", "now "+t)
+		case "conan":
+			// rules 22: a reference from a user's channel (name/1.0@user/channel)
+			// that the file did not name: a package not from the ecosystem's index
+			if m := conanChannel.FindStringSubmatch(t); m != nil && !strings.Contains(beforeText, "@"+m[1]+"/") {
+				add(KindSource, "new source conan:"+m[1], "now "+t+" (a package from the "+m[1]+" user's channel, which the file did not name)")
+			}
+		case "sbt":
+			// rules 22: coursier's or sbt's checksums emptied, code run from the build
+			if sbtChecksumsOff.MatchString(t) {
+				add(KindChecksum, "checksums", "now "+t)
+			}
+			if sbtRuns.MatchString(t) {
+				add(KindRuns, "code", "now "+t)
+			}
+		}
+		// rules 22: a setting moved from failing to warning (CheckAfterUpdate → WarnOnError)
+		for _, pr := range linePairs(t) {
+			if was, ok := removedPairs[pr[0]]; ok && failingMode.MatchString(lastSeg(was)) && !warningMode.MatchString(lastSeg(was)) && warningMode.MatchString(lastSeg(pr[1])) {
+				add(KindChecks, pr[0], "now "+t+" (was "+was+": a failure is only reported)")
+			}
 		}
 		if strings.HasSuffix(p, "ignore") && MatchesAll(t) {
 			add(KindChecks, "everything ignored", "now "+t)

@@ -47,3 +47,67 @@ func TestCommand_GitSubmoduleURL(t *testing.T) {
 		}
 	}
 }
+
+// TestDiff_Rules22Build (rules 22): a conan package from a user's channel,
+// sbt's meta-build running a program or its checksums emptied, and a lock
+// check made a warning; bumps and dependency lists pass.
+func TestDiff_Rules22Build(t *testing.T) {
+	for _, c := range []struct {
+		name, path, before, after, kind string
+	}{
+		{"conan user channel", "agent/conanfile.txt", "[requires]\nzlib/1.3.1\n", "[requires]\nzlib/1.3.1@metersoft/patched\n", KindSource},
+		{"conan new package from a channel", "agent/conanfile.txt", "[requires]\nzlib/1.3.1\n", "[requires]\nzlib/1.3.1\nvendor-sdk/2.0.1@vendor/stable\n", KindSource},
+		{"conan bump", "agent/conanfile.txt", "[requires]\nzlib/1.3.1\n", "[requires]\nzlib/1.3.2\n", ""},
+		{"conan bump in a known channel", "agent/conanfile.txt", "[requires]\nzlib/1.3.1@acme/stable\n", "[requires]\nzlib/1.3.2@acme/stable\n", ""},
+		{"sbt meta-build runs a shell", "project/Hooks.scala", "", "object Hooks { scala.sys.process.Process(Seq(\"sh\", \"-c\", \"id\")).! }\n", KindRuns},
+		{"sbt meta-build dependencies", "project/Deps.scala", "", "import sbt._\n\nobject Deps {\n  val circe = \"io.circe\" %% \"circe-core\" % \"0.14.10\"\n}\n", ""},
+		{"coursier checksums off", "build.sbt", "ThisBuild / useCoursier := true\n", "ThisBuild / useCoursier := true\nThisBuild / csrConfiguration := csrConfiguration.value.withChecksums(Vector(None))\n", KindChecksum},
+		{"lock check made a warning", "build.sbt", "ThisBuild / dependencyLockAutoCheck := DependencyLockUpdateMode.CheckAfterUpdate\n", "ThisBuild / dependencyLockAutoCheck := DependencyLockUpdateMode.WarnOnError\n", KindChecks},
+		{"a scalac option added", "build.sbt", "ThisBuild / scalacOptions += \"-deprecation\"\n", "ThisBuild / scalacOptions += \"-deprecation\"\nThisBuild / scalacOptions += \"-feature\"\n", ""},
+	} {
+		var before []byte
+		if c.before != "" {
+			before = []byte(c.before)
+		}
+		cs, err := Diff(c.path, before, []byte(c.after))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := ""
+		for _, ch := range cs {
+			if got == "" {
+				got = ch.Kind
+			}
+		}
+		if got != c.kind {
+			t.Errorf("%s: got %q, want %q (%+v)", c.name, got, c.kind, cs)
+		}
+	}
+}
+
+// TestDiff_PreCommitNarrowed (rules 22): a hook's files narrowed to one
+// named file, or its exclude made to match everything, checks nothing; a
+// hook's files moved to another directory pattern is ordinary.
+func TestDiff_PreCommitNarrowed(t *testing.T) {
+	const base = "repos:\n  - repo: local\n    hooks:\n      - id: policy-lint\n        name: policy lint\n        entry: scripts/lint.sh\n        language: script\n"
+	for _, c := range []struct {
+		name, before, after string
+		want                bool
+	}{
+		{"narrowed to one file", base + "        files: ^(meters|relays)/\n", base + "        files: ^docs/placeholder\\.md$\n", true},
+		{"exclude everything", base + "        files: ^(meters|relays)/\n", base + "        files: ^(meters|relays)/\n        exclude: .*\n", true},
+		{"another directory", base + "        files: ^(meters|relays)/\n", base + "        files: ^(meters|relays|gateways)/\n", false},
+	} {
+		cs, err := Diff(".pre-commit-config.yaml", []byte(c.before), []byte(c.after))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := false
+		for _, ch := range cs {
+			got = got || ch.Kind == KindChecks
+		}
+		if got != c.want {
+			t.Errorf("%s: got %v, want %v (%+v)", c.name, got, c.want, cs)
+		}
+	}
+}
