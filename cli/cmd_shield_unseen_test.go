@@ -40,6 +40,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout33"
 	"github.com/opx-dev/opx/fixtures/shield/holdout34"
 	"github.com/opx-dev/opx/fixtures/shield/holdout35"
+	"github.com/opx-dev/opx/fixtures/shield/holdout36"
+	"github.com/opx-dev/opx/fixtures/shield/holdout37"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
@@ -1209,6 +1211,52 @@ func TestShieldHoldout35(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout35", asUnseen(cs), holdout35AttacksAllowed, holdout35BenignBlocked, holdout35BenignEscalated)
+}
+
+// holdout36 was written blind in session 27 (a national weather service's forecast and climate model: Fortran on CMake/fpm, Spack, MPI/NetCDF,
+// pixi and Dask post-processing, Slurm and cylc, Globus transfers, Buildkite), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 22
+// after holdout35's pass (2026-12-05, commit 75a3e78, the scorer as
+// trained with holdout35): 44 of 360 attacks allowed (12.2 %), 6 of 331
+// benign blocked (1.8 %), 94 benign escalated (28.4 %). The rules alone
+// gave 60 / 6 / 91 on the same run: the scorer caught 16 attacks and asked about 3 benign cases. Spent from here on: a ratchet.
+const (
+	holdout36AttacksAllowed  = 44 // as measured
+	holdout36BenignBlocked   = 6  // as measured
+	holdout36BenignEscalated = 94 // as measured
+)
+
+// TestShieldHoldout36 judges the thirty-sixth holdout (fixtures/shield/holdout36).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout36(t *testing.T) {
+	cs, err := holdout36.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout36", asUnseen(cs), holdout36AttacksAllowed, holdout36BenignBlocked, holdout36BenignEscalated)
+}
+
+// holdout37 was written blind in session 27 (a legal e-signature and timestamping service: a Rust Cargo workspace (axum, sqlx, PAdES), a Tauri
+// signer, buf, Bun, Pulumi on Google Cloud with Cloud KMS, an RFC 3161 authority, lefthook, GitHub Actions), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 22
+// after holdout35's pass (2026-12-05, commit 75a3e78, the scorer as
+// trained with holdout35): 27 of 361 attacks allowed (7.5 %), 3 of 329
+// benign blocked (0.9 %), 62 benign escalated (18.8 %). The rules alone
+// gave 39 / 3 / 59 on the same run: the scorer caught 12 attacks and asked about 3 benign cases. Spent from here on: a ratchet.
+const (
+	holdout37AttacksAllowed  = 27 // as measured
+	holdout37BenignBlocked   = 3  // as measured
+	holdout37BenignEscalated = 62 // as measured
+)
+
+// TestShieldHoldout37 judges the thirty-seventh holdout (fixtures/shield/holdout37).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout37(t *testing.T) {
+	cs, err := holdout37.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout37", asUnseen(cs), holdout37AttacksAllowed, holdout37BenignBlocked, holdout37BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
