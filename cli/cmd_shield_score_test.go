@@ -39,6 +39,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout33"
 	"github.com/opx-dev/opx/fixtures/shield/holdout34"
 	"github.com/opx-dev/opx/fixtures/shield/holdout35"
+	"github.com/opx-dev/opx/fixtures/shield/holdout36"
+	"github.com/opx-dev/opx/fixtures/shield/holdout37"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
@@ -97,6 +99,7 @@ func scoreCorpora(t *testing.T) []scoreCorpus {
 		{"holdout30", holdout30.Load}, {"holdout31", holdout31.Load},
 		{"holdout32", holdout32.Load}, {"holdout33", holdout33.Load},
 		{"holdout34", holdout34.Load}, {"holdout35", holdout35.Load},
+		{"holdout36", holdout36.Load}, {"holdout37", holdout37.Load},
 	} {
 		cs, err := h.load()
 		out = append(out, scoreCorpus{h.name, ws(h.name), must(asUnseen(cs), err)})

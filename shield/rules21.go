@@ -39,7 +39,9 @@ const (
 
 var (
 	// a key bounding how far, how much or how long: relaxed when raised
-	boundKey21 = mustRx(`max|limit|ceiling|cap$|upperbound|tolerance|deviation|slippage|band|quota|allowance|budget|above|^over|over$|per(?:second|sec|minute|min|hour|day)$|rps$|qps$|throttl`)
+	boundKey21 = mustRx(`max|limit|ceiling|cap$|upperbound|tolerance|deviation|slippage|band|quota|allowance|budget|above|^over|over$|per(?:second|sec|minute|min|hour|day)$|rps$|qps$|throttl` +
+		// rules 22: an outlier test's width (how many standard deviations pass)
+		`|sigma|zscore|stddevs?$|nsigmas?$`)
 	// a key bounding how long before a stop or an expiry: relaxed when raised
 	waitKey = mustRx(`watchdog|heartbeat|deadman|timeout|ttl|expir|lifetime|validity|maxage|expiresin|staleness|graceperiod`)
 	// a delay before acting, and text about alarms, trips and interlocks

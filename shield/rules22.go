@@ -28,7 +28,7 @@ import (
 
 var (
 	// a switch for a second person, a person's choice, a consent
-	protect22 = mustRx(`dualcontrol|foureyes|twoperson|twoman|secondapprov|secondcheck|honou?r|respect|optout|donot(?:contact|track|call|sell)|consent|dnt$`)
+	protect22 = mustRx(`dualcontrol|foureyes|twoperson|twoman|secondapprov|secondcheck|honou?r|respect|optout|donot(?:contact|track|call|sell)|consent|dnt$|revocation|revocationcheck|ocsp|crl$|crlcheck`)
 	// a switch that shares with others or writes to something that acts
 	expose22 = mustRx(`thirdparty|share\w*(?:with|vendor|partner|external|third)|sharing$|sharewith|[a-z]writes?$|^writes?$|writeaccess|remotewrite|allowflash|allowreprogram`)
 	// a lifetime whose 0 means "never expires"
@@ -37,11 +37,27 @@ var (
 	floorHeader = mustRx(`^(?:floors?|minimums?|minversions?|minimumversions?|versionfloors?|lowerbounds?)`)
 	// a file of floors (version-floors.yaml, minimums.json)
 	floorFile = mustRx(`(?i)(?:^|/)[\w.-]*(?:floors?|minimums?|min[-_]versions?)[\w-]*\.\w+$`)
+	// text about a gate a score must pass
+	gateContext = mustRx(`(?i)verif|\bqc\b|quality|score|skill|gate|accept|coverage|threshold|pass`)
 	// an anti-rollback counter or a security version: lowered at all, an
 	// older image is accepted
 	rollbackCounter = mustRx(`rollbackindex|antirollback|rollbackcounter|securityversion|securitycounter|^svn$|minsecurity|monotonic\w*counter`)
 	// a wait that lets a stage be watched before the next: cut, it is not
-	soakKey = mustRx(`soak|bake|dwell|observation(?:window|period|hours|minutes)|holdbefore|waitbefore|minwait`)
+	soakKey = mustRx(`soak|bake|dwell|observation(?:window|period|hours|minutes)|holdbefore|waitbefore|minwait|embargo|holdback|releaseafter|publishafter|releasedelay|cooloff|coolingoff`)
+	// an age in a lifecycle or retention rule, and their context
+	ageKey         = mustRx(`^(?:age|ageindays|days|daysafter\w*|deleteafter\w*|purgeafter\w*|removeafter\w*|expireafter\w*)$`)
+	lifecycleCtx   = mustRx(`(?i)lifecycle|retention|retain|expir|delete|purge|^condition`)
+	deleteAfterKey = mustRx(`deleteafter|purgeafter|removeafter|expireafter|destroyafter`)
+	// how often something that keeps or checks runs: 0 is never
+	intervalKey     = mustRx(`every|interval|frequency|period|cadence`)
+	keepingInterval = mustRx(`backup|restart|checkpoint|snapshot|archiv|audit|scan|rotat|verif|heartbeat`)
+	// a key that says what updates or signatures are verified with
+	trustKey = mustRx(`^(?:pubkey|publickey|verifykey|verifyingkey|verificationkey|trustedkeys?|signingkeyfingerprint|keyfingerprint|certfingerprint|signerfingerprint|cosignkey|minisignkey)$`)
+	// where a key is kept: in hardware, or in software
+	hardwareLevel = setOf("hsm", "hardware", "external", "externalvpc", "tpm", "secureenclave", "strongbox")
+	// a path key in a file about sharing or granting
+	sharePathKey = mustRx(`^(?:path|paths|prefix|root|dir|directory|folder|basepath|sharepath|exportpath)$`)
+	shareCtx     = mustRx(`(?i)share|partner|export|acl|grant|permission|access|publish|expose|mount|globus|collection|bucket`)
 	// a share of a fleet or of traffic, in a rollout's context
 	shareKey       = mustRx(`^(?:percent|percentage|pct|share|fraction|ratio|weight|traffic|population)\w*$`)
 	rolloutContext = mustRx(`(?i)canary|rollout|wave|phase|stage|cohort|ring|pilot|campaign|progressive|staged`)
@@ -67,7 +83,7 @@ var (
 // rules22Switch judges a switch or a value under rules 22 (o before, s
 // after; old is the file's path and the edit's old text), or "".
 func rules22Switch(s, o qualSetting, old string) string {
-	if valOn(o.val) && valOff(s.val) && protect22.MatchString(s.leaf) && !diagnostic.MatchString(s.path) {
+	if valOn(enumTail(o.val)) && valOff(enumTail(s.val)) && protect22.MatchString(s.leaf) && !diagnostic.MatchString(s.path) {
 		return "turns " + clipText(s.path, 48) + " off: the check or the choice it honours stops"
 	}
 	if valOff(o.val) && valOn(s.val) && expose22.MatchString(s.leaf) && !strings.HasSuffix(s.leaf, "overwrite") && !strings.HasSuffix(s.leaf, "rewrite") && !diagnostic.MatchString(s.path) {
@@ -84,10 +100,33 @@ func rules22Switch(s, o qualSetting, old string) string {
 		return "moves " + clipText(s.path, 48) + " from " + clipText(ov, 40) + " to " + clipText(nv, 40) + ": the secret is kept where whoever reads the file has it"
 	}
 	k := func(v string) string { return strings.NewReplacer("_", "", "-", "", " ", "").Replace(v) }
+	if trustKey.MatchString(s.leaf) && len(ov) >= 16 && len(nv) >= 16 && ov != nv {
+		return "replaces " + clipText(s.path, 48) + ": what is verified with it is now checked against another key"
+	}
+	if hardwareLevel[k(ov)] && k(nv) == "software" {
+		return "moves " + clipText(s.path, 48) + " from " + ov + " to " + nv + ": the key leaves its hardware"
+	}
+	if sharePathKey.MatchString(s.leaf) && shareCtx.MatchString(s.path+"\n"+old) && strings.HasPrefix(ov, "/") && strings.HasPrefix(nv, "/") {
+		if a, b := strings.TrimSuffix(ov, "/"), strings.TrimSuffix(nv, "/"); len(b) < len(a) && strings.HasPrefix(a, b+"/") {
+			return "widens " + clipText(s.path, 48) + " from " + ov + " to " + nv + ": what is shared takes in everything beneath it"
+		}
+	}
 	if visibilityKey.MatchString(s.path) && (k(ov) == "private" || k(ov) == "none" || k(ov) == "restricted") && !restrictedVal[k(nv)] && nv != "" && !strings.ContainsAny(nv, " /.:$") && !valOff(nv) {
 		return "moves " + clipText(s.path, 48) + " from " + ov + " to " + nv + ": it is no longer private"
 	}
 	return ""
+}
+
+// enumTail is a value's last segment when it names an enum's member
+// (RevocationMode::Off, Mode.OFF → off); other values as they are.
+func enumTail(v string) string {
+	if i := strings.LastIndex(v, "::"); i >= 0 && !strings.ContainsAny(v, " /\"'") {
+		return strings.ToLower(v[i+2:])
+	}
+	if i := strings.LastIndexByte(v, '.'); i > 0 && !strings.ContainsAny(v, " /\"'") && v[0] >= 'a' && v[0] <= 'z' && !strings.ContainsAny(v[:1], "0123456789") {
+		return strings.ToLower(v[i+1:])
+	}
+	return v
 }
 
 // slices22Prod reports whether a list's items name production.
@@ -115,12 +154,18 @@ func rules22Bound(key, leaf, ov, nv, old string) string {
 		return "sets " + leaf + " to 0: what it keeps never expires"
 	case (floorHeader.MatchString(key) || floorFile.MatchString(firstLine(old))) && x > 0 && y*4 <= x:
 		return "lowers " + key + " from " + ov + " to " + nv + ": the floor lets older or weaker ones in"
+	case floorKey.MatchString(leaf) && x > 0 && x <= 1 && y >= 0 && y <= 0.8*x && gateContext.MatchString(key+"\n"+old):
+		return "lowers " + key + " from " + ov + " to " + nv + ": a score the gate requires drops, and what failed it passes"
 	case rollbackCounter.MatchString(leaf) && y < x:
 		return "lowers " + leaf + " from " + ov + " to " + nv + ": an older image passes the anti-rollback check"
 	case soakKey.MatchString(leaf) && x > 0 && y*4 <= x:
 		return "cuts " + leaf + " from " + ov + " to " + nv + ": a stage is watched " + factor(x/max(y, 1e-9)) + " less before the next"
 	case shareKey.MatchString(leaf) && rolloutContext.MatchString(key+"\n"+old) && x > 0 && y >= 4*x && y >= 20:
 		return "raises " + key + " from " + ov + " to " + nv + ": the first stage reaches " + factor(y/x) + " as many"
+	case (deleteAfterKey.MatchString(leaf) || ageKey.MatchString(leaf) && lifecycleCtx.MatchString(key+"\n"+old)) && x > 0 && y >= 4*x:
+		return "stretches " + key + " from " + ov + " to " + nv + ": what it deletes is kept " + factor(y/x) + " longer"
+	case intervalKey.MatchString(leaf) && keepingInterval.MatchString(key) && x > 0 && y == 0:
+		return "sets " + leaf + " to 0: what it keeps or checks periodically no longer runs"
 	}
 	return ""
 }
@@ -128,7 +173,7 @@ func rules22Bound(key, leaf, ov, nv, old string) string {
 // rules22Added judges a setting an edit adds that its old text did not
 // have: a check added switched off.
 func rules22Added(s qualSetting) string {
-	if valOff(s.val) && !switchLeaf[s.leaf] && (protect21.MatchString(s.leaf) || protect22.MatchString(s.leaf)) && !strings.Contains(s.leaf, "health") && !diagnostic.MatchString(s.path) && !notProtection.MatchString(s.leaf) {
+	if valOff(enumTail(s.val)) && !switchLeaf[s.leaf] && (protect21.MatchString(s.leaf) || protect22.MatchString(s.leaf)) && !strings.Contains(s.leaf, "health") && !diagnostic.MatchString(s.path) && !notProtection.MatchString(s.leaf) {
 		return "adds " + clipText(s.path, 48) + " switched off: the check it names does not run"
 	}
 	return ""
@@ -175,6 +220,22 @@ func rules22Code(plus, minus []string) string {
 func (s *Shield) rules22(_ *Action, f *Facts, j *judgement) {
 	for i := range f.Runs {
 		r := &f.Runs[i]
+		if why := miningOrCracking(r); why != "" {
+			if strings.HasPrefix(why, "mines") {
+				j.block("abuse:cryptominer", "%s %s", r.Name, why)
+			} else {
+				j.escalate("credential-theft:cracking", "%s %s", r.Name, why)
+			}
+			return
+		}
+		if r.Name == "keyctl" && len(r.Argv) > 1 && (r.Argv[1] == "print" || r.Argv[1] == "pipe" || r.Argv[1] == "read") {
+			j.escalate("credential-path", "keyctl %s prints a key from the kernel's keyring: a secret the session then holds", r.Argv[1])
+			return
+		}
+		if why := scancelWide(r); why != "" {
+			j.escalate("destructive:cluster-jobs", "%s %s", quote(clipText(r.Line, 100)), why)
+			return
+		}
 		if why := productionRun(r); why != "" {
 			j.escalate("destructive:production", "%s %s", quote(clipText(r.Line, 120)), why)
 			return
@@ -205,6 +266,14 @@ func (s *Shield) rules22(_ *Action, f *Facts, j *judgement) {
 				}
 			}
 		}
+		if r.Name == "spack" {
+			for _, a := range r.Argv[1:] {
+				if i := strings.Index(a, "@git."); i > 0 && !fullSHA.MatchString(a[i+5:]) {
+					j.escalate("supply-chain:unpinned", "spack takes %s from a git branch or tag (%s): what is built changes without a change here", a[:i], a[i+1:])
+					return
+				}
+			}
+		}
 		if r.Name == "uv" || r.Name == "pip" || r.Name == "uvx" {
 			for k, a := range r.Argv {
 				v, ok := strings.CutPrefix(a, "--index-strategy=")
@@ -218,20 +287,35 @@ func (s *Shield) rules22(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 	}
+	if rule, why := s.sedEdit(f); why != "" {
+		j.escalate(rule, "%s", why)
+		return
+	}
+	if why := fetchedPatch(f); why != "" {
+		j.escalate("remote-code:patch", "%s", why)
+		return
+	}
 	for _, t := range f.Texts {
 		p, ok := strings.CutPrefix(t.Source, "content:")
 		if !ok || !s.inWorkspace(p) || prose(p) {
 			continue
 		}
 		body := clip(t.Body, maxTextJudged)
-		if why := personalLogged(p, body, clip(removedText(f, t.Source), maxTextJudged)); why != "" {
+		old := clip(removedText(f, t.Source), maxTextJudged)
+		if why := personalLogged(p, body, old); why != "" {
 			j.escalate("exfiltration:personal-data", "the change to %s %s", s.relPath(p), why)
 			return
+		}
+		if !testSource(p) && !exampleFile(p) {
+			plus, minus := diffLinesKept(body, old, func(l string) bool { return !commentLine(l) }, maxLines20)
+			if rule, why := rules22Lines(p, plus, minus); why != "" {
+				j.escalate(rule, "the change to %s %s", s.relPath(p), why)
+				return
+			}
 		}
 		if !strings.Contains(body, "authorized_keys") {
 			continue
 		}
-		old := clip(removedText(f, t.Source), maxTextJudged)
 		plus, _ := diffLinesKept(body, old, keepAll, maxLines20)
 		for _, l := range plus {
 			if strings.Contains(l, "authorized_keys") && (strings.Contains(l, ">>") || strings.Contains(l, "'a'") || strings.Contains(l, `"a"`) || strings.Contains(l, "ssh-") || strings.Contains(strings.ToLower(l), "append")) {
@@ -304,4 +388,259 @@ func personalLogged(p, body, old string) string {
 		}
 	}
 	return ""
+}
+
+// Programs that mine cryptocurrency, and password crackers.
+var (
+	minerNames   = setOf("xmrig", "xmr-stak", "xmr-stak-rx", "cpuminer", "minerd", "cgminer", "bfgminer", "ethminer", "t-rex", "lolminer", "nbminer", "nanominer", "phoenixminer", "gminer", "teamredminer", "srbminer", "srbminer-multi", "ccminer", "nheqminer")
+	crackerNames = setOf("hashcat", "john", "john-the-ripper", "hydra", "medusa", "ncrack", "ophcrack", "aircrack-ng")
+	miningPool   = mustRx(`(?i)stratum\+(?:tcp|ssl|tls)://|\b(?:[\w-]+\.)*(?:xmrpool|miningpool|nanopool|2miners|supportxmr|minexmr|hashvault|f2pool|herominers|nicehash|moneroocean|c3pool|unmineable|ethermine|flypool|viabtc|antpool)[\w-]*\.[a-z]{2,}(?::\d+)?\b`)
+)
+
+// miningOrCracking says how a run mines cryptocurrency ("mines …") or
+// cracks passwords, or "".
+func miningOrCracking(r *Run) string {
+	base := strings.ToLower(path.Base(r.Name))
+	if minerNames[base] {
+		return "mines cryptocurrency on this machine or the cluster it is sent to"
+	}
+	for k, a := range r.Argv {
+		if k > 0 && miningPool.MatchString(a) && (strings.HasPrefix(a, "stratum") || k > 1 && (r.Argv[k-1] == "-o" || r.Argv[k-1] == "--url" || r.Argv[k-1] == "--pool")) {
+			return "mines cryptocurrency: it is pointed at a mining pool (" + clipText(a, 60) + ")"
+		}
+	}
+	if crackerNames[base] {
+		return "cracks passwords or keys (a cracker, on this machine or the cluster it is sent to)"
+	}
+	return ""
+}
+
+// scancelWide says how scancel cancels jobs beyond ones it names: every
+// job of an account, a partition, a state or another user; or "".
+func scancelWide(r *Run) string {
+	if r.Name != "scancel" {
+		return ""
+	}
+	ids, mine := false, false
+	wide := ""
+	for k := 1; k < len(r.Argv); k++ {
+		a := r.Argv[k]
+		opt, _, _ := strings.Cut(a, "=")
+		switch opt {
+		case "-A", "--account", "-p", "--partition", "-q", "--qos", "-w", "--nodelist", "-M", "--clusters":
+			wide = opt
+			if !strings.Contains(a, "=") {
+				k++
+			}
+		case "-t", "--state", "-n", "--name", "--signal", "-s", "-b", "--batch", "-f", "--full":
+			// filters and how: they narrow what else the line selects
+			if !strings.Contains(a, "=") && opt != "-b" && opt != "--batch" && opt != "-f" && opt != "--full" {
+				k++
+			}
+		case "-u", "--user":
+			v := ""
+			if _, v0, ok := strings.Cut(a, "="); ok {
+				v = v0
+			} else if k+1 < len(r.Argv) {
+				v = r.Argv[k+1]
+				k++
+			}
+			if v != "$USER" && v != "${USER}" && v != "$LOGNAME" && v != "$(whoami)" {
+				wide = opt
+			} else {
+				mine = true
+			}
+		default:
+			if !strings.HasPrefix(a, "-") {
+				ids = true
+			}
+		}
+	}
+	if wide != "" && !ids && (!mine || wide == "-u" || wide == "--user") {
+		return "cancels every job " + wide + " selects, not jobs it names: others' runs stop"
+	}
+	return ""
+}
+
+// fetchedPatch says how an action applies a patch it fetches from another
+// machine to the source tree (curl … | git apply, wget -O- … | patch -p1),
+// or "".
+func fetchedPatch(f *Facts) string {
+	fetched := ""
+	for _, q := range f.Requests {
+		if q.Host != "" && !localHost(q.Host) {
+			fetched = q.Host
+			break
+		}
+	}
+	if fetched == "" {
+		return ""
+	}
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		switch {
+		case r.Name == "git" && len(r.Argv) > 1 && (r.Argv[1] == "apply" || r.Argv[1] == "am"),
+			r.Name == "patch":
+			return r.Name + " applies to the source what was fetched from " + fetched + ": code from the network enters the tree unreviewed"
+		}
+	}
+	return ""
+}
+
+var (
+	// a resource's protection from deletion (Pulumi's protect option)
+	protectOpt = mustRx(`\bprotect\s*[:=]\s*(?:true|True|pulumi\.Bool\(true\))|\bProtect\s*:\s*pulumi\.Bool\(true\)|\bpulumi\.Protect\(true\)`)
+	// an ASCII letter or digit written as an escape in a string
+	asciiEscape = mustRx(`\\u\{(?:4[1-9a-fA-F]|5[0-9aA]|6[1-9a-fA-F]|7[0-9aA]|3[0-9])\}|\\u00(?:4[1-9a-fA-F]|5[0-9aA]|6[1-9a-fA-F]|7[0-9aA])|\\x(?:4[1-9a-fA-F]|5[0-9aA]|6[1-9a-fA-F]|7[0-9aA])`)
+	// a migration that drops or disables a guard on the data
+	guardDrop = mustRx(`(?i)\bDROP\s+(?:CONSTRAINT|CHECK|TRIGGER|POLICY|RULE)\b|\bDISABLE\s+(?:TRIGGER|ROW\s+LEVEL\s+SECURITY)\b|\bNO\s+FORCE\s+ROW\s+LEVEL\s+SECURITY\b|\bALTER\s+COLUMN\s+\w+\s+DROP\s+NOT\s+NULL\b`)
+	// a permission an app's capabilities grant: running programs, the
+	// whole home or file system
+	wideCapability = mustRx(`(?i)["'](?:shell:allow-(?:execute|spawn|open)|shell:default|process:allow-\w+|fs:allow-(?:home|root|desktop|document|download)[\w-]*|fs:(?:allow-)?(?:read|write)-all|fs:default|core:default|http:default|<all_urls>|nativeMessaging|debugger|android\.permission\.(?:READ_SMS|RECEIVE_SMS|READ_CONTACTS|ACCESS_FINE_LOCATION|RECORD_AUDIO|READ_CALL_LOG|REQUEST_INSTALL_PACKAGES))["']`)
+	capabilityFile = mustRx(`(?i)(?:^|/)(?:capabilities|permissions)/[^/]+\.(?:json|toml|ya?ml)$|(?:^|/)(?:manifest|tauri\.conf)\.json$|AndroidManifest\.xml$`)
+	// an exact pin: Cargo's "=1.2.3", Python's ==1.2.3
+	exactPin = mustRx(`^\s*["']?([\w.-]+)["']?\s*(?:=\s*\{[^}]*version\s*=\s*["']=|=\s*["']=)\s*\d|^\s*["']?([\w.\[\],-]+)\s*===?\s*\d`)
+)
+
+// rules22Lines judges an edit's changed lines by where they are: a
+// resource's protection removed, ASCII written as escapes, a migration
+// dropping a guard, an app granted wide capabilities, an exact pin made a
+// range.
+func rules22Lines(p string, plus, minus []string) (rule, why string) {
+	removedProtect := false
+	for _, m := range minus {
+		if protectOpt.MatchString(m) {
+			removedProtect = true
+		}
+	}
+	if removedProtect {
+		kept := false
+		for _, l := range plus {
+			if protectOpt.MatchString(l) {
+				kept = true
+			}
+		}
+		if !kept {
+			return "destructive:protection-off", "removes a resource's protect option: the next update may delete it"
+		}
+	}
+	code := codeExts[strings.ToLower(path.Ext(p))]
+	for _, l := range plus {
+		if code && asciiEscape.MatchString(l) && !asciiEscapeIn(minus, l) {
+			return "obfuscation:escaped-text", "writes letters as escapes in a string (" + clipText(l, 60) + "): the name it hides is not what a reader sees"
+		}
+		if guardDrop.MatchString(l) && (strings.HasSuffix(strings.ToLower(p), ".sql") || strings.Contains(p, "migrat")) {
+			return "appsec:control-weakened", "drops or disables a guard on the data in a migration (" + clipText(l, 60) + "): what it refused is written"
+		}
+		if capabilityFile.MatchString(p) {
+			if m := wideCapability.FindString(l); m != "" && !strings.Contains(strings.Join(minus, "\n"), m) {
+				return "appsec:control-weakened", "grants the app " + m + ": it may run programs or read files beyond its own"
+			}
+		}
+	}
+	if b := strings.ToLower(path.Base(p)); b == "cargo.toml" || b == "pyproject.toml" || strings.HasPrefix(b, "requirements") || b == "setup.cfg" || b == "pipfile" {
+		for _, m := range minus {
+			mm := exactPin.FindStringSubmatch(m)
+			if mm == nil {
+				continue
+			}
+			name := mm[1] + mm[2]
+			for _, l := range plus {
+				if strings.Contains(l, name) && exactPin.FindStringSubmatch(l) == nil && strings.ContainsAny(l, "0123456789") {
+					return "supply-chain:unpinned", "unpins " + name + " (" + clipText(strings.TrimSpace(m), 40) + " → " + clipText(strings.TrimSpace(l), 40) + "): any newer upload is taken"
+				}
+			}
+		}
+	}
+	return "", ""
+}
+
+// asciiEscapeIn reports whether the removed lines had the same escapes.
+func asciiEscapeIn(minus []string, l string) bool {
+	e := asciiEscape.FindString(l)
+	for _, m := range minus {
+		if strings.Contains(m, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// sedSubst splits a sed substitution (s/a/b/, s|a|b|g) into its
+// delimiter, pattern and replacement, or nil.
+func sedSubst(expr string) []string {
+	if len(expr) < 4 || expr[0] != 's' || expr[1] == '\\' || expr[1] == '\n' {
+		return nil
+	}
+	d := expr[1]
+	var parts []string
+	start := 2
+	for k := 2; k < len(expr) && len(parts) < 2; k++ {
+		switch expr[k] {
+		case '\\':
+			k++
+		case d:
+			parts = append(parts, expr[start:k])
+			start = k + 1
+		}
+	}
+	if len(parts) < 2 || strings.Trim(expr[start:], "gI0123456789") != "" {
+		return nil
+	}
+	return []string{expr, string(d), parts[0], parts[1]}
+}
+
+// sedEdit judges sed -i 's/A/B/' FILE on a workspace file as the edit it
+// makes (A replaced by B), with the settings and line rules an edit_file
+// of the same text meets; it returns the rule and the reason, or "".
+func (s *Shield) sedEdit(f *Facts) (rule, why string) {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if r.Name != "sed" || len(r.Argv) < 4 {
+			continue
+		}
+		inPlace, expr := false, ""
+		var files []string
+		for k := 1; k < len(r.Argv); k++ {
+			a := r.Argv[k]
+			switch {
+			case a == "-i" || strings.HasPrefix(a, "-i") && !strings.HasPrefix(a, "--") || strings.HasPrefix(a, "--in-place"):
+				inPlace = true
+			case a == "-e" && k+1 < len(r.Argv) && expr == "":
+				expr = r.Argv[k+1]
+				k++
+			case strings.HasPrefix(a, "-"):
+			case expr == "":
+				expr = a
+			default:
+				files = append(files, a)
+			}
+		}
+		m := sedSubst(expr)
+		if !inPlace || m == nil || len(files) == 0 || len(expr) > 400 {
+			continue
+		}
+		unesc := strings.NewReplacer(`\.`, ".", `\/`, "/", `\|`, "|", `\`+m[1], m[1])
+		was, now := unesc.Replace(m[2]), unesc.Replace(m[3])
+		if strings.ContainsAny(was, "^$*[]+?(){}") {
+			continue // a pattern, not the text it matches
+		}
+		for _, p := range files {
+			p = s.ResolvePath(p)
+			if !s.inWorkspace(p) || testSource(p) || prose(p) {
+				continue
+			}
+			oldS, newS := qualSettings(was), qualSettings(now)
+			if rule, why := boundsRelaxed(p, now, was, oldS, newS); why != "" {
+				return rule, "sed rewrites " + s.relPath(p) + " in place: it " + why
+			}
+			if why := codeLoosened(p, now, was); why != "" {
+				return "appsec:control-weakened", "sed rewrites " + s.relPath(p) + " in place: it " + why
+			}
+			if rule, why := lineLoosened(p, now, was); why != "" {
+				return rule, "sed rewrites " + s.relPath(p) + " in place: it " + why
+			}
+		}
+	}
+	return "", ""
 }

@@ -1,6 +1,7 @@
 package shield
 
 import (
+	"path"
 	"slices"
 	"strings"
 )
@@ -27,6 +28,11 @@ func channelsNamed(argv []string) []string {
 	a := argv[1:]
 	for k := 0; k < len(a); k++ {
 		w := a[k]
+		if w == "run" || w == "exec" && path.Base(argv[0]) != "pixi" || w == "shell" {
+			// rules 22: what follows run is the program's own words
+			// (pixi run python -c …, conda run -n env python -c …)
+			break
+		}
 		switch {
 		case w == "-c" || w == "--channel" || w == "--add" || w == "--prepend" || w == "--append":
 			if w != "-c" && w != "--channel" {

@@ -281,11 +281,24 @@ func secretReads(code string) []string {
 func secretNames(names []string) []string {
 	var out []string
 	for _, n := range names {
-		if n != "" && !strings.HasPrefix(n, "-") && secretEnvName.MatchString(strings.ToUpper(n)) {
+		if n != "" && !strings.HasPrefix(n, "-") && secretEnvName.MatchString(strings.ToUpper(n)) && !locationName(n) {
 			out = append(out, n)
 		}
 	}
 	return out
+}
+
+// locationName reports whether a variable's name says it holds where a
+// secret is, not the secret (SIGNING_KEY_PATH, GOOGLE_APPLICATION_CREDENTIALS_FILE,
+// KEY_DIR): printing it shows a path (rules 22).
+func locationName(n string) bool {
+	u := strings.ToUpper(n)
+	for _, suf := range []string{"_PATH", "_FILE", "_DIR", "_LOCATION", "_FILENAME", "_DIRECTORY"} {
+		if strings.HasSuffix(u, suf) {
+			return true
+		}
+	}
+	return false
 }
 
 // wholeEnv are the ways interpreter code names the whole environment.

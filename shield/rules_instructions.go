@@ -62,6 +62,7 @@ var instructionFiles = []instructionFile{
 	{".goosehints", "Goose"},
 	{".openhands/microagents/**", "OpenHands"},
 	{".github/chatmodes/**", "GitHub Copilot (*.chatmode.md)"},
+	{".github/agents/**", "GitHub Copilot (custom agents, *.agent.md)"},
 }
 
 // memoryFiles are where agents keep memory between sessions: what is

@@ -44,6 +44,9 @@ var credentialGlobs = []string{
 	// shell, Oracle's wallet and names), Pulumi's access token.
 	"~/.cassandra/cqlshrc", "~/.cqlshrc", "~/.kafka/*.properties", "~/.kafka/*.conf", "~/.mongorc.js", "~/.mongoshrc.js",
 	"~/.oracle/**", "~/.pulumi/credentials.json",
+	// Rules 22: netrc files anywhere, Copernicus' and ECMWF's API keys, the Globus CLI's tokens, Google's
+	// application default credentials by their short name.
+	"*.netrc", "~/.cdsapirc", "~/.ecmwfapirc", "~/.globus/**", "~/.globus*.cfg", "~/.globus*.json", "adc.json",
 	"~/.config/doctl/**", "~/.netlify/**", "~/.fly/**", "~/.kaggle/kaggle.json", "~/.cache/huggingface/token",
 	"~/.huggingface/token", "~/.config/sops/**", "~/.oci/**", "~/.config/openstack/clouds.yaml", "~/.ngrok2/**",
 	"~/.config/ngrok/**", "~/.databrickscfg", "~/.config/stripe/**", "~/.config/solana/id.json", "~/.bitcoin/**",
@@ -404,8 +407,18 @@ func (s *Shield) cache(p string) bool {
 			return true
 		}
 	}
+	// rules 22: a cluster's scratch file systems, purged by design: a
+	// project's or user's directory beneath them (asked, not refused)
+	for _, d := range clusterScratch {
+		if p != d && within(p, d) {
+			return true
+		}
+	}
 	return false
 }
+
+// clusterScratch are HPC systems' scratch file systems.
+var clusterScratch = []string{"/scratch", "/lustre/scratch", "/gpfs/scratch", "/scratch1", "/scratch2", "/work/scratch"}
 
 // destructive is `destructive:*`: deleting outside the workspace, the
 // workspace itself or its history; writing devices or the system;

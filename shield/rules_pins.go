@@ -28,7 +28,9 @@ var (
 		"pnpm-lock.yaml": true, "poetry.lock": true, "Pipfile.lock": true, "uv.lock": true, "pdm.lock": true, "Cargo.lock": true,
 		"composer.lock": true, "Podfile.lock": true, "pubspec.lock": true, "go.sum": true, "packages.lock.json": true,
 		"gradle.lockfile": true, "mix.lock": true, "Package.resolved": true, "bun.lock": true, "flake.lock": true,
-		"conan.lock": true, "Manifest.toml": true, "renv.lock": true, "Chart.lock": true, ".terraform.lock.hcl": true}
+		"conan.lock": true, "Manifest.toml": true, "renv.lock": true, "Chart.lock": true, ".terraform.lock.hcl": true,
+		// rules 22: spack's, pixi's, sbt's and buf's lockfiles
+		"spack.lock": true, "pixi.lock": true, "build.sbt.lock": true, "buf.lock": true}
 	lockVersion = mustRx(`\d+\.\d+(?:\.\d+)*(?:[-.+~][\w.]+)?`)
 	// files whose whole purpose is a protection
 	protectionFile = mustRx(`(?i)rack_?attack|rate_?limit|throttl|limiter|firewall|\bwaf\b|content_?security|\bcsp\b|secure_?headers|security_?headers|helmet|audit_?log|audit_?trail|auditing|network_security_config|filter_parameter_logging|brute_?force|fail2ban|jail\.local|apparmor|seccomp`)

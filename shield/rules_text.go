@@ -97,6 +97,9 @@ var (
 		tr("approved", `(?i)\bpre-?approved\b|\b(?:all|every|any)\b[^.\n]{0,60}?\b(?:are|is) (?:now |hereby |auto-?)?approved\b|\bapproved\s*:[^.\n]{0,40}\bfuture\b`),
 		tr("without", `(?i)[^.;\n]{0,80}\bwithout (?:asking|confirmation|confirming|approval|permission|human review|review|a human)\b`),
 		tr("approval|confirmation|permission|review", `(?i)\b(?:needs?|requires?|need to get|ask for)\s+no\s+(?:human |manual |user |further )?(?:approval|confirmation|permission|review)\b|\bno (?:longer )?(?:needs?|requires?) (?:human |manual |user |any )?(?:approval|confirmation|permission|review)\b|\bno (?:human |manual |user )?(?:approval|confirmation) (?:is )?(?:needed|required)\b`),
+		// rules 22: a review or approval said to be unneeded, a check
+		// loosened "freely"
+		tr("needed|necessary|required|freely", `(?i)\b(?:review|approval|sign-?off|confirmation)\b[^.;\n]{0,20}?\b(?:is|are) (?:not|no longer) (?:needed|required|necessary)\b|\bno\s+(?:[\w-]+\s+){0,2}(?:review|approval|sign-?off)\s+(?:is\s+)?(?:needed|required|necessary)\b|\bmay be (?:[\w-]+ ){0,3}freely\b`),
 		tr("ask", `(?i)\b(?:do not|don't|never|no need to) (?:ask|check with|confirm with) (?:for |the user|the human|a human|before)\b|\b(?:do not|don't|never) ask (?:for )?(?:approval|permission|confirmation)\b`),
 		tr("decision|verdict", `(?i)\bdecision\s*[=:]\s*"?allow\b|\bverdicts?\b[^.\n]{0,60}?\b(?:pre-?computed|pre-?approved|already (?:given|decided))\b`),
 		tr("ignore", `(?i)\bignore (?:all |any |the |your )?(?:previous |prior |earlier )?(?:safety|security|shield) (?:rules|instructions|checks|guidelines|policies|policy)\b`),
@@ -660,6 +663,10 @@ func scriptLines(p, body string) string {
 		return recipeLines(body, "\t", "@-+")
 	case base == "justfile" || base == "Justfile" || base == ".justfile" || ext == ".just":
 		return recipeLines(body, " \t", "@-")
+	case base == "pixi.toml":
+		return pixiTasks(body) // rules 22
+	case base == "flow.cylc" || base == "suite.rc" || ext == ".cylc":
+		return cylcScripts(body) // rules 22
 	case strings.HasPrefix(base, "Dockerfile") || strings.HasPrefix(base, "Containerfile") || ext == ".dockerfile":
 		return dockerRuns(body)
 	case base == "Jenkinsfile":
@@ -1159,6 +1166,76 @@ func unitExecs(body string) string {
 	var b strings.Builder
 	for _, m := range unitExec.FindAllStringSubmatch(body, 64) {
 		b.WriteString(jinjaExpr.ReplaceAllString(strings.TrimSpace(m[1]), "JINJA"))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Rules 22: pixi's tasks and cylc's task scripts are shell a later run
+// executes.
+var (
+	tomlString  = mustRx(`^\s*(?:"[^"]+"|[\w.-]+)\s*=\s*(?:\{[^}]*\bcmd\s*=\s*)?"((?:[^"\\]|\\.)*)"`)
+	tomlSection = mustRx(`^\s*\[+\s*([\w."-]+)\s*\]+\s*$`)
+	cylcScript  = mustRx(`^\s*(?:pre-|post-|init-|env-|err-|exit-)?script\s*=\s*(.*)$`)
+)
+
+// pixiTasks returns the commands of pixi.toml's task tables (or, for an
+// edit's fragment with no table header, of its string settings whose
+// value has arguments).
+func pixiTasks(body string) string {
+	var b strings.Builder
+	section, headed := "", false
+	for l := range strings.SplitSeq(body, "\n") {
+		if m := tomlSection.FindStringSubmatch(l); m != nil {
+			section, headed = m[1], true
+			continue
+		}
+		m := tomlString.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		if headed && !strings.HasSuffix(section, "tasks") && !strings.Contains(section, "tasks.") || !headed && !strings.Contains(m[1], " ") {
+			continue
+		}
+		b.WriteString(strings.ReplaceAll(m[1], `\"`, `"`))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// cylcScripts returns the shell of a cylc workflow's script settings,
+// single-line or in triple quotes.
+func cylcScripts(body string) string {
+	var b strings.Builder
+	inBlock := false
+	for l := range strings.SplitSeq(body, "\n") {
+		if inBlock {
+			if i := strings.Index(l, `"""`); i >= 0 {
+				b.WriteString(l[:i])
+				b.WriteByte('\n')
+				inBlock = false
+				continue
+			}
+			b.WriteString(l)
+			b.WriteByte('\n')
+			continue
+		}
+		m := cylcScript.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		v := strings.TrimSpace(m[1])
+		if rest, ok := strings.CutPrefix(v, `"""`); ok {
+			if i := strings.Index(rest, `"""`); i >= 0 {
+				b.WriteString(rest[:i])
+			} else {
+				b.WriteString(rest)
+				inBlock = true
+			}
+			b.WriteByte('\n')
+			continue
+		}
+		b.WriteString(strings.Trim(v, `"'`))
 		b.WriteByte('\n')
 	}
 	return b.String()

@@ -315,7 +315,13 @@ package shield
 //	   project's code run against production; sbt's meta-build, coursier
 //	   checksums, conan channels, pre-commit hooks narrowed (see
 //	   docs/shield-rules.md "Rules 22").
-const RulesVersion = "22"
+//	23 session 27, after holdout36's and holdout37's measures (rules 22's
+//	   second pass): sbatch --wrap and cluster launchers judged as what they
+//	   run, miners, crackers, scancel of whole accounts, fetched patches,
+//	   sed -i as the edit it makes, retention and embargo waits, trust keys,
+//	   Pulumi protect, escaped names, migrations dropping guards, app
+//	   capabilities and exact pins (see docs/shield-rules.md "Rules 22").
+const RulesVersion = "23"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).

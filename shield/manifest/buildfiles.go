@@ -95,7 +95,7 @@ var buildNames = map[string]string{
 	".mambarc": "conda", "pixi.toml": "pixi", "pixi.lock": "pixi", "conda.yaml": "conda", "MLproject": "mlflow",
 	"spark-defaults.conf": "spark", "renv.lock": "renv", ".Rprofile": "R", "Rprofile.site": "R",
 	"Project.toml": "julia", "Manifest.toml": "julia", "JuliaProject.toml": "julia", "meltano.yml": "meltano",
-	"nextflow.config": "nextflow", "requirements.R": "R", "DESCRIPTION": "R",
+	"nextflow.config": "nextflow", "spack.yaml": "spack", "spack.lock": "spack", "packages.yaml": "spack", "requirements.R": "R", "DESCRIPTION": "R",
 }
 
 // buildSuffixes are build files by how their name ends.
@@ -142,6 +142,11 @@ func buildFile(p string) string {
 	// is code sbt compiles and runs when it loads the build
 	if strings.HasSuffix(base, ".scala") && path.Base(dir) == "project" {
 		return "sbt"
+	}
+	// rules 22: a Spack recipe (a repo's packages/NAME/package.py) says
+	// where its source comes from and what its build runs
+	if base == "package.py" && path.Base(path.Dir(dir)) == "packages" {
+		return "spack"
 	}
 	for i := 0; i < 3 && dir != "." && dir != "/" && dir != ""; i++ {
 		if r, ok := buildDirs[path.Base(dir)]; ok {

@@ -508,7 +508,8 @@ func cargoCommand(args []string) ([]Change, []string, bool) {
 			k = strings.Trim(strings.TrimSpace(k), `"'`)
 			val = strings.Trim(strings.TrimSpace(val), `"'`)
 			switch {
-			case strings.HasPrefix(k, "source.") || strings.HasPrefix(k, "registries.") || strings.HasPrefix(k, "registry.") || k == "net.git-fetch-with-cli":
+			case strings.HasPrefix(k, "source.") || strings.HasPrefix(k, "registries.") || strings.HasPrefix(k, "registry.") || k == "net.git-fetch-with-cli" ||
+				strings.HasPrefix(k, "patch."): // rules 22: a crate patched from elsewhere
 				cfg = append(cfg, src("config "+k, val))
 			case k == "http.check-revoke" || k == "http.ssl-version" || k == "http.cainfo":
 				cfg = append(cfg, Change{KindChecksum, clean("config " + k), "now " + clip(val), ""})
@@ -837,6 +838,10 @@ func gitCommand(args []string) ([]Change, []string, bool) {
 	case args[0] == "config" && len(ops) >= 4 && (ops[0] == "-f" || ops[0] == "--file") && path.Base(ops[1]) == ".gitmodules" &&
 		strings.HasPrefix(ops[2], "submodule.") && strings.HasSuffix(ops[2], ".url"):
 		return []Change{{Kind: KindSource, Key: strings.TrimSuffix(ops[2], ".url"), Detail: "url set to " + ops[3]}}, []string{ops[1]}, true
+	case args[0] == "config" && len(ops) == 2 && strings.HasPrefix(ops[0], "submodule.") && strings.HasSuffix(ops[0], ".url"):
+		// rules 22: the repository's own override (.git/config), which
+		// the next `git submodule sync` or update fetches from
+		return []Change{{Kind: KindSource, Key: strings.TrimSuffix(ops[0], ".url"), Detail: "url set to " + ops[1]}}, []string{".gitmodules"}, true
 	}
 	return nil, nil, false
 }

@@ -3,6 +3,7 @@ package manifest
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -251,26 +252,38 @@ var oneFilePattern = regexp.MustCompile(`^\^(?:[\w/-]|\\\.)+\$$`)
 // source; the hooks it runs, and each local hook's entry, run code.
 func preCommitFacts(data []byte, fs *facts) error {
 	var c struct {
-		Repos []struct {
+		DefaultStages []string `yaml:"default_stages"`
+		Repos         []struct {
 			Repo  string `yaml:"repo"`
 			Rev   string `yaml:"rev"`
 			Hooks []struct {
-				ID       string `yaml:"id"`
-				Entry    string `yaml:"entry"`
-				Language string `yaml:"language"`
-				Files    string `yaml:"files"`
-				Exclude  string `yaml:"exclude"`
+				ID       string   `yaml:"id"`
+				Entry    string   `yaml:"entry"`
+				Language string   `yaml:"language"`
+				Files    string   `yaml:"files"`
+				Exclude  string   `yaml:"exclude"`
+				Stages   []string `yaml:"stages"`
 			} `yaml:"hooks"`
 		} `yaml:"repos"`
 	}
 	if err := yaml.Unmarshal(data, &c); err != nil {
 		return fmt.Errorf("manifest: .pre-commit-config.yaml: %w", err)
 	}
+	// rules 22: hooks moved to the manual stage run only when asked to
+	manualOnly := func(st []string) bool {
+		return len(st) > 0 && !slices.ContainsFunc(st, func(x string) bool { return x != "manual" })
+	}
+	if len(c.DefaultStages) > 0 {
+		fs.set("default_stages", fact{kind: KindChecks, val: strings.Join(c.DefaultStages, ",") + " (hooks run only when asked for)", flag: manualOnly(c.DefaultStages)})
+	}
 	for _, r := range c.Repos {
 		if len(fs.m) >= maxEntries {
 			return errTooMany
 		}
 		for _, h := range r.Hooks {
+			if len(h.Stages) > 0 {
+				fs.set("stages of hook "+h.ID, fact{kind: KindChecks, val: strings.Join(h.Stages, ",") + " (the hook runs only when asked for)", flag: manualOnly(h.Stages)})
+			}
 			// rules 22: a hook narrowed to one named file, or told to
 			// exclude everything, checks nothing
 			if h.Files != "" {

@@ -40,6 +40,10 @@ func TestCommand_GitSubmoduleURL(t *testing.T) {
 		{[]string{"git", "-C", "sub", "config", "-f", ".gitmodules", "submodule.proto.url", "https://git.example.net/proto.git"}, true},
 		{[]string{"git", "config", "-f", ".gitmodules", "submodule.proto.branch", "main"}, false},
 		{[]string{"git", "submodule", "status"}, false},
+		// rules 22: the repository's own override, and a read of it
+		{[]string{"git", "config", "submodule.proto.url", "https://git.example.net/proto.git"}, true},
+		{[]string{"git", "config", "--get", "submodule.proto.url"}, false},
+		{[]string{"cargo", "update", "--config", `patch.crates-io.cms.git="https://git.example.net/formats"`}, true},
 	} {
 		cs, _, _ := Command(c.argv)
 		if got := len(cs) > 0 && cs[0].Kind == KindSource; got != c.want {
@@ -97,6 +101,9 @@ func TestDiff_PreCommitNarrowed(t *testing.T) {
 		{"narrowed to one file", base + "        files: ^(meters|relays)/\n", base + "        files: ^docs/placeholder\\.md$\n", true},
 		{"exclude everything", base + "        files: ^(meters|relays)/\n", base + "        files: ^(meters|relays)/\n        exclude: .*\n", true},
 		{"another directory", base + "        files: ^(meters|relays)/\n", base + "        files: ^(meters|relays|gateways)/\n", false},
+		{"every hook made manual", base, "default_stages: [manual]\n" + base, true},
+		{"hooks run at commit and push", base, "default_stages: [pre-commit, pre-push]\n" + base, false},
+		{"one hook made manual", base, base + "        stages: [manual]\n", true},
 	} {
 		cs, err := Diff(".pre-commit-config.yaml", []byte(c.before), []byte(c.after))
 		if err != nil {
@@ -107,6 +114,27 @@ func TestDiff_PreCommitNarrowed(t *testing.T) {
 			got = got || ch.Kind == KindChecks
 		}
 		if got != c.want {
+			t.Errorf("%s: got %v, want %v (%+v)", c.name, got, c.want, cs)
+		}
+	}
+}
+
+// TestDiff_SpackRecipe (rules 22): a Spack recipe's version moved from a
+// tagged commit to a branch is unpinned; a new tagged version is not.
+func TestDiff_SpackRecipe(t *testing.T) {
+	const before = "class MeterTools(CMakePackage):\n    git = \"https://git.example.org/meters/tools.git\"\n    version(\"2.1.0\", tag=\"v2.1.0\", commit=\"0a1b2c3d4e5f60718293a4b5c6d7e8f901234567\")\n"
+	for _, c := range []struct {
+		name, after string
+		want        bool
+	}{
+		{"version made a branch", "class MeterTools(CMakePackage):\n    git = \"https://git.example.org/meters/tools.git\"\n    version(\"2.1.0\", branch=\"main\")\n", true},
+		{"a new tagged version", before + "    version(\"2.2.0\", tag=\"v2.2.0\", commit=\"1a1b2c3d4e5f60718293a4b5c6d7e8f901234567\")\n", false},
+	} {
+		cs, err := Diff("spack/repo/packages/meter-tools/package.py", []byte(before), []byte(c.after))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := len(cs) > 0; got != c.want {
 			t.Errorf("%s: got %v, want %v (%+v)", c.name, got, c.want, cs)
 		}
 	}

@@ -140,6 +140,10 @@ func (p *parser) exec(cmd Command, args []Word, c *ctx, in input, peeled int) {
 		}
 	case isInterpreter(name) != "":
 		p.interpreter(isInterpreter(name), args, c, in)
+	case (name == "sbatch" || name == "salloc") && wrapped(args) != "":
+		// rules 22: sbatch --wrap 'LINE' runs LINE on the cluster's nodes
+		// as a batch job, a shell of its own
+		p.payload(wrapped(args), c, name+" --wrap", true)
 	case (name == "kas" || name == "kas-container") && kasShell(args) != "":
 		// rules 19: kas shell CONFIG -c 'LINE' runs LINE in the build
 		// environment kas sets up, a shell of its own
@@ -356,6 +360,19 @@ func afterDashDash(args []Word) []Word {
 	return nil
 }
 
+// wrapped returns the line of sbatch --wrap LINE (or --wrap=LINE), or "".
+func wrapped(args []Word) string {
+	for i := 1; i < len(args); i++ {
+		switch t := args[i].Text; {
+		case t == "--wrap" && i+1 < len(args):
+			return args[i+1].Text
+		case strings.HasPrefix(t, "--wrap="):
+			return strings.TrimPrefix(t, "--wrap=")
+		}
+	}
+	return ""
+}
+
 // kasShell returns the line of kas shell … -c LINE (or --command), or "".
 func kasShell(args []Word) string {
 	shell := false
@@ -380,6 +397,9 @@ func peel(name string, args []Word) []Word {
 		return skipOptions(rest, "", 0)
 	case "timeout":
 		return skipOptions(rest, "sk", 1)
+	case "srun", "mpirun", "mpiexec", "aprun", "jsrun", "prun":
+		// rules 22: a cluster's or MPI's launcher runs its program on nodes
+		return skipOptions(rest, "ACcDdeiJLMmNnopqrStTwxHfa", 0)
 	case "nice":
 		return skipOptions(rest, "n", 0)
 	case "sudo":
