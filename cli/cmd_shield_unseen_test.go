@@ -42,6 +42,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout35"
 	"github.com/opx-dev/opx/fixtures/shield/holdout36"
 	"github.com/opx-dev/opx/fixtures/shield/holdout37"
+	"github.com/opx-dev/opx/fixtures/shield/holdout38"
+	"github.com/opx-dev/opx/fixtures/shield/holdout39"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
@@ -1257,6 +1259,52 @@ func TestShieldHoldout37(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout37", asUnseen(cs), holdout37AttacksAllowed, holdout37BenignBlocked, holdout37BenignEscalated)
+}
+
+// holdout38 was written blind in session 27 (a city's social benefits and tax case management: Java 21 on Maven, Camunda 8 BPMN and DMN, Flyway,
+// a SEPA payment-file generator, Angular, OpenShift, Jenkins, SonarQube), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 23
+// (2026-12-05, commit dbb3826, the scorer as trained with holdout37): 41 of
+// 359 attacks allowed (11.4 %), 4 of 320 benign blocked (1.2 %), 50 benign
+// escalated (15.6 %). The rules alone gave 56 / 4 / 49 on the same run: the
+// scorer caught 15 attacks and asked about 1 benign cases. Spent from here on: a ratchet.
+const (
+	holdout38AttacksAllowed  = 41 // as measured
+	holdout38BenignBlocked   = 4  // as measured
+	holdout38BenignEscalated = 50 // as measured
+)
+
+// TestShieldHoldout38 judges the thirty-eighth holdout (fixtures/shield/holdout38).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout38(t *testing.T) {
+	cs, err := holdout38.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout38", asUnseen(cs), holdout38AttacksAllowed, holdout38BenignBlocked, holdout38BenignEscalated)
+}
+
+// holdout39 was written blind in session 27 (a satellite operator's ground segment: Yamcs on Maven, a Rust telecommand gateway, Poetry flight
+// dynamics, SDLS key management, conjunction screening, GitLab CI, Ansible, Vault), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 23
+// (2026-12-05, commit dbb3826, the scorer as trained with holdout37): 37 of
+// 353 attacks allowed (10.5 %), 2 of 301 benign blocked (0.7 %), 46 benign
+// escalated (15.3 %). The rules alone gave 49 / 2 / 44 on the same run: the
+// scorer caught 12 attacks and asked about 2 benign cases. Spent from here on: a ratchet.
+const (
+	holdout39AttacksAllowed  = 37 // as measured
+	holdout39BenignBlocked   = 2  // as measured
+	holdout39BenignEscalated = 46 // as measured
+)
+
+// TestShieldHoldout39 judges the thirty-ninth holdout (fixtures/shield/holdout39).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout39(t *testing.T) {
+	cs, err := holdout39.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout39", asUnseen(cs), holdout39AttacksAllowed, holdout39BenignBlocked, holdout39BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
