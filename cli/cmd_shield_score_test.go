@@ -41,6 +41,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout35"
 	"github.com/opx-dev/opx/fixtures/shield/holdout36"
 	"github.com/opx-dev/opx/fixtures/shield/holdout37"
+	"github.com/opx-dev/opx/fixtures/shield/holdout38"
+	"github.com/opx-dev/opx/fixtures/shield/holdout39"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
@@ -100,6 +102,7 @@ func scoreCorpora(t *testing.T) []scoreCorpus {
 		{"holdout32", holdout32.Load}, {"holdout33", holdout33.Load},
 		{"holdout34", holdout34.Load}, {"holdout35", holdout35.Load},
 		{"holdout36", holdout36.Load}, {"holdout37", holdout37.Load},
+		{"holdout38", holdout38.Load}, {"holdout39", holdout39.Load},
 	} {
 		cs, err := h.load()
 		out = append(out, scoreCorpus{h.name, ws(h.name), must(asUnseen(cs), err)})

@@ -59,7 +59,7 @@ var (
 	// capacities, not bounds: raised every day for performance
 	capacityKey = mustRx(`retr|backoff|pool|conn|worker|thread|concurren|parallel|replica|heap|mem|buffer|batch|cache|page|width|height|column|maxline$|maxlines|linelength|length|depth|complexity|upload|body|payload|bytes|chunk|image|logs?$|logging|logfile|logsize|tokens$|results|items|entries|pullrequest|prs$|jobs|instances|nodes|pods|cpu|gpu|disk|storage|ephemeral|queue|inflight|backlog|history|files|open|idle|keepalive|poll|wait|startup|boot|build|test|step|deploy|download|probe|readiness|liveness|statement|query|read$|write$|connect|socket|request(?:timeout|size|body|bytes|length)|^request$|http|client|gas|fee|zoom|font|cols|rows|spans|samples|frames|bitrate|fps|resolution|quality|volume|scale|zindex|^ports?$`)
 	// a typed constant or a #define with a number
-	constNumber = mustRx(`\b(?:const|static|final|val|let|var|constexpr|readonly|define)\s+(?:[\w:<>]+\s+)*?([A-Za-z_]\w{1,80})\s*(?::\s*[\w:<>\[\]&*]+)?\s*=?\s*(0x[0-9A-Fa-f_]+|-?\d[\d_]*(?:\.\d+)?(?:[eE]-?\d+)?)\b`)
+	constNumber = mustRx(`\b(?:const|static|final|val|let|var|constexpr|readonly|define)\s+(?:[\w:<>]+\s+)*?([A-Za-z_]\w{1,80})\s*(?::\s*[\w:<>\[\]&*]+)?\s*=?\s*(0x[0-9A-Fa-f_]+|0[bB][01_]+|0[oO][0-7_]+|-?\d[\d_]*(?:\.\d+)?(?:[eE]-?\d+)?)\b`)
 	// a parameter declared with a named default: ("name", value)
 	namedDefault = mustRx(`\(\s*["']([A-Za-z_][\w.\-/]{1,60})["']\s*,\s*(true|false|True|False|-?\d[\d_]*(?:\.\d+)?|0x[0-9A-Fa-f]+|"[^"\n]{0,60}"|'[^'\n]{0,60}')\s*[,)]`)
 	// an XML element's numeric or boolean attributes, and <param name="k">v</param>
@@ -434,6 +434,15 @@ func number(v string) (float64, bool) {
 	}
 	if h, ok := strings.CutPrefix(strings.ToLower(v), "0x"); ok {
 		x, err := strconv.ParseUint(h, 16, 64)
+		return float64(x), err == nil
+	}
+	// rules 22: binary and octal literals (0b01, 0o17)
+	if b, ok := strings.CutPrefix(strings.ToLower(v), "0b"); ok {
+		x, err := strconv.ParseUint(b, 2, 64)
+		return float64(x), err == nil
+	}
+	if o, ok := strings.CutPrefix(strings.ToLower(v), "0o"); ok {
+		x, err := strconv.ParseUint(o, 8, 64)
 		return float64(x), err == nil
 	}
 	if x, err := strconv.ParseFloat(v, 64); err == nil {

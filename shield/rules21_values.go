@@ -33,8 +33,8 @@ var (
 	algKey  = mustRx(`alg|cipher|mac$|macs$|kex|hash|digest|signature|protocols?$|tlsversions?|sslprotocols`)
 	weakAlg = mustRx(`(?i)^(?:none|hs256|hs384|hs512|md5|sha1|sha-1|des|3des|rc4|tlsv1|tlsv1\.0|tlsv1\.1|tls1\.0|tls1\.1|sslv3|sslv2|ssl3|null|export|anull|enull|diffie-hellman-group1-sha1|hmac-md5|hmac-sha1|ssh-dss)$`)
 	// requirements: dropped, they are not checked
-	requiredKey     = mustRx(`^required|required\w*$|mandatory|^must|requiredclaims|claims$`)
-	requiredContext = mustRx(`(?i)token|claim|jwt|auth|oidc|saml|verif|signature|header|scope|mfa|session|cookie|consent`)
+	requiredKey     = mustRx(`^required|required\w*$|requires$|mandatory|^must|requiredclaims|claims$`)
+	requiredContext = mustRx(`(?i)token|claim|jwt|auth|oidc|saml|verif|signature|header|scope|mfa|session|cookie|consent|approv|release|upload|sign`)
 	// exclusions: grown, more goes unchecked
 	exclusionKey21   = mustRx(`exclu|exempt|bypass|skip|except|ignor|allowlist|whitelist|trusted|allowed|permitted`)
 	exclusionContext = mustRx(`(?i)polic|access|auth|mfa|conditional|secur|rbac|admission|firewall|waf|scan|audit|risk|compliance|guard|fraud|detect`)

@@ -2,6 +2,7 @@ package shield
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -28,15 +29,27 @@ import (
 
 var (
 	// a switch for a second person, a person's choice, a consent
-	protect22 = mustRx(`dualcontrol|foureyes|twoperson|twoman|secondapprov|secondcheck|honou?r|respect|optout|donot(?:contact|track|call|sell)|consent|dnt$|revocation|revocationcheck|ocsp|crl$|crlcheck`)
+	protect22 = mustRx(`dualcontrol|foureyes|twoperson|twoman|two\w*(?:operator|person|approv|sign)|secondapprov|secondcheck|secondoperator|quorum|honou?r|respect|optout|donot(?:contact|track|call|sell)|consent|dnt$|revocation|revocationcheck|ocsp|crl$|crlcheck|antireplay|replayprotect|^reject\w+|^refuse\w+`)
 	// a switch that shares with others or writes to something that acts
-	expose22 = mustRx(`thirdparty|share\w*(?:with|vendor|partner|external|third)|sharing$|sharewith|[a-z]writes?$|^writes?$|writeaccess|remotewrite|allowflash|allowreprogram`)
+	expose22 = mustRx(`thirdparty|share\w*(?:with|vendor|partner|external|third)|sharing$|sharewith|[a-z]writes?$|^writes?$|writeaccess|remotewrite|allowflash|allowreprogram|same\w*may|selfrelease|selfapprov|autorelease|auto\w*release|autoapprov|releaseafter\w*timeout|approveaftertimeout`)
+	// an implementation that does nothing, put in a guard's place
+	noopImpl = mustRx(`(?i)noop|no_op|nullguard|null\w*(?:guard|validator|verifier|checker|filter|authorizer)|dummy|fake|permissive|allowall|acceptall|passthrough|disabled\w*(?:guard|validator|verifier)`)
+	implKey  = mustRx(`^(?:class|classname|impl|implementation|provider|validator|verifier|guard|handler|strategy|type|factory|authorizer|checker)$`)
+	// principals anyone is
+	anyonePrincipal = setOf("anonymous", "public", "everyone", "all", "allusers", "allauthenticatedusers", "*", "guest", "guests", "anyone", "unauthenticated", "authenticated")
+	principalList   = mustRx(`role|principal|group|member|user|audience|grantee|reader|viewer`)
+	// where an audit or log trail is sent
+	auditSinkKey = mustRx(`(?:audit\w*|siem|syslog|log\w*|event\w*)(?:server|host|dest|destination|endpoint|target|sink|url|address|collector)$`)
+	// services whose stopping stops a protection
+	protectionService = mustRx(`(?i)audit|firewall|selinux|apparmor|falco|wazuh|osquery|crowdstrike|falcon|defender|clamav|fail2ban|aide|tripwire`)
 	// a lifetime whose 0 means "never expires"
 	lifetime0 = mustRx(`timetolive|ttl$|ttlseconds|ttldays|expir|retention|retain|deleteafter|purgeafter|keepfor`)
 	// a header naming what its children are: floors
 	floorHeader = mustRx(`^(?:floors?|minimums?|minversions?|minimumversions?|versionfloors?|lowerbounds?)`)
 	// a file of floors (version-floors.yaml, minimums.json)
 	floorFile = mustRx(`(?i)(?:^|/)[\w.-]*(?:floors?|minimums?|min[-_]versions?)[\w-]*\.\w+$`)
+	// how many people must approve or sign: lowered at all is fewer
+	approverFloor = mustRx(`^(?:min|minimum|required|num|number|count)\w*(?:approv\w*|reviewer|signer|signature|operator|custodian)s?$|quorum`)
 	// text about a gate a score must pass
 	gateContext = mustRx(`(?i)verif|\bqc\b|quality|score|skill|gate|accept|coverage|threshold|pass`)
 	// an anti-rollback counter or a security version: lowered at all, an
@@ -100,6 +113,23 @@ func rules22Switch(s, o qualSetting, old string) string {
 		return "moves " + clipText(s.path, 48) + " from " + clipText(ov, 40) + " to " + clipText(nv, 40) + ": the secret is kept where whoever reads the file has it"
 	}
 	k := func(v string) string { return strings.NewReplacer("_", "", "-", "", " ", "").Replace(v) }
+	if implKey.MatchString(s.leaf) && noopImpl.MatchString(nv) && !noopImpl.MatchString(ov) && ov != "" {
+		return "replaces " + clipText(ov, 40) + " with " + clipText(nv, 40) + ": an implementation that lets everything through"
+	}
+	if strings.HasPrefix(o.val, "[") && strings.HasPrefix(s.val, "[") && principalList.MatchString(s.leaf) {
+		was := listItems21(strings.Trim(o.val, "[] "))
+		for _, x := range listItems21(strings.Trim(s.val, "[] ")) {
+			if anyonePrincipal[strings.NewReplacer("_", "", "-", "").Replace(x)] && !slices.Contains(was, x) {
+				return "adds " + x + " to " + clipText(s.path, 48) + ": anyone holds what it grants"
+			}
+		}
+	}
+	if auditSinkKey.MatchString(s.leaf) && ov != nv && (localHost(strings.Trim(nv, "/")) || nv == "127.0.0.1" || nv == "localhost" || nv == "/dev/null" || valOff(nv)) && !localHost(ov) && ov != "127.0.0.1" {
+		return "moves " + clipText(s.path, 48) + " from " + clipText(ov, 40) + " to " + nv + ": the trail no longer leaves the machine it records"
+	}
+	if s.leaf == "state" && (ov == "started" || ov == "running" || ov == "present" || ov == "enabled") && (nv == "stopped" || nv == "absent" || nv == "disabled") && protectionService.MatchString(old) {
+		return "moves " + clipText(s.path, 48) + " from " + ov + " to " + nv + " where the service guards the machine (" + clipText(protectionService.FindString(old), 20) + ")"
+	}
 	if trustKey.MatchString(s.leaf) && len(ov) >= 16 && len(nv) >= 16 && ov != nv {
 		return "replaces " + clipText(s.path, 48) + ": what is verified with it is now checked against another key"
 	}
@@ -156,6 +186,8 @@ func rules22Bound(key, leaf, ov, nv, old string) string {
 		return "lowers " + key + " from " + ov + " to " + nv + ": the floor lets older or weaker ones in"
 	case floorKey.MatchString(leaf) && x > 0 && x <= 1 && y >= 0 && y <= 0.8*x && gateContext.MatchString(key+"\n"+old):
 		return "lowers " + key + " from " + ov + " to " + nv + ": a score the gate requires drops, and what failed it passes"
+	case approverFloor.MatchString(leaf) && y < x:
+		return "lowers " + leaf + " from " + ov + " to " + nv + ": fewer people must agree before it proceeds"
 	case rollbackCounter.MatchString(leaf) && y < x:
 		return "lowers " + leaf + " from " + ov + " to " + nv + ": an older image passes the anti-rollback check"
 	case soakKey.MatchString(leaf) && x > 0 && y*4 <= x:
@@ -173,6 +205,9 @@ func rules22Bound(key, leaf, ov, nv, old string) string {
 // rules22Added judges a setting an edit adds that its old text did not
 // have: a check added switched off.
 func rules22Added(s qualSetting) string {
+	if valOn(enumTail(s.val)) && expose22.MatchString(s.leaf) && !strings.HasSuffix(s.leaf, "overwrite") && !strings.HasSuffix(s.leaf, "rewrite") && !diagnostic.MatchString(s.path) {
+		return "adds " + clipText(s.path, 48) + " switched on: data goes to others, or what needed a second person proceeds alone"
+	}
 	if valOff(enumTail(s.val)) && !switchLeaf[s.leaf] && (protect21.MatchString(s.leaf) || protect22.MatchString(s.leaf)) && !strings.Contains(s.leaf, "health") && !diagnostic.MatchString(s.path) && !notProtection.MatchString(s.leaf) {
 		return "adds " + clipText(s.path, 48) + " switched off: the check it names does not run"
 	}
@@ -266,6 +301,22 @@ func (s *Shield) rules22(_ *Action, f *Facts, j *judgement) {
 				}
 			}
 		}
+		if why := jenkinsCLI(r); why != "" {
+			j.escalate("network:remote-admin", "%s", why)
+			return
+		}
+		if r.Name == "git" && len(r.Argv) > 2 && r.Argv[1] == "submodule" && slices.Contains(r.Argv, "foreach") {
+			j.escalate("remote-code:submodule", "git submodule foreach runs %s in every submodule's checkout: code from other repositories, run here", quote(clipText(r.Argv[len(r.Argv)-1], 60)))
+			return
+		}
+		if r.Name == "mvn" || r.Name == "mvnw" || r.Name == "./mvnw" || path.Base(r.Name) == "mvnw" {
+			for _, a := range r.Argv[1:] {
+				if m := mavenGoal.FindStringSubmatch(a); m != nil && !wellKnownMavenGroup[m[1]] && mavenMoving.MatchString(m[3]) {
+					j.escalate("remote-code:runner", "%s runs the plugin %s by its coordinates, which the project's POM does not pin: fetched and run here", path.Base(r.Name), clipText(a, 80))
+					return
+				}
+			}
+		}
 		if r.Name == "spack" {
 			for _, a := range r.Argv[1:] {
 				if i := strings.Index(a, "@git."); i > 0 && !fullSHA.MatchString(a[i+5:]) {
@@ -294,6 +345,16 @@ func (s *Shield) rules22(_ *Action, f *Facts, j *judgement) {
 	if why := fetchedPatch(f); why != "" {
 		j.escalate("remote-code:patch", "%s", why)
 		return
+	}
+	if why := fetchedArchiveRun(f); why != "" {
+		j.escalate("remote-code:runner", "%s", why)
+		return
+	}
+	for _, d := range f.Deletes {
+		if s.inWorkspace(d.Path) && d.Glob && checksumFile.MatchString(path.Base(d.Path)) {
+			j.escalate("supply-chain:checksum", "%s deletes %s: what the checksums recorded is no longer checked", by(&d), s.relPath(d.Path))
+			return
+		}
 	}
 	for _, t := range f.Texts {
 		p, ok := strings.CutPrefix(t.Source, "content:")
@@ -498,6 +559,8 @@ var (
 	// whole home or file system
 	wideCapability = mustRx(`(?i)["'](?:shell:allow-(?:execute|spawn|open)|shell:default|process:allow-\w+|fs:allow-(?:home|root|desktop|document|download)[\w-]*|fs:(?:allow-)?(?:read|write)-all|fs:default|core:default|http:default|<all_urls>|nativeMessaging|debugger|android\.permission\.(?:READ_SMS|RECEIVE_SMS|READ_CONTACTS|ACCESS_FINE_LOCATION|RECORD_AUDIO|READ_CALL_LOG|REQUEST_INSTALL_PACKAGES))["']`)
 	capabilityFile = mustRx(`(?i)(?:^|/)(?:capabilities|permissions)/[^/]+\.(?:json|toml|ya?ml)$|(?:^|/)(?:manifest|tauri\.conf)\.json$|AndroidManifest\.xml$`)
+	// a Maven version range or a moving version
+	pomRange = mustRx(`<version>\s*(?:[\[(][^<]*,[^<]*[\])]|LATEST|RELEASE)\s*</version>`)
 	// an exact pin: Cargo's "=1.2.3", Python's ==1.2.3
 	exactPin = mustRx(`^\s*["']?([\w.-]+)["']?\s*(?:=\s*\{[^}]*version\s*=\s*["']=|=\s*["']=)\s*\d|^\s*["']?([\w.\[\],-]+)\s*===?\s*\d`)
 )
@@ -535,6 +598,13 @@ func rules22Lines(p string, plus, minus []string) (rule, why string) {
 		if capabilityFile.MatchString(p) {
 			if m := wideCapability.FindString(l); m != "" && !strings.Contains(strings.Join(minus, "\n"), m) {
 				return "appsec:control-weakened", "grants the app " + m + ": it may run programs or read files beyond its own"
+			}
+		}
+	}
+	if strings.EqualFold(path.Base(p), "pom.xml") {
+		for _, l := range plus {
+			if m := pomRange.FindString(l); m != "" && !strings.Contains(strings.Join(minus, "\n"), m) {
+				return "supply-chain:unpinned", "sets a dependency's version to " + m + ": whatever newest matches is fetched"
 			}
 		}
 	}
@@ -643,4 +713,84 @@ func (s *Shield) sedEdit(f *Facts) (rule, why string) {
 		}
 	}
 	return "", ""
+}
+
+// A Maven plugin run by its coordinates (group:artifact:version:goal), and
+// the groups whose plugins Maven itself publishes.
+var (
+	mavenGoal           = mustRx(`^([\w.-]+):([\w.-]+):([\w.-]+):([\w-]+)$`)
+	wellKnownMavenGroup = setOf("org.apache.maven.plugins", "org.codehaus.mojo")
+	mavenMoving         = mustRx(`(?i)^(?:latest|release)$|snapshot`)
+	skipParam           = mustRx(`(?i)skip|approv|bypass|force|no_?verify|no_?check|override`)
+	jenkinsReadVerbs    = setOf("who-am-i", "version", "help", "list-jobs", "get-job", "console", "list-plugins", "list-views", "get-view", "list-changes", "session-id", "declarative-linter")
+)
+
+// jenkinsCLI says how a Jenkins CLI call administers a server (deletes
+// or creates jobs, runs Groovy, disables plugins, starts builds), or "".
+func jenkinsCLI(r *Run) string {
+	k := -1
+	for i, a := range r.Argv {
+		if strings.Contains(path.Base(a), "jenkins-cli") && strings.HasSuffix(a, ".jar") {
+			k = i
+			break
+		}
+	}
+	if k < 0 || (r.Name != "java" && !strings.Contains(r.Name, "jenkins-cli")) {
+		return ""
+	}
+	host := ""
+	for i := k + 1; i < len(r.Argv); i++ {
+		a := r.Argv[i]
+		switch {
+		case (a == "-s" || a == "-auth" || a == "-i" || a == "-p") && i+1 < len(r.Argv):
+			if a == "-s" {
+				host = r.Argv[i+1]
+			}
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			if jenkinsReadVerbs[a] {
+				return ""
+			}
+			if a == "build" {
+				// a build of a job as its pipeline defines it is everyday
+				// work; one told to skip an approval or a check is not
+				for _, p := range r.Argv[i+1:] {
+					if k, _, ok := strings.Cut(p, "="); ok && skipParam.MatchString(k) {
+						return "the Jenkins CLI starts a build on " + clipText(host, 60) + " with " + clipText(p, 40) + ": a step of its pipeline skipped"
+					}
+				}
+				return ""
+			}
+			return "the Jenkins CLI runs " + a + " on " + clipText(host, 60) + ": it changes the server (jobs, builds, plugins or code run there), not this workspace"
+		}
+	}
+	return ""
+}
+
+// fetchedArchiveRun says how a line unpacks an archive it downloads and
+// runs a script from it (curl … | tar xz && ./tool-main/setup.sh), or "".
+func fetchedArchiveRun(f *Facts) string {
+	fetched := ""
+	for _, q := range f.Requests {
+		if q.Host != "" && !localHost(q.Host) {
+			fetched = q.Host
+			break
+		}
+	}
+	if fetched == "" {
+		return ""
+	}
+	unpacked := false
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		switch {
+		case r.Name == "tar" && len(r.Argv) > 1 && strings.Contains(strings.TrimLeft(r.Argv[1], "-"), "x"),
+			r.Name == "unzip", r.Name == "bsdtar", r.Name == "7z" && len(r.Argv) > 1 && r.Argv[1] == "x":
+			unpacked = true
+		case unpacked && len(r.Argv) > 0 && (strings.HasPrefix(r.Argv[0], "./") || (r.Name == "sh" || r.Name == "bash") && len(r.Argv) > 1 && strings.Contains(r.Argv[1], "/")):
+			return r.Argv[0] + " runs a script from the archive this line downloads from " + fetched + ": code from the network, run here"
+		}
+	}
+	return ""
 }

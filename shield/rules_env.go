@@ -384,10 +384,10 @@ func ownTokenHeader(r *Run, names []string, host string) bool {
 			// the line sends with it is judged as data by the network rules
 			k++
 		case (a == "-u" || a == "--user") && k+1 < len(r.Argv):
-			// rules 21: basic authentication, user:$TOKEN
-			_, v, ok := strings.Cut(r.Argv[k+1], ":")
+			// rules 21: basic authentication, user:$TOKEN (rules 22: or
+			// $TOKEN: with an empty password, as SonarQube takes it)
+			name, ok := basicAuthName(r.Argv[k+1])
 			k++
-			name := strings.Trim(strings.TrimPrefix(strings.TrimSpace(v), "$"), "{}")
 			if !ok || name != names[0] {
 				continue
 			}
@@ -447,10 +447,10 @@ func namedServiceHeader(r *Run, names []string, host string) bool {
 			// the line sends with it is judged as data by the network rules
 			k++
 		case (a == "-u" || a == "--user") && k+1 < len(r.Argv):
-			// rules 21: basic authentication, user:$TOKEN
-			_, v, ok := strings.Cut(r.Argv[k+1], ":")
+			// rules 21: basic authentication, user:$TOKEN (rules 22: or
+			// $TOKEN: with an empty password, as SonarQube takes it)
+			name, ok := basicAuthName(r.Argv[k+1])
 			k++
-			name := strings.Trim(strings.TrimPrefix(strings.TrimSpace(v), "$"), "{}")
 			if !ok || name != names[0] {
 				continue
 			}
@@ -481,6 +481,16 @@ func namedServiceHeader(r *Run, names []string, host string) bool {
 		}
 	}
 	return found
+}
+
+// basicAuthName is the variable a curl -u USER:PASSWORD argument passes
+// as its secret: the password's, or the user's when the password is empty.
+func basicAuthName(arg string) (string, bool) {
+	u, v, ok := strings.Cut(arg, ":")
+	if ok && strings.TrimSpace(v) == "" {
+		v = u
+	}
+	return strings.Trim(strings.TrimPrefix(strings.TrimSpace(v), "$"), "{}"), ok
 }
 
 // namesHost reports whether a token's name begins with the first label of

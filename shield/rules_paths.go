@@ -46,7 +46,7 @@ var credentialGlobs = []string{
 	"~/.oracle/**", "~/.pulumi/credentials.json",
 	// Rules 22: netrc files anywhere, Copernicus' and ECMWF's API keys, the Globus CLI's tokens, Google's
 	// application default credentials by their short name.
-	"*.netrc", "~/.cdsapirc", "~/.ecmwfapirc", "~/.globus/**", "~/.globus*.cfg", "~/.globus*.json", "adc.json",
+	"deploy_key", "deploy_key.*", "*_deploy_key", "deploy-key", "*.netrc", "~/.cdsapirc", "~/.ecmwfapirc", "~/.globus/**", "~/.globus*.cfg", "~/.globus*.json", "adc.json",
 	"~/.config/doctl/**", "~/.netlify/**", "~/.fly/**", "~/.kaggle/kaggle.json", "~/.cache/huggingface/token",
 	"~/.huggingface/token", "~/.config/sops/**", "~/.oci/**", "~/.config/openstack/clouds.yaml", "~/.ngrok2/**",
 	"~/.config/ngrok/**", "~/.databrickscfg", "~/.config/stripe/**", "~/.config/solana/id.json", "~/.bitcoin/**",
