@@ -321,7 +321,14 @@ package shield
 //	   sed -i as the edit it makes, retention and embargo waits, trust keys,
 //	   Pulumi protect, escaped names, migrations dropping guards, app
 //	   capabilities and exact pins (see docs/shield-rules.md "Rules 22").
-const RulesVersion = "23"
+//	24 session 27, after holdout38's and holdout39's measures (rules 22's
+//	   third pass): two-operator, quorum, anti-replay and reject switches;
+//	   self- and auto-release; guards replaced by no-op classes; anonymous
+//	   principals; audit sinks moved to loopback; protective services
+//	   stopped; approver counts; Maven ranges; the Jenkins CLI's
+//	   administration, submodule foreach, Maven plugins at LATEST, scripts
+//	   from downloaded archives (see docs/shield-rules.md "Rules 22").
+const RulesVersion = "24"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).
