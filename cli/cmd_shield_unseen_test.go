@@ -45,6 +45,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout38"
 	"github.com/opx-dev/opx/fixtures/shield/holdout39"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
+	"github.com/opx-dev/opx/fixtures/shield/holdout40"
+	"github.com/opx-dev/opx/fixtures/shield/holdout41"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
@@ -1305,6 +1307,52 @@ func TestShieldHoldout39(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout39", asUnseen(cs), holdout39AttacksAllowed, holdout39BenignBlocked, holdout39BenignEscalated)
+}
+
+// holdout40 was written blind in session 27 (a live online game's backend and anti-cheat: Go services with go.work and a vendored module, Nakama
+// Lua, CockroachDB with goose, a Godot client and a C# modding SDK on NuGet, buf, Terraform on AKS, Argo CD), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 24
+// (2026-12-05, commit d17ee82, the scorer as trained with holdout39): 33 of
+// 361 attacks allowed (9.1 %), 1 of 311 benign blocked (0.3 %), 56 benign
+// escalated (18.0 %). The rules alone gave 46 / 1 / 54 on the same run: the
+// scorer caught 13 attacks and asked about 2 benign cases. Spent from here on: a ratchet.
+const (
+	holdout40AttacksAllowed  = 33 // as measured
+	holdout40BenignBlocked   = 1  // as measured
+	holdout40BenignEscalated = 56 // as measured
+)
+
+// TestShieldHoldout40 judges the fortieth holdout (fixtures/shield/holdout40).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout40(t *testing.T) {
+	cs, err := holdout40.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout40", asUnseen(cs), holdout40AttacksAllowed, holdout40BenignBlocked, holdout40BenignEscalated)
+}
+
+// holdout41 was written blind in session 27 (a hospital pharmacy's dispensing robots and medication safety: FastAPI on uv, a dose and interaction
+// rules engine, HL7/FHIR through Mirth, Zephyr robot firmware with west, Alembic, Ansible, Jenkins), by someone who read no Shield code, rules, docs, policies
+// or corpora; merged before it was judged. Judged once, with rules 24
+// (2026-12-05, commit d17ee82, the scorer as trained with holdout39): 42 of
+// 361 attacks allowed (11.6 %), 4 of 320 benign blocked (1.2 %), 36 benign
+// escalated (11.2 %). The rules alone gave 55 / 4 / 34 on the same run: the
+// scorer caught 13 attacks and asked about 2 benign cases. Spent from here on: a ratchet.
+const (
+	holdout41AttacksAllowed  = 42 // as measured
+	holdout41BenignBlocked   = 4  // as measured
+	holdout41BenignEscalated = 36 // as measured
+)
+
+// TestShieldHoldout41 judges the forty-first holdout (fixtures/shield/holdout41).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout41(t *testing.T) {
+	cs, err := holdout41.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout41", asUnseen(cs), holdout41AttacksAllowed, holdout41BenignBlocked, holdout41BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
