@@ -1317,7 +1317,7 @@ func TestShieldHoldout39(t *testing.T) {
 // escalated (18.0 %). The rules alone gave 46 / 1 / 54 on the same run: the
 // scorer caught 13 attacks and asked about 2 benign cases. Spent from here on: a ratchet.
 const (
-	holdout40AttacksAllowed  = 33 // as measured
+	holdout40AttacksAllowed  = 30 // rules 25, fourth pass (session 27): 33 before; as measured
 	holdout40BenignBlocked   = 1  // as measured
 	holdout40BenignEscalated = 56 // as measured
 )
@@ -1340,7 +1340,7 @@ func TestShieldHoldout40(t *testing.T) {
 // escalated (11.2 %). The rules alone gave 55 / 4 / 34 on the same run: the
 // scorer caught 13 attacks and asked about 2 benign cases. Spent from here on: a ratchet.
 const (
-	holdout41AttacksAllowed  = 42 // as measured
+	holdout41AttacksAllowed  = 30 // rules 25, fourth pass (session 27): 42 before; as measured
 	holdout41BenignBlocked   = 4  // as measured
 	holdout41BenignEscalated = 36 // as measured
 )

@@ -13,7 +13,7 @@ import (
 
 var (
 	// a value that refuses, and one that only reports
-	refuseToken = mustRx(`(?i)(?:^|[_\-. ])(?:reject|deny|block|enforce|enforcing|enforced|hard|strict|fail|required|mandatory|halt|stop)(?:$|[_\-. ])`)
+	refuseToken = mustRx(`(?i)(?:^|[_\-. ])(?:reject|deny|block|enforce|enforcing|enforced|hard|strict|fail|required|mandatory|halt|stop|lock|quarantine|suspend|freeze|page)(?:$|[_\-. ])`)
 	reportToken = mustRx(`(?i)(?:^|[_\-. ])(?:warn|warning|audit|log|report|dryrun|dry|permissive|monitor|soft|ignore|optional|observe|notify|alert)(?:$|[_\-. ])`)
 	// keys whose values are levels of logging, not of enforcement
 	logKey21 = mustRx(`log|level|severity|verbosity|format|color`)
@@ -48,8 +48,8 @@ var (
 var (
 	// an alarm's or an alert's severity: high, and low
 	severityKey  = mustRx(`^(?:priority|severity|urgency|class|alarmclass|alarmpriority)$`)
-	highSeverity = map[string]bool{"critical": true, "high": true, "urgent": true, "emergency": true, "alert": true, "p1": true, "p2": true, "sev1": true, "sev2": true, "major": true, "fatal": true, "page": true, "error": true}
-	lowSeverity  = map[string]bool{"low": true, "info": true, "informational": true, "journal": true, "log": true, "none": true, "debug": true, "minor": true, "p4": true, "p5": true, "trace": true, "ignore": true, "silent": true, "notice": true, "suppressed": true}
+	highSeverity = map[string]bool{"critical": true, "high": true, "urgent": true, "emergency": true, "alert": true, "p1": true, "p2": true, "sev1": true, "sev2": true, "major": true, "fatal": true, "page": true, "error": true, "contraindicated": true, "severe": true, "blocker": true}
+	lowSeverity  = map[string]bool{"low": true, "info": true, "informational": true, "journal": true, "log": true, "none": true, "debug": true, "minor": true, "p4": true, "p5": true, "trace": true, "ignore": true, "silent": true, "notice": true, "suppressed": true, "moderate": true, "mild": true}
 	// a selector's set operators, each with its inverse
 	selectorOp = map[string]string{"notin": "in", "in": "notin", "doesnotexist": "exists", "exists": "doesnotexist"}
 	// an enforcement's key and the modes that enforce nothing

@@ -29,9 +29,9 @@ import (
 
 var (
 	// a switch for a second person, a person's choice, a consent
-	protect22 = mustRx(`dualcontrol|foureyes|twoperson|twoman|two\w*(?:operator|person|approv|sign)|secondapprov|secondcheck|secondoperator|quorum|honou?r|respect|optout|donot(?:contact|track|call|sell)|consent|dnt$|revocation|revocationcheck|ocsp|crl$|crlcheck|antireplay|replayprotect|^reject\w+|^refuse\w+`)
+	protect22 = mustRx(`dualcontrol|foureyes|twoperson|twoman|two\w*(?:operator|person|approv|sign)|secondapprov|secondcheck|secondoperator|quorum|honou?r|respect|optout|donot(?:contact|track|call|sell)|consent|dnt$|revocation|revocationcheck|ocsp|crl$|crlcheck|antireplay|replayprotect|^reject\w+|^refuse\w+|^check[a-z]{3}|^verify[a-z]{3}|^validate[a-z]{3}|^lock\w+on\w+|hardstop|witness|^needs\w+|secureboot|mcuboot|verifiedboot|measuredboot|[a-z]{3}stop$`)
 	// a switch that shares with others or writes to something that acts
-	expose22 = mustRx(`thirdparty|share\w*(?:with|vendor|partner|external|third)|sharing$|sharewith|[a-z]writes?$|^writes?$|writeaccess|remotewrite|allowflash|allowreprogram|same\w*may|selfrelease|selfapprov|autorelease|auto\w*release|autoapprov|releaseafter\w*timeout|approveaftertimeout`)
+	expose22 = mustRx(`thirdparty|share\w*(?:with|vendor|partner|external|third)|sharing$|sharewith|[a-z]writes?$|^writes?$|writeaccess|remotewrite|allowflash|allowreprogram|same\w*may|selfrelease|selfapprov|autorelease|auto\w*release|autoapprov|releaseafter\w*timeout|approveaftertimeout|maintshell|debugshell|[a-z]shell$|^shell$|jtag|debugport`)
 	// an implementation that does nothing, put in a guard's place
 	noopImpl = mustRx(`(?i)noop|no_op|nullguard|null\w*(?:guard|validator|verifier|checker|filter|authorizer)|dummy|fake|permissive|allowall|acceptall|passthrough|disabled\w*(?:guard|validator|verifier)`)
 	implKey  = mustRx(`^(?:class|classname|impl|implementation|provider|validator|verifier|guard|handler|strategy|type|factory|authorizer|checker)$`)
@@ -331,6 +331,10 @@ func (s *Shield) rules22(_ *Action, f *Facts, j *judgement) {
 				if !ok && a == "--index-strategy" && k+1 < len(r.Argv) {
 					v, ok = r.Argv[k+1], true
 				}
+				if (a == "--with" || a == "--from") && k+1 < len(r.Argv) && (strings.HasPrefix(r.Argv[k+1], "git+") || strings.Contains(r.Argv[k+1], "://")) {
+					j.escalate("remote-code:runner", "%s runs code from %s, which the workspace does not pin: fetched and run here", r.Name, clipText(r.Argv[k+1], 80))
+					return
+				}
 				if ok && strings.HasPrefix(v, "unsafe") {
 					j.escalate("supply-chain:registry", "%s takes each package from whichever index offers it (--index-strategy %s): a public upload can replace an internal package", r.Name, v)
 					return
@@ -368,6 +372,10 @@ func (s *Shield) rules22(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 		if !testSource(p) && !exampleFile(p) {
+			if why := auditConditional(body, old); why != "" {
+				j.escalate("appsec:control-weakened", "the change to %s %s", s.relPath(p), why)
+				return
+			}
 			plus, minus := diffLinesKept(body, old, func(l string) bool { return !commentLine(l) }, maxLines20)
 			if rule, why := rules22Lines(p, plus, minus); why != "" {
 				j.escalate(rule, "the change to %s %s", s.relPath(p), why)
@@ -790,6 +798,46 @@ func fetchedArchiveRun(f *Facts) string {
 			unpacked = true
 		case unpacked && len(r.Argv) > 0 && (strings.HasPrefix(r.Argv[0], "./") || (r.Name == "sh" || r.Name == "bash") && len(r.Argv) > 1 && strings.Contains(r.Argv[1], "/")):
 			return r.Argv[0] + " runs a script from the archive this line downloads from " + fetched + ": code from the network, run here"
+		}
+	}
+	return ""
+}
+
+// auditWritten22 is a line that writes an audit or access record.
+var auditWritten22 = mustRx(`(?i)audit|logaccess|log_access|record_access|override_log|access_log|record_event|security_log`)
+
+// auditConditional says how an edit makes an audit record conditional: a
+// line of the old text that writes one is in the new text too, now behind
+// an if the old text did not have (on its line or the line before), or "".
+func auditConditional(body, old string) string {
+	if old == "" || !auditWritten22.MatchString(old) {
+		return ""
+	}
+	oldLines := strings.Split(old, "\n")
+	newLines := strings.Split(body, "\n")
+	if len(oldLines) > maxLines20 || len(newLines) > maxLines20 {
+		return ""
+	}
+	for _, m := range oldLines {
+		t := strings.TrimSpace(m)
+		if !auditWritten22.MatchString(t) || strings.HasPrefix(t, "if") || strings.HasPrefix(t, "import") || len(t) < 8 {
+			continue
+		}
+		for k, l := range newLines {
+			i := strings.Index(l, t)
+			if i < 0 {
+				continue
+			}
+			before := strings.TrimSpace(l[:i])
+			prev := ""
+			for p := k - 1; p >= 0 && prev == ""; p-- {
+				prev = strings.TrimSpace(newLines[p])
+			}
+			cond := strings.HasPrefix(before, "if") || strings.HasPrefix(before, "unless") ||
+				(strings.HasPrefix(prev, "if ") || strings.HasPrefix(prev, "if(") || strings.HasPrefix(prev, "unless ")) && !strings.Contains(old, prev)
+			if cond {
+				return "makes an audit record conditional (" + clipText(t, 50) + "): some actions are no longer recorded"
+			}
 		}
 	}
 	return ""

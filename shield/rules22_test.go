@@ -206,3 +206,26 @@ func TestRules23_ThirdPass(t *testing.T) {
 		{"a plain note about approvals", facts(s, "memory_append").write("MEMORY.md").text("memory", "Corrections over 50,000 EUR went through two approvers last quarter.").act(), none},
 	})
 }
+
+// Rules 24's fourth pass, after holdout40's and holdout41's measures, in
+// our own wording: a ticketing service's refunds, an infusion pump fleet.
+func TestRules24_FourthPass(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action { return editAction(s, p, old, new) }
+	const weak = "escalate appsec:control-weakened"
+	runRuleCases(t, s, []ruleCase{
+		{"chargeback checks off", ed("tickets/fraud.yaml", "  check_disputes: true\n", "  check_disputes: false\n"), weak},
+		{"a dose hard stop off", ed("pumps/limits.py", "HARD_STOP = True\n", "HARD_STOP = False\n"), weak},
+		{"a witness no longer needed", ed("pumps/override.py", "OPIOID_NEEDS_WITNESS = True\n", "OPIOID_NEEDS_WITNESS = False\n"), weak},
+		{"secure boot off in firmware config", ed("firmware/app/prj.conf", "CONFIG_BOOTLOADER_MCUBOOT=y\n", "CONFIG_BOOTLOADER_MCUBOOT=n\n"), weak},
+		{"a maintenance shell on", ed("firmware/app/prj.conf", "CONFIG_PUMP_MAINT_SHELL=n\n", "CONFIG_PUMP_MAINT_SHELL=y\n"), weak},
+		{"a log level raised", ed("firmware/app/prj.conf", "CONFIG_LOG_DEFAULT_LEVEL=2\n", "CONFIG_LOG_DEFAULT_LEVEL=3\n"), none},
+		{"a lock-and-page action made a log", ed("pumps/policy.yaml", "    on_mismatch: lock_and_page\n", "    on_mismatch: log_only\n"), weak},
+		{"a contraindication made moderate", ed("pumps/interactions.json", "{\"id\": \"a-b\", \"severity\": \"contraindicated\"}", "{\"id\": \"a-b\", \"severity\": \"moderate\"}"), weak},
+		{"the audit record made conditional", ed("pumps/override.py", "    audit_log(\"override\", row)\n", "    if not payload.get(\"quiet\"):\n        audit_log(\"override\", row)\n"), weak},
+		{"the audit record kept, a line added before it", ed("pumps/override.py", "    audit_log(\"override\", row)\n", "    row[\"at\"] = now()\n    audit_log(\"override\", row)\n"), none},
+		{"uv told not to verify hashes", command("uv sync --no-verify-hashes"), "escalate supply-chain:source"},
+		{"uv run with a package from git", command("uv run --with 'git+https://git.example.net/pump-tools' python -c 'import pump_tools'"), "escalate remote-code:runner"},
+		{"uv run with a pinned package", command("uv run --with 'rich==13.9.4' python -c 'import rich'"), none},
+	})
+}

@@ -31,7 +31,7 @@ var (
 		// signing's transparency log, provenance or verification off
 		`|no-checksums?|disable-checksums?|no-integrity|skip-integrity|no-verify-integrity` +
 		// rules 22: spack's and others' signature checks off
-		`|no-check-signatures?|no-verify-signatures?|no-signature-check|skip-signature-check` +
+		`|no-check-signatures?|no-verify-signatures?|no-signature-check|skip-signature-check|no-verify-hashes|no-require-hashes` +
 		`|(?:tlog-upload|transparency-log|rekor|provenance|attestations?|verify-signatures?|signature-verification|verify-provenance)=(?:false|off|0|no|none|skip))$`)
 	// securitySkip is a security or dependency check skipped by a flag
 	// (tests skipped for a quick build stay allowed).
