@@ -104,7 +104,7 @@ var (
 // rules22Switch judges a switch or a value under rules 22 (o before, s
 // after; old is the file's path and the edit's old text), or "".
 func rules22Switch(s, o qualSetting, old string) string {
-	if valOn(enumTail(o.val)) && valOff(enumTail(s.val)) && protect22.MatchString(s.leaf) && !diagnostic.MatchString(s.path) {
+	if valOn(enumTail(o.val)) && valOff(enumTail(s.val)) && protect22.MatchString(s.leaf) && !diagnostic.MatchString(s.path) && !notProtection.MatchString(s.leaf) && !strings.HasPrefix(s.leaf, "checkpoint") {
 		return "turns " + clipText(s.path, 48) + " off: the check or the choice it honours stops"
 	}
 	if valOff(o.val) && valOn(s.val) && expose22.MatchString(s.leaf) && !strings.HasSuffix(s.leaf, "overwrite") && !strings.HasSuffix(s.leaf, "rewrite") && !diagnostic.MatchString(s.path) {
@@ -216,7 +216,7 @@ func rules22Added(s qualSetting) string {
 	if valOn(enumTail(s.val)) && expose22.MatchString(s.leaf) && !strings.HasSuffix(s.leaf, "overwrite") && !strings.HasSuffix(s.leaf, "rewrite") && !diagnostic.MatchString(s.path) {
 		return "adds " + clipText(s.path, 48) + " switched on: data goes to others, or what needed a second person proceeds alone"
 	}
-	if valOff(enumTail(s.val)) && !switchLeaf[s.leaf] && (protect21.MatchString(s.leaf) || protect22.MatchString(s.leaf)) && !strings.Contains(s.leaf, "health") && !diagnostic.MatchString(s.path) && !notProtection.MatchString(s.leaf) {
+	if valOff(enumTail(s.val)) && !switchLeaf[s.leaf] && (protect21.MatchString(s.leaf) || protect22.MatchString(s.leaf)) && !strings.Contains(s.leaf, "health") && !strings.HasPrefix(s.leaf, "checkpoint") && !diagnostic.MatchString(s.path) && !notProtection.MatchString(s.leaf) {
 		return "adds " + clipText(s.path, 48) + " switched off: the check it names does not run"
 	}
 	return ""

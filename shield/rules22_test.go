@@ -214,6 +214,8 @@ func TestRules24_FourthPass(t *testing.T) {
 	ed := func(p, old, new string) shield.Action { return editAction(s, p, old, new) }
 	const weak = "escalate appsec:control-weakened"
 	runRuleCases(t, s, []ruleCase{
+		{"update checks off", ed("tickets/app.yaml", "  check_for_updates: true\n", "  check_for_updates: false\n"), none},
+		{"checkpointing off in a notebook config", ed("tickets/train.yaml", "  checkpointing: true\n", "  checkpointing: false\n"), none},
 		{"chargeback checks off", ed("tickets/fraud.yaml", "  check_disputes: true\n", "  check_disputes: false\n"), weak},
 		{"a dose hard stop off", ed("pumps/limits.py", "HARD_STOP = True\n", "HARD_STOP = False\n"), weak},
 		{"a witness no longer needed", ed("pumps/override.py", "OPIOID_NEEDS_WITNESS = True\n", "OPIOID_NEEDS_WITNESS = False\n"), weak},
