@@ -313,7 +313,7 @@ func (s *Shield) rules22(_ *Action, f *Facts, j *judgement) {
 			j.escalate("network:remote-admin", "%s", why)
 			return
 		}
-		if r.Name == "git" && len(r.Argv) > 2 && r.Argv[1] == "submodule" && slices.Contains(r.Argv, "foreach") {
+		if r.Name == "git" && len(r.Argv) > 2 && r.Argv[1] == "submodule" && slices.Contains(r.Argv, "foreach") && !gitOnly(r.Argv[len(r.Argv)-1]) {
 			j.escalate("remote-code:submodule", "git submodule foreach runs %s in every submodule's checkout: code from other repositories, run here", quote(clipText(r.Argv[len(r.Argv)-1], 60)))
 			return
 		}
@@ -849,4 +849,16 @@ func auditConditional(body, old string) string {
 		}
 	}
 	return ""
+}
+
+// gitOnly reports whether a submodule foreach payload runs git alone
+// (git pull, git status, git checkout main && git pull): no code of the
+// submodule runs.
+func gitOnly(payload string) bool {
+	for _, part := range strings.FieldsFunc(payload, func(r rune) bool { return r == ';' || r == '&' || r == '|' }) {
+		if f := strings.Fields(part); len(f) == 0 || f[0] != "git" {
+			return false
+		}
+	}
+	return true
 }
