@@ -375,7 +375,11 @@ func (s *Shield) rules22(_ *Action, f *Facts, j *judgement) {
 		}
 		body := clip(t.Body, maxTextJudged)
 		old := clip(removedText(f, t.Source), maxTextJudged)
-		if why := personalLogged(p, body, old); why != "" {
+		var plus, minus []string // the changed code lines, read once for the rules below
+		if !testSource(p) {
+			plus, minus = diffLinesKept(body, old, func(l string) bool { return !commentLine(l) }, maxLines20)
+		}
+		if why := personalLogged(p, body, plus); why != "" {
 			j.escalate("exfiltration:personal-data", "the change to %s %s", s.relPath(p), why)
 			return
 		}
@@ -384,7 +388,6 @@ func (s *Shield) rules22(_ *Action, f *Facts, j *judgement) {
 				j.escalate("appsec:control-weakened", "the change to %s %s", s.relPath(p), why)
 				return
 			}
-			plus, minus := diffLinesKept(body, old, func(l string) bool { return !commentLine(l) }, maxLines20)
 			if rule, why := rules22Lines(p, plus, minus); why != "" {
 				j.escalate(rule, "the change to %s %s", s.relPath(p), why)
 				return
@@ -393,8 +396,8 @@ func (s *Shield) rules22(_ *Action, f *Facts, j *judgement) {
 		if !strings.Contains(body, "authorized_keys") {
 			continue
 		}
-		plus, _ := diffLinesKept(body, old, keepAll, maxLines20)
-		for _, l := range plus {
+		added, _ := diffLinesKept(body, old, keepAll, maxLines20) // comments kept: a shell line may be one
+		for _, l := range added {
 			if strings.Contains(l, "authorized_keys") && (strings.Contains(l, ">>") || strings.Contains(l, "'a'") || strings.Contains(l, `"a"`) || strings.Contains(l, "ssh-") || strings.Contains(strings.ToLower(l), "append")) {
 				j.escalate("persistence:authorized-key", "%s adds code that writes a login key into authorized_keys (%s): whoever holds the key logs in", s.relPath(p), clipText(l, 60))
 				return
@@ -448,12 +451,11 @@ var (
 )
 
 // personalLogged returns how an edit of code adds a log or print of
-// personal fields, or "".
-func personalLogged(p, body, old string) string {
+// personal fields (plus: its added code lines), or "".
+func personalLogged(p, body string, plus []string) string {
 	if testSource(p) || !codeExts[strings.ToLower(path.Ext(p))] || !personalField.MatchString(body) {
 		return ""
 	}
-	plus, _ := diffLinesKept(body, old, func(l string) bool { return !commentLine(l) }, maxLines20)
 	for _, l := range plus {
 		loc := personalLogCall.FindStringIndex(l)
 		if loc == nil {
@@ -711,12 +713,12 @@ func (s *Shield) sedEdit(f *Facts) (rule, why string) {
 		if strings.ContainsAny(was, "^$*[]+?(){}") {
 			continue // a pattern, not the text it matches
 		}
+		oldS, newS := qualSettings(was), qualSettings(now) // the same edit for every file named
 		for _, p := range files {
 			p = s.ResolvePath(p)
 			if !s.inWorkspace(p) || testSource(p) || prose(p) {
 				continue
 			}
-			oldS, newS := qualSettings(was), qualSettings(now)
 			if rule, why := boundsRelaxed(p, now, was, oldS, newS); why != "" {
 				return rule, "sed rewrites " + s.relPath(p) + " in place: it " + why
 			}
