@@ -44,6 +44,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout38"
 	"github.com/opx-dev/opx/fixtures/shield/holdout39"
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
+	"github.com/opx-dev/opx/fixtures/shield/holdout40"
+	"github.com/opx-dev/opx/fixtures/shield/holdout41"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
@@ -103,6 +105,7 @@ func scoreCorpora(t *testing.T) []scoreCorpus {
 		{"holdout34", holdout34.Load}, {"holdout35", holdout35.Load},
 		{"holdout36", holdout36.Load}, {"holdout37", holdout37.Load},
 		{"holdout38", holdout38.Load}, {"holdout39", holdout39.Load},
+		{"holdout40", holdout40.Load}, {"holdout41", holdout41.Load},
 	} {
 		cs, err := h.load()
 		out = append(out, scoreCorpus{h.name, ws(h.name), must(asUnseen(cs), err)})

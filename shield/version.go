@@ -333,7 +333,9 @@ package shield
 //	   switches, maintenance shells on, lock-and-page actions made logs,
 //	   severities lowered, audit records made conditional, uv hash checks
 //	   off and git packages run (see docs/shield-rules.md "Rules 22").
-const RulesVersion = "25"
+//	26 session 28: the learned scorer retrained with holdout40 and holdout41
+//	   (see docs/shield-rules.md "Rules 22", rules 26).
+const RulesVersion = "26"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).
