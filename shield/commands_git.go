@@ -22,7 +22,25 @@ func gitRunsLater(key string) bool {
 	}
 	return strings.HasPrefix(k, "alias.") || strings.HasPrefix(k, "filter.") || strings.HasPrefix(k, "diff.") && strings.HasSuffix(k, ".textconv") ||
 		strings.HasPrefix(k, "merge.") && strings.HasSuffix(k, ".driver") || strings.HasPrefix(k, "credential.") && strings.HasSuffix(k, ".helper") ||
-		strings.HasSuffix(k, ".command") || strings.HasSuffix(k, ".cmd") || strings.HasSuffix(k, ".program")
+		strings.HasSuffix(k, ".command") || strings.HasSuffix(k, ".cmd") || strings.HasSuffix(k, ".program") ||
+		// session 28: a command's pager (pager.log), the programs a remote
+		// runs for fetch and push (run here for a local remote), and a
+		// remote helper git-remote-<vcs> found on PATH
+		strings.HasPrefix(k, "pager.") || k == "interactive.difffilter" ||
+		strings.HasPrefix(k, "remote.") && (strings.HasSuffix(k, ".uploadpack") || strings.HasSuffix(k, ".receivepack") || strings.HasSuffix(k, ".vcs"))
+}
+
+// gitRemoteURL returns the remote a config key names the URL of
+// (remote.<name>.url, remote.<name>.pushurl): set, it redirects where
+// that remote fetches from and pushes to, as `git remote set-url` does
+// (session 28).
+func gitRemoteURL(key string) (string, bool) {
+	k := strings.ToLower(key)
+	if !strings.HasPrefix(k, "remote.") || !strings.HasSuffix(k, ".url") && !strings.HasSuffix(k, ".pushurl") {
+		return "", false
+	}
+	name := key[len("remote."):strings.LastIndexByte(key, '.')]
+	return name, name != ""
 }
 
 // gitRunsNow judges a -c setting this git invocation may run: an alias
@@ -416,6 +434,19 @@ func (x *call) gitConfig(rest []shellx.Word) {
 		value = ops[1].Text
 	}
 	later := x.gitConfigText(key, value)
+	if name, ok := gitRemoteURL(key); ok && value != "" && !has(opts, "--unset", "--unset-all") {
+		// the same as git remote set-url NAME VALUE: a connection to
+		// where the remote now points, remembered for the line's
+		// fetches and pushes
+		x.gitRemote(ops[1], "", false)
+		if x.m.remotes == nil {
+			x.m.remotes = map[string]string{}
+		}
+		x.m.remotes[name] = hostOf(value)
+		if h, _, ok := remoteSpec(value); ok && !strings.Contains(value, "://") {
+			x.m.remotes[name] = h
+		}
+	}
 	switch {
 	case has(opts, "--global") && !later && preferenceKey(key) && !has(opts, "-e", "--edit", "--unset-all", "--remove-section", "--rename-section"):
 		// rules 18: a user's preference (pull.rebase, init.defaultBranch,

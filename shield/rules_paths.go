@@ -4,6 +4,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/opx-dev/opx/shield/manifest"
 )
 
 // credentialGlobs are paths that hold secrets: "~/" for every home (see
@@ -743,6 +745,16 @@ func (s *Shield) runsLater(_ *Action, f *Facts, j *judgement) {
 				j.block("runs-later:git-hook", "%s sets %s, which makes git run a program later", quote(r.Line), k)
 				return
 			}
+			if k, v, ok := gitConfigSet(r.Argv); ok {
+				// session 28: a setting that weakens how git fetches
+				// (http.sslVerify false, transfer.fsckObjects false)
+				if kind := manifest.WeakSetting(k, v); kind != "" {
+					s.supplyVerdict(Supply{Kind: kind, Key: k, Detail: "set to " + v, By: "git config"}, j)
+					if j.blocked() {
+						return
+					}
+				}
+			}
 		case "crontab":
 			if len(r.Argv) > 1 && !slices.Contains(r.Argv[1:], "-l") && !cronOnlyDropped(f) {
 				// (Without a write of the crontabs, the line only drops
@@ -895,14 +907,43 @@ func gitConfigKey(argv []string) string {
 	if plainGitAlias(ops[0], ops[1]) {
 		return "" // rules 15: git's own subcommand under another name
 	}
+	// one list with the facts' (gitRunsLater: a program git runs later),
+	// and what makes git fetch or run from elsewhere: URL rewrites, an
+	// included file, the ext transport (which runs a command) allowed
 	k := strings.ToLower(ops[0])
-	for _, bad := range []string{"core.hookspath", "core.sshcommand", "core.editor", "core.pager", "core.fsmonitor", "core.gitproxy",
-		"sequence.editor", "diff.external", "gpg.program", "credential.helper", "alias.", "filter.", "merge.", "diff.", "url.", "include.path", "includeif."} {
-		if strings.HasPrefix(k, bad) && (strings.HasSuffix(bad, ".") || k == bad || strings.HasPrefix(k, bad+".")) {
-			return ops[0]
-		}
+	if gitRunsLater(k) || strings.HasPrefix(k, "url.") || k == "include.path" || strings.HasPrefix(k, "includeif.") ||
+		(k == "protocol.ext.allow" || k == "protocol.allow") && !strings.EqualFold(ops[1], "never") {
+		return ops[0]
 	}
 	return ""
+}
+
+// gitConfigSet returns the key and value a `git config KEY VALUE` run
+// sets in the repository's own configuration (not --global, --system or
+// a --file: those are writes judged by their path), or false.
+func gitConfigSet(argv []string) (string, string, bool) {
+	i := slices.Index(argv, "config")
+	if i < 0 || len(argv) < i+3 {
+		return "", "", false
+	}
+	var ops []string
+	for _, a := range argv[i+1:] {
+		switch {
+		case a == "--global" || a == "--system" || a == "-f" || strings.HasPrefix(a, "--file") || strings.HasPrefix(a, "--get") ||
+			strings.HasPrefix(a, "--unset") || a == "-l" || a == "--list" || strings.HasPrefix(a, "--type") || a == "--blob":
+			return "", "", false
+		case strings.HasPrefix(a, "-"):
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if len(ops) > 0 && ops[0] == "set" {
+		ops = ops[1:]
+	}
+	if len(ops) != 2 || !strings.Contains(ops[0], ".") {
+		return "", "", false
+	}
+	return ops[0], ops[1], true
 }
 
 // gitConfigValue is the value a `git config KEY VALUE` run sets (the
