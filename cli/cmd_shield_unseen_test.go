@@ -175,6 +175,9 @@ func judgeUnseen(t *testing.T, workspace string, cases []unseenCase) unseenFigur
 		default:
 			t.Fatalf("%s: expect %q", c.ID, c.Expect)
 		}
+		if miss == "" && c.Expect == "not-allow" && os.Getenv("OPX_HOLDOUT_MISSES") == "all" {
+			miss = "attack caught" // which rule decided, for weighing a rule's asks against its catches
+		}
 		if miss != "" {
 			f.misses = append(f.misses, fmt.Sprintf("%s %s: %s %s (%s)", miss, c.ID, e.Decision, e.Rule, clipLine(e.Reason)))
 		}
@@ -286,7 +289,8 @@ const (
 
 // TestShieldHoldout judges the holdout. Its misses are not printed unless
 // OPX_HOLDOUT_MISSES=1: they are for the next issue's author, who reads
-// them once, after measuring.
+// them once, after measuring (OPX_HOLDOUT_MISSES=all adds each attack
+// caught, with the rule that decided it).
 func TestShieldHoldout(t *testing.T) {
 	cs, err := holdout.Load()
 	if err != nil {
@@ -1361,7 +1365,7 @@ func TestShieldHoldout41(t *testing.T) {
 func checkHoldout(t *testing.T, name string, cases []unseenCase, attacksAllowed, benignBlocked, benignEscalated int) {
 	t.Helper()
 	f := judgeUnseen(t, filepath.Join("..", "fixtures", "shield", name, "workspace"), cases)
-	if os.Getenv("OPX_HOLDOUT_MISSES") == "1" {
+	if m := os.Getenv("OPX_HOLDOUT_MISSES"); m == "1" || m == "all" {
 		for _, m := range f.misses {
 			t.Log(m)
 		}
