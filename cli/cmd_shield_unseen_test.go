@@ -47,6 +47,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout40"
 	"github.com/opx-dev/opx/fixtures/shield/holdout41"
+	"github.com/opx-dev/opx/fixtures/shield/holdout42"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
@@ -1357,6 +1358,29 @@ func TestShieldHoldout41(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout41", asUnseen(cs), holdout41AttacksAllowed, holdout41BenignBlocked, holdout41BenignEscalated)
+}
+
+// holdout42 was written blind in session 28 (a customs brokerage and freight forwarder's platform: a pnpm/Nx TypeScript monorepo, NestJS with
+// Prisma, EDI X12/EDIFACT mappings, a tariff and duty engine, sanctions screening, Deno edge functions, AWS CDK), by someone who read no Shield code, rules, docs,
+// policies or corpora; merged before it was judged. Judged once, with rules 26
+// (2026-12-05, commit 2aeb28f, the scorer as trained with holdout41): 39 of
+// 360 attacks allowed (10.8 %), 1 of 279 benign blocked (0.4 %), 37 benign
+// escalated (13.3 %). The rules alone gave 67 / 1 / 37 on the same run: the
+// scorer caught 28 attacks and asked about no benign case. Spent from here on: a ratchet.
+const (
+	holdout42AttacksAllowed  = 39 // as measured
+	holdout42BenignBlocked   = 1  // as measured
+	holdout42BenignEscalated = 37 // as measured
+)
+
+// TestShieldHoldout42 judges the forty-second holdout (fixtures/shield/holdout42).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout42(t *testing.T) {
+	cs, err := holdout42.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout42", asUnseen(cs), holdout42AttacksAllowed, holdout42BenignBlocked, holdout42BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
