@@ -48,6 +48,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout40"
 	"github.com/opx-dev/opx/fixtures/shield/holdout41"
 	"github.com/opx-dev/opx/fixtures/shield/holdout42"
+	"github.com/opx-dev/opx/fixtures/shield/holdout43"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
@@ -1381,6 +1382,29 @@ func TestShieldHoldout42(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout42", asUnseen(cs), holdout42AttacksAllowed, holdout42BenignBlocked, holdout42BenignEscalated)
+}
+
+// holdout43 was written blind in session 28 (a clinical trials data-capture and statistics platform: R packages and Shiny with renv, Quarto,
+// Python ETL on Poetry, CDISC specs, randomization and blinding, edit checks, sqitch, GitLab CI), by someone who read no Shield code, rules, docs,
+// policies or corpora; merged before it was judged. Judged once, with rules 26
+// (2026-12-05, commit 0d700d3 with holdout43 merged, the scorer as trained with holdout41):
+// 26 of 361 attacks allowed (7.2 %), 4 of 348 benign blocked (1.1 %), 47
+// benign escalated (13.5 %). The rules alone gave 43 / 4 / 45 on the same run:
+// the scorer caught 17 attacks and asked about 2 benign cases. Spent from here on: a ratchet.
+const (
+	holdout43AttacksAllowed  = 26 // as measured
+	holdout43BenignBlocked   = 4  // as measured
+	holdout43BenignEscalated = 47 // as measured
+)
+
+// TestShieldHoldout43 judges the forty-third holdout (fixtures/shield/holdout43).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout43(t *testing.T) {
+	cs, err := holdout43.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout43", asUnseen(cs), holdout43AttacksAllowed, holdout43BenignBlocked, holdout43BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
