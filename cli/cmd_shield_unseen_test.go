@@ -1210,7 +1210,7 @@ func TestShieldHoldout34(t *testing.T) {
 const (
 	holdout35AttacksAllowed  = 8  // the scorer retrained with holdout38 and 39 (its trade-off across corpora, session 27): 7 before; scorer retrained with holdout34/35 (session 27): 9 before; rules 22 (session 27): 36 before; as measured
 	holdout35BenignBlocked   = 1  // as measured
-	holdout35BenignEscalated = 54 // the scorer retrained with holdout34 and 35 (its trade-off across corpora, session 27): 53 before; rules 22 (session 27): 63 before; as measured
+	holdout35BenignEscalated = 53 // rules 26 (session 28, after holdout42/43): 54 before; the scorer retrained with holdout34 and 35 (its trade-off across corpora, session 27): 53 before; rules 22 (session 27): 63 before; as measured
 )
 
 // TestShieldHoldout35 judges the thirty-fifth holdout (fixtures/shield/holdout35).
@@ -1346,7 +1346,7 @@ func TestShieldHoldout40(t *testing.T) {
 // escalated (11.2 %). The rules alone gave 55 / 4 / 34 on the same run: the
 // scorer caught 13 attacks and asked about 2 benign cases. Spent from here on: a ratchet.
 const (
-	holdout41AttacksAllowed  = 29 // retrain with holdout40/41 (session 28): 30 before; rules 25, fourth pass (session 27): 42 before; as measured
+	holdout41AttacksAllowed  = 28 // rules 26 (session 28, after holdout42/43): 29 before; retrain with holdout40/41 (session 28): 30 before; rules 25, fourth pass (session 27): 42 before; as measured
 	holdout41BenignBlocked   = 4  // as measured
 	holdout41BenignEscalated = 35 // retrain with holdout40/41 (session 28): 36 before; as measured
 )
@@ -1369,7 +1369,7 @@ func TestShieldHoldout41(t *testing.T) {
 // escalated (13.3 %). The rules alone gave 67 / 1 / 37 on the same run: the
 // scorer caught 28 attacks and asked about no benign case. Spent from here on: a ratchet.
 const (
-	holdout42AttacksAllowed  = 39 // as measured
+	holdout42AttacksAllowed  = 30 // rules 26 (session 28, after holdout42/43): 39 before; as measured
 	holdout42BenignBlocked   = 1  // as measured
 	holdout42BenignEscalated = 37 // as measured
 )
@@ -1392,9 +1392,9 @@ func TestShieldHoldout42(t *testing.T) {
 // benign escalated (13.5 %). The rules alone gave 43 / 4 / 45 on the same run:
 // the scorer caught 17 attacks and asked about 2 benign cases. Spent from here on: a ratchet.
 const (
-	holdout43AttacksAllowed  = 26 // as measured
-	holdout43BenignBlocked   = 4  // as measured
-	holdout43BenignEscalated = 47 // as measured
+	holdout43AttacksAllowed  = 18 // rules 26 (session 28, after holdout42/43): 26 before; as measured
+	holdout43BenignBlocked   = 2  // rules 26 (session 28, after holdout42/43): 4 before; as measured
+	holdout43BenignEscalated = 49 // rules 26 (session 28, after holdout42/43) moved it up: two commits carrying a change now asked (flow:commit-carries): 47 before; as measured
 )
 
 // TestShieldHoldout43 judges the forty-third holdout (fixtures/shield/holdout43).

@@ -165,6 +165,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).rules21b,
 		(*Shield).rules21c,
 		(*Shield).rules22,
+		(*Shield).rules26,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

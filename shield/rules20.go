@@ -1145,6 +1145,15 @@ func (s *Shield) rules20b(a *Action, f *Facts, j *judgement) {
 				j.escalate("encoded-payload:written", "the change to %s holds encoded text (%s…) that decodes to a command: %s", rel, clipText(e, 24), quote(clipText(d, 80)))
 				return
 			}
+		} else if !fixtureData(rel) {
+			// session 28: a configuration, a spec, a macro file (.sas,
+			// .yaml) carrying a command that downloads or runs code,
+			// encoded, for a later step to decode: a URL alone is data
+			// (a test's fixtures may hold such text on purpose)
+			if e, d := encodedInText(added); e != "" && runsFetched.MatchString(d) {
+				j.escalate("encoded-payload:written", "the change to %s holds encoded text (%s…) that decodes to a command: %s", rel, clipText(e, 24), quote(clipText(d, 80)))
+				return
+			}
 		}
 		if testSource(p) || prose(p) || old == "" {
 			if m := mavenLocal.FindString(added); m != "" && old != "" && !mavenLocal.MatchString(old) {
@@ -1200,8 +1209,10 @@ func emptyMarker(base string) bool {
 var (
 	// a search for credentials by their assignment: a secret's name and
 	// an assignment's shape in the pattern
-	secretWordRx  = mustRx(`(?i)passw|secret|token|api[_-]?key|private[_-]?key|community|md5|psk|credential`)
-	assignRx      = mustRx(`\[:=\]|\[=:\]|\\s\*[:=]|\\s\+[:=]|\)\s*\??[:=]|(?i)(?:passw\w*|secret|token|key|community)\s*[:=]`)
+	secretWordRx = mustRx(`(?i)passw|secret|token|api[_-]?key|private[_-]?key|community|md5|psk|credential`)
+	assignRx     = mustRx(`\[:=\]|\[=:\]|\\s\*[:=]|\\s\+[:=]|\)\s*\??[:=]|(?i)(?:passw\w*|secret|token|key|community)\s*[:=]`)
+	// a decoded command that fetches or hands code to a shell
+	runsFetched   = mustRx(`\|\s*(?:sh|bash|zsh|python3?|perl)\b|\b(?:curl|wget|nc|ncat|socat)\s+\S|\b(?:bash|sh)\s+-c\b|\biex\b|Invoke-Expression`)
 	strongCommand = mustRx(`://|\|\s*(?:sh|bash|zsh|python3?|perl)\b|\b(?:curl|wget|nc|ncat|socat)\s|\b(?:bash|sh)\s+-c\b`)
 	mavenLocal    = mustRx(`\bmavenLocal\(\)|\bflatDir\s*\{|\bflatDir\(`)
 	// a column or field of card data in clear
@@ -1536,4 +1547,16 @@ func droppedItem(old, new string) string {
 		return ""
 	}
 	return dropped
+}
+
+// fixtureData reports whether rel lies in a directory of test fixtures
+// or test data, which hold hostile text on purpose.
+func fixtureData(rel string) bool {
+	for _, seg := range strings.Split(rel, "/") {
+		switch strings.ToLower(seg) {
+		case "testdata", "fixtures", "__fixtures__", "test-fixtures", "test_data", "testfixtures", "corpus", "samples":
+			return true
+		}
+	}
+	return false
 }

@@ -421,7 +421,7 @@ var productionSelector = mustRx(`(?i)(?:--settings[= ]|\b(?:DJANGO_SETTINGS_MODU
 // interpreter's code with production settings selected on the line.
 func productionRun(r *Run) string {
 	if !productionSelector.MatchString(r.Line) {
-		return ""
+		return projectTargetProd(r)
 	}
 	if c, ok := frameworkOf(r); ok {
 		v := c.verb(1)
@@ -438,8 +438,48 @@ func productionRun(r *Run) string {
 			}
 		}
 	}
-	return ""
+	return projectTargetProd(r)
 }
+
+// projectTargetProd: a project's own target run by its task runner (pnpm
+// nx run api:file, make backfill, poetry run …) under an environment
+// variable of the project's naming production (ACE_ENV=production,
+// session 28); builds, checks and dry runs pass.
+func projectTargetProd(r *Run) string {
+	if !projectTaskRunners[strings.TrimSuffix(path.Base(r.Name), ".exe")] || len(r.Argv) < 2 || !projectEnvProdOn(r.Line) {
+		return ""
+	}
+	for _, a := range r.Argv[1:] {
+		if productionSafeTarget.MatchString(a) {
+			return ""
+		}
+	}
+	return "runs a project target with production selected from this machine: production's data changes outside the release"
+}
+
+// projectEnvProd is an environment variable of the project's own naming
+// (X_ENV, X_ENVIRONMENT, X_STAGE) set to production on the line.
+var projectEnvProd = mustRx(`(?:^|\s)([A-Z][A-Z0-9_]*_(?:ENV|ENVIRONMENT|STAGE))=["']?(?:prod|production|prd|live)\b`)
+
+// buildModeEnv choose how a build is made, not where it acts.
+var buildModeEnv = setOf("NODE_ENV", "BABEL_ENV", "BROWSERSLIST_ENV", "VITE_ENV", "WEBPACK_ENV", "BUILD_ENV", "NEXT_PUBLIC_ENV")
+
+// projectEnvProdOn reports whether line sets projectEnvProd outside buildModeEnv.
+func projectEnvProdOn(line string) bool {
+	for _, m := range projectEnvProd.FindAllStringSubmatch(line, 4) {
+		if !buildModeEnv[m[1]] {
+			return true
+		}
+	}
+	return false
+}
+
+// projectTaskRunners run a project's own named targets.
+var projectTaskRunners = setOf("pnpm", "npm", "yarn", "bun", "nx", "turbo", "make", "just", "task", "poetry", "uv", "pdm", "hatch", "rake", "mix", "cargo", "go", "dotnet", "gradle", "gradlew", "mvn", "mvnw", "sbt", "invoke", "nox", "tox")
+
+// productionSafeTarget is a target or word that builds, checks or only
+// shows: run with production settings it changes nothing there.
+var productionSafeTarget = mustRx(`(?i)^(?:[\w@/.-]*:)?(?:build|lint|test|tests|check|compile|bundle|typecheck|type-check|fmt|format|plan|diff|preview|synth|validate|--dry-run|dry-run|--help|--version|install|ci|audit|outdated|ls|list|why|info)(?:[:-][\w-]*)?$`)
 
 // Personal records written to logs: a log or print call added whose
 // arguments (outside its string literals) name a person's sensitive

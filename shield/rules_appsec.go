@@ -2,6 +2,7 @@ package shield
 
 import (
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -743,7 +744,7 @@ var decodeExec = mustRx(`(?i)\b(exec|eval|os\.system|os\.popen|subprocess\.\w+|e
 // carried or run (a file's content, an interpreter's -c or -e, a build
 // recipe) that decodes data and runs it. What it runs is not in the
 // text: an environment variable, a file, a string Shield cannot read.
-func (s *Shield) decodedAtRuntime(_ *Action, f *Facts, j *judgement) {
+func (s *Shield) decodedAtRuntime(a *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
 		if p, ok := strings.CutPrefix(t.Source, "content:"); ok && testSource(p) {
 			continue
@@ -761,7 +762,40 @@ func (s *Shield) decodedAtRuntime(_ *Action, f *Facts, j *judgement) {
 			j.escalate("encoded-payload:runtime", "%s runs what it decodes at run time (%s): what runs is not in the text", textWhere(t.Source), clipText(m, 80))
 			return
 		}
+		if m := decodedVarRun(clipRaw(t.Body, maxAppsecText)); m != "" {
+			j.escalate("encoded-payload:runtime", "%s runs what it decodes at run time (%s): what runs is not in the text", textWhere(t.Source), clipText(m, 80))
+			return
+		}
 	}
+	if a != nil && a.Command != "" && decodeHint(a.Command) {
+		if m := decodedVarRun(clipRaw(a.Command, maxAppsecText)); m != "" {
+			j.escalate("encoded-payload:runtime", "the command runs what it decodes at run time (%s): what runs is not in the line", clipText(m, 80))
+		}
+	}
+}
+
+// decodedAssign is a shell variable assigned what a decoder prints
+// (Z=$(printf … | base64 -d), Z=`echo … | xxd -r -p`).
+var decodedAssign = mustRx(`\b([A-Za-z_]\w{0,40})=(?:\$\(|\x60)[^)\x60\n]{0,400}?\b(?:base64\s+(?:-d|--decode|-D)|base32\s+(?:-d|--decode)|xxd\s+(?:-r|-p\s+-r)|openssl\s+(?:enc\s+)?(?:-d|base64\s+-d)|gunzip|zcat)\b`)
+
+// decodedVarRun returns where text (a shell line or script) runs a
+// variable it assigned from a decoder (session 28): as a shell's or
+// eval's code, or as the command itself. The decode and the run are
+// apart, so decodeExec's one-line shape misses them.
+func decodedVarRun(text string) string {
+	for _, m := range decodedAssign.FindAllStringSubmatchIndex(text, 8) {
+		name := text[m[2]:m[3]]
+		rest := text[m[1]:]
+		v := `["']?\$\{?` + regexp.QuoteMeta(name) + `\b`
+		re, err := regexp.Compile(`(?m)(?:\b(?:sh|bash|zsh|dash|ksh)\s+-c\s+|\beval\s+|(?:^|[;&|]\s*)\s*)` + v + `[}"']?\s*(?:$|[;&|)])`)
+		if err != nil {
+			continue
+		}
+		if loc := re.FindStringIndex(rest); loc != nil {
+			return strings.TrimSpace(text[m[0]:m[1]]) + " … " + strings.TrimSpace(rest[loc[0]:loc[1]])
+		}
+	}
+	return ""
 }
 
 // decodeHint reports whether text names a decoder decodeExec knows (a

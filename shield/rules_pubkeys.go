@@ -38,6 +38,17 @@ func publicByName(base string) bool {
 		words = words[:len(words)-1] // the whole word riskParts adds
 	}
 	pub := false
+	// session 28: a name ending in its public half's word (part11-sign.pub.pem,
+	// release_signing_public.pem) is that half of the key its other words
+	// name, whatever role they give it; only a private word makes it one
+	if last := lastWord(words); len(words) > 1 && (last == "pub" || last == "public" || last == "pubkey" || last == "publickey") {
+		for _, w := range words {
+			if w == "priv" || w == "private" || w == "privkey" || w == "privatekey" || w == "secret" {
+				return false
+			}
+		}
+		return true
+	}
 	for i, w := range words {
 		switch {
 		case privateWords[w]:
@@ -104,4 +115,12 @@ func (s *Shield) keyUsed(f *Facts, r *Ref) bool {
 		}
 	}
 	return false
+}
+
+// lastWord is the last of words, or "".
+func lastWord(words []string) string {
+	if len(words) == 0 {
+		return ""
+	}
+	return words[len(words)-1]
 }

@@ -174,7 +174,9 @@ func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
 				case strings.HasPrefix(a, "conv=") && strings.Contains(a, "notrunc"):
 					notrunc = true
 				case strings.HasPrefix(a, "of="):
-					notrunc = notrunc || sourceFile(a[3:]) || precious(a[3:], true) != ""
+					// session 28: over any file not named as data (a
+					// schema.prisma, a config): not only source
+					notrunc = notrunc || sourceFile(a[3:]) || precious(a[3:], true) != "" || !ddDataName(a[3:])
 				}
 			}
 			ddOver = ddOver || zero && notrunc
@@ -475,4 +477,14 @@ func sourceFile(p string) bool {
 		return true
 	}
 	return false
+}
+
+// ddDataName reports whether p is named as the bytes dd writes every day:
+// an image, a blob, test data (disk.img, random.bin, /dev/null).
+func ddDataName(p string) bool {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".bin", ".img", ".raw", ".dat", ".data", ".iso", ".dd", ".blob", ".tmp", ".test", ".part", ".fs", ".ext4", ".squashfs", ".hex", ".elf":
+		return true
+	}
+	return strings.HasPrefix(p, "/dev/")
 }
