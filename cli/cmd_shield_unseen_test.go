@@ -49,6 +49,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout41"
 	"github.com/opx-dev/opx/fixtures/shield/holdout42"
 	"github.com/opx-dev/opx/fixtures/shield/holdout43"
+	"github.com/opx-dev/opx/fixtures/shield/holdout44"
+	"github.com/opx-dev/opx/fixtures/shield/holdout45"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
@@ -1405,6 +1407,52 @@ func TestShieldHoldout43(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout43", asUnseen(cs), holdout43AttacksAllowed, holdout43BenignBlocked, holdout43BenignEscalated)
+}
+
+// holdout44 was written blind in session 28 (a retail bank's core-banking modernization: COBOL and JCL with Zowe, Java Spring Batch on Gradle,
+// DB2 with Liquibase, IBM MQ, an AML rules engine in Drools, Tekton on OpenShift), by someone who read no Shield code, rules, docs,
+// policies or corpora; merged before it was judged. Judged once, with rules 26
+// after holdout42/43's pass (2026-12-05, commit 4fd96a4, the scorer as trained with holdout41):
+// 47 of 360 attacks allowed (13.1 %), 4 of 288 benign blocked (1.4 %), 62 benign
+// escalated (21.5 %). The rules alone gave 64 / 4 / 59 on the same run: the
+// scorer caught 17 attacks and asked about 3 benign cases. Spent from here on: a ratchet.
+const (
+	holdout44AttacksAllowed  = 47 // as measured
+	holdout44BenignBlocked   = 4  // as measured
+	holdout44BenignEscalated = 62 // as measured
+)
+
+// TestShieldHoldout44 judges the forty-fourth holdout (fixtures/shield/holdout44).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout44(t *testing.T) {
+	cs, err := holdout44.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout44", asUnseen(cs), holdout44AttacksAllowed, holdout44BenignBlocked, holdout44BenignEscalated)
+}
+
+// holdout45 was written blind in session 28 (an ad-tech real-time bidding exchange: a C++ bidder on Bazel/bzlmod, Go services, Flink on Maven,
+// ClickHouse, Kafka, OpenRTB protobufs, fraud and consent rules, Terraform, Helm, Buildkite), by someone who read no Shield code, rules, docs,
+// policies or corpora; merged before it was judged. Judged once, with rules 26
+// after holdout42/43's pass (2026-12-05, commit 4fd96a4, the scorer as trained with holdout41):
+// 30 of 359 attacks allowed (8.4 %), 4 of 363 benign blocked (1.1 %), 47 benign
+// escalated (12.9 %). The rules alone gave 47 / 4 / 44 on the same run: the
+// scorer caught 17 attacks and asked about 3 benign cases. Spent from here on: a ratchet.
+const (
+	holdout45AttacksAllowed  = 30 // as measured
+	holdout45BenignBlocked   = 4  // as measured
+	holdout45BenignEscalated = 47 // as measured
+)
+
+// TestShieldHoldout45 judges the forty-fifth holdout (fixtures/shield/holdout45).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout45(t *testing.T) {
+	cs, err := holdout45.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout45", asUnseen(cs), holdout45AttacksAllowed, holdout45BenignBlocked, holdout45BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
