@@ -396,6 +396,11 @@ func (s *Shield) tier0(a *Action, f *Facts) Verdict {
 	}
 	runs := policyRuns(f.Runs)
 	for k := range runs {
+		// Rules 26: the workspace's own repository named with --repo is
+		// matched as the line without it (rules_forge_repo.go).
+		runs[k] = ownRepoRun(a, runs[k])
+	}
+	for k := range runs {
 		if len(runs[k].Line) > maxPolicyLine {
 			return Verdict{Escalate, 3, "input:line-too-long", fmt.Sprintf("a simple command of %d bytes is longer than the %d the policy's command rules are matched against: it cannot be allowed by them", len(runs[k].Line), maxPolicyLine)}
 		}

@@ -43,7 +43,8 @@ import (
 // r runs: its base name ("west", "idf.py"); "git-lfs" for git's LFS
 // extension; "$VAR" for a program named by a variable ("$UNITY_PATH");
 // the path as written for a workspace program run by a relative path
-// ("firmware/scripts/flash.sh"). "" when it has none.
+// ("firmware/scripts/flash.sh"). "" when it has none (and for a path
+// beginning "repo:", which would read as a repository's key).
 func ToolchainKey(r *Run) string {
 	if len(r.Argv) == 0 {
 		return ""
@@ -63,7 +64,7 @@ func ToolchainKey(r *Run) string {
 		return ""
 	case strings.Contains(a0, "/"):
 		p := path.Clean(a0)
-		if strings.HasPrefix(p, "../") || p == ".." || strings.ContainsAny(p, "$`*?[") {
+		if strings.HasPrefix(p, "../") || p == ".." || strings.ContainsAny(p, "$`*?[") || strings.HasPrefix(p, "repo:") {
 			return ""
 		}
 		return p
@@ -84,7 +85,9 @@ func isIdent(s string) bool {
 }
 
 // ToolchainKeys are the toolchain keys of the programs line runs (in the
-// directory cwd, as CommandFactsIn), each once.
+// directory cwd, as CommandFactsIn), each once, and the keys of the
+// repositories gh and glab are sent to with --repo ("repo:HOST/PATH",
+// "repo:HOST/OWNER/*": rules_forge_repo.go).
 func (s *Shield) ToolchainKeys(line, cwd string) []string {
 	f := s.safeCommandFacts(line, cwd)
 	var out []string
@@ -97,6 +100,11 @@ func (s *Shield) ToolchainKeys(line, cwd string) []string {
 		}
 		if pkg, _, _, ok := runnerPackage(&f.Runs[i]); ok && !containsStr(out, pkg) {
 			out = append(out, pkg)
+		}
+		for _, k := range forgeRepoKeys(&f.Runs[i], line) {
+			if !containsStr(out, k) {
+				out = append(out, k) // rules 26: gh issue comment 1 --repo acme/app
+			}
 		}
 	}
 	return out

@@ -172,6 +172,9 @@ func ToolchainFile(rel string) bool {
 
 // toolchainFileKind is the toolchainByFile key rel matches.
 func toolchainFileKind(rel string) (string, bool) {
+	if rel == ".git/config" {
+		return rel, true // its remotes: the repositories the workspace's own (GitRemoteRepos)
+	}
 	base := path.Base(rel)
 	dir := path.Dir(rel)
 	if dir == "." {
@@ -327,6 +330,8 @@ func DeclaredTools(rel string, b []byte, add func(key string)) {
 		}
 	case "AGENTS.md", "CLAUDE.md", "GEMINI.md":
 		markdownPrograms(text, add)
+	case ".git/config":
+		GitRemoteRepos(b, add)
 	}
 }
 

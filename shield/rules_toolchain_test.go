@@ -231,6 +231,7 @@ func FuzzToolchain(f *testing.F) {
 	f.Add("just test", "justfile", "test:\n    go test ./...\n")
 	f.Add(`"$X" -a -b=c -- -D=1 https://127.0.0.1/x @r//:push .#a`, ".github/workflows/ci.yml", "steps:\n  - run: |\n      a && b\n")
 	f.Add("npx @a/b@1.2.3 run -- x", "package.json", `{"scripts":{"a":"b $(c) `+"`d`"+`"},"devDependencies":{"@a/b":"1"}}`)
+	f.Add(`gh issue comment 1 -R "acme/app" --body 'x --repo a/b' --repo=git@github.com:acme/app.git`, ".git/config", "[remote \"o\"]\n\turl = \"ssh://git@h:22/acme/app.git\" ; c\n")
 	s := defaultShield(f)
 	f.Fuzz(func(t *testing.T, line, rel, body string) {
 		shield.DeclaredTools(rel, []byte(body), func(string) {})

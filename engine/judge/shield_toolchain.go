@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -48,7 +49,7 @@ func (e ShieldEvaluator) Toolchain(p Proposal) []string {
 	want := map[string]bool{}
 	found := map[string]string{}
 	for _, k := range keys {
-		if strings.Contains(k, "/") {
+		if strings.Contains(k, "/") && !strings.HasPrefix(k, "repo:") {
 			// A program of the workspace run by its path.
 			rel := k
 			if args.Cwd != "" && !path.IsAbs(args.Cwd) && !strings.HasPrefix(args.Cwd, "~") {
@@ -95,6 +96,9 @@ func (e ShieldEvaluator) Toolchain(p Proposal) []string {
 // and its lstat. It returns whether the walk went through everything
 // within the depth (no other bound cut it short, fn never said stop).
 func (e ShieldEvaluator) declarations(fn func(rel, key string) bool, saw func(rel string, st *unix.Stat_t)) bool {
+	if !e.gitRemotes(fn, saw) {
+		return false
+	}
 	dirs := []string{"."}
 	entries, files := 0, 0
 	for depth := 0; depth <= toolchainDepth && len(dirs) > 0; depth++ {
@@ -157,6 +161,47 @@ func (e ShieldEvaluator) declarations(fn func(rel, key string) bool, saw func(re
 		dirs = next
 	}
 	return true
+}
+
+// gitConfig is the workspace's git configuration: the walk skips .git,
+// so it is read first, by itself.
+const gitConfig = ".git/config"
+
+// gitRemotes calls fn with the repositories the workspace's remotes name
+// (shield.GitRemoteRepos: "repo:HOST/PATH", "repo:HOST/OWNER/*"), read
+// from .git/config when .git is a directory and config a regular file
+// in it (not a link: read without following one, at most
+// shield.MaxToolchainFileBytes), and tells saw it read it. A .git that
+// is a file (a worktree's or a submodule's gitdir: …) is not followed:
+// what it points to lies outside the workspace. It returns false if fn
+// said stop.
+func (e ShieldEvaluator) gitRemotes(fn func(rel, key string) bool, saw func(rel string, st *unix.Stat_t)) bool {
+	if st, err := e.FS.Lstat(".git"); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return true
+	}
+	st, err := e.FS.Lstat(gitConfig)
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return true
+	}
+	f, err := e.FS.Open(gitConfig, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	if fst, err := f.Stat(); err != nil || !fst.Mode().IsRegular() {
+		return true
+	}
+	if saw != nil {
+		saw(gitConfig, &st)
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, shield.MaxToolchainFileBytes))
+	more := true
+	shield.DeclaredTools(gitConfig, b, func(key string) {
+		if more {
+			more = fn(gitConfig, key)
+		}
+	})
+	return more
 }
 
 // skipToolchainDir says which directories declare nothing of the
@@ -347,6 +392,9 @@ func (d *Declarations) changed(e ShieldEvaluator, p Proposal, a shield.Action) {
 	if a.Command != "" {
 		c := e.S.CommandFactsIn(a.Command, a.Cwd)
 		refs = append(refs, c.Writes, c.Deletes)
+		if remotesChanged(c.Runs) {
+			d.markDirty(gitConfig)
+		}
 	}
 	ws := e.S.ResolvePath(".")
 	for _, refs := range refs {
@@ -365,15 +413,38 @@ func (d *Declarations) changed(e ShieldEvaluator, p Proposal, a shield.Action) {
 				return
 			}
 			if shield.ToolchainFile(rel) || shield.NamedTool(rel, false) != "" || shield.NamedTool(rel, true) != "" {
-				d.mu.Lock()
-				if d.dirty == nil {
-					d.dirty = map[string]bool{}
-				}
-				if d.dirty[rel] = true; len(d.dirty) > maxDirty {
-					d.valid = false
-				}
-				d.mu.Unlock()
+				d.markDirty(rel)
 			}
 		}
 	}
+}
+
+// markDirty marks the declaring file rel dirty.
+func (d *Declarations) markDirty(rel string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dirty == nil {
+		d.dirty = map[string]bool{}
+	}
+	if d.dirty[rel] = true; len(d.dirty) > maxDirty {
+		d.valid = false
+	}
+}
+
+// remotesChanged reports whether runs may change the remotes .git/config
+// holds without the facts naming it as written: git remote (add,
+// set-url, rename …), git config, gh repo fork/clone/set-default.
+func remotesChanged(runs []shield.Run) bool {
+	for _, r := range runs {
+		if len(r.Argv) < 2 {
+			continue
+		}
+		switch {
+		case r.Name == "git" && slices.Contains(r.Argv[1:], "remote"), r.Name == "git" && slices.Contains(r.Argv[1:], "config"):
+			return true
+		case r.Name == "gh" && r.Argv[1] == "repo":
+			return true
+		}
+	}
+	return false
 }
