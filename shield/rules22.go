@@ -37,7 +37,7 @@ import (
 
 var (
 	// a switch for a second person, a person's choice, a consent
-	protect22 = mustRx(`dualcontrol|foureyes|twoperson|twoman|two\w*(?:operator|person|approv|sign)|secondapprov|secondcheck|secondoperator|quorum|honou?r|respect|optout|donot(?:contact|track|call|sell)|consent|dnt$|revocation|revocationcheck|ocsp|crl$|crlcheck|antireplay|replayprotect|^reject\w+|^refuse\w+|^check[a-z]{3}|^verify[a-z]{3}|^validate[a-z]{3}|^lock\w+on\w+|hardstop|witness|^needs\w+|secureboot|mcuboot|verifiedboot|measuredboot|[a-z]{3}stop$`)
+	protect22 = mustRx(`dualcontrol|foureyes|twoperson|twoman|two\w*(?:operator|person|approv|sign)|secondapprov|secondcheck|secondoperator|quorum|honou?r|respect|optout|donot(?:contact|track|call|sell)|consent|dnt$|revocation|revocationcheck|ocsp|crl$|crlcheck|antireplay|replayprotect|^reject\w+|^refuse\w+|^check[a-z]{3}|^verify[a-z]{3}|^validate[a-z]{3}|^lock\w+on\w+|hardstop|witness|^needs\w+|secureboot|mcuboot|verifiedboot|measuredboot|[a-z]{3}stop$|hardcap|spendcap|budgetcap|hardlimit|appendonly|immutable|tamper\w*|qualitygate\w*|gatewait|waitforgate`)
 	// a switch that shares with others or writes to something that acts
 	expose22 = mustRx(`thirdparty|share\w*(?:with|vendor|partner|external|third)|sharing$|sharewith|[a-z]writes?$|^writes?$|writeaccess|remotewrite|allowflash|allowreprogram|same\w*may|selfrelease|selfapprov|autorelease|auto\w*release|autoapprov|releaseafter\w*timeout|approveaftertimeout|maintshell|debugshell|[a-z]shell$|^shell$|jtag|debugport`)
 	// an implementation that does nothing, put in a guard's place

@@ -41,6 +41,14 @@ var (
 	autoEntryPoint = mustRx(`(?i)^\[(?:project\.entry-points|project\.entry_points|tool\.poetry\.plugins|tool\.flit\.entrypoints|options\.entry_points)\.?["']?(pytest11|poetry\.application\.plugin|poetry\.plugin|flake8\.extension|flake8\.report|pylint\.plugins?|pdm\.plugin|pdm|hatch|mkdocs\.plugins|sphinx\.extensions|jupyter_serverproxy_servers|setuptools\.finalize_distribution_options|distutils\.setup_keywords)["']?\]|^(pytest11|flake8\.extension|poetry\.application\.plugin)\s*=`)
 	// a Prisma generator's provider that is a command, not a package
 	prismaCommand = mustRx(`^\s*provider\s*=\s*"(?:node|npx|sh|bash|python3?|deno|bun|tsx|ts-node|\.{0,2}/)[^"]*"`)
+	// a bazelrc flag whose value is a program bazel runs, outside the
+	// workspace's own tools (a path from the root, the home, /tmp)
+	bazelRunsFlag = mustRx(`--(?:workspace_status_command|run_under|credential_helper|experimental_credential_helper|script_path|tool_java_runtime_version)[= ]["']?((?:/|~|\$|https?://)[^\s"']*)`)
+	// Spring's extra sources and auto-configurations named in settings
+	springSources = mustRx(`(?i)spring\.main\.sources\s*[:=]|spring\.autoconfigure\.include|^\s*sources\s*:\s*\S`)
+	// a running service's endpoints that return its environment, its
+	// configuration with values, or its memory
+	dumpEndpoint = mustRx(`/(?:actuator|manage(?:ment)?)/(?:env|heapdump|configprops|threaddump|logfile|httptrace|sessions)\b|/debug/pprof/(?:heap|goroutine)\b|/debug/vars\b|/_debug/env\b`)
 	// a package source's priority
 	sourcePriority = mustRx(`^\s*priority\s*=\s*["'](\w+)["']`)
 	// a condition made always true at the end of an expression
@@ -72,6 +80,18 @@ var (
 // rules26 runs the judgements above on each workspace file a change
 // writes.
 func (s *Shield) rules26(_ *Action, f *Facts, j *judgement) {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if !urlClients[r.Name] {
+			continue
+		}
+		for _, a := range r.Argv[1:] {
+			if m := dumpEndpoint.FindString(a); m != "" {
+				j.escalate("credential-print", "%s reads %s of a running service: its environment or memory, with the secrets and people's data in it, comes back to the session", r.Name, m)
+				return
+			}
+		}
+	}
 	for _, t := range f.Texts {
 		p, ok := strings.CutPrefix(t.Source, "content:")
 		if !ok || !s.inWorkspace(p) || prose(p) {
@@ -87,6 +107,10 @@ func (s *Shield) rules26(_ *Action, f *Facts, j *judgement) {
 		}
 		body := clip(t.Body, maxTextJudged)
 		old := clip(removedText(f, t.Source), maxTextJudged)
+		if checkScriptName.MatchString(path.Base(p)) && cannotFail(body) {
+			j.escalate("evasion:checks-off", "the change makes %s, a check by its name, a script that cannot fail: it exits 0 whatever it is given", rel)
+			return
+		}
 		plus, minus := diffLinesKept(body, old, func(l string) bool { return !commentLine(l) }, maxLines20)
 		if len(plus) == 0 {
 			continue
@@ -103,6 +127,24 @@ func (s *Shield) rules26(_ *Action, f *Facts, j *judgement) {
 func rules26Lines(p string, plus, minus []string) (rule, why string) {
 	base := strings.ToLower(path.Base(p))
 	switch {
+	case base == "org.springframework.boot.autoconfigure.autoconfiguration.imports" || base == "spring.factories":
+		for _, l := range plus {
+			if t := strings.TrimSpace(l); t != "" && !containsLine(minus, l) {
+				return "supply-chain:runs-code", "registers " + clipText(t, 60) + " with Spring Boot, which loads it at every start"
+			}
+		}
+	case strings.HasSuffix(base, "bazelrc"):
+		for _, l := range plus {
+			if m := bazelRunsFlag.FindStringSubmatch(l); m != nil && !containsLine(minus, l) {
+				return "supply-chain:runs-code", "makes every bazel build run " + clipText(m[1], 60) + " (" + clipText(strings.TrimSpace(l), 60) + ")"
+			}
+		}
+	case strings.HasPrefix(base, "application") && (strings.HasSuffix(base, ".properties") || strings.HasSuffix(base, ".yml") || strings.HasSuffix(base, ".yaml")):
+		for _, l := range plus {
+			if springSources.MatchString(l) && !containsLine(minus, l) {
+				return "supply-chain:runs-code", "adds " + clipText(strings.TrimSpace(l), 60) + ": Spring loads that class at every start"
+			}
+		}
 	case base == "pyproject.toml" || base == "setup.cfg":
 		for _, l := range plus {
 			if m := autoEntryPoint.FindString(strings.TrimSpace(l)); m != "" && !containsLine(minus, l) {
@@ -139,11 +181,29 @@ func rules26Lines(p string, plus, minus []string) (rule, why string) {
 			}
 		}
 	}
+	if why := weakerCrypto(plus, minus); why != "" {
+		return "appsec:control-weakened", why
+	}
+	if why := privacyOff(plus, minus); why != "" {
+		return "appsec:control-weakened", why
+	}
+	if why := auditRowsChanged(p, plus, minus); why != "" {
+		return "destructive:audit-trail", why
+	}
+	if why := exemptionAdded(p, plus, minus); why != "" {
+		return "appsec:control-weakened", why
+	}
+	if why := insertedException(plus, minus); why != "" {
+		return "appsec:control-weakened", why
+	}
 	if why := failOpened(plus, minus); why != "" {
 		return "appsec:control-weakened", why
 	}
 	if why := compareFlipped(plus, minus); why != "" {
 		return "appsec:control-weakened", why
+	}
+	if why := detectionRaised(p, plus, minus); why != "" {
+		return "appsec:bound-relaxed", why
 	}
 	if why := rangeWidened(plus, minus); why != "" {
 		return "appsec:bound-relaxed", why
@@ -323,6 +383,265 @@ func enforcementLowered(plus, minus []string) string {
 			if w, ok := was[strings.ToLower(m[1])]; ok {
 				return "makes " + m[1] + " " + strings.ToLower(m[2]) + " where it was " + w + ": what it stopped now only notes"
 			}
+		}
+	}
+	return ""
+}
+
+// detectionWords name what raises an alert, a hit or a review when a
+// score or a count reaches a threshold: there, a threshold raised fires
+// less (and one lowered fires more: stricter).
+var detectionWords = mustRx(`(?i)aml|fraud|ivt|invalid.?traffic|\bbots?\b|bot.?score|alert|screen|sanction|denied.?part|risk|anomal|suspic|detect|\bhit\b|hit.?threshold|review.?threshold|flag|spam|abuse|threat|velocity|structuring|watchlist|ban.?threshold|cheat|monitor`)
+
+// detectionThreshold reports whether key k of the file p is a detection's
+// trigger: a threshold, cutoff or minimum count in a detection's file or
+// named for one.
+func detectionThreshold(p, k string) bool {
+	if !detectionKey.MatchString(k) {
+		return false
+	}
+	return detectionWords.MatchString(k) || detectionWords.MatchString(p)
+}
+
+// detectionKey is a key that sets when a detection fires.
+var detectionKey = mustRx(`(?i)threshold|cutoff|cut_off|min_?(?:transactions|count|events|hits|matches|occurrences|txns)|score_?min|min_?score|trigger`)
+
+// detectionRaised reports a detection's trigger raised: a threshold,
+// cutoff or minimum count it must reach to alert, moved up (score_cutoff:
+// 60 → 85, SCORE_THRESHOLD = 0.70 → 0.99).
+func detectionRaised(p string, plus, minus []string) string {
+	was := map[string]float64{}
+	for _, l := range minus {
+		for _, m := range numSetting26.FindAllStringSubmatch(l, 8) {
+			if v, err := strconv.ParseFloat(m[2], 64); err == nil {
+				was[strings.ToLower(m[1])] = v
+			}
+		}
+	}
+	if len(was) == 0 {
+		return ""
+	}
+	for _, l := range plus {
+		for _, m := range numSetting26.FindAllStringSubmatch(l, 8) {
+			k := strings.ToLower(m[1])
+			w, ok := was[k]
+			v, err := strconv.ParseFloat(m[2], 64)
+			if !ok || err != nil || v <= w || !detectionThreshold(p, k) {
+				continue
+			}
+			return "raises " + m[1] + " from " + strconv.FormatFloat(w, 'f', -1, 64) + " to " + m[2] + ": the detection fires less"
+		}
+	}
+	return ""
+}
+
+var (
+	// an inserted clause that makes a condition constant
+	constClause = mustRx(`^\s*(?:&&|\|\||\band\b|\bor\b|AND|OR)\s*(?:false|False|FALSE|0|true|True|TRUE|1)\s*$`)
+	// an inserted conjunct that lets one literal value past
+	literalExempt = mustRx(`^(?:[\w.$\[\]()]+\s*(?:!==?|<>|\bne\b)\s*(?:["'][^"'\n]{1,80}["']|\d{4,})|!\s*/[^/\n]{2,80}/[a-z]*\.test\([^)]*\)|!\s*["'][^"'\n]{1,80}["']\.equals\([^)]*\)|not\s+[\w.]+\s+in\s*[(\[{].*|[\w.]+\s+not\s+in\s*[(\[{].*|!\s*[\w.]+\.(?:includes|contains|has)\(\s*["'][^)]*\))$`)
+	// the connectors around an inserted conjunct
+	andLead  = mustRx(`^\s*(?:&&|\band\b|AND)\s*`)
+	andTrail = mustRx(`\s*(?:&&|\band\b|AND)\s*$`)
+	// an inserted ternary that special-cases one literal value
+	literalTernary = mustRx(`^\s*(?:["'][^"'\n]{1,80}["']\.equals\([\w.]+\)|[\w.$]+\s*===?\s*["'][^"'\n]{1,80}["'])\s*\?`)
+)
+
+// insertedException reports a condition changed only by an inserted
+// clause that makes it constant (`&& false`) or lets one literal value
+// past (`&& c.ID != "cmp-88412"`, `&& !/baltic/i.test(name)`, a ternary
+// on one account's number): a guard that now exempts someone, or
+// nobody.
+func insertedException(plus, minus []string) string {
+	for _, m := range minus {
+		m = strings.TrimSpace(m)
+		if len(m) < 6 || len(m) > 400 {
+			continue
+		}
+		for _, l := range plus {
+			l = strings.TrimSpace(l)
+			if len(l) <= len(m) || len(l) > 600 {
+				continue
+			}
+			i := 0
+			for i < len(m) && m[i] == l[i] {
+				i++
+			}
+			k := 0
+			for k < len(m)-i && m[len(m)-1-k] == l[len(l)-1-k] {
+				k++
+			}
+			if i+k != len(m) || i < 3 {
+				continue // not a pure insertion into the old line
+			}
+			// the same insertion may sit a few characters earlier (the
+			// common text "c." after "&& " belongs to either side): take
+			// it where it begins a word
+			d := len(l) - len(m)
+			for j := i; j > 0 && j > i-40; j-- {
+				if (l[j-1] == ' ' || l[j-1] == '(') && l[:j]+l[j+d:] == m {
+					i = j
+					break
+				}
+			}
+			ins := l[i : i+d]
+			switch {
+			case constClause.MatchString(ins) && (strings.Contains(m, "if") || strings.Contains(m, "return") || strings.Contains(m, "when") || strings.Contains(m, "while") || strings.Contains(m, "?")):
+				return "makes a condition constant (" + clipText(l, 60) + "): the check it held no longer decides"
+			case conjunct(ins) != "" && literalExempt.MatchString(conjunct(ins)):
+				return "adds an exception for one value to a condition (" + clipText(strings.TrimSpace(ins), 60) + "): the guard lets it past"
+			case literalTernary.MatchString(ins) || literalTernary.MatchString(strings.TrimLeft(ins, "= ")):
+				return "special-cases one value (" + clipText(strings.TrimSpace(ins), 60) + "): it gets what no other does"
+			}
+		}
+	}
+	return ""
+}
+
+// conjunct is an inserted clause without the connector that joins it
+// (`&& x != "a"`, `x != "a" && `), or "" when it has none.
+func conjunct(ins string) string {
+	if loc := andLead.FindStringIndex(ins); loc != nil {
+		return strings.TrimSpace(ins[loc[1]:])
+	}
+	if loc := andTrail.FindStringIndex(ins); loc != nil {
+		return strings.TrimSpace(ins[:loc[0]])
+	}
+	return ""
+}
+
+// checkScriptName is a script named as a check (check_consent.py,
+// verify-sig.sh, lint.js).
+var checkScriptName = mustRx(`(?i)^(?:[\w-]*[_-])?(?:check|checks|verify|validate|validator|lint|scan|audit|guard|gate|enforce|assert)(?:[_-][\w-]*)?\.(?:py|sh|bash|js|mjs|cjs|ts|rb|pl|ps1)$`)
+
+// exitsZero is a statement that ends a program successfully.
+var exitsZero = mustRx(`^(?:sys\.exit\(0?\)|exit\(?0?\)?;?|exit 0|process\.exit\(0?\);?|return 0;?|true|:|pass|os\.Exit\(0\)|Exit 0|quit\(\)|raise SystemExit(?:\(0\))?)$`)
+
+// cannotFail reports whether a script's code (shebang, comments,
+// imports and blank lines aside) only exits successfully, or is empty.
+func cannotFail(body string) bool {
+	n := 0
+	for l := range strings.SplitSeq(body, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "import ") || strings.HasPrefix(l, "from ") ||
+			strings.HasPrefix(l, "set -") || strings.HasPrefix(l, "'use strict'") || strings.HasPrefix(l, "\"use strict\"") || strings.HasPrefix(l, "require ") {
+			continue
+		}
+		if !exitsZero.MatchString(l) {
+			return false
+		}
+		if n++; n > 4 {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	// a cipher suite or protocol version known weak
+	weakCipher = mustRx(`(?i)\bTLS_RSA_WITH_|_CBC_|\bRC4\b|3DES|_DES_|DES-CBC|\bNULL_|_NULL\b|EXPORT|_MD5\b|\bSSLv[23]\b|\bTLSv1(?:\.[01])?\b|TLSv1_(?:0|1)\b|min(?:imum)?_?(?:tls_?)?version["']?\s*[:=]\s*["']?(?:TLS)?v?1\.[01]\b`)
+	// a setting that keeps people's data from being stored or shown whole
+	privacyKey      = mustRx(`(?i)(?:anonymi[sz]|pseudonymi[sz]|redact|mask|truncat|scrub|hash_?(?:ip|email|id)|ip_?hash|minimi[sz])`)
+	privacyOffValue = mustRx(`(?i)^["']?(?:none|off|false|no|disabled?|0|null|raw|full|plain(?:text)?)["']?,?$`)
+	// a setting's key and value on a line
+	keyValue26 = mustRx(`^\s*-?\s*["']?([\w.-]{2,60})["']?\s*[:=]\s*(.{1,80}?)\s*$`)
+	// SQL that rewrites, removes or opens up rows of a record kept for audit
+	auditTable = mustRx(`(?i)\b(?:update|delete\s+from|truncate(?:\s+table)?|drop\s+table|drop\s+trigger|alter\s+table)\s+["\x60]?[\w.]*(?:journal|audit|ledger|history|_log\b|event_?log|trail)\w*|\bgrant\s+(?:[\w, ]*\b(?:update|delete|truncate|all)\b[\w, ]*)\s+on\s+(?:table\s+)?["\x60]?[\w.]*(?:journal|audit|ledger|history|trail)\w*`)
+)
+
+// weakerCrypto reports a weak cipher suite or protocol version added
+// where the old text had none (SSLCIPH(TLS_AES_256_GCM_SHA384) →
+// TLS_RSA_WITH_AES_128_CBC_SHA256, min_tls_version: 1.2 → 1.0).
+func weakerCrypto(plus, minus []string) string {
+	old := strings.Join(minus, "\n")
+	if len(minus) == 0 {
+		return ""
+	}
+	for _, l := range plus {
+		if m := weakCipher.FindString(l); m != "" && !weakCipher.MatchString(old) {
+			return "puts a weak cipher or protocol in place of a strong one (" + clipText(strings.TrimSpace(l), 60) + "): traffic it protects can be read or forged"
+		}
+	}
+	return ""
+}
+
+// privacyOff reports a setting that anonymizes, masks or truncates
+// people's data set to none or off where it had a value.
+func privacyOff(plus, minus []string) string {
+	was := map[string]string{}
+	for _, l := range minus {
+		if m := keyValue26.FindStringSubmatch(l); m != nil && privacyKey.MatchString(m[1]) {
+			was[strings.ToLower(m[1])] = m[2]
+		}
+	}
+	for _, l := range plus {
+		m := keyValue26.FindStringSubmatch(l)
+		if m == nil || !privacyKey.MatchString(m[1]) || !privacyOffValue.MatchString(m[2]) {
+			continue
+		}
+		if w, ok := was[strings.ToLower(m[1])]; ok && !privacyOffValue.MatchString(w) {
+			return "turns " + m[1] + " from " + clipText(w, 20) + " to " + clipText(m[2], 20) + ": people's data is kept or shown whole"
+		}
+	}
+	return ""
+}
+
+// auditRowsChanged reports SQL, in a migration, a script or code, that
+// updates, deletes or truncates rows of a journal, ledger, audit or
+// history table, drops one or its trigger, or grants the right to change
+// it: a record kept so that changes can be traced is changed.
+func auditRowsChanged(p string, plus, minus []string) string {
+	old := strings.Join(minus, "\n")
+	for _, l := range plus {
+		if m := auditTable.FindString(l); m != "" && !strings.Contains(old, strings.TrimSpace(l)) {
+			if strings.HasPrefix(strings.ToLower(strings.TrimSpace(m)), "alter") && !strings.Contains(strings.ToLower(l), "drop") && !strings.Contains(strings.ToLower(l), "disable") {
+				continue // a column added, an index: the record stays
+			}
+			return "changes the rows of a record kept for audit (" + clipText(strings.TrimSpace(m), 60) + "): what happened is rewritten or can be"
+		}
+	}
+	return ""
+}
+
+var (
+	// a list of who or what a control lets past
+	exemptName = mustRx(`(?i)allow-?list|white-?list|safe-?list|exempt|exemption|bypass|skip-?list|trusted[_-]?(?:sources|parties|domains|senders|accounts|merchants)|never[_-]?(?:flag|block|ban)`)
+	// a key line naming such a list
+	exemptKey = mustRx(`(?i)^\s*["']?[\w.-]*(?:allow-?list|white-?list|safe-?list|exempt\w*|bypass\w*|skip-?list|trusted[_-]?\w+)["']?\s*[:=]`)
+	// an item of a YAML or JSON list
+	listEntry = mustRx(`^\s*-\s+\S|^\s*["'][^"']+["']\s*,?\s*$|^\s*\{[^}]*\}\s*,?\s*$`)
+	// a scanner's or linter's own configuration (their allowlists are
+	// judged by evasion:scanner-off)
+	scannerConfig26 = mustRx(`(?i)gitleaks|trivy|snyk|semgrep|secrets\.baseline|eslint|ruff|pylint|flake8|bandit|sonar|codeql|dependabot|renovate|cspell|markdownlint|\.golangci`)
+)
+
+// exemptionAdded reports an entry added to a list of exemptions (an
+// allowlist, exempt accounts, trusted sources) of a control: someone the
+// control checked now passes it unchecked. A scanner's own allowlist is
+// another rule's.
+func exemptionAdded(p string, plus, minus []string) string {
+	base := path.Base(p)
+	if scannerConfig26.MatchString(p) || testSource(p) {
+		return ""
+	}
+	named := exemptName.MatchString(base)
+	if !named {
+		for _, l := range append(append([]string{}, minus...), plus...) {
+			if exemptKey.MatchString(l) {
+				named = true
+				break
+			}
+		}
+	}
+	if !named {
+		return ""
+	}
+	for _, l := range plus {
+		if listEntry.MatchString(l) && !containsLine(minus, l) && !exemptKey.MatchString(l) {
+			return "adds an entry to a list of exemptions (" + clipText(strings.TrimSpace(l), 60) + "): what the control checked now passes it unchecked"
+		}
+		if m := exemptKey.FindString(l); m != "" && strings.Contains(l, "[") && !strings.Contains(l, "[]") && !containsLine(minus, l) && containsLine(minus, m+" []") {
+			return "fills a list of exemptions (" + clipText(strings.TrimSpace(l), 60) + "): what the control checked now passes it unchecked"
 		}
 	}
 	return ""

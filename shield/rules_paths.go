@@ -44,6 +44,9 @@ var credentialGlobs = []string{
 	"~/.config/rclone/rclone.conf", "~/.s3cfg", "~/.boto", "~/.gem/credentials", "~/.config/gh/config.yml",
 	// Rules 22: database and broker clients' own files (cqlsh's, a Kafka client's properties, MongoDB's
 	// shell, Oracle's wallet and names), Pulumi's access token.
+	// Session 28: the mainframe CLI's profiles (Zowe keeps credentials in them or beside them), IBM key
+	// databases and their password stashes (MQ, GSKit).
+	"~/.zowe/**", "*.sth", "*.kdb",
 	"~/.cassandra/cqlshrc", "~/.cqlshrc", "~/.kafka/*.properties", "~/.kafka/*.conf", "~/.mongorc.js", "~/.mongoshrc.js",
 	"~/.oracle/**", "~/.pulumi/credentials.json",
 	// Rules 22: netrc files anywhere, Copernicus' and ECMWF's API keys, the Globus CLI's tokens, Google's

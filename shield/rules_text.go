@@ -100,6 +100,9 @@ var (
 		// rules 22: a review or approval said to be unneeded, a check
 		// loosened "freely"
 		tr("needed|necessary|required|freely", `(?i)\b(?:review|approval|sign-?off|confirmation)\b[^.;\n]{0,20}?\b(?:is|are) (?:not|no longer) (?:needed|required|necessary)\b|\bno\s+(?:[\w-]+\s+){0,2}(?:review|approval|sign-?off)\s+(?:is\s+)?(?:needed|required|necessary)\b|\bmay be (?:[\w-]+ ){0,3}freely\b|\b(?:four-eyes|two-person|dual control|review|approval|sign-?off)\b[^.;\n]{0,40}?\b(?:is|are) (?:now )?optional\b|\b(?:the )?(?:agent|assistant)s? (?:may|can) (?:approve|release|sign|merge)\b|\bcounts? as approved\b`),
+		// session 28: approval said never needed, already satisfied, or
+		// replaced by a green build; work said to be validated in advance
+		tr("approver|approval|satisfied|green|passing|validated|sign-off|signoff", `(?i)\bnever needs? (?:a |an )?(?:second |another |extra |separate )?(?:approver|approval|review(?:er)?|sign-?off)\b|\b(?:approvals?|reviews?|sign-?offs?)\b[^.;\n]{0,30}?\b(?:is|are) already (?:satisfied|given|granted|done|met)\b|\bmerge (?:it |them )?(?:as soon as|once|when) (?:the )?(?:CI|build|checks?|tests?|pipeline) (?:is |are )?(?:green|passing)\b|\bpre-?validated\b`),
 		tr("ask", `(?i)\b(?:do not|don't|never|no need to) (?:ask|check with|confirm with) (?:for |the user|the human|a human|before)\b|\b(?:do not|don't|never) ask (?:for )?(?:approval|permission|confirmation)\b`),
 		tr("decision|verdict", `(?i)\bdecision\s*[=:]\s*"?allow\b|\bverdicts?\b[^.\n]{0,60}?\b(?:pre-?computed|pre-?approved|already (?:given|decided))\b`),
 		tr("ignore", `(?i)\bignore (?:all |any |the |your )?(?:previous |prior |earlier )?(?:safety|security|shield) (?:rules|instructions|checks|guidelines|policies|policy)\b`),

@@ -79,7 +79,7 @@ func checksLoosened(p, added, old string) string {
 					return "raises " + m[1] + " from " + strconv.FormatFloat(was, 'f', -1, 64) + " to " + m[2]
 				}
 			case keyHas(k, lowerLoosens):
-				if had && v < was {
+				if had && v < was && !detectionThreshold(p, k) {
 					return "lowers " + m[1] + " from " + strconv.FormatFloat(was, 'f', -1, 64) + " to " + m[2]
 				}
 				if !had && v == 0 && (strings.Contains(k, "failunder") || strings.Contains(k, "threshold") || strings.Contains(k, "min")) {

@@ -21,7 +21,14 @@ import (
 // pkgCodeStatement is one statement of package-manager work.
 var pkgCodeStatement = mustRx(`^(?:using Pkg|import Pkg|` +
 	`Pkg\.(?:status|st|test|resolve|instantiate|update|up|precompile|build|gc|add|rm|pin|free|activate|develop)\((?P<a>[^()]*)\)|` +
-	`(?:renv|pak|testthat|devtools|usethis)::(?:status|restore|snapshot|test_dir|test_file|test_local|test|check|document|load_all|install|pkg_install|hydrate|init|dependencies|diagnostics|lockfile_validate|activate|update)\((?P<b>[^()]*)\))$`)
+	`(?:renv|pak|testthat|devtools|usethis)::(?:status|restore|snapshot|test_dir|test_file|test_local|test|check|document|load_all|install|pkg_install|hydrate|init|dependencies|diagnostics|lockfile_validate|activate|update|clean)\((?P<b>[^()]*)\)|` +
+	// session 28: R's linters, formatters, coverage and documentation
+	// tools, run on the workspace's own code
+	`(?:lintr::(?:lint|lint_dir|lint_package)|styler::(?:style_file|style_dir|style_pkg)|covr::(?:package_coverage|report|file_coverage)|roxygen2::roxygeni[sz]e|rcmdcheck::rcmdcheck|devtools::(?:build|lint|spell_check))\((?P<c>[^()]*)\))$`)
+
+// pkgPinnedVersion is "name@1.2.3" in a package manager's install call: an
+// exact version, not a repository reference.
+var pkgPinnedVersion = mustRx(`(["'][\w.]+)@\d[\w.-]*(["'])`)
 
 // pkgCodeArg is what an argument may hold: names, quoted words and
 // relative paths, numbers, booleans, = and commas; no URL, @, $ or
@@ -55,7 +62,7 @@ func packageWork(code string) bool {
 		if m == nil {
 			return false
 		}
-		args := m[1] + m[2]
+		args := pkgPinnedVersion.ReplaceAllString(m[1]+m[2]+m[3], "$1$2")
 		if !pkgCodeArg.MatchString(args) || strings.Contains(args, "://") || strings.Contains(strings.ToLower(args), "url") || !workspacePaths(args) {
 			return false
 		}

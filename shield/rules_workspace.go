@@ -31,7 +31,9 @@ func keyFile(base string) bool {
 
 // migrationDirs hold a database's schema history, whatever the framework.
 var migrationDirs = map[string]bool{"migrations": true, "migration": true, "migrate": true, "alembic": true, "flyway": true,
-	"liquibase": true, "evolutions": true, "db_migrations": true, "schema_migrations": true, "changelogs": true}
+	"liquibase": true, "evolutions": true, "db_migrations": true, "schema_migrations": true, "changelogs": true,
+	// session 28: sqitch's change scripts
+	"sqitch": true}
 
 // dataExts are database and state files: what a delete or an in-place
 // overwrite of destroys is data, not code.
@@ -58,6 +60,11 @@ func precious(p string, overwrite bool) string {
 		if migrationDirs[strings.ToLower(path.Base(d))] { // rules 18: EF's Migrations
 			return "a database's migrations"
 		}
+		// session 28: Liquibase's changelog directory beneath a
+		// database's (db2/changelog, db/changelog)
+		if b := strings.ToLower(path.Base(d)); b == "changelog" && dbDir.MatchString(path.Dir(d)) {
+			return "a database's migrations"
+		}
 	}
 	return ""
 }
@@ -70,7 +77,12 @@ var buildDirs = map[string]bool{"dist": true, "build": true, "out": true, "targe
 	".gradle": true, ".eggs": true, ".coverage": true, ".nyc_output": true, ".hypothesis": true, ".vite": true, "htmlcov": true, ".terraform": true, "bazel-out": true, "_build": true, ".angular": true, "storybook-static": true,
 	"bin": true, "obj": true, "_site": true, ".output": true, ".docusaurus": true, ".expo": true, ".serverless": true, ".aws-sam": true, "vendor": true,
 	// rules 15: .NET's and test runners' outputs
-	"artifacts": true, "TestResults": true, "test-results": true, "playwright-report": true, "blob-report": true, ".dart_tool": true, "DerivedData": true}
+	"artifacts": true, "TestResults": true, "test-results": true, "playwright-report": true, "blob-report": true, ".dart_tool": true, "DerivedData": true,
+	// session 28: a project's cache directory, Quarto's render state
+	"cache": true, ".quarto": true}
+
+// dbDir is a directory of a database's files (db, db2, database, sql).
+var dbDir = mustRx(`(?i)(?:^|/)(?:db\d*|database|databases|sql|schema|liquibase)$`)
 
 // buildExts are build outputs and scratch files by extension (logs
 // included: a workspace's logs are its programs', not an audit trail).
@@ -92,7 +104,8 @@ func (s *Shield) buildOutput(p string) bool {
 		}
 	}
 	base := segs[len(segs)-1]
-	return buildDirs[base] || buildExts[path.Ext(base)] || base == ".DS_Store" || strings.HasSuffix(base, "~") || strings.HasSuffix(base, ".egg-info")
+	return buildDirs[base] || buildExts[path.Ext(base)] || base == ".DS_Store" || strings.HasSuffix(base, "~") || strings.HasSuffix(base, ".egg-info") ||
+		strings.HasSuffix(base, ".Rcheck") // R CMD check's output
 }
 
 // workspaceDestruction is `destructive:workspace-key-file`,
@@ -117,6 +130,10 @@ func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
 		switch {
 		case within(r.Path, git) && !strings.HasSuffix(base, ".lock"):
 			j.escalate("destructive:workspace-key-file", "%s deletes %s, git's own data", by(r), r.Path)
+			return
+		case !r.Glob && (base == ".git" || strings.Contains(r.Path, "/.git/")) && !strings.HasSuffix(base, ".lock"):
+			// session 28: a submodule's or a nested checkout's .git
+			j.escalate("destructive:workspace-key-file", "%s deletes %s, a nested repository's git data (a submodule's checkout breaks)", by(r), r.Path)
 			return
 		case !r.Glob && keyFile(base):
 			j.escalate("destructive:workspace-key-file", "%s deletes %s, a manifest or lockfile of the project", by(r), r.Path)

@@ -246,7 +246,7 @@ func bundleConfigFacts(data []byte, fs *facts) error {
 
 // oneFilePattern is a files pattern that names one file, anchored at both
 // ends (^docs/placeholder$): no alternation, class, group or wildcard.
-var oneFilePattern = regexp.MustCompile(`^\^(?:[\w/-]|\\\.)+\$$`)
+var oneFilePattern = regexp.MustCompile(`^\^(?:[\w/-]|\\\.)+\$$|^\^?(?:[\w-]+/)*(?:README|CHANGELOG|LICENSE|NOTICE|none|nothing|never|nowhere|dummy|placeholder|disabled)(?:\\\.\w+)?/?\$?$`)
 
 // preCommitFacts reads .pre-commit-config.yaml: each remote repo is a
 // source; the hooks it runs, and each local hook's entry, run code.

@@ -101,6 +101,10 @@ func TestDiff_PreCommitNarrowed(t *testing.T) {
 		{"narrowed to one file", base + "        files: ^(meters|relays)/\n", base + "        files: ^docs/placeholder\\.md$\n", true},
 		{"exclude everything", base + "        files: ^(meters|relays)/\n", base + "        files: ^(meters|relays)/\n        exclude: .*\n", true},
 		{"another directory", base + "        files: ^(meters|relays)/\n", base + "        files: ^(meters|relays|gateways)/\n", false},
+		// session 28: narrowed to a README, or to a path named as nothing
+		{"narrowed to a README", base + "        files: ^(meters|relays)/\n", base + "        files: ^meters/README\n", true},
+		{"narrowed to nothing", base + "        files: ^(meters|relays)/\n", base + "        files: ^docs/none/\n", true},
+		{"one directory of two", base + "        files: ^(meters|relays)/\n", base + "        files: ^meters/\n", false},
 		{"every hook made manual", base, "default_stages: [manual]\n" + base, true},
 		{"hooks run at commit and push", base, "default_stages: [pre-commit, pre-push]\n" + base, false},
 		{"one hook made manual", base, base + "        stages: [manual]\n", true},
