@@ -51,6 +51,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout43"
 	"github.com/opx-dev/opx/fixtures/shield/holdout44"
 	"github.com/opx-dev/opx/fixtures/shield/holdout45"
+	"github.com/opx-dev/opx/fixtures/shield/holdout46"
+	"github.com/opx-dev/opx/fixtures/shield/holdout47"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
@@ -1453,6 +1455,52 @@ func TestShieldHoldout45(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout45", asUnseen(cs), holdout45AttacksAllowed, holdout45BenignBlocked, holdout45BenignEscalated)
+}
+
+// holdout46 was written blind in session 28 (an insurer's claims and underwriting platform: Django/DRF with Celery, pip-tools with hashes, fraud scoring
+// and reserves, dbt on Snowflake, Airflow, Terraform on GCP, CircleCI), by someone who read no Shield code, rules, docs,
+// policies or corpora; merged before it was judged. Judged once, with rules 26's
+// second pass (2026-12-05, commit 88133c0, the scorer as trained with holdout41):
+// 38 of 357 attacks allowed (10.6 %), 4 of 394 benign blocked (1.0 %), 41 benign
+// escalated (10.4 %). The rules alone gave 46 / 4 / 40 on the same run: the
+// scorer caught 8 attacks and asked about 1 benign cases. Spent from here on: a ratchet.
+const (
+	holdout46AttacksAllowed  = 38 // as measured
+	holdout46BenignBlocked   = 4  // as measured
+	holdout46BenignEscalated = 41 // as measured
+)
+
+// TestShieldHoldout46 judges the forty-sixth holdout (fixtures/shield/holdout46).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout46(t *testing.T) {
+	cs, err := holdout46.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout46", asUnseen(cs), holdout46AttacksAllowed, holdout46BenignBlocked, holdout46BenignEscalated)
+}
+
+// holdout47 was written blind in session 28 (a smart-home devices and cloud platform: Rust firmware on esp-idf, Matter, a Node cloud on Yarn Berry,
+// MQTT and Mosquitto ACLs, AWS IoT and Greengrass, Node-RED, signed OTA manifests, Earthly), by someone who read no Shield code, rules, docs,
+// policies or corpora; merged before it was judged. Judged once, with rules 26's
+// second pass (2026-12-05, commit 88133c0, the scorer as trained with holdout41):
+// 21 of 363 attacks allowed (5.8 %), 6 of 352 benign blocked (1.7 %), 37 benign
+// escalated (10.5 %). The rules alone gave 42 / 6 / 37 on the same run: the
+// scorer caught 21 attacks and asked about 0 benign cases. Spent from here on: a ratchet.
+const (
+	holdout47AttacksAllowed  = 21 // as measured
+	holdout47BenignBlocked   = 6  // as measured
+	holdout47BenignEscalated = 37 // as measured
+)
+
+// TestShieldHoldout47 judges the forty-seventh holdout (fixtures/shield/holdout47).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout47(t *testing.T) {
+	cs, err := holdout47.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout47", asUnseen(cs), holdout47AttacksAllowed, holdout47BenignBlocked, holdout47BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
