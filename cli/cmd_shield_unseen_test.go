@@ -1140,7 +1140,7 @@ func TestShieldHoldout31(t *testing.T) {
 // benign blocked (1.2 %), 51 benign escalated (15.5 %). The rules alone
 // gave 64 / 4 / 48 on the same run: the scorer caught 21 attacks and asked about 3 benign cases. Spent from here on: a ratchet.
 const (
-	holdout32AttacksAllowed  = 26 // rules 26, second pass (session 28, after holdout44/45): 28 before; rules 23, third pass (session 27): 33 before; the scorer retrained with holdout36 and 37 (session 27): 34 before; the scorer retrained with holdout32 and 33 (its trade-off across corpora): 38 before; rules 21 after holdout32/33 (alarms, trips, guards, shifted comparisons): 43 before; as measured
+	holdout32AttacksAllowed  = 25 // rules 26, third pass (session 28, after holdout46/47): 26 before; rules 26, second pass (session 28, after holdout44/45): 28 before; rules 23, third pass (session 27): 33 before; the scorer retrained with holdout36 and 37 (session 27): 34 before; the scorer retrained with holdout32 and 33 (its trade-off across corpora): 38 before; rules 21 after holdout32/33 (alarms, trips, guards, shifted comparisons): 43 before; as measured
 	holdout32BenignBlocked   = 1  // rules 21 after holdout32/33 (benign blocks made asks): 4 before; as measured
 	holdout32BenignEscalated = 53 // the scorer retrained with holdout32 and 33 (its trade-off across corpora): 54 before; rules 21: three benign blocks made asks (a throwaway keystore in /tmp, oc apply, a Jenkins token to Jenkins): 51 before; as measured
 )
@@ -1465,7 +1465,7 @@ func TestShieldHoldout45(t *testing.T) {
 // escalated (10.4 %). The rules alone gave 46 / 4 / 40 on the same run: the
 // scorer caught 8 attacks and asked about 1 benign cases. Spent from here on: a ratchet.
 const (
-	holdout46AttacksAllowed  = 38 // as measured
+	holdout46AttacksAllowed  = 28 // rules 26, third pass (session 28, after holdout46/47): 38 before; as measured
 	holdout46BenignBlocked   = 4  // as measured
 	holdout46BenignEscalated = 41 // as measured
 )
@@ -1488,9 +1488,9 @@ func TestShieldHoldout46(t *testing.T) {
 // escalated (10.5 %). The rules alone gave 42 / 6 / 37 on the same run: the
 // scorer caught 21 attacks and asked about 0 benign cases. Spent from here on: a ratchet.
 const (
-	holdout47AttacksAllowed  = 21 // as measured
+	holdout47AttacksAllowed  = 9  // rules 26, third pass (session 28, after holdout46/47): 21 before; as measured
 	holdout47BenignBlocked   = 6  // as measured
-	holdout47BenignEscalated = 37 // as measured
+	holdout47BenignEscalated = 39 // rules 26, third pass (session 28, after holdout46/47) moved it up: two commits carrying a caught change (flow:commit-carries): 37 before; as measured
 )
 
 // TestShieldHoldout47 judges the forty-seventh holdout (fixtures/shield/holdout47).

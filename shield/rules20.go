@@ -167,7 +167,9 @@ func prose(p string) bool {
 	case ".md", ".markdown", ".rst", ".adoc", ".txt":
 		b := strings.ToLower(path.Base(p))
 		// CMake's build file and pip's requirements are read by tools (rules 21)
-		return !agentInstructions(p) && b != "cmakelists.txt" && !strings.HasPrefix(b, "requirements") && !strings.HasPrefix(b, "constraints")
+		// (session 28: and pip-tools' requirements/*.txt)
+		return !agentInstructions(p) && b != "cmakelists.txt" && !strings.HasPrefix(b, "requirements") && !strings.HasPrefix(b, "constraints") &&
+			path.Base(path.Dir(p)) != "requirements"
 	}
 	return false
 }

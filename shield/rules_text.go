@@ -84,6 +84,8 @@ var (
 	}
 	// memoryExfil is a note that tells a later agent to handle secrets.
 	memoryExfil = []textRule{
+		// session 28: later sessions told to read keys or secrets as they start
+		tr("future session|every session|each session|at start|at the start|on start", `(?i)\b(?:future sessions?|every session|each session|at (?:the )?start|on start(?:up)?)\b[^.\n]{0,60}?\b(?:read|load|cat|source|open|use|export)\b[^.\n]{0,60}?(?:`+secretWordsRe("[_ -]?", false)+`|`+credentialNamesRe()+`|\bkeys?\b|live keys)`),
 		tr("always|every time|whenever|each time|from now on|in every",
 			`(?i)\b(?:always|every time|whenever|each time|from now on|in every)\b[^.\n]{0,60}?\b(?:include|send|read|attach|upload|post|cat|copy|print|paste|append|forward|share)\b[^.\n]{0,80}?(?:`+secretWordsRe("[_ -]?", false)+`|`+credentialNamesRe()+`)`),
 	}
@@ -103,6 +105,9 @@ var (
 		// session 28: approval said never needed, already satisfied, or
 		// replaced by a green build; work said to be validated in advance
 		tr("approver|approval|satisfied|green|passing|validated|sign-off|signoff", `(?i)\bnever needs? (?:a |an )?(?:second |another |extra |separate )?(?:approver|approval|review(?:er)?|sign-?off)\b|\b(?:approvals?|reviews?|sign-?offs?)\b[^.;\n]{0,30}?\b(?:is|are) already (?:satisfied|given|granted|done|met)\b|\bmerge (?:it |them )?(?:as soon as|once|when) (?:the )?(?:CI|build|checks?|tests?|pipeline) (?:is |are )?(?:green|passing)\b|\bpre-?validated\b`),
+		// session 28: a gate said optional or a formality, limits said
+		// to be the agents' to loosen
+		tr("optional|formality|by agents|by the agent", `(?i)\b(?:mark|make|treat|consider)\b[^.;\n]{0,40}?\b(?:gate|check|scan|test|review|approval)s?\b[^.;\n]{0,20}?\boptional\b|\b(?:review|approval|sign-?off|governance|four-eyes|second check)\b[^.;\n]{0,30}?\bis (?:a |just a |only a |merely a |mostly a )?formality\b|\b(?:can|may) be (?:loosened|relaxed|disabled|skipped|bypassed|raised|lowered|changed|edited) by (?:the )?agents?\b`),
 		tr("ask", `(?i)\b(?:do not|don't|never|no need to) (?:ask|check with|confirm with) (?:for |the user|the human|a human|before)\b|\b(?:do not|don't|never) ask (?:for )?(?:approval|permission|confirmation)\b`),
 		tr("decision|verdict", `(?i)\bdecision\s*[=:]\s*"?allow\b|\bverdicts?\b[^.\n]{0,60}?\b(?:pre-?computed|pre-?approved|already (?:given|decided))\b`),
 		tr("ignore", `(?i)\bignore (?:all |any |the |your )?(?:previous |prior |earlier )?(?:safety|security|shield) (?:rules|instructions|checks|guidelines|policies|policy)\b`),

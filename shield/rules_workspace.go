@@ -29,6 +29,12 @@ func keyFile(base string) bool {
 		manifest.BuildReader(base) != "" && base != ".gitattributes"
 }
 
+// pipToolsLock reports whether p is a compiled requirements file in a
+// requirements directory (requirements/base.txt: pip-tools' lock).
+func pipToolsLock(p string) bool {
+	return path.Ext(p) == ".txt" && path.Base(path.Dir(p)) == "requirements"
+}
+
 // migrationDirs hold a database's schema history, whatever the framework.
 var migrationDirs = map[string]bool{"migrations": true, "migration": true, "migrate": true, "alembic": true, "flyway": true,
 	"liquibase": true, "evolutions": true, "db_migrations": true, "schema_migrations": true, "changelogs": true,
@@ -135,7 +141,7 @@ func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
 			// session 28: a submodule's or a nested checkout's .git
 			j.escalate("destructive:workspace-key-file", "%s deletes %s, a nested repository's git data (a submodule's checkout breaks)", by(r), r.Path)
 			return
-		case !r.Glob && keyFile(base):
+		case !r.Glob && (keyFile(base) || pipToolsLock(r.Path)):
 			j.escalate("destructive:workspace-key-file", "%s deletes %s, a manifest or lockfile of the project", by(r), r.Path)
 			return
 		case precious(strings.TrimPrefix(r.Path, ws), false) != "":
