@@ -46,6 +46,12 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout4"
 	"github.com/opx-dev/opx/fixtures/shield/holdout40"
 	"github.com/opx-dev/opx/fixtures/shield/holdout41"
+	"github.com/opx-dev/opx/fixtures/shield/holdout42"
+	"github.com/opx-dev/opx/fixtures/shield/holdout43"
+	"github.com/opx-dev/opx/fixtures/shield/holdout44"
+	"github.com/opx-dev/opx/fixtures/shield/holdout45"
+	"github.com/opx-dev/opx/fixtures/shield/holdout46"
+	"github.com/opx-dev/opx/fixtures/shield/holdout47"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
@@ -106,6 +112,8 @@ func scoreCorpora(t *testing.T) []scoreCorpus {
 		{"holdout36", holdout36.Load}, {"holdout37", holdout37.Load},
 		{"holdout38", holdout38.Load}, {"holdout39", holdout39.Load},
 		{"holdout40", holdout40.Load}, {"holdout41", holdout41.Load},
+		{"holdout42", holdout42.Load}, {"holdout43", holdout43.Load}, {"holdout44", holdout44.Load}, {"holdout45", holdout45.Load},
+		{"holdout46", holdout46.Load}, {"holdout47", holdout47.Load},
 	} {
 		cs, err := h.load()
 		out = append(out, scoreCorpus{h.name, ws(h.name), must(asUnseen(cs), err)})

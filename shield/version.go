@@ -333,8 +333,11 @@ package shield
 //	   switches, maintenance shells on, lock-and-page actions made logs,
 //	   severities lowered, audit records made conditional, uv hash checks
 //	   off and git packages run (see docs/shield-rules.md "Rules 22").
-//	26 session 28: the learned scorer retrained with holdout40 and holdout41
-//	   (see docs/shield-rules.md "Rules 22", rules 26).
+//	26 session 28: the learned scorer retrained with holdout40 and holdout41,
+//	   then with holdout42 to holdout47; git config keys judged from one
+//	   list; the workspace's own repository named with --repo; three passes
+//	   after holdout42-47's measures (see docs/shield-rules.md "Rules 22",
+//	   rules 26).
 const RulesVersion = "26"
 
 // RecordedRules is the rules version a record names ("" before versions
