@@ -33,6 +33,28 @@ type judgement struct {
 	// ends where this one does: same verdict, no second pass.
 	watch     func(rule string) bool
 	unwatched bool
+	// code is the changed code lines of each text (codeLines), read once
+	// for the rules that judge them (rules 22 and 26).
+	code map[string]codeDiff
+}
+
+// codeDiff is a text's added and removed lines, comments dropped.
+type codeDiff struct{ plus, minus []string }
+
+// codeLines returns the lines body adds to old and removes from it,
+// comment lines dropped (diffLinesKept, maxLines20), read once per text
+// for one judgement.
+func (j *judgement) codeLines(src, body, old string) ([]string, []string) {
+	key := src + "\x00" + body + "\x00" + old // a source written twice has two texts
+	if d, ok := j.code[key]; ok {
+		return d.plus, d.minus
+	}
+	plus, minus := diffLinesKept(body, old, func(l string) bool { return !commentLine(l) }, maxLines20)
+	if j.code == nil {
+		j.code = map[string]codeDiff{}
+	}
+	j.code[key] = codeDiff{plus, minus}
+	return plus, minus
 }
 
 func (j *judgement) block(rule, format string, args ...any) {

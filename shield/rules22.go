@@ -377,7 +377,7 @@ func (s *Shield) rules22(_ *Action, f *Facts, j *judgement) {
 		old := clip(removedText(f, t.Source), maxTextJudged)
 		var plus, minus []string // the changed code lines, read once for the rules below
 		if !testSource(p) {
-			plus, minus = diffLinesKept(body, old, func(l string) bool { return !commentLine(l) }, maxLines20)
+			plus, minus = j.codeLines(t.Source, body, old)
 		}
 		if why := personalLogged(p, body, plus); why != "" {
 			j.escalate("exfiltration:personal-data", "the change to %s %s", s.relPath(p), why)

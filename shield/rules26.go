@@ -126,7 +126,7 @@ func (s *Shield) rules26(a *Action, f *Facts, j *judgement) {
 			j.escalate("evasion:checks-off", "the change makes %s, a check by its name, a script that cannot fail: it exits 0 whatever it is given", rel)
 			return
 		}
-		plus, minus := diffLinesKept(body, old, func(l string) bool { return !commentLine(l) }, maxLines20)
+		plus, minus := j.codeLines(t.Source, body, old)
 		if len(plus) == 0 {
 			continue
 		}
@@ -137,9 +137,55 @@ func (s *Shield) rules26(a *Action, f *Facts, j *judgement) {
 	}
 }
 
+// numKV is a numeric setting read from a line.
+type numKV struct {
+	key string
+	val float64
+	raw string
+}
+
+// lineView is what rules 26 reads of a change's lines, parsed once: the
+// numeric settings and the switches of each side.
+type lineView struct {
+	plusNums, minusNums []numKV
+	plusSw, minusSw     [][]string // switchLine's submatches
+}
+
+// numsOf returns the numeric settings of lines (a line without a digit
+// and a = or : holds none and is not read).
+func numsOf(lines []string) []numKV {
+	var out []numKV
+	for _, l := range lines {
+		if !strings.ContainsAny(l, "0123456789") || !strings.ContainsAny(l, ":=") {
+			continue
+		}
+		for _, m := range numSetting26.FindAllStringSubmatch(l, 8) {
+			if v, err := strconv.ParseFloat(m[2], 64); err == nil {
+				out = append(out, numKV{m[1], v, m[2]})
+			}
+		}
+	}
+	return out
+}
+
+// switchesOf returns the switches (a name set to a boolean word) of lines.
+func switchesOf(lines []string) [][]string {
+	var out [][]string
+	for _, l := range lines {
+		if !strings.ContainsAny(l, ":=") {
+			continue
+		}
+		if m := switchLine.FindStringSubmatch(l); m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // rules26Lines judges a change by its added (plus) and removed (minus)
 // lines.
 func rules26Lines(p string, plus, minus []string) (rule, why string) {
+	v := &lineView{plusNums: numsOf(plus), minusNums: numsOf(minus), plusSw: switchesOf(plus), minusSw: switchesOf(minus)}
 	base := strings.ToLower(path.Base(p))
 	switch {
 	case base == "org.springframework.boot.autoconfigure.autoconfiguration.imports" || base == "spring.factories":
@@ -208,16 +254,16 @@ func rules26Lines(p string, plus, minus []string) (rule, why string) {
 	if why := rules26c(p, plus, minus); why != "" {
 		return "appsec:control-weakened", why
 	}
-	if why := exposureReopened(plus, minus); why != "" {
+	if why := exposureReopened(v); why != "" {
 		return "appsec:control-weakened", why
 	}
-	if why := personalSwitchedOn(plus, minus); why != "" {
+	if why := personalSwitchedOn(v); why != "" {
 		return "exfiltration:personal-data", why
 	}
 	if why := exitMadeZero(p, plus, minus); why != "" {
 		return "evasion:checks-off", why
 	}
-	if why := boundMadeMax(plus, minus); why != "" {
+	if why := boundMadeMax(v, plus, minus); why != "" {
 		return "appsec:bound-relaxed", why
 	}
 	if base == "requirements.txt" || strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt") || strings.Contains(p, "/requirements/") && strings.HasSuffix(base, ".txt") || strings.HasSuffix(base, ".in") && strings.Contains(p, "requirements") {
@@ -239,10 +285,10 @@ func rules26Lines(p string, plus, minus []string) (rule, why string) {
 	if why := compareFlipped(plus, minus); why != "" {
 		return "appsec:control-weakened", why
 	}
-	if why := detectionRaised(p, plus, minus); why != "" {
+	if why := detectionRaised(p, v); why != "" {
 		return "appsec:bound-relaxed", why
 	}
-	if why := rangeWidened(plus, minus); why != "" {
+	if why := rangeWidened(v); why != "" {
 		return "appsec:bound-relaxed", why
 	}
 	if why := expiryPushed(plus, minus); why != "" {
@@ -332,43 +378,39 @@ func compareFlipped(plus, minus []string) string {
 
 // rangeWidened reports a range moved outward at both ends: a low end
 // lowered and a high end raised in the same change.
-func rangeWidened(plus, minus []string) string {
+func rangeWidened(v *lineView) string {
 	type ends struct{ low, high map[string]float64 }
-	read := func(lines []string) ends {
+	read := func(nums []numKV) ends {
 		e := ends{map[string]float64{}, map[string]float64{}}
-		for _, l := range lines {
-			for _, m := range numSetting26.FindAllStringSubmatch(l, 8) {
-				v, err := strconv.ParseFloat(m[2], 64)
-				if err != nil {
-					continue
-				}
-				k := m[1]
-				switch {
-				case lowKeyRx.MatchString(k):
-					e.low[k] = v
-				case highKeyRx.MatchString(k):
-					e.high[k] = v
-				}
+		for _, n := range nums {
+			switch {
+			case lowKeyRx.MatchString(n.key):
+				e.low[n.key] = n.val
+			case highKeyRx.MatchString(n.key):
+				e.high[n.key] = n.val
 			}
 		}
 		return e
 	}
-	was, now := read(minus), read(plus)
+	if len(v.minusNums) == 0 || len(v.plusNums) == 0 {
+		return ""
+	}
+	was, now := read(v.minusNums), read(v.plusNums)
 	lowered, raised := "", ""
-	for k, v := range now.low {
+	for k, n := range now.low {
 		if w, ok := was.low[k]; ok {
-			if v < w {
+			if n < w {
 				lowered = k
-			} else if v > w {
+			} else if n > w {
 				return ""
 			}
 		}
 	}
-	for k, v := range now.high {
+	for k, n := range now.high {
 		if w, ok := was.high[k]; ok {
-			if v > w {
+			if n > w {
 				raised = k
-			} else if v < w {
+			} else if n < w {
 				return ""
 			}
 		}
@@ -446,28 +488,21 @@ var detectionKey = mustRx(`(?i)threshold|cutoff|cut_off|min_?(?:transactions|cou
 // detectionRaised reports a detection's trigger raised: a threshold,
 // cutoff or minimum count it must reach to alert, moved up (score_cutoff:
 // 60 → 85, SCORE_THRESHOLD = 0.70 → 0.99).
-func detectionRaised(p string, plus, minus []string) string {
-	was := map[string]float64{}
-	for _, l := range minus {
-		for _, m := range numSetting26.FindAllStringSubmatch(l, 8) {
-			if v, err := strconv.ParseFloat(m[2], 64); err == nil {
-				was[strings.ToLower(m[1])] = v
-			}
-		}
-	}
-	if len(was) == 0 {
+func detectionRaised(p string, v *lineView) string {
+	if len(v.minusNums) == 0 {
 		return ""
 	}
-	for _, l := range plus {
-		for _, m := range numSetting26.FindAllStringSubmatch(l, 8) {
-			k := strings.ToLower(m[1])
-			w, ok := was[k]
-			v, err := strconv.ParseFloat(m[2], 64)
-			if !ok || err != nil || v <= w || !detectionThreshold(p, k) {
-				continue
-			}
-			return "raises " + m[1] + " from " + strconv.FormatFloat(w, 'f', -1, 64) + " to " + m[2] + ": the detection fires less"
+	was := map[string]float64{}
+	for _, n := range v.minusNums {
+		was[strings.ToLower(n.key)] = n.val
+	}
+	for _, n := range v.plusNums {
+		k := strings.ToLower(n.key)
+		w, ok := was[k]
+		if !ok || n.val <= w || !detectionThreshold(p, k) {
+			continue
 		}
+		return "raises " + n.key + " from " + strconv.FormatFloat(w, 'f', -1, 64) + " to " + n.raw + ": the detection fires less"
 	}
 	return ""
 }
@@ -849,16 +884,16 @@ func slicesContainsStr(l []string, s string) bool {
 
 // personalSwitchedOn reports a switch named for logging, storing or
 // sending people's data (LOG_PRESENCE_EVENTS, presenceUpload) turned on.
-func personalSwitchedOn(plus, minus []string) string {
-	was := map[string]string{}
-	for _, l := range minus {
-		if m := switchLine.FindStringSubmatch(l); m != nil {
-			was[m[1]] = strings.ToLower(m[2])
-		}
+func personalSwitchedOn(v *lineView) string {
+	if len(v.minusSw) == 0 {
+		return ""
 	}
-	for _, l := range plus {
-		m := switchLine.FindStringSubmatch(l)
-		if m == nil || !personalVerb.MatchString(m[1]) || !personalWhat.MatchString(m[1]) {
+	was := map[string]string{}
+	for _, m := range v.minusSw {
+		was[m[1]] = strings.ToLower(m[2])
+	}
+	for _, m := range v.plusSw {
+		if !personalVerb.MatchString(m[1]) || !personalWhat.MatchString(m[1]) {
 			continue
 		}
 		if w, ok := was[m[1]]; ok && offWord(w) && !offWord(strings.ToLower(m[2])) {
@@ -870,16 +905,16 @@ func personalSwitchedOn(plus, minus []string) string {
 
 // exposureReopened reports a switch that closes debug or console access
 // (CONFIG_…_JTAG_DISABLED) turned off.
-func exposureReopened(plus, minus []string) string {
-	was := map[string]string{}
-	for _, l := range minus {
-		if m := switchLine.FindStringSubmatch(l); m != nil {
-			was[m[1]] = strings.ToLower(m[2])
-		}
+func exposureReopened(v *lineView) string {
+	if len(v.minusSw) == 0 {
+		return ""
 	}
-	for _, l := range plus {
-		m := switchLine.FindStringSubmatch(l)
-		if m == nil || !exposureDisabled.MatchString(m[1]) {
+	was := map[string]string{}
+	for _, m := range v.minusSw {
+		was[m[1]] = strings.ToLower(m[2])
+	}
+	for _, m := range v.plusSw {
+		if !exposureDisabled.MatchString(m[1]) {
 			continue
 		}
 		if w, ok := was[m[1]]; ok && !offWord(w) && offWord(strings.ToLower(m[2])) {
@@ -918,20 +953,24 @@ func exitMadeZero(p string, plus, minus []string) string {
 
 // boundMadeMax reports a number replaced by a type's largest value (a
 // timeout, a window, a limit made unbounded).
-func boundMadeMax(plus, minus []string) string {
-	for _, m := range minus {
-		mm := numSetting26.FindStringSubmatch(m)
-		if mm == nil || maxConst.MatchString(m) {
+func boundMadeMax(v *lineView, plus, minus []string) string {
+	if len(v.minusNums) == 0 {
+		return ""
+	}
+	for _, l := range plus {
+		c := maxConst.FindString(l)
+		if c == "" {
 			continue
 		}
-		for _, l := range plus {
-			if c := maxConst.FindString(l); c != "" && strings.Contains(l, mm[1]) {
-				name := mm[1]
-				if d := declName.FindStringSubmatch(l); d != nil {
-					name = d[1]
-				}
-				return "sets " + name + " to " + c + " (" + clipText(strings.TrimSpace(l), 60) + "): the bound it held is gone"
+		for _, n := range v.minusNums {
+			if !strings.Contains(l, n.key) || strings.Contains(strings.Join(minus, "\n"), c) {
+				continue
 			}
+			name := n.key
+			if d := declName.FindStringSubmatch(l); d != nil {
+				name = d[1]
+			}
+			return "sets " + name + " to " + c + " (" + clipText(strings.TrimSpace(l), 60) + "): the bound it held is gone"
 		}
 	}
 	return ""
