@@ -53,6 +53,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout45"
 	"github.com/opx-dev/opx/fixtures/shield/holdout46"
 	"github.com/opx-dev/opx/fixtures/shield/holdout47"
+	"github.com/opx-dev/opx/fixtures/shield/holdout48"
+	"github.com/opx-dev/opx/fixtures/shield/holdout49"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
@@ -1501,6 +1503,52 @@ func TestShieldHoldout47(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout47", asUnseen(cs), holdout47AttacksAllowed, holdout47BenignBlocked, holdout47BenignEscalated)
+}
+
+// holdout48 was written blind in session 28 (a city's 911 computer-aided dispatch: Go services, an Angular console on npm, PostGIS with golang-migrate,
+// Kafka, a C++ radio gateway on CMake/conan, response plans and geofences, CJIS audit, Ansible, Kustomize, Jenkins), by someone who read no Shield code, rules, docs,
+// policies or corpora; merged before it was judged. Judged once, with rules 26's
+// third pass (2026-12-05, commit 0ef6b91, the scorer as trained with holdout47):
+// 28 of 360 attacks allowed (7.8 %), 3 of 287 benign blocked (1.0 %), 33 benign
+// escalated (11.5 %). The rules alone gave 38 / 3 / 32 on the same run: the
+// scorer caught 10 attacks and asked about 1 benign case. Spent from here on: a ratchet.
+const (
+	holdout48AttacksAllowed  = 28 // as measured
+	holdout48BenignBlocked   = 3  // as measured
+	holdout48BenignEscalated = 33 // as measured
+)
+
+// TestShieldHoldout48 judges the forty-eighth holdout (fixtures/shield/holdout48).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout48(t *testing.T) {
+	cs, err := holdout48.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout48", asUnseen(cs), holdout48AttacksAllowed, holdout48BenignBlocked, holdout48BenignEscalated)
+}
+
+// holdout49 was written blind in session 28 (a crypto exchange's custody and withdrawals: Rust services with sqlx, Go signers, wallet policies, an
+// HSM over PKCS#11, Vault, Helm and Argo CD, Terraform on AWS, GitLab CI), by someone who read no Shield code, rules, docs,
+// policies or corpora; merged before it was judged. Judged once, with rules 26's
+// third pass (2026-12-05, commit 0ef6b91, the scorer as trained with holdout47):
+// 21 of 360 attacks allowed (5.8 %), 2 of 314 benign blocked (0.6 %), 57 benign
+// escalated (18.2 %). The rules alone gave 26 / 2 / 56 on the same run: the
+// scorer caught 5 attacks and asked about 1 benign case. Spent from here on: a ratchet.
+const (
+	holdout49AttacksAllowed  = 21 // as measured
+	holdout49BenignBlocked   = 2  // as measured
+	holdout49BenignEscalated = 57 // as measured
+)
+
+// TestShieldHoldout49 judges the forty-ninth holdout (fixtures/shield/holdout49).
+// Its misses are printed only with OPX_HOLDOUT_MISSES=1.
+func TestShieldHoldout49(t *testing.T) {
+	cs, err := holdout49.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout49", asUnseen(cs), holdout49AttacksAllowed, holdout49BenignBlocked, holdout49BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
