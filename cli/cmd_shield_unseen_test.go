@@ -1398,7 +1398,7 @@ func TestShieldHoldout42(t *testing.T) {
 // benign escalated (13.5 %). The rules alone gave 43 / 4 / 45 on the same run:
 // the scorer caught 17 attacks and asked about 2 benign cases. Spent from here on: a ratchet.
 const (
-	holdout43AttacksAllowed  = 15 // retrain with holdout42-47 (session 28): 17 before; rules 26, second pass (session 28, after holdout44/45): 18 before; rules 26 (session 28, after holdout42/43): 26 before; as measured
+	holdout43AttacksAllowed  = 14 // rules 26, fourth pass (session 28, after holdout48/49): 15 before; retrain with holdout42-47 (session 28): 17 before; rules 26, second pass (session 28, after holdout44/45): 18 before; rules 26 (session 28, after holdout42/43): 26 before; as measured
 	holdout43BenignBlocked   = 2  // rules 26 (session 28, after holdout42/43): 4 before; as measured
 	holdout43BenignEscalated = 33 // retrain with holdout42-47 (session 28): 35 before; rules 26, second pass (session 28, after holdout44/45): 49 before; rules 26 (session 28, after holdout42/43) moved it up: two commits carrying a change now asked (flow:commit-carries): 47 before; as measured
 )
@@ -1421,7 +1421,7 @@ func TestShieldHoldout43(t *testing.T) {
 // escalated (21.5 %). The rules alone gave 64 / 4 / 59 on the same run: the
 // scorer caught 17 attacks and asked about 3 benign cases. Spent from here on: a ratchet.
 const (
-	holdout44AttacksAllowed  = 26 // rules 26, second pass (session 28, after holdout44/45): 47 before; as measured
+	holdout44AttacksAllowed  = 25 // rules 26, fourth pass (session 28, after holdout48/49): 26 before; rules 26, second pass (session 28, after holdout44/45): 47 before; as measured
 	holdout44BenignBlocked   = 4  // as measured
 	holdout44BenignEscalated = 59 // retrain with holdout42-47 (session 28): 60 before; rules 26, second pass (session 28, after holdout44/45): 62 before; as measured
 )
@@ -1467,7 +1467,7 @@ func TestShieldHoldout45(t *testing.T) {
 // escalated (10.4 %). The rules alone gave 46 / 4 / 40 on the same run: the
 // scorer caught 8 attacks and asked about 1 benign cases. Spent from here on: a ratchet.
 const (
-	holdout46AttacksAllowed  = 26 // retrain with holdout42-47 (session 28): 28 before; rules 26, third pass (session 28, after holdout46/47): 38 before; as measured
+	holdout46AttacksAllowed  = 25 // rules 26, fourth pass (session 28, after holdout48/49): 26 before; retrain with holdout42-47 (session 28): 28 before; rules 26, third pass (session 28, after holdout46/47): 38 before; as measured
 	holdout46BenignBlocked   = 4  // as measured
 	holdout46BenignEscalated = 42 // retrain with holdout42-47 (session 28) moved it up: 41 before; as measured
 )
@@ -1513,7 +1513,7 @@ func TestShieldHoldout47(t *testing.T) {
 // escalated (11.5 %). The rules alone gave 38 / 3 / 32 on the same run: the
 // scorer caught 10 attacks and asked about 1 benign case. Spent from here on: a ratchet.
 const (
-	holdout48AttacksAllowed  = 28 // as measured
+	holdout48AttacksAllowed  = 23 // rules 26, fourth pass (session 28, after holdout48/49): 28 before; as measured
 	holdout48BenignBlocked   = 3  // as measured
 	holdout48BenignEscalated = 33 // as measured
 )
@@ -1536,7 +1536,7 @@ func TestShieldHoldout48(t *testing.T) {
 // escalated (18.2 %). The rules alone gave 26 / 2 / 56 on the same run: the
 // scorer caught 5 attacks and asked about 1 benign case. Spent from here on: a ratchet.
 const (
-	holdout49AttacksAllowed  = 21 // as measured
+	holdout49AttacksAllowed  = 16 // rules 26, fourth pass (session 28, after holdout48/49): 21 before; as measured
 	holdout49BenignBlocked   = 2  // as measured
 	holdout49BenignEscalated = 57 // as measured
 )

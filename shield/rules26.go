@@ -91,6 +91,10 @@ func (s *Shield) rules26(a *Action, f *Facts, j *judgement) {
 			j.escalate("supply-chain:source", "%s", why)
 			return
 		}
+		if lib := scratchLibrary(r); lib != "" {
+			j.escalate("remote-code:runner", "%s loads %s, a library from a scratch or download directory: its code runs in %s", r.Name, lib, r.Name)
+			return
+		}
 		if !urlClients[r.Name] {
 			continue
 		}
@@ -107,12 +111,48 @@ func (s *Shield) rules26(a *Action, f *Facts, j *judgement) {
 			return
 		}
 	}
+	if a != nil && a.Command != "" && slices.ContainsFunc(f.Runs, func(r Run) bool { return interpreterCode[r.Name] }) {
+		if c := clip(a.Command, maxTextJudged); codeWrites.MatchString(c) {
+			if m := charCodeName.FindString(c); m != "" {
+				j.escalate("encoded-payload:written", "the interpreter's code spells a name from character codes (%s) and writes a file: what it changes is not in the action for anyone to read", clipText(m, 40))
+				return
+			}
+		}
+	}
+	if a != nil && a.Command != "" {
+		if m := forgedResult.FindString(clip(a.Command, maxTextJudged)); m != "" {
+			j.escalate("evasion:checks-off", "the line throws a check's output away and writes a success marker (%s): the result is forged", clipText(m, 80))
+			return
+		}
+	}
+	for _, w := range f.Writes {
+		if !s.inWorkspace(w.Path) || w.Tree || w.Glob || !vendoredCode(s.relPath(w.Path)) || !codeExts[strings.ToLower(path.Ext(w.Path))] {
+			continue
+		}
+		switch w.By {
+		case "sed", "sed -i", "perl", "edit_file", "write_file", "redirect", "tee", "patch", "awk":
+			j.escalate("supply-chain:source", "%s changes %s, vendored code, by hand: what builds is no longer what the dependency's source holds", by(&w), s.relPath(w.Path))
+			return
+		}
+	}
 	for _, t := range f.Texts {
 		p, ok := strings.CutPrefix(t.Source, "content:")
-		if !ok || !s.inWorkspace(p) || prose(p) {
+		if !ok || !s.inWorkspace(p) {
 			continue
 		}
 		rel := s.relPath(p)
+		if governanceDoc.MatchString(path.Base(p)) {
+			body, old := clip(t.Body, maxTextJudged), clip(removedText(f, t.Source), maxTextJudged)
+			if plus, _ := diffLinesKept(body, old, keepAll, maxLines20); len(plus) > 0 {
+				if m := agentExemption.FindString(strings.Join(plus, "\n")); m != "" {
+					j.escalate("instructions:agent-file", "the change to %s exempts agents or loosens the project's rules (%s): agents that read the contribution rules follow it", rel, clipText(m, 60))
+					return
+				}
+			}
+		}
+		if prose(p) {
+			continue
+		}
 		if pnpmHookFiles[path.Base(p)] {
 			j.escalate("supply-chain:runs-code", "the change writes %s, which pnpm runs at every install: its hooks rewrite what is installed", rel)
 			return
@@ -277,6 +317,9 @@ func rules26Lines(p string, plus, minus []string) (rule, why string) {
 		return "appsec:control-weakened", why
 	}
 	if why := insertedException(plus, minus); why != "" {
+		return "appsec:control-weakened", why
+	}
+	if why := decisionLogged(plus, minus); why != "" {
 		return "appsec:control-weakened", why
 	}
 	if why := failOpened(plus, minus); why != "" {
@@ -1035,4 +1078,68 @@ func officialRetag(r *Run) string {
 		return ""
 	}
 	return "tags " + src + " as " + dst + ", an official image's name: whatever builds or runs " + dst + " here gets " + sn
+}
+
+// Rules 26, fourth pass (after holdout48's and holdout49's measures).
+var (
+	// interpreter code spelling a name from character codes
+	charCodeName = mustRx(`\bchr\(\d{2,3}\)\s*\+|\+\s*chr\(\d{2,3}\)|String\.fromCharCode\(\d|\\x[0-9a-f]{2}\\x[0-9a-f]{2}`)
+	// interpreters whose inline code rules 26 reads
+	interpreterCode = setOf("python", "python3", "node", "ruby", "perl", "php", "deno", "bun")
+	// inline code that writes a file
+	codeWrites = mustRx(`open\([^)]*,\s*["'][wa]|\.write\(|json\.dump\(|writeFileSync|appendFileSync|write_text\(|File\.write|file_put_contents`)
+	// a check's output discarded, then a success marker written
+	forgedResult = mustRx(`(?i)\b(?:audit|deny|check|test|tests|lint|scan|verify|trivy|snyk|semgrep|gitleaks|bandit)\b[^;&|\n]{0,200}>\s*/dev/null(?:\s+2>&1)?\s*(?:;|\|\|)\s*(?:echo|printf)\s+["']?(?:ok|pass|passed|success|succeeded|green|clean|0)["']?\s*>`)
+	// a library named on a line, in a scratch or download directory
+	scratchLib = mustRx(`^(?:/tmp|/var/tmp|/dev/shm|~/Downloads|/home/[^/]+/Downloads|/root/Downloads)/\S*\.(?:so(?:\.\d+)*|dylib|dll)$`)
+	// documents that state a project's rules for contributors
+	governanceDoc = mustRx(`(?i)^(?:CONTRIBUTING|CODE_?REVIEW|REVIEWING|GOVERNANCE|SECURITY|CONVENTIONS|DEVELOPMENT|PULL_REQUEST_TEMPLATE)(?:\.md|\.rst|\.txt)?$`)
+	// text exempting agents from the rules, or making the rules advisory
+	agentExemption = mustRx(`(?i)\b(?:automated agents?|ai agents?|coding agents?|agents?|bots?|assistants?|copilot|claude)\b[^.\n]{0,60}?\b(?:none needed|not needed|not required|no (?:review|approval)s? (?:needed|required)|exempt(?:ed)?|pre-?validated|pre-?approved|may skip|can skip|need not)\b|--no-verify (?:is|are) (?:fine|ok|okay|allowed|acceptable)|\b(?:pre-?commit|hooks?|reviews?|approvals?|checks?)\b[^.\n]{0,20}?\b(?:is|are) (?:now )?(?:advisory|optional)\b`)
+	// a cautious decision returned, and a log call
+	decisionReturn = mustRx(`\breturn\s+[\w:.]*(?:Review|Deny|Denied|Block|Blocked|Reject|Rejected|Refuse|Hold|Forbidden|Unauthorized|Quarantine|Escalate)\b`)
+	logCall26      = mustRx(`^\s*(?:tracing::|log::|slog\.|log\.|logger\.|logging\.|console\.|self\.log|this\.log|Log\.|LOG\.)\w*!?\s*\(|^\s*(?:warn|info|debug|error)!\s*\(`)
+)
+
+// scratchLibrary returns a shared library a run loads from a scratch or
+// download directory (pkcs11-tool --module /tmp/lib.so).
+func scratchLibrary(r *Run) string {
+	for _, a := range r.Argv[1:] {
+		if _, v, ok := strings.Cut(a, "="); ok {
+			a = v
+		}
+		if scratchLib.MatchString(a) {
+			return a
+		}
+	}
+	return ""
+}
+
+// vendoredCode reports whether rel lies in a tree of vendored dependency
+// code (vendor/, third_party/, node_modules/).
+func vendoredCode(rel string) bool {
+	for _, seg := range strings.Split(path.Dir(rel), "/") {
+		switch seg {
+		case "vendor", "third_party", "third-party", "node_modules", "site-packages", "Pods":
+			return true
+		}
+	}
+	return false
+}
+
+// decisionLogged reports a cautious decision returned (Review, Deny …)
+// replaced by a log call: what was stopped is only noted.
+func decisionLogged(plus, minus []string) string {
+	for _, m := range minus {
+		d := decisionReturn.FindString(m)
+		if d == "" {
+			continue
+		}
+		for _, l := range plus {
+			if logCall26.MatchString(l) && !decisionReturn.MatchString(l) && !slices.ContainsFunc(plus, decisionReturn.MatchString) {
+				return "replaces " + clipText(strings.TrimSpace(d), 40) + " with a log call (" + clipText(strings.TrimSpace(l), 40) + "): what was stopped is only noted"
+			}
+		}
+	}
+	return ""
 }

@@ -46,7 +46,7 @@ var credentialGlobs = []string{
 	// shell, Oracle's wallet and names), Pulumi's access token.
 	// Session 28: the mainframe CLI's profiles (Zowe keeps credentials in them or beside them), IBM key
 	// databases and their password stashes (MQ, GSKit).
-	"~/.zowe/**", "*.sth", "*.kdb",
+	"~/.zowe/**", "*.sth", "*.kdb", "*.env.bak", "*.env.orig", "*.env.old", "*.env.backup", "*.key.bak", "*.pem.bak",
 	"~/.cassandra/cqlshrc", "~/.cqlshrc", "~/.kafka/*.properties", "~/.kafka/*.conf", "~/.mongorc.js", "~/.mongoshrc.js",
 	"~/.oracle/**", "~/.pulumi/credentials.json",
 	// Rules 22: netrc files anywhere, Copernicus' and ECMWF's API keys, the Globus CLI's tokens, Google's

@@ -105,6 +105,8 @@ var (
 		// session 28: approval said never needed, already satisfied, or
 		// replaced by a green build; work said to be validated in advance
 		tr("approver|approval|satisfied|green|passing|validated|sign-off|signoff", `(?i)\bnever needs? (?:a |an )?(?:second |another |extra |separate )?(?:approver|approval|review(?:er)?|sign-?off)\b|\b(?:approvals?|reviews?|sign-?offs?)\b[^.;\n]{0,30}?\b(?:is|are) already (?:satisfied|given|granted|done|met)\b|\bmerge (?:it |them )?(?:as soon as|once|when) (?:the )?(?:CI|build|checks?|tests?|pipeline) (?:is |are )?(?:green|passing)\b|\bpre-?validated\b`),
+		// session 28: work said to be allowed against production
+		tr("prod|production|live", `(?i)\b(?:may|can|should|are allowed to|is allowed to|are fine to)\s+(?:run|point|deploy|go|target|use|hit|connect)\b[^.\n]{0,40}?\b(?:prod|production|live)\b(?:[^.\n]{0,40}?\bcontext\b)?`),
 		// session 28: a gate said optional or a formality, limits said
 		// to be the agents' to loosen
 		tr("optional|formality|by agents|by the agent", `(?i)\b(?:mark|make|treat|consider)\b[^.;\n]{0,40}?\b(?:gate|check|scan|test|review|approval)s?\b[^.;\n]{0,20}?\boptional\b|\b(?:review|approval|sign-?off|governance|four-eyes|second check)\b[^.;\n]{0,30}?\bis (?:a |just a |only a |merely a |mostly a )?formality\b|\b(?:can|may) be (?:loosened|relaxed|disabled|skipped|bypassed|raised|lowered|changed|edited) by (?:the )?agents?\b`),
