@@ -813,6 +813,7 @@ func rules26c(p string, plus, minus []string) string {
 	}
 	for _, m := range minus {
 		mt := strings.TrimSpace(m)
+		protective := protectiveIdent.FindAllStringSubmatch(mt, 4) // read once per removed line
 		for _, l := range plus {
 			lt := strings.TrimSpace(l)
 			if lt == mt || len(mt) > 400 || len(lt) > 400 {
@@ -823,7 +824,7 @@ func rules26c(p string, plus, minus []string) string {
 				return "turns an outcome from " + a + " to " + b + " (" + clipText(lt, 60) + "): what was stopped or sent to a person now goes through"
 			}
 			// a masked or redacted variant replaced by the raw one
-			for _, pm := range protectiveIdent.FindAllStringSubmatch(mt, 4) {
+			for _, pm := range protective {
 				raw := pm[1] + pm[3]
 				if raw != "" && !strings.Contains(lt, pm[0]) && regexpWord(lt, raw) {
 					return "replaces " + pm[0] + " with " + raw + " (" + clipText(lt, 60) + "): what was masked or redacted is given whole"
@@ -1058,7 +1059,7 @@ func officialRetag(r *Run) string {
 			ops = append(ops, a)
 		}
 	}
-	if len(ops) != 3 || ops[0] != "tag" && !(ops[0] == "image" && false) {
+	if len(ops) != 3 || ops[0] != "tag" {
 		return ""
 	}
 	src, dst := ops[1], ops[2]
