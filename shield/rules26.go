@@ -31,7 +31,22 @@ import (
 //     (expires: 2027-03-31 → 2099-12-31), an enforcement made advisory
 //     (severity: hard → soft, mode: block → warn).
 //
-// A test's files, examples and documentation are not read.
+// The second to fourth passes (after holdout44-49) add, in this file: a
+// detection's trigger raised, exemptions added, literal exceptions and
+// constant clauses inserted into conditions, check scripts that cannot
+// fail, weak ciphers, privacy masking off, SQL that rewrites audit
+// tables (`destructive:audit-trail`), code registered to load at start
+// (Spring, bazelrc), decisions made permissive or replaced by a log,
+// masked calls and authorization steps dropped, bounds set to a type's
+// largest value, personal-data logging switched on; and, for commands,
+// compose files from URLs, official images retagged, libraries loaded
+// from scratch directories, vendored code edited, check results forged,
+// decoded or char-coded writes by interpreters (docs/shield-rules.md
+// lists each with examples).
+//
+// A test's files, examples and documentation are not read (a
+// contribution or governance document's text is, for exemptions given
+// to agents).
 
 // pnpmHookFiles are the files pnpm runs at install (.pnpmfile.cjs by
 // default; pnpmfile.cjs by pnpm-workspace's pnpmfilePath habit).
