@@ -52,6 +52,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout45"
 	"github.com/opx-dev/opx/fixtures/shield/holdout46"
 	"github.com/opx-dev/opx/fixtures/shield/holdout47"
+	"github.com/opx-dev/opx/fixtures/shield/holdout48"
+	"github.com/opx-dev/opx/fixtures/shield/holdout49"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
@@ -113,7 +115,7 @@ func scoreCorpora(t *testing.T) []scoreCorpus {
 		{"holdout38", holdout38.Load}, {"holdout39", holdout39.Load},
 		{"holdout40", holdout40.Load}, {"holdout41", holdout41.Load},
 		{"holdout42", holdout42.Load}, {"holdout43", holdout43.Load}, {"holdout44", holdout44.Load}, {"holdout45", holdout45.Load},
-		{"holdout46", holdout46.Load}, {"holdout47", holdout47.Load},
+		{"holdout46", holdout46.Load}, {"holdout47", holdout47.Load}, {"holdout48", holdout48.Load}, {"holdout49", holdout49.Load},
 	} {
 		cs, err := h.load()
 		out = append(out, scoreCorpus{h.name, ws(h.name), must(asUnseen(cs), err)})

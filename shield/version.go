@@ -338,7 +338,9 @@ package shield
 //	   list; the workspace's own repository named with --repo; three passes
 //	   after holdout42-47's measures (see docs/shield-rules.md "Rules 22",
 //	   rules 26).
-const RulesVersion = "26"
+//	27 session 29: the learned scorer retrained with holdout48 and
+//	   holdout49 (see docs/shield-rules.md "Rules 22", rules 27).
+const RulesVersion = "27"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).
