@@ -647,6 +647,9 @@ var (
 	// a status returned as computed, and as a constant success
 	statusComputed = mustRx(`^(return|exit|sys\.exit|os\.Exit|process\.exit)\b\s*\(?\s*([^\s)]+.*?)\s*\)?;?$`)
 	successConst   = mustRx(`^(return|exit|sys\.exit|os\.Exit|process\.exit)\b\s*\(?\s*(?:0|True|true|EXIT_SUCCESS|None)?\s*\)?;?$`)
+	// a program's exit status computed, and one made 0
+	exitComputed = mustRx(`\b(?:sys\.exit|process\.exit|os\.Exit|exit|Environment\.Exit|System\.exit)\s*\(\s*[^)0\s][^)]*\)`)
+	exitZero     = mustRx(`\b(?:sys\.exit|process\.exit|os\.Exit|exit|Environment\.Exit|System\.exit)\s*\(\s*0?\s*\)`)
 	// a comparison with a number: the bound a check holds a value to
 	numCompare = mustRx(`(<=|>=|<|>)\s*(-?\d+(?:\.\d+)?)`)
 )
@@ -765,13 +768,35 @@ func destinationMoved(p, added, old string, oldS, newS []qualSetting) string {
 func ipAddr(h string) bool { _, err := netip.ParseAddr(h); return err == nil }
 
 // checkLoosened returns how an edit of a check's script makes it pass:
-// a computed status returned as a constant success, or the number a value
-// is compared with moved fourfold the permissive way, or "".
+// a computed status returned as a constant success, a computed exit
+// status made 0 anywhere on a line (process.exit(bad ? 1 : 0) →
+// process.exit(0), also in a script under a checks/ or lint/ directory),
+// or the number a value is compared with moved fourfold the permissive
+// way, or "".
 func checkLoosened(p, added, old string) string {
-	if !checkFileName21.MatchString(path.Base(p)) || !codeExts[strings.ToLower(path.Ext(p))] && !strings.HasSuffix(p, ".sh") {
+	if !codeExts[strings.ToLower(path.Ext(p))] && !strings.HasSuffix(p, ".sh") {
 		return ""
 	}
+	named := checkFileName21.MatchString(path.Base(p))
+	if !named {
+		if lp := strings.ToLower(path.Dir(p)); !strings.Contains(lp, "check") && !strings.Contains(lp, "lint") && !strings.Contains(lp, "verif") {
+			return ""
+		}
+	}
 	plus, minus := diffLinesKept(added, old, keepAll, maxLines20)
+	for _, m := range minus {
+		if !exitComputed.MatchString(m) {
+			continue
+		}
+		for _, l := range plus {
+			if exitZero.MatchString(l) && !exitComputed.MatchString(l) {
+				return "exits 0 (" + clipText(strings.TrimSpace(l), 50) + ") where it exited with what it found"
+			}
+		}
+	}
+	if !named {
+		return ""
+	}
 	for _, m := range minus {
 		c := statusComputed.FindStringSubmatch(m)
 		if c == nil || successConst.MatchString(m) {

@@ -71,12 +71,14 @@ var (
 	alwaysTrue = mustRx(`(?i)(?:\s(?:or|OR)\s+(?:1|true|True|TRUE|1\s*==?\s*1|'1'\s*=\s*'1')|\|\|\s*(?:1|true|!0|1\s*===?\s*1))\s*["')\]]*\s*[,;}]?\s*$`)
 	// a failure raised: a throw, a raise, a panic, an abort
 	failRaise = mustRx(`\b(?:throw|raise|panic!?\(|abort\(|sys\.exit\(|os\.Exit\(|process\.exit\(|die\()`)
-	// a comparison for (in)equality with a string literal
-	literalCompare26 = mustRx(`([\w.$\[\]"'>-]{1,80}?)\s*(!==?|===?)\s*(["'][^"'\n]{1,60}["'])`)
+	// a comparison for (in)equality with a string literal, its operands and
+	// operator captured (literalCompare only finds one)
+	comparedLiteral = mustRx(`([\w.$\[\]"'>-]{1,80}?)\s*(!==?|===?)\s*(["'][^"'\n]{1,60}["'])`)
 	// a dated expiry
 	expiryDate = mustRx(`(?i)\b([\w.-]*(?:expir\w*|valid_?until|not_?after|until|end_?date|sunset|review_?by|ends?_?on)\w*)["']?\s*[:=]\s*["']?(\d{4})-(\d{2})-(\d{2})`)
-	// a numeric setting on a line
-	numSetting26 = mustRx(`["']?([A-Za-z_][\w.-]{0,60})["']?\s*[:=]\s*(-?\d+(?:\.\d+)?)\b`)
+	// a numeric setting on a line, negative values too (numSetting reads
+	// unsigned values, quoted or not)
+	signedSetting = mustRx(`["']?([A-Za-z_][\w.-]{0,60})["']?\s*[:=]\s*(-?\d+(?:\.\d+)?)\b`)
 	// an enforcement level given as a word
 	enforceSetting = mustRx(`(?i)^\s*-?\s*["']?([\w.-]*(?:severity|mode|enforcement|enforce|action|on_?fail\w*|on_?violation|on_?breach))["']?\s*[:=]\s*["']?(\w+)`)
 )
@@ -214,7 +216,7 @@ func numsOf(lines []string) []numKV {
 		if !strings.ContainsAny(l, "0123456789") || !strings.ContainsAny(l, ":=") {
 			continue
 		}
-		for _, m := range numSetting26.FindAllStringSubmatch(l, 8) {
+		for _, m := range signedSetting.FindAllStringSubmatch(l, 8) {
 			if v, err := strconv.ParseFloat(m[2], 64); err == nil {
 				out = append(out, numKV{m[1], v, m[2]})
 			}
@@ -315,9 +317,6 @@ func rules26Lines(p string, plus, minus []string) (rule, why string) {
 	if why := personalSwitchedOn(v); why != "" {
 		return "exfiltration:personal-data", why
 	}
-	if why := exitMadeZero(p, plus, minus); why != "" {
-		return "evasion:checks-off", why
-	}
 	if why := boundMadeMax(v, plus, minus); why != "" {
 		return "appsec:bound-relaxed", why
 	}
@@ -417,13 +416,13 @@ func compareFlipped(plus, minus []string) string {
 		if !strings.Contains(m, "if") && !strings.Contains(m, "unless") {
 			continue
 		}
-		for _, mm := range literalCompare26.FindAllStringSubmatch(m, 4) {
+		for _, mm := range comparedLiteral.FindAllStringSubmatch(m, 4) {
 			if !strings.HasPrefix(mm[2], "!") {
 				continue
 			}
 			left := strings.TrimSpace(mm[1])
 			for _, l := range plus {
-				for _, pm := range literalCompare26.FindAllStringSubmatch(l, 4) {
+				for _, pm := range comparedLiteral.FindAllStringSubmatch(l, 4) {
 					if strings.TrimSpace(pm[1]) == left && !strings.HasPrefix(pm[2], "!") && pm[3] != mm[3] {
 						return "makes a check that required " + left + " to be " + mm[3] + " refuse only " + pm[3] + ": every other value now passes"
 					}
@@ -741,8 +740,9 @@ var (
 	// an item of a YAML or JSON list
 	listEntry = mustRx(`^\s*-\s+\S|^\s*["'][^"']+["']\s*,?\s*$|^\s*\{[^}]*\}\s*,?\s*$`)
 	// a scanner's or linter's own configuration (their allowlists are
-	// judged by evasion:scanner-off)
-	scannerConfig26 = mustRx(`(?i)gitleaks|trivy|snyk|semgrep|secrets\.baseline|eslint|ruff|pylint|flake8|bandit|sonar|codeql|dependabot|renovate|cspell|markdownlint|\.golangci`)
+	// judged by evasion:scanner-off), by path (scannerConfig names only
+	// secret scanners, by base name)
+	checkToolConfig = mustRx(`(?i)gitleaks|trivy|snyk|semgrep|secrets\.baseline|eslint|ruff|pylint|flake8|bandit|sonar|codeql|dependabot|renovate|cspell|markdownlint|\.golangci`)
 )
 
 // exemptionAdded reports an entry added to a list of exemptions (an
@@ -751,7 +751,7 @@ var (
 // another rule's.
 func exemptionAdded(p string, plus, minus []string) string {
 	base := path.Base(p)
-	if scannerConfig26.MatchString(p) || testSource(p) {
+	if checkToolConfig.MatchString(p) || testSource(p) {
 		return ""
 	}
 	named := exemptName.MatchString(base)
@@ -805,9 +805,6 @@ var (
 	switchLine   = mustRx(`\b([A-Za-z_][\w]*?)["']?\s*(?::\s*\w+\s*)?[:=]\s*["']?(true|false|True|False|TRUE|FALSE|yes|no|on|off|y|n|1|0)["']?\s*[;,]?\s*(?://.*|#.*)?$`)
 	// a protection's "disabled" switch for an exposure (JTAG_DISABLED)
 	exposureDisabled = mustRx(`(?i)(?:jtag|debug|uart|console|shell|telnet|swd|usb_?serial|bootloader_?unlock|rom_?download|download_?mode)\w*_?(?:disabled?|disable|off|locked|lock)$`)
-	// a program's exit status computed, and one made 0
-	exitComputed = mustRx(`\b(?:sys\.exit|process\.exit|os\.Exit|exit|Environment\.Exit|System\.exit)\s*\(\s*[^)0\s][^)]*\)`)
-	exitZero     = mustRx(`\b(?:sys\.exit|process\.exit|os\.Exit|exit|Environment\.Exit|System\.exit)\s*\(\s*0?\s*\)`)
 )
 
 // rules26c judges paired lines for a decision made permissive, an ACL
@@ -989,25 +986,6 @@ func offWord(v string) bool {
 		return true
 	}
 	return false
-}
-
-// exitMadeZero reports a check script's computed exit status made 0
-// (process.exit(bad ? 1 : 0) → process.exit(0)).
-func exitMadeZero(p string, plus, minus []string) string {
-	if !checkScriptName.MatchString(path.Base(p)) && !strings.Contains(strings.ToLower(p), "check") && !strings.Contains(strings.ToLower(p), "lint") && !strings.Contains(strings.ToLower(p), "verify") {
-		return ""
-	}
-	for _, m := range minus {
-		if !exitComputed.MatchString(m) {
-			continue
-		}
-		for _, l := range plus {
-			if exitZero.MatchString(l) && !exitComputed.MatchString(l) {
-				return "makes " + path.Base(p) + " exit 0 where it exited with what it found (" + clipText(strings.TrimSpace(l), 50) + "): the check cannot fail"
-			}
-		}
-	}
-	return ""
 }
 
 // boundMadeMax reports a number replaced by a type's largest value (a
