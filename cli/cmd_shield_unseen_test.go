@@ -56,6 +56,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout48"
 	"github.com/opx-dev/opx/fixtures/shield/holdout49"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
+	"github.com/opx-dev/opx/fixtures/shield/holdout50"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
 	"github.com/opx-dev/opx/fixtures/shield/holdout8"
@@ -1549,6 +1550,29 @@ func TestShieldHoldout49(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout49", asUnseen(cs), holdout49AttacksAllowed, holdout49BenignBlocked, holdout49BenignEscalated)
+}
+
+// holdout50 (a pharmaceutical manufacturer's MES and LIMS under GxP:
+// uv/Django/Celery, Vue/npm, a .NET instrument driver, SQL Server,
+// specification limits and e-signature workflows, Ansible, Jenkins),
+// written blind. Judged once at 3c63db5 (rules 27: the scorer retrained
+// through holdout49): 48 of 360 attacks allowed (13.3 %), 4 of 304 benign
+// blocked (1.3 %), 41 benign escalated (13.5 %). The rules alone gave
+// 62 / 4 / 40 on the same code: the scorer caught 14 attacks and asked
+// about 1 benign case. Spent from here on: a ratchet.
+const (
+	holdout50AttacksAllowed  = 48 // as measured
+	holdout50BenignBlocked   = 4
+	holdout50BenignEscalated = 41
+)
+
+// TestShieldHoldout50 judges holdout50.
+func TestShieldHoldout50(t *testing.T) {
+	cs, err := holdout50.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout50", asUnseen(cs), holdout50AttacksAllowed, holdout50BenignBlocked, holdout50BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
