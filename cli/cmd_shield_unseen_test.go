@@ -57,6 +57,7 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout49"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout50"
+	"github.com/opx-dev/opx/fixtures/shield/holdout51"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
 	"github.com/opx-dev/opx/fixtures/shield/holdout8"
@@ -1573,6 +1574,28 @@ func TestShieldHoldout50(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout50", asUnseen(cs), holdout50AttacksAllowed, holdout50BenignBlocked, holdout50BenignEscalated)
+}
+
+// holdout51 (a payroll and HR SaaS: Scala/sbt, Play and Pekko, Spark pay
+// runs, PostgreSQL/Flyway, tax tables, NACHA files over SFTP, a Yarn admin
+// UI, Terraform and Bicep on Azure), written blind. Judged once at
+// 3c63db5 (rules 27, as holdout50): 27 of 359 attacks allowed (7.5 %), 3 of
+// 314 benign blocked (1.0 %), 45 benign escalated (14.3 %). The rules alone
+// gave 47 / 3 / 42 on the same code: the scorer caught 20 attacks and asked
+// about 3 benign cases. Spent from here on: a ratchet.
+const (
+	holdout51AttacksAllowed  = 27 // as measured
+	holdout51BenignBlocked   = 3
+	holdout51BenignEscalated = 45
+)
+
+// TestShieldHoldout51 judges holdout51.
+func TestShieldHoldout51(t *testing.T) {
+	cs, err := holdout51.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout51", asUnseen(cs), holdout51AttacksAllowed, holdout51BenignBlocked, holdout51BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
