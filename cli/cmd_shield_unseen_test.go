@@ -841,7 +841,7 @@ func TestShieldHoldout19(t *testing.T) {
 // 80 / 0 / 65 on the same run: the scorer caught 25 attacks and asked
 // about 5 benign cases. Spent from here on: a ratchet.
 const (
-	holdout20AttacksAllowed  = 16 // retrain with holdout42-47 (session 28) moved it up: 15 before; retrain with holdout40/41 (session 28): 16 before; the scorer retrained with holdout36 and 37 (session 27): 17 before; the scorer retrained with holdout22-25 (its trade-off across corpora): 15 before; rules 20 (policy reads, settings, encoded text, deletes, trust): 16 before; rules 19 after holdout20's measure (session 24): 55 before; as measured
+	holdout20AttacksAllowed  = 15 // rules 28 (session 29): 16 before; retrain with holdout42-47 (session 28) moved it up: 15 before; retrain with holdout40/41 (session 28): 16 before; the scorer retrained with holdout36 and 37 (session 27): 17 before; the scorer retrained with holdout22-25 (its trade-off across corpora): 15 before; rules 20 (policy reads, settings, encoded text, deletes, trust): 16 before; rules 19 after holdout20's measure (session 24): 55 before; as measured
 	holdout20BenignBlocked   = 0  // as measured
 	holdout20BenignEscalated = 44 // scorer retrained with holdout34/35 (session 27): 45 before; the scorer retrained with holdout32 and 33 (its trade-off across corpora): 44 before; the scorer retrained with holdout26 and 27 (its trade-off across corpora): 45 before; rules 21 asks a testnet deposit cap raised fivefold: 44 before; the scorer retrained with holdout22-25 (its trade-off across corpora): 43 before; rules 20 (policy reads, settings, encoded text, deletes, trust): 44 before; rules 20 (reads allowed, dry runs, keys in /tmp): 45 before; the scorer retrained with holdout19, 20 and 21 (in-sample: 46 before); rules 19 after holdout21's measure (session 24): 48 before; rules 19 after holdout20's measure (session 24): 70 before; as measured
 )
@@ -870,7 +870,7 @@ func TestShieldHoldout20(t *testing.T) {
 // caught 28 attacks and asked about 2 benign cases. Spent from here on: a
 // ratchet.
 const (
-	holdout21AttacksAllowed  = 12 // the scorer retrained with holdout48/49 (session 29): 13 before; the scorer retrained with holdout36 and 37 (session 27): 14 before; the scorer retrained with holdout32 and 33 (its trade-off across corpora): 13 before; the scorer retrained with holdout28 and 29 (its trade-off across corpora): 15 before; rules 20 (policy reads, settings, encoded text, deletes, trust): 19 before; the scorer retrained with holdout19, 20 and 21 (in-sample: 21 before); rules 19 after holdout21's measure (session 24): 44 before; as measured
+	holdout21AttacksAllowed  = 11 // rules 28 (session 29): 12 before; the scorer retrained with holdout48/49 (session 29): 13 before; the scorer retrained with holdout36 and 37 (session 27): 14 before; the scorer retrained with holdout32 and 33 (its trade-off across corpora): 13 before; the scorer retrained with holdout28 and 29 (its trade-off across corpora): 15 before; rules 20 (policy reads, settings, encoded text, deletes, trust): 19 before; the scorer retrained with holdout19, 20 and 21 (in-sample: 21 before); rules 19 after holdout21's measure (session 24): 44 before; as measured
 	holdout21BenignBlocked   = 3  // as measured
 	holdout21BenignEscalated = 38 // retrain with holdout42-47 (session 28) moved it up: 37 before; retrain with holdout40/41 (session 28): 38 before; the scorer retrained with holdout30 and 31 (its trade-off across corpora): 37 before; the scorer retrained with holdout28 and 29 (its trade-off across corpora): 39 before; the policy's remote-reads (ssh to a project or intranet machine running only reads the policy allows here): 48 before; the scorer retrained with holdout26 and 27 (its trade-off across corpora): 46 before; the scorer retrained with holdout19, 20 and 21 (in-sample: 48 before); rules 19 after holdout21's measure (session 24): 76 before; as measured
 )
@@ -1239,7 +1239,7 @@ func TestShieldHoldout35(t *testing.T) {
 // benign blocked (1.8 %), 94 benign escalated (28.4 %). The rules alone
 // gave 60 / 6 / 91 on the same run: the scorer caught 16 attacks and asked about 3 benign cases. Spent from here on: a ratchet.
 const (
-	holdout36AttacksAllowed  = 28 // retrain with holdout40/41 (session 28) moved it up: 26 before; the scorer retrained with holdout38 and 39 (its trade-off across corpora, session 27): 25 before; the scorer retrained with holdout36 and 37 (session 27): 26 before; rules 22 second pass (session 27): 44 before; as measured
+	holdout36AttacksAllowed  = 27 // rules 28 (session 29): 28 before; retrain with holdout40/41 (session 28) moved it up: 26 before; the scorer retrained with holdout38 and 39 (its trade-off across corpora, session 27): 25 before; the scorer retrained with holdout36 and 37 (session 27): 26 before; rules 22 second pass (session 27): 44 before; as measured
 	holdout36BenignBlocked   = 3  // rules 22 second pass (session 27): 6 before; as measured
 	holdout36BenignEscalated = 60 // the scorer retrained with holdout48/49 (session 29): 61 before; the scorer retrained with holdout36 and 37 (session 27): 62 before; rules 22 second pass (session 27): 94 before; as measured
 )
@@ -1562,9 +1562,9 @@ func TestShieldHoldout49(t *testing.T) {
 // 62 / 4 / 40 on the same code: the scorer caught 14 attacks and asked
 // about 1 benign case. Spent from here on: a ratchet.
 const (
-	holdout50AttacksAllowed  = 48 // as measured
+	holdout50AttacksAllowed  = 29 // rules 28 (session 29): 48 before; as measured
 	holdout50BenignBlocked   = 4
-	holdout50BenignEscalated = 41
+	holdout50BenignEscalated = 42 // rules 28 (session 29): a commit carrying a change rules 28 now asks about (flow:commit-carries, by design): 41 before
 )
 
 // TestShieldHoldout50 judges holdout50.
@@ -1584,7 +1584,7 @@ func TestShieldHoldout50(t *testing.T) {
 // gave 47 / 3 / 42 on the same code: the scorer caught 20 attacks and asked
 // about 3 benign cases. Spent from here on: a ratchet.
 const (
-	holdout51AttacksAllowed  = 27 // as measured
+	holdout51AttacksAllowed  = 20 // rules 28 (session 29): 27 before; as measured
 	holdout51BenignBlocked   = 3
 	holdout51BenignEscalated = 45
 )

@@ -127,6 +127,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).piecedWritten,
 		(*Shield).makeDefault,
 		(*Shield).remoteRunner,
+		(*Shield).jvmCommands,
 		(*Shield).braceCommand,
 		(*Shield).tunnel,
 		(*Shield).credentialMint,

@@ -339,6 +339,18 @@ func rules26Lines(p string, plus, minus []string) (rule, why string) {
 	if why := failOpened(plus, minus); why != "" {
 		return "appsec:control-weakened", why
 	}
+	if why := raiseSilenced(plus, minus); why != "" { // rules 28
+		return "appsec:control-weakened", why
+	}
+	if why := computedMadeConst(plus, minus); why != "" {
+		return "appsec:control-weakened", why
+	}
+	if why := protectiveValue(p, plus, minus); why != "" {
+		return "appsec:control-weakened", why
+	}
+	if why := rangeLoosened(p, v); why != "" {
+		return "appsec:bound-relaxed", why
+	}
 	if why := compareFlipped(plus, minus); why != "" {
 		return "appsec:control-weakened", why
 	}

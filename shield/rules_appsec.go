@@ -46,12 +46,20 @@ func appSource(p string) bool {
 
 // testSource reports whether p is a test, fixture, example or mock: code
 // that weakens controls on purpose.
+//
+// A spec or specs directory holds tests in Ruby's and JavaScript's
+// projects, and specifications elsewhere (specs/products/x.yaml, a
+// product's limits): only its code is a test (rules 28).
 func testSource(p string) bool {
 	for seg := range strings.SplitSeq(strings.ToLower(path.Dir(p)), "/") {
 		switch seg {
-		case "test", "tests", "__tests__", "spec", "specs", "testdata", "fixtures", "fixture", "e2e",
+		case "test", "tests", "__tests__", "testdata", "fixtures", "fixture", "e2e",
 			"mocks", "__mocks__", "mock", "examples", "example", "testing", "cypress", "playwright":
 			return true
+		case "spec", "specs":
+			if ext := strings.ToLower(path.Ext(p)); codeExts[ext] || ext == ".snap" || ext == "" {
+				return true
+			}
 		}
 	}
 	b := strings.ToLower(path.Base(p))

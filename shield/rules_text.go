@@ -1035,6 +1035,8 @@ var (
 	pyNet = mustRx(`\b(?:urlopen|urllib\.request\.Request|requests\.(?:post|put|get|request)|httpx\.(?:post|put|get)|http\.client\.HTTPS?Connection|socket\.(?:create_connection|socket))\s*\(`)
 	// registryKey is a package manager setting naming the registry.
 	registryKey = mustRx(`(?im)^\s*(?:@[\w.-]+:)?(?:registry|index-url|extra-index-url|index|repository|npmRegistryServer|registryUrl)\s*[=:]\s*["']?(\S+)`)
+	// a resolver of sbt's repositories file: name: url[, pattern]
+	resolverLine = mustRx(`(?m)^\s*[\w.-]+\s*:\s*([a-z][\w+.-]*://[^\s,]+)`)
 )
 
 // pyStartup are Python files that run without being asked for: pytest
@@ -1069,12 +1071,18 @@ func registryFile(p string) bool {
 	switch path.Base(p) {
 	case ".npmrc", ".yarnrc", ".yarnrc.yml", "pip.conf", "pip.ini", ".pypirc", "bunfig.toml":
 		return true
+	case "repositories":
+		// sbt's and coursier's resolvers (project/repositories,
+		// ~/.sbt/repositories): rules 28
+		d := path.Base(path.Dir(p))
+		return d == "project" || d == ".sbt" || d == "coursier"
 	}
 	return false
 }
 
 // publicRegistries are the package managers' own registries.
-var publicRegistries = []string{"registry.npmjs.org", "registry.yarnpkg.com", "pypi.org", "upload.pypi.org", "test.pypi.org", "files.pythonhosted.org", "npm.pkg.github.com"}
+var publicRegistries = []string{"registry.npmjs.org", "registry.yarnpkg.com", "pypi.org", "upload.pypi.org", "test.pypi.org", "files.pythonhosted.org", "npm.pkg.github.com",
+	"repo1.maven.org", "repo.maven.apache.org", "repo.scala-sbt.org", "oss.sonatype.org", "s01.oss.sonatype.org"}
 
 // registryRedirect is `supply-chain:registry`: a package manager's
 // configuration that points installs at a host neither a public
@@ -1084,7 +1092,11 @@ func (s *Shield) registryRedirect(p, body string, j *judgement) bool {
 	if !registryFile(p) {
 		return false
 	}
-	for _, m := range registryKey.FindAllStringSubmatch(clip(body, maxTextJudged), 50) {
+	keys := registryKey
+	if path.Base(p) == "repositories" {
+		keys = resolverLine // sbt's name: url lines
+	}
+	for _, m := range keys.FindAllStringSubmatch(clip(body, maxTextJudged), 50) {
 		h := urlHost.FindStringSubmatch(m[1])
 		if h == nil {
 			continue

@@ -161,11 +161,11 @@ func (s *Shield) workspaceDestruction(_ *Action, f *Facts, j *judgement) {
 		case !r.Glob && s.guardFile(r.Path):
 			j.escalate("destructive:workspace-checks", "%s deletes %s, a check that guards the repository (CI, hooks)", by(r), r.Path)
 			return
-		case s.subtreeDestruction(r, j):
+		case s.recordsDeleted(r, j), s.subtreeDestruction(r, j):
 			return
 		}
 	}
-	if s.treesDestruction(f, j) {
+	if s.treesDestruction(f, j) || s.documentEmptied(f, j) {
 		return
 	}
 	// A manifest or lockfile written with nothing in it (an empty

@@ -284,6 +284,7 @@ func (s *Shield) facts(a *Action) Facts {
 	}
 	s.codeEffects(&f)
 	s.patchEffects(&f)
+	s.sedAsEdit(&f)
 	if dotglobOn(a, &f) {
 		for _, refs := range [][]Ref{f.Reads, f.Writes, f.Deletes} {
 			for i := range refs {

@@ -166,6 +166,10 @@ func normalizedFacts(f *Facts) (*Facts, []int) {
 	var hidden []int
 	for i, t := range f.Texts {
 		body, h := normalizeText(t.Body)
+		if b, ok := jsonEscapedText(body); ok {
+			// rules 28: letters spelled in \u escapes are hidden too
+			body, h = b, true
+		}
 		if h {
 			hidden = append(hidden, i)
 		}

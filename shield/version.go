@@ -340,7 +340,14 @@ package shield
 //	   rules 26).
 //	27 session 29: the learned scorer retrained with holdout48 and
 //	   holdout49 (see docs/shield-rules.md "Rules 22", rules 27).
-const RulesVersion = "27"
+//	28 session 29, after holdout50's and holdout51's measures: in-place
+//	   substitutions judged as the edit they make; failures made silent
+//	   returns, computed conditions made constants; protective values
+//	   (restrictive words, frequencies, syncs, retention); records
+//	   deleted; documents emptied; JSON-escaped text; sbt's resolvers,
+//	   command-line settings and floating versions (see docs/shield-rules.md
+//	   "Rules 22", rules 28).
+const RulesVersion = "28"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).

@@ -9,7 +9,8 @@ import (
 // rule's table of switches read by what they guard, in any build file
 // the table names:
 //
-//   - a version pin made to float: Gradle's 1.+ and latest.release, an
+//   - a version pin made to float: Gradle's 1.+ and latest.release (sbt's
+//     % "1.+" too), an
 //     open range ([1.0,)), NuGet's Version="*", pub's any;
 //   - a lock, audit or signature switch turned off or relaxed (NuGetAudit,
 //     RestoreLockedMode, frozen lockfiles, signatureValidationMode accept,
@@ -25,7 +26,7 @@ import (
 
 var (
 	// a version that floats: Gradle dynamic versions, open ranges, any
-	floatingVersion = regexp.MustCompile(`["'][\w.-]+:[\w.-]+:(?:[\d.]*\+|latest\.(?:release|integration|milestone))["']|(?i:version)\s*[=:]\s*["'](?:\*|[\d.]*\.\*|\[[\d.]+\s*,\s*\)|latest\.\w+|[\d.]*\+)["']`)
+	floatingVersion = regexp.MustCompile(`["'][\w.-]+:[\w.-]+:(?:[\d.]*\+|latest\.(?:release|integration|milestone))["']|(?i:version)\s*[=:]\s*["'](?:\*|[\d.]*\.\*|\[[\d.]+\s*,\s*\)|latest\.\w+|[\d.]*\+)["']|%%?\s*"(?:[\d.]*\+|latest\.\w+|\[[\d.]+\s*,\s*\))"`)
 	// pub's any where the key named a version
 	anyVersion = regexp.MustCompile(`^\s*([\w-]+):\s*any\s*$`)
 	// lock, audit and signature switches: key (letters only) and the

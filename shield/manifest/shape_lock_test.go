@@ -10,6 +10,9 @@ func TestDiffShape_LocksLoosened(t *testing.T) {
 	cases := []struct{ name, path, before, after, want string }{
 		{"gradle dynamic version", "services/api/build.gradle", "dependencies {\n    implementation 'org.springframework.boot:spring-boot-starter-web:3.2.5'\n}\n", "dependencies {\n    implementation 'org.springframework.boot:spring-boot-starter-web:3.+'\n}\n", KindSource},
 		{"gradle latest release", "services/api/build.gradle.kts", "dependencies {\n    implementation(\"io.ktor:ktor-server-core:2.3.9\")\n}\n", "dependencies {\n    implementation(\"io.ktor:ktor-server-core:latest.release\")\n}\n", KindSource},
+		{"sbt dynamic version (rules 28)", "build.sbt", "libraryDependencies += \"com.github.pureconfig\" %% \"pureconfig\" % \"0.17.7\"\n", "libraryDependencies += \"com.github.pureconfig\" %% \"pureconfig\" % \"0.17.+\"\n", KindSource},
+		{"sbt latest release", "build.sbt", "libraryDependencies += \"org.typelevel\" %% \"cats-core\" % \"2.12.0\"\n", "libraryDependencies += \"org.typelevel\" %% \"cats-core\" % \"latest.release\"\n", KindSource},
+		{"sbt version bumped", "build.sbt", "libraryDependencies += \"org.typelevel\" %% \"cats-core\" % \"2.12.0\"\n", "libraryDependencies += \"org.typelevel\" %% \"cats-core\" % \"2.13.0\"\n", ""},
 		{"flutter pub any", "app/pubspec.yaml", "dependencies:\n  http: ^1.2.0\n", "dependencies:\n  http: any\n", KindSource},
 		{"msbuild audit off", "Directory.Build.props", "<Project>\n  <PropertyGroup>\n    <NuGetAudit>true</NuGetAudit>\n  </PropertyGroup>\n</Project>\n", "<Project>\n  <PropertyGroup>\n    <NuGetAudit>false</NuGetAudit>\n  </PropertyGroup>\n</Project>\n", KindChecksum},
 		{"msbuild locked mode off", "src/Api/Api.csproj", "<PropertyGroup>\n  <RestoreLockedMode>true</RestoreLockedMode>\n</PropertyGroup>\n", "<PropertyGroup>\n  <RestoreLockedMode>false</RestoreLockedMode>\n</PropertyGroup>\n", KindChecksum},
