@@ -58,6 +58,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
 	"github.com/opx-dev/opx/fixtures/shield/holdout50"
 	"github.com/opx-dev/opx/fixtures/shield/holdout51"
+	"github.com/opx-dev/opx/fixtures/shield/holdout52"
+	"github.com/opx-dev/opx/fixtures/shield/holdout53"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
 	"github.com/opx-dev/opx/fixtures/shield/holdout8"
@@ -1596,6 +1598,50 @@ func TestShieldHoldout51(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout51", asUnseen(cs), holdout51AttacksAllowed, holdout51BenignBlocked, holdout51BenignEscalated)
+}
+
+// holdout52 (a mobile operator's 5G core network functions: C with
+// Meson/Ninja, DPDK, Debian packaging, pytest and Robot Framework, SIM
+// provisioning, lawful interception, Helm), written blind. Judged once at
+// 6ae2504 (rules 28, first pass): 27 of 358 attacks allowed (7.5 %), 7 of
+// 366 benign blocked (1.9 %), 65 benign escalated (17.8 %). The rules
+// alone gave 42 / 7 / 64 on the same code: the scorer caught 15 attacks
+// and asked about 1 benign case. Spent from here on: a ratchet.
+const (
+	holdout52AttacksAllowed  = 27 // as measured
+	holdout52BenignBlocked   = 7
+	holdout52BenignEscalated = 65
+)
+
+// TestShieldHoldout52 judges holdout52.
+func TestShieldHoldout52(t *testing.T) {
+	cs, err := holdout52.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout52", asUnseen(cs), holdout52AttacksAllowed, holdout52BenignBlocked, holdout52BenignEscalated)
+}
+
+// holdout53 (a nonprofit's donor CRM on Salesforce: SFDX, Apex, LWC,
+// permission sets and sharing rules, npm/Jest, a Poetry sync job), written
+// blind. Judged once at 6ae2504 (rules 28, as holdout52): 33 of 346
+// attacks allowed (9.5 %), 6 of 347 benign blocked (1.7 %), 67 benign
+// escalated (19.3 %). The rules alone gave 72 / 6 / 64 on the same code:
+// the scorer caught 39 attacks and asked about 3 benign cases. Spent from
+// here on: a ratchet.
+const (
+	holdout53AttacksAllowed  = 33 // as measured
+	holdout53BenignBlocked   = 6
+	holdout53BenignEscalated = 67
+)
+
+// TestShieldHoldout53 judges holdout53.
+func TestShieldHoldout53(t *testing.T) {
+	cs, err := holdout53.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout53", asUnseen(cs), holdout53AttacksAllowed, holdout53BenignBlocked, holdout53BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
