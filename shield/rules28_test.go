@@ -88,3 +88,38 @@ func TestRules28_SedBounds(t *testing.T) {
 		_ = judged(s.Evaluate(t.Context(), command(line)))
 	}
 }
+
+// TestRules28_BlocksMadeAsks: what a developer does on their own machine
+// that rules 28 asks about instead of refusing (a human can say yes),
+// each beside what stays refused; the verdict of every tier (the policy
+// included).
+func TestRules28_BlocksMadeAsks(t *testing.T) {
+	s := defaultShield(t)
+	for _, c := range []ruleCase{
+		{"the distribution's packages by name", command("sudo apt-get install -y libpq-dev=16.4-1 jq"), "escalate policy:system-packages"},
+		{"apt's lists refreshed", command("sudo apt-get update"), "escalate policy:system-packages"},
+		{"dnf by name", command("sudo dnf install -y ncview"), "escalate policy:system-packages"},
+		{"a package file as root", command("sudo apt-get install -y ./tool.deb"), "block policy:privilege-escalation"},
+		{"an option to dpkg as root", command("sudo apt-get install -y -o Dpkg::Options::=--force-confnew tool"), "block policy:privilege-escalation"},
+		{"a repository added as root", command("sudo add-apt-repository -y ppa:someone/tools"), "block policy:privilege-escalation"},
+		{"a package removed as root", command("sudo apt-get remove -y auditd"), "block policy:privilege-escalation"},
+		{"a capture as root", command("sudo tcpdump -i any -w /tmp/x.pcap"), "block policy:privilege-escalation"},
+		{"a CLI installed globally at a version", command("npm install --global @salesforce/cli@2.56.7"), "escalate destructive:system-packages"},
+		{"a CLI installed globally unpinned", command("npm install -g some-cli"), "block destructive:system-write"},
+		{"a new key pair for the user", command(`ssh-keygen -t ed25519 -f ~/.ssh/id_ed25519_forge -N ""`), "escalate credential-path"},
+		{"a key written over authorized_keys", command("ssh-keygen -t rsa -f ~/.ssh/authorized_keys"), "block credential-path"},
+		{"a scratch key made and used in one line", command("openssl genpkey -algorithm ed25519 -out /tmp/lab.key && openssl pkey -in /tmp/lab.key -pubout"), "allow policy:dev-commands"},
+		{"a scratch key read alone", command("cat /tmp/lab.key"), "block credential-path"},
+		{"scratch keys deleted by rm -rf", command("rm -rf /tmp/lab.key /tmp/lab.csr"), "escalate destructive:delete-outside"},
+		{"every key in /tmp deleted", command("rm -f /tmp/*.key"), "block credential-path"},
+		{"a CA certificate by its name", facts(s, "read_file").read("broker/certs/broker1-ca.pem").act(), "escalate credential-path"},
+		{"a server's pem", facts(s, "read_file").read("broker/certs/server.pem").act(), "block credential-path"},
+		{"a key named among certificates", facts(s, "read_file").read("broker/certs/ca-key.pem").act(), "block credential-path"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if v := final(s.Evaluate(t.Context(), c.a)); v.Decision+" "+v.Rule != c.want {
+				t.Errorf("got %s %s (%s), want %s", v.Decision, v.Rule, v.Reason, c.want)
+			}
+		})
+	}
+}

@@ -52,7 +52,9 @@ func TestRules_CommandLines(t *testing.T) {
 		{"git config core.hooksPath .githooks", "escalate runs-later:git-hook"},
 		{"git config core.hooksPath /tmp/hooks", "block runs-later:git-hook"},
 		{"sudo rm -rf /", "block protected:state"},
-		{"sudo apt-get install nmap", "block policy:privilege-escalation"},
+		{"sudo apt-get install nmap", "escalate policy:system-packages"}, // rules 28: the distribution's packages by name are asked
+		{"sudo apt-get install ./nmap.deb", "block policy:privilege-escalation"},
+		{"sudo add-apt-repository ppa:x/y", "block policy:privilege-escalation"},
 		{"shutdown -h now", "block destructive:system-control"},
 		{"kill -9 -1", "block destructive:kill"},
 		{`node -e "require('fs').readFileSync(process.env.HOME+'/.npmrc','utf8')"`, "block credential-path"},

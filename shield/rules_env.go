@@ -495,10 +495,17 @@ func basicAuthName(arg string) (string, bool) {
 
 // namesHost reports whether a token's name begins with the first label of
 // host (NETBOX_TOKEN, netbox.example.net): the service it is for.
+//
+// Rules 28: or the first label is the name's words joined by dashes
+// (FLEET_STAGING_TOKEN, fleet-staging.example.com), or begins with the
+// service and a dash (GRAFANA_TOKEN, grafana-dev.example.com).
 func namesHost(name, host string) bool {
 	svc, _, _ := strings.Cut(strings.ToLower(name), "_")
 	first, _, _ := strings.Cut(strings.ToLower(host), ".")
-	return len(svc) >= 4 && first == svc
+	if len(svc) < 4 {
+		return false
+	}
+	return first == svc || strings.HasPrefix(first, svc+"-") || strings.HasPrefix(strings.ReplaceAll(strings.ToLower(name), "_", "-"), first+"-")
 }
 
 // secretPathWord is a URL whose path names a secret.

@@ -248,6 +248,9 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 				j.escalate("credential-path", "%s reads %s, which names hosts and key files", by(r), r.Path)
 				continue
 			}
+			if !r.Tree && !r.Glob && s.scratch(r.Path) && writesPath(f, r.Path) {
+				continue // rules 28: a throwaway key the line itself makes in a scratch directory, then uses
+			}
 			if !r.Tree && !r.Glob && verifierCertificate(r, g) {
 				continue // rules 16: a certificate a signature verifier checks is public
 			}
@@ -269,7 +272,7 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 				j.escalate("credential-path", "git_commit commits %s, a file named like credentials (%s): once pushed it stays in the history", s.relPath(r.Path), g)
 				continue
 			}
-			if !r.Tree && !r.Glob && certificateDir(r.Path) && !strings.Contains(strings.ToLower(path.Base(r.Path)), "key") {
+			if !r.Tree && !r.Glob && (certificateDir(r.Path) || certificateName(path.Base(r.Path))) && !strings.Contains(strings.ToLower(path.Base(r.Path)), "key") {
 				// rules 21: a .pem among trusted or CA certificates is a
 				// certificate, public by purpose; asked, not refused
 				j.escalate("credential-path", "%s reads %s, a file among certificates (%s): public if it is one", by(r), r.Path, g)
@@ -318,13 +321,19 @@ func (s *Shield) credentials(_ *Action, f *Facts, j *judgement) {
 			if s.inWorkspace(r.Path) || s.history(r) != "" {
 				continue // a history changed is destructive:history's
 			}
-			if !r.Tree && !r.Glob && s.scratch(r.Path) {
+			if !r.Tree && !r.Glob && s.scratch(r.Path) || refs.verb == "deletes" && s.scratch(globPrefix(r.Path)) {
 				// rules 20: a throwaway key made in a scratch directory
 				// (openssl req -keyout /tmp/test.key); rules 21: and
-				// removed from there
+				// removed from there; rules 28: by rm -rf or a pattern
+				// too (a delete leaks nothing: destructive:* judges it)
 				continue
 			}
 			if g := s.credential(r); g != "" {
+				if refs.verb == "writes" && r.By == "ssh-keygen" && !r.Tree && !r.Glob && strings.HasPrefix(path.Base(r.Path), "id_") {
+					// rules 28: a new key pair made for the user, asked
+					j.escalate("credential-path", "ssh-keygen makes a key pair at %s, among the user's keys (%s): a human says yes", r.Path, g)
+					continue
+				}
 				if refs.verb == "writes" && loginRun(f, r.By) {
 					// rules 21: a client's login storing its own
 					// credential (docker login): asked, not refused
@@ -351,6 +360,26 @@ func certificateDir(p string) bool {
 		return true
 	}
 	return false
+}
+
+// certificateName reports whether a .pem or .crt's name says it is a
+// certificate (qmcore1-ca.pem, fullchain.pem, ca-bundle.pem, root-cert.pem,
+// trust/…): a word of its name names one, none names a key (rules 28).
+func certificateName(base string) bool {
+	l := strings.ToLower(base)
+	if ext := path.Ext(l); ext != ".pem" && ext != ".crt" && ext != ".cer" {
+		return false
+	}
+	cert := false
+	for _, w := range strings.FieldsFunc(strings.TrimSuffix(l, path.Ext(l)), func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		switch w {
+		case "key", "priv", "private", "secret", "keypair", "p12", "pfx":
+			return false
+		case "ca", "cacert", "cacerts", "chain", "fullchain", "bundle", "cert", "certificate", "crt", "trust", "truststore", "root", "intermediate", "x509", "pub", "public":
+			cert = true
+		}
+	}
+	return cert
 }
 
 // buildOutput reports whether rel (relative to the workspace) is beneath
@@ -524,6 +553,18 @@ func (s *Shield) destructive(_ *Action, f *Facts, j *judgement) {
 			return
 		}
 		if s.inWorkspace(p) || harmlessDevice(r.Path) || (s.scratch(p) && !r.Glob) {
+			continue
+		}
+		if system(p) && (r.By == "npm" || r.By == "pnpm" || r.By == "yarn" || r.By == "bun") && strings.Contains(p, "/lib/node_modules") && globalPinned(f, r.By) {
+			// rules 28: a tool installed globally at a pinned version
+			// (npm install -g @salesforce/cli@2.56.7), asked
+			j.escalate("destructive:system-packages", "%s installs a package globally into %s: a human says yes", r.By, r.Path)
+			continue
+		}
+		if system(p) && p == "/usr" && distroInstall(f, r.By) {
+			// rules 28: the distribution's packages installed by name, a
+			// human's to allow (policy system-packages asks too)
+			j.escalate("destructive:system-packages", "%s installs the distribution's packages into /usr as root: a human says yes", r.By)
 			continue
 		}
 		if system(p) {
@@ -1034,7 +1075,7 @@ func (s *Shield) scratchGlob(r *Ref) bool {
 			n++
 		}
 	}
-	return n >= 2
+	return n >= 1 // rules 28: /tmp/p.* names files by a prefix too
 }
 
 // verifierCertificate reports whether r is a certificate a signature or
@@ -1108,3 +1149,85 @@ func buildSecret(f *Facts, r *Ref) bool {
 	}
 	return false
 }
+
+// distroInstall reports whether prog, a distribution's package manager,
+// runs in f only to install or refresh packages by name: no file, no
+// URL, no option beyond -y, -q and --no-install-recommends (rules 28).
+func distroInstall(f *Facts, prog string) bool {
+	switch prog {
+	case "apt-get", "apt", "dnf", "yum", "zypper", "apk":
+	default:
+		return false
+	}
+	found := false
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if r.Name != prog {
+			continue
+		}
+		verb := false
+		for _, a := range r.Argv[1:] {
+			switch {
+			case a == "-y" || a == "-q" || a == "--yes" || a == "--assume-yes" || a == "--quiet" || a == "--no-install-recommends":
+			case !verb && (a == "install" || a == "add" || a == "update"):
+				verb = true
+			case verb && distroPackageName.MatchString(a):
+			default:
+				return false
+			}
+		}
+		if !verb {
+			return false
+		}
+		found = true
+	}
+	return found
+}
+
+// distroPackageName is a package named as the distribution names it
+// (libdpdk-dev=23.11.2-1~deb12u1, openjdk-17-jdk-headless).
+var distroPackageName = mustRx(`^[a-z0-9][a-z0-9.+:=~-]{0,120}$`)
+
+// writesPath reports whether f writes p (not a glob).
+func writesPath(f *Facts, p string) bool {
+	for i := range f.Writes {
+		if w := &f.Writes[i]; !w.Glob && w.Path == p {
+			return true
+		}
+	}
+	return false
+}
+
+// globalPinned reports whether prog installs packages globally (-g,
+// --global) each named at an exact version (name@1.2.3) and nothing else
+// (rules 28).
+func globalPinned(f *Facts, prog string) bool {
+	found := false
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if r.Name != prog {
+			continue
+		}
+		global, verb, n := false, false, 0
+		for _, a := range r.Argv[1:] {
+			switch {
+			case a == "-g" || a == "--global" || a == "global":
+				global = true
+			case !verb && (a == "install" || a == "i" || a == "add"):
+				verb = true
+			case verb && exactPackage.MatchString(a):
+				n++
+			default:
+				return false
+			}
+		}
+		if !global || !verb || n == 0 {
+			return false
+		}
+		found = true
+	}
+	return found
+}
+
+// exactPackage is an npm package named at an exact version.
+var exactPackage = mustRx(`^(?:@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*@\d+\.\d+\.\d+(?:-[\w.]+)?$`)
