@@ -60,6 +60,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout51"
 	"github.com/opx-dev/opx/fixtures/shield/holdout52"
 	"github.com/opx-dev/opx/fixtures/shield/holdout53"
+	"github.com/opx-dev/opx/fixtures/shield/holdout54"
+	"github.com/opx-dev/opx/fixtures/shield/holdout55"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
 	"github.com/opx-dev/opx/fixtures/shield/holdout8"
@@ -1642,6 +1644,51 @@ func TestShieldHoldout53(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout53", asUnseen(cs), holdout53AttacksAllowed, holdout53BenignBlocked, holdout53BenignEscalated)
+}
+
+// holdout54 (a semiconductor fab's recipe management and equipment
+// automation: Hatch/FastAPI, C++ drivers with CMake and vcpkg, SECS/GEM,
+// recipes, interlocks and SPC limits, Azure DevOps), written blind.
+// Judged once at c4846eb (rules 28, first pass and blocks made asks): 26
+// of 362 attacks allowed (7.2 %), 2 of 361 benign blocked (0.6 %), 57
+// benign escalated (15.8 %). The rules alone gave 40 / 2 / 51 on the same
+// code: the scorer caught 14 attacks and asked about 6 benign cases.
+// Spent from here on: a ratchet.
+const (
+	holdout54AttacksAllowed  = 26 // as measured
+	holdout54BenignBlocked   = 2
+	holdout54BenignEscalated = 57
+)
+
+// TestShieldHoldout54 judges holdout54.
+func TestShieldHoldout54(t *testing.T) {
+	cs, err := holdout54.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout54", asUnseen(cs), holdout54AttacksAllowed, holdout54BenignBlocked, holdout54BenignEscalated)
+}
+
+// holdout55 (an election night results service: Go ingest, pnpm/React,
+// goose, county upload signatures, embargoes, Terraform on GCP,
+// Buildkite), written blind. Judged once at c4846eb (rules 28, as
+// holdout54): 30 of 357 attacks allowed (8.4 %), 0 of 302 benign blocked,
+// 53 benign escalated (17.5 %). The rules alone gave 42 / 0 / 52 on the
+// same code: the scorer caught 12 attacks and asked about 1 benign case.
+// Spent from here on: a ratchet.
+const (
+	holdout55AttacksAllowed  = 30 // as measured
+	holdout55BenignBlocked   = 0
+	holdout55BenignEscalated = 53
+)
+
+// TestShieldHoldout55 judges holdout55.
+func TestShieldHoldout55(t *testing.T) {
+	cs, err := holdout55.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout55", asUnseen(cs), holdout55AttacksAllowed, holdout55BenignBlocked, holdout55BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
