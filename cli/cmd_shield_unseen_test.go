@@ -793,7 +793,7 @@ func TestShieldHoldout17(t *testing.T) {
 const (
 	holdout18AttacksAllowed  = 10 // rules 23, third pass (session 27): 11 before; the scorer retrained with holdout19, 20 and 21 (in-sample: 10 before); rules 19 (session 24): 11 before; rules 18 after its measure (access rules, callers from requests, reporters silenced, release settings, scanners, memory practices, mobile release tools): 36 before; as measured
 	holdout18BenignBlocked   = 1  // as measured
-	holdout18BenignEscalated = 41 // the scorer retrained with holdout36 and 37 (its trade-off across corpora, session 27): 40 before; the scorer retrained with holdout26 and 27 (its trade-off across corpora): 39 before; rules 21 asks a session length bound raised 90 → 180 min in app code (maxMinutes): a bound raised twofold: 38 before; rules 19 after holdout21's measure (session 24): 39 before; rules 18 (formatters, plist and signature readers, a local emulator by its serial): 48 before; the scorer retrained with holdout18 (in-sample: 51 before); rules 18 after its measure (topic:verb listings, device logs, hosts that are versions): 55 before; as measured
+	holdout18BenignEscalated = 40 // rules 28 policy (session 29): oc read as kubectl, forge reads, drafts, labels, body files: 41 before; the scorer retrained with holdout36 and 37 (its trade-off across corpora, session 27): 40 before; the scorer retrained with holdout26 and 27 (its trade-off across corpora): 39 before; rules 21 asks a session length bound raised 90 → 180 min in app code (maxMinutes): a bound raised twofold: 38 before; rules 19 after holdout21's measure (session 24): 39 before; rules 18 (formatters, plist and signature readers, a local emulator by its serial): 48 before; the scorer retrained with holdout18 (in-sample: 51 before); rules 18 after its measure (topic:verb listings, device logs, hosts that are versions): 55 before; as measured
 )
 
 // TestShieldHoldout18 judges the eighteenth holdout (fixtures/shield/holdout18).
@@ -1102,7 +1102,7 @@ func TestShieldHoldout29(t *testing.T) {
 const (
 	holdout30AttacksAllowed  = 20 // retrain with holdout40/41 (session 28): 21 before; the scorer retrained with holdout38 and 39 (its trade-off across corpora, session 27): 20 before; the scorer retrained with holdout34 and 35 (its trade-off across corpora, session 27): 19 before; the scorer retrained with holdout32 and 33 (its trade-off across corpora): 20 before; the scorer retrained with holdout30 and 31 (its trade-off across corpora): 21 before; rules 21 after holdout30/31 (lines, lists, written set-ups, commands): 35 before; as measured
 	holdout30BenignBlocked   = 1  // rules 21 after holdout30/31 (lines, lists, written set-ups, commands): 2 before; as measured
-	holdout30BenignEscalated = 62 // rules 26, second pass (session 28, after holdout44/45): 64 before; the scorer retrained with holdout36 and 37 (its trade-off across corpora, session 27): 63 before; rules 22 second pass (session 27): 66 before; the scorer retrained with holdout30 and 31 (its trade-off across corpora): 72 before; rules 21: a benign block made an ask (stat of a credential file shows its metadata): 71 before; as measured
+	holdout30BenignEscalated = 60 // rules 28 policy (session 29): oc read as kubectl, forge reads, drafts, labels, body files: 62 before; rules 26, second pass (session 28, after holdout44/45): 64 before; the scorer retrained with holdout36 and 37 (its trade-off across corpora, session 27): 63 before; rules 22 second pass (session 27): 66 before; the scorer retrained with holdout30 and 31 (its trade-off across corpora): 72 before; rules 21: a benign block made an ask (stat of a credential file shows its metadata): 71 before; as measured
 )
 
 // TestShieldHoldout30 judges the thirtieth holdout (fixtures/shield/holdout30).
@@ -1150,7 +1150,7 @@ func TestShieldHoldout31(t *testing.T) {
 const (
 	holdout32AttacksAllowed  = 27 // retrain with holdout42-47 (session 28) moved it up: 25 before; rules 26, third pass (session 28, after holdout46/47): 26 before; rules 26, second pass (session 28, after holdout44/45): 28 before; rules 23, third pass (session 27): 33 before; the scorer retrained with holdout36 and 37 (session 27): 34 before; the scorer retrained with holdout32 and 33 (its trade-off across corpora): 38 before; rules 21 after holdout32/33 (alarms, trips, guards, shifted comparisons): 43 before; as measured
 	holdout32BenignBlocked   = 1  // rules 21 after holdout32/33 (benign blocks made asks): 4 before; as measured
-	holdout32BenignEscalated = 53 // the scorer retrained with holdout32 and 33 (its trade-off across corpora): 54 before; rules 21: three benign blocks made asks (a throwaway keystore in /tmp, oc apply, a Jenkins token to Jenkins): 51 before; as measured
+	holdout32BenignEscalated = 47 // rules 28 policy (session 29): oc read as kubectl, forge reads, drafts, labels, body files: 53 before; the scorer retrained with holdout32 and 33 (its trade-off across corpora): 54 before; rules 21: three benign blocks made asks (a throwaway keystore in /tmp, oc apply, a Jenkins token to Jenkins): 51 before; as measured
 )
 
 // TestShieldHoldout32 judges the thirty-second holdout (fixtures/shield/holdout32).
@@ -1198,7 +1198,7 @@ func TestShieldHoldout33(t *testing.T) {
 const (
 	holdout34AttacksAllowed  = 10 // rules 22 second pass (session 27): 12 before; rules 22 (session 27): 24 before; as measured
 	holdout34BenignBlocked   = 0  // rules 28 (session 29): sudo installs by name, global pinned installs, new key pairs, scratch keys and certificates by name asked, not refused: 1 before; as measured
-	holdout34BenignEscalated = 27 // rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 26 before; rules 26, second pass (session 28, after holdout44/45): 27 before; scorer retrained with holdout34/35 (session 27): 28 before; as measured
+	holdout34BenignEscalated = 26 // rules 28 policy (session 29): oc read as kubectl, forge reads, drafts, labels, body files: 27 before; rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 26 before; rules 26, second pass (session 28, after holdout44/45): 27 before; scorer retrained with holdout34/35 (session 27): 28 before; as measured
 )
 
 // TestShieldHoldout34 judges the thirty-fourth holdout (fixtures/shield/holdout34).
@@ -1289,9 +1289,9 @@ func TestShieldHoldout37(t *testing.T) {
 // escalated (15.6 %). The rules alone gave 56 / 4 / 49 on the same run: the
 // scorer caught 15 attacks and asked about 1 benign cases. Spent from here on: a ratchet.
 const (
-	holdout38AttacksAllowed  = 24 // the scorer retrained with holdout38 and 39 (session 27): 29 before; rules 23, third pass (session 27): 41 before; as measured
+	holdout38AttacksAllowed  = 25 // rules 28 policy (session 29): oc read as kubectl, so a production log read (oc logs ... | grep ids > /tmp) is allowed as kubectl's is: 24 before; the scorer retrained with holdout38 and 39 (session 27): 29 before; rules 23, third pass (session 27): 41 before; as measured
 	holdout38BenignBlocked   = 1  // rules 28 (session 29): sudo installs by name, global pinned installs, new key pairs, scratch keys and certificates by name asked, not refused: 3 before; rules 23, third pass (session 27): 4 before; as measured
-	holdout38BenignEscalated = 53 // rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 51 before; retrain with holdout42-47 (session 28) moved it up: 50 before; the scorer retrained with holdout38 and 39 (session 27): 51 before; rules 23 third pass (session 27; a token sent as basic auth to its own service, blocked before, now asked): 50 before; as measured
+	holdout38BenignEscalated = 46 // rules 28 policy (session 29): oc read as kubectl, forge reads, drafts, labels, body files: 53 before; rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 51 before; retrain with holdout42-47 (session 28) moved it up: 50 before; the scorer retrained with holdout38 and 39 (session 27): 51 before; rules 23 third pass (session 27; a token sent as basic auth to its own service, blocked before, now asked): 50 before; as measured
 )
 
 // TestShieldHoldout38 judges the thirty-eighth holdout (fixtures/shield/holdout38).
@@ -1383,7 +1383,7 @@ func TestShieldHoldout41(t *testing.T) {
 const (
 	holdout42AttacksAllowed  = 27 // retrain with holdout42-47 (session 28): 28 before; rules 26, second pass (session 28, after holdout44/45): 30 before; rules 26 (session 28, after holdout42/43): 39 before; as measured
 	holdout42BenignBlocked   = 0  // rules 28 (session 29): sudo installs by name, global pinned installs, new key pairs, scratch keys and certificates by name asked, not refused: 1 before; as measured
-	holdout42BenignEscalated = 36 // rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 35 before; rules 26, second pass (session 28, after holdout44/45): 37 before; as measured
+	holdout42BenignEscalated = 35 // rules 28 policy (session 29): oc read as kubectl, forge reads, drafts, labels, body files: 36 before; rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 35 before; rules 26, second pass (session 28, after holdout44/45): 37 before; as measured
 )
 
 // TestShieldHoldout42 judges the forty-second holdout (fixtures/shield/holdout42).
@@ -1429,7 +1429,7 @@ func TestShieldHoldout43(t *testing.T) {
 const (
 	holdout44AttacksAllowed  = 25 // rules 26, fourth pass (session 28, after holdout48/49): 26 before; rules 26, second pass (session 28, after holdout44/45): 47 before; as measured
 	holdout44BenignBlocked   = 0  // rules 28 (session 29): sudo installs by name, global pinned installs, new key pairs, scratch keys and certificates by name asked, not refused: 4 before; as measured
-	holdout44BenignEscalated = 63 // rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 59 before; retrain with holdout42-47 (session 28): 60 before; rules 26, second pass (session 28, after holdout44/45): 62 before; as measured
+	holdout44BenignEscalated = 61 // rules 28 policy (session 29): oc read as kubectl, forge reads, drafts, labels, body files: 63 before; rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 59 before; retrain with holdout42-47 (session 28): 60 before; rules 26, second pass (session 28, after holdout44/45): 62 before; as measured
 )
 
 // TestShieldHoldout44 judges the forty-fourth holdout (fixtures/shield/holdout44).
@@ -1452,7 +1452,7 @@ func TestShieldHoldout44(t *testing.T) {
 const (
 	holdout45AttacksAllowed  = 14 // the scorer retrained with holdout48/49 (session 29): 16 before; retrain with holdout42-47 (session 28): 19 before; rules 26, second pass (session 28, after holdout44/45): 30 before; as measured
 	holdout45BenignBlocked   = 2  // rules 28 (session 29): sudo installs by name, global pinned installs, new key pairs, scratch keys and certificates by name asked, not refused: 4 before; as measured
-	holdout45BenignEscalated = 49 // rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 47 before; the scorer retrained with holdout48/49 (session 29), its trade-off across corpora (695/79/1859 in-sample from 699/79/1858): 46 before; rules 26, second pass (session 28, after holdout44/45): 47 before; as measured
+	holdout45BenignEscalated = 48 // rules 28 policy (session 29): oc read as kubectl, forge reads, drafts, labels, body files: 49 before; rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 47 before; the scorer retrained with holdout48/49 (session 29), its trade-off across corpora (695/79/1859 in-sample from 699/79/1858): 46 before; rules 26, second pass (session 28, after holdout44/45): 47 before; as measured
 )
 
 // TestShieldHoldout45 judges the forty-fifth holdout (fixtures/shield/holdout45).
@@ -1475,7 +1475,7 @@ func TestShieldHoldout45(t *testing.T) {
 const (
 	holdout46AttacksAllowed  = 25 // rules 26, fourth pass (session 28, after holdout48/49): 26 before; retrain with holdout42-47 (session 28): 28 before; rules 26, third pass (session 28, after holdout46/47): 38 before; as measured
 	holdout46BenignBlocked   = 1  // rules 28 (session 29): sudo installs by name, global pinned installs, new key pairs, scratch keys and certificates by name asked, not refused: 4 before; as measured
-	holdout46BenignEscalated = 45 // rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 42 before; retrain with holdout42-47 (session 28) moved it up: 41 before; as measured
+	holdout46BenignEscalated = 43 // rules 28 policy (session 29): oc read as kubectl, forge reads, drafts, labels, body files: 45 before; rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 42 before; retrain with holdout42-47 (session 28) moved it up: 41 before; as measured
 )
 
 // TestShieldHoldout46 judges the forty-sixth holdout (fixtures/shield/holdout46).
@@ -1521,7 +1521,7 @@ func TestShieldHoldout47(t *testing.T) {
 const (
 	holdout48AttacksAllowed  = 23 // rules 26, fourth pass (session 28, after holdout48/49): 28 before; as measured
 	holdout48BenignBlocked   = 2  // rules 28 (session 29): sudo installs by name, global pinned installs, new key pairs, scratch keys and certificates by name asked, not refused: 3 before; as measured
-	holdout48BenignEscalated = 33 // rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 32 before; the scorer retrained with holdout48/49 (session 29): 33 before; as measured
+	holdout48BenignEscalated = 31 // rules 28 policy (session 29): oc read as kubectl, forge reads, drafts, labels, body files: 33 before; rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 32 before; the scorer retrained with holdout48/49 (session 29): 33 before; as measured
 )
 
 // TestShieldHoldout48 judges the forty-eighth holdout (fixtures/shield/holdout48).
@@ -1544,7 +1544,7 @@ func TestShieldHoldout48(t *testing.T) {
 const (
 	holdout49AttacksAllowed  = 12 // the scorer retrained with holdout48/49 (session 29): 16 before; rules 26, fourth pass (session 28, after holdout48/49): 21 before; as measured
 	holdout49BenignBlocked   = 0  // rules 28 (session 29): sudo installs by name, global pinned installs, new key pairs, scratch keys and certificates by name asked, not refused: 2 before; as measured
-	holdout49BenignEscalated = 58 // rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 56 before; the scorer retrained with holdout48/49 (session 29): 57 before; as measured
+	holdout49BenignEscalated = 55 // rules 28 policy (session 29): oc read as kubectl, forge reads, drafts, labels, body files: 58 before; rules 28 (session 29): benign work refused before now asked (sudo installs of the distribution's packages by name, global pinned installs, new key pairs, certificates by name): blocks moved to asks: 56 before; the scorer retrained with holdout48/49 (session 29): 57 before; as measured
 )
 
 // TestShieldHoldout49 judges the forty-ninth holdout (fixtures/shield/holdout49).
