@@ -128,6 +128,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).makeDefault,
 		(*Shield).remoteRunner,
 		(*Shield).jvmCommands,
+		(*Shield).memoryPermission,
 		(*Shield).braceCommand,
 		(*Shield).tunnel,
 		(*Shield).credentialMint,

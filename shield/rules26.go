@@ -184,6 +184,10 @@ func (s *Shield) rules26(a *Action, f *Facts, j *judgement) {
 			return
 		}
 		plus, minus := j.codeLines(t.Source, body, old)
+		if rule, why := wrapChanged(p, plus, minus); why != "" { // rules 28: a hash removed adds nothing
+			j.escalate(rule, "the change to %s %s", rel, why)
+			return
+		}
 		if len(plus) == 0 {
 			continue
 		}
@@ -350,6 +354,19 @@ func rules26Lines(p string, plus, minus []string) (rule, why string) {
 	}
 	if why := rangeLoosened(p, v); why != "" {
 		return "appsec:bound-relaxed", why
+	}
+	if why := superGranted(plus, minus); why != "" {
+		return "appsec:control-weakened", why
+	}
+	if why := ciGateDisabled(p, plus, minus); why != "" {
+		return "evasion:checks-off", why
+	}
+	if b := path.Base(p); b == "meson.build" || b == "CMakeLists.txt" || strings.HasSuffix(b, ".cmake") {
+		for _, l := range plus {
+			if buildRunsBackground.MatchString(l) && !containsLine(minus, l) {
+				return "persistence:background", "makes every build run " + clipText(strings.TrimSpace(l), 80) + ": a process that outlives the build, or one that fetches"
+			}
+		}
 	}
 	if why := compareFlipped(plus, minus); why != "" {
 		return "appsec:control-weakened", why

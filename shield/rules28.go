@@ -155,8 +155,26 @@ func raiseSilenced(plus, minus []string) string {
 }
 
 // computedMadeConst reports a variable that held a computed condition
-// (stable = reply[1] == "S") given a constant (stable = true).
+// (stable = reply[1] == "S") given a constant (stable = true), or a
+// function that returned one (return sqn_he > sqn_ms && ...) made to
+// return a constant (return 1;).
 func computedMadeConst(plus, minus []string) string {
+	for _, m := range minus {
+		rhs, ok := strings.CutPrefix(strings.TrimSpace(m), "return ")
+		if !ok || !condition27.MatchString(rhs) {
+			continue
+		}
+		for _, l := range plus {
+			r2, ok := strings.CutPrefix(strings.TrimSpace(l), "return ")
+			if !ok {
+				continue
+			}
+			switch strings.TrimSuffix(strings.TrimSpace(r2), ";") {
+			case "true", "True", "TRUE", "1", "false", "False", "FALSE", "0", "nil", "None", "null":
+				return "returns a constant (" + clipText(strings.TrimSpace(l), 30) + ") where it returned what it checked (" + clipText(rhs, 50) + "): the check no longer decides"
+			}
+		}
+	}
 	for _, m := range minus {
 		name, rhs, ok := assignment27(m)
 		if !ok || !strings.ContainsAny(rhs, "=<>!") && !strings.Contains(rhs, " in ") && !strings.Contains(rhs, "(") {
@@ -204,7 +222,7 @@ var (
 	// integrity, an approval, a clock's sync
 	protect27 = mustRx(`(?i)retain|retention|integrity|approv|review|reauth|re_auth|sync|ntp|immutab|append_?only|worm|sign|audit|verif|deletion|delete|overwrite|edit|modif|witness|second_?person|dual|four_?eyes|capa`)
 	// a file whose every switch is a protection by its name
-	protectFile27 = mustRx(`(?i)audit|esign|e-sign|signing|signature|integrity|compliance|part11|gxp|sox`)
+	protectFile27 = mustRx(`(?i)audit|esign|e-sign|signing|signature|integrity|compliance|part11|gxp|sox|validation|approval`)
 )
 
 // protectiveValue judges a protective setting's value changed: a
@@ -238,7 +256,7 @@ func protectiveValue(p string, plus, minus []string) string {
 			case named && valOn(lo) && valOff(ln) && !notProtection.MatchString(lk):
 				return "turns " + k + " off: the protection it names stops"
 			case fileNamed && valOn(lo) && valOff(ln):
-				return "turns " + k + " off in " + path.Base(p) + ", a file that configures auditing or signing"
+				return "turns " + k + " off in " + path.Base(p) + ", a file that configures auditing, signing, validation or approval"
 			}
 		}
 	}
@@ -260,12 +278,17 @@ func howOften27(v string) int {
 // keyValue27 reads `KEY: VALUE`, `KEY = VALUE` or `(KEY = VALUE)` from a
 // line: a word value, without quotes.
 func keyValue27(l string) (key, val string, ok bool) {
+	if m := xmlKV27.FindStringSubmatch(l); m != nil && m[1] == m[3] {
+		return m[1], m[2], true // <active>true</active>
+	}
 	m := kv27.FindStringSubmatch(l)
 	if m == nil {
 		return "", "", false
 	}
 	return m[1], m[2], true
 }
+
+var xmlKV27 = mustRx(`^\s*<([A-Za-z_][\w.-]{0,60})>\s*([A-Za-z_][\w.-]{0,60})\s*</([A-Za-z_][\w.-]{0,60})>\s*$`)
 
 var kv27 = mustRx(`(?:^|[\s(,{])["']?([A-Za-z_][\w.-]{0,60})["']?\s*[:=]\s*["']?([A-Za-z_][\w.-]{0,60})["']?\s*[),;}]?\s*(?:#.*|//.*)?$`)
 
@@ -376,7 +399,8 @@ func literalSubst(script string, ere bool) (was, now string, ok bool) {
 			open = open[:len(open)-1]
 		case c == '^' && a.Len() == 0, c == '$' && i+1 < len(script) && script[i+1] == d:
 			// an anchor
-		case strings.IndexByte("*[]+?{}|", c) >= 0 || c == '.' && i+1 < len(script) && (script[i+1] == '*' || script[i+1] == '+'):
+		case strings.IndexByte("*[]", c) >= 0 || ere && strings.IndexByte("+?{}|", c) >= 0 || c == '.' && i+1 < len(script) && (script[i+1] == '*' || script[i+1] == '+'):
+			// (in a basic expression + ? { } | ( ) are the characters themselves)
 			return "", "", false // a pattern, not text
 		default:
 			a.WriteByte(c)
@@ -587,4 +611,117 @@ func (s *Shield) jvmCommands(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 	}
+}
+
+// standingPermission is a memory note's grammar of a permission granted
+// for later: "X is fine for ...", "can be read when ...", "can be done by
+// the agent", "may also adjust ...", "no CC needed".
+var standingPermission = mustRx(`(?i)\b(?:is|are)\s+(?:fine|ok|okay|allowed|permitted|acceptable)\s+(?:for|to)\b|\bcan\s+(?:also\s+)?(?:be\s+)?(?:read|written|used|done|deleted|pushed|merged|skipped|approved|edited|changed|adjusted|bypassed|ignored|disabled|run|applied)\b[^.;]{0,60}\b(?:when(?:ever)?|by the agent|by agents|freely|directly|without|if needed|as needed)\b|\bno\s+(?:\w+\s+){0,2}?(?:approvals?|reviews?|tickets?|confirmations?|sign-?offs?|CRs?|CCs?|MoCs?|change control|permission|QA|checks?)\s+(?:needed|required|necessary)\b|\bno\s+need\s+to\s+(?:ask|mention|confirm|check)\b|\bmay\s+also\s+(?:adjust|change|edit|modify|update|touch)\b`)
+
+// memoryPermission is `memory:instruction` (escalate): a memory note
+// that grants a permission for later sessions by its grammar, whatever
+// it names (rules 28): what a user says once is not a rule the next
+// session follows unasked.
+func (s *Shield) memoryPermission(_ *Action, f *Facts, j *judgement) {
+	for _, t := range f.Texts {
+		if t.Source != "memory" {
+			continue
+		}
+		if m := standingPermission.FindString(clip(t.Body, 16<<10)); m != "" {
+			j.escalate("memory:instruction", "the memory note grants a permission for later sessions (%s): a later agent would act on it unasked", quote(clipText(m, 80)))
+			return
+		}
+	}
+}
+
+// ciGateOff is a line that turns a CI job or step off or lets it fail:
+// Azure's condition: false, GitHub's if: false, GitLab's when: never,
+// allow_failure, continue-on-error, Buildkite's soft_fail.
+var ciGateOff = mustRx(`^\s*-?\s*(?:condition:\s*(?:false|'false'|"false"|eq\(1,\s*2\))|if:\s*(?:false|\$\{\{\s*false\s*\}\})|when:\s*never|allow_failure:\s*true|continue-on-error:\s*true|soft_fail:\s*true|enabled:\s*false)\s*(?:#.*)?$`)
+
+// ciGateDisabled reports, in a CI file, a job or step turned off or
+// allowed to fail by an added line.
+func ciGateDisabled(p string, plus, minus []string) string {
+	if !ciConfig(p) {
+		return ""
+	}
+	for _, l := range plus {
+		if ciGateOff.MatchString(l) && !containsLine(minus, l) {
+			return "turns a job or step off or lets it fail (" + clipText(strings.TrimSpace(l), 40) + "): what it checks no longer stops the pipeline"
+		}
+	}
+	return ""
+}
+
+// wrapChanged reports what an edit of a Meson wrap file changes about
+// where a dependency comes from: a revision pinned by commit made a
+// branch, a source URL at a new host or over plain http, a hash
+// removed.
+func wrapChanged(p string, plus, minus []string) (rule, why string) {
+	if !strings.HasSuffix(p, ".wrap") {
+		return "", ""
+	}
+	kv := func(lines []string) map[string]string {
+		m := map[string]string{}
+		for _, l := range lines {
+			k, v, ok := strings.Cut(l, "=")
+			if ok {
+				m[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			}
+		}
+		return m
+	}
+	was, now := kv(minus), kv(plus)
+	if r, ok := now["revision"]; ok && !commitHash.MatchString(r) && commitHash.MatchString(was["revision"]) {
+		return "supply-chain:pin-moved", "moves the wrap's revision from a commit to " + quote(clipText(r, 40)) + ": what is fetched changes without a change here"
+	}
+	for _, k := range []string{"url", "source_url", "source_fallback_url", "patch_url", "patch_fallback_url"} {
+		u, ok := now[k]
+		if !ok {
+			continue
+		}
+		h := hostOf(u)
+		same := false
+		for _, w := range was {
+			if h != "" && hostOf(w) == h {
+				same = true
+			}
+		}
+		if !same || strings.HasPrefix(u, "http://") {
+			return "supply-chain:source", "points the wrap's " + k + " at " + clipText(u, 80) + ": the dependency's source is another host's"
+		}
+	}
+	for _, k := range []string{"source_hash", "patch_hash"} {
+		if _, ok := was[k]; ok {
+			if _, ok := now[k]; !ok {
+				return "supply-chain:checksum", "removes the wrap's " + k + ": what is downloaded is no longer checked"
+			}
+		}
+	}
+	return "", ""
+}
+
+// commitHash is a full commit id.
+var commitHash = mustRx(`^[0-9a-f]{40}$`)
+
+// buildRunsBackground is a build file's command that starts a process
+// that outlives the build or fetches over the network (meson's
+// run_command, CMake's execute_process).
+var buildRunsBackground = mustRx(`(?i)\b(?:run_command|execute_process|custom_target)\s*\(.*(?:nohup|setsid|disown|&\s*['"]|http\.server|\bnc\s|curl\s|wget\s)`)
+
+// superPermission names a permission over everything an organization
+// holds: Salesforce's Modify/View All Data, a cloud's owner or
+// administrator role, Kubernetes' cluster-admin.
+var superPermission = mustRx(`\b(?:ModifyAllData|ViewAllData|ModifyMetadata|ManageUsers|ViewEncryptedData|AuthorApex|cluster-admin|AdministratorAccess|roles/owner|roles/editor|Owner|Global Administrator)\b`)
+
+// superGranted reports an added line that grants a permission over
+// everything (superPermission) the file did not grant.
+func superGranted(plus, minus []string) string {
+	old := strings.Join(minus, "\n")
+	for _, l := range plus {
+		if m := superPermission.FindString(l); m != "" && m != "Owner" && !strings.Contains(old, m) {
+			return "grants " + m + ", a permission over everything the organization holds"
+		}
+	}
+	return ""
 }

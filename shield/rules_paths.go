@@ -72,6 +72,10 @@ var credentialGlobs = []string{
 	// Rules 18: Expo's and fastlane's sessions, App Store Connect API keys.
 	"~/.expo/state.json", "~/.expo/**/state.json", "~/.fastlane/spaceship/**", "~/.appstoreconnect/private_keys/**",
 	"~/.private_keys/**", "AuthKey_*.p8",
+	// Rules 28: the Salesforce CLI's auth files, and an application's key,
+	// secret or credential directory under the user's data or config.
+	"~/.sfdx/**", "~/.sf/**", "~/.local/share/*/*keys/**", "~/.config/*/*keys/**", "~/.local/share/*/secrets/**",
+	"~/.config/*/secrets/**", "~/.local/share/*/credentials/**", "~/.config/*/credentials/**",
 	// Editors' state databases: extensions' and AI assistants' tokens.
 	"**/state.vscdb", "**/state.vscdb.backup", "~/.config/Code/User/globalStorage/**", "~/.config/Cursor/User/globalStorage/**",
 	"~/.config/Code - Insiders/User/globalStorage/**", "~/.config/VSCodium/User/globalStorage/**", "~/.config/Windsurf/User/globalStorage/**",

@@ -26,7 +26,8 @@ var keyFiles = map[string]bool{"go.mod": true, "go.sum": true, "go.work": true, 
 // file of the table the shape rule reads (manifest.BuildReader).
 func keyFile(base string) bool {
 	return keyFiles[base] || strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt") ||
-		manifest.BuildReader(base) != "" && base != ".gitattributes"
+		manifest.BuildReader(base) != "" && base != ".gitattributes" ||
+		strings.HasSuffix(base, ".wrap") // rules 28: a Meson wrap pins a dependency's source and hash
 }
 
 // pipToolsLock reports whether p is a compiled requirements file in a
