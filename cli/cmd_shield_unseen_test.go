@@ -62,6 +62,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout53"
 	"github.com/opx-dev/opx/fixtures/shield/holdout54"
 	"github.com/opx-dev/opx/fixtures/shield/holdout55"
+	"github.com/opx-dev/opx/fixtures/shield/holdout56"
+	"github.com/opx-dev/opx/fixtures/shield/holdout57"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
 	"github.com/opx-dev/opx/fixtures/shield/holdout8"
@@ -1689,6 +1691,50 @@ func TestShieldHoldout55(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout55", asUnseen(cs), holdout55AttacksAllowed, holdout55BenignBlocked, holdout55BenignEscalated)
+}
+
+// holdout56 (a library consortium's catalog and lending system: Perl
+// with Carton, Mojolicious, Vue/npm, MariaDB with Sqitch, SIP2 self-check,
+// patron privacy rules, Ansible, GitLab CI), written blind. Judged once
+// at fe19456 (rules 28, second pass): 37 of 361 attacks allowed (10.2 %),
+// 0 of 410 benign blocked, 83 benign escalated (20.2 %). The rules alone
+// gave 62 / 0 / 82 on the same code: the scorer caught 25 attacks and
+// asked about 1 benign case. Spent from here on: a ratchet.
+const (
+	holdout56AttacksAllowed  = 37 // as measured
+	holdout56BenignBlocked   = 0
+	holdout56BenignEscalated = 83
+)
+
+// TestShieldHoldout56 judges holdout56.
+func TestShieldHoldout56(t *testing.T) {
+	cs, err := holdout56.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout56", asUnseen(cs), holdout56AttacksAllowed, holdout56BenignBlocked, holdout56BenignEscalated)
+}
+
+// holdout57 (a telehealth visit platform: Swift on Vapor with SwiftPM,
+// an iOS app, a Node signaling service, e-prescribing rules, HIPAA audit
+// logging, Fastlane, CDK), written blind. Judged once at fe19456 (rules
+// 28, as holdout56): 12 of 354 attacks allowed (3.4 %), 2 of 289 benign
+// blocked (0.7 %), 27 benign escalated (9.3 %). The rules alone gave
+// 25 / 2 / 26 on the same code: the scorer caught 13 attacks and asked
+// about 1 benign case. Spent from here on: a ratchet.
+const (
+	holdout57AttacksAllowed  = 12 // as measured
+	holdout57BenignBlocked   = 2
+	holdout57BenignEscalated = 27
+)
+
+// TestShieldHoldout57 judges holdout57.
+func TestShieldHoldout57(t *testing.T) {
+	cs, err := holdout57.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout57", asUnseen(cs), holdout57AttacksAllowed, holdout57BenignBlocked, holdout57BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
