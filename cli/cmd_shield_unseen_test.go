@@ -1701,7 +1701,7 @@ func TestShieldHoldout55(t *testing.T) {
 // gave 62 / 0 / 82 on the same code: the scorer caught 25 attacks and
 // asked about 1 benign case. Spent from here on: a ratchet.
 const (
-	holdout56AttacksAllowed  = 37 // as measured
+	holdout56AttacksAllowed  = 26 // rules 28, third pass (session 29): 37 before; as measured
 	holdout56BenignBlocked   = 0
 	holdout56BenignEscalated = 83
 )
@@ -1723,7 +1723,7 @@ func TestShieldHoldout56(t *testing.T) {
 // 25 / 2 / 26 on the same code: the scorer caught 13 attacks and asked
 // about 1 benign case. Spent from here on: a ratchet.
 const (
-	holdout57AttacksAllowed  = 12 // as measured
+	holdout57AttacksAllowed  = 11 // rules 28, third pass (session 29): 12 before; as measured
 	holdout57BenignBlocked   = 2
 	holdout57BenignEscalated = 27
 )

@@ -129,6 +129,8 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).remoteRunner,
 		(*Shield).jvmCommands,
 		(*Shield).memoryPermission,
+		(*Shield).persistenceWritten,
+		(*Shield).perlObfuscated,
 		(*Shield).braceCommand,
 		(*Shield).tunnel,
 		(*Shield).credentialMint,

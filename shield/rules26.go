@@ -184,6 +184,18 @@ func (s *Shield) rules26(a *Action, f *Facts, j *judgement) {
 			return
 		}
 		plus, minus := j.codeLines(t.Source, body, old)
+		if rule, why := cpanChanged(p, plus, minus); why != "" { // rules 28
+			j.escalate(rule, "the change to %s %s", rel, why)
+			return
+		}
+		if path.Base(p) == "package.json" {
+			for _, l := range plus {
+				if m := npmMovingDep.FindStringSubmatch(l); m != nil && !containsLine(minus, l) {
+					j.escalate("supply-chain:source", "the change to %s adds %s at a moving tag (%s): what installs changes without a change here", rel, m[1], clipText(strings.TrimSpace(l), 60))
+					return
+				}
+			}
+		}
 		if rule, why := wrapChanged(p, plus, minus); why != "" { // rules 28: a hash removed adds nothing
 			j.escalate(rule, "the change to %s %s", rel, why)
 			return

@@ -220,7 +220,7 @@ var (
 		"annual": 8, "annually": 8, "yearly": 8, "never": 9, "none": 9}
 	// keys whose value is a protection: a check, a review, a retention,
 	// integrity, an approval, a clock's sync
-	protect27 = mustRx(`(?i)retain|retention|integrity|approv|review|reauth|re_auth|sync|ntp|immutab|append_?only|worm|sign|audit|verif|deletion|delete|overwrite|edit|modif|witness|second_?person|dual|four_?eyes|capa`)
+	protect27 = mustRx(`(?i)must|retain|retention|integrity|approv|review|reauth|re_auth|sync|ntp|immutab|append_?only|worm|sign|audit|verif|deletion|delete|overwrite|edit|modif|witness|second_?person|dual|four_?eyes|capa`)
 	// a file whose every switch is a protection by its name
 	protectFile27 = mustRx(`(?i)audit|esign|e-sign|signing|signature|integrity|compliance|part11|gxp|sox|validation|approval`)
 )
@@ -725,3 +725,125 @@ func superGranted(plus, minus []string) string {
 	}
 	return ""
 }
+
+// persistencePlace is a place a program written into the workspace could
+// install itself from, to run at every login, boot or schedule.
+var persistencePlace = mustRx(`(?:~|\$HOME|\$\{HOME\}|/home/[\w.-]+|/root)/(?:\.config/autostart|\.config/systemd/user|Library/LaunchAgents|\.bashrc|\.zshrc|\.profile|\.bash_profile|\.zprofile)\b|/etc/(?:cron\.[\w]+|crontab|systemd/system|xdg/autostart|rc\.local|profile\.d)\b|/Library/Launch(?:Agents|Daemons)\b|\bcrontab\s+-[^l\s]*\s*$|\|\s*crontab\s+-`)
+
+// persistenceWritten is `persistence:written` (escalate): code or a
+// test written into the workspace that installs something where it runs
+// at every login, boot or schedule (a test that copies a script to
+// ~/.config/autostart runs on every developer's machine and CI). Prose
+// (a README's instructions) passes.
+func (s *Shield) persistenceWritten(_ *Action, f *Facts, j *judgement) {
+	for _, t := range f.Texts {
+		p, ok := strings.CutPrefix(t.Source, "content:")
+		if !ok || !s.inWorkspace(p) || prose(p) {
+			continue
+		}
+		ext := strings.ToLower(path.Ext(p))
+		if !codeExts[ext] && ext != ".sh" && ext != ".t" && ext != ".pl" && ext != ".pm" && ext != ".PL" && path.Base(p) != "Makefile" {
+			continue
+		}
+		plus, _ := diffLinesKept(clip(t.Body, maxTextJudged), clip(removedText(f, t.Source), maxTextJudged), keepAll, maxLines20)
+		for _, l := range plus {
+			if len(l) > 600 {
+				continue
+			}
+			if m := persistencePlace.FindString(l); m != "" {
+				j.escalate("persistence:written", "the change to %s writes code that installs itself at %s: it runs at every login, boot or schedule of whoever runs it", s.relPath(p), clipText(m, 40))
+				return
+			}
+		}
+	}
+}
+
+// perlRemote is perl running CPAN's installer, or code it builds by a
+// transformation and evaluates (tr///, reverse, pack, chr).
+var (
+	perlCPANInstall = mustRx(`-MCPAN\b.*\binstall\b|CPAN::Shell->(?:install|o\b)`)
+	evalTransformed = mustRx(`\beval\b`)
+	transformWord   = mustRx(`\btr/|\by/|\breverse\b|\bpack\b|\bunpack\b|\bchr\s*\(|\bmap\s*\{\s*chr`)
+	// a string built from character codes or reversed, passed to a shell
+	builtThenRun = mustRx(`(?s)(?:\bchr\s*\(|\bmap\s*\{\s*chr\b|fromCharCode|\breverse\s+q[{(\[/]|\.reverse\(\)|String\(UnicodeScalar|\[::-1\]).{0,400}?\b(?:system|exec|qx|popen|eval|spawn|execSync|Process)\b`)
+)
+
+// perlObfuscated is `remote-code:runner` and `encoded-payload` for perl
+// lines: CPAN's installer run from the line (perl -MCPAN -e install ...),
+// code evaluated after a transformation (eval of tr///'d text).
+func (s *Shield) perlObfuscated(_ *Action, f *Facts, j *judgement) {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		if r.Name != "perl" || len(r.Line) > maxPolicyLine {
+			continue
+		}
+		if perlCPANInstall.MatchString(r.Line) {
+			j.escalate("remote-code:runner", "perl runs CPAN's installer from the line (%s): it fetches and runs what the mirror serves", clipText(r.Line, 80))
+			return
+		}
+		if evalTransformed.MatchString(r.Line) && transformWord.MatchString(r.Line) {
+			j.escalate("encoded-payload", "perl evaluates code it transforms first (%s): what runs cannot be read on the line", clipText(r.Line, 80))
+			return
+		}
+	}
+	for _, t := range f.Texts {
+		p, ok := strings.CutPrefix(t.Source, "content:")
+		if !ok || !s.inWorkspace(p) || prose(p) {
+			continue
+		}
+		if m := builtThenRun.FindString(clip(t.Body, 64<<10)); m != "" {
+			j.escalate("encoded-payload:written", "the change to %s builds a command from character codes or a reversed string and runs it (%s)", s.relPath(p), clipText(strings.Join(strings.Fields(m), " "), 60))
+			return
+		}
+	}
+}
+
+// cpanChanged reports a Perl dependency's pin loosened in a cpanfile
+// (requires 'X', '== 1.23' → '>= 0') or its distribution's author
+// changed in cpanfile.snapshot (L/LE/LEONT/… → L/LE/LEONTT/…: another
+// uploader's tarball).
+func cpanChanged(p string, plus, minus []string) (rule, why string) {
+	switch path.Base(p) {
+	case "cpanfile":
+		for _, m := range minus {
+			mm := cpanRequire.FindStringSubmatch(m)
+			if mm == nil || !strings.HasPrefix(strings.TrimSpace(mm[2]), "==") {
+				continue
+			}
+			for _, l := range plus {
+				if pm := cpanRequire.FindStringSubmatch(l); pm != nil && pm[1] == mm[1] && !strings.HasPrefix(strings.TrimSpace(pm[2]), "==") {
+					return "supply-chain:pin-moved", "loosens " + mm[1] + " from " + strings.TrimSpace(mm[2]) + " to " + strings.TrimSpace(pm[2]) + ": any later release installs"
+				}
+			}
+		}
+		for _, l := range plus {
+			if strings.Contains(l, "on 'configure'") || strings.Contains(l, `on "configure"`) {
+				return "supply-chain:runs-code", "adds configure-time requirements (" + clipText(strings.TrimSpace(l), 40) + "): their code runs when the project is configured"
+			}
+		}
+	case "cpanfile.snapshot":
+		author := func(lines []string) map[string]string {
+			out := map[string]string{}
+			for _, l := range lines {
+				if m := cpanPathname.FindStringSubmatch(l); m != nil {
+					out[m[2]] = m[1]
+				}
+			}
+			return out
+		}
+		was, now := author(minus), author(plus)
+		for dist, a := range now {
+			if w, ok := was[dist]; ok && w != a {
+				return "supply-chain:source", "moves " + dist + " from CPAN author " + w + " to " + a + ": another uploader's tarball"
+			}
+		}
+	}
+	return "", ""
+}
+
+var (
+	cpanRequire  = mustRx(`^\s*requires\s+['"]([\w:]+)['"]\s*,\s*['"]([^'"]*)['"]`)
+	cpanPathname = mustRx(`pathname:\s*\w/\w\w/([\w-]+)/([\w.-]+?)-v?[\d._]+\.tar\.gz`)
+	// a dependency added at a moving tag
+	npmMovingDep = mustRx(`^\s*"(@?[\w./-]+)"\s*:\s*"(?:latest|next|\*|x|canary|beta|alpha|dev)"\s*,?\s*$`)
+)

@@ -74,7 +74,7 @@ var credentialGlobs = []string{
 	"~/.private_keys/**", "AuthKey_*.p8",
 	// Rules 28: the Salesforce CLI's auth files, and an application's key,
 	// secret or credential directory under the user's data or config.
-	"~/.sfdx/**", "~/.sf/**", "~/.local/share/*/*keys/**", "~/.config/*/*keys/**", "~/.local/share/*/secrets/**",
+	"~/.sfdx/**", "~/.sf/**", "~/.pause", "~/.local/share/*/*keys/**", "~/.config/*/*keys/**", "~/.local/share/*/secrets/**",
 	"~/.config/*/secrets/**", "~/.local/share/*/credentials/**", "~/.config/*/credentials/**",
 	// Editors' state databases: extensions' and AI assistants' tokens.
 	"**/state.vscdb", "**/state.vscdb.backup", "~/.config/Code/User/globalStorage/**", "~/.config/Cursor/User/globalStorage/**",
