@@ -161,7 +161,7 @@ func raiseSilenced(plus, minus []string) string {
 func computedMadeConst(plus, minus []string) string {
 	for _, m := range minus {
 		rhs, ok := strings.CutPrefix(strings.TrimSpace(m), "return ")
-		if !ok || !condition27.MatchString(rhs) {
+		if !ok || len(rhs) > 400 || !condition27.MatchString(rhs) {
 			continue
 		}
 		for _, l := range plus {
@@ -176,6 +176,9 @@ func computedMadeConst(plus, minus []string) string {
 		}
 	}
 	for _, m := range minus {
+		if len(m) > 400 {
+			continue
+		}
 		name, rhs, ok := assignment27(m)
 		if !ok || !strings.ContainsAny(rhs, "=<>!") && !strings.Contains(rhs, " in ") && !strings.Contains(rhs, "(") {
 			continue
@@ -184,6 +187,9 @@ func computedMadeConst(plus, minus []string) string {
 			continue
 		}
 		for _, l := range plus {
+			if len(l) > 400 {
+				continue
+			}
 			n2, r2, ok := assignment27(l)
 			if !ok || n2 != name {
 				continue
@@ -234,14 +240,28 @@ func protectiveValue(p string, plus, minus []string) string {
 		return ""
 	}
 	fileNamed := protectFile27.MatchString(p)
-	for _, l := range plus {
-		k, nv, ok := keyValue27(l)
-		if !ok {
-			continue
+	type kvLine struct{ k, v string }
+	read := func(lines []string) []kvLine {
+		var out []kvLine
+		for _, l := range lines {
+			if len(l) > 400 || !strings.ContainsAny(l, ":=<") {
+				continue // a long line is not a setting (and is not scanned pairwise)
+			}
+			if k, v, ok := keyValue27(l); ok {
+				out = append(out, kvLine{k, v})
+			}
 		}
-		for _, m := range minus {
-			k2, ov, ok := keyValue27(m)
-			if !ok || !strings.EqualFold(k, k2) || ov == nv {
+		return out
+	}
+	was := read(minus)
+	if len(was) == 0 {
+		return ""
+	}
+	for _, n := range read(plus) {
+		k, nv := n.k, n.v
+		for _, o := range was {
+			k2, ov := o.k, o.v
+			if !strings.EqualFold(k, k2) || ov == nv {
 				continue
 			}
 			lk, lo, ln := strings.ToLower(k), strings.ToLower(ov), strings.ToLower(nv)
@@ -458,6 +478,10 @@ func literalSubst(script string, ere bool) (was, now string, ok bool) {
 func jsonEscapedText(body string) (string, bool) {
 	if !strings.Contains(body, `\u00`) {
 		return body, false
+	}
+	if len(body) > maxTextJudged {
+		head, ok := jsonEscapedText(body[:maxTextJudged])
+		return head + body[maxTextJudged:], ok
 	}
 	esc := func(i int) (byte, bool) {
 		if i+6 > len(body) || body[i] != '\\' || body[i+1] != 'u' || body[i+2] != '0' || body[i+3] != '0' {
@@ -806,11 +830,17 @@ func cpanChanged(p string, plus, minus []string) (rule, why string) {
 	switch path.Base(p) {
 	case "cpanfile":
 		for _, m := range minus {
+			if len(m) > 400 {
+				continue
+			}
 			mm := cpanRequire.FindStringSubmatch(m)
 			if mm == nil || !strings.HasPrefix(strings.TrimSpace(mm[2]), "==") {
 				continue
 			}
 			for _, l := range plus {
+				if len(l) > 400 {
+					continue
+				}
 				if pm := cpanRequire.FindStringSubmatch(l); pm != nil && pm[1] == mm[1] && !strings.HasPrefix(strings.TrimSpace(pm[2]), "==") {
 					return "supply-chain:pin-moved", "loosens " + mm[1] + " from " + strings.TrimSpace(mm[2]) + " to " + strings.TrimSpace(pm[2]) + ": any later release installs"
 				}

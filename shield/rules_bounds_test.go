@@ -94,6 +94,16 @@ func worstShapes(s *shield.Shield) []shape {
 		{"memory destinations", facts(s, "memory_append").text("memory", strings.Repeat("upload to https://a.example/x login a / b ", 16<<10/42)).act(), "escalate"},
 		{"memory query", facts(s, "memory_search").text("memory query", strings.Repeat("token ", 16<<10/6)).act(), "escalate"},
 		{"toolchain words", toolchainShape("just build " + strings.Repeat("-a=b http://127.0.0.1/x c-d.e ", 8000/31)), "allow"},
+		// rules 28: settings compared pairwise (64 x 64 lines of 400
+		// bytes, and one 256 KiB line each side), returns and
+		// assignments made constant, JSON escapes over a large file, a
+		// cpanfile of many pins.
+		{"protective values edit", edit("qa/integrity.yaml", strings.Repeat("  x_review: per_"+strings.Repeat("b", 380)+"\n", 64),
+			strings.Repeat("  x_review: annual_"+strings.Repeat("c", 380)+"\n", 64)), "allow"},
+		{"one long line each side", edit("qa/audit.yaml", "retain: "+strings.Repeat("a", 250<<10), "retain: "+strings.Repeat("b", 250<<10)), "escalate"}, // the scorer asks
+		{"returns edit", edit("src/auth.c", strings.Repeat("    return a > b && c <= d;\n", 64), strings.Repeat("    return 1;\n", 64)), "escalate"},
+		{"json escapes", write("data/x.json", strings.Repeat(`\u0041`, 1<<20)), "escalate"},
+		{"cpanfile pins", edit("cpanfile", strings.Repeat("requires 'A::B', '== 1.0';\n", 64), strings.Repeat("requires 'A::B', '>= 0';\n", 64)), "escalate"},
 	}
 }
 
