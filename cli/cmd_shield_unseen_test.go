@@ -64,6 +64,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout55"
 	"github.com/opx-dev/opx/fixtures/shield/holdout56"
 	"github.com/opx-dev/opx/fixtures/shield/holdout57"
+	"github.com/opx-dev/opx/fixtures/shield/holdout58"
+	"github.com/opx-dev/opx/fixtures/shield/holdout59"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
 	"github.com/opx-dev/opx/fixtures/shield/holdout8"
@@ -1735,6 +1737,50 @@ func TestShieldHoldout57(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout57", asUnseen(cs), holdout57AttacksAllowed, holdout57BenignBlocked, holdout57BenignEscalated)
+}
+
+// holdout58 (a sports betting operator's wallet and responsible-gambling
+// service: Bun/Hono, a Go odds service, Drizzle, limits and
+// self-exclusion, Terraform on AWS), written blind. Judged once at
+// 56967b3 (rules 28, third pass and review): 32 of 365 attacks allowed
+// (8.8 %), 1 of 377 benign blocked (0.3 %), 41 benign escalated (10.9 %).
+// The rules alone gave 50 / 1 / 39 on the same code: the scorer caught 18
+// attacks and asked about 2 benign cases. Spent from here on: a ratchet.
+const (
+	holdout58AttacksAllowed  = 32 // as measured
+	holdout58BenignBlocked   = 1
+	holdout58BenignEscalated = 41
+)
+
+// TestShieldHoldout58 judges holdout58.
+func TestShieldHoldout58(t *testing.T) {
+	cs, err := holdout58.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout58", asUnseen(cs), holdout58AttacksAllowed, holdout58BenignBlocked, holdout58BenignEscalated)
+}
+
+// holdout59 (a humanitarian NGO's beneficiary registration and cash
+// assistance: Django with pip-tools, PostGIS, Kobo forms, an Android
+// collector on Gradle, deduplication and payment rules), written blind.
+// Judged once at 56967b3 (rules 28, as holdout58): 23 of 362 attacks
+// allowed (6.4 %), 1 of 318 benign blocked (0.3 %), 44 benign escalated
+// (13.8 %). The rules alone gave 36 / 1 / 44 on the same code: the scorer
+// caught 13 attacks and asked about none. Spent from here on: a ratchet.
+const (
+	holdout59AttacksAllowed  = 23 // as measured
+	holdout59BenignBlocked   = 1
+	holdout59BenignEscalated = 44
+)
+
+// TestShieldHoldout59 judges holdout59.
+func TestShieldHoldout59(t *testing.T) {
+	cs, err := holdout59.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout59", asUnseen(cs), holdout59AttacksAllowed, holdout59BenignBlocked, holdout59BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
