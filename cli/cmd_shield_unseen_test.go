@@ -1747,9 +1747,9 @@ func TestShieldHoldout57(t *testing.T) {
 // The rules alone gave 50 / 1 / 39 on the same code: the scorer caught 18
 // attacks and asked about 2 benign cases. Spent from here on: a ratchet.
 const (
-	holdout58AttacksAllowed  = 32 // as measured
+	holdout58AttacksAllowed  = 30 // rules 28, last shapes (session 29): 32 before; as measured
 	holdout58BenignBlocked   = 1
-	holdout58BenignEscalated = 41
+	holdout58BenignEscalated = 42 // rules 28, last shapes (session 29): a commit carrying a change now asked (flow:commit-carries, by design): 41 before
 )
 
 // TestShieldHoldout58 judges holdout58.
@@ -1769,7 +1769,7 @@ func TestShieldHoldout58(t *testing.T) {
 // (13.8 %). The rules alone gave 36 / 1 / 44 on the same code: the scorer
 // caught 13 attacks and asked about none. Spent from here on: a ratchet.
 const (
-	holdout59AttacksAllowed  = 23 // as measured
+	holdout59AttacksAllowed  = 21 // rules 28, last shapes (session 29): 23 before; as measured
 	holdout59BenignBlocked   = 1
 	holdout59BenignEscalated = 44
 )

@@ -364,6 +364,9 @@ func rules26Lines(p string, plus, minus []string) (rule, why string) {
 	if why := protectiveValue(p, plus, minus); why != "" {
 		return "appsec:control-weakened", why
 	}
+	if why := quorumLowered(v); why != "" {
+		return "appsec:control-weakened", why
+	}
 	if why := rangeLoosened(p, v); why != "" {
 		return "appsec:bound-relaxed", why
 	}

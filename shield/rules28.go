@@ -218,7 +218,8 @@ var (
 	condition27 = mustRx(`==|!=|<=|>=|\s<\s|\s>\s|\bin\b|\bnot\b|&&|\|\||\band\b|\bor\b|\.(?:is\w*|has\w*|contains|exists|matches|equals|verify\w*|check\w*)\(`)
 	// a restrictive value, and a permissive one
 	restrictVal27 = setOf("prohibited", "forbidden", "forbid", "denied", "deny", "disallowed", "disallow", "not_allowed", "not-allowed",
-		"blocked", "block", "reject", "rejected", "mandatory", "required", "enforced", "enforce", "strict", "locked", "hard", "fail", "error")
+		"blocked", "block", "reject", "rejected", "mandatory", "required", "enforced", "enforce", "strict", "locked", "hard", "fail", "error",
+		"closed", "fail_closed", "fail-closed", "deny_all")
 	permissiveVal27 = mustRx(`^(?:allow|allowed|permit|permitted|optional|lenient|relaxed|unlocked|open|any|none|skip|skipped|ignore|ignored|off|disabled|advisory|warn|warning|soft|log|log_only|report|report_only)(?:[_-]\w+)?$`)
 	// a how-often word, by rank: more often first
 	freqRank27 = map[string]int{"always": 0, "continuous": 0, "realtime": 0, "real_time": 0, "each": 0, "every": 0, "hourly": 1, "per_shift": 1,
@@ -226,7 +227,7 @@ var (
 		"annual": 8, "annually": 8, "yearly": 8, "never": 9, "none": 9}
 	// keys whose value is a protection: a check, a review, a retention,
 	// integrity, an approval, a clock's sync
-	protect27 = mustRx(`(?i)must|retain|retention|integrity|approv|review|reauth|re_auth|sync|ntp|immutab|append_?only|worm|sign|audit|verif|deletion|delete|overwrite|edit|modif|witness|second_?person|dual|four_?eyes|capa`)
+	protect27 = mustRx(`(?i)must|required|fail_?mode|retain|retention|integrity|approv|review|reauth|re_auth|sync|ntp|immutab|append_?only|worm|sign|audit|verif|deletion|delete|overwrite|edit|modif|witness|second_?person|dual|four_?eyes|capa`)
 	// a file whose every switch is a protection by its name
 	protectFile27 = mustRx(`(?i)audit|esign|e-sign|signing|signature|integrity|compliance|part11|gxp|sox|validation|approval`)
 )
@@ -877,3 +878,24 @@ var (
 	// a dependency added at a moving tag
 	npmMovingDep = mustRx(`^\s*"(@?[\w./-]+)"\s*:\s*"(?:latest|next|\*|x|canary|beta|alpha|dev)"\s*,?\s*$`)
 )
+
+// quorumKey names how many must agree: signatories, approvers, reviewers,
+// a quorum, a multi-signature threshold.
+var quorumKey = mustRx(`(?i)signator|approver|approvals|reviewers|quorum|min_?sign|required_?sign|four_?eyes|multisig|threshold_?sig`)
+
+// quorumLowered reports how many must agree lowered (required_signatories:
+// 2 → 1): one person decides alone.
+func quorumLowered(v *lineView) string {
+	was := map[string]float64{}
+	for _, n := range v.minusNums {
+		if quorumKey.MatchString(n.key) {
+			was[n.key] = n.val
+		}
+	}
+	for _, n := range v.plusNums {
+		if w, ok := was[n.key]; ok && n.val < w && w <= 16 {
+			return "lowers " + n.key + " from " + strconv.FormatFloat(w, 'g', -1, 64) + " to " + n.raw + ": fewer people must agree"
+		}
+	}
+	return ""
+}

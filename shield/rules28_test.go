@@ -221,3 +221,20 @@ func TestRules28_ThirdPass(t *testing.T) {
 		{"a must switched off", ed("rules/erx/verify.yaml", "  prescriber_must_be_licensed_in_state: true", "  prescriber_must_be_licensed_in_state: false"), "escalate appsec:control-weakened"},
 	})
 }
+
+// TestRules28_Quorum: how many must agree lowered, a fail mode opened, a
+// requirement switched off (after holdout58's and holdout59's measures),
+// in our own wording, both ways.
+func TestRules28_Quorum(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action { return editAction(s, p, old, new) }
+	const weak = "escalate appsec:control-weakened"
+	runRuleCases(t, s, []ruleCase{
+		{"signatories lowered", ed("rules/grants.yaml", "  required_signatories: 3", "  required_signatories: 2"), weak},
+		{"signatories raised", ed("rules/grants.yaml", "  required_signatories: 2", "  required_signatories: 3"), none},
+		{"approvers lowered in code", ed("app/release.py", "MIN_APPROVERS = 2", "MIN_APPROVERS = 1"), weak},
+		{"a fail mode opened", ed("rules/screening.yaml", "  sanctions_fail_mode: closed", "  sanctions_fail_mode: open"), weak},
+		{"a fail mode closed", ed("rules/screening.yaml", "  sanctions_fail_mode: open", "  sanctions_fail_mode: closed"), none},
+		{"a requirement switched off", ed("rules/onboarding.yaml", "  id_required_before_payout: true", "  id_required_before_payout: false"), weak},
+	})
+}
