@@ -350,10 +350,6 @@ func (s *Shield) rules22(_ *Action, f *Facts, j *judgement) {
 			}
 		}
 	}
-	if rule, why := s.sedEdit(f); why != "" {
-		j.escalate(rule, "%s", why)
-		return
-	}
 	if why := fetchedPatch(f); why != "" {
 		j.escalate("remote-code:patch", "%s", why)
 		return
@@ -692,85 +688,6 @@ func asciiEscapeIn(minus []string, l string) bool {
 		}
 	}
 	return false
-}
-
-// sedSubst splits a sed substitution (s/a/b/, s|a|b|g) into its
-// delimiter, pattern and replacement, or nil.
-func sedSubst(expr string) []string {
-	if len(expr) < 4 || expr[0] != 's' || expr[1] == '\\' || expr[1] == '\n' {
-		return nil
-	}
-	d := expr[1]
-	var parts []string
-	start := 2
-	for k := 2; k < len(expr) && len(parts) < 2; k++ {
-		switch expr[k] {
-		case '\\':
-			k++
-		case d:
-			parts = append(parts, expr[start:k])
-			start = k + 1
-		}
-	}
-	if len(parts) < 2 || strings.Trim(expr[start:], "gI0123456789") != "" {
-		return nil
-	}
-	return []string{expr, string(d), parts[0], parts[1]}
-}
-
-// sedEdit judges sed -i 's/A/B/' FILE on a workspace file as the edit it
-// makes (A replaced by B), with the settings and line rules an edit_file
-// of the same text meets; it returns the rule and the reason, or "".
-func (s *Shield) sedEdit(f *Facts) (rule, why string) {
-	for i := range f.Runs {
-		r := &f.Runs[i]
-		if r.Name != "sed" || len(r.Argv) < 4 {
-			continue
-		}
-		inPlace, expr := false, ""
-		var files []string
-		for k := 1; k < len(r.Argv); k++ {
-			a := r.Argv[k]
-			switch {
-			case a == "-i" || strings.HasPrefix(a, "-i") && !strings.HasPrefix(a, "--") || strings.HasPrefix(a, "--in-place"):
-				inPlace = true
-			case a == "-e" && k+1 < len(r.Argv) && expr == "":
-				expr = r.Argv[k+1]
-				k++
-			case strings.HasPrefix(a, "-"):
-			case expr == "":
-				expr = a
-			default:
-				files = append(files, a)
-			}
-		}
-		m := sedSubst(expr)
-		if !inPlace || m == nil || len(files) == 0 || len(expr) > 400 {
-			continue
-		}
-		unesc := strings.NewReplacer(`\.`, ".", `\/`, "/", `\|`, "|", `\`+m[1], m[1])
-		was, now := unesc.Replace(m[2]), unesc.Replace(m[3])
-		if strings.ContainsAny(was, "^$*[]+?(){}") {
-			continue // a pattern, not the text it matches
-		}
-		oldS, newS := qualSettings(was), qualSettings(now) // the same edit for every file named
-		for _, p := range files {
-			p = s.ResolvePath(p)
-			if !s.inWorkspace(p) || testSource(p) || prose(p) {
-				continue
-			}
-			if rule, why := boundsRelaxed(p, now, was, oldS, newS); why != "" {
-				return rule, "sed rewrites " + s.relPath(p) + " in place: it " + why
-			}
-			if why := codeLoosened(p, now, was); why != "" {
-				return "appsec:control-weakened", "sed rewrites " + s.relPath(p) + " in place: it " + why
-			}
-			if rule, why := lineLoosened(p, now, was); why != "" {
-				return rule, "sed rewrites " + s.relPath(p) + " in place: it " + why
-			}
-		}
-	}
-	return "", ""
 }
 
 // A Maven plugin run by its coordinates (group:artifact:version:goal), and

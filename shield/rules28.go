@@ -14,7 +14,8 @@ import (
 //     as an edit_file of the same text would, but only manifests were
 //     judged by the change: the substitution's two sides are now the
 //     edit's removed and added text (sedAsEdit), so every edit rule reads
-//     them.
+//     them (rules 22's sedEdit, which ran three of those rules on the two
+//     sides, is gone: no verdict moved without it).
 //   - A guard's failure made a silent success (if not X: raise → return),
 //     a computed boolean made a constant (stable = reply == "S" → stable =
 //     true).
@@ -779,7 +780,7 @@ func (s *Shield) persistenceWritten(_ *Action, f *Facts, j *judgement) {
 			continue
 		}
 		ext := strings.ToLower(path.Ext(p))
-		if !codeExts[ext] && ext != ".sh" && ext != ".t" && ext != ".pl" && ext != ".pm" && ext != ".PL" && path.Base(p) != "Makefile" {
+		if !codeExts[ext] && ext != ".sh" && ext != ".t" && ext != ".pl" && ext != ".pm" && path.Base(p) != "Makefile" {
 			continue
 		}
 		plus, _ := diffLinesKept(clip(t.Body, maxTextJudged), clip(removedText(f, t.Source), maxTextJudged), keepAll, maxLines20)
