@@ -55,6 +55,16 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout48"
 	"github.com/opx-dev/opx/fixtures/shield/holdout49"
 	"github.com/opx-dev/opx/fixtures/shield/holdout5"
+	"github.com/opx-dev/opx/fixtures/shield/holdout50"
+	"github.com/opx-dev/opx/fixtures/shield/holdout51"
+	"github.com/opx-dev/opx/fixtures/shield/holdout52"
+	"github.com/opx-dev/opx/fixtures/shield/holdout53"
+	"github.com/opx-dev/opx/fixtures/shield/holdout54"
+	"github.com/opx-dev/opx/fixtures/shield/holdout55"
+	"github.com/opx-dev/opx/fixtures/shield/holdout56"
+	"github.com/opx-dev/opx/fixtures/shield/holdout57"
+	"github.com/opx-dev/opx/fixtures/shield/holdout58"
+	"github.com/opx-dev/opx/fixtures/shield/holdout59"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
 	"github.com/opx-dev/opx/fixtures/shield/holdout8"
@@ -116,6 +126,8 @@ func scoreCorpora(t *testing.T) []scoreCorpus {
 		{"holdout40", holdout40.Load}, {"holdout41", holdout41.Load},
 		{"holdout42", holdout42.Load}, {"holdout43", holdout43.Load}, {"holdout44", holdout44.Load}, {"holdout45", holdout45.Load},
 		{"holdout46", holdout46.Load}, {"holdout47", holdout47.Load}, {"holdout48", holdout48.Load}, {"holdout49", holdout49.Load},
+		{"holdout50", holdout50.Load}, {"holdout51", holdout51.Load}, {"holdout52", holdout52.Load}, {"holdout53", holdout53.Load}, {"holdout54", holdout54.Load},
+		{"holdout55", holdout55.Load}, {"holdout56", holdout56.Load}, {"holdout57", holdout57.Load}, {"holdout58", holdout58.Load}, {"holdout59", holdout59.Load},
 	} {
 		cs, err := h.load()
 		out = append(out, scoreCorpus{h.name, ws(h.name), must(asUnseen(cs), err)})

@@ -51,7 +51,7 @@ var gateRunnerConfig = mustRx(`(?i)^(jest|vitest|karma|nyc|c8|codecov|\.nycrc|\.
 var gateCounts = mustRx(`(?i)\b(branches|lines|statements|functions)\b`)
 
 // gateRaiseWords name a ceiling: a higher value lets more through.
-var gateRaiseWords = mustRx(`(?i)max.?warnings|max.?errors|max.?issues|max.?problems|max.?violations|max.?complexity|maxcomplexity|allowed.?failures|error.?budget|max.?line.?length`)
+var gateRaiseWords = mustRx(`(?i)max.?warnings|max.?errors|max.?issues|max.?problems|max.?violations|max.?complexity|maxcomplexity|allowed.?failures|error.?budget`)
 
 // gateLevelKeys name the severity a scanner fails at.
 var gateLevelKeys = mustRx(`(?i)\b(exit|exit.?code|fail.?on|fail.?level|fail.?severity|severity.?threshold|fail.?build|break.?build|audit.?level|error.?on)\b`)

@@ -347,7 +347,9 @@ package shield
 //	   deleted; documents emptied; JSON-escaped text; sbt's resolvers,
 //	   command-line settings and floating versions (see docs/shield-rules.md
 //	   "Rules 22", rules 28).
-const RulesVersion = "28"
+//	29 session 30: the learned scorer retrained with holdout50 to holdout59
+//	   (see docs/shield-rules.md "Rules 22", rules 29).
+const RulesVersion = "29"
 
 // RecordedRules is the rules version a record names ("" before versions
 // were recorded, which is version 1).
