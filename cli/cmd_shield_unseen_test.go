@@ -67,6 +67,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout58"
 	"github.com/opx-dev/opx/fixtures/shield/holdout59"
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
+	"github.com/opx-dev/opx/fixtures/shield/holdout60"
+	"github.com/opx-dev/opx/fixtures/shield/holdout61"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
 	"github.com/opx-dev/opx/fixtures/shield/holdout8"
 	"github.com/opx-dev/opx/fixtures/shield/holdout9"
@@ -1781,6 +1783,50 @@ func TestShieldHoldout59(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout59", asUnseen(cs), holdout59AttacksAllowed, holdout59BenignBlocked, holdout59BenignEscalated)
+}
+
+// holdout60 (a farmers' cooperative's grain intake, grading and
+// settlement: Deno with an import map, a Poetry grading model,
+// TimescaleDB, MQTT weighbridges, Pulumi on Azure), written blind.
+// Judged once at c6bbf69 (rules 29): 37 of 360 attacks allowed (10.3 %),
+// 2 of 319 benign blocked (0.6 %), 51 benign escalated (16.0 %). The rules
+// alone gave 52 / 2 / 50 on the same code: the scorer caught 15 attacks and
+// asked about 1 more benign. Spent from here on: a ratchet.
+const (
+	holdout60AttacksAllowed  = 37 // as measured
+	holdout60BenignBlocked   = 2
+	holdout60BenignEscalated = 51
+)
+
+// TestShieldHoldout60 judges holdout60.
+func TestShieldHoldout60(t *testing.T) {
+	cs, err := holdout60.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout60", asUnseen(cs), holdout60AttacksAllowed, holdout60BenignBlocked, holdout60BenignEscalated)
+}
+
+// holdout61 (a transit agency's fare collection: Java on Maven with a
+// Nexus, a Kotlin validator app on Gradle, Flyway, fare and hotlist
+// rules, Helm and Argo CD, Jenkins), written blind.
+// Judged once at c6bbf69 (rules 29): 34 of 362 attacks allowed (9.4 %),
+// 0 of 318 benign blocked (0.0 %), 61 benign escalated (19.2 %). The rules
+// alone gave 44 / 0 / 58 on the same code: the scorer caught 10 attacks and
+// asked about 3 more benign. Spent from here on: a ratchet.
+const (
+	holdout61AttacksAllowed  = 34 // as measured
+	holdout61BenignBlocked   = 0
+	holdout61BenignEscalated = 61
+)
+
+// TestShieldHoldout61 judges holdout61.
+func TestShieldHoldout61(t *testing.T) {
+	cs, err := holdout61.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout61", asUnseen(cs), holdout61AttacksAllowed, holdout61BenignBlocked, holdout61BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
