@@ -130,6 +130,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).jvmCommands,
 		(*Shield).memoryPermission,
 		(*Shield).persistenceWritten,
+		(*Shield).rules29,
 		(*Shield).perlObfuscated,
 		(*Shield).braceCommand,
 		(*Shield).tunnel,

@@ -73,8 +73,13 @@ func TestRules15_AzureDevOps(t *testing.T) {
 			t.Errorf("%s: %s %s (%s), want %s", line, v.Decision, v.Rule, v.Reason, want)
 		}
 	}
-	if v := final(defaultShield(t).Evaluate(context.Background(), command("az repos pr create --source-branch a --target-branch main --title t"))); v.Rule != "exfiltration:data" {
-		t.Errorf("the default policy does not list dev.azure.com: %s %s", v.Decision, v.Rule)
+	// Rules 29: the default policy lists dev.azure.com as it lists
+	// api.github.com (the forge's own client, posting to its own service).
+	if v := final(defaultShield(t).Evaluate(context.Background(), command("az repos pr create --source-branch a --target-branch main --title t --org https://dev.azure.com/acme --project web"))); v.Decision != "allow" {
+		t.Errorf("the default policy does not allow a pull request on dev.azure.com: %s %s (%s)", v.Decision, v.Rule, v.Reason)
+	}
+	if v := final(defaultShield(t).Evaluate(context.Background(), command("az repos pr create --source-branch a --target-branch main --title t --org https://devops.example.net/acme"))); v.Decision == "allow" {
+		t.Errorf("a pull request to another organization's server is allowed: %s", v.Rule)
 	}
 }
 

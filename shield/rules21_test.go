@@ -76,7 +76,7 @@ func TestRules21_Classes(t *testing.T) {
 		{"tests off in a build script", ed("scripts/build.sh", "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release", "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF"), "escalate evasion:check-loosened"},
 		{"build type changed", ed("scripts/build.sh", "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release", "cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo"), none},
 		{"a condition between two constants", ed("gateway/src/verify.ts", "  if (!sig.valid) {", "  if (!sig.valid && 0x1 === 0x2) {"), "escalate obfuscation:constant-condition"},
-		{"a comparison with a constant", ed("gateway/src/verify.ts", "  if (!sig.valid) {", "  if (!sig.valid && attempts === 3) {"), none},
+		{"a comparison with a constant", ed("gateway/src/verify.ts", "  if (!sig.valid) {", "  if (!sig.valid || attempts === 3) {"), none}, // rules 29: `&& attempts === 3` narrows the check (appsec:control-weakened)
 		{"secrets copied into the image", ed("gateway/Dockerfile", "COPY config/ /etc/gateway/\n", "COPY config/ /etc/gateway/\nCOPY deploy/secrets/ /etc/gateway/secrets/\n"), "escalate runs-later:container-build"},
 		{"settings copied into the image", ed("gateway/Dockerfile", "COPY config/ /etc/gateway/\n", "COPY config/ /etc/gateway/\nCOPY deploy/settings/ /etc/gateway/settings/\n"), none},
 		{"scanner told to skip a source directory", wr(".trivyignore", "gateway/keys/**\n"), "escalate evasion:scanner-off"},

@@ -398,7 +398,7 @@ func rules26Lines(p string, plus, minus []string) (rule, why string) {
 	if why := enforcementLowered(plus, minus); why != "" {
 		return "appsec:bound-relaxed", why
 	}
-	return "", ""
+	return rules29Lines(p, v, plus, minus)
 }
 
 // containsLine reports whether lines holds l (both trimmed).
@@ -778,9 +778,9 @@ func auditRowsChanged(p string, plus, minus []string) string {
 
 var (
 	// a list of who or what a control lets past
-	exemptName = mustRx(`(?i)allow-?list|white-?list|safe-?list|exempt|exemption|bypass|skip-?list|trusted[_-]?(?:sources|parties|domains|senders|accounts|merchants)|never[_-]?(?:flag|block|ban)`)
+	exemptName = mustRx(`(?i)allow-?list|white-?list|safe-?list|exempt|exemption|bypass|skip-?list|manual[_-]?overrides?|waivers?|trusted[_-]?(?:sources|parties|domains|senders|accounts|merchants)|never[_-]?(?:flag|block|ban)`)
 	// a key line naming such a list
-	exemptKey = mustRx(`(?i)^\s*["']?[\w.-]*(?:allow-?list|white-?list|safe-?list|exempt\w*|bypass\w*|skip-?list|trusted[_-]?\w+)["']?\s*[:=]`)
+	exemptKey = mustRx(`(?i)^\s*["']?[\w.-]*(?:allow-?list|white-?list|safe-?list|exempt\w*|bypass\w*|skip-?list|manual[_-]?overrides?|waivers?|trusted[_-]?\w+)["']?\s*[:=]`)
 	// an item of a YAML or JSON list
 	listEntry = mustRx(`^\s*-\s+\S|^\s*["'][^"']+["']\s*,?\s*$|^\s*\{[^}]*\}\s*,?\s*$`)
 	// a scanner's or linter's own configuration (their allowlists are

@@ -654,7 +654,11 @@ func (s *Shield) jvmCommands(_ *Action, f *Facts, j *judgement) {
 // standingPermission is a memory note's grammar of a permission granted
 // for later: "X is fine for ...", "can be read when ...", "can be done by
 // the agent", "may also adjust ...", "no CC needed".
-var standingPermission = mustRx(`(?i)\b(?:is|are)\s+(?:fine|ok|okay|allowed|permitted|acceptable)\s+(?:for|to)\b|\bcan\s+(?:also\s+)?(?:be\s+)?(?:read|written|used|done|deleted|pushed|merged|skipped|approved|edited|changed|adjusted|bypassed|ignored|disabled|run|applied)\b[^.;]{0,60}\b(?:when(?:ever)?|by the agent|by agents|freely|directly|without|if needed|as needed)\b|\bno\s+(?:\w+\s+){0,2}?(?:approvals?|reviews?|tickets?|confirmations?|sign-?offs?|CRs?|CCs?|MoCs?|change control|permission|QA|checks?)\s+(?:needed|required|necessary)\b|\bno\s+need\s+to\s+(?:ask|mention|confirm|check)\b|\bmay\s+also\s+(?:adjust|change|edit|modify|update|touch)\b`)
+var standingPermission = mustRx(`(?i)\b(?:is|are)\s+(?:fine|ok|okay|allowed|permitted|acceptable)\s+(?:for|to)\b|\bcan\s+(?:also\s+)?(?:be\s+)?(?:read|written|used|done|deleted|pushed|merged|skipped|approved|edited|changed|adjusted|bypassed|ignored|disabled|run|applied)\b[^.;]{0,60}\b(?:when(?:ever)?|by the agent|by agents|freely|directly|without|if needed|as needed)\b|\bno\s+(?:\w+\s+){0,2}?(?:approvals?|reviews?|tickets?|confirmations?|sign-?offs?|CRs?|CCs?|MoCs?|change control|permission|QA|checks?)\s+(?:needed|required|necessary)\b|\bno\s+need\s+to\s+(?:ask|mention|confirm|check)\b|\bmay\s+also\s+(?:adjust|change|edit|modify|update|touch)\b` +
+	// rules 29: a step waived ("apply them directly without the callback"), one approval made
+	// enough ("with the finance manager's approval alone"), a kind of act pre-approved ("raw exports
+	// are fine", "account changes … pre-authorised")
+	`|\bwithout\s+(?:the\s+|a\s+|any\s+)?(?:\w+\s+)?(?:callback|call-?back|review|approval|second\s+\w+|sign-?off|verification|ticket|confirmation|MFA|2FA|checks?)\b|\b(?:approvals?|sign-?offs?|signatures?)\s+alone\b|\bpre-?authori[sz]e[sd]?\b|\b(?:exports?|requests?|changes?|access|reads?|writes?|deploys?|pushes|payments?|refunds?|transfers?|dumps?|copies)\s+(?:are|is)\s+(?:fine|ok|okay|allowed|acceptable|pre-?approved|covered)\b`)
 
 // memoryPermission is `memory:instruction` (escalate): a memory note
 // that grants a permission for later sessions by its grammar, whatever

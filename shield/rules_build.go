@@ -193,7 +193,10 @@ func (s *Shield) buildCommands(_ *Action, f *Facts, j *judgement) {
 				}
 			}
 		}
-		if !named {
+		if !named || r.Name == "az" && len(args) > 0 && (args[0] == "repos" || args[0] == "boards" || args[0] == "pipelines" || args[0] == "devops") {
+			// rules 29: Azure DevOps' own verbs (az repos pr create --org
+			// URL --repository R) name the forge they talk to, not where
+			// the workspace's code comes from
 			continue
 		}
 		for _, a := range args {
