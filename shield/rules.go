@@ -193,6 +193,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).rules21c,
 		(*Shield).rules22,
 		(*Shield).rules26,
+		(*Shield).rules29Supply,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

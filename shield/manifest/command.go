@@ -838,6 +838,20 @@ func gitCommand(args []string) ([]Change, []string, bool) {
 	case args[0] == "config" && len(ops) >= 4 && (ops[0] == "-f" || ops[0] == "--file") && path.Base(ops[1]) == ".gitmodules" &&
 		strings.HasPrefix(ops[2], "submodule.") && strings.HasSuffix(ops[2], ".url"):
 		return []Change{{Kind: KindSource, Key: strings.TrimSuffix(ops[2], ".url"), Detail: "url set to " + ops[3]}}, []string{ops[1]}, true
+	case args[0] == "config" && len(ops) >= 4 && (ops[0] == "-f" || ops[0] == "--file") && path.Base(ops[1]) == ".gitmodules" &&
+		strings.HasPrefix(ops[2], "submodule.") && strings.HasSuffix(ops[2], ".branch") && ops[3] != "main" && ops[3] != "master":
+		// rules 29: what the submodule tracks (the default branch, which
+		// the recorded commit already follows, passes: rules 21)
+		return []Change{{Kind: KindSource, Key: ops[2], Detail: "branch set to " + ops[3] + ": what the submodule tracks moved"}}, []string{ops[1]}, true
+	case args[0] == "submodule" && len(ops) >= 2 && ops[0] == "set-branch":
+		for i := 1; i < len(ops); i++ {
+			if b, ok := strings.CutPrefix(ops[i], "--branch="); ok || (ops[i] == "-b" || ops[i] == "--branch") && i+1 < len(ops) {
+				if !ok {
+					b = ops[i+1]
+				}
+				return []Change{{Kind: KindSource, Key: "submodule " + ops[len(ops)-1] + " branch", Detail: "branch set to " + b + ": what the submodule tracks moved"}}, []string{".gitmodules"}, true
+			}
+		}
 	case args[0] == "config" && len(ops) == 2 && strings.HasPrefix(ops[0], "submodule.") && strings.HasSuffix(ops[0], ".url"):
 		// rules 22: the repository's own override (.git/config), which
 		// the next `git submodule sync` or update fetches from

@@ -14,6 +14,11 @@
 //     for a version that did not change? (go.sum, lockfile integrity,
 //     GOSUMDB=off, strict-ssl=false)
 //
+// Rules 29 (rules29.go) compare the two sides for what names no new host:
+// a version given a fork's suffix on the same release, an import map's
+// entry pointed at another package, a dependency's source, index or
+// registry pin dropped, a .gitmodules branch or owner moved (KindSource).
+//
 // A version bump within the same source, and a new dependency from the
 // default registry, are not changes. A new file counts every present thing
 // as added; a deleted file reports nothing (deletion is judged elsewhere).

@@ -204,6 +204,7 @@ func DiffFormat(p, f string, before, after []byte) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	out = append(out, rules29Changes(p, f, before, after)...)
 	return finish(out), nil
 }
 

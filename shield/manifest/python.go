@@ -380,6 +380,21 @@ func pyprojectFacts(data []byte, fs *facts) error {
 		}
 		sourceFact(fs, "tool.uv.sources."+name, v, pyWhere...)
 	}
+	// rules 29: poetry's build script (poetry-core runs it at every
+	// build of the package, sdists and installs from source included),
+	// and pdm-backend's custom hook
+	if b, ok := po["build"]; ok {
+		if t := tbl(b); t != nil {
+			if v, ok := t["script"]; ok {
+				fs.add(KindRuns, "tool.poetry.build.script", str(v))
+			}
+		} else if s := str(b); s != "" {
+			fs.add(KindRuns, "tool.poetry.build", s)
+		}
+	}
+	if v, ok := tbl(tbl(tool["pdm"])["build"])["custom-hook"]; ok {
+		fs.add(KindRuns, "tool.pdm.build.custom-hook", str(v))
+	}
 	// setuptools / hatch build hooks run at build
 	if st := tbl(tool["setuptools"]); st != nil {
 		if v, ok := st["cmdclass"]; ok {
