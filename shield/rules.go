@@ -192,6 +192,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).rules21c,
 		(*Shield).rules22,
 		(*Shield).rules26,
+		(*Shield).rules29Commands,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}
