@@ -194,6 +194,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).rules22,
 		(*Shield).rules26,
 		(*Shield).rules29Supply,
+		(*Shield).rules29Commands,
 		(*Shield).tooLargeToJudge,
 		(*Shield).unknown,
 	}

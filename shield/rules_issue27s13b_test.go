@@ -137,7 +137,9 @@ func TestRules_WorkspaceHarm(t *testing.T) {
 		{"mv within", command("mv services svc"), none},
 		{"mv build out", command("mv dist /tmp/dist-old"), none},
 		{"git rm -r top", command("git rm -r services"), tree},
-		{"git rm --cached", command("git rm -r --cached services"), none},
+		// rules 29: untracked, the tree leaves the repository at the next commit
+		{"git rm --cached", command("git rm -r --cached services"), tree},
+		{"git rm --cached of a build output", command("git rm -r --cached dist"), none},
 		{"git rm a file", command("git rm services/api/old.go"), none},
 		{"sed 1,$d", command("sed -i '1,$d' services/api/main.go"), trunc},
 		{"sed d", command("sed -i.bak -e d web/src/api.ts"), trunc},
