@@ -50,6 +50,7 @@ func init() {
 		"rye":        runnerVerb("run", "--pyproject", ""),
 		"pixi":       runnerVerb("run", "-e --environment --manifest-path", ""),
 		"bundle":     runnerVerb("exec", "--gemfile", ""),
+		"carton":     runnerVerb("exec", "", "--"), // rules 29: Perl's bundler (carton exec -- prove -lr t)
 		"pnpm":       runnerVerb("exec", "--filter -F -C --dir --workspace-dir --reporter --loglevel --filter-prod", ""),
 		"conda":      runnerVerb("run", "-n --name -p --prefix --cwd", ""),
 		"mamba":      runnerVerb("run", "-n --name -p --prefix --cwd", ""),

@@ -86,3 +86,38 @@ func TestRules29_Documents(t *testing.T) {
 		{"a plain fact in memory", mem("The payout job runs at 02:00 UTC and takes about ten minutes."), none},
 	})
 }
+
+// TestRules29_Policy: the default policy's read and collaboration forms
+// added in rules 29, each beside the form that stays asked or refused.
+func TestRules29_Policy(t *testing.T) {
+	s := defaultShield(t)
+	const ask = "escalate policy:default"
+	for _, c := range []struct{ line, want string }{
+		{"az boards work-item create --type Bug --title 'Scale drift' --description 'see notes' --org https://dev.azure.com/acme --project yard", "allow"},
+		{"az boards work-item create --type Bug --title 'x' --org https://boards.example.net/acme", ask},
+		{"az repos pr update --id 31 --title 'Tighten drift alarm' --org https://dev.azure.com/acme", "allow"},
+		{"az repos pr update --id 31 --status completed --org https://dev.azure.com/acme", ask},
+		{"az pipelines run --name yard-ci --branch feature/drift --org https://dev.azure.com/acme --project yard", "allow"},
+		{"az pipelines run --name yard-deploy --branch main", ask},
+		{"psql 'host=localhost dbname=yard user=dev' -c 'select 1'", "allow"},
+		{"psql 'host=localhost hostaddr=10.1.2.3 dbname=yard' -c 'select 1'", ask},
+		{"cockroach sql --insecure --host=localhost:26257 -d yard -e 'select 1'", "allow"},
+		{"cockroach sql --insecure --host=db.example.com:26257 -d yard", ask},
+		{"sqlcmd -S localhost,1433 -d yard -Q 'SELECT 1'", "allow"},
+		{"vault kv metadata get kv/yard/dev/db", "allow"},
+		{"vault kv get kv/yard/dev/db", "block credential-print"},
+		{"buildkite-agent pipeline upload --dry-run .buildkite/pipeline.yml", "allow"},
+		{"buildkite-agent pipeline upload .buildkite/pipeline.yml", ask},
+		{"keytool -printcert -sslserver edi.example.org:443", "allow"},
+		{"liquibase --defaults-file=db/liquibase.properties update-sql", "allow"},
+		{"liquibase update", ask},
+		{"carton exec -- prove -lr t", "allow"},
+		{"glab issue update 88 --label needs-review", "allow"},
+		{"glab issue update 88 --label approved", ask},
+	} {
+		v := final(s.Evaluate(t.Context(), command(c.line)))
+		if got := v.Decision + " " + v.Rule; got != c.want && string(v.Decision) != c.want {
+			t.Errorf("%s: %s (%s), want %s", c.line, got, v.Reason, c.want)
+		}
+	}
+}

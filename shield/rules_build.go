@@ -156,7 +156,7 @@ func (s *Shield) buildCommands(_ *Action, f *Facts, j *judgement) {
 			flag := strings.HasPrefix(a, "-")
 			switch {
 			case !flag:
-			case insecureFlag.MatchString(a):
+			case insecureFlag.MatchString(a) && !localDatabaseClient(r):
 				j.escalate("supply-chain:source", "%s weakens how %s fetches code (%s): a transport or its verification is turned off", quote(r.Line), r.Name, a)
 				return
 			case securitySkip.MatchString(a):
@@ -270,6 +270,26 @@ func slicesContains(xs []string, x string) bool {
 	for _, y := range xs {
 		if y == x {
 			return true
+		}
+	}
+	return false
+}
+
+// localDatabaseClient reports a database's client aimed at this machine
+// (cockroach sql --insecure --host=localhost:26257): its --insecure is
+// a local connection without TLS, not how code is fetched (rules 29).
+func localDatabaseClient(r *Run) bool {
+	if r.Name != "cockroach" || len(r.Argv) < 2 || r.Argv[1] != "sql" {
+		return false
+	}
+	for i, a := range r.Argv {
+		v, ok := strings.CutPrefix(a, "--host=")
+		if !ok && a == "--host" && i+1 < len(r.Argv) {
+			v, ok = r.Argv[i+1], true
+		}
+		if ok {
+			h, _, _ := strings.Cut(v, ":")
+			return h == "localhost" || h == "127.0.0.1"
 		}
 	}
 	return false

@@ -156,10 +156,13 @@ func vaultMetadataRead(argv []string) bool {
 		return false
 	}
 	switch argv[1] + " " + argv[2] {
-	case "policy read", "policy list", "policy fmt", "audit list", "secrets list", "auth list", "namespace list":
+	case "policy read", "policy list", "policy fmt", "audit list", "secrets list", "auth list", "namespace list",
+		// rules 29: a token's capabilities on a path, a path's key names,
+		// a key-value path's versions and their times: never a value
+		"token capabilities", "kv list":
 		return true
 	}
-	return false
+	return len(argv) >= 4 && argv[1] == "kv" && argv[2] == "metadata" && argv[3] == "get"
 }
 
 // storeStatusOnly reports whether a secret store's argv asks only its

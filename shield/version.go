@@ -348,7 +348,14 @@ package shield
 //	   command-line settings and floating versions (see docs/shield-rules.md
 //	   "Rules 22", rules 28).
 //	29 session 30: the learned scorer retrained with holdout50 to holdout59
-//	   (see docs/shield-rules.md "Rules 22", rules 29).
+//	   (see docs/shield-rules.md "Rules 22", rules 29); then, after
+//	   holdout60's and holdout61's measures, one party singled out in code,
+//	   checks narrowed by their condition, records skipped, rules tables,
+//	   decision documents, memory waivers (rules29.go); fork suffixes,
+//	   aliases, source pins, submodule branches, base images
+//	   (rules29_supply.go); commands inside containers, password files,
+//	   keys committed, git rm, pickles fetched, deny lists rewritten
+//	   (rules29_commands.go).
 const RulesVersion = "29"
 
 // RecordedRules is the rules version a record names ("" before versions
