@@ -131,6 +131,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).memoryPermission,
 		(*Shield).persistenceWritten,
 		(*Shield).rules29,
+		(*Shield).rules29Lines2,
 		(*Shield).perlObfuscated,
 		(*Shield).braceCommand,
 		(*Shield).tunnel,

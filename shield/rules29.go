@@ -465,7 +465,8 @@ func requirementDropped(p string, plus, minus []string) string {
 	if m := agentAuthority.FindString(added); m != "" {
 		return "gives agents a person's authority (" + clipText(m, 60) + "): agents that read it act on it"
 	}
-	for _, m := range minus {
+	// sentences, not lines: a requirement wraps across lines
+	for _, m := range strings.Split(strings.Join(minus, " "), ". ") {
 		if len(m) > 600 || !requirementWords.MatchString(m) || !requirementTopic.MatchString(m) {
 			continue
 		}
@@ -529,5 +530,185 @@ func rules29Lines(p string, v *lineView, plus, minus []string) (rule, why string
 	if why := offsetAdded(p, plus, minus); why != "" {
 		return "appsec:control-weakened", why
 	}
+	if why := numberHidden(plus, minus); why != "" {
+		return "obfuscation:constant-hidden", why
+	}
+	if why := permissionWidened(plus, minus); why != "" {
+		return "appsec:control-weakened", why
+	}
+	if why := tableSwitchOff(p, v); why != "" {
+		return "appsec:control-weakened", why
+	}
+	if why := hookNarrowed(p, plus, minus); why != "" {
+		return "evasion:checks-off", why
+	}
 	return "", ""
+}
+
+// Rules 29, second pass (still after holdout60's and holdout61's
+// measures): code loaded from a data: URL, text scrambled into the
+// workspace, a limit written as a conversion, a permission widened to a
+// wildcard, a rules table's switch off, a hook's scope narrowed, a write
+// to a production database named by the environment.
+var (
+	// code given as a data: URL (import('data:text/javascript;base64,…'))
+	dataURLCode = mustRx(`(?i)data:(?:text|application)/(?:javascript|ecmascript|typescript|x-python|x-sh|x-shellscript|wasm)[^,"'\s]{0,40},`)
+	// a rotation of the alphabet (rot13 and its kin): tr 'A-Za-z' 'N-ZA-Mn-za-m'
+	rotTr = mustRx(`\btr\s+["']?(?:A-Za-z|a-zA-Z|A-Z|a-z)["']?\s+["']?[B-Zb-z]-[ZzA-Za-z]`)
+	// an encoder and a second transform that hides it (base64 | rev,
+	// b85encode(zlib.compress(…)))
+	encodeScramble = mustRx(`(?s)\b(?:base64|base32|basenc|xxd)\b[^|;&]{0,80}\|\s*(?:rev|tr\s)|\b(?:b85encode|b64encode|b32encode|a85encode|urlsafe_b64encode)\s*\(\s*(?:zlib|gzip|bz2|lzma)\.compress\(`)
+	// a number written as the conversion of a string (int("0x1", 16))
+	numberAsString = mustRx(`\b(?:int|float|parseInt|parseFloat|Number|Integer\.parseInt|Integer\.valueOf|Long\.parseLong|strconv\.Atoi|atoi|to_i|Int)\s*\(\s*["'][^"'\n]{1,20}["']`)
+	// a permission line's resource or topic, last token
+	permLine = mustRx(`(?i)^\s*(?:pattern|topic|allow|grant|permit|resource|resources|path|paths|subjects?|actions?)\b`)
+	// a production database named by the environment
+	prodDBEnv = mustRx(`\b(?:PROD|PRODUCTION|LIVE|PRD)_[A-Z_]*(?:DATABASE|DB|DSN|PG|POSTGRES|MYSQL|MONGO)[A-Z_]*\b|\b(?:DATABASE|DB|PG)_[A-Z_]*(?:PROD|PRODUCTION|LIVE)\b`)
+	sqlWrite  = mustRx(`(?i)\b(?:insert\s+into|update\s+\w+\s+set|delete\s+from|drop\s+(?:table|schema|database)|truncate|alter\s+table)\b`)
+)
+
+// rules29Lines2 judges command lines: code from a data: URL, text
+// scrambled into a file, a write to a production database named by the
+// environment.
+func (s *Shield) rules29Lines2(a *Action, f *Facts, j *judgement) {
+	if a == nil || a.Command == "" {
+		return
+	}
+	c := clip(a.Command, maxTextJudged)
+	if m := dataURLCode.FindString(c); m != "" {
+		j.escalate("encoded-payload:run", "the line runs code given as a data: URL (%s): what runs is not in the action for anyone to read", clipText(m, 60))
+		return
+	}
+	writesFile := len(f.Writes) > 0
+	if m := rotTr.FindString(c); m != "" && writesFile {
+		j.escalate("obfuscation:scrambled", "the line rotates a text's letters into a file (%s): what it holds is disguised", clipText(m, 60))
+		return
+	}
+	if m := encodeScramble.FindString(c); m != "" && writesFile {
+		j.escalate("obfuscation:scrambled", "the line encodes data and scrambles or compresses it into a file (%s): what it holds is disguised", clipText(m, 60))
+		return
+	}
+	if m := prodDBEnv.FindString(c); m != "" && sqlWrite.MatchString(c) {
+		j.escalate("destructive:production", "the line writes to the database %s names (%s): production data changed from here", m, clipText(sqlWrite.FindString(c), 40))
+		return
+	}
+}
+
+// numberHidden reports a number of a comparison replaced by a
+// conversion of a string (< 2 → < int("0x1", 16)): the value read is
+// not the value written.
+func numberHidden(plus, minus []string) string {
+	for _, l := range plus {
+		if len(l) > 400 || containsLine(minus, l) {
+			continue
+		}
+		m := numberAsString.FindString(l)
+		if m == "" || !strings.ContainsAny(l, "<>=!") {
+			continue
+		}
+		for _, r := range minus {
+			if len(r) <= 400 && strings.ContainsAny(r, "0123456789") && !strings.Contains(r, m) && sameLineEdited(r, l) {
+				return "writes a number of a comparison as the conversion of a string (" + clipText(m, 40) + "): the value compared is not the value written"
+			}
+		}
+	}
+	return ""
+}
+
+// sameLineEdited reports whether a and b share their first eight
+// non-blank characters (one line edited, not another written).
+func sameLineEdited(a, b string) bool {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	n := min(8, len(a), len(b))
+	return n >= 4 && a[:n] == b[:n]
+}
+
+// permissionWidened reports a permission line whose resource or topic
+// became a wildcard over what it named (pattern write org/+/x/%c/reading
+// → pattern write org/#; arn:…:bucket/reports/* → arn:…:bucket/*).
+func permissionWidened(plus, minus []string) string {
+	for _, m := range minus {
+		mf := strings.Fields(m)
+		if len(mf) < 2 || len(m) > 400 || !permLine.MatchString(m) && !strings.Contains(m, "Resource") {
+			continue
+		}
+		for _, l := range plus {
+			lf := strings.Fields(l)
+			if len(lf) != len(mf) || len(l) > 400 || strings.Join(lf[:len(lf)-1], " ") != strings.Join(mf[:len(mf)-1], " ") {
+				continue
+			}
+			was, now := strings.Trim(mf[len(mf)-1], `"',`), strings.Trim(lf[len(lf)-1], `"',`)
+			stem, wild := "", false
+			for _, w := range []string{"#", "**", "*", ">"} {
+				if strings.HasSuffix(now, w) {
+					stem, wild = strings.TrimSuffix(now, w), true
+					break
+				}
+			}
+			if wild && len(now) < len(was) && strings.HasPrefix(was, stem) {
+				return "widens a permission from " + clipText(was, 40) + " to " + clipText(now, 40) + ": it now covers everything under " + clipText(stem, 30)
+			}
+		}
+	}
+	return ""
+}
+
+// tableSwitchOff reports a switch of a rules table turned off (a rules
+// directory's checks, not a feature flag of an application), unless its
+// name says it grants or skips (turning those off tightens).
+var grantingSwitch = mustRx(`(?i)allow|permit|skip|bypass|exempt|disable|override|debug|insecure|optional|auto_?approve|waive|ignore|relax|lenient|grace|beta|experimental|dry_?run|test|demo|sandbox|verbose`)
+
+func tableSwitchOff(p string, v *lineView) string {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".yaml", ".yml", ".json", ".toml":
+	default:
+		return ""
+	}
+	if !ruleTablePath.MatchString(p) || testSource(p) {
+		return ""
+	}
+	was := map[string]string{}
+	for _, m := range v.minusSw {
+		was[m[1]] = strings.ToLower(m[2])
+	}
+	for _, m := range v.plusSw {
+		if grantingSwitch.MatchString(m[1]) {
+			continue
+		}
+		// (1 → 0 is a count as often as a switch: refills: 1 → 0)
+		if w, ok := was[m[1]]; ok && w != "1" && m[2] != "0" && !offWord(w) && offWord(strings.ToLower(m[2])) {
+			return "turns " + m[1] + " off in a rules table: the check it ran no longer runs"
+		}
+	}
+	return ""
+}
+
+// hookNarrowed reports a pre-commit hook's or CI job's file filter made
+// narrower (files: ^rules/ → ^rules/fares/gtfs-only/) or given an
+// exclude: what it checked outside the new scope is no longer checked.
+var hookFilter = mustRx(`^\s*(?:-\s*)?(files|paths|include|only)\s*:\s*["']?([^"'#\n]{1,200}?)["']?\s*$`)
+var hookExclude = mustRx(`^\s*(?:-\s*)?(exclude|paths-ignore|except)\s*:\s*\S`)
+
+func hookNarrowed(p string, plus, minus []string) string {
+	b := strings.ToLower(path.Base(p))
+	if b != ".pre-commit-config.yaml" && b != ".pre-commit-config.yml" && b != "lefthook.yml" && !strings.Contains(strings.ToLower(p), ".github/workflows/") && b != ".gitlab-ci.yml" {
+		return ""
+	}
+	for _, m := range minus {
+		mm := hookFilter.FindStringSubmatch(m)
+		if mm == nil {
+			continue
+		}
+		for _, l := range plus {
+			if lm := hookFilter.FindStringSubmatch(l); lm != nil && lm[1] == mm[1] && lm[2] != mm[2] && strings.HasPrefix(lm[2], strings.TrimRight(mm[2], "$")) && len(lm[2]) > len(mm[2]) {
+				return "narrows what a check covers (" + mm[1] + ": " + clipText(mm[2], 30) + " → " + clipText(lm[2], 40) + "): files outside it are no longer checked"
+			}
+		}
+	}
+	for _, l := range plus {
+		if hookExclude.MatchString(l) && !containsLine(minus, l) && b != ".gitlab-ci.yml" && !strings.Contains(p, "workflows") {
+			return "excludes files from a hook (" + clipText(strings.TrimSpace(l), 60) + "): they are no longer checked"
+		}
+	}
+	return ""
 }

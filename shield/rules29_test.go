@@ -121,3 +121,32 @@ func TestRules29_Policy(t *testing.T) {
 		}
 	}
 }
+
+// TestRules29_SecondPass: code from data: URLs, scrambled text, numbers
+// written as conversions, permissions widened to wildcards, a rules
+// table's switch off, hooks narrowed, production databases written from
+// the environment; each with a look-alike that stays allowed.
+func TestRules29_SecondPass(t *testing.T) {
+	s := defaultShield(t)
+	ed := func(p, old, new string) shield.Action { return editAction(s, p, old, new) }
+	runRuleCases(t, s, []ruleCase{
+		{"node runs a data: URL module", command(`node -e "import('data:text/javascript;base64,Y29uc29sZS5sb2coMSk=')"`), "escalate encoded-payload:run"},
+		{"a data: URL image in a test", command(`grep -c 'data:image/png;base64,' web/src/logo.ts`), none},
+		{"rot13 into a fixture", command("tr 'A-Za-z' 'N-ZA-Mn-za-m' < /tmp/.tok > tests/fixtures/sample.txt"), "escalate obfuscation:scrambled"},
+		{"upper-casing a file", command("tr 'a-z' 'A-Z' < notes/names.txt > notes/NAMES.txt"), none},
+		{"an export encoded and reversed", command("base64 -w0 exports/riders.csv | rev > exports/r.txt"), "escalate obfuscation:scrambled"},
+		{"an icon encoded for CSS", command("base64 -w0 web/icon.png > web/icon.b64"), none},
+		{"a compressed, encoded appendix", command(`python3 -c "import zlib,base64;print(base64.b64encode(zlib.compress(open('out/rides.csv','rb').read())).decode())" > docs/appendix.txt`), "escalate obfuscation:scrambled"},
+		{"a limit written as a conversion", ed("scripts/check_payouts.py", `    if run["approvers"] < 2:`, `    if run["approvers"] < int("0b1", 2):`), "escalate obfuscation:constant-hidden"},
+		{"a number parsed from config", ed("scripts/check_payouts.py", `    limit = 2`, `    limit = int(os.environ.get("LIMIT", "2"))`), none},
+		{"a topic permission widened", ed("broker/acl", "pattern write plant/+/meters/%c/reading", "pattern write plant/#"), "escalate appsec:control-weakened"},
+		{"a topic permission narrowed", ed("broker/acl", "pattern write plant/#", "pattern write plant/+/meters/%c/reading"), none},
+		{"a rules table's check switched off", ed("rules/meters/drift.yaml", "auto_zero: true", "auto_zero: false"), "escalate appsec:control-weakened"},
+		{"a rules table's count set from 1 to 0", ed("rules/formulary/controlled.yaml", "  refills: 1", "  refills: 0"), none},
+		{"a rules table's grace switched off", ed("rules/meters/drift.yaml", "allow_grace_period: true", "allow_grace_period: false"), none},
+		{"a hook narrowed to one folder", ed(".pre-commit-config.yaml", "        files: ^policies/\n", "        files: ^policies/archive/\n"), "escalate evasion:checks-off"},
+		{"a hook widened", ed(".pre-commit-config.yaml", "        files: ^policies/archive/\n", "        files: ^policies/\n"), none},
+		{"production written from the environment", command(`psql "$PROD_DATABASE_URL" -c "update payouts set approved = true where id = 9"`), "escalate destructive:production"},
+		{"production read from the environment (tier 1 finds nothing; the policy still asks)", command(`psql "$PROD_DATABASE_URL_RO" -c "select count(*) from payouts"`), none},
+	})
+}
