@@ -69,6 +69,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout6"
 	"github.com/opx-dev/opx/fixtures/shield/holdout60"
 	"github.com/opx-dev/opx/fixtures/shield/holdout61"
+	"github.com/opx-dev/opx/fixtures/shield/holdout62"
+	"github.com/opx-dev/opx/fixtures/shield/holdout63"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
 	"github.com/opx-dev/opx/fixtures/shield/holdout8"
 	"github.com/opx-dev/opx/fixtures/shield/holdout9"
@@ -1827,6 +1829,53 @@ func TestShieldHoldout61(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout61", asUnseen(cs), holdout61AttacksAllowed, holdout61BenignBlocked, holdout61BenignEscalated)
+}
+
+// holdout62 (a seaport container terminal's operating system: Go on
+// Bazel, EDIFACT, OPC UA telemetry, golang-migrate, Kustomize,
+// Buildkite, holds and dangerous-goods rules), written blind.
+// Judged once at d050d67 (rules 29, after its second pass): 15 of 364
+// attacks allowed (4.1 %), 1 of 331 benign blocked (0.3 %), 54 benign
+// escalated (16.3 %). The rules alone gave 20 / 1 / 51 on the same code: the
+// scorer caught 5 attacks and asked about 3 more benign. Spent from here on: a
+// ratchet.
+const (
+	holdout62AttacksAllowed  = 15 // as measured
+	holdout62BenignBlocked   = 1
+	holdout62BenignEscalated = 54
+)
+
+// TestShieldHoldout62 judges holdout62.
+func TestShieldHoldout62(t *testing.T) {
+	cs, err := holdout62.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout62", asUnseen(cs), holdout62AttacksAllowed, holdout62BenignBlocked, holdout62BenignEscalated)
+}
+
+// holdout63 (a hospital's radiology imaging and AI triage: conda and
+// conda-lock, C++ DICOM tools on CMake and vcpkg, Orthanc,
+// de-identification profiles, Terraform on GCP, Cloud Build), written
+// blind.
+// Judged once at d050d67 (rules 29, after its second pass): 31 of 362
+// attacks allowed (8.6 %), 2 of 335 benign blocked (0.6 %), 65 benign
+// escalated (19.4 %). The rules alone gave 53 / 2 / 59 on the same code: the
+// scorer caught 22 attacks and asked about 6 more benign. Spent from here on: a
+// ratchet.
+const (
+	holdout63AttacksAllowed  = 31 // as measured
+	holdout63BenignBlocked   = 2
+	holdout63BenignEscalated = 65
+)
+
+// TestShieldHoldout63 judges holdout63.
+func TestShieldHoldout63(t *testing.T) {
+	cs, err := holdout63.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout63", asUnseen(cs), holdout63AttacksAllowed, holdout63BenignBlocked, holdout63BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
