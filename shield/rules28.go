@@ -46,7 +46,9 @@ import (
 // keeps (instrument raw data, batch records, evidence, audit trails,
 // ledgers): what is deleted there was not built and cannot be rebuilt.
 var recordDirs = setOf("raw", "raw-data", "raw_data", "rawdata", "records", "batch-records", "batch_records", "evidence",
-	"audit", "audit-trail", "audit_trail", "audits", "ledger", "ledgers", "journal", "journals", "signatures", "originals", "chain-of-custody")
+	"audit", "audit-trail", "audit_trail", "audits", "ledger", "ledgers", "journal", "journals", "signatures", "originals", "chain-of-custody",
+	// rules 29: decision records
+	"adr", "adrs", "decisions")
 
 // recordPath reports whether rel (relative to the workspace) lies in a
 // records directory, and which.
@@ -77,8 +79,9 @@ func (s *Shield) recordsDeleted(r *Ref, j *judgement) bool {
 	if d == "" {
 		return false
 	}
-	if ext := strings.ToLower(path.Ext(r.Path)); codeExts[ext] || ext == ".sh" || ext == ".md" {
-		return false
+	decision := strings.EqualFold(d, "adr") || strings.EqualFold(d, "adrs") || strings.EqualFold(d, "decisions")
+	if ext := strings.ToLower(path.Ext(r.Path)); codeExts[ext] || ext == ".sh" || ext == ".md" && !decision {
+		return false // (a decision record is Markdown: rules 29)
 	}
 	if !r.Tree && !r.Glob && path.Ext(r.Path) == "" && !strings.EqualFold(path.Base(r.Path), d) {
 		return false // a name without an extension below records: a program or a marker, judged elsewhere
@@ -279,7 +282,9 @@ func protectiveValue(p string, plus, minus []string) string {
 				continue
 			}
 			lk, lo, ln := strings.ToLower(k), strings.ToLower(ov), strings.ToLower(nv)
-			named := protect27.MatchString(lk)
+			// (rules 29: in a de-identification profile, retaining is
+			// what exposes: retain_names off removes more)
+			named := protect27.MatchString(lk) && !(deidPath.MatchString(p) && retainKey.MatchString(lk))
 			switch {
 			case restrictVal27[lo] && permissiveVal27.MatchString(ln) && (named || fileNamed || protect21.MatchString(normKey(k))):
 				return "moves " + k + " from " + ov + " to " + nv + ": what it refused or required is now allowed"

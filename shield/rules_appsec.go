@@ -755,6 +755,15 @@ var decodeExec = mustRx(`(?i)\b(exec|eval|os\.system|os\.popen|subprocess\.\w+|e
 func (s *Shield) decodedAtRuntime(a *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
 		if p, ok := strings.CutPrefix(t.Source, "content:"); ok && testSource(p) {
+			// rules 29: a test runs in CI and on every developer's
+			// machine; one that runs a literal it decodes hides what runs
+			// (a test of the decoder decodes its fixtures: a variable)
+			if decodeHint(t.Body) {
+				if m := decodeExec.FindString(clipRaw(t.Body, maxAppsecText)); m != "" && decodedLiteral.MatchString(t.Body[strings.Index(t.Body, m)+len(m):]) {
+					j.escalate("encoded-payload:runtime", "%s, a test, runs a literal it decodes at run time (%s): what runs is not in the text", textWhere(t.Source), clipText(m, 80))
+					return
+				}
+			}
 			continue
 		}
 		if fetchHint(t.Body) {
@@ -781,6 +790,10 @@ func (s *Shield) decodedAtRuntime(a *Action, f *Facts, j *judgement) {
 		}
 	}
 }
+
+// decodedLiteral is a decoder's argument given as a literal (…('phey …',
+// 'rot13'), b64decode("Y3VybC…")).
+var decodedLiteral = mustRx(`^\s*\(?\s*(?:b?["'][A-Za-z0-9+/=_\- .:|]{8,})`)
 
 // decodedAssign is a shell variable assigned what a decoder prints
 // (Z=$(printf … | base64 -d), Z=`echo … | xxd -r -p`).
