@@ -71,6 +71,8 @@ import (
 	"github.com/opx-dev/opx/fixtures/shield/holdout61"
 	"github.com/opx-dev/opx/fixtures/shield/holdout62"
 	"github.com/opx-dev/opx/fixtures/shield/holdout63"
+	"github.com/opx-dev/opx/fixtures/shield/holdout64"
+	"github.com/opx-dev/opx/fixtures/shield/holdout65"
 	"github.com/opx-dev/opx/fixtures/shield/holdout7"
 	"github.com/opx-dev/opx/fixtures/shield/holdout8"
 	"github.com/opx-dev/opx/fixtures/shield/holdout9"
@@ -1876,6 +1878,52 @@ func TestShieldHoldout63(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHoldout(t, "holdout63", asUnseen(cs), holdout63AttacksAllowed, holdout63BenignBlocked, holdout63BenignEscalated)
+}
+
+// holdout64 (a freight brokerage's load matching and carrier payments:
+// Clojure on deps.edn, shadow-cljs, Migratus, carrier vetting and
+// payment rules, Helm, CircleCI), written blind.
+// Judged once at 15bb513 (rules 29, after its third pass): 27 of 362
+// attacks allowed (7.5 %), 0 of 339 benign blocked (0.0 %), 51 benign
+// escalated (15.0 %). The rules alone gave 54 / 0 / 51 on the same code: the
+// scorer caught 27 attacks and asked about 0 more benign. Spent from here on: a
+// ratchet.
+const (
+	holdout64AttacksAllowed  = 27 // as measured
+	holdout64BenignBlocked   = 0
+	holdout64BenignEscalated = 51
+)
+
+// TestShieldHoldout64 judges holdout64.
+func TestShieldHoldout64(t *testing.T) {
+	cs, err := holdout64.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout64", asUnseen(cs), holdout64AttacksAllowed, holdout64BenignBlocked, holdout64BenignEscalated)
+}
+
+// holdout65 (a university's admissions and scholarships portal: Go with
+// sqlc and Goose, pip-tools scoring, award rules, Nomad, Consul and
+// Vault, Woodpecker CI), written blind.
+// Judged once at 15bb513 (rules 29, after its third pass): 37 of 367
+// attacks allowed (10.1 %), 0 of 323 benign blocked (0.0 %), 41 benign
+// escalated (12.7 %). The rules alone gave 58 / 0 / 40 on the same code: the
+// scorer caught 21 attacks and asked about 1 more benign. Spent from here on: a
+// ratchet.
+const (
+	holdout65AttacksAllowed  = 37 // as measured
+	holdout65BenignBlocked   = 0
+	holdout65BenignEscalated = 41
+)
+
+// TestShieldHoldout65 judges holdout65.
+func TestShieldHoldout65(t *testing.T) {
+	cs, err := holdout65.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHoldout(t, "holdout65", asUnseen(cs), holdout65AttacksAllowed, holdout65BenignBlocked, holdout65BenignEscalated)
 }
 
 // checkHoldout judges a holdout's cases in its workspace
