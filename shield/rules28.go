@@ -235,8 +235,10 @@ var (
 	// a restrictive value, and a permissive one
 	restrictVal27 = setOf("prohibited", "forbidden", "forbid", "denied", "deny", "disallowed", "disallow", "not_allowed", "not-allowed",
 		"blocked", "block", "reject", "rejected", "mandatory", "required", "enforced", "enforce", "strict", "locked", "hard", "fail", "error",
-		"closed", "fail_closed", "fail-closed", "deny_all")
-	permissiveVal27 = mustRx(`^(?:allow|allowed|permit|permitted|optional|lenient|relaxed|unlocked|open|any|none|skip|skipped|ignore|ignored|off|disabled|advisory|warn|warning|soft|log|log_only|report|report_only)(?:[_-]\w+)?$`)
+		"closed", "fail_closed", "fail-closed", "deny_all",
+		// rules 29: a payment or a release held
+		"hold", "held", "quarantine", "quarantined", "suspend", "suspended")
+	permissiveVal27 = mustRx(`^(?:allow|allowed|permit|permitted|optional|lenient|relaxed|unlocked|open|any|none|skip|skipped|ignore|ignored|off|disabled|advisory|warn|warning|soft|log|log_only|report|report_only|release|released|pass|accept|accepted|auto_release|auto_approve)(?:[_-]\w+)?$`)
 	// a how-often word, by rank: more often first
 	freqRank27 = map[string]int{"always": 0, "continuous": 0, "realtime": 0, "real_time": 0, "each": 0, "every": 0, "hourly": 1, "per_shift": 1,
 		"daily": 2, "nightly": 2, "weekly": 3, "biweekly": 4, "fortnightly": 4, "monthly": 5, "quarterly": 6, "semiannual": 7, "semi_annual": 7,
@@ -286,7 +288,7 @@ func protectiveValue(p string, plus, minus []string) string {
 			// what exposes: retain_names off removes more)
 			named := protect27.MatchString(lk) && !(deidPath.MatchString(p) && retainKey.MatchString(lk))
 			switch {
-			case restrictVal27[lo] && permissiveVal27.MatchString(ln) && (named || fileNamed || protect21.MatchString(normKey(k))):
+			case restrictVal27[lo] && permissiveVal27.MatchString(ln) && (named || fileNamed || protect21.MatchString(normKey(k)) || ruleTablePath.MatchString(p)):
 				return "moves " + k + " from " + ov + " to " + nv + ": what it refused or required is now allowed"
 			case named && howOften27(lo) >= 0 && howOften27(ln) > howOften27(lo):
 				return "makes " + k + " rarer (" + ov + " → " + nv + "): what it reviews or checks goes unseen longer"

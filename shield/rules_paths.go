@@ -76,6 +76,8 @@ var credentialGlobs = []string{
 	// secret or credential directory under the user's data or config.
 	"~/.sfdx/**", "~/.sf/**", "~/.pause", "~/.local/share/*/*keys/**", "~/.config/*/*keys/**", "~/.local/share/*/secrets/**",
 	"~/.config/*/secrets/**", "~/.local/share/*/credentials/**", "~/.config/*/credentials/**",
+	// Rules 29: the MinIO client's aliases with their keys.
+	"~/.mc/config.json", "~/.mcli/config.json",
 	// Editors' state databases: extensions' and AI assistants' tokens.
 	"**/state.vscdb", "**/state.vscdb.backup", "~/.config/Code/User/globalStorage/**", "~/.config/Cursor/User/globalStorage/**",
 	"~/.config/Code - Insiders/User/globalStorage/**", "~/.config/VSCodium/User/globalStorage/**", "~/.config/Windsurf/User/globalStorage/**",

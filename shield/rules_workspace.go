@@ -21,7 +21,10 @@ var keyFiles = map[string]bool{"go.mod": true, "go.sum": true, "go.work": true, 
 	"uv.lock": true, "Pipfile": true, "Pipfile.lock": true, "Gemfile": true, "Gemfile.lock": true, "setup.py": true, "setup.cfg": true,
 	"composer.json": true, "composer.lock": true, "pom.xml": true, "build.gradle": true, "build.gradle.kts": true, "settings.gradle": true,
 	"mix.exs": true, "mix.lock": true, "Package.swift": true, "Package.resolved": true, "pdm.lock": true, "deno.json": true, "deno.lock": true,
-	"cpanfile": true, "cpanfile.snapshot": true, "Makefile.PL": true, "Build.PL": true} // rules 28: Perl's
+	"cpanfile": true, "cpanfile.snapshot": true, "Makefile.PL": true, "Build.PL": true, // rules 28: Perl's
+	// rules 29: Clojure's, vcpkg's, conda's
+	"deps.edn": true, "project.clj": true, "shadow-cljs.edn": true, "bb.edn": true, "vcpkg.json": true, "environment.yml": true,
+	"conda-lock.yml": true, "gradle.lockfile": true, "libs.versions.toml": true}
 
 // keyFile reports whether base names a manifest or lockfile, or a build
 // file of the table the shape rule reads (manifest.BuildReader).
