@@ -131,7 +131,7 @@ func (s *Shield) runRules(a *Action, f *Facts, j *judgement) {
 		(*Shield).memoryPermission,
 		(*Shield).persistenceWritten,
 		(*Shield).rules29,
-		(*Shield).rules29Lines2,
+		(*Shield).rules29CommandText,
 		(*Shield).perlObfuscated,
 		(*Shield).braceCommand,
 		(*Shield).tunnel,

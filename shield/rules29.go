@@ -39,6 +39,15 @@ import (
 //     optional, or so that agents count as the people the rule names
 //     (requirementDropped, agentAuthority).
 //
+// Later passes (after holdout62 to holdout65) read, by the same shapes:
+// lists narrowed, urgencies lowered, de-identification loosened, check
+// switches off, allow constraints emptied, audits made fire-and-forget,
+// own-patch versions (third pass); override maps filled, holds released,
+// waits zeroed, alerts emptied, Lisp comparisons, fail-open switches,
+// refusals narrowed, checksums off by the environment, SQL out and on
+// chosen rows, CI checks unable to fail, official images swapped, home
+// credential directories in builds (fourth pass).
+//
 // Every reader works on an edit's changed lines already clipped
 // (maxTextJudged, at most 64 a side) and skips lines over 400 bytes.
 
@@ -480,8 +489,10 @@ func requirementDropped(p string, plus, minus []string) string {
 }
 
 // rules29 judges written text rules 26's line readers do not: decision
-// documents (prose they skip) and an early exit before a record (which
-// needs the lines around the change).
+// documents (prose they skip); text that spells commands or resolves
+// names built from data; SQL that connects out or changes chosen rows; a
+// new rules file that opens a gate; and, in code, a refusal narrowed or
+// an early exit before a record (both need the lines around the change).
 func (s *Shield) rules29(_ *Action, f *Facts, j *judgement) {
 	for _, t := range f.Texts {
 		p, ok := strings.CutPrefix(t.Source, "content:")
@@ -565,7 +576,7 @@ func rules29Lines(p string, v *lineView, plus, minus []string) (rule, why string
 	if why := listNarrowed(p, plus, minus); why != "" { // third pass
 		return "appsec:control-weakened", why
 	}
-	if why := valueWeakened29(p, v, plus, minus); why != "" {
+	if why := valueWeakened29(p, plus, minus); why != "" {
 		return "appsec:control-weakened", why
 	}
 	if why := recordUnwaited(plus, minus); why != "" {
@@ -599,10 +610,10 @@ var (
 	sqlWrite  = mustRx(`(?i)\b(?:insert\s+into|update\s+\w+\s+set|delete\s+from|drop\s+(?:table|schema|database)|truncate|alter\s+table)\b`)
 )
 
-// rules29Lines2 judges command lines: code from a data: URL, text
-// scrambled into a file, a write to a production database named by the
-// environment.
-func (s *Shield) rules29Lines2(a *Action, f *Facts, j *judgement) {
+// rules29CommandText judges command lines: code from a data: URL, text
+// scrambled into a file, a command spelled in octal or names resolved
+// from data, a write to a production database named by the environment.
+func (s *Shield) rules29CommandText(a *Action, f *Facts, j *judgement) {
 	if a == nil || a.Command == "" {
 		return
 	}
@@ -834,7 +845,7 @@ func listItems29(s string) map[string]bool {
 // never, a de-identification switch that keeps what it removed turned
 // on, its shift or noise set to 0, and, in any configuration, a switch
 // whose name says it checks turned off, and an allow constraint emptied.
-func valueWeakened29(p string, v *lineView, plus, minus []string) string {
+func valueWeakened29(p string, plus, minus []string) string {
 	if testSource(p) {
 		return ""
 	}
