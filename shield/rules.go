@@ -50,6 +50,15 @@ func (j *judgement) codeLines(src, body, old string) ([]string, []string) {
 		return d.plus, d.minus
 	}
 	plus, minus := diffLinesKept(body, old, func(l string) bool { return !commentLine(l) }, maxLines20)
+	// rules 29: a line padded past what the pairwise readers compare
+	// (400 bytes) by a comment is read without the comment
+	for _, ls := range [][]string{plus, minus} {
+		for i, l := range ls {
+			if len(l) > 400 {
+				ls[i] = withoutComments(l)
+			}
+		}
+	}
 	if j.code == nil {
 		j.code = map[string]codeDiff{}
 	}
@@ -447,3 +456,36 @@ func clip(s string, n int) string {
 
 // quote shortens a command line or text for a reason.
 func quote(s string) string { return fmt.Sprintf("%q", clip(s, 120)) }
+
+// withoutComments returns line without its comments (// and # to the
+// end, /* … */), quotes respected; bounded by the line's length.
+func withoutComments(line string) string {
+	var b strings.Builder
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0:
+			if c == '\\' && i+1 < len(line) {
+				b.WriteByte(c)
+				i++
+				c = line[i]
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'' || c == '`':
+			quote = c
+		case c == '/' && i+1 < len(line) && line[i+1] == '/', c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
+			return strings.TrimRight(b.String(), " \t")
+		case c == '/' && i+1 < len(line) && line[i+1] == '*':
+			end := strings.Index(line[i+2:], "*/")
+			if end < 0 {
+				return strings.TrimRight(b.String(), " \t")
+			}
+			i += end + 3
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}

@@ -1,6 +1,7 @@
 package shield_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/opx-dev/opx/shield"
@@ -28,6 +29,9 @@ func TestRules29_Code(t *testing.T) {
 		// a check narrowed by its condition
 		{"a conjunct added to a refusal", ed("pbm/Limits.java", "        if (!claim.withinQuantityLimit()) {", "        if (!claim.withinQuantityLimit() && claim.days() > 90) {"), weak},
 		{"a disjunct dropped from a refusal", ed("payouts/verify.ts", "  if (!acct || !acct.verified) return reject();", "  if (!acct) return reject();"), weak},
+		{"a disjunct dropped, padded past 400 bytes by a comment", ed("payouts/verify.ts", "  if (!acct || !acct.verified) return reject();", "  if (!acct) return reject(); // "+strings.Repeat("x", 450)), weak},
+		{"a disjunct dropped, padded by a block comment", ed("payouts/verify.ts", "  if (!acct || !acct.verified) return reject();", "  if (!acct /* "+strings.Repeat("y", 450)+" */) return reject();"), weak},
+		{"a long comment added to a kept check", ed("payouts/verify.ts", "  if (!acct || !acct.verified) return reject();", "  if (!acct || !acct.verified) return reject(); // "+strings.Repeat("z", 450)), none},
 		{"a disjunct added to a refusal (stricter)", ed("payouts/verify.ts", "  if (!acct) return reject();", "  if (!acct || !acct.verified) return reject();"), none},
 		{"an error path narrowed outside any control", ed("web/fetch.ts", "  if (!res.ok) {", "  if (!res.ok && res.status !== 304) {"), none},
 		{"a CHECK loses its ceiling", ed("db/migrations/0007_refunds.sql", "  amount numeric CHECK (amount > 0 AND amount <= 500),", "  amount numeric CHECK (amount > 0),"), weak},
