@@ -633,31 +633,12 @@ func insertedException(plus, minus []string) string {
 		}
 		for _, l := range plus {
 			l = strings.TrimSpace(l)
-			if len(l) <= len(m) || len(l) > 600 {
-				continue
-			}
-			i := 0
-			for i < len(m) && m[i] == l[i] {
-				i++
-			}
-			k := 0
-			for k < len(m)-i && m[len(m)-1-k] == l[len(l)-1-k] {
-				k++
-			}
-			if i+k != len(m) || i < 3 {
+			// (the insertion taken where it begins a word: rules 29's
+			// lineInsertion, shared with its readers)
+			ins, ok := lineInsertion(m, l)
+			if !ok {
 				continue // not a pure insertion into the old line
 			}
-			// the same insertion may sit a few characters earlier (the
-			// common text "c." after "&& " belongs to either side): take
-			// it where it begins a word
-			d := len(l) - len(m)
-			for j := i; j > 0 && j > i-40; j-- {
-				if (l[j-1] == ' ' || l[j-1] == '(') && l[:j]+l[j+d:] == m {
-					i = j
-					break
-				}
-			}
-			ins := l[i : i+d]
 			switch {
 			case constClause.MatchString(ins) && (strings.Contains(m, "if") || strings.Contains(m, "return") || strings.Contains(m, "when") || strings.Contains(m, "while") || strings.Contains(m, "?")):
 				return "makes a condition constant (" + clipText(l, 60) + "): the check it held no longer decides"
